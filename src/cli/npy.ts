@@ -1,0 +1,74 @@
+/**
+ * NumPy .npy files (format versions 1.0, 2.0 and 3.0), little-endian f2/f4/f8, C order.
+ * f16 data is kept as raw bits in a Uint16Array.
+ */
+import { NpyError } from '../errors.js';
+
+export type NpyDtype = 'f2' | 'f4' | 'f8';
+export interface NpyArray {
+  dtype: NpyDtype;
+  shape: number[];
+  data: Uint16Array | Float32Array | Float64Array;
+}
+
+const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
+const BYTES: Record<NpyDtype, number> = { f2: 2, f4: 4, f8: 8 };
+
+export function parseNpy(bytes: Uint8Array, name = 'array'): NpyArray {
+  if (bytes.length < 10 || MAGIC.some((b, i) => bytes[i] !== b))
+    throw new NpyError(`${name}: not a .npy file (missing the \\x93NUMPY magic)`);
+  const major = bytes[6];
+  if (major < 1 || major > 3) throw new NpyError(`${name}: unsupported .npy format version ${major}.${bytes[7]}`);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headerLen = major === 1 ? dv.getUint16(8, true) : dv.getUint32(8, true);
+  const start = major === 1 ? 10 : 12;
+  if (start + headerLen > bytes.length) throw new NpyError(`${name}: truncated header`);
+  const header = new TextDecoder(major === 3 ? 'utf-8' : 'latin1').decode(bytes.subarray(start, start + headerLen));
+  const descr = /'descr'\s*:\s*'([^']*)'/.exec(header)?.[1];
+  const fortran = /'fortran_order'\s*:\s*(True|False)/.exec(header)?.[1];
+  const shapeText = /'shape'\s*:\s*\(([^)]*)\)/.exec(header)?.[1];
+  if (descr === undefined || fortran === undefined || shapeText === undefined)
+    throw new NpyError(`${name}: malformed header ${JSON.stringify(header.trim())}`);
+  if (fortran === 'True') throw new NpyError(`${name}: Fortran-order arrays are not supported; save with np.ascontiguousarray`);
+  const m = /^([<>|=])?f([248])$/.exec(descr);
+  if (!m) throw new NpyError(`${name}: dtype '${descr}' is not supported; use float16, float32 or float64`);
+  if (m[1] === '>') throw new NpyError(`${name}: big-endian data is not supported; save with dtype '<f${m[2]}'`);
+  const dtype = `f${m[2]}` as NpyDtype;
+  const shape = shapeText
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x.length > 0)
+    .map((x) => {
+      const n = Number(x.replace(/L$/, ''));
+      if (!Number.isInteger(n) || n < 0) throw new NpyError(`${name}: bad dimension '${x}' in shape`);
+      return n;
+    });
+  const count = shape.reduce((a, b) => a * b, 1);
+  const dataStart = start + headerLen;
+  const need = count * BYTES[dtype];
+  if (bytes.length - dataStart < need)
+    throw new NpyError(`${name}: truncated data: shape (${shape.join(', ')}) needs ${need} bytes, file has ${bytes.length - dataStart}`);
+  const copy = bytes.slice(dataStart, dataStart + need); // aligned copy
+  const data =
+    dtype === 'f2' ? new Uint16Array(copy.buffer, 0, count)
+    : dtype === 'f4' ? new Float32Array(copy.buffer, 0, count)
+    : new Float64Array(copy.buffer, 0, count);
+  return { dtype, shape, data };
+}
+
+export function encodeNpy(arr: NpyArray): Uint8Array {
+  const count = arr.shape.reduce((a, b) => a * b, 1);
+  if (count !== arr.data.length) throw new NpyError(`encodeNpy: shape (${arr.shape.join(', ')}) does not match ${arr.data.length} elements`);
+  const shape = arr.shape.length === 1 ? `(${arr.shape[0]},)` : `(${arr.shape.join(', ')})`;
+  let header = `{'descr': '<${arr.dtype}', 'fortran_order': False, 'shape': ${shape}, }`;
+  const total = 10 + header.length + 1;
+  header += ' '.repeat((64 - (total % 64)) % 64) + '\n';
+  const out = new Uint8Array(10 + header.length + arr.data.byteLength);
+  out.set(MAGIC, 0);
+  out[6] = 1;
+  out[7] = 0;
+  new DataView(out.buffer).setUint16(8, header.length, true);
+  for (let i = 0; i < header.length; i++) out[10 + i] = header.charCodeAt(i);
+  out.set(new Uint8Array(arr.data.buffer, arr.data.byteOffset, arr.data.byteLength), 10 + header.length);
+  return out;
+}

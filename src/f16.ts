@@ -1,0 +1,56 @@
+/** IEEE half-precision conversion (round to nearest, ties to even). */
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+
+export function toHalfBits(x: number): number {
+  f32[0] = x;
+  const b = u32[0];
+  const sign = (b >>> 16) & 0x8000;
+  const exp = (b >>> 23) & 0xff;
+  let mant = b & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0); // inf / nan
+  let e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00; // overflow -> inf
+  if (e <= 0) {
+    if (e < -10) return sign; // underflow -> 0
+    mant |= 0x800000;
+    const shift = 14 - e;
+    let h = mant >>> shift;
+    const rem = mant & ((1 << shift) - 1);
+    const half = 1 << (shift - 1);
+    if (rem > half || (rem === half && h & 1)) h++;
+    return sign | h;
+  }
+  let h = (e << 10) | (mant >>> 13);
+  const rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem === 0x1000 && h & 1)) h++;
+  return sign | h;
+}
+
+export function fromHalfBits(h: number): number {
+  const s = h & 0x8000 ? -1 : 1;
+  const e = (h >>> 10) & 0x1f;
+  const m = h & 0x3ff;
+  if (e === 0) return s * m * 2 ** -24;
+  if (e === 0x1f) return m ? NaN : s * Infinity;
+  return s * (1 + m / 1024) * 2 ** (e - 15);
+}
+
+export function toHalfArray(x: ArrayLike<number>): Uint16Array {
+  const out = new Uint16Array(x.length);
+  for (let i = 0; i < x.length; i++) out[i] = toHalfBits(x[i]);
+  return out;
+}
+
+export function fromHalfArray(h: Uint16Array): Float32Array {
+  const out = new Float32Array(h.length);
+  for (let i = 0; i < h.length; i++) out[i] = fromHalfBits(h[i]);
+  return out;
+}
+
+/** Rounds every element to the nearest f16 value (as float64), for references on f16 inputs. */
+export function roundToHalf(x: ArrayLike<number>): Float64Array {
+  const out = new Float64Array(x.length);
+  for (let i = 0; i < x.length; i++) out[i] = fromHalfBits(toHalfBits(x[i]));
+  return out;
+}

@@ -1,0 +1,201 @@
+/**
+ * Acquiring WebGPU devices. Library code never touches `navigator`: callers hand in a `GPU`
+ * (the browser's `navigator.gpu`, or Dawn's from ./node.ts). One device per adapter: several
+ * devices (CP ranks) means several `requestAdapter()` calls.
+ */
+import { DeviceLostError, GPUValidationError, NoAdapterError } from '../errors.js';
+import { BufferTracker } from './tracker.js';
+
+/** Optional features the kernels can use when the adapter has them. */
+export const WANTED_FEATURES = [
+  'shader-f16',
+  'subgroups',
+  'timestamp-query',
+  'chromium-experimental-subgroup-matrix',
+] as const;
+
+/** Limits raised to the adapter's maximum (defaults are far below what the kernels want). */
+const WANTED_LIMITS = [
+  'maxComputeWorkgroupStorageSize',
+  'maxStorageBufferBindingSize',
+  'maxBufferSize',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX',
+  'maxStorageBuffersPerShaderStage',
+  'maxComputeWorkgroupsPerDimension',
+] as const;
+
+export interface AdapterSummary {
+  vendor: string;
+  architecture: string;
+  device: string;
+  description: string;
+  features: string[];
+  limits: Record<string, number>;
+  subgroupMatrixConfigs: unknown[];
+}
+
+export interface FlashDevice {
+  /** Index among the devices acquired together (the CP rank when used in a ring). */
+  index: number;
+  device: GPUDevice;
+  adapter: AdapterSummary;
+  features: Set<string>;
+  tracker: BufferTracker;
+  hasF16: boolean;
+  hasSubgroups: boolean;
+  hasTimestamps: boolean;
+  hasSubgroupMatrix: boolean;
+  /** A CPU implementation (lavapipe/llvmpipe, SwiftShader): shaders are compiled for short compile time. */
+  isCPU: boolean;
+  /** Set when the device is lost or destroyed; kernels and the ring check it. */
+  lostReason: string | null;
+  /** Uncaptured WebGPU errors seen on this device (each is also thrown by the next checkErrors()). */
+  uncaptured: string[];
+  /** Destroys every tracked buffer and the device. */
+  destroy(): void;
+}
+
+export interface AcquireOptions {
+  /** Features to leave off even if the adapter has them (e.g. to force the f32 path). */
+  disableFeatures?: string[];
+  powerPreference?: GPUPowerPreference;
+}
+
+export function summarizeAdapter(adapter: GPUAdapter): AdapterSummary {
+  const info = adapter.info as GPUAdapterInfo & { subgroupMatrixConfigs?: unknown[] };
+  const limits: Record<string, number> = {};
+  for (const k of [...WANTED_LIMITS, 'minStorageBufferOffsetAlignment', 'maxComputeWorkgroupSizeY']) {
+    limits[k] = Number((adapter.limits as unknown as Record<string, number>)[k]);
+  }
+  return {
+    vendor: info.vendor ?? '',
+    architecture: info.architecture ?? '',
+    device: info.device ?? '',
+    description: info.description ?? '',
+    features: [...adapter.features].map(String).sort(),
+    limits,
+    subgroupMatrixConfigs: [...(info.subgroupMatrixConfigs ?? [])].map((c) => ({ ...(c as object) })),
+  };
+}
+
+export function adapterName(a: AdapterSummary): string {
+  return a.description || a.device || `${a.vendor} ${a.architecture}`.trim() || 'unknown adapter';
+}
+
+const NO_ADAPTER_HELP =
+  'No WebGPU adapter was found. On Debian/Ubuntu run `npm start` or `bash scripts/setup-system.sh` as root ' +
+  '(installs the Vulkan loader and Mesa lavapipe from bookworm-backports); on a GPU machine install its ' +
+  'Vulkan driver; in a browser use one with WebGPU enabled (Chrome/Edge 113+, or --enable-unsafe-webgpu).';
+
+async function requestAdapter(gpu: GPU, opts: AcquireOptions): Promise<GPUAdapter> {
+  let adapter: GPUAdapter | null = null;
+  try {
+    adapter = await gpu.requestAdapter({ powerPreference: opts.powerPreference ?? 'high-performance' });
+  } catch (e) {
+    throw new NoAdapterError(`${NO_ADAPTER_HELP} (requestAdapter failed: ${(e as Error).message})`);
+  }
+  if (!adapter) throw new NoAdapterError(NO_ADAPTER_HELP);
+  return adapter;
+}
+
+/** Lists the adapter the GPU offers (Dawn returns the first matching one on each request). */
+export async function describeAdapter(gpu: GPU, opts: AcquireOptions = {}): Promise<AdapterSummary> {
+  return summarizeAdapter(await requestAdapter(gpu, opts));
+}
+
+/** Acquires `count` devices, each from its own adapter, with every useful feature and limit. */
+export async function acquireDevices(gpu: GPU, count: number, opts: AcquireOptions = {}): Promise<FlashDevice[]> {
+  if (!Number.isInteger(count) || count < 1) throw new RangeError(`device count must be a positive integer, got ${count}`);
+  const out: FlashDevice[] = [];
+  try {
+    for (let i = 0; i < count; i++) out.push(await acquireOne(gpu, i, opts));
+  } catch (e) {
+    for (const d of out) d.destroy();
+    throw e;
+  }
+  return out;
+}
+
+async function acquireOne(gpu: GPU, index: number, opts: AcquireOptions): Promise<FlashDevice> {
+  const adapter = await requestAdapter(gpu, opts);
+  const summary = summarizeAdapter(adapter);
+  const off = new Set(opts.disableFeatures ?? []);
+  const requiredFeatures = WANTED_FEATURES.filter((f) => adapter.features.has(f) && !off.has(f)) as GPUFeatureName[];
+  const requiredLimits: Record<string, number> = {};
+  for (const k of WANTED_LIMITS) {
+    const v = (adapter.limits as unknown as Record<string, number>)[k];
+    if (typeof v === 'number') requiredLimits[k] = v;
+  }
+  const device = await adapter.requestDevice({
+    label: `flashring.device${index}`,
+    requiredFeatures,
+    requiredLimits,
+  });
+  const features = new Set<string>(requiredFeatures);
+  const tracker = new BufferTracker(device);
+  const fd: FlashDevice = {
+    index,
+    device,
+    adapter: summary,
+    features,
+    tracker,
+    hasF16: features.has('shader-f16'),
+    hasSubgroups: features.has('subgroups'),
+    hasTimestamps: features.has('timestamp-query'),
+    hasSubgroupMatrix: features.has('chromium-experimental-subgroup-matrix'),
+    isCPU: isCpuAdapter(summary),
+    lostReason: null,
+    uncaptured: [],
+    destroy() {
+      tracker.destroyAll();
+      if (!fd.lostReason) fd.lostReason = 'destroyed';
+      device.destroy();
+    },
+  };
+  device.lost.then((info) => {
+    if (!fd.lostReason) fd.lostReason = `${info.reason}: ${info.message}`;
+  });
+  device.onuncapturederror = (ev: GPUUncapturedErrorEvent) => {
+    fd.uncaptured.push(ev.error.message);
+  };
+  return fd;
+}
+
+export function isCpuAdapter(a: AdapterSummary): boolean {
+  return /llvmpipe|lavapipe|swiftshader|\bcpu\b/i.test([a.vendor, a.architecture, a.device, a.description].join(' '));
+}
+
+/** Throws if the device is lost or an uncaptured error was reported. */
+export function checkDevice(fd: FlashDevice, what: string): void {
+  if (fd.lostReason) throw new DeviceLostError(`device ${fd.index} (${adapterName(fd.adapter)}) is lost (${fd.lostReason}) during ${what}`, fd.index);
+  if (fd.uncaptured.length) {
+    const msg = fd.uncaptured.splice(0).join('; ');
+    throw new GPUValidationError(what, msg);
+  }
+}
+
+/**
+ * Runs `fn` inside validation, out-of-memory and internal error scopes and throws a
+ * GPUValidationError naming `label` if any of them caught something.
+ */
+export async function withErrorScopes<T>(device: GPUDevice, label: string, fn: () => T | Promise<T>): Promise<T> {
+  device.pushErrorScope('validation');
+  device.pushErrorScope('out-of-memory');
+  device.pushErrorScope('internal');
+  let result: T;
+  let thrown: unknown = null;
+  try {
+    result = await fn();
+  } catch (e) {
+    thrown = e;
+  }
+  const errors = [];
+  for (let i = 0; i < 3; i++) {
+    const err = await device.popErrorScope();
+    if (err) errors.push(err.message);
+  }
+  if (thrown) throw thrown;
+  if (errors.length) throw new GPUValidationError(label, errors.join('; '));
+  return result!;
+}

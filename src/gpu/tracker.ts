@@ -1,0 +1,58 @@
+/**
+ * Every GPU buffer flashring creates goes through a BufferTracker, so live and peak bytes per
+ * device are known at any moment (the ring and the benches report memory from it).
+ */
+export interface TrackerSnapshot {
+  liveBytes: number;
+  peakBytes: number;
+  liveBuffers: number;
+  /** Size of the largest buffer ever created through this tracker. */
+  largestBuffer: number;
+}
+
+export class BufferTracker {
+  private live = new Map<GPUBuffer, number>();
+  private liveBytes = 0;
+  private peakBytes = 0;
+  private largest = 0;
+
+  constructor(readonly device: GPUDevice) {}
+
+  create(desc: GPUBufferDescriptor): GPUBuffer {
+    const buf = this.device.createBuffer(desc);
+    this.live.set(buf, desc.size);
+    this.liveBytes += desc.size;
+    this.peakBytes = Math.max(this.peakBytes, this.liveBytes);
+    this.largest = Math.max(this.largest, desc.size);
+    return buf;
+  }
+
+  /** Destroys the buffer and forgets it. Destroying twice or an untracked buffer is a no-op. */
+  destroy(buf: GPUBuffer | undefined): void {
+    if (!buf) return;
+    const size = this.live.get(buf);
+    if (size === undefined) return;
+    this.live.delete(buf);
+    this.liveBytes -= size;
+    buf.destroy();
+  }
+
+  destroyAll(): void {
+    for (const b of [...this.live.keys()]) this.destroy(b);
+  }
+
+  /** Start a new peak measurement window from the current live bytes. */
+  resetPeak(): void {
+    this.peakBytes = this.liveBytes;
+    this.largest = 0;
+  }
+
+  snapshot(): TrackerSnapshot {
+    return {
+      liveBytes: this.liveBytes,
+      peakBytes: this.peakBytes,
+      liveBuffers: this.live.size,
+      largestBuffer: this.largest,
+    };
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * Host-level FlashAttention: typed arrays in, typed arrays out, on one device. Tensors larger
+ * than one storage binding are split over (batch, kv-head) units (each unit = one K/V head and
+ * the query heads that share it), so any size that fits the device's memory runs.
+ *
+ * Data: f32 tensors are Float32Array; f16 tensors are Uint16Array of raw half bits. Inputs are
+ * converted to the chosen precision; outputs come back in it (LSE always f32).
+ */
+import { FlashDevice, checkDevice } from '../gpu/device.js';
+import { InputError, LimitError } from '../errors.js';
+import { toHalfArray, fromHalfArray } from '../f16.js';
+import { AttentionOptions, AttentionShape, ResolvedOptions, numel, resolveOptions, validateShape } from '../shape.js';
+import { FlashForward } from './flashForward.js';
+import { FlashBackward } from './flashBackward.js';
+import { Precision, PrecisionRequest, elemBytes, readback, resolvePrecision, storage, upload } from './common.js';
+
+export type HostTensor = Float32Array | Uint16Array;
+
+export interface RunOptions extends AttentionOptions {
+  precision?: PrecisionRequest;
+  /** Cap on bytes per binding used for splitting (default: the device limit). For tests. */
+  maxBindingBytes?: number;
+}
+
+export interface ForwardOutput {
+  o: HostTensor;
+  lse: Float32Array;
+  precision: Precision;
+}
+
+export interface BackwardOutput {
+  dq: HostTensor;
+  dk: HostTensor;
+  dv: HostTensor;
+  precision: Precision;
+}
+
+/** Converts a host tensor to the storage type of `p` (f32 → f16 rounds to nearest). */
+export function toPrecision(x: HostTensor, p: Precision): HostTensor {
+  if (p === 'f16') return x instanceof Uint16Array ? x : toHalfArray(x);
+  return x instanceof Float32Array ? x : fromHalfArray(x);
+}
+
+/** f32 view of a host tensor (f16 bits decoded). */
+export function toF32(x: HostTensor): Float32Array {
+  return x instanceof Float32Array ? x : fromHalfArray(x);
+}
+
+function checkLength(name: string, x: HostTensor | undefined, want: number, dims: string): void {
+  if (!x) throw new InputError(`${name} is missing`);
+  if (!(x instanceof Float32Array || x instanceof Uint16Array))
+    throw new InputError(`${name} must be a Float32Array (f32) or Uint16Array (f16 bits)`);
+  if (x.length !== want) throw new InputError(`${name} has ${x.length} elements; shape ${dims} needs ${want}`);
+}
+
+interface Unit {
+  start: number;
+  count: number;
+}
+
+/** Groups of (batch, kv-head) units whose tensors each fit one binding. */
+function planUnits(dev: FlashDevice, s: AttentionShape, bytesPerQElem: number, bytesPerKvElem: number, cap?: number): Unit[] {
+  const max = Math.min(cap ?? Infinity, dev.device.limits.maxStorageBufferBindingSize);
+  const G = s.Hq / s.Hkv;
+  const perUnit = Math.max(G * s.Nq * s.D * bytesPerQElem, s.Nk * s.D * bytesPerKvElem);
+  const per = Math.floor(max / perUnit);
+  if (per < 1)
+    throw new LimitError(
+      `one K/V head with its ${G} query head(s) needs ${perUnit} bytes in one binding (Nq=${s.Nq}, Nk=${s.Nk}, D=${s.D}); ` +
+        `this device allows ${max} (maxStorageBufferBindingSize). Split the sequence with the ring (--cp) instead.`,
+    );
+  const units = s.B * s.Hkv;
+  const out: Unit[] = [];
+  for (let start = 0; start < units; start += per) out.push({ start, count: Math.min(per, units - start) });
+  return out;
+}
+
+/** The shape of a group of units: they behave as a batch of `count` with Hkv = 1. */
+function unitShape(s: AttentionShape, u: Unit): AttentionShape {
+  return { B: u.count, Hq: s.Hq / s.Hkv, Hkv: 1, Nq: s.Nq, Nk: s.Nk, D: s.D };
+}
+
+function slice(x: HostTensor, u: Unit, perUnit: number): HostTensor {
+  return x.subarray(u.start * perUnit, (u.start + u.count) * perUnit);
+}
+
+function prepare(dev: FlashDevice, s: AttentionShape, opts: RunOptions): { p: Precision; o: ResolvedOptions } {
+  validateShape(s);
+  checkDevice(dev, 'attention');
+  return { p: resolvePrecision(dev, opts.precision), o: resolveOptions(s, opts) };
+}
+
+function newHost(p: Precision, n: number): HostTensor {
+  return p === 'f16' ? new Uint16Array(n) : new Float32Array(n);
+}
+
+function asHost(p: Precision, ab: ArrayBuffer): HostTensor {
+  return p === 'f16' ? new Uint16Array(ab) : new Float32Array(ab);
+}
+
+export async function attentionForward(
+  dev: FlashDevice, s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, opts: RunOptions = {},
+): Promise<ForwardOutput> {
+  const { p, o: ro } = prepare(dev, s, opts);
+  const dims = `[${s.B},${s.Hq},${s.Nq},${s.D}]`;
+  const kvDims = `[${s.B},${s.Hkv},${s.Nk},${s.D}]`;
+  checkLength('Q', t.q, numel(s, 'q'), dims);
+  checkLength('K', t.k, numel(s, 'kv'), kvDims);
+  checkLength('V', t.v, numel(s, 'kv'), kvDims);
+  const q = toPrecision(t.q, p), k = toPrecision(t.k, p), v = toPrecision(t.v, p);
+  const kernel = await FlashForward.create(dev, s.D, { precision: p, out: p, grad: p });
+  const G = s.Hq / s.Hkv;
+  const qPer = G * s.Nq * s.D, kvPer = s.Nk * s.D, lsePer = G * s.Nq;
+  const out = newHost(p, numel(s, 'q'));
+  const lse = new Float32Array(numel(s, 'lse'));
+  const eb = elemBytes(p);
+  for (const u of planUnits(dev, s, eb, eb, opts.maxBindingBytes)) {
+    const us = unitShape(s, u);
+    const tr = dev.tracker;
+    const bufs = {
+      q: upload(dev, slice(q, u, qPer), 'Q'),
+      k: upload(dev, slice(k, u, kvPer), 'K'),
+      v: upload(dev, slice(v, u, kvPer), 'V'),
+      o: storage(dev, numel(us, 'q') * eb, 'O'),
+      lse: storage(dev, numel(us, 'lse') * 4, 'LSE'),
+    };
+    const temps: GPUBuffer[] = [];
+    try {
+      const enc = dev.device.createCommandEncoder({ label: 'attentionForward' });
+      kernel.encode(enc, bufs, us, ro, temps);
+      dev.device.queue.submit([enc.finish()]);
+      out.set(asHost(p, await readback(dev, bufs.o, numel(us, 'q') * eb)), u.start * qPer);
+      lse.set(new Float32Array(await readback(dev, bufs.lse, numel(us, 'lse') * 4)), u.start * lsePer);
+      checkDevice(dev, 'attention forward');
+    } finally {
+      for (const b of [...Object.values(bufs), ...temps]) tr.destroy(b);
+    }
+  }
+  return { o: out, lse, precision: p };
+}
+
+export async function attentionBackward(
+  dev: FlashDevice, s: AttentionShape,
+  t: { q: HostTensor; k: HostTensor; v: HostTensor; o: HostTensor; lse: Float32Array; dout: HostTensor },
+  opts: RunOptions = {},
+): Promise<BackwardOutput> {
+  const { p, o: ro } = prepare(dev, s, opts);
+  const dims = `[${s.B},${s.Hq},${s.Nq},${s.D}]`;
+  const kvDims = `[${s.B},${s.Hkv},${s.Nk},${s.D}]`;
+  checkLength('Q', t.q, numel(s, 'q'), dims);
+  checkLength('K', t.k, numel(s, 'kv'), kvDims);
+  checkLength('V', t.v, numel(s, 'kv'), kvDims);
+  checkLength('O', t.o, numel(s, 'q'), dims);
+  checkLength('dO', t.dout, numel(s, 'q'), dims);
+  if (!(t.lse instanceof Float32Array) || t.lse.length !== numel(s, 'lse'))
+    throw new InputError(`LSE must be a Float32Array of ${numel(s, 'lse')} elements (shape [${s.B},${s.Hq},${s.Nq}])`);
+  const q = toPrecision(t.q, p), k = toPrecision(t.k, p), v = toPrecision(t.v, p);
+  const o = toPrecision(t.o, p), dout = toPrecision(t.dout, p);
+  const kernel = await FlashBackward.create(dev, s.D, { precision: p, out: p, grad: p });
+  const G = s.Hq / s.Hkv;
+  const qPer = G * s.Nq * s.D, kvPer = s.Nk * s.D, lsePer = G * s.Nq;
+  const eb = elemBytes(p);
+  const dq = newHost(p, numel(s, 'q')), dk = newHost(p, numel(s, 'kv')), dv = newHost(p, numel(s, 'kv'));
+  for (const u of planUnits(dev, s, eb, eb, opts.maxBindingBytes)) {
+    const us = unitShape(s, u);
+    const bufs = {
+      q: upload(dev, slice(q, u, qPer), 'Q'),
+      k: upload(dev, slice(k, u, kvPer), 'K'),
+      v: upload(dev, slice(v, u, kvPer), 'V'),
+      o: upload(dev, slice(o, u, qPer), 'O'),
+      dout: upload(dev, slice(dout, u, qPer), 'dO'),
+      lse: upload(dev, t.lse.subarray(u.start * lsePer, (u.start + u.count) * lsePer), 'LSE'),
+      delta: storage(dev, numel(us, 'lse') * 4, 'Delta'),
+      dq: storage(dev, numel(us, 'q') * eb, 'dQ'),
+      dk: storage(dev, numel(us, 'kv') * eb, 'dK'),
+      dv: storage(dev, numel(us, 'kv') * eb, 'dV'),
+    };
+    const temps: GPUBuffer[] = [];
+    try {
+      const enc = dev.device.createCommandEncoder({ label: 'attentionBackward' });
+      kernel.encode(enc, bufs, us, ro, temps);
+      dev.device.queue.submit([enc.finish()]);
+      dq.set(asHost(p, await readback(dev, bufs.dq, numel(us, 'q') * eb)), u.start * qPer);
+      dk.set(asHost(p, await readback(dev, bufs.dk, numel(us, 'kv') * eb)), u.start * kvPer);
+      dv.set(asHost(p, await readback(dev, bufs.dv, numel(us, 'kv') * eb)), u.start * kvPer);
+      checkDevice(dev, 'attention backward');
+    } finally {
+      for (const b of [...Object.values(bufs), ...temps]) dev.tracker.destroy(b);
+    }
+  }
+  return { dq, dk, dv, precision: p };
+}

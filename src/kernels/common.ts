@@ -1,0 +1,177 @@
+/**
+ * What every kernel module shares: precision choice, tile planning against the device's
+ * workgroup-memory limit, pipeline creation (errors surfaced through error scopes) and caching,
+ * the attention uniform block, and buffer upload / readback through the tracker.
+ */
+import { InputError, LimitError, GPUValidationError } from '../errors.js';
+import { FlashDevice, checkDevice, withErrorScopes } from '../gpu/device.js';
+import { AttentionShape, ResolvedOptions } from '../shape.js';
+import { specialize } from './specialize.js';
+import { SHADERS } from './shaders.js';
+
+export type Precision = 'f32' | 'f16';
+export type PrecisionRequest = Precision | 'auto';
+
+/** 'auto' picks f16 storage where the device has shader-f16, else f32. */
+export function resolvePrecision(dev: FlashDevice, p: PrecisionRequest = 'auto'): Precision {
+  if (p === 'auto') return dev.hasF16 ? 'f16' : 'f32';
+  if (p !== 'f32' && p !== 'f16') throw new InputError(`precision must be f32, f16 or auto, got '${p}'`);
+  if (p === 'f16' && !dev.hasF16)
+    throw new InputError(`precision f16 needs the 'shader-f16' feature, which ${dev.adapter.description || 'this adapter'} does not offer; use f32`);
+  return p;
+}
+
+export const elemBytes = (p: Precision) => (p === 'f16' ? 2 : 4);
+export const wgslType = (p: Precision) => (p === 'f16' ? 'f16' : 'f32');
+
+export interface TilePlan {
+  BR: number;
+  BC: number;
+  WG: number;
+  workgroupBytes: number;
+}
+
+/** Workgroup memory (bytes) of each kernel family for a tile shape. */
+export function workgroupBytes(kind: 'fwd' | 'bwd', BR: number, BC: number, D: number, stBytes: number): number {
+  if (kind === 'fwd') return (BR * D + 2 * BC * D) * stBytes + BR * BC * 4 + 3 * BR * 4; // Qs Ks Vs S m ℓ α
+  return (2 * BR * D + 2 * BC * D) * stBytes + 2 * BR * BC * 4 + 2 * BR * 4; // Qs dOs Ks Vs P dS LSE Δ
+}
+
+const TILE_CANDIDATES: [number, number][] = [[16, 16], [8, 16], [8, 8], [4, 8], [4, 4]];
+export const WORKGROUP_SIZE = 64;
+
+/** The largest (Br, Bc) from the candidates that fits the device's workgroup memory. */
+export function planTiles(kind: 'fwd' | 'bwd', D: number, precision: Precision, limit: number): TilePlan {
+  const st = elemBytes(precision);
+  for (const [BR, BC] of TILE_CANDIDATES) {
+    const bytes = workgroupBytes(kind, BR, BC, D, st);
+    if (bytes <= limit) return { BR, BC, WG: WORKGROUP_SIZE, workgroupBytes: bytes };
+  }
+  const [BR, BC] = TILE_CANDIDATES[TILE_CANDIDATES.length - 1];
+  throw new LimitError(
+    `${kind === 'fwd' ? 'forward' : 'backward'} with head dim ${D} in ${precision} needs at least ` +
+      `${workgroupBytes(kind, BR, BC, D, st)} bytes of workgroup memory (Br=${BR}, Bc=${BC}); ` +
+      `this device allows ${limit} (maxComputeWorkgroupStorageSize). Use a smaller head dim or f16.`,
+  );
+}
+
+export interface KernelTypes {
+  precision: Precision;
+  /** Element type of O (and of O read by the backward); f32 for ring partials. */
+  out: Precision;
+  /** Element type of dQ, dK, dV; f32 for ring accumulators. */
+  grad: Precision;
+}
+
+/** Specialized source of an attention kernel: common header + kernel body. */
+export function attentionSource(body: string, D: number, plan: TilePlan, t: KernelTypes, unroll: boolean): string {
+  const f16 = [t.precision, t.out, t.grad].includes('f16');
+  return specialize(SHADERS.common + '\n' + body, {
+    ENABLES: f16 ? 'enable f16;' : '',
+    ST: wgslType(t.precision),
+    OT: wgslType(t.out),
+    GT: wgslType(t.grad),
+    D,
+    BR: plan.BR,
+    BC: plan.BC,
+    WG: plan.WG,
+    RT: unroll ? '' : ' + P.zero',
+  });
+}
+
+const kernelCache = new WeakMap<GPUDevice, Map<string, Promise<unknown>>>();
+
+/** Builds a kernel (its pipelines) once per device and key; a failed build is not cached. */
+export function cachedKernel<T>(dev: FlashDevice, key: string, build: () => Promise<T>): Promise<T> {
+  let map = kernelCache.get(dev.device);
+  if (!map) kernelCache.set(dev.device, (map = new Map()));
+  let p = map.get(key) as Promise<T> | undefined;
+  if (!p) {
+    p = build();
+    map.set(key, p);
+    p.catch(() => map!.delete(key));
+  }
+  return p;
+}
+
+/** Creates a compute pipeline; compile and validation errors become GPUValidationError naming `label`. */
+export async function buildPipeline(
+  dev: FlashDevice, label: string, code: string, entryPoint = 'main', layout?: GPUPipelineLayout,
+): Promise<GPUComputePipeline> {
+  checkDevice(dev, label);
+  const device = dev.device;
+  return withErrorScopes(device, label, async () => {
+    const module = device.createShaderModule({ label: `${label}.module`, code });
+    const info = await module.getCompilationInfo();
+    const errors = info.messages.filter((m) => m.type === 'error');
+    if (errors.length)
+      throw new GPUValidationError(label, errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; '));
+    try {
+      return await device.createComputePipelineAsync({ label, layout: layout ?? 'auto', compute: { module, entryPoint } });
+    } catch (e) {
+      throw new GPUValidationError(label, (e as Error).message);
+    }
+  });
+}
+
+/** The attention uniform block (Params in shaders/common.wgsl), 64 bytes. */
+export function attentionParams(dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, accumulate = false): GPUBuffer {
+  const ab = new ArrayBuffer(64);
+  const u = new Uint32Array(ab);
+  const i = new Int32Array(ab);
+  const f = new Float32Array(ab);
+  u[0] = s.B; u[1] = s.Hq; u[2] = s.Hkv; u[3] = s.Nq; u[4] = s.Nk; u[5] = o.causal ? 1 : 0;
+  i[6] = o.qPos.offset; i[7] = o.qPos.stride; i[8] = o.kPos.offset; i[9] = o.kPos.stride;
+  f[10] = o.scale; f[11] = o.scale * Math.LOG2E; u[12] = accumulate ? 1 : 0; u[13] = 0; // zero
+  return upload(dev, new Uint8Array(ab), 'flashring.params', GPUBufferUsage.UNIFORM);
+}
+
+/** Storage buffer through the tracker (sizes rounded up to 4 bytes). */
+export function storage(dev: FlashDevice, bytes: number, label: string, extraUsage = 0): GPUBuffer {
+  return dev.tracker.create({
+    label,
+    size: Math.max(4, Math.ceil(bytes / 4) * 4),
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST | extraUsage,
+  });
+}
+
+/** Creates a buffer holding `data` (mapped at creation, no staging). */
+export function upload(dev: FlashDevice, data: ArrayBufferView, label: string, usage: number = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST): GPUBuffer {
+  const size = Math.max(4, Math.ceil(data.byteLength / 4) * 4);
+  const buf = dev.tracker.create({ label, size, usage, mappedAtCreation: true });
+  new Uint8Array(buf.getMappedRange()).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+  buf.unmap();
+  return buf;
+}
+
+/** Copies `bytes` from a GPU buffer back to the host. */
+export async function readback(dev: FlashDevice, src: GPUBuffer, bytes: number, srcOffset = 0): Promise<ArrayBuffer> {
+  const size = Math.ceil(bytes / 4) * 4;
+  const staging = dev.tracker.create({ label: 'flashring.readback', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  try {
+    const enc = dev.device.createCommandEncoder({ label: 'flashring.readback' });
+    enc.copyBufferToBuffer(src, srcOffset, staging, 0, size);
+    dev.device.queue.submit([enc.finish()]);
+    await staging.mapAsync(GPUMapMode.READ);
+    return staging.getMappedRange().slice(0, bytes);
+  } catch (e) {
+    checkDevice(dev, 'readback');
+    throw e;
+  } finally {
+    dev.tracker.destroy(staging);
+  }
+}
+
+/** Throws a LimitError if a tensor is larger than one storage binding may be. */
+export function checkBinding(dev: FlashDevice, name: string, bytes: number): void {
+  const max = dev.device.limits.maxStorageBufferBindingSize;
+  if (bytes > max)
+    throw new LimitError(`${name} needs ${bytes} bytes in one binding; this device allows ${max} (maxStorageBufferBindingSize)`);
+}
+
+/** Splits `groups` workgroups over x and y so neither exceeds the per-dimension limit. */
+export function grid2D(groups: number, maxPerDim: number): [number, number] {
+  if (groups <= maxPerDim) return [Math.max(1, groups), 1];
+  const y = Math.ceil(groups / maxPerDim);
+  return [Math.ceil(groups / y), y];
+}

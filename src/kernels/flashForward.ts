@@ -1,0 +1,61 @@
+/**
+ * FlashAttention forward kernel module: builds the pipeline for (D, precision, output type) and
+ * encodes one dispatch over GPU buffers. Knows nothing of ranks.
+ */
+import { FlashDevice } from '../gpu/device.js';
+import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
+import { SHADERS } from './shaders.js';
+import {
+  KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planTiles,
+} from './common.js';
+
+export interface ForwardBuffers {
+  q: GPUBuffer;
+  k: GPUBuffer;
+  v: GPUBuffer;
+  o: GPUBuffer;
+  lse: GPUBuffer;
+}
+
+export class FlashForward {
+  private constructor(
+    readonly dev: FlashDevice,
+    readonly D: number,
+    readonly types: KernelTypes,
+    readonly plan: TilePlan,
+    private pipeline: GPUComputePipeline,
+  ) {}
+
+  static async create(dev: FlashDevice, D: number, types: KernelTypes): Promise<FlashForward> {
+    const plan = planTiles('fwd', D, types.precision, dev.device.limits.maxComputeWorkgroupStorageSize);
+    const key = `fwd:${D}:${types.precision}:${types.out}:${plan.BR}x${plan.BC}`;
+    return cachedKernel(dev, key, async () => {
+      const label = `FlashForward[D=${D},${types.precision}->${types.out},Br=${plan.BR},Bc=${plan.BC}]`;
+      const pipeline = await buildPipeline(dev, label, attentionSource(SHADERS.flashFwd, D, plan, { ...types, grad: types.out }, !dev.isCPU));
+      return new FlashForward(dev, D, types, plan, pipeline);
+    });
+  }
+
+  /** Checks the binding limits for a shape, then encodes the dispatch. `temps` receives buffers to free after submit. */
+  encode(
+    encoder: GPUCommandEncoder, b: ForwardBuffers, s: AttentionShape, o: ResolvedOptions, temps: GPUBuffer[],
+    timestampWrites?: GPUComputePassTimestampWrites,
+  ): void {
+    const st = elemBytes(this.types.precision);
+    checkBinding(this.dev, 'Q', numel(s, 'q') * st);
+    checkBinding(this.dev, 'K/V', numel(s, 'kv') * st);
+    checkBinding(this.dev, 'O', numel(s, 'q') * elemBytes(this.types.out));
+    const params = attentionParams(this.dev, s, o);
+    temps.push(params);
+    const bind = this.dev.device.createBindGroup({
+      label: 'FlashForward.bind',
+      layout: this.pipeline.getBindGroupLayout(0),
+      entries: [params, b.q, b.k, b.v, b.o, b.lse].map((buffer, binding) => ({ binding, resource: { buffer } })),
+    });
+    const pass = encoder.beginComputePass({ label: 'FlashForward.pass', timestampWrites });
+    pass.setPipeline(this.pipeline);
+    pass.setBindGroup(0, bind);
+    pass.dispatchWorkgroups(Math.ceil(s.Nq / this.plan.BR), s.Hq, s.B);
+    pass.end();
+  }
+}

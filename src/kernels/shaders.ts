@@ -1,0 +1,10 @@
+/**
+ * The WGSL sources, imported as text the same way everywhere: Vite and Vitest understand
+ * `?raw`; Node scripts run through bin/flashring.mjs, which registers a loader for it.
+ */
+import common from '../../shaders/common.wgsl?raw';
+import flashFwd from '../../shaders/flash_fwd.wgsl?raw';
+import flashBwd from '../../shaders/flash_bwd.wgsl?raw';
+import merge from '../../shaders/merge.wgsl?raw';
+
+export const SHADERS = { common, flashFwd, flashBwd, merge } as const;

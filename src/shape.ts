@@ -1,0 +1,78 @@
+/**
+ * Attention problem description shared by the reference, the kernels and the ring.
+ * Layout [B, H, N, D], row-major. Grouped-query heads: Hq is a multiple of Hkv and query head
+ * hq reads K/V head floor(hq / (Hq / Hkv)).
+ *
+ * Positions: token i of the Q chunk sits at qPos.offset + i * qPos.stride, token j of the K/V
+ * chunk at kPos.offset + j * kPos.stride. Under causal masking, key j is visible to query i iff
+ * pos_k(j) <= pos_q(i). The defaults (q offset Nk - Nq, stride 1; k offset 0, stride 1) give
+ * FlashAttention-2's bottom-right alignment when Nq != Nk.
+ */
+import { InputError } from './errors.js';
+
+export interface AttentionShape {
+  B: number;
+  Hq: number;
+  Hkv: number;
+  Nq: number;
+  Nk: number;
+  D: number;
+}
+
+export interface Positions {
+  offset: number;
+  stride: number;
+}
+
+export interface AttentionOptions {
+  causal?: boolean;
+  /** Softmax scale; defaults to 1/sqrt(D). */
+  scale?: number;
+  qPos?: Positions;
+  kPos?: Positions;
+}
+
+export interface ResolvedOptions {
+  causal: boolean;
+  scale: number;
+  qPos: Positions;
+  kPos: Positions;
+}
+
+export const MAX_HEAD_DIM = 256;
+
+const isPosInt = (x: number) => Number.isInteger(x) && x >= 1;
+
+export function validateShape(s: AttentionShape): void {
+  for (const k of ['B', 'Hq', 'Hkv', 'Nq', 'Nk', 'D'] as const) {
+    if (!isPosInt(s[k])) throw new InputError(`${k} must be a positive integer (empty tensors are not supported), got ${s[k]}`);
+  }
+  if (s.Hq % s.Hkv !== 0)
+    throw new InputError(`query heads (${s.Hq}) must be a multiple of key/value heads (${s.Hkv}) for grouped-query attention`);
+  if (s.D % 8 !== 0 || s.D > MAX_HEAD_DIM)
+    throw new InputError(`head dim D=${s.D} is not supported: it must be a multiple of 8, at most ${MAX_HEAD_DIM}`);
+}
+
+export function resolveOptions(s: AttentionShape, o: AttentionOptions = {}): ResolvedOptions {
+  const scale = o.scale ?? 1 / Math.sqrt(s.D);
+  if (!Number.isFinite(scale)) throw new InputError(`softmax scale must be finite, got ${o.scale}`);
+  const qPos = o.qPos ?? { offset: s.Nk - s.Nq, stride: 1 };
+  const kPos = o.kPos ?? { offset: 0, stride: 1 };
+  for (const [n, p] of [['qPos', qPos], ['kPos', kPos]] as const) {
+    if (!Number.isInteger(p.offset) || !Number.isInteger(p.stride) || p.stride < 1)
+      throw new InputError(`${n} needs an integer offset and a stride >= 1, got ${JSON.stringify(p)}`);
+  }
+  return { causal: !!o.causal, scale, qPos, kPos };
+}
+
+export function numel(s: AttentionShape, which: 'q' | 'kv' | 'lse'): number {
+  if (which === 'q') return s.B * s.Hq * s.Nq * s.D;
+  if (which === 'kv') return s.B * s.Hkv * s.Nk * s.D;
+  return s.B * s.Hq * s.Nq;
+}
+
+/** Forward FLOPs: 4·B·Hq·Nq·Nk·D (two matmuls), halved for causal (square case). */
+export function attentionFlops(s: AttentionShape, causal: boolean, pass: 'fwd' | 'bwd' | 'fwd+bwd' = 'fwd'): number {
+  const f = 4 * s.B * s.Hq * s.Nq * s.Nk * s.D * (causal ? 0.5 : 1);
+  return pass === 'fwd' ? f : pass === 'bwd' ? 2.5 * f : 3.5 * f;
+}

@@ -1,0 +1,38 @@
+/** Shared helpers for the numeric GPU tests: fresh random inputs and the reference on them. */
+import { AttentionShape, AttentionOptions, numel } from '../src/shape.js';
+import { randn, relErr, TOL, freshSeed } from '../src/reference/compare.js';
+import { roundToHalf } from '../src/f16.js';
+import { Precision } from '../src/kernels/common.js';
+import { HostTensor, toF32 } from '../src/kernels/attention.js';
+
+export const SEED = freshSeed();
+console.log(`numeric tests seed ${SEED} (fresh each run)`);
+
+export interface Inputs {
+  q: Float32Array;
+  k: Float32Array;
+  v: Float32Array;
+  dout: Float32Array;
+}
+
+export function makeInputs(s: AttentionShape, seed: number, scale = 1): Inputs {
+  return {
+    q: randn(numel(s, 'q'), seed, scale),
+    k: randn(numel(s, 'kv'), seed + 101, scale),
+    v: randn(numel(s, 'kv'), seed + 202),
+    dout: randn(numel(s, 'q'), seed + 303),
+  };
+}
+
+/** The inputs as the reference should see them for a precision (f16: rounded to half). */
+export function refInputs(x: Inputs, p: Precision): { q: Float64Array; k: Float64Array; v: Float64Array; dout: Float64Array } {
+  const f = (a: Float32Array) => (p === 'f16' ? roundToHalf(a) : Float64Array.from(a));
+  return { q: f(x.q), k: f(x.k), v: f(x.v), dout: f(x.dout) };
+}
+
+export function err(x: HostTensor | Float32Array, ref: Float64Array): number {
+  return relErr(x instanceof Uint16Array ? toF32(x) : x, ref);
+}
+
+export { TOL };
+export type { AttentionShape, AttentionOptions };

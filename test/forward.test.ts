@@ -1,0 +1,105 @@
+import { describe, expect, it, beforeAll } from 'vitest';
+import { testDevice } from './gpu.js';
+import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions } from './cases.js';
+import { FlashDevice } from '../src/gpu/device.js';
+import { attentionForward } from '../src/kernels/attention.js';
+import { referenceForward } from '../src/reference/attention.js';
+import { Precision } from '../src/kernels/common.js';
+import { InputError, LimitError } from '../src/errors.js';
+
+let dev: FlashDevice;
+let precisions: Precision[];
+beforeAll(async () => {
+  dev = await testDevice();
+  precisions = dev.hasF16 ? ['f32', 'f16'] : ['f32'];
+  if (process.env.CI === 'true') expect(dev.hasF16, 'lavapipe in CI must offer shader-f16').toBe(true);
+});
+
+async function check(s: AttentionShape, opts: AttentionOptions, p: Precision, seed: number, inScale = 1) {
+  const x = makeInputs(s, seed, inScale);
+  const r = refInputs(x, p);
+  const ref = referenceForward(s, r.q, r.k, r.v, opts);
+  const got = await attentionForward(dev, s, x, { ...opts, precision: p });
+  const tol = TOL[p].out;
+  const eo = err(got.o, ref.o), el = err(got.lse, ref.lse);
+  expect(eo, `O rel err ${p} ${JSON.stringify(s)} ${JSON.stringify(opts)}`).toBeLessThanOrEqual(tol);
+  expect(el, `LSE rel err ${p} ${JSON.stringify(s)} ${JSON.stringify(opts)}`).toBeLessThanOrEqual(tol);
+  return { eo, el, got, ref };
+}
+
+const sq = (N: number, D: number, extra: Partial<AttentionShape> = {}): AttentionShape => ({ B: 1, Hq: 2, Hkv: 2, Nq: N, Nk: N, D, ...extra });
+
+describe('FlashAttention forward vs float64 reference', () => {
+  const grid: [string, AttentionShape, AttentionOptions][] = [
+    ['N=1', sq(1, 32), {}],
+    ['N=17 causal', sq(17, 32), { causal: true }],
+    ['N=127 D=64', sq(127, 64), {}],
+    ['N=127 D=64 causal', sq(127, 64), { causal: true }],
+    ['N=513 D=8 causal', sq(513, 8, { Hq: 1, Hkv: 1 }), { causal: true }],
+    ['N=64 (multiple of the tile) D=80', sq(64, 80), {}],
+    ['N=33 D=128 causal', sq(33, 128), { causal: true }],
+    ['N=20 D=256', sq(20, 256, { Hq: 1, Hkv: 1 }), {}],
+    ['Nq<Nk causal (bottom-right)', { B: 1, Hq: 2, Hkv: 2, Nq: 19, Nk: 45, D: 32 }, { causal: true }],
+    ['Nq>Nk causal (masked rows)', { B: 1, Hq: 1, Hkv: 1, Nq: 40, Nk: 23, D: 32 }, { causal: true }],
+    ['GQA 6:2 B=2', { B: 2, Hq: 6, Hkv: 2, Nq: 31, Nk: 31, D: 32 }, { causal: true }],
+    ['MQA 4:1', { B: 1, Hq: 4, Hkv: 1, Nq: 21, Nk: 37, D: 16 }, {}],
+    ['scale 0.3', sq(29, 32), { scale: 0.3 }],
+    ['striped positions', { B: 1, Hq: 1, Hkv: 1, Nq: 24, Nk: 24, D: 32 }, { causal: true, qPos: { offset: 1, stride: 4 }, kPos: { offset: 2, stride: 4 } }],
+  ];
+  for (const [name, s, opts] of grid) {
+    it(name, async () => {
+      for (const p of precisions) await check(s, opts, p, SEED + name.length);
+    });
+  }
+
+  it('large logits (inputs ×8) stay exact', async () => {
+    for (const p of precisions) await check(sq(70, 64), { causal: true }, p, SEED + 5, 8);
+  });
+
+  it('a fully masked row gives O = 0 and LSE = -inf, never NaN', async () => {
+    const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: 20, Nk: 8, D: 16 };
+    for (const p of precisions) {
+      const { got } = await check(s, { causal: true }, p, SEED + 7);
+      for (let i = 0; i < 12; i++) expect(got.lse[i]).toBe(-Infinity);
+      for (let i = 0; i < 12 * 16; i++) expect(got.o[i]).toBe(0);
+      expect(Number.isFinite(got.lse[12])).toBe(true);
+    }
+  });
+
+  it('splits tensors larger than one binding and still matches', async () => {
+    const s: AttentionShape = { B: 2, Hq: 4, Hkv: 2, Nq: 24, Nk: 24, D: 16 };
+    const x = makeInputs(s, SEED + 9);
+    const r = refInputs(x, 'f32');
+    const ref = referenceForward(s, r.q, r.k, r.v);
+    // One unit holds 2·24·16·4 = 3072 bytes: a 4000-byte cap forces 4 dispatches.
+    const got = await attentionForward(dev, s, x, { precision: 'f32', maxBindingBytes: 4000 });
+    expect(err(got.o, ref.o)).toBeLessThanOrEqual(TOL.f32.out);
+    expect(err(got.lse, ref.lse)).toBeLessThanOrEqual(TOL.f32.out);
+    await expect(attentionForward(dev, s, x, { precision: 'f32', maxBindingBytes: 1000 })).rejects.toThrow(LimitError);
+  });
+
+  it('no buffer grows faster than N (no N×N scores)', async () => {
+    const sizes: number[] = [];
+    for (const N of [64, 128, 256]) {
+      const s = sq(N, 32, { Hq: 1, Hkv: 1 });
+      dev.tracker.resetPeak();
+      await attentionForward(dev, s, makeInputs(s, SEED + N), { precision: 'f32' });
+      sizes.push(dev.tracker.snapshot().largestBuffer);
+    }
+    expect(sizes[1]).toBe(2 * sizes[0]);
+    expect(sizes[2]).toBe(2 * sizes[1]);
+    expect(dev.tracker.snapshot().liveBuffers).toBe(0);
+  });
+
+  it('bad input gives clear errors', async () => {
+    const s = sq(8, 16);
+    const x = makeInputs(s, 1);
+    await expect(attentionForward(dev, { ...s, D: 12 }, x)).rejects.toThrow(/multiple of 8/);
+    await expect(attentionForward(dev, { ...s, D: 264 }, x)).rejects.toThrow(/at most 256/);
+    await expect(attentionForward(dev, { ...s, Hq: 3, Hkv: 2 }, x)).rejects.toThrow(/multiple of key\/value heads/);
+    await expect(attentionForward(dev, { ...s, Nq: 0 }, x)).rejects.toThrow(/empty tensors/);
+    await expect(attentionForward(dev, s, { ...x, k: x.k.subarray(1) })).rejects.toThrow(/K has 255 elements; shape \[1,2,8,16\] needs 256/);
+    await expect(attentionForward(dev, s, { ...x, q: new Float64Array(256) as unknown as Float32Array })).rejects.toThrow(InputError);
+    await expect(attentionForward(dev, s, x, { scale: NaN })).rejects.toThrow(/scale must be finite/);
+  });
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { specialize } from '../src/kernels/specialize.js';
+import { planTiles, workgroupBytes } from '../src/kernels/common.js';
+import { LimitError } from '../src/errors.js';
+import { toHalfBits, fromHalfBits } from '../src/f16.js';
+
+describe('specializer', () => {
+  it('fills every placeholder and rejects missing or unused values', () => {
+    expect(specialize('const D: u32 = {{D}}u; alias T = {{ T }};', { D: 64, T: 'f16' })).toBe('const D: u32 = 64u; alias T = f16;');
+    expect(() => specialize('{{D}} {{BR}}', { D: 1 })).toThrow(/no value for \{\{BR\}\}/);
+    expect(() => specialize('{{D}}', { D: 1, X: 2 })).toThrow(/never used: X/);
+  });
+});
+
+describe('tile planner', () => {
+  it('picks the largest tile that fits workgroup memory, and says when nothing fits', () => {
+    expect(planTiles('fwd', 64, 'f32', 32768)).toMatchObject({ BR: 16, BC: 16 });
+    const p = planTiles('bwd', 256, 'f32', 32768);
+    expect(p.workgroupBytes).toBeLessThanOrEqual(32768);
+    expect(workgroupBytes('bwd', 16, 16, 256, 4)).toBeGreaterThan(32768);
+    expect(() => planTiles('bwd', 256, 'f32', 4096)).toThrow(LimitError);
+    expect(() => planTiles('bwd', 256, 'f32', 4096)).toThrow(/maxComputeWorkgroupStorageSize/);
+  });
+});
+
+describe('f16 conversion', () => {
+  it('rounds to nearest even and round-trips every finite half', () => {
+    for (let h = 0; h < 0x10000; h++) {
+      const x = fromHalfBits(h);
+      if (Number.isNaN(x)) continue;
+      expect(toHalfBits(x)).toBe(h);
+    }
+    expect(toHalfBits(1 + 2 ** -11)).toBe(0x3c00); // tie -> even
+    expect(toHalfBits(1 + 3 * 2 ** -11)).toBe(0x3c02);
+    expect(toHalfBits(1e6)).toBe(0x7c00);
+  });
+});
