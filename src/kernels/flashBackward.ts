@@ -5,6 +5,7 @@
 import { FlashDevice } from '../gpu/device.js';
 import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
 import { SHADERS } from './shaders.js';
+import { passWrites } from '../gpu/timer.js';
 import {
   KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planTiles,
 } from './common.js';
@@ -90,12 +91,7 @@ export class FlashBackward {
     if (eo.dkdv !== false) passes.push([this.kv, [Math.ceil(s.Nk / BC), s.Hkv, s.B], 'dkdv']);
     if (eo.dq !== false) passes.push([this.q, [Math.ceil(s.Nq / BR), s.Hq, s.B], 'dq']);
     passes.forEach(([pipeline, grid, name], i) => {
-      const tw = eo.timestampWrites;
-      const timestampWrites = tw && {
-        querySet: tw.querySet,
-        ...(i === 0 ? { beginningOfPassWriteIndex: tw.beginningOfPassWriteIndex } : {}),
-        ...(i === passes.length - 1 ? { endOfPassWriteIndex: tw.endOfPassWriteIndex } : {}),
-      };
+      const timestampWrites = passWrites(eo.timestampWrites, i, passes.length);
       const pass = encoder.beginComputePass({ label: `FlashBackward.${name}`, timestampWrites });
       pass.setPipeline(pipeline);
       pass.setBindGroup(0, bind);

@@ -1,0 +1,128 @@
+/** `flashring info`, `flashring selftest`, `flashring start`. */
+import { parseArgs } from 'node:util';
+import { acquireDevices, adapterName, AdapterSummary, summarizeAdapter, FlashDevice } from '../gpu/device.js';
+import { nodeGPU } from '../gpu/node.js';
+import { NoAdapterError } from '../errors.js';
+import { attentionForward, attentionBackward, toF32 } from '../kernels/attention.js';
+import { referenceForward, referenceBackward } from '../reference/attention.js';
+import { randn, relErr, TOL, freshSeed } from '../reference/compare.js';
+import { roundToHalf } from '../f16.js';
+import { AttentionShape, numel } from '../shape.js';
+import { Precision, planTiles } from '../kernels/common.js';
+
+/** Every distinct adapter Dawn offers (each power preference, and the fallback adapter). */
+export async function listAdapters(): Promise<AdapterSummary[]> {
+  const gpu = await nodeGPU();
+  const seen = new Map<string, AdapterSummary>();
+  const tries: GPURequestAdapterOptions[] = [{ powerPreference: 'high-performance' }, { powerPreference: 'low-power' }, { forceFallbackAdapter: true }];
+  for (const opts of tries) {
+    const a = await gpu.requestAdapter(opts).catch(() => null);
+    if (!a) continue;
+    const s = summarizeAdapter(a);
+    const key = `${s.vendor}|${s.architecture}|${s.device}|${s.description}`;
+    if (!seen.has(key)) seen.set(key, s);
+  }
+  return [...seen.values()];
+}
+
+const KEY_LIMITS = ['maxComputeWorkgroupStorageSize', 'maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeInvocationsPerWorkgroup'];
+
+export function formatAdapter(a: AdapterSummary, i: number): string {
+  const interesting = ['shader-f16', 'subgroups', 'timestamp-query', 'chromium-experimental-subgroup-matrix'];
+  const lines = [
+    `adapter ${i}: ${adapterName(a)}`,
+    `  vendor: ${a.vendor || '?'}   architecture: ${a.architecture || '?'}   device: ${a.device || '?'}`,
+    `  kernel features: ${interesting.map((f) => `${f} ${a.features.includes(f) ? 'yes' : 'no'}`).join(', ')}`,
+    `  limits: ${KEY_LIMITS.map((k) => `${k}=${a.limits[k]}`).join(', ')}`,
+    `  all features: ${a.features.join(' ')}`,
+  ];
+  if (a.subgroupMatrixConfigs.length) lines.push(`  subgroup matrix configs: ${JSON.stringify(a.subgroupMatrixConfigs)}`);
+  const wg = a.limits.maxComputeWorkgroupStorageSize;
+  const tiles = [64, 128, 256].map((D) => {
+    try {
+      const f = planTiles('fwd', D, 'f32', wg), b = planTiles('bwd', D, 'f32', wg);
+      return `D=${D}: fwd Br×Bc ${f.BR}×${f.BC}, bwd ${b.BR}×${b.BC}`;
+    } catch {
+      return `D=${D}: does not fit`;
+    }
+  });
+  lines.push(`  f32 tiles: ${tiles.join('; ')}`);
+  return lines.join('\n');
+}
+
+export async function info(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    console.log('usage: flashring info [--json]\n  Lists each WebGPU adapter Dawn finds. FLASHRING_ADAPTER=<name> selects one.');
+    return 0;
+  }
+  const adapters = await listAdapters();
+  if (!adapters.length) throw new NoAdapterError('No WebGPU adapter was found. Run `bash scripts/setup-system.sh` as root (Vulkan loader + Mesa lavapipe), or install your GPU\'s Vulkan driver.');
+  if (values.json) console.log(JSON.stringify(adapters, null, 2));
+  else console.log(adapters.map(formatAdapter).join('\n\n'));
+  return 0;
+}
+
+export interface SelftestRow {
+  precision: Precision;
+  causal: boolean;
+  errO: number;
+  errLSE: number;
+  errDQ: number;
+  errDK: number;
+  errDV: number;
+  ok: boolean;
+}
+
+/** A small forward+backward per precision, against the float64 reference. */
+export async function runSelftest(dev: FlashDevice, seed = freshSeed()): Promise<SelftestRow[]> {
+  const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 100, Nk: 100, D: 64 };
+  const rows: SelftestRow[] = [];
+  const x = { q: randn(numel(s, 'q'), seed), k: randn(numel(s, 'kv'), seed + 1), v: randn(numel(s, 'kv'), seed + 2) };
+  const dout = randn(numel(s, 'q'), seed + 3);
+  for (const precision of (dev.hasF16 ? ['f32', 'f16'] : ['f32']) as Precision[]) {
+    for (const causal of [false, true]) {
+      const f = (a: Float32Array) => (precision === 'f16' ? roundToHalf(a) : Float64Array.from(a));
+      const rf = referenceForward(s, f(x.q), f(x.k), f(x.v), { causal });
+      const rb = referenceBackward(s, f(x.q), f(x.k), f(x.v), f(dout), { causal });
+      const fw = await attentionForward(dev, s, x, { causal, precision });
+      const bw = await attentionBackward(dev, s, { ...x, o: fw.o, lse: fw.lse, dout }, { causal, precision });
+      const tol = TOL[precision];
+      const r = {
+        precision, causal,
+        errO: relErr(toF32(fw.o), rf.o), errLSE: relErr(fw.lse, rf.lse),
+        errDQ: relErr(toF32(bw.dq), rb.dq), errDK: relErr(toF32(bw.dk), rb.dk), errDV: relErr(toF32(bw.dv), rb.dv),
+      };
+      rows.push({ ...r, ok: Math.max(r.errO, r.errLSE) <= tol.out && Math.max(r.errDQ, r.errDK, r.errDV) <= tol.grad });
+    }
+  }
+  return rows;
+}
+
+export async function selftest(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    console.log('usage: flashring selftest\n  Forward+backward (B=1, Hq=4, Hkv=2, N=100, D=64) per precision, causal and not, against the float64 reference.');
+    return 0;
+  }
+  const [dev] = await acquireDevices(await nodeGPU(), 1);
+  try {
+    console.log(`self-test on ${adapterName(dev.adapter)} (shape B=1 Hq=4 Hkv=2 N=100 D=64, fresh random inputs)`);
+    const rows = await runSelftest(dev);
+    const e = (x: number) => x.toExponential(2).padStart(9);
+    console.log('precision  causal  err O      err LSE    err dQ     err dK     err dV     result');
+    for (const r of rows)
+      console.log(`${r.precision.padEnd(9)}  ${String(r.causal).padEnd(6)}  ${e(r.errO)}  ${e(r.errLSE)}  ${e(r.errDQ)}  ${e(r.errDK)}  ${e(r.errDV)}  ${r.ok ? 'ok' : 'FAIL'}`);
+    console.log('(relative norm ‖x − ref‖/‖ref‖; tolerances f32 1e-5 O/LSE, 1e-4 grads; f16 5e-3, 2e-2)');
+    return rows.every((r) => r.ok) ? 0 : 1;
+  } finally {
+    dev.destroy();
+  }
+}
+
+export async function start(argv: string[]): Promise<number> {
+  const rc = await info(argv);
+  if (rc) return rc;
+  console.log('');
+  return selftest([]);
+}

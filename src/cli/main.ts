@@ -1,0 +1,55 @@
+/**
+ * The `flashring` command. Subcommands: info, selftest, attention, memory, replay, bench, start.
+ * Errors flashring raises on purpose print as one line (`flashring: …`) with exit code 2.
+ */
+import { FlashringError } from '../errors.js';
+
+type Command = { summary: string; run: (argv: string[]) => Promise<number> };
+
+const COMMANDS: Record<string, Command> = {
+  info: { summary: 'list WebGPU adapters with their features and key limits', run: async (a) => (await import('./info.js')).info(a) },
+  selftest: { summary: 'a tiny forward+backward on the GPU, checked against the float64 reference', run: async (a) => (await import('./info.js')).selftest(a) },
+  attention: { summary: 'FlashAttention on .npy tensors (forward, --do for backward, --cp for the ring)', run: async (a) => (await import('./attention.js')).attentionCommand(a) },
+  start: { summary: 'the main job: adapters, then the self-test', run: async (a) => (await import('./info.js')).start(a) },
+};
+
+export function usage(): string {
+  const w = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
+  return [
+    'usage: flashring <command> [options]   (flashring <command> --help for its options)',
+    '',
+    ...Object.entries(COMMANDS).map(([k, c]) => `  ${k.padEnd(w)}  ${c.summary}`),
+  ].join('\n');
+}
+
+export function registerCommand(name: string, c: Command): void {
+  COMMANDS[name] = c;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
+    console.log(usage());
+    return cmd ? 0 : 2;
+  }
+  const c = COMMANDS[cmd];
+  if (!c) {
+    console.error(`flashring: unknown command '${cmd}'\n\n${usage()}`);
+    return 2;
+  }
+  try {
+    return await c.run(rest);
+  } catch (e) {
+    if (e instanceof FlashringError) {
+      console.error(`flashring ${cmd}: ${e.message}`);
+      return 2;
+    }
+    if (e instanceof TypeError && (e as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      console.error(`flashring ${cmd}: ${e.message} (see flashring ${cmd} --help)`);
+      return 2;
+    }
+    throw e;
+  } finally {
+    (await import('../gpu/node.js')).releaseNodeGPU();
+  }
+}

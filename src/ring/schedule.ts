@@ -1,0 +1,126 @@
+/**
+ * The ring's schedule: pure, no GPU. Which tokens each rank holds (its shard, as segments of
+ * global positions), and for each step which K/V chunk each rank holds and, under causal
+ * masking, which (Q segment, K/V segment) pairs are full, masked or skipped.
+ *
+ * Layouts (R ranks, N tokens):
+ *   contiguous  rank r holds one run of ~N/R tokens
+ *   zigzag      the sequence cut into 2R chunks; rank r holds chunks r and 2R−1−r
+ *               (Megatron-LM's load balancing for causal attention)
+ *   striped     token i on rank i mod R (positions r, r+R, r+2R, ...)
+ * Uneven N needs no padding: shards just differ in length by at most one token per segment.
+ *
+ * At step t, rank r holds the K/V chunk that started on rank (r − t) mod R.
+ */
+import { InputError } from '../errors.js';
+
+export type Layout = 'contiguous' | 'zigzag' | 'striped';
+export const LAYOUTS: Layout[] = ['contiguous', 'zigzag', 'striped'];
+
+/** Tokens at global positions offset + i·stride, i < count. */
+export interface Segment {
+  offset: number;
+  stride: number;
+  count: number;
+}
+
+export type PairKind = 'full' | 'masked' | 'skip';
+
+export interface PairPlan {
+  qSeg: number;
+  kSeg: number;
+  kind: PairKind;
+  /** Visible (query, key) pairs: the score entries that count as work. */
+  visible: number;
+}
+
+export interface StepPlan {
+  step: number;
+  rank: number;
+  /** The rank whose K/V chunk this rank holds at this step. */
+  kvFrom: number;
+  pairs: PairPlan[];
+  visible: number;
+}
+
+export interface RingSchedule {
+  N: number;
+  R: number;
+  layout: Layout;
+  causal: boolean;
+  shards: Segment[][];
+  /** steps[t][r] */
+  steps: StepPlan[][];
+  /** Visible score entries per rank over all steps (load balance). */
+  workPerRank: number[];
+  /** max / mean of workPerRank: 1 is perfect balance. */
+  imbalance: number;
+}
+
+/** n split into k near-equal parts (the first n mod k parts one larger). */
+function splitSizes(n: number, k: number): number[] {
+  const base = Math.floor(n / k), rem = n % k;
+  return Array.from({ length: k }, (_, i) => base + (i < rem ? 1 : 0));
+}
+
+export function validateRing(N: number, R: number, layout: string): asserts layout is Layout {
+  if (!Number.isInteger(R) || R < 1) throw new InputError(`the ring size (CP ranks) must be an integer >= 1, got ${R}`);
+  if (!Number.isInteger(N) || N < 1) throw new InputError(`the sequence length must be a positive integer, got ${N}`);
+  if (R > N) throw new InputError(`the ring has ${R} ranks but the sequence only ${N} tokens: every rank needs at least one token`);
+  if (!LAYOUTS.includes(layout as Layout)) throw new InputError(`unknown layout '${layout}': use ${LAYOUTS.join(', ')}`);
+}
+
+export function shardLayout(N: number, R: number, layout: Layout): Segment[][] {
+  validateRing(N, R, layout);
+  if (layout === 'striped')
+    return Array.from({ length: R }, (_, r) => [{ offset: r, stride: R, count: Math.ceil((N - r) / R) }]);
+  const parts = layout === 'contiguous' ? R : 2 * R;
+  const sizes = splitSizes(N, parts);
+  const starts = sizes.map((_, i) => sizes.slice(0, i).reduce((a, b) => a + b, 0));
+  const seg = (c: number): Segment => ({ offset: starts[c], stride: 1, count: sizes[c] });
+  if (layout === 'contiguous') return Array.from({ length: R }, (_, r) => [seg(r)]);
+  return Array.from({ length: R }, (_, r) => [seg(r), seg(2 * R - 1 - r)].filter((s) => s.count > 0));
+}
+
+const last = (s: Segment) => s.offset + (s.count - 1) * s.stride;
+
+/** Number of keys of `k` at or before position p. */
+function keysAtOrBefore(k: Segment, p: number): number {
+  if (p < k.offset) return 0;
+  return Math.min(k.count, Math.floor((p - k.offset) / k.stride) + 1);
+}
+
+export function classifyPair(q: Segment, k: Segment, causal: boolean): { kind: PairKind; visible: number } {
+  if (!causal) return { kind: 'full', visible: q.count * k.count };
+  if (k.offset > last(q)) return { kind: 'skip', visible: 0 };
+  let visible = 0;
+  for (let i = 0; i < q.count; i++) visible += keysAtOrBefore(k, q.offset + i * q.stride);
+  return { kind: last(k) <= q.offset ? 'full' : 'masked', visible };
+}
+
+export function ringSchedule(N: number, R: number, layout: Layout, causal: boolean): RingSchedule {
+  const shards = shardLayout(N, R, layout);
+  const steps: StepPlan[][] = [];
+  for (let t = 0; t < R; t++) {
+    const row: StepPlan[] = [];
+    for (let r = 0; r < R; r++) {
+      const kvFrom = (((r - t) % R) + R) % R;
+      const pairs: PairPlan[] = [];
+      shards[r].forEach((q, qi) =>
+        shards[kvFrom].forEach((k, ki) => pairs.push({ qSeg: qi, kSeg: ki, ...classifyPair(q, k, causal) })),
+      );
+      row.push({ step: t, rank: r, kvFrom, pairs, visible: pairs.reduce((a, p) => a + p.visible, 0) });
+    }
+    steps.push(row);
+  }
+  const workPerRank = Array.from({ length: R }, (_, r) => steps.reduce((a, row) => a + row[r].visible, 0));
+  const mean = workPerRank.reduce((a, b) => a + b, 0) / R;
+  return { N, R, layout, causal, shards, steps, workPerRank, imbalance: mean > 0 ? Math.max(...workPerRank) / mean : 1 };
+}
+
+/** Global token indices of a shard, in local order. */
+export function shardTokens(segs: Segment[]): number[] {
+  const out: number[] = [];
+  for (const s of segs) for (let i = 0; i < s.count; i++) out.push(s.offset + i * s.stride);
+  return out;
+}

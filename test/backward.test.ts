@@ -1,0 +1,85 @@
+import { describe, expect, it, beforeAll } from 'vitest';
+import { testDevice } from './gpu.js';
+import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions } from './cases.js';
+import { FlashDevice } from '../src/gpu/device.js';
+import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
+import { referenceBackward } from '../src/reference/attention.js';
+import { Precision } from '../src/kernels/common.js';
+
+let dev: FlashDevice;
+let precisions: Precision[];
+beforeAll(async () => {
+  dev = await testDevice();
+  precisions = dev.hasF16 ? ['f32', 'f16'] : ['f32'];
+});
+
+/** Forward on the GPU (for O and LSE), backward on the GPU, both against the float64 reference. */
+async function run(s: AttentionShape, opts: AttentionOptions, p: Precision, seed: number, inScale = 1) {
+  const x = makeInputs(s, seed, inScale);
+  const r = refInputs(x, p);
+  const ref = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
+  const fwd = await attentionForward(dev, s, x, { ...opts, precision: p });
+  const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { ...opts, precision: p });
+  const tol = TOL[p].grad;
+  const tag = `${p} ${JSON.stringify(s)} ${JSON.stringify(opts)}`;
+  expect(err(got.dq, ref.dq), `dQ ${tag}`).toBeLessThanOrEqual(tol);
+  expect(err(got.dk, ref.dk), `dK ${tag}`).toBeLessThanOrEqual(tol);
+  expect(err(got.dv, ref.dv), `dV ${tag}`).toBeLessThanOrEqual(tol);
+  return { got, ref, x, fwd };
+}
+
+const sq = (N: number, D: number, extra: Partial<AttentionShape> = {}): AttentionShape => ({ B: 1, Hq: 2, Hkv: 2, Nq: N, Nk: N, D, ...extra });
+
+describe('FlashAttention backward vs float64 reference', () => {
+  const grid: [string, AttentionShape, AttentionOptions][] = [
+    ['N=1', sq(1, 32), {}],
+    ['N=17 causal', sq(17, 32), { causal: true }],
+    ['N=127 D=64', sq(127, 64, { Hq: 1, Hkv: 1 }), {}],
+    ['N=127 D=64 causal', sq(127, 64, { Hq: 1, Hkv: 1 }), { causal: true }],
+    ['N=513 D=8 causal', sq(513, 8, { Hq: 1, Hkv: 1 }), { causal: true }],
+    ['N=48 (multiple of the tile) D=80', sq(48, 80, { Hq: 1, Hkv: 1 }), {}],
+    ['N=33 D=128 causal', sq(33, 128, { Hq: 1, Hkv: 1 }), { causal: true }],
+    ['N=20 D=256', sq(20, 256, { Hq: 1, Hkv: 1 }), {}],
+    ['Nq<Nk causal', { B: 1, Hq: 1, Hkv: 1, Nq: 19, Nk: 45, D: 32 }, { causal: true }],
+    ['Nq>Nk causal (masked rows)', { B: 1, Hq: 1, Hkv: 1, Nq: 40, Nk: 23, D: 32 }, { causal: true }],
+    ['GQA 6:2 B=2', { B: 2, Hq: 6, Hkv: 2, Nq: 31, Nk: 31, D: 32 }, { causal: true }],
+    ['striped positions', { B: 1, Hq: 1, Hkv: 1, Nq: 24, Nk: 24, D: 32 }, { causal: true, qPos: { offset: 1, stride: 4 }, kPos: { offset: 2, stride: 4 } }],
+  ];
+  for (const [name, s, opts] of grid) {
+    it(name, async () => {
+      for (const p of precisions) await run(s, opts, p, SEED + 3 * name.length);
+    });
+  }
+
+  it('large logits (inputs ×8)', async () => {
+    for (const p of precisions) await run(sq(70, 32, { Hq: 1, Hkv: 1 }), { causal: true }, p, SEED + 11, 8);
+  });
+
+  it('fully masked rows contribute nothing and give no NaN', async () => {
+    const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: 20, Nk: 8, D: 16 };
+    for (const p of precisions) {
+      const { got } = await run(s, { causal: true }, p, SEED + 13);
+      const dq = got.dq;
+      for (let i = 0; i < 12 * 16; i++) expect(dq[i]).toBe(0);
+    }
+  });
+
+  it('is deterministic: two runs give bitwise identical gradients', async () => {
+    const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 77, Nk: 77, D: 32 };
+    for (const p of precisions) {
+      const { x, fwd, got } = await run(s, { causal: true }, p, SEED + 17);
+      const again = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { causal: true, precision: p });
+      for (const k of ['dq', 'dk', 'dv'] as const) {
+        expect(Buffer.from(again[k].buffer).equals(Buffer.from(got[k].buffer)), `${k} ${p} bits`).toBe(true);
+      }
+    }
+  });
+
+  it('rejects a bad LSE or dO', async () => {
+    const s = sq(8, 16);
+    const x = makeInputs(s, 3);
+    const fwd = await attentionForward(dev, s, x, { precision: 'f32' });
+    await expect(attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse.subarray(1) })).rejects.toThrow(/LSE must be a Float32Array of 16/);
+    await expect(attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse, dout: x.dout.subarray(2) })).rejects.toThrow(/dO has 254/);
+  });
+});

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { ringSchedule, shardLayout, shardTokens, LAYOUTS, classifyPair } from '../src/ring/schedule.js';
+
+describe('ring schedule', () => {
+  it('every layout covers each token exactly once, for even and uneven N', () => {
+    for (const layout of LAYOUTS)
+      for (const [N, R] of [[16, 4], [17, 4], [5, 4], [8, 8], [100, 3], [9, 1]]) {
+        const toks = shardLayout(N, R, layout).flatMap(shardTokens).sort((a, b) => a - b);
+        expect(toks, `${layout} N=${N} R=${R}`).toEqual(Array.from({ length: N }, (_, i) => i));
+        for (const s of shardLayout(N, R, layout)) expect(shardTokens(s).length).toBeGreaterThan(0);
+      }
+  });
+
+  it('zigzag gives rank r chunks r and 2R-1-r (Megatron-LM)', () => {
+    expect(shardLayout(16, 4, 'zigzag')[0]).toEqual([{ offset: 0, stride: 1, count: 2 }, { offset: 14, stride: 1, count: 2 }]);
+    expect(shardLayout(16, 4, 'zigzag')[3]).toEqual([{ offset: 6, stride: 1, count: 2 }, { offset: 8, stride: 1, count: 2 }]);
+    expect(shardLayout(10, 2, 'striped')[1]).toEqual([{ offset: 1, stride: 2, count: 5 }]);
+  });
+
+  it('step t gives rank r the chunk of rank (r - t) mod R', () => {
+    const s = ringSchedule(12, 3, 'contiguous', false);
+    expect(s.steps.map((row) => row.map((p) => p.kvFrom))).toEqual([[0, 1, 2], [2, 0, 1], [1, 2, 0]]);
+  });
+
+  it('visible work adds up to the causal triangle and the full square', () => {
+    for (const layout of LAYOUTS) {
+      const N = 37;
+      expect(ringSchedule(N, 4, layout, true).workPerRank.reduce((a, b) => a + b)).toBe((N * (N + 1)) / 2);
+      expect(ringSchedule(N, 4, layout, false).workPerRank.reduce((a, b) => a + b)).toBe(N * N);
+    }
+  });
+
+  it('causal contiguous: only the diagonal step is masked, chunks from later ranks are skipped', () => {
+    const s = ringSchedule(16, 4, 'contiguous', true);
+    for (const row of s.steps)
+      for (const p of row) {
+        const kind = p.pairs[0].kind;
+        if (p.kvFrom === p.rank) expect(kind).toBe('masked');
+        else if (p.kvFrom < p.rank) expect(kind).toBe('full');
+        else expect(kind).toBe('skip');
+      }
+  });
+
+  it('zigzag and striped balance causal work; contiguous does not', () => {
+    const c = ringSchedule(1024, 4, 'contiguous', true).imbalance;
+    const z = ringSchedule(1024, 4, 'zigzag', true).imbalance;
+    const st = ringSchedule(1024, 4, 'striped', true).imbalance;
+    expect(c).toBeGreaterThan(1.5);
+    expect(z).toBeLessThan(1.01);
+    expect(st).toBeLessThan(1.01);
+  });
+
+  it('classifies pairs by positions', () => {
+    expect(classifyPair({ offset: 10, stride: 1, count: 5 }, { offset: 0, stride: 1, count: 10 }, true)).toEqual({ kind: 'full', visible: 50 });
+    expect(classifyPair({ offset: 0, stride: 1, count: 5 }, { offset: 10, stride: 1, count: 5 }, true)).toEqual({ kind: 'skip', visible: 0 });
+    expect(classifyPair({ offset: 0, stride: 1, count: 3 }, { offset: 0, stride: 1, count: 3 }, true)).toEqual({ kind: 'masked', visible: 6 });
+  });
+
+  it('rejects bad rings clearly', () => {
+    expect(() => shardLayout(3, 4, 'zigzag')).toThrow(/4 ranks but the sequence only 3 tokens/);
+    expect(() => shardLayout(3, 0, 'zigzag')).toThrow(/integer >= 1/);
+    expect(() => shardLayout(3, 1.5, 'zigzag')).toThrow(/integer >= 1/);
+    expect(() => shardLayout(8, 2, 'spiral' as never)).toThrow(/unknown layout 'spiral'/);
+  });
+});
