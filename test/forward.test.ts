@@ -4,26 +4,32 @@ import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions
 import { FlashDevice } from '../src/gpu/device.js';
 import { attentionForward } from '../src/kernels/attention.js';
 import { referenceForward } from '../src/reference/attention.js';
-import { Precision } from '../src/kernels/common.js';
+import { KernelPath, Precision } from '../src/kernels/common.js';
 import { InputError, LimitError } from '../src/errors.js';
 
 let dev: FlashDevice;
-let precisions: Precision[];
+/** Every (precision, kernel path) the adapter has. */
+let paths: [Precision, KernelPath][];
 beforeAll(async () => {
   dev = await testDevice();
-  precisions = dev.hasF16 ? ['f32', 'f16'] : ['f32'];
+  paths = [['f32', 'scalar']];
+  if (dev.hasF16) paths.push(['f16', 'scalar']);
+  if (dev.hasF16 && dev.hasSubgroupMatrix) paths.push(['f16', 'subgroup-matrix']);
   if (process.env.CI === 'true') expect(dev.hasF16, 'lavapipe in CI must offer shader-f16').toBe(true);
+  console.log(`forward paths on ${dev.adapter.description}: ${paths.map((x) => x.join('/')).join(', ')}`);
 });
 
-async function check(s: AttentionShape, opts: AttentionOptions, p: Precision, seed: number, inScale = 1) {
+async function check(s: AttentionShape, opts: AttentionOptions, p: Precision, seed: number, inScale = 1, path: KernelPath = 'scalar') {
   const x = makeInputs(s, seed, inScale);
   const r = refInputs(x, p);
   const ref = referenceForward(s, r.q, r.k, r.v, opts);
-  const got = await attentionForward(dev, s, x, { ...opts, precision: p });
+  const got = await attentionForward(dev, s, x, { ...opts, precision: p, path });
+  expect(got.path).toBe(path);
   const tol = TOL[p].out;
   const eo = err(got.o, ref.o), el = err(got.lse, ref.lse);
-  expect(eo, `O rel err ${p} ${JSON.stringify(s)} ${JSON.stringify(opts)}`).toBeLessThanOrEqual(tol);
-  expect(el, `LSE rel err ${p} ${JSON.stringify(s)} ${JSON.stringify(opts)}`).toBeLessThanOrEqual(tol);
+  const tag = `${p}/${path} ${JSON.stringify(s)} ${JSON.stringify(opts)}`;
+  expect(eo, `O rel err ${tag}`).toBeLessThanOrEqual(tol);
+  expect(el, `LSE rel err ${tag}`).toBeLessThanOrEqual(tol);
   return { eo, el, got, ref };
 }
 
@@ -48,18 +54,18 @@ describe('FlashAttention forward vs float64 reference', () => {
   ];
   for (const [name, s, opts] of grid) {
     it(name, async () => {
-      for (const p of precisions) await check(s, opts, p, SEED + name.length);
+      for (const [p, path] of paths) if (path === 'scalar' || s.D % 16 === 0) await check(s, opts, p, SEED + name.length, 1, path);
     });
   }
 
   it('large logits (inputs ×8) stay exact', async () => {
-    for (const p of precisions) await check(sq(70, 64), { causal: true }, p, SEED + 5, 8);
+    for (const [p, path] of paths) await check(sq(70, 64), { causal: true }, p, SEED + 5, 8, path);
   });
 
   it('a fully masked row gives O = 0 and LSE = -inf, never NaN', async () => {
     const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: 20, Nk: 8, D: 16 };
-    for (const p of precisions) {
-      const { got } = await check(s, { causal: true }, p, SEED + 7);
+    for (const [p, path] of paths) {
+      const { got } = await check(s, { causal: true }, p, SEED + 7, 1, path);
       for (let i = 0; i < 12; i++) expect(got.lse[i]).toBe(-Infinity);
       for (let i = 0; i < 12 * 16; i++) expect(got.o[i]).toBe(0);
       expect(Number.isFinite(got.lse[12])).toBe(true);
@@ -89,6 +95,14 @@ describe('FlashAttention forward vs float64 reference', () => {
     expect(sizes[1]).toBe(2 * sizes[0]);
     expect(sizes[2]).toBe(2 * sizes[1]);
     expect(dev.tracker.snapshot().liveBuffers).toBe(0);
+  });
+
+  it('auto picks subgroup matrices for f16 exactly where the adapter has them', async () => {
+    const s = sq(40, 32);
+    const got = await attentionForward(dev, s, makeInputs(s, SEED + 21), { precision: 'f16' });
+    expect(got.path).toBe(dev.hasF16 && dev.hasSubgroupMatrix ? 'subgroup-matrix' : 'scalar');
+    if (!dev.hasSubgroupMatrix)
+      await expect(attentionForward(dev, s, makeInputs(s, 1), { precision: 'f16', path: 'subgroup-matrix' })).rejects.toThrow(/subgroup-matrix path cannot run/);
   });
 
   it('bad input gives clear errors', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { specialize } from '../src/kernels/specialize.js';
-import { planTiles, workgroupBytes } from '../src/kernels/common.js';
+import { planTiles, workgroupBytes, legacySgmmSpelling } from '../src/kernels/common.js';
+import { SHADERS } from '../src/kernels/shaders.js';
 import { LimitError } from '../src/errors.js';
 import { toHalfBits, fromHalfBits } from '../src/f16.js';
 
@@ -9,6 +10,24 @@ describe('specializer', () => {
     expect(specialize('const D: u32 = {{D}}u; alias T = {{ T }};', { D: 64, T: 'f16' })).toBe('const D: u32 = 64u; alias T = f16;');
     expect(() => specialize('{{D}} {{BR}}', { D: 1 })).toThrow(/no value for \{\{BR\}\}/);
     expect(() => specialize('{{D}}', { D: 1, X: 2 })).toThrow(/never used: X/);
+  });
+});
+
+describe('subgroup-matrix spelling', () => {
+  it('rewrites template-layout builtins to the older bool form', () => {
+    const src = 'let a = subgroupMatrixLoad<LM, row_major>(&Qs, r0 * D + kk * 16u, D);\n' +
+      'let b = subgroupMatrixLoad<RM, col_major>(&Ks, cb * 16u * D, D);\n' +
+      'subgroupMatrixStore<row_major>(&S, r0 * BC, acc, BC);';
+    expect(legacySgmmSpelling(src)).toBe(
+      'let a = subgroupMatrixLoad<LM>(&Qs, r0 * D + kk * 16u, false, D);\n' +
+        'let b = subgroupMatrixLoad<RM>(&Ks, cb * 16u * D, true, D);\n' +
+        'subgroupMatrixStore(&S, r0 * BC, acc, false, BC);',
+    );
+  });
+  it('every subgroup-matrix call in the shader is in a form the rewrite understands', () => {
+    const calls = SHADERS.flashFwdSgmm.match(/subgroupMatrix(Load|Store)<[^>]*>/g) ?? [];
+    expect(calls.length).toBeGreaterThan(4);
+    expect(legacySgmmSpelling(SHADERS.flashFwdSgmm)).not.toMatch(/(row|col)_major/);
   });
 });
 

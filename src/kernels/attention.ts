@@ -12,12 +12,14 @@ import { toHalfArray, fromHalfArray } from '../f16.js';
 import { AttentionOptions, AttentionShape, ResolvedOptions, numel, resolveOptions, validateShape } from '../shape.js';
 import { FlashForward } from './flashForward.js';
 import { FlashBackward } from './flashBackward.js';
-import { Precision, PrecisionRequest, elemBytes, readback, resolvePrecision, storage, upload } from './common.js';
+import { KernelPath, PathRequest, Precision, PrecisionRequest, elemBytes, readback, resolvePrecision, storage, upload } from './common.js';
 
 export type HostTensor = Float32Array | Uint16Array;
 
 export interface RunOptions extends AttentionOptions {
   precision?: PrecisionRequest;
+  /** Forward kernel path (default auto: subgroup matrices for f16 where the adapter has them). */
+  path?: PathRequest;
   /** Cap on bytes per binding used for splitting (default: the device limit). For tests. */
   maxBindingBytes?: number;
 }
@@ -26,6 +28,7 @@ export interface ForwardOutput {
   o: HostTensor;
   lse: Float32Array;
   precision: Precision;
+  path: KernelPath;
 }
 
 export interface BackwardOutput {
@@ -108,7 +111,7 @@ export async function attentionForward(
   checkLength('K', t.k, numel(s, 'kv'), kvDims);
   checkLength('V', t.v, numel(s, 'kv'), kvDims);
   const q = toPrecision(t.q, p), k = toPrecision(t.k, p), v = toPrecision(t.v, p);
-  const kernel = await FlashForward.create(dev, s.D, { precision: p, out: p, grad: p });
+  const kernel = await FlashForward.create(dev, s.D, { precision: p, out: p, grad: p }, opts.path);
   const G = s.Hq / s.Hkv;
   const qPer = G * s.Nq * s.D, kvPer = s.Nk * s.D, lsePer = G * s.Nq;
   const out = newHost(p, numel(s, 'q'));
@@ -136,7 +139,7 @@ export async function attentionForward(
       for (const b of [...Object.values(bufs), ...temps]) tr.destroy(b);
     }
   }
-  return { o: out, lse, precision: p };
+  return { o: out, lse, precision: p, path: kernel.path };
 }
 
 export async function attentionBackward(

@@ -55,6 +55,42 @@ export function planTiles(kind: 'fwd' | 'bwd', D: number, precision: Precision, 
   );
 }
 
+/** Forward kernel paths: scalar math everywhere, or subgroup matrices (tensor cores) for f16. */
+export type KernelPath = 'scalar' | 'subgroup-matrix';
+export type PathRequest = KernelPath | 'auto';
+
+/** Workgroup memory of the subgroup-matrix forward (flash_fwd_sgmm.wgsl). */
+export function sgmmWorkgroupBytes(BR: number, BC: number, D: number): number {
+  return (BR * D + 2 * BC * D + BR * BC) * 2 + BR * BC * 4 + BR * D * 4 + 3 * BR * 4; // Qs Ks Vs P | S O | m ℓ α
+}
+
+const SGMM_CANDIDATES: [number, number][] = [[64, 64], [64, 32], [32, 32], [16, 32], [16, 16]];
+
+/** Tiles for the subgroup-matrix forward, or a reason it cannot run. */
+export function planSgmm(dev: FlashDevice, D: number, precision: Precision): TilePlan | string {
+  if (!dev.hasSubgroupMatrix) return 'the adapter has no chromium-experimental-subgroup-matrix';
+  if (precision !== 'f16') return 'subgroup matrices are used for f16 only';
+  if (D % 16 !== 0) return `head dim ${D} is not a multiple of 16`;
+  const cfgs = dev.adapter.subgroupMatrixConfigs as { componentType?: string; resultComponentType?: string; M?: number; N?: number; K?: number }[];
+  if (cfgs.length && !cfgs.some((c) => c.componentType === 'f16' && c.resultComponentType === 'f32' && c.M === 16 && c.N === 16 && c.K === 16))
+    return 'the adapter has no 16×16×16 f16→f32 subgroup-matrix config';
+  const limit = dev.device.limits.maxComputeWorkgroupStorageSize;
+  for (const [BR, BC] of SGMM_CANDIDATES) {
+    const bytes = sgmmWorkgroupBytes(BR, BC, D);
+    if (bytes <= limit && 2 * BR <= dev.device.limits.maxComputeInvocationsPerWorkgroup) return { BR, BC, WG: 2 * BR, workgroupBytes: bytes };
+  }
+  return `head dim ${D} needs ${sgmmWorkgroupBytes(16, 16, D)} bytes of workgroup memory, the device allows ${limit}`;
+}
+
+/** The older spelling of the subgroup-matrix builtins (a bool for column-major). */
+export function legacySgmmSpelling(code: string): string {
+  return code
+    .replace(/subgroupMatrixLoad<(\w+), (row_major|col_major)>\(([^,()]+), ([^,()]+), ([^,()]+)\)/g,
+      (_, t, layout, p, off, stride) => `subgroupMatrixLoad<${t}>(${p}, ${off}, ${layout === 'col_major'}, ${stride})`)
+    .replace(/subgroupMatrixStore<(row_major|col_major)>\(([^,()]+), ([^,()]+), ([^,()]+), ([^,()]+)\)/g,
+      (_, layout, p, off, m, stride) => `subgroupMatrixStore(${p}, ${off}, ${m}, ${layout === 'col_major'}, ${stride})`);
+}
+
 export interface KernelTypes {
   precision: Precision;
   /** Element type of O (and of O read by the backward); f32 for ring partials. */
@@ -64,10 +100,10 @@ export interface KernelTypes {
 }
 
 /** Specialized source of an attention kernel: common header + kernel body. */
-export function attentionSource(body: string, D: number, plan: TilePlan, t: KernelTypes, unroll: boolean): string {
+export function attentionSource(body: string, D: number, plan: TilePlan, t: KernelTypes, unroll: boolean, extraEnables: string[] = []): string {
   const f16 = [t.precision, t.out, t.grad].includes('f16');
   return specialize(SHADERS.common + '\n' + body, {
-    ENABLES: f16 ? 'enable f16;' : '',
+    ENABLES: [...(f16 ? ['f16'] : []), ...extraEnables].map((e) => `enable ${e};`).join('\n'),
     ST: wgslType(t.precision),
     OT: wgslType(t.out),
     GT: wgslType(t.grad),

@@ -5,8 +5,9 @@
 import { FlashDevice } from '../gpu/device.js';
 import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
 import { SHADERS } from './shaders.js';
+import { GPUValidationError, InputError } from '../errors.js';
 import {
-  KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planTiles,
+  KernelPath, PathRequest, legacySgmmSpelling, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planTiles,
 } from './common.js';
 
 export interface ForwardBuffers {
@@ -23,16 +24,61 @@ export class FlashForward {
     readonly D: number,
     readonly types: KernelTypes,
     readonly plan: TilePlan,
+    readonly path: KernelPath,
     private pipeline: GPUComputePipeline,
+    /** Why 'auto' did not take the subgroup-matrix path (null when it did or was not asked). */
+    readonly fallbackReason: string | null = null,
   ) {}
 
-  static async create(dev: FlashDevice, D: number, types: KernelTypes): Promise<FlashForward> {
+  /**
+   * 'auto' takes the subgroup-matrix (tensor-core) path for f16 where the adapter has it and
+   * falls back to the scalar kernel otherwise (FLASHRING_PATH=scalar forces scalar).
+   */
+  static async create(dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest = 'auto'): Promise<FlashForward> {
+    if (path === 'auto' && typeof process !== 'undefined' && process.env?.FLASHRING_PATH) path = process.env.FLASHRING_PATH as PathRequest;
+    if (!['auto', 'scalar', 'subgroup-matrix'].includes(path)) throw new InputError(`kernel path must be auto, scalar or subgroup-matrix, got '${path}'`);
+    let reason: string | null = null;
+    if (path !== 'scalar') {
+      const plan = planSgmm(dev, D, types.precision);
+      if (typeof plan === 'string') {
+        if (path === 'subgroup-matrix') throw new InputError(`the subgroup-matrix path cannot run: ${plan}`);
+        reason = plan;
+      } else {
+        try {
+          return await FlashForward.createSgmm(dev, D, types, plan);
+        } catch (e) {
+          if (path === 'subgroup-matrix') throw e;
+          reason = (e as Error).message;
+        }
+      }
+    }
     const plan = planTiles('fwd', D, types.precision, dev.device.limits.maxComputeWorkgroupStorageSize);
     const key = `fwd:${D}:${types.precision}:${types.out}:${plan.BR}x${plan.BC}`;
-    return cachedKernel(dev, key, async () => {
+    const k = await cachedKernel(dev, key, async () => {
       const label = `FlashForward[D=${D},${types.precision}->${types.out},Br=${plan.BR},Bc=${plan.BC}]`;
       const pipeline = await buildPipeline(dev, label, attentionSource(SHADERS.flashFwd, D, plan, { ...types, grad: types.out }, !dev.isCPU));
-      return new FlashForward(dev, D, types, plan, pipeline);
+      return new FlashForward(dev, D, types, plan, 'scalar', pipeline);
+    });
+    return reason ? new FlashForward(dev, D, types, k.plan, 'scalar', k.pipeline, reason) : k;
+  }
+
+  /** Tries the current builtin spelling, then with `enable subgroups`, then the older spelling. */
+  private static createSgmm(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan): Promise<FlashForward> {
+    const key = `fwd-sgmm:${D}:${types.out}:${plan.BR}x${plan.BC}`;
+    return cachedKernel(dev, key, async () => {
+      const label = `FlashForwardSgmm[D=${D},f16->${types.out},Br=${plan.BR},Bc=${plan.BC}]`;
+      const t = { ...types, grad: types.out };
+      const src = (extra: string[]) => attentionSource(SHADERS.flashFwdSgmm, D, plan, t, true, ['chromium_experimental_subgroup_matrix', ...extra]);
+      const variants = [src([]), src(['subgroups']), legacySgmmSpelling(src([])), legacySgmmSpelling(src(['subgroups']))];
+      const errors: string[] = [];
+      for (const code of variants) {
+        try {
+          return new FlashForward(dev, D, types, plan, 'subgroup-matrix', await buildPipeline(dev, label, code));
+        } catch (e) {
+          errors.push((e as Error).message);
+        }
+      }
+      throw new GPUValidationError(label, `no spelling of the subgroup-matrix builtins compiled: ${errors.join(' | ')}`);
     });
   }
 

@@ -1,0 +1,101 @@
+/**
+ * Kernel sweep: forward, backward and forward+backward TFLOP/s of the FlashAttention kernels
+ * over N, D, causal and precision, timed with GPU timestamps (host clock where the adapter has
+ * none): warm-up, then the median of `reps` runs on random inputs (never zeros).
+ * FLOPs: forward 4·B·H·N²·D (two matmuls), ×0.5 causal; backward 2.5× forward; fwd+bwd 3.5×.
+ * Each (D, precision, causal) is first checked against the float64 reference at a small size:
+ * a configuration that is wrong gets no speed reported.
+ */
+import { FlashDevice } from '../src/gpu/device.js';
+import { GpuTimer } from '../src/gpu/timer.js';
+import { AttentionShape, attentionFlops, numel, resolveOptions } from '../src/shape.js';
+import { KernelPath, Precision, elemBytes, storage, upload } from '../src/kernels/common.js';
+import { FlashForward } from '../src/kernels/flashForward.js';
+import { FlashBackward } from '../src/kernels/flashBackward.js';
+import { attentionForward, attentionBackward, toF32, toPrecision } from '../src/kernels/attention.js';
+import { referenceForward, referenceBackward } from '../src/reference/attention.js';
+import { randn, relErr, TOL } from '../src/reference/compare.js';
+import { roundToHalf } from '../src/f16.js';
+
+export interface KernelRow {
+  pass: 'fwd' | 'bwd' | 'fwd+bwd';
+  B: number; H: number; N: number; D: number;
+  causal: boolean;
+  precision: Precision;
+  /** Forward kernel path (the backward is scalar). */
+  path: KernelPath;
+  ms: number;
+  tflops: number;
+  timer: 'gpu-timestamps' | 'host';
+  checkErr: number;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+/** Max relative error of O, LSE, dQ, dK, dV at a small shape, against float64. */
+export async function spotCheck(dev: FlashDevice, D: number, p: Precision, causal: boolean): Promise<{ err: number; ok: boolean }> {
+  const s: AttentionShape = { B: 1, Hq: 2, Hkv: 1, Nq: 67, Nk: 67, D };
+  const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3) };
+  const dout = randn(numel(s, 'q'), 4);
+  const f = (a: Float32Array) => (p === 'f16' ? roundToHalf(a) : Float64Array.from(a));
+  const rf = referenceForward(s, f(x.q), f(x.k), f(x.v), { causal });
+  const rb = referenceBackward(s, f(x.q), f(x.k), f(x.v), f(dout), { causal });
+  const fw = await attentionForward(dev, s, x, { causal, precision: p });
+  const bw = await attentionBackward(dev, s, { ...x, o: fw.o, lse: fw.lse, dout }, { causal, precision: p });
+  const eOut = Math.max(relErr(toF32(fw.o), rf.o), relErr(fw.lse, rf.lse));
+  const eGrad = Math.max(relErr(toF32(bw.dq), rb.dq), relErr(toF32(bw.dk), rb.dk), relErr(toF32(bw.dv), rb.dv));
+  return { err: Math.max(eOut, eGrad), ok: eOut <= TOL[p].out && eGrad <= TOL[p].grad };
+}
+
+/** Times forward and backward at one shape; returns fwd, bwd and fwd+bwd rows. */
+export async function timeKernels(
+  dev: FlashDevice, s: AttentionShape, causal: boolean, p: Precision, reps: number, checkErr: number,
+): Promise<KernelRow[]> {
+  const types = { precision: p, out: p, grad: p };
+  const fwd = await FlashForward.create(dev, s.D, types);
+  const bwd = await FlashBackward.create(dev, s.D, types);
+  const o = resolveOptions(s, { causal });
+  const eb = elemBytes(p);
+  const host = (n: number, seed: number) => toPrecision(randn(n, seed), p);
+  const bufs = {
+    q: upload(dev, host(numel(s, 'q'), 11), 'bench.q'), k: upload(dev, host(numel(s, 'kv'), 12), 'bench.k'),
+    v: upload(dev, host(numel(s, 'kv'), 13), 'bench.v'), dout: upload(dev, host(numel(s, 'q'), 14), 'bench.dout'),
+    o: storage(dev, numel(s, 'q') * eb, 'bench.o'), lse: storage(dev, numel(s, 'lse') * 4, 'bench.lse'),
+    delta: storage(dev, numel(s, 'lse') * 4, 'bench.delta'), dq: storage(dev, numel(s, 'q') * eb, 'bench.dq'),
+    dk: storage(dev, numel(s, 'kv') * eb, 'bench.dk'), dv: storage(dev, numel(s, 'kv') * eb, 'bench.dv'),
+  };
+  const warm = 2;
+  const timer = new GpuTimer(dev, 2 * (reps + warm));
+  const hostMs: number[][] = [[], []];
+  try {
+    for (let i = 0; i < reps + warm; i++) {
+      for (const which of [0, 1]) {
+        const temps: GPUBuffer[] = [];
+        const enc = dev.device.createCommandEncoder({ label: 'bench' });
+        const tw = timer.writes(2 * i + which, 0, 1);
+        if (which === 0) fwd.encode(enc, bufs, s, o, temps, tw);
+        else bwd.encode(enc, bufs, s, o, temps, { timestampWrites: tw });
+        const t0 = performance.now();
+        dev.device.queue.submit([enc.finish()]);
+        await dev.device.queue.onSubmittedWorkDone();
+        if (i >= warm) hostMs[which].push(performance.now() - t0);
+        for (const b of temps) dev.tracker.destroy(b);
+      }
+    }
+    const gpu = await timer.read();
+    const useGpu = dev.hasTimestamps && gpu.slice(2 * warm).every((x) => Number.isFinite(x) && x > 0);
+    const pick = (which: number) => median(useGpu ? gpu.slice(2 * warm).filter((_, j) => j % 2 === which) : hostMs[which]);
+    const fMs = pick(0), bMs = pick(1);
+    const row = (pass: KernelRow['pass'], ms: number): KernelRow => ({
+      pass, B: s.B, H: s.Hq, N: s.Nq, D: s.D, causal, precision: p, path: fwd.path, ms,
+      tflops: attentionFlops(s, causal, pass) / (ms * 1e-3) / 1e12, timer: useGpu ? 'gpu-timestamps' : 'host', checkErr,
+    });
+    return [row('fwd', fMs), row('bwd', bMs), row('fwd+bwd', fMs + bMs)];
+  } finally {
+    timer.destroy();
+    for (const b of Object.values(bufs)) dev.tracker.destroy(b);
+  }
+}

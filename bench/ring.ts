@@ -1,0 +1,56 @@
+/**
+ * Ring sweep: ringAttention for R ranks (each its own device; on one GPU several devices share
+ * it) and each layout, at growing N: wall time per phase, the sum of GPU kernel times, the
+ * unhidden transfer fraction, overlap efficiency, peak bytes per rank; and the single-device
+ * kernel time on the same GPU for comparison. The largest N that runs is where the sweep stops.
+ */
+import { FlashDevice } from '../src/gpu/device.js';
+import { ringAttention } from '../src/ring/ringAttention.js';
+import { Layout } from '../src/ring/schedule.js';
+import { AttentionShape, numel } from '../src/shape.js';
+import { Precision } from '../src/kernels/common.js';
+import { toPrecision } from '../src/kernels/attention.js';
+import { randn } from '../src/reference/compare.js';
+
+export interface RingRow {
+  R: number;
+  layout: Layout;
+  N: number; B: number; H: number; D: number;
+  causal: boolean;
+  precision: Precision;
+  backward: boolean;
+  fwdWallMs: number;
+  bwdWallMs: number | null;
+  gpuKernelMs: number | null;
+  unhiddenFraction: number;
+  overlapEfficiency: number;
+  bytesMoved: number;
+  peakBytesPerRank: number[];
+  imbalance: number;
+  error?: string;
+}
+
+export async function ringPoint(
+  devs: FlashDevice[], s: AttentionShape, layout: Layout, causal: boolean, p: Precision, backward: boolean,
+): Promise<RingRow> {
+  const x = {
+    q: toPrecision(randn(numel(s, 'q'), 21), p), k: toPrecision(randn(numel(s, 'kv'), 22), p), v: toPrecision(randn(numel(s, 'kv'), 23), p),
+    ...(backward ? { dout: toPrecision(randn(numel(s, 'q'), 24), p) } : {}),
+  };
+  const base = { R: devs.length, layout, N: s.Nq, B: s.B, H: s.Hq, D: s.D, causal, precision: p, backward };
+  await ringAttention(devs, s, x, { causal, layout, precision: p }); // warm-up: pipelines compile on first use
+  const res = await ringAttention(devs, s, x, { causal, layout, precision: p });
+  const tl = res.timeline;
+  const gpu = tl.phases.flatMap((ph) => ph.steps.map((st) => st.gpuComputeMs));
+  return {
+    ...base,
+    fwdWallMs: tl.phases[0].wallMs,
+    bwdWallMs: tl.phases[1]?.wallMs ?? null,
+    gpuKernelMs: gpu.every((g) => g !== null) ? gpu.reduce((a, b) => a + (b ?? 0), 0) : null,
+    unhiddenFraction: tl.summary.unhiddenFraction,
+    overlapEfficiency: tl.summary.overlapEfficiency,
+    bytesMoved: tl.summary.bytesMoved,
+    peakBytesPerRank: tl.ranks.map((r) => r.peakBytes),
+    imbalance: tl.schedule.imbalance,
+  };
+}

@@ -1,0 +1,165 @@
+/**
+ * `flashring bench` / `npm run bench`: the headless benchmark. Kernel sweep, then ring sweep;
+ * progress on stderr, a summary table at the end, and results (adapter, date, command, shapes)
+ * as JSON and CSV under --out. `--peer FILE` (JSON from bench/peers/torch_sdpa.py, run in the
+ * same session on the same GPU) adds flashring/PyTorch ratios.
+ */
+import { parseArgs } from 'node:util';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { acquireDevices, adapterName, FlashDevice } from '../src/gpu/device.js';
+import { nodeGPU } from '../src/gpu/node.js';
+import { InputError } from '../src/errors.js';
+import { Precision } from '../src/kernels/common.js';
+import { LAYOUTS, Layout } from '../src/ring/schedule.js';
+import { KernelRow, spotCheck, timeKernels } from './kernels.js';
+import { RingRow, ringPoint } from './ring.js';
+
+const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
+  --quick               small sizes, about a minute on a CPU adapter
+  --N LIST              sequence lengths for the kernel sweep (default 1024,4096,16384; quick 128,256)
+  --D LIST              head dims (default 64,128; quick 64)
+  --heads H --batch B   (default 16 and 1; quick 2 and 1)
+  --precision LIST      f32,f16 (default: every path the adapter has)
+  --causal LIST         false,true (default both)
+  --reps K              timed repeats, median reported (default 10; quick 3)
+  --ring-R LIST         ring sizes (default 1,2,4,8; quick 1,2,4)
+  --ring-N LIST         ring sequence lengths (default 4096,16384; quick 256)
+  --layouts LIST        ring layouts (default contiguous,zigzag,striped)
+  --no-ring             skip the ring sweep
+  --peer FILE           PyTorch peer results (bench/peers/torch_sdpa.py) for ratios
+  --out DIR             results folder (default bench/out)`;
+
+const list = (s: string | undefined, d: string) => (s ?? d).split(',').map((x) => x.trim()).filter(Boolean);
+const nums = (s: string | undefined, d: string, name: string) =>
+  list(s, d).map((x) => {
+    const n = Number(x);
+    if (!Number.isInteger(n) || n < 1) throw new InputError(`--${name}: '${x}' is not a positive integer`);
+    return n;
+  });
+
+function progress(label: string, i: number, n: number): void {
+  const w = 24, f = Math.round((w * i) / n);
+  process.stderr.write(`\r[${'#'.repeat(f)}${'.'.repeat(w - f)}] ${i}/${n} ${label.padEnd(60).slice(0, 60)}`);
+  if (i === n) process.stderr.write('\n');
+}
+
+interface PeerRow { pass: string; N: number; D: number; H: number; B: number; causal: boolean; dtype: string; backend: string; ms: number; tflops: number }
+
+export async function benchCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean' }, N: { type: 'string' }, D: { type: 'string' }, heads: { type: 'string' }, batch: { type: 'string' },
+      precision: { type: 'string' }, causal: { type: 'string' }, reps: { type: 'string' }, 'ring-R': { type: 'string' },
+      'ring-N': { type: 'string' }, layouts: { type: 'string' }, 'no-ring': { type: 'boolean' }, peer: { type: 'string' },
+      out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const q = !!values.quick;
+  const Ns = nums(values.N, q ? '128,256' : '1024,4096,16384', 'N');
+  const Ds = nums(values.D, q ? '64' : '64,128', 'D');
+  const [H] = nums(values.heads, q ? '2' : '16', 'heads');
+  const [B] = nums(values.batch, '1', 'batch');
+  const reps = nums(values.reps, q ? '3' : '10', 'reps')[0];
+  const causals = list(values.causal, 'false,true').map((x) => x === 'true');
+  const ringRs = nums(values['ring-R'], q ? '1,2,4' : '1,2,4,8', 'ring-R');
+  const ringNs = nums(values['ring-N'], q ? '256' : '4096,16384', 'ring-N');
+  const layouts = list(values.layouts, LAYOUTS.join(',')) as Layout[];
+  for (const l of layouts) if (!LAYOUTS.includes(l)) throw new InputError(`--layouts: unknown layout '${l}'`);
+  const outDir = values.out ?? 'bench/out';
+  const peers: PeerRow[] = values.peer ? JSON.parse(await readFile(values.peer, 'utf8')).results : [];
+
+  const gpu = await nodeGPU();
+  const devs: FlashDevice[] = await acquireDevices(gpu, Math.max(1, values['no-ring'] ? 1 : Math.max(...ringRs)));
+  const dev = devs[0];
+  const precisions = list(values.precision, dev.hasF16 ? 'f32,f16' : 'f32') as Precision[];
+  const meta = {
+    kind: 'flashring.bench', createdAt: new Date().toISOString(), adapter: adapterName(dev.adapter),
+    adapterInfo: { vendor: dev.adapter.vendor, architecture: dev.adapter.architecture, device: dev.adapter.device },
+    command: `flashring bench ${argv.join(' ')}`.trim(), node: process.version,
+    flops: 'forward 4·B·H·N²·D, ×0.5 causal; backward ×2.5; forward+backward ×3.5',
+  };
+  const stamp = meta.createdAt.replace(/[:.]/g, '-');
+  const peerOf = (r: KernelRow) =>
+    peers.find((p) => p.pass === r.pass && p.N === r.N && p.D === r.D && p.H === r.H && p.B === r.B && p.causal === r.causal &&
+      (r.precision === 'f16' ? p.dtype === 'float16' && p.backend === 'flash' : p.dtype === 'float32' && p.backend === 'efficient'));
+  const withPeers = () => kernelRows.map((r) => {
+    const p = peerOf(r);
+    return { ...r, peerBackend: p ? `torch-${p.backend}-${p.dtype}` : '', peerTflops: p?.tflops ?? null, ratio: p ? r.tflops / p.tflops : null };
+  });
+  /** Writes JSON and CSVs; called after every point so an interrupted run keeps what it measured. */
+  const save = async () => {
+    const rows = withPeers();
+    await mkdir(outDir, { recursive: true });
+    const json = { ...meta, kernels: rows, ring: ringRows, failures, peerFile: values.peer ?? null };
+    await writeFile(join(outDir, `bench-${stamp}.json`), JSON.stringify(json, null, 1));
+    const cols = ['pass', 'B', 'H', 'N', 'D', 'causal', 'precision', 'path', 'ms', 'tflops', 'timer', 'checkErr', 'peerBackend', 'peerTflops', 'ratio'] as const;
+    await writeFile(join(outDir, `bench-${stamp}-kernels.csv`), [cols.join(','), ...rows.map((r) => cols.map((c) => String(r[c] ?? '')).join(','))].join('\n') + '\n');
+    const rcols = ['R', 'layout', 'N', 'B', 'H', 'D', 'causal', 'precision', 'fwdWallMs', 'bwdWallMs', 'gpuKernelMs', 'unhiddenFraction', 'overlapEfficiency', 'bytesMoved', 'imbalance'] as const;
+    await writeFile(join(outDir, `bench-${stamp}-ring.csv`), [rcols.join(','), ...ringRows.map((r) => rcols.map((c) => String(r[c] ?? '')).join(','))].join('\n') + '\n');
+    return rows;
+  };
+  console.error(`bench on ${meta.adapter}${dev.isCPU ? ' (CPU adapter: timings are not GPU figures)' : ''}`);
+  const kernelRows: KernelRow[] = [];
+  const ringRows: RingRow[] = [];
+  const failures: string[] = [];
+  try {
+    // Correctness first.
+    const checks = new Map<string, number>();
+    for (const D of Ds) for (const p of precisions) for (const c of causals) {
+      const r = await spotCheck(dev, D, p, c);
+      if (!r.ok) failures.push(`D=${D} ${p} causal=${c}: error ${r.err.toExponential(2)} over tolerance — no speed reported`);
+      else checks.set(`${D}:${p}:${c}`, r.err);
+    }
+    const jobs = Ns.flatMap((N) => Ds.flatMap((D) => precisions.flatMap((p) => causals.map((c) => ({ N, D, p, c })))))
+      .filter((j) => checks.has(`${j.D}:${j.p}:${j.c}`));
+    for (const [i, j] of jobs.entries()) {
+      progress(`kernels N=${j.N} D=${j.D} ${j.p} causal=${j.c}`, i, jobs.length);
+      try {
+        kernelRows.push(...(await timeKernels(dev, { B, Hq: H, Hkv: H, Nq: j.N, Nk: j.N, D: j.D }, j.c, j.p, reps, checks.get(`${j.D}:${j.p}:${j.c}`)!)));
+        await save();
+      } catch (e) {
+        failures.push(`kernels N=${j.N} D=${j.D} ${j.p} causal=${j.c}: ${(e as Error).message}`);
+      }
+    }
+    progress('kernels done', jobs.length, jobs.length);
+    if (!values['no-ring']) {
+      const rp = precisions.includes('f16') ? 'f16' : 'f32';
+      const rjobs = ringNs.flatMap((N) => ringRs.flatMap((R) => layouts.map((layout) => ({ N, R, layout }))));
+      let stopAt = Infinity;
+      for (const [i, j] of rjobs.entries()) {
+        progress(`ring N=${j.N} R=${j.R} ${j.layout}`, i, rjobs.length);
+        if (j.N >= stopAt) continue;
+        try {
+          ringRows.push(await ringPoint(devs.slice(0, j.R), { B, Hq: H, Hkv: H, Nq: j.N, Nk: j.N, D: Ds[0] }, j.layout, true, rp, true));
+          await save();
+        } catch (e) {
+          failures.push(`ring N=${j.N} R=${j.R} ${j.layout}: ${(e as Error).message}`);
+          if (/memory|OutOfMemory|exceeds|allocation/i.test((e as Error).message)) stopAt = j.N;
+        }
+      }
+      progress('ring done', rjobs.length, rjobs.length);
+    }
+  } finally {
+    for (const d of devs) d.destroy();
+  }
+
+  const rows = await save();
+  console.log(`\nflashring bench — ${meta.adapter} — ${meta.createdAt}`);
+  console.log('pass     N      D    causal prec path  ms         TFLOP/s  peer TFLOP/s  ratio');
+  for (const r of rows)
+    console.log(`${r.pass.padEnd(8)} ${String(r.N).padEnd(6)} ${String(r.D).padEnd(4)} ${String(r.causal).padEnd(6)} ${r.precision}  ${r.path === 'scalar' ? 'sc ' : 'tc '}  ${r.ms.toFixed(3).padStart(9)}  ${r.tflops.toFixed(3).padStart(7)}  ${r.peerTflops === null ? '     -' : r.peerTflops.toFixed(1).padStart(12)}  ${r.ratio === null ? '-' : r.ratio.toFixed(3)}`);
+  if (ringRows.length) {
+    console.log('\nring (causal, fwd+bwd)  R layout      N      fwd ms    bwd ms    gpu kernels ms  unhidden  overlap  imbalance');
+    for (const r of ringRows)
+      console.log(`                        ${r.R} ${r.layout.padEnd(11)} ${String(r.N).padEnd(6)} ${r.fwdWallMs.toFixed(1).padStart(8)}  ${(r.bwdWallMs ?? 0).toFixed(1).padStart(8)}  ${(r.gpuKernelMs ?? NaN).toFixed(1).padStart(14)}  ${(100 * r.unhiddenFraction).toFixed(1).padStart(6)}%  ${(100 * r.overlapEfficiency).toFixed(1).padStart(6)}%  ${r.imbalance.toFixed(3)}`);
+  }
+  if (failures.length) console.log(`\nfailures:\n  ${failures.join('\n  ')}`);
+  console.log(`\nresults: ${join(outDir, `bench-${stamp}.json`)} (+ -kernels.csv, -ring.csv)`);
+  return failures.length ? 1 : 0;
+}
