@@ -27,6 +27,7 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --ring-N LIST         ring sequence lengths (default 4096,16384; quick 256)
   --layouts LIST        ring layouts (default contiguous,zigzag,striped)
   --no-ring             skip the ring sweep
+  --no-kernels          skip the kernel sweep
   --peer FILE           PyTorch peer results (bench/peers/torch_sdpa.py) for ratios
   --out DIR             results folder (default bench/out)`;
 
@@ -52,7 +53,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
     options: {
       quick: { type: 'boolean' }, N: { type: 'string' }, D: { type: 'string' }, heads: { type: 'string' }, batch: { type: 'string' },
       precision: { type: 'string' }, causal: { type: 'string' }, reps: { type: 'string' }, 'ring-R': { type: 'string' },
-      'ring-N': { type: 'string' }, layouts: { type: 'string' }, 'no-ring': { type: 'boolean' }, peer: { type: 'string' },
+      'ring-N': { type: 'string' }, layouts: { type: 'string' }, 'no-ring': { type: 'boolean' }, 'no-kernels': { type: 'boolean' }, peer: { type: 'string' },
       out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
@@ -72,7 +73,14 @@ export async function benchCommand(argv: string[]): Promise<number> {
   const layouts = list(values.layouts, LAYOUTS.join(',')) as Layout[];
   for (const l of layouts) if (!LAYOUTS.includes(l)) throw new InputError(`--layouts: unknown layout '${l}'`);
   const outDir = values.out ?? 'bench/out';
-  const peers: PeerRow[] = values.peer ? JSON.parse(await readFile(values.peer, 'utf8')).results : [];
+  let peers: PeerRow[] = [];
+  if (values.peer) {
+    try {
+      peers = JSON.parse(await readFile(values.peer, 'utf8')).results;
+    } catch (e) {
+      throw new InputError(`--peer ${values.peer}: cannot read PyTorch peer results (${(e as Error).message}); run bench/peers/torch_sdpa.py first`);
+    }
+  }
 
   const gpu = await nodeGPU();
   const devs: FlashDevice[] = await acquireDevices(gpu, Math.max(1, values['no-ring'] ? 1 : Math.max(...ringRs)));
@@ -111,7 +119,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
   try {
     // Correctness first.
     const checks = new Map<string, number>();
-    for (const D of Ds) for (const p of precisions) for (const c of causals) {
+    if (!values['no-kernels']) for (const D of Ds) for (const p of precisions) for (const c of causals) {
       const r = await spotCheck(dev, D, p, c);
       if (!r.ok) failures.push(`D=${D} ${p} causal=${c}: error ${r.err.toExponential(2)} over tolerance — no speed reported`);
       else checks.set(`${D}:${p}:${c}`, r.err);

@@ -1,13 +1,14 @@
 // FlashAttention-2 forward on subgroup matrices (tensor cores through
 // chromium_experimental_subgroup_matrix): f16 Q, K, V; f32 accumulation and softmax.
-// Subgroups of 32 invocations; subgroup s owns query rows [16s, 16s + 16) of the Br-row tile.
-// Per K/V tile of Bc rows:
+// One subgroup (32 invocations) per workgroup, looping over the Br/16 row blocks of its tile:
+// matrix offsets must be uniform across the workgroup, so they may not depend on a subgroup
+// index. Per K/V tile of Bc rows:
 //   S = Q Kᵀ                    16×16×16 f16 → f32 matrix multiply-accumulate, into workgroup memory
 //   m_new = max(m, rowmax(S·scale·log2 e)),  P = exp2(S·scale·log2 e − m_new)  (f16, elementwise)
 //   O = exp2(m − m_new) · O      (elementwise on the f32 accumulator in workgroup memory)
 //   O += P V                     matrix multiply-accumulate on the accumulator tiles
 // Finally O /= ℓ and LSE = (m + log2 ℓ)·ln 2. Masked entries and rows as in flash_fwd.wgsl.
-// Dispatch: (ceil(Nq / Br), Hq, B); workgroup size 2·Br (32 per 16 rows).
+// Dispatch: (ceil(Nq / Br), Hq, B); workgroup size 32.
 
 @group(0) @binding(1) var<storage, read> q: array<ST>;
 @group(0) @binding(2) var<storage, read> k: array<ST>;
@@ -18,7 +19,7 @@
 alias LM = subgroup_matrix_left<f16, 16, 16>;
 alias RM = subgroup_matrix_right<f16, 16, 16>;
 alias AM = subgroup_matrix_result<f32, 16, 16>;
-const SG: u32 = 32u;         // subgroup size (NVIDIA)
+const RB: u32 = BR / 16u;    // 16-row blocks of the query tile
 const DB: u32 = D / 16u;     // 16-wide blocks of the head dim
 const CB: u32 = BC / 16u;    // 16-wide blocks of the key tile
 
@@ -40,24 +41,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   let hk = hq / (P.Hq / P.Hkv);
   let q_base = (b * P.Hq + hq) * P.Nq * D;
   let kv_base = (b * P.Hkv + hk) * P.Nk * D;
-  let r0 = (tid / SG) * 16u;   // first row of this subgroup
-  let lane = tid % SG;
-
   for (var e = tid; e < BR * D; e += WG) {
     var x = f16(0.0);
     if (i0 + e / D < P.Nq) { x = f16(q[q_base + i0 * D + e]); }
     Qs[e] = x;
     Os[e] = 0.0;
   }
-  if (tid < BR) {
-    m_s[tid] = NEG_BIG;
-    l_s[tid] = 0.0;
+  for (var r = tid; r < BR; r += WG) {
+    m_s[r] = NEG_BIG;
+    l_s[r] = 0.0;
   }
   workgroupBarrier();
-  var qm: array<LM, DB>;
-  for (var kk = 0u; kk < DB; kk++) {
-    qm[kk] = subgroupMatrixLoad<LM, row_major>(&Qs, r0 * D + kk * 16u, D);
-  }
   let n_end = key_end(min(i0 + BR, P.Nq) - 1u);
 
   for (var j0 = 0u; j0 < n_end; j0 += BC) {
@@ -73,20 +67,22 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     }
     workgroupBarrier();
 
-    // S = Q Kᵀ for this subgroup's 16 rows.
-    for (var cb = 0u; cb < CB; cb++) {
-      var acc = AM();
-      for (var kk = 0u; kk < DB; kk++) {
-        let km = subgroupMatrixLoad<RM, col_major>(&Ks, cb * 16u * D + kk * 16u, D);
-        acc = subgroupMatrixMultiplyAccumulate(qm[kk], km, acc);
+    // S = Q Kᵀ, one 16×16 block at a time.
+    for (var rb = 0u; rb < RB; rb++) {
+      for (var cb = 0u; cb < CB; cb++) {
+        var acc = AM();
+        for (var kk = 0u; kk < DB; kk++) {
+          let qm = subgroupMatrixLoad<LM, row_major>(&Qs, rb * 16u * D + kk * 16u, D);
+          let km = subgroupMatrixLoad<RM, col_major>(&Ks, cb * 16u * D + kk * 16u, D);
+          acc = subgroupMatrixMultiplyAccumulate(qm, km, acc);
+        }
+        subgroupMatrixStore<row_major>(&S, rb * 16u * BC + cb * 16u, acc, BC);
       }
-      subgroupMatrixStore<row_major>(&S, r0 * BC + cb * 16u, acc, BC);
     }
     workgroupBarrier();
 
     // Online softmax, one invocation per row.
-    if (lane < 16u) {
-      let r = r0 + lane;
+    for (var r = tid; r < BR; r += WG) {
       let m_old = m_s[r];
       var m_new = m_old;
       for (var c = 0u; c < BC; c++) {
@@ -107,21 +103,20 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
       m_s[r] = m_new;
     }
     workgroupBarrier();
-    for (var e = lane; e < 16u * D; e += SG) {
-      let r = r0 + e / D;
-      Os[r * D + e % D] *= alpha_s[r];
-    }
+    for (var e = tid; e < BR * D; e += WG) { Os[e] *= alpha_s[e / D]; }
     workgroupBarrier();
 
     // O += P V
-    for (var db = 0u; db < DB; db++) {
-      var acc = subgroupMatrixLoad<AM, row_major>(&Os, r0 * D + db * 16u, D);
-      for (var cb = 0u; cb < CB; cb++) {
-        let pm = subgroupMatrixLoad<LM, row_major>(&Pm, r0 * BC + cb * 16u, BC);
-        let vm = subgroupMatrixLoad<RM, row_major>(&Vs, cb * 16u * D + db * 16u, D);
-        acc = subgroupMatrixMultiplyAccumulate(pm, vm, acc);
+    for (var rb = 0u; rb < RB; rb++) {
+      for (var db = 0u; db < DB; db++) {
+        var acc = subgroupMatrixLoad<AM, row_major>(&Os, rb * 16u * D + db * 16u, D);
+        for (var cb = 0u; cb < CB; cb++) {
+          let pm = subgroupMatrixLoad<LM, row_major>(&Pm, rb * 16u * BC + cb * 16u, BC);
+          let vm = subgroupMatrixLoad<RM, row_major>(&Vs, cb * 16u * D + db * 16u, D);
+          acc = subgroupMatrixMultiplyAccumulate(pm, vm, acc);
+        }
+        subgroupMatrixStore<row_major>(&Os, rb * 16u * D + db * 16u, acc, D);
       }
-      subgroupMatrixStore<row_major>(&Os, r0 * D + db * 16u, acc, D);
     }
     workgroupBarrier();
   }
@@ -136,10 +131,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
       o[q_base + i0 * D + e] = OT(Os[e] * inv);
     }
   }
-  if (tid < BR && i0 + tid < P.Nq) {
-    let l = l_s[tid];
+  for (var r = tid; r < BR && i0 + r < P.Nq; r += WG) {
+    let l = l_s[r];
     var out = neg_inf();
-    if (l > 0.0) { out = (m_s[tid] + log2(l)) * LN2; }
-    lse[(b * P.Hq + hq) * P.Nq + i0 + tid] = out;
+    if (l > 0.0) { out = (m_s[r] + log2(l)) * LN2; }
+    lse[(b * P.Hq + hq) * P.Nq + i0 + r] = out;
   }
 }

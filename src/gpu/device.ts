@@ -33,6 +33,9 @@ export interface AdapterSummary {
   features: string[];
   limits: Record<string, number>;
   subgroupMatrixConfigs: unknown[];
+  /** Subgroup size range (0 where the implementation does not say). */
+  subgroupMinSize: number;
+  subgroupMaxSize: number;
 }
 
 export interface FlashDevice {
@@ -75,7 +78,13 @@ export function summarizeAdapter(adapter: GPUAdapter): AdapterSummary {
     description: info.description ?? '',
     features: [...adapter.features].map(String).sort(),
     limits,
-    subgroupMatrixConfigs: [...(info.subgroupMatrixConfigs ?? [])].map((c) => ({ ...(c as object) })),
+    subgroupMinSize: Number((info as unknown as Record<string, number>).subgroupMinSize ?? 0),
+    subgroupMaxSize: Number((info as unknown as Record<string, number>).subgroupMaxSize ?? 0),
+    // Native objects with getters: read each field (spreading them gives {}).
+    subgroupMatrixConfigs: [...(info.subgroupMatrixConfigs ?? [])].map((c) => {
+      const x = c as Record<string, unknown>;
+      return { componentType: x.componentType, resultComponentType: x.resultComponentType, M: x.M, N: x.N, K: x.K };
+    }),
   };
 }
 

@@ -71,13 +71,15 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision): Til
   if (!dev.hasSubgroupMatrix) return 'the adapter has no chromium-experimental-subgroup-matrix';
   if (precision !== 'f16') return 'subgroup matrices are used for f16 only';
   if (D % 16 !== 0) return `head dim ${D} is not a multiple of 16`;
+  const { subgroupMinSize: lo, subgroupMaxSize: hi } = dev.adapter;
+  if (lo && hi && (lo > 32 || hi < 32)) return `the kernel needs subgroups of 32 invocations; the adapter's are ${lo}..${hi}`;
   const cfgs = dev.adapter.subgroupMatrixConfigs as { componentType?: string; resultComponentType?: string; M?: number; N?: number; K?: number }[];
   if (cfgs.length && !cfgs.some((c) => c.componentType === 'f16' && c.resultComponentType === 'f32' && c.M === 16 && c.N === 16 && c.K === 16))
     return 'the adapter has no 16×16×16 f16→f32 subgroup-matrix config';
   const limit = dev.device.limits.maxComputeWorkgroupStorageSize;
   for (const [BR, BC] of SGMM_CANDIDATES) {
     const bytes = sgmmWorkgroupBytes(BR, BC, D);
-    if (bytes <= limit && 2 * BR <= dev.device.limits.maxComputeInvocationsPerWorkgroup) return { BR, BC, WG: 2 * BR, workgroupBytes: bytes };
+    if (bytes <= limit) return { BR, BC, WG: 32, workgroupBytes: bytes };
   }
   return `head dim ${D} needs ${sgmmWorkgroupBytes(16, 16, D)} bytes of workgroup memory, the device allows ${limit}`;
 }
