@@ -1,0 +1,113 @@
+/**
+ * activation_memory.csv: the schema the sweep writes, the replay writes and the page reads.
+ *   seq_len, tp, cp, pp, sp, recompute, micro_batch, activation_gib, total_gib, fits, source
+ * plus optional columns line, hbm_gib, iter_ms, tflops_per_gpu. `source` is `model` or
+ * `measured: <what and where>`. Empty cells are unknown values. Readers ignore unknown columns.
+ */
+import { InputError } from '../errors.js';
+import { SweepPoint } from './model.js';
+import { MeasuredPoint } from './megatron.js';
+
+export const CSV_COLUMNS = ['seq_len', 'tp', 'cp', 'pp', 'sp', 'recompute', 'micro_batch', 'activation_gib', 'total_gib', 'fits', 'source'] as const;
+export const CSV_EXTRA = ['line', 'hbm_gib', 'iter_ms', 'tflops_per_gpu'] as const;
+
+export interface CsvRow {
+  seq_len: number;
+  tp: number | null;
+  cp: number | null;
+  pp: number | null;
+  sp: boolean | null;
+  recompute: string | null;
+  micro_batch: number | null;
+  activation_gib: number | null;
+  total_gib: number | null;
+  fits: boolean | null;
+  source: string;
+  line?: string;
+  hbm_gib?: number | null;
+  iter_ms?: number | null;
+  tflops_per_gpu?: number | null;
+}
+
+function cell(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  const s = typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toPrecision(6)) : String(v);
+  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function toCsv(rows: CsvRow[]): string {
+  const cols = [...CSV_COLUMNS, ...CSV_EXTRA];
+  return [cols.join(','), ...rows.map((r) => cols.map((c) => cell((r as unknown as Record<string, unknown>)[c])).join(','))].join('\n') + '\n';
+}
+
+/** RFC 4180-style fields (quotes, doubled quotes, commas and newlines inside quotes). */
+function splitCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [], f = '', q = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (q) {
+      if (c === '"' && text[i + 1] === '"') { f += '"'; i++; }
+      else if (c === '"') q = false;
+      else f += c;
+    } else if (c === '"') q = true;
+    else if (c === ',') { row.push(f); f = ''; }
+    else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      row.push(f); f = '';
+      if (row.some((x) => x !== '')) rows.push(row);
+      row = [];
+    } else f += c;
+  }
+  row.push(f);
+  if (row.some((x) => x !== '')) rows.push(row);
+  return rows;
+}
+
+export function parseCsv(text: string, name = 'CSV'): CsvRow[] {
+  const rows = splitCsv(text);
+  if (!rows.length) throw new InputError(`${name}: empty file`);
+  const head = rows[0].map((h) => h.trim().toLowerCase());
+  const need = ['seq_len', 'total_gib'];
+  const missing = need.filter((c) => !head.includes(c));
+  if (missing.length) throw new InputError(`${name}: not an activation_memory.csv: missing column(s) ${missing.join(', ')} (header: ${head.join(', ')})`);
+  const at = (r: string[], c: string) => { const i = head.indexOf(c); return i < 0 ? '' : (r[i] ?? '').trim(); };
+  const n = (s: string, c: string, line: number) => {
+    if (s === '') return null;
+    const x = Number(s);
+    if (!Number.isFinite(x)) throw new InputError(`${name} line ${line}: ${c} '${s}' is not a number`);
+    return x;
+  };
+  const b = (s: string) => (s === '' ? null : /^(true|1|yes)$/i.test(s));
+  return rows.slice(1).map((r, k) => {
+    const line = k + 2;
+    const seq = n(at(r, 'seq_len'), 'seq_len', line);
+    if (seq === null || seq <= 0) throw new InputError(`${name} line ${line}: seq_len is missing or not positive`);
+    return {
+      seq_len: seq, tp: n(at(r, 'tp'), 'tp', line), cp: n(at(r, 'cp'), 'cp', line), pp: n(at(r, 'pp'), 'pp', line),
+      sp: b(at(r, 'sp')), recompute: at(r, 'recompute') || null, micro_batch: n(at(r, 'micro_batch'), 'micro_batch', line),
+      activation_gib: n(at(r, 'activation_gib'), 'activation_gib', line), total_gib: n(at(r, 'total_gib'), 'total_gib', line),
+      fits: b(at(r, 'fits')), source: at(r, 'source') || `measured: ${name}`, line: at(r, 'line') || undefined,
+      hbm_gib: n(at(r, 'hbm_gib'), 'hbm_gib', line), iter_ms: n(at(r, 'iter_ms'), 'iter_ms', line),
+      tflops_per_gpu: n(at(r, 'tflops_per_gpu'), 'tflops_per_gpu', line),
+    };
+  });
+}
+
+export function sweepRows(points: SweepPoint[], hbmGib: number): CsvRow[] {
+  return points.map((p) => ({
+    seq_len: p.config.seqLength, tp: p.config.tensorParallel, cp: p.config.contextParallel, pp: p.config.pipelineParallel,
+    sp: p.config.sequenceParallel, recompute: p.config.recompute, micro_batch: p.config.microBatchSize,
+    activation_gib: p.activationGib, total_gib: p.totalGib, fits: p.fits, source: 'model', line: p.line, hbm_gib: hbmGib,
+  }));
+}
+
+export function measuredRow(p: MeasuredPoint, hbmGib?: number): CsvRow | null {
+  if (p.seqLength === null) return null;
+  return {
+    seq_len: p.seqLength, tp: p.tp, cp: p.cp, pp: p.pp, sp: p.sp, recompute: p.recompute, micro_batch: p.microBatch,
+    activation_gib: null, total_gib: p.peakMaxAllocatedGiB, fits: p.outOfMemory ? false : p.peakMaxAllocatedGiB === null ? null : true,
+    source: `measured: Megatron-LM log ${p.source} (peak max allocated over ranks)`, hbm_gib: hbmGib ?? null,
+    iter_ms: p.iterMs, tflops_per_gpu: p.tflopsPerGpu,
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * Megatron-LM training logs → measured points. Reads, from whatever else the log holds:
+ *  - the argument dump ("---- arguments ----" … "---- end of arguments ----", lines
+ *    `  name ........ value`): seq_length, TP, CP, PP, SP, recomputation, layers, hidden, heads,
+ *    micro batch, flash attention, world size;
+ *  - iteration lines: `iteration K/ N | … elapsed time per iteration (ms): X | throughput per
+ *    GPU (TFLOP/s/GPU): Y | …` (the timestamp prefix of newer releases is optional);
+ *  - memory lines: `[Rank R] (after K iterations) memory (MB) | allocated: … | max allocated: …
+ *    | reserved: … | max reserved: …` (MB means MiB; unrounded floats before core 0.16);
+ *  - `Theoretical memory footprints: weight and optimizer=… MB[, activation=… MB, total=… MB]`.
+ * One log → one point: median iteration time and TFLOP/s over the last 10 iterations after 10
+ * warm-up iterations; peak "max allocated" over ranks. What is missing is listed, never invented.
+ */
+export interface MegatronArgs {
+  [name: string]: string;
+}
+
+export interface IterationRecord {
+  iteration: number;
+  totalIterations: number;
+  elapsedMs: number | null;
+  tflopsPerGpu: number | null;
+  loss: number | null;
+}
+
+export interface MemoryRecord {
+  rank: number;
+  afterIterations: number;
+  allocatedMiB: number;
+  maxAllocatedMiB: number;
+  reservedMiB: number;
+  maxReservedMiB: number;
+}
+
+export interface MeasuredPoint {
+  source: string;
+  seqLength: number | null;
+  tp: number | null;
+  cp: number | null;
+  pp: number | null;
+  sp: boolean | null;
+  recompute: string | null;
+  microBatch: number | null;
+  numLayers: number | null;
+  hiddenSize: number | null;
+  numHeads: number | null;
+  worldSize: number | null;
+  flashAttention: boolean | null;
+  /** Median over the measured window (null if the log has no iteration after warm-up). */
+  iterMs: number | null;
+  tflopsPerGpu: number | null;
+  /** Iterations in the window the medians were taken over. */
+  window: number[];
+  peakMaxAllocatedGiB: number | null;
+  peakMaxReservedGiB: number | null;
+  theoretical: { weightAndOptimizerMiB: number | null; activationMiB: number | null; totalMiB: number | null } | null;
+  outOfMemory: boolean;
+}
+
+export interface ParseResult {
+  point: MeasuredPoint;
+  args: MegatronArgs;
+  iterations: IterationRecord[];
+  memory: MemoryRecord[];
+  /** What was looked for and not found, and other things a reader should know. */
+  warnings: string[];
+}
+
+const num = (s: string | undefined): number | null => {
+  if (s === undefined) return null;
+  const n = Number(s.trim());
+  return Number.isFinite(n) ? n : null;
+};
+
+function median(xs: number[]): number | null {
+  if (!xs.length) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+export function parseMegatronLog(text: string, source: string, opts: { warmup?: number; window?: number } = {}): ParseResult {
+  const warmup = opts.warmup ?? 10, windowSize = opts.window ?? 10;
+  const warnings: string[] = [];
+  const lines = text.split(/\r?\n/);
+  const args: MegatronArgs = {};
+  let inArgs = false, sawArgs = false;
+  const iterations: IterationRecord[] = [];
+  const memory: MemoryRecord[] = [];
+  let theoretical: MeasuredPoint['theoretical'] = null;
+  let oom = false;
+  for (const line of lines) {
+    if (/-{3,}\s*arguments\s*-{3,}/.test(line)) { inArgs = true; sawArgs = true; continue; }
+    if (/-{3,}\s*end of arguments\s*-{3,}/.test(line)) { inArgs = false; continue; }
+    if (inArgs) {
+      const m = /^\s*([A-Za-z_][\w]*) \.+ ?(.*)$/.exec(line);
+      if (m) args[m[1]] = m[2].trim();
+      continue;
+    }
+    const it = /iteration\s+(\d+)\/\s*(\d+)\s*\|/.exec(line);
+    if (it) {
+      iterations.push({
+        iteration: Number(it[1]), totalIterations: Number(it[2]),
+        elapsedMs: num(/elapsed time per iteration \(ms\):\s*([\d.eE+-]+)/.exec(line)?.[1]),
+        tflopsPerGpu: num(/throughput per GPU \(TFLOP\/s\/GPU\):\s*([\d.eE+-]+)/.exec(line)?.[1]),
+        loss: num(/lm loss:\s*([\d.eE+-]+)/.exec(line)?.[1]),
+      });
+      continue;
+    }
+    const mem = /\[Rank (\d+)\] \(after (\d+) iterations\) memory \(MB\)\s*\|\s*allocated:\s*([\d.eE+-]+)\s*\|\s*max allocated:\s*([\d.eE+-]+)\s*\|\s*reserved:\s*([\d.eE+-]+)\s*\|\s*max reserved:\s*([\d.eE+-]+)/.exec(line);
+    if (mem) {
+      memory.push({
+        rank: Number(mem[1]), afterIterations: Number(mem[2]), allocatedMiB: Number(mem[3]),
+        maxAllocatedMiB: Number(mem[4]), reservedMiB: Number(mem[5]), maxReservedMiB: Number(mem[6]),
+      });
+      continue;
+    }
+    const th = /Theoretical memory footprints: weight and optimizer=([\d.]+) MB(?:, activation=([\d.]+) MB)?(?:, total=([\d.]+) MB)?/.exec(line);
+    if (th) {
+      theoretical = { weightAndOptimizerMiB: num(th[1]), activationMiB: num(th[2]), totalMiB: num(th[3]) };
+      continue;
+    }
+    if (/CUDA out of memory|OutOfMemoryError/.test(line)) oom = true;
+  }
+  if (!sawArgs) warnings.push('no argument dump ("---- arguments ----") found: the run configuration is unknown');
+  const want: [string, string][] = [
+    ['seq_length', 'sequence length'], ['tensor_model_parallel_size', 'tensor-parallel size'], ['micro_batch_size', 'micro batch size'],
+    ['num_layers', 'layers'], ['hidden_size', 'hidden size'], ['num_attention_heads', 'heads'],
+  ];
+  if (sawArgs) for (const [k, what] of want) if (!(k in args)) warnings.push(`argument ${k} (${what}) not found in the argument dump`);
+  if (sawArgs && !('context_parallel_size' in args)) warnings.push('argument context_parallel_size not found: a release without context parallelism, taken as CP=1');
+  if (!iterations.length) warnings.push('no iteration lines found: no iteration time or throughput');
+  if (!memory.length) warnings.push('no "[Rank N] (after K iterations) memory (MB)" lines found: no measured memory (Megatron prints them with --log-memory-to-tensorboard or at the first log interval)');
+  if (!theoretical) warnings.push('no "Theoretical memory footprints" line found');
+  if (oom) warnings.push('the log reports CUDA out of memory');
+
+  const measured = iterations.filter((r) => r.iteration > warmup);
+  const win = measured.slice(-windowSize);
+  if (iterations.length && !win.length) warnings.push(`only ${iterations.length} iteration line(s), none after the ${warmup} warm-up iterations: no iteration time reported`);
+  else if (win.length && win.length < windowSize) warnings.push(`only ${win.length} iteration(s) after warm-up (wanted ${windowSize})`);
+  const iterMs = median(win.map((r) => r.elapsedMs).filter((x): x is number => x !== null));
+  const tflops = median(win.map((r) => r.tflopsPerGpu).filter((x): x is number => x !== null));
+  if (win.length && tflops === null) warnings.push('no "throughput per GPU" in the iteration lines (run with --log-throughput)');
+  const int = (k: string) => num(args[k]);
+  const bool = (k: string) => (k in args ? args[k] === 'True' : null);
+  const rc = args.recompute_granularity;
+  const point: MeasuredPoint = {
+    source,
+    seqLength: int('seq_length'), tp: int('tensor_model_parallel_size'), cp: sawArgs ? (int('context_parallel_size') ?? 1) : null,
+    pp: int('pipeline_model_parallel_size'), sp: bool('sequence_parallel'),
+    recompute: rc === undefined ? null : rc === 'None' ? 'none' : rc,
+    microBatch: int('micro_batch_size'), numLayers: int('num_layers'), hiddenSize: int('hidden_size'),
+    numHeads: int('num_attention_heads'), worldSize: int('world_size'), flashAttention: bool('use_flash_attn'),
+    iterMs, tflopsPerGpu: tflops, window: win.map((r) => r.iteration),
+    peakMaxAllocatedGiB: memory.length ? Math.max(...memory.map((m) => m.maxAllocatedMiB)) / 1024 : null,
+    peakMaxReservedGiB: memory.length ? Math.max(...memory.map((m) => m.maxReservedMiB)) / 1024 : null,
+    theoretical, outOfMemory: oom,
+  };
+  return { point, args, iterations, memory, warnings };
+}

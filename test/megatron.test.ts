@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseMegatronLog } from '../src/memory/megatron.js';
+import { parseCsv, toCsv, measuredRow, sweepRows } from '../src/memory/csv.js';
+import { DEFAULT_LINES, DEFAULT_PARALLEL, PRESETS, sweep } from '../src/memory/model.js';
+import { InputError } from '../src/errors.js';
+
+const fx = (n: string) => readFileSync(join(__dirname, 'fixtures/megatron', n), 'utf8');
+
+describe('Megatron-LM log replay', () => {
+  it('core 0.4: no timestamps, unrounded memory, no CP argument, no throughput', () => {
+    const r = parseMegatronLog(fx('core_0.4_tp8.log'), 'core_0.4_tp8.log');
+    expect(r.point).toMatchObject({ seqLength: 32768, tp: 8, cp: 1, pp: 1, sp: false, recompute: 'none', microBatch: 1, numLayers: 32, flashAttention: true });
+    expect(r.iterations).toHaveLength(20);
+    expect(r.point.window).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+    // elapsed = 4000 + it % 3 over iterations 11..20 → median of {2,0,1,2,0,1,2,0,1,2} + 4000
+    expect(r.point.iterMs).toBe(4001);
+    expect(r.point.tflopsPerGpu).toBeNull();
+    expect(r.point.peakMaxAllocatedGiB).toBeCloseTo((60123.456789 + 10.5) / 1024, 9);
+    expect(r.warnings.join('\n')).toMatch(/context_parallel_size not found/);
+    expect(r.warnings.join('\n')).toMatch(/--log-throughput/);
+    expect(r.warnings.join('\n')).toMatch(/Theoretical memory footprints/);
+  });
+
+  it('core 0.10: timestamps, CP=2 with SP, theoretical weight-and-optimizer only, peak over 4 ranks', () => {
+    const r = parseMegatronLog(fx('core_0.10_tp4_cp2_sp.log'), 'mid');
+    expect(r.point).toMatchObject({ seqLength: 131072, tp: 4, cp: 2, sp: true, recompute: 'none' });
+    expect(r.memory).toHaveLength(4);
+    expect(r.point.peakMaxAllocatedGiB).toBeCloseTo((70321.98765 + 300) / 1024, 9);
+    expect(r.point.iterMs).toBe(9015.5);
+    expect(r.point.tflopsPerGpu).toBe(365.5);
+    expect(r.point.theoretical).toEqual({ weightAndOptimizerMiB: 14336.5, activationMiB: null, totalMiB: null });
+  });
+
+  it('core 0.16: microsecond timestamps, 2-decimal memory, full theoretical line, selective recompute', () => {
+    const r = parseMegatronLog(fx('core_0.16_tp4_cp2_sp_selective.log'), 'new');
+    expect(r.point).toMatchObject({ cp: 2, tp: 4, recompute: 'selective' });
+    expect(r.point.theoretical).toEqual({ weightAndOptimizerMiB: 14336.5, activationMiB: 38000.25, totalMiB: 52336.75 });
+    expect(r.point.peakMaxAllocatedGiB).toBeCloseTo(58001.5 / 1024, 9);
+    expect(r.warnings).toEqual([]);
+  });
+
+  it('a truncated run: reports the OOM and what is missing, invents nothing', () => {
+    const r = parseMegatronLog(fx('truncated_oom.log'), 'oom');
+    expect(r.point.outOfMemory).toBe(true);
+    expect(r.point.iterMs).toBeNull();
+    expect(r.point.peakMaxAllocatedGiB).toBeNull();
+    const w = r.warnings.join('\n');
+    expect(w).toMatch(/only 6 iteration line\(s\), none after the 10 warm-up/);
+    expect(w).toMatch(/no "\[Rank N\]/);
+    expect(w).toMatch(/out of memory/);
+    const row = measuredRow(r.point)!;
+    expect(row.fits).toBe(false);
+    expect(row.total_gib).toBeNull();
+  });
+
+  it('garbage in: every field reported missing', () => {
+    const r = parseMegatronLog('hello\nworld\n', 'x.log');
+    expect(r.point.seqLength).toBeNull();
+    expect(r.warnings.length).toBeGreaterThanOrEqual(4);
+    expect(measuredRow(r.point)).toBeNull();
+  });
+});
+
+describe('activation_memory.csv', () => {
+  it('round-trips model sweeps and measured points, quoting sources with commas', () => {
+    const pts = sweep(PRESETS['seed-32L-4096h'].model, { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true }, [4096, 8192], DEFAULT_LINES, 80);
+    const meas = measuredRow(parseMegatronLog(fx('core_0.10_tp4_cp2_sp.log'), 'a, b.log').point)!;
+    const rows = [...sweepRows(pts, 80), meas];
+    const back = parseCsv(toCsv(rows));
+    expect(back).toHaveLength(rows.length);
+    expect(back[0]).toMatchObject({ seq_len: 4096, tp: 8, cp: 1, sp: true, recompute: 'none', source: 'model', line: 'CP=1' });
+    expect(back.at(-1)!.source).toBe('measured: Megatron-LM log a, b.log (peak max allocated over ranks)');
+    expect(back.at(-1)!.total_gib).toBeCloseTo(meas.total_gib!, 4);
+  });
+
+  it('reads a hand-written seed-format file and rejects bad ones clearly', () => {
+    const seed = 'seq_len,cp,recompute,total_gib\n32768,1,none,61.2\n131072,4,selective,55\n';
+    expect(parseCsv(seed, 'seed.csv').map((r) => [r.seq_len, r.cp, r.total_gib, r.source])).toEqual([
+      [32768, 1, 61.2, 'measured: seed.csv'], [131072, 4, 55, 'measured: seed.csv'],
+    ]);
+    expect(() => parseCsv('a,b\n1,2\n', 'x.csv')).toThrow(/missing column\(s\) seq_len, total_gib/);
+    expect(() => parseCsv('seq_len,total_gib\n4096,lots\n', 'x.csv')).toThrow(InputError);
+    expect(() => parseCsv('seq_len,total_gib\n4096,lots\n', 'x.csv')).toThrow(/line 2: total_gib 'lots'/);
+    expect(() => parseCsv('', 'x.csv')).toThrow(/empty/);
+  });
+});

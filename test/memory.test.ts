@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_LINES, DEFAULT_PARALLEL, GIB, ModelConfig, PRESETS, ParallelConfig, layerTerms, memoryBreakdown, oomPoints,
+  parameterCount, sweep,
+} from '../src/memory/model.js';
+
+/** The paper's model configurations (Korthikanti et al. 2022, Table 3), s = 2048, t = 8. */
+const PAPER: [string, ModelConfig][] = [
+  ['22B', { numLayers: 48, hiddenSize: 6144, numAttentionHeads: 64 }],
+  ['175B (GPT-3)', { numLayers: 96, hiddenSize: 12288, numAttentionHeads: 96 }],
+  ['530B', { numLayers: 105, hiddenSize: 20480, numAttentionHeads: 128 }],
+  ['1T', { numLayers: 128, hiddenSize: 25600, numAttentionHeads: 160 }],
+];
+const paperPar = (o: Partial<ParallelConfig> = {}): ParallelConfig => ({
+  ...DEFAULT_PARALLEL, seqLength: 2048, microBatchSize: 1, tensorParallel: 8, flashAttention: false, ...o,
+});
+const perLayer = (m: ModelConfig, p: ParallelConfig) => layerTerms(m, p).reduce((a, t) => a + t.bytes, 0);
+
+describe('activation memory per layer: the paper formulas, term by term', () => {
+  for (const [name, m] of PAPER) {
+    const s = 2048, b = 1, h = m.hiddenSize, a = m.numAttentionHeads, t = 8;
+    const sbh = s * b * h;
+    it(`${name}: no parallelism, TP, TP+SP, selective, full`, () => {
+      expect(perLayer(m, paperPar({ tensorParallel: 1 }))).toBeCloseTo(sbh * (34 + (5 * a * s) / h), 0);
+      expect(perLayer(m, paperPar())).toBeCloseTo(sbh * (10 + 24 / t + (5 * a * s) / (h * t)), 0);
+      expect(perLayer(m, paperPar({ sequenceParallel: true }))).toBeCloseTo(sbh * (34 / t + (5 * a * s) / (h * t)), 0);
+      expect(perLayer(m, paperPar({ recompute: 'selective' }))).toBeCloseTo(sbh * (10 + 24 / t), 0);
+      expect(perLayer(m, paperPar({ recompute: 'selective', sequenceParallel: true }))).toBeCloseTo((sbh * 34) / t, 0);
+      expect(perLayer(m, paperPar({ recompute: 'full', tensorParallel: 1 }))).toBe(2 * sbh);
+    });
+  }
+
+  it('attention 11sbh + 5as²b, MLP 19sbh, LayerNorms 4sbh', () => {
+    const m = PAPER[1][1];
+    const terms = layerTerms(m, paperPar({ tensorParallel: 1 }));
+    const by = (part: string) => terms.filter((t) => t.part === part).reduce((a, t) => a + t.bytes, 0);
+    const s = 2048, h = m.hiddenSize, a = m.numAttentionHeads;
+    expect(by('attention')).toBe(11 * s * h + 5 * a * s * s);
+    expect(by('mlp')).toBe(19 * s * h);
+    expect(by('layernorm')).toBe(4 * s * h);
+  });
+
+  it('FlashAttention drops the s² terms and stores the f32 LSE instead', () => {
+    const m = PAPER[0][1];
+    const fa = layerTerms(m, paperPar({ tensorParallel: 1, flashAttention: true }));
+    expect(fa.map((t) => t.name)).toContain('softmax LSE (FlashAttention, f32)');
+    expect(fa.map((t) => t.name)).not.toContain('softmax output');
+    const s = 2048, h = m.hiddenSize, a = m.numAttentionHeads;
+    expect(fa.reduce((x, t) => x + t.bytes, 0)).toBe(34 * s * h + 4 * a * s);
+  });
+
+  it('no dropout stores no masks; GQA and SwiGLU change exactly their terms', () => {
+    const base: ModelConfig = { numLayers: 1, hiddenSize: 1024, numAttentionHeads: 16 };
+    const s = 4096, h = 1024;
+    const noDrop = perLayer({ ...base, attentionDropout: 0, hiddenDropout: 0 }, { ...DEFAULT_PARALLEL, seqLength: s });
+    expect(noDrop).toBe(32 * s * h + 4 * 16 * s);
+    const gqa = perLayer({ ...base, numQueryGroups: 4 }, { ...DEFAULT_PARALLEL, seqLength: s });
+    expect(perLayer(base, { ...DEFAULT_PARALLEL, seqLength: s }) - gqa).toBe(4 * s * (h - h / 4)); // K and V at 1/4 width
+    const swiglu = perLayer({ ...base, swiglu: true, ffnHiddenSize: 2048 }, { ...DEFAULT_PARALLEL, seqLength: s });
+    expect(swiglu).toBe(18 * s * h + 6 * s * 2048 + 4 * 16 * s); // gate+up 4sf, second input 2sf
+  });
+});
+
+describe('context parallelism, pipeline, weights', () => {
+  const m = PRESETS['seed-32L-4096h'].model;
+  it('with FlashAttention every stored activation scales as 1/CP', () => {
+    const one = memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 131072, tensorParallel: 4, sequenceParallel: true });
+    for (const cp of [2, 4, 8]) {
+      const r = memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 131072, tensorParallel: 4, sequenceParallel: true, contextParallel: cp });
+      expect(r.activationBytes).toBeCloseTo(one.activationBytes / cp, 3);
+      expect(r.ringBufferBytes).toBe((16 * (131072 / cp) * 4096) / 4);
+    }
+  });
+
+  it('without FlashAttention the scores of local queries cover all keys: s²/CP', () => {
+    const p = { ...DEFAULT_PARALLEL, seqLength: 8192, flashAttention: false };
+    const a1 = layerTerms(m, p).find((t) => t.name === 'softmax output')!.bytes;
+    const a4 = layerTerms(m, { ...p, contextParallel: 4 }).find((t) => t.name === 'softmax output')!.bytes;
+    expect(a1).toBe(2 * 32 * 8192 * 8192);
+    expect(a4).toBe(a1 / 4);
+  });
+
+  it('memory grows with sequence length and shrinks with recomputation', () => {
+    let last = 0;
+    for (const s of [4096, 8192, 16384, 32768]) {
+      const r = memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: s, flashAttention: false });
+      expect(r.activationBytes).toBeGreaterThan(last);
+      last = r.activationBytes;
+      for (const rc of ['selective', 'full'] as const)
+        expect(memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: s, flashAttention: false, recompute: rc }).activationBytes).toBeLessThan(r.activationBytes);
+    }
+  });
+
+  it('pipeline: the first stage holds L layers (1F1B), × (1 + (p−1)/(p·v)) interleaved', () => {
+    const base = { ...DEFAULT_PARALLEL, seqLength: 4096, pipelineParallel: 4 };
+    expect(memoryBreakdown(m, base).layersHeld).toBe(32);
+    expect(memoryBreakdown(m, { ...base, virtualStages: 2 }).layersHeld).toBeCloseTo(32 * (1 + 3 / 8), 10);
+  });
+
+  it('parameters: GPT-3 175B and Llama-3 8B; 18 bytes per parameter, distributed optimizer shards 12', () => {
+    expect(parameterCount(PRESETS['gpt3-175b'].model, 2048) / 175e9).toBeCloseTo(1, 1);
+    expect(parameterCount(PRESETS['llama3-8b'].model, 8192) / 8.03e9).toBeCloseTo(1, 1);
+    const r = memoryBreakdown(m, { ...DEFAULT_PARALLEL, tensorParallel: 8 });
+    expect(r.weightBytes + r.gradientBytes + r.optimizerBytes).toBeCloseTo(18 * r.parametersPerGpu, 0);
+    const d = memoryBreakdown(m, { ...DEFAULT_PARALLEL, tensorParallel: 8, dataParallel: 2, contextParallel: 2, seqLength: 8192, distributedOptimizer: true });
+    expect(d.optimizerBytes).toBeCloseTo((12 * d.parametersPerGpu) / 4, 0);
+  });
+
+  it('sweep: no-CP goes out of memory first, CP=4 lasts longest, recompute never costs memory', () => {
+    const base = { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true, flashAttention: false };
+    const pts = sweep(m, base, [4096, 8192, 16384, 32768, 65536, 131072, 262144], DEFAULT_LINES, 80);
+    const oom = oomPoints(pts);
+    expect(Object.keys(oom)).toEqual(DEFAULT_LINES.map((l) => l.label));
+    expect(oom['CP=4']!).toBeGreaterThan(oom['CP=1']!);
+    expect(oom['CP=4 + recompute']!).toBeGreaterThanOrEqual(oom['CP=4']!);
+    for (const p of pts) expect(p.fits).toBe(p.totalGib <= 80);
+    for (const p of pts) expect(p.totalGib * GIB).toBeCloseTo(p.breakdown.totalBytes, 0);
+  });
+
+  it('rejects impossible configurations with the flag name', () => {
+    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, tensorParallel: 3 })).toThrow(/--num-attention-heads 32 is not divisible by --tensor-model-parallel-size 3/);
+    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1000, contextParallel: 3 })).toThrow(/--seq-length 1000 is not divisible by --context-parallel-size 3/);
+    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 0 })).toThrow(/--seq-length must be a positive integer/);
+    expect(() => memoryBreakdown({ ...m, numQueryGroups: 5 }, DEFAULT_PARALLEL)).toThrow(/--num-query-groups 5/);
+  });
+});
