@@ -14,6 +14,7 @@ import { Precision } from '../src/kernels/common.js';
 import { LAYOUTS, Layout } from '../src/ring/schedule.js';
 import { KernelRow, spotCheck, timeKernels } from './kernels.js';
 import { RingRow, ringPoint } from './ring.js';
+import { memorySweep } from './memory.js';
 
 const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --quick               small sizes, about a minute on a CPU adapter
@@ -28,6 +29,10 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --layouts LIST        ring layouts (default contiguous,zigzag,striped)
   --no-ring             skip the ring sweep
   --no-kernels          skip the kernel sweep
+  --no-memory           skip the memory sweep (activation_memory.csv/.json/.png)
+  --memory-preset P     model of the memory sweep (default seed-32L-4096h)
+  --memory-tp T         tensor-parallel size of the memory sweep (default 8, with sequence parallelism)
+  --hbm-gib G           HBM line of the memory plot (default 80)
   --peer FILE           PyTorch peer results (bench/peers/torch_sdpa.py) for ratios
   --out DIR             results folder (default bench/out)`;
 
@@ -53,7 +58,8 @@ export async function benchCommand(argv: string[]): Promise<number> {
     options: {
       quick: { type: 'boolean' }, N: { type: 'string' }, D: { type: 'string' }, heads: { type: 'string' }, batch: { type: 'string' },
       precision: { type: 'string' }, causal: { type: 'string' }, reps: { type: 'string' }, 'ring-R': { type: 'string' },
-      'ring-N': { type: 'string' }, layouts: { type: 'string' }, 'no-ring': { type: 'boolean' }, 'no-kernels': { type: 'boolean' }, peer: { type: 'string' },
+      'ring-N': { type: 'string' }, layouts: { type: 'string' }, 'no-ring': { type: 'boolean' }, 'no-kernels': { type: 'boolean' }, 'no-memory': { type: 'boolean' }, 'memory-preset': { type: 'string' },
+      'memory-tp': { type: 'string' }, 'hbm-gib': { type: 'string' }, peer: { type: 'string' },
       out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
@@ -82,6 +88,16 @@ export async function benchCommand(argv: string[]): Promise<number> {
     }
   }
 
+  let memoryNote = '';
+  if (!values['no-memory']) {
+    const hbm = Number(values['hbm-gib'] ?? 80);
+    const tp = nums(values['memory-tp'], '8', 'memory-tp')[0];
+    if (!Number.isFinite(hbm) || hbm <= 0) throw new InputError(`--hbm-gib must be a positive number, got '${values['hbm-gib']}'`);
+    await mkdir(outDir, { recursive: true });
+    const m = await memorySweep(outDir, values['memory-preset'] ?? 'seed-32L-4096h', { tensorParallel: tp, sequenceParallel: true }, hbm);
+    memoryNote = `memory sweep: ${m.csv}, ${m.json}, ${m.png ?? `no PNG (${m.pngSkipped})`}\n  longest fitting sequence: ${Object.entries(m.oom).map(([k, v]) => `${k} ${v ?? 'none'}`).join('; ')}`;
+    console.error(memoryNote);
+  }
   const gpu = await nodeGPU();
   const devs: FlashDevice[] = await acquireDevices(gpu, Math.max(1, values['no-ring'] ? 1 : Math.max(...ringRs)));
   const dev = devs[0];
@@ -167,6 +183,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
     for (const r of ringRows)
       console.log(`                        ${r.R} ${r.layout.padEnd(11)} ${String(r.N).padEnd(6)} ${r.fwdWallMs.toFixed(1).padStart(8)}  ${(r.bwdWallMs ?? 0).toFixed(1).padStart(8)}  ${(r.gpuKernelMs ?? NaN).toFixed(1).padStart(14)}  ${(100 * r.unhiddenFraction).toFixed(1).padStart(6)}%  ${(100 * r.overlapEfficiency).toFixed(1).padStart(6)}%  ${r.imbalance.toFixed(3)}`);
   }
+  if (memoryNote) console.log(`\n${memoryNote}`);
   if (failures.length) console.log(`\nfailures:\n  ${failures.join('\n  ')}`);
   console.log(`\nresults: ${join(outDir, `bench-${stamp}.json`)} (+ -kernels.csv, -ring.csv)`);
   return failures.length ? 1 : 0;

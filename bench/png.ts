@@ -1,0 +1,55 @@
+/**
+ * Renders a Chart.js configuration to PNG in headless Chromium (Debian's chromium, driven by
+ * playwright-core; no browser download). Where there is no Chromium the reason is returned.
+ */
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { MemoryChartConfig } from '../src/memory/chart.js';
+
+export const CHROMIUM = process.env.FLASHRING_CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+/**
+ * Browser-side drawing, as text: functions passed to page.evaluate are serialized, and the
+ * TypeScript loader adds helpers to them that do not exist in the page.
+ */
+const DRAW = `function (cfg) {
+  var fmt = function (n) { return n >= 1048576 && n % 1048576 === 0 ? n / 1048576 + 'M' : n >= 1024 && n % 1024 === 0 ? n / 1024 + 'K' : String(n); };
+  cfg.options.scales.x.ticks = { callback: function (v) { return fmt(v); }, autoSkip: false };
+  cfg.options.scales.x.afterBuildTicks = function (axis) {
+    var t = [];
+    for (var v = axis.min; v <= axis.max; v *= 2) t.push({ value: v });
+    axis.ticks = t;
+  };
+  new Chart(document.getElementById('c').getContext('2d'), cfg);
+}`;
+
+export async function renderChartPng(config: MemoryChartConfig, out: string, width = 1000, height = 620): Promise<string | null> {
+  if (!existsSync(CHROMIUM)) return `no Chromium at ${CHROMIUM} (install Debian's chromium, or set FLASHRING_CHROMIUM)`;
+  let chromium: typeof import('playwright-core').chromium;
+  try {
+    chromium = (await import('playwright-core')).chromium;
+  } catch (e) {
+    return `playwright-core is not installed (${(e as Error).message})`;
+  }
+  const require = createRequire(import.meta.url);
+  // chart.js exports only its module entry points; the UMD build sits beside them in dist/.
+  const chartJs = await readFile(join(dirname(require.resolve('chart.js')), 'chart.umd.js'), 'utf8');
+  // launch() gives a fresh temporary profile each time.
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  try {
+    const page = await browser.newPage({ viewport: { width, height } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.setContent(`<!doctype html><html><body style="margin:0;background:#fff"><canvas id="c" width="${width}" height="${height}"></canvas></body></html>`);
+    await page.addScriptTag({ content: chartJs });
+    await page.evaluate(`(${DRAW})(${JSON.stringify(config)})`);
+    if (errors.length) throw new Error(`chart rendering failed: ${errors.join('; ')}`);
+    await writeFile(out, await page.locator('#c').screenshot());
+    return null;
+  } finally {
+    await browser.close();
+  }
+}
