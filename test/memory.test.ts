@@ -124,3 +124,26 @@ describe('context parallelism, pipeline, weights', () => {
     expect(() => memoryBreakdown({ ...m, numQueryGroups: 5 }, DEFAULT_PARALLEL)).toThrow(/--num-query-groups 5/);
   });
 });
+
+describe('memory chart', () => {
+  it('each line ends at its first point that does not fit, drawn as a cross; the HBM line spans the x range', async () => {
+    const { memoryChartConfig, formatTokens } = await import('../src/memory/chart.js');
+    const { sweepRows } = await import('../src/memory/csv.js');
+    const m = PRESETS['seed-32L-4096h'].model;
+    const pts = sweep(m, { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true }, [4096, 16384, 65536, 262144, 1048576], DEFAULT_LINES, 80);
+    const measured = [{ seq_len: 32768, tp: 8, cp: 1, pp: 1, sp: false, recompute: 'none', micro_batch: 1, activation_gib: null, total_gib: 61.2, fits: true, source: 'measured: x.log' }];
+    const cfg = memoryChartConfig(sweepRows(pts, 80), measured, 80, 't');
+    const byLabel = Object.fromEntries(cfg.data.datasets.map((d) => [d.label, d]));
+    for (const l of DEFAULT_LINES) {
+      const d = byLabel[l.label];
+      const linePts = pts.filter((p) => p.line === l.label);
+      const firstOom = linePts.findIndex((p) => !p.fits);
+      expect(d.data.length).toBe(firstOom < 0 ? linePts.length : firstOom + 1);
+      if (firstOom >= 0) expect((d.pointStyle as string[]).at(-1)).toBe('crossRot');
+    }
+    expect(byLabel['HBM 80 GiB'].data.map((p) => p.x)).toEqual([4096, 1048576]);
+    expect(byLabel['measured: x.log'].data).toHaveLength(1);
+    expect(formatTokens(1048576)).toBe('1M');
+    expect(formatTokens(131072)).toBe('128K');
+  });
+});
