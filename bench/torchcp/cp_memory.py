@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Measured companion data: a GPT-style transformer stack trained for a few iterations with
+PyTorch's context parallelism (torch.distributed.tensor.experimental.context_parallel, ring
+attention over NCCL) or without it, with and without selective recomputation
+(torch.utils.checkpoint on the attention core), across sequence lengths until out of memory.
+
+Per point: per-rank torch.cuda.max_memory_allocated (after warm-up, peak over ranks), the
+memory held before the first forward (weights, gradients, Adam state), median iteration time
+after warm-up, TFLOP/s per GPU. One JSON line per point, written as soon as it is measured.
+
+  python3 bench/torchcp/cp_memory.py --cp 1 --out points.jsonl                      # CP=1
+  python3 -m torch.distributed.run --nproc-per-node 2 bench/torchcp/cp_memory.py --cp 2 --out points.jsonl
+Model (stated in every point): bf16 autocast over fp32 parameters and AdamW, causal
+FlashAttention through scaled_dot_product_attention, GeLU MLP of width 4h, LayerNorm, no
+dropout, no positional encoding, vocabulary 8192, micro batch 1.
+"""
+import argparse, datetime, json, os, statistics, sys, time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.distributed as dist
+from torch.utils.checkpoint import checkpoint
+
+
+class Block(nn.Module):
+    def __init__(self, h, heads, recompute):
+        super().__init__()
+        self.h, self.heads, self.recompute = h, heads, recompute
+        self.ln1, self.ln2 = nn.LayerNorm(h), nn.LayerNorm(h)
+        self.qkv, self.proj = nn.Linear(h, 3 * h), nn.Linear(h, h)
+        self.fc1, self.fc2 = nn.Linear(h, 4 * h), nn.Linear(4 * h, h)
+
+    @staticmethod
+    def core(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    def forward(self, x):
+        b, s, h = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, self.heads, h // self.heads).permute(2, 0, 3, 1, 4)
+        o = checkpoint(self.core, q, k, v, use_reentrant=False) if self.recompute else self.core(q, k, v)
+        x = x + self.proj(o.transpose(1, 2).reshape(b, s, h))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class GPT(nn.Module):
+    def __init__(self, layers, h, heads, vocab, recompute):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, h)
+        self.blocks = nn.ModuleList(Block(h, heads, recompute) for _ in range(layers))
+        self.ln = nn.LayerNorm(h)
+        self.head = nn.Linear(h, vocab, bias=False)
+
+    def forward(self, ids, labels):
+        x = self.emb(ids)
+        for blk in self.blocks:
+            x = blk(x)
+        logits = self.head(self.ln(x))
+        return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), labels.reshape(-1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--cp', type=int, default=1)
+    ap.add_argument('--recompute', choices=['none', 'selective'], default='none')
+    ap.add_argument('--layers', type=int, default=8)
+    ap.add_argument('--hidden', type=int, default=4096)
+    ap.add_argument('--heads', type=int, default=32)
+    ap.add_argument('--vocab', type=int, default=8192)
+    ap.add_argument('--seq', default='4096,8192,16384,32768,65536,98304,131072,196608')
+    ap.add_argument('--warmup', type=int, default=1)
+    ap.add_argument('--iters', type=int, default=2)
+    ap.add_argument('--out', required=True)
+    a = ap.parse_args()
+
+    world = int(os.environ.get('WORLD_SIZE', '1'))
+    rank = int(os.environ.get('RANK', '0'))
+    if a.cp != world:
+        sys.exit(f'--cp {a.cp} needs {a.cp} processes (torch.distributed.run --nproc-per-node {a.cp}); this run has {world}')
+    torch.cuda.set_device(int(os.environ.get('LOCAL_RANK', '0')))
+    dev = torch.device('cuda')
+    mesh = None
+    if world > 1:
+        dist.init_process_group('nccl', timeout=datetime.timedelta(seconds=120))
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.tensor.experimental import context_parallel
+        mesh = init_device_mesh('cuda', (world,), mesh_dim_names=('cp',))
+
+    torch.manual_seed(0)
+    model = GPT(a.layers, a.hidden, a.heads, a.vocab, a.recompute == 'selective').to(dev)
+    params = sum(p.numel() for p in model.parameters())
+    if world > 1:
+        model = torch.nn.parallel.DistributedDataParallel(model)  # gradients averaged over the CP ranks
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
+    gpu = torch.cuda.get_device_name(0)
+    stamp = datetime.datetime.now(datetime.timezone.utc).isoformat()
+
+    def emit(rec):
+        if rank == 0:
+            with open(a.out, 'a') as f:
+                f.write(json.dumps(rec) + '\n')
+            print(json.dumps(rec), flush=True)
+
+    # Adam state exists after the first step: take one on a short sequence first.
+    ids = torch.randint(0, a.vocab, (1, 256 * world), device=dev)
+    with torch.autocast('cuda', dtype=torch.bfloat16):
+        model(ids, ids).backward()
+    opt.step()
+    opt.zero_grad(set_to_none=False)
+    torch.cuda.synchronize()
+    static = torch.cuda.memory_allocated()
+
+    for s in [int(x) for x in a.seq.split(',')]:
+        base = dict(engine=f'torch {torch.__version__} ' + ('context_parallel (ring attention, NCCL)' if world > 1 else 'single GPU'),
+                    gpu=gpu, gpus=world, cp=world, recompute=a.recompute, seq_len=s, micro_batch=1, layers=a.layers,
+                    hidden=a.hidden, heads=a.heads, vocab=a.vocab, params=params, date=stamp,
+                    static_gib=static / 2**30)
+        ok = torch.ones(1, device=dev)
+        times, peak = [], 0.0
+        try:
+            ids = torch.randint(0, a.vocab, (1, s), device=dev)
+            labels = torch.roll(ids, -1, 1)
+            torch.cuda.reset_peak_memory_stats()
+            for it in range(a.warmup + a.iters):
+                t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                t0.record()
+                if mesh is not None:
+                    b_ids, b_lab = ids.clone(), labels.clone()
+                    with context_parallel(mesh, buffers=[b_ids, b_lab], buffer_seq_dims=[1, 1], no_restore_buffers={b_ids, b_lab}):
+                        with torch.autocast('cuda', dtype=torch.bfloat16):
+                            loss = model(b_ids, b_lab)
+                        loss.backward()
+                else:
+                    with torch.autocast('cuda', dtype=torch.bfloat16):
+                        loss = model(ids, labels)
+                    loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=False)
+                t1.record()
+                torch.cuda.synchronize()
+                if it >= a.warmup:
+                    times.append(t0.elapsed_time(t1))
+            peak = torch.cuda.max_memory_allocated() / 2**30
+        except torch.cuda.OutOfMemoryError:
+            ok.zero_()
+        del ids
+        torch.cuda.empty_cache()
+        if world > 1:
+            dist.all_reduce(ok, op=dist.ReduceOp.MIN)
+            pk = torch.tensor([peak], device=dev)
+            dist.all_reduce(pk, op=dist.ReduceOp.MAX)
+            peak = pk.item()
+        if ok.item() == 0:
+            emit(dict(base, oom=True))
+            break
+        ms = statistics.median(times)
+        # Model FLOPs per iteration: 6·params·tokens for the matmuls (fwd + bwd) plus causal
+        # attention 4·s²·h per layer forward, ×0.5 causal, ×3 forward+backward.
+        flops = 6 * params * s + 3 * 0.5 * 4 * s * s * a.hidden * a.layers
+        emit(dict(base, oom=False, iter_ms=ms, tflops_per_gpu=flops / world / (ms * 1e-3) / 1e12, max_allocated_gib=peak,
+                  activation_gib=peak - static / 2**30))
+    if world > 1:
+        dist.destroy_process_group()
+
+
+if __name__ == '__main__':
+    main()
