@@ -15,7 +15,8 @@ const HELP = `usage: flashring memory [options]            per-GPU memory of one
 Model (or --preset ${Object.keys(PRESETS).join('|')}):
   --num-layers L --hidden-size H --num-attention-heads A [--num-query-groups G]
   [--ffn-hidden-size F] [--swiglu] [--vocab-size V] [--untie-embeddings-and-output-weights]
-  [--attention-dropout P] [--hidden-dropout P]
+  [--attention-dropout P] [--hidden-dropout P] [--position-embedding-type learned_absolute|rope|none]
+  [--fp32-params]   parameters, gradients and Adam in fp32 (PyTorch AMP: 16 B/param; default Megatron's 18)
 Parallelism and training:
   --seq-length S --micro-batch-size B --tensor-model-parallel-size T --context-parallel-size C
   --pipeline-model-parallel-size P [--num-layers-per-virtual-pipeline-stage K]
@@ -33,6 +34,7 @@ const MODEL_OPTS = {
   preset: { type: 'string' }, 'num-layers': { type: 'string' }, 'hidden-size': { type: 'string' }, 'num-attention-heads': { type: 'string' },
   'num-query-groups': { type: 'string' }, 'ffn-hidden-size': { type: 'string' }, swiglu: { type: 'boolean' }, 'vocab-size': { type: 'string' },
   'untie-embeddings-and-output-weights': { type: 'boolean' }, 'attention-dropout': { type: 'string' }, 'hidden-dropout': { type: 'string' },
+  'position-embedding-type': { type: 'string' }, 'fp32-params': { type: 'boolean' }, compare: { type: 'boolean' },
   'seq-length': { type: 'string' }, 'micro-batch-size': { type: 'string' }, 'tensor-model-parallel-size': { type: 'string' },
   'context-parallel-size': { type: 'string' }, 'pipeline-model-parallel-size': { type: 'string' },
   'num-layers-per-virtual-pipeline-stage': { type: 'string' }, 'data-parallel-size': { type: 'string' },
@@ -68,6 +70,12 @@ export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelC
     ['attentionDropout', 'attention-dropout'], ['hiddenDropout', 'hidden-dropout']];
   for (const [k, f] of over) if (v[f] !== undefined) (model as unknown as Record<string, number>)[k] = numFlag(v, f)!;
   if (v.swiglu) model.swiglu = true;
+  if (v['position-embedding-type'] !== undefined) {
+    const pe = v['position-embedding-type'] as string;
+    if (!['learned_absolute', 'rope', 'none'].includes(pe)) throw new InputError(`--position-embedding-type must be learned_absolute, rope or none, got '${pe}'`);
+    model.positionEmbedding = pe as ModelConfig['positionEmbedding'];
+  }
+  if (v['fp32-params']) model.paramPrecision = 'amp';
   if (v['untie-embeddings-and-output-weights']) model.untieEmbeddings = true;
   const rc = (v['recompute-granularity'] as string | undefined) ?? 'none';
   if (!['none', 'selective', 'full'].includes(rc)) throw new InputError(`--recompute-granularity must be selective or full, got '${rc}'`);
@@ -146,12 +154,12 @@ export async function memoryCommand(argv: string[]): Promise<number> {
 }
 
 export async function replayCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv, allowPositionals: true,
-    options: { csv: { type: 'string' }, json: { type: 'boolean' }, 'hbm-gib': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-  });
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: MODEL_OPTS });
   if (values.help || !positionals.length) {
-    console.log('usage: flashring replay LOG_OR_CSV... [--csv out.csv] [--json] [--hbm-gib G]\n  Megatron-LM training logs (or activation_memory.csv files) → measured points.');
+    console.log('usage: flashring replay LOG_OR_CSV... [--csv out.csv] [--json] [--hbm-gib G]\n' +
+      '       flashring replay FILE... --compare <model flags of flashring memory>\n' +
+      '  Megatron-LM training logs (or activation_memory.csv files) → measured points; --compare puts the\n' +
+      '  memory model next to each measured point (its seq_len, TP, CP, SP and recomputation).');
     return values.help ? 0 : 2;
   }
   const rows: CsvRow[] = [];
@@ -189,6 +197,10 @@ export async function replayCommand(argv: string[]): Promise<number> {
     if (row) rows.push(row);
     else { console.error(`  ${file}: no point (the sequence length is unknown)`); bad++; }
   }
+  if (values.compare) {
+    console.log(compareTable(rows, values));
+    return bad ? 1 : 0;
+  }
   if (values.csv) {
     await writeFile(values.csv, toCsv(rows));
     console.error(`wrote ${rows.length} point(s) to ${values.csv}`);
@@ -196,4 +208,27 @@ export async function replayCommand(argv: string[]): Promise<number> {
   if (values.json) console.log(JSON.stringify({ points: rows, reports }, null, 1));
   else if (!values.csv) process.stdout.write(toCsv(rows));
   return bad ? 1 : 0;
+}
+
+/** Measured points next to the model's prediction for the same configuration (markdown table). */
+export function compareTable(rows: CsvRow[], v: Values): string {
+  const { model, par } = configFromFlags(v);
+  const out = ['| source line | seq_len | CP | recompute | measured total GiB | model total GiB | model − measured | measured activation GiB | model activation GiB | model − measured |',
+    '|---|---|---|---|---|---|---|---|---|---|'];
+  const pct = (m: number, x: number) => `${(((m - x) / x) * 100).toFixed(1)}%`;
+  for (const r of rows) {
+    if (r.total_gib === null) {
+      out.push(`| ${r.line ?? ''} | ${r.seq_len} | ${r.cp ?? '?'} | ${r.recompute ?? '?'} | OOM | ${(() => { try { return (memoryBreakdown(model, { ...par, seqLength: r.seq_len, tensorParallel: r.tp ?? par.tensorParallel, contextParallel: r.cp ?? 1, sequenceParallel: r.sp ?? par.sequenceParallel, recompute: (r.recompute ?? 'none') as Recompute }).totalBytes / GIB).toFixed(1); } catch { return '-'; } })()} | | | | |`);
+      continue;
+    }
+    const b = memoryBreakdown(model, {
+      ...par, seqLength: r.seq_len, tensorParallel: r.tp ?? par.tensorParallel, contextParallel: r.cp ?? 1,
+      sequenceParallel: r.sp ?? par.sequenceParallel, recompute: (r.recompute ?? 'none') as Recompute,
+      dataParallel: par.dataParallel,
+    });
+    const mt = b.totalBytes / GIB, ma = (b.activationBytes + b.ringBufferBytes) / GIB;
+    out.push(`| ${r.line ?? ''} | ${r.seq_len} | ${r.cp ?? '?'} | ${r.recompute ?? '?'} | ${r.total_gib.toFixed(1)} | ${mt.toFixed(1)} | ${pct(mt, r.total_gib)} | ` +
+      `${r.activation_gib === null ? '' : r.activation_gib.toFixed(1)} | ${ma.toFixed(1)} | ${r.activation_gib === null ? '' : pct(ma, r.activation_gib)} |`);
+  }
+  return out.join('\n');
 }

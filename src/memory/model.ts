@@ -50,6 +50,10 @@ export interface ModelConfig {
   untieEmbeddings?: boolean;
   attentionDropout?: number;
   hiddenDropout?: number;
+  /** Megatron-LM's --position-embedding-type: learned_absolute adds seq·h parameters. Default: learned for GPT, rope for SwiGLU models. */
+  positionEmbedding?: 'learned_absolute' | 'rope' | 'none';
+  /** Parameter precision: 'megatron' (bf16 params, fp32 grads + master + Adam: 18 B/param) or 'amp' (fp32 params, grads, Adam: 16 B/param). */
+  paramPrecision?: 'megatron' | 'amp';
 }
 
 export interface ParallelConfig {
@@ -161,7 +165,8 @@ export function parameterCount(m: ModelConfig, seqLength: number): number {
   const mlp = (m.swiglu ? 3 : 2) * h * f + f + h;
   const perLayer = attn + mlp + 4 * h; // two LayerNorms
   const vocab = m.vocabSize ?? 50257;
-  const embed = vocab * h * (m.untieEmbeddings ? 2 : 1) + (m.swiglu ? 0 : seqLength * h); // learned positions for GPT
+  const pos = m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute');
+  const embed = vocab * h * (m.untieEmbeddings ? 2 : 1) + (pos === 'learned_absolute' ? seqLength * h : 0);
   return m.numLayers * perLayer + embed + 2 * h;
 }
 
@@ -179,7 +184,10 @@ export function memoryBreakdown(m: ModelConfig, p: ParallelConfig): MemoryBreakd
   const parameters = parameterCount(m, p.seqLength);
   const parametersPerGpu = parameters / (p.tensorParallel * pp);
   const shards = p.distributedOptimizer ? p.dataParallel * p.contextParallel : 1;
-  const weightBytes = 2 * parametersPerGpu, gradientBytes = 4 * parametersPerGpu, optimizerBytes = (12 * parametersPerGpu) / shards;
+  // megatron: bf16 weight 2 + fp32 grad 4 + (fp32 master, m, v) 12; amp: fp32 weight 4 + grad 4 + (m, v) 8.
+  const amp = m.paramPrecision === 'amp';
+  const weightBytes = (amp ? 4 : 2) * parametersPerGpu, gradientBytes = 4 * parametersPerGpu;
+  const optimizerBytes = ((amp ? 8 : 12) * parametersPerGpu) / shards;
   return {
     perLayer, perLayerBytes, layersHeld, activationBytes, ringBufferBytes, parameters, parametersPerGpu,
     weightBytes, gradientBytes, optimizerBytes,
