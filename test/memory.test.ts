@@ -106,6 +106,13 @@ describe('context parallelism, pipeline, weights', () => {
     expect(d.optimizerBytes).toBeCloseTo((12 * d.parametersPerGpu) / 4, 0);
   });
 
+  it('knobs for non-Megatron stacks: fp32 parameters (16 B/param), no learned positions', () => {
+    const base = { ...DEFAULT_PARALLEL, seqLength: 8192 };
+    const amp = memoryBreakdown({ ...m, paramPrecision: 'amp' }, base);
+    expect(amp.weightBytes + amp.gradientBytes + amp.optimizerBytes).toBeCloseTo(16 * amp.parametersPerGpu, 0);
+    expect(parameterCount({ ...m, positionEmbedding: 'learned_absolute' }, 8192) - parameterCount({ ...m, positionEmbedding: 'none' }, 8192)).toBe(8192 * 4096);
+  });
+
   it('sweep: no-CP goes out of memory first, CP=4 lasts longest, recompute never costs memory', () => {
     const base = { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true, flashAttention: false };
     const pts = sweep(m, base, [4096, 8192, 16384, 32768, 65536, 131072, 262144], DEFAULT_LINES, 80);
