@@ -6,7 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_LINES, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, PRESETS, ParallelConfig, oomPoints, sweep } from '../src/memory/model.js';
 import { CsvRow, sweepRows, toCsv } from '../src/memory/csv.js';
-import { memoryChartConfig } from '../src/memory/chart.js';
+import { coincidentNote, memoryChartConfig } from '../src/memory/chart.js';
 import { renderChartPng } from './png.js';
 
 export interface MemorySweepResult {
@@ -26,15 +26,7 @@ export async function memorySweep(outDir: string, presetName: string, base: Part
   const csv = join(outDir, 'activation_memory.csv'), json = join(outDir, 'activation_memory.json'), png = join(outDir, 'activation_memory.png');
   await writeFile(csv, toCsv([...rows, ...measured]));
   const title = `${preset.note}: TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'} — model (flashring, Korthikanti et al. 2022)`;
-  // Lines that coincide (selective recomputation with FlashAttention saves only the LSE) are said so.
-  const same = DEFAULT_LINES.filter((l) => l.overrides.recompute === 'selective').filter((l) => {
-    const twin = DEFAULT_LINES.find((x) => x.overrides.contextParallel === l.overrides.contextParallel && x.overrides.recompute === 'none');
-    const a = pts.filter((p) => p.line === l.label), b = pts.filter((p) => p.line === twin?.label);
-    return a.length && a.every((p, i) => b[i] && Math.abs(p.totalGib - b[i].totalGib) <= 0.01 * b[i].totalGib);
-  });
-  const subtitle = same.length
-    ? `${same.map((l) => l.label).join(' and ')} lie on their lines without recomputation: with FlashAttention, selective recomputation only drops the softmax LSE`
-    : '';
+  const subtitle = coincidentNote(pts, DEFAULT_LINES);
   const config = memoryChartConfig(rows, measured, hbmGib, title, subtitle);
   await writeFile(json, JSON.stringify({ kind: 'flashring.memory', createdAt: new Date().toISOString(), preset: presetName, model: preset.model, parallel: par, hbmGib, rows: [...rows, ...measured], chart: config }, null, 1));
   const skipped = await renderChartPng(config, png);

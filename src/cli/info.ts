@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { acquireDevices, adapterName, AdapterSummary, summarizeAdapter, FlashDevice } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
-import { NoAdapterError } from '../errors.js';
+import { InputError, NoAdapterError } from '../errors.js';
 import { attentionForward, attentionBackward, toF32 } from '../kernels/attention.js';
 import { referenceForward, referenceBackward } from '../reference/attention.js';
 import { randn, relErr, TOL, freshSeed } from '../reference/compare.js';
@@ -120,9 +120,32 @@ export async function selftest(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * The main job: the adapters, the self-test against the float64 reference, then the page built
+ * and served on localhost (until Ctrl-C). --no-serve stops after the self-test.
+ */
 export async function start(argv: string[]): Promise<number> {
-  const rc = await info(argv);
+  const { values } = parseArgs({ args: argv, options: { 'no-serve': { type: 'boolean' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    console.log('usage: flashring start [--no-serve] [--port P]\n  Adapters, GPU self-test, then build the page and serve it on http://localhost:P (default 5173).');
+    return 0;
+  }
+  const rc = await info([]);
   if (rc) return rc;
   console.log('');
-  return selftest([]);
+  const st = await selftest([]);
+  if (st || values['no-serve']) return st;
+  const port = Number(values.port ?? 5173);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InputError(`--port must be a port number, got '${values.port}'`);
+  const vite = await import('vite');
+  console.log('\nbuilding the page …');
+  await vite.build({ logLevel: 'warn' });
+  const server = await vite.preview({ preview: { port, strictPort: false, host: 'localhost' } });
+  const addr = server.httpServer.address() as { port: number };
+  console.log(`the page is served at http://localhost:${addr.port}/  (Ctrl-C to stop)`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', () => server.httpServer.close(() => resolve()));
+    process.once('SIGTERM', () => server.httpServer.close(() => resolve()));
+  });
+  return 0;
 }

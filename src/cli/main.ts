@@ -13,7 +13,7 @@ const COMMANDS: Record<string, Command> = {
   memory: { summary: 'per-GPU training memory (Korthikanti et al. model, Megatron-LM flags); --sweep for the plot', run: async (a) => (await import('./memory.js')).memoryCommand(a) },
   replay: { summary: 'Megatron-LM training logs (or activation_memory.csv) → measured points', run: async (a) => (await import('./memory.js')).replayCommand(a) },
   bench: { summary: 'headless benchmark: kernel and ring sweeps (JSON/CSV results)', run: async (a) => (await import('../../bench/run.js')).benchCommand(a) },
-  start: { summary: 'the main job: adapters, then the self-test', run: async (a) => (await import('./info.js')).start(a) },
+  start: { summary: 'the main job: adapters, the GPU self-test, then the page served on localhost', run: async (a) => (await import('./info.js')).start(a) },
 };
 
 export function usage(): string {

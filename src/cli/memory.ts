@@ -4,8 +4,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { InputError } from '../errors.js';
 import {
-  DEFAULT_LINES, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, ModelConfig, PRESETS, ParallelConfig, Recompute, SweepLine,
-  memoryBreakdown, oomPoints, sweep,
+  DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, ModelConfig, PRESETS, ParallelConfig, Recompute,
+  memoryBreakdown, oomPoints, parseLines, sweep,
 } from '../memory/model.js';
 import { parseMegatronLog } from '../memory/megatron.js';
 import { CsvRow, measuredRow, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
@@ -94,16 +94,6 @@ export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelC
     distributedOptimizer: !!v['use-distributed-optimizer'],
   };
   return { model, par, hbmGib: numFlag(v, 'hbm-gib', 80)! };
-}
-
-export function parseLines(spec: string | undefined): SweepLine[] {
-  if (!spec) return DEFAULT_LINES;
-  return spec.split(',').map((item) => {
-    const [cp, rc = 'none'] = item.trim().split(':');
-    const c = Number(cp);
-    if (!Number.isInteger(c) || c < 1 || !['none', 'selective', 'full'].includes(rc)) throw new InputError(`--lines: '${item}' is not cp[:selective|full]`);
-    return { label: `CP=${c}${rc === 'none' ? '' : rc === 'selective' ? ' + recompute' : ' + full recompute'}`, overrides: { contextParallel: c, recompute: rc as Recompute } };
-  });
 }
 
 const gib = (b: number) => `${(b / GIB).toFixed(2).padStart(9)} GiB`;

@@ -7,6 +7,22 @@
  * drawn as triangles with their source.
  */
 import { CsvRow } from './csv.js';
+import { SweepLine, SweepPoint } from './model.js';
+
+/**
+ * A note for lines drawn exactly on top of others: with FlashAttention, selective
+ * recomputation only drops the softmax LSE, so "+ recompute" lines coincide with their twins.
+ */
+export function coincidentNote(pts: SweepPoint[], lines: SweepLine[]): string {
+  const same = lines.filter((l) => l.overrides.recompute === 'selective').filter((l) => {
+    const twin = lines.find((x) => x.overrides.contextParallel === l.overrides.contextParallel && (x.overrides.recompute ?? 'none') === 'none');
+    const a = pts.filter((p) => p.line === l.label), b = pts.filter((p) => p.line === twin?.label);
+    return a.length > 0 && a.every((p, i) => b[i] && Math.abs(p.totalGib - b[i].totalGib) <= 0.01 * b[i].totalGib);
+  });
+  return same.length
+    ? `${same.map((l) => l.label).join(' and ')} lie on their lines without recomputation: with FlashAttention, selective recomputation only drops the softmax LSE`
+    : '';
+}
 
 export const LINE_COLORS = ['#d62728', '#ff7f0e', '#2ca02c', '#1f77b4', '#9467bd', '#8c564b', '#e377c2', '#17becf'];
 

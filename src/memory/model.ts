@@ -244,10 +244,22 @@ export function oomPoints(points: SweepPoint[]): Record<string, number | null> {
   return out;
 }
 
+/** Sweep lines from a spec like `1,1:selective,2,4,4:selective` (cp[:recompute] items). */
+export function parseLines(spec: string | undefined): SweepLine[] {
+  if (!spec) return DEFAULT_LINES;
+  return spec.split(',').map((item) => {
+    const [cp, rc = 'none'] = item.trim().split(':');
+    const c = Number(cp);
+    if (!Number.isInteger(c) || c < 1 || !['none', 'selective', 'full'].includes(rc)) throw new InputError(`--lines: '${item}' is not cp[:selective|full]`);
+    return { label: `CP=${c}${rc === 'none' ? '' : rc === 'selective' ? ' + recompute' : ' + full recompute'}`, overrides: { contextParallel: c, recompute: rc as Recompute } };
+  });
+}
+
 /** Model presets for the planner and the CLI. */
 export const PRESETS: Record<string, { model: ModelConfig; note: string }> = {
   'seed-32L-4096h': { model: { numLayers: 32, hiddenSize: 4096, numAttentionHeads: 32, vocabSize: 128256 }, note: 'the Megatron-LM commands of the seed module (GPT-style, 4h GeLU MLP)' },
   'llama3-8b': { model: { numLayers: 32, hiddenSize: 4096, numAttentionHeads: 32, numQueryGroups: 8, ffnHiddenSize: 14336, swiglu: true, vocabSize: 128256, untieEmbeddings: true, attentionDropout: 0, hiddenDropout: 0 }, note: 'Llama-3 8B' },
   'llama3-70b': { model: { numLayers: 80, hiddenSize: 8192, numAttentionHeads: 64, numQueryGroups: 8, ffnHiddenSize: 28672, swiglu: true, vocabSize: 128256, untieEmbeddings: true, attentionDropout: 0, hiddenDropout: 0 }, note: 'Llama-3 70B' },
+  'torchcp-8L-4096h': { model: { numLayers: 8, hiddenSize: 4096, numAttentionHeads: 32, vocabSize: 8192, untieEmbeddings: true, attentionDropout: 0, hiddenDropout: 0, positionEmbedding: 'none', paramPrecision: 'amp' }, note: 'the measured companion run (bench/torchcp, PyTorch AMP, 8 layers)' },
   'gpt3-175b': { model: { numLayers: 96, hiddenSize: 12288, numAttentionHeads: 96, vocabSize: 50257 }, note: 'GPT-3 175B' },
 };
