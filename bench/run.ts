@@ -15,6 +15,7 @@ import { LAYOUTS, Layout } from '../src/ring/schedule.js';
 import { KernelRow, spotCheck, timeKernels } from './kernels.js';
 import { RingRow, ringPoint } from './ring.js';
 import { memorySweep } from './memory.js';
+import { CsvRow, parseCsv } from '../src/memory/csv.js';
 
 const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --quick               small sizes, about a minute on a CPU adapter
@@ -33,6 +34,7 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --memory-preset P     model of the memory sweep (default seed-32L-4096h)
   --memory-tp T         tensor-parallel size of the memory sweep (default 8, with sequence parallelism)
   --hbm-gib G           HBM line of the memory plot (default 80)
+  --measured FILE       activation_memory.csv of measured points drawn over the model's lines
   --peer FILE           PyTorch peer results (bench/peers/torch_sdpa.py) for ratios
   --out DIR             results folder (default bench/out)`;
 
@@ -59,7 +61,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
       quick: { type: 'boolean' }, N: { type: 'string' }, D: { type: 'string' }, heads: { type: 'string' }, batch: { type: 'string' },
       precision: { type: 'string' }, causal: { type: 'string' }, reps: { type: 'string' }, 'ring-R': { type: 'string' },
       'ring-N': { type: 'string' }, layouts: { type: 'string' }, 'no-ring': { type: 'boolean' }, 'no-kernels': { type: 'boolean' }, 'no-memory': { type: 'boolean' }, 'memory-preset': { type: 'string' },
-      'memory-tp': { type: 'string' }, 'hbm-gib': { type: 'string' }, peer: { type: 'string' },
+      'memory-tp': { type: 'string' }, 'hbm-gib': { type: 'string' }, measured: { type: 'string' }, peer: { type: 'string' },
       out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
@@ -94,7 +96,15 @@ export async function benchCommand(argv: string[]): Promise<number> {
     const tp = nums(values['memory-tp'], '8', 'memory-tp')[0];
     if (!Number.isFinite(hbm) || hbm <= 0) throw new InputError(`--hbm-gib must be a positive number, got '${values['hbm-gib']}'`);
     await mkdir(outDir, { recursive: true });
-    const m = await memorySweep(outDir, values['memory-preset'] ?? 'seed-32L-4096h', { tensorParallel: tp, sequenceParallel: true }, hbm);
+    let measured: CsvRow[] = [];
+    if (values.measured) {
+      try {
+        measured = parseCsv(await readFile(values.measured, 'utf8'), values.measured);
+      } catch (e) {
+        throw new InputError(`--measured ${values.measured}: ${(e as Error).message}`);
+      }
+    }
+    const m = await memorySweep(outDir, values['memory-preset'] ?? 'seed-32L-4096h', { tensorParallel: tp, sequenceParallel: tp > 1 }, hbm, measured);
     memoryNote = `memory sweep: ${m.csv}, ${m.json}, ${m.png ?? `no PNG (${m.pngSkipped})`}\n  longest fitting sequence: ${Object.entries(m.oom).map(([k, v]) => `${k} ${v ?? 'none'}`).join('; ')}`;
     console.error(memoryNote);
   }

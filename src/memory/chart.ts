@@ -82,13 +82,18 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
     data: [{ x: xMin, y: hbmGib, fits: null, source: 'limit' }, { x: xMax, y: hbmGib, fits: null, source: 'limit' }], pointStyle: 'line', pointRadius: 0,
   });
   const bySource = new Map<string, CsvRow[]>();
-  for (const r of measured) if (r.total_gib !== null) bySource.set(r.source, [...(bySource.get(r.source) ?? []), r]);
+  // Measured points: triangles; runs that went out of memory: a cross on the HBM line.
+  for (const r of measured) if (r.total_gib !== null || r.fits === false) bySource.set(r.source, [...(bySource.get(r.source) ?? []), r]);
   [...bySource.entries()].forEach(([source, rows], i) => {
     const color = LINE_COLORS[(lines.length + i) % LINE_COLORS.length];
+    const oom = (r: CsvRow) => r.total_gib === null;
     datasets.push({
-      label: `measured: ${source.replace(/^measured:\s*/, '')}`, borderColor: color, backgroundColor: color, showLine: false, borderWidth: 1,
-      data: rows.map((r) => ({ x: r.seq_len, y: r.total_gib!, fits: r.fits, source: `${r.source} (CP=${r.cp ?? '?'}, TP=${r.tp ?? '?'}, recompute=${r.recompute ?? '?'})` })),
-      pointStyle: 'triangle', pointRadius: 7,
+      label: `measured: ${source.replace(/^measured:\s*/, '')}`, borderColor: color, backgroundColor: color, showLine: false, borderWidth: 2,
+      data: rows.map((r) => ({
+        x: r.seq_len, y: oom(r) ? hbmGib : r.total_gib!, fits: r.fits,
+        source: `${r.source} (CP=${r.cp ?? '?'}, TP=${r.tp ?? '?'}, recompute=${r.recompute ?? '?'})${oom(r) ? ': out of memory' : ''}`,
+      })),
+      pointStyle: rows.map((r) => (oom(r) ? 'crossRot' : 'triangle')), pointRadius: rows.map((r) => (oom(r) ? 10 : 7)),
     });
   });
   return {
