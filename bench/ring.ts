@@ -4,6 +4,7 @@
  * unhidden transfer fraction, overlap efficiency, peak bytes per rank; and the single-device
  * kernel time on the same GPU for comparison. The largest N that runs is where the sweep stops.
  */
+import { writeFile } from 'node:fs/promises';
 import { FlashDevice } from '../src/gpu/device.js';
 import { ringAttention } from '../src/ring/ringAttention.js';
 import { Layout } from '../src/ring/schedule.js';
@@ -30,8 +31,9 @@ export interface RingRow {
   error?: string;
 }
 
+/** One ring point; with `timelineFile`, its timeline JSON (what the page's live panel shows) is written there. */
 export async function ringPoint(
-  devs: FlashDevice[], s: AttentionShape, layout: Layout, causal: boolean, p: Precision, backward: boolean,
+  devs: FlashDevice[], s: AttentionShape, layout: Layout, causal: boolean, p: Precision, backward: boolean, timelineFile?: string,
 ): Promise<RingRow> {
   const x = {
     q: toPrecision(randn(numel(s, 'q'), 21), p), k: toPrecision(randn(numel(s, 'kv'), 22), p), v: toPrecision(randn(numel(s, 'kv'), 23), p),
@@ -41,6 +43,7 @@ export async function ringPoint(
   await ringAttention(devs, s, x, { causal, layout, precision: p }); // warm-up: pipelines compile on first use
   const res = await ringAttention(devs, s, x, { causal, layout, precision: p });
   const tl = res.timeline;
+  if (timelineFile) await writeFile(timelineFile, JSON.stringify(tl));
   const gpu = tl.phases.flatMap((ph) => ph.steps.map((st) => st.gpuComputeMs));
   return {
     ...base,

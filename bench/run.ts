@@ -170,7 +170,9 @@ export async function benchCommand(argv: string[]): Promise<number> {
         progress(`ring N=${j.N} R=${j.R} ${j.layout}`, i, rjobs.length);
         if (j.N >= stopAt) continue;
         try {
-          ringRows.push(await ringPoint(devs.slice(0, j.R), { B, Hq: H, Hkv: H, Nq: j.N, Nk: j.N, D: Ds[0] }, j.layout, true, rp, true));
+          await mkdir(join(outDir, 'timelines'), { recursive: true });
+          ringRows.push(await ringPoint(devs.slice(0, j.R), { B, Hq: H, Hkv: H, Nq: j.N, Nk: j.N, D: Ds[0] }, j.layout, true, rp, true,
+            join(outDir, 'timelines', `ring-${stamp}-R${j.R}-${j.layout}-N${j.N}.timeline.json`)));
           await save();
         } catch (e) {
           failures.push(`ring N=${j.N} R=${j.R} ${j.layout}: ${(e as Error).message}`);

@@ -73,6 +73,29 @@ describe('the page in headless Chromium', () => {
     expect(after.measuredPoints).toBe(before.measuredPoints + 1);
   });
 
+  it('without WebGPU the planner and replay still work and the live panel says why', async () => {
+    const p2 = await browser.newPage();
+    const errs: string[] = [];
+    p2.on('pageerror', (e) => errs.push(e.message));
+    await p2.addInitScript(() => { Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined }); });
+    await p2.goto(server!.url);
+    await p2.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    expect(await p2.textContent('#live-support')).toMatch(/WebGPU is not available.*enable-unsafe-webgpu/);
+    expect(await p2.isDisabled('#live-run')).toBe(true);
+    expect((await hooks<{ lines: string[] }>(p2, 'planner')).lines.length).toBeGreaterThanOrEqual(6);
+    expect(errs).toEqual([]);
+    await p2.close();
+  });
+
+  it('a bench timeline JSON dropped on the live panel is drawn; a wrong JSON is refused by name', async () => {
+    const tl = { kind: 'flashring.timeline', version: 1, R: 2, layout: 'zigzag', adapters: ['x'], summary: { overlapEfficiency: 0.5 },
+      phases: [{ phase: 'forward', wallMs: 10, steps: [0, 1].flatMap((step) => [0, 1].map((rank) => ({ step, rank, start: step * 5, computeEnd: step * 5 + 3, transferEnd: step * 5 + 4, end: step * 5 + 4, transferMs: 2, idleMs: 1 }))) }] };
+    await page.setInputFiles('#timeline-file', { name: 'ring.timeline.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(tl)) });
+    await page.waitForFunction(() => /showing ring\.timeline\.json: R=2 zigzag/.test(document.getElementById('live-status')!.textContent ?? ''));
+    await page.setInputFiles('#timeline-file', { name: 'other.json', mimeType: 'application/json', buffer: Buffer.from('{"a":1}') });
+    await page.waitForFunction(() => /other\.json could not be read/.test(document.getElementById('live-status')!.textContent ?? ''));
+  });
+
   it('a small live ring run on WebGPU completes within tolerance', async () => {
     await page.fill('#live-form input[name=N]', '48');
     await page.fill('#live-form input[name=D]', '16');
