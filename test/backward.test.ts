@@ -4,24 +4,31 @@ import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions
 import { FlashDevice } from '../src/gpu/device.js';
 import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
 import { referenceBackward } from '../src/reference/attention.js';
-import { Precision } from '../src/kernels/common.js';
+import { KernelPath, Precision } from '../src/kernels/common.js';
 
 let dev: FlashDevice;
+/** Every (precision, kernel path) the adapter has. */
+let paths: [Precision, KernelPath][];
 let precisions: Precision[];
 beforeAll(async () => {
   dev = await testDevice();
   precisions = dev.hasF16 ? ['f32', 'f16'] : ['f32'];
+  paths = precisions.map((p) => [p, 'scalar']);
+  if (dev.hasF16 && dev.hasSubgroupMatrix) paths.push(['f16', 'subgroup-matrix']);
+  console.log(`backward paths on ${dev.adapter.description}: ${paths.map((x) => x.join('/')).join(', ')}`);
 });
 
 /** Forward on the GPU (for O and LSE), backward on the GPU, both against the float64 reference. */
-async function run(s: AttentionShape, opts: AttentionOptions, p: Precision, seed: number, inScale = 1) {
+async function run(s: AttentionShape, opts: AttentionOptions, p: Precision, seed: number, inScale = 1, path: KernelPath = 'scalar') {
   const x = makeInputs(s, seed, inScale);
   const r = refInputs(x, p);
   const ref = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
   const fwd = await attentionForward(dev, s, x, { ...opts, precision: p });
-  const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { ...opts, precision: p });
+  const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { ...opts, precision: p, path });
+  // Where the subgroup-matrix tiles do not fit (large D), 'auto' would fall back; asked for explicitly, it must be that path.
+  expect(got.path).toBe(path);
   const tol = TOL[p].grad;
-  const tag = `${p} ${JSON.stringify(s)} ${JSON.stringify(opts)}`;
+  const tag = `${p}/${path} ${JSON.stringify(s)} ${JSON.stringify(opts)}`;
   expect(err(got.dq, ref.dq), `dQ ${tag}`).toBeLessThanOrEqual(tol);
   expect(err(got.dk, ref.dk), `dK ${tag}`).toBeLessThanOrEqual(tol);
   expect(err(got.dv, ref.dv), `dV ${tag}`).toBeLessThanOrEqual(tol);
@@ -47,18 +54,18 @@ describe('FlashAttention backward vs float64 reference', () => {
   ];
   for (const [name, s, opts] of grid) {
     it(name, async () => {
-      for (const p of precisions) await run(s, opts, p, SEED + 3 * name.length);
+      for (const [p, path] of paths) if (path === 'scalar' || (s.D % 16 === 0 && s.D <= 128)) await run(s, opts, p, SEED + 3 * name.length, 1, path);
     });
   }
 
   it('large logits (inputs ×8)', async () => {
-    for (const p of precisions) await run(sq(70, 32, { Hq: 1, Hkv: 1 }), { causal: true }, p, SEED + 11, 8);
+    for (const [p, path] of paths) await run(sq(70, 32, { Hq: 1, Hkv: 1 }), { causal: true }, p, SEED + 11, 8, path);
   });
 
   it('fully masked rows contribute nothing and give no NaN', async () => {
     const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: 20, Nk: 8, D: 16 };
-    for (const p of precisions) {
-      const { got } = await run(s, { causal: true }, p, SEED + 13);
+    for (const [p, path] of paths) {
+      const { got } = await run(s, { causal: true }, p, SEED + 13, 1, path);
       const dq = got.dq;
       for (let i = 0; i < 12 * 16; i++) expect(dq[i]).toBe(0);
     }
@@ -66,13 +73,21 @@ describe('FlashAttention backward vs float64 reference', () => {
 
   it('is deterministic: two runs give bitwise identical gradients', async () => {
     const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 77, Nk: 77, D: 32 };
-    for (const p of precisions) {
-      const { x, fwd, got } = await run(s, { causal: true }, p, SEED + 17);
-      const again = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { causal: true, precision: p });
+    for (const [p, path] of paths) {
+      const { x, fwd, got } = await run(s, { causal: true }, p, SEED + 17, 1, path);
+      const again = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { causal: true, precision: p, path });
       for (const k of ['dq', 'dk', 'dv'] as const) {
         expect(Buffer.from(again[k].buffer).equals(Buffer.from(got[k].buffer)), `${k} ${p} bits`).toBe(true);
       }
     }
+  });
+
+  it('the subgroup-matrix backward is refused with its reason where the adapter lacks it', async () => {
+    if (dev.hasSubgroupMatrix) return;
+    const s = sq(16, 16);
+    const x = makeInputs(s, 5);
+    const fwd = await attentionForward(dev, s, x, { precision: 'f32' });
+    await expect(attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { precision: 'f32', path: 'subgroup-matrix' })).rejects.toThrow(/subgroup-matrix backward cannot run/);
   });
 
   it('rejects a bad LSE or dO', async () => {

@@ -24,10 +24,12 @@ describe('subgroup-matrix spelling', () => {
         'subgroupMatrixStore(&S, r0 * BC, acc, false, BC);',
     );
   });
-  it('every subgroup-matrix call in the shader is in a form the rewrite understands', () => {
-    const calls = SHADERS.flashFwdSgmm.match(/subgroupMatrix(Load|Store)<[^>]*>/g) ?? [];
-    expect(calls.length).toBeGreaterThan(4);
-    expect(legacySgmmSpelling(SHADERS.flashFwdSgmm)).not.toMatch(/(row|col)_major/);
+  it('every subgroup-matrix call in the shaders is in a form the rewrite understands', () => {
+    for (const src of [SHADERS.flashFwdSgmm, SHADERS.flashBwdSgmm]) {
+      const calls = src.match(/subgroupMatrix(Load|Store)<[^>]*>/g) ?? [];
+      expect(calls.length).toBeGreaterThan(4);
+      expect(legacySgmmSpelling(src)).not.toMatch(/(row|col)_major/);
+    }
   });
 });
 

@@ -18,7 +18,7 @@ export type HostTensor = Float32Array | Uint16Array;
 
 export interface RunOptions extends AttentionOptions {
   precision?: PrecisionRequest;
-  /** Forward kernel path (default auto: subgroup matrices for f16 where the adapter has them). */
+  /** Kernel path (default auto: subgroup matrices for f16 where the adapter has them and the tiles fit). */
   path?: PathRequest;
   /** Cap on bytes per binding used for splitting (default: the device limit). For tests. */
   maxBindingBytes?: number;
@@ -36,6 +36,7 @@ export interface BackwardOutput {
   dk: HostTensor;
   dv: HostTensor;
   precision: Precision;
+  path: KernelPath;
 }
 
 /** Converts a host tensor to the storage type of `p` (f32 → f16 rounds to nearest). */
@@ -159,7 +160,7 @@ export async function attentionBackward(
     throw new InputError(`LSE must be a Float32Array of ${numel(s, 'lse')} elements (shape [${s.B},${s.Hq},${s.Nq}])`);
   const q = toPrecision(t.q, p), k = toPrecision(t.k, p), v = toPrecision(t.v, p);
   const o = toPrecision(t.o, p), dout = toPrecision(t.dout, p);
-  const kernel = await FlashBackward.create(dev, s.D, { precision: p, out: p, grad: p });
+  const kernel = await FlashBackward.create(dev, s.D, { precision: p, out: p, grad: p }, opts.path);
   const G = s.Hq / s.Hkv;
   const qPer = G * s.Nq * s.D, kvPer = s.Nk * s.D, lsePer = G * s.Nq;
   const eb = elemBytes(p);
@@ -191,5 +192,5 @@ export async function attentionBackward(
       for (const b of [...Object.values(bufs), ...temps]) dev.tracker.destroy(b);
     }
   }
-  return { dq, dk, dv, precision: p };
+  return { dq, dk, dv, precision: p, path: kernel.path };
 }

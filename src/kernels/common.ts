@@ -66,8 +66,16 @@ export function sgmmWorkgroupBytes(BR: number, BC: number, D: number): number {
 
 const SGMM_CANDIDATES: [number, number][] = [[64, 64], [64, 32], [32, 32], [16, 32], [16, 16]];
 
-/** Tiles for the subgroup-matrix forward, or a reason it cannot run. */
-export function planSgmm(dev: FlashDevice, D: number, precision: Precision): TilePlan | string {
+/** Workgroup memory of the subgroup-matrix backward (flash_bwd_sgmm.wgsl), the larger of dkdv and dq. */
+export function sgmmBwdWorkgroupBytes(BR: number, BC: number, D: number): number {
+  const shared = (2 * BR * D + 2 * BC * D + 2 * BR * BC) * 2 + BR * BC * 4 + 2 * BR * 4; // Qs dOs Ks Vs P dS | S | LSE Δ
+  return shared + Math.max(2 * BC * D * 4, BR * D * 4); // dK, dV accumulators | dQ accumulator
+}
+
+const SGMM_BWD_CANDIDATES: [number, number][] = [[32, 32], [16, 32], [32, 16], [16, 16]];
+
+/** Tiles for a subgroup-matrix kernel, or a reason it cannot run. */
+export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind: 'fwd' | 'bwd' = 'fwd'): TilePlan | string {
   if (!dev.hasSubgroupMatrix) return 'the adapter has no chromium-experimental-subgroup-matrix';
   if (precision !== 'f16') return 'subgroup matrices are used for f16 only';
   if (D % 16 !== 0) return `head dim ${D} is not a multiple of 16`;
@@ -77,11 +85,32 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision): Til
   if (cfgs.length && !cfgs.some((c) => c.componentType === 'f16' && c.resultComponentType === 'f32' && c.M === 16 && c.N === 16 && c.K === 16))
     return 'the adapter has no 16×16×16 f16→f32 subgroup-matrix config';
   const limit = dev.device.limits.maxComputeWorkgroupStorageSize;
-  for (const [BR, BC] of SGMM_CANDIDATES) {
-    const bytes = sgmmWorkgroupBytes(BR, BC, D);
+  const bytesOf = kind === 'fwd' ? sgmmWorkgroupBytes : sgmmBwdWorkgroupBytes;
+  for (const [BR, BC] of kind === 'fwd' ? SGMM_CANDIDATES : SGMM_BWD_CANDIDATES) {
+    const bytes = bytesOf(BR, BC, D);
     if (bytes <= limit) return { BR, BC, WG: 32, workgroupBytes: bytes };
   }
-  return `head dim ${D} needs ${sgmmWorkgroupBytes(16, 16, D)} bytes of workgroup memory, the device allows ${limit}`;
+  return `head dim ${D} needs ${bytesOf(16, 16, D)} bytes of workgroup memory for the ${kind === 'fwd' ? 'forward' : 'backward'}, the device allows ${limit}`;
+}
+
+/**
+ * Builds the entry points of a subgroup-matrix shader, trying the current spelling of the
+ * builtins, then with `enable subgroups`, then the older spelling (Dawn releases differ).
+ */
+export async function buildSgmmPipelines(
+  dev: FlashDevice, label: string, src: (extraEnables: string[]) => string, entryPoints: string[], layout?: GPUPipelineLayout,
+): Promise<GPUComputePipeline[]> {
+  const base = (extra: string[]) => src(['chromium_experimental_subgroup_matrix', ...extra]);
+  const variants = [base([]), base(['subgroups']), legacySgmmSpelling(base([])), legacySgmmSpelling(base(['subgroups']))];
+  const errors: string[] = [];
+  for (const code of variants) {
+    try {
+      return await Promise.all(entryPoints.map((ep) => buildPipeline(dev, `${label}.${ep}`, code, ep, layout)));
+    } catch (e) {
+      errors.push((e as Error).message);
+    }
+  }
+  throw new GPUValidationError(label, `no spelling of the subgroup-matrix builtins compiled: ${errors.join(' | ')}`);
 }
 
 /** The older spelling of the subgroup-matrix builtins (a bool for column-major). */

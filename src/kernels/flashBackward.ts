@@ -6,8 +6,9 @@ import { FlashDevice } from '../gpu/device.js';
 import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
 import { SHADERS } from './shaders.js';
 import { passWrites } from '../gpu/timer.js';
+import { InputError } from '../errors.js';
 import {
-  KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planTiles,
+  KernelPath, PathRequest, buildSgmmPipelines, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planTiles,
 } from './common.js';
 
 export interface BackwardBuffers {
@@ -38,21 +39,53 @@ export interface BackwardEncodeOptions {
 const READ = [1, 2, 3, 4, 5, 6];
 const WRITE = [7, 8, 9, 10];
 
+/** The preprocess (Δ) pass: one invocation per row, whatever the dK/dV and dQ kernels' tiles. */
+const PRE_PLAN: TilePlan = { BR: 16, BC: 16, WG: 64, workgroupBytes: 0 };
+
 export class FlashBackward {
   private constructor(
     readonly dev: FlashDevice,
     readonly D: number,
     readonly types: KernelTypes,
+    /** Tiles of the dK/dV and dQ kernels. */
     readonly plan: TilePlan,
+    readonly path: KernelPath,
     private layout: GPUBindGroupLayout,
     private pre: GPUComputePipeline,
     private kv: GPUComputePipeline,
     private q: GPUComputePipeline,
+    /** Why 'auto' did not take the subgroup-matrix path (null when it did or was not asked). */
+    readonly fallbackReason: string | null = null,
   ) {}
 
-  static async create(dev: FlashDevice, D: number, types: KernelTypes): Promise<FlashBackward> {
-    const plan = planTiles('bwd', D, types.precision, dev.device.limits.maxComputeWorkgroupStorageSize);
-    const key = `bwd:${D}:${types.precision}:${types.out}:${types.grad}:${plan.BR}x${plan.BC}`;
+  /**
+   * 'auto' takes the subgroup-matrix (tensor-core) dK/dV and dQ kernels for f16 where the adapter
+   * has them and the tiles fit, else the scalar kernels (FLASHRING_PATH=scalar forces scalar).
+   */
+  static async create(dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest = 'auto'): Promise<FlashBackward> {
+    if (path === 'auto' && typeof process !== 'undefined' && process.env?.FLASHRING_PATH) path = process.env.FLASHRING_PATH as PathRequest;
+    if (!['auto', 'scalar', 'subgroup-matrix'].includes(path)) throw new InputError(`kernel path must be auto, scalar or subgroup-matrix, got '${path}'`);
+    let reason: string | null = null;
+    if (path !== 'scalar') {
+      const plan = planSgmm(dev, D, types.precision, 'bwd');
+      if (typeof plan === 'string') {
+        if (path === 'subgroup-matrix') throw new InputError(`the subgroup-matrix backward cannot run: ${plan}`);
+        reason = plan;
+      } else {
+        try {
+          return await FlashBackward.build(dev, D, types, plan, 'subgroup-matrix');
+        } catch (e) {
+          if (path === 'subgroup-matrix') throw e;
+          reason = (e as Error).message;
+        }
+      }
+    }
+    const k = await FlashBackward.build(dev, D, types, planTiles('bwd', D, types.precision, dev.device.limits.maxComputeWorkgroupStorageSize), 'scalar');
+    return reason ? new FlashBackward(dev, D, types, k.plan, 'scalar', k.layout, k.pre, k.kv, k.q, reason) : k;
+  }
+
+  private static build(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan, path: KernelPath): Promise<FlashBackward> {
+    const key = `bwd:${path}:${D}:${types.precision}:${types.out}:${types.grad}:${plan.BR}x${plan.BC}`;
     return cachedKernel(dev, key, async () => {
       const device = dev.device;
       const layout = device.createBindGroupLayout({
@@ -64,12 +97,18 @@ export class FlashBackward {
         ],
       });
       const pl = device.createPipelineLayout({ label: 'FlashBackward.pipelineLayout', bindGroupLayouts: [layout] });
-      const label = `FlashBackward[D=${D},${types.precision},Br=${plan.BR},Bc=${plan.BC}]`;
-      const code = attentionSource(SHADERS.flashBwd, D, plan, types, !dev.isCPU);
-      const [pre, kv, q] = await Promise.all(
-        (['preprocess', 'dkdv', 'dq_main'] as const).map((ep) => buildPipeline(dev, `${label}.${ep}`, code, ep, pl)),
-      );
-      return new FlashBackward(dev, D, types, plan, layout, pre, kv, q);
+      const label = `FlashBackward[D=${D},${types.precision},${path},Br=${plan.BR},Bc=${plan.BC}]`;
+      const scalarPlan = path === 'scalar' ? plan : PRE_PLAN;
+      const scalarCode = attentionSource(SHADERS.flashBwd, D, scalarPlan, types, !dev.isCPU);
+      if (path === 'scalar') {
+        const [pre, kv, q] = await Promise.all(
+          (['preprocess', 'dkdv', 'dq_main'] as const).map((ep) => buildPipeline(dev, `${label}.${ep}`, scalarCode, ep, pl)),
+        );
+        return new FlashBackward(dev, D, types, plan, path, layout, pre, kv, q);
+      }
+      const pre = await buildPipeline(dev, `${label}.preprocess`, scalarCode, 'preprocess', pl);
+      const [kv, q] = await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashBwdSgmm, D, plan, types, true, extra), ['dkdv', 'dq_main'], pl);
+      return new FlashBackward(dev, D, types, plan, path, layout, pre, kv, q);
     });
   }
 
@@ -85,9 +124,9 @@ export class FlashBackward {
       layout: this.layout,
       entries: bufs.map((buffer, binding) => ({ binding, resource: { buffer } })),
     });
-    const { BR, BC, WG } = this.plan;
+    const { BR, BC } = this.plan;
     const passes: [GPUComputePipeline, [number, number, number], string][] = [];
-    if (!eo.skipPreprocess) passes.push([this.pre, [Math.ceil(s.Nq / WG), s.Hq, s.B], 'preprocess']);
+    if (!eo.skipPreprocess) passes.push([this.pre, [Math.ceil(s.Nq / PRE_PLAN.WG), s.Hq, s.B], 'preprocess']);
     if (eo.dkdv !== false) passes.push([this.kv, [Math.ceil(s.Nk / BC), s.Hkv, s.B], 'dkdv']);
     if (eo.dq !== false) passes.push([this.q, [Math.ceil(s.Nq / BR), s.Hq, s.B], 'dq']);
     passes.forEach(([pipeline, grid, name], i) => {

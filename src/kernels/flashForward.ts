@@ -5,9 +5,9 @@
 import { FlashDevice } from '../gpu/device.js';
 import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
 import { SHADERS } from './shaders.js';
-import { GPUValidationError, InputError } from '../errors.js';
+import { InputError } from '../errors.js';
 import {
-  KernelPath, PathRequest, legacySgmmSpelling, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planTiles,
+  KernelPath, PathRequest, buildSgmmPipelines, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planTiles,
 } from './common.js';
 
 export interface ForwardBuffers {
@@ -62,23 +62,13 @@ export class FlashForward {
     return reason ? new FlashForward(dev, D, types, k.plan, 'scalar', k.pipeline, reason) : k;
   }
 
-  /** Tries the current builtin spelling, then with `enable subgroups`, then the older spelling. */
   private static createSgmm(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan): Promise<FlashForward> {
     const key = `fwd-sgmm:${D}:${types.out}:${plan.BR}x${plan.BC}`;
     return cachedKernel(dev, key, async () => {
       const label = `FlashForwardSgmm[D=${D},f16->${types.out},Br=${plan.BR},Bc=${plan.BC}]`;
       const t = { ...types, grad: types.out };
-      const src = (extra: string[]) => attentionSource(SHADERS.flashFwdSgmm, D, plan, t, true, ['chromium_experimental_subgroup_matrix', ...extra]);
-      const variants = [src([]), src(['subgroups']), legacySgmmSpelling(src([])), legacySgmmSpelling(src(['subgroups']))];
-      const errors: string[] = [];
-      for (const code of variants) {
-        try {
-          return new FlashForward(dev, D, types, plan, 'subgroup-matrix', await buildPipeline(dev, label, code));
-        } catch (e) {
-          errors.push((e as Error).message);
-        }
-      }
-      throw new GPUValidationError(label, `no spelling of the subgroup-matrix builtins compiled: ${errors.join(' | ')}`);
+      const [pipeline] = await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashFwdSgmm, D, plan, t, true, extra), ['main']);
+      return new FlashForward(dev, D, types, plan, 'subgroup-matrix', pipeline);
     });
   }
 

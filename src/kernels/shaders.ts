@@ -6,6 +6,7 @@ import common from '../../shaders/common.wgsl?raw';
 import flashFwd from '../../shaders/flash_fwd.wgsl?raw';
 import flashFwdSgmm from '../../shaders/flash_fwd_sgmm.wgsl?raw';
 import flashBwd from '../../shaders/flash_bwd.wgsl?raw';
+import flashBwdSgmm from '../../shaders/flash_bwd_sgmm.wgsl?raw';
 import merge from '../../shaders/merge.wgsl?raw';
 
-export const SHADERS = { common, flashFwd, flashFwdSgmm, flashBwd, merge } as const;
+export const SHADERS = { common, flashFwd, flashFwdSgmm, flashBwd, flashBwdSgmm, merge } as const;
