@@ -102,7 +102,7 @@ describe('FlashAttention forward vs float64 reference', () => {
     const got = await attentionForward(dev, s, makeInputs(s, SEED + 21), { precision: 'f16' });
     expect(got.path).toBe(dev.hasF16 && dev.hasSubgroupMatrix ? 'subgroup-matrix' : 'scalar');
     if (!dev.hasSubgroupMatrix)
-      await expect(attentionForward(dev, s, makeInputs(s, 1), { precision: 'f16', path: 'subgroup-matrix' })).rejects.toThrow(/subgroup-matrix path cannot run/);
+      await expect(attentionForward(dev, s, makeInputs(s, 1), { precision: 'f16', path: 'subgroup-matrix' })).rejects.toThrow(/subgroup-matrix forward cannot run/);
   });
 
   it('bad input gives clear errors', async () => {

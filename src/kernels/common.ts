@@ -94,6 +94,33 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
 }
 
 /**
+ * Picks a kernel path: 'auto' (or FLASHRING_PATH) takes the subgroup-matrix kernels where they
+ * can run and falls back to the scalar ones with the reason; an explicit 'subgroup-matrix'
+ * request that cannot run is an error naming why.
+ */
+export async function choosePath<K>(
+  path: PathRequest, what: string,
+  sgmmPlan: () => TilePlan | string,
+  buildSgmm: (plan: TilePlan) => Promise<K>,
+  buildScalar: (fallbackReason: string | null) => Promise<K>,
+): Promise<K> {
+  if (path === 'auto' && typeof process !== 'undefined' && process.env?.FLASHRING_PATH) path = process.env.FLASHRING_PATH as PathRequest;
+  if (!['auto', 'scalar', 'subgroup-matrix'].includes(path)) throw new InputError(`kernel path must be auto, scalar or subgroup-matrix, got '${path}'`);
+  if (path === 'scalar') return buildScalar(null);
+  const plan = sgmmPlan();
+  if (typeof plan === 'string') {
+    if (path === 'subgroup-matrix') throw new InputError(`the subgroup-matrix ${what} cannot run: ${plan}`);
+    return buildScalar(plan);
+  }
+  try {
+    return await buildSgmm(plan);
+  } catch (e) {
+    if (path === 'subgroup-matrix') throw e;
+    return buildScalar((e as Error).message);
+  }
+}
+
+/**
  * Builds the entry points of a subgroup-matrix shader, trying the current spelling of the
  * builtins, then with `enable subgroups`, then the older spelling (Dawn releases differ).
  */

@@ -6,9 +6,8 @@ import { FlashDevice } from '../gpu/device.js';
 import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
 import { SHADERS } from './shaders.js';
 import { passWrites } from '../gpu/timer.js';
-import { InputError } from '../errors.js';
 import {
-  KernelPath, PathRequest, buildSgmmPipelines, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planTiles,
+  KernelPath, PathRequest, buildSgmmPipelines, choosePath, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planTiles,
 } from './common.js';
 
 export interface BackwardBuffers {
@@ -62,26 +61,13 @@ export class FlashBackward {
    * 'auto' takes the subgroup-matrix (tensor-core) dK/dV and dQ kernels for f16 where the adapter
    * has them and the tiles fit, else the scalar kernels (FLASHRING_PATH=scalar forces scalar).
    */
-  static async create(dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest = 'auto'): Promise<FlashBackward> {
-    if (path === 'auto' && typeof process !== 'undefined' && process.env?.FLASHRING_PATH) path = process.env.FLASHRING_PATH as PathRequest;
-    if (!['auto', 'scalar', 'subgroup-matrix'].includes(path)) throw new InputError(`kernel path must be auto, scalar or subgroup-matrix, got '${path}'`);
-    let reason: string | null = null;
-    if (path !== 'scalar') {
-      const plan = planSgmm(dev, D, types.precision, 'bwd');
-      if (typeof plan === 'string') {
-        if (path === 'subgroup-matrix') throw new InputError(`the subgroup-matrix backward cannot run: ${plan}`);
-        reason = plan;
-      } else {
-        try {
-          return await FlashBackward.build(dev, D, types, plan, 'subgroup-matrix');
-        } catch (e) {
-          if (path === 'subgroup-matrix') throw e;
-          reason = (e as Error).message;
-        }
-      }
-    }
-    const k = await FlashBackward.build(dev, D, types, planTiles('bwd', D, types.precision, dev.device.limits.maxComputeWorkgroupStorageSize), 'scalar');
-    return reason ? new FlashBackward(dev, D, types, k.plan, 'scalar', k.layout, k.pre, k.kv, k.q, reason) : k;
+  static create(dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest = 'auto'): Promise<FlashBackward> {
+    return choosePath(path, 'backward', () => planSgmm(dev, D, types.precision, 'bwd'),
+      (plan) => FlashBackward.build(dev, D, types, plan, 'subgroup-matrix'),
+      async (reason) => {
+        const k = await FlashBackward.build(dev, D, types, planTiles('bwd', D, types.precision, dev.device.limits.maxComputeWorkgroupStorageSize), 'scalar');
+        return reason ? new FlashBackward(dev, D, types, k.plan, 'scalar', k.layout, k.pre, k.kv, k.q, reason) : k;
+      });
   }
 
   private static build(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan, path: KernelPath): Promise<FlashBackward> {

@@ -5,9 +5,8 @@
 import { FlashDevice } from '../gpu/device.js';
 import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
 import { SHADERS } from './shaders.js';
-import { InputError } from '../errors.js';
 import {
-  KernelPath, PathRequest, buildSgmmPipelines, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planTiles,
+  KernelPath, PathRequest, buildSgmmPipelines, choosePath, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planTiles,
 } from './common.js';
 
 export interface ForwardBuffers {
@@ -34,32 +33,19 @@ export class FlashForward {
    * 'auto' takes the subgroup-matrix (tensor-core) path for f16 where the adapter has it and
    * falls back to the scalar kernel otherwise (FLASHRING_PATH=scalar forces scalar).
    */
-  static async create(dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest = 'auto'): Promise<FlashForward> {
-    if (path === 'auto' && typeof process !== 'undefined' && process.env?.FLASHRING_PATH) path = process.env.FLASHRING_PATH as PathRequest;
-    if (!['auto', 'scalar', 'subgroup-matrix'].includes(path)) throw new InputError(`kernel path must be auto, scalar or subgroup-matrix, got '${path}'`);
-    let reason: string | null = null;
-    if (path !== 'scalar') {
-      const plan = planSgmm(dev, D, types.precision);
-      if (typeof plan === 'string') {
-        if (path === 'subgroup-matrix') throw new InputError(`the subgroup-matrix path cannot run: ${plan}`);
-        reason = plan;
-      } else {
-        try {
-          return await FlashForward.createSgmm(dev, D, types, plan);
-        } catch (e) {
-          if (path === 'subgroup-matrix') throw e;
-          reason = (e as Error).message;
-        }
-      }
-    }
-    const plan = planTiles('fwd', D, types.precision, dev.device.limits.maxComputeWorkgroupStorageSize);
-    const key = `fwd:${D}:${types.precision}:${types.out}:${plan.BR}x${plan.BC}`;
-    const k = await cachedKernel(dev, key, async () => {
-      const label = `FlashForward[D=${D},${types.precision}->${types.out},Br=${plan.BR},Bc=${plan.BC}]`;
-      const pipeline = await buildPipeline(dev, label, attentionSource(SHADERS.flashFwd, D, plan, { ...types, grad: types.out }, !dev.isCPU));
-      return new FlashForward(dev, D, types, plan, 'scalar', pipeline);
-    });
-    return reason ? new FlashForward(dev, D, types, k.plan, 'scalar', k.pipeline, reason) : k;
+  static create(dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest = 'auto'): Promise<FlashForward> {
+    return choosePath(path, 'forward', () => planSgmm(dev, D, types.precision),
+      (plan) => FlashForward.createSgmm(dev, D, types, plan),
+      async (reason) => {
+        const plan = planTiles('fwd', D, types.precision, dev.device.limits.maxComputeWorkgroupStorageSize);
+        const key = `fwd:${D}:${types.precision}:${types.out}:${plan.BR}x${plan.BC}`;
+        const k = await cachedKernel(dev, key, async () => {
+          const label = `FlashForward[D=${D},${types.precision}->${types.out},Br=${plan.BR},Bc=${plan.BC}]`;
+          const pipeline = await buildPipeline(dev, label, attentionSource(SHADERS.flashFwd, D, plan, { ...types, grad: types.out }, !dev.isCPU));
+          return new FlashForward(dev, D, types, plan, 'scalar', pipeline);
+        });
+        return reason ? new FlashForward(dev, D, types, k.plan, 'scalar', k.pipeline, reason) : k;
+      });
   }
 
   private static createSgmm(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan): Promise<FlashForward> {
