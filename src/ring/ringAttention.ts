@@ -155,10 +155,18 @@ async function stepAll<T>(ranks: Rank[], phase: Phase, step: number, timeoutMs: 
       throw failed.reason;
     }
     return settled.map((x) => (x as PromiseFulfilledResult<T>).value);
+  } catch (e) {
+    // Let the other ranks' in-flight work finish (it fails fast on a lost device) so that their
+    // temporaries are freed before the caller frees the ring; bounded, so a hung rank cannot hold us.
+    await Promise.race([all, new Promise((r) => setTimeout(r, SETTLE_MS))]);
+    throw e;
   } finally {
     clearTimeout(timer);
   }
 }
+
+/** How long a failed step waits for the other ranks' in-flight work before rejecting. */
+const SETTLE_MS = 5_000;
 
 export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: RingInputs, opts: RingOptions = {}): Promise<RingResult> {
   validateShape(s);
