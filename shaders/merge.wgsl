@@ -46,3 +46,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   }
   lse_acc[row] = hi + log(1.0 + e);
 }
+
+// Partial dK/dV sums of the ring backward: o_acc += o_new over `rows` rows of D values (f32).
+// (Each step computes its partial into scratch while the running sum travels, then adds.)
+@compute @workgroup_size(WG)
+fn add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+       @builtin(local_invocation_index) tid: u32) {
+  let row = (wg.y * nwg.x + wg.x) * WG + tid;
+  if (row >= M.rows) { return; }
+  for (var d = 0u; d < D; d++) { o_acc[row * D + d] += o_new[row * D + d]; }
+}

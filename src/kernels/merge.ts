@@ -10,13 +10,30 @@ import { buildPipeline, cachedKernel, grid2D, upload } from './common.js';
 const WG = 64;
 
 export class MergeKernel {
-  private constructor(readonly dev: FlashDevice, readonly D: number, private pipeline: GPUComputePipeline) {}
+  private constructor(readonly dev: FlashDevice, readonly D: number, private pipeline: GPUComputePipeline, private addPipeline: GPUComputePipeline) {}
 
   static create(dev: FlashDevice, D: number): Promise<MergeKernel> {
     return cachedKernel(dev, `merge:${D}`, async () => {
-      const pipeline = await buildPipeline(dev, `Merge[D=${D}]`, specialize(SHADERS.merge, { D, WG }));
-      return new MergeKernel(dev, D, pipeline);
+      const code = specialize(SHADERS.merge, { D, WG });
+      const [pipeline, add] = await Promise.all([buildPipeline(dev, `Merge[D=${D}]`, code), buildPipeline(dev, `Merge[D=${D}].add`, code, 'add')]);
+      return new MergeKernel(dev, D, pipeline, add);
     });
+  }
+
+  /** acc += part over `rows` rows of D f32 values (ring dK/dV partial sums). */
+  encodeAdd(encoder: GPUCommandEncoder, acc: GPUBuffer, part: GPUBuffer, rows: number, temps: GPUBuffer[]): void {
+    const params = upload(this.dev, new Uint32Array([rows, 0, 0, 0]), 'Merge.add.params', GPUBufferUsage.UNIFORM);
+    temps.push(params);
+    const bind = this.dev.device.createBindGroup({
+      label: 'Merge.add.bind',
+      layout: this.addPipeline.getBindGroupLayout(0),
+      entries: [[0, params], [1, acc], [3, part]].map(([binding, buffer]) => ({ binding: binding as number, resource: { buffer: buffer as GPUBuffer } })),
+    });
+    const pass = encoder.beginComputePass({ label: 'Merge.add.pass' });
+    pass.setPipeline(this.addPipeline);
+    pass.setBindGroup(0, bind);
+    pass.dispatchWorkgroups(...grid2D(Math.ceil(rows / WG), this.dev.device.limits.maxComputeWorkgroupsPerDimension));
+    pass.end();
   }
 
   /** acc ← merge(acc, new) over `rows` rows of D values. */

@@ -8,8 +8,10 @@
  * into its f32 accumulators through LSE (shaders/merge.wgsl).
  *
  * Backward: Δ = rowsum(dO ∘ O) once per rank; then R steps in which K/V travel as in the
- * forward (prefetched), dQ accumulates locally, and the dK/dV accumulators travel with their
- * K/V chunk, sent on after each step's compute; after the last step one more hop brings every
+ * forward (prefetched), dQ accumulates locally, and each chunk's running dK/dV sum travels one
+ * step behind its K/V: at step t a rank computes its partial for the chunk it holds into
+ * scratch while that chunk's sum arrives from the previous rank (overlapping compute), then
+ * adds (ring-flash-attention's second ring). After the last step one more hop brings every
  * dK/dV home.
  */
 import { DeviceLostError, InputError } from '../errors.js';
@@ -230,8 +232,9 @@ export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: R
         ? [{ src: c.k[i], dst: dst.k[i], bytes: kvBytes(sg.count) }, { src: c.v[i], dst: dst.v[i], bytes: kvBytes(sg.count) }]
         : [{ src: c.dk[i], dst: dst.dk[i], bytes: gradBytes(sg.count) }, { src: c.dv[i], dst: dst.dv[i], bytes: gradBytes(sg.count) }],
     );
-  const hand = (from: Rank, to: Rank, what: 'kv' | 'grad'): Promise<TransferResult> => {
-    const c = from.slots![0], dst = to.slots![1];
+  /** Sends a chunk's K/V or dK/dV from one of `from`'s slots into one of `to`'s (metadata follows). */
+  const hand = (from: Rank, to: Rank, what: 'kv' | 'grad', fromSlot = 0, toSlot = 1): Promise<TransferResult> => {
+    const c = from.slots![fromSlot], dst = to.slots![toSlot];
     dst.from = c.from;
     dst.segs = c.segs;
     return transport.send(from.dev, to.dev, items(c, dst, what));
@@ -259,10 +262,14 @@ export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: R
     const pairShape = (qs: Segment, ks: Segment): AttentionShape => ({ B, Hq, Hkv, Nq: qs.count, Nk: ks.count, D });
     const phases: RingTimeline['phases'] = [];
 
-    const runPhase = async (phase: Phase, stepFn: (rk: Rank, step: number, t0: number) => Promise<StepRecord>) => {
+    const runPhase = async (
+      phase: Phase, stepFn: (rk: Rank, step: number, t0: number) => Promise<StepRecord>,
+      beforeStep?: (step: number) => void, finish?: (t0: number) => Promise<StepRecord[]>,
+    ) => {
       const records: StepRecord[] = [];
       const t0 = performance.now();
       for (let step = 0; step < R; step++) {
+        beforeStep?.(step);
         const recs = await stepAll(ranks, phase, step, timeoutMs, (rk) => stepFn(rk, step, t0));
         const end = Math.max(...recs.map((r) => r.end));
         for (const r of recs) r.idleMs = end - r.end;
@@ -270,6 +277,7 @@ export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: R
         for (const rk of ranks) rk.slots = [rk.slots![1], rk.slots![0]];
         opts.onStep?.({ phase, step, steps: R });
       }
+      if (finish) records.push(...(await finish(t0)));
       phases.push({ phase, wallMs: performance.now() - t0, steps: records });
     };
 
@@ -332,35 +340,77 @@ export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: R
         await rk.dev.device.queue.onSubmittedWorkDone();
         for (const b of temps) rk.dev.tracker.destroy(b);
       }
+      // Each step computes its dK/dV partial for the chunk it holds into scratch while the running
+      // sum for that chunk arrives from the previous rank (sent at the start of the step, so the
+      // hop overlaps compute), then adds. K/V are prefetched for the next step as in the forward.
+      const scratch = ranks.map((rk) => ({
+        dk: maxSeg.map((n, i) => rk.alloc(gradBytes(n), `dkPart${i}`)),
+        dv: maxSeg.map((n, i) => rk.alloc(gradBytes(n), `dvPart${i}`)),
+      }));
+      let sends: { kv: Promise<TransferResult> | null; acc: Promise<TransferResult> | null }[] = [];
+      const startSends = (step: number) => {
+        const next = (rk: Rank) => ranks[(rk.index + 1) % R];
+        // Sums first (they read slots[1] before any K/V prefetch retargets those slots' metadata).
+        const acc = ranks.map((rk) => (step > 0 ? hand(rk, next(rk), 'grad', 1, 0) : null));
+        const kv = ranks.map((rk) => (step < R - 1 ? hand(rk, next(rk), 'kv') : null));
+        sends = ranks.map((_, r) => ({ kv: kv[r], acc: acc[r] }));
+        for (const x of sends) { x.kv?.catch(() => {}); x.acc?.catch(() => {}); }
+      };
       const bwdStep = async (rk: Rank, step: number, t0: number): Promise<StepRecord> => {
         const start = performance.now();
         const cur = rk.slots![0];
         const plan = sched.steps[step][rk.index];
         if (cur.from !== plan.kvFrom) throw new Error(`ring bug: rank ${rk.index} holds chunk ${cur.from} at backward step ${step}, schedule says ${plan.kvFrom}`);
-        const next = ranks[(rk.index + 1) % R];
-        const sendKV = step < R - 1 ? hand(rk, next, 'kv') : null;
-        sendKV?.catch(() => {}); // observed below
         const live = plan.pairs.filter((pp) => pp.kind !== 'skip');
+        const sc = scratch[rk.index];
         const temps: GPUBuffer[] = [];
-        const enc = rk.dev.device.createCommandEncoder({ label: `ring.bwd.rank${rk.index}.step${step}` });
-        live.forEach((pp, i) => {
-          const qs = rk.shard[pp.qSeg], ks = cur.segs[pp.kSeg], L = local[rk.index][pp.qSeg];
-          kernels[rk.index].bwd!.encode(enc,
-            { q: L.q, k: cur.k[pp.kSeg], v: cur.v[pp.kSeg], o: L.o, dout: L.dout!, lse: L.lse, delta: L.delta!, dq: L.dq!, dk: cur.dk[pp.kSeg], dv: cur.dv[pp.kSeg] },
-            pairShape(qs, ks), pairOptions(base, qs, ks, pp.kind === 'masked'), temps,
-            { accumulate: true, skipPreprocess: true, timestampWrites: timers[rk.index].writes(R + step, i, live.length) });
-        });
-        rk.dev.device.queue.submit([enc.finish()]);
-        await rk.dev.device.queue.onSubmittedWorkDone();
-        for (const b of temps) rk.dev.tracker.destroy(b);
-        checkDevice(rk.dev, `backward step ${step}`);
+        const dev = rk.dev.device;
+        if (live.length) {
+          const enc = dev.createCommandEncoder({ label: `ring.bwd.rank${rk.index}.step${step}` });
+          for (const b of [...sc.dk, ...sc.dv]) enc.clearBuffer(b);
+          live.forEach((pp, i) => {
+            const qs = rk.shard[pp.qSeg], ks = cur.segs[pp.kSeg], L = local[rk.index][pp.qSeg];
+            kernels[rk.index].bwd!.encode(enc,
+              { q: L.q, k: cur.k[pp.kSeg], v: cur.v[pp.kSeg], o: L.o, dout: L.dout!, lse: L.lse, delta: L.delta!, dq: L.dq!, dk: sc.dk[pp.kSeg], dv: sc.dv[pp.kSeg] },
+              pairShape(qs, ks), pairOptions(base, qs, ks, pp.kind === 'masked'), temps,
+              { accumulate: true, skipPreprocess: true, timestampWrites: timers[rk.index].writes(R + step, i, live.length) });
+          });
+          dev.queue.submit([enc.finish()]);
+          await dev.queue.onSubmittedWorkDone();
+          checkDevice(rk.dev, `backward step ${step}`);
+        }
         const computeEnd = performance.now();
-        const xfers = sendKV ? [await sendKV] : [];
-        // dK/dV leave only after this step's compute has added to them; the last hop brings them home.
-        xfers.push(await hand(rk, next, 'grad'));
+        const incoming = sends[(rk.index - 1 + R) % R].acc;
+        if (incoming) await incoming;
+        if (live.length) {
+          const enc = dev.createCommandEncoder({ label: `ring.bwd.add.rank${rk.index}.step${step}` });
+          cur.segs.forEach((sg, i) => {
+            kernels[rk.index].merge.encodeAdd(enc, cur.dk[i], sc.dk[i], B * Hkv * sg.count, temps);
+            kernels[rk.index].merge.encodeAdd(enc, cur.dv[i], sc.dv[i], B * Hkv * sg.count, temps);
+          });
+          dev.queue.submit([enc.finish()]);
+          await dev.queue.onSubmittedWorkDone();
+          checkDevice(rk.dev, `backward step ${step} (add)`);
+        }
+        for (const b of temps) rk.dev.tracker.destroy(b);
+        const own = sends[rk.index];
+        const xfers = [...(own.kv ? [await own.kv] : []), ...(own.acc ? [await own.acc] : [])];
         return record('backward', rk, step, t0, start, computeEnd, xfers);
       };
-      await runPhase('backward', bwdStep);
+      // After the last step every rank holds a finished dK/dV sum in slots[1]; one more hop takes
+      // it home (rank r's chunk ends on rank r − 1 + R mod R, so the hop goes to rank r + 1).
+      const homeHop = async (t0: number): Promise<StepRecord[]> =>
+        stepAll(ranks, 'backward', R, timeoutMs, async (rk) => {
+          const start = performance.now();
+          const x = await hand(rk, ranks[(rk.index + 1) % R], 'grad', 1, 0);
+          const end = performance.now();
+          return {
+            phase: 'backward' as const, step: R, rank: rk.index, kvFrom: rk.slots![1].from, pairs: 0, visible: 0,
+            start: start - t0, computeEnd: start - t0, transferEnd: end - t0, end: end - t0, computeMs: 0, gpuComputeMs: 0,
+            transferMs: x.end - x.start, transferBytes: x.bytes, unhiddenMs: end - start, idleMs: 0,
+          };
+        });
+      await runPhase('backward', bwdStep, startSends, homeHop);
     }
 
     // Results back to the host, in global token order.
@@ -384,6 +434,7 @@ export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: R
     const gpu = await Promise.all(timers.map((tm) => tm.read()));
     for (const ph of phases)
       for (const r of ph.steps) {
+        if (r.step >= R) continue; // the home hop moves data only
         const ms = gpu[r.rank][(ph.phase === 'backward' ? R : 0) + r.step];
         r.gpuComputeMs = Number.isNaN(ms) ? (r.pairs === 0 && devs[r.rank].hasTimestamps ? 0 : null) : ms;
       }
