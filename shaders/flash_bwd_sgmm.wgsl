@@ -7,17 +7,7 @@
 //   dq:    dQ += dS K                  (Q tile resident; loop over K/V tiles)
 // The scale is applied to dK and dQ at the end. Accumulators live in workgroup memory (f32).
 // Dispatch: dkdv (ceil(Nk / Bc), Hkv, B); dq (ceil(Nq / Br), Hq, B); workgroup size 32.
-
-@group(0) @binding(1) var<storage, read> q: array<ST>;
-@group(0) @binding(2) var<storage, read> k: array<ST>;
-@group(0) @binding(3) var<storage, read> v: array<ST>;
-@group(0) @binding(4) var<storage, read> o: array<OT>;
-@group(0) @binding(5) var<storage, read> dout: array<ST>;
-@group(0) @binding(6) var<storage, read> lse: array<f32>;
-@group(0) @binding(7) var<storage, read_write> delta: array<f32>;
-@group(0) @binding(8) var<storage, read_write> dq: array<GT>;
-@group(0) @binding(9) var<storage, read_write> dk: array<GT>;
-@group(0) @binding(10) var<storage, read_write> dv: array<GT>;
+// Bindings, the Q/dO and K/V tiles and their loaders: flash_bwd_tiles.wgsl.
 
 alias LM = subgroup_matrix_left<f16, 16, 16>;
 alias RM = subgroup_matrix_right<f16, 16, 16>;
@@ -26,52 +16,9 @@ const RB: u32 = BR / 16u;
 const CB: u32 = BC / 16u;
 const DB: u32 = D / 16u;
 
-var<workgroup> Qs: array<f16, BR * D>;
-var<workgroup> dOs: array<f16, BR * D>;
-var<workgroup> Ks: array<f16, BC * D>;
-var<workgroup> Vs: array<f16, BC * D>;
 var<workgroup> S: array<f32, BR * BC>;     // scores, then dP
 var<workgroup> Pm: array<f16, BR * BC>;    // P
 var<workgroup> dSm: array<f16, BR * BC>;   // dS
-var<workgroup> lse2_s: array<f32, BR>;     // LSE · log2 e (+1e30 for fully masked rows: P = 0)
-var<workgroup> delta_s: array<f32, BR>;    // Δ
-
-fn load_q_tile(row0: u32, i0: u32, tid: u32) {
-  for (var e = tid; e < BR * D; e += WG) {
-    var qx = f16(0.0);
-    var gx = f16(0.0);
-    if (i0 + e / D < P.Nq) {
-      qx = f16(q[(row0 + i0) * D + e]);
-      gx = f16(dout[(row0 + i0) * D + e]);
-    }
-    Qs[e] = qx;
-    dOs[e] = gx;
-  }
-  for (var r = tid; r < BR; r += WG) {
-    var l2 = -NEG_BIG;
-    var dl = 0.0;
-    if (i0 + r < P.Nq) {
-      let x = lse[row0 + i0 + r];
-      if (x > NEG_HALF) { l2 = x * LOG2E; }
-      dl = delta[row0 + i0 + r];
-    }
-    lse2_s[r] = l2;
-    delta_s[r] = dl;
-  }
-}
-
-fn load_kv_tile(kv_row0: u32, j0: u32, tid: u32) {
-  for (var e = tid; e < BC * D; e += WG) {
-    var kx = f16(0.0);
-    var vx = f16(0.0);
-    if (j0 + e / D < P.Nk) {
-      kx = f16(k[(kv_row0 + j0) * D + e]);
-      vx = f16(v[(kv_row0 + j0) * D + e]);
-    }
-    Ks[e] = kx;
-    Vs[e] = vx;
-  }
-}
 
 // S (or dP) = A Bᵀ for the resident tiles: A is Qs or dOs (Br×D), B is Ks or Vs (Bc×D).
 fn scores(use_dout: bool, use_v: bool) {

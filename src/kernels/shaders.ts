@@ -5,8 +5,13 @@
 import common from '../../shaders/common.wgsl?raw';
 import flashFwd from '../../shaders/flash_fwd.wgsl?raw';
 import flashFwdSgmm from '../../shaders/flash_fwd_sgmm.wgsl?raw';
-import flashBwd from '../../shaders/flash_bwd.wgsl?raw';
-import flashBwdSgmm from '../../shaders/flash_bwd_sgmm.wgsl?raw';
+import flashBwdTiles from '../../shaders/flash_bwd_tiles.wgsl?raw';
+import flashBwdScalar from '../../shaders/flash_bwd.wgsl?raw';
+import flashBwdSgmmBody from '../../shaders/flash_bwd_sgmm.wgsl?raw';
 import merge from '../../shaders/merge.wgsl?raw';
+
+/** The backward kernels share their bindings, tiles and loaders (flash_bwd_tiles.wgsl). */
+const flashBwd = `${flashBwdTiles}\n${flashBwdScalar}`;
+const flashBwdSgmm = `${flashBwdTiles}\n${flashBwdSgmmBody}`;
 
 export const SHADERS = { common, flashFwd, flashFwdSgmm, flashBwd, flashBwdSgmm, merge } as const;
