@@ -25,10 +25,6 @@ export function usage(): string {
   ].join('\n');
 }
 
-export function registerCommand(name: string, c: Command): void {
-  COMMANDS[name] = c;
-}
-
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {

@@ -108,11 +108,6 @@ async function requestAdapter(gpu: GPU, opts: AcquireOptions): Promise<GPUAdapte
   return adapter;
 }
 
-/** Lists the adapter the GPU offers (Dawn returns the first matching one on each request). */
-export async function describeAdapter(gpu: GPU, opts: AcquireOptions = {}): Promise<AdapterSummary> {
-  return summarizeAdapter(await requestAdapter(gpu, opts));
-}
-
 /** Acquires `count` devices, each from its own adapter, with every useful feature and limit. */
 export async function acquireDevices(gpu: GPU, count: number, opts: AcquireOptions = {}): Promise<FlashDevice[]> {
   if (!Number.isInteger(count) || count < 1) throw new RangeError(`device count must be a positive integer, got ${count}`);
