@@ -12,10 +12,10 @@ import { AttentionShape, attentionFlops, numel, resolveOptions } from '../src/sh
 import { KernelPath, Precision, elemBytes, storage, upload } from '../src/kernels/common.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
 import { FlashBackward } from '../src/kernels/flashBackward.js';
-import { attentionForward, attentionBackward, toF32, toPrecision } from '../src/kernels/attention.js';
-import { referenceForward, referenceBackward } from '../src/reference/attention.js';
-import { randn, relErr, TOL } from '../src/reference/compare.js';
-import { roundToHalf } from '../src/f16.js';
+import { toPrecision } from '../src/kernels/attention.js';
+import { checkAgainstReference } from '../src/kernels/check.js';
+import { median } from '../src/stats.js';
+import { randn } from '../src/reference/compare.js';
 
 export interface KernelRow {
   pass: 'fwd' | 'bwd' | 'fwd+bwd';
@@ -30,24 +30,10 @@ export interface KernelRow {
   checkErr: number;
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
-
 /** Max relative error of O, LSE, dQ, dK, dV at a small shape, against float64. */
 export async function spotCheck(dev: FlashDevice, D: number, p: Precision, causal: boolean): Promise<{ err: number; ok: boolean }> {
-  const s: AttentionShape = { B: 1, Hq: 2, Hkv: 1, Nq: 67, Nk: 67, D };
-  const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3) };
-  const dout = randn(numel(s, 'q'), 4);
-  const f = (a: Float32Array) => (p === 'f16' ? roundToHalf(a) : Float64Array.from(a));
-  const rf = referenceForward(s, f(x.q), f(x.k), f(x.v), { causal });
-  const rb = referenceBackward(s, f(x.q), f(x.k), f(x.v), f(dout), { causal });
-  const fw = await attentionForward(dev, s, x, { causal, precision: p });
-  const bw = await attentionBackward(dev, s, { ...x, o: fw.o, lse: fw.lse, dout }, { causal, precision: p });
-  const eOut = Math.max(relErr(toF32(fw.o), rf.o), relErr(fw.lse, rf.lse));
-  const eGrad = Math.max(relErr(toF32(bw.dq), rb.dq), relErr(toF32(bw.dk), rb.dk), relErr(toF32(bw.dv), rb.dv));
-  return { err: Math.max(eOut, eGrad), ok: eOut <= TOL[p].out && eGrad <= TOL[p].grad };
+  const r = await checkAgainstReference(dev, { B: 1, Hq: 2, Hkv: 1, Nq: 67, Nk: 67, D }, { causal, precision: p, seed: 1 });
+  return { err: Math.max(r.errO, r.errLSE, r.errDQ, r.errDK, r.errDV), ok: r.ok };
 }
 
 /** Times forward and backward at one shape; returns fwd, bwd and fwd+bwd rows. */
@@ -87,7 +73,7 @@ export async function timeKernels(
     }
     const gpu = await timer.read();
     const useGpu = dev.hasTimestamps && gpu.slice(2 * warm).every((x) => Number.isFinite(x) && x > 0);
-    const pick = (which: number) => median(useGpu ? gpu.slice(2 * warm).filter((_, j) => j % 2 === which) : hostMs[which]);
+    const pick = (which: number) => median(useGpu ? gpu.slice(2 * warm).filter((_, j) => j % 2 === which) : hostMs[which])!;
     const fMs = pick(0), bMs = pick(1);
     const row = (pass: KernelRow['pass'], ms: number): KernelRow => ({
       pass, B: s.B, H: s.Hq, N: s.Nq, D: s.D, causal, precision: p, path: fwd.path, ms,

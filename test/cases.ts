@@ -1,7 +1,6 @@
 /** Shared helpers for the numeric GPU tests: fresh random inputs and the reference on them. */
 import { AttentionShape, AttentionOptions, numel } from '../src/shape.js';
-import { randn, relErr, TOL, freshSeed } from '../src/reference/compare.js';
-import { roundToHalf } from '../src/f16.js';
+import { randn, referenceInput, relErr, TOL, freshSeed } from '../src/reference/compare.js';
 import { Precision } from '../src/kernels/common.js';
 import { HostTensor, toF32 } from '../src/kernels/attention.js';
 
@@ -26,7 +25,7 @@ export function makeInputs(s: AttentionShape, seed: number, scale = 1): Inputs {
 
 /** The inputs as the reference should see them for a precision (f16: rounded to half). */
 export function refInputs(x: Inputs, p: Precision): { q: Float64Array; k: Float64Array; v: Float64Array; dout: Float64Array } {
-  const f = (a: Float32Array) => (p === 'f16' ? roundToHalf(a) : Float64Array.from(a));
+  const f = (a: Float32Array) => referenceInput(a, p);
   return { q: f(x.q), k: f(x.k), v: f(x.v), dout: f(x.dout) };
 }
 

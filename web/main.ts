@@ -13,10 +13,9 @@ import { acquireDevices, adapterName, FlashDevice } from '../src/gpu/device.js';
 import { ringAttention, RingTimeline } from '../src/ring/ringAttention.js';
 import { Layout } from '../src/ring/schedule.js';
 import { referenceBackward, referenceForward } from '../src/reference/attention.js';
-import { randn, relErr, TOL } from '../src/reference/compare.js';
+import { randn, referenceInput, relErr, TOL } from '../src/reference/compare.js';
 import { attentionFlops, AttentionShape, numel } from '../src/shape.js';
 import { toF32 } from '../src/kernels/attention.js';
-import { roundToHalf } from '../src/f16.js';
 import { PrecisionRequest } from '../src/kernels/common.js';
 import measuredCsv from '../bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv?raw';
 
@@ -282,7 +281,7 @@ async function liveRun(): Promise<void> {
     ];
     const errs: Record<string, number> = {};
     if (H * N * N * D <= 4e7) {
-      const f = (a: Float32Array) => (res.precision === 'f16' ? roundToHalf(a) : Float64Array.from(a));
+      const f = (a: Float32Array) => referenceInput(a, res.precision);
       const rf = referenceForward(s, f(x.q), f(x.k), f(x.v), { causal });
       errs.O = relErr(toF32(res.o), rf.o);
       errs.LSE = relErr(res.lse, rf.lse);

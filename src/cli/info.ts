@@ -3,11 +3,9 @@ import { parseArgs } from 'node:util';
 import { acquireDevices, adapterName, AdapterSummary, summarizeAdapter, FlashDevice } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
 import { InputError, NoAdapterError } from '../errors.js';
-import { attentionForward, attentionBackward, toF32 } from '../kernels/attention.js';
-import { referenceForward, referenceBackward } from '../reference/attention.js';
-import { randn, relErr, TOL, freshSeed } from '../reference/compare.js';
-import { roundToHalf } from '../f16.js';
-import { AttentionShape, numel } from '../shape.js';
+import { freshSeed } from '../reference/compare.js';
+import { CheckResult, checkAgainstReference } from '../kernels/check.js';
+import { AttentionShape } from '../shape.js';
 import { Precision, planTiles } from '../kernels/common.js';
 
 /** Every distinct adapter Dawn offers (each power preference, and the fallback adapter). */
@@ -63,39 +61,17 @@ export async function info(argv: string[]): Promise<number> {
   return 0;
 }
 
-export interface SelftestRow {
+export interface SelftestRow extends CheckResult {
   precision: Precision;
   causal: boolean;
-  errO: number;
-  errLSE: number;
-  errDQ: number;
-  errDK: number;
-  errDV: number;
-  ok: boolean;
 }
 
-/** A small forward+backward per precision, against the float64 reference. */
+/** A small forward+backward per precision, causal and not, against the float64 reference. */
 export async function runSelftest(dev: FlashDevice, seed = freshSeed()): Promise<SelftestRow[]> {
   const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 100, Nk: 100, D: 64 };
   const rows: SelftestRow[] = [];
-  const x = { q: randn(numel(s, 'q'), seed), k: randn(numel(s, 'kv'), seed + 1), v: randn(numel(s, 'kv'), seed + 2) };
-  const dout = randn(numel(s, 'q'), seed + 3);
-  for (const precision of (dev.hasF16 ? ['f32', 'f16'] : ['f32']) as Precision[]) {
-    for (const causal of [false, true]) {
-      const f = (a: Float32Array) => (precision === 'f16' ? roundToHalf(a) : Float64Array.from(a));
-      const rf = referenceForward(s, f(x.q), f(x.k), f(x.v), { causal });
-      const rb = referenceBackward(s, f(x.q), f(x.k), f(x.v), f(dout), { causal });
-      const fw = await attentionForward(dev, s, x, { causal, precision });
-      const bw = await attentionBackward(dev, s, { ...x, o: fw.o, lse: fw.lse, dout }, { causal, precision });
-      const tol = TOL[precision];
-      const r = {
-        precision, causal,
-        errO: relErr(toF32(fw.o), rf.o), errLSE: relErr(fw.lse, rf.lse),
-        errDQ: relErr(toF32(bw.dq), rb.dq), errDK: relErr(toF32(bw.dk), rb.dk), errDV: relErr(toF32(bw.dv), rb.dv),
-      };
-      rows.push({ ...r, ok: Math.max(r.errO, r.errLSE) <= tol.out && Math.max(r.errDQ, r.errDK, r.errDV) <= tol.grad });
-    }
-  }
+  for (const precision of (dev.hasF16 ? ['f32', 'f16'] : ['f32']) as Precision[])
+    for (const causal of [false, true]) rows.push({ precision, causal, ...(await checkAgainstReference(dev, s, { causal, precision, seed })) });
   return rows;
 }
 

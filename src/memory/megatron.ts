@@ -11,6 +11,8 @@
  * One log → one point: median iteration time and TFLOP/s over the last 10 iterations after 10
  * warm-up iterations; peak "max allocated" over ranks. What is missing is listed, never invented.
  */
+import { median } from '../stats.js';
+
 export interface MegatronArgs {
   [name: string]: string;
 }
@@ -71,13 +73,6 @@ const num = (s: string | undefined): number | null => {
   const n = Number(s.trim());
   return Number.isFinite(n) ? n : null;
 };
-
-function median(xs: number[]): number | null {
-  if (!xs.length) return null;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
 
 export function parseMegatronLog(text: string, source: string, opts: { warmup?: number; window?: number } = {}): ParseResult {
   const warmup = opts.warmup ?? 10, windowSize = opts.window ?? 10;

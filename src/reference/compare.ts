@@ -1,3 +1,5 @@
+import { roundToHalf } from '../f16.js';
+
 /**
  * The numeric contract: relative norm ‖x − ref‖ / ‖ref‖ over the entries where ref is finite.
  * Where ref is ±inf, x must equal it exactly; NaN or Inf in x where ref is finite gives Infinity
@@ -20,6 +22,14 @@ export function relErr(x: ArrayLike<number>, ref: ArrayLike<number>): number {
   }
   if (den === 0) return num === 0 ? 0 : Infinity;
   return Math.sqrt(num / den);
+}
+
+/**
+ * An input as the reference must see it for a precision: f16 kernels read f16-rounded inputs,
+ * so the reference is taken on the same rounded values (the contract).
+ */
+export function referenceInput(a: Float32Array, precision: 'f32' | 'f16'): Float64Array {
+  return precision === 'f16' ? roundToHalf(a) : Float64Array.from(a);
 }
 
 /** Tolerances of the numeric contract (DEVELOPERS.md). */

@@ -1,0 +1,39 @@
+/**
+ * One forward+backward on the GPU against the float64 reference, at a given shape, on fresh
+ * random inputs: the self-test (`flashring selftest`) and the bench's correctness gate.
+ */
+import { FlashDevice } from '../gpu/device.js';
+import { AttentionShape, numel } from '../shape.js';
+import { referenceBackward, referenceForward } from '../reference/attention.js';
+import { TOL, randn, referenceInput, relErr } from '../reference/compare.js';
+import { attentionBackward, attentionForward, toF32 } from './attention.js';
+import { Precision } from './common.js';
+
+export interface CheckResult {
+  errO: number;
+  errLSE: number;
+  errDQ: number;
+  errDK: number;
+  errDV: number;
+  /** Every error within the contract's tolerance for the precision. */
+  ok: boolean;
+}
+
+export async function checkAgainstReference(
+  dev: FlashDevice, s: AttentionShape, opts: { causal: boolean; precision: Precision; seed: number },
+): Promise<CheckResult> {
+  const { causal, precision, seed } = opts;
+  const x = { q: randn(numel(s, 'q'), seed), k: randn(numel(s, 'kv'), seed + 1), v: randn(numel(s, 'kv'), seed + 2) };
+  const dout = randn(numel(s, 'q'), seed + 3);
+  const f = (a: Float32Array) => referenceInput(a, precision);
+  const rf = referenceForward(s, f(x.q), f(x.k), f(x.v), { causal });
+  const rb = referenceBackward(s, f(x.q), f(x.k), f(x.v), f(dout), { causal });
+  const fw = await attentionForward(dev, s, x, { causal, precision });
+  const bw = await attentionBackward(dev, s, { ...x, o: fw.o, lse: fw.lse, dout }, { causal, precision });
+  const r = {
+    errO: relErr(toF32(fw.o), rf.o), errLSE: relErr(fw.lse, rf.lse),
+    errDQ: relErr(toF32(bw.dq), rb.dq), errDK: relErr(toF32(bw.dk), rb.dk), errDV: relErr(toF32(bw.dv), rb.dv),
+  };
+  const tol = TOL[precision];
+  return { ...r, ok: Math.max(r.errO, r.errLSE) <= tol.out && Math.max(r.errDQ, r.errDK, r.errDV) <= tol.grad };
+}
