@@ -9,7 +9,7 @@
 import { FlashDevice, checkDevice } from '../gpu/device.js';
 import { InputError, LimitError } from '../errors.js';
 import { toHalfArray, fromHalfArray } from '../f16.js';
-import { AttentionOptions, AttentionShape, ResolvedOptions, numel, resolveOptions, validateShape } from '../shape.js';
+import { AttentionOptions, AttentionShape, numel, resolveOptions, validateShape } from '../shape.js';
 import { FlashForward } from './flashForward.js';
 import { FlashBackward } from './flashBackward.js';
 import { KernelPath, PathRequest, Precision, PrecisionRequest, elemBytes, readback, resolvePrecision, storage, upload } from './common.js';
@@ -62,11 +62,11 @@ interface Unit {
   count: number;
 }
 
-/** Groups of (batch, kv-head) units whose tensors each fit one binding. */
-function planUnits(dev: FlashDevice, s: AttentionShape, bytesPerQElem: number, bytesPerKvElem: number, cap?: number): Unit[] {
+/** Groups of (batch, kv-head) units whose tensors (qPer / kvPer elements a unit) each fit one binding. */
+function planUnits(dev: FlashDevice, s: AttentionShape, qPer: number, kvPer: number, elemBytes: number, cap?: number): Unit[] {
   const max = Math.min(cap ?? Infinity, dev.device.limits.maxStorageBufferBindingSize);
   const G = s.Hq / s.Hkv;
-  const perUnit = Math.max(G * s.Nq * s.D * bytesPerQElem, s.Nk * s.D * bytesPerKvElem);
+  const perUnit = Math.max(qPer, kvPer) * elemBytes;
   const per = Math.floor(max / perUnit);
   if (per < 1)
     throw new LimitError(
@@ -88,10 +88,27 @@ function slice(x: HostTensor, u: Unit, perUnit: number): HostTensor {
   return x.subarray(u.start * perUnit, (u.start + u.count) * perUnit);
 }
 
-function prepare(dev: FlashDevice, s: AttentionShape, opts: RunOptions): { p: Precision; o: ResolvedOptions } {
+/**
+ * What both passes do first: validate the shape, options and Q/K/V lengths, pick the precision,
+ * convert Q/K/V to it, and size one (batch, kv-head) unit of each tensor.
+ */
+function prepare(dev: FlashDevice, s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, opts: RunOptions) {
   validateShape(s);
   checkDevice(dev, 'attention');
-  return { p: resolvePrecision(dev, opts.precision), o: resolveOptions(s, opts) };
+  const p = resolvePrecision(dev, opts.precision);
+  const ro = resolveOptions(s, opts);
+  const qDims = `[${s.B},${s.Hq},${s.Nq},${s.D}]`;
+  const kvDims = `[${s.B},${s.Hkv},${s.Nk},${s.D}]`;
+  checkLength('Q', t.q, numel(s, 'q'), qDims);
+  checkLength('K', t.k, numel(s, 'kv'), kvDims);
+  checkLength('V', t.v, numel(s, 'kv'), kvDims);
+  const G = s.Hq / s.Hkv;
+  return {
+    p, ro, qDims,
+    q: toPrecision(t.q, p), k: toPrecision(t.k, p), v: toPrecision(t.v, p),
+    /** Elements of one unit: its query heads' Q/O rows, its K/V head, its LSE rows. */
+    qPer: G * s.Nq * s.D, kvPer: s.Nk * s.D, lsePer: G * s.Nq,
+  };
 }
 
 function newHost(p: Precision, n: number): HostTensor {
@@ -105,20 +122,12 @@ function asHost(p: Precision, ab: ArrayBuffer): HostTensor {
 export async function attentionForward(
   dev: FlashDevice, s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, opts: RunOptions = {},
 ): Promise<ForwardOutput> {
-  const { p, o: ro } = prepare(dev, s, opts);
-  const dims = `[${s.B},${s.Hq},${s.Nq},${s.D}]`;
-  const kvDims = `[${s.B},${s.Hkv},${s.Nk},${s.D}]`;
-  checkLength('Q', t.q, numel(s, 'q'), dims);
-  checkLength('K', t.k, numel(s, 'kv'), kvDims);
-  checkLength('V', t.v, numel(s, 'kv'), kvDims);
-  const q = toPrecision(t.q, p), k = toPrecision(t.k, p), v = toPrecision(t.v, p);
+  const { p, ro, q, k, v, qPer, kvPer, lsePer } = prepare(dev, s, t, opts);
   const kernel = await FlashForward.create(dev, s.D, { precision: p, out: p, grad: p }, opts.path);
-  const G = s.Hq / s.Hkv;
-  const qPer = G * s.Nq * s.D, kvPer = s.Nk * s.D, lsePer = G * s.Nq;
   const out = newHost(p, numel(s, 'q'));
   const lse = new Float32Array(numel(s, 'lse'));
   const eb = elemBytes(p);
-  for (const u of planUnits(dev, s, eb, eb, opts.maxBindingBytes)) {
+  for (const u of planUnits(dev, s, qPer, kvPer, eb, opts.maxBindingBytes)) {
     const us = unitShape(s, u);
     const tr = dev.tracker;
     const bufs = {
@@ -148,24 +157,16 @@ export async function attentionBackward(
   t: { q: HostTensor; k: HostTensor; v: HostTensor; o: HostTensor; lse: Float32Array; dout: HostTensor },
   opts: RunOptions = {},
 ): Promise<BackwardOutput> {
-  const { p, o: ro } = prepare(dev, s, opts);
-  const dims = `[${s.B},${s.Hq},${s.Nq},${s.D}]`;
-  const kvDims = `[${s.B},${s.Hkv},${s.Nk},${s.D}]`;
-  checkLength('Q', t.q, numel(s, 'q'), dims);
-  checkLength('K', t.k, numel(s, 'kv'), kvDims);
-  checkLength('V', t.v, numel(s, 'kv'), kvDims);
-  checkLength('O', t.o, numel(s, 'q'), dims);
-  checkLength('dO', t.dout, numel(s, 'q'), dims);
+  const { p, ro, q, k, v, qPer, kvPer, lsePer, qDims } = prepare(dev, s, t, opts);
+  checkLength('O', t.o, numel(s, 'q'), qDims);
+  checkLength('dO', t.dout, numel(s, 'q'), qDims);
   if (!(t.lse instanceof Float32Array) || t.lse.length !== numel(s, 'lse'))
     throw new InputError(`LSE must be a Float32Array of ${numel(s, 'lse')} elements (shape [${s.B},${s.Hq},${s.Nq}])`);
-  const q = toPrecision(t.q, p), k = toPrecision(t.k, p), v = toPrecision(t.v, p);
   const o = toPrecision(t.o, p), dout = toPrecision(t.dout, p);
   const kernel = await FlashBackward.create(dev, s.D, { precision: p, out: p, grad: p }, opts.path);
-  const G = s.Hq / s.Hkv;
-  const qPer = G * s.Nq * s.D, kvPer = s.Nk * s.D, lsePer = G * s.Nq;
   const eb = elemBytes(p);
   const dq = newHost(p, numel(s, 'q')), dk = newHost(p, numel(s, 'kv')), dv = newHost(p, numel(s, 'kv'));
-  for (const u of planUnits(dev, s, eb, eb, opts.maxBindingBytes)) {
+  for (const u of planUnits(dev, s, qPer, kvPer, eb, opts.maxBindingBytes)) {
     const us = unitShape(s, u);
     const bufs = {
       q: upload(dev, slice(q, u, qPer), 'Q'),
