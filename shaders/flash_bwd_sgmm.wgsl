@@ -1,111 +1,48 @@
 // FlashAttention-2 backward on subgroup matrices (tensor cores): f16 Q, K, V, dO; f32
-// accumulation. Δ comes from the scalar preprocess (flash_bwd.wgsl). One subgroup of 32 per
-// workgroup, looping over 16×16 blocks (matrix offsets must be workgroup-uniform). Per tile:
-//   S = Q Kᵀ,  P = exp2(S·scale·log2 e − LSE·log2 e)     (P kept in f16 for the products)
-//   dP = dO Vᵀ,  dS = P ∘ (dP − Δ)                        (dS kept in f16)
-//   dkdv:  dV += Pᵀ dO,  dK += dSᵀ Q   (K/V tile resident; loop over the group's query heads and Q tiles)
-//   dq:    dQ += dS K                  (Q tile resident; loop over K/V tiles)
-// The scale is applied to dK and dQ at the end. Accumulators live in workgroup memory (f32).
-// Dispatch: dkdv (ceil(Nk / Bc), Hkv, B); dq (ceil(Nq / Br), Hq, B); workgroup size 32.
+// accumulation. Δ comes from the scalar preprocess (flash_bwd.wgsl).
+//
+// Work split (FlashAttention-2): a workgroup of SG = WG/32 subgroups; subgroup s owns 16 rows
+// and keeps its operands and accumulators in registers for the whole kernel:
+//   dkdv: 16 keys (K, V as left matrices; dK, dV accumulators); the workgroup's 16·SG keys
+//         loop over the query heads of their group and over Q/dO tiles of Br rows shared in
+//         workgroup memory.                                   dispatch (ceil(Nk / 16·SG), Hkv, B)
+//   dq:   16 query rows (Q, dO as left matrices; dQ accumulator); the workgroup's 16·SG rows
+//         loop over K/V tiles of Bc rows shared in workgroup memory.
+//                                                             dispatch (ceil(Nq / 16·SG), Hq, B)
+// Per tile, in the subgroup's own blocks of workgroup memory:
+//   S = Q Kᵀ,  dP = dO Vᵀ        (dkdv computes their transposes: Sᵀ = K Qᵀ, dPᵀ = V dOᵀ)
+//   P = exp2(S·scale·log2 e − LSE·log2 e),  dS = P ∘ (dP − Δ)    (two lanes per row, f16 out)
+//   dkdv:  dV += Pᵀ dO,  dK += dSᵀ Q          dq:  dQ += dS K
+// Operand and accumulator blocks are separate variables (k0…, dk0…, unrolled by the
+// specializer), not arrays of subgroup matrices. The scale is applied to dK and dQ at the end. Matrix offsets differ per subgroup (uniform
+// within it): the module turns off Chromium's workgroup-uniformity check for subgroup matrices,
+// and the host requires subgroups of exactly 32.
 // Bindings, the Q/dO and K/V tiles and their loaders: flash_bwd_tiles.wgsl.
 
 alias LM = subgroup_matrix_left<f16, 16, 16>;
 alias RM = subgroup_matrix_right<f16, 16, 16>;
 alias AM = subgroup_matrix_result<f32, 16, 16>;
-const RB: u32 = BR / 16u;
-const CB: u32 = BC / 16u;
-const DB: u32 = D / 16u;
+const SG: u32 = WG / 32u;
+const OWN: u32 = 16u * SG;     // rows (keys for dkdv, queries for dq) owned by a workgroup
+const RB: u32 = BR / 16u;      // 16-row blocks of a Q tile (dkdv)
+const CB: u32 = BC / 16u;      // 16-row blocks of a K/V tile (dq)
 
-var<workgroup> S: array<f32, BR * BC>;     // scores, then dP
-var<workgroup> Pm: array<f16, BR * BC>;    // P
-var<workgroup> dSm: array<f16, BR * BC>;   // dS
+var<workgroup> Sa: array<f32, SG * 16u * BR>;    // per subgroup: Sᵀ (dkdv, 16×Br) or S (dq, 16×Bc)
+var<workgroup> dPa: array<f32, SG * 16u * BR>;   // dPᵀ or dP
+var<workgroup> Pa: array<f16, SG * 16u * BR>;    // Pᵀ (dkdv)
+var<workgroup> dSa: array<f16, SG * 16u * BR>;   // dSᵀ or dS
 
-// S (or dP) = A Bᵀ for the resident tiles: A is Qs or dOs (Br×D), B is Ks or Vs (Bc×D).
-fn scores(use_dout: bool, use_v: bool) {
-  for (var rb = 0u; rb < RB; rb++) {
-    for (var cb = 0u; cb < CB; cb++) {
-      var acc = AM();
-      for (var kk = 0u; kk < DB; kk++) {
-        var a: LM;
-        var bt: RM;
-        if (use_dout) { a = subgroupMatrixLoad<LM, row_major>(&dOs, rb * 16u * D + kk * 16u, D); }
-        else { a = subgroupMatrixLoad<LM, row_major>(&Qs, rb * 16u * D + kk * 16u, D); }
-        if (use_v) { bt = subgroupMatrixLoad<RM, col_major>(&Vs, cb * 16u * D + kk * 16u, D); }
-        else { bt = subgroupMatrixLoad<RM, col_major>(&Ks, cb * 16u * D + kk * 16u, D); }
-        acc = subgroupMatrixMultiplyAccumulate(a, bt, acc);
-      }
-      subgroupMatrixStore<row_major>(&S, rb * 16u * BC + cb * 16u, acc, BC);
-    }
-  }
-}
-
-// P and dS of the resident tiles (queries i0.., keys j0..): two score products, two elementwise passes.
-fn tile_p_ds(i0: u32, j0: u32, tid: u32) {
-  scores(false, false);
-  workgroupBarrier();
-  for (var e = tid; e < BR * BC; e += WG) {
-    let r = e / BC;
-    var p = 0.0;
-    if (visible(i0 + r, j0 + e % BC)) { p = exp2(S[e] * P.scale_log2 - lse2_s[r]); }
-    Pm[e] = f16(p);
-  }
-  workgroupBarrier();
-  scores(true, true);
-  workgroupBarrier();
-  for (var e = tid; e < BR * BC; e += WG) {
-    dSm[e] = f16(f32(Pm[e]) * (S[e] - delta_s[e / BC]));
-  }
-  workgroupBarrier();
-}
-
-var<workgroup> dKa: array<f32, BC * D>;
-var<workgroup> dVa: array<f32, BC * D>;
-
-@compute @workgroup_size(WG)
-fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let b = wg.z;
-  let hk = wg.y;
-  let j0 = wg.x * BC;
-  let G = P.Hq / P.Hkv;
-  let kv_row0 = (b * P.Hkv + hk) * P.Nk;
-  load_kv_tile(kv_row0, j0, tid);
-  for (var e = tid; e < BC * D; e += WG) {
-    dKa[e] = 0.0;
-    dVa[e] = 0.0;
-  }
-  let i_start = (query_start(j0) / BR) * BR;
-  for (var g = 0u; g < G; g++) {
-    let row0 = (b * P.Hq + hk * G + g) * P.Nq;
-    for (var i0 = i_start; i0 < P.Nq; i0 += BR) {
-      workgroupBarrier();
-      load_q_tile(row0, i0, tid);
-      workgroupBarrier();
-      tile_p_ds(i0, j0, tid);
-      // dV += Pᵀ dO and dK += dSᵀ Q: Pᵀ and dSᵀ are column-major views of P and dS.
-      for (var cb = 0u; cb < CB; cb++) {
-        for (var db = 0u; db < DB; db++) {
-          var av = subgroupMatrixLoad<AM, row_major>(&dVa, cb * 16u * D + db * 16u, D);
-          var ak = subgroupMatrixLoad<AM, row_major>(&dKa, cb * 16u * D + db * 16u, D);
-          for (var rb = 0u; rb < RB; rb++) {
-            let pt = subgroupMatrixLoad<LM, col_major>(&Pm, rb * 16u * BC + cb * 16u, BC);
-            let dst = subgroupMatrixLoad<LM, col_major>(&dSm, rb * 16u * BC + cb * 16u, BC);
-            let gm = subgroupMatrixLoad<RM, row_major>(&dOs, rb * 16u * D + db * 16u, D);
-            let qm = subgroupMatrixLoad<RM, row_major>(&Qs, rb * 16u * D + db * 16u, D);
-            av = subgroupMatrixMultiplyAccumulate(pt, gm, av);
-            ak = subgroupMatrixMultiplyAccumulate(dst, qm, ak);
-          }
-          subgroupMatrixStore<row_major>(&dVa, cb * 16u * D + db * 16u, av, D);
-          subgroupMatrixStore<row_major>(&dKa, cb * 16u * D + db * 16u, ak, D);
-        }
-      }
-    }
-  }
-  workgroupBarrier();
-  for (var e = tid; e < BC * D; e += WG) {
-    if (j0 + e / D < P.Nk) {
-      let at = (kv_row0 + j0) * D + e;
-      var xk = dKa[e] * P.scale;
-      var xv = dVa[e];
+// Writes block `db` (columns 16·db…) of dK·scale and dV for keys j_first… from the 16×16
+// spills at `blk` of Sa and dPa (adding to what dK/dV hold when accumulating).
+fn write_kv_block(kv_row0: u32, j_first: u32, blk: u32, lane: u32, db: u32) {
+  for (var e = lane; e < 256u; e += 32u) {
+    let rr = e / 16u;
+    let cc = e % 16u;
+    let j = j_first + rr;
+    if (j < P.Nk) {
+      let at = (kv_row0 + j) * D + db * 16u + cc;
+      var xk = Sa[blk + rr * BR + cc] * P.scale;
+      var xv = dPa[blk + rr * BR + cc];
       if (P.accumulate != 0u) {
         xk += f32(dk[at]);
         xv += f32(dv[at]);
@@ -116,44 +53,209 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   }
 }
 
-var<workgroup> dQa: array<f32, BR * D>;
+// Writes block `db` of dQ·scale for rows i_first… from the 16×16 spill at `blk` of Sa.
+fn write_q_block(row0: u32, i_first: u32, blk: u32, lane: u32, db: u32) {
+  for (var e = lane; e < 256u; e += 32u) {
+    let rr = e / 16u;
+    let cc = e % 16u;
+    let ii = i_first + rr;
+    if (ii < P.Nq) {
+      let at = (row0 + ii) * D + db * 16u + cc;
+      var x = Sa[blk + rr * BC + cc] * P.scale;
+      if (P.accumulate != 0u) { x += f32(dq[at]); }
+      dq[at] = GT(x);
+    }
+  }
+}
+
+@compute @workgroup_size(WG)
+fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let b = wg.z;
+  let hk = wg.y;
+  let j0 = wg.x * OWN;
+  let G = P.Hq / P.Hkv;
+  let kv_row0 = (b * P.Hkv + hk) * P.Nk;
+  let sg = tid / 32u;
+  let lane = tid % 32u;
+  let r = lane / 2u;
+  let h = lane % 2u;
+  let blk = sg * 16u * BR;
+  let jk = j0 + sg * 16u + r;          // this lane's key
+
+  // The subgroup's 16 K and V rows into registers, staged through Qs/dOs Br rows at a time.
+  {{#for kk < D/16}}var k{{kk}} = LM();
+  var v{{kk}} = LM();
+  {{/for}}
+  for (var s0 = 0u; s0 < OWN; s0 += BR) {
+    workgroupBarrier();
+    for (var e = tid; e < BR * D; e += WG) {
+      let j = j0 + s0 + e / D;
+      var kx = ST(0.0);
+      var vx = ST(0.0);
+      if (j < P.Nk) {
+        kx = k[(kv_row0 + j0 + s0) * D + e];
+        vx = v[(kv_row0 + j0 + s0) * D + e];
+      }
+      Qs[e] = kx;
+      dOs[e] = vx;
+    }
+    workgroupBarrier();
+    if (sg * 16u >= s0 && sg * 16u < s0 + BR) {
+      let ka = (sg * 16u - s0) * D;
+      {{#for kk < D/16}}k{{kk}} = subgroupMatrixLoad<LM, row_major>(&Qs, ka + {{kk}}u * 16u, D);
+      v{{kk}} = subgroupMatrixLoad<LM, row_major>(&dOs, ka + {{kk}}u * 16u, D);
+      {{/for}}
+    }
+  }
+  {{#for db < D/16}}var dk{{db}} = AM();
+  var dv{{db}} = AM();
+  {{/for}}
+
+  let i_start = (query_start(j0) / BR) * BR;
+  let j_last = min(j0 + OWN, P.Nk) - 1u;
+  for (var g = 0u; g < G; g++) {
+    let row0 = (b * P.Hq + hk * G + g) * P.Nq;
+    for (var i0 = i_start; i0 < P.Nq; i0 += BR) {
+      workgroupBarrier();
+      load_q_tile(row0, i0, tid);
+      workgroupBarrier();
+      // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ: Qᵀ and dOᵀ are column-major views of the Q and dO tiles.
+      for (var qb = 0u; qb < RB; qb++) {
+        let qo = qb * 16u * D;
+        var s_acc = AM();
+        var p_acc = AM();
+        {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate(k{{kk}}, subgroupMatrixLoad<RM, col_major>(&Qs, qo + {{kk}}u * 16u, D), s_acc);
+        p_acc = subgroupMatrixMultiplyAccumulate(v{{kk}}, subgroupMatrixLoad<RM, col_major>(&dOs, qo + {{kk}}u * 16u, D), p_acc);
+        {{/for}}
+        subgroupMatrixStore<row_major>(&Sa, blk + qb * 16u, s_acc, BR);
+        subgroupMatrixStore<row_major>(&dPa, blk + qb * 16u, p_acc, BR);
+      }
+      workgroupBarrier();
+      // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
+      let full = i0 + BR <= P.Nq && j0 + OWN <= P.Nk && (P.causal == 0u || pos_k(j_last) <= pos_q(i0));
+      let at = blk + r * BR + h * (BR / 2u);
+      for (var c = 0u; c < BR / 2u; c++) {
+        let col = (c + lane) % (BR / 2u);
+        let qc = h * (BR / 2u) + col;
+        var p = 0.0;
+        if (full || visible(i0 + qc, jk)) { p = exp2(Sa[at + col] * P.scale_log2 - lse2_s[qc]); }
+        Pa[at + col] = f16(p);
+        dSa[at + col] = f16(p * (dPa[at + col] - delta_s[qc]));
+      }
+      workgroupBarrier();
+      // dV += Pᵀ dO,  dK += dSᵀ Q
+      for (var qb = 0u; qb < RB; qb++) {
+        let pt = subgroupMatrixLoad<LM, row_major>(&Pa, blk + qb * 16u, BR);
+        let dst = subgroupMatrixLoad<LM, row_major>(&dSa, blk + qb * 16u, BR);
+        let qo = qb * 16u * D;
+        {{#for db < D/16}}dv{{db}} = subgroupMatrixMultiplyAccumulate(pt, subgroupMatrixLoad<RM, row_major>(&dOs, qo + {{db}}u * 16u, D), dv{{db}});
+        dk{{db}} = subgroupMatrixMultiplyAccumulate(dst, subgroupMatrixLoad<RM, row_major>(&Qs, qo + {{db}}u * 16u, D), dk{{db}});
+        {{/for}}
+      }
+    }
+  }
+
+  // dK·scale and dV, one 16×16 block at a time through Sa/dPa; keys past Nk are not written.
+  {{#for db < D/16}}workgroupBarrier();
+  subgroupMatrixStore<row_major>(&Sa, blk, dk{{db}}, BR);
+  subgroupMatrixStore<row_major>(&dPa, blk, dv{{db}}, BR);
+  workgroupBarrier();
+  write_kv_block(kv_row0, j0 + sg * 16u, blk, lane, {{db}}u);
+  {{/for}}
+}
 
 @compute @workgroup_size(WG)
 fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
   let b = wg.z;
   let hq = wg.y;
-  let i0 = wg.x * BR;
+  let i0 = wg.x * OWN;
   let hk = hq / (P.Hq / P.Hkv);
   let row0 = (b * P.Hq + hq) * P.Nq;
   let kv_row0 = (b * P.Hkv + hk) * P.Nk;
-  load_q_tile(row0, i0, tid);
-  for (var e = tid; e < BR * D; e += WG) { dQa[e] = 0.0; }
-  let n_end = key_end(min(i0 + BR, P.Nq) - 1u);
+  let sg = tid / 32u;
+  let lane = tid % 32u;
+  let r = lane / 2u;
+  let h = lane % 2u;
+  let blk = sg * 16u * BR;             // the subgroup's 16×Bc blocks (Bc ≤ Br)
+  let i = i0 + sg * 16u + r;           // this lane's query row
+
+  // The subgroup's 16 Q and dO rows into registers, staged through Ks/Vs Bc rows at a time.
+  {{#for kk < D/16}}var q{{kk}} = LM();
+  var g{{kk}} = LM();
+  {{/for}}
+  for (var s0 = 0u; s0 < OWN; s0 += BC) {
+    workgroupBarrier();
+    for (var e = tid; e < BC * D; e += WG) {
+      let ii = i0 + s0 + e / D;
+      var qx = ST(0.0);
+      var gx = ST(0.0);
+      if (ii < P.Nq) {
+        qx = q[(row0 + i0 + s0) * D + e];
+        gx = dout[(row0 + i0 + s0) * D + e];
+      }
+      Ks[e] = qx;
+      Vs[e] = gx;
+    }
+    workgroupBarrier();
+    if (sg * 16u >= s0 && sg * 16u < s0 + BC) {
+      let qa = (sg * 16u - s0) * D;
+      {{#for kk < D/16}}q{{kk}} = subgroupMatrixLoad<LM, row_major>(&Ks, qa + {{kk}}u * 16u, D);
+      g{{kk}} = subgroupMatrixLoad<LM, row_major>(&Vs, qa + {{kk}}u * 16u, D);
+      {{/for}}
+    }
+  }
+  var l2 = -NEG_BIG;                   // LSE·log2 e of this lane's row; +1e30 gives P = 0
+  var dl = 0.0;
+  if (i < P.Nq) {
+    let x = lse[row0 + i];
+    if (x > NEG_HALF) { l2 = x * LOG2E; }
+    dl = delta[row0 + i];
+  }
+  {{#for db < D/16}}var dq{{db}} = AM();
+  {{/for}}
+
+  let n_end = key_end(min(i0 + OWN, P.Nq) - 1u);
   for (var j0 = 0u; j0 < n_end; j0 += BC) {
     workgroupBarrier();
     load_kv_tile(kv_row0, j0, tid);
     workgroupBarrier();
-    tile_p_ds(i0, j0, tid);
-    // dQ += dS K
-    for (var rb = 0u; rb < RB; rb++) {
-      for (var db = 0u; db < DB; db++) {
-        var acc = subgroupMatrixLoad<AM, row_major>(&dQa, rb * 16u * D + db * 16u, D);
-        for (var cb = 0u; cb < CB; cb++) {
-          let ds = subgroupMatrixLoad<LM, row_major>(&dSm, rb * 16u * BC + cb * 16u, BC);
-          let km = subgroupMatrixLoad<RM, row_major>(&Ks, cb * 16u * D + db * 16u, D);
-          acc = subgroupMatrixMultiplyAccumulate(ds, km, acc);
-        }
-        subgroupMatrixStore<row_major>(&dQa, rb * 16u * D + db * 16u, acc, D);
+    for (var cb = 0u; cb < CB; cb++) {
+      let kb = cb * 16u * D;
+      var s_acc = AM();
+      var p_acc = AM();
+      {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate(q{{kk}}, subgroupMatrixLoad<RM, col_major>(&Ks, kb + {{kk}}u * 16u, D), s_acc);
+      p_acc = subgroupMatrixMultiplyAccumulate(g{{kk}}, subgroupMatrixLoad<RM, col_major>(&Vs, kb + {{kk}}u * 16u, D), p_acc);
+      {{/for}}
+      subgroupMatrixStore<row_major>(&Sa, blk + cb * 16u, s_acc, BC);
+      subgroupMatrixStore<row_major>(&dPa, blk + cb * 16u, p_acc, BC);
+    }
+    workgroupBarrier();
+    let full = j0 + BC <= P.Nk && (P.causal == 0u || pos_k(j0 + BC - 1u) <= pos_q(i0));
+    let at = blk + r * BC + h * (BC / 2u);
+    for (var c = 0u; c < BC / 2u; c++) {
+      let col = (c + lane) % (BC / 2u);
+      let jc = j0 + h * (BC / 2u) + col;
+      var ds = 0.0;
+      if (full || visible(i, jc)) {
+        let p = exp2(Sa[at + col] * P.scale_log2 - l2);
+        ds = p * (dPa[at + col] - dl);
       }
+      dSa[at + col] = f16(ds);
+    }
+    workgroupBarrier();
+    // dQ += dS K
+    for (var cb = 0u; cb < CB; cb++) {
+      let dsm = subgroupMatrixLoad<LM, row_major>(&dSa, blk + cb * 16u, BC);
+      let kb = cb * 16u * D;
+      {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Ks, kb + {{db}}u * 16u, D), dq{{db}});
+      {{/for}}
     }
   }
+
+  // dQ·scale, one 16×16 block at a time through Sa; rows past Nq are not written.
+  {{#for db < D/16}}workgroupBarrier();
+  subgroupMatrixStore<row_major>(&Sa, blk, dq{{db}}, BC);
   workgroupBarrier();
-  for (var e = tid; e < BR * D; e += WG) {
-    if (i0 + e / D < P.Nq) {
-      let at = (row0 + i0) * D + e;
-      var x = dQa[e] * P.scale;
-      if (P.accumulate != 0u) { x += f32(dq[at]); }
-      dq[at] = GT(x);
-    }
-  }
+  write_q_block(row0, i0 + sg * 16u, blk, lane, {{db}}u);
+  {{/for}}
 }

@@ -11,6 +11,15 @@ describe('specializer', () => {
     expect(() => specialize('{{D}} {{BR}}', { D: 1 })).toThrow(/no value for \{\{BR\}\}/);
     expect(() => specialize('{{D}}', { D: 1, X: 2 })).toThrow(/never used: X/);
   });
+  it('unrolls {{#for}} loops, nested and with a divided bound, and rejects bad ones', () => {
+    expect(specialize('{{#for i < D/16}}q{{i}};{{/for}}', { D: 48 })).toBe('q0;q1;q2;');
+    expect(specialize('{{#for i < 2}}[{{#for j < N}}{{i}}{{j}}{{/for}}]{{/for}}', { N: 3 })).toBe('[000102][101112]');
+    expect(specialize('a{{#for i < 0}}x{{/for}}b', {})).toBe('ab');
+    expect(() => specialize('{{#for i < M}}x{{/for}}', {})).toThrow(/no value for loop bound/);
+    expect(() => specialize('{{#for i < D/16}}x{{/for}}', { D: 40 })).toThrow(/not a count/);
+    expect(() => specialize('{{#for i < 2}}x', {})).toThrow(/unbalanced/);
+    expect(() => specialize('{{#for D < 2}}x{{/for}}', { D: 1 })).toThrow(/shadows/);
+  });
 });
 
 describe('subgroup-matrix spelling', () => {

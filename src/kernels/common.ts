@@ -29,6 +29,8 @@ export interface TilePlan {
   BC: number;
   WG: number;
   workgroupBytes: number;
+  /** Backward on subgroup matrices: rows (keys for dK/dV, queries for dQ) each workgroup owns. */
+  rowsPerGroup?: number;
 }
 
 /** Workgroup memory (bytes) of each kernel family for a tile shape. */
@@ -59,38 +61,68 @@ export function planTiles(kind: 'fwd' | 'bwd', D: number, precision: Precision, 
 export type KernelPath = 'scalar' | 'subgroup-matrix';
 export type PathRequest = KernelPath | 'auto';
 
-/** Workgroup memory of the subgroup-matrix forward (flash_fwd_sgmm.wgsl). */
-export function sgmmWorkgroupBytes(BR: number, BC: number, D: number): number {
-  return (BR * D + 2 * BC * D + BR * BC) * 2 + BR * BC * 4 + BR * D * 4 + 3 * BR * 4; // Qs Ks Vs P | S O | m ℓ α
+/**
+ * Workgroup memory of the subgroup-matrix forward (flash_fwd_sgmm.wgsl) with SG subgroups
+ * (Br = 16·SG) and Bc-row K/V tiles: Ks (also stages the Q tile) Vs P | S ℓ | vote.
+ */
+export function sgmmWorkgroupBytes(SG: number, BC: number, D: number): number {
+  const BR = 16 * SG;
+  return (Math.max(BC, BR) * D + BC * D + BR * BC) * 2 + BR * BC * 4 + BR * 4 + 8;
 }
 
-const SGMM_CANDIDATES: [number, number][] = [[64, 64], [64, 32], [32, 32], [16, 32], [16, 16]];
-
-/** Workgroup memory of the subgroup-matrix backward (flash_bwd_sgmm.wgsl), the larger of dkdv and dq. */
-export function sgmmBwdWorkgroupBytes(BR: number, BC: number, D: number): number {
-  const shared = (2 * BR * D + 2 * BC * D + 2 * BR * BC) * 2 + BR * BC * 4 + 2 * BR * 4; // Qs dOs Ks Vs P dS | S | LSE Δ
-  return shared + Math.max(2 * BC * D * 4, BR * D * 4); // dK, dV accumulators | dQ accumulator
+/**
+ * Workgroup memory of the subgroup-matrix backward (flash_bwd_sgmm.wgsl), SG subgroups and
+ * T-row inner tiles (Br = Bc = T), the larger of its two kernels:
+ * dkdv: Qs dOs (T×D f16) | per subgroup Sᵀ dPᵀ (16×T f32) Pᵀ dSᵀ (16×T f16) | LSE Δ.
+ */
+export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number): number {
+  return 2 * T * D * 2 + SG * 16 * T * 12 + 2 * T * 4;
 }
 
-const SGMM_BWD_CANDIDATES: [number, number][] = [[32, 32], [16, 32], [32, 16], [16, 16]];
+/**
+ * (subgroups per workgroup, inner tile rows), fastest first as measured on the H200 at N=16384
+ * (bench/NOTES.md): forward 8×32 29.8 TFLOP/s at D=64 against 20.4 for 4×64; backward 8×16
+ * 22.9 against 11.7 for 4×32. The first that fits workgroup memory is taken.
+ */
+export const SGMM_FWD_CANDIDATES: [number, number][] = [[8, 32], [4, 64], [4, 32], [4, 16], [2, 16], [1, 16]];
+export const SGMM_BWD_CANDIDATES: [number, number][] = [[8, 16], [4, 32], [4, 16], [2, 32], [2, 16], [1, 16]];
 
-/** Tiles for a subgroup-matrix kernel, or a reason it cannot run. */
+/** FLASHRING_SGMM_FWD / FLASHRING_SGMM_BWD = "SGxT" pins the tiles (for tuning benches). */
+function pinnedTiles(kind: 'fwd' | 'bwd'): [number, number] | null {
+  const v = typeof process !== 'undefined' ? process.env?.[`FLASHRING_SGMM_${kind.toUpperCase()}`] : undefined;
+  if (!v) return null;
+  const m = /^(\d+)x(\d+)$/.exec(v);
+  if (!m || ![1, 2, 4, 8].includes(+m[1]) || +m[2] % 16 !== 0)
+    throw new InputError(`FLASHRING_SGMM_${kind.toUpperCase()}='${v}': give SGxT with SG in 1, 2, 4, 8 and T a multiple of 16 (e.g. 4x64)`);
+  return [+m[1], +m[2]];
+}
+
+/**
+ * Tiles for a subgroup-matrix kernel, or a reason it cannot run. The plan's WG = 32·SG; for the
+ * forward Br = 16·SG and Bc = T; for the backward Br = Bc = T (inner tiles) and each workgroup
+ * owns 16·SG rows (`rowsPerGroup`).
+ */
 export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind: 'fwd' | 'bwd' = 'fwd'): TilePlan | string {
   if (!dev.hasSubgroupMatrix) return 'the adapter has no chromium-experimental-subgroup-matrix';
   if (precision !== 'f16') return 'subgroup matrices are used for f16 only';
   if (D % 16 !== 0) return `head dim ${D} is not a multiple of 16`;
   const { subgroupMinSize: lo, subgroupMaxSize: hi } = dev.adapter;
-  if (lo && hi && (lo > 32 || hi < 32)) return `the kernel needs subgroups of 32 invocations; the adapter's are ${lo}..${hi}`;
+  if ((lo && lo !== 32) || (hi && hi !== 32)) return `the kernels need subgroups of exactly 32 invocations; the adapter's are ${lo}..${hi}`;
   const cfgs = dev.adapter.subgroupMatrixConfigs as { componentType?: string; resultComponentType?: string; M?: number; N?: number; K?: number }[];
   if (cfgs.length && !cfgs.some((c) => c.componentType === 'f16' && c.resultComponentType === 'f32' && c.M === 16 && c.N === 16 && c.K === 16))
     return 'the adapter has no 16×16×16 f16→f32 subgroup-matrix config';
   const limit = dev.device.limits.maxComputeWorkgroupStorageSize;
   const bytesOf = kind === 'fwd' ? sgmmWorkgroupBytes : sgmmBwdWorkgroupBytes;
-  for (const [BR, BC] of kind === 'fwd' ? SGMM_CANDIDATES : SGMM_BWD_CANDIDATES) {
-    const bytes = bytesOf(BR, BC, D);
-    if (bytes <= limit) return { BR, BC, WG: 32, workgroupBytes: bytes };
+  const pinned = pinnedTiles(kind);
+  for (const [SG, T] of pinned ? [pinned] : kind === 'fwd' ? SGMM_FWD_CANDIDATES : SGMM_BWD_CANDIDATES) {
+    const bytes = bytesOf(SG, T, D);
+    if (bytes > limit) continue;
+    return kind === 'fwd'
+      ? { BR: 16 * SG, BC: T, WG: 32 * SG, workgroupBytes: bytes }
+      : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: bytes, rowsPerGroup: 16 * SG };
   }
-  return `head dim ${D} needs ${bytesOf(16, 16, D)} bytes of workgroup memory for the ${kind === 'fwd' ? 'forward' : 'backward'}, the device allows ${limit}`;
+  const [SG, T] = pinned ?? [1, 16];
+  return `head dim ${D} needs ${bytesOf(SG, T, D)} bytes of workgroup memory for the ${kind === 'fwd' ? 'forward' : 'backward'} (${SG} subgroups, tile ${T}); the device allows ${limit}`;
 }
 
 /**
@@ -160,8 +192,12 @@ export interface KernelTypes {
 /** Specialized source of an attention kernel: common header + kernel body. */
 export function attentionSource(body: string, D: number, plan: TilePlan, t: KernelTypes, unroll: boolean, extraEnables: string[] = []): string {
   const f16 = [t.precision, t.out, t.grad].includes('f16');
+  const enables = [...(f16 ? ['f16'] : []), ...extraEnables];
+  // The tensor-core kernels give each subgroup its own matrix offsets (uniform within the
+  // subgroup, not across the workgroup), which Chromium's uniformity check would reject.
+  const directives = enables.includes('chromium_experimental_subgroup_matrix') ? ['diagnostic(off, chromium.subgroup_matrix_uniformity);'] : [];
   return specialize(SHADERS.common + '\n' + body, {
-    ENABLES: [...(f16 ? ['f16'] : []), ...extraEnables].map((e) => `enable ${e};`).join('\n'),
+    ENABLES: [...enables.map((e) => `enable ${e};`), ...directives].join('\n'),
     ST: wgslType(t.precision),
     OT: wgslType(t.out),
     GT: wgslType(t.grad),

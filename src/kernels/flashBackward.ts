@@ -71,7 +71,7 @@ export class FlashBackward {
   }
 
   private static build(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan, path: KernelPath): Promise<FlashBackward> {
-    const key = `bwd:${path}:${D}:${types.precision}:${types.out}:${types.grad}:${plan.BR}x${plan.BC}`;
+    const key = `bwd:${path}:${D}:${types.precision}:${types.out}:${types.grad}:${plan.BR}x${plan.BC}x${plan.WG}`;
     return cachedKernel(dev, key, async () => {
       const device = dev.device;
       const layout = device.createBindGroupLayout({
@@ -83,7 +83,7 @@ export class FlashBackward {
         ],
       });
       const pl = device.createPipelineLayout({ label: 'FlashBackward.pipelineLayout', bindGroupLayouts: [layout] });
-      const label = `FlashBackward[D=${D},${types.precision},${path},Br=${plan.BR},Bc=${plan.BC}]`;
+      const label = `FlashBackward[D=${D},${types.precision},${path},Br=${plan.BR},Bc=${plan.BC},WG=${plan.WG}]`;
       const scalarPlan = path === 'scalar' ? plan : PRE_PLAN;
       const scalarCode = attentionSource(SHADERS.flashBwd, D, scalarPlan, types, !dev.isCPU);
       if (path === 'scalar') {
@@ -111,10 +111,12 @@ export class FlashBackward {
       entries: bufs.map((buffer, binding) => ({ binding, resource: { buffer } })),
     });
     const { BR, BC } = this.plan;
+    const kvRows = this.plan.rowsPerGroup ?? BC;
+    const qRows = this.plan.rowsPerGroup ?? BR;
     const passes: [GPUComputePipeline, [number, number, number], string][] = [];
     if (!eo.skipPreprocess) passes.push([this.pre, [Math.ceil(s.Nq / PRE_PLAN.WG), s.Hq, s.B], 'preprocess']);
-    if (eo.dkdv !== false) passes.push([this.kv, [Math.ceil(s.Nk / BC), s.Hkv, s.B], 'dkdv']);
-    if (eo.dq !== false) passes.push([this.q, [Math.ceil(s.Nq / BR), s.Hq, s.B], 'dq']);
+    if (eo.dkdv !== false) passes.push([this.kv, [Math.ceil(s.Nk / kvRows), s.Hkv, s.B], 'dkdv']);
+    if (eo.dq !== false) passes.push([this.q, [Math.ceil(s.Nq / qRows), s.Hq, s.B], 'dq']);
     passes.forEach(([pipeline, grid, name], i) => {
       const timestampWrites = passWrites(eo.timestampWrites, i, passes.length);
       const pass = encoder.beginComputePass({ label: `FlashBackward.${name}`, timestampWrites });

@@ -49,9 +49,9 @@ export class FlashForward {
   }
 
   private static createSgmm(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan): Promise<FlashForward> {
-    const key = `fwd-sgmm:${D}:${types.out}:${plan.BR}x${plan.BC}`;
+    const key = `fwd-sgmm:${D}:${types.out}:${plan.BR}x${plan.BC}x${plan.WG}`;
     return cachedKernel(dev, key, async () => {
-      const label = `FlashForwardSgmm[D=${D},f16->${types.out},Br=${plan.BR},Bc=${plan.BC}]`;
+      const label = `FlashForwardSgmm[D=${D},f16->${types.out},Br=${plan.BR},Bc=${plan.BC},WG=${plan.WG}]`;
       const t = { ...types, grad: types.out };
       const [pipeline] = await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashFwdSgmm, D, plan, t, true, extra), ['main']);
       return new FlashForward(dev, D, types, plan, 'subgroup-matrix', pipeline);

@@ -2,12 +2,38 @@
  * The specializer: fills `{{NAME}}` placeholders of a WGSL template (array sizes and tile
  * shapes must be compile-time constants, which `override` cannot give for private arrays).
  * Every placeholder must be given a value; an unknown or missing one is an error.
+ *
+ * It also unrolls `{{#for X < N}} … {{/for}}` (N a number or a value's name, optionally `/ k`,
+ * e.g. `D/16`): the body is
+ * repeated for X = 0 … N−1 with `{{X}}` replaced by the index. The tensor-core kernels use it to
+ * give each 16×16 register block its own variable (q0, q1, …): arrays of subgroup matrices
+ * indexed in loops came out wrong on the NVIDIA Vulkan driver (see bench/NOTES.md).
  */
 export type SpecValues = Record<string, string | number>;
 
+const FOR = /\{\{#for\s+([A-Za-z_]\w*)\s*<\s*([A-Za-z_]\w*|\d+)(?:\s*\/\s*(\d+))?\s*\}\}((?:(?!\{\{#for)[\s\S])*?)\{\{\/for\}\}/;
+
 export function specialize(template: string, values: SpecValues): string {
   const used = new Set<string>();
-  const out = template.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_, name: string) => {
+  let src = template;
+  // Innermost loop first: its body holds no other {{#for}}.
+  for (let m = FOR.exec(src); m; m = FOR.exec(src)) {
+    const [whole, name, bound, div, body] = m;
+    let n: number;
+    if (/^\d+$/.test(bound)) n = Number(bound);
+    else {
+      if (!(bound in values)) throw new Error(`specialize: no value for loop bound {{#for ${name} < ${bound}}}`);
+      used.add(bound);
+      n = Number(values[bound]);
+    }
+    if (div) n /= Number(div);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`specialize: loop bound ${bound} = ${n} is not a count`);
+    if (name in values) throw new Error(`specialize: loop variable ${name} shadows a value`);
+    const unrolled = Array.from({ length: n }, (_, i) => body.replace(new RegExp(`\\{\\{\\s*${name}\\s*\\}\\}`, 'g'), String(i))).join('');
+    src = src.slice(0, m.index) + unrolled + src.slice(m.index + whole.length);
+  }
+  if (/\{\{[#/]/.test(src)) throw new Error('specialize: unbalanced {{#for}} / {{/for}}');
+  const out = src.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_, name: string) => {
     if (!(name in values)) throw new Error(`specialize: no value for {{${name}}}`);
     used.add(name);
     return String(values[name]);

@@ -1,0 +1,47 @@
+/**
+ * The tensor-core (subgroup-matrix) shaders cannot run on a CPU adapter, but Dawn's null
+ * backend offers the feature and validates WGSL fully (types, uniformity, extensions), so every
+ * specialization the planner can pick is compiled on any machine, CI included
+ * (bin/validate-shaders.mjs, in its own process: Dawn aborted inside a Vitest worker). Whether
+ * the kernels compute the right thing is checked on a GPU that has subgroup matrices (the
+ * forward and backward tests, run on the H200).
+ */
+import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { SHADERS } from '../src/kernels/shaders.js';
+
+function validate(...args: string[]): { status: number | null; report: { checked: string[]; errors: string[] } } {
+  const r = spawnSync(process.execPath, ['bin/validate-shaders.mjs', ...args], { encoding: 'utf8', timeout: 120_000 });
+  const line = r.stdout.trim().split('\n').pop() ?? '';
+  if (!line.startsWith('{')) throw new Error(`bin/validate-shaders.mjs printed no report (status ${r.status}): ${r.stderr.slice(-2000)}`);
+  return { status: r.status, report: JSON.parse(line) };
+}
+
+describe('tensor-core shaders', () => {
+  it('every specialization the planner can pick validates on the null backend', () => {
+    const { status, report } = validate();
+    expect(report.errors).toEqual([]);
+    expect(status).toBe(0);
+    for (const D of [16, 64, 128, 256]) {
+      expect(report.checked.some((c) => c.startsWith(`forward D=${D} `)), `forward D=${D}`).toBe(true);
+      expect(report.checked.some((c) => c.startsWith(`backward D=${D} `)), `backward D=${D}`).toBe(true);
+    }
+  });
+  it('a broken shader is reported (the check can fail)', () => {
+    const { status, report } = validate('--break');
+    expect(status).toBe(1);
+    expect(report.errors.join('\n')).toMatch(/requires argument .* to be uniform/);
+  });
+  it('every workgroup variable is a multiple of 16 bytes', () => {
+    // Matrix loads and stores from an array that is not 16-byte aligned give wrong results on
+    // the NVIDIA Vulkan driver (bench/NOTES.md), so no small variable may shift the arrays.
+    for (const src of [SHADERS.flashFwdSgmm, SHADERS.flashBwdSgmm]) {
+      const vars = [...src.matchAll(/var<workgroup>\s+\w+\s*:\s*([^;]+);/g)];
+      expect(vars.length).toBeGreaterThan(3);
+      for (const m of vars) {
+        expect(m[1], m[0]).toMatch(/^(array<.*>|vec4<(u32|f32|i32)>)$/);
+        expect(m[1], m[0]).not.toMatch(/^array<(atomic<)?(u32|f32|i32)>?, [1-3]>$/);
+      }
+    }
+  });
+});
