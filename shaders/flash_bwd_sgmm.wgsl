@@ -165,10 +165,11 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
 }
 
 @compute @workgroup_size(WG)
-fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) tid: u32) {
   let b = wg.z;
   let hq = wg.y;
-  let i0 = wg.x * OWN;
+  let i0 = (nwg.x - 1u - wg.x) * OWN;   // last (under causal, longest) row block first
   let hk = hq / (P.Hq / P.Hkv);
   let row0 = (b * P.Hq + hq) * P.Nq;
   let kv_row0 = (b * P.Hkv + hk) * P.Nk;

@@ -10,7 +10,7 @@
 // run subgroups of exactly 32 (checked by the host).
 //
 // Operand and accumulator blocks are separate variables (q0…, o0…, unrolled by the specializer),
-// not arrays of subgroup matrices: those were miscompiled on the NVIDIA Vulkan driver.
+// so each stays in registers whatever the driver does with arrays of matrices.
 // Per K/V tile, for each subgroup's 16 rows:
 //   S = Q Kᵀ                           (f32, to the subgroup's 16×Bc block of workgroup memory)
 //   two lanes per row read it back (skewed columns: no bank conflicts) and compute
@@ -118,10 +118,13 @@ fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, d
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) tid: u32) {
   let b = wg.z;
   let hq = wg.y;
-  let i0 = wg.x * BR;
+  // Last row block first: under causal masking it has the most keys, and starting the longest
+  // workgroups first shortens the tail (FlashAttention-2 orders its blocks the same way).
+  let i0 = (nwg.x - 1u - wg.x) * BR;
   let hk = hq / (P.Hq / P.Hkv);
   let q_row0 = (b * P.Hq + hq) * P.Nq;
   let kv8 = (b * P.Hkv + hk) * P.Nk * D8;

@@ -6,8 +6,8 @@
  * It also unrolls `{{#for X < N}} … {{/for}}` (N a number or a value's name, optionally `/ k`,
  * e.g. `D/16`): the body is
  * repeated for X = 0 … N−1 with `{{X}}` replaced by the index. The tensor-core kernels use it to
- * give each 16×16 register block its own variable (q0, q1, …): arrays of subgroup matrices
- * indexed in loops came out wrong on the NVIDIA Vulkan driver (see bench/NOTES.md).
+ * give each 16×16 register block its own variable (q0, q1, …), so that no matrix is indexed
+ * through an array at run time.
  */
 export type SpecValues = Record<string, string | number>;
 
