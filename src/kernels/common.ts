@@ -67,7 +67,7 @@ export type PathRequest = KernelPath | 'auto';
  */
 export function sgmmWorkgroupBytes(SG: number, BC: number, D: number): number {
   const BR = 16 * SG;
-  return (Math.max(BC, BR) * D + BC * D + BR * BC) * 2 + BR * BC * 4 + BR * 4 + 8;
+  return (Math.max(BC, BR) * D + BC * D + BR * BC) * 2 + BR * BC * 4 + BR * 4 + 32; // … vote, vote_u (16 B each)
 }
 
 /**
@@ -87,6 +87,16 @@ export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number): number 
 export const SGMM_FWD_CANDIDATES: [number, number][] = [[8, 32], [4, 64], [4, 32], [4, 16], [2, 16], [1, 16]];
 export const SGMM_BWD_CANDIDATES: [number, number][] = [[8, 16], [4, 32], [4, 16], [2, 32], [2, 16], [1, 16]];
 
+/**
+ * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
+ * forward Br = 16·SG, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
+ */
+export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number): TilePlan {
+  return kind === 'fwd'
+    ? { BR: 16 * SG, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D) }
+    : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D), rowsPerGroup: 16 * SG };
+}
+
 /** FLASHRING_SGMM_FWD / FLASHRING_SGMM_BWD = "SGxT" pins the tiles (for tuning benches). */
 function pinnedTiles(kind: 'fwd' | 'bwd'): [number, number] | null {
   const v = typeof process !== 'undefined' ? process.env?.[`FLASHRING_SGMM_${kind.toUpperCase()}`] : undefined;
@@ -97,11 +107,7 @@ function pinnedTiles(kind: 'fwd' | 'bwd'): [number, number] | null {
   return [+m[1], +m[2]];
 }
 
-/**
- * Tiles for a subgroup-matrix kernel, or a reason it cannot run. The plan's WG = 32·SG; for the
- * forward Br = 16·SG and Bc = T; for the backward Br = Bc = T (inner tiles) and each workgroup
- * owns 16·SG rows (`rowsPerGroup`).
- */
+/** Tiles for a subgroup-matrix kernel (the first candidate that fits), or a reason it cannot run. */
 export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind: 'fwd' | 'bwd' = 'fwd'): TilePlan | string {
   if (!dev.hasSubgroupMatrix) return 'the adapter has no chromium-experimental-subgroup-matrix';
   if (precision !== 'f16') return 'subgroup matrices are used for f16 only';
@@ -115,11 +121,8 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   const bytesOf = kind === 'fwd' ? sgmmWorkgroupBytes : sgmmBwdWorkgroupBytes;
   const pinned = pinnedTiles(kind);
   for (const [SG, T] of pinned ? [pinned] : kind === 'fwd' ? SGMM_FWD_CANDIDATES : SGMM_BWD_CANDIDATES) {
-    const bytes = bytesOf(SG, T, D);
-    if (bytes > limit) continue;
-    return kind === 'fwd'
-      ? { BR: 16 * SG, BC: T, WG: 32 * SG, workgroupBytes: bytes }
-      : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: bytes, rowsPerGroup: 16 * SG };
+    const plan = sgmmTilePlan(kind, SG, T, D);
+    if (plan.workgroupBytes <= limit) return plan;
   }
   const [SG, T] = pinned ?? [1, 16];
   return `head dim ${D} needs ${bytesOf(SG, T, D)} bytes of workgroup memory for the ${kind === 'fwd' ? 'forward' : 'backward'} (${SG} subgroups, tile ${T}); the device allows ${limit}`;

@@ -4,8 +4,7 @@
  * Every placeholder must be given a value; an unknown or missing one is an error.
  *
  * It also unrolls `{{#for X < N}} … {{/for}}` (N a number or a value's name, optionally `/ k`,
- * e.g. `D/16`): the body is
- * repeated for X = 0 … N−1 with `{{X}}` replaced by the index. The tensor-core kernels use it to
+ * e.g. `D/16`): the body is repeated for X = 0 … N−1 with `{{X}}` replaced by the index. The tensor-core kernels use it to
  * give each 16×16 register block its own variable (q0, q1, …), so that no matrix is indexed
  * through an array at run time.
  */

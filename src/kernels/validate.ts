@@ -6,7 +6,7 @@
  */
 import { nodeGPU } from '../gpu/node.js';
 import { acquireDevices } from '../gpu/device.js';
-import { SGMM_BWD_CANDIDATES, SGMM_FWD_CANDIDATES, attentionSource, sgmmBwdWorkgroupBytes, sgmmWorkgroupBytes } from './common.js';
+import { SGMM_BWD_CANDIDATES, SGMM_FWD_CANDIDATES, attentionSource, sgmmTilePlan } from './common.js';
 import { SHADERS } from './shaders.js';
 
 /** maxComputeWorkgroupStorageSize of the H200 (and of most desktop GPUs). */
@@ -21,28 +21,27 @@ export interface ValidationReport {
 export async function validateSgmmShaders(heads: number[] = [16, 32, 48, 64, 128, 256], mutate: (code: string) => string = (c) => c): Promise<ValidationReport> {
   const gpu = await nodeGPU({ extraFlags: ['backend=null'] });
   const report: ValidationReport = { checked: [], errors: [] };
-  {
-    // One device per module: a second module on the same null-backend device aborted Dawn 0.6.2
-    // (std::system_error) for some of these shaders.
-    const check = async (what: string, code: string) => {
-      const [dev] = await acquireDevices(gpu, 1);
+  // One device per module: a second module on the same null-backend device aborted Dawn 0.6.2
+  // (std::system_error) for some of these shaders.
+  const check = async (what: string, code: string) => {
+    const [dev] = await acquireDevices(gpu, 1);
+    try {
       if (!dev.hasSubgroupMatrix) throw new Error('the null backend does not offer chromium-experimental-subgroup-matrix');
       const info = await dev.device.createShaderModule({ code: mutate(code) }).getCompilationInfo();
-      dev.destroy();
       report.checked.push(what);
-      if (process.env.FLASHRING_VALIDATE_VERBOSE) console.error(what, info.messages.length);
       for (const m of info.messages) if (m.type === 'error') report.errors.push(`${what}: ${m.lineNum}:${m.linePos} ${m.message}`);
-    };
-    for (const D of heads) {
-      for (const out of ['f16', 'f32'] as const) {
-        const t = { precision: 'f16' as const, out, grad: out };
-        for (const [SG, T] of SGMM_FWD_CANDIDATES) {
-          if (sgmmWorkgroupBytes(SG, T, D) <= LIMIT)
-            await check(`forward D=${D} SG=${SG} Bc=${T} out=${out}`, attentionSource(SHADERS.flashFwdSgmm, D, { BR: 16 * SG, BC: T, WG: 32 * SG, workgroupBytes: 0 }, t, true, EXT));
-        }
-        for (const [SG, T] of SGMM_BWD_CANDIDATES) {
-          if (sgmmBwdWorkgroupBytes(SG, T, D) <= LIMIT)
-            await check(`backward D=${D} SG=${SG} T=${T} grad=${out}`, attentionSource(SHADERS.flashBwdSgmm, D, { BR: T, BC: T, WG: 32 * SG, workgroupBytes: 0 }, t, true, EXT));
+    } finally {
+      dev.destroy();
+    }
+  };
+  for (const D of heads) {
+    for (const out of ['f16', 'f32'] as const) {
+      const t = { precision: 'f16' as const, out, grad: out };
+      for (const [kind, candidates, shader] of [['fwd', SGMM_FWD_CANDIDATES, SHADERS.flashFwdSgmm], ['bwd', SGMM_BWD_CANDIDATES, SHADERS.flashBwdSgmm]] as const) {
+        for (const [SG, T] of candidates) {
+          const plan = sgmmTilePlan(kind, SG, T, D);
+          if (plan.workgroupBytes <= LIMIT)
+            await check(`${kind === 'fwd' ? 'forward' : 'backward'} D=${D} SG=${SG} T=${T} out=${out}`, attentionSource(shader, D, plan, t, true, EXT));
         }
       }
     }
