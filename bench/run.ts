@@ -14,6 +14,7 @@ import { Precision } from '../src/kernels/common.js';
 import { LAYOUTS, Layout } from '../src/ring/schedule.js';
 import { KernelRow, spotCheck, timeKernels } from './kernels.js';
 import { RingRow, ringPoint } from './ring.js';
+import { CeilingRow, gemmCeiling } from './gemm.js';
 import { memorySweep } from './memory.js';
 import { CsvRow, parseCsv } from '../src/memory/csv.js';
 
@@ -35,6 +36,9 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --memory-tp T         tensor-parallel size of the memory sweep (default 8, with sequence parallelism)
   --hbm-gib G           HBM line of the memory plot (default 80)
   --measured FILE       activation_memory.csv of measured points drawn over the model's lines
+  --ceiling             also time a tensor-core GEMM (shaders/gemm_sgmm.wgsl) over several tilings:
+                        what subgroup matrices reach on this device at all (needs them)
+  --ceiling-size S      its M = N = K (default 8192; quick 512; a multiple of 256)
   --peer FILE           PyTorch peer results (bench/peers/torch_sdpa.py) for ratios
   --out DIR             results folder (default bench/out)`;
 
@@ -52,7 +56,7 @@ function progress(label: string, i: number, n: number): void {
   if (i === n) process.stderr.write('\n');
 }
 
-interface PeerRow { pass: string; N: number; D: number; H: number; B: number; causal: boolean; dtype: string; backend: string; ms: number; tflops: number }
+interface PeerRow { pass: string; M?: number; N: number; D: number; H: number; B: number; causal: boolean; dtype: string; backend: string; ms: number; tflops: number }
 
 export async function benchCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -62,7 +66,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
       precision: { type: 'string' }, causal: { type: 'string' }, reps: { type: 'string' }, 'ring-R': { type: 'string' },
       'ring-N': { type: 'string' }, layouts: { type: 'string' }, 'no-ring': { type: 'boolean' }, 'no-kernels': { type: 'boolean' }, 'no-memory': { type: 'boolean' }, 'memory-preset': { type: 'string' },
       'memory-tp': { type: 'string' }, 'hbm-gib': { type: 'string' }, measured: { type: 'string' }, peer: { type: 'string' },
-      out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      ceiling: { type: 'boolean' }, 'ceiling-size': { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
@@ -80,6 +84,8 @@ export async function benchCommand(argv: string[]): Promise<number> {
   const ringNs = nums(values['ring-N'], q ? '256' : '4096,16384', 'ring-N');
   const layouts = list(values.layouts, LAYOUTS.join(',')) as Layout[];
   for (const l of layouts) if (!LAYOUTS.includes(l)) throw new InputError(`--layouts: unknown layout '${l}'`);
+  const ceilingSize = nums(values['ceiling-size'], q ? '512' : '8192', 'ceiling-size')[0];
+  if (ceilingSize % 256 !== 0) throw new InputError(`--ceiling-size must be a multiple of 256, got ${ceilingSize}`);
   const outDir = values.out ?? 'bench/out';
   let peers: PeerRow[] = [];
   if (values.peer) {
@@ -130,7 +136,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
   const save = async () => {
     const rows = withPeers();
     await mkdir(outDir, { recursive: true });
-    const json = { ...meta, kernels: rows, ring: ringRows, failures, peerFile: values.peer ?? null };
+    const json = { ...meta, kernels: rows, ring: ringRows, ceiling: ceilingRows, ceilingPeer: gemmPeer ?? null, failures, peerFile: values.peer ?? null };
     await writeFile(join(outDir, `bench-${stamp}.json`), JSON.stringify(json, null, 1));
     const cols = ['pass', 'B', 'H', 'N', 'D', 'causal', 'precision', 'path', 'ms', 'tflops', 'timer', 'checkErr', 'peerBackend', 'peerTflops', 'ratio'] as const;
     await writeFile(join(outDir, `bench-${stamp}-kernels.csv`), [cols.join(','), ...rows.map((r) => cols.map((c) => String(r[c] ?? '')).join(','))].join('\n') + '\n');
@@ -141,6 +147,8 @@ export async function benchCommand(argv: string[]): Promise<number> {
   console.error(`bench on ${meta.adapter}${dev.isCPU ? ' (CPU adapter: timings are not GPU figures)' : ''}`);
   const kernelRows: KernelRow[] = [];
   const ringRows: RingRow[] = [];
+  const ceilingRows: CeilingRow[] = [];
+  const gemmPeer = peers.find((p) => p.pass === 'gemm' && p.N === ceilingSize);
   const failures: string[] = [];
   try {
     // Correctness first.
@@ -162,6 +170,14 @@ export async function benchCommand(argv: string[]): Promise<number> {
       }
     }
     progress('kernels done', jobs.length, jobs.length);
+    if (values.ceiling) {
+      if (!dev.hasSubgroupMatrix) failures.push('ceiling: the adapter has no chromium-experimental-subgroup-matrix');
+      else {
+        ceilingRows.push(...(await gemmCeiling(dev, ceilingSize, reps, (i, n, label) => progress(`ceiling GEMM ${label}`, i, n))));
+        for (const r of ceilingRows) if (r.error && !/needs \d+/.test(r.error)) failures.push(`ceiling ${r.tiling}: ${r.error}`);
+        await save();
+      }
+    }
     if (!values['no-ring']) {
       const rp = precisions.includes('f16') ? 'f16' : 'f32';
       const rjobs = ringNs.flatMap((N) => ringRs.flatMap((R) => layouts.map((layout) => ({ N, R, layout }))));
@@ -190,6 +206,11 @@ export async function benchCommand(argv: string[]): Promise<number> {
   console.log('pass     N      D    causal prec path  ms         TFLOP/s  peer TFLOP/s  ratio');
   for (const r of rows)
     console.log(`${r.pass.padEnd(8)} ${String(r.N).padEnd(6)} ${String(r.D).padEnd(4)} ${String(r.causal).padEnd(6)} ${r.precision}  ${r.path === 'scalar' ? 'sc ' : 'tc '}  ${r.ms.toFixed(3).padStart(9)}  ${r.tflops.toFixed(3).padStart(7)}  ${r.peerTflops === null ? '     -' : r.peerTflops.toFixed(1).padStart(12)}  ${r.ratio === null ? '-' : r.ratio.toFixed(3)}`);
+  if (ceilingRows.length) {
+    console.log(`\nceiling: f16 GEMM ${ceilingSize}³ on subgroup matrices (f32 accumulation)${gemmPeer ? `; PyTorch f16 matmul ${gemmPeer.tflops.toFixed(1)} TFLOP/s` : ''}`);
+    for (const r of ceilingRows)
+      console.log(`  ${r.tiling.padEnd(32)} ${r.tflops === null ? `- (${r.error})` : `${r.tflops.toFixed(1).padStart(7)} TFLOP/s${gemmPeer ? `  ratio ${(r.tflops / gemmPeer.tflops).toFixed(3)}` : ''}  err ${r.err!.toExponential(1)}`}`);
+  }
   if (ringRows.length) {
     console.log('\nring (causal, fwd+bwd)  R layout      N      fwd ms    bwd ms    gpu kernels ms  unhidden  overlap  imbalance');
     for (const r of ringRows)

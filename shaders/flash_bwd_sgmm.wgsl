@@ -134,14 +134,16 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
       // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
       let full = i0 + BR <= P.Nq && j0 + OWN <= P.Nk && (P.causal == 0u || pos_k(j_last) <= pos_q(i0));
       let at = blk + r * BR + h * (BR / 2u);
-      for (var c = 0u; c < BR / 2u; c++) {
-        let col = (c + lane) % (BR / 2u);
+      // Unrolled by the specializer (no indexed temporaries, constant skews).
+      {{#for c < BR/2}}{
+        let col = ({{c}}u + lane) % (BR / 2u);
         let qc = h * (BR / 2u) + col;
         var p = 0.0;
-        if (full || visible(i0 + qc, jk)) { p = exp2(Sa[at + col] * P.scale_log2 - lse2_s[qc]); }
+        if (full || visible(i0 + qc, jk)) { p = exp2(fma(Sa[at + col], P.scale_log2, -lse2_s[qc])); }
         Pa[at + col] = f16(p);
         dSa[at + col] = f16(p * (dPa[at + col] - delta_s[qc]));
       }
+      {{/for}}
       workgroupBarrier();
       // dV += Pᵀ dO,  dK += dSᵀ Q
       for (var qb = 0u; qb < RB; qb++) {
@@ -233,16 +235,16 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     workgroupBarrier();
     let full = j0 + BC <= P.Nk && (P.causal == 0u || pos_k(j0 + BC - 1u) <= pos_q(i0));
     let at = blk + r * BC + h * (BC / 2u);
-    for (var c = 0u; c < BC / 2u; c++) {
-      let col = (c + lane) % (BC / 2u);
-      let jc = j0 + h * (BC / 2u) + col;
+    {{#for c < BC/2}}{
+      let col = ({{c}}u + lane) % (BC / 2u);
       var ds = 0.0;
-      if (full || visible(i, jc)) {
-        let p = exp2(Sa[at + col] * P.scale_log2 - l2);
+      if (full || visible(i, j0 + h * (BC / 2u) + col)) {
+        let p = exp2(fma(Sa[at + col], P.scale_log2, -l2));
         ds = p * (dPa[at + col] - dl);
       }
       dSa[at + col] = f16(ds);
     }
+    {{/for}}
     workgroupBarrier();
     // dQ += dS K
     for (var cb = 0u; cb < CB; cb++) {

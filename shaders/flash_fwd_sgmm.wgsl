@@ -1,25 +1,28 @@
 // FlashAttention-2 forward on subgroup matrices (tensor cores through
 // chromium_experimental_subgroup_matrix): f16 Q, K, V; f32 accumulation and softmax.
 //
-// Work split (FlashAttention-2): a workgroup of SG = WG/32 subgroups owns Br = 16·SG query rows;
-// subgroup s owns rows 16s..16s+15 and keeps them in registers for the whole kernel: its Q block
-// as left matrices and its O accumulator as result matrices. The SG subgroups share each K/V
-// tile of Bc rows in workgroup memory; the next tile is fetched into registers (16-byte loads)
-// while the current one is used. Matrix offsets differ per subgroup (uniform within it), so the
-// module turns off Chromium's workgroup-uniformity check for subgroup matrices; the adapter must
-// run subgroups of exactly 32 (checked by the host).
+// Work split (FlashAttention-2): a workgroup of SG = WG/32 subgroups owns Br = 16·RB·SG query
+// rows; subgroup s owns RB blocks of 16 rows and keeps them in registers for the whole kernel:
+// its Q blocks as left matrices and its O accumulators as result matrices. The SG subgroups
+// share each K/V tile of Bc rows in workgroup memory; the next tile is fetched into registers
+// (16-byte loads) while the current one is used. Each K (or V) block loaded from workgroup
+// memory feeds RB products (register blocking: at RB = 2 half the matrix loads per product).
+// Matrix offsets differ per subgroup (uniform within it), so the module turns off Chromium's
+// workgroup-uniformity check for subgroup matrices; the adapter must run subgroups of exactly
+// 32 (checked by the host).
 //
-// Operand and accumulator blocks are separate variables (q0…, o0…, unrolled by the specializer),
-// so each stays in registers whatever the driver does with arrays of matrices.
-// Per K/V tile, for each subgroup's 16 rows:
-//   S = Q Kᵀ                           (f32, to the subgroup's 16×Bc block of workgroup memory)
-//   two lanes per row read it back (skewed columns: no bank conflicts) and compute
-//   m_tile = rowmax(S·scale·log2 e);   m is only raised when m_tile > m + TH (TH = 8, i.e. ×256):
-//   otherwise the stale m is kept, P ≤ 2^8 stays exact in f16, and O needs no rescaling.
-//   When some row of the workgroup does raise m, all subgroups spill O to workgroup memory,
-//   scale the raised rows by α = exp2(m_old − m_new) and reload (rare after the first tiles).
+// Operand and accumulator blocks are separate variables (q0_0…, o0_0…, unrolled by the
+// specializer), so each stays in registers whatever the driver does with arrays of matrices.
+// Per K/V tile, for each subgroup's 16·RB rows:
+//   S = Q Kᵀ                           (f32, to the subgroup's 16·RB×Bc block of workgroup memory)
+//   LPR = 2/RB lanes per row read their columns once into registers (skewed: no bank
+//   conflicts) and compute m_tile = rowmax(S)·scale·log2 e (scale > 0);
+//   m is only raised when m_tile > m + TH (TH = 8, i.e. ×256): otherwise the stale m is kept,
+//   P ≤ 2^8 stays exact in f16, and O needs no rescaling. When some row of the workgroup does
+//   raise m, all subgroups spill O to workgroup memory, scale the raised rows by
+//   α = exp2(m_old − m_new) and reload (rare after the first tiles).
 //   P = exp2(S·scale·log2 e − m)  (f16),   ℓ = α·ℓ + rowsum(P)
-//   O += P V                           (matrix multiply-accumulate into the register accumulator)
+//   O += P V                           (matrix multiply-accumulate into the register accumulators)
 // Finally O /= ℓ and LSE = (m + log2 ℓ)·ln 2. Masked entries get P = 0; a row with no visible
 // key keeps ℓ = 0 and gets O = 0, LSE = −inf.
 // Dispatch: (ceil(Nq / Br), Hq, B); workgroup size WG = 32·SG.
@@ -33,17 +36,19 @@
 alias LM = subgroup_matrix_left<f16, 16, 16>;
 alias RM = subgroup_matrix_right<f16, 16, 16>;
 alias AM = subgroup_matrix_result<f32, 16, 16>;
-const SG: u32 = WG / 32u;      // subgroups per workgroup (BR = 16·SG)
+const SG: u32 = WG / 32u;      // subgroups per workgroup
+const RB: u32 = {{RB}}u;       // 16-row blocks per subgroup (BR = 16·RB·SG)
 const CB: u32 = BC / 16u;      // 16-wide blocks of the key tile
-const HALF: u32 = BC / 2u;     // score columns per lane (two lanes per row)
+const LPR: u32 = 2u / RB;      // lanes per row in the softmax (RB is 1 or 2)
+const COLS: u32 = {{COLS}}u;    // score columns per lane: Bc / LPR
+const SROWS: u32 = 16u * RB;   // rows per subgroup
 const D8: u32 = D / 8u;        // 16-byte words per row
-const KROWS: u32 = max(BC, BR);  // Ks also stages the Q tile
 const TH: f32 = 8.0;
 
-var<workgroup> Ks: array<f16, KROWS * D>;
+var<workgroup> Ks: array<f16, BC * D>;   // K tile; first stages the Q tile Bc rows at a time
 var<workgroup> Vs: array<f16, BC * D>;
-var<workgroup> S: array<f32, BR * BC>;     // per subgroup a 16×Bc block: scores, O spills
-var<workgroup> Pm: array<f16, BR * BC>;    // per subgroup a 16×Bc block: P
+var<workgroup> S: array<f32, BR * BC>;     // per subgroup a 16·RB×Bc block: scores, O spills
+var<workgroup> Pm: array<f16, BR * BC>;    // per subgroup a 16·RB×Bc block: P
 var<workgroup> l_s: array<f32, BR>;
 // Every workgroup variable is a multiple of 16 bytes: on the NVIDIA Vulkan driver a matrix
 // load or store from an array that is not 16-byte aligned reads or writes the wrong elements
@@ -97,14 +102,15 @@ fn stash_kv(tid: u32) {
   }
 }
 
-// Lane (r, h) scales half a row (8 of 16 columns) of a spilled 16×16 block: O·α.
+// Lane (r, h) scales its part of row r of the subgroup's spilled 16-column O blocks: O·α.
 fn scale_block_row(at: u32, a: f32) {
-  for (var c = 0u; c < 8u; c++) { S[at + c] *= a; }
+  for (var c = 0u; c < 16u / LPR; c++) { S[at + c] *= a; }
 }
 
-// Writes block `db` (columns 16·db…) of O/ℓ for rows i_first… from the 16×16 spill at `blk`.
+// Writes block `db` (columns 16·db…) of O/ℓ for the subgroup's rows i_first… from the spill
+// at `blk` (row rr at blk + rr·Bc).
 fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, db: u32) {
-  for (var e = lane; e < 256u; e += 32u) {
+  for (var e = lane; e < SROWS * 16u; e += 32u) {
     let rr = e / 16u;
     let cc = e % 16u;
     let ii = i_first + rr;
@@ -130,26 +136,35 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   let kv8 = (b * P.Hkv + hk) * P.Nk * D8;
   let sg = tid / 32u;
   let lane = tid % 32u;
-  let r = lane / 2u;                  // this lane's row within the subgroup's 16
-  let h = lane % 2u;                  // and which half of the tile's columns it reads
-  let blk = sg * 16u * BC;            // the subgroup's block in S and Pm
-  let i = i0 + sg * 16u + r;          // this lane's query row
+  let r = lane / LPR;                 // this lane's row within the subgroup's 16·RB
+  let h = lane % LPR;                 // and which part of the tile's columns it reads
+  let blk = sg * SROWS * BC;          // the subgroup's block in S and Pm
+  let i_sg = i0 + sg * SROWS;         // the subgroup's first query row
+  let i = i_sg + r;                   // this lane's query row
 
-  // Q tile through Ks (zeros past Nq), then each subgroup's 16 rows into registers.
-  for (var e = tid; e < BR * D8; e += WG) {
-    var w = vec4<u32>();
-    if (i0 + e / D8 < P.Nq) { w = q[(q_row0 + i0) * D8 + e]; }
-    put8(e, w, false);
+  // The subgroup's Q blocks into registers (q<rb>_<kk>), staged through Ks Bc rows at a time
+  // (zeros past Nq), and its O accumulators o<rb>_<db>: one variable per 16×16 block,
+  // unrolled by the specializer.
+  {{#for rb < RB}}{{#for kk < D/16}}var q{{rb}}_{{kk}} = LM();
+  {{/for}}{{/for}}
+  for (var s0 = 0u; s0 < BR; s0 += BC) {
+    workgroupBarrier();
+    for (var e = tid; e < BC * D8; e += WG) {
+      var w = vec4<u32>();
+      if (i0 + s0 + e / D8 < P.Nq) { w = q[(q_row0 + i0 + s0) * D8 + e]; }
+      put8(e, w, false);
+    }
+    workgroupBarrier();
+    {{#for rb < RB}}if (sg * SROWS + {{rb}}u * 16u >= s0 && sg * SROWS + {{rb}}u * 16u < s0 + BC) {
+      let qa = (sg * SROWS + {{rb}}u * 16u - s0) * D;
+      {{#for kk < D/16}}q{{rb}}_{{kk}} = subgroupMatrixLoad<LM, row_major>(&Ks, qa + {{kk}}u * 16u, D);
+      {{/for}}
+    }
+    {{/for}}
   }
   if (tid == 0u) { atomicStore(&vote[0], 0u); }
-  workgroupBarrier();
-  // Registers (one variable per 16×16 block, unrolled by the specializer): the Q block
-  // q0…, and the O accumulator o0… of the subgroup's 16 rows.
-  let qa = sg * 16u * D;
-  {{#for kk < D/16}}let q{{kk}} = subgroupMatrixLoad<LM, row_major>(&Ks, qa + {{kk}}u * 16u, D);
-  {{/for}}
-  {{#for db < D/16}}var o{{db}} = AM();
-  {{/for}}
+  {{#for rb < RB}}{{#for db < D/16}}var o{{rb}}_{{db}} = AM();
+  {{/for}}{{/for}}
   var m = NEG_BIG;                    // running max (exp2 domain) of this lane's row
   var l = 0.0;                        // ℓ: running sum of P
   var alpha = 1.0;
@@ -162,26 +177,42 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     workgroupBarrier();
     if (j0 + BC < n_end) { fetch_kv(kv8, j0 + BC, tid); }
 
-    // S = Q Kᵀ for the subgroup's 16 rows.
+    // S = Q Kᵀ for the subgroup's rows; each K block feeds RB products.
     for (var cb = 0u; cb < CB; cb++) {
       let kb = cb * 16u * D;
-      var acc = AM();
-      {{#for kk < D/16}}acc = subgroupMatrixMultiplyAccumulate(q{{kk}}, subgroupMatrixLoad<RM, col_major>(&Ks, kb + {{kk}}u * 16u, D), acc);
+      {{#for rb < RB}}var acc{{rb}} = AM();
       {{/for}}
-      subgroupMatrixStore<row_major>(&S, blk + cb * 16u, acc, BC);
+      {{#for kk < D/16}}{
+        let kt = subgroupMatrixLoad<RM, col_major>(&Ks, kb + {{kk}}u * 16u, D);
+        {{#for rb < RB}}acc{{rb}} = subgroupMatrixMultiplyAccumulate(q{{rb}}_{{kk}}, kt, acc{{rb}});
+        {{/for}}
+      }
+      {{/for}}
+      {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * BC + cb * 16u, acc{{rb}}, BC);
+      {{/for}}
     }
     workgroupBarrier();
 
-    // Online softmax: lane (r, h) reads columns h·Bc/2 + (c + lane) mod Bc/2.
-    let full = j0 + BC <= P.Nk && (P.causal == 0u || pos_k(j0 + BC - 1u) <= pos_q(i0));
-    let row_at = blk + r * BC + h * HALF;
+    // Online softmax: lane (r, h) reads columns h·COLS + (c + lane) mod COLS once, as
+    // S·scale·log2 e (masked ones as NEG_BIG).
+    let full = j0 + BC <= P.Nk && (P.causal == 0u || pos_k(j0 + BC - 1u) <= pos_q(i_sg));
+    let row_at = blk + r * BC + h * COLS;
+    let col0 = j0 + h * COLS;
+    // The column loops are unrolled by the specializer (sv<c> stay in registers; a driver
+    // that keeps a 32-long loop rolled would put an indexed array in local memory).
     var mt = NEG_BIG;
-    for (var c = 0u; c < HALF; c++) {
-      let col = (c + lane) % HALF;
-      let jc = j0 + h * HALF + col;
-      if (full || visible(i, jc)) { mt = max(mt, S[row_at + col] * P.scale_log2); }
+    {{#for c < COLS}}var sv{{c}} = NEG_BIG;
+    {{/for}}
+    if (full) {
+      {{#for c < COLS}}sv{{c}} = S[row_at + ({{c}}u + lane) % COLS] * P.scale_log2;
+      mt = max(mt, sv{{c}});
+      {{/for}}
+    } else {
+      {{#for c < COLS}}if (visible(i, col0 + ({{c}}u + lane) % COLS)) { sv{{c}} = S[row_at + ({{c}}u + lane) % COLS] * P.scale_log2; }
+      mt = max(mt, sv{{c}});
+      {{/for}}
     }
-    mt = max(mt, subgroupShuffleXor(mt, 1u));
+    if (LPR == 2u) { mt = max(mt, subgroupShuffleXor(mt, 1u)); }
     alpha = 1.0;
     if (mt > m + TH) {
       if (m > NEG_HALF) {
@@ -190,45 +221,50 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       }
       m = mt;
     }
+    // Masked entries (NEG_BIG) get P = 0 outright: m itself may still be NEG_BIG.
     var sum = 0.0;
-    for (var c = 0u; c < HALF; c++) {
-      let col = (c + lane) % HALF;
-      let jc = j0 + h * HALF + col;
+    {{#for c < COLS}}{
       var p = 0.0;
-      if (full || visible(i, jc)) { p = exp2(S[row_at + col] * P.scale_log2 - m); }
-      Pm[row_at + col] = f16(p);
+      if (full || sv{{c}} > NEG_HALF) { p = exp2(sv{{c}} - m); }
+      Pm[row_at + ({{c}}u + lane) % COLS] = f16(p);
       sum += p;
     }
-    sum += subgroupShuffleXor(sum, 1u);
+    {{/for}}
+    if (LPR == 2u) { sum += subgroupShuffleXor(sum, 1u); }
     l = alpha * l + sum;
     workgroupBarrier();
     if (tid == 0u) { vote_u = vec4<u32>(atomicLoad(&vote[0])); atomicStore(&vote[0], 0u); }
     if (workgroupUniformLoad(&vote_u).x != 0u) {
-      // Some row raised its max: rescale O one 16×16 block at a time, spilled through S.
-      {{#for db < D/16}}subgroupMatrixStore<row_major>(&S, blk, o{{db}}, BC);
+      // Some row raised its max: rescale O one 16-column block at a time, spilled through S.
+      {{#for db < D/16}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * BC, o{{rb}}_{{db}}, BC);
+      {{/for}}workgroupBarrier();
+      scale_block_row(blk + r * BC + h * (16u / LPR), alpha);
       workgroupBarrier();
-      scale_block_row(blk + r * BC + h * 8u, alpha);
-      workgroupBarrier();
-      o{{db}} = subgroupMatrixLoad<AM, row_major>(&S, blk, BC);
-      workgroupBarrier();
+      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, blk + {{rb}}u * 16u * BC, BC);
+      {{/for}}workgroupBarrier();
       {{/for}}
     }
 
-    // O += P V
+    // O += P V; each V block feeds RB products.
     for (var cb = 0u; cb < CB; cb++) {
-      let pm = subgroupMatrixLoad<LM, row_major>(&Pm, blk + cb * 16u, BC);
+      {{#for rb < RB}}let pm{{rb}} = subgroupMatrixLoad<LM, row_major>(&Pm, blk + {{rb}}u * 16u * BC + cb * 16u, BC);
+      {{/for}}
       let vb = cb * 16u * D;
-      {{#for db < D/16}}o{{db}} = subgroupMatrixMultiplyAccumulate(pm, subgroupMatrixLoad<RM, row_major>(&Vs, vb + {{db}}u * 16u, D), o{{db}});
+      {{#for db < D/16}}{
+        let vt = subgroupMatrixLoad<RM, row_major>(&Vs, vb + {{db}}u * 16u, D);
+        {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixMultiplyAccumulate(pm{{rb}}, vt, o{{rb}}_{{db}});
+        {{/for}}
+      }
       {{/for}}
     }
   }
 
-  // O / ℓ, one 16×16 block at a time through S; rows past Nq are not written.
-  if (h == 0u) { l_s[sg * 16u + r] = l; }
+  // O / ℓ, one 16-column block at a time through S; rows past Nq are not written.
+  if (h == 0u) { l_s[sg * SROWS + r] = l; }
   {{#for db < D/16}}workgroupBarrier();
-  subgroupMatrixStore<row_major>(&S, blk, o{{db}}, BC);
-  workgroupBarrier();
-  write_o_block(q_row0, i0 + sg * 16u, sg * 16u, blk, lane, {{db}}u);
+  {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * BC, o{{rb}}_{{db}}, BC);
+  {{/for}}workgroupBarrier();
+  write_o_block(q_row0, i_sg, sg * SROWS, blk, lane, {{db}}u);
   {{/for}}
   if (h == 0u && i < P.Nq) {
     var out = neg_inf();

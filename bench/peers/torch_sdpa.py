@@ -4,9 +4,11 @@ on the same GPU, in the same session. f16 with the FlashAttention-2 backend ('fl
 the memory-efficient backend ('efficient'). Timed with CUDA events: warm-up, median of repeats,
 random inputs. FLOPs as flashring: forward 4*B*H*N^2*D (x0.5 causal), backward x2.5, fwd+bwd x3.5.
 
-  python3 bench/peers/torch_sdpa.py --N 4096,16384 --D 64,128 --heads 16 --out peer.json
+  python3 bench/peers/torch_sdpa.py --N 4096,16384 --D 64,128 --heads 16 --gemm 8192 --out peer.json
+
+--gemm S adds torch.matmul in f16 at S x S x S (pass 'gemm'), the peer of `flashring bench --ceiling`.
 """
-import argparse, json, statistics, sys, datetime
+import argparse, json, statistics, sys, datetime, time
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
@@ -14,10 +16,13 @@ from torch.nn.attention import sdpa_kernel, SDPBackend
 def flops(B, H, N, D, causal, mult):
     return 4 * B * H * N * N * D * (0.5 if causal else 1.0) * mult
 
-def time_ms(fn, reps):
-    for _ in range(3):
+def time_ms(fn, reps, warm_s=1.0):
+    # Warm-up for at least warm_s (GPU clocks ramp; flashring's bench does the same).
+    t0, i = time.perf_counter(), 0
+    while i < 3 or time.perf_counter() - t0 < warm_s:
         fn()
-    torch.cuda.synchronize()
+        torch.cuda.synchronize()
+        i += 1
     out = []
     for _ in range(reps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -33,6 +38,7 @@ def main():
     ap.add_argument('--heads', type=int, default=16)
     ap.add_argument('--batch', type=int, default=1)
     ap.add_argument('--reps', type=int, default=10)
+    ap.add_argument('--gemm', type=int, default=0, help='also time an f16 matmul of this size (0: skip)')
     ap.add_argument('--out', required=True)
     a = ap.parse_args()
     B, H = a.batch, a.heads
@@ -64,6 +70,13 @@ def main():
                     print(f'{name:9s} {str(dtype):14s} N={N:6d} D={D:4d} causal={causal!s:5s} fwd {rows[-3]["tflops"]:7.1f} bwd {rows[-2]["tflops"]:7.1f} fwd+bwd {rows[-1]["tflops"]:7.1f} TFLOP/s', flush=True)
                     del q, k, v, g, o
                     torch.cuda.empty_cache()
+    if a.gemm:
+        S = a.gemm
+        x, y = (torch.randn(S, S, device='cuda', dtype=torch.float16) for _ in range(2))
+        ms = time_ms(lambda: x @ y, a.reps)
+        rows.append(dict(pass_='gemm', M=S, N=S, K=S, D=0, H=0, B=1, causal=False, dtype='float16', backend='matmul', ms=ms,
+                         tflops=2 * S ** 3 / (ms * 1e-3) / 1e12))
+        print(f'matmul    float16        {S}^3 {rows[-1]["tflops"]:7.1f} TFLOP/s', flush=True)
     for r in rows:
         r['pass'] = r.pop('pass_')
     meta = dict(kind='flashring.peer', engine=f'torch {torch.__version__}', gpu=torch.cuda.get_device_name(0),

@@ -31,6 +31,8 @@ export interface TilePlan {
   workgroupBytes: number;
   /** Backward on subgroup matrices: rows (keys for dK/dV, queries for dQ) each workgroup owns. */
   rowsPerGroup?: number;
+  /** Forward on subgroup matrices: 16-row blocks each subgroup owns (RB; Br = 16·RB·subgroups). */
+  rowBlocks?: number;
 }
 
 /** Workgroup memory (bytes) of each kernel family for a tile shape. */
@@ -62,12 +64,12 @@ export type KernelPath = 'scalar' | 'subgroup-matrix';
 export type PathRequest = KernelPath | 'auto';
 
 /**
- * Workgroup memory of the subgroup-matrix forward (flash_fwd_sgmm.wgsl) with SG subgroups
- * (Br = 16·SG) and Bc-row K/V tiles: Ks (also stages the Q tile) Vs P | S ℓ | vote.
+ * Workgroup memory of the subgroup-matrix forward (flash_fwd_sgmm.wgsl) with SG subgroups of
+ * RB row blocks (Br = 16·RB·SG) and Bc-row K/V tiles: Ks (also stages Q) Vs P | S ℓ | vote.
  */
-export function sgmmWorkgroupBytes(SG: number, BC: number, D: number): number {
-  const BR = 16 * SG;
-  return (Math.max(BC, BR) * D + BC * D + BR * BC) * 2 + BR * BC * 4 + BR * 4 + 32; // … vote, vote_u (16 B each)
+export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1): number {
+  const BR = 16 * RB * SG;
+  return (2 * BC * D + BR * BC) * 2 + BR * BC * 4 + BR * 4 + 32; // … vote, vote_u (16 B each)
 }
 
 /**
@@ -80,31 +82,47 @@ export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number): number 
 }
 
 /**
- * (subgroups per workgroup, inner tile rows), fastest first as measured on the H200 at N=16384
- * (bench/NOTES.md): forward 8×32 29.8 TFLOP/s at D=64 against 20.4 for 4×64; backward 8×16
- * 22.9 against 11.7 for 4×32. The first that fits workgroup memory is taken.
+ * Tensor-core tile candidates, fastest first as measured on the H200 at N=16384
+ * (bench/NOTES.md, v3); the first that fits workgroup memory and the invocation limit is taken.
+ * Forward (subgroups per workgroup, K/V tile rows Bc, 16-row blocks per subgroup RB):
+ * D=64 8×16×2 61.2 TFLOP/s against 36.2 for 8×32×1; D=128 8×32×1 41.3 against 36.4 for 4×32×1.
+ * RB = 2 doubles the Q and O registers: at D=128 the driver spills them (23.0 TFLOP/s for
+ * 2×32×2), so it is offered only up to D = 64 (see sgmmCandidates).
+ * Backward (subgroups, inner tile rows T): 8×16 22.9 TFLOP/s at D=64 against 11.7 for 4×32.
  */
-export const SGMM_FWD_CANDIDATES: [number, number][] = [[8, 32], [4, 64], [4, 32], [4, 16], [2, 16], [1, 16]];
+export const SGMM_FWD_CANDIDATES: [number, number, number][] = [[8, 16, 2], [8, 32, 1], [8, 16, 1], [4, 32, 1], [4, 16, 1], [2, 16, 1], [1, 16, 1]];
 export const SGMM_BWD_CANDIDATES: [number, number][] = [[8, 16], [4, 32], [4, 16], [2, 32], [2, 16], [1, 16]];
+/** Largest head dim at which the forward keeps two row blocks (RB = 2) per subgroup in registers. */
+export const SGMM_RB2_MAX_D = 64;
+
+/** The (SG, T, RB) candidates of a kernel at head dim D, fastest first. */
+export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number): [number, number, number][] {
+  if (kind === 'bwd') return SGMM_BWD_CANDIDATES.map(([SG, T]) => [SG, T, 1]);
+  return SGMM_FWD_CANDIDATES.filter(([, , RB]) => RB === 1 || D <= SGMM_RB2_MAX_D);
+}
 
 /**
  * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
- * forward Br = 16·SG, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
+ * forward Br = 16·RB·SG, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
  */
-export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number): TilePlan {
+export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1): TilePlan {
   return kind === 'fwd'
-    ? { BR: 16 * SG, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D) }
+    ? { BR: 16 * RB * SG, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB), rowBlocks: RB }
     : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D), rowsPerGroup: 16 * SG };
 }
 
-/** FLASHRING_SGMM_FWD / FLASHRING_SGMM_BWD = "SGxT" pins the tiles (for tuning benches). */
-function pinnedTiles(kind: 'fwd' | 'bwd'): [number, number] | null {
-  const v = typeof process !== 'undefined' ? process.env?.[`FLASHRING_SGMM_${kind.toUpperCase()}`] : undefined;
+/**
+ * FLASHRING_SGMM_FWD = "SGxT" or "SGxTxRB" / FLASHRING_SGMM_BWD = "SGxT" pins the tiles (for
+ * tuning benches).
+ */
+function pinnedTiles(kind: 'fwd' | 'bwd'): [number, number, number] | null {
+  const name = `FLASHRING_SGMM_${kind.toUpperCase()}`;
+  const v = typeof process !== 'undefined' ? process.env?.[name] : undefined;
   if (!v) return null;
-  const m = /^(\d+)x(\d+)$/.exec(v);
-  if (!m || ![1, 2, 4, 8].includes(+m[1]) || +m[2] % 16 !== 0)
-    throw new InputError(`FLASHRING_SGMM_${kind.toUpperCase()}='${v}': give SGxT with SG in 1, 2, 4, 8 and T a multiple of 16 (e.g. 4x64)`);
-  return [+m[1], +m[2]];
+  const m = /^(\d+)x(\d+)(?:x(\d+))?$/.exec(v);
+  if (!m || ![1, 2, 4, 8, 16].includes(+m[1]) || +m[2] % 16 !== 0 || (m[3] !== undefined && (kind === 'bwd' || ![1, 2].includes(+m[3]))))
+    throw new InputError(`${name}='${v}': give SGxT${kind === 'fwd' ? '[xRB]' : ''} with SG in 1, 2, 4, 8, 16 and T a multiple of 16${kind === 'fwd' ? ', RB 1 or 2' : ''} (e.g. 4x32${kind === 'fwd' ? 'x2' : ''})`);
+  return [+m[1], +m[2], m[3] ? +m[3] : 1];
 }
 
 /** Tiles for a subgroup-matrix kernel (the first candidate that fits), or a reason it cannot run. */
@@ -118,14 +136,16 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   if (cfgs.length && !cfgs.some((c) => c.componentType === 'f16' && c.resultComponentType === 'f32' && c.M === 16 && c.N === 16 && c.K === 16))
     return 'the adapter has no 16×16×16 f16→f32 subgroup-matrix config';
   const limit = dev.device.limits.maxComputeWorkgroupStorageSize;
-  const bytesOf = kind === 'fwd' ? sgmmWorkgroupBytes : sgmmBwdWorkgroupBytes;
   const pinned = pinnedTiles(kind);
-  for (const [SG, T] of pinned ? [pinned] : kind === 'fwd' ? SGMM_FWD_CANDIDATES : SGMM_BWD_CANDIDATES) {
-    const plan = sgmmTilePlan(kind, SG, T, D);
-    if (plan.workgroupBytes <= limit) return plan;
+  const candidates = pinned ? [pinned] : sgmmCandidates(kind, D);
+  const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
+  for (const [SG, T, RB] of candidates) {
+    const plan = sgmmTilePlan(kind, SG, T, D, RB);
+    if (plan.workgroupBytes <= limit && plan.WG <= maxWG) return plan;
   }
-  const [SG, T] = pinned ?? [1, 16];
-  return `head dim ${D} needs ${bytesOf(SG, T, D)} bytes of workgroup memory for the ${kind === 'fwd' ? 'forward' : 'backward'} (${SG} subgroups, tile ${T}); the device allows ${limit}`;
+  const [SG, T, RB] = pinned ?? [1, 16, 1];
+  const plan = sgmmTilePlan(kind, SG, T, D, RB);
+  return `head dim ${D} needs ${plan.workgroupBytes} bytes of workgroup memory and ${plan.WG} invocations for the ${kind === 'fwd' ? 'forward' : 'backward'} (${SG} subgroups, tile ${T}${RB > 1 ? `, ${RB} row blocks` : ''}); the device allows ${limit} bytes and ${maxWG} invocations`;
 }
 
 /**
@@ -200,6 +220,8 @@ export function attentionSource(body: string, D: number, plan: TilePlan, t: Kern
   // subgroup, not across the workgroup), which Chromium's uniformity check would reject.
   const directives = enables.includes('chromium_experimental_subgroup_matrix') ? ['diagnostic(off, chromium.subgroup_matrix_uniformity);'] : [];
   return specialize(SHADERS.common + '\n' + body, {
+    // The tensor-core forward: 16-row blocks per subgroup and softmax columns per lane.
+    ...(plan.rowBlocks ? { RB: plan.rowBlocks, COLS: (plan.BC * plan.rowBlocks) / 2 } : {}),
     ENABLES: [...enables.map((e) => `enable ${e};`), ...directives].join('\n'),
     ST: wgslType(t.precision),
     OT: wgslType(t.out),

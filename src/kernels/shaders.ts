@@ -9,9 +9,11 @@ import flashBwdTiles from '../../shaders/flash_bwd_tiles.wgsl?raw';
 import flashBwdScalar from '../../shaders/flash_bwd.wgsl?raw';
 import flashBwdSgmmBody from '../../shaders/flash_bwd_sgmm.wgsl?raw';
 import merge from '../../shaders/merge.wgsl?raw';
+import gemmSgmm from '../../shaders/gemm_sgmm.wgsl?raw';
 
 /** The backward kernels share their bindings, tiles and loaders (flash_bwd_tiles.wgsl). */
 const flashBwd = `${flashBwdTiles}\n${flashBwdScalar}`;
 const flashBwdSgmm = `${flashBwdTiles}\n${flashBwdSgmmBody}`;
 
-export const SHADERS = { common, flashFwd, flashFwdSgmm, flashBwd, flashBwdSgmm, merge } as const;
+/** gemmSgmm is the bench's ceiling probe (bench/gemm.ts), not an attention kernel. */
+export const SHADERS = { common, flashFwd, flashFwdSgmm, flashBwd, flashBwdSgmm, merge, gemmSgmm } as const;

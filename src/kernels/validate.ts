@@ -6,8 +6,9 @@
  */
 import { nodeGPU } from '../gpu/node.js';
 import { acquireDevices } from '../gpu/device.js';
-import { SGMM_BWD_CANDIDATES, SGMM_FWD_CANDIDATES, attentionSource, sgmmTilePlan } from './common.js';
+import { attentionSource, sgmmCandidates, sgmmTilePlan } from './common.js';
 import { SHADERS } from './shaders.js';
+import { GEMM_TILINGS, gemmSource, tilingName } from './gemm.js';
 
 /** maxComputeWorkgroupStorageSize of the H200 (and of most desktop GPUs). */
 const LIMIT = 49152;
@@ -37,14 +38,15 @@ export async function validateSgmmShaders(heads: number[] = [16, 32, 48, 64, 128
   for (const D of heads) {
     for (const out of ['f16', 'f32'] as const) {
       const t = { precision: 'f16' as const, out, grad: out };
-      for (const [kind, candidates, shader] of [['fwd', SGMM_FWD_CANDIDATES, SHADERS.flashFwdSgmm], ['bwd', SGMM_BWD_CANDIDATES, SHADERS.flashBwdSgmm]] as const) {
-        for (const [SG, T] of candidates) {
-          const plan = sgmmTilePlan(kind, SG, T, D);
+      for (const [kind, shader] of [['fwd', SHADERS.flashFwdSgmm], ['bwd', SHADERS.flashBwdSgmm]] as const) {
+        for (const [SG, T, RB] of sgmmCandidates(kind, D)) {
+          const plan = sgmmTilePlan(kind, SG, T, D, RB);
           if (plan.workgroupBytes <= LIMIT)
-            await check(`${kind === 'fwd' ? 'forward' : 'backward'} D=${D} SG=${SG} T=${T} out=${out}`, attentionSource(shader, D, plan, t, true, EXT));
+            await check(`${kind === 'fwd' ? 'forward' : 'backward'} D=${D} SG=${SG} T=${T}${kind === 'fwd' ? ` RB=${RB}` : ''} out=${out}`, attentionSource(shader, D, plan, t, true, EXT));
         }
       }
     }
   }
+  for (const t of GEMM_TILINGS) await check(`gemm ${tilingName(t)}`, gemmSource(t, EXT));
   return report;
 }

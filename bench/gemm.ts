@@ -1,0 +1,94 @@
+/**
+ * The ceiling probe (`flashring bench --ceiling`): the tensor-core GEMM (src/kernels/gemm.ts),
+ * C = A·B in f16 with f32 accumulation, timed over several tilings. Its best TFLOP/s is what
+ * subgroup matrices reach through WebGPU on this device at all; beside PyTorch's f16 matmul
+ * (bench/peers/torch_sdpa.py --gemm) it shows how much of the gap to FlashAttention-2 is the
+ * platform's rather than the attention kernels'. Each tiling is first checked against a
+ * float64 product of the same f16 inputs.
+ */
+import { FlashDevice } from '../src/gpu/device.js';
+import { GpuTimer } from '../src/gpu/timer.js';
+import { readback, storage, upload } from '../src/kernels/common.js';
+import { GEMM_TILINGS, GemmTiling, buildGemm, encodeGemm, gemmFits, tilingName } from '../src/kernels/gemm.js';
+import { toPrecision } from '../src/kernels/attention.js';
+import { randn, referenceInput, relErr } from '../src/reference/compare.js';
+import { median } from '../src/stats.js';
+import { WARM_MS } from './kernels.js';
+
+export interface CeilingRow {
+  M: number;
+  N: number;
+  K: number;
+  tiling: string;
+  ms: number | null;
+  tflops: number | null;
+  /** Relative error against float64 at 256³ (null when the tiling could not run). */
+  err: number | null;
+  error?: string;
+}
+
+async function runGemm(
+  dev: FlashDevice, pipeline: GPUComputePipeline, t: GemmTiling, M: number, N: number, K: number,
+  A: Uint16Array, B: Uint16Array, reps: number,
+): Promise<{ c: GPUBuffer; ms: number[] }> {
+  const bufs = {
+    dims: upload(dev, new Uint32Array([M, N, K, 0]), 'gemm.dims', GPUBufferUsage.UNIFORM),
+    a: upload(dev, A, 'gemm.a'), b: upload(dev, B, 'gemm.b'), c: storage(dev, M * N * 4, 'gemm.c'),
+  };
+  const timer = new GpuTimer(dev, Math.max(reps, 1));
+  const once = async (tw?: GPUComputePassTimestampWrites) => {
+    const enc = dev.device.createCommandEncoder({ label: 'gemm' });
+    encodeGemm(enc, dev, pipeline, t, bufs, M, N, tw);
+    dev.device.queue.submit([enc.finish()]);
+    await dev.device.queue.onSubmittedWorkDone();
+  };
+  try {
+    if (reps === 0) {
+      await once();
+      return { c: bufs.c, ms: [] };
+    }
+    const w0 = performance.now();
+    for (let i = 0; i < 2 || (!dev.isCPU && performance.now() - w0 < WARM_MS && i < 200); i++) await once();
+    for (let i = 0; i < reps; i++) await once(timer.writes(i, 0, 1));
+    return { c: bufs.c, ms: await timer.read() };
+  } finally {
+    timer.destroy();
+    for (const x of [bufs.dims, bufs.a, bufs.b]) dev.tracker.destroy(x);
+  }
+}
+/** Checks, then times, every tiling that fits at M = N = K = `size` (a multiple of 256). */
+export async function gemmCeiling(dev: FlashDevice, size: number, reps: number, onProgress?: (i: number, n: number, label: string) => void): Promise<CeilingRow[]> {
+  if (size % 256 !== 0) throw new Error(`ceiling GEMM size ${size} must be a multiple of 256`);
+  const rows: CeilingRow[] = [];
+  const S = 256;
+  const a32 = randn(S * S, 31), b32 = randn(S * S, 32);
+  const A = referenceInput(a32, 'f16'), B = referenceInput(b32, 'f16');
+  const ref = new Float64Array(S * S);
+  for (let i = 0; i < S; i++) for (let k = 0; k < S; k++) {
+    const x = A[i * S + k];
+    for (let j = 0; j < S; j++) ref[i * S + j] += x * B[k * S + j];
+  }
+  const big = [toPrecision(randn(size * size, 33), 'f16') as Uint16Array, toPrecision(randn(size * size, 34), 'f16') as Uint16Array];
+  for (const [n, t] of GEMM_TILINGS.entries()) {
+    onProgress?.(n, GEMM_TILINGS.length, tilingName(t));
+    const row: CeilingRow = { M: size, N: size, K: size, tiling: tilingName(t), ms: null, tflops: null, err: null };
+    rows.push(row);
+    const unfit = gemmFits(dev, t);
+    if (unfit) { row.error = unfit; continue; }
+    try {
+      const pipeline = await buildGemm(dev, t);
+      const small = await runGemm(dev, pipeline, t, S, S, S, toPrecision(a32, 'f16') as Uint16Array, toPrecision(b32, 'f16') as Uint16Array, 0);
+      row.err = relErr(new Float32Array(await readback(dev, small.c, S * S * 4)), ref);
+      dev.tracker.destroy(small.c);
+      if (!(row.err <= 1e-3)) { row.error = `wrong result (relative error ${row.err})`; continue; }
+      const timed = await runGemm(dev, pipeline, t, size, size, size, big[0], big[1], reps);
+      dev.tracker.destroy(timed.c);
+      row.ms = median(timed.ms.filter((x) => Number.isFinite(x) && x > 0));
+      if (row.ms !== null) row.tflops = (2 * size ** 3) / (row.ms * 1e-3) / 1e12;
+    } catch (e) {
+      row.error = (e as Error).message.slice(0, 300);
+    }
+  }
+  onProgress?.(GEMM_TILINGS.length, GEMM_TILINGS.length, 'done');
+  return rows;
+}

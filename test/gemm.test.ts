@@ -1,0 +1,43 @@
+import { describe, expect, it, beforeAll } from 'vitest';
+import { testDevice } from './gpu.js';
+import { FlashDevice } from '../src/gpu/device.js';
+import { GEMM_TILINGS, buildGemm, encodeGemm, gemmFits, gemmTile, tilingName } from '../src/kernels/gemm.js';
+import { readback, storage, upload } from '../src/kernels/common.js';
+import { toPrecision } from '../src/kernels/attention.js';
+import { randn, referenceInput, relErr } from '../src/reference/compare.js';
+
+// The ceiling probe's GEMM (bench --ceiling) must be right before its speed means anything.
+// It needs subgroup matrices, so it runs on GPUs that have them (the H200), not on lavapipe;
+// there, CI only compiles it on the null backend (test/shaders.test.ts).
+let dev: FlashDevice;
+beforeAll(async () => {
+  dev = await testDevice();
+});
+
+describe('tensor-core GEMM (ceiling probe)', () => {
+  it('every tiling that fits matches float64 on fresh random f16 inputs', async (ctx) => {
+    if (!dev.hasSubgroupMatrix) ctx.skip();
+    const M = 256, N = 512, K = 96;
+    const a = randn(M * K, Date.now() % 1000), b = randn(K * N, 7 + (Date.now() % 1000));
+    const A = referenceInput(a, 'f16'), B = referenceInput(b, 'f16');
+    const ref = new Float64Array(M * N);
+    for (let i = 0; i < M; i++) for (let k = 0; k < K; k++) for (let j = 0; j < N; j++) ref[i * N + j] += A[i * K + k] * B[k * N + j];
+    let ran = 0;
+    for (const t of GEMM_TILINGS) {
+      const { BM, BN } = gemmTile(t);
+      if (gemmFits(dev, t) || M % BM || N % BN) continue;
+      const bufs = {
+        dims: upload(dev, new Uint32Array([M, N, K, 0]), 'dims', GPUBufferUsage.UNIFORM),
+        a: upload(dev, toPrecision(a, 'f16'), 'a'), b: upload(dev, toPrecision(b, 'f16'), 'b'), c: storage(dev, M * N * 4, 'c'),
+      };
+      const enc = dev.device.createCommandEncoder();
+      encodeGemm(enc, dev, await buildGemm(dev, t), t, bufs, M, N);
+      dev.device.queue.submit([enc.finish()]);
+      const c = new Float32Array(await readback(dev, bufs.c, M * N * 4));
+      for (const x of Object.values(bufs)) dev.tracker.destroy(x);
+      expect(relErr(c, ref), tilingName(t)).toBeLessThanOrEqual(1e-5);
+      ran++;
+    }
+    expect(ran).toBeGreaterThan(3);
+  });
+});
