@@ -14,10 +14,22 @@
 //   P = exp2(S·scale·log2 e − LSE·log2 e),  dS = P ∘ (dP − Δ)    (two lanes per row, f16 out)
 //   dkdv:  dV += Pᵀ dO,  dK += dSᵀ Q          dq:  dQ += dS K
 // Operand and accumulator blocks are separate variables (k0…, dk0…, unrolled by the
-// specializer), not arrays of subgroup matrices. The scale is applied to dK and dQ at the end. Matrix offsets differ per subgroup (uniform
-// within it): the module turns off Chromium's workgroup-uniformity check for subgroup matrices,
-// and the host requires subgroups of exactly 32.
-// Bindings, the Q/dO and K/V tiles and their loaders: flash_bwd_tiles.wgsl.
+// specializer), not arrays of subgroup matrices. The scale is applied to dK and dQ at the end.
+// Matrix offsets differ per subgroup (uniform within it): the module turns off Chromium's
+// workgroup-uniformity check for subgroup matrices, and the host requires subgroups of exactly 32.
+// Tiles come from global memory with 16-byte loads into registers, one tile ahead of the one
+// in use (prefetch), and are then stored to workgroup memory (K, V, Q, dO hold f16: these
+// kernels run only with f16 storage; the bindings view them as vec4<u32>, 8 halves each).
+
+@group(0) @binding(1) var<storage, read> q: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> k: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> v: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read> dout: array<vec4<u32>>;
+@group(0) @binding(6) var<storage, read> lse: array<f32>;
+@group(0) @binding(7) var<storage, read_write> delta: array<f32>;
+@group(0) @binding(8) var<storage, read_write> dq: array<GT>;
+@group(0) @binding(9) var<storage, read_write> dk: array<GT>;
+@group(0) @binding(10) var<storage, read_write> dv: array<GT>;
 
 alias LM = subgroup_matrix_left<f16, 16, 16>;
 alias RM = subgroup_matrix_right<f16, 16, 16>;
@@ -26,11 +38,83 @@ const SG: u32 = WG / 32u;
 const OWN: u32 = 16u * SG;     // rows (keys for dkdv, queries for dq) owned by a workgroup
 const RB: u32 = BR / 16u;      // 16-row blocks of a Q tile (dkdv)
 const CB: u32 = BC / 16u;      // 16-row blocks of a K/V tile (dq)
+const D8: u32 = D / 8u;        // 16-byte words per row
+const T8: u32 = BR * D8;       // 16-byte words of a tile (Br = Bc)
+const LPT: u32 = (T8 + WG - 1u) / WG;   // of them per invocation
+const_assert BR <= WG;         // one invocation per Q-tile row loads its LSE and Δ
 
+// Every workgroup variable is a multiple of 16 bytes (the NVIDIA driver's matrix loads and
+// stores need 16-byte aligned arrays: bench/NOTES.md).
+var<workgroup> Qs: array<f16, BR * D>;    // dkdv: the Q tile (K rows in the prologue); dq: K
+var<workgroup> dOs: array<f16, BR * D>;   // dkdv: the dO tile (V rows in the prologue); dq: V
+var<workgroup> lse2_s: array<f32, BR>;    // LSE · log2(e); +1e30 for fully masked rows (P = 0)
+var<workgroup> delta_s: array<f32, BR>;   // Δ
 var<workgroup> Sa: array<f32, SG * 16u * BR>;    // per subgroup: Sᵀ (dkdv, 16×Br) or S (dq, 16×Bc)
 var<workgroup> dPa: array<f32, SG * 16u * BR>;   // dPᵀ or dP
 var<workgroup> Pa: array<f16, SG * 16u * BR>;    // Pᵀ (dkdv)
 var<workgroup> dSa: array<f16, SG * 16u * BR>;   // dSᵀ or dS
+
+var<private> ar: array<vec4<u32>, LPT>;   // the next tile's rows of Q (or K)
+var<private> br: array<vec4<u32>, LPT>;   // and of dO (or V)
+var<private> lr: f32;                     // the next Q tile's LSE·log2 e (lanes tid < Br)
+var<private> dr: f32;                     // and Δ
+
+fn put8(into_do: bool, e: u32, w: vec4<u32>) {
+  let a = bitcast<vec2<f16>>(w.x);
+  let b = bitcast<vec2<f16>>(w.y);
+  let c = bitcast<vec2<f16>>(w.z);
+  let d = bitcast<vec2<f16>>(w.w);
+  let at = e * 8u;
+  if (into_do) {
+    dOs[at] = a.x; dOs[at + 1u] = a.y; dOs[at + 2u] = b.x; dOs[at + 3u] = b.y;
+    dOs[at + 4u] = c.x; dOs[at + 5u] = c.y; dOs[at + 6u] = d.x; dOs[at + 7u] = d.y;
+  } else {
+    Qs[at] = a.x; Qs[at + 1u] = a.y; Qs[at + 2u] = b.x; Qs[at + 3u] = b.y;
+    Qs[at + 4u] = c.x; Qs[at + 5u] = c.y; Qs[at + 6u] = d.x; Qs[at + 7u] = d.y;
+  }
+}
+
+// Global → registers: Br rows from row r0 of head row base `base` of K and V (`kv`) or of Q
+// and dO, zeros from row r_end on.
+fn fetch_rows(kv: bool, base: u32, r0: u32, r_end: u32, tid: u32) {
+  for (var t = 0u; t < LPT; t++) {
+    let e = tid + t * WG;
+    var x = vec4<u32>();
+    var y = vec4<u32>();
+    if (e < T8 && r0 + e / D8 < r_end) {
+      let at = (base + r0) * D8 + e;
+      if (kv) { x = k[at]; y = v[at]; } else { x = q[at]; y = dout[at]; }
+    }
+    ar[t] = x;
+    br[t] = y;
+  }
+}
+
+// The next Q tile's LSE·log2 e and Δ into registers (lanes tid < Br).
+fn fetch_stats(row0: u32, i0: u32, tid: u32) {
+  lr = -NEG_BIG;
+  dr = 0.0;
+  if (tid < BR && i0 + tid < P.Nq) {
+    let x = lse[row0 + i0 + tid];
+    if (x > NEG_HALF) { lr = x * LOG2E; }
+    dr = delta[row0 + i0 + tid];
+  }
+}
+
+// Registers → workgroup memory: Qs and dOs (and the stats of a Q tile).
+fn stash_rows(tid: u32, stats: bool) {
+  for (var t = 0u; t < LPT; t++) {
+    let e = tid + t * WG;
+    if (e < T8) {
+      put8(false, e, ar[t]);
+      put8(true, e, br[t]);
+    }
+  }
+  if (stats && tid < BR) {
+    lse2_s[tid] = lr;
+    delta_s[tid] = dr;
+  }
+}
 
 // Writes block `db` (columns 16·db…) of dK·scale and dV for keys j_first… from the 16×16
 // spills at `blk` of Sa and dPa (adding to what dK/dV hold when accumulating).
@@ -87,18 +171,9 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   var v{{kk}} = LM();
   {{/for}}
   for (var s0 = 0u; s0 < OWN; s0 += BR) {
+    fetch_rows(true, kv_row0 + j0, s0, P.Nk - j0, tid);
     workgroupBarrier();
-    for (var e = tid; e < BR * D; e += WG) {
-      let j = j0 + s0 + e / D;
-      var kx = ST(0.0);
-      var vx = ST(0.0);
-      if (j < P.Nk) {
-        kx = k[(kv_row0 + j0 + s0) * D + e];
-        vx = v[(kv_row0 + j0 + s0) * D + e];
-      }
-      Qs[e] = kx;
-      dOs[e] = vx;
-    }
+    stash_rows(tid, false);
     workgroupBarrier();
     if (sg * 16u >= s0 && sg * 16u < s0 + BR) {
       let ka = (sg * 16u - s0) * D;
@@ -113,12 +188,25 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
 
   let i_start = (query_start(j0) / BR) * BR;
   let j_last = min(j0 + OWN, P.Nk) - 1u;
-  for (var g = 0u; g < G; g++) {
-    let row0 = (b * P.Hq + hk * G + g) * P.Nq;
-    for (var i0 = i_start; i0 < P.Nq; i0 += BR) {
+  // The query heads g of the group times the Q tiles from i_start, as one loop so that the next
+  // tile (possibly of the next head) is fetched while this one is used.
+  let nt = (P.Nq - i_start + BR - 1u) / BR;
+  let total = G * nt;
+  let head0 = (b * P.Hq + hk * G) * P.Nq;
+  fetch_rows(false, head0, i_start, P.Nq, tid);
+  fetch_stats(head0, i_start, tid);
+  for (var t = 0u; t < total; t++) {
+    let i0 = i_start + (t % nt) * BR;
+    {
       workgroupBarrier();
-      load_q_tile(row0, i0, tid);
+      stash_rows(tid, true);
       workgroupBarrier();
+      if (t + 1u < total) {
+        let row1 = head0 + ((t + 1u) / nt) * P.Nq;
+        let i1 = i_start + ((t + 1u) % nt) * BR;
+        fetch_rows(false, row1, i1, P.Nq, tid);
+        fetch_stats(row1, i1, tid);
+      }
       // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ: Qᵀ and dOᵀ are column-major views of the Q and dO tiles.
       for (var qb = 0u; qb < RB; qb++) {
         let qo = qb * 16u * D;
@@ -182,28 +270,19 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
   let blk = sg * 16u * BR;             // the subgroup's 16×Bc blocks (Bc ≤ Br)
   let i = i0 + sg * 16u + r;           // this lane's query row
 
-  // The subgroup's 16 Q and dO rows into registers, staged through Ks/Vs Bc rows at a time.
+  // The subgroup's 16 Q and dO rows into registers, staged through Qs/dOs Bc rows at a time.
   {{#for kk < D/16}}var q{{kk}} = LM();
   var g{{kk}} = LM();
   {{/for}}
   for (var s0 = 0u; s0 < OWN; s0 += BC) {
+    fetch_rows(false, row0 + i0, s0, P.Nq - i0, tid);
     workgroupBarrier();
-    for (var e = tid; e < BC * D; e += WG) {
-      let ii = i0 + s0 + e / D;
-      var qx = ST(0.0);
-      var gx = ST(0.0);
-      if (ii < P.Nq) {
-        qx = q[(row0 + i0 + s0) * D + e];
-        gx = dout[(row0 + i0 + s0) * D + e];
-      }
-      Ks[e] = qx;
-      Vs[e] = gx;
-    }
+    stash_rows(tid, false);
     workgroupBarrier();
     if (sg * 16u >= s0 && sg * 16u < s0 + BC) {
       let qa = (sg * 16u - s0) * D;
-      {{#for kk < D/16}}q{{kk}} = subgroupMatrixLoad<LM, row_major>(&Ks, qa + {{kk}}u * 16u, D);
-      g{{kk}} = subgroupMatrixLoad<LM, row_major>(&Vs, qa + {{kk}}u * 16u, D);
+      {{#for kk < D/16}}q{{kk}} = subgroupMatrixLoad<LM, row_major>(&Qs, qa + {{kk}}u * 16u, D);
+      g{{kk}} = subgroupMatrixLoad<LM, row_major>(&dOs, qa + {{kk}}u * 16u, D);
       {{/for}}
     }
   }
@@ -218,16 +297,18 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
   {{/for}}
 
   let n_end = key_end(min(i0 + OWN, P.Nq) - 1u);
+  fetch_rows(true, kv_row0, 0u, P.Nk, tid);
   for (var j0 = 0u; j0 < n_end; j0 += BC) {
     workgroupBarrier();
-    load_kv_tile(kv_row0, j0, tid);
+    stash_rows(tid, false);           // K into Qs, V into dOs
     workgroupBarrier();
+    if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
     for (var cb = 0u; cb < CB; cb++) {
       let kb = cb * 16u * D;
       var s_acc = AM();
       var p_acc = AM();
-      {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate(q{{kk}}, subgroupMatrixLoad<RM, col_major>(&Ks, kb + {{kk}}u * 16u, D), s_acc);
-      p_acc = subgroupMatrixMultiplyAccumulate(g{{kk}}, subgroupMatrixLoad<RM, col_major>(&Vs, kb + {{kk}}u * 16u, D), p_acc);
+      {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate(q{{kk}}, subgroupMatrixLoad<RM, col_major>(&Qs, kb + {{kk}}u * 16u, D), s_acc);
+      p_acc = subgroupMatrixMultiplyAccumulate(g{{kk}}, subgroupMatrixLoad<RM, col_major>(&dOs, kb + {{kk}}u * 16u, D), p_acc);
       {{/for}}
       subgroupMatrixStore<row_major>(&Sa, blk + cb * 16u, s_acc, BC);
       subgroupMatrixStore<row_major>(&dPa, blk + cb * 16u, p_acc, BC);
@@ -250,7 +331,7 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     for (var cb = 0u; cb < CB; cb++) {
       let dsm = subgroupMatrixLoad<LM, row_major>(&dSa, blk + cb * 16u, BC);
       let kb = cb * 16u * D;
-      {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Ks, kb + {{db}}u * 16u, D), dq{{db}});
+      {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Qs, kb + {{db}}u * 16u, D), dq{{db}});
       {{/for}}
     }
   }

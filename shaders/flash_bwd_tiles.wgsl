@@ -1,6 +1,6 @@
-// Shared part of the flash_bwd family (flash_bwd.wgsl scalar, flash_bwd_sgmm.wgsl tensor
-// cores): bindings, the resident Q/dO and K/V tiles (ST elements: the tensor-core kernels run
-// only with f16 storage) and their loaders. The specializer puts it after common.wgsl.
+// Shared part of the scalar backward (flash_bwd.wgsl: its preprocess, dK/dV and dQ kernels,
+// and the preprocess the tensor-core backward runs first): bindings, the resident Q/dO and K/V
+// tiles and their loaders. The specializer puts it after common.wgsl.
 
 @group(0) @binding(1) var<storage, read> q: array<ST>;
 @group(0) @binding(2) var<storage, read> k: array<ST>;

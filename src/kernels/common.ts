@@ -122,6 +122,7 @@ function pinnedTiles(kind: 'fwd' | 'bwd'): [number, number, number] | null {
   const m = /^(\d+)x(\d+)(?:x(\d+))?$/.exec(v);
   if (!m || ![1, 2, 4, 8, 16].includes(+m[1]) || +m[2] % 16 !== 0 || (m[3] !== undefined && (kind === 'bwd' || ![1, 2].includes(+m[3]))))
     throw new InputError(`${name}='${v}': give SGxT${kind === 'fwd' ? '[xRB]' : ''} with SG in 1, 2, 4, 8, 16 and T a multiple of 16${kind === 'fwd' ? ', RB 1 or 2' : ''} (e.g. 4x32${kind === 'fwd' ? 'x2' : ''})`);
+  if (kind === 'bwd' && +m[2] > 32 * +m[1]) throw new InputError(`${name}='${v}': the backward's tile rows T must be at most 32·SG (${32 * +m[1]})`);
   return [+m[1], +m[2], m[3] ? +m[3] : 1];
 }
 
@@ -141,7 +142,8 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
   for (const [SG, T, RB] of candidates) {
     const plan = sgmmTilePlan(kind, SG, T, D, RB);
-    if (plan.workgroupBytes <= limit && plan.WG <= maxWG) return plan;
+    // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).
+    if (plan.workgroupBytes <= limit && plan.WG <= maxWG && (kind === 'fwd' || plan.BR <= plan.WG)) return plan;
   }
   const [SG, T, RB] = pinned ?? [1, 16, 1];
   const plan = sgmmTilePlan(kind, SG, T, D, RB);

@@ -7,13 +7,15 @@ import flashFwd from '../../shaders/flash_fwd.wgsl?raw';
 import flashFwdSgmm from '../../shaders/flash_fwd_sgmm.wgsl?raw';
 import flashBwdTiles from '../../shaders/flash_bwd_tiles.wgsl?raw';
 import flashBwdScalar from '../../shaders/flash_bwd.wgsl?raw';
-import flashBwdSgmmBody from '../../shaders/flash_bwd_sgmm.wgsl?raw';
+import flashBwdSgmm from '../../shaders/flash_bwd_sgmm.wgsl?raw';
 import merge from '../../shaders/merge.wgsl?raw';
 import gemmSgmm from '../../shaders/gemm_sgmm.wgsl?raw';
 
-/** The backward kernels share their bindings, tiles and loaders (flash_bwd_tiles.wgsl). */
+/**
+ * The scalar backward kernels take their bindings, tiles and loaders from flash_bwd_tiles.wgsl;
+ * the tensor-core ones have their own (16-byte loads, prefetched).
+ */
 const flashBwd = `${flashBwdTiles}\n${flashBwdScalar}`;
-const flashBwdSgmm = `${flashBwdTiles}\n${flashBwdSgmmBody}`;
 
 /** gemmSgmm is the bench's ceiling probe (bench/gemm.ts), not an attention kernel. */
 export const SHADERS = { common, flashFwd, flashFwdSgmm, flashBwd, flashBwdSgmm, merge, gemmSgmm } as const;
