@@ -31,9 +31,6 @@
 @group(0) @binding(9) var<storage, read_write> dk: array<GT>;
 @group(0) @binding(10) var<storage, read_write> dv: array<GT>;
 
-alias LM = subgroup_matrix_left<f16, 16, 16>;
-alias RM = subgroup_matrix_right<f16, 16, 16>;
-alias AM = subgroup_matrix_result<f32, 16, 16>;
 const SG: u32 = WG / 32u;
 const OWN: u32 = 16u * SG;     // rows (keys for dkdv, queries for dq) owned by a workgroup
 const RB: u32 = BR / 16u;      // 16-row blocks of a Q tile (dkdv)
@@ -59,19 +56,11 @@ var<private> br: array<vec4<u32>, LPT>;   // and of dO (or V)
 var<private> lr: f32;                     // the next Q tile's LSE·log2 e (lanes tid < Br)
 var<private> dr: f32;                     // and Δ
 
+// Stores 16-byte word e (8 halves) into dOs or Qs.
 fn put8(into_do: bool, e: u32, w: vec4<u32>) {
-  let a = bitcast<vec2<f16>>(w.x);
-  let b = bitcast<vec2<f16>>(w.y);
-  let c = bitcast<vec2<f16>>(w.z);
-  let d = bitcast<vec2<f16>>(w.w);
-  let at = e * 8u;
-  if (into_do) {
-    dOs[at] = a.x; dOs[at + 1u] = a.y; dOs[at + 2u] = b.x; dOs[at + 3u] = b.y;
-    dOs[at + 4u] = c.x; dOs[at + 5u] = c.y; dOs[at + 6u] = d.x; dOs[at + 7u] = d.y;
-  } else {
-    Qs[at] = a.x; Qs[at + 1u] = a.y; Qs[at + 2u] = b.x; Qs[at + 3u] = b.y;
-    Qs[at + 4u] = c.x; Qs[at + 5u] = c.y; Qs[at + 6u] = d.x; Qs[at + 7u] = d.y;
-  }
+  let h = halves8(w);
+  {{#for x < 8}}if (into_do) { dOs[e * 8u + {{x}}u] = h[{{x}}]; } else { Qs[e * 8u + {{x}}u] = h[{{x}}]; }
+  {{/for}}
 }
 
 // Global → registers: Br rows from row r0 of head row base `base` of K and V (`kv`) or of Q

@@ -33,9 +33,6 @@
 @group(0) @binding(4) var<storage, read_write> o: array<OT>;
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;
 
-alias LM = subgroup_matrix_left<f16, 16, 16>;
-alias RM = subgroup_matrix_right<f16, 16, 16>;
-alias AM = subgroup_matrix_result<f32, 16, 16>;
 const SG: u32 = WG / 32u;      // subgroups per workgroup
 const RB: u32 = {{RB}}u;       // 16-row blocks per subgroup (BR = 16·RB·SG)
 const CB: u32 = BC / 16u;      // 16-wide blocks of the key tile
@@ -61,19 +58,11 @@ const LPT: u32 = (KV8 + WG - 1u) / WG;     // of them per invocation
 var<private> kr: array<vec4<u32>, LPT>;
 var<private> vr: array<vec4<u32>, LPT>;
 
+// Stores 16-byte word e (8 halves) into Vs or Ks.
 fn put8(e: u32, w: vec4<u32>, into_v: bool) {
-  let a = bitcast<vec2<f16>>(w.x);
-  let b = bitcast<vec2<f16>>(w.y);
-  let c = bitcast<vec2<f16>>(w.z);
-  let d = bitcast<vec2<f16>>(w.w);
-  let at = e * 8u;
-  if (into_v) {
-    Vs[at] = a.x; Vs[at + 1u] = a.y; Vs[at + 2u] = b.x; Vs[at + 3u] = b.y;
-    Vs[at + 4u] = c.x; Vs[at + 5u] = c.y; Vs[at + 6u] = d.x; Vs[at + 7u] = d.y;
-  } else {
-    Ks[at] = a.x; Ks[at + 1u] = a.y; Ks[at + 2u] = b.x; Ks[at + 3u] = b.y;
-    Ks[at + 4u] = c.x; Ks[at + 5u] = c.y; Ks[at + 6u] = d.x; Ks[at + 7u] = d.y;
-  }
+  let h = halves8(w);
+  {{#for x < 8}}if (into_v) { Vs[e * 8u + {{x}}u] = h[{{x}}]; } else { Ks[e * 8u + {{x}}u] = h[{{x}}]; }
+  {{/for}}
 }
 
 // Global → registers: the K/V tile starting at key j0 (zeros past Nk).

@@ -10,9 +10,8 @@
 // 16-byte loads into registers one step ahead and stored to workgroup memory; each A block
 // loaded from there feeds TN products and each B block TM. M, N, K must be multiples of BM, BN,
 // BK (the host checks).
-enable f16;
-{{ENABLES}}
-diagnostic(off, chromium.subgroup_matrix_uniformity);
+// The host puts enable f16, the subgroup-matrix enables, the uniformity diagnostic and
+// sgmm_common.wgsl in front of it (src/kernels/gemm.ts).
 
 struct Dims { M: u32, N: u32, K: u32, pad: u32 }
 @group(0) @binding(0) var<uniform> dims: Dims;
@@ -20,9 +19,6 @@ struct Dims { M: u32, N: u32, K: u32, pad: u32 }
 @group(0) @binding(2) var<storage, read> b: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;
 
-alias LM = subgroup_matrix_left<f16, 16, 16>;
-alias RM = subgroup_matrix_right<f16, 16, 16>;
-alias AM = subgroup_matrix_result<f32, 16, 16>;
 const SGM: u32 = {{SGM}}u;
 const SGN: u32 = {{SGN}}u;
 const TM: u32 = {{TM}}u;
@@ -53,12 +49,11 @@ fn fetch(m0: u32, n0: u32, k0: u32, tid: u32) {
   }
 }
 
+// Stores 16-byte word e (8 halves) into Bs or As.
 fn put8(into_b: bool, e: u32, w: vec4<u32>) {
-  let h = array<vec2<f16>, 4>(bitcast<vec2<f16>>(w.x), bitcast<vec2<f16>>(w.y), bitcast<vec2<f16>>(w.z), bitcast<vec2<f16>>(w.w));
-  for (var x = 0u; x < 4u; x++) {
-    if (into_b) { Bs[e * 8u + 2u * x] = h[x].x; Bs[e * 8u + 2u * x + 1u] = h[x].y; }
-    else { As[e * 8u + 2u * x] = h[x].x; As[e * 8u + 2u * x + 1u] = h[x].y; }
-  }
+  let h = halves8(w);
+  {{#for x < 8}}if (into_b) { Bs[e * 8u + {{x}}u] = h[{{x}}]; } else { As[e * 8u + {{x}}u] = h[{{x}}]; }
+  {{/for}}
 }
 
 fn stash(tid: u32) {

@@ -17,9 +17,10 @@ export const GEMM_BK = 32;
 export const gemmTile = ([SGM, SGN, TM, TN]: GemmTiling) => ({ BM: 16 * TM * SGM, BN: 16 * TN * SGN, WG: 32 * SGM * SGN });
 export const tilingName = (t: GemmTiling) => `${t[0]}x${t[1]} subgroups, ${t[2]}x${t[3]} blocks`;
 
-/** The specialized source of one tiling (ENABLES from the pipeline builder's spelling attempts). */
+/** The specialized source of one tiling (`enables` from the pipeline builder's spelling attempts). */
 export function gemmSource(t: GemmTiling, enables: string[]): string {
-  return specialize(SHADERS.gemmSgmm, { ENABLES: enables.map((e) => `enable ${e};`).join('\n'), SGM: t[0], SGN: t[1], TM: t[2], TN: t[3] });
+  const head = ['enable f16;', ...enables.map((e) => `enable ${e};`), 'diagnostic(off, chromium.subgroup_matrix_uniformity);'].join('\n');
+  return `${head}\n${specialize(SHADERS.gemmSgmm, { SGM: t[0], SGN: t[1], TM: t[2], TN: t[3] })}`;
 }
 
 /** Whether a tiling fits the device (workgroup memory and invocations). */
