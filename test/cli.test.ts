@@ -74,3 +74,14 @@ describe('flashring memory and replay', () => {
     expect(r.err).toMatch(/core_0.4_tp8.log.*\n.*context_parallel_size not found/);
   });
 });
+
+describe('flashring bench options', () => {
+  it('--help documents the ceiling probe; a bad --ceiling-size is a one-line error (exit 2)', async () => {
+    const help = await cli(['bench', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.out).toMatch(/--ceiling\b/);
+    const bad = await cli(['bench', '--ceiling', '--ceiling-size', '1000', '--no-memory']);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/--ceiling-size must be a multiple of 256, got 1000/);
+  });
+});
