@@ -12,8 +12,9 @@ import { readback, storage, upload } from '../src/kernels/common.js';
 import { GEMM_TILINGS, GemmTiling, buildGemm, encodeGemm, gemmFits, tilingName } from '../src/kernels/gemm.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn, referenceInput, relErr } from '../src/reference/compare.js';
+import { referenceMatmul } from '../src/reference/matmul.js';
 import { median } from '../src/stats.js';
-import { WARM_MS } from './kernels.js';
+import { warmUp } from './kernels.js';
 
 export interface CeilingRow {
   M: number;
@@ -47,8 +48,7 @@ async function runGemm(
       await once();
       return { c: bufs.c, ms: [] };
     }
-    const w0 = performance.now();
-    for (let i = 0; i < 2 || (!dev.isCPU && performance.now() - w0 < WARM_MS && i < 200); i++) await once();
+    await warmUp(dev, once, 2, 200);
     for (let i = 0; i < reps; i++) await once(timer.writes(i, 0, 1));
     return { c: bufs.c, ms: await timer.read() };
   } finally {
@@ -62,12 +62,7 @@ export async function gemmCeiling(dev: FlashDevice, size: number, reps: number, 
   const rows: CeilingRow[] = [];
   const S = 256;
   const a32 = randn(S * S, 31), b32 = randn(S * S, 32);
-  const A = referenceInput(a32, 'f16'), B = referenceInput(b32, 'f16');
-  const ref = new Float64Array(S * S);
-  for (let i = 0; i < S; i++) for (let k = 0; k < S; k++) {
-    const x = A[i * S + k];
-    for (let j = 0; j < S; j++) ref[i * S + j] += x * B[k * S + j];
-  }
+  const ref = referenceMatmul(referenceInput(a32, 'f16'), referenceInput(b32, 'f16'), S, S, S);
   const big = [toPrecision(randn(size * size, 33), 'f16') as Uint16Array, toPrecision(randn(size * size, 34), 'f16') as Uint16Array];
   for (const [n, t] of GEMM_TILINGS.entries()) {
     onProgress?.(n, GEMM_TILINGS.length, tilingName(t));

@@ -1,7 +1,7 @@
 /**
  * Kernel sweep: forward, backward and forward+backward TFLOP/s of the FlashAttention kernels
  * over N, D, causal and precision, timed with GPU timestamps (host clock where the adapter has
- * none): warm-up of at least WARM_MS, then the median of `reps` runs on random inputs (never
+ * none): warm-up (warmUp), then the median of `reps` runs on random inputs (never
  * zeros).
  * FLOPs: forward 4·B·H·N²·D (two matmuls), ×0.5 causal; backward 2.5× forward; fwd+bwd 3.5×.
  * Each (D, precision, causal) is first checked against the float64 reference at a small size:
@@ -37,8 +37,18 @@ export async function spotCheck(dev: FlashDevice, D: number, p: Precision, causa
   return { err: Math.max(r.errO, r.errLSE, r.errDQ, r.errDK, r.errDV), ok: r.ok };
 }
 
-/** Untimed warm-up before each shape's timed repeats (milliseconds of host time). */
-export const WARM_MS = 1000;
+/** Untimed warm-up before timed repeats on a GPU (milliseconds of host time). */
+const WARM_MS = 1000;
+
+/**
+ * Untimed warm-up: `minRuns` runs, then on GPU adapters more until WARM_MS have passed (at most
+ * `maxRuns`). On the H200 the first runs after a pause took up to 5× the steady time, for up to
+ * ~0.3 s of work (clock ramp; bench/NOTES.md), so a fixed count is not enough.
+ */
+export async function warmUp(dev: FlashDevice, run: () => Promise<unknown>, minRuns: number, maxRuns: number): Promise<void> {
+  const t0 = performance.now();
+  for (let i = 0; i < minRuns || (!dev.isCPU && performance.now() - t0 < WARM_MS && i < maxRuns); i++) await run();
+}
 
 /** Times forward and backward at one shape; returns fwd, bwd and fwd+bwd rows. */
 export async function timeKernels(
@@ -71,11 +81,7 @@ export async function timeKernels(
     return performance.now() - t0;
   };
   try {
-    // Warm-up: on the H200 the first runs after a pause took up to 5× the steady time, for up
-    // to ~0.3 s of work (clock ramp; bench/NOTES.md), so warm up for WARM_MS, not a fixed count.
-    const w0 = performance.now();
-    const warmMs = dev.isCPU ? 0 : WARM_MS;
-    for (let i = 0; i < 2 || (performance.now() - w0 < warmMs && i < 200); i++) for (const which of [0, 1]) await run(which);
+    await warmUp(dev, async () => { await run(0); await run(1); }, 2, 200);
     for (let i = 0; i < reps; i++) for (const which of [0, 1]) hostMs[which].push(await run(which, timer.writes(2 * i + which, 0, 1)));
     const gpu = await timer.read();
     const useGpu = dev.hasTimestamps && gpu.every((x) => Number.isFinite(x) && x > 0);

@@ -12,7 +12,7 @@ import { AttentionShape, numel } from '../src/shape.js';
 import { Precision } from '../src/kernels/common.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn } from '../src/reference/compare.js';
-import { WARM_MS } from './kernels.js';
+import { warmUp } from './kernels.js';
 
 export interface RingRow {
   R: number;
@@ -41,9 +41,8 @@ export async function ringPoint(
     ...(backward ? { dout: toPrecision(randn(numel(s, 'q'), 24), p) } : {}),
   };
   const base = { R: devs.length, layout, N: s.Nq, B: s.B, H: s.Hq, D: s.D, causal, precision: p, backward };
-  // Warm-up: pipelines compile on first use, and GPU clocks ramp (bench/kernels.ts, WARM_MS).
-  const w0 = performance.now();
-  for (let i = 0; i < 1 || (!devs[0].isCPU && performance.now() - w0 < WARM_MS && i < 20); i++) await ringAttention(devs, s, x, { causal, layout, precision: p });
+  // Warm-up: pipelines compile on first use, and GPU clocks ramp (warmUp).
+  await warmUp(devs[0], () => ringAttention(devs, s, x, { causal, layout, precision: p }), 1, 20);
   const res = await ringAttention(devs, s, x, { causal, layout, precision: p });
   const tl = res.timeline;
   if (timelineFile) await writeFile(timelineFile, JSON.stringify(tl));

@@ -5,6 +5,7 @@ import { GEMM_TILINGS, buildGemm, encodeGemm, gemmFits, gemmTile, tilingName } f
 import { readback, storage, upload } from '../src/kernels/common.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn, referenceInput, relErr } from '../src/reference/compare.js';
+import { referenceMatmul } from '../src/reference/matmul.js';
 
 // The ceiling probe's GEMM (bench --ceiling) must be right before its speed means anything.
 // It needs subgroup matrices, so it runs on GPUs that have them (the H200), not on lavapipe;
@@ -19,9 +20,7 @@ describe('tensor-core GEMM (ceiling probe)', () => {
     if (!dev.hasSubgroupMatrix) ctx.skip();
     const M = 256, N = 512, K = 96;
     const a = randn(M * K, Date.now() % 1000), b = randn(K * N, 7 + (Date.now() % 1000));
-    const A = referenceInput(a, 'f16'), B = referenceInput(b, 'f16');
-    const ref = new Float64Array(M * N);
-    for (let i = 0; i < M; i++) for (let k = 0; k < K; k++) for (let j = 0; j < N; j++) ref[i * N + j] += A[i * K + k] * B[k * N + j];
+    const ref = referenceMatmul(referenceInput(a, 'f16'), referenceInput(b, 'f16'), M, K, N);
     let ran = 0;
     for (const t of GEMM_TILINGS) {
       const { BM, BN } = gemmTile(t);
