@@ -1,7 +1,12 @@
 /**
  * Plain softmax attention in float64 on the CPU: the ground truth every kernel is tested against.
  * S = scale·QKᵀ (masked entries excluded), P = softmax(S), O = PV, LSE = log Σ_j exp(S_ij).
- * A fully masked row gives O = 0 and LSE = -inf.
+ * A fully masked row (no visible key: the mask, not the data) gives O = 0 and LSE = -inf.
+ *
+ * Non-finite inputs follow plain IEEE arithmetic of the untiled algorithm, as PyTorch's math
+ * SDPA: the row max m is NaN when any visible score is NaN, P = exp(S − m) is evaluated for every
+ * visible key (0·Inf = NaN is kept, never skipped), so a NaN or Inf in Q, K, V or dO reaches
+ * every output it feeds. Kernels must give a non-finite value exactly where this does.
  */
 import { AttentionOptions, AttentionShape, resolveOptions, validateShape, ResolvedOptions } from '../shape.js';
 
@@ -21,21 +26,27 @@ export function isVisible(o: ResolvedOptions, i: number, j: number): boolean {
   return o.kPos.offset + j * o.kPos.stride <= o.qPos.offset + i * o.qPos.stride;
 }
 
-/** Row of scores for query i of one head, -Infinity where masked; returns the max. */
+/**
+ * Row of scores for query i of one head (-Infinity where masked, `visible` marks the rest);
+ * returns the max over visible keys (NaN if any visible score is NaN), or null when no key is
+ * visible (a masked row).
+ */
 function scoresRow(
   s: AttentionShape, o: ResolvedOptions, q: ArrayLike<number>, k: ArrayLike<number>,
-  qBase: number, kvBase: number, i: number, out: Float64Array,
-): number {
-  let m = -Infinity;
+  qBase: number, kvBase: number, i: number, out: Float64Array, visible: Uint8Array,
+): number | null {
+  let m = -Infinity, any = false;
   for (let j = 0; j < s.Nk; j++) {
-    if (!isVisible(o, i, j)) { out[j] = -Infinity; continue; }
+    visible[j] = isVisible(o, i, j) ? 1 : 0;
+    if (!visible[j]) { out[j] = -Infinity; continue; }
     let dot = 0;
     const kb = kvBase + j * s.D;
     for (let d = 0; d < s.D; d++) dot += q[qBase + d] * k[kb + d];
     out[j] = dot * o.scale;
-    if (out[j] > m) m = out[j];
+    if (!(out[j] <= m)) m = out[j]; // NaN wins: max(NaN, x) = NaN
+    any = true;
   }
-  return m;
+  return any ? m : null;
 }
 
 export function referenceForward(
@@ -47,21 +58,23 @@ export function referenceForward(
   const out = new Float64Array(s.B * s.Hq * s.Nq * s.D);
   const lse = new Float64Array(s.B * s.Hq * s.Nq);
   const row = new Float64Array(s.Nk);
+  const vis = new Uint8Array(s.Nk);
   for (let b = 0; b < s.B; b++)
     for (let h = 0; h < s.Hq; h++) {
       const kvHead = ((b * s.Hkv + Math.floor(h / G)) * s.Nk) * s.D;
       for (let i = 0; i < s.Nq; i++) {
         const r = (b * s.Hq + h) * s.Nq + i;
-        const m = scoresRow(s, o, q, k, r * s.D, kvHead, i, row);
-        if (m === -Infinity) { lse[r] = -Infinity; continue; }
+        const m = scoresRow(s, o, q, k, r * s.D, kvHead, i, row, vis);
+        if (m === null) { lse[r] = -Infinity; continue; }
         let l = 0;
         for (let j = 0; j < s.Nk; j++) {
+          if (!vis[j]) continue;
           const p = Math.exp(row[j] - m);
           row[j] = p;
           l += p;
         }
         for (let j = 0; j < s.Nk; j++) {
-          if (row[j] === 0) continue;
+          if (!vis[j]) continue;
           const p = row[j] / l;
           const vb = kvHead + j * s.D;
           for (let d = 0; d < s.D; d++) out[r * s.D + d] += p * v[vb + d];
@@ -89,17 +102,18 @@ export function referenceBackward(
   const dk = new Float64Array(s.B * s.Hkv * s.Nk * s.D);
   const dv = new Float64Array(s.B * s.Hkv * s.Nk * s.D);
   const row = new Float64Array(s.Nk);
+  const vis = new Uint8Array(s.Nk);
   const dp = new Float64Array(s.Nk);
   for (let b = 0; b < s.B; b++)
     for (let h = 0; h < s.Hq; h++) {
       const kvHead = ((b * s.Hkv + Math.floor(h / G)) * s.Nk) * s.D;
       for (let i = 0; i < s.Nq; i++) {
         const r = (b * s.Hq + h) * s.Nq + i;
-        if (lse[r] === -Infinity) continue; // fully masked row: no gradient
-        scoresRow(s, o, q, k, r * s.D, kvHead, i, row);
+        if (scoresRow(s, o, q, k, r * s.D, kvHead, i, row, vis) === null) continue; // masked row: no gradient
         let delta = 0;
         for (let j = 0; j < s.Nk; j++) {
-          const p = row[j] === -Infinity ? 0 : Math.exp(row[j] - lse[r]);
+          if (!vis[j]) continue;
+          const p = Math.exp(row[j] - lse[r]);
           row[j] = p;
           let acc = 0;
           const vb = kvHead + j * s.D;
@@ -108,8 +122,8 @@ export function referenceBackward(
           delta += p * acc;
         }
         for (let j = 0; j < s.Nk; j++) {
+          if (!vis[j]) continue;
           const p = row[j];
-          if (p === 0) continue;
           const ds = p * (dp[j] - delta);
           const kb = kvHead + j * s.D;
           for (let d = 0; d < s.D; d++) {

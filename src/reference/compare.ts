@@ -2,8 +2,8 @@ import { roundToHalf } from '../f16.js';
 
 /**
  * The numeric contract: relative norm ‖x − ref‖ / ‖ref‖ over the entries where ref is finite.
- * Where ref is ±inf, x must equal it exactly; NaN or Inf in x where ref is finite gives Infinity
- * (always a failure).
+ * Where ref is ±inf, x must equal it exactly, and where ref is NaN x must be NaN; NaN or Inf in
+ * x where ref is finite gives Infinity (always a failure).
  */
 export function relErr(x: ArrayLike<number>, ref: ArrayLike<number>): number {
   if (x.length !== ref.length) throw new Error(`relErr: length ${x.length} vs reference ${ref.length}`);
@@ -13,7 +13,7 @@ export function relErr(x: ArrayLike<number>, ref: ArrayLike<number>): number {
     const r = ref[i];
     const a = x[i];
     if (!Number.isFinite(r)) {
-      if (a !== r) return Infinity;
+      if (a !== r && !(Number.isNaN(r) && Number.isNaN(a))) return Infinity;
       continue;
     }
     if (!Number.isFinite(a)) return Infinity;
