@@ -4,22 +4,23 @@
  * as JSON and CSV under --out. `--peer FILE` (JSON from bench/peers/torch_sdpa.py, run in the
  * same session on the same GPU) adds flashring/PyTorch ratios.
  */
-import { parseArgs } from 'node:util';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { acquireDevices, adapterName, FlashDevice } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
 import { InputError } from '../src/errors.js';
 import { Precision } from '../src/kernels/common.js';
-import { LAYOUTS, Layout } from '../src/ring/schedule.js';
+import { LAYOUTS } from '../src/ring/schedule.js';
+import { MAX_RANKS } from '../src/cli/ringCli.js';
 import { KernelRow, spotCheck, timeKernels } from './kernels.js';
 import { RingRow, ringPoint } from './ring.js';
 import { CeilingRow, gemmCeiling } from './gemm.js';
 import { memorySweep } from './memory.js';
 import { CsvRow, parseCsv } from '../src/memory/csv.js';
+import { checkOutputDir, numberArg, parseCommand } from '../src/cli/args.js';
 
 const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
-  --quick               small sizes, about a minute on a CPU adapter
+  --quick               small sizes, about 20 s on a 2-core CPU (lavapipe)
   --N LIST              sequence lengths for the kernel sweep (default 1024,4096,16384; quick 128,256)
   --D LIST              head dims (default 64,128; quick 64)
   --heads H --batch B   (default 16 and 1; quick 2 and 1)
@@ -43,12 +44,24 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --out DIR             results folder (default bench/out)`;
 
 const list = (s: string | undefined, d: string) => (s ?? d).split(',').map((x) => x.trim()).filter(Boolean);
-const nums = (s: string | undefined, d: string, name: string) =>
-  list(s, d).map((x) => {
-    const n = Number(x);
-    if (!Number.isInteger(n) || n < 1) throw new InputError(`--${name}: '${x}' is not a positive integer`);
-    return n;
+const nums = (s: string | undefined, d: string, name: string, max = 2 ** 31) => {
+  const xs = list(s, d);
+  if (!xs.length) throw new InputError(`--${name} needs at least one value, got '${s}'`);
+  return xs.map((x) => {
+    try {
+      return numberArg(name, x, { integer: true, min: 1, max, what: `a list of positive integers${max < 2 ** 31 ? ` up to ${max}` : ''}` });
+    } catch {
+      throw new InputError(`--${name}: '${x}' is not a positive integer${max < 2 ** 31 ? ` up to ${max}` : ''}`);
+    }
   });
+};
+/** A comma-separated list whose entries must be among `allowed`. */
+const choices = <T extends string>(s: string | undefined, d: string, name: string, allowed: readonly T[]): T[] => {
+  const xs = list(s, d);
+  for (const x of xs) if (!allowed.includes(x as T)) throw new InputError(`--${name}: '${x}' is not one of ${allowed.join(', ')}`);
+  if (!xs.length) throw new InputError(`--${name} needs at least one value, got '${s}'`);
+  return xs as T[];
+};
 
 function progress(label: string, i: number, n: number): void {
   const w = 24, f = Math.round((w * i) / n);
@@ -59,15 +72,12 @@ function progress(label: string, i: number, n: number): void {
 interface PeerRow { pass: string; M?: number; N: number; D: number; H: number; B: number; causal: boolean; dtype: string; backend: string; ms: number; tflops: number }
 
 export async function benchCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
+  const { values } = parseCommand('bench', argv, {
       quick: { type: 'boolean' }, N: { type: 'string' }, D: { type: 'string' }, heads: { type: 'string' }, batch: { type: 'string' },
       precision: { type: 'string' }, causal: { type: 'string' }, reps: { type: 'string' }, 'ring-R': { type: 'string' },
       'ring-N': { type: 'string' }, layouts: { type: 'string' }, 'no-ring': { type: 'boolean' }, 'no-kernels': { type: 'boolean' }, 'no-memory': { type: 'boolean' }, 'memory-preset': { type: 'string' },
       'memory-tp': { type: 'string' }, 'hbm-gib': { type: 'string' }, measured: { type: 'string' }, peer: { type: 'string' },
       ceiling: { type: 'boolean' }, 'ceiling-size': { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
-    },
   });
   if (values.help) {
     console.log(HELP);
@@ -79,14 +89,17 @@ export async function benchCommand(argv: string[]): Promise<number> {
   const [H] = nums(values.heads, q ? '2' : '16', 'heads');
   const [B] = nums(values.batch, '1', 'batch');
   const reps = nums(values.reps, q ? '3' : '10', 'reps')[0];
-  const causals = list(values.causal, 'false,true').map((x) => x === 'true');
-  const ringRs = nums(values['ring-R'], q ? '1,2,4' : '1,2,4,8', 'ring-R');
+  const causals = choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const).map((x) => x === 'true');
+  const ringRs = nums(values['ring-R'], q ? '1,2,4' : '1,2,4,8', 'ring-R', MAX_RANKS);
   const ringNs = nums(values['ring-N'], q ? '256' : '4096,16384', 'ring-N');
-  const layouts = list(values.layouts, LAYOUTS.join(',')) as Layout[];
-  for (const l of layouts) if (!LAYOUTS.includes(l)) throw new InputError(`--layouts: unknown layout '${l}'`);
+  if (!values['no-ring'] && Math.max(...ringRs) > Math.min(...ringNs))
+    throw new InputError(`--ring-R ${Math.max(...ringRs)} is more ranks than the ${Math.min(...ringNs)} tokens of --ring-N ${Math.min(...ringNs)}`);
+  const layouts = choices(values.layouts, LAYOUTS.join(','), 'layouts', LAYOUTS);
   const ceilingSize = nums(values['ceiling-size'], q ? '512' : '8192', 'ceiling-size')[0];
   if (ceilingSize % 256 !== 0) throw new InputError(`--ceiling-size must be a multiple of 256, got ${ceilingSize}`);
+  const wanted = values.precision === undefined ? null : choices(values.precision, '', 'precision', ['f32', 'f16'] as const);
   const outDir = values.out ?? 'bench/out';
+  await checkOutputDir('out', outDir);
   let peers: PeerRow[] = [];
   if (values.peer) {
     try {
@@ -98,9 +111,8 @@ export async function benchCommand(argv: string[]): Promise<number> {
 
   let memoryNote = '';
   if (!values['no-memory']) {
-    const hbm = Number(values['hbm-gib'] ?? 80);
+    const hbm = numberArg('hbm-gib', values['hbm-gib'] ?? '80', { above: 0, max: 1e6, what: 'a positive number of GiB' });
     const tp = nums(values['memory-tp'], '8', 'memory-tp')[0];
-    if (!Number.isFinite(hbm) || hbm <= 0) throw new InputError(`--hbm-gib must be a positive number, got '${values['hbm-gib']}'`);
     await mkdir(outDir, { recursive: true });
     let measured: CsvRow[] = [];
     if (values.measured) {
@@ -117,7 +129,11 @@ export async function benchCommand(argv: string[]): Promise<number> {
   const gpu = await nodeGPU();
   const devs: FlashDevice[] = await acquireDevices(gpu, Math.max(1, values['no-ring'] ? 1 : Math.max(...ringRs)));
   const dev = devs[0];
-  const precisions = list(values.precision, dev.hasF16 ? 'f32,f16' : 'f32') as Precision[];
+  const precisions: Precision[] = wanted ?? (dev.hasF16 ? ['f32', 'f16'] : ['f32']);
+  if (precisions.includes('f16') && !dev.hasF16) {
+    for (const d of devs) d.destroy();
+    throw new InputError(`--precision f16 needs shader-f16, which ${adapterName(dev.adapter)} does not offer`);
+  }
   const meta = {
     kind: 'flashring.bench', createdAt: new Date().toISOString(), adapter: adapterName(dev.adapter),
     adapterInfo: { vendor: dev.adapter.vendor, architecture: dev.adapter.architecture, device: dev.adapter.device },

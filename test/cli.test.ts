@@ -1,7 +1,7 @@
 /** The `flashring` command end to end, as a user runs it (a child process, .npy files in and out). */
 import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -9,11 +9,12 @@ import { encodeNpy, parseNpy } from '../src/cli/npy.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
 import { relErr, TOL } from '../src/reference/compare.js';
 import { makeInputs, SEED } from './cases.js';
+import { toHalfArray } from '../src/f16.js';
 
 const run = promisify(execFile);
 const BIN = join(__dirname, '..', 'bin', 'flashring.mjs');
-const cli = (args: string[]) =>
-  run(process.execPath, [BIN, ...args], { timeout: 120_000 }).then(
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  run(process.execPath, [BIN, ...args], { timeout: 120_000, env: { ...process.env, ...env } }).then(
     (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
     (e) => ({ code: e.code as number, out: e.stdout as string, err: e.stderr as string }),
   );
@@ -50,11 +51,133 @@ describe('flashring attention', () => {
     expect(existsSync(join(dir, 'bad', 'o.npy'))).toBe(false);
     const r2 = await cli(['attention', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), '--v', join(dir, 'v.npy'), '--out', join(dir, 'bad'), '--cp', '0']);
     expect(r2.code).toBe(2);
-    expect(r2.err).toMatch(/--cp must be an integer >= 1/);
+    expect(r2.err).toMatch(/--cp must be an integer from 1 to 64 \(ranks of the ring\), got '0'/);
     const r3 = await cli(['attention', '--bogus']);
     expect(r3.code).toBe(2);
     expect(r3.err).toMatch(/Unknown option '--bogus'/);
   });
+});
+
+/** Runs `cases` two at a time (each a child process). */
+async function pool<T, R>(cases: T[], f: (c: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(cases.length);
+  let next = 0;
+  const worker = async () => { while (next < cases.length) { const i = next++; out[i] = await f(cases[i]); } };
+  await Promise.all([worker(), worker()]);
+  return out;
+}
+
+describe('flashring attention: every bad input is one line, exit 2, before any GPU work, nothing written', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'flashring-bad-'));
+  const s = { B: 1, Hq: 2, Hkv: 1, Nq: 16, Nk: 16, D: 16 };
+  const x = makeInputs(s, SEED + 5);
+  const f = (n: string) => join(dir, n);
+  writeFileSync(f('q.npy'), encodeNpy({ dtype: 'f4', shape: [1, 2, 16, 16], data: x.q }));
+  writeFileSync(f('k.npy'), encodeNpy({ dtype: 'f4', shape: [1, 1, 16, 16], data: x.k }));
+  writeFileSync(f('v.npy'), encodeNpy({ dtype: 'f4', shape: [1, 1, 16, 16], data: x.v }));
+  writeFileSync(f('kbig.npy'), encodeNpy({ dtype: 'f4', shape: [1, 1, 16, 16], data: x.k.map((a, i) => (i === 7 ? 70000 : a)) }));
+  const k = readFileSync(f('k.npy'));
+  writeFileSync(f('v2cut.npy'), Uint8Array.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 2, 0, 0x76, 0]));
+  writeFileSync(f('tail.npy'), Buffer.concat([k, Buffer.from([1, 2, 3, 4])]));
+  writeFileSync(f('cut.npy'), k.subarray(0, k.length - 5));
+  writeFileSync(f('fortran.npy'), Buffer.from(k.toString('latin1').replace("'fortran_order': False", "'fortran_order': True "), 'latin1'));
+  writeFileSync(f('int.npy'), Buffer.from(k.toString('latin1').replace("'descr': '<f4'", "'descr': '<i4'"), 'latin1'));
+  writeFileSync(f('afile'), 'not a folder');
+  mkdirSync(f('folder'));
+  const base = (out: string) => ['attention', '--q', f('q.npy'), '--k', f('k.npy'), '--v', f('v.npy'), '--out', out];
+  const cases: [string[], RegExp][] = [
+    [[...base(f('o1')), '--scale', '-0.125'], /--scale must be a positive number \(e\.g\. 0\.125\), got '-0\.125'/],
+    [[...base(f('o1')), '--scale=-1'], /--scale must be a positive number .*got '-1'/],
+    [[...base(f('o1')), '--scale', ''], /--scale must be a positive number .*got ''/],
+    [[...base(f('o1')), '--scale', '0x10'], /--scale must be a positive number .*got '0x10'/],
+    [[...base(f('o1')), '--scale', '0'], /--scale must be a positive number .*got '0'/],
+    [[...base(f('o1')), '--scale', 'Infinity'], /--scale must be a positive number .*got 'Infinity'/],
+    [[...base(f('o1')), '--causal=yes'], /Option '--causal' does not take an argument/],
+    [[...base(f('o1')), 'stray'], /Unexpected argument 'stray'/],
+    [[...base(f('o1')), '--cp', '-1'], /--cp must be an integer from 1 to 64 .*got '-1'/],
+    [[...base(f('o1')), '--cp', '1000'], /--cp must be an integer from 1 to 64 .*got '1000'/],
+    [[...base(f('o1')), '--cp', '20'], /--cp 20 is more ranks than the 16 tokens/],
+    [[...base(f('o1')), '--cp', '2.5'], /--cp must be an integer/],
+    [[...base(f('o1')), '--layout', 'zigzag'], /--layout only applies to a ring run: add --cp R/],
+    [[...base(f('o1')), '--timeline', f('t.json')], /--timeline only applies to a ring run/],
+    [[...base(f('o1')), '--cp', '2', '--layout', 'spiral'], /--layout must be one of contiguous, zigzag, striped, got 'spiral'/],
+    [[...base(f('o1')), '--precision', 'f64'], /--precision must be f32, f16 or auto, got 'f64'/],
+    [base(f('afile')), /--out .*afile exists and is not a folder/],
+    [base(join(f('afile'), 'sub')), /--out .*a part of that path is a file|is a file, not a folder/],
+    [base('/proc/flashring-x'), /--out \/proc\/flashring-x: \/proc is a system folder/],
+    [[...base(f('o1')), '--cp', '2', '--timeline', f('folder')], /--timeline .*folder is a folder; give a file name/],
+    [[...base(f('o1')), '--cp', '2', '--timeline', '/proc/t.json'], /--timeline \/proc\/t\.json: \/proc is a system folder/],
+    [[...base(f('o1')), '--cp', '2', '--timeline', join(f('nowhere'), 't.json')], /--timeline .*the folder .*nowhere does not exist/],
+    [['attention', '--q', f('q.npy'), '--k', f('v2cut.npy'), '--v', f('v.npy'), '--out', f('o1')], /.*v2cut\.npy: truncated header: a version 2 file needs 12 bytes/],
+    [['attention', '--q', f('q.npy'), '--k', f('tail.npy'), '--v', f('v.npy'), '--out', f('o1')], /.*tail\.npy: 4 unexpected bytes after the data/],
+    [['attention', '--q', f('q.npy'), '--k', f('cut.npy'), '--v', f('v.npy'), '--out', f('o1')], /.*cut\.npy: truncated data/],
+    [['attention', '--q', f('q.npy'), '--k', f('fortran.npy'), '--v', f('v.npy'), '--out', f('o1')], /.*fortran\.npy: Fortran-order arrays are not supported/],
+    [['attention', '--q', f('q.npy'), '--k', f('int.npy'), '--v', f('v.npy'), '--out', f('o1')], /.*int\.npy: dtype '<i4' is not supported/],
+    [['attention', '--q', f('q.npy'), '--k', f('missing.npy'), '--v', f('v.npy'), '--out', f('o1')], /cannot read K from .*missing\.npy: no such file/],
+    [['attention', '--q', f('q.npy'), '--k', f('kbig.npy'), '--v', f('v.npy'), '--out', f('o1'), '--precision', 'f16'], /K \(.*kbig\.npy\) holds 70000 \(element 7\), beyond float16's range/],
+    [['selftest', '--seed', '-1'], /--seed must be an integer from 0 to 4294967295, got '-1'/],
+    [['start', '--port', '99999'], /--port must be a port number \(0\.\.65535\), got '99999'/],
+    [['info', 'stray'], /Unexpected argument 'stray'/],
+    [['bench', '--reps', '0x3'], /--reps: '0x3' is not a positive integer/],
+    [['bench', '--causal', 'yes'], /--causal: 'yes' is not one of false, true/],
+    [['bench', '--out', '/proc/b'], /--out \/proc\/b: \/proc is a system folder/],
+  ];
+
+  it('each case: exit 2, exactly one line naming flag and value, no stack trace, no output written', async () => {
+    const t0 = Date.now();
+    const results = await pool(cases, ([args]) => cli(args));
+    results.forEach((r, i) => {
+      const [args, re] = cases[i];
+      const what = `flashring ${args.join(' ')}\n${r.err}`;
+      expect(r.code, what).toBe(2);
+      expect(r.err.trim().split('\n'), what).toHaveLength(1);
+      expect(r.err, what).toMatch(new RegExp(`^flashring ${args[0]}: ${re.source}`));
+      expect(r.err, what).not.toMatch(/^\s+at /m);
+    });
+    // Validation comes before any device is acquired: all cases together take seconds, not minutes.
+    expect(Date.now() - t0).toBeLessThan(60_000);
+    expect(readdirSync(dir).sort()).toEqual(['afile', 'cut.npy', 'folder', 'fortran.npy', 'int.npy', 'k.npy', 'kbig.npy', 'q.npy', 'tail.npy', 'v.npy', 'v2cut.npy'].sort());
+    expect(readdirSync(f('folder'))).toEqual([]);
+  }, 120_000);
+
+  it('precision follows the data: f32 in → f32 out; f64 in → f32 with a note; f16 in → f16 (shader-f16) or f32 with a note', async () => {
+    writeFileSync(f('q64.npy'), encodeNpy({ dtype: 'f8', shape: [1, 2, 16, 16], data: Float64Array.from(x.q) }));
+    const toHalf = (a: Float32Array) => encodeNpy({ dtype: 'f2', shape: [1, a.length / 256, 16, 16], data: toHalfArray(a) });
+    writeFileSync(f('qh.npy'), toHalf(x.q)); writeFileSync(f('kh.npy'), toHalf(x.k)); writeFileSync(f('vh.npy'), toHalf(x.v));
+    const dtypeOf = (out: string, n: string) => parseNpy(new Uint8Array(readFileSync(join(out, `${n}.npy`)))).dtype;
+    const r32 = await cli(base(f('auto32')));
+    expect(r32.code, r32.err).toBe(0);
+    expect(r32.err).toMatch(/forward \(f32\)/);
+    expect([dtypeOf(f('auto32'), 'o'), dtypeOf(f('auto32'), 'lse')]).toEqual(['f4', 'f4']);
+    const ref = referenceForward(s, x.q, x.k, x.v, {});
+    expect(relErr(Float64Array.from(parseNpy(new Uint8Array(readFileSync(join(f('auto32'), 'o.npy')))).data as Float32Array), ref.o)).toBeLessThanOrEqual(TOL.f32.out);
+    const r64 = await cli(['attention', '--q', f('q64.npy'), '--k', f('k.npy'), '--v', f('v.npy'), '--out', f('auto64')]);
+    expect(r64.code, r64.err).toBe(0);
+    expect(r64.err).toMatch(/^note: Q is float64; computing in f32 and writing float32$/m);
+    expect(dtypeOf(f('auto64'), 'o')).toBe('f4');
+    const r16 = await cli(['attention', '--q', f('qh.npy'), '--k', f('kh.npy'), '--v', f('vh.npy'), '--out', f('auto16')]);
+    expect(r16.code, r16.err).toBe(0);
+    expect(dtypeOf(f('auto16'), 'o')).toBe(/no shader-f16/.test(r16.err) ? 'f4' : 'f2');
+  }, 120_000);
+});
+
+describe('flashring around the GPU: adapters, Dawn noise, the self-test seed', () => {
+  it('FLASHRING_ADAPTER naming no adapter says so and lists the adapters there are', async () => {
+    const r = await cli(['info'], { FLASHRING_ADAPTER: 'no-such-gpu-xyz' });
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^flashring info: no WebGPU adapter matches FLASHRING_ADAPTER='no-such-gpu-xyz' .*the adapters here: '[^']+'/);
+    expect(r.err.trim().split('\n')).toHaveLength(1);
+  });
+
+  it("info shows no Dawn 'artificially reduced' warnings; selftest prints its seed and repeats with --seed", async () => {
+    const info = await cli(['info']);
+    expect(info.code).toBe(0);
+    expect(info.err).not.toMatch(/artificially reduced/);
+    const st = await cli(['selftest', '--seed', '12345']);
+    expect(st.code, st.err).toBe(0);
+    expect(st.out).toMatch(/seed 12345\)/);
+    expect(st.err).not.toMatch(/artificially reduced/);
+  }, 120_000);
 });
 
 describe('flashring memory and replay', () => {

@@ -49,10 +49,38 @@ describe('.npy', () => {
       [rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", f4), /truncated data/],
       [rawNpy("{'shape': (2,), }", f4), /malformed header/],
       [rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", f4).subarray(0, 20), /truncated header/],
+      // A version 2 file cut after 10 bytes: its 4-byte header length is not all there.
+      [rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", f4, 2).subarray(0, 10), /truncated header: a version 2 file needs 12 bytes/],
+      [rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", f4), /4 unexpected bytes after the data/],
+      [rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", f4), /bad shape/],
+      [rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,,1), }", f4), /bad shape/],
+      [rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (n,), }", f4), /bad shape/],
+      [rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", f4), /too large/],
+      [rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (65536, 65536, 65536), }", f4), /too large/],
+      [rawNpy("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", f4), /dtype '<c8' is not supported/],
+      [rawNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", f4).subarray(0, 7), /magic/],
     ];
     for (const [bytes, re] of cases) {
       expect(() => parseNpy(bytes, 'x.npy')).toThrow(NpyError);
       expect(() => parseNpy(bytes, 'x.npy')).toThrow(re);
+      expect(() => parseNpy(bytes, 'x.npy')).toThrow(/^x\.npy: /);
+    }
+  });
+
+  it('random and damaged bytes give an NpyError, never another exception (seeded)', () => {
+    const seed = 20261201;
+    let st = seed;
+    const rnd = () => ((st = (Math.imul(st, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    const good = encodeNpy({ dtype: 'f4', shape: [2, 3], data: new Float32Array(6) });
+    for (let i = 0; i < 3000; i++) {
+      const b = rnd() < 0.5 ? Uint8Array.from({ length: Math.floor(rnd() * 160) }, () => Math.floor(rnd() * 256)) : good.slice(0, Math.floor(rnd() * (good.length + 8)));
+      if (rnd() < 0.7 && b.length >= 8) b.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1 + Math.floor(rnd() * 3)], 0);
+      if (b.length > 12 && rnd() < 0.5) b[8 + Math.floor(rnd() * (b.length - 8))] = Math.floor(rnd() * 256);
+      try {
+        parseNpy(b, 'r.npy');
+      } catch (e) {
+        expect(e, `seed ${seed}, case ${i}`).toBeInstanceOf(NpyError);
+      }
     }
   });
 });

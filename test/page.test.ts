@@ -113,4 +113,68 @@ describe('the page in headless Chromium', () => {
     await page.screenshot({ path: join(out, 'page.png'), fullPage: true });
     expect(consoleErrors).toEqual([]);
   }, 300_000);
+
+  const blank = (p: Page) => p.evaluate(() => {
+    const c = document.getElementById('timeline') as HTMLCanvasElement;
+    return c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data.every((v) => v === 0);
+  });
+  const liveDone = (p: Page) => p.waitForFunction(() => (window as unknown as { __flashring: { live?: { done?: boolean } } }).__flashring.live?.done === true, null, { timeout: 120_000 });
+
+  it('a failed run clears the earlier results and says why in the form\'s words', async () => {
+    expect(await page.textContent('#live-results')).toMatch(/within tolerance/); // from the run above
+    expect(await blank(page)).toBe(false);
+    await page.fill('#live-form input[name=D]', '12');
+    await page.click('#live-run');
+    await liveDone(page);
+    expect(await page.textContent('#live-status')).toBe('Head size D must be a multiple of 8 (it is 12).');
+    expect(await page.textContent('#live-results')).toBe('');
+    expect(await blank(page)).toBe(true);
+    await page.fill('#live-form input[name=D]', '16');
+    await page.fill('#live-form input[name=R]', '9');
+    await page.click('#live-run');
+    await liveDone(page);
+    expect(await page.textContent('#live-status')).toMatch(/^Ranks R must be a whole number from 1 to 8 \(it is 9\)\.$/);
+    await page.fill('#live-form input[name=R]', '2');
+  });
+
+  it('a dropped timeline without phases is refused by name and leaves the drawn timeline alone', async () => {
+    const tl = { kind: 'flashring.timeline', version: 1, R: 1, layout: 'contiguous', adapters: ['x'], summary: { overlapEfficiency: 1 },
+      phases: [{ phase: 'forward', wallMs: 4, steps: [{ step: 0, rank: 0, start: 0, computeEnd: 3, transferEnd: 3, end: 3, transferMs: 0, idleMs: 1 }] }] };
+    await page.setInputFiles('#timeline-file', { name: 'good.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(tl)) });
+    await page.waitForFunction(() => /showing good\.json: R=1/.test(document.getElementById('live-status')!.textContent ?? ''));
+    expect(await blank(page)).toBe(false);
+    const { phases: _, ...noPhases } = tl;
+    await page.setInputFiles('#timeline-file', { name: 'nophases.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(noPhases)) });
+    await page.waitForFunction(() => /nophases\.json could not be read/.test(document.getElementById('live-status')!.textContent ?? ''));
+    expect(await page.textContent('#live-status')).toBe('nophases.json could not be read — it has no phases to draw (the "phases" list is missing or empty)');
+    expect(await blank(page)).toBe(false);
+    await page.setInputFiles('#timeline-file', { name: 'badstep.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ ...tl, phases: [{ phase: 'forward', wallMs: 1, steps: [{ rank: 5 }] }] })) });
+    await page.waitForFunction(() => /badstep\.json could not be read — step 1 of phase 1 lacks a valid rank/.test(document.getElementById('live-status')!.textContent ?? ''));
+    expect(await blank(page)).toBe(false);
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('Cancel acts within a second; the next run reuses the devices', async () => {
+    const acquired = await hooks<number>(page, 'liveDevicesAcquired');
+    expect(acquired).toBe(2); // the first live run's two ranks
+    await page.fill('#live-form input[name=N]', '4096'); // seconds per ring step on SwiftShader
+    await page.fill('#live-form input[name=D]', '16');
+    await page.fill('#live-form input[name=H]', '2');
+    await page.click('#live-run');
+    await page.waitForFunction(() => /^running on/.test(document.getElementById('live-status')!.textContent ?? ''), null, { timeout: 60_000 });
+    const t0 = Date.now();
+    await page.click('#live-cancel');
+    await page.waitForFunction(() => document.getElementById('live-status')!.textContent === 'cancelled', null, { timeout: 5_000 });
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(await page.isDisabled('#live-run')).toBe(false);
+    expect(await hooks<{ cancelled?: boolean }>(page, 'live')).toEqual({ done: true, cancelled: true });
+    await page.fill('#live-form input[name=N]', '32');
+    await page.fill('#live-form input[name=D]', '16');
+    await page.fill('#live-form input[name=H]', '1');
+    await page.click('#live-run');
+    await liveDone(page);
+    expect((await hooks<{ ok?: boolean }>(page, 'live')).ok).toBe(true);
+    expect(await hooks<number>(page, 'liveDevicesAcquired')).toBe(2);
+    expect(consoleErrors).toEqual([]);
+  }, 300_000);
 });

@@ -9,14 +9,7 @@ import {
 import { MemoryChartConfig, coincidentNote, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
 import { parseMegatronLog } from '../src/memory/megatron.js';
-import { acquireDevices, adapterName, FlashDevice } from '../src/gpu/device.js';
-import { ringAttention, RingTimeline } from '../src/ring/ringAttention.js';
-import { Layout } from '../src/ring/schedule.js';
-import { referenceBackward, referenceForward } from '../src/reference/attention.js';
-import { randn, referenceInput, relErr, TOL } from '../src/reference/compare.js';
-import { attentionFlops, AttentionShape, numel } from '../src/shape.js';
-import { toF32 } from '../src/kernels/attention.js';
-import { PrecisionRequest } from '../src/kernels/common.js';
+import { setupLive } from './live.js';
 import measuredCsv from '../bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv?raw';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -229,153 +222,9 @@ function wireDrop(zone: HTMLElement, input: HTMLInputElement, onFiles: (f: File[
   });
 }
 
-// ---------- live run ----------
+// ---------- live run (web/live.ts) ----------
 
-const live = $<HTMLFormElement>('live-form');
-const lf = (n: string) => live.elements.namedItem(n) as HTMLInputElement;
-const runBtn = $<HTMLButtonElement>('live-run'), cancelBtn = $<HTMLButtonElement>('live-cancel');
-const gpu = (navigator as Navigator & { gpu?: GPU }).gpu;
-let cancelled = false;
-
-if (!gpu) {
-  $('live-support').textContent = 'WebGPU is not available in this browser, so the live run cannot start (the planner and replay work without it). ' +
-    'Use Chrome or Edge 113+ (on Linux start it with --enable-unsafe-webgpu), or Safari 26+.';
-  runBtn.disabled = true;
-} else $('live-support').textContent = 'Runs the FlashAttention kernels and the CP ring (each rank its own WebGPU device) in this tab, checked against float64 attention on the CPU when the size allows.';
-
-class Cancelled extends Error {}
-
-async function liveRun(): Promise<void> {
-  const N = Number(lf('N').value), D = Number(lf('D').value), H = Number(lf('H').value), R = Number(lf('R').value);
-  const layout = lf('layout').value as Layout, precision = lf('precision').value as PrecisionRequest;
-  const causal = lf('causal').checked, backward = lf('backward').checked;
-  const status = $('live-status'), progress = $<HTMLProgressElement>('live-progress');
-  const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };
-  runBtn.disabled = true;
-  cancelBtn.disabled = false;
-  cancelled = false;
-  progress.value = 0;
-  let devs: FlashDevice[] = [];
-  hooks.live = { done: false };
-  try {
-    status.textContent = `acquiring ${R} device(s)…`;
-    devs = await acquireDevices(gpu!, R);
-    const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3), ...(backward ? { dout: randn(numel(s, 'q'), 4) } : {}) };
-    const phases = backward ? 2 : 1;
-    status.textContent = `running on ${adapterName(devs[0].adapter)}…`;
-    const res = await ringAttention(devs, s, x, {
-      causal, layout, precision,
-      onStep: ({ phase, step, steps }) => {
-        if (cancelled) throw new Cancelled('cancelled');
-        progress.value = ((phase === 'backward' ? steps : 0) + step + 1) / (phases * steps);
-      },
-    });
-    const tl = res.timeline;
-    const wall = tl.phases.reduce((a, p) => a + p.wallMs, 0);
-    const flops = attentionFlops(s, causal, backward ? 'fwd+bwd' : 'fwd');
-    const rows: [string, string][] = [
-      ['adapter', `${adapterName(devs[0].adapter)} (${res.precision})`],
-      ['achieved', `${rate(flops / (wall * 1e-3))} over ${wall.toFixed(1)} ms (ring wall time; FLOPs 4·H·N²·D${causal ? ' ×0.5' : ''}${backward ? ' ×3.5' : ''})`],
-      ['overlap efficiency', `${(100 * tl.summary.overlapEfficiency).toFixed(1)}% (unhidden transfer ${(100 * tl.summary.unhiddenFraction).toFixed(1)}% of step time)`],
-      ['peak bytes per rank', tl.ranks.map((r) => `${(r.peakBytes / 1024 / 1024).toFixed(2)} MiB`).join(', ')],
-    ];
-    const errs: Record<string, number> = {};
-    if (H * N * N * D <= 4e7) {
-      const f = (a: Float32Array) => referenceInput(a, res.precision);
-      const rf = referenceForward(s, f(x.q), f(x.k), f(x.v), { causal });
-      errs.O = relErr(toF32(res.o), rf.o);
-      errs.LSE = relErr(res.lse, rf.lse);
-      if (backward) {
-        const rb = referenceBackward(s, f(x.q), f(x.k), f(x.v), f(x.dout!), { causal });
-        errs.dQ = relErr(toF32(res.dq!), rb.dq);
-        errs.dK = relErr(toF32(res.dk!), rb.dk);
-        errs.dV = relErr(toF32(res.dv!), rb.dv);
-      }
-      const tol = TOL[res.precision];
-      const ok = Object.entries(errs).every(([k, e]) => e <= (k.startsWith('d') ? tol.grad : tol.out));
-      rows.push(['error vs float64', `${Object.entries(errs).map(([k, e]) => `${k} ${e.toExponential(2)}`).join(', ')} — ${ok ? 'within' : 'OVER'} tolerance`]);
-      hooks.live = { done: true, errors: errs, ok, precision: res.precision };
-    } else {
-      rows.push(['error vs float64', 'not computed at this size (H·N²·D > 4·10⁷): the CPU reference would take too long']);
-      hooks.live = { done: true, errors: null, precision: res.precision };
-    }
-    showResults(rows);
-    drawTimeline(tl);
-    status.textContent = 'done';
-  } catch (e) {
-    status.textContent = e instanceof Cancelled ? 'cancelled' : `failed: ${(e as Error).message}`;
-    hooks.live = { done: true, failed: (e as Error).message };
-  } finally {
-    for (const d of devs) d.destroy();
-    runBtn.disabled = !gpu;
-    cancelBtn.disabled = true;
-  }
-}
-
-/** FLOP/s in the unit that keeps 3 significant digits readable. */
-function rate(flopsPerSecond: number): string {
-  const units: [number, string][] = [[1e12, 'TFLOP/s'], [1e9, 'GFLOP/s'], [1e6, 'MFLOP/s']];
-  const [div, unit] = units.find(([d]) => flopsPerSecond >= d) ?? [1e6, 'MFLOP/s'];
-  return `${(flopsPerSecond / div).toPrecision(3)} ${unit}`;
-}
-
-function showResults(rows: [string, string][]): void {
-  const t = $('live-results');
-  t.replaceChildren(...rows.map(([k, v]) => {
-    const tr = document.createElement('tr');
-    tr.innerHTML = '<th></th><td></td>';
-    tr.cells[0].textContent = k;
-    (tr.children[1] as HTMLElement).textContent = v;
-    return tr;
-  }));
-}
-
-/** One row per rank: compute (blue), transfer (orange, lower half), idle (grey), phases in sequence. */
-function drawTimeline(tl: RingTimeline): void {
-  const c = $<HTMLCanvasElement>('timeline');
-  const g = c.getContext('2d')!;
-  g.clearRect(0, 0, c.width, c.height);
-  const total = tl.phases.reduce((a, p) => a + p.wallMs, 0) || 1;
-  const left = 70, w = c.width - left - 10, rowH = Math.min(40, (c.height - 30) / tl.R);
-  const X = (ms: number) => left + (ms / total) * w;
-  g.font = '12px system-ui';
-  let offset = 0;
-  for (const ph of tl.phases) {
-    g.fillStyle = '#333';
-    g.fillText(ph.phase, X(offset) + 2, 12);
-    for (const st of ph.steps) {
-      const y = 18 + st.rank * rowH;
-      g.fillStyle = '#1f77b4';
-      g.fillRect(X(offset + st.start), y, Math.max(1, X(offset + st.computeEnd) - X(offset + st.start)), rowH * 0.5 - 2);
-      if (st.transferMs > 0) {
-        g.fillStyle = '#ff7f0e';
-        g.fillRect(X(offset + st.transferEnd - st.transferMs), y + rowH * 0.5, Math.max(1, X(st.transferMs) - left), rowH * 0.5 - 4);
-      }
-      if (st.idleMs > 0) {
-        g.fillStyle = '#ccc';
-        g.fillRect(X(offset + st.end), y, Math.max(1, X(st.idleMs) - left), rowH - 4);
-      }
-    }
-    offset += ph.wallMs;
-  }
-  g.fillStyle = '#333';
-  for (let r = 0; r < tl.R; r++) g.fillText(`rank ${r}`, 4, 18 + r * rowH + rowH / 2);
-  g.fillText(`${total.toFixed(1)} ms · blue compute · orange transfer · grey idle · overlap ${(100 * tl.summary.overlapEfficiency).toFixed(0)}%`, left, c.height - 4);
-}
-
-runBtn.addEventListener('click', () => void liveRun());
-cancelBtn.addEventListener('click', () => { cancelled = true; });
-wireDrop($('timeline-drop'), $<HTMLInputElement>('timeline-file'), async (files) => {
-  const f = files[0];
-  try {
-    const tl = JSON.parse(await f.text()) as RingTimeline;
-    if (tl.kind !== 'flashring.timeline') throw new Error('not a flashring timeline (kind "flashring.timeline" missing)');
-    drawTimeline(tl);
-    $('live-status').textContent = `showing ${f.name}: R=${tl.R} ${tl.layout}, ${tl.adapters[0] ?? ''}`;
-  } catch (e) {
-    $('live-status').textContent = `${f.name} could not be read — ${(e as Error).message}`;
-  }
-});
+setupLive(hooks);
 
 loadView();
 renderPlanner();

@@ -1,14 +1,15 @@
 /** `flashring attention`: FlashAttention on .npy tensors. */
-import { parseArgs } from 'node:util';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InputError } from '../errors.js';
-import { acquireDevices, adapterName } from '../gpu/device.js';
+import { acquireDevices, adapterName, FlashDevice } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
 import { parseNpy, encodeNpy, NpyArray } from './npy.js';
-import { attentionForward, attentionBackward, HostTensor } from '../kernels/attention.js';
+import { attentionForward, attentionBackward, checkHalfRange, HostTensor } from '../kernels/attention.js';
 import { AttentionShape } from '../shape.js';
-import { PrecisionRequest } from '../kernels/common.js';
+import { Precision } from '../kernels/common.js';
+import { checkOutputDir, checkOutputFile, numberArg, parseCommand, writeFilesAtomically } from './args.js';
+import { RingArgs, checkRingArgs, parseRingArgs } from './ringCli.js';
 
 const HELP = `usage: flashring attention --q q.npy --k k.npy --v v.npy --out DIR [options]
   Tensors are [B, H, N, D] (or [H, N, D] for B = 1), float16/float32/float64, C order.
@@ -16,26 +17,68 @@ const HELP = `usage: flashring attention --q q.npy --k k.npy --v v.npy --out DIR
   Writes DIR/o.npy ([B, Hq, Nq, D]) and DIR/lse.npy ([B, Hq, Nq], f32, natural log).
 options:
   --causal              causal mask (bottom-right aligned when Nq != Nk)
-  --scale S             softmax scale (default 1/sqrt(D))
-  --precision P         f32 | f16 | auto (default auto: f16 where the adapter has shader-f16)
+  --scale S             softmax scale, a positive number (default 1/sqrt(D))
+  --precision P         f32 | f16 | auto (default auto: the inputs' dtype. float32 in, f32
+                        computed and written; float16 in, f16 where the adapter has shader-f16,
+                        else f32 with a note; float64 in, f32 with a note). f16 must be asked
+                        for to round f32 data; a value beyond float16's range is then an error
   --do dO.npy           also run the backward pass; writes dq.npy, dk.npy, dv.npy
-  --cp R                run as a context-parallel ring of R devices (same outputs)
-  --layout L            ring sharding: contiguous | zigzag | striped (default zigzag)
-  --timeline FILE       with --cp: write the ring's JSON timeline`;
+  --cp R                run as a context-parallel ring of R devices (same outputs; 1..64, at most N)
+  --layout L            with --cp: ring sharding contiguous | zigzag | striped (default zigzag)
+  --timeline FILE       with --cp: write the ring's JSON timeline
+Every value is checked before any GPU work; outputs appear only when the whole run succeeded.`;
 
-async function loadTensor(path: string, name: string): Promise<{ arr: NpyArray; dims: number[] }> {
+const OPTIONS = {
+  q: { type: 'string' }, k: { type: 'string' }, v: { type: 'string' }, do: { type: 'string' },
+  out: { type: 'string' }, causal: { type: 'boolean' }, scale: { type: 'string' },
+  precision: { type: 'string' }, cp: { type: 'string' }, layout: { type: 'string' }, timeline: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+interface Tensor { name: string; path: string; arr: NpyArray; dims: number[] }
+
+/** The command line, every value checked (nothing read or written yet). */
+export interface AttentionArgs {
+  files: { q: string; k: string; v: string; do?: string };
+  out: string;
+  causal: boolean;
+  scale?: number;
+  precision: 'f32' | 'f16' | 'auto';
+  ring: RingArgs | null;
+}
+
+export function parseAttentionArgs(argv: string[]): AttentionArgs | null {
+  const { values } = parseCommand('attention', argv, OPTIONS);
+  if (values.help) return null;
+  for (const k of ['q', 'k', 'v', 'out'] as const) {
+    if (values[k] === undefined) throw new InputError(`--${k} is required (see flashring attention --help)`);
+    if (values[k] === '') throw new InputError(`--${k} must name a file, got ''`);
+  }
+  if (values.do === '') throw new InputError(`--do must name a file, got ''`);
+  const precision = values.precision ?? 'auto';
+  if (precision !== 'f32' && precision !== 'f16' && precision !== 'auto') throw new InputError(`--precision must be f32, f16 or auto, got '${precision}'`);
+  const scale = values.scale === undefined ? undefined : numberArg('scale', values.scale, { above: 0, what: 'a positive number (e.g. 0.125)' });
+  return {
+    files: { q: values.q!, k: values.k!, v: values.v!, ...(values.do !== undefined ? { do: values.do } : {}) },
+    out: values.out!, causal: !!values.causal, scale, precision,
+    ring: parseRingArgs(values),
+  };
+}
+
+async function loadTensor(path: string, name: string): Promise<Tensor> {
   let bytes: Uint8Array;
   try {
     bytes = new Uint8Array(await readFile(path));
   } catch (e) {
-    throw new InputError(`cannot read ${name} from ${path}: ${(e as Error).message}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new InputError(`cannot read ${name} from ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : (e as Error).message.split('\n')[0]}`);
   }
   const arr = parseNpy(bytes, path);
   if (arr.shape.length !== 3 && arr.shape.length !== 4)
     throw new InputError(`${name} (${path}) has shape (${arr.shape.join(', ')}); expected [B, H, N, D] or [H, N, D]`);
   if (arr.shape.some((d) => d === 0)) throw new InputError(`${name} (${path}) is empty: shape (${arr.shape.join(', ')})`);
   const dims = arr.shape.length === 3 ? [1, ...arr.shape] : arr.shape;
-  return { arr, dims };
+  return { name, path, arr, dims };
 }
 
 /** f64 arrays become f32; f16 stays raw bits; f32 as is. */
@@ -49,70 +92,88 @@ export function shapeFrom(q: number[], k: number[], v: number[]): AttentionShape
   if (k.join() !== v.join()) throw new InputError(`K has shape [${k}] but V has [${v}]; they must match`);
   if (Bk !== B) throw new InputError(`batch mismatch: Q has B=${B}, K/V have B=${Bk}`);
   if (Dk !== D) throw new InputError(`head dim mismatch: Q has D=${D}, K/V have D=${Dk}`);
+  if (Hq % Hkv !== 0) throw new InputError(`Q has ${Hq} heads, not a multiple of K/V's ${Hkv} (grouped-query attention)`);
   return { B, Hq, Hkv, Nq, Nk, D };
 }
 
+/**
+ * The precision before any device is seen: 'auto' is the inputs' dtype (all float16 → f16, else
+ * f32); f16 asked for with wider inputs checks each value fits float16. Notes go to stderr.
+ */
+function requestedPrecision(req: AttentionArgs['precision'], tensors: Tensor[]): Precision {
+  const wide = tensors.filter((t) => t.arr.dtype === 'f8');
+  if (req === 'f16') {
+    for (const t of tensors) if (t.arr.dtype !== 'f2') checkHalfRange(`${t.name} (${t.path})`, t.arr.data);
+    return 'f16';
+  }
+  if (wide.length) console.error(`note: ${wide.map((t) => t.name).join(', ')} ${wide.length > 1 ? 'are' : 'is'} float64; computing in f32 and writing float32`);
+  if (req === 'f32') return 'f32';
+  return tensors.every((t) => t.arr.dtype === 'f2') ? 'f16' : 'f32';
+}
+
+/** f16 asked for by the data on a device without shader-f16: f32, with a note. */
+export function devicePrecision(p: Precision, req: AttentionArgs['precision'], dev: FlashDevice): Precision {
+  if (p === 'f16' && req === 'auto' && !dev.hasF16) {
+    console.error(`note: the inputs are float16 but ${adapterName(dev.adapter)} has no shader-f16; computing in f32 and writing float32`);
+    return 'f32';
+  }
+  return p;
+}
+
 export async function attentionCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      q: { type: 'string' }, k: { type: 'string' }, v: { type: 'string' }, do: { type: 'string' },
-      out: { type: 'string' }, causal: { type: 'boolean' }, scale: { type: 'string' },
-      precision: { type: 'string' }, cp: { type: 'string' }, layout: { type: 'string' }, timeline: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
+  const a = parseAttentionArgs(argv);
+  if (!a) {
     console.log(HELP);
     return 0;
   }
-  for (const k of ['q', 'k', 'v', 'out'] as const) if (!values[k]) throw new InputError(`--${k} is required\n${HELP}`);
-  const precision = (values.precision ?? 'auto') as PrecisionRequest;
-  if (!['f32', 'f16', 'auto'].includes(precision)) throw new InputError(`--precision must be f32, f16 or auto, got '${precision}'`);
-  const scale = values.scale === undefined ? undefined : Number(values.scale);
-  if (scale !== undefined && !Number.isFinite(scale)) throw new InputError(`--scale must be a number, got '${values.scale}'`);
-  const [q, k, v] = await Promise.all([loadTensor(values.q!, 'Q'), loadTensor(values.k!, 'K'), loadTensor(values.v!, 'V')]);
+  await checkOutputDir('out', a.out);
+  if (a.ring?.timeline !== undefined) await checkOutputFile('timeline', a.ring.timeline);
+  const [q, k, v] = await Promise.all([loadTensor(a.files.q, 'Q'), loadTensor(a.files.k, 'K'), loadTensor(a.files.v, 'V')]);
   const s = shapeFrom(q.dims, k.dims, v.dims);
-  const dout = values.do ? await loadTensor(values.do, 'dO') : null;
+  const dout = a.files.do !== undefined ? await loadTensor(a.files.do, 'dO') : null;
   if (dout && dout.dims.join() !== q.dims.join()) throw new InputError(`dO has shape [${dout.dims}] but Q has [${q.dims}]; they must match`);
-  const opts = { causal: !!values.causal, scale, precision };
+  if (a.ring) checkRingArgs(a.ring, s, a.causal);
+  const p = requestedPrecision(a.precision, [q, k, v, ...(dout ? [dout] : [])]);
   const t = { q: hostOf(q.arr), k: hostOf(k.arr), v: hostOf(v.arr) };
-  await mkdir(values.out!, { recursive: true });
-
-  if (values.cp !== undefined) {
+  const opts = { causal: a.causal, scale: a.scale };
+  if (a.ring) {
     const { ringCommand } = await import('./ringCli.js');
-    return ringCommand(s, t, dout ? hostOf(dout.arr) : null, opts, values);
+    return ringCommand(s, t, dout ? hostOf(dout.arr) : null, { ...opts, precision: p, request: a.precision }, { ...a.ring, out: a.out });
   }
-
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
+    const precision = devicePrecision(p, a.precision, dev);
     console.error(`attention ${JSON.stringify(s)} causal=${opts.causal} on ${adapterName(dev.adapter)}`);
     const t0 = performance.now();
-    const fwd = await attentionForward(dev, s, t, opts);
+    const fwd = await attentionForward(dev, s, t, { ...opts, precision });
     const t1 = performance.now();
-    await writeOutputs(values.out!, s, fwd.precision, { o: fwd.o }, fwd.lse);
+    const tensors: Record<string, HostTensor> = { o: fwd.o };
     let msg = `forward (${fwd.precision}) ${(t1 - t0).toFixed(1)} ms (incl. upload and readback)`;
     if (dout) {
-      const bwd = await attentionBackward(dev, s, { ...t, o: fwd.o, lse: fwd.lse, dout: hostOf(dout.arr) }, opts);
+      const bwd = await attentionBackward(dev, s, { ...t, o: fwd.o, lse: fwd.lse, dout: hostOf(dout.arr) }, { ...opts, precision });
       msg += `; backward ${(performance.now() - t1).toFixed(1)} ms`;
-      await writeOutputs(values.out!, s, fwd.precision, { dq: bwd.dq, dk: bwd.dk, dv: bwd.dv });
+      Object.assign(tensors, { dq: bwd.dq, dk: bwd.dk, dv: bwd.dv });
     }
-    console.error(`${msg}; wrote ${['o', 'lse', ...(dout ? ['dq', 'dk', 'dv'] : [])].map((n) => join(values.out!, `${n}.npy`)).join(', ')}`);
+    const files = outputFiles(a.out, s, fwd.precision, tensors, fwd.lse);
+    await writeFilesAtomically(files, [a.out]);
+    console.error(`${msg}; wrote ${files.map((f) => f.path).join(', ')}`);
     return 0;
   } finally {
     dev.destroy();
   }
 }
 
-export async function writeOutputs(
-  dir: string, s: AttentionShape, precision: 'f32' | 'f16', tensors: Record<string, HostTensor>, lse?: Float32Array,
-): Promise<void> {
+/** The .npy files of a run's outputs (f16 bits as float16, f32 as float32; LSE always float32). */
+export function outputFiles(
+  dir: string, s: AttentionShape, precision: Precision, tensors: Record<string, HostTensor>, lse?: Float32Array,
+): { path: string; data: Uint8Array }[] {
   const dtype = precision === 'f16' ? 'f2' : 'f4';
-  for (const [name, data] of Object.entries(tensors)) {
+  const files = Object.entries(tensors).map(([name, data]) => {
     const heads = name === 'dk' || name === 'dv' ? s.Hkv : s.Hq;
     const n = name === 'dk' || name === 'dv' ? s.Nk : s.Nq;
     const arr: NpyArray = data instanceof Uint16Array ? { dtype: 'f2', shape: [s.B, heads, n, s.D], data } : { dtype, shape: [s.B, heads, n, s.D], data };
-    await writeFile(join(dir, `${name}.npy`), encodeNpy(arr));
-  }
-  if (lse) await writeFile(join(dir, 'lse.npy'), encodeNpy({ dtype: 'f4', shape: [s.B, s.Hq, s.Nq], data: lse }));
+    return { path: join(dir, `${name}.npy`), data: encodeNpy(arr) };
+  });
+  if (lse) files.push({ path: join(dir, 'lse.npy'), data: encodeNpy({ dtype: 'f4', shape: [s.B, s.Hq, s.Nq], data: lse }) });
+  return files;
 }

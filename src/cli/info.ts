@@ -1,12 +1,12 @@
 /** `flashring info`, `flashring selftest`, `flashring start`. */
-import { parseArgs } from 'node:util';
 import { acquireDevices, adapterName, AdapterSummary, summarizeAdapter, FlashDevice } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
-import { InputError, NoAdapterError } from '../errors.js';
+import { NoAdapterError } from '../errors.js';
 import { freshSeed } from '../reference/compare.js';
 import { CheckResult, checkAgainstReference } from '../kernels/check.js';
 import { AttentionShape } from '../shape.js';
 import { Precision, planTiles } from '../kernels/common.js';
+import { numberArg, parseCommand } from './args.js';
 
 /** Every distinct adapter Dawn offers (each power preference, and the fallback adapter). */
 export async function listAdapters(): Promise<AdapterSummary[]> {
@@ -49,7 +49,7 @@ export function formatAdapter(a: AdapterSummary, i: number): string {
 }
 
 export async function info(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseCommand('info', argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
   if (values.help) {
     console.log('usage: flashring info [--json]\n  Lists each WebGPU adapter Dawn finds. FLASHRING_ADAPTER=<name> selects one.');
     return 0;
@@ -76,20 +76,22 @@ export async function runSelftest(dev: FlashDevice, seed = freshSeed()): Promise
 }
 
 export async function selftest(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseCommand('selftest', argv, { seed: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
   if (values.help) {
-    console.log('usage: flashring selftest\n  Forward+backward (B=1, Hq=4, Hkv=2, N=100, D=64) per precision, causal and not, against the float64 reference.');
+    console.log('usage: flashring selftest [--seed S]\n  Forward+backward (B=1, Hq=4, Hkv=2, N=100, D=64) per precision, causal and not, against the float64 reference.\n  Inputs are fresh random numbers; the seed is printed, and --seed S (an integer 0..2³²−1) repeats a run.');
     return 0;
   }
+  const seed = values.seed === undefined ? freshSeed() : numberArg('seed', values.seed, { integer: true, min: 0, max: 2 ** 32 - 1, what: 'an integer from 0 to 4294967295' });
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
-    console.log(`self-test on ${adapterName(dev.adapter)} (shape B=1 Hq=4 Hkv=2 N=100 D=64, fresh random inputs)`);
-    const rows = await runSelftest(dev);
+    console.log(`self-test on ${adapterName(dev.adapter)} (shape B=1 Hq=4 Hkv=2 N=100 D=64, random inputs, seed ${seed})`);
+    const rows = await runSelftest(dev, seed);
     const e = (x: number) => x.toExponential(2).padStart(9);
     console.log('precision  causal  err O      err LSE    err dQ     err dK     err dV     result');
     for (const r of rows)
       console.log(`${r.precision.padEnd(9)}  ${String(r.causal).padEnd(6)}  ${e(r.errO)}  ${e(r.errLSE)}  ${e(r.errDQ)}  ${e(r.errDK)}  ${e(r.errDV)}  ${r.ok ? 'ok' : 'FAIL'}`);
     console.log('(relative norm ‖x − ref‖/‖ref‖; tolerances f32 1e-5 O/LSE, 1e-4 grads; f16 5e-3, 2e-2)');
+    if (!rows.every((r) => r.ok)) console.log(`repeat this run with: flashring selftest --seed ${seed}`);
     return rows.every((r) => r.ok) ? 0 : 1;
   } finally {
     dev.destroy();
@@ -101,18 +103,17 @@ export async function selftest(argv: string[]): Promise<number> {
  * and served on localhost (until Ctrl-C). --no-serve stops after the self-test.
  */
 export async function start(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { 'no-serve': { type: 'boolean' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseCommand('start', argv, { 'no-serve': { type: 'boolean' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
   if (values.help) {
     console.log('usage: flashring start [--no-serve] [--port P]\n  Adapters, GPU self-test, then build the page and serve it on http://localhost:P (default 5173).');
     return 0;
   }
+  const port = values.port === undefined ? 5173 : numberArg('port', values.port, { integer: true, min: 0, max: 65535, what: 'a port number (0..65535)' });
   const rc = await info([]);
   if (rc) return rc;
   console.log('');
   const st = await selftest([]);
   if (st || values['no-serve']) return st;
-  const port = Number(values.port ?? 5173);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InputError(`--port must be a port number, got '${values.port}'`);
   const vite = await import('vite');
   console.log('\nbuilding the page …');
   await vite.build({ logLevel: 'warn' });

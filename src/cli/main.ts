@@ -2,7 +2,7 @@
  * The `flashring` command. Subcommands: info, selftest, attention, memory, replay, bench, start.
  * Errors flashring raises on purpose print as one line (`flashring: …`) with exit code 2.
  */
-import { FlashringError } from '../errors.js';
+import { FlashringError, NoAdapterError } from '../errors.js';
 
 type Command = { summary: string; run: (argv: string[]) => Promise<number> };
 
@@ -39,16 +39,28 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await c.run(rest);
   } catch (e) {
-    if (e instanceof FlashringError) {
-      console.error(`flashring ${cmd}: ${e.message}`);
-      return 2;
-    }
-    if (e instanceof TypeError && (e as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      console.error(`flashring ${cmd}: ${e.message} (see flashring ${cmd} --help)`);
-      return 2;
-    }
-    throw e;
+    const line = await userMistake(e);
+    if (line === null) throw e;
+    console.error(`flashring ${cmd}: ${line}`);
+    return 2;
   } finally {
     (await import('../gpu/node.js')).releaseNodeGPU();
   }
+}
+
+/**
+ * The one line an ordinary mistake prints, or null for a bug (which keeps its stack trace):
+ * flashring's own errors, command-line parsing errors, and file-system errors on a named path.
+ */
+async function userMistake(e: unknown): Promise<string | null> {
+  if (e instanceof NoAdapterError) {
+    const { adapterMismatch } = await import('../gpu/node.js');
+    return (await adapterMismatch().catch(() => null)) ?? e.message;
+  }
+  if (e instanceof FlashringError) return e.message;
+  const err = e as NodeJS.ErrnoException;
+  if (typeof err?.code === 'string' && err.code.startsWith('ERR_PARSE_ARGS')) return `${err.message.split('\n')[0]} (see --help)`;
+  if (typeof err?.code === 'string' && typeof err.path === 'string' && typeof err.syscall === 'string')
+    return `cannot ${err.syscall} ${err.path}: ${err.code}`;
+  return null;
 }

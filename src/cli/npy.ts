@@ -14,46 +14,59 @@ export interface NpyArray {
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
 const BYTES: Record<NpyDtype, number> = { f2: 2, f4: 4, f8: 8 };
 
+/**
+ * Parses a whole .npy file. Every defect (wrong magic, a header cut short, unsupported dtype or
+ * order, a malformed shape, data shorter or longer than the shape says) is an NpyError naming `name`.
+ */
 export function parseNpy(bytes: Uint8Array, name = 'array'): NpyArray {
-  if (bytes.length < 10 || MAGIC.some((b, i) => bytes[i] !== b))
+  if (bytes.length < 8 || MAGIC.some((b, i) => bytes[i] !== b))
     throw new NpyError(`${name}: not a .npy file (missing the \\x93NUMPY magic)`);
   const major = bytes[6];
   if (major < 1 || major > 3) throw new NpyError(`${name}: unsupported .npy format version ${major}.${bytes[7]}`);
+  const start = major === 1 ? 10 : 12;
+  if (bytes.length < start) throw new NpyError(`${name}: truncated header: a version ${major} file needs ${start} bytes before its header, the file has ${bytes.length}`);
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLen = major === 1 ? dv.getUint16(8, true) : dv.getUint32(8, true);
-  const start = major === 1 ? 10 : 12;
-  if (start + headerLen > bytes.length) throw new NpyError(`${name}: truncated header`);
+  if (start + headerLen > bytes.length) throw new NpyError(`${name}: truncated header (${headerLen} bytes announced, ${bytes.length - start} present)`);
   const header = new TextDecoder(major === 3 ? 'utf-8' : 'latin1').decode(bytes.subarray(start, start + headerLen));
-  const descr = /'descr'\s*:\s*'([^']*)'/.exec(header)?.[1];
-  const fortran = /'fortran_order'\s*:\s*(True|False)/.exec(header)?.[1];
-  const shapeText = /'shape'\s*:\s*\(([^)]*)\)/.exec(header)?.[1];
-  if (descr === undefined || fortran === undefined || shapeText === undefined)
-    throw new NpyError(`${name}: malformed header ${JSON.stringify(header.trim())}`);
-  if (fortran === 'True') throw new NpyError(`${name}: Fortran-order arrays are not supported; save with np.ascontiguousarray`);
-  const m = /^([<>|=])?f([248])$/.exec(descr);
-  if (!m) throw new NpyError(`${name}: dtype '${descr}' is not supported; use float16, float32 or float64`);
-  if (m[1] === '>') throw new NpyError(`${name}: big-endian data is not supported; save with dtype '<f${m[2]}'`);
-  const dtype = `f${m[2]}` as NpyDtype;
-  const shape = shapeText
-    .split(',')
-    .map((x) => x.trim())
-    .filter((x) => x.length > 0)
-    .map((x) => {
-      const n = Number(x.replace(/L$/, ''));
-      if (!Number.isInteger(n) || n < 0) throw new NpyError(`${name}: bad dimension '${x}' in shape`);
-      return n;
-    });
+  const { dtype, shape } = parseHeader(header, name);
   const count = shape.reduce((a, b) => a * b, 1);
   const dataStart = start + headerLen;
   const need = count * BYTES[dtype];
-  if (bytes.length - dataStart < need)
-    throw new NpyError(`${name}: truncated data: shape (${shape.join(', ')}) needs ${need} bytes, file has ${bytes.length - dataStart}`);
+  const have = bytes.length - dataStart;
+  if (have < need) throw new NpyError(`${name}: truncated data: shape (${shape.join(', ')}) needs ${need} bytes, file has ${have}`);
+  if (have > need) throw new NpyError(`${name}: ${have - need} unexpected bytes after the data of shape (${shape.join(', ')}) (${need} bytes); the file is damaged or not one array`);
   const copy = bytes.slice(dataStart, dataStart + need); // aligned copy
   const data =
     dtype === 'f2' ? new Uint16Array(copy.buffer, 0, count)
     : dtype === 'f4' ? new Float32Array(copy.buffer, 0, count)
     : new Float64Array(copy.buffer, 0, count);
   return { dtype, shape, data };
+}
+
+/** Largest element count accepted (well past any tensor that fits a device). */
+const MAX_ELEMENTS = 2 ** 40;
+
+/** The header dict: descr (little-endian f2/f4/f8), fortran_order False, shape a tuple of integers. */
+function parseHeader(header: string, name: string): { dtype: NpyDtype; shape: number[] } {
+  const descr = /'descr'\s*:\s*'([^']*)'/.exec(header)?.[1];
+  const fortran = /'fortran_order'\s*:\s*(True|False)/.exec(header)?.[1];
+  const shapeText = /'shape'\s*:\s*\(([^)]*)\)/.exec(header)?.[1];
+  if (!header.trimStart().startsWith('{') || descr === undefined || fortran === undefined || shapeText === undefined)
+    throw new NpyError(`${name}: malformed header ${JSON.stringify(header.trim().slice(0, 120))}`);
+  if (fortran === 'True') throw new NpyError(`${name}: Fortran-order arrays are not supported; save with np.ascontiguousarray`);
+  const m = /^([<>|=])?f([248])$/.exec(descr);
+  if (!m) throw new NpyError(`${name}: dtype '${descr}' is not supported; use float16, float32 or float64`);
+  if (m[1] === '>') throw new NpyError(`${name}: big-endian data is not supported; save with dtype '<f${m[2]}'`);
+  if (!/^\s*(\d+L?\s*(,\s*\d+L?\s*)*,?)?\s*$/.test(shapeText)) throw new NpyError(`${name}: bad shape (${shapeText}) in header`);
+  const shape = shapeText
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x.length > 0)
+    .map((x) => Number(x.replace(/L$/, '')));
+  if (shape.some((n) => !Number.isSafeInteger(n)) || shape.reduce((a, b) => a * b, 1) > MAX_ELEMENTS)
+    throw new NpyError(`${name}: shape (${shapeText}) is too large`);
+  return { dtype: `f${m[2]}` as NpyDtype, shape };
 }
 
 export function encodeNpy(arr: NpyArray): Uint8Array {

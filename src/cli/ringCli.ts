@@ -1,14 +1,14 @@
 /** `flashring attention --cp R`: the same outputs as a single device, through the ring. */
-import { writeFile } from 'node:fs/promises';
 import { InputError } from '../errors.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
 import { HostTensor } from '../kernels/attention.js';
-import { PrecisionRequest } from '../kernels/common.js';
+import { Precision, PrecisionRequest } from '../kernels/common.js';
 import { ringAttention, RingTimeline } from '../ring/ringAttention.js';
-import { LAYOUTS, Layout } from '../ring/schedule.js';
+import { LAYOUTS, Layout, ringSchedule } from '../ring/schedule.js';
 import { AttentionShape } from '../shape.js';
-import { writeOutputs } from './attention.js';
+import { devicePrecision, outputFiles } from './attention.js';
+import { numberArg, writeFilesAtomically } from './args.js';
 
 export function formatTimeline(tl: RingTimeline): string {
   const lines = [`ring R=${tl.R} layout=${tl.layout} causal=${tl.causal} ${tl.precision} on ${[...new Set(tl.adapters)].join(', ')}`];
@@ -25,25 +25,54 @@ export function formatTimeline(tl: RingTimeline): string {
   return lines.join('\n');
 }
 
-export async function ringCommand(
-  s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, dout: HostTensor | null,
-  opts: { causal: boolean; scale?: number; precision: PrecisionRequest },
-  values: { cp?: string; layout?: string; timeline?: string; out?: string },
-): Promise<number> {
-  const R = Number(values.cp);
-  if (!Number.isInteger(R) || R < 1) throw new InputError(`--cp must be an integer >= 1, got '${values.cp}'`);
+/** The ring's flags, checked (the sequence length is checked once the tensors are read). */
+export interface RingArgs {
+  R: number;
+  layout: Layout;
+  timeline?: string;
+}
+
+/** Most ranks a ring may have: each rank is a device, acquired one by one. */
+export const MAX_RANKS = 64;
+
+/** `--cp`, `--layout`, `--timeline`: null without --cp (and then the other two are errors). */
+export function parseRingArgs(values: { cp?: string; layout?: string; timeline?: string }): RingArgs | null {
+  if (values.cp === undefined) {
+    for (const f of ['layout', 'timeline'] as const)
+      if (values[f] !== undefined) throw new InputError(`--${f} only applies to a ring run: add --cp R (e.g. --cp 2)`);
+    return null;
+  }
+  const R = numberArg('cp', values.cp, { integer: true, min: 1, max: MAX_RANKS, what: `an integer from 1 to ${MAX_RANKS} (ranks of the ring)` });
   const layout = (values.layout ?? 'zigzag') as Layout;
   if (!LAYOUTS.includes(layout)) throw new InputError(`--layout must be one of ${LAYOUTS.join(', ')}, got '${values.layout}'`);
+  return { R, layout, ...(values.timeline !== undefined ? { timeline: values.timeline } : {}) };
+}
+
+/** What the ring needs of the shape, checked before any device is acquired. */
+export function checkRingArgs(ring: RingArgs, s: AttentionShape, causal: boolean): void {
+  if (s.Nq !== s.Nk) throw new InputError(`--cp splits one sequence: Q has ${s.Nq} tokens but K/V have ${s.Nk}; they must be equal`);
+  if (ring.R > s.Nq) throw new InputError(`--cp ${ring.R} is more ranks than the ${s.Nq} tokens of the sequence: every rank needs at least one token`);
+  ringSchedule(s.Nq, ring.R, ring.layout, causal);
+}
+
+export async function ringCommand(
+  s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, dout: HostTensor | null,
+  opts: { causal: boolean; scale?: number; precision: Precision; request: PrecisionRequest },
+  ring: RingArgs & { out: string },
+): Promise<number> {
+  const { R, layout } = ring;
   const devs = await acquireDevices(await nodeGPU(), R);
   try {
+    const precision = devicePrecision(opts.precision, opts.request, devs[0]);
     console.error(`ring attention ${JSON.stringify(s)} on ${R} device(s): ${adapterName(devs[0].adapter)}`);
     const res = await ringAttention(devs, s, { ...t, ...(dout ? { dout } : {}) }, {
-      ...opts, layout,
+      causal: opts.causal, scale: opts.scale, precision, layout,
       onStep: ({ phase, step, steps }) => process.stderr.write(`\r  ${phase} step ${step + 1}/${steps}   `),
     });
     process.stderr.write('\n');
-    await writeOutputs(values.out!, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, res.lse);
-    if (values.timeline) await writeFile(values.timeline, JSON.stringify(res.timeline, null, 1));
+    const files = outputFiles(ring.out, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, res.lse);
+    if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
+    await writeFilesAtomically(files, [ring.out]);
     console.error(formatTimeline(res.timeline));
     return 0;
   } finally {

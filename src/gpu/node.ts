@@ -26,7 +26,7 @@ export async function nodeGPU(opts: { adapter?: string; extraFlags?: string[] } 
     'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia',
     'disable-dawn-features=timestamp_quantization',
   ];
-  const adapter = opts.adapter ?? process.env.FLASHRING_ADAPTER;
+  const adapter = opts.adapter ?? process.env.FLASHRING_ADAPTER; // '' = every adapter
   if (adapter) flags.push(`adapter=${adapter}`);
   if (process.env.FLASHRING_DAWN_FLAGS) flags.push(...process.env.FLASHRING_DAWN_FLAGS.split(';').filter(Boolean));
   if (opts.extraFlags) flags.push(...opts.extraFlags);
@@ -34,6 +34,23 @@ export async function nodeGPU(opts: { adapter?: string; extraFlags?: string[] } 
   const gpu = mod.create(flags) as unknown as GPU;
   if (!opts.adapter && !opts.extraFlags) cached = gpu;
   return gpu;
+}
+
+/**
+ * With FLASHRING_ADAPTER set and no adapter found: the line saying no adapter matches it and
+ * naming the adapters that do exist (null when the variable is unset).
+ */
+export async function adapterMismatch(): Promise<string | null> {
+  const want = process.env.FLASHRING_ADAPTER;
+  if (!want) return null;
+  const gpu = await nodeGPU({ adapter: '', extraFlags: [] });
+  const names = new Set<string>();
+  for (const o of [{ powerPreference: 'high-performance' }, { powerPreference: 'low-power' }, { forceFallbackAdapter: true }] as GPURequestAdapterOptions[]) {
+    const a = await gpu.requestAdapter(o).catch(() => null);
+    if (a) names.add(a.info.description || a.info.device || a.info.vendor || 'unnamed adapter');
+  }
+  const have = names.size ? `the adapters here: ${[...names].map((n) => `'${n}'`).join(', ')}` : 'no WebGPU adapter is found here at all';
+  return `no WebGPU adapter matches FLASHRING_ADAPTER='${want}' (a part of the adapter's name); ${have}. Unset it or pick one of these.`;
 }
 
 /** Drops the cached GPU object so Node can exit (destroy devices first). */

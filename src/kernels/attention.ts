@@ -3,8 +3,10 @@
  * than one storage binding are split over (batch, kv-head) units (each unit = one K/V head and
  * the query heads that share it), so any size that fits the device's memory runs.
  *
- * Data: f32 tensors are Float32Array; f16 tensors are Uint16Array of raw half bits. Inputs are
- * converted to the chosen precision; outputs come back in it (LSE always f32).
+ * Data: f32 tensors are Float32Array; f16 tensors are Uint16Array of raw half bits. Precision
+ * 'auto' (the default) follows the inputs: f16 only when Q, K and V are all f16 and the device
+ * has shader-f16, else f32. Inputs are converted to the chosen precision; outputs come back in it
+ * (LSE always f32). Asking for f16 with f32 inputs beyond f16's range (|x| > 65504) is an error.
  */
 import { FlashDevice, checkDevice } from '../gpu/device.js';
 import { InputError, LimitError } from '../errors.js';
@@ -39,9 +41,28 @@ export interface BackwardOutput {
   path: KernelPath;
 }
 
-/** Converts a host tensor to the storage type of `p` (f32 → f16 rounds to nearest). */
-export function toPrecision(x: HostTensor, p: Precision): HostTensor {
-  if (p === 'f16') return x instanceof Uint16Array ? x : toHalfArray(x);
+/** Largest finite f16 value. */
+export const HALF_MAX = 65504;
+
+/** Throws an InputError naming the tensor if a finite value lies beyond f16's range (it would become ±Inf). */
+export function checkHalfRange(name: string, x: ArrayLike<number>): void {
+  for (let i = 0; i < x.length; i++) {
+    const a = Math.abs(x[i]);
+    if (a > HALF_MAX && a !== Infinity)
+      throw new InputError(`${name} holds ${x[i]} (element ${i}), beyond float16's range (±${HALF_MAX}); compute in f32 or rescale the input`);
+  }
+}
+
+/**
+ * Converts a host tensor to the storage type of `p` (f32 → f16 rounds to nearest; a finite value
+ * beyond f16's range is an error naming `name`).
+ */
+export function toPrecision(x: HostTensor, p: Precision, name = 'an input tensor'): HostTensor {
+  if (p === 'f16') {
+    if (x instanceof Uint16Array) return x;
+    checkHalfRange(name, x);
+    return toHalfArray(x);
+  }
   return x instanceof Float32Array ? x : fromHalfArray(x);
 }
 
@@ -95,7 +116,7 @@ function slice(x: HostTensor, u: Unit, perUnit: number): HostTensor {
 function prepare(dev: FlashDevice, s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, opts: RunOptions) {
   validateShape(s);
   checkDevice(dev, 'attention');
-  const p = resolvePrecision(dev, opts.precision);
+  const p = resolvePrecision(dev, opts.precision, [t.q, t.k, t.v]);
   const ro = resolveOptions(s, opts);
   const qDims = `[${s.B},${s.Hq},${s.Nq},${s.D}]`;
   const kvDims = `[${s.B},${s.Hkv},${s.Nk},${s.D}]`;
@@ -105,7 +126,7 @@ function prepare(dev: FlashDevice, s: AttentionShape, t: { q: HostTensor; k: Hos
   const G = s.Hq / s.Hkv;
   return {
     p, ro, qDims,
-    q: toPrecision(t.q, p), k: toPrecision(t.k, p), v: toPrecision(t.v, p),
+    q: toPrecision(t.q, p, 'Q'), k: toPrecision(t.k, p, 'K'), v: toPrecision(t.v, p, 'V'),
     /** Elements of one unit: its query heads' Q/O rows, its K/V head, its LSE rows. */
     qPer: G * s.Nq * s.D, kvPer: s.Nk * s.D, lsePer: G * s.Nq,
   };
@@ -162,7 +183,7 @@ export async function attentionBackward(
   checkLength('dO', t.dout, numel(s, 'q'), qDims);
   if (!(t.lse instanceof Float32Array) || t.lse.length !== numel(s, 'lse'))
     throw new InputError(`LSE must be a Float32Array of ${numel(s, 'lse')} elements (shape [${s.B},${s.Hq},${s.Nq}])`);
-  const o = toPrecision(t.o, p), dout = toPrecision(t.dout, p);
+  const o = toPrecision(t.o, p, 'O'), dout = toPrecision(t.dout, p, 'dO');
   const kernel = await FlashBackward.create(dev, s.D, { precision: p, out: p, grad: p }, opts.path);
   const eb = elemBytes(p);
   const dq = newHost(p, numel(s, 'q')), dk = newHost(p, numel(s, 'kv')), dv = newHost(p, numel(s, 'kv'));

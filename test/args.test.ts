@@ -1,0 +1,57 @@
+/** Command-line parsing and output writing shared by the commands (src/cli/args.ts). */
+import { describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { numberArg, parseCommand, writeFilesAtomically } from '../src/cli/args.js';
+import { InputError } from '../src/errors.js';
+
+const OPTS = { scale: { type: 'string' }, causal: { type: 'boolean' } } as const;
+
+describe('parseCommand', () => {
+  it('takes a negative number after a string flag as its value, and --flag=value', () => {
+    expect(parseCommand('t', ['--scale', '-0.125'], OPTS).values.scale).toBe('-0.125');
+    expect(parseCommand('t', ['--scale', '-.5', '--causal'], OPTS).values).toEqual({ scale: '-.5', causal: true });
+    expect(parseCommand('t', ['--scale=-1e3'], OPTS).values.scale).toBe('-1e3');
+  });
+
+  it('turns every parsing mistake into a one-line InputError', () => {
+    for (const [argv, re] of [
+      [['--causal=yes'], /^Option '--causal' does not take an argument \(see flashring t --help\)$/],
+      [['stray'], /^Unexpected argument 'stray'/],
+      [['--bogus'], /^Unknown option '--bogus'/],
+      [['--scale'], /argument missing/],
+      [['--scale', '-x'], /^--scale needs a value \(to give one starting with '-', write --scale=VALUE\)/],
+    ] as [string[], RegExp][]) {
+      expect(() => parseCommand('t', argv, OPTS)).toThrow(InputError);
+      expect(() => parseCommand('t', argv, OPTS)).toThrow(re);
+    }
+  });
+});
+
+describe('numberArg', () => {
+  const pos = { above: 0, what: 'a positive number' };
+  it('accepts plain decimal and scientific numbers only', () => {
+    expect(numberArg('s', '0.125', pos)).toBe(0.125);
+    expect(numberArg('s', '1e-3', pos)).toBe(0.001);
+    expect(numberArg('s', '.5', pos)).toBe(0.5);
+    for (const bad of ['', ' ', '0x10', '0b1', 'Infinity', 'NaN', '1e400', '-1', '0', '1_000', '1 ', '+'])
+      expect(() => numberArg('s', bad, pos), bad).toThrow(`--s must be a positive number, got '${bad}'`);
+  });
+  it('checks integrality and bounds', () => {
+    const rule = { integer: true, min: 1, max: 64, what: 'an integer from 1 to 64' };
+    expect(numberArg('cp', '64', rule)).toBe(64);
+    for (const bad of ['65', '0', '1.5', '-1']) expect(() => numberArg('cp', bad, rule)).toThrow(/--cp must be an integer from 1 to 64/);
+  });
+});
+
+describe('writeFilesAtomically', () => {
+  it('writes all files, or none (no temporaries left) when one cannot be written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flashring-atomic-'));
+    await writeFilesAtomically([{ path: join(dir, 'out', 'a.npy'), data: 'A' }, { path: join(dir, 'out', 'b.npy'), data: 'B' }], [join(dir, 'out')]);
+    expect(readFileSync(join(dir, 'out', 'b.npy'), 'utf8')).toBe('B');
+    await expect(writeFilesAtomically([{ path: join(dir, 'c.npy'), data: 'C' }, { path: join(dir, 'missing', 'd.npy'), data: 'D' }])).rejects.toThrow(/ENOENT/);
+    expect(existsSync(join(dir, 'c.npy'))).toBe(false);
+    expect(readdirSync(dir)).toEqual(['out']);
+  });
+});
