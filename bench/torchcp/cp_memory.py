@@ -24,6 +24,10 @@ from torch.utils.checkpoint import checkpoint
 
 
 class Block(nn.Module):
+    """recompute: 'none'; 'selective' (checkpoint the attention core); 'attn_mlp' (the attention
+    core and the MLP, as Megatron-LM's --recompute-modules core_attn mlp); 'full' (checkpoint the
+    whole block: only its input is kept, as Megatron-LM's full recompute with uniform/1)."""
+
     def __init__(self, h, heads, recompute):
         super().__init__()
         self.h, self.heads, self.recompute = h, heads, recompute
@@ -35,12 +39,20 @@ class Block(nn.Module):
     def core(q, k, v):
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
-    def forward(self, x):
+    def mlp(self, y):
+        return self.fc2(F.gelu(self.fc1(y)))
+
+    def body(self, x):
         b, s, h = x.shape
         q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, self.heads, h // self.heads).permute(2, 0, 3, 1, 4)
-        o = checkpoint(self.core, q, k, v, use_reentrant=False) if self.recompute else self.core(q, k, v)
+        ckpt = self.recompute in ('selective', 'attn_mlp')
+        o = checkpoint(self.core, q, k, v, use_reentrant=False) if ckpt else self.core(q, k, v)
         x = x + self.proj(o.transpose(1, 2).reshape(b, s, h))
-        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+        y = self.ln2(x)
+        return x + (checkpoint(self.mlp, y, use_reentrant=False) if self.recompute == 'attn_mlp' else self.mlp(y))
+
+    def forward(self, x):
+        return checkpoint(self.body, x, use_reentrant=False) if self.recompute == 'full' else self.body(x)
 
 
 class GPT(nn.Module):
@@ -62,7 +74,7 @@ class GPT(nn.Module):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--cp', type=int, default=1)
-    ap.add_argument('--recompute', choices=['none', 'selective'], default='none')
+    ap.add_argument('--recompute', choices=['none', 'selective', 'attn_mlp', 'full'], default='none')
     ap.add_argument('--layers', type=int, default=8)
     ap.add_argument('--hidden', type=int, default=4096)
     ap.add_argument('--heads', type=int, default=32)
@@ -87,7 +99,7 @@ def main():
         mesh = init_device_mesh('cuda', (world,), mesh_dim_names=('cp',))
 
     torch.manual_seed(0)
-    model = GPT(a.layers, a.hidden, a.heads, a.vocab, a.recompute == 'selective').to(dev)
+    model = GPT(a.layers, a.hidden, a.heads, a.vocab, a.recompute).to(dev)
     params = sum(p.numel() for p in model.parameters())
     if world > 1:
         model = torch.nn.parallel.DistributedDataParallel(model)  # gradients averaged over the CP ranks

@@ -15,8 +15,10 @@ for line in open(a.jsonl):
     p = json.loads(line)
     src = (f"measured: {p['engine']}, {p['gpus']}x {p['gpu']}, {p['date'][:10]}, GPT {p['layers']}L h={p['hidden']} "
            f"a={p['heads']} vocab={p['vocab']} (bench/torchcp)")
-    label = f"CP={p['cp']}" + (' + recompute' if p['recompute'] != 'none' else '')
+    # The harness's recompute names as the memory model's settings (README: activation_memory.csv).
+    rc = {'none': 'none', 'selective': 'selective', 'attn_mlp': 'selective:core_attn+mlp', 'full': 'full:uniform/1'}[p['recompute']]
+    label = f"CP={p['cp']}" + ('' if rc == 'none' else ' + recompute' if rc == 'selective' else f' + {rc}')
     oom = p.get('oom', False)
     f = lambda k: '' if oom or p.get(k) is None else f'{p[k]:.6g}'
-    w.writerow([p['seq_len'], 1, p['cp'], 1, 'false', p['recompute'], p['micro_batch'], f('activation_gib'),
+    w.writerow([p['seq_len'], 1, p['cp'], 1, 'false', rc, p['micro_batch'], f('activation_gib'),
                 f('max_allocated_gib'), 'false' if oom else 'true', src, label, a.hbm_gib, f('iter_ms'), f('tflops_per_gpu')])

@@ -1,14 +1,15 @@
-/** `flashring memory` (the model, flags named like Megatron-LM's) and `flashring replay` (logs → points). */
-import { parseArgs } from 'node:util';
-import { readFile, writeFile } from 'node:fs/promises';
+/** `flashring memory` (the model, flags named like Megatron-LM's) and `flashring replay` (logs → points, compared with the model). */
+import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { InputError } from '../errors.js';
 import {
-  DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, ModelConfig, PRESETS, ParallelConfig, Recompute,
-  memoryBreakdown, oomPoints, parseLines, sweep,
+  DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, MemoryBreakdown, ModelConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
+  RecomputeModule, STACKS, Stack, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep,
 } from '../memory/model.js';
 import { parseMegatronLog } from '../memory/megatron.js';
 import { CsvRow, measuredRow, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
+import { comparePoints, comparisonTable, predictFromLog } from '../memory/compare.js';
+import { checkOutputFile, numberArg, parseCommand, writeFilesAtomically } from './args.js';
 
 const HELP = `usage: flashring memory [options]            per-GPU memory of one configuration
        flashring memory --sweep [options]    the plot's lines over sequence length
@@ -16,29 +17,39 @@ Model (or --preset ${Object.keys(PRESETS).join('|')}):
   --num-layers L --hidden-size H --num-attention-heads A [--num-query-groups G]
   [--ffn-hidden-size F] [--swiglu] [--vocab-size V] [--untie-embeddings-and-output-weights]
   [--attention-dropout P] [--hidden-dropout P] [--position-embedding-type learned_absolute|rope|none]
-  [--fp32-params]   parameters, gradients and Adam in fp32 (PyTorch AMP: 16 B/param; default Megatron's 18)
+Stack:
+  --stack megatron|torch-amp   what the training stack keeps (default megatron; torch-amp is PyTorch
+                      autocast over fp32 parameters with DDP, as bench/torchcp measures)
+  [--fp32-params]     parameters, gradients and Adam in fp32 (16 B/param; implied by torch-amp)
+  [--fp32-residual-connection] [--transformer-impl transformer_engine|local] (local: unfused attention)
 Parallelism and training:
   --seq-length S --micro-batch-size B --tensor-model-parallel-size T --context-parallel-size C
   --pipeline-model-parallel-size P [--num-layers-per-virtual-pipeline-stage K]
-  [--data-parallel-size D] [--sequence-parallel] [--recompute-granularity selective|full]
+  [--data-parallel-size D] [--sequence-parallel] [--cp-comm-type p2p|all_gather|a2a]
+  [--recompute-granularity selective [--recompute-modules core_attn mlp layernorm]]
+  [--recompute-granularity full --recompute-method uniform|block --recompute-num-layers N]
   [--use-flash-attn (default) | --no-use-flash-attn] [--use-distributed-optimizer]
   --hbm-gib G         GPU memory to compare with (default 80; an H200 has 141)
 Output:
-  --json              machine-readable breakdown
-  --sweep             lines CP=1, CP=1+recompute, CP=2, CP=4, CP=4+recompute over 4K…1M
+  --json              machine-readable breakdown (every term named, with its formula)
+  --sweep             lines over 4K…1M (default ${DEFAULT_LINES_SPEC})
   --seq-lengths LIST  sweep lengths (default ${DEFAULT_SEQ_LENGTHS.join(',')})
-  --lines LIST        sweep lines as cp[:recompute] items, e.g. 1,1:selective,2,4,4:selective,8
+  --lines LIST        sweep lines as cp[:recompute] items; recompute is none, selective,
+                      selective:core_attn+mlp, full:uniform/N, full:block/N, or 'recompute' for the
+                      default (selective:core_attn+mlp), e.g. 1,1:recompute,2,4,4:full:block/8
   --csv FILE          write the sweep as activation_memory.csv`;
 
 const MODEL_OPTS = {
   preset: { type: 'string' }, 'num-layers': { type: 'string' }, 'hidden-size': { type: 'string' }, 'num-attention-heads': { type: 'string' },
   'num-query-groups': { type: 'string' }, 'ffn-hidden-size': { type: 'string' }, swiglu: { type: 'boolean' }, 'vocab-size': { type: 'string' },
   'untie-embeddings-and-output-weights': { type: 'boolean' }, 'attention-dropout': { type: 'string' }, 'hidden-dropout': { type: 'string' },
-  'position-embedding-type': { type: 'string' }, 'fp32-params': { type: 'boolean' }, compare: { type: 'boolean' },
+  'position-embedding-type': { type: 'string' }, 'fp32-params': { type: 'boolean' }, compare: { type: 'boolean' }, stack: { type: 'string' },
+  'fp32-residual-connection': { type: 'boolean' }, 'transformer-impl': { type: 'string' }, 'cp-comm-type': { type: 'string' },
   'seq-length': { type: 'string' }, 'micro-batch-size': { type: 'string' }, 'tensor-model-parallel-size': { type: 'string' },
   'context-parallel-size': { type: 'string' }, 'pipeline-model-parallel-size': { type: 'string' },
   'num-layers-per-virtual-pipeline-stage': { type: 'string' }, 'data-parallel-size': { type: 'string' },
-  'sequence-parallel': { type: 'boolean' }, 'recompute-granularity': { type: 'string' }, 'use-flash-attn': { type: 'boolean' },
+  'sequence-parallel': { type: 'boolean' }, 'recompute-granularity': { type: 'string' }, 'recompute-modules': { type: 'string' },
+  'recompute-method': { type: 'string' }, 'recompute-num-layers': { type: 'string' }, 'use-flash-attn': { type: 'boolean' },
   'no-use-flash-attn': { type: 'boolean' }, 'use-distributed-optimizer': { type: 'boolean' }, 'hbm-gib': { type: 'string' },
   json: { type: 'boolean' }, sweep: { type: 'boolean' }, 'seq-lengths': { type: 'string' }, lines: { type: 'string' }, csv: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -46,29 +57,42 @@ const MODEL_OPTS = {
 
 type Values = Record<string, string | boolean | undefined>;
 
-function numFlag(v: Values, name: string, d?: number): number | undefined {
+const POSITIVE_INT = { integer: true, min: 1, what: 'a positive integer' };
+const INT_FLAGS: [keyof ModelConfig, string][] = [['numLayers', 'num-layers'], ['hiddenSize', 'hidden-size'], ['numAttentionHeads', 'num-attention-heads'],
+  ['numQueryGroups', 'num-query-groups'], ['ffnHiddenSize', 'ffn-hidden-size'], ['vocabSize', 'vocab-size']];
+
+function int(v: Values, name: string, d?: number): number | undefined {
   const s = v[name];
-  if (s === undefined) return d;
-  const n = Number(s);
-  if (!Number.isFinite(n)) throw new InputError(`--${name} must be a number, got '${s}'`);
-  return n;
+  return s === undefined ? d : numberArg(name, s as string, POSITIVE_INT);
 }
 
-export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelConfig; hbmGib: number } {
-  let model: ModelConfig;
-  if (v.preset) {
+/** Megatron-LM writes `--recompute-modules core_attn mlp` (several values): joined here as one. */
+export function joinModuleArgs(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] !== '--recompute-modules') { out.push(argv[i]); continue; }
+    const vals: string[] = [];
+    while (i + 1 < argv.length && !argv[i + 1].startsWith('-')) vals.push(argv[++i]);
+    out.push(vals.length ? `--recompute-modules=${vals.join(',')}` : argv[i]);
+  }
+  return out;
+}
+
+function modelFromFlags(v: Values): { model: ModelConfig; presetStack?: Stack } {
+  let model: ModelConfig, presetStack: Stack | undefined;
+  if (v.preset !== undefined) {
     const p = PRESETS[v.preset as string];
     if (!p) throw new InputError(`unknown --preset '${v.preset}': use ${Object.keys(PRESETS).join(', ')}`);
     model = { ...p.model };
+    presetStack = p.stack;
   } else {
     for (const k of ['num-layers', 'hidden-size', 'num-attention-heads'])
       if (v[k] === undefined) throw new InputError(`--${k} is required (or use --preset ${Object.keys(PRESETS).join('|')})`);
     model = { numLayers: 0, hiddenSize: 0, numAttentionHeads: 0 };
   }
-  const over: [keyof ModelConfig, string][] = [['numLayers', 'num-layers'], ['hiddenSize', 'hidden-size'], ['numAttentionHeads', 'num-attention-heads'],
-    ['numQueryGroups', 'num-query-groups'], ['ffnHiddenSize', 'ffn-hidden-size'], ['vocabSize', 'vocab-size'],
-    ['attentionDropout', 'attention-dropout'], ['hiddenDropout', 'hidden-dropout']];
-  for (const [k, f] of over) if (v[f] !== undefined) (model as unknown as Record<string, number>)[k] = numFlag(v, f)!;
+  for (const [k, f] of INT_FLAGS) if (v[f] !== undefined) (model as unknown as Record<string, number>)[k] = int(v, f)!;
+  for (const [k, f] of [['attentionDropout', 'attention-dropout'], ['hiddenDropout', 'hidden-dropout']] as const)
+    if (v[f] !== undefined) model[k] = numberArg(f, v[f] as string, { min: 0, max: 0.999999, what: 'a probability in [0, 1)' });
   if (v.swiglu) model.swiglu = true;
   if (v['position-embedding-type'] !== undefined) {
     const pe = v['position-embedding-type'] as string;
@@ -77,148 +101,175 @@ export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelC
   }
   if (v['fp32-params']) model.paramPrecision = 'amp';
   if (v['untie-embeddings-and-output-weights']) model.untieEmbeddings = true;
-  const rc = (v['recompute-granularity'] as string | undefined) ?? 'none';
-  if (!['none', 'selective', 'full'].includes(rc)) throw new InputError(`--recompute-granularity must be selective or full, got '${rc}'`);
-  const pp = numFlag(v, 'pipeline-model-parallel-size', 1)!;
-  const perVirtual = numFlag(v, 'num-layers-per-virtual-pipeline-stage');
+  return { model, presetStack };
+}
+
+function oneOf<T extends string>(v: Values, flag: string, allowed: readonly T[]): T | undefined {
+  const x = v[flag] as string | undefined;
+  if (x !== undefined && !allowed.includes(x as T)) throw new InputError(`--${flag} must be ${allowed.join(', ')}, got '${x}'`);
+  return x as T | undefined;
+}
+
+function recomputeFromFlags(v: Values): Pick<ParallelConfig, 'recompute' | 'recomputeModules' | 'recomputeMethod' | 'recomputeNumLayers'> {
+  const recompute = oneOf(v, 'recompute-granularity', ['selective', 'full'] as const) ?? 'none';
+  const mods = v['recompute-modules'] === undefined ? undefined : (v['recompute-modules'] as string).split(',').map((x) => x.trim());
+  for (const x of mods ?? [])
+    if (!RECOMPUTE_MODULES.includes(x as RecomputeModule)) throw new InputError(`--recompute-modules: unknown module '${x}' (${RECOMPUTE_MODULES.join(', ')})`);
+  return {
+    recompute, recomputeModules: mods as RecomputeModule[] | undefined,
+    recomputeMethod: oneOf(v, 'recompute-method', ['uniform', 'block'] as const), recomputeNumLayers: int(v, 'recompute-num-layers'),
+  };
+}
+
+export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelConfig; hbmGib: number } {
+  const { model, presetStack } = modelFromFlags(v);
+  const stack = oneOf(v, 'stack', Object.keys(STACKS) as Stack[]) ?? presetStack ?? 'megatron';
+  const impl = oneOf(v, 'transformer-impl', ['transformer_engine', 'local'] as const);
+  if (v['use-flash-attn'] && v['no-use-flash-attn']) throw new InputError('--use-flash-attn and --no-use-flash-attn contradict each other');
+  if (impl === 'local' && v['use-flash-attn']) throw new InputError('--transformer-impl local has no FlashAttention (its attention is unfused): drop --use-flash-attn');
+  const pp = int(v, 'pipeline-model-parallel-size', 1)!;
+  const perVirtual = int(v, 'num-layers-per-virtual-pipeline-stage');
   const virtualStages = perVirtual ? model.numLayers / (pp * perVirtual) : 1;
   if (!Number.isInteger(virtualStages) || virtualStages < 1)
     throw new InputError(`--num-layers-per-virtual-pipeline-stage ${perVirtual} does not divide ${model.numLayers} layers over ${pp} stages`);
-  if (v['use-flash-attn'] && v['no-use-flash-attn']) throw new InputError('--use-flash-attn and --no-use-flash-attn contradict each other');
   const par: ParallelConfig = {
     ...DEFAULT_PARALLEL,
-    seqLength: numFlag(v, 'seq-length', DEFAULT_PARALLEL.seqLength)!, microBatchSize: numFlag(v, 'micro-batch-size', 1)!,
-    tensorParallel: numFlag(v, 'tensor-model-parallel-size', 1)!, contextParallel: numFlag(v, 'context-parallel-size', 1)!,
-    pipelineParallel: pp, virtualStages, dataParallel: numFlag(v, 'data-parallel-size', 1)!,
-    sequenceParallel: !!v['sequence-parallel'], recompute: rc as Recompute, flashAttention: !v['no-use-flash-attn'],
-    distributedOptimizer: !!v['use-distributed-optimizer'],
+    seqLength: int(v, 'seq-length', DEFAULT_PARALLEL.seqLength)!, microBatchSize: int(v, 'micro-batch-size', 1)!,
+    tensorParallel: int(v, 'tensor-model-parallel-size', 1)!, contextParallel: int(v, 'context-parallel-size', 1)!,
+    pipelineParallel: pp, virtualStages, dataParallel: int(v, 'data-parallel-size', 1)!,
+    sequenceParallel: !!v['sequence-parallel'], flashAttention: !v['no-use-flash-attn'] && impl !== 'local',
+    distributedOptimizer: !!v['use-distributed-optimizer'], stack, fp32Residual: !!v['fp32-residual-connection'],
+    cpCommType: oneOf(v, 'cp-comm-type', ['p2p', 'all_gather', 'a2a'] as const), ...recomputeFromFlags(v),
   };
-  return { model, par, hbmGib: numFlag(v, 'hbm-gib', 80)! };
+  const hbmGib = v['hbm-gib'] === undefined ? 80 : numberArg('hbm-gib', v['hbm-gib'] as string, { above: 0, max: 1e6, what: 'a positive number of GiB' });
+  memoryBreakdown(model, par); // every contradiction as one line, before anything is written
+  return { model, par, hbmGib };
 }
 
 const gib = (b: number) => `${(b / GIB).toFixed(2).padStart(9)} GiB`;
 
 export async function memoryCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: MODEL_OPTS });
+  const { values } = parseCommand('memory', joinModuleArgs(argv), MODEL_OPTS);
   if (values.help) {
     console.log(HELP);
     return 0;
   }
   const { model, par, hbmGib } = configFromFlags(values);
-  if (values.sweep || values.csv) {
-    const lens = values['seq-lengths'] ? values['seq-lengths'].split(',').map(Number) : DEFAULT_SEQ_LENGTHS;
-    if (lens.some((x) => !Number.isInteger(x) || x < 1)) throw new InputError(`--seq-lengths must be positive integers, got '${values['seq-lengths']}'`);
-    const lines = parseLines(values.lines);
-    const pts = sweep(model, par, lens, lines, hbmGib);
-    if (values.csv) await writeFile(values.csv, toCsv(sweepRows(pts, hbmGib)));
-    if (values.json) console.log(JSON.stringify({ model, base: par, hbmGib, points: pts.map((p) => ({ line: p.line, seqLength: p.config.seqLength, totalGib: p.totalGib, activationGib: p.activationGib, fits: p.fits })) }, null, 1));
-    else {
-      console.log(`per-GPU peak memory (GiB), HBM ${hbmGib} GiB; '!' = does not fit`);
-      console.log(['seq_len'.padStart(8), ...lines.map((l) => l.label.padStart(18))].join(' '));
-      for (const s of lens)
-        console.log([String(s).padStart(8), ...lines.map((l) => {
-          const p = pts.find((x) => x.line === l.label && x.config.seqLength === s);
-          return (p ? `${p.totalGib.toFixed(1)}${p.fits ? ' ' : '!'}` : '-').padStart(18);
-        })].join(' '));
-      const oom = oomPoints(pts);
-      console.log(`longest fitting sequence: ${Object.entries(oom).map(([k, v]) => `${k}: ${v ?? 'none'}`).join('; ')}`);
-      if (values.csv) console.log(`wrote ${values.csv}`);
-    }
-    return 0;
-  }
+  if (values.sweep || values.csv !== undefined) return sweepCommand(values, model, par, hbmGib);
   const r = memoryBreakdown(model, par);
   if (values.json) {
-    console.log(JSON.stringify({ model, parallel: par, hbmGib, ...r, fits: r.totalBytes / GIB <= hbmGib }, null, 1));
+    console.log(JSON.stringify({ model, parallel: par, recompute: recomputeSpec(par), hbmGib, ...r, peakActivationBytes: peakActivationBytes(r), fits: r.totalBytes / GIB <= hbmGib }, null, 1));
     return 0;
   }
-  console.log(`per-GPU memory: s=${par.seqLength} b=${par.microBatchSize} TP=${par.tensorParallel} CP=${par.contextParallel} PP=${par.pipelineParallel} SP=${par.sequenceParallel} recompute=${par.recompute} flash=${par.flashAttention}`);
-  console.log(`  parameters ${(r.parameters / 1e9).toFixed(2)} B total, ${(r.parametersPerGpu / 1e9).toFixed(3)} B per GPU`);
-  console.log(`  weights (bf16)        ${gib(r.weightBytes)}`);
-  console.log(`  gradients (fp32)      ${gib(r.gradientBytes)}`);
-  console.log(`  optimizer (Adam fp32) ${gib(r.optimizerBytes)}`);
-  console.log(`  activations           ${gib(r.activationBytes)}  (${r.layersHeld.toFixed(2)} layers × ${gib(r.perLayerBytes).trim()})`);
-  for (const t of r.perLayer) console.log(`    ${t.part.padEnd(9)} ${t.name.padEnd(36)} ${gib(t.bytes * r.layersHeld)}`);
-  if (r.ringBufferBytes) console.log(`  ring K/V buffers      ${gib(r.ringBufferBytes)}`);
-  console.log(`  total                 ${gib(r.totalBytes)}  ${r.totalBytes / GIB <= hbmGib ? 'fits' : 'DOES NOT FIT'} in ${hbmGib} GiB`);
+  printBreakdown(r, par, hbmGib);
   return 0;
 }
 
-export async function replayCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: MODEL_OPTS });
-  if (values.help || !positionals.length) {
-    console.log('usage: flashring replay LOG_OR_CSV... [--csv out.csv] [--json] [--hbm-gib G]\n' +
-      '       flashring replay FILE... --compare <model flags of flashring memory>\n' +
-      '  Megatron-LM training logs (or activation_memory.csv files) → measured points; --compare puts the\n' +
-      '  memory model next to each measured point (its seq_len, TP, CP, SP and recomputation).');
-    return values.help ? 0 : 2;
+async function sweepCommand(values: Values, model: ModelConfig, par: ParallelConfig, hbmGib: number): Promise<number> {
+  const raw = values['seq-lengths'] as string | undefined;
+  const lens = raw ? raw.split(',').map((x) => numberArg('seq-lengths', x.trim(), { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' })) : DEFAULT_SEQ_LENGTHS;
+  const lines = parseLines(values.lines as string | undefined);
+  if (values.csv !== undefined) await checkOutputFile('csv', values.csv as string);
+  const pts = sweep(model, par, lens, lines, hbmGib);
+  if (values.csv !== undefined) await writeFilesAtomically([{ path: values.csv as string, data: toCsv(sweepRows(pts, hbmGib)) }]);
+  if (values.json) {
+    console.log(JSON.stringify({ model, base: par, hbmGib, points: pts.map((p) => ({ line: p.line, seqLength: p.config.seqLength, recompute: recomputeSpec(p.config), totalGib: p.totalGib, activationGib: p.activationGib, fits: p.fits })) }, null, 1));
+    return 0;
   }
-  const rows: CsvRow[] = [];
-  const reports: unknown[] = [];
-  let bad = 0;
-  for (const file of positionals) {
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (e) {
-      console.error(`${file}: cannot read (${(e as Error).message})`);
-      bad++;
-      continue;
-    }
-    if (/\.csv$/i.test(file)) {
-      try {
-        const r = parseCsv(text, basename(file));
-        rows.push(...r);
-        reports.push({ file, rows: r.length });
-        console.error(`${file}: ${r.length} row(s)`);
-      } catch (e) {
-        console.error(`${file}: ${(e as Error).message}`);
-        bad++;
-      }
-      continue;
-    }
-    const res = parseMegatronLog(text, basename(file));
-    const row = measuredRow(res.point, values['hbm-gib'] ? Number(values['hbm-gib']) : undefined);
-    reports.push({ file, point: res.point, warnings: res.warnings });
-    const p = res.point;
-    console.error(`${file}: s=${p.seqLength ?? '?'} TP=${p.tp ?? '?'} CP=${p.cp ?? '?'} PP=${p.pp ?? '?'} SP=${p.sp ?? '?'} recompute=${p.recompute ?? '?'}` +
-      ` | iter ${p.iterMs === null ? '?' : p.iterMs.toFixed(1)} ms | ${p.tflopsPerGpu === null ? '?' : p.tflopsPerGpu.toFixed(1)} TFLOP/s/GPU` +
-      ` | peak max allocated ${p.peakMaxAllocatedGiB === null ? '?' : p.peakMaxAllocatedGiB.toFixed(2) + ' GiB'}${p.outOfMemory ? ' | OUT OF MEMORY' : ''}`);
-    for (const w of res.warnings) console.error(`  note: ${w}`);
-    if (row) rows.push(row);
-    else { console.error(`  ${file}: no point (the sequence length is unknown)`); bad++; }
-  }
-  if (values.compare) {
-    console.log(compareTable(rows, values));
-    return bad ? 1 : 0;
-  }
-  if (values.csv) {
-    await writeFile(values.csv, toCsv(rows));
-    console.error(`wrote ${rows.length} point(s) to ${values.csv}`);
-  }
-  if (values.json) console.log(JSON.stringify({ points: rows, reports }, null, 1));
-  else if (!values.csv) process.stdout.write(toCsv(rows));
-  return bad ? 1 : 0;
+  console.log(`per-GPU peak memory (GiB), ${STACKS[par.stack ?? 'megatron'].label} stack, HBM ${hbmGib} GiB; '!' = does not fit`);
+  console.log(['seq_len'.padStart(8), ...lines.map((l) => l.label.padStart(22))].join(' '));
+  for (const s of lens)
+    console.log([String(s).padStart(8), ...lines.map((l) => {
+      const p = pts.find((x) => x.line === l.label && x.config.seqLength === s);
+      return (p ? `${p.totalGib.toFixed(1)}${p.fits ? ' ' : '!'}` : '-').padStart(22);
+    })].join(' '));
+  const oom = oomPoints(pts);
+  console.log(`longest fitting sequence: ${Object.entries(oom).map(([k, v]) => `${k}: ${v ?? 'none'}`).join('; ')}`);
+  if (values.csv !== undefined) console.log(`wrote ${values.csv}`);
+  return 0;
 }
 
-/** Measured points next to the model's prediction for the same configuration (markdown table). */
-export function compareTable(rows: CsvRow[], v: Values): string {
-  const { model, par } = configFromFlags(v);
-  const out = ['| source line | seq_len | CP | recompute | measured total GiB | model total GiB | model − measured | measured activation GiB | model activation GiB | model − measured |',
-    '|---|---|---|---|---|---|---|---|---|---|'];
-  const pct = (m: number, x: number) => `${(((m - x) / x) * 100).toFixed(1)}%`;
-  for (const r of rows) {
-    if (r.total_gib === null) {
-      out.push(`| ${r.line ?? ''} | ${r.seq_len} | ${r.cp ?? '?'} | ${r.recompute ?? '?'} | OOM | ${(() => { try { return (memoryBreakdown(model, { ...par, seqLength: r.seq_len, tensorParallel: r.tp ?? par.tensorParallel, contextParallel: r.cp ?? 1, sequenceParallel: r.sp ?? par.sequenceParallel, recompute: (r.recompute ?? 'none') as Recompute }).totalBytes / GIB).toFixed(1); } catch { return '-'; } })()} | | | | |`);
-      continue;
-    }
-    const b = memoryBreakdown(model, {
-      ...par, seqLength: r.seq_len, tensorParallel: r.tp ?? par.tensorParallel, contextParallel: r.cp ?? 1,
-      sequenceParallel: r.sp ?? par.sequenceParallel, recompute: (r.recompute ?? 'none') as Recompute,
-      dataParallel: par.dataParallel,
-    });
-    const mt = b.totalBytes / GIB, ma = (b.activationBytes + b.ringBufferBytes) / GIB;
-    out.push(`| ${r.line ?? ''} | ${r.seq_len} | ${r.cp ?? '?'} | ${r.recompute ?? '?'} | ${r.total_gib.toFixed(1)} | ${mt.toFixed(1)} | ${pct(mt, r.total_gib)} | ` +
-      `${r.activation_gib === null ? '' : r.activation_gib.toFixed(1)} | ${ma.toFixed(1)} | ${r.activation_gib === null ? '' : pct(ma, r.activation_gib)} |`);
+function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number): void {
+  const line = (label: string, bytes: number, extra = '') => console.log(`  ${label.padEnd(62)} ${gib(bytes)}${extra}`);
+  console.log(`per-GPU memory, ${STACKS[r.stack].label} stack: s=${par.seqLength} b=${par.microBatchSize} TP=${par.tensorParallel} CP=${par.contextParallel} PP=${par.pipelineParallel} SP=${par.sequenceParallel} recompute=${recomputeSpec(par)} flash=${par.flashAttention}`);
+  console.log(`  parameters ${(r.parameters / 1e9).toFixed(2)} B total, ${(r.parametersPerGpu / 1e9).toFixed(3)} B per GPU`);
+  line(`weights (${r.weightBytesPerParam === 4 ? 'fp32' : 'bf16'})`, r.weightBytes);
+  line('gradients (fp32)', r.gradientBytes);
+  line('optimizer (Adam moments and master weights)', r.optimizerBytes);
+  if (r.gradientBucketBytes) line('DDP gradient buckets (fp32)', r.gradientBucketBytes);
+  console.log(`  stored activations${' '.repeat(45)}${gib(r.activationBytes)}`);
+  for (const g of r.layerGroups) {
+    console.log(`    ${g.label}: ${g.layers.toFixed(2)} layers × ${gib(g.bytesPerLayer).trim()}`);
+    for (const t of g.terms) line(`    ${t.part.padEnd(9)} ${t.name} [${t.formula}]`.slice(0, 62), t.bytes * g.layers);
   }
-  return out.join('\n');
+  console.log('    outside the layers:');
+  for (const t of r.outside) line(`    ${t.part.padEnd(9)} ${t.name} [${t.formula}]`.slice(0, 62), t.bytes);
+  console.log('  transients (net of what is freed by their moment; the largest counts):');
+  for (const t of r.transients) line(`  ${t === r.peakTransient ? '*' : ' '} ${t.name}`.slice(0, 62), t.netBytes, t === r.peakTransient ? '  ← peak' : '');
+  const fits = r.totalBytes / GIB <= hbmGib;
+  line('total (peak)', r.totalBytes, `  ${fits ? 'fits' : 'DOES NOT FIT'} in ${hbmGib} GiB`);
+}
+
+interface FileResult { rows: CsvRow[]; report: unknown; ok: boolean }
+
+async function readPoints(file: string, hbmGib: number | null): Promise<FileResult> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    console.error(`${file}: cannot read (${code === 'EISDIR' ? 'a folder, not a file' : code ?? (e as Error).message})`);
+    return { rows: [], report: { file, error: 'cannot read' }, ok: false };
+  }
+  if (/\.csv$/i.test(file)) {
+    try {
+      const r = parseCsv(text, basename(file));
+      console.error(`${file}: ${r.length} row(s)`);
+      return { rows: r, report: { file, rows: r.length }, ok: true };
+    } catch (e) {
+      console.error(`${file}: ${(e as Error).message}`);
+      return { rows: [], report: { file, error: (e as Error).message }, ok: false };
+    }
+  }
+  const res = parseMegatronLog(text, basename(file));
+  const row = measuredRow(res.point, hbmGib ?? undefined);
+  const prediction = predictFromLog(res, hbmGib);
+  const p = res.point;
+  console.error(`${file}: s=${p.seqLength ?? '?'} TP=${p.tp ?? '?'} CP=${p.cp ?? '?'} PP=${p.pp ?? '?'} SP=${p.sp ?? '?'} recompute=${p.recompute ?? '?'}` +
+    ` | iter ${p.iterMs === null ? '?' : p.iterMs.toFixed(1)} ms | ${p.tflopsPerGpu === null ? '?' : p.tflopsPerGpu.toFixed(1)} TFLOP/s/GPU` +
+    ` | peak max allocated ${p.peakMaxAllocatedGiB === null ? '?' : p.peakMaxAllocatedGiB.toFixed(2) + ' GiB'}${p.outOfMemory ? ' | OUT OF MEMORY' : ''}` +
+    ('error' in prediction ? '' : ` | model ${(prediction.totalBytes / GIB).toFixed(2)} GiB${prediction.totalError === null ? '' : ` (${(prediction.totalError * 100).toFixed(1)}%)`}`));
+  for (const w of res.warnings) console.error(`  note: ${w}`);
+  if ('error' in prediction) console.error(`  note: no prediction: ${prediction.error}`);
+  if (!row) console.error(`  ${file}: no point (no sequence length: not a Megatron-LM log with an argument dump, nor a .csv)`);
+  return { rows: row ? [row] : [], report: { file, point: p, warnings: res.warnings, prediction }, ok: !!row };
+}
+
+export async function replayCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommand('replay', joinModuleArgs(argv), MODEL_OPTS, true);
+  if (values.help || !positionals.length) {
+    console.log('usage: flashring replay LOG_OR_CSV... [--csv out.csv] [--json] [--hbm-gib G]\n' +
+      '       flashring replay FILE... --compare [<model flags of flashring memory>]\n' +
+      '  Megatron-LM training logs (or activation_memory.csv files) → measured points. Each log with an\n' +
+      '  argument dump is also predicted by the model from its own arguments (--json: "prediction").\n' +
+      '  --compare puts the model next to each point (its seq_len, TP, CP, SP and recompute over the\n' +
+      '  given model flags): error of the total and of the activations, and the OOM verdict.');
+    return values.help ? 0 : 2;
+  }
+  const hbm = values['hbm-gib'] === undefined ? null : numberArg('hbm-gib', values['hbm-gib'], { above: 0, max: 1e6, what: 'a positive number of GiB' });
+  const cfg = values.compare ? configFromFlags(values) : null;
+  if (values.csv !== undefined) await checkOutputFile('csv', values.csv);
+  const results: FileResult[] = [];
+  for (const file of positionals) results.push(await readPoints(file, hbm));
+  const rows = results.flatMap((r) => r.rows);
+  const bad = results.filter((r) => !r.ok).length;
+  if (cfg) console.log(comparisonTable(comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib)));
+  else if (values.csv !== undefined) {
+    await writeFilesAtomically([{ path: values.csv, data: toCsv(rows) }]);
+    console.error(`wrote ${rows.length} point(s) to ${values.csv}`);
+  }
+  if (values.json) console.log(JSON.stringify({ points: rows, reports: results.map((r) => r.report) }, null, 1));
+  else if (!cfg && values.csv === undefined) process.stdout.write(toCsv(rows));
+  if (bad) console.error(`flashring replay: ${bad} of ${positionals.length} file(s) gave no point`);
+  return bad ? 2 : 0;
 }

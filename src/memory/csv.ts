@@ -1,11 +1,12 @@
 /**
  * activation_memory.csv: the schema the sweep writes, the replay writes and the page reads.
  *   seq_len, tp, cp, pp, sp, recompute, micro_batch, activation_gib, total_gib, fits, source
+ * (recompute: none | selective | selective:core_attn+mlp | full:uniform/N | full:block/N)
  * plus optional columns line, hbm_gib, iter_ms, tflops_per_gpu. `source` is `model` or
  * `measured: <what and where>`. Empty cells are unknown values. Readers ignore unknown columns.
  */
 import { InputError } from '../errors.js';
-import { SweepPoint } from './model.js';
+import { SweepPoint, recomputeSpec } from './model.js';
 import { MeasuredPoint } from './megatron.js';
 
 export const CSV_COLUMNS = ['seq_len', 'tp', 'cp', 'pp', 'sp', 'recompute', 'micro_batch', 'activation_gib', 'total_gib', 'fits', 'source'] as const;
@@ -97,7 +98,7 @@ export function parseCsv(text: string, name = 'CSV'): CsvRow[] {
 export function sweepRows(points: SweepPoint[], hbmGib: number): CsvRow[] {
   return points.map((p) => ({
     seq_len: p.config.seqLength, tp: p.config.tensorParallel, cp: p.config.contextParallel, pp: p.config.pipelineParallel,
-    sp: p.config.sequenceParallel, recompute: p.config.recompute, micro_batch: p.config.microBatchSize,
+    sp: p.config.sequenceParallel, recompute: recomputeSpec(p.config), micro_batch: p.config.microBatchSize,
     activation_gib: p.activationGib, total_gib: p.totalGib, fits: p.fits, source: 'model', line: p.line, hbm_gib: hbmGib,
   }));
 }

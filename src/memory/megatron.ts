@@ -12,6 +12,7 @@
  * warm-up iterations; peak "max allocated" over ranks. What is missing is listed, never invented.
  */
 import { median } from '../stats.js';
+import type { ModelConfig, ParallelConfig } from './model.js';
 
 export interface MegatronArgs {
   [name: string]: string;
@@ -78,6 +79,13 @@ export function parseMegatronLog(text: string, source: string, opts: { warmup?: 
   const warmup = opts.warmup ?? 10, windowSize = opts.window ?? 10;
   const warnings: string[] = [];
   const lines = text.split(/\r?\n/);
+  // A log cut off mid-line (a killed run, a partial copy): an unfinished iteration line (they end
+  // with '|') or memory line is not read, and said so, rather than read with a truncated number.
+  const last = lines.at(-1) ?? '';
+  if (last.trim() && (/iteration\s+\d+\/\s*\d+\s*\|/.test(last) && !/\|\s*$/.test(last) || /memory \(MB\)/.test(last) && !/max reserved:\s*[\d.]+\s*$/.test(last))) {
+    lines.pop();
+    warnings.push(`the log ends mid-line: its last line "${last.slice(0, 70)}…" is cut off and was not used`);
+  }
   const args: MegatronArgs = {};
   let inArgs = false, sawArgs = false;
   const iterations: IterationRecord[] = [];
@@ -143,13 +151,74 @@ export function parseMegatronLog(text: string, source: string, opts: { warmup?: 
     source,
     seqLength: int('seq_length'), tp: int('tensor_model_parallel_size'), cp: sawArgs ? (int('context_parallel_size') ?? 1) : null,
     pp: int('pipeline_model_parallel_size'), sp: bool('sequence_parallel'),
-    recompute: rc === undefined ? null : rc === 'None' ? 'none' : rc,
+    recompute: rc === undefined ? null : rc === 'None' ? 'none' : recomputeSpecFromArgs(args),
     microBatch: int('micro_batch_size'), numLayers: int('num_layers'), hiddenSize: int('hidden_size'),
     numHeads: int('num_attention_heads'), worldSize: int('world_size'), flashAttention: bool('use_flash_attn'),
     iterMs, tflopsPerGpu: tflops, window: win.map((r) => r.iteration),
-    peakMaxAllocatedGiB: memory.length ? Math.max(...memory.map((m) => m.maxAllocatedMiB)) / 1024 : null,
-    peakMaxReservedGiB: memory.length ? Math.max(...memory.map((m) => m.maxReservedMiB)) / 1024 : null,
+    // A loop, not Math.max(...xs): a long log has more memory lines than the call stack takes arguments.
+    peakMaxAllocatedGiB: memory.length ? memory.reduce((x, m) => Math.max(x, m.maxAllocatedMiB), 0) / 1024 : null,
+    peakMaxReservedGiB: memory.length ? memory.reduce((x, m) => Math.max(x, m.maxReservedMiB), 0) / 1024 : null,
     theoretical, outOfMemory: oom,
   };
   return { point, args, iterations, memory, warnings };
+}
+
+/** The recompute setting of a dump as the CSV writes it: none | selective[:mod+mod] | full:method/N. */
+function recomputeSpecFromArgs(args: MegatronArgs): string {
+  const rc = args.recompute_granularity;
+  if (rc === 'selective') {
+    const mods = argList(args.recompute_modules);
+    return mods.length && mods.join() !== 'core_attn' ? `selective:${mods.join('+')}` : 'selective';
+  }
+  if (rc === 'full') return `full:${args.recompute_method}/${args.recompute_num_layers}`;
+  return rc;
+}
+
+/** A Megatron-LM argument as a list (`['core_attn', 'mlp']` → [core_attn, mlp]); plain values as one item. */
+function argList(v: string | undefined): string[] {
+  if (v === undefined || v === 'None') return [];
+  const m = /^\[(.*)\]$/.exec(v.trim());
+  return (m ? m[1].split(',') : [v]).map((x) => x.trim().replace(/^'|'$/g, '')).filter(Boolean);
+}
+
+/**
+ * The memory model's configuration from a log's argument dump (stack megatron), so a log predicts
+ * itself. Returns null with the reason when the dump lacks what the model needs.
+ */
+export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: ParallelConfig; notes: string[] } | { error: string } {
+  const int = (k: string) => (args[k] === undefined || args[k] === 'None' ? undefined : Number(args[k]));
+  const bool = (k: string) => args[k] === 'True';
+  for (const k of ['num_layers', 'hidden_size', 'num_attention_heads', 'seq_length'])
+    if (!Number.isInteger(int(k))) return { error: `the argument dump has no ${k}` };
+  const notes: string[] = [];
+  const model: ModelConfig = {
+    numLayers: int('num_layers')!, hiddenSize: int('hidden_size')!, numAttentionHeads: int('num_attention_heads')!,
+    numQueryGroups: bool('group_query_attention') ? int('num_query_groups') : undefined, ffnHiddenSize: int('ffn_hidden_size'),
+    swiglu: bool('swiglu'), vocabSize: int('padded_vocab_size') ?? int('vocab_size'), untieEmbeddings: bool('untie_embeddings_and_output_weights'),
+    attentionDropout: args.attention_dropout === undefined ? undefined : Number(args.attention_dropout),
+    hiddenDropout: args.hidden_dropout === undefined ? undefined : Number(args.hidden_dropout),
+    positionEmbedding: (['learned_absolute', 'rope', 'none'].includes(args.position_embedding_type) ? args.position_embedding_type : undefined) as ModelConfig['positionEmbedding'],
+    biasLinear: args.add_bias_linear === undefined ? undefined : bool('add_bias_linear'), rmsNorm: args.normalization === 'RMSNorm',
+  };
+  if (model.vocabSize === undefined) notes.push('no vocab_size in the dump: 50257 assumed');
+  const rc = args.recompute_granularity === undefined || args.recompute_granularity === 'None' ? 'none' : args.recompute_granularity;
+  const impl = args.transformer_impl ?? 'transformer_engine';
+  const backend = (args.attention_backend ?? '').replace('AttnBackend.', '');
+  // The local implementation's attention is unfused (stores the s² scores); TE's auto/flash/fused backends are fused.
+  const flash = bool('use_flash_attn') || (impl === 'transformer_engine' && ['', 'auto', 'flash', 'fused'].includes(backend));
+  if (!('transformer_impl' in args)) notes.push('no transformer_impl in the dump: transformer_engine assumed');
+  const vpp = int('virtual_pipeline_model_parallel_size');
+  const par: ParallelConfig = {
+    seqLength: int('seq_length')!, microBatchSize: int('micro_batch_size') ?? 1, tensorParallel: int('tensor_model_parallel_size') ?? 1,
+    contextParallel: int('context_parallel_size') ?? 1, pipelineParallel: int('pipeline_model_parallel_size') ?? 1, virtualStages: vpp ?? 1,
+    dataParallel: int('data_parallel_size') ?? 1, sequenceParallel: bool('sequence_parallel'), recompute: rc as ParallelConfig['recompute'],
+    flashAttention: flash, distributedOptimizer: bool('use_distributed_optimizer'), stack: 'megatron', fp32Residual: bool('fp32_residual_connection'),
+    cpCommType: (argList(args.cp_comm_type)[0] ?? 'p2p') as ParallelConfig['cpCommType'],
+  };
+  if (rc === 'selective') par.recomputeModules = (argList(args.recompute_modules).length ? argList(args.recompute_modules) : ['core_attn']) as ParallelConfig['recomputeModules'];
+  if (rc === 'full') {
+    par.recomputeMethod = args.recompute_method as ParallelConfig['recomputeMethod'];
+    par.recomputeNumLayers = int('recompute_num_layers');
+  }
+  return { model, par, notes };
 }

@@ -1,0 +1,106 @@
+/**
+ * The model against measurements: for each measured point (a CSV row or a Megatron-LM log), the
+ * model's prediction for the same configuration, the error of the total and of the activations,
+ * and the out-of-memory verdict against what happened. Used by `flashring replay --compare`,
+ * `replay --json` and the page's replay panel.
+ */
+import { CsvRow } from './csv.js';
+import { GIB, ModelConfig, ParallelConfig, memoryBreakdown, parseRecomputeSpec, peakActivationBytes } from './model.js';
+import { ParseResult, configFromArgs } from './megatron.js';
+
+export interface Comparison {
+  row: CsvRow;
+  /** null when the model cannot take the point's configuration (the reason in `error`). */
+  modelTotalGib: number | null;
+  modelActivationGib: number | null;
+  modelFits: boolean | null;
+  /** (model − measured) / measured; null without a measured value. */
+  totalError: number | null;
+  activationError: number | null;
+  /** 'right' when the model's fits/does-not-fit matches what happened. */
+  verdict: 'right' | 'says it fits, it ran out of memory' | 'says out of memory, it ran' | 'unknown';
+  error?: string;
+}
+
+/** The point's configuration over the base flags (sequence, TP, CP, SP, recompute, micro batch). */
+export function pointConfig(row: CsvRow, base: ParallelConfig): ParallelConfig {
+  const rc = row.recompute ? parseRecomputeSpec(row.recompute, `recompute '${row.recompute}'`) : {};
+  return {
+    ...base, recomputeModules: undefined, recomputeMethod: undefined, recomputeNumLayers: undefined, ...rc,
+    seqLength: row.seq_len, tensorParallel: row.tp ?? base.tensorParallel, contextParallel: row.cp ?? base.contextParallel,
+    pipelineParallel: row.pp ?? base.pipelineParallel, sequenceParallel: row.sp ?? base.sequenceParallel, microBatchSize: row.micro_batch ?? base.microBatchSize,
+  };
+}
+
+export function compareOne(row: CsvRow, model: ModelConfig, par: ParallelConfig, hbmGib: number): Comparison {
+  const ran = row.total_gib !== null && row.fits !== false;
+  const base: Comparison = { row, modelTotalGib: null, modelActivationGib: null, modelFits: null, totalError: null, activationError: null, verdict: 'unknown' };
+  let b;
+  try {
+    b = memoryBreakdown(model, pointConfig(row, par));
+  } catch (e) {
+    return { ...base, error: (e as Error).message };
+  }
+  const total = b.totalBytes / GIB, act = peakActivationBytes(b) / GIB, hbm = row.hbm_gib ?? hbmGib;
+  const fits = total <= hbm;
+  const err = (m: number, x: number | null | undefined) => (x === null || x === undefined || x === 0 ? null : (m - x) / x);
+  const known = row.fits !== null || row.total_gib !== null;
+  return {
+    ...base, modelTotalGib: total, modelActivationGib: act, modelFits: fits,
+    totalError: ran ? err(total, row.total_gib) : null, activationError: ran ? err(act, row.activation_gib) : null,
+    verdict: !known ? 'unknown' : fits === ran ? 'right' : fits ? 'says it fits, it ran out of memory' : 'says out of memory, it ran',
+  };
+}
+
+export function comparePoints(rows: CsvRow[], model: ModelConfig, par: ParallelConfig, hbmGib: number): Comparison[] {
+  return rows.map((r) => compareOne(r, model, par, hbmGib));
+}
+
+/** A log's own prediction: the model from the log's argument dump beside its measured peak. */
+export interface LogPrediction {
+  model: ModelConfig;
+  parallel: ParallelConfig;
+  totalBytes: number;
+  activationBytes: number;
+  fits: boolean | null;
+  measuredGib: number | null;
+  totalError: number | null;
+  notes: string[];
+}
+
+export function predictFromLog(res: ParseResult, hbmGib: number | null): LogPrediction | { error: string } {
+  const c = configFromArgs(res.args);
+  if ('error' in c) return c;
+  let b;
+  try {
+    b = memoryBreakdown(c.model, c.par);
+  } catch (e) {
+    return { error: `the model cannot take this log's arguments: ${(e as Error).message}` };
+  }
+  const measured = res.point.peakMaxAllocatedGiB;
+  return {
+    model: c.model, parallel: c.par, totalBytes: b.totalBytes, activationBytes: peakActivationBytes(b),
+    fits: hbmGib === null ? null : b.totalBytes / GIB <= hbmGib, measuredGib: measured,
+    totalError: measured === null ? null : (b.totalBytes / GIB - measured) / measured, notes: c.notes,
+  };
+}
+
+const pct = (x: number | null) => (x === null ? '' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`);
+
+/** Markdown table of comparisons (the CLI's --compare). */
+export function comparisonTable(cs: Comparison[]): string {
+  const out = ['| source line | seq_len | CP | recompute | measured total GiB | model total GiB | error | measured activation GiB | model activation GiB | error | OOM verdict |',
+    '|---|---|---|---|---|---|---|---|---|---|---|'];
+  for (const c of cs) {
+    const r = c.row;
+    const meas = r.total_gib === null || r.fits === false ? 'OOM' : r.total_gib.toFixed(1);
+    out.push(`| ${r.line ?? ''} | ${r.seq_len} | ${r.cp ?? '?'} | ${r.recompute ?? '?'} | ${meas} | ${c.modelTotalGib?.toFixed(1) ?? `- (${c.error})`} | ${pct(c.totalError)} | ` +
+      `${r.activation_gib?.toFixed(1) ?? ''} | ${c.modelActivationGib?.toFixed(1) ?? ''} | ${pct(c.activationError)} | ${c.verdict} |`);
+  }
+  const errs = cs.map((c) => c.totalError).filter((x): x is number => x !== null).map(Math.abs);
+  const aerrs = cs.map((c) => c.activationError).filter((x): x is number => x !== null).map(Math.abs);
+  const wrong = cs.filter((c) => c.verdict !== 'right' && c.verdict !== 'unknown').length;
+  out.push('', `${cs.length} point(s): largest total error ${errs.length ? (Math.max(...errs) * 100).toFixed(1) + '%' : '-'}, ` +
+    `largest activation error ${aerrs.length ? (Math.max(...aerrs) * 100).toFixed(1) + '%' : '-'}, ${wrong} wrong OOM verdict(s)`);
+  return out.join('\n');
+}

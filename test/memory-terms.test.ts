@@ -1,0 +1,169 @@
+/**
+ * The memory model's terms outside the layers, its stacks, Megatron-LM's recompute options and the
+ * peak rule, each against values computed by hand here; and the model against the measured runs
+ * shipped in bench/results (PyTorch on H200s; real Megatron-LM on an H200).
+ */
+import { describe, expect, it } from 'vitest';
+import { readFileSync, readdirSync } from 'node:fs';
+import {
+  DEFAULT_LINES, DEFAULT_PARALLEL, GIB, ModelConfig, PRESETS, ParallelConfig, STACKS, layerTerms, memoryBreakdown, parseLines,
+  parseRecomputeSpec, peakActivationBytes, recomputeSpec,
+} from '../src/memory/model.js';
+import { parseCsv } from '../src/memory/csv.js';
+import { comparePoints } from '../src/memory/compare.js';
+import { configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
+import { predictFromLog } from '../src/memory/compare.js';
+
+const gpt: ModelConfig = { numLayers: 8, hiddenSize: 1024, numAttentionHeads: 16, vocabSize: 32000, untieEmbeddings: true };
+const par = (o: Partial<ParallelConfig> = {}): ParallelConfig => ({ ...DEFAULT_PARALLEL, seqLength: 8192, ...o });
+const term = (ts: { name: string; bytes: number }[], name: string) => {
+  const t = ts.find((x) => x.name === name);
+  if (!t) throw new Error(`no term '${name}' in ${ts.map((x) => x.name).join(', ')}`);
+  return t.bytes;
+};
+
+describe('terms outside the layers (Megatron-LM stack)', () => {
+  const s = 8192, h = 1024, V = 32000, t = 2;
+  const r = memoryBreakdown(gpt, par({ tensorParallel: t }));
+  it('ids, embedding dropout, final LayerNorm, output layer input and the fp32 softmax, by hand', () => {
+    expect(term(r.outside, 'input ids (and labels)')).toBe(8 * s);
+    expect(term(r.outside, 'embedding dropout mask')).toBe(s * h);
+    expect(term(r.outside, 'final LayerNorm input')).toBe(2 * s * h);
+    expect(term(r.outside, 'output layer input')).toBe(2 * s * h);
+    // vocabulary padded to a multiple of 128·t (32000 → 32000 at t=2: 32000/256 = 125)
+    expect(term(r.outside, 'cross-entropy fp32 softmax (vocab-parallel)')).toBe((4 * s * V) / t);
+  });
+  it('the cross-entropy transients: the bf16 gradient of the logits at backward, the bf16 logits at forward', () => {
+    expect(term(r.transients, 'cross-entropy backward: bf16 logits gradient')).toBe((2 * s * V) / t);
+    expect(term(r.transients, 'end of forward: bf16 logits beside the fp32 softmax')).toBe((2 * s * V) / t);
+  });
+  it('a pipeline stage > 1 holds the embedding for p micro batches and no output layer', () => {
+    const p4 = memoryBreakdown(gpt, par({ pipelineParallel: 4 }));
+    expect(term(p4.outside, 'input ids (and labels)')).toBe(8 * s * 4);
+    expect(p4.outside.map((x) => x.name)).not.toContain('final LayerNorm input');
+    expect(p4.transients).toHaveLength(0);
+  });
+  it('peak = weights + gradients + optimizer + stored activations + the largest net transient', () => {
+    const largest = Math.max(...r.transients.map((x) => x.netBytes));
+    expect(r.transientBytes).toBe(largest);
+    expect(r.totalBytes).toBe(r.weightBytes + r.gradientBytes + r.optimizerBytes + r.gradientBucketBytes + r.activationBytes + largest);
+    expect(peakActivationBytes(r)).toBe(r.activationBytes + largest);
+  });
+});
+
+describe('stacks are data', () => {
+  const s = 8192, h = 1024, V = 32000, L = 8;
+  const m: ModelConfig = { ...gpt, attentionDropout: 0, hiddenDropout: 0, positionEmbedding: 'none' };
+  const amp = memoryBreakdown(m, par({ stack: 'torch-amp' }));
+  const meg = memoryBreakdown(m, par({ stack: 'megatron' }));
+  it('torch-amp: fp32 parameters and AdamW (16 B/param), fp32 residual stream, autocast copies, fp32 log-softmax', () => {
+    expect(amp.weightBytes + amp.gradientBytes + amp.optimizerBytes).toBeCloseTo(16 * amp.parametersPerGpu, 0);
+    expect(meg.weightBytes + meg.gradientBytes + meg.optimizerBytes).toBeCloseTo(18 * meg.parametersPerGpu, 0);
+    expect(term(amp.perLayer, 'LayerNorm 1 input')).toBe(4 * s * h);
+    expect(term(meg.perLayer, 'LayerNorm 1 input')).toBe(2 * s * h);
+    expect(term(amp.outside, 'autocast bf16 weight copies (held until backward)')).toBe(2 * (L * 12 * h * h + V * h));
+    expect(term(amp.outside, 'cross-entropy fp32 log-softmax')).toBe(4 * s * V);
+    expect(term(amp.transients, 'cross-entropy backward: two fp32 gradients')).toBe(8 * s * V);
+    expect(amp.gradientBucketBytes).toBe(0);
+  });
+  it("torch-amp with CP: DDP's fp32 gradient buckets and the attention output stored twice", () => {
+    const cp = memoryBreakdown(m, par({ stack: 'torch-amp', contextParallel: 2 }));
+    expect(cp.gradientBucketBytes).toBeCloseTo(4 * cp.parametersPerGpu, 0);
+    expect(term(cp.perLayer, 'attention output copy (ring merge, reshaped for the projection)')).toBe(2 * (s / 2) * h);
+  });
+  it('every stack names the same parts; only data differs', () => {
+    expect(Object.keys(STACKS)).toEqual(['megatron', 'torch-amp']);
+    for (const k of ['perParam', 'residualBytes', 'ce', 'cpRing'] as const) expect(STACKS.megatron[k]).not.toEqual(STACKS['torch-amp'][k]);
+  });
+});
+
+describe("Megatron-LM's recompute options", () => {
+  const s = 8192, h = 1024, f = 4096;
+  const none = layerTerms(gpt, par());
+  it('--recompute-modules core_attn mlp changes exactly the MLP terms (and the LSE)', () => {
+    const cm = layerTerms(gpt, par({ recompute: 'selective', recomputeModules: ['core_attn', 'mlp'] }));
+    const gone = none.filter((x) => !cm.some((y) => y.name === x.name)).map((x) => x.name);
+    expect(gone.sort()).toEqual(['GeLU input', 'second linear input', 'softmax LSE (FlashAttention, f32)']);
+    expect(none.reduce((a, x) => a + x.bytes, 0) - cm.reduce((a, x) => a + x.bytes, 0)).toBe(2 * s * f + 2 * s * f + 4 * 16 * s);
+  });
+  it('layernorm drops the two LayerNorm outputs', () => {
+    const ln = layerTerms(gpt, par({ recompute: 'selective', recomputeModules: ['layernorm'] }));
+    expect(ln.map((x) => x.name)).not.toContain('QKV input');
+    expect(ln.map((x) => x.name)).not.toContain('MLP input');
+  });
+  it('full uniform N keeps each chunk input; block N keeps N inputs and the rest whole', () => {
+    const layer = none.reduce((a, x) => a + x.bytes, 0);
+    const u = memoryBreakdown(gpt, par({ recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 2 }));
+    expect(u.layerGroups).toHaveLength(1);
+    expect(u.layerGroups[0].layers * u.layerGroups[0].bytesPerLayer).toBe(4 * 2 * s * h);
+    const b = memoryBreakdown(gpt, par({ recompute: 'full', recomputeMethod: 'block', recomputeNumLayers: 3 }));
+    expect(b.layerGroups.reduce((a, g) => a + g.layers * g.bytesPerLayer, 0)).toBe(3 * 2 * s * h + 5 * layer);
+    // recomputing a uniform chunk of 2 layers in backward is a transient of two whole layers (+ upstream gradients)
+    expect(term(u.transients, 'recomputing one checkpointed chunk (2 layers) in backward')).toBe(2 * layer + 4 * s * h);
+  });
+  it('refuses what Megatron-LM refuses, naming the flag', () => {
+    expect(() => memoryBreakdown(gpt, par({ recompute: 'full' }))).toThrow(/--recompute-granularity full needs --recompute-method/);
+    expect(() => memoryBreakdown(gpt, par({ recompute: 'full', recomputeMethod: 'block', recomputeNumLayers: 9 }))).toThrow(/--recompute-num-layers 9 is more than the 8 layers/);
+    expect(() => memoryBreakdown(gpt, par({ recompute: 'selective', recomputeModules: ['moe_act' as 'mlp'] }))).toThrow(/unknown module 'moe_act'/);
+    expect(() => memoryBreakdown(gpt, par({ stack: 'jax' as 'megatron' }))).toThrow(/--stack must be megatron or torch-amp/);
+    expect(() => memoryBreakdown({ ...gpt, ffnHiddenSize: -5 }, par())).toThrow(/--ffn-hidden-size must be a positive integer/);
+    expect(() => memoryBreakdown({ ...gpt, attentionDropout: 2 }, par())).toThrow(/--attention-dropout must be a probability/);
+    expect(() => memoryBreakdown(gpt, par({ seqLength: 1e300 }))).toThrow(/--seq-length/);
+  });
+  it('recompute settings round-trip as one string; lines pick their own', () => {
+    for (const sp of ['none', 'selective', 'selective:core_attn+mlp', 'full:uniform/1', 'full:block/8']) expect(recomputeSpec(parseRecomputeSpec(sp))).toBe(sp);
+    expect(() => parseRecomputeSpec('full')).toThrow(/needs a method/);
+    const lines = parseLines('1,4:recompute,4:full:block/8,2:selective:layernorm');
+    expect(lines.map((l) => l.label)).toEqual(['CP=1', 'CP=4 + recompute', 'CP=4 + full block/8', 'CP=2 + selective layernorm']);
+    expect(DEFAULT_LINES.map((l) => recomputeSpec({ recompute: 'none', ...l.overrides }))).toEqual(['none', 'selective:core_attn+mlp', 'none', 'none', 'selective:core_attn+mlp']);
+  });
+  it("the plot's default recompute moves memory with FlashAttention (Megatron's default core_attn barely does)", () => {
+    const m = PRESETS['seed-32L-4096h'].model;
+    const base = par({ seqLength: 131072, tensorParallel: 8, sequenceParallel: true, contextParallel: 4 });
+    const t0 = memoryBreakdown(m, base).totalBytes;
+    const core = memoryBreakdown(m, { ...base, recompute: 'selective' }).totalBytes;
+    const dflt = memoryBreakdown(m, { ...base, ...parseRecomputeSpec('selective:core_attn+mlp') }).totalBytes;
+    expect((t0 - core) / t0).toBeLessThan(0.02);
+    expect((t0 - dflt) / t0).toBeGreaterThan(0.2);
+  });
+});
+
+describe('the model against measured runs (bench/results)', () => {
+  it('PyTorch (--stack torch-amp): every shipped point within 5% total and 10% activations, every OOM verdict right', () => {
+    const files = ['bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv', 'bench/results/memory-h200-2026-12-01/activation_memory_measured.csv'];
+    let n = 0;
+    for (const f of files) {
+      const rows = parseCsv(readFileSync(f, 'utf8'), f);
+      const groups = new Map<string, typeof rows>();
+      for (const r of rows) {
+        const key = /GPT (\d+)L h=(\d+) a=(\d+) vocab=(\d+)/.exec(r.source)!.slice(1).join(',');
+        groups.set(key, [...(groups.get(key) ?? []), r]);
+      }
+      for (const [key, rs] of groups) {
+        const [L, h, a, V] = key.split(',').map(Number);
+        const model: ModelConfig = { numLayers: L, hiddenSize: h, numAttentionHeads: a, vocabSize: V, untieEmbeddings: true, attentionDropout: 0, hiddenDropout: 0, positionEmbedding: 'none' };
+        for (const c of comparePoints(rs, model, par({ stack: 'torch-amp' }), 139.8)) {
+          expect(c.verdict, `${f} ${key} s=${c.row.seq_len}`).toBe('right');
+          if (c.totalError !== null) expect(Math.abs(c.totalError), `${f} ${key} s=${c.row.seq_len} ${c.row.recompute}`).toBeLessThan(0.05);
+          if (c.activationError !== null) expect(Math.abs(c.activationError), `${f} ${key} s=${c.row.seq_len} ${c.row.recompute}`).toBeLessThan(0.1);
+          n++;
+        }
+      }
+    }
+    expect(n).toBe(28 + 13);
+  });
+
+  it('real Megatron-LM logs predict themselves from their own arguments (GPT-style runs within 5%)', () => {
+    const dir = 'bench/results/memory-h200-2026-12-01/megatron';
+    const within: string[] = [];
+    for (const f of readdirSync(dir)) {
+      const res = parseMegatronLog(readFileSync(`${dir}/${f}`, 'utf8'), f);
+      const c = configFromArgs(res.args);
+      expect('error' in c).toBe(false);
+      const p = predictFromLog(res, 139.8);
+      if ('error' in p || p.totalError === null) continue;
+      if (Math.abs(p.totalError) < 0.05) within.push(f);
+    }
+    expect(within.sort()).toEqual(['A-s4096-none.log', 'A-s8192-none.log', 'B-s4096-none.log', 'B-s8192-full-block4.log', 'B-s8192-none.log']);
+  });
+});
