@@ -1,6 +1,6 @@
 /**
- * Ring sweep: ringAttention for R ranks (each its own device; on one GPU several devices share
- * it) and each layout, at growing N: wall time per phase, the sum of GPU kernel times, the
+ * Ring sweep: ringAttention for R ranks in one-device mode (the R ranks share the first device;
+ * each rank's compute is timed alone, transfers are device copies) and each layout, at growing N: wall time per phase, the sum of GPU kernel times, the
  * unhidden transfer fraction, overlap efficiency, peak bytes per rank; and the single-device
  * kernel time on the same GPU for comparison. The largest N that runs is where the sweep stops.
  */
@@ -42,8 +42,9 @@ export async function ringPoint(
   };
   const base = { R: devs.length, layout, N: s.Nq, B: s.B, H: s.Hq, D: s.D, causal, precision: p, backward };
   // Warm-up: pipelines compile on first use, and GPU clocks ramp (warmUp).
-  await warmUp(devs[0], () => ringAttention(devs, s, x, { causal, layout, precision: p }), 1, 20);
-  const res = await ringAttention(devs, s, x, { causal, layout, precision: p });
+  const opts = { causal, layout, precision: p, ranks: devs.length };
+  await warmUp(devs[0], () => ringAttention([devs[0]], s, x, opts), 1, 20);
+  const res = await ringAttention([devs[0]], s, x, opts);
   const tl = res.timeline;
   if (timelineFile) await writeFile(timelineFile, JSON.stringify(tl));
   const gpu = tl.phases.flatMap((ph) => ph.steps.map((st) => st.gpuComputeMs));

@@ -11,7 +11,7 @@ import { nodeGPU } from '../src/gpu/node.js';
 import { InputError } from '../src/errors.js';
 import { Precision } from '../src/kernels/common.js';
 import { LAYOUTS } from '../src/ring/schedule.js';
-import { MAX_RANKS } from '../src/cli/ringCli.js';
+import { MAX_RANKS } from '../src/cli/ringArgs.js';
 import { KernelRow, spotCheck, timeKernels } from './kernels.js';
 import { RingRow, ringPoint } from './ring.js';
 import { CeilingRow, gemmCeiling } from './gemm.js';

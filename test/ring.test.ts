@@ -2,70 +2,110 @@ import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevices } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
-import { ringAttention } from '../src/ring/ringAttention.js';
+import { ringAttention, RingOptions, RingResult } from '../src/ring/ringAttention.js';
 import { LAYOUTS } from '../src/ring/schedule.js';
+import { SCHEMES, Scheme } from '../src/ring/timeline.js';
+import { planSteps } from '../src/ring/plan.js';
 import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
 import { DeviceLostError, InputError } from '../src/errors.js';
 import { acquireDevices } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
 
-let devs: FlashDevice[];
+let one: FlashDevice;
+let three: FlashDevice[];
 beforeAll(async () => {
-  devs = await testDevices(8);
+  [one] = await testDevices(1);
+  three = await testDevices(3);
 });
 
-describe('context-parallel ring vs float64 reference and the single-device kernel', () => {
-  // N = 45 divides evenly by neither R = 2, 4, 8 nor 2R zigzag chunks.
-  const s: AttentionShape = { B: 1, Hq: 2, Hkv: 1, Nq: 45, Nk: 45, D: 16 };
-  for (const R of [1, 2, 3, 4, 8])
-    for (const causal of [false, true])
-      it(`R=${R} ${causal ? 'causal' : 'full'}, every layout, forward + backward`, async () => {
-        const x = makeInputs(s, SEED + R * 7 + (causal ? 1 : 0));
-        const r = refInputs(x, 'f32');
-        const rf = referenceForward(s, r.q, r.k, r.v, { causal });
-        const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal });
-        const single = await attentionForward(devs[0], s, x, { causal, precision: 'f32' });
-        const singleB = await attentionBackward(devs[0], s, { ...x, o: single.o, lse: single.lse }, { causal, precision: 'f32' });
-        for (const layout of LAYOUTS) {
-          const got = await ringAttention(devs.slice(0, R), s, x, { causal, layout, precision: 'f32' });
-          const tag = `R=${R} ${layout} causal=${causal}`;
-          expect(err(got.o, rf.o), `O ${tag}`).toBeLessThanOrEqual(TOL.f32.out);
-          expect(err(got.lse, rf.lse), `LSE ${tag}`).toBeLessThanOrEqual(TOL.f32.out);
-          expect(err(got.dq!, rb.dq), `dQ ${tag}`).toBeLessThanOrEqual(TOL.f32.grad);
-          expect(err(got.dk!, rb.dk), `dK ${tag}`).toBeLessThanOrEqual(TOL.f32.grad);
-          expect(err(got.dv!, rb.dv), `dV ${tag}`).toBeLessThanOrEqual(TOL.f32.grad);
-          // Equal to the single-device kernel too (same f32 math, different summation order).
-          const vsSingle: [string, Float32Array | Uint16Array, Float32Array | Uint16Array, number][] = [
-            ['O', got.o, single.o, TOL.f32.out], ['LSE', got.lse, single.lse, TOL.f32.out],
-            ['dQ', got.dq!, singleB.dq, TOL.f32.grad], ['dK', got.dk!, singleB.dk, TOL.f32.grad], ['dV', got.dv!, singleB.dv, TOL.f32.grad],
-          ];
-          for (const [name, a, b, tol] of vsSingle) expect(err(a, Float64Array.from(b)), `${name} vs single ${tag}`).toBeLessThanOrEqual(tol);
-          const tl = got.timeline;
-          // Backward: R steps per rank plus the hop that brings dK/dV home.
-          expect(tl.phases.map((p) => p.steps.length)).toEqual([R * R, R * (R + 1)]);
-          if (R > 1) expect(tl.summary.bytesMoved).toBeGreaterThan(0);
-          for (const rk of tl.ranks) expect(rk.peakBytes).toBeGreaterThan(0);
-          for (const d of devs.slice(0, R)) expect(d.tracker.snapshot().liveBuffers).toBe(0);
-        }
-      });
+/** a2a+p2p's split per R: a2a inside groups of A, a ring of P groups. */
+const SIZES: Record<number, string> = { 1: '1,1', 2: '2,1', 3: '1,3', 4: '2,2', 8: '2,4' };
 
-  it('f16 ring with GQA, causal, zigzag', async () => {
-    if (!devs[0].hasF16) return expect(process.env.CI).not.toBe('true');
+/** Every output against the float64 reference and the single-device kernel. */
+async function check(devs: FlashDevice[], s: AttentionShape, causal: boolean, seed: number, runs: (Omit<RingOptions, 'causal' | 'precision'> & { tag: string })[]) {
+  const x = makeInputs(s, seed);
+  const r = refInputs(x, 'f32');
+  const rf = referenceForward(s, r.q, r.k, r.v, { causal });
+  const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal });
+  const single = await attentionForward(one, s, x, { causal, precision: 'f32' });
+  const singleB = await attentionBackward(one, s, { ...x, o: single.o, lse: single.lse }, { causal, precision: 'f32' });
+  const got: RingResult[] = [];
+  for (const { tag, ...opts } of runs) {
+    const res = await ringAttention(devs, s, x, { causal, precision: 'f32', ...opts });
+    const f = TOL.f32.out, g = TOL.f32.grad;
+    const pairs: [string, Float32Array | Uint16Array, Float64Array, Float32Array | Uint16Array, number][] = [
+      ['O', res.o, rf.o, single.o, f], ['LSE', res.lse, rf.lse, single.lse, f],
+      ['dQ', res.dq!, rb.dq, singleB.dq, g], ['dK', res.dk!, rb.dk, singleB.dk, g], ['dV', res.dv!, rb.dv, singleB.dv, g],
+    ];
+    for (const [name, a, ref, one1, tol] of pairs) {
+      expect(err(a, ref), `${name} vs reference ${tag}`).toBeLessThanOrEqual(tol);
+      expect(err(a, Float64Array.from(one1)), `${name} vs single device ${tag}`).toBeLessThanOrEqual(tol);
+    }
+    for (const rk of res.timeline.ranks) expect(rk.peakBytes, tag).toBeGreaterThan(0);
+    for (const rk of res.timeline.ranks) expect(rk.liveBytesAfter, tag).toBe(0);
+    for (const d of devs) expect(d.tracker.snapshot().liveBuffers, tag).toBe(0);
+    // The pure plan (what cp-plan predicts from) is exactly what the rank programs reported.
+    const tl = res.timeline;
+    const key = (x: { phase: string; step: number; rank: number }) => `${x.phase}:${x.step}:${x.rank}`;
+    const pick = (x: { flops: number; transferBytes: number; messages: number; overlapped: boolean }) =>
+      ({ flops: x.flops, transferBytes: x.transferBytes, messages: x.messages, overlapped: x.overlapped });
+    const planned = new Map(planSteps({ shape: s, causal, layout: tl.layout, R: tl.R, scheme: tl.scheme, hierarchy: tl.hierarchy, eb: 4 }).map((x) => [key(x), pick(x)]));
+    const recorded = new Map(tl.phases.flatMap((ph) => ph.steps).map((x) => [key(x), pick(x)]));
+    expect(recorded, `plan ${tag}`).toEqual(planned);
+    got.push(res);
+  }
+  return got;
+}
+
+const runsFor = (R: number) =>
+  SCHEMES.flatMap((scheme: Scheme) => LAYOUTS.map((layout) => ({
+    tag: `${scheme} ${layout} R=${R}`, scheme, layout, ranks: R, ...(scheme === 'a2a+p2p' ? { hierarchicalSizes: SIZES[R] } : {}),
+  })));
+
+describe('context parallelism: every scheme x layout vs float64 reference and the single-device kernel', () => {
+  // N = 29 divides evenly by no R > 1 (nor 2R zigzag chunks); Hq = 2R, Hkv = R: GQA, and heads split for a2a.
+  for (const R of [1, 2, 3, 4, 8])
+    it(`R=${R} causal, one-device mode, forward + backward`, async () => {
+      const s: AttentionShape = { B: 1, Hq: 2 * R, Hkv: R, Nq: 29, Nk: 29, D: 8 };
+      const got = await check([one], s, true, SEED + R, runsFor(R));
+      const p2p = got[0].timeline;
+      expect(p2p.mode).toBe(R > 1 ? 'one-device' : 'multi-adapter');
+      // Ring: R steps per rank forward; backward R steps plus the hop that brings dK/dV home.
+      expect(p2p.phases.map((p) => p.steps.length)).toEqual([R * R, R * (R + 1)]);
+      if (R > 1) for (const res of got) expect(res.timeline.summary.bytesMoved, res.timeline.scheme).toBeGreaterThan(0);
+    });
+
+  it('full (non-causal) attention, B=2, every scheme, R=3', async () => {
+    const s: AttentionShape = { B: 2, Hq: 6, Hkv: 3, Nq: 20, Nk: 20, D: 16 };
+    await check([one], s, false, SEED + 50, runsFor(3).filter((r) => r.layout === 'zigzag'));
+  });
+
+  it('multi-adapter mode: three devices, staging transfers, every scheme', async () => {
+    const s: AttentionShape = { B: 1, Hq: 6, Hkv: 3, Nq: 23, Nk: 23, D: 8 };
+    const got = await check(three, s, true, SEED + 60, runsFor(3).filter((r) => r.layout === 'striped'));
+    for (const res of got) expect(res.timeline.mode).toBe('multi-adapter');
+  });
+
+  it('f16 ring with GQA, causal, zigzag, a2a+p2p', async () => {
+    if (!one.hasF16) return expect(process.env.CI).not.toBe('true');
     const g: AttentionShape = { B: 2, Hq: 4, Hkv: 2, Nq: 50, Nk: 50, D: 32 };
     const x = makeInputs(g, SEED + 99);
     const r = refInputs(x, 'f16');
     const rf = referenceForward(g, r.q, r.k, r.v, { causal: true });
     const rb = referenceBackward(g, r.q, r.k, r.v, r.dout, { causal: true });
-    const got = await ringAttention(devs.slice(0, 3), g, x, { causal: true, layout: 'zigzag', precision: 'f16' });
-    expect(err(got.o, rf.o)).toBeLessThanOrEqual(TOL.f16.out);
-    expect(err(got.lse, rf.lse)).toBeLessThanOrEqual(TOL.f16.out);
-    for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k]!, rb[k]), k).toBeLessThanOrEqual(TOL.f16.grad);
+    for (const opts of [{ scheme: 'p2p' as const }, { scheme: 'a2a+p2p' as const, hierarchicalSizes: '2,2' }]) {
+      const got = await ringAttention([one], g, x, { causal: true, layout: 'zigzag', precision: 'f16', ranks: 4, ...opts });
+      expect(err(got.o, rf.o)).toBeLessThanOrEqual(TOL.f16.out);
+      expect(err(got.lse, rf.lse)).toBeLessThanOrEqual(TOL.f16.out);
+      for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k]!, rb[k]), k).toBeLessThanOrEqual(TOL.f16.grad);
+    }
   });
 
   it('the timeline accounts for every step: compute, transfer, idle, overlap', async () => {
+    const s: AttentionShape = { B: 1, Hq: 2, Hkv: 1, Nq: 45, Nk: 45, D: 16 };
     const x = makeInputs(s, SEED + 5);
-    const got = await ringAttention(devs.slice(0, 4), s, { q: x.q, k: x.k, v: x.v }, { causal: true, layout: 'contiguous', precision: 'f32' });
+    const got = await ringAttention([one], s, { q: x.q, k: x.k, v: x.v }, { causal: true, layout: 'contiguous', precision: 'f32', ranks: 4 });
     const tl = got.timeline;
     expect(tl.phases.map((p) => p.phase)).toEqual(['forward']);
     const steps = tl.phases[0].steps;
@@ -75,23 +115,51 @@ describe('context-parallel ring vs float64 reference and the single-device kerne
       // K and V of the chunk it holds (B=1, Hkv=1, D=16, f32); nothing at the last step.
       const held = tl.schedule.shards[st.kvFrom][0].count;
       expect(st.transferBytes).toBe(st.step < 3 ? 2 * held * 16 * 4 : 0);
-      if (devs[0].hasTimestamps) expect(st.gpuComputeMs).not.toBeNull();
+      expect(st.flops).toBe(4 * 2 * st.visible * 16);
+      if (one.hasTimestamps) expect(st.gpuComputeMs).not.toBeNull();
     }
     // Causal contiguous: rank 0 only ever computes its own diagonal chunk.
     expect(steps.filter((st) => st.rank === 0 && st.pairs > 0).length).toBe(1);
+    expect(steps.reduce((a, st) => a + st.visible, 0)).toBe((45 * 46) / 2);
     expect(tl.summary.overlapEfficiency).toBeGreaterThanOrEqual(0);
     expect(tl.summary.overlapEfficiency).toBeLessThanOrEqual(1);
     expect(JSON.parse(JSON.stringify(tl)).kind).toBe('flashring.timeline');
   });
 
-  it('rejects bad rings clearly', async () => {
+  it('memory per rank: all_gather holds the full K/V, a2a head shards, p2p two slots', async () => {
+    const s: AttentionShape = { B: 1, Hq: 4, Hkv: 4, Nq: 64, Nk: 64, D: 8 };
+    const x = makeInputs(s, SEED + 7);
+    const peak = async (scheme: Scheme) =>
+      (await ringAttention([one], s, { q: x.q, k: x.k, v: x.v }, { scheme, layout: 'contiguous', precision: 'f32', ranks: 4 })).timeline.ranks.map((r) => r.peakBytes);
+    const kv = 2 * 64 * 4 * 8 * 4; // K and V of the whole sequence, f32
+    const [p, g] = [await peak('p2p'), await peak('all_gather')];
+    // all_gather holds the three other chunks' K/V; p2p two spare slots of one chunk each.
+    for (let r = 0; r < 4; r++) expect(g[r] - p[r]).toBe((3 / 4) * kv - (2 / 4) * kv);
+  });
+
+  it('rejects bad requests with one line naming the problem', async () => {
+    const s: AttentionShape = { B: 1, Hq: 2, Hkv: 1, Nq: 45, Nk: 45, D: 16 };
     const x = makeInputs(s, 1);
     const tiny: AttentionShape = { ...s, Nq: 3, Nk: 3 };
     const xt = makeInputs(tiny, 2);
-    await expect(ringAttention(devs.slice(0, 4), tiny, xt)).rejects.toThrow(/4 ranks but the sequence only 3 tokens/);
-    await expect(ringAttention([], s, x)).rejects.toThrow(/integer >= 1/);
-    await expect(ringAttention(devs.slice(0, 2), s, x, { layout: 'spiral' as never })).rejects.toThrow(/unknown layout/);
-    await expect(ringAttention(devs.slice(0, 2), { ...s, Nq: 44 }, x)).rejects.toThrow(InputError);
+    const cases: [Promise<unknown>, RegExp][] = [
+      [ringAttention([one], tiny, xt, { ranks: 4 }), /4 ranks but the sequence only 3 tokens/],
+      [ringAttention([], s, x), /integer >= 1/],
+      [ringAttention([one], s, x, { ranks: 2, layout: 'spiral' as never }), /unknown layout/],
+      [ringAttention([one], s, x, { ranks: 2, scheme: 'ring' as never }), /unknown cp-comm-type 'ring'/],
+      [ringAttention([one], s, x, { ranks: 2, scheme: 'a2a' }), /a2a splits heads over 2 ranks: .*key\/value heads \(1\)/],
+      [ringAttention([one], { ...s, Hq: 3, Hkv: 3 }, makeInputs({ ...s, Hq: 3, Hkv: 3 }, 3), { ranks: 2, scheme: 'a2a' }), /query heads \(3\)/],
+      [ringAttention([one], s, x, { ranks: 4, scheme: 'a2a+p2p', hierarchicalSizes: '2,3' }), /multiply to 6, not the context-parallel size 4/],
+      [ringAttention([one], s, x, { ranks: 4, scheme: 'a2a+p2p' }), /needs hierarchical sizes/],
+      [ringAttention(three.slice(0, 2), s, x, { ranks: 3 }), /one device .* or 3 devices, got 2/],
+      [ringAttention([one], { ...s, Nq: 44 }, x, { ranks: 2 }), /Nq \(44\) must equal Nk/],
+    ];
+    for (const [p, re] of cases) {
+      const e = await p.then(() => null, (e) => e);
+      expect(e, String(re)).toBeInstanceOf(InputError);
+      expect(e.message).toMatch(re);
+      expect(e.message).not.toContain('\n');
+    }
   });
 });
 
@@ -109,7 +177,7 @@ describe('ring faults', () => {
     expect(e).toBeInstanceOf(DeviceLostError);
     expect(String(e.message)).toMatch(/rank 1/);
     expect(performance.now() - t0).toBeLessThan(30_000);
-    // No grace period: the ring waits for every rank's in-flight step before it rejects.
+    // No grace period: the ring waits for every rank's in-flight work before it rejects.
     for (const d of own) expect(d.tracker.snapshot().liveBuffers, `device ${d.index}`).toBe(0);
     own[0].destroy();
     own[2].destroy();

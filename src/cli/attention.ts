@@ -9,7 +9,7 @@ import { attentionForward, attentionBackward, checkHalfRange, HostTensor } from 
 import { AttentionShape } from '../shape.js';
 import { Precision } from '../kernels/common.js';
 import { checkOutputDir, checkOutputFile, numberArg, parseCommand, writeFilesAtomically } from './args.js';
-import { RingArgs, checkRingArgs, parseRingArgs } from './ringCli.js';
+import { RING_OPTIONS, RingArgs, checkRingArgs, parseRingArgs } from './ringArgs.js';
 
 const HELP = `usage: flashring attention --q q.npy --k k.npy --v v.npy --out DIR [options]
   Tensors are [B, H, N, D] (or [H, N, D] for B = 1), float16/float32/float64, C order.
@@ -23,15 +23,22 @@ options:
                         else f32 with a note; float64 in, f32 with a note). f16 must be asked
                         for to round f32 data; a value beyond float16's range is then an error
   --do dO.npy           also run the backward pass; writes dq.npy, dk.npy, dv.npy
-  --cp R                run as a context-parallel ring of R devices (same outputs; 1..64, at most N)
-  --layout L            with --cp: ring sharding contiguous | zigzag | striped (default zigzag)
-  --timeline FILE       with --cp: write the ring's JSON timeline
+  --cp R                run context-parallel over R ranks (same outputs; 1..64, at most N)
+  --cp-comm-type T      with --cp: p2p (the ring) | all_gather | a2a (Ulysses) | a2a+p2p (default p2p)
+  --hierarchical-context-parallel-sizes A,B   with a2a+p2p: a2a group size × ring size = R
+  --cp-mode M           one-device (default: the R ranks share one GPU, each step timed alone)
+                        | multi-adapter (one device per adapter, transfers through host staging)
+  --layout L            with --cp: sharding contiguous | zigzag | striped (default zigzag)
+  --link L              with --cp: predict the run on R real GPUs joined by nvlink-h200 | pcie5 |
+                        ib-ndr | custom (--link-gbps G in Gbit/s, --link-latency-us U override)
+  --compute-tflops X    with --link: predict with kernels at X TFLOP/s instead of the measured ones
+  --timeline FILE       with --cp: write the JSON timeline (measured, and predicted with --link)
 Every value is checked before any GPU work; outputs appear only when the whole run succeeded.`;
 
 const OPTIONS = {
   q: { type: 'string' }, k: { type: 'string' }, v: { type: 'string' }, do: { type: 'string' },
   out: { type: 'string' }, causal: { type: 'boolean' }, scale: { type: 'string' },
-  precision: { type: 'string' }, cp: { type: 'string' }, layout: { type: 'string' }, timeline: { type: 'string' },
+  precision: { type: 'string' }, ...RING_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 

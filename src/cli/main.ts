@@ -11,6 +11,7 @@ const COMMANDS: Record<string, Command> = {
   selftest: { summary: 'a tiny forward+backward on the GPU, checked against the float64 reference', run: async (a) => (await import('./info.js')).selftest(a) },
   attention: { summary: 'FlashAttention on .npy tensors (forward, --do for backward, --cp for the ring)', run: async (a) => (await import('./attention.js')).attentionCommand(a) },
   memory: { summary: 'per-GPU training memory (Korthikanti et al. model, Megatron-LM flags); --sweep for the plot', run: async (a) => (await import('./memory.js')).memoryCommand(a) },
+  'cp-plan': { summary: 'predicted context-parallel step time, comm fraction and TFLOP/s per scheme for a link', run: async (a) => (await import('./cpPlan.js')).cpPlanCommand(a) },
   replay: { summary: 'Megatron-LM training logs (or activation_memory.csv) → measured points', run: async (a) => (await import('./memory.js')).replayCommand(a) },
   bench: { summary: 'headless benchmark: kernel and ring sweeps (JSON/CSV results)', run: async (a) => (await import('../../bench/run.js')).benchCommand(a) },
   start: { summary: 'the main job: adapters, the GPU self-test, then the page served on localhost', run: async (a) => (await import('./info.js')).start(a) },

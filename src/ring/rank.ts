@@ -1,49 +1,118 @@
 /**
- * A CP rank: one device, its shard of the sequence (segments of global positions), the buffers
- * the ring allocates on it, and two K/V slots (double buffering: compute on slots[0] while the
- * next chunk arrives in slots[1]).
+ * What a rank program holds: its index, its device, the communicator, its kernels, a ledger of
+ * the buffers allocated for it (memory per rank, also when all ranks share one device), and the
+ * step reporting to the timeline. `compute` submits one command buffer and waits for it; in
+ * one-device mode it holds the device's lock, so each rank's work is timed alone.
  */
-import { FlashDevice } from '../gpu/device.js';
-import { Segment } from './schedule.js';
+import { FlashDevice, checkDevice } from '../gpu/device.js';
+import { GpuTimer } from '../gpu/timer.js';
 import { storage, upload } from '../kernels/common.js';
+import { FlashForward } from '../kernels/flashForward.js';
+import { FlashBackward } from '../kernels/flashBackward.js';
+import { MergeKernel } from '../kernels/merge.js';
+import { Communicator, Mutex, Pending } from './communicator.js';
+import { OpenStep, Phase, StepInfo, TimelineRecorder } from './timeline.js';
 
-/** A K/V chunk in a slot: the segments of the rank it started on, K and V per segment, and
- * (backward) the dK/dV accumulators that travel with it. */
-export interface Chunk {
-  from: number;
-  segs: Segment[];
-  k: GPUBuffer[];
-  v: GPUBuffer[];
-  dk: GPUBuffer[];
-  dv: GPUBuffer[];
+export interface RankKernels {
+  fwd: FlashForward;
+  merge: MergeKernel;
+  bwd: FlashBackward | null;
 }
 
-export class Rank {
-  private owned: GPUBuffer[] = [];
-  slots: [Chunk, Chunk] | null = null;
+export type TimestampFor = (unit: number, units: number) => GPUComputePassTimestampWrites | undefined;
+export type Encode = (enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor) => void;
 
-  constructor(readonly index: number, readonly dev: FlashDevice, readonly shard: Segment[]) {}
+export class RankContext {
+  private owned = new Map<GPUBuffer, number>();
+  private live = 0;
+  private peak = 0;
+  private nextInterval = 0;
+  readonly timer: GpuTimer;
+
+  constructor(
+    readonly index: number, readonly dev: FlashDevice, readonly comm: Communicator, readonly kernels: RankKernels,
+    private recorder: TimelineRecorder, private lock: Mutex | null, readonly timerIntervals: number,
+  ) {
+    this.timer = new GpuTimer(dev, timerIntervals);
+  }
 
   alloc(bytes: number, label: string): GPUBuffer {
-    const b = storage(this.dev, bytes, `rank${this.index}.${label}`);
-    this.owned.push(b);
-    return b;
+    return this.own(storage(this.dev, bytes, `rank${this.index}.${label}`));
   }
 
   upload(data: ArrayBufferView, label: string): GPUBuffer {
-    const b = upload(this.dev, data, `rank${this.index}.${label}`);
-    this.owned.push(b);
-    return b;
+    return this.own(upload(this.dev, data, `rank${this.index}.${label}`));
   }
 
-  write(buf: GPUBuffer, data: ArrayBufferView): void {
-    this.dev.device.queue.writeBuffer(buf, 0, data.buffer, data.byteOffset, Math.ceil(data.byteLength / 4) * 4);
+  /** Frees one of this rank's buffers (no-op for foreign or freed ones). */
+  release(b: GPUBuffer): void {
+    const n = this.owned.get(b);
+    if (n === undefined) return;
+    this.owned.delete(b);
+    this.live -= n;
+    this.dev.tracker.destroy(b);
   }
 
-  /** Frees every buffer the ring created on this rank (safe on a lost device, safe twice). */
+  /** Bytes outside the ledger's buffers (staging) counted against this rank while they live. */
+  charge(bytes: number): void {
+    this.live += bytes;
+    this.peak = Math.max(this.peak, this.live);
+  }
+
+  memory(): { peakBytes: number; liveBytes: number } {
+    return { peakBytes: this.peak, liveBytes: this.live };
+  }
+
+  /** Frees every buffer of this rank (safe on a lost device, safe twice). */
   free(): void {
-    for (const b of this.owned) this.dev.tracker.destroy(b);
-    this.owned = [];
-    this.slots = null;
+    for (const b of [...this.owned.keys()]) this.release(b);
+    this.timer.destroy();
+  }
+
+  begin(phase: Phase, step: number, info: StepInfo): OpenStep {
+    return this.recorder.begin(phase, step, this.index, info);
+  }
+
+  end(st: OpenStep): void {
+    this.recorder.end(st);
+  }
+
+  /** Encodes, submits and waits; the time counts as the step's compute. */
+  async compute(st: OpenStep, label: string, encode: Encode): Promise<void> {
+    const run = async () => {
+      const t0 = performance.now();
+      const temps: GPUBuffer[] = [];
+      let interval = -1;
+      const tw: TimestampFor = (unit, units) => {
+        if (interval < 0 && this.nextInterval < this.timerIntervals) interval = this.nextInterval++;
+        return interval < 0 ? undefined : this.timer.writes(interval, unit, units);
+      };
+      const enc = this.dev.device.createCommandEncoder({ label: `rank${this.index}.${st.phase}.${st.step}.${label}` });
+      try {
+        encode(enc, temps, tw);
+        this.dev.device.queue.submit([enc.finish()]);
+        await this.dev.device.queue.onSubmittedWorkDone();
+      } finally {
+        for (const b of temps) this.dev.tracker.destroy(b);
+      }
+      checkDevice(this.dev, `rank ${this.index} ${st.phase} step ${st.step} (${label})`);
+      if (interval >= 0) st.gpuIntervals.push(interval);
+      st.computeMs += performance.now() - t0;
+      st.computeEnd = performance.now();
+    };
+    await (this.lock ? this.lock.run(run) : run());
+  }
+
+  /** Waits for a pending exchange; its bytes and times count as the step's transfer. */
+  async wait(st: OpenStep, p: Pending): Promise<void> {
+    const r = await this.comm.wait(p);
+    st.transfers.push(r);
+  }
+
+  private own(b: GPUBuffer): GPUBuffer {
+    this.owned.set(b, b.size);
+    this.live += b.size;
+    this.peak = Math.max(this.peak, this.live);
+    return b;
   }
 }

@@ -1,0 +1,232 @@
+/**
+ * Context-parallel benchmark for the GPU host (run through bench/cp-h200.sh):
+ *
+ *   sweep  one-device mode (R ranks on one GPU, each rank's compute timed alone), causal f16:
+ *          summed GPU kernel time per R and scheme against R=1 (the work is the same, only the
+ *          split differs); every result checked against the R=1 result; the link model's
+ *          prediction for an NVLink H200 node from the measured step times.
+ *          FLOPs: forward 4·B·H·visible·D (visible = N(N+1)/2 causal), backward ×2.5.
+ *   scale  one exact forward+backward at a sequence no host tensor holds: each rank's shard is
+ *          generated where it is loaded (hash-based f16 values), outputs read back on sampled
+ *          rows and checked against the single-device kernel (query blocks: O, LSE, dQ over all
+ *          heads; key blocks: dK, dV for one head), with time and peak bytes.
+ *   table  prints the two JSON files' tables.
+ *
+ * node bench/cp-run.mjs sweep|scale|table [--N n] [--H h] [--D d] [--R list] [--out dir] [--gpu-gib G]
+ */
+import { parseArgs } from 'node:util';
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FlashDevice, acquireDevices, adapterName } from '../src/gpu/device.js';
+import { nodeGPU } from '../src/gpu/node.js';
+import { HostTensor, attentionBackward, attentionForward, toF32, toPrecision } from '../src/kernels/attention.js';
+import { contextParallel, ringAttention, RingTimeline, ShardSource } from '../src/ring/ringAttention.js';
+import { LINKS } from '../src/ring/linkModel.js';
+import { Scheme } from '../src/ring/timeline.js';
+import { Segment } from '../src/ring/schedule.js';
+import { AttentionShape, numel } from '../src/shape.js';
+import { randn, relErr } from '../src/reference/compare.js';
+import { warmUp } from './kernels.js';
+
+const GIB = 2 ** 30;
+const f64 = (x: HostTensor | Float32Array) => Float64Array.from(x instanceof Uint16Array ? toF32(x) : x);
+
+function kernelMs(tl: RingTimeline, phase: 'forward' | 'backward'): number | null {
+  const steps = tl.phases.find((p) => p.phase === phase)?.steps ?? [];
+  return steps.some((s) => s.gpuComputeMs === null) ? null : steps.reduce((a, s) => a + (s.gpuComputeMs ?? 0), 0);
+}
+
+interface SweepRow {
+  R: number; scheme: Scheme; layout: string; N: number; H: number; D: number;
+  fwdKernelMs: number | null; bwdKernelMs: number | null; kernelMs: number | null; vsR1: number | null;
+  fwdWallMs: number; bwdWallMs: number; maxPeakBytesPerRank: number; bytesMovedPerRank: number;
+  predicted: { link: string; totalMs: number; stepMs: number[]; commFraction: number; tflopsPerGpu: number };
+  maxErrVsR1: number;
+}
+
+async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: number[], out: string): Promise<SweepRow[]> {
+  const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };
+  const x = { q: toPrecision(randn(numel(s, 'q'), 1), 'f16'), k: toPrecision(randn(numel(s, 'kv'), 2), 'f16'), v: toPrecision(randn(numel(s, 'kv'), 3), 'f16'), dout: toPrecision(randn(numel(s, 'q'), 4), 'f16') };
+  const opts = { causal: true, precision: 'f16' as const, layout: 'zigzag' as const, link: LINKS['nvlink-h200'] };
+  await warmUp(dev, () => ringAttention([dev], s, x, { ...opts, ranks: 1 }), 1, 10);
+  const ref = await ringAttention([dev], s, x, { ...opts, ranks: 1 });
+  const refs = { o: f64(ref.o), dq: f64(ref.dq!), dk: f64(ref.dk!), dv: f64(ref.dv!) };
+  const rows: SweepRow[] = [];
+  let r1: number | null = null;
+  for (const R of Rs)
+    for (const scheme of ['p2p', 'all_gather', 'a2a'] as Scheme[]) {
+      if (scheme === 'a2a' && H % R !== 0) continue;
+      const res = await ringAttention([dev], s, x, { ...opts, ranks: R, scheme });
+      const tl = res.timeline;
+      if (R === 4 && scheme === 'p2p') await writeFile(join(out, `cp-timeline-R${R}-${scheme}.json`), JSON.stringify(tl));
+      const [f, b] = [kernelMs(tl, 'forward'), kernelMs(tl, 'backward')];
+      const k = f !== null && b !== null ? f + b : null;
+      if (R === 1 && scheme === 'p2p') r1 = k;
+      const p = tl.predicted!;
+      const errs = (['o', 'dq', 'dk', 'dv'] as const).map((n) => relErr(toF32(res[n]!), refs[n]));
+      rows.push({
+        R, scheme, layout: opts.layout, N, H, D, fwdKernelMs: f, bwdKernelMs: b, kernelMs: k, vsR1: k !== null && r1 ? k / r1 : null,
+        fwdWallMs: tl.phases[0].wallMs, bwdWallMs: tl.phases[1].wallMs, maxPeakBytesPerRank: Math.max(...tl.ranks.map((r) => r.peakBytes)),
+        bytesMovedPerRank: tl.summary.bytesMoved / R,
+        predicted: { link: p.link.name, totalMs: p.totalMs, stepMs: p.stepMs, commFraction: p.commFraction, tflopsPerGpu: p.tflopsPerGpu },
+        maxErrVsR1: Math.max(...errs),
+      });
+      console.error(`sweep R=${R} ${scheme}: kernels ${k?.toFixed(1)} ms, err ${Math.max(...errs).toExponential(2)}`);
+    }
+  return rows;
+}
+
+/** Deterministic f16 values in ±[2^-5, 2): bits from a 32-bit hash of (tensor, element index). */
+function halfAt(t: number, e: number): number {
+  let h = (e ^ Math.imul(t + 1, 0x9e3779b9)) >>> 0;
+  h ^= h >>> 16; h = Math.imul(h, 0x7feb352d); h ^= h >>> 15; h = Math.imul(h, 0x846ca68b); h ^= h >>> 16;
+  return ((h >>> 31) << 15) | ((10 + ((h >>> 10) % 5)) << 10) | (h & 0x3ff);
+}
+
+const TENSOR = { q: 0, k: 1, v: 2, dout: 3 } as const;
+
+/** Rows [B=1, heads h0..h0+nh−1, positions, D] of a generated tensor. */
+function generate(name: keyof typeof TENSOR, H: number, N: number, D: number, seg: Segment, h0 = 0, nh = H): Uint16Array {
+  const out = new Uint16Array(nh * seg.count * D);
+  let j = 0;
+  for (let h = h0; h < h0 + nh; h++)
+    for (let i = 0; i < seg.count; i++) {
+      const e0 = (h * N + seg.offset + i * seg.stride) * D;
+      for (let d = 0; d < D; d++) out[j++] = halfAt(TENSOR[name], e0 + d);
+    }
+  return out;
+}
+
+/**
+ * Device bytes per rank at the p2p ring's peak (its backward), f16 inputs, n = N/R tokens:
+ * Q, K, V, dO (f16) + O, dQ, dK, dV (f32) + LSE, Δ (f32 per row) + two spare K/V slots (f16)
+ * + two dK/dV scratch sums and the incoming one (f32) = 56·H·n·D + 8·H·n.
+ */
+function p2pPeakPerRank(N: number, R: number, H: number, D: number): number {
+  const n = Math.ceil(N / R), row = H * n * D;
+  return 4 * row * 2 + 4 * row * 4 + 2 * H * n * 4 + 2 * 2 * row * 2 + 3 * 2 * row * 4;
+}
+
+async function scale(dev: FlashDevice, N: number, H: number, D: number, R: number, gpuGib: number) {
+  const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };
+  const perRank = p2pPeakPerRank(N, R, H, D);
+  console.error(`scale: N=${N} H=${H} D=${D} R=${R}: about ${(perRank / GIB).toFixed(2)} GiB per rank, ${(R * perRank / GIB).toFixed(1)} GiB on the device (limit ${gpuGib} GiB)`);
+  if (R * perRank > 0.9 * gpuGib * GIB) throw new Error(`the scale run needs ${(R * perRank / GIB).toFixed(1)} GiB; the GPU has ${gpuGib}`);
+  const src: ShardSource = {
+    backward: true,
+    rows: (name, seg, p) => {
+      if (p !== 'f16') throw new Error('the scale run is f16');
+      return generate(name, H, N, D, seg);
+    },
+  };
+  const ROWS = 64;
+  const qBlocks = [N / 2 - ROWS / 2, N - ROWS], kBlocks = [0, N / 2], head = Math.max(0, H - 3);
+  const block = (p0: number) => Array.from({ length: ROWS }, (_, i) => p0 + i);
+  const got: Record<string, Float32Array> = {};
+  dev.tracker.resetPeak();
+  const t0 = performance.now();
+  const { timeline } = await contextParallel([dev], s, src, { causal: true, precision: 'f16', layout: 'zigzag', ranks: R, link: LINKS['nvlink-h200'], stepTimeoutMs: 600_000 }, async (read) => {
+    for (const q0 of qBlocks) for (const n of ['o', 'lse', 'dq'] as const) got[`${n}@${q0}`] = await read(n, block(q0));
+    for (const k0 of kBlocks) for (const n of ['dk', 'dv'] as const) got[`${n}@${k0}`] = await read(n, block(k0));
+  });
+  const wallMs = performance.now() - t0;
+  const devicePeak = dev.tracker.snapshot().peakBytes;
+  console.error(`scale: ring done in ${(wallMs / 1e3).toFixed(1)} s; checking sampled rows against the single-device kernel`);
+  return { s, timeline, wallMs, devicePeak, perRankEstimate: perRank, errors: await checkScale(dev, s, got, qBlocks, kBlocks, head, ROWS) };
+}
+
+async function checkScale(dev: FlashDevice, s: AttentionShape, got: Record<string, Float32Array>, qBlocks: number[], kBlocks: number[], head: number, ROWS: number) {
+  const { Hq: H, Nq: N, D } = s;
+  const all: Segment = { offset: 0, stride: 1, count: N };
+  const k = generate('k', H, N, D, all), v = generate('v', H, N, D, all);
+  const errors: Record<string, number> = {};
+  for (const q0 of qBlocks) {
+    const seg = { offset: q0, stride: 1, count: ROWS };
+    const qs = { ...s, Nq: ROWS };
+    const ro = { causal: true, precision: 'f16' as const, qPos: { offset: q0, stride: 1 }, kPos: { offset: 0, stride: 1 } };
+    const q = generate('q', H, N, D, seg), dout = generate('dout', H, N, D, seg);
+    const f = await attentionForward(dev, qs, { q, k, v }, ro);
+    const b = await attentionBackward(dev, qs, { q, k, v, o: f.o, lse: f.lse, dout }, ro);
+    errors[`o@${q0}`] = relErr(got[`o@${q0}`], f64(f.o));
+    errors[`lse@${q0}`] = relErr(got[`lse@${q0}`], f64(f.lse));
+    errors[`dq@${q0}`] = relErr(got[`dq@${q0}`], f64(b.dq));
+  }
+  // dK/dV of a key block need every query: one head, its full forward first (O, LSE), then the block's backward.
+  const h1 = { ...s, Hq: 1, Hkv: 1 };
+  const q = generate('q', H, N, D, all, head, 1), dout = generate('dout', H, N, D, all, head, 1);
+  const kh = k.subarray(head * N * D, (head + 1) * N * D), vh = v.subarray(head * N * D, (head + 1) * N * D);
+  const f = await attentionForward(dev, h1, { q, k: kh, v: vh }, { causal: true, precision: 'f16' });
+  for (const k0 of kBlocks) {
+    const ro = { causal: true, precision: 'f16' as const, qPos: { offset: 0, stride: 1 }, kPos: { offset: k0, stride: 1 } };
+    const kb = kh.subarray(k0 * D, (k0 + ROWS) * D), vb = vh.subarray(k0 * D, (k0 + ROWS) * D);
+    const b = await attentionBackward(dev, { ...h1, Nk: ROWS }, { q, k: kb, v: vb, o: f.o, lse: f.lse, dout }, ro);
+    for (const n of ['dk', 'dv'] as const) errors[`${n}@${k0}.h${head}`] = relErr(got[`${n}@${k0}`].subarray(head * ROWS * D, (head + 1) * ROWS * D), f64(b[n]));
+  }
+  return errors;
+}
+
+function table(sw: SweepRow[] | null, sc: Awaited<ReturnType<typeof scale>> | null): string {
+  const L: string[] = [];
+  if (sw) {
+    L.push(`one-device sweep: N=${sw[0].N} H=${sw[0].H} D=${sw[0].D} causal f16 zigzag; predicted on nvlink-h200 from measured step compute`);
+    L.push('R  scheme      kernel ms (fwd+bwd)  vs R=1  pred ms  comm%  TFLOP/s/GPU  peak MiB/rank  err vs R=1');
+    for (const r of sw)
+      L.push(`${String(r.R).padEnd(2)} ${r.scheme.padEnd(11)} ${(r.kernelMs?.toFixed(1) ?? 'n/a').padStart(19)}  ${(r.vsR1?.toFixed(2) ?? 'n/a').padStart(6)}  ${r.predicted.totalMs.toFixed(1).padStart(7)}  ${(100 * r.predicted.commFraction).toFixed(1).padStart(5)}  ${r.predicted.tflopsPerGpu.toPrecision(3).padStart(11)}  ${(r.maxPeakBytesPerRank / 2 ** 20).toFixed(0).padStart(13)}  ${r.maxErrVsR1.toExponential(1)}`);
+  }
+  if (sc) {
+    const tl = sc.timeline;
+    const k = (ph: 'forward' | 'backward') => kernelMs(tl, ph);
+    L.push(`scale: N=${sc.s.Nq} H=${sc.s.Hq} D=${sc.s.D} causal f16, R=${tl.R} ${tl.scheme} ${tl.layout} one-device`);
+    L.push(`  wall ${(sc.wallMs / 1e3).toFixed(1)} s (forward ${(tl.phases[0].wallMs / 1e3).toFixed(1)} s, backward ${(tl.phases[1].wallMs / 1e3).toFixed(1)} s); kernels ${((k('forward') ?? NaN) / 1e3).toFixed(1)} + ${((k('backward') ?? NaN) / 1e3).toFixed(1)} s`);
+    L.push(`  peak bytes: device ${(sc.devicePeak / GIB).toFixed(2)} GiB, per rank max ${(Math.max(...tl.ranks.map((r) => r.peakBytes)) / GIB).toFixed(2)} GiB (estimate ${(sc.perRankEstimate / GIB).toFixed(2)})`);
+    const ok = Object.entries(sc.errors).every(([n, e]) => e <= (/^(o|lse)@/.test(n) ? 5e-3 : 2e-2));
+    L.push(`  sampled rows vs single-device kernel (f16: O/LSE <= 5e-3, grads <= 2e-2): ${ok ? 'PASS' : 'FAIL'}: ${Object.entries(sc.errors).map(([n, e]) => `${n} ${e.toExponential(1)}`).join(', ')}`);
+    L.push(`  predicted nvlink-h200: ${(tl.predicted!.totalMs / 1e3).toFixed(1)} s, comm ${(100 * tl.predicted!.commFraction).toFixed(1)}%, ${tl.predicted!.tflopsPerGpu.toPrecision(3)} TFLOP/s per GPU`);
+  }
+  return L.join('\n');
+}
+
+/**
+ * The largest N (N halved from the request) whose forward+backward fits `budgetS` at the rate the
+ * sweep measured at R=1 (FLOPs 3.5 · 4·H·D·N(N+1)/2, plus 15% for generating, loading and checking).
+ */
+function fitN(N: number, H: number, D: number, R: number, budgetS: number | undefined, rows: SweepRow[] | null): number {
+  const r1 = rows?.find((r) => r.R === 1 && r.scheme === 'p2p' && r.kernelMs);
+  if (!budgetS || !r1) return N;
+  const flops = (n: number, h: number, d: number) => 3.5 * 4 * h * d * (n * (n + 1)) / 2;
+  const rate = flops(r1.N, r1.H, r1.D) / (r1.kernelMs! / 1e3);
+  let n = N;
+  while (n > 2 * R && 1.15 * flops(n, H, D) / rate > budgetS) n /= 2;
+  if (n !== N) console.error(`scale: N=${N} would take ~${(1.15 * flops(N, H, D) / rate).toFixed(0)} s at the measured ${(rate / 1e12).toFixed(1)} TFLOP/s; running N=${n} within ${budgetS} s`);
+  return n;
+}
+
+export async function cpBench(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: {
+    N: { type: 'string' }, H: { type: 'string' }, D: { type: 'string' }, R: { type: 'string' }, out: { type: 'string' }, 'gpu-gib': { type: 'string' },
+    'budget-s': { type: 'string' },
+  } });
+  const what = positionals[0] ?? 'sweep';
+  const out = values.out ?? 'bench/out';
+  await mkdir(out, { recursive: true });
+  const read = async (f: string) => JSON.parse(await readFile(join(out, f), 'utf8').catch(() => 'null'));
+  if (what === 'table') return (console.log(table((await read('cp-sweep.json'))?.rows ?? null, await read('cp-scale.json'))), 0);
+  const [dev] = await acquireDevices(await nodeGPU(), 1);
+  try {
+    const meta = { adapter: adapterName(dev.adapter), date: new Date().toISOString() };
+    if (what === 'sweep') {
+      const rows = await sweep(dev, Number(values.N ?? 16384), Number(values.H ?? 16), Number(values.D ?? 128), (values.R ?? '1,2,4,8').split(',').map(Number), out);
+      await writeFile(join(out, 'cp-sweep.json'), JSON.stringify({ ...meta, rows }, null, 1));
+      console.log(table(rows, null));
+    } else if (what === 'scale') {
+      const [H, D, R] = [Number(values.H ?? 8), Number(values.D ?? 128), Number(values.R ?? 8)];
+      const N = fitN(Number(values.N ?? 1048576), H, D, R, values['budget-s'] ? Number(values['budget-s']) : undefined, (await read('cp-sweep.json'))?.rows);
+      const sc = await scale(dev, N, H, D, R, Number(values['gpu-gib'] ?? 139));
+      await writeFile(join(out, 'cp-scale.json'), JSON.stringify({ ...meta, ...sc }, null, 1));
+      console.log(table(null, sc));
+    } else throw new Error(`unknown mode '${what}': sweep, scale or table`);
+    return 0;
+  } finally {
+    dev.destroy();
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * `flashring cp-plan`: what a context-parallel node would show, without tensors. The schemes'
+ * steps are planned from the schedule (src/ring/plan.ts, the same numbers the rank programs
+ * report), compute comes from `--compute-tflops` or from timing the kernels briefly on the local
+ * adapter (one rank, forward + backward), and the link model composes the timeline.
+ */
+import { parseArgs } from 'node:util';
+import { InputError } from '../errors.js';
+import { acquireDevices, adapterName } from '../gpu/device.js';
+import { nodeGPU } from '../gpu/node.js';
+import { Precision, elemBytes } from '../kernels/common.js';
+import { randn } from '../reference/compare.js';
+import { LINK_NAMES, Link, Prediction, Rate, predict, resolveLink } from '../ring/linkModel.js';
+import { planSteps } from '../ring/plan.js';
+import { ringAttention } from '../ring/ringAttention.js';
+import { LAYOUTS, Layout, validateRing } from '../ring/schedule.js';
+import { resolveScheme } from '../ring/scheme.js';
+import { SCHEMES, Scheme } from '../ring/timeline.js';
+import { AttentionShape, numel, validateShape } from '../shape.js';
+
+const HELP = `usage: flashring cp-plan --context-parallel-size R --seq-length N (--num-attention-heads H --hidden-size E | --heads H --head-dim D) [options]
+  --cp-comm-type T        ${SCHEMES.join('|')} (default: every scheme the shape allows)
+  --hierarchical-context-parallel-sizes A,P   a2a+p2p: a2a groups of A, a ring of P groups (A·P = R)
+  --layout L              ${LAYOUTS.join('|')} (default zigzag)
+  --num-query-groups G    key/value heads (GQA; default H)    --micro-batch-size B (default 1)
+  --causal                causal attention      --precision f16|f32 (default f16)
+  --link NAME             ${LINK_NAMES.join('|')} (default nvlink-h200)
+  --link-gbps G --link-latency-us U   the custom link: bandwidth per direction (Gbit/s) and latency (µs)
+  --compute-tflops X      compute at X TFLOP/s (default: time the kernels briefly on this adapter)
+  --json                  machine-readable output`;
+
+const OPTS = {
+  'context-parallel-size': { type: 'string' }, 'cp-comm-type': { type: 'string' }, 'hierarchical-context-parallel-sizes': { type: 'string' },
+  layout: { type: 'string' }, 'seq-length': { type: 'string' }, 'num-attention-heads': { type: 'string' }, 'hidden-size': { type: 'string' },
+  'num-query-groups': { type: 'string' }, heads: { type: 'string' }, 'head-dim': { type: 'string' }, 'micro-batch-size': { type: 'string' },
+  causal: { type: 'boolean' }, precision: { type: 'string' }, link: { type: 'string' }, 'link-gbps': { type: 'string' },
+  'link-latency-us': { type: 'string' }, 'compute-tflops': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = Record<string, string | boolean | undefined>;
+
+function num(v: Values, name: string, d?: number): number | undefined {
+  const s = v[name];
+  if (s === undefined) return d;
+  const n = Number(s);
+  if (typeof s !== 'string' || s.trim() === '' || !Number.isFinite(n)) throw new InputError(`--${name} must be a number, got '${String(s)}'`);
+  return n;
+}
+
+function int(v: Values, name: string, d?: number): number {
+  const n = num(v, name, d);
+  if (n === undefined) throw new InputError(`--${name} is required (see flashring cp-plan --help)`);
+  if (!Number.isInteger(n) || n < 1) throw new InputError(`--${name} must be a positive integer, got '${String(v[name])}'`);
+  return n;
+}
+
+export interface CpPlanRequest {
+  shape: AttentionShape;
+  R: number;
+  causal: boolean;
+  layout: Layout;
+  precision: Precision;
+  schemes: Scheme[];
+  sizes?: string;
+  link: Link;
+  computeTflops?: number;
+}
+
+export function parseCpPlan(v: Values): CpPlanRequest {
+  const R = int(v, 'context-parallel-size');
+  const N = int(v, 'seq-length');
+  const H = v.heads !== undefined ? int(v, 'heads') : int(v, 'num-attention-heads');
+  const D = v['head-dim'] !== undefined ? int(v, 'head-dim') : int(v, 'hidden-size') / H;
+  if (!Number.isInteger(D)) throw new InputError(`--hidden-size (${v['hidden-size']}) must be a multiple of the heads (${H})`);
+  const shape: AttentionShape = { B: int(v, 'micro-batch-size', 1), Hq: H, Hkv: int(v, 'num-query-groups', H), Nq: N, Nk: N, D };
+  validateShape(shape);
+  const layout = (v.layout ?? 'zigzag') as string;
+  validateRing(N, R, layout);
+  const precision = (v.precision ?? 'f16') as Precision;
+  if (precision !== 'f16' && precision !== 'f32') throw new InputError(`--precision must be f16 or f32, got '${precision}'`);
+  const link = resolveLink((v.link as string | undefined) ?? 'nvlink-h200', num(v, 'link-gbps'), num(v, 'link-latency-us'));
+  if (link.name !== 'custom' && (v['link-gbps'] !== undefined || v['link-latency-us'] !== undefined))
+    throw new InputError(`--link-gbps and --link-latency-us describe --link custom; '${link.name}' is a preset`);
+  const computeTflops = num(v, 'compute-tflops');
+  if (computeTflops !== undefined && !(computeTflops > 0)) throw new InputError(`--compute-tflops must be a positive number, got '${v['compute-tflops']}'`);
+  const sizes = v['hierarchical-context-parallel-sizes'] as string | undefined;
+  const asked = v['cp-comm-type'] as string | undefined;
+  if (asked !== undefined) resolveScheme(asked, R, shape, sizes); // one line naming what is wrong
+  const schemes = asked !== undefined ? [asked as Scheme] : SCHEMES.filter((s) => fits(s, R, shape, sizes));
+  return { shape, R, causal: !!v.causal, layout: layout as Layout, precision, schemes, sizes, link, computeTflops };
+}
+
+function fits(s: Scheme, R: number, shape: AttentionShape, sizes?: string): boolean {
+  try {
+    resolveScheme(s, R, shape, sizes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Forward and backward TFLOP/s of the kernels on the local adapter: one rank, a short causal run. */
+export async function measureRate(req: CpPlanRequest): Promise<{ rate: { forward: number; backward: number }; adapter: string; N: number }> {
+  const [dev] = await acquireDevices(await nodeGPU(), 1);
+  try {
+    const N = Math.min(req.shape.Nq, dev.isCPU ? 256 : 4096);
+    const s = { ...req.shape, B: 1, Nq: N, Nk: N };
+    const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3), dout: randn(numel(s, 'q'), 4) };
+    const run = () => ringAttention([dev], s, x, { causal: req.causal, precision: req.precision, ranks: 1 });
+    await run(); // pipelines compile on first use
+    const tl = (await run()).timeline;
+    const rate = (ph: 'forward' | 'backward') => {
+      const steps = tl.phases.find((p) => p.phase === ph)!.steps;
+      const ms = steps.reduce((a, st) => a + (st.gpuComputeMs ?? st.computeMs), 0);
+      return steps.reduce((a, st) => a + st.flops, 0) / (ms / 1e3) / 1e12;
+    };
+    return { rate: { forward: rate('forward'), backward: rate('backward') }, adapter: adapterName(dev.adapter), N };
+  } finally {
+    dev.destroy();
+  }
+}
+
+export function planSchemes(req: CpPlanRequest, rate: Rate): { scheme: Scheme; hierarchy: [number, number]; predicted: Prediction }[] {
+  return req.schemes.map((scheme) => {
+    const { hierarchy } = resolveScheme(scheme, req.R, req.shape, req.sizes);
+    const steps = planSteps({ shape: req.shape, causal: req.causal, layout: req.layout, R: req.R, scheme, hierarchy, eb: elemBytes(req.precision) });
+    return { scheme, hierarchy, predicted: predict(steps, req.R, req.link, rate) };
+  });
+}
+
+/** parseArgs, with its complaints (a value that looks like a flag: `--link-gbps -5`) as one-line InputErrors. */
+function parseFlags(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: OPTS, allowPositionals: false });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? '';
+    if (code.startsWith('ERR_PARSE_ARGS') && code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new InputError(`${(e as Error).message.split('\n')[0]} (write negative values as --flag=-X)`);
+    throw e;
+  }
+}
+
+export async function cpPlanCommand(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv);
+  if (values.help) return (console.log(HELP), 0);
+  const req = parseCpPlan(values);
+  const measured = req.computeTflops === undefined ? await measureRate(req) : null;
+  const rate: Rate = measured?.rate ?? req.computeTflops!;
+  const plans = planSchemes(req, rate);
+  const compute = measured ? { source: 'measured', adapter: measured.adapter, N: measured.N, tflops: measured.rate } : { source: 'given', tflops: rate };
+  if (values.json) {
+    console.log(JSON.stringify({ kind: 'flashring.cp-plan', version: 1, shape: req.shape, R: req.R, causal: req.causal, layout: req.layout, precision: req.precision, link: req.link, compute, schemes: plans }, null, 1));
+    return 0;
+  }
+  const s = req.shape;
+  const r = typeof rate === 'number' ? `${rate}` : `${rate.forward.toPrecision(3)} fwd / ${rate.backward.toPrecision(3)} bwd`;
+  console.log(`cp-plan: B=${s.B} H=${s.Hq}/${s.Hkv} N=${s.Nq} D=${s.D} ${req.causal ? 'causal' : 'full'} ${req.precision}, CP=${req.R} ${req.layout}`);
+  console.log(`link ${req.link.name}: ${req.link.gbps} Gbit/s, ${req.link.latencyUs} µs; compute ${r} TFLOP/s${measured ? ` (measured on ${measured.adapter} at N=${measured.N})` : ''}`);
+  console.log('scheme     sizes  forward(ms)  backward(ms)  comm%   TFLOP/s per GPU');
+  for (const p of plans) {
+    const ph = (name: string) => p.predicted.phases.find((x) => x.phase === name)!.stepMs.reduce((a, b) => a + b, 0);
+    console.log(`${p.scheme.padEnd(10)} ${p.hierarchy.join(',').padEnd(5)}  ${ph('forward').toFixed(3).padStart(11)}  ${ph('backward').toFixed(3).padStart(12)}  ${(100 * p.predicted.commFraction).toFixed(1).padStart(5)}  ${p.predicted.tflopsPerGpu.toPrecision(3).padStart(8)}`);
+  }
+  return 0;
+}

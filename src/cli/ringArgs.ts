@@ -1,0 +1,66 @@
+/** The flags of a context-parallel run (`attention --cp R …`), parsed and checked before any GPU work. */
+import { InputError } from '../errors.js';
+import { LAYOUTS, Layout, ringSchedule } from '../ring/schedule.js';
+import { Link, resolveLink } from '../ring/linkModel.js';
+import { Scheme } from '../ring/timeline.js';
+import { AttentionShape } from '../shape.js';
+import { numberArg } from './args.js';
+
+/** The ring's flags, checked (the sequence length is checked once the tensors are read). */
+export interface RingArgs {
+  R: number;
+  layout: Layout;
+  timeline?: string;
+  scheme: Scheme;
+  hierarchicalSizes?: string;
+  mode: 'one-device' | 'multi-adapter';
+  link?: Link;
+  computeTflops?: number;
+}
+
+/** The ring's flags as `attention` declares them. */
+export const RING_OPTIONS = {
+  cp: { type: 'string' }, layout: { type: 'string' }, timeline: { type: 'string' }, 'cp-comm-type': { type: 'string' },
+  'hierarchical-context-parallel-sizes': { type: 'string' }, 'cp-mode': { type: 'string' }, link: { type: 'string' },
+  'link-gbps': { type: 'string' }, 'link-latency-us': { type: 'string' }, 'compute-tflops': { type: 'string' },
+} as const;
+type RingValues = { [K in keyof typeof RING_OPTIONS]?: string };
+const SCHEMES: Scheme[] = ['p2p', 'all_gather', 'a2a', 'a2a+p2p'];
+
+/** Most ranks a ring may have: each rank is a device, acquired one by one. */
+export const MAX_RANKS = 64;
+
+/** `--cp` and the flags that go with it: null without --cp (and then the others are errors). */
+export function parseRingArgs(values: RingValues): RingArgs | null {
+  if (values.cp === undefined) {
+    for (const f of Object.keys(RING_OPTIONS) as (keyof RingValues)[])
+      if (values[f] !== undefined) throw new InputError(`--${f} only applies to a context-parallel run: add --cp R (e.g. --cp 2)`);
+    return null;
+  }
+  const R = numberArg('cp', values.cp, { integer: true, min: 1, max: MAX_RANKS, what: `an integer from 1 to ${MAX_RANKS} (ranks of the ring)` });
+  const layout = (values.layout ?? 'zigzag') as Layout;
+  if (!LAYOUTS.includes(layout)) throw new InputError(`--layout must be one of ${LAYOUTS.join(', ')}, got '${values.layout}'`);
+  const scheme = (values['cp-comm-type'] ?? 'p2p') as Scheme;
+  if (!SCHEMES.includes(scheme)) throw new InputError(`--cp-comm-type must be one of ${SCHEMES.join(', ')}, got '${scheme}'`);
+  const mode = (values['cp-mode'] ?? 'one-device') as RingArgs['mode'];
+  if (mode !== 'one-device' && mode !== 'multi-adapter') throw new InputError(`--cp-mode must be one-device or multi-adapter, got '${mode}'`);
+  const pos = (f: 'link-gbps' | 'link-latency-us' | 'compute-tflops', min = 0) =>
+    values[f] === undefined ? undefined : numberArg(f, values[f]!, min > 0 ? { above: 0, what: 'a positive number' } : { min: 0, what: 'a number ≥ 0' });
+  const gbps = pos('link-gbps', 1), lat = pos('link-latency-us'), computeTflops = pos('compute-tflops', 1);
+  if (values.link === undefined && (gbps !== undefined || lat !== undefined)) throw new InputError('--link-gbps and --link-latency-us go with --link custom (or a preset to override)');
+  const link = values.link === undefined ? undefined : resolveLink(values.link, gbps, lat);
+  if (computeTflops !== undefined && !link) throw new InputError('--compute-tflops only changes the link model\'s prediction: add --link');
+  return {
+    R, layout, scheme, mode, ...(values.timeline !== undefined ? { timeline: values.timeline } : {}),
+    ...(values['hierarchical-context-parallel-sizes'] !== undefined ? { hierarchicalSizes: values['hierarchical-context-parallel-sizes'] } : {}),
+    ...(link ? { link } : {}), ...(computeTflops !== undefined ? { computeTflops } : {}),
+  };
+}
+
+/** What the ring needs of the shape, checked before any device is acquired. */
+export function checkRingArgs(ring: RingArgs, s: AttentionShape, causal: boolean): void {
+  if (s.Nq !== s.Nk) throw new InputError(`--cp splits one sequence: Q has ${s.Nq} tokens but K/V have ${s.Nk}; they must be equal`);
+  if (ring.R > s.Nq) throw new InputError(`--cp ${ring.R} is more ranks than the ${s.Nq} tokens of the sequence: every rank needs at least one token`);
+  ringSchedule(s.Nq, ring.R, ring.layout, causal);
+}
+

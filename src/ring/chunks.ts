@@ -1,0 +1,206 @@
+/**
+ * What rank programs compute with: Q blocks (the rows a rank answers for, per segment of global
+ * positions, with their f32 accumulators) and K/V chunks (the keys it holds at a step, with the
+ * positions they came from). The encoders here call the existing kernels for every
+ * (Q segment, K/V segment) pair the causal rule does not skip, with the segments' global
+ * positions, so masking is exact wherever the tokens sit:
+ *   forward   O, LSE ← merge((O, LSE), flash(Q, K, V))   (exact LSE merge, shaders/merge.wgsl)
+ *   backward  dQ += ∂, dK/dV partial += ∂ (Δ = rowsum(dO ∘ O) computed once per Q segment)
+ */
+import { AttentionShape, ResolvedOptions } from '../shape.js';
+import { RankContext, TimestampFor } from './rank.js';
+import { Segment, classifyPair } from './schedule.js';
+
+/** Heads a block carries (a2a ranks hold a slice of them). */
+export interface Heads {
+  Hq: number;
+  Hkv: number;
+}
+
+export interface QSeg {
+  seg: Segment;
+  q: GPUBuffer;
+  /** f32 accumulators, [B, Hq, count, D] and [B, Hq, count]. */
+  o: GPUBuffer;
+  lse: GPUBuffer;
+  dout?: GPUBuffer;
+  delta?: GPUBuffer;
+  dq?: GPUBuffer;
+}
+
+export interface QBlock {
+  heads: Heads;
+  segs: QSeg[];
+  /** One pair's partial (O, LSE), sized for the largest segment (forward only). */
+  part?: { o: GPUBuffer; lse: GPUBuffer };
+}
+
+/** K/V of one chunk, per segment [B, Hkv, count, D]; `from` names the rank it started on. */
+export interface KVChunk {
+  from: number;
+  segs: Segment[];
+  k: GPUBuffer[];
+  v: GPUBuffer[];
+}
+
+/** dK/dV sums of one chunk, f32 per segment. */
+export interface GradChunk {
+  dk: GPUBuffer[];
+  dv: GPUBuffer[];
+}
+
+/** What every rank program needs to know about the problem. */
+export interface Problem {
+  shape: AttentionShape;
+  base: ResolvedOptions;
+  /** Bytes per element of Q/K/V/dO. */
+  eb: number;
+}
+
+const live = (Q: QBlock, kv: KVChunk, causal: boolean) =>
+  Q.segs.flatMap((q) => kv.segs.map((ks, ki) => ({ q, ks, ki, ...classifyPair(q.seg, ks, causal) }))).filter((x) => x.kind !== 'skip');
+
+/** Pairs, visible scores and FLOPs (4·B·Hq·visible·D forward; ×2.5 backward) of Q segments against K/V segments. Pure. */
+export function work(pb: Pick<Problem, 'shape' | 'base'>, h: Heads, qSegs: Segment[], kSegs: Segment[], backward = false): { pairs: number; visible: number; flops: number } {
+  const ps = qSegs.flatMap((q) => kSegs.map((k) => classifyPair(q, k, pb.base.causal))).filter((x) => x.kind !== 'skip');
+  const visible = ps.reduce((a, p) => a + p.visible, 0);
+  return { pairs: ps.length, visible, flops: 4 * pb.shape.B * h.Hq * visible * pb.shape.D * (backward ? 2.5 : 1) };
+}
+
+function pairShape(pb: Problem, h: Heads, q: Segment, k: Segment): AttentionShape {
+  return { B: pb.shape.B, Hq: h.Hq, Hkv: h.Hkv, Nq: q.count, Nk: k.count, D: pb.shape.D };
+}
+
+function pairOptions(base: ResolvedOptions, q: Segment, k: Segment, masked: boolean): ResolvedOptions {
+  return { ...base, causal: masked, qPos: { offset: q.offset, stride: q.stride }, kPos: { offset: k.offset, stride: k.stride } };
+}
+
+export function encodeForward(ctx: RankContext, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk): void {
+  const ps = live(Q, kv, pb.base.causal);
+  const { fwd, merge } = ctx.kernels;
+  ps.forEach(({ q, ks, ki, kind }, i) => {
+    fwd.encode(enc, { q: q.q, k: kv.k[ki], v: kv.v[ki], o: Q.part!.o, lse: Q.part!.lse }, pairShape(pb, Q.heads, q.seg, ks),
+      pairOptions(pb.base, q.seg, ks, kind === 'masked'), temps, tw(2 * i, 2 * ps.length));
+    merge.encode(enc, { o: q.o, lse: q.lse }, Q.part!, pb.shape.B * Q.heads.Hq * q.seg.count, temps, tw(2 * i + 1, 2 * ps.length));
+  });
+}
+
+/** Δ = rowsum(dO ∘ O) per Q segment (the backward kernel's preprocess pass alone). */
+export function encodeDelta(ctx: RankContext, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], Q: QBlock, kv: KVChunk, g: GradChunk): void {
+  for (const q of Q.segs)
+    ctx.kernels.bwd!.encode(enc,
+      { q: q.q, k: kv.k[0], v: kv.v[0], o: q.o, dout: q.dout!, lse: q.lse, delta: q.delta!, dq: q.dq!, dk: g.dk[0], dv: g.dv[0] },
+      pairShape(pb, Q.heads, q.seg, q.seg), pb.base, temps, { dq: false, dkdv: false });
+}
+
+/** dQ += ∂/∂Q and g += ∂/∂(K, V) over every live pair (g cleared first). */
+export function encodeBackward(ctx: RankContext, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk, g: GradChunk): void {
+  for (const b of [...g.dk, ...g.dv]) enc.clearBuffer(b);
+  const ps = live(Q, kv, pb.base.causal);
+  ps.forEach(({ q, ks, ki, kind }, i) =>
+    ctx.kernels.bwd!.encode(enc,
+      { q: q.q, k: kv.k[ki], v: kv.v[ki], o: q.o, dout: q.dout!, lse: q.lse, delta: q.delta!, dq: q.dq!, dk: g.dk[ki], dv: g.dv[ki] },
+      pairShape(pb, Q.heads, q.seg, ks), pairOptions(pb.base, q.seg, ks, kind === 'masked'), temps,
+      { accumulate: true, skipPreprocess: true, timestampWrites: tw(i, ps.length) }));
+}
+
+/** acc += part for every segment of a chunk. */
+export function encodeAdd(ctx: RankContext, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], h: Heads, segs: Segment[], acc: GradChunk, part: GradChunk): void {
+  segs.forEach((sg, i) => {
+    const rows = pb.shape.B * h.Hkv * sg.count;
+    ctx.kernels.merge.encodeAdd(enc, acc.dk[i], part.dk[i], rows, temps);
+    ctx.kernels.merge.encodeAdd(enc, acc.dv[i], part.dv[i], rows, temps);
+  });
+}
+
+/** Byte size of one segment of K/V (element type) or of dK/dV (f32). */
+export const kvBytes = (pb: Problem, h: Heads, n: number) => pb.shape.B * h.Hkv * n * pb.shape.D * pb.eb;
+export const gradBytes = (pb: Problem, h: Heads, n: number) => pb.shape.B * h.Hkv * n * pb.shape.D * 4;
+
+/** Empty K/V slots for chunks of up to `maxSeg[i]` tokens in segment i. */
+export function allocKV(ctx: RankContext, pb: Problem, h: Heads, maxSeg: number[], label: string): KVChunk {
+  return {
+    from: -1, segs: [],
+    k: maxSeg.map((n, i) => ctx.alloc(kvBytes(pb, h, n), `${label}.k${i}`)),
+    v: maxSeg.map((n, i) => ctx.alloc(kvBytes(pb, h, n), `${label}.v${i}`)),
+  };
+}
+
+export function allocGrad(ctx: RankContext, pb: Problem, h: Heads, maxSeg: number[], label: string): GradChunk {
+  return {
+    dk: maxSeg.map((n, i) => ctx.alloc(gradBytes(pb, h, n), `${label}.dk${i}`)),
+    dv: maxSeg.map((n, i) => ctx.alloc(gradBytes(pb, h, n), `${label}.dv${i}`)),
+  };
+}
+
+export function freeChunk(ctx: RankContext, c: { k?: GPUBuffer[]; v?: GPUBuffer[]; dk?: GPUBuffer[]; dv?: GPUBuffer[] }): void {
+  for (const b of [...(c.k ?? []), ...(c.v ?? []), ...(c.dk ?? []), ...(c.dv ?? [])]) ctx.release(b);
+}
+
+/** The ranges of a chunk's K and V (or dK and dV) for a transfer. */
+export function kvRanges(pb: Problem, h: Heads, c: KVChunk, segs = c.segs) {
+  return segs.flatMap((sg, i) => [{ buffer: c.k[i], bytes: kvBytes(pb, h, sg.count) }, { buffer: c.v[i], bytes: kvBytes(pb, h, sg.count) }]);
+}
+
+export function gradRanges(pb: Problem, h: Heads, g: GradChunk, segs: Segment[]) {
+  return segs.flatMap((sg, i) => [{ buffer: g.dk[i], bytes: gradBytes(pb, h, sg.count) }, { buffer: g.dv[i], bytes: gradBytes(pb, h, sg.count) }]);
+}
+
+/** Largest token count per segment index over chunks. */
+export function maxSegs(chunks: Segment[][]): number[] {
+  const out: number[] = [];
+  for (const c of chunks) c.forEach((s, i) => (out[i] = Math.max(out[i] ?? 0, s.count)));
+  return out;
+}
+
+/**
+ * A rank's sequence shard as the orchestrator hands it over (one buffer per segment, all heads)
+ * and where a scheme leaves its results: O and LSE after the forward (LSE starts at −inf),
+ * dQ, dK and dV (f32) after the backward.
+ */
+export interface RankIO {
+  rank: number;
+  /** Every rank's shard (the layout), so a rank knows what it receives. */
+  shards: Segment[][];
+  q: GPUBuffer[];
+  k: GPUBuffer[];
+  v: GPUBuffer[];
+  dout: GPUBuffer[] | null;
+  o: GPUBuffer[];
+  lse: GPUBuffer[];
+  dq: GPUBuffer[];
+  dk: GPUBuffer[];
+  dv: GPUBuffer[];
+}
+
+/** A CP scheme: what one rank does, forward then backward (with what the forward kept). */
+export interface RankProgram<S = unknown> {
+  forward(ctx: RankContext, pb: Problem, io: RankIO): Promise<S>;
+  backward(ctx: RankContext, pb: Problem, io: RankIO, kept: S): Promise<void>;
+}
+
+/** A Q block over the sequence shard's own buffers. */
+export function shardQ(ctx: RankContext, pb: Problem, io: RankIO, phase: 'forward' | 'backward'): QBlock {
+  const h = { Hq: pb.shape.Hq, Hkv: pb.shape.Hkv };
+  const segs = io.shards[io.rank];
+  return {
+    heads: h,
+    segs: segs.map((seg, i) => ({
+      seg, q: io.q[i], o: io.o[i], lse: io.lse[i],
+      ...(phase === 'backward' ? { dout: io.dout![i], dq: io.dq[i], delta: ctx.alloc(pb.shape.B * h.Hq * seg.count * 4, `delta${i}`) } : {}),
+    })),
+    ...(phase === 'forward' ? { part: allocPart(ctx, pb, h, segs) } : {}),
+  };
+}
+
+/** Frees a Q block's scratch (partials, Δ); its Q, O, LSE, dO, dQ belong to whoever made them. */
+export function releaseQ(ctx: RankContext, Q: QBlock): void {
+  for (const b of [Q.part?.o, Q.part?.lse, ...Q.segs.map((s) => s.delta)]) if (b) ctx.release(b);
+  delete Q.part;
+  for (const s of Q.segs) delete s.delta;
+}
+
+export function allocPart(ctx: RankContext, pb: Problem, h: Heads, segs: Segment[]): QBlock['part'] {
+  const rows = pb.shape.B * h.Hq * Math.max(...segs.map((s) => s.count));
+  return { o: ctx.alloc(rows * pb.shape.D * 4, 'oPart'), lse: ctx.alloc(rows * 4, 'lsePart') };
+}

@@ -1,0 +1,213 @@
+/**
+ * The communicator: the only code that crosses ranks (ring-flash-attention's RingComm, with the
+ * collectives Megatron-LM's CP schemes need). A rank posts its half of an exchange and gets a
+ * Pending; `wait` resolves once this rank's halves are done (its sends may be reused, its
+ * receives hold the data). A transfer starts when both ends have posted, so a receiver posting
+ * says its buffer is free: no rank ever writes another rank's memory behind its back.
+ *
+ * InProcessCommunicator serves ranks that live in this process, through a Mover:
+ *   - deviceCopy: all ranks on one GPUDevice; a transfer is a copyBufferToBuffer (one-device mode).
+ *   - staging: one device per adapter; WebGPU has no peer copies, so source → mappable staging
+ *     buffer → host → queue.writeBuffer on the destination (multi-adapter mode).
+ * Ranks in separate processes (a worker per GPU with its own Dawn instance) would implement
+ * Communicator over a socket or shared memory; the rank programs do not change.
+ */
+import { FlashDevice, checkDevice } from '../gpu/device.js';
+
+/** A byte range of a GPU buffer. */
+export interface BufRange {
+  buffer: GPUBuffer;
+  offset?: number;
+  bytes: number;
+}
+
+export interface TransferResult {
+  bytes: number;
+  /** Point-to-point messages (one per peer) in this result. */
+  messages: number;
+  /** Host clock (performance.now()) when the first transfer started and the last one ended. */
+  start: number;
+  end: number;
+}
+
+export type Pending = Promise<TransferResult>;
+
+export interface Communicator {
+  readonly size: number;
+  /** Sends `send` to rank `to` and receives `recv` from rank `from` (each list matched item by item). */
+  sendRecv(rank: number, to: number, send: BufRange[], from: number, recv: BufRange[], tag: string): Pending;
+  /** Every member of `group` sends `mine` to every other; `into[i]` receives member i's (own entry ignored). */
+  allGather(rank: number, group: number[], mine: BufRange[], into: BufRange[][], tag: string): Pending;
+  /** `send[i]` goes to member i of `group`, `recv[i]` comes from member i (own entries copied locally). */
+  allToAll(rank: number, group: number[], send: BufRange[][], recv: BufRange[][], tag: string): Pending;
+  wait(p: Pending): Promise<TransferResult>;
+  /** Rejects every pending and future exchange (a rank failed). */
+  abort(reason: Error): void;
+}
+
+/** Moves matched ranges from one rank's device to another's; resolves once `to` holds the data. */
+export type Mover = (from: FlashDevice, to: FlashDevice, src: BufRange[], dst: BufRange[]) => Promise<void>;
+
+const align4 = (n: number) => Math.ceil(n / 4) * 4;
+
+/** Several independent async sections run one at a time (one-device mode: ranks measured alone). */
+export class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const prev = this.tail;
+    let release!: () => void;
+    this.tail = new Promise((r) => (release = r));
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+}
+
+export function deviceCopy(lock?: Mutex): Mover {
+  return (from, _to, src, dst) => {
+    const go = async () => {
+      const enc = from.device.createCommandEncoder({ label: 'comm.copy' });
+      src.forEach((s, i) => enc.copyBufferToBuffer(s.buffer, s.offset ?? 0, dst[i].buffer, dst[i].offset ?? 0, align4(s.bytes)));
+      from.device.queue.submit([enc.finish()]);
+      await from.device.queue.onSubmittedWorkDone();
+      checkDevice(from, 'transfer (copy)');
+    };
+    return lock ? lock.run(go) : go();
+  };
+}
+
+/** Staging bytes are charged to the sending rank through `charge` (per-rank memory ledger). */
+export function staging(charge: (dev: FlashDevice, bytes: number) => void = () => {}): Mover {
+  return async (from, to, src, dst) => {
+    if (from === to) return deviceCopy()(from, to, src, dst);
+    const total = src.reduce((a, s) => a + align4(s.bytes), 0);
+    const buf = from.tracker.create({ label: 'comm.staging', size: total, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    charge(from, total);
+    try {
+      const enc = from.device.createCommandEncoder({ label: 'comm.stage' });
+      let off = 0;
+      for (const s of src) {
+        enc.copyBufferToBuffer(s.buffer, s.offset ?? 0, buf, off, align4(s.bytes));
+        off += align4(s.bytes);
+      }
+      from.device.queue.submit([enc.finish()]);
+      try {
+        await buf.mapAsync(GPUMapMode.READ);
+      } catch (e) {
+        checkDevice(from, 'transfer (map)');
+        throw e;
+      }
+      const data = buf.getMappedRange();
+      off = 0;
+      for (const [i, d] of dst.entries()) {
+        to.device.queue.writeBuffer(d.buffer, d.offset ?? 0, data, off, align4(src[i].bytes));
+        off += align4(src[i].bytes);
+      }
+      buf.unmap();
+    } finally {
+      from.tracker.destroy(buf);
+      charge(from, -total);
+    }
+    await to.device.queue.onSubmittedWorkDone();
+    checkDevice(to, 'transfer (write)');
+  };
+}
+
+interface Channel {
+  send?: BufRange[];
+  recv?: BufRange[];
+  done: Promise<TransferResult>;
+  resolve: (r: TransferResult) => void;
+  reject: (e: unknown) => void;
+}
+
+const nothing = (): TransferResult => ({ bytes: 0, messages: 0, start: performance.now(), end: performance.now() });
+
+/** Ranks of this process, each on `devices[rank]` (the same device for all in one-device mode). */
+export class InProcessCommunicator implements Communicator {
+  private channels = new Map<string, Channel>();
+  private aborted: Error | null = null;
+
+  constructor(readonly devices: FlashDevice[], private mover: Mover) {}
+
+  get size(): number {
+    return this.devices.length;
+  }
+
+  sendRecv(rank: number, to: number, send: BufRange[], from: number, recv: BufRange[], tag: string): Pending {
+    return join([this.post(rank, to, tag, 'send', send), this.post(from, rank, tag, 'recv', recv)]);
+  }
+
+  allGather(rank: number, group: number[], mine: BufRange[], into: BufRange[][], tag: string): Pending {
+    return this.allToAll(rank, group, group.map((m) => (m === rank ? [] : mine)), into.map((x, i) => (group[i] === rank ? [] : x)), tag);
+  }
+
+  allToAll(rank: number, group: number[], send: BufRange[][], recv: BufRange[][], tag: string): Pending {
+    return join(group.flatMap((m, i) => m === rank
+      ? [this.local(rank, send[i], recv[i])]
+      : [this.post(rank, m, tag, 'send', send[i]), this.post(m, rank, tag, 'recv', recv[i])]));
+  }
+
+  wait(p: Pending): Promise<TransferResult> {
+    return p;
+  }
+
+  abort(reason: Error): void {
+    this.aborted = reason;
+    for (const ch of this.channels.values()) ch.reject(reason);
+    this.channels.clear();
+  }
+
+  /** A rank's own share of a collective: a copy on its device, no link bytes. */
+  private async local(rank: number, src: BufRange[], dst: BufRange[]): Promise<TransferResult> {
+    if (this.aborted) throw this.aborted;
+    if (!src.length) return nothing();
+    const start = performance.now();
+    await this.mover(this.devices[rank], this.devices[rank], src, dst);
+    return { bytes: 0, messages: 0, start, end: performance.now() };
+  }
+
+  /** One end of the channel from → to; the transfer starts when both ends are posted. */
+  private post(from: number, to: number, tag: string, side: 'send' | 'recv', items: BufRange[]): Pending {
+    if (this.aborted) return Promise.reject(this.aborted);
+    if (!items.length) return Promise.resolve(nothing());
+    const key = `${from}>${to}:${tag}`;
+    let ch = this.channels.get(key);
+    if (!ch) {
+      let resolve!: Channel['resolve'], reject!: Channel['reject'];
+      const done = new Promise<TransferResult>((a, b) => ((resolve = a), (reject = b)));
+      done.catch(() => {});
+      ch = { done, resolve, reject };
+      this.channels.set(key, ch);
+    }
+    if (ch[side]) throw new Error(`communicator: ${side} ${key} posted twice`);
+    ch[side] = items;
+    if (ch.send && ch.recv) this.start(from, to, key, ch);
+    // The sender's result carries the bytes; the receiver's only the times.
+    return side === 'send' ? ch.done : ch.done.then((r) => ({ ...r, bytes: 0, messages: 0 }));
+  }
+
+  private start(from: number, to: number, key: string, ch: Channel): void {
+    this.channels.delete(key);
+    const src = ch.send!, dst = ch.recv!;
+    if (src.length !== dst.length || src.some((s, i) => s.bytes !== dst[i].bytes))
+      return ch.reject(new Error(`communicator: ${key} sends ${src.map((s) => s.bytes)} bytes but receives ${dst.map((d) => d.bytes)}`));
+    const start = performance.now();
+    const self = from === to; // a rank sending to itself moves nothing over a link
+    const bytes = self ? 0 : src.reduce((a, s) => a + s.bytes, 0);
+    this.mover(this.devices[from], this.devices[to], src, dst).then(
+      () => ch.resolve({ bytes, messages: self ? 0 : 1, start, end: performance.now() }),
+      (e) => ch.reject(e),
+    );
+  }
+}
+
+/** One result for several halves. */
+async function join(halves: Pending[]): Promise<TransferResult> {
+  const rs = await Promise.all(halves);
+  const sum = (f: (r: TransferResult) => number) => rs.reduce((a, r) => a + f(r), 0);
+  return { bytes: sum((r) => r.bytes), messages: sum((r) => r.messages), start: Math.min(...rs.map((r) => r.start)), end: Math.max(...rs.map((r) => r.end)) };
+}

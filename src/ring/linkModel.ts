@@ -1,0 +1,111 @@
+/**
+ * The link model (pure): the timeline R real GPUs would show. Each rank's step keeps its
+ * measured compute (or FLOPs / X TFLOP/s with `computeTflops`) and gets a modelled transfer,
+ *   transfer = bytes / bandwidth + messages · latency,
+ * which runs behind the compute when the step overlaps them (the ring) or after it (a2a, the
+ * all-gather). A step lasts as long as its slowest rank (ranks wait for each other's data):
+ *   step = max_r (overlapped ? max(c_r, x_r) : c_r + x_r)
+ * Exposed communication is what a step takes beyond its slowest compute; the comm fraction is
+ * exposed / total; per-GPU TFLOP/s is the work done over R GPUs over the predicted time.
+ */
+import { InputError } from '../errors.js';
+
+export interface Link {
+  name: string;
+  /** Bandwidth per direction, gigabits per second. */
+  gbps: number;
+  /** Latency per message, microseconds. */
+  latencyUs: number;
+}
+
+/** Nominal per-direction figures: NVLink 4 on H100/H200 (900 GB/s both ways), PCIe 5.0 x16, InfiniBand NDR 400G. */
+export const LINKS: Record<'nvlink-h200' | 'pcie5' | 'ib-ndr', Link> = {
+  'nvlink-h200': { name: 'nvlink-h200', gbps: 3600, latencyUs: 2 },
+  pcie5: { name: 'pcie5', gbps: 512, latencyUs: 3 },
+  'ib-ndr': { name: 'ib-ndr', gbps: 400, latencyUs: 5 },
+};
+export const LINK_NAMES = [...Object.keys(LINKS), 'custom'];
+
+/** A preset by name, or 'custom' with its bandwidth (Gbit/s) and latency (µs). */
+export function resolveLink(name: string, gbps?: number, latencyUs?: number): Link {
+  if (name === 'custom') {
+    if (gbps === undefined || !Number.isFinite(gbps) || gbps <= 0) throw new InputError(`--link custom needs --link-gbps > 0 (Gbit/s), got ${gbps}`);
+    if (latencyUs === undefined || !Number.isFinite(latencyUs) || latencyUs < 0) throw new InputError(`--link custom needs --link-latency-us >= 0, got ${latencyUs}`);
+    return { name: 'custom', gbps, latencyUs };
+  }
+  const preset = LINKS[name as keyof typeof LINKS];
+  if (!preset) throw new InputError(`unknown link '${name}': use ${LINK_NAMES.join(', ')}`);
+  return preset;
+}
+
+/** What the model reads of a step (a StepRecord from a run, or one planned from the schedule). */
+export interface StepLike {
+  phase: 'forward' | 'backward';
+  step: number;
+  rank: number;
+  flops: number;
+  computeMs: number;
+  gpuComputeMs: number | null;
+  transferBytes: number;
+  messages: number;
+  overlapped: boolean;
+}
+
+export interface Prediction {
+  link: Link;
+  /** Where compute times came from: the run's measured steps, or FLOPs at a given rate. */
+  compute: { source: 'measured' } | { source: 'tflops'; tflops: Rate };
+  R: number;
+  phases: { phase: 'forward' | 'backward'; stepMs: number[]; exposedCommMs: number }[];
+  /** Every step of every phase, in order. */
+  stepMs: number[];
+  totalMs: number;
+  exposedCommMs: number;
+  commFraction: number;
+  tflopsPerGpu: number;
+}
+
+/** TFLOP/s, one for both phases or forward and backward apart. */
+export type Rate = number | { forward: number; backward: number };
+
+export function transferMs(link: Link, bytes: number, messages: number): number {
+  return (bytes * 8) / (link.gbps * 1e9) * 1e3 + (messages * link.latencyUs) / 1e3;
+}
+
+export function predict(steps: StepLike[], R: number, link: Link, computeTflops?: Rate): Prediction {
+  const rate = (p: StepLike['phase']) => (typeof computeTflops === 'number' ? computeTflops : computeTflops?.[p]);
+  for (const p of ['forward', 'backward'] as const) {
+    const x = rate(p);
+    if (computeTflops !== undefined && !(x !== undefined && Number.isFinite(x) && x > 0)) throw new InputError(`--compute-tflops must be a positive number, got ${x}`);
+  }
+  const computeOf = (s: StepLike) => (computeTflops ? s.flops / (rate(s.phase)! * 1e12) * 1e3 : s.gpuComputeMs ?? s.computeMs);
+  const phases: Prediction['phases'] = [];
+  for (const phase of ['forward', 'backward'] as const) {
+    const mine = steps.filter((s) => s.phase === phase);
+    if (!mine.length) continue;
+    const ids = [...new Set(mine.map((s) => s.step))].sort((a, b) => a - b);
+    let exposed = 0;
+    const stepMs = ids.map((id) => {
+      const at = mine.filter((s) => s.step === id);
+      const c = at.map(computeOf);
+      const t = at.map((s, i) => {
+        const x = transferMs(link, s.transferBytes, s.messages);
+        return s.overlapped ? Math.max(c[i], x) : c[i] + x;
+      });
+      const ms = Math.max(...t);
+      exposed += ms - Math.max(...c);
+      return ms;
+    });
+    phases.push({ phase, stepMs, exposedCommMs: exposed });
+  }
+  const stepMs = phases.flatMap((p) => p.stepMs);
+  const totalMs = stepMs.reduce((a, b) => a + b, 0);
+  const exposedCommMs = phases.reduce((a, p) => a + p.exposedCommMs, 0);
+  const flops = steps.reduce((a, s) => a + s.flops, 0);
+  return {
+    link, R, phases, stepMs, totalMs, exposedCommMs,
+    compute: computeTflops ? { source: 'tflops', tflops: computeTflops } : { source: 'measured' },
+    commFraction: totalMs > 0 ? exposedCommMs / totalMs : 0,
+    tflopsPerGpu: totalMs > 0 ? flops / R / (totalMs / 1e3) / 1e12 : 0,
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * Megatron-LM's `--cp-comm-type` as the scheme, checked against the shape: which rank program
+ * runs and how the ranks are grouped. Adding a scheme = writing its rank program and one entry here.
+ */
+import { InputError } from '../errors.js';
+import { AttentionShape } from '../shape.js';
+import { allGather } from './allGather.js';
+import { RankProgram } from './chunks.js';
+import { p2p } from './p2p.js';
+import { SCHEMES, Scheme } from './timeline.js';
+import { ulysses } from './ulysses.js';
+
+export interface ResolvedScheme {
+  scheme: Scheme;
+  /** [a2a group size A, ring size P], A·P = R. */
+  hierarchy: [number, number];
+  program: RankProgram<unknown>;
+  /** Timeline steps per phase (progress reporting). */
+  steps: { forward: number; backward: number };
+}
+
+/** '2,4' or [2, 4] → [2, 4]; Megatron-LM's `--hierarchical-context-parallel-sizes`. */
+export function parseSizes(x: string | number[] | undefined): number[] | undefined {
+  if (x === undefined) return undefined;
+  const parts = typeof x === 'string' ? x.split(',').map((s) => Number(s.trim())) : x;
+  if (parts.length !== 2 || parts.some((n) => !Number.isInteger(n) || n < 1))
+    throw new InputError(`hierarchical context-parallel sizes must be two positive integers 'A,P' (a2a group, ring), got '${String(x)}'`);
+  return parts;
+}
+
+export function resolveScheme(name: string, R: number, s: AttentionShape, sizes?: string | number[]): ResolvedScheme {
+  if (!SCHEMES.includes(name as Scheme)) throw new InputError(`unknown cp-comm-type '${name}': use ${SCHEMES.join(', ')}`);
+  const scheme = name as Scheme;
+  if (scheme === 'p2p') return { scheme, hierarchy: [1, R], program: p2p as RankProgram<unknown>, steps: { forward: R, backward: R + 1 } };
+  if (scheme === 'all_gather') return { scheme, hierarchy: [1, R], program: allGather as RankProgram<unknown>, steps: { forward: R + 1, backward: R + 1 } };
+  let A = R;
+  if (scheme === 'a2a+p2p') {
+    const hs = parseSizes(sizes);
+    if (!hs) throw new InputError(`a2a+p2p needs hierarchical sizes 'A,P' (a2a group, ring) with A·P = ${R}`);
+    if (hs[0] * hs[1] !== R) throw new InputError(`a2a+p2p sizes ${hs.join(',')} multiply to ${hs[0] * hs[1]}, not the context-parallel size ${R}`);
+    A = hs[0];
+  }
+  if (s.Hq % A !== 0 || s.Hkv % A !== 0)
+    throw new InputError(`${scheme} splits heads over ${A} ranks: query heads (${s.Hq}) and key/value heads (${s.Hkv}) must both be divisible by ${A}`);
+  const P = R / A;
+  return { scheme, hierarchy: [A, P], program: ulysses(A) as RankProgram<unknown>, steps: { forward: P + 2, backward: P + 3 } };
+}

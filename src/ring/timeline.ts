@@ -1,0 +1,165 @@
+/**
+ * The timeline: what every rank did, step by step. Rank programs report to a TimelineRecorder
+ * (begin a step, compute, wait for transfers, end); the ring never times itself. The JSON the
+ * result carries (`kind: "flashring.timeline"`) is what the CLI prints, the page draws and the
+ * link model (./linkModel.ts) turns into the timeline R real GPUs would show.
+ */
+import { Precision } from '../kernels/common.js';
+import { AttentionShape } from '../shape.js';
+import { Layout, Segment } from './schedule.js';
+import type { Prediction } from './linkModel.js';
+
+export type Phase = 'forward' | 'backward';
+export type Scheme = 'p2p' | 'all_gather' | 'a2a' | 'a2a+p2p';
+export const SCHEMES: Scheme[] = ['p2p', 'all_gather', 'a2a', 'a2a+p2p'];
+
+export interface StepRecord {
+  phase: Phase;
+  step: number;
+  rank: number;
+  /** What the step does ('ring', 'a2a-in', 'gather', 'home', …). */
+  label: string;
+  /** The rank whose K/V this rank computes with at this step (−1 when it computes nothing). */
+  kvFrom: number;
+  /** Kernel launches (pairs not skipped), visible score entries and FLOPs of this step. */
+  pairs: number;
+  visible: number;
+  flops: number;
+  /** Whether this step's transfers run behind its compute (else they follow it). */
+  overlapped: boolean;
+  /** Host times in ms from the start of the phase. */
+  start: number;
+  computeEnd: number;
+  transferEnd: number;
+  end: number;
+  computeMs: number;
+  /** GPU time of the step's passes from timestamp queries (null without 'timestamp-query'). */
+  gpuComputeMs: number | null;
+  transferMs: number;
+  transferBytes: number;
+  /** Point-to-point messages of the step (each costs one link latency in the model). */
+  messages: number;
+  /** Transfer time not hidden behind this step's compute. */
+  unhiddenMs: number;
+  /** Time this rank waited for the slowest rank of the step. */
+  idleMs: number;
+}
+
+export interface RingTimeline {
+  kind: 'flashring.timeline';
+  version: 2;
+  createdAt: string;
+  adapters: string[];
+  /** 'one-device': all ranks share one device (each rank's work timed alone); 'multi-adapter': one device per rank. */
+  mode: 'one-device' | 'multi-adapter';
+  scheme: Scheme;
+  /** a2a+p2p: [a2a group size, ring size]; others [R] or [R, 1]. */
+  hierarchy: [number, number];
+  R: number;
+  layout: Layout;
+  causal: boolean;
+  precision: Precision;
+  shape: AttentionShape;
+  schedule: { workPerRank: number[]; imbalance: number; shards: Segment[][] };
+  phases: { phase: Phase; wallMs: number; steps: StepRecord[] }[];
+  /** Bytes per rank from the rank's own ledger (buffers the ring allocated for it, incl. staging). */
+  ranks: { rank: number; peakBytes: number; liveBytesAfter: number }[];
+  summary: {
+    computeMs: number;
+    transferMs: number;
+    unhiddenTransferMs: number;
+    /** 1 − unhidden / transfer: the share of transfer time hidden behind compute. */
+    overlapEfficiency: number;
+    /** Unhidden transfer time over the summed step wall time of all ranks. */
+    unhiddenFraction: number;
+    bytesMoved: number;
+  };
+  /** What R real GPUs on a given link would show (linkModel.ts), when the run was given a link. */
+  predicted?: Prediction;
+}
+
+/** What a rank says when it starts a step. */
+export interface StepInfo {
+  label: string;
+  kvFrom?: number;
+  pairs?: number;
+  visible?: number;
+  flops?: number;
+  overlapped?: boolean;
+}
+
+/** An open step: the rank program fills in compute and transfers, then ends it. */
+export class OpenStep {
+  readonly start = performance.now();
+  computeEnd = 0;
+  computeMs = 0;
+  /** GPU timer intervals of this step's compute submissions. */
+  gpuIntervals: number[] = [];
+  transfers: { bytes: number; messages: number; start: number; end: number }[] = [];
+  constructor(readonly phase: Phase, readonly step: number, readonly rank: number, readonly info: StepInfo) {}
+}
+
+export class TimelineRecorder {
+  private t0 = new Map<Phase, number>();
+  private wall = new Map<Phase, number>();
+  readonly records: (StepRecord & { gpuIntervals: number[] })[] = [];
+  private done = new Map<string, number>();
+  /** performance.now() of the last step any rank ended (the orchestrator's hang watchdog). */
+  lastProgress = performance.now();
+
+  constructor(
+    readonly R: number, private steps: Record<Phase, number>,
+    private onStep?: (ev: { phase: Phase; step: number; steps: number }) => void,
+  ) {}
+
+  begin(phase: Phase, step: number, rank: number, info: StepInfo): OpenStep {
+    if (!this.t0.has(phase)) this.t0.set(phase, performance.now());
+    return new OpenStep(phase, step, rank, info);
+  }
+
+  end(st: OpenStep): void {
+    const t0 = this.t0.get(st.phase)!, now = performance.now();
+    const computeEnd = st.computeEnd || st.start;
+    const transferEnd = Math.max(computeEnd, ...st.transfers.map((x) => x.end));
+    const i = st.info;
+    this.records.push({
+      phase: st.phase, step: st.step, rank: st.rank, label: i.label, kvFrom: i.kvFrom ?? -1,
+      pairs: i.pairs ?? 0, visible: i.visible ?? 0, flops: i.flops ?? 0, overlapped: i.overlapped ?? false,
+      start: st.start - t0, computeEnd: computeEnd - t0, transferEnd: transferEnd - t0, end: now - t0,
+      computeMs: st.computeMs, gpuComputeMs: null, gpuIntervals: st.gpuIntervals,
+      transferMs: st.transfers.reduce((a, x) => a + (x.end - x.start), 0),
+      transferBytes: st.transfers.reduce((a, x) => a + x.bytes, 0),
+      messages: st.transfers.reduce((a, x) => a + x.messages, 0),
+      unhiddenMs: Math.max(0, transferEnd - computeEnd), idleMs: 0,
+    });
+    this.wall.set(st.phase, now - t0);
+    this.lastProgress = now;
+    const key = `${st.phase}:${st.step}`, n = (this.done.get(key) ?? 0) + 1;
+    this.done.set(key, n);
+    if (n === this.R) this.onStep?.({ phase: st.phase, step: st.step, steps: this.steps[st.phase] });
+  }
+
+  /** Phases in order with idle time per step (wait for the slowest rank of that step). */
+  phases(): RingTimeline['phases'] {
+    const out: RingTimeline['phases'] = [];
+    for (const phase of ['forward', 'backward'] as Phase[]) {
+      const steps = this.records.filter((r) => r.phase === phase).sort((a, b) => a.step - b.step || a.rank - b.rank);
+      if (!steps.length) continue;
+      for (const r of steps) r.idleMs = Math.max(...steps.filter((x) => x.step === r.step).map((x) => x.end)) - r.end;
+      out.push({ phase, wallMs: this.wall.get(phase) ?? 0, steps: steps.map(({ gpuIntervals: _, ...r }) => r) });
+    }
+    return out;
+  }
+}
+
+export function summarize(phases: RingTimeline['phases']): RingTimeline['summary'] {
+  const all = phases.flatMap((ph) => ph.steps);
+  const sum = (f: (r: StepRecord) => number) => all.reduce((a, r) => a + f(r), 0);
+  const transferMs = sum((r) => r.transferMs), unhidden = sum((r) => r.unhiddenMs), wall = sum((r) => r.end - r.start);
+  return {
+    computeMs: sum((r) => r.computeMs), transferMs, unhiddenTransferMs: unhidden,
+    overlapEfficiency: transferMs > 0 ? Math.max(0, 1 - unhidden / transferMs) : 1,
+    unhiddenFraction: wall > 0 ? unhidden / wall : 0,
+    bytesMoved: sum((r) => r.transferBytes),
+  };
+}

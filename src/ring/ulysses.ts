@@ -1,0 +1,118 @@
+/**
+ * a2a (DeepSpeed-Ulysses; Megatron-LM's `--cp-comm-type a2a`) and a2a+p2p (hierarchical:
+ * `--hierarchical-context-parallel-sizes A,P`). Inside a group of A ranks an all-to-all turns
+ * sequence shards into head shards: each rank then holds all of the group's tokens for Hq/A
+ * query heads and Hkv/A key/value heads (GQA: both must divide). The P groups form a ring
+ * (rank r is member r mod A of group ⌊r/A⌋ and rings with the ranks of the same member index).
+ * Plain a2a is P = 1: no ring, attention over the whole sequence. After the attention another
+ * all-to-all brings O and LSE (backward: dQ, dK, dV) back to the sequence shards.
+ */
+import { BufRange } from './communicator.js';
+import {
+  GradChunk, Heads, KVChunk, Problem, QBlock, RankIO, RankProgram, allocGrad, allocPart, freeChunk, releaseQ,
+} from './chunks.js';
+import { Ring, ringBackward, ringForward } from './p2p.js';
+import { RankContext } from './rank.js';
+import { Segment } from './schedule.js';
+
+interface Kept {
+  Q: QBlock;
+  own: KVChunk;
+}
+
+/** Where this rank sits: its a2a group, its member index, the ring across groups. */
+function place(io: RankIO, A: number) {
+  const P = io.shards.length / A, g = Math.floor(io.rank / A), a = io.rank % A;
+  const group = Array.from({ length: A }, (_, i) => g * A + i);
+  const groupSegs = (gi: number) => Array.from({ length: A }, (_, i) => io.shards[gi * A + i]).flat();
+  const ring: Ring = {
+    members: Array.from({ length: P }, (_, i) => i * A + a), me: g, first: 1,
+    chunkSegs: groupSegs, chunkRank: (p) => p * A + a,
+  };
+  return { group, ring, segs: groupSegs(g) };
+}
+
+/**
+ * Ranges of head block j (Hl heads) of a [B, H, n, row] buffer, per batch, and of a whole
+ * [B, Hl, n, row] buffer split the same way, so both ends of an exchange match item by item.
+ */
+const block = (buf: GPUBuffer, B: number, H: number, Hl: number, j: number, n: number, rowBytes: number): BufRange[] =>
+  Array.from({ length: B }, (_, b) => ({ buffer: buf, offset: (b * H + j * Hl) * n * rowBytes, bytes: Hl * n * rowBytes }));
+
+interface Tensor { seq: GPUBuffer[]; heads: GPUBuffer[]; H: number; rowBytes: number }
+
+/**
+ * Sequence shards → head shards (`toHeads`) or back, for several tensors in one all-to-all.
+ * `seq[s]` is this rank's segment s, [B, H, count, row]; `heads` the group's segments in member
+ * order, [B, H/A, count, row].
+ */
+function exchange(ctx: RankContext, pb: Problem, io: RankIO, A: number, ts: Tensor[], toHeads: boolean, tag: string) {
+  const { group } = place(io, A);
+  const B = pb.shape.B;
+  const mine = io.shards[io.rank];
+  const headIdx = (i: number, s: number) => group.slice(0, i).reduce((n, m) => n + io.shards[m].length, 0) + s;
+  // Seq side: for member i, head block i of each of my segments. Head side: member i's segments, my head block.
+  const seqSide = group.map((_, i) => ts.flatMap((t) => mine.flatMap((sg, s) => block(t.seq[s], B, t.H, t.H / A, i, sg.count, t.rowBytes))));
+  const headSide = group.map((m, i) => ts.flatMap((t) => io.shards[m].flatMap((sg, s) => block(t.heads[headIdx(i, s)], B, t.H / A, t.H / A, 0, sg.count, t.rowBytes))));
+  return toHeads ? ctx.comm.allToAll(io.rank, group, seqSide, headSide, tag) : ctx.comm.allToAll(io.rank, group, headSide, seqSide, tag);
+}
+
+function headBuffers(ctx: RankContext, pb: Problem, segs: Segment[], H: number, rowBytes: number, label: string): GPUBuffer[] {
+  return segs.map((sg, i) => ctx.alloc(pb.shape.B * H * sg.count * rowBytes, `${label}${i}`));
+}
+
+export function ulysses(A: number): RankProgram<Kept> {
+  return {
+    async forward(ctx, pb, io) {
+      const { ring, segs } = place(io, A);
+      const { Hq, Hkv, D, B } = pb.shape;
+      const h: Heads = { Hq: Hq / A, Hkv: Hkv / A };
+      const row = D * pb.eb;
+      const q = headBuffers(ctx, pb, segs, h.Hq, row, 'qH'), k = headBuffers(ctx, pb, segs, h.Hkv, row, 'kH'), v = headBuffers(ctx, pb, segs, h.Hkv, row, 'vH');
+      const st = ctx.begin('forward', 0, { label: 'a2a-in' });
+      await ctx.wait(st, exchange(ctx, pb, io, A, [{ seq: io.q, heads: q, H: Hq, rowBytes: row }, { seq: io.k, heads: k, H: Hkv, rowBytes: row }, { seq: io.v, heads: v, H: Hkv, rowBytes: row }], true, 'fwd.a2a-in'));
+      ctx.end(st);
+      const Q: QBlock = {
+        heads: h, part: allocPart(ctx, pb, h, segs),
+        segs: segs.map((seg, i) => ({
+          seg, q: q[i], o: ctx.alloc(B * h.Hq * seg.count * D * 4, `oH${i}`),
+          lse: ctx.upload(new Float32Array(B * h.Hq * seg.count).fill(-Infinity), `lseH${i}`),
+        })),
+      };
+      const own: KVChunk = { from: io.rank, segs, k, v };
+      await ringForward(ctx, pb, ring, Q, own);
+      const out = ctx.begin('forward', ring.members.length + 1, { label: 'a2a-out' });
+      await ctx.wait(out, exchange(ctx, pb, io, A, [{ seq: io.o, heads: Q.segs.map((s) => s.o), H: Hq, rowBytes: D * 4 }, { seq: io.lse, heads: Q.segs.map((s) => s.lse), H: Hq, rowBytes: 4 }], false, 'fwd.a2a-out'));
+      ctx.end(out);
+      releaseQ(ctx, Q);
+      return { Q, own };
+    },
+
+    async backward(ctx, pb, io, { Q, own }) {
+      const { ring, segs } = place(io, A);
+      const { Hq, Hkv, D, B } = pb.shape;
+      const h = Q.heads;
+      const P = ring.members.length;
+      const dout = headBuffers(ctx, pb, segs, h.Hq, D * pb.eb, 'doutH');
+      const st = ctx.begin('backward', 0, { label: 'a2a-in' });
+      await ctx.wait(st, exchange(ctx, pb, io, A, [{ seq: io.dout!, heads: dout, H: Hq, rowBytes: D * pb.eb }], true, 'bwd.a2a-in'));
+      ctx.end(st);
+      Q.segs.forEach((s, i) => {
+        s.dout = dout[i];
+        s.dq = ctx.alloc(B * h.Hq * s.seg.count * D * 4, `dqH${i}`);
+        s.delta = ctx.alloc(B * h.Hq * s.seg.count * 4, `deltaH${i}`);
+      });
+      const home: GradChunk = allocGrad(ctx, pb, h, segs.map((s) => s.count), 'dkvH');
+      await ringBackward(ctx, pb, ring, Q, own, home);
+      const out = ctx.begin('backward', P + 2, { label: 'a2a-out' });
+      await ctx.wait(out, exchange(ctx, pb, io, A, [
+        { seq: io.dq, heads: Q.segs.map((s) => s.dq!), H: Hq, rowBytes: D * 4 },
+        { seq: io.dk, heads: home.dk, H: Hkv, rowBytes: D * 4 }, { seq: io.dv, heads: home.dv, H: Hkv, rowBytes: D * 4 },
+      ], false, 'bwd.a2a-out'));
+      ctx.end(out);
+      releaseQ(ctx, Q);
+      for (const b of Q.segs.flatMap((s) => [s.q, s.o, s.lse, s.dout, s.dq])) if (b) ctx.release(b);
+      freeChunk(ctx, { ...own, ...home });
+    },
+  };
+}

@@ -1,0 +1,73 @@
+/** `flashring cp-plan`: flags, bad input as one line with exit 2, and the JSON it prints. */
+import { describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { parseCpPlan, planSchemes } from '../src/cli/cpPlan.js';
+import { InputError } from '../src/errors.js';
+
+const run = promisify(execFile);
+const BIN = join(__dirname, '..', 'bin', 'flashring.mjs');
+const cli = (args: string[]) =>
+  run(process.execPath, [BIN, 'cp-plan', ...args], { timeout: 120_000 }).then(
+    (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
+    (e) => ({ code: e.code as number, out: e.stdout as string, err: e.stderr as string }),
+  );
+
+const base = { 'context-parallel-size': '4', 'seq-length': '8192', 'num-attention-heads': '16', 'hidden-size': '2048', causal: true };
+
+describe('flashring cp-plan', () => {
+  it('reads Megatron-LM shape flags and plans every scheme the shape allows', () => {
+    const req = parseCpPlan({ ...base, 'compute-tflops': '200' });
+    expect(req.shape).toEqual({ B: 1, Hq: 16, Hkv: 16, Nq: 8192, Nk: 8192, D: 128 });
+    expect(req.schemes).toEqual(['p2p', 'all_gather', 'a2a']);
+    const plans = planSchemes(req, 200);
+    for (const p of plans) {
+      expect(p.predicted.tflopsPerGpu).toBeGreaterThan(0);
+      expect(p.predicted.tflopsPerGpu).toBeLessThanOrEqual(200 + 1e-9);
+      expect(p.predicted.commFraction).toBeGreaterThanOrEqual(0);
+      expect(p.predicted.commFraction).toBeLessThan(1);
+    }
+    // A slower link can only add exposed communication.
+    const slow = planSchemes(parseCpPlan({ ...base, link: 'custom', 'link-gbps': '1', 'link-latency-us': '100' }), 200);
+    slow.forEach((p, i) => expect(p.predicted.commFraction).toBeGreaterThan(plans[i].predicted.commFraction));
+    expect(parseCpPlan({ ...base, 'hierarchical-context-parallel-sizes': '2,2' }).schemes).toContain('a2a+p2p');
+  });
+
+  it('bad input is an InputError naming it', () => {
+    const bad: [Record<string, string | boolean>, RegExp][] = [
+      [{ link: 'tin-can' }, /unknown link 'tin-can'/],
+      [{ link: 'custom', 'link-gbps': '-5', 'link-latency-us': '1' }, /--link-gbps > 0/],
+      [{ 'link-gbps': '100' }, /describe --link custom/],
+      [{ 'cp-comm-type': 'a2a', 'num-attention-heads': '6', 'hidden-size': '768' }, /divisible by 4/],
+      [{ 'cp-comm-type': 'a2a+p2p', 'hierarchical-context-parallel-sizes': '2,4' }, /multiply to 8/],
+      [{ 'cp-comm-type': 'ring' }, /unknown cp-comm-type 'ring'/],
+      [{ 'compute-tflops': '0' }, /--compute-tflops must be a positive/],
+      [{ 'context-parallel-size': 'x' }, /--context-parallel-size must be a number/],
+    ];
+    for (const [flags, re] of bad) expect(() => parseCpPlan({ ...base, ...flags }), String(re)).toThrow(re);
+    expect(() => parseCpPlan({ ...base, link: 'x' })).toThrow(InputError);
+  });
+
+  it('end to end: --json with --compute-tflops; bad input exits 2 with one line', async () => {
+    const ok = await cli(['--context-parallel-size', '8', '--seq-length', '131072', '--heads', '16', '--head-dim', '128', '--causal',
+      '--cp-comm-type', 'p2p', '--link', 'ib-ndr', '--compute-tflops', '300', '--json']);
+    expect(ok.code, ok.err).toBe(0);
+    const j = JSON.parse(ok.out);
+    expect(j.kind).toBe('flashring.cp-plan');
+    expect(j.schemes[0].predicted.stepMs).toHaveLength(8 + 9);
+    const bad = await cli(['--context-parallel-size', '4', '--seq-length', '64', '--heads', '2', '--head-dim', '16', '--link', 'custom', '--link-gbps=-1', '--link-latency-us', '1']);
+    expect(bad.code).toBe(2);
+    expect(bad.err.trim().split('\n')).toHaveLength(1);
+    expect(bad.err).toMatch(/--link-gbps > 0/);
+  });
+
+  it('without --compute-tflops it times the kernels on the local adapter', async () => {
+    const r = await cli(['--context-parallel-size', '2', '--seq-length', '64', '--heads', '2', '--head-dim', '16', '--causal', '--json']);
+    expect(r.code, r.err).toBe(0);
+    const j = JSON.parse(r.out);
+    expect(j.compute.source).toBe('measured');
+    expect(j.compute.tflops.forward).toBeGreaterThan(0);
+    expect(j.compute.tflops.backward).toBeGreaterThan(0);
+  });
+});
