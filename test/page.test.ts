@@ -73,6 +73,169 @@ describe('the page in headless Chromium', () => {
     expect(after.measuredPoints).toBe(before.measuredPoints + 1);
   });
 
+  const plannerOf = (p: Page) => hooks<{ lines: string[]; oom: Record<string, number | null>; error?: string }>(p, 'planner');
+  /** Moves the mouse onto a drawn point of the planner and returns the tooltip's lines. */
+  const hoverPlanner = async (p: Page, label: string, x: number) => {
+    const at = await p.evaluate(([l, v]) => (window as unknown as { __flashring: { plannerChart: { pointAt(l: string, x: number): { x: number; y: number } | null } } })
+      .__flashring.plannerChart.pointAt(l as string, v as number), [label, x] as const);
+    expect(at, `${label} at ${x}`).not.toBeNull();
+    await p.mouse.move(0, 0);
+    await p.mouse.move(at!.x, at!.y);
+    await p.waitForFunction(() => (window as unknown as { __flashring: { plannerChart: { tooltip(): string[] } } }).__flashring.plannerChart.tooltip().length > 2);
+    return p.evaluate(() => (window as unknown as { __flashring: { plannerChart: { tooltip(): string[] } } }).__flashring.plannerChart.tooltip().join('\n'));
+  };
+
+  it('the hover lists weights, gradients, optimizer, stored parts, the terms outside the layers and the peak transient', async () => {
+    const tip = await hoverPlanner(page, 'CP=1', 4096);
+    expect(tip).toMatch(/^CP=1, 4K tokens: [\d.]+ GiB/);
+    expect(tip).toMatch(/weights \(bf16\) [\d.]+, gradients \(fp32\) [\d.]+, optimizer state [\d.]+ GiB/);
+    expect(tip).toMatch(/stored layers \(32\): LayerNorm [\d.]+, attention [\d.]+, MLP [\d.]+ GiB/);
+    for (const t of ['input ids (and labels)', 'embedding dropout mask', 'final LayerNorm input', 'output layer input', 'cross-entropy fp32 softmax (vocab-parallel)'])
+      expect(tip).toContain(t);
+    expect(tip).toMatch(/peak transient: cross-entropy backward: bf16 logits gradient [\d.]+ GiB/);
+    const table = await page.textContent('#planner-breakdown');
+    expect(table).toMatch(/^CP=1 at 4K tokens: [\d.]+ GiB per GPU, fits in 80 GiB \(Megatron-LM stack/);
+    expect(table).toContain('4·s·b·V/t'); // the cross-entropy's formula
+    // PyTorch AMP: fp32 weights, DDP's buckets once CP > 1, PyTorch's cross-entropy.
+    await page.selectOption('select[name=stack]', 'torch-amp');
+    expect(await page.isChecked('input[name=fp32]')).toBe(true);
+    expect(await page.isDisabled('input[name=fp32]')).toBe(true);
+    expect(page.url()).toMatch(/stack=torch-amp/);
+    const amp = await hoverPlanner(page, 'CP=2', 4096);
+    expect(amp).toMatch(/weights \(fp32\) [\d.]+, gradients \(fp32\) [\d.]+, optimizer state [\d.]+, DDP gradient buckets [\d.]+ GiB/);
+    expect(amp).toContain('cross-entropy fp32 log-softmax');
+    expect(amp).toContain('autocast bf16 weight copies');
+    expect(await page.textContent('#planner-breakdown')).toMatch(/^CP=2 at 4K tokens: .*PyTorch AMP stack/);
+    await page.selectOption('select[name=stack]', 'megatron');
+    expect(await page.isChecked('input[name=fp32]')).toBe(false);
+    expect((await hoverPlanner(page, 'CP=1', 4096))).toMatch(/weights \(bf16\)/);
+  });
+
+  it('the lines default to selective core_attn+mlp as "+ recompute"; the recompute controls rewrite every recomputing line', async () => {
+    expect(await page.inputValue('input[name=lines]')).toBe('1,1:selective:core_attn+mlp,2,4,4:selective:core_attn+mlp');
+    expect(await page.textContent('#recompute-why')).toMatch(/core_attn\+mlp/);
+    expect(await page.isChecked('input[name=rc_core_attn]')).toBe(true);
+    expect(await page.isChecked('input[name=rc_mlp]')).toBe(true);
+    const before = await plannerOf(page);
+    expect(before.oom['CP=1 + recompute']!).toBeGreaterThan(before.oom['CP=1']!); // it moves memory
+    await page.selectOption('select[name=rc]', 'full');
+    await page.selectOption('select[name=rcmethod]', 'block');
+    await page.fill('input[name=rcn]', '8');
+    expect(await page.inputValue('input[name=lines]')).toBe('1,1:full:block/8,2,4,4:full:block/8');
+    const full = await plannerOf(page);
+    expect(full.error).toBeUndefined();
+    expect(full.lines.slice(0, 5)).toEqual(['CP=1', 'CP=1 + full block/8', 'CP=2', 'CP=4', 'CP=4 + full block/8']);
+    expect(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('lines')).toBe('1,1:full:block/8,2,4,4:full:block/8');
+    // Typing the lines moves the controls.
+    await page.fill('input[name=lines]', '2,2:selective:mlp+layernorm');
+    expect(await page.inputValue('select[name=rc]')).toBe('selective');
+    expect(await page.isChecked('input[name=rc_core_attn]')).toBe(false);
+    expect(await page.isChecked('input[name=rc_layernorm]')).toBe(true);
+    expect((await plannerOf(page)).lines.slice(0, 2)).toEqual(['CP=2', 'CP=2 + selective mlp, layernorm']);
+    await page.fill('input[name=lines]', '1,1:recompute,2,4,4:recompute');
+    expect((await plannerOf(page)).lines.slice(0, 5)).toEqual(['CP=1', 'CP=1 + recompute', 'CP=2', 'CP=4', 'CP=4 + recompute']);
+  });
+
+  it('a bad knob is refused in the page\'s words, with nothing drawn from it (MLP width 0 does not "fit")', async () => {
+    const bad: [string, string, RegExp][] = [
+      ['input[name=ffn]', '0', /^MLP width must be a positive whole number \(it is 0\)\.$/],
+      ['input[name=vocab]', '-5', /^Vocabulary must be a positive whole number \(it is -5\)\.$/],
+      ['input[name=heads]', '30', /^Hidden size \(4096\) must be divisible by heads \(30\)\.$/],
+      ['input[name=tp]', '3', /^Heads \(32\) must be divisible by TP \(3\)\.$/],
+      ['input[name=pp]', '5', /^Layers \(32\) must be divisible by PP \(5\)\.$/],
+      ['input[name=hbm]', '-1', /^HBM must be a positive number of GiB/],
+      ['input[name=lines]', '1,x', /^Lines: 'x' must start with a CP size/],
+      ['input[name=lines]', '1,1:full:uniform/99', /^Lines: '1:full:uniform\/99' recomputes chunks of 99 layers; that must be from 1 to the 32 layers/],
+      ['input[name=lines]', '1,1:selective:attn', /^Lines: unknown recompute module 'attn'/],
+    ];
+    for (const [sel, value, want] of bad) {
+      const old = await page.inputValue(sel);
+      await page.fill(sel, value);
+      const msg = (await page.textContent('#planner-error'))!;
+      expect(msg, `${sel}=${value}`).toMatch(want);
+      expect(msg).not.toContain('--');
+      const p = await plannerOf(page);
+      expect(p.lines).toEqual([]);
+      expect(p.oom).toEqual({});
+      expect(await page.textContent('#planner-oom')).toBe('');
+      expect(await page.textContent('#planner-breakdown')).toBe('');
+      expect(await page.isDisabled('#export-csv')).toBe(true);
+      // The link keeps what the form shows (so a reload shows the same message).
+      expect(new URLSearchParams(new URL(page.url()).hash.slice(1)).get(/name=(\w+)/.exec(sel)![1])).toBe(value);
+      await page.fill(sel, old);
+      expect(await page.textContent('#planner-error')).toBe('');
+      expect((await plannerOf(page)).lines.length).toBeGreaterThanOrEqual(6);
+    }
+    await page.uncheck('input[name=rc_core_attn]');
+    await page.uncheck('input[name=rc_mlp]');
+    expect(await page.textContent('#planner-error')).toBe('Pick at least one module to recompute (core_attn, mlp, layernorm).');
+    await page.check('input[name=rc_core_attn]');
+    await page.check('input[name=rc_mlp]');
+    expect(await page.textContent('#planner-error')).toBe('');
+    expect(await page.isDisabled('#export-csv')).toBe(false);
+  });
+
+  it('edits of the URL hash in the same tab are followed', async () => {
+    await page.evaluate(() => { location.hash = 'preset=llama3-8b&tp=2&lines=1,2&hbm=141'; });
+    await page.waitForFunction(() => (document.querySelector('input[name=tp]') as HTMLInputElement).value === '2');
+    expect(await page.inputValue('input[name=ffn]')).toBe('14336');
+    expect(await page.inputValue('select[name=preset]')).toBe('llama3-8b');
+    expect((await plannerOf(page)).lines).toEqual(['CP=1', 'CP=2', 'HBM 141 GiB']);
+    expect(await page.textContent('#rc-note')).toMatch(/No line recomputes/);
+    await page.evaluate(() => { location.hash = 'preset=torchcp-8L-4096h&ffn=0'; });
+    await page.waitForFunction(() => /MLP width must be a positive whole number/.test(document.getElementById('planner-error')!.textContent ?? ''));
+    expect(await page.inputValue('select[name=stack]')).toBe('torch-amp'); // the preset's stack
+    expect((await plannerOf(page)).lines).toEqual([]);
+    await page.evaluate(() => { location.hash = ''; });
+    await page.waitForFunction(() => (document.querySelector('input[name=tp]') as HTMLInputElement).value === '8');
+    expect(await page.inputValue('select[name=preset]')).toBe('seed-32L-4096h');
+    expect(await page.textContent('#planner-error')).toBe('');
+    expect((await plannerOf(page)).lines.slice(0, 5)).toEqual(['CP=1', 'CP=1 + recompute', 'CP=2', 'CP=4', 'CP=4 + recompute']);
+  });
+
+  it('the replay table gives each shipped point\'s error and OOM verdict against the model on the PyTorch AMP stack', async () => {
+    type Row = { origin: string; seq: number; totalError: number | null; activationError: number | null; verdict: string; error?: string };
+    const rows = (await hooks<{ rows: Row[] }>(page, 'replay')).rows.filter((r) => r.origin.startsWith('CP='));
+    expect(rows).toHaveLength(28);
+    const ran = rows.filter((r) => r.totalError !== null);
+    expect(ran.length).toBe(24);
+    for (const r of ran) {
+      expect(Math.abs(r.totalError!), `${r.origin} ${r.seq}`).toBeLessThanOrEqual(0.05);
+      expect(Math.abs(r.activationError!), `${r.origin} ${r.seq}`).toBeLessThanOrEqual(0.10);
+    }
+    expect(rows.map((r) => r.verdict)).toEqual(rows.map(() => 'right'));
+    const cells = await page.$$eval('#replay-table tbody tr', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td')).map((td) => td.textContent)));
+    const oneRan = cells.find((c) => c[0] === 'CP=2' && c[2] === '131072')!;
+    expect(oneRan[1]).toBe('the lines');
+    expect(oneRan[8]).toMatch(/^[+-]\d+\.\d%$/);
+    expect(oneRan[11]).toMatch(/^[+-]\d+\.\d%$/);
+    expect(oneRan[12]).toBe('right');
+    expect(cells.find((c) => c[0] === 'CP=2' && c[2] === '196608')!.slice(6, 9)).toEqual(['OOM', expect.stringMatching(/^\d+\.\d$/), '']);
+    expect(await page.textContent('#replay-summary')).toMatch(/^28 shipped point\(s\): largest total error \d+\.\d%, largest activation error \d+\.\d%, 0 wrong out-of-memory verdict\(s\)[;.]/);
+  });
+
+  it('a dropped log of another model is predicted from its own arguments and says what differs; a CSV of the same model says nothing', async () => {
+    const warnsBefore = (await page.$$('#replay-messages li.warn')).length;
+    await page.setInputFiles('#replay-files', join(__dirname, 'fixtures/megatron/core_0.16_tp4_cp2_sp_selective.log'));
+    await page.waitForFunction((n) => document.querySelectorAll('#replay-messages li.warn').length > n, warnsBefore);
+    const warn = await page.$$eval('#replay-messages li.warn', (li) => li.at(-1)!.textContent);
+    expect(warn).toMatch(/^⚠ core_0\.16_tp4_cp2_sp_selective\.log is a different model from the lines it is drawn over \(torchcp-8L-4096h, PyTorch AMP\): layers 32 \(lines: 8\)\. The table predicts it from its own arguments\./);
+    const cells = await page.$$eval('#replay-table tbody tr', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td')).map((td) => td.textContent)));
+    const own = cells.find((c) => c[0] === 'core_0.16_tp4_cp2_sp_selective.log')!;
+    expect(own[1]).toBe('its own arguments');
+    expect(own[7]).toMatch(/^\d+\.\d$/);
+    expect(own[8]).toMatch(/^[+-]\d+\.\d%$/);
+    const same = 'seq_len,tp,cp,recompute,total_gib,fits,source\n8192,1,1,none,38.1,true,"measured: elsewhere, GPT 8L h=4096 a=32 vocab=8192"\n';
+    await page.setInputFiles('#replay-files', { name: 'same.csv', mimeType: 'text/csv', buffer: Buffer.from(same) });
+    await page.waitForFunction(() => /same\.csv: 1 point\(s\) added/.test(document.getElementById('replay-messages')!.textContent ?? ''));
+    expect((await page.$$('#replay-messages li.warn')).length).toBe(warnsBefore + 1);
+    const other = same.replace('8L h=4096 a=32 vocab=8192', '24L h=2048 a=16 vocab=50257');
+    await page.setInputFiles('#replay-files', { name: 'other.csv', mimeType: 'text/csv', buffer: Buffer.from(other) });
+    await page.waitForFunction((n) => document.querySelectorAll('#replay-messages li.warn').length > n, warnsBefore + 1);
+    expect(await page.$$eval('#replay-messages li.warn', (li) => li.at(-1)!.textContent)).toMatch(/other\.csv is a different model .*: layers 24 \(lines: 8\), hidden 2048 \(lines: 4096\), heads 16 \(lines: 32\), vocab 50257 \(lines: 8192\)\. Its errors in the table are against the lines' model\./);
+    expect(consoleErrors).toEqual([]);
+  });
+
   it('without WebGPU the planner and replay still work and the live panel says why', async () => {
     const p2 = await browser.newPage();
     const errs: string[] = [];

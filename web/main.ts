@@ -1,14 +1,17 @@
 /**
- * The page. Everything it computes comes from src/ (the memory model, the log parser, the
- * kernels and the ring); this file only reads the controls, draws and keeps the URL in step.
+ * The page. Everything it computes comes from src/ (the memory model, the comparison with
+ * measurements, the log parser, the kernels and the ring); this file only reads the controls,
+ * checks them in the page's own words, draws and keeps the URL in step (and follows it).
  */
 import Chart from 'chart.js/auto';
 import {
-  DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, ModelConfig, PRESETS, ParallelConfig, SweepPoint, oomPoints, parseLines, sweep,
+  DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_RECOMPUTE, DEFAULT_SEQ_LENGTHS, GIB, ModelConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
+  STACKS, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep,
 } from '../src/memory/model.js';
-import { MemoryChartConfig, coincidentNote, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
+import { MemoryChartConfig, breakdownRows, breakdownSummary, coincidentNote, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
-import { parseMegatronLog } from '../src/memory/megatron.js';
+import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
+import { Comparison, compareOne, predictFromLog } from '../src/memory/compare.js';
 import { setupLive } from './live.js';
 import measuredCsv from '../bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv?raw';
 
@@ -16,13 +19,54 @@ const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as 
 const hooks: Record<string, unknown> = {};
 (window as unknown as { __flashring: unknown }).__flashring = hooks;
 
+/** A control that is not what the model can take, said in the page's words. */
+class FormError extends Error {}
+
+/** Megatron-LM flag names (the model's own messages) → the page's words, for any message not caught by the page's checks. */
+const FLAG_WORDS: Record<string, string> = {
+  'num-layers': 'layers', 'hidden-size': 'hidden size', 'num-attention-heads': 'heads', 'num-query-groups': 'K/V groups', 'ffn-hidden-size': 'MLP width',
+  'vocab-size': 'vocabulary', 'seq-length': 'sequence length', 'micro-batch-size': 'micro batch', 'tensor-model-parallel-size': 'TP',
+  'context-parallel-size': 'CP', 'pipeline-model-parallel-size': 'PP', 'data-parallel-size': 'data-parallel size', 'recompute-num-layers': 'recompute layers N',
+  'recompute-granularity': 'recompute', 'recompute-method': 'recompute method', 'recompute-modules': 'recomputed modules', lines: 'lines', stack: 'stack',
+  'cp-comm-type': 'CP communication', 'attention-dropout': 'attention dropout', 'hidden-dropout': 'hidden dropout',
+};
+
+function pageWords(e: unknown): string {
+  const msg = (e instanceof Error ? e.message : String(e))
+    .replace(/--([a-z][a-z0-9-]*)/g, (_, f: string) => FLAG_WORDS[f] ?? f.replace(/-/g, ' '))
+    .replace(/must be a positive integer, got/g, 'must be a positive whole number; it is');
+  return msg;
+}
+
+const pct = (x: number | null) => (x === null ? '' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`);
+
+type Cell = string | { text: string; cls?: string; title?: string };
+
+function fillTable(table: HTMLTableElement, caption: string, head: string[], rows: Cell[][], rowClass: (i: number) => string = () => ''): void {
+  table.replaceChildren();
+  if (!rows.length) return;
+  table.createCaption().textContent = caption;
+  const hr = table.createTHead().insertRow();
+  for (const h of head) hr.append(Object.assign(document.createElement('th'), { textContent: h }));
+  const body = table.createTBody();
+  rows.forEach((cells, i) => {
+    const tr = body.insertRow();
+    tr.className = rowClass(i);
+    for (const c of cells) {
+      const td = tr.insertCell();
+      if (typeof c === 'string') td.textContent = c;
+      else Object.assign(td, { textContent: c.text, className: c.cls ?? '', title: c.title ?? '' });
+    }
+  });
+}
+
 // ---------- shared chart helpers ----------
 
 type Breakdowns = Map<string, SweepPoint>;
 
-function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: MemoryChartConfig, details: Breakdowns): Chart {
+function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: MemoryChartConfig, details: Breakdowns, onPoint?: (p: SweepPoint) => void): Chart {
   old?.destroy();
-  const opts = cfg.options as { scales: { x: Record<string, unknown> }; plugins: Record<string, unknown> };
+  const opts = cfg.options as { scales: { x: Record<string, unknown> }; plugins: Record<string, unknown>; onHover?: unknown };
   opts.scales.x.ticks = { callback: (v: number | string) => formatTokens(Number(v)), autoSkip: false };
   opts.scales.x.afterBuildTicks = (axis: { min: number; max: number; ticks: { value: number }[] }) => {
     const t = [];
@@ -35,28 +79,52 @@ function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: Memo
         const r = ctx.raw;
         const lines = [`${ctx.dataset.label}, ${formatTokens(r.x)} tokens: ${Number.isFinite(r.y) ? r.y.toFixed(1) : '?'} GiB${r.fits === false ? ' — does not fit' : ''}`];
         const p = details.get(`${ctx.dataset.label}|${r.x}`);
-        if (p) {
-          const b = p.breakdown;
-          const part = (n: string) => b.perLayer.filter((t) => t.part === n).reduce((a, t) => a + t.bytes, 0) * b.layersHeld / GIB;
-          lines.push(`weights ${(b.weightBytes / GIB).toFixed(1)}, gradients ${(b.gradientBytes / GIB).toFixed(1)}, optimizer ${(b.optimizerBytes / GIB).toFixed(1)} GiB`);
-          lines.push(`activations ${(b.activationBytes / GIB).toFixed(1)} GiB: attention ${part('attention').toFixed(1)}, MLP ${part('mlp').toFixed(1)}, LayerNorm ${part('layernorm').toFixed(1)}`);
-          if (b.ringBufferBytes) lines.push(`ring K/V buffers ${(b.ringBufferBytes / GIB).toFixed(2)} GiB`);
-        } else if (r.source && r.source !== 'limit') lines.push(r.source);
+        if (p) lines.push(...breakdownSummary(p.breakdown));
+        else if (r.source && r.source !== 'limit') lines.push(r.source);
         return lines;
       },
     },
   };
+  opts.onHover = (_e: unknown, els: { datasetIndex: number; index: number }[], chart: Chart) => {
+    const el = els[0];
+    if (!el || !onPoint) return;
+    const ds = chart.data.datasets[el.datasetIndex];
+    const p = details.get(`${ds.label}|${(ds.data[el.index] as { x: number }).x}`);
+    if (p) onPoint(p);
+  };
   return new Chart(canvas, cfg as never);
+}
+
+/** Client coordinates of a drawn point and the open tooltip's lines (for the page tests). */
+function chartProbe(chart: () => Chart | null) {
+  return {
+    pointAt: (label: string, x: number) => {
+      const c = chart();
+      const i = c?.data.datasets.findIndex((d) => d.label === label) ?? -1;
+      if (!c || i < 0) return null;
+      const k = (c.data.datasets[i].data as { x: number }[]).findIndex((p) => p.x === x);
+      const el = c.getDatasetMeta(i).data[k];
+      const rect = c.canvas.getBoundingClientRect();
+      return el ? { x: rect.left + el.x, y: rect.top + el.y } : null;
+    },
+    tooltip: () => chart()?.tooltip?.body?.flatMap((b) => b.lines) ?? [],
+  };
 }
 
 // ---------- memory planner ----------
 
 const form = $<HTMLFormElement>('planner-form');
 const field = (n: string) => form.elements.namedItem(n) as HTMLInputElement;
-const presetSelect = field('preset') as unknown as HTMLSelectElement;
+const select = (n: string) => form.elements.namedItem(n) as HTMLSelectElement;
+const presetSelect = select('preset');
 for (const [k, p] of Object.entries(PRESETS)) presetSelect.add(new Option(`${k} — ${p.note}`, k));
+const stackSelect = select('stack');
+for (const [k, s] of Object.entries(STACKS)) stackSelect.add(new Option(s.label, k));
+const replayHbm = $<HTMLInputElement>('replay-hbm');
 
-const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', flash: '1', fp32: '0', hbm: '80', lines: '1,1:selective,2,4,4:selective' };
+const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab'];
+const RC_FIELDS = ['rc', 'rcmethod', 'rcn', ...RECOMPUTE_MODULES.map((m) => `rc_${m}`)];
+const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', flash: '1', fp32: '0', hbm: '80', lines: DEFAULT_LINES_SPEC };
 
 function setModelFields(m: ModelConfig): void {
   field('layers').value = String(m.numLayers);
@@ -69,77 +137,227 @@ function setModelFields(m: ModelConfig): void {
   field('fp32').checked = m.paramPrecision === 'amp';
 }
 
+/** The stack; PyTorch AMP implies fp32 parameters (the box is then ticked and fixed). */
+function setStack(stack: Stack): void {
+  const amp = stack === 'torch-amp', box = field('fp32');
+  if (amp) box.checked = true;
+  else if (box.disabled) box.checked = false;
+  box.disabled = amp;
+  box.parentElement!.title = amp ? 'implied by the PyTorch AMP stack' : '';
+  stackSelect.value = stack;
+}
+
 function loadView(): void {
   const q = new URLSearchParams(location.hash.slice(1));
   const v = (k: string) => q.get(k) ?? DEFAULT_VIEW[k];
   presetSelect.value = PRESETS[v('preset')] ? v('preset') : DEFAULT_VIEW.preset;
-  setModelFields(PRESETS[presetSelect.value].model);
-  for (const k of ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab']) if (q.has(k)) field(k).value = q.get(k)!;
+  const preset = PRESETS[presetSelect.value];
+  setModelFields(preset.model);
+  for (const k of MODEL_FIELDS) if (q.has(k)) field(k).value = q.get(k)!;
   if (q.has('swiglu')) field('swiglu').checked = q.get('swiglu') === '1';
   for (const k of ['mb', 'tp', 'pp', 'hbm', 'lines']) field(k).value = v(k);
-  for (const k of ['sp', 'flash', 'fp32']) if (q.has(k) || k !== 'fp32') field(k).checked = v(k) === '1';
+  for (const k of ['sp', 'flash']) field(k).checked = v(k) === '1';
+  if (q.has('fp32')) field('fp32').checked = q.get('fp32') === '1';
+  field('fp32').disabled = false;
+  const st = q.get('stack');
+  setStack(st && st in STACKS ? (st as Stack) : preset.stack ?? 'megatron');
+  replayHbm.value = q.get('rhbm') ?? String(SHIPPED_HBM);
+  controlsFromLines();
 }
 
 function saveView(): void {
   const q = new URLSearchParams();
   q.set('preset', presetSelect.value);
-  for (const k of ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'mb', 'tp', 'pp', 'hbm', 'lines']) q.set(k, field(k).value);
+  q.set('stack', stackSelect.value);
+  for (const k of [...MODEL_FIELDS, 'mb', 'tp', 'pp', 'hbm', 'lines']) q.set(k, field(k).value);
   for (const k of ['swiglu', 'sp', 'flash', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
-  history.replaceState(null, '', `#${q}`);
+  q.set('rhbm', replayHbm.value);
+  if (location.hash !== `#${q}`) history.replaceState(null, '', `#${q}`);
 }
 
-function plannerConfig(): { model: ModelConfig; par: ParallelConfig; hbm: number } {
-  const n = (k: string) => Number(field(k).value);
-  const model: ModelConfig = {
-    ...PRESETS[presetSelect.value].model,
-    numLayers: n('layers'), hiddenSize: n('hidden'), numAttentionHeads: n('heads'), numQueryGroups: n('groups'),
-    ffnHiddenSize: n('ffn'), vocabSize: n('vocab'), swiglu: field('swiglu').checked,
-    paramPrecision: field('fp32').checked ? 'amp' : 'megatron',
-  };
-  const par: ParallelConfig = {
-    ...DEFAULT_PARALLEL, microBatchSize: n('mb'), tensorParallel: n('tp'), pipelineParallel: n('pp'),
-    sequenceParallel: field('sp').checked, flashAttention: field('flash').checked,
-  };
-  return { model, par, hbm: n('hbm') };
+/** A whole number from 1 to `max` in a field, or a FormError in the page's words. */
+function positiveWhole(input: HTMLInputElement, label: string, max: number): number {
+  const raw = input.value.trim(), v = Number(raw);
+  if (raw === '' || !Number.isInteger(v) || v < 1) throw new FormError(`${label} must be a positive whole number (it is ${raw === '' ? 'empty or not a number' : raw}).`);
+  if (v > max) throw new FormError(`${label} can be at most ${max.toLocaleString('en-US')} (it is ${raw}).`);
+  return v;
 }
+
+function readHbm(input: HTMLInputElement): number {
+  const raw = input.value.trim(), v = Number(raw);
+  if (raw === '' || !Number.isFinite(v) || v <= 0 || v > 1e6) throw new FormError(`HBM must be a positive number of GiB, at most 1,000,000 (it is ${raw === '' ? 'empty or not a number' : raw}).`);
+  return v;
+}
+
+// ---------- planner: recompute controls (they edit the recomputing items of the lines) ----------
+
+/** The recompute setting the controls describe, as the lines syntax writes it. */
+function specFromControls(): string {
+  if (select('rc').value === 'full') return `full:${select('rcmethod').value}/${positiveWhole(field('rcn'), 'Recompute layers N', 100_000)}`;
+  const mods = RECOMPUTE_MODULES.filter((m) => field(`rc_${m}`).checked);
+  if (!mods.length) throw new FormError(`Pick at least one module to recompute (${RECOMPUTE_MODULES.join(', ')}).`);
+  return recomputeSpec({ recompute: 'selective', recomputeModules: mods });
+}
+
+const lineItems = () => field('lines').value.split(',').map((x) => x.trim().split(':'));
+const itemRecompute = (rest: string[]) => (rest.join(':') === 'recompute' ? DEFAULT_RECOMPUTE : rest.join(':'));
+
+/** Shows the first recomputing line's setting in the controls. */
+function controlsFromLines(): void {
+  let any = false;
+  for (const [, ...rest] of lineItems()) {
+    if (!rest.length || rest.join(':') === 'none') continue;
+    any = true;
+    let r;
+    try { r = parseRecomputeSpec(itemRecompute(rest), 'Lines'); } catch { continue; }
+    select('rc').value = r.recompute;
+    if (r.recompute === 'selective') for (const m of RECOMPUTE_MODULES) field(`rc_${m}`).checked = (r.recomputeModules ?? ['core_attn']).includes(m);
+    if (r.recompute === 'full') {
+      select('rcmethod').value = r.recomputeMethod!;
+      field('rcn').value = String(r.recomputeNumLayers);
+    }
+    break;
+  }
+  if (!any && !RECOMPUTE_MODULES.some((m) => field(`rc_${m}`).checked)) for (const m of ['core_attn', 'mlp']) field(`rc_${m}`).checked = true;
+  const full = select('rc').value === 'full';
+  (form.querySelector('.rc-full') as HTMLElement).hidden = !full;
+  (form.querySelector('.rc-selective') as HTMLElement).hidden = full;
+  $('rc-note').textContent = any ? '' : 'No line recomputes: add one to the lines as CP:recompute.';
+}
+
+function linesFromControls(): void {
+  const spec = specFromControls();
+  field('lines').value = lineItems().map(([cp, ...rest]) => (rest.length && rest.join(':') !== 'none' ? `${cp}:${spec}` : [cp, ...rest].join(':'))).join(',');
+}
+
+// ---------- planner: reading and checking the controls ----------
+
+function readModel(): ModelConfig {
+  const layers = positiveWhole(field('layers'), 'Layers', 100_000), hidden = positiveWhole(field('hidden'), 'Hidden size', 1_000_000);
+  const heads = positiveWhole(field('heads'), 'Heads', 100_000), groups = positiveWhole(field('groups'), 'K/V groups', 100_000);
+  const ffn = positiveWhole(field('ffn'), 'MLP width', 10_000_000), vocab = positiveWhole(field('vocab'), 'Vocabulary', 100_000_000);
+  if (hidden % heads) throw new FormError(`Hidden size (${hidden}) must be divisible by heads (${heads}).`);
+  if (heads % groups) throw new FormError(`Heads (${heads}) must be a multiple of K/V groups (${groups}).`);
+  return {
+    ...PRESETS[presetSelect.value].model, numLayers: layers, hiddenSize: hidden, numAttentionHeads: heads, numQueryGroups: groups,
+    ffnHiddenSize: ffn, vocabSize: vocab, swiglu: field('swiglu').checked,
+    paramPrecision: field('fp32').checked && stackSelect.value === 'megatron' ? 'amp' : undefined,
+  };
+}
+
+function readParallel(model: ModelConfig): ParallelConfig {
+  const mb = positiveWhole(field('mb'), 'Micro batch', 1_000_000), tp = positiveWhole(field('tp'), 'TP', 1_000_000), pp = positiveWhole(field('pp'), 'PP', 1_000_000);
+  if (model.numAttentionHeads % tp) throw new FormError(`Heads (${model.numAttentionHeads}) must be divisible by TP (${tp}).`);
+  if (model.numLayers % pp) throw new FormError(`Layers (${model.numLayers}) must be divisible by PP (${pp}).`);
+  return {
+    ...DEFAULT_PARALLEL, microBatchSize: mb, tensorParallel: tp, pipelineParallel: pp, sequenceParallel: field('sp').checked,
+    flashAttention: field('flash').checked, stack: stackSelect.value as Stack,
+  };
+}
+
+function readLines(stageLayers: number): SweepLine[] {
+  const raw = field('lines').value.trim();
+  if (!raw) throw new FormError('Lines: list at least one CP size, e.g. 1,1:recompute,2,4.');
+  for (const item of raw.split(',').map((x) => x.trim())) {
+    const [cp, ...rest] = item.split(':');
+    if (!/^\d+$/.test(cp) || +cp < 1 || +cp > 4096) throw new FormError(`Lines: '${item}' must start with a CP size, a whole number from 1 to 4096.`);
+    if (!rest.length) continue;
+    const r = parseRecomputeSpec(itemRecompute(rest), 'Lines');
+    const n = r.recomputeNumLayers ?? 1;
+    if (r.recompute === 'full' && (n < 1 || n > stageLayers))
+      throw new FormError(`Lines: '${item}' recomputes chunks of ${n} layers; that must be from 1 to the ${stageLayers} layers of a pipeline stage (layers ÷ PP).`);
+  }
+  return parseLines(raw);
+}
+
+function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; lines: SweepLine[] } {
+  const model = readModel();
+  const par = readParallel(model);
+  const hbm = readHbm(field('hbm'));
+  return { model, par, hbm, lines: readLines(model.numLayers / par.pipelineParallel) };
+}
+
+// ---------- planner: drawing ----------
 
 let plannerChart: Chart | null = null;
 let plannerRows: CsvRow[] = [];
 
-function renderPlanner(): void {
-  const err = $('planner-error');
-  try {
-    const { model, par, hbm } = plannerConfig();
-    if (!(hbm > 0)) throw new Error('HBM must be a positive number of GiB');
-    const lines = parseLines(field('lines').value);
-    const pts = sweep(model, par, DEFAULT_SEQ_LENGTHS, lines, hbm);
-    plannerRows = sweepRows(pts, hbm);
-    const details: Breakdowns = new Map(pts.map((p) => [`${p.line}|${p.config.seqLength}`, p]));
-    const title = `${presetSelect.value}: ${model.numLayers} layers, h=${model.hiddenSize}, ${model.numAttentionHeads} heads, TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, PP=${par.pipelineParallel}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'}`;
-    plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, coincidentNote(pts, lines)), details);
-    const oom = oomPoints(pts);
-    $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + Object.entries(oom).map(([k, v]) => `${k} ${v === null ? 'none' : formatTokens(v)}`).join(' · ');
-    err.textContent = '';
-    saveView();
-    hooks.planner = {
-      lines: plannerChart.data.datasets.map((d) => d.label),
-      oomMarkers: plannerChart.data.datasets.reduce((a, d) => {
-        const ps = (d as { pointStyle?: unknown }).pointStyle;
-        return a + (Array.isArray(ps) ? ps.filter((x) => x === 'crossRot').length : 0);
-      }, 0),
-      oom,
-    };
-  } catch (e) {
-    err.textContent = (e as Error).message;
-  }
+function showBreakdown(p: SweepPoint | null, hbm: number): void {
+  const b = p?.breakdown;
+  const title = p ? `${p.line} at ${formatTokens(p.config.seqLength)} tokens: ${p.totalGib.toFixed(2)} GiB per GPU, ${p.fits ? 'fits' : 'does not fit'} in ${hbm} GiB (${STACKS[b!.stack].label} stack; hover a point for its own)` : '';
+  fillTable($<HTMLTableElement>('planner-breakdown'), title, ['part', 'term', 'GiB', 'formula'],
+    b ? breakdownRows(b).map((r) => [r.section, r.label, { text: (r.bytes / GIB).toFixed(3), cls: 'num' }, { text: r.formula, cls: 'formula' }]) : []);
 }
+
+/** Invalid controls: the message next to the form, and nothing drawn from them. */
+function clearPlanner(text: string): void {
+  const message = text.charAt(0).toUpperCase() + text.slice(1);
+  $('planner-error').textContent = message;
+  plannerChart?.destroy();
+  plannerChart = null;
+  plannerRows = [];
+  $('planner-oom').textContent = '';
+  showBreakdown(null, 0);
+  for (const id of ['export-csv', 'export-png']) $<HTMLButtonElement>(id).disabled = true;
+  hooks.planner = { error: message, lines: [], oomMarkers: 0, oom: {} };
+}
+
+function renderPlanner(): void {
+  saveView();
+  let view, pts: SweepPoint[];
+  try {
+    view = readPlanner();
+    pts = sweep(view.model, view.par, DEFAULT_SEQ_LENGTHS, view.lines, view.hbm);
+  } catch (e) {
+    clearPlanner(pageWords(e));
+    return;
+  }
+  const { model, par, hbm, lines } = view;
+  plannerRows = sweepRows(pts, hbm);
+  const details: Breakdowns = new Map(pts.map((p) => [`${p.line}|${p.config.seqLength}`, p]));
+  const title = `${presetSelect.value}, ${STACKS[par.stack!].label}: ${model.numLayers} layers, h=${model.hiddenSize}, ${model.numAttentionHeads} heads, TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, PP=${par.pipelineParallel}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'}`;
+  plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, coincidentNote(pts, lines)), details, (p) => showBreakdown(p, hbm));
+  const oom = oomPoints(pts);
+  $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + Object.entries(oom).map(([k, v]) => `${k} ${v === null ? 'none' : formatTokens(v)}`).join(' · ');
+  $('planner-error').textContent = '';
+  for (const id of ['export-csv', 'export-png']) $<HTMLButtonElement>(id).disabled = false;
+  const first = pts.filter((p) => p.line === lines[0].label);
+  showBreakdown(first.filter((p) => p.fits).at(-1) ?? first[0] ?? null, hbm);
+  hooks.planner = {
+    lines: plannerChart.data.datasets.map((d) => d.label),
+    oomMarkers: plannerChart.data.datasets.reduce((a, d) => {
+      const ps = (d as { pointStyle?: unknown }).pointStyle;
+      return a + (Array.isArray(ps) ? ps.filter((x) => x === 'crossRot').length : 0);
+    }, 0),
+    oom,
+  };
+}
+hooks.plannerChart = chartProbe(() => plannerChart);
 
 presetSelect.addEventListener('change', () => {
   setModelFields(PRESETS[presetSelect.value].model);
+  setStack(PRESETS[presetSelect.value].stack ?? 'megatron');
   renderPlanner();
 });
 form.addEventListener('input', (e) => {
-  if (e.target !== presetSelect) renderPlanner();
+  const name = (e.target as HTMLInputElement).name;
+  if (name === 'preset') return;
+  if (name === 'stack') setStack(stackSelect.value as Stack);
+  if (RC_FIELDS.includes(name)) {
+    try {
+      linesFromControls();
+    } catch (err) {
+      clearPlanner(pageWords(err));
+      return;
+    }
+  }
+  controlsFromLines();
+  renderPlanner();
+});
+window.addEventListener('hashchange', () => {
+  loadView();
+  renderPlanner();
+  renderReplay();
 });
 $('export-csv').addEventListener('click', () => download('activation_memory.csv', new Blob([toCsv(plannerRows)], { type: 'text/csv' })));
 $('export-png').addEventListener('click', () => {
@@ -163,46 +381,173 @@ function dataUrlBlob(url: string): Blob {
 
 // ---------- replay ----------
 
-const shipped = parseCsv(measuredCsv, 'bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv');
-const REPLAY = { preset: 'torchcp-8L-4096h', lines: '1,1:selective,2,2:selective', hbm: shipped.find((r) => r.hbm_gib)?.hbm_gib ?? 139.8 };
+const SHIPPED_NAME = 'bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv';
+const shipped = parseCsv(measuredCsv, SHIPPED_NAME);
+const SHIPPED_HBM = shipped.find((r) => r.hbm_gib)?.hbm_gib ?? 139.8;
+/** The replay's lines: the measured companion model on its stack (PyTorch AMP), as the harness ran it. */
+const REPLAY = { preset: 'torchcp-8L-4096h', lines: '1,1:selective,2,2:selective', seqLengths: [4096, 8192, 16384, 32768, 65536, 131072, 262144] };
+const replayModel = () => ({ model: PRESETS[REPLAY.preset].model, par: { ...DEFAULT_PARALLEL, stack: PRESETS[REPLAY.preset].stack ?? 'megatron' } });
+
+/** A measured point and where it came from; a Megatron-LM log is predicted from its own arguments. */
+interface ReplayPoint { row: CsvRow; origin: string; log?: ParseResult }
+const dropped: ReplayPoint[] = [];
 let replayChart: Chart | null = null;
-const dropped: CsvRow[] = [];
+
+function compareReplayPoint(p: ReplayPoint, hbm: number): Comparison {
+  const { model, par } = replayModel();
+  if (!p.log) return compareOne(p.row, model, par, hbm);
+  const base: Comparison = { row: p.row, modelTotalGib: null, modelActivationGib: null, modelFits: null, totalError: null, activationError: null, verdict: 'unknown' };
+  const pr = predictFromLog(p.log, hbm);
+  if ('error' in pr) return { ...base, error: pr.error };
+  const oom = p.log.point.outOfMemory, ran = oom ? false : pr.measuredGib === null ? null : true;
+  return {
+    ...base, modelTotalGib: pr.totalBytes / GIB, modelActivationGib: pr.activationBytes / GIB, modelFits: pr.fits, totalError: ran ? pr.totalError : null,
+    verdict: ran === null || pr.fits === null ? 'unknown' : pr.fits === ran ? 'right' : pr.fits ? 'says it fits, it ran out of memory' : 'says out of memory, it ran',
+  };
+}
+
+/** Largest errors and wrong verdicts of some comparisons, in one sentence. */
+function errorSummary(what: string, cs: Comparison[]): string {
+  const worst = (xs: (number | null)[]) => {
+    const a = xs.filter((x): x is number => x !== null).map(Math.abs);
+    return a.length ? `${(a.reduce((x, y) => Math.max(x, y), 0) * 100).toFixed(1)}%` : '—';
+  };
+  const wrong = cs.filter((c) => c.verdict.startsWith('says')).length;
+  return `${cs.length} ${what} point(s): largest total error ${worst(cs.map((c) => c.totalError))}, ` +
+    `largest activation error ${worst(cs.map((c) => c.activationError))}, ${wrong} wrong out-of-memory verdict(s)`;
+}
+
+function replayTable(points: ReplayPoint[], cs: Comparison[]): void {
+  const gib = (x: number | null | undefined) => (x === null || x === undefined ? '' : x.toFixed(1));
+  fillTable($<HTMLTableElement>('replay-table'), 'Each measured point against the model (error = (model − measured) / measured)',
+    ['point', 'model from', 'seq_len', 'TP', 'CP', 'recompute', 'measured GiB', 'model GiB', 'error', 'measured activations GiB', 'model activations GiB', 'error', 'OOM verdict'],
+    cs.map((c, i) => {
+      const r = c.row, oom = r.total_gib === null && r.fits === false;
+      return [
+        points[i].origin, points[i].log ? 'its own arguments' : 'the lines', String(r.seq_len), String(r.tp ?? '?'), String(r.cp ?? '?'), r.recompute ?? '?',
+        { text: oom ? 'OOM' : gib(r.total_gib), cls: 'num' }, { text: c.error ? '—' : gib(c.modelTotalGib), cls: 'num', title: c.error ? pageWords(c.error) : '' },
+        { text: pct(c.totalError), cls: 'num' }, { text: gib(r.activation_gib), cls: 'num' }, { text: gib(c.modelActivationGib), cls: 'num' },
+        { text: pct(c.activationError), cls: 'num' }, { text: c.error ? `no prediction: ${pageWords(c.error)}` : c.verdict, cls: c.verdict.startsWith('says') ? 'wrong' : '' },
+      ];
+    }));
+  const own = cs.filter((_, i) => i >= shipped.length);
+  $('replay-summary').textContent = errorSummary('shipped', cs.slice(0, shipped.length)) + (own.length ? `; ${errorSummary('dropped', own)}` : '') + '.';
+}
 
 function renderReplay(): void {
-  const model = PRESETS[REPLAY.preset].model;
-  const pts = sweep(model, { ...DEFAULT_PARALLEL }, [4096, 8192, 16384, 32768, 65536, 131072, 262144], parseLines(REPLAY.lines), REPLAY.hbm);
+  let hbm: number;
+  try {
+    hbm = readHbm(replayHbm);
+  } catch (e) {
+    $('replay-error').textContent = pageWords(e);
+    replayChart?.destroy();
+    replayChart = null;
+    fillTable($<HTMLTableElement>('replay-table'), '', [], []);
+    $('replay-summary').textContent = '';
+    hooks.replay = { error: pageWords(e), measuredPoints: 0, datasets: [], rows: [] };
+    return;
+  }
+  $('replay-error').textContent = '';
+  const { model, par } = replayModel();
+  const pts = sweep(model, par, REPLAY.seqLengths, parseLines(REPLAY.lines), hbm);
   const details: Breakdowns = new Map(pts.map((p) => [`${p.line}|${p.config.seqLength}`, p]));
-  const measured = [...shipped, ...dropped];
-  const cfg = memoryChartConfig(sweepRows(pts, REPLAY.hbm), measured, REPLAY.hbm,
-    'Measured: PyTorch context_parallel on 2×H200 (triangles) over the model for the same GPT (lines)',
-    'Model low by 12–27% here: fp32 residual stream, fp32 logits and DDP buckets are outside its accounting (bench/results/torchcp-2xh200-2026-11-30)');
+  const points: ReplayPoint[] = [...shipped.map((row) => ({ row, origin: row.line ?? 'shipped' })), ...dropped];
+  const measured = points.map((p) => p.row);
+  const cs = points.map((p) => compareReplayPoint(p, hbm));
+  replayTable(points, cs);
+  const cfg = memoryChartConfig(sweepRows(pts, hbm), measured, hbm,
+    `Measured runs (triangles) over the model's lines for ${REPLAY.preset} (${STACKS[par.stack].label} stack)`, errorSummary('shipped', cs.slice(0, shipped.length)));
   replayChart = drawMemoryChart($<HTMLCanvasElement>('replay-chart'), replayChart, cfg, details);
-  hooks.replay = { measuredPoints: measured.filter((r) => r.total_gib !== null).length, datasets: replayChart.data.datasets.map((d) => d.label) };
+  hooks.replay = {
+    measuredPoints: measured.filter((r) => r.total_gib !== null).length, datasets: replayChart.data.datasets.map((d) => d.label),
+    rows: cs.map((c, i) => ({ origin: points[i].origin, seq: c.row.seq_len, totalError: c.totalError, activationError: c.activationError, verdict: c.verdict, error: c.error })),
+  };
 }
-$('replay-about').textContent = `Shipped dataset: ${shipped.length} points (${shipped.filter((r) => r.fits === false).length} out of memory) measured on ${shipped[0]?.source.replace(/^measured: /, '') ?? '?'}.`;
+hooks.replayChart = chartProbe(() => replayChart);
+$('replay-about').textContent = `Shipped dataset: ${shipped.length} points (${shipped.filter((r) => r.fits === false).length} out of memory) measured on ${shipped[0]?.source.replace(/^measured: /, '') ?? '?'}. ` +
+  `The lines are the model for ${REPLAY.preset} on its ${STACKS[replayModel().par.stack].label} stack; the table gives each point's error. A dropped Megatron-LM log is also predicted from its own arguments.`;
+replayHbm.addEventListener('input', () => {
+  saveView();
+  renderReplay();
+});
 
-async function addReplayFiles(files: FileList | File[]): Promise<void> {
-  const list = $('replay-messages');
-  for (const f of Array.from(files)) {
-    const li = document.createElement('li');
+// ---------- replay: dropped files, and whether they are the lines' model ----------
+
+interface ModelSize { layers?: number; hidden?: number; heads?: number; vocab?: number }
+
+/** What differs (layers, hidden, heads, vocabulary padded as Megatron-LM pads it) from a model. */
+function modelDiff(x: ModelSize, ref: ModelConfig): string[] {
+  const out: string[] = [];
+  const cmp = (what: string, a: number | undefined, b: number) => { if (a !== undefined && a !== b) out.push(`${what} ${a} (lines: ${b})`); };
+  cmp('layers', x.layers, ref.numLayers);
+  cmp('hidden', x.hidden, ref.hiddenSize);
+  cmp('heads', x.heads, ref.numAttentionHeads);
+  const rv = ref.vocabSize ?? 50257;
+  if (x.vocab !== undefined && Math.ceil(x.vocab / 128) !== Math.ceil(rv / 128)) out.push(`vocab ${x.vocab} (lines: ${rv})`);
+  return out;
+}
+
+function logModel(res: ParseResult): ModelSize | null {
+  const c = configFromArgs(res.args);
+  if (!('error' in c)) return { layers: c.model.numLayers, hidden: c.model.hiddenSize, heads: c.model.numAttentionHeads, vocab: c.model.vocabSize };
+  const p = res.point;
+  return p.numLayers === null && p.hiddenSize === null && p.numHeads === null ? null : { layers: p.numLayers ?? undefined, hidden: p.hiddenSize ?? undefined, heads: p.numHeads ?? undefined };
+}
+
+/** The model a CSV's rows name in their source ("… GPT 8L h=4096 a=32 vocab=8192 …"), if they name one. */
+function csvModel(rows: CsvRow[]): ModelSize | null {
+  for (const r of rows) {
+    const m = /\b(\d+)L h=(\d+) a=(\d+)(?: vocab=(\d+))?/.exec(r.source);
+    if (m) return { layers: +m[1], hidden: +m[2], heads: +m[3], vocab: m[4] === undefined ? undefined : +m[4] };
+  }
+  return null;
+}
+
+/** A warning line when a dropped file's model is not the one its points are drawn over (null when it is). */
+function modelWarning(name: string, size: ModelSize | null, own: boolean): string | null {
+  const lines = `${REPLAY.preset}, ${STACKS[replayModel().par.stack].label}`;
+  if (!size) return `${name} does not say which model it measured: its points are drawn over the lines of ${lines} unchecked.`;
+  const diff = modelDiff(size, replayModel().model);
+  if (!diff.length) return null;
+  let planner = '';
+  try {
+    planner = modelDiff(size, readModel()).length ? '' : ' It is the planner\'s model.';
+  } catch { /* the planner's controls are invalid: nothing to say about them */ }
+  return `${name} is a different model from the lines it is drawn over (${lines}): ${diff.join(', ')}. ` +
+    (own ? 'The table predicts it from its own arguments.' : 'Its errors in the table are against the lines\' model.') + planner;
+}
+
+function message(text: string, cls = '', title = ''): void {
+  const li = Object.assign(document.createElement('li'), { textContent: text, className: cls, title });
+  $('replay-messages').append(li);
+}
+
+async function addReplayFile(f: File): Promise<void> {
+  const text = await f.text();
+  if (/\.csv$/i.test(f.name)) {
+    const rows = parseCsv(text, f.name);
+    dropped.push(...rows.map((row) => ({ row, origin: `${f.name}${row.line ? `: ${row.line}` : ''}` })));
+    message(`${f.name}: ${rows.length} point(s) added`);
+    const w = modelWarning(f.name, csvModel(rows), false);
+    if (w) message(`⚠ ${w}`, 'warn');
+    return;
+  }
+  const res = parseMegatronLog(text, f.name);
+  const row = measuredRow(res.point);
+  if (!row) throw new Error(`no point: ${res.warnings.join('; ')}`);
+  dropped.push({ row, origin: f.name, log: res });
+  message(`${f.name}: 1 point added`, '', res.warnings.join('\n'));
+  const w = modelWarning(f.name, logModel(res), true);
+  if (w) message(`⚠ ${w}`, 'warn');
+}
+
+async function addReplayFiles(files: File[]): Promise<void> {
+  for (const f of files) {
     try {
-      const text = await f.text();
-      let rows: CsvRow[];
-      if (/\.csv$/i.test(f.name)) rows = parseCsv(text, f.name);
-      else {
-        const r = parseMegatronLog(text, f.name);
-        const row = measuredRow(r.point);
-        if (!row) throw new Error(`no point: ${r.warnings.join('; ')}`);
-        rows = [row];
-        if (r.warnings.length) li.title = r.warnings.join('\n');
-      }
-      dropped.push(...rows);
-      li.textContent = `${f.name}: ${rows.length} point(s) added`;
+      await addReplayFile(f);
     } catch (e) {
-      li.className = 'bad';
-      li.textContent = `${f.name}: could not be read — ${(e as Error).message}`;
+      message(`${f.name}: could not be read — ${pageWords(e)}`, 'bad');
     }
-    list.append(li);
   }
   renderReplay();
 }

@@ -7,21 +7,83 @@
  * drawn as triangles with their source.
  */
 import { CsvRow } from './csv.js';
-import { SweepLine, SweepPoint } from './model.js';
+import { GIB, MemoryBreakdown, Part, SweepLine, SweepPoint } from './model.js';
 
 /**
- * A note for lines drawn exactly on top of others: with FlashAttention, selective
- * recomputation only drops the softmax LSE, so "+ recompute" lines coincide with their twins.
+ * A note for lines drawn (within 1%) on top of their twins without recomputation: with
+ * FlashAttention, selective recomputation of the attention core alone only drops the softmax LSE.
  */
 export function coincidentNote(pts: SweepPoint[], lines: SweepLine[]): string {
-  const same = lines.filter((l) => l.overrides.recompute === 'selective').filter((l) => {
+  const same = lines.filter((l) => l.overrides.recompute && l.overrides.recompute !== 'none').filter((l) => {
     const twin = lines.find((x) => x.overrides.contextParallel === l.overrides.contextParallel && (x.overrides.recompute ?? 'none') === 'none');
     const a = pts.filter((p) => p.line === l.label), b = pts.filter((p) => p.line === twin?.label);
     return a.length > 0 && a.every((p, i) => b[i] && Math.abs(p.totalGib - b[i].totalGib) <= 0.01 * b[i].totalGib);
   });
-  return same.length
-    ? `${same.map((l) => l.label).join(' and ')} lie on their lines without recomputation: with FlashAttention, selective recomputation only drops the softmax LSE`
-    : '';
+  if (!same.length) return '';
+  const coreOnly = same.every((l) => l.overrides.recompute === 'selective' && (l.overrides.recomputeModules ?? ['core_attn']).join() === 'core_attn');
+  return `${same.map((l) => l.label).join(' and ')} lie within 1% of their lines without recomputation` +
+    (coreOnly ? ': with FlashAttention, recomputing the attention core only drops the softmax LSE' : '');
+}
+
+/** One row of a point's memory breakdown, as the page's hover and breakdown table show it. */
+export interface BreakdownRow {
+  /** 'per parameter' (weights, gradients, optimizer, buckets), a layer group's label, 'outside the layers' or 'peak transient'. */
+  section: string;
+  label: string;
+  bytes: number;
+  formula: string;
+}
+
+const PART_LABELS: Record<Part, string> = {
+  attention: 'attention', mlp: 'MLP', layernorm: 'LayerNorm', embedding: 'embedding', output: 'output layer', loss: 'loss', weights: 'weights', ring: 'ring buffers',
+};
+
+const count = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
+
+/**
+ * Every term of a breakdown: weights (bf16 or fp32 as stored), gradients, optimizer, DDP buckets;
+ * each layer group's activations by part; the terms outside the layers by name; the peak transient
+ * by name (net of what its moment has already freed).
+ */
+export function breakdownRows(b: MemoryBreakdown): BreakdownRow[] {
+  const P = b.parametersPerGpu;
+  const perParam = (bytes: number) => `${+(bytes / P).toFixed(3)} B × ${(P / 1e9).toFixed(3)}e9 parameters per GPU`;
+  const rows: BreakdownRow[] = [
+    { section: 'per parameter', label: `weights (${b.weightBytesPerParam === 4 ? 'fp32' : 'bf16'})`, bytes: b.weightBytes, formula: perParam(b.weightBytes) },
+    { section: 'per parameter', label: 'gradients (fp32)', bytes: b.gradientBytes, formula: perParam(b.gradientBytes) },
+    { section: 'per parameter', label: 'optimizer state', bytes: b.optimizerBytes, formula: perParam(b.optimizerBytes) },
+  ];
+  if (b.gradientBucketBytes) rows.push({ section: 'per parameter', label: 'DDP gradient buckets', bytes: b.gradientBucketBytes, formula: perParam(b.gradientBucketBytes) });
+  for (const g of b.layerGroups) {
+    const parts = [...new Set(g.terms.map((t) => t.part))];
+    for (const part of parts) {
+      const terms = g.terms.filter((t) => t.part === part);
+      rows.push({
+        section: `${g.label} (${count(g.layers)})`, label: `${PART_LABELS[part]}: ${terms.map((t) => t.name).join(', ')}`,
+        bytes: terms.reduce((x, t) => x + t.bytes, 0) * g.layers, formula: `${count(g.layers)} × (${terms.map((t) => t.formula).join(' + ')})`,
+      });
+    }
+  }
+  for (const o of b.outside) rows.push({ section: 'outside the layers', label: o.name, bytes: o.bytes, formula: o.formula });
+  const pk = b.peakTransient;
+  if (pk) rows.push({ section: 'peak transient', label: `peak transient: ${pk.name}`, bytes: pk.netBytes, formula: pk.freedBytes ? `${pk.formula} − ${(pk.freedBytes / GIB).toFixed(2)} GiB freed by then` : pk.formula });
+  return rows;
+}
+
+/** The hover's lines: static terms on one line, each layer group by part, outside terms and the peak transient by name. */
+export function breakdownSummary(b: MemoryBreakdown): string[] {
+  const g = (x: number) => (x / GIB).toFixed(x < 0.095 * GIB && x > 0 ? 3 : 1);
+  const rows = breakdownRows(b);
+  const out = [rows.filter((r) => r.section === 'per parameter').map((r) => `${r.label} ${g(r.bytes)}`).join(', ') + ' GiB'];
+  out.push(`activations ${g(b.activationBytes)} GiB stored + ${g(b.transientBytes)} GiB peak transient`);
+  for (const grp of b.layerGroups) {
+    const mine = rows.filter((r) => r.section === `${grp.label} (${count(grp.layers)})`);
+    out.push(`  ${grp.label} (${count(grp.layers)}): ` + mine.map((r) => `${r.label.replace(/:.*$/, '')} ${g(r.bytes)}`).join(', ') + ' GiB');
+  }
+  for (const r of rows.filter((x) => x.section === 'outside the layers')) out.push(`  ${r.label} ${g(r.bytes)} GiB`);
+  const pk = rows.find((r) => r.section === 'peak transient');
+  if (pk) out.push(`  ${pk.label} ${g(pk.bytes)} GiB`);
+  return out;
 }
 
 export const LINE_COLORS = ['#d62728', '#ff7f0e', '#2ca02c', '#1f77b4', '#9467bd', '#8c564b', '#e377c2', '#17becf'];
@@ -69,7 +131,7 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
     const color = LINE_COLORS[i % LINE_COLORS.length];
     return {
       label, borderColor: color, backgroundColor: color, showLine: true, borderWidth: 2,
-      borderDash: label.includes('recompute') ? [6, 3] : undefined,
+      borderDash: rows.some((r) => r.recompute && r.recompute !== 'none') ? [6, 3] : undefined,
       data: shown.map((r) => ({ x: r.seq_len, y: r.total_gib ?? NaN, fits: r.fits, source: r.source })),
       pointStyle: shown.map((r) => (r.fits === false ? 'crossRot' : 'circle')),
       pointRadius: shown.map((r) => (r.fits === false ? 9 : 3)),
