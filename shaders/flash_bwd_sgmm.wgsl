@@ -20,6 +20,27 @@
 // Tiles come from global memory with 16-byte loads into registers, one tile ahead of the one
 // in use (prefetch), and are then stored to workgroup memory (K, V, Q, dO hold f16: these
 // kernels run only with f16 storage; the bindings view them as vec4<u32>, 8 halves each).
+//
+// Non-finite inputs follow the float64 reference (src/reference/attention.ts): a NaN LSE (a
+// NaN row of the forward) gives P = NaN on the row's visible keys, and P, dS are computed for
+// visible entries only (masked ones are exactly 0), so NaN reaches dQ, dK, dV through the
+// products. The second products (dV += Pᵀ dO, dK += dSᵀ Q, dQ += dS K) cannot skip masked
+// entries (0 times a NaN of Q, dO or K is NaN): a tile with masked entries whose staged rows
+// hold a non-finite value (a workgroup vote while staging them) accumulates those products in
+// scalar f32 over visible entries only; tiles of finite data never take that branch.
+//
+// Bounds (Node runs it without Dawn's robustness clamps, src/gpu/node.ts; test/robust.test.ts):
+// - Qs/dOs (Br·D; Bc = Br): words e < T8 = Br·D/8 (checked). Matrix loads are 16×16 blocks at
+//   rows 16·qb (qb < Br/16) or 16·cb (cb < Bc/16), or a staged row block 16-aligned with
+//   s0 ≤ row < s0 + Br (checked), columns 16·kk or 16·db < D, stride D.
+// - Sa/dPa/Pa/dSa (SG·16·Br): subgroup sg's block starts at blk = sg·16·Br; rows r < 16,
+//   columns h·(Br/2) + col < Br (dkdv) or < Bc ≤ Br (dq); 16×16 spills at column 0.
+// - lse2_s/delta_s (Br): tid < Br (checked) and qc < Br. nf: constant index. ar/br: t < LPT.
+// - Storage: every row is checked against Nq or Nk before a load or store (fetch_rows'
+//   r0 + e/D8 < r_end, fetch_stats, j < Nk, ii < Nq); j0 = 16·SG·wg.x < Nk and
+//   i0 < Nq by the dispatch, so Nk − j0 and Nq − i0 do not wrap; the head of the next Q tile
+//   is (t + 1)/nt < G; hk < Hkv, hq < Hq by the dispatch.
+// Loops: constant bounds, t < G·nt, j0 < n_end ≤ Nk in steps of Bc.
 
 @group(0) @binding(1) var<storage, read> q: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> k: array<vec4<u32>>;
@@ -50,6 +71,8 @@ var<workgroup> Sa: array<f32, SG * 16u * BR>;    // per subgroup: Sᵀ (dkdv, 16
 var<workgroup> dPa: array<f32, SG * 16u * BR>;   // dPᵀ or dP
 var<workgroup> Pa: array<f16, SG * 16u * BR>;    // Pᵀ (dkdv)
 var<workgroup> dSa: array<f16, SG * 16u * BR>;   // dSᵀ or dS
+var<workgroup> nf: array<atomic<u32>, 4>;  // nf[0]: the staged tile holds a non-finite value
+var<workgroup> nf_u: vec4<u32>;            // its copy, read uniformly
 
 var<private> ar: array<vec4<u32>, LPT>;   // the next tile's rows of Q (or K)
 var<private> br: array<vec4<u32>, LPT>;   // and of dO (or V)
@@ -86,6 +109,7 @@ fn fetch_stats(row0: u32, i0: u32, tid: u32) {
   if (tid < BR && i0 + tid < P.Nq) {
     let x = lse[row0 + i0 + tid];
     if (x > NEG_HALF) { lr = x * LOG2E; }
+    if (tc_is_nan(x)) { lr = tc_nan(); }
     dr = delta[row0 + i0 + tid];
   }
 }
@@ -97,11 +121,53 @@ fn stash_rows(tid: u32, stats: bool) {
     if (e < T8) {
       put8(false, e, ar[t]);
       put8(true, e, br[t]);
+      if (tc_nonfinite8(ar[t]) || tc_nonfinite8(br[t])) { atomicOr(&nf[0], 1u); }
     }
   }
   if (stats && tid < BR) {
     lse2_s[tid] = lr;
     delta_s[tid] = dr;
+  }
+}
+
+// Copies the staging vote to nf_u and clears it (invocation 0, after the barrier that follows
+// the elementwise step); the caller reads nf_u with workgroupUniformLoad.
+fn take_vote(tid: u32) {
+  if (tid == 0u) {
+    nf_u = vec4<u32>(atomicLoad(&nf[0]), 0u, 0u, 0u);
+    atomicStore(&nf[0], 0u);
+  }
+}
+
+// The rare path of dkdv's second products (see the header): lane (r, h)'s 8 columns c0… of
+// key jk's row of the spilled dK and dV blocks (row at `at` in Sa and dPa; its dSᵀ and Pᵀ at
+// `at` in dSa and Pa), tensor columns d0 + c0…: dK += dSᵀ Q, dV += Pᵀ dO over the Q tile's
+// rows i0… that see key jk.
+fn add_kv_row(at: u32, i0: u32, jk: u32, c0: u32, d0: u32) {
+  for (var c = 0u; c < 8u; c++) {
+    var xk = Sa[at + c0 + c];
+    var xv = dPa[at + c0 + c];
+    for (var qc = 0u; qc < BR; qc++) {
+      if (visible(i0 + qc, jk)) {
+        xk += f32(dSa[at + qc]) * f32(Qs[qc * D + d0 + c0 + c]);
+        xv += f32(Pa[at + qc]) * f32(dOs[qc * D + d0 + c0 + c]);
+      }
+    }
+    Sa[at + c0 + c] = xk;
+    dPa[at + c0 + c] = xv;
+  }
+}
+
+// The rare path of dq's second product: lane (r, h)'s 8 columns c0… of query i's row of the
+// spilled dQ block (row at `at` in Sa; its dS at `at` in dSa), tensor columns d0 + c0…:
+// dQ += dS K over the K tile's keys j0… visible to query i.
+fn add_q_row(at: u32, i: u32, j0: u32, c0: u32, d0: u32) {
+  for (var c = 0u; c < 8u; c++) {
+    var x = Sa[at + c0 + c];
+    for (var jj = 0u; jj < BC; jj++) {
+      if (visible(i, j0 + jj)) { x += f32(dSa[at + jj]) * f32(Qs[jj * D + d0 + c0 + c]); }
+    }
+    Sa[at + c0 + c] = x;
   }
 }
 
@@ -171,6 +237,7 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
       {{/for}}
     }
   }
+  if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote counts Q/dO tiles only
   {{#for db < D/16}}var dk{{db}} = AM();
   var dv{{db}} = AM();
   {{/for}}
@@ -216,20 +283,41 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         let col = ({{c}}u + lane) % (BR / 2u);
         let qc = h * (BR / 2u) + col;
         var p = 0.0;
-        if (full || visible(i0 + qc, jk)) { p = exp2(fma(Sa[at + col], P.scale_log2, -lse2_s[qc])); }
+        var ds = 0.0;
+        if (full || visible(i0 + qc, jk)) {
+          let l2 = lse2_s[qc];
+          p = exp2(fma(Sa[at + col], P.scale_log2, -l2));
+          if (tc_is_nan(l2)) { p = tc_nan(); }
+          ds = p * (dPa[at + col] - delta_s[qc]);
+        }
         Pa[at + col] = f16(p);
-        dSa[at + col] = f16(p * (dPa[at + col] - delta_s[qc]));
+        dSa[at + col] = f16(ds);
       }
       {{/for}}
       workgroupBarrier();
-      // dV += Pᵀ dO,  dK += dSᵀ Q
-      for (var qb = 0u; qb < RB; qb++) {
-        let pt = subgroupMatrixLoad<LM, row_major>(&Pa, blk + qb * 16u, BR);
-        let dst = subgroupMatrixLoad<LM, row_major>(&dSa, blk + qb * 16u, BR);
-        let qo = qb * 16u * D;
-        {{#for db < D/16}}dv{{db}} = subgroupMatrixMultiplyAccumulate(pt, subgroupMatrixLoad<RM, row_major>(&dOs, qo + {{db}}u * 16u, D), dv{{db}});
-        dk{{db}} = subgroupMatrixMultiplyAccumulate(dst, subgroupMatrixLoad<RM, row_major>(&Qs, qo + {{db}}u * 16u, D), dk{{db}});
+      take_vote(tid);
+      if (workgroupUniformLoad(&nf_u).x != 0u && !full) {
+        // Rare: non-finite Q or dO in a tile with masked entries: dV += Pᵀ dO, dK += dSᵀ Q in
+        // scalar f32 over visible entries, one 16-column block at a time, spilled through Sa/dPa.
+        {{#for db < D/16}}subgroupMatrixStore<row_major>(&Sa, blk, dk{{db}}, BR);
+        subgroupMatrixStore<row_major>(&dPa, blk, dv{{db}}, BR);
+        workgroupBarrier();
+        add_kv_row(blk + r * BR, i0, jk, h * 8u, {{db}}u * 16u);
+        workgroupBarrier();
+        dk{{db}} = subgroupMatrixLoad<AM, row_major>(&Sa, blk, BR);
+        dv{{db}} = subgroupMatrixLoad<AM, row_major>(&dPa, blk, BR);
+        workgroupBarrier();
         {{/for}}
+      } else {
+        // dV += Pᵀ dO,  dK += dSᵀ Q
+        for (var qb = 0u; qb < RB; qb++) {
+          let pt = subgroupMatrixLoad<LM, row_major>(&Pa, blk + qb * 16u, BR);
+          let dst = subgroupMatrixLoad<LM, row_major>(&dSa, blk + qb * 16u, BR);
+          let qo = qb * 16u * D;
+          {{#for db < D/16}}dv{{db}} = subgroupMatrixMultiplyAccumulate(pt, subgroupMatrixLoad<RM, row_major>(&dOs, qo + {{db}}u * 16u, D), dv{{db}});
+          dk{{db}} = subgroupMatrixMultiplyAccumulate(dst, subgroupMatrixLoad<RM, row_major>(&Qs, qo + {{db}}u * 16u, D), dk{{db}});
+          {{/for}}
+        }
       }
     }
   }
@@ -275,11 +363,13 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
       {{/for}}
     }
   }
+  if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote counts K/V tiles only
   var l2 = -NEG_BIG;                   // LSE·log2 e of this lane's row; +1e30 gives P = 0
   var dl = 0.0;
   if (i < P.Nq) {
     let x = lse[row0 + i];
     if (x > NEG_HALF) { l2 = x * LOG2E; }
+    if (tc_is_nan(x)) { l2 = tc_nan(); }
     dl = delta[row0 + i];
   }
   {{#for db < D/16}}var dq{{db}} = AM();
@@ -309,19 +399,33 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
       let col = ({{c}}u + lane) % (BC / 2u);
       var ds = 0.0;
       if (full || visible(i, j0 + h * (BC / 2u) + col)) {
-        let p = exp2(fma(Sa[at + col], P.scale_log2, -l2));
+        var p = exp2(fma(Sa[at + col], P.scale_log2, -l2));
+        if (tc_is_nan(l2)) { p = tc_nan(); }
         ds = p * (dPa[at + col] - dl);
       }
       dSa[at + col] = f16(ds);
     }
     {{/for}}
     workgroupBarrier();
-    // dQ += dS K
-    for (var cb = 0u; cb < CB; cb++) {
-      let dsm = subgroupMatrixLoad<LM, row_major>(&dSa, blk + cb * 16u, BC);
-      let kb = cb * 16u * D;
-      {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Qs, kb + {{db}}u * 16u, D), dq{{db}});
+    take_vote(tid);
+    if (workgroupUniformLoad(&nf_u).x != 0u && !full) {
+      // Rare: non-finite K in a tile with masked entries: dQ += dS K in scalar f32 over visible
+      // keys, one 16-column block at a time, spilled through Sa.
+      {{#for db < D/16}}subgroupMatrixStore<row_major>(&Sa, blk, dq{{db}}, BC);
+      workgroupBarrier();
+      add_q_row(blk + r * BC, i, j0, h * 8u, {{db}}u * 16u);
+      workgroupBarrier();
+      dq{{db}} = subgroupMatrixLoad<AM, row_major>(&Sa, blk, BC);
+      workgroupBarrier();
       {{/for}}
+    } else {
+      // dQ += dS K
+      for (var cb = 0u; cb < CB; cb++) {
+        let dsm = subgroupMatrixLoad<LM, row_major>(&dSa, blk + cb * 16u, BC);
+        let kb = cb * 16u * D;
+        {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Qs, kb + {{db}}u * 16u, D), dq{{db}});
+        {{/for}}
+      }
     }
   }
 

@@ -25,7 +25,26 @@
 //   O += P V                           (matrix multiply-accumulate into the register accumulators)
 // Finally O /= ℓ and LSE = (m + log2 ℓ)·ln 2. Masked entries get P = 0; a row with no visible
 // key keeps ℓ = 0 and gets O = 0, LSE = −inf.
+// Non-finite inputs follow the float64 reference (src/reference/attention.ts): a row with a
+// visible score that is NaN or +inf, or whose visible scores are all −inf, gets O = LSE = NaN
+// (exp(S − max) is NaN there); a NaN/inf in V reaches O through the product. The product cannot
+// skip masked keys (P = 0 times a NaN of V is NaN), so a tile with masked entries whose V holds
+// a non-finite value (a workgroup vote while staging it) adds P V in scalar f32 over visible
+// keys only; tiles of finite data never take that branch.
 // Dispatch: (ceil(Nq / Br), Hq, B); workgroup size WG = 32·SG.
+//
+// Bounds (Node runs it without Dawn's robustness clamps, src/gpu/node.ts; test/robust.test.ts):
+// - Ks/Vs (Bc·D): words e < KV8 = Bc·D/8 (checked) hold halves 8e…8e+7 < Bc·D. Matrix loads
+//   are 16×16 blocks at row 16·cb (cb < CB = Bc/16) or a Q row block 16-aligned with
+//   s0 ≤ row < s0 + Bc (checked, so row ≤ s0 + Bc − 16), columns 16·kk or 16·db < D, stride D.
+// - S/Pm (Br·Bc): subgroup sg's block starts at blk = sg·16·RB·Bc (SG·16·RB = Br); its lanes
+//   read rows r < 16·RB = 32/LPR and columns h·COLS + c < LPR·COLS = Bc; matrix blocks sit at
+//   rows 16·rb < 16·RB, columns 16·cb < Bc; spill rows use columns < 16 ≤ Bc.
+// - l_s (Br): sg·16·RB + r. vote: constant indices. kr/vr: t < LPT, constant bounds.
+// - Storage: Q rows i0 + s0 + e/D8 < Nq and key rows j0 + e/D8 < Nk are checked before each
+//   load, O/LSE rows i < Nq before each store; head bases use hq < Hq (the dispatch) and
+//   hk = hq / (Hq/Hkv) < Hkv; the host binds exactly B·H·N·D elements.
+// Loops: constant bounds, or j0 < n_end ≤ Nk in steps of Bc.
 
 @group(0) @binding(1) var<storage, read> q: array<vec4<u32>>;   // f16 data, 8 halves per element
 @group(0) @binding(2) var<storage, read> k: array<vec4<u32>>;
@@ -49,7 +68,8 @@ var<workgroup> Pm: array<f16, BR * BC>;    // per subgroup a 16·RB×Bc block: P
 var<workgroup> l_s: array<f32, BR>;
 // Every workgroup variable is a multiple of 16 bytes: on the NVIDIA Vulkan driver a matrix
 // load or store from an array that is not 16-byte aligned reads or writes the wrong elements
-// (a 4-byte atomic here once shifted Ks by a row). Only element 0 of these two is used.
+// (a 4-byte atomic here once shifted Ks by a row). vote[0]: some row raised its max;
+// vote[1]: the V tile holds a non-finite value (vote_u: their copy, read uniformly).
 var<workgroup> vote: array<atomic<u32>, 4>;
 var<workgroup> vote_u: vec4<u32>;
 
@@ -87,6 +107,7 @@ fn stash_kv(tid: u32) {
     if (e < KV8) {
       put8(e, kr[t], false);
       put8(e, vr[t], true);
+      if (tc_nonfinite8(vr[t])) { atomicOr(&vote[1], 1u); }
     }
   }
 }
@@ -96,8 +117,21 @@ fn scale_block_row(at: u32, a: f32) {
   for (var c = 0u; c < 16u / LPR; c++) { S[at + c] *= a; }
 }
 
+// The rare path of O += P V (see the header): lane (r, h)'s 16/LPR columns c0… of row r of a
+// spilled 16-column O block (row r at `at` in S, its P at `at` in Pm), V columns d0 + c0…, over
+// the tile's keys j0… visible to query i.
+fn add_pv_row(at: u32, i: u32, j0: u32, c0: u32, d0: u32) {
+  for (var c = 0u; c < 16u / LPR; c++) {
+    var x = S[at + c0 + c];
+    for (var jj = 0u; jj < BC; jj++) {
+      if (visible(i, j0 + jj)) { x += f32(Pm[at + jj]) * f32(Vs[jj * D + d0 + c0 + c]); }
+    }
+    S[at + c0 + c] = x;
+  }
+}
+
 // Writes block `db` (columns 16·db…) of O/ℓ for the subgroup's rows i_first… from the spill
-// at `blk` (row rr at blk + rr·Bc).
+// at `blk` (row rr at blk + rr·Bc). ℓ = NaN marks a NaN row; ℓ = 0 a row with no visible key.
 fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, db: u32) {
   for (var e = lane; e < SROWS * 16u; e += 32u) {
     let rr = e / 16u;
@@ -105,9 +139,10 @@ fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, d
     let ii = i_first + rr;
     if (ii < P.Nq) {
       let ll = l_s[l_first + rr];
-      var inv = 0.0;
-      if (ll > 0.0) { inv = 1.0 / ll; }
-      o[(q_row0 + ii) * D + db * 16u + cc] = OT(S[blk + rr * BC + cc] * inv);
+      var x = 0.0;
+      if (ll > 0.0) { x = S[blk + rr * BC + cc] / ll; }
+      if (tc_is_nan(ll)) { x = tc_nan(); }
+      o[(q_row0 + ii) * D + db * 16u + cc] = OT(x);
     }
   }
 }
@@ -151,12 +186,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     }
     {{/for}}
   }
-  if (tid == 0u) { atomicStore(&vote[0], 0u); }
+  if (tid == 0u) {
+    atomicStore(&vote[0], 0u);
+    atomicStore(&vote[1], 0u);
+  }
   {{#for rb < RB}}{{#for db < D/16}}var o{{rb}}_{{db}} = AM();
   {{/for}}{{/for}}
   var m = NEG_BIG;                    // running max (exp2 domain) of this lane's row
   var l = 0.0;                        // ℓ: running sum of P
   var alpha = 1.0;
+  var spoiled = false;                // a visible score of this lane's columns was NaN or +inf
 
   let n_end = key_end(min(i0 + BR, P.Nq) - 1u);
   fetch_kv(kv8, 0u, tid);
@@ -195,10 +234,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (full) {
       {{#for c < COLS}}sv{{c}} = S[row_at + ({{c}}u + lane) % COLS] * P.scale_log2;
       mt = max(mt, sv{{c}});
+      spoiled = spoiled | tc_spoils_row(sv{{c}});
       {{/for}}
     } else {
       {{#for c < COLS}}if (visible(i, col0 + ({{c}}u + lane) % COLS)) { sv{{c}} = S[row_at + ({{c}}u + lane) % COLS] * P.scale_log2; }
       mt = max(mt, sv{{c}});
+      spoiled = spoiled | tc_spoils_row(sv{{c}});
       {{/for}}
     }
     if (LPR == 2u) { mt = max(mt, subgroupShuffleXor(mt, 1u)); }
@@ -222,8 +263,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (LPR == 2u) { sum += subgroupShuffleXor(sum, 1u); }
     l = alpha * l + sum;
     workgroupBarrier();
-    if (tid == 0u) { vote_u = vec4<u32>(atomicLoad(&vote[0])); atomicStore(&vote[0], 0u); }
-    if (workgroupUniformLoad(&vote_u).x != 0u) {
+    if (tid == 0u) {
+      vote_u = vec4<u32>(atomicLoad(&vote[0]), atomicLoad(&vote[1]), 0u, 0u);
+      atomicStore(&vote[0], 0u);
+      atomicStore(&vote[1], 0u);
+    }
+    let votes = workgroupUniformLoad(&vote_u);
+    if (votes.x != 0u) {
       // Some row raised its max: rescale O one 16-column block at a time, spilled through S.
       {{#for db < D/16}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * BC, o{{rb}}_{{db}}, BC);
       {{/for}}workgroupBarrier();
@@ -234,22 +280,45 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       {{/for}}
     }
 
-    // O += P V; each V block feeds RB products.
-    for (var cb = 0u; cb < CB; cb++) {
-      {{#for rb < RB}}let pm{{rb}} = subgroupMatrixLoad<LM, row_major>(&Pm, blk + {{rb}}u * 16u * BC + cb * 16u, BC);
+    // Every key of the tile visible to every row of the workgroup (uniform, unlike `full`).
+    let all_visible = j0 + BC <= P.Nk && (P.causal == 0u || pos_k(j0 + BC - 1u) <= pos_q(i0));
+    if (votes.y != 0u && !all_visible) {
+      // Rare: a non-finite V element in a tile with masked entries: O += P V in scalar f32 over
+      // visible keys only, one 16-column block at a time, spilled through S.
+      {{#for db < D/16}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * BC, o{{rb}}_{{db}}, BC);
+      {{/for}}workgroupBarrier();
+      add_pv_row(blk + r * BC, i, j0, h * (16u / LPR), {{db}}u * 16u);
+      workgroupBarrier();
+      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, blk + {{rb}}u * 16u * BC, BC);
+      {{/for}}workgroupBarrier();
       {{/for}}
-      let vb = cb * 16u * D;
-      {{#for db < D/16}}{
-        let vt = subgroupMatrixLoad<RM, row_major>(&Vs, vb + {{db}}u * 16u, D);
-        {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixMultiplyAccumulate(pm{{rb}}, vt, o{{rb}}_{{db}});
+    } else {
+      // O += P V; each V block feeds RB products.
+      for (var cb = 0u; cb < CB; cb++) {
+        {{#for rb < RB}}let pm{{rb}} = subgroupMatrixLoad<LM, row_major>(&Pm, blk + {{rb}}u * 16u * BC + cb * 16u, BC);
+        {{/for}}
+        let vb = cb * 16u * D;
+        {{#for db < D/16}}{
+          let vt = subgroupMatrixLoad<RM, row_major>(&Vs, vb + {{db}}u * 16u, D);
+          {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixMultiplyAccumulate(pm{{rb}}, vt, o{{rb}}_{{db}});
+          {{/for}}
+        }
         {{/for}}
       }
-      {{/for}}
     }
   }
 
+  // NaN rows: a visible score NaN or +inf (in either lane's columns), or visible keys whose
+  // scores are all −inf (ℓ = 0 although the row sees key 0); marked by ℓ = NaN in l_s.
+  if (LPR == 2u) {
+    let other = subgroupShuffleXor(u32(spoiled), 1u);
+    spoiled = spoiled || other != 0u;
+  }
+  let nan_row = spoiled || (l == 0.0 && visible(i, 0u));
+  var l_out = l;
+  if (nan_row) { l_out = tc_nan(); }
   // O / ℓ, one 16-column block at a time through S; rows past Nq are not written.
-  if (h == 0u) { l_s[sg * SROWS + r] = l; }
+  if (h == 0u) { l_s[sg * SROWS + r] = l_out; }
   {{#for db < D/16}}workgroupBarrier();
   {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * BC, o{{rb}}_{{db}}, BC);
   {{/for}}workgroupBarrier();
@@ -258,6 +327,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   if (h == 0u && i < P.Nq) {
     var out = neg_inf();
     if (l > 0.0) { out = (m + log2(l)) * LN2; }
+    if (nan_row) { out = tc_nan(); }
     lse[q_row0 + i] = out;
   }
 }

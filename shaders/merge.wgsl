@@ -2,8 +2,17 @@
 // update_out_and_lse), in f32:
 //   LSE = log(exp(LSE_a) + exp(LSE_b)) = max + log(1 + exp(min − max))
 //   O   = σ(LSE_a − LSE_b)·O_a + σ(LSE_b − LSE_a)·O_b
-// written so that no exp overflows; a side with LSE = −inf (no visible key) contributes nothing.
+// written so that no exp overflows. Non-finite values follow the reference (IEEE arithmetic of
+// the untiled softmax, src/reference/attention.ts):
+//   - a side with LSE = −inf (no visible key, O = 0) contributes nothing; two such stay masked;
+//   - a NaN LSE on either side (a NaN or +inf score in that key set) makes the row's O and LSE NaN;
+//   - a NaN element of O on either side makes that element NaN (a NaN in V), whatever its weight.
+// NaN is tested by bits, never by comparisons, which compilers may fold.
 // o_acc/lse_acc are updated in place. One invocation per row; 2-D dispatch for many rows.
+//
+// Bounds (the module runs without Dawn's robustness clamps, src/gpu/node.ts): the host binds
+// rows·D elements of O and rows of LSE and dispatches ≥ ceil(rows / WG) workgroups; every
+// invocation with row ≥ M.rows returns first, and d < D, so row·D + d < rows·D.
 const D: u32 = {{D}}u;
 const WG: u32 = {{WG}}u;
 const NEG_HALF: f32 = -5.0e29;
@@ -21,14 +30,29 @@ struct MergeParams {
 @group(0) @binding(3) var<storage, read> o_new: array<f32>;
 @group(0) @binding(4) var<storage, read> lse_new: array<f32>;
 
+fn is_nan(x: f32) -> bool {
+  let b = bitcast<u32>(x);
+  return (b & 0x7f800000u) == 0x7f800000u && (b & 0x007fffffu) != 0u;
+}
+
+fn nan_f32() -> f32 {
+  var bits = 0x7fc00000u; // a runtime value: NaN is not a valid WGSL constant
+  return bitcast<f32>(bits);
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
   let row = (wg.y * nwg.x + wg.x) * WG + tid;
   if (row >= M.rows) { return; }
   let b = lse_new[row];
-  if (!(b > NEG_HALF)) { return; }          // nothing new for this row
   let a = lse_acc[row];
+  if (is_nan(a) || is_nan(b)) {              // a NaN score on either side: the whole row is NaN
+    for (var d = 0u; d < D; d++) { o_acc[row * D + d] = nan_f32(); }
+    lse_acc[row] = nan_f32();
+    return;
+  }
+  if (!(b > NEG_HALF)) { return; }          // nothing new for this row
   if (!(a > NEG_HALF)) {                     // nothing accumulated yet: take the new part
     for (var d = 0u; d < D; d++) { o_acc[row * D + d] = o_new[row * D + d]; }
     lse_acc[row] = b;
@@ -42,7 +66,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   var wb = w_hi;
   if (a >= b) { wa = w_hi; wb = w_lo; }
   for (var d = 0u; d < D; d++) {
-    o_acc[row * D + d] = wa * o_acc[row * D + d] + wb * o_new[row * D + d];
+    let xa = o_acc[row * D + d];
+    let xb = o_new[row * D + d];
+    var x = wa * xa + wb * xb;
+    if (is_nan(xa) || is_nan(xb)) { x = nan_f32(); }   // kept even where a weight is 0
+    o_acc[row * D + d] = x;
   }
   lse_acc[row] = hi + log(1.0 + e);
 }
@@ -54,5 +82,11 @@ fn add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
        @builtin(local_invocation_index) tid: u32) {
   let row = (wg.y * nwg.x + wg.x) * WG + tid;
   if (row >= M.rows) { return; }
-  for (var d = 0u; d < D; d++) { o_acc[row * D + d] += o_new[row * D + d]; }
+  for (var d = 0u; d < D; d++) {
+    let xa = o_acc[row * D + d];
+    let xb = o_new[row * D + d];
+    var x = xa + xb;
+    if (is_nan(xa) || is_nan(xb)) { x = nan_f32(); }
+    o_acc[row * D + d] = x;
+  }
 }

@@ -1,5 +1,6 @@
 // Shared by the tensor-core kernels (flash_fwd_sgmm, flash_bwd_sgmm, gemm_sgmm); the host puts
-// it after the enable directives: the matrix types, and the halves of a 16-byte load.
+// it after the enable directives: the matrix types, the halves of a 16-byte load, and tests
+// for non-finite values. (Only constant indices here: nothing for robustness to clamp.)
 
 alias LM = subgroup_matrix_left<f16, 16, 16>;
 alias RM = subgroup_matrix_right<f16, 16, 16>;
@@ -12,4 +13,27 @@ fn halves8(w: vec4<u32>) -> array<f16, 8> {
   let c = bitcast<vec2<f16>>(w.z);
   let d = bitcast<vec2<f16>>(w.w);
   return array<f16, 8>(a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y);
+}
+
+// Non-finite values, tested by bits (comparisons with NaN may be folded away, and max() may drop
+// a NaN operand). tc_nan() is a runtime NaN: NaN is not a valid WGSL constant.
+fn tc_nan() -> f32 {
+  var bits = 0x7fc00000u;
+  return bitcast<f32>(bits);
+}
+
+fn tc_is_nan(x: f32) -> bool {
+  let b = bitcast<u32>(x);
+  return (b & 0x7f800000u) == 0x7f800000u && (b & 0x007fffffu) != 0u;
+}
+
+// A score that makes its whole softmax row NaN: NaN, or +inf (exp(S − max) = exp(inf − inf)).
+fn tc_spoils_row(x: f32) -> bool {
+  let b = bitcast<u32>(x);
+  return (b & 0x7f800000u) == 0x7f800000u && b != 0xff800000u;
+}
+
+// Whether any of the 8 halves of a 16-byte word is non-finite (exponent bits all ones).
+fn tc_nonfinite8(w: vec4<u32>) -> bool {
+  return any((w & vec4<u32>(0x7c00u)) == vec4<u32>(0x7c00u)) || any((w & vec4<u32>(0x7c000000u)) == vec4<u32>(0x7c000000u));
 }

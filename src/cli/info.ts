@@ -1,6 +1,6 @@
 /** `flashring info`, `flashring selftest`, `flashring start`. */
 import { acquireDevices, adapterName, AdapterSummary, summarizeAdapter, FlashDevice } from '../gpu/device.js';
-import { nodeGPU } from '../gpu/node.js';
+import { nodeGPU, robustShaders } from '../gpu/node.js';
 import { NoAdapterError } from '../errors.js';
 import { freshSeed } from '../reference/compare.js';
 import { CheckResult, checkAgainstReference } from '../kernels/check.js';
@@ -58,6 +58,7 @@ export async function info(argv: string[]): Promise<number> {
   if (!adapters.length) throw new NoAdapterError('No WebGPU adapter was found. Run `bash scripts/setup-system.sh` as root (Vulkan loader + Mesa lavapipe), or install your GPU\'s Vulkan driver.');
   if (values.json) console.log(JSON.stringify(adapters, null, 2));
   else console.log(adapters.map(formatAdapter).join('\n\n'));
+  if (!values.json) console.log(`\nshader robustness (Dawn's index clamps): ${robustShaders() ? 'on (FLASHRING_ROBUST=1)' : 'off (disable_robustness; FLASHRING_ROBUST=1 keeps it)'}`);
   return 0;
 }
 

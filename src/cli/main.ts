@@ -20,7 +20,8 @@ const COMMANDS: Record<string, Command> = {
 export function usage(): string {
   const w = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
   return [
-    'usage: flashring <command> [options]   (flashring <command> --help for its options)',
+    'usage: flashring <command> [options] [--robust]   (flashring <command> --help for its options;',
+    '       --robust keeps Dawn\'s shader robustness transform on, as browsers run it)',
     '',
     ...Object.entries(COMMANDS).map(([k, c]) => `  ${k.padEnd(w)}  ${c.summary}`),
   ].join('\n');
@@ -37,8 +38,10 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`flashring: unknown command '${cmd}'\n\n${usage()}`);
     return 2;
   }
+  // --robust (any command): keep Dawn's robustness transform, as browsers run the shaders (FLASHRING_ROBUST=1).
+  if (rest.includes('--robust')) process.env.FLASHRING_ROBUST = '1';
   try {
-    return await c.run(rest);
+    return await c.run(rest.filter((a) => a !== '--robust'));
   } catch (e) {
     const line = await userMistake(e);
     if (line === null) throw e;

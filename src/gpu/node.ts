@@ -2,15 +2,51 @@
  * Dawn for Node (the `webgpu` npm package). Only Node code imports this file.
  * Flags: NVIDIA exposes shader-f16 only with `vulkan_enable_f16_on_nvidia`; `allow_unsafe_apis`
  * unlocks subgroup matrices; finer timestamps with timestamp quantization off.
+ * `disable_robustness` (on unless FLASHRING_ROBUST=1) turns off Tint's robustness transform:
+ * the index clamps on every function/private/workgroup array access, the bounds selects around
+ * subgroup-matrix loads and stores, and the loop counters on loops it cannot prove finite
+ * (1.6× on the tensor-core GEMM, 2.5–3.2× on the scalar kernels on the H200: shared/PLATFORM.md).
+ * Safe here because every kernel's indices are in range by construction (the reasoning sits in
+ * each shader's comments; test/robust.test.ts compares every kernel bitwise in both modes).
+ * Storage buffers stay guarded by the driver (Vulkan robustBufferAccess / robustness2).
  * FLASHRING_ADAPTER=<substring of the adapter's device name> picks an adapter;
- * FLASHRING_DAWN_FLAGS adds raw Dawn flags (comma separated entries of `key=value`).
+ * FLASHRING_DAWN_FLAGS adds raw Dawn flags (`;`-separated entries of `key=value`).
  */
 import { NoAdapterError } from '../errors.js';
 
 let cached: GPU | null = null;
 
-export async function nodeGPU(opts: { adapter?: string; extraFlags?: string[] } = {}): Promise<GPU> {
-  if (cached && !opts.adapter && !opts.extraFlags) return cached;
+/** True when Dawn keeps its shader robustness transform (FLASHRING_ROBUST=1), as browsers always do. */
+export function robustShaders(): boolean {
+  return process.env.FLASHRING_ROBUST === '1';
+}
+
+/**
+ * Dawn's flags: each `enable-dawn-features=` / `disable-dawn-features=` entry replaces an
+ * earlier one, so the toggles of every source (ours, FLASHRING_DAWN_FLAGS, extraFlags) are
+ * merged into one entry of each kind; other entries are kept in order.
+ */
+export function dawnFlags(robust: boolean, extra: string[]): string[] {
+  const toggles: Record<'enable' | 'disable', string[]> = {
+    enable: ['allow_unsafe_apis', 'vulkan_enable_f16_on_nvidia', ...(robust ? [] : ['disable_robustness'])],
+    disable: ['timestamp_quantization'],
+  };
+  const rest: string[] = [];
+  for (const f of extra) {
+    const m = /^(enable|disable)-dawn-features=(.*)$/.exec(f);
+    if (!m) rest.push(f);
+    else for (const t of m[2].split(',').filter(Boolean)) if (!toggles[m[1] as 'enable' | 'disable'].includes(t)) toggles[m[1] as 'enable' | 'disable'].push(t);
+  }
+  return [`enable-dawn-features=${toggles.enable.join(',')}`, `disable-dawn-features=${toggles.disable.join(',')}`, ...rest];
+}
+
+/**
+ * The `GPU` object of Dawn for Node. `robust` overrides FLASHRING_ROBUST (tests create one GPU
+ * object of each mode: Dawn keeps the toggles of each `create()` apart within one process).
+ */
+export async function nodeGPU(opts: { adapter?: string; extraFlags?: string[]; robust?: boolean } = {}): Promise<GPU> {
+  const plain = !opts.adapter && !opts.extraFlags && opts.robust === undefined;
+  if (cached && plain) return cached;
   let mod: typeof import('webgpu');
   try {
     mod = await import('webgpu');
@@ -22,17 +58,14 @@ export async function nodeGPU(opts: { adapter?: string; extraFlags?: string[] } 
     );
   }
   Object.assign(globalThis, mod.globals);
-  const flags = [
-    'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia',
-    'disable-dawn-features=timestamp_quantization',
-  ];
+  const extra: string[] = [];
   const adapter = opts.adapter ?? process.env.FLASHRING_ADAPTER; // '' = every adapter
-  if (adapter) flags.push(`adapter=${adapter}`);
-  if (process.env.FLASHRING_DAWN_FLAGS) flags.push(...process.env.FLASHRING_DAWN_FLAGS.split(';').filter(Boolean));
-  if (opts.extraFlags) flags.push(...opts.extraFlags);
+  if (adapter) extra.push(`adapter=${adapter}`);
+  if (process.env.FLASHRING_DAWN_FLAGS) extra.push(...process.env.FLASHRING_DAWN_FLAGS.split(';').filter(Boolean));
+  if (opts.extraFlags) extra.push(...opts.extraFlags);
   if (!process.env.XDG_RUNTIME_DIR) process.env.XDG_RUNTIME_DIR = '/tmp';
-  const gpu = mod.create(flags) as unknown as GPU;
-  if (!opts.adapter && !opts.extraFlags) cached = gpu;
+  const gpu = mod.create(dawnFlags(opts.robust ?? robustShaders(), extra)) as unknown as GPU;
+  if (plain) cached = gpu;
   return gpu;
 }
 

@@ -1,0 +1,170 @@
+/**
+ * NaN / Inf propagation (issue 17): a NaN or Inf in Q, K, V or dO reaches exactly the outputs
+ * the float64 reference (plain IEEE arithmetic of the untiled algorithm) says it reaches; masked
+ * rows stay O = 0, LSE = −inf. `relErr` fails unless the kernel is NaN exactly where the
+ * reference is NaN, so every comparison below checks the NaN pattern as well as the values.
+ */
+import { describe, expect, it, beforeAll } from 'vitest';
+import { testDevices } from './gpu.js';
+import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions, Inputs } from './cases.js';
+import { FlashDevice } from '../src/gpu/device.js';
+import { MergeKernel } from '../src/kernels/merge.js';
+import { readback, upload } from '../src/kernels/common.js';
+import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
+import { ringAttention } from '../src/ring/ringAttention.js';
+import { LAYOUTS } from '../src/ring/schedule.js';
+import { referenceForward, referenceBackward } from '../src/reference/attention.js';
+import { randn } from '../src/reference/compare.js';
+
+let devs: FlashDevice[];
+beforeAll(async () => {
+  devs = await testDevices(3);
+});
+
+/** Runs the merge kernel: acc ← merge(acc, part) for each part in turn, from a masked acc. */
+async function gpuMerge(dev: FlashDevice, D: number, rows: number, parts: { o: Float32Array; lse: Float32Array }[]) {
+  const merge = await MergeKernel.create(dev, D);
+  const acc = { o: upload(dev, new Float32Array(rows * D), 'acc.o'), lse: upload(dev, new Float32Array(rows).fill(-Infinity), 'acc.lse') };
+  const temps: GPUBuffer[] = [];
+  const enc = dev.device.createCommandEncoder();
+  for (const p of parts) {
+    const b = { o: upload(dev, p.o, 'part.o'), lse: upload(dev, p.lse, 'part.lse') };
+    temps.push(b.o, b.lse);
+    merge.encode(enc, acc, b, rows, temps);
+  }
+  dev.device.queue.submit([enc.finish()]);
+  const o = new Float32Array(await readback(dev, acc.o, rows * D * 4));
+  const lse = new Float32Array(await readback(dev, acc.lse, rows * 4));
+  for (const b of [acc.o, acc.lse, ...temps]) dev.tracker.destroy(b);
+  return { o, lse };
+}
+
+describe('merge of partial (O, LSE) results with NaN and masked rows', () => {
+  // Queries at positions 0, 2, 4, … (stride 2); keys split in two chunks at positions 3..12 and
+  // 13..20. Causal: rows 0–1 see no key of either chunk (masked in both), rows 2–6 only the
+  // first chunk (the second partial is masked), rows 7–11 both.
+  const D = 24, H = 2;
+  const s = (Nk: number): AttentionShape => ({ B: 1, Hq: H, Hkv: H, Nq: 12, Nk, D });
+  const qPos = { offset: 0, stride: 2 };
+  const chunks = [{ n: 10, offset: 3 }, { n: 8, offset: 13 }];
+  // [name, poison, whether the reference output holds a NaN]
+  const cases: [string, (x: { q: Float32Array; k: Float32Array[]; v: Float32Array[] }) => void, boolean][] = [
+    ['finite', () => {}, false],
+    ['NaN in K of the first chunk (row-wide NaN from key position 5 on)', (x) => { x.k[0][1 * 10 * D + 2 * D + 7] = NaN; }, true],
+    ['NaN in V of the second chunk (one column NaN from key position 15 on)', (x) => { x.v[1][0 * 8 * D + 2 * D + 3] = NaN; }, true],
+    ['NaN in Q of a row that sees both chunks', (x) => { x.q[0 * 12 * D + 9 * D + 11] = NaN; }, true],
+    ['NaN in Q of a row masked in both chunks (stays masked)', (x) => { x.q[1 * 12 * D + 1 * D + 4] = NaN; }, false],
+    ['NaN in K and V of the same chunk, and +Inf in V of the other', (x) => { x.k[1][5] = NaN; x.v[1][3 * D] = NaN; x.v[0][1 * 10 * D + 4 * D + 8] = Infinity; }, true],
+  ];
+  for (const [name, poison, hasNaN] of cases)
+    it(name, async () => {
+      const seed = SEED + name.length;
+      const x = {
+        q: randn(H * 12 * D, seed),
+        k: chunks.map((c, i) => randn(H * c.n * D, seed + 10 + i)),
+        v: chunks.map((c, i) => randn(H * c.n * D, seed + 20 + i)),
+      };
+      poison(x);
+      const f64 = (a: Float32Array) => Float64Array.from(a);
+      // Each chunk's partial from the reference (rounded to f32, as a kernel writes it), in both orders.
+      const parts = chunks.map((c, i) => {
+        const r = referenceForward(s(c.n), f64(x.q), f64(x.k[i]), f64(x.v[i]), { causal: true, qPos, kPos: { offset: c.offset, stride: 1 } });
+        return { o: Float32Array.from(r.o), lse: Float32Array.from(r.lse) };
+      });
+      // The whole key set at once: what the merge must reproduce.
+      const cat = (a: Float32Array[]) => {
+        const out = new Float32Array(H * 18 * D);
+        for (let h = 0; h < H; h++) out.set([...a[0].subarray(h * 10 * D, (h + 1) * 10 * D), ...a[1].subarray(h * 8 * D, (h + 1) * 8 * D)], h * 18 * D);
+        return out;
+      };
+      const ref = referenceForward(s(18), f64(x.q), f64(cat(x.k)), f64(cat(x.v)), { causal: true, qPos, kPos: { offset: 3, stride: 1 } });
+      for (const order of [parts, [parts[1], parts[0]]]) {
+        const got = await gpuMerge(devs[0], D, H * 12, order);
+        expect(err(got.o, ref.o), 'O').toBeLessThanOrEqual(TOL.f32.out);
+        expect(err(got.lse, ref.lse), 'LSE').toBeLessThanOrEqual(TOL.f32.out);
+        // Masked in both chunks: O = 0 and LSE = −inf exactly, whatever the inputs hold.
+        for (const h of [0, 1])
+          for (const i of [0, 1]) {
+            expect(got.lse[h * 12 + i]).toBe(-Infinity);
+            for (let d = 0; d < D; d++) expect(got.o[(h * 12 + i) * D + d]).toBe(0);
+          }
+      }
+      expect(ref.o.some(Number.isNaN), 'the case puts NaN in the output or not').toBe(hasNaN);
+    });
+
+  it('the ring backward add keeps NaN', async () => {
+    const dev = devs[0];
+    const merge = await MergeKernel.create(dev, 8);
+    const a = randn(40, SEED + 3), b = randn(40, SEED + 4);
+    a[5] = NaN; b[17] = NaN; b[30] = Infinity;
+    const acc = upload(dev, a, 'acc'), part = upload(dev, b, 'part');
+    const temps: GPUBuffer[] = [];
+    const enc = dev.device.createCommandEncoder();
+    merge.encodeAdd(enc, acc, part, 5, temps);
+    dev.device.queue.submit([enc.finish()]);
+    const got = new Float32Array(await readback(dev, acc, 160));
+    for (const x of [acc, part, ...temps]) dev.tracker.destroy(x);
+    expect(err(got, Float64Array.from(a, (v, i) => Math.fround(v + b[i])))).toBe(0);
+  });
+});
+
+/** Inputs with one element of `which` set to `value` (flat index `at`). */
+function poisoned(s: AttentionShape, seed: number, which: keyof Inputs, at: number, value = NaN): Inputs {
+  const x = makeInputs(s, seed);
+  x[which][at] = value;
+  return x;
+}
+
+describe('NaN through the ring (f32)', () => {
+  // NaN in one element of K on one chunk, or of one Q row; R = 2 and 3; causal and not.
+  const s: AttentionShape = { B: 1, Hq: 2, Hkv: 1, Nq: 45, Nk: 45, D: 16 };
+  const spots: [string, keyof Inputs, number][] = [['K', 'k', 38 * 16 + 5], ['Q', 'q', 45 * 16 + 20 * 16 + 3]];
+  for (const R of [2, 3])
+    for (const causal of [false, true])
+      for (const [what, which, at] of spots)
+        it(`R=${R} ${causal ? 'causal' : 'full'}, NaN in ${what}, forward + backward`, async () => {
+          const x = poisoned(s, SEED + R, which, at);
+          const r = refInputs(x, 'f32');
+          const rf = referenceForward(s, r.q, r.k, r.v, { causal });
+          const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal });
+          const layout = LAYOUTS[(R + (causal ? 1 : 0)) % LAYOUTS.length];
+          const got = await ringAttention(devs.slice(0, R), s, x, { causal, layout, precision: 'f32' });
+          const tag = `R=${R} ${layout} causal=${causal} NaN in ${what}`;
+          expect(err(got.o, rf.o), `O ${tag}`).toBeLessThanOrEqual(TOL.f32.out);
+          expect(err(got.lse, rf.lse), `LSE ${tag}`).toBeLessThanOrEqual(TOL.f32.out);
+          for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k]!, rb[k]), `${k} ${tag}`).toBeLessThanOrEqual(TOL.f32.grad);
+          // Causal, NaN in row 20 of Q: keys after 20 never see it, so part of dK stays finite.
+          if (causal && what === 'Q') expect(rb.dk.some(Number.isFinite) && rb.dk.some(Number.isNaN)).toBe(true);
+        });
+});
+
+describe('NaN on the tensor-core path (subgroup matrices, f16)', () => {
+  // N = 100 is not a multiple of any tile; GQA 4:2; D = 64. One poisoned element per case.
+  const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 100, Nk: 100, D: 64 };
+  const q = (h: number, i: number, d: number) => (h * 100 + i) * 64 + d;
+  const spots: [string, keyof Inputs, number, number][] = [
+    ['NaN in Q', 'q', q(1, 37, 5), NaN],
+    ['NaN in K', 'k', q(0, 60, 9), NaN],
+    ['NaN in V', 'v', q(1, 45, 2), NaN],
+    ['NaN in dO', 'dout', q(2, 70, 11), NaN],
+    ['+Inf in Q', 'q', q(3, 20, 0), Infinity],
+  ];
+  for (const causal of [false, true])
+    for (const [what, which, at, value] of spots)
+      it(`${causal ? 'causal' : 'full'}, ${what}: forward and backward`, async (ctx) => {
+        const dev = devs[0];
+        if (!dev.hasF16 || !dev.hasSubgroupMatrix) ctx.skip();
+        const opts: AttentionOptions = { causal };
+        const x = poisoned(s, SEED + at, which, at, value);
+        const r = refInputs(x, 'f16');
+        const rf = referenceForward(s, r.q, r.k, r.v, opts);
+        const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
+        const path = 'subgroup-matrix';
+        const fwd = await attentionForward(dev, s, x, { ...opts, precision: 'f16', path });
+        const tag = `${what} causal=${causal}`;
+        expect(err(fwd.o, rf.o), `O ${tag}`).toBeLessThanOrEqual(TOL.f16.out);
+        expect(err(fwd.lse, rf.lse), `LSE ${tag}`).toBeLessThanOrEqual(TOL.f16.out);
+        const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { ...opts, precision: 'f16', path });
+        for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), `${k} ${tag}`).toBeLessThanOrEqual(TOL.f16.grad);
+      });
+});

@@ -1,0 +1,49 @@
+/**
+ * Without Dawn's robustness transform (the default in Node, src/gpu/node.ts) every kernel must
+ * compute exactly what it computes with it: its indices are in range by construction, so the
+ * clamps never fire. test/robust-child.mjs runs every kernel family on the same inputs once
+ * per mode, each in its own process (FLASHRING_ROBUST=1 or not; two Dawn instances inside one
+ * Vitest worker aborted Dawn), and the outputs are compared bit for bit (SHA-256 of their bytes).
+ */
+import { describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { SEED } from './cases.js';
+import type { RobustReport } from './robust-kernels.js';
+import { dawnFlags } from '../src/gpu/node.js';
+
+async function run(robust: boolean): Promise<RobustReport> {
+  const env = { ...process.env, FLASHRING_ROBUST: robust ? '1' : '' };
+  const r = await promisify(execFile)(process.execPath, ['test/robust-child.mjs', String(SEED)], { env, encoding: 'utf8', timeout: 300_000, maxBuffer: 1 << 24 });
+  const line = r.stdout.trim().split('\n').pop() ?? '';
+  if (!line.startsWith('{')) throw new Error(`test/robust-child.mjs printed no report: ${r.stderr.slice(-2000)}`);
+  return JSON.parse(line);
+}
+
+describe('Dawn flags', () => {
+  it('one enable-dawn-features entry: disable_robustness unless robust, extra toggles merged in, not replacing', () => {
+    const off = dawnFlags(false, ['enable-dawn-features=use_dxc', 'adapter=nvidia', 'disable-dawn-features=lazy_clear_resource_on_first_use']);
+    expect(off.filter((f) => f.startsWith('enable-dawn-features='))).toEqual(['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia,disable_robustness,use_dxc']);
+    expect(off.filter((f) => f.startsWith('disable-dawn-features='))).toEqual(['disable-dawn-features=timestamp_quantization,lazy_clear_resource_on_first_use']);
+    expect(off).toContain('adapter=nvidia');
+    expect(dawnFlags(true, [])).toEqual(['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia', 'disable-dawn-features=timestamp_quantization']);
+  });
+});
+
+describe('kernels are bitwise identical with and without robustness', () => {
+  it('forward, backward (f32, f16; scalar and tensor-core where offered), merge and add', async () => {
+    const [on, off] = await Promise.all([run(true), run(false)]);
+    expect(on.robust).toBe(true);
+    expect(off.robust).toBe(false);
+    // The modes really differ: only the robust process clamps the probe's out-of-range index.
+    expect(on.probe, 'robust mode clamps w[5] to w[3]').toBe(99);
+    expect(off.probe, 'disable_robustness leaves w[3] alone').not.toBe(99);
+    const names = Object.keys(on.outputs);
+    // 2 shapes × 2 maskings × (f32, f16 where offered) × 5 outputs (+ the tensor-core path), and 6 merge outputs.
+    expect(names.length).toBeGreaterThanOrEqual(2 * 2 * 5 + 6);
+    expect(Object.keys(off.outputs)).toEqual(names);
+    const differ = names.filter((k) => on.outputs[k] !== off.outputs[k]);
+    expect(differ, `outputs that differ between modes on ${on.adapter}`).toEqual([]);
+    console.log(`robust vs disable_robustness on ${on.adapter}: ${names.length} outputs bitwise identical`);
+  }, 600_000);
+});
