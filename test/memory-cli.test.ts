@@ -1,0 +1,109 @@
+/**
+ * `flashring memory` and `flashring replay` end to end (in-process through main()): the breakdown
+ * with every term named, the new flags, and each bad input as one line with exit code 2 and nothing
+ * written.
+ */
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../src/cli/main.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'flashring-memcli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [], err: string[] = [];
+  const o = vi.spyOn(console, 'log').mockImplementation((...a) => void out.push(a.join(' ')));
+  const e = vi.spyOn(console, 'error').mockImplementation((...a) => void err.push(a.join(' ')));
+  const w = vi.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
+  try {
+    return { code: await main(argv), out: out.join('\n'), err: err.join('\n') };
+  } finally {
+    o.mockRestore(); e.mockRestore(); w.mockRestore();
+  }
+}
+
+const TORCH = ['--stack', 'torch-amp', '--num-layers', '8', '--hidden-size', '4096', '--num-attention-heads', '32', '--vocab-size', '8192',
+  '--untie-embeddings-and-output-weights', '--attention-dropout', '0', '--hidden-dropout', '0', '--position-embedding-type', 'none'];
+
+describe('flashring memory', () => {
+  it('--json: totalBytes and every term named, with formulas; --recompute-modules core_attn mlp (Megatron-LM spelling)', async () => {
+    const r = await run(['memory', ...TORCH, '--seq-length', '65536', '--json']);
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.out);
+    expect(j.totalBytes).toBeGreaterThan(100 * 2 ** 30);
+    expect(j.outside.map((t: { name: string }) => t.name)).toContain('cross-entropy fp32 log-softmax');
+    for (const t of [...j.perLayer, ...j.outside, ...j.transients]) expect(t.formula).toMatch(/s|p|V|h/);
+    const m = JSON.parse((await run(['memory', ...TORCH, '--seq-length', '65536', '--recompute-granularity', 'selective', '--recompute-modules', 'core_attn', 'mlp', '--json'])).out);
+    expect(m.recompute).toBe('selective:core_attn+mlp');
+    expect(m.perLayer.map((t: { name: string }) => t.name)).not.toContain('GeLU input');
+  });
+
+  it('labels fp32 weights as fp32', async () => {
+    const r = await run(['memory', ...TORCH, '--seq-length', '4096']);
+    expect(r.out).toMatch(/weights \(fp32\)/);
+    expect((await run(['memory', '--preset', 'seed-32L-4096h', '--seq-length', '4096'])).out).toMatch(/weights \(bf16\)/);
+  });
+
+  const bad: [string[], RegExp][] = [
+    [['--recompute-granularity', 'full'], /--recompute-granularity full needs --recompute-method/],
+    [['--recompute-granularity', 'full', '--recompute-method', 'block', '--recompute-num-layers', '9'], /--recompute-num-layers 9 is more than the 8 layers/],
+    [['--recompute-granularity', 'selective', '--recompute-modules', 'moe_act'], /unknown module 'moe_act'/],
+    [['--stack', 'jax'], /--stack must be megatron, torch-amp, got 'jax'/],
+    [['--ffn-hidden-size', '-5'], /--ffn-hidden-size must be a positive integer, got '-5'/],
+    [['--vocab-size', '-50000'], /--vocab-size must be a positive integer/],
+    [['--attention-dropout', '2'], /--attention-dropout must be a probability in \[0, 1\), got '2'/],
+    [['--hbm-gib', '-1'], /--hbm-gib must be a positive number of GiB, got '-1'/],
+    [['--seq-length', '1e300'], /--seq-length must be a positive integer, got '1e300'|--seq-length 1e\+300 is beyond/],
+    [['--lines', '4:full'], /full recompute needs a method/],
+  ];
+  for (const [extra, re] of bad)
+    it(`refuses ${extra.join(' ')} in one line, exit 2, nothing written`, async () => {
+      const csv = join(dir, 'never.csv');
+      const r = await run(['memory', ...TORCH.slice(0, 2), '--num-layers', '8', '--hidden-size', '4096', '--num-attention-heads', '32', ...extra, '--sweep', '--csv', csv]);
+      expect(r.code).toBe(2);
+      expect(r.err.split('\n')).toHaveLength(1);
+      expect(r.err).toMatch(re);
+      expect(existsSync(csv)).toBe(false);
+    });
+});
+
+describe('flashring replay', () => {
+  const D = 'bench/results/memory-h200-2026-12-01';
+  it('--compare: per-point error of total and activations and the OOM verdict', async () => {
+    const r = await run(['replay', 'bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv', '--compare', '--preset', 'torchcp-8L-4096h', '--hbm-gib', '139.8']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/\| CP=2 \| 196608 \| 2 \| none \| OOM \| 1[4-9]\d\.\d \|.*\| right \|/);
+    expect(r.out).toMatch(/28 point\(s\): largest total error \d\.\d%, largest activation error \d\.\d%, 0 wrong OOM verdict/);
+  });
+  it('--json: each log with an argument dump predicts itself from its own arguments', async () => {
+    const r = await run(['replay', `${D}/megatron/B-s8192-none.log`, '--json', '--hbm-gib', '139.8']);
+    expect(r.code).toBe(0);
+    const p = JSON.parse(r.out).reports[0].prediction;
+    expect(p.parallel.flashAttention).toBe(false); // transformer_impl local: unfused attention
+    expect(Math.abs(p.totalError)).toBeLessThan(0.05);
+    expect(p.fits).toBe(true);
+  });
+  it('bad input: --hbm-gib abc, a file that is no log, a folder: one line each, exit 2', async () => {
+    expect((await run(['replay', `${D}/megatron/B-s8192-none.log`, '--hbm-gib', 'abc'])).err).toMatch(/^flashring replay: --hbm-gib must be a positive number of GiB, got 'abc'$/);
+    const junk = join(dir, 'junk.txt');
+    writeFileSync(junk, 'hello\n');
+    const r = await run(['replay', junk]);
+    expect(r.code).toBe(2);
+    expect((await run(['replay', dir])).code).toBe(2);
+  });
+  it('a log with 110k memory lines (no stack overflow) and a log cut mid-line (said, not misread)', async () => {
+    const args = readFileSync(`${D}/megatron/A-s4096-none.log`, 'utf8').split('\n').filter((l) => !/memory \(MB\)|iteration\s+\d+\//.test(l));
+    const mem = Array.from({ length: 110_000 }, (_, k) => `[Rank 0] (after ${k + 1} iterations) memory (MB) | allocated: 1.0 | max allocated: ${k === 5 ? 9999 : 10}.0 | reserved: 1.0 | max reserved: 1.0`);
+    const big = join(dir, 'big.log');
+    writeFileSync(big, [...args, ...mem].join('\n') + '\n');
+    const r = await run(['replay', big, '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out).points[0].total_gib).toBeCloseTo(9999 / 1024, 6);
+    const cut = join(dir, 'cut.log');
+    writeFileSync(cut, [...args, ' [2026-12-01 04:08:03] iteration        3/       3 | consumed samples: 3 | elapsed time per iteration (ms): 12'].join('\n'));
+    const c = await run(['replay', cut, '--json']);
+    expect(c.err).toMatch(/the log ends mid-line: its last line .* is cut off and was not used/);
+  });
+});
