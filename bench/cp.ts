@@ -37,43 +37,97 @@ function kernelMs(tl: RingTimeline, phase: 'forward' | 'backward'): number | nul
 }
 
 interface SweepRow {
+  /** The scheme run; R=1 is one rank (every scheme is the same work) and is the baseline of all of them. */
   R: number; scheme: Scheme; layout: string; N: number; H: number; D: number;
-  fwdKernelMs: number | null; bwdKernelMs: number | null; kernelMs: number | null; vsR1: number | null;
-  fwdWallMs: number; bwdWallMs: number; maxPeakBytesPerRank: number; bytesMovedPerRank: number;
+  /** Medians over the repeats; `runs` keeps every repeat's summed kernel time (fwd+bwd). */
+  fwdKernelMs: number | null; bwdKernelMs: number | null; kernelMs: number | null; kernelMsRuns: (number | null)[]; vsR1: number | null;
+  fwdWallMs: number; bwdWallMs: number; warmUpS: number; maxPeakBytesPerRank: number; bytesMovedPerRank: number;
   predicted: { link: string; totalMs: number; stepMs: number[]; commFraction: number; tflopsPerGpu: number };
   maxErrVsR1: number;
 }
 
-async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: number[], out: string): Promise<SweepRow[]> {
+interface SweepResult { rows: SweepRow[]; skipped: { R: number; scheme: Scheme; why: string }[]; repeats: number; budgetS: number | null }
+
+const REPEATS = 3;
+const med = (xs: (number | null)[]) => (xs.some((x) => x === null) ? null : median(xs as number[]));
+
+type Outputs = Awaited<ReturnType<typeof readAll>>;
+
+/**
+ * One sweep point: warm-up (≥ 1 s of the same run on a GPU, as the kernel bench), then REPEATS
+ * runs; the first also reads every output back (after its phases, so its timings are unaffected)
+ * for the check. Kernel times are the repeats' medians; the timeline kept is the median one's.
+ */
+async function point(dev: FlashDevice, s: AttentionShape, src: ShardSource, opts: RingOptions): Promise<{ timelines: RingTimeline[]; kept: RingTimeline; out: Outputs; warmUpS: number }> {
+  const run = (collect: (read: RowReader) => Promise<void>) => contextParallel([dev], s, src, opts, collect);
+  const t0 = performance.now();
+  await warmUp(dev, () => run(async () => {}), 1, 100);
+  const warmUpS = (performance.now() - t0) / 1e3;
+  let out: Outputs | null = null;
+  const timelines: RingTimeline[] = [];
+  for (let i = 0; i < REPEATS; i++)
+    timelines.push((await run(async (read) => { if (i === 0) out = await readAll(s, read, true); })).timeline);
+  const total = (tl: RingTimeline) => (kernelMs(tl, 'forward') ?? NaN) + (kernelMs(tl, 'backward') ?? NaN);
+  const order = [...timelines].sort((a, b) => total(a) - total(b) || a.phases[0].wallMs - b.phases[0].wallMs);
+  return { timelines, kept: order[order.length >> 1], out: out!, warmUpS };
+}
+
+function sweepRow(R: number, scheme: Scheme, s: AttentionShape, pt: Awaited<ReturnType<typeof point>>, errs: number[], r1: number | null): SweepRow {
+  const { timelines: tls, kept } = pt;
+  const f = med(tls.map((tl) => kernelMs(tl, 'forward'))), b = med(tls.map((tl) => kernelMs(tl, 'backward')));
+  const runs = tls.map((tl) => { const x = kernelMs(tl, 'forward'), y = kernelMs(tl, 'backward'); return x === null || y === null ? null : x + y; });
+  const k = med(runs);
+  const p = kept.predicted!;
+  return {
+    R, scheme, layout: kept.layout, N: s.Nq, H: s.Hq, D: s.D, fwdKernelMs: f, bwdKernelMs: b, kernelMs: k, kernelMsRuns: runs,
+    vsR1: k !== null && r1 ? k / r1 : null, warmUpS: pt.warmUpS,
+    fwdWallMs: median(tls.map((tl) => tl.phases[0].wallMs))!, bwdWallMs: median(tls.map((tl) => tl.phases[1].wallMs))!,
+    maxPeakBytesPerRank: Math.max(...kept.ranks.map((r) => r.peakBytes)), bytesMovedPerRank: kept.summary.bytesMoved / R,
+    predicted: { link: p.link.name, totalMs: p.totalMs, stepMs: p.stepMs, commFraction: p.commFraction, tflopsPerGpu: p.tflopsPerGpu },
+    maxErrVsR1: Math.max(...errs),
+  };
+}
+
+/**
+ * The one-device sweep. R=1 is measured once (one rank runs the same work under every scheme's
+ * name) and is the baseline and the reference outputs of every scheme. Points run R by R; one
+ * that would end past `budgetS` (its estimate: 1.5× the last point's time) is skipped and named,
+ * and the JSON is rewritten after every point, so a run cut short still leaves its table.
+ */
+async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: number[], out: string, budgetS: number | null, meta: object): Promise<SweepResult> {
+  const t0 = performance.now();
   const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };
   const x = { q: toPrecision(randn(numel(s, 'q'), 1), 'f16'), k: toPrecision(randn(numel(s, 'kv'), 2), 'f16'), v: toPrecision(randn(numel(s, 'kv'), 3), 'f16'), dout: toPrecision(randn(numel(s, 'q'), 4), 'f16') };
-  const opts = { causal: true, precision: 'f16' as const, layout: 'zigzag' as const, link: LINKS['nvlink-h200'] };
-  await warmUp(dev, () => ringAttention([dev], s, x, { ...opts, ranks: 1 }), 1, 10);
-  const ref = await ringAttention([dev], s, x, { ...opts, ranks: 1 });
-  const refs = { o: f64(ref.o), dq: f64(ref.dq!), dk: f64(ref.dk!), dv: f64(ref.dv!) };
-  const rows: SweepRow[] = [];
-  let r1: number | null = null;
-  for (const R of Rs)
+  const src = hostSource(s, x);
+  const opts: RingOptions = { causal: true, precision: 'f16', layout: 'zigzag', link: LINKS['nvlink-h200'] };
+  const res: SweepResult = { rows: [], skipped: [], repeats: REPEATS, budgetS };
+  const save = () => writeFile(join(out, 'cp-sweep.json'), JSON.stringify({ ...meta, ...res }, null, 1));
+  const base = await point(dev, s, src, { ...opts, ranks: 1 });
+  const ref = base.out;
+  res.rows.push(sweepRow(1, 'p2p', s, base, [0], null));
+  const r1 = res.rows[0].kernelMs;
+  res.rows[0].vsR1 = r1 === null ? null : 1;
+  await save();
+  let last = (performance.now() - t0) / 1e3;
+  console.error(`sweep R=1 (baseline): kernels ${r1?.toFixed(1)} ms (runs ${res.rows[0].kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), ${last.toFixed(1)} s so far`);
+  for (const R of Rs.filter((r) => r > 1))
     for (const scheme of ['p2p', 'all_gather', 'a2a'] as Scheme[]) {
       if (scheme === 'a2a' && H % R !== 0) continue;
-      const res = await ringAttention([dev], s, x, { ...opts, ranks: R, scheme });
-      const tl = res.timeline;
-      if (R === 4 && scheme === 'p2p') await writeFile(join(out, `cp-timeline-R${R}-${scheme}.json`), JSON.stringify(tl));
-      const [f, b] = [kernelMs(tl, 'forward'), kernelMs(tl, 'backward')];
-      const k = f !== null && b !== null ? f + b : null;
-      if (R === 1 && scheme === 'p2p') r1 = k;
-      const p = tl.predicted!;
-      const errs = (['o', 'dq', 'dk', 'dv'] as const).map((n) => relErr(toF32(res[n]!), refs[n]));
-      rows.push({
-        R, scheme, layout: opts.layout, N, H, D, fwdKernelMs: f, bwdKernelMs: b, kernelMs: k, vsR1: k !== null && r1 ? k / r1 : null,
-        fwdWallMs: tl.phases[0].wallMs, bwdWallMs: tl.phases[1].wallMs, maxPeakBytesPerRank: Math.max(...tl.ranks.map((r) => r.peakBytes)),
-        bytesMovedPerRank: tl.summary.bytesMoved / R,
-        predicted: { link: p.link.name, totalMs: p.totalMs, stepMs: p.stepMs, commFraction: p.commFraction, tflopsPerGpu: p.tflopsPerGpu },
-        maxErrVsR1: Math.max(...errs),
-      });
-      console.error(`sweep R=${R} ${scheme}: kernels ${k?.toFixed(1)} ms, err ${Math.max(...errs).toExponential(2)}`);
+      const elapsed = (performance.now() - t0) / 1e3;
+      if (budgetS !== null && elapsed + 1.5 * last > budgetS) {
+        res.skipped.push({ R, scheme, why: `would end past the ${budgetS} s budget (${elapsed.toFixed(0)} s used, the last point took ${last.toFixed(1)} s)` });
+        continue;
+      }
+      const pt = await point(dev, s, src, { ...opts, ranks: R, scheme });
+      const errs = (['o', 'lse'] as const).map((n) => relErr(pt.out[n], ref[n])).concat((['dq', 'dk', 'dv'] as const).map((n) => relErr(pt.out.grads![n], ref.grads![n])));
+      const row = sweepRow(R, scheme, s, pt, errs, r1);
+      res.rows.push(row);
+      if (R === 4 && scheme === 'p2p') await writeFile(join(out, `cp-timeline-R${R}-${scheme}.json`), JSON.stringify(pt.kept));
+      await save();
+      last = (performance.now() - t0) / 1e3 - elapsed;
+      console.error(`sweep R=${R} ${scheme}: kernels ${row.kernelMs?.toFixed(1)} ms (runs ${row.kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), err ${row.maxErrVsR1.toExponential(2)}, ${last.toFixed(1)} s`);
     }
-  return rows;
+  return res;
 }
 
 /** Deterministic f16 values in ±[2^-5, 2): bits from a 32-bit hash of (tensor, element index). */

@@ -9,7 +9,7 @@
 import { FlashDevice } from '../src/gpu/device.js';
 import { GpuTimer } from '../src/gpu/timer.js';
 import { readback, storage, upload } from '../src/kernels/common.js';
-import { GEMM_TILINGS, GemmTiling, buildGemm, encodeGemm, gemmFits, tilingName } from '../src/kernels/gemm.js';
+import { GEMM_F32_TILINGS, GEMM_TILINGS, GemmF32Tiling, GemmTiling, buildGemm, buildGemmF32, encodeGemm, encodeGemmF32, gemmF32Fits, gemmF32Name, gemmF32Tile, gemmFits, tilingName } from '../src/kernels/gemm.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn, referenceInput, relErr } from '../src/reference/compare.js';
 import { referenceMatmul } from '../src/reference/matmul.js';
@@ -85,5 +85,56 @@ export async function gemmCeiling(dev: FlashDevice, size: number, reps: number, 
     }
   }
   onProgress?.(GEMM_TILINGS.length, GEMM_TILINGS.length, 'done');
+  return rows;
+}
+
+/**
+ * The portable ceiling: the plain-WGSL f32 GEMM (shaders/gemm_f32.wgsl) over its tilings at
+ * M = N = K = `size`, each first checked against float64 at 256³. Its best TFLOP/s is what plain
+ * WGSL f32 arithmetic reaches on the device: the yardstick of the portable attention kernels.
+ */
+export async function gemmCeilingF32(dev: FlashDevice, size: number, reps: number, onProgress?: (i: number, n: number, label: string) => void): Promise<CeilingRow[]> {
+  const rows: CeilingRow[] = [];
+  const S = 256;
+  const a32 = randn(S * S, 41), b32 = randn(S * S, 42);
+  const ref = referenceMatmul(Float64Array.from(a32), Float64Array.from(b32), S, S, S);
+  const big = [randn(size * size, 43), randn(size * size, 44)];
+  const run = async (pipeline: GPUComputePipeline, t: GemmF32Tiling, n: number, A: Float32Array, B: Float32Array, timed: number) => {
+    const bufs = { dims: upload(dev, new Uint32Array([n, n, n, 0]), 'gemmF32.dims', GPUBufferUsage.UNIFORM), a: upload(dev, A, 'gemmF32.a'), b: upload(dev, B, 'gemmF32.b'), c: storage(dev, n * n * 4, 'gemmF32.c') };
+    const timer = new GpuTimer(dev, Math.max(timed, 1));
+    const once = async (tw?: GPUComputePassTimestampWrites) => {
+      const enc = dev.device.createCommandEncoder({ label: 'gemmF32' });
+      encodeGemmF32(enc, dev, pipeline, t, bufs, n, n, n, tw);
+      dev.device.queue.submit([enc.finish()]);
+      await dev.device.queue.onSubmittedWorkDone();
+    };
+    try {
+      if (timed === 0) { await once(); return { c: new Float32Array(await readback(dev, bufs.c, n * n * 4)), ms: [] as number[] }; }
+      await warmUp(dev, once, 2, 200);
+      for (let i = 0; i < timed; i++) await once(timer.writes(i, 0, 1));
+      return { c: null, ms: await timer.read() };
+    } finally {
+      timer.destroy();
+      for (const x of Object.values(bufs)) dev.tracker.destroy(x);
+    }
+  };
+  for (const [n, t] of GEMM_F32_TILINGS.entries()) {
+    onProgress?.(n, GEMM_F32_TILINGS.length, gemmF32Name(t));
+    const row: CeilingRow = { M: size, N: size, K: size, tiling: gemmF32Name(t), ms: null, tflops: null, err: null };
+    rows.push(row);
+    const { BM, BN, BK } = gemmF32Tile(t);
+    const unfit = gemmF32Fits(dev, t) ?? (size % BM || size % BN || size % BK || S % BM || S % BN ? `size ${size} is not a multiple of the tile` : null);
+    if (unfit) { row.error = unfit; continue; }
+    try {
+      const pipeline = await buildGemmF32(dev, t);
+      row.err = relErr((await run(pipeline, t, S, a32, b32, 0)).c!, ref);
+      if (!(row.err <= 1e-5)) { row.error = `wrong result (relative error ${row.err})`; continue; }
+      row.ms = median((await run(pipeline, t, size, big[0], big[1], reps)).ms.filter((x) => Number.isFinite(x) && x > 0));
+      if (row.ms !== null) row.tflops = (2 * size ** 3) / (row.ms * 1e-3) / 1e12;
+    } catch (e) {
+      row.error = (e as Error).message.slice(0, 300);
+    }
+  }
+  onProgress?.(GEMM_F32_TILINGS.length, GEMM_F32_TILINGS.length, 'done');
   return rows;
 }

@@ -4,6 +4,7 @@
  * as JSON and CSV under --out. `--peer FILE` (JSON from bench/peers/torch_sdpa.py, run in the
  * same session on the same GPU) adds flashring/PyTorch ratios.
  */
+import { robustShaders } from '../src/gpu/node.js';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { acquireDevices, adapterName, FlashDevice } from '../src/gpu/device.js';
@@ -14,7 +15,7 @@ import { LAYOUTS } from '../src/ring/schedule.js';
 import { MAX_RANKS } from '../src/cli/ringArgs.js';
 import { KernelRow, spotCheck, timeKernels } from './kernels.js';
 import { RingRow, ringPoint } from './ring.js';
-import { CeilingRow, gemmCeiling } from './gemm.js';
+import { CeilingRow, gemmCeiling, gemmCeilingF32 } from './gemm.js';
 import { memorySweep } from './memory.js';
 import { CsvRow, parseCsv } from '../src/memory/csv.js';
 import { checkOutputDir, numberArg, parseCommand } from '../src/cli/args.js';
@@ -37,8 +38,9 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --memory-tp T         tensor-parallel size of the memory sweep (default 8, with sequence parallelism)
   --hbm-gib G           HBM line of the memory plot (default 80)
   --measured FILE       activation_memory.csv of measured points drawn over the model's lines
-  --ceiling             also time a tensor-core GEMM (shaders/gemm_sgmm.wgsl) over several tilings:
-                        what subgroup matrices reach on this device at all (needs them)
+  --ceiling             also time GEMMs over several tilings: a plain-WGSL f32 one (shaders/gemm_f32.wgsl,
+                        the portable kernels' yardstick) and, where the device has subgroup matrices,
+                        a tensor-core one (shaders/gemm_sgmm.wgsl): what the device reaches at all
   --ceiling-size S      its M = N = K (default 8192; quick 512; a multiple of 256)
   --peer FILE           PyTorch peer results (bench/peers/torch_sdpa.py) for ratios
   --out DIR             results folder (default bench/out)`;
@@ -68,6 +70,9 @@ function progress(label: string, i: number, n: number): void {
   process.stderr.write(`\r[${'#'.repeat(f)}${'.'.repeat(w - f)}] ${i}/${n} ${label.padEnd(60).slice(0, 60)}`);
   if (i === n) process.stderr.write('\n');
 }
+
+/** Whether Dawn's robustness transform was on for the kernels (the `robust` column; src/gpu/node.ts). */
+const ROBUST = robustShaders();
 
 interface PeerRow { pass: string; M?: number; N: number; D: number; H: number; B: number; causal: boolean; dtype: string; backend: string; ms: number; tflops: number }
 
@@ -154,8 +159,8 @@ export async function benchCommand(argv: string[]): Promise<number> {
     await mkdir(outDir, { recursive: true });
     const json = { ...meta, kernels: rows, ring: ringRows, ceiling: ceilingRows, ceilingPeer: gemmPeer ?? null, failures, peerFile: values.peer ?? null };
     await writeFile(join(outDir, `bench-${stamp}.json`), JSON.stringify(json, null, 1));
-    const cols = ['pass', 'B', 'H', 'N', 'D', 'causal', 'precision', 'path', 'ms', 'tflops', 'timer', 'checkErr', 'peerBackend', 'peerTflops', 'ratio'] as const;
-    await writeFile(join(outDir, `bench-${stamp}-kernels.csv`), [cols.join(','), ...rows.map((r) => cols.map((c) => String(r[c] ?? '')).join(','))].join('\n') + '\n');
+    const cols = ['pass', 'B', 'H', 'N', 'D', 'causal', 'precision', 'path', 'robust', 'ms', 'tflops', 'timer', 'checkErr', 'peerBackend', 'peerTflops', 'ratio'] as const;
+    await writeFile(join(outDir, `bench-${stamp}-kernels.csv`), [cols.join(','), ...rows.map((r) => cols.map((c) => c === 'robust' ? String(ROBUST) : String(r[c] ?? '')).join(','))].join('\n') + '\n');
     const rcols = ['R', 'layout', 'N', 'B', 'H', 'D', 'causal', 'precision', 'fwdWallMs', 'bwdWallMs', 'gpuKernelMs', 'unhiddenFraction', 'overlapEfficiency', 'bytesMoved', 'imbalance'] as const;
     await writeFile(join(outDir, `bench-${stamp}-ring.csv`), [rcols.join(','), ...ringRows.map((r) => rcols.map((c) => String(r[c] ?? '')).join(','))].join('\n') + '\n');
     return rows;
@@ -187,12 +192,12 @@ export async function benchCommand(argv: string[]): Promise<number> {
     }
     progress('kernels done', jobs.length, jobs.length);
     if (values.ceiling) {
-      if (!dev.hasSubgroupMatrix) failures.push('ceiling: the adapter has no chromium-experimental-subgroup-matrix');
-      else {
-        ceilingRows.push(...(await gemmCeiling(dev, ceilingSize, reps, (i, n, label) => progress(`ceiling GEMM ${label}`, i, n))));
-        for (const r of ceilingRows) if (r.error && !/needs \d+/.test(r.error)) failures.push(`ceiling ${r.tiling}: ${r.error}`);
-        await save();
-      }
+      // The portable f32 GEMM runs everywhere; the tensor-core one where subgroup matrices exist.
+      ceilingRows.push(...(await gemmCeilingF32(dev, ceilingSize, reps, (i, n, label) => progress(`ceiling GEMM ${label}`, i, n))));
+      if (!dev.hasSubgroupMatrix) failures.push('ceiling: the adapter has no chromium-experimental-subgroup-matrix (f32 GEMM only)');
+      else ceilingRows.push(...(await gemmCeiling(dev, ceilingSize, reps, (i, n, label) => progress(`ceiling GEMM ${label}`, i, n))));
+      for (const r of ceilingRows) if (r.error && !/needs \d+|not a multiple/.test(r.error)) failures.push(`ceiling ${r.tiling}: ${r.error}`);
+      await save();
     }
     if (!values['no-ring']) {
       const rp = precisions.includes('f16') ? 'f16' : 'f32';
@@ -223,7 +228,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
   for (const r of rows)
     console.log(`${r.pass.padEnd(8)} ${String(r.N).padEnd(6)} ${String(r.D).padEnd(4)} ${String(r.causal).padEnd(6)} ${r.precision}  ${r.path === 'scalar' ? 'sc ' : 'tc '}  ${r.ms.toFixed(3).padStart(9)}  ${r.tflops.toFixed(3).padStart(7)}  ${r.peerTflops === null ? '     -' : r.peerTflops.toFixed(1).padStart(12)}  ${r.ratio === null ? '-' : r.ratio.toFixed(3)}`);
   if (ceilingRows.length) {
-    console.log(`\nceiling: f16 GEMM ${ceilingSize}³ on subgroup matrices (f32 accumulation)${gemmPeer ? `; PyTorch f16 matmul ${gemmPeer.tflops.toFixed(1)} TFLOP/s` : ''}`);
+    console.log(`\nceiling: GEMM ${ceilingSize}³, plain-WGSL f32 ('f32 …') and f16 on subgroup matrices (f32 accumulation)${gemmPeer ? `; PyTorch f16 matmul ${gemmPeer.tflops.toFixed(1)} TFLOP/s` : ''}`);
     for (const r of ceilingRows)
       console.log(`  ${r.tiling.padEnd(32)} ${r.tflops === null ? `- (${r.error})` : `${r.tflops.toFixed(1).padStart(7)} TFLOP/s${gemmPeer ? `  ratio ${(r.tflops / gemmPeer.tflops).toFixed(3)}` : ''}  err ${r.err!.toExponential(1)}`}`);
   }

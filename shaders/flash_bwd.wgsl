@@ -1,51 +1,16 @@
-// FlashAttention-2 backward from the saved LSE (portable path), three entry points:
-//   preprocess:  Δ_i = Σ_d dO_id · O_id                       dispatch (ceil(Nq / WG), Hq, B)
-//   dkdv:        a K/V tile of Bc rows resident; loop over the query heads of its group and
-//                over Q tiles:  P = exp2(S − LSE·log2 e),  dV += Pᵀ dO,
-//                dP = dO Vᵀ,  dS = P ∘ (dP − Δ),  dK += scale · dSᵀ Q   dispatch (ceil(Nk / Bc), Hkv, B)
-//   dq:          a Q tile of Br rows resident; loop over K/V tiles:  dQ += scale · dS K
-//                                                              dispatch (ceil(Nq / Br), Hq, B)
-// No atomics: every output element is written by exactly one invocation, in a fixed order,
-// so gradients are bitwise reproducible. Rows with LSE = −inf (fully masked) contribute nothing.
-// Bindings, the Q/dO and K/V tiles and their loaders: flash_bwd_tiles.wgsl.
-
-@compute @workgroup_size(WG)
-fn preprocess(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let i = wg.x * WG + tid;
-  if (i >= P.Nq) { return; }
-  let row = (wg.z * P.Hq + wg.y) * P.Nq + i;
-  var acc = 0.0;
-  for (var d = 0u; d < rt(D); d++) { acc += f32(dout[row * D + d]) * f32(o[row * D + d]); }
-  delta[row] = acc;
-}
-
-var<workgroup> Pt: array<f32, BR * BC>;   // P
-var<workgroup> dSt: array<f32, BR * BC>;  // dS
-
-// P and dS for the resident tiles (queries i0.., keys j0..); masked entries are 0.
-fn tile_p_ds(i0: u32, j0: u32, tid: u32) {
-  for (var e = tid; e < rt(BR * BC); e += WG) {
-    let r = e / BC;
-    let c = e % BC;
-    var p = 0.0;
-    var ds = 0.0;
-    if (visible(i0 + r, j0 + c)) {
-      var s = 0.0;
-      var dp = 0.0;
-      for (var d = 0u; d < rt(D); d++) {
-        s += f32(Qs[r * D + d]) * f32(Ks[c * D + d]);
-        dp += f32(dOs[r * D + d]) * f32(Vs[c * D + d]);
-      }
-      p = exp2(s * P.scale_log2 - lse2_s[r]);
-      ds = p * (dp - delta_s[r]);
-    }
-    Pt[e] = p;
-    dSt[e] = ds;
-  }
-}
-
-const TPC: u32 = WG / BC;               // invocations per key row (dkdv)
-const DPC: u32 = (D + TPC - 1u) / TPC;  // head-dim columns per invocation (dkdv)
+// FlashAttention-2 backward from the saved LSE, portable path (register-tiled, f32 math), two
+// entry points after the preprocess (flash_bwd_pre.wgsl, Δ = rowsum(dO ∘ O)):
+//   dkdv:    a K/V tile of T keys resident; loop over the query heads of its group and the Q
+//            tiles that can see a key of it:  P = exp(scale·S − LSE),  dV += Pᵀ dO,
+//            dP = dO Vᵀ,  dS = P ∘ (dP − Δ),  dK += scale · dSᵀ Q     dispatch (ceil(Nk / T), Hkv, B)
+//   dq_main: a Q tile of T rows resident; loop over the K/V tiles it can see:  dQ += scale · dS K
+//                                                                     dispatch (ceil(Nq / T), Hq, B)
+// No atomics: every output element is written by exactly one invocation, in a fixed order, so
+// gradients are bitwise reproducible. A fully masked row (no visible key) contributes nothing;
+// a NaN or Inf in Q, K, V, dO, O or LSE reaches exactly the gradients the reference's does.
+// Tiles, blocks and accumulation: flash_bwd_tiles.wgsl. Causal: the dK/dV tiles start at the
+// first Q tile that sees their first key, and key tiles run in index order, heaviest first;
+// the dQ tiles run heavy-first (last first) and stop after their last visible key.
 
 @compute @workgroup_size(WG)
 fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
@@ -54,99 +19,132 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   let j0 = wg.x * BC;
   let G = P.Hq / P.Hkv;
   let kv_row0 = (b * P.Hkv + hk) * P.Nk;
-  let c_own = tid / TPC;
-  let t_own = tid % TPC;
-  var dk_acc = array<f32, DPC>();
-  var dv_acc = array<f32, DPC>();
-
-  load_kv_tile(kv_row0, j0, tid);
-  let i_start = (query_start(j0) / BR) * BR;
+  let tx = tid % T4;
+  let ty = tid / T4;
+  var dk_acc = Acc();
+  var dv_acc = Acc();
+  stage_r(false, kv_row0, j0, P.Nk, tid);
+  let z = vec4<f32>();
+  let it0 = query_start(j0) / BR;
+  let n_qt = (P.Nq + BR - 1u) / BR;
+  let offs = vec4<u32>(0u, T4, 2u * T4, 3u * T4);
   for (var g = 0u; g < G; g++) {
     let row0 = (b * P.Hq + hk * G + g) * P.Nq;
-    for (var i0 = i_start; i0 < P.Nq; i0 += BR) {
-      workgroupBarrier();
-      load_q_tile(row0, i0, tid);
-      workgroupBarrier();
-      tile_p_ds(i0, j0, tid);
-      workgroupBarrier();
-      // dV += Pᵀ dO,  dK += dSᵀ Q  (scale applied at the end)
-      for (var u = 0u; u < rt(DPC); u++) {
-        let d = t_own + u * TPC;
-        if (d < D) {
-          var xv = dv_acc[u];
-          var xk = dk_acc[u];
-          for (var r = 0u; r < rt(BR); r++) {
-            xv += Pt[r * BC + c_own] * f32(dOs[r * D + d]);
-            xk += dSt[r * BC + c_own] * f32(Qs[r * D + d]);
+    for (var it = it0; it < n_qt; it++) {
+      let i0 = it * BR;
+      workgroupBarrier();   // the previous tile's readers are done
+      stage_c(true, row0, i0, P.Nq, tid);
+      for (var x = 0u; x < rt(LR); x++) {
+        let r = tid + x * WG;
+        if (r < BR) {
+          var ls = 0.0;
+          var dl = 0.0;
+          var ke = 0u;
+          if (i0 + r < P.Nq) {
+            ls = lse[row0 + i0 + r];
+            dl = delta[row0 + i0 + r];
+            ke = key_end(i0 + r);
           }
-          dv_acc[u] = xv;
-          dk_acc[u] = xk;
+          lse_s[r] = ls;
+          delta_s[r] = dl;
+          kend_s[r] = ke;
         }
+      }
+      workgroupBarrier();
+      var x = blocks(tx, ty);   // Sᵀ (keys × queries) in x[0..4], dPᵀ in x[4..8]
+      let qi = vec4<u32>(tx) + offs;
+      let lse_c = vec4<f32>(lse_s[qi.x], lse_s[qi.y], lse_s[qi.z], lse_s[qi.w]);
+      let delta_c = vec4<f32>(delta_s[qi.x], delta_s[qi.y], delta_s[qi.z], delta_s[qi.w]);
+      let kend_c = vec4<u32>(kend_s[qi.x], kend_s[qi.y], kend_s[qi.z], kend_s[qi.w]);
+      {{#loop rr < 4}}{ let vis = vec4<u32>(j0 + ty + {{rr}}u * T4) < kend_c;
+        let p = select(z, exp2((x[{{rr}}u] * P.scale - lse_c) * LOG2E), vis);
+        Pw[(ty + {{rr}}u * T4) * TS + tx] = p;
+        dSw[(ty + {{rr}}u * T4) * TS + tx] = select(z, p * (x[4u + {{rr}}u] - delta_c), vis); }
+      {{/loop}}
+      workgroupBarrier();
+      if (j0 + BC <= key_end(i0)) {
+        accum_full(&dv_acc, &Pw, &C1, tx, ty);
+        accum_full(&dk_acc, &dSw, &C0, tx, ty);
+      } else {
+        accum_masked(&dv_acc, &Pw, &C1, tx, ty, true, j0, vec4<u32>());
+        accum_masked(&dk_acc, &dSw, &C0, tx, ty, true, j0, vec4<u32>());
       }
     }
   }
-  let j = j0 + c_own;
-  if (j < P.Nk) {
-    for (var u = 0u; u < rt(DPC); u++) {
-      let d = t_own + u * TPC;
-      if (d < D) {
-        let at = (kv_row0 + j) * D + d;
-        var xk = dk_acc[u] * P.scale;
-        var xv = dv_acc[u];
+  {{#loop rr < 4}}{
+    let j = j0 + ty + {{rr}}u * T4;
+    if (j < P.Nk) {
+      {{#loop u < DV}}{
+        let at = (kv_row0 + j) * D4 + tx + {{u}}u * T4;
+        var xk = dk_acc[{{rr}}u * DV + {{u}}u] * P.scale;
+        var xv = dv_acc[{{rr}}u * DV + {{u}}u];
         if (P.accumulate != 0u) {
-          xk += f32(dk[at]);
-          xv += f32(dv[at]);
+          xk += vec4<f32>(dk[at]);
+          xv += vec4<f32>(dv[at]);
         }
-        dk[at] = GT(xk);
-        dv[at] = GT(xv);
+        dk[at] = vec4<GT>(xk);
+        dv[at] = vec4<GT>(xv);
       }
+      {{/loop}}
     }
   }
+  {{/loop}}
 }
 
-const TPR: u32 = WG / BR;               // invocations per query row (dq)
-const DPT: u32 = (D + TPR - 1u) / TPR;  // head-dim columns per invocation (dq)
-
 @compute @workgroup_size(WG)
-fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) tid: u32) {
   let b = wg.z;
   let hq = wg.y;
-  let i0 = wg.x * BR;
+  var blk = wg.x;
+  if (P.causal != 0u) { blk = nwg.x - 1u - wg.x; }   // heavy-first
+  let i0 = blk * BR;
   let hk = hq / (P.Hq / P.Hkv);
   let row0 = (b * P.Hq + hq) * P.Nq;
   let kv_row0 = (b * P.Hkv + hk) * P.Nk;
-  let r_own = tid / TPR;
-  let t_own = tid % TPR;
-  var acc = array<f32, DPT>();
-
-  load_q_tile(row0, i0, tid);
+  let tx = tid % T4;
+  let ty = tid / T4;
+  stage_r(true, row0, i0, P.Nq, tid);
+  // The invocation's rows: LSE, Δ and visible-key ends (0 past Nq: nothing visible).
+  var lse_r = vec4<f32>();
+  var delta_r = vec4<f32>();
+  var kend = vec4<u32>();
+  {{#loop rr < 4}}if (i0 + ty + {{rr}}u * T4 < P.Nq) {
+    lse_r[{{rr}}u] = lse[row0 + i0 + ty + {{rr}}u * T4];
+    delta_r[{{rr}}u] = delta[row0 + i0 + ty + {{rr}}u * T4];
+    kend[{{rr}}u] = key_end(i0 + ty + {{rr}}u * T4);
+  }
+  {{/loop}}
+  let z = vec4<f32>();
+  let kfull = key_end(i0);
   let n_end = key_end(min(i0 + BR, P.Nq) - 1u);
-  for (var j0 = 0u; j0 < n_end; j0 += BC) {
+  let n_tiles = (n_end + BC - 1u) / BC;
+  var acc = Acc();
+  for (var jt = 0u; jt < n_tiles; jt++) {
+    let j0 = jt * BC;
+    workgroupBarrier();   // the previous tile's readers are done
+    stage_c(false, kv_row0, j0, P.Nk, tid);
     workgroupBarrier();
-    load_kv_tile(kv_row0, j0, tid);
+    var x = blocks(tx, ty);   // S in x[0..4], dP in x[4..8]
+    let keys = vec4<u32>(j0 + tx) + vec4<u32>(0u, T4, 2u * T4, 3u * T4);
+    {{#loop rr < 4}}{ let vis = keys < vec4<u32>(kend[{{rr}}u]);
+      let p = select(z, exp2((x[{{rr}}u] * P.scale - vec4<f32>(lse_r[{{rr}}u])) * LOG2E), vis);
+      dSw[(ty + {{rr}}u * T4) * TS + tx] = select(z, p * (x[4u + {{rr}}u] - vec4<f32>(delta_r[{{rr}}u])), vis); }
+    {{/loop}}
     workgroupBarrier();
-    tile_p_ds(i0, j0, tid);
-    workgroupBarrier();
-    // dQ += dS K  (scale applied at the end)
-    for (var u = 0u; u < rt(DPT); u++) {
-      let d = t_own + u * TPR;
-      if (d < D) {
-        var x = acc[u];
-        for (var c = 0u; c < rt(BC); c++) { x += dSt[r_own * BC + c] * f32(Ks[c * D + d]); }
-        acc[u] = x;
+    if (j0 + BC <= kfull) { accum_full(&acc, &dSw, &C0, tx, ty); } else { accum_masked(&acc, &dSw, &C0, tx, ty, false, j0, kend); }
+  }
+  {{#loop rr < 4}}{
+    let i = i0 + ty + {{rr}}u * T4;
+    if (i < P.Nq) {
+      {{#loop u < DV}}{
+        let at = (row0 + i) * D4 + tx + {{u}}u * T4;
+        var x = acc[{{rr}}u * DV + {{u}}u] * P.scale;
+        if (P.accumulate != 0u) { x += vec4<f32>(dq[at]); }
+        dq[at] = vec4<GT>(x);
       }
+      {{/loop}}
     }
   }
-  let i = i0 + r_own;
-  if (i < P.Nq) {
-    for (var u = 0u; u < rt(DPT); u++) {
-      let d = t_own + u * TPR;
-      if (d < D) {
-        let at = (row0 + i) * D + d;
-        var x = acc[u] * P.scale;
-        if (P.accumulate != 0u) { x += f32(dq[at]); }
-        dq[at] = GT(x);
-      }
-    }
-  }
+  {{/loop}}
 }

@@ -46,6 +46,39 @@ function gradErr(x: HostTensor, ref: Float64Array, scaleRef: Float64Array): numb
   return norm(xs) / norm(scaleRef);
 }
 
+/**
+ * Attention forward and backward as a plain f32 implementation computes them (every
+ * intermediate rounded to f32 with Math.fround, untiled, Δ = rowsum(dO ∘ O)): the yardstick of
+ * the extreme-logit test. One head, no masking beyond causal.
+ */
+function plainF32Backward(s: AttentionShape, x: { q: Float32Array; k: Float32Array; v: Float32Array; dout: Float32Array }, causal: boolean) {
+  const f = Math.fround, { Nq, Nk, D } = s, scale = f(1 / Math.sqrt(D));
+  const dot = (a: Float32Array, i: number, b: Float32Array, j: number) => { let t = 0; for (let d = 0; d < D; d++) t = f(t + f(a[i * D + d] * b[j * D + d])); return t; };
+  const dq = new Float32Array(Nq * D), dk = new Float32Array(Nk * D);
+  for (let i = 0; i < Nq; i++) {
+    const n = causal ? i + 1 : Nk;
+    const S = Array.from({ length: n }, (_, j) => f(scale * dot(x.q, i, x.k, j)));
+    const m = Math.max(...S);
+    const e = S.map((y) => f(Math.exp(f(y - m))));
+    let l = 0;
+    for (const y of e) l = f(l + y);
+    const lse = f(m + f(Math.log(l)));
+    const o = new Float32Array(D);
+    for (let j = 0; j < n; j++) for (let d = 0; d < D; d++) o[d] = f(o[d] + f(f(e[j] / l) * x.v[j * D + d]));
+    let delta = 0;
+    for (let d = 0; d < D; d++) delta = f(delta + f(x.dout[i * D + d] * o[d]));
+    for (let j = 0; j < n; j++) {
+      const p = f(Math.exp(f(S[j] - lse)));
+      const ds = f(p * f(dot(x.dout, i, x.v, j) - delta));
+      for (let d = 0; d < D; d++) {
+        dq[i * D + d] = f(dq[i * D + d] + f(f(scale * ds) * x.k[j * D + d]));
+        dk[j * D + d] = f(dk[j * D + d] + f(f(scale * ds) * x.q[i * D + d]));
+      }
+    }
+  }
+  return { dq, dk };
+}
+
 const sq = (N: number, D: number, extra: Partial<AttentionShape> = {}): AttentionShape => ({ B: 1, Hq: 2, Hkv: 2, Nq: N, Nk: N, D, ...extra });
 
 describe('FlashAttention backward vs float64 reference', () => {
@@ -71,6 +104,40 @@ describe('FlashAttention backward vs float64 reference', () => {
 
   it('large logits (inputs ×8)', async () => {
     for (const [p, path] of paths) await run(sq(70, 32, { Hq: 1, Hkv: 1 }), { causal: true }, p, SEED + 11, 8, path);
+  });
+
+  it('NaN and Inf in one element of Q, K, V or dO reach exactly the gradients the reference says', async () => {
+    const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: 29, Nk: 29, D: 16 };
+    for (const causal of [false, true]) for (const t of ['q', 'k', 'v', 'dout'] as const) for (const bad of [NaN, Infinity]) {
+      const x = makeInputs(s, SEED + 37);
+      x[t][14 * 16 + 5] = bad;   // row 14: causal leaves rows/keys on both sides of it
+      for (const [p, path] of paths) {
+        if (path !== 'scalar') continue;
+        const r = refInputs(x, p);
+        const ref = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal });
+        const fwd = await attentionForward(dev, s, x, { causal, precision: p });
+        const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { causal, precision: p, path });
+        for (const g of ['dq', 'dk', 'dv'] as const) expect(err(got[g], ref[g]), `${g} ${p} ${t}=${bad} causal=${causal}`).toBeLessThanOrEqual(TOL[p].grad);
+        expect([...ref.dq, ...ref.dk, ...ref.dv].some((y) => !Number.isFinite(y)), 'the case reaches a gradient').toBe(true);
+      }
+    }
+  });
+
+  it('extreme logits (inputs ×30): f32 dQ, dK within 1.5× of a plain f32 implementation', async () => {
+    for (const causal of [false, true]) {
+      const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: 64, Nk: 64, D: 32 };
+      const x = makeInputs(s, SEED + 43, 30);
+      const r = refInputs(x, 'f32');
+      const ref = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal });
+      const plain = plainF32Backward(s, x, causal);
+      const fwd = await attentionForward(dev, s, x, { causal, precision: 'f32', path: 'scalar' });
+      const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { causal, precision: 'f32', path: 'scalar' });
+      for (const g of ['dq', 'dk'] as const) {
+        const e = err(got[g], ref[g]), ep = err(plain[g], ref[g]);
+        console.log(`inputs ×30 causal=${causal} ${g}: kernel ${e.toExponential(2)}, plain f32 ${ep.toExponential(2)}`);
+        expect(e, `${g} causal=${causal}: kernel ${e}, plain f32 ${ep}`).toBeLessThanOrEqual(1.5 * ep);
+      }
+    }
   });
 
   it('fully masked rows contribute nothing and give no NaN', async () => {

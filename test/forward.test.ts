@@ -72,6 +72,39 @@ describe('FlashAttention forward vs float64 reference', () => {
     }
   });
 
+  it('NaN and Inf in one element of Q, K or V propagate exactly as the reference defines', async () => {
+    const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: 37, Nk: 37, D: 16 };
+    for (const causal of [false, true]) for (const t of ['q', 'k', 'v'] as const) for (const bad of [NaN, Infinity, -Infinity]) {
+      const x = makeInputs(s, SEED + 31);
+      x[t][20 * 16 + 3] = bad;   // row 20: causal leaves rows/keys on both sides of it
+      for (const [p, path] of paths) {
+        if (path !== 'scalar') continue;
+        const r = refInputs(x, p);
+        const ref = referenceForward(s, r.q, r.k, r.v, { causal });
+        const got = await attentionForward(dev, s, x, { causal, precision: p, path });
+        const tag = `${p} ${t}=${bad} causal=${causal}`;
+        expect(err(got.o, ref.o), `O ${tag}`).toBeLessThanOrEqual(TOL[p].out);
+        expect(err(got.lse, ref.lse), `LSE ${tag}`).toBeLessThanOrEqual(TOL[p].out);
+        expect(ref.o.some((y) => !Number.isFinite(y)), `the case reaches an output ${tag}`).toBe(true);
+      }
+    }
+  });
+
+  it('the workgroup-memory row reduction and pinned tiles give the same results', async () => {
+    const saved = { r: process.env.FLASHRING_PORTABLE_REDUCE, f: process.env.FLASHRING_PORTABLE_FWD };
+    try {
+      for (const [reduce, tile] of [['workgroup', ''], ['workgroup', '16x8'], ['', '8x4'], ['', '64x32']]) {
+        process.env.FLASHRING_PORTABLE_REDUCE = reduce;
+        process.env.FLASHRING_PORTABLE_FWD = tile;
+        await check(sq(45, 32), { causal: true }, 'f32', SEED + 41);
+        if (tile !== '64x32') await check(sq(30, 64), {}, 'f32', SEED + 42); // 64x32 at D = 64 needs more than lavapipe's 32 KiB
+      }
+    } finally {
+      process.env.FLASHRING_PORTABLE_REDUCE = saved.r ?? '';
+      process.env.FLASHRING_PORTABLE_FWD = saved.f ?? '';
+    }
+  });
+
   it('splits tensors larger than one binding and still matches', async () => {
     const s: AttentionShape = { B: 2, Hq: 4, Hkv: 2, Nq: 24, Nk: 24, D: 16 };
     const x = makeInputs(s, SEED + 9);

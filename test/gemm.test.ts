@@ -1,7 +1,7 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevice } from './gpu.js';
 import { FlashDevice } from '../src/gpu/device.js';
-import { GEMM_TILINGS, buildGemm, encodeGemm, gemmFits, gemmTile, tilingName } from '../src/kernels/gemm.js';
+import { GEMM_TILINGS, GEMM_F32_TILINGS, buildGemm, buildGemmF32, encodeGemm, encodeGemmF32, gemmF32Fits, gemmF32Name, gemmF32Tile, gemmFits, gemmTile, tilingName } from '../src/kernels/gemm.js';
 import { readback, storage, upload } from '../src/kernels/common.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn, referenceInput, relErr } from '../src/reference/compare.js';
@@ -35,6 +35,31 @@ describe('tensor-core GEMM (ceiling probe)', () => {
       const c = new Float32Array(await readback(dev, bufs.c, M * N * 4));
       for (const x of Object.values(bufs)) dev.tracker.destroy(x);
       expect(relErr(c, ref), tilingName(t)).toBeLessThanOrEqual(1e-5);
+      ran++;
+    }
+    expect(ran).toBeGreaterThan(3);
+  });
+});
+
+describe('portable f32 GEMM (ceiling probe)', () => {
+  it('every tiling matches float64 on fresh random f32 inputs', async () => {
+    const M = 256, N = 256, K = 48;
+    const a = randn(M * K, Date.now() % 1000), b = randn(K * N, 9 + (Date.now() % 1000));
+    const ref = referenceMatmul(Float64Array.from(a), Float64Array.from(b), M, K, N);
+    let ran = 0;
+    for (const t of GEMM_F32_TILINGS) {
+      const { BM, BN, BK } = gemmF32Tile(t);
+      if (gemmF32Fits(dev, t) || M % BM || N % BN || K % BK) continue;
+      const bufs = {
+        dims: upload(dev, new Uint32Array([M, N, K, 0]), 'dims', GPUBufferUsage.UNIFORM),
+        a: upload(dev, a, 'a'), b: upload(dev, b, 'b'), c: storage(dev, M * N * 4, 'c'),
+      };
+      const enc = dev.device.createCommandEncoder();
+      encodeGemmF32(enc, dev, await buildGemmF32(dev, t), t, bufs, M, N, K);
+      dev.device.queue.submit([enc.finish()]);
+      const c = new Float32Array(await readback(dev, bufs.c, M * N * 4));
+      for (const x of Object.values(bufs)) dev.tracker.destroy(x);
+      expect(relErr(c, ref), gemmF32Name(t)).toBeLessThanOrEqual(1e-5);
       ran++;
     }
     expect(ran).toBeGreaterThan(3);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import {
-  DEFAULT_LINES, DEFAULT_PARALLEL, GIB, ModelConfig, PRESETS, ParallelConfig, STACKS, layerTerms, memoryBreakdown, parseLines,
+  DEFAULT_LINES, DEFAULT_PARALLEL, ModelConfig, PRESETS, ParallelConfig, STACKS, layerTerms, memoryBreakdown, parseLines,
   parseRecomputeSpec, peakActivationBytes, recomputeSpec,
 } from '../src/memory/model.js';
 import { parseCsv } from '../src/memory/csv.js';

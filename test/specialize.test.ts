@@ -44,10 +44,14 @@ describe('subgroup-matrix spelling', () => {
 
 describe('tile planner', () => {
   it('picks the largest tile that fits workgroup memory, and says when nothing fits', () => {
-    expect(planTiles('fwd', 64, 'f32', 32768)).toMatchObject({ BR: 16, BC: 16 });
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 64, BC: 32, WG: 128, reduce: 'subgroup' });
+    expect(planTiles('fwd', 64, 'f32', 16384, 256)).toMatchObject({ BR: 32, BC: 16, reduce: 'workgroup' });
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 4)).toMatchObject({ reduce: 'workgroup' }); // subgroups smaller than a row block
+    expect(planTiles('fwd', 8, 'f32', 49152, 1024, 32)).toMatchObject({ BC: 8 }); // Bc/4 must divide D/4
+    expect(planTiles('bwd', 64, 'f32', 16384, 256)).toMatchObject({ BR: 8, BC: 8 });
     const p = planTiles('bwd', 256, 'f32', 32768);
     expect(p.workgroupBytes).toBeLessThanOrEqual(32768);
-    expect(workgroupBytes('bwd', 16, 16, 256, 4)).toBeGreaterThan(32768);
+    expect(workgroupBytes('bwd', 16, 16, 256)).toBeGreaterThan(32768);
     expect(() => planTiles('bwd', 256, 'f32', 4096)).toThrow(LimitError);
     expect(() => planTiles('bwd', 256, 'f32', 4096)).toThrow(/maxComputeWorkgroupStorageSize/);
   });

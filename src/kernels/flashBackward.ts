@@ -7,7 +7,7 @@ import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
 import { SHADERS } from './shaders.js';
 import { passWrites } from '../gpu/timer.js';
 import {
-  KernelPath, PathRequest, buildSgmmPipelines, choosePath, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planTiles,
+  KernelPath, PathRequest, buildSgmmPipelines, choosePath, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planDeviceTiles, portableValues,
 } from './common.js';
 
 export interface BackwardBuffers {
@@ -59,13 +59,14 @@ export class FlashBackward {
 
   /**
    * 'auto' takes the subgroup-matrix (tensor-core) dK/dV and dQ kernels for f16 where the adapter
-   * has them and the tiles fit, else the scalar kernels (FLASHRING_PATH=scalar forces scalar).
+   * has them and the tiles fit, else the portable register-tiled kernels ('scalar';
+   * FLASHRING_PATH=scalar forces them).
    */
   static create(dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest = 'auto'): Promise<FlashBackward> {
     return choosePath(path, 'backward', () => planSgmm(dev, D, types.precision, 'bwd'),
       (plan) => FlashBackward.build(dev, D, types, plan, 'subgroup-matrix'),
       async (reason) => {
-        const k = await FlashBackward.build(dev, D, types, planTiles('bwd', D, types.precision, dev.device.limits.maxComputeWorkgroupStorageSize), 'scalar');
+        const k = await FlashBackward.build(dev, D, types, planDeviceTiles('bwd', D, types.precision, dev), 'scalar');
         return reason ? new FlashBackward(dev, D, types, k.plan, 'scalar', k.layout, k.pre, k.kv, k.q, reason) : k;
       });
   }
@@ -84,15 +85,13 @@ export class FlashBackward {
       });
       const pl = device.createPipelineLayout({ label: 'FlashBackward.pipelineLayout', bindGroupLayouts: [layout] });
       const label = `FlashBackward[D=${D},${types.precision},${path},Br=${plan.BR},Bc=${plan.BC},WG=${plan.WG}]`;
-      const scalarPlan = path === 'scalar' ? plan : PRE_PLAN;
-      const scalarCode = attentionSource(SHADERS.flashBwd, D, scalarPlan, types, !dev.isCPU);
+      const preCode = attentionSource(SHADERS.flashBwdPre, D, PRE_PLAN, types, !dev.isCPU);
+      const pre = await buildPipeline(dev, `${label}.preprocess`, preCode, 'preprocess', pl);
       if (path === 'scalar') {
-        const [pre, kv, q] = await Promise.all(
-          (['preprocess', 'dkdv', 'dq_main'] as const).map((ep) => buildPipeline(dev, `${label}.${ep}`, scalarCode, ep, pl)),
-        );
+        const code = attentionSource(SHADERS.flashBwd, D, plan, types, !dev.isCPU, [], portableValues('bwd', D, plan));
+        const [kv, q] = await Promise.all((['dkdv', 'dq_main'] as const).map((ep) => buildPipeline(dev, `${label}.${ep}`, code, ep, pl)));
         return new FlashBackward(dev, D, types, plan, path, layout, pre, kv, q);
       }
-      const pre = await buildPipeline(dev, `${label}.preprocess`, scalarCode, 'preprocess', pl);
       const [kv, q] = await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashBwdSgmm, D, plan, types, true, extra), ['dkdv', 'dq_main'], pl);
       return new FlashBackward(dev, D, types, plan, path, layout, pre, kv, q);
     });

@@ -6,7 +6,7 @@ import { FlashDevice } from '../gpu/device.js';
 import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
 import { SHADERS } from './shaders.js';
 import {
-  KernelPath, PathRequest, buildSgmmPipelines, choosePath, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planTiles,
+  KernelPath, PathRequest, buildSgmmPipelines, choosePath, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planDeviceTiles, portableValues,
 } from './common.js';
 
 export interface ForwardBuffers {
@@ -31,17 +31,21 @@ export class FlashForward {
 
   /**
    * 'auto' takes the subgroup-matrix (tensor-core) path for f16 where the adapter has it and
-   * falls back to the scalar kernel otherwise (FLASHRING_PATH=scalar forces scalar).
+   * falls back to the portable register-tiled kernel ('scalar': no subgroup matrices) otherwise
+   * (FLASHRING_PATH=scalar forces it).
    */
   static create(dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest = 'auto'): Promise<FlashForward> {
     return choosePath(path, 'forward', () => planSgmm(dev, D, types.precision),
       (plan) => FlashForward.createSgmm(dev, D, types, plan),
       async (reason) => {
-        const plan = planTiles('fwd', D, types.precision, dev.device.limits.maxComputeWorkgroupStorageSize);
-        const key = `fwd:${D}:${types.precision}:${types.out}:${plan.BR}x${plan.BC}`;
+        const plan = planDeviceTiles('fwd', D, types.precision, dev);
+        const reduce = plan.reduce ?? 'workgroup';
+        const key = `fwd:${D}:${types.precision}:${types.out}:${plan.BR}x${plan.BC}:${reduce}`;
         const k = await cachedKernel(dev, key, async () => {
-          const label = `FlashForward[D=${D},${types.precision}->${types.out},Br=${plan.BR},Bc=${plan.BC}]`;
-          const pipeline = await buildPipeline(dev, label, attentionSource(SHADERS.flashFwd, D, plan, { ...types, grad: types.out }, !dev.isCPU));
+          const label = `FlashForward[D=${D},${types.precision}->${types.out},Br=${plan.BR},Bc=${plan.BC},${reduce}]`;
+          const code = attentionSource(SHADERS.flashFwd[reduce], D, plan, { ...types, grad: types.out }, !dev.isCPU,
+            reduce === 'subgroup' ? ['subgroups'] : [], portableValues('fwd', D, plan));
+          const pipeline = await buildPipeline(dev, label, code);
           return new FlashForward(dev, D, types, plan, 'scalar', pipeline);
         });
         return reason ? new FlashForward(dev, D, types, k.plan, 'scalar', k.pipeline, reason) : k;

@@ -1,10 +1,11 @@
 /**
- * The tensor-core GEMM kernel module (shaders/gemm_sgmm.wgsl): C = A·B, f16 in, f32 out, on
- * subgroup matrices. Not an attention kernel: the bench's ceiling probe (bench/gemm.ts) times
- * it to show what subgroup matrices reach on a device at all.
+ * The ceiling GEMM kernel modules, not attention kernels: the bench's ceiling probe
+ * (bench/gemm.ts) times them to show what a device reaches at all. The tensor-core GEMM
+ * (shaders/gemm_sgmm.wgsl): C = A·B, f16 in, f32 out, on subgroup matrices; the portable f32
+ * GEMM (shaders/gemm_f32.wgsl, below): plain WGSL, register-tiled.
  */
 import { FlashDevice } from '../gpu/device.js';
-import { buildSgmmPipelines } from './common.js';
+import { buildPipeline, buildSgmmPipelines } from './common.js';
 import { specialize } from './specialize.js';
 import { SHADERS } from './shaders.js';
 
@@ -47,6 +48,49 @@ export function encodeGemm(
   const { BM, BN } = gemmTile(t);
   const bind = dev.device.createBindGroup({ label: 'gemm.bind', layout: pipeline.getBindGroupLayout(0), entries: [b.dims, b.a, b.b, b.c].map((buffer, binding) => ({ binding, resource: { buffer } })) });
   const pass = enc.beginComputePass({ label: 'gemm.pass', timestampWrites: tw });
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bind);
+  pass.dispatchWorkgroups(N / BN, M / BM);
+  pass.end();
+}
+
+/**
+ * The portable ceiling probe (shaders/gemm_f32.wgsl): C = A·B in f32 on plain WGSL, register-
+ * tiled. Tilings [TMV, TNV, BK]: a 16×16 workgroup owns a (64·TMV)×(64·TNV) block of C and
+ * walks K in steps of BK (BK·16·TMV and BK·16·TNV must be multiples of 256).
+ */
+export type GemmF32Tiling = [TMV: number, TNV: number, BK: number];
+export const GEMM_F32_TILINGS: GemmF32Tiling[] = [[2, 2, 16], [2, 2, 8], [4, 2, 8], [2, 4, 8], [1, 1, 16], [2, 1, 16], [1, 2, 16]];
+export const gemmF32Tile = ([TMV, TNV, BK]: GemmF32Tiling) => ({ BM: 64 * TMV, BN: 64 * TNV, BK });
+export const gemmF32Name = (t: GemmF32Tiling) => `f32 ${64 * t[0]}x${64 * t[1]} block, BK ${t[2]}`;
+
+/** Whether an f32 tiling fits the device (workgroup memory, 256 invocations). */
+export function gemmF32Fits(dev: FlashDevice, t: GemmF32Tiling): string | null {
+  const { BM, BN, BK } = gemmF32Tile(t);
+  const bytes = BK * (BM + BN) * 4;
+  const lim = dev.device.limits;
+  if (bytes > lim.maxComputeWorkgroupStorageSize) return `needs ${bytes} bytes of workgroup memory (device: ${lim.maxComputeWorkgroupStorageSize})`;
+  if (lim.maxComputeInvocationsPerWorkgroup < 256) return `needs 256 invocations (device: ${lim.maxComputeInvocationsPerWorkgroup})`;
+  return null;
+}
+
+export function gemmF32Source(t: GemmF32Tiling): string {
+  return specialize(SHADERS.gemmF32, { TMV: t[0], TNV: t[1], BK: t[2] });
+}
+
+export async function buildGemmF32(dev: FlashDevice, t: GemmF32Tiling): Promise<GPUComputePipeline> {
+  return buildPipeline(dev, `GemmF32[${gemmF32Name(t)}]`, gemmF32Source(t));
+}
+
+/** Encodes C = A·B in f32 (M, N, K multiples of the tiling's BM, BN, BK); `dims` holds [M, N, K, 0] as u32. */
+export function encodeGemmF32(
+  enc: GPUCommandEncoder, dev: FlashDevice, pipeline: GPUComputePipeline, t: GemmF32Tiling,
+  b: { dims: GPUBuffer; a: GPUBuffer; b: GPUBuffer; c: GPUBuffer }, M: number, N: number, K: number, tw?: GPUComputePassTimestampWrites,
+): void {
+  const { BM, BN, BK } = gemmF32Tile(t);
+  if (M % BM || N % BN || K % BK) throw new Error(`GemmF32: ${M}x${N}x${K} is not a multiple of the tile ${BM}x${BN}x${BK}`);
+  const bind = dev.device.createBindGroup({ label: 'gemmF32.bind', layout: pipeline.getBindGroupLayout(0), entries: [b.dims, b.a, b.b, b.c].map((buffer, binding) => ({ binding, resource: { buffer } })) });
+  const pass = enc.beginComputePass({ label: 'gemmF32.pass', timestampWrites: tw });
   pass.setPipeline(pipeline);
   pass.setBindGroup(0, bind);
   pass.dispatchWorkgroups(N / BN, M / BM);

@@ -3,18 +3,28 @@
  * `?raw`; Node scripts run through bin/flashring.mjs, which registers a loader for it.
  */
 import common from '../../shaders/common.wgsl?raw';
-import flashFwd from '../../shaders/flash_fwd.wgsl?raw';
+import flashFwdBody from '../../shaders/flash_fwd.wgsl?raw';
+import rowsSubgroup from '../../shaders/flash_rows_sg.wgsl?raw';
+import rowsWorkgroup from '../../shaders/flash_rows_wg.wgsl?raw';
 import sgmmCommon from '../../shaders/sgmm_common.wgsl?raw';
 import flashFwdSgmmBody from '../../shaders/flash_fwd_sgmm.wgsl?raw';
 import flashBwdTiles from '../../shaders/flash_bwd_tiles.wgsl?raw';
 import flashBwdScalar from '../../shaders/flash_bwd.wgsl?raw';
+import flashBwdPre from '../../shaders/flash_bwd_pre.wgsl?raw';
+import gemmF32 from '../../shaders/gemm_f32.wgsl?raw';
 import flashBwdSgmmBody from '../../shaders/flash_bwd_sgmm.wgsl?raw';
 import merge from '../../shaders/merge.wgsl?raw';
 import gemmSgmmBody from '../../shaders/gemm_sgmm.wgsl?raw';
 
 /**
- * The scalar backward kernels take their bindings, tiles and loaders from flash_bwd_tiles.wgsl;
- * the tensor-core ones have their own (16-byte loads, prefetched).
+ * The portable forward with its row reduction: subgroup shuffles (flash_rows_sg.wgsl) or
+ * workgroup memory (flash_rows_wg.wgsl).
+ */
+const flashFwd = { subgroup: `${flashFwdBody}\n${rowsSubgroup}`, workgroup: `${flashFwdBody}\n${rowsWorkgroup}` };
+/**
+ * The portable backward kernels take their bindings, tiles and products from
+ * flash_bwd_tiles.wgsl; the preprocess (Δ) is its own module, shared with the tensor-core
+ * backward, which has its own tiles (16-byte loads, prefetched).
  */
 const flashBwd = `${flashBwdTiles}\n${flashBwdScalar}`;
 /** The tensor-core kernels share their matrix types and 16-byte unpacking (sgmm_common.wgsl). */
@@ -22,5 +32,5 @@ const flashFwdSgmm = `${sgmmCommon}\n${flashFwdSgmmBody}`;
 const flashBwdSgmm = `${sgmmCommon}\n${flashBwdSgmmBody}`;
 const gemmSgmm = `${sgmmCommon}\n${gemmSgmmBody}`;
 
-/** gemmSgmm is the bench's ceiling probe (bench/gemm.ts), not an attention kernel. */
-export const SHADERS = { common, flashFwd, flashFwdSgmm, flashBwd, flashBwdSgmm, merge, gemmSgmm } as const;
+/** gemmSgmm and gemmF32 are the bench's ceiling probes (bench/gemm.ts), not attention kernels. */
+export const SHADERS = { common, flashFwd, flashFwdSgmm, flashBwd, flashBwdPre, flashBwdSgmm, merge, gemmSgmm, gemmF32 } as const;

@@ -7,17 +7,21 @@
  * e.g. `D/16`): the body is repeated for X = 0 … N−1 with `{{X}}` replaced by the index. The tensor-core kernels use it to
  * give each 16×16 register block its own variable (q0, q1, …), so that no matrix is indexed
  * through an array at run time.
+ *
+ * `{{#loop X < N}} … {{/loop}}` is the same, except with `roll` set (CPU adapters, where long
+ * unrolled code compiles slowly): then it becomes one WGSL loop, `{{X}}u` and `{{X}}` naming
+ * its counter, with the bound through rt() (shaders/common.wgsl) so it is not unrolled again.
  */
 export type SpecValues = Record<string, string | number>;
 
-const FOR = /\{\{#for\s+([A-Za-z_]\w*)\s*<\s*([A-Za-z_]\w*|\d+)(?:\s*\/\s*(\d+))?\s*\}\}((?:(?!\{\{#for)[\s\S])*?)\{\{\/for\}\}/;
+const FOR = /\{\{#(for|loop)\s+([A-Za-z_]\w*)\s*<\s*([A-Za-z_]\w*|\d+)(?:\s*\/\s*(\d+))?\s*\}\}((?:(?!\{\{#(?:for|loop))[\s\S])*?)\{\{\/\1\}\}/;
 
-export function specialize(template: string, values: SpecValues): string {
+export function specialize(template: string, values: SpecValues, opts: { roll?: boolean } = {}): string {
   const used = new Set<string>();
   let src = template;
   // Innermost loop first: its body holds no other {{#for}}.
   for (let m = FOR.exec(src); m; m = FOR.exec(src)) {
-    const [whole, name, bound, div, body] = m;
+    const [whole, kind, name, bound, div, body] = m;
     let n: number;
     if (/^\d+$/.test(bound)) n = Number(bound);
     else {
@@ -28,10 +32,13 @@ export function specialize(template: string, values: SpecValues): string {
     if (div) n /= Number(div);
     if (!Number.isInteger(n) || n < 0) throw new Error(`specialize: loop bound ${bound} = ${n} is not a count`);
     if (name in values) throw new Error(`specialize: loop variable ${name} shadows a value`);
-    const unrolled = Array.from({ length: n }, (_, i) => body.replace(new RegExp(`\\{\\{\\s*${name}\\s*\\}\\}`, 'g'), String(i))).join('');
+    const counter = `${name}_i`;
+    const unrolled = kind === 'loop' && opts.roll
+      ? `for (var ${counter} = 0u; ${counter} < rt(${n}u); ${counter}++) {${body.replace(new RegExp(`\\{\\{\\s*${name}\\s*\\}\\}u?`, 'g'), counter)}}`
+      : Array.from({ length: n }, (_, i) => body.replace(new RegExp(`\\{\\{\\s*${name}\\s*\\}\\}`, 'g'), String(i))).join('');
     src = src.slice(0, m.index) + unrolled + src.slice(m.index + whole.length);
   }
-  if (/\{\{[#/]/.test(src)) throw new Error('specialize: unbalanced {{#for}} / {{/for}}');
+  if (/\{\{[#/]/.test(src)) throw new Error('specialize: unbalanced {{#for}} / {{/for}} or {{#loop}} / {{/loop}}');
   const out = src.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_, name: string) => {
     if (!(name in values)) throw new Error(`specialize: no value for {{${name}}}`);
     used.add(name);

@@ -1,0 +1,30 @@
+// Backward preprocess, for the portable and the tensor-core backward alike:
+//   Δ_i = Σ_d dO_id · O_id                                 dispatch (ceil(Nq / WG), Hq, B)
+// One invocation per query row, 16-byte loads. Bounds: rows i < Nq only, so
+// row·D/4 + d4 < B·Hq·Nq·D/4. Non-finite values: the reference's Δ is Σ_j P_ij dP_ij; where dO_i
+// holds an Inf or NaN, every visible dP_ij − Δ_i of it is NaN (Inf − Inf, or NaN), which
+// dO_i · O_i alone would not give (one Inf times a finite O is Inf): so Δ_i = NaN then. An
+// Inf or NaN in O (from V, Q or K) reaches Δ through the product as it reaches the reference's.
+
+@group(0) @binding(4) var<storage, read> o: array<vec4<OT>>;
+@group(0) @binding(5) var<storage, read> dout: array<vec4<ST>>;
+@group(0) @binding(7) var<storage, read_write> delta: array<f32>;
+
+@compute @workgroup_size(WG)
+fn preprocess(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let i = wg.x * WG + tid;
+  if (i >= P.Nq) { return; }
+  let row = (wg.z * P.Hq + wg.y) * P.Nq + i;
+  var acc = 0.0;
+  var bad = false;
+  for (var d4 = 0u; d4 < rt(D / 4u); d4++) {
+    let g = vec4<f32>(dout[row * (D / 4u) + d4]);
+    bad = bad || any((bitcast<vec4<u32>>(g) & vec4<u32>(0x7f800000u)) == vec4<u32>(0x7f800000u));
+    acc += dot(g, vec4<f32>(o[row * (D / 4u) + d4]));
+  }
+  if (bad) {
+    var nan_bits = 0x7fc00000u; // a runtime value: NaN is not a valid WGSL constant
+    acc = bitcast<f32>(nan_bits);
+  }
+  delta[row] = acc;
+}

@@ -1,0 +1,23 @@
+// Row reductions of the portable forward through subgroup shuffles (the `subgroups` feature).
+// The TX invocations that share a row block are tid = ty·TX + tx, consecutive local indices;
+// the host takes this file only when the adapter's smallest subgroup holds at least TX
+// invocations, so they sit in one subgroup, at lanes that differ only in their low log2(TX)
+// bits (subgroups of a 1-D workgroup are consecutive local indices on every driver we run on;
+// the forward tests check the result on lavapipe and the H200). XOR of those bits stays
+// inside the row block. Components are 4 rows.
+
+// Max over the row block; a NaN operand may be dropped (WGSL max), but the NaN score still
+// reaches P~ = exp(NaN − m) and so ℓ, O and LSE.
+fn row_max4(x: vec4<f32>, tid: u32) -> vec4<f32> {
+  var r = x;
+  {{#for b < LOG2TX}}r = max(r, subgroupShuffleXor(r, 1u << {{b}}u));
+  {{/for}}
+  return r;
+}
+
+fn row_sum4(x: vec4<f32>, tid: u32) -> vec4<f32> {
+  var r = x;
+  {{#for b < LOG2TX}}r += subgroupShuffleXor(r, 1u << {{b}}u);
+  {{/for}}
+  return r;
+}
