@@ -5,7 +5,8 @@
 #     robustness off; (ii) the kernel bench with the best tiles, robustness on and off;
 # (iii) PyTorch's memory-efficient f32 SDPA in the same call; (iv) the f32 GEMM ceiling;
 # then a table: flashring TFLOP/s, peer TFLOP/s, ratio.
-# Knobs (for a dry run on a CPU): N, DS, REPS, CEIL, FWD_TILES, BWD_TILES, PEER=0 (skip PyTorch).
+# Knobs (for a dry run on a CPU): N, DS, REPS, CEIL, FWD_TILES, BWD_TILES, PEER=0 (skip PyTorch);
+# to fit a short lease: CAUSAL=false, ROBUST_PRECS=f32 (robust runs of f32 only).
 set -uo pipefail
 out=${OUT:-bench/out}; mkdir -p "$out"
 N=${N:-16384}; DS=${DS:-64,128}; REPS=${REPS:-3}; CEIL=${CEIL:-8192}
@@ -53,11 +54,13 @@ peer=(); [ -f "$out/peer.json" ] && peer=(--peer "$out/peer.json")
 echo "== (ii) kernel bench with the best tiles, robustness on and off"
 for robust in 1 0; do
   for D in ${DS//,/ }; do
-    for prec in f32 f16; do
+    # Robust (browser) runs: the precisions in ROBUST_PRECS (default both); CAUSAL picks the masks.
+    precs="f32 f16"; [ "$robust" = 1 ] && precs=${ROBUST_PRECS:-"f32 f16"}
+    for prec in $precs; do
       ft=$(pick fwd "$D" "$prec"); bt=$(pick bwd "$D" "$prec")
       flags=""; [ "$robust" = 0 ] && flags="$OFF"
       FLASHRING_ROBUST=$robust FLASHRING_DAWN_FLAGS="$flags" FLASHRING_PORTABLE_FWD=${ft:-} FLASHRING_PORTABLE_BWD=${bt:-} \
-        bench "final-r$robust-D$D-$prec" --D "$D" --precision "$prec" --causal false,true "${peer[@]}"
+        bench "final-r$robust-D$D-$prec" --D "$D" --precision "$prec" --causal "${CAUSAL:-false,true}" "${peer[@]}"
     done
   done
 done
