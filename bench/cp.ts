@@ -3,8 +3,9 @@
  *
  *   sweep  one-device mode (R ranks on one GPU, each rank's compute timed alone), causal f16:
  *          summed GPU kernel time per R and scheme against R=1 (the work is the same, only the
- *          split differs); every result checked against the R=1 result; the link model's
- *          prediction for an NVLink H200 node from the measured step times.
+ *          split differs), each point warmed up (>= 1 s) and the median of 3 runs, R=1 measured
+ *          once as every scheme's baseline; every result checked against the R=1 result; the
+ *          link model's prediction for an NVLink H200 node from the measured step times.
  *          FLOPs: forward 4·B·H·visible·D (visible = N(N+1)/2 causal), backward ×2.5.
  *   scale  one exact forward+backward at a sequence no host tensor holds: each rank's shard is
  *          generated where it is loaded (hash-based f16 values), outputs read back on sampled
@@ -12,7 +13,8 @@
  *          heads; key blocks: dK, dV for one head), with time and peak bytes.
  *   table  prints the two JSON files' tables.
  *
- * node bench/cp-run.mjs sweep|scale|table [--N n] [--H h] [--D d] [--R list] [--out dir] [--gpu-gib G]
+ * node bench/cp-run.mjs sweep|scale|table [--N n] [--H h] [--D d] [--R list] [--out dir] [--gpu-gib G] [--budget-s S]
+ *   --budget-s (sweep): start no point that would end past S seconds; skipped points are named.
  */
 import { parseArgs } from 'node:util';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
@@ -20,12 +22,14 @@ import { join } from 'node:path';
 import { FlashDevice, acquireDevices, adapterName } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
 import { HostTensor, attentionBackward, attentionForward, toF32, toPrecision } from '../src/kernels/attention.js';
-import { contextParallel, ringAttention, RingTimeline, ShardSource } from '../src/ring/ringAttention.js';
+import { contextParallel, RingOptions, RingTimeline, RowReader, ShardSource } from '../src/ring/ringAttention.js';
+import { hostSource, readAll } from '../src/ring/hostIO.js';
 import { LINKS } from '../src/ring/linkModel.js';
 import { Scheme } from '../src/ring/timeline.js';
 import { Segment } from '../src/ring/schedule.js';
 import { AttentionShape, numel } from '../src/shape.js';
 import { randn, relErr } from '../src/reference/compare.js';
+import { median } from '../src/stats.js';
 import { warmUp } from './kernels.js';
 
 const GIB = 2 ** 30;
@@ -102,14 +106,15 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
   const opts: RingOptions = { causal: true, precision: 'f16', layout: 'zigzag', link: LINKS['nvlink-h200'] };
   const res: SweepResult = { rows: [], skipped: [], repeats: REPEATS, budgetS };
   const save = () => writeFile(join(out, 'cp-sweep.json'), JSON.stringify({ ...meta, ...res }, null, 1));
+  const tBase = performance.now();
   const base = await point(dev, s, src, { ...opts, ranks: 1 });
   const ref = base.out;
   res.rows.push(sweepRow(1, 'p2p', s, base, [0], null));
   const r1 = res.rows[0].kernelMs;
   res.rows[0].vsR1 = r1 === null ? null : 1;
   await save();
-  let last = (performance.now() - t0) / 1e3;
-  console.error(`sweep R=1 (baseline): kernels ${r1?.toFixed(1)} ms (runs ${res.rows[0].kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), ${last.toFixed(1)} s so far`);
+  let last = (performance.now() - tBase) / 1e3;
+  console.error(`sweep R=1 (baseline): kernels ${r1?.toFixed(1)} ms (runs ${res.rows[0].kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), ${((performance.now() - t0) / 1e3).toFixed(1)} s so far`);
   for (const R of Rs.filter((r) => r > 1))
     for (const scheme of ['p2p', 'all_gather', 'a2a'] as Scheme[]) {
       if (scheme === 'a2a' && H % R !== 0) continue;
@@ -127,6 +132,7 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
       last = (performance.now() - t0) / 1e3 - elapsed;
       console.error(`sweep R=${R} ${scheme}: kernels ${row.kernelMs?.toFixed(1)} ms (runs ${row.kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), err ${row.maxErrVsR1.toExponential(2)}, ${last.toFixed(1)} s`);
     }
+  await save();
   return res;
 }
 
@@ -219,13 +225,18 @@ async function checkScale(dev: FlashDevice, s: AttentionShape, got: Record<strin
   return errors;
 }
 
-function table(sw: SweepRow[] | null, sc: Awaited<ReturnType<typeof scale>> | null): string {
+function table(sw: SweepResult | null, sc: Awaited<ReturnType<typeof scale>> | null): string {
   const L: string[] = [];
-  if (sw) {
-    L.push(`one-device sweep: N=${sw[0].N} H=${sw[0].H} D=${sw[0].D} causal f16 zigzag; predicted on nvlink-h200 from measured step compute`);
-    L.push('R  scheme      kernel ms (fwd+bwd)  vs R=1  pred ms  comm%  TFLOP/s/GPU  peak MiB/rank  err vs R=1');
-    for (const r of sw)
-      L.push(`${String(r.R).padEnd(2)} ${r.scheme.padEnd(11)} ${(r.kernelMs?.toFixed(1) ?? 'n/a').padStart(19)}  ${(r.vsR1?.toFixed(2) ?? 'n/a').padStart(6)}  ${r.predicted.totalMs.toFixed(1).padStart(7)}  ${(100 * r.predicted.commFraction).toFixed(1).padStart(5)}  ${r.predicted.tflopsPerGpu.toPrecision(3).padStart(11)}  ${(r.maxPeakBytesPerRank / 2 ** 20).toFixed(0).padStart(13)}  ${r.maxErrVsR1.toExponential(1)}`);
+  if (sw?.rows.length) {
+    const r0 = sw.rows[0];
+    L.push(`one-device sweep: N=${r0.N} H=${r0.H} D=${r0.D} causal f16 zigzag; each point: warm-up (>= 1 s on a GPU), median of ${sw.repeats ?? 1} run(s); predicted on nvlink-h200 from measured step compute`);
+    L.push('R  scheme      kernel ms (fwd+bwd)  runs                  vs R=1  pred ms  comm%  TFLOP/s/GPU  peak MiB/rank  err vs R=1');
+    for (const r of sw.rows) {
+      const runs = r.kernelMsRuns.map((k) => k?.toFixed(1) ?? 'n/a').join(' ');
+      L.push(`${String(r.R).padEnd(2)} ${(r.R === 1 ? 'baseline' : r.scheme).padEnd(11)} ${(r.kernelMs?.toFixed(1) ?? 'n/a').padStart(19)}  ${runs.padEnd(20)}  ${(r.vsR1?.toFixed(2) ?? 'n/a').padStart(6)}  ${r.predicted.totalMs.toFixed(1).padStart(7)}  ${(100 * r.predicted.commFraction).toFixed(1).padStart(5)}  ${r.predicted.tflopsPerGpu.toPrecision(3).padStart(11)}  ${(r.maxPeakBytesPerRank / 2 ** 20).toFixed(0).padStart(13)}  ${r.maxErrVsR1.toExponential(1)}`);
+    }
+    L.push('R=1 is one rank: the same work under every scheme name, measured once and the baseline (vs R=1) and reference outputs of every scheme.');
+    for (const k of sw.skipped ?? []) L.push(`skipped R=${k.R} ${k.scheme}: ${k.why}`);
   }
   if (sc) {
     const tl = sc.timeline;
@@ -240,21 +251,6 @@ function table(sw: SweepRow[] | null, sc: Awaited<ReturnType<typeof scale>> | nu
   return L.join('\n');
 }
 
-/**
- * The largest N (N halved from the request) whose forward+backward fits `budgetS` at the rate the
- * sweep measured at R=1 (FLOPs 3.5 · 4·H·D·N(N+1)/2, plus 15% for generating, loading and checking).
- */
-function fitN(N: number, H: number, D: number, R: number, budgetS: number | undefined, rows: SweepRow[] | null): number {
-  const r1 = rows?.find((r) => r.R === 1 && r.scheme === 'p2p' && r.kernelMs);
-  if (!budgetS || !r1) return N;
-  const flops = (n: number, h: number, d: number) => 3.5 * 4 * h * d * (n * (n + 1)) / 2;
-  const rate = flops(r1.N, r1.H, r1.D) / (r1.kernelMs! / 1e3);
-  let n = N;
-  while (n > 2 * R && 1.15 * flops(n, H, D) / rate > budgetS) n /= 2;
-  if (n !== N) console.error(`scale: N=${N} would take ~${(1.15 * flops(N, H, D) / rate).toFixed(0)} s at the measured ${(rate / 1e12).toFixed(1)} TFLOP/s; running N=${n} within ${budgetS} s`);
-  return n;
-}
-
 export async function cpBench(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: {
     N: { type: 'string' }, H: { type: 'string' }, D: { type: 'string' }, R: { type: 'string' }, out: { type: 'string' }, 'gpu-gib': { type: 'string' },
@@ -264,18 +260,16 @@ export async function cpBench(argv: string[]): Promise<number> {
   const out = values.out ?? 'bench/out';
   await mkdir(out, { recursive: true });
   const read = async (f: string) => JSON.parse(await readFile(join(out, f), 'utf8').catch(() => 'null'));
-  if (what === 'table') return (console.log(table((await read('cp-sweep.json'))?.rows ?? null, await read('cp-scale.json'))), 0);
+  if (what === 'table') return (console.log(table(await read('cp-sweep.json'), await read('cp-scale.json'))), 0);
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
     const meta = { adapter: adapterName(dev.adapter), date: new Date().toISOString() };
     if (what === 'sweep') {
-      const rows = await sweep(dev, Number(values.N ?? 16384), Number(values.H ?? 16), Number(values.D ?? 128), (values.R ?? '1,2,4,8').split(',').map(Number), out);
-      await writeFile(join(out, 'cp-sweep.json'), JSON.stringify({ ...meta, rows }, null, 1));
-      console.log(table(rows, null));
+      const budget = values['budget-s'] === undefined ? null : Number(values['budget-s']);
+      const res = await sweep(dev, Number(values.N ?? 16384), Number(values.H ?? 16), Number(values.D ?? 128), (values.R ?? '1,2,4,8').split(',').map(Number), out, budget, meta);
+      console.log(table(res, null));
     } else if (what === 'scale') {
-      const [H, D, R] = [Number(values.H ?? 8), Number(values.D ?? 128), Number(values.R ?? 8)];
-      const N = fitN(Number(values.N ?? 1048576), H, D, R, values['budget-s'] ? Number(values['budget-s']) : undefined, (await read('cp-sweep.json'))?.rows);
-      const sc = await scale(dev, N, H, D, R, Number(values['gpu-gib'] ?? 139));
+      const sc = await scale(dev, Number(values.N ?? 1048576), Number(values.H ?? 8), Number(values.D ?? 128), Number(values.R ?? 8), Number(values['gpu-gib'] ?? 139));
       await writeFile(join(out, 'cp-scale.json'), JSON.stringify({ ...meta, ...sc }, null, 1));
       console.log(table(null, sc));
     } else throw new Error(`unknown mode '${what}': sweep, scale or table`);

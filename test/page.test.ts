@@ -1,14 +1,20 @@
 /**
  * The built page in real headless Chromium (Debian's chromium through playwright-core, WebGPU on
  * SwiftShader): loads without console errors, the planner draws its five lines and the OOM
- * markers, a small live ring run completes within tolerance, a dropped Megatron-LM log adds
- * points, and a screenshot is saved under test-output/ for people to look at.
+ * markers, a small live ring run completes within tolerance, the scheme and link pickers run the
+ * ring in one-device mode with a predicted timeline, the planner's CP scheme panel, dropped
+ * timelines of both versions, a dropped Megatron-LM log adds points, and a screenshot is saved
+ * under test-output/ for people to look at.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS } from '../bench/png.js';
+import { ringAttention } from '../src/ring/ringAttention.js';
+import { LINKS } from '../src/ring/linkModel.js';
+import { randn } from '../src/reference/compare.js';
+import { testDevice } from './gpu.js';
 
 let server: { close(): Promise<void>; url: string } | null = null;
 let browser: Browser;
@@ -319,7 +325,7 @@ describe('the page in headless Chromium', () => {
 
   it('Cancel acts within a second; the next run reuses the devices', async () => {
     const acquired = await hooks<number>(page, 'liveDevicesAcquired');
-    expect(acquired).toBe(2); // the first live run's two ranks
+    expect(acquired).toBe(1); // one-device mode: the first live run's two ranks share the page's one device
     await page.fill('#live-form input[name=N]', '4096'); // seconds per ring step on SwiftShader
     await page.fill('#live-form input[name=D]', '16');
     await page.fill('#live-form input[name=H]', '2');
@@ -337,7 +343,158 @@ describe('the page in headless Chromium', () => {
     await page.click('#live-run');
     await liveDone(page);
     expect((await hooks<{ ok?: boolean }>(page, 'live')).ok).toBe(true);
-    expect(await hooks<number>(page, 'liveDevicesAcquired')).toBe(2);
+    expect(await hooks<number>(page, 'liveDevicesAcquired')).toBe(1);
     expect(consoleErrors).toEqual([]);
   }, 300_000);
+
+  type Live = { ok?: boolean; failed?: string; mode?: string; scheme?: string; hierarchy?: number[]; R?: number; steps?: string; peakBytes?: number[];
+    predicted?: { link: string; stepMs: number[]; totalMs: number; commFraction: number; tflopsPerGpu: number } };
+  const blankCanvas = (p: Page, id: string) => p.evaluate((i) => {
+    const c = document.getElementById(i) as HTMLCanvasElement;
+    return c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data.every((v) => v === 0);
+  }, id);
+  const runLive = async (p: Page, fields: Record<string, string>, selects: Record<string, string>) => {
+    for (const [k, v] of Object.entries(selects)) await p.selectOption(`#live-form select[name=${k}]`, v);
+    for (const [k, v] of Object.entries(fields)) await p.fill(`#live-form input[name=${k}]`, v);
+    await p.click('#live-run');
+    await liveDone(p);
+    return hooks<Live>(p, 'live');
+  };
+
+  it('the scheme and link pickers run a tiny one-device ring and show its predicted timeline, comm fraction and TFLOP/s per GPU', async () => {
+    const live = await runLive(page, { N: '40', D: '16', H: '2', R: '2' }, { scheme: 'a2a', link: 'pcie5', precision: 'f32', layout: 'zigzag' });
+    expect(live.failed).toBeUndefined();
+    expect(live.ok).toBe(true);
+    expect(live.mode).toBe('one-device');
+    expect(live.scheme).toBe('a2a');
+    expect(live.steps).toMatch(/^forward: a2a-in.*; backward: /);
+    expect(live.peakBytes).toHaveLength(2);
+    for (const b of live.peakBytes!) expect(b).toBeGreaterThan(0);
+    const p = live.predicted!;
+    expect(p.link).toBe('pcie5');
+    expect(p.stepMs.length).toBeGreaterThanOrEqual(4);
+    expect(p.totalMs).toBeCloseTo(p.stepMs.reduce((a, b) => a + b, 0), 6);
+    expect(p.commFraction).toBeGreaterThan(0); // a2a's all-to-alls do not overlap compute
+    expect(p.commFraction).toBeLessThan(1);
+    expect(p.tflopsPerGpu).toBeGreaterThan(0);
+    const text = (await page.textContent('#live-results'))!;
+    for (const want of [/mode, schemeone-device, a2a, zigzag, R=2/, /predicted, 2 GPUs on pcie5/, /comm fraction\d+\.\d%/, /TFLOP\/s per GPU/, /peak bytes per rank.*MiB, .*MiB/, /within tolerance/])
+      expect(text).toMatch(want);
+    expect(await blankCanvas(page, 'timeline')).toBe(false);
+    expect(await blankCanvas(page, 'timeline-predicted')).toBe(false);
+    // a2a+p2p with its group sizes, on a custom link.
+    await page.selectOption('#live-form select[name=scheme]', 'a2a+p2p');
+    expect(await page.isVisible('#live-form input[name=hcp]')).toBe(true);
+    await page.fill('#live-form input[name=hcp]', '2,2');
+    await page.selectOption('#live-form select[name=link]', 'custom');
+    const h = await runLive(page, { N: '48', H: '4', R: '4', gbps: '100', lat: '10' }, {});
+    expect(h.failed).toBeUndefined();
+    expect(h.ok).toBe(true);
+    expect([h.scheme, h.hierarchy, h.R, h.predicted!.link]).toEqual(['a2a+p2p', [2, 2], 4, 'custom']);
+    expect(h.steps).toMatch(/ring/);
+    expect(h.peakBytes).toHaveLength(4);
+    expect(await hooks<number>(page, 'liveDevicesAcquired')).toBe(1);
+    expect(consoleErrors).toEqual([]);
+  }, 300_000);
+
+  it('the live form refuses a scheme the heads or ranks cannot take, in its own words', async () => {
+    const bad: [Record<string, string>, Record<string, string>, RegExp][] = [
+      [{ H: '3', R: '2' }, { scheme: 'a2a' }, /^Scheme a2a \(Ulysses\) splits the heads over the ranks: heads \(3\) must be divisible by ranks R \(2\)\.$/],
+      [{ H: '4', R: '4', hcp: '3,1' }, { scheme: 'a2a+p2p' }, /^a2a\+p2p sizes 3,1 multiply to 3, not ranks R \(4\)\.$/],
+      [{ hcp: '2,2', gbps: '-1' }, { link: 'custom' }, /^Link bandwidth \(Gbit\/s\) must be a positive number \(it is -1\)\.$/],
+    ];
+    for (const [fields, selects, want] of bad) {
+      const live = await runLive(page, fields, selects);
+      expect(live.failed).toMatch(want);
+      expect(await page.textContent('#live-results')).toBe('');
+      expect(await blankCanvas(page, 'timeline-predicted')).toBe(true);
+    }
+    await page.fill('#live-form input[name=gbps]', '100');
+    await page.selectOption('#live-form select[name=scheme]', 'p2p');
+    await page.selectOption('#live-form select[name=link]', 'nvlink-h200');
+  });
+
+  it('a version-2 timeline file (a Node run with a scheme and a link) loads with its predicted timeline; a broken prediction is refused by name', async () => {
+    const dev = await testDevice();
+    const s = { B: 1, Hq: 2, Hkv: 2, Nq: 24, Nk: 24, D: 8 };
+    const x = { q: randn(2 * 24 * 8, 1), k: randn(2 * 24 * 8, 2), v: randn(2 * 24 * 8, 3), dout: randn(2 * 24 * 8, 4) };
+    const { timeline } = await ringAttention([dev], s, x, { ranks: 2, scheme: 'all_gather', causal: true, link: LINKS['ib-ndr'], precision: 'f32' });
+    expect(timeline.version).toBe(2);
+    await page.setInputFiles('#timeline-file', { name: 'v2.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(timeline)) });
+    await page.waitForFunction(() => /showing v2\.json/.test(document.getElementById('live-status')!.textContent ?? ''));
+    expect(await page.textContent('#live-status')).toMatch(/^showing v2\.json: R=2 zigzag, all_gather one-device, .*; predicted on ib-ndr: [\d.]+ ms, comm [\d.]+%, [\d.e+-]+ TFLOP\/s per GPU$/);
+    const shown = await hooks<{ scheme: string; mode: string; predictedSteps: number; commFraction: number }>(page, 'timelineFile');
+    expect(shown).toMatchObject({ scheme: 'all_gather', mode: 'one-device', predictedSteps: timeline.predicted!.stepMs.length, commFraction: timeline.predicted!.commFraction });
+    expect(await blankCanvas(page, 'timeline-predicted')).toBe(false);
+    const broken = { ...timeline, predicted: { ...timeline.predicted!, stepMs: 'x' } };
+    await page.setInputFiles('#timeline-file', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(broken)) });
+    await page.waitForFunction(() => /broken\.json could not be read — its predicted timeline lacks stepMs/.test(document.getElementById('live-status')!.textContent ?? ''));
+    // A version-1 file (no prediction) still draws, with the predicted canvas cleared.
+    const v1 = { kind: 'flashring.timeline', version: 1, R: 1, layout: 'contiguous', adapters: ['x'], summary: { overlapEfficiency: 1 },
+      phases: [{ phase: 'forward', wallMs: 4, steps: [{ step: 0, rank: 0, start: 0, computeEnd: 3, transferEnd: 3, end: 3, transferMs: 0, idleMs: 1 }] }] };
+    await page.setInputFiles('#timeline-file', { name: 'v1.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(v1)) });
+    await page.waitForFunction(() => /showing v1\.json: R=1 contiguous, x; no predicted timeline/.test(document.getElementById('live-status')!.textContent ?? ''));
+    expect(await blankCanvas(page, 'timeline')).toBe(false);
+    expect(await blankCanvas(page, 'timeline-predicted')).toBe(true);
+    expect(consoleErrors).toEqual([]);
+  });
+
+  type CpRows = { error?: string; rows: { scheme: string; sizes: string; error?: string; stepMs?: number; commFraction?: number; tflopsPerGpu?: number }[]; link?: string; tflops?: number };
+  it('the planner\'s CP scheme panel predicts one row per scheme for the chosen link and kernel rate, kept in the URL', async () => {
+    await page.evaluate(() => { location.hash = 'cpr=4'; });
+    await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('cplink') === 'nvlink-h200');
+    const cp = await hooks<CpRows>(page, 'cpSchemes');
+    expect(cp.error).toBeUndefined();
+    expect(cp.rows.map((r) => r.scheme)).toEqual(['p2p', 'all_gather', 'a2a', 'a2a+p2p']);
+    expect(cp.rows.map((r) => r.sizes)).toEqual(['1,4', '1,4', '4,1', '2,2']);
+    expect([cp.link, cp.tflops]).toEqual(['nvlink-h200', 300]);
+    for (const r of cp.rows) {
+      expect(r.error).toBeUndefined();
+      expect(r.stepMs!).toBeGreaterThan(0);
+      expect(r.commFraction!).toBeGreaterThanOrEqual(0);
+      expect(r.tflopsPerGpu!).toBeGreaterThan(0);
+      expect(r.tflopsPerGpu!).toBeLessThanOrEqual(300);
+    }
+    expect(await page.$$eval('#cp-schemes tbody tr', (trs) => trs.length)).toBe(4);
+    expect(await page.textContent('#cp-title + p')).toMatch(/FlashAttention-2 class/);
+    // A slower link raises every scheme's comm fraction; the choice lands in the URL.
+    await page.selectOption('#cp-form select[name=cplink]', 'ib-ndr');
+    const ib = await hooks<CpRows>(page, 'cpSchemes');
+    expect(ib.link).toBe('ib-ndr');
+    ib.rows.forEach((r, i) => expect(r.commFraction!).toBeGreaterThanOrEqual(cp.rows[i].commFraction!));
+    expect(ib.rows[0].commFraction!).toBeGreaterThan(cp.rows[0].commFraction!);
+    await page.fill('#cp-form input[name=cptflops]', '150');
+    const q = new URLSearchParams(new URL(page.url()).hash.slice(1));
+    expect([q.get('cplink'), q.get('cptflops')]).toEqual(['ib-ndr', '150']);
+    await page.reload();
+    await page.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    expect(await hooks<CpRows>(page, 'cpSchemes')).toMatchObject({ link: 'ib-ndr', tflops: 150 });
+    // A scheme the heads cannot take says why in its row; a bad field clears the table.
+    await page.fill('#cp-form input[name=cpr]', '8');
+    const r8 = await hooks<CpRows>(page, 'cpSchemes');
+    expect(r8.rows[2].error).toMatch(/a2a splits heads over 8 ranks: query heads \(4\)/);
+    expect(r8.rows[0].error).toBeUndefined();
+    await page.fill('#cp-form input[name=cptflops]', '0');
+    expect(await page.textContent('#cp-error')).toBe('Kernel TFLOP/s must be a positive number (it is 0).');
+    expect(await page.$$eval('#cp-schemes tbody tr', (trs) => trs.length)).toBe(0);
+    await page.evaluate(() => { location.hash = ''; });
+    await page.waitForFunction(() => (window as unknown as { __flashring: { cpSchemes: CpRows } }).__flashring.cpSchemes.link === 'nvlink-h200');
+  });
+
+  it('the CP comm type selector reaches the memory model (all_gather counts the gathered K/V)', async () => {
+    await page.evaluate(() => { location.hash = 'preset=seed-32L-4096h&vocab=512&lines=4&cpcomm=all_gather'; });
+    await page.waitForFunction(() => /all-gathered K\/V/.test(document.getElementById('planner-breakdown')!.textContent ?? ''));
+    expect(await page.inputValue('select[name=cpcomm]')).toBe('all_gather');
+    await page.selectOption('select[name=cpcomm]', 'p2p');
+    expect(await page.textContent('#planner-breakdown')).not.toMatch(/all-gathered/);
+    expect(page.url()).toMatch(/cpcomm=p2p/);
+    await page.selectOption('select[name=cpcomm]', 'a2a');
+    expect(await page.textContent('#planner-error')).toBe('');
+    await page.fill('input[name=lines]', '1,8');
+    expect(await page.textContent('#planner-error')).toMatch(/^CP comm type a2a splits the 4 heads of a TP rank over the CP ranks: line 'CP=8' \(CP=8\) does not divide them/);
+    await page.evaluate(() => { location.hash = ''; });
+    await page.waitForFunction(() => (document.querySelector('select[name=cpcomm]') as HTMLSelectElement).value === 'p2p');
+    expect(await page.textContent('#planner-error')).toBe('');
+    expect(consoleErrors).toEqual([]);
+  });
 });

@@ -1,7 +1,10 @@
 /**
- * The page's live run: the FlashAttention kernels and the CP ring (each rank its own WebGPU
- * device) in this tab, checked against float64 attention on the CPU when the size allows, and
- * ring timelines (from a run, or a dropped JSON file) drawn per rank.
+ * The page's live run: the FlashAttention kernels and the CP ring in this tab, checked against
+ * float64 attention on the CPU when the size allows, and ring timelines (from a run, or a dropped
+ * JSON file) drawn per rank. The ring runs in one-device mode: the R ranks of the chosen scheme
+ * (Megatron-LM's --cp-comm-type) share this tab's one WebGPU device, each rank's compute timed
+ * alone; the link model (src/ring/linkModel.ts) turns those step times into the timeline R real
+ * GPUs on the chosen link would show, drawn under the measured one.
  *
  * Devices are acquired once and reused by later runs (a fresh device per click costs seconds and
  * memory); a lost device is replaced. Cancel answers at once: the page is free again, and the run
@@ -9,8 +12,10 @@
  * cleared when a run starts and when it fails. Every message speaks of the form's fields.
  */
 import { acquireDevices, adapterName, FlashDevice } from '../src/gpu/device.js';
-import { ringAttention, RingTimeline } from '../src/ring/ringAttention.js';
+import { ringAttention, RingTimeline, StepRecord } from '../src/ring/ringAttention.js';
 import { Layout, LAYOUTS } from '../src/ring/schedule.js';
+import { LINKS, LINK_NAMES, Link, Prediction, resolveLink, transferMs } from '../src/ring/linkModel.js';
+import { SCHEMES, Scheme } from '../src/ring/timeline.js';
 import { referenceBackward, referenceForward } from '../src/reference/attention.js';
 import { randn, referenceInput, relErr, TOL } from '../src/reference/compare.js';
 import { attentionFlops, AttentionShape, MAX_HEAD_DIM, numel } from '../src/shape.js';
@@ -24,7 +29,13 @@ class Cancelled extends Error {}
 /** A field of the live form that is not what the page can run, said in the form's words. */
 class FormError extends Error {}
 
-interface LiveConfig { N: number; D: number; H: number; R: number; layout: Layout; precision: Precision; causal: boolean; backward: boolean }
+interface LiveConfig {
+  N: number; D: number; H: number; R: number; layout: Layout; precision: Precision; causal: boolean; backward: boolean;
+  scheme: Scheme;
+  /** a2a+p2p: [a2a group size A, ring size P], A·P = R. */
+  sizes?: [number, number];
+  link: Link;
+}
 
 const MAX_N = 65536, MAX_HEADS = 64, MAX_RANKS = 8;
 
@@ -47,7 +58,36 @@ export function readLiveForm(form: HTMLFormElement): LiveConfig {
   if (!LAYOUTS.includes(layout)) throw new FormError(`Layout must be one of ${LAYOUTS.join(', ')}.`);
   const precision = field('precision').value as Precision;
   if (precision !== 'f32' && precision !== 'f16') throw new FormError('Precision must be f32 or f16.');
-  return { N, D, H, R, layout, precision, causal: field('causal').checked, backward: field('backward').checked };
+  const { scheme, sizes } = readScheme(field, H, R);
+  return { N, D, H, R, layout, precision, causal: field('causal').checked, backward: field('backward').checked, scheme, sizes, link: readLink(field) };
+}
+
+/** The scheme and, for a2a+p2p, its group sizes; a2a needs the heads to divide among the ranks it spans. */
+function readScheme(field: (n: string) => HTMLInputElement, H: number, R: number): { scheme: Scheme; sizes?: [number, number] } {
+  const scheme = field('scheme').value as Scheme;
+  if (!SCHEMES.includes(scheme)) throw new FormError(`Scheme must be one of ${SCHEMES.join(', ')}.`);
+  if (scheme === 'a2a' && H % R) throw new FormError(`Scheme a2a (Ulysses) splits the heads over the ranks: heads (${H}) must be divisible by ranks R (${R}).`);
+  if (scheme !== 'a2a+p2p') return { scheme };
+  const raw = field('hcp').value.trim();
+  const m = /^(\d+)\s*,\s*(\d+)$/.exec(raw);
+  if (!m || +m[1] < 1 || +m[2] < 1) throw new FormError(`a2a+p2p sizes must be two whole numbers A,P (a2a groups of A ranks, a ring of P groups)${raw ? ` (they are ${raw})` : ''}.`);
+  const A = +m[1], P = +m[2];
+  if (A * P !== R) throw new FormError(`a2a+p2p sizes ${A},${P} multiply to ${A * P}, not ranks R (${R}).`);
+  if (H % A) throw new FormError(`a2a+p2p splits the heads over groups of ${A}: heads (${H}) must be divisible by ${A}.`);
+  return { scheme, sizes: [A, P] };
+}
+
+/** A preset link, or a custom one with its bandwidth (Gbit/s per direction) and latency (µs). */
+function readLink(field: (n: string) => HTMLInputElement): Link {
+  const name = field('link').value;
+  if (!LINK_NAMES.includes(name)) throw new FormError(`Link must be one of ${LINK_NAMES.join(', ')}.`);
+  if (name !== 'custom') return LINKS[name as keyof typeof LINKS];
+  const num = (n: string, label: string, ok: (v: number) => boolean, want: string) => {
+    const raw = field(n).value.trim(), v = Number(raw);
+    if (raw === '' || !Number.isFinite(v) || !ok(v)) throw new FormError(`${label} must be ${want}${raw === '' ? '' : ` (it is ${raw})`}.`);
+    return v;
+  };
+  return resolveLink('custom', num('gbps', 'Link bandwidth (Gbit/s)', (v) => v > 0, 'a positive number'), num('lat', 'Link latency (µs)', (v) => v >= 0, 'zero or more'));
 }
 
 /** Checks that a parsed JSON file is a ring timeline the page can draw; throws a readable Error. */
@@ -69,6 +109,30 @@ export function checkTimeline(tl: unknown): asserts tl is RingTimeline {
   const sm = t.summary as Record<string, unknown> | undefined;
   if (!sm || !num(sm.overlapEfficiency)) throw new Error('its summary (overlap efficiency) is missing');
   if (t.adapters !== undefined && !Array.isArray(t.adapters)) throw new Error('its adapter list is not a list');
+  if (t.scheme !== undefined && !SCHEMES.includes(t.scheme as Scheme)) throw new Error(`its scheme '${String(t.scheme)}' is not one of ${SCHEMES.join(', ')}`);
+  if (t.mode !== undefined && t.mode !== 'one-device' && t.mode !== 'multi-adapter') throw new Error(`its mode '${String(t.mode)}' is not one-device or multi-adapter`);
+  if (t.predicted !== undefined) checkPrediction(t.predicted as Record<string, unknown>, t.phases as Record<string, unknown>[]);
+}
+
+/** A version-2 file's `predicted` (linkModel.ts's Prediction) and the step fields its drawing reads. */
+function checkPrediction(pr: Record<string, unknown>, phases: Record<string, unknown>[]): void {
+  const num = (x: unknown) => typeof x === 'number' && Number.isFinite(x);
+  const nums = (x: unknown) => Array.isArray(x) && x.every(num);
+  const link = pr?.link as Record<string, unknown> | undefined;
+  if (!link || typeof link.name !== 'string' || !num(link.gbps) || (link.gbps as number) <= 0 || !num(link.latencyUs))
+    throw new Error('its predicted timeline lacks a link (name, gbps, latencyUs)');
+  if (!nums(pr.stepMs) || !num(pr.commFraction) || !num(pr.tflopsPerGpu) || !num(pr.totalMs))
+    throw new Error('its predicted timeline lacks stepMs, totalMs, commFraction or tflopsPerGpu');
+  const prPhases = pr.phases as Record<string, unknown>[];
+  if (!Array.isArray(prPhases) || prPhases.some((p) => !p || typeof p.phase !== 'string' || !nums(p.stepMs)))
+    throw new Error('its predicted timeline lacks per-phase step times');
+  for (const p of prPhases) {
+    const steps = (phases.find((ph) => ph.phase === p.phase)?.steps ?? []) as Record<string, unknown>[];
+    if (new Set(steps.map((st) => st.step)).size !== (p.stepMs as number[]).length)
+      throw new Error(`its predicted ${String(p.phase)} has ${(p.stepMs as number[]).length} steps, the measured one ${new Set(steps.map((st) => st.step)).size}`);
+    if (steps.some((st) => !Number.isInteger(st.step) || !num(st.transferBytes) || !num(st.messages) || !num(st.flops)))
+      throw new Error(`a ${String(p.phase)} step lacks its step number, flops, transferBytes or messages (the predicted timeline needs them)`);
+  }
 }
 
 /** FLOP/s in the unit that keeps 3 significant digits readable. */
@@ -88,42 +152,114 @@ function showResults(rows: [string, string][]): void {
   }));
 }
 
+const CANVASES = ['timeline', 'timeline-predicted'];
+
 function clearTimeline(): void {
-  const c = $<HTMLCanvasElement>('timeline');
-  c.getContext('2d')!.clearRect(0, 0, c.width, c.height);
+  for (const id of CANVASES) {
+    const c = $<HTMLCanvasElement>(id);
+    c.getContext('2d')!.clearRect(0, 0, c.width, c.height);
+  }
 }
 
-/** One row per rank: compute (blue), transfer (orange, lower half), idle (grey), phases in sequence. */
-function drawTimeline(tl: RingTimeline): void {
-  const c = $<HTMLCanvasElement>('timeline');
+/** The canvas cleared, with rank rows of at most 40 px and a time axis from `left`. */
+function frame(id: string, R: number, totalMs: number) {
+  const c = $<HTMLCanvasElement>(id);
   const g = c.getContext('2d')!;
   g.clearRect(0, 0, c.width, c.height);
-  const total = tl.phases.reduce((a, p) => a + p.wallMs, 0) || 1;
-  const left = 70, w = c.width - left - 10, rowH = Math.min(40, (c.height - 30) / tl.R);
-  const X = (ms: number) => left + (ms / total) * w;
   g.font = '12px system-ui';
+  const left = 70, w = c.width - left - 10, top = 30, rowH = Math.min(40, (c.height - top - 16) / R);
+  g.fillStyle = '#333';
+  for (let r = 0; r < R; r++) g.fillText(`rank ${r}`, 4, top + r * rowH + rowH / 2);
+  return { c, g, left, top, rowH, X: (ms: number) => left + (ms / (totalMs || 1)) * w, W: (ms: number) => Math.max(1, (ms / (totalMs || 1)) * w) };
+}
+
+/** Measured, one row per rank: compute (blue), transfer (orange, lower half), idle (grey), phases in sequence. */
+function drawTimeline(tl: RingTimeline): void {
+  const total = tl.phases.reduce((a, p) => a + p.wallMs, 0) || 1;
+  const { c, g, top, rowH, X, W } = frame('timeline', tl.R, total);
   let offset = 0;
   for (const ph of tl.phases) {
     g.fillStyle = '#333';
     g.fillText(ph.phase, X(offset) + 2, 12);
     for (const st of ph.steps) {
-      const y = 18 + st.rank * rowH;
+      const y = top + st.rank * rowH;
       g.fillStyle = '#1f77b4';
-      g.fillRect(X(offset + st.start), y, Math.max(1, X(offset + st.computeEnd) - X(offset + st.start)), rowH * 0.5 - 2);
+      g.fillRect(X(offset + st.start), y, W(st.computeEnd - st.start), rowH * 0.5 - 2);
       if (st.transferMs > 0) {
         g.fillStyle = '#ff7f0e';
-        g.fillRect(X(offset + st.transferEnd - st.transferMs), y + rowH * 0.5, Math.max(1, X(st.transferMs) - left), rowH * 0.5 - 4);
+        g.fillRect(X(offset + st.transferEnd - st.transferMs), y + rowH * 0.5, W(st.transferMs), rowH * 0.5 - 4);
       }
       if (st.idleMs > 0) {
         g.fillStyle = '#ccc';
-        g.fillRect(X(offset + st.end), y, Math.max(1, X(st.idleMs) - left), rowH - 4);
+        g.fillRect(X(offset + st.end), y, W(st.idleMs), rowH - 4);
       }
     }
     offset += ph.wallMs;
   }
   g.fillStyle = '#333';
-  for (let r = 0; r < tl.R; r++) g.fillText(`rank ${r}`, 4, 18 + r * rowH + rowH / 2);
-  g.fillText(`${total.toFixed(1)} ms · blue compute · orange transfer · grey idle · overlap ${(100 * tl.summary.overlapEfficiency).toFixed(0)}%`, left, c.height - 4);
+  const how = tl.mode === 'one-device' ? 'measured, one device (the ranks take turns)' : 'measured';
+  g.fillText(`${how}: ${total.toFixed(1)} ms · blue compute · orange transfer · grey idle · overlap ${(100 * tl.summary.overlapEfficiency).toFixed(0)}%`, 70, c.height - 4);
+}
+
+/** A step's compute as the link model takes it: measured (GPU timestamps, else host), or FLOPs at the given rate. */
+function modelCompute(p: Prediction, st: StepRecord): number {
+  if (p.compute?.source === 'tflops') {
+    const r = typeof p.compute.tflops === 'number' ? p.compute.tflops : p.compute.tflops[st.phase];
+    return (st.flops / (r * 1e12)) * 1e3;
+  }
+  return st.gpuComputeMs ?? st.computeMs ?? 0;
+}
+
+/**
+ * Predicted (what R GPUs on the link would show): each step lasts its predicted time (its slowest
+ * rank); per rank its compute, the modelled transfer beside it (overlapped steps) or after it, idle.
+ */
+function drawPredicted(tl: RingTimeline): void {
+  const p = tl.predicted;
+  if (!p) return void $<HTMLCanvasElement>('timeline-predicted').getContext('2d')!.clearRect(0, 0, 1e4, 1e4);
+  const { c, g, top, rowH, X, W } = frame('timeline-predicted', tl.R, p.totalMs);
+  let t0 = 0;
+  for (const ph of p.phases) {
+    const steps = tl.phases.find((x) => x.phase === ph.phase)?.steps ?? [];
+    const ids = [...new Set(steps.map((st) => st.step))].sort((a, b) => a - b);
+    g.fillStyle = '#333';
+    g.fillText(ph.phase, X(t0) + 2, 12);
+    ids.forEach((id, i) => {
+      const ms = ph.stepMs[i], at = steps.filter((st) => st.step === id);
+      for (const st of at) {
+        const cm = modelCompute(p, st), x = transferMs(p.link, st.transferBytes, st.messages), y = top + st.rank * rowH;
+        const xStart = st.overlapped ? 0 : cm, own = st.overlapped ? Math.max(cm, x) : cm + x;
+        g.fillStyle = '#1f77b4';
+        if (cm > 0) g.fillRect(X(t0), y, W(cm), rowH * 0.5 - 2);
+        g.fillStyle = '#ff7f0e';
+        if (x > 0) g.fillRect(X(t0 + xStart), y + rowH * 0.5, W(x), rowH * 0.5 - 4);
+        g.fillStyle = '#ccc';
+        if (ms - own > 1e-9) g.fillRect(X(t0 + own), y, W(ms - own), rowH - 4);
+      }
+      g.fillStyle = '#888';
+      g.fillRect(X(t0 + ms), top - 4, 1, tl.R * rowH);
+      const label = at[0]?.label ?? '';
+      if (label && g.measureText(label).width + 4 < W(ms)) g.fillText(label, X(t0) + 2, 25);
+      t0 += ms;
+    });
+  }
+  g.fillStyle = '#333';
+  const src = p.compute?.source === 'tflops' ? 'compute at the given TFLOP/s' : 'measured step compute';
+  g.fillText(`predicted on ${p.link.name} (${p.link.gbps} Gbit/s, ${p.link.latencyUs} µs; ${src}): ${p.totalMs.toFixed(2)} ms · comm ${(100 * p.commFraction).toFixed(1)}% · ` +
+    `${rate(p.tflopsPerGpu * 1e12)} per GPU`, 70, c.height - 4);
+}
+
+/** Rank 0's step labels per phase, repeats counted: "forward: a2a-in, ring ×2, a2a-out". */
+export function stepLabels(tl: RingTimeline): string {
+  return tl.phases.map((ph) => {
+    const labels = ph.steps.filter((st) => st.rank === 0).sort((a, b) => a.step - b.step).map((st) => st.label ?? '?');
+    const runs: [string, number][] = [];
+    for (const l of labels) {
+      if (runs.length && runs[runs.length - 1][0] === l) runs[runs.length - 1][1]++;
+      else runs.push([l, 1]);
+    }
+    return `${ph.phase}: ${runs.map(([l, n]) => (n > 1 ? `${l} ×${n}` : l)).join(', ')}`;
+  }).join('; ');
 }
 
 /** The errors of a finished run against float64 attention on the CPU (rows and hook values). */
@@ -147,36 +283,41 @@ function checkRun(s: AttentionShape, cfg: LiveConfig, x: Record<string, Float32A
 }
 
 function resultRows(s: AttentionShape, cfg: LiveConfig, res: Awaited<ReturnType<typeof ringAttention>>, adapter: string): [string, string][] {
-  const tl = res.timeline;
-  const wall = tl.phases.reduce((a, p) => a + p.wallMs, 0);
+  const tl = res.timeline, p = tl.predicted!;
+  const wall = tl.phases.reduce((a, ph) => a + ph.wallMs, 0);
   const flops = attentionFlops(s, cfg.causal, cfg.backward ? 'fwd+bwd' : 'fwd');
+  const sizes = tl.scheme === 'a2a+p2p' ? ` (a2a groups of ${tl.hierarchy[0]}, a ring of ${tl.hierarchy[1]})` : '';
+  const mode = tl.mode === 'one-device' ? `one-device: the ${tl.R} ranks share this GPU, each rank's compute timed alone` : tl.R === 1 ? 'one rank' : tl.mode;
   return [
     ['adapter', `${adapter} (${res.precision})`],
-    ['achieved', `${rate(flops / (wall * 1e-3))} over ${wall.toFixed(1)} ms (ring wall time; FLOPs 4·H·N²·D${cfg.causal ? ' ×0.5' : ''}${cfg.backward ? ' ×3.5' : ''})`],
+    ['mode, scheme', `${tl.mode}, ${tl.scheme}${sizes}, ${tl.layout}, R=${tl.R} (${mode})`],
+    ['steps', stepLabels(tl)],
+    ['achieved', `${rate(flops / (wall * 1e-3))} over ${wall.toFixed(1)} ms (ring wall time on this GPU; FLOPs 4·H·N²·D${cfg.causal ? ' ×0.5' : ''}${cfg.backward ? ' ×3.5' : ''})`],
     ['overlap efficiency', `${(100 * tl.summary.overlapEfficiency).toFixed(1)}% (unhidden transfer ${(100 * tl.summary.unhiddenFraction).toFixed(1)}% of step time)`],
+    [`predicted, ${tl.R} GPUs on ${p.link.name}`, `${p.totalMs.toFixed(2)} ms over ${p.stepMs.length} steps (${p.stepMs.map((x) => x.toFixed(2)).join(', ')} ms)`],
+    ['comm fraction', `${(100 * p.commFraction).toFixed(1)}% (exposed communication ${p.exposedCommMs.toFixed(3)} ms of ${p.totalMs.toFixed(2)} ms)`],
+    ['TFLOP/s per GPU', `${(p.tflopsPerGpu).toPrecision(3)} (${rate(p.tflopsPerGpu * 1e12)}; this GPU's measured step compute, transfers at ${p.link.gbps} Gbit/s and ${p.link.latencyUs} µs per message)`],
     ['peak bytes per rank', tl.ranks.map((r) => `${(r.peakBytes / 1024 / 1024).toFixed(2)} MiB`).join(', ')],
   ];
 }
 
-/** Devices kept between runs: only what is missing is acquired; a lost device renews the pool. */
+/** The page's one device, kept between runs (a fresh device per click costs seconds and memory); a lost one is replaced. */
 class DevicePool {
-  private devices: FlashDevice[] = [];
+  private dev: FlashDevice | null = null;
   constructor(private gpu: GPU | undefined, private hooks: Record<string, unknown>) {
     hooks.liveDevicesAcquired = 0;
   }
 
-  async first(R: number): Promise<FlashDevice[]> {
-    if (this.devices.some((d) => d.lostReason)) {
-      for (const d of this.devices) d.destroy();
-      this.devices = [];
+  async get(): Promise<FlashDevice> {
+    if (this.dev?.lostReason) {
+      this.dev.destroy();
+      this.dev = null;
     }
-    while (this.devices.length < R) {
-      const [d] = await acquireDevices(this.gpu!, 1);
-      d.index = this.devices.length;
-      this.devices.push(d);
+    if (!this.dev) {
+      [this.dev] = await acquireDevices(this.gpu!, 1);
       this.hooks.liveDevicesAcquired = (this.hooks.liveDevicesAcquired as number) + 1;
     }
-    return this.devices.slice(0, R);
+    return this.dev;
   }
 }
 
@@ -190,7 +331,10 @@ export function setupLive(hooks: Record<string, unknown>): void {
     $('live-support').textContent = 'WebGPU is not available in this browser, so the live run cannot start (the planner and replay work without it). ' +
       'Use Chrome or Edge 113+ (on Linux start it with --enable-unsafe-webgpu), or Safari 26+.';
     runBtn.disabled = true;
-  } else $('live-support').textContent = 'Runs the FlashAttention kernels and the CP ring (each rank its own WebGPU device) in this tab, checked against float64 attention on the CPU when the size allows.';
+  } else $('live-support').textContent = 'Runs the FlashAttention kernels and the CP ring in this tab, checked against float64 attention on the CPU when the size allows. ' +
+    'The R ranks of the chosen scheme share this GPU (one-device mode: each rank\'s compute is timed alone); the second timeline is what R GPUs on the chosen link would show ' +
+    '(these step times plus modelled transfers: bytes / bandwidth + latency per message).';
+  wireSchemeFields(form);
 
   const pool = new DevicePool(gpu, hooks);
   let inFlight: Promise<unknown> = Promise.resolve();
@@ -221,12 +365,13 @@ export function setupLive(hooks: Record<string, unknown>): void {
     cancelRequested = false;
     const s: AttentionShape = { B: 1, Hq: cfg.H, Hkv: cfg.H, Nq: cfg.N, Nk: cfg.N, D: cfg.D };
     try {
-      status.textContent = `preparing ${cfg.R} device(s)…`;
-      const devs = await pool.first(cfg.R);
-      if (cfg.precision === 'f16' && !devs[0].hasF16) throw new FormError('This GPU does not offer 16-bit floats to WebGPU (shader-f16): choose precision f32.');
+      status.textContent = 'preparing the device…';
+      const dev = await pool.get();
+      if (cfg.precision === 'f16' && !dev.hasF16) throw new FormError('This GPU does not offer 16-bit floats to WebGPU (shader-f16): choose precision f32.');
       const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3), ...(cfg.backward ? { dout: randn(numel(s, 'q'), 4) } : {}) };
-      status.textContent = `running on ${adapterName(devs[0].adapter)}…`;
-      const res = await ringAttention(devs, s, x, {
+      status.textContent = `running on ${adapterName(dev.adapter)}: ${cfg.R} rank(s), ${cfg.scheme}…`;
+      const res = await ringAttention([dev], s, x, {
+        ranks: cfg.R, scheme: cfg.scheme, hierarchicalSizes: cfg.sizes, link: cfg.link,
         causal: cfg.causal, layout: cfg.layout, precision: cfg.precision,
         onStep: ({ phase, step, steps }) => {
           if (cancelRequested || id !== runId) throw new Cancelled('cancelled');
@@ -235,9 +380,15 @@ export function setupLive(hooks: Record<string, unknown>): void {
       });
       if (id !== runId) return;
       const check = checkRun(s, cfg, x as Record<string, Float32Array>, res);
-      showResults([...resultRows(s, cfg, res, adapterName(devs[0].adapter)), ['error vs float64', check.row]]);
+      showResults([...resultRows(s, cfg, res, adapterName(dev.adapter)), ['error vs float64', check.row]]);
       drawTimeline(res.timeline);
-      finish(id, 'done', { errors: check.errors, ok: check.ok, precision: res.precision });
+      drawPredicted(res.timeline);
+      const tl = res.timeline, p = tl.predicted!;
+      finish(id, 'done', {
+        errors: check.errors, ok: check.ok, precision: res.precision, mode: tl.mode, scheme: tl.scheme, hierarchy: tl.hierarchy, R: tl.R,
+        steps: stepLabels(tl), peakBytes: tl.ranks.map((r) => r.peakBytes),
+        predicted: { link: p.link.name, stepMs: p.stepMs, totalMs: p.totalMs, commFraction: p.commFraction, tflopsPerGpu: p.tflopsPerGpu },
+      });
     } catch (e) {
       if (e instanceof Cancelled) return;
       showResults([]);
@@ -263,10 +414,10 @@ export function setupLive(hooks: Record<string, unknown>): void {
     clearTimeline();
     finish(id, 'cancelled', { cancelled: true });
   });
-  wireFileDrop($('timeline-drop'), $<HTMLInputElement>('timeline-file'), (f) => void showTimelineFile(f, status));
+  wireFileDrop($('timeline-drop'), $<HTMLInputElement>('timeline-file'), (f) => void showTimelineFile(f, status, hooks));
 }
 
-async function showTimelineFile(f: File, status: HTMLElement): Promise<void> {
+async function showTimelineFile(f: File, status: HTMLElement, hooks: Record<string, unknown>): Promise<void> {
   try {
     let tl: unknown;
     try {
@@ -276,10 +427,26 @@ async function showTimelineFile(f: File, status: HTMLElement): Promise<void> {
     }
     checkTimeline(tl);
     drawTimeline(tl);
-    status.textContent = `showing ${f.name}: R=${tl.R} ${tl.layout ?? ''}, ${tl.adapters?.[0] ?? ''}`;
+    drawPredicted(tl);
+    const p = tl.predicted;
+    const v2 = tl.scheme ? `, ${tl.scheme}${tl.mode ? ` ${tl.mode}` : ''}` : '';
+    const pred = p ? `; predicted on ${p.link.name}: ${p.totalMs.toFixed(1)} ms, comm ${(100 * p.commFraction).toFixed(1)}%, ${p.tflopsPerGpu.toPrecision(3)} TFLOP/s per GPU` : '; no predicted timeline in this file';
+    status.textContent = `showing ${f.name}: R=${tl.R} ${tl.layout ?? ''}${v2}, ${tl.adapters?.[0] ?? ''}${pred}`;
+    hooks.timelineFile = { name: f.name, R: tl.R, scheme: tl.scheme ?? null, mode: tl.mode ?? null, predictedSteps: p?.stepMs.length ?? 0, commFraction: p?.commFraction ?? null };
   } catch (e) {
     status.textContent = `${f.name} could not be read — ${(e as Error).message}`;
   }
+}
+
+/** The a2a+p2p sizes and the custom link's bandwidth and latency show only when they apply. */
+function wireSchemeFields(form: HTMLFormElement): void {
+  const sync = () => {
+    const el = (n: string) => form.elements.namedItem(n) as HTMLSelectElement;
+    (form.querySelector('.hcp') as HTMLElement).hidden = el('scheme').value !== 'a2a+p2p';
+    (form.querySelector('.custom-link') as HTMLElement).hidden = el('link').value !== 'custom';
+  };
+  form.addEventListener('change', sync);
+  sync();
 }
 
 function wireFileDrop(zone: HTMLElement, input: HTMLInputElement, onFile: (f: File) => void): void {

@@ -13,6 +13,12 @@ import { CsvRow, measuredRow, parseCsv, sweepRows, toCsv } from '../src/memory/c
 import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
 import { Comparison, compareOne, predictFromLog } from '../src/memory/compare.js';
 import { setupLive } from './live.js';
+import { LINKS, LINK_NAMES, Link, Prediction, predict, resolveLink } from '../src/ring/linkModel.js';
+import { planSteps } from '../src/ring/plan.js';
+import { resolveScheme } from '../src/ring/scheme.js';
+import { validateRing } from '../src/ring/schedule.js';
+import { SCHEMES, Scheme } from '../src/ring/timeline.js';
+import { AttentionShape } from '../src/shape.js';
 import measuredCsv from '../bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv?raw';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -124,7 +130,8 @@ const replayHbm = $<HTMLInputElement>('replay-hbm');
 
 const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab'];
 const RC_FIELDS = ['rc', 'rcmethod', 'rcn', ...RECOMPUTE_MODULES.map((m) => `rc_${m}`)];
-const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', flash: '1', fp32: '0', hbm: '80', lines: DEFAULT_LINES_SPEC };
+const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', flash: '1', fp32: '0', hbm: '80', lines: DEFAULT_LINES_SPEC, cpcomm: 'p2p' };
+const CP_COMM_TYPES = ['p2p', 'all_gather', 'a2a'];
 
 function setModelFields(m: ModelConfig): void {
   field('layers').value = String(m.numLayers);
@@ -162,6 +169,8 @@ function loadView(): void {
   const st = q.get('stack');
   setStack(st && st in STACKS ? (st as Stack) : preset.stack ?? 'megatron');
   replayHbm.value = q.get('rhbm') ?? String(SHIPPED_HBM);
+  select('cpcomm').value = CP_COMM_TYPES.includes(v('cpcomm')) ? v('cpcomm') : DEFAULT_VIEW.cpcomm;
+  loadCpView(q);
   controlsFromLines();
 }
 
@@ -172,6 +181,8 @@ function saveView(): void {
   for (const k of [...MODEL_FIELDS, 'mb', 'tp', 'pp', 'hbm', 'lines']) q.set(k, field(k).value);
   for (const k of ['swiglu', 'sp', 'flash', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
   q.set('rhbm', replayHbm.value);
+  q.set('cpcomm', select('cpcomm').value);
+  saveCpView(q);
   if (location.hash !== `#${q}`) history.replaceState(null, '', `#${q}`);
 }
 
@@ -251,7 +262,7 @@ function readParallel(model: ModelConfig): ParallelConfig {
   if (model.numLayers % pp) throw new FormError(`Layers (${model.numLayers}) must be divisible by PP (${pp}).`);
   return {
     ...DEFAULT_PARALLEL, microBatchSize: mb, tensorParallel: tp, pipelineParallel: pp, sequenceParallel: field('sp').checked,
-    flashAttention: field('flash').checked, stack: stackSelect.value as Stack,
+    flashAttention: field('flash').checked, stack: stackSelect.value as Stack, cpCommType: select('cpcomm').value as ParallelConfig['cpCommType'],
   };
 }
 
@@ -274,7 +285,13 @@ function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; 
   const model = readModel();
   const par = readParallel(model);
   const hbm = readHbm(field('hbm'));
-  return { model, par, hbm, lines: readLines(model.numLayers / par.pipelineParallel) };
+  const lines = readLines(model.numLayers / par.pipelineParallel);
+  const perTp = model.numAttentionHeads / par.tensorParallel;
+  for (const l of par.cpCommType === 'a2a' ? lines : []) {
+    const cp = l.overrides.contextParallel ?? 1;
+    if (perTp % cp) throw new FormError(`CP comm type a2a splits the ${perTp} heads of a TP rank over the CP ranks: line '${l.label}' (CP=${cp}) does not divide them. Choose p2p or all_gather, or other lines.`);
+  }
+  return { model, par, hbm, lines };
 }
 
 // ---------- planner: drawing ----------
@@ -300,6 +317,7 @@ function clearPlanner(text: string): void {
   showBreakdown(null, 0);
   for (const id of ['export-csv', 'export-png']) $<HTMLButtonElement>(id).disabled = true;
   hooks.planner = { error: message, lines: [], oomMarkers: 0, oom: {} };
+  clearCp('Fix the planner\'s fields above first: the panel plans their attention.');
 }
 
 function renderPlanner(): void {
@@ -331,6 +349,7 @@ function renderPlanner(): void {
     }, 0),
     oom,
   };
+  renderCp();
 }
 hooks.plannerChart = chartProbe(() => plannerChart);
 
@@ -378,6 +397,127 @@ function dataUrlBlob(url: string): Blob {
   const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
   return new Blob([bytes], { type: head.slice(5, head.indexOf(';')) });
 }
+
+// ---------- planner: CP schemes on a link (src/ring/plan.ts, src/ring/linkModel.ts) ----------
+
+const cpForm = $<HTMLFormElement>('cp-form');
+const cpField = (n: string) => cpForm.elements.namedItem(n) as HTMLInputElement;
+const CP_DEFAULTS: Record<string, string> = { cpseq: '131072', cpr: '4', cphcp: '', cplink: 'nvlink-h200', cpgbps: '800', cplat: '5', cptflops: '300', cpcausal: '1' };
+/** planSteps counts every visible score of every rank (O(N·R)): beyond this a plan takes seconds. */
+const MAX_PLAN_TOKENS = 2 ** 23;
+
+function loadCpView(q: URLSearchParams): void {
+  for (const k of Object.keys(CP_DEFAULTS)) {
+    const v = q.get(k) ?? CP_DEFAULTS[k];
+    if (k === 'cpcausal') cpField(k).checked = v === '1';
+    else cpField(k).value = k === 'cplink' && !LINK_NAMES.includes(v) ? CP_DEFAULTS.cplink : v;
+  }
+  (cpForm.querySelector('.custom-link') as HTMLElement).hidden = cpField('cplink').value !== 'custom';
+}
+
+function saveCpView(q: URLSearchParams): void {
+  for (const k of Object.keys(CP_DEFAULTS)) q.set(k, k === 'cpcausal' ? (cpField(k).checked ? '1' : '0') : cpField(k).value);
+}
+
+interface CpRequest { shape: AttentionShape; R: number; causal: boolean; link: Link; tflops: number; sizes: string | null; sizesNote: string }
+
+/** A positive (or, with `zero`, non-negative) number in a panel field, or a FormError in the page's words. */
+function cpNumber(n: string, label: string, zero = false): number {
+  const raw = cpField(n).value.trim(), v = Number(raw);
+  if (raw === '' || !Number.isFinite(v) || v < 0 || (!zero && v === 0) || v > 1e7) throw new FormError(`${label} must be a ${zero ? 'non-negative' : 'positive'} number (it is ${raw === '' ? 'empty or not a number' : raw}).`);
+  return v;
+}
+
+/**
+ * The attention one GPU runs in one of the planner's layers: heads and K/V groups per TP rank
+ * (K/V heads replicated when there are fewer groups than TP ranks), head dim = hidden ÷ heads,
+ * the micro batch; at the panel's sequence length and CP size.
+ */
+function readCpRequest(model: ModelConfig, par: ParallelConfig): CpRequest {
+  const N = positiveWhole(cpField('cpseq'), 'Sequence length', 2 ** 24), R = positiveWhole(cpField('cpr'), 'CP size', 256);
+  if (N * R > MAX_PLAN_TOKENS) throw new FormError(`Sequence length × CP size can be at most ${MAX_PLAN_TOKENS.toLocaleString('en-US')} here (it is ${(N * R).toLocaleString('en-US')}): the plan counts every visible score of every rank. flashring cp-plan has no such limit.`);
+  if (R > N) throw new FormError(`CP size (${R}) cannot exceed the sequence length (${N}).`);
+  validateRing(N, R, 'zigzag');
+  const tp = par.tensorParallel, g = model.numQueryGroups ?? model.numAttentionHeads;
+  if (g % tp && tp % g) throw new FormError(`K/V groups (${g}) and TP (${tp}): one must divide the other to place K/V heads on TP ranks.`);
+  const shape: AttentionShape = { B: par.microBatchSize, Hq: model.numAttentionHeads / tp, Hkv: Math.max(1, g / tp), Nq: N, Nk: N, D: model.hiddenSize / model.numAttentionHeads };
+  const link = cpField('cplink').value === 'custom' ? resolveLink('custom', cpNumber('cpgbps', 'Link bandwidth (Gbit/s)'), cpNumber('cplat', 'Link latency (µs)', true))
+    : LINKS[cpField('cplink').value as keyof typeof LINKS];
+  const tflops = cpNumber('cptflops', 'Kernel TFLOP/s');
+  return { shape, R, causal: cpField('cpcausal').checked, link, tflops, ...a2aP2pSizes(cpField('cphcp').value.trim(), R, shape) };
+}
+
+/** a2a+p2p's 'A,P' as typed, or (empty) the largest group A, 1 < A < R, that divides R and the heads. */
+function a2aP2pSizes(raw: string, R: number, s: AttentionShape): { sizes: string | null; sizesNote: string } {
+  if (raw) return { sizes: raw, sizesNote: '' };
+  for (let A = R - 1; A > 1; A--) if (R % A === 0 && s.Hq % A === 0 && s.Hkv % A === 0) return { sizes: `${A},${R / A}`, sizesNote: ' (chosen: the largest a2a group below R that divides the heads)' };
+  return { sizes: null, sizesNote: `no a2a group size A with 1 < A < ${R} divides both R and the heads per GPU (${s.Hq} query, ${s.Hkv} K/V); type A,P` };
+}
+
+type CpRow = { scheme: Scheme; sizes: string; predicted?: Prediction; error?: string };
+let cpCache: { key: string; rows: CpRow[] } | null = null;
+
+/** Each scheme's steps planned from the schedule (zigzag, 2-byte Q/K/V as bf16/f16 training) and timed by the link model. */
+function planCpSchemes(req: CpRequest): CpRow[] {
+  const key = JSON.stringify(req);
+  if (cpCache?.key === key) return cpCache.rows;
+  const rows = SCHEMES.map((scheme): CpRow => {
+    if (scheme === 'a2a+p2p' && !req.sizes) return { scheme, sizes: '—', error: req.sizesNote };
+    try {
+      const { hierarchy } = resolveScheme(scheme, req.R, req.shape, scheme === 'a2a+p2p' ? req.sizes! : undefined);
+      const steps = planSteps({ shape: req.shape, causal: req.causal, layout: 'zigzag', R: req.R, scheme, hierarchy, eb: 2 });
+      return { scheme, sizes: hierarchy.join(','), predicted: predict(steps, req.R, req.link, req.tflops) };
+    } catch (e) {
+      return { scheme, sizes: scheme === 'a2a+p2p' ? req.sizes! : '—', error: pageWords(e) };
+    }
+  });
+  cpCache = { key, rows };
+  return rows;
+}
+
+function clearCp(text: string): void {
+  $('cp-error').textContent = text;
+  fillTable($<HTMLTableElement>('cp-schemes'), '', [], []);
+  hooks.cpSchemes = { error: text, rows: [] };
+}
+
+function renderCp(): void {
+  let req: CpRequest, rows: CpRow[], model: ModelConfig, par: ParallelConfig;
+  try {
+    model = readModel();
+    par = readParallel(model);
+  } catch {
+    return clearCp('Fix the planner\'s fields above first: the panel plans their attention.');
+  }
+  try {
+    req = readCpRequest(model, par);
+    rows = planCpSchemes(req);
+  } catch (e) {
+    return clearCp(pageWords(e).replace(/^./, (c) => c.toUpperCase()));
+  }
+  $('cp-error').textContent = '';
+  const s = req.shape, l = req.link, chosen = select('cpcomm').value;
+  const phaseMs = (p: Prediction, ph: string) => (p.phases.find((x) => x.phase === ph)?.stepMs ?? []).reduce((a, b) => a + b, 0).toFixed(3);
+  fillTable($<HTMLTableElement>('cp-schemes'),
+    `CP=${req.R} on ${l.name} (${l.gbps} Gbit/s, ${l.latencyUs} µs per message), compute at ${req.tflops} TFLOP/s: one layer's attention per GPU, B=${s.B}, ${s.Hq} heads (${s.Hkv} K/V), D=${s.D}, N=${s.Nq.toLocaleString('en-US')}${req.causal ? ' causal' : ''}, zigzag, 2-byte Q/K/V`,
+    ['scheme', 'sizes A,P', 'forward ms', 'backward ms', 'step ms', 'comm %', 'TFLOP/s per GPU', 'note'],
+    rows.map((r) => {
+      const p = r.predicted;
+      const note = r.error ?? `${p!.stepMs.length} steps${r.scheme === 'a2a+p2p' ? req.sizesNote : ''}${r.scheme === chosen ? '; the memory model counts this scheme\'s buffers' : ''}`;
+      return [r.scheme, r.sizes, ...(p ? [phaseMs(p, 'forward'), phaseMs(p, 'backward'), p.totalMs.toFixed(3), (100 * p.commFraction).toFixed(1), p.tflopsPerGpu.toPrecision(3)] : ['—', '—', '—', '—', '—'])
+        .map((text) => ({ text, cls: 'num' })), { text: note, cls: r.error ? 'wrong' : '' }];
+    }), (i) => (rows[i].scheme === chosen ? 'chosen' : ''));
+  hooks.cpSchemes = {
+    rows: rows.map((r) => ({ scheme: r.scheme, sizes: r.sizes, error: r.error, stepMs: r.predicted?.totalMs, commFraction: r.predicted?.commFraction, tflopsPerGpu: r.predicted?.tflopsPerGpu })),
+    link: l.name, tflops: req.tflops, shape: s, R: req.R,
+  };
+}
+
+cpForm.addEventListener('input', () => {
+  (cpForm.querySelector('.custom-link') as HTMLElement).hidden = cpField('cplink').value !== 'custom';
+  saveView();
+  renderCp();
+});
 
 // ---------- replay ----------
 
