@@ -154,7 +154,8 @@ export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1): n
  * dkdv: Qs dOs (T×D f16) | per subgroup Sᵀ dPᵀ (16×T f32) Pᵀ dSᵀ (16×T f16) | LSE Δ.
  */
 export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number): number {
-  return 2 * T * D * 2 + SG * 16 * T * 12 + 2 * T * 4;
+  // + 32: the non-finite vote nf (4 × u32) and its uniform copy nf_u (vec4<u32>).
+  return 2 * T * D * 2 + SG * 16 * T * 12 + 2 * T * 4 + 32;
 }
 
 /**
