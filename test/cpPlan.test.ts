@@ -32,6 +32,11 @@ describe('flashring cp-plan', () => {
     const slow = planSchemes(parseCpPlan({ ...base, link: 'custom', 'link-gbps': '1', 'link-latency-us': '100' }), 200);
     slow.forEach((p, i) => expect(p.predicted.commFraction).toBeGreaterThan(plans[i].predicted.commFraction));
     expect(parseCpPlan({ ...base, 'hierarchical-context-parallel-sizes': '2,2' }).schemes).toContain('a2a+p2p');
+    // A scheme the heads cannot take is not planned, and says why.
+    const gqa = parseCpPlan({ ...base, 'context-parallel-size': '8', 'num-query-groups': '4' });
+    expect(gqa.schemes).toEqual(['p2p', 'all_gather']);
+    expect(gqa.skipped.map((x) => x.scheme)).toEqual(['a2a', 'a2a+p2p']);
+    expect(gqa.skipped[0].reason).toMatch(/key\/value heads \(4\)/);
   });
 
   it('bad input is an InputError naming it', () => {
@@ -43,7 +48,10 @@ describe('flashring cp-plan', () => {
       [{ 'cp-comm-type': 'a2a+p2p', 'hierarchical-context-parallel-sizes': '2,4' }, /multiply to 8/],
       [{ 'cp-comm-type': 'ring' }, /unknown cp-comm-type 'ring'/],
       [{ 'compute-tflops': '0' }, /--compute-tflops must be a positive/],
-      [{ 'context-parallel-size': 'x' }, /--context-parallel-size must be a number/],
+      [{ 'context-parallel-size': 'x' }, /--context-parallel-size must be a positive integer up to 2\^31, got 'x'/],
+      [{ 'context-parallel-size': '0x4' }, /--context-parallel-size must be a positive integer/],
+      [{ 'seq-length': '1e300' }, /--seq-length must be a positive integer up to 2\^31, got '1e300'/],
+      [{ 'compute-tflops': 'Infinity' }, /--compute-tflops must be a number, got 'Infinity'/],
     ];
     for (const [flags, re] of bad) expect(() => parseCpPlan({ ...base, ...flags }), String(re)).toThrow(re);
     expect(() => parseCpPlan({ ...base, link: 'x' })).toThrow(InputError);

@@ -46,6 +46,21 @@ describe('flashring memory', () => {
     expect((await run(['memory', '--preset', 'seed-32L-4096h', '--seq-length', '4096'])).out).toMatch(/weights \(bf16\)/);
   });
 
+  it('prints every name and formula whole, transients too (long ones on their own line)', async () => {
+    const r = await run(['memory', ...TORCH, '--seq-length', '32768', '--context-parallel-size', '2']);
+    expect(r.out).toContain('attention output copy (ring merge, reshaped for the projection) [2·s·b·h/t]');
+    expect(r.out).toContain('cross-entropy backward: two fp32 gradients [8·s·b·V/t]');
+    expect(r.out).toMatch(/ring attention backward \(PyTorch: .*\) \[\(4\(h\+2hk\) .*\(upstream gradients\)\]\n +\d+\.\d\d GiB/);
+  });
+
+  it('--lines and --seq-lengths ask for the sweep (as --csv does), not a single point', async () => {
+    const r = await run(['memory', ...TORCH, '--lines', '1,2']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^per-GPU peak memory \(GiB\)/);
+    expect(r.out).toMatch(/longest fitting sequence: CP=1: \d+; CP=2: \d+/);
+    expect((await run(['memory', ...TORCH, '--seq-lengths', '4096,8192'])).out.split('\n').filter((l) => /^ +(4096|8192) /.test(l))).toHaveLength(2);
+  });
+
   const bad: [string[], RegExp][] = [
     [['--recompute-granularity', 'full'], /--recompute-granularity full needs --recompute-method/],
     [['--recompute-granularity', 'full', '--recompute-method', 'block', '--recompute-num-layers', '9'], /--recompute-num-layers 9 is more than the 8 layers/],
@@ -76,6 +91,17 @@ describe('flashring replay', () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/\| CP=2 \| 196608 \| 2 \| none \| OOM \| 1[4-9]\d\.\d \|.*\| right \|/);
     expect(r.out).toMatch(/28 point\(s\): largest total error \d\.\d%, largest activation error \d\.\d%, 0 wrong OOM verdict/);
+    expect(r.err).not.toMatch(/another model/);
+  });
+  it('--compare names the rows that measured another model than the compared one (the CSV names it in source)', async () => {
+    const r = await run(['replay', `${D}/activation_memory_measured.csv`, '--compare', '--stack', 'torch-amp', '--num-layers', '4', '--hidden-size', '2048',
+      '--num-attention-heads', '16', '--vocab-size', '32000', '--untie-embeddings-and-output-weights', '--attention-dropout', '0', '--hidden-dropout', '0',
+      '--position-embedding-type', 'none', '--hbm-gib', '139.8']);
+    expect(r.code).toBe(0);
+    const notes = r.err.split('\n').filter((l) => l.startsWith('note: '));
+    expect(notes).toHaveLength(2);
+    expect(notes[0]).toMatch(/^note: 2 point\(s\) measured another model than the one compared \(layers 12 \(compared: 4\), hidden 1024 \(compared: 2048\), heads 8 \(compared: 16\), vocab 50257 \(compared: 32000\)\)/);
+    expect(notes[1]).toMatch(/layers 8 \(compared: 4\), hidden 4096/);
   });
   it('--json: each log with an argument dump predicts itself from its own arguments', async () => {
     const r = await run(['replay', `${D}/megatron/B-s8192-none.log`, '--json', '--hbm-gib', '139.8']);

@@ -129,6 +129,11 @@ describe('context parallelism, pipeline, weights', () => {
     expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1000, contextParallel: 3 })).toThrow(/--seq-length 1000 is not divisible by --context-parallel-size 3/);
     expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 0 })).toThrow(/--seq-length must be a positive integer/);
     expect(() => memoryBreakdown({ ...m, numQueryGroups: 5 }, DEFAULT_PARALLEL)).toThrow(/--num-query-groups 5/);
+    // GQA: K/V groups split over TP, and over CP under a2a (Ulysses splits K/V heads too).
+    expect(() => memoryBreakdown({ ...m, numQueryGroups: 4 }, { ...DEFAULT_PARALLEL, tensorParallel: 8 })).toThrow(/--num-query-groups 4 is not divisible by --tensor-model-parallel-size 8/);
+    const a2a = { ...DEFAULT_PARALLEL, seqLength: 8192, contextParallel: 8, cpCommType: 'a2a' as const };
+    expect(() => memoryBreakdown({ ...m, numQueryGroups: 4 }, a2a)).toThrow(/--cp-comm-type a2a needs the heads \(32\) and K\/V groups \(4\) per tensor-parallel rank divisible by --context-parallel-size 8/);
+    expect(memoryBreakdown({ ...m, numQueryGroups: 8 }, a2a).totalBytes).toBeGreaterThan(0);
   });
 });
 

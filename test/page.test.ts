@@ -239,6 +239,12 @@ describe('the page in headless Chromium', () => {
     await page.setInputFiles('#replay-files', { name: 'other.csv', mimeType: 'text/csv', buffer: Buffer.from(other) });
     await page.waitForFunction((n) => document.querySelectorAll('#replay-messages li.warn').length > n, warnsBefore + 1);
     expect(await page.$$eval('#replay-messages li.warn', (li) => li.at(-1)!.textContent)).toMatch(/other\.csv is a different model .*: layers 24 \(lines: 8\), hidden 2048 \(lines: 4096\), heads 16 \(lines: 32\), vocab 50257 \(lines: 8192\)\. Its errors in the table are against the lines' model\./);
+    // A file mixing models (as bench/results/memory-h200-2026-12-01's): each model that is not the lines' is named, not just the first row's.
+    const mixed = same + other.split('\n')[1] + '\n';
+    const warnsMixed = (await page.$$('#replay-messages li.warn')).length;
+    await page.setInputFiles('#replay-files', { name: 'mixed.csv', mimeType: 'text/csv', buffer: Buffer.from(mixed) });
+    await page.waitForFunction(() => /mixed\.csv: 2 point\(s\) added/.test(document.getElementById('replay-messages')!.textContent ?? ''));
+    expect((await page.$$eval('#replay-messages li.warn', (li) => li.map((x) => x.textContent ?? ''))).slice(warnsMixed)).toEqual([expect.stringMatching(/^⚠ mixed\.csv is a different model .*: layers 24 \(lines: 8\)/)]);
     expect(consoleErrors).toEqual([]);
   });
 
@@ -492,6 +498,11 @@ describe('the page in headless Chromium', () => {
     expect(await page.textContent('#planner-error')).toBe('');
     await page.fill('input[name=lines]', '1,8');
     expect(await page.textContent('#planner-error')).toMatch(/^CP comm type a2a splits the 4 heads of a TP rank over the CP ranks: line 'CP=8' \(CP=8\) does not divide them/);
+    // GQA: a2a splits the K/V groups too, and TP must divide them
+    await page.evaluate(() => { location.hash = 'preset=llama3-8b&tp=1&lines=1,16&cpcomm=a2a'; });
+    await page.waitForFunction(() => /splits the 8 K\/V groups of a TP rank/.test(document.getElementById('planner-error')!.textContent ?? ''));
+    await page.evaluate(() => { location.hash = 'preset=llama3-8b&tp=16&lines=1'; });
+    await page.waitForFunction(() => document.getElementById('planner-error')!.textContent === 'K/V groups (8) must be divisible by TP (16).');
     await page.evaluate(() => { location.hash = ''; });
     await page.waitForFunction(() => (document.querySelector('select[name=cpcomm]') as HTMLSelectElement).value === 'p2p');
     expect(await page.textContent('#planner-error')).toBe('');

@@ -327,13 +327,8 @@ export function setupLive(hooks: Record<string, unknown>): void {
   const runBtn = $<HTMLButtonElement>('live-run'), cancelBtn = $<HTMLButtonElement>('live-cancel');
   const status = $('live-status'), progress = $<HTMLProgressElement>('live-progress');
   const gpu = (navigator as Navigator & { gpu?: GPU }).gpu;
-  if (!gpu) {
-    $('live-support').textContent = 'WebGPU is not available in this browser, so the live run cannot start (the planner and replay work without it). ' +
-      'Use Chrome or Edge 113+ (on Linux start it with --enable-unsafe-webgpu), or Safari 26+.';
-    runBtn.disabled = true;
-  } else $('live-support').textContent = 'Runs the FlashAttention kernels and the CP ring in this tab, checked against float64 attention on the CPU when the size allows. ' +
-    'The R ranks of the chosen scheme share this GPU (one-device mode: each rank\'s compute is timed alone); the second timeline is what R GPUs on the chosen link would show ' +
-    '(these step times plus modelled transfers: bytes / bandwidth + latency per message).';
+  describeSupport(!!gpu);
+  runBtn.disabled = !gpu;
   wireSchemeFields(form);
 
   const pool = new DevicePool(gpu, hooks);
@@ -383,12 +378,7 @@ export function setupLive(hooks: Record<string, unknown>): void {
       showResults([...resultRows(s, cfg, res, adapterName(dev.adapter)), ['error vs float64', check.row]]);
       drawTimeline(res.timeline);
       drawPredicted(res.timeline);
-      const tl = res.timeline, p = tl.predicted!;
-      finish(id, 'done', {
-        errors: check.errors, ok: check.ok, precision: res.precision, mode: tl.mode, scheme: tl.scheme, hierarchy: tl.hierarchy, R: tl.R,
-        steps: stepLabels(tl), peakBytes: tl.ranks.map((r) => r.peakBytes),
-        predicted: { link: p.link.name, stepMs: p.stepMs, totalMs: p.totalMs, commFraction: p.commFraction, tflopsPerGpu: p.tflopsPerGpu },
-      });
+      finish(id, 'done', { errors: check.errors, ok: check.ok, precision: res.precision, ...runSummary(res.timeline) });
     } catch (e) {
       if (e instanceof Cancelled) return;
       showResults([]);
@@ -415,6 +405,25 @@ export function setupLive(hooks: Record<string, unknown>): void {
     finish(id, 'cancelled', { cancelled: true });
   });
   wireFileDrop($('timeline-drop'), $<HTMLInputElement>('timeline-file'), (f) => void showTimelineFile(f, status, hooks));
+}
+
+/** What the live panel says it can do: run here, or why not and how to enable WebGPU. */
+function describeSupport(hasGpu: boolean): void {
+  $('live-support').textContent = hasGpu
+    ? 'Runs the FlashAttention kernels and the CP ring in this tab, checked against float64 attention on the CPU when the size allows. ' +
+      'The R ranks of the chosen scheme share this GPU (one-device mode: each rank\'s compute is timed alone); the second timeline is what R GPUs on the chosen link would show ' +
+      '(these step times plus modelled transfers: bytes / bandwidth + latency per message).'
+    : 'WebGPU is not available in this browser, so the live run cannot start (the planner and replay work without it). ' +
+      'Use Chrome or Edge 113+ (on Linux start it with --enable-unsafe-webgpu), or Safari 26+.';
+}
+
+/** A finished run's timeline as the page's test hooks report it (mode, scheme, steps, bytes, prediction). */
+function runSummary(tl: RingTimeline): Record<string, unknown> {
+  const p = tl.predicted!;
+  return {
+    mode: tl.mode, scheme: tl.scheme, hierarchy: tl.hierarchy, R: tl.R, steps: stepLabels(tl), peakBytes: tl.ranks.map((r) => r.peakBytes),
+    predicted: { link: p.link.name, stepMs: p.stepMs, totalMs: p.totalMs, commFraction: p.commFraction, tflopsPerGpu: p.tflopsPerGpu },
+  };
 }
 
 async function showTimelineFile(f: File, status: HTMLElement, hooks: Record<string, unknown>): Promise<void> {

@@ -11,7 +11,7 @@ import {
 import { MemoryChartConfig, breakdownRows, breakdownSummary, coincidentNote, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
 import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
-import { Comparison, compareOne, predictFromLog } from '../src/memory/compare.js';
+import { Comparison, ModelSize, compareOne, modelDiff, predictFromLog, sourceModel } from '../src/memory/compare.js';
 import { setupLive } from './live.js';
 import { LINKS, LINK_NAMES, Link, Prediction, predict, resolveLink } from '../src/ring/linkModel.js';
 import { planSteps } from '../src/ring/plan.js';
@@ -259,6 +259,8 @@ function readModel(): ModelConfig {
 function readParallel(model: ModelConfig): ParallelConfig {
   const mb = positiveWhole(field('mb'), 'Micro batch', 1_000_000), tp = positiveWhole(field('tp'), 'TP', 1_000_000), pp = positiveWhole(field('pp'), 'PP', 1_000_000);
   if (model.numAttentionHeads % tp) throw new FormError(`Heads (${model.numAttentionHeads}) must be divisible by TP (${tp}).`);
+  const groups = model.numQueryGroups ?? model.numAttentionHeads;
+  if (groups % tp) throw new FormError(`K/V groups (${groups}) must be divisible by TP (${tp}).`);
   if (model.numLayers % pp) throw new FormError(`Layers (${model.numLayers}) must be divisible by PP (${pp}).`);
   return {
     ...DEFAULT_PARALLEL, microBatchSize: mb, tensorParallel: tp, pipelineParallel: pp, sequenceParallel: field('sp').checked,
@@ -286,10 +288,11 @@ function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; 
   const par = readParallel(model);
   const hbm = readHbm(field('hbm'));
   const lines = readLines(model.numLayers / par.pipelineParallel);
-  const perTp = model.numAttentionHeads / par.tensorParallel;
+  const perTp = model.numAttentionHeads / par.tensorParallel, groupsPerTp = (model.numQueryGroups ?? model.numAttentionHeads) / par.tensorParallel;
   for (const l of par.cpCommType === 'a2a' ? lines : []) {
     const cp = l.overrides.contextParallel ?? 1;
-    if (perTp % cp) throw new FormError(`CP comm type a2a splits the ${perTp} heads of a TP rank over the CP ranks: line '${l.label}' (CP=${cp}) does not divide them. Choose p2p or all_gather, or other lines.`);
+    const what = perTp % cp ? `${perTp} heads` : groupsPerTp % cp ? `${groupsPerTp} K/V groups` : '';
+    if (what) throw new FormError(`CP comm type a2a splits the ${what} of a TP rank over the CP ranks: line '${l.label}' (CP=${cp}) does not divide them. Choose p2p or all_gather, or other lines.`);
   }
   return { model, par, hbm, lines };
 }
@@ -430,8 +433,8 @@ function cpNumber(n: string, label: string, zero = false): number {
 
 /**
  * The attention one GPU runs in one of the planner's layers: heads and K/V groups per TP rank
- * (K/V heads replicated when there are fewer groups than TP ranks), head dim = hidden ÷ heads,
- * the micro batch; at the panel's sequence length and CP size.
+ * (readParallel has checked that TP divides both, as Megatron-LM requires), head dim = hidden ÷
+ * heads, the micro batch; at the panel's sequence length and CP size.
  */
 function readCpRequest(model: ModelConfig, par: ParallelConfig): CpRequest {
   const N = positiveWhole(cpField('cpseq'), 'Sequence length', 2 ** 24), R = positiveWhole(cpField('cpr'), 'CP size', 256);
@@ -439,8 +442,7 @@ function readCpRequest(model: ModelConfig, par: ParallelConfig): CpRequest {
   if (R > N) throw new FormError(`CP size (${R}) cannot exceed the sequence length (${N}).`);
   validateRing(N, R, 'zigzag');
   const tp = par.tensorParallel, g = model.numQueryGroups ?? model.numAttentionHeads;
-  if (g % tp && tp % g) throw new FormError(`K/V groups (${g}) and TP (${tp}): one must divide the other to place K/V heads on TP ranks.`);
-  const shape: AttentionShape = { B: par.microBatchSize, Hq: model.numAttentionHeads / tp, Hkv: Math.max(1, g / tp), Nq: N, Nk: N, D: model.hiddenSize / model.numAttentionHeads };
+  const shape: AttentionShape = { B: par.microBatchSize, Hq: model.numAttentionHeads / tp, Hkv: g / tp, Nq: N, Nk: N, D: model.hiddenSize / model.numAttentionHeads };
   const link = cpField('cplink').value === 'custom' ? resolveLink('custom', cpNumber('cpgbps', 'Link bandwidth (Gbit/s)'), cpNumber('cplat', 'Link latency (µs)', true))
     : LINKS[cpField('cplink').value as keyof typeof LINKS];
   const tflops = cpNumber('cptflops', 'Kernel TFLOP/s');
@@ -613,20 +615,6 @@ replayHbm.addEventListener('input', () => {
 
 // ---------- replay: dropped files, and whether they are the lines' model ----------
 
-interface ModelSize { layers?: number; hidden?: number; heads?: number; vocab?: number }
-
-/** What differs (layers, hidden, heads, vocabulary padded as Megatron-LM pads it) from a model. */
-function modelDiff(x: ModelSize, ref: ModelConfig): string[] {
-  const out: string[] = [];
-  const cmp = (what: string, a: number | undefined, b: number) => { if (a !== undefined && a !== b) out.push(`${what} ${a} (lines: ${b})`); };
-  cmp('layers', x.layers, ref.numLayers);
-  cmp('hidden', x.hidden, ref.hiddenSize);
-  cmp('heads', x.heads, ref.numAttentionHeads);
-  const rv = ref.vocabSize ?? 50257;
-  if (x.vocab !== undefined && Math.ceil(x.vocab / 128) !== Math.ceil(rv / 128)) out.push(`vocab ${x.vocab} (lines: ${rv})`);
-  return out;
-}
-
 function logModel(res: ParseResult): ModelSize | null {
   const c = configFromArgs(res.args);
   if (!('error' in c)) return { layers: c.model.numLayers, hidden: c.model.hiddenSize, heads: c.model.numAttentionHeads, vocab: c.model.vocabSize };
@@ -634,24 +622,25 @@ function logModel(res: ParseResult): ModelSize | null {
   return p.numLayers === null && p.hiddenSize === null && p.numHeads === null ? null : { layers: p.numLayers ?? undefined, hidden: p.hiddenSize ?? undefined, heads: p.numHeads ?? undefined };
 }
 
-/** The model a CSV's rows name in their source ("… GPT 8L h=4096 a=32 vocab=8192 …"), if they name one. */
-function csvModel(rows: CsvRow[]): ModelSize | null {
+/** The models a CSV's rows name in their source ("… GPT 8L h=4096 a=32 vocab=8192 …"), each once; empty when none does. */
+function csvModels(rows: CsvRow[]): ModelSize[] {
+  const seen = new Map<string, ModelSize>();
   for (const r of rows) {
-    const m = /\b(\d+)L h=(\d+) a=(\d+)(?: vocab=(\d+))?/.exec(r.source);
-    if (m) return { layers: +m[1], hidden: +m[2], heads: +m[3], vocab: m[4] === undefined ? undefined : +m[4] };
+    const m = sourceModel(r.source);
+    if (m) seen.set(JSON.stringify(m), m);
   }
-  return null;
+  return [...seen.values()];
 }
 
 /** A warning line when a dropped file's model is not the one its points are drawn over (null when it is). */
 function modelWarning(name: string, size: ModelSize | null, own: boolean): string | null {
   const lines = `${REPLAY.preset}, ${STACKS[replayModel().par.stack].label}`;
   if (!size) return `${name} does not say which model it measured: its points are drawn over the lines of ${lines} unchecked.`;
-  const diff = modelDiff(size, replayModel().model);
+  const diff = modelDiff(size, replayModel().model, 'lines');
   if (!diff.length) return null;
   let planner = '';
   try {
-    planner = modelDiff(size, readModel()).length ? '' : ' It is the planner\'s model.';
+    planner = modelDiff(size, readModel(), 'lines').length ? '' : ' It is the planner\'s model.';
   } catch { /* the planner's controls are invalid: nothing to say about them */ }
   return `${name} is a different model from the lines it is drawn over (${lines}): ${diff.join(', ')}. ` +
     (own ? 'The table predicts it from its own arguments.' : 'Its errors in the table are against the lines\' model.') + planner;
@@ -668,8 +657,11 @@ async function addReplayFile(f: File): Promise<void> {
     const rows = parseCsv(text, f.name);
     dropped.push(...rows.map((row) => ({ row, origin: `${f.name}${row.line ? `: ${row.line}` : ''}` })));
     message(`${f.name}: ${rows.length} point(s) added`);
-    const w = modelWarning(f.name, csvModel(rows), false);
-    if (w) message(`⚠ ${w}`, 'warn');
+    const models = csvModels(rows);
+    for (const size of models.length ? models : [null]) {
+      const w = modelWarning(f.name, size, false);
+      if (w) message(`⚠ ${w}`, 'warn');
+    }
     return;
   }
   const res = parseMegatronLog(text, f.name);

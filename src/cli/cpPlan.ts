@@ -4,12 +4,12 @@
  * report), compute comes from `--compute-tflops` or from timing the kernels briefly on the local
  * adapter (one rank, forward + backward), and the link model composes the timeline.
  */
-import { parseArgs } from 'node:util';
 import { InputError } from '../errors.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
 import { Precision, elemBytes } from '../kernels/common.js';
 import { randn } from '../reference/compare.js';
+import { numberArg, parseCommand } from './args.js';
 import { LINK_NAMES, Link, Prediction, Rate, predict, resolveLink } from '../ring/linkModel.js';
 import { planSteps } from '../ring/plan.js';
 import { ringAttention } from '../ring/ringAttention.js';
@@ -39,19 +39,17 @@ const OPTS = {
 
 type Values = Record<string, string | boolean | undefined>;
 
+/** A number flag (plain decimal or scientific notation, finite), or `d` when it is absent. */
 function num(v: Values, name: string, d?: number): number | undefined {
   const s = v[name];
-  if (s === undefined) return d;
-  const n = Number(s);
-  if (typeof s !== 'string' || s.trim() === '' || !Number.isFinite(n)) throw new InputError(`--${name} must be a number, got '${String(s)}'`);
-  return n;
+  return s === undefined ? d : numberArg(name, String(s), { what: 'a number' });
 }
 
+/** A required positive integer flag (default `d`), at most 2^31. */
 function int(v: Values, name: string, d?: number): number {
-  const n = num(v, name, d);
-  if (n === undefined) throw new InputError(`--${name} is required (see flashring cp-plan --help)`);
-  if (!Number.isInteger(n) || n < 1) throw new InputError(`--${name} must be a positive integer, got '${String(v[name])}'`);
-  return n;
+  const s = v[name];
+  if (s === undefined && d === undefined) throw new InputError(`--${name} is required (see flashring cp-plan --help)`);
+  return s === undefined ? d! : numberArg(name, String(s), { integer: true, min: 1, max: 2 ** 31, what: 'a positive integer up to 2^31' });
 }
 
 export interface CpPlanRequest {
@@ -61,6 +59,8 @@ export interface CpPlanRequest {
   layout: Layout;
   precision: Precision;
   schemes: Scheme[];
+  /** Schemes the shape cannot take (when none was asked for), each with the reason. */
+  skipped: { scheme: Scheme; reason: string }[];
   sizes?: string;
   link: Link;
   computeTflops?: number;
@@ -86,20 +86,23 @@ export function parseCpPlan(v: Values): CpPlanRequest {
   const sizes = v['hierarchical-context-parallel-sizes'] as string | undefined;
   const asked = v['cp-comm-type'] as string | undefined;
   if (asked !== undefined) resolveScheme(asked, R, shape, sizes); // one line naming what is wrong
-  const schemes = asked !== undefined ? [asked as Scheme] : SCHEMES.filter((s) => fits(s, R, shape, sizes));
-  return { shape, R, causal: !!v.causal, layout: layout as Layout, precision, schemes, sizes, link, computeTflops };
+  const why = new Map(SCHEMES.map((s) => [s, refusal(s, R, shape, sizes)]));
+  const schemes = asked !== undefined ? [asked as Scheme] : SCHEMES.filter((s) => why.get(s) === null);
+  const skipped = asked !== undefined ? [] : SCHEMES.filter((s) => why.get(s) !== null).map((s) => ({ scheme: s, reason: why.get(s)! }));
+  return { shape, R, causal: !!v.causal, layout: layout as Layout, precision, schemes, skipped, sizes, link, computeTflops };
 }
 
-function fits(s: Scheme, R: number, shape: AttentionShape, sizes?: string): boolean {
+/** Why the shape cannot take a scheme (null when it can). */
+function refusal(s: Scheme, R: number, shape: AttentionShape, sizes?: string): string | null {
   try {
     resolveScheme(s, R, shape, sizes);
-    return true;
-  } catch {
-    return false;
+    return null;
+  } catch (e) {
+    return (e as Error).message;
   }
 }
 
-/** Forward and backward TFLOP/s of the kernels on the local adapter: one rank, a short causal run. */
+/** Forward and backward TFLOP/s of the kernels on the local adapter: one rank, a short run (causal or not, as asked). */
 export async function measureRate(req: CpPlanRequest): Promise<{ rate: { forward: number; backward: number }; adapter: string; N: number }> {
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
@@ -128,19 +131,8 @@ export function planSchemes(req: CpPlanRequest, rate: Rate): { scheme: Scheme; h
   });
 }
 
-/** parseArgs, with its complaints (a value that looks like a flag: `--link-gbps -5`) as one-line InputErrors. */
-function parseFlags(argv: string[]) {
-  try {
-    return parseArgs({ args: argv, options: OPTS, allowPositionals: false });
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? '';
-    if (code.startsWith('ERR_PARSE_ARGS') && code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new InputError(`${(e as Error).message.split('\n')[0]} (write negative values as --flag=-X)`);
-    throw e;
-  }
-}
-
 export async function cpPlanCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv);
+  const { values } = parseCommand('cp-plan', argv, OPTS);
   if (values.help) return (console.log(HELP), 0);
   const req = parseCpPlan(values);
   const measured = req.computeTflops === undefined ? await measureRate(req) : null;
@@ -148,7 +140,7 @@ export async function cpPlanCommand(argv: string[]): Promise<number> {
   const plans = planSchemes(req, rate);
   const compute = measured ? { source: 'measured', adapter: measured.adapter, N: measured.N, tflops: measured.rate } : { source: 'given', tflops: rate };
   if (values.json) {
-    console.log(JSON.stringify({ kind: 'flashring.cp-plan', version: 1, shape: req.shape, R: req.R, causal: req.causal, layout: req.layout, precision: req.precision, link: req.link, compute, schemes: plans }, null, 1));
+    console.log(JSON.stringify({ kind: 'flashring.cp-plan', version: 1, shape: req.shape, R: req.R, causal: req.causal, layout: req.layout, precision: req.precision, link: req.link, compute, schemes: plans, skipped: req.skipped }, null, 1));
     return 0;
   }
   const s = req.shape;
@@ -160,5 +152,6 @@ export async function cpPlanCommand(argv: string[]): Promise<number> {
     const ph = (name: string) => p.predicted.phases.find((x) => x.phase === name)!.stepMs.reduce((a, b) => a + b, 0);
     console.log(`${p.scheme.padEnd(10)} ${p.hierarchy.join(',').padEnd(5)}  ${ph('forward').toFixed(3).padStart(11)}  ${ph('backward').toFixed(3).padStart(12)}  ${(100 * p.predicted.commFraction).toFixed(1).padStart(5)}  ${p.predicted.tflopsPerGpu.toPrecision(3).padStart(8)}`);
   }
+  for (const x of req.skipped) console.log(`${x.scheme.padEnd(10)} not planned: ${x.reason}`);
   return 0;
 }

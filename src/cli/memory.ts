@@ -8,7 +8,7 @@ import {
 } from '../memory/model.js';
 import { parseMegatronLog } from '../memory/megatron.js';
 import { CsvRow, measuredRow, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
-import { comparePoints, comparisonTable, predictFromLog } from '../memory/compare.js';
+import { comparePoints, comparisonTable, otherModelNotes, predictFromLog } from '../memory/compare.js';
 import { checkOutputFile, numberArg, parseCommand, writeFilesAtomically } from './args.js';
 
 const HELP = `usage: flashring memory [options]            per-GPU memory of one configuration
@@ -34,7 +34,7 @@ Output:
   --json              machine-readable breakdown (every term named, with its formula)
   --sweep             lines over 4K…1M (default ${DEFAULT_LINES_SPEC})
   --seq-lengths LIST  sweep lengths (default ${DEFAULT_SEQ_LENGTHS.join(',')})
-  --lines LIST        sweep lines as cp[:recompute] items; recompute is none, selective,
+  --lines LIST        sweep lines as cp[:recompute] items (--lines, --seq-lengths, --csv imply --sweep); recompute is none, selective,
                       selective:core_attn+mlp, full:uniform/N, full:block/N, or 'recompute' for the
                       default (selective:core_attn+mlp), e.g. 1,1:recompute,2,4,4:full:block/8
   --csv FILE          write the sweep as activation_memory.csv`;
@@ -155,7 +155,8 @@ export async function memoryCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const { model, par, hbmGib } = configFromFlags(values);
-  if (values.sweep || values.csv !== undefined) return sweepCommand(values, model, par, hbmGib);
+  // --csv, --lines and --seq-lengths only mean something for a sweep: each asks for one.
+  if (values.sweep || values.csv !== undefined || values.lines !== undefined || values['seq-lengths'] !== undefined) return sweepCommand(values, model, par, hbmGib);
   const r = memoryBreakdown(model, par);
   if (values.json) {
     console.log(JSON.stringify({ model, parallel: par, recompute: recomputeSpec(par), hbmGib, ...r, peakActivationBytes: peakActivationBytes(r), fits: r.totalBytes / GIB <= hbmGib }, null, 1));
@@ -190,7 +191,11 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
 }
 
 function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number): void {
-  const line = (label: string, bytes: number, extra = '') => console.log(`  ${label.padEnd(62)} ${gib(bytes)}${extra}`);
+  // A label longer than the column (a long name or formula) gets its own line, whole, and the amount the next.
+  const line = (label: string, bytes: number, extra = '') => {
+    if (label.length > 62) console.log(`  ${label}`);
+    console.log(`  ${(label.length > 62 ? '' : label).padEnd(62)} ${gib(bytes)}${extra}`);
+  };
   console.log(`per-GPU memory, ${STACKS[r.stack].label} stack: s=${par.seqLength} b=${par.microBatchSize} TP=${par.tensorParallel} CP=${par.contextParallel} PP=${par.pipelineParallel} SP=${par.sequenceParallel} recompute=${recomputeSpec(par)} flash=${par.flashAttention}`);
   console.log(`  parameters ${(r.parameters / 1e9).toFixed(2)} B total, ${(r.parametersPerGpu / 1e9).toFixed(3)} B per GPU`);
   line(`weights (${r.weightBytesPerParam === 4 ? 'fp32' : 'bf16'})`, r.weightBytes);
@@ -200,12 +205,12 @@ function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number)
   console.log(`  stored activations${' '.repeat(45)}${gib(r.activationBytes)}`);
   for (const g of r.layerGroups) {
     console.log(`    ${g.label}: ${g.layers.toFixed(2)} layers × ${gib(g.bytesPerLayer).trim()}`);
-    for (const t of g.terms) line(`    ${t.part.padEnd(9)} ${t.name} [${t.formula}]`.slice(0, 62), t.bytes * g.layers);
+    for (const t of g.terms) line(`    ${t.part.padEnd(9)} ${t.name} [${t.formula}]`, t.bytes * g.layers);
   }
   console.log('    outside the layers:');
-  for (const t of r.outside) line(`    ${t.part.padEnd(9)} ${t.name} [${t.formula}]`.slice(0, 62), t.bytes);
+  for (const t of r.outside) line(`    ${t.part.padEnd(9)} ${t.name} [${t.formula}]`, t.bytes);
   console.log('  transients (net of what is freed by their moment; the largest counts):');
-  for (const t of r.transients) line(`  ${t === r.peakTransient ? '*' : ' '} ${t.name}`.slice(0, 62), t.netBytes, t === r.peakTransient ? '  ← peak' : '');
+  for (const t of r.transients) line(`  ${t === r.peakTransient ? '*' : ' '} ${t.name} [${t.formula}]`, t.netBytes, t === r.peakTransient ? '  ← peak' : '');
   const fits = r.totalBytes / GIB <= hbmGib;
   line('total (peak)', r.totalBytes, `  ${fits ? 'fits' : 'DOES NOT FIT'} in ${hbmGib} GiB`);
 }
@@ -263,7 +268,10 @@ export async function replayCommand(argv: string[]): Promise<number> {
   for (const file of positionals) results.push(await readPoints(file, hbm));
   const rows = results.flatMap((r) => r.rows);
   const bad = results.filter((r) => !r.ok).length;
-  if (cfg) console.log(comparisonTable(comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib)));
+  if (cfg) {
+    console.log(comparisonTable(comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib)));
+    for (const n of otherModelNotes(rows, cfg.model)) console.error(`note: ${n}`);
+  }
   else if (values.csv !== undefined) {
     await writeFilesAtomically([{ path: values.csv, data: toCsv(rows) }]);
     console.error(`wrote ${rows.length} point(s) to ${values.csv}`);

@@ -85,6 +85,47 @@ export function predictFromLog(res: ParseResult, hbmGib: number | null): LogPred
   };
 }
 
+/** Layers, hidden size, heads and vocabulary of a measured model, as far as a file says them. */
+export interface ModelSize { layers?: number; hidden?: number; heads?: number; vocab?: number }
+
+/** The model a CSV row names in its source ("… GPT 8L h=4096 a=32 vocab=8192 …"), or null. */
+export function sourceModel(source: string): ModelSize | null {
+  const m = /\b(\d+)L h=(\d+) a=(\d+)(?: vocab=(\d+))?/.exec(source);
+  return m ? { layers: +m[1], hidden: +m[2], heads: +m[3], vocab: m[4] === undefined ? undefined : +m[4] } : null;
+}
+
+/** What differs (layers, hidden, heads, vocabulary padded as Megatron-LM pads it) from `ref`, each as "layers 4 (<refName>: 8)". */
+export function modelDiff(x: ModelSize, ref: ModelConfig, refName: string): string[] {
+  const out: string[] = [];
+  const cmp = (what: string, a: number | undefined, b: number) => { if (a !== undefined && a !== b) out.push(`${what} ${a} (${refName}: ${b})`); };
+  cmp('layers', x.layers, ref.numLayers);
+  cmp('hidden', x.hidden, ref.hiddenSize);
+  cmp('heads', x.heads, ref.numAttentionHeads);
+  const rv = ref.vocabSize ?? 50257;
+  if (x.vocab !== undefined && Math.ceil(x.vocab / 128) !== Math.ceil(rv / 128)) out.push(`vocab ${x.vocab} (${refName}: ${rv})`);
+  return out;
+}
+
+/**
+ * One line per model that CSV rows name and that is not `ref` (their errors are then against
+ * another model than the one measured): what `replay --compare` says beside its table.
+ */
+export function otherModelNotes(rows: CsvRow[], ref: ModelConfig): string[] {
+  const byModel = new Map<string, { size: ModelSize; n: number }>();
+  for (const r of rows) {
+    const size = sourceModel(r.source);
+    if (!size) continue;
+    const key = JSON.stringify(size);
+    byModel.set(key, { size, n: (byModel.get(key)?.n ?? 0) + 1 });
+  }
+  const notes: string[] = [];
+  for (const { size, n } of byModel.values()) {
+    const diff = modelDiff(size, ref, 'compared');
+    if (diff.length) notes.push(`${n} point(s) measured another model than the one compared (${diff.join(', ')}): their errors are against the wrong model; compare them with that model's flags`);
+  }
+  return notes;
+}
+
 const pct = (x: number | null) => (x === null ? '' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`);
 
 /** Markdown table of comparisons (the CLI's --compare). */

@@ -125,17 +125,7 @@ export function parseMegatronLog(text: string, source: string, opts: { warmup?: 
     }
     if (/CUDA out of memory|OutOfMemoryError/.test(line)) oom = true;
   }
-  if (!sawArgs) warnings.push('no argument dump ("---- arguments ----") found: the run configuration is unknown');
-  const want: [string, string][] = [
-    ['seq_length', 'sequence length'], ['tensor_model_parallel_size', 'tensor-parallel size'], ['micro_batch_size', 'micro batch size'],
-    ['num_layers', 'layers'], ['hidden_size', 'hidden size'], ['num_attention_heads', 'heads'],
-  ];
-  if (sawArgs) for (const [k, what] of want) if (!(k in args)) warnings.push(`argument ${k} (${what}) not found in the argument dump`);
-  if (sawArgs && !('context_parallel_size' in args)) warnings.push('argument context_parallel_size not found: a release without context parallelism, taken as CP=1');
-  if (!iterations.length) warnings.push('no iteration lines found: no iteration time or throughput');
-  if (!memory.length) warnings.push('no "[Rank N] (after K iterations) memory (MB)" lines found: no measured memory (Megatron prints them with --log-memory-to-tensorboard or at the first log interval)');
-  if (!theoretical) warnings.push('no "Theoretical memory footprints" line found');
-  if (oom) warnings.push('the log reports CUDA out of memory');
+  warnings.push(...missing(sawArgs ? args : null, iterations.length > 0, memory.length > 0, theoretical !== null, oom));
 
   const measured = iterations.filter((r) => r.iteration > warmup);
   const win = measured.slice(-windowSize);
@@ -161,6 +151,23 @@ export function parseMegatronLog(text: string, source: string, opts: { warmup?: 
     theoretical, outOfMemory: oom,
   };
   return { point, args, iterations, memory, warnings };
+}
+
+/** What a log lacks (args null: no argument dump), and whether it ran out of memory, as warnings. */
+function missing(args: MegatronArgs | null, iterations: boolean, memory: boolean, theoretical: boolean, oom: boolean): string[] {
+  const w: string[] = [];
+  if (!args) w.push('no argument dump ("---- arguments ----") found: the run configuration is unknown');
+  const want: [string, string][] = [
+    ['seq_length', 'sequence length'], ['tensor_model_parallel_size', 'tensor-parallel size'], ['micro_batch_size', 'micro batch size'],
+    ['num_layers', 'layers'], ['hidden_size', 'hidden size'], ['num_attention_heads', 'heads'],
+  ];
+  if (args) for (const [k, what] of want) if (!(k in args)) w.push(`argument ${k} (${what}) not found in the argument dump`);
+  if (args && !('context_parallel_size' in args)) w.push('argument context_parallel_size not found: a release without context parallelism, taken as CP=1');
+  if (!iterations) w.push('no iteration lines found: no iteration time or throughput');
+  if (!memory) w.push('no "[Rank N] (after K iterations) memory (MB)" lines found: no measured memory (Megatron prints them with --log-memory-to-tensorboard or at the first log interval)');
+  if (!theoretical) w.push('no "Theoretical memory footprints" line found');
+  if (oom) w.push('the log reports CUDA out of memory');
+  return w;
 }
 
 /** The recompute setting of a dump as the CSV writes it: none | selective[:mod+mod] | full:method/N. */

@@ -35,6 +35,10 @@
  * the local vocabulary is kept for backward, 4·s·b·V/t, and the bf16 gradient of the logits is
  * written beside it, 2·s·b·V/t). PyTorch's F.cross_entropy(logits.float()) keeps the fp32
  * log-softmax (4·s·b·V) and writes two fp32 gradients (8·s·b·V) at the start of backward.
+ * Stored terms of one stack only: torch-amp's autocast bf16 weight copies (2 B per weight-matrix
+ * parameter not recomputed, held until backward) and, with CP, its second copy of the attention
+ * output (2·s·b·h/t per layer); Megatron-LM's persistent QKᵀ buffer without FlashAttention
+ * (2·a·s²·b/t, its GlobalMemoryBuffer).
  *
  * Peak = static (weights, gradients, optimizer, gradient buckets) + stored activations + the
  * largest transient, each transient counted net of the stored activations already released at its
@@ -239,13 +243,14 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   if (m.hiddenSize % m.numAttentionHeads) throw new InputError(`--hidden-size ${m.hiddenSize} is not divisible by --num-attention-heads ${m.numAttentionHeads}`);
   if (m.numAttentionHeads % g) throw new InputError(`--num-attention-heads ${m.numAttentionHeads} is not a multiple of --num-query-groups ${g}`);
   if (m.numAttentionHeads % p.tensorParallel) throw new InputError(`--num-attention-heads ${m.numAttentionHeads} is not divisible by --tensor-model-parallel-size ${p.tensorParallel}`);
+  if (g % p.tensorParallel) throw new InputError(`--num-query-groups ${g} is not divisible by --tensor-model-parallel-size ${p.tensorParallel} (Megatron-LM refuses it)`);
   if (m.numLayers % p.pipelineParallel) throw new InputError(`--num-layers ${m.numLayers} is not divisible by --pipeline-model-parallel-size ${p.pipelineParallel}`);
   if (p.seqLength % p.contextParallel) throw new InputError(`--seq-length ${p.seqLength} is not divisible by --context-parallel-size ${p.contextParallel}`);
   if (!['none', 'selective', 'full'].includes(p.recompute)) throw new InputError(`--recompute-granularity must be selective or full, got '${p.recompute}'`);
   if (p.stack !== undefined && !(p.stack in STACKS)) throw new InputError(`--stack must be ${Object.keys(STACKS).join(' or ')}, got '${p.stack}'`);
   if (p.cpCommType !== undefined && !['p2p', 'all_gather', 'a2a'].includes(p.cpCommType)) throw new InputError(`--cp-comm-type must be p2p, all_gather or a2a, got '${p.cpCommType}'`);
-  if (p.cpCommType === 'a2a' && (m.numAttentionHeads / p.tensorParallel) % p.contextParallel)
-    throw new InputError(`--cp-comm-type a2a needs the heads per tensor-parallel rank (${m.numAttentionHeads / p.tensorParallel}) divisible by --context-parallel-size ${p.contextParallel}`);
+  if (p.cpCommType === 'a2a' && ((m.numAttentionHeads / p.tensorParallel) % p.contextParallel || (g / p.tensorParallel) % p.contextParallel))
+    throw new InputError(`--cp-comm-type a2a needs the heads (${m.numAttentionHeads / p.tensorParallel}) and K/V groups (${g / p.tensorParallel}) per tensor-parallel rank divisible by --context-parallel-size ${p.contextParallel}`);
   for (const mod of p.recomputeModules ?? [])
     if (!RECOMPUTE_MODULES.includes(mod)) throw new InputError(`--recompute-modules: unknown module '${mod}' (this model has ${RECOMPUTE_MODULES.join(', ')}; moe_act needs MoE layers, which it does not model)`);
   if (p.recompute === 'full') {
