@@ -3,6 +3,7 @@ import { InputError } from '../errors.js';
 import { LAYOUTS, Layout, ringSchedule } from '../ring/schedule.js';
 import { Link, resolveLink } from '../ring/linkModel.js';
 import { Scheme } from '../ring/timeline.js';
+import { resolveScheme } from '../ring/scheme.js';
 import { AttentionShape } from '../shape.js';
 import { numberArg } from './args.js';
 
@@ -62,5 +63,6 @@ export function checkRingArgs(ring: RingArgs, s: AttentionShape, causal: boolean
   if (s.Nq !== s.Nk) throw new InputError(`--cp splits one sequence: Q has ${s.Nq} tokens but K/V have ${s.Nk}; they must be equal`);
   if (ring.R > s.Nq) throw new InputError(`--cp ${ring.R} is more ranks than the ${s.Nq} tokens of the sequence: every rank needs at least one token`);
   ringSchedule(s.Nq, ring.R, ring.layout, causal);
+  resolveScheme(ring.scheme, ring.R, s, ring.hierarchicalSizes); // a2a heads, a2a+p2p sizes: before any device
 }
 

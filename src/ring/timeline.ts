@@ -122,15 +122,17 @@ export class TimelineRecorder {
     const computeEnd = st.computeEnd || st.start;
     const transferEnd = Math.max(computeEnd, ...st.transfers.map((x) => x.end));
     const i = st.info;
+    const transferMs = st.transfers.reduce((a, x) => a + (x.end - x.start), 0);
     this.records.push({
       phase: st.phase, step: st.step, rank: st.rank, label: i.label, kvFrom: i.kvFrom ?? -1,
       pairs: i.pairs ?? 0, visible: i.visible ?? 0, flops: i.flops ?? 0, overlapped: i.overlapped ?? false,
       start: st.start - t0, computeEnd: computeEnd - t0, transferEnd: transferEnd - t0, end: now - t0,
       computeMs: st.computeMs, gpuComputeMs: null, gpuIntervals: st.gpuIntervals,
-      transferMs: st.transfers.reduce((a, x) => a + (x.end - x.start), 0),
-      transferBytes: st.transfers.reduce((a, x) => a + x.bytes, 0),
+      transferMs, transferBytes: st.transfers.reduce((a, x) => a + x.bytes, 0),
       messages: st.transfers.reduce((a, x) => a + x.messages, 0),
-      unhiddenMs: Math.max(0, transferEnd - computeEnd), idleMs: 0,
+      // A transfer posted beside compute is hidden up to the compute's end; one that is not
+      // (a gather, a reduce-scatter, the last hop home) is exposed whole.
+      unhiddenMs: i.overlapped ? Math.max(0, transferEnd - computeEnd) : transferMs, idleMs: 0,
     });
     this.wall.set(st.phase, now - t0);
     this.lastProgress = now;
