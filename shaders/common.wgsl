@@ -2,8 +2,9 @@
 // prepends it to each kernel file and fills in the {{...}} values.
 //
 // Layout [B, H, N, D] row-major. Query head hq reads K/V head hq / (Hq / Hkv) (grouped query).
-// Positions: query i sits at q_off + i·q_stride, key j at k_off + j·k_stride; under causal
-// masking key j is visible to query i iff pos_k(j) <= pos_q(i).
+// Positions: query i sits at q_off + i·q_stride, key j at k_off + j·k_stride. The mask is the
+// one of src/mask.ts, mirrored here: pos_bounds (the rules), key_range (keys of a row),
+// tile_class (skip / full / partial), query_span (rows that may see a key range).
 {{ENABLES}}
 alias ST = {{ST}};          // Q, K, V, dO storage and tile element type (f32, or f16 with shader-f16)
 alias OT = {{OT}};          // O element type (f32 for the ring's partial results)
@@ -38,34 +39,108 @@ struct Params {
   scale_log2: f32,   // scale · log2(e): scores live in the exp2 domain
   accumulate: u32,   // backward: 1 adds dQ/dK/dV to what the output buffers hold (ring steps)
   zero: u32,         // always 0 (see rt())
+  win_left: i32,     // sliding window (FlashAttention-2's window_size), −1 = unbounded
+  win_right: i32,
+  n_docs: u32,       // documents in cu (0: none)
   _pad1: u32,
   _pad2: u32,
+  _pad3: u32,
 }
 
 @group(0) @binding(0) var<uniform> P: Params;
+// Documents: cu_seqlens_q (n_docs + 1 entries) then cu_seqlens_k (n_docs + 1); read only when
+// n_docs > 0, at indices below 2·n_docs + 2 (a 2-entry buffer is bound when there are none).
+@group(0) @binding(11) var<storage, read> cu: array<i32>;
 
 fn pos_q(i: u32) -> i32 { return P.q_off + i32(i) * P.q_stride; }
 fn pos_k(j: u32) -> i32 { return P.k_off + i32(j) * P.k_stride; }
 
-// Key j is visible to query i (both in range).
+const POS_MAX: i32 = 0x20000000;   // positions and window sizes stay below it (i32 arithmetic)
+const TILE_SKIP: u32 = 0u;
+const TILE_FULL: u32 = 1u;
+const TILE_PARTIAL: u32 = 2u;
+
+// Largest document d < n_docs of the cumulative lengths at cu[base..] with cu[base + d] <= p.
+fn doc_of(base: u32, p: i32) -> u32 {
+  var lo = 0u;
+  var hi = P.n_docs - 1u;
+  loop {
+    if (lo >= hi) { break; }
+    let mid = (lo + hi + 1u) / 2u;
+    if (cu[base + mid] <= p) { lo = mid; } else { hi = mid - 1u; }
+  }
+  return lo;
+}
+
+// Key positions query i may see: [x, y] inclusive (x > y: none). The rules (src/mask.ts):
+//   documents  keys of the query's document d only; pq' = pq + cuK[d+1] − cuQ[d+1] (bottom-right)
+//   causal     pk <= pq'
+//   window     pq' − left <= pk <= pq' + right   (−1: that side unbounded)
+fn pos_bounds(i: u32) -> vec2<i32> {
+  var pq = pos_q(i);
+  var b = vec2<i32>(-POS_MAX, POS_MAX);
+  if (P.n_docs > 0u) {
+    let d = doc_of(0u, pq);
+    let kb = P.n_docs + 1u;
+    let k_end = cu[kb + d + 1u];
+    pq += k_end - cu[d + 1u];
+    b = vec2<i32>(cu[kb + d], k_end - 1);
+  }
+  if (P.causal != 0u) { b.y = min(b.y, pq); }
+  if (P.win_left >= 0) { b.x = max(b.x, pq - P.win_left); }
+  if (P.win_right >= 0) { b.y = min(b.y, pq + P.win_right); }
+  return b;
+}
+
+// Keys query i sees: indices [lo, hi) (lo = hi: none; rows at or past Nq see none). Both ends
+// never decrease as i grows, so a tile's first and last rows bound every row of it.
+fn key_range(i: u32) -> vec2<u32> {
+  if (i >= P.Nq) { return vec2<u32>(P.Nk); }
+  let b = pos_bounds(i);
+  let lon = b.x - P.k_off;
+  let hin = b.y - P.k_off;
+  var lo = 0u;
+  if (lon > 0) { lo = min(P.Nk, u32((lon + P.k_stride - 1) / P.k_stride)); }
+  var hi = 0u;
+  if (hin >= 0) { hi = min(P.Nk, u32(hin / P.k_stride) + 1u); }
+  return vec2<u32>(lo, max(lo, hi));
+}
+
+// Key j is visible to query i.
 fn visible(i: u32, j: u32) -> bool {
-  return i < P.Nq && j < P.Nk && (P.causal == 0u || pos_k(j) <= pos_q(i));
+  let r = key_range(i);
+  return j >= r.x && j < r.y;
 }
 
-// One past the last key any of queries [0, i_last] can see (keys are in increasing position).
-fn key_end(i_last: u32) -> u32 {
-  if (P.causal == 0u) { return P.Nk; }
-  let lim = pos_q(i_last) - P.k_off;
-  if (lim < 0) { return 0u; }
-  return min(P.Nk, u32(lim / P.k_stride) + 1u);
+// Rows [i0, i1) against keys [j0, j1): skip when no row's range meets the keys, full when every
+// row (below Nq) sees every key (keys past Nk are never visible), else partial.
+fn tile_class(i0: u32, i1: u32, j0: u32, j1: u32) -> u32 {
+  let last = min(i1, P.Nq);
+  if (last <= i0) { return TILE_SKIP; }
+  let a = key_range(i0);
+  let b = key_range(last - 1u);
+  if (b.y <= j0 || a.x >= j1) { return TILE_SKIP; }
+  if (b.x <= j0 && a.y >= j1) { return TILE_FULL; }
+  return TILE_PARTIAL;
 }
 
-// First query that can see key j (queries are in increasing position).
-fn query_start(j: u32) -> u32 {
-  if (P.causal == 0u) { return 0u; }
-  let need = pos_k(j) - P.q_off;
-  if (need <= 0) { return 0u; }
-  return min(P.Nq, u32((need + P.q_stride - 1) / P.q_stride));
+// Rows that may see a key of [j0, j1): [first row with hi > j0, first row with lo >= j1).
+fn query_span(j0: u32, j1: u32) -> vec2<u32> {
+  var a = 0u;
+  var n = P.Nq;
+  loop {
+    if (a >= n) { break; }
+    let mid = (a + n) / 2u;
+    if (key_range(mid).y > j0) { n = mid; } else { a = mid + 1u; }
+  }
+  var e = a;
+  n = P.Nq;
+  loop {
+    if (e >= n) { break; }
+    let mid = (e + n) / 2u;
+    if (key_range(mid).x >= j1) { n = mid; } else { e = mid + 1u; }
+  }
+  return vec2<u32>(a, e);
 }
 
 fn neg_inf() -> f32 {

@@ -8,9 +8,10 @@
 // No atomics: every output element is written by exactly one invocation, in a fixed order, so
 // gradients are bitwise reproducible. A fully masked row (no visible key) contributes nothing;
 // a NaN or Inf in Q, K, V, dO, O or LSE reaches exactly the gradients the reference's does.
-// Tiles, blocks and accumulation: flash_bwd_tiles.wgsl. Causal: the dK/dV tiles start at the
-// first Q tile that sees their first key, and key tiles run in index order, heaviest first;
-// the dQ tiles run heavy-first (last first) and stop after their last visible key.
+// Tiles, blocks and accumulation: flash_bwd_tiles.wgsl. Mask (common.wgsl): a dK/dV tile visits
+// only the Q tiles of query_span (the rows that may see one of its keys), a dQ tile only the K/V
+// tiles between its first row's lo and its last row's hi; tile_class picks the full or masked
+// product per tile pair and skips the rest. Causal: dQ tiles run heavy-first (last first).
 
 @compute @workgroup_size(WG)
 fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
@@ -25,13 +26,16 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   var dv_acc = Acc();
   stage_r(false, kv_row0, j0, P.Nk, tid);
   let z = vec4<f32>();
-  let it0 = query_start(j0) / BR;
-  let n_qt = (P.Nq + BR - 1u) / BR;
+  let span = query_span(j0, j0 + BC);
+  let it0 = span.x / BR;
+  let n_qt = (span.y + BR - 1u) / BR;
   let offs = vec4<u32>(0u, T4, 2u * T4, 3u * T4);
   for (var g = 0u; g < G; g++) {
     let row0 = (b * P.Hq + hk * G + g) * P.Nq;
     for (var it = it0; it < n_qt; it++) {
       let i0 = it * BR;
+      let cls = tile_class(i0, i0 + BR, j0, j0 + BC);
+      if (cls == TILE_SKIP) { continue; }
       workgroupBarrier();   // the previous tile's readers are done
       stage_c(true, row0, i0, P.Nq, tid);
       for (var x = 0u; x < rt(LR); x++) {
@@ -39,15 +43,15 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         if (r < BR) {
           var ls = 0.0;
           var dl = 0.0;
-          var ke = 0u;
           if (i0 + r < P.Nq) {
             ls = lse[row0 + i0 + r];
             dl = delta[row0 + i0 + r];
-            ke = key_end(i0 + r);
           }
+          let kr = key_range(i0 + r);   // empty past Nq
           lse_s[r] = ls;
           delta_s[r] = dl;
-          kend_s[r] = ke;
+          klo_s[r] = kr.x;
+          khi_s[r] = kr.y;
         }
       }
       workgroupBarrier();
@@ -55,19 +59,21 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
       let qi = vec4<u32>(tx) + offs;
       let lse_c = vec4<f32>(lse_s[qi.x], lse_s[qi.y], lse_s[qi.z], lse_s[qi.w]);
       let delta_c = vec4<f32>(delta_s[qi.x], delta_s[qi.y], delta_s[qi.z], delta_s[qi.w]);
-      let kend_c = vec4<u32>(kend_s[qi.x], kend_s[qi.y], kend_s[qi.z], kend_s[qi.w]);
-      {{#loop rr < 4}}{ let vis = vec4<u32>(j0 + ty + {{rr}}u * T4) < kend_c;
+      let klo_c = vec4<u32>(klo_s[qi.x], klo_s[qi.y], klo_s[qi.z], klo_s[qi.w]);
+      let khi_c = vec4<u32>(khi_s[qi.x], khi_s[qi.y], khi_s[qi.z], khi_s[qi.w]);
+      {{#loop rr < 4}}{ let key = vec4<u32>(j0 + ty + {{rr}}u * T4);
+        let vis = (key >= klo_c) & (key < khi_c);
         let p = select(z, exp2((x[{{rr}}u] * P.scale - lse_c) * LOG2E), vis);
         Pw[(ty + {{rr}}u * T4) * TS + tx] = p;
         dSw[(ty + {{rr}}u * T4) * TS + tx] = select(z, p * (x[4u + {{rr}}u] - delta_c), vis); }
       {{/loop}}
       workgroupBarrier();
-      if (j0 + BC <= key_end(i0)) {
+      if (cls == TILE_FULL) {
         accum_full(&dv_acc, &Pw, &C1, tx, ty);
         accum_full(&dk_acc, &dSw, &C0, tx, ty);
       } else {
-        accum_masked(&dv_acc, &Pw, &C1, tx, ty, true, j0, vec4<u32>());
-        accum_masked(&dk_acc, &dSw, &C0, tx, ty, true, j0, vec4<u32>());
+        accum_masked(&dv_acc, &Pw, &C1, tx, ty, true, j0, vec4<u32>(), vec4<u32>());
+        accum_masked(&dk_acc, &dSw, &C0, tx, ty, true, j0, vec4<u32>(), vec4<u32>());
       }
     }
   }
@@ -105,34 +111,39 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
   let tx = tid % T4;
   let ty = tid / T4;
   stage_r(true, row0, i0, P.Nq, tid);
-  // The invocation's rows: LSE, Δ and visible-key ends (0 past Nq: nothing visible).
+  // The invocation's rows: LSE, Δ and visible keys [klo, khi) (empty past Nq).
   var lse_r = vec4<f32>();
   var delta_r = vec4<f32>();
-  var kend = vec4<u32>();
+  var klo = vec4<u32>();
+  var khi = vec4<u32>();
   {{#loop rr < 4}}if (i0 + ty + {{rr}}u * T4 < P.Nq) {
     lse_r[{{rr}}u] = lse[row0 + i0 + ty + {{rr}}u * T4];
     delta_r[{{rr}}u] = delta[row0 + i0 + ty + {{rr}}u * T4];
-    kend[{{rr}}u] = key_end(i0 + ty + {{rr}}u * T4);
+    let kr = key_range(i0 + ty + {{rr}}u * T4);
+    klo[{{rr}}u] = kr.x;
+    khi[{{rr}}u] = kr.y;
   }
   {{/loop}}
   let z = vec4<f32>();
-  let kfull = key_end(i0);
-  let n_end = key_end(min(i0 + BR, P.Nq) - 1u);
-  let n_tiles = (n_end + BC - 1u) / BC;
+  let i_end = min(i0 + BR, P.Nq);
+  let t_first = key_range(i0).x / BC;
+  let t_end = (key_range(i_end - 1u).y + BC - 1u) / BC;
   var acc = Acc();
-  for (var jt = 0u; jt < n_tiles; jt++) {
+  for (var jt = t_first; jt < t_end; jt++) {
     let j0 = jt * BC;
+    let cls = tile_class(i0, i_end, j0, j0 + BC);
+    if (cls == TILE_SKIP) { continue; }
     workgroupBarrier();   // the previous tile's readers are done
     stage_c(false, kv_row0, j0, P.Nk, tid);
     workgroupBarrier();
     var x = blocks(tx, ty);   // S in x[0..4], dP in x[4..8]
     let keys = vec4<u32>(j0 + tx) + vec4<u32>(0u, T4, 2u * T4, 3u * T4);
-    {{#loop rr < 4}}{ let vis = keys < vec4<u32>(kend[{{rr}}u]);
+    {{#loop rr < 4}}{ let vis = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
       let p = select(z, exp2((x[{{rr}}u] * P.scale - vec4<f32>(lse_r[{{rr}}u])) * LOG2E), vis);
       dSw[(ty + {{rr}}u * T4) * TS + tx] = select(z, p * (x[4u + {{rr}}u] - vec4<f32>(delta_r[{{rr}}u])), vis); }
     {{/loop}}
     workgroupBarrier();
-    if (j0 + BC <= kfull) { accum_full(&acc, &dSw, &C0, tx, ty); } else { accum_masked(&acc, &dSw, &C0, tx, ty, false, j0, kend); }
+    if (cls == TILE_FULL) { accum_full(&acc, &dSw, &C0, tx, ty); } else { accum_masked(&acc, &dSw, &C0, tx, ty, false, j0, klo, khi); }
   }
   {{#loop rr < 4}}{
     let i = i0 + ty + {{rr}}u * T4;

@@ -28,6 +28,9 @@
 // entries (0 times a NaN of Q, dO or K is NaN): a tile with masked entries whose staged rows
 // hold a non-finite value (a workgroup vote while staging them) accumulates those products in
 // scalar f32 over visible entries only; tiles of finite data never take that branch.
+// Mask (common.wgsl, any of causal, window, documents): dkdv visits the Q tiles of query_span,
+// dq the K/V tiles from its first row's first key to its last row's last; tile_class decides
+// full tiles, visible() masks the rest entry by entry.
 //
 // Bounds (Node runs it without Dawn's robustness clamps, src/gpu/node.ts; test/robust.test.ts):
 // - Qs/dOs (Br·D; Bc = Br): words e < T8 = Br·D/8 (checked). Matrix loads are 16×16 blocks at
@@ -242,11 +245,12 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   var dv{{db}} = AM();
   {{/for}}
 
-  let i_start = (query_start(j0) / BR) * BR;
-  let j_last = min(j0 + OWN, P.Nk) - 1u;
+  // The mask (common.wgsl): the Q tiles holding the rows that may see one of the keys.
+  let span = query_span(j0, j0 + OWN);
+  let i_start = (span.x / BR) * BR;
   // The query heads g of the group times the Q tiles from i_start, as one loop so that the next
   // tile (possibly of the next head) is fetched while this one is used.
-  let nt = (P.Nq - i_start + BR - 1u) / BR;
+  let nt = (span.y - i_start + BR - 1u) / BR;
   let total = G * nt;
   let head0 = (b * P.Hq + hk * G) * P.Nq;
   fetch_rows(false, head0, i_start, P.Nq, tid);
@@ -276,7 +280,7 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
       }
       workgroupBarrier();
       // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
-      let full = i0 + BR <= P.Nq && j0 + OWN <= P.Nk && (P.causal == 0u || pos_k(j_last) <= pos_q(i0));
+      let full = i0 + BR <= P.Nq && tile_class(i0, i0 + BR, j0, j0 + OWN) == TILE_FULL;
       let at = blk + r * BR + h * (BR / 2u);
       // Unrolled by the specializer (no indexed temporaries, constant skews).
       {{#for c < BR/2}}{
@@ -375,9 +379,10 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
   {{#for db < D/16}}var dq{{db}} = AM();
   {{/for}}
 
-  let n_end = key_end(min(i0 + OWN, P.Nq) - 1u);
-  fetch_rows(true, kv_row0, 0u, P.Nk, tid);
-  for (var j0 = 0u; j0 < n_end; j0 += BC) {
+  let j_start = (key_range(i0).x / BC) * BC;
+  let n_end = key_range(min(i0 + OWN, P.Nq) - 1u).y;
+  fetch_rows(true, kv_row0, j_start, P.Nk, tid);
+  for (var j0 = j_start; j0 < n_end; j0 += BC) {
     workgroupBarrier();
     stash_rows(tid, false);           // K into Qs, V into dOs
     workgroupBarrier();
@@ -393,7 +398,7 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
       subgroupMatrixStore<row_major>(&dPa, blk + cb * 16u, p_acc, BC);
     }
     workgroupBarrier();
-    let full = j0 + BC <= P.Nk && (P.causal == 0u || pos_k(j0 + BC - 1u) <= pos_q(i0));
+    let full = tile_class(i0, i0 + OWN, j0, j0 + BC) == TILE_FULL;
     let at = blk + r * BC + h * (BC / 2u);
     {{#for c < BC/2}}{
       let col = ({{c}}u + lane) % (BC / 2u);

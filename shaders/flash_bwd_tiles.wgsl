@@ -45,9 +45,10 @@ var<workgroup> C0: Tile;    // streamed: Q (dkdv) or K (dq)
 var<workgroup> C1: Tile;    // streamed: dO (dkdv) or V (dq)
 var<workgroup> Pw: Words;   // Pᵀ (dkdv)
 var<workgroup> dSw: Words;  // dSᵀ (dkdv) or dS (dq)
-var<workgroup> lse_s: array<f32, BR>;     // dkdv: the Q tile's LSE, Δ and visible-key ends
+var<workgroup> lse_s: array<f32, BR>;     // dkdv: the Q tile's LSE, Δ and visible keys [lo, hi)
 var<workgroup> delta_s: array<f32, BR>;
-var<workgroup> kend_s: array<u32, BR>;
+var<workgroup> klo_s: array<u32, BR>;
+var<workgroup> khi_s: array<u32, BR>;
 
 // Rows n0 .. n0+T of head row base row0, from Q and dO (queries) or K and V (keys); rows at
 // or past n_rows are zeros. Word e of the tile is (row e / D4, column e % D4).
@@ -126,20 +127,26 @@ fn accum_full(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, y: ptr<workgrou
 
 // The same where some keys are hidden from some queries: a hidden pair's product is skipped
 // (its w is 0, but 0 · NaN would be NaN). rows_are_keys (dkdv): row rr is key j0 + ty + T4·rr,
-// column cc query t + T4·cc of the Q tile (ends in kend_s); else (dq) row rr is a query with
-// visible keys j < kend[rr], column cc key j0 + t + T4·cc.
+// column cc query t + T4·cc of the Q tile (ranges in klo_s, khi_s); else (dq) row rr is a query
+// with visible keys klo[rr] <= j < khi[rr], column cc key j0 + t + T4·cc.
 fn accum_masked(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, y: ptr<workgroup, Tile>, tx: u32, ty: u32,
-                rows_are_keys: bool, j0: u32, kend: vec4<u32>) {
+                rows_are_keys: bool, j0: u32, klo: vec4<u32>, khi: vec4<u32>) {
   let z = vec4<f32>();
   let offs = vec4<u32>(0u, T4, 2u * T4, 3u * T4);
   for (var t = 0u; t < rt(T4); t++) {
-    var kc = vec4<u32>();
-    if (rows_are_keys) { kc = vec4<u32>(kend_s[t], kend_s[t + T4], kend_s[t + 2u * T4], kend_s[t + 3u * T4]); }
+    var lc = vec4<u32>();
+    var hc = vec4<u32>();
+    if (rows_are_keys) {
+      lc = vec4<u32>(klo_s[t], klo_s[t + T4], klo_s[t + 2u * T4], klo_s[t + 3u * T4]);
+      hc = vec4<u32>(khi_s[t], khi_s[t + T4], khi_s[t + 2u * T4], khi_s[t + 3u * T4]);
+    }
     var p = array<vec4<f32>, 4>();
     var m = array<vec4<bool>, 4>();
     {{#loop rr < 4}}p[{{rr}}u] = (*w)[(ty + {{rr}}u * T4) * TS + t];
-    m[{{rr}}u] = (vec4<u32>(j0 + t) + offs) < vec4<u32>(kend[{{rr}}u]);
-    if (rows_are_keys) { m[{{rr}}u] = vec4<u32>(j0 + ty + {{rr}}u * T4) < kc; }
+    { let kj = vec4<u32>(j0 + t) + offs;
+      m[{{rr}}u] = (kj >= vec4<u32>(klo[{{rr}}u])) & (kj < vec4<u32>(khi[{{rr}}u])); }
+    if (rows_are_keys) { let kr = vec4<u32>(j0 + ty + {{rr}}u * T4);
+      m[{{rr}}u] = (kr >= lc) & (kr < hc); }
     {{/loop}}
     {{#loop u < DV}}{
       let c = tx + {{u}}u * T4;

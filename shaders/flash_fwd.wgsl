@@ -18,8 +18,9 @@
 // whose visible scores are all −Inf has ℓ = 0 and gives NaN. Keys a row cannot see never touch
 // its accumulator (masked tiles select V per row), so a NaN there stays out.
 // Row max and sum across the TX invocations of a row block: row_max4 / row_sum4 (flash_rows_*.wgsl).
-// Causal: row blocks run heavy-first (the last block, which sees the most keys, first); tiles
-// past the block's last visible key are skipped.
+// Mask (common.wgsl): row r sees keys [klo, khi) of key_range; the block visits only the K/V
+// tiles between its first row's lo and its last row's hi, and tile_class picks the unmasked
+// (full) or masked product per tile. Causal: row blocks run heavy-first (the last block first).
 // Dispatch: (ceil(Nq / Br), Hq, B).
 //
 // Bounds (indices in range by construction, for Dawn without robustness):
@@ -117,15 +118,15 @@ fn pv_full(acc: ptr<function, array<vec4<f32>, 4 * DV>>, tx: u32, ty: u32) {
 }
 
 // acc += P~ V where some keys are hidden from some rows: key j0 + c reaches row rr only if
-// j0 + c < kend[rr] (its P~ is 0 there, but 0 · NaN would still be NaN).
-fn pv_masked(acc: ptr<function, array<vec4<f32>, 4 * DV>>, tx: u32, ty: u32, j0: u32, kend: vec4<u32>) {
+// klo[rr] <= j0 + c < khi[rr] (its P~ is 0 there, but 0 · NaN would still be NaN).
+fn pv_masked(acc: ptr<function, array<vec4<f32>, 4 * DV>>, tx: u32, ty: u32, j0: u32, klo: vec4<u32>, khi: vec4<u32>) {
   let z = vec4<f32>();
   for (var t = 0u; t < rt(TX); t++) {
     let keys = vec4<u32>(j0 + t) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
     var p = array<vec4<f32>, 4>();
     var w = array<vec4<bool>, 4>();
     {{#loop rr < 4}}p[{{rr}}u] = Ps[(ty + {{rr}}u * TY) * PS + t];
-    w[{{rr}}u] = keys < vec4<u32>(kend[{{rr}}u]);
+    w[{{rr}}u] = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
     {{/loop}}
     {{#loop u < DV}}{
       let c = tx + {{u}}u * TX;
@@ -157,26 +158,31 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   let ty = tid / TX;
   stage_q(q_row0, i0, tid);
 
-  // kend[rr]: keys visible to row ty + TY·rr are exactly j < kend[rr] (0: a masked row).
-  var kend = vec4<u32>();
-  {{#loop rr < 4}}kend[{{rr}}u] = key_end(i0 + ty + {{rr}}u * TY);
+  // Keys visible to row ty + TY·rr: klo[rr] <= j < khi[rr] (klo = khi: a masked row).
+  var klo = vec4<u32>();
+  var khi = vec4<u32>();
+  {{#loop rr < 4}}{ let kr = key_range(i0 + ty + {{rr}}u * TY);
+    klo[{{rr}}u] = kr.x;
+    khi[{{rr}}u] = kr.y; }
   {{/loop}}
-  let kfull = key_end(i0);   // tiles ending at or before it have no hidden (row, key) pair
-  let n_end = key_end(min(i0 + BR, P.Nq) - 1u);
+  let i_end = min(i0 + BR, P.Nq);
+  let t_first = key_range(i0).x / BC;                      // the block's first and last tiles
+  let t_end = (key_range(i_end - 1u).y + BC - 1u) / BC;
   let ninf = vec4<f32>(neg_inf());
   var m = vec4<f32>(NEG_BIG);   // running (stale) row max, natural units
   var l = vec4<f32>();          // this invocation's share of ℓ (its keys)
   var acc = array<vec4<f32>, 4 * DV>();
-  let n_tiles = (n_end + BC - 1u) / BC;
-  for (var jt = 0u; jt < n_tiles; jt++) {
+  for (var jt = t_first; jt < t_end; jt++) {
     let j0 = jt * BC;
+    let cls = tile_class(i0, i_end, j0, j0 + BC);
+    if (cls == TILE_SKIP) { continue; }
     workgroupBarrier();   // the previous tile's readers of KVs and Ps are done
     stage_kv(kv_row0, j0, tid, false);
     workgroupBarrier();
     var s = scores(tx, ty);
     let keys = vec4<u32>(j0 + tx) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
     var mt = vec4<f32>();
-    {{#loop rr < 4}}{ let x = select(ninf, s[{{rr}}u] * P.scale, keys < vec4<u32>(kend[{{rr}}u]));
+    {{#loop rr < 4}}{ let x = select(ninf, s[{{rr}}u] * P.scale, (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u])));
       s[{{rr}}u] = x;
       mt[{{rr}}u] = max(max(x.x, x.y), max(x.z, x.w)); }
     {{/loop}}
@@ -198,7 +204,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     workgroupBarrier();   // every S is computed (KVs free) and P~ is written
     stage_kv(kv_row0, j0, tid, true);
     workgroupBarrier();
-    if (j0 + BC <= kfull) { pv_full(&acc, tx, ty); } else { pv_masked(&acc, tx, ty, j0, kend); }
+    if (cls == TILE_FULL) { pv_full(&acc, tx, ty); } else { pv_masked(&acc, tx, ty, j0, klo, khi); }
   }
 
   let lt = row_sum4(l, tid);
@@ -206,7 +212,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let i = i0 + ty + {{rr}}u * TY;
     let l_i = lt[{{rr}}u];
     if (i < P.Nq) {
-      let seen = kend[{{rr}}u] > 0u;
+      let seen = khi[{{rr}}u] > klo[{{rr}}u];
       let inv = 1.0 / l_i;
       {{#loop u < DV}}o[(q_row0 + i) * D4 + tx + {{u}}u * TX] = vec4<OT>(select(vec4<f32>(), acc[{{rr}}u * DV + {{u}}u] * inv, seen));
       {{/loop}}

@@ -45,6 +45,9 @@
 //   load, O/LSE rows i < Nq before each store; head bases use hq < Hq (the dispatch) and
 //   hk = hq / (Hq/Hkv) < Hkv; the host binds exactly B·H·N·D elements.
 // Loops: constant bounds, or j0 < n_end ≤ Nk in steps of Bc.
+// Mask (common.wgsl, any of causal, window, documents): tiles from the block's first visible key
+// to its last; tile_class decides full tiles (per subgroup for the softmax, per workgroup for
+// the rare scalar path), visible() masks the rest entry by entry.
 
 @group(0) @binding(1) var<storage, read> q: array<vec4<u32>>;   // f16 data, 8 halves per element
 @group(0) @binding(2) var<storage, read> k: array<vec4<u32>>;
@@ -197,9 +200,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   var alpha = 1.0;
   var spoiled = false;                // a visible score of this lane's columns was NaN or +inf
 
-  let n_end = key_end(min(i0 + BR, P.Nq) - 1u);
-  fetch_kv(kv8, 0u, tid);
-  for (var j0 = 0u; j0 < n_end; j0 += BC) {
+  // The mask (common.wgsl): K/V tiles from the first row's first key to the last row's last.
+  let j_start = (key_range(i0).x / BC) * BC;
+  let n_end = key_range(min(i0 + BR, P.Nq) - 1u).y;
+  fetch_kv(kv8, j_start, tid);
+  for (var j0 = j_start; j0 < n_end; j0 += BC) {
     workgroupBarrier();               // everyone is done with the previous tile (and with Q)
     stash_kv(tid);
     workgroupBarrier();
@@ -223,7 +228,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 
     // Online softmax: lane (r, h) reads columns h·COLS + (c + lane) mod COLS once, as
     // S·scale·log2 e (masked ones as NEG_BIG).
-    let full = j0 + BC <= P.Nk && (P.causal == 0u || pos_k(j0 + BC - 1u) <= pos_q(i_sg));
+    let full = tile_class(i_sg, i_sg + SROWS, j0, j0 + BC) == TILE_FULL;   // the subgroup's rows
     let row_at = blk + r * BC + h * COLS;
     let col0 = j0 + h * COLS;
     // The column loops are unrolled by the specializer (sv<c> stay in registers; a driver
@@ -281,7 +286,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     }
 
     // Every key of the tile visible to every row of the workgroup (uniform, unlike `full`).
-    let all_visible = j0 + BC <= P.Nk && (P.causal == 0u || pos_k(j0 + BC - 1u) <= pos_q(i0));
+    let all_visible = tile_class(i0, i0 + BR, j0, j0 + BC) == TILE_FULL;
     if (votes.y != 0u && !all_visible) {
       // Rare: a non-finite V element in a tile with masked entries: O += P V in scalar f32 over
       // visible keys only, one 16-column block at a time, spilled through S.
@@ -309,12 +314,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   }
 
   // NaN rows: a visible score NaN or +inf (in either lane's columns), or visible keys whose
-  // scores are all −inf (ℓ = 0 although the row sees key 0); marked by ℓ = NaN in l_s.
+  // scores are all −inf (ℓ = 0 although the row sees keys); marked by ℓ = NaN in l_s.
   if (LPR == 2u) {
     let other = subgroupShuffleXor(u32(spoiled), 1u);
     spoiled = spoiled || other != 0u;
   }
-  let nan_row = spoiled || (l == 0.0 && visible(i, 0u));
+  let keys_i = key_range(i);
+  let nan_row = spoiled || (l == 0.0 && keys_i.y > keys_i.x);
   var l_out = l;
   if (nan_row) { l_out = tc_nan(); }
   // O / ℓ, one 16-column block at a time through S; rows past Nq are not written.

@@ -4,11 +4,15 @@
  * hq reads K/V head floor(hq / (Hq / Hkv)).
  *
  * Positions: token i of the Q chunk sits at qPos.offset + i * qPos.stride, token j of the K/V
- * chunk at kPos.offset + j * kPos.stride. Under causal masking, key j is visible to query i iff
- * pos_k(j) <= pos_q(i). The defaults (q offset Nk - Nq, stride 1; k offset 0, stride 1) give
- * FlashAttention-2's bottom-right alignment when Nq != Nk.
+ * chunk at kPos.offset + j * kPos.stride. The mask (causal, sliding window, documents) is
+ * defined on positions in src/mask.ts. The defaults (q offset Nk - Nq, stride 1; k offset 0,
+ * stride 1) give FlashAttention-2's bottom-right alignment when Nq != Nk; with documents the q
+ * offset defaults to 0 (each document is aligned bottom-right on its own).
  */
 import { InputError } from './errors.js';
+import { Documents, MaskSpec, Positions, checkDocuments, checkWindow } from './mask.js';
+
+export type { Positions } from './mask.js';
 
 export interface AttentionShape {
   B: number;
@@ -19,24 +23,23 @@ export interface AttentionShape {
   D: number;
 }
 
-export interface Positions {
-  offset: number;
-  stride: number;
-}
-
 export interface AttentionOptions {
   causal?: boolean;
+  /** Sliding window (left, right) as FlashAttention-2's window_size; -1 = unbounded (default [-1, -1]). */
+  window?: readonly [number, number] | readonly number[];
+  /**
+   * Packed sequences (cu_seqlens_q / cu_seqlens_k, int32, documents + 1 entries): a query sees
+   * only keys of its own document. With default positions the last entries must be Nq and Nk.
+   */
+  docs?: Documents | null;
   /** Softmax scale; defaults to 1/sqrt(D). */
   scale?: number;
   qPos?: Positions;
   kPos?: Positions;
 }
 
-export interface ResolvedOptions {
-  causal: boolean;
+export interface ResolvedOptions extends MaskSpec {
   scale: number;
-  qPos: Positions;
-  kPos: Positions;
 }
 
 export const MAX_HEAD_DIM = 256;
@@ -56,13 +59,17 @@ export function validateShape(s: AttentionShape): void {
 export function resolveOptions(s: AttentionShape, o: AttentionOptions = {}): ResolvedOptions {
   const scale = o.scale ?? 1 / Math.sqrt(s.D);
   if (!Number.isFinite(scale)) throw new InputError(`softmax scale must be finite, got ${o.scale}`);
-  const qPos = o.qPos ?? { offset: s.Nk - s.Nq, stride: 1 };
+  const window = checkWindow(o.window ?? [-1, -1]);
+  const docs = o.docs ?? null;
+  // With given positions (the ring's chunks) the documents cover the whole sequence, not the chunk.
+  if (docs) checkDocuments(docs, o.qPos ? undefined : s.Nq, o.kPos ? undefined : s.Nk);
+  const qPos = o.qPos ?? { offset: docs ? 0 : s.Nk - s.Nq, stride: 1 };
   const kPos = o.kPos ?? { offset: 0, stride: 1 };
   for (const [n, p] of [['qPos', qPos], ['kPos', kPos]] as const) {
     if (!Number.isInteger(p.offset) || !Number.isInteger(p.stride) || p.stride < 1)
       throw new InputError(`${n} needs an integer offset and a stride >= 1, got ${JSON.stringify(p)}`);
   }
-  return { causal: !!o.causal, scale, qPos, kPos };
+  return { causal: !!o.causal, window, docs, scale, qPos, kPos };
 }
 
 export function numel(s: AttentionShape, which: 'q' | 'kv' | 'lse'): number {

@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { InputError } from '../errors.js';
 import { acquireDevices, adapterName, FlashDevice } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
-import { parseNpy, encodeNpy, NpyArray } from './npy.js';
+import { parseNpy, parseNpyInt32, encodeNpy, NpyArray } from './npy.js';
 import { attentionForward, attentionBackward, checkHalfRange, HostTensor } from '../kernels/attention.js';
 import { AttentionShape } from '../shape.js';
+import { Documents, checkDocuments } from '../mask.js';
 import { Precision } from '../kernels/common.js';
 import { checkOutputDir, checkOutputFile, numberArg, parseCommand, writeFilesAtomically } from './args.js';
 import { RING_OPTIONS, RingArgs, checkRingArgs, parseRingArgs } from './ringArgs.js';
@@ -17,6 +18,13 @@ const HELP = `usage: flashring attention --q q.npy --k k.npy --v v.npy --out DIR
   Writes DIR/o.npy ([B, Hq, Nq, D]) and DIR/lse.npy ([B, Hq, Nq], f32, natural log).
 options:
   --causal              causal mask (bottom-right aligned when Nq != Nk)
+  --window L,R          sliding window as FlashAttention-2's window_size: query i sees keys
+                        i-L .. i+R (bottom-right aligned); -1 = unbounded on that side
+  --cu-seqlens cu.npy   packed documents ([1, H, total, D]): int32 cumulative lengths, docs+1
+                        entries from 0 to total; a query sees only keys of its own document
+                        (causal and window apply inside each document)
+  --cu-seqlens-q a.npy --cu-seqlens-k b.npy   the same with different Q and K/V document lengths
+                        (each document aligned bottom-right, as flash_attn_varlen_func)
   --scale S             softmax scale, a positive number (default 1/sqrt(D))
   --precision P         f32 | f16 | auto (default auto: the inputs' dtype. float32 in, f32
                         computed and written; float16 in, f16 where the adapter has shader-f16,
@@ -38,6 +46,7 @@ Every value is checked before any GPU work; outputs appear only when the whole r
 const OPTIONS = {
   q: { type: 'string' }, k: { type: 'string' }, v: { type: 'string' }, do: { type: 'string' },
   out: { type: 'string' }, causal: { type: 'boolean' }, scale: { type: 'string' },
+  window: { type: 'string' }, 'cu-seqlens': { type: 'string' }, 'cu-seqlens-q': { type: 'string' }, 'cu-seqlens-k': { type: 'string' },
   precision: { type: 'string' }, ...RING_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -49,6 +58,9 @@ export interface AttentionArgs {
   files: { q: string; k: string; v: string; do?: string };
   out: string;
   causal: boolean;
+  window?: [number, number];
+  /** cu_seqlens files: one for Q and K/V, or one each. */
+  cuSeqlens?: { q: string; k: string; same: boolean };
   scale?: number;
   precision: 'f32' | 'f16' | 'auto';
   ring: RingArgs | null;
@@ -65,21 +77,73 @@ export function parseAttentionArgs(argv: string[]): AttentionArgs | null {
   const precision = values.precision ?? 'auto';
   if (precision !== 'f32' && precision !== 'f16' && precision !== 'auto') throw new InputError(`--precision must be f32, f16 or auto, got '${precision}'`);
   const scale = values.scale === undefined ? undefined : numberArg('scale', values.scale, { above: 0, what: 'a positive number (e.g. 0.125)' });
+  const window = values.window === undefined ? undefined : parseWindow(values.window);
+  const cuSeqlens = parseCuSeqlensFlags(values['cu-seqlens'], values['cu-seqlens-q'], values['cu-seqlens-k']);
   return {
+    ...(window ? { window } : {}), ...(cuSeqlens ? { cuSeqlens } : {}),
     files: { q: values.q!, k: values.k!, v: values.v!, ...(values.do !== undefined ? { do: values.do } : {}) },
     out: values.out!, causal: !!values.causal, scale, precision,
     ring: parseRingArgs(values),
   };
 }
 
-async function loadTensor(path: string, name: string): Promise<Tensor> {
-  let bytes: Uint8Array;
+/** --window L,R: two integers, each >= -1 (FlashAttention-2's window_size). */
+function parseWindow(raw: string): [number, number] {
+  const m = /^\s*([+-]?\d+)\s*,\s*([+-]?\d+)\s*$/.exec(raw);
+  if (!m) throw new InputError(`--window must be two integers L,R (e.g. 128,0; -1 = unbounded), got '${raw}'`);
+  const w: [number, number] = [Number(m[1]), Number(m[2])];
+  w.forEach((x, i) => {
+    if (x < -1) throw new InputError(`--window ${i ? 'right' : 'left'} value ${x} is below -1 (-1 = unbounded), in '${raw}'`);
+    if (!Number.isSafeInteger(x)) throw new InputError(`--window value ${m[i + 1]} is too large, in '${raw}'`);
+  });
+  return w;
+}
+
+function parseCuSeqlensFlags(both?: string, q?: string, k?: string): AttentionArgs['cuSeqlens'] {
+  for (const [flag, v] of [['cu-seqlens', both], ['cu-seqlens-q', q], ['cu-seqlens-k', k]] as const)
+    if (v === '') throw new InputError(`--${flag} must name a file, got ''`);
+  if (both !== undefined && (q !== undefined || k !== undefined))
+    throw new InputError('--cu-seqlens names the documents of Q and K/V alike; do not also give --cu-seqlens-q/--cu-seqlens-k');
+  if ((q === undefined) !== (k === undefined))
+    throw new InputError(`--cu-seqlens-${q === undefined ? 'q' : 'k'} is missing: give both --cu-seqlens-q and --cu-seqlens-k (or one --cu-seqlens)`);
+  if (both !== undefined) return { q: both, k: both, same: true };
+  return q !== undefined ? { q, k: k!, same: false } : undefined;
+}
+
+async function readInput(path: string, name: string): Promise<Uint8Array> {
   try {
-    bytes = new Uint8Array(await readFile(path));
+    return new Uint8Array(await readFile(path));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new InputError(`cannot read ${name} from ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : (e as Error).message.split('\n')[0]}`);
   }
+}
+
+/**
+ * The documents of a packed run, checked against the shape: int32, 1-D, from 0, never
+ * decreasing, ending at the total lengths, as many for Q as for K/V; B must be 1.
+ */
+async function loadDocuments(c: NonNullable<AttentionArgs['cuSeqlens']>, s: AttentionShape): Promise<Documents> {
+  const load = async (path: string, flag: string) => {
+    const a = parseNpyInt32(await readInput(path, flag), path);
+    if (a.shape.length !== 1) throw new InputError(`--${flag} ${path} has shape (${a.shape.join(', ')}); cu_seqlens is 1-D (documents + 1 entries)`);
+    return a.data;
+  };
+  const cuQ = await load(c.q, c.same ? 'cu-seqlens' : 'cu-seqlens-q');
+  const cuK = c.same ? cuQ : await load(c.k, 'cu-seqlens-k');
+  if (s.B !== 1) throw new InputError(`packed documents use the layout [1, H, total, D]; Q has B=${s.B}`);
+  const flagOf = (msg: string) => (c.same ? `--cu-seqlens ${c.q}` : msg.startsWith('cu_seqlens_k') ? `--cu-seqlens-k ${c.k}` : `--cu-seqlens-q ${c.q}`);
+  try {
+    checkDocuments({ cuQ, cuK }, s.Nq, s.Nk);
+  } catch (e) {
+    if (e instanceof InputError) throw new InputError(`${flagOf(e.message)}: ${e.message}`);
+    throw e;
+  }
+  return { cuQ, cuK };
+}
+
+async function loadTensor(path: string, name: string): Promise<Tensor> {
+  const bytes = await readInput(path, name);
   const arr = parseNpy(bytes, path);
   if (arr.shape.length !== 3 && arr.shape.length !== 4)
     throw new InputError(`${name} (${path}) has shape (${arr.shape.join(', ')}); expected [B, H, N, D] or [H, N, D]`);
@@ -139,10 +203,11 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const s = shapeFrom(q.dims, k.dims, v.dims);
   const dout = a.files.do !== undefined ? await loadTensor(a.files.do, 'dO') : null;
   if (dout && dout.dims.join() !== q.dims.join()) throw new InputError(`dO has shape [${dout.dims}] but Q has [${q.dims}]; they must match`);
+  const docs = a.cuSeqlens ? await loadDocuments(a.cuSeqlens, s) : null;
   if (a.ring) checkRingArgs(a.ring, s, a.causal);
   const p = requestedPrecision(a.precision, [q, k, v, ...(dout ? [dout] : [])]);
   const t = { q: hostOf(q.arr), k: hostOf(k.arr), v: hostOf(v.arr) };
-  const opts = { causal: a.causal, scale: a.scale };
+  const opts = { causal: a.causal, scale: a.scale, window: a.window ?? ([-1, -1] as [number, number]), docs };
   if (a.ring) {
     const { ringCommand } = await import('./ringCli.js');
     return ringCommand(s, t, dout ? hostOf(dout.arr) : null, { ...opts, precision: p, request: a.precision }, { ...a.ring, out: a.out });
@@ -150,7 +215,8 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
     const precision = devicePrecision(p, a.precision, dev);
-    console.error(`attention ${JSON.stringify(s)} causal=${opts.causal} on ${adapterName(dev.adapter)}`);
+    const mask = `causal=${opts.causal}${a.window ? ` window=${a.window.join(',')}` : ''}${docs ? ` documents=${docs.cuQ.length - 1}` : ''}`;
+    console.error(`attention ${JSON.stringify(s)} ${mask} on ${adapterName(dev.adapter)}`);
     const t0 = performance.now();
     const fwd = await attentionForward(dev, s, t, { ...opts, precision });
     const t1 = performance.now();

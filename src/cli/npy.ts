@@ -19,6 +19,29 @@ const BYTES: Record<NpyDtype, number> = { f2: 2, f4: 4, f8: 8 };
  * order, a malformed shape, data shorter or longer than the shape says) is an NpyError naming `name`.
  */
 export function parseNpy(bytes: Uint8Array, name = 'array'): NpyArray {
+  const { descr, shape, data } = readNpy(bytes, name, (d) => {
+    const m = /^([<>|=])?f([248])$/.exec(d);
+    if (!m) throw new NpyError(`${name}: dtype '${d}' is not supported; use float16, float32 or float64`);
+    if (m[1] === '>') throw new NpyError(`${name}: big-endian data is not supported; save with dtype '<f${m[2]}'`);
+    return +m[2];
+  });
+  const dtype = `f${descr.slice(-1)}` as NpyDtype;
+  const count = data.length / BYTES[dtype];
+  const arr = dtype === 'f2' ? new Uint16Array(data.buffer, 0, count) : dtype === 'f4' ? new Float32Array(data.buffer, 0, count) : new Float64Array(data.buffer, 0, count);
+  return { dtype, shape, data: arr };
+}
+
+/** A .npy file of little-endian int32 (cu_seqlens); any other dtype is an NpyError saying so. */
+export function parseNpyInt32(bytes: Uint8Array, name = 'array'): { shape: number[]; data: Int32Array } {
+  const { shape, data } = readNpy(bytes, name, (d) => {
+    if (!/^[<|=]?i4$/.test(d)) throw new NpyError(`${name}: dtype '${d}' is not int32; save it with .astype(np.int32)`);
+    return 4;
+  });
+  return { shape, data: new Int32Array(data.buffer, 0, data.length / 4) };
+}
+
+/** The header (dtype checked by `elemBytes`, which returns the element size) and an aligned copy of the data bytes. */
+function readNpy(bytes: Uint8Array, name: string, elemBytes: (descr: string) => number): { descr: string; shape: number[]; data: Uint8Array } {
   if (bytes.length < 8 || MAGIC.some((b, i) => bytes[i] !== b))
     throw new NpyError(`${name}: not a .npy file (missing the \\x93NUMPY magic)`);
   const major = bytes[6];
@@ -29,35 +52,28 @@ export function parseNpy(bytes: Uint8Array, name = 'array'): NpyArray {
   const headerLen = major === 1 ? dv.getUint16(8, true) : dv.getUint32(8, true);
   if (start + headerLen > bytes.length) throw new NpyError(`${name}: truncated header (${headerLen} bytes announced, ${bytes.length - start} present)`);
   const header = new TextDecoder(major === 3 ? 'utf-8' : 'latin1').decode(bytes.subarray(start, start + headerLen));
-  const { dtype, shape } = parseHeader(header, name);
+  const { descr, shape } = parseHeader(header, name);
+  const eb = elemBytes(descr);
   const count = shape.reduce((a, b) => a * b, 1);
   const dataStart = start + headerLen;
-  const need = count * BYTES[dtype];
+  const need = count * eb;
   const have = bytes.length - dataStart;
   if (have < need) throw new NpyError(`${name}: truncated data: shape (${shape.join(', ')}) needs ${need} bytes, file has ${have}`);
   if (have > need) throw new NpyError(`${name}: ${have - need} unexpected bytes after the data of shape (${shape.join(', ')}) (${need} bytes); the file is damaged or not one array`);
-  const copy = bytes.slice(dataStart, dataStart + need); // aligned copy
-  const data =
-    dtype === 'f2' ? new Uint16Array(copy.buffer, 0, count)
-    : dtype === 'f4' ? new Float32Array(copy.buffer, 0, count)
-    : new Float64Array(copy.buffer, 0, count);
-  return { dtype, shape, data };
+  return { descr, shape, data: bytes.slice(dataStart, dataStart + need) }; // aligned copy
 }
 
 /** Largest element count accepted (well past any tensor that fits a device). */
 const MAX_ELEMENTS = 2 ** 40;
 
-/** The header dict: descr (little-endian f2/f4/f8), fortran_order False, shape a tuple of integers. */
-function parseHeader(header: string, name: string): { dtype: NpyDtype; shape: number[] } {
+/** The header dict: descr, fortran_order False, shape a tuple of integers. */
+function parseHeader(header: string, name: string): { descr: string; shape: number[] } {
   const descr = /'descr'\s*:\s*'([^']*)'/.exec(header)?.[1];
   const fortran = /'fortran_order'\s*:\s*(True|False)/.exec(header)?.[1];
   const shapeText = /'shape'\s*:\s*\(([^)]*)\)/.exec(header)?.[1];
   if (!header.trimStart().startsWith('{') || descr === undefined || fortran === undefined || shapeText === undefined)
     throw new NpyError(`${name}: malformed header ${JSON.stringify(header.trim().slice(0, 120))}`);
   if (fortran === 'True') throw new NpyError(`${name}: Fortran-order arrays are not supported; save with np.ascontiguousarray`);
-  const m = /^([<>|=])?f([248])$/.exec(descr);
-  if (!m) throw new NpyError(`${name}: dtype '${descr}' is not supported; use float16, float32 or float64`);
-  if (m[1] === '>') throw new NpyError(`${name}: big-endian data is not supported; save with dtype '<f${m[2]}'`);
   if (!/^\s*(\d+L?\s*(,\s*\d+L?\s*)*,?)?\s*$/.test(shapeText)) throw new NpyError(`${name}: bad shape (${shapeText}) in header`);
   const shape = shapeText
     .split(',')
@@ -66,7 +82,7 @@ function parseHeader(header: string, name: string): { dtype: NpyDtype; shape: nu
     .map((x) => Number(x.replace(/L$/, '')));
   if (shape.some((n) => !Number.isSafeInteger(n)) || shape.reduce((a, b) => a * b, 1) > MAX_ELEMENTS)
     throw new NpyError(`${name}: shape (${shapeText}) is too large`);
-  return { dtype: `f${m[2]}` as NpyDtype, shape };
+  return { descr, shape };
 }
 
 export function encodeNpy(arr: NpyArray): Uint8Array {

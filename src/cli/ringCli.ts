@@ -1,4 +1,5 @@
 /** `flashring attention --cp R`: the same outputs as a single device, through the ring. */
+import { Documents } from '../mask.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
 import { HostTensor } from '../kernels/attention.js';
@@ -11,7 +12,7 @@ import { RingArgs } from './ringArgs.js';
 
 export function formatTimeline(tl: RingTimeline): string {
   const lines = [`CP R=${tl.R} ${tl.scheme}${tl.scheme === 'a2a+p2p' ? ` ${tl.hierarchy.join(',')}` : ''} layout=${tl.layout} causal=${tl.causal} ${tl.precision} ${tl.mode} on ${[...new Set(tl.adapters)].join(', ')}`];
-  lines.push(`  causal work per rank (visible scores): ${tl.schedule.workPerRank.join(', ')}  (imbalance ${tl.schedule.imbalance.toFixed(3)})`);
+  lines.push(`  work per rank (visible scores under the mask): ${tl.schedule.workPerRank.join(', ')}  (imbalance ${tl.schedule.imbalance.toFixed(3)})`);
   for (const ph of tl.phases) {
     lines.push(`  ${ph.phase}: ${ph.wallMs.toFixed(1)} ms wall`);
     lines.push('    step rank what      from  compute(ms)  gpu(ms)  transfer(ms)  bytes       idle(ms)');
@@ -28,7 +29,7 @@ export function formatTimeline(tl: RingTimeline): string {
 
 export async function ringCommand(
   s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, dout: HostTensor | null,
-  opts: { causal: boolean; scale?: number; precision: Precision; request: PrecisionRequest },
+  opts: { causal: boolean; scale?: number; window?: [number, number]; docs?: Documents | null; precision: Precision; request: PrecisionRequest },
   ring: RingArgs & { out: string },
 ): Promise<number> {
   const { R, layout, mode } = ring;
@@ -38,7 +39,7 @@ export async function ringCommand(
     const precision = devicePrecision(opts.precision, opts.request, devs[0]);
     console.error(`context-parallel attention ${JSON.stringify(s)}, ${R} rank(s) ${mode} (${ring.scheme}): ${adapterName(devs[0].adapter)}`);
     const res = await ringAttention(devs, s, { ...t, ...(dout ? { dout } : {}) }, {
-      causal: opts.causal, scale: opts.scale, precision, layout, ranks: R, scheme: ring.scheme,
+      causal: opts.causal, scale: opts.scale, window: opts.window, docs: opts.docs, precision, layout, ranks: R, scheme: ring.scheme,
       ...(ring.hierarchicalSizes !== undefined ? { hierarchicalSizes: ring.hierarchicalSizes } : {}),
       ...(ring.link ? { link: ring.link, computeTflops: ring.computeTflops } : {}),
       onStep: ({ phase, step, steps }) => process.stderr.write(`\r  ${phase} step ${step + 1}/${steps}   `),

@@ -12,6 +12,7 @@ import { FlashDevice, checkDevice } from '../gpu/device.js';
 import { InputError, LimitError } from '../errors.js';
 import { toHalfArray, fromHalfArray } from '../f16.js';
 import { AttentionOptions, AttentionShape, numel, resolveOptions, validateShape } from '../shape.js';
+import { causalOnly } from '../mask.js';
 import { FlashForward } from './flashForward.js';
 import { FlashBackward } from './flashBackward.js';
 import { KernelPath, PathRequest, Precision, PrecisionRequest, elemBytes, readback, resolvePrecision, storage, upload } from './common.js';
@@ -124,8 +125,12 @@ function prepare(dev: FlashDevice, s: AttentionShape, t: { q: HostTensor; k: Hos
   checkLength('K', t.k, numel(s, 'kv'), kvDims);
   checkLength('V', t.v, numel(s, 'kv'), kvDims);
   const G = s.Hq / s.Hkv;
+  // 'auto' sends a window or documents to the portable kernels: the tensor-core kernels apply the
+  // same mask helper (shaders/common.wgsl) but are validated on the H200 only (asked for
+  // explicitly, they run it; test/mask.test.ts checks them where the adapter has them).
+  const path: PathRequest | undefined = causalOnly(ro) ? opts.path : (opts.path ?? 'auto') === 'auto' ? 'scalar' : opts.path;
   return {
-    p, ro, qDims,
+    p, ro, qDims, path,
     q: toPrecision(t.q, p, 'Q'), k: toPrecision(t.k, p, 'K'), v: toPrecision(t.v, p, 'V'),
     /** Elements of one unit: its query heads' Q/O rows, its K/V head, its LSE rows. */
     qPer: G * s.Nq * s.D, kvPer: s.Nk * s.D, lsePer: G * s.Nq,
@@ -143,8 +148,8 @@ function asHost(p: Precision, ab: ArrayBuffer): HostTensor {
 export async function attentionForward(
   dev: FlashDevice, s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, opts: RunOptions = {},
 ): Promise<ForwardOutput> {
-  const { p, ro, q, k, v, qPer, kvPer, lsePer } = prepare(dev, s, t, opts);
-  const kernel = await FlashForward.create(dev, s.D, { precision: p, out: p, grad: p }, opts.path);
+  const { p, ro, q, k, v, qPer, kvPer, lsePer, path } = prepare(dev, s, t, opts);
+  const kernel = await FlashForward.create(dev, s.D, { precision: p, out: p, grad: p }, path);
   const out = newHost(p, numel(s, 'q'));
   const lse = new Float32Array(numel(s, 'lse'));
   const eb = elemBytes(p);
@@ -178,13 +183,13 @@ export async function attentionBackward(
   t: { q: HostTensor; k: HostTensor; v: HostTensor; o: HostTensor; lse: Float32Array; dout: HostTensor },
   opts: RunOptions = {},
 ): Promise<BackwardOutput> {
-  const { p, ro, q, k, v, qPer, kvPer, lsePer, qDims } = prepare(dev, s, t, opts);
+  const { p, ro, q, k, v, qPer, kvPer, lsePer, qDims, path } = prepare(dev, s, t, opts);
   checkLength('O', t.o, numel(s, 'q'), qDims);
   checkLength('dO', t.dout, numel(s, 'q'), qDims);
   if (!(t.lse instanceof Float32Array) || t.lse.length !== numel(s, 'lse'))
     throw new InputError(`LSE must be a Float32Array of ${numel(s, 'lse')} elements (shape [${s.B},${s.Hq},${s.Nq}])`);
   const o = toPrecision(t.o, p, 'O'), dout = toPrecision(t.dout, p, 'dO');
-  const kernel = await FlashBackward.create(dev, s.D, { precision: p, out: p, grad: p }, opts.path);
+  const kernel = await FlashBackward.create(dev, s.D, { precision: p, out: p, grad: p }, path);
   const eb = elemBytes(p);
   const dq = newHost(p, numel(s, 'q')), dk = newHost(p, numel(s, 'kv')), dv = newHost(p, numel(s, 'kv'));
   for (const u of planUnits(dev, s, qPer, kvPer, eb, opts.maxBindingBytes)) {

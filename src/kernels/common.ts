@@ -6,6 +6,7 @@
 import { InputError, LimitError, GPUValidationError } from '../errors.js';
 import { FlashDevice, checkDevice, withErrorScopes } from '../gpu/device.js';
 import { AttentionShape, ResolvedOptions } from '../shape.js';
+import { POS_MAX } from '../mask.js';
 import { SpecValues, specialize } from './specialize.js';
 import { SHADERS } from './shaders.js';
 
@@ -45,12 +46,12 @@ export interface TilePlan {
  * The portable (register-tiled) kernels, shaders/flash_fwd.wgsl and flash_bwd.wgsl: each
  * invocation owns a 4×4 block of S, so Br = 4·TY, Bc = 4·TX and WG = TX·TY. Workgroup memory:
  * forward Qs, K/V (shared), P~ and the row-reduction words; backward four staged tiles, Pᵀ and
- * dS, and three per-row statistics. Rows are padded by one 16-byte word (bank conflicts).
+ * dS, and four per-row statistics (LSE, Δ, key range). Rows are padded by one 16-byte word (bank conflicts).
  */
 export function workgroupBytes(kind: 'fwd' | 'bwd', BR: number, BC: number, D: number): number {
   const DS = D / 4 + 1;
   if (kind === 'fwd') return 16 * ((BR + BC) * DS + BR * (BC / 4 + 1) + (BR * BC) / 16);
-  return 16 * (4 * BR * DS + 2 * BR * (BR / 4 + 1)) + 12 * BR;
+  return 16 * (4 * BR * DS + 2 * BR * (BR / 4 + 1)) + 16 * BR;
 }
 
 /**
@@ -351,16 +352,30 @@ export async function buildPipeline(
   });
 }
 
-/** The attention uniform block (Params in shaders/common.wgsl), 64 bytes. */
+/** The attention uniform block (Params in shaders/common.wgsl), 80 bytes. */
 export function attentionParams(dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, accumulate = false): GPUBuffer {
-  const ab = new ArrayBuffer(64);
+  const ab = new ArrayBuffer(80);
   const u = new Uint32Array(ab);
   const i = new Int32Array(ab);
   const f = new Float32Array(ab);
   u[0] = s.B; u[1] = s.Hq; u[2] = s.Hkv; u[3] = s.Nq; u[4] = s.Nk; u[5] = o.causal ? 1 : 0;
   i[6] = o.qPos.offset; i[7] = o.qPos.stride; i[8] = o.kPos.offset; i[9] = o.kPos.stride;
   f[10] = o.scale; f[11] = o.scale * Math.LOG2E; u[12] = accumulate ? 1 : 0; u[13] = 0; // zero
+  // A window wider than any position is unbounded; the shader adds and subtracts it in i32.
+  i[14] = Math.min(o.window[0], POS_MAX); i[15] = Math.min(o.window[1], POS_MAX);
+  u[16] = o.docs ? o.docs.cuQ.length - 1 : 0;
   return upload(dev, new Uint8Array(ab), 'flashring.params', GPUBufferUsage.UNIFORM);
+}
+
+/** The documents buffer (`cu` in shaders/common.wgsl): cu_seqlens_q then cu_seqlens_k, or two zeros. */
+export function documentsBuffer(dev: FlashDevice, o: ResolvedOptions): GPUBuffer {
+  const d = o.docs;
+  const data = new Int32Array(d ? d.cuQ.length + d.cuK.length : 2);
+  if (d) {
+    data.set(d.cuQ);
+    data.set(d.cuK, d.cuQ.length);
+  }
+  return upload(dev, data, 'flashring.documents', GPUBufferUsage.STORAGE);
 }
 
 /** Storage buffer through the tracker (sizes rounded up to 4 bytes). */

@@ -1,13 +1,15 @@
 /**
- * FlashAttention backward kernel module: preprocess (Δ), dK/dV and dQ pipelines sharing one
- * explicit bind-group layout, encoded as three passes. Knows nothing of ranks.
+ * FlashAttention backward kernel module: preprocess (Δ), dK/dV and dQ pipelines, encoded as three
+ * passes; dK/dV and dQ share one explicit bind-group layout (the preprocess has its own: O is
+ * bound only there, which keeps the others at 10 storage buffers, the limit some adapters set).
+ * Knows nothing of ranks.
  */
 import { FlashDevice } from '../gpu/device.js';
 import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
 import { SHADERS } from './shaders.js';
 import { passWrites } from '../gpu/timer.js';
 import {
-  KernelPath, PathRequest, buildSgmmPipelines, choosePath, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planDeviceTiles, portableValues,
+  KernelPath, PathRequest, buildSgmmPipelines, choosePath, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, documentsBuffer, buildPipeline, cachedKernel, checkBinding, elemBytes, planDeviceTiles, portableValues,
 } from './common.js';
 
 export interface BackwardBuffers {
@@ -35,7 +37,7 @@ export interface BackwardEncodeOptions {
   timestampWrites?: GPUComputePassTimestampWrites;
 }
 
-const READ = [1, 2, 3, 4, 5, 6];
+const READ = [1, 2, 3, 5, 6, 11]; // Q K V dO LSE, 11: the documents (cu_seqlens)
 const WRITE = [7, 8, 9, 10];
 
 /** The preprocess (Δ) pass: one invocation per row, whatever the dK/dV and dQ kernels' tiles. */
@@ -86,7 +88,7 @@ export class FlashBackward {
       const pl = device.createPipelineLayout({ label: 'FlashBackward.pipelineLayout', bindGroupLayouts: [layout] });
       const label = `FlashBackward[D=${D},${types.precision},${path},Br=${plan.BR},Bc=${plan.BC},WG=${plan.WG}]`;
       const preCode = attentionSource(SHADERS.flashBwdPre, D, PRE_PLAN, types, !dev.isCPU);
-      const pre = await buildPipeline(dev, `${label}.preprocess`, preCode, 'preprocess', pl);
+      const pre = await buildPipeline(dev, `${label}.preprocess`, preCode, 'preprocess');
       if (path === 'scalar') {
         const code = attentionSource(SHADERS.flashBwd, D, plan, types, !dev.isCPU, [], portableValues('bwd', D, plan));
         const [kv, q] = await Promise.all((['dkdv', 'dq_main'] as const).map((ep) => buildPipeline(dev, `${label}.${ep}`, code, ep, pl)));
@@ -102,12 +104,18 @@ export class FlashBackward {
     checkBinding(this.dev, 'Q/dO', numel(s, 'q') * Math.max(st, elemBytes(this.types.out), elemBytes(this.types.grad)));
     checkBinding(this.dev, 'K/V/dK/dV', numel(s, 'kv') * Math.max(st, elemBytes(this.types.grad)));
     const params = attentionParams(this.dev, s, o, !!eo.accumulate);
-    temps.push(params);
-    const bufs = [params, b.q, b.k, b.v, b.o, b.dout, b.lse, b.delta, b.dq, b.dk, b.dv];
+    const docs = documentsBuffer(this.dev, o);
+    temps.push(params, docs);
+    const entries = (bufs: [number, GPUBuffer][]) => bufs.map(([binding, buffer]) => ({ binding, resource: { buffer } }));
     const bind = this.dev.device.createBindGroup({
       label: 'FlashBackward.bind',
       layout: this.layout,
-      entries: bufs.map((buffer, binding) => ({ binding, resource: { buffer } })),
+      entries: entries([[0, params], [1, b.q], [2, b.k], [3, b.v], [5, b.dout], [6, b.lse], [7, b.delta], [8, b.dq], [9, b.dk], [10, b.dv], [11, docs]]),
+    });
+    const preBind = eo.skipPreprocess ? null : this.dev.device.createBindGroup({
+      label: 'FlashBackward.preprocess.bind',
+      layout: this.pre.getBindGroupLayout(0),
+      entries: entries([[0, params], [4, b.o], [5, b.dout], [7, b.delta]]),
     });
     const { BR, BC } = this.plan;
     const kvRows = this.plan.rowsPerGroup ?? BC;
@@ -120,7 +128,7 @@ export class FlashBackward {
       const timestampWrites = passWrites(eo.timestampWrites, i, passes.length);
       const pass = encoder.beginComputePass({ label: `FlashBackward.${name}`, timestampWrites });
       pass.setPipeline(pipeline);
-      pass.setBindGroup(0, bind);
+      pass.setBindGroup(0, name === 'preprocess' ? preBind! : bind);
       pass.dispatchWorkgroups(...grid);
       pass.end();
     });

@@ -6,7 +6,7 @@ import { FlashDevice } from '../gpu/device.js';
 import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
 import { SHADERS } from './shaders.js';
 import {
-  KernelPath, PathRequest, buildSgmmPipelines, choosePath, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, buildPipeline, cachedKernel, checkBinding, elemBytes, planDeviceTiles, portableValues,
+  KernelPath, PathRequest, buildSgmmPipelines, choosePath, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, documentsBuffer, buildPipeline, cachedKernel, checkBinding, elemBytes, planDeviceTiles, portableValues,
 } from './common.js';
 
 export interface ForwardBuffers {
@@ -72,11 +72,12 @@ export class FlashForward {
     checkBinding(this.dev, 'K/V', numel(s, 'kv') * st);
     checkBinding(this.dev, 'O', numel(s, 'q') * elemBytes(this.types.out));
     const params = attentionParams(this.dev, s, o);
-    temps.push(params);
+    const docs = documentsBuffer(this.dev, o);
+    temps.push(params, docs);
     const bind = this.dev.device.createBindGroup({
       label: 'FlashForward.bind',
       layout: this.pipeline.getBindGroupLayout(0),
-      entries: [params, b.q, b.k, b.v, b.o, b.lse].map((buffer, binding) => ({ binding, resource: { buffer } })),
+      entries: [...[params, b.q, b.k, b.v, b.o, b.lse].map((buffer, binding) => ({ binding, resource: { buffer } })), { binding: 11, resource: { buffer: docs } }],
     });
     const pass = encoder.beginComputePass({ label: 'FlashForward.pass', timestampWrites });
     pass.setPipeline(this.pipeline);

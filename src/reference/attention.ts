@@ -9,6 +9,7 @@
  * every output it feeds. Kernels must give a non-finite value exactly where this does.
  */
 import { AttentionOptions, AttentionShape, resolveOptions, validateShape, ResolvedOptions } from '../shape.js';
+import { Mask } from '../mask.js';
 
 export interface ForwardResult {
   o: Float64Array;
@@ -21,9 +22,9 @@ export interface BackwardResult {
   dv: Float64Array;
 }
 
-export function isVisible(o: ResolvedOptions, i: number, j: number): boolean {
-  if (!o.causal) return true;
-  return o.kPos.offset + j * o.kPos.stride <= o.qPos.offset + i * o.qPos.stride;
+/** Key j is visible to query i under the options' mask (src/mask.ts). */
+export function isVisible(s: AttentionShape, o: ResolvedOptions, i: number, j: number): boolean {
+  return new Mask(o, s.Nq, s.Nk).isVisible(i, j);
 }
 
 /**
@@ -32,12 +33,13 @@ export function isVisible(o: ResolvedOptions, i: number, j: number): boolean {
  * visible (a masked row).
  */
 function scoresRow(
-  s: AttentionShape, o: ResolvedOptions, q: ArrayLike<number>, k: ArrayLike<number>,
+  s: AttentionShape, o: ResolvedOptions, mask: Mask, q: ArrayLike<number>, k: ArrayLike<number>,
   qBase: number, kvBase: number, i: number, out: Float64Array, visible: Uint8Array,
 ): number | null {
   let m = -Infinity, any = false;
+  const [lo, hi] = mask.keyRange(i);
   for (let j = 0; j < s.Nk; j++) {
-    visible[j] = isVisible(o, i, j) ? 1 : 0;
+    visible[j] = j >= lo && j < hi ? 1 : 0;
     if (!visible[j]) { out[j] = -Infinity; continue; }
     let dot = 0;
     const kb = kvBase + j * s.D;
@@ -54,6 +56,7 @@ export function referenceForward(
 ): ForwardResult {
   validateShape(s);
   const o = resolveOptions(s, opts);
+  const mask = new Mask(o, s.Nq, s.Nk);
   const G = s.Hq / s.Hkv;
   const out = new Float64Array(s.B * s.Hq * s.Nq * s.D);
   const lse = new Float64Array(s.B * s.Hq * s.Nq);
@@ -64,7 +67,7 @@ export function referenceForward(
       const kvHead = ((b * s.Hkv + Math.floor(h / G)) * s.Nk) * s.D;
       for (let i = 0; i < s.Nq; i++) {
         const r = (b * s.Hq + h) * s.Nq + i;
-        const m = scoresRow(s, o, q, k, r * s.D, kvHead, i, row, vis);
+        const m = scoresRow(s, o, mask, q, k, r * s.D, kvHead, i, row, vis);
         if (m === null) { lse[r] = -Infinity; continue; }
         let l = 0;
         for (let j = 0; j < s.Nk; j++) {
@@ -96,6 +99,7 @@ export function referenceBackward(
 ): BackwardResult {
   validateShape(s);
   const o = resolveOptions(s, opts);
+  const mask = new Mask(o, s.Nq, s.Nk);
   const { lse } = referenceForward(s, q, k, v, opts);
   const G = s.Hq / s.Hkv;
   const dq = new Float64Array(s.B * s.Hq * s.Nq * s.D);
@@ -109,7 +113,7 @@ export function referenceBackward(
       const kvHead = ((b * s.Hkv + Math.floor(h / G)) * s.Nk) * s.D;
       for (let i = 0; i < s.Nq; i++) {
         const r = (b * s.Hq + h) * s.Nq + i;
-        if (scoresRow(s, o, q, k, r * s.D, kvHead, i, row, vis) === null) continue; // masked row: no gradient
+        if (scoresRow(s, o, mask, q, k, r * s.D, kvHead, i, row, vis) === null) continue; // masked row: no gradient
         let delta = 0;
         for (let j = 0; j < s.Nk; j++) {
           if (!vis[j]) continue;

@@ -2,8 +2,8 @@
  * What rank programs compute with: Q blocks (the rows a rank answers for, per segment of global
  * positions, with their f32 accumulators) and K/V chunks (the keys it holds at a step, with the
  * positions they came from). The encoders here call the existing kernels for every
- * (Q segment, K/V segment) pair the causal rule does not skip, with the segments' global
- * positions, so masking is exact wherever the tokens sit:
+ * (Q segment, K/V segment) pair the mask does not skip (src/mask.ts), with the segments' global
+ * positions, so masking is exact wherever the tokens sit (documents are over global positions):
  *   forward   O, LSE ← merge((O, LSE), flash(Q, K, V))   (exact LSE merge, shaders/merge.wgsl)
  *   backward  dQ += ∂, dK/dV partial += ∂ (Δ = rowsum(dO ∘ O) computed once per Q segment)
  */
@@ -57,12 +57,12 @@ export interface Problem {
   eb: number;
 }
 
-const live = (Q: QBlock, kv: KVChunk, causal: boolean) =>
-  Q.segs.flatMap((q) => kv.segs.map((ks, ki) => ({ q, ks, ki, ...classifyPair(q.seg, ks, causal) }))).filter((x) => x.kind !== 'skip');
+const live = (Q: QBlock, kv: KVChunk, base: ResolvedOptions) =>
+  Q.segs.flatMap((q) => kv.segs.map((ks, ki) => ({ q, ks, ki, ...classifyPair(q.seg, ks, base) }))).filter((x) => x.kind !== 'skip');
 
 /** Pairs, visible scores and FLOPs (4·B·Hq·visible·D forward; ×2.5 backward) of Q segments against K/V segments. Pure. */
 export function work(pb: Pick<Problem, 'shape' | 'base'>, h: Heads, qSegs: Segment[], kSegs: Segment[], backward = false): { pairs: number; visible: number; flops: number } {
-  const ps = qSegs.flatMap((q) => kSegs.map((k) => classifyPair(q, k, pb.base.causal))).filter((x) => x.kind !== 'skip');
+  const ps = qSegs.flatMap((q) => kSegs.map((k) => classifyPair(q, k, pb.base))).filter((x) => x.kind !== 'skip');
   const visible = ps.reduce((a, p) => a + p.visible, 0);
   return { pairs: ps.length, visible, flops: 4 * pb.shape.B * h.Hq * visible * pb.shape.D * (backward ? 2.5 : 1) };
 }
@@ -71,12 +71,14 @@ function pairShape(pb: Problem, h: Heads, q: Segment, k: Segment): AttentionShap
   return { B: pb.shape.B, Hq: h.Hq, Hkv: h.Hkv, Nq: q.count, Nk: k.count, D: pb.shape.D };
 }
 
+/** A full pair runs with no mask at all; a masked one with every rule at the segments' positions. */
 function pairOptions(base: ResolvedOptions, q: Segment, k: Segment, masked: boolean): ResolvedOptions {
-  return { ...base, causal: masked, qPos: { offset: q.offset, stride: q.stride }, kPos: { offset: k.offset, stride: k.stride } };
+  const pos = { qPos: { offset: q.offset, stride: q.stride }, kPos: { offset: k.offset, stride: k.stride } };
+  return masked ? { ...base, ...pos } : { ...base, ...pos, causal: false, window: [-1, -1], docs: null };
 }
 
 export function encodeForward(ctx: RankContext, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk): void {
-  const ps = live(Q, kv, pb.base.causal);
+  const ps = live(Q, kv, pb.base);
   const { fwd, merge } = ctx.kernels;
   ps.forEach(({ q, ks, ki, kind }, i) => {
     fwd.encode(enc, { q: q.q, k: kv.k[ki], v: kv.v[ki], o: Q.part!.o, lse: Q.part!.lse }, pairShape(pb, Q.heads, q.seg, ks),
@@ -96,7 +98,7 @@ export function encodeDelta(ctx: RankContext, pb: Problem, enc: GPUCommandEncode
 /** dQ += ∂/∂Q and g += ∂/∂(K, V) over every live pair (g cleared first). */
 export function encodeBackward(ctx: RankContext, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk, g: GradChunk): void {
   for (const b of [...g.dk, ...g.dv]) enc.clearBuffer(b);
-  const ps = live(Q, kv, pb.base.causal);
+  const ps = live(Q, kv, pb.base);
   ps.forEach(({ q, ks, ki, kind }, i) =>
     ctx.kernels.bwd!.encode(enc,
       { q: q.q, k: kv.k[ki], v: kv.v[ki], o: q.o, dout: q.dout!, lse: q.lse, delta: q.delta!, dq: q.dq!, dk: g.dk[ki], dv: g.dv[ki] },

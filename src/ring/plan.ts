@@ -5,6 +5,7 @@
  * so the link model can predict a node the size of which no local run can reach (`cp-plan`).
  */
 import { AttentionShape } from '../shape.js';
+import { Documents } from '../mask.js';
 import { Heads, Problem, work } from './chunks.js';
 import { StepLike } from './linkModel.js';
 import { Layout, Segment, shardLayout } from './schedule.js';
@@ -13,6 +14,9 @@ import { Scheme } from './timeline.js';
 export interface PlanInput {
   shape: AttentionShape;
   causal: boolean;
+  /** Sliding window (default [-1, -1]) and documents over the sequence (default none). */
+  window?: [number, number];
+  docs?: Documents | null;
   layout: Layout;
   R: number;
   scheme: Scheme;
@@ -102,6 +106,6 @@ function allGatherSteps(x: PlanInput, shards: Segment[][], rank: number, pb: Rin
 /** Every rank's steps, forward then backward. */
 export function planSteps(x: PlanInput): StepLike[] {
   const shards = shardLayout(x.shape.Nq, x.R, x.layout);
-  const pb = { shape: x.shape, base: { causal: x.causal, scale: 1, qPos: { offset: 0, stride: 1 }, kPos: { offset: 0, stride: 1 } } };
+  const pb = { shape: x.shape, base: { causal: x.causal, window: x.window ?? [-1, -1], docs: x.docs ?? null, scale: 1, qPos: { offset: 0, stride: 1 }, kPos: { offset: 0, stride: 1 } } };
   return Array.from({ length: x.R }, (_, r) => (x.scheme === 'all_gather' ? allGatherSteps(x, shards, r, pb) : ulyssesSteps(x, shards, r, pb))).flat();
 }

@@ -15,6 +15,7 @@ import { DeviceLostError, InputError } from '../errors.js';
 import { FlashDevice, adapterName, checkDevice } from '../gpu/device.js';
 import { toHalfArray } from '../f16.js';
 import { AttentionOptions, AttentionShape, resolveOptions, validateShape } from '../shape.js';
+import { causalOnly } from '../mask.js';
 import { FlashForward } from '../kernels/flashForward.js';
 import { FlashBackward } from '../kernels/flashBackward.js';
 import { MergeKernel } from '../kernels/merge.js';
@@ -96,10 +97,13 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions)
 /** One context per rank, on its device, with the scheme's communicator. */
 async function makeRanks(st: Stage, pb: Problem, backward: boolean, rec: TimelineRecorder): Promise<RankContext[]> {
   const types = { precision: st.p, out: 'f32' as const, grad: 'f32' as const };
+  // A window or documents take the portable kernels (as attention.ts's 'auto': the tensor-core
+  // kernels' masks are validated on the H200 only).
+  const path = causalOnly(pb.base) ? 'auto' : 'scalar';
   const kernels = await Promise.all(st.rankDevs.map(async (d) => ({
-    fwd: await FlashForward.create(d, pb.shape.D, types),
+    fwd: await FlashForward.create(d, pb.shape.D, types, path),
     merge: await MergeKernel.create(d, pb.shape.D),
-    bwd: backward ? await FlashBackward.create(d, pb.shape.D, types) : null,
+    bwd: backward ? await FlashBackward.create(d, pb.shape.D, types, path) : null,
   })));
   const lock = st.mode === 'one-device' ? new Mutex() : null;
   const ctxs: RankContext[] = [];
@@ -183,8 +187,10 @@ export async function contextParallel(
   const st = checkRequest(devs, s, opts);
   src.check?.();
   const { R, p } = st;
-  const pb: Problem = { shape: s, base: resolveOptions(s, { causal: opts.causal, scale: opts.scale }), eb: elemBytes(p) };
-  const sched = ringSchedule(s.Nq, R, st.layout, !!opts.causal);
+  // Documents are over the whole sequence's positions, which every chunk keeps (src/mask.ts).
+  const base = resolveOptions(s, { causal: opts.causal, scale: opts.scale, window: opts.window, docs: opts.docs });
+  const pb: Problem = { shape: s, base, eb: elemBytes(p) };
+  const sched = ringSchedule(s.Nq, R, st.layout, base);
   const rec = new TimelineRecorder(R, st.sch.steps, opts.onStep);
   const ctxs = await makeRanks(st, pb, src.backward, rec);
   const timeoutMs = opts.stepTimeoutMs ?? 120_000;

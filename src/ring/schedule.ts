@@ -1,7 +1,9 @@
 /**
  * The ring's schedule: pure, no GPU. Which tokens each rank holds (its shard, as segments of
- * global positions), and for each step which K/V chunk each rank holds and, under causal
- * masking, which (Q segment, K/V segment) pairs are full, masked or skipped.
+ * global positions), and for each step which K/V chunk each rank holds and, under the mask
+ * (src/mask.ts: causal, sliding window, documents), which (Q segment, K/V segment) pairs are
+ * full, masked or skipped: a pair skips when no query of it sees a key of it (no document in
+ * common, outside the window, or after the queries under causal masking).
  *
  * Layouts (R ranks, N tokens):
  *   contiguous  rank r holds one run of ~N/R tokens
@@ -13,6 +15,13 @@
  * At step t, rank r holds the K/V chunk that started on rank (r − t) mod R.
  */
 import { InputError } from '../errors.js';
+import { Mask, MaskSpec, unmasked } from '../mask.js';
+
+/** The rules of a mask, without positions (each pair brings its own). */
+export type MaskRules = Pick<MaskSpec, 'causal' | 'window' | 'docs'>;
+
+/** A boolean means causal or not, nothing else. */
+export const maskRules = (m: boolean | MaskRules): MaskRules => (typeof m === 'boolean' ? { causal: m, window: [-1, -1], docs: null } : m);
 
 export type Layout = 'contiguous' | 'zigzag' | 'striped';
 export const LAYOUTS: Layout[] = ['contiguous', 'zigzag', 'striped'];
@@ -48,6 +57,9 @@ export interface RingSchedule {
   R: number;
   layout: Layout;
   causal: boolean;
+  /** Sliding window and documents (none: [-1, -1] and null). */
+  window: [number, number];
+  documents: number;
   shards: Segment[][];
   /** steps[t][r] */
   steps: StepPlan[][];
@@ -82,23 +94,23 @@ export function shardLayout(N: number, R: number, layout: Layout): Segment[][] {
   return Array.from({ length: R }, (_, r) => [seg(r), seg(2 * R - 1 - r)].filter((s) => s.count > 0));
 }
 
-const last = (s: Segment) => s.offset + (s.count - 1) * s.stride;
-
-/** Number of keys of `k` at or before position p. */
-function keysAtOrBefore(k: Segment, p: number): number {
-  if (p < k.offset) return 0;
-  return Math.min(k.count, Math.floor((p - k.offset) / k.stride) + 1);
+/** The mask of one (Q segment, K/V segment) pair: the rules at the segments' global positions. */
+export function pairMask(q: Segment, k: Segment, rules: MaskRules): Mask {
+  return new Mask({ ...rules, qPos: { offset: q.offset, stride: q.stride }, kPos: { offset: k.offset, stride: k.stride } }, q.count, k.count);
 }
 
-export function classifyPair(q: Segment, k: Segment, causal: boolean): { kind: PairKind; visible: number } {
-  if (!causal) return { kind: 'full', visible: q.count * k.count };
-  if (k.offset > last(q)) return { kind: 'skip', visible: 0 };
-  let visible = 0;
-  for (let i = 0; i < q.count; i++) visible += keysAtOrBefore(k, q.offset + i * q.stride);
-  return { kind: last(k) <= q.offset ? 'full' : 'masked', visible };
+/** Full (no rule hides a pair's key from its query), skip (nothing visible) or masked. */
+export function classifyPair(q: Segment, k: Segment, mask: boolean | MaskRules): { kind: PairKind; visible: number } {
+  const rules = maskRules(mask);
+  if (unmasked(rules)) return { kind: 'full', visible: q.count * k.count };
+  const m = pairMask(q, k, rules);
+  const cls = m.tileClass(0, q.count, 0, k.count);
+  const visible = cls === 'skip' ? 0 : m.visiblePairs();
+  return { kind: visible === 0 ? 'skip' : cls === 'full' ? 'full' : 'masked', visible };
 }
 
-export function ringSchedule(N: number, R: number, layout: Layout, causal: boolean): RingSchedule {
+export function ringSchedule(N: number, R: number, layout: Layout, mask: boolean | MaskRules): RingSchedule {
+  const rules = maskRules(mask);
   const shards = shardLayout(N, R, layout);
   const steps: StepPlan[][] = [];
   for (let t = 0; t < R; t++) {
@@ -107,7 +119,7 @@ export function ringSchedule(N: number, R: number, layout: Layout, causal: boole
       const kvFrom = (((r - t) % R) + R) % R;
       const pairs: PairPlan[] = [];
       shards[r].forEach((q, qi) =>
-        shards[kvFrom].forEach((k, ki) => pairs.push({ qSeg: qi, kSeg: ki, ...classifyPair(q, k, causal) })),
+        shards[kvFrom].forEach((k, ki) => pairs.push({ qSeg: qi, kSeg: ki, ...classifyPair(q, k, rules) })),
       );
       row.push({ step: t, rank: r, kvFrom, pairs, visible: pairs.reduce((a, p) => a + p.visible, 0) });
     }
@@ -115,7 +127,7 @@ export function ringSchedule(N: number, R: number, layout: Layout, causal: boole
   }
   const workPerRank = Array.from({ length: R }, (_, r) => steps.reduce((a, row) => a + row[r].visible, 0));
   const mean = workPerRank.reduce((a, b) => a + b, 0) / R;
-  return { N, R, layout, causal, shards, steps, workPerRank, imbalance: mean > 0 ? Math.max(...workPerRank) / mean : 1 };
+  return { N, R, layout, causal: rules.causal, window: rules.window, documents: rules.docs ? rules.docs.cuQ.length - 1 : 0, shards, steps, workPerRank, imbalance: mean > 0 ? Math.max(...workPerRank) / mean : 1 };
 }
 
 /** Global token indices of a shard, in local order. */

@@ -1,0 +1,168 @@
+/**
+ * The attention mask, one concept for every kind (FlashAttention-3's block.h: one key-range
+ * helper). shaders/common.wgsl mirrors it line for line (pos_bounds, key_range, tile_class,
+ * query_span); the reference, the ring schedule and the kernels all ask it.
+ *
+ * Query i sits at position pq = qPos.offset + i·qPos.stride, key j at pk = kPos.offset + j·kPos.stride.
+ * Kinds compose (a key is visible when every active rule allows it):
+ *   documents  cu_seqlens_q / cu_seqlens_k (int32, docs + 1 entries, from 0): query position pq
+ *              lies in document d (cuQ[d] <= pq < cuQ[d+1]) and sees only key positions of
+ *              document d, [cuK[d], cuK[d+1]); inside it the query's position is moved to the
+ *              document's bottom-right: pq' = pq + cuK[d+1] − cuQ[d+1] (flash_attn_varlen_func).
+ *              Without documents pq' = pq (the default qPos offset Nk − Nq is the bottom-right).
+ *   causal     pk <= pq'
+ *   window     (left, right) as FlashAttention-2's window_size, −1 = unbounded:
+ *              pq' − left <= pk <= pq' + right
+ * Every rule bounds pk by an interval, so query i sees the keys of one index range
+ * [lo(i), hi(i)) (empty: lo = hi), and lo, hi never decrease as i grows (positions increase):
+ * a tile's rows are bounded by its first and last row.
+ */
+import { InputError } from './errors.js';
+
+export interface Positions {
+  offset: number;
+  stride: number;
+}
+
+/** Packed sequences: cumulative lengths of the documents in Q and in K/V. */
+export interface Documents {
+  cuQ: Int32Array;
+  cuK: Int32Array;
+}
+
+/** The mask part of the resolved options. */
+export interface MaskSpec {
+  causal: boolean;
+  /** [left, right], −1 = unbounded. */
+  window: [number, number];
+  docs: Documents | null;
+  qPos: Positions;
+  kPos: Positions;
+}
+
+export type TileClass = 'skip' | 'full' | 'partial';
+
+/** Bound on positions and window sizes (the kernels add and subtract them in i32). */
+export const POS_MAX = 1 << 29;
+
+/** Throws an InputError unless (left, right) is a FlashAttention-2 window_size (integers >= −1). */
+export function checkWindow(w: readonly number[], name = 'window'): [number, number] {
+  if (w.length !== 2) throw new InputError(`${name} must be two values (left, right), got ${w.length}`);
+  for (const [side, x] of [['left', w[0]], ['right', w[1]]] as const)
+    if (!Number.isInteger(x) || x < -1) throw new InputError(`${name} ${side} must be an integer >= -1 (-1 = unbounded), got ${x}`);
+  return [w[0], w[1]];
+}
+
+/**
+ * Throws an InputError unless cu is an int32 cumulative-length array: at least 2 entries,
+ * starting at 0, never decreasing, ending at `total` (when given).
+ */
+export function checkCuSeqlens(cu: ArrayLike<number>, name: string, total?: number): void {
+  if (!(cu instanceof Int32Array)) throw new InputError(`${name} must be int32 (Int32Array)`);
+  if (cu.length < 2) throw new InputError(`${name} needs at least 2 entries (documents + 1), got ${cu.length}`);
+  if (cu[0] !== 0) throw new InputError(`${name} must start at 0, got ${cu[0]}`);
+  for (let d = 1; d < cu.length; d++)
+    if (cu[d] < cu[d - 1]) throw new InputError(`${name} decreases at entry ${d} (${cu[d - 1]} then ${cu[d]})`);
+  if (cu[cu.length - 1] >= POS_MAX) throw new InputError(`${name} ends at ${cu[cu.length - 1]}; at most ${POS_MAX - 1} tokens are supported`);
+  if (total !== undefined && cu[cu.length - 1] !== total)
+    throw new InputError(`${name} ends at ${cu[cu.length - 1]} but the sequence has ${total} tokens; the last entry must be the total length`);
+}
+
+/** Checks a pair of cu_seqlens against the packed lengths (Nq, Nk when given). */
+export function checkDocuments(d: Documents, Nq?: number, Nk?: number): void {
+  checkCuSeqlens(d.cuQ, 'cu_seqlens_q', Nq);
+  checkCuSeqlens(d.cuK, 'cu_seqlens_k', Nk);
+  if (d.cuQ.length !== d.cuK.length)
+    throw new InputError(`cu_seqlens_q has ${d.cuQ.length - 1} documents but cu_seqlens_k ${d.cuK.length - 1}; they must match`);
+}
+
+/** The mask applies no rule at all (every key visible to every query). */
+export const unmasked = (m: Pick<MaskSpec, 'causal' | 'window' | 'docs'>) => !m.causal && m.window[0] < 0 && m.window[1] < 0 && !m.docs;
+
+/** Only the causal rule (or none): what the tensor-core kernels implement. */
+export const causalOnly = (m: Pick<MaskSpec, 'window' | 'docs'>) => m.window[0] < 0 && m.window[1] < 0 && !m.docs;
+
+export class Mask {
+  constructor(readonly spec: MaskSpec, readonly Nq: number, readonly Nk: number) {}
+
+  /** Largest document d (below the count) with cu[d] <= p. */
+  private docOf(cu: Int32Array, p: number): number {
+    let lo = 0, hi = cu.length - 2;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (cu[mid] <= p) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  /** Key positions query i may see: [x, y] inclusive (x > y: none). */
+  posBounds(i: number): [number, number] {
+    const m = this.spec;
+    let pq = m.qPos.offset + i * m.qPos.stride;
+    let x = -POS_MAX, y = POS_MAX;
+    if (m.docs) {
+      const d = this.docOf(m.docs.cuQ, pq);
+      pq += m.docs.cuK[d + 1] - m.docs.cuQ[d + 1]; // bottom-right inside the document
+      x = m.docs.cuK[d];
+      y = m.docs.cuK[d + 1] - 1;
+    }
+    if (m.causal) y = Math.min(y, pq);
+    if (m.window[0] >= 0) x = Math.max(x, pq - Math.min(m.window[0], POS_MAX));
+    if (m.window[1] >= 0) y = Math.min(y, pq + Math.min(m.window[1], POS_MAX));
+    return [x, y];
+  }
+
+  /** Keys query i sees: indices [lo, hi) (lo = hi: none; rows at or past Nq see none). */
+  keyRange(i: number): [number, number] {
+    if (i >= this.Nq) return [this.Nk, this.Nk];
+    const [x, y] = this.posBounds(i);
+    const { offset, stride } = this.spec.kPos;
+    const lon = x - offset, hin = y - offset;
+    const lo = lon > 0 ? Math.min(this.Nk, Math.floor((lon + stride - 1) / stride)) : 0;
+    const hi = hin >= 0 ? Math.min(this.Nk, Math.floor(hin / stride) + 1) : 0;
+    return [lo, Math.max(lo, hi)];
+  }
+
+  isVisible(i: number, j: number): boolean {
+    const [lo, hi] = this.keyRange(i);
+    return j >= lo && j < hi;
+  }
+
+  /**
+   * Rows [i0, i1) against keys [j0, j1): 'skip' when no row's range meets the keys (bounded by
+   * the first and last row), 'full' when every row sees every key, else 'partial'. Rows past
+   * Nq do not count; keys past Nk are never visible (a tile reaching past Nk is never full).
+   */
+  tileClass(i0: number, i1: number, j0: number, j1: number): TileClass {
+    const last = Math.min(i1, this.Nq);
+    if (last <= i0) return 'skip';
+    const a = this.keyRange(i0), b = this.keyRange(last - 1);
+    if (b[1] <= j0 || a[0] >= j1) return 'skip';
+    return b[0] <= j0 && a[1] >= j1 ? 'full' : 'partial';
+  }
+
+  /** Rows that may see a key of [j0, j1): [first row with hi > j0, first row with lo >= j1). */
+  querySpan(j0: number, j1: number): [number, number] {
+    const first = (pred: (i: number) => boolean) => {
+      let lo = 0, hi = this.Nq; // keyRange(Nq) = [Nk, Nk)
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (pred(mid)) hi = mid; else lo = mid + 1;
+      }
+      return lo;
+    };
+    const a = first((i) => this.keyRange(i)[1] > j0);
+    const b = first((i) => this.keyRange(i)[0] >= j1);
+    return [a, Math.max(a, b)];
+  }
+
+  /** Visible (query, key) pairs of rows [i0, i1): Σ (hi − lo). */
+  visiblePairs(i0 = 0, i1 = this.Nq): number {
+    let n = 0;
+    for (let i = i0; i < Math.min(i1, this.Nq); i++) {
+      const [lo, hi] = this.keyRange(i);
+      n += hi - lo;
+    }
+    return n;
+  }
+}

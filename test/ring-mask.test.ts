@@ -1,0 +1,81 @@
+/**
+ * The ring under window and document masks: the schedule skips (Q segment, K/V segment) pairs
+ * that share no document or lie outside the window, its work per rank is the mask's visible
+ * count, and every scheme x layout matches the float64 reference with documents spanning chunk
+ * boundaries and a window.
+ */
+import { describe, expect, it, beforeAll } from 'vitest';
+import { testDevices } from './gpu.js';
+import { makeInputs, refInputs, err, TOL, SEED, AttentionShape } from './cases.js';
+import { FlashDevice } from '../src/gpu/device.js';
+import { ringAttention } from '../src/ring/ringAttention.js';
+import { LAYOUTS, classifyPair, ringSchedule } from '../src/ring/schedule.js';
+import { SCHEMES } from '../src/ring/timeline.js';
+import { planSteps } from '../src/ring/plan.js';
+import { referenceBackward, referenceForward } from '../src/reference/attention.js';
+import { Mask } from '../src/mask.js';
+import { resolveOptions } from '../src/shape.js';
+
+const cu = (...xs: number[]) => Int32Array.from(xs);
+
+describe('ring schedule under window and document masks (pure)', () => {
+  it('pairs of different documents are skipped; work per rank sums to the visible pairs', () => {
+    const N = 48;
+    const docs = { cuQ: cu(0, 16, 32, 48), cuK: cu(0, 16, 32, 48) };
+    const sched = ringSchedule(N, 3, 'contiguous', { causal: false, window: [-1, -1], docs });
+    // Contiguous: rank r holds document r exactly, so only the diagonal step computes.
+    for (const row of sched.steps) for (const st of row) expect(st.pairs.map((p) => p.kind)).toEqual([st.kvFrom === st.rank ? 'full' : 'skip']);
+    for (const layout of LAYOUTS)
+      for (const rules of [
+        { causal: true, window: [5, 0] as [number, number], docs: { cuQ: cu(0, 7, 7, 8, 30, 48), cuK: cu(0, 7, 7, 8, 30, 48) } },
+        { causal: false, window: [3, 2] as [number, number], docs: null },
+        { causal: true, window: [-1, -1] as [number, number], docs: { cuQ: cu(0, 1, 20, 48), cuK: cu(0, 1, 20, 48) } },
+      ]) {
+        const s = ringSchedule(N, 4, layout, rules);
+        const m = new Mask(resolveOptions({ B: 1, Hq: 1, Hkv: 1, Nq: N, Nk: N, D: 8 }, rules), N, N);
+        expect(s.workPerRank.reduce((a, b) => a + b, 0), `${layout} ${JSON.stringify(rules.window)}`).toBe(m.visiblePairs());
+      }
+  });
+
+  it('a window skips the pairs it cannot reach, and a pair inside it is full', () => {
+    const rules = { causal: true, window: [4, 0] as [number, number], docs: null };
+    expect(classifyPair({ offset: 40, stride: 1, count: 8 }, { offset: 0, stride: 1, count: 8 }, rules)).toEqual({ kind: 'skip', visible: 0 });
+    expect(classifyPair({ offset: 8, stride: 1, count: 8 }, { offset: 0, stride: 1, count: 8 }, rules).kind).toBe('masked');
+    expect(classifyPair({ offset: 0, stride: 1, count: 8 }, { offset: 0, stride: 1, count: 8 }, { causal: false, window: [100, 100], docs: null }).kind).toBe('full');
+  });
+});
+
+let one: FlashDevice;
+beforeAll(async () => {
+  [one] = await testDevices(1);
+});
+
+describe('context parallelism with documents spanning chunks and a window, every scheme x layout', () => {
+  // N = 31 over R = 3 (zigzag: 6 chunks of 5-6 tokens): documents of 0, 1, 9, 13 and 8 tokens cross the chunk boundaries.
+  const N = 31, R = 3;
+  const docs = { cuQ: cu(0, 0, 1, 10, 23, 31), cuK: cu(0, 0, 1, 10, 23, 31) };
+  for (const mask of [
+    { causal: true, window: [6, 0] as [number, number], docs },
+    { causal: false, window: [-1, -1] as [number, number], docs },
+    { causal: false, window: [2, 3] as [number, number] },
+  ])
+    it(`${JSON.stringify({ ...mask, docs: mask.docs ? [...mask.docs.cuQ] : null })}: forward + backward vs the float64 reference`, async () => {
+      const s: AttentionShape = { B: 1, Hq: 2 * R, Hkv: R, Nq: N, Nk: N, D: 8 };
+      const x = makeInputs(s, SEED + 31);
+      const r = refInputs(x, 'f32');
+      const rf = referenceForward(s, r.q, r.k, r.v, mask);
+      const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, mask);
+      for (const scheme of SCHEMES)
+        for (const layout of LAYOUTS) {
+          const tag = `${scheme} ${layout}`;
+          const res = await ringAttention([one], s, x, { ...mask, precision: 'f32', layout, ranks: R, scheme, ...(scheme === 'a2a+p2p' ? { hierarchicalSizes: '1,3' } : {}) });
+          expect(err(res.o, rf.o), `O ${tag}`).toBeLessThanOrEqual(TOL.f32.out);
+          expect(err(res.lse, rf.lse), `LSE ${tag}`).toBeLessThanOrEqual(TOL.f32.out);
+          for (const g of ['dq', 'dk', 'dv'] as const) expect(err(res[g]!, rb[g]), `${g} ${tag}`).toBeLessThanOrEqual(TOL.f32.grad);
+          const tl = res.timeline;
+          const flops = (xs: { phase: string; step: number; rank: number; flops: number }[]) => xs.map((z) => `${z.phase}:${z.step}:${z.rank}:${z.flops}`).sort();
+          const planned = planSteps({ shape: s, causal: mask.causal, window: mask.window, docs: mask.docs ?? null, layout, R, scheme: tl.scheme, hierarchy: tl.hierarchy, eb: 4 });
+          expect(flops(tl.phases.flatMap((ph) => ph.steps)), `plan ${tag}`).toEqual(flops(planned));
+        }
+    });
+});
