@@ -124,18 +124,32 @@ describe('FlashAttention backward vs float64 reference', () => {
   });
 
   it('extreme logits (inputs ×30): f32 dQ, dK within 1.5× of a plain f32 implementation', async () => {
+    // One input's error swings by 100× with the draw (a nearly one-hot row makes dP − Δ cancel),
+    // for the kernel and for a plain f32 implementation alike, and the ratio of the two swings
+    // from 0.1× to 2.5×. So the methods are compared over 128 fresh draws: the geometric mean of
+    // kernel error / plain f32 error must be at most 1.5.
+    const draws = 128;
     for (const causal of [false, true]) {
       const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: 64, Nk: 64, D: 32 };
-      const x = makeInputs(s, SEED + 43, 30);
-      const r = refInputs(x, 'f32');
-      const ref = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal });
-      const plain = plainF32Backward(s, x, causal);
-      const fwd = await attentionForward(dev, s, x, { causal, precision: 'f32', path: 'scalar' });
-      const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { causal, precision: 'f32', path: 'scalar' });
+      const logRatio = { dq: 0, dk: 0 }, worst = { dq: 0, dk: 0 };
+      for (let k = 0; k < draws; k++) {
+        const x = makeInputs(s, SEED + 43 + 101 * k, 30);
+        const r = refInputs(x, 'f32');
+        const ref = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal });
+        const plain = plainF32Backward(s, x, causal);
+        const fwd = await attentionForward(dev, s, x, { causal, precision: 'f32', path: 'scalar' });
+        const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { causal, precision: 'f32', path: 'scalar' });
+        for (const g of ['dq', 'dk'] as const) {
+          const e = err(got[g], ref[g]), ep = err(plain[g], ref[g]);
+          expect(Number.isFinite(e), `${g} draw ${k}: kernel error ${e}`).toBe(true);
+          logRatio[g] += Math.log(Math.max(e, 1e-12) / Math.max(ep, 1e-12)) / draws;
+          worst[g] = Math.max(worst[g], e);
+        }
+      }
       for (const g of ['dq', 'dk'] as const) {
-        const e = err(got[g], ref[g]), ep = err(plain[g], ref[g]);
-        console.log(`inputs ×30 causal=${causal} ${g}: kernel ${e.toExponential(2)}, plain f32 ${ep.toExponential(2)}`);
-        expect(e, `${g} causal=${causal}: kernel ${e}, plain f32 ${ep}`).toBeLessThanOrEqual(1.5 * ep);
+        const ratio = Math.exp(logRatio[g]);
+        console.log(`inputs ×30 causal=${causal} ${g}: kernel / plain f32 error, geometric mean of ${draws} draws ${ratio.toFixed(2)} (worst kernel error ${worst[g].toExponential(2)})`);
+        expect(ratio, `${g} causal=${causal}`).toBeLessThanOrEqual(1.5);
       }
     }
   });
