@@ -403,6 +403,28 @@ describe('the page in headless Chromium', () => {
     expect(consoleErrors).toEqual([]);
   }, 300_000);
 
+  it('a live run with a sliding window and packed documents matches float64 attention under the same mask', async () => {
+    const live = await runLive(page, { N: '40', D: '16', H: '2', R: '2', window: '6,0', docs: '3' }, { precision: 'f32', scheme: 'p2p', link: 'nvlink-h200' });
+    expect(live.failed).toBeUndefined();
+    expect(live.ok).toBe(true);
+    const text = await page.textContent('#live-results');
+    expect(text).toMatch(/within tolerance/);
+    // 3 documents of 13, 13, 14 tokens, causal, window 6 back: far fewer than 40·40 pairs are visible.
+    const m = /(\d+) of 1600 pairs visible/.exec(text ?? '');
+    expect(m && Number(m[1])).toBeGreaterThan(0);
+    expect(Number(m![1])).toBeLessThan(40 * 7);
+    for (const [sel, value, msg] of [['window', '6', /Window must be two whole numbers/], ['window', '-2,0', /Window must be two whole numbers/], ['docs', '0', /Documents must be a whole number from 1 to 40/]] as const) {
+      await page.fill(`#live-form input[name=${sel}]`, value);
+      await page.click('#live-run');
+      await page.waitForFunction(() => (window as unknown as { __flashring: { live?: { failed?: string } } }).__flashring.live?.failed !== undefined, null, { timeout: 20_000 });
+      const h = await hooks<Live>(page, 'live');
+      expect(h.failed).toMatch(msg);
+      expect(h.failed).not.toMatch(/--/);
+    }
+    await page.fill('#live-form input[name=window]', '-1,-1');
+    await page.fill('#live-form input[name=docs]', '1');
+  }, 300_000);
+
   it('the live form refuses a scheme the heads or ranks cannot take, in its own words', async () => {
     const bad: [Record<string, string>, Record<string, string>, RegExp][] = [
       [{ H: '3', R: '2' }, { scheme: 'a2a' }, /^Scheme a2a \(Ulysses\) splits the heads over the ranks: heads \(3\) must be divisible by ranks R \(2\)\.$/],

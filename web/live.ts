@@ -18,7 +18,8 @@ import { LINKS, LINK_NAMES, Link, Prediction, resolveLink, transferMs } from '..
 import { SCHEMES, Scheme } from '../src/ring/timeline.js';
 import { referenceBackward, referenceForward } from '../src/reference/attention.js';
 import { randn, referenceInput, relErr, TOL } from '../src/reference/compare.js';
-import { attentionFlops, AttentionShape, MAX_HEAD_DIM, numel } from '../src/shape.js';
+import { AttentionShape, MAX_HEAD_DIM, numel, resolveOptions } from '../src/shape.js';
+import { Documents, Mask } from '../src/mask.js';
 import { toF32 } from '../src/kernels/attention.js';
 import { Precision } from '../src/kernels/common.js';
 
@@ -31,6 +32,8 @@ class FormError extends Error {}
 
 interface LiveConfig {
   N: number; D: number; H: number; R: number; layout: Layout; precision: Precision; causal: boolean; backward: boolean;
+  /** Sliding window [left, right] (−1 = unbounded) and packed documents of equal length (1 = none). */
+  window: [number, number]; docs: number;
   scheme: Scheme;
   /** a2a+p2p: [a2a group size A, ring size P], A·P = R. */
   sizes?: [number, number];
@@ -59,7 +62,35 @@ export function readLiveForm(form: HTMLFormElement): LiveConfig {
   const precision = field('precision').value as Precision;
   if (precision !== 'f32' && precision !== 'f16') throw new FormError('Precision must be f32 or f16.');
   const { scheme, sizes } = readScheme(field, H, R);
-  return { N, D, H, R, layout, precision, causal: field('causal').checked, backward: field('backward').checked, scheme, sizes, link: readLink(field) };
+  const docs = whole('docs', 'Documents', 1, N);
+  return { N, D, H, R, layout, precision, causal: field('causal').checked, backward: field('backward').checked, window: readWindow(field('window').value, N), docs, scheme, sizes, link: readLink(field) };
+}
+
+/** "L,R": how many keys before and after its own position a query sees; −1 = unbounded. */
+function readWindow(raw: string, N: number): [number, number] {
+  const m = /^\s*(-1|\d+)\s*,\s*(-1|\d+)\s*$/.exec(raw);
+  if (!m) throw new FormError(`Window must be two whole numbers "left,right" (−1 for unbounded), like 128,0 (it is "${raw}").`);
+  const w = [Number(m[1]), Number(m[2])] as [number, number];
+  if (w.some((x) => x > 1 << 29)) throw new FormError(`Window sides must be at most ${1 << 29} (they are ${raw}).`);
+  return w[0] >= N ? [-1, w[1] >= N ? -1 : w[1]] : [w[0], w[1] >= N ? -1 : w[1]];
+}
+
+/** The mask options of a live run: the window, and documents as cu_seqlens over N tokens. */
+export function liveMask(cfg: Pick<LiveConfig, 'causal' | 'window' | 'docs' | 'N'>): { causal: boolean; window: [number, number]; docs: Documents | null } {
+  if (cfg.docs <= 1) return { causal: cfg.causal, window: cfg.window, docs: null };
+  const cu = Int32Array.from({ length: cfg.docs + 1 }, (_, d) => Math.floor((d * cfg.N) / cfg.docs));
+  return { causal: cfg.causal, window: cfg.window, docs: { cuQ: cu, cuK: cu } };
+}
+
+/** Visible (query, key) pairs of one head under the run's mask: the FLOPs are 4·H·D per pair forward. */
+function visiblePairs(s: AttentionShape, cfg: LiveConfig): number {
+  const mask = new Mask(resolveOptions(s, liveMask(cfg)), s.Nq, s.Nk);
+  let n = 0;
+  for (let i = 0; i < s.Nq; i++) {
+    const [lo, hi] = mask.keyRange(i);
+    n += Math.max(0, hi - lo);
+  }
+  return n;
 }
 
 /** The scheme and, for a2a+p2p, its group sizes; a2a needs the heads to divide among the ranks it spans. */
@@ -268,11 +299,11 @@ function checkRun(s: AttentionShape, cfg: LiveConfig, x: Record<string, Float32A
     return { row: 'not computed at this size (H·N²·D > 4·10⁷): the CPU reference would take too long', errors: null, ok: undefined };
   const f = (a: Float32Array) => referenceInput(a, res.precision);
   const errs: Record<string, number> = {};
-  const rf = referenceForward(s, f(x.q), f(x.k), f(x.v), { causal: cfg.causal });
+  const rf = referenceForward(s, f(x.q), f(x.k), f(x.v), liveMask(cfg));
   errs.O = relErr(toF32(res.o), rf.o);
   errs.LSE = relErr(res.lse, rf.lse);
   if (cfg.backward) {
-    const rb = referenceBackward(s, f(x.q), f(x.k), f(x.v), f(x.dout), { causal: cfg.causal });
+    const rb = referenceBackward(s, f(x.q), f(x.k), f(x.v), f(x.dout), liveMask(cfg));
     errs.dQ = relErr(toF32(res.dq!), rb.dq);
     errs.dK = relErr(toF32(res.dk!), rb.dk);
     errs.dV = relErr(toF32(res.dv!), rb.dv);
@@ -285,14 +316,15 @@ function checkRun(s: AttentionShape, cfg: LiveConfig, x: Record<string, Float32A
 function resultRows(s: AttentionShape, cfg: LiveConfig, res: Awaited<ReturnType<typeof ringAttention>>, adapter: string): [string, string][] {
   const tl = res.timeline, p = tl.predicted!;
   const wall = tl.phases.reduce((a, ph) => a + ph.wallMs, 0);
-  const flops = attentionFlops(s, cfg.causal, cfg.backward ? 'fwd+bwd' : 'fwd');
+  const pairs = visiblePairs(s, cfg);
+  const flops = 4 * s.B * s.Hq * pairs * s.D * (cfg.backward ? 3.5 : 1);
   const sizes = tl.scheme === 'a2a+p2p' ? ` (a2a groups of ${tl.hierarchy[0]}, a ring of ${tl.hierarchy[1]})` : '';
   const mode = tl.mode === 'one-device' ? `one-device: the ${tl.R} ranks share this GPU, each rank's compute timed alone` : tl.R === 1 ? 'one rank' : tl.mode;
   return [
     ['adapter', `${adapter} (${res.precision})`],
     ['mode, scheme', `${tl.mode}, ${tl.scheme}${sizes}, ${tl.layout}, R=${tl.R} (${mode})`],
     ['steps', stepLabels(tl)],
-    ['achieved', `${rate(flops / (wall * 1e-3))} over ${wall.toFixed(1)} ms (ring wall time on this GPU; FLOPs 4·H·N²·D${cfg.causal ? ' ×0.5' : ''}${cfg.backward ? ' ×3.5' : ''})`],
+    ['achieved', `${rate(flops / (wall * 1e-3))} over ${wall.toFixed(1)} ms (ring wall time on this GPU; FLOPs 4·H·D per visible pair, ${pairs} of ${s.Nq * s.Nk} pairs visible${cfg.backward ? ', ×3.5 with the backward' : ''})`],
     ['overlap efficiency', `${(100 * tl.summary.overlapEfficiency).toFixed(1)}% (unhidden transfer ${(100 * tl.summary.unhiddenFraction).toFixed(1)}% of step time)`],
     [`predicted, ${tl.R} GPUs on ${p.link.name}`, `${p.totalMs.toFixed(2)} ms over ${p.stepMs.length} steps (${p.stepMs.map((x) => x.toFixed(2)).join(', ')} ms)`],
     ['comm fraction', `${(100 * p.commFraction).toFixed(1)}% (exposed communication ${p.exposedCommMs.toFixed(3)} ms of ${p.totalMs.toFixed(2)} ms)`],
@@ -367,7 +399,7 @@ export function setupLive(hooks: Record<string, unknown>): void {
       status.textContent = `running on ${adapterName(dev.adapter)}: ${cfg.R} rank(s), ${cfg.scheme}…`;
       const res = await ringAttention([dev], s, x, {
         ranks: cfg.R, scheme: cfg.scheme, hierarchicalSizes: cfg.sizes, link: cfg.link,
-        causal: cfg.causal, layout: cfg.layout, precision: cfg.precision,
+        ...liveMask(cfg), layout: cfg.layout, precision: cfg.precision,
         onStep: ({ phase, step, steps }) => {
           if (cancelRequested || id !== runId) throw new Cancelled('cancelled');
           progress.value = ((phase === 'backward' ? steps : 0) + step + 1) / ((cfg.backward ? 2 : 1) * steps);
