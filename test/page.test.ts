@@ -413,6 +413,8 @@ describe('the page in headless Chromium', () => {
     const m = /(\d+) of 1600 pairs visible/.exec(text ?? '');
     expect(m && Number(m[1])).toBeGreaterThan(0);
     expect(Number(m![1])).toBeLessThan(40 * 7);
+    expect(text).toMatch(/work per rank\d+, \d+ visible scores \(imbalance \d\.\d{3}: max \/ mean, under the causal window 6,0 3-document mask, zigzag\)/);
+    expect(await page.textContent('#window-note')).toMatch(/change nothing this plot counts/);
     for (const [sel, value, msg] of [['window', '6', /Window must be two whole numbers/], ['window', '-2,0', /Window must be two whole numbers/], ['docs', '0', /Documents must be a whole number from 1 to 40/]] as const) {
       await page.fill(`#live-form input[name=${sel}]`, value);
       await page.click('#live-run');

@@ -330,6 +330,7 @@ function resultRows(s: AttentionShape, cfg: LiveConfig, res: Awaited<ReturnType<
     ['comm fraction', `${(100 * p.commFraction).toFixed(1)}% (exposed communication ${p.exposedCommMs.toFixed(3)} ms of ${p.totalMs.toFixed(2)} ms)`],
     ['TFLOP/s per GPU', `${(p.tflopsPerGpu).toPrecision(3)} (${rate(p.tflopsPerGpu * 1e12)}; this GPU's measured step compute, transfers at ${p.link.gbps} Gbit/s and ${p.link.latencyUs} µs per message)`],
     ['peak bytes per rank', tl.ranks.map((r) => `${(r.peakBytes / 1024 / 1024).toFixed(2)} MiB`).join(', ')],
+    ['work per rank', `${tl.schedule.workPerRank.join(', ')} visible scores (imbalance ${tl.schedule.imbalance.toFixed(3)}: max / mean, under the ${cfg.causal ? 'causal ' : ''}${cfg.window.some((w) => w >= 0) ? `window ${cfg.window.join(',')} ` : ''}${cfg.docs > 1 ? `${cfg.docs}-document ` : ''}mask, ${tl.layout})`],
   ];
 }
 

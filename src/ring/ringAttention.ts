@@ -219,7 +219,7 @@ function makeTimeline(
     kind: 'flashring.timeline', version: 2, createdAt: new Date().toISOString(),
     adapters: st.rankDevs.map((d) => adapterName(d.adapter)), mode: st.mode, scheme: st.sch.scheme, hierarchy: st.sch.hierarchy,
     R: st.R, layout: st.layout, causal, precision: st.p, shape: pb.shape,
-    schedule: { workPerRank: sched.workPerRank, imbalance: sched.imbalance, shards: sched.shards },
+    schedule: { workPerRank: sched.workPerRank, imbalance: sched.imbalance, shards: sched.shards, window: sched.window, documents: sched.documents },
     phases,
     ranks: ctxs.map((c) => ({ rank: c.index, peakBytes: c.memory().peakBytes, liveBytesAfter: c.memory().liveBytes })),
     summary: summarize(phases),

@@ -60,7 +60,11 @@ export interface RingTimeline {
   causal: boolean;
   precision: Precision;
   shape: AttentionShape;
-  schedule: { workPerRank: number[]; imbalance: number; shards: Segment[][] };
+  /**
+   * Visible (query, key) scores per rank under the mask (causal, window, documents) and max/mean;
+   * `window` [left, right] (−1 = unbounded) and `documents` (0 = none) name the mask.
+   */
+  schedule: { workPerRank: number[]; imbalance: number; shards: Segment[][]; window?: [number, number]; documents?: number };
   phases: { phase: Phase; wallMs: number; steps: StepRecord[] }[];
   /** Bytes per rank from the rank's own ledger (buffers the ring allocated for it, incl. staging). */
   ranks: { rank: number; peakBytes: number; liveBytesAfter: number }[];
