@@ -100,14 +100,10 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
 @compute @workgroup_size(WG)
 fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) tid: u32) {
-  let b = wg.z;
-  let hq = wg.y;
-  var blk = wg.x;
-  if (P.causal != 0u) { blk = nwg.x - 1u - wg.x; }   // heavy-first
-  let i0 = blk * BR;
-  let hk = hq / (P.Hq / P.Hkv);
-  let row0 = (b * P.Hq + hq) * P.Nq;
-  let kv_row0 = (b * P.Hkv + hk) * P.Nk;
+  let rb = row_block(wg, nwg);   // heavy-first
+  let i0 = rb.i0;
+  let row0 = rb.q_row0;
+  let kv_row0 = rb.kv_row0;
   let tx = tid % T4;
   let ty = tid / T4;
   stage_r(true, row0, i0, P.Nq, tid);
