@@ -4,7 +4,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_LINES, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, PRESETS, ParallelConfig, oomPoints, sweep } from '../src/memory/model.js';
+import { DEFAULT_LINES, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, PRESETS, ParallelConfig, STACKS, oomPoints, sweep } from '../src/memory/model.js';
 import { CsvRow, sweepRows, toCsv } from '../src/memory/csv.js';
 import { coincidentNote, memoryChartConfig } from '../src/memory/chart.js';
 import { renderChartPng } from './png.js';
@@ -25,7 +25,7 @@ export async function memorySweep(outDir: string, presetName: string, base: Part
   const rows = sweepRows(pts, hbmGib);
   const csv = join(outDir, 'activation_memory.csv'), json = join(outDir, 'activation_memory.json'), png = join(outDir, 'activation_memory.png');
   await writeFile(csv, toCsv([...rows, ...measured]));
-  const title = `${preset.note}: TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'} — lines: model (Korthikanti et al. 2022)${measured.length ? '; triangles: measured' : ''}`;
+  const title = `${preset.note}: TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'} — lines: flashring's memory model (${STACKS[par.stack ?? 'megatron'].label} stack; "+ recompute" = selective core_attn + mlp)${measured.length ? '; triangles: measured' : ''}`;
   const subtitle = coincidentNote(pts, DEFAULT_LINES);
   const config = memoryChartConfig(rows, measured, hbmGib, title, subtitle);
   await writeFile(json, JSON.stringify({ kind: 'flashring.memory', createdAt: new Date().toISOString(), preset: presetName, model: preset.model, parallel: par, hbmGib, rows: [...rows, ...measured], chart: config }, null, 1));
