@@ -20,7 +20,7 @@ export interface MemorySweepResult {
 export async function memorySweep(outDir: string, presetName: string, base: Partial<ParallelConfig>, hbmGib: number, measured: CsvRow[] = []): Promise<MemorySweepResult> {
   const preset = PRESETS[presetName];
   if (!preset) throw new Error(`unknown memory preset '${presetName}'`);
-  const par = { ...DEFAULT_PARALLEL, ...base };
+  const par = { ...DEFAULT_PARALLEL, ...(preset.stack ? { stack: preset.stack } : {}), ...base }; // the preset's stack (torchcp: torch-amp)
   const pts = sweep(preset.model, par, DEFAULT_SEQ_LENGTHS, DEFAULT_LINES, hbmGib);
   const rows = sweepRows(pts, hbmGib);
   const csv = join(outDir, 'activation_memory.csv'), json = join(outDir, 'activation_memory.json'), png = join(outDir, 'activation_memory.png');
