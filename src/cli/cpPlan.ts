@@ -4,6 +4,7 @@
  * report), compute comes from `--compute-tflops` or from timing the kernels briefly on the local
  * adapter (one rank, forward + backward), and the link model composes the timeline.
  */
+import { rankPeakBytes } from '../ring/memory.js';
 import { InputError } from '../errors.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
@@ -123,11 +124,12 @@ export async function measureRate(req: CpPlanRequest): Promise<{ rate: { forward
   }
 }
 
-export function planSchemes(req: CpPlanRequest, rate: Rate): { scheme: Scheme; hierarchy: [number, number]; predicted: Prediction }[] {
+export function planSchemes(req: CpPlanRequest, rate: Rate): { scheme: Scheme; hierarchy: [number, number]; predicted: Prediction; rankPeakBytes: number | null }[] {
   return req.schemes.map((scheme) => {
     const { hierarchy } = resolveScheme(scheme, req.R, req.shape, req.sizes);
     const steps = planSteps({ shape: req.shape, causal: req.causal, layout: req.layout, R: req.R, scheme, hierarchy, eb: elemBytes(req.precision) });
-    return { scheme, hierarchy, predicted: predict(steps, req.R, req.link, rate) };
+    // The attention's own buffers per rank, forward + backward (src/ring/memory.ts; null for a2a).
+    return { scheme, hierarchy, predicted: predict(steps, req.R, req.link, rate), rankPeakBytes: rankPeakBytes(scheme, req.R, req.shape, req.precision, true) };
   });
 }
 
@@ -147,10 +149,10 @@ export async function cpPlanCommand(argv: string[]): Promise<number> {
   const r = typeof rate === 'number' ? `${rate}` : `${rate.forward.toPrecision(3)} fwd / ${rate.backward.toPrecision(3)} bwd`;
   console.log(`cp-plan: B=${s.B} H=${s.Hq}/${s.Hkv} N=${s.Nq} D=${s.D} ${req.causal ? 'causal' : 'full'} ${req.precision}, CP=${req.R} ${req.layout}`);
   console.log(`link ${req.link.name}: ${req.link.gbps} Gbit/s, ${req.link.latencyUs} µs; compute ${r} TFLOP/s${measured ? ` (measured on ${measured.adapter} at N=${measured.N})` : ''}`);
-  console.log('scheme     sizes  forward(ms)  backward(ms)  comm%   TFLOP/s per GPU');
+  console.log('scheme     sizes  forward(ms)  backward(ms)  comm%   TFLOP/s per GPU  attention buffers per rank');
   for (const p of plans) {
     const ph = (name: string) => p.predicted.phases.find((x) => x.phase === name)!.stepMs.reduce((a, b) => a + b, 0);
-    console.log(`${p.scheme.padEnd(10)} ${p.hierarchy.join(',').padEnd(5)}  ${ph('forward').toFixed(3).padStart(11)}  ${ph('backward').toFixed(3).padStart(12)}  ${(100 * p.predicted.commFraction).toFixed(1).padStart(5)}  ${p.predicted.tflopsPerGpu.toPrecision(3).padStart(8)}`);
+    console.log(`${p.scheme.padEnd(10)} ${p.hierarchy.join(',').padEnd(5)}  ${ph('forward').toFixed(3).padStart(11)}  ${ph('backward').toFixed(3).padStart(12)}  ${(100 * p.predicted.commFraction).toFixed(1).padStart(5)}  ${p.predicted.tflopsPerGpu.toPrecision(3).padStart(8)}  ${p.rankPeakBytes === null ? '      (not modelled)' : `${(p.rankPeakBytes / 2 ** 30).toFixed(3).padStart(12)} GiB`}`);
   }
   for (const x of req.skipped) console.log(`${x.scheme.padEnd(10)} not planned: ${x.reason}`);
   return 0;

@@ -1,0 +1,29 @@
+/**
+ * Bytes each rank's own buffers peak at, per scheme: the inventory the rank programs allocate
+ * (p2p.ts, allGather.ts), so the timeline's per-rank peak (the buffer tracker's ledger) can be
+ * checked against it and `cp-plan` can say what a rank needs before anything runs.
+ *
+ * Per rank, with q = Hq·n·D and kv = Hkv·n·D elements for its n = ⌈N/R⌉ tokens, ℓ = Hq·n LSE rows,
+ * e = 2 (f16) or 4 (f32) bytes:
+ *   forward   Q e·q; O and the partial O being merged, f32 8·q; LSE and its partial 8·ℓ;
+ *             p2p: K, V and two ring slots of K, V, e·6kv; all_gather: the gathered K, V, e·2R·kv.
+ *   backward  (the peak of a forward + backward run) Q and dO e·2q; dQ and its partial f32 8·q;
+ *             LSE and Δ 8·ℓ; p2p: K, V and two ring slots e·6kv, dK, dV and three dK/dV slots in
+ *             flight f32 4·8kv; all_gather: gathered K, V e·2R·kv, dK/dV partials of every chunk
+ *             and their reduce-scatter buffers f32 4·4R·kv.
+ * Exact for N divisible by R (tested); a2a (Ulysses) re-shards heads per step and is not in this
+ * inventory (null).
+ */
+import { Precision } from '../kernels/common.js';
+import { AttentionShape } from '../shape.js';
+import { Scheme } from './timeline.js';
+
+export function rankPeakBytes(scheme: Scheme, R: number, s: AttentionShape, precision: Precision, backward: boolean): number | null {
+  if (scheme !== 'p2p' && scheme !== 'all_gather') return null;
+  const n = Math.ceil(s.Nq / R), e = precision === 'f16' ? 2 : 4;
+  const q = s.B * s.Hq * n * s.D, kv = s.B * s.Hkv * n * s.D, l = s.B * s.Hq * n;
+  const kvCopies = scheme === 'p2p' ? 6 : 2 * R; // local K, V and two ring slots | the gathered K, V
+  if (!backward) return e * (q + kvCopies * kv) + 8 * q + 8 * l;
+  const dkv = scheme === 'p2p' ? 8 : 4 * R; // dK, dV and three slots in flight | partials and reduce-scatter buffers
+  return e * (2 * q + kvCopies * kv) + 4 * (2 * q + dkv * kv) + 8 * l;
+}
