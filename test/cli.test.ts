@@ -29,7 +29,8 @@ describe('flashring attention', () => {
   const refB = referenceBackward(s, x.q, x.k, x.v, x.dout, { causal: true });
   const load = (out: string, n: string) => Float64Array.from(parseNpy(new Uint8Array(readFileSync(join(out, `${n}.npy`)))).data as Float32Array);
 
-  for (const extra of [[], ['--cp', '3', '--layout', 'striped', '--timeline', join(dir, 't.json')]]) {
+  // The ring's timeline goes into the --out folder the run itself creates (it does not exist before).
+  for (const extra of [[], ['--cp', '3', '--layout', 'striped', '--timeline', join(dir, 'ring', 't.json')]]) {
     it(`writes O, LSE and gradients matching the reference ${extra.length ? '(ring of 3)' : '(one device)'}`, async () => {
       const out = join(dir, extra.length ? 'ring' : 'single');
       const r = await cli(['attention', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), '--v', join(dir, 'v.npy'), '--do', join(dir, 'do.npy'),
@@ -39,7 +40,7 @@ describe('flashring attention', () => {
       expect(relErr(load(out, 'lse'), ref.lse)).toBeLessThanOrEqual(TOL.f32.out);
       for (const g of ['dq', 'dk', 'dv'] as const) expect(relErr(load(out, g), refB[g]), g).toBeLessThanOrEqual(TOL.f32.grad);
       expect(parseNpy(new Uint8Array(readFileSync(join(out, 'dk.npy')))).shape).toEqual([1, 1, 40, 16]);
-      if (extra.length) expect(JSON.parse(readFileSync(join(dir, 't.json'), 'utf8')).kind).toBe('flashring.timeline');
+      if (extra.length) expect(JSON.parse(readFileSync(join(out, 't.json'), 'utf8')).kind).toBe('flashring.timeline');
     });
   }
 

@@ -1,6 +1,7 @@
 /** `flashring attention`: FlashAttention on .npy tensors. */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
 import { InputError } from '../errors.js';
 import { acquireDevices, adapterName, FlashDevice } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
@@ -198,7 +199,10 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     return 0;
   }
   await checkOutputDir('out', a.out);
-  if (a.ring?.timeline !== undefined) await checkOutputFile('timeline', a.ring.timeline);
+  const tl = a.ring?.timeline;
+  // A timeline inside the --out folder this run creates is fine: that folder was just checked.
+  const intoNewOut = tl !== undefined && resolve(dirname(tl)) === resolve(a.out) && !existsSync(a.out);
+  if (tl !== undefined && !intoNewOut) await checkOutputFile('timeline', tl);
   const [q, k, v] = await Promise.all([loadTensor(a.files.q, 'Q'), loadTensor(a.files.k, 'K'), loadTensor(a.files.v, 'V')]);
   const s = shapeFrom(q.dims, k.dims, v.dims);
   const dout = a.files.do !== undefined ? await loadTensor(a.files.do, 'dO') : null;

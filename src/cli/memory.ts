@@ -277,7 +277,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     console.error(`wrote ${rows.length} point(s) to ${values.csv}`);
   }
   if (values.json) console.log(JSON.stringify({ points: rows, reports: results.map((r) => r.report) }, null, 1));
-  else if (!cfg && values.csv === undefined) process.stdout.write(toCsv(rows));
+  else if (!cfg && values.csv === undefined && rows.length) process.stdout.write(toCsv(rows)); // nothing at all when no file gave a point
   if (bad) console.error(`flashring replay: ${bad} of ${positionals.length} file(s) gave no point`);
   return bad ? 2 : 0;
 }
