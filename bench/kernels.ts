@@ -9,7 +9,7 @@
  */
 import { FlashDevice } from '../src/gpu/device.js';
 import { GpuTimer } from '../src/gpu/timer.js';
-import { AttentionShape, attentionFlops, numel, resolveOptions } from '../src/shape.js';
+import { AttentionOptions, AttentionShape, attentionFlops, numel, resolveOptions } from '../src/shape.js';
 import { KernelPath, Precision, elemBytes, storage, upload } from '../src/kernels/common.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
 import { FlashBackward } from '../src/kernels/flashBackward.js';
@@ -50,14 +50,18 @@ export async function warmUp(dev: FlashDevice, run: () => Promise<unknown>, minR
   for (let i = 0; i < minRuns || (!dev.isCPU && performance.now() - t0 < WARM_MS && i < maxRuns); i++) await run();
 }
 
-/** Times forward and backward at one shape; returns fwd, bwd and fwd+bwd rows. */
-export async function timeKernels(
-  dev: FlashDevice, s: AttentionShape, causal: boolean, p: Precision, reps: number, checkErr: number,
-): Promise<KernelRow[]> {
+/**
+ * Forward and backward at one shape and mask on fresh buffers: warm-up (at least `warm[0]` runs,
+ * at most `warm[1]`), then `reps` timed runs of each. Returns the GPU timestamps (null where the
+ * adapter has none or they are unusable) and the host times, each [forward, backward] medians.
+ */
+export async function timeForwardBackward(
+  dev: FlashDevice, s: AttentionShape, opts: AttentionOptions, p: Precision, reps: number, warm: [number, number], path?: KernelPath,
+): Promise<{ gpu: [number, number] | null; host: [number, number]; path: KernelPath }> {
   const types = { precision: p, out: p, grad: p };
-  const fwd = await FlashForward.create(dev, s.D, types);
-  const bwd = await FlashBackward.create(dev, s.D, types);
-  const o = resolveOptions(s, { causal });
+  const fwd = await FlashForward.create(dev, s.D, types, path);
+  const bwd = await FlashBackward.create(dev, s.D, types, path);
+  const o = resolveOptions(s, opts);
   const eb = elemBytes(p);
   const host = (n: number, seed: number) => toPrecision(randn(n, seed), p);
   const bufs = {
@@ -81,19 +85,30 @@ export async function timeKernels(
     return performance.now() - t0;
   };
   try {
-    await warmUp(dev, async () => { await run(0); await run(1); }, 2, 200);
+    await warmUp(dev, async () => { await run(0); await run(1); }, warm[0], warm[1]);
     for (let i = 0; i < reps; i++) for (const which of [0, 1]) hostMs[which].push(await run(which, timer.writes(2 * i + which, 0, 1)));
     const gpu = await timer.read();
     const useGpu = dev.hasTimestamps && gpu.every((x) => Number.isFinite(x) && x > 0);
-    const pick = (which: number) => median(useGpu ? gpu.filter((_, j) => j % 2 === which) : hostMs[which])!;
-    const fMs = pick(0), bMs = pick(1);
-    const row = (pass: KernelRow['pass'], ms: number): KernelRow => ({
-      pass, B: s.B, H: s.Hq, N: s.Nq, D: s.D, causal, precision: p, path: fwd.path, ms,
-      tflops: attentionFlops(s, causal, pass) / (ms * 1e-3) / 1e12, timer: useGpu ? 'gpu-timestamps' : 'host', checkErr,
-    });
-    return [row('fwd', fMs), row('bwd', bMs), row('fwd+bwd', fMs + bMs)];
+    const med = (xs: number[]) => median(xs)!;
+    return {
+      gpu: useGpu ? [med(gpu.filter((_, j) => j % 2 === 0)), med(gpu.filter((_, j) => j % 2 === 1))] : null,
+      host: [med(hostMs[0]), med(hostMs[1])], path: fwd.path,
+    };
   } finally {
     timer.destroy();
     for (const b of Object.values(bufs)) dev.tracker.destroy(b);
   }
+}
+
+/** Times forward and backward at one shape; returns fwd, bwd and fwd+bwd rows. */
+export async function timeKernels(
+  dev: FlashDevice, s: AttentionShape, causal: boolean, p: Precision, reps: number, checkErr: number,
+): Promise<KernelRow[]> {
+  const t = await timeForwardBackward(dev, s, { causal }, p, reps, [2, 200]);
+  const [fMs, bMs] = t.gpu ?? t.host;
+  const row = (pass: KernelRow['pass'], ms: number): KernelRow => ({
+    pass, B: s.B, H: s.Hq, N: s.Nq, D: s.D, causal, precision: p, path: t.path, ms,
+    tflops: attentionFlops(s, causal, pass) / (ms * 1e-3) / 1e12, timer: t.gpu ? 'gpu-timestamps' : 'host', checkErr,
+  });
+  return [row('fwd', fMs), row('bwd', bMs), row('fwd+bwd', fMs + bMs)];
 }

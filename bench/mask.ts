@@ -15,17 +15,12 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireDevices, FlashDevice } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
-import { GpuTimer } from '../src/gpu/timer.js';
-import { AttentionOptions, AttentionShape, numel, resolveOptions } from '../src/shape.js';
-import { KernelPath, elemBytes, storage, upload } from '../src/kernels/common.js';
-import { FlashForward } from '../src/kernels/flashForward.js';
-import { FlashBackward } from '../src/kernels/flashBackward.js';
-import { attentionBackward, attentionForward, toPrecision } from '../src/kernels/attention.js';
-import { referenceBackward, referenceForward } from '../src/reference/attention.js';
-import { randn, referenceInput, relErr, TOL } from '../src/reference/compare.js';
+import { AttentionOptions, AttentionShape, resolveOptions } from '../src/shape.js';
+import { KernelPath } from '../src/kernels/common.js';
+import { checkAgainstReference } from '../src/kernels/check.js';
+import { TOL } from '../src/reference/compare.js';
 import { Mask } from '../src/mask.js';
-import { median } from '../src/stats.js';
-import { warmUp } from './kernels.js';
+import { timeForwardBackward } from './kernels.js';
 
 interface Row { kind: string; path: KernelPath; N: number; docs: number; fwdMs: number; bwdMs: number; fwdTflops: number; bwdTflops: number; usPerToken: number }
 
@@ -34,53 +29,17 @@ const arg = (argv: string[], name: string, def: string) => {
   return i >= 0 && i + 1 < argv.length ? argv[i + 1] : def;
 };
 
-/** Forward and backward against the float64 reference at a small shape under `opts`; max relative error. */
+/** Forward and backward against the float64 reference at a small shape under `opts`: max error / tolerance. */
 async function spotCheck(dev: FlashDevice, path: KernelPath, opts: AttentionOptions): Promise<number> {
-  const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 300, Nk: 300, D: 128 };
-  const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3), dout: randn(numel(s, 'q'), 4) };
-  const r = (a: Float32Array) => referenceInput(a, 'f16');
-  const rf = referenceForward(s, r(x.q), r(x.k), r(x.v), opts);
-  const rb = referenceBackward(s, r(x.q), r(x.k), r(x.v), r(x.dout), opts);
-  const f = await attentionForward(dev, s, x, { ...opts, precision: 'f16', path });
-  const b = await attentionBackward(dev, s, { ...x, o: f.o, lse: f.lse }, { ...opts, precision: 'f16', path });
-  const e = (a: Uint16Array | Float32Array, ref: Float64Array) => relErr(Float32Array.from(toPrecision(a, 'f32') as Float32Array), ref);
-  return Math.max(e(f.o, rf.o) / TOL.f16.out, e(f.lse, rf.lse) / TOL.f16.out, e(b.dq, rb.dq) / TOL.f16.grad, e(b.dk, rb.dk) / TOL.f16.grad, e(b.dv, rb.dv) / TOL.f16.grad);
+  const r = await checkAgainstReference(dev, { B: 1, Hq: 2, Hkv: 2, Nq: 300, Nk: 300, D: 128 }, { ...opts, precision: 'f16', seed: 1, path });
+  return Math.max(r.errO / TOL.f16.out, r.errLSE / TOL.f16.out, r.errDQ / TOL.f16.grad, r.errDK / TOL.f16.grad, r.errDV / TOL.f16.grad);
 }
 
-/** Median forward and backward GPU milliseconds at one shape and mask. */
+/** Median forward and backward GPU milliseconds at one shape and mask (f16). */
 async function time(dev: FlashDevice, path: KernelPath, s: AttentionShape, opts: AttentionOptions, reps: number): Promise<[number, number]> {
-  const types = { precision: 'f16' as const, out: 'f16' as const, grad: 'f16' as const };
-  const fwd = await FlashForward.create(dev, s.D, types, path);
-  const bwd = await FlashBackward.create(dev, s.D, types, path);
-  const o = resolveOptions(s, opts);
-  const eb = elemBytes('f16');
-  const host = (n: number, seed: number) => toPrecision(randn(n, seed), 'f16');
-  const bufs = {
-    q: upload(dev, host(numel(s, 'q'), 11), 'mask.q'), k: upload(dev, host(numel(s, 'kv'), 12), 'mask.k'),
-    v: upload(dev, host(numel(s, 'kv'), 13), 'mask.v'), dout: upload(dev, host(numel(s, 'q'), 14), 'mask.dout'),
-    o: storage(dev, numel(s, 'q') * eb, 'mask.o'), lse: storage(dev, numel(s, 'lse') * 4, 'mask.lse'),
-    delta: storage(dev, numel(s, 'lse') * 4, 'mask.delta'), dq: storage(dev, numel(s, 'q') * eb, 'mask.dq'),
-    dk: storage(dev, numel(s, 'kv') * eb, 'mask.dk'), dv: storage(dev, numel(s, 'kv') * eb, 'mask.dv'),
-  };
-  const timer = new GpuTimer(dev, 2 * reps);
-  const run = async (which: number, tw?: GPUComputePassTimestampWrites) => {
-    const temps: GPUBuffer[] = [];
-    const enc = dev.device.createCommandEncoder({ label: 'mask-bench' });
-    if (which === 0) fwd.encode(enc, bufs, s, o, temps, tw);
-    else bwd.encode(enc, bufs, s, o, temps, { timestampWrites: tw });
-    dev.device.queue.submit([enc.finish()]);
-    await dev.device.queue.onSubmittedWorkDone();
-    for (const b of temps) dev.tracker.destroy(b);
-  };
-  try {
-    await warmUp(dev, async () => { await run(0); await run(1); }, 1, 50);
-    for (let i = 0; i < reps; i++) for (const which of [0, 1]) await run(which, timer.writes(2 * i + which, 0, 1));
-    const gpu = await timer.read();
-    return [median(gpu.filter((_, j) => j % 2 === 0))!, median(gpu.filter((_, j) => j % 2 === 1))!];
-  } finally {
-    timer.destroy();
-    for (const b of Object.values(bufs)) dev.tracker.destroy(b);
-  }
+  const t = await timeForwardBackward(dev, s, opts, 'f16', reps, [1, 50], path);
+  if (!t.gpu) throw new Error(`the mask bench needs GPU timestamps (timestamp-query); ${dev.adapter.description} gave none`);
+  return t.gpu;
 }
 
 function row(kind: string, path: KernelPath, s: AttentionShape, opts: AttentionOptions, docs: number, [f, b]: [number, number]): Row {

@@ -3,11 +3,11 @@
  * random inputs: the self-test (`flashring selftest`) and the bench's correctness gate.
  */
 import { FlashDevice } from '../gpu/device.js';
-import { AttentionShape, numel } from '../shape.js';
+import { AttentionOptions, AttentionShape, numel } from '../shape.js';
 import { referenceBackward, referenceForward } from '../reference/attention.js';
 import { TOL, randn, referenceInput, relErr } from '../reference/compare.js';
 import { attentionBackward, attentionForward, toF32 } from './attention.js';
-import { Precision } from './common.js';
+import { KernelPath, Precision } from './common.js';
 
 export interface CheckResult {
   errO: number;
@@ -19,17 +19,18 @@ export interface CheckResult {
   ok: boolean;
 }
 
+/** `opts`: the mask (causal, window, documents) and scale, the precision, a seed, and a kernel path (default auto). */
 export async function checkAgainstReference(
-  dev: FlashDevice, s: AttentionShape, opts: { causal: boolean; precision: Precision; seed: number },
+  dev: FlashDevice, s: AttentionShape, opts: AttentionOptions & { precision: Precision; seed: number; path?: KernelPath },
 ): Promise<CheckResult> {
-  const { causal, precision, seed } = opts;
+  const { precision, seed, path, ...mask } = opts;
   const x = { q: randn(numel(s, 'q'), seed), k: randn(numel(s, 'kv'), seed + 1), v: randn(numel(s, 'kv'), seed + 2) };
   const dout = randn(numel(s, 'q'), seed + 3);
   const f = (a: Float32Array) => referenceInput(a, precision);
-  const rf = referenceForward(s, f(x.q), f(x.k), f(x.v), { causal });
-  const rb = referenceBackward(s, f(x.q), f(x.k), f(x.v), f(dout), { causal });
-  const fw = await attentionForward(dev, s, x, { causal, precision });
-  const bw = await attentionBackward(dev, s, { ...x, o: fw.o, lse: fw.lse, dout }, { causal, precision });
+  const rf = referenceForward(s, f(x.q), f(x.k), f(x.v), mask);
+  const rb = referenceBackward(s, f(x.q), f(x.k), f(x.v), f(dout), mask);
+  const fw = await attentionForward(dev, s, x, { ...mask, precision, path });
+  const bw = await attentionBackward(dev, s, { ...x, o: fw.o, lse: fw.lse, dout }, { ...mask, precision, path });
   const r = {
     errO: relErr(toF32(fw.o), rf.o), errLSE: relErr(fw.lse, rf.lse),
     errDQ: relErr(toF32(bw.dq), rb.dq), errDK: relErr(toF32(bw.dk), rb.dk), errDV: relErr(toF32(bw.dv), rb.dv),
