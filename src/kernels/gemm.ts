@@ -46,11 +46,19 @@ export function encodeGemm(
   b: { dims: GPUBuffer; a: GPUBuffer; b: GPUBuffer; c: GPUBuffer }, M: number, N: number, tw?: GPUComputePassTimestampWrites,
 ): void {
   const { BM, BN } = gemmTile(t);
-  const bind = dev.device.createBindGroup({ label: 'gemm.bind', layout: pipeline.getBindGroupLayout(0), entries: [b.dims, b.a, b.b, b.c].map((buffer, binding) => ({ binding, resource: { buffer } })) });
-  const pass = enc.beginComputePass({ label: 'gemm.pass', timestampWrites: tw });
+  dispatchGemm(enc, dev, pipeline, 'gemm', b, N / BN, M / BM, tw);
+}
+
+/** One pass of a GEMM pipeline over its four bindings (dims, A, B, C), one workgroup per block of C. */
+function dispatchGemm(
+  enc: GPUCommandEncoder, dev: FlashDevice, pipeline: GPUComputePipeline, label: string,
+  b: { dims: GPUBuffer; a: GPUBuffer; b: GPUBuffer; c: GPUBuffer }, groupsX: number, groupsY: number, tw?: GPUComputePassTimestampWrites,
+): void {
+  const bind = dev.device.createBindGroup({ label: `${label}.bind`, layout: pipeline.getBindGroupLayout(0), entries: [b.dims, b.a, b.b, b.c].map((buffer, binding) => ({ binding, resource: { buffer } })) });
+  const pass = enc.beginComputePass({ label: `${label}.pass`, timestampWrites: tw });
   pass.setPipeline(pipeline);
   pass.setBindGroup(0, bind);
-  pass.dispatchWorkgroups(N / BN, M / BM);
+  pass.dispatchWorkgroups(groupsX, groupsY);
   pass.end();
 }
 
@@ -89,10 +97,5 @@ export function encodeGemmF32(
 ): void {
   const { BM, BN, BK } = gemmF32Tile(t);
   if (M % BM || N % BN || K % BK) throw new Error(`GemmF32: ${M}x${N}x${K} is not a multiple of the tile ${BM}x${BN}x${BK}`);
-  const bind = dev.device.createBindGroup({ label: 'gemmF32.bind', layout: pipeline.getBindGroupLayout(0), entries: [b.dims, b.a, b.b, b.c].map((buffer, binding) => ({ binding, resource: { buffer } })) });
-  const pass = enc.beginComputePass({ label: 'gemmF32.pass', timestampWrites: tw });
-  pass.setPipeline(pipeline);
-  pass.setBindGroup(0, bind);
-  pass.dispatchWorkgroups(N / BN, M / BM);
-  pass.end();
+  dispatchGemm(enc, dev, pipeline, 'gemmF32', b, N / BN, M / BM, tw);
 }
