@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { InputError } from '../errors.js';
 import {
-  DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, MemoryBreakdown, ModelConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
+  DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, MemoryBreakdown, ModelConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep,
 } from '../memory/model.js';
 import { parseMegatronLog } from '../memory/megatron.js';
@@ -113,8 +113,7 @@ function oneOf<T extends string>(v: Values, flag: string, allowed: readonly T[])
 function recomputeFromFlags(v: Values): Pick<ParallelConfig, 'recompute' | 'recomputeModules' | 'recomputeMethod' | 'recomputeNumLayers'> {
   const recompute = oneOf(v, 'recompute-granularity', ['selective', 'full'] as const) ?? 'none';
   const mods = v['recompute-modules'] === undefined ? undefined : (v['recompute-modules'] as string).split(',').map((x) => x.trim());
-  for (const x of mods ?? [])
-    if (!RECOMPUTE_MODULES.includes(x as RecomputeModule)) throw new InputError(`--recompute-modules: unknown module '${x}' (${RECOMPUTE_MODULES.join(', ')})`);
+  // Unknown modules are refused by the model's validate() (configFromFlags runs it before anything is written).
   return {
     recompute, recomputeModules: mods as RecomputeModule[] | undefined,
     recomputeMethod: oneOf(v, 'recompute-method', ['uniform', 'block'] as const), recomputeNumLayers: int(v, 'recompute-num-layers'),

@@ -385,9 +385,8 @@ function heldMatmulParamsPerGpu(m: ModelConfig, p: ParallelConfig, d: Dims, held
 }
 
 /** Stored layers of the first stage, grouped by what each keeps (full recompute splits them). */
-function layerGroups(m: ModelConfig, p: ParallelConfig, d: Dims, inflight: number): LayerGroup[] {
+function layerGroups(m: ModelConfig, p: ParallelConfig, d: Dims, inflight: number, full: MemoryTerm[]): LayerGroup[] {
   const stage = m.numLayers / p.pipelineParallel;
-  const full = keptTerms(m, { ...p, recompute: p.recompute === 'full' ? 'none' : p.recompute }, d).map(strip);
   const G = (label: string, layers: number, terms: MemoryTerm[]): LayerGroup => ({ label, layers: layers * inflight, terms, bytesPerLayer: sum(terms) });
   if (p.recompute !== 'full') return [G('stored layers', stage, full)];
   const n = p.recomputeNumLayers!;
@@ -477,8 +476,9 @@ export function memoryBreakdown(m: ModelConfig, p: ParallelConfig): MemoryBreakd
   const pp = p.pipelineParallel, v = p.virtualStages;
   // 1F1B first stage: L/p layers × p micro batches in flight; interleaved: × (1 + (p−1)/(p·v)).
   const inflight = pp === 1 ? 1 : pp * (v > 1 ? 1 + (pp - 1) / (pp * v) : 1);
-  const groups = layerGroups(m, p, d, inflight);
+  // A fully stored layer's terms (selective modules applied; full recompute stores whole only the layers it leaves).
   const perLayer = keptTerms(m, { ...p, recompute: p.recompute === 'full' ? 'none' : p.recompute }, d).map(strip);
+  const groups = layerGroups(m, p, d, inflight, perLayer);
   const outside = outsideTerms(m, p, d);
   const layerBytes = groups.reduce((x, g) => x + g.bytesPerLayer * g.layers, 0);
   const activationBytes = layerBytes + sum(outside);
