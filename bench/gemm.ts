@@ -8,7 +8,7 @@
  */
 import { FlashDevice } from '../src/gpu/device.js';
 import { GpuTimer } from '../src/gpu/timer.js';
-import { readback, storage, upload } from '../src/kernels/common.js';
+import { readback, storage, upload } from '../src/gpu/buffers.js';
 import { GEMM_F32_TILINGS, GEMM_TILINGS, GemmF32Tiling, GemmTiling, buildGemm, buildGemmF32, encodeGemm, encodeGemmF32, gemmF32Fits, gemmF32Name, gemmF32Tile, gemmFits, tilingName } from '../src/kernels/gemm.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn, referenceInput, relErr } from '../src/reference/compare.js';

@@ -10,7 +10,9 @@
 import { FlashDevice } from '../src/gpu/device.js';
 import { GpuTimer } from '../src/gpu/timer.js';
 import { AttentionOptions, AttentionShape, attentionFlops, numel, resolveOptions } from '../src/shape.js';
-import { KernelPath, Precision, elemBytes, storage, upload } from '../src/kernels/common.js';
+import { KernelPath } from '../src/kernels/pipeline.js';
+import { Precision, elemBytes } from '../src/kernels/precision.js';
+import { storage, upload } from '../src/gpu/buffers.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
 import { FlashBackward } from '../src/kernels/flashBackward.js';
 import { toPrecision } from '../src/kernels/attention.js';

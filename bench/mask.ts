@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { acquireDevices, FlashDevice } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
 import { AttentionOptions, AttentionShape, resolveOptions } from '../src/shape.js';
-import { KernelPath } from '../src/kernels/common.js';
+import { KernelPath } from '../src/kernels/pipeline.js';
 import { checkAgainstReference } from '../src/kernels/check.js';
 import { TOL } from '../src/reference/compare.js';
 import { Mask } from '../src/mask.js';

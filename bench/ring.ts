@@ -9,7 +9,7 @@ import { FlashDevice } from '../src/gpu/device.js';
 import { ringAttention } from '../src/ring/ringAttention.js';
 import { Layout } from '../src/ring/schedule.js';
 import { AttentionShape, numel } from '../src/shape.js';
-import { Precision } from '../src/kernels/common.js';
+import { Precision } from '../src/kernels/precision.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn } from '../src/reference/compare.js';
 import { warmUp } from './kernels.js';

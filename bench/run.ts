@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { acquireDevices, adapterName, FlashDevice } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
 import { InputError } from '../src/errors.js';
-import { Precision } from '../src/kernels/common.js';
+import { Precision } from '../src/kernels/precision.js';
 import { LAYOUTS } from '../src/ring/schedule.js';
 import { MAX_RANKS } from '../src/cli/ringArgs.js';
 import { KernelRow, spotCheck, timeKernels } from './kernels.js';

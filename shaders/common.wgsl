@@ -1,5 +1,6 @@
-// Shared header of the attention kernels; the specializer (src/kernels/specialize.ts)
-// prepends it to each kernel file and fills in the {{...}} values.
+// Shared header of the attention kernels; attentionSource (src/kernels/source.ts) prepends it
+// to each kernel file and the specializer (src/kernels/specialize.ts) fills in the {{...}}
+// values (attentionValues there; PARAMS, the uniform block, from src/kernels/params.ts).
 //
 // Layout [B, H, N, D] row-major. Query head hq reads K/V head hq / (Hq / Hkv) (grouped query).
 // Positions: query i sits at q_off + i·q_stride, key j at k_off + j·k_stride. The mask is the
@@ -24,28 +25,8 @@ const LN2: f32 = 0.6931471805599453;
 const NEG_BIG: f32 = -1.0e30;
 const NEG_HALF: f32 = -5.0e29;
 
-struct Params {
-  B: u32,
-  Hq: u32,
-  Hkv: u32,
-  Nq: u32,
-  Nk: u32,
-  causal: u32,
-  q_off: i32,
-  q_stride: i32,
-  k_off: i32,
-  k_stride: i32,
-  scale: f32,        // softmax scale (1/sqrt(D) by default)
-  scale_log2: f32,   // scale · log2(e): scores live in the exp2 domain
-  accumulate: u32,   // backward: 1 adds dQ/dK/dV to what the output buffers hold (ring steps)
-  zero: u32,         // always 0 (see rt())
-  win_left: i32,     // sliding window (FlashAttention-2's window_size), −1 = unbounded
-  win_right: i32,
-  n_docs: u32,       // documents in cu (0: none)
-  _pad1: u32,
-  _pad2: u32,
-  _pad3: u32,
-}
+// struct Params: generated from the table in src/kernels/params.ts, which also packs it.
+{{PARAMS}}
 
 @group(0) @binding(0) var<uniform> P: Params;
 // Documents: cu_seqlens_q (n_docs + 1 entries) then cu_seqlens_k (n_docs + 1); read only when

@@ -4,7 +4,8 @@ import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions
 import { FlashDevice } from '../src/gpu/device.js';
 import { attentionForward, attentionBackward, HostTensor, toF32 } from '../src/kernels/attention.js';
 import { referenceBackward } from '../src/reference/attention.js';
-import { KernelPath, Precision } from '../src/kernels/common.js';
+import { KernelPath } from '../src/kernels/pipeline.js';
+import { Precision } from '../src/kernels/precision.js';
 
 let dev: FlashDevice;
 /** Every (precision, kernel path) the adapter has. */

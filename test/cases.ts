@@ -1,7 +1,7 @@
 /** Shared helpers for the numeric GPU tests: fresh random inputs and the reference on them. */
 import { AttentionShape, AttentionOptions, numel } from '../src/shape.js';
 import { randn, referenceInput, relErr, TOL, freshSeed } from '../src/reference/compare.js';
-import { Precision } from '../src/kernels/common.js';
+import { Precision } from '../src/kernels/precision.js';
 import { HostTensor, toF32 } from '../src/kernels/attention.js';
 
 export const SEED = freshSeed();

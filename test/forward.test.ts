@@ -4,7 +4,8 @@ import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions
 import { FlashDevice } from '../src/gpu/device.js';
 import { attentionForward } from '../src/kernels/attention.js';
 import { referenceForward } from '../src/reference/attention.js';
-import { KernelPath, Precision } from '../src/kernels/common.js';
+import { KernelPath } from '../src/kernels/pipeline.js';
+import { Precision } from '../src/kernels/precision.js';
 import { InputError, LimitError } from '../src/errors.js';
 
 let dev: FlashDevice;

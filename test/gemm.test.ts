@@ -2,7 +2,7 @@ import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevice } from './gpu.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { GEMM_TILINGS, GEMM_F32_TILINGS, buildGemm, buildGemmF32, encodeGemm, encodeGemmF32, gemmF32Fits, gemmF32Name, gemmF32Tile, gemmFits, gemmTile, tilingName } from '../src/kernels/gemm.js';
-import { readback, storage, upload } from '../src/kernels/common.js';
+import { readback, storage, upload } from '../src/gpu/buffers.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn, referenceInput, relErr } from '../src/reference/compare.js';
 import { referenceMatmul } from '../src/reference/matmul.js';

@@ -10,7 +10,8 @@ import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions
 import { FlashDevice } from '../src/gpu/device.js';
 import { attentionForward, attentionBackward, HostTensor, toF32 } from '../src/kernels/attention.js';
 import { referenceBackward, referenceForward } from '../src/reference/attention.js';
-import { KernelPath, Precision } from '../src/kernels/common.js';
+import { KernelPath } from '../src/kernels/pipeline.js';
+import { Precision } from '../src/kernels/precision.js';
 import { rng } from '../src/reference/compare.js';
 import { Documents, Mask, MaskSpec } from '../src/mask.js';
 import { resolveOptions } from '../src/shape.js';

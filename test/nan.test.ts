@@ -9,7 +9,7 @@ import { testDevices } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions, Inputs } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { MergeKernel } from '../src/kernels/merge.js';
-import { readback, upload } from '../src/kernels/common.js';
+import { readback, upload } from '../src/gpu/buffers.js';
 import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
 import { ringAttention } from '../src/ring/ringAttention.js';
 import { LAYOUTS } from '../src/ring/schedule.js';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { attentionBackward, attentionForward } from '../src/kernels/attention.js';
-import { resolvePrecision } from '../src/kernels/common.js';
+import { resolvePrecision } from '../src/kernels/precision.js';
 import { toHalfArray } from '../src/f16.js';
 import { InputError } from '../src/errors.js';
 import { testDevice } from './gpu.js';

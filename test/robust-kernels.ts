@@ -10,7 +10,9 @@ import { nodeGPU, robustShaders, releaseNodeGPU } from '../src/gpu/node.js';
 import { acquireDevices, FlashDevice } from '../src/gpu/device.js';
 import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
 import { MergeKernel } from '../src/kernels/merge.js';
-import { KernelPath, Precision, readback, upload } from '../src/kernels/common.js';
+import { KernelPath } from '../src/kernels/pipeline.js';
+import { Precision } from '../src/kernels/precision.js';
+import { readback, upload } from '../src/gpu/buffers.js';
 import { randn } from '../src/reference/compare.js';
 import { AttentionShape, numel } from '../src/shape.js';
 

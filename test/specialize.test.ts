@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { specialize } from '../src/kernels/specialize.js';
-import { planTiles, workgroupBytes, legacySgmmSpelling } from '../src/kernels/common.js';
+import { planTiles, workgroupBytes } from '../src/kernels/tiles.js';
+import { legacySgmmSpelling } from '../src/kernels/pipeline.js';
 import { SHADERS } from '../src/kernels/shaders.js';
 import { LimitError } from '../src/errors.js';
 import { toHalfBits, fromHalfBits } from '../src/f16.js';

@@ -21,7 +21,7 @@ import { randn, referenceInput, relErr, TOL } from '../src/reference/compare.js'
 import { AttentionShape, MAX_HEAD_DIM, numel, resolveOptions } from '../src/shape.js';
 import { Documents, Mask } from '../src/mask.js';
 import { toF32 } from '../src/kernels/attention.js';
-import { Precision } from '../src/kernels/common.js';
+import { Precision } from '../src/kernels/precision.js';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 

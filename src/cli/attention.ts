@@ -9,7 +9,7 @@ import { parseNpy, parseNpyInt32, encodeNpy, NpyArray } from './npy.js';
 import { attentionForward, attentionBackward, checkHalfRange, HostTensor } from '../kernels/attention.js';
 import { AttentionShape } from '../shape.js';
 import { Documents, checkDocuments } from '../mask.js';
-import { Precision } from '../kernels/common.js';
+import { Precision } from '../kernels/precision.js';
 import { checkOutputDir, checkOutputFile, numberArg, parseCommand, writeFilesAtomically } from './args.js';
 import { RING_OPTIONS, RingArgs, checkRingArgs, parseRingArgs } from './ringArgs.js';
 

@@ -8,7 +8,7 @@ import { rankPeakBytes } from '../ring/memory.js';
 import { InputError } from '../errors.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
-import { Precision, elemBytes } from '../kernels/common.js';
+import { Precision, elemBytes } from '../kernels/precision.js';
 import { randn } from '../reference/compare.js';
 import { numberArg, parseCommand } from './args.js';
 import { LINK_NAMES, Link, Prediction, Rate, predict, resolveLink } from '../ring/linkModel.js';

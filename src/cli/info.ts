@@ -5,7 +5,8 @@ import { NoAdapterError } from '../errors.js';
 import { freshSeed } from '../reference/compare.js';
 import { CheckResult, checkAgainstReference } from '../kernels/check.js';
 import { AttentionShape } from '../shape.js';
-import { Precision, planTiles } from '../kernels/common.js';
+import { Precision } from '../kernels/precision.js';
+import { planTiles } from '../kernels/tiles.js';
 import { numberArg, parseCommand } from './args.js';
 
 /** Every distinct adapter Dawn offers (each power preference, and the fallback adapter). */

@@ -3,7 +3,7 @@ import { Documents } from '../mask.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
 import { HostTensor } from '../kernels/attention.js';
-import { Precision, PrecisionRequest } from '../kernels/common.js';
+import { Precision, PrecisionRequest } from '../kernels/precision.js';
 import { ringAttention, RingTimeline } from '../ring/ringAttention.js';
 import { AttentionShape } from '../shape.js';
 import { devicePrecision, outputFiles } from './attention.js';

@@ -3,7 +3,7 @@
  * its last pass. Only on devices with 'timestamp-query'; elsewhere every interval reads NaN.
  */
 import { FlashDevice } from './device.js';
-import { readback } from '../kernels/common.js';
+import { readback } from './buffers.js';
 
 export class GpuTimer {
   private querySet: GPUQuerySet | null = null;

@@ -15,7 +15,9 @@ import { AttentionOptions, AttentionShape, numel, resolveOptions, validateShape 
 import { causalOnly } from '../mask.js';
 import { FlashForward } from './flashForward.js';
 import { FlashBackward } from './flashBackward.js';
-import { KernelPath, PathRequest, Precision, PrecisionRequest, elemBytes, readback, resolvePrecision, storage, upload } from './common.js';
+import { KernelPath, PathRequest } from './pipeline.js';
+import { Precision, PrecisionRequest, elemBytes, resolvePrecision } from './precision.js';
+import { readback, storage, upload } from '../gpu/buffers.js';
 
 export type HostTensor = Float32Array | Uint16Array;
 

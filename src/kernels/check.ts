@@ -7,7 +7,8 @@ import { AttentionOptions, AttentionShape, numel } from '../shape.js';
 import { referenceBackward, referenceForward } from '../reference/attention.js';
 import { TOL, randn, referenceInput, relErr } from '../reference/compare.js';
 import { attentionBackward, attentionForward, toF32 } from './attention.js';
-import { KernelPath, Precision } from './common.js';
+import { KernelPath } from './pipeline.js';
+import { Precision } from './precision.js';
 
 export interface CheckResult {
   errO: number;

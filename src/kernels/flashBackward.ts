@@ -8,9 +8,13 @@ import { FlashDevice } from '../gpu/device.js';
 import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
 import { SHADERS } from './shaders.js';
 import { passWrites } from '../gpu/timer.js';
-import {
-  KernelPath, PathRequest, buildSgmmPipelines, choosePath, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, documentsBuffer, buildPipeline, cachedKernel, checkBinding, elemBytes, planDeviceTiles, portableValues,
-} from './common.js';
+import { checkBinding } from '../gpu/buffers.js';
+import { KernelTypes, elemBytes } from './precision.js';
+import { TilePlan, planDeviceTiles, portableValues } from './tiles.js';
+import { planSgmm } from './sgmmTiles.js';
+import { KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, choosePath, kernelKey } from './pipeline.js';
+import { attentionParams, documentsBuffer } from './params.js';
+import { attentionSource, attentionValues } from './source.js';
 
 export interface BackwardBuffers {
   q: GPUBuffer;
@@ -43,6 +47,16 @@ const WRITE = [7, 8, 9, 10];
 /** The preprocess (Δ) pass: one invocation per row, whatever the dK/dV and dQ kernels' tiles. */
 const PRE_PLAN: TilePlan = { BR: 16, BC: 16, WG: 64, workgroupBytes: 0 };
 
+/** The explicit layout dK/dV and dQ share (the uniform block, READ and WRITE storage buffers). */
+function backwardLayout(device: GPUDevice): { layout: GPUBindGroupLayout; pipelineLayout: GPUPipelineLayout } {
+  const entry = (binding: number, type: GPUBufferBindingType) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type } });
+  const layout = device.createBindGroupLayout({
+    label: 'FlashBackward.layout',
+    entries: [entry(0, 'uniform'), ...READ.map((b) => entry(b, 'read-only-storage')), ...WRITE.map((b) => entry(b, 'storage'))],
+  });
+  return { layout, pipelineLayout: device.createPipelineLayout({ label: 'FlashBackward.pipelineLayout', bindGroupLayouts: [layout] }) };
+}
+
 export class FlashBackward {
   private constructor(
     readonly dev: FlashDevice,
@@ -74,27 +88,19 @@ export class FlashBackward {
   }
 
   private static build(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan, path: KernelPath): Promise<FlashBackward> {
-    const key = `bwd:${path}:${D}:${types.precision}:${types.out}:${types.grad}:${plan.BR}x${plan.BC}x${plan.WG}`;
-    return cachedKernel(dev, key, async () => {
-      const device = dev.device;
-      const layout = device.createBindGroupLayout({
-        label: 'FlashBackward.layout',
-        entries: [
-          { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } },
-          ...READ.map((binding) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' as const } })),
-          ...WRITE.map((binding) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' as const } })),
-        ],
-      });
-      const pl = device.createPipelineLayout({ label: 'FlashBackward.pipelineLayout', bindGroupLayouts: [layout] });
+    const scalar = path === 'scalar';
+    const values = attentionValues(D, plan, types, scalar ? !dev.isCPU : true, scalar ? portableValues('bwd', D, plan) : {});
+    // The preprocess's values follow from D, the types and the device: the key need not name them.
+    return cachedKernel(dev, kernelKey(`bwd-${path}`, values), async () => {
       const label = `FlashBackward[D=${D},${types.precision},${path},Br=${plan.BR},Bc=${plan.BC},WG=${plan.WG}]`;
-      const preCode = attentionSource(SHADERS.flashBwdPre, D, PRE_PLAN, types, !dev.isCPU);
+      const preCode = attentionSource(SHADERS.flashBwdPre, attentionValues(D, PRE_PLAN, types, !dev.isCPU));
       const pre = await buildPipeline(dev, `${label}.preprocess`, preCode, 'preprocess');
-      if (path === 'scalar') {
-        const code = attentionSource(SHADERS.flashBwd, D, plan, types, !dev.isCPU, [], portableValues('bwd', D, plan));
-        const [kv, q] = await Promise.all((['dkdv', 'dq_main'] as const).map((ep) => buildPipeline(dev, `${label}.${ep}`, code, ep, pl)));
-        return new FlashBackward(dev, D, types, plan, path, layout, pre, kv, q);
-      }
-      const [kv, q] = await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashBwdSgmm, D, plan, types, true, extra), ['dkdv', 'dq_main'], pl);
+      const { layout, pipelineLayout: pl } = backwardLayout(dev.device);
+      const entryPoints = ['dkdv', 'dq_main'];
+      const buildAll = (code: string) => Promise.all(entryPoints.map((ep) => buildPipeline(dev, `${label}.${ep}`, code, ep, pl)));
+      const [kv, q] = scalar
+        ? await buildAll(attentionSource(SHADERS.flashBwd, values))
+        : await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashBwdSgmm, values, extra), entryPoints, pl);
       return new FlashBackward(dev, D, types, plan, path, layout, pre, kv, q);
     });
   }

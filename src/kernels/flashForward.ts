@@ -5,9 +5,13 @@
 import { FlashDevice } from '../gpu/device.js';
 import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
 import { SHADERS } from './shaders.js';
-import {
-  KernelPath, PathRequest, buildSgmmPipelines, choosePath, planSgmm, KernelTypes, TilePlan, attentionParams, attentionSource, documentsBuffer, buildPipeline, cachedKernel, checkBinding, elemBytes, planDeviceTiles, portableValues,
-} from './common.js';
+import { checkBinding } from '../gpu/buffers.js';
+import { KernelTypes, elemBytes } from './precision.js';
+import { TilePlan, planDeviceTiles, portableValues } from './tiles.js';
+import { planSgmm } from './sgmmTiles.js';
+import { KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, choosePath, kernelKey } from './pipeline.js';
+import { attentionParams, documentsBuffer } from './params.js';
+import { attentionSource, attentionValues } from './source.js';
 
 export interface ForwardBuffers {
   q: GPUBuffer;
@@ -38,26 +42,28 @@ export class FlashForward {
     return choosePath(path, 'forward', () => planSgmm(dev, D, types.precision),
       (plan) => FlashForward.createSgmm(dev, D, types, plan),
       async (reason) => {
-        const plan = planDeviceTiles('fwd', D, types.precision, dev);
-        const reduce = plan.reduce ?? 'workgroup';
-        const key = `fwd:${D}:${types.precision}:${types.out}:${plan.BR}x${plan.BC}:${reduce}`;
-        const k = await cachedKernel(dev, key, async () => {
-          const label = `FlashForward[D=${D},${types.precision}->${types.out},Br=${plan.BR},Bc=${plan.BC},${reduce}]`;
-          const code = attentionSource(SHADERS.flashFwd[reduce], D, plan, { ...types, grad: types.out }, !dev.isCPU,
-            reduce === 'subgroup' ? ['subgroups'] : [], portableValues('fwd', D, plan));
-          const pipeline = await buildPipeline(dev, label, code);
-          return new FlashForward(dev, D, types, plan, 'scalar', pipeline);
-        });
+        const k = await FlashForward.createScalar(dev, D, types);
         return reason ? new FlashForward(dev, D, types, k.plan, 'scalar', k.pipeline, reason) : k;
       });
   }
 
+  /** The portable kernel; its O type is also its GT (the forward writes no gradients). */
+  private static createScalar(dev: FlashDevice, D: number, types: KernelTypes): Promise<FlashForward> {
+    const plan = planDeviceTiles('fwd', D, types.precision, dev);
+    const reduce = plan.reduce ?? 'workgroup';
+    const values = attentionValues(D, plan, { ...types, grad: types.out }, !dev.isCPU, portableValues('fwd', D, plan));
+    return cachedKernel(dev, kernelKey(`fwd-scalar-${reduce}`, values), async () => {
+      const label = `FlashForward[D=${D},${types.precision}->${types.out},Br=${plan.BR},Bc=${plan.BC},${reduce}]`;
+      const code = attentionSource(SHADERS.flashFwd[reduce], values, reduce === 'subgroup' ? ['subgroups'] : []);
+      return new FlashForward(dev, D, types, plan, 'scalar', await buildPipeline(dev, label, code));
+    });
+  }
+
   private static createSgmm(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan): Promise<FlashForward> {
-    const key = `fwd-sgmm:${D}:${types.out}:${plan.BR}x${plan.BC}x${plan.WG}`;
-    return cachedKernel(dev, key, async () => {
+    const values = attentionValues(D, plan, { ...types, grad: types.out }, true);
+    return cachedKernel(dev, kernelKey('fwd-sgmm', values), async () => {
       const label = `FlashForwardSgmm[D=${D},f16->${types.out},Br=${plan.BR},Bc=${plan.BC},WG=${plan.WG}]`;
-      const t = { ...types, grad: types.out };
-      const [pipeline] = await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashFwdSgmm, D, plan, t, true, extra), ['main']);
+      const [pipeline] = await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashFwdSgmm, values, extra), ['main']);
       return new FlashForward(dev, D, types, plan, 'subgroup-matrix', pipeline);
     });
   }

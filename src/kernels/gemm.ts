@@ -5,7 +5,7 @@
  * GEMM (shaders/gemm_f32.wgsl, below): plain WGSL, register-tiled.
  */
 import { FlashDevice } from '../gpu/device.js';
-import { buildPipeline, buildSgmmPipelines } from './common.js';
+import { buildPipeline, buildSgmmPipelines } from './pipeline.js';
 import { specialize } from './specialize.js';
 import { SHADERS } from './shaders.js';
 

@@ -5,7 +5,8 @@
 import { FlashDevice } from '../gpu/device.js';
 import { SHADERS } from './shaders.js';
 import { specialize } from './specialize.js';
-import { buildPipeline, cachedKernel, grid2D, upload } from './common.js';
+import { upload } from '../gpu/buffers.js';
+import { buildPipeline, cachedKernel, grid2D, kernelKey } from './pipeline.js';
 
 const WG = 64;
 
@@ -13,8 +14,9 @@ export class MergeKernel {
   private constructor(readonly dev: FlashDevice, readonly D: number, private pipeline: GPUComputePipeline, private addPipeline: GPUComputePipeline) {}
 
   static create(dev: FlashDevice, D: number): Promise<MergeKernel> {
-    return cachedKernel(dev, `merge:${D}`, async () => {
-      const code = specialize(SHADERS.merge, { D, WG });
+    const values = { D, WG };
+    return cachedKernel(dev, kernelKey('merge', values), async () => {
+      const code = specialize(SHADERS.merge, values);
       const [pipeline, add] = await Promise.all([buildPipeline(dev, `Merge[D=${D}]`, code), buildPipeline(dev, `Merge[D=${D}].add`, code, 'add')]);
       return new MergeKernel(dev, D, pipeline, add);
     });

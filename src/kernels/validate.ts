@@ -6,7 +6,8 @@
  */
 import { nodeGPU } from '../gpu/node.js';
 import { acquireDevices } from '../gpu/device.js';
-import { attentionSource, sgmmCandidates, sgmmTilePlan } from './common.js';
+import { attentionSource, attentionValues } from './source.js';
+import { sgmmCandidates, sgmmTilePlan } from './sgmmTiles.js';
 import { SHADERS } from './shaders.js';
 import { GEMM_TILINGS, gemmSource, tilingName } from './gemm.js';
 
@@ -42,7 +43,7 @@ export async function validateSgmmShaders(heads: number[] = [16, 32, 48, 64, 128
         for (const [SG, T, RB] of sgmmCandidates(kind, D)) {
           const plan = sgmmTilePlan(kind, SG, T, D, RB);
           if (plan.workgroupBytes <= LIMIT)
-            await check(`${kind === 'fwd' ? 'forward' : 'backward'} D=${D} SG=${SG} T=${T}${kind === 'fwd' ? ` RB=${RB}` : ''} out=${out}`, attentionSource(shader, D, plan, t, true, EXT));
+            await check(`${kind === 'fwd' ? 'forward' : 'backward'} D=${D} SG=${SG} T=${T}${kind === 'fwd' ? ` RB=${RB}` : ''} out=${out}`, attentionSource(shader, attentionValues(D, plan, t, true), EXT));
         }
       }
     }

@@ -6,7 +6,8 @@
  */
 import { InputError } from '../errors.js';
 import { FlashDevice } from '../gpu/device.js';
-import { Precision, readback } from '../kernels/common.js';
+import { Precision } from '../kernels/precision.js';
+import { readback } from '../gpu/buffers.js';
 import { HostTensor, toPrecision } from '../kernels/attention.js';
 import { AttentionShape } from '../shape.js';
 import { RankIO } from './chunks.js';

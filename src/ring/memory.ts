@@ -14,7 +14,7 @@
  * Exact for N divisible by R (tested); a2a (Ulysses) re-shards heads per step and is not in this
  * inventory (null).
  */
-import { Precision } from '../kernels/common.js';
+import { Precision } from '../kernels/precision.js';
 import { AttentionShape } from '../shape.js';
 import { Scheme } from './timeline.js';
 

@@ -6,7 +6,7 @@
  */
 import { FlashDevice, checkDevice } from '../gpu/device.js';
 import { GpuTimer } from '../gpu/timer.js';
-import { storage, upload } from '../kernels/common.js';
+import { storage, upload } from '../gpu/buffers.js';
 import { FlashForward } from '../kernels/flashForward.js';
 import { FlashBackward } from '../kernels/flashBackward.js';
 import { MergeKernel } from '../kernels/merge.js';

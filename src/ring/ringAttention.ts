@@ -19,7 +19,7 @@ import { causalOnly } from '../mask.js';
 import { FlashForward } from '../kernels/flashForward.js';
 import { FlashBackward } from '../kernels/flashBackward.js';
 import { MergeKernel } from '../kernels/merge.js';
-import { PrecisionRequest, elemBytes, resolvePrecision, Precision } from '../kernels/common.js';
+import { PrecisionRequest, elemBytes, resolvePrecision, Precision } from '../kernels/precision.js';
 import { HostTensor } from '../kernels/attention.js';
 import { Layout, Segment, ringSchedule } from './schedule.js';
 import { InProcessCommunicator, Mutex, deviceCopy, staging } from './communicator.js';

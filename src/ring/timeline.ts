@@ -4,7 +4,7 @@
  * result carries (`kind: "flashring.timeline"`) is what the CLI prints, the page draws and the
  * link model (./linkModel.ts) turns into the timeline R real GPUs would show.
  */
-import { Precision } from '../kernels/common.js';
+import { Precision } from '../kernels/precision.js';
 import { AttentionShape } from '../shape.js';
 import { Layout, Segment } from './schedule.js';
 import type { Prediction } from './linkModel.js';

@@ -1,0 +1,95 @@
+/**
+ * The attention kernels' uniform block, written once: ATTENTION_PARAMS (name, WGSL type, how the
+ * host computes the value) generates both the WGSL `struct Params` that the specializer fills
+ * into shaders/common.wgsl ({{PARAMS}}) and the host's packing of it (attentionParams). Every
+ * field is one 4-byte scalar at offset 4·index; the struct is padded to a multiple of 16 bytes.
+ * Also the documents binding (`cu`), the header's other host-filled buffer.
+ */
+import { FlashDevice } from '../gpu/device.js';
+import { upload } from '../gpu/buffers.js';
+import { AttentionShape, ResolvedOptions } from '../shape.js';
+import { POS_MAX } from '../mask.js';
+
+export type ScalarType = 'u32' | 'i32' | 'f32';
+
+/** What the host computes the attention parameters from. */
+export interface ParamInputs {
+  s: AttentionShape;
+  o: ResolvedOptions;
+  /** Backward: add to the gradient buffers (ring steps). */
+  accumulate: boolean;
+}
+
+/** One field of a uniform block: a 4-byte scalar. */
+export interface UniformField<X> {
+  name: string;
+  type: ScalarType;
+  value: (x: X) => number;
+  /** Comment on the WGSL field. */
+  doc?: string;
+}
+
+/** `Params` (P in the shaders), in order. */
+export const ATTENTION_PARAMS: readonly UniformField<ParamInputs>[] = [
+  { name: 'B', type: 'u32', value: ({ s }) => s.B },
+  { name: 'Hq', type: 'u32', value: ({ s }) => s.Hq },
+  { name: 'Hkv', type: 'u32', value: ({ s }) => s.Hkv },
+  { name: 'Nq', type: 'u32', value: ({ s }) => s.Nq },
+  { name: 'Nk', type: 'u32', value: ({ s }) => s.Nk },
+  { name: 'causal', type: 'u32', value: ({ o }) => (o.causal ? 1 : 0) },
+  { name: 'q_off', type: 'i32', value: ({ o }) => o.qPos.offset, doc: 'query i sits at q_off + i·q_stride' },
+  { name: 'q_stride', type: 'i32', value: ({ o }) => o.qPos.stride },
+  { name: 'k_off', type: 'i32', value: ({ o }) => o.kPos.offset, doc: 'key j sits at k_off + j·k_stride' },
+  { name: 'k_stride', type: 'i32', value: ({ o }) => o.kPos.stride },
+  { name: 'scale', type: 'f32', value: ({ o }) => o.scale, doc: 'softmax scale (1/sqrt(D) by default)' },
+  { name: 'scale_log2', type: 'f32', value: ({ o }) => o.scale * Math.LOG2E, doc: 'scale · log2(e): scores live in the exp2 domain' },
+  { name: 'accumulate', type: 'u32', value: (x) => (x.accumulate ? 1 : 0), doc: 'backward: 1 adds dQ/dK/dV to what the output buffers hold (ring steps)' },
+  { name: 'zero', type: 'u32', value: () => 0, doc: 'always 0 (see rt())' },
+  // A window wider than any position is unbounded; the shader adds and subtracts it in i32.
+  { name: 'win_left', type: 'i32', value: ({ o }) => Math.min(o.window[0], POS_MAX), doc: "sliding window (FlashAttention-2's window_size), −1 = unbounded" },
+  { name: 'win_right', type: 'i32', value: ({ o }) => Math.min(o.window[1], POS_MAX) },
+  { name: 'n_docs', type: 'u32', value: ({ o }) => (o.docs ? o.docs.cuQ.length - 1 : 0), doc: 'documents in cu (0: none)' },
+];
+
+/** Bytes of a uniform block: 4 per field, rounded up to a multiple of 16. */
+export const uniformBytes = (fields: readonly UniformField<never>[]) => Math.ceil(fields.length / 4) * 16;
+
+const wgslField = (f: UniformField<never>) => {
+  const decl = `  ${f.name}: ${f.type},`;
+  return f.doc ? `${decl.padEnd(22)}// ${f.doc}` : decl;
+};
+
+/** The WGSL struct of a uniform block, padded with u32 words (`_pad0`, …) to uniformBytes. */
+export function wgslStruct(name: string, fields: readonly UniformField<never>[]): string {
+  const pads = Array.from({ length: uniformBytes(fields) / 4 - fields.length }, (_, i) => `  _pad${i}: u32,`);
+  return [`struct ${name} {`, ...fields.map(wgslField), ...pads, '}'].join('\n');
+}
+
+/** Packs a uniform block: field i at byte 4·i, little-endian, as its type. */
+export function packUniform<X>(fields: readonly UniformField<X>[], x: X): ArrayBuffer {
+  const buf = new ArrayBuffer(uniformBytes(fields));
+  const view = new DataView(buf);
+  const set = { u32: view.setUint32, i32: view.setInt32, f32: view.setFloat32 };
+  fields.forEach((f, i) => set[f.type].call(view, 4 * i, f.value(x), true));
+  return buf;
+}
+
+/** `struct Params`, as filled into shaders/common.wgsl. */
+export const PARAMS_WGSL = wgslStruct('Params', ATTENTION_PARAMS);
+
+/** The attention uniform block (binding 0) for a shape and its options. */
+export function attentionParams(dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, accumulate = false): GPUBuffer {
+  const bytes = new Uint8Array(packUniform(ATTENTION_PARAMS, { s, o, accumulate }));
+  return upload(dev, bytes, 'flashring.params', GPUBufferUsage.UNIFORM);
+}
+
+/** The documents buffer (`cu` in shaders/common.wgsl): cu_seqlens_q then cu_seqlens_k, or two zeros. */
+export function documentsBuffer(dev: FlashDevice, o: ResolvedOptions): GPUBuffer {
+  const d = o.docs;
+  const data = new Int32Array(d ? d.cuQ.length + d.cuK.length : 2);
+  if (d) {
+    data.set(d.cuQ);
+    data.set(d.cuK, d.cuQ.length);
+  }
+  return upload(dev, data, 'flashring.documents', GPUBufferUsage.STORAGE);
+}

@@ -1,0 +1,120 @@
+/**
+ * Pipelines: creation (compile and validation errors surfaced through error scopes), one build
+ * per device and kernel key, the subgroup-matrix spelling attempts, the choice between the
+ * tensor-core and the scalar path, and dispatch grids within the per-dimension limit.
+ */
+import { InputError, GPUValidationError } from '../errors.js';
+import { FlashDevice, checkDevice, withErrorScopes } from '../gpu/device.js';
+import { envPin } from './env.js';
+import { SpecValues } from './specialize.js';
+import { TilePlan } from './tiles.js';
+
+/** Kernel paths: scalar math everywhere, or subgroup matrices (tensor cores) for f16. */
+export type KernelPath = 'scalar' | 'subgroup-matrix';
+export type PathRequest = KernelPath | 'auto';
+
+/**
+ * Picks a kernel path: 'auto' (or FLASHRING_PATH) takes the subgroup-matrix kernels where they
+ * can run and falls back to the scalar ones with the reason; an explicit 'subgroup-matrix'
+ * request that cannot run is an error naming why.
+ */
+export async function choosePath<K>(
+  path: PathRequest, what: string,
+  sgmmPlan: () => TilePlan | string,
+  buildSgmm: (plan: TilePlan) => Promise<K>,
+  buildScalar: (fallbackReason: string | null) => Promise<K>,
+): Promise<K> {
+  if (path === 'auto') path = (envPin('FLASHRING_PATH') as PathRequest | undefined) ?? path;
+  if (!['auto', 'scalar', 'subgroup-matrix'].includes(path)) throw new InputError(`kernel path must be auto, scalar or subgroup-matrix, got '${path}'`);
+  if (path === 'scalar') return buildScalar(null);
+  const plan = sgmmPlan();
+  if (typeof plan === 'string') {
+    if (path === 'subgroup-matrix') throw new InputError(`the subgroup-matrix ${what} cannot run: ${plan}`);
+    return buildScalar(plan);
+  }
+  try {
+    return await buildSgmm(plan);
+  } catch (e) {
+    if (path === 'subgroup-matrix') throw e;
+    return buildScalar((e as Error).message);
+  }
+}
+
+/**
+ * Builds the entry points of a subgroup-matrix shader, trying the current spelling of the
+ * builtins, then with `enable subgroups`, then the older spelling (Dawn releases differ).
+ */
+export async function buildSgmmPipelines(
+  dev: FlashDevice, label: string, src: (extraEnables: string[]) => string, entryPoints: string[], layout?: GPUPipelineLayout,
+): Promise<GPUComputePipeline[]> {
+  const base = (extra: string[]) => src(['chromium_experimental_subgroup_matrix', ...extra]);
+  const variants = [base([]), base(['subgroups']), legacySgmmSpelling(base([])), legacySgmmSpelling(base(['subgroups']))];
+  const errors: string[] = [];
+  for (const code of variants) {
+    try {
+      return await Promise.all(entryPoints.map((ep) => buildPipeline(dev, `${label}.${ep}`, code, ep, layout)));
+    } catch (e) {
+      errors.push((e as Error).message);
+    }
+  }
+  throw new GPUValidationError(label, `no spelling of the subgroup-matrix builtins compiled: ${errors.join(' | ')}`);
+}
+
+/** The older spelling of the subgroup-matrix builtins (a bool for column-major). */
+export function legacySgmmSpelling(code: string): string {
+  return code
+    .replace(/subgroupMatrixLoad<(\w+), (row_major|col_major)>\(([^,()]+), ([^,()]+), ([^,()]+)\)/g,
+      (_, t, layout, p, off, stride) => `subgroupMatrixLoad<${t}>(${p}, ${off}, ${layout === 'col_major'}, ${stride})`)
+    .replace(/subgroupMatrixStore<(row_major|col_major)>\(([^,()]+), ([^,()]+), ([^,()]+), ([^,()]+)\)/g,
+      (_, layout, p, off, m, stride) => `subgroupMatrixStore(${p}, ${off}, ${m}, ${layout === 'col_major'}, ${stride})`);
+}
+
+/**
+ * The cache key of a kernel: its name (which body, which path) and every specialization value its
+ * source is filled with, so that two builds share a key exactly when they compile the same code.
+ */
+export function kernelKey(kernel: string, values: SpecValues): string {
+  return `${kernel}[${Object.entries(values).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}]`;
+}
+
+const kernelCache = new WeakMap<GPUDevice, Map<string, Promise<unknown>>>();
+
+/** Builds a kernel (its pipelines) once per device and key; a failed build is not cached. */
+export function cachedKernel<T>(dev: FlashDevice, key: string, build: () => Promise<T>): Promise<T> {
+  let map = kernelCache.get(dev.device);
+  if (!map) kernelCache.set(dev.device, (map = new Map()));
+  let p = map.get(key) as Promise<T> | undefined;
+  if (!p) {
+    p = build();
+    map.set(key, p);
+    p.catch(() => map!.delete(key));
+  }
+  return p;
+}
+
+/** Creates a compute pipeline; compile and validation errors become GPUValidationError naming `label`. */
+export async function buildPipeline(
+  dev: FlashDevice, label: string, code: string, entryPoint = 'main', layout?: GPUPipelineLayout,
+): Promise<GPUComputePipeline> {
+  checkDevice(dev, label);
+  const device = dev.device;
+  return withErrorScopes(device, label, async () => {
+    const module = device.createShaderModule({ label: `${label}.module`, code });
+    const info = await module.getCompilationInfo();
+    const errors = info.messages.filter((m) => m.type === 'error');
+    if (errors.length)
+      throw new GPUValidationError(label, errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; '));
+    try {
+      return await device.createComputePipelineAsync({ label, layout: layout ?? 'auto', compute: { module, entryPoint } });
+    } catch (e) {
+      throw new GPUValidationError(label, (e as Error).message);
+    }
+  });
+}
+
+/** Splits `groups` workgroups over x and y so neither exceeds the per-dimension limit. */
+export function grid2D(groups: number, maxPerDim: number): [number, number] {
+  if (groups <= maxPerDim) return [Math.max(1, groups), 1];
+  const y = Math.ceil(groups / maxPerDim);
+  return [Math.ceil(groups / y), y];
+}

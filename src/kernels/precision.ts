@@ -1,0 +1,33 @@
+/**
+ * Precision: what a run computes and returns in, the byte and WGSL type of each, and the element
+ * types of one kernel's tensors.
+ */
+import { InputError } from '../errors.js';
+import { FlashDevice } from '../gpu/device.js';
+
+export type Precision = 'f32' | 'f16';
+export type PrecisionRequest = Precision | 'auto';
+
+/**
+ * The precision a run computes and returns in. 'auto' follows the data: f16 when every input is
+ * f16 (Uint16Array of half bits) and the device has shader-f16, else f32 (an f32 input is never
+ * rounded to f16 unless f16 is asked for). Without `inputs`, 'auto' is f32.
+ */
+export function resolvePrecision(dev: FlashDevice, p: PrecisionRequest = 'auto', inputs: ArrayBufferView[] = []): Precision {
+  if (p === 'auto') return inputs.length && inputs.every((x) => x instanceof Uint16Array) && dev.hasF16 ? 'f16' : 'f32';
+  if (p !== 'f32' && p !== 'f16') throw new InputError(`precision must be f32, f16 or auto, got '${p}'`);
+  if (p === 'f16' && !dev.hasF16)
+    throw new InputError(`precision f16 needs the 'shader-f16' feature, which ${dev.adapter.description || 'this adapter'} does not offer; use f32`);
+  return p;
+}
+
+export const elemBytes = (p: Precision) => (p === 'f16' ? 2 : 4);
+export const wgslType = (p: Precision) => (p === 'f16' ? 'f16' : 'f32');
+
+export interface KernelTypes {
+  precision: Precision;
+  /** Element type of O (and of O read by the backward); f32 for ring partials. */
+  out: Precision;
+  /** Element type of dQ, dK, dV; f32 for ring accumulators. */
+  grad: Precision;
+}

@@ -1,0 +1,104 @@
+/**
+ * Tile planning of the tensor-core (subgroup-matrix) kernels: workgroup memory, the measured
+ * candidates, FLASHRING_SGMM_* pins, and whether the adapter can run them at all.
+ */
+import { InputError } from '../errors.js';
+import { FlashDevice } from '../gpu/device.js';
+import { envPin } from './env.js';
+import { Precision } from './precision.js';
+import { TilePlan } from './tiles.js';
+
+/**
+ * Workgroup memory of the subgroup-matrix forward (flash_fwd_sgmm.wgsl) with SG subgroups of
+ * RB row blocks (Br = 16·RB·SG) and Bc-row K/V tiles: Ks (also stages Q) Vs P | S ℓ | vote.
+ */
+export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1): number {
+  const BR = 16 * RB * SG;
+  return (2 * BC * D + BR * BC) * 2 + BR * BC * 4 + BR * 4 + 32; // … vote, vote_u (16 B each)
+}
+
+/**
+ * Workgroup memory of the subgroup-matrix backward (flash_bwd_sgmm.wgsl), SG subgroups and
+ * T-row inner tiles (Br = Bc = T), the larger of its two kernels:
+ * dkdv: Qs dOs (T×D f16) | per subgroup Sᵀ dPᵀ (16×T f32) Pᵀ dSᵀ (16×T f16) | LSE Δ.
+ */
+export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number): number {
+  // + 32: the non-finite vote nf (4 × u32) and its uniform copy nf_u (vec4<u32>).
+  return 2 * T * D * 2 + SG * 16 * T * 12 + 2 * T * 4 + 32;
+}
+
+/**
+ * Tensor-core tile candidates, fastest first as measured on the H200 at N=16384
+ * (bench/NOTES.md, v3); the first that fits workgroup memory and the invocation limit is taken.
+ * Forward (subgroups per workgroup, K/V tile rows Bc, 16-row blocks per subgroup RB):
+ * D=64 8×16×2 61.2 TFLOP/s against 36.2 for 8×32×1; D=128 8×32×1 41.3 against 36.4 for 4×32×1.
+ * RB = 2 doubles the Q and O registers: at D=128 the driver spills them (23.0 TFLOP/s for
+ * 2×32×2), so it is offered only up to D = 64 (see sgmmCandidates).
+ * Backward (subgroups, inner tile rows T): 8×16 22.9 TFLOP/s at D=64 against 11.7 for 4×32.
+ */
+export const SGMM_FWD_CANDIDATES: [number, number, number][] = [[8, 16, 2], [8, 32, 1], [8, 16, 1], [4, 32, 1], [4, 16, 1], [2, 16, 1], [1, 16, 1]];
+export const SGMM_BWD_CANDIDATES: [number, number][] = [[8, 16], [4, 32], [4, 16], [2, 32], [2, 16], [1, 16]];
+/** Largest head dim at which the forward keeps two row blocks (RB = 2) per subgroup in registers. */
+export const SGMM_RB2_MAX_D = 64;
+
+/** The (SG, T, RB) candidates of a kernel at head dim D, fastest first. */
+export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number): [number, number, number][] {
+  if (kind === 'bwd') return SGMM_BWD_CANDIDATES.map(([SG, T]) => [SG, T, 1]);
+  return SGMM_FWD_CANDIDATES.filter(([, , RB]) => RB === 1 || D <= SGMM_RB2_MAX_D);
+}
+
+/**
+ * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
+ * forward Br = 16·RB·SG, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
+ */
+export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1): TilePlan {
+  return kind === 'fwd'
+    ? { BR: 16 * RB * SG, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB), rowBlocks: RB }
+    : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D), rowsPerGroup: 16 * SG };
+}
+
+/**
+ * FLASHRING_SGMM_FWD = "SGxT" or "SGxTxRB" / FLASHRING_SGMM_BWD = "SGxT" pins the tiles (for
+ * tuning benches).
+ */
+function pinnedTiles(kind: 'fwd' | 'bwd'): [number, number, number] | null {
+  const name = `FLASHRING_SGMM_${kind.toUpperCase()}`;
+  const v = envPin(name);
+  if (!v) return null;
+  const m = /^(\d+)x(\d+)(?:x(\d+))?$/.exec(v);
+  if (!m || ![1, 2, 4, 8, 16].includes(+m[1]) || +m[2] % 16 !== 0 || (m[3] !== undefined && (kind === 'bwd' || ![1, 2].includes(+m[3]))))
+    throw new InputError(`${name}='${v}': give SGxT${kind === 'fwd' ? '[xRB]' : ''} with SG in 1, 2, 4, 8, 16 and T a multiple of 16${kind === 'fwd' ? ', RB 1 or 2' : ''} (e.g. 4x32${kind === 'fwd' ? 'x2' : ''})`);
+  if (kind === 'bwd' && +m[2] > 32 * +m[1]) throw new InputError(`${name}='${v}': the backward's tile rows T must be at most 32·SG (${32 * +m[1]})`);
+  return [+m[1], +m[2], m[3] ? +m[3] : 1];
+}
+
+/** Why the adapter cannot run the subgroup-matrix kernels at head dim D and this precision, or null. */
+function sgmmUnsupported(dev: FlashDevice, D: number, precision: Precision): string | null {
+  if (!dev.hasSubgroupMatrix) return 'the adapter has no chromium-experimental-subgroup-matrix';
+  if (precision !== 'f16') return 'subgroup matrices are used for f16 only';
+  if (D % 16 !== 0) return `head dim ${D} is not a multiple of 16`;
+  const { subgroupMinSize: lo, subgroupMaxSize: hi } = dev.adapter;
+  if ((lo && lo !== 32) || (hi && hi !== 32)) return `the kernels need subgroups of exactly 32 invocations; the adapter's are ${lo}..${hi}`;
+  const cfgs = dev.adapter.subgroupMatrixConfigs as { componentType?: string; resultComponentType?: string; M?: number; N?: number; K?: number }[];
+  if (cfgs.length && !cfgs.some((c) => c.componentType === 'f16' && c.resultComponentType === 'f32' && c.M === 16 && c.N === 16 && c.K === 16))
+    return 'the adapter has no 16×16×16 f16→f32 subgroup-matrix config';
+  return null;
+}
+
+/** Tiles for a subgroup-matrix kernel (the first candidate that fits), or a reason it cannot run. */
+export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind: 'fwd' | 'bwd' = 'fwd'): TilePlan | string {
+  const unsupported = sgmmUnsupported(dev, D, precision);
+  if (unsupported) return unsupported;
+  const limit = dev.device.limits.maxComputeWorkgroupStorageSize;
+  const pinned = pinnedTiles(kind);
+  const candidates = pinned ? [pinned] : sgmmCandidates(kind, D);
+  const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
+  for (const [SG, T, RB] of candidates) {
+    const plan = sgmmTilePlan(kind, SG, T, D, RB);
+    // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).
+    if (plan.workgroupBytes <= limit && plan.WG <= maxWG && (kind === 'fwd' || plan.BR <= plan.WG)) return plan;
+  }
+  const [SG, T, RB] = pinned ?? [1, 16, 1];
+  const plan = sgmmTilePlan(kind, SG, T, D, RB);
+  return `head dim ${D} needs ${plan.workgroupBytes} bytes of workgroup memory and ${plan.WG} invocations for the ${kind === 'fwd' ? 'forward' : 'backward'} (${SG} subgroups, tile ${T}${RB > 1 ? `, ${RB} row blocks` : ''}); the device allows ${limit} bytes and ${maxWG} invocations`;
+}
