@@ -1,21 +1,31 @@
 // Shared part of the portable backward (flash_bwd.wgsl: dK/dV and dQ kernels): bindings (16-byte
-// views), the staged tiles, their loader, the two 4×4 score blocks and the accumulation of
-// P·X / dS·X into registers. The specializer puts it after common.wgsl. Square tiles: T = Br =
-// Bc rows, T4 = T/4 invocations along each side, WG = T4·T4.
+// views), the staged chunks, their loaders, the two 4×4 score blocks and the accumulation of
+// P·X / dS·X into registers. The specializer puts it after common.wgsl.
 //
-// Both kernels compute, for a resident tile R (rows ty + T4·rr) against a streamed tile C
-// (columns tx + T4·cc), the invocation's 4×4 blocks of two products:
+// Tiles: a workgroup owns RT = BR = BC resident rows (keys for dK/dV, queries for dQ) and streams
+// tiles of CT rows of the other side; invocation (ty, tx) = (tid / TC, tid % TC), WG = TR·TC with
+// TR = RT/4, TC = CT/4. Both kernels compute, for the resident tile R (rows ty + TR·rr) against a
+// streamed tile C (rows tx + TC·cc), the invocation's 4×4 blocks of two products:
 //   dkdv: R = keys (K, V), C = queries (Q, dO): Sᵀ = K Qᵀ, dPᵀ = V dOᵀ
 //   dq:   R = queries (Q, dO), C = keys (K, V): S = Q Kᵀ, dP = dO Vᵀ
 // then P = exp(scale·S − LSE), dS = P ∘ (dP − Δ) (both 0 where the key is hidden from the
-// query), stored in Pw / dSw (row r, word t = columns t + T4·(0..3)), and accumulated:
+// query), stored in Pw / dSw (row r, word t = columns t + TC·(0..3)), and accumulated:
 //   dkdv: dV += Pᵀ dO, dK += dSᵀ Q;   dq: dQ += dS K   (scale applied at the end).
 // The subtraction scale·S − LSE is done before exp2's log2(e) factor, in natural units, so a
 // large logit is rounded once (as a plain f32 implementation rounds it), not three times.
 //
-// Bounds (indices in range by construction): workgroup indices are r·DS + d4, r·TS + t or r with
-// r < T, d4 < D/4, t < T4 (the unrolled offsets are below 4·T4 = T); global reads only for
-// rows below Nq / Nk, global writes only for rows below Nq (dQ) or Nk (dK, dV).
+// Chunks: the D columns are staged DC vec4 words (4·DC values) at a time, NCH = D/4/DC chunks, so
+// that workgroup memory holds four RT- or CT-row chunks (not four full tiles) and the workgroup can
+// have more invocations at large D (f32 at D = 128: 128 invocations in 46 KiB, against 16 with
+// whole tiles). The score blocks sum over the chunks; the accumulators are split by chunk
+// (acc[c] holds the invocation's columns c·DC + tx + TC·u, u < DU = DC/TC), so each chunk of
+// the streamed tile feeds its own accumulators. With one chunk (NCH = 1) the resident tile is
+// staged once and the streamed one once per tile.
+//
+// Bounds (indices in range by construction): workgroup indices are r·CS + d, r·TS + t or r with
+// r < RT (resident, Pw, dSw) or r < CT (streamed, statistics), d < DC, t < TC (the unrolled
+// offsets are below 4·TR = RT and 4·TC = CT); chunk c < NCH, so global columns c·DC + d < D/4;
+// global reads only for rows below Nq / Nk, global writes only for rows below Nq (dQ) or Nk (dK, dV).
 
 @group(0) @binding(1) var<storage, read> q: array<vec4<ST>>;
 @group(0) @binding(2) var<storage, read> k: array<vec4<ST>>;
@@ -27,36 +37,44 @@
 @group(0) @binding(9) var<storage, read_write> dk: array<vec4<GT>>;
 @group(0) @binding(10) var<storage, read_write> dv: array<vec4<GT>>;
 
-const T4: u32 = BR / 4u;      // invocations along each side of a tile (4 rows or columns each)
+const RT: u32 = BR;           // resident rows per workgroup (BR = BC)
+const CT: u32 = {{CT}}u;      // streamed rows per tile
+const TR: u32 = RT / 4u;      // invocations along the resident rows (4 rows each)
+const TC: u32 = CT / 4u;      // invocations along the streamed rows (4 each)
 const D4: u32 = D / 4u;       // vec4 words per row
-const DS: u32 = D4 + 1u;      // padded row stride of staged tiles (rows start 4 banks apart)
-const DV: u32 = {{DV}}u;      // vec4 columns of dK/dV/dQ per invocation (D4 / T4)
-const TS: u32 = T4 + 1u;      // padded row stride of Pw / dSw
-const LT: u32 = (BR * D4 + WG - 1u) / WG;   // vec4 loads per invocation for one tile
-const LR: u32 = (BR + WG - 1u) / WG;        // per-row statistics per invocation (dkdv)
+const DC: u32 = {{DC}}u;      // vec4 words per staged chunk
+const NCH: u32 = {{NCH}}u;    // chunks per row (D4 / DC)
+const CS: u32 = DC + 1u;      // padded row stride of staged chunks (rows start 4 banks apart)
+const DU: u32 = {{DU}}u;      // vec4 columns of dK/dV/dQ per invocation and chunk (DC / TC)
+const TS: u32 = TC + 1u;      // padded row stride of Pw / dSw
+const LRW: u32 = (RT * DC + WG - 1u) / WG;   // vec4 loads per invocation for a resident chunk
+const LCW: u32 = (CT * DC + WG - 1u) / WG;   // ... for a streamed chunk
+const LS: u32 = (CT + WG - 1u) / WG;         // per-row statistics per invocation (dkdv)
 
-alias Tile = array<vec4<f32>, BR * DS>;
-alias Words = array<vec4<f32>, BR * TS>;
-alias Acc = array<vec4<f32>, 4 * DV>;
+alias RChunk = array<vec4<f32>, RT * CS>;
+alias CChunk = array<vec4<f32>, CT * CS>;
+alias Words = array<vec4<f32>, RT * TS>;
+alias Acc = array<vec4<f32>, 4 * DU>;     // one chunk's columns of the invocation's 4 rows
+alias AccAll = array<Acc, NCH>;
 
-var<workgroup> R0: Tile;    // resident: K (dkdv) or Q (dq)
-var<workgroup> R1: Tile;    // resident: V (dkdv) or dO (dq)
-var<workgroup> C0: Tile;    // streamed: Q (dkdv) or K (dq)
-var<workgroup> C1: Tile;    // streamed: dO (dkdv) or V (dq)
+var<workgroup> R0: RChunk;  // resident: K (dkdv) or Q (dq), chunk c
+var<workgroup> R1: RChunk;  // resident: V (dkdv) or dO (dq)
+var<workgroup> C0: CChunk;  // streamed: Q (dkdv) or K (dq)
+var<workgroup> C1: CChunk;  // streamed: dO (dkdv) or V (dq)
 var<workgroup> Pw: Words;   // Pᵀ (dkdv)
 var<workgroup> dSw: Words;  // dSᵀ (dkdv) or dS (dq)
-var<workgroup> lse_s: array<f32, BR>;     // dkdv: the Q tile's LSE, Δ and visible keys [lo, hi)
-var<workgroup> delta_s: array<f32, BR>;
-var<workgroup> klo_s: array<u32, BR>;
-var<workgroup> khi_s: array<u32, BR>;
+var<workgroup> lse_s: array<f32, CT>;     // dkdv: the Q tile's LSE, Δ and visible keys [lo, hi)
+var<workgroup> delta_s: array<f32, CT>;
+var<workgroup> klo_s: array<u32, CT>;
+var<workgroup> khi_s: array<u32, CT>;
 
-// Rows n0 .. n0+T of head row base row0, from Q and dO (queries) or K and V (keys); rows at
-// or past n_rows are zeros. Word e of the tile is (row e / D4, column e % D4).
-fn tile_word(queries: bool, second: bool, row0: u32, n0: u32, n_rows: u32, e: u32) -> vec4<f32> {
-  let r = e / D4;
+// Word e of chunk c of rows n0 .. n0+rows of head row base row0, from Q and dO (queries) or
+// K and V (keys): row e / DC, column c·DC + e % DC; rows at or past n_rows are zeros.
+fn chunk_word(queries: bool, second: bool, row0: u32, n0: u32, n_rows: u32, c: u32, e: u32) -> vec4<f32> {
+  let r = e / DC;
   var a = vec4<f32>();
   if (n0 + r < n_rows) {
-    let g = (row0 + n0 + r) * D4 + e % D4;
+    let g = (row0 + n0 + r) * D4 + c * DC + e % DC;
     if (queries) {
       if (second) { a = vec4<f32>(dout[g]); } else { a = vec4<f32>(q[g]); }
     } else {
@@ -66,59 +84,105 @@ fn tile_word(queries: bool, second: bool, row0: u32, n0: u32, n_rows: u32, e: u3
   return a;
 }
 
-// The resident tiles R0, R1 (rows n0 .. n0+T).
-fn stage_r(queries: bool, row0: u32, n0: u32, n_rows: u32, tid: u32) {
-  for (var x = 0u; x < rt(LT); x++) {
+// Chunk c of the resident tiles R0, R1 (rows n0 .. n0+RT).
+fn stage_r(queries: bool, row0: u32, n0: u32, n_rows: u32, c: u32, tid: u32) {
+  for (var x = 0u; x < rt(LRW); x++) {
     let e = tid + x * WG;
-    if (e < BR * D4) {
-      R0[(e / D4) * DS + e % D4] = tile_word(queries, false, row0, n0, n_rows, e);
-      R1[(e / D4) * DS + e % D4] = tile_word(queries, true, row0, n0, n_rows, e);
+    if (e < RT * DC) {
+      R0[(e / DC) * CS + e % DC] = chunk_word(queries, false, row0, n0, n_rows, c, e);
+      R1[(e / DC) * CS + e % DC] = chunk_word(queries, true, row0, n0, n_rows, c, e);
     }
   }
 }
 
-// The streamed tiles C0, C1 (rows n0 .. n0+T).
-fn stage_c(queries: bool, row0: u32, n0: u32, n_rows: u32, tid: u32) {
-  for (var x = 0u; x < rt(LT); x++) {
+// Chunk c of the streamed tiles C0 and (when both) C1 (rows n0 .. n0+CT).
+fn stage_c(queries: bool, row0: u32, n0: u32, n_rows: u32, c: u32, tid: u32, both: bool) {
+  for (var x = 0u; x < rt(LCW); x++) {
     let e = tid + x * WG;
-    if (e < BR * D4) {
-      C0[(e / D4) * DS + e % D4] = tile_word(queries, false, row0, n0, n_rows, e);
-      C1[(e / D4) * DS + e % D4] = tile_word(queries, true, row0, n0, n_rows, e);
+    if (e < CT * DC) {
+      C0[(e / DC) * CS + e % DC] = chunk_word(queries, false, row0, n0, n_rows, c, e);
+      if (both) { C1[(e / DC) * CS + e % DC] = chunk_word(queries, true, row0, n0, n_rows, c, e); }
     }
   }
 }
 
-// The invocation's 4×4 blocks: x[rr] = R0[row rr] · C0[col cc], x[4 + rr] = R1[row rr] · C1[col cc].
-fn blocks(tx: u32, ty: u32) -> array<vec4<f32>, 8> {
-  var x = array<vec4<f32>, 8>();
-  for (var d4 = 0u; d4 < rt(D4); d4++) {
+// The staged chunk's share of the invocation's 4×4 blocks:
+// x[rr] += R0[row rr] · C0[col cc], x[4 + rr] += R1[row rr] · C1[col cc].
+fn blocks(x: ptr<function, array<vec4<f32>, 8>>, tx: u32, ty: u32) {
+  for (var d = 0u; d < rt(DC); d++) {
     var a = array<vec4<f32>, 4>();
     var c = array<vec4<f32>, 4>();
-    {{#loop cc < 4}}a[{{cc}}u] = C0[(tx + {{cc}}u * T4) * DS + d4];
-    c[{{cc}}u] = C1[(tx + {{cc}}u * T4) * DS + d4];
+    {{#loop cc < 4}}a[{{cc}}u] = C0[(tx + {{cc}}u * TC) * CS + d];
+    c[{{cc}}u] = C1[(tx + {{cc}}u * TC) * CS + d];
     {{/loop}}
-    {{#loop rr < 4}}{ let r = R0[(ty + {{rr}}u * T4) * DS + d4];
-      let s = R1[(ty + {{rr}}u * T4) * DS + d4];
-      x[{{rr}}u] += vec4<f32>(dot(r, a[0]), dot(r, a[1]), dot(r, a[2]), dot(r, a[3]));
-      x[4u + {{rr}}u] += vec4<f32>(dot(s, c[0]), dot(s, c[1]), dot(s, c[2]), dot(s, c[3])); }
+    {{#loop rr < 4}}{ let r = R0[(ty + {{rr}}u * TR) * CS + d];
+      let s = R1[(ty + {{rr}}u * TR) * CS + d];
+      (*x)[{{rr}}u] += vec4<f32>(dot(r, a[0]), dot(r, a[1]), dot(r, a[2]), dot(r, a[3]));
+      (*x)[4u + {{rr}}u] += vec4<f32>(dot(s, c[0]), dot(s, c[1]), dot(s, c[2]), dot(s, c[3])); }
     {{/loop}}
+  }
+}
+
+// The score blocks of the current tile pair: the sum of blocks() over the NCH chunks. The resident
+// chunk is staged here too unless it stays (NCH = 1: staged once, before the tiles); stage_stats
+// (dkdv) puts the streamed rows' statistics in workgroup memory with the first chunk.
+fn score_blocks(queries_resident: bool, r_row0: u32, r0: u32, r_rows: u32,
+                c_row0: u32, c0: u32, c_rows: u32, tid: u32, tx: u32, ty: u32) -> array<vec4<f32>, 8> {
+  var x = array<vec4<f32>, 8>();
+  for (var c = 0u; c < rt(NCH); c++) {
+    workgroupBarrier();   // the readers of the previous chunk (or tile) are done
+    if (NCH > 1u) { stage_r(queries_resident, r_row0, r0, r_rows, c, tid); }
+    stage_c(!queries_resident, c_row0, c0, c_rows, c, tid, true);
+    if (!queries_resident && c == 0u) { stage_stats(c_row0, c0, tid); }
+    workgroupBarrier();
+    blocks(&x, tx, ty);
   }
   return x;
 }
 
-// acc[rr, u] += Σ_t Σ_cc w[row rr][t].cc · y[row t + T4·cc][col u] over a tile with no hidden pair.
-fn accum_full(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, y: ptr<workgroup, Tile>, tx: u32, ty: u32) {
-  for (var t = 0u; t < rt(T4); t++) {
+// dkdv: LSE, Δ and the visible keys [lo, hi) of the Q tile's rows i0 .. i0+CT (past Nq: none).
+fn stage_stats(row0: u32, i0: u32, tid: u32) {
+  for (var x = 0u; x < rt(LS); x++) {
+    let r = tid + x * WG;
+    if (r < CT) {
+      var ls = 0.0;
+      var dl = 0.0;
+      if (i0 + r < P.Nq) {
+        ls = lse[row0 + i0 + r];
+        dl = delta[row0 + i0 + r];
+      }
+      let kr = key_range(i0 + r);   // empty past Nq
+      lse_s[r] = ls;
+      delta_s[r] = dl;
+      klo_s[r] = kr.x;
+      khi_s[r] = kr.y;
+    }
+  }
+}
+
+// Before chunk c's products of the accumulation: the streamed chunk c staged (the last chunk of
+// score_blocks is still there, so the accumulation takes the chunks in the order NCH−1, 0, 1, …).
+fn restage_c(queries: bool, row0: u32, n0: u32, n_rows: u32, c: u32, tid: u32, both: bool) {
+  workgroupBarrier();   // Pw / dSw written; the previous chunk's readers are done
+  if (c != NCH - 1u) {
+    stage_c(queries, row0, n0, n_rows, c, tid, both);
+    workgroupBarrier();
+  }
+}
+
+// acc[rr, u] += Σ_t Σ_cc w[row rr][t].cc · y[row t + TC·cc][col u] over a tile with no hidden pair.
+fn accum_full(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, y: ptr<workgroup, CChunk>, tx: u32, ty: u32) {
+  for (var t = 0u; t < rt(TC); t++) {
     var p = array<vec4<f32>, 4>();
-    {{#loop rr < 4}}p[{{rr}}u] = (*w)[(ty + {{rr}}u * T4) * TS + t];
+    {{#loop rr < 4}}p[{{rr}}u] = (*w)[(ty + {{rr}}u * TR) * TS + t];
     {{/loop}}
-    {{#loop u < DV}}{
-      let c = tx + {{u}}u * T4;
-      let y0 = (*y)[t * DS + c];
-      let y1 = (*y)[(t + T4) * DS + c];
-      let y2 = (*y)[(t + 2u * T4) * DS + c];
-      let y3 = (*y)[(t + 3u * T4) * DS + c];
-      {{#loop rr < 4}}(*acc)[{{rr}}u * DV + {{u}}u] += p[{{rr}}u].x * y0 + p[{{rr}}u].y * y1 + p[{{rr}}u].z * y2 + p[{{rr}}u].w * y3;
+    {{#loop u < DU}}{
+      let c = tx + {{u}}u * TC;
+      let y0 = (*y)[t * CS + c];
+      let y1 = (*y)[(t + TC) * CS + c];
+      let y2 = (*y)[(t + 2u * TC) * CS + c];
+      let y3 = (*y)[(t + 3u * TC) * CS + c];
+      {{#loop rr < 4}}(*acc)[{{rr}}u * DU + {{u}}u] += p[{{rr}}u].x * y0 + p[{{rr}}u].y * y1 + p[{{rr}}u].z * y2 + p[{{rr}}u].w * y3;
       {{/loop}}
     }
     {{/loop}}
@@ -126,37 +190,37 @@ fn accum_full(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, y: ptr<workgrou
 }
 
 // The same where some keys are hidden from some queries: a hidden pair's product is skipped
-// (its w is 0, but 0 · NaN would be NaN). rows_are_keys (dkdv): row rr is key j0 + ty + T4·rr,
-// column cc query t + T4·cc of the Q tile (ranges in klo_s, khi_s); else (dq) row rr is a query
-// with visible keys klo[rr] <= j < khi[rr], column cc key j0 + t + T4·cc.
-fn accum_masked(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, y: ptr<workgroup, Tile>, tx: u32, ty: u32,
+// (its w is 0, but 0 · NaN would be NaN). rows_are_keys (dkdv): row rr is key j0 + ty + TR·rr,
+// column cc query t + TC·cc of the Q tile (ranges in klo_s, khi_s); else (dq) row rr is a query
+// with visible keys klo[rr] <= j < khi[rr], column cc key j0 + t + TC·cc.
+fn accum_masked(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, y: ptr<workgroup, CChunk>, tx: u32, ty: u32,
                 rows_are_keys: bool, j0: u32, klo: vec4<u32>, khi: vec4<u32>) {
   let z = vec4<f32>();
-  let offs = vec4<u32>(0u, T4, 2u * T4, 3u * T4);
-  for (var t = 0u; t < rt(T4); t++) {
+  let offs = vec4<u32>(0u, TC, 2u * TC, 3u * TC);
+  for (var t = 0u; t < rt(TC); t++) {
     var lc = vec4<u32>();
     var hc = vec4<u32>();
     if (rows_are_keys) {
-      lc = vec4<u32>(klo_s[t], klo_s[t + T4], klo_s[t + 2u * T4], klo_s[t + 3u * T4]);
-      hc = vec4<u32>(khi_s[t], khi_s[t + T4], khi_s[t + 2u * T4], khi_s[t + 3u * T4]);
+      lc = vec4<u32>(klo_s[t], klo_s[t + TC], klo_s[t + 2u * TC], klo_s[t + 3u * TC]);
+      hc = vec4<u32>(khi_s[t], khi_s[t + TC], khi_s[t + 2u * TC], khi_s[t + 3u * TC]);
     }
     var p = array<vec4<f32>, 4>();
     var m = array<vec4<bool>, 4>();
-    {{#loop rr < 4}}p[{{rr}}u] = (*w)[(ty + {{rr}}u * T4) * TS + t];
+    {{#loop rr < 4}}p[{{rr}}u] = (*w)[(ty + {{rr}}u * TR) * TS + t];
     { let kj = vec4<u32>(j0 + t) + offs;
       m[{{rr}}u] = (kj >= vec4<u32>(klo[{{rr}}u])) & (kj < vec4<u32>(khi[{{rr}}u])); }
-    if (rows_are_keys) { let kr = vec4<u32>(j0 + ty + {{rr}}u * T4);
+    if (rows_are_keys) { let kr = vec4<u32>(j0 + ty + {{rr}}u * TR);
       m[{{rr}}u] = (kr >= lc) & (kr < hc); }
     {{/loop}}
-    {{#loop u < DV}}{
-      let c = tx + {{u}}u * T4;
-      let y0 = (*y)[t * DS + c];
-      let y1 = (*y)[(t + T4) * DS + c];
-      let y2 = (*y)[(t + 2u * T4) * DS + c];
-      let y3 = (*y)[(t + 3u * T4) * DS + c];
+    {{#loop u < DU}}{
+      let c = tx + {{u}}u * TC;
+      let y0 = (*y)[t * CS + c];
+      let y1 = (*y)[(t + TC) * CS + c];
+      let y2 = (*y)[(t + 2u * TC) * CS + c];
+      let y3 = (*y)[(t + 3u * TC) * CS + c];
       {{#loop rr < 4}}{ let pr = p[{{rr}}u];
         let mr = m[{{rr}}u];
-        (*acc)[{{rr}}u * DV + {{u}}u] += select(z, pr.x * y0, mr.x) + select(z, pr.y * y1, mr.y) + select(z, pr.z * y2, mr.z) + select(z, pr.w * y3, mr.w); }
+        (*acc)[{{rr}}u * DU + {{u}}u] += select(z, pr.x * y0, mr.x) + select(z, pr.y * y1, mr.y) + select(z, pr.z * y2, mr.z) + select(z, pr.w * y3, mr.w); }
       {{/loop}}
     }
     {{/loop}}

@@ -49,12 +49,18 @@ describe('tile planner', () => {
     expect(planTiles('fwd', 64, 'f32', 16384, 256)).toMatchObject({ BR: 32, BC: 16, reduce: 'workgroup' });
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 4)).toMatchObject({ reduce: 'workgroup' }); // subgroups smaller than a row block
     expect(planTiles('fwd', 8, 'f32', 49152, 1024, 32)).toMatchObject({ BC: 8 }); // Bc/4 must divide D/4
-    expect(planTiles('bwd', 64, 'f32', 16384, 256)).toMatchObject({ BR: 8, BC: 8 });
+    // Backward: the most invocations first, each with the widest head-dim chunk that fits.
+    expect(planTiles('bwd', 64, 'f32', 49152, 1024)).toMatchObject({ BR: 64, BC: 64, streamRows: 32, chunk: 32, WG: 128 });
+    expect(planTiles('bwd', 128, 'f32', 49152, 1024)).toMatchObject({ BR: 64, streamRows: 32, chunk: 32, WG: 128 });
+    expect(planTiles('bwd', 64, 'f32', 16384, 256)).toMatchObject({ BR: 32, streamRows: 16, chunk: 16, WG: 32 });
+    expect(planTiles('bwd', 64, 'f32', 49152, 64)).toMatchObject({ BR: 32, streamRows: 32, chunk: 64 }); // whole rows when they fit
+    expect(planTiles('bwd', 80, 'f32', 49152, 1024)).toMatchObject({ BR: 32, streamRows: 16, chunk: 80 }); // CT/4 must divide the chunk's D/4
     const p = planTiles('bwd', 256, 'f32', 32768);
     expect(p.workgroupBytes).toBeLessThanOrEqual(32768);
-    expect(workgroupBytes('bwd', 16, 16, 256)).toBeGreaterThan(32768);
-    expect(() => planTiles('bwd', 256, 'f32', 4096)).toThrow(LimitError);
-    expect(() => planTiles('bwd', 256, 'f32', 4096)).toThrow(/maxComputeWorkgroupStorageSize/);
+    expect(workgroupBytes('bwd', 16, 16, 256)).toBeGreaterThan(32768); // whole rows at D = 256 do not fit; chunks do
+    expect(workgroupBytes('bwd', 16, 16, 256, 16)).toBeLessThanOrEqual(32768);
+    expect(() => planTiles('bwd', 256, 'f32', 512)).toThrow(LimitError);
+    expect(() => planTiles('bwd', 256, 'f32', 512)).toThrow(/maxComputeWorkgroupStorageSize/);
   });
 });
 

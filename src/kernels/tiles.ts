@@ -6,6 +6,7 @@
 import { InputError, LimitError } from '../errors.js';
 import { FlashDevice } from '../gpu/device.js';
 import { Precision } from './precision.js';
+import { envPin } from './env.js';
 import { SpecValues } from './specialize.js';
 
 export interface TilePlan {
@@ -19,50 +20,65 @@ export interface TilePlan {
   rowBlocks?: number;
   /** Portable forward: row max/sum through subgroup shuffles or workgroup memory. */
   reduce?: RowReduce;
+  /** Portable backward: rows of the streamed tile (CT; the resident tile has BR = BC rows). */
+  streamRows?: number;
+  /** Portable backward: head-dim columns staged per chunk (DC·4; D when whole rows are staged). */
+  chunk?: number;
 }
 
 /**
  * The portable (register-tiled) kernels, shaders/flash_fwd.wgsl and flash_bwd.wgsl: each
- * invocation owns a 4×4 block of S, so Br = 4·TY, Bc = 4·TX and WG = TX·TY. Workgroup memory:
- * forward Qs, K/V (shared), P~ and the row-reduction words; backward four staged tiles, Pᵀ and
- * dS, and four per-row statistics (LSE, Δ, key range). Rows are padded by one 16-byte word (bank conflicts).
+ * invocation owns a 4×4 block of S. Forward: Br = 4·TY, Bc = 4·TX, WG = TX·TY; workgroup memory
+ * Qs, K/V (shared), P~ and the row-reduction words. Backward: RT resident rows (BR = BC = RT),
+ * CT streamed rows, WG = RT·CT/16; two resident and two streamed chunks of `chunk` head-dim
+ * columns, Pᵀ and dS (RT × CT), and four per-row statistics of the streamed rows. Rows are
+ * padded by one 16-byte word (bank conflicts).
  */
-export function workgroupBytes(kind: 'fwd' | 'bwd', BR: number, BC: number, D: number): number {
-  const DS = D / 4 + 1;
-  if (kind === 'fwd') return 16 * ((BR + BC) * DS + BR * (BC / 4 + 1) + (BR * BC) / 16);
-  return 16 * (4 * BR * DS + 2 * BR * (BR / 4 + 1)) + 16 * BR;
+export function workgroupBytes(kind: 'fwd' | 'bwd', BR: number, BC: number, D: number, chunk = D): number {
+  if (kind === 'fwd') {
+    const DS = D / 4 + 1;
+    return 16 * ((BR + BC) * DS + BR * (BC / 4 + 1) + (BR * BC) / 16);
+  }
+  const CS = chunk / 4 + 1;
+  return 16 * (2 * BR * CS + 2 * BC * CS + 2 * BR * (BC / 4 + 1)) + 16 * BC;
 }
 
 /**
  * Tile candidates, most preferred first; the first that fits the device's workgroup memory and
- * invocation limit (and whose Bc/4 invocations divide the row's D/4 words) is taken. Defaults
- * fit a 16 KiB / 256-invocation device at D = 64 (forward 32×16, backward 8). Forward (Br, Bc);
- * backward square tiles T (Br = Bc = T). bench/portable-h200.sh sweeps them on the H200.
+ * invocation limit is taken. Forward (Br, Bc), where Bc/4 invocations must divide the row's D/4
+ * words; defaults fit a 16 KiB / 256-invocation device at D = 64 (forward 32×16).
+ * Backward (RT resident rows, CT streamed rows), each with the widest chunk of the head dim that
+ * fits (whole rows first; CT/4 must divide the chunk's D/4 words): more invocations first, since a
+ * 16-invocation workgroup (the only whole-row f32 tile at D = 128 in 48 KiB) leaves half of each
+ * 32-wide SIMD unit idle. bench/portable-h200.sh sweeps them on the H200.
  */
 export const PORTABLE_FWD_CANDIDATES: [number, number][] = [[64, 32], [32, 32], [64, 16], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
-export const PORTABLE_BWD_CANDIDATES: number[] = [32, 16, 8, 4];
+export const PORTABLE_BWD_CANDIDATES: [number, number][] = [[64, 32], [32, 32], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
 
 /** How the forward reduces row max and sum across the invocations of a row block. */
 export type RowReduce = 'subgroup' | 'workgroup';
 
-/** Reads a tuning pin from the environment (Node only; browsers have none). */
-function envPin(name: string): string | undefined {
-  return typeof process !== 'undefined' ? process.env?.[name] || undefined : undefined;
-}
-
 /**
- * FLASHRING_PORTABLE_FWD = "BRxBC" / FLASHRING_PORTABLE_BWD = "T" pin the portable tiles (for
- * sweeps); FLASHRING_PORTABLE_REDUCE = subgroup | workgroup pins the forward's row reduction.
+ * FLASHRING_PORTABLE_FWD = "BRxBC" / FLASHRING_PORTABLE_BWD = "RTxCT" or "RTxCTxCHUNK" (CHUNK:
+ * head-dim columns staged at a time) pin the portable tiles (for sweeps);
+ * FLASHRING_PORTABLE_REDUCE = subgroup | workgroup pins the forward's row reduction.
  */
-function pinnedPortable(kind: 'fwd' | 'bwd'): [number, number] | null {
+function pinnedPortable(kind: 'fwd' | 'bwd'): number[] | null {
   const name = `FLASHRING_PORTABLE_${kind.toUpperCase()}`;
   const v = envPin(name);
   if (!v) return null;
   const ok = (n: number) => [4, 8, 16, 32, 64, 128].includes(n);
-  const m = kind === 'fwd' ? /^(\d+)x(\d+)$/.exec(v) : /^(\d+)$/.exec(v);
-  if (!m || !ok(+m[1]) || (kind === 'fwd' && !ok(+m[2])))
-    throw new InputError(`${name}='${v}': give ${kind === 'fwd' ? 'BRxBC (e.g. 64x32)' : 'T (e.g. 32)'} with sizes in 4, 8, 16, 32, 64, 128`);
-  return kind === 'fwd' ? [+m[1], +m[2]] : [+m[1], +m[1]];
+  const m = kind === 'fwd' ? /^(\d+)x(\d+)$/.exec(v) : /^(\d+)x(\d+)(?:x(\d+))?$/.exec(v);
+  if (!m || !ok(+m[1]) || !ok(+m[2]) || (m[3] !== undefined && +m[3] % 4 !== 0))
+    throw new InputError(`${name}='${v}': give ${kind === 'fwd' ? 'BRxBC (e.g. 64x32)' : 'RTxCT or RTxCTxCHUNK (e.g. 64x32 or 64x32x32)'} with sizes in 4, 8, 16, 32, 64, 128${kind === 'bwd' ? ' and CHUNK a multiple of 4' : ''}`);
+  return m.slice(1).filter((x) => x !== undefined).map(Number);
+}
+
+/** Head-dim chunks a backward tile may stage, widest first: D/c columns for c | D/4 with CT/4 | D/(4c). */
+function bwdChunks(D: number, CT: number): number[] {
+  const out: number[] = [];
+  for (let w = D / 4; w >= 1; w--) if ((D / 4) % w === 0 && w % (CT / 4) === 0) out.push(4 * w);
+  return out;
 }
 
 /**
@@ -74,16 +90,24 @@ function pinnedPortable(kind: 'fwd' | 'bwd'): [number, number] | null {
  */
 export function planTiles(kind: 'fwd' | 'bwd', D: number, precision: Precision, limit: number, maxWG = 256, subgroupMin = 0): TilePlan {
   const pinned = pinnedPortable(kind);
-  const candidates: [number, number][] = pinned ? [pinned] : kind === 'fwd' ? PORTABLE_FWD_CANDIDATES : PORTABLE_BWD_CANDIDATES.map((t) => [t, t]);
+  const candidates = pinned ? [pinned] : kind === 'fwd' ? PORTABLE_FWD_CANDIDATES : PORTABLE_BWD_CANDIDATES;
   const why: string[] = [];
-  for (const [BR, BC] of candidates) {
-    const TX = BC / 4, WG = (BR * BC) / 16;
-    const bytes = workgroupBytes(kind, BR, BC, D);
-    if ((D / 4) % TX !== 0) { why.push(`${BR}x${BC}: Bc/4 = ${TX} does not divide D/4 = ${D / 4}`); continue; }
-    if (bytes > limit || WG > maxWG) { why.push(`${BR}x${BC}: ${bytes} bytes, ${WG} invocations`); continue; }
-    const plan: TilePlan = { BR, BC, WG, workgroupBytes: bytes };
-    if (kind === 'fwd') plan.reduce = rowReduce(subgroupMin, TX);
-    return plan;
+  for (const [A, B, pinChunk] of candidates) {
+    const WG = (A * B) / 16;
+    if (kind === 'fwd') {
+      const bytes = workgroupBytes(kind, A, B, D);
+      if ((D / 4) % (B / 4) !== 0) { why.push(`${A}x${B}: Bc/4 = ${B / 4} does not divide D/4 = ${D / 4}`); continue; }
+      if (bytes > limit || WG > maxWG) { why.push(`${A}x${B}: ${bytes} bytes, ${WG} invocations`); continue; }
+      return { BR: A, BC: B, WG, workgroupBytes: bytes, reduce: rowReduce(subgroupMin, B / 4) };
+    }
+    const chunks = pinChunk ? [pinChunk] : bwdChunks(D, B);
+    const chunk = chunks.find((c) => (D / 4) % (c / 4) === 0 && (c / 4) % (B / 4) === 0 && workgroupBytes(kind, A, B, D, c) <= limit);
+    if (chunk === undefined || WG > maxWG) {
+      const c = chunks[chunks.length - 1];
+      why.push(c === undefined ? `${A}x${B}: CT/4 = ${B / 4} divides no chunk of D/4 = ${D / 4}` : `${A}x${B}: ${workgroupBytes(kind, A, B, D, c)} bytes at chunk ${c}, ${WG} invocations`);
+      continue;
+    }
+    return { BR: A, BC: A, WG, workgroupBytes: workgroupBytes(kind, A, B, D, chunk), streamRows: B, chunk };
   }
   throw new LimitError(
     `the ${kind === 'fwd' ? 'forward' : 'backward'} with head dim ${D} in ${precision} has no tile that fits this device: ` +
@@ -107,10 +131,18 @@ function rowReduce(subgroupMin: number, TX: number): RowReduce {
   return pin === 'workgroup' || !sgOk ? 'workgroup' : 'subgroup';
 }
 
-/** Specialization values of a portable kernel: DV (vec4 columns per invocation), LOG2TX. */
+/**
+ * Specialization values of a portable kernel: forward DV (vec4 columns of O per invocation) and
+ * LOG2TX; backward CT, DC (vec4 words per chunk), NCH (chunks) and DU (vec4 columns per
+ * invocation and chunk).
+ */
 export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): SpecValues {
+  if (kind === 'bwd') {
+    const CT = plan.streamRows ?? plan.BC, DC = (plan.chunk ?? D) / 4;
+    return { CT, DC, NCH: D / 4 / DC, DU: DC / (CT / 4) };
+  }
   const TX = plan.BC / 4;
-  const v: SpecValues = { DV: D / 4 / (kind === 'fwd' ? TX : plan.BR / 4) };
-  if (kind === 'fwd' && plan.reduce === 'subgroup') v.LOG2TX = Math.log2(TX);
+  const v: SpecValues = { DV: D / 4 / TX };
+  if (plan.reduce === 'subgroup') v.LOG2TX = Math.log2(TX);
   return v;
 }
