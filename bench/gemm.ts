@@ -3,13 +3,14 @@
  * C = A·B in f16 with f32 accumulation, timed over several tilings. Its best TFLOP/s is what
  * subgroup matrices reach through WebGPU on this device at all; beside PyTorch's f16 matmul
  * (bench/peers/torch_sdpa.py --gemm) it shows how much of the gap to FlashAttention-2 is the
- * platform's rather than the attention kernels'. Each tiling is first checked against a
- * float64 product of the same f16 inputs.
+ * platform's rather than the attention kernels'. Each tiling (of every kernel variant: staged,
+ * padded, direct, padded-vec; GEMM_TILINGS) is first checked against a float64 product of the
+ * same f16 inputs at 256³ and timed only if its relative error is at most 1e-3.
  */
 import { FlashDevice } from '../src/gpu/device.js';
 import { GpuTimer } from '../src/gpu/timer.js';
 import { readback, storage, upload } from '../src/gpu/buffers.js';
-import { GEMM_F32_TILINGS, GEMM_TILINGS, GemmF32Tiling, GemmTiling, buildGemm, buildGemmF32, encodeGemm, encodeGemmF32, gemmF32Fits, gemmF32Name, gemmF32Tile, gemmFits, tilingName } from '../src/kernels/gemm.js';
+import { GEMM_F32_TILINGS, GEMM_TILINGS, GemmF32Tiling, GemmTiling, buildGemm, gemmShapeError, buildGemmF32, encodeGemm, encodeGemmF32, gemmF32Fits, gemmF32Name, gemmF32Tile, gemmFits, tilingName } from '../src/kernels/gemm.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn, referenceInput, relErr } from '../src/reference/compare.js';
 import { referenceMatmul } from '../src/reference/matmul.js';
@@ -39,7 +40,7 @@ async function runGemm(
   const timer = new GpuTimer(dev, Math.max(reps, 1));
   const once = async (tw?: GPUComputePassTimestampWrites) => {
     const enc = dev.device.createCommandEncoder({ label: 'gemm' });
-    encodeGemm(enc, dev, pipeline, t, bufs, M, N, tw);
+    encodeGemm(enc, dev, pipeline, t, bufs, M, N, K, tw);
     dev.device.queue.submit([enc.finish()]);
     await dev.device.queue.onSubmittedWorkDone();
   };
@@ -68,7 +69,7 @@ export async function gemmCeiling(dev: FlashDevice, size: number, reps: number, 
     onProgress?.(n, GEMM_TILINGS.length, tilingName(t));
     const row: CeilingRow = { M: size, N: size, K: size, tiling: tilingName(t), ms: null, tflops: null, err: null };
     rows.push(row);
-    const unfit = gemmFits(dev, t);
+    const unfit = gemmFits(dev, t) ?? gemmShapeError(t, S, S, S) ?? gemmShapeError(t, size, size, size);
     if (unfit) { row.error = unfit; continue; }
     try {
       const pipeline = await buildGemm(dev, t);

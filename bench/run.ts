@@ -40,7 +40,8 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --measured FILE       activation_memory.csv of measured points drawn over the model's lines
   --ceiling             also time GEMMs over several tilings: a plain-WGSL f32 one (shaders/gemm_f32.wgsl,
                         the portable kernels' yardstick) and, where the device has subgroup matrices,
-                        a tensor-core one (shaders/gemm_sgmm.wgsl): what the device reaches at all
+                        tensor-core ones (shaders/gemm_sgmm*.wgsl: staged, padded double-buffered,
+                        direct from storage): what the device reaches at all
   --ceiling-size S      its M = N = K (default 8192; quick 512; a multiple of 256)
   --peer FILE           PyTorch peer results (bench/peers/torch_sdpa.py) for ratios
   --out DIR             results folder (default bench/out)`;
@@ -230,7 +231,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
   if (ceilingRows.length) {
     console.log(`\nceiling: GEMM ${ceilingSize}³, plain-WGSL f32 ('f32 …') and f16 on subgroup matrices (f32 accumulation)${gemmPeer ? `; PyTorch f16 matmul ${gemmPeer.tflops.toFixed(1)} TFLOP/s` : ''}`);
     for (const r of ceilingRows)
-      console.log(`  ${r.tiling.padEnd(32)} ${r.tflops === null ? `- (${r.error})` : `${r.tflops.toFixed(1).padStart(7)} TFLOP/s${gemmPeer ? `  ratio ${(r.tflops / gemmPeer.tflops).toFixed(3)}` : ''}  err ${r.err!.toExponential(1)}`}`);
+      console.log(`  ${r.tiling.padEnd(46)} ${r.tflops === null ? `- (${r.error})` : `${r.tflops.toFixed(1).padStart(7)} TFLOP/s${gemmPeer ? `  ratio ${(r.tflops / gemmPeer.tflops).toFixed(3)}` : ''}  err ${r.err!.toExponential(1)}`}`);
   }
   if (ringRows.length) {
     console.log('\nring (causal, fwd+bwd)  R layout      N      fwd ms    bwd ms    gpu kernels ms  unhidden  overlap  imbalance');

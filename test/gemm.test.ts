@@ -1,8 +1,9 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevice } from './gpu.js';
 import { FlashDevice } from '../src/gpu/device.js';
-import { GEMM_TILINGS, GEMM_F32_TILINGS, buildGemm, buildGemmF32, encodeGemm, encodeGemmF32, gemmF32Fits, gemmF32Name, gemmF32Tile, gemmFits, gemmTile, tilingName } from '../src/kernels/gemm.js';
+import { GEMM_TILINGS, GEMM_F32_TILINGS, GemmKind, GemmTiling, buildGemm, buildGemmF32, encodeGemm, encodeGemmF32, gemmF32Fits, gemmF32Name, gemmF32Tile, gemmFits, gemmShapeError, gemmSource, gemmTile, gemmWorkgroupBytes, tilingName } from '../src/kernels/gemm.js';
 import { readback, storage, upload } from '../src/gpu/buffers.js';
+import { legacySgmmSpelling } from '../src/kernels/pipeline.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn, referenceInput, relErr } from '../src/reference/compare.js';
 import { referenceMatmul } from '../src/reference/matmul.js';
@@ -23,14 +24,13 @@ describe('tensor-core GEMM (ceiling probe)', () => {
     const ref = referenceMatmul(referenceInput(a, 'f16'), referenceInput(b, 'f16'), M, K, N);
     let ran = 0;
     for (const t of GEMM_TILINGS) {
-      const { BM, BN } = gemmTile(t);
-      if (gemmFits(dev, t) || M % BM || N % BN) continue;
+      if (gemmFits(dev, t) || gemmShapeError(t, M, N, K)) continue;
       const bufs = {
         dims: upload(dev, new Uint32Array([M, N, K, 0]), 'dims', GPUBufferUsage.UNIFORM),
         a: upload(dev, toPrecision(a, 'f16'), 'a'), b: upload(dev, toPrecision(b, 'f16'), 'b'), c: storage(dev, M * N * 4, 'c'),
       };
       const enc = dev.device.createCommandEncoder();
-      encodeGemm(enc, dev, await buildGemm(dev, t), t, bufs, M, N);
+      encodeGemm(enc, dev, await buildGemm(dev, t), t, bufs, M, N, K);
       dev.device.queue.submit([enc.finish()]);
       const c = new Float32Array(await readback(dev, bufs.c, M * N * 4));
       for (const x of Object.values(bufs)) dev.tracker.destroy(x);
@@ -38,6 +38,77 @@ describe('tensor-core GEMM (ceiling probe)', () => {
       ran++;
     }
     expect(ran).toBeGreaterThan(3);
+    // Every variant ran (a variant none of whose tilings fits the shape would go unchecked).
+    const ranKinds = new Set(GEMM_TILINGS.filter((t) => !gemmFits(dev, t) && !gemmShapeError(t, M, N, K)).map((t) => gemmTile(t).kind));
+    expect([...ranKinds].sort()).toEqual(['direct', 'padded', 'padded-vec', 'staged']);
+  });
+});
+
+// What can be checked without subgroup matrices: the specializer leaves valid-looking text
+// for every tiling (full WGSL validation is bin/validate-shaders.mjs on Dawn's null backend,
+// test/shaders.test.ts), the older builtin spelling rewrites every matrix call, and the
+// numbers the host derives (tile, workgroup bytes, shape checks) agree with the kernels'.
+describe('tensor-core GEMM variants (text, no GPU)', () => {
+  const EXT = ['chromium_experimental_subgroup_matrix'];
+  const count = (s: string, re: RegExp) => (s.match(re) ?? []).length;
+  it('lists every variant, each tiling once, all within 48 KiB and 1024 invocations', () => {
+    const kinds = new Set(GEMM_TILINGS.map((t) => gemmTile(t).kind));
+    expect([...kinds].sort()).toEqual(['direct', 'padded', 'padded-vec', 'staged'] satisfies GemmKind[]);
+    expect(new Set(GEMM_TILINGS.map(tilingName)).size).toBe(GEMM_TILINGS.length);
+    for (const t of GEMM_TILINGS) {
+      expect(gemmWorkgroupBytes(t), tilingName(t)).toBeLessThanOrEqual(49152);
+      expect(gemmTile(t).WG, tilingName(t)).toBeLessThanOrEqual(1024);
+      expect(8192 % gemmTile(t).BM + 8192 % gemmTile(t).BN + 8192 % gemmTile(t).BK + 256 % gemmTile(t).BM + 256 % gemmTile(t).BN, tilingName(t)).toBe(0);
+    }
+    // The padded-vec tilings come last: a wrong result there cannot take the others with it.
+    const firstVec = GEMM_TILINGS.findIndex((t) => gemmTile(t).kind === 'padded-vec');
+    expect(GEMM_TILINGS.slice(firstVec).every((t) => gemmTile(t).kind === 'padded-vec')).toBe(true);
+  });
+  it.each(GEMM_TILINGS.map((t) => [tilingName(t), t] as [string, GemmTiling]))('%s specializes to plausible WGSL', (_, t) => {
+    const src = gemmSource(t, EXT);
+    const { kind, BK } = gemmTile(t);
+    const [SGM, SGN, TM, TN] = t;
+    expect(src).not.toMatch(/\{\{|\}\}/);
+    expect(src).toMatch(/^enable f16;\nenable chromium_experimental_subgroup_matrix;\ndiagnostic\(off, chromium\.subgroup_matrix_uniformity\);\n/);
+    expect(count(src, /@compute @workgroup_size\(WG\)\s*fn main\(/g)).toBe(1);
+    expect(src).toContain(`const SGM: u32 = ${SGM}u;`);
+    expect(src).toContain(`const SGN: u32 = ${SGN}u;`);
+    expect(src).toContain(`const TM: u32 = ${TM}u;`);
+    expect(src).toContain(`const TN: u32 = ${TN}u;`);
+    // One accumulator per result block, declared once and stored once; the products per K step.
+    const steps = kind === 'staged' ? 1 : BK / 16;
+    expect(count(src, /var c\d+_\d+ = AM\(\);/g)).toBe(TM * TN);
+    expect(count(src, /= subgroupMatrixMultiplyAccumulate\(/g)).toBe(TM * TN * steps);
+    expect(count(src, /subgroupMatrixStore<row_major>\(&c, /g)).toBe(TM * TN);
+    expect(count(src, /subgroupMatrixLoad<LM, row_major>\(/g)).toBe(TM * steps);
+    expect(count(src, /subgroupMatrixLoad<RM, row_major>\(/g)).toBe(TN * steps);
+    for (let i = 0; i < TM; i++) for (let j = 0; j < TN; j++) expect(src).toContain(`c${i}_${j}`);
+    // Workgroup memory only where the variant stages through it; the 16-byte-word staging
+    // declares 16-byte elements.
+    const wg = [...src.matchAll(/var<workgroup>\s+(\w+)\s*:\s*([^;]+);/g)].map((m) => `${m[1]}: ${m[2]}`);
+    if (kind === 'direct') expect(wg).toEqual([]);
+    else if (kind === 'padded-vec') expect(wg).toEqual(['As: array<vec4<u32>, 2u * A_TILE / 8u>', 'Bs: array<vec4<u32>, 2u * B_TILE / 8u>']);
+    else if (kind === 'padded') expect(wg).toEqual(['As: array<f16, 2u * A_TILE>', 'Bs: array<f16, 2u * B_TILE>']);
+    else expect(wg).toEqual(['As: array<f16, BM * BK>', 'Bs: array<f16, BK * BN>']);
+    if (kind === 'direct') expect(src).toMatch(/var<storage, read> a: array<f16>;/);
+    // The older spelling (tried when the current one does not compile) rewrites every call.
+    const legacy = legacySgmmSpelling(src);
+    expect(legacy).not.toMatch(/subgroupMatrix(Load|Store)<[^>]*(row|col)_major>/);
+    expect(count(legacy, /subgroupMatrixLoad<(LM|RM)>\([^,()]+, [^,()]+, false, [^,()]+\)/g)).toBe((TM + TN) * steps);
+    // Balanced braces and parentheses (a cheap guard against a broken unroll).
+    expect(count(src, /\{/g)).toBe(count(src, /\}/g));
+    expect(count(src, /\(/g)).toBe(count(src, /\)/g));
+  });
+  it('the host refuses shapes that are not multiples of the tile, naming it', () => {
+    const t: GemmTiling = [2, 2, 4, 4, 'padded', 32];
+    expect(gemmShapeError(t, 256, 256, 256)).toBeNull();
+    expect(gemmShapeError(t, 256, 256, 48)).toBe('256x256x48 is not a multiple of the tile 128x128x32');
+    expect(gemmShapeError(t, 192, 256, 64)).toMatch(/not a multiple of the tile 128x128x32/);
+    expect(gemmShapeError([2, 2, 4, 4], 128, 128, 16)).toMatch(/128x128x32/);
+    expect(() => encodeGemm(null as never, null as never, null as never, t, null as never, 128, 128, 48)).toThrow(/GemmSgmm\[padded 2x2 subgroups, 4x4 blocks, BK 32\]: 128x128x48 is not a multiple of the tile 128x128x32/);
+    expect(gemmWorkgroupBytes(t)).toBe(2 * 2 * (128 * 40 + 32 * 136));
+    expect(gemmWorkgroupBytes([2, 2, 4, 4, 'direct', 32])).toBe(0);
+    expect(gemmWorkgroupBytes([2, 2, 4, 4])).toBe(16384);
   });
 });
 

@@ -38,7 +38,7 @@ describe('tensor-core shaders', () => {
     // Matrix loads and stores from an array that is not 16-byte aligned give wrong results on
     // the NVIDIA Vulkan driver (bench/NOTES.md): workgroup variables are arrays (sized in
     // multiples of 16 rows or columns) or 16-byte vectors, never a scalar or a 1–3 element array.
-    for (const src of [SHADERS.flashFwdSgmm, SHADERS.flashBwdSgmm, SHADERS.gemmSgmm]) {
+    for (const src of [SHADERS.flashFwdSgmm, SHADERS.flashBwdSgmm, SHADERS.gemmSgmm, SHADERS.gemmSgmmPadded, SHADERS.gemmSgmmPaddedVec]) {
       const vars = [...src.matchAll(/var<workgroup>\s+\w+\s*:\s*([^;]+);/g)];
       expect(vars.length).toBeGreaterThan(1);
       for (const m of vars) {

@@ -9,29 +9,83 @@ import { buildPipeline, buildSgmmPipelines } from './pipeline.js';
 import { specialize } from './specialize.js';
 import { SHADERS } from './shaders.js';
 
-/** Subgroups (rows × columns) and 16×16 result blocks per subgroup (rows × columns). */
-export type GemmTiling = [SGM: number, SGN: number, TM: number, TN: number];
-export const GEMM_TILINGS: GemmTiling[] = [[2, 2, 2, 2], [2, 2, 4, 2], [2, 2, 2, 4], [4, 2, 2, 2], [2, 4, 2, 2], [2, 2, 4, 4], [1, 1, 4, 4], [2, 1, 4, 4], [4, 4, 2, 2]];
+/**
+ * How a variant feeds its matrix loads:
+ * - 'staged' (shaders/gemm_sgmm.wgsl): workgroup slices of BK = 32, unpadded, single-buffered,
+ *   two barriers per slice (the first kernel; kept for comparison);
+ * - 'direct' (gemm_sgmm_direct.wgsl): straight from the storage buffers, no workgroup memory;
+ * - 'padded' (gemm_sgmm_padded.wgsl + gemm_stage_f16.wgsl): padded rows, double-buffered, one
+ *   barrier per slice, stores of 8 f16;
+ * - 'padded-vec' (the same + gemm_stage_vec.wgsl): the slices as 16-byte words, one store per
+ *   word; experimental (see that file), last in the list.
+ */
+export type GemmKind = 'staged' | 'direct' | 'padded' | 'padded-vec';
 
-/** K step of the kernel (BK in the shader). */
+/**
+ * Subgroups (rows × columns), 16×16 result blocks per subgroup (rows × columns), the variant
+ * ('staged' when left out) and the K step BK (32 when left out; 'staged' takes only 32).
+ */
+export type GemmTiling = [SGM: number, SGN: number, TM: number, TN: number, kind?: GemmKind, BK?: number];
+export const GEMM_TILINGS: GemmTiling[] = [
+  [2, 2, 2, 2], [2, 2, 4, 2], [2, 2, 2, 4], [4, 2, 2, 2], [2, 4, 2, 2], [2, 2, 4, 4], [1, 1, 4, 4], [2, 1, 4, 4], [4, 4, 2, 2],
+  // Padded, double-buffered workgroup slices: 128×128 tiles from 4 or 8 subgroups, and
+  // 256×128 / 128×256 from 8 subgroups of 4×4 blocks (BK = 16 to fit two copies in 48 KiB).
+  [2, 2, 4, 4, 'padded', 32], [2, 4, 4, 2, 'padded', 32], [4, 2, 2, 4, 'padded', 32], [2, 2, 4, 4, 'padded', 16],
+  [4, 2, 4, 4, 'padded', 16], [2, 4, 4, 4, 'padded', 16], [2, 2, 2, 2, 'padded', 64],
+  // Loads straight from the storage buffers (L1/L2 for reuse).
+  [2, 2, 4, 4, 'direct', 32], [2, 2, 4, 4, 'direct', 16], [1, 1, 4, 4, 'direct', 32], [2, 4, 4, 2, 'direct', 32],
+  [4, 2, 2, 4, 'direct', 32], [4, 2, 4, 4, 'direct', 16], [4, 4, 2, 2, 'direct', 32],
+  // Last: the experimental 16-byte-word staging.
+  [2, 2, 4, 4, 'padded-vec', 32], [2, 4, 4, 2, 'padded-vec', 32], [4, 2, 4, 4, 'padded-vec', 16],
+];
+
+/** K step of the 'staged' kernel (BK in shaders/gemm_sgmm.wgsl). */
 export const GEMM_BK = 32;
-export const gemmTile = ([SGM, SGN, TM, TN]: GemmTiling) => ({ BM: 16 * TM * SGM, BN: 16 * TN * SGN, WG: 32 * SGM * SGN });
-export const tilingName = (t: GemmTiling) => `${t[0]}x${t[1]} subgroups, ${t[2]}x${t[3]} blocks`;
+export const gemmKind = (t: GemmTiling): GemmKind => t[4] ?? 'staged';
+export const gemmTile = ([SGM, SGN, TM, TN, kind = 'staged', BK = GEMM_BK]: GemmTiling) =>
+  ({ BM: 16 * TM * SGM, BN: 16 * TN * SGN, BK, WG: 32 * SGM * SGN, kind });
+export const tilingName = (t: GemmTiling) => {
+  const base = `${t[0]}x${t[1]} subgroups, ${t[2]}x${t[3]} blocks`;
+  const { kind, BK } = gemmTile(t);
+  return kind === 'staged' ? base : `${kind} ${base}, BK ${BK}`;
+};
+
+/** Bytes of workgroup memory a tiling declares. */
+export function gemmWorkgroupBytes(t: GemmTiling): number {
+  const { BM, BN, BK, kind } = gemmTile(t);
+  if (kind === 'direct') return 0;
+  if (kind === 'staged') return (BM * GEMM_BK + GEMM_BK * BN) * 2;
+  return 2 * (BM * (BK + 8) + BK * (BN + 8)) * 2;   // two copies, rows padded by 8 halves
+}
 
 /** The specialized source of one tiling (`enables` from the pipeline builder's spelling attempts). */
 export function gemmSource(t: GemmTiling, enables: string[]): string {
   const head = ['enable f16;', ...enables.map((e) => `enable ${e};`), 'diagnostic(off, chromium.subgroup_matrix_uniformity);'].join('\n');
-  return `${head}\n${specialize(SHADERS.gemmSgmm, { SGM: t[0], SGN: t[1], TM: t[2], TN: t[3] })}`;
+  const { BK, kind } = gemmTile(t);
+  const shape = { SGM: t[0], SGN: t[1], TM: t[2], TN: t[3] };
+  if (kind === 'staged') {
+    if (BK !== GEMM_BK) throw new Error(`GemmSgmm: the staged kernel has BK = ${GEMM_BK}, not ${BK}`);
+    return `${head}\n${specialize(SHADERS.gemmSgmm, shape)}`;
+  }
+  if (BK % 16 || BK < 16) throw new Error(`GemmSgmm: BK = ${BK} is not a positive multiple of 16`);
+  const src = { direct: SHADERS.gemmSgmmDirect, padded: SHADERS.gemmSgmmPadded, 'padded-vec': SHADERS.gemmSgmmPaddedVec }[kind];
+  return `${head}\n${specialize(src, { ...shape, KS: BK / 16 })}`;
 }
 
 /** Whether a tiling fits the device (workgroup memory and invocations). */
 export function gemmFits(dev: FlashDevice, t: GemmTiling): string | null {
-  const { BM, BN, WG } = gemmTile(t);
-  const bytes = (BM * GEMM_BK + GEMM_BK * BN) * 2;
+  const { WG } = gemmTile(t);
+  const bytes = gemmWorkgroupBytes(t);
   const lim = dev.device.limits;
   if (bytes > lim.maxComputeWorkgroupStorageSize) return `needs ${bytes} bytes of workgroup memory (device: ${lim.maxComputeWorkgroupStorageSize})`;
   if (WG > lim.maxComputeInvocationsPerWorkgroup) return `needs ${WG} invocations (device: ${lim.maxComputeInvocationsPerWorkgroup})`;
   return null;
+}
+
+/** Why M×N×K cannot run on a tiling (not multiples of its BM, BN, BK), or null. */
+export function gemmShapeError(t: GemmTiling, M: number, N: number, K: number): string | null {
+  const { BM, BN, BK } = gemmTile(t);
+  return M % BM || N % BN || K % BK ? `${M}x${N}x${K} is not a multiple of the tile ${BM}x${BN}x${BK}` : null;
 }
 
 /** Builds the pipeline of one tiling (trying the spellings of the subgroup-matrix builtins). */
@@ -40,11 +94,16 @@ export async function buildGemm(dev: FlashDevice, t: GemmTiling): Promise<GPUCom
   return pipeline;
 }
 
-/** Encodes C = A·B (M, N, K multiples of the tiling's BM, BN and 32); `dims` holds [M, N, K, 0] as u32. */
+/**
+ * Encodes C = A·B (M, N, K multiples of the tiling's BM, BN, BK: the kernels index without
+ * bounds checks, so any other shape is refused here); `dims` holds [M, N, K, 0] as u32.
+ */
 export function encodeGemm(
   enc: GPUCommandEncoder, dev: FlashDevice, pipeline: GPUComputePipeline, t: GemmTiling,
-  b: { dims: GPUBuffer; a: GPUBuffer; b: GPUBuffer; c: GPUBuffer }, M: number, N: number, tw?: GPUComputePassTimestampWrites,
+  b: { dims: GPUBuffer; a: GPUBuffer; b: GPUBuffer; c: GPUBuffer }, M: number, N: number, K: number, tw?: GPUComputePassTimestampWrites,
 ): void {
+  const bad = gemmShapeError(t, M, N, K);
+  if (bad) throw new Error(`GemmSgmm[${tilingName(t)}]: ${bad}`);
   const { BM, BN } = gemmTile(t);
   dispatchGemm(enc, dev, pipeline, 'gemm', b, N / BN, M / BM, tw);
 }

@@ -15,6 +15,11 @@ import gemmF32 from '../../shaders/gemm_f32.wgsl?raw';
 import flashBwdSgmmBody from '../../shaders/flash_bwd_sgmm.wgsl?raw';
 import merge from '../../shaders/merge.wgsl?raw';
 import gemmSgmmBody from '../../shaders/gemm_sgmm.wgsl?raw';
+import gemmTile from '../../shaders/gemm_tile.wgsl?raw';
+import gemmSgmmDirectBody from '../../shaders/gemm_sgmm_direct.wgsl?raw';
+import gemmSgmmPaddedBody from '../../shaders/gemm_sgmm_padded.wgsl?raw';
+import gemmStageF16 from '../../shaders/gemm_stage_f16.wgsl?raw';
+import gemmStageVec from '../../shaders/gemm_stage_vec.wgsl?raw';
 
 /**
  * The portable forward with its row reduction: subgroup shuffles (flash_rows_sg.wgsl) or
@@ -31,6 +36,13 @@ const flashBwd = `${flashBwdTiles}\n${flashBwdScalar}`;
 const flashFwdSgmm = `${sgmmCommon}\n${flashFwdSgmmBody}`;
 const flashBwdSgmm = `${sgmmCommon}\n${flashBwdSgmmBody}`;
 const gemmSgmm = `${sgmmCommon}\n${gemmSgmmBody}`;
+/**
+ * Variants of the tensor-core ceiling GEMM (src/kernels/gemm.ts): loads straight from the
+ * storage buffers, and padded double-buffered workgroup slices staged as f16 or as 16-byte words.
+ */
+const gemmSgmmDirect = `${sgmmCommon}\n${gemmTile}\n${gemmSgmmDirectBody}`;
+const gemmSgmmPadded = `${sgmmCommon}\n${gemmTile}\n${gemmSgmmPaddedBody}\n${gemmStageF16}`;
+const gemmSgmmPaddedVec = `${sgmmCommon}\n${gemmTile}\n${gemmSgmmPaddedBody}\n${gemmStageVec}`;
 
-/** gemmSgmm and gemmF32 are the bench's ceiling probes (bench/gemm.ts), not attention kernels. */
-export const SHADERS = { common, flashFwd, flashFwdSgmm, flashBwd, flashBwdPre, flashBwdSgmm, merge, gemmSgmm, gemmF32 } as const;
+/** The gemm* sources are the bench's ceiling probes (bench/gemm.ts), not attention kernels. */
+export const SHADERS = { common, flashFwd, flashFwdSgmm, flashBwd, flashBwdPre, flashBwdSgmm, merge, gemmSgmm, gemmSgmmDirect, gemmSgmmPadded, gemmSgmmPaddedVec, gemmF32 } as const;
