@@ -79,9 +79,6 @@ export function checkDocuments(d: Documents, Nq?: number, Nk?: number): void {
 /** The mask applies no rule at all (every key visible to every query). */
 export const unmasked = (m: Pick<MaskSpec, 'causal' | 'window' | 'docs'>) => !m.causal && m.window[0] < 0 && m.window[1] < 0 && !m.docs;
 
-/** Only the causal rule (or none): what the tensor-core kernels implement. */
-export const causalOnly = (m: Pick<MaskSpec, 'window' | 'docs'>) => m.window[0] < 0 && m.window[1] < 0 && !m.docs;
-
 export class Mask {
   constructor(readonly spec: MaskSpec, readonly Nq: number, readonly Nk: number) {}
 

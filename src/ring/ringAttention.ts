@@ -15,7 +15,6 @@ import { DeviceLostError, InputError } from '../errors.js';
 import { FlashDevice, adapterName, checkDevice } from '../gpu/device.js';
 import { toHalfArray } from '../f16.js';
 import { AttentionOptions, AttentionShape, resolveOptions, validateShape } from '../shape.js';
-import { causalOnly } from '../mask.js';
 import { FlashForward } from '../kernels/flashForward.js';
 import { FlashBackward } from '../kernels/flashBackward.js';
 import { MergeKernel } from '../kernels/merge.js';
@@ -97,9 +96,7 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions)
 /** One context per rank, on its device, with the scheme's communicator. */
 async function makeRanks(st: Stage, pb: Problem, backward: boolean, rec: TimelineRecorder): Promise<RankContext[]> {
   const types = { precision: st.p, out: 'f32' as const, grad: 'f32' as const };
-  // A window or documents take the portable kernels (as attention.ts's 'auto': the tensor-core
-  // kernels' masks are validated on the H200 only).
-  const path = causalOnly(pb.base) ? 'auto' : 'scalar';
+  const path = 'auto';   // every mask, as attention.ts: tensor cores for f16 where the adapter has them
   const kernels = await Promise.all(st.rankDevs.map(async (d) => ({
     fwd: await FlashForward.create(d, pb.shape.D, types, path),
     merge: await MergeKernel.create(d, pb.shape.D),
