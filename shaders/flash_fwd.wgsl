@@ -4,8 +4,14 @@
 // A workgroup owns Br = 4·TY query rows of one (batch, head) and streams K/V tiles of
 // Bc = 4·TX keys through workgroup memory. Invocation (ty, tx) = (tid / TX, tid % TX) owns
 //   the 4×4 block of S at rows ty + TY·rr and keys tx + TX·cc (rr, cc < 4), and
-//   the O accumulator of the same 4 rows at vec4 columns tx + TX·u (u < DV = D/4 / TX),
+//   the O accumulator of the same 4 rows at vec4 columns c·DC + tx + TX·u of each chunk c
+//   (u < DU = DC / TX),
 // all in registers indexed only by constants (unrolled by the specializer).
+// Chunks: Q, K and V are staged DC vec4 words of the head dim at a time (NCH = D/4/DC chunks):
+// S sums the chunks' products, and each chunk of V feeds its own accumulators. With one chunk
+// (whole rows) Q is staged once per workgroup; with more, Q's chunks are staged again for each
+// K/V tile (from L1/L2), which buys wider workgroups at large D within the same memory (f32 at
+// D = 128: 64×32 tiles, 128 invocations, against 32×32 and 64 with whole rows).
 // Per tile, in natural-log units (the scale is applied to QKᵀ before the max is taken, and the
 // small difference S − m is what goes to exp2, so no log2(e)-scaled large logit is rounded):
 //   S = scale · Q Kᵀ                          (keys a row cannot see: −inf)
@@ -24,9 +30,10 @@
 // Dispatch: (ceil(Nq / Br), Hq, B).
 //
 // Bounds (indices in range by construction, for Dawn without robustness):
-//   workgroup arrays: every index is r·DS + d4 or r·PS + t with r < Br (or Bc), d4 < D/4, t < TX;
-//   global reads only for rows i < Nq (Q) and keys j < Nk (K, V), so (row0 + i)·D/4 + d4 lies
-//   in [0, B·H·N·D/4); O and LSE are written only for rows i < Nq.
+//   workgroup arrays: every index is r·CS + d or r·PS + t with r < Br (or Bc), d < DC, t < TX;
+//   global reads only for rows i < Nq (Q) and keys j < Nk (K, V), at columns c·DC + d < D/4
+//   (c < NCH), so (row0 + i)·D/4 + c·DC + d lies in [0, B·H·N·D/4); O and LSE are written only
+//   for rows i < Nq.
 
 @group(0) @binding(1) var<storage, read> q: array<vec4<ST>>;
 @group(0) @binding(2) var<storage, read> k: array<vec4<ST>>;
@@ -37,15 +44,19 @@
 const TX: u32 = BC / 4u;      // invocations across a K/V tile's keys (4 keys each)
 const TY: u32 = BR / 4u;      // invocations across the query rows (4 rows each)
 const D4: u32 = D / 4u;       // vec4 words per row
-const DS: u32 = D4 + 1u;      // padded row stride of staged tiles: rows start 4 banks apart
-const DV: u32 = {{DV}}u;      // vec4 columns of O per invocation (D4 / TX)
+const DC: u32 = {{DC}}u;      // vec4 words per staged chunk
+const NCH: u32 = {{NCH}}u;    // chunks per row (D4 / DC)
+const CS: u32 = DC + 1u;      // padded row stride of staged chunks: rows start 4 banks apart
+const DU: u32 = {{DU}}u;      // vec4 columns of O per invocation and chunk (DC / TX)
 const PS: u32 = TX + 1u;      // padded row stride of P~
-const LQ: u32 = (BR * D4 + WG - 1u) / WG;   // vec4 loads per invocation for a Q tile
-const LK: u32 = (BC * D4 + WG - 1u) / WG;   // ... for a K or V tile
+const LQ: u32 = (BR * DC + WG - 1u) / WG;   // vec4 loads per invocation for a Q chunk
+const LK: u32 = (BC * DC + WG - 1u) / WG;   // ... for a K or V chunk
 const STALE: f32 = 8.0;       // rescale only when the row max grows by more than this (nat. log)
 
-var<workgroup> Qs: array<vec4<f32>, BR * DS>;
-var<workgroup> KVs: array<vec4<f32>, BC * DS>;   // K of the tile, then its V
+alias Acc = array<vec4<f32>, 4 * DU>;   // one chunk's columns of the invocation's 4 rows
+
+var<workgroup> Qs: array<vec4<f32>, BR * CS>;
+var<workgroup> KVs: array<vec4<f32>, BC * CS>;   // K of the tile, then its V (chunk c)
 var<workgroup> Ps: array<vec4<f32>, BR * PS>;    // P~: row r, word t = keys t + TX·(0..3)
 
 fn nan_f32() -> f32 {
@@ -53,64 +64,77 @@ fn nan_f32() -> f32 {
   return bitcast<f32>(bits);
 }
 
-// Q rows i0 .. i0+Br of head row base q_row0 into Qs (rows past Nq: zeros).
-fn stage_q(q_row0: u32, i0: u32, tid: u32) {
+// Chunk ch of Q rows i0 .. i0+Br of head row base q_row0 into Qs (rows past Nq: zeros).
+fn stage_q(q_row0: u32, i0: u32, ch: u32, tid: u32) {
   for (var x = 0u; x < rt(LQ); x++) {
     let e = tid + x * WG;
-    if (e < BR * D4) {
-      let r = e / D4;
-      let d4 = e % D4;
+    if (e < BR * DC) {
+      let r = e / DC;
+      let d = e % DC;
       var t = vec4<f32>();
-      if (i0 + r < P.Nq) { t = vec4<f32>(q[(q_row0 + i0 + r) * D4 + d4]); }
-      Qs[r * DS + d4] = t;
+      if (i0 + r < P.Nq) { t = vec4<f32>(q[(q_row0 + i0 + r) * D4 + ch * DC + d]); }
+      Qs[r * CS + d] = t;
     }
   }
 }
 
-// K (use_v false) or V rows j0 .. j0+Bc of head row base kv_row0 into KVs (rows past Nk: zeros).
-fn stage_kv(kv_row0: u32, j0: u32, tid: u32, use_v: bool) {
+// Chunk ch of K (use_v false) or V rows j0 .. j0+Bc of head row base kv_row0 into KVs (rows
+// past Nk: zeros).
+fn stage_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
   for (var x = 0u; x < rt(LK); x++) {
     let e = tid + x * WG;
-    if (e < BC * D4) {
-      let c = e / D4;
-      let d4 = e % D4;
+    if (e < BC * DC) {
+      let c = e / DC;
+      let d = e % DC;
       var t = vec4<f32>();
       if (j0 + c < P.Nk) {
-        let g = (kv_row0 + j0 + c) * D4 + d4;
+        let g = (kv_row0 + j0 + c) * D4 + ch * DC + d;
         if (use_v) { t = vec4<f32>(v[g]); } else { t = vec4<f32>(k[g]); }
       }
-      KVs[c * DS + d4] = t;
+      KVs[c * CS + d] = t;
     }
   }
 }
 
-// The invocation's 4×4 block of Q Kᵀ: s[rr][cc] = Q[ty + TY·rr] · K[tx + TX·cc].
-fn scores(tx: u32, ty: u32) -> array<vec4<f32>, 4> {
-  var s = array<vec4<f32>, 4>();
-  for (var d4 = 0u; d4 < rt(D4); d4++) {
+// The staged chunk's share of the invocation's 4×4 block of Q Kᵀ:
+// s[rr][cc] += Q[ty + TY·rr] · K[tx + TX·cc].
+fn scores(s: ptr<function, array<vec4<f32>, 4>>, tx: u32, ty: u32) {
+  for (var d = 0u; d < rt(DC); d++) {
     var kk = array<vec4<f32>, 4>();
-    {{#loop cc < 4}}kk[{{cc}}u] = KVs[(tx + {{cc}}u * TX) * DS + d4];
+    {{#loop cc < 4}}kk[{{cc}}u] = KVs[(tx + {{cc}}u * TX) * CS + d];
     {{/loop}}
-    {{#loop rr < 4}}{ let x = Qs[(ty + {{rr}}u * TY) * DS + d4];
-      s[{{rr}}u] += vec4<f32>(dot(x, kk[0]), dot(x, kk[1]), dot(x, kk[2]), dot(x, kk[3])); }
+    {{#loop rr < 4}}{ let x = Qs[(ty + {{rr}}u * TY) * CS + d];
+      (*s)[{{rr}}u] += vec4<f32>(dot(x, kk[0]), dot(x, kk[1]), dot(x, kk[2]), dot(x, kk[3])); }
     {{/loop}}
+  }
+}
+
+// The invocation's 4×4 block of scale · Q Kᵀ over the K/V tile at j0 (the sum over the chunks).
+fn tile_scores(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, tid: u32, tx: u32, ty: u32) -> array<vec4<f32>, 4> {
+  var s = array<vec4<f32>, 4>();
+  for (var c = 0u; c < rt(NCH); c++) {
+    workgroupBarrier();   // the previous chunk's (or tile's) readers of Qs, KVs and P~ are done
+    if (NCH > 1u) { stage_q(q_row0, i0, c, tid); }
+    stage_kv(kv_row0, j0, c, tid, false);
+    workgroupBarrier();
+    scores(&s, tx, ty);
   }
   return s;
 }
 
-// acc += P~ V over a tile every row sees entirely.
-fn pv_full(acc: ptr<function, array<vec4<f32>, 4 * DV>>, tx: u32, ty: u32) {
+// acc += P~ V (the staged chunk of V) over a tile every row sees entirely.
+fn pv_full(acc: ptr<function, Acc>, tx: u32, ty: u32) {
   for (var t = 0u; t < rt(TX); t++) {
     var p = array<vec4<f32>, 4>();
     {{#loop rr < 4}}p[{{rr}}u] = Ps[(ty + {{rr}}u * TY) * PS + t];
     {{/loop}}
-    {{#loop u < DV}}{
+    {{#loop u < DU}}{
       let c = tx + {{u}}u * TX;
-      let v0 = KVs[t * DS + c];
-      let v1 = KVs[(t + TX) * DS + c];
-      let v2 = KVs[(t + 2u * TX) * DS + c];
-      let v3 = KVs[(t + 3u * TX) * DS + c];
-      {{#loop rr < 4}}(*acc)[{{rr}}u * DV + {{u}}u] += p[{{rr}}u].x * v0 + p[{{rr}}u].y * v1 + p[{{rr}}u].z * v2 + p[{{rr}}u].w * v3;
+      let v0 = KVs[t * CS + c];
+      let v1 = KVs[(t + TX) * CS + c];
+      let v2 = KVs[(t + 2u * TX) * CS + c];
+      let v3 = KVs[(t + 3u * TX) * CS + c];
+      {{#loop rr < 4}}(*acc)[{{rr}}u * DU + {{u}}u] += p[{{rr}}u].x * v0 + p[{{rr}}u].y * v1 + p[{{rr}}u].z * v2 + p[{{rr}}u].w * v3;
       {{/loop}}
     }
     {{/loop}}
@@ -119,7 +143,7 @@ fn pv_full(acc: ptr<function, array<vec4<f32>, 4 * DV>>, tx: u32, ty: u32) {
 
 // acc += P~ V where some keys are hidden from some rows: key j0 + c reaches row rr only if
 // klo[rr] <= j0 + c < khi[rr] (its P~ is 0 there, but 0 · NaN would still be NaN).
-fn pv_masked(acc: ptr<function, array<vec4<f32>, 4 * DV>>, tx: u32, ty: u32, j0: u32, klo: vec4<u32>, khi: vec4<u32>) {
+fn pv_masked(acc: ptr<function, Acc>, tx: u32, ty: u32, j0: u32, klo: vec4<u32>, khi: vec4<u32>) {
   let z = vec4<f32>();
   for (var t = 0u; t < rt(TX); t++) {
     let keys = vec4<u32>(j0 + t) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
@@ -128,15 +152,15 @@ fn pv_masked(acc: ptr<function, array<vec4<f32>, 4 * DV>>, tx: u32, ty: u32, j0:
     {{#loop rr < 4}}p[{{rr}}u] = Ps[(ty + {{rr}}u * TY) * PS + t];
     w[{{rr}}u] = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
     {{/loop}}
-    {{#loop u < DV}}{
+    {{#loop u < DU}}{
       let c = tx + {{u}}u * TX;
-      let v0 = KVs[t * DS + c];
-      let v1 = KVs[(t + TX) * DS + c];
-      let v2 = KVs[(t + 2u * TX) * DS + c];
-      let v3 = KVs[(t + 3u * TX) * DS + c];
+      let v0 = KVs[t * CS + c];
+      let v1 = KVs[(t + TX) * CS + c];
+      let v2 = KVs[(t + 2u * TX) * CS + c];
+      let v3 = KVs[(t + 3u * TX) * CS + c];
       {{#loop rr < 4}}{ let pr = p[{{rr}}u];
         let wr = w[{{rr}}u];
-        (*acc)[{{rr}}u * DV + {{u}}u] += select(z, pr.x * v0, wr.x) + select(z, pr.y * v1, wr.y) + select(z, pr.z * v2, wr.z) + select(z, pr.w * v3, wr.w); }
+        (*acc)[{{rr}}u * DU + {{u}}u] += select(z, pr.x * v0, wr.x) + select(z, pr.y * v1, wr.y) + select(z, pr.z * v2, wr.z) + select(z, pr.w * v3, wr.w); }
       {{/loop}}
     }
     {{/loop}}
@@ -152,7 +176,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   let kv_row0 = rb.kv_row0;
   let tx = tid % TX;
   let ty = tid / TX;
-  stage_q(q_row0, i0, tid);
+  if (NCH == 1u) { stage_q(q_row0, i0, 0u, tid); }
 
   // Keys visible to row ty + TY·rr: klo[rr] <= j < khi[rr] (klo = khi: a masked row).
   var klo = vec4<u32>();
@@ -167,15 +191,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   let ninf = vec4<f32>(neg_inf());
   var m = vec4<f32>(NEG_BIG);   // running (stale) row max, natural units
   var l = vec4<f32>();          // this invocation's share of ℓ (its keys)
-  var acc = array<vec4<f32>, 4 * DV>();
+  var acc = array<Acc, NCH>();
   for (var jt = t_first; jt < t_end; jt++) {
     let j0 = jt * BC;
     let cls = tile_class(i0, i_end, j0, j0 + BC);
     if (cls == TILE_SKIP) { continue; }
-    workgroupBarrier();   // the previous tile's readers of KVs and Ps are done
-    stage_kv(kv_row0, j0, tid, false);
-    workgroupBarrier();
-    var s = scores(tx, ty);
+    var s = tile_scores(q_row0, i0, kv_row0, j0, tid, tx, ty);
     let keys = vec4<u32>(j0 + tx) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
     var mt = vec4<f32>();
     {{#loop rr < 4}}{ let x = select(ninf, s[{{rr}}u] * P.scale, (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u])));
@@ -192,15 +213,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       rs[{{rr}}u] = (p.x + p.y) + (p.z + p.w);
       Ps[(ty + {{rr}}u * TY) * PS + tx] = p;
       let a = alpha[{{rr}}u];
-      {{#loop u < DV}}acc[{{rr}}u * DV + {{u}}u] *= a;
-      {{/loop}}
+      {{#loop c < NCH}}{{#loop u < DU}}acc[{{c}}u][{{rr}}u * DU + {{u}}u] *= a;
+      {{/loop}}{{/loop}}
     }
     {{/loop}}
     l = l * alpha + rs;
-    workgroupBarrier();   // every S is computed (KVs free) and P~ is written
-    stage_kv(kv_row0, j0, tid, true);
-    workgroupBarrier();
-    if (cls == TILE_FULL) { pv_full(&acc, tx, ty); } else { pv_masked(&acc, tx, ty, j0, klo, khi); }
+    {{#loop c < NCH}}{
+      workgroupBarrier();   // every S is computed (KVs free) and P~ is written; chunk c-1's readers are done
+      stage_kv(kv_row0, j0, {{c}}u, tid, true);
+      workgroupBarrier();
+      if (cls == TILE_FULL) { pv_full(&acc[{{c}}u], tx, ty); } else { pv_masked(&acc[{{c}}u], tx, ty, j0, klo, khi); } }
+    {{/loop}}
   }
 
   let lt = row_sum4(l, tid);
@@ -210,8 +233,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (i < P.Nq) {
       let seen = khi[{{rr}}u] > klo[{{rr}}u];
       let inv = 1.0 / l_i;
-      {{#loop u < DV}}o[(q_row0 + i) * D4 + tx + {{u}}u * TX] = vec4<OT>(select(vec4<f32>(), acc[{{rr}}u * DV + {{u}}u] * inv, seen));
-      {{/loop}}
+      {{#loop c < NCH}}{{#loop u < DU}}o[(q_row0 + i) * D4 + {{c}}u * DC + tx + {{u}}u * TX] = vec4<OT>(select(vec4<f32>(), acc[{{c}}u][{{rr}}u * DU + {{u}}u] * inv, seen));
+      {{/loop}}{{/loop}}
       if (tx == 0u) {
         var out = neg_inf();
         if (seen) {

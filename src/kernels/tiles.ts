@@ -22,44 +22,43 @@ export interface TilePlan {
   reduce?: RowReduce;
   /** Portable backward: rows of the streamed tile (CT; the resident tile has BR = BC rows). */
   streamRows?: number;
-  /** Portable backward: head-dim columns staged per chunk (DC·4; D when whole rows are staged). */
+  /** Portable kernels: head-dim columns staged per chunk (DC·4; D when whole rows are staged). */
   chunk?: number;
 }
 
 /**
  * The portable (register-tiled) kernels, shaders/flash_fwd.wgsl and flash_bwd.wgsl: each
- * invocation owns a 4×4 block of S. Forward: Br = 4·TY, Bc = 4·TX, WG = TX·TY; workgroup memory
- * Qs, K/V (shared), P~ and the row-reduction words. Backward: RT resident rows (BR = BC = RT),
+ * invocation owns a 4×4 block of S, and both stage the head dim `chunk` columns at a time.
+ * Forward: Br = 4·TY, Bc = 4·TX, WG = TX·TY; workgroup memory a chunk of Q and of K/V (shared),
+ * P~ and the row-reduction words. Backward: RT resident rows (BR = BC = RT),
  * CT streamed rows, WG = RT·CT/16; two resident and two streamed chunks of `chunk` head-dim
  * columns, Pᵀ and dS (RT × CT), and four per-row statistics of the streamed rows. Rows are
  * padded by one 16-byte word (bank conflicts).
  */
 export function workgroupBytes(kind: 'fwd' | 'bwd', BR: number, BC: number, D: number, chunk = D): number {
-  if (kind === 'fwd') {
-    const DS = D / 4 + 1;
-    return 16 * ((BR + BC) * DS + BR * (BC / 4 + 1) + (BR * BC) / 16);
-  }
   const CS = chunk / 4 + 1;
+  if (kind === 'fwd') return 16 * ((BR + BC) * CS + BR * (BC / 4 + 1) + (BR * BC) / 16);
   return 16 * (2 * BR * CS + 2 * BC * CS + 2 * BR * (BC / 4 + 1)) + 16 * BC;
 }
 
 /**
  * Tile candidates, most preferred first; the first that fits the device's workgroup memory and
- * invocation limit is taken. Forward (Br, Bc), where Bc/4 invocations must divide the row's D/4
- * words; defaults fit a 16 KiB / 256-invocation device at D = 64 (forward 32×16).
- * Backward (RT resident rows, CT streamed rows), each with the widest chunk of the head dim that
- * fits (whole rows first; CT/4 must divide the chunk's D/4 words): more invocations first, since a
- * 16-invocation workgroup (the only whole-row f32 tile at D = 128 in 48 KiB) leaves half of each
- * 32-wide SIMD unit idle. bench/portable-h200.sh sweeps them on the H200.
+ * invocation limit is taken, each with the widest chunk of the head dim that fits (whole rows
+ * first; the Bc/4 or CT/4 invocations across a row must divide the chunk's D/4 words).
+ * Forward (Br, Bc); at D = 64 the first fits a 16 KiB / 256-invocation device in two chunks.
+ * Backward (RT resident rows, CT streamed rows). The order is the H200's (bench/ablate-bwd.sh,
+ * bench/portable-h200.sh; bench/NOTES.md "Portable v3"): 32×32 first for both, where it fits;
+ * in the backward, chunking the head dim is what lets it fit f32 at D = 128 (whole rows left a
+ * 16×16 tile: 16 invocations, half of each 32-wide SIMD unit idle).
  */
-export const PORTABLE_FWD_CANDIDATES: [number, number][] = [[64, 32], [32, 32], [64, 16], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
-export const PORTABLE_BWD_CANDIDATES: [number, number][] = [[64, 32], [32, 32], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
+export const PORTABLE_FWD_CANDIDATES: [number, number][] = [[32, 32], [64, 32], [64, 16], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
+export const PORTABLE_BWD_CANDIDATES: [number, number][] = [[32, 32], [64, 32], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
 
 /** How the forward reduces row max and sum across the invocations of a row block. */
 export type RowReduce = 'subgroup' | 'workgroup';
 
 /**
- * FLASHRING_PORTABLE_FWD = "BRxBC" / FLASHRING_PORTABLE_BWD = "RTxCT" or "RTxCTxCHUNK" (CHUNK:
+ * FLASHRING_PORTABLE_FWD = "BRxBC[xCHUNK]" / FLASHRING_PORTABLE_BWD = "RTxCT[xCHUNK]" (CHUNK:
  * head-dim columns staged at a time) pin the portable tiles (for sweeps);
  * FLASHRING_PORTABLE_REDUCE = subgroup | workgroup pins the forward's row reduction.
  */
@@ -68,16 +67,16 @@ function pinnedPortable(kind: 'fwd' | 'bwd'): number[] | null {
   const v = envPin(name);
   if (!v) return null;
   const ok = (n: number) => [4, 8, 16, 32, 64, 128].includes(n);
-  const m = kind === 'fwd' ? /^(\d+)x(\d+)$/.exec(v) : /^(\d+)x(\d+)(?:x(\d+))?$/.exec(v);
+  const m = /^(\d+)x(\d+)(?:x(\d+))?$/.exec(v);
   if (!m || !ok(+m[1]) || !ok(+m[2]) || (m[3] !== undefined && +m[3] % 4 !== 0))
-    throw new InputError(`${name}='${v}': give ${kind === 'fwd' ? 'BRxBC (e.g. 64x32)' : 'RTxCT or RTxCTxCHUNK (e.g. 64x32 or 64x32x32)'} with sizes in 4, 8, 16, 32, 64, 128${kind === 'bwd' ? ' and CHUNK a multiple of 4' : ''}`);
+    throw new InputError(`${name}='${v}': give ${kind === 'fwd' ? 'BRxBC or BRxBCxCHUNK (e.g. 64x32 or 64x32x64)' : 'RTxCT or RTxCTxCHUNK (e.g. 64x32 or 64x32x32)'} with sizes in 4, 8, 16, 32, 64, 128 and CHUNK a multiple of 4`);
   return m.slice(1).filter((x) => x !== undefined).map(Number);
 }
 
-/** Head-dim chunks a backward tile may stage, widest first: D/c columns for c | D/4 with CT/4 | D/(4c). */
-function bwdChunks(D: number, CT: number): number[] {
+/** Head-dim chunks (columns) a tile may stage, widest first: 4w for w | D/4 with T/4 | w (T: Bc or CT). */
+function chunks(D: number, T: number): number[] {
   const out: number[] = [];
-  for (let w = D / 4; w >= 1; w--) if ((D / 4) % w === 0 && w % (CT / 4) === 0) out.push(4 * w);
+  for (let w = D / 4; w >= 1; w--) if ((D / 4) % w === 0 && w % (T / 4) === 0) out.push(4 * w);
   return out;
 }
 
@@ -94,20 +93,16 @@ export function planTiles(kind: 'fwd' | 'bwd', D: number, precision: Precision, 
   const why: string[] = [];
   for (const [A, B, pinChunk] of candidates) {
     const WG = (A * B) / 16;
-    if (kind === 'fwd') {
-      const bytes = workgroupBytes(kind, A, B, D);
-      if ((D / 4) % (B / 4) !== 0) { why.push(`${A}x${B}: Bc/4 = ${B / 4} does not divide D/4 = ${D / 4}`); continue; }
-      if (bytes > limit || WG > maxWG) { why.push(`${A}x${B}: ${bytes} bytes, ${WG} invocations`); continue; }
-      return { BR: A, BC: B, WG, workgroupBytes: bytes, reduce: rowReduce(subgroupMin, B / 4) };
-    }
-    const chunks = pinChunk ? [pinChunk] : bwdChunks(D, B);
-    const chunk = chunks.find((c) => (D / 4) % (c / 4) === 0 && (c / 4) % (B / 4) === 0 && workgroupBytes(kind, A, B, D, c) <= limit);
+    const tried = pinChunk ? [pinChunk] : chunks(D, B);
+    const chunk = tried.find((c) => (D / 4) % (c / 4) === 0 && (c / 4) % (B / 4) === 0 && workgroupBytes(kind, A, B, D, c) <= limit);
     if (chunk === undefined || WG > maxWG) {
-      const c = chunks[chunks.length - 1];
-      why.push(c === undefined ? `${A}x${B}: CT/4 = ${B / 4} divides no chunk of D/4 = ${D / 4}` : `${A}x${B}: ${workgroupBytes(kind, A, B, D, c)} bytes at chunk ${c}, ${WG} invocations`);
+      const c = tried[tried.length - 1];
+      why.push(c === undefined ? `${A}x${B}: ${B / 4} invocations across a row divide no chunk of D/4 = ${D / 4}` : `${A}x${B}: ${workgroupBytes(kind, A, B, D, c)} bytes at chunk ${c}, ${WG} invocations`);
       continue;
     }
-    return { BR: A, BC: A, WG, workgroupBytes: workgroupBytes(kind, A, B, D, chunk), streamRows: B, chunk };
+    const bytes = workgroupBytes(kind, A, B, D, chunk);
+    if (kind === 'fwd') return { BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4) };
+    return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk };
   }
   throw new LimitError(
     `the ${kind === 'fwd' ? 'forward' : 'backward'} with head dim ${D} in ${precision} has no tile that fits this device: ` +
@@ -132,17 +127,15 @@ function rowReduce(subgroupMin: number, TX: number): RowReduce {
 }
 
 /**
- * Specialization values of a portable kernel: forward DV (vec4 columns of O per invocation) and
- * LOG2TX; backward CT, DC (vec4 words per chunk), NCH (chunks) and DU (vec4 columns per
- * invocation and chunk).
+ * Specialization values of a portable kernel: DC (vec4 words per chunk), NCH (chunks) and DU
+ * (vec4 columns of O / dQ / dK / dV per invocation and chunk); the forward's LOG2TX (subgroup
+ * row reduction), the backward's CT (streamed rows).
  */
 export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): SpecValues {
-  if (kind === 'bwd') {
-    const CT = plan.streamRows ?? plan.BC, DC = (plan.chunk ?? D) / 4;
-    return { CT, DC, NCH: D / 4 / DC, DU: DC / (CT / 4) };
-  }
-  const TX = plan.BC / 4;
-  const v: SpecValues = { DV: D / 4 / TX };
-  if (plan.reduce === 'subgroup') v.LOG2TX = Math.log2(TX);
+  const T = kind === 'bwd' ? plan.streamRows ?? plan.BC : plan.BC;   // rows across which a row's invocations sit
+  const DC = (plan.chunk ?? D) / 4;
+  const v: SpecValues = { DC, NCH: D / 4 / DC, DU: DC / (T / 4) };
+  if (kind === 'bwd') v.CT = T;
+  if (kind === 'fwd' && plan.reduce === 'subgroup') v.LOG2TX = Math.log2(T / 4);
   return v;
 }

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Portable kernel tile ablation on the GPU host, one call (a minute or two per kind):
+#   KIND=bwd bash .gpu/enter.sh bash bench/ablate-portable.sh      (or KIND=fwd)
+# Times the portable kernels (f32, N=16384, B1 H16, not causal, robustness off) with the forward
+# or backward pinned to each tile in TILES (FLASHRING_PORTABLE_FWD = BRxBC[xCHUNK],
+# FLASHRING_PORTABLE_BWD = RTxCT[xCHUNK]: rows, rows, head-dim columns staged at a time), at
+# D = 64 and 128; a tile that does not fit says so in its log. Every run is checked against the
+# float64 reference by the bench (checkErr in its CSV). Logs and CSVs under
+# $OUT/ablate-$KIND (or bench/out/...); the table last.
+set -uo pipefail
+KIND=${KIND:-bwd}
+case $KIND in
+  fwd) TILES=${TILES:-"32x32 64x32 64x32x64 128x32x32 32x32x32"}; VAR=FLASHRING_PORTABLE_FWD ;;
+  bwd) TILES=${TILES:-"16x16 32x32x64 32x32x32 64x32 32x16 64x16x32"}; VAR=FLASHRING_PORTABLE_BWD ;;
+  *) echo "KIND must be fwd or bwd, got '$KIND'" >&2; exit 2 ;;
+esac
+out=${OUT:-bench/out}/ablate-$KIND; mkdir -p "$out"
+N=${N:-16384}; REPS=${REPS:-2}
+export FLASHRING_PATH=scalar FLASHRING_ROBUST=0 MESA_SHADER_CACHE_DISABLE=false
+export FLASHRING_DAWN_FLAGS='enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia,disable_robustness'
+for t in $TILES; do
+  for D in 64 128; do
+    env "$VAR=$t" node bin/flashring.mjs bench --N "$N" --D "$D" --heads 16 --batch 1 --causal false \
+      --precision f32 --reps "$REPS" --no-ring --no-memory --out "$out/$t-D$D" 2>&1 | grep -v '^Warning' > "$out/$t-D$D.log"
+  done
+done
+echo "$KIND tile                       D   TFLOP/s  checkErr"
+for t in $TILES; do
+  for D in 64 128; do
+    f=$(ls "$out/$t-D$D"/*-kernels.csv 2>/dev/null | head -1)
+    if [ -n "$f" ]; then
+      awk -F, -v t="$t" -v d="$D" -v k="$KIND" 'NR==1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $c["pass"] == k { printf "%-32s %4s %8.2f  %s\n", t, d, $c["tflops"], $c["checkErr"] }' "$f"
+    else
+      printf "%-32s %4s  %s\n" "$t" "$D" "$(tail -n 1 "$out/$t-D$D.log" | cut -c1-100)"
+    fi
+  done
+done | tee "$out/table.txt"
