@@ -40,7 +40,34 @@ describe('tensor-core GEMM (ceiling probe)', () => {
     expect(ran).toBeGreaterThan(3);
     // Every variant ran (a variant none of whose tilings fits the shape would go unchecked).
     const ranKinds = new Set(GEMM_TILINGS.filter((t) => !gemmFits(dev, t) && !gemmShapeError(t, M, N, K)).map((t) => gemmTile(t).kind));
-    expect([...ranKinds].sort()).toEqual(['direct', 'padded', 'padded-vec', 'staged']);
+    expect([...ranKinds].sort()).toEqual(['direct', 'padded', 'padded-vec', 'padded3', 'staged']);
+  });
+  it('the three-stage kernel is right for 1 to 7 slices (prologue, wrap of the copies)', async (ctx) => {
+    if (!dev.hasSubgroupMatrix) ctx.skip();
+    const M = 128, N = 256;
+    let ran = 0;
+    for (const t of GEMM_TILINGS.filter((t) => gemmTile(t).kind === 'padded3')) {
+      if (gemmFits(dev, t)) continue;
+      const pipeline = await buildGemm(dev, t);
+      for (let steps = 1; steps <= 7; steps++) {
+        const K = steps * gemmTile(t).BK;
+        if (gemmShapeError(t, M, N, K)) continue;
+        const a = randn(M * K, 3 + steps), b = randn(K * N, 11 + steps);
+        const ref = referenceMatmul(referenceInput(a, 'f16'), referenceInput(b, 'f16'), M, K, N);
+        const bufs = {
+          dims: upload(dev, new Uint32Array([M, N, K, 0]), 'dims', GPUBufferUsage.UNIFORM),
+          a: upload(dev, toPrecision(a, 'f16'), 'a'), b: upload(dev, toPrecision(b, 'f16'), 'b'), c: storage(dev, M * N * 4, 'c'),
+        };
+        const enc = dev.device.createCommandEncoder();
+        encodeGemm(enc, dev, pipeline, t, bufs, M, N, K);
+        dev.device.queue.submit([enc.finish()]);
+        const c = new Float32Array(await readback(dev, bufs.c, M * N * 4));
+        for (const x of Object.values(bufs)) dev.tracker.destroy(x);
+        expect(relErr(c, ref), `${tilingName(t)}, K = ${K}`).toBeLessThanOrEqual(1e-5);
+        ran++;
+      }
+    }
+    expect(ran).toBeGreaterThan(6);
   });
 });
 
@@ -53,7 +80,7 @@ describe('tensor-core GEMM variants (text, no GPU)', () => {
   const count = (s: string, re: RegExp) => (s.match(re) ?? []).length;
   it('lists every variant, each tiling once, all within 48 KiB and 1024 invocations', () => {
     const kinds = new Set(GEMM_TILINGS.map((t) => gemmTile(t).kind));
-    expect([...kinds].sort()).toEqual(['direct', 'padded', 'padded-vec', 'staged'] satisfies GemmKind[]);
+    expect([...kinds].sort()).toEqual(['direct', 'padded', 'padded-vec', 'padded3', 'staged'] satisfies GemmKind[]);
     expect(new Set(GEMM_TILINGS.map(tilingName)).size).toBe(GEMM_TILINGS.length);
     for (const t of GEMM_TILINGS) {
       expect(gemmWorkgroupBytes(t), tilingName(t)).toBeLessThanOrEqual(49152);
@@ -89,8 +116,31 @@ describe('tensor-core GEMM variants (text, no GPU)', () => {
     if (kind === 'direct') expect(wg).toEqual([]);
     else if (kind === 'padded-vec') expect(wg).toEqual(['As: array<vec4<u32>, 2u * A_TILE / 8u>', 'Bs: array<vec4<u32>, 2u * B_TILE / 8u>']);
     else if (kind === 'padded') expect(wg).toEqual(['As: array<f16, 2u * A_TILE>', 'Bs: array<f16, 2u * B_TILE>']);
+    else if (kind === 'padded3') expect(wg).toEqual(['As: array<f16, 3u * A_TILE>', 'Bs: array<f16, 3u * B_TILE>']);
     else expect(wg).toEqual(['As: array<f16, BM * BK>', 'Bs: array<f16, BK * BN>']);
     if (kind === 'direct') expect(src).toMatch(/var<storage, read> a: array<f16>;/);
+    // The pipelined variants: one barrier per slice (plus the prologue's). The double-buffered
+    // kernel stashes the next slice before its barrier; the three-stage one fetches two slices
+    // ahead and stashes after the barrier, into the third copy.
+    if (kind === 'padded' || kind === 'padded-vec' || kind === 'padded3') {
+      const loop = src.slice(src.indexOf('for (var t = 0u; t < steps; t++)'));
+      expect(count(src, /workgroupBarrier\(\)/g)).toBe(2);
+      expect(count(loop, /workgroupBarrier\(\)/g)).toBe(1);
+      const [fetchAt, mmaAt, barrierAt, stashAt] = ['if (more) { fetch(', 'subgroupMatrixMultiplyAccumulate(', 'workgroupBarrier()', 'if (more) { stash('].map((x) => loop.indexOf(x));
+      expect(Math.min(fetchAt, mmaAt, barrierAt, stashAt)).toBeGreaterThanOrEqual(0);
+      expect(fetchAt).toBeLessThan(mmaAt);
+      if (kind === 'padded3') {
+        expect(loop).toContain('let cur = t % 3u;');
+        expect(loop).toContain('if (more) { fetch(m0, n0, (t + 2u) * BK, tid); }');
+        expect(loop).toContain('if (more) { stash((t + 2u) % 3u, tid); }');
+        expect(barrierAt).toBeGreaterThan(mmaAt);
+        expect(stashAt).toBeGreaterThan(barrierAt);
+      } else {
+        expect(loop).toContain('let cur = t % 2u;');
+        expect(stashAt).toBeGreaterThan(mmaAt);
+        expect(barrierAt).toBeGreaterThan(stashAt);
+      }
+    }
     // The older spelling (tried when the current one does not compile) rewrites every call.
     const legacy = legacySgmmSpelling(src);
     expect(legacy).not.toMatch(/subgroupMatrix(Load|Store)<[^>]*(row|col)_major>/);
@@ -109,6 +159,20 @@ describe('tensor-core GEMM variants (text, no GPU)', () => {
     expect(gemmWorkgroupBytes(t)).toBe(2 * 2 * (128 * 40 + 32 * 136));
     expect(gemmWorkgroupBytes([2, 2, 4, 4, 'direct', 32])).toBe(0);
     expect(gemmWorkgroupBytes([2, 2, 4, 4])).toBe(16384);
+    // Three copies for the three-stage kernel: BK = 32 on a 128×128 tile is over 48 KiB (and
+    // so not in the list), as is BK = 16 on 256×128.
+    expect(gemmWorkgroupBytes([2, 2, 4, 4, 'padded3', 16])).toBe(3 * 2 * (128 * 24 + 16 * 136));
+    expect(gemmWorkgroupBytes([2, 4, 4, 4, 'padded3', 16])).toBe(3 * 2 * (128 * 24 + 16 * 264));
+    expect(gemmWorkgroupBytes([2, 2, 4, 4, 'padded3', 32])).toBe(3 * 2 * (128 * 40 + 32 * 136));
+    expect(gemmWorkgroupBytes([2, 2, 4, 4, 'padded3', 32])).toBeGreaterThan(49152);
+    expect(gemmWorkgroupBytes([4, 2, 4, 4, 'padded3', 16])).toBeGreaterThan(49152);
+    expect(GEMM_TILINGS.filter((t) => gemmTile(t).kind === 'padded3').map(tilingName)).toEqual([
+      'padded3 2x2 subgroups, 4x4 blocks, BK 16', 'padded3 2x4 subgroups, 4x4 blocks, BK 16',
+    ]);
+    const t3: GemmTiling = [2, 2, 4, 4, 'padded3', 16];
+    expect(gemmShapeError(t3, 256, 256, 48)).toBeNull();
+    expect(gemmShapeError(t3, 256, 256, 40)).toBe('256x256x40 is not a multiple of the tile 128x128x16');
+    expect(() => encodeGemm(null as never, null as never, null as never, t3, null as never, 128, 128, 40)).toThrow(/GemmSgmm\[padded3 2x2 subgroups, 4x4 blocks, BK 16\]: 128x128x40/);
   });
 });
 

@@ -45,15 +45,16 @@ describe('subgroup-matrix spelling', () => {
 
 describe('tile planner', () => {
   it('picks the largest tile that fits workgroup memory, and says when nothing fits', () => {
-    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 32, BC: 32, WG: 64, chunk: 64, reduce: 'subgroup' });
-    expect(planTiles('fwd', 64, 'f32', 49152, 64, 32)).toMatchObject({ BR: 32, BC: 32 });
-    expect(planTiles('fwd', 256, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 32, BC: 32, chunk: 128 }); // two chunks of 128 columns
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32, reduce: 'subgroup' });
+    expect(planTiles('fwd', 64, 'f32', 49152, 64, 32)).toMatchObject({ BR: 32, BC: 32, chunk: 64 }); // 64 invocations: whole rows
+    expect(planTiles('fwd', 256, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 32 }); // eight chunks
     expect(planTiles('fwd', 64, 'f32', 16384, 256)).toMatchObject({ BR: 32, BC: 32, chunk: 32, reduce: 'workgroup' }); // 16 KiB: two chunks
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 4)).toMatchObject({ reduce: 'workgroup' }); // subgroups smaller than a row block
     expect(planTiles('fwd', 8, 'f32', 49152, 1024, 32)).toMatchObject({ BC: 8 }); // Bc/4 must divide D/4
     // Backward: the most invocations first, each with the widest head-dim chunk that fits.
-    expect(planTiles('bwd', 64, 'f32', 49152, 1024)).toMatchObject({ BR: 32, BC: 32, streamRows: 32, chunk: 64, WG: 64 });
-    expect(planTiles('bwd', 128, 'f32', 49152, 1024)).toMatchObject({ BR: 32, streamRows: 32, chunk: 64, WG: 64 });
+    expect(planTiles('bwd', 64, 'f32', 49152, 1024)).toMatchObject({ BR: 64, BC: 64, streamRows: 32, chunk: 32, WG: 128 });
+    expect(planTiles('bwd', 128, 'f32', 49152, 1024)).toMatchObject({ BR: 64, streamRows: 32, chunk: 32, WG: 128 });
+    expect(planTiles('bwd', 64, 'f32', 49152, 64)).toMatchObject({ BR: 32, streamRows: 32, chunk: 64 }); // whole rows when they fit
     expect(planTiles('bwd', 64, 'f32', 16384, 256)).toMatchObject({ BR: 32, streamRows: 16, chunk: 16, WG: 32 });
     expect(planTiles('bwd', 80, 'f32', 49152, 1024)).toMatchObject({ BR: 32, streamRows: 16, chunk: 80 }); // CT/4 must divide the chunk's D/4
     const p = planTiles('bwd', 256, 'f32', 32768);

@@ -16,10 +16,13 @@ import { SHADERS } from './shaders.js';
  * - 'direct' (gemm_sgmm_direct.wgsl): straight from the storage buffers, no workgroup memory;
  * - 'padded' (gemm_sgmm_padded.wgsl + gemm_stage_f16.wgsl): padded rows, double-buffered, one
  *   barrier per slice, stores of 8 f16;
+ * - 'padded3' (gemm_sgmm_padded3.wgsl): padded rows, three copies of each slice (a three-stage
+ *   pipeline: slice t + 2 fetched before the products of slice t, stored after the barrier that
+ *   closes them), one barrier per slice that waits for no global load;
  * - 'padded-vec' (the same + gemm_stage_vec.wgsl): the slices as 16-byte words, one store per
  *   word; experimental (see that file), last in the list.
  */
-export type GemmKind = 'staged' | 'direct' | 'padded' | 'padded-vec';
+export type GemmKind = 'staged' | 'direct' | 'padded' | 'padded3' | 'padded-vec';
 
 /**
  * Subgroups (rows × columns), 16×16 result blocks per subgroup (rows × columns), the variant
@@ -32,11 +35,19 @@ export const GEMM_TILINGS: GemmTiling[] = [
   // 256×128 / 128×256 from 8 subgroups of 4×4 blocks (BK = 16 to fit two copies in 48 KiB).
   [2, 2, 4, 4, 'padded', 32], [2, 4, 4, 2, 'padded', 32], [4, 2, 2, 4, 'padded', 32], [2, 2, 4, 4, 'padded', 16],
   [4, 2, 4, 4, 'padded', 16], [2, 4, 4, 4, 'padded', 16], [2, 2, 2, 2, 'padded', 64],
+  // Around the best of the H200's first sweep (2×2 subgroups of 4×4 blocks, BK 16, 191 TFLOP/s):
+  // smaller workgroups (more of them resident per SM) and 4×2 / 2×4 blocks.
+  [2, 1, 4, 4, 'padded', 16], [1, 2, 4, 4, 'padded', 16], [1, 1, 4, 4, 'padded', 16], [2, 2, 4, 2, 'padded', 16], [2, 2, 2, 4, 'padded', 16],
+  // Three-stage (triple-buffered) padded slices around the best double-buffered tiling. Three
+  // copies at BK = 16: 31488 bytes (128×128 tile), 43776 (128×256); [2, 2, 4, 4] at BK = 32
+  // would need 56832 and 256×128 at BK = 16 49920, over 48 KiB.
+  [2, 2, 4, 4, 'padded3', 16], [2, 4, 4, 4, 'padded3', 16],
   // Loads straight from the storage buffers (L1/L2 for reuse).
   [2, 2, 4, 4, 'direct', 32], [2, 2, 4, 4, 'direct', 16], [1, 1, 4, 4, 'direct', 32], [2, 4, 4, 2, 'direct', 32],
   [4, 2, 2, 4, 'direct', 32], [4, 2, 4, 4, 'direct', 16], [4, 4, 2, 2, 'direct', 32],
   // Last: the experimental 16-byte-word staging.
   [2, 2, 4, 4, 'padded-vec', 32], [2, 4, 4, 2, 'padded-vec', 32], [4, 2, 4, 4, 'padded-vec', 16],
+  [2, 2, 4, 4, 'padded-vec', 16], [2, 1, 4, 4, 'padded-vec', 16],
 ];
 
 /** K step of the 'staged' kernel (BK in shaders/gemm_sgmm.wgsl). */
@@ -55,7 +66,8 @@ export function gemmWorkgroupBytes(t: GemmTiling): number {
   const { BM, BN, BK, kind } = gemmTile(t);
   if (kind === 'direct') return 0;
   if (kind === 'staged') return (BM * GEMM_BK + GEMM_BK * BN) * 2;
-  return 2 * (BM * (BK + 8) + BK * (BN + 8)) * 2;   // two copies, rows padded by 8 halves
+  const copies = kind === 'padded3' ? 3 : 2;           // 'padded', 'padded-vec': two
+  return copies * (BM * (BK + 8) + BK * (BN + 8)) * 2;   // rows padded by 8 halves
 }
 
 /** The specialized source of one tiling (`enables` from the pipeline builder's spelling attempts). */
@@ -68,7 +80,7 @@ export function gemmSource(t: GemmTiling, enables: string[]): string {
     return `${head}\n${specialize(SHADERS.gemmSgmm, shape)}`;
   }
   if (BK % 16 || BK < 16) throw new Error(`GemmSgmm: BK = ${BK} is not a positive multiple of 16`);
-  const src = { direct: SHADERS.gemmSgmmDirect, padded: SHADERS.gemmSgmmPadded, 'padded-vec': SHADERS.gemmSgmmPaddedVec }[kind];
+  const src = { direct: SHADERS.gemmSgmmDirect, padded: SHADERS.gemmSgmmPadded, padded3: SHADERS.gemmSgmmPadded3, 'padded-vec': SHADERS.gemmSgmmPaddedVec }[kind];
   return `${head}\n${specialize(src, { ...shape, KS: BK / 16 })}`;
 }
 

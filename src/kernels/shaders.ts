@@ -18,6 +18,7 @@ import gemmSgmmBody from '../../shaders/gemm_sgmm.wgsl?raw';
 import gemmTile from '../../shaders/gemm_tile.wgsl?raw';
 import gemmSgmmDirectBody from '../../shaders/gemm_sgmm_direct.wgsl?raw';
 import gemmSgmmPaddedBody from '../../shaders/gemm_sgmm_padded.wgsl?raw';
+import gemmSgmmPadded3Body from '../../shaders/gemm_sgmm_padded3.wgsl?raw';
 import gemmStageF16 from '../../shaders/gemm_stage_f16.wgsl?raw';
 import gemmStageVec from '../../shaders/gemm_stage_vec.wgsl?raw';
 
@@ -38,11 +39,13 @@ const flashBwdSgmm = `${sgmmCommon}\n${flashBwdSgmmBody}`;
 const gemmSgmm = `${sgmmCommon}\n${gemmSgmmBody}`;
 /**
  * Variants of the tensor-core ceiling GEMM (src/kernels/gemm.ts): loads straight from the
- * storage buffers, and padded double-buffered workgroup slices staged as f16 or as 16-byte words.
+ * storage buffers, padded double-buffered workgroup slices staged as f16 or as 16-byte words,
+ * and padded triple-buffered slices (gemm_sgmm_padded3.wgsl declares its own f16 staging).
  */
 const gemmSgmmDirect = `${sgmmCommon}\n${gemmTile}\n${gemmSgmmDirectBody}`;
 const gemmSgmmPadded = `${sgmmCommon}\n${gemmTile}\n${gemmSgmmPaddedBody}\n${gemmStageF16}`;
 const gemmSgmmPaddedVec = `${sgmmCommon}\n${gemmTile}\n${gemmSgmmPaddedBody}\n${gemmStageVec}`;
+const gemmSgmmPadded3 = `${sgmmCommon}\n${gemmTile}\n${gemmSgmmPadded3Body}`;
 
 /** The gemm* sources are the bench's ceiling probes (bench/gemm.ts), not attention kernels. */
-export const SHADERS = { common, flashFwd, flashFwdSgmm, flashBwd, flashBwdPre, flashBwdSgmm, merge, gemmSgmm, gemmSgmmDirect, gemmSgmmPadded, gemmSgmmPaddedVec, gemmF32 } as const;
+export const SHADERS = { common, flashFwd, flashFwdSgmm, flashBwd, flashBwdPre, flashBwdSgmm, merge, gemmSgmm, gemmSgmmDirect, gemmSgmmPadded, gemmSgmmPaddedVec, gemmSgmmPadded3, gemmF32 } as const;

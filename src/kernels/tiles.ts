@@ -46,13 +46,14 @@ export function workgroupBytes(kind: 'fwd' | 'bwd', BR: number, BC: number, D: n
  * invocation limit is taken, each with the widest chunk of the head dim that fits (whole rows
  * first; the Bc/4 or CT/4 invocations across a row must divide the chunk's D/4 words).
  * Forward (Br, Bc); at D = 64 the first fits a 16 KiB / 256-invocation device in two chunks.
- * Backward (RT resident rows, CT streamed rows). The order is the H200's (bench/ablate-bwd.sh,
- * bench/portable-h200.sh; bench/NOTES.md "Portable v3"): 32×32 first for both, where it fits;
- * in the backward, chunking the head dim is what lets it fit f32 at D = 128 (whole rows left a
- * 16×16 tile: 16 invocations, half of each 32-wide SIMD unit idle).
+ * Backward (RT resident rows, CT streamed rows). The order is the H200's (bench/ablate-portable.sh,
+ * bench/NOTES.md "Portable v3"): f32, N = 16384, forward 128×32 in 32-column chunks 19.3 / 17.6
+ * TFLOP/s at D = 64 / 128 against 16.3 / 10.1 for whole-row 32×32; backward 64×32 in 32-column
+ * chunks 13.3 / 12.6 against 8.3 / 7.5 for 32×32 and 2.6 / 1.2 for whole-row 16×16 (16
+ * invocations: half of each 32-wide SIMD unit idle), the only whole-row f32 tile at D = 128.
  */
-export const PORTABLE_FWD_CANDIDATES: [number, number][] = [[32, 32], [64, 32], [64, 16], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
-export const PORTABLE_BWD_CANDIDATES: [number, number][] = [[32, 32], [64, 32], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
+export const PORTABLE_FWD_CANDIDATES: [number, number][] = [[128, 32], [64, 32], [32, 32], [64, 16], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
+export const PORTABLE_BWD_CANDIDATES: [number, number][] = [[64, 32], [32, 32], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
 
 /** How the forward reduces row max and sum across the invocations of a row block. */
 export type RowReduce = 'subgroup' | 'workgroup';
