@@ -33,11 +33,13 @@
 // full tiles, visible() masks the rest entry by entry.
 //
 // Bounds (Node runs it without Dawn's robustness clamps, src/gpu/node.ts; test/robust.test.ts):
-// - Qs/dOs (Br·D; Bc = Br): words e < T8 = Br·D/8 (checked). Matrix loads are 16×16 blocks at
-//   rows 16·qb (qb < Br/16) or 16·cb (cb < Bc/16), or a staged row block 16-aligned with
-//   s0 ≤ row < s0 + Br (checked), columns 16·kk or 16·db < D, stride D.
-// - Sa/dPa/Pa/dSa (SG·16·Br): subgroup sg's block starts at blk = sg·16·Br; rows r < 16,
-//   columns h·(Br/2) + col < Br (dkdv) or < Bc ≤ Br (dq); 16×16 spills at column 0.
+// - Qs/dOs (Br·DP; Bc = Br): word e < T8 = Br·D/8 (checked) goes to row e / D8 < Br, halves
+//   8·(e % D8)… < D of it. Matrix loads are 16×16 blocks at rows 16·qb (qb < Br/16) or 16·cb
+//   (cb < Bc/16), or a staged row block 16-aligned with s0 ≤ row < s0 + Br (checked), columns
+//   16·kk or 16·db < D, stride DP.
+// - Sa/dPa (SG·16·SS), Pa/dSa (SG·16·PS): subgroup sg's blocks start at blk = sg·16·SS and
+//   blp = sg·16·PS; rows r < 16, columns h·(Br/2) + col < Br (dkdv) or < Bc = Br (dq), both
+//   ≤ SS, PS; 16×16 spills at column 0.
 // - lse2_s/delta_s (Br): tid < Br (checked) and qc < Br. nf: constant index. ar/br: t < LPT.
 // - Storage: every row is checked against Nq or Nk before a load or store (fetch_rows'
 //   r0 + e/D8 < r_end, fetch_stats, j < Nk, ii < Nq); j0 = 16·SG·wg.x < Nk and
@@ -63,17 +65,24 @@ const D8: u32 = D / 8u;        // 16-byte words per row
 const T8: u32 = BR * D8;       // 16-byte words of a tile (Br = Bc)
 const LPT: u32 = (T8 + WG - 1u) / WG;   // of them per invocation
 const_assert BR <= WG;         // one invocation per Q-tile row loads its LSE and Δ
+// Row strides in workgroup memory, padded by PAD halves (16 bytes at PAD = 8; 0 for the
+// unpadded ablation) so that the 16 rows of a matrix load or store start on different banks
+// (as the forward, flash_fwd_sgmm.wgsl).
+const PAD: u32 = {{PAD}}u;
+const DP: u32 = D + PAD;       // Qs, dOs rows, halves
+const SS: u32 = BR + PAD / 2u; // Sa, dPa rows (Br = Bc), f32
+const PS: u32 = BR + PAD;      // Pa, dSa rows, halves
 
 // Every workgroup variable is a multiple of 16 bytes (the NVIDIA driver's matrix loads and
 // stores need 16-byte aligned arrays: bench/NOTES.md).
-var<workgroup> Qs: array<f16, BR * D>;    // dkdv: the Q tile (K rows in the prologue); dq: K
-var<workgroup> dOs: array<f16, BR * D>;   // dkdv: the dO tile (V rows in the prologue); dq: V
+var<workgroup> Qs: array<f16, BR * DP>;   // dkdv: the Q tile (K rows in the prologue); dq: K
+var<workgroup> dOs: array<f16, BR * DP>;  // dkdv: the dO tile (V rows in the prologue); dq: V
 var<workgroup> lse2_s: array<f32, BR>;    // LSE · log2(e); +1e30 for fully masked rows (P = 0)
 var<workgroup> delta_s: array<f32, BR>;   // Δ
-var<workgroup> Sa: array<f32, SG * 16u * BR>;    // per subgroup: Sᵀ (dkdv, 16×Br) or S (dq, 16×Bc)
-var<workgroup> dPa: array<f32, SG * 16u * BR>;   // dPᵀ or dP
-var<workgroup> Pa: array<f16, SG * 16u * BR>;    // Pᵀ (dkdv)
-var<workgroup> dSa: array<f16, SG * 16u * BR>;   // dSᵀ or dS
+var<workgroup> Sa: array<f32, SG * 16u * SS>;    // per subgroup: Sᵀ (dkdv, 16×Br) or S (dq, 16×Bc)
+var<workgroup> dPa: array<f32, SG * 16u * SS>;   // dPᵀ or dP
+var<workgroup> Pa: array<f16, SG * 16u * PS>;    // Pᵀ (dkdv)
+var<workgroup> dSa: array<f16, SG * 16u * PS>;   // dSᵀ or dS
 var<workgroup> nf: array<atomic<u32>, 4>;  // nf[0]: the staged tile holds a non-finite value
 var<workgroup> nf_u: vec4<u32>;            // its copy, read uniformly
 
@@ -82,10 +91,11 @@ var<private> br: array<vec4<u32>, LPT>;   // and of dO (or V)
 var<private> lr: f32;                     // the next Q tile's LSE·log2 e (lanes tid < Br)
 var<private> dr: f32;                     // and Δ
 
-// Stores 16-byte word e (8 halves) into dOs or Qs.
+// Stores 16-byte word e (8 halves: row e / D8, columns 8·(e % D8)…) into dOs or Qs.
 fn put8(into_do: bool, e: u32, w: vec4<u32>) {
   let h = halves8(w);
-  {{#for x < 8}}if (into_do) { dOs[e * 8u + {{x}}u] = h[{{x}}]; } else { Qs[e * 8u + {{x}}u] = h[{{x}}]; }
+  let at = (e / D8) * DP + (e % D8) * 8u;
+  {{#for x < 8}}if (into_do) { dOs[at + {{x}}u] = h[{{x}}]; } else { Qs[at + {{x}}u] = h[{{x}}]; }
   {{/for}}
 }
 
@@ -144,16 +154,16 @@ fn take_vote(tid: u32) {
 
 // The rare path of dkdv's second products (see the header): lane (r, h)'s 8 columns c0… of
 // key jk's row of the spilled dK and dV blocks (row at `at` in Sa and dPa; its dSᵀ and Pᵀ at
-// `at` in dSa and Pa), tensor columns d0 + c0…: dK += dSᵀ Q, dV += Pᵀ dO over the Q tile's
+// `ap` in dSa and Pa), tensor columns d0 + c0…: dK += dSᵀ Q, dV += Pᵀ dO over the Q tile's
 // rows i0… that see key jk.
-fn add_kv_row(at: u32, i0: u32, jk: u32, c0: u32, d0: u32) {
+fn add_kv_row(at: u32, ap: u32, i0: u32, jk: u32, c0: u32, d0: u32) {
   for (var c = 0u; c < 8u; c++) {
     var xk = Sa[at + c0 + c];
     var xv = dPa[at + c0 + c];
     for (var qc = 0u; qc < BR; qc++) {
       if (visible(i0 + qc, jk)) {
-        xk += f32(dSa[at + qc]) * f32(Qs[qc * D + d0 + c0 + c]);
-        xv += f32(Pa[at + qc]) * f32(dOs[qc * D + d0 + c0 + c]);
+        xk += f32(dSa[ap + qc]) * f32(Qs[qc * DP + d0 + c0 + c]);
+        xv += f32(Pa[ap + qc]) * f32(dOs[qc * DP + d0 + c0 + c]);
       }
     }
     Sa[at + c0 + c] = xk;
@@ -162,13 +172,13 @@ fn add_kv_row(at: u32, i0: u32, jk: u32, c0: u32, d0: u32) {
 }
 
 // The rare path of dq's second product: lane (r, h)'s 8 columns c0… of query i's row of the
-// spilled dQ block (row at `at` in Sa; its dS at `at` in dSa), tensor columns d0 + c0…:
+// spilled dQ block (row at `at` in Sa; its dS at `ap` in dSa), tensor columns d0 + c0…:
 // dQ += dS K over the K tile's keys j0… visible to query i.
-fn add_q_row(at: u32, i: u32, j0: u32, c0: u32, d0: u32) {
+fn add_q_row(at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
   for (var c = 0u; c < 8u; c++) {
     var x = Sa[at + c0 + c];
     for (var jj = 0u; jj < BC; jj++) {
-      if (visible(i, j0 + jj)) { x += f32(dSa[at + jj]) * f32(Qs[jj * D + d0 + c0 + c]); }
+      if (visible(i, j0 + jj)) { x += f32(dSa[ap + jj]) * f32(Qs[jj * DP + d0 + c0 + c]); }
     }
     Sa[at + c0 + c] = x;
   }
@@ -183,8 +193,8 @@ fn write_kv_block(kv_row0: u32, j_first: u32, blk: u32, lane: u32, db: u32) {
     let j = j_first + rr;
     if (j < P.Nk) {
       let at = (kv_row0 + j) * D + db * 16u + cc;
-      var xk = Sa[blk + rr * BR + cc] * P.scale;
-      var xv = dPa[blk + rr * BR + cc];
+      var xk = Sa[blk + rr * SS + cc] * P.scale;
+      var xv = dPa[blk + rr * SS + cc];
       if (P.accumulate != 0u) {
         xk += f32(dk[at]);
         xv += f32(dv[at]);
@@ -203,7 +213,7 @@ fn write_q_block(row0: u32, i_first: u32, blk: u32, lane: u32, db: u32) {
     let ii = i_first + rr;
     if (ii < P.Nq) {
       let at = (row0 + ii) * D + db * 16u + cc;
-      var x = Sa[blk + rr * BC + cc] * P.scale;
+      var x = Sa[blk + rr * SS + cc] * P.scale;
       if (P.accumulate != 0u) { x += f32(dq[at]); }
       dq[at] = GT(x);
     }
@@ -221,7 +231,8 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   let lane = tid % 32u;
   let r = lane / 2u;
   let h = lane % 2u;
-  let blk = sg * 16u * BR;
+  let blk = sg * 16u * SS;             // the subgroup's 16×Br blocks in Sa, dPa
+  let blp = sg * 16u * PS;             // and in Pa, dSa
   let jk = j0 + sg * 16u + r;          // this lane's key
 
   // The subgroup's 16 K and V rows into registers, staged through Qs/dOs Br rows at a time.
@@ -234,9 +245,9 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     stash_rows(tid, false);
     workgroupBarrier();
     if (sg * 16u >= s0 && sg * 16u < s0 + BR) {
-      let ka = (sg * 16u - s0) * D;
-      {{#for kk < D/16}}k{{kk}} = subgroupMatrixLoad<LM, row_major>(&Qs, ka + {{kk}}u * 16u, D);
-      v{{kk}} = subgroupMatrixLoad<LM, row_major>(&dOs, ka + {{kk}}u * 16u, D);
+      let ka = (sg * 16u - s0) * DP;
+      {{#for kk < D/16}}k{{kk}} = subgroupMatrixLoad<LM, row_major>(&Qs, ka + {{kk}}u * 16u, DP);
+      v{{kk}} = subgroupMatrixLoad<LM, row_major>(&dOs, ka + {{kk}}u * 16u, DP);
       {{/for}}
     }
   }
@@ -269,19 +280,20 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
       }
       // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ: Qᵀ and dOᵀ are column-major views of the Q and dO tiles.
       for (var qb = 0u; qb < RB; qb++) {
-        let qo = qb * 16u * D;
+        let qo = qb * 16u * DP;
         var s_acc = AM();
         var p_acc = AM();
-        {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate(k{{kk}}, subgroupMatrixLoad<RM, col_major>(&Qs, qo + {{kk}}u * 16u, D), s_acc);
-        p_acc = subgroupMatrixMultiplyAccumulate(v{{kk}}, subgroupMatrixLoad<RM, col_major>(&dOs, qo + {{kk}}u * 16u, D), p_acc);
+        {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate(k{{kk}}, subgroupMatrixLoad<RM, col_major>(&Qs, qo + {{kk}}u * 16u, DP), s_acc);
+        p_acc = subgroupMatrixMultiplyAccumulate(v{{kk}}, subgroupMatrixLoad<RM, col_major>(&dOs, qo + {{kk}}u * 16u, DP), p_acc);
         {{/for}}
-        subgroupMatrixStore<row_major>(&Sa, blk + qb * 16u, s_acc, BR);
-        subgroupMatrixStore<row_major>(&dPa, blk + qb * 16u, p_acc, BR);
+        subgroupMatrixStore<row_major>(&Sa, blk + qb * 16u, s_acc, SS);
+        subgroupMatrixStore<row_major>(&dPa, blk + qb * 16u, p_acc, SS);
       }
       workgroupBarrier();
       // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
       let full = i0 + BR <= P.Nq && tile_class(i0, i0 + BR, j0, j0 + OWN) == TILE_FULL;
-      let at = blk + r * BR + h * (BR / 2u);
+      let at = blk + r * SS + h * (BR / 2u);   // in Sa, dPa
+      let ap = blp + r * PS + h * (BR / 2u);   // in Pa, dSa
       // Unrolled by the specializer (no indexed temporaries, constant skews).
       {{#for c < BR/2}}{
         let col = ({{c}}u + lane) % (BR / 2u);
@@ -294,8 +306,8 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
           if (tc_is_nan(l2)) { p = tc_nan(); }
           ds = p * (dPa[at + col] - delta_s[qc]);
         }
-        Pa[at + col] = f16(p);
-        dSa[at + col] = f16(ds);
+        Pa[ap + col] = f16(p);
+        dSa[ap + col] = f16(ds);
       }
       {{/for}}
       workgroupBarrier();
@@ -303,23 +315,23 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
       if (workgroupUniformLoad(&nf_u).x != 0u && !full) {
         // Rare: non-finite Q or dO in a tile with masked entries: dV += Pᵀ dO, dK += dSᵀ Q in
         // scalar f32 over visible entries, one 16-column block at a time, spilled through Sa/dPa.
-        {{#for db < D/16}}subgroupMatrixStore<row_major>(&Sa, blk, dk{{db}}, BR);
-        subgroupMatrixStore<row_major>(&dPa, blk, dv{{db}}, BR);
+        {{#for db < D/16}}subgroupMatrixStore<row_major>(&Sa, blk, dk{{db}}, SS);
+        subgroupMatrixStore<row_major>(&dPa, blk, dv{{db}}, SS);
         workgroupBarrier();
-        add_kv_row(blk + r * BR, i0, jk, h * 8u, {{db}}u * 16u);
+        add_kv_row(blk + r * SS, blp + r * PS, i0, jk, h * 8u, {{db}}u * 16u);
         workgroupBarrier();
-        dk{{db}} = subgroupMatrixLoad<AM, row_major>(&Sa, blk, BR);
-        dv{{db}} = subgroupMatrixLoad<AM, row_major>(&dPa, blk, BR);
+        dk{{db}} = subgroupMatrixLoad<AM, row_major>(&Sa, blk, SS);
+        dv{{db}} = subgroupMatrixLoad<AM, row_major>(&dPa, blk, SS);
         workgroupBarrier();
         {{/for}}
       } else {
         // dV += Pᵀ dO,  dK += dSᵀ Q
         for (var qb = 0u; qb < RB; qb++) {
-          let pt = subgroupMatrixLoad<LM, row_major>(&Pa, blk + qb * 16u, BR);
-          let dst = subgroupMatrixLoad<LM, row_major>(&dSa, blk + qb * 16u, BR);
-          let qo = qb * 16u * D;
-          {{#for db < D/16}}dv{{db}} = subgroupMatrixMultiplyAccumulate(pt, subgroupMatrixLoad<RM, row_major>(&dOs, qo + {{db}}u * 16u, D), dv{{db}});
-          dk{{db}} = subgroupMatrixMultiplyAccumulate(dst, subgroupMatrixLoad<RM, row_major>(&Qs, qo + {{db}}u * 16u, D), dk{{db}});
+          let pt = subgroupMatrixLoad<LM, row_major>(&Pa, blp + qb * 16u, PS);
+          let dst = subgroupMatrixLoad<LM, row_major>(&dSa, blp + qb * 16u, PS);
+          let qo = qb * 16u * DP;
+          {{#for db < D/16}}dv{{db}} = subgroupMatrixMultiplyAccumulate(pt, subgroupMatrixLoad<RM, row_major>(&dOs, qo + {{db}}u * 16u, DP), dv{{db}});
+          dk{{db}} = subgroupMatrixMultiplyAccumulate(dst, subgroupMatrixLoad<RM, row_major>(&Qs, qo + {{db}}u * 16u, DP), dk{{db}});
           {{/for}}
         }
       }
@@ -328,8 +340,8 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
 
   // dK·scale and dV, one 16×16 block at a time through Sa/dPa; keys past Nk are not written.
   {{#for db < D/16}}workgroupBarrier();
-  subgroupMatrixStore<row_major>(&Sa, blk, dk{{db}}, BR);
-  subgroupMatrixStore<row_major>(&dPa, blk, dv{{db}}, BR);
+  subgroupMatrixStore<row_major>(&Sa, blk, dk{{db}}, SS);
+  subgroupMatrixStore<row_major>(&dPa, blk, dv{{db}}, SS);
   workgroupBarrier();
   write_kv_block(kv_row0, j0 + sg * 16u, blk, lane, {{db}}u);
   {{/for}}
@@ -348,7 +360,8 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
   let lane = tid % 32u;
   let r = lane / 2u;
   let h = lane % 2u;
-  let blk = sg * 16u * BR;             // the subgroup's 16×Bc blocks (Bc ≤ Br)
+  let blk = sg * 16u * SS;             // the subgroup's 16×Bc blocks in Sa, dPa (Bc = Br)
+  let blp = sg * 16u * PS;             // and in dSa
   let i = i0 + sg * 16u + r;           // this lane's query row
 
   // The subgroup's 16 Q and dO rows into registers, staged through Qs/dOs Bc rows at a time.
@@ -361,9 +374,9 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     stash_rows(tid, false);
     workgroupBarrier();
     if (sg * 16u >= s0 && sg * 16u < s0 + BC) {
-      let qa = (sg * 16u - s0) * D;
-      {{#for kk < D/16}}q{{kk}} = subgroupMatrixLoad<LM, row_major>(&Qs, qa + {{kk}}u * 16u, D);
-      g{{kk}} = subgroupMatrixLoad<LM, row_major>(&dOs, qa + {{kk}}u * 16u, D);
+      let qa = (sg * 16u - s0) * DP;
+      {{#for kk < D/16}}q{{kk}} = subgroupMatrixLoad<LM, row_major>(&Qs, qa + {{kk}}u * 16u, DP);
+      g{{kk}} = subgroupMatrixLoad<LM, row_major>(&dOs, qa + {{kk}}u * 16u, DP);
       {{/for}}
     }
   }
@@ -388,18 +401,19 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     workgroupBarrier();
     if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
     for (var cb = 0u; cb < CB; cb++) {
-      let kb = cb * 16u * D;
+      let kb = cb * 16u * DP;
       var s_acc = AM();
       var p_acc = AM();
-      {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate(q{{kk}}, subgroupMatrixLoad<RM, col_major>(&Qs, kb + {{kk}}u * 16u, D), s_acc);
-      p_acc = subgroupMatrixMultiplyAccumulate(g{{kk}}, subgroupMatrixLoad<RM, col_major>(&dOs, kb + {{kk}}u * 16u, D), p_acc);
+      {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate(q{{kk}}, subgroupMatrixLoad<RM, col_major>(&Qs, kb + {{kk}}u * 16u, DP), s_acc);
+      p_acc = subgroupMatrixMultiplyAccumulate(g{{kk}}, subgroupMatrixLoad<RM, col_major>(&dOs, kb + {{kk}}u * 16u, DP), p_acc);
       {{/for}}
-      subgroupMatrixStore<row_major>(&Sa, blk + cb * 16u, s_acc, BC);
-      subgroupMatrixStore<row_major>(&dPa, blk + cb * 16u, p_acc, BC);
+      subgroupMatrixStore<row_major>(&Sa, blk + cb * 16u, s_acc, SS);
+      subgroupMatrixStore<row_major>(&dPa, blk + cb * 16u, p_acc, SS);
     }
     workgroupBarrier();
     let full = tile_class(i0, i0 + OWN, j0, j0 + BC) == TILE_FULL;
-    let at = blk + r * BC + h * (BC / 2u);
+    let at = blk + r * SS + h * (BC / 2u);   // in Sa, dPa
+    let ap = blp + r * PS + h * (BC / 2u);   // in dSa
     {{#for c < BC/2}}{
       let col = ({{c}}u + lane) % (BC / 2u);
       var ds = 0.0;
@@ -408,7 +422,7 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
         if (tc_is_nan(l2)) { p = tc_nan(); }
         ds = p * (dPa[at + col] - dl);
       }
-      dSa[at + col] = f16(ds);
+      dSa[ap + col] = f16(ds);
     }
     {{/for}}
     workgroupBarrier();
@@ -416,19 +430,19 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     if (workgroupUniformLoad(&nf_u).x != 0u && !full) {
       // Rare: non-finite K in a tile with masked entries: dQ += dS K in scalar f32 over visible
       // keys, one 16-column block at a time, spilled through Sa.
-      {{#for db < D/16}}subgroupMatrixStore<row_major>(&Sa, blk, dq{{db}}, BC);
+      {{#for db < D/16}}subgroupMatrixStore<row_major>(&Sa, blk, dq{{db}}, SS);
       workgroupBarrier();
-      add_q_row(blk + r * BC, i, j0, h * 8u, {{db}}u * 16u);
+      add_q_row(blk + r * SS, blp + r * PS, i, j0, h * 8u, {{db}}u * 16u);
       workgroupBarrier();
-      dq{{db}} = subgroupMatrixLoad<AM, row_major>(&Sa, blk, BC);
+      dq{{db}} = subgroupMatrixLoad<AM, row_major>(&Sa, blk, SS);
       workgroupBarrier();
       {{/for}}
     } else {
       // dQ += dS K
       for (var cb = 0u; cb < CB; cb++) {
-        let dsm = subgroupMatrixLoad<LM, row_major>(&dSa, blk + cb * 16u, BC);
-        let kb = cb * 16u * D;
-        {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Qs, kb + {{db}}u * 16u, D), dq{{db}});
+        let dsm = subgroupMatrixLoad<LM, row_major>(&dSa, blp + cb * 16u, PS);
+        let kb = cb * 16u * DP;
+        {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Qs, kb + {{db}}u * 16u, DP), dq{{db}});
         {{/for}}
       }
     }
@@ -436,7 +450,7 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
 
   // dQ·scale, one 16×16 block at a time through Sa; rows past Nq are not written.
   {{#for db < D/16}}workgroupBarrier();
-  subgroupMatrixStore<row_major>(&Sa, blk, dq{{db}}, BC);
+  subgroupMatrixStore<row_major>(&Sa, blk, dq{{db}}, SS);
   workgroupBarrier();
   write_q_block(row0, i0 + sg * 16u, blk, lane, {{db}}u);
   {{/for}}

@@ -34,12 +34,14 @@
 // Dispatch: (ceil(Nq / Br), Hq, B); workgroup size WG = 32·SG.
 //
 // Bounds (Node runs it without Dawn's robustness clamps, src/gpu/node.ts; test/robust.test.ts):
-// - Ks/Vs (Bc·D): words e < KV8 = Bc·D/8 (checked) hold halves 8e…8e+7 < Bc·D. Matrix loads
-//   are 16×16 blocks at row 16·cb (cb < CB = Bc/16) or a Q row block 16-aligned with
-//   s0 ≤ row < s0 + Bc (checked, so row ≤ s0 + Bc − 16), columns 16·kk or 16·db < D, stride D.
-// - S/Pm (Br·Bc): subgroup sg's block starts at blk = sg·16·RB·Bc (SG·16·RB = Br); its lanes
-//   read rows r < 16·RB = 32/LPR and columns h·COLS + c < LPR·COLS = Bc; matrix blocks sit at
-//   rows 16·rb < 16·RB, columns 16·cb < Bc; spill rows use columns < 16 ≤ Bc.
+// - Ks/Vs (Bc·DP): word e < KV8 = Bc·D/8 (checked) goes to row e / D8 < Bc, halves
+//   8·(e % D8)… < D of it. Matrix loads are 16×16 blocks at row 16·cb (cb < CB = Bc/16) or a
+//   Q row block 16-aligned with s0 ≤ row < s0 + Bc (checked, so row ≤ s0 + Bc − 16), columns
+//   16·kk or 16·db < D, stride DP (the last block ends at row 15's column D − 1 < DP).
+// - S (Br·SS) / Pm (Br·PS): subgroup sg's block starts at blk = sg·16·RB·SS (blp =
+//   sg·16·RB·PS; SG·16·RB = Br); its lanes read rows r < 16·RB = 32/LPR and columns
+//   h·COLS + c < LPR·COLS = Bc ≤ SS, PS; matrix blocks sit at rows 16·rb < 16·RB, columns
+//   16·cb < Bc; spill rows use columns < 16 ≤ Bc.
 // - l_s (Br): sg·16·RB + r. vote: constant indices. kr/vr: t < LPT, constant bounds.
 // - Storage: Q rows i0 + s0 + e/D8 < Nq and key rows j0 + e/D8 < Nk are checked before each
 //   load, O/LSE rows i < Nq before each store; head bases use hq < Hq (the dispatch) and
@@ -62,12 +64,20 @@ const LPR: u32 = 2u / RB;      // lanes per row in the softmax (RB is 1 or 2)
 const COLS: u32 = {{COLS}}u;    // score columns per lane: Bc / LPR
 const SROWS: u32 = 16u * RB;   // rows per subgroup
 const D8: u32 = D / 8u;        // 16-byte words per row
+// Row strides in workgroup memory, padded by PAD halves (16 bytes when PAD = 8; 0 for the
+// unpadded ablation) so that the 16 rows a matrix load or store touches start on different
+// banks: unpadded, a row of D = 64 halves (128 bytes) or of 32 f32 scores starts on bank 0 every
+// time, and the NVIDIA driver serializes the rows (the GEMM probe: 114 → 194 TFLOP/s).
+const PAD: u32 = {{PAD}}u;
+const DP: u32 = D + PAD;       // Ks, Vs (and Q staging) rows, halves
+const SS: u32 = BC + PAD / 2u; // S rows, f32
+const PS: u32 = BC + PAD;      // Pm rows, halves
 const TH: f32 = 8.0;
 
-var<workgroup> Ks: array<f16, BC * D>;   // K tile; first stages the Q tile Bc rows at a time
-var<workgroup> Vs: array<f16, BC * D>;
-var<workgroup> S: array<f32, BR * BC>;     // per subgroup a 16·RB×Bc block: scores, O spills
-var<workgroup> Pm: array<f16, BR * BC>;    // per subgroup a 16·RB×Bc block: P
+var<workgroup> Ks: array<f16, BC * DP>;   // K tile; first stages the Q tile Bc rows at a time
+var<workgroup> Vs: array<f16, BC * DP>;
+var<workgroup> S: array<f32, BR * SS>;     // per subgroup a 16·RB×Bc block: scores, O spills
+var<workgroup> Pm: array<f16, BR * PS>;    // per subgroup a 16·RB×Bc block: P
 var<workgroup> l_s: array<f32, BR>;
 // Every workgroup variable is a multiple of 16 bytes: on the NVIDIA Vulkan driver a matrix
 // load or store from an array that is not 16-byte aligned reads or writes the wrong elements
@@ -81,10 +91,11 @@ const LPT: u32 = (KV8 + WG - 1u) / WG;     // of them per invocation
 var<private> kr: array<vec4<u32>, LPT>;
 var<private> vr: array<vec4<u32>, LPT>;
 
-// Stores 16-byte word e (8 halves) into Vs or Ks.
+// Stores 16-byte word e (8 halves: row e / D8, columns 8·(e % D8)…) into Vs or Ks.
 fn put8(e: u32, w: vec4<u32>, into_v: bool) {
   let h = halves8(w);
-  {{#for x < 8}}if (into_v) { Vs[e * 8u + {{x}}u] = h[{{x}}]; } else { Ks[e * 8u + {{x}}u] = h[{{x}}]; }
+  let at = (e / D8) * DP + (e % D8) * 8u;
+  {{#for x < 8}}if (into_v) { Vs[at + {{x}}u] = h[{{x}}]; } else { Ks[at + {{x}}u] = h[{{x}}]; }
   {{/for}}
 }
 
@@ -121,20 +132,20 @@ fn scale_block_row(at: u32, a: f32) {
 }
 
 // The rare path of O += P V (see the header): lane (r, h)'s 16/LPR columns c0… of row r of a
-// spilled 16-column O block (row r at `at` in S, its P at `at` in Pm), V columns d0 + c0…, over
+// spilled 16-column O block (row r at `at` in S, its P at `ap` in Pm), V columns d0 + c0…, over
 // the tile's keys j0… visible to query i.
-fn add_pv_row(at: u32, i: u32, j0: u32, c0: u32, d0: u32) {
+fn add_pv_row(at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
   for (var c = 0u; c < 16u / LPR; c++) {
     var x = S[at + c0 + c];
     for (var jj = 0u; jj < BC; jj++) {
-      if (visible(i, j0 + jj)) { x += f32(Pm[at + jj]) * f32(Vs[jj * D + d0 + c0 + c]); }
+      if (visible(i, j0 + jj)) { x += f32(Pm[ap + jj]) * f32(Vs[jj * DP + d0 + c0 + c]); }
     }
     S[at + c0 + c] = x;
   }
 }
 
 // Writes block `db` (columns 16·db…) of O/ℓ for the subgroup's rows i_first… from the spill
-// at `blk` (row rr at blk + rr·Bc). ℓ = NaN marks a NaN row; ℓ = 0 a row with no visible key.
+// at `blk` (row rr at blk + rr·SS). ℓ = NaN marks a NaN row; ℓ = 0 a row with no visible key.
 fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, db: u32) {
   for (var e = lane; e < SROWS * 16u; e += 32u) {
     let rr = e / 16u;
@@ -143,7 +154,7 @@ fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, d
     if (ii < P.Nq) {
       let ll = l_s[l_first + rr];
       var x = 0.0;
-      if (ll > 0.0) { x = S[blk + rr * BC + cc] / ll; }
+      if (ll > 0.0) { x = S[blk + rr * SS + cc] / ll; }
       if (tc_is_nan(ll)) { x = tc_nan(); }
       o[(q_row0 + ii) * D + db * 16u + cc] = OT(x);
     }
@@ -165,7 +176,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   let lane = tid % 32u;
   let r = lane / LPR;                 // this lane's row within the subgroup's 16·RB
   let h = lane % LPR;                 // and which part of the tile's columns it reads
-  let blk = sg * SROWS * BC;          // the subgroup's block in S and Pm
+  let blk = sg * SROWS * SS;          // the subgroup's block in S
+  let blp = sg * SROWS * PS;          // and in Pm
   let i_sg = i0 + sg * SROWS;         // the subgroup's first query row
   let i = i_sg + r;                   // this lane's query row
 
@@ -183,8 +195,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     }
     workgroupBarrier();
     {{#for rb < RB}}if (sg * SROWS + {{rb}}u * 16u >= s0 && sg * SROWS + {{rb}}u * 16u < s0 + BC) {
-      let qa = (sg * SROWS + {{rb}}u * 16u - s0) * D;
-      {{#for kk < D/16}}q{{rb}}_{{kk}} = subgroupMatrixLoad<LM, row_major>(&Ks, qa + {{kk}}u * 16u, D);
+      let qa = (sg * SROWS + {{rb}}u * 16u - s0) * DP;
+      {{#for kk < D/16}}q{{rb}}_{{kk}} = subgroupMatrixLoad<LM, row_major>(&Ks, qa + {{kk}}u * 16u, DP);
       {{/for}}
     }
     {{/for}}
@@ -212,16 +224,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 
     // S = Q Kᵀ for the subgroup's rows; each K block feeds RB products.
     for (var cb = 0u; cb < CB; cb++) {
-      let kb = cb * 16u * D;
+      let kb = cb * 16u * DP;
       {{#for rb < RB}}var acc{{rb}} = AM();
       {{/for}}
       {{#for kk < D/16}}{
-        let kt = subgroupMatrixLoad<RM, col_major>(&Ks, kb + {{kk}}u * 16u, D);
+        let kt = subgroupMatrixLoad<RM, col_major>(&Ks, kb + {{kk}}u * 16u, DP);
         {{#for rb < RB}}acc{{rb}} = subgroupMatrixMultiplyAccumulate(q{{rb}}_{{kk}}, kt, acc{{rb}});
         {{/for}}
       }
       {{/for}}
-      {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * BC + cb * 16u, acc{{rb}}, BC);
+      {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS + cb * 16u, acc{{rb}}, SS);
       {{/for}}
     }
     workgroupBarrier();
@@ -229,7 +241,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     // Online softmax: lane (r, h) reads columns h·COLS + (c + lane) mod COLS once, as
     // S·scale·log2 e (masked ones as NEG_BIG).
     let full = tile_class(i_sg, i_sg + SROWS, j0, j0 + BC) == TILE_FULL;   // the subgroup's rows
-    let row_at = blk + r * BC + h * COLS;
+    let row_at = blk + r * SS + h * COLS;   // in S
+  let row_ap = blp + r * PS + h * COLS;   // in Pm
     let col0 = j0 + h * COLS;
     // The column loops are unrolled by the specializer (sv<c> stay in registers; a driver
     // that keeps a 32-long loop rolled would put an indexed array in local memory).
@@ -261,7 +274,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     {{#for c < COLS}}{
       var p = 0.0;
       if (full || sv{{c}} > NEG_HALF) { p = exp2(sv{{c}} - m); }
-      Pm[row_at + ({{c}}u + lane) % COLS] = f16(p);
+      Pm[row_ap + ({{c}}u + lane) % COLS] = f16(p);
       sum += p;
     }
     {{/for}}
@@ -276,11 +289,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let votes = workgroupUniformLoad(&vote_u);
     if (votes.x != 0u) {
       // Some row raised its max: rescale O one 16-column block at a time, spilled through S.
-      {{#for db < D/16}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * BC, o{{rb}}_{{db}}, BC);
+      {{#for db < D/16}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
       {{/for}}workgroupBarrier();
-      scale_block_row(blk + r * BC + h * (16u / LPR), alpha);
+      scale_block_row(blk + r * SS + h * (16u / LPR), alpha);
       workgroupBarrier();
-      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, blk + {{rb}}u * 16u * BC, BC);
+      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, blk + {{rb}}u * 16u * SS, SS);
       {{/for}}workgroupBarrier();
       {{/for}}
     }
@@ -290,21 +303,21 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (votes.y != 0u && !all_visible) {
       // Rare: a non-finite V element in a tile with masked entries: O += P V in scalar f32 over
       // visible keys only, one 16-column block at a time, spilled through S.
-      {{#for db < D/16}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * BC, o{{rb}}_{{db}}, BC);
+      {{#for db < D/16}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
       {{/for}}workgroupBarrier();
-      add_pv_row(blk + r * BC, i, j0, h * (16u / LPR), {{db}}u * 16u);
+      add_pv_row(blk + r * SS, blp + r * PS, i, j0, h * (16u / LPR), {{db}}u * 16u);
       workgroupBarrier();
-      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, blk + {{rb}}u * 16u * BC, BC);
+      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, blk + {{rb}}u * 16u * SS, SS);
       {{/for}}workgroupBarrier();
       {{/for}}
     } else {
       // O += P V; each V block feeds RB products.
       for (var cb = 0u; cb < CB; cb++) {
-        {{#for rb < RB}}let pm{{rb}} = subgroupMatrixLoad<LM, row_major>(&Pm, blk + {{rb}}u * 16u * BC + cb * 16u, BC);
+        {{#for rb < RB}}let pm{{rb}} = subgroupMatrixLoad<LM, row_major>(&Pm, blp + {{rb}}u * 16u * PS + cb * 16u, PS);
         {{/for}}
-        let vb = cb * 16u * D;
+        let vb = cb * 16u * DP;
         {{#for db < D/16}}{
-          let vt = subgroupMatrixLoad<RM, row_major>(&Vs, vb + {{db}}u * 16u, D);
+          let vt = subgroupMatrixLoad<RM, row_major>(&Vs, vb + {{db}}u * 16u, DP);
           {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixMultiplyAccumulate(pm{{rb}}, vt, o{{rb}}_{{db}});
           {{/for}}
         }
@@ -326,7 +339,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   // O / ℓ, one 16-column block at a time through S; rows past Nq are not written.
   if (h == 0u) { l_s[sg * SROWS + r] = l_out; }
   {{#for db < D/16}}workgroupBarrier();
-  {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * BC, o{{rb}}_{{db}}, BC);
+  {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
   {{/for}}workgroupBarrier();
   write_o_block(q_row0, i_sg, sg * SROWS, blk, lane, {{db}}u);
   {{/for}}

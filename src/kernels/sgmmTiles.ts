@@ -9,22 +9,30 @@ import { Precision } from './precision.js';
 import { TilePlan } from './tiles.js';
 
 /**
- * Workgroup memory of the subgroup-matrix forward (flash_fwd_sgmm.wgsl) with SG subgroups of
- * RB row blocks (Br = 16·RB·SG) and Bc-row K/V tiles: Ks (also stages Q) Vs P | S ℓ | vote.
+ * Halves of padding per row of the tensor-core kernels' workgroup tiles (f32 score rows get
+ * half as many elements, the same 16 bytes): rows of 128 bytes (D = 64 halves, 32 scores) would
+ * all start on bank 0. FLASHRING_SGMM_PAD=0 turns it off (the ablation).
  */
-export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1): number {
+export const SGMM_PAD = 8;
+
+/**
+ * Workgroup memory of the subgroup-matrix forward (flash_fwd_sgmm.wgsl) with SG subgroups of
+ * RB row blocks (Br = 16·RB·SG) and Bc-row K/V tiles, rows padded by `pad` halves:
+ * Ks (also stages Q) Vs P | S ℓ | vote.
+ */
+export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pad = SGMM_PAD): number {
   const BR = 16 * RB * SG;
-  return (2 * BC * D + BR * BC) * 2 + BR * BC * 4 + BR * 4 + 32; // … vote, vote_u (16 B each)
+  return (2 * BC * (D + pad) + BR * (BC + pad)) * 2 + BR * (BC + pad / 2) * 4 + BR * 4 + 32; // … vote, vote_u (16 B each)
 }
 
 /**
  * Workgroup memory of the subgroup-matrix backward (flash_bwd_sgmm.wgsl), SG subgroups and
- * T-row inner tiles (Br = Bc = T), the larger of its two kernels:
+ * T-row inner tiles (Br = Bc = T), rows padded by `pad` halves, the larger of its two kernels:
  * dkdv: Qs dOs (T×D f16) | per subgroup Sᵀ dPᵀ (16×T f32) Pᵀ dSᵀ (16×T f16) | LSE Δ.
  */
-export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number): number {
+export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SGMM_PAD): number {
   // + 32: the non-finite vote nf (4 × u32) and its uniform copy nf_u (vec4<u32>).
-  return 2 * T * D * 2 + SG * 16 * T * 12 + 2 * T * 4 + 32;
+  return 2 * T * (D + pad) * 2 + SG * 16 * ((T + pad / 2) * 8 + (T + pad) * 4) + 2 * T * 4 + 32;
 }
 
 /**
@@ -51,10 +59,18 @@ export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number): [number, number,
  * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
  * forward Br = 16·RB·SG, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
  */
-export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1): TilePlan {
+export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = sgmmPad()): TilePlan {
   return kind === 'fwd'
-    ? { BR: 16 * RB * SG, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB), rowBlocks: RB }
-    : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D), rowsPerGroup: 16 * SG };
+    ? { BR: 16 * RB * SG, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad), rowBlocks: RB, pad }
+    : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad };
+}
+
+/** The row padding in effect: SGMM_PAD, or FLASHRING_SGMM_PAD = 0 or 8 (for the ablation bench). */
+function sgmmPad(): number {
+  const v = envPin('FLASHRING_SGMM_PAD');
+  if (v === undefined) return SGMM_PAD;
+  if (v !== '0' && v !== '8') throw new InputError(`FLASHRING_SGMM_PAD='${v}': give 0 (unpadded rows) or 8 (16-byte padding, the default)`);
+  return +v;
 }
 
 /**

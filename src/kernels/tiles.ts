@@ -24,6 +24,8 @@ export interface TilePlan {
   streamRows?: number;
   /** Portable kernels: head-dim columns staged per chunk (DC·4; D when whole rows are staged). */
   chunk?: number;
+  /** Tensor-core kernels: halves of padding per workgroup-memory row (PAD; 0 or 8). */
+  pad?: number;
 }
 
 /**
