@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Portable kernel tile ablation on the GPU host, one call (a minute or two per kind):
 #   KIND=bwd bash .gpu/enter.sh bash bench/ablate-portable.sh      (or KIND=fwd)
-# Times the portable kernels (f32, N=16384, B1 H16, not causal, robustness off) with the forward
+#   PREC=f16 KIND=fwd bash .gpu/enter.sh bash bench/ablate-portable.sh   (f16 storage, f16 tiles;
+#     FLASHRING_PORTABLE_FWD_PRODUCTS=f16-qk or f16 in the environment times the f16 products)
+# Times the portable kernels (PREC, default f32; N=16384, B1 H16, not causal, robustness off) with the forward
 # or backward pinned to each tile in TILES (FLASHRING_PORTABLE_FWD = BRxBC[xCHUNK],
 # FLASHRING_PORTABLE_BWD = RTxCT[xCHUNK]: rows, rows, head-dim columns staged at a time), at
 # D = 64 and 128; a tile that does not fit says so in its log. Every run is checked against the
@@ -9,19 +11,22 @@
 # $OUT/ablate-$KIND (or bench/out/...); the table last.
 set -uo pipefail
 KIND=${KIND:-bwd}
+PREC=${PREC:-f32}
+# f16 storage stages 8-byte words: 128×32 in whole rows (D = 64) or 64-column chunks, and 64×64, fit.
+FWD16="128x32x64 128x32x32 64x64x64 64x32x64 64x32 32x32"
 case $KIND in
-  fwd) TILES=${TILES:-"32x32 64x32 64x32x64 128x32x32 32x32x32"}; VAR=FLASHRING_PORTABLE_FWD ;;
+  fwd) TILES=${TILES:-$([ "$PREC" = f16 ] && echo "$FWD16" || echo "32x32 64x32 64x32x64 128x32x32 32x32x32")}; VAR=FLASHRING_PORTABLE_FWD ;;
   bwd) TILES=${TILES:-"16x16 32x32x64 32x32x32 64x32 32x16 64x16x32"}; VAR=FLASHRING_PORTABLE_BWD ;;
   *) echo "KIND must be fwd or bwd, got '$KIND'" >&2; exit 2 ;;
 esac
-out=${OUT:-bench/out}/ablate-$KIND; mkdir -p "$out"
+out=${OUT:-bench/out}/ablate-$KIND$([ "$PREC" = f32 ] || echo "-$PREC${FLASHRING_PORTABLE_FWD_PRODUCTS:+-$FLASHRING_PORTABLE_FWD_PRODUCTS}"); mkdir -p "$out"
 N=${N:-16384}; REPS=${REPS:-2}
 export FLASHRING_PATH=scalar FLASHRING_ROBUST=0 MESA_SHADER_CACHE_DISABLE=false
 export FLASHRING_DAWN_FLAGS='enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia,disable_robustness'
 for t in $TILES; do
   for D in 64 128; do
     env "$VAR=$t" node bin/flashring.mjs bench --N "$N" --D "$D" --heads 16 --batch 1 --causal false \
-      --precision f32 --reps "$REPS" --no-ring --no-memory --out "$out/$t-D$D" 2>&1 | grep -v '^Warning' > "$out/$t-D$D.log"
+      --precision "$PREC" --reps "$REPS" --no-ring --no-memory --out "$out/$t-D$D" 2>&1 | grep -v '^Warning' > "$out/$t-D$D.log"
   done
 done
 echo "$KIND tile                       D   TFLOP/s  checkErr"

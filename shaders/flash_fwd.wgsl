@@ -12,6 +12,17 @@
 // (whole rows) Q is staged once per workgroup; with more, Q's chunks are staged again for each
 // K/V tile (from L1/L2), which buys wider workgroups at large D within the same memory (f32 at
 // D = 128: 64×32 tiles, 128 invocations, against 32×32 and 64 with whole rows).
+// Staged words keep the storage type: vec4<ST>, so f16 storage stages 8-byte vec4<f16> words,
+// half the workgroup bytes and load bandwidth of f32, and the same memory holds twice the chunk
+// (tiles.ts counts it). The inner loops widen each word right after its load from workgroup
+// memory to the type its products are taken in: QKT for S = Q Kᵀ, PVT for P~ V. Both are f32
+// (the default, and always with f32 storage): f32 products and sums, exactly as if the inputs
+// had been converted to f32 when staged. With f16 storage the host may set them to f16 (the
+// FLASHRING_PORTABLE_FWD_PRODUCTS ablation): then each word's 4 products and their sum are f16,
+//   S += f32(dot(q_w, k_w)),   acc += f32(p~.x·v_t + p~.y·v_{t+TX} + …)   (P~ rounded to f16),
+// and every other sum (over words, keys and tiles), the softmax and ℓ stay f32. Those f16 products
+// overflow to ±Inf once a word's products or their sum pass 65504 (|q|, |k| of a few hundred),
+// where the f32 products stay finite: an ablation, not the contract.
 // Per tile, in natural-log units (the scale is applied to QKᵀ before the max is taken, and the
 // small difference S − m is what goes to exp2, so no log2(e)-scaled large logit is rounded):
 //   S = scale · Q Kᵀ                          (keys a row cannot see: −inf)
@@ -30,7 +41,8 @@
 // Dispatch: (ceil(Nq / Br), Hq, B).
 //
 // Bounds (indices in range by construction, for Dawn without robustness):
-//   workgroup arrays: every index is r·CS + d or r·PS + t with r < Br (or Bc), d < DC, t < TX;
+//   workgroup arrays: every index is r·CS + d or r·PS + t with r < Br (or Bc), d < DC, t < TX
+//   (Qs and KVs hold Br·CS and Bc·CS words of either type; CS = DC + 1 in both precisions);
 //   global reads only for rows i < Nq (Q) and keys j < Nk (K, V), at columns c·DC + d < D/4
 //   (c < NCH), so (row0 + i)·D/4 + c·DC + d lies in [0, B·H·N·D/4); O and LSE are written only
 //   for rows i < Nq.
@@ -46,17 +58,26 @@ const TY: u32 = BR / 4u;      // invocations across the query rows (4 rows each)
 const D4: u32 = D / 4u;       // vec4 words per row
 const DC: u32 = {{DC}}u;      // vec4 words per staged chunk
 const NCH: u32 = {{NCH}}u;    // chunks per row (D4 / DC)
-const CS: u32 = DC + 1u;      // padded row stride of staged chunks: rows start 4 banks apart
+const CS: u32 = DC + 1u;      // padded row stride of staged chunks, in words (below)
 const DU: u32 = {{DU}}u;      // vec4 columns of O per invocation and chunk (DC / TX)
 const PS: u32 = TX + 1u;      // padded row stride of P~
 const LQ: u32 = (BR * DC + WG - 1u) / WG;   // vec4 loads per invocation for a Q chunk
 const LK: u32 = (BC * DC + WG - 1u) / WG;   // ... for a K or V chunk
 const STALE: f32 = 8.0;       // rescale only when the row max grows by more than this (nat. log)
 
+alias QKT = {{QKT}};          // type of S's products and of their sums within a word (f32, or f16)
+alias PVT = {{PVT}};          // type of P~ V's products and of their sums within a key word (f32, or f16)
+
 alias Acc = array<vec4<f32>, 4 * DU>;   // one chunk's columns of the invocation's 4 rows
 
-var<workgroup> Qs: array<vec4<f32>, BR * CS>;
-var<workgroup> KVs: array<vec4<f32>, BC * CS>;   // K of the tile, then its V (chunk c)
+// Staged chunks, row r at word r·CS: one word of padding per row, so consecutive rows start
+// 4 banks (16-byte f32 words) or 2 banks (8-byte f16 words) apart, and with CS odd the words at
+// one d of 8 (f32) or 16 (f16) consecutive rows sit in distinct banks: the rows tx + TX·cc that
+// scores() reads at once, as 16-byte loads are served 8 lanes at a time and 8-byte loads 16 at a
+// time (32 banks either way). CS is odd wherever TX > 1: TX divides DC, DC divides D/4, and D is
+// a multiple of 8, so DC is even. P~V and the staging touch consecutive words of a row.
+var<workgroup> Qs: array<vec4<ST>, BR * CS>;
+var<workgroup> KVs: array<vec4<ST>, BC * CS>;    // K of the tile, then its V (chunk c)
 var<workgroup> Ps: array<vec4<f32>, BR * PS>;    // P~: row r, word t = keys t + TX·(0..3)
 
 fn nan_f32() -> f32 {
@@ -71,8 +92,8 @@ fn stage_q(q_row0: u32, i0: u32, ch: u32, tid: u32) {
     if (e < BR * DC) {
       let r = e / DC;
       let d = e % DC;
-      var t = vec4<f32>();
-      if (i0 + r < P.Nq) { t = vec4<f32>(q[(q_row0 + i0 + r) * D4 + ch * DC + d]); }
+      var t = vec4<ST>();
+      if (i0 + r < P.Nq) { t = q[(q_row0 + i0 + r) * D4 + ch * DC + d]; }
       Qs[r * CS + d] = t;
     }
   }
@@ -86,10 +107,10 @@ fn stage_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
     if (e < BC * DC) {
       let c = e / DC;
       let d = e % DC;
-      var t = vec4<f32>();
+      var t = vec4<ST>();
       if (j0 + c < P.Nk) {
         let g = (kv_row0 + j0 + c) * D4 + ch * DC + d;
-        if (use_v) { t = vec4<f32>(v[g]); } else { t = vec4<f32>(k[g]); }
+        if (use_v) { t = v[g]; } else { t = k[g]; }
       }
       KVs[c * CS + d] = t;
     }
@@ -97,14 +118,14 @@ fn stage_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
 }
 
 // The staged chunk's share of the invocation's 4×4 block of Q Kᵀ:
-// s[rr][cc] += Q[ty + TY·rr] · K[tx + TX·cc].
+// s[rr][cc] += Q[ty + TY·rr] · K[tx + TX·cc], word by word: each word's dot in QKT, added in f32.
 fn scores(s: ptr<function, array<vec4<f32>, 4>>, tx: u32, ty: u32) {
   for (var d = 0u; d < rt(DC); d++) {
-    var kk = array<vec4<f32>, 4>();
-    {{#loop cc < 4}}kk[{{cc}}u] = KVs[(tx + {{cc}}u * TX) * CS + d];
+    var kk = array<vec4<QKT>, 4>();
+    {{#loop cc < 4}}kk[{{cc}}u] = vec4<QKT>(KVs[(tx + {{cc}}u * TX) * CS + d]);
     {{/loop}}
-    {{#loop rr < 4}}{ let x = Qs[(ty + {{rr}}u * TY) * CS + d];
-      (*s)[{{rr}}u] += vec4<f32>(dot(x, kk[0]), dot(x, kk[1]), dot(x, kk[2]), dot(x, kk[3])); }
+    {{#loop rr < 4}}{ let x = vec4<QKT>(Qs[(ty + {{rr}}u * TY) * CS + d]);
+      (*s)[{{rr}}u] += vec4<f32>(vec4<QKT>(dot(x, kk[0]), dot(x, kk[1]), dot(x, kk[2]), dot(x, kk[3]))); }
     {{/loop}}
   }
 }
@@ -122,19 +143,20 @@ fn tile_scores(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, tid: u32, tx: u32, t
   return s;
 }
 
-// acc += P~ V (the staged chunk of V) over a tile every row sees entirely.
+// acc += P~ V (the staged chunk of V) over a tile every row sees entirely: per key word t,
+// the 4 products of P~ and V and their sum in PVT, added in f32.
 fn pv_full(acc: ptr<function, Acc>, tx: u32, ty: u32) {
   for (var t = 0u; t < rt(TX); t++) {
-    var p = array<vec4<f32>, 4>();
-    {{#loop rr < 4}}p[{{rr}}u] = Ps[(ty + {{rr}}u * TY) * PS + t];
+    var p = array<vec4<PVT>, 4>();
+    {{#loop rr < 4}}p[{{rr}}u] = vec4<PVT>(Ps[(ty + {{rr}}u * TY) * PS + t]);
     {{/loop}}
     {{#loop u < DU}}{
       let c = tx + {{u}}u * TX;
-      let v0 = KVs[t * CS + c];
-      let v1 = KVs[(t + TX) * CS + c];
-      let v2 = KVs[(t + 2u * TX) * CS + c];
-      let v3 = KVs[(t + 3u * TX) * CS + c];
-      {{#loop rr < 4}}(*acc)[{{rr}}u * DU + {{u}}u] += p[{{rr}}u].x * v0 + p[{{rr}}u].y * v1 + p[{{rr}}u].z * v2 + p[{{rr}}u].w * v3;
+      let v0 = vec4<PVT>(KVs[t * CS + c]);
+      let v1 = vec4<PVT>(KVs[(t + TX) * CS + c]);
+      let v2 = vec4<PVT>(KVs[(t + 2u * TX) * CS + c]);
+      let v3 = vec4<PVT>(KVs[(t + 3u * TX) * CS + c]);
+      {{#loop rr < 4}}(*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(p[{{rr}}u].x * v0 + p[{{rr}}u].y * v1 + p[{{rr}}u].z * v2 + p[{{rr}}u].w * v3);
       {{/loop}}
     }
     {{/loop}}
@@ -144,23 +166,23 @@ fn pv_full(acc: ptr<function, Acc>, tx: u32, ty: u32) {
 // acc += P~ V where some keys are hidden from some rows: key j0 + c reaches row rr only if
 // klo[rr] <= j0 + c < khi[rr] (its P~ is 0 there, but 0 · NaN would still be NaN).
 fn pv_masked(acc: ptr<function, Acc>, tx: u32, ty: u32, j0: u32, klo: vec4<u32>, khi: vec4<u32>) {
-  let z = vec4<f32>();
+  let z = vec4<PVT>();
   for (var t = 0u; t < rt(TX); t++) {
     let keys = vec4<u32>(j0 + t) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
-    var p = array<vec4<f32>, 4>();
+    var p = array<vec4<PVT>, 4>();
     var w = array<vec4<bool>, 4>();
-    {{#loop rr < 4}}p[{{rr}}u] = Ps[(ty + {{rr}}u * TY) * PS + t];
+    {{#loop rr < 4}}p[{{rr}}u] = vec4<PVT>(Ps[(ty + {{rr}}u * TY) * PS + t]);
     w[{{rr}}u] = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
     {{/loop}}
     {{#loop u < DU}}{
       let c = tx + {{u}}u * TX;
-      let v0 = KVs[t * CS + c];
-      let v1 = KVs[(t + TX) * CS + c];
-      let v2 = KVs[(t + 2u * TX) * CS + c];
-      let v3 = KVs[(t + 3u * TX) * CS + c];
+      let v0 = vec4<PVT>(KVs[t * CS + c]);
+      let v1 = vec4<PVT>(KVs[(t + TX) * CS + c]);
+      let v2 = vec4<PVT>(KVs[(t + 2u * TX) * CS + c]);
+      let v3 = vec4<PVT>(KVs[(t + 3u * TX) * CS + c]);
       {{#loop rr < 4}}{ let pr = p[{{rr}}u];
         let wr = w[{{rr}}u];
-        (*acc)[{{rr}}u * DU + {{u}}u] += select(z, pr.x * v0, wr.x) + select(z, pr.y * v1, wr.y) + select(z, pr.z * v2, wr.z) + select(z, pr.w * v3, wr.w); }
+        (*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(select(z, pr.x * v0, wr.x) + select(z, pr.y * v1, wr.y) + select(z, pr.z * v2, wr.z) + select(z, pr.w * v3, wr.w)); }
       {{/loop}}
     }
     {{/loop}}

@@ -106,6 +106,48 @@ describe('FlashAttention forward vs float64 reference', () => {
     }
   });
 
+  it('f16 storage staged as vec4<f16> words: planned and whole-row tiles, both row reductions, inputs of a few hundred', async () => {
+    if (!paths.some(([p, path]) => p === 'f16' && path === 'scalar')) return;   // no shader-f16 (CI requires it)
+    const saved = { r: process.env.FLASHRING_PORTABLE_REDUCE, f: process.env.FLASHRING_PORTABLE_FWD, p: process.env.FLASHRING_PORTABLE_FWD_PRODUCTS };
+    process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = '';   // the default: f32 products
+    try {
+      // Planned (lavapipe: 128×32 in 32-column chunks), and 64×32 in whole rows at D = 64
+      // (64-column chunks at 128), which fits lavapipe's 32 KiB only with f16 words.
+      for (const [reduce, tile] of [['', ''], ['workgroup', '64x32x64']]) {
+        process.env.FLASHRING_PORTABLE_REDUCE = reduce;
+        process.env.FLASHRING_PORTABLE_FWD = tile;
+        for (const D of [64, 128]) for (const causal of [false, true]) await check(sq(70, D), { causal }, 'f16', SEED + 43 + D);
+      }
+      process.env.FLASHRING_PORTABLE_REDUCE = saved.r ?? '';
+      process.env.FLASHRING_PORTABLE_FWD = saved.f ?? '';
+      // |q|, |k| up to ~500: f32 products stay finite (f16 products would pass 65504).
+      await check(sq(40, 64), { causal: true }, 'f16', SEED + 44, 128);
+    } finally {
+      process.env.FLASHRING_PORTABLE_REDUCE = saved.r ?? '';
+      process.env.FLASHRING_PORTABLE_FWD = saved.f ?? '';
+      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = saved.p ?? '';
+    }
+  });
+
+  it('f16 products (FLASHRING_PORTABLE_FWD_PRODUCTS ablation) stay within the f16 tolerance on unit inputs; f32 storage ignores the pin', async () => {
+    if (!paths.some(([p, path]) => p === 'f16' && path === 'scalar')) return;
+    const saved = process.env.FLASHRING_PORTABLE_FWD_PRODUCTS;
+    try {
+      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = '';
+      const f32Products = (await check(sq(96, 128), {}, 'f16', SEED + 45)).got.o;
+      for (const products of ['f16-qk', 'f16']) {
+        process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = products;
+        for (const D of [32, 128]) for (const causal of [false, true]) {
+          const { got } = await check(sq(96, D), { causal }, 'f16', SEED + 45 + (D === 128 && !causal ? 0 : D));
+          if (D === 128 && !causal) expect(got.o, `${products} products change the rounding`).not.toEqual(f32Products);
+        }
+      }
+      await check(sq(45, 64), { causal: true }, 'f32', SEED + 46);
+    } finally {
+      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = saved ?? '';
+    }
+  });
+
   it('splits tensors larger than one binding and still matches', async () => {
     const s: AttentionShape = { B: 2, Hq: 4, Hkv: 2, Nq: 24, Nk: 24, D: 16 };
     const x = makeInputs(s, SEED + 9);

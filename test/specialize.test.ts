@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { specialize } from '../src/kernels/specialize.js';
-import { planTiles, workgroupBytes } from '../src/kernels/tiles.js';
+import { planTiles, portableValues, workgroupBytes } from '../src/kernels/tiles.js';
+import { attentionSource, attentionValues } from '../src/kernels/source.js';
 import { legacySgmmSpelling } from '../src/kernels/pipeline.js';
 import { SHADERS } from '../src/kernels/shaders.js';
-import { LimitError } from '../src/errors.js';
+import { InputError, LimitError } from '../src/errors.js';
 import { toHalfBits, fromHalfBits } from '../src/f16.js';
 
 describe('specializer', () => {
@@ -63,6 +64,45 @@ describe('tile planner', () => {
     expect(workgroupBytes('bwd', 16, 16, 256, 16)).toBeLessThanOrEqual(32768);
     expect(() => planTiles('bwd', 256, 'f32', 512)).toThrow(LimitError);
     expect(() => planTiles('bwd', 256, 'f32', 512)).toThrow(/maxComputeWorkgroupStorageSize/);
+  });
+
+  it('counts the forward\'s staged words in the storage type (8-byte vec4<f16>), so f16 takes wider chunks', () => {
+    // 49152 bytes, subgroups of 32 (the H200): f32 stages 32 columns at a time, f16 64.
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 32, workgroupBytes: 41472, products: 'f32' });
+    expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192, products: 'f32' }); // whole rows
+    expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192 });
+    expect(workgroupBytes('fwd', 128, 32, 64, 64, 'f32', 'subgroup')).toBe(61952);
+    expect(workgroupBytes('fwd', 128, 32, 64, 32, 'f32', 'workgroup')).toBe(45568); // + one word per invocation
+    // The count is the shader's: the workgroup arrays of the specialized source, summed.
+    const env = { FLASHRING_PORTABLE_FWD_PRODUCTS: process.env.FLASHRING_PORTABLE_FWD_PRODUCTS };
+    try {
+      for (const products of ['', 'f16']) {
+        process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = products;
+        for (const [D, precision, limit, sg] of [[64, 'f16', 49152, 32], [128, 'f16', 49152, 0], [64, 'f32', 49152, 32], [128, 'f32', 16384, 0], [32, 'f16', 32768, 8]] as const) {
+          const plan = planTiles('fwd', D, precision, limit, 1024, sg);
+          expect(plan.products).toBe(precision === 'f16' && products ? 'f16' : 'f32');
+          const extra = portableValues('fwd', D, plan);
+          const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, extra);
+          const src = attentionSource(SHADERS.flashFwd[plan.reduce!], values, plan.reduce === 'subgroup' ? ['subgroups'] : []);
+          const sizes: Record<string, number> = { BR: plan.BR, BC: plan.BC, WG: plan.WG, CS: Number(extra.DC) + 1, PS: plan.BC / 4 + 1 };
+          let bytes = 0;
+          for (const m of src.matchAll(/var<workgroup>\s+\w+\s*:\s*array<vec4<(f32|f16|ST)>,\s*([\w\s*]+)>;/g))
+            bytes += ((m[1] === 'ST' ? values.ST : m[1]) === 'f16' ? 8 : 16) * m[2].split('*').reduce((a, x) => a * sizes[x.trim()], 1);
+          expect([...src.matchAll(/var<workgroup>/g)].length).toBe(plan.reduce === 'workgroup' ? 4 : 3);
+          expect(bytes, `D=${D} ${precision} ${plan.reduce}`).toBe(plan.workgroupBytes);
+          expect(src).toContain(`alias QKT = ${precision === 'f16' && products ? 'f16' : 'f32'};`);
+        }
+      }
+      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = 'f16-qk';
+      expect(portableValues('fwd', 64, planTiles('fwd', 64, 'f16', 49152, 1024, 32))).toMatchObject({ QKT: 'f16', PVT: 'f32' });
+      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = 'f16';
+      expect(portableValues('fwd', 64, planTiles('fwd', 64, 'f16', 49152, 1024, 32))).toMatchObject({ QKT: 'f16', PVT: 'f16' });
+      expect(portableValues('fwd', 64, planTiles('fwd', 64, 'f32', 49152, 1024, 32))).toMatchObject({ QKT: 'f32', PVT: 'f32' }); // f32 storage: f32 products
+      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = 'half';
+      expect(() => planTiles('fwd', 64, 'f16', 49152, 1024, 32)).toThrow(InputError);
+    } finally {
+      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = env.FLASHRING_PORTABLE_FWD_PRODUCTS ?? '';
+    }
   });
 });
 

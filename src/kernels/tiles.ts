@@ -26,20 +26,39 @@ export interface TilePlan {
   chunk?: number;
   /** Tensor-core kernels: halves of padding per workgroup-memory row (PAD; 0 or 8). */
   pad?: number;
+  /** Portable forward: the type of the products in S = Q Kᵀ and P~ V (ForwardProducts). */
+  products?: ForwardProducts;
 }
+
+/**
+ * The portable forward's products (shaders/flash_fwd.wgsl QKT, PVT): 'f32' (f32 products and
+ * sums: the contract, and the only choice with f32 storage); with f16 storage, the ablations
+ * 'f16-qk' (S's products and their sums within each 4-element word in f16, added in f32) and
+ * 'f16' (P~ V's too, P~ rounded to f16). FLASHRING_PORTABLE_FWD_PRODUCTS pins them.
+ */
+export type ForwardProducts = 'f32' | 'f16-qk' | 'f16';
 
 /**
  * The portable (register-tiled) kernels, shaders/flash_fwd.wgsl and flash_bwd.wgsl: each
  * invocation owns a 4×4 block of S, and both stage the head dim `chunk` columns at a time.
- * Forward: Br = 4·TY, Bc = 4·TX, WG = TX·TY; workgroup memory a chunk of Q and of K/V (shared),
- * P~ and the row-reduction words. Backward: RT resident rows (BR = BC = RT),
- * CT streamed rows, WG = RT·CT/16; two resident and two streamed chunks of `chunk` head-dim
- * columns, Pᵀ and dS (RT × CT), and four per-row statistics of the streamed rows. Rows are
- * padded by one 16-byte word (bank conflicts).
+ * Forward: Br = 4·TY, Bc = 4·TX, WG = TX·TY; workgroup memory a chunk of Q and of K/V (shared)
+ * in the storage type (vec4<f32> words of 16 bytes, vec4<f16> of 8), P~ (f32) and, with the
+ * workgroup row reduction (`reduce`), one f32 word per invocation (flash_rows_wg.wgsl; none
+ * through subgroups):
+ *   (Br + Bc)·(chunk/4 + 1)·w + 16·Br·(Bc/4 + 1) [+ 16·WG],   w = 16 (f32) or 8 (f16).
+ * Backward (f32 words whatever the storage): RT resident rows (BR = BC = RT), CT streamed rows,
+ * WG = RT·CT/16; two resident and two streamed chunks of `chunk` head-dim columns, Pᵀ and dS
+ * (RT × CT), and four per-row statistics of the streamed rows. Rows are padded by one word
+ * (bank conflicts).
  */
-export function workgroupBytes(kind: 'fwd' | 'bwd', BR: number, BC: number, D: number, chunk = D): number {
+export function workgroupBytes(
+  kind: 'fwd' | 'bwd', BR: number, BC: number, D: number, chunk = D, precision: Precision = 'f32', reduce: RowReduce = 'workgroup',
+): number {
   const CS = chunk / 4 + 1;
-  if (kind === 'fwd') return 16 * ((BR + BC) * CS + BR * (BC / 4 + 1) + (BR * BC) / 16);
+  if (kind === 'fwd') {
+    const w = precision === 'f16' ? 8 : 16;
+    return w * (BR + BC) * CS + 16 * BR * (BC / 4 + 1) + (reduce === 'workgroup' ? (BR * BC) : 0);
+  }
   return 16 * (2 * BR * CS + 2 * BC * CS + 2 * BR * (BC / 4 + 1)) + 16 * BC;
 }
 
@@ -53,6 +72,11 @@ export function workgroupBytes(kind: 'fwd' | 'bwd', BR: number, BC: number, D: n
  * TFLOP/s at D = 64 / 128 against 16.3 / 10.1 for whole-row 32×32; backward 64×32 in 32-column
  * chunks 13.3 / 12.6 against 8.3 / 7.5 for 32×32 and 2.6 / 1.2 for whole-row 16×16 (16
  * invocations: half of each 32-wide SIMD unit idle), the only whole-row f32 tile at D = 128.
+ * The forward with f16 storage stages 8-byte words, so the same list gives it wider chunks
+ * (49152 bytes, subgroup row reduction: 128×32 in whole rows at D = 64, 40192 bytes, and in
+ * 64-column chunks at D = 128, against 32-column chunks for f32), and 64×64 fits it (34816
+ * bytes: whole rows at D = 64, 64-column chunks above), which f32 does not; the order is not
+ * measured for f16 yet (FLASHRING_PORTABLE_FWD pins any of these).
  */
 export const PORTABLE_FWD_CANDIDATES: [number, number][] = [[128, 32], [64, 32], [32, 32], [64, 16], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
 export const PORTABLE_BWD_CANDIDATES: [number, number][] = [[64, 32], [32, 32], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
@@ -96,15 +120,17 @@ export function planTiles(kind: 'fwd' | 'bwd', D: number, precision: Precision, 
   const why: string[] = [];
   for (const [A, B, pinChunk] of candidates) {
     const WG = (A * B) / 16;
+    const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, false) : undefined;
+    const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce);
     const tried = pinChunk ? [pinChunk] : chunks(D, B);
-    const chunk = tried.find((c) => (D / 4) % (c / 4) === 0 && (c / 4) % (B / 4) === 0 && workgroupBytes(kind, A, B, D, c) <= limit);
+    const chunk = tried.find((c) => (D / 4) % (c / 4) === 0 && (c / 4) % (B / 4) === 0 && bytesAt(c) <= limit);
     if (chunk === undefined || WG > maxWG) {
       const c = tried[tried.length - 1];
-      why.push(c === undefined ? `${A}x${B}: ${B / 4} invocations across a row divide no chunk of D/4 = ${D / 4}` : `${A}x${B}: ${workgroupBytes(kind, A, B, D, c)} bytes at chunk ${c}, ${WG} invocations`);
+      why.push(c === undefined ? `${A}x${B}: ${B / 4} invocations across a row divide no chunk of D/4 = ${D / 4}` : `${A}x${B}: ${bytesAt(c)} bytes at chunk ${c}, ${WG} invocations`);
       continue;
     }
-    const bytes = workgroupBytes(kind, A, B, D, chunk);
-    if (kind === 'fwd') return { BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4) };
+    const bytes = bytesAt(chunk);
+    if (kind === 'fwd') return { BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4), products: forwardProducts(precision) };
     return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk };
   }
   throw new LimitError(
@@ -119,26 +145,50 @@ export function planDeviceTiles(kind: 'fwd' | 'bwd', D: number, precision: Preci
   return planTiles(kind, D, precision, lim.maxComputeWorkgroupStorageSize, lim.maxComputeInvocationsPerWorkgroup, dev.hasSubgroups ? dev.adapter.subgroupMinSize : 0);
 }
 
-function rowReduce(subgroupMin: number, TX: number): RowReduce {
+/**
+ * The forward's row reduction for TX invocations across a row; `strict` false (counting the
+ * bytes of a candidate that may not be taken): a subgroup pin the adapter cannot honour gives
+ * 'workgroup' instead of the error it gives for the tile taken.
+ */
+function rowReduce(subgroupMin: number, TX: number, strict = true): RowReduce {
   const pin = envPin('FLASHRING_PORTABLE_REDUCE');
   if (pin !== undefined && pin !== 'subgroup' && pin !== 'workgroup')
     throw new InputError(`FLASHRING_PORTABLE_REDUCE='${pin}': give subgroup or workgroup`);
   const sgOk = subgroupMin >= TX;
-  if (pin === 'subgroup' && !sgOk)
+  if (pin === 'subgroup' && !sgOk && strict)
     throw new InputError(`FLASHRING_PORTABLE_REDUCE=subgroup: the adapter's subgroups (${subgroupMin || 'none'}) are smaller than a row block (${TX})`);
   return pin === 'workgroup' || !sgOk ? 'workgroup' : 'subgroup';
 }
 
 /**
+ * The forward's products: f32, whatever the storage, unless FLASHRING_PORTABLE_FWD_PRODUCTS =
+ * f16-qk | f16 asks for f16 products with f16 storage (an ablation: see ForwardProducts; f32
+ * storage ignores it). The f32 products of the default are
+ * exact to the f32 contract on the f16 inputs; f16 products add their own rounding (a relative
+ * 2⁻¹¹ per product and per word sum) and overflow past 65504.
+ */
+function forwardProducts(precision: Precision): ForwardProducts {
+  const pin = envPin('FLASHRING_PORTABLE_FWD_PRODUCTS');
+  if (pin !== undefined && pin !== 'f32' && pin !== 'f16-qk' && pin !== 'f16')
+    throw new InputError(`FLASHRING_PORTABLE_FWD_PRODUCTS='${pin}': give f32, f16-qk or f16`);
+  return precision === 'f16' && pin ? pin : 'f32';
+}
+
+/**
  * Specialization values of a portable kernel: DC (vec4 words per chunk), NCH (chunks) and DU
  * (vec4 columns of O / dQ / dK / dV per invocation and chunk); the forward's LOG2TX (subgroup
- * row reduction), the backward's CT (streamed rows).
+ * row reduction) and QKT, PVT (the types of its products), the backward's CT (streamed rows).
  */
 export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): SpecValues {
   const T = kind === 'bwd' ? plan.streamRows ?? plan.BC : plan.BC;   // rows across which a row's invocations sit
   const DC = (plan.chunk ?? D) / 4;
   const v: SpecValues = { DC, NCH: D / 4 / DC, DU: DC / (T / 4) };
   if (kind === 'bwd') v.CT = T;
-  if (kind === 'fwd' && plan.reduce === 'subgroup') v.LOG2TX = Math.log2(T / 4);
+  if (kind === 'fwd') {
+    if (plan.reduce === 'subgroup') v.LOG2TX = Math.log2(T / 4);
+    const products = plan.products ?? 'f32';
+    v.QKT = products === 'f32' ? 'f32' : 'f16';
+    v.PVT = products === 'f16' ? 'f16' : 'f32';
+  }
   return v;
 }
