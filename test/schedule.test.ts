@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ringSchedule, shardLayout, shardTokens, LAYOUTS, classifyPair } from '../src/ring/schedule.js';
+import { ringSchedule, shardLayout, shardTokens, LAYOUTS, classifyPair, coalesce } from '../src/ring/schedule.js';
 
 describe('ring schedule', () => {
   it('every layout covers each token exactly once, for even and uneven N', () => {
@@ -15,6 +15,27 @@ describe('ring schedule', () => {
     expect(shardLayout(16, 4, 'zigzag')[0]).toEqual([{ offset: 0, stride: 1, count: 2 }, { offset: 14, stride: 1, count: 2 }]);
     expect(shardLayout(16, 4, 'zigzag')[3]).toEqual([{ offset: 6, stride: 1, count: 2 }, { offset: 8, stride: 1, count: 2 }]);
     expect(shardLayout(10, 2, 'striped')[1]).toEqual([{ offset: 1, stride: 2, count: 5 }]);
+  });
+
+  it('coalesce joins segments that meet into runs and places every token once', () => {
+    // All of zigzag's 2R segments form one run of N; a2a+p2p groups of two ranks, two runs or one.
+    const z = shardLayout(16, 4, 'zigzag');
+    const all = coalesce(z.flat());
+    expect(all.runs).toEqual([{ offset: 0, stride: 1, count: 16 }]);
+    z.flat().forEach((s, i) => expect(all.at[i]).toEqual({ run: 0, row0: s.offset }));
+    expect(coalesce([...z[0], ...z[1]]).runs).toEqual([{ offset: 0, stride: 1, count: 4 }, { offset: 12, stride: 1, count: 4 }]);
+    expect(coalesce([...z[2], ...z[3]]).runs).toEqual([{ offset: 4, stride: 1, count: 8 }]);
+    // Uneven N: every token lands at its position within its run.
+    for (const layout of ['contiguous', 'zigzag'] as const)
+      for (const [N, R] of [[29, 4], [17, 8], [5, 3]]) {
+        const segs = shardLayout(N, R, layout).flat();
+        const { runs, at } = coalesce(segs);
+        expect(runs, `${layout} N=${N} R=${R}`).toEqual([{ offset: 0, stride: 1, count: N }]);
+        segs.forEach((s, i) => expect(runs[at[i].run].offset + at[i].row0).toBe(s.offset));
+      }
+    // Striped segments (stride R) stay as they are.
+    const st = shardLayout(10, 2, 'striped').flat();
+    expect(coalesce(st)).toEqual({ runs: st, at: [{ run: 0, row0: 0 }, { run: 1, row0: 0 }] });
   });
 
   it('step t gives rank r the chunk of rank (r - t) mod R', () => {

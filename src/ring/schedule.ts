@@ -130,6 +130,29 @@ export function ringSchedule(N: number, R: number, layout: Layout, mask: boolean
   return { N, R, layout, causal: rules.causal, window: rules.window, documents: rules.docs ? rules.docs.cuQ.length - 1 : 0, shards, steps, workPerRank, imbalance: mean > 0 ? Math.max(...workPerRank) / mean : 1 };
 }
 
+/**
+ * Segments joined into maximal runs of consecutive positions (stride-1 segments that meet, in
+ * position order), and where each input segment lands: its run and first row there. Segments of
+ * another stride stay runs of their own, in input order. Pure.
+ */
+export function coalesce(segs: Segment[]): { runs: Segment[]; at: { run: number; row0: number }[] } {
+  if (segs.some((s) => s.stride !== 1 && s.count > 1)) return { runs: segs.map((s) => ({ ...s })), at: segs.map((_, i) => ({ run: i, row0: 0 })) };
+  const order = segs.map((_, i) => i).sort((a, b) => segs[a].offset - segs[b].offset);
+  const runs: Segment[] = [];
+  const at: { run: number; row0: number }[] = [];
+  for (const i of order) {
+    const s = segs[i], last = runs[runs.length - 1];
+    if (last && last.offset + last.count === s.offset) {
+      at[i] = { run: runs.length - 1, row0: last.count };
+      last.count += s.count;
+    } else {
+      at[i] = { run: runs.length, row0: 0 };
+      runs.push({ offset: s.offset, stride: 1, count: s.count });
+    }
+  }
+  return { runs, at };
+}
+
 /** Global token indices of a shard, in local order. */
 export function shardTokens(segs: Segment[]): number[] {
   const out: number[] = [];
