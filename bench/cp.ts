@@ -3,7 +3,7 @@
  *
  *   sweep  one-device mode (R ranks on one GPU, each rank's compute timed alone), causal f16:
  *          summed GPU kernel time per R and scheme against R=1 (the work is the same, only the
- *          split differs), each point warmed up (>= 1 s) and the median of 3 runs, R=1 measured
+ *          split differs), each point warmed up (>= 1 s) and the median of 5 runs (outputs checked on a sixth), R=1 measured
  *          once as every scheme's baseline; every result checked against the R=1 result; the
  *          link model's prediction for an NVLink H200 node from the measured step times.
  *          FLOPs: forward 4·B·H·visible·D (visible = N(N+1)/2 causal), backward ×2.5.
@@ -52,15 +52,17 @@ interface SweepRow {
 
 interface SweepResult { rows: SweepRow[]; skipped: { R: number; scheme: Scheme; why: string }[]; repeats: number; budgetS: number | null }
 
-const REPEATS = 3;
+const REPEATS = 5;
 const med = (xs: (number | null)[]) => (xs.some((x) => x === null) ? null : median(xs as number[]));
 
 type Outputs = Awaited<ReturnType<typeof readAll>>;
 
 /**
  * One sweep point: warm-up (≥ 1 s of the same run on a GPU, as the kernel bench), then REPEATS
- * runs; the first also reads every output back (after its phases, so its timings are unaffected)
- * for the check. Kernel times are the repeats' medians; the timeline kept is the median one's.
+ * timed runs back to back, then one more that reads every output back for the check (its
+ * timeline is not used: reading back and comparing leaves the GPU idle for seconds, and the run
+ * after such a pause measured 1.5–2.7× slower on the H200, bench/results/cp-h200-2026-12-01-v2).
+ * Kernel times are the repeats' medians; the timeline kept is the median one's.
  */
 async function point(dev: FlashDevice, s: AttentionShape, src: ShardSource, opts: RingOptions): Promise<{ timelines: RingTimeline[]; kept: RingTimeline; out: Outputs; warmUpS: number }> {
   const run = (collect: (read: RowReader) => Promise<void>) => contextParallel([dev], s, src, opts, collect);
@@ -69,8 +71,8 @@ async function point(dev: FlashDevice, s: AttentionShape, src: ShardSource, opts
   const warmUpS = (performance.now() - t0) / 1e3;
   let out: Outputs | null = null;
   const timelines: RingTimeline[] = [];
-  for (let i = 0; i < REPEATS; i++)
-    timelines.push((await run(async (read) => { if (i === 0) out = await readAll(s, read, true); })).timeline);
+  for (let i = 0; i < REPEATS; i++) timelines.push((await run(async () => {})).timeline);
+  await run(async (read) => { out = await readAll(s, read, true); });
   const total = (tl: RingTimeline) => (kernelMs(tl, 'forward') ?? NaN) + (kernelMs(tl, 'backward') ?? NaN);
   const order = [...timelines].sort((a, b) => total(a) - total(b) || a.phases[0].wallMs - b.phases[0].wallMs);
   return { timelines, kept: order[order.length >> 1], out: out!, warmUpS };
