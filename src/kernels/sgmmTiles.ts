@@ -36,15 +36,17 @@ export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SG
 }
 
 /**
- * Tensor-core tile candidates, fastest first as measured on the H200 at N=16384
- * (bench/NOTES.md, v3); the first that fits workgroup memory and the invocation limit is taken.
+ * Tensor-core tile candidates, fastest first as measured on the H200 at N=16384 with padded
+ * rows (bench/results/sgmm-h200-2026-12-01, non-causal, TFLOP/s); the first that fits workgroup
+ * memory and the invocation limit is taken.
  * Forward (subgroups per workgroup, K/V tile rows Bc, 16-row blocks per subgroup RB):
- * D=64 8×16×2 61.2 TFLOP/s against 36.2 for 8×32×1; D=128 8×32×1 41.3 against 36.4 for 4×32×1.
- * RB = 2 doubles the Q and O registers: at D=128 the driver spills them (23.0 TFLOP/s for
- * 2×32×2), so it is offered only up to D = 64 (see sgmmCandidates).
- * Backward (subgroups, inner tile rows T): 8×16 22.9 TFLOP/s at D=64 against 11.7 for 4×32.
+ * D=64 4×16×2 66.0, 8×16×2 59.6, 8×32×1 54.8, 4×32×2 36.0; D=128 8×32×1 87.4, 8×16×1 68.3,
+ * 4×16×1 62.7, 4×32×1 57.7. RB = 2 doubles the Q and O registers: at D=128 the driver spills
+ * them (23.0 TFLOP/s for 2×32×2 before padding), so it is offered only up to D = 64.
+ * Backward (subgroups, inner tile rows T), forward+backward: D=64 8×16 45.5, 4×16 44.3, 2×32
+ * 30.2, 4×32 28.6; D=128 8×16 71.2, 4×16 48.7, 4×32 41.8, 2×32 18.8.
  */
-export const SGMM_FWD_CANDIDATES: [number, number, number][] = [[8, 16, 2], [8, 32, 1], [8, 16, 1], [4, 32, 1], [4, 16, 1], [2, 16, 1], [1, 16, 1]];
+export const SGMM_FWD_CANDIDATES: [number, number, number][] = [[4, 16, 2], [8, 16, 2], [8, 32, 1], [8, 16, 1], [4, 32, 1], [4, 16, 1], [2, 16, 1], [1, 16, 1]];
 export const SGMM_BWD_CANDIDATES: [number, number][] = [[8, 16], [4, 32], [4, 16], [2, 32], [2, 16], [1, 16]];
 /** Largest head dim at which the forward keeps two row blocks (RB = 2) per subgroup in registers. */
 export const SGMM_RB2_MAX_D = 64;
