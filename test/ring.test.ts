@@ -74,6 +74,10 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
       // Ring: R steps per rank forward; backward R steps plus the hop that brings dK/dV home.
       expect(p2p.phases.map((p) => p.steps.length)).toEqual([R * R, R * (R + 1)]);
       if (R > 1) for (const res of got) expect(res.timeline.summary.bytesMoved, res.timeline.scheme).toBeGreaterThan(0);
+      // all_gather under zigzag gathers K/V into one run of all N tokens: one kernel call per Q segment per pass.
+      const ag = got.find((g) => g.timeline.scheme === 'all_gather' && g.timeline.layout === 'zigzag')!.timeline;
+      expect(ag.phases.map((p) => p.steps.length)).toEqual([2 * R, 2 * R]);
+      for (const st of ag.phases.flatMap((p) => p.steps).filter((x) => x.label === 'attend')) expect(st.pairs).toBe(ag.schedule.shards[st.rank].length);
     });
 
   it('full (non-causal) attention, B=2, every scheme, R=3', async () => {
@@ -133,8 +137,8 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
       (await ringAttention([one], s, { q: x.q, k: x.k, v: x.v }, { scheme, layout: 'contiguous', precision: 'f32', ranks: 4 })).timeline.ranks.map((r) => r.peakBytes);
     const kv = 2 * 64 * 4 * 8 * 4; // K and V of the whole sequence, f32
     const [p, g] = [await peak('p2p'), await peak('all_gather')];
-    // all_gather holds the three other chunks' K/V; p2p two spare slots of one chunk each.
-    for (let r = 0; r < 4; r++) expect(g[r] - p[r]).toBe((3 / 4) * kv - (2 / 4) * kv);
+    // all_gather holds the whole sequence's K/V (its own chunk copied into the run); p2p two spare slots of one chunk each.
+    for (let r = 0; r < 4; r++) expect(g[r] - p[r]).toBe((4 / 4) * kv - (2 / 4) * kv);
   });
 
   it('rejects bad requests with one line naming the problem', async () => {

@@ -1,60 +1,93 @@
 /**
  * all_gather (Megatron-LM's `--cp-comm-type all_gather`, PyTorch's default rotate method,
- * Llama-3's CP): every rank gathers all K/V once, then attends its Q shard to each chunk in
- * turn. Backward: dQ locally; each chunk's dK/dV partial goes back to the rank it came from
+ * Llama-3's CP): every rank gathers all K/V once, then attends its Q shard to them. Backward:
+ * dQ locally; the dK/dV partial over all K/V goes back in pieces to the ranks the rows came from
  * (a reduce-scatter, as an all-to-all plus adds). Memory: the full K/V on every rank.
+ *
+ * The gathered K/V are runs of consecutive positions (schedule.ts coalesce, as ulysses.ts's head
+ * shards): each rank's segments are written at their rows of the runs, its own shard too (a local
+ * copy). Under zigzag or contiguous layouts that is one run of all N tokens, so the Q shard
+ * attends the whole K/V in one kernel call per Q segment, not one per (Q segment, K/V segment)
+ * pair of N/2R tokens (2R K/V segments at zigzag). Striped segments do not meet: one run each.
+ * The attention is one timeline step per pass whatever the number of runs.
  */
+import { BufRange } from './communicator.js';
 import {
-  GradChunk, KVChunk, RankProgram, allocGrad, allocKV, encodeAdd, encodeBackward, encodeDelta, encodeForward, freeChunk, gradRanges, kvRanges,
-  releaseQ, shardQ, work,
+  GradChunk, KVChunk, Problem, RankIO, RankProgram, allocGrad, allocKV, encodeAdd, encodeBackward, encodeDelta, encodeForward, freeChunk,
+  releaseQ, rows, shardQ, work,
 } from './chunks.js';
+import { Segment, coalesce } from './schedule.js';
 
-/** Every rank's K/V chunk, in rank order (the own one on the shard's buffers). */
-type Gathered = KVChunk[];
+/** All K/V, as runs (`segs`) of consecutive positions; `from` is this rank. */
+type Gathered = KVChunk;
+
+/** The runs every rank's segments form, and where segment s of rank r lands (its run, first row). */
+function gathered(io: RankIO): { runs: Segment[]; at: (r: number, s: number) => { run: number; row0: number } } {
+  const { runs, at } = coalesce(io.shards.flat());
+  const first = io.shards.map((_, r) => io.shards.slice(0, r).reduce((n, segs) => n + segs.length, 0));
+  return { runs, at: (r, s) => at[first[r] + s] };
+}
+
+/**
+ * The ranges of rank r's segments in per-run buffers (`inRuns`: each segment at its rows of its
+ * run) or in per-segment buffers of rank r's shard, for each tensor in turn (K then V, or dK then
+ * dV), all Hkv heads: both ends of the gather and of the reduce-scatter list them in this order.
+ */
+function segRanges(pb: Problem, io: RankIO, r: number, tensors: GPUBuffer[][], rowBytes: number, inRuns: boolean): BufRange[] {
+  const { B, Hkv } = pb.shape;
+  const g = gathered(io);
+  return tensors.flatMap((bufs) => io.shards[r].flatMap((sg, s) => {
+    if (!inRuns) return rows(bufs[s], B, Hkv, 0, Hkv, sg.count, 0, sg.count, rowBytes);
+    const { run, row0 } = g.at(r, s);
+    return rows(bufs[run], B, Hkv, 0, Hkv, g.runs[run].count, row0, sg.count, rowBytes);
+  }));
+}
 
 export const allGather: RankProgram<Gathered> = {
   async forward(ctx, pb, io) {
-    const R = io.shards.length, me = io.rank, h = { Hq: pb.shape.Hq, Hkv: pb.shape.Hkv };
-    const all = io.shards.map((_, r) => r);
-    const chunks: Gathered = io.shards.map((segs, r) =>
-      r === me ? { from: r, segs, k: io.k, v: io.v } : { ...allocKV(ctx, pb, h, segs.map((s) => s.count), `kv${r}`), from: r, segs });
+    const me = io.rank, h = { Hq: pb.shape.Hq, Hkv: pb.shape.Hkv }, row = pb.shape.D * pb.eb;
+    const group = io.shards.map((_, r) => r);
+    const { runs } = gathered(io);
+    const all: Gathered = { ...allocKV(ctx, pb, h, runs.map((s) => s.count), 'kvAll'), from: me, segs: runs };
+    // An all-to-all that sends every member the same ranges: unlike allGather it copies the own
+    // shard into its rows too (locally, no link bytes).
+    const mine = segRanges(pb, io, me, [io.k, io.v], row, false);
     const st = ctx.begin('forward', 0, { label: 'gather' });
-    await ctx.wait(st, ctx.comm.allGather(me, all, kvRanges(pb, h, chunks[me]), chunks.map((c) => kvRanges(pb, h, c)), 'fwd.gather'));
+    await ctx.wait(st, ctx.comm.allToAll(me, group, group.map(() => mine), group.map((r) => segRanges(pb, io, r, [all.k, all.v], row, true)), 'fwd.gather'));
     ctx.end(st);
     const Q = shardQ(ctx, pb, io, 'forward');
-    for (let t = 0; t < R; t++) {
-      const cur = chunks[(me - t + R) % R];
-      const s = ctx.begin('forward', t + 1, { label: 'attend', kvFrom: cur.from, ...work(pb, Q.heads, Q.segs.map((q) => q.seg), cur.segs) });
-      await ctx.compute(s, 'attend', (enc, temps, tw) => encodeForward(ctx, pb, enc, temps, tw, Q, cur));
-      ctx.end(s);
-    }
+    // kvFrom: this rank's own gathered buffers (the keys of every rank).
+    const s = ctx.begin('forward', 1, { label: 'attend', kvFrom: me, ...work(pb, Q.heads, Q.segs.map((q) => q.seg), all.segs) });
+    await ctx.compute(s, 'attend', (enc, temps, tw) => encodeForward(ctx, pb, enc, temps, tw, Q, all));
+    ctx.end(s);
     releaseQ(ctx, Q);
-    return chunks;
+    return all;
   },
 
-  async backward(ctx, pb, io, chunks) {
-    const R = io.shards.length, me = io.rank, h = { Hq: pb.shape.Hq, Hkv: pb.shape.Hkv };
+  async backward(ctx, pb, io, all) {
+    const me = io.rank, h = { Hq: pb.shape.Hq, Hkv: pb.shape.Hkv }, row = pb.shape.D * 4;
+    const group = io.shards.map((_, r) => r);
     const Q = shardQ(ctx, pb, io, 'backward');
-    const parts: GradChunk[] = chunks.map((c) => allocGrad(ctx, pb, h, c.segs.map((s) => s.count), `dkvPart${c.from}`));
-    for (let t = 0; t < R; t++) {
-      const cur = chunks[(me - t + R) % R];
-      const s = ctx.begin('backward', t, { label: 'attend', kvFrom: cur.from, ...work(pb, Q.heads, Q.segs.map((q) => q.seg), cur.segs, true) });
-      await ctx.compute(s, 'attend', (enc, temps, tw) => {
-        if (t === 0) encodeDelta(ctx, pb, enc, temps, Q, cur, parts[cur.from]);
-        encodeBackward(ctx, pb, enc, temps, tw, Q, cur, parts[cur.from]);
-      });
-      ctx.end(s);
-    }
-    // Reduce-scatter: partial r goes to rank r, which adds the R partials of its own chunk.
+    const part: GradChunk = allocGrad(ctx, pb, h, all.segs.map((s) => s.count), 'dkvPart');
+    const s = ctx.begin('backward', 0, { label: 'attend', kvFrom: me, ...work(pb, Q.heads, Q.segs.map((q) => q.seg), all.segs, true) });
+    await ctx.compute(s, 'attend', (enc, temps, tw) => {
+      encodeDelta(ctx, pb, enc, temps, Q, all, part);
+      encodeBackward(ctx, pb, enc, temps, tw, Q, all, part);
+    });
+    ctx.end(s);
+    // The gathered K/V are done with: freed before the reduce-scatter's buffers exist (memory.ts).
+    freeChunk(ctx, all);
+    // Reduce-scatter: the rows of rank r's segments of the partial go to rank r, which adds the R
+    // pieces of its own shard (its own piece copied straight into dK/dV).
     const own = io.shards[me];
     const home: GradChunk = { dk: io.dk, dv: io.dv };
-    const inbox = chunks.map((_, r) => (r === me ? home : allocGrad(ctx, pb, h, own.map((s) => s.count), `dkvIn${r}`)));
-    const st = ctx.begin('backward', R, { label: 'reduce-scatter' });
-    await ctx.wait(st, ctx.comm.allToAll(me, chunks.map((c) => c.from), chunks.map((c) => gradRanges(pb, h, parts[c.from], c.segs)),
-      inbox.map((g) => gradRanges(pb, h, g, own)), 'bwd.reduce'));
+    const inbox = group.map((r) => (r === me ? home : allocGrad(ctx, pb, h, own.map((sg) => sg.count), `dkvIn${r}`)));
+    const st = ctx.begin('backward', 1, { label: 'reduce-scatter' });
+    await ctx.wait(st, ctx.comm.allToAll(me, group, group.map((r) => segRanges(pb, io, r, [part.dk, part.dv], row, true)),
+      inbox.map((g) => segRanges(pb, io, me, [g.dk, g.dv], row, false)), 'bwd.reduce'));
     await ctx.compute(st, 'add', (enc, temps) => inbox.forEach((g, r) => r !== me && encodeAdd(ctx, pb, enc, temps, h, own, home, g)));
     ctx.end(st);
-    for (const c of [...parts, ...inbox.filter((g) => g !== home), ...chunks.filter((c) => c.from !== me)]) freeChunk(ctx, c);
+    for (const c of [part, ...inbox.filter((g) => g !== home)]) freeChunk(ctx, c);
     releaseQ(ctx, Q);
   },
 };

@@ -8,6 +8,7 @@
  *   backward  dQ += ∂, dK/dV partial += ∂ (Δ = rowsum(dO ∘ O) computed once per Q segment)
  */
 import { AttentionShape, ResolvedOptions } from '../shape.js';
+import { BufRange } from './communicator.js';
 import { RankContext, TimestampFor } from './rank.js';
 import { Segment, classifyPair } from './schedule.js';
 
@@ -147,6 +148,14 @@ export function kvRanges(pb: Problem, h: Heads, c: KVChunk, segs = c.segs) {
 export function gradRanges(pb: Problem, h: Heads, g: GradChunk, segs: Segment[]) {
   return segs.flatMap((sg, i) => [{ buffer: g.dk[i], bytes: gradBytes(pb, h, sg.count) }, { buffer: g.dv[i], bytes: gradBytes(pb, h, sg.count) }]);
 }
+
+/**
+ * Rows row0 … row0 + count − 1 of heads h0 … h0 + Hl − 1 of a [B, H, n, row] buffer, one range
+ * per (batch, head), so both ends of an exchange match item by item (a segment written at its
+ * rows of a run on one end, a whole segment buffer on the other).
+ */
+export const rows = (buf: GPUBuffer, B: number, H: number, h0: number, Hl: number, n: number, row0: number, count: number, rowBytes: number): BufRange[] =>
+  Array.from({ length: B * Hl }, (_, x) => ({ buffer: buf, offset: ((Math.floor(x / Hl) * H + h0 + (x % Hl)) * n + row0) * rowBytes, bytes: count * rowBytes }));
 
 /** Largest token count per segment index over chunks. */
 export function maxSegs(chunks: Segment[][]): number[] {

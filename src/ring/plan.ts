@@ -8,7 +8,7 @@ import { AttentionShape } from '../shape.js';
 import { Documents } from '../mask.js';
 import { Heads, Problem, work } from './chunks.js';
 import { StepLike } from './linkModel.js';
-import { Layout, Segment, shardLayout } from './schedule.js';
+import { Layout, Segment, coalesce, shardLayout } from './schedule.js';
 import { Scheme } from './timeline.js';
 
 export interface PlanInput {
@@ -88,18 +88,21 @@ function ulyssesSteps(x: PlanInput, shards: Segment[][], rank: number, pb: RingP
   ];
 }
 
-/** allGather.ts: K/V gathered once, attend chunk by chunk; dK/dV partials reduce-scattered home. */
+/**
+ * allGather.ts: K/V gathered once into runs (own shard copied locally, no link bytes); the Q shard
+ * attends all of them in one step; the dK/dV partial's rows reduce-scattered home.
+ */
 function allGatherSteps(x: PlanInput, shards: Segment[][], rank: number, pb: RingPlan['pb']): StepLike[] {
   const { R } = x;
   const { B, D, Hq, Hkv } = x.shape;
   const h = { Hq, Hkv };
-  const chunk = (t: number) => shards[(((rank - t) % R) + R) % R];
+  const { runs } = coalesce(shards.flat());
   const grads = shards.reduce((n, s, c) => n + (c === rank ? 0 : 2 * B * Hkv * tokens(s) * D * 4), 0);
   return [
     step('forward', 0, rank, 0, (R - 1) * 2 * B * Hkv * tokens(shards[rank]) * D * x.eb, R - 1, false),
-    ...Array.from({ length: R }, (_, t) => step('forward', t + 1, rank, work(pb, h, shards[rank], chunk(t)).flops, 0, 0, false)),
-    ...Array.from({ length: R }, (_, t) => step('backward', t, rank, work(pb, h, shards[rank], chunk(t), true).flops, 0, 0, false)),
-    step('backward', R, rank, 0, grads, R - 1, false),
+    step('forward', 1, rank, work(pb, h, shards[rank], runs).flops, 0, 0, false),
+    step('backward', 0, rank, work(pb, h, shards[rank], runs, true).flops, 0, 0, false),
+    step('backward', 1, rank, 0, grads, R - 1, false),
   ];
 }
 

@@ -15,7 +15,10 @@ export interface ResolvedScheme {
   /** [a2a group size A, ring size P], A·P = R. */
   hierarchy: [number, number];
   program: RankProgram<unknown>;
-  /** Timeline steps per phase (progress reporting). */
+  /**
+   * Timeline steps per phase (progress reporting). all_gather: gather, attend | attend,
+   * reduce-scatter (the attention over every gathered run is one step, whatever the layout).
+   */
   steps: { forward: number; backward: number };
 }
 
@@ -32,7 +35,7 @@ export function resolveScheme(name: string, R: number, s: AttentionShape, sizes?
   if (!SCHEMES.includes(name as Scheme)) throw new InputError(`unknown cp-comm-type '${name}': use ${SCHEMES.join(', ')}`);
   const scheme = name as Scheme;
   if (scheme === 'p2p') return { scheme, hierarchy: [1, R], program: p2p as RankProgram<unknown>, steps: { forward: R, backward: R + 1 } };
-  if (scheme === 'all_gather') return { scheme, hierarchy: [1, R], program: allGather as RankProgram<unknown>, steps: { forward: R + 1, backward: R + 1 } };
+  if (scheme === 'all_gather') return { scheme, hierarchy: [1, R], program: allGather as RankProgram<unknown>, steps: { forward: 2, backward: 2 } };
   let A = R;
   if (scheme === 'a2a+p2p') {
     const hs = parseSizes(sizes);

@@ -11,9 +11,8 @@
  * under zigzag or contiguous layouts attends one [B, H/A, N, D] block in one kernel call, not
  * (2R)² segment pairs of N/2R tokens (5.5× the R = 1 kernel time at R = 8 on the H200).
  */
-import { BufRange } from './communicator.js';
 import {
-  GradChunk, Heads, KVChunk, Problem, QBlock, RankIO, RankProgram, allocGrad, allocPart, freeChunk, releaseQ,
+  GradChunk, Heads, KVChunk, Problem, QBlock, RankIO, RankProgram, allocGrad, allocPart, freeChunk, releaseQ, rows,
 } from './chunks.js';
 import { Ring, ringBackward, ringForward } from './p2p.js';
 import { RankContext } from './rank.js';
@@ -38,13 +37,6 @@ function place(io: RankIO, A: number) {
   };
   return { group, ring, runs: groupRuns(g) };
 }
-
-/**
- * Rows row0 … row0 + count − 1 of heads h0 … h0 + Hl − 1 of a [B, H, n, row] buffer, one range
- * per (batch, head), so both ends of an exchange match item by item.
- */
-const rows = (buf: GPUBuffer, B: number, H: number, h0: number, Hl: number, n: number, row0: number, count: number, rowBytes: number): BufRange[] =>
-  Array.from({ length: B * Hl }, (_, x) => ({ buffer: buf, offset: ((Math.floor(x / Hl) * H + h0 + (x % Hl)) * n + row0) * rowBytes, bytes: count * rowBytes }));
 
 interface Tensor { seq: GPUBuffer[]; heads: GPUBuffer[]; H: number; rowBytes: number }
 
