@@ -7,7 +7,7 @@
 #    robustness transform still on then); it gets SCALE_TIMEOUT_S (default 360 s), N stays 1M.
 # 2. one-device sweep with the time left: N=16384 causal f16, H=16, D=128, R=1 (once: the baseline
 #    of every scheme), then R=2,4,8 × p2p (zigzag), all_gather, a2a; each point warmed up (>= 1 s of
-#    the same run) and the median of 5 runs (a sixth checked): summed GPU kernel time vs R=1, every result checked
+#    the same run) and the median of 5 runs, each after an R=1 run (paired ratios; a sixth checked): summed GPU kernel time vs R=1, every result checked
 #    against R=1, the link model's prediction for nvlink-h200 (step times, comm fraction, TFLOP/s
 #    per GPU), peak bytes per rank. A point that would end past the budget is skipped and named;
 #    the JSON is rewritten after every point, so a cut run still leaves its table.

@@ -3,7 +3,7 @@
  *
  *   sweep  one-device mode (R ranks on one GPU, each rank's compute timed alone), causal f16:
  *          summed GPU kernel time per R and scheme against R=1 (the work is the same, only the
- *          split differs), each point warmed up (>= 1 s) and the median of 5 runs (outputs checked on a sixth), R=1 measured
+ *          split differs), each point warmed up (>= 1 s) and the median of 5 runs, each right after an R=1 run (paired ratios), outputs checked on a sixth, R=1 measured
  *          once as every scheme's baseline; every result checked against the R=1 result; the
  *          link model's prediction for an NVLink H200 node from the measured step times.
  *          FLOPs: forward 4·B·H·visible·D (visible = N(N+1)/2 causal), backward ×2.5.
@@ -45,6 +45,8 @@ interface SweepRow {
   R: number; scheme: Scheme; layout: string; N: number; H: number; D: number;
   /** Medians over the repeats; `runs` keeps every repeat's summed kernel time (fwd+bwd). */
   fwdKernelMs: number | null; bwdKernelMs: number | null; kernelMs: number | null; kernelMsRuns: (number | null)[]; vsR1: number | null;
+  /** Median of the ratios to the R = 1 run timed right before each repeat (point's `pair`), and the ratios. */
+  vsR1Paired: number | null; pairedRatios: number[];
   fwdWallMs: number; bwdWallMs: number; warmUpS: number; maxPeakBytesPerRank: number; bytesMovedPerRank: number;
   predicted: { link: string; totalMs: number; stepMs: number[]; commFraction: number; tflopsPerGpu: number };
   maxErrVsR1: number;
@@ -57,25 +59,36 @@ const med = (xs: (number | null)[]) => (xs.some((x) => x === null) ? null : medi
 
 type Outputs = Awaited<ReturnType<typeof readAll>>;
 
+const total = (tl: RingTimeline) => (kernelMs(tl, 'forward') ?? NaN) + (kernelMs(tl, 'backward') ?? NaN);
+
 /**
  * One sweep point: warm-up (≥ 1 s of the same run on a GPU, as the kernel bench), then REPEATS
  * timed runs back to back, then one more that reads every output back for the check (its
  * timeline is not used: reading back and comparing leaves the GPU idle for seconds, and the run
  * after such a pause measured 1.5–2.7× slower on the H200, bench/results/cp-h200-2026-12-01-v2).
+ * With `pair` (the R = 1 options), each timed run follows a timed run of R = 1, and `paired`
+ * holds the ratios of these neighbours: the same R = 1 work measured 61 to 128 ms in steady runs
+ * on the H200 (bench/results/cp-h200-2026-12-01-v3), in levels that hold for several runs, so a
+ * ratio of neighbours is steadier than a ratio of medians taken minutes apart.
  * Kernel times are the repeats' medians; the timeline kept is the median one's.
  */
-async function point(dev: FlashDevice, s: AttentionShape, src: ShardSource, opts: RingOptions): Promise<{ timelines: RingTimeline[]; kept: RingTimeline; out: Outputs; warmUpS: number }> {
-  const run = (collect: (read: RowReader) => Promise<void>) => contextParallel([dev], s, src, opts, collect);
+async function point(dev: FlashDevice, s: AttentionShape, src: ShardSource, opts: RingOptions, pair?: RingOptions): Promise<{ timelines: RingTimeline[]; kept: RingTimeline; out: Outputs; warmUpS: number; paired: number[] }> {
+  const run = (o: RingOptions, collect: (read: RowReader) => Promise<void>) => contextParallel([dev], s, src, o, collect);
   const t0 = performance.now();
-  await warmUp(dev, () => run(async () => {}), 1, 100);
+  await warmUp(dev, () => run(opts, async () => {}), 1, 100);
   const warmUpS = (performance.now() - t0) / 1e3;
   let out: Outputs | null = null;
   const timelines: RingTimeline[] = [];
-  for (let i = 0; i < REPEATS; i++) timelines.push((await run(async () => {})).timeline);
-  await run(async (read) => { out = await readAll(s, read, true); });
-  const total = (tl: RingTimeline) => (kernelMs(tl, 'forward') ?? NaN) + (kernelMs(tl, 'backward') ?? NaN);
+  const paired: number[] = [];
+  for (let i = 0; i < REPEATS; i++) {
+    const b = pair ? total((await run(pair, async () => {})).timeline) : NaN;
+    const tl = (await run(opts, async () => {})).timeline;
+    timelines.push(tl);
+    if (pair) paired.push(total(tl) / b);
+  }
+  await run(opts, async (read) => { out = await readAll(s, read, true); });
   const order = [...timelines].sort((a, b) => total(a) - total(b) || a.phases[0].wallMs - b.phases[0].wallMs);
-  return { timelines, kept: order[order.length >> 1], out: out!, warmUpS };
+  return { timelines, kept: order[order.length >> 1], out: out!, warmUpS, paired };
 }
 
 function sweepRow(R: number, scheme: Scheme, s: AttentionShape, pt: Awaited<ReturnType<typeof point>>, errs: number[], r1: number | null): SweepRow {
@@ -87,6 +100,7 @@ function sweepRow(R: number, scheme: Scheme, s: AttentionShape, pt: Awaited<Retu
   return {
     R, scheme, layout: kept.layout, N: s.Nq, H: s.Hq, D: s.D, fwdKernelMs: f, bwdKernelMs: b, kernelMs: k, kernelMsRuns: runs,
     vsR1: k !== null && r1 ? k / r1 : null, warmUpS: pt.warmUpS,
+    vsR1Paired: pt.paired.length && pt.paired.every(Number.isFinite) ? median(pt.paired) : null, pairedRatios: pt.paired,
     fwdWallMs: median(tls.map((tl) => tl.phases[0].wallMs))!, bwdWallMs: median(tls.map((tl) => tl.phases[1].wallMs))!,
     maxPeakBytesPerRank: Math.max(...kept.ranks.map((r) => r.peakBytes)), bytesMovedPerRank: kept.summary.bytesMoved / R,
     predicted: { link: p.link.name, totalMs: p.totalMs, stepMs: p.stepMs, commFraction: p.commFraction, tflopsPerGpu: p.tflopsPerGpu },
@@ -125,14 +139,14 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
         res.skipped.push({ R, scheme, why: `would end past the ${budgetS} s budget (${elapsed.toFixed(0)} s used, the last point took ${last.toFixed(1)} s)` });
         continue;
       }
-      const pt = await point(dev, s, src, { ...opts, ranks: R, scheme });
+      const pt = await point(dev, s, src, { ...opts, ranks: R, scheme }, { ...opts, ranks: 1 });
       const errs = (['o', 'lse'] as const).map((n) => relErr(pt.out[n], ref[n])).concat((['dq', 'dk', 'dv'] as const).map((n) => relErr(pt.out.grads![n], ref.grads![n])));
       const row = sweepRow(R, scheme, s, pt, errs, r1);
       res.rows.push(row);
       if (R === 4 && scheme === 'p2p') await writeFile(join(out, `cp-timeline-R${R}-${scheme}.json`), JSON.stringify(pt.kept));
       await save();
       last = (performance.now() - t0) / 1e3 - elapsed;
-      console.error(`sweep R=${R} ${scheme}: kernels ${row.kernelMs?.toFixed(1)} ms (runs ${row.kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), err ${row.maxErrVsR1.toExponential(2)}, ${last.toFixed(1)} s`);
+      console.error(`sweep R=${R} ${scheme}: kernels ${row.kernelMs?.toFixed(1)} ms (runs ${row.kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), paired vs R=1 ${row.vsR1Paired?.toFixed(2)} (${row.pairedRatios.map((x) => x.toFixed(2)).join(', ')}), err ${row.maxErrVsR1.toExponential(2)}, ${last.toFixed(1)} s`);
     }
   await save();
   return res;
@@ -231,11 +245,11 @@ function table(sw: SweepResult | null, sc: Awaited<ReturnType<typeof scale>> | n
   const L: string[] = [];
   if (sw?.rows.length) {
     const r0 = sw.rows[0];
-    L.push(`one-device sweep: N=${r0.N} H=${r0.H} D=${r0.D} causal f16 zigzag; each point: warm-up (>= 1 s on a GPU), median of ${sw.repeats ?? 1} run(s); predicted on nvlink-h200 from measured step compute`);
-    L.push('R  scheme      kernel ms (fwd+bwd)  runs                  vs R=1  pred ms  comm%  TFLOP/s/GPU  peak MiB/rank  err vs R=1');
+    L.push(`one-device sweep: N=${r0.N} H=${r0.H} D=${r0.D} causal f16 zigzag; each point: warm-up (>= 1 s on a GPU), median of ${sw.repeats ?? 1} run(s), each after an R=1 run (paired: median of the neighbours' ratios); predicted on nvlink-h200 from measured step compute`);
+    L.push('R  scheme      kernel ms (fwd+bwd)  runs                  vs R=1  paired  pred ms  comm%  TFLOP/s/GPU  peak MiB/rank  err vs R=1');
     for (const r of sw.rows) {
       const runs = r.kernelMsRuns.map((k) => k?.toFixed(1) ?? 'n/a').join(' ');
-      L.push(`${String(r.R).padEnd(2)} ${(r.R === 1 ? 'baseline' : r.scheme).padEnd(11)} ${(r.kernelMs?.toFixed(1) ?? 'n/a').padStart(19)}  ${runs.padEnd(20)}  ${(r.vsR1?.toFixed(2) ?? 'n/a').padStart(6)}  ${r.predicted.totalMs.toFixed(1).padStart(7)}  ${(100 * r.predicted.commFraction).toFixed(1).padStart(5)}  ${r.predicted.tflopsPerGpu.toPrecision(3).padStart(11)}  ${(r.maxPeakBytesPerRank / 2 ** 20).toFixed(0).padStart(13)}  ${r.maxErrVsR1.toExponential(1)}`);
+      L.push(`${String(r.R).padEnd(2)} ${(r.R === 1 ? 'baseline' : r.scheme).padEnd(11)} ${(r.kernelMs?.toFixed(1) ?? 'n/a').padStart(19)}  ${runs.padEnd(20)}  ${(r.vsR1?.toFixed(2) ?? 'n/a').padStart(6)}  ${(r.R === 1 ? '' : r.vsR1Paired?.toFixed(2) ?? 'n/a').padStart(6)}  ${r.predicted.totalMs.toFixed(1).padStart(7)}  ${(100 * r.predicted.commFraction).toFixed(1).padStart(5)}  ${r.predicted.tflopsPerGpu.toPrecision(3).padStart(11)}  ${(r.maxPeakBytesPerRank / 2 ** 20).toFixed(0).padStart(13)}  ${r.maxErrVsR1.toExponential(1)}`);
     }
     L.push('R=1 is one rank: the same work under every scheme name, measured once and the baseline (vs R=1) and reference outputs of every scheme.');
     for (const k of sw.skipped ?? []) L.push(`skipped R=${k.R} ${k.scheme}: ${k.why}`);
