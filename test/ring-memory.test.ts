@@ -1,35 +1,66 @@
 /**
- * The ring's per-rank peak from the buffer tracker equals the inventory in src/ring/memory.ts, for
- * p2p and all_gather, f32 and f16, forward and forward + backward, with and without GQA.
+ * The ring's per-rank peak from the buffer tracker equals the inventory in src/ring/memory.ts,
+ * rank by rank, for every scheme (p2p, all_gather, a2a, a2a+p2p), f32 and f16, forward and
+ * forward + backward, zigzag and contiguous, with and without GQA.
  */
 import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevice } from './gpu.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { ringAttention } from '../src/ring/ringAttention.js';
 import { rankPeakBytes } from '../src/ring/memory.js';
+import { Layout } from '../src/ring/schedule.js';
+import { Scheme } from '../src/ring/timeline.js';
 import { randn } from '../src/reference/compare.js';
 import { toHalfArray } from '../src/f16.js';
 
 describe('memory per rank: the tracker against the inventory', () => {
   let dev: FlashDevice;
   beforeAll(async () => { dev = await testDevice(); });
-  const cases: [number, number, number, number, number][] = [[4, 4, 64, 16, 4], [8, 2, 96, 32, 2], [4, 1, 120, 8, 4], [2, 2, 48, 24, 3]];
-  it('p2p and all_gather, f32 and f16, forward and backward', async () => {
+
+  /** [Hq, Hkv, N, D, R] runs under each scheme, layout, precision, forward and backward; the peaks per rank. */
+  async function check(schemes: Scheme[], cases: [number, number, number, number, number][], hierarchy?: [number, number]): Promise<number[][]> {
+    const peaks: number[][] = [];
     for (const [Hq, Hkv, N, D, R] of cases) {
       const s = { B: 1, Hq, Hkv, Nq: N, Nk: N, D };
       for (const precision of dev.hasF16 ? (['f32', 'f16'] as const) : (['f32'] as const)) {
         const c = (a: Float32Array) => (precision === 'f16' ? toHalfArray(a) : a);
         const x = { q: c(randn(Hq * N * D, 1)), k: c(randn(Hkv * N * D, 2)), v: c(randn(Hkv * N * D, 3)), dout: c(randn(Hq * N * D, 4)) };
-        for (const scheme of ['p2p', 'all_gather'] as const)
-          for (const backward of [false, true]) {
-            const r = await ringAttention([dev], s, backward ? x : { q: x.q, k: x.k, v: x.v }, { scheme, layout: 'contiguous', precision, ranks: R, causal: true });
-            const want = rankPeakBytes(scheme, R, s, precision, backward)!;
-            for (const rk of r.timeline.ranks) expect(rk.peakBytes, `${JSON.stringify(s)} R=${R} ${precision} ${scheme} backward=${backward} rank ${rk.rank}`).toBe(want);
-          }
+        for (const scheme of schemes)
+          for (const layout of ['zigzag', 'contiguous'] as Layout[])
+            for (const backward of [false, true]) {
+              const r = await ringAttention([dev], s, backward ? x : { q: x.q, k: x.k, v: x.v },
+                { scheme, layout, precision, ranks: R, causal: true, ...(hierarchy ? { hierarchicalSizes: hierarchy } : {}) });
+              const tag = `${JSON.stringify(s)} R=${R} ${precision} ${scheme} ${layout} backward=${backward}`;
+              const got = r.timeline.ranks.map((rk) => rk.peakBytes);
+              got.forEach((b, rank) => expect(b, `${tag} rank ${rank}`).toBe(rankPeakBytes(scheme, R, s, precision, backward, { layout, hierarchy, rank })));
+              expect(rankPeakBytes(scheme, R, s, precision, backward, { layout, hierarchy }), `${tag} fullest rank`).toBe(Math.max(...got));
+              peaks.push(got);
+            }
       }
     }
+    return peaks;
+  }
+
+  it('p2p and all_gather, f32 and f16, forward and backward', async () => {
+    await check(['p2p', 'all_gather'], [[4, 4, 64, 16, 4], [8, 2, 96, 32, 2], [4, 1, 120, 8, 4], [2, 2, 48, 24, 3]]);
   });
-  it('a2a is not in the inventory', () => {
-    expect(rankPeakBytes('a2a', 2, { B: 1, Hq: 2, Hkv: 2, Nq: 8, Nk: 8, D: 8 }, 'f32', true)).toBeNull();
+
+  it('a2a: head shards over the whole sequence, R = 2 and 4, with GQA', async () => {
+    await check(['a2a'], [[4, 4, 64, 16, 4], [2, 2, 48, 16, 2], [8, 4, 96, 8, 4]]);
+  });
+
+  it('a2a+p2p: a ring of head-sharded groups; under zigzag the last group holds more in the forward', async () => {
+    const peaks = await check(['a2a+p2p'], [[8, 4, 96, 8, 4]], [2, 2]);
+    // zigzag forward (the first run of each precision): groups but the last attend two runs of A·n/2, the last one run of A·n.
+    expect(peaks[0][0]).toBe(peaks[0][1]);
+    expect(peaks[0][2]).toBeGreaterThan(peaks[0][0]);
+  });
+
+  it('null where the scheme cannot take the request', () => {
+    const s = { B: 1, Hq: 4, Hkv: 2, Nq: 16, Nk: 16, D: 8 };
+    expect(rankPeakBytes('a2a+p2p', 4, s, 'f32', true)).toBeNull(); // no sizes
+    expect(rankPeakBytes('a2a+p2p', 4, s, 'f32', true, { hierarchy: [2, 3] })).toBeNull(); // A·P ≠ R
+    expect(rankPeakBytes('a2a', 4, s, 'f32', true)).toBeNull(); // Hkv = 2 does not split over 4 ranks
+    expect(rankPeakBytes('a2a', 2, s, 'f32', true)).toBeGreaterThan(0);
   });
 });

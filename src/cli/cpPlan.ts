@@ -128,8 +128,9 @@ export function planSchemes(req: CpPlanRequest, rate: Rate): { scheme: Scheme; h
   return req.schemes.map((scheme) => {
     const { hierarchy } = resolveScheme(scheme, req.R, req.shape, req.sizes);
     const steps = planSteps({ shape: req.shape, causal: req.causal, layout: req.layout, R: req.R, scheme, hierarchy, eb: elemBytes(req.precision) });
-    // The attention's own buffers per rank, forward + backward (src/ring/memory.ts; null for a2a).
-    return { scheme, hierarchy, predicted: predict(steps, req.R, req.link, rate), rankPeakBytes: rankPeakBytes(scheme, req.R, req.shape, req.precision, true) };
+    // The attention's own buffers on the fullest rank, forward + backward (src/ring/memory.ts).
+    const peak = rankPeakBytes(scheme, req.R, req.shape, req.precision, true, { layout: req.layout, hierarchy });
+    return { scheme, hierarchy, predicted: predict(steps, req.R, req.link, rate), rankPeakBytes: peak };
   });
 }
 

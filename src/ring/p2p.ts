@@ -53,7 +53,8 @@ export async function ringBackward(ctx: RankContext, pb: Problem, g: Ring, Q: QB
   const h = Q.heads;
   const sizes = maxSegs(g.members.map((_, i) => g.chunkSegs(i)));
   const spare = P > 1 ? [allocKV(ctx, pb, h, sizes, 'kvA'), allocKV(ctx, pb, h, sizes, 'kvB')] : [];
-  const scratch = [allocGrad(ctx, pb, h, sizes, 'dkvA'), allocGrad(ctx, pb, h, sizes, 'dkvB')];
+  // Two sums alternate while one is in flight; a ring of one (a2a, R = 1) computes only one.
+  const scratch = [allocGrad(ctx, pb, h, sizes, 'dkvA'), ...(P > 1 ? [allocGrad(ctx, pb, h, sizes, 'dkvB')] : [])];
   const incoming = P > 1 ? allocGrad(ctx, pb, h, sizes, 'dkvIn') : home;
   let cur = own;
   let acc: Pending | null = null; // the running sum for `cur`, sent by prev at the end of its last step
