@@ -106,6 +106,112 @@ describe('tile planner', () => {
   });
 });
 
+/**
+ * Bytes of the workgroup variables a specialized source declares: their types resolved through
+ * its aliases, array lengths through its u32 constants (+ − * / and parentheses).
+ */
+function declaredWorkgroupBytes(src: string): number {
+  const consts: Record<string, number> = {};
+  const aliases: Record<string, string> = {};
+  const evalU32 = (expr: string): number => {
+    const tok = expr.match(/\w+|[-+*/()]/g) ?? [];
+    let i = 0;
+    const atom = (): number => {
+      const t = tok[i++];
+      if (t === '(') { const v = sum(); i++; return v; }
+      if (/^\d+u?$/.test(t)) return parseInt(t, 10);
+      if (!(t in consts)) throw new Error(`no constant ${t} in '${expr}'`);
+      return consts[t];
+    };
+    const product = (): number => {
+      let v = atom();
+      while (tok[i] === '*' || tok[i] === '/') v = tok[i++] === '*' ? v * atom() : Math.floor(v / atom());
+      return v;
+    };
+    const sum = (): number => {
+      let v = product();
+      while (tok[i] === '+' || tok[i] === '-') v = tok[i++] === '+' ? v + product() : v - product();
+      return v;
+    };
+    return sum();
+  };
+  for (const m of src.matchAll(/^\s*alias\s+(\w+)\s*=\s*([^;]+);/gm)) aliases[m[1]] = m[2].trim();
+  for (const m of src.matchAll(/^\s*const\s+(\w+)\s*:\s*u32\s*=\s*([^;]+);/gm)) consts[m[1]] = evalU32(m[2]);
+  const size = (t: string): number => {
+    t = t.trim();
+    if (t in aliases) return size(aliases[t]);
+    if (t === 'f32' || t === 'u32' || t === 'i32') return 4;
+    if (t === 'f16') return 2;
+    const v = /^vec4<(\w+)>$/.exec(t);
+    if (v) return 4 * size(v[1]);
+    const a = /^array<(.+),\s*([^,<>]+)>$/.exec(t);
+    if (a) return size(a[1]) * evalU32(a[2]);
+    throw new Error(`declaredWorkgroupBytes: type ${t}`);
+  };
+  let bytes = 0;
+  for (const m of src.matchAll(/var<workgroup>\s+\w+\s*:\s*([^;]+);/g)) bytes += size(m[1]);
+  return bytes;
+}
+
+describe('portable backward tiles', () => {
+  it('counts the staged words in the storage type (8-byte vec4<f16>), so f16 takes wider chunks', () => {
+    // 49152 bytes (the H200): f32 stages 32 columns at a time; f16 whole rows at D = 64 and
+    // 64-column chunks at D = 128. 32768 (lavapipe): f16 fits 64×32 (f32 32×32).
+    expect(planTiles('bwd', 64, 'f32', 49152, 1024)).toMatchObject({ BR: 64, streamRows: 32, chunk: 32, workgroupBytes: 46592 });
+    expect(planTiles('bwd', 128, 'f32', 49152, 1024)).toMatchObject({ BR: 64, streamRows: 32, chunk: 32, workgroupBytes: 46592 });
+    expect(planTiles('bwd', 64, 'f16', 49152, 1024)).toMatchObject({ BR: 64, streamRows: 32, chunk: 64, workgroupBytes: 45056 });
+    expect(planTiles('bwd', 128, 'f16', 49152, 1024)).toMatchObject({ BR: 64, streamRows: 32, chunk: 64, workgroupBytes: 45056 });
+    expect(planTiles('bwd', 64, 'f32', 32768, 1024)).toMatchObject({ BR: 32, streamRows: 32, chunk: 32, workgroupBytes: 28160 });
+    expect(planTiles('bwd', 64, 'f16', 32768, 1024)).toMatchObject({ BR: 64, streamRows: 32, chunk: 32, workgroupBytes: 32768 });
+    expect(workgroupBytes('bwd', 64, 32, 64, 64, 'f32')).toBe(71168);
+    // The count is the shader's: the workgroup variables of the specialized source, summed.
+    const cases = [[64, 'f16', 49152, ''], [128, 'f16', 49152, ''], [64, 'f32', 49152, ''], [128, 'f32', 49152, ''], [64, 'f16', 32768, ''],
+      [256, 'f16', 49152, '32x16x32'], [80, 'f32', 49152, ''], [32, 'f16', 16384, ''], [64, 'f32', 49152, '8x4x4']] as const;
+    const env = { t: process.env.FLASHRING_PORTABLE_BWD, pf: process.env.FLASHRING_PORTABLE_BWD_PREFETCH, mg: process.env.FLASHRING_PORTABLE_BWD_MERGE };
+    try {
+      process.env.FLASHRING_PORTABLE_BWD_PREFETCH = '';
+      process.env.FLASHRING_PORTABLE_BWD_MERGE = '';
+      for (const [D, precision, limit, tile] of cases) for (const unroll of [true, false]) {
+        process.env.FLASHRING_PORTABLE_BWD = tile;
+        const plan = planTiles('bwd', D, precision, limit, 1024);
+        const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, portableValues('bwd', D, plan));
+        const src = attentionSource(SHADERS.flashBwd, values);
+        expect([...src.matchAll(/var<workgroup>/g)].length).toBe(7);
+        expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${limit} ${tile}`).toBe(plan.workgroupBytes);
+        expect(src).toContain(`alias ST = ${precision};`);
+      }
+      // The prefetch: none unless pinned; a specialization value (its own pipeline).
+      process.env.FLASHRING_PORTABLE_BWD = '';
+      process.env.FLASHRING_PORTABLE_BWD_PREFETCH = '';
+      const plan0 = planTiles('bwd', 64, 'f32', 49152, 1024);
+      expect(plan0.prefetch).toBe(0);
+      expect(portableValues('bwd', 64, plan0)).toMatchObject({ PF: 0, MG: 0, CT: 32, DC: 8, NCH: 2, DU: 1 });
+      for (const pf of [1, 2]) {
+        process.env.FLASHRING_PORTABLE_BWD_PREFETCH = String(pf);
+        const plan = planTiles('bwd', 64, 'f16', 49152, 1024);
+        expect(plan).toMatchObject({ prefetch: pf, workgroupBytes: 45056 });   // registers, not workgroup memory
+        const values = attentionValues(64, plan, { precision: 'f16', out: 'f16', grad: 'f16' }, true, portableValues('bwd', 64, plan));
+        expect(attentionSource(SHADERS.flashBwd, values)).toContain(`const PF: u32 = ${pf}u;`);
+      }
+      process.env.FLASHRING_PORTABLE_BWD_PREFETCH = 'yes';
+      expect(() => planTiles('bwd', 64, 'f32', 49152, 1024)).toThrow(InputError);
+      // The barrier merge: none unless pinned; no workgroup memory of its own either.
+      process.env.FLASHRING_PORTABLE_BWD_PREFETCH = '';
+      process.env.FLASHRING_PORTABLE_BWD_MERGE = '1';
+      const merged = planTiles('bwd', 128, 'f32', 49152, 1024);
+      expect(merged).toMatchObject({ merge: true, workgroupBytes: 46592 });
+      const src = attentionSource(SHADERS.flashBwd, attentionValues(128, merged, { precision: 'f32', out: 'f32', grad: 'f32' }, true, portableValues('bwd', 128, merged)));
+      expect(src).toContain('const MG: u32 = 1u;');
+      process.env.FLASHRING_PORTABLE_BWD_MERGE = '2';
+      expect(() => planTiles('bwd', 64, 'f32', 49152, 1024)).toThrow(InputError);
+    } finally {
+      process.env.FLASHRING_PORTABLE_BWD = env.t ?? '';
+      process.env.FLASHRING_PORTABLE_BWD_PREFETCH = env.pf ?? '';
+      process.env.FLASHRING_PORTABLE_BWD_MERGE = env.mg ?? '';
+    }
+  });
+});
+
 describe('f16 conversion', () => {
   it('rounds to nearest even and round-trips every finite half', () => {
     for (let h = 0; h < 0x10000; h++) {

@@ -28,7 +28,26 @@ export interface TilePlan {
   pad?: number;
   /** Portable forward: the type of the products in S = Q Kᵀ and P~ V (ForwardProducts). */
   products?: ForwardProducts;
+  /** Portable backward: staging-point prefetch into registers (BackwardPrefetch; 0: none). */
+  prefetch?: BackwardPrefetch;
+  /**
+   * Portable backward: the accumulation's chunks staged alternately into the resident and the
+   * streamed chunks, one barrier each instead of two (where chunk > 1 and CT <= RT; else no
+   * effect). FLASHRING_PORTABLE_BWD_MERGE = 1 pins it; off by default until the GPU ablation.
+   */
+  merge?: boolean;
 }
+
+/**
+ * The portable backward's prefetch (shaders/flash_bwd_tiles.wgsl PF): 0 stages each chunk from
+ * global memory between its two barriers (the loads' latency exposed); 1 loads the next staging
+ * point's streamed chunk (and the next Q tile's statistics) into registers while the current one
+ * is used (2·LCW vec4 words of registers per invocation); 2 also the next resident chunk (with
+ * more than one chunk; 2·LRW words more). The same arithmetic in the same order: bitwise the same
+ * gradients. FLASHRING_PORTABLE_BWD_PREFETCH pins it; 0 is the default until the GPU ablation
+ * (bench/ablate-portable.sh) says otherwise.
+ */
+export type BackwardPrefetch = 0 | 1 | 2;
 
 /**
  * The portable forward's products (shaders/flash_fwd.wgsl QKT, PVT): 'f32' (f32 products and
@@ -46,20 +65,19 @@ export type ForwardProducts = 'f32' | 'f16-qk' | 'f16';
  * workgroup row reduction (`reduce`), one f32 word per invocation (flash_rows_wg.wgsl; none
  * through subgroups):
  *   (Br + Bc)·(chunk/4 + 1)·w + 16·Br·(Bc/4 + 1) [+ 16·WG],   w = 16 (f32) or 8 (f16).
- * Backward (f32 words whatever the storage): RT resident rows (BR = BC = RT), CT streamed rows,
- * WG = RT·CT/16; two resident and two streamed chunks of `chunk` head-dim columns, Pᵀ and dS
- * (RT × CT), and four per-row statistics of the streamed rows. Rows are padded by one word
- * (bank conflicts).
+ * Backward: RT resident rows (BR = BC = RT), CT streamed rows, WG = RT·CT/16; two resident and
+ * two streamed chunks of `chunk` head-dim columns in the storage type (w bytes a word, as the
+ * forward), Pᵀ and dS (RT × CT, f32), and four per-row statistics (4 bytes) of the streamed rows:
+ *   2·(RT + CT)·(chunk/4 + 1)·w + 2·16·RT·(CT/4 + 1) + 16·CT.
+ * Rows are padded by one word (bank conflicts).
  */
 export function workgroupBytes(
   kind: 'fwd' | 'bwd', BR: number, BC: number, D: number, chunk = D, precision: Precision = 'f32', reduce: RowReduce = 'workgroup',
 ): number {
   const CS = chunk / 4 + 1;
-  if (kind === 'fwd') {
-    const w = precision === 'f16' ? 8 : 16;
-    return w * (BR + BC) * CS + 16 * BR * (BC / 4 + 1) + (reduce === 'workgroup' ? (BR * BC) : 0);
-  }
-  return 16 * (2 * BR * CS + 2 * BC * CS + 2 * BR * (BC / 4 + 1)) + 16 * BC;
+  const w = precision === 'f16' ? 8 : 16;
+  if (kind === 'fwd') return w * (BR + BC) * CS + 16 * BR * (BC / 4 + 1) + (reduce === 'workgroup' ? (BR * BC) : 0);
+  return w * 2 * (BR + BC) * CS + 16 * 2 * BR * (BC / 4 + 1) + 16 * BC;
 }
 
 /**
@@ -76,7 +94,9 @@ export function workgroupBytes(
  * (49152 bytes, subgroup row reduction: 128×32 in whole rows at D = 64, 40192 bytes, and in
  * 64-column chunks at D = 128, against 32-column chunks for f32), and 64×64 fits it (34816
  * bytes: whole rows at D = 64, 64-column chunks above), which f32 does not; the order is not
- * measured for f16 yet (FLASHRING_PORTABLE_FWD pins any of these).
+ * measured for f16 yet (FLASHRING_PORTABLE_FWD pins any of these). The backward with f16
+ * storage stages 8-byte words too: 64×32 in whole rows at D = 64 and in 64-column chunks at
+ * D = 128 (45056 bytes), against 32-column chunks (46592) for f32 and for f16 before.
  */
 export const PORTABLE_FWD_CANDIDATES: [number, number][] = [[128, 32], [64, 32], [32, 32], [64, 16], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
 export const PORTABLE_BWD_CANDIDATES: [number, number][] = [[64, 32], [32, 32], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
@@ -131,7 +151,7 @@ export function planTiles(kind: 'fwd' | 'bwd', D: number, precision: Precision, 
     }
     const bytes = bytesAt(chunk);
     if (kind === 'fwd') return { BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4), products: forwardProducts(precision) };
-    return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk };
+    return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk, prefetch: backwardPrefetch(), merge: backwardMerge() };
   }
   throw new LimitError(
     `the ${kind === 'fwd' ? 'forward' : 'backward'} with head dim ${D} in ${precision} has no tile that fits this device: ` +
@@ -174,16 +194,36 @@ function forwardProducts(precision: Precision): ForwardProducts {
   return precision === 'f16' && pin ? pin : 'f32';
 }
 
+/** FLASHRING_PORTABLE_BWD_PREFETCH = 0 | 1 | 2 (BackwardPrefetch); unset: 0. */
+function backwardPrefetch(): BackwardPrefetch {
+  const pin = envPin('FLASHRING_PORTABLE_BWD_PREFETCH');
+  if (pin === undefined) return 0;
+  if (pin !== '0' && pin !== '1' && pin !== '2') throw new InputError(`FLASHRING_PORTABLE_BWD_PREFETCH='${pin}': give 0, 1 or 2`);
+  return Number(pin) as BackwardPrefetch;
+}
+
+/** FLASHRING_PORTABLE_BWD_MERGE = 0 | 1 (TilePlan.merge); unset: 0. */
+function backwardMerge(): boolean {
+  const pin = envPin('FLASHRING_PORTABLE_BWD_MERGE');
+  if (pin !== undefined && pin !== '0' && pin !== '1') throw new InputError(`FLASHRING_PORTABLE_BWD_MERGE='${pin}': give 0 or 1`);
+  return pin === '1';
+}
+
 /**
  * Specialization values of a portable kernel: DC (vec4 words per chunk), NCH (chunks) and DU
  * (vec4 columns of O / dQ / dK / dV per invocation and chunk); the forward's LOG2TX (subgroup
- * row reduction) and QKT, PVT (the types of its products), the backward's CT (streamed rows).
+ * row reduction) and QKT, PVT (the types of its products), the backward's CT (streamed rows)
+ * and PF, MG (prefetch, barrier merge).
  */
 export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): SpecValues {
   const T = kind === 'bwd' ? plan.streamRows ?? plan.BC : plan.BC;   // rows across which a row's invocations sit
   const DC = (plan.chunk ?? D) / 4;
   const v: SpecValues = { DC, NCH: D / 4 / DC, DU: DC / (T / 4) };
-  if (kind === 'bwd') v.CT = T;
+  if (kind === 'bwd') {
+    v.CT = T;
+    v.PF = plan.prefetch ?? 0;
+    v.MG = plan.merge ? 1 : 0;
+  }
   if (kind === 'fwd') {
     if (plan.reduce === 'subgroup') v.LOG2TX = Math.log2(T / 4);
     const products = plan.products ?? 'f32';
