@@ -263,27 +263,16 @@ fn score_blocks(queries_resident: bool, r_row0: u32, r0: u32, r_rows: u32,
   return x;
 }
 
-// dkdv: LSE, Δ and the visible keys [lo, hi) of the Q tile's rows i0 .. i0+CT (past Nq: none).
+// dkdv: LSE, Δ and the visible keys [lo, hi) of the Q tile's rows i0 .. i0+CT (past Nq: none),
+// through registers into workgroup memory at once (PF = 0; with PF > 0 the fetch runs a step
+// ahead and the stash at the staging point).
 fn stage_stats(row0: u32, i0: u32, tid: u32) {
-  for (var x = 0u; x < rt(LS); x++) {
-    let r = tid + x * WG;
-    if (r < CT) {
-      var ls = 0.0;
-      var dl = 0.0;
-      if (i0 + r < P.Nq) {
-        ls = lse[row0 + i0 + r];
-        dl = delta[row0 + i0 + r];
-      }
-      let kr = key_range(i0 + r);   // empty past Nq
-      lse_s[r] = ls;
-      delta_s[r] = dl;
-      klo_s[r] = kr.x;
-      khi_s[r] = kr.y;
-    }
-  }
+  fetch_stats(row0, i0, tid);
+  stash_stats(tid);
 }
 
-// PF > 0: the same into registers, and from there into workgroup memory.
+// The same rows' LSE, Δ and visible keys into registers (pf_*); stash_stats puts them in
+// workgroup memory.
 fn fetch_stats(row0: u32, i0: u32, tid: u32) {
   for (var x = 0u; x < rt(LS); x++) {
     let r = tid + x * WG;
