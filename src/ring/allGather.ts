@@ -16,17 +16,13 @@ import {
   GradChunk, KVChunk, Problem, RankIO, RankProgram, allocGrad, allocKV, encodeAdd, encodeBackward, encodeDelta, encodeForward, freeChunk,
   releaseQ, rows, shardQ, work,
 } from './chunks.js';
-import { Segment, coalesce } from './schedule.js';
+import { coalesceMembers } from './schedule.js';
 
 /** All K/V, as runs (`segs`) of consecutive positions; `from` is this rank. */
 type Gathered = KVChunk;
 
 /** The runs every rank's segments form, and where segment s of rank r lands (its run, first row). */
-function gathered(io: RankIO): { runs: Segment[]; at: (r: number, s: number) => { run: number; row0: number } } {
-  const { runs, at } = coalesce(io.shards.flat());
-  const first = io.shards.map((_, r) => io.shards.slice(0, r).reduce((n, segs) => n + segs.length, 0));
-  return { runs, at: (r, s) => at[first[r] + s] };
-}
+const gathered = (io: RankIO) => coalesceMembers(io.shards);
 
 /**
  * The ranges of rank r's segments in per-run buffers (`inRuns`: each segment at its rows of its

@@ -153,6 +153,16 @@ export function coalesce(segs: Segment[]): { runs: Segment[]; at: { run: number;
   return { runs, at };
 }
 
+/**
+ * coalesce over several members' segments (each member's list in turn): the runs, and where
+ * segment s of member i lands. Pure.
+ */
+export function coalesceMembers(parts: Segment[][]): { runs: Segment[]; at: (i: number, s: number) => { run: number; row0: number } } {
+  const { runs, at } = coalesce(parts.flat());
+  const first = parts.map((_, i) => parts.slice(0, i).reduce((n, p) => n + p.length, 0));
+  return { runs, at: (i, s) => at[first[i] + s] };
+}
+
 /** Global token indices of a shard, in local order. */
 export function shardTokens(segs: Segment[]): number[] {
   const out: number[] = [];

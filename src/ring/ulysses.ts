@@ -16,7 +16,7 @@ import {
 } from './chunks.js';
 import { Ring, ringBackward, ringForward } from './p2p.js';
 import { RankContext } from './rank.js';
-import { Segment, coalesce } from './schedule.js';
+import { Segment, coalesceMembers } from './schedule.js';
 
 interface Kept {
   Q: QBlock;
@@ -30,7 +30,7 @@ interface Kept {
 function place(io: RankIO, A: number) {
   const P = io.shards.length / A, g = Math.floor(io.rank / A), a = io.rank % A;
   const group = Array.from({ length: A }, (_, i) => g * A + i);
-  const groupRuns = (gi: number) => coalesce(Array.from({ length: A }, (_, i) => io.shards[gi * A + i]).flat());
+  const groupRuns = (gi: number) => coalesceMembers(io.shards.slice(gi * A, gi * A + A));
   const ring: Ring = {
     members: Array.from({ length: P }, (_, i) => i * A + a), me: g, first: 1,
     chunkSegs: (p) => groupRuns(p).runs, chunkRank: (p) => p * A + a,
@@ -49,12 +49,11 @@ function exchange(ctx: RankContext, pb: Problem, io: RankIO, A: number, ts: Tens
   const { group, runs } = place(io, A);
   const B = pb.shape.B;
   const mine = io.shards[io.rank];
-  const headIdx = (i: number, s: number) => group.slice(0, i).reduce((n, m) => n + io.shards[m].length, 0) + s;
   // Seq side: for member i, head block i of each of my segments. Head side: member i's segments
   // at their rows of the runs, my head block.
   const seqSide = group.map((_, i) => ts.flatMap((t) => mine.flatMap((sg, s) => rows(t.seq[s], B, t.H, i * (t.H / A), t.H / A, sg.count, 0, sg.count, t.rowBytes))));
   const headSide = group.map((m, i) => ts.flatMap((t) => io.shards[m].flatMap((sg, s) => {
-    const { run, row0 } = runs.at[headIdx(i, s)];
+    const { run, row0 } = runs.at(i, s);
     return rows(t.heads[run], B, t.H / A, 0, t.H / A, runs.runs[run].count, row0, sg.count, t.rowBytes);
   })));
   return toHeads ? ctx.comm.allToAll(io.rank, group, seqSide, headSide, tag) : ctx.comm.allToAll(io.rank, group, headSide, seqSide, tag);
