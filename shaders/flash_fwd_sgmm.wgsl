@@ -4,8 +4,8 @@
 // Work split (FlashAttention-2): a workgroup of SG = WG/32 subgroups owns Br = 16·RB·SG query
 // rows; subgroup s owns RB blocks of 16 rows and keeps them in registers for the whole kernel:
 // its Q blocks as left matrices and its O accumulators as result matrices. The SG subgroups
-// share each K/V tile of Bc rows in workgroup memory; the next tile is fetched into registers
-// (16-byte loads) while the current one is used. Each K (or V) block loaded from workgroup
+// share each K/V tile of Bc rows in workgroup memory; the next tiles are fetched into registers
+// (16-byte loads) while the current one is used (PIPE, below). Each K (or V) block loaded from workgroup
 // memory feeds RB products (register blocking: at RB = 2 half the matrix loads per product).
 // Matrix offsets differ per subgroup (uniform within it), so the module turns off Chromium's
 // workgroup-uniformity check for subgroup matrices; the adapter must run subgroups of exactly
@@ -42,7 +42,8 @@
 //   sg·16·RB·PS; SG·16·RB = Br); its lanes read rows r < 16·RB = 32/LPR and columns
 //   h·COLS + c < LPR·COLS = Bc ≤ SS, PS; matrix blocks sit at rows 16·rb < 16·RB, columns
 //   16·cb < Bc; spill rows use columns < 16 ≤ Bc.
-// - l_s (Br): sg·16·RB + r. vote: constant indices. kr/vr: t < LPT, constant bounds.
+// - l_s (Br): sg·16·RB + r. vote: constant indices, or par / par ^ 1 with par ∈ {0, 1} (it
+//   starts at 0 and only flips). kr/vr: t < LPT, constant bounds.
 // - Storage: Q rows i0 + s0 + e/D8 < Nq and key rows j0 + e/D8 < Nk are checked before each
 //   load, O/LSE rows i < Nq before each store; head bases use hq < Hq (the dispatch) and
 //   hk = hq / (Hq/Hkv) < Hkv; the host binds exactly B·H·N·D elements.
@@ -73,6 +74,17 @@ const DP: u32 = D + PAD;       // Ks, Vs (and Q staging) rows, halves
 const SS: u32 = BC + PAD / 2u; // S rows, f32
 const PS: u32 = BC + PAD;      // Pm rows, halves
 const TH: f32 = 8.0;
+// The order of a tile's steps (FLASHRING_SGMM_FWD_PIPE; barriers per K/V tile in brackets):
+//  0 [5]  barrier, stash K and V of tile t, barrier, fetch tile t + 1, S = Q Kᵀ, barrier,
+//         softmax, barrier (votes), uniform load of the votes, O += P V.
+//  1 [3]  S = Q Kᵀ (Ks holds K(t)), barrier, stash V(t) and K(t + 1), fetch V(t + 1) and
+//         K(t + 2), softmax, barrier, uniform load, O += P V (Vs holds V(t)).
+//  2 [2]  as 1, the votes read in place by the uniform load (its barrier is the only one).
+// 1 and 2 need no more memory: Ks is free once every subgroup's S products are done (the barrier
+// after them), Vs once every O += P V of tile t − 1 is (before that same barrier); the barrier
+// before O += P V orders both stashes before their readers (S products of t + 1 read Ks after
+// it too). The global loads of two tiles ahead land behind the softmax and two products.
+const PIPE: u32 = {{PIPE}}u;
 
 var<workgroup> Ks: array<f16, BC * DP>;   // K tile; first stages the Q tile Bc rows at a time
 var<workgroup> Vs: array<f16, BC * DP>;
@@ -81,10 +93,14 @@ var<workgroup> Pm: array<f16, BR * PS>;    // per subgroup a 16·RB×Bc block: P
 var<workgroup> l_s: array<f32, BR>;
 // Every workgroup variable is a multiple of 16 bytes: on the NVIDIA Vulkan driver a matrix
 // load or store from an array that is not 16-byte aligned reads or writes the wrong elements
-// (a 4-byte atomic here once shifted Ks by a row). vote[0]: some row raised its max;
-// vote[1]: the V tile holds a non-finite value (vote_u: their copy, read uniformly).
+// (a 4-byte atomic here once shifted Ks by a row). A tile's votes are bits of one word:
+// VOTE_RAISE (some row raised its max), VOTE_NONFINITE (the V tile holds a non-finite value).
+// PIPE < 2: vote[0], copied by invocation 0 to vote_u and read uniformly from there; PIPE = 2:
+// vote[tile parity], read uniformly in place (workgroupUniformLoad of an atomic).
 var<workgroup> vote: array<atomic<u32>, 4>;
 var<workgroup> vote_u: vec4<u32>;
+const VOTE_RAISE: u32 = 1u;
+const VOTE_NONFINITE: u32 = 2u;
 
 const KV8: u32 = BC * D8;                  // 16-byte words of a K (or V) tile
 const LPT: u32 = (KV8 + WG - 1u) / WG;     // of them per invocation
@@ -99,29 +115,39 @@ fn put8(e: u32, w: vec4<u32>, into_v: bool) {
   {{/for}}
 }
 
-// Global → registers: the K/V tile starting at key j0 (zeros past Nk).
-fn fetch_kv(kv8: u32, j0: u32, tid: u32) {
+// Global → registers: the K (or V) tile starting at key j0 (zeros past Nk).
+fn fetch_k(kv8: u32, j0: u32, tid: u32) {
   for (var t = 0u; t < LPT; t++) {
     let e = tid + t * WG;
-    var kx = vec4<u32>();
-    var vx = vec4<u32>();
-    if (e < KV8 && j0 + e / D8 < P.Nk) {
-      kx = k[kv8 + j0 * D8 + e];
-      vx = v[kv8 + j0 * D8 + e];
-    }
-    kr[t] = kx;
-    vr[t] = vx;
+    var x = vec4<u32>();
+    if (e < KV8 && j0 + e / D8 < P.Nk) { x = k[kv8 + j0 * D8 + e]; }
+    kr[t] = x;
   }
 }
 
-// Registers → workgroup memory.
-fn stash_kv(tid: u32) {
+fn fetch_v(kv8: u32, j0: u32, tid: u32) {
+  for (var t = 0u; t < LPT; t++) {
+    let e = tid + t * WG;
+    var x = vec4<u32>();
+    if (e < KV8 && j0 + e / D8 < P.Nk) { x = v[kv8 + j0 * D8 + e]; }
+    vr[t] = x;
+  }
+}
+
+// Registers → workgroup memory; a non-finite V value sets VOTE_NONFINITE in vote[slot].
+fn stash_k(tid: u32) {
+  for (var t = 0u; t < LPT; t++) {
+    let e = tid + t * WG;
+    if (e < KV8) { put8(e, kr[t], false); }
+  }
+}
+
+fn stash_v(tid: u32, slot: u32) {
   for (var t = 0u; t < LPT; t++) {
     let e = tid + t * WG;
     if (e < KV8) {
-      put8(e, kr[t], false);
       put8(e, vr[t], true);
-      if (tc_nonfinite8(vr[t])) { atomicOr(&vote[1], 1u); }
+      if (tc_nonfinite8(vr[t])) { atomicOr(&vote[slot], VOTE_NONFINITE); }
     }
   }
 }
@@ -215,12 +241,26 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   // The mask (common.wgsl): K/V tiles from the first row's first key to the last row's last.
   let j_start = (key_range(i0).x / BC) * BC;
   let n_end = key_range(min(i0 + BR, P.Nq) - 1u).y;
-  fetch_kv(kv8, j_start, tid);
-  for (var j0 = j_start; j0 < n_end; j0 += BC) {
-    workgroupBarrier();               // everyone is done with the previous tile (and with Q)
-    stash_kv(tid);
+  fetch_k(kv8, j_start, tid);
+  fetch_v(kv8, j_start, tid);
+  if (PIPE != 0u) {
+    workgroupBarrier();               // every subgroup has its Q blocks out of Ks
+    stash_k(tid);                     // K(0); kr ← K(1)
+    if (j_start + BC < n_end) { fetch_k(kv8, j_start + BC, tid); }
     workgroupBarrier();
-    if (j0 + BC < n_end) { fetch_kv(kv8, j0 + BC, tid); }
+  }
+  var par = 0u;                       // the vote word of this tile (PIPE = 2: tile parity)
+  for (var j0 = j_start; j0 < n_end; j0 += BC) {
+    if (PIPE == 0u) {
+      workgroupBarrier();             // everyone is done with the previous tile (and with Q)
+      stash_k(tid);
+      stash_v(tid, 0u);
+      workgroupBarrier();
+      if (j0 + BC < n_end) {
+        fetch_k(kv8, j0 + BC, tid);
+        fetch_v(kv8, j0 + BC, tid);
+      }
+    }
 
     // S = Q Kᵀ for the subgroup's rows; each K block feeds RB products.
     for (var cb = 0u; cb < CB; cb++) {
@@ -236,7 +276,15 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS + cb * 16u, acc{{rb}}, SS);
       {{/for}}
     }
-    workgroupBarrier();
+    workgroupBarrier();               // S written; every subgroup is done with Ks (and Vs of t − 1)
+    if (PIPE != 0u) {
+      stash_v(tid, par);              // V(t); vr ← V(t + 1)
+      if (j0 + BC < n_end) {
+        stash_k(tid);                 // K(t + 1); kr ← K(t + 2)
+        fetch_v(kv8, j0 + BC, tid);
+        if (j0 + 2u * BC < n_end) { fetch_k(kv8, j0 + 2u * BC, tid); }
+      }
+    }
 
     // Online softmax: lane (r, h) reads columns h·COLS + (c + lane) mod COLS once, as
     // S·scale·log2 e (masked ones as NEG_BIG).
@@ -265,7 +313,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (mt > m + TH) {
       if (m > NEG_HALF) {
         alpha = exp2(m - mt);
-        atomicStore(&vote[0], 1u);
+        atomicOr(&vote[par], VOTE_RAISE);
       }
       m = mt;
     }
@@ -280,14 +328,23 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     {{/for}}
     if (LPR == 2u) { sum += subgroupShuffleXor(sum, 1u); }
     l = alpha * l + sum;
-    workgroupBarrier();
-    if (tid == 0u) {
-      vote_u = vec4<u32>(atomicLoad(&vote[0]), atomicLoad(&vote[1]), 0u, 0u);
-      atomicStore(&vote[0], 0u);
-      atomicStore(&vote[1], 0u);
+    var votes = 0u;
+    if (PIPE == 2u) {
+      // The uniform load's barrier orders P (and the stashes) before O += P V. The other word
+      // was last read by tile t − 1's uniform load and is next written after tile t + 1's
+      // first barrier.
+      votes = workgroupUniformLoad(&vote[par]);
+      if (tid == 0u) { atomicStore(&vote[par ^ 1u], 0u); }
+      par ^= 1u;
+    } else {
+      workgroupBarrier();
+      if (tid == 0u) {
+        vote_u.x = atomicLoad(&vote[0]);
+        atomicStore(&vote[0], 0u);
+      }
+      votes = workgroupUniformLoad(&vote_u).x;
     }
-    let votes = workgroupUniformLoad(&vote_u);
-    if (votes.x != 0u) {
+    if ((votes & VOTE_RAISE) != 0u) {
       // Some row raised its max: rescale O one 16-column block at a time, spilled through S.
       {{#for db < D/16}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
       {{/for}}workgroupBarrier();
@@ -300,7 +357,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 
     // Every key of the tile visible to every row of the workgroup (uniform, unlike `full`).
     let all_visible = tile_class(i0, i0 + BR, j0, j0 + BC) == TILE_FULL;
-    if (votes.y != 0u && !all_visible) {
+    if ((votes & VOTE_NONFINITE) != 0u && !all_visible) {
       // Rare: a non-finite V element in a tile with masked entries: O += P V in scalar f32 over
       // visible keys only, one 16-column block at a time, spilled through S.
       {{#for db < D/16}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);

@@ -21,6 +21,7 @@ export function attentionValues(D: number, plan: TilePlan, t: KernelTypes, unrol
     // The tensor-core forward: 16-row blocks per subgroup and softmax columns per lane.
     ...(plan.rowBlocks ? { RB: plan.rowBlocks, COLS: (plan.BC * plan.rowBlocks) / 2 } : {}),
     ...(plan.pad !== undefined ? { PAD: plan.pad } : {}),
+    ...(plan.pipe !== undefined ? { PIPE: plan.pipe } : {}),
     ST: wgslType(t.precision),
     OT: wgslType(t.out),
     GT: wgslType(t.grad),

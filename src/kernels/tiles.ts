@@ -26,6 +26,8 @@ export interface TilePlan {
   chunk?: number;
   /** Tensor-core kernels: halves of padding per workgroup-memory row (PAD; 0 or 8). */
   pad?: number;
+  /** Tensor-core forward: the order of a K/V tile's steps (PIPE: 0, 1 or 2; flash_fwd_sgmm.wgsl). */
+  pipe?: number;
   /** Portable forward: the type of the products in S = Q Kᵀ and P~ V (ForwardProducts). */
   products?: ForwardProducts;
   /** Portable backward: staging-point prefetch into registers (BackwardPrefetch; 0: none). */

@@ -41,9 +41,12 @@ export async function validateSgmmShaders(heads: number[] = [16, 32, 48, 64, 128
       const t = { precision: 'f16' as const, out, grad: out };
       for (const [kind, shader] of [['fwd', SHADERS.flashFwdSgmm], ['bwd', SHADERS.flashBwdSgmm]] as const) {
         for (const [SG, T, RB] of sgmmCandidates(kind, D)) {
-          const plan = sgmmTilePlan(kind, SG, T, D, RB);
-          if (plan.workgroupBytes <= LIMIT)
-            await check(`${kind === 'fwd' ? 'forward' : 'backward'} D=${D} SG=${SG} T=${T}${kind === 'fwd' ? ` RB=${RB}` : ''} out=${out}`, attentionSource(shader, attentionValues(D, plan, t, true), EXT));
+          // The forward in each order of its steps (PIPE 0, 1, 2: flash_fwd_sgmm.wgsl).
+          for (const pipe of kind === 'fwd' ? [0, 1, 2] : [0]) {
+            const plan = sgmmTilePlan(kind, SG, T, D, RB, undefined, pipe);
+            if (plan.workgroupBytes <= LIMIT)
+              await check(`${kind === 'fwd' ? `forward D=${D} SG=${SG} T=${T} RB=${RB} PIPE=${pipe}` : `backward D=${D} SG=${SG} T=${T}`} out=${out}`, attentionSource(shader, attentionValues(D, plan, t, true), EXT));
+          }
         }
       }
     }
