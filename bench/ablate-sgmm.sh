@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # Tensor-core (subgroup-matrix) kernel ablation on the GPU host, one call:
 #   bash .gpu/enter.sh bash bench/ablate-sgmm.sh
-# CONFIGS: space-separated PAD:FWD:BWD[:PIPE[:BPIPE]], each run as its own bench:
-# FLASHRING_SGMM_PAD (0 or 8 halves of row padding in workgroup memory), FLASHRING_SGMM_FWD
-# (SGxT[xRB]), FLASHRING_SGMM_BWD (SGxT), FLASHRING_SGMM_FWD_PIPE (0, 1 or 2) and
-# FLASHRING_SGMM_BWD_PIPE (0 or 1): the order of the kernels' steps per tile; '-' (or nothing)
-# leaves that choice to the planner. f16, N=16384 B1 H16,
+# CONFIGS: space-separated PAD:FWD:BWD[:PIPE], each run as its own bench: FLASHRING_SGMM_PAD (0 or 8
+# halves of row padding in workgroup memory), FLASHRING_SGMM_FWD (SGxT[xRB]),
+# FLASHRING_SGMM_BWD (SGxT) and FLASHRING_SGMM_FWD_PIPE (0, 1 or 2: the order of the forward's
+# steps per K/V tile); '-' (or no PIPE) leaves that choice to the planner. f16, N=16384 B1 H16,
 # D = 64 and 128, causal false and true (CAUSAL), robustness off unless FLASHRING_ROBUST=1,
 # PyTorch's FlashAttention-2 backend in the same call (peer.json, made once). Every run is
 # checked against the float64 reference by the bench (checkErr). Logs, CSVs and the table under
@@ -20,19 +19,18 @@ export FLASHRING_PATH=${KPATH:-subgroup-matrix} MESA_SHADER_CACHE_DISABLE=false
   --out "$out/peer.json" > "$out/peer.log" 2>&1 || echo "peer failed: $(tail -n 2 "$out/peer.log")"
 peer=(); [ -f "$out/peer.json" ] && peer=(--peer "$out/peer.json")
 for c in $CONFIGS; do
-  IFS=: read -r pad fwd bwd pipe bpipe <<< "$c"
+  IFS=: read -r pad fwd bwd pipe <<< "$c"
   for D in $DS; do
     pins=(FLASHRING_SGMM_PAD="$pad")
     [ "$fwd" != - ] && pins+=(FLASHRING_SGMM_FWD="$fwd")
     [ "$bwd" != - ] && pins+=(FLASHRING_SGMM_BWD="$bwd")
     [ -n "$pipe" ] && [ "$pipe" != - ] && pins+=(FLASHRING_SGMM_FWD_PIPE="$pipe")
-    [ -n "$bpipe" ] && [ "$bpipe" != - ] && pins+=(FLASHRING_SGMM_BWD_PIPE="$bpipe")
     env "${pins[@]}" node bin/flashring.mjs bench --N "$N" --D "$D" --heads 16 --batch 1 --causal "$CAUSAL" \
       --precision f16 --reps "$REPS" --no-ring --no-memory ${peer[@]+"${peer[@]}"} --out "$out/${c//:/_}-D$D" 2>&1 \
       | grep -v '^Warning' > "$out/${c//:/_}-D$D.log"
   done
 done
-echo "pad:fwd:bwd:pp     D  causal   fwd TFLOP/s (xFA2)   fwd+bwd TFLOP/s (xFA2)  checkErr"
+echo "pad:fwd:bwd:pipe   D  causal   fwd TFLOP/s (xFA2)   fwd+bwd TFLOP/s (xFA2)  checkErr"
 for c in $CONFIGS; do
   for D in $DS; do
     f=$(ls "$out/${c//:/_}-D$D"/*-kernels.csv 2>/dev/null | head -1)

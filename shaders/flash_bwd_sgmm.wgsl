@@ -20,17 +20,6 @@
 // Tiles come from global memory with 16-byte loads into registers, one tile ahead of the one
 // in use (prefetch), and are then stored to workgroup memory (K, V, Q, dO hold f16: these
 // kernels run only with f16 storage; the bindings view them as vec4<u32>, 8 halves each).
-// The order of a tile's steps (PIPE, FLASHRING_SGMM_BWD_PIPE; barriers per tile in brackets):
-//  0 [5]  barrier, stash tile t, barrier, fetch t + 1, first products, barrier, elementwise
-//         step, barrier, vote copy, uniform load, second products. One copy of the tiles.
-//  1 [2]  first products (copy t % 2), barrier, stash tile t + 1 into copy (t + 1) % 2 and
-//         fetch t + 2, elementwise step, uniform load of the votes in place, second products.
-//         Two copies of the staged tiles and their stats: copy (t + 1) % 2 was last read by
-//         tile t − 1's second products, which every invocation finished before the barrier
-//         after tile t's first products; the uniform load's barrier orders the stash before
-//         tile t + 1's first products. Votes: tile t's in nf[t % 3] (cast while it is stashed,
-//         during step t − 1, read at step t's uniform load); invocation 0 clears nf[(t + 2) % 3]
-//         after step t's uniform load (read at step t − 1's, next cast during step t + 1).
 //
 // Non-finite inputs follow the float64 reference (src/reference/attention.ts): a NaN LSE (a
 // NaN row of the forward) gives P = NaN on the row's visible keys, and P, dS are computed for
@@ -51,10 +40,7 @@
 // - Sa/dPa (SG·16·SS), Pa/dSa (SG·16·PS): subgroup sg's blocks start at blk = sg·16·SS and
 //   blp = sg·16·PS; rows r < 16, columns h·(Br/2) + col < Br (dkdv) or < Bc = Br (dq), both
 //   ≤ SS, PS; 16×16 spills at column 0.
-// - Copies (PIPE 1): cp = t % NCP and 1 − cp (used only when PIPE = 1, NCP = 2) are < NCP, so
-//   cp·TILE + (an offset within a tile above) < NCP·TILE, and cp·BR + (row < Br) < NCP·BR.
-// - lse2_s/delta_s (Br): tid < Br (checked) and qc < Br. nf: constant index or (t + k) % 3 < 4.
-//   ar/br: t < LPT.
+// - lse2_s/delta_s (Br): tid < Br (checked) and qc < Br. nf: constant index. ar/br: t < LPT.
 // - Storage: every row is checked against Nq or Nk before a load or store (fetch_rows'
 //   r0 + e/D8 < r_end, fetch_stats, j < Nk, ii < Nq); j0 = 16·SG·wg.x < Nk and
 //   i0 < Nq by the dispatch, so Nk − j0 and Nq − i0 do not wrap; the head of the next Q tile
@@ -86,32 +72,29 @@ const PAD: u32 = {{PAD}}u;
 const DP: u32 = D + PAD;       // Qs, dOs rows, halves
 const SS: u32 = BR + PAD / 2u; // Sa, dPa rows (Br = Bc), f32
 const PS: u32 = BR + PAD;      // Pa, dSa rows, halves
-const PIPE: u32 = {{PIPE}}u;
-const NCP: u32 = 1u + PIPE;    // copies of the staged tiles (Qs, dOs, lse2_s, delta_s)
-const TILE: u32 = BR * DP;     // halves of one copy of Qs (dOs)
 
 // Every workgroup variable is a multiple of 16 bytes (the NVIDIA driver's matrix loads and
 // stores need 16-byte aligned arrays: bench/NOTES.md).
-var<workgroup> Qs: array<f16, NCP * TILE>;   // dkdv: the Q tile (K rows in the prologue); dq: K
-var<workgroup> dOs: array<f16, NCP * TILE>;  // dkdv: the dO tile (V rows in the prologue); dq: V
-var<workgroup> lse2_s: array<f32, NCP * BR>; // LSE · log2(e); +1e30 for fully masked rows (P = 0)
-var<workgroup> delta_s: array<f32, NCP * BR>; // Δ
+var<workgroup> Qs: array<f16, BR * DP>;   // dkdv: the Q tile (K rows in the prologue); dq: K
+var<workgroup> dOs: array<f16, BR * DP>;  // dkdv: the dO tile (V rows in the prologue); dq: V
+var<workgroup> lse2_s: array<f32, BR>;    // LSE · log2(e); +1e30 for fully masked rows (P = 0)
+var<workgroup> delta_s: array<f32, BR>;   // Δ
 var<workgroup> Sa: array<f32, SG * 16u * SS>;    // per subgroup: Sᵀ (dkdv, 16×Br) or S (dq, 16×Bc)
 var<workgroup> dPa: array<f32, SG * 16u * SS>;   // dPᵀ or dP
 var<workgroup> Pa: array<f16, SG * 16u * PS>;    // Pᵀ (dkdv)
 var<workgroup> dSa: array<f16, SG * 16u * PS>;   // dSᵀ or dS
-var<workgroup> nf: array<atomic<u32>, 4>;  // nf[slot]: a staged tile holds a non-finite value
-var<workgroup> nf_u: vec4<u32>;            // PIPE 0: nf[0]'s copy, read uniformly
+var<workgroup> nf: array<atomic<u32>, 4>;  // nf[0]: the staged tile holds a non-finite value
+var<workgroup> nf_u: vec4<u32>;            // its copy, read uniformly
 
 var<private> ar: array<vec4<u32>, LPT>;   // the next tile's rows of Q (or K)
 var<private> br: array<vec4<u32>, LPT>;   // and of dO (or V)
 var<private> lr: f32;                     // the next Q tile's LSE·log2 e (lanes tid < Br)
 var<private> dr: f32;                     // and Δ
 
-// Stores 16-byte word e (8 halves: row e / D8, columns 8·(e % D8)…) into copy cp of dOs or Qs.
-fn put8(into_do: bool, cp: u32, e: u32, w: vec4<u32>) {
+// Stores 16-byte word e (8 halves: row e / D8, columns 8·(e % D8)…) into dOs or Qs.
+fn put8(into_do: bool, e: u32, w: vec4<u32>) {
   let h = halves8(w);
-  let at = cp * TILE + (e / D8) * DP + (e % D8) * 8u;
+  let at = (e / D8) * DP + (e % D8) * 8u;
   {{#for x < 8}}if (into_do) { dOs[at + {{x}}u] = h[{{x}}]; } else { Qs[at + {{x}}u] = h[{{x}}]; }
   {{/for}}
 }
@@ -132,15 +115,6 @@ fn fetch_rows(kv: bool, base: u32, r0: u32, r_end: u32, tid: u32) {
   }
 }
 
-// Step t's Q and dO tile of the dkdv loop (head t / nt of the group, rows from
-// i_start + (t % nt)·Br) and its stats into registers.
-fn fetch_q_tile(head0: u32, i_start: u32, nt: u32, t: u32, tid: u32) {
-  let row = head0 + (t / nt) * P.Nq;
-  let i = i_start + (t % nt) * BR;
-  fetch_rows(false, row, i, P.Nq, tid);
-  fetch_stats(row, i, tid);
-}
-
 // The next Q tile's LSE·log2 e and Δ into registers (lanes tid < Br).
 fn fetch_stats(row0: u32, i0: u32, tid: u32) {
   lr = -NEG_BIG;
@@ -153,57 +127,43 @@ fn fetch_stats(row0: u32, i0: u32, tid: u32) {
   }
 }
 
-// Registers → copy cp of workgroup memory: Qs and dOs (and the stats of a Q tile); a
-// non-finite value votes in nf[slot].
-fn stash_rows(tid: u32, stats: bool, cp: u32, slot: u32) {
+// Registers → workgroup memory: Qs and dOs (and the stats of a Q tile).
+fn stash_rows(tid: u32, stats: bool) {
   for (var t = 0u; t < LPT; t++) {
     let e = tid + t * WG;
     if (e < T8) {
-      put8(false, cp, e, ar[t]);
-      put8(true, cp, e, br[t]);
-      if (tc_nonfinite8(ar[t]) || tc_nonfinite8(br[t])) { atomicOr(&nf[slot], 1u); }
+      put8(false, e, ar[t]);
+      put8(true, e, br[t]);
+      if (tc_nonfinite8(ar[t]) || tc_nonfinite8(br[t])) { atomicOr(&nf[0], 1u); }
     }
   }
   if (stats && tid < BR) {
-    lse2_s[cp * BR + tid] = lr;
-    delta_s[cp * BR + tid] = dr;
+    lse2_s[tid] = lr;
+    delta_s[tid] = dr;
   }
 }
 
-fn clear_votes() {
-  atomicStore(&nf[0], 0u);
-  atomicStore(&nf[1], 0u);
-  atomicStore(&nf[2], 0u);
-}
-
-// Whether tile t (of the step loop) holds a non-finite value, read uniformly after the
-// elementwise step; its barrier orders that step before the second products (PIPE above).
-fn take_vote(tid: u32, t: u32) -> bool {
-  if (PIPE == 0u) {
-    workgroupBarrier();
-    if (tid == 0u) {
-      nf_u = vec4<u32>(atomicLoad(&nf[0]), 0u, 0u, 0u);
-      atomicStore(&nf[0], 0u);
-    }
-    return workgroupUniformLoad(&nf_u).x != 0u;
+// Copies the staging vote to nf_u and clears it (invocation 0, after the barrier that follows
+// the elementwise step); the caller reads nf_u with workgroupUniformLoad.
+fn take_vote(tid: u32) {
+  if (tid == 0u) {
+    nf_u = vec4<u32>(atomicLoad(&nf[0]), 0u, 0u, 0u);
+    atomicStore(&nf[0], 0u);
   }
-  let v = workgroupUniformLoad(&nf[t % 3u]);
-  if (tid == 0u) { atomicStore(&nf[(t + 2u) % 3u], 0u); }
-  return v != 0u;
 }
 
 // The rare path of dkdv's second products (see the header): lane (r, h)'s 8 columns c0… of
 // key jk's row of the spilled dK and dV blocks (row at `at` in Sa and dPa; its dSᵀ and Pᵀ at
 // `ap` in dSa and Pa), tensor columns d0 + c0…: dK += dSᵀ Q, dV += Pᵀ dO over the Q tile's
 // rows i0… that see key jk.
-fn add_kv_row(at: u32, ap: u32, i0: u32, jk: u32, c0: u32, d0: u32, cq: u32) {
+fn add_kv_row(at: u32, ap: u32, i0: u32, jk: u32, c0: u32, d0: u32) {
   for (var c = 0u; c < 8u; c++) {
     var xk = Sa[at + c0 + c];
     var xv = dPa[at + c0 + c];
     for (var qc = 0u; qc < BR; qc++) {
       if (visible(i0 + qc, jk)) {
-        xk += f32(dSa[ap + qc]) * f32(Qs[cq + qc * DP + d0 + c0 + c]);
-        xv += f32(Pa[ap + qc]) * f32(dOs[cq + qc * DP + d0 + c0 + c]);
+        xk += f32(dSa[ap + qc]) * f32(Qs[qc * DP + d0 + c0 + c]);
+        xv += f32(Pa[ap + qc]) * f32(dOs[qc * DP + d0 + c0 + c]);
       }
     }
     Sa[at + c0 + c] = xk;
@@ -214,11 +174,11 @@ fn add_kv_row(at: u32, ap: u32, i0: u32, jk: u32, c0: u32, d0: u32, cq: u32) {
 // The rare path of dq's second product: lane (r, h)'s 8 columns c0… of query i's row of the
 // spilled dQ block (row at `at` in Sa; its dS at `ap` in dSa), tensor columns d0 + c0…:
 // dQ += dS K over the K tile's keys j0… visible to query i.
-fn add_q_row(at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32, cq: u32) {
+fn add_q_row(at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
   for (var c = 0u; c < 8u; c++) {
     var x = Sa[at + c0 + c];
     for (var jj = 0u; jj < BC; jj++) {
-      if (visible(i, j0 + jj)) { x += f32(dSa[ap + jj]) * f32(Qs[cq + jj * DP + d0 + c0 + c]); }
+      if (visible(i, j0 + jj)) { x += f32(dSa[ap + jj]) * f32(Qs[jj * DP + d0 + c0 + c]); }
     }
     Sa[at + c0 + c] = x;
   }
@@ -282,7 +242,7 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   for (var s0 = 0u; s0 < OWN; s0 += BR) {
     fetch_rows(true, kv_row0 + j0, s0, P.Nk - j0, tid);
     workgroupBarrier();
-    stash_rows(tid, false, 0u, 0u);
+    stash_rows(tid, false);
     workgroupBarrier();
     if (sg * 16u >= s0 && sg * 16u < s0 + BR) {
       let ka = (sg * 16u - s0) * DP;
@@ -291,7 +251,7 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
       {{/for}}
     }
   }
-  if (tid == 0u) { clear_votes(); }   // the vote counts Q/dO tiles only
+  if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote counts Q/dO tiles only
   {{#for db < D/16}}var dk{{db}} = AM();
   var dv{{db}} = AM();
   {{/for}}
@@ -306,27 +266,21 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   let head0 = (b * P.Hq + hk * G) * P.Nq;
   fetch_rows(false, head0, i_start, P.Nq, tid);
   fetch_stats(head0, i_start, tid);
-  if (PIPE != 0u) {
-    workgroupBarrier();               // every subgroup has its K, V blocks (and nf is clear)
-    stash_rows(tid, true, 0u, 0u);    // tile 0; registers ← tile 1
-    if (total > 1u) { fetch_q_tile(head0, i_start, nt, 1u, tid); }
-    workgroupBarrier();
-  }
   for (var t = 0u; t < total; t++) {
     let i0 = i_start + (t % nt) * BR;
-    let cp = t % NCP;                  // the copy of the staged tiles this step reads
-    let cq = cp * TILE;
-    let cs = cp * BR;
     {
-      if (PIPE == 0u) {
-        workgroupBarrier();
-        stash_rows(tid, true, 0u, 0u);
-        workgroupBarrier();
-        if (t + 1u < total) { fetch_q_tile(head0, i_start, nt, t + 1u, tid); }
+      workgroupBarrier();
+      stash_rows(tid, true);
+      workgroupBarrier();
+      if (t + 1u < total) {
+        let row1 = head0 + ((t + 1u) / nt) * P.Nq;
+        let i1 = i_start + ((t + 1u) % nt) * BR;
+        fetch_rows(false, row1, i1, P.Nq, tid);
+        fetch_stats(row1, i1, tid);
       }
       // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ: Qᵀ and dOᵀ are column-major views of the Q and dO tiles.
       for (var qb = 0u; qb < RB; qb++) {
-        let qo = cq + qb * 16u * DP;
+        let qo = qb * 16u * DP;
         var s_acc = AM();
         var p_acc = AM();
         {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate(k{{kk}}, subgroupMatrixLoad<RM, col_major>(&Qs, qo + {{kk}}u * 16u, DP), s_acc);
@@ -336,10 +290,6 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         subgroupMatrixStore<row_major>(&dPa, blk + qb * 16u, p_acc, SS);
       }
       workgroupBarrier();
-      if (PIPE != 0u && t + 1u < total) {
-        stash_rows(tid, true, 1u - cp, (t + 1u) % 3u);   // tile t + 1; registers ← tile t + 2
-        if (t + 2u < total) { fetch_q_tile(head0, i_start, nt, t + 2u, tid); }
-      }
       // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
       let full = i0 + BR <= P.Nq && tile_class(i0, i0 + BR, j0, j0 + OWN) == TILE_FULL;
       let at = blk + r * SS + h * (BR / 2u);   // in Sa, dPa
@@ -351,22 +301,24 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         var p = 0.0;
         var ds = 0.0;
         if (full || visible(i0 + qc, jk)) {
-          let l2 = lse2_s[cs + qc];
+          let l2 = lse2_s[qc];
           p = exp2(fma(Sa[at + col], P.scale_log2, -l2));
           if (tc_is_nan(l2)) { p = tc_nan(); }
-          ds = p * (dPa[at + col] - delta_s[cs + qc]);
+          ds = p * (dPa[at + col] - delta_s[qc]);
         }
         Pa[ap + col] = f16(p);
         dSa[ap + col] = f16(ds);
       }
       {{/for}}
-      if (take_vote(tid, t) && !full) {
+      workgroupBarrier();
+      take_vote(tid);
+      if (workgroupUniformLoad(&nf_u).x != 0u && !full) {
         // Rare: non-finite Q or dO in a tile with masked entries: dV += Pᵀ dO, dK += dSᵀ Q in
         // scalar f32 over visible entries, one 16-column block at a time, spilled through Sa/dPa.
         {{#for db < D/16}}subgroupMatrixStore<row_major>(&Sa, blk, dk{{db}}, SS);
         subgroupMatrixStore<row_major>(&dPa, blk, dv{{db}}, SS);
         workgroupBarrier();
-        add_kv_row(blk + r * SS, blp + r * PS, i0, jk, h * 8u, {{db}}u * 16u, cq);
+        add_kv_row(blk + r * SS, blp + r * PS, i0, jk, h * 8u, {{db}}u * 16u);
         workgroupBarrier();
         dk{{db}} = subgroupMatrixLoad<AM, row_major>(&Sa, blk, SS);
         dv{{db}} = subgroupMatrixLoad<AM, row_major>(&dPa, blk, SS);
@@ -377,7 +329,7 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         for (var qb = 0u; qb < RB; qb++) {
           let pt = subgroupMatrixLoad<LM, row_major>(&Pa, blp + qb * 16u, PS);
           let dst = subgroupMatrixLoad<LM, row_major>(&dSa, blp + qb * 16u, PS);
-          let qo = cq + qb * 16u * DP;
+          let qo = qb * 16u * DP;
           {{#for db < D/16}}dv{{db}} = subgroupMatrixMultiplyAccumulate(pt, subgroupMatrixLoad<RM, row_major>(&dOs, qo + {{db}}u * 16u, DP), dv{{db}});
           dk{{db}} = subgroupMatrixMultiplyAccumulate(dst, subgroupMatrixLoad<RM, row_major>(&Qs, qo + {{db}}u * 16u, DP), dk{{db}});
           {{/for}}
@@ -419,7 +371,7 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
   for (var s0 = 0u; s0 < OWN; s0 += BC) {
     fetch_rows(false, row0 + i0, s0, P.Nq - i0, tid);
     workgroupBarrier();
-    stash_rows(tid, false, 0u, 0u);
+    stash_rows(tid, false);
     workgroupBarrier();
     if (sg * 16u >= s0 && sg * 16u < s0 + BC) {
       let qa = (sg * 16u - s0) * DP;
@@ -428,7 +380,7 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
       {{/for}}
     }
   }
-  if (tid == 0u) { clear_votes(); }   // the vote counts K/V tiles only
+  if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote counts K/V tiles only
   var l2 = -NEG_BIG;                   // LSE·log2 e of this lane's row; +1e30 gives P = 0
   var dl = 0.0;
   if (i < P.Nq) {
@@ -443,24 +395,13 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
   let j_start = (key_range(i0).x / BC) * BC;
   let n_end = key_range(min(i0 + OWN, P.Nq) - 1u).y;
   fetch_rows(true, kv_row0, j_start, P.Nk, tid);
-  if (PIPE != 0u) {
-    workgroupBarrier();               // every subgroup has its Q, dO blocks (and nf is clear)
-    stash_rows(tid, false, 0u, 0u);   // tile 0; registers ← tile 1
-    if (j_start + BC < n_end) { fetch_rows(true, kv_row0, j_start + BC, P.Nk, tid); }
-    workgroupBarrier();
-  }
-  var t = 0u;                         // the step (tile) count
   for (var j0 = j_start; j0 < n_end; j0 += BC) {
-    let cp = t % NCP;
-    let cq = cp * TILE;
-    if (PIPE == 0u) {
-      workgroupBarrier();
-      stash_rows(tid, false, 0u, 0u); // K into Qs, V into dOs
-      workgroupBarrier();
-      if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
-    }
+    workgroupBarrier();
+    stash_rows(tid, false);           // K into Qs, V into dOs
+    workgroupBarrier();
+    if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
     for (var cb = 0u; cb < CB; cb++) {
-      let kb = cq + cb * 16u * DP;
+      let kb = cb * 16u * DP;
       var s_acc = AM();
       var p_acc = AM();
       {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate(q{{kk}}, subgroupMatrixLoad<RM, col_major>(&Qs, kb + {{kk}}u * 16u, DP), s_acc);
@@ -470,10 +411,6 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
       subgroupMatrixStore<row_major>(&dPa, blk + cb * 16u, p_acc, SS);
     }
     workgroupBarrier();
-    if (PIPE != 0u && j0 + BC < n_end) {
-      stash_rows(tid, false, 1u - cp, (t + 1u) % 3u);   // tile t + 1; registers ← tile t + 2
-      if (j0 + 2u * BC < n_end) { fetch_rows(true, kv_row0, j0 + 2u * BC, P.Nk, tid); }
-    }
     let full = tile_class(i0, i0 + OWN, j0, j0 + BC) == TILE_FULL;
     let at = blk + r * SS + h * (BC / 2u);   // in Sa, dPa
     let ap = blp + r * PS + h * (BC / 2u);   // in dSa
@@ -488,14 +425,14 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
       dSa[ap + col] = f16(ds);
     }
     {{/for}}
-    let vote = take_vote(tid, t);
-    t++;
-    if (vote && !full) {
+    workgroupBarrier();
+    take_vote(tid);
+    if (workgroupUniformLoad(&nf_u).x != 0u && !full) {
       // Rare: non-finite K in a tile with masked entries: dQ += dS K in scalar f32 over visible
       // keys, one 16-column block at a time, spilled through Sa.
       {{#for db < D/16}}subgroupMatrixStore<row_major>(&Sa, blk, dq{{db}}, SS);
       workgroupBarrier();
-      add_q_row(blk + r * SS, blp + r * PS, i, j0, h * 8u, {{db}}u * 16u, cq);
+      add_q_row(blk + r * SS, blp + r * PS, i, j0, h * 8u, {{db}}u * 16u);
       workgroupBarrier();
       dq{{db}} = subgroupMatrixLoad<AM, row_major>(&Sa, blk, SS);
       workgroupBarrier();
@@ -504,7 +441,7 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
       // dQ += dS K
       for (var cb = 0u; cb < CB; cb++) {
         let dsm = subgroupMatrixLoad<LM, row_major>(&dSa, blp + cb * 16u, PS);
-        let kb = cq + cb * 16u * DP;
+        let kb = cb * 16u * DP;
         {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Qs, kb + {{db}}u * 16u, DP), dq{{db}});
         {{/for}}
       }

@@ -28,12 +28,11 @@ export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pa
 /**
  * Workgroup memory of the subgroup-matrix backward (flash_bwd_sgmm.wgsl), SG subgroups and
  * T-row inner tiles (Br = Bc = T), rows padded by `pad` halves, the larger of its two kernels:
- * dkdv: Qs dOs (T×D f16) | per subgroup Sᵀ dPᵀ (16×T f32) Pᵀ dSᵀ (16×T f16) | LSE Δ; with
- * PIPE 1, two copies of Qs, dOs, LSE and Δ.
+ * dkdv: Qs dOs (T×D f16) | per subgroup Sᵀ dPᵀ (16×T f32) Pᵀ dSᵀ (16×T f16) | LSE Δ.
  */
-export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SGMM_PAD, pipe = 0): number {
+export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SGMM_PAD): number {
   // + 32: the non-finite vote nf (4 × u32) and its uniform copy nf_u (vec4<u32>).
-  return (1 + pipe) * (2 * T * (D + pad) * 2 + 2 * T * 4) + SG * 16 * ((T + pad / 2) * 8 + (T + pad) * 4) + 32;
+  return 2 * T * (D + pad) * 2 + SG * 16 * ((T + pad / 2) * 8 + (T + pad) * 4) + 2 * T * 4 + 32;
 }
 
 /**
@@ -62,10 +61,10 @@ export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number): [number, number,
  * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
  * forward Br = 16·RB·SG, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
  */
-export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = sgmmPad(), pipe = sgmmPipe(kind, D)): TilePlan {
+export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = sgmmPad(), pipe = sgmmFwdPipe(D)): TilePlan {
   return kind === 'fwd'
     ? { BR: 16 * RB * SG, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad), rowBlocks: RB, pad, pipe }
-    : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad, pipe), rowsPerGroup: 16 * SG, pad, pipe };
+    : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad };
 }
 
 /**
@@ -78,21 +77,11 @@ export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: numb
  */
 export const sgmmFwdPipeFor = (D: number) => (D >= 128 ? 2 : 0);
 
-/**
- * The order of the tensor-core backward's steps per tile (PIPE in flash_bwd_sgmm.wgsl): 1 stages
- * the next tile into a second copy behind the first products (2 barriers per tile), 0 stages
- * each tile into the one copy before its products (5). The planner takes 1 where the second
- * copy fits beside the candidate's tiles, else 0.
- */
-export const SGMM_BWD_PIPE = 1;
-
-/** The order pinned by FLASHRING_SGMM_FWD_PIPE (0, 1, 2) or FLASHRING_SGMM_BWD_PIPE (0, 1), else the default. */
-function sgmmPipe(kind: 'fwd' | 'bwd', D: number): number {
-  const name = `FLASHRING_SGMM_${kind.toUpperCase()}_PIPE`;
-  const v = envPin(name);
-  if (v === undefined) return kind === 'fwd' ? sgmmFwdPipeFor(D) : SGMM_BWD_PIPE;
-  const ok = kind === 'fwd' ? ['0', '1', '2'] : ['0', '1'];
-  if (!ok.includes(v)) throw new InputError(`${name}='${v}': give ${ok.join(', ')} (0: stage each tile before its products; ${kind === 'fwd' ? '1, 2' : '1'}: stage the next behind them)`);
+/** sgmmFwdPipeFor(D), or FLASHRING_SGMM_FWD_PIPE = 0, 1 or 2 (for the ablation bench). */
+function sgmmFwdPipe(D: number): number {
+  const v = envPin('FLASHRING_SGMM_FWD_PIPE');
+  if (v === undefined) return sgmmFwdPipeFor(D);
+  if (!['0', '1', '2'].includes(v)) throw new InputError(`FLASHRING_SGMM_FWD_PIPE='${v}': give 0 (stage each K/V tile before its products), 1 or 2 (stage behind the softmax)`);
   return +v;
 }
 
@@ -140,12 +129,8 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   const pinned = pinnedTiles(kind);
   const candidates = pinned ? [pinned] : sgmmCandidates(kind, D);
   const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
-  // The backward's second copy (PIPE 1) only where it fits beside the candidate's tiles: the
-  // measured tile order comes first (unless FLASHRING_SGMM_BWD_PIPE pins it).
-  const pinnedPipe = envPin('FLASHRING_SGMM_BWD_PIPE') !== undefined;
   for (const [SG, T, RB] of candidates) {
-    let plan = sgmmTilePlan(kind, SG, T, D, RB);
-    if (kind === 'bwd' && plan.pipe && plan.workgroupBytes > limit && !pinnedPipe) plan = sgmmTilePlan(kind, SG, T, D, RB, undefined, 0);
+    const plan = sgmmTilePlan(kind, SG, T, D, RB);
     // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).
     if (plan.workgroupBytes <= limit && plan.WG <= maxWG && (kind === 'fwd' || plan.BR <= plan.WG)) return plan;
   }
