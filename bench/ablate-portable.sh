@@ -3,13 +3,17 @@
 #   KIND=bwd bash .gpu/enter.sh bash bench/ablate-portable.sh      (or KIND=fwd)
 #   PREC=f16 KIND=fwd bash .gpu/enter.sh bash bench/ablate-portable.sh   (f16 storage, f16 tiles;
 #     FLASHRING_PORTABLE_FWD_PRODUCTS=f16-qk or f16 in the environment times the f16 products)
+#   RR=8 KIND=fwd [PREC=f16] bash .gpu/enter.sh bash bench/ablate-portable.sh   (the forward with 8
+#     query rows per invocation: the RR = 8 tiles below, pinned as BRxBCxCHUNKx8; RR="4 8" times
+#     both lists; the RR = 4 counterpart of a tile gives bitwise the same O, so only the time differs)
 #   PREFETCH="0 1 2" MERGE="0 1" KIND=bwd [PREC=f16] bash .gpu/enter.sh bash bench/ablate-portable.sh
 #     (the backward's staging prefetch FLASHRING_PORTABLE_BWD_PREFETCH and barrier merge
 #     FLASHRING_PORTABLE_BWD_MERGE, each combination per tile; bitwise the same gradients, so only
 #     the time differs; runs named TILE-pfN-mg1 where not 0)
 # Times the portable kernels (PREC, default f32; N=16384, B1 H16, not causal, robustness off) with the forward
-# or backward pinned to each tile in TILES (FLASHRING_PORTABLE_FWD = BRxBC[xCHUNK],
-# FLASHRING_PORTABLE_BWD = RTxCT[xCHUNK]: rows, rows, head-dim columns staged at a time), at
+# or backward pinned to each tile in TILES (FLASHRING_PORTABLE_FWD = BRxBC[xCHUNK[xRR]],
+# FLASHRING_PORTABLE_BWD = RTxCT[xCHUNK]: rows, rows, head-dim columns staged at a time, the
+# forward's query rows per invocation, 4 or 8), at
 # D = 64 and 128; a tile that does not fit says so in its log. Every run is checked against the
 # float64 reference by the bench (checkErr in its CSV). Logs and CSVs under
 # $OUT/ablate-$KIND (or bench/out/...); the table last.
@@ -21,8 +25,24 @@ FWD16="128x32x64 128x32x32 64x64x64 64x32x64 64x32 32x32"
 # The backward with f16 words: 64×32 in whole rows at D = 64 (64-column chunks at 128), the planner's
 # choice; 64x32x32 is the chunking f16 had with f32 words.
 BWD16="64x32x64 64x32x32 32x32x64 32x32"
+FWD32="32x32 64x32 64x32x64 128x32x32 32x32x32"
+# The forward with 8 query rows per invocation (RR = 8): every tile fits 48 KiB and 256 invocations
+# at D = 64 and 128 (128x32 is the RR = 4 default's Br×Bc, with half its invocations). O takes
+# RR·D/Bc vec4 registers per invocation: at D = 128, 64 for 256x16 (the most), 16 for 32x64, 64x64.
+FWD32_RR8="128x32x32x8 64x32x64x8 64x32x32x8 128x16x32x8 256x16x16x8 32x64x64x8"
+FWD16_RR8="128x32x64x8 128x32x32x8 64x64x64x8 64x32x64x8 256x16x32x8 32x64x64x8"
+RR=${RR:-4}
+fwd_tiles() {
+  for r in $RR; do
+    case "$r:$PREC" in
+      4:f16) echo "$FWD16" ;; 4:*) echo "$FWD32" ;;
+      8:f16) echo "$FWD16_RR8" ;; 8:*) echo "$FWD32_RR8" ;;
+      *) echo "RR must be 4, 8 or \"4 8\", got '$RR'" >&2; exit 2 ;;
+    esac
+  done | tr '\n' ' '
+}
 case $KIND in
-  fwd) TILES=${TILES:-$([ "$PREC" = f16 ] && echo "$FWD16" || echo "32x32 64x32 64x32x64 128x32x32 32x32x32")}; VAR=FLASHRING_PORTABLE_FWD ;;
+  fwd) TILES=${TILES:-$(fwd_tiles)} || exit 2; VAR=FLASHRING_PORTABLE_FWD ;;
   bwd) TILES=${TILES:-$([ "$PREC" = f16 ] && echo "$BWD16" || echo "16x16 32x32x64 32x32x32 64x32 32x16 64x16x32")}; VAR=FLASHRING_PORTABLE_BWD ;;
   *) echo "KIND must be fwd or bwd, got '$KIND'" >&2; exit 2 ;;
 esac

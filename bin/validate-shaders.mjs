@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Validates every tensor-core shader specialization on Dawn's null backend (no GPU needed);
+// Validates every tensor-core shader specialization, and the portable forward's candidate tiles
+// unrolled as GPUs compile them, on Dawn's null backend (no GPU needed);
 // prints a JSON report and exits 1 on any error. `--break` removes the uniformity directive
-// first, to show that the check can fail. Used by test/shaders.test.ts.
+// first, to show that the check can fail (tensor-core shaders only). Used by test/shaders.test.ts.
 import { register } from 'node:module';
 import { register as registerTsx } from 'tsx/esm/api';
 
@@ -9,6 +10,6 @@ registerTsx();
 register('./raw-loader.mjs', import.meta.url);
 const { validateSgmmShaders } = await import('../src/kernels/validate.ts');
 const broken = process.argv.includes('--break');
-const report = await validateSgmmShaders(undefined, broken ? (c) => c.replace('diagnostic(off, chromium.subgroup_matrix_uniformity);', '') : undefined);
+const report = await validateSgmmShaders(undefined, broken ? (c) => c.replace('diagnostic(off, chromium.subgroup_matrix_uniformity);', '') : undefined, !broken);
 process.stdout.write(JSON.stringify(report) + '\n');
 process.exit(report.errors.length ? 1 : 0);

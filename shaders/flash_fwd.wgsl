@@ -1,12 +1,19 @@
 // FlashAttention-2 forward, portable path: plain WGSL (no subgroup matrices), f32 or f16
 // storage, f32 softmax and accumulation. Register-tiled like a fast WGSL matrix product.
 //
-// A workgroup owns Br = 4·TY query rows of one (batch, head) and streams K/V tiles of
+// A workgroup owns Br = RR·TY query rows of one (batch, head) and streams K/V tiles of
 // Bc = 4·TX keys through workgroup memory. Invocation (ty, tx) = (tid / TX, tid % TX) owns
-//   the 4×4 block of S at rows ty + TY·rr and keys tx + TX·cc (rr, cc < 4), and
-//   the O accumulator of the same 4 rows at vec4 columns c·DC + tx + TX·u of each chunk c
+//   the RR×4 block of S at rows ty + TY·rr and keys tx + TX·cc (rr < RR, cc < 4), and
+//   the O accumulator of the same RR rows at vec4 columns c·DC + tx + TX·u of each chunk c
 //   (u < DU = DC / TX),
-// all in registers indexed only by constants (unrolled by the specializer).
+// all in registers indexed only by constants (unrolled by the specializer). RR (rows per
+// invocation) is 4 or 8: per word of the head dim, 4 K words and RR Q words feed 4·RR dot4, and
+// in P~ V each 4 V words feed RR rows, so RR = 8 loads less per product (as an 8×4 GEMM
+// register tile does) for twice the registers. The rows' statistics (m, ℓ and their reductions)
+// sit in NG = RR/4 vec4 groups, row rr at group rr / 4, component rr % 4; their key ranges in
+// arrays of RR. Every S and O element is summed in the same order whatever RR (per element: the
+// same words, keys and tiles in the same order, and the same TX invocations reduce a row), so
+// RR = 8 gives bitwise the O and LSE of RR = 4 for the same Br×Bc tile and chunk.
 // Chunks: Q, K and V are staged DC vec4 words of the head dim at a time (NCH = D/4/DC chunks):
 // S sums the chunks' products, and each chunk of V feeds its own accumulators. With one chunk
 // (whole rows) Q is staged once per workgroup; with more, Q's chunks are staged again for each
@@ -34,7 +41,8 @@
 // gives P~ = NaN, so ℓ and the row's O and LSE are NaN; +Inf makes m = +Inf and P~ = NaN; a row
 // whose visible scores are all −Inf has ℓ = 0 and gives NaN. Keys a row cannot see never touch
 // its accumulator (masked tiles select V per row), so a NaN there stays out.
-// Row max and sum across the TX invocations of a row block: row_max4 / row_sum4 (flash_rows_*.wgsl).
+// Row max and sum across the TX invocations of a row block: row_max / row_sum (flash_rows_*.wgsl),
+// each on the NG vec4 groups of an invocation's rows at once.
 // Mask (common.wgsl): row r sees keys [klo, khi) of key_range; the block visits only the K/V
 // tiles between its first row's lo and its last row's hi, and tile_class picks the unmasked
 // (full) or masked product per tile. Causal: row blocks run heavy-first (the last block first).
@@ -43,6 +51,9 @@
 // Bounds (indices in range by construction, for Dawn without robustness):
 //   workgroup arrays: every index is r·CS + d or r·PS + t with r < Br (or Bc), d < DC, t < TX
 //   (Qs and KVs hold Br·CS and Bc·CS words of either type; CS = DC + 1 in both precisions);
+//   the rows an invocation touches are ty + TY·rr < TY·RR = Br (ty < TY = WG / TX, rr < RR);
+//   function arrays: s[rr], klo[rr], khi[rr] with rr < RR, groups [rr / 4] < NG = RR / 4 (RR is
+//   4 or 8), acc[c][rr·DU + u] with c < NCH, rr·DU + u < RR·DU;
 //   global reads only for rows i < Nq (Q) and keys j < Nk (K, V), at columns c·DC + d < D/4
 //   (c < NCH), so (row0 + i)·D/4 + c·DC + d lies in [0, B·H·N·D/4); O and LSE are written only
 //   for rows i < Nq.
@@ -54,7 +65,9 @@
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;
 
 const TX: u32 = BC / 4u;      // invocations across a K/V tile's keys (4 keys each)
-const TY: u32 = BR / 4u;      // invocations across the query rows (4 rows each)
+const RR: u32 = {{RR}}u;      // query rows per invocation (4 or 8)
+const NG: u32 = RR / 4u;      // vec4 groups of an invocation's row statistics
+const TY: u32 = BR / RR;      // invocations across the query rows (RR rows each)
 const D4: u32 = D / 4u;       // vec4 words per row
 const DC: u32 = {{DC}}u;      // vec4 words per staged chunk
 const NCH: u32 = {{NCH}}u;    // chunks per row (D4 / DC)
@@ -68,7 +81,8 @@ const STALE: f32 = 8.0;       // rescale only when the row max grows by more tha
 alias QKT = {{QKT}};          // type of S's products and of their sums within a word (f32, or f16)
 alias PVT = {{PVT}};          // type of P~ V's products and of their sums within a key word (f32, or f16)
 
-alias Acc = array<vec4<f32>, 4 * DU>;   // one chunk's columns of the invocation's 4 rows
+alias Acc = array<vec4<f32>, RR * DU>;  // one chunk's columns of the invocation's RR rows
+alias Rows = array<vec4<f32>, NG>;       // one f32 per row of the invocation: row rr at [rr / 4][rr % 4]
 
 // Staged chunks, row r at word r·CS: one word of padding per row, so consecutive rows start
 // 4 banks (16-byte f32 words) or 2 banks (8-byte f16 words) apart, and with CS odd the words at
@@ -117,22 +131,22 @@ fn stage_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
   }
 }
 
-// The staged chunk's share of the invocation's 4×4 block of Q Kᵀ:
+// The staged chunk's share of the invocation's RR×4 block of Q Kᵀ:
 // s[rr][cc] += Q[ty + TY·rr] · K[tx + TX·cc], word by word: each word's dot in QKT, added in f32.
-fn scores(s: ptr<function, array<vec4<f32>, 4>>, tx: u32, ty: u32) {
+fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx: u32, ty: u32) {
   for (var d = 0u; d < rt(DC); d++) {
     var kk = array<vec4<QKT>, 4>();
     {{#loop cc < 4}}kk[{{cc}}u] = vec4<QKT>(KVs[(tx + {{cc}}u * TX) * CS + d]);
     {{/loop}}
-    {{#loop rr < 4}}{ let x = vec4<QKT>(Qs[(ty + {{rr}}u * TY) * CS + d]);
+    {{#loop rr < RR}}{ let x = vec4<QKT>(Qs[(ty + {{rr}}u * TY) * CS + d]);
       (*s)[{{rr}}u] += vec4<f32>(vec4<QKT>(dot(x, kk[0]), dot(x, kk[1]), dot(x, kk[2]), dot(x, kk[3]))); }
     {{/loop}}
   }
 }
 
-// The invocation's 4×4 block of scale · Q Kᵀ over the K/V tile at j0 (the sum over the chunks).
-fn tile_scores(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, tid: u32, tx: u32, ty: u32) -> array<vec4<f32>, 4> {
-  var s = array<vec4<f32>, 4>();
+// The invocation's RR×4 block of Q Kᵀ over the K/V tile at j0 (the sum over the chunks).
+fn tile_scores(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, tid: u32, tx: u32, ty: u32) -> array<vec4<f32>, RR> {
+  var s = array<vec4<f32>, RR>();
   for (var c = 0u; c < rt(NCH); c++) {
     workgroupBarrier();   // the previous chunk's (or tile's) readers of Qs, KVs and P~ are done
     if (NCH > 1u) { stage_q(q_row0, i0, c, tid); }
@@ -144,11 +158,11 @@ fn tile_scores(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, tid: u32, tx: u32, t
 }
 
 // acc += P~ V (the staged chunk of V) over a tile every row sees entirely: per key word t,
-// the 4 products of P~ and V and their sum in PVT, added in f32.
+// the 4 products of P~ and V and their sum in PVT, added in f32 (4 V words for RR rows).
 fn pv_full(acc: ptr<function, Acc>, tx: u32, ty: u32) {
   for (var t = 0u; t < rt(TX); t++) {
-    var p = array<vec4<PVT>, 4>();
-    {{#loop rr < 4}}p[{{rr}}u] = vec4<PVT>(Ps[(ty + {{rr}}u * TY) * PS + t]);
+    var p = array<vec4<PVT>, RR>();
+    {{#loop rr < RR}}p[{{rr}}u] = vec4<PVT>(Ps[(ty + {{rr}}u * TY) * PS + t]);
     {{/loop}}
     {{#loop u < DU}}{
       let c = tx + {{u}}u * TX;
@@ -156,7 +170,7 @@ fn pv_full(acc: ptr<function, Acc>, tx: u32, ty: u32) {
       let v1 = vec4<PVT>(KVs[(t + TX) * CS + c]);
       let v2 = vec4<PVT>(KVs[(t + 2u * TX) * CS + c]);
       let v3 = vec4<PVT>(KVs[(t + 3u * TX) * CS + c]);
-      {{#loop rr < 4}}(*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(p[{{rr}}u].x * v0 + p[{{rr}}u].y * v1 + p[{{rr}}u].z * v2 + p[{{rr}}u].w * v3);
+      {{#loop rr < RR}}(*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(p[{{rr}}u].x * v0 + p[{{rr}}u].y * v1 + p[{{rr}}u].z * v2 + p[{{rr}}u].w * v3);
       {{/loop}}
     }
     {{/loop}}
@@ -165,13 +179,13 @@ fn pv_full(acc: ptr<function, Acc>, tx: u32, ty: u32) {
 
 // acc += P~ V where some keys are hidden from some rows: key j0 + c reaches row rr only if
 // klo[rr] <= j0 + c < khi[rr] (its P~ is 0 there, but 0 · NaN would still be NaN).
-fn pv_masked(acc: ptr<function, Acc>, tx: u32, ty: u32, j0: u32, klo: vec4<u32>, khi: vec4<u32>) {
+fn pv_masked(acc: ptr<function, Acc>, tx: u32, ty: u32, j0: u32, klo: array<u32, RR>, khi: array<u32, RR>) {
   let z = vec4<PVT>();
   for (var t = 0u; t < rt(TX); t++) {
     let keys = vec4<u32>(j0 + t) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
-    var p = array<vec4<PVT>, 4>();
-    var w = array<vec4<bool>, 4>();
-    {{#loop rr < 4}}p[{{rr}}u] = vec4<PVT>(Ps[(ty + {{rr}}u * TY) * PS + t]);
+    var p = array<vec4<PVT>, RR>();
+    var w = array<vec4<bool>, RR>();
+    {{#loop rr < RR}}p[{{rr}}u] = vec4<PVT>(Ps[(ty + {{rr}}u * TY) * PS + t]);
     w[{{rr}}u] = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
     {{/loop}}
     {{#loop u < DU}}{
@@ -180,7 +194,7 @@ fn pv_masked(acc: ptr<function, Acc>, tx: u32, ty: u32, j0: u32, klo: vec4<u32>,
       let v1 = vec4<PVT>(KVs[(t + TX) * CS + c]);
       let v2 = vec4<PVT>(KVs[(t + 2u * TX) * CS + c]);
       let v3 = vec4<PVT>(KVs[(t + 3u * TX) * CS + c]);
-      {{#loop rr < 4}}{ let pr = p[{{rr}}u];
+      {{#loop rr < RR}}{ let pr = p[{{rr}}u];
         let wr = w[{{rr}}u];
         (*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(select(z, pr.x * v0, wr.x) + select(z, pr.y * v1, wr.y) + select(z, pr.z * v2, wr.z) + select(z, pr.w * v3, wr.w)); }
       {{/loop}}
@@ -201,9 +215,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   if (NCH == 1u) { stage_q(q_row0, i0, 0u, tid); }
 
   // Keys visible to row ty + TY·rr: klo[rr] <= j < khi[rr] (klo = khi: a masked row).
-  var klo = vec4<u32>();
-  var khi = vec4<u32>();
-  {{#loop rr < 4}}{ let kr = key_range(i0 + ty + {{rr}}u * TY);
+  var klo = array<u32, RR>();
+  var khi = array<u32, RR>();
+  {{#loop rr < RR}}{ let kr = key_range(i0 + ty + {{rr}}u * TY);
     klo[{{rr}}u] = kr.x;
     khi[{{rr}}u] = kr.y; }
   {{/loop}}
@@ -211,8 +225,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   let t_first = key_range(i0).x / BC;                      // the block's first and last tiles
   let t_end = (key_range(i_end - 1u).y + BC - 1u) / BC;
   let ninf = vec4<f32>(neg_inf());
-  var m = vec4<f32>(NEG_BIG);   // running (stale) row max, natural units
-  var l = vec4<f32>();          // this invocation's share of ℓ (its keys)
+  var m = Rows();               // running (stale) row max, natural units
+  {{#for g < RR/4}}m[{{g}}u] = vec4<f32>(NEG_BIG);
+  {{/for}}
+  var l = Rows();               // this invocation's share of ℓ (its keys)
   var acc = array<Acc, NCH>();
   for (var jt = t_first; jt < t_end; jt++) {
     let j0 = jt * BC;
@@ -220,26 +236,29 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (cls == TILE_SKIP) { continue; }
     var s = tile_scores(q_row0, i0, kv_row0, j0, tid, tx, ty);
     let keys = vec4<u32>(j0 + tx) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
-    var mt = vec4<f32>();
-    {{#loop rr < 4}}{ let x = select(ninf, s[{{rr}}u] * P.scale, (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u])));
+    var mt = Rows();
+    {{#loop rr < RR}}{ let x = select(ninf, s[{{rr}}u] * P.scale, (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u])));
       s[{{rr}}u] = x;
-      mt[{{rr}}u] = max(max(x.x, x.y), max(x.z, x.w)); }
+      mt[{{rr}}u / 4u][{{rr}}u % 4u] = max(max(x.x, x.y), max(x.z, x.w)); }
     {{/loop}}
-    mt = row_max4(mt, tid);
-    let grow = mt > m + vec4<f32>(STALE);
-    let m_new = select(m, mt, grow);
-    let alpha = select(vec4<f32>(1.0), exp2((m - m_new) * LOG2E), grow);
-    m = m_new;
-    var rs = vec4<f32>();
-    {{#loop rr < 4}}{ let p = exp2((s[{{rr}}u] - vec4<f32>(m[{{rr}}u])) * LOG2E);
-      rs[{{rr}}u] = (p.x + p.y) + (p.z + p.w);
+    mt = row_max(mt, tid);
+    var alpha = Rows();
+    {{#for g < RR/4}}{ let grow = mt[{{g}}u] > m[{{g}}u] + vec4<f32>(STALE);
+      let m_new = select(m[{{g}}u], mt[{{g}}u], grow);
+      alpha[{{g}}u] = select(vec4<f32>(1.0), exp2((m[{{g}}u] - m_new) * LOG2E), grow);
+      m[{{g}}u] = m_new; }
+    {{/for}}
+    var rs = Rows();
+    {{#loop rr < RR}}{ let p = exp2((s[{{rr}}u] - vec4<f32>(m[{{rr}}u / 4u][{{rr}}u % 4u])) * LOG2E);
+      rs[{{rr}}u / 4u][{{rr}}u % 4u] = (p.x + p.y) + (p.z + p.w);
       Ps[(ty + {{rr}}u * TY) * PS + tx] = p;
-      let a = alpha[{{rr}}u];
+      let a = alpha[{{rr}}u / 4u][{{rr}}u % 4u];
       {{#loop c < NCH}}{{#loop u < DU}}acc[{{c}}u][{{rr}}u * DU + {{u}}u] *= a;
       {{/loop}}{{/loop}}
     }
     {{/loop}}
-    l = l * alpha + rs;
+    {{#for g < RR/4}}l[{{g}}u] = l[{{g}}u] * alpha[{{g}}u] + rs[{{g}}u];
+    {{/for}}
     {{#loop c < NCH}}{
       workgroupBarrier();   // every S is computed (KVs free) and P~ is written; chunk c-1's readers are done
       stage_kv(kv_row0, j0, {{c}}u, tid, true);
@@ -248,10 +267,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     {{/loop}}
   }
 
-  let lt = row_sum4(l, tid);
-  {{#loop rr < 4}}{
+  let lt = row_sum(l, tid);
+  {{#loop rr < RR}}{
     let i = i0 + ty + {{rr}}u * TY;
-    let l_i = lt[{{rr}}u];
+    let l_i = lt[{{rr}}u / 4u][{{rr}}u % 4u];
     if (i < P.Nq) {
       let seen = khi[{{rr}}u] > klo[{{rr}}u];
       let inv = 1.0 / l_i;
@@ -260,7 +279,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       if (tx == 0u) {
         var out = neg_inf();
         if (seen) {
-          out = m[{{rr}}u] + log(l_i);
+          out = m[{{rr}}u / 4u][{{rr}}u % 4u] + log(l_i);
           if (l_i == 0.0) { out = nan_f32(); }   // every visible score was −Inf
         }
         lse[q_row0 + i] = out;

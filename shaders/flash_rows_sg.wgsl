@@ -4,20 +4,21 @@
 // invocations, so they sit in one subgroup, at lanes that differ only in their low log2(TX)
 // bits (subgroups of a 1-D workgroup are consecutive local indices on every driver we run on;
 // the forward tests check the result on lavapipe and the H200). XOR of those bits stays
-// inside the row block. Components are 4 rows.
+// inside the row block. Components are rows: NG vec4 groups of 4 (Rows, flash_fwd.wgsl), each
+// reduced on its own, so a row's result does not depend on RR.
 
 // Max over the row block; a NaN operand may be dropped (WGSL max), but the NaN score still
 // reaches P~ = exp(NaN − m) and so ℓ, O and LSE.
-fn row_max4(x: vec4<f32>, tid: u32) -> vec4<f32> {
+fn row_max(x: Rows, tid: u32) -> Rows {
   var r = x;
-  {{#for b < LOG2TX}}r = max(r, subgroupShuffleXor(r, 1u << {{b}}u));
-  {{/for}}
+  {{#for g < RR/4}}{{#for b < LOG2TX}}r[{{g}}u] = max(r[{{g}}u], subgroupShuffleXor(r[{{g}}u], 1u << {{b}}u));
+  {{/for}}{{/for}}
   return r;
 }
 
-fn row_sum4(x: vec4<f32>, tid: u32) -> vec4<f32> {
+fn row_sum(x: Rows, tid: u32) -> Rows {
   var r = x;
-  {{#for b < LOG2TX}}r += subgroupShuffleXor(r, 1u << {{b}}u);
-  {{/for}}
+  {{#for g < RR/4}}{{#for b < LOG2TX}}r[{{g}}u] += subgroupShuffleXor(r[{{g}}u], 1u << {{b}}u);
+  {{/for}}{{/for}}
   return r;
 }

@@ -1,27 +1,41 @@
 // Row reductions of the portable forward through workgroup memory (adapters without the
 // `subgroups` feature, or with subgroups smaller than a row block). The TX invocations that
-// share a row block are tid = ty·TX + tx; each writes its 4 row values, all read the block's.
-// Called by every invocation of the workgroup (uniform control flow: it holds barriers).
-// Bounds: tid < WG = TX·TY, and base + t < ty·TX + TX ≤ WG.
+// share a row block are tid = ty·TX + tx; each writes its rows' values (NG vec4 groups of 4
+// rows, Rows in flash_fwd.wgsl; group g at g·WG + tid), all read the block's, in the same order
+// whatever RR. Called by every invocation of the workgroup (uniform control flow: it holds
+// barriers). NG·WG vec4 words: 16·NG·WG = 16·(RR/4)·(Br/RR)·(Bc/4) = Br·Bc bytes for either RR.
+// Bounds: tid < WG = TX·TY, g < NG, and base + t < ty·TX + TX ≤ WG, so g·WG + base + t < NG·WG.
 
-var<workgroup> red: array<vec4<f32>, WG>;
+var<workgroup> red: array<vec4<f32>, NG * WG>;
 
-fn row_max4(x: vec4<f32>, tid: u32) -> vec4<f32> {
-  red[tid] = x;
+fn row_max(x: Rows, tid: u32) -> Rows {
+  {{#for g < RR/4}}red[{{g}}u * WG + tid] = x[{{g}}u];
+  {{/for}}
   workgroupBarrier();
   let base = (tid / TX) * TX;
-  var r = red[base];
-  for (var t = 1u; t < rt(TX); t++) { r = max(r, red[base + t]); }
+  var r = Rows();
+  {{#for g < RR/4}}r[{{g}}u] = red[{{g}}u * WG + base];
+  {{/for}}
+  for (var t = 1u; t < rt(TX); t++) {
+    {{#for g < RR/4}}r[{{g}}u] = max(r[{{g}}u], red[{{g}}u * WG + base + t]);
+    {{/for}}
+  }
   workgroupBarrier();
   return r;
 }
 
-fn row_sum4(x: vec4<f32>, tid: u32) -> vec4<f32> {
-  red[tid] = x;
+fn row_sum(x: Rows, tid: u32) -> Rows {
+  {{#for g < RR/4}}red[{{g}}u * WG + tid] = x[{{g}}u];
+  {{/for}}
   workgroupBarrier();
   let base = (tid / TX) * TX;
-  var r = red[base];
-  for (var t = 1u; t < rt(TX); t++) { r += red[base + t]; }
+  var r = Rows();
+  {{#for g < RR/4}}r[{{g}}u] = red[{{g}}u * WG + base];
+  {{/for}}
+  for (var t = 1u; t < rt(TX); t++) {
+    {{#for g < RR/4}}r[{{g}}u] += red[{{g}}u * WG + base + t];
+    {{/for}}
+  }
   workgroupBarrier();
   return r;
 }

@@ -106,6 +106,43 @@ describe('FlashAttention forward vs float64 reference', () => {
     }
   });
 
+  it('8 query rows per invocation (RR = 8 pins) match the reference, and RR = 4 at the same Br×Bc bit for bit', async () => {
+    const saved = { r: process.env.FLASHRING_PORTABLE_REDUCE, f: process.env.FLASHRING_PORTABLE_FWD, p: process.env.FLASHRING_PORTABLE_FWD_PRODUCTS };
+    process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = '';
+    const bytes = (x: ArrayBufferView) => Buffer.from(x.buffer, x.byteOffset, x.byteLength);
+    // Row reduction, Br×Bc×chunk, precision, shape, causal. N is no multiple of Br or Bc (rows
+    // and keys past the end); Nq > Nk under the causal mask leaves the first Nq − Nk rows with no
+    // key (O = 0, LSE = −inf), across whole row blocks and inside one. The RR = 4 tiles are the
+    // ones the tests above build (lavapipe's f32 plan at D = 64, and pins), so only RR = 8 compiles.
+    const cases: [string, string, Precision, AttentionShape, boolean][] = [
+      ['', '64x32x32', 'f32', sq(70, 64), false],
+      ['', '64x32x32', 'f32', sq(70, 64), true],
+      ['', '64x32x32', 'f32', { B: 1, Hq: 2, Hkv: 1, Nq: 90, Nk: 37, D: 64 }, true],
+      ['workgroup', '16x8x32', 'f32', { B: 1, Hq: 1, Hkv: 1, Nq: 45, Nk: 23, D: 32 }, true],
+      ['workgroup', '16x8x32', 'f32', sq(45, 32), false],
+      ['workgroup', '64x32x64', 'f16', sq(70, 64), false],
+      ['workgroup', '64x32x64', 'f16', sq(70, 64), true],
+    ];
+    try {
+      for (const [i, [reduce, tile, p, s, causal]] of cases.entries()) {
+        if (p === 'f16' && !paths.some(([q, path]) => q === 'f16' && path === 'scalar')) continue;   // no shader-f16 (CI requires it)
+        process.env.FLASHRING_PORTABLE_REDUCE = reduce;
+        process.env.FLASHRING_PORTABLE_FWD = tile;
+        const r4 = (await check(s, { causal }, p, SEED + 60 + i)).got;
+        process.env.FLASHRING_PORTABLE_FWD = `${tile}x8`;
+        const r8 = (await check(s, { causal }, p, SEED + 60 + i)).got;
+        const tag = `${tile} ${p} ${reduce || 'subgroup'} ${JSON.stringify(s)} causal=${causal}`;
+        expect(bytes(r8.o).equals(bytes(r4.o)), `O of RR=8 and RR=4 bitwise, ${tag}`).toBe(true);
+        expect(bytes(r8.lse).equals(bytes(r4.lse)), `LSE of RR=8 and RR=4 bitwise, ${tag}`).toBe(true);
+        if (s.Nq > s.Nk && causal) expect(r8.lse[0]).toBe(-Infinity);
+      }
+    } finally {
+      process.env.FLASHRING_PORTABLE_REDUCE = saved.r ?? '';
+      process.env.FLASHRING_PORTABLE_FWD = saved.f ?? '';
+      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = saved.p ?? '';
+    }
+  });
+
   it('f16 storage staged as vec4<f16> words: planned and whole-row tiles, both row reductions, inputs of a few hundred', async () => {
     if (!paths.some(([p, path]) => p === 'f16' && path === 'scalar')) return;   // no shader-f16 (CI requires it)
     const saved = { r: process.env.FLASHRING_PORTABLE_REDUCE, f: process.env.FLASHRING_PORTABLE_FWD, p: process.env.FLASHRING_PORTABLE_FWD_PRODUCTS };

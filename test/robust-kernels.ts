@@ -1,7 +1,7 @@
 /**
  * What test/robust-child.mjs runs in each robustness mode: every kernel family (forward,
  * backward, merge and add; f32 and f16; scalar and, where the adapter has it, subgroup-matrix;
- * causal and not; odd sizes, GQA, masked rows) on inputs fixed by a seed, with a SHA-256 of
+ * causal and not; odd sizes, GQA, masked rows; the portable forward with RR = 8 pinned too) on inputs fixed by a seed, with a SHA-256 of
  * each output's bytes, and the probe that tells the modes apart.
  */
 import { createHash } from 'node:crypto';
@@ -72,6 +72,29 @@ async function attention(dev: FlashDevice, seed: number, outputs: Record<string,
   }
 }
 
+/**
+ * The portable forward with 8 query rows per invocation (RR = 8, FLASHRING_PORTABLE_FWD pins;
+ * not planned by default), f32, on the first shape (its last row block runs past Nq).
+ */
+const RR8_TILES: Record<number, string> = { 24: '16x8x24x8' };
+async function rows8(dev: FlashDevice, seed: number, outputs: Record<string, string>): Promise<void> {
+  const saved = process.env.FLASHRING_PORTABLE_FWD;
+  try {
+    for (const [name, s] of ROBUST_SHAPES.filter(([, s]) => s.D in RR8_TILES)) {
+      process.env.FLASHRING_PORTABLE_FWD = RR8_TILES[s.D];
+      const x = { q: randn(numel(s, 'q'), seed + 7), k: randn(numel(s, 'kv'), seed + 8), v: randn(numel(s, 'kv'), seed + 9) };
+      for (const causal of [false, true]) {
+        const f = await attentionForward(dev, s, x, { causal, precision: 'f32', path: 'scalar' });
+        const tag = `${name} ${causal ? 'causal' : 'full'} f32/scalar RR=8 ${RR8_TILES[s.D]}`;
+        outputs[`${tag} o`] = hash(f.o);
+        outputs[`${tag} lse`] = hash(f.lse);
+      }
+    }
+  } finally {
+    process.env.FLASHRING_PORTABLE_FWD = saved ?? '';
+  }
+}
+
 /** Merge (with masked partials) and add, the ring's two kernels, at D = 24 and 72. */
 async function merges(dev: FlashDevice, seed: number, outputs: Record<string, string>): Promise<void> {
   const rows = 37;
@@ -101,6 +124,7 @@ export async function runKernels(seed: number): Promise<RobustReport> {
     const outputs: Record<string, string> = {};
     const p = await probe(dev);
     await attention(dev, seed, outputs);
+    await rows8(dev, seed, outputs);
     await merges(dev, seed, outputs);
     return { robust: robustShaders(), adapter: dev.adapter.description || dev.adapter.device, probe: p, outputs };
   } finally {

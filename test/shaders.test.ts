@@ -2,7 +2,9 @@
  * The tensor-core (subgroup-matrix) shaders cannot run on a CPU adapter, but Dawn's null
  * backend offers the feature and validates WGSL fully (types, uniformity, extensions), so every
  * specialization the planner can pick is compiled on any machine, CI included
- * (bin/validate-shaders.mjs, in its own process: Dawn aborted inside a Vitest worker). Whether
+ * (bin/validate-shaders.mjs, in its own process: Dawn aborted inside a Vitest worker); so are
+ * the portable forward's candidate tiles unrolled, the form GPUs run (CPU adapters run it with
+ * its loops rolled, so lavapipe's tests never compile that form). Whether
  * the kernels compute the right thing is checked on a GPU that has subgroup matrices (the
  * forward and backward tests, run on the H200).
  */
@@ -28,6 +30,11 @@ describe('tensor-core shaders', () => {
       expect(report.checked.some((c) => c.startsWith(`backward D=${D} `)), `backward D=${D}`).toBe(true);
     }
     expect(report.checked.filter((c) => c.startsWith('gemm ')).length, 'ceiling GEMM tilings').toBe(GEMM_TILINGS.length);
+    // The portable forward unrolled as GPUs compile it (lavapipe runs it rolled), RR = 4 and 8.
+    for (const D of [64, 128]) for (const p of ['f32', 'f16']) for (const reduce of ['subgroup', 'workgroup']) {
+      expect(report.checked.some((c) => c.startsWith(`portable forward D=${D} ${p} 128x32x`) && c.endsWith(`x4 ${reduce}`)), `RR=4 D=${D} ${p} ${reduce}`).toBe(true);
+      expect(report.checked.some((c) => c.startsWith(`portable forward D=${D} ${p} 128x32x`) && c.endsWith(`x8 ${reduce}`)), `RR=8 D=${D} ${p} ${reduce}`).toBe(true);
+    }
   });
   it('a broken shader is reported (the check can fail)', () => {
     const { status, report } = validate('--break');

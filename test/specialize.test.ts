@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { specialize } from '../src/kernels/specialize.js';
-import { planTiles, portableValues, workgroupBytes } from '../src/kernels/tiles.js';
+import { SpecValues, specialize } from '../src/kernels/specialize.js';
+import { PORTABLE_FWD_CANDIDATES, planTiles, portableValues, workgroupBytes } from '../src/kernels/tiles.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
-import { legacySgmmSpelling } from '../src/kernels/pipeline.js';
+import { kernelKey, legacySgmmSpelling } from '../src/kernels/pipeline.js';
 import { SHADERS } from '../src/kernels/shaders.js';
 import { InputError, LimitError } from '../src/errors.js';
 import { toHalfBits, fromHalfBits } from '../src/f16.js';
@@ -73,26 +73,30 @@ describe('tile planner', () => {
     expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192 });
     expect(workgroupBytes('fwd', 128, 32, 64, 64, 'f32', 'subgroup')).toBe(61952);
     expect(workgroupBytes('fwd', 128, 32, 64, 32, 'f32', 'workgroup')).toBe(45568); // + one word per invocation
-    // The count is the shader's: the workgroup arrays of the specialized source, summed.
-    const env = { FLASHRING_PORTABLE_FWD_PRODUCTS: process.env.FLASHRING_PORTABLE_FWD_PRODUCTS };
+    // The count is the shader's: the workgroup arrays of the specialized source, summed (RR = 8
+    // pinned too: the workgroup row reduction holds RR/4 words per invocation, Br·Bc bytes either way).
+    const env = { FLASHRING_PORTABLE_FWD_PRODUCTS: process.env.FLASHRING_PORTABLE_FWD_PRODUCTS, t: process.env.FLASHRING_PORTABLE_FWD };
     try {
       for (const products of ['', 'f16']) {
         process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = products;
-        for (const [D, precision, limit, sg] of [[64, 'f16', 49152, 32], [128, 'f16', 49152, 0], [64, 'f32', 49152, 32], [128, 'f32', 16384, 0], [32, 'f16', 32768, 8]] as const) {
+        for (const [D, precision, limit, sg, tile] of [[64, 'f16', 49152, 32, ''], [128, 'f16', 49152, 0, ''], [64, 'f32', 49152, 32, ''], [128, 'f32', 16384, 0, ''], [32, 'f16', 32768, 8, ''],
+          [64, 'f32', 49152, 0, '128x32x32x8'], [128, 'f16', 49152, 32, '64x64x64x8'], [64, 'f32', 32768, 0, '16x8x32x8']] as const) {
+          process.env.FLASHRING_PORTABLE_FWD = tile;
           const plan = planTiles('fwd', D, precision, limit, 1024, sg);
           expect(plan.products).toBe(precision === 'f16' && products ? 'f16' : 'f32');
+          expect(plan.rowsPerInvocation).toBe(tile ? 8 : 4);
           const extra = portableValues('fwd', D, plan);
-          const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, extra);
-          const src = attentionSource(SHADERS.flashFwd[plan.reduce!], values, plan.reduce === 'subgroup' ? ['subgroups'] : []);
-          const sizes: Record<string, number> = { BR: plan.BR, BC: plan.BC, WG: plan.WG, CS: Number(extra.DC) + 1, PS: plan.BC / 4 + 1 };
-          let bytes = 0;
-          for (const m of src.matchAll(/var<workgroup>\s+\w+\s*:\s*array<vec4<(f32|f16|ST)>,\s*([\w\s*]+)>;/g))
-            bytes += ((m[1] === 'ST' ? values.ST : m[1]) === 'f16' ? 8 : 16) * m[2].split('*').reduce((a, x) => a * sizes[x.trim()], 1);
-          expect([...src.matchAll(/var<workgroup>/g)].length).toBe(plan.reduce === 'workgroup' ? 4 : 3);
-          expect(bytes, `D=${D} ${precision} ${plan.reduce}`).toBe(plan.workgroupBytes);
-          expect(src).toContain(`alias QKT = ${precision === 'f16' && products ? 'f16' : 'f32'};`);
+          for (const unroll of [true, false]) {
+            const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, extra);
+            const src = attentionSource(SHADERS.flashFwd[plan.reduce!], values, plan.reduce === 'subgroup' ? ['subgroups'] : []);
+            expect([...src.matchAll(/var<workgroup>/g)].length).toBe(plan.reduce === 'workgroup' ? 4 : 3);
+            expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${plan.reduce} ${tile}`).toBe(plan.workgroupBytes);
+            expect(src).toContain(`alias QKT = ${precision === 'f16' && products ? 'f16' : 'f32'};`);
+            expect(src).toContain(`const RR: u32 = ${plan.rowsPerInvocation}u;`);
+          }
         }
       }
+      process.env.FLASHRING_PORTABLE_FWD = env.t ?? '';
       process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = 'f16-qk';
       expect(portableValues('fwd', 64, planTiles('fwd', 64, 'f16', 49152, 1024, 32))).toMatchObject({ QKT: 'f16', PVT: 'f32' });
       process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = 'f16';
@@ -102,6 +106,55 @@ describe('tile planner', () => {
       expect(() => planTiles('fwd', 64, 'f16', 49152, 1024, 32)).toThrow(InputError);
     } finally {
       process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = env.FLASHRING_PORTABLE_FWD_PRODUCTS ?? '';
+      process.env.FLASHRING_PORTABLE_FWD = env.t ?? '';
+    }
+  });
+
+  it('plans the forward\'s rows per invocation (RR): 4 unless pinned, 8 as BRxBCxCHUNKx8, in the cache key', () => {
+    const saved = process.env.FLASHRING_PORTABLE_FWD;
+    try {
+      process.env.FLASHRING_PORTABLE_FWD = '';
+      // The RR = 8 candidates come after every RR = 4 tile: the defaults do not change.
+      const rr8 = PORTABLE_FWD_CANDIDATES.findIndex(([, , rr]) => rr === 8);
+      expect(rr8).toBeGreaterThan(0);
+      expect(PORTABLE_FWD_CANDIDATES.slice(0, rr8).every(([, , rr]) => rr === 4)).toBe(true);
+      expect(PORTABLE_FWD_CANDIDATES.slice(rr8).every(([A, , rr]) => rr === 8 && A % 8 === 0)).toBe(true);
+      const p4 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);
+      expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32, rowsPerInvocation: 4 });
+      expect(portableValues('fwd', 64, p4)).toMatchObject({ RR: 4, DC: 8, NCH: 2, DU: 1 });
+      // Same Br×Bc, half the invocations, the same workgroup memory (both row reductions).
+      process.env.FLASHRING_PORTABLE_FWD = '128x32x32x8';
+      const p8 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);
+      expect(p8).toMatchObject({ BR: 128, BC: 32, WG: 128, chunk: 32, rowsPerInvocation: 8, workgroupBytes: p4.workgroupBytes, reduce: 'subgroup' });
+      expect(planTiles('fwd', 64, 'f32', 49152, 1024, 0)).toMatchObject({ WG: 128, workgroupBytes: workgroupBytes('fwd', 128, 32, 64, 32, 'f32', 'workgroup') });
+      const v8 = portableValues('fwd', 64, p8);
+      expect(v8).toMatchObject({ RR: 8, DC: 8, NCH: 2, DU: 1 });
+      const key = (v: SpecValues) => kernelKey('fwd-scalar-subgroup', attentionValues(64, p8, { precision: 'f32', out: 'f32', grad: 'f32' }, true, v));
+      expect(key(v8)).not.toBe(key(portableValues('fwd', 64, p4)));
+      // 256 rows (RR = 8: 128 invocations); the limits still apply.
+      process.env.FLASHRING_PORTABLE_FWD = '256x16x16x8';
+      expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 256, BC: 16, WG: 128, chunk: 16, workgroupBytes: 42240 });
+      process.env.FLASHRING_PORTABLE_FWD = '128x32x32x8';
+      expect(() => planTiles('fwd', 64, 'f32', 49152, 64, 32)).toThrow(/128x32 \(RR=8\): .* 128 invocations/);
+      process.env.FLASHRING_PORTABLE_FWD = '64x8x8';   // three numbers: the chunk, RR 4
+      expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ chunk: 8, rowsPerInvocation: 4, WG: 32 });
+      for (const bad of ['64x32x32x6', '64x32x32x16', '4x4x4x8', '64x32x0x8', '64x32xx8', '512x16x16x8', '64x256x64x8']) {
+        process.env.FLASHRING_PORTABLE_FWD = bad;
+        expect(() => planTiles('fwd', 64, 'f32', 49152, 1024, 32), bad).toThrow(InputError);
+      }
+      process.env.FLASHRING_PORTABLE_FWD = '64x32x32x4';
+      expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ WG: 128, rowsPerInvocation: 4 });
+    } finally {
+      process.env.FLASHRING_PORTABLE_FWD = saved ?? '';
+    }
+    const savedB = process.env.FLASHRING_PORTABLE_BWD;
+    try {
+      process.env.FLASHRING_PORTABLE_BWD = '64x32x32x8';   // the backward has no RR
+      expect(() => planTiles('bwd', 64, 'f32', 49152, 1024)).toThrow(InputError);
+      process.env.FLASHRING_PORTABLE_BWD = '256x32';
+      expect(() => planTiles('bwd', 64, 'f32', 49152, 1024)).toThrow(InputError);
+    } finally {
+      process.env.FLASHRING_PORTABLE_BWD = savedB ?? '';
     }
   });
 });

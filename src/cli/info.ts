@@ -40,7 +40,7 @@ export function formatAdapter(a: AdapterSummary, i: number): string {
   const tiles = [64, 128, 256].map((D) => {
     try {
       const f = planTiles('fwd', D, 'f32', wg), b = planTiles('bwd', D, 'f32', wg);
-      return `D=${D}: fwd Br×Bc ${f.BR}×${f.BC}, bwd ${b.BR}×${b.streamRows} (chunk ${b.chunk})`;
+      return `D=${D}: fwd Br×Bc ${f.BR}×${f.BC}${f.rowsPerInvocation === 8 ? ' (8 rows per invocation)' : ''}, bwd ${b.BR}×${b.streamRows} (chunk ${b.chunk})`;
     } catch {
       return `D=${D}: does not fit`;
     }

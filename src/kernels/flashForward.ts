@@ -54,7 +54,7 @@ export class FlashForward {
     const values = attentionValues(D, plan, { ...types, grad: types.out }, !dev.isCPU, portableValues('fwd', D, plan));
     return cachedKernel(dev, kernelKey(`fwd-scalar-${reduce}`, values), async () => {
       const products = plan.products && plan.products !== 'f32' ? `,products=${plan.products}` : '';
-      const label = `FlashForward[D=${D},${types.precision}->${types.out},Br=${plan.BR},Bc=${plan.BC},chunk=${plan.chunk},${reduce}${products}]`;
+      const label = `FlashForward[D=${D},${types.precision}->${types.out},Br=${plan.BR},Bc=${plan.BC},chunk=${plan.chunk},RR=${plan.rowsPerInvocation ?? 4},${reduce}${products}]`;
       const code = attentionSource(SHADERS.flashFwd[reduce], values, reduce === 'subgroup' ? ['subgroups'] : []);
       return new FlashForward(dev, D, types, plan, 'scalar', await buildPipeline(dev, label, code));
     });

@@ -20,6 +20,8 @@ export interface TilePlan {
   rowBlocks?: number;
   /** Portable forward: row max/sum through subgroup shuffles or workgroup memory. */
   reduce?: RowReduce;
+  /** Portable forward: query rows each invocation owns (RR; Br = RR·TY, WG = TY·Bc/4). */
+  rowsPerInvocation?: RowsPerInvocation;
   /** Portable backward: rows of the streamed tile (CT; the resident tile has BR = BC rows). */
   streamRows?: number;
   /** Portable kernels: head-dim columns staged per chunk (DC·4; D when whole rows are staged). */
@@ -60,13 +62,23 @@ export type BackwardPrefetch = 0 | 1 | 2;
 export type ForwardProducts = 'f32' | 'f16-qk' | 'f16';
 
 /**
+ * Query rows per invocation of the portable forward (shaders/flash_fwd.wgsl RR): each invocation
+ * owns an RR×4 block of S and its RR rows of O. 8 loads fewer words per product than 4 (8 Q and
+ * 4 K words for 32 dot4, against 4 + 4 for 16; P~ V's V words serve 8 rows) for twice the
+ * registers, and halves the invocations of a Br×Bc tile; the arithmetic of each S and O element
+ * is the same, so RR = 8 gives bitwise the output of RR = 4 at the same Br×Bc and chunk.
+ */
+export type RowsPerInvocation = 4 | 8;
+
+/**
  * The portable (register-tiled) kernels, shaders/flash_fwd.wgsl and flash_bwd.wgsl: each
- * invocation owns a 4×4 block of S, and both stage the head dim `chunk` columns at a time.
- * Forward: Br = 4·TY, Bc = 4·TX, WG = TX·TY; workgroup memory a chunk of Q and of K/V (shared)
+ * invocation owns a 4×4 block of S (the forward an RR×4 block, RowsPerInvocation), and both
+ * stage the head dim `chunk` columns at a time.
+ * Forward: Br = RR·TY, Bc = 4·TX, WG = TX·TY; workgroup memory a chunk of Q and of K/V (shared)
  * in the storage type (vec4<f32> words of 16 bytes, vec4<f16> of 8), P~ (f32) and, with the
- * workgroup row reduction (`reduce`), one f32 word per invocation (flash_rows_wg.wgsl; none
- * through subgroups):
- *   (Br + Bc)·(chunk/4 + 1)·w + 16·Br·(Bc/4 + 1) [+ 16·WG],   w = 16 (f32) or 8 (f16).
+ * workgroup row reduction (`reduce`), one f32 per row and invocation (flash_rows_wg.wgsl: RR/4
+ * vec4 words per invocation, 16·(RR/4)·WG = Br·Bc bytes whatever RR; none through subgroups):
+ *   (Br + Bc)·(chunk/4 + 1)·w + 16·Br·(Bc/4 + 1) [+ Br·Bc],   w = 16 (f32) or 8 (f16).
  * Backward: RT resident rows (BR = BC = RT), CT streamed rows, WG = RT·CT/16; two resident and
  * two streamed chunks of `chunk` head-dim columns in the storage type (w bytes a word, as the
  * forward), Pᵀ and dS (RT × CT, f32), and four per-row statistics (4 bytes) of the streamed rows:
@@ -86,7 +98,8 @@ export function workgroupBytes(
  * Tile candidates, most preferred first; the first that fits the device's workgroup memory and
  * invocation limit is taken, each with the widest chunk of the head dim that fits (whole rows
  * first; the Bc/4 or CT/4 invocations across a row must divide the chunk's D/4 words).
- * Forward (Br, Bc); at D = 64 the first fits a 16 KiB / 256-invocation device in two chunks.
+ * Forward (Br, Bc, RR: query rows per invocation); at D = 64 the first fits a 16 KiB /
+ * 256-invocation device in two chunks.
  * Backward (RT resident rows, CT streamed rows). The order is the H200's (bench/ablate-portable.sh,
  * bench/NOTES.md "Portable v3"): f32, N = 16384, forward 128×32 in 32-column chunks 19.3 / 17.6
  * TFLOP/s at D = 64 / 128 against 16.3 / 10.1 for whole-row 32×32; backward 64×32 in 32-column
@@ -100,26 +113,44 @@ export function workgroupBytes(
  * storage stages 8-byte words too: 64×32 in whole rows at D = 64 and in 64-column chunks at
  * D = 128 (45056 bytes), against 32-column chunks (46592) for f32 and for f16 before.
  */
-export const PORTABLE_FWD_CANDIDATES: [number, number][] = [[128, 32], [64, 32], [32, 32], [64, 16], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
+export const PORTABLE_FWD_CANDIDATES: [number, number, RowsPerInvocation][] = [
+  [128, 32, 4], [64, 32, 4], [32, 32, 4], [64, 16, 4], [32, 16, 4], [16, 16, 4], [16, 8, 4], [8, 8, 4], [8, 4, 4], [4, 4, 4],
+  // RR = 8 (half the invocations of the same Br×Bc): after every RR = 4 tile, so not planned
+  // until measured on the H200 (bench/ablate-portable.sh with FLASHRING_PORTABLE_FWD pins).
+  [128, 32, 8], [64, 64, 8], [64, 32, 8], [256, 16, 8], [32, 32, 8],
+];
 export const PORTABLE_BWD_CANDIDATES: [number, number][] = [[64, 32], [32, 32], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
 
 /** How the forward reduces row max and sum across the invocations of a row block. */
 export type RowReduce = 'subgroup' | 'workgroup';
 
+/** A pinned or candidate tile: rows, rows (Bc or CT), the chunk (undefined: widest that fits), the forward's RR. */
+export type PortableTile = [number, number, number | undefined, RowsPerInvocation];
+
 /**
- * FLASHRING_PORTABLE_FWD = "BRxBC[xCHUNK]" / FLASHRING_PORTABLE_BWD = "RTxCT[xCHUNK]" (CHUNK:
- * head-dim columns staged at a time) pin the portable tiles (for sweeps);
- * FLASHRING_PORTABLE_REDUCE = subgroup | workgroup pins the forward's row reduction.
+ * FLASHRING_PORTABLE_FWD = "BRxBC[xCHUNK[xRR]]" / FLASHRING_PORTABLE_BWD = "RTxCT[xCHUNK]"
+ * (CHUNK: head-dim columns staged at a time; RR: the forward's query rows per invocation, 4 or 8,
+ * default 4) pin the portable tiles (for sweeps); FLASHRING_PORTABLE_REDUCE = subgroup |
+ * workgroup pins the forward's row reduction.
  */
-function pinnedPortable(kind: 'fwd' | 'bwd'): number[] | null {
+function pinnedPortable(kind: 'fwd' | 'bwd'): PortableTile | null {
   const name = `FLASHRING_PORTABLE_${kind.toUpperCase()}`;
   const v = envPin(name);
   if (!v) return null;
-  const ok = (n: number) => [4, 8, 16, 32, 64, 128].includes(n);
-  const m = /^(\d+)x(\d+)(?:x(\d+))?$/.exec(v);
-  if (!m || !ok(+m[1]) || !ok(+m[2]) || (m[3] !== undefined && +m[3] % 4 !== 0))
-    throw new InputError(`${name}='${v}': give ${kind === 'fwd' ? 'BRxBC or BRxBCxCHUNK (e.g. 64x32 or 64x32x64)' : 'RTxCT or RTxCTxCHUNK (e.g. 64x32 or 64x32x32)'} with sizes in 4, 8, 16, 32, 64, 128 and CHUNK a multiple of 4`);
-  return m.slice(1).filter((x) => x !== undefined).map(Number);
+  const sizes = [4, 8, 16, 32, 64, 128];
+  const rowSizes = kind === 'fwd' ? [...sizes, 256] : sizes;
+  const m = kind === 'fwd' ? /^(\d+)x(\d+)(?:x(\d+)(?:x(\d+))?)?$/.exec(v) : /^(\d+)x(\d+)(?:x(\d+))?$/.exec(v);
+  const rr = m?.[4] === undefined ? 4 : +m[4];
+  if (!m || !rowSizes.includes(+m[1]) || !sizes.includes(+m[2]) || (m[3] !== undefined && (+m[3] === 0 || +m[3] % 4 !== 0)) || (rr !== 4 && rr !== 8) || +m[1] % rr !== 0)
+    throw new InputError(`${name}='${v}': give ${kind === 'fwd'
+      ? 'BRxBC, BRxBCxCHUNK or BRxBCxCHUNKxRR (e.g. 64x32, 64x32x64 or 64x32x64x8) with BR in 4, 8, …, 256, BC in 4, 8, …, 128, CHUNK a multiple of 4 and RR (query rows per invocation) 4 or 8, dividing BR'
+      : 'RTxCT or RTxCTxCHUNK (e.g. 64x32 or 64x32x32) with sizes in 4, 8, 16, 32, 64, 128 and CHUNK a multiple of 4'}`);
+  return [+m[1], +m[2], m[3] === undefined ? undefined : +m[3], rr as RowsPerInvocation];
+}
+
+/** A forward tile's name in messages: BRxBC, with the rows per invocation where not 4. */
+function tileName(A: number, B: number, RR: RowsPerInvocation): string {
+  return RR === 4 ? `${A}x${B}` : `${A}x${B} (RR=${RR})`;
 }
 
 /** Head-dim chunks (columns) a tile may stage, widest first: 4w for w | D/4 with T/4 | w (T: Bc or CT). */
@@ -138,27 +169,41 @@ function chunks(D: number, T: number): number[] {
  */
 export function planTiles(kind: 'fwd' | 'bwd', D: number, precision: Precision, limit: number, maxWG = 256, subgroupMin = 0): TilePlan {
   const pinned = pinnedPortable(kind);
-  const candidates = pinned ? [pinned] : kind === 'fwd' ? PORTABLE_FWD_CANDIDATES : PORTABLE_BWD_CANDIDATES;
+  const candidates: PortableTile[] = pinned ? [pinned] : kind === 'fwd'
+    ? PORTABLE_FWD_CANDIDATES.map(([A, B, RR]) => [A, B, undefined, RR])
+    : PORTABLE_BWD_CANDIDATES.map(([A, B]) => [A, B, undefined, 4]);
   const why: string[] = [];
-  for (const [A, B, pinChunk] of candidates) {
-    const WG = (A * B) / 16;
-    const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, false) : undefined;
-    const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce);
-    const tried = pinChunk ? [pinChunk] : chunks(D, B);
-    const chunk = tried.find((c) => (D / 4) % (c / 4) === 0 && (c / 4) % (B / 4) === 0 && bytesAt(c) <= limit);
-    if (chunk === undefined || WG > maxWG) {
-      const c = tried[tried.length - 1];
-      why.push(c === undefined ? `${A}x${B}: ${B / 4} invocations across a row divide no chunk of D/4 = ${D / 4}` : `${A}x${B}: ${bytesAt(c)} bytes at chunk ${c}, ${WG} invocations`);
-      continue;
-    }
-    const bytes = bytesAt(chunk);
-    if (kind === 'fwd') return { BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4), products: forwardProducts(precision) };
-    return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk, prefetch: backwardPrefetch(), merge: backwardMerge() };
+  for (const tile of candidates) {
+    const plan = portableTile(kind, tile, D, precision, limit, maxWG, subgroupMin);
+    if (typeof plan !== 'string') return plan;
+    why.push(plan);
   }
   throw new LimitError(
     `the ${kind === 'fwd' ? 'forward' : 'backward'} with head dim ${D} in ${precision} has no tile that fits this device: ` +
       `${limit} bytes of workgroup memory (maxComputeWorkgroupStorageSize), ${maxWG} invocations; tried ${why.join('; ')}. Use a smaller head dim.`,
   );
+}
+
+/**
+ * One tile of a portable kernel (rows, rows, chunk or undefined for the widest that fits, the
+ * forward's RR) planned against the limits of planTiles, or why it does not fit.
+ */
+export function portableTile(
+  kind: 'fwd' | 'bwd', [A, B, pinChunk, RR]: PortableTile, D: number, precision: Precision, limit: number, maxWG = 256, subgroupMin = 0,
+): TilePlan | string {
+  const WG = (A / RR) * (B / 4);
+  const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, false) : undefined;
+  const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce);
+  const tried = pinChunk ? [pinChunk] : chunks(D, B);
+  const chunk = tried.find((c) => (D / 4) % (c / 4) === 0 && (c / 4) % (B / 4) === 0 && bytesAt(c) <= limit);
+  if (chunk === undefined || WG > maxWG) {
+    const c = tried[tried.length - 1];
+    const t = tileName(A, B, RR);
+    return c === undefined ? `${t}: ${B / 4} invocations across a row divide no chunk of D/4 = ${D / 4}` : `${t}: ${bytesAt(c)} bytes at chunk ${c}, ${WG} invocations`;
+  }
+  const bytes = bytesAt(chunk);
+  if (kind === 'fwd') return { BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4), products: forwardProducts(precision), rowsPerInvocation: RR };
+  return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk, prefetch: backwardPrefetch(), merge: backwardMerge() };
 }
 
 /** planTiles with a device's limits and subgroups. */
@@ -213,9 +258,9 @@ function backwardMerge(): boolean {
 
 /**
  * Specialization values of a portable kernel: DC (vec4 words per chunk), NCH (chunks) and DU
- * (vec4 columns of O / dQ / dK / dV per invocation and chunk); the forward's LOG2TX (subgroup
- * row reduction) and QKT, PVT (the types of its products), the backward's CT (streamed rows)
- * and PF, MG (prefetch, barrier merge).
+ * (vec4 columns of O / dQ / dK / dV per invocation and chunk); the forward's RR (query rows per
+ * invocation), LOG2TX (subgroup row reduction) and QKT, PVT (the types of its products), the
+ * backward's CT (streamed rows) and PF, MG (prefetch, barrier merge).
  */
 export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): SpecValues {
   const T = kind === 'bwd' ? plan.streamRows ?? plan.BC : plan.BC;   // rows across which a row's invocations sit
@@ -227,6 +272,7 @@ export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): 
     v.MG = plan.merge ? 1 : 0;
   }
   if (kind === 'fwd') {
+    v.RR = plan.rowsPerInvocation ?? 4;
     if (plan.reduce === 'subgroup') v.LOG2TX = Math.log2(T / 4);
     const products = plan.products ?? 'f32';
     v.QKT = products === 'f32' ? 'f32' : 'f16';

@@ -1,7 +1,9 @@
 /**
  * Compiles every tensor-core (subgroup-matrix) specialization the planner can pick, for head
  * dims 16…256 and f16/f32 outputs, on Dawn's null backend, which offers subgroup matrices and
- * validates WGSL fully without a GPU. Returns the errors (none when all compile). Run in its own
+ * validates WGSL fully without a GPU; and the portable forward's candidate tiles (RR = 4 and 8,
+ * both row reductions) in the unrolled form GPUs run, which lavapipe's tests never compile (CPU
+ * adapters keep loops rolled). Returns the errors (none when all compile). Run in its own
  * process by `node bin/validate-shaders.mjs` (Dawn aborted when run inside a Vitest worker).
  */
 import { nodeGPU } from '../gpu/node.js';
@@ -10,6 +12,7 @@ import { attentionSource, attentionValues } from './source.js';
 import { sgmmCandidates, sgmmTilePlan } from './sgmmTiles.js';
 import { SHADERS } from './shaders.js';
 import { GEMM_TILINGS, gemmSource, tilingName } from './gemm.js';
+import { PORTABLE_FWD_CANDIDATES, portableTile, portableValues } from './tiles.js';
 
 /** maxComputeWorkgroupStorageSize of the H200 (and of most desktop GPUs). */
 const LIMIT = 49152;
@@ -20,7 +23,9 @@ export interface ValidationReport {
   errors: string[];
 }
 
-export async function validateSgmmShaders(heads: number[] = [16, 32, 48, 64, 128, 256], mutate: (code: string) => string = (c) => c): Promise<ValidationReport> {
+export async function validateSgmmShaders(
+  heads: number[] = [16, 32, 48, 64, 128, 256], mutate: (code: string) => string = (c) => c, portable = true,
+): Promise<ValidationReport> {
   const gpu = await nodeGPU({ extraFlags: ['backend=null'] });
   const report: ValidationReport = { checked: [], errors: [] };
   // One device per module: a second module on the same null-backend device aborted Dawn 0.6.2
@@ -52,5 +57,21 @@ export async function validateSgmmShaders(heads: number[] = [16, 32, 48, 64, 128
     }
   }
   for (const t of GEMM_TILINGS) await check(`gemm ${tilingName(t)}`, gemmSource(t, EXT));
+  // The portable forward as a GPU compiles it (unrolled), every candidate tile that fits the
+  // H200's limits: subgroups of 32 (subgroup row reduction) or none (workgroup memory); head
+  // dims of one to eight chunks.
+  for (const D of portable ? heads.filter((d) => [16, 64, 128, 256].includes(d)) : []) {
+    for (const precision of ['f32', 'f16'] as const) {
+      for (const [BR, BC, RR] of PORTABLE_FWD_CANDIDATES) {
+        for (const subgroupMin of [32, 0]) {
+          const plan = portableTile('fwd', [BR, BC, undefined, RR], D, precision, LIMIT, 256, subgroupMin);
+          if (typeof plan === 'string') continue;
+          const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan));
+          await check(`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk}x${RR} ${plan.reduce}`,
+            attentionSource(SHADERS.flashFwd[plan.reduce!], values, plan.reduce === 'subgroup' ? ['subgroups'] : []));
+        }
+      }
+    }
+  }
   return report;
 }
