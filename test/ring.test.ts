@@ -100,6 +100,9 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
     const rb = referenceBackward(g, r.q, r.k, r.v, r.dout, { causal: true });
     for (const opts of [{ scheme: 'p2p' as const }, { scheme: 'a2a+p2p' as const, hierarchicalSizes: '2,2' }]) {
       const got = await ringAttention([one], g, x, { causal: true, layout: 'zigzag', precision: 'f16', ranks: 4, ...opts });
+      // The ranks take the fastest exact path and say which (tensor cores where the adapter has them).
+      const path = one.hasSubgroupMatrix ? 'subgroup-matrix' : 'scalar';
+      expect(got.kernels).toEqual({ forward: path, backward: path, fallbackReason: one.hasSubgroupMatrix ? null : expect.stringMatching(/subgroup-matrix/) });
       expect(err(got.o, rf.o)).toBeLessThanOrEqual(TOL.f16.out);
       expect(err(got.lse, rf.lse)).toBeLessThanOrEqual(TOL.f16.out);
       for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k]!, rb[k]), k).toBeLessThanOrEqual(TOL.f16.grad);

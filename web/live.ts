@@ -313,6 +313,13 @@ function checkRun(s: AttentionShape, cfg: LiveConfig, x: Record<string, Float32A
   return { row: `${Object.entries(errs).map(([k, e]) => `${k} ${e.toExponential(2)}`).join(', ')} — ${ok ? 'within' : 'OVER'} tolerance`, errors: errs, ok };
 }
 
+/** Which kernels the run took ('auto': the fastest exact path the browser offers) and, if portable, why. */
+function kernelsLabel(k: Awaited<ReturnType<typeof ringAttention>>['kernels']): string {
+  const name = (p: string) => (p === 'subgroup-matrix' ? 'tensor cores (subgroup matrices)' : 'portable (register-tiled WGSL, no subgroup matrices)');
+  const paths = k.backward && k.backward !== k.forward ? `forward ${name(k.forward)}, backward ${name(k.backward)}` : name(k.forward);
+  return `${paths}, the fastest exact path this browser offers${k.fallbackReason ? ` (tensor cores not used: ${k.fallbackReason})` : ''}`;
+}
+
 function resultRows(s: AttentionShape, cfg: LiveConfig, res: Awaited<ReturnType<typeof ringAttention>>, adapter: string): [string, string][] {
   const tl = res.timeline, p = tl.predicted!;
   const wall = tl.phases.reduce((a, ph) => a + ph.wallMs, 0);
@@ -322,6 +329,7 @@ function resultRows(s: AttentionShape, cfg: LiveConfig, res: Awaited<ReturnType<
   const mode = tl.mode === 'one-device' ? `one-device: the ${tl.R} ranks share this GPU, each rank's compute timed alone` : tl.R === 1 ? 'one rank' : tl.mode;
   return [
     ['adapter', `${adapter} (${res.precision})`],
+    ['kernels', kernelsLabel(res.kernels)],
     ['mode, scheme', `${tl.mode}, ${tl.scheme}${sizes}, ${tl.layout}, R=${tl.R} (${mode})`],
     ['steps', stepLabels(tl)],
     ['achieved', `${rate(flops / (wall * 1e-3))} over ${wall.toFixed(1)} ms (ring wall time on this GPU; FLOPs 4·H·D per visible pair, ${pairs} of ${s.Nq * s.Nk} pairs visible${cfg.backward ? ', ×3.5 with the backward' : ''})`],

@@ -20,6 +20,7 @@ import { FlashBackward } from '../kernels/flashBackward.js';
 import { MergeKernel } from '../kernels/merge.js';
 import { PrecisionRequest, elemBytes, resolvePrecision, Precision } from '../kernels/precision.js';
 import { HostTensor } from '../kernels/attention.js';
+import { KernelPath } from '../kernels/pipeline.js';
 import { Layout, Segment, ringSchedule } from './schedule.js';
 import { InProcessCommunicator, Mutex, deviceCopy, staging } from './communicator.js';
 import { Problem, RankIO } from './chunks.js';
@@ -58,6 +59,16 @@ export interface RingResult {
   dv?: HostTensor;
   precision: Precision;
   timeline: RingTimeline;
+  /** The kernels the ranks ran ('auto': the fastest exact path the adapter offers). */
+  kernels: RingKernels;
+}
+
+/** Which kernels ran: tensor cores ('subgroup-matrix') or the portable ones ('scalar'), and why not the former. */
+export interface RingKernels {
+  forward: KernelPath;
+  backward: KernelPath | null;
+  /** Why 'auto' did not take the subgroup-matrix path (null when it did, or for f32). */
+  fallbackReason: string | null;
 }
 
 export type { RingInputs } from './hostIO.js';
@@ -167,10 +178,10 @@ export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: R
   if ((opts.precision ?? 'auto') === 'auto' && devs.length) opts = { ...opts, precision: resolvePrecision(devs[0], 'auto', [t.q, t.k, t.v]) };
   const src = hostSource(s, t);
   let out: Awaited<ReturnType<typeof readAll>> | null = null;
-  const { timeline, precision } = await contextParallel(devs, s, src, opts, async (read) => void (out = await readAll(s, read, src.backward)));
+  const { timeline, precision, kernels } = await contextParallel(devs, s, src, opts, async (read) => void (out = await readAll(s, read, src.backward)));
   const cast = (a: Float32Array): HostTensor => (precision === 'f16' ? toHalfArray(a) : a);
   const o = out!;
-  return { o: cast(o.o), lse: o.lse, precision, timeline, ...(o.grads ? { dq: cast(o.grads.dq), dk: cast(o.grads.dk), dv: cast(o.grads.dv) } : {}) };
+  return { o: cast(o.o), lse: o.lse, precision, timeline, kernels, ...(o.grads ? { dq: cast(o.grads.dq), dk: cast(o.grads.dk), dv: cast(o.grads.dv) } : {}) };
 }
 
 /**
@@ -180,7 +191,7 @@ export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: R
  */
 export async function contextParallel(
   devs: FlashDevice[], s: AttentionShape, src: ShardSource, opts: RingOptions, collect: (read: RowReader) => Promise<void>,
-): Promise<{ timeline: RingTimeline; precision: Precision }> {
+): Promise<{ timeline: RingTimeline; precision: Precision; kernels: RingKernels }> {
   const st = checkRequest(devs, s, opts);
   src.check?.();
   const { R, p } = st;
@@ -200,7 +211,9 @@ export async function contextParallel(
     for (const c of ctxs) c.free();
     const timeline = makeTimeline(st, pb, sched, rec, ctxs, gpu, !!opts.causal);
     if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), R, opts.link, opts.computeTflops);
-    return { timeline, precision: p };
+    const k = ctxs[0].kernels;
+    const kernels = { forward: k.fwd.path, backward: k.bwd?.path ?? null, fallbackReason: k.fwd.fallbackReason ?? k.bwd?.fallbackReason ?? null };
+    return { timeline, precision: p, kernels };
   } finally {
     for (const c of ctxs) c.free();
   }
