@@ -5,7 +5,7 @@
  * float64 reference for every kind and combination.
  */
 import { describe, expect, it, beforeAll } from 'vitest';
-import { testDevice } from './gpu.js';
+import { autoF16Path, testDevice } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { attentionForward, attentionBackward, HostTensor, toF32 } from '../src/kernels/attention.js';
@@ -143,7 +143,7 @@ let tensorCores = false;
 beforeAll(async () => {
   dev = await testDevice();
   precisions = dev.hasF16 ? ['f32', 'f16'] : ['f32'];
-  tensorCores = dev.hasF16 && dev.hasSubgroupMatrix;
+  tensorCores = autoF16Path(dev) === 'subgroup-matrix';
   console.log(`mask tests on ${dev.adapter.description}: ${precisions.join(', ')} portable${tensorCores ? ', f16 subgroup-matrix' : ''}`);
 });
 
@@ -240,7 +240,7 @@ describe('portable kernels under every mask kind vs the float64 reference (forwa
     const s = one(20);
     const x = makeInputs(s, SEED);
     const p: Precision = precisions.includes('f16') ? 'f16' : 'f32';
-    const tc = p === 'f16' && dev.hasSubgroupMatrix ? 'subgroup-matrix' : 'scalar';
+    const tc = p === 'f16' ? autoF16Path(dev) : 'scalar';
     expect((await attentionForward(dev, s, x, { causal: true, precision: p })).path).toBe(tc);
     expect((await attentionForward(dev, s, x, { causal: true, window: [3, 0], precision: p })).path).toBe(tc);
     expect((await attentionForward(dev, s, x, { docs: { cuQ: Int32Array.from([0, 9, 20]), cuK: Int32Array.from([0, 9, 20]) }, precision: p })).path).toBe(tc);

@@ -1,5 +1,5 @@
 import { describe, expect, it, beforeAll } from 'vitest';
-import { testDevices } from './gpu.js';
+import { autoF16Path, testDevices } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { ringAttention, RingOptions, RingResult } from '../src/ring/ringAttention.js';
@@ -101,7 +101,7 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
     for (const opts of [{ scheme: 'p2p' as const }, { scheme: 'a2a+p2p' as const, hierarchicalSizes: '2,2' }]) {
       const got = await ringAttention([one], g, x, { causal: true, layout: 'zigzag', precision: 'f16', ranks: 4, ...opts });
       // The ranks take the fastest exact path and say which (tensor cores where the adapter has them).
-      const path = one.hasSubgroupMatrix ? 'subgroup-matrix' : 'scalar';
+      const path = autoF16Path(one);
       expect(got.kernels).toEqual({ forward: path, backward: path, fallbackReason: one.hasSubgroupMatrix ? null : expect.stringMatching(/subgroup-matrix/) });
       expect(err(got.o, rf.o)).toBeLessThanOrEqual(TOL.f16.out);
       expect(err(got.lse, rf.lse)).toBeLessThanOrEqual(TOL.f16.out);
