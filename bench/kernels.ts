@@ -11,6 +11,7 @@ import { FlashDevice } from '../src/gpu/device.js';
 import { GpuTimer } from '../src/gpu/timer.js';
 import { AttentionOptions, AttentionShape, attentionFlops, numel, resolveOptions } from '../src/shape.js';
 import { KernelPath } from '../src/kernels/pipeline.js';
+import { describePlan } from '../src/kernels/tiles.js';
 import { Precision, elemBytes } from '../src/kernels/precision.js';
 import { storage, upload } from '../src/gpu/buffers.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
@@ -27,6 +28,8 @@ export interface KernelRow {
   precision: Precision;
   /** Forward kernel path (the backward is scalar). */
   path: KernelPath;
+  /** The forward's and the backward's tile plans (describePlan), e.g. "fwd Br128 Bc32 WG256 RB1 pad8 pipe2 | bwd …". */
+  tiles: string;
   ms: number;
   tflops: number;
   timer: 'gpu-timestamps' | 'host';
@@ -59,7 +62,7 @@ export async function warmUp(dev: FlashDevice, run: () => Promise<unknown>, minR
  */
 export async function timeForwardBackward(
   dev: FlashDevice, s: AttentionShape, opts: AttentionOptions, p: Precision, reps: number, warm: [number, number], path?: KernelPath,
-): Promise<{ gpu: [number, number] | null; host: [number, number]; path: KernelPath }> {
+): Promise<{ gpu: [number, number] | null; host: [number, number]; path: KernelPath; tiles: string }> {
   const types = { precision: p, out: p, grad: p };
   const fwd = await FlashForward.create(dev, s.D, types, path);
   const bwd = await FlashBackward.create(dev, s.D, types, path);
@@ -94,7 +97,7 @@ export async function timeForwardBackward(
     const med = (xs: number[]) => median(xs)!;
     return {
       gpu: useGpu ? [med(gpu.filter((_, j) => j % 2 === 0)), med(gpu.filter((_, j) => j % 2 === 1))] : null,
-      host: [med(hostMs[0]), med(hostMs[1])], path: fwd.path,
+      host: [med(hostMs[0]), med(hostMs[1])], path: fwd.path, tiles: `fwd ${describePlan(fwd.plan)} | bwd ${describePlan(bwd.plan)}`,
     };
   } finally {
     timer.destroy();
@@ -109,7 +112,7 @@ export async function timeKernels(
   const t = await timeForwardBackward(dev, s, { causal }, p, reps, [2, 200]);
   const [fMs, bMs] = t.gpu ?? t.host;
   const row = (pass: KernelRow['pass'], ms: number): KernelRow => ({
-    pass, B: s.B, H: s.Hq, N: s.Nq, D: s.D, causal, precision: p, path: t.path, ms,
+    pass, B: s.B, H: s.Hq, N: s.Nq, D: s.D, causal, precision: p, path: t.path, tiles: t.tiles, ms,
     tflops: attentionFlops(s, causal, pass) / (ms * 1e-3) / 1e12, timer: t.gpu ? 'gpu-timestamps' : 'host', checkErr,
   });
   return [row('fwd', fMs), row('bwd', bMs), row('fwd+bwd', fMs + bMs)];

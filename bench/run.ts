@@ -160,7 +160,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
     await mkdir(outDir, { recursive: true });
     const json = { ...meta, kernels: rows, ring: ringRows, ceiling: ceilingRows, ceilingPeer: gemmPeer ?? null, failures, peerFile: values.peer ?? null };
     await writeFile(join(outDir, `bench-${stamp}.json`), JSON.stringify(json, null, 1));
-    const cols = ['pass', 'B', 'H', 'N', 'D', 'causal', 'precision', 'path', 'robust', 'ms', 'tflops', 'timer', 'checkErr', 'peerBackend', 'peerTflops', 'ratio'] as const;
+    const cols = ['pass', 'B', 'H', 'N', 'D', 'causal', 'precision', 'path', 'tiles', 'robust', 'ms', 'tflops', 'timer', 'checkErr', 'peerBackend', 'peerTflops', 'ratio'] as const;
     await writeFile(join(outDir, `bench-${stamp}-kernels.csv`), [cols.join(','), ...rows.map((r) => cols.map((c) => c === 'robust' ? String(ROBUST) : String(r[c] ?? '')).join(','))].join('\n') + '\n');
     const rcols = ['R', 'layout', 'N', 'B', 'H', 'D', 'causal', 'precision', 'fwdWallMs', 'bwdWallMs', 'gpuKernelMs', 'unhiddenFraction', 'overlapEfficiency', 'bytesMoved', 'imbalance'] as const;
     await writeFile(join(outDir, `bench-${stamp}-ring.csv`), [rcols.join(','), ...ringRows.map((r) => rcols.map((c) => String(r[c] ?? '')).join(','))].join('\n') + '\n');

@@ -74,12 +74,13 @@ const DP: u32 = D + PAD;       // Ks, Vs (and Q staging) rows, halves
 const SS: u32 = BC + PAD / 2u; // S rows, f32
 const PS: u32 = BC + PAD;      // Pm rows, halves
 const TH: f32 = 8.0;
-// The order of a tile's steps (FLASHRING_SGMM_FWD_PIPE; barriers per K/V tile in brackets):
-//  0 [5]  barrier, stash K and V of tile t, barrier, fetch tile t + 1, S = Q Kᵀ, barrier,
+// The order of a tile's steps (FLASHRING_SGMM_FWD_PIPE; barriers per K/V tile in brackets,
+// counting a uniform load as the barrier, load, barrier that Tint makes of it):
+//  0 [6]  barrier, stash K and V of tile t, barrier, fetch tile t + 1, S = Q Kᵀ, barrier,
 //         softmax, barrier (votes), uniform load of the votes, O += P V.
-//  1 [3]  S = Q Kᵀ (Ks holds K(t)), barrier, stash V(t) and K(t + 1), fetch V(t + 1) and
+//  1 [4]  S = Q Kᵀ (Ks holds K(t)), barrier, stash V(t) and K(t + 1), fetch V(t + 1) and
 //         K(t + 2), softmax, barrier, uniform load, O += P V (Vs holds V(t)).
-//  2 [2]  as 1, the votes read in place by the uniform load (its barrier is the only one).
+//  2 [3]  as 1, the votes read in place by the uniform load (no other barrier after the softmax).
 // 1 and 2 need no more memory: Ks is free once every subgroup's S products are done (the barrier
 // after them), Vs once every O += P V of tile t − 1 is (before that same barrier); the barrier
 // before O += P V orders both stashes before their readers (S products of t + 1 read Ks after
@@ -115,22 +116,15 @@ fn put8(e: u32, w: vec4<u32>, into_v: bool) {
   {{/for}}
 }
 
-// Global → registers: the K (or V) tile starting at key j0 (zeros past Nk).
-fn fetch_k(kv8: u32, j0: u32, tid: u32) {
+// Global → registers: the K (or, with use_v, the V) tile starting at key j0 (zeros past Nk).
+fn fetch_tile(use_v: bool, kv8: u32, j0: u32, tid: u32) {
   for (var t = 0u; t < LPT; t++) {
     let e = tid + t * WG;
     var x = vec4<u32>();
-    if (e < KV8 && j0 + e / D8 < P.Nk) { x = k[kv8 + j0 * D8 + e]; }
-    kr[t] = x;
-  }
-}
-
-fn fetch_v(kv8: u32, j0: u32, tid: u32) {
-  for (var t = 0u; t < LPT; t++) {
-    let e = tid + t * WG;
-    var x = vec4<u32>();
-    if (e < KV8 && j0 + e / D8 < P.Nk) { x = v[kv8 + j0 * D8 + e]; }
-    vr[t] = x;
+    if (e < KV8 && j0 + e / D8 < P.Nk) {
+      if (use_v) { x = v[kv8 + j0 * D8 + e]; } else { x = k[kv8 + j0 * D8 + e]; }
+    }
+    if (use_v) { vr[t] = x; } else { kr[t] = x; }
   }
 }
 
@@ -241,12 +235,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   // The mask (common.wgsl): K/V tiles from the first row's first key to the last row's last.
   let j_start = (key_range(i0).x / BC) * BC;
   let n_end = key_range(min(i0 + BR, P.Nq) - 1u).y;
-  fetch_k(kv8, j_start, tid);
-  fetch_v(kv8, j_start, tid);
+  fetch_tile(false, kv8, j_start, tid);
+  fetch_tile(true, kv8, j_start, tid);
   if (PIPE != 0u) {
     workgroupBarrier();               // every subgroup has its Q blocks out of Ks
     stash_k(tid);                     // K(0); kr ← K(1)
-    if (j_start + BC < n_end) { fetch_k(kv8, j_start + BC, tid); }
+    if (j_start + BC < n_end) { fetch_tile(false, kv8, j_start + BC, tid); }
     workgroupBarrier();
   }
   var par = 0u;                       // the vote word of this tile (PIPE = 2: tile parity)
@@ -257,8 +251,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       stash_v(tid, 0u);
       workgroupBarrier();
       if (j0 + BC < n_end) {
-        fetch_k(kv8, j0 + BC, tid);
-        fetch_v(kv8, j0 + BC, tid);
+        fetch_tile(false, kv8, j0 + BC, tid);
+        fetch_tile(true, kv8, j0 + BC, tid);
       }
     }
 
@@ -281,8 +275,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       stash_v(tid, par);              // V(t); vr ← V(t + 1)
       if (j0 + BC < n_end) {
         stash_k(tid);                 // K(t + 1); kr ← K(t + 2)
-        fetch_v(kv8, j0 + BC, tid);
-        if (j0 + 2u * BC < n_end) { fetch_k(kv8, j0 + 2u * BC, tid); }
+        fetch_tile(true, kv8, j0 + BC, tid);
+        if (j0 + 2u * BC < n_end) { fetch_tile(false, kv8, j0 + 2u * BC, tid); }
       }
     }
 
@@ -330,7 +324,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     l = alpha * l + sum;
     var votes = 0u;
     if (PIPE == 2u) {
-      // The uniform load's barrier orders P (and the stashes) before O += P V. The other word
+      // The uniform load's barriers order P (and the stashes) before O += P V. The other word
       // was last read by tile t − 1's uniform load and is next written after tile t + 1's
       // first barrier.
       votes = workgroupUniformLoad(&vote[par]);

@@ -168,3 +168,39 @@ describe('NaN on the tensor-core path (subgroup matrices, f16)', () => {
         for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), `${k} ${tag}`).toBeLessThanOrEqual(TOL.f16.grad);
       });
 });
+
+describe('the tensor-core forward in every order of its tile steps (FLASHRING_SGMM_FWD_PIPE)', () => {
+  // N = 150: five K/V tiles of 32 (prefetch two ahead, both vote parities); causal + window:
+  // tiles with masked entries; a NaN in V at a key some rows of its tile cannot see (the rare
+  // scalar O += P V path), and finite data.
+  const bits = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+  for (const D of [64, 128])
+    for (const poison of [false, true])
+      it(`D=${D}, ${poison ? 'NaN in V of a masked tile' : 'finite'}: PIPE 0, 1, 2 give bitwise the same O and LSE, within tolerance`, async (ctx) => {
+        const dev = devs[0];
+        if (!dev.hasF16 || !dev.hasSubgroupMatrix) ctx.skip();
+        const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 150, Nk: 150, D };
+        const opts: AttentionOptions = { causal: true, window: [40, 0] };
+        const at = (1 * 150 + 70) * D + 3;   // head 1, key 70: hidden from rows past 110 and before 70
+        const x = poison ? poisoned(s, SEED + D, 'v', at, NaN) : makeInputs(s, SEED + D);
+        const r = refInputs(x, 'f16');
+        const rf = referenceForward(s, r.q, r.k, r.v, opts);
+        const saved = process.env.FLASHRING_SGMM_FWD_PIPE;
+        const outs = [];
+        try {
+          for (const pipe of ['0', '1', '2']) {
+            process.env.FLASHRING_SGMM_FWD_PIPE = pipe;
+            const got = await attentionForward(dev, s, x, { ...opts, precision: 'f16', path: 'subgroup-matrix' });
+            expect(err(got.o, rf.o), `O PIPE ${pipe}`).toBeLessThanOrEqual(TOL.f16.out);
+            expect(err(got.lse, rf.lse), `LSE PIPE ${pipe}`).toBeLessThanOrEqual(TOL.f16.out);
+            outs.push(got);
+          }
+        } finally {
+          process.env.FLASHRING_SGMM_FWD_PIPE = saved ?? '';
+        }
+        for (const got of outs.slice(1)) {
+          expect(bits(got.o).equals(bits(outs[0].o)), 'O bitwise').toBe(true);
+          expect(bits(got.lse).equals(bits(outs[0].lse)), 'LSE bitwise').toBe(true);
+        }
+      });
+});

@@ -43,6 +43,16 @@ export interface TilePlan {
 }
 
 /**
+ * A plan in one line for benchmark records ("Br128 Bc32 WG256 RB1 pad8 pipe2"): the tiles and
+ * every variant that is set, so a timing can be traced to the kernel that made it.
+ */
+export function describePlan(p: TilePlan): string {
+  const extra: [string, unknown][] = [['RB', p.rowBlocks], ['RR', p.rowsPerInvocation], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
+    ['pad', p.pad], ['pipe', p.pipe], ['', p.reduce], ['products=', p.products], ['prefetch', p.prefetch], ['merge', p.merge ? 1 : undefined]];
+  return [`Br${p.BR} Bc${p.BC} WG${p.WG}`, ...extra.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}${v}`)].join(' ');
+}
+
+/**
  * The portable backward's prefetch (shaders/flash_bwd_tiles.wgsl PF): 0 stages each chunk from
  * global memory between its two barriers (the loads' latency exposed); 1 loads the next staging
  * point's streamed chunk (and the next Q tile's statistics) into registers while the current one
@@ -115,10 +125,13 @@ export function workgroupBytes(
  */
 export const PORTABLE_FWD_CANDIDATES: [number, number, RowsPerInvocation][] = [
   [128, 32, 4], [64, 32, 4], [32, 32, 4], [64, 16, 4], [32, 16, 4], [16, 16, 4], [16, 8, 4], [8, 8, 4], [8, 4, 4], [4, 4, 4],
-  // RR = 8 (half the invocations of the same Br×Bc): after every RR = 4 tile, so not planned
-  // until measured on the H200 (bench/ablate-portable.sh with FLASHRING_PORTABLE_FWD pins).
-  [128, 32, 8], [64, 64, 8], [64, 32, 8], [256, 16, 8], [32, 32, 8],
 ];
+/**
+ * Forward tiles with RR = 8 (half the invocations of the same Br×Bc): pins only
+ * (FLASHRING_PORTABLE_FWD=BRxBCxCHUNKx8), not planned: on the H200 none was faster than its
+ * RR = 4 twin (bench/results/portable-h200-2026-12-01-rr8). The validator compiles them too.
+ */
+export const PORTABLE_FWD_RR8_TILES: [number, number, RowsPerInvocation][] = [[128, 32, 8], [64, 64, 8], [64, 32, 8], [256, 16, 8], [32, 32, 8]];
 export const PORTABLE_BWD_CANDIDATES: [number, number][] = [[64, 32], [32, 32], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
 
 /** How the forward reduces row max and sum across the invocations of a row block. */

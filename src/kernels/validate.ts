@@ -12,7 +12,7 @@ import { attentionSource, attentionValues } from './source.js';
 import { sgmmCandidates, sgmmTilePlan } from './sgmmTiles.js';
 import { SHADERS } from './shaders.js';
 import { GEMM_TILINGS, gemmSource, tilingName } from './gemm.js';
-import { PORTABLE_FWD_CANDIDATES, portableTile, portableValues } from './tiles.js';
+import { PORTABLE_FWD_CANDIDATES, PORTABLE_FWD_RR8_TILES, portableTile, portableValues } from './tiles.js';
 
 /** maxComputeWorkgroupStorageSize of the H200 (and of most desktop GPUs). */
 const LIMIT = 49152;
@@ -62,7 +62,7 @@ export async function validateSgmmShaders(
   // dims of one to eight chunks.
   for (const D of portable ? heads.filter((d) => [16, 64, 128, 256].includes(d)) : []) {
     for (const precision of ['f32', 'f16'] as const) {
-      for (const [BR, BC, RR] of PORTABLE_FWD_CANDIDATES) {
+      for (const [BR, BC, RR] of [...PORTABLE_FWD_CANDIDATES, ...PORTABLE_FWD_RR8_TILES]) {
         for (const subgroupMin of [32, 0]) {
           const plan = portableTile('fwd', [BR, BC, undefined, RR], D, precision, LIMIT, 256, subgroupMin);
           if (typeof plan === 'string') continue;

@@ -63,11 +63,15 @@ export interface RingResult {
   kernels: RingKernels;
 }
 
-/** Which kernels ran: tensor cores ('subgroup-matrix') or the portable ones ('scalar'), and why not the former. */
+/**
+ * Which kernels ran: tensor cores ('subgroup-matrix') or the portable ones ('scalar'), and why
+ * not the former. Rank 0's: every rank resolves the same way on the same kind of adapter (a
+ * multi-adapter run over different adapters may differ; each rank's kernels are its own).
+ */
 export interface RingKernels {
   forward: KernelPath;
   backward: KernelPath | null;
-  /** Why 'auto' did not take the subgroup-matrix path (null when it did, or for f32). */
+  /** Why 'auto' did not take the subgroup-matrix path, e.g. f32 data or no such feature (null when it did). */
   fallbackReason: string | null;
 }
 
