@@ -11,9 +11,13 @@
  *          generated where it is loaded (hash-based f16 values), outputs read back on sampled
  *          rows and checked against the single-device kernel (query blocks: O, LSE, dQ over all
  *          heads; key blocks: dK, dV for one head), with time and peak bytes.
+ *   procs  one process per rank (--R, default 2; --gpu-per-rank: rank r sees only GPU r), N in a
+ *          comma list: measured timeline per rank, comm fraction, per-GPU TFLOP/s, host-staging
+ *          bandwidth, and the link model's prediction from a one-device run at that bandwidth
+ *          (bench/cpProcs.ts; for two identical GPUs).
  *   table  prints the two JSON files' tables.
  *
- * node bench/cp-run.mjs sweep|scale|table [--N n] [--H h] [--D d] [--R list] [--out dir] [--gpu-gib G] [--budget-s S]
+ * node bench/cp-run.mjs sweep|scale|procs|table [--N n] [--H h] [--D d] [--R list] [--out dir] [--gpu-gib G] [--budget-s S] [--gpu-per-rank] [--latency-us U]
  *   --budget-s (sweep): start no point that would end past S seconds; skipped points are named.
  */
 import { parseArgs } from 'node:util';
@@ -31,6 +35,7 @@ import { AttentionShape, numel } from '../src/shape.js';
 import { randn, relErr } from '../src/reference/compare.js';
 import { median } from '../src/stats.js';
 import { warmUp } from './kernels.js';
+import { procsBench, procsTable } from './cpProcs.js';
 
 const GIB = 2 ** 30;
 const f64 = (x: HostTensor | Float32Array) => Float64Array.from(x instanceof Uint16Array ? toF32(x) : x);
@@ -270,13 +275,18 @@ function table(sw: SweepResult | null, sc: Awaited<ReturnType<typeof scale>> | n
 export async function cpBench(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: {
     N: { type: 'string' }, H: { type: 'string' }, D: { type: 'string' }, R: { type: 'string' }, out: { type: 'string' }, 'gpu-gib': { type: 'string' },
-    'budget-s': { type: 'string' },
+    'budget-s': { type: 'string' }, 'gpu-per-rank': { type: 'boolean' }, 'latency-us': { type: 'string' },
   } });
   const what = positionals[0] ?? 'sweep';
   const out = values.out ?? 'bench/out';
   await mkdir(out, { recursive: true });
   const read = async (f: string) => JSON.parse(await readFile(join(out, f), 'utf8').catch(() => 'null'));
   if (what === 'table') return (console.log(table(await read('cp-sweep.json'), await read('cp-scale.json'))), 0);
+  if (what === 'procs') {
+    const rows = await procsBench((values.N ?? '16384,65536,131072').split(',').map(Number), Number(values.H ?? 16), Number(values.D ?? 128),
+      Number(values.R ?? 2), !!values['gpu-per-rank'], Number(values['latency-us'] ?? 10), out);
+    return (console.log(procsTable(rows)), 0);
+  }
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
     const meta = { adapter: adapterName(dev.adapter), date: new Date().toISOString() };
@@ -288,7 +298,7 @@ export async function cpBench(argv: string[]): Promise<number> {
       const sc = await scale(dev, Number(values.N ?? 1048576), Number(values.H ?? 8), Number(values.D ?? 128), Number(values.R ?? 8), Number(values['gpu-gib'] ?? 139));
       await writeFile(join(out, 'cp-scale.json'), JSON.stringify({ ...meta, ...sc }, null, 1));
       console.log(table(null, sc));
-    } else throw new Error(`unknown mode '${what}': sweep, scale or table`);
+    } else throw new Error(`unknown mode '${what}': sweep, scale, procs or table`);
     return 0;
   } finally {
     dev.destroy();

@@ -30,9 +30,11 @@ describe('flashring attention', () => {
   const load = (out: string, n: string) => Float64Array.from(parseNpy(new Uint8Array(readFileSync(join(out, `${n}.npy`)))).data as Float32Array);
 
   // The ring's timeline goes into the --out folder the run itself creates (it does not exist before).
-  for (const extra of [[], ['--cp', '3', '--layout', 'striped', '--timeline', join(dir, 'ring', 't.json')]]) {
-    it(`writes O, LSE and gradients matching the reference ${extra.length ? '(ring of 3)' : '(one device)'}`, async () => {
-      const out = join(dir, extra.length ? 'ring' : 'single');
+  for (const extra of [[], ['--cp', '3', '--layout', 'striped', '--timeline', join(dir, 'ring', 't.json')],
+    ['--cp', '2', '--cp-mode', 'processes', '--gpu-per-rank', '--timeline', join(dir, 'procs', 't.json')]]) {
+    const what = !extra.length ? 'one device' : extra.includes('processes') ? 'two rank processes' : 'ring of 3';
+    it(`writes O, LSE and gradients matching the reference (${what})`, async () => {
+      const out = join(dir, !extra.length ? 'single' : extra.includes('processes') ? 'procs' : 'ring');
       const r = await cli(['attention', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), '--v', join(dir, 'v.npy'), '--do', join(dir, 'do.npy'),
         '--causal', '--precision', 'f32', '--out', out, ...extra]);
       expect(r.code, r.err).toBe(0);
@@ -102,6 +104,8 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
     [[...base(f('o1')), '--layout', 'zigzag'], /--layout only applies to a context-parallel run: add --cp R/],
     [[...base(f('o1')), '--timeline', f('t.json')], /--timeline only applies to a context-parallel run/],
     [[...base(f('o1')), '--cp', '2', '--layout', 'spiral'], /--layout must be one of contiguous, zigzag, striped, got 'spiral'/],
+    [[...base(f('o1')), '--cp', '2', '--cp-mode', 'threads'], /--cp-mode must be one-device, multi-adapter or processes, got 'threads'/],
+    [[...base(f('o1')), '--cp', '2', '--gpu-per-rank'], /--gpu-per-rank needs --cp-mode processes/],
     [[...base(f('o1')), '--precision', 'f64'], /--precision must be f32, f16 or auto, got 'f64'/],
     [base(f('afile')), /--out .*afile exists and is not a folder/],
     [base(join(f('afile'), 'sub')), /--out .*a part of that path is a file|is a file, not a folder/],

@@ -141,7 +141,7 @@ export function checkTimeline(tl: unknown): asserts tl is RingTimeline {
   if (!sm || !num(sm.overlapEfficiency)) throw new Error('its summary (overlap efficiency) is missing');
   if (t.adapters !== undefined && !Array.isArray(t.adapters)) throw new Error('its adapter list is not a list');
   if (t.scheme !== undefined && !SCHEMES.includes(t.scheme as Scheme)) throw new Error(`its scheme '${String(t.scheme)}' is not one of ${SCHEMES.join(', ')}`);
-  if (t.mode !== undefined && t.mode !== 'one-device' && t.mode !== 'multi-adapter') throw new Error(`its mode '${String(t.mode)}' is not one-device or multi-adapter`);
+  if (t.mode !== undefined && t.mode !== 'one-device' && t.mode !== 'multi-adapter' && t.mode !== 'processes') throw new Error(`its mode '${String(t.mode)}' is not one-device, multi-adapter or processes`);
   if (t.predicted !== undefined) checkPrediction(t.predicted as Record<string, unknown>, t.phases as Record<string, unknown>[]);
 }
 

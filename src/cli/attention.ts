@@ -37,6 +37,10 @@ options:
   --hierarchical-context-parallel-sizes A,B   with a2a+p2p: a2a group size × ring size = R
   --cp-mode M           one-device (default: the R ranks share one GPU, each step timed alone)
                         | multi-adapter (one device per adapter, transfers through host staging)
+                        | processes (one process per rank, transfers through the parent: the mode
+                        for several identical GPUs, which one process cannot tell apart)
+  --gpu-per-rank        with --cp-mode processes: rank r's process sees only GPU r (needs root:
+                        scripts/only-gpu.sh)
   --layout L            with --cp: sharding contiguous | zigzag | striped (default zigzag)
   --link L              with --cp: predict the run on R real GPUs joined by nvlink-h200 | pcie5 |
                         ib-ndr | custom (--link-gbps G in Gbit/s, --link-latency-us U override)

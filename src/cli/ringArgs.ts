@@ -14,7 +14,9 @@ export interface RingArgs {
   timeline?: string;
   scheme: Scheme;
   hierarchicalSizes?: string;
-  mode: 'one-device' | 'multi-adapter';
+  mode: 'one-device' | 'multi-adapter' | 'processes';
+  /** --gpu-per-rank (processes): rank r's process sees only GPU r (scripts/only-gpu.sh). */
+  gpuPerRank?: boolean;
   link?: Link;
   computeTflops?: number;
 }
@@ -22,10 +24,10 @@ export interface RingArgs {
 /** The ring's flags as `attention` declares them. */
 export const RING_OPTIONS = {
   cp: { type: 'string' }, layout: { type: 'string' }, timeline: { type: 'string' }, 'cp-comm-type': { type: 'string' },
-  'hierarchical-context-parallel-sizes': { type: 'string' }, 'cp-mode': { type: 'string' }, link: { type: 'string' },
+  'hierarchical-context-parallel-sizes': { type: 'string' }, 'cp-mode': { type: 'string' }, 'gpu-per-rank': { type: 'boolean' }, link: { type: 'string' },
   'link-gbps': { type: 'string' }, 'link-latency-us': { type: 'string' }, 'compute-tflops': { type: 'string' },
 } as const;
-type RingValues = { [K in keyof typeof RING_OPTIONS]?: string };
+type RingValues = { [K in Exclude<keyof typeof RING_OPTIONS, 'gpu-per-rank'>]?: string } & { 'gpu-per-rank'?: boolean };
 const SCHEMES: Scheme[] = ['p2p', 'all_gather', 'a2a', 'a2a+p2p'];
 
 /** Most ranks a ring may have: each rank is a device, acquired one by one. */
@@ -44,7 +46,8 @@ export function parseRingArgs(values: RingValues): RingArgs | null {
   const scheme = (values['cp-comm-type'] ?? 'p2p') as Scheme;
   if (!SCHEMES.includes(scheme)) throw new InputError(`--cp-comm-type must be one of ${SCHEMES.join(', ')}, got '${scheme}'`);
   const mode = (values['cp-mode'] ?? 'one-device') as RingArgs['mode'];
-  if (mode !== 'one-device' && mode !== 'multi-adapter') throw new InputError(`--cp-mode must be one-device or multi-adapter, got '${mode}'`);
+  if (mode !== 'one-device' && mode !== 'multi-adapter' && mode !== 'processes') throw new InputError(`--cp-mode must be one-device, multi-adapter or processes, got '${mode}'`);
+  if (values['gpu-per-rank'] && mode !== 'processes') throw new InputError('--gpu-per-rank needs --cp-mode processes');
   const pos = (f: 'link-gbps' | 'link-latency-us' | 'compute-tflops', min = 0) =>
     values[f] === undefined ? undefined : numberArg(f, values[f]!, min > 0 ? { above: 0, what: 'a positive number' } : { min: 0, what: 'a number ≥ 0' });
   const gbps = pos('link-gbps', 1), lat = pos('link-latency-us'), computeTflops = pos('compute-tflops', 1);
@@ -52,7 +55,7 @@ export function parseRingArgs(values: RingValues): RingArgs | null {
   const link = values.link === undefined ? undefined : resolveLink(values.link, gbps, lat);
   if (computeTflops !== undefined && !link) throw new InputError('--compute-tflops only changes the link model\'s prediction: add --link');
   return {
-    R, layout, scheme, mode, ...(values.timeline !== undefined ? { timeline: values.timeline } : {}),
+    R, layout, scheme, mode, ...(values['gpu-per-rank'] ? { gpuPerRank: true } : {}), ...(values.timeline !== undefined ? { timeline: values.timeline } : {}),
     ...(values['hierarchical-context-parallel-sizes'] !== undefined ? { hierarchicalSizes: values['hierarchical-context-parallel-sizes'] } : {}),
     ...(link ? { link } : {}), ...(computeTflops !== undefined ? { computeTflops } : {}),
   };

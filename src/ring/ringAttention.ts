@@ -25,7 +25,7 @@ import { Layout, Segment, ringSchedule } from './schedule.js';
 import { InProcessCommunicator, Mutex, deviceCopy, staging } from './communicator.js';
 import { Problem, RankIO } from './chunks.js';
 import { RowReader, ShardSource, hostSource, readAll, rowReader } from './hostIO.js';
-import { RankContext } from './rank.js';
+import { RankContext, RankKernels } from './rank.js';
 import { ResolvedScheme, resolveScheme } from './scheme.js';
 import { Phase, RingTimeline, Scheme, StepRecord, TimelineRecorder, summarize } from './timeline.js';
 import { Link, Rate, predict } from './linkModel.js';
@@ -108,15 +108,25 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions)
   return { R, mode, rankDevs: Array.from({ length: R }, (_, r) => devs[devs.length === 1 ? 0 : r]), p, sch, layout };
 }
 
+/** A rank's kernels on its device: f32 partial results and gradients, the fastest exact path. */
+export async function rankKernels(d: FlashDevice, D: number, p: Precision, backward: boolean): Promise<RankKernels> {
+  const types = { precision: p, out: 'f32' as const, grad: 'f32' as const };
+  const path = 'auto';   // every mask, as attention.ts: tensor cores for f16 where the adapter has them
+  return {
+    fwd: await FlashForward.create(d, D, types, path),
+    merge: await MergeKernel.create(d, D),
+    bwd: backward ? await FlashBackward.create(d, D, types, path) : null,
+  };
+}
+
+/** Which kernels a rank's contexts run (rank 0's). */
+export function kernelsOf(k: RankKernels): RingKernels {
+  return { forward: k.fwd.path, backward: k.bwd?.path ?? null, fallbackReason: k.fwd.fallbackReason ?? k.bwd?.fallbackReason ?? null };
+}
+
 /** One context per rank, on its device, with the scheme's communicator. */
 async function makeRanks(st: Stage, pb: Problem, backward: boolean, rec: TimelineRecorder): Promise<RankContext[]> {
-  const types = { precision: st.p, out: 'f32' as const, grad: 'f32' as const };
-  const path = 'auto';   // every mask, as attention.ts: tensor cores for f16 where the adapter has them
-  const kernels = await Promise.all(st.rankDevs.map(async (d) => ({
-    fwd: await FlashForward.create(d, pb.shape.D, types, path),
-    merge: await MergeKernel.create(d, pb.shape.D),
-    bwd: backward ? await FlashBackward.create(d, pb.shape.D, types, path) : null,
-  })));
+  const kernels = await Promise.all(st.rankDevs.map((d) => rankKernels(d, pb.shape.D, st.p, backward)));
   const lock = st.mode === 'one-device' ? new Mutex() : null;
   const ctxs: RankContext[] = [];
   const charge = (dev: FlashDevice, bytes: number) => ctxs.find((c) => c.dev === dev)?.charge(bytes);
@@ -125,7 +135,8 @@ async function makeRanks(st: Stage, pb: Problem, backward: boolean, rec: Timelin
   return ctxs;
 }
 
-function loadShard(ctx: RankContext, pb: Problem, shards: Segment[][], src: ShardSource, p: Precision): RankIO {
+/** A rank's inputs uploaded and its outputs allocated (O = 0, LSE = −inf; dQ, dK, dV with a backward). */
+export function loadShard(ctx: RankContext, pb: Problem, shards: Segment[][], src: ShardSource, p: Precision): RankIO {
   const { B, Hq, Hkv, D } = pb.shape;
   const segs = shards[ctx.index];
   const up = (name: 'q' | 'k' | 'v' | 'dout') => segs.map((sg, i) => ctx.upload(src.rows(name, sg, p), `${name}${i}`));
@@ -215,9 +226,7 @@ export async function contextParallel(
     for (const c of ctxs) c.free();
     const timeline = makeTimeline(st, pb, sched, rec, ctxs, gpu, !!opts.causal);
     if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), R, opts.link, opts.computeTflops);
-    const k = ctxs[0].kernels;
-    const kernels = { forward: k.fwd.path, backward: k.bwd?.path ?? null, fallbackReason: k.fwd.fallbackReason ?? k.bwd?.fallbackReason ?? null };
-    return { timeline, precision: p, kernels };
+    return { timeline, precision: p, kernels: kernelsOf(ctxs[0].kernels) };
   } finally {
     for (const c of ctxs) c.free();
   }

@@ -50,8 +50,11 @@ export interface RingTimeline {
   version: 2;
   createdAt: string;
   adapters: string[];
-  /** 'one-device': all ranks share one device (each rank's work timed alone); 'multi-adapter': one device per rank. */
-  mode: 'one-device' | 'multi-adapter';
+  /**
+   * 'one-device': all ranks share one device (each rank's work timed alone); 'multi-adapter': one
+   * device per rank in one process; 'processes': one process (and device) per rank.
+   */
+  mode: 'one-device' | 'multi-adapter' | 'processes';
   scheme: Scheme;
   /** a2a+p2p: [a2a group size, ring size]; others [R] or [R, 1]. */
   hierarchy: [number, number];
@@ -143,6 +146,11 @@ export class TimelineRecorder {
     const key = `${st.phase}:${st.step}`, n = (this.done.get(key) ?? 0) + 1;
     this.done.set(key, n);
     if (n === this.R) this.onStep?.({ phase: st.phase, step: st.step, steps: this.steps[st.phase] });
+  }
+
+  /** performance.now() when a phase's first step began (undefined before it). */
+  phaseStart(phase: Phase): number | undefined {
+    return this.t0.get(phase);
   }
 
   /** Phases in order with idle time per step (wait for the slowest rank of that step). */

@@ -1,0 +1,105 @@
+/**
+ * `node bench/cp-run.mjs procs`: context parallelism with one process per rank (the mode two
+ * identical GPUs need; src/ring/processRanks.ts), measured against the link model.
+ *
+ * For each N and scheme (p2p zigzag, all_gather, a2a; causal f16): a warm-up run, then REPS
+ * timed runs of R rank processes (`--gpu-per-rank`: rank r sees only GPU r, through
+ * scripts/only-gpu.sh). From the median run: per rank compute, transfer and idle ms, the
+ * exposed-communication fraction, per-GPU TFLOP/s (FLOPs / R / wall), and the host-staging
+ * bandwidth the transfers reached (the best step's bytes / transfer ms: a step's transfer time
+ * includes waiting for the peer, least in the fastest step). Then the same problem in one-device
+ * mode on this process's adapter, predicted with a custom link at that bandwidth and the
+ * per-message latency `--latency-us` (default 10): predicted against measured step time.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FlashDevice, acquireDevices, adapterName } from '../src/gpu/device.js';
+import { nodeGPU } from '../src/gpu/node.js';
+import { toPrecision } from '../src/kernels/attention.js';
+import { randn } from '../src/reference/compare.js';
+import { contextParallel, RingTimeline } from '../src/ring/ringAttention.js';
+import { hostSource } from '../src/ring/hostIO.js';
+import { ringAttentionProcesses } from '../src/ring/processRanks.js';
+import { Scheme } from '../src/ring/timeline.js';
+import { AttentionShape, numel } from '../src/shape.js';
+
+const REPS = 3;
+
+export interface ProcRow {
+  N: number; R: number; scheme: Scheme; wallMs: number; wallRuns: number[];
+  perRank: { rank: number; computeMs: number; transferMs: number; idleMs: number }[];
+  commFraction: number; tflopsPerGpu: number; stagingGbps: number;
+  predicted: { totalMs: number; commFraction: number; tflopsPerGpu: number; link: { gbps: number; latencyUs: number } } | null;
+  predictedVsMeasured: number | null;
+}
+
+const wall = (tl: RingTimeline) => tl.phases.reduce((a, ph) => a + ph.wallMs, 0);
+const flops = (s: AttentionShape) => 4 * s.B * s.Hq * (s.Nq * (s.Nq + 1)) / 2 * s.D * 3.5;   // causal forward + backward
+
+function row(N: number, R: number, scheme: Scheme, s: AttentionShape, tls: RingTimeline[]): ProcRow {
+  const order = [...tls].sort((a, b) => wall(a) - wall(b));
+  const tl = order[order.length >> 1];
+  const steps = tl.phases.flatMap((ph) => ph.steps);
+  const perRank = Array.from({ length: R }, (_, rank) => {
+    const mine = steps.filter((st) => st.rank === rank);
+    const sum = (f: (x: (typeof mine)[number]) => number) => mine.reduce((a, x) => a + f(x), 0);
+    return { rank, computeMs: sum((x) => x.computeMs), transferMs: sum((x) => x.transferMs), idleMs: sum((x) => x.idleMs) };
+  });
+  // A step's transfer time includes waiting for the peer's half; the fastest step waited least.
+  const rates = steps.filter((st) => st.transferBytes > 0 && st.transferMs > 0).map((st) => (st.transferBytes * 8) / (st.transferMs * 1e-3) / 1e9);
+  return {
+    N, R, scheme, wallMs: wall(tl), wallRuns: tls.map(wall), perRank,
+    commFraction: tl.summary.unhiddenFraction, tflopsPerGpu: flops(s) / R / (wall(tl) * 1e-3) / 1e12,
+    stagingGbps: rates.length ? Math.max(...rates) : 0, predicted: null, predictedVsMeasured: null,
+  };
+}
+
+/** The one-device run of the same problem, predicted on a link at the measured staging bandwidth. */
+async function predictOneDevice(dev: FlashDevice, s: AttentionShape, x: ReturnType<typeof inputs>, r: ProcRow, latencyUs: number): Promise<void> {
+  const link = { name: 'custom', gbps: r.stagingGbps, latencyUs };
+  const { timeline } = await contextParallel([dev], s, hostSource(s, x), { causal: true, precision: 'f16', layout: 'zigzag', ranks: r.R, scheme: r.scheme, link }, async () => {});
+  const p = timeline.predicted!;
+  r.predicted = { totalMs: p.totalMs, commFraction: p.commFraction, tflopsPerGpu: p.tflopsPerGpu, link: { gbps: link.gbps, latencyUs } };
+  r.predictedVsMeasured = p.totalMs / r.wallMs;
+}
+
+function inputs(s: AttentionShape) {
+  return { q: toPrecision(randn(numel(s, 'q'), 1), 'f16'), k: toPrecision(randn(numel(s, 'kv'), 2), 'f16'), v: toPrecision(randn(numel(s, 'kv'), 3), 'f16'), dout: toPrecision(randn(numel(s, 'q'), 4), 'f16') };
+}
+
+export async function procsBench(Ns: number[], H: number, D: number, R: number, gpuPerRank: boolean, latencyUs: number, out: string): Promise<ProcRow[]> {
+  const rows: ProcRow[] = [];
+  const wrapper = gpuPerRank ? { wrapper: ['bash', 'scripts/only-gpu.sh', '{rank}'] } : {};
+  const save = () => writeFile(join(out, 'cp-procs.json'), JSON.stringify({ date: new Date().toISOString(), R, H, D, gpuPerRank, rows }, null, 1));
+  for (const N of Ns) {
+    const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };
+    const x = inputs(s);
+    for (const scheme of ['p2p', 'all_gather', 'a2a'] as Scheme[]) {
+      if (scheme === 'a2a' && H % R !== 0) continue;
+      const run = () => ringAttentionProcesses(s, x, { ranks: R, scheme, causal: true, layout: 'zigzag', precision: 'f16', ...wrapper });
+      await run();   // warm-up: processes, pipelines, clocks
+      const tls: RingTimeline[] = [];
+      for (let i = 0; i < REPS; i++) tls.push((await run()).timeline);
+      rows.push(row(N, R, scheme, s, tls));
+      await save();
+      console.error(`procs N=${N} R=${R} ${scheme}: wall ${rows.at(-1)!.wallMs.toFixed(1)} ms, comm ${(100 * rows.at(-1)!.commFraction).toFixed(1)}%, staging ${rows.at(-1)!.stagingGbps.toPrecision(3)} Gbit/s`);
+    }
+  }
+  // The predictions, after the rank processes are gone (this process's device would share GPU 0).
+  const [dev] = await acquireDevices(await nodeGPU(), 1);
+  try {
+    for (const r of rows) await predictOneDevice(dev, { B: 1, Hq: H, Hkv: H, Nq: r.N, Nk: r.N, D }, inputs({ B: 1, Hq: H, Hkv: H, Nq: r.N, Nk: r.N, D }), r, latencyUs);
+    await writeFile(join(out, 'cp-procs.json'), JSON.stringify({ date: new Date().toISOString(), adapter: adapterName(dev.adapter), R, H, D, gpuPerRank, rows }, null, 1));
+  } finally {
+    dev.destroy();
+  }
+  return rows;
+}
+
+export function procsTable(rows: ProcRow[]): string {
+  const lines = ['N        R  scheme       wall ms   comm %  TFLOP/s/GPU  staging Gbit/s  predicted ms  pred/meas  per rank compute/transfer/idle ms'];
+  for (const r of rows)
+    lines.push(`${String(r.N).padEnd(8)} ${r.R}  ${r.scheme.padEnd(11)} ${r.wallMs.toFixed(1).padStart(8)}  ${(100 * r.commFraction).toFixed(1).padStart(6)}  ${r.tflopsPerGpu.toPrecision(3).padStart(11)}  ${r.stagingGbps.toPrecision(3).padStart(14)}  ` +
+      `${(r.predicted?.totalMs.toFixed(1) ?? '-').padStart(12)}  ${(r.predictedVsMeasured?.toFixed(2) ?? '-').padStart(9)}  ${r.perRank.map((p) => `${p.computeMs.toFixed(0)}/${p.transferMs.toFixed(0)}/${p.idleMs.toFixed(0)}`).join('  ')}`);
+  return lines.join('\n');
+}

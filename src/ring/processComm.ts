@@ -1,0 +1,158 @@
+/**
+ * The communicator of a rank that lives in its own process (one GPU per process). Two identical
+ * GPUs cannot be told apart inside one process (Dawn gives every requestAdapter() the first
+ * adapter of a name: ../shared/PLATFORM.md), so each rank process sees only its own GPU and the
+ * ranks talk through the parent process (src/ring/processRanks.ts), which forwards messages:
+ *   send     the ranges are copied into a mappable staging buffer, mapped, and posted as bytes;
+ *   receive  the bytes of the message with the same (tag, sender) go into the ranges with
+ *            queue.writeBuffer.
+ * A message may arrive before its receive is posted: it waits in host memory. As with the
+ * in-process communicators a receiver's post says its buffers are free, and the sender's
+ * result carries the bytes (one message per peer), the receiver's only the times.
+ */
+import { FlashDevice, checkDevice } from '../gpu/device.js';
+import { BufRange, Communicator, Pending, TransferResult } from './communicator.js';
+
+/** Bytes from one rank to another; `parts[i]` fills the receiver's range i. */
+export interface DataMessage {
+  type: 'data';
+  tag: string;
+  from: number;
+  to: number;
+  parts: Uint8Array<ArrayBuffer>[];
+}
+
+const align4 = (n: number) => Math.ceil(n / 4) * 4;
+const none = (): TransferResult => ({ bytes: 0, messages: 0, start: performance.now(), end: performance.now() });
+
+interface Waiter {
+  resolve: (m: DataMessage) => void;
+  reject: (e: Error) => void;
+}
+
+export class ProcessCommunicator implements Communicator {
+  private inbox = new Map<string, DataMessage[]>();
+  private waiting = new Map<string, Waiter[]>();
+  private failed: Error | null = null;
+
+  /** `post` hands a message to the parent; `charge` counts staging bytes against the rank. */
+  constructor(readonly size: number, private dev: FlashDevice, private post: (m: DataMessage) => void, private charge: (bytes: number) => void = () => {}) {}
+
+  /** A message from the parent: to the receive that waits for it, or into the inbox. */
+  deliver(m: DataMessage): void {
+    const key = `${m.from}:${m.tag}`;
+    const w = this.waiting.get(key);
+    if (w?.length) w.shift()!.resolve(m);
+    else this.inbox.set(key, [...(this.inbox.get(key) ?? []), m]);
+  }
+
+  sendRecv(rank: number, to: number, send: BufRange[], from: number, recv: BufRange[], tag: string): Pending {
+    return this.exchange(rank, [[to, send]], [[from, recv]], tag);
+  }
+
+  allGather(rank: number, group: number[], mine: BufRange[], into: BufRange[][], tag: string): Pending {
+    const others = group.map((m, i) => [m, i] as const).filter(([m]) => m !== rank);
+    return this.exchange(rank, others.map(([m]) => [m, mine]), others.map(([m, i]) => [m, into[i]]), tag);
+  }
+
+  allToAll(rank: number, group: number[], send: BufRange[][], recv: BufRange[][], tag: string): Pending {
+    const me = group.indexOf(rank);
+    const others = group.map((m, i) => [m, i] as const).filter(([m]) => m !== rank);
+    return this.exchange(rank, others.map(([m, i]) => [m, send[i]]), others.map(([m, i]) => [m, recv[i]]), tag, me >= 0 ? [send[me], recv[me]] : null);
+  }
+
+  wait(p: Pending): Promise<TransferResult> {
+    return p;
+  }
+
+  abort(reason: Error): void {
+    this.failed = reason;
+    for (const ws of this.waiting.values()) for (const w of ws) w.reject(reason);
+    this.waiting.clear();
+  }
+
+  /**
+   * Posts every receive, then reads and sends each send (a rank sending to itself copies on its
+   * device), then waits for the receives; `local` is a rank's own share of a collective.
+   */
+  private async exchange(rank: number, sends: (readonly [number, BufRange[]])[], recvs: (readonly [number, BufRange[]])[], tag: string, local: [BufRange[], BufRange[]] | null = null): Promise<TransferResult> {
+    if (this.failed) throw this.failed;
+    const start = performance.now();
+    const selfSend = sends.find(([to]) => to === rank), selfRecv = recvs.find(([from]) => from === rank);
+    const own = local ?? (selfSend && selfRecv ? [selfSend[1], selfRecv[1]] as [BufRange[], BufRange[]] : null);
+    const incoming = recvs.filter(([from, r]) => from !== rank && r.length).map(([from, r]) => this.receive(from, tag).then((m) => this.write(r, m, tag)));
+    incoming.forEach((p) => p.catch(() => {}));
+    let bytes = 0, messages = 0;
+    for (const [to, s] of sends) {
+      if (to === rank || !s.length) continue;
+      const parts = await this.read(s);
+      this.post({ type: 'data', tag, from: rank, to, parts });
+      bytes += s.reduce((a, x) => a + x.bytes, 0);
+      messages++;
+    }
+    if (own && own[0].length) await this.copyLocal(own[0], own[1]);
+    await Promise.all(incoming);
+    if (incoming.length) await this.dev.device.queue.onSubmittedWorkDone();
+    checkDevice(this.dev, `transfer ${tag}`);
+    return bytes || messages || incoming.length ? { bytes, messages, start, end: performance.now() } : none();
+  }
+
+  private receive(from: number, tag: string): Promise<DataMessage> {
+    if (this.failed) return Promise.reject(this.failed);
+    const key = `${from}:${tag}`;
+    const queued = this.inbox.get(key);
+    if (queued?.length) {
+      const m = queued.shift()!;
+      if (!queued.length) this.inbox.delete(key);
+      return Promise.resolve(m);
+    }
+    return new Promise((resolve, reject) => this.waiting.set(key, [...(this.waiting.get(key) ?? []), { resolve, reject }]));
+  }
+
+  /** The ranges' bytes, through one mappable staging buffer. */
+  private async read(src: BufRange[]): Promise<Uint8Array<ArrayBuffer>[]> {
+    const total = src.reduce((a, s) => a + align4(s.bytes), 0);
+    const buf = this.dev.tracker.create({ label: 'comm.staging', size: total, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    this.charge(total);
+    try {
+      const enc = this.dev.device.createCommandEncoder({ label: 'comm.stage' });
+      let off = 0;
+      for (const s of src) {
+        enc.copyBufferToBuffer(s.buffer, s.offset ?? 0, buf, off, align4(s.bytes));
+        off += align4(s.bytes);
+      }
+      this.dev.device.queue.submit([enc.finish()]);
+      try {
+        await buf.mapAsync(GPUMapMode.READ);
+      } catch (e) {
+        checkDevice(this.dev, 'transfer (map)');
+        throw e;
+      }
+      const data = new Uint8Array(buf.getMappedRange() as ArrayBuffer);
+      off = 0;
+      const parts = src.map((s) => {
+        const part = data.slice(off, off + align4(s.bytes));
+        off += align4(s.bytes);
+        return part;
+      });
+      buf.unmap();
+      return parts;
+    } finally {
+      this.dev.tracker.destroy(buf);
+      this.charge(-total);
+    }
+  }
+
+  private write(dst: BufRange[], m: DataMessage, tag: string): void {
+    if (m.parts.length !== dst.length || m.parts.some((p, i) => p.byteLength !== align4(dst[i].bytes)))
+      throw new Error(`communicator: ${m.from}>${m.to}:${tag} sends ${m.parts.map((p) => p.byteLength)} bytes but receives ${dst.map((d) => align4(d.bytes))}`);
+    m.parts.forEach((p, i) => this.dev.device.queue.writeBuffer(dst[i].buffer, dst[i].offset ?? 0, p));
+  }
+
+  private async copyLocal(src: BufRange[], dst: BufRange[]): Promise<void> {
+    const enc = this.dev.device.createCommandEncoder({ label: 'comm.copy' });
+    src.forEach((s, i) => enc.copyBufferToBuffer(s.buffer, s.offset ?? 0, dst[i].buffer, dst[i].offset ?? 0, align4(s.bytes)));
+    this.dev.device.queue.submit([enc.finish()]);
+    await this.dev.device.queue.onSubmittedWorkDone();
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * Context parallelism with one rank per process (Node only): the mode two identical GPUs need,
+ * since a process cannot tell them apart (processComm.ts). The parent spawns R rank processes
+ * (bin/rank-process.mjs, optionally behind a wrapper that hides the other GPUs from each, e.g.
+ * scripts/only-gpu.sh), hands each its shard, forwards their messages, starts the backward
+ * once every forward is done, and assembles outputs and one timeline. Each rank process runs
+ * the same rank program as the in-process modes over a ProcessCommunicator.
+ *
+ * Protocol (Node IPC, 'advanced' serialization, so typed arrays travel as bytes):
+ *   parent → rank   init, data (forwarded), backward, abort
+ *   rank → parent   ready, data, forward-done, done, error
+ * Host clocks differ between processes, so a rank reports each phase's start as wall-clock
+ * time (timeOrigin + now) and its steps relative to it; the parent aligns them.
+ */
+import { StdioOptions, fork } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { DeviceLostError, InputError } from '../errors.js';
+import { toHalfArray } from '../f16.js';
+import { HostTensor } from '../kernels/attention.js';
+import { Precision } from '../kernels/precision.js';
+import { AttentionShape, ResolvedOptions, resolveOptions, validateShape } from '../shape.js';
+import { Problem } from './chunks.js';
+import { DataMessage } from './processComm.js';
+import { InputName, RingInputs, hostSource } from './hostIO.js';
+import { predict } from './linkModel.js';
+import { RingKernels, RingOptions, RingResult } from './ringAttention.js';
+import { Layout, Segment, ringSchedule } from './schedule.js';
+import { resolveScheme } from './scheme.js';
+import { Phase, RingTimeline, Scheme, StepRecord, summarize } from './timeline.js';
+
+/** What a rank process needs: the problem, its shard's rows, and how to reach the others. */
+export interface RankInit {
+  type: 'init';
+  rank: number; R: number;
+  shape: AttentionShape; base: ResolvedOptions; precision: Precision;
+  scheme: Scheme; hierarchicalSizes?: string | number[]; shards: Segment[][]; backward: boolean;
+  /** This rank's rows of each input, one array per segment of its shard. */
+  inputs: Partial<Record<InputName, HostTensor[]>>;
+}
+
+/** What a rank process sends back after its backward (or its forward, without one). */
+export interface RankDone {
+  type: 'done';
+  rank: number;
+  adapter: string;
+  kernels: RingKernels;
+  /** Its segments' O, LSE (and dQ, dK, dV), f32, [B, H, count, D] or [B, H, count]. */
+  outputs: Record<'o' | 'lse' | 'dq' | 'dk' | 'dv', Float32Array[]>;
+  /** Steps with times relative to `phaseStart` (wall-clock ms) of their phase. */
+  records: StepRecord[];
+  phaseStart: Partial<Record<Phase, number>>;
+  memory: { peakBytes: number; liveBytes: number };
+}
+
+export type ToParent = DataMessage | RankDone | { type: 'ready' | 'forward-done'; rank: number } | { type: 'error'; rank: number; name: string; message: string };
+
+export interface ProcessRingOptions extends RingOptions {
+  ranks: number;
+  /** Command a rank process runs behind (e.g. ['bash', 'scripts/only-gpu.sh', '{rank}']): '{rank}' is replaced. */
+  wrapper?: readonly string[];
+}
+
+const WORKER = fileURLToPath(new URL('../../bin/rank-process.mjs', import.meta.url));
+const DAWN_NOISE = /^Warning: maxDynamic(Uniform|Storage)BuffersPerPipelineLayout artificially reduced from \d+ to \d+ to fit dynamic offset allocation limit\.\r?$/;
+
+/** The ring over R rank processes; the same result as ringAttention, with mode 'processes'. */
+export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, opts: ProcessRingOptions): Promise<RingResult> {
+  validateShape(s);
+  const R = opts.ranks;
+  if (!Number.isInteger(R) || R < 1) throw new InputError(`the ring size (CP ranks) must be an integer >= 1, got ${R}`);
+  if (s.Nq !== s.Nk) throw new InputError(`context parallelism splits one sequence: Nq (${s.Nq}) must equal Nk (${s.Nk})`);
+  const layout: Layout = opts.layout ?? 'zigzag';
+  const sch = resolveScheme(opts.scheme ?? 'p2p', R, s, opts.hierarchicalSizes);
+  const base = resolveOptions(s, { causal: opts.causal, scale: opts.scale, window: opts.window, docs: opts.docs });
+  const sched = ringSchedule(s.Nq, R, layout, base);
+  const src = hostSource(s, t);
+  src.check?.();
+  const half = [t.q, t.k, t.v].every((x) => x instanceof Uint16Array);
+  const precision: Precision = !opts.precision || opts.precision === 'auto' ? (half ? 'f16' : 'f32') : opts.precision;
+  const names: InputName[] = src.backward ? ['q', 'k', 'v', 'dout'] : ['q', 'k', 'v'];
+  const inits: RankInit[] = sched.shards.map((segs, rank) => ({
+    type: 'init', rank, R, shape: s, base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards: sched.shards,
+    backward: src.backward, inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
+  }));
+  const done = await runProcesses(inits, opts);
+  const pb: Problem = { shape: s, base, eb: precision === 'f16' ? 2 : 4 };
+  const timeline = assemble(done, pb, sch.scheme, sch.hierarchy, layout, precision, sched, !!opts.causal);
+  if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), R, opts.link, opts.computeTflops);
+  const out = scatterAll(s, sched.shards, done, src.backward);
+  const cast = (a: Float32Array): HostTensor => (precision === 'f16' ? toHalfArray(a) : a);
+  return { o: cast(out.o), lse: out.lse, precision, timeline, kernels: done[0].kernels, ...(src.backward ? { dq: cast(out.dq), dk: cast(out.dk), dv: cast(out.dv) } : {}) };
+}
+
+/** Spawns the rank processes, forwards their messages, and returns each one's result. */
+function runProcesses(inits: RankInit[], opts: ProcessRingOptions): Promise<RankDone[]> {
+  const R = inits.length, timeoutMs = opts.stepTimeoutMs ?? 120_000;
+  return new Promise((resolve, reject) => {
+    const results: RankDone[] = [];
+    let forwardDone = 0, finished = false, last = performance.now();
+    const kids = inits.map((init) => {
+      const wrap = (opts.wrapper ?? []).map((a) => a.replace('{rank}', String(init.rank)));
+      const stdio: StdioOptions = ['inherit', 'inherit', 'pipe', 'ipc'];
+      const child = wrap.length
+        ? fork(WORKER, [], { serialization: 'advanced', stdio, execPath: wrap[0], execArgv: [...wrap.slice(1), process.execPath] })
+        : fork(WORKER, [], { serialization: 'advanced', stdio });
+      // Dawn's two lines per adapter on some drivers (as bin/flashring.mjs drops them); the rest passes.
+      createInterface({ input: child.stderr! }).on('line', (l) => { if (!DAWN_NOISE.test(l)) process.stderr.write(`[rank ${init.rank}] ${l}\n`); });
+      child.on('message', (m: ToParent) => onMessage(init.rank, m));
+      child.on('exit', (code) => { if (!finished && !results[init.rank]) fail(new DeviceLostError(`rank ${init.rank}'s process exited (code ${code}) before it finished`, init.rank)); });
+      child.on('error', (e) => fail(new DeviceLostError(`rank ${init.rank}'s process: ${e.message}`, init.rank)));
+      return child;
+    });
+    /** To a rank process; a process already gone is reported by its 'exit'. */
+    const tell = (k: (typeof kids)[number], m: object) => { if (k.connected) k.send(m, () => {}); };
+    kids.forEach((k, r) => tell(k, inits[r]));
+    const watchdog = setInterval(() => { if (performance.now() - last > timeoutMs) fail(new DeviceLostError(`no rank process sent anything within ${timeoutMs} ms (a hung device?)`)); }, Math.min(1000, timeoutMs));
+    function fail(e: Error) {
+      if (finished) return;
+      finished = true;
+      clearInterval(watchdog);
+      for (const k of kids) { tell(k, { type: 'abort', why: e.message }); if (k.connected) k.disconnect(); }
+      setTimeout(() => kids.forEach((k) => k.kill()), 2000).unref();
+      reject(e);
+    }
+    function onMessage(rank: number, m: ToParent) {
+      last = performance.now();
+      if (m.type === 'data') tell(kids[m.to], m);
+      else if (m.type === 'forward-done' && ++forwardDone === R) kids.forEach((k) => tell(k, { type: 'backward' }));
+      else if (m.type === 'error') fail(m.name === 'InputError' ? new InputError(`rank ${rank}: ${m.message}`) : new DeviceLostError(`rank ${rank}: ${m.message}`, rank));
+      else if (m.type === 'done') {
+        results[rank] = m;
+        if (results.filter(Boolean).length === R) {
+          finished = true;
+          clearInterval(watchdog);
+          kids.forEach((k) => k.connected && k.disconnect());
+          resolve(results);
+        }
+      }
+    }
+  });
+}
+
+/** One timeline from the ranks' records: each phase's steps shifted to its earliest start. */
+function assemble(done: RankDone[], pb: Problem, scheme: Scheme, hierarchy: [number, number], layout: Layout, precision: Precision,
+  sched: ReturnType<typeof ringSchedule>, causal: boolean): RingTimeline {
+  const phases: RingTimeline['phases'] = [];
+  for (const phase of ['forward', 'backward'] as Phase[]) {
+    const starts = done.map((d) => d.phaseStart[phase]).filter((x): x is number => x !== undefined);
+    if (!starts.length) continue;
+    const t0 = Math.min(...starts);
+    const steps = done.flatMap((d) => d.records.filter((r) => r.phase === phase).map((r) => {
+      const dt = d.phaseStart[phase]! - t0;
+      return { ...r, start: r.start + dt, computeEnd: r.computeEnd + dt, transferEnd: r.transferEnd + dt, end: r.end + dt };
+    })).sort((a, b) => a.step - b.step || a.rank - b.rank);
+    for (const r of steps) r.idleMs = Math.max(...steps.filter((x) => x.step === r.step).map((x) => x.end)) - r.end;
+    phases.push({ phase, wallMs: Math.max(...steps.map((r) => r.end)), steps });
+  }
+  return {
+    kind: 'flashring.timeline', version: 2, createdAt: new Date().toISOString(), adapters: done.map((d) => d.adapter), mode: 'processes',
+    scheme, hierarchy, R: done.length, layout, causal, precision, shape: pb.shape,
+    schedule: { workPerRank: sched.workPerRank, imbalance: sched.imbalance, shards: sched.shards, window: sched.window, documents: sched.documents },
+    phases, ranks: done.map((d) => ({ rank: d.rank, peakBytes: d.memory.peakBytes, liveBytesAfter: d.memory.liveBytes })), summary: summarize(phases),
+  };
+}
+
+/** The ranks' segment outputs placed at their positions of whole [B, H, N, D] (LSE [B, H, N]) tensors. */
+function scatterAll(s: AttentionShape, shards: Segment[][], done: RankDone[], backward: boolean) {
+  const put = (name: keyof RankDone['outputs'], H: number, row: number) => {
+    const out = new Float32Array(s.B * H * s.Nq * row);
+    shards.forEach((segs, r) => segs.forEach((sg, i) => {
+      const part = done[r].outputs[name][i];
+      for (let bh = 0; bh < s.B * H; bh++)
+        for (let j = 0; j < sg.count; j++)
+          out.set(part.subarray((bh * sg.count + j) * row, (bh * sg.count + j + 1) * row), (bh * s.Nq + sg.offset + j * sg.stride) * row);
+    }));
+    return out;
+  };
+  const f = { o: put('o', s.Hq, s.D), lse: put('lse', s.Hq, 1) };
+  return backward ? { ...f, dq: put('dq', s.Hq, s.D), dk: put('dk', s.Hkv, s.D), dv: put('dv', s.Hkv, s.D) } : { ...f, dq: f.o, dk: f.o, dv: f.o };
+}

@@ -1,0 +1,58 @@
+/**
+ * Context parallelism with one rank per process (src/ring/processRanks.ts): the mode two
+ * identical GPUs need. On CPU adapters each process gets its own lavapipe device; the results
+ * must match the float64 reference and the in-process ring, and the timeline account for every
+ * rank's steps.
+ */
+import { describe, expect, it } from 'vitest';
+import { makeInputs, refInputs, err, TOL, SEED, AttentionShape } from './cases.js';
+import { referenceForward, referenceBackward } from '../src/reference/attention.js';
+import { ringAttentionProcesses } from '../src/ring/processRanks.js';
+
+describe('ranks in separate processes (ProcessCommunicator)', () => {
+  const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 40, Nk: 40, D: 16 };
+  const x = makeInputs(s, SEED + 404);
+  const r = refInputs(x, 'f32');
+  const rf = referenceForward(s, r.q, r.k, r.v, { causal: true });
+  const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal: true });
+  for (const scheme of ['p2p', 'all_gather', 'a2a'] as const)
+    it(`R=2 ${scheme}, causal zigzag, forward and backward against float64`, async () => {
+      const got = await ringAttentionProcesses(s, x, { ranks: 2, scheme, causal: true, layout: 'zigzag', precision: 'f32' });
+      expect(err(got.o, rf.o)).toBeLessThanOrEqual(TOL.f32.out);
+      expect(err(got.lse, rf.lse)).toBeLessThanOrEqual(TOL.f32.out);
+      for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k]!, rb[k]), k).toBeLessThanOrEqual(TOL.f32.grad);
+      const tl = got.timeline;
+      expect(tl.mode).toBe('processes');
+      expect(tl.adapters).toHaveLength(2);
+      for (const ph of tl.phases) {
+        expect(new Set(ph.steps.map((st) => st.rank))).toEqual(new Set([0, 1]));
+        for (const st of ph.steps) expect(st.end).toBeGreaterThanOrEqual(st.start);
+      }
+      if (scheme === 'p2p') expect(tl.summary.bytesMoved).toBeGreaterThan(0);
+    }, 240_000);
+});
+
+describe('ranks in separate processes: more ranks, layouts, the wrapper, failures', () => {
+  it('R=3 contiguous, uneven N, not causal; a2a+p2p at R=4 (2,2) with each rank behind scripts/only-gpu.sh', async () => {
+    const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 41, Nk: 41, D: 16 };
+    const x = makeInputs(s, SEED + 405);
+    const r = refInputs(x, 'f32');
+    for (const [causal, opts] of [[false, { ranks: 3, layout: 'contiguous' as const }], [true, { ranks: 4, scheme: 'a2a+p2p' as const, hierarchicalSizes: '2,2', wrapper: ['bash', 'scripts/only-gpu.sh', '{rank}'] }]] as const) {
+      const rf = referenceForward(s, r.q, r.k, r.v, { causal });
+      const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal });
+      const got = await ringAttentionProcesses(s, x, { causal, precision: 'f32', ...opts });
+      expect(err(got.o, rf.o)).toBeLessThanOrEqual(TOL.f32.out);
+      expect(err(got.lse, rf.lse)).toBeLessThanOrEqual(TOL.f32.out);
+      for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k]!, rb[k]), k).toBeLessThanOrEqual(TOL.f32.grad);
+      expect(got.timeline.R).toBe(opts.ranks);
+    }
+  }, 240_000);
+
+  it('a rank process that cannot start rejects naming the rank; bad requests reject before any starts', async () => {
+    const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 16, Nk: 16, D: 16 };
+    const x = makeInputs(s, 1);
+    await expect(ringAttentionProcesses(s, x, { ranks: 2, wrapper: ['false'] })).rejects.toThrow(/rank \d's process exited \(code 1\) before it finished/);
+    await expect(ringAttentionProcesses(s, x, { ranks: 3, scheme: 'a2a' })).rejects.toThrow(/a2a splits heads over 3 ranks/);
+    await expect(ringAttentionProcesses(s, x, { ranks: 0 })).rejects.toThrow(/integer >= 1/);
+  }, 60_000);
+});
