@@ -13,6 +13,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { FlashDevice, acquireDevices, adapterName } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
 import { toPrecision } from '../src/kernels/attention.js';
@@ -69,7 +70,7 @@ function inputs(s: AttentionShape) {
 
 export async function procsBench(Ns: number[], H: number, D: number, R: number, gpuPerRank: boolean, latencyUs: number, out: string): Promise<ProcRow[]> {
   const rows: ProcRow[] = [];
-  const wrapper = gpuPerRank ? { wrapper: ['bash', 'scripts/only-gpu.sh', '{rank}'] } : {};
+  const wrapper = gpuPerRank ? { wrapper: ['bash', fileURLToPath(new URL('../scripts/only-gpu.sh', import.meta.url)), '{rank}'] } : {};
   const save = () => writeFile(join(out, 'cp-procs.json'), JSON.stringify({ date: new Date().toISOString(), R, H, D, gpuPerRank, rows }, null, 1));
   for (const N of Ns) {
     const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };

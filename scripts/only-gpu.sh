@@ -8,5 +8,13 @@
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: only-gpu.sh K command [args...]" >&2; exit 2; }
 k=$1; shift
-[[ $k =~ ^[0-9]+$ ]] || { echo "only-gpu.sh: K must be a GPU index, got '$k'" >&2; exit 2; }
-exec unshare -m bash -c 'shopt -s nullglob; for d in /dev/nvidia[0-9]*; do [ "${d#/dev/nvidia}" = "$0" ] || mount --bind /dev/null "$d"; done; exec "$@"' "$k" "$@"
+[[ $k =~ ^[0-9]+$ ]] || { echo "only-gpu.sh: K must be a GPU's device number (/dev/nvidiaK), got '$k'" >&2; exit 2; }
+# K is the device node's number (/dev/nvidiaK, the driver's minor number), which is usually but
+# not always nvidia-smi's index. With no NVIDIA device nodes at all (CPU machines, CI) nothing is
+# hidden; with nodes but none for K, that is an error rather than a process that sees no GPU.
+shopt -s nullglob
+nodes=(/dev/nvidia[0-9]*)
+if [ ${#nodes[@]} -gt 0 ] && [ ! -e "/dev/nvidia$k" ]; then
+  echo "only-gpu.sh: no /dev/nvidia$k (there are: ${nodes[*]})" >&2; exit 2
+fi
+exec unshare -m bash -c 'set -e; shopt -s nullglob; for d in /dev/nvidia[0-9]*; do [ "${d#/dev/nvidia}" = "$0" ] || mount --bind /dev/null "$d"; done; exec "$@"' "$k" "$@"

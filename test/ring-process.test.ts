@@ -24,6 +24,9 @@ describe('ranks in separate processes (ProcessCommunicator)', () => {
       const tl = got.timeline;
       expect(tl.mode).toBe('processes');
       expect(tl.adapters).toHaveLength(2);
+      // Every rank freed what it allocated; peak bytes counted as in-process.
+      expect(tl.ranks.map((x) => x.liveBytesAfter)).toEqual([0, 0]);
+      expect(tl.ranks.every((x) => x.peakBytes > 0)).toBe(true);
       for (const ph of tl.phases) {
         expect(new Set(ph.steps.map((st) => st.rank))).toEqual(new Set([0, 1]));
         for (const st of ph.steps) expect(st.end).toBeGreaterThanOrEqual(st.start);

@@ -9,8 +9,9 @@
  *   - deviceCopy: all ranks on one GPUDevice; a transfer is a copyBufferToBuffer (one-device mode).
  *   - staging: one device per adapter; WebGPU has no peer copies, so source → mappable staging
  *     buffer → host → queue.writeBuffer on the destination (multi-adapter mode).
- * Ranks in separate processes (a worker per GPU with its own Dawn instance) would implement
- * Communicator over a socket or shared memory; the rank programs do not change.
+ * Ranks in separate processes (one GPU each, its own Dawn instance) use ProcessCommunicator
+ * (processComm.ts: bytes through host memory and the parent process); the rank programs are the
+ * same.
  */
 import { FlashDevice, checkDevice } from '../gpu/device.js';
 

@@ -6,9 +6,9 @@
  *   send     the ranges are copied into a mappable staging buffer, mapped, and posted as bytes;
  *   receive  the bytes of the message with the same (tag, sender) go into the ranges with
  *            queue.writeBuffer.
- * A message may arrive before its receive is posted: it waits in host memory. As with the
- * in-process communicators a receiver's post says its buffers are free, and the sender's
- * result carries the bytes (one message per peer), the receiver's only the times.
+ * A message may arrive before its receive is posted: it waits in host memory, and is written
+ * once the receive is posted (a receiver's post says its buffers are free, as in-process). The
+ * sender's result carries the bytes (one message per peer), the receiver's only the times.
  */
 import { FlashDevice, checkDevice } from '../gpu/device.js';
 import { BufRange, Communicator, Pending, TransferResult } from './communicator.js';
@@ -19,6 +19,8 @@ export interface DataMessage {
   tag: string;
   from: number;
   to: number;
+  /** The ranges' exact byte counts; `parts` are those rounded up to 4 (copy granularity). */
+  bytes: number[];
   parts: Uint8Array<ArrayBuffer>[];
 }
 
@@ -82,19 +84,16 @@ export class ProcessCommunicator implements Communicator {
     const own = local ?? (selfSend && selfRecv ? [selfSend[1], selfRecv[1]] as [BufRange[], BufRange[]] : null);
     const incoming = recvs.filter(([from, r]) => from !== rank && r.length).map(([from, r]) => this.receive(from, tag).then((m) => this.write(r, m, tag)));
     incoming.forEach((p) => p.catch(() => {}));
-    let bytes = 0, messages = 0;
-    for (const [to, s] of sends) {
-      if (to === rank || !s.length) continue;
-      const parts = await this.read(s);
-      this.post({ type: 'data', tag, from: rank, to, parts });
-      bytes += s.reduce((a, x) => a + x.bytes, 0);
-      messages++;
-    }
+    // Every send staged at once (one copy and map each, in flight together), then posted.
+    const out = sends.filter(([to, s]) => to !== rank && s.length);
+    const staged = await Promise.all(out.map(([, s]) => this.read(s)));
+    out.forEach(([to, s], i) => this.post({ type: 'data', tag, from: rank, to, bytes: s.map((x) => x.bytes), parts: staged[i] }));
+    const bytes = out.reduce((a, [, s]) => a + s.reduce((b, x) => b + x.bytes, 0), 0);
     if (own && own[0].length) await this.copyLocal(own[0], own[1]);
     await Promise.all(incoming);
     if (incoming.length) await this.dev.device.queue.onSubmittedWorkDone();
     checkDevice(this.dev, `transfer ${tag}`);
-    return bytes || messages || incoming.length ? { bytes, messages, start, end: performance.now() } : none();
+    return out.length || incoming.length || own?.[0].length ? { bytes, messages: out.length, start, end: performance.now() } : none();
   }
 
   private receive(from: number, tag: string): Promise<DataMessage> {
@@ -144,8 +143,8 @@ export class ProcessCommunicator implements Communicator {
   }
 
   private write(dst: BufRange[], m: DataMessage, tag: string): void {
-    if (m.parts.length !== dst.length || m.parts.some((p, i) => p.byteLength !== align4(dst[i].bytes)))
-      throw new Error(`communicator: ${m.from}>${m.to}:${tag} sends ${m.parts.map((p) => p.byteLength)} bytes but receives ${dst.map((d) => align4(d.bytes))}`);
+    if (m.bytes.length !== dst.length || m.bytes.some((b, i) => b !== dst[i].bytes))
+      throw new Error(`communicator: ${m.from}>${m.to}:${tag} sends ${m.bytes} bytes but receives ${dst.map((d) => d.bytes)}`);
     m.parts.forEach((p, i) => this.dev.device.queue.writeBuffer(dst[i].buffer, dst[i].offset ?? 0, p));
   }
 

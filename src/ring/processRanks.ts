@@ -7,15 +7,17 @@
  * the same rank program as the in-process modes over a ProcessCommunicator.
  *
  * Protocol (Node IPC, 'advanced' serialization, so typed arrays travel as bytes):
- *   parent → rank   init, data (forwarded), backward, abort
+ *   parent → rank   init, start (all ranks ready), data (forwarded), backward (all forwards
+ *                   done), abort
  *   rank → parent   ready, data, forward-done, done, error
- * Host clocks differ between processes, so a rank reports each phase's start as wall-clock
- * time (timeOrigin + now) and its steps relative to it; the parent aligns them.
+ * performance.now() has a different origin in each process, so a rank reports each phase's
+ * start as timeOrigin + now (wall-clock ms) and its steps relative to it; the parent aligns them.
+ * Not here (unlike the in-process modes): onStep progress.
  */
-import { StdioOptions, fork } from 'node:child_process';
+import { ChildProcess, StdioOptions, fork } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { DeviceLostError, InputError } from '../errors.js';
+import { DeviceLostError, FlashringError, InputError, LimitError, NoAdapterError } from '../errors.js';
 import { toHalfArray } from '../f16.js';
 import { HostTensor } from '../kernels/attention.js';
 import { Precision } from '../kernels/precision.js';
@@ -54,6 +56,7 @@ export interface RankDone {
 }
 
 export type ToParent = DataMessage | RankDone | { type: 'ready' | 'forward-done'; rank: number } | { type: 'error'; rank: number; name: string; message: string };
+export type FromParent = RankInit | DataMessage | { type: 'start' | 'backward' } | { type: 'abort'; why: string };
 
 export interface ProcessRingOptions extends RingOptions {
   ranks: number;
@@ -67,6 +70,8 @@ const DAWN_NOISE = /^Warning: maxDynamic(Uniform|Storage)BuffersPerPipelineLayou
 /** The ring over R rank processes; the same result as ringAttention, with mode 'processes'. */
 export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, opts: ProcessRingOptions): Promise<RingResult> {
   validateShape(s);
+  if ('qPos' in opts || 'kPos' in opts) throw new InputError('the ring sets token positions itself; do not pass qPos/kPos');
+  if (opts.precision !== undefined && !['auto', 'f32', 'f16'].includes(opts.precision)) throw new InputError(`precision must be f32, f16 or auto, got '${opts.precision}'`);
   const R = opts.ranks;
   if (!Number.isInteger(R) || R < 1) throw new InputError(`the ring size (CP ranks) must be an integer >= 1, got ${R}`);
   if (s.Nq !== s.Nk) throw new InputError(`context parallelism splits one sequence: Nq (${s.Nq}) must equal Nk (${s.Nk})`);
@@ -76,6 +81,8 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   const sched = ringSchedule(s.Nq, R, layout, base);
   const src = hostSource(s, t);
   src.check?.();
+  // 'auto' follows the data as in-process, but is decided before any rank has a device: f16
+  // inputs on an adapter without shader-f16 are then an error of that rank (pass f32).
   const half = [t.q, t.k, t.v].every((x) => x instanceof Uint16Array);
   const precision: Precision = !opts.precision || opts.precision === 'auto' ? (half ? 'f16' : 'f32') : opts.precision;
   const names: InputName[] = src.backward ? ['q', 'k', 'v', 'dout'] : ['q', 'k', 'v'];
@@ -92,42 +99,49 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   return { o: cast(out.o), lse: out.lse, precision, timeline, kernels: done[0].kernels, ...(src.backward ? { dq: cast(out.dq), dk: cast(out.dk), dv: cast(out.dv) } : {}) };
 }
 
-/** Spawns the rank processes, forwards their messages, and returns each one's result. */
+/** A rank process's error as the class it had there (the typed errors of errors.ts), naming the rank. */
+function rankError(rank: number, name: string, message: string): Error {
+  const msg = `rank ${rank}: ${message}`;
+  const typed: Record<string, (m: string) => Error> = {
+    InputError: (m) => new InputError(m), LimitError: (m) => new LimitError(m), NoAdapterError: (m) => new NoAdapterError(m),
+    GPUValidationError: (m) => new FlashringError(m), DeviceLostError: (m) => new DeviceLostError(m, rank),
+  };
+  return (typed[name] ?? ((m: string) => new DeviceLostError(m, rank)))(msg);
+}
+
+const SETTLE_MS = 2000;
+
+/**
+ * Spawns the rank processes, forwards their messages, and returns each one's result. The
+ * ranks start their forward together (after every one has its device and kernels: a rank still
+ * compiling would show as its peers' transfer time) and their backward together.
+ */
 function runProcesses(inits: RankInit[], opts: ProcessRingOptions): Promise<RankDone[]> {
   const R = inits.length, timeoutMs = opts.stepTimeoutMs ?? 120_000;
   return new Promise((resolve, reject) => {
     const results: RankDone[] = [];
-    let forwardDone = 0, finished = false, last = performance.now();
-    const kids = inits.map((init) => {
-      const wrap = (opts.wrapper ?? []).map((a) => a.replace('{rank}', String(init.rank)));
-      const stdio: StdioOptions = ['inherit', 'inherit', 'pipe', 'ipc'];
-      const child = wrap.length
-        ? fork(WORKER, [], { serialization: 'advanced', stdio, execPath: wrap[0], execArgv: [...wrap.slice(1), process.execPath] })
-        : fork(WORKER, [], { serialization: 'advanced', stdio });
-      // Dawn's two lines per adapter on some drivers (as bin/flashring.mjs drops them); the rest passes.
-      createInterface({ input: child.stderr! }).on('line', (l) => { if (!DAWN_NOISE.test(l)) process.stderr.write(`[rank ${init.rank}] ${l}\n`); });
-      child.on('message', (m: ToParent) => onMessage(init.rank, m));
-      child.on('exit', (code) => { if (!finished && !results[init.rank]) fail(new DeviceLostError(`rank ${init.rank}'s process exited (code ${code}) before it finished`, init.rank)); });
-      child.on('error', (e) => fail(new DeviceLostError(`rank ${init.rank}'s process: ${e.message}`, init.rank)));
-      return child;
-    });
-    /** To a rank process; a process already gone is reported by its 'exit'. */
-    const tell = (k: (typeof kids)[number], m: object) => { if (k.connected) k.send(m, () => {}); };
-    kids.forEach((k, r) => tell(k, inits[r]));
+    const kids: ChildProcess[] = [];
+    let ready = 0, forwardDone = 0, finished = false, last = performance.now();
+    const tell = (k: ChildProcess, m: object) => { if (k.connected) k.send(m, () => {}); };   // a gone process reports through 'exit'
     const watchdog = setInterval(() => { if (performance.now() - last > timeoutMs) fail(new DeviceLostError(`no rank process sent anything within ${timeoutMs} ms (a hung device?)`)); }, Math.min(1000, timeoutMs));
+    /** Aborts every rank, waits (at most SETTLE_MS) for the processes to end, then kills what is left and rejects. */
     function fail(e: Error) {
       if (finished) return;
       finished = true;
       clearInterval(watchdog);
       for (const k of kids) { tell(k, { type: 'abort', why: e.message }); if (k.connected) k.disconnect(); }
-      setTimeout(() => kids.forEach((k) => k.kill()), 2000).unref();
-      reject(e);
+      const gone = kids.map((k) => (k.exitCode !== null || k.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => k.once('exit', () => r()))));
+      Promise.race([Promise.all(gone), new Promise((r) => setTimeout(r, SETTLE_MS))]).then(() => {
+        for (const k of kids) if (k.exitCode === null && k.signalCode === null) k.kill('SIGKILL');
+        reject(e);
+      });
     }
     function onMessage(rank: number, m: ToParent) {
       last = performance.now();
       if (m.type === 'data') tell(kids[m.to], m);
+      else if (m.type === 'ready' && ++ready === R) kids.forEach((k) => tell(k, { type: 'start' }));
       else if (m.type === 'forward-done' && ++forwardDone === R) kids.forEach((k) => tell(k, { type: 'backward' }));
-      else if (m.type === 'error') fail(m.name === 'InputError' ? new InputError(`rank ${rank}: ${m.message}`) : new DeviceLostError(`rank ${rank}: ${m.message}`, rank));
+      else if (m.type === 'error') fail(rankError(rank, m.name, m.message));
       else if (m.type === 'done') {
         results[rank] = m;
         if (results.filter(Boolean).length === R) {
@@ -138,7 +152,30 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions): Promise<Rank
         }
       }
     }
+    try {
+      for (const init of inits) kids.push(spawnRank(init, opts.wrapper ?? [], onMessage, fail, () => finished || !!results[init.rank]));
+      kids.forEach((k, r) => tell(k, inits[r]));
+    } catch (e) {
+      fail(e as Error);
+    }
   });
+}
+
+/** One rank process (behind the wrapper, if any), its stderr passed on without Dawn's noise. */
+function spawnRank(init: RankInit, wrapper: readonly string[], onMessage: (rank: number, m: ToParent) => void, fail: (e: Error) => void, over: () => boolean): ChildProcess {
+  const wrap = wrapper.map((a) => a.replace('{rank}', String(init.rank)));
+  const stdio: StdioOptions = ['inherit', 'inherit', 'pipe', 'ipc'];
+  const child = wrap.length
+    ? fork(WORKER, [], { serialization: 'advanced', stdio, execPath: wrap[0], execArgv: [...wrap.slice(1), process.execPath] })
+    : fork(WORKER, [], { serialization: 'advanced', stdio });
+  // Dawn's two lines per adapter on some drivers (as bin/flashring.mjs drops them); the rest passes.
+  createInterface({ input: child.stderr! }).on('line', (l) => { if (!DAWN_NOISE.test(l)) process.stderr.write(`[rank ${init.rank}] ${l}\n`); });
+  child.on('message', (m: ToParent) => onMessage(init.rank, m));
+  child.on('exit', (code, signal) => {
+    if (!over()) fail(new DeviceLostError(`rank ${init.rank}'s process exited (${signal ? `signal ${signal}` : `code ${code}`}) before it finished`, init.rank));
+  });
+  child.on('error', (e) => fail(new DeviceLostError(`rank ${init.rank}'s process: ${e.message}`, init.rank)));
+  return child;
 }
 
 /** One timeline from the ranks' records: each phase's steps shifted to its earliest start. */

@@ -10,35 +10,35 @@ import { nodeGPU, releaseNodeGPU } from '../gpu/node.js';
 import { resolvePrecision } from '../kernels/precision.js';
 import { Problem, RankIO } from './chunks.js';
 import { ProcessCommunicator, DataMessage } from './processComm.js';
-import { RankDone, RankInit, ToParent } from './processRanks.js';
+import { FromParent, RankDone, RankInit, ToParent } from './processRanks.js';
 import { RankContext } from './rank.js';
 import { kernelsOf, loadShard, rankKernels } from './ringAttention.js';
 import { resolveScheme } from './scheme.js';
 import { TimelineRecorder } from './timeline.js';
 
-type FromParent = RankInit | DataMessage | { type: 'backward' } | { type: 'abort'; why: string };
-
-const send = (m: ToParent) => process.send!(m);
+/** To the parent, while it listens (after a failure it may have let go of this process). */
+const send = (m: ToParent, then?: () => void) => (process.connected ? process.send!(m, () => then?.()) : then?.());
 
 export function rankProcessMain(): void {
   let comm: ProcessCommunicator | null = null;
   const early: DataMessage[] = [];
-  let goBackward!: () => void;
+  let goBackward!: () => void, goStart!: () => void;
   const backward = new Promise<void>((r) => (goBackward = r));
+  const start = new Promise<void>((r) => (goStart = r));
   process.on('message', (m: FromParent) => {
-    if (m.type === 'init') run(m, (c) => { comm = c; early.splice(0).forEach((x) => c.deliver(x)); }, backward).catch((e: Error) => {
-      send({ type: 'error', rank: m.rank, name: e.name, message: e.message });
+    if (m.type === 'init') run(m, (c) => { comm = c; early.splice(0).forEach((x) => c.deliver(x)); }, start, backward).catch((e: Error) => {
       process.exitCode = 1;
-      process.disconnect?.();
+      send({ type: 'error', rank: m.rank, name: e.name, message: e.message }, () => process.connected && process.disconnect());
     });
     else if (m.type === 'data') comm ? comm.deliver(m) : early.push(m);
+    else if (m.type === 'start') goStart();
     else if (m.type === 'backward') goBackward();
     else if (m.type === 'abort') comm?.abort(new Error(`aborted: ${m.why}`));
   });
   process.on('disconnect', () => setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref());
 }
 
-async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, backward: Promise<void>): Promise<void> {
+async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, start: Promise<void>, backward: Promise<void>): Promise<void> {
   const gpu = await nodeGPU();
   const [dev] = await acquireDevices(gpu, 1);
   try {
@@ -54,6 +54,7 @@ async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, back
     const segs = init.shards[init.rank];
     const io = loadShard(ctx, pb, init.shards, { backward: init.backward, rows: (name, seg) => init.inputs[name]![segs.indexOf(seg)] }, p);
     send({ type: 'ready', rank: init.rank });
+    await start;
     const kept = await sch.program.forward(ctx, pb, io);
     send({ type: 'forward-done', rank: init.rank });
     if (init.backward) {
@@ -68,9 +69,8 @@ async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, back
       const t = rec.phaseStart(ph);
       return t === undefined ? [] : [[ph, performance.timeOrigin + t]];
     }));
-    const done: RankDone = { type: 'done', rank: init.rank, adapter: adapterName(dev.adapter), kernels: kernelsOf(kernels), outputs, records, phaseStart, memory: ctx.memory() };
-    ctx.free();
-    send(done);
+    ctx.free();   // before the ledger is read: liveBytes after it shows a leak, as in-process
+    send({ type: 'done', rank: init.rank, adapter: adapterName(dev.adapter), kernels: kernelsOf(kernels), outputs, records, phaseStart, memory: ctx.memory() });
   } finally {
     dev.destroy();
     releaseNodeGPU();
