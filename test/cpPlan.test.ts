@@ -43,6 +43,7 @@ describe('flashring cp-plan', () => {
     const bad: [Record<string, string | boolean>, RegExp][] = [
       [{ link: 'tin-can' }, /unknown link 'tin-can'/],
       [{ link: 'custom', 'link-gbps': '-5', 'link-latency-us': '1' }, /--link-gbps > 0/],
+      [{ link: 'custom', 'link-latency-us': '1' }, /--link custom needs --link-gbps > 0 \(Gbit\/s\), none given$/],
       [{ 'link-gbps': '100' }, /describe --link custom/],
       [{ 'cp-comm-type': 'a2a', 'num-attention-heads': '6', 'hidden-size': '768' }, /divisible by 4/],
       [{ 'cp-comm-type': 'a2a+p2p', 'hierarchical-context-parallel-sizes': '2,4' }, /multiply to 8/],

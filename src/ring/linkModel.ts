@@ -29,8 +29,8 @@ export const LINK_NAMES = [...Object.keys(LINKS), 'custom'];
 /** A preset by name, or 'custom' with its bandwidth (Gbit/s) and latency (µs). */
 export function resolveLink(name: string, gbps?: number, latencyUs?: number): Link {
   if (name === 'custom') {
-    if (gbps === undefined || !Number.isFinite(gbps) || gbps <= 0) throw new InputError(`--link custom needs --link-gbps > 0 (Gbit/s), got ${gbps}`);
-    if (latencyUs === undefined || !Number.isFinite(latencyUs) || latencyUs < 0) throw new InputError(`--link custom needs --link-latency-us >= 0, got ${latencyUs}`);
+    if (gbps === undefined || !Number.isFinite(gbps) || gbps <= 0) throw new InputError(`--link custom needs --link-gbps > 0 (Gbit/s), ${gbps === undefined ? 'none given' : `got ${gbps}`}`);
+    if (latencyUs === undefined || !Number.isFinite(latencyUs) || latencyUs < 0) throw new InputError(`--link custom needs --link-latency-us >= 0, ${latencyUs === undefined ? 'none given' : `got ${latencyUs}`}`);
     return { name: 'custom', gbps, latencyUs };
   }
   const preset = LINKS[name as keyof typeof LINKS];
