@@ -3,13 +3,19 @@
  * GPUs cannot be told apart inside one process (Dawn gives every requestAdapter() the first
  * adapter of a name: ../shared/PLATFORM.md), so each rank process sees only its own GPU and the
  * ranks talk through the parent process (src/ring/processRanks.ts), which forwards messages:
- *   send     the ranges are copied into a mappable staging buffer, mapped, and posted as bytes;
+ *   send     the ranges are copied into a mappable staging buffer, mapped, and written to a file
+ *            in the run's spool folder (on /dev/shm where there is one: memory, no disk), whose
+ *            name is posted; without a spool the bytes travel in the message itself (Node IPC
+ *            serializes them twice on the way through the parent: ~0.1 GB/s on a small VM,
+ *            a few times less than the spool);
  *   receive  the bytes of the message with the same (tag, sender) go into the ranges with
- *            queue.writeBuffer.
+ *            queue.writeBuffer (the file is then removed).
  * A message may arrive before its receive is posted: it waits in host memory, and is written
  * once the receive is posted (a receiver's post says its buffers are free, as in-process). The
  * sender's result carries the bytes (one message per peer), the receiver's only the times.
  */
+import { open, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { FlashDevice, checkDevice } from '../gpu/device.js';
 import { BufRange, Communicator, Pending, TransferResult } from './communicator.js';
 
@@ -19,12 +25,26 @@ export interface DataMessage {
   tag: string;
   from: number;
   to: number;
-  /** The ranges' exact byte counts; `parts` are those rounded up to 4 (copy granularity). */
+  /** The ranges' exact byte counts; the parts are those rounded up to 4 (copy granularity). */
   bytes: number[];
+  /** The parts, in the message or, one after another, in this spool file. */
   parts: Uint8Array<ArrayBuffer>[];
+  file?: string;
 }
 
 const align4 = (n: number) => Math.ceil(n / 4) * 4;
+
+/** A message's parts read back from its spool file (then removed), or as they came. */
+async function unspool(m: DataMessage): Promise<DataMessage> {
+  if (!m.file) return m;
+  const file = await readFile(m.file);
+  const data = new Uint8Array(file.buffer as ArrayBuffer, file.byteOffset, file.byteLength);
+  await rm(m.file, { force: true });
+  let off = 0;
+  const parts = m.bytes.map((b) => data.subarray(off, (off += align4(b))));
+  if (off !== data.byteLength) throw new Error(`communicator: spool file ${m.file} holds ${data.byteLength} bytes, not ${off}`);
+  return { ...m, parts, file: undefined };
+}
 const none = (): TransferResult => ({ bytes: 0, messages: 0, start: performance.now(), end: performance.now() });
 
 interface Waiter {
@@ -37,8 +57,8 @@ export class ProcessCommunicator implements Communicator {
   private waiting = new Map<string, Waiter[]>();
   private failed: Error | null = null;
 
-  /** `post` hands a message to the parent; `charge` counts staging bytes against the rank. */
-  constructor(readonly size: number, private dev: FlashDevice, private post: (m: DataMessage) => void, private charge: (bytes: number) => void = () => {}) {}
+  /** `post` hands a message to the parent; `charge` counts staging bytes against the rank; `spool`: a folder all ranks share. */
+  constructor(readonly size: number, private dev: FlashDevice, private post: (m: DataMessage) => void, private charge: (bytes: number) => void = () => {}, private spool: string | null = null) {}
 
   /** A message from the parent: to the receive that waits for it, or into the inbox. */
   deliver(m: DataMessage): void {
@@ -82,12 +102,21 @@ export class ProcessCommunicator implements Communicator {
     const start = performance.now();
     const selfSend = sends.find(([to]) => to === rank), selfRecv = recvs.find(([from]) => from === rank);
     const own = local ?? (selfSend && selfRecv ? [selfSend[1], selfRecv[1]] as [BufRange[], BufRange[]] : null);
-    const incoming = recvs.filter(([from, r]) => from !== rank && r.length).map(([from, r]) => this.receive(from, tag).then((m) => this.write(r, m, tag)));
+    const incoming = recvs.filter(([from, r]) => from !== rank && r.length).map(([from, r]) => this.receive(from, tag).then(unspool).then((m) => this.write(r, m, tag)));
     incoming.forEach((p) => p.catch(() => {}));
     // Every send staged at once (one copy and map each, in flight together), then posted.
     const out = sends.filter(([to, s]) => to !== rank && s.length);
     const staged = await Promise.all(out.map(([, s]) => this.read(s)));
-    out.forEach(([to, s], i) => this.post({ type: 'data', tag, from: rank, to, bytes: s.map((x) => x.bytes), parts: staged[i] }));
+    await Promise.all(out.map(async ([to, s], i) => {
+      const m: DataMessage = { type: 'data', tag, from: rank, to, bytes: s.map((x) => x.bytes), parts: staged[i] };
+      if (this.spool) {
+        m.file = join(this.spool, `${rank}-${to}-${encodeURIComponent(tag)}`);
+        const fh = await open(m.file, 'wx');
+        try { await fh.writev(m.parts); } finally { await fh.close(); }
+        m.parts = [];
+      }
+      this.post(m);
+    }));
     const bytes = out.reduce((a, [, s]) => a + s.reduce((b, x) => b + x.bytes, 0), 0);
     if (own && own[0].length) await this.copyLocal(own[0], own[1]);
     await Promise.all(incoming);
@@ -143,7 +172,7 @@ export class ProcessCommunicator implements Communicator {
   }
 
   private write(dst: BufRange[], m: DataMessage, tag: string): void {
-    if (m.bytes.length !== dst.length || m.bytes.some((b, i) => b !== dst[i].bytes))
+    if (m.bytes.length !== dst.length || m.parts.length !== dst.length || m.bytes.some((b, i) => b !== dst[i].bytes))
       throw new Error(`communicator: ${m.from}>${m.to}:${tag} sends ${m.bytes} bytes but receives ${dst.map((d) => d.bytes)}`);
     m.parts.forEach((p, i) => this.dev.device.queue.writeBuffer(dst[i].buffer, dst[i].offset ?? 0, p));
   }

@@ -16,6 +16,10 @@
  */
 import { ChildProcess, StdioOptions, fork } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DeviceLostError, FlashringError, InputError, LimitError, NoAdapterError } from '../errors.js';
 import { toHalfArray } from '../f16.js';
@@ -37,6 +41,8 @@ export interface RankInit {
   rank: number; R: number;
   shape: AttentionShape; base: ResolvedOptions; precision: Precision;
   scheme: Scheme; hierarchicalSizes?: string | number[]; shards: Segment[][]; backward: boolean;
+  /** The folder the ranks exchange bytes through (processComm.ts), or null for bytes in messages. */
+  spool: string | null;
   /** This rank's rows of each input, one array per segment of its shard. */
   inputs: Partial<Record<InputName, HostTensor[]>>;
 }
@@ -86,11 +92,13 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   const half = [t.q, t.k, t.v].every((x) => x instanceof Uint16Array);
   const precision: Precision = !opts.precision || opts.precision === 'auto' ? (half ? 'f16' : 'f32') : opts.precision;
   const names: InputName[] = src.backward ? ['q', 'k', 'v', 'dout'] : ['q', 'k', 'v'];
+  // The spool: on /dev/shm (memory) where there is one; removed with whatever a failure left in it.
+  const spool = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'flashring-ring-'));
   const inits: RankInit[] = sched.shards.map((segs, rank) => ({
     type: 'init', rank, R, shape: s, base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards: sched.shards,
-    backward: src.backward, inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
+    backward: src.backward, spool, inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
   }));
-  const done = await runProcesses(inits, opts);
+  const done = await runProcesses(inits, opts).finally(() => rm(spool, { recursive: true, force: true }));
   const pb: Problem = { shape: s, base, eb: precision === 'f16' ? 2 : 4 };
   const timeline = assemble(done, pb, sch.scheme, sch.hierarchy, layout, precision, sched, !!opts.causal);
   if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), R, opts.link, opts.computeTflops);

@@ -48,7 +48,7 @@ async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, star
     const kernels = await rankKernels(dev, init.shape.D, p, init.backward);
     const rec = new TimelineRecorder(init.R, sch.steps);
     let ctx: RankContext | null = null;
-    const comm = new ProcessCommunicator(init.R, dev, (m) => send(m), (b) => ctx?.charge(b));
+    const comm = new ProcessCommunicator(init.R, dev, (m) => send(m), (b) => ctx?.charge(b), init.spool);
     ctx = new RankContext(init.rank, dev, comm, kernels, rec, null, 2 * init.R + 8);
     ready(comm);
     const segs = init.shards[init.rank];
