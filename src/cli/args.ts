@@ -18,7 +18,8 @@ const NEGATIVE = /^-(\d|\.\d)/;
 /**
  * parseArgs, strict, with two things users expect: a string option takes a following negative
  * number as its value (`--scale -0.125`, which parseArgs alone calls ambiguous), and every
- * parsing mistake (unknown flag, `--causal=yes`, a missing value, a stray argument) is one line.
+ * parsing mistake (unknown flag, `--causal=yes`, a missing value, a stray argument, a flag given
+ * twice, where parseArgs would keep the last) is one line.
  */
 export function parseCommand<O extends Options>(command: string, argv: string[], options: O, allowPositionals = false) {
   const args: string[] = [];
@@ -31,8 +32,9 @@ export function parseCommand<O extends Options>(command: string, argv: string[],
     }
     args.push(a);
   }
+  let parsed;
   try {
-    return parseArgs<Config<O>>({ args, options, strict: true, allowPositionals });
+    parsed = parseArgs<Config<O> & { tokens: true }>({ args, options, strict: true, allowPositionals, tokens: true });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? '';
     if (!code.startsWith('ERR_PARSE_ARGS')) throw e;
@@ -41,6 +43,14 @@ export function parseCommand<O extends Options>(command: string, argv: string[],
     const msg = ambiguous ? `${ambiguous[1]} needs a value (to give one starting with '-', write ${ambiguous[1]}=VALUE)` : first;
     throw new InputError(`${msg} (see flashring ${command} --help)`);
   }
+  const seen = new Set<string>();
+  for (const t of parsed.tokens) {
+    if (t.kind !== 'option' || options[t.name]?.multiple) continue;
+    if (seen.has(t.name)) throw new InputError(`--${t.name} is given twice: give it once (see flashring ${command} --help)`);
+    seen.add(t.name);
+  }
+  const { tokens: _, ...rest } = parsed;
+  return rest as ReturnType<typeof parseArgs<Config<O>>>;
 }
 
 /** Plain decimal or scientific notation: no hex, no empty string, no 'Infinity', no spaces. */
