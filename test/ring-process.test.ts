@@ -17,12 +17,15 @@ describe('ranks in separate processes (ProcessCommunicator)', () => {
   const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal: true });
   for (const scheme of ['p2p', 'all_gather', 'a2a'] as const)
     it(`R=2 ${scheme}, causal zigzag, forward and backward against float64`, async () => {
-      const got = await ringAttentionProcesses(s, x, { ranks: 2, scheme, causal: true, layout: 'zigzag', precision: 'f32' });
+      const seen: string[] = [];
+      const got = await ringAttentionProcesses(s, x, { ranks: 2, scheme, causal: true, layout: 'zigzag', precision: 'f32', onStep: ({ phase, step }) => seen.push(`${phase}:${step}`) });
       expect(err(got.o, rf.o)).toBeLessThanOrEqual(TOL.f32.out);
       expect(err(got.lse, rf.lse)).toBeLessThanOrEqual(TOL.f32.out);
       for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k]!, rb[k]), k).toBeLessThanOrEqual(TOL.f32.grad);
       const tl = got.timeline;
       expect(tl.mode).toBe('processes');
+      // Progress: every step of every phase once, when both ranks have ended it.
+      expect(seen).toEqual(tl.phases.flatMap((ph) => [...new Set(ph.steps.map((st) => `${ph.phase}:${st.step}`))]));
       expect(tl.adapters).toHaveLength(2);
       // Every rank freed what it allocated; peak bytes counted as in-process.
       expect(tl.ranks.map((x) => x.liveBytesAfter)).toEqual([0, 0]);

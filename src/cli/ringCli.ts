@@ -73,7 +73,9 @@ async function processesCommand(
     ...(ring.hierarchicalSizes !== undefined ? { hierarchicalSizes: ring.hierarchicalSizes } : {}),
     ...(ring.link ? { link: ring.link, computeTflops: ring.computeTflops } : {}),
     ...(ring.gpuPerRank ? { wrapper: ['bash', ONLY_GPU, '{rank}'] } : {}),
+    onStep: ({ phase, step, steps }) => process.stderr.write(`\r  ${phase} step ${step + 1}/${steps}   `),
   });
+  process.stderr.write('\n');
   const files = outputFiles(ring.out, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, res.lse);
   if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
   await writeFilesAtomically(files, [ring.out]);

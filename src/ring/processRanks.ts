@@ -9,10 +9,10 @@
  * Protocol (Node IPC, 'advanced' serialization, so typed arrays travel as bytes):
  *   parent → rank   init, start (all ranks ready), data (forwarded), backward (all forwards
  *                   done), abort
- *   rank → parent   ready, data, forward-done, done, error
+ *   rank → parent   ready, data, step (one of its steps ended), forward-done, done, error
  * performance.now() has a different origin in each process, so a rank reports each phase's
  * start as timeOrigin + now (wall-clock ms) and its steps relative to it; the parent aligns them.
- * Not here (unlike the in-process modes): onStep progress.
+ * onStep fires when every rank has ended a step, as in-process.
  */
 import { ChildProcess, StdioOptions, fork } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -61,7 +61,8 @@ export interface RankDone {
   memory: { peakBytes: number; liveBytes: number };
 }
 
-export type ToParent = DataMessage | RankDone | { type: 'ready' | 'forward-done'; rank: number } | { type: 'error'; rank: number; name: string; message: string };
+export type ToParent = DataMessage | RankDone | { type: 'ready' | 'forward-done'; rank: number } | { type: 'error'; rank: number; name: string; message: string }
+  | { type: 'step'; rank: number; phase: Phase; step: number };
 export type FromParent = RankInit | DataMessage | { type: 'start' | 'backward' } | { type: 'abort'; why: string };
 
 export interface ProcessRingOptions extends RingOptions {
@@ -98,7 +99,7 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
     type: 'init', rank, R, shape: s, base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards: sched.shards,
     backward: src.backward, spool, inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
   }));
-  const done = await runProcesses(inits, opts).finally(() => rm(spool, { recursive: true, force: true }));
+  const done = await runProcesses(inits, opts, sch.steps).finally(() => rm(spool, { recursive: true, force: true }));
   const pb: Problem = { shape: s, base, eb: precision === 'f16' ? 2 : 4 };
   const timeline = assemble(done, pb, sch.scheme, sch.hierarchy, layout, precision, sched, !!opts.causal);
   if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), R, opts.link, opts.computeTflops);
@@ -124,10 +125,11 @@ const SETTLE_MS = 2000;
  * ranks start their forward together (after every one has its device and kernels: a rank still
  * compiling would show as its peers' transfer time) and their backward together.
  */
-function runProcesses(inits: RankInit[], opts: ProcessRingOptions): Promise<RankDone[]> {
+function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record<Phase, number>): Promise<RankDone[]> {
   const R = inits.length, timeoutMs = opts.stepTimeoutMs ?? 120_000;
   return new Promise((resolve, reject) => {
     const results: RankDone[] = [];
+    const ended = new Map<string, number>();   // ranks that ended each (phase, step)
     const kids: ChildProcess[] = [];
     let ready = 0, forwardDone = 0, finished = false, last = performance.now();
     const tell = (k: ChildProcess, m: object) => { if (k.connected) k.send(m, () => {}); };   // a gone process reports through 'exit'
@@ -148,6 +150,11 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions): Promise<Rank
       last = performance.now();
       if (m.type === 'data') tell(kids[m.to], m);
       else if (m.type === 'ready' && ++ready === R) kids.forEach((k) => tell(k, { type: 'start' }));
+      else if (m.type === 'step') {
+        const key = `${m.phase}:${m.step}`, n = (ended.get(key) ?? 0) + 1;
+        ended.set(key, n);
+        if (n === R) opts.onStep?.({ phase: m.phase, step: m.step, steps: steps[m.phase] });
+      }
       else if (m.type === 'forward-done' && ++forwardDone === R) kids.forEach((k) => tell(k, { type: 'backward' }));
       else if (m.type === 'error') fail(rankError(rank, m.name, m.message));
       else if (m.type === 'done') {

@@ -46,7 +46,8 @@ async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, star
     const sch = resolveScheme(init.scheme, init.R, init.shape, init.hierarchicalSizes);
     const pb: Problem = { shape: init.shape, base: init.base, eb: p === 'f16' ? 2 : 4 };
     const kernels = await rankKernels(dev, init.shape.D, p, init.backward);
-    const rec = new TimelineRecorder(init.R, sch.steps);
+    // This process records its own rank's steps only: each one it ends is reported (the parent's onStep).
+    const rec = new TimelineRecorder(1, sch.steps, ({ phase, step }) => send({ type: 'step', rank: init.rank, phase, step }));
     let ctx: RankContext | null = null;
     const comm = new ProcessCommunicator(init.R, dev, (m) => send(m), (b) => ctx?.charge(b), init.spool);
     ctx = new RankContext(init.rank, dev, comm, kernels, rec, null, 2 * init.R + 8);
