@@ -5,7 +5,7 @@ import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
 import { HostTensor } from '../kernels/attention.js';
 import { Precision, PrecisionRequest } from '../kernels/precision.js';
-import { ringAttention, RingTimeline } from '../ring/ringAttention.js';
+import { ringAttention, RingOptions, RingResult, RingTimeline } from '../ring/ringAttention.js';
 import { ringAttentionProcesses } from '../ring/processRanks.js';
 import { AttentionShape } from '../shape.js';
 import { devicePrecision, outputFiles } from './attention.js';
@@ -35,46 +35,30 @@ export async function ringCommand(
   ring: RingArgs & { out: string },
 ): Promise<number> {
   const { R, layout, mode } = ring;
-  if (mode === 'processes') return processesCommand(s, t, dout, opts, ring);
-  // One-device mode (the default: Dawn cannot tell identical adapters apart): R ranks share one device.
-  const devs = await acquireDevices(await nodeGPU(), mode === 'one-device' ? 1 : R);
-  try {
-    const precision = devicePrecision(opts.precision, opts.request, devs[0]);
-    console.error(`context-parallel attention ${JSON.stringify(s)}, ${R} rank(s) ${mode} (${ring.scheme}): ${adapterName(devs[0].adapter)}`);
-    const res = await ringAttention(devs, s, { ...t, ...(dout ? { dout } : {}) }, {
-      causal: opts.causal, scale: opts.scale, window: opts.window, docs: opts.docs, precision, layout, ranks: R, scheme: ring.scheme,
-      ...(ring.hierarchicalSizes !== undefined ? { hierarchicalSizes: ring.hierarchicalSizes } : {}),
-      ...(ring.link ? { link: ring.link, computeTflops: ring.computeTflops } : {}),
-      onStep: ({ phase, step, steps }) => process.stderr.write(`\r  ${phase} step ${step + 1}/${steps}   `),
-    });
-    process.stderr.write('\n');
-    const files = outputFiles(ring.out, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, res.lse);
-    if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
-    await writeFilesAtomically(files, [ring.out]);
-    console.error(formatTimeline(res.timeline));
-    return 0;
-  } finally {
-    for (const d of devs) d.destroy();
-  }
-}
-
-/**
- * --cp-mode processes: one process per rank (src/ring/processRanks.ts), each behind
- * scripts/only-gpu.sh with --gpu-per-rank (rank r sees only GPU r: two identical GPUs need it).
- */
-async function processesCommand(
-  s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, dout: HostTensor | null,
-  opts: { causal: boolean; scale?: number; window?: [number, number]; docs?: Documents | null; precision: Precision },
-  ring: RingArgs & { out: string },
-): Promise<number> {
-  console.error(`context-parallel attention ${JSON.stringify(s)}, ${ring.R} rank process(es) (${ring.scheme})${ring.gpuPerRank ? ', rank r on GPU r' : ''}`);
-  const res = await ringAttentionProcesses(s, { ...t, ...(dout ? { dout } : {}) }, {
-    causal: opts.causal, scale: opts.scale, window: opts.window, docs: opts.docs, precision: opts.precision, layout: ring.layout, ranks: ring.R, scheme: ring.scheme,
+  const x = { ...t, ...(dout ? { dout } : {}) };
+  const common: RingOptions = {
+    causal: opts.causal, scale: opts.scale, window: opts.window, docs: opts.docs, layout, ranks: R, scheme: ring.scheme,
     ...(ring.hierarchicalSizes !== undefined ? { hierarchicalSizes: ring.hierarchicalSizes } : {}),
     ...(ring.link ? { link: ring.link, computeTflops: ring.computeTflops } : {}),
-    ...(ring.gpuPerRank ? { wrapper: ['bash', ONLY_GPU, '{rank}'] } : {}),
     onStep: ({ phase, step, steps }) => process.stderr.write(`\r  ${phase} step ${step + 1}/${steps}   `),
-  });
+  };
+  let res: RingResult;
+  if (mode === 'processes') {
+    // One process per rank (src/ring/processRanks.ts); --gpu-per-rank puts each behind
+    // scripts/only-gpu.sh (rank r sees only GPU r: two identical GPUs need it).
+    console.error(`context-parallel attention ${JSON.stringify(s)}, ${R} rank process(es) (${ring.scheme})${ring.gpuPerRank ? ', rank r on GPU r' : ''}`);
+    res = await ringAttentionProcesses(s, x, { ...common, ranks: R, precision: opts.precision, ...(ring.gpuPerRank ? { wrapper: ['bash', ONLY_GPU, '{rank}'] } : {}) });
+  } else {
+    // One-device mode (the default: Dawn cannot tell identical adapters apart): R ranks share one device.
+    const devs = await acquireDevices(await nodeGPU(), mode === 'one-device' ? 1 : R);
+    try {
+      const precision = devicePrecision(opts.precision, opts.request, devs[0]);
+      console.error(`context-parallel attention ${JSON.stringify(s)}, ${R} rank(s) ${mode} (${ring.scheme}): ${adapterName(devs[0].adapter)}`);
+      res = await ringAttention(devs, s, x, { ...common, precision });
+    } finally {
+      for (const d of devs) d.destroy();
+    }
+  }
   process.stderr.write('\n');
   const files = outputFiles(ring.out, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, res.lse);
   if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
