@@ -49,7 +49,8 @@ export interface Communicator {
 /** Moves matched ranges from one rank's device to another's; resolves once `to` holds the data. */
 export type Mover = (from: FlashDevice, to: FlashDevice, src: BufRange[], dst: BufRange[]) => Promise<void>;
 
-const align4 = (n: number) => Math.ceil(n / 4) * 4;
+/** Copy and write sizes round up to 4 bytes (WebGPU's copy granularity). */
+export const align4 = (n: number) => Math.ceil(n / 4) * 4;
 
 /** Several independent async sections run one at a time (one-device mode: ranks measured alone). */
 export class Mutex {
@@ -80,38 +81,41 @@ export function deviceCopy(lock?: Mutex): Mover {
   };
 }
 
+/**
+ * Copies the ranges into one mappable staging buffer of `dev`, maps it and hands the mapped bytes
+ * to `use` (range i at the i-th offset, each align4(bytes) long) before unmapping; the staging
+ * bytes are charged to `dev`'s rank while they live.
+ */
+export async function withStaged<T>(dev: FlashDevice, src: BufRange[], charge: (bytes: number) => void, use: (data: ArrayBuffer, offsets: number[]) => T): Promise<T> {
+  const offsets: number[] = [];
+  const total = src.reduce((a, s) => (offsets.push(a), a + align4(s.bytes)), 0);
+  const buf = dev.tracker.create({ label: 'comm.staging', size: total, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  charge(total);
+  try {
+    const enc = dev.device.createCommandEncoder({ label: 'comm.stage' });
+    src.forEach((s, i) => enc.copyBufferToBuffer(s.buffer, s.offset ?? 0, buf, offsets[i], align4(s.bytes)));
+    dev.device.queue.submit([enc.finish()]);
+    try {
+      await buf.mapAsync(GPUMapMode.READ);
+    } catch (e) {
+      checkDevice(dev, 'transfer (map)');
+      throw e;
+    }
+    const out = use(buf.getMappedRange(), offsets);
+    buf.unmap();
+    return out;
+  } finally {
+    dev.tracker.destroy(buf);
+    charge(-total);
+  }
+}
+
 /** Staging bytes are charged to the sending rank through `charge` (per-rank memory ledger). */
 export function staging(charge: (dev: FlashDevice, bytes: number) => void = () => {}): Mover {
   return async (from, to, src, dst) => {
     if (from === to) return deviceCopy()(from, to, src, dst);
-    const total = src.reduce((a, s) => a + align4(s.bytes), 0);
-    const buf = from.tracker.create({ label: 'comm.staging', size: total, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    charge(from, total);
-    try {
-      const enc = from.device.createCommandEncoder({ label: 'comm.stage' });
-      let off = 0;
-      for (const s of src) {
-        enc.copyBufferToBuffer(s.buffer, s.offset ?? 0, buf, off, align4(s.bytes));
-        off += align4(s.bytes);
-      }
-      from.device.queue.submit([enc.finish()]);
-      try {
-        await buf.mapAsync(GPUMapMode.READ);
-      } catch (e) {
-        checkDevice(from, 'transfer (map)');
-        throw e;
-      }
-      const data = buf.getMappedRange();
-      off = 0;
-      for (const [i, d] of dst.entries()) {
-        to.device.queue.writeBuffer(d.buffer, d.offset ?? 0, data, off, align4(src[i].bytes));
-        off += align4(src[i].bytes);
-      }
-      buf.unmap();
-    } finally {
-      from.tracker.destroy(buf);
-      charge(from, -total);
-    }
+    await withStaged(from, src, (b) => charge(from, b), (data, offsets) =>
+      dst.forEach((d, i) => to.device.queue.writeBuffer(d.buffer, d.offset ?? 0, data, offsets[i], align4(src[i].bytes))));
     await to.device.queue.onSubmittedWorkDone();
     checkDevice(to, 'transfer (write)');
   };
@@ -125,7 +129,8 @@ interface Channel {
   reject: (e: unknown) => void;
 }
 
-const nothing = (): TransferResult => ({ bytes: 0, messages: 0, start: performance.now(), end: performance.now() });
+/** The result of an exchange that moved nothing. */
+export const nothing = (): TransferResult => ({ bytes: 0, messages: 0, start: performance.now(), end: performance.now() });
 
 /** Ranks of this process, each on `devices[rank]` (the same device for all in one-device mode). */
 export class InProcessCommunicator implements Communicator {

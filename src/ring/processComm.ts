@@ -17,7 +17,7 @@
 import { open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FlashDevice, checkDevice } from '../gpu/device.js';
-import { BufRange, Communicator, Pending, TransferResult } from './communicator.js';
+import { BufRange, Communicator, Pending, TransferResult, align4, deviceCopy, nothing, withStaged } from './communicator.js';
 
 /** Bytes from one rank to another; `parts[i]` fills the receiver's range i. */
 export interface DataMessage {
@@ -32,8 +32,6 @@ export interface DataMessage {
   file?: string;
 }
 
-const align4 = (n: number) => Math.ceil(n / 4) * 4;
-
 /** A message's parts read back from its spool file (then removed), or as they came. */
 async function unspool(m: DataMessage): Promise<DataMessage> {
   if (!m.file) return m;
@@ -45,7 +43,6 @@ async function unspool(m: DataMessage): Promise<DataMessage> {
   if (off !== data.byteLength) throw new Error(`communicator: spool file ${m.file} holds ${data.byteLength} bytes, not ${off}`);
   return { ...m, parts, file: undefined };
 }
-const none = (): TransferResult => ({ bytes: 0, messages: 0, start: performance.now(), end: performance.now() });
 
 interface Waiter {
   resolve: (m: DataMessage) => void;
@@ -118,11 +115,11 @@ export class ProcessCommunicator implements Communicator {
       this.post(m);
     }));
     const bytes = out.reduce((a, [, s]) => a + s.reduce((b, x) => b + x.bytes, 0), 0);
-    if (own && own[0].length) await this.copyLocal(own[0], own[1]);
+    if (own && own[0].length) await deviceCopy()(this.dev, this.dev, own[0], own[1]);
     await Promise.all(incoming);
     if (incoming.length) await this.dev.device.queue.onSubmittedWorkDone();
     checkDevice(this.dev, `transfer ${tag}`);
-    return out.length || incoming.length || own?.[0].length ? { bytes, messages: out.length, start, end: performance.now() } : none();
+    return out.length || incoming.length || own?.[0].length ? { bytes, messages: out.length, start, end: performance.now() } : nothing();
   }
 
   private receive(from: number, tag: string): Promise<DataMessage> {
@@ -137,50 +134,14 @@ export class ProcessCommunicator implements Communicator {
     return new Promise((resolve, reject) => this.waiting.set(key, [...(this.waiting.get(key) ?? []), { resolve, reject }]));
   }
 
-  /** The ranges' bytes, through one mappable staging buffer. */
-  private async read(src: BufRange[]): Promise<Uint8Array<ArrayBuffer>[]> {
-    const total = src.reduce((a, s) => a + align4(s.bytes), 0);
-    const buf = this.dev.tracker.create({ label: 'comm.staging', size: total, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    this.charge(total);
-    try {
-      const enc = this.dev.device.createCommandEncoder({ label: 'comm.stage' });
-      let off = 0;
-      for (const s of src) {
-        enc.copyBufferToBuffer(s.buffer, s.offset ?? 0, buf, off, align4(s.bytes));
-        off += align4(s.bytes);
-      }
-      this.dev.device.queue.submit([enc.finish()]);
-      try {
-        await buf.mapAsync(GPUMapMode.READ);
-      } catch (e) {
-        checkDevice(this.dev, 'transfer (map)');
-        throw e;
-      }
-      const data = new Uint8Array(buf.getMappedRange() as ArrayBuffer);
-      off = 0;
-      const parts = src.map((s) => {
-        const part = data.slice(off, off + align4(s.bytes));
-        off += align4(s.bytes);
-        return part;
-      });
-      buf.unmap();
-      return parts;
-    } finally {
-      this.dev.tracker.destroy(buf);
-      this.charge(-total);
-    }
+  /** The ranges' bytes, through one mappable staging buffer (copied out before it is unmapped). */
+  private read(src: BufRange[]): Promise<Uint8Array<ArrayBuffer>[]> {
+    return withStaged(this.dev, src, this.charge, (data, offsets) => src.map((s, i) => new Uint8Array(data.slice(offsets[i], offsets[i] + align4(s.bytes)))));
   }
 
   private write(dst: BufRange[], m: DataMessage, tag: string): void {
     if (m.bytes.length !== dst.length || m.parts.length !== dst.length || m.bytes.some((b, i) => b !== dst[i].bytes))
       throw new Error(`communicator: ${m.from}>${m.to}:${tag} sends ${m.bytes} bytes but receives ${dst.map((d) => d.bytes)}`);
     m.parts.forEach((p, i) => this.dev.device.queue.writeBuffer(dst[i].buffer, dst[i].offset ?? 0, p));
-  }
-
-  private async copyLocal(src: BufRange[], dst: BufRange[]): Promise<void> {
-    const enc = this.dev.device.createCommandEncoder({ label: 'comm.copy' });
-    src.forEach((s, i) => enc.copyBufferToBuffer(s.buffer, s.offset ?? 0, dst[i].buffer, dst[i].offset ?? 0, align4(s.bytes)));
-    this.dev.device.queue.submit([enc.finish()]);
-    await this.dev.device.queue.onSubmittedWorkDone();
   }
 }
