@@ -72,6 +72,17 @@ export function hostSource(s: AttentionShape, t: RingInputs): ShardSource {
 
 /** Reads rows from the ranks' output buffers: per (b, h), one readback per run of consecutive local rows. */
 export function rowReader(s: AttentionShape, shards: Segment[][], devOf: (rank: number) => FlashDevice, ios: RankIO[]): RowReader {
+  return segmentReader(s, shards, async (r, name, i, offset, bytes) => new Float32Array(await readback(devOf(r), ios[r][name][i], bytes, offset)));
+}
+
+/**
+ * Bytes [offset, offset + bytes) of rank r's segment i of an output ([B, H, count, row] f32), from
+ * wherever the ranks keep them (their GPU buffers, or host copies a rank process sent back).
+ */
+export type SegmentBytes = (r: number, name: OutputName, i: number, offset: number, bytes: number) => Promise<Float32Array>;
+
+/** A RowReader over the ranks' segments: per (b, h), one fetch per run of consecutive local rows. */
+export function segmentReader(s: AttentionShape, shards: Segment[][], fetch: SegmentBytes): RowReader {
   const where = (p: number) => {
     for (let r = 0; r < shards.length; r++)
       for (const [i, sg] of shards[r].entries()) {
@@ -88,12 +99,11 @@ export function rowReader(s: AttentionShape, shards: Segment[][], devOf: (rank: 
       let n = 1;
       while (j + n < at.length && at[j + n].r === at[j].r && at[j + n].i === at[j].i && at[j + n].k === at[j].k + n) n++;
       const { r, i, k, count } = at[j];
-      const buf = ios[r][name][i];
-      // A whole segment comes back in one readback; part of one, per (b, h).
-      const whole = n === count ? new Float32Array(await readback(devOf(r), buf, s.B * H * count * row * 4)) : null;
+      // A whole segment comes back in one fetch; part of one, per (b, h).
+      const whole = n === count ? await fetch(r, name, i, 0, s.B * H * count * row * 4) : null;
       for (let bh = 0; bh < s.B * H; bh++) {
         const rows = whole ? whole.subarray(bh * count * row, (bh + 1) * count * row)
-          : new Float32Array(await readback(devOf(r), buf, n * row * 4, (bh * count + k) * row * 4));
+          : await fetch(r, name, i, (bh * count + k) * row * 4, n * row * 4);
         out.set(rows, (bh * positions.length + j) * row);
       }
       j += n;

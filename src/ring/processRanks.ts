@@ -25,15 +25,14 @@ import { DeviceLostError, FlashringError, InputError, LimitError, NoAdapterError
 import { toHalfArray } from '../f16.js';
 import { HostTensor } from '../kernels/attention.js';
 import { Precision } from '../kernels/precision.js';
-import { AttentionShape, ResolvedOptions, resolveOptions, validateShape } from '../shape.js';
+import { AttentionShape, ResolvedOptions, resolveOptions } from '../shape.js';
 import { Problem } from './chunks.js';
 import { DataMessage } from './processComm.js';
-import { InputName, RingInputs, hostSource } from './hostIO.js';
+import { InputName, RingInputs, hostSource, readAll, segmentReader } from './hostIO.js';
 import { predict } from './linkModel.js';
-import { RingKernels, RingOptions, RingResult } from './ringAttention.js';
+import { RingKernels, RingOptions, RingResult, checkRing } from './ringAttention.js';
 import { Layout, Segment, ringSchedule } from './schedule.js';
-import { resolveScheme } from './scheme.js';
-import { Phase, RingTimeline, Scheme, StepRecord, summarize } from './timeline.js';
+import { Phase, RingTimeline, Scheme, StepRecord, makeTimeline, withIdle } from './timeline.js';
 
 /** What a rank process needs: the problem, its shard's rows, and how to reach the others. */
 export interface RankInit {
@@ -76,14 +75,8 @@ const DAWN_NOISE = /^Warning: maxDynamic(Uniform|Storage)BuffersPerPipelineLayou
 
 /** The ring over R rank processes; the same result as ringAttention, with mode 'processes'. */
 export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, opts: ProcessRingOptions): Promise<RingResult> {
-  validateShape(s);
-  if ('qPos' in opts || 'kPos' in opts) throw new InputError('the ring sets token positions itself; do not pass qPos/kPos');
+  const { R, layout, sch } = checkRing(s, opts, opts.ranks);
   if (opts.precision !== undefined && !['auto', 'f32', 'f16'].includes(opts.precision)) throw new InputError(`precision must be f32, f16 or auto, got '${opts.precision}'`);
-  const R = opts.ranks;
-  if (!Number.isInteger(R) || R < 1) throw new InputError(`the ring size (CP ranks) must be an integer >= 1, got ${R}`);
-  if (s.Nq !== s.Nk) throw new InputError(`context parallelism splits one sequence: Nq (${s.Nq}) must equal Nk (${s.Nk})`);
-  const layout: Layout = opts.layout ?? 'zigzag';
-  const sch = resolveScheme(opts.scheme ?? 'p2p', R, s, opts.hierarchicalSizes);
   const base = resolveOptions(s, { causal: opts.causal, scale: opts.scale, window: opts.window, docs: opts.docs });
   const sched = ringSchedule(s.Nq, R, layout, base);
   const src = hostSource(s, t);
@@ -103,9 +96,13 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   const pb: Problem = { shape: s, base, eb: precision === 'f16' ? 2 : 4 };
   const timeline = assemble(done, pb, sch.scheme, sch.hierarchy, layout, precision, sched, !!opts.causal);
   if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), R, opts.link, opts.computeTflops);
-  const out = scatterAll(s, sched.shards, done, src.backward);
+  // The ranks' segments, sent back as host copies, placed as the in-process modes place them.
+  const out = await readAll(s, segmentReader(s, sched.shards, async (r, name, i, offset, bytes) => {
+    const part = done[r].outputs[name][i];
+    return part.subarray(offset / 4, (offset + bytes) / 4);
+  }), src.backward);
   const cast = (a: Float32Array): HostTensor => (precision === 'f16' ? toHalfArray(a) : a);
-  return { o: cast(out.o), lse: out.lse, precision, timeline, kernels: done[0].kernels, ...(src.backward ? { dq: cast(out.dq), dk: cast(out.dk), dv: cast(out.dv) } : {}) };
+  return { o: cast(out.o), lse: out.lse, precision, timeline, kernels: done[0].kernels, ...(out.grads ? { dq: cast(out.grads.dq), dk: cast(out.grads.dk), dv: cast(out.grads.dv) } : {}) };
 }
 
 /** A rank process's error as the class it had there (the typed errors of errors.ts), naming the rank. */
@@ -201,33 +198,14 @@ function assemble(done: RankDone[], pb: Problem, scheme: Scheme, hierarchy: [num
     const starts = done.map((d) => d.phaseStart[phase]).filter((x): x is number => x !== undefined);
     if (!starts.length) continue;
     const t0 = Math.min(...starts);
-    const steps = done.flatMap((d) => d.records.filter((r) => r.phase === phase).map((r) => {
+    const steps = withIdle(done.flatMap((d) => d.records.filter((r) => r.phase === phase).map((r) => {
       const dt = d.phaseStart[phase]! - t0;
       return { ...r, start: r.start + dt, computeEnd: r.computeEnd + dt, transferEnd: r.transferEnd + dt, end: r.end + dt };
-    })).sort((a, b) => a.step - b.step || a.rank - b.rank);
-    for (const r of steps) r.idleMs = Math.max(...steps.filter((x) => x.step === r.step).map((x) => x.end)) - r.end;
+    })));
     phases.push({ phase, wallMs: Math.max(...steps.map((r) => r.end)), steps });
   }
-  return {
-    kind: 'flashring.timeline', version: 2, createdAt: new Date().toISOString(), adapters: done.map((d) => d.adapter), mode: 'processes',
-    scheme, hierarchy, R: done.length, layout, causal, precision, shape: pb.shape,
-    schedule: { workPerRank: sched.workPerRank, imbalance: sched.imbalance, shards: sched.shards, window: sched.window, documents: sched.documents },
-    phases, ranks: done.map((d) => ({ rank: d.rank, peakBytes: d.memory.peakBytes, liveBytesAfter: d.memory.liveBytes })), summary: summarize(phases),
-  };
-}
-
-/** The ranks' segment outputs placed at their positions of whole [B, H, N, D] (LSE [B, H, N]) tensors. */
-function scatterAll(s: AttentionShape, shards: Segment[][], done: RankDone[], backward: boolean) {
-  const put = (name: keyof RankDone['outputs'], H: number, row: number) => {
-    const out = new Float32Array(s.B * H * s.Nq * row);
-    shards.forEach((segs, r) => segs.forEach((sg, i) => {
-      const part = done[r].outputs[name][i];
-      for (let bh = 0; bh < s.B * H; bh++)
-        for (let j = 0; j < sg.count; j++)
-          out.set(part.subarray((bh * sg.count + j) * row, (bh * sg.count + j + 1) * row), (bh * s.Nq + sg.offset + j * sg.stride) * row);
-    }));
-    return out;
-  };
-  const f = { o: put('o', s.Hq, s.D), lse: put('lse', s.Hq, 1) };
-  return backward ? { ...f, dq: put('dq', s.Hq, s.D), dk: put('dk', s.Hkv, s.D), dv: put('dv', s.Hkv, s.D) } : { ...f, dq: f.o, dk: f.o, dv: f.o };
+  return makeTimeline({
+    adapters: done.map((d) => d.adapter), mode: 'processes', scheme, hierarchy, R: done.length, layout, causal, precision, shape: pb.shape,
+    ranks: done.map((d) => ({ rank: d.rank, peakBytes: d.memory.peakBytes, liveBytesAfter: d.memory.liveBytes })),
+  }, sched, phases);
 }

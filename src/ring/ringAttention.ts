@@ -27,7 +27,7 @@ import { Problem, RankIO } from './chunks.js';
 import { RowReader, ShardSource, hostSource, readAll, rowReader } from './hostIO.js';
 import { RankContext, RankKernels } from './rank.js';
 import { ResolvedScheme, resolveScheme } from './scheme.js';
-import { Phase, RingTimeline, Scheme, StepRecord, TimelineRecorder, summarize } from './timeline.js';
+import { Phase, RingTimeline, Scheme, StepRecord, TimelineRecorder, makeTimeline } from './timeline.js';
 import { Link, Rate, predict } from './linkModel.js';
 
 export type { Phase, RingTimeline, StepRecord, Scheme, RowReader, ShardSource };
@@ -90,16 +90,20 @@ interface Stage {
   layout: Layout;
 }
 
-function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions): Stage {
+/** What every ring mode checks before any device work: the shape, R, the layout and the scheme. */
+export function checkRing(s: AttentionShape, opts: RingOptions, R: number): { R: number; layout: Layout; sch: ResolvedScheme } {
   validateShape(s);
   if ('qPos' in opts || 'kPos' in opts) throw new InputError('the ring sets token positions itself; do not pass qPos/kPos');
   if (s.Nq !== s.Nk) throw new InputError(`context parallelism splits one sequence: Nq (${s.Nq}) must equal Nk (${s.Nk})`);
-  const R = opts.ranks ?? devs.length;
   if (!Number.isInteger(R) || R < 1) throw new InputError(`the ring size (CP ranks) must be an integer >= 1, got ${R}`);
-  if (devs.length !== 1 && devs.length !== R) throw new InputError(`${R} ranks need one device (one-device mode) or ${R} devices, got ${devs.length}`);
   const layout = opts.layout ?? 'zigzag';
   ringSchedule(s.Nq, R, layout, false); // validates N, R and the layout
-  const sch = resolveScheme(opts.scheme ?? 'p2p', R, s, opts.hierarchicalSizes);
+  return { R, layout, sch: resolveScheme(opts.scheme ?? 'p2p', R, s, opts.hierarchicalSizes) };
+}
+
+function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions): Stage {
+  const { R, layout, sch } = checkRing(s, opts, opts.ranks ?? devs.length);
+  if (devs.length !== 1 && devs.length !== R) throw new InputError(`${R} ranks need one device (one-device mode) or ${R} devices, got ${devs.length}`);
   const precisions = devs.map((d) => resolvePrecision(d, opts.precision));
   const p = precisions[0];
   if (precisions.some((x) => x !== p)) throw new InputError(`the ranks' devices resolve to different precisions (${precisions.join(', ')}); pass precision explicitly`);
@@ -224,7 +228,7 @@ export async function contextParallel(
     await collect(rowReader(pb.shape, sched.shards, (r) => ctxs[r].dev, ios));
     const gpu = await Promise.all(ctxs.map((c) => c.timer.read()));
     for (const c of ctxs) c.free();
-    const timeline = makeTimeline(st, pb, sched, rec, ctxs, gpu, !!opts.causal);
+    const timeline = runTimeline(st, pb, sched, rec, ctxs, gpu, !!opts.causal);
     if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), R, opts.link, opts.computeTflops);
     return { timeline, precision: p, kernels: kernelsOf(ctxs[0].kernels) };
   } finally {
@@ -232,19 +236,14 @@ export async function contextParallel(
   }
 }
 
-function makeTimeline(
+function runTimeline(
   st: Stage, pb: Problem, sched: ReturnType<typeof ringSchedule>, rec: TimelineRecorder, ctxs: RankContext[], gpu: number[][], causal: boolean,
 ): RingTimeline {
   for (const r of rec.records)
     r.gpuComputeMs = ctxs[r.rank].dev.hasTimestamps ? r.gpuIntervals.reduce((a, k) => a + (Number.isNaN(gpu[r.rank][k]) ? 0 : gpu[r.rank][k]), 0) : null;
-  const phases = rec.phases();
-  return {
-    kind: 'flashring.timeline', version: 2, createdAt: new Date().toISOString(),
+  return makeTimeline({
     adapters: st.rankDevs.map((d) => adapterName(d.adapter)), mode: st.mode, scheme: st.sch.scheme, hierarchy: st.sch.hierarchy,
     R: st.R, layout: st.layout, causal, precision: st.p, shape: pb.shape,
-    schedule: { workPerRank: sched.workPerRank, imbalance: sched.imbalance, shards: sched.shards, window: sched.window, documents: sched.documents },
-    phases,
     ranks: ctxs.map((c) => ({ rank: c.index, peakBytes: c.memory().peakBytes, liveBytesAfter: c.memory().liveBytes })),
-    summary: summarize(phases),
-  };
+  }, sched, rec.phases());
 }

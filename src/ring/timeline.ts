@@ -6,7 +6,7 @@
  */
 import { Precision } from '../kernels/precision.js';
 import { AttentionShape } from '../shape.js';
-import { Layout, Segment } from './schedule.js';
+import { Layout, RingSchedule, Segment } from './schedule.js';
 import type { Prediction } from './linkModel.js';
 
 export type Phase = 'forward' | 'backward';
@@ -157,13 +157,31 @@ export class TimelineRecorder {
   phases(): RingTimeline['phases'] {
     const out: RingTimeline['phases'] = [];
     for (const phase of ['forward', 'backward'] as Phase[]) {
-      const steps = this.records.filter((r) => r.phase === phase).sort((a, b) => a.step - b.step || a.rank - b.rank);
+      const steps = this.records.filter((r) => r.phase === phase);
       if (!steps.length) continue;
-      for (const r of steps) r.idleMs = Math.max(...steps.filter((x) => x.step === r.step).map((x) => x.end)) - r.end;
-      out.push({ phase, wallMs: this.wall.get(phase) ?? 0, steps: steps.map(({ gpuIntervals: _, ...r }) => r) });
+      out.push({ phase, wallMs: this.wall.get(phase) ?? 0, steps: withIdle(steps).map(({ gpuIntervals: _, ...r }) => r) });
     }
     return out;
   }
+}
+
+/** One phase's steps in (step, rank) order, each with the time it waited for the slowest rank of its step. */
+export function withIdle<T extends StepRecord>(steps: T[]): T[] {
+  const sorted = [...steps].sort((a, b) => a.step - b.step || a.rank - b.rank);
+  for (const r of sorted) r.idleMs = Math.max(...sorted.filter((x) => x.step === r.step).map((x) => x.end)) - r.end;
+  return sorted;
+}
+
+/** What a run says about itself besides its steps (every mode fills it alike). */
+export type RunFacts = Pick<RingTimeline, 'adapters' | 'mode' | 'scheme' | 'hierarchy' | 'R' | 'layout' | 'causal' | 'precision' | 'shape' | 'ranks'>;
+
+/** The timeline of a run: its facts, the schedule's balance, the phases and their summary. */
+export function makeTimeline(facts: RunFacts, sched: RingSchedule, phases: RingTimeline['phases']): RingTimeline {
+  return {
+    kind: 'flashring.timeline', version: 2, createdAt: new Date().toISOString(), ...facts,
+    schedule: { workPerRank: sched.workPerRank, imbalance: sched.imbalance, shards: sched.shards, window: sched.window, documents: sched.documents },
+    phases, summary: summarize(phases),
+  };
 }
 
 export function summarize(phases: RingTimeline['phases']): RingTimeline['summary'] {
