@@ -5,13 +5,13 @@
 // created on some drivers (Mesa lavapipe: "Warning: maxDynamic{Uniform,Storage}BuffersPerPipelineLayout
 // artificially reduced from 1000000 to 16 …"). They say nothing to a user and native output cannot
 // be caught in-process, so the command runs in a child process whose stderr passes through a
-// filter that drops exactly those lines; everything else (errors, progress) passes unchanged.
+// filter that drops exactly those lines (bin/dawn-noise.mjs); everything else (errors, progress) passes unchanged.
 // FLASHRING_RAW_STDERR=1 runs in-process with Dawn's output untouched.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { DAWN_NOISE } from './dawn-noise.mjs';
 
 const CHILD = '__FLASHRING_CHILD';
-const NOISE = /^Warning: maxDynamic(Uniform|Storage)BuffersPerPipelineLayout artificially reduced from \d+ to \d+ to fit dynamic offset allocation limit\.\r?$/;
 
 if (process.env[CHILD] === '1' || process.env.FLASHRING_RAW_STDERR === '1') {
   const { register } = await import('node:module');
@@ -32,7 +32,7 @@ if (process.env[CHILD] === '1' || process.env.FLASHRING_RAW_STDERR === '1') {
   child.stderr.on('data', (chunk) => {
     const lines = (pending + chunk).split('\n');
     pending = lines.pop();
-    const keep = lines.filter((l) => !NOISE.test(l));
+    const keep = lines.filter((l) => !DAWN_NOISE.test(l));
     if (keep.length) process.stderr.write(keep.map((l) => l + '\n').join(''));
     // A partial line that cannot become the warning (a progress bar drawn with \r) goes out now.
     if (pending && !'Warning: maxDynamic'.startsWith(pending.slice(0, 19))) {
@@ -41,7 +41,7 @@ if (process.env[CHILD] === '1' || process.env.FLASHRING_RAW_STDERR === '1') {
     }
   });
   child.on('close', (code, signal) => {
-    if (pending && !NOISE.test(pending)) process.stderr.write(pending);
+    if (pending && !DAWN_NOISE.test(pending)) process.stderr.write(pending);
     if (signal) {
       for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.removeAllListeners(sig);
       process.kill(process.pid, signal);

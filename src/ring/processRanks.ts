@@ -21,6 +21,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DAWN_NOISE } from '../../bin/dawn-noise.mjs';
 import { DeviceLostError, FlashringError, InputError, LimitError, NoAdapterError } from '../errors.js';
 import { toHalfArray } from '../f16.js';
 import { HostTensor } from '../kernels/attention.js';
@@ -71,7 +72,6 @@ export interface ProcessRingOptions extends RingOptions {
 }
 
 const WORKER = fileURLToPath(new URL('../../bin/rank-process.mjs', import.meta.url));
-const DAWN_NOISE = /^Warning: maxDynamic(Uniform|Storage)BuffersPerPipelineLayout artificially reduced from \d+ to \d+ to fit dynamic offset allocation limit\.\r?$/;
 
 /** The ring over R rank processes; the same result as ringAttention, with mode 'processes'. */
 export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, opts: ProcessRingOptions): Promise<RingResult> {
