@@ -5,7 +5,7 @@
  * For each N and scheme (p2p zigzag, all_gather, a2a; causal f16): a warm-up run, then REPS
  * timed runs of R rank processes (`--gpu-per-rank`: rank r sees only GPU r, through
  * scripts/only-gpu.sh). From the median run: per rank compute, transfer and idle ms, the
- * exposed-communication fraction, per-GPU TFLOP/s (FLOPs / R / wall), and the host-staging
+ * exposed-communication fraction, per-GPU TFLOP/s (the steps' FLOPs / R / wall), and the host-staging
  * bandwidth the transfers reached (the best step's bytes / transfer ms: a step's transfer time
  * includes waiting for the peer, least in the fastest step). Then the same problem in one-device
  * mode on this process's adapter, predicted with a custom link at that bandwidth and the
@@ -35,9 +35,8 @@ export interface ProcRow {
 }
 
 const wall = (tl: RingTimeline) => tl.phases.reduce((a, ph) => a + ph.wallMs, 0);
-const flops = (s: AttentionShape) => 4 * s.B * s.Hq * (s.Nq * (s.Nq + 1)) / 2 * s.D * 3.5;   // causal forward + backward
 
-function row(N: number, R: number, scheme: Scheme, s: AttentionShape, tls: RingTimeline[]): ProcRow {
+function row(N: number, R: number, scheme: Scheme, tls: RingTimeline[]): ProcRow {
   const order = [...tls].sort((a, b) => wall(a) - wall(b));
   const tl = order[order.length >> 1];
   const steps = tl.phases.flatMap((ph) => ph.steps);
@@ -50,7 +49,8 @@ function row(N: number, R: number, scheme: Scheme, s: AttentionShape, tls: RingT
   const rates = steps.filter((st) => st.transferBytes > 0 && st.transferMs > 0).map((st) => (st.transferBytes * 8) / (st.transferMs * 1e-3) / 1e9);
   return {
     N, R, scheme, wallMs: wall(tl), wallRuns: tls.map(wall), perRank,
-    commFraction: tl.summary.unhiddenFraction, tflopsPerGpu: flops(s) / R / (wall(tl) * 1e-3) / 1e12,
+    // FLOPs as the steps count them (4·B·H·visible·D, ×2.5 backward), the link model's measure too.
+    commFraction: tl.summary.unhiddenFraction, tflopsPerGpu: steps.reduce((a, st) => a + st.flops, 0) / R / (wall(tl) * 1e-3) / 1e12,
     stagingGbps: rates.length ? Math.max(...rates) : 0, predicted: null, predictedVsMeasured: null,
   };
 }
@@ -81,7 +81,7 @@ export async function procsBench(Ns: number[], H: number, D: number, R: number, 
       await run();   // warm-up: processes, pipelines, clocks
       const tls: RingTimeline[] = [];
       for (let i = 0; i < REPS; i++) tls.push((await run()).timeline);
-      rows.push(row(N, R, scheme, s, tls));
+      rows.push(row(N, R, scheme, tls));
       await save();
       console.error(`procs N=${N} R=${R} ${scheme}: wall ${rows.at(-1)!.wallMs.toFixed(1)} ms, comm ${(100 * rows.at(-1)!.commFraction).toFixed(1)}%, staging ${rows.at(-1)!.stagingGbps.toPrecision(3)} Gbit/s`);
     }
@@ -89,7 +89,11 @@ export async function procsBench(Ns: number[], H: number, D: number, R: number, 
   // The predictions, after the rank processes are gone (this process's device would share GPU 0).
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
-    for (const r of rows) await predictOneDevice(dev, { B: 1, Hq: H, Hkv: H, Nq: r.N, Nk: r.N, D }, inputs({ B: 1, Hq: H, Hkv: H, Nq: r.N, Nk: r.N, D }), r, latencyUs);
+    for (const N of Ns) {
+      const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };
+      const x = inputs(s);   // once per N, as for the measured runs
+      for (const r of rows.filter((row) => row.N === N)) await predictOneDevice(dev, s, x, r, latencyUs);
+    }
     await writeFile(join(out, 'cp-procs.json'), JSON.stringify({ date: new Date().toISOString(), adapter: adapterName(dev.adapter), R, H, D, gpuPerRank, rows }, null, 1));
   } finally {
     dev.destroy();
