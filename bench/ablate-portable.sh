@@ -6,10 +6,6 @@
 #   RR=8 KIND=fwd [PREC=f16] bash .gpu/enter.sh bash bench/ablate-portable.sh   (the forward with 8
 #     query rows per invocation: the RR = 8 tiles below, pinned as BRxBCxCHUNKx8; RR="4 8" times
 #     both lists; the RR = 4 counterpart of a tile gives bitwise the same O, so only the time differs)
-#   PREFETCH="0 1 2" MERGE="0 1" KIND=bwd [PREC=f16] bash .gpu/enter.sh bash bench/ablate-portable.sh
-#     (the backward's staging prefetch FLASHRING_PORTABLE_BWD_PREFETCH and barrier merge
-#     FLASHRING_PORTABLE_BWD_MERGE, each combination per tile; bitwise the same gradients, so only
-#     the time differs; runs named TILE-pfN-mg1 where not 0)
 # Times the portable kernels (PREC, default f32; N=16384, B1 H16, not causal, robustness off) with the forward
 # or backward pinned to each tile in TILES (FLASHRING_PORTABLE_FWD = BRxBC[xCHUNK[xRR]],
 # FLASHRING_PORTABLE_BWD = RTxCT[xCHUNK]: rows, rows, head-dim columns staged at a time, the
@@ -46,41 +42,25 @@ case $KIND in
   bwd) TILES=${TILES:-$([ "$PREC" = f16 ] && echo "$BWD16" || echo "16x16 32x32x64 32x32x32 64x32 32x16 64x16x32")}; VAR=FLASHRING_PORTABLE_BWD ;;
   *) echo "KIND must be fwd or bwd, got '$KIND'" >&2; exit 2 ;;
 esac
-# Backward prefetch and merge values to time (FLASHRING_PORTABLE_BWD_PREFETCH, _MERGE; the forward
-# ignores them).
-PREFETCH=${PREFETCH:-0}
-MERGE=${MERGE:-0}
-[ "$KIND" = bwd ] || { PREFETCH=0; MERGE=0; }
 out=${OUT:-bench/out}/ablate-$KIND$([ "$PREC" = f32 ] || echo "-$PREC${FLASHRING_PORTABLE_FWD_PRODUCTS:+-$FLASHRING_PORTABLE_FWD_PRODUCTS}"); mkdir -p "$out"
 N=${N:-16384}; REPS=${REPS:-2}
 export FLASHRING_PATH=scalar FLASHRING_ROBUST=0 MESA_SHADER_CACHE_DISABLE=false
 export FLASHRING_DAWN_FLAGS='enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia,disable_robustness'
-# A run's name: the tile, with -pf<N> / -mg<M> for a backward prefetch / merge other than 0.
-name() { echo "$1$([ "$2" = 0 ] || echo "-pf$2")$([ "$3" = 0 ] || echo "-mg$3")"; }
-VARIANTS=$(for pf in $PREFETCH; do for mg in $MERGE; do echo "$pf:$mg"; done; done)
 for t in $TILES; do
-  for pm in $VARIANTS; do
-    pf=${pm%:*}; mg=${pm#*:}
-    for D in 64 128; do
-      n=$(name "$t" "$pf" "$mg")
-      env "$VAR=$t" FLASHRING_PORTABLE_BWD_PREFETCH="$pf" FLASHRING_PORTABLE_BWD_MERGE="$mg" node bin/flashring.mjs bench --N "$N" --D "$D" --heads 16 --batch 1 --causal false \
-        --precision "$PREC" --reps "$REPS" --no-ring --no-memory --out "$out/$n-D$D" 2>&1 | grep -v '^Warning' > "$out/$n-D$D.log"
-    done
+  for D in 64 128; do
+    env "$VAR=$t" node bin/flashring.mjs bench --N "$N" --D "$D" --heads 16 --batch 1 --causal false \
+      --precision "$PREC" --reps "$REPS" --no-ring --no-memory --out "$out/$t-D$D" 2>&1 | grep -v '^Warning' > "$out/$t-D$D.log"
   done
 done
 echo "$KIND tile                       D   TFLOP/s  checkErr"
 for t in $TILES; do
-  for pm in $VARIANTS; do
-    pf=${pm%:*}; mg=${pm#*:}
-    for D in 64 128; do
-      n=$(name "$t" "$pf" "$mg")
-      f=$(ls "$out/$n-D$D"/*-kernels.csv 2>/dev/null | head -1)
-      if [ -n "$f" ]; then
-        awk -F, -v t="$n" -v d="$D" -v k="$KIND" 'NR==1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-          $c["pass"] == k { printf "%-32s %4s %8.2f  %s\n", t, d, $c["tflops"], $c["checkErr"] }' "$f"
-      else
-        printf "%-32s %4s  %s\n" "$n" "$D" "$(tail -n 1 "$out/$n-D$D.log" | cut -c1-100)"
-      fi
-    done
+  for D in 64 128; do
+    f=$(ls "$out/$t-D$D"/*-kernels.csv 2>/dev/null | head -1)
+    if [ -n "$f" ]; then
+      awk -F, -v t="$t" -v d="$D" -v k="$KIND" 'NR==1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $c["pass"] == k { printf "%-32s %4s %8.2f  %s\n", t, d, $c["tflops"], $c["checkErr"] }' "$f"
+    else
+      printf "%-32s %4s  %s\n" "$t" "$D" "$(tail -n 1 "$out/$t-D$D.log" | cut -c1-100)"
+    fi
   done
 done | tee "$out/table.txt"

@@ -12,8 +12,8 @@
 // only the Q tiles of query_span (the rows that may see one of its keys), a dQ tile only the K/V
 // tiles between its first row's lo and its last row's hi; tile_class picks the full or masked
 // product per tile pair and skips the rest. Causal: dQ tiles run heavy-first (last first).
-// The tiles a workgroup visits are found one ahead (next_q_tile, next_k_tile), so that with the
-// prefetch (PF, flash_bwd_tiles.wgsl) the next tile pair's first chunk is loaded during this one.
+// The tiles a workgroup visits are found by next_q_tile / next_k_tile (the class computed once
+// per tile).
 
 // dkdv: the first Q tile it >= `it` (below n_qt) that the K/V tile at j0 does not skip, and its
 // class; (n_qt, TILE_SKIP) if none.
@@ -53,14 +53,8 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   let n_qt = (span.y + CT - 1u) / CT;
   let offs = vec4<u32>(0u, TC, 2u * TC, 3u * TC);
   // Tile pairs visited: for each query head g of the group, the Q tiles it0 … n_qt−1 that are not
-  // skipped, found one ahead (the prefetch needs the next; the class is computed once per tile).
+  // skipped.
   let first = next_q_tile(it0, n_qt, j0);
-  if (PF > 0u && first.x < n_qt) {
-    let row0 = (b * P.Hq + hk * G) * P.Nq;
-    fetch_c(true, row0, first.x * CT, P.Nq, 0u, tid, true);
-    fetch_stats(row0, first.x * CT, tid);
-    if (PF == 2u && NCH > 1u) { fetch_r(false, kv_row0, j0, P.Nk, 0u, tid); }
-  }
   for (var g = 0u; g < G; g++) {
     let row0 = (b * P.Hq + hk * G + g) * P.Nq;
     var cur = first;
@@ -68,10 +62,7 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
       if (cur.x >= n_qt) { break; }
       let i0 = cur.x * CT;
       let cls = cur.y;
-      let nt = next_q_tile(cur.x + 1u, n_qt, j0);
-      let more = nt.x < n_qt;   // else the next is the next head's first (g + 1 < G)
-      let nxt = Next(select(row0 + P.Nq, row0, more), select(first.x, nt.x, more) * CT, more || g + 1u < G);
-      var x = score_blocks(false, kv_row0, j0, P.Nk, row0, i0, P.Nq, nxt, tid, tx, ty);   // Sᵀ in x[0..4], dPᵀ in x[4..8]
+      var x = score_blocks(false, kv_row0, j0, P.Nk, row0, i0, P.Nq, tid, tx, ty);   // Sᵀ in x[0..4], dPᵀ in x[4..8]
       let qi = vec4<u32>(tx) + offs;
       let lse_c = vec4<f32>(lse_s[qi.x], lse_s[qi.y], lse_s[qi.z], lse_s[qi.w]);
       let delta_c = vec4<f32>(delta_s[qi.x], delta_s[qi.y], delta_s[qi.z], delta_s[qi.w]);
@@ -80,21 +71,20 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
       {{#loop rr < 4}}{ let key = vec4<u32>(j0 + ty + {{rr}}u * TR);
         let vis = (key >= klo_c) & (key < khi_c);
         let p = select(z, exp2((x[{{rr}}u] * P.scale - lse_c) * LOG2E), vis);
-        Pw[(ty + {{rr}}u * TR) * TS + tx] = p;
-        dSw[(ty + {{rr}}u * TR) * TS + tx] = select(z, p * (x[4u + {{rr}}u] - delta_c), vis); }
+        Pw[ty + {{rr}}u * TR][tx] = p;
+        dSw[ty + {{rr}}u * TR][tx] = select(z, p * (x[4u + {{rr}}u] - delta_c), vis); }
       {{/loop}}
       {{#loop c < NCH}}{ let ch = ({{c}}u + NCH - 1u) % NCH;
-        let yo = restage_c(true, row0, i0, P.Nq, {{c}}u, nxt, tid, true);   // Q chunk ch at yo.x, dO at yo.y
+        restage_c(true, row0, i0, P.Nq, {{c}}u, tid, true);   // Q chunk ch at OC0, dO at OC1
         if (cls == TILE_FULL) {
-          accum_full(&dv_acc[ch], &Pw, yo.y, tx, ty);
-          accum_full(&dk_acc[ch], &dSw, yo.x, tx, ty);
+          accum_full(&dv_acc[ch], &Pw, OC1, tx, ty);
+          accum_full(&dk_acc[ch], &dSw, OC0, tx, ty);
         } else {
-          accum_masked(&dv_acc[ch], &Pw, yo.y, tx, ty, true, j0, vec4<u32>(), vec4<u32>());
-          accum_masked(&dk_acc[ch], &dSw, yo.x, tx, ty, true, j0, vec4<u32>(), vec4<u32>());
-        }
-        accum_end({{c}}u, tid, true); }
+          accum_masked(&dv_acc[ch], &Pw, OC1, tx, ty, true, j0, vec4<u32>(), vec4<u32>());
+          accum_masked(&dk_acc[ch], &dSw, OC0, tx, ty, true, j0, vec4<u32>(), vec4<u32>());
+        } }
       {{/loop}}
-      cur = nt;
+      cur = next_q_tile(cur.x + 1u, n_qt, j0);
     }
   }
   {{#loop rr < 4}}{
@@ -145,31 +135,23 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
   let t_first = key_range(i0).x / CT;
   let t_end = (key_range(i_end - 1u).y + CT - 1u) / CT;
   var acc = AccAll();
-  // K/V tiles visited: t_first … t_end−1 but the skipped ones, found one ahead (as in dkdv).
-  let first = next_k_tile(t_first, t_end, i0, i_end);
-  if (PF > 0u && first.x < t_end) {
-    fetch_c(false, kv_row0, first.x * CT, P.Nk, 0u, tid, true);
-    if (PF == 2u && NCH > 1u) { fetch_r(true, row0, i0, P.Nq, 0u, tid); }
-  }
-  var cur = first;
+  // K/V tiles visited: t_first … t_end−1 but the skipped ones.
+  var cur = next_k_tile(t_first, t_end, i0, i_end);
   loop {
     if (cur.x >= t_end) { break; }
     let j0 = cur.x * CT;
     let cls = cur.y;
-    let nt = next_k_tile(cur.x + 1u, t_end, i0, i_end);
-    let nxt = Next(kv_row0, nt.x * CT, nt.x < t_end);
-    var x = score_blocks(true, row0, i0, P.Nq, kv_row0, j0, P.Nk, nxt, tid, tx, ty);   // S in x[0..4], dP in x[4..8]
+    var x = score_blocks(true, row0, i0, P.Nq, kv_row0, j0, P.Nk, tid, tx, ty);   // S in x[0..4], dP in x[4..8]
     let keys = vec4<u32>(j0 + tx) + vec4<u32>(0u, TC, 2u * TC, 3u * TC);
     {{#loop rr < 4}}{ let vis = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
       let p = select(z, exp2((x[{{rr}}u] * P.scale - vec4<f32>(lse_r[{{rr}}u])) * LOG2E), vis);
-      dSw[(ty + {{rr}}u * TR) * TS + tx] = select(z, p * (x[4u + {{rr}}u] - vec4<f32>(delta_r[{{rr}}u])), vis); }
+      dSw[ty + {{rr}}u * TR][tx] = select(z, p * (x[4u + {{rr}}u] - vec4<f32>(delta_r[{{rr}}u])), vis); }
     {{/loop}}
     {{#loop c < NCH}}{ let ch = ({{c}}u + NCH - 1u) % NCH;
-      let yo = restage_c(false, kv_row0, j0, P.Nk, {{c}}u, nxt, tid, false);   // K chunk ch at yo.x
-      if (cls == TILE_FULL) { accum_full(&acc[ch], &dSw, yo.x, tx, ty); } else { accum_masked(&acc[ch], &dSw, yo.x, tx, ty, false, j0, klo, khi); }
-      accum_end({{c}}u, tid, false); }
+      restage_c(false, kv_row0, j0, P.Nk, {{c}}u, tid, false);   // K chunk ch at OC0
+      if (cls == TILE_FULL) { accum_full(&acc[ch], &dSw, OC0, tx, ty); } else { accum_masked(&acc[ch], &dSw, OC0, tx, ty, false, j0, klo, khi); } }
     {{/loop}}
-    cur = nt;
+    cur = next_k_tile(cur.x + 1u, t_end, i0, i_end);
   }
   {{#loop rr < 4}}{
     let i = i0 + ty + {{rr}}u * TR;

@@ -49,8 +49,9 @@
 // Dispatch: (ceil(Nq / Br), Hq, B).
 //
 // Bounds (indices in range by construction, for Dawn without robustness):
-//   workgroup arrays: every index is r·CS + d or r·PS + t with r < Br (or Bc), d < DC, t < TX
-//   (Qs and KVs hold Br·CS and Bc·CS words of either type; CS = DC + 1 in both precisions);
+//   workgroup arrays are two-dimensional, [row][word]: every access is Qs[r][d], KVs[r][d] or
+//   Ps[r][t] with r < Br (or Bc), d < DC < CS, t < TX < PS (Qs and KVs are Br×CS and Bc×CS
+//   words of either type; CS = DC + 1 in both precisions);
 //   the rows an invocation touches are ty + TY·rr < TY·RR = Br (ty < TY = WG / TX, rr < RR);
 //   function arrays: s[rr], klo[rr], khi[rr] with rr < RR, groups [rr / 4] < NG = RR / 4 (RR is
 //   4 or 8), acc[c][rr·DU + u] with c < NCH, rr·DU + u < RR·DU;
@@ -84,15 +85,19 @@ alias PVT = {{PVT}};          // type of P~ V's products and of their sums withi
 alias Acc = array<vec4<f32>, RR * DU>;  // one chunk's columns of the invocation's RR rows
 alias Rows = array<vec4<f32>, NG>;       // one f32 per row of the invocation: row rr at [rr / 4][rr % 4]
 
-// Staged chunks, row r at word r·CS: one word of padding per row, so consecutive rows start
-// 4 banks (16-byte f32 words) or 2 banks (8-byte f16 words) apart, and with CS odd the words at
+// Staged chunks as [row][word] arrays (rows of CS words, the same bytes as a flat array with row r
+// at word r·CS). Two dimensions for the browsers: Dawn's robustness clamps every dynamic index,
+// and with one flat index each load in the inner loops carried its own clamp (row·CS + d differs
+// per load); with [row][d] a row's clamp does not change along the loops (it is hoisted), and d's
+// is one per step, shared by every load of the step (none where the step is unrolled). Rows have
+// one word of padding, so consecutive rows start 4 banks (16-byte f32 words) or 2 banks (8-byte f16 words) apart, and with CS odd the words at
 // one d of 8 (f32) or 16 (f16) consecutive rows sit in distinct banks: the rows tx + TX·cc that
 // scores() reads at once, as 16-byte loads are served 8 lanes at a time and 8-byte loads 16 at a
 // time (32 banks either way). CS is odd wherever TX > 1: TX divides DC, DC divides D/4, and D is
 // a multiple of 8, so DC is even. P~V and the staging touch consecutive words of a row.
-var<workgroup> Qs: array<vec4<ST>, BR * CS>;
-var<workgroup> KVs: array<vec4<ST>, BC * CS>;    // K of the tile, then its V (chunk c)
-var<workgroup> Ps: array<vec4<f32>, BR * PS>;    // P~: row r, word t = keys t + TX·(0..3)
+var<workgroup> Qs: array<array<vec4<ST>, CS>, BR>;
+var<workgroup> KVs: array<array<vec4<ST>, CS>, BC>;    // K of the tile, then its V (chunk c)
+var<workgroup> Ps: array<array<vec4<f32>, PS>, BR>;    // P~: row r, word t = keys t + TX·(0..3)
 
 fn nan_f32() -> f32 {
   var bits = 0x7fc00000u; // a runtime value: NaN is not a valid WGSL constant
@@ -108,7 +113,7 @@ fn stage_q(q_row0: u32, i0: u32, ch: u32, tid: u32) {
       let d = e % DC;
       var t = vec4<ST>();
       if (i0 + r < P.Nq) { t = q[(q_row0 + i0 + r) * D4 + ch * DC + d]; }
-      Qs[r * CS + d] = t;
+      Qs[r][d] = t;
     }
   }
 }
@@ -126,7 +131,7 @@ fn stage_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
         let g = (kv_row0 + j0 + c) * D4 + ch * DC + d;
         if (use_v) { t = v[g]; } else { t = k[g]; }
       }
-      KVs[c * CS + d] = t;
+      KVs[c][d] = t;
     }
   }
 }
@@ -136,9 +141,9 @@ fn stage_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
 fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx: u32, ty: u32) {
   for (var d = 0u; d < rt(DC); d++) {
     var kk = array<vec4<QKT>, 4>();
-    {{#loop cc < 4}}kk[{{cc}}u] = vec4<QKT>(KVs[(tx + {{cc}}u * TX) * CS + d]);
+    {{#loop cc < 4}}kk[{{cc}}u] = vec4<QKT>(KVs[tx + {{cc}}u * TX][d]);
     {{/loop}}
-    {{#loop rr < RR}}{ let x = vec4<QKT>(Qs[(ty + {{rr}}u * TY) * CS + d]);
+    {{#loop rr < RR}}{ let x = vec4<QKT>(Qs[ty + {{rr}}u * TY][d]);
       (*s)[{{rr}}u] += vec4<f32>(vec4<QKT>(dot(x, kk[0]), dot(x, kk[1]), dot(x, kk[2]), dot(x, kk[3]))); }
     {{/loop}}
   }
@@ -162,14 +167,14 @@ fn tile_scores(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, tid: u32, tx: u32, t
 fn pv_full(acc: ptr<function, Acc>, tx: u32, ty: u32) {
   for (var t = 0u; t < rt(TX); t++) {
     var p = array<vec4<PVT>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = vec4<PVT>(Ps[(ty + {{rr}}u * TY) * PS + t]);
+    {{#loop rr < RR}}p[{{rr}}u] = vec4<PVT>(Ps[ty + {{rr}}u * TY][t]);
     {{/loop}}
     {{#loop u < DU}}{
       let c = tx + {{u}}u * TX;
-      let v0 = vec4<PVT>(KVs[t * CS + c]);
-      let v1 = vec4<PVT>(KVs[(t + TX) * CS + c]);
-      let v2 = vec4<PVT>(KVs[(t + 2u * TX) * CS + c]);
-      let v3 = vec4<PVT>(KVs[(t + 3u * TX) * CS + c]);
+      let v0 = vec4<PVT>(KVs[t][c]);
+      let v1 = vec4<PVT>(KVs[t + TX][c]);
+      let v2 = vec4<PVT>(KVs[t + 2u * TX][c]);
+      let v3 = vec4<PVT>(KVs[t + 3u * TX][c]);
       {{#loop rr < RR}}(*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(p[{{rr}}u].x * v0 + p[{{rr}}u].y * v1 + p[{{rr}}u].z * v2 + p[{{rr}}u].w * v3);
       {{/loop}}
     }
@@ -185,15 +190,15 @@ fn pv_masked(acc: ptr<function, Acc>, tx: u32, ty: u32, j0: u32, klo: array<u32,
     let keys = vec4<u32>(j0 + t) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
     var p = array<vec4<PVT>, RR>();
     var w = array<vec4<bool>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = vec4<PVT>(Ps[(ty + {{rr}}u * TY) * PS + t]);
+    {{#loop rr < RR}}p[{{rr}}u] = vec4<PVT>(Ps[ty + {{rr}}u * TY][t]);
     w[{{rr}}u] = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
     {{/loop}}
     {{#loop u < DU}}{
       let c = tx + {{u}}u * TX;
-      let v0 = vec4<PVT>(KVs[t * CS + c]);
-      let v1 = vec4<PVT>(KVs[(t + TX) * CS + c]);
-      let v2 = vec4<PVT>(KVs[(t + 2u * TX) * CS + c]);
-      let v3 = vec4<PVT>(KVs[(t + 3u * TX) * CS + c]);
+      let v0 = vec4<PVT>(KVs[t][c]);
+      let v1 = vec4<PVT>(KVs[t + TX][c]);
+      let v2 = vec4<PVT>(KVs[t + 2u * TX][c]);
+      let v3 = vec4<PVT>(KVs[t + 3u * TX][c]);
       {{#loop rr < RR}}{ let pr = p[{{rr}}u];
         let wr = w[{{rr}}u];
         (*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(select(z, pr.x * v0, wr.x) + select(z, pr.y * v1, wr.y) + select(z, pr.z * v2, wr.z) + select(z, pr.w * v3, wr.w)); }
@@ -251,7 +256,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     var rs = Rows();
     {{#loop rr < RR}}{ let p = exp2((s[{{rr}}u] - vec4<f32>(m[{{rr}}u / 4u][{{rr}}u % 4u])) * LOG2E);
       rs[{{rr}}u / 4u][{{rr}}u % 4u] = (p.x + p.y) + (p.z + p.w);
-      Ps[(ty + {{rr}}u * TY) * PS + tx] = p;
+      Ps[ty + {{rr}}u * TY][tx] = p;
       let a = alpha[{{rr}}u / 4u][{{rr}}u % 4u];
       {{#loop c < NCH}}{{#loop u < DU}}acc[{{c}}u][{{rr}}u * DU + {{u}}u] *= a;
       {{/loop}}{{/loop}}

@@ -76,7 +76,8 @@ const PS: u32 = BC + PAD;      // Pm rows, halves
 const TH: f32 = 8.0;
 // The order of a tile's steps (FLASHRING_SGMM_FWD_PIPE; barriers per K/V tile in brackets,
 // counting a uniform load as the barrier, load, barrier that Tint makes of it):
-//  0 [6]  barrier, stash K and V of tile t, barrier, fetch tile t + 1, S = Q Kᵀ, barrier,
+//  0 [6]  barrier, stash K and V of tile t, barrier, fetch tile t + 1 (K and V in one loop each:
+//         fetch_kv, stash_kv), S = Q Kᵀ, barrier,
 //         softmax, barrier (votes), uniform load of the votes, O += P V.
 //  1 [4]  S = Q Kᵀ (Ks holds K(t)), barrier, stash V(t) and K(t + 1), fetch V(t + 1) and
 //         K(t + 2), softmax, barrier, uniform load, O += P V (Vs holds V(t)).
@@ -128,7 +129,33 @@ fn fetch_tile(use_v: bool, kv8: u32, j0: u32, tid: u32) {
   }
 }
 
+// PIPE = 0: both tiles at once, one loop (each step's K and V loads issued together).
+fn fetch_kv(kv8: u32, j0: u32, tid: u32) {
+  for (var t = 0u; t < LPT; t++) {
+    let e = tid + t * WG;
+    var kx = vec4<u32>();
+    var vx = vec4<u32>();
+    if (e < KV8 && j0 + e / D8 < P.Nk) {
+      kx = k[kv8 + j0 * D8 + e];
+      vx = v[kv8 + j0 * D8 + e];
+    }
+    kr[t] = kx;
+    vr[t] = vx;
+  }
+}
+
 // Registers → workgroup memory; a non-finite V value sets VOTE_NONFINITE in vote[slot].
+fn stash_kv(tid: u32, slot: u32) {
+  for (var t = 0u; t < LPT; t++) {
+    let e = tid + t * WG;
+    if (e < KV8) {
+      put8(e, kr[t], false);
+      put8(e, vr[t], true);
+      if (tc_nonfinite8(vr[t])) { atomicOr(&vote[slot], VOTE_NONFINITE); }
+    }
+  }
+}
+
 fn stash_k(tid: u32) {
   for (var t = 0u; t < LPT; t++) {
     let e = tid + t * WG;
@@ -235,9 +262,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   // The mask (common.wgsl): K/V tiles from the first row's first key to the last row's last.
   let j_start = (key_range(i0).x / BC) * BC;
   let n_end = key_range(min(i0 + BR, P.Nq) - 1u).y;
-  fetch_tile(false, kv8, j_start, tid);
-  fetch_tile(true, kv8, j_start, tid);
-  if (PIPE != 0u) {
+  if (PIPE == 0u) {
+    fetch_kv(kv8, j_start, tid);
+  } else {
+    fetch_tile(false, kv8, j_start, tid);
+    fetch_tile(true, kv8, j_start, tid);
     workgroupBarrier();               // every subgroup has its Q blocks out of Ks
     stash_k(tid);                     // K(0); kr ← K(1)
     if (j_start + BC < n_end) { fetch_tile(false, kv8, j_start + BC, tid); }
@@ -247,13 +276,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   for (var j0 = j_start; j0 < n_end; j0 += BC) {
     if (PIPE == 0u) {
       workgroupBarrier();             // everyone is done with the previous tile (and with Q)
-      stash_k(tid);
-      stash_v(tid, 0u);
+      stash_kv(tid, 0u);
       workgroupBarrier();
-      if (j0 + BC < n_end) {
-        fetch_tile(false, kv8, j0 + BC, tid);
-        fetch_tile(true, kv8, j0 + BC, tid);
-      }
+      if (j0 + BC < n_end) { fetch_kv(kv8, j0 + BC, tid); }
     }
 
     // S = Q Kᵀ for the subgroup's rows; each K block feeds RB products.

@@ -218,10 +218,8 @@ describe('portable backward tiles', () => {
     // The count is the shader's: the workgroup variables of the specialized source, summed.
     const cases = [[64, 'f16', 49152, ''], [128, 'f16', 49152, ''], [64, 'f32', 49152, ''], [128, 'f32', 49152, ''], [64, 'f16', 32768, ''],
       [256, 'f16', 49152, '32x16x32'], [80, 'f32', 49152, ''], [32, 'f16', 16384, ''], [64, 'f32', 49152, '8x4x4']] as const;
-    const env = { t: process.env.FLASHRING_PORTABLE_BWD, pf: process.env.FLASHRING_PORTABLE_BWD_PREFETCH, mg: process.env.FLASHRING_PORTABLE_BWD_MERGE };
+    const saved = process.env.FLASHRING_PORTABLE_BWD;
     try {
-      process.env.FLASHRING_PORTABLE_BWD_PREFETCH = '';
-      process.env.FLASHRING_PORTABLE_BWD_MERGE = '';
       for (const [D, precision, limit, tile] of cases) for (const unroll of [true, false]) {
         process.env.FLASHRING_PORTABLE_BWD = tile;
         const plan = planTiles('bwd', D, precision, limit, 1024);
@@ -231,34 +229,10 @@ describe('portable backward tiles', () => {
         expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${limit} ${tile}`).toBe(plan.workgroupBytes);
         expect(src).toContain(`alias ST = ${precision};`);
       }
-      // The prefetch: none unless pinned; a specialization value (its own pipeline).
       process.env.FLASHRING_PORTABLE_BWD = '';
-      process.env.FLASHRING_PORTABLE_BWD_PREFETCH = '';
-      const plan0 = planTiles('bwd', 64, 'f32', 49152, 1024);
-      expect(plan0.prefetch).toBe(0);
-      expect(portableValues('bwd', 64, plan0)).toMatchObject({ PF: 0, MG: 0, CT: 32, DC: 8, NCH: 2, DU: 1 });
-      for (const pf of [1, 2]) {
-        process.env.FLASHRING_PORTABLE_BWD_PREFETCH = String(pf);
-        const plan = planTiles('bwd', 64, 'f16', 49152, 1024);
-        expect(plan).toMatchObject({ prefetch: pf, workgroupBytes: 45056 });   // registers, not workgroup memory
-        const values = attentionValues(64, plan, { precision: 'f16', out: 'f16', grad: 'f16' }, true, portableValues('bwd', 64, plan));
-        expect(attentionSource(SHADERS.flashBwd, values)).toContain(`const PF: u32 = ${pf}u;`);
-      }
-      process.env.FLASHRING_PORTABLE_BWD_PREFETCH = 'yes';
-      expect(() => planTiles('bwd', 64, 'f32', 49152, 1024)).toThrow(InputError);
-      // The barrier merge: none unless pinned; no workgroup memory of its own either.
-      process.env.FLASHRING_PORTABLE_BWD_PREFETCH = '';
-      process.env.FLASHRING_PORTABLE_BWD_MERGE = '1';
-      const merged = planTiles('bwd', 128, 'f32', 49152, 1024);
-      expect(merged).toMatchObject({ merge: true, workgroupBytes: 46592 });
-      const src = attentionSource(SHADERS.flashBwd, attentionValues(128, merged, { precision: 'f32', out: 'f32', grad: 'f32' }, true, portableValues('bwd', 128, merged)));
-      expect(src).toContain('const MG: u32 = 1u;');
-      process.env.FLASHRING_PORTABLE_BWD_MERGE = '2';
-      expect(() => planTiles('bwd', 64, 'f32', 49152, 1024)).toThrow(InputError);
+      expect(portableValues('bwd', 64, planTiles('bwd', 64, 'f32', 49152, 1024))).toMatchObject({ CT: 32, DC: 8, NCH: 2, DU: 1 });
     } finally {
-      process.env.FLASHRING_PORTABLE_BWD = env.t ?? '';
-      process.env.FLASHRING_PORTABLE_BWD_PREFETCH = env.pf ?? '';
-      process.env.FLASHRING_PORTABLE_BWD_MERGE = env.mg ?? '';
+      process.env.FLASHRING_PORTABLE_BWD = saved ?? '';
     }
   });
 });

@@ -92,7 +92,7 @@ export class FlashBackward {
     const values = attentionValues(D, plan, types, scalar ? !dev.isCPU : true, scalar ? portableValues('bwd', D, plan) : {});
     // The preprocess's values follow from D, the types and the device: the key need not name them.
     return cachedKernel(dev, kernelKey(`bwd-${path}`, values), async () => {
-      const tiles = plan.streamRows ? `resident ${plan.BR},streamed ${plan.streamRows},chunk ${plan.chunk},prefetch ${plan.prefetch ?? 0}${plan.merge ? ',merged' : ''}` : `Br=${plan.BR},Bc=${plan.BC}`;
+      const tiles = plan.streamRows ? `resident ${plan.BR},streamed ${plan.streamRows},chunk ${plan.chunk}` : `Br=${plan.BR},Bc=${plan.BC}`;
       const label = `FlashBackward[D=${D},${types.precision},${path},${tiles},WG=${plan.WG}]`;
       const preCode = attentionSource(SHADERS.flashBwdPre, attentionValues(D, PRE_PLAN, types, !dev.isCPU));
       const pre = await buildPipeline(dev, `${label}.preprocess`, preCode, 'preprocess');

@@ -30,7 +30,7 @@ const flashFwd = { subgroup: `${flashFwdBody}\n${rowsSubgroup}`, workgroup: `${f
 /**
  * The portable backward kernels take their bindings, tiles and products from
  * flash_bwd_tiles.wgsl; the preprocess (Δ) is its own module, shared with the tensor-core
- * backward, which has its own tiles (16-byte loads, prefetched).
+ * backward, which has its own tiles (16-byte loads, fetched a tile ahead).
  */
 const flashBwd = `${flashBwdTiles}\n${flashBwdScalar}`;
 /** The tensor-core kernels share their matrix types and 16-byte unpacking (sgmm_common.wgsl). */

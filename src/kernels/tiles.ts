@@ -32,14 +32,6 @@ export interface TilePlan {
   pipe?: number;
   /** Portable forward: the type of the products in S = Q Kᵀ and P~ V (ForwardProducts). */
   products?: ForwardProducts;
-  /** Portable backward: staging-point prefetch into registers (BackwardPrefetch; 0: none). */
-  prefetch?: BackwardPrefetch;
-  /**
-   * Portable backward: the accumulation's chunks staged alternately into the resident and the
-   * streamed chunks, one barrier each instead of two (where chunk > 1 and CT <= RT; else no
-   * effect). FLASHRING_PORTABLE_BWD_MERGE = 1 pins it; off by default until the GPU ablation.
-   */
-  merge?: boolean;
 }
 
 /**
@@ -48,20 +40,9 @@ export interface TilePlan {
  */
 export function describePlan(p: TilePlan): string {
   const extra: [string, unknown][] = [['RB', p.rowBlocks], ['RR', p.rowsPerInvocation], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
-    ['pad', p.pad], ['pipe', p.pipe], ['', p.reduce], ['products=', p.products], ['prefetch', p.prefetch], ['merge', p.merge ? 1 : undefined]];
+    ['pad', p.pad], ['pipe', p.pipe], ['', p.reduce], ['products=', p.products]];
   return [`Br${p.BR} Bc${p.BC} WG${p.WG}`, ...extra.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}${v}`)].join(' ');
 }
-
-/**
- * The portable backward's prefetch (shaders/flash_bwd_tiles.wgsl PF): 0 stages each chunk from
- * global memory between its two barriers (the loads' latency exposed); 1 loads the next staging
- * point's streamed chunk (and the next Q tile's statistics) into registers while the current one
- * is used (2·LCW vec4 words of registers per invocation); 2 also the next resident chunk (with
- * more than one chunk; 2·LRW words more). The same arithmetic in the same order: bitwise the same
- * gradients. FLASHRING_PORTABLE_BWD_PREFETCH pins it; 0 is the default until the GPU ablation
- * (bench/ablate-portable.sh) says otherwise.
- */
-export type BackwardPrefetch = 0 | 1 | 2;
 
 /**
  * The portable forward's products (shaders/flash_fwd.wgsl QKT, PVT): 'f32' (f32 products and
@@ -216,7 +197,7 @@ export function portableTile(
   }
   const bytes = bytesAt(chunk);
   if (kind === 'fwd') return { BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4), products: forwardProducts(precision), rowsPerInvocation: RR };
-  return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk, prefetch: backwardPrefetch(), merge: backwardMerge() };
+  return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk };
 }
 
 /** planTiles with a device's limits and subgroups. */
@@ -254,36 +235,17 @@ function forwardProducts(precision: Precision): ForwardProducts {
   return precision === 'f16' && pin ? pin : 'f32';
 }
 
-/** FLASHRING_PORTABLE_BWD_PREFETCH = 0 | 1 | 2 (BackwardPrefetch); unset: 0. */
-function backwardPrefetch(): BackwardPrefetch {
-  const pin = envPin('FLASHRING_PORTABLE_BWD_PREFETCH');
-  if (pin === undefined) return 0;
-  if (pin !== '0' && pin !== '1' && pin !== '2') throw new InputError(`FLASHRING_PORTABLE_BWD_PREFETCH='${pin}': give 0, 1 or 2`);
-  return Number(pin) as BackwardPrefetch;
-}
-
-/** FLASHRING_PORTABLE_BWD_MERGE = 0 | 1 (TilePlan.merge); unset: 0. */
-function backwardMerge(): boolean {
-  const pin = envPin('FLASHRING_PORTABLE_BWD_MERGE');
-  if (pin !== undefined && pin !== '0' && pin !== '1') throw new InputError(`FLASHRING_PORTABLE_BWD_MERGE='${pin}': give 0 or 1`);
-  return pin === '1';
-}
-
 /**
  * Specialization values of a portable kernel: DC (vec4 words per chunk), NCH (chunks) and DU
  * (vec4 columns of O / dQ / dK / dV per invocation and chunk); the forward's RR (query rows per
  * invocation), LOG2TX (subgroup row reduction) and QKT, PVT (the types of its products), the
- * backward's CT (streamed rows) and PF, MG (prefetch, barrier merge).
+ * backward's CT (streamed rows).
  */
 export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): SpecValues {
   const T = kind === 'bwd' ? plan.streamRows ?? plan.BC : plan.BC;   // rows across which a row's invocations sit
   const DC = (plan.chunk ?? D) / 4;
   const v: SpecValues = { DC, NCH: D / 4 / DC, DU: DC / (T / 4) };
-  if (kind === 'bwd') {
-    v.CT = T;
-    v.PF = plan.prefetch ?? 0;
-    v.MG = plan.merge ? 1 : 0;
-  }
+  if (kind === 'bwd') v.CT = T;
   if (kind === 'fwd') {
     v.RR = plan.rowsPerInvocation ?? 4;
     if (plan.reduce === 'subgroup') v.LOG2TX = Math.log2(T / 4);
