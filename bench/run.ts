@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { acquireDevices, adapterName, FlashDevice } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
 import { InputError } from '../src/errors.js';
+import { envPin } from '../src/kernels/env.js';
 import { Precision } from '../src/kernels/precision.js';
 import { LAYOUTS } from '../src/ring/schedule.js';
 import { MAX_RANKS } from '../src/cli/ringArgs.js';
@@ -175,9 +176,14 @@ export async function benchCommand(argv: string[]): Promise<number> {
   try {
     // Correctness first.
     const checks = new Map<string, number>();
+    // A timing profile (bench/profile-portable.sh) leaves steps out: its results are wrong by design,
+    // and its speed is reported with the error it has.
+    const profile = envPin('FLASHRING_PORTABLE_FWD_SKIP');
+    if (profile) console.error(`timing profile (FLASHRING_PORTABLE_FWD_SKIP=${profile}): speeds reported whatever the check says`);
     if (!values['no-kernels']) for (const D of Ds) for (const p of precisions) for (const c of causals) {
       const r = await spotCheck(dev, D, p, c);
-      if (!r.ok) failures.push(`D=${D} ${p} causal=${c}: error ${r.err.toExponential(2)} over tolerance — no speed reported`);
+      if (!r.ok && profile) checks.set(`${D}:${p}:${c}`, r.err);
+      else if (!r.ok) failures.push(`D=${D} ${p} causal=${c}: error ${r.err.toExponential(2)} over tolerance — no speed reported`);
       else checks.set(`${D}:${p}:${c}`, r.err);
     }
     const jobs = Ns.flatMap((N) => Ds.flatMap((D) => precisions.flatMap((p) => causals.map((c) => ({ N, D, p, c })))))

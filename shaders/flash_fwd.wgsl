@@ -75,9 +75,21 @@ const NCH: u32 = {{NCH}}u;    // chunks per row (D4 / DC)
 const CS: u32 = DC + 1u;      // padded row stride of staged chunks, in words (below)
 const DU: u32 = {{DU}}u;      // vec4 columns of O per invocation and chunk (DC / TX)
 const PS: u32 = TX + 1u;      // padded row stride of P~
-const LQ: u32 = (BR * DC + WG - 1u) / WG;   // vec4 loads per invocation for a Q chunk
-const LK: u32 = (BC * DC + WG - 1u) / WG;   // ... for a K or V chunk
+const LQ: u32 = {{LQ}}u;      // vec4 loads per invocation for a Q chunk: ceil(Br·DC / WG)
+const LK: u32 = {{LK}}u;      // ... for a K or V chunk: ceil(Bc·DC / WG)
+// Prefetch (FLASHRING_PORTABLE_FWD_PREFETCH): 0 loads each staging point's words from global
+// memory between its two barriers, where every invocation waits for them; 1 issues the loads of
+// the next staging point right after the current one's second barrier, into registers (pq, pk:
+// LQ + LK words), so that their latency passes behind the products, and only stores them at the
+// next staging point. The staging points of a tile, in order: S(c) = Q chunk c (with more than
+// one chunk) and K chunk c, c < NCH; then A(c) = V chunk c; then the next visited tile's S(0).
+// The same words reach the same places between the same barriers: bitwise the same results.
+const PF: u32 = {{PF}}u;
 const STALE: f32 = 8.0;       // rescale only when the row max grows by more than this (nat. log)
+// Steps left out for a timing profile (bench/profile-portable.sh; 0 in every real run): bit 1 the
+// staging's global loads (zeros staged), 2 the S = Q Kᵀ products, 4 the softmax (P~ = S, no row
+// max, exp or rescale), 8 the P~ V products. Constant: the compiler drops what a bit removes.
+const SKIP: u32 = {{SKIP}}u;
 
 alias QKT = {{QKT}};          // type of S's products and of their sums within a word (f32, or f16)
 alias PVT = {{PVT}};          // type of P~ V's products and of their sums within a key word (f32, or f16)
@@ -104,36 +116,79 @@ fn nan_f32() -> f32 {
   return bitcast<f32>(bits);
 }
 
-// Chunk ch of Q rows i0 .. i0+Br of head row base q_row0 into Qs (rows past Nq: zeros).
+// Word e of chunk ch of the Q rows i0 .. i0+Br of head row base q_row0 (row e / DC; zeros
+// past Nq), and of the K (use_v false) or V rows j0 .. j0+Bc (zeros past Nk).
+fn q_word(q_row0: u32, i0: u32, ch: u32, e: u32) -> vec4<ST> {
+  var t = vec4<ST>();
+  if (i0 + e / DC < P.Nq && (SKIP & 1u) == 0u) { t = q[(q_row0 + i0 + e / DC) * D4 + ch * DC + e % DC]; }
+  return t;
+}
+
+fn kv_word(kv_row0: u32, j0: u32, ch: u32, e: u32, use_v: bool) -> vec4<ST> {
+  var t = vec4<ST>();
+  if (j0 + e / DC < P.Nk && (SKIP & 1u) == 0u) {
+    let g = (kv_row0 + j0 + e / DC) * D4 + ch * DC + e % DC;
+    if (use_v) { t = v[g]; } else { t = k[g]; }
+  }
+  return t;
+}
+
+// Chunk ch of Q (rows i0 ..) into Qs, and of K or V (rows j0 ..) into KVs, at once (PF = 0).
 fn stage_q(q_row0: u32, i0: u32, ch: u32, tid: u32) {
   for (var x = 0u; x < rt(LQ); x++) {
     let e = tid + x * WG;
-    if (e < BR * DC) {
-      let r = e / DC;
-      let d = e % DC;
-      var t = vec4<ST>();
-      if (i0 + r < P.Nq) { t = q[(q_row0 + i0 + r) * D4 + ch * DC + d]; }
-      Qs[r][d] = t;
-    }
+    if (e < BR * DC) { Qs[e / DC][e % DC] = q_word(q_row0, i0, ch, e); }
   }
 }
 
-// Chunk ch of K (use_v false) or V rows j0 .. j0+Bc of head row base kv_row0 into KVs (rows
-// past Nk: zeros).
 fn stage_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
   for (var x = 0u; x < rt(LK); x++) {
     let e = tid + x * WG;
-    if (e < BC * DC) {
-      let c = e / DC;
-      let d = e % DC;
-      var t = vec4<ST>();
-      if (j0 + c < P.Nk) {
-        let g = (kv_row0 + j0 + c) * D4 + ch * DC + d;
-        if (use_v) { t = v[g]; } else { t = k[g]; }
-      }
-      KVs[c][d] = t;
-    }
+    if (e < BC * DC) { KVs[e / DC][e % DC] = kv_word(kv_row0, j0, ch, e, use_v); }
   }
+}
+
+// PF = 1: the same words into registers (global loads only), and from there into Qs / KVs.
+var<private> pq: array<vec4<ST>, LQ>;
+var<private> pk: array<vec4<ST>, LK>;
+
+fn fetch_q(q_row0: u32, i0: u32, ch: u32, tid: u32) {
+  {{#loop x < LQ}}pq[{{x}}u] = q_word(q_row0, i0, ch, tid + {{x}}u * WG);
+  {{/loop}}
+}
+
+fn fetch_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
+  {{#loop x < LK}}pk[{{x}}u] = kv_word(kv_row0, j0, ch, tid + {{x}}u * WG, use_v);
+  {{/loop}}
+}
+
+fn stash_q(tid: u32) {
+  {{#loop x < LQ}}{ let e = tid + {{x}}u * WG;
+    if (e < BR * DC) { Qs[e / DC][e % DC] = pq[{{x}}u]; } }
+  {{/loop}}
+}
+
+fn stash_kv(tid: u32) {
+  {{#loop x < LK}}{ let e = tid + {{x}}u * WG;
+    if (e < BC * DC) { KVs[e / DC][e % DC] = pk[{{x}}u]; } }
+  {{/loop}}
+}
+
+// The staging point S(c) (between its barriers): Q chunk c (with more than one chunk) and K chunk c.
+fn stage_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
+  if (PF == 0u) {
+    if (NCH > 1u) { stage_q(q_row0, i0, c, tid); }
+    stage_kv(kv_row0, j0, c, tid, false);
+  } else {
+    if (NCH > 1u) { stash_q(tid); }
+    stash_kv(tid);
+  }
+}
+
+// PF = 1: the words of S(c) of the tile at j0 into registers.
+fn fetch_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
+  if (NCH > 1u) { fetch_q(q_row0, i0, c, tid); }
+  fetch_kv(kv_row0, j0, c, tid, false);
 }
 
 // The staged chunk's share of the invocation's RR×4 block of Q Kᵀ:
@@ -150,16 +205,29 @@ fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx: u32, ty: u32) {
 }
 
 // The invocation's RR×4 block of Q Kᵀ over the K/V tile at j0 (the sum over the chunks).
+// PF = 1: after S(c)'s second barrier the registers take S(c + 1), or A(0) after the last.
 fn tile_scores(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, tid: u32, tx: u32, ty: u32) -> array<vec4<f32>, RR> {
   var s = array<vec4<f32>, RR>();
   for (var c = 0u; c < rt(NCH); c++) {
     workgroupBarrier();   // the previous chunk's (or tile's) readers of Qs, KVs and P~ are done
-    if (NCH > 1u) { stage_q(q_row0, i0, c, tid); }
-    stage_kv(kv_row0, j0, c, tid, false);
+    stage_s(q_row0, i0, kv_row0, j0, c, tid);
     workgroupBarrier();
-    scores(&s, tx, ty);
+    if (PF == 1u) {
+      if (c + 1u < NCH) { fetch_s(q_row0, i0, kv_row0, j0, c + 1u, tid); } else { fetch_kv(kv_row0, j0, 0u, tid, true); }
+    }
+    if ((SKIP & 2u) == 0u) { scores(&s, tx, ty); }
   }
   return s;
+}
+
+// The first K/V tile jt >= `jt` (below t_end) that the rows [i0, i_end) do not skip, and its
+// class; (t_end, TILE_SKIP) if none.
+fn next_tile(jt: u32, t_end: u32, i0: u32, i_end: u32) -> vec2<u32> {
+  for (var t = jt; t < t_end; t++) {
+    let cls = tile_class(i0, i_end, t * BC, t * BC + BC);
+    if (cls != TILE_SKIP) { return vec2<u32>(t, cls); }
+  }
+  return vec2<u32>(t_end, TILE_SKIP);
 }
 
 // acc += P~ V (the staged chunk of V) over a tile every row sees entirely: per key word t,
@@ -235,10 +303,15 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   {{/for}}
   var l = Rows();               // this invocation's share of ℓ (its keys)
   var acc = array<Acc, NCH>();
-  for (var jt = t_first; jt < t_end; jt++) {
-    let j0 = jt * BC;
-    let cls = tile_class(i0, i_end, j0, j0 + BC);
-    if (cls == TILE_SKIP) { continue; }
+  // The tiles visited: t_first … t_end−1 but the skipped ones, each found one ahead (the prefetch
+  // loads the next one's first staging point during this one's last).
+  var cur = next_tile(t_first, t_end, i0, i_end);
+  if (PF == 1u && cur.x < t_end) { fetch_s(q_row0, i0, kv_row0, cur.x * BC, 0u, tid); }
+  loop {
+    if (cur.x >= t_end) { break; }
+    let j0 = cur.x * BC;
+    let cls = cur.y;
+    let nxt = next_tile(cur.x + 1u, t_end, i0, i_end);
     var s = tile_scores(q_row0, i0, kv_row0, j0, tid, tx, ty);
     let keys = vec4<u32>(j0 + tx) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
     var mt = Rows();
@@ -246,15 +319,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       s[{{rr}}u] = x;
       mt[{{rr}}u / 4u][{{rr}}u % 4u] = max(max(x.x, x.y), max(x.z, x.w)); }
     {{/loop}}
-    mt = row_max(mt, tid);
+    let soft = (SKIP & 4u) == 0u;
+    if (soft) { mt = row_max(mt, tid); }
     var alpha = Rows();
-    {{#for g < RR/4}}{ let grow = mt[{{g}}u] > m[{{g}}u] + vec4<f32>(STALE);
+    {{#for g < RR/4}}{ let grow = (mt[{{g}}u] > m[{{g}}u] + vec4<f32>(STALE)) & vec4<bool>(soft);
       let m_new = select(m[{{g}}u], mt[{{g}}u], grow);
       alpha[{{g}}u] = select(vec4<f32>(1.0), exp2((m[{{g}}u] - m_new) * LOG2E), grow);
       m[{{g}}u] = m_new; }
     {{/for}}
     var rs = Rows();
-    {{#loop rr < RR}}{ let p = exp2((s[{{rr}}u] - vec4<f32>(m[{{rr}}u / 4u][{{rr}}u % 4u])) * LOG2E);
+    {{#loop rr < RR}}{ var p = s[{{rr}}u];
+      if (soft) { p = exp2((s[{{rr}}u] - vec4<f32>(m[{{rr}}u / 4u][{{rr}}u % 4u])) * LOG2E); }
       rs[{{rr}}u / 4u][{{rr}}u % 4u] = (p.x + p.y) + (p.z + p.w);
       Ps[ty + {{rr}}u * TY][tx] = p;
       let a = alpha[{{rr}}u / 4u][{{rr}}u % 4u];
@@ -266,10 +341,15 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     {{/for}}
     {{#loop c < NCH}}{
       workgroupBarrier();   // every S is computed (KVs free) and P~ is written; chunk c-1's readers are done
-      stage_kv(kv_row0, j0, {{c}}u, tid, true);
+      if (PF == 0u) { stage_kv(kv_row0, j0, {{c}}u, tid, true); } else { stash_kv(tid); }
       workgroupBarrier();
-      if (cls == TILE_FULL) { pv_full(&acc[{{c}}u], tx, ty); } else { pv_masked(&acc[{{c}}u], tx, ty, j0, klo, khi); } }
+      if (PF == 1u) {   // A(c + 1), or the next visited tile's S(0)
+        if ({{c}}u + 1u < NCH) { fetch_kv(kv_row0, j0, {{c}}u + 1u, tid, true); }
+        else if (nxt.x < t_end) { fetch_s(q_row0, i0, kv_row0, nxt.x * BC, 0u, tid); }
+      }
+      if ((SKIP & 8u) != 0u) {} else if (cls == TILE_FULL) { pv_full(&acc[{{c}}u], tx, ty); } else { pv_masked(&acc[{{c}}u], tx, ty, j0, klo, khi); } }
     {{/loop}}
+    cur = nxt;
   }
 
   let lt = row_sum(l, tid);

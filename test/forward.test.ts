@@ -2,7 +2,7 @@ import { describe, expect, it, beforeAll } from 'vitest';
 import { autoF16Path, testDevice } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
-import { attentionForward } from '../src/kernels/attention.js';
+import { attentionForward, HostTensor } from '../src/kernels/attention.js';
 import { referenceForward } from '../src/reference/attention.js';
 import { KernelPath } from '../src/kernels/pipeline.js';
 import { Precision } from '../src/kernels/precision.js';
@@ -106,6 +106,38 @@ describe('FlashAttention forward vs float64 reference', () => {
     }
   });
 
+  it('the prefetch (FLASHRING_PORTABLE_FWD_PREFETCH = 1) gives bitwise the O and LSE of none, and matches the reference', async () => {
+    const saved = { f: process.env.FLASHRING_PORTABLE_FWD, pf: process.env.FLASHRING_PORTABLE_FWD_PREFETCH };
+    const bits = (x: HostTensor) => Buffer.from(x.buffer, x.byteOffset, x.byteLength);
+    // Chunked tiles (Q restaged per tile, several A(c)), whole rows; tiles skipped inside the range
+    // (documents, window: the next visited tile is found past them), Nq != Nk, grouped heads, f16.
+    const docs = { cuQ: new Int32Array([0, 37, 90, 150]), cuK: new Int32Array([0, 37, 90, 150]) };
+    const cases: [AttentionShape, AttentionOptions, Precision][] = [
+      [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 75, D: 64 }, { causal: true }, 'f32'],
+      [{ B: 1, Hq: 1, Hkv: 1, Nq: 90, Nk: 70, D: 128 }, { window: [20, 7] }, 'f32'],
+      [{ B: 1, Hq: 2, Hkv: 1, Nq: 150, Nk: 150, D: 64 }, { causal: true, docs }, 'f32'],
+      [{ B: 1, Hq: 2, Hkv: 2, Nq: 61, Nk: 83, D: 32 }, {}, 'f16'],
+    ];
+    try {
+      for (const tile of ['32x16x16', '']) for (const [s, o, p] of cases) {
+        if (p === 'f16' && !dev.hasF16) continue;
+        process.env.FLASHRING_PORTABLE_FWD = tile;
+        const out: { o: HostTensor; lse: Float32Array }[] = [];
+        for (const pf of ['0', '1']) {
+          process.env.FLASHRING_PORTABLE_FWD_PREFETCH = pf;
+          out.push((await check(s, o, p, SEED + 71 + s.D)).got);
+        }
+        expect(bits(out[1].o).equals(bits(out[0].o)), `O ${p} D=${s.D} tile '${tile}'`).toBe(true);
+        expect(bits(out[1].lse).equals(bits(out[0].lse)), `LSE ${p} D=${s.D} tile '${tile}'`).toBe(true);
+      }
+      process.env.FLASHRING_PORTABLE_FWD_PREFETCH = '2';
+      await expect(attentionForward(dev, sq(8, 32), makeInputs(sq(8, 32), SEED), { precision: 'f32', path: 'scalar' })).rejects.toThrow(InputError);
+    } finally {
+      process.env.FLASHRING_PORTABLE_FWD = saved.f ?? '';
+      process.env.FLASHRING_PORTABLE_FWD_PREFETCH = saved.pf ?? '';
+    }
+  });
+
   it('8 query rows per invocation (RR = 8 pins) match the reference, and RR = 4 at the same Br×Bc bit for bit', async () => {
     const saved = { r: process.env.FLASHRING_PORTABLE_REDUCE, f: process.env.FLASHRING_PORTABLE_FWD, p: process.env.FLASHRING_PORTABLE_FWD_PRODUCTS };
     process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = '';
@@ -182,6 +214,44 @@ describe('FlashAttention forward vs float64 reference', () => {
       await check(sq(45, 64), { causal: true }, 'f32', SEED + 46);
     } finally {
       process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = saved ?? '';
+    }
+  });
+
+  it('the timing profile (FLASHRING_PORTABLE_FWD_SKIP) leaves out exactly the step it names', async () => {
+    const saved = process.env.FLASHRING_PORTABLE_FWD_SKIP;
+    const s = sq(70, 32);
+    const x = makeInputs(s, SEED + 61);
+    const run = async (skip: string) => {
+      process.env.FLASHRING_PORTABLE_FWD_SKIP = skip;
+      return attentionForward(dev, s, x, { precision: 'f32', path: 'scalar' });
+    };
+    try {
+      const full = await run('');
+      const r = refInputs(x, 'f32');
+      const ref = referenceForward(s, r.q, r.k, r.v, {});
+      expect(err(full.o, ref.o)).toBeLessThanOrEqual(TOL.f32.out);
+      // Without the loads every staged word is 0: S = 0, so O = 0 and LSE = log(Nk) on every row.
+      const noLoads = await run('loads');
+      expect(noLoads.o.every((v) => v === 0)).toBe(true);
+      for (const l of noLoads.lse) expect(l).toBeCloseTo(Math.log(s.Nk), 5);
+      // Without S = Q Kᵀ, S = 0 over real K/V: every row's O is the mean of V over the keys.
+      const noQk = await run('qk');
+      for (const l of noQk.lse) expect(l).toBeCloseTo(Math.log(s.Nk), 5);
+      const meanV = new Float64Array(s.B * s.Hq * s.Nq * s.D);
+      for (let h = 0; h < s.B * s.Hq; h++) for (let j = 0; j < s.Nk; j++) for (let d = 0; d < s.D; d++)
+        for (let i = 0; i < s.Nq; i++) meanV[(h * s.Nq + i) * s.D + d] += x.v[(h * s.Nk + j) * s.D + d] / s.Nk;
+      expect(err(noQk.o, meanV)).toBeLessThanOrEqual(TOL.f32.out);
+      // Without P~ V, O = 0 but LSE is right.
+      const noPv = await run('pv');
+      expect(noPv.o.every((v) => v === 0)).toBe(true);
+      expect(err(noPv.lse, ref.lse)).toBeLessThanOrEqual(TOL.f32.out);
+      // Without the softmax P~ = S: O is the plain S V / rowsum(S), not attention.
+      const e = err((await run('softmax')).o, ref.o);
+      expect(e > 0.1 || Number.isNaN(e), `softmax left out: O error ${e}`).toBe(true);
+      process.env.FLASHRING_PORTABLE_FWD_SKIP = 'exp';
+      await expect(attentionForward(dev, s, x, { precision: 'f32', path: 'scalar' })).rejects.toThrow(InputError);
+    } finally {
+      process.env.FLASHRING_PORTABLE_FWD_SKIP = saved ?? '';
     }
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SpecValues, specialize } from '../src/kernels/specialize.js';
-import { PORTABLE_FWD_CANDIDATES, PORTABLE_FWD_RR8_TILES, planTiles, portableValues, workgroupBytes } from '../src/kernels/tiles.js';
+import { PORTABLE_FWD_CANDIDATES, PORTABLE_FWD_RR8_TILES, planTiles, portableValues, workgroupBytes, describePlan } from '../src/kernels/tiles.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
 import { kernelKey, legacySgmmSpelling } from '../src/kernels/pipeline.js';
 import { SHADERS } from '../src/kernels/shaders.js';
@@ -119,7 +119,8 @@ describe('tile planner', () => {
       expect(PORTABLE_FWD_RR8_TILES.every(([A, , rr]) => rr === 8 && A % 8 === 0)).toBe(true);
       const p4 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);
       expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32, rowsPerInvocation: 4 });
-      expect(portableValues('fwd', 64, p4)).toMatchObject({ RR: 4, DC: 8, NCH: 2, DU: 1 });
+      expect(portableValues('fwd', 64, p4)).toMatchObject({ RR: 4, DC: 8, NCH: 2, DU: 1, PF: 1, LQ: 4, LK: 1, SKIP: 0 });
+      expect(describePlan(p4)).toBe('Br128 Bc32 WG256 RR4 chunk32 subgroup products=f32 prefetch1');
       // Same Br×Bc, half the invocations, the same workgroup memory (both row reductions).
       process.env.FLASHRING_PORTABLE_FWD = '128x32x32x8';
       const p8 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);

@@ -32,6 +32,10 @@ export interface TilePlan {
   pipe?: number;
   /** Portable forward: the type of the products in S = Q Kᵀ and P~ V (ForwardProducts). */
   products?: ForwardProducts;
+  /** Portable forward: the next staging point's words loaded into registers during this one (PF; 0 or 1). */
+  prefetch?: number;
+  /** Portable forward: steps left out for a timing profile (ForwardSkip; wrong results). */
+  skip?: ForwardSkip[];
 }
 
 /**
@@ -40,7 +44,7 @@ export interface TilePlan {
  */
 export function describePlan(p: TilePlan): string {
   const extra: [string, unknown][] = [['RB', p.rowBlocks], ['RR', p.rowsPerInvocation], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
-    ['pad', p.pad], ['pipe', p.pipe], ['', p.reduce], ['products=', p.products]];
+    ['pad', p.pad], ['pipe', p.pipe], ['', p.reduce], ['products=', p.products], ['prefetch', p.prefetch], ['skip=', p.skip?.join('+')]];
   return [`Br${p.BR} Bc${p.BC} WG${p.WG}`, ...extra.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}${v}`)].join(' ');
 }
 
@@ -51,6 +55,16 @@ export function describePlan(p: TilePlan): string {
  * 'f16' (P~ V's too, P~ rounded to f16). FLASHRING_PORTABLE_FWD_PRODUCTS pins them.
  */
 export type ForwardProducts = 'f32' | 'f16-qk' | 'f16';
+
+/**
+ * Steps of the portable forward that a timing profile can leave out (shaders/flash_fwd.wgsl SKIP):
+ * 'loads' (the staging's global loads: zeros are staged), 'qk' (the S = Q Kᵀ products: S = 0),
+ * 'softmax' (row max, exp and rescale: P~ = S), 'pv' (the P~ V products). The time a step takes is
+ * the full kernel's less the kernel's without it. The results are wrong by design:
+ * FLASHRING_PORTABLE_FWD_SKIP (comma-separated) is for bench/profile-portable.sh only.
+ */
+export const FORWARD_SKIPS = ['loads', 'qk', 'softmax', 'pv'] as const;
+export type ForwardSkip = (typeof FORWARD_SKIPS)[number];
 
 /**
  * Query rows per invocation of the portable forward (shaders/flash_fwd.wgsl RR): each invocation
@@ -196,7 +210,7 @@ export function portableTile(
     return c === undefined ? `${t}: ${B / 4} invocations across a row divide no chunk of D/4 = ${D / 4}` : `${t}: ${bytesAt(c)} bytes at chunk ${c}, ${WG} invocations`;
   }
   const bytes = bytesAt(chunk);
-  if (kind === 'fwd') return { BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4), products: forwardProducts(precision), rowsPerInvocation: RR };
+  if (kind === 'fwd') return { BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4), products: forwardProducts(precision), rowsPerInvocation: RR, prefetch: forwardPrefetch(), ...forwardSkip() };
   return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk };
 }
 
@@ -236,9 +250,34 @@ function forwardProducts(precision: Precision): ForwardProducts {
 }
 
 /**
+ * FLASHRING_PORTABLE_FWD_PREFETCH = 0 | 1 (shaders/flash_fwd.wgsl PF); unset: 1, which the H200
+ * measured faster everywhere (f32 forward +5% / +21% at D = 64 / 128, +13% / +34% with robustness
+ * on; bench/results/h200-2026-12-01-fwd-prefetch) for LQ + LK registers per invocation.
+ */
+function forwardPrefetch(): number {
+  const pin = envPin('FLASHRING_PORTABLE_FWD_PREFETCH');
+  if (pin === undefined) return 1;
+  if (pin !== '0' && pin !== '1') throw new InputError(`FLASHRING_PORTABLE_FWD_PREFETCH='${pin}': give 0 or 1`);
+  return Number(pin);
+}
+
+/** FLASHRING_PORTABLE_FWD_SKIP: the steps a timing profile leaves out (ForwardSkip), with a warning. */
+function forwardSkip(): { skip?: ForwardSkip[] } {
+  const pin = envPin('FLASHRING_PORTABLE_FWD_SKIP');
+  if (pin === undefined) return {};
+  const skip = pin.split(',').map((x) => x.trim());
+  const bad = skip.find((x) => !(FORWARD_SKIPS as readonly string[]).includes(x));
+  if (bad !== undefined) throw new InputError(`FLASHRING_PORTABLE_FWD_SKIP: '${bad}' is not a step; give some of ${FORWARD_SKIPS.join(', ')}`);
+  if (!warnedSkip) console.warn(`FLASHRING_PORTABLE_FWD_SKIP=${pin}: the portable forward leaves out ${skip.join(', ')} (a timing profile; its results are wrong)`);
+  warnedSkip = true;
+  return { skip: skip as ForwardSkip[] };
+}
+let warnedSkip = false;
+
+/**
  * Specialization values of a portable kernel: DC (vec4 words per chunk), NCH (chunks) and DU
  * (vec4 columns of O / dQ / dK / dV per invocation and chunk); the forward's RR (query rows per
- * invocation), LOG2TX (subgroup row reduction) and QKT, PVT (the types of its products), the
+ * invocation), LOG2TX (subgroup row reduction) and QKT, PVT (the types of its products), SKIP (steps a timing profile leaves out), the
  * backward's CT (streamed rows).
  */
 export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): SpecValues {
@@ -252,6 +291,10 @@ export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): 
     const products = plan.products ?? 'f32';
     v.QKT = products === 'f32' ? 'f32' : 'f16';
     v.PVT = products === 'f16' ? 'f16' : 'f32';
+    v.PF = plan.prefetch ?? 0;
+    v.LQ = Math.ceil((plan.BR * DC) / plan.WG);
+    v.LK = Math.ceil((plan.BC * DC) / plan.WG);
+    v.SKIP = (plan.skip ?? []).reduce((bits, x) => bits | (1 << FORWARD_SKIPS.indexOf(x)), 0);
   }
   return v;
 }
