@@ -13,14 +13,13 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { FlashDevice, acquireDevices, adapterName } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn } from '../src/reference/compare.js';
 import { contextParallel, RingTimeline } from '../src/ring/ringAttention.js';
 import { hostSource } from '../src/ring/hostIO.js';
-import { ringAttentionProcesses } from '../src/ring/processRanks.js';
+import { gpuPerRankWrapper, ringAttentionProcesses } from '../src/ring/processRanks.js';
 import { Scheme } from '../src/ring/timeline.js';
 import { AttentionShape, numel } from '../src/shape.js';
 
@@ -70,7 +69,7 @@ function inputs(s: AttentionShape) {
 
 export async function procsBench(Ns: number[], H: number, D: number, R: number, gpuPerRank: boolean, latencyUs: number, out: string): Promise<ProcRow[]> {
   const rows: ProcRow[] = [];
-  const wrapper = gpuPerRank ? { wrapper: ['bash', fileURLToPath(new URL('../scripts/only-gpu.sh', import.meta.url)), '{rank}'] } : {};
+  const wrapper = gpuPerRank ? { wrapper: gpuPerRankWrapper(R) } : {};
   const save = () => writeFile(join(out, 'cp-procs.json'), JSON.stringify({ date: new Date().toISOString(), R, H, D, gpuPerRank, rows }, null, 1));
   for (const N of Ns) {
     const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };

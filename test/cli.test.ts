@@ -10,6 +10,7 @@ import { referenceForward, referenceBackward } from '../src/reference/attention.
 import { relErr, TOL } from '../src/reference/compare.js';
 import { makeInputs, SEED } from './cases.js';
 import { toHalfArray } from '../src/f16.js';
+import { nvidiaDevices } from '../src/ring/processRanks.js';
 
 const run = promisify(execFile);
 const BIN = join(__dirname, '..', 'bin', 'flashring.mjs');
@@ -18,6 +19,12 @@ const cli = (args: string[], env: Record<string, string> = {}) =>
     (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
     (e) => ({ code: e.code as number, out: e.stdout as string, err: e.stderr as string }),
   );
+
+/** Ranks 0 … R−1 each have a /dev/nvidiaR node, or the host has none (CPU: nothing to hide). */
+const hasGpusFor = (R: number) => {
+  const devs = nvidiaDevices();
+  return devs.length === 0 || Array.from({ length: R }, (_, r) => r).every((r) => devs.includes(r));
+};
 
 describe('flashring attention', () => {
   const dir = mkdtempSync(join(tmpdir(), 'flashring-cli-'));
@@ -37,6 +44,12 @@ describe('flashring attention', () => {
       const out = join(dir, !extra.length ? 'single' : extra.includes('processes') ? 'procs' : 'ring');
       const r = await cli(['attention', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), '--v', join(dir, 'v.npy'), '--do', join(dir, 'do.npy'),
         '--causal', '--precision', 'f32', '--out', out, ...extra]);
+      if (extra.includes('--gpu-per-rank') && !hasGpusFor(2)) {
+        // A host with NVIDIA GPUs but fewer than the ranks: refused up front, one line, exit 2.
+        expect(r.code, r.err).toBe(2);
+        expect(r.err).toMatch(/one GPU per rank: 2 ranks need \/dev\/nvidia0 … \/dev\/nvidia1, but this host has /);
+        return;
+      }
       expect(r.code, r.err).toBe(0);
       expect(relErr(load(out, 'o'), ref.o)).toBeLessThanOrEqual(TOL.f32.out);
       expect(relErr(load(out, 'lse'), ref.lse)).toBeLessThanOrEqual(TOL.f32.out);

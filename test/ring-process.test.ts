@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape } from './cases.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
-import { ringAttentionProcesses } from '../src/ring/processRanks.js';
+import { gpuPerRankWrapper, ringAttentionProcesses } from '../src/ring/processRanks.js';
+import { InputError } from '../src/errors.js';
 
 describe('ranks in separate processes (ProcessCommunicator)', () => {
   const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 40, Nk: 40, D: 16 };
@@ -43,7 +44,15 @@ describe('ranks in separate processes: more ranks, layouts, the wrapper, failure
     const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 41, Nk: 41, D: 16 };
     const x = makeInputs(s, SEED + 405);
     const r = refInputs(x, 'f32');
-    for (const [causal, opts] of [[false, { ranks: 3, layout: 'contiguous' as const }], [true, { ranks: 4, scheme: 'a2a+p2p' as const, hierarchicalSizes: '2,2', wrapper: ['bash', 'scripts/only-gpu.sh', '{rank}'] }]] as const) {
+    // Behind the wrapper where every rank has its GPU (or there are none to hide: CPU adapters).
+    let wrapper: string[] | undefined;
+    try {
+      wrapper = gpuPerRankWrapper(4);
+    } catch (e) {
+      expect(e).toBeInstanceOf(InputError);
+      console.log(`R=4 without scripts/only-gpu.sh: ${(e as Error).message}`);
+    }
+    for (const [causal, opts] of [[false, { ranks: 3, layout: 'contiguous' as const }], [true, { ranks: 4, scheme: 'a2a+p2p' as const, hierarchicalSizes: '2,2', ...(wrapper ? { wrapper } : {}) }]] as const) {
       const rf = referenceForward(s, r.q, r.k, r.v, { causal });
       const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal });
       const got = await ringAttentionProcesses(s, x, { causal, precision: 'f32', ...opts });
@@ -60,5 +69,10 @@ describe('ranks in separate processes: more ranks, layouts, the wrapper, failure
     await expect(ringAttentionProcesses(s, x, { ranks: 2, wrapper: ['false'] })).rejects.toThrow(/rank \d's process exited \(code 1\) before it finished/);
     await expect(ringAttentionProcesses(s, x, { ranks: 3, scheme: 'a2a' })).rejects.toThrow(/a2a splits heads over 3 ranks/);
     await expect(ringAttentionProcesses(s, x, { ranks: 0 })).rejects.toThrow(/integer >= 1/);
+    // One GPU per rank: every rank needs its /dev/nvidiaR (a host without NVIDIA nodes hides nothing).
+    expect(gpuPerRankWrapper(2, [0, 1])).toEqual(['bash', expect.stringMatching(/scripts\/only-gpu\.sh$/), '{rank}']);
+    expect(gpuPerRankWrapper(2, [])).toHaveLength(3);
+    expect(() => gpuPerRankWrapper(2, [0])).toThrow(/2 ranks need \/dev\/nvidia0 … \/dev\/nvidia1, but this host has \/dev\/nvidia0; use --cp 1/);
+    expect(() => gpuPerRankWrapper(2, [1, 2])).toThrow(InputError);
   }, 60_000);
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SpecValues, specialize } from '../src/kernels/specialize.js';
-import { PORTABLE_FWD_CANDIDATES, PORTABLE_FWD_RR8_TILES, planTiles, portableValues, workgroupBytes, describePlan } from '../src/kernels/tiles.js';
+import { PORTABLE_FWD_CANDIDATES, PORTABLE_FWD_RR8_TILES, planTiles, portableValues, workgroupBytes, describePlan, defaultPrefetch } from '../src/kernels/tiles.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
 import { kernelKey, legacySgmmSpelling } from '../src/kernels/pipeline.js';
 import { SHADERS } from '../src/kernels/shaders.js';
@@ -119,8 +119,17 @@ describe('tile planner', () => {
       expect(PORTABLE_FWD_RR8_TILES.every(([A, , rr]) => rr === 8 && A % 8 === 0)).toBe(true);
       const p4 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);
       expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32, rowsPerInvocation: 4 });
-      expect(portableValues('fwd', 64, p4)).toMatchObject({ RR: 4, DC: 8, NCH: 2, DU: 1, PF: 1, LQ: 4, LK: 1, SKIP: 0 });
-      expect(describePlan(p4)).toBe('Br128 Bc32 WG256 RR4 chunk32 subgroup products=f32 prefetch1');
+      expect(portableValues('fwd', 64, p4)).toMatchObject({ RR: 4, DC: 8, NCH: 2, DU: 1, PF: 0, LQ: 4, LK: 1, SKIP: 0 });
+      // The prefetch: on GPUs by default where it takes at most PREFETCH_MAX_WORDS registers, never
+      // on CPU adapters; a pin wins (and names itself in the plan's line).
+      expect(defaultPrefetch(p4, 64, false)).toBe(1);
+      expect(defaultPrefetch(p4, 64, true)).toBe(0);
+      expect(defaultPrefetch({ ...p4, WG: 16 }, 64, false)).toBe(0);   // 128·8/16 = 64 words: too many registers
+      expect(portableValues('fwd', 64, { ...p4, prefetch: defaultPrefetch(p4, 64, false) })).toMatchObject({ PF: 1 });
+      expect(describePlan({ ...p4, prefetch: 1 })).toBe('Br128 Bc32 WG256 RR4 chunk32 subgroup products=f32 prefetch1');
+      process.env.FLASHRING_PORTABLE_FWD_PREFETCH = '0';
+      expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32).prefetch).toBe(0);
+      process.env.FLASHRING_PORTABLE_FWD_PREFETCH = '';
       // Same Br×Bc, half the invocations, the same workgroup memory (both row reductions).
       process.env.FLASHRING_PORTABLE_FWD = '128x32x32x8';
       const p8 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);

@@ -1,12 +1,11 @@
 /** `flashring attention --cp R`: the same outputs as a single device, through the ring. */
-import { fileURLToPath } from 'node:url';
 import { Documents } from '../mask.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
 import { HostTensor } from '../kernels/attention.js';
 import { Precision, PrecisionRequest } from '../kernels/precision.js';
 import { ringAttention, RingOptions, RingResult, RingTimeline } from '../ring/ringAttention.js';
-import { ringAttentionProcesses } from '../ring/processRanks.js';
+import { gpuPerRankWrapper, ringAttentionProcesses } from '../ring/processRanks.js';
 import { AttentionShape } from '../shape.js';
 import { devicePrecision, outputFiles } from './attention.js';
 import { writeFilesAtomically } from './args.js';
@@ -47,7 +46,7 @@ export async function ringCommand(
     // One process per rank (src/ring/processRanks.ts); --gpu-per-rank puts each behind
     // scripts/only-gpu.sh (rank r sees only GPU r: two identical GPUs need it).
     console.error(`context-parallel attention ${JSON.stringify(s)}, ${R} rank process(es) (${ring.scheme})${ring.gpuPerRank ? ', rank r on GPU r' : ''}`);
-    res = await ringAttentionProcesses(s, x, { ...common, ranks: R, precision: opts.precision, ...(ring.gpuPerRank ? { wrapper: ['bash', ONLY_GPU, '{rank}'] } : {}) });
+    res = await ringAttentionProcesses(s, x, { ...common, ranks: R, precision: opts.precision, ...(ring.gpuPerRank ? { wrapper: gpuPerRankWrapper(R) } : {}) });
   } else {
     // One-device mode (the default: Dawn cannot tell identical adapters apart): R ranks share one device.
     const devs = await acquireDevices(await nodeGPU(), mode === 'one-device' ? 1 : R);
@@ -67,4 +66,3 @@ export async function ringCommand(
   return 0;
 }
 
-const ONLY_GPU = fileURLToPath(new URL('../../scripts/only-gpu.sh', import.meta.url));

@@ -210,14 +210,36 @@ export function portableTile(
     return c === undefined ? `${t}: ${B / 4} invocations across a row divide no chunk of D/4 = ${D / 4}` : `${t}: ${bytesAt(c)} bytes at chunk ${c}, ${WG} invocations`;
   }
   const bytes = bytesAt(chunk);
-  if (kind === 'fwd') return { BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4), products: forwardProducts(precision), rowsPerInvocation: RR, prefetch: forwardPrefetch(), ...forwardSkip() };
+  if (kind === 'fwd') return { BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4), products: forwardProducts(precision), rowsPerInvocation: RR, ...forwardPrefetch(), ...forwardSkip() };
   return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk };
 }
 
 /** planTiles with a device's limits and subgroups. */
 export function planDeviceTiles(kind: 'fwd' | 'bwd', D: number, precision: Precision, dev: FlashDevice): TilePlan {
   const lim = dev.device.limits;
-  return planTiles(kind, D, precision, lim.maxComputeWorkgroupStorageSize, lim.maxComputeInvocationsPerWorkgroup, dev.hasSubgroups ? dev.adapter.subgroupMinSize : 0);
+  const plan = planTiles(kind, D, precision, lim.maxComputeWorkgroupStorageSize, lim.maxComputeInvocationsPerWorkgroup, dev.hasSubgroups ? dev.adapter.subgroupMinSize : 0);
+  return kind === 'fwd' && plan.prefetch === undefined ? { ...plan, prefetch: defaultPrefetch(plan, D, dev.isCPU) } : plan;
+}
+
+/** The portable forward's staging words per invocation: LQ for a Q chunk, LK for a K or V chunk. */
+export function stagingWords(plan: TilePlan, D: number): { LQ: number; LK: number } {
+  const DC = (plan.chunk ?? D) / 4;
+  return { LQ: Math.ceil((plan.BR * DC) / plan.WG), LK: Math.ceil((plan.BC * DC) / plan.WG) };
+}
+
+/** Registers (vec4 words) the forward's prefetch may take per invocation by default. */
+export const PREFETCH_MAX_WORDS = 16;
+
+/**
+ * The forward's prefetch where FLASHRING_PORTABLE_FWD_PREFETCH does not pin it: on GPUs where it
+ * needs at most PREFETCH_MAX_WORDS registers (the H200 measured it faster everywhere: f32 +5% /
+ * +21% at D = 64 / 128, +13% / +34% with robustness on; bench/results/h200-2026-12-01-fwd-prefetch);
+ * not on CPU adapters (no latency to hide, and lavapipe compiles its register arrays slowly: a
+ * small tile's forward took 41 s against 2.5 s), nor where it would take more registers than that.
+ */
+export function defaultPrefetch(plan: TilePlan, D: number, cpu: boolean): number {
+  const { LQ, LK } = stagingWords(plan, D);
+  return !cpu && LQ + LK <= PREFETCH_MAX_WORDS ? 1 : 0;
 }
 
 /**
@@ -249,16 +271,12 @@ function forwardProducts(precision: Precision): ForwardProducts {
   return precision === 'f16' && pin ? pin : 'f32';
 }
 
-/**
- * FLASHRING_PORTABLE_FWD_PREFETCH = 0 | 1 (shaders/flash_fwd.wgsl PF); unset: 1, which the H200
- * measured faster everywhere (f32 forward +5% / +21% at D = 64 / 128, +13% / +34% with robustness
- * on; bench/results/h200-2026-12-01-fwd-prefetch) for LQ + LK registers per invocation.
- */
-function forwardPrefetch(): number {
+/** FLASHRING_PORTABLE_FWD_PREFETCH = 0 | 1 (shaders/flash_fwd.wgsl PF); unset: none here (planDeviceTiles: defaultPrefetch). */
+function forwardPrefetch(): { prefetch?: number } {
   const pin = envPin('FLASHRING_PORTABLE_FWD_PREFETCH');
-  if (pin === undefined) return 1;
+  if (pin === undefined) return {};
   if (pin !== '0' && pin !== '1') throw new InputError(`FLASHRING_PORTABLE_FWD_PREFETCH='${pin}': give 0 or 1`);
-  return Number(pin);
+  return { prefetch: Number(pin) };
 }
 
 /** FLASHRING_PORTABLE_FWD_SKIP: the steps a timing profile leaves out (ForwardSkip), with a warning. */
@@ -292,8 +310,7 @@ export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): 
     v.QKT = products === 'f32' ? 'f32' : 'f16';
     v.PVT = products === 'f16' ? 'f16' : 'f32';
     v.PF = plan.prefetch ?? 0;
-    v.LQ = Math.ceil((plan.BR * DC) / plan.WG);
-    v.LK = Math.ceil((plan.BC * DC) / plan.WG);
+    Object.assign(v, stagingWords(plan, D));
     v.SKIP = (plan.skip ?? []).reduce((bits, x) => bits | (1 << FORWARD_SKIPS.indexOf(x)), 0);
   }
   return v;

@@ -63,11 +63,12 @@ export async function validateSgmmShaders(
   for (const D of portable ? heads.filter((d) => [16, 64, 128, 256].includes(d)) : []) {
     for (const precision of ['f32', 'f16'] as const) {
       for (const [BR, BC, RR] of [...PORTABLE_FWD_CANDIDATES, ...PORTABLE_FWD_RR8_TILES]) {
-        for (const subgroupMin of [32, 0]) {
-          const plan = portableTile('fwd', [BR, BC, undefined, RR], D, precision, LIMIT, 256, subgroupMin);
-          if (typeof plan === 'string') continue;
+        for (const [subgroupMin, prefetch] of [[32, 1], [0, 0]]) {
+          const tile = portableTile('fwd', [BR, BC, undefined, RR], D, precision, LIMIT, 256, subgroupMin);
+          if (typeof tile === 'string') continue;
+          const plan = { ...tile, prefetch };
           const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan));
-          await check(`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk}x${RR} ${plan.reduce}`,
+          await check(`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk}x${RR} ${plan.reduce} prefetch ${prefetch}`,
             attentionSource(SHADERS.flashFwd[plan.reduce!], values, plan.reduce === 'subgroup' ? ['subgroups'] : []));
         }
       }

@@ -16,7 +16,7 @@
  */
 import { ChildProcess, StdioOptions, fork } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,6 +72,30 @@ export interface ProcessRingOptions extends RingOptions {
 }
 
 const WORKER = fileURLToPath(new URL('../../bin/rank-process.mjs', import.meta.url));
+const ONLY_GPU = fileURLToPath(new URL('../../scripts/only-gpu.sh', import.meta.url));
+
+/** The numbers K of the host's /dev/nvidiaK device nodes (none on CPU machines). */
+export function nvidiaDevices(dev = '/dev'): number[] {
+  let names: string[] = [];
+  try {
+    names = readdirSync(dev);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => /^nvidia\d+$/.test(n)).map((n) => Number(n.slice('nvidia'.length))).sort((a, b) => a - b);
+}
+
+/**
+ * The wrapper that shows rank r's process only GPU r (scripts/only-gpu.sh, run as root), for
+ * `wrapper` of ringAttentionProcesses. Throws an InputError unless every rank has its
+ * /dev/nvidiaR node; a host with no NVIDIA nodes at all (CPU adapters) hides nothing and passes.
+ */
+export function gpuPerRankWrapper(R: number, devices = nvidiaDevices()): string[] {
+  const missing = Array.from({ length: R }, (_, r) => r).filter((r) => !devices.includes(r));
+  if (devices.length > 0 && missing.length > 0)
+    throw new InputError(`one GPU per rank: ${R} ranks need /dev/nvidia0 … /dev/nvidia${R - 1}, but this host has ${devices.map((d) => `/dev/nvidia${d}`).join(', ')}; use --cp ${Math.min(R, devices.length)} or leave out --gpu-per-rank (ranks then share GPU 0)`);
+  return ['bash', ONLY_GPU, '{rank}'];
+}
 
 /** The ring over R rank processes; the same result as ringAttention, with mode 'processes'. */
 export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, opts: ProcessRingOptions): Promise<RingResult> {
