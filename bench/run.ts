@@ -179,6 +179,8 @@ export async function benchCommand(argv: string[]): Promise<number> {
     // A timing profile (bench/profile-portable.sh) leaves steps out: its results are wrong by design,
     // and its speed is reported with the error it has.
     const profile = envPin('FLASHRING_PORTABLE_FWD_SKIP');
+    // Only the portable forward leaves steps out: anything else that failed its check would hide here.
+    if (profile && envPin('FLASHRING_PATH') !== 'scalar') throw new InputError('FLASHRING_PORTABLE_FWD_SKIP profiles the portable forward: set FLASHRING_PATH=scalar too');
     if (profile) console.error(`timing profile (FLASHRING_PORTABLE_FWD_SKIP=${profile}): speeds reported whatever the check says`);
     if (!values['no-kernels']) for (const D of Ds) for (const p of precisions) for (const c of causals) {
       const r = await spotCheck(dev, D, p, c);

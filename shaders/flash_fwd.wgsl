@@ -53,8 +53,10 @@
 //   Ps[r][t] with r < Br (or Bc), d < DC < CS, t < TX < PS (Qs and KVs are Br×CS and Bc×CS
 //   words of either type; CS = DC + 1 in both precisions);
 //   the rows an invocation touches are ty + TY·rr < TY·RR = Br (ty < TY = WG / TX, rr < RR);
-//   function arrays: s[rr], klo[rr], khi[rr] with rr < RR, groups [rr / 4] < NG = RR / 4 (RR is
-//   4 or 8), acc[c][rr·DU + u] with c < NCH, rr·DU + u < RR·DU;
+//   private arrays pq[x], pk[x] with x < LQ, LK (constant indices, word e = tid + x·WG fetched
+//   and stashed only where e < Br·DC, Bc·DC); function arrays: s[rr], klo[rr], khi[rr] with
+//   rr < RR, groups [rr / 4] < NG = RR / 4 (RR is 4 or 8), acc[c][rr·DU + u] with c < NCH,
+//   rr·DU + u < RR·DU;
 //   global reads only for rows i < Nq (Q) and keys j < Nk (K, V), at columns c·DC + d < D/4
 //   (c < NCH), so (row0 + i)·D/4 + c·DC + d lies in [0, B·H·N·D/4); O and LSE are written only
 //   for rows i < Nq.
@@ -79,8 +81,8 @@ const LQ: u32 = {{LQ}}u;      // vec4 loads per invocation for a Q chunk: ceil(B
 const LK: u32 = {{LK}}u;      // ... for a K or V chunk: ceil(Bc·DC / WG)
 // Prefetch (FLASHRING_PORTABLE_FWD_PREFETCH): 0 loads each staging point's words from global
 // memory between its two barriers, where every invocation waits for them; 1 issues the loads of
-// the next staging point right after the current one's second barrier, into registers (pq, pk:
-// LQ + LK words), so that their latency passes behind the products, and only stores them at the
+// the next staging point right after the current one's second barrier, into registers (pk: LK
+// words; pq: LQ more where Q is staged per tile, NCH > 1), so that their latency passes behind the products, and only stores them at the
 // next staging point. The staging points of a tile, in order: S(c) = Q chunk c (with more than
 // one chunk) and K chunk c, c < NCH; then A(c) = V chunk c; then the next visited tile's S(0).
 // The same words reach the same places between the same barriers: bitwise the same results.
@@ -153,12 +155,14 @@ var<private> pq: array<vec4<ST>, LQ>;
 var<private> pk: array<vec4<ST>, LK>;
 
 fn fetch_q(q_row0: u32, i0: u32, ch: u32, tid: u32) {
-  {{#loop x < LQ}}pq[{{x}}u] = q_word(q_row0, i0, ch, tid + {{x}}u * WG);
+  {{#loop x < LQ}}{ let e = tid + {{x}}u * WG;
+    if (e < BR * DC) { pq[{{x}}u] = q_word(q_row0, i0, ch, e); } }
   {{/loop}}
 }
 
 fn fetch_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
-  {{#loop x < LK}}pk[{{x}}u] = kv_word(kv_row0, j0, ch, tid + {{x}}u * WG, use_v);
+  {{#loop x < LK}}{ let e = tid + {{x}}u * WG;
+    if (e < BC * DC) { pk[{{x}}u] = kv_word(kv_row0, j0, ch, e, use_v); } }
   {{/loop}}
 }
 

@@ -73,6 +73,7 @@ describe('ranks in separate processes: more ranks, layouts, the wrapper, failure
     expect(gpuPerRankWrapper(2, [0, 1])).toEqual(['bash', expect.stringMatching(/scripts\/only-gpu\.sh$/), '{rank}']);
     expect(gpuPerRankWrapper(2, [])).toHaveLength(3);
     expect(() => gpuPerRankWrapper(2, [0])).toThrow(/2 ranks need \/dev\/nvidia0 … \/dev\/nvidia1, but this host has \/dev\/nvidia0; use --cp 1/);
-    expect(() => gpuPerRankWrapper(2, [1, 2])).toThrow(InputError);
+    expect(() => gpuPerRankWrapper(2, [1, 2])).toThrow(/has \/dev\/nvidia1, \/dev\/nvidia2; leave out --gpu-per-rank/);
+    expect(() => gpuPerRankWrapper(1, [3])).toThrow(/1 rank needs \/dev\/nvidia0, but/);
   }, 60_000);
 });

@@ -30,10 +30,11 @@ describe('tensor-core shaders', () => {
       expect(report.checked.some((c) => c.startsWith(`backward D=${D} `)), `backward D=${D}`).toBe(true);
     }
     expect(report.checked.filter((c) => c.startsWith('gemm ')).length, 'ceiling GEMM tilings').toBe(GEMM_TILINGS.length);
-    // The portable forward unrolled as GPUs compile it (lavapipe runs it rolled), RR = 4 and 8.
-    for (const D of [64, 128]) for (const p of ['f32', 'f16']) for (const reduce of ['subgroup', 'workgroup']) {
-      expect(report.checked.some((c) => c.startsWith(`portable forward D=${D} ${p} 128x32x`) && c.endsWith(`x4 ${reduce}`)), `RR=4 D=${D} ${p} ${reduce}`).toBe(true);
-      expect(report.checked.some((c) => c.startsWith(`portable forward D=${D} ${p} 128x32x`) && c.endsWith(`x8 ${reduce}`)), `RR=8 D=${D} ${p} ${reduce}`).toBe(true);
+    // The portable forward unrolled as GPUs compile it (lavapipe runs it rolled), RR = 4 and 8,
+    // with and without the prefetch.
+    for (const D of [64, 128]) for (const p of ['f32', 'f16']) for (const reduce of ['subgroup', 'workgroup']) for (const pf of [0, 1]) {
+      expect(report.checked.some((c) => c.startsWith(`portable forward D=${D} ${p} 128x32x`) && c.endsWith(`x4 ${reduce} prefetch ${pf}`)), `RR=4 D=${D} ${p} ${reduce} prefetch ${pf}`).toBe(true);
+      expect(report.checked.some((c) => c.startsWith(`portable forward D=${D} ${p} 128x32x`) && c.endsWith(`x8 ${reduce} prefetch ${pf}`)), `RR=8 D=${D} ${p} ${reduce} prefetch ${pf}`).toBe(true);
     }
   });
   it('a broken shader is reported (the check can fail)', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SpecValues, specialize } from '../src/kernels/specialize.js';
-import { PORTABLE_FWD_CANDIDATES, PORTABLE_FWD_RR8_TILES, planTiles, portableValues, workgroupBytes, describePlan, defaultPrefetch } from '../src/kernels/tiles.js';
+import { PORTABLE_FWD_CANDIDATES, PORTABLE_FWD_RR8_TILES, planTiles, portableValues, workgroupBytes, describePlan, defaultPrefetch, stagingWords } from '../src/kernels/tiles.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
 import { kernelKey, legacySgmmSpelling } from '../src/kernels/pipeline.js';
 import { SHADERS } from '../src/kernels/shaders.js';
@@ -125,6 +125,9 @@ describe('tile planner', () => {
       expect(defaultPrefetch(p4, 64, false)).toBe(1);
       expect(defaultPrefetch(p4, 64, true)).toBe(0);
       expect(defaultPrefetch({ ...p4, WG: 16 }, 64, false)).toBe(0);   // 128·8/16 = 64 words: too many registers
+      // Registers held: K/V words, and Q's only where Q is staged per tile (more than one chunk).
+      expect(stagingWords(p4, 64)).toEqual({ LQ: 4, LK: 1, prefetchWords: 5 });
+      expect(stagingWords({ ...p4, chunk: 64 }, 64)).toEqual({ LQ: 8, LK: 2, prefetchWords: 2 });
       expect(portableValues('fwd', 64, { ...p4, prefetch: defaultPrefetch(p4, 64, false) })).toMatchObject({ PF: 1 });
       expect(describePlan({ ...p4, prefetch: 1 })).toBe('Br128 Bc32 WG256 RR4 chunk32 subgroup products=f32 prefetch1');
       process.env.FLASHRING_PORTABLE_FWD_PREFETCH = '0';

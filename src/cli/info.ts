@@ -1,7 +1,7 @@
 /** `flashring info`, `flashring selftest`, `flashring start`. */
 import { acquireDevices, adapterName, AdapterSummary, summarizeAdapter, FlashDevice } from '../gpu/device.js';
 import { nodeGPU, robustShaders } from '../gpu/node.js';
-import { NoAdapterError } from '../errors.js';
+import { InputError, NoAdapterError } from '../errors.js';
 import { freshSeed } from '../reference/compare.js';
 import { CheckResult, checkAgainstReference } from '../kernels/check.js';
 import { AttentionShape } from '../shape.js';
@@ -41,7 +41,8 @@ export function formatAdapter(a: AdapterSummary, i: number): string {
     try {
       const f = planTiles('fwd', D, 'f32', wg), b = planTiles('bwd', D, 'f32', wg);
       return `D=${D}: fwd Br×Bc ${f.BR}×${f.BC}${f.rowsPerInvocation === 8 ? ' (8 rows per invocation)' : ''}, bwd ${b.BR}×${b.streamRows} (chunk ${b.chunk})`;
-    } catch {
+    } catch (e) {
+      if (e instanceof InputError) throw e; // a bad tuning pin (FLASHRING_PORTABLE_*), not a limit
       return `D=${D}: does not fit`;
     }
   });

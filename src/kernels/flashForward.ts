@@ -7,7 +7,7 @@ import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
 import { SHADERS } from './shaders.js';
 import { checkBinding } from '../gpu/buffers.js';
 import { KernelTypes, elemBytes } from './precision.js';
-import { TilePlan, planDeviceTiles, portableValues } from './tiles.js';
+import { TilePlan, describePlan, planDeviceTiles, portableValues } from './tiles.js';
 import { planSgmm } from './sgmmTiles.js';
 import { KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, choosePath, kernelKey } from './pipeline.js';
 import { attentionParams, documentsBuffer } from './params.js';
@@ -53,8 +53,7 @@ export class FlashForward {
     const reduce = plan.reduce ?? 'workgroup';
     const values = attentionValues(D, plan, { ...types, grad: types.out }, !dev.isCPU, portableValues('fwd', D, plan));
     return cachedKernel(dev, kernelKey(`fwd-scalar-${reduce}`, values), async () => {
-      const products = plan.products && plan.products !== 'f32' ? `,products=${plan.products}` : '';
-      const label = `FlashForward[D=${D},${types.precision}->${types.out},Br=${plan.BR},Bc=${plan.BC},chunk=${plan.chunk},RR=${plan.rowsPerInvocation ?? 4},${reduce}${products}]`;
+      const label = `FlashForward[D=${D},${types.precision}->${types.out},${describePlan(plan)}]`;
       const code = attentionSource(SHADERS.flashFwd[reduce], values, reduce === 'subgroup' ? ['subgroups'] : []);
       return new FlashForward(dev, D, types, plan, 'scalar', await buildPipeline(dev, label, code));
     });

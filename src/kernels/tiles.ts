@@ -32,8 +32,8 @@ export interface TilePlan {
   pipe?: number;
   /** Portable forward: the type of the products in S = Q Kᵀ and P~ V (ForwardProducts). */
   products?: ForwardProducts;
-  /** Portable forward: the next staging point's words loaded into registers during this one (PF; 0 or 1). */
-  prefetch?: number;
+  /** Portable forward: the next staging point's words loaded into registers during this one (PF). */
+  prefetch?: 0 | 1;
   /** Portable forward: steps left out for a timing profile (ForwardSkip; wrong results). */
   skip?: ForwardSkip[];
 }
@@ -221,10 +221,14 @@ export function planDeviceTiles(kind: 'fwd' | 'bwd', D: number, precision: Preci
   return kind === 'fwd' && plan.prefetch === undefined ? { ...plan, prefetch: defaultPrefetch(plan, D, dev.isCPU) } : plan;
 }
 
-/** The portable forward's staging words per invocation: LQ for a Q chunk, LK for a K or V chunk. */
-export function stagingWords(plan: TilePlan, D: number): { LQ: number; LK: number } {
+/**
+ * The portable forward's staging words per invocation: LQ for a Q chunk, LK for a K or V chunk,
+ * and the registers its prefetch holds (pk, and pq only where Q is staged per tile: NCH > 1).
+ */
+export function stagingWords(plan: TilePlan, D: number): { LQ: number; LK: number; prefetchWords: number } {
   const DC = (plan.chunk ?? D) / 4;
-  return { LQ: Math.ceil((plan.BR * DC) / plan.WG), LK: Math.ceil((plan.BC * DC) / plan.WG) };
+  const LQ = Math.ceil((plan.BR * DC) / plan.WG), LK = Math.ceil((plan.BC * DC) / plan.WG);
+  return { LQ, LK, prefetchWords: (D / 4 / DC > 1 ? LQ : 0) + LK };
 }
 
 /** Registers (vec4 words) the forward's prefetch may take per invocation by default. */
@@ -237,9 +241,8 @@ export const PREFETCH_MAX_WORDS = 16;
  * not on CPU adapters (no latency to hide, and lavapipe compiles its register arrays slowly: a
  * small tile's forward took 41 s against 2.5 s), nor where it would take more registers than that.
  */
-export function defaultPrefetch(plan: TilePlan, D: number, cpu: boolean): number {
-  const { LQ, LK } = stagingWords(plan, D);
-  return !cpu && LQ + LK <= PREFETCH_MAX_WORDS ? 1 : 0;
+export function defaultPrefetch(plan: TilePlan, D: number, cpu: boolean): 0 | 1 {
+  return !cpu && stagingWords(plan, D).prefetchWords <= PREFETCH_MAX_WORDS ? 1 : 0;
 }
 
 /**
@@ -272,12 +275,18 @@ function forwardProducts(precision: Precision): ForwardProducts {
 }
 
 /** FLASHRING_PORTABLE_FWD_PREFETCH = 0 | 1 (shaders/flash_fwd.wgsl PF); unset: none here (planDeviceTiles: defaultPrefetch). */
-function forwardPrefetch(): { prefetch?: number } {
+function forwardPrefetch(): { prefetch?: 0 | 1 } {
+  for (const gone of ['FLASHRING_PORTABLE_BWD_PREFETCH', 'FLASHRING_PORTABLE_BWD_MERGE'])
+    if (envPin(gone) !== undefined && !warnedGone.has(gone)) {
+      warnedGone.add(gone);
+      console.warn(`${gone} no longer exists (the backward variant measured no gain and was removed: bench/NOTES.md); ignored`);
+    }
   const pin = envPin('FLASHRING_PORTABLE_FWD_PREFETCH');
   if (pin === undefined) return {};
   if (pin !== '0' && pin !== '1') throw new InputError(`FLASHRING_PORTABLE_FWD_PREFETCH='${pin}': give 0 or 1`);
-  return { prefetch: Number(pin) };
+  return { prefetch: pin === '1' ? 1 : 0 };
 }
+const warnedGone = new Set<string>();
 
 /** FLASHRING_PORTABLE_FWD_SKIP: the steps a timing profile leaves out (ForwardSkip), with a warning. */
 function forwardSkip(): { skip?: ForwardSkip[] } {
@@ -295,7 +304,8 @@ let warnedSkip = false;
 /**
  * Specialization values of a portable kernel: DC (vec4 words per chunk), NCH (chunks) and DU
  * (vec4 columns of O / dQ / dK / dV per invocation and chunk); the forward's RR (query rows per
- * invocation), LOG2TX (subgroup row reduction) and QKT, PVT (the types of its products), SKIP (steps a timing profile leaves out), the
+ * invocation), LOG2TX (subgroup row reduction), QKT, PVT (the types of its products), PF with LQ, LK
+ * (the prefetch and its staging words per invocation) and SKIP (steps a timing profile leaves out), the
  * backward's CT (streamed rows).
  */
 export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): SpecValues {
@@ -310,7 +320,8 @@ export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): 
     v.QKT = products === 'f32' ? 'f32' : 'f16';
     v.PVT = products === 'f16' ? 'f16' : 'f32';
     v.PF = plan.prefetch ?? 0;
-    Object.assign(v, stagingWords(plan, D));
+    const { LQ, LK } = stagingWords(plan, D);
+    Object.assign(v, { LQ, LK });
     v.SKIP = (plan.skip ?? []).reduce((bits, x) => bits | (1 << FORWARD_SKIPS.indexOf(x)), 0);
   }
   return v;

@@ -63,7 +63,7 @@ export async function validateSgmmShaders(
   for (const D of portable ? heads.filter((d) => [16, 64, 128, 256].includes(d)) : []) {
     for (const precision of ['f32', 'f16'] as const) {
       for (const [BR, BC, RR] of [...PORTABLE_FWD_CANDIDATES, ...PORTABLE_FWD_RR8_TILES]) {
-        for (const [subgroupMin, prefetch] of [[32, 1], [0, 0]]) {
+        for (const subgroupMin of [32, 0]) for (const prefetch of [0, 1] as const) {
           const tile = portableTile('fwd', [BR, BC, undefined, RR], D, precision, LIMIT, 256, subgroupMin);
           if (typeof tile === 'string') continue;
           const plan = { ...tile, prefetch };

@@ -91,9 +91,13 @@ export function nvidiaDevices(dev = '/dev'): number[] {
  * /dev/nvidiaR node; a host with no NVIDIA nodes at all (CPU adapters) hides nothing and passes.
  */
 export function gpuPerRankWrapper(R: number, devices = nvidiaDevices()): string[] {
-  const missing = Array.from({ length: R }, (_, r) => r).filter((r) => !devices.includes(r));
-  if (devices.length > 0 && missing.length > 0)
-    throw new InputError(`one GPU per rank: ${R} ranks need /dev/nvidia0 … /dev/nvidia${R - 1}, but this host has ${devices.map((d) => `/dev/nvidia${d}`).join(', ')}; use --cp ${Math.min(R, devices.length)} or leave out --gpu-per-rank (ranks then share GPU 0)`);
+  let run = 0; // ranks 0, 1, … that have their node
+  while (devices.includes(run)) run++;
+  if (devices.length > 0 && run < R) {
+    const need = R === 1 ? '1 rank needs /dev/nvidia0' : `${R} ranks need /dev/nvidia0 … /dev/nvidia${R - 1}`;
+    const fewer = run >= 1 ? `use --cp ${run} or leave out --gpu-per-rank` : 'leave out --gpu-per-rank';
+    throw new InputError(`one GPU per rank: ${need}, but this host has ${devices.map((d) => `/dev/nvidia${d}`).join(', ')}; ${fewer} (ranks then share the first GPU)`);
+  }
   return ['bash', ONLY_GPU, '{rank}'];
 }
 
