@@ -109,14 +109,12 @@ describe('FlashAttention forward vs float64 reference', () => {
   it('the prefetch (FLASHRING_PORTABLE_FWD_PREFETCH = 1) gives bitwise the O and LSE of none, and matches the reference', async () => {
     const saved = { f: process.env.FLASHRING_PORTABLE_FWD, pf: process.env.FLASHRING_PORTABLE_FWD_PREFETCH };
     const bits = (x: HostTensor) => Buffer.from(x.buffer, x.byteOffset, x.byteLength);
-    // A chunked tile (Q restaged per tile, several A(c)) and, at D = 16, one chunk; tiles skipped inside the range
-    // (documents, window: the next visited tile is found past them), Nq != Nk, grouped heads, f16.
+    // A chunked tile (four chunks: Q restaged per tile, several A(c); Nq != Nk, grouped heads) and,
+    // at D = 16, one chunk with tiles skipped inside the range (documents: the next visited tile is
+    // found past them). Each variant is a cold compile on a CPU adapter: two cases, two variants.
     const docs = { cuQ: new Int32Array([0, 37, 90, 150]), cuK: new Int32Array([0, 37, 90, 150]) };
     const cases: [AttentionShape, AttentionOptions, Precision][] = [
-      [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 75, D: 64 }, { causal: true }, 'f32'],
-      [{ B: 1, Hq: 1, Hkv: 1, Nq: 90, Nk: 70, D: 128 }, { window: [20, 7] }, 'f32'],
-      [{ B: 1, Hq: 2, Hkv: 1, Nq: 150, Nk: 150, D: 64 }, { causal: true, docs }, 'f32'],
-      [{ B: 1, Hq: 2, Hkv: 2, Nq: 61, Nk: 83, D: 32 }, {}, 'f16'],
+      [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, 'f32'],
       // D = 16 with the 16-column chunk: one chunk (Q staged once; only K/V prefetched).
       [{ B: 1, Hq: 2, Hkv: 1, Nq: 150, Nk: 150, D: 16 }, { causal: true, docs }, 'f32'],
     ];
@@ -221,7 +219,7 @@ describe('FlashAttention forward vs float64 reference', () => {
 
   it('the timing profile (FLASHRING_PORTABLE_FWD_SKIP) leaves out exactly the step it names', async () => {
     const saved = process.env.FLASHRING_PORTABLE_FWD_SKIP;
-    const s = sq(70, 32);
+    const s = sq(70, 16);   // D = 16: each of the five variants is a cold compile on a CPU adapter
     const x = makeInputs(s, SEED + 61);
     const run = async (skip: string) => {
       process.env.FLASHRING_PORTABLE_FWD_SKIP = skip;
