@@ -351,7 +351,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         if ({{c}}u + 1u < NCH) { fetch_kv(kv_row0, j0, {{c}}u + 1u, tid, true); }
         else if (nxt.x < t_end) { fetch_s(q_row0, i0, kv_row0, nxt.x * BC, 0u, tid); }
       }
-      if ((SKIP & 8u) != 0u) {} else if (cls == TILE_FULL) { pv_full(&acc[{{c}}u], tx, ty); } else { pv_masked(&acc[{{c}}u], tx, ty, j0, klo, khi); } }
+      if ((SKIP & 8u) == 0u) {
+        if (cls == TILE_FULL) { pv_full(&acc[{{c}}u], tx, ty); } else { pv_masked(&acc[{{c}}u], tx, ty, j0, klo, khi); }
+      } }
     {{/loop}}
     cur = nxt;
   }

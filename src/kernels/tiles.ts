@@ -6,7 +6,7 @@
 import { InputError, LimitError } from '../errors.js';
 import { FlashDevice } from '../gpu/device.js';
 import { Precision } from './precision.js';
-import { envPin } from './env.js';
+import { envPin, warnOnce } from './env.js';
 import { SpecValues } from './specialize.js';
 
 export interface TilePlan {
@@ -211,6 +211,7 @@ export function portableTile(
   }
   const bytes = bytesAt(chunk);
   if (kind === 'fwd') return { BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4), products: forwardProducts(precision), rowsPerInvocation: RR, ...forwardPrefetch(), ...forwardSkip() };
+  warnRemovedBackwardPins();
   return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk };
 }
 
@@ -276,17 +277,17 @@ function forwardProducts(precision: Precision): ForwardProducts {
 
 /** FLASHRING_PORTABLE_FWD_PREFETCH = 0 | 1 (shaders/flash_fwd.wgsl PF); unset: none here (planDeviceTiles: defaultPrefetch). */
 function forwardPrefetch(): { prefetch?: 0 | 1 } {
-  for (const gone of ['FLASHRING_PORTABLE_BWD_PREFETCH', 'FLASHRING_PORTABLE_BWD_MERGE'])
-    if (envPin(gone) !== undefined && !warnedGone.has(gone)) {
-      warnedGone.add(gone);
-      console.warn(`${gone} no longer exists (the backward variant measured no gain and was removed: bench/NOTES.md); ignored`);
-    }
   const pin = envPin('FLASHRING_PORTABLE_FWD_PREFETCH');
   if (pin === undefined) return {};
   if (pin !== '0' && pin !== '1') throw new InputError(`FLASHRING_PORTABLE_FWD_PREFETCH='${pin}': give 0 or 1`);
   return { prefetch: pin === '1' ? 1 : 0 };
 }
-const warnedGone = new Set<string>();
+
+/** Pins of backward variants that measured no gain and were removed: named, not silently ignored. */
+function warnRemovedBackwardPins(): void {
+  for (const gone of ['FLASHRING_PORTABLE_BWD_PREFETCH', 'FLASHRING_PORTABLE_BWD_MERGE'])
+    if (envPin(gone) !== undefined) warnOnce(`${gone} no longer exists (the backward variant measured no gain and was removed: bench/NOTES.md); ignored`);
+}
 
 /** FLASHRING_PORTABLE_FWD_SKIP: the steps a timing profile leaves out (ForwardSkip), with a warning. */
 function forwardSkip(): { skip?: ForwardSkip[] } {
@@ -295,11 +296,9 @@ function forwardSkip(): { skip?: ForwardSkip[] } {
   const skip = pin.split(',').map((x) => x.trim());
   const bad = skip.find((x) => !(FORWARD_SKIPS as readonly string[]).includes(x));
   if (bad !== undefined) throw new InputError(`FLASHRING_PORTABLE_FWD_SKIP: '${bad}' is not a step; give some of ${FORWARD_SKIPS.join(', ')}`);
-  if (!warnedSkip) console.warn(`FLASHRING_PORTABLE_FWD_SKIP=${pin}: the portable forward leaves out ${skip.join(', ')} (a timing profile; its results are wrong)`);
-  warnedSkip = true;
+  warnOnce(`FLASHRING_PORTABLE_FWD_SKIP=${pin}: the portable forward leaves out ${skip.join(', ')} (a timing profile; its results are wrong)`);
   return { skip: skip as ForwardSkip[] };
 }
-let warnedSkip = false;
 
 /**
  * Specialization values of a portable kernel: DC (vec4 words per chunk), NCH (chunks) and DU

@@ -75,10 +75,10 @@ const WORKER = fileURLToPath(new URL('../../bin/rank-process.mjs', import.meta.u
 const ONLY_GPU = fileURLToPath(new URL('../../scripts/only-gpu.sh', import.meta.url));
 
 /** The numbers K of the host's /dev/nvidiaK device nodes (none on CPU machines). */
-export function nvidiaDevices(dev = '/dev'): number[] {
+function nvidiaDevices(): number[] {
   let names: string[] = [];
   try {
-    names = readdirSync(dev);
+    names = readdirSync('/dev');
   } catch {
     return [];
   }
