@@ -3,7 +3,8 @@
 // values (attentionValues there; PARAMS, the uniform block, from src/kernels/params.ts).
 //
 // Layout [B, H, N, D] row-major. Query head hq reads K/V head hq / (Hq / Hkv) (grouped query).
-// Positions: query i sits at q_off + i·q_stride, key j at k_off + j·k_stride. The mask is the
+// Positions: query i sits at q_off + i·q_stride (+ q_jump from row q_split on: a chunk of two
+// runs, as a zigzag shard), key j likewise from the k_ values. The mask is the
 // one of src/mask.ts, mirrored here: pos_bounds (the rules), key_range (keys of a row),
 // tile_class (skip / full / partial), query_span (rows that may see a key range).
 {{ENABLES}}
@@ -45,8 +46,31 @@ fn row_block(wg: vec3<u32>, nwg: vec3<u32>) -> RowBlock {
   return RowBlock(blk * BR, (b * P.Hq + hq) * P.Nq, (b * P.Hkv + hk) * P.Nk);
 }
 
-fn pos_q(i: u32) -> i32 { return P.q_off + i32(i) * P.q_stride; }
-fn pos_k(j: u32) -> i32 { return P.k_off + i32(j) * P.k_stride; }
+fn pos_q(i: u32) -> i32 { return P.q_off + i32(i) * P.q_stride + select(0, P.q_jump, i >= P.q_split); }
+
+// Keys (of Nk) at position x or later: the first such index; positions increase, one test per run.
+fn keys_before(x: i32) -> u32 {
+  var j = 0u;
+  if (x - P.k_off > 0) { j = u32((x - P.k_off + P.k_stride - 1) / P.k_stride); }
+  if (P.k_jump > 0 && j >= P.k_split) {
+    let x2 = x - P.k_off - P.k_jump;
+    j = P.k_split;
+    if (x2 > 0) { j = max(j, u32((x2 + P.k_stride - 1) / P.k_stride)); }
+  }
+  return min(P.Nk, j);
+}
+
+// Keys (of Nk) at position y or before: the index of the first key after y.
+fn keys_through(y: i32) -> u32 {
+  var j = 0u;
+  if (y - P.k_off >= 0) { j = u32((y - P.k_off) / P.k_stride) + 1u; }
+  if (P.k_jump > 0 && j >= P.k_split) {
+    let y2 = y - P.k_off - P.k_jump;
+    j = P.k_split;
+    if (y2 >= 0) { j = max(j, u32(y2 / P.k_stride) + 1u); }
+  }
+  return min(P.Nk, j);
+}
 
 const POS_MAX: i32 = 0x20000000;   // positions and window sizes stay below it (i32 arithmetic)
 const TILE_SKIP: u32 = 0u;
@@ -90,13 +114,8 @@ fn pos_bounds(i: u32) -> vec2<i32> {
 fn key_range(i: u32) -> vec2<u32> {
   if (i >= P.Nq) { return vec2<u32>(P.Nk); }
   let b = pos_bounds(i);
-  let lon = b.x - P.k_off;
-  let hin = b.y - P.k_off;
-  var lo = 0u;
-  if (lon > 0) { lo = min(P.Nk, u32((lon + P.k_stride - 1) / P.k_stride)); }
-  var hi = 0u;
-  if (hin >= 0) { hi = min(P.Nk, u32(hin / P.k_stride) + 1u); }
-  return vec2<u32>(lo, max(lo, hi));
+  let lo = keys_before(b.x);
+  return vec2<u32>(lo, max(lo, keys_through(b.y)));
 }
 
 // Key j is visible to query i.

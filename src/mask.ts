@@ -3,7 +3,9 @@
  * helper). shaders/common.wgsl mirrors it line for line (pos_bounds, key_range, tile_class,
  * query_span); the reference, the ring schedule and the kernels all ask it.
  *
- * Query i sits at position pq = qPos.offset + i·qPos.stride, key j at pk = kPos.offset + j·kPos.stride.
+ * Query i sits at position pq = qPos.offset + i·qPos.stride (+ qPos.jump once i >= qPos.split),
+ * key j at pk likewise from kPos: a chunk is one run of positions at a stride, or two runs (a
+ * zigzag shard: chunks r and 2R−1−r of the sequence in one buffer), positions increasing.
  * Kinds compose (a key is visible when every active rule allows it):
  *   documents  cu_seqlens_q / cu_seqlens_k (int32, docs + 1 entries, from 0): query position pq
  *              lies in document d (cuQ[d] <= pq < cuQ[d+1]) and sees only key positions of
@@ -22,6 +24,28 @@ import { InputError } from './errors.js';
 export interface Positions {
   offset: number;
   stride: number;
+  /** Two runs: rows from `split` on sit `jump` (>= 0) further on (absent: one run). */
+  split?: number;
+  jump?: number;
+}
+
+/** Position of row i: offset + i·stride (+ jump from row split on). */
+export const positionAt = (p: Positions, i: number) => p.offset + i * p.stride + (p.jump && i >= p.split! ? p.jump : 0);
+
+/** First row (of n) at position x or later: n if none. Positions increase, so one test per run. */
+export function firstAtOrAfter(p: Positions, x: number, n: number): number {
+  const first = (off: number) => (x - off > 0 ? Math.floor((x - off + p.stride - 1) / p.stride) : 0);
+  let j = first(p.offset);
+  if (p.jump && j >= p.split!) j = Math.max(p.split!, first(p.offset + p.jump));
+  return Math.min(n, j);
+}
+
+/** Rows (of n) at position y or before: the first row after y, n if none. */
+export function countAtOrBefore(p: Positions, y: number, n: number): number {
+  const count = (off: number) => (y - off >= 0 ? Math.floor((y - off) / p.stride) + 1 : 0);
+  let j = count(p.offset);
+  if (p.jump && j >= p.split!) j = Math.max(p.split!, count(p.offset + p.jump));
+  return Math.min(n, j);
 }
 
 /** Packed sequences: cumulative lengths of the documents in Q and in K/V. */
@@ -95,7 +119,7 @@ export class Mask {
   /** Key positions query i may see: [x, y] inclusive (x > y: none). */
   posBounds(i: number): [number, number] {
     const m = this.spec;
-    let pq = m.qPos.offset + i * m.qPos.stride;
+    let pq = positionAt(m.qPos, i);
     let x = -POS_MAX, y = POS_MAX;
     if (m.docs) {
       const d = this.docOf(m.docs.cuQ, pq);
@@ -113,10 +137,7 @@ export class Mask {
   keyRange(i: number): [number, number] {
     if (i >= this.Nq) return [this.Nk, this.Nk];
     const [x, y] = this.posBounds(i);
-    const { offset, stride } = this.spec.kPos;
-    const lon = x - offset, hin = y - offset;
-    const lo = lon > 0 ? Math.min(this.Nk, Math.floor((lon + stride - 1) / stride)) : 0;
-    const hi = hin >= 0 ? Math.min(this.Nk, Math.floor(hin / stride) + 1) : 0;
+    const lo = firstAtOrAfter(this.spec.kPos, x, this.Nk), hi = countAtOrBefore(this.spec.kPos, y, this.Nk);
     return [lo, Math.max(lo, hi)];
   }
 

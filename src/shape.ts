@@ -4,7 +4,8 @@
  * hq reads K/V head floor(hq / (Hq / Hkv)).
  *
  * Positions: token i of the Q chunk sits at qPos.offset + i * qPos.stride, token j of the K/V
- * chunk at kPos.offset + j * kPos.stride. The mask (causal, sliding window, documents) is
+ * chunk at kPos.offset + j * kPos.stride; a chunk of two runs adds `jump` from row `split` on.
+ * The mask (causal, sliding window, documents) is
  * defined on positions in src/mask.ts. The defaults (q offset Nk - Nq, stride 1; k offset 0,
  * stride 1) give FlashAttention-2's bottom-right alignment when Nq != Nk; with documents the q
  * offset defaults to 0 (each document is aligned bottom-right on its own).
@@ -68,6 +69,8 @@ export function resolveOptions(s: AttentionShape, o: AttentionOptions = {}): Res
   for (const [n, p] of [['qPos', qPos], ['kPos', kPos]] as const) {
     if (!Number.isInteger(p.offset) || !Number.isInteger(p.stride) || p.stride < 1)
       throw new InputError(`${n} needs an integer offset and a stride >= 1, got ${JSON.stringify(p)}`);
+    if ((p.split === undefined) !== (p.jump === undefined) || (p.jump !== undefined && !(Number.isInteger(p.split) && p.split! >= 0 && Number.isInteger(p.jump) && p.jump >= 0)))
+      throw new InputError(`${n}: a chunk of two runs needs both split and jump, integers >= 0, got ${JSON.stringify(p)}`);
   }
   return { causal: !!o.causal, window, docs, scale, qPos, kPos };
 }

@@ -96,6 +96,7 @@ describe('FlashAttention backward vs float64 reference', () => {
     ['Nq>Nk causal (masked rows)', { B: 1, Hq: 1, Hkv: 1, Nq: 40, Nk: 23, D: 32 }, { causal: true }],
     ['GQA 6:2 B=2', { B: 2, Hq: 6, Hkv: 2, Nq: 31, Nk: 31, D: 32 }, { causal: true }],
     ['striped positions', { B: 1, Hq: 1, Hkv: 1, Nq: 24, Nk: 24, D: 32 }, { causal: true, qPos: { offset: 1, stride: 4 }, kPos: { offset: 2, stride: 4 } }],
+    ['zigzag shards (two runs of positions)', { B: 1, Hq: 2, Hkv: 1, Nq: 37, Nk: 30, D: 32 }, { causal: true, qPos: { offset: 3, stride: 1, split: 21, jump: 40 }, kPos: { offset: 0, stride: 1, split: 12, jump: 33 } }],
   ];
   for (const [name, s, opts] of grid) {
     it(name, async () => {

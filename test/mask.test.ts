@@ -45,8 +45,10 @@ function randomDocs(Nq: number, Nk: number, r: () => number, sameLengths = false
 
 /** The rules as written in the issue, one pair at a time (no ranges, no search). */
 function plainVisible(m: MaskSpec, i: number, j: number): boolean {
-  let pq = m.qPos.offset + i * m.qPos.stride;
-  const pk = m.kPos.offset + j * m.kPos.stride;
+  // Two runs: rows from split on sit jump further.
+  const at = (p: MaskSpec['qPos'], x: number) => p.offset + x * p.stride + (p.jump !== undefined && x >= p.split! ? p.jump : 0);
+  let pq = at(m.qPos, i);
+  const pk = at(m.kPos, j);
   if (m.docs) {
     const { cuQ, cuK } = m.docs;
     const inDoc = (cu: Int32Array, p: number) => {
@@ -67,11 +69,12 @@ function randomSpec(r: () => number, Nq: number, Nk: number): MaskSpec {
   const win = () => (r() < 0.3 ? -1 : Math.floor(r() * r() * 1.5 * Math.max(Nq, Nk)));
   const docs = r() < 0.5 ? randomDocs(Nq, Nk, r, r() < 0.5) : null;
   const strided = !docs && r() < 0.3;
-  return {
-    causal: r() < 0.5, window: r() < 0.7 ? [win(), win()] : [-1, -1], docs,
-    qPos: strided ? { offset: Math.floor(r() * 4), stride: 1 + Math.floor(r() * 3) } : { offset: docs ? 0 : Nk - Nq, stride: 1 },
-    kPos: strided ? { offset: Math.floor(r() * 4), stride: 1 + Math.floor(r() * 3) } : { offset: 0, stride: 1 },
+  // Without documents (positions must stay inside them) sometimes two runs (a zigzag shard: rows from split on sit jump further).
+  const pos = (n: number, offset: number) => {
+    const p = strided ? { offset: Math.floor(r() * 4), stride: 1 + Math.floor(r() * 3) } : { offset, stride: 1 };
+    return !docs && r() < 0.5 ? { ...p, split: Math.floor(r() * (n + 1)), jump: Math.floor(r() * 3 * n) } : p;
   };
+  return { causal: r() < 0.5, window: r() < 0.7 ? [win(), win()] : [-1, -1], docs, qPos: pos(Nq, docs ? 0 : Nk - Nq), kPos: pos(Nk, 0) };
 }
 
 describe('the mask (src/mask.ts) against the plain rules', () => {
@@ -199,6 +202,8 @@ describe('portable kernels under every mask kind vs the float64 reference (forwa
     ['documents + causal + window (7, 0), GQA 4:2', { B: 1, Hq: 4, Hkv: 2, Nq: 150, Nk: 150, D: 16 }, { causal: true, window: [7, 0], docs: docs(150) }],
     ['documents + window (2, 3), not causal', one(80), { window: [2, 3], docs: docs(80) }],
     ['a document with queries but no keys (masked rows)', one(40), { causal: true, docs: { cuQ: Int32Array.from([0, 10, 25, 40]), cuK: Int32Array.from([0, 15, 15, 40]) } }],
+    ['zigzag shards (two runs) + window (20, 0) + documents', { B: 1, Hq: 2, Hkv: 1, Nq: 40, Nk: 36, D: 16 },
+      { causal: true, window: [20, 0], docs: { cuQ: Int32Array.from([0, 30, 70, 100]), cuK: Int32Array.from([0, 30, 70, 100]) }, qPos: { offset: 4, stride: 1, split: 18, jump: 55 }, kPos: { offset: 10, stride: 1, split: 20, jump: 30 } }],
     ['chunk positions (stride 3) + window (9, 0) + documents', { B: 1, Hq: 1, Hkv: 1, Nq: 33, Nk: 33, D: 16 },
       { causal: true, window: [9, 0], docs: { cuQ: Int32Array.from([0, 40, 41, 100]), cuK: Int32Array.from([0, 40, 41, 100]) }, qPos: { offset: 2, stride: 3 }, kPos: { offset: 1, stride: 3 } }],
   ];

@@ -22,7 +22,7 @@ const read = (view: DataView, type: string, offset: number) =>
 
 describe('attention uniform block', () => {
   const s = { B: 2, Hq: 8, Hkv: 2, Nq: 96, Nk: 160, D: 64 };
-  const o = resolveOptions(s, { causal: true, window: [-1, 1e9], qPos: { offset: -7, stride: 3 }, kPos: { offset: 5, stride: 2 }, scale: 0.3, docs: { cuQ: new Int32Array([0, 40, 96]), cuK: new Int32Array([0, 70, 160]) } });
+  const o = resolveOptions(s, { causal: true, window: [-1, 1e9], qPos: { offset: -7, stride: 3 }, kPos: { offset: 5, stride: 2, split: 40, jump: 17 }, scale: 0.3, docs: { cuQ: new Int32Array([0, 40, 96]), cuK: new Int32Array([0, 70, 160]) } });
   const x: ParamInputs = { s, o, accumulate: true };
   const fields = parseStruct(PARAMS_WGSL, 'Params');
 
@@ -57,5 +57,10 @@ describe('attention uniform block', () => {
     expect(key(64)).toBe(key(64));
     expect(key(64)).not.toBe(key(128));
     expect(key(64)).not.toBe(key(64, { ...types, out: 'f16' } as never));
+  });
+
+  it('positions of two runs need both split and jump, integers >= 0', () => {
+    for (const kPos of [{ offset: 0, stride: 1, split: 3 }, { offset: 0, stride: 1, jump: 3 }, { offset: 0, stride: 1, split: -1, jump: 3 }, { offset: 0, stride: 1, split: 2, jump: 1.5 }])
+      expect(() => resolveOptions(s, { kPos }), JSON.stringify(kPos)).toThrow(/kPos: a chunk of two runs needs both split and jump, integers >= 0/);
   });
 });

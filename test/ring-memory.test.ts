@@ -53,11 +53,11 @@ describe('memory per rank: the tracker against the inventory', () => {
     await check(['a2a'], [[4, 4, 64, 16, 4], [2, 2, 48, 16, 2], [8, 4, 96, 8, 4]]);
   });
 
-  it('a2a+p2p: a ring of head-sharded groups; under zigzag the last group holds more in the forward', async () => {
+  it('a2a+p2p: a ring of head-sharded groups; under zigzag every group holds one segment of the same size', async () => {
     const peaks = await check(['a2a+p2p'], [[8, 4, 96, 8, 4]], [2, 2]);
-    // zigzag forward (the first run of each precision): groups but the last attend two runs of A·n/2, the last one run of A·n.
-    expect(peaks[0][0]).toBe(peaks[0][1]);
-    expect(peaks[0][2]).toBeGreaterThan(peaks[0][0]);
+    // zigzag forward (the first run of each precision): groups but the last attend one segment of
+    // two runs, the last one run; each of A·n tokens, so every rank's peak is the same.
+    expect(new Set(peaks[0]).size).toBe(1);
   });
 
   it('null where the scheme cannot take the request', () => {

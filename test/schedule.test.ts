@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ringSchedule, shardLayout, shardTokens, LAYOUTS, classifyPair, coalesce } from '../src/ring/schedule.js';
+import { ringSchedule, shardLayout, shardTokens, LAYOUTS, classifyPair, coalesce, pieces, segPositions } from '../src/ring/schedule.js';
+import { countAtOrBefore, firstAtOrAfter, positionAt } from '../src/mask.js';
 
 describe('ring schedule', () => {
   it('every layout covers each token exactly once, for even and uneven N', () => {
@@ -11,19 +12,38 @@ describe('ring schedule', () => {
       }
   });
 
-  it('zigzag gives rank r chunks r and 2R-1-r (Megatron-LM)', () => {
-    expect(shardLayout(16, 4, 'zigzag')[0]).toEqual([{ offset: 0, stride: 1, count: 2 }, { offset: 14, stride: 1, count: 2 }]);
-    expect(shardLayout(16, 4, 'zigzag')[3]).toEqual([{ offset: 6, stride: 1, count: 2 }, { offset: 8, stride: 1, count: 2 }]);
+  it('zigzag gives rank r chunks r and 2R-1-r (Megatron-LM), as one segment of two runs', () => {
+    expect(shardLayout(16, 4, 'zigzag')[0]).toEqual([{ offset: 0, stride: 1, count: 4, split: 2, jump: 12 }]);
+    // The middle rank's two chunks meet: one run.
+    expect(shardLayout(16, 4, 'zigzag')[3]).toEqual([{ offset: 6, stride: 1, count: 4 }]);
+    expect(shardTokens(shardLayout(16, 4, 'zigzag')[1])).toEqual([2, 3, 12, 13]);
+    expect(pieces(shardLayout(17, 4, 'zigzag')[0][0])).toEqual([{ offset: 0, stride: 1, count: 3, row0: 0 }, { offset: 15, stride: 1, count: 2, row0: 3 }]);
+    // Fewer tokens than chunks: the second chunk is empty, one run.
+    expect(shardLayout(5, 3, 'zigzag')[0]).toEqual([{ offset: 0, stride: 1, count: 1 }]);
     expect(shardLayout(10, 2, 'striped')[1]).toEqual([{ offset: 1, stride: 2, count: 5 }]);
   });
 
+  it('a segment of two runs maps rows to positions and back as the mask does', () => {
+    const seg = shardLayout(23, 3, 'zigzag')[1][0];
+    const pos = segPositions(seg);
+    const toks = shardTokens([seg]);
+    toks.forEach((p, i) => expect(positionAt(pos, i)).toBe(p));
+    for (let x = -2; x < 26; x++) {
+      expect(firstAtOrAfter(pos, x, seg.count), `x=${x}`).toBe(toks.filter((p) => p < x).length);
+      expect(countAtOrBefore(pos, x, seg.count), `y=${x}`).toBe(toks.filter((p) => p <= x).length);
+    }
+  });
+
   it('coalesce joins segments that meet into runs and places every token once', () => {
-    // All of zigzag's 2R segments form one run of N; a2a+p2p groups of two ranks, two runs or one.
+    // All of zigzag's shards form one run of N; a2a+p2p groups of two ranks, one segment of two runs or one run.
     const z = shardLayout(16, 4, 'zigzag');
     const all = coalesce(z.flat());
     expect(all.runs).toEqual([{ offset: 0, stride: 1, count: 16 }]);
-    z.flat().forEach((s, i) => expect(all.at[i]).toEqual({ run: 0, row0: s.offset }));
-    expect(coalesce([...z[0], ...z[1]]).runs).toEqual([{ offset: 0, stride: 1, count: 4 }, { offset: 12, stride: 1, count: 4 }]);
+    z.flat().forEach((s, i) => expect(all.at[i]).toEqual(pieces(s).map((p) => ({ run: 0, row0: p.offset, src0: p.row0, count: p.count }))));
+    const g01 = coalesce([...z[0], ...z[1]]);
+    expect(g01.runs).toEqual([{ offset: 0, stride: 1, count: 8, split: 4, jump: 8 }]);
+    expect(shardTokens(g01.runs)).toEqual([0, 1, 2, 3, 12, 13, 14, 15]);
+    expect(g01.at[1]).toEqual([{ run: 0, row0: 2, src0: 0, count: 2 }, { run: 0, row0: 4, src0: 2, count: 2 }]);
     expect(coalesce([...z[2], ...z[3]]).runs).toEqual([{ offset: 4, stride: 1, count: 8 }]);
     // Uneven N: every token lands at its position within its run.
     for (const layout of ['contiguous', 'zigzag'] as const)
@@ -31,11 +51,14 @@ describe('ring schedule', () => {
         const segs = shardLayout(N, R, layout).flat();
         const { runs, at } = coalesce(segs);
         expect(runs, `${layout} N=${N} R=${R}`).toEqual([{ offset: 0, stride: 1, count: N }]);
-        segs.forEach((s, i) => expect(runs[at[i].run].offset + at[i].row0).toBe(s.offset));
+        segs.forEach((s, i) => pieces(s).forEach((p, k) => {
+          expect(runs[at[i][k].run].offset + at[i][k].row0).toBe(p.offset);
+          expect([at[i][k].src0, at[i][k].count]).toEqual([p.row0, p.count]);
+        }));
       }
     // Striped segments (stride R) stay as they are.
     const st = shardLayout(10, 2, 'striped').flat();
-    expect(coalesce(st)).toEqual({ runs: st, at: [{ run: 0, row0: 0 }, { run: 1, row0: 0 }] });
+    expect(coalesce(st)).toEqual({ runs: st, at: [[{ run: 0, row0: 0, src0: 0, count: 5 }], [{ run: 1, row0: 0, src0: 0, count: 5 }]] });
   });
 
   it('step t gives rank r the chunk of rank (r - t) mod R', () => {

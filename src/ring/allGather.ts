@@ -6,9 +6,9 @@
  *
  * The gathered K/V are runs of consecutive positions (schedule.ts coalesce, as ulysses.ts's head
  * shards): each rank's segments are written at their rows of the runs, its own shard too (a local
- * copy). Under zigzag or contiguous layouts that is one run of all N tokens, so the Q shard
- * attends the whole K/V in one kernel call per Q segment, not one per (Q segment, K/V segment)
- * pair of N/2R tokens (2R K/V segments at zigzag). Striped segments do not meet: one run each.
+ * copy). Under zigzag or contiguous layouts that is one run of all N tokens, so the Q shard (one
+ * segment, of two runs at zigzag) attends the whole K/V in one kernel call. Striped segments do
+ * not meet: one run each.
  * The attention is one timeline step per pass whatever the number of runs.
  */
 import { BufRange } from './communicator.js';
@@ -25,18 +25,17 @@ type Gathered = KVChunk;
 const gathered = (io: RankIO) => coalesceMembers(io.shards);
 
 /**
- * The ranges of rank r's segments in per-run buffers (`inRuns`: each segment at its rows of its
- * run) or in per-segment buffers of rank r's shard, for each tensor in turn (K then V, or dK then
- * dV), all Hkv heads: both ends of the gather and of the reduce-scatter list them in this order.
+ * The ranges of rank r's segments in per-run buffers (`inRuns`: each run of a segment at its rows
+ * of its output run) or in per-segment buffers of rank r's shard, for each tensor in turn (K then
+ * V, or dK then dV), all Hkv heads: both ends of the gather and of the reduce-scatter list them
+ * in this order.
  */
 function segRanges(pb: Problem, io: RankIO, r: number, tensors: GPUBuffer[][], rowBytes: number, inRuns: boolean): BufRange[] {
   const { B, Hkv } = pb.shape;
   const g = gathered(io);
-  return tensors.flatMap((bufs) => io.shards[r].flatMap((sg, s) => {
-    if (!inRuns) return rows(bufs[s], B, Hkv, 0, Hkv, sg.count, 0, sg.count, rowBytes);
-    const { run, row0 } = g.at(r, s);
-    return rows(bufs[run], B, Hkv, 0, Hkv, g.runs[run].count, row0, sg.count, rowBytes);
-  }));
+  return tensors.flatMap((bufs) => io.shards[r].flatMap((sg, s) => g.at(r, s).flatMap((a) => inRuns
+    ? rows(bufs[a.run], B, Hkv, 0, Hkv, g.runs[a.run].count, a.row0, a.count, rowBytes)
+    : rows(bufs[s], B, Hkv, 0, Hkv, sg.count, a.src0, a.count, rowBytes))));
 }
 
 export const allGather: RankProgram<Gathered> = {

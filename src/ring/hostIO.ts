@@ -11,7 +11,8 @@ import { readback } from '../gpu/buffers.js';
 import { HostTensor, toPrecision } from '../kernels/attention.js';
 import { AttentionShape } from '../shape.js';
 import { RankIO } from './chunks.js';
-import { Segment } from './schedule.js';
+import { Segment, pieces, segPositions, shardTokens } from './schedule.js';
+import { positionAt } from '../mask.js';
 
 export interface RingInputs {
   q: HostTensor;
@@ -45,7 +46,7 @@ export function gather(x: HostTensor, B: number, H: number, N: number, D: number
   const out = new (x.constructor as { new (n: number): HostTensor })(B * H * seg.count * D);
   for (let bh = 0; bh < B * H; bh++)
     for (let i = 0; i < seg.count; i++) {
-      const src = (bh * N + seg.offset + i * seg.stride) * D;
+      const src = (bh * N + positionAt(segPositions(seg), i)) * D;
       out.set(x.subarray(src, src + D), (bh * seg.count + i) * D);
     }
   return out;
@@ -85,10 +86,11 @@ export type SegmentBytes = (r: number, name: OutputName, i: number, offset: numb
 export function segmentReader(s: AttentionShape, shards: Segment[][], fetch: SegmentBytes): RowReader {
   const where = (p: number) => {
     for (let r = 0; r < shards.length; r++)
-      for (const [i, sg] of shards[r].entries()) {
-        const k = (p - sg.offset) / sg.stride;
-        if (Number.isInteger(k) && k >= 0 && k < sg.count) return { r, i, k, count: sg.count };
-      }
+      for (const [i, sg] of shards[r].entries())
+        for (const pc of pieces(sg)) {
+          const k = (p - pc.offset) / pc.stride;
+          if (Number.isInteger(k) && k >= 0 && k < pc.count) return { r, i, k: pc.row0 + k, count: sg.count };
+        }
     throw new InputError(`token position ${p} is outside the sequence (N=${s.Nq})`);
   };
   const read = async (name: OutputName, positions: number[]) => {
@@ -110,7 +112,7 @@ export function segmentReader(s: AttentionShape, shards: Segment[][], fetch: Seg
     }
     return out;
   };
-  return Object.assign(read, { order: shards.flatMap((sh) => sh.flatMap((sg) => Array.from({ length: sg.count }, (_, i) => sg.offset + i * sg.stride))) });
+  return Object.assign(read, { order: shards.flatMap((sh) => shardTokens(sh)) });
 }
 
 /** Every output at every position, in global token order. */

@@ -14,37 +14,34 @@
  *   shard    (ringAttention.ts: allocated before the program runs, live to its end) Q, K, V
  *            e·(q + 2kv), O f32 4q, LSE 4ℓ; with a backward also dO e·q and dQ, dK, dV f32 4·(q + 2kv).
  *   partial  (chunks.ts allocPart) the (O, LSE) partial the forward merges from, sized by the
- *            largest Q segment or run, π·(4q + 4ℓ): π = 1/2 for p2p and all_gather under zigzag
- *            (two chunks of n/2) and for a2a+p2p's groups but the last under zigzag (two runs of
- *            A·n/2; the last group's chunks meet in one run), else 1 (striped a2a: 1/A, its runs
- *            do not meet). Forward only.
- *   ring     (p2p.ts, P positions; a chunk is σ·kv, σ = 1 but 3/2 for a2a+p2p under zigzag, whose
- *            slots take the largest run per index over the groups, A·n and A·n/2)
- *            forward: two K/V slots e·4σkv (none at P = 1).
- *            backward: the two K/V slots, two dK/dV sums and one incoming sum f32 4·6σkv (at P = 1
+ *            largest Q segment or run, π·(4q + 4ℓ): π = 1 (a shard is one segment, of two runs
+ *            under zigzag, and so are an a2a group's tokens), but 1/A for striped a2a (its runs do
+ *            not meet). Forward only.
+ *   ring     (p2p.ts, P positions; a chunk is kv)
+ *            forward: two K/V slots e·4kv (none at P = 1).
+ *            backward: the two K/V slots, two dK/dV sums and one incoming sum f32 4·6kv (at P = 1
  *            no slots and one sum, 4·2kv), and Δ 4ℓ.
  *
- *   p2p         forward   e·(q + 6kv) + 4q + 4ℓ + π·(4q + 4ℓ): shard, partial, slots.
- *               backward  e·(2q + 6kv) + 8q + 4ℓ + 8kv + max(π·(4q + 4ℓ), 24kv + 4ℓ): the shard and
+ *   p2p         forward   e·(q + 6kv) + 8q + 8ℓ: shard, partial, slots.
+ *               backward  e·(2q + 6kv) + 8q + 4ℓ + 8kv + max(4q + 4ℓ, 24kv + 4ℓ): the shard and
  *                         slots, then the larger of the forward's partial and the backward's sums
- *                         and Δ (the backward's unless Hq/Hkv exceeds 6 at π = 1, about 12 at 1/2).
- *   all_gather  forward   e·(q + (2R + 2)·kv) + 4q + 4ℓ + π·(4q + 4ℓ): shard, partial and all K/V as
- *                         runs (its own shard copied in) e·2R·kv.
+ *                         and Δ (the backward's unless Hq/Hkv exceeds 6).
+ *   all_gather  forward   e·(q + (2R + 2)·kv) + 8q + 8ℓ: shard, partial and all K/V as runs (its
+ *                         own shard copied in) e·2R·kv.
  *               backward  shard, then the largest of three moments (which one depends on e, R and
  *                         Hq/Hkv): the forward (runs e·2R·kv, partial), the attention (runs, Δ 4ℓ,
  *                         the dK/dV partial over them f32 4·2R·kv) or the reduce-scatter (runs
  *                         freed: Δ, the dK/dV partial and R − 1 incoming pieces f32 4·2(R − 1)·kv).
- *   a2a         (ulysses.ts: A = R, P = 1; zigzag and contiguous join the group's N tokens in one run, π = 1)
+ *   a2a         (ulysses.ts: A = R, P = 1; zigzag and contiguous join the group's N tokens in one run)
  *               forward   e·(2q + 4kv) + 12q + 12ℓ: shard; the head shards of Q, K, V e·(q + 2kv)
  *                         and their O 4q and LSE 4ℓ (kept for the backward); partial 4q + 4ℓ.
  *               backward  e·(4q + 4kv) + 16q + 12ℓ + 24kv, the backward's moment (what it adds
  *                         outweighs the forward's partial): shard; the head shards kept,
  *                         e·(q + 2kv) + 4q + 4ℓ; their dO e·q, dQ 4q, Δ 4ℓ, dK and dV 4·2kv; one
  *                         dK/dV sum 4·2kv.
- *   a2a+p2p     (A·P = R, P > 1) a2a's buffers, plus the ring's slots, sums and incoming over σ:
- *               forward   e·(2q + 4kv + 4σkv) + 8q + 8ℓ + π·(4q + 4ℓ) (under zigzag the last group's
- *                         ranks hold the most, π = 1).
- *               backward  e·(4q + 4kv + 4σkv) + 16q + 12ℓ + 16kv + 24σkv.
+ *   a2a+p2p     (A·P = R, P > 1) a2a's buffers, plus the ring's slots, sums and incoming:
+ *               forward   e·(2q + 8kv) + 12q + 12ℓ.
+ *               backward  e·(4q + 8kv) + 16q + 12ℓ + 40kv.
  * Not counted: transfer staging (multi-adapter mode charges the one in flight to the sending
  * rank) and the kernels' own temporaries and timers (outside the ledger).
  */
@@ -59,7 +56,7 @@ export interface InventoryOptions {
   layout?: Layout;
   /** a2a+p2p's [a2a group size A, ring size P] (required for it; a2a is [R, 1], the others [1, R]). */
   hierarchy?: [number, number];
-  /** One rank's peak; by default the largest over the ranks (they differ where N does not split evenly, and in a2a+p2p's forward under zigzag). */
+  /** One rank's peak; by default the largest over the ranks (they differ where N does not split evenly). */
   rank?: number;
 }
 

@@ -5,17 +5,18 @@
  * full, masked or skipped: a pair skips when no query of it sees a key of it (no document in
  * common, outside the window, or after the queries under causal masking).
  *
- * Layouts (R ranks, N tokens):
+ * Layouts (R ranks, N tokens); every shard is one segment:
  *   contiguous  rank r holds one run of ~N/R tokens
  *   zigzag      the sequence cut into 2R chunks; rank r holds chunks r and 2R−1−r
- *               (Megatron-LM's load balancing for causal attention)
+ *               (Megatron-LM's load balancing for causal attention), as one segment of two
+ *               runs, so a step of the ring is one kernel call, not one per pair of chunks
  *   striped     token i on rank i mod R (positions r, r+R, r+2R, ...)
  * Uneven N needs no padding: shards just differ in length by at most one token per segment.
  *
  * At step t, rank r holds the K/V chunk that started on rank (r − t) mod R.
  */
 import { InputError } from '../errors.js';
-import { Mask, MaskSpec, unmasked } from '../mask.js';
+import { Mask, MaskSpec, Positions, positionAt, unmasked } from '../mask.js';
 
 /** The rules of a mask, without positions (each pair brings its own). */
 export type MaskRules = Pick<MaskSpec, 'causal' | 'window' | 'docs'>;
@@ -26,12 +27,47 @@ export const maskRules = (m: boolean | MaskRules): MaskRules => (typeof m === 'b
 export type Layout = 'contiguous' | 'zigzag' | 'striped';
 export const LAYOUTS: Layout[] = ['contiguous', 'zigzag', 'striped'];
 
-/** Tokens at global positions offset + i·stride, i < count. */
+/**
+ * Tokens at global positions offset + i·stride, i < count; a segment of two runs (a zigzag shard,
+ * or an a2a+p2p group's tokens) has its rows from `split` on `jump` positions further (mask.ts
+ * Positions, which the kernels take as they are).
+ */
 export interface Segment {
   offset: number;
   stride: number;
   count: number;
+  split?: number;
+  jump?: number;
 }
+
+/** A run of a segment: its rows row0 … row0 + count − 1, at positions offset + k·stride. */
+export interface Piece {
+  offset: number;
+  stride: number;
+  count: number;
+  row0: number;
+}
+
+/** A segment's runs (one, or two when it jumps), in row order. Pure. */
+export function pieces(s: Segment): Piece[] {
+  if (!s.jump || s.split! <= 0 || s.split! >= s.count) return [{ offset: s.offset, stride: s.stride, count: s.count, row0: 0 }];
+  return [
+    { offset: s.offset, stride: s.stride, count: s.split!, row0: 0 },
+    { offset: s.offset + s.split! * s.stride + s.jump, stride: s.stride, count: s.count - s.split!, row0: s.split! },
+  ];
+}
+
+/** Two stride-1 runs as one segment (the second must lie after the first); one if the other is empty or they meet. */
+export function twoRuns(a: { offset: number; count: number }, b: { offset: number; count: number }): Segment {
+  if (b.count === 0) return { offset: a.offset, stride: 1, count: a.count };
+  if (a.count === 0) return { offset: b.offset, stride: 1, count: b.count };
+  const jump = b.offset - (a.offset + a.count);
+  if (jump < 0) throw new Error(`twoRuns: the second run (at ${b.offset}) starts before the first ends (${a.offset + a.count})`);
+  return jump === 0 ? { offset: a.offset, stride: 1, count: a.count + b.count } : { offset: a.offset, stride: 1, count: a.count + b.count, split: a.count, jump };
+}
+
+/** The mask positions of a segment. */
+export const segPositions = (s: Segment): Positions => (s.jump ? { offset: s.offset, stride: s.stride, split: s.split, jump: s.jump } : { offset: s.offset, stride: s.stride });
 
 export type PairKind = 'full' | 'masked' | 'skip';
 
@@ -91,12 +127,12 @@ export function shardLayout(N: number, R: number, layout: Layout): Segment[][] {
   const starts = sizes.map((_, i) => sizes.slice(0, i).reduce((a, b) => a + b, 0));
   const seg = (c: number): Segment => ({ offset: starts[c], stride: 1, count: sizes[c] });
   if (layout === 'contiguous') return Array.from({ length: R }, (_, r) => [seg(r)]);
-  return Array.from({ length: R }, (_, r) => [seg(r), seg(2 * R - 1 - r)].filter((s) => s.count > 0));
+  return Array.from({ length: R }, (_, r) => [twoRuns(seg(r), seg(2 * R - 1 - r))]);
 }
 
 /** The mask of one (Q segment, K/V segment) pair: the rules at the segments' global positions. */
 export function pairMask(q: Segment, k: Segment, rules: MaskRules): Mask {
-  return new Mask({ ...rules, qPos: { offset: q.offset, stride: q.stride }, kPos: { offset: k.offset, stride: k.stride } }, q.count, k.count);
+  return new Mask({ ...rules, qPos: segPositions(q), kPos: segPositions(k) }, q.count, k.count);
 }
 
 /** Full (no rule hides a pair's key from its query), skip (nothing visible) or masked. */
@@ -130,34 +166,46 @@ export function ringSchedule(N: number, R: number, layout: Layout, mask: boolean
   return { N, R, layout, causal: rules.causal, window: rules.window, documents: rules.docs ? rules.docs.cuQ.length - 1 : 0, shards, steps, workPerRank, imbalance: mean > 0 ? Math.max(...workPerRank) / mean : 1 };
 }
 
+/** Where a run of an input segment lands: rows src0 … src0 + count − 1 of it at row row0 of output segment `run`. */
+export interface Placement {
+  run: number;
+  row0: number;
+  src0: number;
+  count: number;
+}
+
 /**
- * Segments joined into maximal runs of consecutive positions (stride-1 segments that meet, in
- * position order), and where each input segment lands: its run and first row there. Segments of
- * another stride stay runs of their own, in input order. Pure.
+ * Segments' runs (pieces) joined into maximal runs of consecutive positions (stride-1 runs that
+ * meet, in position order), and where each input segment's runs land. Exactly two stride-1 runs
+ * become one segment of two runs (an a2a+p2p group's tokens under zigzag), so whoever holds them
+ * attends them in one kernel call. Runs of another stride stay segments of their own, in input
+ * order. Pure.
  */
-export function coalesce(segs: Segment[]): { runs: Segment[]; at: { run: number; row0: number }[] } {
-  if (segs.some((s) => s.stride !== 1 && s.count > 1)) return { runs: segs.map((s) => ({ ...s })), at: segs.map((_, i) => ({ run: i, row0: 0 })) };
-  const order = segs.map((_, i) => i).sort((a, b) => segs[a].offset - segs[b].offset);
-  const runs: Segment[] = [];
-  const at: { run: number; row0: number }[] = [];
-  for (const i of order) {
-    const s = segs[i], last = runs[runs.length - 1];
-    if (last && last.offset + last.count === s.offset) {
-      at[i] = { run: runs.length - 1, row0: last.count };
-      last.count += s.count;
-    } else {
-      at[i] = { run: runs.length, row0: 0 };
-      runs.push({ offset: s.offset, stride: 1, count: s.count });
-    }
+export function coalesce(segs: Segment[]): { runs: Segment[]; at: Placement[][] } {
+  const ps = segs.flatMap((s, i) => pieces(s).filter((p) => p.count > 0).map((p) => ({ ...p, seg: i })));
+  const at: Placement[][] = segs.map(() => []);
+  if (ps.some((p) => p.stride !== 1 && p.count > 1)) {
+    ps.forEach((p, k) => at[p.seg].push({ run: k, row0: 0, src0: p.row0, count: p.count }));
+    return { runs: ps.map((p) => ({ offset: p.offset, stride: p.stride, count: p.count })), at };
   }
-  return { runs, at };
+  const runs: { offset: number; count: number }[] = [];
+  for (const p of [...ps].sort((a, b) => a.offset - b.offset)) {
+    const last = runs[runs.length - 1];
+    const run = last && last.offset + last.count === p.offset ? last : runs[runs.push({ offset: p.offset, count: 0 }) - 1];
+    at[p.seg].push({ run: runs.indexOf(run), row0: run.count, src0: p.row0, count: p.count });
+    run.count += p.count;
+  }
+  if (runs.length !== 2) return { runs: runs.map((r) => ({ ...r, stride: 1 })), at };
+  // Two runs: one segment, the second run's rows after the first's.
+  for (const list of at) for (const a of list) if (a.run === 1) Object.assign(a, { run: 0, row0: runs[0].count + a.row0 });
+  return { runs: [twoRuns(runs[0], runs[1])], at };
 }
 
 /**
  * coalesce over several members' segments (each member's list in turn): the runs, and where
  * segment s of member i lands. Pure.
  */
-export function coalesceMembers(parts: Segment[][]): { runs: Segment[]; at: (i: number, s: number) => { run: number; row0: number } } {
+export function coalesceMembers(parts: Segment[][]): { runs: Segment[]; at: (i: number, s: number) => Placement[] } {
   const { runs, at } = coalesce(parts.flat());
   const first = parts.map((_, i) => parts.slice(0, i).reduce((n, p) => n + p.length, 0));
   return { runs, at: (i, s) => at[first[i] + s] };
@@ -166,6 +214,6 @@ export function coalesceMembers(parts: Segment[][]): { runs: Segment[]; at: (i: 
 /** Global token indices of a shard, in local order. */
 export function shardTokens(segs: Segment[]): number[] {
   const out: number[] = [];
-  for (const s of segs) for (let i = 0; i < s.count; i++) out.push(s.offset + i * s.stride);
+  for (const s of segs) for (let i = 0; i < s.count; i++) out.push(positionAt(segPositions(s), i));
   return out;
 }

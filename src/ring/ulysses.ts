@@ -48,14 +48,13 @@ interface Tensor { seq: GPUBuffer[]; heads: GPUBuffer[]; H: number; rowBytes: nu
 function exchange(ctx: RankContext, pb: Problem, io: RankIO, A: number, ts: Tensor[], toHeads: boolean, tag: string) {
   const { group, runs } = place(io, A);
   const B = pb.shape.B;
-  const mine = io.shards[io.rank];
-  // Seq side: for member i, head block i of each of my segments. Head side: member i's segments
-  // at their rows of the runs, my head block.
-  const seqSide = group.map((_, i) => ts.flatMap((t) => mine.flatMap((sg, s) => rows(t.seq[s], B, t.H, i * (t.H / A), t.H / A, sg.count, 0, sg.count, t.rowBytes))));
-  const headSide = group.map((m, i) => ts.flatMap((t) => io.shards[m].flatMap((sg, s) => {
-    const { run, row0 } = runs.at(i, s);
-    return rows(t.heads[run], B, t.H / A, 0, t.H / A, runs.runs[run].count, row0, sg.count, t.rowBytes);
-  })));
+  const me = io.rank % A;
+  // Seq side: for member i, head block i of each run of my segments. Head side: member i's
+  // segments' runs at their rows of the group's runs, my head block. Both list runs as runs.at does.
+  const seqSide = group.map((_, i) => ts.flatMap((t) => io.shards[io.rank].flatMap((sg, s) => runs.at(me, s).flatMap((a) =>
+    rows(t.seq[s], B, t.H, i * (t.H / A), t.H / A, sg.count, a.src0, a.count, t.rowBytes)))));
+  const headSide = group.map((m, i) => ts.flatMap((t) => io.shards[m].flatMap((_, s) => runs.at(i, s).flatMap((a) =>
+    rows(t.heads[a.run], B, t.H / A, 0, t.H / A, runs.runs[a.run].count, a.row0, a.count, t.rowBytes)))));
   return toHeads ? ctx.comm.allToAll(io.rank, group, seqSide, headSide, tag) : ctx.comm.allToAll(io.rank, group, headSide, seqSide, tag);
 }
 
