@@ -1,7 +1,8 @@
 /**
  * Context-parallel benchmark for the GPU host (run through bench/cp-h200.sh):
  *
- *   sweep  one-device mode (R ranks on one GPU, each rank's compute timed alone), causal f16:
+ *   sweep  one-device mode (R ranks on one GPU, each rank's compute timed alone; pipelined, so the
+ *          GPU runs the steps back to back at a steady clock), causal f16:
  *          summed GPU kernel time per R and scheme against R=1 (the work is the same, only the
  *          split differs), each point warmed up (>= 1 s) and the median of 5 runs, each right after an R=1 run (paired ratios), outputs checked on a sixth, R=1 measured
  *          once as every scheme's baseline; every result checked against the R=1 result; the
@@ -124,7 +125,8 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
   const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };
   const x = { q: toPrecision(randn(numel(s, 'q'), 1), 'f16'), k: toPrecision(randn(numel(s, 'kv'), 2), 'f16'), v: toPrecision(randn(numel(s, 'kv'), 3), 'f16'), dout: toPrecision(randn(numel(s, 'q'), 4), 'f16') };
   const src = hostSource(s, x);
-  const opts: RingOptions = { causal: true, precision: 'f16', layout: 'zigzag', link: LINKS['nvlink-h200'] };
+  // Pipelined: waiting for every step let the H200's SM clock fall to 345–1300 MHz (kernel times 3× apart).
+  const opts: RingOptions = { causal: true, precision: 'f16', layout: 'zigzag', link: LINKS['nvlink-h200'], pipelined: true };
   const res: SweepResult = { rows: [], skipped: [], repeats: REPEATS, budgetS };
   const save = () => writeFile(join(out, 'cp-sweep.json'), JSON.stringify({ ...meta, ...res }, null, 1));
   const tBase = performance.now();
@@ -206,7 +208,7 @@ async function scale(dev: FlashDevice, N: number, H: number, D: number, R: numbe
   const got: Record<string, Float32Array> = {};
   dev.tracker.resetPeak();
   const t0 = performance.now();
-  const { timeline } = await contextParallel([dev], s, src, { causal: true, precision: 'f16', layout: 'zigzag', ranks: R, link: LINKS['nvlink-h200'], stepTimeoutMs: 600_000 }, async (read) => {
+  const { timeline } = await contextParallel([dev], s, src, { causal: true, precision: 'f16', layout: 'zigzag', ranks: R, link: LINKS['nvlink-h200'], stepTimeoutMs: 600_000, pipelined: true }, async (read) => {
     for (const q0 of qBlocks) for (const n of ['o', 'lse', 'dq'] as const) got[`${n}@${q0}`] = await read(n, block(q0));
     for (const k0 of kBlocks) for (const n of ['dk', 'dv'] as const) got[`${n}@${k0}`] = await read(n, block(k0));
   });

@@ -123,6 +123,7 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
     [[...base(f('o1')), '--cp', '2', '--layout', 'spiral'], /--layout must be one of contiguous, zigzag, striped, got 'spiral'/],
     [[...base(f('o1')), '--cp', '2', '--cp-mode', 'threads'], /--cp-mode must be one-device, multi-adapter or processes, got 'threads'/],
     [[...base(f('o1')), '--cp', '2', '--gpu-per-rank'], /--gpu-per-rank needs --cp-mode processes/],
+    [[...base(f('o1')), '--cp', '2', '--cp-mode', 'multi-adapter', '--pipelined'], /--pipelined needs --cp-mode one-device/],
     [[...base(f('o1')), '--q', f('v.npy')], /--q is given twice: give it once/],
     [[...base(f('o1')), '--precision', 'f64'], /--precision must be f32, f16 or auto, got 'f64'/],
     [base(f('afile')), /--out .*afile exists and is not a folder/],

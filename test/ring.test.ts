@@ -135,6 +135,21 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
     expect(JSON.parse(JSON.stringify(tl)).kind).toBe('flashring.timeline');
   });
 
+  it('pipelined one-device runs (steps submitted without waiting) give the same outputs bit for bit', async () => {
+    const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 37, Nk: 37, D: 16 };
+    const x = makeInputs(s, SEED + 11);
+    for (const opts of [{ scheme: 'p2p' as const }, { scheme: 'all_gather' as const }, { scheme: 'a2a+p2p' as const, hierarchicalSizes: '2,2' }]) {
+      const base = { causal: true, layout: 'zigzag' as const, precision: 'f32' as const, ranks: 4, ...opts };
+      const waited = await ringAttention([one], s, x, base);
+      const piped = await ringAttention([one], s, x, { ...base, pipelined: true });
+      expect(piped.timeline.pipelined, opts.scheme).toBe(true);
+      expect(waited.timeline.pipelined, opts.scheme).toBeUndefined();
+      for (const k of ['o', 'lse', 'dq', 'dk', 'dv'] as const) expect(Buffer.compare(Buffer.from(piped[k]!.buffer), Buffer.from(waited[k]!.buffer)), `${opts.scheme} ${k}`).toBe(0);
+      expect(piped.timeline.ranks.map((r) => r.peakBytes)).toEqual(waited.timeline.ranks.map((r) => r.peakBytes));
+      expect(one.tracker.snapshot().liveBuffers).toBe(0);
+    }
+  });
+
   it('memory per rank: all_gather holds the full K/V, a2a head shards, p2p two slots', async () => {
     const s: AttentionShape = { B: 1, Hq: 4, Hkv: 4, Nq: 64, Nk: 64, D: 8 };
     const x = makeInputs(s, SEED + 7);
@@ -162,6 +177,7 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
       [ringAttention([one], s, x, { ranks: 4, scheme: 'a2a+p2p' }), /needs hierarchical sizes/],
       [ringAttention(three.slice(0, 2), s, x, { ranks: 3 }), /one device .* or 3 devices, got 2/],
       [ringAttention([one], { ...s, Nq: 44 }, x, { ranks: 2 }), /Nq \(44\) must equal Nk/],
+      [ringAttention(three, s, x, { ranks: 3, pipelined: true }), /pipelined runs need one-device mode/],
     ];
     for (const [p, re] of cases) {
       const e = await p.then(() => null, (e) => e);

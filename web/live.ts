@@ -228,7 +228,7 @@ function drawTimeline(tl: RingTimeline): void {
     offset += ph.wallMs;
   }
   g.fillStyle = '#333';
-  const how = tl.mode === 'one-device' ? 'measured, one device (the ranks take turns)' : 'measured';
+  const how = tl.mode !== 'one-device' ? 'measured' : tl.pipelined ? 'measured, one device, pipelined (bars are submissions, not GPU time)' : 'measured, one device (the ranks take turns)';
   g.fillText(`${how}: ${total.toFixed(1)} ms · blue compute · orange transfer · grey idle · overlap ${(100 * tl.summary.overlapEfficiency).toFixed(0)}%`, 70, c.height - 4);
 }
 

@@ -41,6 +41,9 @@ options:
                         for several identical GPUs, which one process cannot tell apart)
   --gpu-per-rank        with --cp-mode processes: rank r's process sees only GPU r (needs root:
                         scripts/only-gpu.sh)
+  --pipelined           with --cp-mode one-device: submit the ranks' steps without waiting for
+                        each, so the GPU runs them back to back at its full clock (steady kernel
+                        times; the measured wall times become submission times)
   --layout L            with --cp: sharding contiguous | zigzag | striped (default zigzag)
   --link L              with --cp: predict the run on R real GPUs joined by nvlink-h200 | pcie5 |
                         ib-ndr | custom (--link-gbps G in Gbit/s, --link-latency-us U override)

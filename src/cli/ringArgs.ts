@@ -17,6 +17,8 @@ export interface RingArgs {
   mode: 'one-device' | 'multi-adapter' | 'processes';
   /** --gpu-per-rank (processes): rank r's process sees only GPU r (scripts/only-gpu.sh). */
   gpuPerRank?: boolean;
+  /** --pipelined (one-device): steps submitted without waiting for each (RingOptions.pipelined). */
+  pipelined?: boolean;
   link?: Link;
   computeTflops?: number;
 }
@@ -24,10 +26,10 @@ export interface RingArgs {
 /** The ring's flags as `attention` declares them. */
 export const RING_OPTIONS = {
   cp: { type: 'string' }, layout: { type: 'string' }, timeline: { type: 'string' }, 'cp-comm-type': { type: 'string' },
-  'hierarchical-context-parallel-sizes': { type: 'string' }, 'cp-mode': { type: 'string' }, 'gpu-per-rank': { type: 'boolean' }, link: { type: 'string' },
+  'hierarchical-context-parallel-sizes': { type: 'string' }, 'cp-mode': { type: 'string' }, 'gpu-per-rank': { type: 'boolean' }, pipelined: { type: 'boolean' }, link: { type: 'string' },
   'link-gbps': { type: 'string' }, 'link-latency-us': { type: 'string' }, 'compute-tflops': { type: 'string' },
 } as const;
-type RingValues = { [K in Exclude<keyof typeof RING_OPTIONS, 'gpu-per-rank'>]?: string } & { 'gpu-per-rank'?: boolean };
+type RingValues = { [K in Exclude<keyof typeof RING_OPTIONS, 'gpu-per-rank' | 'pipelined'>]?: string } & { 'gpu-per-rank'?: boolean; pipelined?: boolean };
 const SCHEMES: Scheme[] = ['p2p', 'all_gather', 'a2a', 'a2a+p2p'];
 
 /** Most ranks a ring may have: each rank is a device, acquired one by one. */
@@ -48,6 +50,7 @@ export function parseRingArgs(values: RingValues): RingArgs | null {
   const mode = (values['cp-mode'] ?? 'one-device') as RingArgs['mode'];
   if (mode !== 'one-device' && mode !== 'multi-adapter' && mode !== 'processes') throw new InputError(`--cp-mode must be one-device, multi-adapter or processes, got '${mode}'`);
   if (values['gpu-per-rank'] && mode !== 'processes') throw new InputError('--gpu-per-rank needs --cp-mode processes');
+  if (values.pipelined && mode !== 'one-device') throw new InputError('--pipelined needs --cp-mode one-device (the ranks on one GPU)');
   const pos = (f: 'link-gbps' | 'link-latency-us' | 'compute-tflops', min = 0) =>
     values[f] === undefined ? undefined : numberArg(f, values[f]!, min > 0 ? { above: 0, what: 'a positive number' } : { min: 0, what: 'a number ≥ 0' });
   const gbps = pos('link-gbps', 1), lat = pos('link-latency-us'), computeTflops = pos('compute-tflops', 1);
@@ -55,7 +58,7 @@ export function parseRingArgs(values: RingValues): RingArgs | null {
   const link = values.link === undefined ? undefined : resolveLink(values.link, gbps, lat);
   if (computeTflops !== undefined && !link) throw new InputError('--compute-tflops only changes the link model\'s prediction: add --link');
   return {
-    R, layout, scheme, mode, ...(values['gpu-per-rank'] ? { gpuPerRank: true } : {}), ...(values.timeline !== undefined ? { timeline: values.timeline } : {}),
+    R, layout, scheme, mode, ...(values['gpu-per-rank'] ? { gpuPerRank: true } : {}), ...(values.pipelined ? { pipelined: true } : {}), ...(values.timeline !== undefined ? { timeline: values.timeline } : {}),
     ...(values['hierarchical-context-parallel-sizes'] !== undefined ? { hierarchicalSizes: values['hierarchical-context-parallel-sizes'] } : {}),
     ...(link ? { link } : {}), ...(computeTflops !== undefined ? { computeTflops } : {}),
   };

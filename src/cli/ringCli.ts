@@ -53,7 +53,7 @@ export async function ringCommand(
     try {
       const precision = devicePrecision(opts.precision, opts.request, devs[0]);
       console.error(`context-parallel attention ${JSON.stringify(s)}, ${R} rank(s) ${mode} (${ring.scheme}): ${adapterName(devs[0].adapter)}`);
-      res = await ringAttention(devs, s, x, { ...common, precision });
+      res = await ringAttention(devs, s, x, { ...common, precision, ...(ring.pipelined ? { pipelined: true } : {}) });
     } finally {
       for (const d of devs) d.destroy();
     }

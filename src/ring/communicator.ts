@@ -68,13 +68,14 @@ export class Mutex {
   }
 }
 
-export function deviceCopy(lock?: Mutex): Mover {
+/** Copies on one device; `wait` false (pipelined one-device runs) leaves the copy to the queue's order. */
+export function deviceCopy(lock?: Mutex, wait = true): Mover {
   return (from, _to, src, dst) => {
     const go = async () => {
       const enc = from.device.createCommandEncoder({ label: 'comm.copy' });
       src.forEach((s, i) => enc.copyBufferToBuffer(s.buffer, s.offset ?? 0, dst[i].buffer, dst[i].offset ?? 0, align4(s.bytes)));
       from.device.queue.submit([enc.finish()]);
-      await from.device.queue.onSubmittedWorkDone();
+      if (wait) await from.device.queue.onSubmittedWorkDone();
       checkDevice(from, 'transfer (copy)');
     };
     return lock ? lock.run(go) : go();

@@ -1,8 +1,9 @@
 /**
  * What a rank program holds: its index, its device, the communicator, its kernels, a ledger of
  * the buffers allocated for it (memory per rank, also when all ranks share one device), and the
- * step reporting to the timeline. `compute` submits one command buffer and waits for it; in
- * one-device mode it holds the device's lock, so each rank's work is timed alone.
+ * step reporting to the timeline. `compute` submits one command buffer and waits for it (unless
+ * pipelined: the queue then orders it after everything submitted before); in one-device mode it
+ * holds the device's lock, so each rank's work is timed alone.
  */
 import { FlashDevice, checkDevice } from '../gpu/device.js';
 import { GpuTimer } from '../gpu/timer.js';
@@ -32,6 +33,7 @@ export class RankContext {
   constructor(
     readonly index: number, readonly dev: FlashDevice, readonly comm: Communicator, readonly kernels: RankKernels,
     private recorder: TimelineRecorder, private lock: Mutex | null, readonly timerIntervals: number,
+    private waitForGpu = true,
   ) {
     this.timer = new GpuTimer(dev, timerIntervals);
   }
@@ -77,7 +79,7 @@ export class RankContext {
     this.recorder.end(st);
   }
 
-  /** Encodes, submits and waits; the time counts as the step's compute. */
+  /** Encodes, submits and waits (pipelined: does not wait); the time counts as the step's compute. */
   async compute(st: OpenStep, label: string, encode: Encode): Promise<void> {
     const run = async () => {
       const t0 = performance.now();
@@ -91,7 +93,7 @@ export class RankContext {
       try {
         encode(enc, temps, tw);
         this.dev.device.queue.submit([enc.finish()]);
-        await this.dev.device.queue.onSubmittedWorkDone();
+        if (this.waitForGpu) await this.dev.device.queue.onSubmittedWorkDone();
       } finally {
         for (const b of temps) this.dev.tracker.destroy(b);
       }

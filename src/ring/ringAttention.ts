@@ -47,6 +47,14 @@ export interface RingOptions extends Omit<AttentionOptions, 'qPos' | 'kPos'> {
   link?: Link;
   /** With `link`: compute at this rate (TFLOP/s) instead of the measured step times. */
   computeTflops?: Rate;
+  /**
+   * One-device mode: submit each rank's steps without waiting for the GPU to finish each one. The
+   * one queue still runs them in order, back to back, so the GPU stays busy and its clock up (on
+   * the H200 the SM clock fell to 345–1300 MHz between waited steps, and kernel times with it);
+   * kernel times (GPU timestamps) are then steady, while the measured wall times are host
+   * submission times. Default false: the measured timeline shows each rank's turn on the GPU.
+   */
+  pipelined?: boolean;
   /** Called when every rank has finished a step of a phase (progress bars, live views). */
   onStep?: (ev: { phase: Phase; step: number; steps: number }) => void;
 }
@@ -84,6 +92,7 @@ const SETTLE_MS = 5_000;
 interface Stage {
   R: number;
   mode: RingTimeline['mode'];
+  pipelined: boolean;
   rankDevs: FlashDevice[];
   p: Precision;
   sch: ResolvedScheme;
@@ -109,7 +118,8 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions)
   if (precisions.some((x) => x !== p)) throw new InputError(`the ranks' devices resolve to different precisions (${precisions.join(', ')}); pass precision explicitly`);
   for (const d of devs) checkDevice(d, 'ring start');
   const mode = devs.length === 1 && R > 1 ? 'one-device' : 'multi-adapter';
-  return { R, mode, rankDevs: Array.from({ length: R }, (_, r) => devs[devs.length === 1 ? 0 : r]), p, sch, layout };
+  if (opts.pipelined && mode !== 'one-device' && R > 1) throw new InputError('pipelined runs need one-device mode (R ranks on one device)');
+  return { R, mode, pipelined: !!opts.pipelined && devs.length === 1, rankDevs: Array.from({ length: R }, (_, r) => devs[devs.length === 1 ? 0 : r]), p, sch, layout };
 }
 
 /** A rank's kernels on its device: f32 partial results and gradients, the fastest exact path. */
@@ -134,8 +144,8 @@ async function makeRanks(st: Stage, pb: Problem, backward: boolean, rec: Timelin
   const lock = st.mode === 'one-device' ? new Mutex() : null;
   const ctxs: RankContext[] = [];
   const charge = (dev: FlashDevice, bytes: number) => ctxs.find((c) => c.dev === dev)?.charge(bytes);
-  const comm = new InProcessCommunicator(st.rankDevs, lock ? deviceCopy(lock) : staging(charge));
-  st.rankDevs.forEach((d, r) => ctxs.push(new RankContext(r, d, comm, kernels[r], rec, lock, 2 * st.R + 8)));
+  const comm = new InProcessCommunicator(st.rankDevs, lock ? deviceCopy(lock, !st.pipelined) : staging(charge));
+  st.rankDevs.forEach((d, r) => ctxs.push(new RankContext(r, d, comm, kernels[r], rec, lock, 2 * st.R + 8, !st.pipelined)));
   return ctxs;
 }
 
@@ -242,7 +252,7 @@ function runTimeline(
   for (const r of rec.records)
     r.gpuComputeMs = ctxs[r.rank].dev.hasTimestamps ? r.gpuIntervals.reduce((a, k) => a + (Number.isNaN(gpu[r.rank][k]) ? 0 : gpu[r.rank][k]), 0) : null;
   return makeTimeline({
-    adapters: st.rankDevs.map((d) => adapterName(d.adapter)), mode: st.mode, scheme: st.sch.scheme, hierarchy: st.sch.hierarchy,
+    adapters: st.rankDevs.map((d) => adapterName(d.adapter)), mode: st.mode, ...(st.pipelined ? { pipelined: true } : {}), scheme: st.sch.scheme, hierarchy: st.sch.hierarchy,
     R: st.R, layout: st.layout, causal, precision: st.p, shape: pb.shape,
     ranks: ctxs.map((c) => ({ rank: c.index, peakBytes: c.memory().peakBytes, liveBytesAfter: c.memory().liveBytes })),
   }, sched, rec.phases());

@@ -55,6 +55,8 @@ export interface RingTimeline {
    * device per rank in one process; 'processes': one process (and device) per rank.
    */
   mode: 'one-device' | 'multi-adapter' | 'processes';
+  /** One-device steps submitted without waiting (RingOptions.pipelined): wall times are submission times. */
+  pipelined?: boolean;
   scheme: Scheme;
   /** a2a+p2p: [a2a group size, ring size]; others [R] or [R, 1]. */
   hierarchy: [number, number];
@@ -173,7 +175,7 @@ export function withIdle<T extends StepRecord>(steps: T[]): T[] {
 }
 
 /** What a run says about itself besides its steps (every mode fills it alike). */
-export type RunFacts = Pick<RingTimeline, 'adapters' | 'mode' | 'scheme' | 'hierarchy' | 'R' | 'layout' | 'causal' | 'precision' | 'shape' | 'ranks'>;
+export type RunFacts = Pick<RingTimeline, 'adapters' | 'mode' | 'pipelined' | 'scheme' | 'hierarchy' | 'R' | 'layout' | 'causal' | 'precision' | 'shape' | 'ranks'>;
 
 /** The timeline of a run: its facts, the schedule's balance, the phases and their summary. */
 export function makeTimeline(facts: RunFacts, sched: RingSchedule, phases: RingTimeline['phases']): RingTimeline {
