@@ -31,7 +31,7 @@ import { contextParallel, RingOptions, RingTimeline, RowReader, ShardSource } fr
 import { hostSource, readAll } from '../src/ring/hostIO.js';
 import { LINKS } from '../src/ring/linkModel.js';
 import { Scheme } from '../src/ring/timeline.js';
-import { Segment } from '../src/ring/schedule.js';
+import { Segment, shardTokens } from '../src/ring/schedule.js';
 import { AttentionShape, numel } from '../src/shape.js';
 import { randn, relErr } from '../src/reference/compare.js';
 import { median } from '../src/stats.js';
@@ -171,10 +171,11 @@ const TENSOR = { q: 0, k: 1, v: 2, dout: 3 } as const;
 /** Rows [B=1, heads h0..h0+nh−1, positions, D] of a generated tensor. */
 function generate(name: keyof typeof TENSOR, H: number, N: number, D: number, seg: Segment, h0 = 0, nh = H): Uint16Array {
   const out = new Uint16Array(nh * seg.count * D);
+  const pos = shardTokens([seg]); // a zigzag shard is one segment of two runs
   let j = 0;
   for (let h = h0; h < h0 + nh; h++)
     for (let i = 0; i < seg.count; i++) {
-      const e0 = (h * N + seg.offset + i * seg.stride) * D;
+      const e0 = (h * N + pos[i]) * D;
       for (let d = 0; d < D; d++) out[j++] = halfAt(TENSOR[name], e0 + d);
     }
   return out;
