@@ -2,7 +2,8 @@
  * Context-parallel benchmark for the GPU host (run through bench/cp-h200.sh):
  *
  *   sweep  one-device mode (R ranks on one GPU, each rank's compute timed alone; pipelined, so the
- *          GPU runs the steps back to back at a steady clock), causal f16:
+ *          GPU runs the steps back to back, and each run queued behind ~0.3 s of untimed work, so
+ *          the GPU's clock is up when it starts), causal f16:
  *          summed GPU kernel time per R and scheme against R=1 (the work is the same, only the
  *          split differs), each point warmed up (>= 1 s) and the median of 5 runs, each right after an R=1 run (paired ratios), outputs checked on a sixth, R=1 measured
  *          once as every scheme's baseline; every result checked against the R=1 result; the
@@ -32,7 +33,9 @@ import { hostSource, readAll } from '../src/ring/hostIO.js';
 import { LINKS } from '../src/ring/linkModel.js';
 import { Scheme } from '../src/ring/timeline.js';
 import { Segment, shardTokens } from '../src/ring/schedule.js';
-import { AttentionShape, numel } from '../src/shape.js';
+import { AttentionShape, numel, resolveOptions } from '../src/shape.js';
+import { FlashForward } from '../src/kernels/flashForward.js';
+import { storage } from '../src/gpu/buffers.js';
 import { randn, relErr } from '../src/reference/compare.js';
 import { median } from '../src/stats.js';
 import { warmUp } from './kernels.js';
@@ -78,8 +81,8 @@ const total = (tl: RingTimeline) => (kernelMs(tl, 'forward') ?? NaN) + (kernelMs
  * ratio of neighbours is steadier than a ratio of medians taken minutes apart.
  * Kernel times are the repeats' medians; the timeline kept is the median one's.
  */
-async function point(dev: FlashDevice, s: AttentionShape, src: ShardSource, opts: RingOptions, pair?: RingOptions): Promise<{ timelines: RingTimeline[]; kept: RingTimeline; out: Outputs; warmUpS: number; paired: number[] }> {
-  const run = (o: RingOptions, collect: (read: RowReader) => Promise<void>) => contextParallel([dev], s, src, o, collect);
+async function point(dev: FlashDevice, s: AttentionShape, src: ShardSource, opts: RingOptions, pair?: RingOptions, heat?: Heater): Promise<{ timelines: RingTimeline[]; kept: RingTimeline; out: Outputs; warmUpS: number; paired: number[] }> {
+  const run = (o: RingOptions, collect: (read: RowReader) => Promise<void>) => (heat?.(), contextParallel([dev], s, src, o, collect));
   const t0 = performance.now();
   await warmUp(dev, () => run(opts, async () => {}), 1, 100);
   const warmUpS = (performance.now() - t0) / 1e3;
@@ -95,6 +98,32 @@ async function point(dev: FlashDevice, s: AttentionShape, src: ShardSource, opts
   await run(opts, async (read) => { out = await readAll(s, read, true); });
   const order = [...timelines].sort((a, b) => total(a) - total(b) || a.phases[0].wallMs - b.phases[0].wallMs);
   return { timelines, kept: order[order.length >> 1], out: out!, warmUpS, paired };
+}
+
+/** Queues GPU work (not timed) that keeps the GPU busy while the host prepares the next run. */
+type Heater = () => void;
+
+/**
+ * A heater: about 0.3 s of non-causal forward passes (N = 16384, H = 16, D = 128, f16) queued
+ * ahead of a timed run. Between runs the host uploads and checks for a second or so; the H200's
+ * SM clock then fell to 345–1500 MHz and the next run's kernels ran up to 3× slower
+ * (bench/results/cp-h200-2026-12-01-v4: clocks.csv). The run's own passes start after it on the
+ * same queue, so their timestamps measure them alone, at the clock the load holds.
+ */
+async function makeHeater(dev: FlashDevice): Promise<{ heat: Heater; free: () => void }> {
+  if (dev.isCPU) return { heat: () => {}, free: () => {} }; // no clock to keep up; and 22 TFLOP would take hours
+  const s: AttentionShape = { B: 1, Hq: 16, Hkv: 16, Nq: 16384, Nk: 16384, D: 128 };
+  const fwd = await FlashForward.create(dev, s.D, { precision: 'f16', out: 'f32', grad: 'f32' }, 'auto');
+  const bufs = { q: storage(dev, numel(s, 'q') * 2, 'heater.q'), k: storage(dev, numel(s, 'kv') * 2, 'heater.k'), v: storage(dev, numel(s, 'kv') * 2, 'heater.v'), o: storage(dev, numel(s, 'q') * 4, 'heater.o'), lse: storage(dev, numel(s, 'lse') * 4, 'heater.lse') };
+  const o = resolveOptions(s, {});
+  const heat = () => {
+    const enc = dev.device.createCommandEncoder({ label: 'heater' });
+    const temps: GPUBuffer[] = [];
+    for (let i = 0; i < 10; i++) fwd.encode(enc, bufs, s, o, temps);
+    dev.device.queue.submit([enc.finish()]);
+    for (const b of temps) dev.tracker.destroy(b);
+  };
+  return { heat, free: () => Object.values(bufs).forEach((b) => dev.tracker.destroy(b)) };
 }
 
 function sweepRow(R: number, scheme: Scheme, s: AttentionShape, pt: Awaited<ReturnType<typeof point>>, errs: number[], r1: number | null): SweepRow {
@@ -129,8 +158,9 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
   const opts: RingOptions = { causal: true, precision: 'f16', layout: 'zigzag', link: LINKS['nvlink-h200'], pipelined: true };
   const res: SweepResult = { rows: [], skipped: [], repeats: REPEATS, budgetS };
   const save = () => writeFile(join(out, 'cp-sweep.json'), JSON.stringify({ ...meta, ...res }, null, 1));
+  const heater = await makeHeater(dev);
   const tBase = performance.now();
-  const base = await point(dev, s, src, { ...opts, ranks: 1 });
+  const base = await point(dev, s, src, { ...opts, ranks: 1 }, undefined, heater.heat);
   const ref = base.out;
   res.rows.push(sweepRow(1, 'p2p', s, base, [0], null));
   const r1 = res.rows[0].kernelMs;
@@ -146,7 +176,7 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
         res.skipped.push({ R, scheme, why: `would end past the ${budgetS} s budget (${elapsed.toFixed(0)} s used, the last point took ${last.toFixed(1)} s)` });
         continue;
       }
-      const pt = await point(dev, s, src, { ...opts, ranks: R, scheme }, { ...opts, ranks: 1 });
+      const pt = await point(dev, s, src, { ...opts, ranks: R, scheme }, { ...opts, ranks: 1 }, heater.heat);
       const errs = (['o', 'lse'] as const).map((n) => relErr(pt.out[n], ref[n])).concat((['dq', 'dk', 'dv'] as const).map((n) => relErr(pt.out.grads![n], ref.grads![n])));
       const row = sweepRow(R, scheme, s, pt, errs, r1);
       res.rows.push(row);
@@ -156,6 +186,7 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
       console.error(`sweep R=${R} ${scheme}: kernels ${row.kernelMs?.toFixed(1)} ms (runs ${row.kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), paired vs R=1 ${row.vsR1Paired?.toFixed(2)} (${row.pairedRatios.map((x) => x.toFixed(2)).join(', ')}), err ${row.maxErrVsR1.toExponential(2)}, ${last.toFixed(1)} s`);
     }
   await save();
+  heater.free();
   return res;
 }
 
