@@ -3,14 +3,17 @@
 #   bash .gpu/enter.sh bash bench/cp-h200.sh
 # 1. scale (first, so its result never waits on the sweep): exact forward+backward at
 #    N=1,048,576 (causal f16, H=8, D=128, R=8, p2p zigzag, one-device; about 56 GiB on the GPU),
-#    sampled rows checked against the single-device kernel. It took 313 s on 2026-12-01 (Dawn's
-#    robustness transform still on then); it gets SCALE_TIMEOUT_S (default 360 s), N stays 1M.
+#    sampled rows checked against the single-device kernel. Its ring took 198 s (272 s with setup
+#    and the check) on 2026-12-01 (bench/results/cp-h200-2026-12-01-v4); it gets SCALE_TIMEOUT_S
+#    (default 360 s), N stays 1M.
 # 2. one-device sweep with the time left: N=16384 causal f16, H=16, D=128, R=1 (once: the baseline
 #    of every scheme), then R=2,4,8 × p2p (zigzag), all_gather, a2a; each point warmed up (>= 1 s of
 #    the same run) and the median of 5 runs, each after an R=1 run (paired ratios; a sixth checked): summed GPU kernel time vs R=1, every result checked
 #    against R=1, the link model's prediction for nvlink-h200 (step times, comm fraction, TFLOP/s
 #    per GPU), peak bytes per rank. A point that would end past the budget is skipped and named;
 #    the JSON is rewritten after every point, so a cut run still leaves its table.
+#    Pipelined, each run behind ~0.3 s of untimed work: the H200's SM clock follows the load
+#    (345 MHz idle, 480–1530 MHz under a bursty one), so clocks.csv logs it (nvidia-smi, 100 ms).
 # Raw JSON (cp-scale.json, cp-sweep.json, a timeline) and logs under $OUT (or bench/out); the table last.
 set -uo pipefail
 out=${OUT:-bench/out}; mkdir -p "$out"
@@ -18,6 +21,9 @@ start=$(date +%s)
 total=${TOTAL_S:-470}
 export MESA_SHADER_CACHE_DISABLE=false
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/nvidia-smi.txt"
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,utilization.gpu --format=csv -lms 100 > "$out/clocks.csv" 2>&1 &
+clocks=$!
+trap 'kill $clocks 2>/dev/null' EXIT
 timeout "${SCALE_TIMEOUT_S:-360}" node bench/cp-run.mjs scale --N "${SCALE_N:-1048576}" --H 8 --D 128 --R 8 --gpu-gib 139 \
   --out "$out" 2>&1 | grep -v '^Warning' | tee "$out/cp-scale.log" | grep '^scale:' | head -5
 scale_s=$(( $(date +%s) - start ))
