@@ -104,8 +104,8 @@ async function point(dev: FlashDevice, s: AttentionShape, src: ShardSource, opts
 type Heater = () => void;
 
 /**
- * A heater: about 0.3 s of non-causal forward passes (N = 16384, H = 16, D = 128, f16) queued
- * ahead of a timed run. Between runs the host uploads and checks for a second or so; the H200's
+ * A heater: about 0.3 s of non-causal forward passes (N = 16384, H = 16, D = 128, f16; as many as
+ * one timed pass says fill 0.3 s, 1 to 10) queued ahead of a timed run. Between runs the host uploads and checks for a second or so; the H200's
  * SM clock then fell to 345–1500 MHz and the next run's kernels ran up to 3× slower
  * (bench/results/cp-h200-2026-12-01-v4: clocks.csv). The run's own passes start after it on the
  * same queue, so their timestamps measure them alone, at the clock the load holds.
@@ -116,13 +116,20 @@ async function makeHeater(dev: FlashDevice): Promise<{ heat: Heater; free: () =>
   const fwd = await FlashForward.create(dev, s.D, { precision: 'f16', out: 'f32', grad: 'f32' }, 'auto');
   const bufs = { q: storage(dev, numel(s, 'q') * 2, 'heater.q'), k: storage(dev, numel(s, 'kv') * 2, 'heater.k'), v: storage(dev, numel(s, 'kv') * 2, 'heater.v'), o: storage(dev, numel(s, 'q') * 4, 'heater.o'), lse: storage(dev, numel(s, 'lse') * 4, 'heater.lse') };
   const o = resolveOptions(s, {});
-  const heat = () => {
+  const submit = (passes: number) => {
     const enc = dev.device.createCommandEncoder({ label: 'heater' });
     const temps: GPUBuffer[] = [];
-    for (let i = 0; i < 10; i++) fwd.encode(enc, bufs, s, o, temps);
+    for (let i = 0; i < passes; i++) fwd.encode(enc, bufs, s, o, temps);
     dev.device.queue.submit([enc.finish()]);
     for (const b of temps) dev.tracker.destroy(b);
   };
+  submit(1); // compiles and ramps up; the second pass's time sizes the heat
+  await dev.device.queue.onSubmittedWorkDone();
+  const t0 = performance.now();
+  submit(1);
+  await dev.device.queue.onSubmittedWorkDone();
+  const passes = Math.max(1, Math.min(10, Math.round(300 / (performance.now() - t0))));
+  const heat = () => submit(passes);
   return { heat, free: () => Object.values(bufs).forEach((b) => dev.tracker.destroy(b)) };
 }
 
@@ -156,11 +163,20 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
   const src = hostSource(s, x);
   // Pipelined: waiting for every step let the H200's SM clock fall to 345–1300 MHz (kernel times 3× apart).
   const opts: RingOptions = { causal: true, precision: 'f16', layout: 'zigzag', link: LINKS['nvlink-h200'], pipelined: true };
+  const heater = await makeHeater(dev);
+  try {
+    return await sweepWith(dev, s, src, opts, Rs, out, budgetS, meta, heater.heat, t0);
+  } finally {
+    heater.free();
+  }
+}
+
+/** The sweep's points, R by R, each run behind `heat`. */
+async function sweepWith(dev: FlashDevice, s: AttentionShape, src: ShardSource, opts: RingOptions, Rs: number[], out: string, budgetS: number | null, meta: object, heat: Heater, t0: number): Promise<SweepResult> {
   const res: SweepResult = { rows: [], skipped: [], repeats: REPEATS, budgetS };
   const save = () => writeFile(join(out, 'cp-sweep.json'), JSON.stringify({ ...meta, ...res }, null, 1));
-  const heater = await makeHeater(dev);
   const tBase = performance.now();
-  const base = await point(dev, s, src, { ...opts, ranks: 1 }, undefined, heater.heat);
+  const base = await point(dev, s, src, { ...opts, ranks: 1 }, undefined, heat);
   const ref = base.out;
   res.rows.push(sweepRow(1, 'p2p', s, base, [0], null));
   const r1 = res.rows[0].kernelMs;
@@ -170,13 +186,13 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
   console.error(`sweep R=1 (baseline): kernels ${r1?.toFixed(1)} ms (runs ${res.rows[0].kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), ${((performance.now() - t0) / 1e3).toFixed(1)} s so far`);
   for (const R of Rs.filter((r) => r > 1))
     for (const scheme of ['p2p', 'all_gather', 'a2a'] as Scheme[]) {
-      if (scheme === 'a2a' && H % R !== 0) continue;
+      if (scheme === 'a2a' && s.Hq % R !== 0) continue;
       const elapsed = (performance.now() - t0) / 1e3;
       if (budgetS !== null && elapsed + 1.5 * last > budgetS) {
         res.skipped.push({ R, scheme, why: `would end past the ${budgetS} s budget (${elapsed.toFixed(0)} s used, the last point took ${last.toFixed(1)} s)` });
         continue;
       }
-      const pt = await point(dev, s, src, { ...opts, ranks: R, scheme }, { ...opts, ranks: 1 }, heater.heat);
+      const pt = await point(dev, s, src, { ...opts, ranks: R, scheme }, { ...opts, ranks: 1 }, heat);
       const errs = (['o', 'lse'] as const).map((n) => relErr(pt.out[n], ref[n])).concat((['dq', 'dk', 'dv'] as const).map((n) => relErr(pt.out.grads![n], ref.grads![n])));
       const row = sweepRow(R, scheme, s, pt, errs, r1);
       res.rows.push(row);
@@ -186,7 +202,6 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
       console.error(`sweep R=${R} ${scheme}: kernels ${row.kernelMs?.toFixed(1)} ms (runs ${row.kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), paired vs R=1 ${row.vsR1Paired?.toFixed(2)} (${row.pairedRatios.map((x) => x.toFixed(2)).join(', ')}), err ${row.maxErrVsR1.toExponential(2)}, ${last.toFixed(1)} s`);
     }
   await save();
-  heater.free();
   return res;
 }
 

@@ -11,7 +11,7 @@
  * offset defaults to 0 (each document is aligned bottom-right on its own).
  */
 import { InputError } from './errors.js';
-import { Documents, MaskSpec, Positions, checkDocuments, checkWindow } from './mask.js';
+import { Documents, MaskSpec, POS_MAX, Positions, checkDocuments, checkWindow } from './mask.js';
 
 export type { Positions } from './mask.js';
 
@@ -71,6 +71,8 @@ export function resolveOptions(s: AttentionShape, o: AttentionOptions = {}): Res
       throw new InputError(`${n} needs an integer offset and a stride >= 1, got ${JSON.stringify(p)}`);
     if ((p.split === undefined) !== (p.jump === undefined) || (p.jump !== undefined && !(Number.isInteger(p.split) && p.split! >= 0 && Number.isInteger(p.jump) && p.jump >= 0)))
       throw new InputError(`${n}: a chunk of two runs needs both split and jump, integers >= 0, got ${JSON.stringify(p)}`);
+    if (Math.abs(p.offset) >= POS_MAX || p.stride >= POS_MAX || (p.jump ?? 0) >= POS_MAX)
+      throw new InputError(`${n}: positions must stay below ${POS_MAX} (offset, stride and jump), got ${JSON.stringify(p)}`);
   }
   return { causal: !!o.causal, window, docs, scale, qPos, kPos };
 }

@@ -97,6 +97,7 @@ describe('FlashAttention backward vs float64 reference', () => {
     ['GQA 6:2 B=2', { B: 2, Hq: 6, Hkv: 2, Nq: 31, Nk: 31, D: 32 }, { causal: true }],
     ['striped positions', { B: 1, Hq: 1, Hkv: 1, Nq: 24, Nk: 24, D: 32 }, { causal: true, qPos: { offset: 1, stride: 4 }, kPos: { offset: 2, stride: 4 } }],
     ['zigzag shards (two runs of positions)', { B: 1, Hq: 2, Hkv: 1, Nq: 37, Nk: 30, D: 32 }, { causal: true, qPos: { offset: 3, stride: 1, split: 21, jump: 40 }, kPos: { offset: 0, stride: 1, split: 12, jump: 33 } }],
+    ['two runs at stride 3, window (20, 0)', { B: 1, Hq: 1, Hkv: 1, Nq: 29, Nk: 33, D: 16 }, { causal: true, window: [20, 0], qPos: { offset: 5, stride: 3, split: 11, jump: 14 }, kPos: { offset: 1, stride: 3, split: 20, jump: 8 } }],
   ];
   for (const [name, s, opts] of grid) {
     it(name, async () => {

@@ -62,5 +62,6 @@ describe('attention uniform block', () => {
   it('positions of two runs need both split and jump, integers >= 0', () => {
     for (const kPos of [{ offset: 0, stride: 1, split: 3 }, { offset: 0, stride: 1, jump: 3 }, { offset: 0, stride: 1, split: -1, jump: 3 }, { offset: 0, stride: 1, split: 2, jump: 1.5 }])
       expect(() => resolveOptions(s, { kPos }), JSON.stringify(kPos)).toThrow(/kPos: a chunk of two runs needs both split and jump, integers >= 0/);
+    expect(() => resolveOptions(s, { qPos: { offset: 0, stride: 1, split: 4, jump: 2 ** 31 - 1 } })).toThrow(/qPos: positions must stay below 536870912/);
   });
 });

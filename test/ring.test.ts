@@ -138,8 +138,11 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
   it('pipelined one-device runs (steps submitted without waiting) give the same outputs bit for bit', async () => {
     const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 37, Nk: 37, D: 16 };
     const x = makeInputs(s, SEED + 11);
-    for (const opts of [{ scheme: 'p2p' as const }, { scheme: 'all_gather' as const }, { scheme: 'a2a+p2p' as const, hierarchicalSizes: '2,2' }]) {
-      const base = { causal: true, layout: 'zigzag' as const, precision: 'f32' as const, ranks: 4, ...opts };
+    const cases: Omit<RingOptions, 'causal' | 'precision'>[] = [
+      { scheme: 'p2p' }, { scheme: 'p2p', layout: 'striped' }, { scheme: 'all_gather' }, { scheme: 'a2a', ranks: 2 }, { scheme: 'a2a+p2p', hierarchicalSizes: '2,2' },
+    ];
+    for (const opts of cases) {
+      const base: RingOptions = { causal: true, layout: 'zigzag', precision: 'f32', ranks: 4, ...opts };
       const waited = await ringAttention([one], s, x, base);
       const piped = await ringAttention([one], s, x, { ...base, pipelined: true });
       expect(piped.timeline.pipelined, opts.scheme).toBe(true);
@@ -178,6 +181,7 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
       [ringAttention(three.slice(0, 2), s, x, { ranks: 3 }), /one device .* or 3 devices, got 2/],
       [ringAttention([one], { ...s, Nq: 44 }, x, { ranks: 2 }), /Nq \(44\) must equal Nk/],
       [ringAttention(three, s, x, { ranks: 3, pipelined: true }), /pipelined runs need one-device mode/],
+      [ringAttention([Object.assign(Object.create(Object.getPrototypeOf(one)), one, { hasTimestamps: false })], s, x, { ranks: 2, pipelined: true }), /has no timestamp-query: run without pipelined/],
     ];
     for (const [p, re] of cases) {
       const e = await p.then(() => null, (e) => e);

@@ -18,6 +18,9 @@ describe('ring schedule', () => {
     expect(shardLayout(16, 4, 'zigzag')[3]).toEqual([{ offset: 6, stride: 1, count: 4 }]);
     expect(shardTokens(shardLayout(16, 4, 'zigzag')[1])).toEqual([2, 3, 12, 13]);
     expect(pieces(shardLayout(17, 4, 'zigzag')[0][0])).toEqual([{ offset: 0, stride: 1, count: 3, row0: 0 }, { offset: 15, stride: 1, count: 2, row0: 3 }]);
+    // A jump from the first row: one run, all of it after the jump (as positionAt).
+    expect(pieces({ offset: 0, stride: 2, count: 3, split: 0, jump: 5 })).toEqual([{ offset: 5, stride: 2, count: 3, row0: 0 }]);
+    expect(shardTokens([{ offset: 0, stride: 2, count: 3, split: 0, jump: 5 }])).toEqual([5, 7, 9]);
     // Fewer tokens than chunks: the second chunk is empty, one run.
     expect(shardLayout(5, 3, 'zigzag')[0]).toEqual([{ offset: 0, stride: 1, count: 1 }]);
     expect(shardLayout(10, 2, 'striped')[1]).toEqual([{ offset: 1, stride: 2, count: 5 }]);

@@ -110,8 +110,8 @@ export async function measureRate(req: CpPlanRequest): Promise<{ rate: { forward
     const N = Math.min(req.shape.Nq, dev.isCPU ? 256 : 4096);
     const s = { ...req.shape, B: 1, Nq: N, Nk: N };
     const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3), dout: randn(numel(s, 'q'), 4) };
-    // Pipelined: the GPU's clock stays up between the steps, so the kernel times are its own.
-    const run = () => ringAttention([dev], s, x, { causal: req.causal, precision: req.precision, ranks: 1, pipelined: true });
+    // Pipelined where GPU timestamps time the steps: the GPU's clock stays up between them.
+    const run = () => ringAttention([dev], s, x, { causal: req.causal, precision: req.precision, ranks: 1, pipelined: dev.hasTimestamps });
     await run(); // pipelines compile on first use
     const tl = (await run()).timeline;
     const rate = (ph: 'forward' | 'backward') => {

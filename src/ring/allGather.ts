@@ -72,6 +72,7 @@ export const allGather: RankProgram<Gathered> = {
     ctx.end(s);
     // The gathered K/V are done with: freed before the reduce-scatter's buffers exist (memory.ts).
     freeChunk(ctx, all);
+    await ctx.settle();
     // Reduce-scatter: the rows of rank r's segments of the partial go to rank r, which adds the R
     // pieces of its own shard (its own piece copied straight into dK/dV).
     const own = io.shards[me];

@@ -105,6 +105,15 @@ export class RankContext {
     await (this.lock ? this.lock.run(run) : run());
   }
 
+  /**
+   * Pipelined: waits until the GPU has done everything submitted so far, so the buffers released
+   * before it are free on the GPU before any allocated after it (the ledger's peak is the GPU's).
+   * Waited runs are always settled: a no-op.
+   */
+  async settle(): Promise<void> {
+    if (!this.waitForGpu) await this.dev.device.queue.onSubmittedWorkDone();
+  }
+
   /** Waits for a pending exchange; its bytes and times count as the step's transfer. */
   async wait(st: OpenStep, p: Pending): Promise<void> {
     const r = await this.comm.wait(p);

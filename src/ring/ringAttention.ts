@@ -51,8 +51,11 @@ export interface RingOptions extends Omit<AttentionOptions, 'qPos' | 'kPos'> {
    * One-device mode: submit each rank's steps without waiting for the GPU to finish each one. The
    * one queue still runs them in order, back to back, so the GPU stays busy and its clock up (on
    * the H200 the SM clock fell to 345–1300 MHz between waited steps, and kernel times with it);
-   * kernel times (GPU timestamps) are then steady, while the measured wall times are host
-   * submission times. Default false: the measured timeline shows each rank's turn on the GPU.
+   * kernel times (GPU timestamps, which it needs) are then steady, while the measured wall times
+   * are host submission times. Each phase still ends when its GPU work has: the step timeout
+   * bounds that wait, and buffers a program frees are free on the GPU before the next phase's
+   * exist (a program that frees and then allocates within a phase calls RankContext.settle).
+   * Default false: the measured timeline shows each rank's turn on the GPU.
    */
   pipelined?: boolean;
   /** Called when every rank has finished a step of a phase (progress bars, live views). */
@@ -119,6 +122,8 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions)
   for (const d of devs) checkDevice(d, 'ring start');
   const mode = devs.length === 1 && R > 1 ? 'one-device' : 'multi-adapter';
   if (opts.pipelined && mode !== 'one-device' && R > 1) throw new InputError('pipelined runs need one-device mode (R ranks on one device)');
+  if (opts.pipelined && !devs[0].hasTimestamps)
+    throw new InputError(`pipelined runs time their steps by GPU timestamps, and ${adapterName(devs[0].adapter)} has no timestamp-query: run without pipelined`);
   return { R, mode, pipelined: !!opts.pipelined && devs.length === 1, rankDevs: Array.from({ length: R }, (_, r) => devs[devs.length === 1 ? 0 : r]), p, sch, layout };
 }
 
@@ -167,9 +172,11 @@ export function loadShard(ctx: RankContext, pb: Problem, shards: Segment[][], sr
 /**
  * Runs `work` on every rank. Rejects with a DeviceLostError naming the rank as soon as any
  * device is lost, or when no rank finishes a step for `timeoutMs`; on failure the communicator
- * is aborted and the other ranks' in-flight work is given a bounded time to settle.
+ * is aborted and the other ranks' in-flight work is given a bounded time to settle. Pipelined,
+ * the phase ends when its queued GPU work has (within `timeoutMs` of the last submission), so
+ * a hang or a lost device is still caught here, and what the programs freed is free on the GPU.
  */
-async function runAll(ctxs: RankContext[], rec: TimelineRecorder, timeoutMs: number, phase: Phase, work: (c: RankContext) => Promise<unknown>): Promise<unknown[]> {
+async function runAll(ctxs: RankContext[], rec: TimelineRecorder, timeoutMs: number, phase: Phase, work: (c: RankContext) => Promise<unknown>, pipelined = false): Promise<unknown[]> {
   const comm = ctxs[0].comm;
   const lostError = (c: RankContext, why: string) =>
     new DeviceLostError(`rank ${c.index} (${adapterName(c.dev.adapter)}) lost its device during the ${phase}: ${why}`, c.index);
@@ -184,7 +191,13 @@ async function runAll(ctxs: RankContext[], rec: TimelineRecorder, timeoutMs: num
   });
   anyLost.catch(() => {});
   hung.catch(() => {});
-  const all = Promise.allSettled(ctxs.map((c) => work(c)));
+  const drain = async <T>(x: T) => {
+    if (!pipelined) return x;
+    rec.lastProgress = performance.now();
+    await Promise.all(devRanks.map((c) => c.dev.device.queue.onSubmittedWorkDone()));
+    return x;
+  };
+  const all = Promise.allSettled(ctxs.map((c) => work(c))).then(drain);
   try {
     const settled = await Promise.race([all, anyLost, hung]);
     const failed = settled.find((x) => x.status === 'rejected') as PromiseRejectedResult | undefined;
@@ -233,8 +246,8 @@ export async function contextParallel(
   const timeoutMs = opts.stepTimeoutMs ?? 120_000;
   try {
     const ios = ctxs.map((c) => loadShard(c, pb, sched.shards, src, p));
-    const kept = await runAll(ctxs, rec, timeoutMs, 'forward', (c) => st.sch.program.forward(c, pb, ios[c.index]));
-    if (src.backward) await runAll(ctxs, rec, timeoutMs, 'backward', (c) => st.sch.program.backward(c, pb, ios[c.index], kept[c.index]));
+    const kept = await runAll(ctxs, rec, timeoutMs, 'forward', (c) => st.sch.program.forward(c, pb, ios[c.index]), st.pipelined);
+    if (src.backward) await runAll(ctxs, rec, timeoutMs, 'backward', (c) => st.sch.program.backward(c, pb, ios[c.index], kept[c.index]), st.pipelined);
     await collect(rowReader(pb.shape, sched.shards, (r) => ctxs[r].dev, ios));
     const gpu = await Promise.all(ctxs.map((c) => c.timer.read()));
     for (const c of ctxs) c.free();

@@ -50,7 +50,8 @@ export interface Piece {
 
 /** A segment's runs (one, or two when it jumps), in row order. Pure. */
 export function pieces(s: Segment): Piece[] {
-  if (!s.jump || s.split! <= 0 || s.split! >= s.count) return [{ offset: s.offset, stride: s.stride, count: s.count, row0: 0 }];
+  if (!s.jump || s.split! >= s.count) return [{ offset: s.offset, stride: s.stride, count: s.count, row0: 0 }];
+  if (s.split! <= 0) return [{ offset: s.offset + s.jump, stride: s.stride, count: s.count, row0: 0 }];
   return [
     { offset: s.offset, stride: s.stride, count: s.split!, row0: 0 },
     { offset: s.offset + s.split! * s.stride + s.jump, stride: s.stride, count: s.count - s.split!, row0: s.split! },
