@@ -163,46 +163,41 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
   const src = hostSource(s, x);
   // Pipelined: waiting for every step let the H200's SM clock fall to 345–1300 MHz (kernel times 3× apart).
   const opts: RingOptions = { causal: true, precision: 'f16', layout: 'zigzag', link: LINKS['nvlink-h200'], pipelined: true };
-  const heater = await makeHeater(dev);
+  const { heat, free } = await makeHeater(dev);
   try {
-    return await sweepWith(dev, s, src, opts, Rs, out, budgetS, meta, heater.heat, t0);
-  } finally {
-    heater.free();
-  }
-}
-
-/** The sweep's points, R by R, each run behind `heat`. */
-async function sweepWith(dev: FlashDevice, s: AttentionShape, src: ShardSource, opts: RingOptions, Rs: number[], out: string, budgetS: number | null, meta: object, heat: Heater, t0: number): Promise<SweepResult> {
-  const res: SweepResult = { rows: [], skipped: [], repeats: REPEATS, budgetS };
-  const save = () => writeFile(join(out, 'cp-sweep.json'), JSON.stringify({ ...meta, ...res }, null, 1));
-  const tBase = performance.now();
-  const base = await point(dev, s, src, { ...opts, ranks: 1 }, undefined, heat);
-  const ref = base.out;
-  res.rows.push(sweepRow(1, 'p2p', s, base, [0], null));
-  const r1 = res.rows[0].kernelMs;
-  res.rows[0].vsR1 = r1 === null ? null : 1;
-  await save();
-  let last = (performance.now() - tBase) / 1e3;
-  console.error(`sweep R=1 (baseline): kernels ${r1?.toFixed(1)} ms (runs ${res.rows[0].kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), ${((performance.now() - t0) / 1e3).toFixed(1)} s so far`);
-  for (const R of Rs.filter((r) => r > 1))
-    for (const scheme of ['p2p', 'all_gather', 'a2a'] as Scheme[]) {
-      if (scheme === 'a2a' && s.Hq % R !== 0) continue;
-      const elapsed = (performance.now() - t0) / 1e3;
-      if (budgetS !== null && elapsed + 1.5 * last > budgetS) {
-        res.skipped.push({ R, scheme, why: `would end past the ${budgetS} s budget (${elapsed.toFixed(0)} s used, the last point took ${last.toFixed(1)} s)` });
-        continue;
+    const res: SweepResult = { rows: [], skipped: [], repeats: REPEATS, budgetS };
+    const save = () => writeFile(join(out, 'cp-sweep.json'), JSON.stringify({ ...meta, ...res }, null, 1));
+    const tBase = performance.now();
+    const base = await point(dev, s, src, { ...opts, ranks: 1 }, undefined, heat);
+    const ref = base.out;
+    res.rows.push(sweepRow(1, 'p2p', s, base, [0], null));
+    const r1 = res.rows[0].kernelMs;
+    res.rows[0].vsR1 = r1 === null ? null : 1;
+    await save();
+    let last = (performance.now() - tBase) / 1e3;
+    console.error(`sweep R=1 (baseline): kernels ${r1?.toFixed(1)} ms (runs ${res.rows[0].kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), ${((performance.now() - t0) / 1e3).toFixed(1)} s so far`);
+    for (const R of Rs.filter((r) => r > 1))
+      for (const scheme of ['p2p', 'all_gather', 'a2a'] as Scheme[]) {
+        if (scheme === 'a2a' && s.Hq % R !== 0) continue;
+        const elapsed = (performance.now() - t0) / 1e3;
+        if (budgetS !== null && elapsed + 1.5 * last > budgetS) {
+          res.skipped.push({ R, scheme, why: `would end past the ${budgetS} s budget (${elapsed.toFixed(0)} s used, the last point took ${last.toFixed(1)} s)` });
+          continue;
+        }
+        const pt = await point(dev, s, src, { ...opts, ranks: R, scheme }, { ...opts, ranks: 1 }, heat);
+        const errs = (['o', 'lse'] as const).map((n) => relErr(pt.out[n], ref[n])).concat((['dq', 'dk', 'dv'] as const).map((n) => relErr(pt.out.grads![n], ref.grads![n])));
+        const row = sweepRow(R, scheme, s, pt, errs, r1);
+        res.rows.push(row);
+        if (R === 4 && scheme === 'p2p') await writeFile(join(out, `cp-timeline-R${R}-${scheme}.json`), JSON.stringify(pt.kept));
+        await save();
+        last = (performance.now() - t0) / 1e3 - elapsed;
+        console.error(`sweep R=${R} ${scheme}: kernels ${row.kernelMs?.toFixed(1)} ms (runs ${row.kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), paired vs R=1 ${row.vsR1Paired?.toFixed(2)} (${row.pairedRatios.map((x) => x.toFixed(2)).join(', ')}), err ${row.maxErrVsR1.toExponential(2)}, ${last.toFixed(1)} s`);
       }
-      const pt = await point(dev, s, src, { ...opts, ranks: R, scheme }, { ...opts, ranks: 1 }, heat);
-      const errs = (['o', 'lse'] as const).map((n) => relErr(pt.out[n], ref[n])).concat((['dq', 'dk', 'dv'] as const).map((n) => relErr(pt.out.grads![n], ref.grads![n])));
-      const row = sweepRow(R, scheme, s, pt, errs, r1);
-      res.rows.push(row);
-      if (R === 4 && scheme === 'p2p') await writeFile(join(out, `cp-timeline-R${R}-${scheme}.json`), JSON.stringify(pt.kept));
-      await save();
-      last = (performance.now() - t0) / 1e3 - elapsed;
-      console.error(`sweep R=${R} ${scheme}: kernels ${row.kernelMs?.toFixed(1)} ms (runs ${row.kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), paired vs R=1 ${row.vsR1Paired?.toFixed(2)} (${row.pairedRatios.map((x) => x.toFixed(2)).join(', ')}), err ${row.maxErrVsR1.toExponential(2)}, ${last.toFixed(1)} s`);
-    }
-  await save();
-  return res;
+    await save();
+    return res;
+  } finally {
+    free();
+  }
 }
 
 /** Deterministic f16 values in ±[2^-5, 2): bits from a 32-bit hash of (tensor, element index). */

@@ -10,7 +10,7 @@
 import { AttentionShape, ResolvedOptions } from '../shape.js';
 import { BufRange } from './communicator.js';
 import { RankContext, TimestampFor } from './rank.js';
-import { Segment, classifyPair, segPositions } from './schedule.js';
+import { Segment, classifyPair } from './schedule.js';
 
 /** Heads a block carries (a2a ranks hold a slice of them). */
 export interface Heads {
@@ -74,7 +74,7 @@ function pairShape(pb: Problem, h: Heads, q: Segment, k: Segment): AttentionShap
 
 /** A full pair runs with no mask at all; a masked one with every rule at the segments' positions. */
 function pairOptions(base: ResolvedOptions, q: Segment, k: Segment, masked: boolean): ResolvedOptions {
-  const pos = { qPos: segPositions(q), kPos: segPositions(k) };
+  const pos = { qPos: q, kPos: k };
   return masked ? { ...base, ...pos } : { ...base, ...pos, causal: false, window: [-1, -1], docs: null };
 }
 

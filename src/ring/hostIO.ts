@@ -11,8 +11,7 @@ import { readback } from '../gpu/buffers.js';
 import { HostTensor, toPrecision } from '../kernels/attention.js';
 import { AttentionShape } from '../shape.js';
 import { RankIO } from './chunks.js';
-import { Segment, pieces, segPositions, shardTokens } from './schedule.js';
-import { positionAt } from '../mask.js';
+import { Segment, pieces, shardTokens } from './schedule.js';
 
 export interface RingInputs {
   q: HostTensor;
@@ -44,9 +43,10 @@ export interface RowReader {
 /** Rows of a [B, H, N, D] tensor at the given token positions → [B, H, n, D]. */
 export function gather(x: HostTensor, B: number, H: number, N: number, D: number, seg: Segment): HostTensor {
   const out = new (x.constructor as { new (n: number): HostTensor })(B * H * seg.count * D);
+  const pos = shardTokens([seg]);
   for (let bh = 0; bh < B * H; bh++)
     for (let i = 0; i < seg.count; i++) {
-      const src = (bh * N + positionAt(segPositions(seg), i)) * D;
+      const src = (bh * N + pos[i]) * D;
       out.set(x.subarray(src, src + D), (bh * seg.count + i) * D);
     }
   return out;

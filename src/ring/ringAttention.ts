@@ -121,10 +121,10 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions)
   if (precisions.some((x) => x !== p)) throw new InputError(`the ranks' devices resolve to different precisions (${precisions.join(', ')}); pass precision explicitly`);
   for (const d of devs) checkDevice(d, 'ring start');
   const mode = devs.length === 1 && R > 1 ? 'one-device' : 'multi-adapter';
-  if (opts.pipelined && mode !== 'one-device' && R > 1) throw new InputError('pipelined runs need one-device mode (R ranks on one device)');
+  if (opts.pipelined && devs.length > 1) throw new InputError('pipelined runs need one-device mode (R ranks on one device)');
   if (opts.pipelined && !devs[0].hasTimestamps)
     throw new InputError(`pipelined runs time their steps by GPU timestamps, and ${adapterName(devs[0].adapter)} has no timestamp-query: run without pipelined`);
-  return { R, mode, pipelined: !!opts.pipelined && devs.length === 1, rankDevs: Array.from({ length: R }, (_, r) => devs[devs.length === 1 ? 0 : r]), p, sch, layout };
+  return { R, mode, pipelined: !!opts.pipelined, rankDevs: Array.from({ length: R }, (_, r) => devs[devs.length === 1 ? 0 : r]), p, sch, layout };
 }
 
 /** A rank's kernels on its device: f32 partial results and gradients, the fastest exact path. */

@@ -29,15 +29,11 @@ export const LAYOUTS: Layout[] = ['contiguous', 'zigzag', 'striped'];
 
 /**
  * Tokens at global positions offset + i·stride, i < count; a segment of two runs (a zigzag shard,
- * or an a2a+p2p group's tokens) has its rows from `split` on `jump` positions further (mask.ts
- * Positions, which the kernels take as they are).
+ * or an a2a+p2p group's tokens) has its rows from `split` on `jump` positions further: its
+ * positions are mask.ts Positions, which the mask and the kernels take as they are.
  */
-export interface Segment {
-  offset: number;
-  stride: number;
+export interface Segment extends Positions {
   count: number;
-  split?: number;
-  jump?: number;
 }
 
 /** A run of a segment: its rows row0 … row0 + count − 1, at positions offset + k·stride. */
@@ -66,9 +62,6 @@ export function twoRuns(a: { offset: number; count: number }, b: { offset: numbe
   if (jump < 0) throw new Error(`twoRuns: the second run (at ${b.offset}) starts before the first ends (${a.offset + a.count})`);
   return jump === 0 ? { offset: a.offset, stride: 1, count: a.count + b.count } : { offset: a.offset, stride: 1, count: a.count + b.count, split: a.count, jump };
 }
-
-/** The mask positions of a segment. */
-export const segPositions = (s: Segment): Positions => (s.jump ? { offset: s.offset, stride: s.stride, split: s.split, jump: s.jump } : { offset: s.offset, stride: s.stride });
 
 export type PairKind = 'full' | 'masked' | 'skip';
 
@@ -133,7 +126,7 @@ export function shardLayout(N: number, R: number, layout: Layout): Segment[][] {
 
 /** The mask of one (Q segment, K/V segment) pair: the rules at the segments' global positions. */
 export function pairMask(q: Segment, k: Segment, rules: MaskRules): Mask {
-  return new Mask({ ...rules, qPos: segPositions(q), kPos: segPositions(k) }, q.count, k.count);
+  return new Mask({ ...rules, qPos: q, kPos: k }, q.count, k.count);
 }
 
 /** Full (no rule hides a pair's key from its query), skip (nothing visible) or masked. */
@@ -215,6 +208,6 @@ export function coalesceMembers(parts: Segment[][]): { runs: Segment[]; at: (i: 
 /** Global token indices of a shard, in local order. */
 export function shardTokens(segs: Segment[]): number[] {
   const out: number[] = [];
-  for (const s of segs) for (let i = 0; i < s.count; i++) out.push(positionAt(segPositions(s), i));
+  for (const s of segs) for (let i = 0; i < s.count; i++) out.push(positionAt(s, i));
   return out;
 }
