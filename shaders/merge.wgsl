@@ -8,13 +8,20 @@
 //   - a NaN LSE on either side (a NaN or +inf score in that key set) makes the row's O and LSE NaN;
 //   - a NaN element of O on either side makes that element NaN (a NaN in V), whatever its weight.
 // NaN is tested by bits, never by comparisons, which compilers may fold.
-// o_acc/lse_acc are updated in place. One invocation per row; 2-D dispatch for many rows.
+// o_acc/lse_acc are updated in place.
+//
+// Work split: one invocation per 4 values of a row (vec4, D % 8 == 0), a workgroup of RPW whole
+// rows (WG = RPW · D/4), so neighbouring invocations touch neighbouring 16 bytes (coalesced).
+// Every invocation of a row reads the row's two LSEs; the row's first invocation writes the new
+// LSE after a workgroup barrier (all reads of lse_acc done: a row never straddles workgroups).
+// 2-D dispatch for many rows: workgroup (x, y) holds rows (y·nwg.x + x)·RPW….
 //
 // Bounds (the module runs without Dawn's robustness clamps, src/gpu/node.ts): the host binds
-// rows·D elements of O and rows of LSE and dispatches ≥ ceil(rows / WG) workgroups; every
-// invocation with row ≥ M.rows returns first, and d < D, so row·D + d < rows·D.
-const D: u32 = {{D}}u;
-const WG: u32 = {{WG}}u;
+// rows·D values of O and rows of LSE and dispatches ≥ ceil(rows / RPW) workgroups; an invocation
+// with row ≥ M.rows does nothing after the barrier, and c < D4, so row·D4 + c < rows·D4.
+const D4: u32 = {{D}}u / 4u;
+const RPW: u32 = {{RPW}}u;
+const WG: u32 = RPW * D4;
 const NEG_HALF: f32 = -5.0e29;
 
 struct MergeParams {
@@ -25,14 +32,18 @@ struct MergeParams {
 }
 
 @group(0) @binding(0) var<uniform> M: MergeParams;
-@group(0) @binding(1) var<storage, read_write> o_acc: array<f32>;
+@group(0) @binding(1) var<storage, read_write> o_acc: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> lse_acc: array<f32>;
-@group(0) @binding(3) var<storage, read> o_new: array<f32>;
+@group(0) @binding(3) var<storage, read> o_new: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> lse_new: array<f32>;
 
 fn is_nan(x: f32) -> bool {
   let b = bitcast<u32>(x);
   return (b & 0x7f800000u) == 0x7f800000u && (b & 0x007fffffu) != 0u;
+}
+
+fn is_nan4(x: vec4<f32>) -> vec4<bool> {
+  return vec4<bool>(is_nan(x.x), is_nan(x.y), is_nan(x.z), is_nan(x.w));
 }
 
 fn nan_f32() -> f32 {
@@ -43,19 +54,28 @@ fn nan_f32() -> f32 {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
-  let row = (wg.y * nwg.x + wg.x) * WG + tid;
-  if (row >= M.rows) { return; }
-  let b = lse_new[row];
-  let a = lse_acc[row];
+  let row = (wg.y * nwg.x + wg.x) * RPW + tid / D4;
+  let c = tid % D4;
+  let live = row < M.rows;
+  var a = 0.0;
+  var b = 0.0;
+  if (live) {
+    a = lse_acc[row];
+    b = lse_new[row];
+  }
+  workgroupBarrier();                        // the row's reads of lse_acc come before its write
+  if (!live) { return; }
+  let at = row * D4 + c;
   if (is_nan(a) || is_nan(b)) {              // a NaN score on either side: the whole row is NaN
-    for (var d = 0u; d < D; d++) { o_acc[row * D + d] = nan_f32(); }
-    lse_acc[row] = nan_f32();
+    let n = nan_f32();
+    o_acc[at] = vec4<f32>(n, n, n, n);
+    if (c == 0u) { lse_acc[row] = n; }
     return;
   }
   if (!(b > NEG_HALF)) { return; }          // nothing new for this row
   if (!(a > NEG_HALF)) {                     // nothing accumulated yet: take the new part
-    for (var d = 0u; d < D; d++) { o_acc[row * D + d] = o_new[row * D + d]; }
-    lse_acc[row] = b;
+    o_acc[at] = o_new[at];
+    if (c == 0u) { lse_acc[row] = b; }
     return;
   }
   let hi = max(a, b);
@@ -65,14 +85,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   var wa = w_lo;
   var wb = w_hi;
   if (a >= b) { wa = w_hi; wb = w_lo; }
-  for (var d = 0u; d < D; d++) {
-    let xa = o_acc[row * D + d];
-    let xb = o_new[row * D + d];
-    var x = wa * xa + wb * xb;
-    if (is_nan(xa) || is_nan(xb)) { x = nan_f32(); }   // kept even where a weight is 0
-    o_acc[row * D + d] = x;
-  }
-  lse_acc[row] = hi + log(1.0 + e);
+  let xa = o_acc[at];
+  let xb = o_new[at];
+  let n = nan_f32();
+  // A NaN element is kept even where its weight is 0.
+  o_acc[at] = select(wa * xa + wb * xb, vec4<f32>(n, n, n, n), is_nan4(xa) | is_nan4(xb));
+  if (c == 0u) { lse_acc[row] = hi + log(1.0 + e); }
 }
 
 // Partial dK/dV sums of the ring backward: o_acc += o_new over `rows` rows of D values (f32).
@@ -80,13 +98,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 @compute @workgroup_size(WG)
 fn add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
        @builtin(local_invocation_index) tid: u32) {
-  let row = (wg.y * nwg.x + wg.x) * WG + tid;
+  let row = (wg.y * nwg.x + wg.x) * RPW + tid / D4;
   if (row >= M.rows) { return; }
-  for (var d = 0u; d < D; d++) {
-    let xa = o_acc[row * D + d];
-    let xb = o_new[row * D + d];
-    var x = xa + xb;
-    if (is_nan(xa) || is_nan(xb)) { x = nan_f32(); }
-    o_acc[row * D + d] = x;
-  }
+  let at = row * D4 + tid % D4;
+  let xa = o_acc[at];
+  let xb = o_new[at];
+  let n = nan_f32();
+  o_acc[at] = select(xa + xb, vec4<f32>(n, n, n, n), is_nan4(xa) | is_nan4(xb));
 }

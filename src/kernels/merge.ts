@@ -8,13 +8,17 @@ import { specialize } from './specialize.js';
 import { upload } from '../gpu/buffers.js';
 import { buildPipeline, cachedKernel, grid2D, kernelKey } from './pipeline.js';
 
-const WG = 64;
+/** Rows per workgroup: as many whole rows of D/4 invocations as fit in 256 (D ≤ 256, D % 8 = 0). */
+const rowsPerGroup = (D: number) => Math.max(1, Math.floor(256 / (D / 4)));
 
 export class MergeKernel {
-  private constructor(readonly dev: FlashDevice, readonly D: number, private pipeline: GPUComputePipeline, private addPipeline: GPUComputePipeline) {}
+  private constructor(
+    readonly dev: FlashDevice, readonly D: number, private pipeline: GPUComputePipeline, private addPipeline: GPUComputePipeline,
+    private RPW = rowsPerGroup(D),
+  ) {}
 
   static create(dev: FlashDevice, D: number): Promise<MergeKernel> {
-    const values = { D, WG };
+    const values = { D, RPW: rowsPerGroup(D) };
     return cachedKernel(dev, kernelKey('merge', values), async () => {
       const code = specialize(SHADERS.merge, values);
       const [pipeline, add] = await Promise.all([buildPipeline(dev, `Merge[D=${D}]`, code), buildPipeline(dev, `Merge[D=${D}].add`, code, 'add')]);
@@ -34,7 +38,7 @@ export class MergeKernel {
     const pass = encoder.beginComputePass({ label: 'Merge.add.pass' });
     pass.setPipeline(this.addPipeline);
     pass.setBindGroup(0, bind);
-    pass.dispatchWorkgroups(...grid2D(Math.ceil(rows / WG), this.dev.device.limits.maxComputeWorkgroupsPerDimension));
+    pass.dispatchWorkgroups(...grid2D(Math.ceil(rows / this.RPW), this.dev.device.limits.maxComputeWorkgroupsPerDimension));
     pass.end();
   }
 
@@ -53,7 +57,7 @@ export class MergeKernel {
     const pass = encoder.beginComputePass({ label: 'Merge.pass', timestampWrites });
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, bind);
-    pass.dispatchWorkgroups(...grid2D(Math.ceil(rows / WG), this.dev.device.limits.maxComputeWorkgroupsPerDimension));
+    pass.dispatchWorkgroups(...grid2D(Math.ceil(rows / this.RPW), this.dev.device.limits.maxComputeWorkgroupsPerDimension));
     pass.end();
   }
 }
