@@ -21,9 +21,11 @@ export interface Heads {
 export interface QSeg {
   seg: Segment;
   q: GPUBuffer;
-  /** f32 accumulators, [B, Hq, count, D] and [B, Hq, count]. */
+  /** f32 accumulators, [B, Hq, count, D] and [B, Hq, count] (O = 0 and LSE = −inf until written). */
   o: GPUBuffer;
   lse: GPUBuffer;
+  /** Forward: no pair has written o/lse yet, so the next one writes them directly (no merge). */
+  fresh?: boolean;
   dout?: GPUBuffer;
   delta?: GPUBuffer;
   dq?: GPUBuffer;
@@ -81,10 +83,20 @@ function pairOptions(base: ResolvedOptions, q: Segment, k: Segment, masked: bool
 export function encodeForward(ctx: RankContext, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk): void {
   const ps = live(Q, kv, pb.base);
   const { fwd, merge } = ctx.kernels;
+  // A segment's first pair writes its O and LSE directly: merging into nothing (LSE = −inf)
+  // copies, bit for bit. Later pairs write the partial and merge it.
+  const direct = ps.map(({ q }) => {
+    const first = !!q.fresh;
+    q.fresh = false;
+    return first;
+  });
+  const units = 2 * ps.length - direct.filter(Boolean).length;
+  let unit = 0;
   ps.forEach(({ q, ks, ki, kind }, i) => {
-    fwd.encode(enc, { q: q.q, k: kv.k[ki], v: kv.v[ki], o: Q.part!.o, lse: Q.part!.lse }, pairShape(pb, Q.heads, q.seg, ks),
-      pairOptions(pb.base, q.seg, ks, kind === 'masked'), temps, tw(2 * i, 2 * ps.length));
-    merge.encode(enc, { o: q.o, lse: q.lse }, Q.part!, pb.shape.B * Q.heads.Hq * q.seg.count, temps, tw(2 * i + 1, 2 * ps.length));
+    const out = direct[i] ? { o: q.o, lse: q.lse } : Q.part!;
+    fwd.encode(enc, { q: q.q, k: kv.k[ki], v: kv.v[ki], ...out }, pairShape(pb, Q.heads, q.seg, ks),
+      pairOptions(pb.base, q.seg, ks, kind === 'masked'), temps, tw(unit++, units));
+    if (!direct[i]) merge.encode(enc, { o: q.o, lse: q.lse }, Q.part!, pb.shape.B * Q.heads.Hq * q.seg.count, temps, tw(unit++, units));
   });
 }
 
@@ -197,7 +209,7 @@ export function shardQ(ctx: RankContext, pb: Problem, io: RankIO, phase: 'forwar
   return {
     heads: h,
     segs: segs.map((seg, i) => ({
-      seg, q: io.q[i], o: io.o[i], lse: io.lse[i],
+      seg, q: io.q[i], o: io.o[i], lse: io.lse[i], fresh: phase === 'forward',
       ...(phase === 'backward' ? { dout: io.dout![i], dq: io.dq[i], delta: ctx.alloc(pb.shape.B * h.Hq * seg.count * 4, `delta${i}`) } : {}),
     })),
     ...(phase === 'forward' ? { part: allocPart(ctx, pb, h, segs) } : {}),

@@ -77,7 +77,7 @@ export function ulysses(A: number): RankProgram<Kept> {
         heads: h, part: allocPart(ctx, pb, h, segs),
         segs: segs.map((seg, i) => ({
           seg, q: q[i], o: ctx.alloc(B * h.Hq * seg.count * D * 4, `oH${i}`),
-          lse: ctx.upload(new Float32Array(B * h.Hq * seg.count).fill(-Infinity), `lseH${i}`),
+          lse: ctx.upload(new Float32Array(B * h.Hq * seg.count).fill(-Infinity), `lseH${i}`), fresh: true,
         })),
       };
       const own: KVChunk = { from: io.rank, segs, k, v };
