@@ -34,14 +34,14 @@ const NEG_HALF: f32 = -5.0e29;
 // n_docs > 0, at indices below 2·n_docs + 2 (a 2-entry buffer is bound when there are none).
 @group(0) @binding(11) var<storage, read> cu: array<i32>;
 
-// The query row block a workgroup owns (grid: x row blocks, y query heads, z batch), heavy-first
-// under a causal mask (the last blocks see the most keys, so they start first), with the first row
+// The query row block a workgroup owns (grid: x row blocks from P.q_blk0 on, y query heads, z
+// batch), heavy-first under a causal mask (the last blocks see the most keys, so they start first), with the first row
 // of its query head in Q/O/LSE and of its K/V head (grouped-query: Hq/Hkv query heads per K/V head).
 struct RowBlock { i0: u32, q_row0: u32, kv_row0: u32 }
 fn row_block(wg: vec3<u32>, nwg: vec3<u32>) -> RowBlock {
   let b = wg.z;
   let hq = wg.y;
-  let blk = select(wg.x, nwg.x - 1u - wg.x, P.causal != 0u);
+  let blk = P.q_blk0 + select(wg.x, nwg.x - 1u - wg.x, P.causal != 0u);
   let hk = hq / (P.Hq / P.Hkv);
   return RowBlock(blk * BR, (b * P.Hq + hq) * P.Nq, (b * P.Hkv + hk) * P.Nk);
 }

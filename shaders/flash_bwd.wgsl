@@ -12,6 +12,8 @@
 // only the Q tiles of query_span (the rows that may see one of its keys), a dQ tile only the K/V
 // tiles between its first row's lo and its last row's hi; tile_class picks the full or masked
 // product per tile pair and skips the rest. Causal: dQ tiles run heavy-first (last first).
+// Accumulating (ring steps), the host dispatches only the tiles some visible pair reaches, from
+// tile P.k_blk0 (dkdv) and P.q_blk0 (dq) on (FlashBackward.encode); the grids above are the most.
 // The tiles a workgroup visits are found by next_q_tile / next_k_tile (the class computed once
 // per tile).
 
@@ -39,7 +41,7 @@ fn next_k_tile(jt: u32, t_end: u32, i0: u32, i_end: u32) -> vec2<u32> {
 fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
   let b = wg.z;
   let hk = wg.y;
-  let j0 = wg.x * RT;
+  let j0 = (P.k_blk0 + wg.x) * RT;
   let G = P.Hq / P.Hkv;
   let kv_row0 = (b * P.Hkv + hk) * P.Nk;
   let tx = tid % TC;

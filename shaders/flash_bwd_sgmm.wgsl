@@ -9,6 +9,8 @@
 //   dq:   16 query rows (Q, dO as left matrices; dQ accumulator); the workgroup's 16·SG rows
 //         loop over K/V tiles of Bc rows shared in workgroup memory.
 //                                                             dispatch (ceil(Nq / 16·SG), Hq, B)
+// Accumulating (ring steps), the host dispatches only the blocks some visible pair reaches, from
+// block P.k_blk0 (dkdv) and P.q_blk0 (dq) on (FlashBackward.encode); the grids above are the most.
 // Per tile, in the subgroup's own blocks of workgroup memory:
 //   S = Q Kᵀ,  dP = dO Vᵀ        (dkdv computes their transposes: Sᵀ = K Qᵀ, dPᵀ = V dOᵀ)
 //   P = exp2(S·scale·log2 e − LSE·log2 e),  dS = P ∘ (dP − Δ)    (two lanes per row, f16 out)
@@ -42,8 +44,8 @@
 //   ≤ SS, PS; 16×16 spills at column 0.
 // - lse2_s/delta_s (Br): tid < Br (checked) and qc < Br. nf: constant index. ar/br: t < LPT.
 // - Storage: every row is checked against Nq or Nk before a load or store (fetch_rows'
-//   r0 + e/D8 < r_end, fetch_stats, j < Nk, ii < Nq); j0 = 16·SG·wg.x < Nk and
-//   i0 < Nq by the dispatch, so Nk − j0 and Nq − i0 do not wrap; the head of the next Q tile
+//   r0 + e/D8 < r_end, fetch_stats, j < Nk, ii < Nq); j0 = 16·SG·(k_blk0 + wg.x) < Nk and
+//   i0 < Nq by the dispatch (the host's block ranges lie within ceil(N / 16·SG)), so Nk − j0 and Nq − i0 do not wrap; the head of the next Q tile
 //   is (t + 1)/nt < G; hk < Hkv, hq < Hq by the dispatch.
 // Loops: constant bounds, t < G·nt, j0 < n_end ≤ Nk in steps of Bc.
 
@@ -224,7 +226,7 @@ fn write_q_block(row0: u32, i_first: u32, blk: u32, lane: u32, db: u32) {
 fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
   let b = wg.z;
   let hk = wg.y;
-  let j0 = wg.x * OWN;
+  let j0 = (P.k_blk0 + wg.x) * OWN;
   let G = P.Hq / P.Hkv;
   let kv_row0 = (b * P.Hkv + hk) * P.Nk;
   let sg = tid / 32u;
@@ -352,7 +354,7 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
            @builtin(local_invocation_index) tid: u32) {
   let b = wg.z;
   let hq = wg.y;
-  let i0 = (nwg.x - 1u - wg.x) * OWN;   // last (under causal, longest) row block first
+  let i0 = (P.q_blk0 + nwg.x - 1u - wg.x) * OWN;   // last (under causal, longest) row block first
   let hk = hq / (P.Hq / P.Hkv);
   let row0 = (b * P.Hq + hq) * P.Nq;
   let kv_row0 = (b * P.Hkv + hk) * P.Nk;

@@ -15,6 +15,7 @@ import { planSgmm } from './sgmmTiles.js';
 import { KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, choosePath, kernelKey } from './pipeline.js';
 import { attentionParams, documentsBuffer } from './params.js';
 import { attentionSource, attentionValues } from './source.js';
+import { Mask } from '../mask.js';
 
 export interface BackwardBuffers {
   q: GPUBuffer;
@@ -110,7 +111,11 @@ export class FlashBackward {
     const st = elemBytes(this.types.precision);
     checkBinding(this.dev, 'Q/dO', numel(s, 'q') * Math.max(st, elemBytes(this.types.out), elemBytes(this.types.grad)));
     checkBinding(this.dev, 'K/V/dK/dV', numel(s, 'kv') * Math.max(st, elemBytes(this.types.grad)));
-    const params = attentionParams(this.dev, s, o, !!eo.accumulate);
+    const { BR, BC } = this.plan;
+    const kvRows = this.plan.rowsPerGroup ?? BC;
+    const qRows = this.plan.rowsPerGroup ?? BR;
+    const blocks = activeBlocks(s, o, !!eo.accumulate, qRows, kvRows);
+    const params = attentionParams(this.dev, s, o, !!eo.accumulate, { q: blocks.q[0], k: blocks.k[0] });
     const docs = documentsBuffer(this.dev, o);
     temps.push(params, docs);
     const entries = (bufs: [number, GPUBuffer][]) => bufs.map(([binding, buffer]) => ({ binding, resource: { buffer } }));
@@ -124,13 +129,10 @@ export class FlashBackward {
       layout: this.pre.getBindGroupLayout(0),
       entries: entries([[0, params], [4, b.o], [5, b.dout], [7, b.delta]]),
     });
-    const { BR, BC } = this.plan;
-    const kvRows = this.plan.rowsPerGroup ?? BC;
-    const qRows = this.plan.rowsPerGroup ?? BR;
     const passes: [GPUComputePipeline, [number, number, number], string][] = [];
     if (!eo.skipPreprocess) passes.push([this.pre, [Math.ceil(s.Nq / PRE_PLAN.WG), s.Hq, s.B], 'preprocess']);
-    if (eo.dkdv !== false) passes.push([this.kv, [Math.ceil(s.Nk / kvRows), s.Hkv, s.B], 'dkdv']);
-    if (eo.dq !== false) passes.push([this.q, [Math.ceil(s.Nq / qRows), s.Hq, s.B], 'dq']);
+    if (eo.dkdv !== false) passes.push([this.kv, [blocks.k[1] - blocks.k[0], s.Hkv, s.B], 'dkdv']);
+    if (eo.dq !== false) passes.push([this.q, [blocks.q[1] - blocks.q[0], s.Hq, s.B], 'dq']);
     passes.forEach(([pipeline, grid, name], i) => {
       const timestampWrites = passWrites(eo.timestampWrites, i, passes.length);
       const pass = encoder.beginComputePass({ label: `FlashBackward.${name}`, timestampWrites });
@@ -140,4 +142,27 @@ export class FlashBackward {
       pass.end();
     });
   }
+}
+
+/**
+ * The row blocks the dq pass ([q0, q1), blocks of qRows queries) and the dkdv pass ([k0, k1), of
+ * kvRows keys) dispatch: all of them when the kernels write their gradients (rows no key reaches
+ * get 0), only those some visible pair reaches when they add to them (ring steps: a zigzag step
+ * often reaches half of a shard, and a grid half of idle workgroups balanced worse on the H200).
+ * The reached queries run from the first row that sees a key to the last; lo and hi never
+ * decrease (src/mask.ts), so their keys run from the first's lo to the last's hi. querySpan
+ * bounds the search (rows outside it see nothing); inside it a row may still see none (a window
+ * past its keys), so the ends are found row by row (at once in the ring's steps).
+ */
+export function activeBlocks(s: AttentionShape, o: ResolvedOptions, accumulate: boolean, qRows: number, kvRows: number): { q: [number, number]; k: [number, number] } {
+  const all = { q: [0, Math.ceil(s.Nq / qRows)] as [number, number], k: [0, Math.ceil(s.Nk / kvRows)] as [number, number] };
+  if (!accumulate) return all;
+  const m = new Mask(o, s.Nq, s.Nk);
+  const sees = (i: number) => { const [lo, hi] = m.keyRange(i); return lo < hi; };
+  let [a, b] = m.querySpan(0, s.Nk);
+  while (a < b && !sees(a)) a++;
+  while (b > a && !sees(b - 1)) b--;
+  if (a >= b) return { q: [0, 0], k: [0, 0] };
+  const lo = m.keyRange(a)[0], hi = m.keyRange(b - 1)[1];
+  return { q: [Math.floor(a / qRows), Math.ceil(b / qRows)], k: [Math.floor(lo / kvRows), Math.ceil(hi / kvRows)] };
 }

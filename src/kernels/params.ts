@@ -18,6 +18,8 @@ export interface ParamInputs {
   o: ResolvedOptions;
   /** Backward: add to the gradient buffers (ring steps). */
   accumulate: boolean;
+  /** Backward: the first Q row block (dq) and K/V row block (dkdv) dispatched (0: all from the start). */
+  blk0?: { q: number; k: number };
 }
 
 /** One field of a uniform block: a 4-byte scalar. */
@@ -49,6 +51,8 @@ export const ATTENTION_PARAMS: readonly UniformField<ParamInputs>[] = [
   { name: 'scale_log2', type: 'f32', value: ({ o }) => o.scale * Math.LOG2E, doc: 'scale · log2(e): scores live in the exp2 domain' },
   { name: 'accumulate', type: 'u32', value: (x) => (x.accumulate ? 1 : 0), doc: 'backward: 1 adds dQ/dK/dV to what the output buffers hold (ring steps)' },
   { name: 'zero', type: 'u32', value: () => 0, doc: 'always 0 (see rt())' },
+  { name: 'q_blk0', type: 'u32', value: (x) => x.blk0?.q ?? 0, doc: 'backward: row block of dispatch x = 0 (dq; blocks no key reaches are not dispatched)' },
+  { name: 'k_blk0', type: 'u32', value: (x) => x.blk0?.k ?? 0, doc: 'backward: key block of dispatch x = 0 (dkdv)' },
   // A window wider than any position is unbounded; the shader adds and subtracts it in i32.
   { name: 'win_left', type: 'i32', value: ({ o }) => Math.min(o.window[0], POS_MAX), doc: "sliding window (FlashAttention-2's window_size), −1 = unbounded" },
   { name: 'win_right', type: 'i32', value: ({ o }) => Math.min(o.window[1], POS_MAX) },
@@ -82,8 +86,8 @@ export function packUniform<X>(fields: readonly UniformField<X>[], x: X): ArrayB
 export const PARAMS_WGSL = wgslStruct('Params', ATTENTION_PARAMS);
 
 /** The attention uniform block (binding 0) for a shape and its options. */
-export function attentionParams(dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, accumulate = false): GPUBuffer {
-  const bytes = new Uint8Array(packUniform(ATTENTION_PARAMS, { s, o, accumulate }));
+export function attentionParams(dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, accumulate = false, blk0?: ParamInputs['blk0']): GPUBuffer {
+  const bytes = new Uint8Array(packUniform(ATTENTION_PARAMS, { s, o, accumulate, blk0 }));
   return upload(dev, bytes, 'flashring.params', GPUBufferUsage.UNIFORM);
 }
 
