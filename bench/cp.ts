@@ -17,9 +17,11 @@
  *          comma list: measured timeline per rank, comm fraction, per-GPU TFLOP/s, host-staging
  *          bandwidth, and the link model's prediction from a one-device run at that bandwidth
  *          (bench/cpProcs.ts; for two identical GPUs).
+ *   steps  where p2p's kernel time goes: each kind of zigzag step's kernel passes beside the
+ *          single-device kernel on a plain call of the same work, and R = 1 (bench/cpSteps.ts).
  *   table  prints the two JSON files' tables.
  *
- * node bench/cp-run.mjs sweep|scale|procs|table [--N n] [--H h] [--D d] [--R list] [--out dir] [--gpu-gib G] [--budget-s S] [--gpu-per-rank] [--latency-us U]
+ * node bench/cp-run.mjs sweep|scale|steps|procs|table [--N n] [--H h] [--D d] [--R list] [--out dir] [--gpu-gib G] [--budget-s S] [--reps n] [--gpu-per-rank] [--latency-us U]
  *   --budget-s (sweep): start no point that would end past S seconds; skipped points are named.
  */
 import { parseArgs } from 'node:util';
@@ -40,6 +42,7 @@ import { randn, relErr } from '../src/reference/compare.js';
 import { median } from '../src/stats.js';
 import { warmUp } from './kernels.js';
 import { procsBench, procsTable } from './cpProcs.js';
+import { stepsBench, stepsTable } from './cpSteps.js';
 
 const GIB = 2 ** 30;
 const f64 = (x: HostTensor | Float32Array) => Float64Array.from(x instanceof Uint16Array ? toF32(x) : x);
@@ -347,7 +350,7 @@ function table(sw: SweepResult | null, sc: Awaited<ReturnType<typeof scale>> | n
 export async function cpBench(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: {
     N: { type: 'string' }, H: { type: 'string' }, D: { type: 'string' }, R: { type: 'string' }, out: { type: 'string' }, 'gpu-gib': { type: 'string' },
-    'budget-s': { type: 'string' }, 'gpu-per-rank': { type: 'boolean' }, 'latency-us': { type: 'string' },
+    'budget-s': { type: 'string' }, 'gpu-per-rank': { type: 'boolean' }, 'latency-us': { type: 'string' }, reps: { type: 'string' },
   } });
   const what = positionals[0] ?? 'sweep';
   const out = values.out ?? 'bench/out';
@@ -370,7 +373,13 @@ export async function cpBench(argv: string[]): Promise<number> {
       const sc = await scale(dev, Number(values.N ?? 1048576), Number(values.H ?? 8), Number(values.D ?? 128), Number(values.R ?? 8), Number(values['gpu-gib'] ?? 139));
       await writeFile(join(out, 'cp-scale.json'), JSON.stringify({ ...meta, ...sc }, null, 1));
       console.log(table(null, sc));
-    } else throw new Error(`unknown mode '${what}': sweep, scale, procs or table`);
+    } else if (what === 'steps') {
+      const N = Number(values.N ?? 16384);
+      const res = await stepsBench(dev, N, Number(values.H ?? 16), Number(values.D ?? 128), (values.R ?? '2,4,8').split(',').map(Number), Number(values.reps ?? 20),
+        (r) => console.error(`steps R=${r.R} ${r.kind}: ring ${(r.ring.fwd + r.ring.dkdv + r.ring.dq).toFixed(3)} ms, plain ${(r.plain.fwd + r.plain.dkdv + r.plain.dq).toFixed(3)} ms`));
+      await writeFile(join(out, `cp-steps-${N}.json`), JSON.stringify({ ...meta, ...res }, null, 1));
+      console.log(stepsTable(res));
+    } else throw new Error(`unknown mode '${what}': sweep, scale, steps, procs or table`);
     return 0;
   } finally {
     dev.destroy();

@@ -1,0 +1,128 @@
+/**
+ * Where a p2p zigzag ring's kernel time goes, one step kind at a time (bench/cp.ts `steps`):
+ * GPU time of each kernel pass of the three kinds of step a rank runs (its own chunk, the
+ * diagonal; a chunk from an earlier rank, j < r; from a later one, j > r), as the ring encodes
+ * them (two-run positions, the forward's partial and merge, the backward adding onto dQ and the
+ * dK/dV sums), beside the single-device kernel on a plain call of the same visible work (the
+ * diagonal: one causal call of the shard's length; off the diagonal: a dense call of the visible
+ * rectangle), and R = 1's one causal call of N. Summed over the R² steps of a ring (R diagonal,
+ * R(R−1)/2 of each other kind) this splits p2p's ratio to R = 1 into the ring's own cost (its
+ * steps against the plain calls of the same shapes) and the kernels' cost of short calls (the
+ * plain calls against R = 1). Medians of `reps` timed repeats after three untimed ones, all
+ * queued back to back (the GPU's clock stays up).
+ */
+import { FlashDevice } from '../src/gpu/device.js';
+import { GpuTimer } from '../src/gpu/timer.js';
+import { storage, upload } from '../src/gpu/buffers.js';
+import { FlashForward } from '../src/kernels/flashForward.js';
+import { FlashBackward } from '../src/kernels/flashBackward.js';
+import { MergeKernel } from '../src/kernels/merge.js';
+import { toPrecision } from '../src/kernels/attention.js';
+import { randn } from '../src/reference/compare.js';
+import { AttentionOptions, AttentionShape, resolveOptions } from '../src/shape.js';
+import { Segment, classifyPair, shardLayout } from '../src/ring/schedule.js';
+import { median } from '../src/stats.js';
+
+type Pass = 'fwd' | 'merge' | 'dkdv' | 'dq';
+const PASSES: Pass[] = ['fwd', 'merge', 'dkdv', 'dq'];
+export type PassMs = Record<Pass, number>;
+
+export interface StepRow {
+  R: number;
+  kind: 'R=1' | 'diagonal' | 'j<r' | 'j>r';
+  /** Steps of this kind in a ring of R (summed over ranks). */
+  count: number;
+  /** Visible (query, key) pairs per head of one step. */
+  visible: number;
+  /** The step as the ring encodes it (R = 1: the one causal call). */
+  ring: PassMs;
+  /** The single-device kernel on a plain call of the same visible work (no merge). */
+  plain: PassMs;
+}
+
+export interface StepsResult {
+  N: number; H: number; D: number; reps: number;
+  rows: StepRow[];
+  /** Per R: summed kernel ms of the ring's steps, of the plain calls, and R = 1's. */
+  totals: { R: number; ringMs: number; plainMs: number; r1Ms: number }[];
+}
+
+/** Forward (+ merge) and backward kernel ms of a step: what the ring's kernel time counts. */
+export const stepMs = (m: PassMs, merged: boolean) => m.fwd + (merged ? m.merge : 0) + m.dkdv + m.dq;
+
+export async function stepsBench(dev: FlashDevice, N: number, H: number, D: number, Rs: number[], reps: number, onRow?: (r: StepRow) => void): Promise<StepsResult> {
+  const types = { precision: 'f16' as const, out: 'f32' as const, grad: 'f32' as const };
+  const [fwd, bwd, merge] = await Promise.all([FlashForward.create(dev, D, types), FlashBackward.create(dev, D, types), MergeKernel.create(dev, D)]);
+  const n = H * N * D;
+  const half = (seed: number) => upload(dev, toPrecision(randn(n, seed), 'f16'), 'steps.in');
+  const b = {
+    q: half(1), k: half(2), v: half(3), dout: half(4),
+    o: storage(dev, n * 4, 'steps.o'), lse: storage(dev, H * N * 4, 'steps.lse'), part: storage(dev, n * 4, 'steps.part'), partLse: storage(dev, H * N * 4, 'steps.partLse'),
+    delta: storage(dev, H * N * 4, 'steps.delta'), dq: storage(dev, n * 4, 'steps.dq'), dk: storage(dev, n * 4, 'steps.dk'), dv: storage(dev, n * 4, 'steps.dv'),
+  };
+  const time = async (Nq: number, Nk: number, opts: AttentionOptions): Promise<PassMs> => {
+    const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq, Nk, D };
+    const o = resolveOptions(s, opts);
+    const timer = new GpuTimer(dev, PASSES.length * reps);
+    const temps: GPUBuffer[] = [];
+    const enc = dev.device.createCommandEncoder({ label: 'steps' });
+    for (let i = -3; i < reps; i++)
+      PASSES.forEach((p, k) => {
+        const tw = i < 0 ? undefined : timer.writes(i * PASSES.length + k, 0, 1);
+        if (p === 'fwd') fwd.encode(enc, { q: b.q, k: b.k, v: b.v, o: b.part, lse: b.partLse }, s, o, temps, tw);
+        else if (p === 'merge') merge.encode(enc, { o: b.o, lse: b.lse }, { o: b.part, lse: b.partLse }, H * Nq, temps, tw);
+        else bwd.encode(enc, { ...b, o: b.part, lse: b.partLse }, s, o, temps, { accumulate: true, skipPreprocess: p === 'dq', dq: p === 'dq', dkdv: p === 'dkdv', timestampWrites: tw });
+      });
+    dev.device.queue.submit([enc.finish()]);
+    try {
+      const t = await timer.read();
+      return Object.fromEntries(PASSES.map((p, k) => [p, median(t.filter((_, j) => j % PASSES.length === k))!])) as PassMs;
+    } finally {
+      timer.destroy();
+      for (const x of temps) dev.tracker.destroy(x);
+    }
+  };
+  try {
+    const rows: StepRow[] = [];
+    const push = (r: StepRow) => (rows.push(r), onRow?.(r));
+    const r1 = await time(N, N, { causal: true });
+    push({ R: 1, kind: 'R=1', count: 1, visible: (N * (N + 1)) / 2, ring: r1, plain: r1 });
+    const totals: StepsResult['totals'] = [];
+    for (const R of Rs.filter((r) => r > 1)) {
+      const shards = shardLayout(N, R, 'zigzag').map((segs) => segs[0]);
+      const at = (q: Segment, k: Segment) => ({ causal: true, qPos: q, kPos: k });
+      const kinds: [StepRow['kind'], number, number, number][] = [['diagonal', 0, 0, R], ['j<r', 1, 0, (R * (R - 1)) / 2], ['j>r', 0, 1, (R * (R - 1)) / 2]];
+      let ringMs = 0, plainMs = 0;
+      for (const [kind, r, j, count] of kinds) {
+        const q = shards[r], k = shards[j];
+        const { visible } = classifyPair(q, k, true);
+        const ring = await time(q.count, k.count, at(q, k));
+        // The same visible work as one plain call: a causal call of the shard, or the dense rectangle.
+        const plain = kind === 'diagonal' ? await time(q.count, q.count, { causal: true })
+          : await time(kind === 'j<r' ? q.count : visible / k.count, kind === 'j<r' ? visible / q.count : k.count, {});
+        push({ R, kind, count, visible, ring, plain });
+        // The ring merges every step but a rank's first (its own chunk: written directly).
+        ringMs += count * stepMs(ring, kind !== 'diagonal');
+        plainMs += count * stepMs(plain, false);
+      }
+      totals.push({ R, ringMs, plainMs, r1Ms: stepMs(r1, false) });
+    }
+    return { N, H, D, reps, rows, totals };
+  } finally {
+    for (const x of Object.values(b)) dev.tracker.destroy(x);
+  }
+}
+
+export function stepsTable(res: StepsResult): string {
+  const tf = (visible: number, ms: number, f: number) => ((f * 4 * res.H * res.D * visible) / (ms * 1e9)).toFixed(1);
+  const L = [`p2p zigzag steps: N=${res.N} H=${res.H} D=${res.D} causal f16, kernel ms (median of ${res.reps}); plain = the single-device kernel on a call of the same visible work`,
+    'R  step      count  ring fwd  merge   dkdv     dq  | plain fwd   dkdv     dq  | TFLOP/s fwd ring/plain  bwd ring/plain'];
+  for (const r of res.rows) {
+    const f = (x: number) => x.toFixed(3).padStart(7);
+    L.push(`${String(r.R).padEnd(2)} ${r.kind.padEnd(9)} ${String(r.count).padStart(5)}  ${f(r.ring.fwd)} ${f(r.ring.merge)} ${f(r.ring.dkdv)} ${f(r.ring.dq)}  | ${f(r.plain.fwd)} ${f(r.plain.dkdv)} ${f(r.plain.dq)}  | ${tf(r.visible, r.ring.fwd, 1).padStart(6)} / ${tf(r.visible, r.plain.fwd, 1).padEnd(6)}  ${tf(r.visible, r.ring.dkdv + r.ring.dq, 2.5).padStart(6)} / ${tf(r.visible, r.plain.dkdv + r.plain.dq, 2.5)}`);
+  }
+  L.push('R  summed over the ring: ring steps ms  plain calls ms  R=1 ms  | ring/plain (the ring\'s own cost)  plain/R=1 (short calls)  ring/R=1');
+  for (const t of res.totals)
+    L.push(`${String(t.R).padEnd(2)} ${t.ringMs.toFixed(1).padStart(33)} ${t.plainMs.toFixed(1).padStart(15)} ${t.r1Ms.toFixed(1).padStart(7)}  | ${(t.ringMs / t.plainMs).toFixed(2).padStart(33)} ${(t.plainMs / t.r1Ms).toFixed(2).padStart(24)} ${(t.ringMs / t.r1Ms).toFixed(2).padStart(9)}`);
+  return L.join('\n');
+}
