@@ -37,6 +37,9 @@ describe('accumulating backward steps dispatch only the blocks a visible pair re
     const z = { B: 1, Hq: 1, Hkv: 1, Nq: 600, Nk: 600, D: 16 };
     const zo = resolveOptions(z, { causal: true, qPos: { offset: 0, stride: 1, split: 300, jump: 600 }, kPos: { offset: 300, stride: 1, split: 300, jump: 0 } });
     expect(activeBlocks(z, zo, true, 128, 128)).toEqual({ q: [2, 5], k: [0, 5] });
+    // Not causal, a window of (50, 0): the same reach (the window bounds it from above as well).
+    const nc = resolveOptions(s, { ...opts, causal: false });
+    expect(activeBlocks(s, nc, true, 64, 64)).toEqual({ q: [3, 7], k: [3, 7] });
     // Nothing visible: nothing dispatched.
     const none = resolveOptions(z, { causal: true, qPos: { offset: 0, stride: 1 }, kPos: { offset: 1000, stride: 1 } });
     expect(activeBlocks(z, none, true, 128, 128)).toEqual({ q: [0, 0], k: [0, 0] });

@@ -106,6 +106,49 @@ describe('merge of partial (O, LSE) results with NaN and masked rows', () => {
     for (const x of [acc, part, ...temps]) dev.tracker.destroy(x);
     expect(err(got, Float64Array.from(a, (v, i) => Math.fround(v + b[i])))).toBe(0);
   });
+
+  it('merge and add against the rules on the CPU for head dims 8 … 256, rows across workgroups', async () => {
+    const dev = devs[0];
+    for (const D of [8, 16, 24, 40, 64, 128, 136, 256]) {
+      const merge = await MergeKernel.create(dev, D);
+      const rpw = Math.floor(256 / (D / 4)); // rows per workgroup (merge.ts)
+      const rows = 3 * rpw + 5;
+      const oa = randn(rows * D, SEED + D), ob = randn(rows * D, SEED + D + 1);
+      const la = Float32Array.from(randn(rows, SEED + D + 2), (x) => 4 * x), lb = Float32Array.from(randn(rows, SEED + D + 3), (x) => 4 * x);
+      // Masked rows on either side and both, a NaN LSE on either side, a NaN element of O.
+      la[1] = -Infinity; lb[2] = -Infinity; la[3] = lb[3] = -Infinity; la[4] = NaN; lb[rows - 1] = NaN; ob[5 * D + D - 1] = NaN;
+      for (const r of [1, 3]) oa.fill(0, r * D, r * D + D); // a masked side holds O = 0
+      for (const r of [2, 3]) ob.fill(0, r * D, r * D + D);
+      const want = { o: new Float64Array(rows * D), lse: new Float64Array(rows) };
+      for (let r = 0; r < rows; r++) {
+        const a = la[r], b = lb[r];
+        const row = (f: (d: number) => number) => { for (let d = 0; d < D; d++) want.o[r * D + d] = f(d); };
+        if (Number.isNaN(a) || Number.isNaN(b)) { row(() => NaN); want.lse[r] = NaN; continue; }
+        if (b === -Infinity) { row((d) => oa[r * D + d]); want.lse[r] = a; continue; }
+        if (a === -Infinity) { row((d) => ob[r * D + d]); want.lse[r] = b; continue; }
+        const hi = Math.max(a, b), lo = Math.min(a, b);
+        want.lse[r] = hi + Math.log1p(Math.exp(lo - hi));
+        row((d) => oa[r * D + d] * Math.exp(a - want.lse[r]) + ob[r * D + d] * Math.exp(b - want.lse[r]));
+      }
+      const bufs = { ao: upload(dev, oa, 'a.o'), al: upload(dev, la, 'a.lse'), bo: upload(dev, ob, 'b.o'), bl: upload(dev, lb, 'b.lse'), sum: upload(dev, oa, 'sum') };
+      const temps: GPUBuffer[] = [];
+      const enc = dev.device.createCommandEncoder();
+      merge.encode(enc, { o: bufs.ao, lse: bufs.al }, { o: bufs.bo, lse: bufs.bl }, rows, temps);
+      merge.encodeAdd(enc, bufs.sum, bufs.bo, rows, temps);
+      dev.device.queue.submit([enc.finish()]);
+      const got = { o: new Float32Array(await readback(dev, bufs.ao, rows * D * 4)), lse: new Float32Array(await readback(dev, bufs.al, rows * 4)), sum: new Float32Array(await readback(dev, bufs.sum, rows * D * 4)) };
+      for (const x of [...Object.values(bufs), ...temps]) dev.tracker.destroy(x);
+      const nan = (x: ArrayLike<number>) => Array.from(x, Number.isNaN);
+      expect(nan(got.o), `O NaN at D=${D}`).toEqual(nan(want.o));
+      expect(nan(got.lse), `LSE NaN at D=${D}`).toEqual(nan(want.lse));
+      expect(Array.from(got.lse.subarray(1, 4)), `masked rows at D=${D}`).toEqual([la[1] === -Infinity ? lb[1] : la[1], la[2], -Infinity].map(Math.fround));
+      const finite = (x: ArrayLike<number>, w: Float64Array) => err(Float32Array.from(x, (v, i) => (Number.isNaN(w[i]) ? 0 : v)), w.map((v) => (Number.isNaN(v) ? 0 : v)));
+      expect(finite(got.o, want.o), `O at D=${D}`).toBeLessThanOrEqual(1e-6);
+      expect(finite(got.lse, want.lse), `LSE at D=${D}`).toBeLessThanOrEqual(1e-6);
+      expect(nan(got.sum), `add NaN at D=${D}`).toEqual(Array.from(oa, (v, i) => Number.isNaN(v + ob[i])));
+      expect(finite(got.sum, Float64Array.from(oa, (v, i) => Math.fround(v + ob[i]))), `add at D=${D}`).toBe(0);
+    }
+  });
 });
 
 /** Inputs with one element of `which` set to `value` (flat index `at`). */

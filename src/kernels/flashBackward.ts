@@ -152,7 +152,9 @@ export class FlashBackward {
  * The reached queries run from the first row that sees a key to the last; lo and hi never
  * decrease (src/mask.ts), so their keys run from the first's lo to the last's hi. querySpan
  * bounds the search (rows outside it see nothing); inside it a row may still see none (a window
- * past its keys), so the ends are found row by row (at once in the ring's steps).
+ * past its keys), so the ends are found row by row: at once for a causal mask, up to a pass
+ * over the rows with a window or documents (the same order as classifyPair's count of visible
+ * pairs, which the ring makes per pair anyway).
  */
 export function activeBlocks(s: AttentionShape, o: ResolvedOptions, accumulate: boolean, qRows: number, kvRows: number): { q: [number, number]; k: [number, number] } {
   const all = { q: [0, Math.ceil(s.Nq / qRows)] as [number, number], k: [0, Math.ceil(s.Nk / kvRows)] as [number, number] };

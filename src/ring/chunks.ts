@@ -84,7 +84,9 @@ export function encodeForward(ctx: RankContext, pb: Problem, enc: GPUCommandEnco
   const ps = live(Q, kv, pb.base);
   const { fwd, merge } = ctx.kernels;
   // A segment's first pair writes its O and LSE directly: merging into nothing (LSE = −inf)
-  // copies, bit for bit. Later pairs write the partial and merge it.
+  // copies them, bit for bit, except a row whose LSE is finite but at most −5e29 (f32 inputs
+  // only), which the merge treats as masked and the direct write keeps (as the single-device
+  // kernel does). Later pairs write the partial and merge it.
   const direct = ps.map(({ q }) => {
     const first = !!q.fresh;
     q.fresh = false;
