@@ -62,18 +62,20 @@ export async function stepsBench(dev: FlashDevice, N: number, H: number, D: numb
     o: storage(dev, n * 4, 'steps.o'), lse: storage(dev, H * N * 4, 'steps.lse'), part: storage(dev, n * 4, 'steps.part'), partLse: storage(dev, H * N * 4, 'steps.partLse'),
     delta: storage(dev, H * N * 4, 'steps.delta'), dq: storage(dev, n * 4, 'steps.dq'), dk: storage(dev, n * 4, 'steps.dk'), dv: storage(dev, n * 4, 'steps.dv'),
   };
-  const time = async (Nq: number, Nk: number, opts: AttentionOptions): Promise<PassMs> => {
+  /** A call's passes; `ring`: as the ring encodes a step (reached row blocks only, the merge over the rows written). */
+  const time = async (Nq: number, Nk: number, opts: AttentionOptions, ring: boolean): Promise<PassMs> => {
     const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq, Nk, D };
     const o = resolveOptions(s, opts);
     const timer = new GpuTimer(dev, PASSES.length * reps);
     const temps: GPUBuffer[] = [];
     const enc = dev.device.createCommandEncoder({ label: 'steps' });
+    let rows: [number, number] = [0, Nq];
     bwd.encode(enc, { ...b, o: b.part, lse: b.partLse }, s, o, temps, { accumulate: true, dq: false, dkdv: false }); // Δ alone
     for (let i = -3; i < reps; i++)
       PASSES.forEach((p, k) => {
         const tw = i < 0 ? undefined : timer.writes(i * PASSES.length + k, 0, 1);
-        if (p === 'fwd') fwd.encode(enc, { q: b.q, k: b.k, v: b.v, o: b.part, lse: b.partLse }, s, o, temps, tw);
-        else if (p === 'merge') merge.encode(enc, { o: b.o, lse: b.lse }, { o: b.part, lse: b.partLse }, H * Nq, temps, tw);
+        if (p === 'fwd') rows = fwd.encode(enc, { q: b.q, k: b.k, v: b.v, o: b.part, lse: b.partLse }, s, o, temps, tw, ring).rows;
+        else if (p === 'merge') merge.encode(enc, { o: b.o, lse: b.lse }, { o: b.part, lse: b.partLse }, H * Nq, temps, tw, { n: Nq, from: rows[0], to: rows[1] });
         else bwd.encode(enc, { ...b, o: b.part, lse: b.partLse }, s, o, temps, { accumulate: true, skipPreprocess: true, dq: p === 'dq', dkdv: p === 'dkdv', timestampWrites: tw });
       });
     dev.device.queue.submit([enc.finish()]);
@@ -88,7 +90,7 @@ export async function stepsBench(dev: FlashDevice, N: number, H: number, D: numb
   try {
     const rows: StepRow[] = [];
     const push = (r: StepRow) => (rows.push(r), onRow?.(r));
-    const r1 = await time(N, N, { causal: true });
+    const r1 = await time(N, N, { causal: true }, true);
     push({ R: 1, kind: 'R=1', count: 1, visible: (N * (N + 1)) / 2, ring: r1, plain: r1 });
     const totals: StepsResult['totals'] = [];
     for (const R of Rs.filter((r) => r > 1)) {
@@ -100,10 +102,10 @@ export async function stepsBench(dev: FlashDevice, N: number, H: number, D: numb
         const q = shards[r], k = shards[j];
         const { visible } = classifyPair(q, k, true);
         if (visible === 0) continue; // N < 2R: a rank's chunk from a later rank can be empty
-        const ring = await time(q.count, k.count, at(q, k));
+        const ring = await time(q.count, k.count, at(q, k), true);
         // The same visible work as one plain call: a causal call of the shard, or the dense rectangle.
-        const plain = kind === 'diagonal' ? await time(q.count, q.count, { causal: true })
-          : await time(kind === 'j<r' ? q.count : visible / k.count, kind === 'j<r' ? visible / q.count : k.count, {});
+        const plain = kind === 'diagonal' ? await time(q.count, q.count, { causal: true }, false)
+          : await time(kind === 'j<r' ? q.count : visible / k.count, kind === 'j<r' ? visible / q.count : k.count, {}, false);
         push({ R, kind, count, visible, ring, plain });
         // The ring merges every step but a rank's first (its own chunk: written directly).
         ringMs += count * stepMs(ring, kind !== 'diagonal');

@@ -214,8 +214,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   let b = wg.z;
   let hq = wg.y;
   // Last row block first: under causal masking it has the most keys, and starting the longest
-  // workgroups first shortens the tail (FlashAttention-2 orders its blocks the same way).
-  let i0 = (nwg.x - 1u - wg.x) * BR;
+  // workgroups first shortens the tail (FlashAttention-2 orders its blocks the same way). The
+  // grid holds row blocks P.q_blk0 … (ring steps: only those a visible pair reaches).
+  let i0 = (P.q_blk0 + nwg.x - 1u - wg.x) * BR;
   let hk = hq / (P.Hq / P.Hkv);
   let q_row0 = (b * P.Hq + hq) * P.Nq;
   let kv8 = (b * P.Hkv + hk) * P.Nk * D8;

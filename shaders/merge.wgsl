@@ -14,21 +14,24 @@
 // rows (WG = RPW · D/4), so neighbouring invocations touch neighbouring 16 bytes (coalesced).
 // Every invocation of a row reads the row's two LSEs; the row's first invocation writes the new
 // LSE after a workgroup barrier (all reads of lse_acc done: a row never straddles workgroups).
-// 2-D dispatch for many rows: workgroup (x, y) holds rows (y·nwg.x + x)·RPW….
+// 2-D dispatch for many rows: workgroup (x, y) holds items (y·nwg.x + x)·RPW…; item k is row
+// (k / span)·n + r0 + k % span: rows r0 … r0 + span − 1 of each run of n rows (a head's; the ring
+// merges only the rows its forward reached), every row when span = n and r0 = 0.
 //
 // Bounds (the module runs without Dawn's robustness clamps, src/gpu/node.ts): the host binds
-// rows·D values of O and rows of LSE and dispatches ≥ ceil(rows / RPW) workgroups; an invocation
-// with row ≥ M.rows does nothing after the barrier, and c < D4, so row·D4 + c < rows·D4.
+// (rows / span)·n·D values of O and (rows / span)·n of LSE (rows a multiple of span, 1 ≤ span,
+// r0 + span ≤ n) and dispatches ≥ ceil(rows / RPW) workgroups; an item k ≥ M.rows does nothing
+// after the barrier, so k / span < rows / span and row < (rows / span)·n; c < D4.
 const D4: u32 = {{D}}u / 4u;
 const RPW: u32 = {{RPW}}u;
 const WG: u32 = RPW * D4;
 const NEG_HALF: f32 = -5.0e29;
 
 struct MergeParams {
-  rows: u32,
-  _pad0: u32,
-  _pad1: u32,
-  _pad2: u32,
+  rows: u32,   // items (merge) or rows (add)
+  n: u32,      // rows per run (merge)
+  r0: u32,     // the first row merged of each run
+  span: u32,   // rows merged per run (≥ 1)
 }
 
 @group(0) @binding(0) var<uniform> M: MergeParams;
@@ -54,9 +57,10 @@ fn nan_f32() -> f32 {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
-  let row = (wg.y * nwg.x + wg.x) * RPW + tid / D4;
+  let item = (wg.y * nwg.x + wg.x) * RPW + tid / D4;
+  let row = (item / M.span) * M.n + M.r0 + item % M.span;
   let c = tid % D4;
-  let live = row < M.rows;
+  let live = item < M.rows;
   var a = 0.0;
   var b = 0.0;
   if (live) {

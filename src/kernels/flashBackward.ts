@@ -15,7 +15,7 @@ import { planSgmm } from './sgmmTiles.js';
 import { KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, choosePath, kernelKey } from './pipeline.js';
 import { attentionParams, documentsBuffer } from './params.js';
 import { attentionSource, attentionValues } from './source.js';
-import { Mask } from '../mask.js';
+import { activeBlocks } from './reach.js';
 
 export interface BackwardBuffers {
   q: GPUBuffer;
@@ -144,27 +144,3 @@ export class FlashBackward {
   }
 }
 
-/**
- * The row blocks the dq pass ([q0, q1), blocks of qRows queries) and the dkdv pass ([k0, k1), of
- * kvRows keys) dispatch: all of them when the kernels write their gradients (rows no key reaches
- * get 0), only those some visible pair reaches when they add to them (ring steps: a zigzag step
- * often reaches half of a shard, and a grid half of idle workgroups balanced worse on the H200).
- * The reached queries run from the first row that sees a key to the last; lo and hi never
- * decrease (src/mask.ts), so their keys run from the first's lo to the last's hi. querySpan
- * bounds the search (rows outside it see nothing); inside it a row may still see none (a window
- * past its keys), so the ends are found row by row: at once for a causal mask, up to a pass
- * over the rows with a window or documents (the same order as classifyPair's count of visible
- * pairs, which the ring makes per pair anyway).
- */
-export function activeBlocks(s: AttentionShape, o: ResolvedOptions, accumulate: boolean, qRows: number, kvRows: number): { q: [number, number]; k: [number, number] } {
-  const all = { q: [0, Math.ceil(s.Nq / qRows)] as [number, number], k: [0, Math.ceil(s.Nk / kvRows)] as [number, number] };
-  if (!accumulate) return all;
-  const m = new Mask(o, s.Nq, s.Nk);
-  const sees = (i: number) => { const [lo, hi] = m.keyRange(i); return lo < hi; };
-  let [a, b] = m.querySpan(0, s.Nk);
-  while (a < b && !sees(a)) a++;
-  while (b > a && !sees(b - 1)) b--;
-  if (a >= b) return { q: [0, 0], k: [0, 0] };
-  const lo = m.keyRange(a)[0], hi = m.keyRange(b - 1)[1];
-  return { q: [Math.floor(a / qRows), Math.ceil(b / qRows)], k: [Math.floor(lo / kvRows), Math.ceil(hi / kvRows)] };
-}

@@ -11,6 +11,7 @@ import { TilePlan, describePlan, planDeviceTiles, portableValues } from './tiles
 import { planSgmm } from './sgmmTiles.js';
 import { KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, choosePath, kernelKey } from './pipeline.js';
 import { attentionParams, documentsBuffer } from './params.js';
+import { activeBlocks } from './reach.js';
 import { attentionSource, attentionValues } from './source.js';
 
 export interface ForwardBuffers {
@@ -68,16 +69,22 @@ export class FlashForward {
     });
   }
 
-  /** Checks the binding limits for a shape, then encodes the dispatch. `temps` receives buffers to free after submit. */
+  /**
+   * Checks the binding limits for a shape, then encodes the dispatch. `temps` receives buffers to
+   * free after submit. `reachedOnly` (ring steps, whose O and LSE start at 0 and −inf): only the
+   * row blocks some visible pair reaches are run, and rows no key reaches are left as they are.
+   * Returns the query rows written, [from, to).
+   */
   encode(
     encoder: GPUCommandEncoder, b: ForwardBuffers, s: AttentionShape, o: ResolvedOptions, temps: GPUBuffer[],
-    timestampWrites?: GPUComputePassTimestampWrites,
-  ): void {
+    timestampWrites?: GPUComputePassTimestampWrites, reachedOnly = false,
+  ): { rows: [number, number] } {
     const st = elemBytes(this.types.precision);
     checkBinding(this.dev, 'Q', numel(s, 'q') * st);
     checkBinding(this.dev, 'K/V', numel(s, 'kv') * st);
     checkBinding(this.dev, 'O', numel(s, 'q') * elemBytes(this.types.out));
-    const params = attentionParams(this.dev, s, o);
+    const [q0, q1] = activeBlocks(s, o, reachedOnly, this.plan.BR, this.plan.BR).q;
+    const params = attentionParams(this.dev, s, o, false, { q: q0, k: 0 });
     const docs = documentsBuffer(this.dev, o);
     temps.push(params, docs);
     const bind = this.dev.device.createBindGroup({
@@ -88,7 +95,8 @@ export class FlashForward {
     const pass = encoder.beginComputePass({ label: 'FlashForward.pass', timestampWrites });
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, bind);
-    pass.dispatchWorkgroups(Math.ceil(s.Nq / this.plan.BR), s.Hq, s.B);
+    pass.dispatchWorkgroups(q1 - q0, s.Hq, s.B);
     pass.end();
+    return { rows: [q0 * this.plan.BR, Math.min(q1 * this.plan.BR, s.Nq)] };
   }
 }

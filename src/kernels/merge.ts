@@ -28,7 +28,7 @@ export class MergeKernel {
 
   /** acc += part over `rows` rows of D f32 values (ring dK/dV partial sums). */
   encodeAdd(encoder: GPUCommandEncoder, acc: GPUBuffer, part: GPUBuffer, rows: number, temps: GPUBuffer[]): void {
-    const params = upload(this.dev, new Uint32Array([rows, 0, 0, 0]), 'Merge.add.params', GPUBufferUsage.UNIFORM);
+    const params = upload(this.dev, new Uint32Array([rows, rows, 0, Math.max(1, rows)]), 'Merge.add.params', GPUBufferUsage.UNIFORM);
     temps.push(params);
     const bind = this.dev.device.createBindGroup({
       label: 'Merge.add.bind',
@@ -42,12 +42,20 @@ export class MergeKernel {
     pass.end();
   }
 
-  /** acc ← merge(acc, new) over `rows` rows of D values. */
+  /**
+   * acc ← merge(acc, new) over `rows` rows of D values; with `range`, the rows are runs of
+   * `range.n` (a head's) and only rows [from, to) of each run are merged (the rows a ring step's
+   * forward reached; the others keep acc).
+   */
   encode(
     encoder: GPUCommandEncoder, acc: { o: GPUBuffer; lse: GPUBuffer }, part: { o: GPUBuffer; lse: GPUBuffer },
-    rows: number, temps: GPUBuffer[], timestampWrites?: GPUComputePassTimestampWrites,
+    rows: number, temps: GPUBuffer[], timestampWrites?: GPUComputePassTimestampWrites, range?: { n: number; from: number; to: number },
   ): void {
-    const params = upload(this.dev, new Uint32Array([rows, 0, 0, 0]), 'Merge.params', GPUBufferUsage.UNIFORM);
+    const r = range ?? { n: rows, from: 0, to: rows };
+    if (!(r.n > 0 && rows % r.n === 0 && 0 <= r.from && r.from < r.to && r.to <= r.n))
+      throw new Error(`Merge: rows ${r.from}…${r.to} of runs of ${r.n} do not fit ${rows} rows (an internal error)`);
+    const items = (rows / r.n) * (r.to - r.from);
+    const params = upload(this.dev, new Uint32Array([items, r.n, r.from, r.to - r.from]), 'Merge.params', GPUBufferUsage.UNIFORM);
     temps.push(params);
     const bind = this.dev.device.createBindGroup({
       label: 'Merge.bind',
@@ -57,7 +65,7 @@ export class MergeKernel {
     const pass = encoder.beginComputePass({ label: 'Merge.pass', timestampWrites });
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, bind);
-    pass.dispatchWorkgroups(...grid2D(Math.ceil(rows / this.RPW), this.dev.device.limits.maxComputeWorkgroupsPerDimension));
+    pass.dispatchWorkgroups(...grid2D(Math.ceil(items / this.RPW), this.dev.device.limits.maxComputeWorkgroupsPerDimension));
     pass.end();
   }
 }

@@ -94,11 +94,14 @@ export function encodeForward(ctx: RankContext, pb: Problem, enc: GPUCommandEnco
   });
   const units = 2 * ps.length - direct.filter(Boolean).length;
   let unit = 0;
+  // Only the row blocks a visible pair reaches run (O = 0, LSE = −inf stay where none does), and
+  // only the rows the forward wrote are merged.
   ps.forEach(({ q, ks, ki, kind }, i) => {
     const out = direct[i] ? { o: q.o, lse: q.lse } : Q.part!;
-    fwd.encode(enc, { q: q.q, k: kv.k[ki], v: kv.v[ki], ...out }, pairShape(pb, Q.heads, q.seg, ks),
-      pairOptions(pb.base, q.seg, ks, kind === 'masked'), temps, tw(unit++, units));
-    if (!direct[i]) merge.encode(enc, { o: q.o, lse: q.lse }, Q.part!, pb.shape.B * Q.heads.Hq * q.seg.count, temps, tw(unit++, units));
+    const { rows: [from, to] } = fwd.encode(enc, { q: q.q, k: kv.k[ki], v: kv.v[ki], ...out }, pairShape(pb, Q.heads, q.seg, ks),
+      pairOptions(pb.base, q.seg, ks, kind === 'masked'), temps, tw(unit++, units), true);
+    const n = q.seg.count;
+    if (!direct[i]) merge.encode(enc, { o: q.o, lse: q.lse }, Q.part!, pb.shape.B * Q.heads.Hq * n, temps, tw(unit++, units), { n, from, to });
   });
 }
 
