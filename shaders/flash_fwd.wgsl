@@ -46,7 +46,8 @@
 // Mask (common.wgsl): row r sees keys [klo, khi) of key_range; the block visits only the K/V
 // tiles between its first row's lo and its last row's hi, and tile_class picks the unmasked
 // (full) or masked product per tile. Causal: row blocks run heavy-first (the last block first).
-// Dispatch: (ceil(Nq / Br), Hq, B).
+// Dispatch: (ceil(Nq / Br), Hq, B), or for a ring step the row blocks a visible pair reaches,
+// from block P.q_blk0 on (row_block; FlashForward.encode).
 //
 // Bounds (indices in range by construction, for Dawn without robustness):
 //   workgroup arrays are two-dimensional, [row][word]: every access is Qs[r][d], KVs[r][d] or

@@ -31,7 +31,8 @@
 // skip masked keys (P = 0 times a NaN of V is NaN), so a tile with masked entries whose V holds
 // a non-finite value (a workgroup vote while staging it) adds P V in scalar f32 over visible
 // keys only; tiles of finite data never take that branch.
-// Dispatch: (ceil(Nq / Br), Hq, B); workgroup size WG = 32·SG.
+// Dispatch: (ceil(Nq / Br), Hq, B), or for a ring step the row blocks a visible pair reaches,
+// from block P.q_blk0 on (FlashForward.encode); workgroup size WG = 32·SG.
 //
 // Bounds (Node runs it without Dawn's robustness clamps, src/gpu/node.ts; test/robust.test.ts):
 // - Ks/Vs (Bc·DP): word e < KV8 = Bc·D/8 (checked) goes to row e / D8 < Bc, halves

@@ -1,20 +1,23 @@
 /**
  * What test/robust-child.mjs runs in each robustness mode: every kernel family (forward,
  * backward, merge and add; f32 and f16; scalar and, where the adapter has it, subgroup-matrix;
- * causal and not; odd sizes, GQA, masked rows; the portable forward with RR = 8 pinned too) on inputs fixed by a seed, with a SHA-256 of
+ * causal and not; odd sizes, GQA, masked rows; the portable forward with RR = 8 pinned too; a
+ * ring step over the reached row blocks only, and a merge over a row range) on inputs fixed by a seed, with a SHA-256 of
  * each output's bytes, and the probe that tells the modes apart.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { nodeGPU, robustShaders, releaseNodeGPU } from '../src/gpu/node.js';
 import { acquireDevices, FlashDevice } from '../src/gpu/device.js';
-import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
+import { attentionForward, attentionBackward, toPrecision } from '../src/kernels/attention.js';
+import { FlashForward } from '../src/kernels/flashForward.js';
+import { FlashBackward } from '../src/kernels/flashBackward.js';
 import { MergeKernel } from '../src/kernels/merge.js';
 import { KernelPath } from '../src/kernels/pipeline.js';
 import { Precision } from '../src/kernels/precision.js';
-import { readback, upload } from '../src/gpu/buffers.js';
+import { readback, storage, upload } from '../src/gpu/buffers.js';
 import { randn } from '../src/reference/compare.js';
-import { AttentionShape, numel } from '../src/shape.js';
+import { AttentionShape, numel, resolveOptions } from '../src/shape.js';
 
 export interface RobustReport {
   robust: boolean;
@@ -118,6 +121,38 @@ async function merges(dev: FlashDevice, seed: number, outputs: Record<string, st
   }
 }
 
+/**
+ * A ring step as chunks.ts encodes it, where the reached blocks start past the first (q_blk0,
+ * k_blk0 > 0: test/active-blocks.test.ts's mask): the forward over the reached row blocks into a
+ * partial, the merge over the rows it wrote, the backward adding onto held gradients.
+ */
+async function ringStep(dev: FlashDevice, seed: number, outputs: Record<string, string>): Promise<void> {
+  const s: AttentionShape = { B: 1, Hq: 2, Hkv: 1, Nq: 400, Nk: 400, D: 16 };
+  const o = resolveOptions(s, { causal: true, window: [50, 0], qPos: { offset: 300, stride: 1 }, kPos: { offset: 0, stride: 1, split: 200, jump: 300 } });
+  const runs: [Precision, KernelPath][] = [['f32', 'scalar'], ...(dev.hasF16 && dev.hasSubgroupMatrix ? [['f16', 'subgroup-matrix'] as [Precision, KernelPath]] : [])];
+  const nq = numel(s, 'q'), nkv = numel(s, 'kv'), rows = numel(s, 'lse');
+  for (const [p, path] of runs) {
+    const types = { precision: p, out: 'f32' as const, grad: 'f32' as const };
+    const [fwd, bwd, merge] = await Promise.all([FlashForward.create(dev, s.D, types, path), FlashBackward.create(dev, s.D, types, path), MergeKernel.create(dev, s.D)]);
+    const input = (n: number, k: number, label: string) => upload(dev, toPrecision(randn(n, seed + k), p), label);
+    const b = {
+      q: input(nq, 20, 'q'), k: input(nkv, 21, 'k'), v: input(nkv, 22, 'v'), dout: input(nq, 23, 'dout'),
+      o: upload(dev, randn(nq, seed + 24), 'o'), lse: upload(dev, randn(rows, seed + 25), 'lse'),
+      part: storage(dev, nq * 4, 'part'), partLse: storage(dev, rows * 4, 'partLse'), delta: storage(dev, rows * 4, 'delta'),
+      dq: upload(dev, randn(nq, seed + 26), 'dq'), dk: upload(dev, randn(nkv, seed + 27), 'dk'), dv: upload(dev, randn(nkv, seed + 28), 'dv'),
+    };
+    const temps: GPUBuffer[] = [];
+    const enc = dev.device.createCommandEncoder();
+    const { rows: [from, to] } = fwd.encode(enc, { q: b.q, k: b.k, v: b.v, o: b.part, lse: b.partLse }, s, o, temps, undefined, true);
+    merge.encode(enc, { o: b.o, lse: b.lse }, { o: b.part, lse: b.partLse }, rows, temps, undefined, { n: s.Nq, from, to });
+    bwd.encode(enc, b, s, o, temps, { accumulate: true });
+    dev.device.queue.submit([enc.finish()]);
+    for (const [k, buf, n] of [['o', b.o, nq], ['lse', b.lse, rows], ['dq', b.dq, nq], ['dk', b.dk, nkv], ['dv', b.dv, nkv]] as const)
+      outputs[`ring step ${p}/${path} ${k}`] = hash(new Uint8Array(await readback(dev, buf, n * 4)));
+    for (const x of [...Object.values(b), ...temps]) dev.tracker.destroy(x);
+  }
+}
+
 export async function runKernels(seed: number): Promise<RobustReport> {
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
@@ -126,6 +161,7 @@ export async function runKernels(seed: number): Promise<RobustReport> {
     await attention(dev, seed, outputs);
     await rows8(dev, seed, outputs);
     await merges(dev, seed, outputs);
+    await ringStep(dev, seed, outputs);
     return { robust: robustShaders(), adapter: dev.adapter.description || dev.adapter.device, probe: p, outputs };
   } finally {
     dev.destroy();

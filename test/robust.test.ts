@@ -39,8 +39,9 @@ describe('kernels are bitwise identical with and without robustness', () => {
     expect(on.probe, 'robust mode clamps w[5] to w[3]').toBe(99);
     expect(off.probe, 'disable_robustness leaves w[3] alone').not.toBe(99);
     const names = Object.keys(on.outputs);
-    // 2 shapes × 2 maskings × (f32, f16 where offered) × 5 outputs (+ the tensor-core path), and 6 merge outputs.
-    expect(names.length).toBeGreaterThanOrEqual(2 * 2 * 5 + 6);
+    // 2 shapes × 2 maskings × (f32, f16 where offered) × 5 outputs (+ the tensor-core path), 6 merge outputs, 5 of a ring step.
+    expect(names.length).toBeGreaterThanOrEqual(2 * 2 * 5 + 6 + 5);
+    expect(names.filter((k) => k.startsWith('ring step')).length).toBeGreaterThanOrEqual(5);
     expect(Object.keys(off.outputs)).toEqual(names);
     const differ = names.filter((k) => on.outputs[k] !== off.outputs[k]);
     expect(differ, `outputs that differ between modes on ${on.adapter}`).toEqual([]);

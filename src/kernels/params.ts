@@ -51,7 +51,7 @@ export const ATTENTION_PARAMS: readonly UniformField<ParamInputs>[] = [
   { name: 'scale_log2', type: 'f32', value: ({ o }) => o.scale * Math.LOG2E, doc: 'scale · log2(e): scores live in the exp2 domain' },
   { name: 'accumulate', type: 'u32', value: (x) => (x.accumulate ? 1 : 0), doc: 'backward: 1 adds dQ/dK/dV to what the output buffers hold (ring steps)' },
   { name: 'zero', type: 'u32', value: () => 0, doc: 'always 0 (see rt())' },
-  { name: 'q_blk0', type: 'u32', value: (x) => x.blk0?.q ?? 0, doc: 'backward: row block of dispatch x = 0 (dq; blocks no key reaches are not dispatched)' },
+  { name: 'q_blk0', type: 'u32', value: (x) => x.blk0?.q ?? 0, doc: 'row block of dispatch x = 0 (forward, dq; ring steps skip blocks no key reaches)' },
   { name: 'k_blk0', type: 'u32', value: (x) => x.blk0?.k ?? 0, doc: 'backward: key block of dispatch x = 0 (dkdv)' },
   // A window wider than any position is unbounded; the shader adds and subtracts it in i32.
   { name: 'win_left', type: 'i32', value: ({ o }) => Math.min(o.window[0], POS_MAX), doc: "sliding window (FlashAttention-2's window_size), −1 = unbounded" },
