@@ -6,7 +6,9 @@
 #    sampled rows checked against the single-device kernel. Its ring took 198 s (272 s with setup
 #    and the check) on 2026-12-01 (bench/results/cp-h200-2026-12-01-v4); it gets SCALE_TIMEOUT_S
 #    (default 360 s), N stays 1M.
-# 2. one-device sweep with the time left: N=16384 causal f16, H=16, D=128, R=1 (once: the baseline
+# 2. where p2p's time goes (about 20 s): `bench/cp-run.mjs steps --N 16384 --R 2,4,8`, each kind of
+#    zigzag step as the ring encodes it beside the single-device kernel on the same work.
+# 3. one-device sweep with the time left: N=16384 causal f16, H=16, D=128, R=1 (once: the baseline
 #    of every scheme), then R=2,4,8 × p2p (zigzag), all_gather, a2a; each point warmed up (>= 1 s of
 #    the same run) and the median of 5 runs, each after an R=1 run (paired ratios; a sixth checked): summed GPU kernel time vs R=1, every result checked
 #    against R=1, the link model's prediction for nvlink-h200 (step times, comm fraction, TFLOP/s
@@ -26,9 +28,10 @@ clocks=$!
 trap 'kill $clocks 2>/dev/null' EXIT
 timeout "${SCALE_TIMEOUT_S:-360}" node bench/cp-run.mjs scale --N "${SCALE_N:-1048576}" --H 8 --D 128 --R 8 --gpu-gib 139 \
   --out "$out" 2>&1 | grep -v '^Warning' | tee "$out/cp-scale.log" | grep '^scale:' | head -5
+timeout 60 node bench/cp-run.mjs steps --N "${SWEEP_N:-16384}" --R 2,4,8 --out "$out" 2>&1 | grep -v '^Warning' > "$out/cp-steps.log"
 scale_s=$(( $(date +%s) - start ))
 left=$(( total - scale_s - 10 ))   # 10 s for the table
-echo "scale: ${scale_s} s; the sweep gets ${left} s"
+echo "scale and steps: ${scale_s} s; the sweep gets ${left} s"
 if (( left >= 30 )); then
   timeout "$left" node bench/cp-run.mjs sweep --N "${SWEEP_N:-16384}" --H 16 --D 128 --R 1,2,4,8 --budget-s $(( left - 12 )) --out "$out" \
     2>&1 | grep -v '^Warning' | tee "$out/cp-sweep.log" | grep '^sweep R='
@@ -37,3 +40,4 @@ else
 fi
 echo; echo "== context parallelism v2 on the H200 ($(( $(date +%s) - start )) s) =="
 node bench/cp-run.mjs table --out "$out" 2>&1 | grep -v '^Warning'
+grep -v '^steps R=' "$out/cp-steps.log"
