@@ -118,8 +118,8 @@ async function point(dev: FlashDevice, s: AttentionShape, src: ShardSource, opts
 /** vsR1Best of every row: its fastest repeat over the fastest R = 1 run of the sweep (rows[0] is R = 1). */
 function bestRatios(rows: SweepRow[]): void {
   const finite = (xs: (number | null | undefined)[]) => xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
-  // Sweeps written before these fields (bench/results up to round 5) have the runs, not their best.
-  for (const r of rows) r.kernelMsBest ??= finite(r.kernelMsRuns).length ? Math.min(...finite(r.kernelMsRuns)) : null;
+  // Derived from the runs here, also for sweeps written before these fields (bench/results up to round 5).
+  for (const r of rows) r.kernelMsBest = finite(r.kernelMsRuns).length ? Math.min(...finite(r.kernelMsRuns)) : null;
   const r1 = finite([...rows[0]?.kernelMsRuns ?? [], ...rows.flatMap((r) => r.pairedR1Ms ?? [])]);
   const best = r1.length ? Math.min(...r1) : null;
   for (const r of rows) r.vsR1Best = best && r.kernelMsBest !== null ? r.kernelMsBest / best : null;
@@ -163,13 +163,12 @@ function sweepRow(R: number, scheme: Scheme, s: AttentionShape, pt: Awaited<Retu
   const f = med(tls.map((tl) => kernelMs(tl, 'forward'))), b = med(tls.map((tl) => kernelMs(tl, 'backward')));
   const runs = tls.map((tl) => { const x = kernelMs(tl, 'forward'), y = kernelMs(tl, 'backward'); return x === null || y === null ? null : x + y; });
   const k = med(runs);
-  const finite = runs.filter((x): x is number => x !== null && Number.isFinite(x));
   const p = kept.predicted!;
   return {
     R, scheme, layout: kept.layout, N: s.Nq, H: s.Hq, D: s.D, fwdKernelMs: f, bwdKernelMs: b, kernelMs: k, kernelMsRuns: runs,
     vsR1: k !== null && r1 ? k / r1 : null, warmUpS: pt.warmUpS,
     vsR1Paired: pt.paired.length && pt.paired.every(Number.isFinite) ? median(pt.paired) : null, pairedRatios: pt.paired,
-    pairedR1Ms: pt.pairedR1.filter(Number.isFinite), kernelMsBest: finite.length ? Math.min(...finite) : null, vsR1Best: null,
+    pairedR1Ms: pt.pairedR1.filter(Number.isFinite), kernelMsBest: null, vsR1Best: null, // bestRatios fills both
     fwdWallMs: median(tls.map((tl) => tl.phases[0].wallMs))!, bwdWallMs: median(tls.map((tl) => tl.phases[1].wallMs))!,
     maxPeakBytesPerRank: Math.max(...kept.ranks.map((r) => r.peakBytes)), bytesMovedPerRank: kept.summary.bytesMoved / R,
     predicted: { link: p.link.name, totalMs: p.totalMs, stepMs: p.stepMs, commFraction: p.commFraction, tflopsPerGpu: p.tflopsPerGpu },

@@ -50,7 +50,7 @@ export interface StepsResult {
 }
 
 /** Forward (+ merge) and backward kernel ms of a step: what the ring's kernel time counts. */
-export const stepMs = (m: PassMs, merged: boolean) => m.fwd + (merged ? m.merge : 0) + m.dkdv + m.dq;
+const stepMs = (m: PassMs, merged: boolean) => m.fwd + (merged ? m.merge : 0) + m.dkdv + m.dq;
 
 export async function stepsBench(dev: FlashDevice, N: number, H: number, D: number, Rs: number[], reps: number, onRow?: (r: StepRow) => void): Promise<StepsResult> {
   const types = { precision: 'f16' as const, out: 'f32' as const, grad: 'f32' as const };

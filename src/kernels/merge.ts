@@ -13,8 +13,7 @@ const rowsPerGroup = (D: number) => Math.max(1, Math.floor(256 / (D / 4)));
 
 export class MergeKernel {
   private constructor(
-    readonly dev: FlashDevice, readonly D: number, private pipeline: GPUComputePipeline, private addPipeline: GPUComputePipeline,
-    private RPW = rowsPerGroup(D),
+    readonly dev: FlashDevice, readonly D: number, private RPW: number, private pipeline: GPUComputePipeline, private addPipeline: GPUComputePipeline,
   ) {}
 
   static create(dev: FlashDevice, D: number): Promise<MergeKernel> {
@@ -22,7 +21,7 @@ export class MergeKernel {
     return cachedKernel(dev, kernelKey('merge', values), async () => {
       const code = specialize(SHADERS.merge, values);
       const [pipeline, add] = await Promise.all([buildPipeline(dev, `Merge[D=${D}]`, code), buildPipeline(dev, `Merge[D=${D}].add`, code, 'add')]);
-      return new MergeKernel(dev, D, pipeline, add);
+      return new MergeKernel(dev, D, values.RPW, pipeline, add);
     });
   }
 

@@ -18,7 +18,7 @@ export interface ParamInputs {
   o: ResolvedOptions;
   /** Backward: add to the gradient buffers (ring steps). */
   accumulate: boolean;
-  /** Backward: the first Q row block (dq) and K/V row block (dkdv) dispatched (0: all from the start). */
+  /** The first Q row block (forward, dq) and K/V row block (dkdv) dispatched (0: all from the start; src/kernels/reach.ts). */
   blk0?: { q: number; k: number };
 }
 
