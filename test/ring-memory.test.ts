@@ -60,6 +60,29 @@ describe('memory per rank: the tracker against the inventory', () => {
     expect(new Set(peaks[0]).size).toBe(1);
   });
 
+  it('the forward holds a partial (O, LSE) only where a Q segment meets a second K/V segment', async () => {
+    const [Hq, N, D] = [4, 64, 16];
+    const s = { B: 1, Hq, Hkv: Hq, Nq: N, Nk: N, D };
+    const x = { q: randn(Hq * N * D, 1), k: randn(Hq * N * D, 2), v: randn(Hq * N * D, 3) };
+    const peak = async (scheme: Scheme, R: number, layout: Layout) => {
+      const r = await ringAttention([dev], s, x, { scheme, layout, precision: 'f32', ranks: R, causal: true });
+      const got = Math.max(...r.timeline.ranks.map((rk) => rk.peakBytes));
+      expect(got, `${scheme} R=${R} ${layout}`).toBe(rankPeakBytes(scheme, R, s, 'f32', false, { layout }));
+      return got;
+    };
+    // f32 [Hq, n, D] and [Hq, n] rows of n tokens.
+    const q = (n: number) => Hq * n * D * 4, rows = (n: number) => Hq * n * 4;
+    const shard = (n: number) => 3 * q(n) + q(n) + rows(n); // Q, K, V, O, LSE
+    // R = 1: one pair, written directly; nothing but the shard.
+    expect(await peak('p2p', 1, 'zigzag')).toBe(shard(N));
+    // all_gather: the keys arrive as one run; the shard and every K/V.
+    expect(await peak('all_gather', 2, 'zigzag')).toBe(shard(N / 2) + 2 * q(N));
+    // The ring merges (the partial of the shard's one segment); a2a over zigzag groups does not,
+    // over striped ones (A runs that do not meet) it does, for a run of head shards.
+    expect(await peak('p2p', 2, 'zigzag')).toBe(shard(N / 2) + 4 * q(N / 2) + q(N / 2) + rows(N / 2));
+    expect(await peak('a2a', 2, 'striped') - await peak('a2a', 2, 'zigzag')).toBe((q(N / 2) + rows(N / 2)) / 2);
+  });
+
   it('null where the scheme cannot take the request', () => {
     const s = { B: 1, Hq: 4, Hkv: 2, Nq: 16, Nk: 16, D: 8 };
     expect(rankPeakBytes('a2a+p2p', 4, s, 'f32', true)).toBeNull(); // no sizes

@@ -34,7 +34,10 @@ export interface QSeg {
 export interface QBlock {
   heads: Heads;
   segs: QSeg[];
-  /** One pair's partial (O, LSE), sized for the largest segment (forward only). */
+  /**
+   * One pair's partial (O, LSE), sized for the largest segment: forward only, and only where a
+   * segment may meet more than one K/V segment (withPart); the first pair writes O, LSE directly.
+   */
   part?: { o: GPUBuffer; lse: GPUBuffer };
 }
 
@@ -96,6 +99,7 @@ export function encodeForward(ctx: RankContext, pb: Problem, enc: GPUCommandEnco
   let unit = 0;
   // Only the row blocks a visible pair reaches run (O = 0, LSE = −inf stay where none does), and
   // only the rows the forward wrote are merged.
+  if (!Q.part && direct.some((d) => !d)) throw new Error('encodeForward: a Q segment meets a second K/V segment but the block has no partial (withPart was not called with every segment it meets)');
   ps.forEach(({ q, ks, ki, kind }, i) => {
     const out = direct[i] ? { o: q.o, lse: q.lse } : Q.part!;
     const { rows: [from, to] } = fwd.encode(enc, { q: q.q, k: kv.k[ki], v: kv.v[ki], ...out }, pairShape(pb, Q.heads, q.seg, ks),
@@ -217,7 +221,6 @@ export function shardQ(ctx: RankContext, pb: Problem, io: RankIO, phase: 'forwar
       seg, q: io.q[i], o: io.o[i], lse: io.lse[i], fresh: phase === 'forward',
       ...(phase === 'backward' ? { dout: io.dout![i], dq: io.dq[i], delta: ctx.alloc(pb.shape.B * h.Hq * seg.count * 4, `delta${i}`) } : {}),
     })),
-    ...(phase === 'forward' ? { part: allocPart(ctx, pb, h, segs) } : {}),
   };
 }
 
@@ -228,7 +231,15 @@ export function releaseQ(ctx: RankContext, Q: QBlock): void {
   for (const s of Q.segs) delete s.delta;
 }
 
-export function allocPart(ctx: RankContext, pb: Problem, h: Heads, segs: Segment[]): QBlock['part'] {
-  const rows = pb.shape.B * h.Hq * Math.max(...segs.map((s) => s.count));
-  return { o: ctx.alloc(rows * pb.shape.D * 4, 'oPart'), lse: ctx.alloc(rows * 4, 'lsePart') };
+/**
+ * Gives a forward's Q block its partial (O, LSE) when its segments will meet `keySegs` K/V
+ * segments in all and that is more than one (mask aside: a second pair may need a merge); with
+ * one, the only pair writes O and LSE directly and no partial is allocated (R = 1, and the
+ * schemes whose keys arrive as one run: all_gather and a2a outside striped). src/ring/memory.ts
+ * counts it by the same rule.
+ */
+export function withPart(ctx: RankContext, pb: Problem, Q: QBlock, keySegs: number): void {
+  if (keySegs < 2 || Q.part) return;
+  const rows = pb.shape.B * Q.heads.Hq * Math.max(...Q.segs.map((s) => s.seg.count));
+  Q.part = { o: ctx.alloc(rows * pb.shape.D * 4, 'oPart'), lse: ctx.alloc(rows * 4, 'lsePart') };
 }

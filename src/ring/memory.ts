@@ -13,28 +13,32 @@
  *
  *   shard    (ringAttention.ts: allocated before the program runs, live to its end) Q, K, V
  *            e·(q + 2kv), O f32 4q, LSE 4ℓ; with a backward also dO e·q and dQ, dK, dV f32 4·(q + 2kv).
- *   partial  (chunks.ts allocPart) the (O, LSE) partial the forward merges from, sized by the
+ *   partial  (chunks.ts withPart) the (O, LSE) partial the forward merges from, sized by the
  *            largest Q segment or run, π·(4q + 4ℓ): π = 1 (a shard is one segment, of two runs
  *            under zigzag, and so are an a2a group's tokens), but 1/A for striped a2a (its runs do
- *            not meet). Forward only.
+ *            not meet). Forward only, and only where the Q segments meet more than one K/V
+ *            segment in all (a merge may happen): p2p at R > 1, a2a+p2p, striped a2a; not R = 1,
+ *            all_gather (its keys arrive as one run) or a2a over contiguous or zigzag groups,
+ *            whose one pair writes O and LSE directly.
  *   ring     (p2p.ts, P positions; a chunk is kv)
  *            forward: two K/V slots e·4kv (none at P = 1).
  *            backward: the two K/V slots, two dK/dV sums and one incoming sum f32 4·6kv (at P = 1
  *            no slots and one sum, 4·2kv), and Δ 4ℓ.
  *
- *   p2p         forward   e·(q + 6kv) + 8q + 8ℓ: shard, partial, slots.
+ *   p2p         forward   e·(q + 6kv) + 8q + 8ℓ: shard, partial, slots (R = 1: e·(q + 2kv) + 4q + 4ℓ).
  *               backward  e·(2q + 6kv) + 8q + 4ℓ + 8kv + max(4q + 4ℓ, 24kv + 4ℓ): the shard and
  *                         slots, then the larger of the forward's partial and the backward's sums
  *                         and Δ (the backward's unless Hq/Hkv exceeds 6).
- *   all_gather  forward   e·(q + (2R + 2)·kv) + 8q + 8ℓ: shard, partial and all K/V as runs (its
- *                         own shard copied in) e·2R·kv.
+ *   all_gather  forward   e·(q + (2R + 2)·kv) + 4q + 4ℓ: shard and all K/V as one run (its own
+ *                         shard copied in) e·2R·kv.
  *               backward  shard, then the largest of three moments (which one depends on e, R and
  *                         Hq/Hkv): the forward (runs e·2R·kv, partial), the attention (runs, Δ 4ℓ,
  *                         the dK/dV partial over them f32 4·2R·kv) or the reduce-scatter (runs
  *                         freed: Δ, the dK/dV partial and R − 1 incoming pieces f32 4·2(R − 1)·kv).
  *   a2a         (ulysses.ts: A = R, P = 1; zigzag and contiguous join the group's N tokens in one run)
- *               forward   e·(2q + 4kv) + 12q + 12ℓ: shard; the head shards of Q, K, V e·(q + 2kv)
- *                         and their O 4q and LSE 4ℓ (kept for the backward); partial 4q + 4ℓ.
+ *               forward   e·(2q + 4kv) + 8q + 8ℓ: shard; the head shards of Q, K, V e·(q + 2kv)
+ *                         and their O 4q and LSE 4ℓ (kept for the backward); striped, whose
+ *                         group's runs are A, also the partial (4q + 4ℓ)/A.
  *               backward  e·(4q + 4kv) + 16q + 12ℓ + 24kv, the backward's moment (what it adds
  *                         outweighs the forward's partial): shard; the head shards kept,
  *                         e·(q + 2kv) + 4q + 4ℓ; their dO e·q, dQ 4q, Δ 4ℓ, dK and dV 4·2kv; one
@@ -78,7 +82,8 @@ function rankPeak(scheme: Scheme, A: number, P: number, shards: Segment[][], r: 
   const x = (H: number, t: number, eb: number) => buf(B * H * t * D * eb), rows = (H: number, t: number) => buf(B * H * t * 4);
   const kvSlot = (hkv: number, sizes: number[]) => sum(sizes, (t) => 2 * x(hkv, t, e)); // allocKV
   const grads = (hkv: number, sizes: number[]) => sum(sizes, (t) => 2 * x(hkv, t, 4)); // allocGrad
-  const partial = (hq: number, sizes: number[]) => x(hq, Math.max(...sizes), 4) + rows(hq, Math.max(...sizes)); // allocPart
+  // withPart: none unless the Q segments meet more than one K/V segment in all.
+  const partial = (hq: number, sizes: number[], keySegs: number) => (keySegs < 2 ? 0 : x(hq, Math.max(...sizes), 4) + rows(hq, Math.max(...sizes)));
   /** ringForward / ringBackward over chunks of these per-index sizes. */
   const ring = (hkv: number, sizes: number[]) => {
     const slots = P > 1 ? 2 * kvSlot(hkv, sizes) : 0;
@@ -92,19 +97,20 @@ function rankPeak(scheme: Scheme, A: number, P: number, shards: Segment[][], r: 
   let fwd: number, bwd: number; // the program's own buffers at its forward and backward peaks
   if (scheme === 'p2p') {
     const rg = ring(Hkv, maxSegs(shards));
-    fwd = partial(Hq, own) + rg.forward;
+    fwd = partial(Hq, own, shards.flat().length) + rg.forward;
     bwd = delta(Hq, own) + rg.backward;
   } else if (scheme === 'all_gather') {
     const runs = counts(coalesce(shards.flat()).runs);
-    fwd = kvSlot(Hkv, runs) + partial(Hq, own);
+    fwd = kvSlot(Hkv, runs) + partial(Hq, own, runs.length);
     bwd = delta(Hq, own) + grads(Hkv, runs) + Math.max(kvSlot(Hkv, runs), (shards.length - 1) * grads(Hkv, own));
   } else {
     const hq = Hq / A, hkv = Hkv / A;
     const groupRuns = (g: number) => coalesce(shards.slice(g * A, g * A + A).flat()).runs;
     const mine = counts(groupRuns(Math.floor(r / A)));
-    const rg = ring(hkv, maxSegs(Array.from({ length: P }, (_, g) => groupRuns(g))));
+    const chunks = Array.from({ length: P }, (_, g) => groupRuns(g));
+    const rg = ring(hkv, maxSegs(chunks));
     const kept = sum(mine, (t) => x(hq, t, e) + 2 * x(hkv, t, e) + x(hq, t, 4) + rows(hq, t)); // Q, K, V, O, LSE head shards
-    fwd = kept + partial(hq, mine) + rg.forward;
+    fwd = kept + partial(hq, mine, chunks.flat().length) + rg.forward;
     bwd = kept + sum(mine, (t) => x(hq, t, e) + x(hq, t, 4) + rows(hq, t) + 2 * x(hkv, t, 4)) + rg.backward; // dO, dQ, Δ, dK/dV home
   }
   return shard + (backward ? Math.max(fwd, bwd) : fwd);

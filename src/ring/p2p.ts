@@ -8,7 +8,7 @@
  */
 import {
   GradChunk, KVChunk, Problem, QBlock, RankIO, RankProgram, allocGrad, allocKV, encodeAdd, encodeBackward, encodeDelta, encodeForward,
-  freeChunk, gradRanges, kvRanges, maxSegs, releaseQ, shardQ, work,
+  freeChunk, gradRanges, kvRanges, maxSegs, releaseQ, shardQ, withPart, work,
 } from './chunks.js';
 import { Pending } from './communicator.js';
 import { RankContext } from './rank.js';
@@ -32,8 +32,10 @@ const around = (g: Ring) => {
 
 export async function ringForward(ctx: RankContext, pb: Problem, g: Ring, Q: QBlock, own: KVChunk): Promise<void> {
   const { P, next, prev, pos } = around(g);
-  const sizes = maxSegs(g.members.map((_, i) => g.chunkSegs(i)));
+  const chunks = g.members.map((_, i) => g.chunkSegs(i));
+  const sizes = maxSegs(chunks);
   const spare = P > 1 ? [allocKV(ctx, pb, Q.heads, sizes, 'kvA'), allocKV(ctx, pb, Q.heads, sizes, 'kvB')] : [];
+  withPart(ctx, pb, Q, chunks.flat().length);
   let cur = own;
   for (let t = 0; t < P; t++) {
     const st = ctx.begin('forward', g.first + t, { label: 'ring', kvFrom: g.chunkRank(pos(t)), overlapped: true, ...work(pb, Q.heads, Q.segs.map((q) => q.seg), cur.segs) });

@@ -12,7 +12,7 @@
  * (2R)² segment pairs of N/2R tokens (5.5× the R = 1 kernel time at R = 8 on the H200).
  */
 import {
-  GradChunk, Heads, KVChunk, Problem, QBlock, RankIO, RankProgram, allocGrad, allocPart, freeChunk, releaseQ, rows,
+  GradChunk, Heads, KVChunk, Problem, QBlock, RankIO, RankProgram, allocGrad, freeChunk, releaseQ, rows,
 } from './chunks.js';
 import { Ring, ringBackward, ringForward } from './p2p.js';
 import { RankContext } from './rank.js';
@@ -74,7 +74,7 @@ export function ulysses(A: number): RankProgram<Kept> {
       await ctx.wait(st, exchange(ctx, pb, io, A, [{ seq: io.q, heads: q, H: Hq, rowBytes: row }, { seq: io.k, heads: k, H: Hkv, rowBytes: row }, { seq: io.v, heads: v, H: Hkv, rowBytes: row }], true, 'fwd.a2a-in'));
       ctx.end(st);
       const Q: QBlock = {
-        heads: h, part: allocPart(ctx, pb, h, segs),
+        heads: h,
         segs: segs.map((seg, i) => ({
           seg, q: q[i], o: ctx.alloc(B * h.Hq * seg.count * D * 4, `oH${i}`),
           lse: ctx.upload(new Float32Array(B * h.Hq * seg.count).fill(-Infinity), `lseH${i}`), fresh: true,
