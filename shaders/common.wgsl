@@ -34,11 +34,33 @@ const NEG_HALF: f32 = -5.0e29;
 // n_docs > 0, at indices below 2·n_docs + 2 (a 2-entry buffer is bound when there are none).
 @group(0) @binding(11) var<storage, read> cu: array<i32>;
 
+// What a workgroup of an attention grid (x blocks, y heads, z batch) owns: (k, head, batch), k
+// counting blocks from the longest (the kernel maps k to its block: the forward and dq reverse
+// it, dkdv's first key blocks are its longest). GPUs start workgroups in the order of
+// x + nwg.x·(y + nwg.y·z). Under a causal mask, with P.head_group = G > 1, the (head, batch)
+// pairs go in groups of G that take turns block by block — k = 0 of each head of the group, then
+// k = 1, … — so no head's longest block starts behind the other heads' short ones (longest
+// processing time first over heads, as FlashAttention-3's scheduler; G bounds the K/V heads in
+// flight). G = 1 (the default) is the grid as it is: head by head. The outputs are the same bit
+// for bit under any G (each workgroup's work does not depend on when it runs).
+fn launch_item(wg: vec3<u32>, nwg: vec3<u32>) -> vec3<u32> {
+  let heads = nwg.y * nwg.z;                           // (head, batch) pairs
+  let G = min(P.head_group, heads);
+  if (P.causal == 0u || G <= 1u) { return wg; }
+  let lin = wg.x + nwg.x * (wg.y + nwg.y * wg.z);
+  let g = lin / (G * nwg.x);                           // the group, of G heads (the last may have fewer)
+  let in_g = min(G, heads - g * G);
+  let r = lin - g * G * nwg.x;
+  let hb = g * G + r % in_g;
+  return vec3<u32>(r / in_g, hb % nwg.y, hb / nwg.y);
+}
+
 // The query row block a workgroup owns (grid: x row blocks from P.q_blk0 on, y query heads, z
-// batch), heavy-first under a causal mask (the last blocks see the most keys, so they start first), with the first row
+// batch; launch_item), heavy-first under a causal mask (the last blocks see the most keys, so they start first), with the first row
 // of its query head in Q/O/LSE and of its K/V head (grouped-query: Hq/Hkv query heads per K/V head).
 struct RowBlock { i0: u32, q_row0: u32, kv_row0: u32 }
-fn row_block(wg: vec3<u32>, nwg: vec3<u32>) -> RowBlock {
+fn row_block(wg_: vec3<u32>, nwg: vec3<u32>) -> RowBlock {
+  let wg = launch_item(wg_, nwg);
   let b = wg.z;
   let hq = wg.y;
   let blk = P.q_blk0 + select(wg.x, nwg.x - 1u - wg.x, P.causal != 0u);

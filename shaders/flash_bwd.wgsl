@@ -38,7 +38,9 @@ fn next_k_tile(jt: u32, t_end: u32, i0: u32, i_end: u32) -> vec2<u32> {
 }
 
 @compute @workgroup_size(WG)
-fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+fn dkdv(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) tid: u32) {
+  let wg = launch_item(wg_, nwg);    // under causal the first key blocks, seen by the most rows, start first
   let b = wg.z;
   let hk = wg.y;
   let j0 = (P.k_blk0 + wg.x) * RT;

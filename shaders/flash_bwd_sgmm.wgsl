@@ -223,7 +223,9 @@ fn write_q_block(row0: u32, i_first: u32, blk: u32, lane: u32, db: u32) {
 }
 
 @compute @workgroup_size(WG)
-fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+fn dkdv(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) tid: u32) {
+  let wg = launch_item(wg_, nwg);    // under causal the first key blocks, seen by the most rows, start first
   let b = wg.z;
   let hk = wg.y;
   let j0 = (P.k_blk0 + wg.x) * OWN;
@@ -350,8 +352,9 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
 }
 
 @compute @workgroup_size(WG)
-fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn dq_main(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) tid: u32) {
+  let wg = launch_item(wg_, nwg);
   let b = wg.z;
   let hq = wg.y;
   let i0 = (P.q_blk0 + nwg.x - 1u - wg.x) * OWN;   // last (under causal, longest) row block first

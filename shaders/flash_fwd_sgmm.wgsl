@@ -210,8 +210,9 @@ fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, d
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn main(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
+  let wg = launch_item(wg_, nwg);
   let b = wg.z;
   let hq = wg.y;
   // Last row block first: under causal masking it has the most keys, and starting the longest

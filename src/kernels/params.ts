@@ -9,6 +9,8 @@ import { FlashDevice } from '../gpu/device.js';
 import { upload } from '../gpu/buffers.js';
 import { AttentionShape, ResolvedOptions } from '../shape.js';
 import { POS_MAX } from '../mask.js';
+import { InputError } from '../errors.js';
+import { envPin } from './env.js';
 
 export type ScalarType = 'u32' | 'i32' | 'f32';
 
@@ -20,6 +22,25 @@ export interface ParamInputs {
   accumulate: boolean;
   /** The first Q row block (forward, dq) and K/V row block (dkdv) dispatched (0: all from the start; src/kernels/reach.ts). */
   blk0?: { q: number; k: number };
+  /** Causal grids' heads taking turns block by block, in groups of this many (launch_item in common.wgsl); default headGroup(). */
+  headGroup?: number;
+}
+
+/** head_group's largest value: every (head, batch) pair of any grid in one group. */
+export const HEAD_GROUP_ALL = 0xffff;
+
+/**
+ * The launch order of causal grids: FLASHRING_HEAD_GROUP = G (a positive integer) or "all" lets
+ * the heads take turns block by block in groups of G (longest blocks of every head first); 1,
+ * the default, keeps the grid head by head. Results are the same bit for bit; only the order
+ * the GPU starts workgroups in changes (bench/order-h200.sh measures it).
+ */
+export function headGroup(): number {
+  const v = envPin('FLASHRING_HEAD_GROUP');
+  if (v === undefined) return 1;
+  if (v === 'all') return HEAD_GROUP_ALL;
+  if (!/^[1-9]\d{0,4}$/.test(v) || +v > HEAD_GROUP_ALL) throw new InputError(`FLASHRING_HEAD_GROUP='${v}': give a number of heads from 1 (head by head, the default) to ${HEAD_GROUP_ALL}, or 'all'`);
+  return +v;
 }
 
 /** One field of a uniform block: a 4-byte scalar. */
@@ -57,6 +78,7 @@ export const ATTENTION_PARAMS: readonly UniformField<ParamInputs>[] = [
   { name: 'win_left', type: 'i32', value: ({ o }) => Math.min(o.window[0], POS_MAX), doc: "sliding window (FlashAttention-2's window_size), −1 = unbounded" },
   { name: 'win_right', type: 'i32', value: ({ o }) => Math.min(o.window[1], POS_MAX) },
   { name: 'n_docs', type: 'u32', value: ({ o }) => (o.docs ? o.docs.cuQ.length - 1 : 0), doc: 'documents in cu (0: none)' },
+  { name: 'head_group', type: 'u32', value: (x) => x.headGroup ?? headGroup(), doc: 'causal grids: heads take turns in groups of this many (launch_item)' },
 ];
 
 /** Bytes of a uniform block: 4 per field, rounded up to a multiple of 16. */
