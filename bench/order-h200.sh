@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The launch order of causal grids (FLASHRING_HEAD_GROUP; launch_item in shaders/common.wgsl) on the
-# GPU host, one call (about 4 minutes):
+# GPU host, one call (about 6 minutes, estimated from the ablation benches; not yet run there):
 #   bash .gpu/enter.sh bash bench/order-h200.sh
 # Each head group in HEAD_GROUPS ("1": head by head, the default; "all": every head's longest blocks
 # first) runs, in ROUNDS alternating rounds (a clock dip slows one run, not one group):
