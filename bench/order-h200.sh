@@ -3,33 +3,39 @@
 # GPU host, one call (about 6 minutes, estimated from the ablation benches; not yet run there):
 #   bash .gpu/enter.sh bash bench/order-h200.sh
 # Each head group in HEAD_GROUPS ("1": head by head, the default; "all": every head's longest blocks
-# first) runs, in ROUNDS alternating rounds (a clock dip slows one run, not one group):
-#   1. the single-device kernels, causal f16, B1 H16, N in NS, D in DS (node bin/flashring.mjs bench;
-#      every run checked against the float64 reference, its checkErr in the table);
+# first) runs, in ROUNDS rounds that alternate the groups' order (A B, B A, …: neither group always
+# runs first), REPS timed repeats each:
+#   1. the single-device kernels, causal, B1 H16, N in NS, D in DS, precision PREC (default f16;
+#      node bin/flashring.mjs bench, which spot-checks each D against the float64 reference on a
+#      small shape: the checkErr column);
 #   2. the ring's zigzag steps beside plain calls of the same work, N = STEPS_N, R = 2, 4, 8
-#      (node bench/cp-run.mjs steps).
+#      (node bench/cp-run.mjs steps; f16 whatever PREC says).
 # The outputs are the same bit for bit under every group (test/launch-order.test.ts); only time
-# changes. Logs and results under $OUT/order (or bench/out/order); the table last: each group's
-# fastest round, and the ratio of each group to the first.
+# changes. Logs and results under $OUT/order (or bench/out/order), emptied first; each run's
+# folder holds head-group.txt. The table last: each group's fastest round, and in the kernels'
+# table the ratio of its time to the first group's.
 # KPATH=scalar runs the same on the portable kernels (and a dry run on a CPU adapter with small NS,
 # DS, STEPS_N, e.g. NS=256 DS=16 STEPS_N=256 STEPS_ARGS="--H 2 --D 16 --reps 2").
 set -uo pipefail
 GROUPS_=${HEAD_GROUPS:-"1 all"}; ROUNDS=${ROUNDS:-2}; NS=${NS:-"4096 8192 16384"}; DS=${DS:-"64 128"}; REPS=${REPS:-5}
 STEPS_N=${STEPS_N:-16384}; STEPS_ARGS=${STEPS_ARGS:-"--H 16 --D 128 --reps 10"}
 PREC=${PREC:-f16}
-out=${OUT:-bench/out}/order; mkdir -p "$out"
+out=${OUT:-bench/out}/order; rm -rf "$out"; mkdir -p "$out"   # no earlier run's files in the tables
 export MESA_SHADER_CACHE_DISABLE=false
 [ -n "${KPATH:-}" ] && export FLASHRING_PATH=$KPATH
 for round in $(seq 1 "$ROUNDS"); do
-  for g in $GROUPS_; do
+  order=$GROUPS_; [ $((round % 2)) = 0 ] && order=$(echo $GROUPS_ | tr ' ' '\n' | tac | tr '\n' ' ')
+  for g in $order; do
     for D in $DS; do
       tag="G$g-D$D-r$round"
       FLASHRING_HEAD_GROUP=$g node bin/flashring.mjs bench --N "${NS// /,}" --D "$D" --heads 16 --batch 1 --causal true \
         --precision "$PREC" --reps "$REPS" --no-ring --no-memory --out "$out/$tag" 2>&1 | grep -v '^Warning' > "$out/$tag.log"
+      echo "FLASHRING_HEAD_GROUP=$g" > "$out/$tag/head-group.txt"
     done
     # shellcheck disable=SC2086
     FLASHRING_HEAD_GROUP=$g node bench/cp-run.mjs steps --N "$STEPS_N" $STEPS_ARGS --R 2,4,8 --out "$out/steps-G$g-r$round" 2>&1 \
       | grep -v '^Warning' > "$out/steps-G$g-r$round.log"
+    echo "FLASHRING_HEAD_GROUP=$g" > "$out/steps-G$g-r$round/head-group.txt"
   done
 done
 python3 - "$out" "$GROUPS_" "$ROUNDS" "$NS" "$DS" <<'PY' | tee "$out/table.txt"

@@ -26,7 +26,7 @@ export interface ParamInputs {
   headGroup?: number;
 }
 
-/** head_group's largest value: every (head, batch) pair of any grid in one group. */
+/** head_group for FLASHRING_HEAD_GROUP=all: one group of every (head, batch) pair in any grid of up to 65535 of them. */
 export const HEAD_GROUP_ALL = 0xffff;
 
 /**

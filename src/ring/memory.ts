@@ -17,9 +17,9 @@
  *            largest Q segment or run, π·(4q + 4ℓ): π = 1 (a shard is one segment, of two runs
  *            under zigzag, and so are an a2a group's tokens), but 1/A for striped a2a (its runs do
  *            not meet). Forward only, and only where the Q segments meet more than one K/V
- *            segment in all (a merge may happen): p2p at R > 1, a2a+p2p, striped a2a; not R = 1,
- *            all_gather (its keys arrive as one run) or a2a over contiguous or zigzag groups,
- *            whose one pair writes O and LSE directly.
+ *            segment in all (a merge may happen): p2p at R > 1, a2a+p2p with a ring (P > 1),
+ *            striped a2a; not R = 1, all_gather (its keys arrive as one run) or a2a (and a2a+p2p
+ *            at P = 1) over contiguous or zigzag groups, whose one pair writes O and LSE directly.
  *   ring     (p2p.ts, P positions; a chunk is kv)
  *            forward: two K/V slots e·4kv (none at P = 1).
  *            backward: the two K/V slots, two dK/dV sums and one incoming sum f32 4·6kv (at P = 1
