@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../src/cli/main.js';
+import { formatBytes, formatCount, formatLayers } from '../src/cli/memory.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'flashring-memcli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -50,7 +51,7 @@ describe('flashring memory', () => {
     const r = await run(['memory', ...TORCH, '--seq-length', '32768', '--context-parallel-size', '2']);
     expect(r.out).toContain('attention output copy (ring merge, reshaped for the projection) [2·s·b·h/t]');
     expect(r.out).toContain('cross-entropy backward: two fp32 gradients [8·s·b·V/t]');
-    expect(r.out).toMatch(/ring attention backward \(PyTorch: .*\) \[\(4\(h\+2hk\) .*\(upstream gradients\)\]\n +\d+\.\d\d GiB/);
+    expect(r.out).toMatch(/ring attention backward \(PyTorch: .*\) \[\(4\(h\+2hk\) .*\(upstream gradients\)\]\n +-?\d+(\.\d\d)? (B|KiB|MiB|GiB)/);
   });
 
   it('--lines and --seq-lengths ask for the sweep (as --csv does), not a single point', async () => {
@@ -59,6 +60,80 @@ describe('flashring memory', () => {
     expect(r.out).toMatch(/^per-GPU peak memory \(GiB\)/);
     expect(r.out).toMatch(/longest fitting sequence: CP=1: \d+; CP=2: \d+/);
     expect((await run(['memory', ...TORCH, '--seq-lengths', '4096,8192'])).out.split('\n').filter((l) => /^ +(4096|8192) /.test(l))).toHaveLength(2);
+  });
+
+  // The text breakdown, checked by hand as a reader would: amounts in B/KiB/MiB/GiB, a wrapped label joined with its amounts.
+  const UNIT: Record<string, number> = { B: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30 };
+  const AMT = String.raw`(-?\d+(?:\.\d+)?) (B|KiB|MiB|GiB)`;
+  const rows = (out: string) => out.split('\n').reduce<string[]>((r, l) => (/^ +-?\d/.test(l) && r.length ? (r[r.length - 1] += ` ${l.trim()}`) : r.push(l), r), []);
+  /** Printed amount ≈ bytes, to the two decimals it is printed with. */
+  const near = (v: string, u: string, bytes: number) => expect(Math.abs(Number(v) * UNIT[u] - bytes)).toBeLessThanOrEqual(0.0051 * UNIT[u]);
+  const evalFormula = (f: string, x: Record<string, number>): number => {
+    const js = f.replace(/·/g, '*').replace(/²/g, '**2');
+    expect(js).toMatch(/^[\d\s*+\-/()sbhaftg]+$/);
+    return Function(...Object.keys(x), `return ${js}`)(...Object.values(x)) as number;
+  };
+  const ONE_LINE = [
+    ['--preset', 'seed-32L-4096h', '--seq-length', '8192'],
+    ['--preset', 'llama3-8b', '--tensor-model-parallel-size', '2', '--sequence-parallel'],
+    ['--preset', 'seed-32L-4096h', '--seq-length', '2048', '--no-use-flash-attn'],
+    ['--preset', 'llama3-8b', '--pipeline-model-parallel-size', '4', '--num-layers-per-virtual-pipeline-stage', '1', '--recompute-granularity', 'full', '--recompute-method', 'block', '--recompute-num-layers', '1'],
+  ];
+  for (const args of ONE_LINE)
+    it(`text ${args.slice(1).join(' ')}: each layer term's per-layer bytes = its [formula] = --json's, total = per layer × the group's layers`, async () => {
+      const j = JSON.parse((await run(['memory', ...args, '--json'])).out);
+      const par = j.parallel, m = j.model;
+      const x = { s: par.seqLength / par.contextParallel, b: par.microBatchSize, h: m.hiddenSize, a: m.numAttentionHeads, f: m.ffnHiddenSize ?? 4 * m.hiddenSize,
+        t: par.tensorParallel, g: m.numQueryGroups ?? m.numAttentionHeads };
+      const out = rows((await run(['memory', ...args])).out);
+      expect(out.some((l) => /^ +term \[formula.*per layer.*\] +per layer +total$/.test(l))).toBe(true);
+      for (const g of j.layerGroups as { label: string; layers: number; bytesPerLayer: number; terms: { name: string; bytes: number; formula: string }[] }[]) {
+        const i = out.findIndex((l) => l.startsWith(`    ${g.label}: `));
+        const head = out[i].match(new RegExp(String.raw`: (\d+(?:\.\d+)?) layers \(total = \1 × per layer\) +${AMT} +${AMT}$`));
+        expect(head, out[i]).not.toBeNull();
+        // Integers as integers; a fractional count (interleaved pipeline stages) with its decimals.
+        if (Number.isInteger(g.layers)) expect(head![1]).toBe(String(g.layers));
+        else expect(Math.abs(Number(head![1]) - g.layers)).toBeLessThan(1e-3);
+        near(head![2], head![3], g.bytesPerLayer);
+        near(head![4], head![5], g.bytesPerLayer * g.layers);
+        g.terms.forEach((t, k) => {
+          const r = out[i + 1 + k].match(new RegExp(String.raw`^      (.*) \[(.+)\] +${AMT} +${AMT}$`));
+          expect(r, out[i + 1 + k]).not.toBeNull();
+          expect(r![1]).toContain(t.name);
+          expect(r![2]).toBe(t.formula);
+          near(r![3], r![4], t.bytes);
+          near(r![3], r![4], evalFormula(t.formula, x));
+          near(r![5], r![6], t.bytes * g.layers);
+        });
+      }
+      if (args.includes('block')) expect(out.join('\n')).toMatch(/first 1\): 4\.375 layers .*\n(.*\n)* +stored layers: 30\.625 layers/);
+      else expect(out.join('\n')).toMatch(/stored layers: 32 layers \(total = 32 × per layer\)/);
+    });
+
+  it('joins a term\'s part and name without a doubled word (attention dropout mask, not attention attention …)', async () => {
+    const out = (await run(['memory', '--preset', 'seed-32L-4096h', '--seq-length', '8192'])).out;
+    for (const l of out.split('\n')) expect(l).not.toMatch(/\b(\w+) +\1\b/i);
+    expect(out).toMatch(/\n +attention dropout mask \[s·b·h\] /);
+    expect(out).toMatch(/\n +embedding dropout mask \[s·b·h·p\] /);
+    expect(out).toMatch(/\n +output layer input \[2·s·b·h\] /);
+    expect(out).toMatch(/\n +mlp +GeLU input \[2·s·b·f\/t\] /);
+  });
+
+  it('a small model: every amount in a unit that shows it (no 0.00 GiB), parameters in K/M/B', async () => {
+    const r = await run(['memory', '--num-layers', '2', '--hidden-size', '64', '--num-attention-heads', '4', '--seq-length', '128', '--micro-batch-size', '1']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/parameters 3\.325 M total, 3\.325 M per GPU/);
+    const amounts = [...r.out.matchAll(new RegExp(AMT, 'g'))].filter((a) => !/in 80 GiB/.test(r.out.slice(a.index! - 3, a.index! + a[0].length)));
+    expect(amounts.length).toBeGreaterThan(25);
+    for (const a of amounts) expect(Number(a[1]), a[0]).toBeGreaterThanOrEqual(1);
+    expect(r.out).toMatch(/\n +LayerNorm 1 input \[2·s·b·h\] +16\.00 KiB +32\.00 KiB\n/); // 2·128·1·64 = 16 KiB per layer, 2 layers
+    expect(r.out).toMatch(/\n +total \(peak\) +\d+\.\d\d MiB +fits in 80 GiB/);
+  });
+
+  it('formats bytes, counts and layer counts', () => {
+    expect([0, 512, 1023.999, 1536, 2 ** 30 * 1.5, 2 ** 30 * 3000].map(formatBytes)).toEqual(['0 B', '512 B', '1.00 KiB', '1.50 KiB', '1.50 GiB', '3000.00 GiB']);
+    expect([999, 3_325_000, 999_960, 7.0034e9].map(formatCount)).toEqual(['999', '3.325 M', '1.000 M', '7.003 B']);
+    expect([32, 32.000000000001, 4.375, 30.625].map(formatLayers)).toEqual(['32', '32', '4.375', '30.625']);
   });
 
   const bad: [string[], RegExp][] = [

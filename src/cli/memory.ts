@@ -145,7 +145,40 @@ export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelC
   return { model, par, hbmGib };
 }
 
-const gib = (b: number) => `${(b / GIB).toFixed(2).padStart(9)} GiB`;
+const BYTE_UNITS = ['KiB', 'MiB', 'GiB'] as const;
+
+/** Bytes in the largest of B, KiB, MiB, GiB in which the value (two decimals) is at least 1: small models stay readable. */
+export function formatBytes(bytes: number): string {
+  for (let i = BYTE_UNITS.length; i >= 1; i--) {
+    const v = (bytes / 1024 ** i).toFixed(2);
+    if (Math.abs(Number(v)) >= 1) return `${v} ${BYTE_UNITS[i - 1]}`;
+  }
+  return `${Number.isInteger(bytes) ? bytes : bytes.toFixed(2)} B`;
+}
+
+/** A count in K, M or B (thousands, millions, billions), four significant digits; below 1000 as it is. */
+export function formatCount(n: number): string {
+  const units = [[1e9, 'B'], [1e6, 'M'], [1e3, 'K']] as const;
+  for (let i = 0; i < units.length; i++) {
+    const v = (n / units[i][0]).toPrecision(4);
+    if (Math.abs(Number(v)) < 1) continue;
+    // 999.96 K rounds to 1000 K: the unit above says it (1.000 M).
+    if (Math.abs(Number(v)) >= 1000 && i > 0) return `${(n / units[i - 1][0]).toPrecision(4)} ${units[i - 1][1]}`;
+    return `${v} ${units[i][1]}`;
+  }
+  return String(Number.isInteger(n) ? n : Number(n.toFixed(2)));
+}
+
+/** A layer count: an integer as an integer; a fractional one (interleaved pipeline stages) with up to three decimals. */
+export function formatLayers(x: number): string {
+  return Math.abs(x - Math.round(x)) < 1e-9 ? String(Math.round(x)) : String(Number(x.toFixed(3)));
+}
+
+/** A term's label: its part, then its name, the part left out when the name already begins with it (no "attention attention …"). */
+function termLabel(t: { part: string; name: string }): string {
+  const first = t.name.split(' ')[0].toLowerCase();
+  return first === t.part.toLowerCase() ? t.name : `${t.part.padEnd(9)} ${t.name}`;
+}
 
 export async function memoryCommand(argv: string[]): Promise<number> {
   const { values } = parseCommand('memory', joinModuleArgs(argv), MODEL_OPTS);
@@ -190,28 +223,34 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
 }
 
 function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number): void {
-  // A label longer than the column (a long name or formula) gets its own line, whole, and the amount the next.
-  const line = (label: string, bytes: number, extra = '') => {
-    if (label.length > 62) console.log(`  ${label}`);
-    console.log(`  ${(label.length > 62 ? '' : label).padEnd(62)} ${gib(bytes)}${extra}`);
+  // Two columns: `per layer` (a layer group's terms, whose [formula] is the bytes of one layer) and
+  // `total` (what the line adds to the GPU: a layer term's per-layer bytes × the group's layers).
+  // A label longer than its column (a long name or formula) gets its own line, whole, and the amounts the next.
+  const W = 62, C = 12;
+  const line = (label: string, total: number, perLayer: number | null = null, extra = '') => {
+    if (label.length > W) console.log(`  ${label}`);
+    const cols = `${(perLayer === null ? '' : formatBytes(perLayer)).padStart(C)} ${formatBytes(total).padStart(C)}`;
+    console.log(`  ${(label.length > W ? '' : label).padEnd(W)} ${cols}${extra}`.trimEnd());
   };
   console.log(`per-GPU memory, ${STACKS[r.stack].label} stack: s=${par.seqLength} b=${par.microBatchSize} TP=${par.tensorParallel} CP=${par.contextParallel} PP=${par.pipelineParallel} SP=${par.sequenceParallel} recompute=${recomputeSpec(par)} flash=${par.flashAttention}`);
-  console.log(`  parameters ${(r.parameters / 1e9).toFixed(2)} B total, ${(r.parametersPerGpu / 1e9).toFixed(3)} B per GPU`);
+  console.log(`  parameters ${formatCount(r.parameters)} total, ${formatCount(r.parametersPerGpu)} per GPU`);
+  console.log(`  ${'term [formula: its bytes; per layer for a layer group\'s terms]'.padEnd(W)} ${'per layer'.padStart(C)} ${'total'.padStart(C)}`);
   line(`weights (${r.weightBytesPerParam === 4 ? 'fp32' : 'bf16'})`, r.weightBytes);
   line('gradients (fp32)', r.gradientBytes);
   line('optimizer (Adam moments and master weights)', r.optimizerBytes);
   if (r.gradientBucketBytes) line('DDP gradient buckets (fp32)', r.gradientBucketBytes);
-  console.log(`  stored activations${' '.repeat(45)}${gib(r.activationBytes)}`);
+  line('stored activations', r.activationBytes);
   for (const g of r.layerGroups) {
-    console.log(`    ${g.label}: ${g.layers.toFixed(2)} layers × ${gib(g.bytesPerLayer).trim()}`);
-    for (const t of g.terms) line(`    ${t.part.padEnd(9)} ${t.name} [${t.formula}]`, t.bytes * g.layers);
+    const n = formatLayers(g.layers);
+    line(`  ${g.label}: ${n} layers (total = ${n} × per layer)`, g.bytesPerLayer * g.layers, g.bytesPerLayer);
+    for (const t of g.terms) line(`    ${termLabel(t)} [${t.formula}]`, t.bytes * g.layers, t.bytes);
   }
   console.log('    outside the layers:');
-  for (const t of r.outside) line(`    ${t.part.padEnd(9)} ${t.name} [${t.formula}]`, t.bytes);
+  for (const t of r.outside) line(`    ${termLabel(t)} [${t.formula}]`, t.bytes);
   console.log('  transients (net of what is freed by their moment; the largest counts):');
-  for (const t of r.transients) line(`  ${t === r.peakTransient ? '*' : ' '} ${t.name} [${t.formula}]`, t.netBytes, t === r.peakTransient ? '  ← peak' : '');
+  for (const t of r.transients) line(`  ${t === r.peakTransient ? '*' : ' '} ${t.name} [${t.formula}]`, t.netBytes, null, t === r.peakTransient ? '  ← peak' : '');
   const fits = r.totalBytes / GIB <= hbmGib;
-  line('total (peak)', r.totalBytes, `  ${fits ? 'fits' : 'DOES NOT FIT'} in ${hbmGib} GiB`);
+  line('total (peak)', r.totalBytes, null, `  ${fits ? 'fits' : 'DOES NOT FIT'} in ${hbmGib} GiB`);
 }
 
 interface FileResult { rows: CsvRow[]; report: unknown; ok: boolean }
