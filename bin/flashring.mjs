@@ -14,6 +14,12 @@ import { DAWN_NOISE } from './dawn-noise.mjs';
 const CHILD = '__FLASHRING_CHILD';
 
 if (process.env[CHILD] === '1' || process.env.FLASHRING_RAW_STDERR === '1') {
+  // Output piped into a reader that stops early (`… | head`): a closed pipe ends the command
+  // quietly, as Unix tools do, rather than as an unhandled 'error' event with a stack trace.
+  process.stdout.on('error', (e) => {
+    if (e.code !== 'EPIPE') throw e;
+    process.exit(0);
+  });
   const { register } = await import('node:module');
   const { register: registerTsx } = await import('tsx/esm/api');
   registerTsx();

@@ -1,6 +1,6 @@
 /** The `flashring` command end to end, as a user runs it (a child process, .npy files in and out). */
 import { describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,6 +63,22 @@ describe('flashring attention', () => {
     });
   }
 
+  it('a run without --do into a folder with an earlier run\'s gradients says they are not from it', async () => {
+    const out = join(dir, 'again');
+    const args = ['attention', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), '--v', join(dir, 'v.npy'), '--precision', 'f32', '--out', out];
+    expect((await cli([...args, '--do', join(dir, 'do.npy')])).code).toBe(0);
+    const r = await cli(args);
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/^note: .*again also holds dq\.npy, dk\.npy, dv\.npy from an earlier run; this run did not write them$/m);
+    expect(existsSync(join(out, 'dq.npy'))).toBe(true); // said, not deleted
+  });
+
+  it('multi-adapter ranks on one adapter are said to share its GPU', async () => {
+    const r = await cli(['attention', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), '--v', join(dir, 'v.npy'), '--out', join(dir, 'ma'), '--cp', '2', '--cp-mode', 'multi-adapter']);
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/^note: the 2 ranks' devices are on one adapter \(.*\): they share its GPU, .*--cp-mode processes --gpu-per-rank$/m);
+  });
+
   it('bad input: one line naming the problem, exit code 2, nothing written', async () => {
     writeFileSync(join(dir, 'k8.npy'), encodeNpy({ dtype: 'f4', shape: [1, 1, 40, 8], data: new Float32Array(320) }));
     const r = await cli(['attention', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k8.npy'), '--v', join(dir, 'k8.npy'), '--out', join(dir, 'bad')]);
@@ -102,6 +118,8 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
   writeFileSync(f('cut.npy'), k.subarray(0, k.length - 5));
   writeFileSync(f('fortran.npy'), Buffer.from(k.toString('latin1').replace("'fortran_order': False", "'fortran_order': True "), 'latin1'));
   writeFileSync(f('int.npy'), Buffer.from(k.toString('latin1').replace("'descr': '<f4'", "'descr': '<i4'"), 'latin1'));
+  writeFileSync(f('q12.npy'), encodeNpy({ dtype: 'f4', shape: [1, 2, 16, 12], data: x.q.subarray(0, 2 * 16 * 12) }));
+  writeFileSync(f('kv12.npy'), encodeNpy({ dtype: 'f4', shape: [1, 1, 16, 12], data: x.k.subarray(0, 16 * 12) }));
   writeFileSync(f('afile'), 'not a folder');
   mkdirSync(f('folder'));
   const base = (out: string) => ['attention', '--q', f('q.npy'), '--k', f('k.npy'), '--v', f('v.npy'), '--out', out];
@@ -139,6 +157,9 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
     [['attention', '--q', f('q.npy'), '--k', f('int.npy'), '--v', f('v.npy'), '--out', f('o1')], /.*int\.npy: dtype '<i4' is not supported/],
     [['attention', '--q', f('q.npy'), '--k', f('missing.npy'), '--v', f('v.npy'), '--out', f('o1')], /cannot read K from .*missing\.npy: no such file/],
     [['attention', '--q', f('q.npy'), '--k', f('kbig.npy'), '--v', f('v.npy'), '--out', f('o1'), '--precision', 'f16'], /K \(.*kbig\.npy\) holds 70000 \(element 7\), beyond float16's range/],
+    [['attention', '--q', f('q12.npy'), '--k', f('kv12.npy'), '--v', f('kv12.npy'), '--out', f('o1')], /head dim D=12 is not supported: it must be a multiple of 8/],
+    [[...base(f('o1')), '--cp', '2', '--link', 'pcie5', '--link-gbps', '100'], /--link-gbps and --link-latency-us describe --link custom; 'pcie5' is a preset/],
+    [[...base(f('o1')), '--cp', '2', '--link-gbps', '100'], /--link-gbps and --link-latency-us go with --link custom \(both of them\)/],
     [['selftest', '--seed', '-1'], /--seed must be an integer from 0 to 4294967295, got '-1'/],
     [['start', '--port', '99999'], /--port must be a port number \(0\.\.65535\), got '99999'/],
     [['info', 'stray'], /Unexpected argument 'stray'/],
@@ -160,7 +181,7 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
     });
     // Validation comes before any device is acquired: all cases together take seconds, not minutes.
     expect(Date.now() - t0).toBeLessThan(60_000);
-    expect(readdirSync(dir).sort()).toEqual(['afile', 'cut.npy', 'folder', 'fortran.npy', 'int.npy', 'k.npy', 'kbig.npy', 'q.npy', 'tail.npy', 'v.npy', 'v2cut.npy'].sort());
+    expect(readdirSync(dir).sort()).toEqual(['afile', 'cut.npy', 'folder', 'fortran.npy', 'int.npy', 'k.npy', 'kbig.npy', 'kv12.npy', 'q.npy', 'q12.npy', 'tail.npy', 'v.npy', 'v2cut.npy'].sort());
     expect(readdirSync(f('folder'))).toEqual([]);
   }, 120_000);
 
@@ -182,6 +203,12 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
     const r16 = await cli(['attention', '--q', f('qh.npy'), '--k', f('kh.npy'), '--v', f('vh.npy'), '--out', f('auto16')]);
     expect(r16.code, r16.err).toBe(0);
     expect(dtypeOf(f('auto16'), 'o')).toBe(/no shader-f16/.test(r16.err) ? 'f4' : 'f2');
+    // float16 Q, K, V with a float32 dO: f32 throughout, said once.
+    writeFileSync(f('do32.npy'), encodeNpy({ dtype: 'f4', shape: [1, 2, 16, 16], data: x.dout }));
+    const mixed = await cli(['attention', '--q', f('qh.npy'), '--k', f('kh.npy'), '--v', f('vh.npy'), '--do', f('do32.npy'), '--out', f('mixed')]);
+    expect(mixed.code, mixed.err).toBe(0);
+    expect(mixed.err).toMatch(/^note: Q, K, V are float16 but dO is not; computing in f32 and writing float32 \(--precision f16 computes in f16\)$/m);
+    expect([dtypeOf(f('mixed'), 'o'), dtypeOf(f('mixed'), 'dq')]).toEqual(['f4', 'f4']);
   }, 120_000);
 });
 
@@ -202,6 +229,18 @@ describe('flashring around the GPU: adapters, Dawn noise, the self-test seed', (
     expect(st.out).toMatch(/seed 12345\)/);
     expect(st.err).not.toMatch(/artificially reduced/);
   }, 120_000);
+});
+
+describe('flashring output into a reader that stops early', () => {
+  it('ends quietly, exit 0, no stack trace (as `flashring memory … | head`)', async () => {
+    const child = spawn(process.execPath, [BIN, 'memory', '--preset', 'llama3-8b', '--sweep'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy(); // the reader is gone before the first line: every write meets a closed pipe
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise((res) => child.on('close', res));
+    expect(err).not.toMatch(/Unhandled|EPIPE|^\s+at /m);
+    expect(code).toBe(0);
+  });
 });
 
 describe('flashring memory and replay', () => {

@@ -20,7 +20,9 @@ describe('flashring cp-plan', () => {
   it('reads Megatron-LM shape flags and plans every scheme the shape allows', () => {
     const req = parseCpPlan({ ...base, 'compute-tflops': '200' });
     expect(req.shape).toEqual({ B: 1, Hq: 16, Hkv: 16, Nq: 8192, Nk: 8192, D: 128 });
-    expect(req.schemes).toEqual(['p2p', 'all_gather', 'a2a']);
+    // a2a+p2p without sizes: the largest a2a group below R that divides the heads (as the page).
+    expect(req.schemes).toEqual(['p2p', 'all_gather', 'a2a', 'a2a+p2p']);
+    expect([req.sizes, req.sizesChosen]).toEqual(['2,2', true]);
     const plans = planSchemes(req, 200);
     for (const p of plans) {
       expect(p.predicted.tflopsPerGpu).toBeGreaterThan(0);
@@ -31,12 +33,16 @@ describe('flashring cp-plan', () => {
     // A slower link can only add exposed communication.
     const slow = planSchemes(parseCpPlan({ ...base, link: 'custom', 'link-gbps': '1', 'link-latency-us': '100' }), 200);
     slow.forEach((p, i) => expect(p.predicted.commFraction).toBeGreaterThan(plans[i].predicted.commFraction));
-    expect(parseCpPlan({ ...base, 'hierarchical-context-parallel-sizes': '2,2' }).schemes).toContain('a2a+p2p');
-    // A scheme the heads cannot take is not planned, and says why.
+    expect(parseCpPlan({ ...base, 'hierarchical-context-parallel-sizes': '2,2' })).toMatchObject({ sizes: '2,2', sizesChosen: false });
+    // A scheme the heads cannot take is not planned, and says why; a2a+p2p takes groups of 4.
     const gqa = parseCpPlan({ ...base, 'context-parallel-size': '8', 'num-query-groups': '4' });
-    expect(gqa.schemes).toEqual(['p2p', 'all_gather']);
-    expect(gqa.skipped.map((x) => x.scheme)).toEqual(['a2a', 'a2a+p2p']);
+    expect(gqa.schemes).toEqual(['p2p', 'all_gather', 'a2a+p2p']);
+    expect(gqa.sizes).toBe('4,2');
+    expect(gqa.skipped.map((x) => x.scheme)).toEqual(['a2a']);
     expect(gqa.skipped[0].reason).toMatch(/key\/value heads \(4\)/);
+    // No group between 1 and R: not planned, with why.
+    const two = parseCpPlan({ ...base, 'context-parallel-size': '2' });
+    expect(two.skipped).toEqual([{ scheme: 'a2a+p2p', reason: expect.stringMatching(/at R = 2 there is none: give --hierarchical-context-parallel-sizes A,P/) }]);
   });
 
   it('bad input is an InputError naming it', () => {
@@ -53,6 +59,12 @@ describe('flashring cp-plan', () => {
       [{ 'context-parallel-size': '0x4' }, /--context-parallel-size must be a positive integer/],
       [{ 'seq-length': '1e300' }, /--seq-length must be a positive integer up to 2\^31, got '1e300'/],
       [{ 'compute-tflops': 'Infinity' }, /--compute-tflops must be a number, got 'Infinity'/],
+      [{ link: 'pcie5', 'link-gbps': '100' }, /'pcie5' is a preset \(512 Gbit\/s, 3 µs\)/],
+      [{ 'cp-comm-type': 'a2a+p2p', 'context-parallel-size': '2' }, /at R = 2 there is none/],
+      [{ 'num-attention-heads': undefined as unknown as string, 'hidden-size': undefined as unknown as string, heads: '16' }, /give the head dim: --head-dim D, or --hidden-size E/],
+      [{ heads: '16', 'head-dim': '64' }, /--hidden-size 2048 is not 16 heads × --head-dim 64 \(= 1024\)/],
+      [{ heads: '8', 'head-dim': '256' }, /--heads 8 and --num-attention-heads 16 disagree/],
+      [{ 'num-attention-heads': undefined as unknown as string }, /give the heads: --heads H with --head-dim D/],
     ];
     for (const [flags, re] of bad) expect(() => parseCpPlan({ ...base, ...flags }), String(re)).toThrow(re);
     expect(() => parseCpPlan({ ...base, link: 'x' })).toThrow(InputError);

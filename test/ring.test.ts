@@ -153,6 +153,21 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
     }
   });
 
+  it('work per rank counts what each scheme computes: the sequence schedule for p2p and all_gather, head shards for a2a', async () => {
+    const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 64, Nk: 64, D: 8 };
+    const x = makeInputs(s, SEED + 8);
+    const work = async (scheme: Scheme, layout: 'contiguous' | 'zigzag') =>
+      (await ringAttention([one], s, { q: x.q, k: x.k, v: x.v }, { scheme, layout, causal: true, precision: 'f32', ranks: 2 })).timeline.schedule;
+    // Causal, contiguous, R = 2: the first half sees its own triangle (32·33/2 = 528 scores), the
+    // second all of the first half and its triangle (1024 + 528); a2a's ranks take two heads of
+    // the whole sequence each (64·65/2 scores per head): half of the total each.
+    expect(await work('p2p', 'contiguous')).toMatchObject({ workPerRank: [528, 1552] });
+    expect((await work('all_gather', 'contiguous')).workPerRank).toEqual([528, 1552]);
+    const a2a = await work('a2a', 'contiguous');
+    expect(a2a).toMatchObject({ workPerRank: [1040, 1040], imbalance: 1 });
+    expect((await work('p2p', 'zigzag')).workPerRank).toEqual([1040, 1040]);
+  });
+
   it('memory per rank: all_gather holds the full K/V, a2a head shards, p2p two slots', async () => {
     const s: AttentionShape = { B: 1, Hq: 4, Hkv: 4, Nq: 64, Nk: 64, D: 8 };
     const x = makeInputs(s, SEED + 7);

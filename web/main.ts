@@ -15,7 +15,7 @@ import { Comparison, ModelSize, compareOne, modelDiff, predictFromLog, sourceMod
 import { setupLive } from './live.js';
 import { LINKS, LINK_NAMES, Link, Prediction, predict, resolveLink } from '../src/ring/linkModel.js';
 import { planSteps } from '../src/ring/plan.js';
-import { resolveScheme } from '../src/ring/scheme.js';
+import { defaultSizes, resolveScheme } from '../src/ring/scheme.js';
 import { validateRing } from '../src/ring/schedule.js';
 import { SCHEMES, Scheme } from '../src/ring/timeline.js';
 import { AttentionShape } from '../src/shape.js';
@@ -452,7 +452,8 @@ function readCpRequest(model: ModelConfig, par: ParallelConfig): CpRequest {
 /** a2a+p2p's 'A,P' as typed, or (empty) the largest group A, 1 < A < R, that divides R and the heads. */
 function a2aP2pSizes(raw: string, R: number, s: AttentionShape): { sizes: string | null; sizesNote: string } {
   if (raw) return { sizes: raw, sizesNote: '' };
-  for (let A = R - 1; A > 1; A--) if (R % A === 0 && s.Hq % A === 0 && s.Hkv % A === 0) return { sizes: `${A},${R / A}`, sizesNote: ' (chosen: the largest a2a group below R that divides the heads)' };
+  const d = defaultSizes(R, s);
+  if (d) return { sizes: d.join(','), sizesNote: ' (chosen: the largest a2a group below R that divides the heads)' };
   return { sizes: null, sizesNote: `no a2a group size A with 1 < A < ${R} divides both R and the heads per GPU (${s.Hq} query, ${s.Hkv} K/V); type A,P` };
 }
 

@@ -7,7 +7,7 @@ import { acquireDevices, adapterName, FlashDevice } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
 import { parseNpy, parseNpyInt32, encodeNpy, NpyArray } from './npy.js';
 import { attentionForward, attentionBackward, checkHalfRange, HostTensor } from '../kernels/attention.js';
-import { AttentionShape } from '../shape.js';
+import { AttentionShape, validateShape } from '../shape.js';
 import { Documents, checkDocuments } from '../mask.js';
 import { Precision } from '../kernels/precision.js';
 import { checkOutputDir, checkOutputFile, numberArg, parseCommand, writeFilesAtomically } from './args.js';
@@ -46,7 +46,9 @@ options:
                         times; the measured wall times become submission times)
   --layout L            with --cp: sharding contiguous | zigzag | striped (default zigzag)
   --link L              with --cp: predict the run on R real GPUs joined by nvlink-h200 | pcie5 |
-                        ib-ndr | custom (--link-gbps G in Gbit/s, --link-latency-us U override)
+                        ib-ndr | custom (with both --link-gbps G, per direction in Gbit/s, and
+                        --link-latency-us U); prints the predicted step time, comm fraction and
+                        TFLOP/s per GPU (the per-step timeline goes into --timeline)
   --compute-tflops X    with --link: predict with kernels at X TFLOP/s instead of the measured ones
   --timeline FILE       with --cp: write the JSON timeline (measured, and predicted with --link)
 Every value is checked before any GPU work; outputs appear only when the whole run succeeded.`;
@@ -187,7 +189,15 @@ function requestedPrecision(req: AttentionArgs['precision'], tensors: Tensor[]):
   }
   if (wide.length) console.error(`note: ${wide.map((t) => t.name).join(', ')} ${wide.length > 1 ? 'are' : 'is'} float64; computing in f32 and writing float32`);
   if (req === 'f32') return 'f32';
-  return tensors.every((t) => t.arr.dtype === 'f2') ? 'f16' : 'f32';
+  const half = tensors.filter((t) => t.arr.dtype === 'f2');
+  if (half.length === tensors.length) return 'f16';
+  // Mixed float16 and wider inputs: the wider data is not rounded unasked, so all of it runs in f32.
+  if (half.length) {
+    const names = (ts: Tensor[]) => ts.map((t) => t.name).join(', ');
+    const rest = tensors.filter((t) => t.arr.dtype !== 'f2');
+    console.error(`note: ${names(half)} ${half.length > 1 ? 'are' : 'is'} float16 but ${names(rest)} ${rest.length > 1 ? 'are' : 'is'} not; computing in f32 and writing float32 (--precision f16 computes in f16)`);
+  }
+  return 'f32';
 }
 
 /** f16 asked for by the data on a device without shader-f16: f32, with a note. */
@@ -212,6 +222,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   if (tl !== undefined && !intoNewOut) await checkOutputFile('timeline', tl);
   const [q, k, v] = await Promise.all([loadTensor(a.files.q, 'Q'), loadTensor(a.files.k, 'K'), loadTensor(a.files.v, 'V')]);
   const s = shapeFrom(q.dims, k.dims, v.dims);
+  validateShape(s); // head dims the kernels take: before any device is acquired
   const dout = a.files.do !== undefined ? await loadTensor(a.files.do, 'dO') : null;
   if (dout && dout.dims.join() !== q.dims.join()) throw new InputError(`dO has shape [${dout.dims}] but Q has [${q.dims}]; they must match`);
   const docs = a.cuSeqlens ? await loadDocuments(a.cuSeqlens, s) : null;
@@ -232,7 +243,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     const fwd = await attentionForward(dev, s, t, { ...opts, precision });
     const t1 = performance.now();
     const tensors: Record<string, HostTensor> = { o: fwd.o };
-    let msg = `forward (${fwd.precision}) ${(t1 - t0).toFixed(1)} ms (incl. upload and readback)`;
+    let msg = `forward (${fwd.precision}) ${(t1 - t0).toFixed(1)} ms (incl. compiling the kernels, cached by the driver after a first run, upload and readback)`;
     if (dout) {
       const bwd = await attentionBackward(dev, s, { ...t, o: fwd.o, lse: fwd.lse, dout: hostOf(dout.arr) }, { ...opts, precision });
       msg += `; backward ${(performance.now() - t1).toFixed(1)} ms`;
@@ -241,10 +252,18 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     const files = outputFiles(a.out, s, fwd.precision, tensors, fwd.lse);
     await writeFilesAtomically(files, [a.out]);
     console.error(`${msg}; wrote ${files.map((f) => f.path).join(', ')}`);
+    noteStaleOutputs(a.out, files);
     return 0;
   } finally {
     dev.destroy();
   }
+}
+
+/** Outputs of an earlier run left beside this run's (gradients of a run with --do, when this one had none): said, not deleted. */
+export function noteStaleOutputs(dir: string, written: { path: string }[]): void {
+  const wrote = new Set(written.map((f) => resolve(f.path)));
+  const stale = ['o', 'lse', 'dq', 'dk', 'dv'].map((n) => join(dir, `${n}.npy`)).filter((f) => !wrote.has(resolve(f)) && existsSync(f));
+  if (stale.length) console.error(`note: ${dir} also holds ${stale.map((f) => f.slice(dir.length).replace(/^[/\\]/, '')).join(', ')} from an earlier run; this run did not write ${stale.length > 1 ? 'them' : 'it'}`);
 }
 
 /** The .npy files of a run's outputs (f16 bits as float16, f32 as float32; LSE always float32). */

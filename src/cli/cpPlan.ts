@@ -15,13 +15,14 @@ import { LINK_NAMES, Link, Prediction, Rate, predict, resolveLink } from '../rin
 import { planSteps } from '../ring/plan.js';
 import { ringAttention } from '../ring/ringAttention.js';
 import { LAYOUTS, Layout, validateRing } from '../ring/schedule.js';
-import { resolveScheme } from '../ring/scheme.js';
+import { defaultSizes, resolveScheme } from '../ring/scheme.js';
 import { SCHEMES, Scheme } from '../ring/timeline.js';
 import { AttentionShape, numel, validateShape } from '../shape.js';
 
 const HELP = `usage: flashring cp-plan --context-parallel-size R --seq-length N (--num-attention-heads H --hidden-size E | --heads H --head-dim D) [options]
   --cp-comm-type T        ${SCHEMES.join('|')} (default: every scheme the shape allows)
-  --hierarchical-context-parallel-sizes A,P   a2a+p2p: a2a groups of A, a ring of P groups (A·P = R)
+  --hierarchical-context-parallel-sizes A,P   a2a+p2p: a2a groups of A, a ring of P groups (A·P = R;
+                          default: the largest A below R that divides R and the heads)
   --layout L              ${LAYOUTS.join('|')} (default zigzag)
   --num-query-groups G    key/value heads (GQA; default H)    --micro-batch-size B (default 1)
   --causal                causal attention      --precision f16|f32 (default f16)
@@ -63,6 +64,8 @@ export interface CpPlanRequest {
   /** Schemes the shape cannot take (when none was asked for), each with the reason. */
   skipped: { scheme: Scheme; reason: string }[];
   sizes?: string;
+  /** The sizes were not given: chosen as the page chooses them (defaultSizes). */
+  sizesChosen: boolean;
   link: Link;
   computeTflops?: number;
 }
@@ -70,9 +73,7 @@ export interface CpPlanRequest {
 export function parseCpPlan(v: Values): CpPlanRequest {
   const R = int(v, 'context-parallel-size');
   const N = int(v, 'seq-length');
-  const H = v.heads !== undefined ? int(v, 'heads') : int(v, 'num-attention-heads');
-  const D = v['head-dim'] !== undefined ? int(v, 'head-dim') : int(v, 'hidden-size') / H;
-  if (!Number.isInteger(D)) throw new InputError(`--hidden-size (${v['hidden-size']}) must be a multiple of the heads (${H})`);
+  const { H, D } = headsAndDim(v);
   const shape: AttentionShape = { B: int(v, 'micro-batch-size', 1), Hq: H, Hkv: int(v, 'num-query-groups', H), Nq: N, Nk: N, D };
   validateShape(shape);
   const layout = (v.layout ?? 'zigzag') as string;
@@ -80,18 +81,46 @@ export function parseCpPlan(v: Values): CpPlanRequest {
   const precision = (v.precision ?? 'f16') as Precision;
   if (precision !== 'f16' && precision !== 'f32') throw new InputError(`--precision must be f16 or f32, got '${precision}'`);
   const link = resolveLink((v.link as string | undefined) ?? 'nvlink-h200', num(v, 'link-gbps'), num(v, 'link-latency-us'));
-  if (link.name !== 'custom' && (v['link-gbps'] !== undefined || v['link-latency-us'] !== undefined))
-    throw new InputError(`--link-gbps and --link-latency-us describe --link custom; '${link.name}' is a preset`);
   const computeTflops = num(v, 'compute-tflops');
   if (computeTflops !== undefined && !(computeTflops > 0)) throw new InputError(`--compute-tflops must be a positive number, got '${v['compute-tflops']}'`);
-  const sizes = v['hierarchical-context-parallel-sizes'] as string | undefined;
   const asked = v['cp-comm-type'] as string | undefined;
+  // a2a+p2p without sizes: the largest a2a group below R that divides the heads (as the page does).
+  const given = v['hierarchical-context-parallel-sizes'] as string | undefined;
+  const wantsSizes = given === undefined && (asked === undefined || asked === 'a2a+p2p');
+  const chosen = wantsSizes ? defaultSizes(R, shape) : null;
+  const sizes = given ?? chosen?.join(',');
+  if (asked === 'a2a+p2p' && sizes === undefined) throw new InputError(noSizes(R, shape));
   if (asked !== undefined) resolveScheme(asked, R, shape, sizes); // one line naming what is wrong
-  const why = new Map(SCHEMES.map((s) => [s, refusal(s, R, shape, sizes)]));
+  const why = new Map(SCHEMES.map((s) => [s, s === 'a2a+p2p' && sizes === undefined ? noSizes(R, shape) : refusal(s, R, shape, sizes)]));
   const schemes = asked !== undefined ? [asked as Scheme] : SCHEMES.filter((s) => why.get(s) === null);
   const skipped = asked !== undefined ? [] : SCHEMES.filter((s) => why.get(s) !== null).map((s) => ({ scheme: s, reason: why.get(s)! }));
-  return { shape, R, causal: !!v.causal, layout: layout as Layout, precision, schemes, skipped, sizes, link, computeTflops };
+  return { shape, R, causal: !!v.causal, layout: layout as Layout, precision, schemes, skipped, sizes, sizesChosen: !!chosen, link, computeTflops };
 }
+
+/** The heads and head dim: --heads/--head-dim or Megatron-LM's --num-attention-heads/--hidden-size, consistent where both are given. */
+function headsAndDim(v: Values): { H: number; D: number } {
+  if (v.heads === undefined && v['num-attention-heads'] === undefined)
+    throw new InputError('give the heads: --heads H with --head-dim D, or --num-attention-heads H with --hidden-size E');
+  const H = int(v, v.heads !== undefined ? 'heads' : 'num-attention-heads');
+  if (v.heads !== undefined && v['num-attention-heads'] !== undefined && int(v, 'num-attention-heads') !== H)
+    throw new InputError(`--heads ${H} and --num-attention-heads ${v['num-attention-heads']} disagree: give one of them`);
+  if (v['head-dim'] === undefined && v['hidden-size'] === undefined)
+    throw new InputError(`give the head dim: --head-dim D, or --hidden-size E (E = ${H} heads × D)`);
+  if (v['head-dim'] === undefined) {
+    const E = int(v, 'hidden-size');
+    if (E % H) throw new InputError(`--hidden-size (${E}) must be a multiple of the heads (${H})`);
+    return { H, D: E / H };
+  }
+  const D = int(v, 'head-dim');
+  if (v['hidden-size'] !== undefined && int(v, 'hidden-size') !== H * D)
+    throw new InputError(`--hidden-size ${v['hidden-size']} is not ${H} heads × --head-dim ${D} (= ${H * D}): give one of them, or make them agree`);
+  return { H, D };
+}
+
+/** Why a2a+p2p has no sizes to choose (defaultSizes found none). */
+const noSizes = (R: number, s: AttentionShape) =>
+  `a2a+p2p needs an a2a group size A with 1 < A < R that divides R = ${R} and the heads (${s.Hq} query, ${s.Hkv} key/value)` +
+  `${R < 4 ? `; at R = ${R} there is none` : '; none does'}: give --hierarchical-context-parallel-sizes A,P (A·P = ${R})`;
 
 /** Why the shape cannot take a scheme (null when it can). */
 function refusal(s: Scheme, R: number, shape: AttentionShape, sizes?: string): string | null {
@@ -144,7 +173,7 @@ export async function cpPlanCommand(argv: string[]): Promise<number> {
   const plans = planSchemes(req, rate);
   const compute = measured ? { source: 'measured', adapter: measured.adapter, N: measured.N, tflops: measured.rate } : { source: 'given', tflops: rate };
   if (values.json) {
-    console.log(JSON.stringify({ kind: 'flashring.cp-plan', version: 1, shape: req.shape, R: req.R, causal: req.causal, layout: req.layout, precision: req.precision, link: req.link, compute, schemes: plans, skipped: req.skipped }, null, 1));
+    console.log(JSON.stringify({ kind: 'flashring.cp-plan', version: 1, shape: req.shape, R: req.R, causal: req.causal, layout: req.layout, precision: req.precision, link: req.link, compute, schemes: plans, skipped: req.skipped, ...(req.sizesChosen ? { sizesChosen: req.sizes } : {}) }, null, 1));
     return 0;
   }
   const s = req.shape;
@@ -157,5 +186,7 @@ export async function cpPlanCommand(argv: string[]): Promise<number> {
     console.log(`${p.scheme.padEnd(10)} ${p.hierarchy.join(',').padEnd(5)}  ${ph('forward').toFixed(3).padStart(11)}  ${ph('backward').toFixed(3).padStart(12)}  ${(100 * p.predicted.commFraction).toFixed(1).padStart(5)}  ${p.predicted.tflopsPerGpu.toPrecision(3).padStart(8)}  ${p.rankPeakBytes === null ? '      (not modelled)' : `${(p.rankPeakBytes / 2 ** 30).toFixed(3).padStart(12)} GiB`}`);
   }
   for (const x of req.skipped) console.log(`${x.scheme.padEnd(10)} not planned: ${x.reason}`);
+  if (req.sizesChosen && req.schemes.includes('a2a+p2p'))
+    console.log(`a2a+p2p sizes ${req.sizes} chosen: the largest a2a group below ${req.R} that divides the heads (--hierarchical-context-parallel-sizes A,P to choose)`);
   return 0;
 }

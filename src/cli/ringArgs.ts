@@ -54,7 +54,7 @@ export function parseRingArgs(values: RingValues): RingArgs | null {
   const pos = (f: 'link-gbps' | 'link-latency-us' | 'compute-tflops', min = 0) =>
     values[f] === undefined ? undefined : numberArg(f, values[f]!, min > 0 ? { above: 0, what: 'a positive number' } : { min: 0, what: 'a number ≥ 0' });
   const gbps = pos('link-gbps', 1), lat = pos('link-latency-us'), computeTflops = pos('compute-tflops', 1);
-  if (values.link === undefined && (gbps !== undefined || lat !== undefined)) throw new InputError('--link-gbps and --link-latency-us go with --link custom (or a preset to override)');
+  if (values.link === undefined && (gbps !== undefined || lat !== undefined)) throw new InputError('--link-gbps and --link-latency-us go with --link custom (both of them)');
   const link = values.link === undefined ? undefined : resolveLink(values.link, gbps, lat);
   if (computeTflops !== undefined && !link) throw new InputError('--compute-tflops only changes the link model\'s prediction: add --link');
   return {

@@ -7,7 +7,7 @@ import { Precision, PrecisionRequest } from '../kernels/precision.js';
 import { ringAttention, RingOptions, RingResult, RingTimeline } from '../ring/ringAttention.js';
 import { gpuPerRankWrapper, ringAttentionProcesses } from '../ring/processRanks.js';
 import { AttentionShape } from '../shape.js';
-import { devicePrecision, outputFiles } from './attention.js';
+import { devicePrecision, noteStaleOutputs, outputFiles } from './attention.js';
 import { writeFilesAtomically } from './args.js';
 import { RingArgs } from './ringArgs.js';
 
@@ -53,6 +53,9 @@ export async function ringCommand(
     try {
       const precision = devicePrecision(opts.precision, opts.request, devs[0]);
       console.error(`context-parallel attention ${JSON.stringify(s)}, ${R} rank(s) ${mode} (${ring.scheme}): ${adapterName(devs[0].adapter)}`);
+      // Dawn hands out one adapter however often it is asked: R devices on it share that GPU.
+      if (mode === 'multi-adapter' && R > 1 && new Set(devs.map((d) => adapterName(d.adapter))).size === 1)
+        console.error(`note: the ${R} ranks' devices are on one adapter (${adapterName(devs[0].adapter)}): they share its GPU, so the times are of that sharing; for one GPU per rank use --cp-mode processes --gpu-per-rank`);
       res = await ringAttention(devs, s, x, { ...common, precision, ...(ring.pipelined ? { pipelined: true } : {}) });
     } finally {
       for (const d of devs) d.destroy();
@@ -63,6 +66,7 @@ export async function ringCommand(
   if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
   await writeFilesAtomically(files, [ring.out]);
   console.error(formatTimeline(res.timeline));
+  noteStaleOutputs(ring.out, files);
   return 0;
 }
 

@@ -26,7 +26,7 @@ export const LINKS: Record<'nvlink-h200' | 'pcie5' | 'ib-ndr', Link> = {
 };
 export const LINK_NAMES = [...Object.keys(LINKS), 'custom'];
 
-/** A preset by name, or 'custom' with its bandwidth (Gbit/s) and latency (µs). */
+/** A preset by name (no bandwidth or latency beside it), or 'custom' with both: bandwidth (Gbit/s) and latency (µs). */
 export function resolveLink(name: string, gbps?: number, latencyUs?: number): Link {
   if (name === 'custom') {
     if (gbps === undefined || !Number.isFinite(gbps) || gbps <= 0) throw new InputError(`--link custom needs --link-gbps > 0 (Gbit/s), ${gbps === undefined ? 'none given' : `got ${gbps}`}`);
@@ -35,6 +35,9 @@ export function resolveLink(name: string, gbps?: number, latencyUs?: number): Li
   }
   const preset = LINKS[name as keyof typeof LINKS];
   if (!preset) throw new InputError(`unknown link '${name}': use ${LINK_NAMES.join(', ')}`);
+  // A preset is its figures: a bandwidth or latency beside it would be silently one or the other.
+  if (gbps !== undefined || latencyUs !== undefined)
+    throw new InputError(`--link-gbps and --link-latency-us describe --link custom; '${name}' is a preset (${preset.gbps} Gbit/s, ${preset.latencyUs} µs): drop them, or use --link custom with both`);
   return preset;
 }
 

@@ -31,6 +31,15 @@ export function parseSizes(x: string | number[] | undefined): number[] | undefin
   return parts;
 }
 
+/**
+ * a2a+p2p's sizes where none are given: the largest a2a group A with 1 < A < R that divides R and
+ * both head counts (the ring then spans R/A groups), or null where none does (the caller says so).
+ */
+export function defaultSizes(R: number, s: Pick<AttentionShape, 'Hq' | 'Hkv'>): [number, number] | null {
+  for (let A = R - 1; A > 1; A--) if (R % A === 0 && s.Hq % A === 0 && s.Hkv % A === 0) return [A, R / A];
+  return null;
+}
+
 export function resolveScheme(name: string, R: number, s: AttentionShape, sizes?: string | number[]): ResolvedScheme {
   if (!SCHEMES.includes(name as Scheme)) throw new InputError(`unknown cp-comm-type '${name}': use ${SCHEMES.join(', ')}`);
   const scheme = name as Scheme;

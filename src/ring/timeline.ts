@@ -66,8 +66,9 @@ export interface RingTimeline {
   precision: Precision;
   shape: AttentionShape;
   /**
-   * Visible (query, key) scores per rank under the mask (causal, window, documents) and max/mean;
-   * `window` [left, right] (−1 = unbounded) and `documents` (0 = none) name the mask.
+   * Visible (query, key) scores per rank under the mask (causal, window, documents), counted in
+   * one query head's pairs (a rank holding a share of the heads, as a2a's, counts that share),
+   * and max/mean; `window` [left, right] (−1 = unbounded) and `documents` (0 = none) name the mask.
    */
   schedule: { workPerRank: number[]; imbalance: number; shards: Segment[][]; window?: [number, number]; documents?: number };
   phases: { phase: Phase; wallMs: number; steps: StepRecord[] }[];
@@ -179,11 +180,26 @@ export type RunFacts = Pick<RingTimeline, 'adapters' | 'mode' | 'pipelined' | 's
 
 /** The timeline of a run: its facts, the schedule's balance, the phases and their summary. */
 export function makeTimeline(facts: RunFacts, sched: RingSchedule, phases: RingTimeline['phases']): RingTimeline {
+  const work = rankWork(facts, sched, phases);
+  const mean = work.reduce((a, b) => a + b, 0) / work.length;
   return {
     kind: 'flashring.timeline', version: 2, createdAt: new Date().toISOString(), ...facts,
-    schedule: { workPerRank: sched.workPerRank, imbalance: sched.imbalance, shards: sched.shards, window: sched.window, documents: sched.documents },
+    schedule: { workPerRank: work.map(Math.round), imbalance: mean > 0 ? Math.max(...work) / mean : 1, shards: sched.shards, window: sched.window, documents: sched.documents },
     phases, summary: summarize(phases),
   };
+}
+
+/**
+ * Each rank's visible scores as its forward steps did them: their FLOPs (4·B·heads·visible·D)
+ * over 4·B·Hq·D. The sequence schedule counts a sequence shard against the keys it meets, which
+ * is the work of p2p and all_gather but not of a2a (a head shard over the group's tokens); the
+ * schedule's count stands where no step recorded work.
+ */
+function rankWork(facts: RunFacts, sched: RingSchedule, phases: RingTimeline['phases']): number[] {
+  const steps = phases.find((ph) => ph.phase === 'forward')?.steps ?? [];
+  const per = 4 * facts.shape.B * facts.shape.Hq * facts.shape.D;
+  const work = Array.from({ length: facts.R }, (_, r) => steps.filter((st) => st.rank === r).reduce((a, st) => a + st.flops, 0) / per);
+  return work.some((w) => w > 0) ? work : sched.workPerRank;
 }
 
 export function summarize(phases: RingTimeline['phases']): RingTimeline['summary'] {
