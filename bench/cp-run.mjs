@@ -1,9 +1,15 @@
-// Runs bench/cp.ts (context-parallel sweep and scale run) through tsx, with WGSL `?raw` imports.
-import { register } from 'node:module';
-import { register as registerTsx } from 'tsx/esm/api';
+// Runs bench/cp.ts (the context-parallel bench: `node bench/cp-run.mjs --help`) through tsx, with
+// WGSL `?raw` imports, in a child process whose stderr drops Dawn's two native warning lines, as
+// bin/flashring.mjs (bin/dawn-noise.mjs: withoutDawnNoise). FLASHRING_RAW_STDERR=1 runs it
+// in-process with Dawn's output untouched.
+import { withoutDawnNoise } from '../bin/dawn-noise.mjs';
 
-registerTsx();
-register('../bin/raw-loader.mjs', import.meta.url);
-const { cpBench } = await import('./cp.ts');
-process.exitCode = await cpBench(process.argv.slice(2));
-(await import('../src/gpu/node.ts')).releaseNodeGPU();
+await withoutDawnNoise(import.meta.url, '__FLASHRING_CP_CHILD', async () => {
+  const { register } = await import('node:module');
+  const { register: registerTsx } = await import('tsx/esm/api');
+  registerTsx();
+  register('../bin/raw-loader.mjs', import.meta.url);
+  const { cpBench } = await import('./cp.ts');
+  process.exitCode = await cpBench(process.argv.slice(2));
+  (await import('../src/gpu/node.ts')).releaseNodeGPU();
+});

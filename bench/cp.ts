@@ -21,8 +21,8 @@
  *          single-device kernel on a plain call of the same work, and R = 1 (bench/cpSteps.ts).
  *   table  prints the two JSON files' tables.
  *
- * node bench/cp-run.mjs sweep|scale|steps|procs|table [--N n] [--H h] [--D d] [--R list] [--out dir] [--gpu-gib G] [--budget-s S] [--reps n] [--gpu-per-rank] [--latency-us U]
- *   --budget-s (sweep): start no point that would end past S seconds; skipped points are named.
+ * node bench/cp-run.mjs <mode> [options]: `node bench/cp-run.mjs --help` lists each mode's options,
+ * their defaults (the GPU host's sizes) and a run small enough for a CPU adapter (usage() below).
  */
 import { parseArgs } from 'node:util';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
@@ -30,12 +30,15 @@ import { join } from 'node:path';
 import { FlashDevice, acquireDevices, adapterName } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
 import { HostTensor, attentionBackward, attentionForward, toF32, toPrecision } from '../src/kernels/attention.js';
-import { contextParallel, RingOptions, RingTimeline, RowReader, ShardSource } from '../src/ring/ringAttention.js';
+import { checkRing, contextParallel, RingOptions, RingTimeline, RowReader, ShardSource } from '../src/ring/ringAttention.js';
 import { hostSource, readAll } from '../src/ring/hostIO.js';
 import { LINKS } from '../src/ring/linkModel.js';
 import { Scheme } from '../src/ring/timeline.js';
 import { Segment, shardTokens } from '../src/ring/schedule.js';
-import { AttentionShape, numel, resolveOptions } from '../src/shape.js';
+import { AttentionShape, MAX_HEAD_DIM, numel, resolveOptions } from '../src/shape.js';
+import { InputError, LimitError } from '../src/errors.js';
+import { userMistake } from '../src/cli/main.js';
+import { checkOutputDir, numberArg, NumberRule } from '../src/cli/args.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
 import { storage } from '../src/gpu/buffers.js';
 import { randn, relErr } from '../src/reference/compare.js';
@@ -115,14 +118,40 @@ async function point(dev: FlashDevice, s: AttentionShape, src: ShardSource, opts
   return { timelines, kept: order[order.length >> 1], out: out!, warmUpS, paired, pairedR1 };
 }
 
-/** vsR1Best of every row: its fastest repeat over the fastest R = 1 run of the sweep (rows[0] is R = 1). */
-function bestRatios(rows: SweepRow[]): void {
-  const finite = (xs: (number | null | undefined)[]) => xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
-  // Derived from the runs here, also for sweeps written before these fields (bench/results up to round 5).
-  for (const r of rows) r.kernelMsBest = finite(r.kernelMsRuns).length ? Math.min(...finite(r.kernelMsRuns)) : null;
-  const r1 = finite([...rows[0]?.kernelMsRuns ?? [], ...rows.flatMap((r) => r.pairedR1Ms ?? [])]);
-  const best = r1.length ? Math.min(...r1) : null;
-  for (const r of rows) r.vsR1Best = best && r.kernelMsBest !== null ? r.kernelMsBest / best : null;
+/**
+ * The best columns: every row's fastest run against the fastest R = 1 run of the sweep (the
+ * baseline's repeats and the R = 1 run paired with each repeat of every point). The R = 1 row's
+ * best is that same run, so its ratio is 1 by construction: it was once the fastest of its own
+ * repeats only, while the denominator also took the paired runs, so a faster paired R = 1 run
+ * put the baseline at 1.13 or 1.50. Every quantity is one run's summed kernel ms (fwd + bwd).
+ */
+export function bestRatios(rows: Pick<SweepRow, 'R' | 'kernelMsRuns' | 'pairedR1Ms' | 'kernelMsBest' | 'vsR1Best'>[]): void {
+  const fastest = (xs: (number | null | undefined)[]) => {
+    const ok = xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+    return ok.length ? Math.min(...ok) : null;
+  };
+  // Derived from the runs here, also for sweeps written before these fields (bench/results up to round 5); rows[0] is R = 1.
+  const r1 = fastest([...rows[0]?.kernelMsRuns ?? [], ...rows.flatMap((r) => r.pairedR1Ms ?? [])]);
+  for (const r of rows) {
+    r.kernelMsBest = r.R === 1 ? r1 : fastest(r.kernelMsRuns);
+    r.vsR1Best = r1 && r.kernelMsBest !== null ? r.kernelMsBest / r1 : null;
+  }
+}
+
+/** How many R = 1 runs the baseline's best is the fastest of: its own repeats and every paired one. */
+const r1RunCount = (rows: SweepRow[]) => (rows[0]?.kernelMsRuns.length ?? 0) + rows.reduce((a, r) => a + (r.pairedR1Ms?.length ?? 0), 0);
+
+const SWEEP_SCHEMES: Scheme[] = ['p2p', 'all_gather', 'a2a'];
+
+/** Why the ring refuses `scheme` at R for this shape (a2a splits heads: H must be divisible by R), or null: it runs. */
+function whyNot(s: AttentionShape, opts: RingOptions, R: number, scheme: Scheme): string | null {
+  try {
+    checkRing(s, { ...opts, ranks: R, scheme }, R);
+    return null;
+  } catch (e) {
+    if (e instanceof InputError) return e.message;
+    throw e;
+  }
 }
 
 /** Queues GPU work (not timed) that keeps the GPU busy while the host prepares the next run. */
@@ -205,12 +234,21 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
     await save();
     let last = (performance.now() - tBase) / 1e3;
     console.error(`sweep R=1 (baseline): kernels ${r1?.toFixed(1)} ms (runs ${res.rows[0].kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), ${((performance.now() - t0) / 1e3).toFixed(1)} s so far`);
+    // Every point not run is named with why, in the table and the JSON (a point missing silently reads as forgotten).
+    const skip = (R: number, scheme: Scheme, why: string) => {
+      res.skipped.push({ R, scheme, why });
+      console.error(`sweep R=${R} ${scheme}: skipped: ${why}`);
+    };
     for (const R of Rs.filter((r) => r > 1))
-      for (const scheme of ['p2p', 'all_gather', 'a2a'] as Scheme[]) {
-        if (scheme === 'a2a' && s.Hq % R !== 0) continue;
+      for (const scheme of SWEEP_SCHEMES) {
+        const refused = whyNot(s, opts, R, scheme);
+        if (refused) {
+          skip(R, scheme, refused);
+          continue;
+        }
         const elapsed = (performance.now() - t0) / 1e3;
         if (budgetS !== null && elapsed + 1.5 * last > budgetS) {
-          res.skipped.push({ R, scheme, why: `would end past the ${budgetS} s budget (${elapsed.toFixed(0)} s used, the last point took ${last.toFixed(1)} s)` });
+          skip(R, scheme, `would end past the ${budgetS} s budget (${elapsed.toFixed(0)} s used, the last point took ${last.toFixed(1)} s)`);
           continue;
         }
         const pt = await point(dev, s, src, { ...opts, ranks: R, scheme }, { ...opts, ranks: 1 }, heat);
@@ -264,8 +302,8 @@ function p2pPeakPerRank(N: number, R: number, H: number, D: number): number {
 async function scale(dev: FlashDevice, N: number, H: number, D: number, R: number, gpuGib: number) {
   const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };
   const perRank = p2pPeakPerRank(N, R, H, D);
+  // That it fits gpuGib is checked before the device starts (checkScaleRun).
   console.error(`scale: N=${N} H=${H} D=${D} R=${R}: about ${(perRank / GIB).toFixed(2)} GiB per rank, ${(R * perRank / GIB).toFixed(1)} GiB on the device (limit ${gpuGib} GiB)`);
-  if (R * perRank > 0.9 * gpuGib * GIB) throw new Error(`the scale run needs ${(R * perRank / GIB).toFixed(1)} GiB; the GPU has ${gpuGib}`);
   const src: ShardSource = {
     backward: true,
     rows: (name, seg, p) => {
@@ -331,6 +369,7 @@ function table(sw: SweepResult | null, sc: Awaited<ReturnType<typeof scale>> | n
       L.push(`${String(r.R).padEnd(2)} ${(r.R === 1 ? 'baseline' : r.scheme).padEnd(11)} ${(r.kernelMs?.toFixed(1) ?? 'n/a').padStart(19)}  ${runs.padEnd(20)}  ${(r.vsR1?.toFixed(2) ?? 'n/a').padStart(6)}  ${(r.R === 1 ? '' : r.vsR1Paired?.toFixed(2) ?? 'n/a').padStart(6)}  ${(r.kernelMsBest?.toFixed(1) ?? 'n/a').padStart(4)}  ${(r.vsR1Best?.toFixed(2) ?? 'n/a').padStart(11)}  ${r.predicted.totalMs.toFixed(1).padStart(7)}  ${(100 * r.predicted.commFraction).toFixed(1).padStart(5)}  ${r.predicted.tflopsPerGpu.toPrecision(3).padStart(11)}  ${(r.maxPeakBytesPerRank / 2 ** 20).toFixed(0).padStart(13)}  ${r.maxErrVsR1.toExponential(1)}`);
     }
     L.push('R=1 is one rank: the same work under every scheme name, measured once and the baseline (vs R=1) and reference outputs of every scheme.');
+    L.push(`best: a point's fastest run; R=1's is the fastest of all ${r1RunCount(sw.rows)} R=1 runs (its own and those paired with every point), the denominator of vs R=1 best.`);
     for (const k of sw.skipped ?? []) L.push(`skipped R=${k.R} ${k.scheme}: ${k.why}`);
   }
   if (sc) {
@@ -346,41 +385,258 @@ function table(sw: SweepResult | null, sc: Awaited<ReturnType<typeof scale>> | n
   return L.join('\n');
 }
 
-export async function cpBench(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: {
-    N: { type: 'string' }, H: { type: 'string' }, D: { type: 'string' }, R: { type: 'string' }, out: { type: 'string' }, 'gpu-gib': { type: 'string' },
-    'budget-s': { type: 'string' }, 'gpu-per-rank': { type: 'boolean' }, 'latency-us': { type: 'string' }, reps: { type: 'string' },
-  } });
-  const what = positionals[0] ?? 'sweep';
-  const out = values.out ?? 'bench/out';
-  await mkdir(out, { recursive: true });
-  const read = async (f: string) => JSON.parse(await readFile(join(out, f), 'utf8').catch(() => 'null'));
-  if (what === 'table') return (console.log(table(await read('cp-sweep.json'), await read('cp-scale.json'))), 0);
-  if (what === 'procs') {
-    const rows = await procsBench((values.N ?? '16384,65536,131072').split(',').map(Number), Number(values.H ?? 16), Number(values.D ?? 128),
-      Number(values.R ?? 2), !!values['gpu-per-rank'], Number(values['latency-us'] ?? 10), out);
-    return (console.log(procsTable(rows)), 0);
+type Mode = 'sweep' | 'scale' | 'steps' | 'procs' | 'table';
+
+interface ModeSpec {
+  summary: string;
+  /** The options the mode takes, with their defaults (the GPU host's sizes; bench/cp-h200.sh). */
+  defaults: Record<string, string>;
+  /** Options that take a comma list here. */
+  lists: string[];
+  /** A run small enough for a CPU adapter (lavapipe): seconds. */
+  example: string;
+}
+
+/** Each mode's options: what --help lists and what parsing accepts (an option of another mode is a mistake, not ignored). */
+const MODES: Record<Mode, ModeSpec> = {
+  sweep: {
+    summary: 'R ranks on one device against R=1, per scheme (p2p, all_gather, a2a): kernel ms, paired ratios, link-model prediction',
+    defaults: { N: '16384', H: '16', D: '128', R: '1,2,4,8', 'budget-s': 'none', out: 'bench/out' }, lists: ['R'],
+    example: 'sweep --N 64 --H 4 --D 16 --R 1,2,4 --out /tmp/cp',
+  },
+  scale: {
+    summary: 'one exact forward+backward at a sequence no host tensor holds, sampled rows checked against the single-device kernel',
+    defaults: { N: '1048576', H: '8', D: '128', R: '8', 'gpu-gib': '139', out: 'bench/out' }, lists: [],
+    example: 'scale --N 1024 --H 2 --D 16 --R 4 --gpu-gib 1 --out /tmp/cp',
+  },
+  steps: {
+    summary: "where p2p's kernel time goes: each kind of zigzag step beside a plain call of the same work, and R=1",
+    defaults: { N: '16384', H: '16', D: '128', R: '2,4,8', reps: '20', out: 'bench/out' }, lists: ['R'],
+    example: 'steps --N 256 --H 2 --D 16 --R 2,4 --reps 2 --out /tmp/cp',
+  },
+  procs: {
+    summary: 'one process per rank: measured timeline, comm fraction, staging bandwidth, the link model at that bandwidth',
+    defaults: { N: '16384,65536,131072', H: '16', D: '128', R: '2', 'latency-us': '10', 'gpu-per-rank': 'off', out: 'bench/out' }, lists: ['N'],
+    example: 'procs --N 256 --H 2 --D 16 --R 2 --out /tmp/cp   (about a minute: every run starts R processes)',
+  },
+  table: { summary: 'prints the tables of cp-sweep.json and cp-scale.json in --out', defaults: { out: 'bench/out' }, lists: [], example: 'table --out /tmp/cp' },
+};
+
+const OPTIONS: Record<string, { type: 'string' | 'boolean'; arg: string; help: string }> = {
+  N: { type: 'string', arg: 'n', help: 'sequence length in tokens (procs: a comma list)' },
+  H: { type: 'string', arg: 'h', help: 'attention heads' },
+  D: { type: 'string', arg: 'd', help: `head dim: a multiple of 8, at most ${MAX_HEAD_DIM}` },
+  R: { type: 'string', arg: 'r', help: 'ranks (context-parallel size); sweep, steps: a comma list (R=1 always runs: the baseline)' },
+  'budget-s': { type: 'string', arg: 'S', help: 'sweep: start no point that would end past S seconds (skipped points are named)' },
+  'gpu-gib': { type: 'string', arg: 'G', help: 'scale: GPU memory; a run needing more than 90% of it is refused up front' },
+  reps: { type: 'string', arg: 'n', help: 'steps: timed repeats of each kernel pass (the median is kept)' },
+  'latency-us': { type: 'string', arg: 'U', help: "procs: per-message latency of the predicted link" },
+  'gpu-per-rank': { type: 'boolean', arg: '', help: 'procs: rank r sees only GPU r (two identical GPUs)' },
+  out: { type: 'string', arg: 'dir', help: 'folder for the JSON results (table: where it reads them)' },
+};
+
+const HINT = '(see node bench/cp-run.mjs --help)';
+
+export function usage(): string {
+  const w = Math.max(...Object.entries(OPTIONS).map(([k, o]) => k.length + o.arg.length));
+  return [
+    'usage: node bench/cp-run.mjs <mode> [options]   (the context-parallel bench; --help: this text)',
+    '',
+    'Defaults are the GPU host\'s sizes (bench/cp-h200.sh), far too big for a CPU adapter (lavapipe):',
+    'there give small shapes, as every example below does (seconds each, but procs).',
+    '',
+    ...Object.entries(MODES).flatMap(([m, spec]) => [
+      `  ${m.padEnd(5)}  ${spec.summary}`,
+      `         ${Object.entries(spec.defaults).map(([k, v]) => (OPTIONS[k].type === 'boolean' ? `[--${k}]` : `--${k} ${v}`)).join('  ')}`,
+      `         e.g. node bench/cp-run.mjs ${spec.example}`,
+    ]),
+    '',
+    'options:',
+    ...Object.entries(OPTIONS).map(([k, o]) => `  --${`${k} ${o.arg}`.padEnd(w + 1)}  ${o.help}`),
+  ].join('\n');
+}
+
+/** A value that starts like a negative number: a string option takes it as its value (then judged by its rule). */
+const NEGATIVE = /^-(\d|\.\d)/;
+
+/** The mode (null: none given) and the options given; every parsing mistake is one InputError line. */
+function parseCp(argv: string[]): { mode: Mode | null; values: Record<string, string | boolean | undefined> } {
+  const args = [...argv];
+  for (let i = 0; i + 1 < args.length; i++) {
+    const name = args[i].startsWith('--') ? args[i].slice(2) : '';
+    if (Object.hasOwn(OPTIONS, name) && OPTIONS[name].type === 'string' && NEGATIVE.test(args[i + 1])) args.splice(i, 2, `${args[i]}=${args[i + 1]}`);
   }
+  const options = Object.fromEntries(Object.entries(OPTIONS).map(([k, o]) => [k, { type: o.type }]));
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: true, tokens: true });
+  } catch (e) {
+    if (!String((e as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')) throw e;
+    const first = (e as Error).message.split('\n')[0];
+    const unknown = /^Unknown option '([^']+)'/.exec(first);
+    throw new InputError(`${unknown ? `unknown option '${unknown[1]}'` : first} ${HINT}`);
+  }
+  const seen = new Set<string>();
+  for (const t of parsed.tokens)
+    if (t.kind === 'option') {
+      // parseArgs keeps the last of a repeated option; a run with the wrong size is worse than a refusal.
+      if (seen.has(t.name)) throw new InputError(`--${t.name} is given twice: give it once`);
+      seen.add(t.name);
+    }
+  const [mode, ...extra] = parsed.positionals;
+  if (extra.length) throw new InputError(`one mode at a time, got '${parsed.positionals.join(' ')}' ${HINT}`);
+  if (mode !== undefined && !Object.hasOwn(MODES, mode)) throw new InputError(`unknown mode '${mode}': use ${Object.keys(MODES).join(', ')} ${HINT}`);
+  return { mode: (mode as Mode) ?? null, values: parsed.values };
+}
+
+interface CpConfig {
+  mode: Mode; N: number[]; H: number; D: number; R: number[]; out: string;
+  budgetS: number | null; gpuGib: number; reps: number; latencyUs: number; gpuPerRank: boolean;
+}
+
+const RULES: Record<string, NumberRule> = {
+  N: { integer: true, min: 1, what: 'a positive integer (tokens)' },
+  H: { integer: true, min: 1, what: 'a positive integer (heads)' },
+  D: { integer: true, min: 8, max: MAX_HEAD_DIM, what: `a multiple of 8 from 8 to ${MAX_HEAD_DIM} (head dim)` },
+  R: { integer: true, min: 1, what: 'a positive integer (ranks)' },
+  reps: { integer: true, min: 1, what: 'a positive integer' },
+  'budget-s': { above: 0, what: 'a positive number of seconds' },
+  'gpu-gib': { above: 0, what: 'a positive number of GiB' },
+  'latency-us': { min: 0, what: 'a number of microseconds, 0 or more' },
+};
+
+/** A numeric option's value(s) (a comma list where the mode takes one), or one line naming the option and what it must be. */
+function numbers(flag: string, raw: string, list: boolean): number[] {
+  const rule = RULES[flag];
+  const bad = () => new InputError(`--${flag} must be ${list ? `a comma list, each ${rule.what}` : rule.what}, got '${raw}'`);
+  const xs = (list ? raw.split(',') : [raw]).map((p) => {
+    try {
+      return numberArg(flag, p, rule);
+    } catch {
+      throw bad();
+    }
+  });
+  if (flag === 'D' && xs[0] % 8 !== 0) throw bad();
+  if (new Set(xs).size < xs.length) throw new InputError(`--${flag} '${raw}' names a value twice: give each once`);
+  return xs;
+}
+
+/**
+ * Every option of the mode checked before any device work (a mistake costs no adapter start and
+ * no minutes of a sweep): numbers, ranks against tokens, and the scale run's shape and memory.
+ */
+function validate(mode: Mode, values: Record<string, string | boolean | undefined>): CpConfig {
+  const spec = MODES[mode];
+  for (const k of Object.keys(values))
+    if (!Object.hasOwn(spec.defaults, k)) throw new InputError(`--${k} is not an option of ${mode} (its options: ${Object.keys(spec.defaults).map((o) => `--${o}`).join(', ')}) ${HINT}`);
+  const num = (k: string) => {
+    const raw = (values[k] as string | undefined) ?? spec.defaults[k];
+    return raw === undefined || raw === 'none' ? [] : numbers(k, raw, spec.lists.includes(k));
+  };
+  const [N, H, D, R, budget, gpuGib, reps, latency] = ['N', 'H', 'D', 'R', 'budget-s', 'gpu-gib', 'reps', 'latency-us'].map(num);
+  for (const r of R) for (const n of N)
+    if (r > n) throw new InputError(`--R ${r} is more than --N ${n} tokens: every rank needs at least one token`);
+  const c: CpConfig = {
+    mode, N, H: H[0], D: D[0], R, out: (values.out as string | undefined) ?? spec.defaults.out, budgetS: budget[0] ?? null,
+    gpuGib: gpuGib[0], reps: reps[0], latencyUs: latency[0], gpuPerRank: !!values['gpu-per-rank'],
+  };
+  if (mode === 'scale') checkScaleRun(c);
+  return c;
+}
+
+/** The scale run's check samples 64-row blocks at N/2 − 32, N − 64 (queries) and 0, N/2 (keys); its ring must fit --gpu-gib. */
+function checkScaleRun(c: CpConfig): void {
+  const [N] = c.N, [R] = c.R;
+  if (N % 2 !== 0 || N < 128) throw new InputError(`--N must be an even integer >= 128 for scale (its check samples 64-row blocks at N/2 and at the end), got ${N}`);
+  const need = R * p2pPeakPerRank(N, R, c.H, c.D);
+  if (need > 0.9 * c.gpuGib * GIB)
+    throw new LimitError(`the scale run needs ${(need / GIB).toFixed(1)} GiB on the device (N=${N}, H=${c.H}, D=${c.D}, R=${R}), more than 90% of --gpu-gib ${c.gpuGib}: lower --N or --H, or raise --gpu-gib`);
+}
+
+/** A JSON result in --out, null where there is none. */
+async function readResult(out: string, f: string) {
+  const path = join(out, f);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new InputError(`${path} is not JSON (${(e as Error).message}): rerun the mode that writes it`);
+  }
+}
+
+async function tableMode(out: string): Promise<number> {
+  const [sw, sc] = [await readResult(out, 'cp-sweep.json'), await readResult(out, 'cp-scale.json')];
+  if (!sw && !sc) throw new InputError(`--out ${out} holds neither cp-sweep.json nor cp-scale.json: run sweep or scale with --out ${out} first`);
+  console.log(table(sw, sc));
+  return 0;
+}
+
+async function procsMode(c: CpConfig): Promise<number> {
+  const [R] = c.R;
+  const rows = await procsBench(c.N, c.H, c.D, R, c.gpuPerRank, c.latencyUs, c.out);
+  console.log(procsTable(rows));
+  // bench/cpProcs.ts leaves out what the ring refuses (a2a with heads not divisible by R): named here, with the ring's reason.
+  for (const N of c.N)
+    for (const scheme of SWEEP_SCHEMES) {
+      if (rows.some((r) => r.N === N && r.scheme === scheme)) continue;
+      const s: AttentionShape = { B: 1, Hq: c.H, Hkv: c.H, Nq: N, Nk: N, D: c.D };
+      console.log(`skipped N=${N} R=${R} ${scheme}: ${whyNot(s, { causal: true, layout: 'zigzag' }, R, scheme) ?? 'not run by bench/cpProcs.ts'}`);
+    }
+  return 0;
+}
+
+async function deviceMode(c: CpConfig): Promise<number> {
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
     const meta = { adapter: adapterName(dev.adapter), date: new Date().toISOString() };
-    if (what === 'sweep') {
-      const budget = values['budget-s'] === undefined ? null : Number(values['budget-s']);
-      const res = await sweep(dev, Number(values.N ?? 16384), Number(values.H ?? 16), Number(values.D ?? 128), (values.R ?? '1,2,4,8').split(',').map(Number), out, budget, meta);
+    if (c.mode === 'sweep') {
+      const res = await sweep(dev, c.N[0], c.H, c.D, c.R, c.out, c.budgetS, meta);
       console.log(table(res, null));
-    } else if (what === 'scale') {
-      const sc = await scale(dev, Number(values.N ?? 1048576), Number(values.H ?? 8), Number(values.D ?? 128), Number(values.R ?? 8), Number(values['gpu-gib'] ?? 139));
-      await writeFile(join(out, 'cp-scale.json'), JSON.stringify({ ...meta, ...sc }, null, 1));
+    } else if (c.mode === 'scale') {
+      const sc = await scale(dev, c.N[0], c.H, c.D, c.R[0], c.gpuGib);
+      await writeFile(join(c.out, 'cp-scale.json'), JSON.stringify({ ...meta, ...sc }, null, 1));
       console.log(table(null, sc));
-    } else if (what === 'steps') {
-      const N = Number(values.N ?? 16384);
-      const res = await stepsBench(dev, N, Number(values.H ?? 16), Number(values.D ?? 128), (values.R ?? '2,4,8').split(',').map(Number), Number(values.reps ?? 20),
+    } else {
+      const [N] = c.N;
+      const res = await stepsBench(dev, N, c.H, c.D, c.R, c.reps,
         (r) => console.error(`steps R=${r.R} ${r.kind}: ring ${(r.ring.fwd + r.ring.dkdv + r.ring.dq).toFixed(3)} ms, plain ${(r.plain.fwd + r.plain.dkdv + r.plain.dq).toFixed(3)} ms`));
-      await writeFile(join(out, `cp-steps-${N}.json`), JSON.stringify({ ...meta, ...res }, null, 1));
+      await writeFile(join(c.out, `cp-steps-${N}.json`), JSON.stringify({ ...meta, ...res }, null, 1));
       console.log(stepsTable(res));
-    } else throw new Error(`unknown mode '${what}': sweep, scale, steps, procs or table`);
+    }
     return 0;
   } finally {
     dev.destroy();
+  }
+}
+
+/**
+ * `node bench/cp-run.mjs <mode> [options]`: the exit code. --help prints the usage (0); no mode
+ * prints it too (2: the defaults are GPU-host sizes, hours on a CPU adapter, so nothing starts
+ * unasked). An ordinary mistake is one line `cp-run [mode]: …` and 2, as the flashring command
+ * does; a bug keeps its stack trace.
+ */
+export async function cpBench(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) return (console.log(usage()), 0);
+  let mode: Mode | null = null;
+  try {
+    const parsed = parseCp(argv);
+    if (!parsed.mode) return (console.log(usage()), 2);
+    mode = parsed.mode;
+    const c = validate(mode, parsed.values);
+    if (mode === 'table') return await tableMode(c.out);
+    await checkOutputDir('out', c.out);
+    await mkdir(c.out, { recursive: true });
+    return await (mode === 'procs' ? procsMode(c) : deviceMode(c));
+  } catch (e) {
+    const line = await userMistake(e);
+    if (line === null) throw e;
+    console.error(`cp-run${mode ? ` ${mode}` : ''}: ${line}`);
+    return 2;
   }
 }

@@ -47,6 +47,8 @@ export interface StepsResult {
   rows: StepRow[];
   /** Per R: summed kernel ms of the ring's steps, of the plain calls, and R = 1's. */
   totals: { R: number; ringMs: number; plainMs: number; r1Ms: number }[];
+  /** Step kinds not timed, and why (a step with no visible work: N < 2R leaves zigzag chunks empty). */
+  skipped: { R: number; kind: StepRow['kind']; count: number; why: string }[];
 }
 
 /** Forward (+ merge) and backward kernel ms of a step: what the ring's kernel time counts. */
@@ -93,6 +95,7 @@ export async function stepsBench(dev: FlashDevice, N: number, H: number, D: numb
     const r1 = await time(N, N, { causal: true }, true);
     push({ R: 1, kind: 'R=1', count: 1, visible: (N * (N + 1)) / 2, ring: r1, plain: r1 });
     const totals: StepsResult['totals'] = [];
+    const skipped: StepsResult['skipped'] = [];
     for (const R of Rs.filter((r) => r > 1)) {
       const shards = shardLayout(N, R, 'zigzag').map((segs) => segs[0]);
       const at = (q: Segment, k: Segment) => ({ causal: true, qPos: q, kPos: k });
@@ -101,7 +104,11 @@ export async function stepsBench(dev: FlashDevice, N: number, H: number, D: numb
       for (const [kind, r, j, count] of kinds) {
         const q = shards[r], k = shards[j];
         const { visible } = classifyPair(q, k, true);
-        if (visible === 0) continue; // N < 2R: a rank's chunk from a later rank can be empty
+        if (visible === 0) {
+          // N < 2R: a rank's chunk from a later rank can be empty; named, so the rows' counts not summing to R² is explained.
+          skipped.push({ R, kind, count, why: `no visible work at N=${N} (N < 2R=${2 * R}: some zigzag chunks are empty)` });
+          continue;
+        }
         const ring = await time(q.count, k.count, at(q, k), true);
         // The same visible work as one plain call: a causal call of the shard, or the dense rectangle.
         const plain = kind === 'diagonal' ? await time(q.count, q.count, { causal: true }, false)
@@ -113,7 +120,7 @@ export async function stepsBench(dev: FlashDevice, N: number, H: number, D: numb
       }
       totals.push({ R, ringMs, plainMs, r1Ms: stepMs(r1, false) });
     }
-    return { N, H, D, reps, rows, totals };
+    return { N, H, D, reps, rows, totals, skipped };
   } finally {
     for (const x of Object.values(b)) dev.tracker.destroy(x);
   }
@@ -131,5 +138,6 @@ export function stepsTable(res: StepsResult): string {
   L.push('R  summed over the ring: ring steps ms  plain calls ms  R=1 ms  | ring/plain (the ring\'s own cost)  plain/R=1 (short calls)  ring/R=1');
   for (const t of res.totals)
     L.push(`${String(t.R).padEnd(2)} ${t.ringMs.toFixed(1).padStart(33)} ${t.plainMs.toFixed(1).padStart(15)} ${t.r1Ms.toFixed(1).padStart(7)}  | ${(t.ringMs / t.plainMs).toFixed(2).padStart(33)} ${(t.plainMs / t.r1Ms).toFixed(2).padStart(24)} ${(t.ringMs / t.r1Ms).toFixed(2).padStart(9)}`);
+  for (const k of res.skipped ?? []) L.push(`skipped R=${k.R} ${k.kind} (${k.count} steps): ${k.why}`);
   return L.join('\n');
 }

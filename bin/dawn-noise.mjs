@@ -1,4 +1,53 @@
 // Dawn's Vulkan backend prints these two lines to stderr from native code each time an adapter is
 // created on some drivers (Mesa lavapipe): they say nothing to a user. Processes that pass on a
-// child's stderr (bin/flashring.mjs, src/ring/processRanks.ts) drop exactly these lines.
+// child's stderr (bin/flashring.mjs, bench/cp-run.mjs, src/ring/processRanks.ts) drop exactly these lines.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
 export const DAWN_NOISE = /^Warning: maxDynamic(Uniform|Storage)BuffersPerPipelineLayout artificially reduced from \d+ to \d+ to fit dynamic offset allocation limit\.\r?$/;
+
+/**
+ * An entry script's two lives. Native output cannot be caught in-process, so the script runs
+ * itself again as a child (marked by the environment variable `childFlag`) whose stderr passes
+ * through a filter that drops exactly DAWN_NOISE lines; everything else (errors, progress bars
+ * drawn with \r) passes unchanged. In the child (or with FLASHRING_RAW_STDERR=1: in-process,
+ * Dawn's output untouched) `work` runs, with output piped into a reader that stops early (`… |
+ * head`) ending it quietly, as Unix tools do. Ctrl-C reaches the child through the terminal's
+ * process group; a signal sent to the parent alone (`timeout`) is passed on; the parent exits as
+ * the child did.
+ */
+export async function withoutDawnNoise(entryUrl, childFlag, work) {
+  if (process.env[childFlag] === '1' || process.env.FLASHRING_RAW_STDERR === '1') {
+    process.stdout.on('error', (e) => {
+      if (e.code !== 'EPIPE') throw e;
+      process.exit(0);
+    });
+    return work();
+  }
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(entryUrl), ...process.argv.slice(2)], {
+    env: { ...process.env, [childFlag]: '1' },
+    stdio: ['inherit', 'inherit', 'pipe'],
+  });
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+  let pending = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk) => {
+    const lines = (pending + chunk).split('\n');
+    pending = lines.pop();
+    const keep = lines.filter((l) => !DAWN_NOISE.test(l));
+    if (keep.length) process.stderr.write(keep.map((l) => l + '\n').join(''));
+    // A partial line that cannot become the warning (a progress bar drawn with \r) goes out now.
+    if (pending && !'Warning: maxDynamic'.startsWith(pending.slice(0, 19))) {
+      process.stderr.write(pending);
+      pending = '';
+    }
+  });
+  child.on('close', (code, signal) => {
+    if (pending && !DAWN_NOISE.test(pending)) process.stderr.write(pending);
+    if (signal) {
+      for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.removeAllListeners(sig);
+      process.kill(process.pid, signal);
+    }
+    process.exitCode = code ?? 1;
+  });
+}

@@ -3,13 +3,18 @@
  * global positions itself (no host tensor), so it must place a zigzag shard's two runs where the
  * ring does; its sampled rows (the middle of the sequence, the last rows: rank 0's second run)
  * are checked against the single-device kernel. The steps bench: its step kinds, counts and
- * visible work, which turn its times into the split of p2p's ratio to R = 1.
+ * visible work, which turn its times into the split of p2p's ratio to R = 1. The command line
+ * (`node bench/cp-run.mjs`), as the flashring command treats one: usage on --help, an ordinary
+ * mistake one line and exit code 2 before any device work, Dawn's adapter warnings hidden. The
+ * sweep: every point not run named with why; the R = 1 row's best ratio 1 by construction.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpBench } from '../bench/cp.js';
+import { promisify } from 'node:util';
+import { bestRatios, cpBench } from '../bench/cp.js';
 import { testDevices } from './gpu.js';
 import { StepsResult } from '../bench/cpSteps.js';
 
@@ -30,6 +35,23 @@ describe('bench/cp.ts scale', () => {
 });
 
 describe('bench/cp.ts steps', () => {
+  it('a step kind with no visible work (N < 2R) is named as skipped, not dropped silently', async () => {
+    const [dev] = await testDevices(1);
+    if (!dev.hasF16) return expect(process.env.CI).not.toBe('true'); // the steps are f16
+    const out = mkdtempSync(join(tmpdir(), 'flashring-cp-'));
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    try {
+      expect(await cpBench(['steps', '--N', '6', '--H', '2', '--D', '16', '--R', '4', '--reps', '1', '--out', out])).toBe(0);
+      const res = JSON.parse(readFileSync(join(out, 'cp-steps-6.json'), 'utf8')) as StepsResult;
+      expect(res.skipped).toEqual([{ R: 4, kind: 'j>r', count: 6, why: expect.stringMatching(/no visible work at N=6/) }]);
+      expect(String(log.mock.calls.at(-1)?.[0])).toMatch(/^skipped R=4 j>r \(6 steps\): no visible work/m);
+    } finally {
+      log.mockRestore();
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+
   it('times each kind of zigzag step beside a plain call of the same visible work, and sums them over the ring', async () => {
     const [dev] = await testDevices(1);
     if (!dev.hasF16) return expect(process.env.CI).not.toBe('true'); // the steps are f16
@@ -48,6 +70,137 @@ describe('bench/cp.ts steps', () => {
       for (const R of [2, 4]) expect(res.rows.filter((r) => r.R === R).reduce((a, r) => a + r.count, 0)).toBe(R * R);
       expect(res.totals.map((t) => t.R)).toEqual([2, 4]);
       for (const t of res.totals) expect(t.ringMs).toBeGreaterThan(0);
+      expect(res.skipped).toEqual([]);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+});
+
+const RUN = join(__dirname, '..', 'bench', 'cp-run.mjs');
+const cpRun = (args: string[]) =>
+  promisify(execFile)(process.execPath, [RUN, ...args], { timeout: 60_000 }).then(
+    (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
+    (e) => ({ code: e.code as number, out: e.stdout as string, err: e.stderr as string }),
+  );
+const lines = (text: string) => text.split('\n').filter((l) => l !== '');
+
+describe('node bench/cp-run.mjs: the command line', () => {
+  it('--help prints the usage: every mode with its options, defaults and a small example (one for a CPU adapter); exit 0', async () => {
+    const r = await cpRun(['--help']);
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toBe('');
+    expect(r.out).toMatch(/^usage: node bench\/cp-run\.mjs <mode>/);
+    for (const m of ['sweep', 'scale', 'steps', 'procs', 'table']) expect(r.out).toMatch(new RegExp(`^  ${m} `, 'm'));
+    expect(r.out).toContain('--N 16384  --H 16  --D 128  --R 1,2,4,8  --budget-s none');
+    expect(r.out).toContain('node bench/cp-run.mjs sweep --N 64 --H 4 --D 16 --R 1,2,4');
+    for (const o of ['--N', '--H', '--D', '--R', '--budget-s', '--gpu-gib', '--reps', '--latency-us', '--gpu-per-rank', '--out']) expect(r.out).toContain(`  ${o} `);
+  });
+
+  it('with no mode prints the usage and exits 2 (the defaults are GPU-host sizes: nothing starts unasked)', async () => {
+    const r = await cpRun([]);
+    expect(r.code).toBe(2);
+    expect(r.out).toMatch(/^usage: /);
+    expect(r.err).toBe('');
+  });
+
+  it('an unknown mode, an unknown option or a bad number is one line and exit 2, no stack trace', async () => {
+    const cases: [string[], RegExp][] = [
+      [['swep'], /^cp-run: unknown mode 'swep': use sweep, scale, steps, procs, table \(see node bench\/cp-run\.mjs --help\)$/],
+      [['sweep', '--bogus', '1'], /^cp-run: unknown option '--bogus' \(see node bench\/cp-run\.mjs --help\)$/],
+      [['sweep', '--N', 'abc'], /^cp-run sweep: --N must be a positive integer \(tokens\), got 'abc'$/],
+    ];
+    const rs = await Promise.all(cases.map(([a]) => cpRun(a)));
+    rs.forEach((r, i) => {
+      expect(r.code, cases[i][0].join(' ')).toBe(2);
+      expect(lines(r.err), cases[i][0].join(' ')).toHaveLength(1);
+      expect(r.err.trim()).toMatch(cases[i][1]);
+      expect(r.out).toBe('');
+    });
+  });
+});
+
+describe('bench/cp.ts options checked up front', () => {
+  afterEach(() => vi.restoreAllMocks());
+  // Each: the arguments (small shapes besides the bad value, so that a check gone missing fails
+  // fast instead of starting a GPU-host-sized run), and the one line after `cp-run <mode>: `.
+  const cases: [string, RegExp][] = [
+    ['sweep --N 0 --H 2 --D 16 --R 1', /--N must be a positive integer \(tokens\), got '0'/],
+    ['sweep --N 64 --H 2.5 --D 16 --R 1', /--H must be a positive integer \(heads\), got '2.5'/],
+    ['sweep --N 64 --H 2 --D 12 --R 1', /--D must be a multiple of 8 from 8 to 256 \(head dim\), got '12'/],
+    ['sweep --N 64 --H 2 --D 512 --R 1', /--D must be a multiple of 8 from 8 to 256/],
+    ['sweep --N 64 --H 2 --D 16 --R 1,x', /--R must be a comma list, each a positive integer \(ranks\), got '1,x'/],
+    ['sweep --N 64 --H 2 --D 16 --R 1,2,2', /--R '1,2,2' names a value twice/],
+    ['sweep --N 4 --H 2 --D 16 --R 1,8', /--R 8 is more than --N 4 tokens/],
+    ['sweep --N 64 --H 2 --D 16 --R 1 --budget-s -5', /--budget-s must be a positive number of seconds, got '-5'/],
+    ['sweep --N 64 --H 2 --D 16 --R 1 --reps 3', /--reps is not an option of sweep/],
+    ['steps --N 64 --H 2 --D 16 --R 2 --reps 0', /--reps must be a positive integer, got '0'/],
+    ['scale --N 1024 --H 2 --D 16 --R 4 --gpu-gib abc', /--gpu-gib must be a positive number of GiB, got 'abc'/],
+    ['scale --N 1024 --H 2 --D 16 --R 2,4 --gpu-gib 1', /--R must be a positive integer \(ranks\), got '2,4'/],
+    ['scale --N 100 --H 2 --D 16 --R 4 --gpu-gib 1', /--N must be an even integer >= 128 for scale/],
+    ['scale --gpu-gib 1', /the scale run needs 56\.1 GiB on the device .* more than 90% of --gpu-gib 1/],
+    ['procs --N 64 --H 2 --D 16 --R 2 --latency-us -1', /--latency-us must be a number of microseconds, 0 or more, got '-1'/],
+    ['procs --N 64,abc --H 2 --D 16 --R 2', /--N must be a comma list, each a positive integer \(tokens\), got '64,abc'/],
+  ];
+  for (const [args, msg] of cases)
+    it(`${args}: one line, exit 2`, async () => {
+      const err = vi.spyOn(console, 'error').mockImplementation(() => {});
+      const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+      const out = mkdtempSync(join(tmpdir(), 'flashring-cp-'));
+      try {
+        expect(await cpBench([...args.split(' '), '--out', out])).toBe(2);
+        expect(err).toHaveBeenCalledTimes(1);
+        expect(String(err.mock.calls[0][0])).toMatch(new RegExp(`^cp-run ${args.split(' ')[0]}: ${msg.source}`));
+        expect(log).not.toHaveBeenCalled();
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
+    });
+
+  it('table with no results in --out: one line, exit 2 (was an empty table)', async () => {
+    const err = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const out = mkdtempSync(join(tmpdir(), 'flashring-cp-'));
+    try {
+      expect(await cpBench(['table', '--out', out])).toBe(2);
+      expect(err).toHaveBeenCalledTimes(1);
+      expect(String(err.mock.calls[0][0])).toMatch(/^cp-run table: --out .* holds neither cp-sweep\.json nor cp-scale\.json/);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('bench/cp.ts sweep', () => {
+  it("the best columns: R=1's best is the fastest of every R=1 run (its own and the paired ones), so its ratio is exactly 1", () => {
+    // A paired R=1 run (8) faster than the baseline's own repeats (10, 12): the baseline row read 1.25 against itself.
+    const rows = [
+      { R: 1, kernelMsRuns: [10, 12], pairedR1Ms: [], kernelMsBest: null, vsR1Best: null },
+      { R: 2, kernelMsRuns: [20, null, 18], pairedR1Ms: [9, 8, 11], kernelMsBest: null, vsR1Best: null },
+    ];
+    bestRatios(rows);
+    expect(rows.map((r) => [r.kernelMsBest, r.vsR1Best])).toEqual([[8, 1], [18, 18 / 8]]);
+  });
+
+  it('a tiny sweep through cp-run.mjs: no Dawn warnings; a2a at R=3 with 4 heads named as skipped (table and JSON); R=1 best 1.00', async () => {
+    const [dev] = await testDevices(1);
+    if (!dev.hasF16) return expect(process.env.CI).not.toBe('true'); // the sweep is f16
+    const out = mkdtempSync(join(tmpdir(), 'flashring-cp-'));
+    try {
+      const r = await cpRun(['sweep', '--N', '64', '--H', '4', '--D', '16', '--R', '1,3', '--out', out]);
+      expect(r.code, r.err).toBe(0);
+      expect(r.err).not.toMatch(/Warning: maxDynamic/);
+      expect(r.out).toMatch(/^skipped R=3 a2a: a2a splits heads over 3 ranks: .* must both be divisible by 3$/m);
+      const res = JSON.parse(readFileSync(join(out, 'cp-sweep.json'), 'utf8'));
+      expect(res.skipped).toEqual([{ R: 3, scheme: 'a2a', why: expect.stringMatching(/divisible by 3/) }]);
+      expect(res.rows.map((x: { R: number; scheme: string }) => `${x.R} ${x.scheme}`)).toEqual(['1 p2p', '3 p2p', '3 all_gather']);
+      const r1Runs = [...res.rows[0].kernelMsRuns, ...res.rows.flatMap((x: { pairedR1Ms: number[] }) => x.pairedR1Ms)];
+      expect(res.rows[0].kernelMsBest).toBe(Math.min(...r1Runs));
+      expect(res.rows[0].vsR1Best).toBe(1);
+      expect(r.out).toMatch(/^1  baseline .* 1\.00( +\S+){5}$/m); // the vs R=1 best column: five columns follow it
+      for (const x of res.rows.slice(1)) {
+        expect(x.kernelMsBest).toBe(Math.min(...x.kernelMsRuns));
+        expect(x.vsR1Best).toBeCloseTo(x.kernelMsBest / Math.min(...r1Runs), 12);
+      }
     } finally {
       rmSync(out, { recursive: true, force: true });
     }

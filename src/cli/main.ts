@@ -56,7 +56,7 @@ export async function main(argv: string[]): Promise<number> {
  * The one line an ordinary mistake prints, or null for a bug (which keeps its stack trace):
  * flashring's own errors, command-line parsing errors, and file-system errors on a named path.
  */
-async function userMistake(e: unknown): Promise<string | null> {
+export async function userMistake(e: unknown): Promise<string | null> {
   if (e instanceof NoAdapterError) {
     const { adapterMismatch } = await import('../gpu/node.js');
     return (await adapterMismatch().catch(() => null)) ?? e.message;
