@@ -34,7 +34,8 @@ options:
   --do dO.npy           also run the backward pass; writes dq.npy, dk.npy, dv.npy
   --cp R                run context-parallel over R ranks (same outputs; 1..64, at most N)
   --cp-comm-type T      with --cp: p2p (the ring) | all_gather | a2a (Ulysses) | a2a+p2p (default p2p)
-  --hierarchical-context-parallel-sizes A,B   with a2a+p2p: a2a group size × ring size = R
+  --hierarchical-context-parallel-sizes A,P   with a2a+p2p: a2a group size × ring size = R (default:
+                        the largest group A below R that divides R and the heads, with a note)
   --cp-mode M           one-device (default: the R ranks share one GPU, each step timed alone)
                         | multi-adapter (one device per adapter, transfers through host staging)
                         | processes (one process per rank, transfers through the parent: the mode
@@ -226,13 +227,13 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const dout = a.files.do !== undefined ? await loadTensor(a.files.do, 'dO') : null;
   if (dout && dout.dims.join() !== q.dims.join()) throw new InputError(`dO has shape [${dout.dims}] but Q has [${q.dims}]; they must match`);
   const docs = a.cuSeqlens ? await loadDocuments(a.cuSeqlens, s) : null;
-  if (a.ring) checkRingArgs(a.ring, s, a.causal);
+  const ring = a.ring ? checkRingArgs(a.ring, s, a.causal) : null;
   const p = requestedPrecision(a.precision, [q, k, v, ...(dout ? [dout] : [])]);
   const t = { q: hostOf(q.arr), k: hostOf(k.arr), v: hostOf(v.arr) };
   const opts = { causal: a.causal, scale: a.scale, window: a.window ?? ([-1, -1] as [number, number]), docs };
-  if (a.ring) {
+  if (ring) {
     const { ringCommand } = await import('./ringCli.js');
-    return ringCommand(s, t, dout ? hostOf(dout.arr) : null, { ...opts, precision: p, request: a.precision }, { ...a.ring, out: a.out });
+    return ringCommand(s, t, dout ? hostOf(dout.arr) : null, { ...opts, precision: p, request: a.precision }, { ...ring, out: a.out });
   }
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {

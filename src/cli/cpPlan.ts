@@ -15,7 +15,7 @@ import { LINK_NAMES, Link, Prediction, Rate, predict, resolveLink } from '../rin
 import { planSteps } from '../ring/plan.js';
 import { ringAttention } from '../ring/ringAttention.js';
 import { LAYOUTS, Layout, validateRing } from '../ring/schedule.js';
-import { defaultSizes, resolveScheme } from '../ring/scheme.js';
+import { defaultSizes, noDefaultSizes, resolveScheme } from '../ring/scheme.js';
 import { SCHEMES, Scheme } from '../ring/timeline.js';
 import { AttentionShape, numel, validateShape } from '../shape.js';
 
@@ -89,9 +89,9 @@ export function parseCpPlan(v: Values): CpPlanRequest {
   const wantsSizes = given === undefined && (asked === undefined || asked === 'a2a+p2p');
   const chosen = wantsSizes ? defaultSizes(R, shape) : null;
   const sizes = given ?? chosen?.join(',');
-  if (asked === 'a2a+p2p' && sizes === undefined) throw new InputError(noSizes(R, shape));
+  if (asked === 'a2a+p2p' && sizes === undefined) throw new InputError(noDefaultSizes(R, shape));
   if (asked !== undefined) resolveScheme(asked, R, shape, sizes); // one line naming what is wrong
-  const why = new Map(SCHEMES.map((s) => [s, s === 'a2a+p2p' && sizes === undefined ? noSizes(R, shape) : refusal(s, R, shape, sizes)]));
+  const why = new Map(SCHEMES.map((s) => [s, s === 'a2a+p2p' && sizes === undefined ? noDefaultSizes(R, shape) : refusal(s, R, shape, sizes)]));
   const schemes = asked !== undefined ? [asked as Scheme] : SCHEMES.filter((s) => why.get(s) === null);
   const skipped = asked !== undefined ? [] : SCHEMES.filter((s) => why.get(s) !== null).map((s) => ({ scheme: s, reason: why.get(s)! }));
   return { shape, R, causal: !!v.causal, layout: layout as Layout, precision, schemes, skipped, sizes, sizesChosen: !!chosen, link, computeTflops };
@@ -116,11 +116,6 @@ function headsAndDim(v: Values): { H: number; D: number } {
     throw new InputError(`--hidden-size ${v['hidden-size']} is not ${H} heads × --head-dim ${D} (= ${H * D}): give one of them, or make them agree`);
   return { H, D };
 }
-
-/** Why a2a+p2p has no sizes to choose (defaultSizes found none). */
-const noSizes = (R: number, s: AttentionShape) =>
-  `a2a+p2p needs an a2a group size A with 1 < A < R that divides R = ${R} and the heads (${s.Hq} query, ${s.Hkv} key/value)` +
-  `${R < 4 ? `; at R = ${R} there is none` : '; none does'}: give --hierarchical-context-parallel-sizes A,P (A·P = ${R})`;
 
 /** Why the shape cannot take a scheme (null when it can). */
 function refusal(s: Scheme, R: number, shape: AttentionShape, sizes?: string): string | null {

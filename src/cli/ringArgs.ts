@@ -3,7 +3,7 @@ import { InputError } from '../errors.js';
 import { LAYOUTS, Layout, ringSchedule } from '../ring/schedule.js';
 import { Link, resolveLink } from '../ring/linkModel.js';
 import { Scheme } from '../ring/timeline.js';
-import { resolveScheme } from '../ring/scheme.js';
+import { defaultSizes, noDefaultSizes, resolveScheme } from '../ring/scheme.js';
 import { AttentionShape } from '../shape.js';
 import { numberArg } from './args.js';
 
@@ -64,11 +64,23 @@ export function parseRingArgs(values: RingValues): RingArgs | null {
   };
 }
 
-/** What the ring needs of the shape, checked before any device is acquired. */
-export function checkRingArgs(ring: RingArgs, s: AttentionShape, causal: boolean): void {
+/**
+ * What the ring needs of the shape, checked before any device is acquired; a2a+p2p without sizes
+ * takes the largest a2a group below R that divides the heads (as cp-plan and the page), said on
+ * stderr. Returns the flags as the run takes them.
+ */
+export function checkRingArgs(ring: RingArgs, s: AttentionShape, causal: boolean): RingArgs {
   if (s.Nq !== s.Nk) throw new InputError(`--cp splits one sequence: Q has ${s.Nq} tokens but K/V have ${s.Nk}; they must be equal`);
   if (ring.R > s.Nq) throw new InputError(`--cp ${ring.R} is more ranks than the ${s.Nq} tokens of the sequence: every rank needs at least one token`);
   ringSchedule(s.Nq, ring.R, ring.layout, causal);
-  resolveScheme(ring.scheme, ring.R, s, ring.hierarchicalSizes); // a2a heads, a2a+p2p sizes: before any device
+  let sizes = ring.hierarchicalSizes;
+  const chosen = ring.scheme === 'a2a+p2p' && sizes === undefined ? defaultSizes(ring.R, s) : null;
+  if (ring.scheme === 'a2a+p2p' && sizes === undefined && !chosen) throw new InputError(noDefaultSizes(ring.R, s));
+  if (chosen) {
+    sizes = chosen.join(',');
+    console.error(`note: a2a+p2p sizes ${sizes} chosen: the largest a2a group below ${ring.R} that divides the heads (--hierarchical-context-parallel-sizes A,P to choose)`);
+  }
+  resolveScheme(ring.scheme, ring.R, s, sizes); // a2a heads, a2a+p2p sizes: before any device
+  return { ...ring, ...(sizes !== undefined ? { hierarchicalSizes: sizes } : {}) };
 }
 

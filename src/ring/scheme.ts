@@ -40,6 +40,12 @@ export function defaultSizes(R: number, s: Pick<AttentionShape, 'Hq' | 'Hkv'>): 
   return null;
 }
 
+/** Why a2a+p2p has no sizes to choose (defaultSizes found none): one line naming the flag to give. */
+export function noDefaultSizes(R: number, s: Pick<AttentionShape, 'Hq' | 'Hkv'>): string {
+  return `a2a+p2p needs an a2a group size A with 1 < A < R that divides R = ${R} and the heads (${s.Hq} query, ${s.Hkv} key/value)` +
+    `${R < 4 ? `; at R = ${R} there is none` : '; none does'}: give --hierarchical-context-parallel-sizes A,P (A·P = ${R})`;
+}
+
 export function resolveScheme(name: string, R: number, s: AttentionShape, sizes?: string | number[]): ResolvedScheme {
   if (!SCHEMES.includes(name as Scheme)) throw new InputError(`unknown cp-comm-type '${name}': use ${SCHEMES.join(', ')}`);
   const scheme = name as Scheme;
