@@ -211,6 +211,23 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
 });
 
 describe('ring faults', () => {
+  it('a caller cancelling from onStep (the page\'s Cancel) ends the run at once with its error; no buffers are left', async () => {
+    const s: AttentionShape = { B: 1, Hq: 4, Hkv: 4, Nq: 256, Nk: 256, D: 16 };
+    const x = makeInputs(s, SEED + 4);
+    class Cancelled extends Error {}
+    for (const scheme of ['p2p', 'a2a'] as Scheme[]) {
+      const t0 = performance.now();
+      // The rank that ends step 0 last throws; the others have gone on and wait for its messages.
+      const e = await ringAttention([one], s, x, {
+        scheme, ranks: 4, causal: true, precision: 'f32', stepTimeoutMs: 60_000,
+        onStep: ({ phase, step }) => { if (phase === 'forward' && step === 0) throw new Cancelled('cancelled'); },
+      }).then(() => null, (err) => err);
+      expect(e, scheme).toBeInstanceOf(Cancelled);
+      expect(performance.now() - t0, scheme).toBeLessThan(15_000); // was the hang watch: stepTimeoutMs
+      expect(one.tracker.snapshot().liveBuffers, scheme).toBe(0);
+    }
+  });
+
   it('a device destroyed mid-ring rejects within seconds naming the rank; no buffers are left', async () => {
     const own = await acquireDevices(await nodeGPU(), 3);
     const s: AttentionShape = { B: 1, Hq: 4, Hkv: 4, Nq: 600, Nk: 600, D: 32 };

@@ -197,19 +197,22 @@ async function runAll(ctxs: RankContext[], rec: TimelineRecorder, timeoutMs: num
     await Promise.all(devRanks.map((c) => c.dev.device.queue.onSubmittedWorkDone()));
     return x;
   };
-  const all = Promise.allSettled(ctxs.map((c) => work(c))).then(drain);
+  const works = ctxs.map((c) => work(c));
+  // The first rank to fail (a lost device, a caller's onStep cancelling) ends the phase at once:
+  // the others may be waiting for its messages, which would come only at the hang watch.
+  const firstFailure = new Promise<never>((_, reject) => works.forEach((w) => w.catch(reject)));
+  firstFailure.catch(() => {});
+  const all = Promise.allSettled(works).then(drain);
   try {
-    const settled = await Promise.race([all, anyLost, hung]);
-    const failed = settled.find((x) => x.status === 'rejected') as PromiseRejectedResult | undefined;
-    if (failed) {
-      const lost = ctxs.find((c) => c.dev.lostReason);
-      throw lost ? lostError(lost, lost.dev.lostReason!) : failed.reason;
-    }
+    const settled = await Promise.race([all, anyLost, hung, firstFailure]);
     return settled.map((x) => (x as PromiseFulfilledResult<unknown>).value);
   } catch (e) {
     comm.abort(e as Error);
     await Promise.race([all, new Promise((r) => setTimeout(r, SETTLE_MS))]);
-    throw e;
+    // A rank's error from its device going away names the device (its lost promise may resolve
+    // after the rank's own operation failed).
+    const lost = e instanceof DeviceLostError ? undefined : ctxs.find((c) => c.dev.lostReason);
+    throw lost ? lostError(lost, lost.dev.lostReason!) : e;
   } finally {
     clearInterval(timer);
   }
