@@ -41,6 +41,12 @@ interface LiveConfig {
 }
 
 const MAX_N = 65536, MAX_HEADS = 64, MAX_RANKS = 8;
+/**
+ * Most elements per tensor (N·heads·D): the page draws its inputs in this tab (the main thread)
+ * and holds Q, K, V, dO and the outputs in its memory; 2^24 (64 MiB of f32 each) takes about a
+ * second to draw. Larger shapes freeze the tab or pass the GPU's binding limit (maxBufferSize).
+ */
+const MAX_LIVE_ELEMENTS = 2 ** 24;
 
 /** Reads and checks the form. */
 export function readLiveForm(form: HTMLFormElement): LiveConfig {
@@ -56,6 +62,8 @@ export function readLiveForm(form: HTMLFormElement): LiveConfig {
   if (D % 8) throw new FormError(`Head size D must be a multiple of 8 (it is ${D}).`);
   const H = whole('H', 'Heads', 1, MAX_HEADS);
   const R = whole('R', 'Ranks R', 1, MAX_RANKS);
+  if (N * H * D > MAX_LIVE_ELEMENTS)
+    throw new FormError(`N × heads × D is ${(N * H * D).toLocaleString('en-US')}: a live run draws and holds its tensors in this tab, so keep it at most ${MAX_LIVE_ELEMENTS.toLocaleString('en-US')} (e.g. N ${N} with ${Math.max(1, Math.floor(MAX_LIVE_ELEMENTS / (N * D)))} heads at D ${D}); larger runs: flashring attention --cp or the bench.`);
   if (R > N) throw new FormError(`Ranks R (${R}) cannot exceed the sequence length N (${N}): every rank needs at least one token.`);
   const layout = field('layout').value as Layout;
   if (!LAYOUTS.includes(layout)) throw new FormError(`Layout must be one of ${LAYOUTS.join(', ')}.`);
