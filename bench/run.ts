@@ -18,7 +18,7 @@ import { KernelRow, spotCheck, timeKernels } from './kernels.js';
 import { RingRow, ringPoint } from './ring.js';
 import { CeilingRow, gemmCeiling, gemmCeilingF32 } from './gemm.js';
 import { memorySweep } from './memory.js';
-import { CsvRow, parseCsv } from '../src/memory/csv.js';
+import { CsvRow, measuredRows, parseCsv } from '../src/memory/csv.js';
 import { checkOutputDir, numberArg, parseCommand } from '../src/cli/args.js';
 
 const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
@@ -124,7 +124,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
     let measured: CsvRow[] = [];
     if (values.measured) {
       try {
-        measured = parseCsv(await readFile(values.measured, 'utf8'), values.measured);
+        measured = measuredRows(parseCsv(await readFile(values.measured, 'utf8'), values.measured), values.measured).rows;
       } catch (e) {
         throw new InputError(`--measured ${values.measured}: ${(e as Error).message}`);
       }

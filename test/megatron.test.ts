@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseMegatronLog } from '../src/memory/megatron.js';
-import { parseCsv, toCsv, measuredRow, sweepRows } from '../src/memory/csv.js';
+import { parseCsv, toCsv, measuredRow, measuredRows, sweepRows } from '../src/memory/csv.js';
 import { DEFAULT_LINES, DEFAULT_PARALLEL, PRESETS, sweep } from '../src/memory/model.js';
 import { InputError } from '../src/errors.js';
 
@@ -84,5 +84,15 @@ describe('activation_memory.csv', () => {
     expect(() => parseCsv('seq_len,total_gib\n4096,lots\n', 'x.csv')).toThrow(InputError);
     expect(() => parseCsv('seq_len,total_gib\n4096,lots\n', 'x.csv')).toThrow(/line 2: total_gib 'lots'/);
     expect(() => parseCsv('', 'x.csv')).toThrow(/empty/);
+  });
+
+  it('replay compares measurements only: the model\'s own rows (source model) are left out, a file of nothing else is refused', () => {
+    const pts = sweep(PRESETS['seed-32L-4096h'].model, { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true }, [4096, 8192], DEFAULT_LINES, 80);
+    const model = parseCsv(toCsv(sweepRows(pts, 80)), 'export.csv');
+    // The page's export and memory --sweep --csv: fits=false there is a prediction, not an OOM that happened.
+    expect(() => measuredRows(model, 'export.csv')).toThrow(/export\.csv holds the model's own output \(source 'model'/);
+    const seed = parseCsv('seq_len,cp,recompute,total_gib\n32768,1,none,61.2\n', 'seed.csv');
+    expect(measuredRows([...model, ...seed], 'mix.csv')).toEqual({ rows: seed, modelRows: model.length });
+    expect(() => measuredRows(parseCsv('seq_len,total_gib\n', 'h.csv'), 'h.csv')).toThrow(/h\.csv: no rows, only a header/);
   });
 });

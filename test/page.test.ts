@@ -75,6 +75,15 @@ describe('the page in headless Chromium', () => {
     await page.setInputFiles('#replay-files', { name: 'broken.csv', mimeType: 'text/csv', buffer: Buffer.from('foo,bar\n1,2\n') });
     await page.waitForSelector('#replay-messages li.bad');
     expect(await page.textContent('#replay-messages li.bad')).toMatch(/broken\.csv: could not be read .*missing column/);
+    // The page's own export (the model's rows) and a ring timeline are not measurements: named, nothing added.
+    const exported = 'seq_len,tp,cp,pp,sp,recompute,micro_batch,activation_gib,total_gib,fits,source\n4096,1,1,1,false,none,1,20,137,false,model\n';
+    await page.setInputFiles('#replay-files', { name: 'export.csv', mimeType: 'text/csv', buffer: Buffer.from(exported) });
+    await page.waitForFunction(() => [...document.querySelectorAll('#replay-messages li.bad')].some((li) => /export\.csv/.test(li.textContent ?? '')));
+    await page.setInputFiles('#replay-files', { name: 't.json', mimeType: 'application/json', buffer: Buffer.from('{"kind":"flashring.timeline","R":2}') });
+    await page.waitForFunction(() => [...document.querySelectorAll('#replay-messages li.bad')].some((li) => /t\.json/.test(li.textContent ?? '')));
+    const bad = await page.$$eval('#replay-messages li.bad', (lis) => lis.map((li) => li.textContent ?? ''));
+    expect(bad.join('\n')).toMatch(/export\.csv: could not be read — export\.csv holds the model's own output \(source 'model'/);
+    expect(bad.join('\n')).toMatch(/t\.json: could not be read — it is a ring timeline \(drop it on the live ring panel's timeline input\); replay takes Megatron-LM training logs and activation_memory\.csv files/);
     const after = await hooks<{ measuredPoints: number }>(page, 'replay');
     expect(after.measuredPoints).toBe(before.measuredPoints + 1);
   });

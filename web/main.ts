@@ -9,7 +9,7 @@ import {
   STACKS, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep,
 } from '../src/memory/model.js';
 import { MemoryChartConfig, breakdownRows, breakdownSummary, coincidentNote, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
-import { CsvRow, measuredRow, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
+import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
 import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
 import { Comparison, ModelSize, compareOne, modelDiff, predictFromLog, sourceModel } from '../src/memory/compare.js';
 import { setupLive } from './live.js';
@@ -655,9 +655,9 @@ function message(text: string, cls = '', title = ''): void {
 async function addReplayFile(f: File): Promise<void> {
   const text = await f.text();
   if (/\.csv$/i.test(f.name)) {
-    const rows = parseCsv(text, f.name);
+    const { rows, modelRows } = measuredRows(parseCsv(text, f.name), f.name);
     dropped.push(...rows.map((row) => ({ row, origin: `${f.name}${row.line ? `: ${row.line}` : ''}` })));
-    message(`${f.name}: ${rows.length} point(s) added`);
+    message(`${f.name}: ${rows.length} point(s) added${modelRows ? `; ${modelRows} row(s) of source 'model' left out (the model's own output, not measurements)` : ''}`);
     const models = csvModels(rows);
     for (const size of models.length ? models : [null]) {
       const w = modelWarning(f.name, size, false);
@@ -665,13 +665,28 @@ async function addReplayFile(f: File): Promise<void> {
     }
     return;
   }
+  const other = notALog(text);
+  if (other) throw new Error(`${other}; replay takes Megatron-LM training logs and activation_memory.csv files`);
   const res = parseMegatronLog(text, f.name);
   const row = measuredRow(res.point);
-  if (!row) throw new Error(`no point: ${res.warnings.join('; ')}`);
+  if (!row) throw new Error(`not a Megatron-LM log with a memory report or an activation_memory.csv (${res.warnings.join('; ')})`);
   dropped.push({ row, origin: f.name, log: res });
   message(`${f.name}: 1 point added`, '', res.warnings.join('\n'));
   const w = modelWarning(f.name, logModel(res), true);
   if (w) message(`⚠ ${w}`, 'warn');
+}
+
+/** What a dropped file is when it is plainly not a log: JSON (a ring timeline goes on the ring panel) or a .npy array. */
+function notALog(text: string): string | null {
+  if (text.startsWith('\x93NUMPY')) return 'it is a NumPy .npy array';
+  const t = text.trimStart();
+  if (!t.startsWith('{') && !t.startsWith('[')) return null;
+  try {
+    const j = JSON.parse(t) as { kind?: unknown };
+    return j && typeof j === 'object' && j.kind === 'flashring.timeline' ? 'it is a ring timeline (drop it on the live ring panel\'s timeline input)' : 'it is a JSON file';
+  } catch {
+    return null;
+  }
 }
 
 async function addReplayFiles(files: File[]): Promise<void> {

@@ -7,7 +7,7 @@ import {
   RecomputeModule, STACKS, Stack, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep,
 } from '../memory/model.js';
 import { parseMegatronLog } from '../memory/megatron.js';
-import { CsvRow, measuredRow, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
+import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
 import { comparePoints, comparisonTable, otherModelNotes, predictFromLog } from '../memory/compare.js';
 import { checkOutputFile, numberArg, parseCommand, writeFilesAtomically } from './args.js';
 
@@ -266,9 +266,9 @@ async function readPoints(file: string, hbmGib: number | null): Promise<FileResu
   }
   if (/\.csv$/i.test(file)) {
     try {
-      const r = parseCsv(text, basename(file));
-      console.error(`${file}: ${r.length} row(s)`);
-      return { rows: r, report: { file, rows: r.length }, ok: true };
+      const { rows: r, modelRows } = measuredRows(parseCsv(text, basename(file)), basename(file));
+      console.error(`${file}: ${r.length} row(s)${modelRows ? `; ${modelRows} row(s) of source 'model' left out (the model's own output, not measurements)` : ''}`);
+      return { rows: r, report: { file, rows: r.length, ...(modelRows ? { modelRowsLeftOut: modelRows } : {}) }, ok: true };
     } catch (e) {
       console.error(`${file}: ${(e as Error).message}`);
       return { rows: [], report: { file, error: (e as Error).message }, ok: false };

@@ -95,6 +95,20 @@ export function parseCsv(text: string, name = 'CSV'): CsvRow[] {
   });
 }
 
+/**
+ * The rows of a CSV that replay may compare with the model: measurements. Rows whose source is
+ * `model` (what `memory --sweep --csv` and the page's export write) are the model's own output;
+ * their `fits` is a prediction, not an out-of-memory that happened, so they are left out, and a
+ * file of nothing else (or of no rows) is refused by name.
+ */
+export function measuredRows(rows: CsvRow[], name = 'CSV'): { rows: CsvRow[]; modelRows: number } {
+  if (!rows.length) throw new InputError(`${name}: no rows, only a header`);
+  const measured = rows.filter((r) => !/^model\b/i.test(r.source));
+  if (!measured.length)
+    throw new InputError(`${name} holds the model's own output (source 'model', as memory --sweep --csv and the page's export write it), not measurements: nothing to replay`);
+  return { rows: measured, modelRows: rows.length - measured.length };
+}
+
 export function sweepRows(points: SweepPoint[], hbmGib: number): CsvRow[] {
   return points.map((p) => ({
     seq_len: p.config.seqLength, tp: p.config.tensorParallel, cp: p.config.contextParallel, pp: p.config.pipelineParallel,
