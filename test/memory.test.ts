@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_LINES, DEFAULT_PARALLEL, GIB, ModelConfig, PRESETS, ParallelConfig, layerTerms, memoryBreakdown, oomPoints,
-  parameterCount, sweep,
+  parameterCount, parseLines, sweep, sweepGaps,
 } from '../src/memory/model.js';
 
 /** The paper's model configurations (Korthikanti et al. 2022, Table 3), s = 2048, t = 8. */
@@ -134,6 +134,16 @@ describe('context parallelism, pipeline, weights', () => {
     const a2a = { ...DEFAULT_PARALLEL, seqLength: 8192, contextParallel: 8, cpCommType: 'a2a' as const };
     expect(() => memoryBreakdown({ ...m, numQueryGroups: 4 }, a2a)).toThrow(/--cp-comm-type a2a needs the heads \(32\) and K\/V groups \(4\) per tensor-parallel rank divisible by --context-parallel-size 8/);
     expect(memoryBreakdown({ ...m, numQueryGroups: 8 }, a2a).totalBytes).toBeGreaterThan(0);
+  });
+});
+
+describe('sweep lines and the lengths their CP size cannot take', () => {
+  it('a line keeps the lengths its CP divides; the gaps are named; a line with none is refused', () => {
+    const m = PRESETS['seed-32L-4096h'].model, lens = [4096, 6144, 12288];
+    const lines = parseLines('1,6');
+    expect(sweepGaps(DEFAULT_PARALLEL, lens, lines)).toEqual([{ line: 'CP=6', cp: 6, lengths: [4096] }]);
+    expect(sweep(m, DEFAULT_PARALLEL, lens, lines, 80).filter((p) => p.line === 'CP=6').map((p) => p.config.seqLength)).toEqual([6144, 12288]);
+    expect(() => sweepGaps(DEFAULT_PARALLEL, [4096, 8192], parseLines('1,3'))).toThrow(/line 'CP=3': CP 3 divides none of the sequence lengths \(4096, 8192\).*a power of two here/);
   });
 });
 

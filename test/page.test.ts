@@ -78,9 +78,9 @@ describe('the page in headless Chromium', () => {
     // The page's own export (the model's rows) and a ring timeline are not measurements: named, nothing added.
     const exported = 'seq_len,tp,cp,pp,sp,recompute,micro_batch,activation_gib,total_gib,fits,source\n4096,1,1,1,false,none,1,20,137,false,model\n';
     await page.setInputFiles('#replay-files', { name: 'export.csv', mimeType: 'text/csv', buffer: Buffer.from(exported) });
-    await page.waitForFunction(() => [...document.querySelectorAll('#replay-messages li.bad')].some((li) => /export\.csv/.test(li.textContent ?? '')));
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('#replay-messages li.bad')).some((li) => /export\.csv/.test(li.textContent ?? '')));
     await page.setInputFiles('#replay-files', { name: 't.json', mimeType: 'application/json', buffer: Buffer.from('{"kind":"flashring.timeline","R":2}') });
-    await page.waitForFunction(() => [...document.querySelectorAll('#replay-messages li.bad')].some((li) => /t\.json/.test(li.textContent ?? '')));
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('#replay-messages li.bad')).some((li) => /t\.json/.test(li.textContent ?? '')));
     const bad = await page.$$eval('#replay-messages li.bad', (lis) => lis.map((li) => li.textContent ?? ''));
     expect(bad.join('\n')).toMatch(/export\.csv: could not be read — export\.csv holds the model's own output \(source 'model'/);
     expect(bad.join('\n')).toMatch(/t\.json: could not be read — it is a ring timeline \(drop it on the live ring panel's timeline input\); replay takes Megatron-LM training logs and activation_memory\.csv files/);
@@ -518,6 +518,12 @@ describe('the page in headless Chromium', () => {
     const r8 = await hooks<CpRows>(page, 'cpSchemes');
     expect(r8.rows[2].error).toMatch(/a2a splits heads over 8 ranks: query heads \(4\)/);
     expect(r8.rows[0].error).toBeUndefined();
+    // An error in a planner field the panel does not read (HBM, the lines) leaves it planning.
+    await page.fill('#planner-form input[name=hbm]', '');
+    await page.waitForFunction(() => (window as unknown as { __flashring: { planner: { error?: string } } }).__flashring.planner.error !== undefined);
+    expect(await page.$$eval('#cp-schemes tbody tr', (trs) => trs.length)).toBe(4);
+    expect(await page.textContent('#cp-error')).toBe('');
+    await page.fill('#planner-form input[name=hbm]', '80');
     await page.fill('#cp-form input[name=cptflops]', '0');
     expect(await page.textContent('#cp-error')).toBe('Kernel TFLOP/s must be a positive number (it is 0).');
     expect(await page.$$eval('#cp-schemes tbody tr', (trs) => trs.length)).toBe(0);

@@ -6,7 +6,7 @@
 import Chart from 'chart.js/auto';
 import {
   DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_RECOMPUTE, DEFAULT_SEQ_LENGTHS, GIB, ModelConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
-  STACKS, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep,
+  STACKS, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps,
 } from '../src/memory/model.js';
 import { MemoryChartConfig, breakdownRows, breakdownSummary, coincidentNote, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
@@ -320,14 +320,17 @@ function clearPlanner(text: string): void {
   showBreakdown(null, 0);
   for (const id of ['export-csv', 'export-png']) $<HTMLButtonElement>(id).disabled = true;
   hooks.planner = { error: message, lines: [], oomMarkers: 0, oom: {} };
-  clearCp('Fix the planner\'s fields above first: the panel plans their attention.');
+  // The CP panel reads only the model and parallel fields: an error elsewhere (HBM, the lines)
+  // leaves it planning; it clears itself when its own inputs are wrong.
+  renderCp();
 }
 
 function renderPlanner(): void {
   saveView();
-  let view, pts: SweepPoint[];
+  let view, pts: SweepPoint[], gaps: ReturnType<typeof sweepGaps>;
   try {
     view = readPlanner();
+    gaps = sweepGaps(view.par, DEFAULT_SEQ_LENGTHS, view.lines);
     pts = sweep(view.model, view.par, DEFAULT_SEQ_LENGTHS, view.lines, view.hbm);
   } catch (e) {
     clearPlanner(pageWords(e));
@@ -339,7 +342,8 @@ function renderPlanner(): void {
   const title = `${presetSelect.value}, ${STACKS[par.stack!].label}: ${model.numLayers} layers, h=${model.hiddenSize}, ${model.numAttentionHeads} heads, TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, PP=${par.pipelineParallel}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'}`;
   plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, coincidentNote(pts, lines)), details, (p) => showBreakdown(p, hbm));
   const oom = oomPoints(pts);
-  $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + Object.entries(oom).map(([k, v]) => `${k} ${v === null ? 'none' : formatTokens(v)}`).join(' · ');
+  $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + Object.entries(oom).map(([k, v]) => `${k} ${v === null ? 'none' : formatTokens(v)}`).join(' · ') +
+    gaps.map((g) => `. ${g.line} has no point at ${g.lengths.map(formatTokens).join(', ')}: CP ${g.cp} does not divide them`).join('');
   $('planner-error').textContent = '';
   for (const id of ['export-csv', 'export-png']) $<HTMLButtonElement>(id).disabled = false;
   const first = pts.filter((p) => p.line === lines[0].label);

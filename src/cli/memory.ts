@@ -4,7 +4,7 @@ import { basename } from 'node:path';
 import { InputError } from '../errors.js';
 import {
   DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, MemoryBreakdown, ModelConfig, PRESETS, ParallelConfig,
-  RecomputeModule, STACKS, Stack, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep,
+  RecomputeModule, STACKS, Stack, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps,
 } from '../memory/model.js';
 import { parseMegatronLog } from '../memory/megatron.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
@@ -202,6 +202,7 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
   const raw = values['seq-lengths'] as string | undefined;
   const lens = raw ? raw.split(',').map((x) => numberArg('seq-lengths', x.trim(), { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' })) : DEFAULT_SEQ_LENGTHS;
   const lines = parseLines(values.lines as string | undefined);
+  const gaps = sweepGaps(par, lens, lines);
   if (values.csv !== undefined) await checkOutputFile('csv', values.csv as string);
   const pts = sweep(model, par, lens, lines, hbmGib);
   if (values.csv !== undefined) await writeFilesAtomically([{ path: values.csv as string, data: toCsv(sweepRows(pts, hbmGib)) }]);
@@ -216,6 +217,7 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
       const p = pts.find((x) => x.line === l.label && x.config.seqLength === s);
       return (p ? `${p.totalGib.toFixed(1)}${p.fits ? ' ' : '!'}` : '-').padStart(22);
     })].join(' '));
+  for (const g of gaps) console.log(`'-' under ${g.line}: CP ${g.cp} does not divide ${g.lengths.join(', ')} (each CP rank holds seq_len / CP tokens)`);
   const oom = oomPoints(pts);
   console.log(`longest fitting sequence: ${Object.entries(oom).map(([k, v]) => `${k}: ${v ?? 'none'}`).join('; ')}`);
   if (values.csv !== undefined) console.log(`wrote ${values.csv}`);

@@ -582,6 +582,21 @@ export function sweep(m: ModelConfig, base: ParallelConfig, seqLengths: number[]
   return out;
 }
 
+/**
+ * The sequence lengths each line of a sweep leaves out: those its CP size does not divide (each
+ * CP rank holds s/CP tokens), which sweep() skips. A line that would keep none is refused by
+ * name; the others' gaps are for the caller to say.
+ */
+export function sweepGaps(base: ParallelConfig, seqLengths: number[], lines: SweepLine[]): { line: string; cp: number; lengths: number[] }[] {
+  return lines.map((l) => {
+    const cp = l.overrides.contextParallel ?? base.contextParallel;
+    const lengths = seqLengths.filter((s) => s % cp !== 0);
+    if (lengths.length === seqLengths.length)
+      throw new InputError(`line '${l.label}': CP ${cp} divides none of the sequence lengths (${seqLengths.join(', ')}); each CP rank holds seq_len / CP tokens: choose a CP that divides them${seqLengths.every((x) => (x & (x - 1)) === 0) ? ' (a power of two here)' : ''}`);
+    return { line: l.label, cp, lengths };
+  }).filter((g) => g.lengths.length > 0);
+}
+
 /** The longest sequence at which each line still fits (null: not even the shortest). */
 export function oomPoints(points: SweepPoint[]): Record<string, number | null> {
   const out: Record<string, number | null> = {};
