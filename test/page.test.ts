@@ -147,6 +147,24 @@ describe('the page in headless Chromium', () => {
     expect(await page.isChecked('input[name=rc_core_attn]')).toBe(false);
     expect(await page.isChecked('input[name=rc_layernorm]')).toBe(true);
     expect((await plannerOf(page)).lines.slice(0, 2)).toEqual(['CP=2', 'CP=2 + selective mlp, layernorm']);
+    // An invalid N typed into the lines never reaches the hidden N field (it keeps the last valid
+    // one, 8): choosing full later shows its controls, not an error about a field out of sight.
+    await page.fill('input[name=lines]', '1,4:full:uniform/0');
+    await page.fill('input[name=lines]', '1,4:recompute');
+    await page.selectOption('select[name=rc]', 'full');
+    expect((await plannerOf(page)).error).toBeUndefined();
+    expect([await page.isVisible('input[name=rcn]'), await page.inputValue('input[name=rcn]'), await page.isVisible('input[name=rc_mlp]')]).toEqual([true, '8', false]);
+    expect(await page.inputValue('input[name=lines]')).toBe(`1,4:full:${await page.inputValue('select[name=rcmethod]')}/8`);
+    // An empty N when full is chosen is filled with 1.
+    await page.selectOption('select[name=rc]', 'selective');
+    await page.$eval('input[name=rcn]', (e) => { (e as HTMLInputElement).value = ''; }); // hidden, as a view saved in selective mode leaves it
+    await page.selectOption('select[name=rc]', 'full');
+    expect([(await plannerOf(page)).error, await page.inputValue('input[name=rcn]')]).toEqual([undefined, '1']);
+    // Back to selective with no module ticked (a view saved in full mode): core_attn + mlp.
+    await page.$$eval('input[name^=rc_]', (es) => es.forEach((e) => { (e as HTMLInputElement).checked = false; })); // hidden while full
+    await page.selectOption('select[name=rc]', 'selective');
+    expect((await plannerOf(page)).error).toBeUndefined();
+    expect(await page.inputValue('input[name=lines]')).toBe('1,4:selective:core_attn+mlp');
     await page.fill('input[name=lines]', '1,1:recompute,2,4,4:recompute');
     expect((await plannerOf(page)).lines.slice(0, 5)).toEqual(['CP=1', 'CP=1 + recompute', 'CP=2', 'CP=4', 'CP=4 + recompute']);
   });

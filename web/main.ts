@@ -202,9 +202,20 @@ function readHbm(input: HTMLInputElement): number {
 
 // ---------- planner: recompute controls (they edit the recomputing items of the lines) ----------
 
-/** The recompute setting the controls describe, as the lines syntax writes it. */
-function specFromControls(): string {
-  if (select('rc').value === 'full') return `full:${select('rcmethod').value}/${positiveWhole(field('rcn'), 'Recompute layers N', 100_000)}`;
+/**
+ * The recompute setting the controls describe, as the lines syntax writes it. Switching the
+ * granularity shows that granularity's controls, filled where they are empty or invalid (the
+ * lines may never have set them, as in a view saved in the other mode): N = 1, and
+ * core_attn + mlp as the modules.
+ */
+function specFromControls(changed?: string): string {
+  const full = select('rc').value === 'full';
+  (form.querySelector('.rc-full') as HTMLElement).hidden = !full;
+  (form.querySelector('.rc-selective') as HTMLElement).hidden = full;
+  if (changed === 'rc' && full && !/^[1-9]\d*$/.test(field('rcn').value.trim())) field('rcn').value = '1';
+  if (changed === 'rc' && !full && !RECOMPUTE_MODULES.some((m) => field(`rc_${m}`).checked))
+    for (const m of ['core_attn', 'mlp']) field(`rc_${m}`).checked = true;
+  if (full) return `full:${select('rcmethod').value}/${positiveWhole(field('rcn'), 'Recompute layers N', 100_000)}`;
   const mods = RECOMPUTE_MODULES.filter((m) => field(`rc_${m}`).checked);
   if (!mods.length) throw new FormError(`Pick at least one module to recompute (${RECOMPUTE_MODULES.join(', ')}).`);
   return recomputeSpec({ recompute: 'selective', recomputeModules: mods });
@@ -225,7 +236,7 @@ function controlsFromLines(): void {
     if (r.recompute === 'selective') for (const m of RECOMPUTE_MODULES) field(`rc_${m}`).checked = (r.recomputeModules ?? ['core_attn']).includes(m);
     if (r.recompute === 'full') {
       select('rcmethod').value = r.recomputeMethod!;
-      field('rcn').value = String(r.recomputeNumLayers);
+      if ((r.recomputeNumLayers ?? 0) >= 1) field('rcn').value = String(r.recomputeNumLayers); // an invalid N stays the lines' error
     }
     break;
   }
@@ -236,8 +247,8 @@ function controlsFromLines(): void {
   $('rc-note').textContent = any ? '' : 'No line recomputes: add one to the lines as CP:recompute.';
 }
 
-function linesFromControls(): void {
-  const spec = specFromControls();
+function linesFromControls(changed?: string): void {
+  const spec = specFromControls(changed);
   field('lines').value = lineItems().map(([cp, ...rest]) => (rest.length && rest.join(':') !== 'none' ? `${cp}:${spec}` : [cp, ...rest].join(':'))).join(',');
 }
 
@@ -371,7 +382,7 @@ form.addEventListener('input', (e) => {
   if (name === 'stack') setStack(stackSelect.value as Stack);
   if (RC_FIELDS.includes(name)) {
     try {
-      linesFromControls();
+      linesFromControls(name);
     } catch (err) {
       clearPlanner(pageWords(err));
       return;
