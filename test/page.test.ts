@@ -206,6 +206,19 @@ describe('the page in headless Chromium', () => {
     await page.check('input[name=rc_mlp]');
     expect(await page.textContent('#planner-error')).toBe('');
     expect(await page.isDisabled('#export-csv')).toBe(false);
+    // The exported PNG is on white (the canvas is transparent): its corner pixel is opaque white.
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-png')]);
+    const png = (await import('node:fs')).readFileSync((await dl.path())!).toString('base64');
+    const corner = await page.evaluate(async (b64) => {
+      const img = new Image();
+      img.src = `data:image/png;base64,${b64}`;
+      await img.decode();
+      const c = Object.assign(document.createElement('canvas'), { width: img.width, height: img.height });
+      const g = c.getContext('2d')!;
+      g.drawImage(img, 0, 0);
+      return Array.from(g.getImageData(0, 0, 1, 1).data);
+    }, png);
+    expect(corner).toEqual([255, 255, 255, 255]);
   });
 
   it('edits of the URL hash in the same tab are followed', async () => {
@@ -543,7 +556,7 @@ describe('the page in headless Chromium', () => {
     expect(await page.textContent('#cp-error')).toBe('');
     await page.fill('#planner-form input[name=hbm]', '80');
     await page.fill('#cp-form input[name=cptflops]', '0');
-    expect(await page.textContent('#cp-error')).toBe('Kernel TFLOP/s must be a positive number (it is 0).');
+    expect(await page.textContent('#cp-error')).toBe('Kernel TFLOP/s must be a positive number, at most 10,000,000 (it is 0).');
     expect(await page.$$eval('#cp-schemes tbody tr', (trs) => trs.length)).toBe(0);
     await page.evaluate(() => { location.hash = ''; });
     await page.waitForFunction(() => (window as unknown as { __flashring: { cpSchemes: CpRows } }).__flashring.cpSchemes.link === 'nvlink-h200');

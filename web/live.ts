@@ -135,7 +135,8 @@ export function checkTimeline(tl: unknown): asserts tl is RingTimeline {
   const num = (x: unknown) => typeof x === 'number' && Number.isFinite(x);
   if (!t || typeof t !== 'object' || Array.isArray(t)) throw new Error('it is not a JSON object');
   if (t.kind !== 'flashring.timeline') throw new Error('not a flashring timeline (kind "flashring.timeline" missing)');
-  if (!Number.isInteger(t.R) || (t.R as number) < 1 || (t.R as number) > 1024) throw new Error('its number of ranks R is missing or not a whole number');
+  if (!Number.isInteger(t.R) || (t.R as number) < 1) throw new Error('its number of ranks R is missing or not a whole number');
+  if ((t.R as number) > 1024) throw new Error(`its number of ranks R (${t.R}) is more than the page draws (1024)`);
   if (!Array.isArray(t.phases) || !t.phases.length) throw new Error('it has no phases to draw (the "phases" list is missing or empty)');
   t.phases.forEach((ph: Record<string, unknown>, i: number) => {
     if (!ph || typeof ph.phase !== 'string' || !num(ph.wallMs) || !Array.isArray(ph.steps)) throw new Error(`phase ${i + 1} lacks its name, wall time or steps`);

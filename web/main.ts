@@ -398,7 +398,7 @@ window.addEventListener('hashchange', () => {
 });
 $('export-csv').addEventListener('click', () => download('activation_memory.csv', new Blob([toCsv(plannerRows)], { type: 'text/csv' })));
 $('export-png').addEventListener('click', () => {
-  if (plannerChart) download('activation_memory.png', dataUrlBlob(plannerChart.toBase64Image('image/png', 1)));
+  if (plannerChart) download('activation_memory.png', dataUrlBlob(opaque(plannerChart.canvas)));
 });
 $('copy-link').addEventListener('click', () => void navigator.clipboard?.writeText(location.href));
 
@@ -408,6 +408,16 @@ function download(name: string, blob: Blob): void {
   a.download = name;
   a.click();
   setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+/** A chart's canvas as a PNG on white (the canvas itself is transparent: a dark viewer would show black on black). */
+function opaque(canvas: HTMLCanvasElement): string {
+  const c = Object.assign(document.createElement('canvas'), { width: canvas.width, height: canvas.height });
+  const g = c.getContext('2d')!;
+  g.fillStyle = '#ffffff';
+  g.fillRect(0, 0, c.width, c.height);
+  g.drawImage(canvas, 0, 0);
+  return c.toDataURL('image/png');
 }
 
 function dataUrlBlob(url: string): Blob {
@@ -442,7 +452,7 @@ interface CpRequest { shape: AttentionShape; R: number; causal: boolean; link: L
 /** A positive (or, with `zero`, non-negative) number in a panel field, or a FormError in the page's words. */
 function cpNumber(n: string, label: string, zero = false): number {
   const raw = cpField(n).value.trim(), v = Number(raw);
-  if (raw === '' || !Number.isFinite(v) || v < 0 || (!zero && v === 0) || v > 1e7) throw new FormError(`${label} must be a ${zero ? 'non-negative' : 'positive'} number (it is ${raw === '' ? 'empty or not a number' : raw}).`);
+  if (raw === '' || !Number.isFinite(v) || v < 0 || (!zero && v === 0) || v > 1e7) throw new FormError(`${label} must be a ${zero ? 'non-negative' : 'positive'} number, at most 10,000,000 (it is ${raw === '' ? 'empty or not a number' : raw}).`);
   return v;
 }
 

@@ -162,7 +162,8 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
     type: 'line',
     data: { datasets },
     options: {
-      responsive: false, animation: false, parsing: false,
+      // Padding keeps the markers at the axis ends (the 4K and 1M points) whole.
+      responsive: false, animation: false, parsing: false, layout: { padding: { left: 8, right: 16, top: 4, bottom: 4 } },
       plugins: { title: { display: true, text: title }, subtitle: { display: !!subtitle, text: subtitle }, legend: { position: 'bottom' } },
       scales: {
         x: { type: 'logarithmic', min: xMin, max: xMax, title: { display: true, text: 'sequence length (tokens)' } },
