@@ -476,7 +476,11 @@ function readCpRequest(model: ModelConfig, par: ParallelConfig): CpRequest {
 
 /** a2a+p2p's 'A,P' as typed, or (empty) the largest group A, 1 < A < R, that divides R and the heads. */
 function a2aP2pSizes(raw: string, R: number, s: AttentionShape): { sizes: string | null; sizesNote: string } {
-  if (raw) return { sizes: raw, sizesNote: '' };
+  if (raw) {
+    const m = /^(\d+)\s*,\s*(\d+)$/.exec(raw);
+    if (!m || +m[1] < 1 || +m[2] < 1) return { sizes: null, sizesNote: `a2a+p2p sizes must be two whole numbers A,P, each at least 1 (they are ${raw})` };
+    return { sizes: `${+m[1]},${+m[2]}`, sizesNote: '' };
+  }
   const d = defaultSizes(R, s);
   if (d) return { sizes: d.join(','), sizesNote: ' (chosen: the largest a2a group below R that divides the heads)' };
   return { sizes: null, sizesNote: `no a2a group size A with 1 < A < ${R} divides both R and the heads per GPU (${s.Hq} query, ${s.Hkv} K/V); type A,P` };
@@ -696,7 +700,9 @@ async function addReplayFile(f: File): Promise<void> {
   const row = measuredRow(res.point);
   if (!row) throw new Error(`not a Megatron-LM log with a memory report or an activation_memory.csv (${res.warnings.join('; ')})`);
   dropped.push({ row, origin: f.name, log: res });
-  message(`${f.name}: 1 point added`, '', res.warnings.join('\n'));
+  // What the log lacked or where it broke off is said in the list, not only on hover.
+  message(`${f.name}: 1 point added${res.warnings.length ? ` (${res.warnings.length} note(s) below)` : ''}`);
+  for (const w of res.warnings) message(`⚠ ${f.name}: ${w}`, 'warn');
   const w = modelWarning(f.name, logModel(res), true);
   if (w) message(`⚠ ${w}`, 'warn');
 }
