@@ -18,15 +18,23 @@ export const DAWN_NOISE = /^Warning: maxDynamic(Uniform|Storage)BuffersPerPipeli
  */
 export async function withoutDawnNoise(entryUrl, childFlag, work) {
   if (process.env[childFlag] === '1' || process.env.FLASHRING_RAW_STDERR === '1') {
-    process.stdout.on('error', (e) => {
-      if (e.code !== 'EPIPE') throw e;
-      process.exit(0);
-    });
+    for (const out of [process.stdout, process.stderr])
+      out.on('error', (e) => {
+        if (e.code !== 'EPIPE') throw e;
+        process.exit(0);
+      });
     return work();
   }
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(entryUrl), ...process.argv.slice(2)], {
     env: { ...process.env, [childFlag]: '1' },
     stdio: ['inherit', 'inherit', 'pipe'],
+  });
+  // Our stderr read by something that stops early (`2>&1 >/dev/null | head`): stop the child
+  // quietly, as a closed stdout does in it.
+  process.stderr.on('error', (e) => {
+    if (e.code !== 'EPIPE') throw e;
+    child.kill('SIGTERM');
+    process.exit(0);
   });
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
   let pending = '';

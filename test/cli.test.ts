@@ -67,9 +67,9 @@ describe('flashring attention', () => {
     const out = join(dir, 'again');
     const args = ['attention', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), '--v', join(dir, 'v.npy'), '--precision', 'f32', '--out', out];
     expect((await cli([...args, '--do', join(dir, 'do.npy')])).code).toBe(0);
-    const r = await cli(args);
+    const r = await cli([...args.slice(0, -1), `${out}/.`]); // a path join() would normalize: the names still read right
     expect(r.code, r.err).toBe(0);
-    expect(r.err).toMatch(/^note: .*again also holds dq\.npy, dk\.npy, dv\.npy from an earlier run; this run did not write them$/m);
+    expect(r.err).toMatch(/^note: .*again\/\. also holds dq\.npy, dk\.npy, dv\.npy from an earlier run; this run did not write them$/m);
     expect(existsSync(join(out, 'dq.npy'))).toBe(true); // said, not deleted
   });
 

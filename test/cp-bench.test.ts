@@ -97,6 +97,14 @@ describe('node bench/cp-run.mjs: the command line', () => {
     for (const o of ['--N', '--H', '--D', '--R', '--budget-s', '--gpu-gib', '--reps', '--latency-us', '--gpu-per-rank', '--out']) expect(r.out).toContain(`  ${o} `);
   });
 
+  it('progress read by something that stops early (stderr closed) ends the bench quietly, exit 0', async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, [RUN, 'sweep', '--N', '64', '--H', '4', '--D', '16', '--R', '1,2', '--out', mkdtempSync(join(tmpdir(), 'cp-epipe-'))], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr.destroy(); // the progress lines' reader is gone: the first one meets a closed pipe
+    const code = await new Promise((res) => child.on('close', res));
+    expect(code).toBe(0);
+  });
+
   it('with no mode prints the usage and exits 2 (the defaults are GPU-host sizes: nothing starts unasked)', async () => {
     const r = await cpRun([]);
     expect(r.code).toBe(2);

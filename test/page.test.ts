@@ -81,7 +81,10 @@ describe('the page in headless Chromium', () => {
     await page.waitForFunction(() => Array.from(document.querySelectorAll('#replay-messages li.bad')).some((li) => /export\.csv/.test(li.textContent ?? '')));
     await page.setInputFiles('#replay-files', { name: 't.json', mimeType: 'application/json', buffer: Buffer.from('{"kind":"flashring.timeline","R":2}') });
     await page.waitForFunction(() => Array.from(document.querySelectorAll('#replay-messages li.bad')).some((li) => /t\.json/.test(li.textContent ?? '')));
+    await page.setInputFiles('#replay-files', { name: 'q.npy', mimeType: 'application/octet-stream', buffer: Buffer.concat([Buffer.from([0x93]), Buffer.from('NUMPY\x01\x00')]) });
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('#replay-messages li.bad')).some((li) => /q\.npy/.test(li.textContent ?? '')));
     const bad = await page.$$eval('#replay-messages li.bad', (lis) => lis.map((li) => li.textContent ?? ''));
+    expect(bad.join('\n')).toMatch(/q\.npy: could not be read — it is a NumPy \.npy array; replay takes/);
     expect(bad.join('\n')).toMatch(/export\.csv: could not be read — export\.csv holds the model's own output \(source 'model'/);
     expect(bad.join('\n')).toMatch(/t\.json: could not be read — it is a ring timeline \(drop it on the live ring panel's timeline input\); replay takes Megatron-LM training logs and activation_memory\.csv files/);
     const after = await hooks<{ measuredPoints: number }>(page, 'replay');

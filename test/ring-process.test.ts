@@ -75,5 +75,9 @@ describe('ranks in separate processes: more ranks, layouts, the wrapper, failure
     expect(() => gpuPerRankWrapper(2, [0])).toThrow(/2 ranks need \/dev\/nvidia0 … \/dev\/nvidia1, but this host has \/dev\/nvidia0; use --cp 1/);
     expect(() => gpuPerRankWrapper(2, [1, 2])).toThrow(/has \/dev\/nvidia1, \/dev\/nvidia2; leave out --gpu-per-rank/);
     expect(() => gpuPerRankWrapper(1, [3])).toThrow(/1 rank needs \/dev\/nvidia0, but/);
+    // A caller's onStep that throws (a Cancel) rejects the run with its error, as in-process
+    // (it was an uncaught exception in the parent, and the run went on to succeed).
+    class Cancelled extends Error {}
+    await expect(ringAttentionProcesses(s, x, { ranks: 2, causal: true, onStep: () => { throw new Cancelled('cancelled'); } })).rejects.toBeInstanceOf(Cancelled);
   }, 60_000);
 });

@@ -709,7 +709,8 @@ async function addReplayFile(f: File): Promise<void> {
 
 /** What a dropped file is when it is plainly not a log: JSON (a ring timeline goes on the ring panel) or a .npy array. */
 function notALog(text: string): string | null {
-  if (text.startsWith('\x93NUMPY')) return 'it is a NumPy .npy array';
+  // File.text() decodes the magic byte 0x93 as U+FFFD.
+  if (/^[\x93\uFFFD]NUMPY/.test(text)) return 'it is a NumPy .npy array';
   const t = text.trimStart();
   if (!t.startsWith('{') && !t.startsWith('[')) return null;
   try {

@@ -1,6 +1,6 @@
 /** `flashring attention`: FlashAttention on .npy tensors. */
 import { readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { InputError } from '../errors.js';
 import { acquireDevices, adapterName, FlashDevice } from '../gpu/device.js';
@@ -264,7 +264,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
 export function noteStaleOutputs(dir: string, written: { path: string }[]): void {
   const wrote = new Set(written.map((f) => resolve(f.path)));
   const stale = ['o', 'lse', 'dq', 'dk', 'dv'].map((n) => join(dir, `${n}.npy`)).filter((f) => !wrote.has(resolve(f)) && existsSync(f));
-  if (stale.length) console.error(`note: ${dir} also holds ${stale.map((f) => f.slice(dir.length).replace(/^[/\\]/, '')).join(', ')} from an earlier run; this run did not write ${stale.length > 1 ? 'them' : 'it'}`);
+  if (stale.length) console.error(`note: ${dir} also holds ${stale.map((f) => basename(f)).join(', ')} from an earlier run; this run did not write ${stale.length > 1 ? 'them' : 'it'}`);
 }
 
 /** The .npy files of a run's outputs (f16 bits as float16, f32 as float32; LSE always float32). */

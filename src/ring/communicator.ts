@@ -44,6 +44,12 @@ export interface Communicator {
   wait(p: Pending): Promise<TransferResult>;
   /** Rejects every pending and future exchange (a rank failed). */
   abort(reason: Error): void;
+  /**
+   * Resolves when every transfer already started has let go of its buffers (an aborted exchange
+   * rejects its waiters at once, but a copy queued behind the one-device lock still runs): the
+   * caller frees the buffers after it.
+   */
+  settled(): Promise<void>;
 }
 
 /** Moves matched ranges from one rank's device to another's; resolves once `to` holds the data. */
@@ -137,6 +143,8 @@ export const nothing = (): TransferResult => ({ bytes: 0, messages: 0, start: pe
 export class InProcessCommunicator implements Communicator {
   private channels = new Map<string, Channel>();
   private aborted: Error | null = null;
+  /** Movers started and not yet settled (settled()). */
+  private inflight = new Set<Promise<unknown>>();
 
   constructor(readonly devices: FlashDevice[], private mover: Mover) {}
 
@@ -173,7 +181,7 @@ export class InProcessCommunicator implements Communicator {
     if (this.aborted) throw this.aborted;
     if (!src.length) return nothing();
     const start = performance.now();
-    await this.mover(this.devices[rank], this.devices[rank], src, dst);
+    await this.track(this.mover(this.devices[rank], this.devices[rank], src, dst));
     return { bytes: 0, messages: 0, start, end: performance.now() };
   }
 
@@ -205,10 +213,21 @@ export class InProcessCommunicator implements Communicator {
     const start = performance.now();
     const self = from === to; // a rank sending to itself moves nothing over a link
     const bytes = self ? 0 : src.reduce((a, s) => a + s.bytes, 0);
-    this.mover(this.devices[from], this.devices[to], src, dst).then(
+    this.track(this.mover(this.devices[from], this.devices[to], src, dst)).then(
       () => ch.resolve({ bytes, messages: self ? 0 : 1, start, end: performance.now() }),
       (e) => ch.reject(e),
     );
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.inflight.add(p);
+    const drop = () => this.inflight.delete(p);
+    p.then(drop, drop);
+    return p;
+  }
+
+  async settled(): Promise<void> {
+    while (this.inflight.size) await Promise.allSettled([...this.inflight]);
   }
 }
 

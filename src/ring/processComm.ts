@@ -90,6 +90,9 @@ export class ProcessCommunicator implements Communicator {
     this.waiting.clear();
   }
 
+  /** Every copy and write here happens inside a rank's own exchange, which its caller awaits: nothing runs behind it. */
+  async settled(): Promise<void> {}
+
   /**
    * Posts every receive, then reads and sends each send (a rank sending to itself copies on its
    * device), then waits for the receives; `local` is a rank's own share of a collective.

@@ -166,7 +166,7 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
       clearInterval(watchdog);
       for (const k of kids) { tell(k, { type: 'abort', why: e.message }); if (k.connected) k.disconnect(); }
       const gone = kids.map((k) => (k.exitCode !== null || k.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => k.once('exit', () => r()))));
-      Promise.race([Promise.all(gone), new Promise((r) => setTimeout(r, SETTLE_MS))]).then(() => {
+      Promise.race([Promise.all(gone), new Promise((r) => setTimeout(r, SETTLE_MS).unref())]).then(() => {
         for (const k of kids) if (k.exitCode === null && k.signalCode === null) k.kill('SIGKILL');
         reject(e);
       });
@@ -178,7 +178,14 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
       else if (m.type === 'step') {
         const key = `${m.phase}:${m.step}`, n = (ended.get(key) ?? 0) + 1;
         ended.set(key, n);
-        if (n === R) opts.onStep?.({ phase: m.phase, step: m.step, steps: steps[m.phase] });
+        // A caller's onStep that throws (a Cancel) fails the run, as in-process.
+        if (n === R) {
+          try {
+            opts.onStep?.({ phase: m.phase, step: m.step, steps: steps[m.phase] });
+          } catch (e) {
+            fail(e as Error);
+          }
+        }
       }
       else if (m.type === 'forward-done' && ++forwardDone === R) kids.forEach((k) => tell(k, { type: 'backward' }));
       else if (m.type === 'error') fail(rankError(rank, m.name, m.message));

@@ -208,11 +208,15 @@ async function runAll(ctxs: RankContext[], rec: TimelineRecorder, timeoutMs: num
     return settled.map((x) => (x as PromiseFulfilledResult<unknown>).value);
   } catch (e) {
     comm.abort(e as Error);
-    await Promise.race([all, new Promise((r) => setTimeout(r, SETTLE_MS))]);
-    // A rank's error from its device going away names the device (its lost promise may resolve
-    // after the rank's own operation failed).
-    const lost = e instanceof DeviceLostError ? undefined : ctxs.find((c) => c.dev.lostReason);
-    throw lost ? lostError(lost, lost.dev.lostReason!) : e;
+    // The other ranks, and transfers already started (a copy queued behind the one-device lock),
+    // let go of the buffers before the caller frees them; a hung device gets SETTLE_MS.
+    let settle: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([Promise.all([all, comm.settled()]), new Promise((r) => (settle = setTimeout(r, SETTLE_MS)))]);
+    clearTimeout(settle);
+    // A rank's error from its device going away names the rank (its device's lost promise may
+    // resolve after the rank's own operation failed, and checkDevice's error names no rank).
+    const lost = ctxs.find((c) => c.dev.lostReason);
+    throw lost && !(e instanceof DeviceLostError && e.rank !== undefined) ? lostError(lost, lost.dev.lostReason!) : e;
   } finally {
     clearInterval(timer);
   }
