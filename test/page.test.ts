@@ -224,6 +224,24 @@ describe('the page in headless Chromium', () => {
     expect(corner).toEqual([255, 255, 255, 255]);
   });
 
+  it('the sequence lengths are a field: the lines are drawn over them, a CP that skips some says where, bad lists are refused', async () => {
+    await page.fill('input[name=lines]', '1,6');
+    await page.fill('input[name=seqs]', '12288, 4096,6144');
+    const p = await plannerOf(page);
+    expect(p.error).toBeUndefined();
+    expect(p.lines.slice(0, 2)).toEqual(['CP=1', 'CP=6']);
+    expect(await page.textContent('#planner-oom')).toMatch(/CP=6 has no point at 4K: CP 6 does not divide them/);
+    expect(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('seqs')).toBe('12288, 4096,6144');
+    await page.fill('input[name=seqs]', '4096,lots');
+    expect(await page.textContent('#planner-error')).toBe("Sequence lengths must be whole numbers of tokens from 1 to 67,108,864, comma-separated, like 4096,8192,16384 ('lots' is not one).");
+    await page.fill('input[name=seqs]', '4096,8192');
+    await page.fill('input[name=lines]', '1,3');
+    expect(await page.textContent('#planner-error')).toMatch(/^Line 'CP=3': CP 3 divides none of the sequence lengths \(4096, 8192\)/);
+    await page.fill('input[name=seqs]', '4096,8192,16384,32768,65536,131072,262144,524288,1048576');
+    await page.fill('input[name=lines]', '1,1:recompute,2,4,4:recompute');
+    expect((await plannerOf(page)).error).toBeUndefined();
+  });
+
   it('edits of the URL hash in the same tab are followed', async () => {
     await page.evaluate(() => { location.hash = 'preset=llama3-8b&tp=2&lines=1,2&hbm=141'; });
     await page.waitForFunction(() => (document.querySelector('input[name=tp]') as HTMLInputElement).value === '2');

@@ -130,7 +130,7 @@ const replayHbm = $<HTMLInputElement>('replay-hbm');
 
 const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab'];
 const RC_FIELDS = ['rc', 'rcmethod', 'rcn', ...RECOMPUTE_MODULES.map((m) => `rc_${m}`)];
-const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', flash: '1', fp32: '0', hbm: '80', lines: DEFAULT_LINES_SPEC, cpcomm: 'p2p' };
+const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', flash: '1', fp32: '0', hbm: '80', lines: DEFAULT_LINES_SPEC, seqs: DEFAULT_SEQ_LENGTHS.join(','), cpcomm: 'p2p' };
 const CP_COMM_TYPES = ['p2p', 'all_gather', 'a2a'];
 
 function setModelFields(m: ModelConfig): void {
@@ -162,7 +162,7 @@ function loadView(): void {
   setModelFields(preset.model);
   for (const k of MODEL_FIELDS) if (q.has(k)) field(k).value = q.get(k)!;
   if (q.has('swiglu')) field('swiglu').checked = q.get('swiglu') === '1';
-  for (const k of ['mb', 'tp', 'pp', 'hbm', 'lines']) field(k).value = v(k);
+  for (const k of ['mb', 'tp', 'pp', 'hbm', 'lines', 'seqs']) field(k).value = v(k);
   for (const k of ['sp', 'flash']) field(k).checked = v(k) === '1';
   if (q.has('fp32')) field('fp32').checked = q.get('fp32') === '1';
   field('fp32').disabled = false;
@@ -178,7 +178,7 @@ function saveView(): void {
   const q = new URLSearchParams();
   q.set('preset', presetSelect.value);
   q.set('stack', stackSelect.value);
-  for (const k of [...MODEL_FIELDS, 'mb', 'tp', 'pp', 'hbm', 'lines']) q.set(k, field(k).value);
+  for (const k of [...MODEL_FIELDS, 'mb', 'tp', 'pp', 'hbm', 'lines', 'seqs']) q.set(k, field(k).value);
   for (const k of ['swiglu', 'sp', 'flash', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
   q.set('rhbm', replayHbm.value);
   q.set('cpcomm', select('cpcomm').value);
@@ -294,18 +294,32 @@ function readLines(stageLayers: number): SweepLine[] {
   return parseLines(raw);
 }
 
-function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; lines: SweepLine[] } {
+/** The sweep's sequence lengths: whole numbers of tokens, each once, at most MAX_SEQS of them (the chart's x axis spans them). */
+const MAX_SEQS = 64, MAX_SEQ = 2 ** 26;
+function readSeqLengths(): number[] {
+  const raw = field('seqs').value.trim();
+  const items = raw.split(',').map((x) => x.trim());
+  const bad = items.find((x) => !/^\d+$/.test(x) || +x < 1 || +x > MAX_SEQ);
+  if (!raw || bad !== undefined)
+    throw new FormError(`Sequence lengths must be whole numbers of tokens from 1 to ${MAX_SEQ.toLocaleString('en-US')}, comma-separated, like 4096,8192,16384 (${!raw ? 'it is empty' : `'${bad}' is not one`}).`);
+  const lens = [...new Set(items.map(Number))].sort((a, b) => a - b);
+  if (lens.length > MAX_SEQS) throw new FormError(`Sequence lengths: at most ${MAX_SEQS} of them (there are ${lens.length}).`);
+  return lens;
+}
+
+function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; lines: SweepLine[]; seqs: number[] } {
   const model = readModel();
   const par = readParallel(model);
   const hbm = readHbm(field('hbm'));
   const lines = readLines(model.numLayers / par.pipelineParallel);
+  const seqs = readSeqLengths();
   const perTp = model.numAttentionHeads / par.tensorParallel, groupsPerTp = (model.numQueryGroups ?? model.numAttentionHeads) / par.tensorParallel;
   for (const l of par.cpCommType === 'a2a' ? lines : []) {
     const cp = l.overrides.contextParallel ?? 1;
     const what = perTp % cp ? `${perTp} heads` : groupsPerTp % cp ? `${groupsPerTp} K/V groups` : '';
     if (what) throw new FormError(`CP comm type a2a splits the ${what} of a TP rank over the CP ranks: line '${l.label}' (CP=${cp}) does not divide them. Choose p2p or all_gather, or other lines.`);
   }
-  return { model, par, hbm, lines };
+  return { model, par, hbm, lines, seqs };
 }
 
 // ---------- planner: drawing ----------
@@ -341,8 +355,8 @@ function renderPlanner(): void {
   let view, pts: SweepPoint[], gaps: ReturnType<typeof sweepGaps>;
   try {
     view = readPlanner();
-    gaps = sweepGaps(view.par, DEFAULT_SEQ_LENGTHS, view.lines);
-    pts = sweep(view.model, view.par, DEFAULT_SEQ_LENGTHS, view.lines, view.hbm);
+    gaps = sweepGaps(view.par, view.seqs, view.lines);
+    pts = sweep(view.model, view.par, view.seqs, view.lines, view.hbm);
   } catch (e) {
     clearPlanner(pageWords(e));
     return;
