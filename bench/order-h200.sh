@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The launch order of causal grids (FLASHRING_HEAD_GROUP; launch_item in shaders/common.wgsl) on the
-# GPU host, one call (about 6 minutes, estimated from the ablation benches; not yet run there):
+# GPU host, one call (215 s for two rounds on 2026-12-01: bench/results/order-h200-2026-12-01):
 #   bash .gpu/enter.sh bash bench/order-h200.sh
-# Each head group in HEAD_GROUPS ("1": head by head, the default; "all": every head's longest blocks
+# Each head group in HEAD_GROUPS ("1": head by head; "all", the default since 2026-12-01: every head's longest blocks
 # first) runs, in ROUNDS rounds that alternate the groups' order (A B, B A, …: neither group always
 # runs first), REPS timed repeats each:
 #   1. the single-device kernels, causal, B1 H16, N in NS, D in DS, precision PREC (default f16;

@@ -30,16 +30,19 @@ export interface ParamInputs {
 export const HEAD_GROUP_ALL = 0xffff;
 
 /**
- * The launch order of causal grids: FLASHRING_HEAD_GROUP = G (a positive integer) or "all" lets
- * the heads take turns block by block in groups of G (longest blocks of every head first); 1,
- * the default, keeps the grid head by head. Results are the same bit for bit; only the order
- * the GPU starts workgroups in changes (bench/order-h200.sh measures it).
+ * The launch order of causal grids: the heads take turns block by block (longest blocks of every
+ * head first; "all", the default), or FLASHRING_HEAD_GROUP = G in groups of G (1: head by head,
+ * the order before 2026-12-01's eighth stop). Results are the same bit for bit; only the order
+ * the GPU starts workgroups in changes. Measured on the H200 (bench/results/order-h200-2026-12-01,
+ * bench/order-h200.sh, causal f16 B1 H16, two rounds): "all" against 1 takes 0.74–0.81 of the
+ * time at N = 4096, 0.85–0.92 at 8192, 0.93–1.00 at 16384; p2p's summed steps at N = 16384 0.96 /
+ * 0.93 / 0.92 (R = 2, 4, 8).
  */
 export function headGroup(): number {
   const v = envPin('FLASHRING_HEAD_GROUP');
-  if (v === undefined) return 1;
+  if (v === undefined) return HEAD_GROUP_ALL;
   if (v === 'all') return HEAD_GROUP_ALL;
-  if (!/^[1-9]\d{0,4}$/.test(v) || +v > HEAD_GROUP_ALL) throw new InputError(`FLASHRING_HEAD_GROUP='${v}': give a number of heads from 1 (head by head, the default) to ${HEAD_GROUP_ALL}, or 'all'`);
+  if (!/^[1-9]\d{0,4}$/.test(v) || +v > HEAD_GROUP_ALL) throw new InputError(`FLASHRING_HEAD_GROUP='${v}': give a number of heads from 1 (head by head) to ${HEAD_GROUP_ALL}, or 'all' (the default)`);
   return +v;
 }
 
