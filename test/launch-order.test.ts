@@ -12,7 +12,7 @@ import { autoF16Path, testDevice } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { attentionBackward, attentionForward, toF32 } from '../src/kernels/attention.js';
-import { ATTENTION_PARAMS, HEAD_GROUP_ALL, headGroup, packUniform } from '../src/kernels/params.js';
+import { ATTENTION_PARAMS, HEAD_GROUP_ALL, HEAD_GROUP_MAX_KEYS, headGroup, packUniform } from '../src/kernels/params.js';
 import { referenceForward } from '../src/reference/attention.js';
 import { ringAttention } from '../src/ring/ringAttention.js';
 import { AttentionOptions, resolveOptions } from '../src/shape.js';
@@ -48,6 +48,9 @@ describe('launch order of causal grids: the same bits under every head group', (
     const at = ATTENTION_PARAMS.findIndex((f) => f.name === 'head_group');
     const packed = (g?: number) => new DataView(packUniform(ATTENTION_PARAMS, { s, o: resolveOptions(s, { causal: true }), accumulate: false, headGroup: g })).getUint32(4 * at, true);
     expect(packed()).toBe(HEAD_GROUP_ALL); // the default: every head in one group
+    // … up to HEAD_GROUP_MAX_KEYS keys per head; longer calls keep the grid head by head.
+    const long = { ...s, Nq: HEAD_GROUP_MAX_KEYS + 1, Nk: HEAD_GROUP_MAX_KEYS + 1 };
+    expect(new DataView(packUniform(ATTENTION_PARAMS, { s: long, o: resolveOptions(long, { causal: true }), accumulate: false })).getUint32(4 * at, true)).toBe(1);
     process.env[PIN] = '1';
     expect(packed()).toBe(1);
     process.env[PIN] = '3';

@@ -29,6 +29,8 @@ export interface ParamInputs {
 /** head_group for FLASHRING_HEAD_GROUP=all: one group of every (head, batch) pair in any grid of up to 65535 of them. */
 export const HEAD_GROUP_ALL = 0xffff;
 
+/** Keys per head up to which the heads take turns by default (measured gains up to 16384, losses from 65536). */
+export const HEAD_GROUP_MAX_KEYS = 16384;
 /**
  * The launch order of causal grids: the heads take turns block by block (longest blocks of every
  * head first; "all", the default), or FLASHRING_HEAD_GROUP = G in groups of G (1: head by head,
@@ -36,11 +38,13 @@ export const HEAD_GROUP_ALL = 0xffff;
  * the GPU starts workgroups in changes. Measured on the H200 (bench/results/order-h200-2026-12-01,
  * bench/order-h200.sh, causal f16 B1 H16, two rounds): "all" against 1 takes 0.74–0.81 of the
  * time at N = 4096, 0.85–0.92 at 8192, 0.93–1.00 at 16384; p2p's summed steps at N = 16384 0.96 /
- * 0.93 / 0.92 (R = 2, 4, 8).
+ * 0.93 / 0.92 (R = 2, 4, 8); but at N = 65536 and 131072 1.04 (forward) and 1.02 (forward+backward), so calls of more
+ * than HEAD_GROUP_MAX_KEYS keys keep the grid head by head.
  */
-export function headGroup(): number {
+export function headGroup(s?: Pick<AttentionShape, 'Nk'>): number {
   const v = envPin('FLASHRING_HEAD_GROUP');
-  if (v === undefined) return HEAD_GROUP_ALL;
+  // Long calls lose a little (N = 65536 and 131072: 1.04 the forward's time), so they keep the grid.
+  if (v === undefined) return s && s.Nk > HEAD_GROUP_MAX_KEYS ? 1 : HEAD_GROUP_ALL;
   if (v === 'all') return HEAD_GROUP_ALL;
   if (!/^[1-9]\d{0,4}$/.test(v) || +v > HEAD_GROUP_ALL) throw new InputError(`FLASHRING_HEAD_GROUP='${v}': give a number of heads from 1 (head by head) to ${HEAD_GROUP_ALL}, or 'all' (the default)`);
   return +v;
@@ -81,7 +85,7 @@ export const ATTENTION_PARAMS: readonly UniformField<ParamInputs>[] = [
   { name: 'win_left', type: 'i32', value: ({ o }) => Math.min(o.window[0], POS_MAX), doc: "sliding window (FlashAttention-2's window_size), −1 = unbounded" },
   { name: 'win_right', type: 'i32', value: ({ o }) => Math.min(o.window[1], POS_MAX) },
   { name: 'n_docs', type: 'u32', value: ({ o }) => (o.docs ? o.docs.cuQ.length - 1 : 0), doc: 'documents in cu (0: none)' },
-  { name: 'head_group', type: 'u32', value: (x) => x.headGroup ?? headGroup(), doc: 'causal grids: heads take turns in groups of this many (launch_item)' },
+  { name: 'head_group', type: 'u32', value: (x) => x.headGroup ?? headGroup(x.s), doc: 'causal grids: heads take turns in groups of this many (launch_item)' },
 ];
 
 /** Bytes of a uniform block: 4 per field, rounded up to a multiple of 16. */
