@@ -15,7 +15,7 @@ import { LINK_NAMES, Link, Prediction, Rate, predict, resolveLink } from '../rin
 import { planSteps } from '../ring/plan.js';
 import { ringAttention } from '../ring/ringAttention.js';
 import { LAYOUTS, Layout, validateRing } from '../ring/schedule.js';
-import { defaultSizes, noDefaultSizes, resolveScheme } from '../ring/scheme.js';
+import { chosenSizesNote, defaultSizes, noDefaultSizes, resolveScheme } from '../ring/scheme.js';
 import { SCHEMES, Scheme } from '../ring/timeline.js';
 import { AttentionShape, numel, validateShape } from '../shape.js';
 
@@ -182,6 +182,6 @@ export async function cpPlanCommand(argv: string[]): Promise<number> {
   }
   for (const x of req.skipped) console.log(`${x.scheme.padEnd(10)} not planned: ${x.reason}`);
   if (req.sizesChosen && req.schemes.includes('a2a+p2p'))
-    console.log(`a2a+p2p sizes ${req.sizes} chosen: the largest a2a group below ${req.R} that divides the heads (--hierarchical-context-parallel-sizes A,P to choose)`);
+    console.log(chosenSizesNote(req.sizes!, req.R));
   return 0;
 }

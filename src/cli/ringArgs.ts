@@ -3,7 +3,7 @@ import { InputError } from '../errors.js';
 import { LAYOUTS, Layout, ringSchedule } from '../ring/schedule.js';
 import { Link, resolveLink } from '../ring/linkModel.js';
 import { Scheme } from '../ring/timeline.js';
-import { defaultSizes, noDefaultSizes, resolveScheme } from '../ring/scheme.js';
+import { chosenSizesNote, defaultSizes, noDefaultSizes, resolveScheme } from '../ring/scheme.js';
 import { AttentionShape } from '../shape.js';
 import { numberArg } from './args.js';
 
@@ -78,7 +78,7 @@ export function checkRingArgs(ring: RingArgs, s: AttentionShape, causal: boolean
   if (ring.scheme === 'a2a+p2p' && sizes === undefined && !chosen) throw new InputError(noDefaultSizes(ring.R, s));
   if (chosen) {
     sizes = chosen.join(',');
-    console.error(`note: a2a+p2p sizes ${sizes} chosen: the largest a2a group below ${ring.R} that divides the heads (--hierarchical-context-parallel-sizes A,P to choose)`);
+    console.error(`note: ${chosenSizesNote(sizes, ring.R)}`);
   }
   resolveScheme(ring.scheme, ring.R, s, sizes); // a2a heads, a2a+p2p sizes: before any device
   return { ...ring, ...(sizes !== undefined ? { hierarchicalSizes: sizes } : {}) };

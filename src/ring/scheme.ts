@@ -40,6 +40,10 @@ export function defaultSizes(R: number, s: Pick<AttentionShape, 'Hq' | 'Hkv'>): 
   return null;
 }
 
+/** What the CLIs say when they chose a2a+p2p's sizes with defaultSizes. */
+export const chosenSizesNote = (sizes: string, R: number) =>
+  `a2a+p2p sizes ${sizes} chosen: the largest a2a group below ${R} that divides the heads (--hierarchical-context-parallel-sizes A,P to choose)`;
+
 /** Why a2a+p2p has no sizes to choose (defaultSizes found none): one line naming the flag to give. */
 export function noDefaultSizes(R: number, s: Pick<AttentionShape, 'Hq' | 'Hkv'>): string {
   return `a2a+p2p needs an a2a group size A with 1 < A < R that divides R = ${R} and the heads (${s.Hq} query, ${s.Hkv} key/value)` +
