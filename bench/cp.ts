@@ -211,7 +211,7 @@ function sweepRow(R: number, scheme: Scheme, s: AttentionShape, pt: Awaited<Retu
  * that would end past `budgetS` (its estimate: 1.5× the last point's time) is skipped and named,
  * and the JSON is rewritten after every point, so a run cut short still leaves its table.
  */
-async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: number[], out: string, budgetS: number | null, meta: object): Promise<SweepResult> {
+async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: number[], schemes: Scheme[], out: string, budgetS: number | null, meta: object): Promise<SweepResult> {
   const t0 = performance.now();
   const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };
   const x = { q: toPrecision(randn(numel(s, 'q'), 1), 'f16'), k: toPrecision(randn(numel(s, 'kv'), 2), 'f16'), v: toPrecision(randn(numel(s, 'kv'), 3), 'f16'), dout: toPrecision(randn(numel(s, 'q'), 4), 'f16') };
@@ -240,7 +240,7 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
       console.error(`sweep R=${R} ${scheme}: skipped: ${why}`);
     };
     for (const R of Rs.filter((r) => r > 1))
-      for (const scheme of SWEEP_SCHEMES) {
+      for (const scheme of schemes) {
         const refused = whyNot(s, opts, R, scheme);
         if (refused) {
           skip(R, scheme, refused);
@@ -401,7 +401,7 @@ interface ModeSpec {
 const MODES: Record<Mode, ModeSpec> = {
   sweep: {
     summary: 'R ranks on one device against R=1, per scheme (p2p, all_gather, a2a): kernel ms, paired ratios, link-model prediction',
-    defaults: { N: '16384', H: '16', D: '128', R: '1,2,4,8', 'budget-s': 'none', out: 'bench/out' }, lists: ['R'],
+    defaults: { N: '16384', H: '16', D: '128', R: '1,2,4,8', schemes: SWEEP_SCHEMES.join(','), 'budget-s': 'none', out: 'bench/out' }, lists: ['R'],
     example: 'sweep --N 64 --H 4 --D 16 --R 1,2,4 --out /tmp/cp',
   },
   scale: {
@@ -427,6 +427,7 @@ const OPTIONS: Record<string, { type: 'string' | 'boolean'; arg: string; help: s
   H: { type: 'string', arg: 'h', help: 'attention heads' },
   D: { type: 'string', arg: 'd', help: `head dim: a multiple of 8, at most ${MAX_HEAD_DIM}` },
   R: { type: 'string', arg: 'r', help: 'ranks (context-parallel size); sweep, steps: a comma list (R=1 always runs: the baseline)' },
+  schemes: { type: 'string', arg: 'list', help: `sweep: the schemes to run, a comma list of ${SWEEP_SCHEMES.join(', ')}` },
   'budget-s': { type: 'string', arg: 'S', help: 'sweep: start no point that would end past S seconds (skipped points are named)' },
   'gpu-gib': { type: 'string', arg: 'G', help: 'scale: GPU memory; a run needing more than 90% of it is refused up front' },
   reps: { type: 'string', arg: 'n', help: 'steps: timed repeats of each kernel pass (the median is kept)' },
@@ -490,7 +491,7 @@ function parseCp(argv: string[]): { mode: Mode | null; values: Record<string, st
 }
 
 interface CpConfig {
-  mode: Mode; N: number[]; H: number; D: number; R: number[]; out: string;
+  mode: Mode; N: number[]; H: number; D: number; R: number[]; out: string; schemes: Scheme[];
   budgetS: number | null; gpuGib: number; reps: number; latencyUs: number; gpuPerRank: boolean;
 }
 
@@ -539,9 +540,19 @@ function validate(mode: Mode, values: Record<string, string | boolean | undefine
   const c: CpConfig = {
     mode, N, H: H[0], D: D[0], R, out: (values.out as string | undefined) ?? spec.defaults.out, budgetS: budget[0] ?? null,
     gpuGib: gpuGib[0], reps: reps[0], latencyUs: latency[0], gpuPerRank: !!values['gpu-per-rank'],
+    schemes: sweepSchemes((values.schemes as string | undefined) ?? SWEEP_SCHEMES.join(',')),
   };
   if (mode === 'scale') checkScaleRun(c);
   return c;
+}
+
+/** --schemes: a comma list of the sweep's schemes, each once. */
+function sweepSchemes(raw: string): Scheme[] {
+  const xs = raw.split(',');
+  for (const x of xs)
+    if (!(SWEEP_SCHEMES as string[]).includes(x)) throw new InputError(`--schemes: '${x}' is not a scheme of the sweep: give a comma list of ${SWEEP_SCHEMES.join(', ')}`);
+  if (new Set(xs).size < xs.length) throw new InputError(`--schemes '${raw}' names a scheme twice: give each once`);
+  return xs as Scheme[];
 }
 
 /** The scale run's check samples 64-row blocks at N/2 − 32, N − 64 (queries) and 0, N/2 (keys); its ring must fit --gpu-gib. */
@@ -596,7 +607,7 @@ async function deviceMode(c: CpConfig): Promise<number> {
   try {
     const meta = { adapter: adapterName(dev.adapter), date: new Date().toISOString() };
     if (c.mode === 'sweep') {
-      const res = await sweep(dev, c.N[0], c.H, c.D, c.R, c.out, c.budgetS, meta);
+      const res = await sweep(dev, c.N[0], c.H, c.D, c.R, c.schemes, c.out, c.budgetS, meta);
       console.log(table(res, null));
     } else if (c.mode === 'scale') {
       const sc = await scale(dev, c.N[0], c.H, c.D, c.R[0], c.gpuGib);

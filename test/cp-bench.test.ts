@@ -92,7 +92,7 @@ describe('node bench/cp-run.mjs: the command line', () => {
     expect(r.err).toBe('');
     expect(r.out).toMatch(/^usage: node bench\/cp-run\.mjs <mode>/);
     for (const m of ['sweep', 'scale', 'steps', 'procs', 'table']) expect(r.out).toMatch(new RegExp(`^  ${m} `, 'm'));
-    expect(r.out).toContain('--N 16384  --H 16  --D 128  --R 1,2,4,8  --budget-s none');
+    expect(r.out).toContain('--N 16384  --H 16  --D 128  --R 1,2,4,8  --schemes p2p,all_gather,a2a  --budget-s none');
     expect(r.out).toContain('node bench/cp-run.mjs sweep --N 64 --H 4 --D 16 --R 1,2,4');
     for (const o of ['--N', '--H', '--D', '--R', '--budget-s', '--gpu-gib', '--reps', '--latency-us', '--gpu-per-rank', '--out']) expect(r.out).toContain(`  ${o} `);
   });
@@ -142,6 +142,9 @@ describe('bench/cp.ts options checked up front', () => {
     ['sweep --N 4 --H 2 --D 16 --R 1,8', /--R 8 is more than --N 4 tokens/],
     ['sweep --N 64 --H 2 --D 16 --R 1 --budget-s -5', /--budget-s must be a positive number of seconds, got '-5'/],
     ['sweep --N 64 --H 2 --D 16 --R 1 --reps 3', /--reps is not an option of sweep/],
+    ['sweep --N 64 --H 2 --D 16 --R 1 --schemes p2p,ring', /--schemes: 'ring' is not a scheme of the sweep: give a comma list of p2p, all_gather, a2a/],
+    ['sweep --N 64 --H 2 --D 16 --R 1 --schemes a2a,a2a', /--schemes 'a2a,a2a' names a scheme twice/],
+    ['steps --N 64 --H 2 --D 16 --R 2 --schemes p2p', /--schemes is not an option of steps/],
     ['steps --N 64 --H 2 --D 16 --R 2 --reps 0', /--reps must be a positive integer, got '0'/],
     ['scale --N 1024 --H 2 --D 16 --R 4 --gpu-gib abc', /--gpu-gib must be a positive number of GiB, got 'abc'/],
     ['scale --N 1024 --H 2 --D 16 --R 2,4 --gpu-gib 1', /--R must be a positive integer \(ranks\), got '2,4'/],
@@ -189,18 +192,18 @@ describe('bench/cp.ts sweep', () => {
     expect(rows.map((r) => [r.kernelMsBest, r.vsR1Best])).toEqual([[8, 1], [18, 18 / 8]]);
   });
 
-  it('a tiny sweep through cp-run.mjs: no Dawn warnings; a2a at R=3 with 4 heads named as skipped (table and JSON); R=1 best 1.00', async () => {
+  it('a tiny sweep through cp-run.mjs: no Dawn warnings; only the --schemes asked; a2a at R=3 with 4 heads named as skipped (table and JSON); R=1 best 1.00', async () => {
     const [dev] = await testDevices(1);
     if (!dev.hasF16) return expect(process.env.CI).not.toBe('true'); // the sweep is f16
     const out = mkdtempSync(join(tmpdir(), 'flashring-cp-'));
     try {
-      const r = await cpRun(['sweep', '--N', '64', '--H', '4', '--D', '16', '--R', '1,3', '--out', out]);
+      const r = await cpRun(['sweep', '--N', '64', '--H', '4', '--D', '16', '--R', '1,3', '--schemes', 'a2a,p2p', '--out', out]);
       expect(r.code, r.err).toBe(0);
       expect(r.err).not.toMatch(/Warning: maxDynamic/);
       expect(r.out).toMatch(/^skipped R=3 a2a: a2a splits heads over 3 ranks: .* must both be divisible by 3$/m);
       const res = JSON.parse(readFileSync(join(out, 'cp-sweep.json'), 'utf8'));
       expect(res.skipped).toEqual([{ R: 3, scheme: 'a2a', why: expect.stringMatching(/divisible by 3/) }]);
-      expect(res.rows.map((x: { R: number; scheme: string }) => `${x.R} ${x.scheme}`)).toEqual(['1 p2p', '3 p2p', '3 all_gather']);
+      expect(res.rows.map((x: { R: number; scheme: string }) => `${x.R} ${x.scheme}`)).toEqual(['1 p2p', '3 p2p']);
       const r1Runs = [...res.rows[0].kernelMsRuns, ...res.rows.flatMap((x: { pairedR1Ms: number[] }) => x.pairedR1Ms)];
       expect(res.rows[0].kernelMsBest).toBe(Math.min(...r1Runs));
       expect(res.rows[0].vsR1Best).toBe(1);
