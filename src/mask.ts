@@ -174,13 +174,80 @@ export class Mask {
     return [a, Math.max(a, b)];
   }
 
-  /** Visible (query, key) pairs of rows [i0, i1): Σ (hi − lo). */
+  /**
+   * Visible (query, key) pairs of rows [i0, i1): Σ (hi − lo). Without documents in closed form
+   * (a ring step asks it for every pair: row by row it cost ~15 ms per 16384-row shard on a CI
+   * core, more than the step's GPU time at N = 65536): hi and lo count the keys at or before a
+   * position affine in i on each run of rows (sumCountAtOrBefore), and lo <= hi. With documents
+   * row by row.
+   */
   visiblePairs(i0 = 0, i1 = this.Nq): number {
+    const m = this.spec;
+    i1 = Math.min(i1, this.Nq);
+    if (i0 >= i1) return 0;
+    if (m.docs) {
+      let n = 0;
+      for (let i = i0; i < i1; i++) {
+        const [lo, hi] = this.keyRange(i);
+        n += hi - lo;
+      }
+      return n;
+    }
+    const q = m.qPos, [left, right] = m.window.map((w) => Math.min(w, POS_MAX));
+    // Key positions query i sees: [pq − left, pq + right], causal pq + min(right, 0) = pq (posBounds).
+    const ahead = m.causal ? 0 : right >= 0 ? right : null;
+    const runs: [number, number, number][] = q.jump
+      ? [[i0, Math.min(i1, q.split!), q.offset], [Math.max(i0, q.split!), i1, q.offset + q.jump]]
+      : [[i0, i1, q.offset]];
     let n = 0;
-    for (let i = i0; i < Math.min(i1, this.Nq); i++) {
-      const [lo, hi] = this.keyRange(i);
-      n += hi - lo;
+    for (const [a, b, c] of runs) {
+      if (a >= b) continue;
+      n += ahead === null ? this.Nk * (b - a) : sumCountAtOrBefore(m.kPos, this.Nk, c + ahead, q.stride, a, b);
+      // lo(i): the keys before pq − left, i.e. at or before pq − left − 1 (firstAtOrAfter).
+      if (left >= 0) n -= sumCountAtOrBefore(m.kPos, this.Nk, c - left - 1, q.stride, a, b);
     }
     return n;
   }
+}
+
+/** Σ_{t<n} ⌊(a·t + b)/m⌋ for integers n, a, b >= 0 and m >= 1 (the floor sum; O(log m) rounds). */
+export function floorSum(n: number, m: number, a: number, b: number): number {
+  let sum = 0;
+  for (;;) {
+    if (a >= m) {
+      sum += ((n * (n - 1)) / 2) * Math.floor(a / m);
+      a %= m;
+    }
+    if (b >= m) {
+      sum += n * Math.floor(b / m);
+      b %= m;
+    }
+    const yMax = a * n + b;
+    if (yMax < m) return sum;
+    [n, b, m, a] = [Math.floor(yMax / m), yMax % m, a, m];
+  }
+}
+
+/**
+ * Σ over i in [i0, i1) of clamp(⌊(s·i + d)/k⌋ + 1 − base, 0, cap) (s, k >= 1): one run of keys
+ * (stride k) counted at or before a position affine in i, less `base` keys, at most `cap`. The
+ * term never decreases with i: 0 up to iLo, ⌊…⌋ + 1 − base up to iHi, cap from there.
+ */
+function clampedRunSum(s: number, d: number, k: number, base: number, cap: number, i0: number, i1: number): number {
+  if (cap <= 0) return 0;
+  // First i whose term reaches v (>= 1): s·i + d >= (v − 1 + base)·k.
+  const from = (v: number) => Math.min(i1, Math.max(i0, Math.ceil(((v - 1 + base) * k - d) / s)));
+  const lo = from(1), hi = from(cap);
+  const ramp = hi > lo ? floorSum(hi - lo, k, s, s * lo + d) + (1 - base) * (hi - lo) : 0;
+  return ramp + cap * (i1 - hi);
+}
+
+/**
+ * Σ over rows i in [i0, i1) of countAtOrBefore(p, c + s·i, n): a run (or two: the first `split`
+ * rows, then the rest `jump` further) of n keys counted at or before a position affine in i.
+ */
+export function sumCountAtOrBefore(p: Positions, n: number, c: number, s: number, i0: number, i1: number): number {
+  if (!p.jump) return clampedRunSum(s, c - p.offset, p.stride, 0, n, i0, i1);
+  const split = Math.min(p.split!, n);
+  return clampedRunSum(s, c - p.offset, p.stride, 0, split, i0, i1) + clampedRunSum(s, c - p.offset - p.jump, p.stride, split, n - split, i0, i1);
 }

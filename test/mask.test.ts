@@ -13,7 +13,7 @@ import { referenceBackward, referenceForward } from '../src/reference/attention.
 import { KernelPath } from '../src/kernels/pipeline.js';
 import { Precision } from '../src/kernels/precision.js';
 import { rng } from '../src/reference/compare.js';
-import { Documents, Mask, MaskSpec } from '../src/mask.js';
+import { Documents, Mask, MaskSpec, floorSum } from '../src/mask.js';
 import { resolveOptions } from '../src/shape.js';
 import { InputError } from '../src/errors.js';
 
@@ -116,6 +116,35 @@ describe('the mask (src/mask.ts) against the plain rules', () => {
         }
       }
     }
+  });
+
+  it('visiblePairs (closed form without documents) counts the plain rules\' pairs of any row range (random masks, strides, two runs, windows past every position)', () => {
+    const r = rng(SEED + 1);
+    for (let t = 0; t < 1500; t++) {
+      const Nq = 1 + Math.floor(r() * 70), Nk = 1 + Math.floor(r() * 70);
+      const spec = randomSpec(r, Nq, Nk);
+      if (r() < 0.2) spec.window = [r() < 0.5 ? 1 << 30 : spec.window[0], r() < 0.5 ? 1 << 30 : spec.window[1]];
+      // Strides and offsets of both sides drawn apart (a ring pairs a striped shard with contiguous keys).
+      if (!spec.docs && r() < 0.4) spec.kPos = { ...spec.kPos, offset: Math.floor(r() * 9) - 4, stride: 1 + Math.floor(r() * 4) };
+      const m = new Mask(spec, Nq, Nk);
+      const i0 = r() < 0.5 ? 0 : Math.floor(r() * Nq), i1 = r() < 0.5 ? Nq : i0 + Math.floor(r() * (Nq + 5 - i0));
+      let plain = 0;
+      for (let i = i0; i < Math.min(i1, Nq); i++) for (let j = 0; j < Nk; j++) if (plainVisible(spec, i, j)) plain++;
+      expect(m.visiblePairs(i0, i1), `case ${t}: ${JSON.stringify({ Nq, Nk, i0, i1, ...spec, docs: !!spec.docs })}`).toBe(plain);
+    }
+  });
+
+  it('floorSum: Σ_{t<n} ⌊(a·t + b)/m⌋ as summed term by term', () => {
+    const r = rng(SEED + 2);
+    for (let t = 0; t < 2000; t++) {
+      const n = Math.floor(r() * 40), m = 1 + Math.floor(r() * 30), a = Math.floor(r() * 80), b = Math.floor(r() * 200);
+      let plain = 0;
+      for (let i = 0; i < n; i++) plain += Math.floor((a * i + b) / m);
+      expect(floorSum(n, m, a, b), JSON.stringify({ n, m, a, b })).toBe(plain);
+    }
+    // A 1M-token causal call: N(N+1)/2 pairs, exact.
+    const N = 1 << 20;
+    expect(new Mask({ causal: true, window: [-1, -1], docs: null, qPos: { offset: 0, stride: 1 }, kPos: { offset: 0, stride: 1 } }, N, N).visiblePairs()).toBe((N * (N + 1)) / 2);
   });
 
   it('with documents of equal q/k lengths, tiles of different documents are skipped', () => {
