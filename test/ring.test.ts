@@ -154,6 +154,33 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
     }
   });
 
+  it('pipelined one-device runs submit nothing while earlier work is still on the GPU (each rank timed alone)', async () => {
+    // Without gpuAlone the queue starts the next rank's passes beside the last rank's (they share
+    // no buffer) and each pass's timestamps count the other's time: on the H200 74 ms for 16.
+    const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 48, Nk: 48, D: 16 };
+    const x = makeInputs(s, SEED + 12);
+    const queue = one.device.queue;
+    let submitted = 0, done = 0, overlapping = 0;
+    const submit = queue.submit;
+    queue.submit = function (cmds: Iterable<GPUCommandBuffer>) {
+      // The timers' read-back after the run may follow the last pass at once: it is not timed work.
+      if (done < submitted && !new Error().stack?.includes('GpuTimer.read')) overlapping++;
+      const n = ++submitted;
+      submit.call(queue, cmds);
+      void queue.onSubmittedWorkDone().then(() => (done = Math.max(done, n)));
+    };
+    try {
+      for (const scheme of ['p2p', 'all_gather', 'a2a'] as const) {
+        await ringAttention([one], s, x, { causal: true, layout: 'zigzag', precision: 'f32', ranks: scheme === 'a2a' ? 2 : 4, scheme, pipelined: true });
+      }
+    } finally {
+      delete (queue as { submit?: unknown }).submit;
+      if (queue.submit !== submit) queue.submit = submit;
+    }
+    expect(submitted).toBeGreaterThan(20);
+    expect(overlapping).toBe(0);
+  });
+
   it('work per rank counts what each scheme computes: the sequence schedule for p2p and all_gather, head shards for a2a', async () => {
     const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 64, Nk: 64, D: 8 };
     const x = makeInputs(s, SEED + 8);

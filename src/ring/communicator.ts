@@ -58,6 +58,18 @@ export type Mover = (from: FlashDevice, to: FlashDevice, src: BufRange[], dst: B
 /** Copy and write sizes round up to 4 bytes (WebGPU's copy granularity). */
 export const align4 = (n: number) => Math.ceil(n / 4) * 4;
 
+/**
+ * Waits until the GPU has run everything submitted before, so that what is submitted next runs
+ * alone. Pipelined one-device runs call it before each submission: the queue would otherwise start
+ * the next rank's passes while the last rank's still run (they share no buffer, so nothing orders
+ * them), and each pass's timestamps would count the other's time as its own. On the H200 at
+ * N = 65536, R = 4 (2026-12-01, bench/results/cp-h200-2026-12-02) the ranks' first forward steps,
+ * queued together, each read 74 ms against 16 ms for the same step alone.
+ */
+export async function gpuAlone(dev: FlashDevice): Promise<void> {
+  await dev.device.queue.onSubmittedWorkDone();
+}
+
 /** Several independent async sections run one at a time (one-device mode: ranks measured alone). */
 export class Mutex {
   private tail: Promise<void> = Promise.resolve();
@@ -74,13 +86,19 @@ export class Mutex {
   }
 }
 
-/** Copies on one device; `wait` false (pipelined one-device runs) leaves the copy to the queue's order. */
+/**
+ * Copies on one device; `wait` false (pipelined one-device runs) does not wait for the copy but
+ * first for everything submitted before it (gpuAlone), so it never shares the GPU with a rank's
+ * passes.
+ */
 export function deviceCopy(lock?: Mutex, wait = true): Mover {
   return (from, _to, src, dst) => {
     const go = async () => {
       const enc = from.device.createCommandEncoder({ label: 'comm.copy' });
       src.forEach((s, i) => enc.copyBufferToBuffer(s.buffer, s.offset ?? 0, dst[i].buffer, dst[i].offset ?? 0, align4(s.bytes)));
-      from.device.queue.submit([enc.finish()]);
+      const cmd = enc.finish();
+      if (!wait) await gpuAlone(from);
+      from.device.queue.submit([cmd]);
       if (wait) await from.device.queue.onSubmittedWorkDone();
       checkDevice(from, 'transfer (copy)');
     };

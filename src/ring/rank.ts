@@ -1,9 +1,10 @@
 /**
  * What a rank program holds: its index, its device, the communicator, its kernels, a ledger of
  * the buffers allocated for it (memory per rank, also when all ranks share one device), and the
- * step reporting to the timeline. `compute` submits one command buffer and waits for it (unless
- * pipelined: the queue then orders it after everything submitted before); in one-device mode it
- * holds the device's lock, so each rank's work is timed alone.
+ * step reporting to the timeline. `compute` submits one command buffer and waits for it; in
+ * one-device mode it holds the device's lock, so each rank's work is timed alone. Pipelined
+ * (one-device only) it encodes while the GPU still runs the previous rank's work, waits for that
+ * to finish, then submits without waiting for its own (see gpuAlone).
  */
 import { FlashDevice, checkDevice } from '../gpu/device.js';
 import { GpuTimer } from '../gpu/timer.js';
@@ -11,7 +12,7 @@ import { storage, upload } from '../gpu/buffers.js';
 import { FlashForward } from '../kernels/flashForward.js';
 import { FlashBackward } from '../kernels/flashBackward.js';
 import { MergeKernel } from '../kernels/merge.js';
-import { Communicator, Mutex, Pending } from './communicator.js';
+import { Communicator, Mutex, Pending, gpuAlone } from './communicator.js';
 import { OpenStep, Phase, StepInfo, TimelineRecorder } from './timeline.js';
 
 export interface RankKernels {
@@ -92,7 +93,9 @@ export class RankContext {
       const enc = this.dev.device.createCommandEncoder({ label: `rank${this.index}.${st.phase}.${st.step}.${label}` });
       try {
         encode(enc, temps, tw);
-        this.dev.device.queue.submit([enc.finish()]);
+        const cmd = enc.finish();
+        if (!this.waitForGpu) await gpuAlone(this.dev);
+        this.dev.device.queue.submit([cmd]);
         if (this.waitForGpu) await this.dev.device.queue.onSubmittedWorkDone();
       } finally {
         for (const b of temps) this.dev.tracker.destroy(b);
