@@ -63,7 +63,7 @@ export const align4 = (n: number) => Math.ceil(n / 4) * 4;
  * alone. Pipelined one-device runs call it before each submission: the queue would otherwise start
  * the next rank's passes while the last rank's still run (they share no buffer, so nothing orders
  * them), and each pass's timestamps would count the other's time as its own. On the H200 at
- * N = 65536, R = 4 (2026-12-01, bench/results/cp-h200-2026-12-02) the ranks' first forward steps,
+ * N = 65536, R = 4 (bench/results/cp-h200-2026-12-01-v6/3-65k) the ranks' first forward steps,
  * queued together, each read 74 ms against 16 ms for the same step alone.
  */
 export async function gpuAlone(dev: FlashDevice): Promise<void> {
