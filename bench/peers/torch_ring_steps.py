@@ -17,28 +17,13 @@ so launch gaps between calls count as they would in a ring.
 
   python3 bench/peers/torch_ring_steps.py --N 16384 --R 2,4,8 --heads 16 --D 128 --out peer-steps.json
 """
-import argparse, datetime, json, statistics, sys, time
+import argparse, datetime, json, os, sys
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
 
-
-def time_ms(fn, reps, inner, warm_s=1.0):
-    t0, i = time.perf_counter(), 0
-    while i < 3 or time.perf_counter() - t0 < warm_s:
-        fn()
-        torch.cuda.synchronize()
-        i += 1
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(inner):
-            fn()
-        b.record()
-        torch.cuda.synchronize()
-        out.append(a.elapsed_time(b) / inner)
-    return statistics.median(out)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_sdpa import time_ms  # noqa: E402 (the same warm-up and CUDA-event timing as the kernel peer)
 
 
 def call_ms(B, H, nq, nk, D, causal, reps, inner):
@@ -49,8 +34,8 @@ def call_ms(B, H, nq, nk, D, causal, reps, inner):
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
         fwd = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         o = fwd()
-        f = time_ms(fwd, reps, inner)
-        b = time_ms(lambda: o.backward(g, retain_graph=True), reps, inner)
+        f = time_ms(fwd, reps, inner=inner)
+        b = time_ms(lambda: o.backward(g, retain_graph=True), reps, inner=inner)
     del q, k, v, g, o
     torch.cuda.empty_cache()
     return f, b

@@ -16,7 +16,8 @@ from torch.nn.attention import sdpa_kernel, SDPBackend
 def flops(B, H, N, D, causal, mult):
     return 4 * B * H * N * N * D * (0.5 if causal else 1.0) * mult
 
-def time_ms(fn, reps, warm_s=1.0):
+def time_ms(fn, reps, warm_s=1.0, inner=1):
+    """Median ms of one fn() over reps timings, each of `inner` calls back to back (CUDA events)."""
     # Warm-up for at least warm_s (GPU clocks ramp; flashring's bench does the same).
     t0, i = time.perf_counter(), 0
     while i < 3 or time.perf_counter() - t0 < warm_s:
@@ -26,9 +27,12 @@ def time_ms(fn, reps, warm_s=1.0):
     out = []
     for _ in range(reps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record()
+        a.record()
+        for _ in range(inner):
+            fn()
+        b.record()
         torch.cuda.synchronize()
-        out.append(a.elapsed_time(b))
+        out.append(a.elapsed_time(b) / inner)
     return statistics.median(out)
 
 def main():
