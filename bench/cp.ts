@@ -75,7 +75,11 @@ interface SweepRow {
   maxErrVsR1: number;
 }
 
-interface SweepResult { rows: SweepRow[]; skipped: { R: number; scheme: Scheme; why: string }[]; repeats: number; budgetS: number | null }
+interface SweepResult {
+  rows: SweepRow[]; skipped: { R: number; scheme: Scheme; why: string }[]; repeats: number; budgetS: number | null;
+  /** The schemes asked for (--schemes; absent in files written before it: all three). */
+  schemes?: Scheme[];
+}
 
 const REPEATS = 5;
 const med = (xs: (number | null)[]) => (xs.some((x) => x === null) ? null : median(xs as number[]));
@@ -220,7 +224,7 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
   const opts: RingOptions = { causal: true, precision: 'f16', layout: 'zigzag', link: LINKS['nvlink-h200'], pipelined: true };
   const { heat, free } = await makeHeater(dev);
   try {
-    const res: SweepResult = { rows: [], skipped: [], repeats: REPEATS, budgetS };
+    const res: SweepResult = { rows: [], skipped: [], repeats: REPEATS, budgetS, schemes };
     const save = () => {
       bestRatios(res.rows);
       return writeFile(join(out, 'cp-sweep.json'), JSON.stringify({ ...meta, ...res }, null, 1));
@@ -371,6 +375,8 @@ function table(sw: SweepResult | null, sc: Awaited<ReturnType<typeof scale>> | n
     L.push('R=1 is one rank: the same work under every scheme name, measured once and the baseline (vs R=1) and reference outputs of every scheme.');
     L.push(`best: a point's fastest run; R=1's is the fastest of all ${r1RunCount(sw.rows)} R=1 runs (its own and those paired with every point), the denominator of vs R=1 best.`);
     for (const k of sw.skipped ?? []) L.push(`skipped R=${k.R} ${k.scheme}: ${k.why}`);
+    const notAsked = SWEEP_SCHEMES.filter((x) => sw.schemes && !sw.schemes.includes(x));
+    if (notAsked.length) L.push(`not asked (--schemes ${sw.schemes!.join(',')}): ${notAsked.join(', ')}`);
   }
   if (sc) {
     const tl = sc.timeline;

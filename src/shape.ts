@@ -66,13 +66,16 @@ export function resolveOptions(s: AttentionShape, o: AttentionOptions = {}): Res
   if (docs) checkDocuments(docs, o.qPos ? undefined : s.Nq, o.kPos ? undefined : s.Nk);
   const qPos = o.qPos ?? { offset: docs ? 0 : s.Nk - s.Nq, stride: 1 };
   const kPos = o.kPos ?? { offset: 0, stride: 1 };
-  for (const [n, p] of [['qPos', qPos], ['kPos', kPos]] as const) {
+  for (const [n, p, rows] of [['qPos', qPos, s.Nq], ['kPos', kPos, s.Nk]] as const) {
     if (!Number.isInteger(p.offset) || !Number.isInteger(p.stride) || p.stride < 1)
       throw new InputError(`${n} needs an integer offset and a stride >= 1, got ${JSON.stringify(p)}`);
     if ((p.split === undefined) !== (p.jump === undefined) || (p.jump !== undefined && !(Number.isInteger(p.split) && p.split! >= 0 && Number.isInteger(p.jump) && p.jump >= 0)))
       throw new InputError(`${n}: a chunk of two runs needs both split and jump, integers >= 0, got ${JSON.stringify(p)}`);
     if (Math.abs(p.offset) >= POS_MAX || p.stride >= POS_MAX || (p.jump ?? 0) >= POS_MAX)
       throw new InputError(`${n}: positions must stay below ${POS_MAX} (offset, stride and jump), got ${JSON.stringify(p)}`);
+    // The kernels hold positions in i32 and the mask's closed forms count on them staying in range.
+    const last = p.offset + (rows - 1) * p.stride + (p.jump ?? 0);
+    if (last >= POS_MAX) throw new InputError(`${n}: the last of ${rows} positions would be ${last}; positions must stay below ${POS_MAX}, got ${JSON.stringify(p)}`);
   }
   return { causal: !!o.causal, window, docs, scale, qPos, kPos };
 }

@@ -204,6 +204,8 @@ describe('bench/cp.ts sweep', () => {
       const res = JSON.parse(readFileSync(join(out, 'cp-sweep.json'), 'utf8'));
       expect(res.skipped).toEqual([{ R: 3, scheme: 'a2a', why: expect.stringMatching(/divisible by 3/) }]);
       expect(res.rows.map((x: { R: number; scheme: string }) => `${x.R} ${x.scheme}`)).toEqual(['1 p2p', '3 p2p']);
+      expect(res.schemes).toEqual(['a2a', 'p2p']);
+      expect(r.out).toMatch(/^not asked \(--schemes a2a,p2p\): all_gather$/m);
       const r1Runs = [...res.rows[0].kernelMsRuns, ...res.rows.flatMap((x: { pairedR1Ms: number[] }) => x.pairedR1Ms)];
       expect(res.rows[0].kernelMsBest).toBe(Math.min(...r1Runs));
       expect(res.rows[0].vsR1Best).toBe(1);

@@ -64,4 +64,12 @@ describe('attention uniform block', () => {
       expect(() => resolveOptions(s, { kPos }), JSON.stringify(kPos)).toThrow(/kPos: a chunk of two runs needs both split and jump, integers >= 0/);
     expect(() => resolveOptions(s, { qPos: { offset: 0, stride: 1, split: 4, jump: 2 ** 31 - 1 } })).toThrow(/qPos: positions must stay below 536870912/);
   });
+
+  it('the last position must stay below POS_MAX too (each of offset, stride and jump can be small while the last is not)', () => {
+    const n = s.Nk;
+    expect(() => resolveOptions(s, { kPos: { offset: 0, stride: 2 ** 28 } })).toThrow(new RegExp(`kPos: the last of ${n} positions would be ${(n - 1) * 2 ** 28}; positions must stay below 536870912`));
+    expect(() => resolveOptions(s, { qPos: { offset: 2 ** 29 - 5, stride: 1, split: 1, jump: 2 ** 28 } })).toThrow(/qPos: the last of \d+ positions would be/);
+    // Just inside: the last position POS_MAX − 1.
+    expect(() => resolveOptions(s, { kPos: { offset: 2 ** 29 - n, stride: 1 } })).not.toThrow();
+  });
 });

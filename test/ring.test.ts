@@ -4,7 +4,9 @@ import { makeInputs, refInputs, err, TOL, SEED, AttentionShape } from './cases.j
 import { FlashDevice } from '../src/gpu/device.js';
 import { ringAttention, RingOptions, RingResult } from '../src/ring/ringAttention.js';
 import { LAYOUTS } from '../src/ring/schedule.js';
-import { InProcessCommunicator } from '../src/ring/communicator.js';
+import { InProcessCommunicator, deviceCopy } from '../src/ring/communicator.js';
+import { RankContext, RankKernels } from '../src/ring/rank.js';
+import { TimelineRecorder } from '../src/ring/timeline.js';
 import { SCHEMES, Scheme } from '../src/ring/timeline.js';
 import { planSteps } from '../src/ring/plan.js';
 import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
@@ -179,6 +181,43 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
     }
     expect(submitted).toBeGreaterThan(20);
     expect(overlapping).toBe(0);
+  });
+
+  it('pipelined: a copy or a step still waiting for the GPU when its run failed and freed the buffers submits nothing', async () => {
+    // A hung device: runAll frees after SETTLE_MS while a rank or a copy may still wait in gpuAlone.
+    const queue = one.device.queue;
+    let release!: (v: undefined) => void;
+    const gate = new Promise<undefined>((r) => (release = r));
+    const done = queue.onSubmittedWorkDone;
+    let submits = 0;
+    const submit = queue.submit;
+    queue.onSubmittedWorkDone = () => gate;
+    queue.submit = function (cmds: Iterable<GPUCommandBuffer>) {
+      submits++;
+      submit.call(queue, cmds);
+    };
+    try {
+      const a = one.tracker.create({ label: 't.a', size: 64, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+      const b = one.tracker.create({ label: 't.b', size: 64, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+      const copy = deviceCopy(undefined, false)(one, one, [{ buffer: a, bytes: 64 }], [{ buffer: b, bytes: 64 }]);
+      const rec = new TimelineRecorder(1, { forward: 1, backward: 0 });
+      const ctx = new RankContext(0, one, new InProcessCommunicator([one], deviceCopy()), {} as RankKernels, rec, null, 2, false);
+      const step = ctx.compute(ctx.begin('forward', 0, { label: 'ring', kvFrom: 0, pairs: 0, visible: 0, flops: 0 }), 'attend', (enc) => enc.clearBuffer(ctx.alloc(64, 'x')));
+      await new Promise((r) => setTimeout(r, 20));
+      one.tracker.destroy(a);
+      one.tracker.destroy(b);
+      ctx.free();
+      release(undefined);
+      await expect(copy).rejects.toThrow(/transfer \(copy\) abandoned: its buffers were freed/);
+      await expect(step).rejects.toThrow(/rank 0: step abandoned: its buffers were freed/);
+      expect(submits).toBe(0);
+    } finally {
+      delete (queue as { submit?: unknown; onSubmittedWorkDone?: unknown }).submit;
+      delete (queue as { submit?: unknown; onSubmittedWorkDone?: unknown }).onSubmittedWorkDone;
+      if (queue.submit !== submit) queue.submit = submit;
+      if (queue.onSubmittedWorkDone !== done) queue.onSubmittedWorkDone = done;
+    }
+    expect(one.tracker.snapshot().liveBuffers).toBe(0);
   });
 
   it('work per rank counts what each scheme computes: the sequence schedule for p2p and all_gather, head shards for a2a', async () => {

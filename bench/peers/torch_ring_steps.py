@@ -10,8 +10,11 @@ zigzag_ring_flash_attn does, and as flashring's steps bench counts its plain cal
   R(R-1)/2     steps from an earlier rank: a dense call of N/R queries x N/(2R) keys;
   R(R-1)/2     steps from a later rank: a dense call of N/(2R) queries x N/R keys.
 Their summed GPU time over R = 1's one causal call of N is the peer's ratio for the issue's
-"summed kernel time at R <= 1.1 x R=1". Forward, backward (o.backward with the graph kept; it
-includes FlashAttention-2's own preprocess per call) and their sum. Medians of --reps CUDA-event
+"summed kernel time at R <= 1.1 x R=1". Forward, backward (torch.autograd.grad of the kept graph:
+FlashAttention-2's backward with its own preprocess per call; --grads accumulate runs
+o.backward instead, which also adds each call's gradients into q/k/v.grad, an in-place add per
+tensor as a ring's accumulation of block gradients: the script's only mode before the option,
+and the one bench/results/cp-h200-2026-12-01-v6 was measured with) and their sum. Medians of --reps CUDA-event
 timings after >= 1 s of warm-up per call shape; each call shape timed in a loop of --inner calls
 so launch gaps between calls count as they would in a ring.
 
@@ -26,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_sdpa import time_ms  # noqa: E402 (the same warm-up and CUDA-event timing as the kernel peer)
 
 
-def call_ms(B, H, nq, nk, D, causal, reps, inner):
+def call_ms(B, H, nq, nk, D, causal, reps, inner, grads='fresh'):
     """(forward ms, backward ms) of one flash call of nq queries and nk keys."""
     q = torch.randn(B, H, nq, D, device='cuda', dtype=torch.float16, requires_grad=True)
     k, v = (torch.randn(B, H, nk, D, device='cuda', dtype=torch.float16, requires_grad=True) for _ in range(2))
@@ -35,7 +38,11 @@ def call_ms(B, H, nq, nk, D, causal, reps, inner):
         fwd = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         o = fwd()
         f = time_ms(fwd, reps, inner=inner)
-        b = time_ms(lambda: o.backward(g, retain_graph=True), reps, inner=inner)
+        if grads == 'accumulate':
+            bwd = lambda: o.backward(g, retain_graph=True)
+        else:
+            bwd = lambda: torch.autograd.grad(o, (q, k, v), g, retain_graph=True)
+        b = time_ms(bwd, reps, inner=inner)
     del q, k, v, g, o
     torch.cuda.empty_cache()
     return f, b
@@ -50,12 +57,14 @@ def main():
     ap.add_argument('--batch', type=int, default=1)
     ap.add_argument('--reps', type=int, default=10)
     ap.add_argument('--inner', type=int, default=5)
+    ap.add_argument('--grads', choices=('fresh', 'accumulate'), default='fresh',
+                    help="backward: fresh gradients (autograd.grad; the kernel alone) or accumulated into .grad (o.backward)")
     ap.add_argument('--out', required=True)
     a = ap.parse_args()
     B, H, D = a.batch, a.heads, a.D
     rows = []
     for N in [int(x) for x in a.N.split(',')]:
-        f1, b1 = call_ms(B, H, N, N, D, True, a.reps, a.inner)
+        f1, b1 = call_ms(B, H, N, N, D, True, a.reps, a.inner, a.grads)
         rows.append(dict(N=N, R=1, fwdMs=f1, bwdMs=b1, fwdRatio=1.0, bwdRatio=1.0, ratio=1.0))
         print(f'peer N={N} R=1: fwd {f1:.3f} ms bwd {b1:.3f} ms', flush=True)
         for R in [int(x) for x in a.R.split(',')]:
@@ -64,7 +73,7 @@ def main():
                 continue
             s = N // R
             kinds = {'diagonal': (R, s, s, True), 'j<r': (R * (R - 1) // 2, s, s // 2, False), 'j>r': (R * (R - 1) // 2, s // 2, s, False)}
-            ms = {name: call_ms(B, H, nq, nk, D, c, a.reps, a.inner) for name, (_, nq, nk, c) in kinds.items()}
+            ms = {name: call_ms(B, H, nq, nk, D, c, a.reps, a.inner, a.grads) for name, (_, nq, nk, c) in kinds.items()}
             f = sum(kinds[k][0] * ms[k][0] for k in kinds)
             b = sum(kinds[k][0] * ms[k][1] for k in kinds)
             row = dict(N=N, R=R, fwdMs=f, bwdMs=b, fwdRatio=f / f1, bwdRatio=b / b1, ratio=(f + b) / (f1 + b1),
@@ -73,7 +82,7 @@ def main():
             print(f'peer N={N} R={R}: fwd {f:.3f} ms ({row["fwdRatio"]:.3f}x R=1) bwd {b:.3f} ms ({row["bwdRatio"]:.3f}x) fwd+bwd {row["ratio"]:.3f}x R=1', flush=True)
     meta = dict(kind='flashring.peer-ring-steps', engine=f'torch {torch.__version__}', gpu=torch.cuda.get_device_name(0),
                 createdAt=datetime.datetime.now(datetime.timezone.utc).isoformat(), command=' '.join(sys.argv),
-                B=B, H=H, D=D, results=rows)
+                B=B, H=H, D=D, grads=a.grads, results=rows)
     json.dump(meta, open(a.out, 'w'), indent=1)
     print('\n== FlashAttention-2 (torch sdpa flash, f16): zigzag ring calls summed / R=1 causal ==')
     print(f'{"N":>7} {"R":>2} {"fwd":>7} {"bwd":>7} {"fwd+bwd":>8}')

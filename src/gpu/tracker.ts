@@ -27,6 +27,11 @@ export class BufferTracker {
     return buf;
   }
 
+  /** Whether the buffer was created here and not yet destroyed. */
+  has(buf: GPUBuffer): boolean {
+    return this.live.has(buf);
+  }
+
   /** Destroys the buffer and forgets it. Destroying twice or an untracked buffer is a no-op. */
   destroy(buf: GPUBuffer | undefined): void {
     if (!buf) return;

@@ -16,8 +16,8 @@ import { AttentionShape, ResolvedOptions } from '../shape.js';
  * decrease (src/mask.ts), so their keys run from the first's lo to the last's hi. querySpan
  * bounds the search (rows outside it see nothing); inside it a row may still see none (a window
  * past its keys), so the ends are found row by row: at once for a causal mask, up to a pass
- * over the rows with a window or documents (the same order as classifyPair's count of visible
- * pairs, which the ring makes per pair anyway).
+ * over the rows with a window or documents (with documents classifyPair's count of visible pairs
+ * makes such a pass per pair too; without, it is closed-form, src/mask.ts).
  */
 export function activeBlocks(s: AttentionShape, o: ResolvedOptions, reachedOnly: boolean, qRows: number, kvRows: number): { q: [number, number]; k: [number, number] } {
   const all = { q: [0, Math.ceil(s.Nq / qRows)] as [number, number], k: [0, Math.ceil(s.Nk / kvRows)] as [number, number] };

@@ -92,12 +92,17 @@ export class Mutex {
  * passes.
  */
 export function deviceCopy(lock?: Mutex, wait = true): Mover {
-  return (from, _to, src, dst) => {
+  return (from, to, src, dst) => {
     const go = async () => {
       const enc = from.device.createCommandEncoder({ label: 'comm.copy' });
       src.forEach((s, i) => enc.copyBufferToBuffer(s.buffer, s.offset ?? 0, dst[i].buffer, dst[i].offset ?? 0, align4(s.bytes)));
       const cmd = enc.finish();
-      if (!wait) await gpuAlone(from);
+      if (!wait) {
+        await gpuAlone(from);
+        // A run that failed meanwhile (a hung device: the caller frees after SETTLE_MS) has freed them.
+        if (src.some((s) => !from.tracker.has(s.buffer)) || dst.some((d) => !to.tracker.has(d.buffer)))
+          throw new Error('transfer (copy) abandoned: its buffers were freed while it waited for the GPU (the run had already failed)');
+      }
       from.device.queue.submit([cmd]);
       if (wait) await from.device.queue.onSubmittedWorkDone();
       checkDevice(from, 'transfer (copy)');

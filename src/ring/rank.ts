@@ -29,6 +29,7 @@ export class RankContext {
   private live = 0;
   private peak = 0;
   private nextInterval = 0;
+  private freed = false;
   readonly timer: GpuTimer;
 
   constructor(
@@ -68,6 +69,7 @@ export class RankContext {
 
   /** Frees every buffer of this rank (safe on a lost device, safe twice). */
   free(): void {
+    this.freed = true;
     for (const b of [...this.owned.keys()]) this.release(b);
     this.timer.destroy();
   }
@@ -94,7 +96,11 @@ export class RankContext {
       try {
         encode(enc, temps, tw);
         const cmd = enc.finish();
-        if (!this.waitForGpu) await gpuAlone(this.dev);
+        if (!this.waitForGpu) {
+          await gpuAlone(this.dev);
+          // A run that failed meanwhile (a hung device: the caller frees after SETTLE_MS) has freed the buffers.
+          if (this.freed) throw new Error(`rank ${this.index}: step abandoned: its buffers were freed while it waited for the GPU (the run had already failed)`);
+        }
         this.dev.device.queue.submit([cmd]);
         if (this.waitForGpu) await this.dev.device.queue.onSubmittedWorkDone();
       } finally {

@@ -48,11 +48,11 @@ export interface RingOptions extends Omit<AttentionOptions, 'qPos' | 'kPos'> {
   /** With `link`: compute at this rate (TFLOP/s) instead of the measured step times. */
   computeTflops?: Rate;
   /**
-   * One-device mode: submit each rank's steps without waiting for the GPU to finish each one. The
-   * one queue still runs them in order, back to back, so the GPU stays busy and its clock up (on
-   * the H200 the SM clock fell to 345–1300 MHz between waited steps, and kernel times with it);
-   * kernel times (GPU timestamps, which it needs) are then steady, while the measured wall times
-   * are host submission times. Each phase still ends when its GPU work has: the step timeout
+   * One-device mode: do not wait for the GPU to finish each step; a rank encodes its step while
+   * the GPU still runs the one before and submits it as soon as that has run (gpuAlone: never two
+   * ranks' work at once), so the GPU's gaps are short and its clock up (on the H200 the SM clock
+   * fell to 345–1300 MHz between waited steps, and kernel times with it); kernel times (GPU
+   * timestamps, which it needs) are then steady, while the measured wall times are the host's. Each phase still ends when its GPU work has: the step timeout
    * bounds that wait, and buffers a program frees are free on the GPU before the next phase's
    * exist (a program that frees and then allocates within a phase calls RankContext.settle).
    * Default false: the measured timeline shows each rank's turn on the GPU.

@@ -55,7 +55,11 @@ export interface RingTimeline {
    * device per rank in one process; 'processes': one process (and device) per rank.
    */
   mode: 'one-device' | 'multi-adapter' | 'processes';
-  /** One-device steps submitted without waiting (RingOptions.pipelined): wall times are submission times. */
+  /**
+   * One-device steps not waited for (RingOptions.pipelined): each is submitted once the work before
+   * it has run, so a step's wall times span its encoding, that wait and its submission, not its
+   * GPU time (gpuComputeMs, from timestamps, is that).
+   */
   pipelined?: boolean;
   scheme: Scheme;
   /** a2a+p2p: [a2a group size, ring size]; others [R] or [R, 1]. */
