@@ -74,7 +74,7 @@ export function resolveOptions(s: AttentionShape, o: AttentionOptions = {}): Res
     if (Math.abs(p.offset) >= POS_MAX || p.stride >= POS_MAX || (p.jump ?? 0) >= POS_MAX)
       throw new InputError(`${n}: positions must stay below ${POS_MAX} (offset, stride and jump), got ${JSON.stringify(p)}`);
     // The kernels hold positions in i32 and the mask's closed forms count on them staying in range.
-    const last = p.offset + (rows - 1) * p.stride + (p.jump ?? 0);
+    const last = p.offset + (rows - 1) * p.stride + (p.jump !== undefined && p.split! < rows ? p.jump : 0);
     if (last >= POS_MAX) throw new InputError(`${n}: the last of ${rows} positions would be ${last}; positions must stay below ${POS_MAX}, got ${JSON.stringify(p)}`);
   }
   return { causal: !!o.causal, window, docs, scale, qPos, kPos };

@@ -69,6 +69,8 @@ describe('attention uniform block', () => {
     const n = s.Nk;
     expect(() => resolveOptions(s, { kPos: { offset: 0, stride: 2 ** 28 } })).toThrow(new RegExp(`kPos: the last of ${n} positions would be ${(n - 1) * 2 ** 28}; positions must stay below 536870912`));
     expect(() => resolveOptions(s, { qPos: { offset: 2 ** 29 - 5, stride: 1, split: 1, jump: 2 ** 28 } })).toThrow(/qPos: the last of \d+ positions would be/);
+    // A second run no row reaches (split >= rows) adds nothing to the last position.
+    expect(() => resolveOptions(s, { qPos: { offset: 0, stride: 1, split: s.Nq, jump: 2 ** 29 - 1 } })).not.toThrow();
     // Just inside: the last position POS_MAX − 1.
     expect(() => resolveOptions(s, { kPos: { offset: 2 ** 29 - n, stride: 1 } })).not.toThrow();
   });
