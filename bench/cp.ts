@@ -24,7 +24,6 @@
  * node bench/cp-run.mjs <mode> [options]: `node bench/cp-run.mjs --help` lists each mode's options,
  * their defaults (the GPU host's sizes) and a run small enough for a CPU adapter (usage() below).
  */
-import { parseArgs } from 'node:util';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FlashDevice, acquireDevices, adapterName } from '../src/gpu/device.js';
@@ -38,7 +37,7 @@ import { Segment, shardTokens } from '../src/ring/schedule.js';
 import { AttentionShape, MAX_HEAD_DIM, numel, resolveOptions } from '../src/shape.js';
 import { InputError, LimitError } from '../src/errors.js';
 import { userMistake } from '../src/cli/main.js';
-import { checkOutputDir, numberArg, NumberRule } from '../src/cli/args.js';
+import { checkOutputDir, numberArg, NumberRule, parseCommand } from '../src/cli/args.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
 import { storage } from '../src/gpu/buffers.js';
 import { randn, relErr } from '../src/reference/compare.js';
@@ -442,7 +441,8 @@ const OPTIONS: Record<string, { type: 'string' | 'boolean'; arg: string; help: s
   out: { type: 'string', arg: 'dir', help: 'folder for the JSON results (table: where it reads them)' },
 };
 
-const HINT = '(see node bench/cp-run.mjs --help)';
+const HELP_CMD = 'node bench/cp-run.mjs --help';
+const HINT = `(see ${HELP_CMD})`;
 
 export function usage(): string {
   const w = Math.max(...Object.entries(OPTIONS).map(([k, o]) => k.length + o.arg.length));
@@ -463,37 +463,14 @@ export function usage(): string {
   ].join('\n');
 }
 
-/** A value that starts like a negative number: a string option takes it as its value (then judged by its rule). */
-const NEGATIVE = /^-(\d|\.\d)/;
-
-/** The mode (null: none given) and the options given; every parsing mistake is one InputError line. */
+/** The mode (null: none given) and the options given; every parsing mistake is one InputError line (parseCommand). */
 function parseCp(argv: string[]): { mode: Mode | null; values: Record<string, string | boolean | undefined> } {
-  const args = [...argv];
-  for (let i = 0; i + 1 < args.length; i++) {
-    const name = args[i].startsWith('--') ? args[i].slice(2) : '';
-    if (Object.hasOwn(OPTIONS, name) && OPTIONS[name].type === 'string' && NEGATIVE.test(args[i + 1])) args.splice(i, 2, `${args[i]}=${args[i + 1]}`);
-  }
   const options = Object.fromEntries(Object.entries(OPTIONS).map(([k, o]) => [k, { type: o.type }]));
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options, strict: true, allowPositionals: true, tokens: true });
-  } catch (e) {
-    if (!String((e as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')) throw e;
-    const first = (e as Error).message.split('\n')[0];
-    const unknown = /^Unknown option '([^']+)'/.exec(first);
-    throw new InputError(`${unknown ? `unknown option '${unknown[1]}'` : first} ${HINT}`);
-  }
-  const seen = new Set<string>();
-  for (const t of parsed.tokens)
-    if (t.kind === 'option') {
-      // parseArgs keeps the last of a repeated option; a run with the wrong size is worse than a refusal.
-      if (seen.has(t.name)) throw new InputError(`--${t.name} is given twice: give it once`);
-      seen.add(t.name);
-    }
+  const parsed = parseCommand('cp-run', argv, options, true, HELP_CMD);
   const [mode, ...extra] = parsed.positionals;
   if (extra.length) throw new InputError(`one mode at a time, got '${parsed.positionals.join(' ')}' ${HINT}`);
   if (mode !== undefined && !Object.hasOwn(MODES, mode)) throw new InputError(`unknown mode '${mode}': use ${Object.keys(MODES).join(', ')} ${HINT}`);
-  return { mode: (mode as Mode) ?? null, values: parsed.values };
+  return { mode: (mode as Mode) ?? null, values: parsed.values as Record<string, string | boolean | undefined> };
 }
 
 interface CpConfig {

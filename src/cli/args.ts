@@ -19,9 +19,10 @@ const NEGATIVE = /^-(\d|\.\d)/;
  * parseArgs, strict, with two things users expect: a string option takes a following negative
  * number as its value (`--scale -0.125`, which parseArgs alone calls ambiguous), and every
  * parsing mistake (unknown flag, `--causal=yes`, a missing value, a stray argument, a flag given
- * twice, where parseArgs would keep the last) is one line.
+ * twice, where parseArgs would keep the last) is one line, ending with where help is (`help`:
+ * what to run for it; the flashring command's own by default).
  */
-export function parseCommand<O extends Options>(command: string, argv: string[], options: O, allowPositionals = false) {
+export function parseCommand<O extends Options>(command: string, argv: string[], options: O, allowPositionals = false, help = `flashring ${command} --help`) {
   const args: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -40,13 +41,15 @@ export function parseCommand<O extends Options>(command: string, argv: string[],
     if (!code.startsWith('ERR_PARSE_ARGS')) throw e;
     const first = (e as Error).message.split('\n')[0];
     const ambiguous = /^Option '(--?[\w-]+)' argument is ambiguous/.exec(first);
-    const msg = ambiguous ? `${ambiguous[1]} needs a value (to give one starting with '-', write ${ambiguous[1]}=VALUE)` : first;
-    throw new InputError(`${msg} (see flashring ${command} --help)`);
+    // With positionals allowed parseArgs adds how to pass '--bogus' as one: the flag is what was meant.
+    const unknown = /^Unknown option '[^']+'/.exec(first);
+    const msg = ambiguous ? `${ambiguous[1]} needs a value (to give one starting with '-', write ${ambiguous[1]}=VALUE)` : unknown ? unknown[0] : first;
+    throw new InputError(`${msg} (see ${help})`);
   }
   const seen = new Set<string>();
   for (const t of parsed.tokens) {
     if (t.kind !== 'option' || options[t.name]?.multiple) continue;
-    if (seen.has(t.name)) throw new InputError(`--${t.name} is given twice: give it once (see flashring ${command} --help)`);
+    if (seen.has(t.name)) throw new InputError(`--${t.name} is given twice: give it once (see ${help})`);
     seen.add(t.name);
   }
   const { tokens: _, ...rest } = parsed;
