@@ -64,10 +64,13 @@ export const align4 = (n: number) => Math.ceil(n / 4) * 4;
  * the next rank's passes while the last rank's still run (they share no buffer, so nothing orders
  * them), and each pass's timestamps would count the other's time as its own. On the H200 at
  * N = 65536, R = 4 (bench/results/cp-h200-2026-12-01-v6/3-65k) the ranks' first forward steps,
- * queued together, each read 74 ms against 16 ms for the same step alone.
+ * queued together, each read 74 ms against 16 ms for the same step alone. Throws when `live()`
+ * turns false meanwhile: a run that failed while this waited (a hung device: the caller frees
+ * after SETTLE_MS) has freed the buffers `what` would use.
  */
-export async function gpuAlone(dev: FlashDevice): Promise<void> {
+export async function gpuAlone(dev: FlashDevice, live: () => boolean, what: string): Promise<void> {
   await dev.device.queue.onSubmittedWorkDone();
+  if (!live()) throw new Error(`${what} abandoned: its buffers were freed while it waited for the GPU (the run had already failed)`);
 }
 
 /** Several independent async sections run one at a time (one-device mode: ranks measured alone). */
@@ -97,12 +100,7 @@ export function deviceCopy(lock?: Mutex, wait = true): Mover {
       const enc = from.device.createCommandEncoder({ label: 'comm.copy' });
       src.forEach((s, i) => enc.copyBufferToBuffer(s.buffer, s.offset ?? 0, dst[i].buffer, dst[i].offset ?? 0, align4(s.bytes)));
       const cmd = enc.finish();
-      if (!wait) {
-        await gpuAlone(from);
-        // A run that failed meanwhile (a hung device: the caller frees after SETTLE_MS) has freed them.
-        if (src.some((s) => !from.tracker.has(s.buffer)) || dst.some((d) => !to.tracker.has(d.buffer)))
-          throw new Error('transfer (copy) abandoned: its buffers were freed while it waited for the GPU (the run had already failed)');
-      }
+      if (!wait) await gpuAlone(from, () => src.every((s) => from.tracker.has(s.buffer)) && dst.every((d) => to.tracker.has(d.buffer)), 'transfer (copy)');
       from.device.queue.submit([cmd]);
       if (wait) await from.device.queue.onSubmittedWorkDone();
       checkDevice(from, 'transfer (copy)');

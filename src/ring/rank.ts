@@ -96,11 +96,7 @@ export class RankContext {
       try {
         encode(enc, temps, tw);
         const cmd = enc.finish();
-        if (!this.waitForGpu) {
-          await gpuAlone(this.dev);
-          // A run that failed meanwhile (a hung device: the caller frees after SETTLE_MS) has freed the buffers.
-          if (this.freed) throw new Error(`rank ${this.index}: step abandoned: its buffers were freed while it waited for the GPU (the run had already failed)`);
-        }
+        if (!this.waitForGpu) await gpuAlone(this.dev, () => !this.freed, `rank ${this.index}: step`);
         this.dev.device.queue.submit([cmd]);
         if (this.waitForGpu) await this.dev.device.queue.onSubmittedWorkDone();
       } finally {
