@@ -49,7 +49,7 @@ describe('flashring memory', () => {
 
   it('prints every name and formula whole, transients too (long ones on their own line)', async () => {
     const r = await run(['memory', ...TORCH, '--seq-length', '32768', '--context-parallel-size', '2']);
-    expect(r.out).toContain('attention output copy (ring merge, reshaped for the projection) [2·s·b·h/t]');
+    expect(r.out).toContain('attention output copy (ring merge, reshaped for the projection) [2·s/CP·b·h/t]');
     expect(r.out).toContain('cross-entropy backward: two fp32 gradients [8·s·b·V/t]');
     expect(r.out).toMatch(/ring attention backward \(PyTorch: .*\) \[\(4\(h\+2hk\) .*\(upstream gradients\)\]\n +-?\d+(\.\d\d)? (B|KiB|MiB|GiB)/);
   });

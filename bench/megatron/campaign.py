@@ -107,6 +107,8 @@ def flags(c):
     if m:
         f += ['--num-experts', m['experts'], '--moe-router-topk', m['topk'], '--moe-ffn-hidden-size', m['ffn'],
               '--moe-token-dispatcher-type', m['dispatcher'], '--moe-aux-loss-coeff', '0.01']
+        if m['topk'] == 1:
+            f += ['--moe-router-pre-softmax']  # Megatron-LM refuses top-1 without it
         if m['shared']:
             f += ['--moe-shared-expert-intermediate-size', m['shared']]
         if m.get('capacity'):
@@ -174,12 +176,12 @@ def cmd_run(ns):
     mlm = os.path.join(root, '.mlm')
     runs = os.path.join(ns.out, 'runs')
     os.makedirs(runs, exist_ok=True)
-    todo = [k for k in doc['kept'] if not ns.ids or k['id'] in ns.ids.split(',')]
-    todo.sort(key=lambda k: -k['rough_gib'])
+    ids = ns.ids.split(',') if ns.ids else [k['id'] for k in sorted(doc['kept'], key=lambda k: -k['rough_gib'])]
+    todo = [next(k for k in doc['kept'] if k['id'] == i) for i in ids]  # in the order given
     env = dict(os.environ, NCCL_NVLS_ENABLE='0', TORCH_SYMM_MEM_DISABLE_MULTICAST='1', CUDA_DEVICE_MAX_CONNECTIONS='1',
                PYTHONUNBUFFERED='1', OMP_NUM_THREADS='2')
     trace = os.path.join(root, 'bench', 'megatron', 'trace.py')
-    t0, running, port, done, fallback = time.time(), [], 29500, [], False
+    t0, running, port, done = time.time(), [], 29500, []
     while todo or running:
         for p in list(running):
             if p['proc'].poll() is not None:
@@ -187,9 +189,6 @@ def cmd_run(ns):
                 p['log'].close()
                 running.remove(p)
                 done.append(p['id'])
-                if p['proc'].returncode and not fallback and 'trace.py' in open(os.path.join(runs, p['id'] + '.log')).read().split('Traceback')[-1]:
-                    fallback = True  # the tracer broke the run: the rest run without it (their logs still count)
-                    print('tracer failed in %s: later runs without it' % p['id'], flush=True)
                 print('%6.0f s  %s exit %d (%.0f s)' % (time.time() - t0, p['id'], p['proc'].returncode, time.time() - p['t']), flush=True)
         late = time.time() - t0 > ns.deadline
         used = sum(p['gib'] for p in running)
@@ -201,8 +200,7 @@ def cmd_run(ns):
             port += 10
             log = open(os.path.join(runs, k['id'] + '.log'), 'w')
             e = dict(env, FLASHRING_TRACE=os.path.join(runs, k['id'] + '.trace.json'))
-            entry = os.path.join(mlm, 'pretrain_gpt.py') if fallback else trace
-            cmd = ['timeout', str(ns.timeout), 'torchrun', '--nproc-per-node', '1', '--master-port', str(port), entry] + COMMON + k['flags']
+            cmd = ['timeout', str(ns.timeout), 'torchrun', '--nproc-per-node', '1', '--master-port', str(port), trace] + COMMON + k['flags']
             log.write('# ' + ' '.join(cmd) + '\n')
             log.flush()
             proc = subprocess.Popen(cmd, cwd=mlm, env=e, stdout=log, stderr=subprocess.STDOUT)
@@ -229,7 +227,7 @@ def main():
     r = sub.add_parser('run')
     r.add_argument('draw')
     r.add_argument('--out', required=True)
-    r.add_argument('--ids', default='')
+    r.add_argument('--ids', default='', help='comma-separated run ids, run in this order (default: all, largest first)')
     r.add_argument('--lanes', type=int, default=6)
     r.add_argument('--deadline', type=float, default=420, help='start no run after this many seconds')
     r.add_argument('--grace', type=float, default=120, help='kill runs still going this long after the deadline')

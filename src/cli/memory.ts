@@ -241,6 +241,7 @@ function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number)
   line('gradients (fp32)', r.gradientBytes);
   line('optimizer (Adam moments and master weights)', r.optimizerBytes);
   if (r.gradientBucketBytes) line('DDP gradient buckets (fp32)', r.gradientBucketBytes);
+  if (r.workspaceBytes) line('cuBLAS workspaces', r.workspaceBytes);
   line('stored activations', r.activationBytes);
   for (const g of r.layerGroups) {
     const n = formatLayers(g.layers);

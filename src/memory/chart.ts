@@ -54,6 +54,7 @@ export function breakdownRows(b: MemoryBreakdown): BreakdownRow[] {
     { section: 'per parameter', label: 'optimizer state', bytes: b.optimizerBytes, formula: perParam(b.optimizerBytes) },
   ];
   if (b.gradientBucketBytes) rows.push({ section: 'per parameter', label: 'DDP gradient buckets', bytes: b.gradientBucketBytes, formula: perParam(b.gradientBucketBytes) });
+  if (b.workspaceBytes) rows.push({ section: 'per parameter', label: 'cuBLAS workspaces', bytes: b.workspaceBytes, formula: '2 × 32 MiB (forward and autograd handles)' });
   for (const g of b.layerGroups) {
     const parts = [...new Set(g.terms.map((t) => t.part))];
     for (const part of parts) {

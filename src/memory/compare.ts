@@ -6,7 +6,7 @@
  */
 import { CsvRow } from './csv.js';
 import { GIB, ModelConfig, ParallelConfig, memoryBreakdown, parseRecomputeSpec, peakActivationBytes } from './model.js';
-import { ParseResult, configFromArgs } from './megatron.js';
+import { ParseResult, configFromArgs, unmodelledArgs } from './megatron.js';
 
 export interface Comparison {
   row: CsvRow;
@@ -66,6 +66,8 @@ export interface LogPrediction {
   measuredGib: number | null;
   totalError: number | null;
   notes: string[];
+  /** Arguments of the log that change memory and that the model does not take (flag and value); when any, totalError is null. */
+  notModelled: string[];
 }
 
 export function predictFromLog(res: ParseResult, hbmGib: number | null): LogPrediction | { error: string } {
@@ -78,10 +80,12 @@ export function predictFromLog(res: ParseResult, hbmGib: number | null): LogPred
     return { error: `the model cannot take this log's arguments: ${(e as Error).message}` };
   }
   const measured = res.point.peakMaxAllocatedGiB;
+  const notModelled = unmodelledArgs(res.args);
+  const notes = notModelled.length ? [...c.notes, `not modelled: ${notModelled.join(' ')} (the prediction is not comparable with this run)`] : c.notes;
   return {
     model: c.model, parallel: c.par, totalBytes: b.totalBytes, activationBytes: peakActivationBytes(b),
     fits: hbmGib === null ? null : b.totalBytes / GIB <= hbmGib, measuredGib: measured,
-    totalError: measured === null ? null : (b.totalBytes / GIB - measured) / measured, notes: c.notes,
+    totalError: measured === null || notModelled.length ? null : (b.totalBytes / GIB - measured) / measured, notes, notModelled,
   };
 }
 

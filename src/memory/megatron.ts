@@ -189,6 +189,44 @@ function argList(v: string | undefined): string[] {
 }
 
 /**
+ * Arguments of a dump that change memory and that the model does not take, each as the flag and its
+ * value (`--moe-layer-freq 2`): a prediction from such a log is not comparable with its measurement.
+ * Each entry: the dump's name, the value(s) the model handles, and the flag.
+ */
+const UNMODELLED: [string, (v: string, args: MegatronArgs) => boolean, string][] = [
+  ['moe_layer_freq', (v) => v === '1', '--moe-layer-freq'],
+  ['moe_grouped_gemm', (v) => v === 'False', '--moe-grouped-gemm'],
+  ['moe_pad_expert_input_to_capacity', (v) => v === 'False', '--moe-pad-expert-input-to-capacity'],
+  ['multi_latent_attention', (v) => v === 'False', '--multi-latent-attention'],
+  ['mtp_num_layers', (v) => v === 'None' || v === '0', '--mtp-num-layers'],
+  ['fp8', (v) => v === 'None', '--fp8-format'],
+  ['fp4', (v) => v === 'None', '--fp4-format'],
+  ['attention_softmax_in_fp32', (v) => v === 'False', '--attention-softmax-in-fp32'],
+  ['cpu_offloading', (v) => v === 'False', '--cpu-offloading'],
+  ['decoder_first_pipeline_num_layers', (v) => v === 'None', '--decoder-first-pipeline-num-layers'],
+  ['decoder_last_pipeline_num_layers', (v) => v === 'None', '--decoder-last-pipeline-num-layers'],
+  ['num_layers_per_virtual_pipeline_stage', (v) => v === 'None', '--num-layers-per-virtual-pipeline-stage'],
+  ['account_for_embedding_in_pipeline_split', (v) => v === 'False', '--account-for-embedding-in-pipeline-split'],
+  ['account_for_loss_in_pipeline_split', (v) => v === 'False', '--account-for-loss-in-pipeline-split'],
+  ['recompute_modules', (v) => argList(v).every((x) => ['core_attn', 'mlp', 'layernorm', 'moe', 'shared_experts'].includes(x)), '--recompute-modules'],
+  ['fine_grained_activation_offloading', (v) => v === 'False', '--fine-grained-activation-offloading'],
+  ['expert_tensor_parallel_size', (v, a) => v === 'None' || v === (a.tensor_model_parallel_size ?? '1'), '--expert-tensor-parallel-size'],
+  ['hybrid_override_pattern', (v) => v === 'None', '--hybrid-override-pattern'],
+  ['heterogeneous_layers_config_path', (v) => v === 'None', '--heterogeneous-layers-config-path'],
+];
+
+/** What in a dump changes memory and is not modelled, as one flag-and-value string each (empty: everything is). */
+export function unmodelledArgs(args: MegatronArgs): string[] {
+  const out: string[] = [];
+  for (const [name, handled, flag] of UNMODELLED) {
+    const v = args[name];
+    if (v === undefined || handled(v, args)) continue;
+    out.push(v === 'True' ? flag : `${flag} ${argList(v).join(' ') || v}`);
+  }
+  return out;
+}
+
+/**
  * The memory model's configuration from a log's argument dump (stack megatron), so a log predicts
  * itself. Returns null with the reason when the dump lacks what the model needs.
  */
@@ -206,7 +244,17 @@ export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: P
     hiddenDropout: args.hidden_dropout === undefined ? undefined : Number(args.hidden_dropout),
     positionEmbedding: (['learned_absolute', 'rope', 'none'].includes(args.position_embedding_type) ? args.position_embedding_type : undefined) as ModelConfig['positionEmbedding'],
     biasLinear: args.add_bias_linear === undefined ? undefined : bool('add_bias_linear'), rmsNorm: args.normalization === 'RMSNorm',
+    biasActivationFusion: args.bias_swiglu_fusion === undefined ? undefined : bool('bias_swiglu_fusion'),
   };
+  const experts = int('num_experts');
+  if (experts) {
+    const cf = args.moe_expert_capacity_factor === undefined || args.moe_expert_capacity_factor === 'None' ? undefined : Number(args.moe_expert_capacity_factor);
+    model.moe = {
+      numExperts: experts, routerTopk: int('moe_router_topk') ?? 2, ffnHiddenSize: int('moe_ffn_hidden_size'),
+      sharedExpertSize: int('moe_shared_expert_intermediate_size'), capacityFactor: cf,
+      dispatcher: (args.moe_token_dispatcher_type ?? 'allgather') as NonNullable<ModelConfig['moe']>['dispatcher'],
+    };
+  }
   if (model.vocabSize === undefined) notes.push('no vocab_size in the dump: 50257 assumed');
   const rc = args.recompute_granularity === undefined || args.recompute_granularity === 'None' ? 'none' : args.recompute_granularity;
   const impl = args.transformer_impl ?? 'transformer_engine';
@@ -221,6 +269,7 @@ export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: P
     dataParallel: int('data_parallel_size') ?? 1, sequenceParallel: bool('sequence_parallel'), recompute: rc as ParallelConfig['recompute'],
     flashAttention: flash, distributedOptimizer: bool('use_distributed_optimizer'), stack: 'megatron', fp32Residual: bool('fp32_residual_connection'),
     cpCommType: (argList(args.cp_comm_type)[0] ?? 'p2p') as ParallelConfig['cpCommType'],
+    expertParallel: int('expert_model_parallel_size') ?? 1,
   };
   if (rc === 'selective') par.recomputeModules = (argList(args.recompute_modules).length ? argList(args.recompute_modules) : ['core_attn']) as ParallelConfig['recomputeModules'];
   if (rc === 'full') {

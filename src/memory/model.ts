@@ -54,11 +54,31 @@
 import { InputError } from '../errors.js';
 
 export type Recompute = 'none' | 'selective' | 'full';
-export type RecomputeModule = 'core_attn' | 'mlp' | 'layernorm';
+export type RecomputeModule = 'core_attn' | 'mlp' | 'layernorm' | 'moe' | 'shared_experts';
 export type RecomputeMethod = 'uniform' | 'block';
 export type Stack = 'megatron' | 'torch-amp';
 export type CpCommType = 'p2p' | 'all_gather' | 'a2a';
-export const RECOMPUTE_MODULES: readonly RecomputeModule[] = ['core_attn', 'mlp', 'layernorm'];
+export const RECOMPUTE_MODULES: readonly RecomputeModule[] = ['core_attn', 'mlp', 'layernorm', 'moe', 'shared_experts'];
+/** Modules that exist only in MoE layers. */
+const MOE_MODULES: readonly RecomputeModule[] = ['moe', 'shared_experts'];
+export type MoeDispatcher = 'allgather' | 'alltoall' | 'flex';
+
+/**
+ * Mixture of experts, as Megatron-LM's flags say it (every layer's MLP replaced: --moe-layer-freq 1):
+ * --num-experts, --moe-router-topk, --moe-ffn-hidden-size, --moe-shared-expert-intermediate-size,
+ * --moe-expert-capacity-factor, --moe-token-dispatcher-type.
+ */
+export interface MoeConfig {
+  numExperts: number;
+  routerTopk: number;
+  /** Width of each expert's MLP (default: the model's MLP width). */
+  ffnHiddenSize?: number;
+  /** Width of the shared expert (none when absent). */
+  sharedExpertSize?: number;
+  /** Tokens an expert takes at most, as a multiple of its even share (token dropping); none = no limit. */
+  capacityFactor?: number;
+  dispatcher?: MoeDispatcher;
+}
 
 export interface ModelConfig {
   numLayers: number;
@@ -78,6 +98,10 @@ export interface ModelConfig {
   /** Linear layers with biases (Megatron-LM's --add-bias-linear, the default) and LayerNorm (2h) or RMSNorm (h). */
   biasLinear?: boolean;
   rmsNorm?: boolean;
+  /** Mixture-of-experts layers (none: dense). */
+  moe?: MoeConfig;
+  /** Megatron-LM's --bias-swiglu-fusion (default on): the fused SwiGLU keeps only its input; unfused, its SiLU output too. */
+  biasActivationFusion?: boolean;
   /** Parameter precision: 'megatron' (bf16 params, fp32 grads + master + Adam: 18 B/param) or 'amp' (fp32 params, grads, Adam: 16 B/param). Default: the stack's. */
   paramPrecision?: 'megatron' | 'amp';
 }
@@ -106,6 +130,8 @@ export interface ParallelConfig {
   cpCommType?: CpCommType;
   /** Megatron-LM's --fp32-residual-connection: the residual stream in fp32. */
   fp32Residual?: boolean;
+  /** Megatron-LM's --expert-model-parallel-size: experts split over EP ranks (default 1). */
+  expertParallel?: number;
 }
 
 export type Part = 'attention' | 'mlp' | 'layernorm' | 'embedding' | 'output' | 'loss' | 'weights' | 'ring';
@@ -160,6 +186,8 @@ export interface MemoryBreakdown {
   optimizerBytes: number;
   /** Gradient buckets of PyTorch DDP (torch-amp with dp·cp > 1). */
   gradientBucketBytes: number;
+  /** Library workspaces held by the allocator (cuBLAS), as the stack's traces show them. */
+  workspaceBytes: number;
   /** Bytes per parameter of the weights as stored (2 bf16, 4 fp32). */
   weightBytesPerParam: number;
   totalBytes: number;
@@ -193,6 +221,13 @@ export interface StackSpec {
   /** Context parallelism: the ring's buffers, and whether the attention output is stored twice. */
   cpRing: 'megatron' | 'torch';
   cpStoresOutputTwice: boolean;
+  /**
+   * Tied embeddings: the output layer's bf16 weight gradient is held until the embedding's backward
+   * adds its own (tensor_parallel/layers.py backward; seen at every backward peak of a tied run).
+   */
+  tiedGradientHeld: boolean;
+  /** Library workspaces the caching allocator holds (cuBLAS: 32 MiB per handle on Hopper, one for forward and one for the autograd thread). */
+  workspaceBytes: number;
 }
 
 export const STACKS: Record<Stack, StackSpec> = {
@@ -200,13 +235,13 @@ export const STACKS: Record<Stack, StackSpec> = {
     label: 'Megatron-LM', note: 'bf16 parameters with fp32 main gradients, master weights and Adam (18 B/param); vocab-parallel cross-entropy',
     perParam: { weight: 2, gradient: 4, optimizer: 12 }, residualBytes: 2, autocastWeightCopies: false, normOutputBytes: 2, ddpGradientBuckets: false,
     idsBytes: 8, ce: { stored: 4, transient: 2, forward: 2, storedName: 'cross-entropy fp32 softmax (vocab-parallel)', transientName: 'cross-entropy backward: bf16 logits gradient', forwardName: 'end of forward: bf16 logits beside the fp32 softmax' },
-    vocabDivisor: 128, unfusedScoresBuffer: true, cpRing: 'megatron', cpStoresOutputTwice: false,
+    vocabDivisor: 128, unfusedScoresBuffer: true, cpRing: 'megatron', cpStoresOutputTwice: false, tiedGradientHeld: true, workspaceBytes: 2 * 32 * 2 ** 20,
   },
   'torch-amp': {
     label: 'PyTorch AMP', note: 'bf16 autocast over fp32 parameters and AdamW (16 B/param), DDP, F.cross_entropy(logits.float()) (bench/torchcp)',
     perParam: { weight: 4, gradient: 4, optimizer: 8 }, residualBytes: 4, autocastWeightCopies: true, normOutputBytes: 4, ddpGradientBuckets: true,
     idsBytes: 16, ce: { stored: 4, transient: 8, forward: 6, storedName: 'cross-entropy fp32 log-softmax', transientName: 'cross-entropy backward: two fp32 gradients', forwardName: "end of forward: bf16 logits and their fp32 copy, and autocast's cached copies of recomputed weights" },
-    vocabDivisor: 1, unfusedScoresBuffer: false, cpRing: 'torch', cpStoresOutputTwice: true,
+    vocabDivisor: 1, unfusedScoresBuffer: false, cpRing: 'torch', cpStoresOutputTwice: true, tiedGradientHeld: false, workspaceBytes: 0,
   },
 };
 
@@ -252,7 +287,10 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   if (p.cpCommType === 'a2a' && ((m.numAttentionHeads / p.tensorParallel) % p.contextParallel || (g / p.tensorParallel) % p.contextParallel))
     throw new InputError(`--cp-comm-type a2a needs the heads (${m.numAttentionHeads / p.tensorParallel}) and K/V groups (${g / p.tensorParallel}) per tensor-parallel rank divisible by --context-parallel-size ${p.contextParallel}`);
   for (const mod of p.recomputeModules ?? [])
-    if (!RECOMPUTE_MODULES.includes(mod)) throw new InputError(`--recompute-modules: unknown module '${mod}' (this model has ${RECOMPUTE_MODULES.join(', ')}; moe_act needs MoE layers, which it does not model)`);
+    if (!RECOMPUTE_MODULES.includes(mod)) throw new InputError(`--recompute-modules: unknown module '${mod}' (this model has ${RECOMPUTE_MODULES.join(', ')}; moe_act needs --moe-grouped-gemm, which it does not model)`);
+    else if (MOE_MODULES.includes(mod) && !m.moe) throw new InputError(`--recompute-modules ${mod} needs MoE layers (--num-experts)`);
+    else if (mod === 'shared_experts' && !m.moe?.sharedExpertSize) throw new InputError('--recompute-modules shared_experts needs a shared expert (--moe-shared-expert-intermediate-size)');
+  if (m.moe) validateMoe(m.moe, p);
   if (p.recompute === 'full') {
     if (!p.recomputeMethod) throw new InputError('--recompute-granularity full needs --recompute-method uniform or block (Megatron-LM refuses it without one)');
     if (!['uniform', 'block'].includes(p.recomputeMethod)) throw new InputError(`--recompute-method must be uniform or block, got '${p.recomputeMethod}'`);
@@ -268,10 +306,28 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
     throw new InputError(`--recompute-modules ${p.recomputeModules.join(' ')} needs --recompute-granularity selective`);
 }
 
+function validateMoe(e: MoeConfig, p: ParallelConfig): void {
+  positiveInt('--num-experts', e.numExperts, 100_000);
+  positiveInt('--moe-router-topk', e.routerTopk, e.numExperts);
+  if (e.ffnHiddenSize !== undefined) positiveInt('--moe-ffn-hidden-size', e.ffnHiddenSize, 10_000_000);
+  if (e.sharedExpertSize !== undefined) positiveInt('--moe-shared-expert-intermediate-size', e.sharedExpertSize, 10_000_000);
+  if (e.capacityFactor !== undefined && !(Number.isFinite(e.capacityFactor) && e.capacityFactor > 0)) throw new InputError(`--moe-expert-capacity-factor must be a positive number, got ${e.capacityFactor}`);
+  if (e.dispatcher !== undefined && !['allgather', 'alltoall', 'flex'].includes(e.dispatcher)) throw new InputError(`--moe-token-dispatcher-type must be allgather, alltoall or flex, got '${e.dispatcher}'`);
+  const ep = p.expertParallel ?? 1;
+  positiveInt('--expert-model-parallel-size', ep, 100_000);
+  if (e.numExperts % ep) throw new InputError(`--num-experts ${e.numExperts} is not divisible by --expert-model-parallel-size ${ep}`);
+}
+
 /** Sizes shared by the terms (one micro batch, one GPU). */
 interface Dims {
   s: number; sl: number; b: number; h: number; a: number; hk: number; f: number; t: number; V: number;
   rep: number; sp: string; rb: number; spec: StackSpec;
+  /** The local sequence as formulas write it: 's' without CP, 's/CP' with it (the values use s/CP). */
+  S: string;
+  /** Head dimension h/a; RoPE applied outside a fused kernel (Megatron-LM's local attention). */
+  dh: number; rope: boolean;
+  /** Megatron-LM's local (unfused) attention: the s² scores, a persistent QKᵀ buffer and the boolean mask. */
+  local: boolean;
 }
 
 function dims(m: ModelConfig, p: ParallelConfig): Dims {
@@ -283,48 +339,113 @@ function dims(m: ModelConfig, p: ParallelConfig): Dims {
     s: p.seqLength, sl: p.seqLength / p.contextParallel, b: p.microBatchSize, h, a, hk: (h * (m.numQueryGroups ?? a)) / a,
     f: m.ffnHiddenSize ?? 4 * h, t, V, rep: p.sequenceParallel ? 1 / t : 1, sp: p.sequenceParallel ? '/t' : '',
     rb: p.fp32Residual ? 4 : spec.residualBytes, spec,
+    S: p.contextParallel > 1 ? 's/CP' : 's', dh: h / a, rope: positionEmbedding(m) === 'rope', local: !p.flashAttention && spec.unfusedScoresBuffer,
   };
 }
 
-/** A layer term with what drops it: a recomputed module, and whether it is stored after the attention core. */
+const positionEmbedding = (m: ModelConfig) => m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute');
+
+/**
+ * A layer term with what drops it (recomputed modules), whether it is stored after the attention core,
+ * and whether the attention core's own backward has released it by the time that backward's gradients
+ * of the scores are live (the attention-dropout terms: bmm's backward runs first).
+ */
 interface LayerTerm extends MemoryTerm {
-  drop?: RecomputeModule;
+  drop?: RecomputeModule[];
   afterCore: boolean;
+  beforeScoresGrad?: boolean;
 }
 
-/** Every activation a fully stored layer keeps, tagged by the recompute module that drops it. */
+/**
+ * Every activation a fully stored layer keeps, tagged by the recompute modules that drop it. Each
+ * term names the Megatron-LM line that holds the tensor (snapshot d98e8a64, megatron/core/...), as
+ * the saved-tensor traces of bench/results/2026-12-02-megatron-campaign show it; a storage several
+ * ops save (Q, K and V are views of one QKV output) counts once.
+ */
 function allLayerTerms(m: ModelConfig, p: ParallelConfig, d: Dims): LayerTerm[] {
-  const { s, sl, b, h, a, hk, f, t, rep, sp, rb } = d;
-  const attnDrop = (m.attentionDropout ?? 0.1) > 0, hidDrop = (m.hiddenDropout ?? 0.1) > 0;
-  const T = (name: string, part: Part, bytes: number, formula: string, afterCore: boolean, drop?: RecomputeModule): LayerTerm =>
-    ({ name, part, bytes, formula, afterCore, drop });
+  const { sl, b, h, hk, t, rep, sp, rb, S } = d;
+  const hidDrop = (m.hiddenDropout ?? 0.1) > 0;
+  const T = (name: string, part: Part, bytes: number, formula: string, afterCore: boolean, drop?: RecomputeModule[], beforeScoresGrad = false): LayerTerm =>
+    ({ name, part, bytes, formula, afterCore, drop, beforeScoresGrad });
   const kv = hk === h ? 'h' : 'h·g/a';
   const terms: LayerTerm[] = [
-    T('LayerNorm 1 input', 'layernorm', rb * sl * b * h * rep, `${rb}·s·b·h${sp}`, false),
-    T('QKV input', 'attention', 2 * sl * b * h * rep, `2·s·b·h${sp}`, false, 'layernorm'),
-    T('Q and K', 'attention', (2 * sl * b * h + 2 * sl * b * hk) / t, `2·s·b·(h + ${kv})/t`, false),
-    T('V', 'attention', (2 * sl * b * hk) / t, `2·s·b·${kv}/t`, false),
+    // transformer_layer.py _run_input_layernorm: the norm keeps its input (the residual stream)
+    T('LayerNorm 1 input', 'layernorm', rb * sl * b * h * rep, `${rb}·${S}·b·h${sp}`, false),
+    // tensor_parallel/layers.py linear_with_grad_accumulation...: linear_qkv keeps its input
+    T('QKV input', 'attention', 2 * sl * b * h * rep, `2·${S}·b·h${sp}`, false, ['layernorm']),
+    // Q, K and V are views of linear_qkv's output: one storage, kept by the core (dot_product_attention.py baddbmm/bmm)
+    T('Q, K and V (the QKV output)', 'attention', (2 * sl * b * (h + 2 * hk)) / t, `2·${S}·b·(h + 2·${kv})/t`, false),
   ];
-  if (p.flashAttention) terms.push(T('softmax LSE (FlashAttention, f32)', 'attention', (4 * a * sl * b) / t, '4·a·s·b/t', false, 'core_attn'));
-  else {
-    terms.push(T('softmax output', 'attention', (2 * a * sl * s * b) / t, '2·a·s²·b/t', false, 'core_attn'));
-    if (attnDrop) {
-      terms.push(T('softmax dropout mask', 'attention', (a * sl * s * b) / t, 'a·s²·b/t', false, 'core_attn'));
-      terms.push(T('softmax dropout output', 'attention', (2 * a * sl * s * b) / t, '2·a·s²·b/t', false, 'core_attn'));
-    }
+  if (d.rope && d.local) {
+    // rope_utils.py _apply_rotary_pos_emb_bshd: rotated Q and K are new tensors; cos and sin ([s,1,1,d], bf16) twice each
+    terms.push(T('Q and K after RoPE', 'attention', (2 * sl * b * (h + hk)) / t, `2·${S}·b·(h + ${kv})/t`, false));
+    terms.push(T('RoPE cos and sin', 'attention', 8 * sl * d.dh, `8·${S}·(h/a)`, false));
   }
-  terms.push(T('projection input', 'attention', (2 * sl * b * h) / t, '2·s·b·h/t', true));
+  terms.push(...coreTerms(m, p, d));
+  terms.push(T('projection input', 'attention', (2 * sl * b * h) / t, `2·${S}·b·h/t`, true));
   if (p.contextParallel > 1 && d.spec.cpStoresOutputTwice)
-    terms.push(T('attention output copy (ring merge, reshaped for the projection)', 'attention', (2 * sl * b * h) / t, '2·s·b·h/t', true));
-  if (hidDrop) terms.push(T('attention dropout mask', 'attention', sl * b * h * rep, `s·b·h${sp}`, true));
-  terms.push(T('LayerNorm 2 input', 'layernorm', rb * sl * b * h * rep, `${rb}·s·b·h${sp}`, true));
+    terms.push(T('attention output copy (ring merge, reshaped for the projection)', 'attention', (2 * sl * b * h) / t, `2·${S}·b·h/t`, true));
+  // fused_bias_dropout.py _bias_dropout_add_func: one boolean mask per dropout
+  if (hidDrop) terms.push(T('attention dropout mask', 'attention', sl * b * h * rep, `${S}·b·h${sp}`, true));
+  terms.push(T('LayerNorm 2 input', 'layernorm', rb * sl * b * h * rep, `${rb}·${S}·b·h${sp}`, true));
   // A recomputed MLP keeps its checkpoint input as the LayerNorm wrote it; otherwise fc1 keeps its bf16 input.
-  const nb = modules(p).includes('mlp') ? d.spec.normOutputBytes : 2;
-  terms.push(T('MLP input', 'mlp', nb * sl * b * h * rep, `${nb}·s·b·h${sp}`, true, 'layernorm'));
-  terms.push(T(m.swiglu ? 'gate and up projections' : 'GeLU input', 'mlp', ((m.swiglu ? 4 : 2) * sl * b * f) / t, `${m.swiglu ? 4 : 2}·s·b·f/t`, true, 'mlp'));
-  terms.push(T('second linear input', 'mlp', (2 * sl * b * f) / t, '2·s·b·f/t', true, 'mlp'));
-  if (hidDrop) terms.push(T('MLP dropout mask', 'mlp', sl * b * h * rep, `s·b·h${sp}`, true));
+  const nb = modules(p).some((x) => x === 'mlp' || x === 'moe') ? d.spec.normOutputBytes : 2;
+  terms.push(T('MLP input', 'mlp', nb * sl * b * h * rep, `${nb}·${S}·b·h${sp}`, true, ['layernorm']));
+  terms.push(...(m.moe ? moeTerms(m, m.moe, p, d) : mlpTerms(m, d, sl * b, `${S}·b`, 'f', d.f, ['mlp'])));
+  if (hidDrop) terms.push(T('MLP dropout mask', 'mlp', sl * b * h * rep, `${S}·b·h${sp}`, true));
   return terms;
+}
+
+/** The attention core: FlashAttention's LSE, or the local implementation's s² softmax and dropout. */
+function coreTerms(m: ModelConfig, p: ParallelConfig, d: Dims): LayerTerm[] {
+  const { s, sl, b, a, t, S } = d;
+  const T = (name: string, bytes: number, formula: string, beforeScoresGrad = false): LayerTerm =>
+    ({ name, part: 'attention', bytes, formula, afterCore: false, drop: ['core_attn'], beforeScoresGrad });
+  if (p.flashAttention) return [T('softmax LSE (FlashAttention, f32)', (4 * a * sl * b) / t, `4·a·${S}·b/t`)];
+  const ss = d.S === 's' ? 's²' : `${S}·s`;
+  // fused_softmax.py forward_torch_softmax keeps the softmax output; dot_product_attention.py's
+  // attention_dropout keeps its mask and bmm keeps the dropped-out probabilities
+  const out = [T('softmax output', (2 * a * sl * s * b) / t, `2·a·${ss}·b/t`)];
+  if ((m.attentionDropout ?? 0.1) > 0)
+    out.push(T('softmax dropout mask', (a * sl * s * b) / t, `a·${ss}·b/t`, true), T('softmax dropout output', (2 * a * sl * s * b) / t, `2·a·${ss}·b/t`, true));
+  return out;
+}
+
+/**
+ * An MLP of width w over n tokens (mlp.py): GeLU keeps fc1's output and fc2's input (2 + 2 bytes per
+ * element); SwiGLU keeps fc1's output (gate and up, 4), when not fused the SiLU output and the
+ * offset linear half (mlp.py glu, 2 + 2), and fc2's input (2).
+ */
+function mlpTerms(m: ModelConfig, d: Dims, n: number, nf: string, w: string, width: number, drop: RecomputeModule[], what = ''): LayerTerm[] {
+  const T = (name: string, k: number): LayerTerm => ({ name: what + name, part: 'mlp', bytes: (k * n * width) / d.t, formula: `${k}·${nf}·${w}/t`, afterCore: true, drop });
+  if (!m.swiglu) return [T('GeLU input', 2), T('second linear input', 2)];
+  const out = [T('gate and up projections', 4)];
+  // mlp.py glu (unfused): the product keeps the SiLU output and x_linear + glu_linear_offset (a new tensor)
+  if (m.biasActivationFusion === false) out.push(T('SiLU output (unfused SwiGLU)', 2), T('linear half plus offset (unfused SwiGLU)', 2));
+  out.push(T('second linear input', 2));
+  return out;
+}
+
+/**
+ * A MoE layer (megatron/core/transformer/moe): the router keeps its input and fp32 scores; the
+ * permuted tokens (k per token, at most the capacity) feed the experts, each an MLP of width f_e
+ * whose output is scaled by the router probability (experts.py / mlp.py, kept); a shared expert is
+ * an MLP over every token.
+ */
+function moeTerms(m: ModelConfig, e: MoeConfig, p: ParallelConfig, d: Dims): LayerTerm[] {
+  const { sl, b, h, S } = d;
+  const k = e.routerTopk, E = e.numExperts, fe = e.ffnHiddenSize ?? d.f;
+  const routed = sl * b * k * Math.min(1, e.capacityFactor ?? 1);
+  const T = (name: string, bytes: number, formula: string): LayerTerm => ({ name, part: 'mlp', bytes, formula, afterCore: true, drop: ['moe'] });
+  const out = [
+    T('router input', 2 * sl * b * h, `2·${S}·b·h`),
+    T('router scores (fp32, top-k and auxiliary loss)', 8 * sl * b * E, `8·${S}·b·E`),
+    T('permuted tokens (experts\' fc1 input)', 2 * routed * h, `2·${S}·b·k·h`),
+    ...mlpTerms(m, d, routed, `${S}·b·k`, 'f_e', fe, ['moe'], 'experts: '),
+    T('experts: output scaled by the router probability', (2 * routed * fe) / d.t, `2·${S}·b·k·f_e/t`),
+  ];
+  if (e.sharedExpertSize) out.push(...mlpTerms(m, d, sl * b, `${S}·b`, 'f_s', e.sharedExpertSize, ['moe', 'shared_experts'], 'shared expert: '));
+  return out;
 }
 
 const strip = ({ name, part, bytes, formula }: MemoryTerm): MemoryTerm => ({ name, part, bytes, formula });
@@ -349,7 +470,7 @@ function keptTerms(m: ModelConfig, p: ParallelConfig, d: Dims): LayerTerm[] {
   const mods = modules(p);
   const all = allLayerTerms(m, p, d);
   // With both mlp and layernorm recomputed, the MLP checkpoint's input is the discarded LayerNorm output.
-  return all.filter((x) => !(x.drop && mods.includes(x.drop)));
+  return all.filter((x) => !x.drop?.some((y) => mods.includes(y)));
 }
 
 function inputTerm(d: Dims): MemoryTerm {
@@ -362,12 +483,19 @@ export function parameterCount(m: ModelConfig, seqLength: number): number {
   const hk = (h * g) / a;
   const bias = m.biasLinear === false ? 0 : 1, norm = m.rmsNorm ? 1 : 2;
   const attn = h * h + 2 * h * hk + h * h + bias * (h + 2 * hk + h); // Q, K, V, output (+ biases)
-  const mlp = (m.swiglu ? 3 : 2) * h * f + bias * ((m.swiglu ? 2 : 1) * f + h);
-  const perLayer = attn + mlp + 2 * norm * h; // two norms
+  const mlp = m.moe ? 0 : (m.swiglu ? 3 : 2) * h * f + bias * ((m.swiglu ? 2 : 1) * f + h);
+  const perLayer = attn + mlp + 2 * norm * h + (m.moe ? h * m.moe.numExperts : 0); // two norms (+ the router)
   const vocab = m.vocabSize ?? 50257;
   const pos = m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute');
   const embed = vocab * h * (m.untieEmbeddings ? 2 : 1) + (pos === 'learned_absolute' ? seqLength * h : 0);
-  return m.numLayers * perLayer + embed + norm * h;
+  return m.numLayers * (perLayer + expertParameters(m)) + embed + norm * h;
+}
+
+/** Parameters of one layer's experts (routed and shared); 0 for a dense model. */
+export function expertParameters(m: ModelConfig): number {
+  if (!m.moe) return 0;
+  const w = m.swiglu ? 3 : 2;
+  return m.moe.numExperts * w * m.hiddenSize * (m.moe.ffnHiddenSize ?? m.ffnHiddenSize ?? 4 * m.hiddenSize) + w * m.hiddenSize * (m.moe.sharedExpertSize ?? 0);
 }
 
 /**
@@ -398,17 +526,22 @@ function layerGroups(m: ModelConfig, p: ParallelConfig, d: Dims, inflight: numbe
 
 /** Terms outside the transformer layers, as theoretical_memory_usage.py names them. */
 function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] {
-  const { sl, b, h, V, t, rep, sp, rb, spec } = d, pp = p.pipelineParallel;
-  const out: MemoryTerm[] = [{ name: 'input ids (and labels)', part: 'embedding', bytes: spec.idsBytes * sl * b * pp, formula: `${spec.idsBytes}·s·b·p` }];
-  if ((m.hiddenDropout ?? 0.1) > 0) out.push({ name: 'embedding dropout mask', part: 'embedding', bytes: sl * b * h * rep * pp, formula: `s·b·h·p${sp}` });
+  const { sl, b, h, V, t, rep, sp, rb, spec, S } = d, pp = p.pipelineParallel;
+  const out: MemoryTerm[] = [{ name: 'input ids (and labels)', part: 'embedding', bytes: spec.idsBytes * sl * b * pp, formula: `${spec.idsBytes}·${S}·b·p` }];
+  if ((m.hiddenDropout ?? 0.1) > 0) out.push({ name: 'embedding dropout mask', part: 'embedding', bytes: sl * b * h * rep * pp, formula: `${S}·b·h·p${sp}` });
   if (spec.autocastWeightCopies)
     out.push({ name: 'autocast bf16 weight copies (held until backward)', part: 'weights', bytes: 2 * heldMatmulParamsPerGpu(m, p, d), formula: '2·(weight-matrix parameters per GPU not recomputed)' });
-  if (!p.flashAttention && spec.unfusedScoresBuffer)
-    out.push({ name: 'QKᵀ scores buffer (unfused attention, kept between steps)', part: 'attention', bytes: (2 * d.a * sl * d.s * b) / t, formula: '2·a·s²·b/t' });
+  const ss = S === 's' ? 's²' : `${S}·s`;
+  if (d.local) {
+    // megatron/core/utils.py get_tensor (GlobalMemoryBuffer): baddbmm writes QKᵀ into one buffer kept between steps
+    out.push({ name: 'QKᵀ scores buffer (unfused attention, kept between steps)', part: 'attention', bytes: (2 * d.a * sl * d.s * b) / t, formula: `2·a·${ss}·b/t` });
+    // transformer/utils.py attention_mask_func: masked_fill keeps the data loader's boolean [b,1,s,s] mask, one storage for all layers
+    out.push({ name: 'attention mask (boolean, shared by the layers)', part: 'attention', bytes: sl * d.s * b * pp, formula: `${ss}·b·p` });
+  }
   if (pp > 1) return out; // the first stage has no output layer
-  out.push({ name: 'final LayerNorm input', part: 'output', bytes: rb * sl * b * h * rep, formula: `${rb}·s·b·h${sp}` });
-  out.push({ name: 'output layer input', part: 'output', bytes: (2 * sl * b * h) / (p.sequenceParallel ? t : 1), formula: `2·s·b·h${sp}` });
-  out.push({ name: spec.ce.storedName, part: 'loss', bytes: (spec.ce.stored * sl * b * V) / t, formula: `${spec.ce.stored}·s·b·V/t` });
+  out.push({ name: 'final LayerNorm input', part: 'output', bytes: rb * sl * b * h * rep, formula: `${rb}·${S}·b·h${sp}` });
+  out.push({ name: 'output layer input', part: 'output', bytes: (2 * sl * b * h) / (p.sequenceParallel ? t : 1), formula: `2·${S}·b·h${sp}` });
+  out.push({ name: spec.ce.storedName, part: 'loss', bytes: (spec.ce.stored * sl * b * V) / t, formula: `${spec.ce.stored}·${S}·b·V/t` });
   return out;
 }
 
@@ -429,45 +562,66 @@ function ringBuffers(p: ParallelConfig, d: Dims): MemoryTerm | null {
 
 /** Transients, each with the stored bytes already released at its moment. */
 function transients(m: ModelConfig, p: ParallelConfig, d: Dims, groups: LayerGroup[], outside: MemoryTerm[]): Transient[] {
-  const { sl, b, h, a, s, V, t, rep, rb, spec } = d;
+  const { sl, b, h, a, s, V, t, rep, rb, spec, S } = d;
   const X = (term: MemoryTerm, freedBytes: number): Transient => ({ ...term, freedBytes, netBytes: Math.max(0, term.bytes - freedBytes) });
   const lossAndOutput = sum(outside.filter((o) => o.part === 'output' || o.part === 'loss'));
   const list: Transient[] = [];
   if (p.pipelineParallel === 1) {
-    list.push(X({ name: spec.ce.transientName, part: 'loss', bytes: (spec.ce.transient * sl * b * V) / t, formula: `${spec.ce.transient}·s·b·V/t` }, 0));
+    list.push(X({ name: spec.ce.transientName, part: 'loss', bytes: (spec.ce.transient * sl * b * V) / t, formula: `${spec.ce.transient}·${S}·b·V/t` }, 0));
     // autocast caches every weight copy until the forward ends, recomputed matmuls' too.
     const cached = spec.autocastWeightCopies ? 2 * (heldMatmulParamsPerGpu(m, p, d, false) - heldMatmulParamsPerGpu(m, p, d)) : 0;
     list.push(X({ name: spec.ce.forwardName, part: 'loss', bytes: (spec.ce.forward * sl * b * V) / t + cached,
-      formula: `${spec.ce.forward}·s·b·V/t${cached ? ' + 2·(recomputed weight-matrix parameters per GPU)' : ''}` }, 0));
+      formula: `${spec.ce.forward}·${S}·b·V/t${cached ? ' + 2·(recomputed weight-matrix parameters per GPU)' : ''}` }, 0));
   }
-  // The last layer's attention backward: its MLP and projection are freed by then (when stored).
+  // A layer's attention backward runs after its MLP and projection (and, unfused, bmm's use of the
+  // dropout output and mask) have been released.
+  const full = allLayerTerms(m, { ...p, recompute: 'none' }, d);
+  const releasedAtCore = sum(full.filter((x) => x.afterCore || x.beforeScoresGrad));
   const last = groups[groups.length - 1];
-  const lastStored = last.label === 'stored layers' ? keptTerms(m, p, d).filter((x) => x.afterCore) : [];
+  const lastStored = last.label === 'stored layers' ? keptTerms(m, p, d).filter((x) => x.afterCore || x.beforeScoresGrad) : [];
   const freedAtAttn = lossAndOutput + sum(lastStored);
-  const upstream = (rb + 2) * sl * b * h * rep;
+  // upstream gradients of the residual stream, and a tied output weight's gradient held from the output layer's backward on
+  const tied = spec.tiedGradientHeld && !m.untieEmbeddings && p.pipelineParallel === 1 ? (2 * V * h) / t : 0;
+  const upstream = (rb + 2) * sl * b * h * rep + tied;
   const ring = ringBuffers(p, d);
-  // Unfused attention's backward holds one bf16 gradient of the s² scores at a time.
-  const scoresGrad = p.flashAttention ? 0 : (2 * a * sl * s * b) / t;
-  const up = `${rb + 2}·s·b·h${d.sp} (upstream gradients)${scoresGrad ? ' + 2·a·s²·b/t (scores gradient)' : ''}`;
+  // Unfused attention's backward (the autograd engine under dot_product_attention.py) holds three
+  // bf16 s²-sized gradients at once (of the probabilities, the masked and the scaled scores): 6·a·s²·b
+  // at every peak inside an attention backward in the campaign's traces (6.01-6.12×, build half).
+  const scoresGrad = d.local ? (6 * a * sl * s * b) / t : 0;
+  const ss = S === 's' ? 's²' : `${S}·s`;
+  const up = `${rb + 2}·${S}·b·h${d.sp} (upstream gradients)${tied ? ' + 2·V·h/t (tied weight gradient)' : ''}${scoresGrad ? ` + 6·a·${ss}·b/t (three scores gradients)` : ''}`;
   if (ring || scoresGrad)
     list.push(X({ name: `last layer's attention backward${ring ? `: ${ring.name}` : ' (unfused)'}`, part: ring ? 'ring' : 'attention',
       bytes: (ring?.bytes ?? 0) + scoresGrad + upstream, formula: `${ring ? ring.formula + ' + ' : ''}${up}` }, freedAtAttn));
-  const mods = modules(p);
-  if (mods.length) {
-    const re = allLayerTerms(m, p, d).filter((x) => x.drop && mods.includes(x.drop));
-    const grad = mods.includes('core_attn') ? scoresGrad + upstream : upstream;
-    list.push(X({ name: `recomputing ${mods.join(' and ')} of one layer in backward`, part: 'attention', bytes: sum(re) + grad,
-      formula: `${re.map((x) => x.formula).join(' + ')} + ${up}` }, lossAndOutput));
-  }
+  list.push(...recomputeTransients(m, p, d, { scoresGrad, upstream, up, lossAndOutput, freedAtAttn }));
   if (p.recompute === 'full') {
-    const layer = sum(keptTerms(m, { ...p, recompute: 'none' }, d));
+    const layer = sum(full);
     const n = p.recomputeMethod === 'uniform' ? p.recomputeNumLayers! : 1;
     // block: its recomputed layers come last in backward, after every stored layer was released.
     const freed = lossAndOutput + (p.recomputeMethod === 'block' && p.pipelineParallel === 1 ? sum(groups.filter((g) => g.label === 'stored layers').map((g) => ({ bytes: g.bytesPerLayer * g.layers }))) : 0);
-    list.push(X({ name: `recomputing one checkpointed chunk (${n} layer${n > 1 ? 's' : ''}) in backward`, part: 'attention', bytes: n * layer + scoresGrad + upstream,
+    // the chunk's last layer: its MLP backward (whole chunk live), then its attention backward (that layer's MLP released)
+    list.push(X({ name: `recomputing one checkpointed chunk (${n} layer${n > 1 ? 's' : ''}) in backward`, part: 'attention', bytes: n * layer + upstream + Math.max(0, scoresGrad - releasedAtCore),
       formula: `${n}·(one stored layer) + ${up}` }, freed));
   }
   return list;
+}
+
+/** Selective recompute: each recomputed module of the last layer at its own moment in backward. */
+function recomputeTransients(m: ModelConfig, p: ParallelConfig, d: Dims, c: { scoresGrad: number; upstream: number; up: string; lossAndOutput: number; freedAtAttn: number }): Transient[] {
+  const X = (term: MemoryTerm, freedBytes: number): Transient => ({ ...term, freedBytes, netBytes: Math.max(0, term.bytes - freedBytes) });
+  const all = allLayerTerms(m, p, d);
+  const groups: { label: string; mods: RecomputeModule[]; core: boolean }[] = [];
+  const mods = modules(p);
+  if (mods.includes('core_attn')) groups.push({ label: 'the attention core', mods: ['core_attn'], core: true });
+  const rest = mods.filter((x) => x !== 'core_attn');
+  if (rest.length) groups.push({ label: rest.join(' and '), mods: rest, core: false });
+  return groups.map((g) => {
+    // the core's dropout terms are released before its scores gradients are live
+    const re = all.filter((x) => x.drop?.some((y) => g.mods.includes(y)) && !(g.core && x.beforeScoresGrad));
+    const grad = g.core ? c.scoresGrad + c.upstream : c.upstream;
+    return X({ name: `recomputing ${g.label} of one layer in backward`, part: g.core ? 'attention' : 'mlp', bytes: sum(re) + grad,
+      formula: `${re.map((x) => x.formula).join(' + ')} + ${c.up}` }, g.core ? c.freedAtAttn : c.lossAndOutput);
+  });
 }
 
 export function memoryBreakdown(m: ModelConfig, p: ParallelConfig): MemoryBreakdown {
@@ -485,7 +639,9 @@ export function memoryBreakdown(m: ModelConfig, p: ParallelConfig): MemoryBreakd
   const ts = transients(m, p, d, groups, outside);
   const peak = ts.reduce<Transient | null>((x, y) => (!x || y.netBytes > x.netBytes ? y : x), null);
   const parameters = parameterCount(m, p.seqLength);
-  const parametersPerGpu = parameters / (p.tensorParallel * pp);
+  // experts are split over EP ranks too (the shared expert is not)
+  const routedExperts = m.moe ? m.numLayers * (expertParameters(m) - (m.swiglu ? 3 : 2) * m.hiddenSize * (m.moe.sharedExpertSize ?? 0)) : 0;
+  const parametersPerGpu = (parameters - routedExperts + routedExperts / (p.expertParallel ?? 1)) / (p.tensorParallel * pp);
   const pr = m.paramPrecision === 'amp' ? STACKS['torch-amp'].perParam : m.paramPrecision === 'megatron' ? STACKS.megatron.perParam : d.spec.perParam;
   const shards = p.distributedOptimizer ? p.dataParallel * p.contextParallel : 1;
   const weightBytes = pr.weight * parametersPerGpu, gradientBytes = pr.gradient * parametersPerGpu;
@@ -496,7 +652,8 @@ export function memoryBreakdown(m: ModelConfig, p: ParallelConfig): MemoryBreakd
     stack: p.stack ?? 'megatron', perLayer, perLayerBytes: sum(perLayer), layersHeld: groups.reduce((x, g) => x + g.layers, 0), layerGroups: groups,
     outside, transients: ts, peakTransient: peak, activationBytes, transientBytes, ringBufferBytes: ringBuffers(p, d)?.bytes ?? 0,
     parameters, parametersPerGpu, weightBytes, gradientBytes, optimizerBytes, gradientBucketBytes, weightBytesPerParam: pr.weight,
-    totalBytes: weightBytes + gradientBytes + optimizerBytes + gradientBucketBytes + activationBytes + transientBytes,
+    workspaceBytes: d.spec.workspaceBytes,
+    totalBytes: weightBytes + gradientBytes + optimizerBytes + gradientBucketBytes + d.spec.workspaceBytes + activationBytes + transientBytes,
   };
 }
 
