@@ -352,6 +352,8 @@ const positionEmbedding = (m: ModelConfig) => m.positionEmbedding ?? (m.swiglu ?
  */
 interface LayerTerm extends MemoryTerm {
   drop?: RecomputeModule[];
+  /** Kept only when this module is recomputed (what its checkpoint saves in place of what the module would). */
+  keptIf?: RecomputeModule;
   afterCore: boolean;
   beforeScoresGrad?: boolean;
 }
@@ -363,24 +365,19 @@ interface LayerTerm extends MemoryTerm {
  * ops save (Q, K and V are views of one QKV output) counts once.
  */
 function allLayerTerms(m: ModelConfig, p: ParallelConfig, d: Dims): LayerTerm[] {
-  const { sl, b, h, hk, t, rep, sp, rb, S } = d;
+  const { sl, b, h, t, rep, sp, rb, S } = d;
   const hidDrop = (m.hiddenDropout ?? 0.1) > 0;
   const T = (name: string, part: Part, bytes: number, formula: string, afterCore: boolean, drop?: RecomputeModule[], beforeScoresGrad = false): LayerTerm =>
     ({ name, part, bytes, formula, afterCore, drop, beforeScoresGrad });
-  const kv = hk === h ? 'h' : 'h·g/a';
   const terms: LayerTerm[] = [
     // transformer_layer.py _run_input_layernorm: the norm keeps its input (the residual stream)
     T('LayerNorm 1 input', 'layernorm', rb * sl * b * h * rep, `${rb}·${S}·b·h${sp}`, false),
     // tensor_parallel/layers.py linear_with_grad_accumulation...: linear_qkv keeps its input
     T('QKV input', 'attention', 2 * sl * b * h * rep, `2·${S}·b·h${sp}`, false, ['layernorm']),
-    // Q, K and V are views of linear_qkv's output: one storage, kept by the core (dot_product_attention.py baddbmm/bmm)
-    T('Q, K and V (the QKV output)', 'attention', (2 * sl * b * (h + 2 * hk)) / t, `2·${S}·b·(h + 2·${kv})/t`, false),
+    ...qkvTerms(d),
   ];
-  if (d.rope && d.local) {
-    // rope_utils.py _apply_rotary_pos_emb_bshd: rotated Q and K are new tensors; cos and sin ([s,1,1,d], bf16) twice each
-    terms.push(T('Q and K after RoPE', 'attention', (2 * sl * b * (h + hk)) / t, `2·${S}·b·(h + ${kv})/t`, false));
-    terms.push(T('RoPE cos and sin', 'attention', 8 * sl * d.dh, `8·${S}·(h/a)`, false));
-  }
+  // rope_utils.py _apply_rotary_pos_emb_bshd: cos and sin ([s,1,1,d], bf16) kept twice each
+  if (d.rope && d.local) terms.push(T('RoPE cos and sin', 'attention', 8 * sl * d.dh, `8·${S}·(h/a)`, false));
   terms.push(...coreTerms(m, p, d));
   terms.push(T('projection input', 'attention', (2 * sl * b * h) / t, `2·${S}·b·h/t`, true));
   if (p.contextParallel > 1 && d.spec.cpStoresOutputTwice)
@@ -394,6 +391,27 @@ function allLayerTerms(m: ModelConfig, p: ParallelConfig, d: Dims): LayerTerm[] 
   terms.push(...(m.moe ? moeTerms(m, m.moe, p, d) : mlpTerms(m, d, sl * b, `${S}·b`, 'f', d.f, ['mlp'])));
   if (hidDrop) terms.push(T('MLP dropout mask', 'mlp', sl * b * h * rep, `${S}·b·h${sp}`, true));
   return terms;
+}
+
+/**
+ * Q, K and V as they are kept. Q, K and V are views of linear_qkv's output (one storage); RoPE makes
+ * new Q and K (rope_utils.py). The local core (dot_product_attention.py) keeps for baddbmm/bmm Q
+ * reshaped and, with fewer K/V heads than heads, K and V repeated to every head (repeat_interleave):
+ * then linear_qkv's output is not kept. A recomputed core's checkpoint (attention.py
+ * _checkpointed_attention_forward) keeps its inputs instead: the rotated Q and K and the QKV output.
+ */
+function qkvTerms(d: Dims): LayerTerm[] {
+  const { sl, b, h, hk, t, S } = d;
+  const kv = hk === h ? 'h' : 'h·g/a';
+  const T = (name: string, bytes: number, formula: string, o: Partial<LayerTerm> = {}): LayerTerm => ({ name, part: 'attention', bytes, formula, afterCore: false, ...o });
+  const qkvOut = (o: Partial<LayerTerm> = {}) => T('Q, K and V (the QKV output)', (2 * sl * b * (h + 2 * hk)) / t, `2·${S}·b·(h + 2·${kv})/t`, o);
+  const rotated = (o: Partial<LayerTerm> = {}) => T('Q and K after RoPE', (2 * sl * b * (h + hk)) / t, `2·${S}·b·(h + ${kv})/t`, o);
+  if (!d.local) return [qkvOut()];
+  const checkpoint = { keptIf: 'core_attn' as const };
+  const saved = d.rope ? [rotated(checkpoint), qkvOut(checkpoint)] : [qkvOut(checkpoint)];
+  const core = { drop: ['core_attn' as const] };
+  if (hk === h) return [...saved, ...(d.rope ? [rotated(core), qkvOut(core)] : [qkvOut(core)])];
+  return [...saved, T('Q (rotated or reshaped) and K, V repeated to every head', (6 * sl * b * h) / t, `6·${S}·b·h/t`, core)];
 }
 
 /** The attention core: FlashAttention's LSE, or the local implementation's s² softmax and dropout. */
@@ -470,7 +488,7 @@ function keptTerms(m: ModelConfig, p: ParallelConfig, d: Dims): LayerTerm[] {
   const mods = modules(p);
   const all = allLayerTerms(m, p, d);
   // With both mlp and layernorm recomputed, the MLP checkpoint's input is the discarded LayerNorm output.
-  return all.filter((x) => !x.drop?.some((y) => mods.includes(y)));
+  return all.filter((x) => !x.drop?.some((y) => mods.includes(y)) && (!x.keptIf || mods.includes(x.keptIf)));
 }
 
 function inputTerm(d: Dims): MemoryTerm {
@@ -575,7 +593,7 @@ function transients(m: ModelConfig, p: ParallelConfig, d: Dims, groups: LayerGro
   }
   // A layer's attention backward runs after its MLP and projection (and, unfused, bmm's use of the
   // dropout output and mask) have been released.
-  const full = allLayerTerms(m, { ...p, recompute: 'none' }, d);
+  const full = keptTerms(m, { ...p, recompute: 'none' }, d);
   const releasedAtCore = sum(full.filter((x) => x.afterCore || x.beforeScoresGrad));
   const last = groups[groups.length - 1];
   const lastStored = last.label === 'stored layers' ? keptTerms(m, p, d).filter((x) => x.afterCore || x.beforeScoresGrad) : [];

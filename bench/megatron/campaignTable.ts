@@ -1,0 +1,79 @@
+/**
+ * The campaign's table: each run of bench/results/<date>-megatron-campaign predicted by the memory
+ * model from its own log's argument dump, beside its measured peak (max allocated), and its trace
+ * compared group by group (src/memory/trace.ts).
+ *
+ *   npx tsx bench/megatron/campaignTable.ts [DIR]     # prints the markdown table and the summary
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { configFromArgs, parseMegatronLog } from '../../src/memory/megatron.js';
+import { predictFromLog } from '../../src/memory/compare.js';
+import { memoryBreakdown, recomputeSpec } from '../../src/memory/model.js';
+import { GroupComparison, MegatronTrace, compareTrace } from '../../src/memory/trace.js';
+import { median } from '../../src/stats.js';
+
+export const CAMPAIGN_DIR = 'bench/results/2026-12-02-megatron-campaign';
+
+export interface CampaignRow {
+  id: string;
+  split: 'build' | 'heldout';
+  config: string;
+  measuredGib: number | null;
+  modelGib: number | null;
+  error: number | null;
+  /** Why there is no measurement (a failed run), else null. */
+  failure: string | null;
+  groups: GroupComparison[] | null;
+}
+
+interface Drawn { id: string; split: 'build' | 'heldout'; config: Record<string, unknown> & { moe?: { experts: number; topk: number } } }
+
+function describe(c: Drawn['config'], rc: string): string {
+  const moe = c.moe ? ` MoE ${c.moe.experts}×top-${c.moe.topk}` : '';
+  return `L${c.layers} h${c.hidden} a${c.heads}${c.groups ? ` g${c.groups}` : ''} ${c.swiglu ? 'SwiGLU' : 'GeLU'}${moe} s${c.seq} b${c.micro_batch} ${rc}`;
+}
+
+export function campaignRows(dir = CAMPAIGN_DIR): CampaignRow[] {
+  const draw = JSON.parse(readFileSync(`${dir}/draw.json`, 'utf8')) as { kept: Drawn[] };
+  return draw.kept.map((k) => {
+    const text = readFileSync(`${dir}/runs/${k.id}.log`, 'utf8');
+    const res = parseMegatronLog(text, k.id);
+    const c = configFromArgs(res.args);
+    if ('error' in c) throw new Error(`${k.id}: ${c.error}`);
+    const config = describe(k.config, recomputeSpec(c.par));
+    const p = predictFromLog(res, null);
+    if ('error' in p) throw new Error(`${k.id}: ${p.error}`);
+    const measured = res.point.peakMaxAllocatedGiB;
+    const nested = (text.match(/random\.py", line \d+, in backward/g) ?? []).length;
+    const failure = measured !== null ? null : nested > 100 ? `no measurement: Megatron-LM's checkpoint backward recursed ${nested} deep and ran out of memory in the first step` : 'no measurement';
+    const tracePath = `${dir}/runs/${k.id}.trace.json`;
+    const groups = measured !== null && existsSync(tracePath)
+      ? compareTrace(memoryBreakdown(c.model, c.par), JSON.parse(readFileSync(tracePath, 'utf8')) as MegatronTrace, measured * 2 ** 30) : null;
+    return { id: k.id, split: k.split, config, measuredGib: measured, modelGib: p.totalBytes / 2 ** 30, error: p.totalError, failure, groups };
+  });
+}
+
+const pct = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)}%`;
+
+export function summary(rows: CampaignRow[], split: 'build' | 'heldout'): { runs: number; maxAbs: number; median: number } {
+  const e = rows.filter((r) => r.split === split && r.error !== null).map((r) => Math.abs(r.error!));
+  return { runs: e.length, maxAbs: Math.max(...e), median: median(e) ?? NaN };
+}
+
+export function campaignTable(rows: CampaignRow[]): string {
+  const out = ['| run | half | configuration | measured GiB | model GiB | error | worst group (of the peak) |', '|---|---|---|---|---|---|---|'];
+  for (const r of rows) {
+    const worst = r.groups?.reduce((x, g) => (Math.abs(g.ofPeak) > Math.abs(x.ofPeak) ? g : x));
+    out.push(`| ${r.id} | ${r.split} | ${r.config} | ${r.measuredGib?.toFixed(2) ?? '—'} | ${r.modelGib?.toFixed(2) ?? '—'} | ${r.error === null ? r.failure ?? '—' : pct(r.error)} | ${worst ? `${worst.group} ${pct(worst.ofPeak)}` : '—'} |`);
+  }
+  return out.join('\n');
+}
+
+if (process.argv[1]?.endsWith('campaignTable.ts')) {
+  const rows = campaignRows(process.argv[2]);
+  console.log(campaignTable(rows));
+  for (const s of ['build', 'heldout'] as const) {
+    const x = summary(rows, s);
+    console.log(`${s}: ${x.runs} runs, largest |error| ${(x.maxAbs * 100).toFixed(1)}%, median |error| ${(x.median * 100).toFixed(2)}%`);
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The memory model against a saved-tensor trace of a real Megatron-LM run (bench/megatron/trace.py:
+ * every tensor autograd keeps for backward, by module and by the Megatron-LM line that saved it,
+ * each storage once), term by term: the trace's tensors and the model's stored terms are both
+ * sorted into the same groups (what a module keeps), and each group is compared.
+ *
+ * The groups: the two norms' inputs; the attention's linear inputs; the attention core (Q, K, V, the
+ * RoPE copies and tables, the s² softmax and its dropout, or FlashAttention's LSE); the boolean
+ * attention mask; the hidden-dropout masks; the MLP or MoE layer (its input, the experts, the router);
+ * the layer inputs kept by full recompute; the embedding; the output layer and loss.
+ */
+import type { MemoryBreakdown, MemoryTerm } from './model.js';
+
+export interface TraceSaved {
+  module: string;
+  site: string;
+  dtype: string;
+  count: number;
+  /** Bytes of the storages first saved here (a storage saved again elsewhere counts once). */
+  bytes: number;
+  shared: number;
+  shapes: number[][];
+  layers: number;
+}
+
+export interface MegatronTrace {
+  format: string;
+  saved: TraceSaved[];
+  saved_bytes: number;
+  max_allocated_bytes: number | null;
+  history: { peak_bytes: number; peak_frames: string[]; live_at_peak: { site: string; bytes: number; count: number }[] } | { error: string } | null;
+  iterations: { iteration: number; allocated_bytes: number; max_allocated_bytes: number }[];
+  errors: string[];
+}
+
+export const TRACE_GROUPS = ['norm inputs', 'attention linears', 'attention core', 'attention mask', 'hidden dropout', 'mlp', 'layer inputs', 'embedding', 'output and loss', 'other'] as const;
+export type TraceGroup = (typeof TRACE_GROUPS)[number];
+
+const isMask = (x: TraceSaved) => x.dtype === 'bool' && x.shapes.some((s) => s.length === 4 && s[1] === 1 && s[2] === s[3]);
+
+/** The group of one traced entry, from its module and the line that saved it. */
+export function traceGroup(x: TraceSaved): TraceGroup {
+  const mod = x.module, site = x.site;
+  if (isMask(x)) return 'attention mask';
+  if (/input_layernorm$|pre_mlp_layernorm$/.test(mod)) return 'norm inputs';
+  if (/linear_qkv$|linear_proj$/.test(mod)) return 'attention linears';
+  if (/core_attention|\.self_attention$/.test(mod) || site.includes('fused_softmax.py') || site.includes('rope_utils.py')) return 'attention core';
+  if (/\.mlp(\.|$)/.test(mod) || mod.endsWith('.mlp')) return 'mlp';
+  if (/layers\.\*$/.test(mod) && site.includes('fused_bias_dropout.py')) return 'hidden dropout';
+  // selective mlp/moe recompute: the layer checkpoints its MLP input
+  if (/layers\.\*$/.test(mod) && site.includes('random.py')) return 'mlp';
+  // full recompute: the block checkpoints each chunk's input (and passes the RoPE table along)
+  if (/^decoder$/.test(mod) && site.includes('random.py')) return x.dtype === 'float32' ? 'attention core' : 'layer inputs';
+  if (mod.startsWith('embedding')) return 'embedding';
+  if (/final_layernorm|output_layer/.test(mod) || site.includes('cross_entropy.py') || mod === '(outside modules)') return 'output and loss';
+  return 'other';
+}
+
+/** The group of one model term (by its name). */
+export function termGroup(t: MemoryTerm): TraceGroup {
+  const n = t.name;
+  if (/^LayerNorm [12] input$/.test(n)) return 'norm inputs';
+  if (n === 'QKV input' || n === 'projection input') return 'attention linears';
+  if (/^Q[ ,]|^RoPE cos|^softmax|attention output copy/.test(n)) return 'attention core';
+  if (n.startsWith('attention mask')) return 'attention mask';
+  if (/dropout mask$/.test(n) && n !== 'softmax dropout mask' && n !== 'embedding dropout mask') return 'hidden dropout';
+  if (n === 'layer input (full recompute)') return 'layer inputs';
+  if (n === 'input ids (and labels)' || n === 'embedding dropout mask') return 'embedding';
+  if (n === 'final LayerNorm input' || n === 'output layer input' || /cross-entropy/.test(n)) return 'output and loss';
+  if (t.part === 'mlp') return 'mlp';
+  return 'other';
+}
+
+export interface GroupComparison {
+  group: TraceGroup;
+  traced: number;
+  model: number;
+  /** (model − traced) / the run's measured peak. */
+  ofPeak: number;
+}
+
+/**
+ * Stored activations by group, the model's (every layer group times its layers, and the terms outside
+ * the layers that autograd saves) beside the trace's. Buffers that are not saved tensors (the
+ * persistent QKᵀ buffer) are left out of both.
+ */
+export function compareTrace(b: MemoryBreakdown, trace: MegatronTrace, peakBytes: number): GroupComparison[] {
+  const model = new Map<TraceGroup, number>(), traced = new Map<TraceGroup, number>();
+  const add = (m: Map<TraceGroup, number>, g: TraceGroup, x: number) => m.set(g, (m.get(g) ?? 0) + x);
+  for (const g of b.layerGroups) for (const t of g.terms) add(model, termGroup(t), t.bytes * g.layers);
+  for (const t of b.outside) if (!t.name.startsWith('QKᵀ scores buffer')) add(model, termGroup(t), t.bytes);
+  for (const x of trace.saved) add(traced, traceGroup(x), x.bytes);
+  return TRACE_GROUPS.map((group) => {
+    const m = model.get(group) ?? 0, t = traced.get(group) ?? 0;
+    return { group, traced: t, model: m, ofPeak: (m - t) / peakBytes };
+  }).filter((c) => c.traced || c.model);
+}
