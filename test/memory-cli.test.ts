@@ -50,7 +50,7 @@ describe('flashring memory', () => {
   it('prints every name and formula whole, transients too (long ones on their own line)', async () => {
     const r = await run(['memory', ...TORCH, '--seq-length', '32768', '--context-parallel-size', '2']);
     expect(r.out).toContain('attention output copy (ring merge, reshaped for the projection) [2·s/CP·b·h/t]');
-    expect(r.out).toContain('cross-entropy backward: two fp32 gradients [8·s·b·V/t]');
+    expect(r.out).toContain('cross-entropy backward: two fp32 gradients [8·s/CP·b·V/t]'); // s/CP: the value uses the local sequence
     expect(r.out).toMatch(/ring attention backward \(PyTorch: .*\) \[\(4\(h\+2hk\) .*\(upstream gradients\)\]\n +-?\d+(\.\d\d)? (B|KiB|MiB|GiB)/);
   });
 
@@ -134,6 +134,65 @@ describe('flashring memory', () => {
     expect([0, 512, 1023.999, 1536, 2 ** 30 * 1.5, 2 ** 30 * 3000].map(formatBytes)).toEqual(['0 B', '512 B', '1.00 KiB', '1.50 KiB', '1.50 GiB', '3000.00 GiB']);
     expect([999, 3_325_000, 999_960, 7.0034e9].map(formatCount)).toEqual(['999', '3.325 M', '1.000 M', '7.003 B']);
     expect([32, 32.000000000001, 4.375, 30.625].map(formatLayers)).toEqual(['32', '32', '4.375', '30.625']);
+  });
+
+  it('an MoE model (--num-experts 8 --moe-router-topk 2): the router and experts\' terms, a total of its own, EP and MoE recompute', async () => {
+    const SEED = ['memory', '--preset', 'seed-32L-4096h', '--seq-length', '8192'];
+    const MOE = [...SEED, '--num-experts', '8', '--moe-router-topk', '2'];
+    const dense = await run(SEED), moe = await run(MOE);
+    expect(moe.code).toBe(0);
+    for (const name of ['router input [2·s·b·h]', 'router scores (fp32, top-k and auxiliary loss) [8·s·b·E]', "permuted tokens (experts' fc1 input) [2·s·b·k·h]",
+      'experts: GeLU input [2·s·b·k·f_e/t]', 'experts: second linear input [2·s·b·k·f_e/t]']) expect(moe.out).toContain(name);
+    expect(dense.out).not.toContain('router input');
+    const total = (out: string) => out.match(/\n +total \(peak\) +(\S+ \S+)/)![1];
+    expect(total(moe.out)).not.toBe(total(dense.out));
+    const j = JSON.parse((await run([...MOE, '--json'])).out), jd = JSON.parse((await run([...SEED, '--json'])).out);
+    expect(j.model.moe).toEqual({ numExperts: 8, routerTopk: 2 });
+    expect(j.totalBytes).toBeGreaterThan(jd.totalBytes);
+    // the experts split over EP ranks: fewer parameters per GPU
+    const ep = JSON.parse((await run([...MOE, '--expert-model-parallel-size', '4', '--json'])).out);
+    expect(ep.parallel.expertParallel).toBe(4);
+    expect(ep.parametersPerGpu).toBeLessThan(j.parametersPerGpu);
+    // a shared expert, capacity, dispatcher and unfused SwiGLU are taken; moe and shared_experts recompute drop their terms
+    const all = JSON.parse((await run(['memory', '--preset', 'llama3-8b', '--num-experts', '8', '--moe-router-topk', '2', '--moe-ffn-hidden-size', '2048',
+      '--moe-shared-expert-intermediate-size', '4096', '--moe-expert-capacity-factor', '1.25', '--moe-token-dispatcher-type', 'alltoall', '--no-bias-swiglu-fusion', '--json'])).out);
+    expect(all.model.moe).toEqual({ numExperts: 8, routerTopk: 2, ffnHiddenSize: 2048, sharedExpertSize: 4096, capacityFactor: 1.25, dispatcher: 'alltoall' });
+    expect(all.model.biasActivationFusion).toBe(false);
+    const names = (x: { perLayer: { name: string }[] }) => x.perLayer.map((t) => t.name);
+    expect(names(all)).toContain('shared expert: gate and up projections');
+    expect(names(all)).toContain('experts: SiLU output (unfused SwiGLU)');
+    const rc = JSON.parse((await run([...MOE, '--moe-shared-expert-intermediate-size', '4096', '--recompute-granularity', 'selective', '--recompute-modules', 'moe', 'shared_experts', '--json'])).out);
+    expect(rc.recompute).toBe('selective:moe+shared_experts');
+    expect(names(rc).filter((n) => /router|experts|expert:/.test(n))).toEqual([]);
+    expect(rc.perLayerBytes).toBeLessThan(j.perLayerBytes);
+  });
+
+  const moeBad: [string[], RegExp][] = [
+    [['--moe-router-topk', '2'], /^flashring memory: --moe-router-topk needs --num-experts/],
+    [['--moe-ffn-hidden-size', '2048'], /^flashring memory: --moe-ffn-hidden-size needs --num-experts/],
+    [['--expert-model-parallel-size', '2'], /^flashring memory: --expert-model-parallel-size 2 needs --num-experts/],
+    [['--recompute-granularity', 'selective', '--recompute-modules', 'moe'], /^flashring memory: --recompute-modules moe needs MoE layers \(--num-experts\)$/],
+    [['--num-experts', '8', '--recompute-granularity', 'selective', '--recompute-modules', 'shared_experts'], /--recompute-modules shared_experts needs a shared expert/],
+    [['--num-experts', '0'], /--num-experts must be a positive integer, got '0'/],
+    [['--num-experts', '8', '--moe-router-topk', '1.5'], /--moe-router-topk must be a positive integer, got '1.5'/],
+    [['--num-experts', '8', '--moe-router-topk', '9'], /--moe-router-topk 9 is more than --num-experts 8/],
+    [['--num-experts', '8', '--moe-expert-capacity-factor', '-1'], /--moe-expert-capacity-factor must be a positive number, got '-1'/],
+    [['--num-experts', '8', '--moe-token-dispatcher-type', 'ring'], /--moe-token-dispatcher-type must be allgather, alltoall, flex, got 'ring'/],
+    [['--num-experts', '8', '--expert-model-parallel-size', '3'], /--num-experts 8 is not divisible by --expert-model-parallel-size 3/],
+  ];
+  for (const [extra, re] of moeBad)
+    it(`MoE: refuses ${extra.join(' ')} in one line, exit 2`, async () => {
+      const r = await run(['memory', '--preset', 'seed-32L-4096h', ...extra]);
+      expect(r.code).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err.split('\n')).toHaveLength(1);
+      expect(r.err).toMatch(re);
+    });
+
+  it('--help names the MoE flags', async () => {
+    const r = await run(['memory', '--help']);
+    for (const f of ['--num-experts', '--moe-router-topk', '--moe-ffn-hidden-size', '--moe-shared-expert-intermediate-size', '--moe-expert-capacity-factor',
+      '--moe-token-dispatcher-type', '--expert-model-parallel-size', '--no-bias-swiglu-fusion', 'moe shared_experts']) expect(r.out).toContain(f);
   });
 
   const bad: [string[], RegExp][] = [

@@ -106,7 +106,7 @@ describe('the page in headless Chromium', () => {
   it('the hover lists weights, gradients, optimizer, stored parts, the terms outside the layers and the peak transient', async () => {
     const tip = await hoverPlanner(page, 'CP=1', 4096);
     expect(tip).toMatch(/^CP=1, 4K tokens: [\d.]+ GiB/);
-    expect(tip).toMatch(/weights \(bf16\) [\d.]+, gradients \(fp32\) [\d.]+, optimizer state [\d.]+ GiB/);
+    expect(tip).toMatch(/weights \(bf16\) [\d.]+, gradients \(fp32\) [\d.]+, optimizer state [\d.]+, cuBLAS workspaces [\d.]+ GiB/);
     expect(tip).toMatch(/stored layers \(32\): LayerNorm [\d.]+, attention [\d.]+, MLP [\d.]+ GiB/);
     for (const t of ['input ids (and labels)', 'embedding dropout mask', 'final LayerNorm input', 'output layer input', 'cross-entropy fp32 softmax (vocab-parallel)'])
       expect(tip).toContain(t);
@@ -560,7 +560,8 @@ describe('the page in headless Chromium', () => {
     ib.rows.forEach((r, i) => expect(r.commFraction!).toBeGreaterThanOrEqual(cp.rows[i].commFraction!));
     expect(ib.rows[0].commFraction!).toBeGreaterThan(cp.rows[0].commFraction!);
     await page.fill('#cp-form input[name=cptflops]', '150');
-    const q = new URLSearchParams(new URL(page.url()).hash.slice(1));
+    // the page's own location: page.url() follows replaceState a moment late
+    const q = new URLSearchParams(await page.evaluate(() => location.hash.slice(1)));
     expect([q.get('cplink'), q.get('cptflops')]).toEqual(['ib-ndr', '150']);
     await page.reload();
     await page.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
@@ -581,6 +582,78 @@ describe('the page in headless Chromium', () => {
     expect(await page.$$eval('#cp-schemes tbody tr', (trs) => trs.length)).toBe(0);
     await page.evaluate(() => { location.hash = ''; });
     await page.waitForFunction(() => (window as unknown as { __flashring: { cpSchemes: CpRows } }).__flashring.cpSchemes.link === 'nvlink-h200');
+  });
+
+  it('MoE fields: experts 8, top-k 2 change the lines and the breakdown, live in the URL, a dense preset clears them; moe recompute on a dense model is refused in the page\'s words', async () => {
+    await page.evaluate(() => { location.hash = 'preset=seed-32L-4096h&lines=1,1:recompute'; });
+    await page.waitForFunction(() => (window as unknown as { __flashring: { planner: { lines: string[] } } }).__flashring.planner.lines.join() === 'CP=1,CP=1 + recompute,HBM 80 GiB');
+    expect([await page.inputValue('input[name=experts]'), await page.isDisabled('input[name=topk]'), await page.isDisabled('input[name=unfused]')]).toEqual(['0', true, true]);
+    // the two lines' 4K points nearly coincide: the tooltip may be either's
+    const total = (tip: string) => {
+      const m = /^CP=1(?: \+ recompute)?, 4K tokens: ([\d.]+) GiB/.exec(tip);
+      expect(m, tip).not.toBeNull();
+      return Number(m![1]);
+    };
+    const chart = page.locator('#planner-chart');
+    await chart.scrollIntoViewIfNeeded(); // an earlier test may have scrolled it away
+    const dense = total(await hoverPlanner(page, 'CP=1', 4096));
+    expect(await page.textContent('#planner-breakdown')).not.toContain('router input');
+    await page.fill('input[name=experts]', '8');
+    expect(await page.isDisabled('input[name=topk]')).toBe(false);
+    await page.fill('input[name=topk]', '2');
+    expect((await plannerOf(page)).error).toBeUndefined();
+    await chart.scrollIntoViewIfNeeded();
+    const moe = total(await hoverPlanner(page, 'CP=1', 4096));
+    expect(moe).toBeGreaterThan(dense); // eight experts' weights and their activations at top-2
+    const table = (await page.textContent('#planner-breakdown'))!;
+    for (const t of ['router input', "permuted tokens (experts' fc1 input)", 'experts: GeLU input', '2·s·b·k·f_e/t']) expect(table).toContain(t);
+    const q = new URLSearchParams(await page.evaluate(() => location.hash.slice(1)));
+    expect([q.get('experts'), q.get('topk'), q.get('shared')]).toEqual(['8', '2', '0']);
+    // bad MoE input in the page's words, nothing drawn
+    for (const [sel, value, want] of [
+      ['input[name=topk]', '9', /^Top-k \(9\) can be at most the experts \(8\)/],
+      ['input[name=topk]', '0', /^Top-k must be a positive whole number \(empty: 2\) \(it is 0\)\.$/],
+      ['input[name=experts]', '-1', /^Experts must be a whole number, 0 for a dense model \(it is -1\)\.$/],
+    ] as const) {
+      const old = await page.inputValue(sel);
+      await page.fill(sel, value);
+      expect(await page.textContent('#planner-error')).toMatch(want);
+      expect((await plannerOf(page)).lines).toEqual([]);
+      await page.fill(sel, old);
+      expect(await page.textContent('#planner-error')).toBe('');
+    }
+    // moe and shared_experts recompute on an MoE model
+    await page.check('input[name=rc_moe]');
+    expect(await page.inputValue('input[name=lines]')).toBe('1,1:selective:core_attn+mlp+moe');
+    expect((await plannerOf(page)).error).toBeUndefined();
+    await page.check('input[name=rc_shared_experts]');
+    expect(await page.textContent('#planner-error')).toMatch(/^Line 'CP=1 \+ selective core_attn, mlp, moe, shared_experts' recomputes shared_experts, but this model has no shared expert: set experts and a shared expert width above 0/);
+    await page.fill('input[name=shared]', '4096');
+    expect((await plannerOf(page)).error).toBeUndefined();
+    await page.uncheck('input[name=rc_shared_experts]');
+    // A dense preset clears the MoE fields; the lines still recompute moe: refused in the page's words, no exception.
+    await page.selectOption('select[name=preset]', 'llama3-8b');
+    expect([await page.inputValue('input[name=experts]'), await page.inputValue('input[name=topk]'), await page.inputValue('input[name=shared]'), await page.isDisabled('input[name=topk]')])
+      .toEqual(['0', '', '0', true]);
+    const err = (await page.textContent('#planner-error'))!;
+    expect(err).toBe("Line 'CP=1 + selective core_attn, mlp, moe' recomputes moe, but this model has no MoE layers: set experts above 0, or untick moe.");
+    expect(err).not.toContain('--');
+    expect((await plannerOf(page)).lines).toEqual([]);
+    await page.uncheck('input[name=rc_moe]');
+    expect(await page.textContent('#planner-error')).toBe('');
+    await page.check('input[name=rc_moe]'); // chosen on a dense model
+    expect((await plannerOf(page)).error).toMatch(/recomputes moe, but this model has no MoE layers/);
+    await page.uncheck('input[name=rc_moe]');
+    // unfused SwiGLU (a SwiGLU preset): two more tensors per MLP
+    expect(await page.isDisabled('input[name=unfused]')).toBe(false);
+    await page.check('input[name=unfused]');
+    expect(await page.textContent('#planner-breakdown')).toContain('SiLU output (unfused SwiGLU)');
+    expect(await page.evaluate(() => location.hash)).toMatch(/unfused=1/);
+    await page.evaluate(() => { location.hash = ''; });
+    await page.waitForFunction(() => (document.querySelector('select[name=preset]') as HTMLSelectElement).value === 'seed-32L-4096h');
+    expect(await page.isChecked('input[name=unfused]')).toBe(false);
+    expect(await page.textContent('#planner-error')).toBe('');
+    expect(consoleErrors).toEqual([]);
   });
 
   it('the CP comm type selector reaches the memory model (all_gather counts the gathered K/V)', async () => {

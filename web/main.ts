@@ -5,7 +5,7 @@
  */
 import Chart from 'chart.js/auto';
 import {
-  DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_RECOMPUTE, DEFAULT_SEQ_LENGTHS, GIB, ModelConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
+  DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_RECOMPUTE, DEFAULT_SEQ_LENGTHS, GIB, ModelConfig, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
   STACKS, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps,
 } from '../src/memory/model.js';
 import { MemoryChartConfig, breakdownRows, breakdownSummary, coincidentNote, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
@@ -35,6 +35,8 @@ const FLAG_WORDS: Record<string, string> = {
   'context-parallel-size': 'CP', 'pipeline-model-parallel-size': 'PP', 'data-parallel-size': 'data-parallel size', 'recompute-num-layers': 'recompute layers N',
   'recompute-granularity': 'recompute', 'recompute-method': 'recompute method', 'recompute-modules': 'recomputed modules', lines: 'lines', stack: 'stack',
   'cp-comm-type': 'CP communication', 'attention-dropout': 'attention dropout', 'hidden-dropout': 'hidden dropout',
+  'num-experts': 'experts', 'moe-router-topk': 'top-k', 'moe-ffn-hidden-size': 'expert MLP width', 'moe-shared-expert-intermediate-size': 'shared expert width',
+  'moe-expert-capacity-factor': 'expert capacity factor', 'moe-token-dispatcher-type': 'token dispatcher', 'expert-model-parallel-size': 'EP',
 };
 
 function pageWords(e: unknown): string {
@@ -128,7 +130,7 @@ const stackSelect = select('stack');
 for (const [k, s] of Object.entries(STACKS)) stackSelect.add(new Option(s.label, k));
 const replayHbm = $<HTMLInputElement>('replay-hbm');
 
-const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab'];
+const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'experts', 'topk', 'moeffn', 'shared'];
 const RC_FIELDS = ['rc', 'rcmethod', 'rcn', ...RECOMPUTE_MODULES.map((m) => `rc_${m}`)];
 const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', flash: '1', fp32: '0', hbm: '80', lines: DEFAULT_LINES_SPEC, seqs: DEFAULT_SEQ_LENGTHS.join(','), cpcomm: 'p2p' };
 const CP_COMM_TYPES = ['p2p', 'all_gather', 'a2a'];
@@ -142,6 +144,21 @@ function setModelFields(m: ModelConfig): void {
   field('vocab').value = String(m.vocabSize ?? 50257);
   field('swiglu').checked = !!m.swiglu;
   field('fp32').checked = m.paramPrecision === 'amp';
+  // A dense preset clears the MoE fields (experts 0; top-k and the expert width empty: their defaults).
+  field('experts').value = String(m.moe?.numExperts ?? 0);
+  field('topk').value = m.moe ? String(m.moe.routerTopk) : '';
+  field('moeffn').value = m.moe?.ffnHiddenSize === undefined ? '' : String(m.moe.ffnHiddenSize);
+  field('shared').value = String(m.moe?.sharedExpertSize ?? 0);
+  field('unfused').checked = m.biasActivationFusion === false;
+  syncModelControls();
+}
+
+/** The MoE fields mean something only with experts, unfused SwiGLU only with SwiGLU: otherwise they are greyed. */
+function syncModelControls(): void {
+  const moe = Number(field('experts').value) > 0;
+  for (const k of ['topk', 'moeffn', 'shared']) field(k).disabled = !moe;
+  field('moeffn').placeholder = field('ffn').value;
+  field('unfused').disabled = !field('swiglu').checked;
 }
 
 /** The stack; PyTorch AMP implies fp32 parameters (the box is then ticked and fixed). */
@@ -161,7 +178,8 @@ function loadView(): void {
   const preset = PRESETS[presetSelect.value];
   setModelFields(preset.model);
   for (const k of MODEL_FIELDS) if (q.has(k)) field(k).value = q.get(k)!;
-  if (q.has('swiglu')) field('swiglu').checked = q.get('swiglu') === '1';
+  for (const k of ['swiglu', 'unfused']) if (q.has(k)) field(k).checked = q.get(k) === '1';
+  syncModelControls();
   for (const k of ['mb', 'tp', 'pp', 'hbm', 'lines', 'seqs']) field(k).value = v(k);
   for (const k of ['sp', 'flash']) field(k).checked = v(k) === '1';
   if (q.has('fp32')) field('fp32').checked = q.get('fp32') === '1';
@@ -179,7 +197,7 @@ function saveView(): void {
   q.set('preset', presetSelect.value);
   q.set('stack', stackSelect.value);
   for (const k of [...MODEL_FIELDS, 'mb', 'tp', 'pp', 'hbm', 'lines', 'seqs']) q.set(k, field(k).value);
-  for (const k of ['swiglu', 'sp', 'flash', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
+  for (const k of ['swiglu', 'unfused', 'sp', 'flash', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
   q.set('rhbm', replayHbm.value);
   q.set('cpcomm', select('cpcomm').value);
   saveCpView(q);
@@ -217,7 +235,11 @@ function specFromControls(changed?: string): string {
     for (const m of ['core_attn', 'mlp']) field(`rc_${m}`).checked = true;
   if (full) return `full:${select('rcmethod').value}/${positiveWhole(field('rcn'), 'Recompute layers N', 100_000)}`;
   const mods = RECOMPUTE_MODULES.filter((m) => field(`rc_${m}`).checked);
-  if (!mods.length) throw new FormError(`Pick at least one module to recompute (${RECOMPUTE_MODULES.join(', ')}).`);
+  if (!mods.length) {
+    // the modules this model has: moe with experts, shared_experts with a shared expert
+    const has = RECOMPUTE_MODULES.filter((m) => (m !== 'moe' || Number(field('experts').value) > 0) && (m !== 'shared_experts' || (Number(field('experts').value) > 0 && Number(field('shared').value) > 0)));
+    throw new FormError(`Pick at least one module to recompute (${has.join(', ')}).`);
+  }
   return recomputeSpec({ recompute: 'selective', recomputeModules: mods });
 }
 
@@ -262,9 +284,34 @@ function readModel(): ModelConfig {
   if (heads % groups) throw new FormError(`Heads (${heads}) must be a multiple of K/V groups (${groups}).`);
   return {
     ...PRESETS[presetSelect.value].model, numLayers: layers, hiddenSize: hidden, numAttentionHeads: heads, numQueryGroups: groups,
-    ffnHiddenSize: ffn, vocabSize: vocab, swiglu: field('swiglu').checked,
+    ffnHiddenSize: ffn, vocabSize: vocab, swiglu: field('swiglu').checked, moe: readMoe(),
+    biasActivationFusion: field('swiglu').checked && field('unfused').checked ? false : undefined,
     paramPrecision: field('fp32').checked && stackSelect.value === 'megatron' ? 'amp' : undefined,
   };
+}
+
+/** A whole number from `min` (0 or 1) to `max`, or undefined when the field is empty (its default). */
+function optionalWhole(input: HTMLInputElement, label: string, max: number, min: 0 | 1, what: string): number | undefined {
+  const raw = input.value.trim(), v = Number(raw);
+  if (raw === '' && !input.validity.badInput) return undefined;
+  if (raw === '' || !Number.isInteger(v) || v < min) throw new FormError(`${label} must be ${what} (it is ${raw === '' ? 'not a number' : raw}).`);
+  if (v > max) throw new FormError(`${label} can be at most ${max.toLocaleString('en-US')} (it is ${raw}).`);
+  return v;
+}
+
+/** The MoE fields: none with 0 experts (the other MoE fields are then not read). */
+function readMoe(): MoeConfig | undefined {
+  const experts = optionalWhole(field('experts'), 'Experts', 100_000, 0, 'a whole number, 0 for a dense model');
+  if (experts === undefined) throw new FormError('Experts must be a whole number, 0 for a dense model (it is empty).');
+  if (experts === 0) return undefined;
+  const topk = optionalWhole(field('topk'), 'Top-k', 100_000, 1, 'a positive whole number (empty: 2)') ?? 2;
+  if (topk > experts) throw new FormError(`Top-k (${topk}) can be at most the experts (${experts}): each token goes to ${topk} different experts.`);
+  const moe: MoeConfig = { numExperts: experts, routerTopk: topk };
+  const fe = optionalWhole(field('moeffn'), 'Expert MLP width', 10_000_000, 1, 'a positive whole number (empty: the MLP width)');
+  if (fe !== undefined) moe.ffnHiddenSize = fe;
+  const shared = optionalWhole(field('shared'), 'Shared expert width', 10_000_000, 0, 'a whole number, 0 for none');
+  if (shared) moe.sharedExpertSize = shared;
+  return moe;
 }
 
 function readParallel(model: ModelConfig): ParallelConfig {
@@ -319,6 +366,13 @@ function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; 
     const what = perTp % cp ? `${perTp} heads` : groupsPerTp % cp ? `${groupsPerTp} K/V groups` : '';
     if (what) throw new FormError(`CP comm type a2a splits the ${what} of a TP rank over the CP ranks: line '${l.label}' (CP=${cp}) does not divide them. Choose p2p or all_gather, or other lines.`);
   }
+  for (const l of lines) {
+    const mods = l.overrides.recomputeModules ?? [];
+    if (mods.includes('moe') && !model.moe)
+      throw new FormError(`Line '${l.label}' recomputes moe, but this model has no MoE layers: set experts above 0, or untick moe.`);
+    if (mods.includes('shared_experts') && !model.moe?.sharedExpertSize)
+      throw new FormError(`Line '${l.label}' recomputes shared_experts, but this model has no shared expert: set experts and a shared expert width above 0, or untick shared_experts.`);
+  }
   return { model, par, hbm, lines, seqs };
 }
 
@@ -364,7 +418,8 @@ function renderPlanner(): void {
   const { model, par, hbm, lines } = view;
   plannerRows = sweepRows(pts, hbm);
   const details: Breakdowns = new Map(pts.map((p) => [`${p.line}|${p.config.seqLength}`, p]));
-  const title = `${presetSelect.value}, ${STACKS[par.stack!].label}: ${model.numLayers} layers, h=${model.hiddenSize}, ${model.numAttentionHeads} heads, TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, PP=${par.pipelineParallel}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'}`;
+  const moe = model.moe ? `, ${model.moe.numExperts} experts (top-${model.moe.routerTopk}${model.moe.sharedExpertSize ? ', shared expert' : ''})` : '';
+  const title = `${presetSelect.value}, ${STACKS[par.stack!].label}: ${model.numLayers} layers, h=${model.hiddenSize}, ${model.numAttentionHeads} heads${moe}, TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, PP=${par.pipelineParallel}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'}`;
   plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, coincidentNote(pts, lines)), details, (p) => showBreakdown(p, hbm));
   const oom = oomPoints(pts);
   $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + Object.entries(oom).map(([k, v]) => `${k} ${v === null ? 'none' : formatTokens(v)}`).join(' · ') +
@@ -394,6 +449,7 @@ form.addEventListener('input', (e) => {
   const name = (e.target as HTMLInputElement).name;
   if (name === 'preset') return;
   if (name === 'stack') setStack(stackSelect.value as Stack);
+  syncModelControls();
   if (RC_FIELDS.includes(name)) {
     try {
       linesFromControls(name);

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { InputError } from '../errors.js';
 import {
-  DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, MemoryBreakdown, ModelConfig, PRESETS, ParallelConfig,
+  DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps,
 } from '../memory/model.js';
 import { parseMegatronLog } from '../memory/megatron.js';
@@ -17,6 +17,11 @@ Model (or --preset ${Object.keys(PRESETS).join('|')}):
   --num-layers L --hidden-size H --num-attention-heads A [--num-query-groups G]
   [--ffn-hidden-size F] [--swiglu] [--vocab-size V] [--untie-embeddings-and-output-weights]
   [--attention-dropout P] [--hidden-dropout P] [--position-embedding-type learned_absolute|rope|none]
+  [--no-bias-swiglu-fusion]   unfused SwiGLU: keeps the SiLU output and the linear half too
+Mixture of experts (every layer's MLP; the other --moe-* flags need --num-experts):
+  [--num-experts E --moe-router-topk K (default 2)] [--moe-ffn-hidden-size F (default the MLP width)]
+  [--moe-shared-expert-intermediate-size F] [--moe-expert-capacity-factor X (default no dropping)]
+  [--moe-token-dispatcher-type allgather|alltoall|flex] [--expert-model-parallel-size EP]
 Stack:
   --stack megatron|torch-amp   what the training stack keeps (default megatron; torch-amp is PyTorch
                       autocast over fp32 parameters with DDP, as bench/torchcp measures)
@@ -26,7 +31,7 @@ Parallelism and training:
   --seq-length S --micro-batch-size B --tensor-model-parallel-size T --context-parallel-size C
   --pipeline-model-parallel-size P [--num-layers-per-virtual-pipeline-stage K]
   [--data-parallel-size D] [--sequence-parallel] [--cp-comm-type p2p|all_gather|a2a]
-  [--recompute-granularity selective [--recompute-modules core_attn mlp layernorm]]
+  [--recompute-granularity selective [--recompute-modules core_attn mlp layernorm moe shared_experts]]
   [--recompute-granularity full --recompute-method uniform|block --recompute-num-layers N]
   [--use-flash-attn (default) | --no-use-flash-attn] [--use-distributed-optimizer]
   --hbm-gib G         GPU memory to compare with (default 80; an H200 has 141)
@@ -43,7 +48,10 @@ const MODEL_OPTS = {
   preset: { type: 'string' }, 'num-layers': { type: 'string' }, 'hidden-size': { type: 'string' }, 'num-attention-heads': { type: 'string' },
   'num-query-groups': { type: 'string' }, 'ffn-hidden-size': { type: 'string' }, swiglu: { type: 'boolean' }, 'vocab-size': { type: 'string' },
   'untie-embeddings-and-output-weights': { type: 'boolean' }, 'attention-dropout': { type: 'string' }, 'hidden-dropout': { type: 'string' },
-  'position-embedding-type': { type: 'string' }, 'fp32-params': { type: 'boolean' }, compare: { type: 'boolean' }, stack: { type: 'string' },
+  'position-embedding-type': { type: 'string' }, 'no-bias-swiglu-fusion': { type: 'boolean' }, 'num-experts': { type: 'string' },
+  'moe-router-topk': { type: 'string' }, 'moe-ffn-hidden-size': { type: 'string' }, 'moe-shared-expert-intermediate-size': { type: 'string' },
+  'moe-expert-capacity-factor': { type: 'string' }, 'moe-token-dispatcher-type': { type: 'string' }, 'expert-model-parallel-size': { type: 'string' },
+  'fp32-params': { type: 'boolean' }, compare: { type: 'boolean' }, stack: { type: 'string' },
   'fp32-residual-connection': { type: 'boolean' }, 'transformer-impl': { type: 'string' }, 'cp-comm-type': { type: 'string' },
   'seq-length': { type: 'string' }, 'micro-batch-size': { type: 'string' }, 'tensor-model-parallel-size': { type: 'string' },
   'context-parallel-size': { type: 'string' }, 'pipeline-model-parallel-size': { type: 'string' },
@@ -101,7 +109,30 @@ function modelFromFlags(v: Values): { model: ModelConfig; presetStack?: Stack } 
   }
   if (v['fp32-params']) model.paramPrecision = 'amp';
   if (v['untie-embeddings-and-output-weights']) model.untieEmbeddings = true;
+  if (v['no-bias-swiglu-fusion']) model.biasActivationFusion = false;
+  const moe = moeFromFlags(v);
+  if (moe) model.moe = moe;
   return { model, presetStack };
+}
+
+/** The --moe-* flags, which mean something only with --num-experts (Megatron-LM's default top-k is 2). */
+const MOE_FLAGS = ['moe-router-topk', 'moe-ffn-hidden-size', 'moe-shared-expert-intermediate-size', 'moe-expert-capacity-factor', 'moe-token-dispatcher-type'];
+
+function moeFromFlags(v: Values): MoeConfig | undefined {
+  if (v['num-experts'] === undefined) {
+    const stray = MOE_FLAGS.find((f) => v[f] !== undefined);
+    if (stray) throw new InputError(`--${stray} needs --num-experts E (mixture-of-experts layers); without it the model is dense`);
+    return undefined;
+  }
+  const moe: MoeConfig = { numExperts: int(v, 'num-experts')!, routerTopk: int(v, 'moe-router-topk', 2)! };
+  if (moe.routerTopk > moe.numExperts) throw new InputError(`--moe-router-topk ${moe.routerTopk} is more than --num-experts ${moe.numExperts} (each token goes to k different experts)`);
+  if (v['moe-ffn-hidden-size'] !== undefined) moe.ffnHiddenSize = int(v, 'moe-ffn-hidden-size');
+  if (v['moe-shared-expert-intermediate-size'] !== undefined) moe.sharedExpertSize = int(v, 'moe-shared-expert-intermediate-size');
+  if (v['moe-expert-capacity-factor'] !== undefined)
+    moe.capacityFactor = numberArg('moe-expert-capacity-factor', v['moe-expert-capacity-factor'] as string, { above: 0, max: 1e6, what: 'a positive number' });
+  const dispatcher = oneOf(v, 'moe-token-dispatcher-type', ['allgather', 'alltoall', 'flex'] as const);
+  if (dispatcher) moe.dispatcher = dispatcher;
+  return moe;
 }
 
 function oneOf<T extends string>(v: Values, flag: string, allowed: readonly T[]): T | undefined {
@@ -140,6 +171,10 @@ export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelC
     distributedOptimizer: !!v['use-distributed-optimizer'], stack, fp32Residual: !!v['fp32-residual-connection'],
     cpCommType: oneOf(v, 'cp-comm-type', ['p2p', 'all_gather', 'a2a'] as const), ...recomputeFromFlags(v),
   };
+  const ep = int(v, 'expert-model-parallel-size');
+  // Megatron-LM takes --expert-model-parallel-size 1 on a dense model, and refuses more without --num-experts.
+  if (ep !== undefined && ep > 1 && !model.moe) throw new InputError(`--expert-model-parallel-size ${ep} needs --num-experts E (mixture-of-experts layers); without it the model is dense`);
+  if (ep !== undefined && model.moe) par.expertParallel = ep;
   const hbmGib = v['hbm-gib'] === undefined ? 80 : numberArg('hbm-gib', v['hbm-gib'] as string, { above: 0, max: 1e6, what: 'a positive number of GiB' });
   memoryBreakdown(model, par); // every contradiction as one line, before anything is written
   return { model, par, hbmGib };
@@ -234,7 +269,7 @@ function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number)
     const cols = `${(perLayer === null ? '' : formatBytes(perLayer)).padStart(C)} ${formatBytes(total).padStart(C)}`;
     console.log(`  ${(label.length > W ? '' : label).padEnd(W)} ${cols}${extra}`.trimEnd());
   };
-  console.log(`per-GPU memory, ${STACKS[r.stack].label} stack: s=${par.seqLength} b=${par.microBatchSize} TP=${par.tensorParallel} CP=${par.contextParallel} PP=${par.pipelineParallel} SP=${par.sequenceParallel} recompute=${recomputeSpec(par)} flash=${par.flashAttention}`);
+  console.log(`per-GPU memory, ${STACKS[r.stack].label} stack: s=${par.seqLength} b=${par.microBatchSize} TP=${par.tensorParallel} CP=${par.contextParallel} PP=${par.pipelineParallel} SP=${par.sequenceParallel}${par.expertParallel ? ` EP=${par.expertParallel}` : ''} recompute=${recomputeSpec(par)} flash=${par.flashAttention}`);
   console.log(`  parameters ${formatCount(r.parameters)} total, ${formatCount(r.parametersPerGpu)} per GPU`);
   console.log(`  ${'term [formula: its bytes; per layer for a layer group\'s terms]'.padEnd(W)} ${'per layer'.padStart(C)} ${'total'.padStart(C)}`);
   line(`weights (${r.weightBytesPerParam === 4 ? 'fp32' : 'bf16'})`, r.weightBytes);

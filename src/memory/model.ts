@@ -456,8 +456,9 @@ function moeTerms(m: ModelConfig, e: MoeConfig, p: ParallelConfig, d: Dims): Lay
   const routed = sl * b * k * Math.min(1, e.capacityFactor ?? 1);
   const T = (name: string, bytes: number, formula: string): LayerTerm => ({ name, part: 'mlp', bytes, formula, afterCore: true, drop: ['moe'] });
   const out = [
-    T('router input', 2 * sl * b * h, `2·${S}·b·h`),
-    T('router scores (fp32, top-k and auxiliary loss)', 8 * sl * b * E, `8·${S}·b·E`),
+    // with sequence parallelism the router sees its rank's shard of the tokens
+    T('router input', 2 * sl * b * h * d.rep, `2·${S}·b·h${d.sp}`),
+    T('router scores (fp32, top-k and auxiliary loss)', 8 * sl * b * E * d.rep, `8·${S}·b·E${d.sp}`),
     T('permuted tokens (experts\' fc1 input)', 2 * routed * h, `2·${S}·b·k·h`),
     ...mlpTerms(m, d, routed, `${S}·b·k`, 'f_e', fe, ['moe'], 'experts: '),
     T('experts: output scaled by the router probability', (2 * routed * fe) / d.t, `2·${S}·b·k·f_e/t`),
