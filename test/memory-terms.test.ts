@@ -169,3 +169,32 @@ describe('the model against measured runs (bench/results)', () => {
     expect(within).toHaveLength(10);
   });
 });
+
+describe("CP comm types as Transformer Engine's code holds them", () => {
+  const seed = PRESETS['seed-32L-4096h'].model;
+  const base = par({ seqLength: 131072, contextParallel: 4, tensorParallel: 8, sequenceParallel: true });
+  const at = (m: ModelConfig, c: 'p2p' | 'all_gather' | 'a2a') => memoryBreakdown(m, { ...base, cpCommType: c });
+  it('each scheme names its own forward and backward buffers, sized by hand (s = 131072, CP = 4, t = 8, h = hk = 4096)', () => {
+    const s = 131072, sl = s / 4, h = 4096, t = 8;
+    const ring = (r: ReturnType<typeof at>, moment: string) => r.transients.find((x) => x.part === 'ring' && x.name.startsWith(`last layer's attention ${moment}`))!;
+    const upstream = 4 * sl * h / t + 2 * Math.ceil(128256 / 1024) * 1024 * h / t; // bf16 residual + its gradient, sequence parallel; the tied output weight's gradient
+    expect(ring(at(seed, 'p2p'), 'forward').bytes).toBe((4 * h + 4 * h) * s / t);
+    expect(ring(at(seed, 'p2p'), 'backward').bytes).toBe((16 * h + 2 * h) * sl / t + upstream);
+    expect(ring(at(seed, 'all_gather'), 'forward').bytes).toBe(8 * h * s / t);
+    expect(ring(at(seed, 'all_gather'), 'backward').bytes).toBe(12 * h * s / t + upstream);
+    expect(ring(at(seed, 'a2a'), 'forward').bytes).toBe((2 * 3 * h + 2 * h) * sl / t);
+    expect(ring(at(seed, 'a2a'), 'backward').bytes).toBe(2 * (2 * 3 * h + 2 * h) * sl / t + upstream);
+  });
+  it("lines differ where the ring's buffers outgrow the loss's; with the seed's 128K vocabulary the loss is the peak for every scheme", () => {
+    for (const c of ['p2p', 'all_gather', 'a2a'] as const) expect(at(seed, c).peakTransient?.name).toBe('cross-entropy backward: bf16 logits gradient');
+    const small = { ...seed, vocabSize: 8192 };
+    expect(at(small, 'all_gather').totalBytes).toBeGreaterThan(at(small, 'p2p').totalBytes);
+    expect(at(small, 'all_gather').peakTransient?.part).toBe('ring');
+  });
+  it('formula labels write s/CP where the value uses the local sequence', () => {
+    const r = at(seed, 'p2p');
+    expect(r.perLayer.find((x) => x.name === 'projection input')?.formula).toBe('2·s/CP·b·h/t');
+    expect(r.outside.find((x) => x.name.startsWith('cross-entropy'))?.formula).toBe('4·s/CP·b·V/t');
+    expect(memoryBreakdown(seed, par()).perLayer.find((x) => x.name === 'projection input')?.formula).toBe('2·s·b·h/t');
+  });
+});

@@ -68,7 +68,7 @@ describe('context parallelism, pipeline, weights', () => {
     for (const cp of [2, 4, 8]) {
       const r = memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 131072, tensorParallel: 4, sequenceParallel: true, contextParallel: cp });
       expect(r.activationBytes).toBeCloseTo(one.activationBytes / cp, 3);
-      expect(r.ringBufferBytes).toBe((16 * (131072 / cp) * 4096) / 4);
+      expect(r.ringBufferBytes).toBe(((16 + 2) * (131072 / cp) * 4096) / 4); // p2p: K/V and dK/dV slots and the dQ buffer
     }
   });
 

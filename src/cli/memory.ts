@@ -286,7 +286,9 @@ function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number)
   console.log('    outside the layers:');
   for (const t of r.outside) line(`    ${termLabel(t)} [${t.formula}]`, t.bytes);
   console.log('  transients (net of what is freed by their moment; the largest counts):');
-  for (const t of r.transients) line(`  ${t === r.peakTransient ? '*' : ' '} ${t.name} [${t.formula}]`, t.netBytes, null, t === r.peakTransient ? '  ← peak' : '');
+  for (const t of r.transients)
+    line(`  ${t === r.peakTransient ? '*' : ' '} ${t.name} [${t.formula}]`, t.netBytes, null,
+      `${t.freedBytes ? `  (${formatBytes(t.bytes)} live, ${formatBytes(Math.min(t.bytes, t.freedBytes))} of stored terms freed by then)` : ''}${t === r.peakTransient ? '  ← peak' : ''}`);
   const fits = r.totalBytes / GIB <= hbmGib;
   line('total (peak)', r.totalBytes, null, `  ${fits ? 'fits' : 'DOES NOT FIT'} in ${hbmGib} GiB`);
 }

@@ -564,19 +564,37 @@ function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] 
   return out;
 }
 
-/** Buffers of context parallelism live during one layer's attention (bytes for one micro batch). */
-function ringBuffers(p: ParallelConfig, d: Dims): MemoryTerm | null {
+/**
+ * Buffers of context parallelism live during one layer's attention backward (bytes for one micro
+ * batch), and for Megatron-LM (Transformer Engine's context_parallel.py, snapshot d0067d0) during its
+ * forward too. TE keeps for backward the same Q, K, V (local or head-sharded), O and LSE in every
+ * scheme, so the schemes differ only here:
+ *  - p2p (AttnFuncWithCPAndKVP2P): forward keeps every step's received K/V (p2p_comm_buffers, one per
+ *    rank until forward returns: the whole sequence's K and V) and every step's output in fp32
+ *    (out_per_step); backward two [2, K+V] send/receive slots (K/V and dK/dV) and a dQ buffer;
+ *  - all_gather (AttnFuncWithCPAndKVAllGather): forward gathers K and V (gather_along_first_dim) and
+ *    reorders them (index_select: a copy); backward gathers again and zeroes full-sequence dK, dV;
+ *  - a2a (AttnFuncWithCPAndQKVOA2A): all-to-all copies of Q, K, V and O (a2a_inputs/a2a_outputs),
+ *    of dO, dQ, dK, dV in backward.
+ * Formulas in the local sequence s/CP, or the full s where they hold every rank's tokens.
+ */
+function ringBuffers(p: ParallelConfig, d: Dims, moment: 'forward' | 'backward' = 'backward'): MemoryTerm | null {
   const R = p.contextParallel;
   if (R === 1) return null;
   const { sl, b, h, hk, t } = d, n = sl * b / t;
+  const kv = hk === h ? 'h' : 'hk';
   if (d.spec.cpRing === 'torch')
-    return { name: 'ring attention backward (PyTorch: fp32 dQ/dK/dV, contiguous and all-gathered K/V, dK/dV in flight, step grads)', part: 'ring',
-      bytes: n * (4 * (h + 2 * hk) + 4 * hk + R * 4 * hk + 16 * hk + 2 * (h + 2 * hk)), formula: '(4(h+2hk) + 4hk + 4R·hk + 16hk + 2(h+2hk))·s·b/t' };
+    return moment === 'forward' ? null : { name: 'ring attention backward (PyTorch: fp32 dQ/dK/dV, contiguous and all-gathered K/V, dK/dV in flight, step grads)', part: 'ring',
+      bytes: n * (4 * (h + 2 * hk) + 4 * hk + R * 4 * hk + 16 * hk + 2 * (h + 2 * hk)), formula: '(4(h+2hk) + 4hk + 4R·hk + 16hk + 2(h+2hk))·s/CP·b/t' };
+  const T = (name: string, bytes: number, formula: string): MemoryTerm => ({ name, part: 'ring', bytes, formula });
   if (p.cpCommType === 'all_gather')
-    return { name: 'all-gathered K/V and their gradients (all_gather)', part: 'ring', bytes: 8 * hk * R * n, formula: '8·hk·s_full·b/t' };
+    return moment === 'forward' ? T('all-gathered K/V and their reordered copies (all_gather)', 8 * hk * R * n, `8·${kv}·s·b/t`)
+      : T('all-gathered K/V, their reordered copies and full-sequence dK/dV (all_gather)', 12 * hk * R * n, `12·${kv}·s·b/t`);
   if (p.cpCommType === 'a2a')
-    return { name: 'head-sharded Q/K/V/O copies and gradients (a2a)', part: 'ring', bytes: 2 * (2 * (h + 2 * hk) + 2 * h) * n, formula: '2·(2(h+2hk) + 2h)·s·b/t' };
-  return { name: 'ring K/V buffers (two slots of K, V, dK, dV)', part: 'ring', bytes: 16 * hk * n, formula: '16·hk·s·b/t' };
+    return moment === 'forward' ? T('all-to-all copies of Q/K/V/O (a2a)', (2 * (h + 2 * hk) + 2 * h) * n, `(2(h+2·${kv}) + 2h)·s/CP·b/t`)
+      : T('all-to-all copies of Q/K/V/O and their gradients (a2a)', 2 * (2 * (h + 2 * hk) + 2 * h) * n, `2·(2(h+2·${kv}) + 2h)·s/CP·b/t`);
+  return moment === 'forward' ? T('every step\'s K/V and fp32 output (p2p)', (4 * hk + 4 * h) * R * n, `(4·${kv} + 4h)·s·b/t`)
+    : T('ring K/V and dK/dV slots and dQ (p2p)', (16 * hk + 2 * h) * n, `(16·${kv} + 2h)·s/CP·b/t`);
 }
 
 /** Transients, each with the stored bytes already released at its moment. */
@@ -612,6 +630,9 @@ function transients(m: ModelConfig, p: ParallelConfig, d: Dims, groups: LayerGro
   if (ring || scoresGrad)
     list.push(X({ name: `last layer's attention backward${ring ? `: ${ring.name}` : ' (unfused)'}`, part: ring ? 'ring' : 'attention',
       bytes: (ring?.bytes ?? 0) + scoresGrad + upstream, formula: `${ring ? ring.formula + ' + ' : ''}${up}` }, freedAtAttn));
+  // The last layer's attention forward: the loss, the output layer and that layer's MLP do not exist yet.
+  const ringFwd = ringBuffers(p, d, 'forward');
+  if (ringFwd) list.push(X({ ...ringFwd, name: `last layer's attention forward: ${ringFwd.name}` }, freedAtAttn));
   list.push(...recomputeTransients(m, p, d, { scoresGrad, upstream, up, lossAndOutput, freedAtAttn }));
   if (p.recompute === 'full') {
     const layer = sum(full);
