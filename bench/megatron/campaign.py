@@ -200,7 +200,8 @@ def cmd_run(ns):
             port += 10
             log = open(os.path.join(runs, k['id'] + '.log'), 'w')
             e = dict(env, FLASHRING_TRACE=os.path.join(runs, k['id'] + '.trace.json'))
-            cmd = ['timeout', str(ns.timeout), 'torchrun', '--nproc-per-node', '1', '--master-port', str(port), trace] + COMMON + k['flags']
+            entry = os.path.join(mlm, 'pretrain_gpt.py') if ns.no_trace else trace
+            cmd = ['timeout', str(ns.timeout), 'torchrun', '--nproc-per-node', '1', '--master-port', str(port), entry] + COMMON + k['flags']
             log.write('# ' + ' '.join(cmd) + '\n')
             log.flush()
             proc = subprocess.Popen(cmd, cwd=mlm, env=e, stdout=log, stderr=subprocess.STDOUT)
@@ -232,6 +233,7 @@ def main():
     r.add_argument('--deadline', type=float, default=420, help='start no run after this many seconds')
     r.add_argument('--grace', type=float, default=120, help='kill runs still going this long after the deadline')
     r.add_argument('--timeout', type=int, default=300)
+    r.add_argument('--no-trace', action='store_true', help='plain pretrain_gpt.py (for iteration times: run with --lanes 1)')
     ns = ap.parse_args()
     (cmd_draw if ns.cmd == 'draw' else cmd_run)(ns)
 
