@@ -100,7 +100,7 @@ export interface ModelConfig {
   rmsNorm?: boolean;
   /** Mixture-of-experts layers (none: dense). */
   moe?: MoeConfig;
-  /** Megatron-LM's --bias-swiglu-fusion (default on): the fused SwiGLU keeps only its input; unfused, its SiLU output too. */
+  /** Megatron-LM's --bias-swiglu-fusion (default on): the fused SwiGLU keeps only its input; unfused, its SiLU output and offset linear half too. */
   biasActivationFusion?: boolean;
   /** Parameter precision: 'megatron' (bf16 params, fp32 grads + master + Adam: 18 B/param) or 'amp' (fp32 params, grads, Adam: 16 B/param). Default: the stack's. */
   paramPrecision?: 'megatron' | 'amp';
