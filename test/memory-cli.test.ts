@@ -268,4 +268,61 @@ describe('flashring replay', () => {
     const c = await run(['replay', cut, '--json']);
     expect(c.err).toMatch(/the log ends mid-line: its last line .* is cut off and was not used/);
   });
+  const fx = (n: string) => readFileSync(join(__dirname, 'fixtures/megatron', n), 'utf8');
+  it('a log of two runs (appended to one file): one point per run, named two.log#1 and #2, not one merged peak', async () => {
+    const two = join(dir, 'two.log'), out = join(dir, 'two.csv');
+    writeFileSync(two, fx('core_0.16_tp4_cp2_sp_selective.log') + fx('core_0.10_tp4_cp2_sp.log'));
+    const r = await run(['replay', two, '--json']);
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.out);
+    expect(j.points.map((p: { total_gib: number }) => p.total_gib.toFixed(4))).toEqual([(58001.5 / 1024).toFixed(4), ((70321.98765 + 300) / 1024).toFixed(4)]);
+    expect(j.points.map((p: { source: string }) => p.source)).toEqual([
+      'measured: Megatron-LM log two.log#1 (peak max allocated over ranks)', 'measured: Megatron-LM log two.log#2 (peak max allocated over ranks)']);
+    expect(j.reports.map((x: { run: number; startLine: number }) => [x.run, x.startLine])).toEqual([[1, 2], [2, 49]]);
+    expect(r.err).toMatch(new RegExp(`^${two.replace(/[.]/g, '\\.')}#1: s=131072 `, 'm'));
+    expect((await run(['replay', two, '--csv', out])).code).toBe(0);
+    expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(3);
+  });
+  const REFUSED: [string, (log: string) => string, RegExp][] = [
+    ['an argument repeated with another value', (l) => l.replace(/( {2}seq_length \.+ 131072\n)/, '$1  seq_length ...................................... 4096\n'),
+      /line 15: argument seq_length is given twice in one argument dump with different values \('131072' at line 14, '4096' here\)$/],
+    ['a dump cut inside a value', (l) => l.split('\n').slice(0, 14).join('\n').replace(/131072$/, '13'),
+      /line 2: the argument dump opened here has no '---- end of arguments ----' \(the file ends at line 14\): it is cut off$/],
+    ['a negative peak', (l) => l.replace('max allocated: 58000.50', 'max allocated: -58000.50'),
+      /line 25: memory max allocated '-58000\.50' is not a non-negative finite number$/],
+    ['an infinite peak', (l) => l.replace('max allocated: 58000.50', 'max allocated: 1e400'),
+      /line 25: memory max allocated '1e400' is not a non-negative finite number$/],
+  ];
+  for (const [what, edit, re] of REFUSED)
+    it(`a log with ${what}: one line with the file and line number, exit 2, the log unchanged, no --csv written`, async () => {
+      const log = join(dir, 'bad.log'), out = join(dir, 'bad-out.csv');
+      const text = edit(fx('core_0.16_tp4_cp2_sp_selective.log'));
+      writeFileSync(log, text);
+      const r = await run(['replay', log, '--csv', out]);
+      expect(r.code).toBe(2);
+      expect(r.err.split('\n')).toHaveLength(1);
+      expect(r.err).toMatch(new RegExp(`^flashring replay: ${log.replace(/[.]/g, '\\.')} ${re.source}`));
+      expect(r.err).not.toMatch(/Infinity|NaN/);
+      expect(readFileSync(log, 'utf8')).toBe(text);
+      expect(existsSync(out)).toBe(false);
+    });
+  const CSV_REFUSED: [string, string, RegExp][] = [
+    ['an unterminated quote', 'seq_len,total_gib,source\n4096,50,"measured: a\n8192,60,b\n', /line 2: a quote opened here is never closed/],
+    ['a duplicate header', 'seq_len,total_gib,total_gib\n4096,50,51\n', /line 1: column 'total_gib' is named twice in the header \(columns 2 and 3\)$/],
+    ['an empty total_gib without fits (unknown, not an OOM)', 'seq_len,total_gib\n4096,50\n8192,\n', /line 3: total_gib is empty and fits is not given: the row measures nothing/],
+  ];
+  for (const [what, text, re] of CSV_REFUSED)
+    it(`a CSV with ${what}: one line with the file and line number, exit 2, the CSV unchanged, no --csv written`, async () => {
+      const csv = join(dir, 'bad-in.csv'), out = join(dir, 'bad-out2.csv');
+      writeFileSync(csv, text);
+      for (const extra of [['--csv', out], ['--compare', '--preset', 'seed-32L-4096h']]) {
+        const r = await run(['replay', csv, ...extra]);
+        expect(r.code).toBe(2);
+        expect(r.err.split('\n')).toHaveLength(1);
+        expect(r.err).toMatch(new RegExp(`^flashring replay: ${csv.replace(/[.]/g, '\\.')} ${re.source}`));
+        expect(r.out).not.toMatch(/OOM/);
+      }
+      expect(readFileSync(csv, 'utf8')).toBe(text);
+      expect(existsSync(out)).toBe(false);
+    });
 });

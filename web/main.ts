@@ -755,7 +755,7 @@ async function addReplayFile(f: File): Promise<void> {
   const text = await f.text();
   if (/\.csv$/i.test(f.name)) {
     const { rows, modelRows } = measuredRows(parseCsv(text, f.name), f.name);
-    dropped.push(...rows.map((row) => ({ row, origin: `${f.name}${row.line ? `: ${row.line}` : ''}` })));
+    for (const row of rows) dropped.push({ row, origin: `${f.name}${row.line ? `: ${row.line}` : ''}` }); // no spread: a large file has more rows than a call takes arguments
     message(`${f.name}: ${rows.length} point(s) added${modelRows ? `; ${modelRows} row(s) of source 'model' left out (the model's own output, not measurements)` : ''}`);
     const models = csvModels(rows);
     for (const size of models.length ? models : [null]) {

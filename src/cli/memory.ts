@@ -6,7 +6,7 @@ import {
   DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps,
 } from '../memory/model.js';
-import { parseMegatronLog } from '../memory/megatron.js';
+import { parseMegatronLogs } from '../memory/megatron.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
 import { comparePoints, comparisonTable, otherModelNotes, predictFromLog } from '../memory/compare.js';
 import { checkOutputFile, numberArg, parseCommand, writeFilesAtomically } from './args.js';
@@ -293,8 +293,23 @@ function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number)
   line('total (peak)', r.totalBytes, null, `  ${fits ? 'fits' : 'DOES NOT FIT'} in ${hbmGib} GiB`);
 }
 
-interface FileResult { rows: CsvRow[]; report: unknown; ok: boolean }
+interface FileResult { rows: CsvRow[]; reports: unknown[]; ok: boolean }
 
+/**
+ * A refusal of a reader (InputError) names the file as the user gave it, in one line: the readers
+ * name it by its base name (the name a point's source keeps).
+ */
+function refusal(e: unknown, file: string): unknown {
+  if (!(e instanceof InputError)) return e;
+  const base = basename(file);
+  return new InputError(e.message.startsWith(base) ? file + e.message.slice(base.length) : `${file}: ${e.message}`);
+}
+
+/**
+ * One file → its points: a CSV's measured rows, or one point per run of a Megatron-LM log (a log of
+ * several runs gives several, named file.log#k). What a reader refuses (bad quoting, a dump cut
+ * off, a repeated argument, an impossible value) is thrown, one line naming the file and line.
+ */
 async function readPoints(file: string, hbmGib: number | null): Promise<FileResult> {
   let text: string;
   try {
@@ -302,30 +317,42 @@ async function readPoints(file: string, hbmGib: number | null): Promise<FileResu
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     console.error(`${file}: cannot read (${code === 'EISDIR' ? 'a folder, not a file' : code ?? (e as Error).message})`);
-    return { rows: [], report: { file, error: 'cannot read' }, ok: false };
+    return { rows: [], reports: [{ file, error: 'cannot read' }], ok: false };
   }
   if (/\.csv$/i.test(file)) {
+    let r: CsvRow[], modelRows: number;
     try {
-      const { rows: r, modelRows } = measuredRows(parseCsv(text, basename(file)), basename(file));
-      console.error(`${file}: ${r.length} row(s)${modelRows ? `; ${modelRows} row(s) of source 'model' left out (the model's own output, not measurements)` : ''}`);
-      return { rows: r, report: { file, rows: r.length, ...(modelRows ? { modelRowsLeftOut: modelRows } : {}) }, ok: true };
+      ({ rows: r, modelRows } = measuredRows(parseCsv(text, basename(file)), basename(file)));
     } catch (e) {
-      console.error(`${file}: ${(e as Error).message}`);
-      return { rows: [], report: { file, error: (e as Error).message }, ok: false };
+      throw refusal(e, file);
     }
+    console.error(`${file}: ${r.length} row(s)${modelRows ? `; ${modelRows} row(s) of source 'model' left out (the model's own output, not measurements)` : ''}`);
+    return { rows: r, reports: [{ file, rows: r.length, ...(modelRows ? { modelRowsLeftOut: modelRows } : {}) }], ok: true };
   }
-  const res = parseMegatronLog(text, basename(file));
-  const row = measuredRow(res.point, hbmGib ?? undefined);
-  const prediction = predictFromLog(res, hbmGib);
-  const p = res.point;
-  console.error(`${file}: s=${p.seqLength ?? '?'} TP=${p.tp ?? '?'} CP=${p.cp ?? '?'} PP=${p.pp ?? '?'} SP=${p.sp ?? '?'} recompute=${p.recompute ?? '?'}` +
-    ` | iter ${p.iterMs === null ? '?' : p.iterMs.toFixed(1)} ms | ${p.tflopsPerGpu === null ? '?' : p.tflopsPerGpu.toFixed(1)} TFLOP/s/GPU` +
-    ` | peak max allocated ${p.peakMaxAllocatedGiB === null ? '?' : p.peakMaxAllocatedGiB.toFixed(2) + ' GiB'}${p.outOfMemory ? ' | OUT OF MEMORY' : ''}` +
-    ('error' in prediction ? '' : ` | model ${(prediction.totalBytes / GIB).toFixed(2)} GiB${prediction.totalError === null ? '' : ` (${(prediction.totalError * 100).toFixed(1)}%)`}`));
-  for (const w of res.warnings) console.error(`  note: ${w}`);
-  if ('error' in prediction) console.error(`  note: no prediction: ${prediction.error}`);
-  if (!row) console.error(`  ${file}: no point (no sequence length: not a Megatron-LM log with an argument dump, nor a .csv)`);
-  return { rows: row ? [row] : [], report: { file, point: p, warnings: res.warnings, prediction }, ok: !!row };
+  let runs;
+  try {
+    runs = parseMegatronLogs(text, basename(file));
+  } catch (e) {
+    throw refusal(e, file);
+  }
+  const out: FileResult = { rows: [], reports: [], ok: true };
+  for (const [k, res] of runs.entries()) {
+    const name = runs.length > 1 ? `${file}#${k + 1}` : file;
+    const row = measuredRow(res.point, hbmGib ?? undefined);
+    const prediction = predictFromLog(res, hbmGib);
+    const p = res.point;
+    console.error(`${name}: s=${p.seqLength ?? '?'} TP=${p.tp ?? '?'} CP=${p.cp ?? '?'} PP=${p.pp ?? '?'} SP=${p.sp ?? '?'} recompute=${p.recompute ?? '?'}` +
+      ` | iter ${p.iterMs === null ? '?' : p.iterMs.toFixed(1)} ms | ${p.tflopsPerGpu === null ? '?' : p.tflopsPerGpu.toFixed(1)} TFLOP/s/GPU` +
+      ` | peak max allocated ${p.peakMaxAllocatedGiB === null ? '?' : p.peakMaxAllocatedGiB.toFixed(2) + ' GiB'}${p.outOfMemory ? ' | OUT OF MEMORY' : ''}` +
+      ('error' in prediction ? '' : ` | model ${(prediction.totalBytes / GIB).toFixed(2)} GiB${prediction.totalError === null ? '' : ` (${(prediction.totalError * 100).toFixed(1)}%)`}`));
+    for (const w of res.warnings) console.error(`  note: ${w}`);
+    if ('error' in prediction) console.error(`  note: no prediction: ${prediction.error}`);
+    if (!row) console.error(`  ${name}: no point (${p.seqLength === null ? 'no sequence length: not a Megatron-LM log with an argument dump, nor a .csv' : 'nothing measured: no memory line, no iteration after warm-up, no out-of-memory'})`);
+    if (row) out.rows.push(row);
+    else out.ok = false;
+    out.reports.push({ file, ...(runs.length > 1 ? { run: k + 1, startLine: res.startLine } : {}), point: p, warnings: res.warnings, prediction });
+  }
+  return out;
 }
 
 export async function replayCommand(argv: string[]): Promise<number> {
@@ -354,7 +381,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     await writeFilesAtomically([{ path: values.csv, data: toCsv(rows) }]);
     console.error(`wrote ${rows.length} point(s) to ${values.csv}`);
   }
-  if (values.json) console.log(JSON.stringify({ points: rows, reports: results.map((r) => r.report) }, null, 1));
+  if (values.json) console.log(JSON.stringify({ points: rows, reports: results.flatMap((r) => r.reports) }, null, 1));
   else if (!cfg && values.csv === undefined && rows.length) process.stdout.write(toCsv(rows)); // nothing at all when no file gave a point
   if (bad) console.error(`flashring replay: ${bad} of ${positionals.length} file(s) gave no point`);
   return bad ? 2 : 0;

@@ -139,7 +139,7 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
     };
   });
   const xs = [...model, ...measured].map((r) => r.seq_len);
-  const xMin = Math.min(...xs), xMax = Math.max(...xs);
+  const xMin = xs.reduce((m, x) => Math.min(m, x), Infinity), xMax = xs.reduce((m, x) => Math.max(m, x), -Infinity);
   datasets.push({
     label: `HBM ${hbmGib} GiB`, borderColor: '#000000', backgroundColor: '#000000', borderDash: [2, 4], showLine: true, borderWidth: 1.5,
     data: [{ x: xMin, y: hbmGib, fits: null, source: 'limit' }, { x: xMax, y: hbmGib, fits: null, source: 'limit' }], pointStyle: 'line', pointRadius: 0,

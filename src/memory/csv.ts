@@ -41,34 +41,58 @@ export function toCsv(rows: CsvRow[]): string {
   return [cols.join(','), ...rows.map((r) => cols.map((c) => cell((r as unknown as Record<string, unknown>)[c])).join(','))].join('\n') + '\n';
 }
 
-/** RFC 4180-style fields (quotes, doubled quotes, commas and newlines inside quotes). */
-function splitCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [], f = '', q = false;
+/**
+ * RFC 4180-style fields (quotes, doubled quotes, commas and newlines inside quotes), each row with
+ * the line it starts on. A quote that opens inside a field, text after a closing quote and a quote
+ * never closed are refused with their line number. One pass over the text: no recursion.
+ */
+function splitCsv(text: string, name: string): { cells: string[]; line: number }[] {
+  const rows: { cells: string[]; line: number }[] = [];
+  let row: string[] = [], f = '', q = false, closed = false, line = 1, rowLine = 1, quoteLine = 0, start = 0;
+  const bad = (at: number, what: string): never => { throw new InputError(`${name} line ${at}: ${what}`); };
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (q) {
       if (c === '"' && text[i + 1] === '"') { f += '"'; i++; }
-      else if (c === '"') q = false;
-      else f += c;
-    } else if (c === '"') q = true;
-    else if (c === ',') { row.push(f); f = ''; }
-    else if (c === '\n' || c === '\r') {
+      else if (c === '"') { q = false; closed = true; }
+      else { if (c === '\n') line++; f += c; }
+      continue;
+    }
+    if (c === ',') { row.push(f); f = ''; closed = false; start = i + 1; continue; }
+    if (c === '\n' || c === '\r') {
       if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(f); f = '';
-      if (row.some((x) => x !== '')) rows.push(row);
-      row = [];
-    } else f += c;
+      row.push(f); f = ''; closed = false;
+      if (row.some((x) => x !== '')) rows.push({ cells: row, line: rowLine });
+      row = []; line++; rowLine = line; start = i + 1;
+      continue;
+    }
+    if (closed && !/\s/.test(c)) bad(line, `text after a closing quote in field ${row.length + 1} ('${text.slice(start, i + 1).slice(0, 40)}')`);
+    if (c === '"') {
+      if (text.slice(start, i).trim() !== '') bad(line, `a quote inside an unquoted field ${row.length + 1} ('${text.slice(start, i + 1).slice(0, 40)}'): quote the whole field and double the quotes in it`);
+      q = true; quoteLine = line; f = '';
+    } else if (!closed) f += c;
   }
+  if (q) bad(quoteLine, `a quote opened here is never closed (the file ends inside field ${row.length + 1})`);
   row.push(f);
-  if (row.some((x) => x !== '')) rows.push(row);
+  if (row.some((x) => x !== '')) rows.push({ cells: row, line: rowLine });
   return rows;
 }
 
+/**
+ * activation_memory.csv → rows. Refused with the line number (InputError): bad quoting, a column
+ * named twice in the header, a seq_len missing or not positive, a number cell that is not a finite
+ * number, and a row that measures nothing (empty total_gib with fits not given and no iter_ms or
+ * tflops_per_gpu). An empty total_gib is an unknown peak, never an out-of-memory: only fits=false says that.
+ */
 export function parseCsv(text: string, name = 'CSV'): CsvRow[] {
-  const rows = splitCsv(text);
+  const rows = splitCsv(text, name);
   if (!rows.length) throw new InputError(`${name}: empty file`);
-  const head = rows[0].map((h) => h.trim().toLowerCase());
+  const head = rows[0].cells.map((h) => h.trim().toLowerCase());
+  const headLine = rows[0].line;
+  for (let i = 0; i < head.length; i++) {
+    const j = head.indexOf(head[i]);
+    if (head[i] !== '' && j < i) throw new InputError(`${name} line ${headLine}: column '${head[i]}' is named twice in the header (columns ${j + 1} and ${i + 1})`);
+  }
   const need = ['seq_len', 'total_gib'];
   const missing = need.filter((c) => !head.includes(c));
   if (missing.length) throw new InputError(`${name}: not an activation_memory.csv: missing column(s) ${missing.join(', ')} (header: ${head.join(', ')})`);
@@ -80,11 +104,12 @@ export function parseCsv(text: string, name = 'CSV'): CsvRow[] {
     return x;
   };
   const b = (s: string) => (s === '' ? null : /^(true|1|yes)$/i.test(s));
-  return rows.slice(1).map((r, k) => {
-    const line = k + 2;
+  const out: CsvRow[] = [];
+  for (let k = 1; k < rows.length; k++) {
+    const { cells: r, line } = rows[k];
     const seq = n(at(r, 'seq_len'), 'seq_len', line);
     if (seq === null || seq <= 0) throw new InputError(`${name} line ${line}: seq_len is missing or not positive`);
-    return {
+    const row: CsvRow = {
       seq_len: seq, tp: n(at(r, 'tp'), 'tp', line), cp: n(at(r, 'cp'), 'cp', line), pp: n(at(r, 'pp'), 'pp', line),
       sp: b(at(r, 'sp')), recompute: at(r, 'recompute') || null, micro_batch: n(at(r, 'micro_batch'), 'micro_batch', line),
       activation_gib: n(at(r, 'activation_gib'), 'activation_gib', line), total_gib: n(at(r, 'total_gib'), 'total_gib', line),
@@ -92,7 +117,11 @@ export function parseCsv(text: string, name = 'CSV'): CsvRow[] {
       hbm_gib: n(at(r, 'hbm_gib'), 'hbm_gib', line), iter_ms: n(at(r, 'iter_ms'), 'iter_ms', line),
       tflops_per_gpu: n(at(r, 'tflops_per_gpu'), 'tflops_per_gpu', line),
     };
-  });
+    if (row.total_gib === null && row.fits === null && row.iter_ms === null && row.tflops_per_gpu === null)
+      throw new InputError(`${name} line ${line}: total_gib is empty and fits is not given: the row measures nothing (an empty total_gib is an unknown peak, not an out-of-memory; write fits=false for a run that ran out of memory)`);
+    out.push(row);
+  }
+  return out;
 }
 
 /**
@@ -117,8 +146,10 @@ export function sweepRows(points: SweepPoint[], hbmGib: number): CsvRow[] {
   }));
 }
 
+/** A measured point as a row; null without a sequence length or without anything measured (no peak, no OOM, no iteration time or throughput). */
 export function measuredRow(p: MeasuredPoint, hbmGib?: number): CsvRow | null {
   if (p.seqLength === null) return null;
+  if (p.peakMaxAllocatedGiB === null && !p.outOfMemory && p.iterMs === null && p.tflopsPerGpu === null) return null;
   return {
     seq_len: p.seqLength, tp: p.tp, cp: p.cp, pp: p.pp, sp: p.sp, recompute: p.recompute, micro_batch: p.microBatch,
     activation_gib: null, total_gib: p.peakMaxAllocatedGiB, fits: p.outOfMemory ? false : p.peakMaxAllocatedGiB === null ? null : true,

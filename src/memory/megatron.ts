@@ -8,9 +8,12 @@
  *  - memory lines: `[Rank R] (after K iterations) memory (MB) | allocated: … | max allocated: …
  *    | reserved: … | max reserved: …` (MB means MiB; unrounded floats before core 0.16);
  *  - `Theoretical memory footprints: weight and optimizer=… MB[, activation=… MB, total=… MB]`.
- * One log → one point: median iteration time and TFLOP/s over the last 10 iterations after 10
+ * One run → one point: median iteration time and TFLOP/s over the last 10 iterations after 10
  * warm-up iterations; peak "max allocated" over ranks. What is missing is listed, never invented.
+ * A log of several runs (several argument dumps) gives one point per run (parseMegatronLogs), or is
+ * refused by name (parseMegatronLog); what cannot be read right is refused with its line number.
  */
+import { InputError } from '../errors.js';
 import { median } from '../stats.js';
 import type { ModelConfig, ParallelConfig } from './model.js';
 
@@ -75,56 +78,126 @@ const num = (s: string | undefined): number | null => {
   return Number.isFinite(n) ? n : null;
 };
 
+/** The line that opens an argument dump: each one starts a run. */
+const DUMP_START = /-{3,}\s*arguments\s*-{3,}/;
+const DUMP_END = /-{3,}\s*end of arguments\s*-{3,}/;
+/** Arguments of the point that are sizes: when given (not None), positive integers. */
+const SIZE_ARGS = ['seq_length', 'tensor_model_parallel_size', 'context_parallel_size', 'pipeline_model_parallel_size', 'micro_batch_size',
+  'num_layers', 'hidden_size', 'num_attention_heads', 'world_size'];
+
+/**
+ * A log with exactly one run → its point. A log holding several runs (several argument dumps: runs
+ * appended to one file) is refused by name, never merged: read it with parseMegatronLogs.
+ */
 export function parseMegatronLog(text: string, source: string, opts: { warmup?: number; window?: number } = {}): ParseResult {
-  const warmup = opts.warmup ?? 10, windowSize = opts.window ?? 10;
-  const warnings: string[] = [];
+  const runs = parseMegatronLogs(text, source, opts);
+  if (runs.length > 1)
+    throw new InputError(`${source} holds ${runs.length} runs (argument dumps at lines ${runs.map((r) => r.startLine).join(', ')}), not one: split it into one file per run`);
+  return runs[0];
+}
+
+/**
+ * A log → one result per run. A run begins at its argument dump ("---- arguments ----"); lines
+ * before the first dump belong to the first run. With several runs each point's source is named
+ * `source#k` (k from 1). Refused with the line number (InputError): a dump without its
+ * "---- end of arguments ----" (cut inside), an argument given twice in one dump with different
+ * values, a size argument that is not a positive integer, and implausible values (a memory line
+ * with a negative, non-finite or zero peak, allocated above max allocated or reserved above max
+ * reserved; a negative or non-finite iteration time or throughput; a non-finite theoretical size).
+ * Reads line by line: no recursion, no spread of a log's values into a call.
+ */
+export function parseMegatronLogs(text: string, source: string, opts: { warmup?: number; window?: number } = {}): (ParseResult & { startLine: number })[] {
   const lines = text.split(/\r?\n/);
   // A log cut off mid-line (a killed run, a partial copy): an unfinished iteration line (they end
   // with '|') or memory line is not read, and said so, rather than read with a truncated number.
   const last = lines.at(-1) ?? '';
+  let cut: string | null = null;
   if (last.trim() && (/iteration\s+\d+\/\s*\d+\s*\|/.test(last) && !/\|\s*$/.test(last) || /memory \(MB\)/.test(last) && !/max reserved:\s*[\d.]+\s*$/.test(last))) {
     lines.pop();
-    warnings.push(`the log ends mid-line: its last line "${last.slice(0, 70)}…" is cut off and was not used`);
+    cut = `the log ends mid-line: its last line "${last.slice(0, 70)}…" is cut off and was not used`;
   }
+  const starts: number[] = [];
+  for (let i = 0; i < lines.length; i++) if (DUMP_START.test(lines[i])) starts.push(i);
+  const bounds = starts.length <= 1 ? [0] : [0, ...starts.slice(1)];
+  const out: (ParseResult & { startLine: number })[] = [];
+  for (let k = 0; k < bounds.length; k++) {
+    const to = k + 1 < bounds.length ? bounds[k + 1] : lines.length;
+    const name = bounds.length > 1 ? `${source}#${k + 1}` : source;
+    const res = parseRun(lines, bounds[k], to, source, name, opts, k === bounds.length - 1 ? cut : null);
+    out.push({ ...res, startLine: (starts.length > 1 ? starts[k] : bounds[k]) + 1 });
+  }
+  return out;
+}
+
+/** One run: lines[from, to) of a log; errors name `file line N` (N counted in the whole file). */
+function parseRun(lines: string[], from: number, to: number, file: string, source: string, opts: { warmup?: number; window?: number }, cut: string | null): ParseResult {
+  const warmup = opts.warmup ?? 10, windowSize = opts.window ?? 10;
+  const warnings: string[] = cut ? [cut] : [];
+  const refuse = (i: number, what: string): never => { throw new InputError(`${file} line ${i + 1}: ${what}`); };
   const args: MegatronArgs = {};
-  let inArgs = false, sawArgs = false;
+  const argLine = new Map<string, number>();
+  let dumpAt = -1, sawArgs = false;
   const iterations: IterationRecord[] = [];
   const memory: MemoryRecord[] = [];
   let theoretical: MeasuredPoint['theoretical'] = null;
   let oom = false;
-  for (const line of lines) {
-    if (/-{3,}\s*arguments\s*-{3,}/.test(line)) { inArgs = true; sawArgs = true; continue; }
-    if (/-{3,}\s*end of arguments\s*-{3,}/.test(line)) { inArgs = false; continue; }
-    if (inArgs) {
+  /** A field of a line as a number: null when absent; refused when present and negative or not finite. */
+  const field = (i: number, s: string | undefined, what: string): number | null => {
+    if (s === undefined) return null;
+    const x = Number(s);
+    if (!Number.isFinite(x) || x < 0) refuse(i, `${what} '${s}' is not a non-negative finite number`);
+    return x;
+  };
+  for (let i = from; i < to; i++) {
+    const line = lines[i];
+    if (DUMP_START.test(line)) {
+      if (dumpAt >= 0) refuse(dumpAt, 'the argument dump opened here has no \'---- end of arguments ----\' before the next dump: it is cut off');
+      dumpAt = i; sawArgs = true; continue;
+    }
+    if (DUMP_END.test(line)) { dumpAt = -1; continue; }
+    if (dumpAt >= 0) {
       const m = /^\s*([A-Za-z_][\w]*) \.+ ?(.*)$/.exec(line);
-      if (m) args[m[1]] = m[2].trim();
+      if (m) {
+        const v = m[2].trim(), first = argLine.get(m[1]);
+        if (first !== undefined && args[m[1]] !== v)
+          refuse(i, `argument ${m[1]} is given twice in one argument dump with different values ('${args[m[1]]}' at line ${first + 1}, '${v}' here)`);
+        if (SIZE_ARGS.includes(m[1]) && v !== 'None' && !/^[1-9]\d*$/.test(v)) refuse(i, `argument ${m[1]} '${v}' is not a positive integer`);
+        args[m[1]] = v;
+        if (first === undefined) argLine.set(m[1], i);
+      }
       continue;
     }
     const it = /iteration\s+(\d+)\/\s*(\d+)\s*\|/.exec(line);
     if (it) {
       iterations.push({
         iteration: Number(it[1]), totalIterations: Number(it[2]),
-        elapsedMs: num(/elapsed time per iteration \(ms\):\s*([\d.eE+-]+)/.exec(line)?.[1]),
-        tflopsPerGpu: num(/throughput per GPU \(TFLOP\/s\/GPU\):\s*([\d.eE+-]+)/.exec(line)?.[1]),
+        elapsedMs: field(i, /elapsed time per iteration \(ms\):\s*([^\s|]+)/.exec(line)?.[1], 'elapsed time per iteration (ms)'),
+        tflopsPerGpu: field(i, /throughput per GPU \(TFLOP\/s\/GPU\):\s*([^\s|]+)/.exec(line)?.[1], 'throughput per GPU (TFLOP/s/GPU)'),
         loss: num(/lm loss:\s*([\d.eE+-]+)/.exec(line)?.[1]),
       });
       continue;
     }
-    const mem = /\[Rank (\d+)\] \(after (\d+) iterations\) memory \(MB\)\s*\|\s*allocated:\s*([\d.eE+-]+)\s*\|\s*max allocated:\s*([\d.eE+-]+)\s*\|\s*reserved:\s*([\d.eE+-]+)\s*\|\s*max reserved:\s*([\d.eE+-]+)/.exec(line);
+    const mem = /\[Rank (\d+)\] \(after (\d+) iterations\) memory \(MB\)\s*\|\s*allocated:\s*([^\s|]+)\s*\|\s*max allocated:\s*([^\s|]+)\s*\|\s*reserved:\s*([^\s|]+)\s*\|\s*max reserved:\s*([^\s|]+)/.exec(line);
     if (mem) {
-      memory.push({
-        rank: Number(mem[1]), afterIterations: Number(mem[2]), allocatedMiB: Number(mem[3]),
-        maxAllocatedMiB: Number(mem[4]), reservedMiB: Number(mem[5]), maxReservedMiB: Number(mem[6]),
-      });
+      const [a, ma, r, mr] = ['allocated', 'max allocated', 'reserved', 'max reserved'].map((what, j) => field(i, mem[3 + j], `memory ${what}`)!);
+      // Only what cannot happen: a peak below the value it is the peak of, or no memory at all once training ran.
+      if (a > ma) refuse(i, `memory allocated ${mem[3]} MB exceeds max allocated ${mem[4]} MB (the peak of allocated)`);
+      if (r > mr) refuse(i, `memory reserved ${mem[5]} MB exceeds max reserved ${mem[6]} MB (the peak of reserved)`);
+      if (ma === 0) refuse(i, 'memory max allocated is 0 MB: a rank that trained holds at least its weights');
+      memory.push({ rank: Number(mem[1]), afterIterations: Number(mem[2]), allocatedMiB: a, maxAllocatedMiB: ma, reservedMiB: r, maxReservedMiB: mr });
       continue;
     }
-    const th = /Theoretical memory footprints: weight and optimizer=([\d.]+) MB(?:, activation=([\d.]+) MB)?(?:, total=([\d.]+) MB)?/.exec(line);
+    const th = /Theoretical memory footprints: weight and optimizer=([^\s,]+) MB(?:, activation=([^\s,]+) MB)?(?:, total=([^\s,]+) MB)?/.exec(line);
     if (th) {
-      theoretical = { weightAndOptimizerMiB: num(th[1]), activationMiB: num(th[2]), totalMiB: num(th[3]) };
+      theoretical = {
+        weightAndOptimizerMiB: field(i, th[1], 'theoretical weight and optimizer'), activationMiB: field(i, th[2], 'theoretical activation'),
+        totalMiB: field(i, th[3], 'theoretical total'),
+      };
       continue;
     }
     if (/CUDA out of memory|OutOfMemoryError/.test(line)) oom = true;
   }
+  if (dumpAt >= 0) refuse(dumpAt, `the argument dump opened here has no '---- end of arguments ----' (the ${to < lines.length ? 'run' : 'file'} ends at line ${to}): it is cut off`);
   warnings.push(...missing(sawArgs ? args : null, iterations.length > 0, memory.length > 0, theoretical !== null, oom));
 
   const measured = iterations.filter((r) => r.iteration > warmup);
