@@ -17,6 +17,20 @@ const cli = (args: string[]) =>
 const base = { 'context-parallel-size': '4', 'seq-length': '8192', 'num-attention-heads': '16', 'hidden-size': '2048', causal: true };
 
 describe('flashring cp-plan', () => {
+  it('--tensor-model-parallel-size plans one GPU\'s heads (H/T, G/T) as the page does; causal by default, as the page', () => {
+    const { causal: _, ...plain } = base;
+    const tp = parseCpPlan({ ...plain, 'tensor-model-parallel-size': '4', 'num-query-groups': '8', 'compute-tflops': '200' });
+    expect(tp.shape).toEqual({ B: 1, Hq: 4, Hkv: 2, Nq: 8192, Nk: 8192, D: 128 });
+    expect(tp.causal).toBe(true);
+    expect(parseCpPlan({ ...plain, 'no-causal': true }).causal).toBe(false);
+    // the same GPU's work as 4 heads without TP: the same plan
+    const direct = parseCpPlan({ ...plain, 'num-attention-heads': '4', 'hidden-size': '512', 'num-query-groups': '2', 'compute-tflops': '200' });
+    expect(planSchemes(tp, 200).map((p) => p.predicted)).toEqual(planSchemes(direct, 200).map((p) => p.predicted));
+    expect(() => parseCpPlan({ ...plain, 'tensor-model-parallel-size': '3' })).toThrow(/--tensor-model-parallel-size 3 must divide the heads \(16\)/);
+    expect(() => parseCpPlan({ ...plain, 'tensor-model-parallel-size': '4', 'num-query-groups': '2' })).toThrow(/K\/V heads \(2\)/);
+    expect(() => parseCpPlan({ ...base, 'no-causal': true })).toThrow(/contradict/);
+  });
+
   it('reads Megatron-LM shape flags and plans every scheme the shape allows', () => {
     const req = parseCpPlan({ ...base, 'compute-tflops': '200' });
     expect(req.shape).toEqual({ B: 1, Hq: 16, Hkv: 16, Nq: 8192, Nk: 8192, D: 128 });

@@ -25,7 +25,9 @@ const HELP = `usage: flashring cp-plan --context-parallel-size R --seq-length N 
                           default: the largest A below R that divides R and the heads)
   --layout L              ${LAYOUTS.join('|')} (default zigzag)
   --num-query-groups G    key/value heads (GQA; default H)    --micro-batch-size B (default 1)
-  --causal                causal attention      --precision f16|f32 (default f16)
+  --tensor-model-parallel-size T   heads and K/V heads per GPU are H/T and G/T (as the page; default 1)
+  --causal | --no-causal  causal attention (default causal, as the page and a GPT's training)
+  --precision f16|f32 (default f16)
   --link NAME             ${LINK_NAMES.join('|')} (default nvlink-h200)
   --link-gbps G --link-latency-us U   the custom link: bandwidth per direction (Gbit/s) and latency (µs)
   --compute-tflops X      compute at X TFLOP/s (default: time the kernels briefly on this adapter)
@@ -35,7 +37,7 @@ const OPTS = {
   'context-parallel-size': { type: 'string' }, 'cp-comm-type': { type: 'string' }, 'hierarchical-context-parallel-sizes': { type: 'string' },
   layout: { type: 'string' }, 'seq-length': { type: 'string' }, 'num-attention-heads': { type: 'string' }, 'hidden-size': { type: 'string' },
   'num-query-groups': { type: 'string' }, heads: { type: 'string' }, 'head-dim': { type: 'string' }, 'micro-batch-size': { type: 'string' },
-  causal: { type: 'boolean' }, precision: { type: 'string' }, link: { type: 'string' }, 'link-gbps': { type: 'string' },
+  causal: { type: 'boolean' }, 'no-causal': { type: 'boolean' }, 'tensor-model-parallel-size': { type: 'string' }, precision: { type: 'string' }, link: { type: 'string' }, 'link-gbps': { type: 'string' },
   'link-latency-us': { type: 'string' }, 'compute-tflops': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -74,7 +76,11 @@ export function parseCpPlan(v: Values): CpPlanRequest {
   const R = int(v, 'context-parallel-size');
   const N = int(v, 'seq-length');
   const { H, D } = headsAndDim(v);
-  const shape: AttentionShape = { B: int(v, 'micro-batch-size', 1), Hq: H, Hkv: int(v, 'num-query-groups', H), Nq: N, Nk: N, D };
+  const G = int(v, 'num-query-groups', H), T = int(v, 'tensor-model-parallel-size', 1);
+  // One GPU's attention under tensor parallelism: H/T heads and G/T K/V heads (Megatron-LM requires T to divide both).
+  if (H % T || G % T) throw new InputError(`--tensor-model-parallel-size ${T} must divide the heads (${H}) and the K/V heads (${G}), as Megatron-LM requires`);
+  if (v.causal && v['no-causal']) throw new InputError('--causal and --no-causal contradict each other: give one');
+  const shape: AttentionShape = { B: int(v, 'micro-batch-size', 1), Hq: H / T, Hkv: G / T, Nq: N, Nk: N, D };
   validateShape(shape);
   const layout = (v.layout ?? 'zigzag') as string;
   validateRing(N, R, layout);
@@ -94,7 +100,7 @@ export function parseCpPlan(v: Values): CpPlanRequest {
   const why = new Map(SCHEMES.map((s) => [s, s === 'a2a+p2p' && sizes === undefined ? noDefaultSizes(R, shape) : refusal(s, R, shape, sizes)]));
   const schemes = asked !== undefined ? [asked as Scheme] : SCHEMES.filter((s) => why.get(s) === null);
   const skipped = asked !== undefined ? [] : SCHEMES.filter((s) => why.get(s) !== null).map((s) => ({ scheme: s, reason: why.get(s)! }));
-  return { shape, R, causal: !!v.causal, layout: layout as Layout, precision, schemes, skipped, sizes, sizesChosen: !!chosen, link, computeTflops };
+  return { shape, R, causal: !v['no-causal'], layout: layout as Layout, precision, schemes, skipped, sizes, sizesChosen: !!chosen, link, computeTflops };
 }
 
 /** The heads and head dim: --heads/--head-dim or Megatron-LM's --num-attention-heads/--hidden-size, consistent where both are given. */
