@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseCpPlan, planSchemes } from '../src/cli/cpPlan.js';
 import { InputError } from '../src/errors.js';
+import { checkRingArgs } from '../src/cli/ringArgs.js';
 
 const run = promisify(execFile);
 const BIN = join(__dirname, '..', 'bin', 'flashring.mjs');
@@ -29,6 +30,11 @@ describe('flashring cp-plan', () => {
     expect(() => parseCpPlan({ ...plain, 'tensor-model-parallel-size': '3' })).toThrow(/--tensor-model-parallel-size 3 must divide the heads \(16\)/);
     expect(() => parseCpPlan({ ...plain, 'tensor-model-parallel-size': '4', 'num-query-groups': '2' })).toThrow(/K\/V heads \(2\)/);
     expect(() => parseCpPlan({ ...base, 'no-causal': true })).toThrow(/contradict/);
+    // hierarchical sizes mean something only for a2a+p2p: refused with another scheme, not ignored
+    expect(() => parseCpPlan({ ...base, 'cp-comm-type': 'p2p', 'hierarchical-context-parallel-sizes': '2,2' })).toThrow(/applies only to --cp-comm-type a2a\+p2p \(asked: p2p\)/);
+    const shape = { B: 1, Hq: 4, Hkv: 4, Nq: 64, Nk: 64, D: 16 };
+    expect(() => checkRingArgs({ R: 4, layout: 'zigzag', scheme: 'a2a', hierarchicalSizes: '2,2', mode: 'one-device' }, shape, true)).toThrow(/applies only to --cp-comm-type a2a\+p2p \(this run is a2a\)/);
+    expect(checkRingArgs({ R: 4, layout: 'zigzag', scheme: 'a2a+p2p', hierarchicalSizes: '2,2', mode: 'one-device' }, shape, true).hierarchicalSizes).toBe('2,2');
   });
 
   it('reads Megatron-LM shape flags and plans every scheme the shape allows', () => {

@@ -247,6 +247,21 @@ describe('flashring replay', () => {
     expect(Math.abs(p.totalError)).toBeLessThan(0.05);
     expect(p.fits).toBe(true);
   });
+  it('every flag applies or is refused: model flags on replay need --compare; --csv with --compare writes the points too; an empty --seq-lengths is no list', async () => {
+    const log = `${D}/megatron/B-s8192-none.log`;
+    const stray = await run(['replay', log, '--num-layers', '8']);
+    expect(stray.code).toBe(2);
+    expect(stray.err).toMatch(/^flashring replay: --num-layers is a model flag: it applies only with --compare/);
+    expect(stray.err.split('\n')).toHaveLength(1);
+    const csv = join(dir, 'compared.csv');
+    const both = await run(['replay', log, '--compare', '--num-layers', '8', '--hidden-size', '2048', '--num-attention-heads', '16', '--vocab-size', '50257', '--csv', csv]);
+    expect(both.code).toBe(0);
+    expect(both.out).toContain('OOM verdict');
+    expect(readFileSync(csv, 'utf8')).toMatch(/^seq_len,/);
+    const empty = await run(['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', '']);
+    expect(empty.code).toBe(2);
+    expect(empty.err).toMatch(/--seq-lengths/);
+  });
   it('bad input: --hbm-gib abc, a file that is no log, a folder: one line each, exit 2', async () => {
     expect((await run(['replay', `${D}/megatron/B-s8192-none.log`, '--hbm-gib', 'abc'])).err).toMatch(/^flashring replay: --hbm-gib must be a positive number of GiB, got 'abc'$/);
     const junk = join(dir, 'junk.txt');

@@ -92,6 +92,8 @@ export function parseCpPlan(v: Values): CpPlanRequest {
   const asked = v['cp-comm-type'] as string | undefined;
   // a2a+p2p without sizes: the largest a2a group below R that divides the heads (as the page does).
   const given = v['hierarchical-context-parallel-sizes'] as string | undefined;
+  if (given !== undefined && asked !== undefined && asked !== 'a2a+p2p')
+    throw new InputError(`--hierarchical-context-parallel-sizes applies only to --cp-comm-type a2a+p2p (asked: ${asked}): leave it out or choose a2a+p2p`);
   const wantsSizes = given === undefined && (asked === undefined || asked === 'a2a+p2p');
   const chosen = wantsSizes ? defaultSizes(R, shape) : null;
   const sizes = given ?? chosen?.join(',');

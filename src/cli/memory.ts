@@ -235,7 +235,8 @@ export async function memoryCommand(argv: string[]): Promise<number> {
 
 async function sweepCommand(values: Values, model: ModelConfig, par: ParallelConfig, hbmGib: number): Promise<number> {
   const raw = values['seq-lengths'] as string | undefined;
-  const lens = raw ? raw.split(',').map((x) => numberArg('seq-lengths', x.trim(), { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' })) : DEFAULT_SEQ_LENGTHS;
+  // an empty list is refused (numberArg on ''), not taken as the defaults
+  const lens = raw !== undefined ? raw.split(',').map((x) => numberArg('seq-lengths', x.trim(), { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' })) : DEFAULT_SEQ_LENGTHS;
   const lines = parseLines(values.lines as string | undefined);
   const gaps = sweepGaps(par, lens, lines);
   if (values.csv !== undefined) await checkOutputFile('csv', values.csv as string);
@@ -367,6 +368,10 @@ export async function replayCommand(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   const hbm = values['hbm-gib'] === undefined ? null : numberArg('hbm-gib', values['hbm-gib'], { above: 0, max: 1e6, what: 'a positive number of GiB' });
+  // Model flags mean something only next to the model: without --compare they are refused, not ignored.
+  const REPLAY_OWN = ['csv', 'json', 'hbm-gib', 'help', 'compare'];
+  const stray = !values.compare && Object.keys(values).find((k) => !REPLAY_OWN.includes(k) && values[k as keyof typeof values] !== undefined);
+  if (stray) throw new InputError(`--${stray} is a model flag: it applies only with --compare (the model next to each point); add --compare or leave it out`);
   const cfg = values.compare ? configFromFlags(values) : null;
   if (values.csv !== undefined) await checkOutputFile('csv', values.csv);
   const results: FileResult[] = [];
@@ -377,7 +382,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     console.log(comparisonTable(comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib)));
     for (const n of otherModelNotes(rows, cfg.model)) console.error(`note: ${n}`);
   }
-  else if (values.csv !== undefined) {
+  if (values.csv !== undefined) { // with --compare too: the points are written, the table printed
     await writeFilesAtomically([{ path: values.csv, data: toCsv(rows) }]);
     console.error(`wrote ${rows.length} point(s) to ${values.csv}`);
   }

@@ -74,6 +74,8 @@ export function checkRingArgs(ring: RingArgs, s: AttentionShape, causal: boolean
   if (ring.R > s.Nq) throw new InputError(`--cp ${ring.R} is more ranks than the ${s.Nq} tokens of the sequence: every rank needs at least one token`);
   ringSchedule(s.Nq, ring.R, ring.layout, causal);
   let sizes = ring.hierarchicalSizes;
+  if (sizes !== undefined && ring.scheme !== 'a2a+p2p')
+    throw new InputError(`--hierarchical-context-parallel-sizes applies only to --cp-comm-type a2a+p2p (this run is ${ring.scheme}): leave it out or choose a2a+p2p`);
   const chosen = ring.scheme === 'a2a+p2p' && sizes === undefined ? defaultSizes(ring.R, s) : null;
   if (ring.scheme === 'a2a+p2p' && sizes === undefined && !chosen) throw new InputError(noDefaultSizes(ring.R, s));
   if (chosen) {
