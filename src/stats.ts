@@ -5,3 +5,14 @@ export function median(xs: number[]): number | null {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
+
+/**
+ * The largest and smallest value by a loop, not Math.max(...xs): a file of 300k rows has more values
+ * than a call takes arguments. −Infinity / Infinity for no values.
+ */
+export function maxOf(xs: number[]): number {
+  return xs.reduce((m, x) => Math.max(m, x), -Infinity);
+}
+export function minOf(xs: number[]): number {
+  return xs.reduce((m, x) => Math.min(m, x), Infinity);
+}

@@ -8,6 +8,7 @@
  */
 import { CsvRow } from './csv.js';
 import { GIB, MemoryBreakdown, Part, SweepLine, SweepPoint } from './model.js';
+import { maxOf, minOf } from '../stats.js';
 
 /**
  * A note for lines drawn (within 1%) on top of their twins without recomputation: with
@@ -139,7 +140,7 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
     };
   });
   const xs = [...model, ...measured].map((r) => r.seq_len);
-  const xMin = xs.reduce((m, x) => Math.min(m, x), Infinity), xMax = xs.reduce((m, x) => Math.max(m, x), -Infinity);
+  const xMin = minOf(xs), xMax = maxOf(xs);
   datasets.push({
     label: `HBM ${hbmGib} GiB`, borderColor: '#000000', backgroundColor: '#000000', borderDash: [2, 4], showLine: true, borderWidth: 1.5,
     data: [{ x: xMin, y: hbmGib, fits: null, source: 'limit' }, { x: xMax, y: hbmGib, fits: null, source: 'limit' }], pointStyle: 'line', pointRadius: 0,

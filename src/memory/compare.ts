@@ -7,6 +7,7 @@
 import { CsvRow } from './csv.js';
 import { GIB, ModelConfig, ParallelConfig, memoryBreakdown, parseRecomputeSpec, peakActivationBytes } from './model.js';
 import { ParseResult, configFromArgs, unmodelledArgs } from './megatron.js';
+import { maxOf } from '../stats.js';
 
 export interface Comparison {
   row: CsvRow;
@@ -146,8 +147,7 @@ export function comparisonTable(cs: Comparison[]): string {
   const errs = cs.map((c) => c.totalError).filter((x): x is number => x !== null).map(Math.abs);
   const aerrs = cs.map((c) => c.activationError).filter((x): x is number => x !== null).map(Math.abs);
   const wrong = cs.filter((c) => c.verdict !== 'right' && c.verdict !== 'unknown').length;
-  // a loop, not Math.max(...xs): a 300k-row file has more points than the call stack takes arguments
-  const largest = (xs: number[]) => (xs.length ? (xs.reduce((m, x) => Math.max(m, x), 0) * 100).toFixed(1) + '%' : '-');
+  const largest = (xs: number[]) => (xs.length ? (maxOf(xs) * 100).toFixed(1) + '%' : '-');
   out.push('', `${cs.length} point(s): largest total error ${largest(errs)}, largest activation error ${largest(aerrs)}, ${wrong} wrong OOM verdict(s)`);
   return out.join('\n');
 }

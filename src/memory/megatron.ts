@@ -15,7 +15,7 @@
  */
 import { InputError } from '../errors.js';
 import { median } from '../stats.js';
-import type { ModelConfig, ParallelConfig } from './model.js';
+import { RECOMPUTE_MODULES, type ModelConfig, type ParallelConfig, type RecomputeModule } from './model.js';
 
 export interface MegatronArgs {
   [name: string]: string;
@@ -281,7 +281,7 @@ const UNMODELLED: [string, (v: string, args: MegatronArgs) => boolean, string][]
   ['num_layers_per_virtual_pipeline_stage', (v) => v === 'None', '--num-layers-per-virtual-pipeline-stage'],
   ['account_for_embedding_in_pipeline_split', (v) => v === 'False', '--account-for-embedding-in-pipeline-split'],
   ['account_for_loss_in_pipeline_split', (v) => v === 'False', '--account-for-loss-in-pipeline-split'],
-  ['recompute_modules', (v) => argList(v).every((x) => ['core_attn', 'mlp', 'layernorm', 'moe', 'shared_experts'].includes(x)), '--recompute-modules'],
+  ['recompute_modules', (v) => argList(v).every((x) => RECOMPUTE_MODULES.includes(x as RecomputeModule)), '--recompute-modules'],
   ['fine_grained_activation_offloading', (v) => v === 'False', '--fine-grained-activation-offloading'],
   ['expert_tensor_parallel_size', (v, a) => v === 'None' || v === (a.tensor_model_parallel_size ?? '1'), '--expert-tensor-parallel-size'],
   ['hybrid_override_pattern', (v) => v === 'None', '--hybrid-override-pattern'],
@@ -304,6 +304,7 @@ export function unmodelledArgs(args: MegatronArgs): string[] {
  * itself. Returns null with the reason when the dump lacks what the model needs.
  */
 export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: ParallelConfig; notes: string[] } | { error: string } {
+  /** A numeric argument (integer or not), undefined when absent or None. */
   const int = (k: string) => (args[k] === undefined || args[k] === 'None' ? undefined : Number(args[k]));
   const bool = (k: string) => args[k] === 'True';
   for (const k of ['num_layers', 'hidden_size', 'num_attention_heads', 'seq_length'])
@@ -321,10 +322,9 @@ export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: P
   };
   const experts = int('num_experts');
   if (experts) {
-    const cf = args.moe_expert_capacity_factor === undefined || args.moe_expert_capacity_factor === 'None' ? undefined : Number(args.moe_expert_capacity_factor);
     model.moe = {
       numExperts: experts, routerTopk: int('moe_router_topk') ?? 2, ffnHiddenSize: int('moe_ffn_hidden_size'),
-      sharedExpertSize: int('moe_shared_expert_intermediate_size'), capacityFactor: cf,
+      sharedExpertSize: int('moe_shared_expert_intermediate_size'), capacityFactor: int('moe_expert_capacity_factor'),
       dispatcher: (args.moe_token_dispatcher_type ?? 'allgather') as NonNullable<ModelConfig['moe']>['dispatcher'],
     };
   }

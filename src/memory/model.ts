@@ -322,8 +322,8 @@ function validateMoe(e: MoeConfig, p: ParallelConfig): void {
 interface Dims {
   s: number; sl: number; b: number; h: number; a: number; hk: number; f: number; t: number; V: number;
   rep: number; sp: string; rb: number; spec: StackSpec;
-  /** The local sequence as formulas write it: 's' without CP, 's/CP' with it (the values use s/CP). */
-  S: string;
+  /** The local sequence as formulas write it: 's' without CP, 's/CP' with it (the values use s/CP); ss the scores' s²-like size. */
+  S: string; ss: string;
   /** Head dimension h/a; RoPE applied outside a fused kernel (Megatron-LM's local attention). */
   dh: number; rope: boolean;
   /** Megatron-LM's local (unfused) attention: the s² scores, a persistent QKᵀ buffer and the boolean mask. */
@@ -339,7 +339,7 @@ function dims(m: ModelConfig, p: ParallelConfig): Dims {
     s: p.seqLength, sl: p.seqLength / p.contextParallel, b: p.microBatchSize, h, a, hk: (h * (m.numQueryGroups ?? a)) / a,
     f: m.ffnHiddenSize ?? 4 * h, t, V, rep: p.sequenceParallel ? 1 / t : 1, sp: p.sequenceParallel ? '/t' : '',
     rb: p.fp32Residual ? 4 : spec.residualBytes, spec,
-    S: p.contextParallel > 1 ? 's/CP' : 's', dh: h / a, rope: positionEmbedding(m) === 'rope', local: !p.flashAttention && spec.unfusedScoresBuffer,
+    S: p.contextParallel > 1 ? 's/CP' : 's', ss: p.contextParallel > 1 ? 's/CP·s' : 's²', dh: h / a, rope: positionEmbedding(m) === 'rope', local: !p.flashAttention && spec.unfusedScoresBuffer,
   };
 }
 
@@ -416,11 +416,10 @@ function qkvTerms(d: Dims): LayerTerm[] {
 
 /** The attention core: FlashAttention's LSE, or the local implementation's s² softmax and dropout. */
 function coreTerms(m: ModelConfig, p: ParallelConfig, d: Dims): LayerTerm[] {
-  const { s, sl, b, a, t, S } = d;
+  const { s, sl, b, a, t, S, ss } = d;
   const T = (name: string, bytes: number, formula: string, beforeScoresGrad = false): LayerTerm =>
     ({ name, part: 'attention', bytes, formula, afterCore: false, drop: ['core_attn'], beforeScoresGrad });
   if (p.flashAttention) return [T('softmax LSE (FlashAttention, f32)', (4 * a * sl * b) / t, `4·a·${S}·b/t`)];
-  const ss = d.S === 's' ? 's²' : `${S}·s`;
   // fused_softmax.py forward_torch_softmax keeps the softmax output; dot_product_attention.py's
   // attention_dropout keeps its mask and bmm keeps the dropped-out probabilities
   const out = [T('softmax output', (2 * a * sl * s * b) / t, `2·a·${ss}·b/t`)];
@@ -505,16 +504,17 @@ export function parameterCount(m: ModelConfig, seqLength: number): number {
   const mlp = m.moe ? 0 : (m.swiglu ? 3 : 2) * h * f + bias * ((m.swiglu ? 2 : 1) * f + h);
   const perLayer = attn + mlp + 2 * norm * h + (m.moe ? h * m.moe.numExperts : 0); // two norms (+ the router)
   const vocab = m.vocabSize ?? 50257;
-  const pos = m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute');
+  const pos = positionEmbedding(m);
   const embed = vocab * h * (m.untieEmbeddings ? 2 : 1) + (pos === 'learned_absolute' ? seqLength * h : 0);
-  return m.numLayers * (perLayer + expertParameters(m)) + embed + norm * h;
+  const e = expertParameters(m);
+  return m.numLayers * (perLayer + e.routed + e.shared) + embed + norm * h;
 }
 
-/** Parameters of one layer's experts (routed and shared); 0 for a dense model. */
-export function expertParameters(m: ModelConfig): number {
-  if (!m.moe) return 0;
-  const w = m.swiglu ? 3 : 2;
-  return m.moe.numExperts * w * m.hiddenSize * (m.moe.ffnHiddenSize ?? m.ffnHiddenSize ?? 4 * m.hiddenSize) + w * m.hiddenSize * (m.moe.sharedExpertSize ?? 0);
+/** Parameters of one layer's experts: the routed ones (split over EP ranks) and the shared one; 0 for a dense model. */
+function expertParameters(m: ModelConfig): { routed: number; shared: number } {
+  if (!m.moe) return { routed: 0, shared: 0 };
+  const w = (m.swiglu ? 3 : 2) * m.hiddenSize;
+  return { routed: m.moe.numExperts * w * (m.moe.ffnHiddenSize ?? m.ffnHiddenSize ?? 4 * m.hiddenSize), shared: w * (m.moe.sharedExpertSize ?? 0) };
 }
 
 /**
@@ -545,12 +545,11 @@ function layerGroups(m: ModelConfig, p: ParallelConfig, d: Dims, inflight: numbe
 
 /** Terms outside the transformer layers, as theoretical_memory_usage.py names them. */
 function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] {
-  const { sl, b, h, V, t, rep, sp, rb, spec, S } = d, pp = p.pipelineParallel;
+  const { sl, b, h, V, t, rep, sp, rb, spec, S, ss } = d, pp = p.pipelineParallel;
   const out: MemoryTerm[] = [{ name: 'input ids (and labels)', part: 'embedding', bytes: spec.idsBytes * sl * b * pp, formula: `${spec.idsBytes}·${S}·b·p` }];
   if ((m.hiddenDropout ?? 0.1) > 0) out.push({ name: 'embedding dropout mask', part: 'embedding', bytes: sl * b * h * rep * pp, formula: `${S}·b·h·p${sp}` });
   if (spec.autocastWeightCopies)
     out.push({ name: 'autocast bf16 weight copies (held until backward)', part: 'weights', bytes: 2 * heldMatmulParamsPerGpu(m, p, d), formula: '2·(weight-matrix parameters per GPU not recomputed)' });
-  const ss = S === 's' ? 's²' : `${S}·s`;
   if (d.local) {
     // megatron/core/utils.py get_tensor (GlobalMemoryBuffer): baddbmm writes QKᵀ into one buffer kept between steps
     out.push({ name: 'QKᵀ scores buffer (unfused attention, kept between steps)', part: 'attention', bytes: (2 * d.a * sl * d.s * b) / t, formula: `2·a·${ss}·b/t` });
@@ -597,10 +596,13 @@ function ringBuffers(p: ParallelConfig, d: Dims, moment: 'forward' | 'backward' 
     : T('ring K/V and dK/dV slots and dQ (p2p)', (16 * hk + 2 * h) * n, `(16·${kv} + 2h)·s/CP·b/t`);
 }
 
+/** A transient term at its moment, net of the stored bytes already released then. */
+const transient = (term: MemoryTerm, freedBytes: number): Transient => ({ ...term, freedBytes, netBytes: Math.max(0, term.bytes - freedBytes) });
+
 /** Transients, each with the stored bytes already released at its moment. */
 function transients(m: ModelConfig, p: ParallelConfig, d: Dims, groups: LayerGroup[], outside: MemoryTerm[]): Transient[] {
-  const { sl, b, h, a, s, V, t, rep, rb, spec, S } = d;
-  const X = (term: MemoryTerm, freedBytes: number): Transient => ({ ...term, freedBytes, netBytes: Math.max(0, term.bytes - freedBytes) });
+  const { sl, b, h, a, s, V, t, rep, rb, spec, S, ss } = d;
+  const X = transient;
   const lossAndOutput = sum(outside.filter((o) => o.part === 'output' || o.part === 'loss'));
   const list: Transient[] = [];
   if (p.pipelineParallel === 1) {
@@ -625,7 +627,6 @@ function transients(m: ModelConfig, p: ParallelConfig, d: Dims, groups: LayerGro
   // bf16 s²-sized gradients at once (of the probabilities, the masked and the scaled scores): 6·a·s²·b
   // at every peak inside an attention backward in the campaign's traces (6.01-6.12×, build half).
   const scoresGrad = d.local ? (6 * a * sl * s * b) / t : 0;
-  const ss = S === 's' ? 's²' : `${S}·s`;
   const up = `${rb + 2}·${S}·b·h${d.sp} (upstream gradients)${tied ? ' + 2·V·h/t (tied weight gradient)' : ''}${scoresGrad ? ` + 6·a·${ss}·b/t (three scores gradients)` : ''}`;
   if (ring || scoresGrad)
     list.push(X({ name: `last layer's attention backward${ring ? `: ${ring.name}` : ' (unfused)'}`, part: ring ? 'ring' : 'attention',
@@ -648,7 +649,7 @@ function transients(m: ModelConfig, p: ParallelConfig, d: Dims, groups: LayerGro
 
 /** Selective recompute: each recomputed module of the last layer at its own moment in backward. */
 function recomputeTransients(m: ModelConfig, p: ParallelConfig, d: Dims, c: { scoresGrad: number; upstream: number; up: string; lossAndOutput: number; freedAtAttn: number }): Transient[] {
-  const X = (term: MemoryTerm, freedBytes: number): Transient => ({ ...term, freedBytes, netBytes: Math.max(0, term.bytes - freedBytes) });
+  const X = transient;
   const all = allLayerTerms(m, p, d);
   const groups: { label: string; mods: RecomputeModule[]; core: boolean }[] = [];
   const mods = modules(p);
@@ -680,7 +681,7 @@ export function memoryBreakdown(m: ModelConfig, p: ParallelConfig): MemoryBreakd
   const peak = ts.reduce<Transient | null>((x, y) => (!x || y.netBytes > x.netBytes ? y : x), null);
   const parameters = parameterCount(m, p.seqLength);
   // experts are split over EP ranks too (the shared expert is not)
-  const routedExperts = m.moe ? m.numLayers * (expertParameters(m) - (m.swiglu ? 3 : 2) * m.hiddenSize * (m.moe.sharedExpertSize ?? 0)) : 0;
+  const routedExperts = m.numLayers * expertParameters(m).routed;
   const parametersPerGpu = (parameters - routedExperts + routedExperts / (p.expertParallel ?? 1)) / (p.tensorParallel * pp);
   const pr = m.paramPrecision === 'amp' ? STACKS['torch-amp'].perParam : m.paramPrecision === 'megatron' ? STACKS.megatron.perParam : d.spec.perParam;
   const shards = p.distributedOptimizer ? p.dataParallel * p.contextParallel : 1;
