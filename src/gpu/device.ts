@@ -5,6 +5,7 @@
  */
 import { DeviceLostError, GPUValidationError, NoAdapterError } from '../errors.js';
 import { BufferTracker } from './tracker.js';
+import { KernelTuning, currentProcessTuning, resolveTuning } from '../kernels/tuning.js';
 
 /** Optional features the kernels can use when the adapter has them. */
 export const WANTED_FEATURES = [
@@ -55,6 +56,14 @@ export interface FlashDevice {
   lostReason: string | null;
   /** Uncaptured WebGPU errors seen on this device (each is also thrown by the next checkErrors()). */
   uncaptured: string[];
+  /** The pins of the kernels built on this device (AcquireOptions.tuning, resolved). */
+  readonly tuning: Readonly<KernelTuning>;
+  /**
+   * Calls `fn` once when the device is lost (at once, asynchronously, if it already is); returns
+   * the unsubscribe. For waits that end: a `device.lost.then(...)` per call would stay attached to
+   * the never-settling promise, with everything its closure holds, for the device's lifetime.
+   */
+  onLost(fn: (info: GPUDeviceLostInfo) => void): () => void;
   /** Destroys every tracked buffer and the device. */
   destroy(): void;
 }
@@ -63,6 +72,8 @@ export interface AcquireOptions {
   /** Features to leave off even if the adapter has them (e.g. to force the f32 path). */
   disableFeatures?: string[];
   powerPreference?: GPUPowerPreference;
+  /** Kernel pins for these devices (default: the process's, none unless its entry point set them: tuning.ts). */
+  tuning?: KernelTuning;
 }
 
 export function summarizeAdapter(adapter: GPUAdapter): AdapterSummary {
@@ -112,8 +123,9 @@ async function requestAdapter(gpu: GPU, opts: AcquireOptions): Promise<GPUAdapte
 export async function acquireDevices(gpu: GPU, count: number, opts: AcquireOptions = {}): Promise<FlashDevice[]> {
   if (!Number.isInteger(count) || count < 1) throw new RangeError(`device count must be a positive integer, got ${count}`);
   const out: FlashDevice[] = [];
+  const tuning = resolveTuning(opts.tuning ?? currentProcessTuning());
   try {
-    for (let i = 0; i < count; i++) out.push(await acquireOne(gpu, i, opts));
+    for (let i = 0; i < count; i++) out.push(await acquireOne(gpu, i, { ...opts, tuning }));
   } catch (e) {
     for (const d of out) d.destroy();
     throw e;
@@ -138,6 +150,8 @@ async function acquireOne(gpu: GPU, index: number, opts: AcquireOptions): Promis
   });
   const features = new Set<string>(requiredFeatures);
   const tracker = new BufferTracker(device);
+  const lostListeners = new Set<(info: GPUDeviceLostInfo) => void>();
+  let lostInfo: GPUDeviceLostInfo | null = null;
   const fd: FlashDevice = {
     index,
     device,
@@ -151,14 +165,29 @@ async function acquireOne(gpu: GPU, index: number, opts: AcquireOptions): Promis
     isCPU: isCpuAdapter(summary),
     lostReason: null,
     uncaptured: [],
+    tuning: opts.tuning ?? currentProcessTuning(),
+    onLost(fn) {
+      if (lostInfo) {
+        const info = lostInfo;
+        queueMicrotask(() => fn(info));
+        return () => {};
+      }
+      const once = (info: GPUDeviceLostInfo) => fn(info);
+      lostListeners.add(once);
+      return () => void lostListeners.delete(once);
+    },
     destroy() {
       tracker.destroyAll();
       if (!fd.lostReason) fd.lostReason = 'destroyed';
       device.destroy();
     },
   };
+  // The only reaction on device.lost: the listeners come and go through onLost.
   device.lost.then((info) => {
     if (!fd.lostReason) fd.lostReason = `${info.reason}: ${info.message}`;
+    lostInfo = info;
+    for (const fn of [...lostListeners]) fn(info);
+    lostListeners.clear();
   });
   device.onuncapturederror = (ev: GPUUncapturedErrorEvent) => {
     fd.uncaptured.push(ev.error.message);

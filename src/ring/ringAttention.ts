@@ -181,7 +181,13 @@ async function runAll(ctxs: RankContext[], rec: TimelineRecorder, timeoutMs: num
   const lostError = (c: RankContext, why: string) =>
     new DeviceLostError(`rank ${c.index} (${adapterName(c.dev.adapter)}) lost its device during the ${phase}: ${why}`, c.index);
   const devRanks = [...new Map(ctxs.map((c) => [c.dev, c])).values()];
-  const anyLost = Promise.race(devRanks.map((c) => c.dev.device.lost.then((info) => { throw lostError(c, info.message || info.reason); })));
+  // Through onLost, unsubscribed when the phase ends: a reaction on device.lost itself would
+  // never be released, and it held this whole call (contexts, buffers, timeline) for the
+  // device's lifetime (~40 KB of heap per call on a reused device).
+  let unsubscribe: (() => void)[] = [];
+  const anyLost = new Promise<never>((_, reject) => {
+    unsubscribe = devRanks.map((c) => c.dev.onLost((info) => reject(lostError(c, info.message || info.reason))));
+  });
   let timer: ReturnType<typeof setInterval> | undefined;
   const hung = new Promise<never>((_, reject) => {
     rec.lastProgress = performance.now();
@@ -219,6 +225,7 @@ async function runAll(ctxs: RankContext[], rec: TimelineRecorder, timeoutMs: num
     throw lost && !(e instanceof DeviceLostError && e.rank !== undefined) ? lostError(lost, lost.dev.lostReason!) : e;
   } finally {
     clearInterval(timer);
+    for (const u of unsubscribe) u();
   }
 }
 
