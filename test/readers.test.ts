@@ -142,3 +142,106 @@ describe('comparing measured rows', () => {
     expect(comparisonTable(many)).toContain('300000 point(s): largest total error 1.0%, largest activation error 2.0%');
   });
 });
+
+/**
+ * What the readers' fuzz (test/fuzz-readers.test.ts, issue 34 item 7) found, each as the input that
+ * showed it: damaged values read as something else instead of refused, a message on two lines, a
+ * log whose line ends became CRs dropped whole, a prediction of NaN bytes.
+ */
+describe('found by the readers\' fuzz', () => {
+  const refusesLog = (text: string, re: RegExp) => {
+    expect(() => parseMegatronLogs(text, 'x.log')).toThrow(InputError);
+    expect(() => parseMegatronLogs(text, 'x.log')).toThrow(re);
+  };
+  /** A with the argument set (its line replaced, or a line added at the top of the dump), and its line number. */
+  const arg = (name: string, value: string, text = A) => {
+    const ls = text.split('\n'), at = ls.findIndex((l) => new RegExp(`^\\s*${name} \\.`).test(l));
+    const line = `  ${name} ${'.'.repeat(20)} ${value}`;
+    if (at >= 0) ls[at] = line; else ls.splice(2, 0, line);
+    return { n: at >= 0 ? at + 1 : 3, text: ls.join('\n') };
+  };
+
+  it('a CSV boolean damaged (fits \'false\' made \'fals\', \'TRUE\' made \'maybe\' or cut by a stray byte) is refused, never read as an out-of-memory', () => {
+    const hand = 'seq_len,total_gib,fits,iter_ms,source\n4096,1.5,true,,a\n8192,,false,,oom\n16384,,TRUE,12.5,timing\n';
+    expect(parseCsv(hand, 'x.csv').map((r) => r.fits)).toEqual([true, false, true]);
+    expect(() => parseCsv(hand.replace('false', 'fals'), 'x.csv')).toThrow(/^x\.csv line 3: fits 'fals' is not true or false$/);
+    expect(() => parseCsv(hand.replace('TRUE', 'maybe'), 'x.csv')).toThrow(/^x\.csv line 4: fits 'maybe' is not true or false$/);
+    expect(() => parseCsv(hand.replace('TRUE', 'TRU\uFFFDE'), 'x.csv')).toThrow(/^x\.csv line 4: fits 'TRU\uFFFDE' is not true or false$/);
+    expect(() => parseCsv('seq_len,total_gib,sp\n4096,1,Flase\n', 'x.csv')).toThrow(/^x\.csv line 2: sp 'Flase' is not true or false$/);
+    const spellings = parseCsv('seq_len,total_gib,fits,sp\n1,1,False,YES\n2,1,0,1\n3,1,no,true\n', 'x.csv');
+    expect(spellings.map((r) => [r.fits, r.sp])).toEqual([[false, true], [false, true], [false, true]]);
+  });
+
+  it('CSV sizes are positive integers and memory, times and HBM what can be (seq_len 81.2 and 0.5536 were read)', () => {
+    const one = (cells: string) => () => parseCsv(`seq_len,tp,cp,pp,micro_batch,activation_gib,total_gib,hbm_gib,iter_ms,tflops_per_gpu\n${cells}\n`, 'x.csv');
+    expect(one('4096,1,2,1,1,5,10,80,100,300')()).toHaveLength(1);
+    expect(one('81.2,1,2,1,1,5,10,80,100,300')).toThrow(/^x\.csv line 2: seq_len '81\.2' is not a positive integer$/);
+    expect(one('4e96,1,2,1,1,5,10,80,100,300')).toThrow(/^x\.csv line 2: seq_len '4e96' is not a positive integer$/);
+    expect(one('4096,0,2,1,1,5,10,80,100,300')).toThrow(/^x\.csv line 2: tp '0' is not a positive integer$/);
+    expect(one('4096,1,-2,1,1,5,10,80,100,300')).toThrow(/^x\.csv line 2: cp '-2' is not a positive integer$/);
+    expect(one('4096,1,2,1,1,5,-10,80,100,300')).toThrow(/^x\.csv line 2: total_gib '-10' is not positive$/);
+    expect(one('4096,1,2,1,1,5,0,80,100,300')).toThrow(/^x\.csv line 2: total_gib '0' is not positive$/);
+    expect(one('4096,1,2,1,1,5,1e30,80,100,300')).toThrow(/^x\.csv line 2: total_gib 1e30 GiB is more than any GPU holds \(1 PiB\)$/);
+    expect(one('4096,1,2,1,1,-5,10,80,100,300')).toThrow(/^x\.csv line 2: activation_gib '-5' is not a non-negative number$/);
+    expect(one('4096,1,2,1,1,5,10,0,100,300')).toThrow(/^x\.csv line 2: hbm_gib '0' is not positive$/);
+    expect(one('4096,1,2,1,1,5,10,80,-100,300')).toThrow(/^x\.csv line 2: iter_ms '-100' is not a non-negative number$/);
+  });
+
+  it('a CSV recompute that is no recompute setting is refused; a module the model lacks is the comparison\'s to say', () => {
+    expect(() => parseCsv('seq_len,total_gib,recompute\n4096,1,fell\n', 'x.csv')).toThrow(/^x\.csv line 2: recompute 'fell' is not a recompute setting/);
+    expect(() => parseCsv('seq_len,total_gib,recompute\n4096,1,full:None/None\n', 'x.csv')).toThrow(/line 2: recompute 'full:None\/None'/);
+    expect(parseCsv('seq_len,total_gib,recompute\n4096,1,selective:moe_act\n', 'x.csv')[0].recompute).toBe('selective:moe_act');
+  });
+
+  it('a refusal is one line: quoted newlines and control characters in the text it quotes are escaped', () => {
+    const msg = (f: () => unknown) => { try { f(); } catch (e) { return (e as Error).message; } return ''; };
+    const after = msg(() => parseCsv('seq_len,total_gib,source\n4096,1,"a\nb"c\n', 'x.csv'));
+    expect(after).toBe("x.csv line 3: text after a closing quote in field 3 ('\"a\\x0ab\"c')");
+    expect(msg(() => parseCsv('seq_len,total_gib\n"40\r\n96",1\n', 'x.csv'))).toBe("x.csv line 2: seq_len '40\\x0d\\x0a96' is not a number");
+    const nul = msg(() => parseMegatronLogs(withLine(A, 14, '  seq_length ...................................... 13\u000072'), 'x.log'));
+    expect(nul).toBe("x.log line 14: argument seq_length '13\\x0072' is not a positive integer");
+    for (const m of [after, nul]) expect(m).not.toMatch(/[\n\r\0]/);
+  });
+
+  it('what replay writes it reads back: a cell with a CR is quoted (a bare CR ends a CSV line)', () => {
+    const row = { seq_len: 4096, tp: 1, cp: 1, pp: 1, sp: false, recompute: 'none', micro_batch: 1, activation_gib: null, total_gib: 2, fits: true, source: 'measured: a\rb' };
+    expect(toCsv([row])).toContain('"measured: a\rb"');
+    expect(parseCsv(toCsv([row]), 'back.csv')[0].source).toBe('measured: a\rb');
+  });
+
+  it('a log whose line ends became CRs (one "line" before) reads as the log, line numbers and all; it was dropped whole as a cut-off last line', () => {
+    const one = parseMegatronLog(A, 'a').point;
+    expect({ ...parseMegatronLog(A.replace(/\n/g, '\r'), 'a').point }).toEqual(one);
+    expect(parseMegatronLog(A.replace(/\n/g, '\r'), 'a').warnings.join()).not.toMatch(/ends mid-line/);
+    const neg = A.replace('max allocated: 58000.50', 'max allocated: -58000.50');
+    refusesLog(neg.replace(/\n/g, '\r'), /^x\.log line 25: memory max allocated '-58000\.50'/);
+    refusesLog(neg.replace(/\n/g, '\r\n'), /^x\.log line 25: memory max allocated '-58000\.50'/);
+  });
+
+  it('an argument the model reads that cannot be (expert_model_parallel_size \'e\' gave a prediction of NaN bytes) is refused with its line', () => {
+    for (const [name, value, why] of [
+      ['expert_model_parallel_size', 'e', 'is not a positive integer'], ['expert_model_parallel_size', '.', 'is not a positive integer'],
+      ['ffn_hidden_size', '0', 'is not a positive integer'], ['seq_length', '99999999999999999999', 'is not a positive integer'],
+      ['sequence_parallel', 'Trve', 'is not True or False'], ['swiglu', '', 'is not True or False'],
+      ['attention_dropout', '1.5', 'is not a probability between 0 and 1'], ['hidden_dropout', '-0.1', 'is not a probability between 0 and 1'],
+      ['recompute_granularity', 'selectiv', 'is not one of None, selective, full'], ['recompute_modules', "['core_attn', 'm\u0000lp']", 'is not a list of module names'],
+    ]) {
+      const { n, text } = arg(name, value);
+      refusesLog(text, new RegExp(`^x\\.log line ${n}: argument ${name} '.*' ${why.replace(/[()[\]]/g, '\\$&')}`));
+    }
+    for (const [name, value] of [['ffn_hidden_size', 'None'], ['expert_model_parallel_size', '2'], ['attention_dropout', '0.1'], ['recompute_modules', "['core_attn', 'mlp']"], ['recompute_modules', '[]']])
+      expect(parseMegatronLogs(arg(name, value).text, 'x.log')).toHaveLength(1);
+  });
+
+  it('full recomputation without a method and a layer count (full:None/None was written, and refused on reading back) is refused', () => {
+    const { n, text } = arg('recompute_granularity', 'full');
+    refusesLog(text, new RegExp(`^x\\.log line ${n}: recompute_granularity full without a recompute_method \\(uniform or block\\) and a recompute_num_layers \\(got none and none\\)`));
+    const ok = parseMegatronLog(arg('recompute_num_layers', '2', arg('recompute_method', 'block', text).text).text, 'x');
+    expect(ok.point.recompute).toBe('full:block/2');
+  });
+
+  it('a memory value above what any GPU holds (1 PiB) is refused', () => {
+    refusesLog(A.replace('max allocated: 58000.50', 'max allocated: 58000e50'), /^x\.log line 25: memory max allocated 58000e50 MB is more than any GPU holds \(1 PiB\)$/);
+    refusesLog(withLine(A, 23, 'Theoretical memory footprints: weight and optimizer=1e12 MB'), /^x\.log line 23: theoretical weight and optimizer 1e12 MB is more than any GPU holds/);
+  });
+});

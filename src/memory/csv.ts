@@ -7,7 +7,7 @@
  */
 import { InputError } from '../errors.js';
 import { SweepPoint, recomputeSpec } from './model.js';
-import { MeasuredPoint } from './megatron.js';
+import { MeasuredPoint, shown } from './megatron.js';
 
 export const CSV_COLUMNS = ['seq_len', 'tp', 'cp', 'pp', 'sp', 'recompute', 'micro_batch', 'activation_gib', 'total_gib', 'fits', 'source'] as const;
 export const CSV_EXTRA = ['line', 'hbm_gib', 'iter_ms', 'tflops_per_gpu'] as const;
@@ -33,7 +33,7 @@ export interface CsvRow {
 function cell(v: unknown): string {
   if (v === null || v === undefined) return '';
   const s = typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toPrecision(6)) : String(v);
-  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 export function toCsv(rows: CsvRow[]): string {
@@ -66,9 +66,9 @@ function splitCsv(text: string, name: string): { cells: string[]; line: number }
       row = []; line++; rowLine = line; start = i + 1;
       continue;
     }
-    if (closed && !/\s/.test(c)) bad(line, `text after a closing quote in field ${row.length + 1} ('${text.slice(start, i + 1).slice(0, 40)}')`);
+    if (closed && !/\s/.test(c)) bad(line, `text after a closing quote in field ${row.length + 1} ('${shown(text.slice(start, i + 1), 40)}')`);
     if (c === '"') {
-      if (text.slice(start, i).trim() !== '') bad(line, `a quote inside an unquoted field ${row.length + 1} ('${text.slice(start, i + 1).slice(0, 40)}'): quote the whole field and double the quotes in it`);
+      if (text.slice(start, i).trim() !== '') bad(line, `a quote inside an unquoted field ${row.length + 1} ('${shown(text.slice(start, i + 1), 40)}'): quote the whole field and double the quotes in it`);
       q = true; quoteLine = line; f = '';
     } else if (!closed) f += c;
   }
@@ -78,11 +78,19 @@ function splitCsv(text: string, name: string): { cells: string[]; line: number }
   return rows;
 }
 
+/** More memory than any GPU holds (1 PiB, in GiB): a total or activation above it cannot be. */
+const MAX_GIB = 2 ** 20;
+/** The recompute column's grammar (the modules themselves are the model's to know: one it lacks is an error of that row's comparison). */
+const RECOMPUTE = /^(none|selective(:[a-z_]+(\+[a-z_]+)*)?|full:(uniform|block)\/[1-9]\d*)$/;
+
 /**
  * activation_memory.csv → rows. Refused with the line number (InputError): bad quoting, a column
- * named twice in the header, a seq_len missing or not positive, a number cell that is not a finite
- * number, and a row that measures nothing (empty total_gib with fits not given and no iter_ms or
- * tflops_per_gpu). An empty total_gib is an unknown peak, never an out-of-memory: only fits=false says that.
+ * named twice in the header, a seq_len missing, a size (seq_len, tp, cp, pp, micro_batch) that is not
+ * a positive integer, a number cell that is not a finite number or is negative (a total_gib or
+ * hbm_gib of 0 too, a memory above 1 PiB), a boolean (sp, fits) that is not true/false/1/0/yes/no, a
+ * recompute that is no recompute setting, and a row that measures nothing (empty total_gib with fits
+ * not given and no iter_ms or tflops_per_gpu). An empty total_gib is an unknown peak, never an
+ * out-of-memory: only fits=false says that.
  */
 export function parseCsv(text: string, name = 'CSV'): CsvRow[] {
   const rows = splitCsv(text, name);
@@ -91,37 +99,51 @@ export function parseCsv(text: string, name = 'CSV'): CsvRow[] {
   const headLine = rows[0].line;
   for (let i = 0; i < head.length; i++) {
     const j = head.indexOf(head[i]);
-    if (head[i] !== '' && j < i) throw new InputError(`${name} line ${headLine}: column '${head[i]}' is named twice in the header (columns ${j + 1} and ${i + 1})`);
+    if (head[i] !== '' && j < i) throw new InputError(`${name} line ${headLine}: column '${shown(head[i])}' is named twice in the header (columns ${j + 1} and ${i + 1})`);
   }
   const need = ['seq_len', 'total_gib'];
   const missing = need.filter((c) => !head.includes(c));
-  if (missing.length) throw new InputError(`${name}: not an activation_memory.csv: missing column(s) ${missing.join(', ')} (header: ${head.join(', ')})`);
-  const at = (r: string[], c: string) => { const i = head.indexOf(c); return i < 0 ? '' : (r[i] ?? '').trim(); };
-  const n = (s: string, c: string, line: number) => {
+  if (missing.length) throw new InputError(`${name}: not an activation_memory.csv: missing column(s) ${missing.join(', ')} (header: ${shown(head.join(', '), 200)})`);
+  const out: CsvRow[] = [];
+  for (let k = 1; k < rows.length; k++) out.push(csvRow(rows[k].cells, head, rows[k].line, name));
+  return out;
+}
+
+/** One row of cells under the header `head`, refused (with its line) where a cell cannot be. */
+function csvRow(r: string[], head: string[], line: number, name: string): CsvRow {
+  const bad = (what: string): never => { throw new InputError(`${name} line ${line}: ${what}`); };
+  const at = (c: string) => { const i = head.indexOf(c); return i < 0 ? '' : (r[i] ?? '').trim(); };
+  /** A number cell: null when empty; refused when not a finite number in [0, max] (above 0 when positive; a safe integer when integer). */
+  const n = (c: string, o: { positive?: boolean; integer?: boolean; max?: number } = {}) => {
+    const s = at(c);
     if (s === '') return null;
     const x = Number(s);
-    if (!Number.isFinite(x)) throw new InputError(`${name} line ${line}: ${c} '${s}' is not a number`);
+    if (!Number.isFinite(x)) bad(`${c} '${shown(s)}' is not a number`);
+    if (o.integer && !(Number.isSafeInteger(x) && x > 0)) bad(`${c} '${shown(s)}' is not a positive integer`);
+    if (x < 0 || (o.positive && x === 0)) bad(`${c} '${shown(s)}' is not ${o.positive ? 'positive' : 'a non-negative number'}`);
+    if (o.max !== undefined && x > o.max) bad(`${c} ${s} GiB is more than any GPU holds (1 PiB)`);
     return x;
   };
-  const b = (s: string) => (s === '' ? null : /^(true|1|yes)$/i.test(s));
-  const out: CsvRow[] = [];
-  for (let k = 1; k < rows.length; k++) {
-    const { cells: r, line } = rows[k];
-    const seq = n(at(r, 'seq_len'), 'seq_len', line);
-    if (seq === null || seq <= 0) throw new InputError(`${name} line ${line}: seq_len is missing or not positive`);
-    const row: CsvRow = {
-      seq_len: seq, tp: n(at(r, 'tp'), 'tp', line), cp: n(at(r, 'cp'), 'cp', line), pp: n(at(r, 'pp'), 'pp', line),
-      sp: b(at(r, 'sp')), recompute: at(r, 'recompute') || null, micro_batch: n(at(r, 'micro_batch'), 'micro_batch', line),
-      activation_gib: n(at(r, 'activation_gib'), 'activation_gib', line), total_gib: n(at(r, 'total_gib'), 'total_gib', line),
-      fits: b(at(r, 'fits')), source: at(r, 'source') || `measured: ${name}`, line: at(r, 'line') || undefined,
-      hbm_gib: n(at(r, 'hbm_gib'), 'hbm_gib', line), iter_ms: n(at(r, 'iter_ms'), 'iter_ms', line),
-      tflops_per_gpu: n(at(r, 'tflops_per_gpu'), 'tflops_per_gpu', line),
-    };
-    if (row.total_gib === null && row.fits === null && row.iter_ms === null && row.tflops_per_gpu === null)
-      throw new InputError(`${name} line ${line}: total_gib is empty and fits is not given: the row measures nothing (an empty total_gib is an unknown peak, not an out-of-memory; write fits=false for a run that ran out of memory)`);
-    out.push(row);
-  }
-  return out;
+  const b = (c: string) => {
+    const s = at(c);
+    if (s === '') return null;
+    if (!/^(true|false|1|0|yes|no)$/i.test(s)) bad(`${c} '${shown(s)}' is not true or false`);
+    return /^(true|1|yes)$/i.test(s);
+  };
+  const size = { integer: true };
+  if (at('seq_len') === '') bad('seq_len is missing');
+  const recompute = at('recompute') || null;
+  if (recompute !== null && !RECOMPUTE.test(recompute))
+    bad(`recompute '${shown(recompute)}' is not a recompute setting (none, selective, selective:core_attn+mlp, full:uniform/N, full:block/N)`);
+  const row: CsvRow = {
+    seq_len: n('seq_len', size)!, tp: n('tp', size), cp: n('cp', size), pp: n('pp', size), sp: b('sp'), recompute, micro_batch: n('micro_batch', size),
+    activation_gib: n('activation_gib', { max: MAX_GIB }), total_gib: n('total_gib', { positive: true, max: MAX_GIB }),
+    fits: b('fits'), source: at('source') || `measured: ${name}`, line: at('line') || undefined,
+    hbm_gib: n('hbm_gib', { positive: true }), iter_ms: n('iter_ms'), tflops_per_gpu: n('tflops_per_gpu'),
+  };
+  if (row.total_gib === null && row.fits === null && row.iter_ms === null && row.tflops_per_gpu === null)
+    bad('total_gib is empty and fits is not given: the row measures nothing (an empty total_gib is an unknown peak, not an out-of-memory; write fits=false for a run that ran out of memory)');
+  return row;
 }
 
 /**

@@ -81,9 +81,37 @@ const num = (s: string | undefined): number | null => {
 /** The line that opens an argument dump: each one starts a run. */
 const DUMP_START = /-{3,}\s*arguments\s*-{3,}/;
 const DUMP_END = /-{3,}\s*end of arguments\s*-{3,}/;
-/** Arguments of the point that are sizes: when given (not None), positive integers. */
+/** Arguments of the point and of the model's prediction that are sizes: when given (not None), positive (safe) integers. */
 const SIZE_ARGS = ['seq_length', 'tensor_model_parallel_size', 'context_parallel_size', 'pipeline_model_parallel_size', 'micro_batch_size',
-  'num_layers', 'hidden_size', 'num_attention_heads', 'world_size'];
+  'num_layers', 'hidden_size', 'num_attention_heads', 'world_size', 'data_parallel_size', 'expert_model_parallel_size', 'expert_tensor_parallel_size',
+  'virtual_pipeline_model_parallel_size', 'num_query_groups', 'ffn_hidden_size', 'vocab_size', 'padded_vocab_size', 'num_experts', 'moe_router_topk',
+  'moe_ffn_hidden_size', 'moe_shared_expert_intermediate_size', 'recompute_num_layers'];
+/** Arguments read as True/False: anything else (a damaged 'True') is refused, never read as False. */
+const BOOL_ARGS = ['sequence_parallel', 'use_flash_attn', 'group_query_attention', 'swiglu', 'untie_embeddings_and_output_weights', 'add_bias_linear',
+  'bias_swiglu_fusion', 'use_distributed_optimizer', 'fp32_residual_connection'];
+/** Arguments read from a few words (None aside). */
+const WORD_ARGS: Record<string, string[]> = { recompute_granularity: ['None', 'selective', 'full'], recompute_method: ['None', 'uniform', 'block'] };
+/** More memory than any GPU holds (1 PiB, in MiB): a memory line or theoretical size above it cannot be. */
+const MAX_MIB = 2 ** 30;
+
+/** Text of a log or CSV quoted in a message, on one line: control characters (CR, LF, NUL…) escaped, long text cut. */
+export function shown(s: string, max = 70): string {
+  const t = s.length > max ? `${s.slice(0, max)}…` : s;
+  return t.replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** Why a dump's argument value cannot be (null: it can): sizes, booleans, probabilities, the recompute words. */
+function argProblem(name: string, v: string): string | null {
+  if (v === 'None') return null;
+  if (SIZE_ARGS.includes(name) && !(/^[1-9]\d*$/.test(v) && Number.isSafeInteger(Number(v)))) return 'is not a positive integer';
+  if (BOOL_ARGS.includes(name) && v !== 'True' && v !== 'False') return 'is not True or False';
+  if (WORD_ARGS[name] && !WORD_ARGS[name].includes(v)) return `is not one of ${WORD_ARGS[name].join(', ')}`;
+  const x = Number(v);
+  if ((name === 'attention_dropout' || name === 'hidden_dropout') && !(v.trim() !== '' && x >= 0 && x <= 1)) return 'is not a probability between 0 and 1';
+  if (name === 'recompute_modules' && !/^\[\s*('[a-z_]+'(,\s*'[a-z_]+')*)?\s*\]$/.test(v)) return "is not a list of module names (['core_attn', 'mlp'])";
+  if (name === 'moe_expert_capacity_factor' && !(v.trim() !== '' && x > 0 && Number.isFinite(x))) return 'is not a positive number';
+  return null;
+}
 
 /**
  * A log with exactly one run → its point. A log holding several runs (several argument dumps: runs
@@ -101,20 +129,23 @@ export function parseMegatronLog(text: string, source: string, opts: { warmup?: 
  * before the first dump belong to the first run. With several runs each point's source is named
  * `source#k` (k from 1). Refused with the line number (InputError): a dump without its
  * "---- end of arguments ----" (cut inside), an argument given twice in one dump with different
- * values, a size argument that is not a positive integer, and implausible values (a memory line
- * with a negative, non-finite or zero peak, allocated above max allocated or reserved above max
- * reserved; a negative or non-finite iteration time or throughput; a non-finite theoretical size).
- * Reads line by line: no recursion, no spread of a log's values into a call.
+ * values, an argument the point or the model reads whose value cannot be (a size that is not a
+ * positive integer, a boolean that is not True/False, a dropout outside [0, 1], a recompute setting
+ * Megatron-LM does not take), and implausible values (a memory line with a negative, non-finite,
+ * zero or above-1-PiB peak, allocated above max allocated or reserved above max reserved; a
+ * negative or non-finite iteration time or throughput; a non-finite theoretical size). CR, CRLF and
+ * LF all end a line. Reads line by line: no recursion, no spread of a log's values into a call.
  */
 export function parseMegatronLogs(text: string, source: string, opts: { warmup?: number; window?: number } = {}): (ParseResult & { startLine: number })[] {
-  const lines = text.split(/\r?\n/);
+  // CR, CRLF and LF all end a line (as in the CSV reader): a log whose line ends became CRs is not one cut-off line.
+  const lines = text.split(/\r\n?|\n/);
   // A log cut off mid-line (a killed run, a partial copy): an unfinished iteration line (they end
   // with '|') or memory line is not read, and said so, rather than read with a truncated number.
   const last = lines.at(-1) ?? '';
   let cut: string | null = null;
   if (last.trim() && (/iteration\s+\d+\/\s*\d+\s*\|/.test(last) && !/\|\s*$/.test(last) || /memory \(MB\)/.test(last) && !/max reserved:\s*[\d.]+\s*$/.test(last))) {
     lines.pop();
-    cut = `the log ends mid-line: its last line "${last.slice(0, 70)}…" is cut off and was not used`;
+    cut = `the log ends mid-line: its last line "${shown(last)}" is cut off and was not used`;
   }
   const starts: number[] = [];
   for (let i = 0; i < lines.length; i++) if (DUMP_START.test(lines[i])) starts.push(i);
@@ -129,79 +160,31 @@ export function parseMegatronLogs(text: string, source: string, opts: { warmup?:
   return out;
 }
 
+/** What a run's lines hold: the dump's arguments, iteration and memory lines, the theoretical footprint, an out-of-memory. */
+interface RunLines {
+  args: MegatronArgs;
+  sawArgs: boolean;
+  iterations: IterationRecord[];
+  memory: MemoryRecord[];
+  theoretical: MeasuredPoint['theoretical'];
+  oom: boolean;
+}
+type Refuse = (i: number, what: string) => never;
+/** A number of a line: null when absent; refused when negative, not finite or above max. */
+type Field = (i: number, s: string | undefined, what: string, max?: number) => number | null;
+
+const ITERATION_LINE = /iteration\s+(\d+)\/\s*(\d+)\s*\|/;
+const MEMORY_LINE = /\[Rank (\d+)\] \(after (\d+) iterations\) memory \(MB\)\s*\|\s*allocated:\s*([^\s|]+)\s*\|\s*max allocated:\s*([^\s|]+)\s*\|\s*reserved:\s*([^\s|]+)\s*\|\s*max reserved:\s*([^\s|]+)/;
+const THEORETICAL_LINE = /Theoretical memory footprints: weight and optimizer=([^\s,]+) MB(?:, activation=([^\s,]+) MB)?(?:, total=([^\s,]+) MB)?/;
+
 /** One run: lines[from, to) of a log; errors name `file line N` (N counted in the whole file). */
 function parseRun(lines: string[], from: number, to: number, file: string, source: string, opts: { warmup?: number; window?: number }, cut: string | null): ParseResult {
   const warmup = opts.warmup ?? 10, windowSize = opts.window ?? 10;
+  const run = readRun(lines, from, to, file);
+  const { args, iterations, memory } = run;
   const warnings: string[] = cut ? [cut] : [];
-  const refuse = (i: number, what: string): never => { throw new InputError(`${file} line ${i + 1}: ${what}`); };
-  const args: MegatronArgs = {};
-  const argLine = new Map<string, number>();
-  let dumpAt = -1, sawArgs = false;
-  const iterations: IterationRecord[] = [];
-  const memory: MemoryRecord[] = [];
-  let theoretical: MeasuredPoint['theoretical'] = null;
-  let oom = false;
-  /** A field of a line as a number: null when absent; refused when present and negative or not finite. */
-  const field = (i: number, s: string | undefined, what: string): number | null => {
-    if (s === undefined) return null;
-    const x = Number(s);
-    if (!Number.isFinite(x) || x < 0) refuse(i, `${what} '${s}' is not a non-negative finite number`);
-    return x;
-  };
-  for (let i = from; i < to; i++) {
-    const line = lines[i];
-    if (DUMP_START.test(line)) {
-      if (dumpAt >= 0) refuse(dumpAt, 'the argument dump opened here has no \'---- end of arguments ----\' before the next dump: it is cut off');
-      dumpAt = i; sawArgs = true; continue;
-    }
-    if (DUMP_END.test(line)) { dumpAt = -1; continue; }
-    if (dumpAt >= 0) {
-      const m = /^\s*([A-Za-z_][\w]*) \.+ ?(.*)$/.exec(line);
-      if (m) {
-        const v = m[2].trim(), first = argLine.get(m[1]);
-        if (first !== undefined && args[m[1]] !== v)
-          refuse(i, `argument ${m[1]} is given twice in one argument dump with different values ('${args[m[1]]}' at line ${first + 1}, '${v}' here)`);
-        if (SIZE_ARGS.includes(m[1]) && v !== 'None' && !/^[1-9]\d*$/.test(v)) refuse(i, `argument ${m[1]} '${v}' is not a positive integer`);
-        args[m[1]] = v;
-        if (first === undefined) argLine.set(m[1], i);
-      }
-      continue;
-    }
-    const it = /iteration\s+(\d+)\/\s*(\d+)\s*\|/.exec(line);
-    if (it) {
-      iterations.push({
-        iteration: Number(it[1]), totalIterations: Number(it[2]),
-        elapsedMs: field(i, /elapsed time per iteration \(ms\):\s*([^\s|]+)/.exec(line)?.[1], 'elapsed time per iteration (ms)'),
-        tflopsPerGpu: field(i, /throughput per GPU \(TFLOP\/s\/GPU\):\s*([^\s|]+)/.exec(line)?.[1], 'throughput per GPU (TFLOP/s/GPU)'),
-        loss: num(/lm loss:\s*([\d.eE+-]+)/.exec(line)?.[1]),
-      });
-      continue;
-    }
-    const mem = /\[Rank (\d+)\] \(after (\d+) iterations\) memory \(MB\)\s*\|\s*allocated:\s*([^\s|]+)\s*\|\s*max allocated:\s*([^\s|]+)\s*\|\s*reserved:\s*([^\s|]+)\s*\|\s*max reserved:\s*([^\s|]+)/.exec(line);
-    if (mem) {
-      const [a, ma, r, mr] = ['allocated', 'max allocated', 'reserved', 'max reserved'].map((what, j) => field(i, mem[3 + j], `memory ${what}`)!);
-      // Only what cannot happen: a peak below the value it is the peak of, or no memory at all once training ran.
-      if (a > ma) refuse(i, `memory allocated ${mem[3]} MB exceeds max allocated ${mem[4]} MB (the peak of allocated)`);
-      if (r > mr) refuse(i, `memory reserved ${mem[5]} MB exceeds max reserved ${mem[6]} MB (the peak of reserved)`);
-      if (ma === 0) refuse(i, 'memory max allocated is 0 MB: a rank that trained holds at least its weights');
-      memory.push({ rank: Number(mem[1]), afterIterations: Number(mem[2]), allocatedMiB: a, maxAllocatedMiB: ma, reservedMiB: r, maxReservedMiB: mr });
-      continue;
-    }
-    const th = /Theoretical memory footprints: weight and optimizer=([^\s,]+) MB(?:, activation=([^\s,]+) MB)?(?:, total=([^\s,]+) MB)?/.exec(line);
-    if (th) {
-      theoretical = {
-        weightAndOptimizerMiB: field(i, th[1], 'theoretical weight and optimizer'), activationMiB: field(i, th[2], 'theoretical activation'),
-        totalMiB: field(i, th[3], 'theoretical total'),
-      };
-      continue;
-    }
-    if (/CUDA out of memory|OutOfMemoryError/.test(line)) oom = true;
-  }
-  if (dumpAt >= 0) refuse(dumpAt, `the argument dump opened here has no '---- end of arguments ----' (the ${to < lines.length ? 'run' : 'file'} ends at line ${to}): it is cut off`);
-  warnings.push(...missing(sawArgs ? args : null, iterations.length > 0, memory.length > 0, theoretical !== null, oom));
-
-  const measured = iterations.filter((r) => r.iteration > warmup);
-  const win = measured.slice(-windowSize);
+  warnings.push(...missing(run.sawArgs ? args : null, iterations.length > 0, memory.length > 0, run.theoretical !== null, run.oom));
+  const win = iterations.filter((r) => r.iteration > warmup).slice(-windowSize);
   if (iterations.length && !win.length) warnings.push(`only ${iterations.length} iteration line(s), none after the ${warmup} warm-up iterations: no iteration time reported`);
   else if (win.length && win.length < windowSize) warnings.push(`only ${win.length} iteration(s) after warm-up (wanted ${windowSize})`);
   const iterMs = median(win.map((r) => r.elapsedMs).filter((x): x is number => x !== null));
@@ -212,7 +195,7 @@ function parseRun(lines: string[], from: number, to: number, file: string, sourc
   const rc = args.recompute_granularity;
   const point: MeasuredPoint = {
     source,
-    seqLength: int('seq_length'), tp: int('tensor_model_parallel_size'), cp: sawArgs ? (int('context_parallel_size') ?? 1) : null,
+    seqLength: int('seq_length'), tp: int('tensor_model_parallel_size'), cp: run.sawArgs ? (int('context_parallel_size') ?? 1) : null,
     pp: int('pipeline_model_parallel_size'), sp: bool('sequence_parallel'),
     recompute: rc === undefined ? null : rc === 'None' ? 'none' : recomputeSpecFromArgs(args),
     microBatch: int('micro_batch_size'), numLayers: int('num_layers'), hiddenSize: int('hidden_size'),
@@ -221,9 +204,81 @@ function parseRun(lines: string[], from: number, to: number, file: string, sourc
     // A loop, not Math.max(...xs): a long log has more memory lines than the call stack takes arguments.
     peakMaxAllocatedGiB: memory.length ? memory.reduce((x, m) => Math.max(x, m.maxAllocatedMiB), 0) / 1024 : null,
     peakMaxReservedGiB: memory.length ? memory.reduce((x, m) => Math.max(x, m.maxReservedMiB), 0) / 1024 : null,
-    theoretical, outOfMemory: oom,
+    theoretical: run.theoretical, outOfMemory: run.oom,
   };
   return { point, args, iterations, memory, warnings };
+}
+
+/** The lines of one run read, each kind of line by its pattern; what cannot be is refused with its line number. */
+function readRun(lines: string[], from: number, to: number, file: string): RunLines {
+  const refuse: Refuse = (i, what) => { throw new InputError(`${file} line ${i + 1}: ${what}`); };
+  const field: Field = (i, s, what, max = Infinity) => {
+    if (s === undefined) return null;
+    const x = Number(s);
+    if (!Number.isFinite(x) || x < 0) refuse(i, `${what} '${shown(s)}' is not a non-negative finite number`);
+    if (x > max) refuse(i, `${what} ${s} MB is more than any GPU holds (1 PiB)`);
+    return x;
+  };
+  const run: RunLines = { args: {}, sawArgs: false, iterations: [], memory: [], theoretical: null, oom: false };
+  const argLine = new Map<string, number>();
+  let dumpAt = -1;
+  for (let i = from; i < to; i++) {
+    const line = lines[i];
+    if (DUMP_START.test(line)) {
+      if (dumpAt >= 0) refuse(dumpAt, 'the argument dump opened here has no \'---- end of arguments ----\' before the next dump: it is cut off');
+      dumpAt = i; run.sawArgs = true; continue;
+    }
+    if (DUMP_END.test(line)) { dumpAt = -1; continue; }
+    if (dumpAt >= 0) { readArg(line, i, run.args, argLine, refuse); continue; }
+    const it = ITERATION_LINE.exec(line);
+    if (it) {
+      run.iterations.push({
+        iteration: Number(it[1]), totalIterations: Number(it[2]),
+        elapsedMs: field(i, /elapsed time per iteration \(ms\):\s*([^\s|]+)/.exec(line)?.[1], 'elapsed time per iteration (ms)'),
+        tflopsPerGpu: field(i, /throughput per GPU \(TFLOP\/s\/GPU\):\s*([^\s|]+)/.exec(line)?.[1], 'throughput per GPU (TFLOP/s/GPU)'),
+        loss: num(/lm loss:\s*([\d.eE+-]+)/.exec(line)?.[1]),
+      });
+      continue;
+    }
+    const mem = MEMORY_LINE.exec(line);
+    if (mem) { run.memory.push(memoryRecord(mem, i, field, refuse)); continue; }
+    const th = THEORETICAL_LINE.exec(line);
+    if (th) {
+      run.theoretical = {
+        weightAndOptimizerMiB: field(i, th[1], 'theoretical weight and optimizer', MAX_MIB), activationMiB: field(i, th[2], 'theoretical activation', MAX_MIB),
+        totalMiB: field(i, th[3], 'theoretical total', MAX_MIB),
+      };
+      continue;
+    }
+    if (/CUDA out of memory|OutOfMemoryError/.test(line)) run.oom = true;
+  }
+  if (dumpAt >= 0) refuse(dumpAt, `the argument dump opened here has no '---- end of arguments ----' (the ${to < lines.length ? 'run' : 'file'} ends at line ${to}): it is cut off`);
+  const a = run.args;
+  if (a.recompute_granularity === 'full' && !(['uniform', 'block'].includes(a.recompute_method) && /^[1-9]\d*$/.test(a.recompute_num_layers ?? '')))
+    refuse(argLine.get('recompute_granularity')!, `recompute_granularity full without a recompute_method (uniform or block) and a recompute_num_layers (got ${a.recompute_method ?? 'none'} and ${a.recompute_num_layers ?? 'none'}): Megatron-LM refuses that`);
+  return run;
+}
+
+/** One `  name ....... value` line of a dump into args: refused when it repeats an argument with another value or its value cannot be. */
+function readArg(line: string, i: number, args: MegatronArgs, argLine: Map<string, number>, refuse: Refuse): void {
+  const m = /^\s*([A-Za-z_][\w]*) \.+ ?(.*)$/.exec(line);
+  if (!m) return;
+  const v = m[2].trim(), first = argLine.get(m[1]);
+  if (first !== undefined && args[m[1]] !== v)
+    refuse(i, `argument ${m[1]} is given twice in one argument dump with different values ('${shown(args[m[1]])}' at line ${first + 1}, '${shown(v)}' here)`);
+  const bad = argProblem(m[1], v);
+  if (bad) refuse(i, `argument ${m[1]} '${shown(v)}' ${bad}`);
+  args[m[1]] = v;
+  if (first === undefined) argLine.set(m[1], i);
+}
+
+/** A memory line's values, refused where they cannot be: a peak below the value it is the peak of, or no memory at all once training ran. */
+function memoryRecord(mem: RegExpExecArray, i: number, field: Field, refuse: Refuse): MemoryRecord {
+  const [a, ma, r, mr] = ['allocated', 'max allocated', 'reserved', 'max reserved'].map((what, j) => field(i, mem[3 + j], `memory ${what}`, MAX_MIB)!);
+  if (a > ma) refuse(i, `memory allocated ${mem[3]} MB exceeds max allocated ${mem[4]} MB (the peak of allocated)`);
+  if (r > mr) refuse(i, `memory reserved ${mem[5]} MB exceeds max reserved ${mem[6]} MB (the peak of reserved)`);
+  if (ma === 0) refuse(i, 'memory max allocated is 0 MB: a rank that trained holds at least its weights');
+  return { rank: Number(mem[1]), afterIterations: Number(mem[2]), allocatedMiB: a, maxAllocatedMiB: ma, reservedMiB: r, maxReservedMiB: mr };
 }
 
 /** What a log lacks (args null: no argument dump), and whether it ran out of memory, as warnings. */
