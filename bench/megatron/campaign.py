@@ -2,7 +2,7 @@
 """A randomized campaign of real Megatron-LM runs for the memory model (issue 33).
 
   python3 bench/megatron/campaign.py draw --seed 33 --runs 48 --out DIR     # here: the draw, split before any run
-  python3 bench/megatron/campaign.py run DIR/draw.json --out OUT [--ids ...] [--deadline S]   # GPU host
+  python3 bench/megatron/campaign.py run DIR/draw.json --out OUT [--ids ...] [--deadline S] [--iters N]   # GPU host
 
 draw: configurations drawn at random (seeded; `random.Random(seed)`) from the space of issue 33
 (layers 2-12, hidden 512-4096, heads and GQA groups, GELU / SwiGLU, attention and hidden dropout 0 /
@@ -33,10 +33,16 @@ BUDGET_32K_GIB = 56.0  # unfused attention needs ~6·a·s² bytes at 32K: such r
 GPU_GIB = 120.0
 SEQS = (2048, 4096, 8192, 16384, 32768)  # what the concurrent runs' rough sizes may add up to on one 139 GiB H200
 ITERS = 6
-COMMON = ('--transformer-impl local --no-persist-layer-norm --no-masked-softmax-fusion --no-rope-fusion '
-          '--no-gradient-accumulation-fusion --mock-data --tokenizer-type NullTokenizer --eval-iters 0 '
-          '--eval-interval 1000 --bf16 --lr 1e-4 --log-interval 1 --log-throughput --log-memory-interval 1 '
-          '--train-iters %d' % ITERS).split()
+
+
+def common_flags(iters):
+    return ('--transformer-impl local --no-persist-layer-norm --no-masked-softmax-fusion --no-rope-fusion '
+            '--no-gradient-accumulation-fusion --mock-data --tokenizer-type NullTokenizer --eval-iters 0 '
+            '--eval-interval 1000 --bf16 --lr 1e-4 --log-interval 1 --log-throughput --log-memory-interval 1 '
+            '--train-iters %d' % iters).split()
+
+
+COMMON = common_flags(ITERS)
 
 
 def mult(x, m):
@@ -201,7 +207,7 @@ def cmd_run(ns):
             log = open(os.path.join(runs, k['id'] + '.log'), 'w')
             e = dict(env, FLASHRING_TRACE=os.path.join(runs, k['id'] + '.trace.json'))
             entry = os.path.join(mlm, 'pretrain_gpt.py') if ns.no_trace else trace
-            cmd = ['timeout', str(ns.timeout), 'torchrun', '--nproc-per-node', '1', '--master-port', str(port), entry] + COMMON + k['flags']
+            cmd = ['timeout', str(ns.timeout), 'torchrun', '--nproc-per-node', '1', '--master-port', str(port), entry] + common_flags(ns.iters) + k['flags']
             log.write('# ' + ' '.join(cmd) + '\n')
             log.flush()
             proc = subprocess.Popen(cmd, cwd=mlm, env=e, stdout=log, stderr=subprocess.STDOUT)
@@ -233,6 +239,7 @@ def main():
     r.add_argument('--deadline', type=float, default=420, help='start no run after this many seconds')
     r.add_argument('--grace', type=float, default=120, help='kill runs still going this long after the deadline')
     r.add_argument('--timeout', type=int, default=300)
+    r.add_argument('--iters', type=int, default=ITERS, help='--train-iters of each run (more for iteration times)')
     r.add_argument('--no-trace', action='store_true', help='plain pretrain_gpt.py (for iteration times: run with --lanes 1)')
     ns = ap.parse_args()
     (cmd_draw if ns.cmd == 'draw' else cmd_run)(ns)

@@ -28,7 +28,7 @@ export interface CampaignRow {
 
 interface Drawn { id: string; split: 'build' | 'heldout'; config: Record<string, unknown> & { moe?: { experts: number; topk: number } } }
 
-function describe(c: Drawn['config'], rc: string): string {
+export function describe(c: Drawn['config'], rc: string): string {
   const moe = c.moe ? ` MoE ${c.moe.experts}×top-${c.moe.topk}` : '';
   return `L${c.layers} h${c.hidden} a${c.heads}${c.groups ? ` g${c.groups}` : ''} ${c.swiglu ? 'SwiGLU' : 'GeLU'}${moe} s${c.seq} b${c.micro_batch} ${rc}`;
 }

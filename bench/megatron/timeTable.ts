@@ -1,0 +1,128 @@
+/**
+ * The iteration-time model (src/memory/time/) against real Megatron-LM runs that ran alone on the
+ * H200 (bench/results/2026-12-02-megatron-timing/runs: configurations of the 2026-12-02 campaign,
+ * same build / held-out split): each log predicted from its own argument dump beside its measured
+ * steady iteration time (median after the 2 warm-up iterations). The profile's fitted figures come
+ * from the build half only (src/memory/time/fit.ts).
+ *
+ *   npx tsx bench/megatron/timeTable.ts        # the fit on the build half, then the table of both halves
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { configFromArgs, parseMegatronLog } from '../../src/memory/megatron.js';
+import { describe } from './campaignTable.js';
+import { DEFAULT_PARALLEL, parseRecomputeSpec, recomputeSpec, type ModelConfig, type ParallelConfig } from '../../src/memory/model.js';
+import { median } from '../../src/stats.js';
+import { H200, type DeviceProfile } from '../../src/memory/time/devices.js';
+import { fitHost, type HostFit, type HostFitPoint } from '../../src/memory/time/fit.js';
+import { predictTimeFromLog, steadyIterMs } from '../../src/memory/time/fromLog.js';
+import type { IterationTime } from '../../src/memory/time/iteration.js';
+import { iterationTime } from '../../src/memory/time/step.js';
+
+export const TIMING_DIR = 'bench/results/2026-12-02-megatron-timing';
+export const DRAW = 'bench/results/2026-12-02-megatron-campaign/draw.json';
+
+export interface TimeRow {
+  id: string;
+  split: 'build' | 'heldout';
+  config: string;
+  /** Iterations after warm-up the median was taken over. */
+  iterations: number;
+  measuredMs: number;
+  predicted: IterationTime;
+  error: number;
+}
+
+interface Drawn { id: string; split: 'build' | 'heldout'; config: { layers: number; hidden: number; heads: number; groups: number | null; swiglu: boolean; seq: number; micro_batch: number; moe?: { experts: number; topk: number } } }
+
+/** Every timing log, predicted with `profile` (default the shipped H200 profile). */
+export function timeRows(profile: DeviceProfile = H200, dir = TIMING_DIR): TimeRow[] {
+  const draw = JSON.parse(readFileSync(DRAW, 'utf8')) as { kept: Drawn[] };
+  const ids = readdirSync(`${dir}/runs`).filter((f) => f.endsWith('.log')).map((f) => f.slice(0, -4)).sort();
+  return ids.map((id) => {
+    const k = draw.kept.find((x) => x.id === id);
+    if (!k) throw new Error(`${id}: not in the campaign's draw`);
+    const res = parseMegatronLog(readFileSync(`${dir}/runs/${id}.log`, 'utf8'), id);
+    const p = predictTimeFromLog(res, { profile });
+    if ('error' in p) throw new Error(`${id}: ${p.error}`);
+    const m = steadyIterMs(res);
+    if (m.ms === null) throw new Error(`${id}: no iteration after warm-up`);
+    const c = configFromArgs(res.args);
+    if ('error' in c) throw new Error(`${id}: ${c.error}`);
+    return { id, split: k.split, config: describe(k.config, recomputeSpec(c.par)), iterations: m.iterations, measuredMs: m.ms, predicted: p, error: p.iterMs / m.ms - 1 };
+  });
+}
+
+/** The fit's inputs from the build half: the model with no host time and the attention core at factor 0 and 1. */
+export function buildFitPoints(profile: DeviceProfile = H200): HostFitPoint[] {
+  const zero: DeviceProfile = { ...profile, unfusedAttentionFactor: 0, host: { ...profile.host, launchUs: 0, iterationMs: 0, moeExpertUs: 0 } };
+  const one: DeviceProfile = { ...zero, unfusedAttentionFactor: 1 };
+  const r0 = timeRows(zero).filter((r) => r.split === 'build'), r1 = timeRows(one);
+  return r0.map((r) => ({
+    id: r.id, otherMs: r.predicted.iterMs, attentionMs: r1.find((x) => x.id === r.id)!.predicted.iterMs - r.predicted.iterMs,
+    kernels: r.predicted.kernels, expertPasses: r.predicted.expertPasses, measuredMs: r.measuredMs,
+  }));
+}
+
+export function buildFit(profile: DeviceProfile = H200): HostFit {
+  return fitHost(buildFitPoints(profile));
+}
+
+const pct = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)}%`;
+
+export function timeSummary(rows: TimeRow[], split: 'build' | 'heldout'): { runs: number; maxAbs: number; median: number } {
+  const e = rows.filter((r) => r.split === split).map((r) => Math.abs(r.error));
+  return { runs: e.length, maxAbs: e.reduce((a, b) => Math.max(a, b), 0), median: median(e) ?? NaN };
+}
+
+/** The markdown table: one row per run, its largest terms named. */
+export function timeTable(rows: TimeRow[]): string {
+  const out = ['| run | half | configuration | iterations | measured ms | model ms | error | largest terms (ms) |', '|---|---|---|---|---|---|---|---|'];
+  for (const r of rows) {
+    const top = [...r.predicted.terms].sort((a, b) => b.ms - a.ms).slice(0, 3).map((t) => `${t.name} ${t.ms.toFixed(0)}`).join(', ');
+    out.push(`| ${r.id} | ${r.split} | ${r.config} | ${r.iterations} | ${r.measuredMs.toFixed(1)} | ${r.predicted.iterMs.toFixed(1)} | ${pct(r.error)} | ${top} |`);
+  }
+  return out.join('\n');
+}
+
+/** The PyTorch harness's points (bench/torchcp/cp_memory.py): one GPU, or CP ranks on 2 × H200. */
+export const TORCH_POINTS = ['bench/results/memory-h200-2026-12-01/torchcp_points.jsonl', 'bench/results/torchcp-2xh200-2026-11-30/points.jsonl'];
+
+interface TorchPoint { cp: number; gpus: number; recompute: string; seq_len: number; layers: number; hidden: number; heads: number; vocab: number; oom: boolean; iter_ms?: number }
+
+export interface TorchRow { source: string; config: string; measuredMs: number; predicted: IterationTime; error: number }
+
+/** Each measured point of the harness (out-of-memory points measured no time) against the model (--stack torch-amp). */
+export function torchRows(profile: DeviceProfile = H200): TorchRow[] {
+  const rows: TorchRow[] = [];
+  for (const file of TORCH_POINTS)
+    for (const line of readFileSync(file, 'utf8').split('\n').filter((l) => l.trim())) {
+      const q = JSON.parse(line) as TorchPoint;
+      if (q.oom || q.iter_ms === undefined) continue;
+      const model: ModelConfig = { numLayers: q.layers, hiddenSize: q.hidden, numAttentionHeads: q.heads, vocabSize: q.vocab, untieEmbeddings: true, attentionDropout: 0, hiddenDropout: 0, positionEmbedding: 'none' };
+      const rc = TORCH_RECOMPUTE[q.recompute];
+      const par: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: q.seq_len, microBatchSize: 1, contextParallel: q.cp, stack: 'torch-amp', ...parseRecomputeSpec(rc) };
+      const predicted = iterationTime(model, par, { profile });
+      rows.push({ source: file.split('/')[2], config: `L${q.layers} h${q.hidden} a${q.heads} V${q.vocab} s${q.seq_len} CP${q.cp} ${rc}`, measuredMs: q.iter_ms, predicted, error: predicted.iterMs / q.iter_ms - 1 });
+    }
+  return rows;
+}
+
+/** The harness's recompute names as the memory model's settings (bench/torchcp/to_csv.py). */
+const TORCH_RECOMPUTE: Record<string, string> = { none: 'none', selective: 'selective', attn_mlp: 'selective:core_attn+mlp', full: 'full:uniform/1' };
+
+if (process.argv[1]?.endsWith('timeTable.ts')) {
+  const f = buildFit();
+  console.log(`fit on the build half: unfusedAttentionFactor ${f.unfusedAttentionFactor.toFixed(4)}, launchUs ${f.launchUs.toFixed(2)}, moeExpertUs ${f.moeExpertUs.toFixed(1)}, iterationMs ${f.iterationMs.toFixed(2)}`);
+  console.log(`shipped H200 profile: unfusedAttentionFactor ${H200.unfusedAttentionFactor}, launchUs ${H200.host.launchUs}, moeExpertUs ${H200.host.moeExpertUs}, iterationMs ${H200.host.iterationMs}\n`);
+  const rows = timeRows();
+  console.log(timeTable(rows) + '\n');
+  for (const s of ['build', 'heldout'] as const) {
+    const x = timeSummary(rows, s);
+    console.log(`- ${s}: ${x.runs} runs, largest |error| ${(x.maxAbs * 100).toFixed(1)}%, median |error| ${(x.median * 100).toFixed(1)}%`);
+  }
+  console.log('\n| PyTorch harness point | file | measured ms | model ms | error | largest terms (ms) |\n|---|---|---|---|---|---|');
+  for (const r of torchRows()) {
+    const top = [...r.predicted.terms].sort((a, b) => b.ms - a.ms).slice(0, 3).map((t) => `${t.name} ${t.ms.toFixed(0)}`).join(', ');
+    console.log(`| ${r.config} | ${r.source} | ${r.measuredMs.toFixed(1)} | ${r.predicted.iterMs.toFixed(1)} | ${pct(r.error)} | ${top} |`);
+  }
+}

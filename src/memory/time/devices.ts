@@ -1,0 +1,87 @@
+/**
+ * Device profiles for the iteration-time model, as data: what one GPU does per second, measured,
+ * each figure citing the file it was read from. A profile is the only place a rate lives: the model
+ * (`iteration.ts`) turns FLOPs and bytes into time through these numbers alone.
+ *
+ * H200: bench/results/2026-12-02-megatron-timing/profile.json (bench/megatron/h200_profile.py,
+ * PyTorch 2.11 on the device tool's `nvidia-h200`, medians of 20 CUDA-event timings) for the GEMMs,
+ * the unfused attention's batched GEMMs and the bandwidths; bench/results/peer-h200-2026-11-30.json
+ * (bench/peers/torch_sdpa.py, same machine kind) for FlashAttention through PyTorch's SDPA; the host
+ * figures (`host`) fitted on the build half of the 2026-12-02 Megatron-LM campaign only
+ * (bench/megatron/timeFit.ts prints the fit; test/time.test.ts re-fits and compares).
+ */
+
+/** One measured GEMM: m×k times k×n. */
+export interface GemmPoint { m: number; n: number; k: number; tflops: number }
+/** One measured batched GEMM of the unfused attention: batch × (s×d · d×s). */
+export interface BmmPoint { batch: number; s: number; d: number; tflops: number }
+/** FlashAttention (one head dimension, sequence, mask): forward and backward TFLOP/s, FLOPs counted 4·N²·D per head (×½ causal), backward ×2.5. */
+export interface FlashPoint { d: number; s: number; causal: boolean; fwdTflops: number; bwdTflops: number }
+
+export interface DeviceProfile {
+  name: string;
+  /** Where the figures come from (files, commands, dates). */
+  source: string;
+  /** bf16 GEMMs (the layers' linear layers, the output layer) by shape. */
+  gemmBf16: GemmPoint[];
+  /** fp32 GEMMs without TF32 (PyTorch's default): a stack with fp32 matmuls. */
+  gemmFp32: GemmPoint[];
+  /** bf16 batched GEMMs of unfused attention (QKᵀ and the others of its shape class), by head dimension. */
+  bmm: BmmPoint[];
+  flash: FlashPoint[];
+  /** GB/s of bytes read + written: a device-to-device copy (memory-bound elementwise kernels), bf16 softmax, dropout (with its mask). */
+  bandwidthGBs: { copy: number; softmax: number; dropout: number };
+  /**
+   * What the host adds (fitted, not measured per kernel): launchUs is the CPU time per kernel of an
+   * eager PyTorch step (Python dispatch, autograd, launch), iterationMs the fixed time per training
+   * iteration outside the kernels (scheduling, logging, the synchronisations of the optimizer step),
+   * moeExpertUs the host time per expert module pass of a MoE layer (SequentialMLP's loop, its
+   * host reads of token counts).
+   */
+  host: { launchUs: number; iterationMs: number; moeExpertUs: number; note: string };
+  /**
+   * The unfused attention core (Megatron-LM's local implementation) in a training step, as a multiple
+   * of its kernels' time in isolation (the bmm and bandwidth figures above): fitted with the host figures.
+   */
+  unfusedAttentionFactor: number;
+  /** GPU memory in GiB as the framework reports it. */
+  hbmGib: number;
+}
+
+export const H200: DeviceProfile = {
+  name: 'NVIDIA H200',
+  source: 'bench/results/2026-12-02-megatron-timing/profile.json (bench/megatron/h200_profile.py, PyTorch 2.11.0+cu130, 2026-12-02); ' +
+    'flash: bench/results/peer-h200-2026-11-30.json (bench/peers/torch_sdpa.py, fp16 SDPA flash backend) and ' +
+    'bench/results/cp-h200-2026-12-01-v6/1-peer/peer-steps.json (N = 65536); ' +
+    'host: fitted on the build half of bench/results/2026-12-02-megatron-campaign (bench/megatron/timeFit.ts)',
+  gemmBf16: [
+    { m: 4096, n: 4096, k: 4096, tflops: 660.51 }, { m: 8192, n: 8192, k: 8192, tflops: 756.90 },
+    { m: 16384, n: 1024, k: 1024, tflops: 547.13 }, { m: 16384, n: 4096, k: 1024, tflops: 647.91 },
+    { m: 2048, n: 32000, k: 1024, tflops: 522.10 }, { m: 8192, n: 2816, k: 1024, tflops: 460.29 },
+  ],
+  gemmFp32: [
+    { m: 4096, n: 4096, k: 4096, tflops: 49.68 }, { m: 8192, n: 8192, k: 8192, tflops: 50.66 },
+    { m: 16384, n: 1024, k: 1024, tflops: 47.14 }, { m: 16384, n: 4096, k: 1024, tflops: 48.96 },
+    { m: 2048, n: 32000, k: 1024, tflops: 48.04 }, { m: 8192, n: 2816, k: 1024, tflops: 43.76 },
+  ],
+  bmm: [
+    { batch: 16, s: 4096, d: 64, tflops: 179.89 }, { batch: 16, s: 8192, d: 128, tflops: 372.54 },
+    { batch: 4, s: 16384, d: 128, tflops: 365.34 }, { batch: 32, s: 2048, d: 64, tflops: 177.71 },
+  ],
+  flash: [
+    { d: 64, s: 4096, causal: false, fwdTflops: 271.3, bwdTflops: 193.9 }, { d: 64, s: 4096, causal: true, fwdTflops: 152.1, bwdTflops: 130.9 },
+    { d: 128, s: 4096, causal: false, fwdTflops: 298.5, bwdTflops: 235.4 }, { d: 128, s: 4096, causal: true, fwdTflops: 182.8, bwdTflops: 173.0 },
+    { d: 64, s: 16384, causal: false, fwdTflops: 302.6, bwdTflops: 275.7 }, { d: 64, s: 16384, causal: true, fwdTflops: 274.0, bwdTflops: 258.3 },
+    { d: 128, s: 16384, causal: false, fwdTflops: 338.2, bwdTflops: 298.0 }, { d: 128, s: 16384, causal: true, fwdTflops: 318.7, bwdTflops: 297.7 },
+    // N = 65536, B1 H16: 53.59 ms forward, 139.6 ms backward (bench/results/cp-h200-2026-12-01-v6/1-peer/peer-steps.json, R = 1;
+    // its backward also adds the gradients into q/k/v.grad, so the rate is a little low)
+    { d: 128, s: 65536, causal: true, fwdTflops: 328.2, bwdTflops: 315.0 },
+  ],
+  bandwidthGBs: { copy: 4233.9, softmax: 1284.3, dropout: 3027.9 },
+  // Fitted on the 19 build-half runs of bench/results/2026-12-02-megatron-timing (npx tsx bench/megatron/timeTable.ts prints the fit).
+  host: { launchUs: 19.9, iterationMs: 11.9, moeExpertUs: 346, note: 'fitted on the build half of the 2026-12-02 campaign, Megatron-LM local (eager PyTorch)' },
+  unfusedAttentionFactor: 1.2,
+  hbmGib: 139.8,
+};
+
+export const DEVICES: Record<string, DeviceProfile> = { h200: H200 };

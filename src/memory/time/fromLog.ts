@@ -1,0 +1,51 @@
+/**
+ * A Megatron-LM log → its iteration-time prediction (from its own argument dump) and its measured
+ * steady iteration time (the median of the iterations after warm-up). Used by `replay --json`
+ * (prediction.iterMs) and by the checks against real runs (test/time.test.ts).
+ */
+import { median } from '../../stats.js';
+import { configFromArgs, type MegatronArgs, type ParseResult } from '../megatron.js';
+import type { IterationTime, TimeOptions } from './iteration.js';
+import { iterationTime } from './step.js';
+
+/** Iterations Megatron-LM's first steps spend on warm-up (CUDA context, cuBLAS handles, the allocator): 1 and 2 run 5-50× slower. */
+export const WARMUP_ITERATIONS = 2;
+
+/** What the time model reads of a dump beyond the memory model's configuration: the fusion flags and the micro batches per iteration. */
+export function timeOptionsFromArgs(args: MegatronArgs): TimeOptions {
+  const swiglu = args.swiglu === 'True';
+  const act = swiglu ? args.bias_swiglu_fusion : args.bias_gelu_fusion;
+  const num = (k: string) => (args[k] === undefined || args[k] === 'None' ? undefined : Number(args[k]));
+  const gbs = num('global_batch_size'), mbs = num('micro_batch_size') ?? 1, dp = num('data_parallel_size') ?? 1;
+  return {
+    fusion: { biasDropout: args.bias_dropout_fusion === undefined ? undefined : args.bias_dropout_fusion === 'True', biasActivation: act === undefined ? undefined : act === 'True' },
+    microBatches: gbs ? Math.max(1, Math.round(gbs / (mbs * dp))) : 1,
+  };
+}
+
+/** The model's iteration time for a log's own arguments, or why there is none. */
+export function predictTimeFromLog(res: ParseResult, opts: TimeOptions = {}): IterationTime | { error: string } {
+  const c = configFromArgs(res.args);
+  if ('error' in c) return c;
+  try {
+    return iterationTime(c.model, c.par, { ...timeOptionsFromArgs(res.args), ...opts });
+  } catch (e) {
+    return { error: `the time model cannot take this log's arguments: ${(e as Error).message}` };
+  }
+}
+
+/** The measured steady iteration time: the median of the iterations after warm-up (null when none). */
+export function steadyIterMs(res: ParseResult, warmup = WARMUP_ITERATIONS): { ms: number | null; iterations: number } {
+  const xs = res.iterations.filter((r) => r.iteration > warmup && r.elapsedMs !== null).map((r) => r.elapsedMs!);
+  return { ms: median(xs), iterations: xs.length };
+}
+
+/**
+ * A memory prediction of `replay` (compare.ts predictFromLog) with the time model's iteration time
+ * beside its totalBytes: iterMs (null with iterMsNote when the time model cannot take the log).
+ */
+export function withIterMs<P extends object>(prediction: P, res: ParseResult): P | (P & { iterMs: number | null; iterMsNote?: string }) {
+  if ('error' in prediction) return prediction;
+  const t = predictTimeFromLog(res);
+  return 'error' in t ? { ...prediction, iterMs: null, iterMsNote: t.error } : { ...prediction, iterMs: t.iterMs };
+}

@@ -1,0 +1,160 @@
+/**
+ * The pieces of a training step's time on one GPU (issue 36; step.ts puts them together). Each op
+ * of ops.ts / moe.ts / torchAmp.ts takes its work at the device profile's measured rate (rates.ts);
+ * the GPU's time is their sum; the host's is the kernels launched times the profile's launch cost,
+ * added to the GPU's time where the stack synchronises the host within the step (Megatron-LM: the
+ * loss NaN check, per-tensor grad norms read on the host, MoE token counts) and overlapped where it
+ * does once per step (the PyTorch harness): TIME_STACKS.
+ *
+ * Recompute runs the forward of what it recomputes once more in backward: selective modules
+ * (core_attn, Megatron-LM's default; mlp; layernorm; moe; shared_experts) or full (uniform: every
+ * layer; block: N layers of each stage). Tensor parallelism's collectives (all-reduce; with sequence
+ * parallelism all-gather / reduce-scatter, and the all-gather again in backward for the weight
+ * gradients) and context parallelism's (p2p: K/V around the ring behind each step's attention;
+ * all_gather and a2a: exposed) go over the link model (src/ring/linkModel.ts), not overlapped with
+ * the GEMMs, as Megatron-LM runs without userbuffers. Pipeline: (m + (p−1)/v)/m of m micro batches.
+ * Data parallelism (× CP ranks): the fp32 gradients all-reduced (reduce-scatter + all-gather of the
+ * bf16 parameters with the distributed optimizer), after the backward (overlap_grad_reduce off).
+ * The optimizer: Adam (torch.optim.AdamW's foreach path) over the fp32 main parameters this GPU
+ * updates, memory-bound (TIME_STACKS).
+ */
+import { transferMs, type Link } from '../../ring/linkModel.js';
+import type { ModelConfig, ParallelConfig, RecomputeModule, Stack } from '../model.js';
+import type { DeviceProfile } from './devices.js';
+import type { FusionFlags, Op, OpTerm, TimeDims } from './ops.js';
+import { bmmTflops, flashTflops, gemmMs } from './rates.js';
+
+/** What differs in time between training stacks, as data (the memory model's `Stack`). */
+export interface StackTime {
+  /** Bytes per parameter of one optimizer step over the parameters this GPU updates. */
+  optimizerBytesPerParam: number;
+  optimizerKernelsPerTensor: number;
+  /** Bytes per parameter per micro batch adding the bf16 gradients into fp32 main gradients (0 where the ops count it). */
+  gradBytesPerParam: number;
+  /** 'serial': the step lasts host + GPU (the host synchronises often); 'overlapped': max(host, GPU) (once per step). */
+  host: 'serial' | 'overlapped';
+  /** The data-parallel gradient reduction runs behind the backward (PyTorch DDP's buckets) rather than after it. */
+  dpOverlap: boolean;
+  /** The profile's fixed time per iteration applies (Megatron-LM's logging, timers and checks). */
+  fixedHost: boolean;
+  note: string;
+}
+
+export const TIME_STACKS: Record<Stack, StackTime> = {
+  megatron: {
+    // foreach AdamW (torch.optim.AdamW without apex / TE: weight decay 8, first moment 12, second moment 12, sqrt 8,
+    // divide 8, add ε 8, update 16 = 72), bias corrections 8, grad norm 4 and clip 8 (local_multi_tensor_l2_norm /
+    // _scale), the copy to the bf16 model parameters 6, zeroing the main gradients 4; the DDP hook adds each bf16
+    // gradient into its fp32 main gradient in backward (read 2 + 4, write 4).
+    optimizerBytesPerParam: 102, optimizerKernelsPerTensor: 8, gradBytesPerParam: 10, host: 'serial', dpOverlap: false, fixedHost: true,
+    note: 'Megatron-LM: the host synchronises within the step (the loss NaN check, per-tensor grad norms on the host, MoE token counts): host + GPU',
+  },
+  'torch-amp': {
+    // fused AdamW over fp32 parameters: read parameter, gradient, two moments (16), write three (12); zero_grad(set_to_none=False) 4.
+    optimizerBytesPerParam: 32, optimizerKernelsPerTensor: 1, gradBytesPerParam: 0, host: 'overlapped', dpOverlap: true, fixedHost: false,
+    note: 'the PyTorch harness (bench/torchcp): one synchronisation per step, DDP buckets behind the backward: max(host, GPU)',
+  },
+};
+
+export interface TimeOptions {
+  profile?: DeviceProfile;
+  /** The link of TP, CP and DP collectives (default NVLink of an H200 node). */
+  link?: Link;
+  fusion?: Partial<FusionFlags>;
+  /** Micro batches per iteration per data-parallel rank (global batch / (micro batch · DP)); default 1. */
+  microBatches?: number;
+}
+
+export type TimeTermName = OpTerm | 'recompute' | 'tp-comm' | 'cp-comm' | 'dp-comm' | 'pp-comm' | 'optimizer' | 'pipeline-bubble' | 'host';
+
+export interface TimeTerm { name: TimeTermName; ms: number; what: string }
+
+export interface IterationTime {
+  iterMs: number;
+  /** What the step's time is made of; they add up to iterMs. */
+  terms: TimeTerm[];
+  /** GPU kernel time, host launch time, exposed communication (all micro batches). */
+  gpuMs: number;
+  hostMs: number;
+  commMs: number;
+  /** Exposed communication over the iteration. */
+  commFraction: number;
+  kernels: number;
+  /** MoE experts run as modules (SequentialMLP): layers × experts × (forward, backward, recompute). */
+  expertPasses: number;
+  /** FLOPs of the model (forward + backward, no recompute) per GPU per second. */
+  tflopsPerGpu: number;
+  tokensPerSecond: number;
+}
+
+export interface PassTimes { fwd: number; bwd: number; kf: number; kb: number; byTerm: Map<OpTerm, number> }
+
+/** One op's milliseconds, one way. */
+export function opMs(op: Op, pass: 'fwd' | 'bwd', prof: DeviceProfile): number {
+  const work = pass === 'fwd' ? op.fwd : op.bwd;
+  if (work === 0) return 0;
+  switch (op.kind) {
+    case 'gemm': {
+      const [m, n, k] = op.shape!, c = op.count ?? 1;
+      return c * (pass === 'fwd' ? gemmMs(prof, m, n, k) : gemmMs(prof, m, k, n) + gemmMs(prof, k, n, m));
+    }
+    case 'bmm': return (prof.unfusedAttentionFactor * work) / (bmmTflops(prof, op.d!) * 1e9);
+    case 'flash': return work / (flashTflops(prof, op.d!, op.s!, op.causal!, pass) * 1e9);
+    default: return ((op.term === 'attention' ? prof.unfusedAttentionFactor : 1) * work) / (prof.bandwidthGBs[op.kind] * 1e6);
+  }
+}
+
+export function passTimes(ops: Op[], prof: DeviceProfile, times = 1): PassTimes {
+  const r: PassTimes = { fwd: 0, bwd: 0, kf: 0, kb: 0, byTerm: new Map() };
+  for (const op of ops) {
+    const f = opMs(op, 'fwd', prof) * times, b = opMs(op, 'bwd', prof) * times;
+    r.fwd += f; r.bwd += b; r.kf += op.kernels[0] * times; r.kb += op.kernels[1] * times;
+    r.byTerm.set(op.term, (r.byTerm.get(op.term) ?? 0) + f + b);
+  }
+  return r;
+}
+
+/** Layers of one pipeline stage whose forward runs again in backward (full recompute), and the ops that selective recompute re-runs. */
+export function recomputed(p: ParallelConfig, stageLayers: number, layerOps: Op[]): { layers: number; ops: Op[] } {
+  if (p.recompute === 'full') {
+    const n = p.recomputeNumLayers ?? 1;
+    const perChunk = stageLayers / p.virtualStages;
+    return { layers: p.recomputeMethod === 'block' ? Math.min(n, perChunk) * p.virtualStages : stageLayers, ops: layerOps };
+  }
+  if (p.recompute === 'selective') {
+    const mods: RecomputeModule[] = p.recomputeModules?.length ? p.recomputeModules : ['core_attn'];
+    return { layers: stageLayers, ops: layerOps.filter((o) => o.module !== undefined && mods.includes(o.module)) };
+  }
+  return { layers: 0, ops: [] };
+}
+
+/** One collective over n ranks moving `bytes` (the whole tensor) in a ring: (n−1)/n of it per rank, n−1 messages. */
+export function collectiveMs(link: Link, bytes: number, n: number): number {
+  return n <= 1 ? 0 : transferMs(link, ((n - 1) / n) * bytes, n - 1);
+}
+
+/** Tensor parallelism's exposed collectives per layer per micro batch, forward and backward (× 1 more forward when recomputed). */
+export function tpCommMs(x: TimeDims, p: ParallelConfig, link: Link): { fwd: number; bwd: number } {
+  const S = 2 * x.T * x.h, one = collectiveMs(link, S, x.t);
+  if (x.t <= 1) return { fwd: 0, bwd: 0 };
+  return p.sequenceParallel ? { fwd: 4 * one, bwd: 6 * one } : { fwd: 2 * 2 * one, bwd: 2 * 2 * one };
+}
+
+/** Context parallelism's exposed transfers per layer per micro batch (attention forward / backward compute given, for p2p's overlap). */
+export function cpCommMs(x: TimeDims, p: ParallelConfig, link: Link, attnFwd: number, attnBwd: number): { fwd: number; bwd: number } {
+  const cp = p.contextParallel;
+  if (cp <= 1) return { fwd: 0, bwd: 0 };
+  const kv = (2 * 2 * x.T * x.hk) / x.t, qo = (2 * 2 * x.T * x.h) / x.t;
+  const type = p.cpCommType ?? 'p2p';
+  if (type === 'p2p') {
+    const step = (bytes: number, compute: number) => (cp - 1) * Math.max(0, transferMs(link, bytes, 1) - compute / cp);
+    return { fwd: step(kv, attnFwd), bwd: step(2 * kv, attnBwd) };
+  }
+  if (type === 'all_gather') return { fwd: collectiveMs(link, cp * kv, cp), bwd: collectiveMs(link, cp * kv, cp) };
+  const a2a = collectiveMs(link, cp * (qo + kv), cp); // Q, K, V in and O out, each moving (cp−1)/cp of its size
+  return { fwd: a2a, bwd: a2a };
+}
+
+export function resolveFusion(m: ModelConfig, f: Partial<FusionFlags> = {}): FusionFlags {
+  return { biasDropout: f.biasDropout ?? true, biasActivation: f.biasActivation ?? m.biasActivationFusion ?? true };
+}

@@ -1,0 +1,166 @@
+/**
+ * The kernels of one training step, as work: for each op its forward and backward FLOPs (GEMMs,
+ * batched GEMMs, FlashAttention) or bytes read + written (memory-bound kernels), how many kernels it
+ * launches each way, and which recompute module runs its forward again. The layer is Megatron-LM's
+ * GPT layer (megatron/core/transformer, snapshot d98e8a64); with `--transformer-impl local` its
+ * attention is unfused (dot_product_attention.py: baddbmm into the s² scores, masked_fill_ with the
+ * data loader's mask, softmax in bf16 (attention_softmax_in_fp32 False), dropout, bmm; causal
+ * masking computes every score and masks half), with Transformer Engine it is one FlashAttention
+ * kernel counting the causal half only. Bytes per element are bf16 (2) unless the op says otherwise.
+ *
+ * Per layer, T tokens (s·b/CP), h hidden, a heads, g K/V groups (hk = h·g/a), d = h/a, f MLP width,
+ * t tensor-parallel ranks (norms, dropouts and residual adds on T/t tokens with sequence parallelism),
+ * E = b·(a/t)·(s/CP)·s attention scores.
+ */
+import { parameterCount, type ModelConfig, type ParallelConfig, type RecomputeModule } from '../model.js';
+
+export type OpKind = 'gemm' | 'bmm' | 'flash' | 'copy' | 'softmax' | 'dropout';
+export type OpTerm = 'gemm' | 'attention' | 'elementwise' | 'moe' | 'loss' | 'embedding' | 'gradients';
+
+export interface Op {
+  name: string;
+  term: OpTerm;
+  kind: OpKind;
+  /** Forward and backward work: FLOPs (gemm, bmm, flash) or bytes read + written (copy, softmax, dropout). */
+  fwd: number;
+  bwd: number;
+  /** gemm: the forward GEMM (m×k · k×n); backward is dX (m×n · n×k) and dW (k×m · m×n). */
+  shape?: [number, number, number];
+  /** gemm: how many GEMMs of that shape (the experts of a MoE layer); default 1. */
+  count?: number;
+  /** bmm and flash: head dimension; flash: sequence and mask. */
+  d?: number;
+  s?: number;
+  causal?: boolean;
+  /** Kernels launched forward and backward. */
+  kernels: [number, number];
+  /** The recompute module whose checkpoint runs this op's forward again in backward. */
+  module?: RecomputeModule;
+}
+
+/** What the time model reads beyond the memory model's configuration (Megatron-LM's fusion flags). */
+export interface FusionFlags {
+  /** --bias-dropout-fusion (default on): bias + dropout + residual add in one kernel. */
+  biasDropout: boolean;
+  /** --bias-gelu-fusion / --bias-swiglu-fusion (default on; GeLU's is off without linear biases). */
+  biasActivation: boolean;
+}
+
+export interface TimeDims {
+  T: number; Tn: number; h: number; a: number; hk: number; d: number; f: number; t: number; V: number;
+  s: number; sl: number; b: number; flash: boolean; rope: boolean; learnedPos: boolean; bias: boolean;
+  attnDrop: boolean; hidDrop: boolean; swiglu: boolean; fusion: FusionFlags;
+  /** The training stack's op set: Megatron-LM's, or PyTorch autocast over fp32 parameters (torchAmp.ts). */
+  amp: boolean;
+}
+
+export function timeDims(m: ModelConfig, p: ParallelConfig, fusion: FusionFlags): TimeDims {
+  const a = m.numAttentionHeads, h = m.hiddenSize, t = p.tensorParallel, sl = p.seqLength / p.contextParallel, b = p.microBatchSize;
+  const div = (p.stack === 'torch-amp' ? 1 : 128) * t;
+  const pos = m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute');
+  return {
+    T: sl * b, Tn: p.sequenceParallel ? (sl * b) / t : sl * b, h, a, hk: (h * (m.numQueryGroups ?? a)) / a, d: h / a,
+    f: m.ffnHiddenSize ?? 4 * h, t, V: Math.ceil((m.vocabSize ?? 50257) / div) * div, s: p.seqLength, sl, b,
+    flash: p.flashAttention, rope: pos === 'rope', learnedPos: pos === 'learned_absolute', bias: m.biasLinear !== false,
+    attnDrop: (m.attentionDropout ?? 0.1) > 0, hidDrop: (m.hiddenDropout ?? 0.1) > 0, swiglu: !!m.swiglu, fusion, amp: p.stack === 'torch-amp',
+  };
+}
+
+/** A memory-bound op over n elements: bytes per element forward and backward, kernels each way. */
+export const ew = (name: string, term: OpTerm, n: number, fb: number, bb: number, kernels: [number, number], kind: OpKind = 'copy', module?: RecomputeModule): Op =>
+  ({ name, term, kind, fwd: n * fb, bwd: n * bb, kernels, module });
+
+/** A linear layer's GEMM (tokens × in → out); its bias add is a separate kernel when it is not fused into a later op. */
+export function linear(name: string, term: OpTerm, T: number, inF: number, outF: number, module?: RecomputeModule): Op {
+  return { name, term, kind: 'gemm', fwd: 2 * T * inF * outF, bwd: 4 * T * inF * outF, shape: [T, outF, inF], kernels: [1, 2], module };
+}
+
+/** A LayerNorm/RMSNorm (torch.nn, the local spec without apex): one kernel forward, the input and weight gradients backward. */
+const norm = (name: string, x: TimeDims, module?: RecomputeModule): Op => ew(name, 'elementwise', x.Tn * x.h, 4, 6, [1, 2], 'copy', module);
+
+/** QKV projection, RoPE (unfused: mul, rotate_half's neg and cat, mul, add, cat per Q and K), Q reshaped with GQA. */
+function qkvOps(x: TimeDims): Op[] {
+  const q = (x.T * x.h) / x.t, k = (x.T * x.hk) / x.t, qkv = q + 2 * k;
+  const ops = [linear('QKV projection', 'gemm', x.T, x.h, qkv / x.T)];
+  if (x.bias) ops.push(ew('QKV bias add', 'elementwise', qkv, 4, 2, [1, 1]));
+  if (x.rope && !x.flash) ops.push(ew('RoPE on Q and K (unfused)', 'elementwise', q + k, 24, 16, [12, 10]));
+  if (x.hk < x.h && !x.flash) ops.push(ew('Q reshaped (GQA view copy)', 'elementwise', q, 4, 4, [1, 1]));
+  return ops;
+}
+
+/** The attention core: unfused (local) with its s² elementwise passes, or one FlashAttention kernel. */
+export function coreOps(x: TimeDims): Op[] {
+  const E = x.b * (x.a / x.t) * x.sl * x.s, M = 'core_attn' as const;
+  if (x.flash) {
+    const flops = 4 * E * x.d * 0.5; // causal: the masked half is skipped
+    return [{ name: 'FlashAttention (causal)', term: 'attention', kind: 'flash', fwd: flops, bwd: 2.5 * flops, d: x.d, s: x.s, causal: true, kernels: [1, 2], module: M }];
+  }
+  const bmm = (name: string): Op => ({ name, term: 'attention', kind: 'bmm', fwd: 2 * E * x.d, bwd: 4 * E * x.d, d: x.d, kernels: [1, 2], module: M });
+  const ops: Op[] = [];
+  if (x.hk < x.h) ops.push(ew('K, V repeated to every head', 'attention', (2 * x.T * x.h) / x.t, 4, 4, [2, 2], 'copy', M));
+  ops.push(bmm('QKᵀ (baddbmm, every score)'));
+  ops.push(ew('mask (masked_fill_: scores, bool mask)', 'attention', E, 5, 5, [1, 1], 'copy', M));
+  ops.push(ew('softmax (bf16)', 'attention', E, 4, 6, [1, 1], 'softmax', M));
+  if (x.attnDrop) ops.push(ew('attention dropout', 'attention', E, 5, 5, [1, 1], 'dropout', M));
+  ops.push(bmm('PV (bmm)'));
+  ops.push(ew('context permute', 'attention', (x.T * x.h) / x.t, 4, 4, [1, 1], 'copy', M));
+  return ops;
+}
+
+/** Bias + dropout + residual add after the projection and after the MLP: one fused kernel, or up to three. */
+export function residualOps(x: TimeDims, where: string): Op[] {
+  const n = x.Tn * x.h;
+  if (x.fusion.biasDropout) return [ew(`bias-dropout-add (${where}, fused)`, 'elementwise', n, x.hidDrop ? 7 : 6, x.hidDrop ? 11 : 6, [1, 2])];
+  const ops: Op[] = [];
+  if (x.bias) ops.push(ew(`bias add (${where})`, 'elementwise', n, 4, 2, [1, 1]));
+  if (x.hidDrop) ops.push(ew(`hidden dropout (${where})`, 'elementwise', n, 5, 5, [1, 1], 'dropout'));
+  ops.push(ew(`residual add (${where})`, 'elementwise', n, 6, 6, [1, 1]));
+  return ops;
+}
+
+/** A dense MLP on n tokens of width w (fc1, activation, fc2): GeLU, or SwiGLU (chunk, SiLU, multiply). */
+export function mlpOps(x: TimeDims, name: string, n: number, w: number, term: OpTerm, module: RecomputeModule): Op[] {
+  const fw = (n * w) / x.t;
+  const ops = [linear(`${name} fc1`, term, n, x.h, ((x.swiglu ? 2 : 1) * w) / x.t, module)];
+  if (x.swiglu) ops.push(x.fusion.biasActivation ? ew(`${name} SwiGLU (fused)`, term, fw, 6, 10, [1, 1], 'copy', module)
+    : ew(`${name} SwiGLU (SiLU, offset, multiply)`, term, fw, 14 + (x.bias ? 8 : 0), 26, [3 + (x.bias ? 1 : 0), 4 + (x.bias ? 1 : 0)], 'copy', module));
+  else ops.push(x.fusion.biasActivation && x.bias ? ew(`${name} bias-GeLU (fused)`, term, fw, 4, 6, [1, 1], 'copy', module)
+    : ew(`${name} GeLU`, term, fw, 4 + (x.bias ? 4 : 0), 6 + (x.bias ? 2 : 0), [1 + (x.bias ? 1 : 0), 1 + (x.bias ? 1 : 0)], 'copy', module));
+  ops.push(linear(`${name} fc2`, term, n, w / x.t, x.h, module));
+  return ops;
+}
+
+/** The attention half of a layer's forward: norm, QKV, the core, the projection, its residual add, the pre-MLP norm (step.ts adds the MLP or the MoE layer). */
+export function attentionOps(x: TimeDims): Op[] {
+  return [norm('input norm', x, 'layernorm'), ...qkvOps(x), ...coreOps(x), linear('output projection', 'gemm', x.T, x.h / x.t, x.h),
+    ...residualOps(x, 'attention'), norm('pre-MLP norm', x, 'layernorm')];
+}
+
+/**
+ * Outside the layers: the embedding (lookup, learned positions, dropout; backward a dense scatter
+ * into the V·h gradient), the final norm, the output layer's GEMM and the vocab-parallel
+ * cross-entropy (tensor_parallel/cross_entropy.py on T·V/t logits: float() 6 B, max 4, subtract 8,
+ * exp 8, sum 4, divide 8 forward; multiply 8 and the bf16 cast back 6 backward).
+ */
+export function outsideOps(x: TimeDims): Op[] {
+  const th = x.Tn * x.h, logits = (x.T * x.V) / x.t;
+  const ops = [ew('embedding lookup', 'embedding', x.T * x.h, 2 + (x.learnedPos ? 6 : 0), 8, [1 + (x.learnedPos ? 1 : 0), 6]),
+    ew('embedding weight gradient (dense)', 'embedding', (x.V * x.h) / x.t, 0, 2, [0, 1])];
+  if (x.hidDrop) ops.push(ew('embedding dropout', 'embedding', th, 5, 5, [1, 1], 'dropout'));
+  ops.push(ew('final norm', 'loss', th, 4, 6, [1, 2]), linear('output layer (logits)', 'loss', x.T, x.h, x.V / x.t),
+    ew('cross-entropy (fp32, vocab-parallel)', 'loss', logits, 38, 14, [8, 3]));
+  return ops;
+}
+
+/** Parameter tensors of one layer (weights, biases, norms) and outside the layers: one main-gradient add and a few optimizer launches each. */
+export function parameterTensors(m: ModelConfig): { perLayer: number; outside: number } {
+  const bias = m.biasLinear === false ? 0 : 1, normT = m.rmsNorm ? 1 : 2;
+  const experts = m.moe ? m.moe.numExperts * (2 + 2 * bias) + 1 + (m.moe.sharedExpertSize ? 2 : 0) : 2 + 2 * bias;
+  const pos = (m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute')) === 'learned_absolute' ? 1 : 0;
+  return { perLayer: 2 * normT + 2 + 2 * bias + experts, outside: 1 + pos + normT + (m.untieEmbeddings ? 1 : 0) };
+}
+
+/** Parameters whose gradients and Adam state this GPU holds (before the distributed optimizer's split). */
+export function paramsPerGpu(m: ModelConfig, p: ParallelConfig): number {
+  return parameterCount(m, p.seqLength) / (p.tensorParallel * p.pipelineParallel);
+}

@@ -1,0 +1,120 @@
+/**
+ * One training iteration put together from the pieces of iteration.ts: a micro batch's forward and
+ * backward on the busiest pipeline stage, the pipeline's micro batches and bubble, the data-parallel
+ * gradient reduction, the optimizer step, and the host: its kernel launches (and MoE expert module
+ * passes) added to the GPU's time or overlapped with it as the stack synchronises (TIME_STACKS),
+ * plus the profile's fixed time per iteration. `terms` add up to `iterMs`.
+ */
+import { LINKS } from '../../ring/linkModel.js';
+import { validate, type ModelConfig, type ParallelConfig } from '../model.js';
+import { H200, type DeviceProfile } from './devices.js';
+import {
+  TIME_STACKS, collectiveMs, cpCommMs, passTimes, recomputed, resolveFusion, tpCommMs,
+  type IterationTime, type PassTimes, type StackTime, type TimeOptions, type TimeTerm, type TimeTermName,
+} from './iteration.js';
+import { moeOps } from './moe.js';
+import { attentionOps, mlpOps, outsideOps, paramsPerGpu, parameterTensors, residualOps, timeDims, type Op, type TimeDims } from './ops.js';
+import { ampLayerOps, ampOutsideOps } from './torchAmp.js';
+
+/** Every op of one layer's forward: attention, then the dense MLP or the MoE layer, then the residual add (the stack's op set). */
+export function layerOps(m: ModelConfig, x: TimeDims): Op[] {
+  if (x.amp) return ampLayerOps(x);
+  return [...attentionOps(x), ...(m.moe ? moeOps(x, m.moe) : mlpOps(x, 'MLP', x.T, x.f, 'gemm', 'mlp')), ...residualOps(x, 'MLP')];
+}
+
+const outside = (x: TimeDims) => (x.amp ? ampOutsideOps(x) : outsideOps(x));
+const FLOP_KINDS = new Set(['gemm', 'bmm', 'flash']);
+const flopsOf = (ops: Op[]) => ops.filter((o) => FLOP_KINDS.has(o.kind)).reduce((s, o) => s + o.fwd + o.bwd, 0);
+
+class Terms {
+  readonly map = new Map<TimeTermName, { ms: number; what: string }>();
+  add(name: TimeTermName, ms: number, what: string): void {
+    const t = this.map.get(name);
+    this.map.set(name, { ms: (t?.ms ?? 0) + ms, what: t?.what ?? what });
+  }
+  addPass(p: PassTimes, scale: number): void {
+    for (const [k, v] of p.byTerm) this.add(k, v * scale, TERM_WHAT[k] ?? k);
+  }
+  list(): TimeTerm[] {
+    return [...this.map.entries()].filter(([, v]) => v.ms > 0).map(([name, v]) => ({ name, ms: v.ms, what: v.what }));
+  }
+}
+
+const TERM_WHAT: Record<string, string> = {
+  gemm: "the layers' linear layers (QKV, projection, MLP)", attention: 'the attention core', elementwise: 'norms, RoPE, activations, dropout, residual adds',
+  moe: 'router, token permutation, experts', loss: 'final norm, output layer and cross-entropy', embedding: 'embedding lookup and its gradient',
+  gradients: 'gradients added into the fp32 (main) gradients; autocast weight copies',
+};
+
+interface Micro { gpu: number; comm: number; backward: number; kernels: number; flops: number; expertPasses: number }
+
+/** A micro batch's forward and backward on the first (busiest) stage: GPU time, kernels launched, exposed communication. */
+function microBatch(m: ModelConfig, p: ParallelConfig, o: { profile: DeviceProfile; link: TimeOptions['link'] & object; st: StackTime }, x: TimeDims, terms: Terms, scale: number): Micro {
+  const prof = o.profile, Ls = m.numLayers / p.pipelineParallel;
+  const ops = layerOps(m, x), layer = passTimes(ops, prof), outOps = outside(x), out = passTimes(outOps, prof);
+  const core = passTimes(ops.filter((op) => op.term === 'attention'), prof);
+  const rc = recomputed(p, Ls, ops), rcT = passTimes(rc.ops, prof, rc.layers);
+  const tp = tpCommMs(x, p, o.link), cp = cpCommMs(x, p, o.link, core.fwd, core.bwd);
+  const full = p.recompute === 'full' ? rc.layers : 0;
+  const tensors = parameterTensors(m), tensorCount = Ls * tensors.perLayer + tensors.outside;
+  const gradMs = (paramsPerGpu(m, p) * o.st.gradBytesPerParam) / (prof.bandwidthGBs.copy * 1e6);
+  const comm = Ls * (tp.fwd + cp.fwd + tp.bwd + cp.bwd) + full * (tp.fwd + cp.fwd);
+  terms.addPass({ ...layer, byTerm: new Map([...layer.byTerm].map(([k, v]) => [k, v * Ls])) }, scale);
+  terms.addPass(out, scale);
+  terms.add('gradients', gradMs * scale, TERM_WHAT.gradients);
+  terms.add('recompute', rcT.fwd * scale, `forward run again in backward (${rc.layers} layer(s)${p.recompute === 'selective' ? ', the recomputed modules' : ''})`);
+  terms.add('tp-comm', (Ls * (tp.fwd + tp.bwd) + full * tp.fwd) * scale, 'tensor-parallel all-reduce / all-gather / reduce-scatter, exposed');
+  terms.add('cp-comm', (Ls * (cp.fwd + cp.bwd) + full * cp.fwd) * scale, `context-parallel ${p.cpCommType ?? 'p2p'} transfers not hidden behind attention`);
+  const backward = Ls * layer.bwd + out.bwd + rcT.fwd + gradMs;
+  const gpu = Ls * layer.fwd + out.fwd + backward + comm;
+  // SequentialMLP runs each expert as its own module, forward, backward and when recomputed (moe or full).
+  const E = m.moe?.numExperts ?? 0, moeAgain = rc.ops.some((op) => op.module === 'moe') ? rc.layers : 0;
+  return {
+    gpu, comm, backward, kernels: Ls * (layer.kf + layer.kb) + out.kf + out.kb + rcT.kf + tensorCount,
+    flops: Ls * flopsOf(ops) + flopsOf(outOps), expertPasses: E * (2 * Ls + moeAgain),
+  };
+}
+
+/** Data-parallel (× CP ranks) gradient reduction, exposed: after the backward, or what outlasts it (DDP's buckets). */
+function dpMs(m: ModelConfig, p: ParallelConfig, link: NonNullable<TimeOptions['link']>, st: StackTime, backwardMs: number): number {
+  const n = p.dataParallel * p.contextParallel, params = paramsPerGpu(m, p);
+  const ms = p.distributedOptimizer ? collectiveMs(link, 4 * params, n) + collectiveMs(link, 2 * params, n) : 2 * collectiveMs(link, 4 * params, n);
+  return st.dpOverlap ? Math.max(0, ms - backwardMs) : ms;
+}
+
+/**
+ * Iteration time of one configuration on one GPU (the busiest pipeline stage), term by term: the GPU's
+ * kernels and exposed communication, the host's launches (added for Megatron-LM: on the build half
+ * of the campaign host + GPU fits the measured steps, max(host, GPU) does not; overlapped for the
+ * PyTorch harness, which synchronises once per step), the profile's fixed time per iteration.
+ * Refuses what the memory model refuses.
+ */
+export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptions = {}): IterationTime {
+  validate(m, p);
+  const st = TIME_STACKS[p.stack ?? 'megatron'];
+  const o = { profile: opts.profile ?? H200, link: opts.link ?? LINKS['nvlink-h200'], st };
+  const mb = opts.microBatches ?? 1, pp = p.pipelineParallel, bubble = (pp - 1) / p.virtualStages;
+  const x = timeDims(m, p, resolveFusion(m, opts.fusion));
+  const terms = new Terms(), host = o.profile.host;
+  const micro = microBatch(m, p, o, x, terms, mb);
+  const ppComm = pp > 1 ? 2 * mb * collectiveMs(o.link, 2 * 2 * x.Tn * x.h, 2) : 0;
+  const dp = dpMs(m, p, o.link, st, micro.backward * mb);
+  const params = paramsPerGpu(m, p), shard = p.distributedOptimizer ? params / (p.dataParallel * p.contextParallel) : params, tensors = parameterTensors(m);
+  const optGpu = (shard * st.optimizerBytesPerParam) / (o.profile.bandwidthGBs.copy * 1e6);
+  const kernels = micro.kernels * mb + ((m.numLayers / pp) * tensors.perLayer + tensors.outside) * st.optimizerKernelsPerTensor;
+  const expertPasses = micro.expertPasses * mb;
+  const launches = (kernels * host.launchUs + expertPasses * host.moeExpertUs) / 1e3;
+  const gpuMs = micro.gpu * (mb + bubble) + ppComm + dp + optGpu;
+  terms.add('pipeline-bubble', micro.gpu * bubble, `pipeline fill and drain: (p − 1)/v = ${bubble.toFixed(2)} micro batches idle`);
+  terms.add('pp-comm', ppComm, 'activations and their gradients between stages');
+  terms.add('dp-comm', dp, `gradients reduced over ${p.dataParallel * p.contextParallel} data-parallel × context-parallel ranks${p.distributedOptimizer ? ', parameters gathered' : ''}`);
+  terms.add('optimizer', optGpu, `Adam over ${Math.round(shard).toLocaleString('en-US')} fp32 parameters, ${st.optimizerBytesPerParam} B each`);
+  const hostMs = (st.host === 'serial' ? launches : Math.max(0, launches - gpuMs)) + (st.fixedHost ? host.iterationMs : 0);
+  terms.add('host', hostMs, `${Math.round(kernels)} kernel launches at ${host.launchUs} µs${expertPasses ? `, ${expertPasses} expert module passes at ${host.moeExpertUs} µs` : ''}` +
+    `${st.fixedHost ? `, ${host.iterationMs} ms per iteration` : ''} (${st.host === 'serial' ? 'added to the GPU time' : 'beyond the GPU time'})`);
+  const list = terms.list(), iterMs = gpuMs + hostMs, comm = micro.comm * mb + ppComm + dp;
+  return {
+    iterMs, terms: list, gpuMs, hostMs, commMs: comm, commFraction: comm / iterMs, kernels, expertPasses,
+    tflopsPerGpu: (micro.flops * mb) / (iterMs * 1e9), tokensPerSecond: (p.seqLength * p.microBatchSize * mb * p.dataParallel) / (iterMs / 1e3),
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * `flashring advise` (issue 36 item 3): the layouts it keeps fit the HBM with the margin (by the
+ * memory model), are ranked by the time model's step time, carry tp, cp, cpCommType, recompute,
+ * iterMs and totalBytes; the acceptance line answers with CP sizes; bad input is one line, exit 2.
+ */
+import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { GIB, memoryBreakdown, PRESETS, DEFAULT_PARALLEL } from '../src/memory/model.js';
+import { iterationTime } from '../src/memory/time/step.js';
+import { layoutConfig } from '../src/cli/advise.js';
+
+const run = (args: string[]) => spawnSync('node', ['bin/flashring.mjs', 'advise', ...args], { encoding: 'utf8' });
+const SEED = ['--num-layers', '32', '--hidden-size', '4096', '--num-attention-heads', '32'];
+
+interface Cand { tp: number; cp: number; cpCommType: string | null; pp: number; dp: number; recompute: string; distributedOptimizer: boolean; iterMs: number; totalBytes: number; why: string[] }
+
+describe('flashring advise', () => {
+  const acceptance = run([...SEED, '--seq-length', '131072', '--gpus', '8', '--hbm-gib', '80', '--json']);
+  const j = JSON.parse(acceptance.stdout) as { candidates: Cand[]; evaluated: number; margin: number; globalBatchSize: number };
+
+  it('the acceptance line answers with CP sizes and predicted times, fastest first, each fitting 90% of 80 GiB', () => {
+    expect(acceptance.status).toBe(0);
+    expect(j.candidates.length).toBeGreaterThan(5);
+    expect(j.evaluated).toBeGreaterThan(j.candidates.length);
+    expect(j.candidates.some((c) => c.cp > 1)).toBe(true);
+    for (const c of j.candidates) {
+      for (const k of ['tp', 'cp', 'cpCommType', 'recompute', 'iterMs', 'totalBytes'] as const) expect(c, k).toHaveProperty(k);
+      expect(c.tp * c.cp * c.pp * c.dp).toBe(8);
+      expect(c.totalBytes).toBeLessThanOrEqual(0.9 * 80 * GIB);
+      expect(c.cpCommType === null).toBe(c.cp === 1);
+    }
+    for (let i = 1; i < j.candidates.length; i++) expect(j.candidates[i].iterMs).toBeGreaterThanOrEqual(j.candidates[i - 1].iterMs);
+  });
+
+  it("each candidate's figures are the memory and time models' for its layout", () => {
+    const base = { ...DEFAULT_PARALLEL, seqLength: 131072 };
+    const model = { numLayers: 32, hiddenSize: 4096, numAttentionHeads: 32 };
+    for (const c of j.candidates.slice(0, 5)) {
+      const par = layoutConfig({ base }, { ...c, cpCommType: (c.cpCommType ?? undefined) as never });
+      expect(memoryBreakdown(model, par).totalBytes).toBe(c.totalBytes);
+      expect(iterationTime(model, par, { microBatches: j.globalBatchSize / c.dp }).iterMs).toBeCloseTo(c.iterMs, 6);
+    }
+  });
+
+  it('at 128K on 80 GiB no layout without CP or recompute fits (what forces CP), and the reasons say what CP = 1 would need', () => {
+    expect(j.candidates.filter((c) => c.cp === 1 && c.recompute === 'none')).toHaveLength(0);
+    const withCp = j.candidates.find((c) => c.cp > 1)!;
+    expect(withCp.why.join(' ')).toMatch(/at CP=1 the same layout needs [\d.]+ GiB \(largest: /);
+  });
+
+  it('a short sequence needs no CP: the fastest layout is CP = 1', () => {
+    const r = run(['--preset', 'seed-32L-4096h', '--seq-length', '4096', '--gpus', '8', '--hbm-gib', '80', '--json']);
+    const c = (JSON.parse(r.stdout) as { candidates: Cand[] }).candidates[0];
+    expect(c.cp).toBe(1);
+    expect(PRESETS['seed-32L-4096h'].model.numLayers).toBe(32);
+  });
+
+  it('nothing fits: said plainly, exit 0, the smallest layout named', () => {
+    const r = run([...SEED, '--seq-length', '131072', '--gpus', '8', '--hbm-gib', '2']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/nothing fits: the smallest is TP=\d+ CP=\d+ PP=\d+ .* at [\d.]+ GiB/);
+  });
+
+  it('bad input: one line, exit 2', () => {
+    for (const [args, msg] of [
+      [[...SEED, '--seq-length', '4096'], /--gpus is required/],
+      [[...SEED, '--seq-length', '4096', '--gpus', '0'], /--gpus must be a positive integer/],
+      [[...SEED, '--gpus', '8'], /--seq-length is required/],
+      [[...SEED, '--seq-length', '4096', '--gpus', '8', '--tensor-model-parallel-size', '2'], /--tensor-model-parallel-size is what advise searches/],
+      [[...SEED, '--seq-length', '4096', '--gpus', '8', '--margin', '2'], /--margin must be a fraction/],
+      [[...SEED, '--seq-length', '4096', '--gpus', '8', '--link', 'warp'], /unknown link 'warp'/],
+      [['--num-layers', '32', '--hidden-size', '4095', '--num-attention-heads', '32', '--seq-length', '4096', '--gpus', '8'], /not divisible/],
+    ] as const) {
+      const r = run([...args]);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(r.stderr).toMatch(msg);
+    }
+  });
+});

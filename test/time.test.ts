@@ -1,0 +1,186 @@
+/**
+ * The iteration-time model (src/memory/time/, issue 36) against every stored real run that is time
+ * data, and by name the ones that are not:
+ *  - bench/results/2026-12-02-megatron-timing: Megatron-LM runs alone on the H200 (configurations of
+ *    the 2026-12-02 campaign, its build / held-out split); the profile's fitted figures come from the
+ *    build half only and are re-fitted here;
+ *  - the PyTorch harness's points (bench/torchcp: one H200, and CP = 2 on 2 × H200);
+ *  - not time data: the campaign's own 47 logs (up to 7 runs at a time on one GPU) and the 10 logs of
+ *    bench/results/memory-h200-2026-12-01/megatron (waves of 4-5 at once, 3 iterations each).
+ */
+import { describe, expect, it } from 'vitest';
+import { readFileSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { TIMING_DIR, buildFit, buildFitPoints, timeRows, timeSummary, torchRows } from '../bench/megatron/timeTable.js';
+import { parseMegatronLog } from '../src/memory/megatron.js';
+import { steadyIterMs } from '../src/memory/time/fromLog.js';
+import { H200 } from '../src/memory/time/devices.js';
+import { bmmTflops, flashTflops, gemmMs } from '../src/memory/time/rates.js';
+import { iterationTime } from '../src/memory/time/step.js';
+import { DEFAULT_PARALLEL, PRESETS, type ParallelConfig } from '../src/memory/model.js';
+
+const rows = timeRows();
+const MOE = new Set(['r02', 'r07', 'r11', 'r16', 'r40']);
+
+describe('the H200 profile is the measured data', () => {
+  const prof = JSON.parse(readFileSync(`${TIMING_DIR}/profile.json`, 'utf8')) as {
+    gemm: { dtype: string; m: number; n: number; k: number; tflops: number }[]; bmm: { d: number; s: number; tflops: number }[];
+    elementwise: { op: 'copy' | 'softmax' | 'dropout'; gbps: number }[];
+  };
+  it('every GEMM, batched GEMM and bandwidth of profile.json, to 0.1%', () => {
+    for (const g of prof.gemm) {
+      const mine = (g.dtype === 'bfloat16' ? H200.gemmBf16 : H200.gemmFp32).find((x) => x.m === g.m && x.n === g.n && x.k === g.k)!;
+      expect(Math.abs(mine.tflops / g.tflops - 1), `${g.dtype} ${g.m}×${g.n}×${g.k}`).toBeLessThan(1e-3);
+    }
+    for (const b of prof.bmm) expect(H200.bmm.some((x) => x.d === b.d && x.s === b.s && Math.abs(x.tflops / b.tflops - 1) < 1e-3)).toBe(true);
+    for (const e of prof.elementwise) expect(Math.abs(H200.bandwidthGBs[e.op] / e.gbps - 1)).toBeLessThan(1e-3);
+  });
+
+  it('the GEMM time model (FLOPs at a peak + bytes, fitted to the six shapes) within 20% of each measured bf16 shape', () => {
+    for (const g of H200.gemmBf16) {
+      const measuredMs = (2 * g.m * g.n * g.k) / (g.tflops * 1e9);
+      expect(Math.abs(gemmMs(H200, g.m, g.n, g.k) / measuredMs - 1), `${g.m}×${g.n}×${g.k}`).toBeLessThan(0.2);
+    }
+  });
+
+  it('rates between and beyond the measured points: interpolated in log, clamped at the ends', () => {
+    expect(bmmTflops(H200, 64)).toBeCloseTo((179.89 + 177.71) / 2, 1);
+    expect(bmmTflops(H200, 96)).toBeGreaterThan(bmmTflops(H200, 64));
+    expect(bmmTflops(H200, 96)).toBeLessThan(bmmTflops(H200, 128));
+    expect(flashTflops(H200, 128, 16384, true, 'fwd')).toBeCloseTo(318.7, 1);
+    expect(flashTflops(H200, 128, 1 << 20, true, 'bwd')).toBeCloseTo(315.0, 1);
+  });
+});
+
+describe('fitted on the build half only', () => {
+  it('the shipped figures are the fit of the build half (re-fitted here, within 1%)', () => {
+    const pts = buildFitPoints();
+    expect(pts.length).toBe(rows.filter((r) => r.split === 'build').length);
+    expect(pts.every((p) => rows.find((r) => r.id === p.id)!.split === 'build')).toBe(true);
+    const f = buildFit();
+    expect(Math.abs(f.unfusedAttentionFactor / H200.unfusedAttentionFactor - 1)).toBeLessThan(0.01);
+    expect(Math.abs(f.launchUs / H200.host.launchUs - 1)).toBeLessThan(0.01);
+    expect(Math.abs(f.moeExpertUs / H200.host.moeExpertUs - 1)).toBeLessThan(0.01);
+    expect(Math.abs(f.iterationMs / H200.host.iterationMs - 1)).toBeLessThan(0.01);
+  });
+});
+
+describe('Megatron-LM runs alone on the H200 (bench/results/2026-12-02-megatron-timing)', () => {
+  it('33 runs: 19 build, 14 held-out, each with a steady median after the 2 warm-up iterations', () => {
+    expect(rows.map((r) => r.split).filter((s) => s === 'build')).toHaveLength(19);
+    expect(rows.map((r) => r.split).filter((s) => s === 'heldout')).toHaveLength(14);
+    for (const r of rows) expect(r.iterations === 4 || r.iterations === 18, r.id).toBe(true);
+  });
+
+  for (const split of ['build', 'heldout'] as const)
+    it(`${split} half: every dense run within 15% of its measured steady iteration time`, () => {
+      const dense = rows.filter((r) => r.split === split && !MOE.has(r.id));
+      expect(dense.length).toBeGreaterThanOrEqual(12);
+      for (const r of dense) expect(Math.abs(r.error), `${r.id} ${r.config}: model ${r.predicted.iterMs.toFixed(1)} ms, measured ${r.measuredMs.toFixed(1)}`).toBeLessThan(0.15);
+    });
+
+  it('MoE runs: NOT MET for three of five (r07 −43%, r11 −22%, r40 −25%: too slow measured); each within 45%, named', () => {
+    const moe = rows.filter((r) => MOE.has(r.id));
+    expect(moe.map((r) => r.id).sort()).toEqual([...MOE].sort());
+    for (const r of moe) expect(Math.abs(r.error), r.id).toBeLessThan(0.45);
+    expect(moe.filter((r) => Math.abs(r.error) >= 0.15).map((r) => r.id).sort()).toEqual(['r07', 'r11', 'r40']);
+  });
+
+  it('the summary as the README states it (both halves, MoE included)', () => {
+    expect(timeSummary(rows, 'build').maxAbs).toBeLessThan(0.45);
+    expect(timeSummary(rows, 'heldout').median).toBeLessThan(0.12);
+  });
+
+  it('the terms add up to the prediction, and the attention core dominates at 32K', () => {
+    for (const r of rows) expect(r.predicted.terms.reduce((s, t) => s + t.ms, 0)).toBeCloseTo(r.predicted.iterMs, 6);
+    const r24 = rows.find((r) => r.id === 'r24')!;
+    const attn = r24.predicted.terms.find((t) => t.name === 'attention')!.ms + r24.predicted.terms.find((t) => t.name === 'recompute')!.ms;
+    expect(attn / r24.predicted.iterMs).toBeGreaterThan(0.8);
+  });
+});
+
+describe('the PyTorch harness (bench/torchcp, --stack torch-amp, FlashAttention through SDPA)', () => {
+  const pts = torchRows();
+  it('41 measured points (13 on one H200, 28 at CP = 1 and 2 on 2 × H200)', () => {
+    expect(pts).toHaveLength(13 + 28 - 4);
+  });
+  it('NOT MET: 10 of 37 within 15%; each within 60%', () => {
+    expect(pts.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(10);
+    for (const r of pts) expect(Math.abs(r.error), r.config).toBeLessThan(0.6);
+  });
+  it("one GPU, where attention is most of the predicted step, the model is over 20% slow: the harness's SDPA default backend outruns the flash backend the profile measured", () => {
+    const share = (r: (typeof pts)[number]) => (r.predicted.terms.find((t) => t.name === 'attention')?.ms ?? 0) / r.predicted.iterMs;
+    const heavy = pts.filter((r) => r.config.includes(' CP1 ') && share(r) > 0.6);
+    expect(heavy.length).toBeGreaterThanOrEqual(8);
+    for (const r of heavy) expect(r.error, r.config).toBeGreaterThan(0.2);
+  });
+});
+
+describe('logs that are not time data, by name', () => {
+  it("the campaign's 47 runs shared one GPU with up to 7 others: against the same configurations alone, up to 61% slower", () => {
+    const campaign = 'bench/results/2026-12-02-megatron-campaign';
+    expect(readFileSync(`${campaign}/README.md`, 'utf8')).toMatch(/up to 8\s+at once/);
+    const ratios = rows.map((r) => {
+      const shared = steadyIterMs(parseMegatronLog(readFileSync(`${campaign}/runs/${r.id}.log`, 'utf8'), r.id)).ms!;
+      const alone = steadyIterMs(parseMegatronLog(readFileSync(`${TIMING_DIR}/runs/${r.id}.log`, 'utf8'), r.id), 2).ms!;
+      return shared / alone;
+    });
+    expect(ratios.filter((x) => x > 1.1).length).toBeGreaterThanOrEqual(10);
+    expect(Math.max(...ratios)).toBeGreaterThan(1.4);
+  });
+
+  it('bench/results/memory-h200-2026-12-01/megatron: 10 logs run in waves of 4-5 at once, 3 iterations each (1 after warm-up)', () => {
+    const dir = 'bench/results/memory-h200-2026-12-01/megatron';
+    const logs = readdirSync(dir).filter((f) => f.endsWith('.log'));
+    expect(logs).toHaveLength(10);
+    for (const f of logs) expect(parseMegatronLog(readFileSync(`${dir}/${f}`, 'utf8'), f).iterations.length, f).toBe(3);
+    expect(readFileSync('bench/megatron/h200_memory.sh', 'utf8')).toMatch(/wave 2/);
+  });
+});
+
+describe('the model, term by term', () => {
+  const seed = PRESETS['seed-32L-4096h'].model;
+  const base: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 32768, tensorParallel: 8, sequenceParallel: true };
+  const term = (p: ParallelConfig, name: string) => iterationTime(seed, p).terms.find((t) => t.name === name)?.ms ?? 0;
+
+  it('unfused attention counts every score; FlashAttention the causal half', () => {
+    const local = { ...base, flashAttention: false }, flash = base;
+    const a = term(local, 'attention'), b = term(flash, 'attention');
+    expect(a).toBeGreaterThan(b);
+    expect(term({ ...local, seqLength: 65536 }, 'attention') / a).toBeGreaterThan(3.5);
+  });
+
+  it('recompute: selective re-runs the core (the attention forward), full re-runs every layer', () => {
+    const sel = term({ ...base, recompute: 'selective' }, 'recompute');
+    const full = term({ ...base, recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 1 }, 'recompute');
+    const attnFwd = term(base, 'attention') / (1 + 2.5 * 318.7 / 297.7); // forward share at the flash rates
+    expect(sel).toBeGreaterThan(0.8 * attnFwd);
+    expect(sel).toBeLessThan(1.2 * attnFwd);
+    expect(full).toBeGreaterThan(sel);
+    const block4 = term({ ...base, recompute: 'full', recomputeMethod: 'block', recomputeNumLayers: 4 }, 'recompute');
+    expect(block4 / full).toBeCloseTo(4 / 32, 6);
+  });
+
+  it('TP communication: none at TP = 1; sequence parallelism moves the same bytes in 4 + 6 collectives instead of 2 + 2 all-reduces', () => {
+    expect(term({ ...base, tensorParallel: 1, sequenceParallel: false }, 'tp-comm')).toBe(0);
+    const sp = term(base, 'tp-comm'), ar = term({ ...base, sequenceParallel: false }, 'tp-comm');
+    expect(sp / ar).toBeCloseTo(10 / 8, 1);
+  });
+
+  it('CP p2p hides the ring behind attention at long sequences; all_gather and a2a expose theirs', () => {
+    const cp = { ...base, tensorParallel: 1, sequenceParallel: false, contextParallel: 4, seqLength: 131072 };
+    expect(term({ ...cp, cpCommType: 'p2p' }, 'cp-comm')).toBe(0);
+    expect(term({ ...cp, cpCommType: 'all_gather' }, 'cp-comm')).toBeGreaterThan(0);
+    expect(term({ ...cp, cpCommType: 'a2a' }, 'cp-comm')).toBeGreaterThan(0);
+  });
+});
+
+describe('replay --json', () => {
+  it('prediction.iterMs beside prediction.totalBytes', () => {
+    const out = execFileSync('node', ['bin/flashring.mjs', 'replay', `${TIMING_DIR}/runs/r24.log`, '--json'], { encoding: 'utf8' });
+    const j = JSON.parse(out) as { reports: { prediction: { iterMs: number; totalBytes: number } }[] };
+    const p = j.reports[0].prediction;
+    expect(p.totalBytes).toBeGreaterThan(40 * 2 ** 30);
+    expect(p.iterMs).toBeCloseTo(rows.find((r) => r.id === 'r24')!.predicted.iterMs, 6);
+  });
+});
