@@ -9,6 +9,8 @@ await withoutDawnNoise(import.meta.url, '__FLASHRING_CP_CHILD', async () => {
   const { register: registerTsx } = await import('tsx/esm/api');
   registerTsx();
   register('../bin/raw-loader.mjs', import.meta.url);
+  const { setProcessTuning, tuningFromEnv } = await import('../src/kernels/tuning.ts');
+  setProcessTuning(tuningFromEnv(process.env)); // kernel pins (FLASHRING_PATH, …), as the CLI reads them
   const { cpBench } = await import('./cp.ts');
   process.exitCode = await cpBench(process.argv.slice(2));
   (await import('../src/gpu/node.ts')).releaseNodeGPU();

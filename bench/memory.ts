@@ -2,7 +2,6 @@
  * Memory sweep for the bench: activation_memory.csv, activation_memory.json (what the page
  * loads) and activation_memory.png (the page's chart, rendered headless).
  */
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_LINES, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, PRESETS, ParallelConfig, STACKS, oomPoints, sweep } from '../src/memory/model.js';
 import { CsvRow, sweepRows, toCsv } from '../src/memory/csv.js';
@@ -17,18 +16,24 @@ export interface MemorySweepResult {
   oom: Record<string, number | null>;
 }
 
-export async function memorySweep(outDir: string, presetName: string, base: Partial<ParallelConfig>, hbmGib: number, measured: CsvRow[] = []): Promise<MemorySweepResult> {
+/** Files written together, through temporaries (src/cli/files.ts OutputPlan.write). */
+export type WriteFiles = (files: { path: string; data: Uint8Array | string }[]) => Promise<void>;
+
+export async function memorySweep(outDir: string, write: WriteFiles, presetName: string, base: Partial<ParallelConfig>, hbmGib: number, measured: CsvRow[] = []): Promise<MemorySweepResult> {
   const preset = PRESETS[presetName];
   if (!preset) throw new Error(`unknown memory preset '${presetName}'`);
   const par = { ...DEFAULT_PARALLEL, ...(preset.stack ? { stack: preset.stack } : {}), ...base }; // the preset's stack (torchcp: torch-amp)
   const pts = sweep(preset.model, par, DEFAULT_SEQ_LENGTHS, DEFAULT_LINES, hbmGib);
   const rows = sweepRows(pts, hbmGib);
   const csv = join(outDir, 'activation_memory.csv'), json = join(outDir, 'activation_memory.json'), png = join(outDir, 'activation_memory.png');
-  await writeFile(csv, toCsv([...rows, ...measured]));
   const title = `${preset.note}: TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'} — lines: flashring's memory model (${STACKS[par.stack ?? 'megatron'].label} stack; "+ recompute" = selective core_attn + mlp)${measured.length ? '; triangles: measured' : ''}`;
   const subtitle = coincidentNote(pts, DEFAULT_LINES);
   const config = memoryChartConfig(rows, measured, hbmGib, title, subtitle);
-  await writeFile(json, JSON.stringify({ kind: 'flashring.memory', createdAt: new Date().toISOString(), preset: presetName, model: preset.model, parallel: par, hbmGib, rows: [...rows, ...measured], chart: config }, null, 1));
-  const skipped = await renderChartPng(config, png);
-  return { csv, json, png: skipped ? null : png, pngSkipped: skipped, oom: oomPoints(pts) };
+  const image = await renderChartPng(config);
+  await write([
+    { path: csv, data: toCsv([...rows, ...measured]) },
+    { path: json, data: JSON.stringify({ kind: 'flashring.memory', createdAt: new Date().toISOString(), preset: presetName, model: preset.model, parallel: par, hbmGib, rows: [...rows, ...measured], chart: config }, null, 1) },
+    ...(typeof image === 'string' ? [] : [{ path: png, data: image }]),
+  ]);
+  return { csv, json, png: typeof image === 'string' ? null : png, pngSkipped: typeof image === 'string' ? image : null, oom: oomPoints(pts) };
 }

@@ -3,7 +3,7 @@
  * playwright-core; no browser download). Where there is no Chromium the reason is returned.
  */
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { MemoryChartConfig } from '../src/memory/chart.js';
@@ -26,7 +26,8 @@ const DRAW = `function (cfg) {
   new Chart(document.getElementById('c').getContext('2d'), cfg);
 }`;
 
-export async function renderChartPng(config: MemoryChartConfig, out: string, width = 1000, height = 620): Promise<string | null> {
+/** The chart as PNG bytes, or why it could not be drawn (a string). */
+export async function renderChartPng(config: MemoryChartConfig, width = 1000, height = 620): Promise<Uint8Array | string> {
   if (!existsSync(CHROMIUM)) return `no Chromium at ${CHROMIUM} (install Debian's chromium, or set FLASHRING_CHROMIUM)`;
   let chromium: typeof import('playwright-core').chromium;
   try {
@@ -47,8 +48,7 @@ export async function renderChartPng(config: MemoryChartConfig, out: string, wid
     await page.addScriptTag({ content: chartJs });
     await page.evaluate(`(${DRAW})(${JSON.stringify(config)})`);
     if (errors.length) throw new Error(`chart rendering failed: ${errors.join('; ')}`);
-    await writeFile(out, await page.locator('#c').screenshot());
-    return null;
+    return new Uint8Array(await page.locator('#c').screenshot());
   } finally {
     await browser.close();
   }

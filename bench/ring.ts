@@ -4,7 +4,6 @@
  * unhidden transfer fraction, overlap efficiency, peak bytes per rank; and the single-device
  * kernel time on the same GPU for comparison. The largest N that runs is where the sweep stops.
  */
-import { writeFile } from 'node:fs/promises';
 import { FlashDevice } from '../src/gpu/device.js';
 import { ringAttention } from '../src/ring/ringAttention.js';
 import { Layout } from '../src/ring/schedule.js';
@@ -32,9 +31,9 @@ export interface RingRow {
   error?: string;
 }
 
-/** One ring point; with `timelineFile`, its timeline JSON (what the page's live panel shows) is written there. */
+/** One ring point; with `saveTimeline`, its timeline JSON (what the page's live panel shows) is handed to it. */
 export async function ringPoint(
-  devs: FlashDevice[], s: AttentionShape, layout: Layout, causal: boolean, p: Precision, backward: boolean, timelineFile?: string,
+  devs: FlashDevice[], s: AttentionShape, layout: Layout, causal: boolean, p: Precision, backward: boolean, saveTimeline?: (json: string) => Promise<void>,
 ): Promise<RingRow> {
   const x = {
     q: toPrecision(randn(numel(s, 'q'), 21), p), k: toPrecision(randn(numel(s, 'kv'), 22), p), v: toPrecision(randn(numel(s, 'kv'), 23), p),
@@ -46,7 +45,7 @@ export async function ringPoint(
   await warmUp(devs[0], () => ringAttention([devs[0]], s, x, opts), 1, 20);
   const res = await ringAttention([devs[0]], s, x, opts);
   const tl = res.timeline;
-  if (timelineFile) await writeFile(timelineFile, JSON.stringify(tl));
+  if (saveTimeline) await saveTimeline(JSON.stringify(tl));
   const gpu = tl.phases.flatMap((ph) => ph.steps.map((st) => st.gpuComputeMs));
   return {
     ...base,

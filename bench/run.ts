@@ -5,12 +5,11 @@
  * same session on the same GPU) adds flashring/PyTorch ratios.
  */
 import { robustShaders } from '../src/gpu/node.js';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { acquireDevices, adapterName, FlashDevice } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
 import { InputError } from '../src/errors.js';
-import { envPin } from '../src/kernels/env.js';
 import { Precision } from '../src/kernels/precision.js';
 import { LAYOUTS } from '../src/ring/schedule.js';
 import { MAX_RANKS } from '../src/cli/ringArgs.js';
@@ -19,7 +18,8 @@ import { RingRow, ringPoint } from './ring.js';
 import { CeilingRow, gemmCeiling, gemmCeilingF32 } from './gemm.js';
 import { memorySweep } from './memory.js';
 import { CsvRow, measuredRows, parseCsv } from '../src/memory/csv.js';
-import { checkOutputDir, numberArg, parseCommand } from '../src/cli/args.js';
+import { numberArg, parseCommand } from '../src/cli/args.js';
+import { checkInputFile, MAX_TEXT_BYTES, OutputPlan } from '../src/cli/files.js';
 
 const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --quick               small sizes, about 20 s on a 2-core CPU (lavapipe)
@@ -78,61 +78,124 @@ const ROBUST = robustShaders();
 
 interface PeerRow { pass: string; M?: number; N: number; D: number; H: number; B: number; causal: boolean; dtype: string; backend: string; ms: number; tflops: number }
 
+const BENCH_OPTIONS = {
+  quick: { type: 'boolean' }, N: { type: 'string' }, D: { type: 'string' }, heads: { type: 'string' }, batch: { type: 'string' },
+  precision: { type: 'string' }, causal: { type: 'string' }, reps: { type: 'string' }, 'ring-R': { type: 'string' },
+  'ring-N': { type: 'string' }, layouts: { type: 'string' }, 'no-ring': { type: 'boolean' }, 'no-kernels': { type: 'boolean' }, 'no-memory': { type: 'boolean' }, 'memory-preset': { type: 'string' },
+  'memory-tp': { type: 'string' }, 'hbm-gib': { type: 'string' }, measured: { type: 'string' }, peer: { type: 'string' },
+  ceiling: { type: 'boolean' }, 'ceiling-size': { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+} as const;
+const parseBenchArgs = (argv: string[]) => parseCommand('bench', argv, BENCH_OPTIONS).values;
+
 export async function benchCommand(argv: string[]): Promise<number> {
-  const { values } = parseCommand('bench', argv, {
-      quick: { type: 'boolean' }, N: { type: 'string' }, D: { type: 'string' }, heads: { type: 'string' }, batch: { type: 'string' },
-      precision: { type: 'string' }, causal: { type: 'string' }, reps: { type: 'string' }, 'ring-R': { type: 'string' },
-      'ring-N': { type: 'string' }, layouts: { type: 'string' }, 'no-ring': { type: 'boolean' }, 'no-kernels': { type: 'boolean' }, 'no-memory': { type: 'boolean' }, 'memory-preset': { type: 'string' },
-      'memory-tp': { type: 'string' }, 'hbm-gib': { type: 'string' }, measured: { type: 'string' }, peer: { type: 'string' },
-      ceiling: { type: 'boolean' }, 'ceiling-size': { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
-  });
+  const values = parseBenchArgs(argv);
   if (values.help) {
     console.log(HELP);
     return 0;
   }
+  const cfg = benchConfig(values);
+  // Results are written as they come (an interrupted run keeps what it measured), each file through
+  // a temporary; the folder appears with the first of them, and a run that measured nothing leaves none.
+  const inputs = [values.peer, values.measured].flatMap((path, i) => (path === undefined ? [] : [{ flag: i ? 'measured' : 'peer', path }]));
+  for (const i of inputs) await checkInputFile(i.flag, i.path, MAX_TEXT_BYTES);
+  const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: cfg.outDir, kind: 'dir', names: [] }]);
+  const peers = await readPeers(values.peer);
+  const measured = await readMeasured(values.measured);
+  try {
+    return await benchRun(values, argv, cfg, plan, peers, measured);
+  } catch (e) {
+    await plan.abandon();
+    throw e;
+  }
+}
+
+/** Flags that mean something only with another: refused, not ignored, when it is absent. */
+const NEEDS: [flag: string, needs: (v: BenchValues) => boolean, why: string][] = [
+  ['measured', (v) => !v['no-memory'], 'draws measured points on the memory sweep, which --no-memory skips'],
+  ['memory-preset', (v) => !v['no-memory'], 'chooses the memory sweep\'s model, which --no-memory skips'],
+  ['memory-tp', (v) => !v['no-memory'], 'sets the memory sweep\'s TP, which --no-memory skips'],
+  ['hbm-gib', (v) => !v['no-memory'], 'draws the HBM line of the memory sweep, which --no-memory skips'],
+  ['ring-R', (v) => !v['no-ring'], 'sets the ring sweep, which --no-ring skips'],
+  ['ring-N', (v) => !v['no-ring'], 'sets the ring sweep, which --no-ring skips'],
+  ['layouts', (v) => !v['no-ring'], 'sets the ring sweep, which --no-ring skips'],
+  ['N', (v) => !v['no-kernels'], 'sets the kernel sweep, which --no-kernels skips (the ring has --ring-N)'],
+  ['causal', (v) => !v['no-kernels'], 'sets the kernel sweep, which --no-kernels skips (the ring runs causal)'],
+  ['ceiling-size', (v) => !!v.ceiling, 'sizes the GEMM ceiling: add --ceiling'],
+  ['peer', (v) => !v['no-kernels'] || !!v.ceiling, 'gives ratios for the kernel sweep and the ceiling, both skipped'],
+];
+
+function checkFlagsApply(v: BenchValues): void {
+  for (const [flag, ok, why] of NEEDS)
+    if (v[flag as keyof BenchValues] !== undefined && !ok(v)) throw new InputError(`--${flag} ${why}: leave it out or drop the flag that skips it`);
+}
+
+/** A flag that takes one positive integer (a list is refused: only N, D, precision, causal, ring sizes and layouts sweep). */
+function one(s: string | undefined, d: string, name: string): number {
+  const xs = nums(s, d, name);
+  if (xs.length > 1) throw new InputError(`--${name} takes one value, got '${s}' (the bench sweeps --N, --D, --precision, --causal, --ring-R, --ring-N and --layouts)`);
+  return xs[0];
+}
+
+/** Every flag's value, checked before anything is read, written or acquired. */
+function benchConfig(values: BenchValues) {
+  checkFlagsApply(values);
   const q = !!values.quick;
-  const Ns = nums(values.N, q ? '128,256' : '1024,4096,16384', 'N');
-  const Ds = nums(values.D, q ? '64' : '64,128', 'D');
-  const [H] = nums(values.heads, q ? '2' : '16', 'heads');
-  const [B] = nums(values.batch, '1', 'batch');
-  const reps = nums(values.reps, q ? '3' : '10', 'reps')[0];
-  const causals = choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const).map((x) => x === 'true');
   const ringRs = nums(values['ring-R'], q ? '1,2,4' : '1,2,4,8', 'ring-R', MAX_RANKS);
   const ringNs = nums(values['ring-N'], q ? '256' : '4096,16384', 'ring-N');
   if (!values['no-ring'] && Math.max(...ringRs) > Math.min(...ringNs))
     throw new InputError(`--ring-R ${Math.max(...ringRs)} is more ranks than the ${Math.min(...ringNs)} tokens of --ring-N ${Math.min(...ringNs)}`);
-  const layouts = choices(values.layouts, LAYOUTS.join(','), 'layouts', LAYOUTS);
-  const ceilingSize = nums(values['ceiling-size'], q ? '512' : '8192', 'ceiling-size')[0];
+  const ceilingSize = one(values['ceiling-size'], q ? '512' : '8192', 'ceiling-size');
   if (ceilingSize % 256 !== 0) throw new InputError(`--ceiling-size must be a multiple of 256, got ${ceilingSize}`);
-  const wanted = values.precision === undefined ? null : choices(values.precision, '', 'precision', ['f32', 'f16'] as const);
-  const outDir = values.out ?? 'bench/out';
-  await checkOutputDir('out', outDir);
-  let peers: PeerRow[] = [];
-  if (values.peer) {
-    try {
-      peers = JSON.parse(await readFile(values.peer, 'utf8')).results;
-    } catch (e) {
-      throw new InputError(`--peer ${values.peer}: cannot read PyTorch peer results (${(e as Error).message}); run bench/peers/torch_sdpa.py first`);
-    }
-  }
+  return {
+    Ns: nums(values.N, q ? '128,256' : '1024,4096,16384', 'N'), Ds: nums(values.D, q ? '64' : '64,128', 'D'),
+    H: one(values.heads, q ? '2' : '16', 'heads'), B: one(values.batch, '1', 'batch'), reps: one(values.reps, q ? '3' : '10', 'reps'),
+    causals: choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const).map((x) => x === 'true'),
+    ringRs, ringNs, layouts: choices(values.layouts, LAYOUTS.join(','), 'layouts', LAYOUTS), ceilingSize,
+    wanted: values.precision === undefined ? null : choices(values.precision, '', 'precision', ['f32', 'f16'] as const),
+    outDir: values.out ?? 'bench/out',
+    hbm: numberArg('hbm-gib', values['hbm-gib'] ?? '80', { above: 0, max: 1e6, what: 'a positive number of GiB' }),
+    memoryTp: one(values['memory-tp'], '8', 'memory-tp'),
+  };
+}
+type BenchConfig = ReturnType<typeof benchConfig>;
 
-  let memoryNote = '';
-  if (!values['no-memory']) {
-    const hbm = numberArg('hbm-gib', values['hbm-gib'] ?? '80', { above: 0, max: 1e6, what: 'a positive number of GiB' });
-    const tp = nums(values['memory-tp'], '8', 'memory-tp')[0];
-    await mkdir(outDir, { recursive: true });
-    let measured: CsvRow[] = [];
-    if (values.measured) {
-      try {
-        measured = measuredRows(parseCsv(await readFile(values.measured, 'utf8'), values.measured), values.measured).rows;
-      } catch (e) {
-        throw new InputError(`--measured ${values.measured}: ${(e as Error).message}`);
-      }
-    }
-    const m = await memorySweep(outDir, values['memory-preset'] ?? 'seed-32L-4096h', { tensorParallel: tp, sequenceParallel: tp > 1 }, hbm, measured);
-    memoryNote = `memory sweep: ${m.csv}, ${m.json}, ${m.png ?? `no PNG (${m.pngSkipped})`}\n  longest fitting sequence: ${Object.entries(m.oom).map(([k, v]) => `${k} ${v ?? 'none'}`).join('; ')}`;
-    console.error(memoryNote);
+async function readPeers(path: string | undefined): Promise<PeerRow[]> {
+  if (path === undefined) return [];
+  try {
+    return JSON.parse(await readFile(path, 'utf8')).results;
+  } catch (e) {
+    throw new InputError(`--peer ${path}: cannot read PyTorch peer results (${(e as Error).message}); run bench/peers/torch_sdpa.py first`);
   }
+}
+
+async function readMeasured(path: string | undefined): Promise<CsvRow[]> {
+  if (path === undefined) return [];
+  try {
+    return measuredRows(parseCsv(await readFile(path, 'utf8'), path), path).rows;
+  } catch (e) {
+    throw new InputError(`--measured ${path}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Bytes of one attention call's tensors (Q, K, V, O, dO, dQ, dK, dV, LSE and Δ), checked against
+ * the device before any sweep starts: a shape the device cannot bind is refused by name.
+ */
+function checkSizes(dev: FlashDevice, cfg: BenchConfig, precisions: Precision[]): void {
+  const eb = precisions.includes('f32') ? 4 : 2;
+  const lim = dev.device.limits;
+  const shapes = [...cfg.Ns.map((N) => ({ N, flag: '--N' })), ...cfg.ringNs.map((N) => ({ N, flag: '--ring-N' }))];
+  for (const { N, flag } of shapes) for (const D of cfg.Ds) {
+    const tensor = cfg.B * cfg.H * N * D * eb;
+    if (tensor > lim.maxStorageBufferBindingSize || 8 * tensor > 2 ** 40)
+      throw new InputError(`--batch ${cfg.B} --heads ${cfg.H} ${flag} ${N} --D ${D} needs ${(tensor / 2 ** 20).toFixed(0)} MiB per tensor (8 tensors); ${adapterName(dev.adapter)} binds at most ${(lim.maxStorageBufferBindingSize / 2 ** 20).toFixed(0)} MiB (maxStorageBufferBindingSize): choose smaller sizes`);
+  }
+}
+
+type BenchValues = ReturnType<typeof parseBenchArgs>;
+
+async function benchRun(values: BenchValues, argv: string[], cfg: BenchConfig, plan: OutputPlan, peers: PeerRow[], measured: CsvRow[]): Promise<number> {
+  const { Ns, Ds, H, B, reps, causals, ringRs, ringNs, layouts, ceilingSize, wanted, outDir } = cfg;
   const gpu = await nodeGPU();
   const devs: FlashDevice[] = await acquireDevices(gpu, Math.max(1, values['no-ring'] ? 1 : Math.max(...ringRs)));
   const dev = devs[0];
@@ -140,6 +203,18 @@ export async function benchCommand(argv: string[]): Promise<number> {
   if (precisions.includes('f16') && !dev.hasF16) {
     for (const d of devs) d.destroy();
     throw new InputError(`--precision f16 needs shader-f16, which ${adapterName(dev.adapter)} does not offer`);
+  }
+  try {
+    checkSizes(dev, cfg, precisions);
+  } catch (e) {
+    for (const d of devs) d.destroy();
+    throw e;
+  }
+  let memoryNote = '';
+  if (!values['no-memory']) {
+    const m = await memorySweep(outDir, (f) => plan.write(f), values['memory-preset'] ?? 'seed-32L-4096h', { tensorParallel: cfg.memoryTp, sequenceParallel: cfg.memoryTp > 1 }, cfg.hbm, measured);
+    memoryNote = `memory sweep: ${m.csv}, ${m.json}, ${m.png ?? `no PNG (${m.pngSkipped})`}\n  longest fitting sequence: ${Object.entries(m.oom).map(([k, v]) => `${k} ${v ?? 'none'}`).join('; ')}`;
+    console.error(memoryNote);
   }
   const meta = {
     kind: 'flashring.bench', createdAt: new Date().toISOString(), adapter: adapterName(dev.adapter),
@@ -158,13 +233,14 @@ export async function benchCommand(argv: string[]): Promise<number> {
   /** Writes JSON and CSVs; called after every point so an interrupted run keeps what it measured. */
   const save = async () => {
     const rows = withPeers();
-    await mkdir(outDir, { recursive: true });
     const json = { ...meta, kernels: rows, ring: ringRows, ceiling: ceilingRows, ceilingPeer: gemmPeer ?? null, failures, peerFile: values.peer ?? null };
-    await writeFile(join(outDir, `bench-${stamp}.json`), JSON.stringify(json, null, 1));
     const cols = ['pass', 'B', 'H', 'N', 'D', 'causal', 'precision', 'path', 'tiles', 'robust', 'ms', 'tflops', 'timer', 'checkErr', 'peerBackend', 'peerTflops', 'ratio'] as const;
-    await writeFile(join(outDir, `bench-${stamp}-kernels.csv`), [cols.join(','), ...rows.map((r) => cols.map((c) => c === 'robust' ? String(ROBUST) : String(r[c] ?? '')).join(','))].join('\n') + '\n');
     const rcols = ['R', 'layout', 'N', 'B', 'H', 'D', 'causal', 'precision', 'fwdWallMs', 'bwdWallMs', 'gpuKernelMs', 'unhiddenFraction', 'overlapEfficiency', 'bytesMoved', 'imbalance'] as const;
-    await writeFile(join(outDir, `bench-${stamp}-ring.csv`), [rcols.join(','), ...ringRows.map((r) => rcols.map((c) => String(r[c] ?? '')).join(','))].join('\n') + '\n');
+    await plan.write([
+      { path: join(outDir, `bench-${stamp}.json`), data: JSON.stringify(json, null, 1) },
+      { path: join(outDir, `bench-${stamp}-kernels.csv`), data: [cols.join(','), ...rows.map((r) => cols.map((c) => c === 'robust' ? String(ROBUST) : String(r[c] ?? '')).join(','))].join('\n') + '\n' },
+      { path: join(outDir, `bench-${stamp}-ring.csv`), data: [rcols.join(','), ...ringRows.map((r) => rcols.map((c) => String(r[c] ?? '')).join(','))].join('\n') + '\n' },
+    ]);
     return rows;
   };
   console.error(`bench on ${meta.adapter}${dev.isCPU ? ' (CPU adapter: timings are not GPU figures)' : ''}`);
@@ -178,9 +254,9 @@ export async function benchCommand(argv: string[]): Promise<number> {
     const checks = new Map<string, number>();
     // A timing profile (bench/profile-portable.sh) leaves steps out: its results are wrong by design,
     // and its speed is reported with the error it has.
-    const profile = envPin('FLASHRING_PORTABLE_FWD_SKIP');
+    const profile = dev.tuning.forwardSkip?.join(',');
     // Only the portable forward leaves steps out: anything else that failed its check would hide here.
-    if (profile && envPin('FLASHRING_PATH') !== 'scalar') throw new InputError('FLASHRING_PORTABLE_FWD_SKIP profiles the portable forward: set FLASHRING_PATH=scalar too');
+    if (profile && dev.tuning.path !== 'scalar') throw new InputError('FLASHRING_PORTABLE_FWD_SKIP profiles the portable forward: set FLASHRING_PATH=scalar too');
     if (profile) console.error(`timing profile (FLASHRING_PORTABLE_FWD_SKIP=${profile}): speeds reported whatever the check says`);
     if (!values['no-kernels']) for (const D of Ds) for (const p of precisions) for (const c of causals) {
       const r = await spotCheck(dev, D, p, c);
@@ -216,9 +292,9 @@ export async function benchCommand(argv: string[]): Promise<number> {
         progress(`ring N=${j.N} R=${j.R} ${j.layout}`, i, rjobs.length);
         if (j.N >= stopAt) continue;
         try {
-          await mkdir(join(outDir, 'timelines'), { recursive: true });
+          const timeline = join(outDir, 'timelines', `ring-${stamp}-R${j.R}-${j.layout}-N${j.N}.timeline.json`);
           ringRows.push(await ringPoint(devs.slice(0, j.R), { B, Hq: H, Hkv: H, Nq: j.N, Nk: j.N, D: Ds[0] }, j.layout, true, rp, true,
-            join(outDir, 'timelines', `ring-${stamp}-R${j.R}-${j.layout}-N${j.N}.timeline.json`)));
+            (data) => plan.write([{ path: timeline, data }])));
           await save();
         } catch (e) {
           failures.push(`ring N=${j.N} R=${j.R} ${j.layout}: ${(e as Error).message}`);

@@ -16,8 +16,25 @@ export const DAWN_NOISE = /^Warning: maxDynamic(Uniform|Storage)BuffersPerPipeli
  * process group; a signal sent to the parent alone (`timeout`) is passed on; the parent exits as
  * the child did.
  */
+const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
+
+/**
+ * The command's process ends as an exit (so 'exit' handlers remove half-written outputs:
+ * src/cli/files.ts) when it is told to stop, and when its parent is gone: a parent killed with
+ * SIGKILL cannot pass anything on, but the IPC channel it opened closes with it. Nothing is
+ * written after that.
+ */
+function endWithParent() {
+  for (const [sig, n] of Object.entries(SIGNALS)) process.on(sig, () => process.exit(128 + n));
+  if (process.channel) {
+    process.channel.unref(); // the lifeline must not keep the process alive on its own
+    process.on('disconnect', () => process.exit(process.exitCode || 1));
+  }
+}
+
 export async function withoutDawnNoise(entryUrl, childFlag, work) {
   if (process.env[childFlag] === '1' || process.env.FLASHRING_RAW_STDERR === '1') {
+    endWithParent();
     for (const out of [process.stdout, process.stderr])
       out.on('error', (e) => {
         if (e.code !== 'EPIPE') throw e;
@@ -25,9 +42,10 @@ export async function withoutDawnNoise(entryUrl, childFlag, work) {
       });
     return work();
   }
+  // The IPC channel is the child's lifeline: it closes when this process ends, SIGKILL included.
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(entryUrl), ...process.argv.slice(2)], {
     env: { ...process.env, [childFlag]: '1' },
-    stdio: ['inherit', 'inherit', 'pipe'],
+    stdio: ['inherit', 'inherit', 'pipe', 'ipc'],
   });
   // Our stderr read by something that stops early (`2>&1 >/dev/null | head`): stop the child
   // quietly, as a closed stdout does in it.

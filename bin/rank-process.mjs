@@ -5,5 +5,8 @@ import { register as registerTsx } from 'tsx/esm/api';
 
 registerTsx();
 register('./raw-loader.mjs', import.meta.url);
+// Kernel pins (FLASHRING_PATH, …) from the environment the parent passed on, as the CLI reads them.
+const { setProcessTuning, tuningFromEnv } = await import('../src/kernels/tuning.ts');
+setProcessTuning(tuningFromEnv(process.env));
 const { rankProcessMain } = await import('../src/ring/rankProcess.ts');
 rankProcessMain();

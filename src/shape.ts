@@ -44,6 +44,9 @@ export interface ResolvedOptions extends MaskSpec {
 }
 
 export const MAX_HEAD_DIM = 256;
+/** Largest finite float32, and its smallest normal number. */
+export const F32_MAX = 3.4028234663852886e38;
+export const F32_MIN_NORMAL = 1.1754943508222875e-38;
 
 const isPosInt = (x: number) => Number.isInteger(x) && x >= 1;
 
@@ -59,7 +62,10 @@ export function validateShape(s: AttentionShape): void {
 
 export function resolveOptions(s: AttentionShape, o: AttentionOptions = {}): ResolvedOptions {
   const scale = o.scale ?? 1 / Math.sqrt(s.D);
-  if (!Number.isFinite(scale)) throw new InputError(`softmax scale must be finite, got ${o.scale}`);
+  // The kernels hold the scale in f32: beyond its range it becomes Inf (all-NaN outputs) or a
+  // denormal (flushed to 0 on GPUs: uniform attention), neither what was asked.
+  if (!(scale >= F32_MIN_NORMAL && scale <= F32_MAX))
+    throw new InputError(`softmax scale must be a positive number within float32's range (${F32_MIN_NORMAL.toPrecision(3)} to ${F32_MAX.toPrecision(3)}), got ${o.scale}`);
   const window = checkWindow(o.window ?? [-1, -1]);
   const docs = o.docs ?? null;
   // With given positions (the ring's chunks) the documents cover the whole sequence, not the chunk.

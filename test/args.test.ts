@@ -1,9 +1,6 @@
 /** Command-line parsing and output writing shared by the commands (src/cli/args.ts). */
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { numberArg, parseCommand, writeFilesAtomically } from '../src/cli/args.js';
+import { numberArg, parseCommand } from '../src/cli/args.js';
 import { InputError } from '../src/errors.js';
 
 const OPTS = { scale: { type: 'string' }, causal: { type: 'boolean' } } as const;
@@ -42,16 +39,5 @@ describe('numberArg', () => {
     const rule = { integer: true, min: 1, max: 64, what: 'an integer from 1 to 64' };
     expect(numberArg('cp', '64', rule)).toBe(64);
     for (const bad of ['65', '0', '1.5', '-1']) expect(() => numberArg('cp', bad, rule)).toThrow(/--cp must be an integer from 1 to 64/);
-  });
-});
-
-describe('writeFilesAtomically', () => {
-  it('writes all files, or none (no temporaries left) when one cannot be written', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flashring-atomic-'));
-    await writeFilesAtomically([{ path: join(dir, 'out', 'a.npy'), data: 'A' }, { path: join(dir, 'out', 'b.npy'), data: 'B' }], [join(dir, 'out')]);
-    expect(readFileSync(join(dir, 'out', 'b.npy'), 'utf8')).toBe('B');
-    await expect(writeFilesAtomically([{ path: join(dir, 'c.npy'), data: 'C' }, { path: join(dir, 'missing', 'd.npy'), data: 'D' }])).rejects.toThrow(/ENOENT/);
-    expect(existsSync(join(dir, 'c.npy'))).toBe(false);
-    expect(readdirSync(dir)).toEqual(['out']);
   });
 });

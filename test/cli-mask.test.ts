@@ -80,7 +80,7 @@ describe('flashring attention with a window and packed documents', () => {
       [[...base(o), '--cu-seqlens-q', f('cu.npy')], /--cu-seqlens-k is missing/],
       [[...base(o), '--cu-seqlens', f('cu.npy'), '--cu-seqlens-k', f('cu.npy')], /do not also give --cu-seqlens-q\/--cu-seqlens-k/],
       [[...base(o), '--cu-seqlens', f('cu2d.npy')], /cu2d\.npy has shape \(2, 2\); cu_seqlens is 1-D/],
-      [[...base(o), '--cu-seqlens', f('nope.npy')], /cannot read cu-seqlens from .*nope\.npy: no such file/],
+      [[...base(o), '--cu-seqlens', f('nope.npy')], /--cu-seqlens .*nope\.npy: no such file/],
     ];
     for (const [args, re] of cases) {
       const r = await cli(args);

@@ -1,5 +1,5 @@
 import { describe, expect, it, beforeAll } from 'vitest';
-import { autoF16Path, testDevice } from './gpu.js';
+import { autoF16Path, testDevice, tunedDevice } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { attentionForward, HostTensor } from '../src/kernels/attention.js';
@@ -7,8 +7,14 @@ import { referenceForward } from '../src/reference/attention.js';
 import { KernelPath } from '../src/kernels/pipeline.js';
 import { Precision } from '../src/kernels/precision.js';
 import { InputError, LimitError } from '../src/errors.js';
+import { KernelTuning, tuningFromEnv } from '../src/kernels/tuning.js';
 
 let dev: FlashDevice;
+/** The portable kernels with pins, spelled as the pins' variables (FLASHRING_PORTABLE_*) spell them, on a device of their own. */
+const portable = (pins: Record<string, string | undefined>) => tunedDevice(tuningFromEnv(pins));
+/** check() on the device of a tuning. */
+const checkTuned = async (t: KernelTuning, s: AttentionShape, opts: AttentionOptions, p: Precision, seed: number, inScale = 1) =>
+  check(s, opts, p, seed, inScale, 'scalar', await tunedDevice(t));
 /** Every (precision, kernel path) the adapter has. */
 let paths: [Precision, KernelPath][];
 beforeAll(async () => {
@@ -20,11 +26,11 @@ beforeAll(async () => {
   console.log(`forward paths on ${dev.adapter.description}: ${paths.map((x) => x.join('/')).join(', ')}`);
 });
 
-async function check(s: AttentionShape, opts: AttentionOptions, p: Precision, seed: number, inScale = 1, path: KernelPath = 'scalar') {
+async function check(s: AttentionShape, opts: AttentionOptions, p: Precision, seed: number, inScale = 1, path: KernelPath = 'scalar', on = dev) {
   const x = makeInputs(s, seed, inScale);
   const r = refInputs(x, p);
   const ref = referenceForward(s, r.q, r.k, r.v, opts);
-  const got = await attentionForward(dev, s, x, { ...opts, precision: p, path });
+  const got = await attentionForward(on, s, x, { ...opts, precision: p, path });
   expect(got.path).toBe(path);
   const tol = TOL[p].out;
   const eo = err(got.o, ref.o), el = err(got.lse, ref.lse);
@@ -94,22 +100,14 @@ describe('FlashAttention forward vs float64 reference', () => {
   });
 
   it('the workgroup-memory row reduction and pinned tiles give the same results', async () => {
-    const saved = { r: process.env.FLASHRING_PORTABLE_REDUCE, f: process.env.FLASHRING_PORTABLE_FWD };
-    try {
-      for (const [reduce, tile] of [['workgroup', ''], ['workgroup', '16x8'], ['', '8x4'], ['', '64x32']]) {
-        process.env.FLASHRING_PORTABLE_REDUCE = reduce;
-        process.env.FLASHRING_PORTABLE_FWD = tile;
-        await check(sq(45, 32), { causal: true }, 'f32', SEED + 41);
-        if (tile !== '64x32') await check(sq(30, 64), {}, 'f32', SEED + 42); // 64x32 at D = 64 needs more than lavapipe's 32 KiB
-      }
-    } finally {
-      process.env.FLASHRING_PORTABLE_REDUCE = saved.r ?? '';
-      process.env.FLASHRING_PORTABLE_FWD = saved.f ?? '';
+    for (const [reduce, tile] of [['workgroup', ''], ['workgroup', '16x8'], ['', '8x4'], ['', '64x32']]) {
+      const on = await portable({ FLASHRING_PORTABLE_REDUCE: reduce, FLASHRING_PORTABLE_FWD: tile });
+      await check(sq(45, 32), { causal: true }, 'f32', SEED + 41, 1, 'scalar', on);
+      if (tile !== '64x32') await check(sq(30, 64), {}, 'f32', SEED + 42, 1, 'scalar', on); // 64x32 at D = 64 needs more than lavapipe's 32 KiB
     }
   });
 
-  it('the prefetch (FLASHRING_PORTABLE_FWD_PREFETCH = 1) gives bitwise the O and LSE of none, and matches the reference', async () => {
-    const saved = { f: process.env.FLASHRING_PORTABLE_FWD, pf: process.env.FLASHRING_PORTABLE_FWD_PREFETCH };
+  it('the prefetch (forwardPrefetch = 1) gives bitwise the O and LSE of none, and matches the reference', async () => {
     const bits = (x: HostTensor) => Buffer.from(x.buffer, x.byteOffset, x.byteLength);
     // A chunked tile (four chunks: Q restaged per tile, several A(c); Nq != Nk, grouped heads) and,
     // at D = 16, one chunk with tiles skipped inside the range (documents: the next visited tile is
@@ -120,29 +118,18 @@ describe('FlashAttention forward vs float64 reference', () => {
       // D = 16 with the 16-column chunk: one chunk (Q staged once; only K/V prefetched).
       [{ B: 1, Hq: 2, Hkv: 1, Nq: 150, Nk: 150, D: 16 }, { causal: true, docs }, 'f32'],
     ];
-    try {
-      for (const tile of ['32x16x16']) for (const [s, o, p] of cases) {
-        if (p === 'f16' && !dev.hasF16) continue;
-        process.env.FLASHRING_PORTABLE_FWD = tile;
-        const out: { o: HostTensor; lse: Float32Array }[] = [];
-        for (const pf of ['0', '1']) {
-          process.env.FLASHRING_PORTABLE_FWD_PREFETCH = pf;
-          out.push((await check(s, o, p, SEED + 71 + s.D)).got);
-        }
-        expect(bits(out[1].o).equals(bits(out[0].o)), `O ${p} D=${s.D} tile '${tile}'`).toBe(true);
-        expect(bits(out[1].lse).equals(bits(out[0].lse)), `LSE ${p} D=${s.D} tile '${tile}'`).toBe(true);
-      }
-      process.env.FLASHRING_PORTABLE_FWD_PREFETCH = '2';
-      await expect(attentionForward(dev, sq(8, 32), makeInputs(sq(8, 32), SEED), { precision: 'f32', path: 'scalar' })).rejects.toThrow(InputError);
-    } finally {
-      process.env.FLASHRING_PORTABLE_FWD = saved.f ?? '';
-      process.env.FLASHRING_PORTABLE_FWD_PREFETCH = saved.pf ?? '';
+    for (const tile of ['32x16x16']) for (const [s, o, p] of cases) {
+      if (p === 'f16' && !dev.hasF16) continue;
+      const out: { o: HostTensor; lse: Float32Array }[] = [];
+      for (const pf of ['0', '1']) out.push((await check(s, o, p, SEED + 71 + s.D, 1, 'scalar', await portable({ FLASHRING_PORTABLE_FWD: tile, FLASHRING_PORTABLE_FWD_PREFETCH: pf }))).got);
+      expect(bits(out[1].o).equals(bits(out[0].o)), `O ${p} D=${s.D} tile '${tile}'`).toBe(true);
+      expect(bits(out[1].lse).equals(bits(out[0].lse)), `LSE ${p} D=${s.D} tile '${tile}'`).toBe(true);
     }
+    expect(() => tuningFromEnv({ FLASHRING_PORTABLE_FWD_PREFETCH: '2' })).toThrow(InputError);
+    await expect(tunedDevice({ forwardPrefetch: 2 as 0 })).rejects.toThrow(/FLASHRING_PORTABLE_FWD_PREFETCH='2'/);
   });
 
   it('8 query rows per invocation (RR = 8 pins) match the reference, and RR = 4 at the same Br×Bc bit for bit', async () => {
-    const saved = { r: process.env.FLASHRING_PORTABLE_REDUCE, f: process.env.FLASHRING_PORTABLE_FWD, p: process.env.FLASHRING_PORTABLE_FWD_PRODUCTS };
-    process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = '';
     const bytes = (x: ArrayBufferView) => Buffer.from(x.buffer, x.byteOffset, x.byteLength);
     // Row reduction, Br×Bc×chunk, precision, shape, causal. N is no multiple of Br or Bc (rows
     // and keys past the end); Nq > Nk under the causal mask leaves the first Nq − Nk rows with no
@@ -157,104 +144,69 @@ describe('FlashAttention forward vs float64 reference', () => {
       ['workgroup', '64x32x64', 'f16', sq(70, 64), false],
       ['workgroup', '64x32x64', 'f16', sq(70, 64), true],
     ];
-    try {
-      for (const [i, [reduce, tile, p, s, causal]] of cases.entries()) {
-        if (p === 'f16' && !paths.some(([q, path]) => q === 'f16' && path === 'scalar')) continue;   // no shader-f16 (CI requires it)
-        process.env.FLASHRING_PORTABLE_REDUCE = reduce;
-        process.env.FLASHRING_PORTABLE_FWD = tile;
-        const r4 = (await check(s, { causal }, p, SEED + 60 + i)).got;
-        process.env.FLASHRING_PORTABLE_FWD = `${tile}x8`;
-        const r8 = (await check(s, { causal }, p, SEED + 60 + i)).got;
-        const tag = `${tile} ${p} ${reduce || 'subgroup'} ${JSON.stringify(s)} causal=${causal}`;
-        expect(bytes(r8.o).equals(bytes(r4.o)), `O of RR=8 and RR=4 bitwise, ${tag}`).toBe(true);
-        expect(bytes(r8.lse).equals(bytes(r4.lse)), `LSE of RR=8 and RR=4 bitwise, ${tag}`).toBe(true);
-        if (s.Nq > s.Nk && causal) expect(r8.lse[0]).toBe(-Infinity);
-      }
-    } finally {
-      process.env.FLASHRING_PORTABLE_REDUCE = saved.r ?? '';
-      process.env.FLASHRING_PORTABLE_FWD = saved.f ?? '';
-      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = saved.p ?? '';
+    for (const [i, [reduce, tile, p, s, causal]] of cases.entries()) {
+      if (p === 'f16' && !paths.some(([q, path]) => q === 'f16' && path === 'scalar')) continue;   // no shader-f16 (CI requires it)
+      const rr = async (t: string) => (await check(s, { causal }, p, SEED + 60 + i, 1, 'scalar', await portable({ FLASHRING_PORTABLE_REDUCE: reduce, FLASHRING_PORTABLE_FWD: t }))).got;
+      const r4 = await rr(tile), r8 = await rr(`${tile}x8`);
+      const tag = `${tile} ${p} ${reduce || 'subgroup'} ${JSON.stringify(s)} causal=${causal}`;
+      expect(bytes(r8.o).equals(bytes(r4.o)), `O of RR=8 and RR=4 bitwise, ${tag}`).toBe(true);
+      expect(bytes(r8.lse).equals(bytes(r4.lse)), `LSE of RR=8 and RR=4 bitwise, ${tag}`).toBe(true);
+      if (s.Nq > s.Nk && causal) expect(r8.lse[0]).toBe(-Infinity);
     }
   });
 
   it('f16 storage staged as vec4<f16> words: planned and whole-row tiles, both row reductions, inputs of a few hundred', async () => {
     if (!paths.some(([p, path]) => p === 'f16' && path === 'scalar')) return;   // no shader-f16 (CI requires it)
-    const saved = { r: process.env.FLASHRING_PORTABLE_REDUCE, f: process.env.FLASHRING_PORTABLE_FWD, p: process.env.FLASHRING_PORTABLE_FWD_PRODUCTS };
-    process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = '';   // the default: f32 products
-    try {
-      // Planned (lavapipe: 128×32 in 32-column chunks), and 64×32 in whole rows at D = 64
-      // (64-column chunks at 128), which fits lavapipe's 32 KiB only with f16 words.
-      for (const [reduce, tile] of [['', ''], ['workgroup', '64x32x64']]) {
-        process.env.FLASHRING_PORTABLE_REDUCE = reduce;
-        process.env.FLASHRING_PORTABLE_FWD = tile;
-        for (const D of [64, 128]) for (const causal of [false, true]) await check(sq(70, D), { causal }, 'f16', SEED + 43 + D);
-      }
-      process.env.FLASHRING_PORTABLE_REDUCE = saved.r ?? '';
-      process.env.FLASHRING_PORTABLE_FWD = saved.f ?? '';
-      // |q|, |k| up to ~500: f32 products stay finite (f16 products would pass 65504).
-      await check(sq(40, 64), { causal: true }, 'f16', SEED + 44, 128);
-    } finally {
-      process.env.FLASHRING_PORTABLE_REDUCE = saved.r ?? '';
-      process.env.FLASHRING_PORTABLE_FWD = saved.f ?? '';
-      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = saved.p ?? '';
+    // Planned (lavapipe: 128×32 in 32-column chunks; the default f32 products), and 64×32 in whole
+    // rows at D = 64 (64-column chunks at 128), which fits lavapipe's 32 KiB only with f16 words.
+    for (const pins of [{}, { FLASHRING_PORTABLE_REDUCE: 'workgroup', FLASHRING_PORTABLE_FWD: '64x32x64' }]) {
+      const on = await portable(pins);
+      for (const D of [64, 128]) for (const causal of [false, true]) await check(sq(70, D), { causal }, 'f16', SEED + 43 + D, 1, 'scalar', on);
     }
+    // |q|, |k| up to ~500: f32 products stay finite (f16 products would pass 65504).
+    await check(sq(40, 64), { causal: true }, 'f16', SEED + 44, 128);
   });
 
-  it('f16 products (FLASHRING_PORTABLE_FWD_PRODUCTS ablation) stay within the f16 tolerance on unit inputs; f32 storage ignores the pin', async () => {
+  it('f16 products (forwardProducts ablation) stay within the f16 tolerance on unit inputs; f32 storage ignores the pin', async () => {
     if (!paths.some(([p, path]) => p === 'f16' && path === 'scalar')) return;
-    const saved = process.env.FLASHRING_PORTABLE_FWD_PRODUCTS;
-    try {
-      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = '';
-      const f32Products = (await check(sq(96, 128), {}, 'f16', SEED + 45)).got.o;
-      for (const products of ['f16-qk', 'f16']) {
-        process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = products;
-        for (const D of [32, 128]) for (const causal of [false, true]) {
-          const { got } = await check(sq(96, D), { causal }, 'f16', SEED + 45 + (D === 128 && !causal ? 0 : D));
-          if (D === 128 && !causal) expect(got.o, `${products} products change the rounding`).not.toEqual(f32Products);
-        }
+    const f32Products = (await check(sq(96, 128), {}, 'f16', SEED + 45)).got.o;
+    for (const forwardProducts of ['f16-qk', 'f16'] as const) {
+      for (const D of [32, 128]) for (const causal of [false, true]) {
+        const { got } = await checkTuned({ forwardProducts }, sq(96, D), { causal }, 'f16', SEED + 45 + (D === 128 && !causal ? 0 : D));
+        if (D === 128 && !causal) expect(got.o, `${forwardProducts} products change the rounding`).not.toEqual(f32Products);
       }
-      await check(sq(45, 64), { causal: true }, 'f32', SEED + 46);
-    } finally {
-      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = saved ?? '';
     }
+    await checkTuned({ forwardProducts: 'f16' }, sq(45, 64), { causal: true }, 'f32', SEED + 46);
   });
 
-  it('the timing profile (FLASHRING_PORTABLE_FWD_SKIP) leaves out exactly the step it names', async () => {
-    const saved = process.env.FLASHRING_PORTABLE_FWD_SKIP;
+  it('the timing profile (forwardSkip) leaves out exactly the step it names', async () => {
     const s = sq(70, 16);   // D = 16: each of the five variants is a cold compile on a CPU adapter
     const x = makeInputs(s, SEED + 61);
-    const run = async (skip: string) => {
-      process.env.FLASHRING_PORTABLE_FWD_SKIP = skip;
-      return attentionForward(dev, s, x, { precision: 'f32', path: 'scalar' });
-    };
-    try {
-      const full = await run('');
-      const r = refInputs(x, 'f32');
-      const ref = referenceForward(s, r.q, r.k, r.v, {});
-      expect(err(full.o, ref.o)).toBeLessThanOrEqual(TOL.f32.out);
-      // Without the loads every staged word is 0: S = 0, so O = 0 and LSE = log(Nk) on every row.
-      const noLoads = await run('loads');
-      expect(noLoads.o.every((v) => v === 0)).toBe(true);
-      for (const l of noLoads.lse) expect(l).toBeCloseTo(Math.log(s.Nk), 5);
-      // Without S = Q Kᵀ, S = 0 over real K/V: every row's O is the mean of V over the keys.
-      const noQk = await run('qk');
-      for (const l of noQk.lse) expect(l).toBeCloseTo(Math.log(s.Nk), 5);
-      const meanV = new Float64Array(s.B * s.Hq * s.Nq * s.D);
-      for (let h = 0; h < s.B * s.Hq; h++) for (let j = 0; j < s.Nk; j++) for (let d = 0; d < s.D; d++)
-        for (let i = 0; i < s.Nq; i++) meanV[(h * s.Nq + i) * s.D + d] += x.v[(h * s.Nk + j) * s.D + d] / s.Nk;
-      expect(err(noQk.o, meanV)).toBeLessThanOrEqual(TOL.f32.out);
-      // Without P~ V, O = 0 but LSE is right.
-      const noPv = await run('pv');
-      expect(noPv.o.every((v) => v === 0)).toBe(true);
-      expect(err(noPv.lse, ref.lse)).toBeLessThanOrEqual(TOL.f32.out);
-      // Without the softmax P~ = S: O is the plain S V / rowsum(S), not attention.
-      const e = err((await run('softmax')).o, ref.o);
-      expect(e > 0.1 || Number.isNaN(e), `softmax left out: O error ${e}`).toBe(true);
-      process.env.FLASHRING_PORTABLE_FWD_SKIP = 'exp';
-      await expect(attentionForward(dev, s, x, { precision: 'f32', path: 'scalar' })).rejects.toThrow(InputError);
-    } finally {
-      process.env.FLASHRING_PORTABLE_FWD_SKIP = saved ?? '';
-    }
+    const run = async (skip: string) => attentionForward(await portable({ FLASHRING_PORTABLE_FWD_SKIP: skip }), s, x, { precision: 'f32', path: 'scalar' });
+    const full = await run('');
+    const r = refInputs(x, 'f32');
+    const ref = referenceForward(s, r.q, r.k, r.v, {});
+    expect(err(full.o, ref.o)).toBeLessThanOrEqual(TOL.f32.out);
+    // Without the loads every staged word is 0: S = 0, so O = 0 and LSE = log(Nk) on every row.
+    const noLoads = await run('loads');
+    expect(noLoads.o.every((v) => v === 0)).toBe(true);
+    for (const l of noLoads.lse) expect(l).toBeCloseTo(Math.log(s.Nk), 5);
+    // Without S = Q Kᵀ, S = 0 over real K/V: every row's O is the mean of V over the keys.
+    const noQk = await run('qk');
+    for (const l of noQk.lse) expect(l).toBeCloseTo(Math.log(s.Nk), 5);
+    const meanV = new Float64Array(s.B * s.Hq * s.Nq * s.D);
+    for (let h = 0; h < s.B * s.Hq; h++) for (let j = 0; j < s.Nk; j++) for (let d = 0; d < s.D; d++)
+      for (let i = 0; i < s.Nq; i++) meanV[(h * s.Nq + i) * s.D + d] += x.v[(h * s.Nk + j) * s.D + d] / s.Nk;
+    expect(err(noQk.o, meanV)).toBeLessThanOrEqual(TOL.f32.out);
+    // Without P~ V, O = 0 but LSE is right.
+    const noPv = await run('pv');
+    expect(noPv.o.every((v) => v === 0)).toBe(true);
+    expect(err(noPv.lse, ref.lse)).toBeLessThanOrEqual(TOL.f32.out);
+    // Without the softmax P~ = S: O is the plain S V / rowsum(S), not attention.
+    const e = err((await run('softmax')).o, ref.o);
+    expect(e > 0.1 || Number.isNaN(e), `softmax left out: O error ${e}`).toBe(true);
+    expect(() => tuningFromEnv({ FLASHRING_PORTABLE_FWD_SKIP: 'exp' })).toThrow(InputError);
+    await expect(tunedDevice({ forwardSkip: ['exp' as 'qk'] })).rejects.toThrow(/FLASHRING_PORTABLE_FWD_SKIP='exp': 'exp' is not a step/);
   });
 
   it('splits tensors larger than one binding and still matches', async () => {
@@ -299,6 +251,6 @@ describe('FlashAttention forward vs float64 reference', () => {
     await expect(attentionForward(dev, { ...s, Nq: 0 }, x)).rejects.toThrow(/empty tensors/);
     await expect(attentionForward(dev, s, { ...x, k: x.k.subarray(1) })).rejects.toThrow(/K has 255 elements; shape \[1,2,8,16\] needs 256/);
     await expect(attentionForward(dev, s, { ...x, q: new Float64Array(256) as unknown as Float32Array })).rejects.toThrow(InputError);
-    await expect(attentionForward(dev, s, x, { scale: NaN })).rejects.toThrow(/scale must be finite/);
+    await expect(attentionForward(dev, s, x, { scale: NaN })).rejects.toThrow(/scale must be a positive number within float32's range/);
   });
 });

@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../src/cli/main.js';
 import { parseCsv } from '../src/memory/csv.js';
+import { rng } from '../src/reference/compare.js';
 
 const SEED = Number(process.env.FLASHRING_FUZZ_SEED ?? (Date.now() % 2 ** 31));
 const BUDGET_MS = Number(process.env.FLASHRING_FUZZ_MS ?? 15_000);
@@ -31,14 +32,8 @@ const ROOT = join(__dirname, '..');
 const MAX_GIB = 2 ** 20;
 
 type Rnd = () => number;
-function mulberry32(a: number): Rnd {
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The same generator as the kernels' tests (mulberry32): a seed repeats a run. */
+const mulberry32 = rng;
 
 const dir = mkdtempSync(join(tmpdir(), 'flashring-fuzz-readers-'));
 let keep = false; // a failing run keeps its inputs

@@ -10,26 +10,21 @@
  */
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { execFile } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { main } from '../src/cli/main.js';
 import { encodeNpy } from '../src/cli/npy.js';
+import { rng } from '../src/reference/compare.js';
 
 const SEED = Number(process.env.FLASHRING_FUZZ_SEED ?? (Date.now() % 2 ** 31));
 const BUDGET_MS = Number(process.env.FLASHRING_FUZZ_MS ?? 20_000);
 const BIN = join(__dirname, '..', 'bin', 'flashring.mjs');
 const STACK = /^\s+at .+(:\d+:\d+\)?|\(native\))$/m;
 
-function mulberry32(a: number): () => number {
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The same generator as the kernels' tests (mulberry32): a seed repeats a run. */
+const mulberry32 = rng;
 
 const dir = mkdtempSync(join(tmpdir(), 'flashring-fuzz-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -51,6 +46,7 @@ function makeFiles(rnd: () => number): string[] {
   for (let i = 0; i < 4; i++) writeFileSync(f(`rand${i}.npy`), Uint8Array.from({ length: Math.floor(rnd() * 300) }, () => Math.floor(rnd() * 256)));
   writeFileSync(f('log.txt'), Array.from({ length: 40 }, () => String.fromCharCode(...Array.from({ length: 60 }, () => 32 + Math.floor(rnd() * 95)))).join('\n'));
   mkdirSync(f('folder'), { recursive: true });
+  if (!existsSync(f('qlink.npy'))) symlinkSync(f('q.npy'), f('qlink.npy'));
   return ['q.npy', 'kv1.npy', 'h.npy', 'd.npy', 'big.npy', 'bad8.npy', 'cut.npy', 'v2cut.npy', 'tail.npy', 'rand0.npy', 'rand1.npy', 'rand2.npy', 'rand3.npy', 'log.txt', 'folder', 'missing.npy'].map(f);
 }
 
@@ -84,7 +80,9 @@ const STOPPERS: Record<string, string[][]> = {
 function argvFor(cmd: string, rnd: () => number, files: string[]): string[] {
   const spec = SPECS[cmd];
   const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
-  const outs = [join(dir, `out${Math.floor(rnd() * 4)}`), join(dir, 'q.npy'), join(dir, 'folder'), '/proc/flashring-fuzz', '', join(dir, 'missing', 'deeper', 'x.json'), join(dir, `t${Math.floor(rnd() * 3)}.json`)];
+  // Outputs collide with inputs on purpose: an input itself, through a link, one of --out's files, a log.
+  const outs = [join(dir, `out${Math.floor(rnd() * 4)}`), join(dir, 'q.npy'), join(dir, 'folder'), '/proc/flashring-fuzz', '', join(dir, 'missing', 'deeper', 'x.json'), join(dir, `t${Math.floor(rnd() * 3)}.json`),
+    pick(files), join(dir, 'qlink.npy'), join(dir, 'out0', 'o.npy'), join(dir, 'out1', 'lse.npy'), join(dir, 'log.txt')];
   const args: string[] = [];
   const flag = (name: string, value: string) => (rnd() < 0.3 ? args.push(`--${name}=${value}`) : args.push(`--${name}`, value));
   if (cmd === 'attention' && rnd() < 0.6) for (const k of ['q', 'k', 'v']) flag(k, rnd() < 0.7 ? files[k === 'q' ? 0 : 1] : pick(files));
@@ -140,10 +138,15 @@ describe('fuzz: every command, random bytes and flags', () => {
       const argv = argvFor(cmds[runs % cmds.length], rnd, files);
       runs++;
       if (process.env.FLASHRING_FUZZ_TRACE) appendFileSync(process.env.FLASHRING_FUZZ_TRACE, `${Date.now() - t0} ${JSON.stringify(argv)}\n`);
+      // Every input the run names, byte for byte before and after (an output must never overwrite one).
+      const named = argv.filter((a, i) => i > 0 && files.includes(a) && existsSync(a) && !a.endsWith('folder') && !argv[i - 1]?.match(/^--(out|timeline|csv)$/));
+      const before = named.map((a) => readFileSync(a));
       const r = await runInProcess(argv);
+      const changed = named.find((a, i) => !readFileSync(a).equals(before[i]));
       const bad = r.code === 'threw' ? `threw ${(r.thrown as Error)?.stack?.split('\n').slice(0, 2).join(' | ')}`
         : r.code !== 0 && r.code !== 2 ? `exit ${r.code}`
-        : STACK.test(r.err) ? 'stack trace in stderr' : null;
+        : STACK.test(r.err) ? 'stack trace in stderr'
+        : changed ? `input ${changed} changed` : null;
       // A few examples per command, so one failing command does not hide the others.
       const seen = perCommand.get(argv[0]) ?? 0;
       if (bad) perCommand.set(argv[0], seen + 1);

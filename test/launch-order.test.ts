@@ -1,5 +1,5 @@
 /**
- * The launch order of causal grids (FLASHRING_HEAD_GROUP, launch_item in shaders/common.wgsl):
+ * The launch order of causal grids (a tuning's headGroup, launch_item in shaders/common.wgsl):
  * heads taking turns block by block in groups of G changes only when workgroups start, so the
  * forward, the backward and a ring give the same bits under every G, including groups that do not
  * divide the (head, batch) pairs and grids that start past block 0 (ring steps). A wrong mapping
@@ -7,8 +7,8 @@
  * on the tensor cores where the adapter has them. A probe kernel runs launch_item itself and checks
  * the order it gives (which no comparison of outputs can see).
  */
-import { describe, expect, it, beforeAll, afterEach } from 'vitest';
-import { autoF16Path, testDevice } from './gpu.js';
+import { describe, expect, it, beforeAll } from 'vitest';
+import { autoF16Path, testDevice, tunedDevice } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { attentionBackward, attentionForward, toF32 } from '../src/kernels/attention.js';
@@ -18,6 +18,7 @@ import { ringAttention } from '../src/ring/ringAttention.js';
 import { AttentionOptions, resolveOptions } from '../src/shape.js';
 import { Precision } from '../src/kernels/precision.js';
 import { InputError } from '../src/errors.js';
+import { resolveTuning, tuningFromEnv } from '../src/kernels/tuning.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
 import { readback, storage, upload } from '../src/gpu/buffers.js';
 
@@ -25,25 +26,12 @@ let dev: FlashDevice;
 beforeAll(async () => {
   dev = await testDevice();
 });
-const PIN = 'FLASHRING_HEAD_GROUP';
-const saved = process.env[PIN];
-afterEach(() => {
-  if (saved === undefined) delete process.env[PIN];
-  else process.env[PIN] = saved;
-});
-const withGroup = async <T>(g: string, f: () => Promise<T>): Promise<T> => {
-  process.env[PIN] = g;
-  try {
-    return await f();
-  } finally {
-    delete process.env[PIN];
-  }
-};
+/** A device whose kernels launch causal grids in groups of g heads. */
+const grouped = (g: number) => tunedDevice({ headGroup: g });
 const bits = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
 describe('launch order of causal grids: the same bits under every head group', () => {
   it('FLASHRING_HEAD_GROUP reaches the uniform block; bad values are refused by name', () => {
-    delete process.env[PIN];
     const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 8, Nk: 8, D: 8 };
     const at = ATTENTION_PARAMS.findIndex((f) => f.name === 'head_group');
     const packed = (g?: number) => new DataView(packUniform(ATTENTION_PARAMS, { s, o: resolveOptions(s, { causal: true }), accumulate: false, headGroup: g })).getUint32(4 * at, true);
@@ -51,18 +39,16 @@ describe('launch order of causal grids: the same bits under every head group', (
     // … up to HEAD_GROUP_MAX_KEYS keys per head; longer calls keep the grid head by head.
     const long = { ...s, Nq: HEAD_GROUP_MAX_KEYS + 1, Nk: HEAD_GROUP_MAX_KEYS + 1 };
     expect(new DataView(packUniform(ATTENTION_PARAMS, { s: long, o: resolveOptions(long, { causal: true }), accumulate: false })).getUint32(4 * at, true)).toBe(1);
-    process.env[PIN] = '1';
-    expect(packed()).toBe(1);
-    process.env[PIN] = '3';
-    expect(packed()).toBe(3);
-    process.env[PIN] = 'all';
-    expect(packed()).toBe(HEAD_GROUP_ALL);
-    expect(packed(5)).toBe(5);
+    const pinned = (v: string) => packed(headGroup(s, tuningFromEnv({ FLASHRING_HEAD_GROUP: v })));
+    expect(pinned('1')).toBe(1);
+    expect(pinned('3')).toBe(3);
+    expect(pinned('all')).toBe(HEAD_GROUP_ALL);
+    expect(headGroup(long, { headGroup: 5 })).toBe(5);   // a pin holds for long calls too
     for (const bad of ['0', '-2', '1.5', 'x', '70000']) {
-      process.env[PIN] = bad;
-      expect(() => headGroup(), bad).toThrow(InputError);
-      expect(() => headGroup(), bad).toThrow(/FLASHRING_HEAD_GROUP/);
+      expect(() => tuningFromEnv({ FLASHRING_HEAD_GROUP: bad }), bad).toThrow(InputError);
+      expect(() => tuningFromEnv({ FLASHRING_HEAD_GROUP: bad }), bad).toThrow(/^FLASHRING_HEAD_GROUP='/);
     }
+    for (const bad of [0, 1.5, 70000]) expect(() => resolveTuning({ headGroup: bad }), String(bad)).toThrow(/^FLASHRING_HEAD_GROUP='/);
   });
 
   /**
@@ -133,9 +119,9 @@ fn probe(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (const [p, path] of paths())
       for (const mask of [{ causal: true }, { causal: true, window: [40, 0] }] as AttentionOptions[]) {
         const x = makeInputs(s, SEED + 31);
-        const run = async () => {
-          const f = await attentionForward(dev, s, x, { ...mask, precision: p, path });
-          const b = await attentionBackward(dev, s, { ...x, o: f.o, lse: f.lse }, { ...mask, precision: p, path });
+        const run = async (on = dev) => {
+          const f = await attentionForward(on, s, x, { ...mask, precision: p, path });
+          const b = await attentionBackward(on, s, { ...x, o: f.o, lse: f.lse }, { ...mask, precision: p, path });
           expect(b.path).toBe(path);
           return { o: f.o, lse: f.lse, dq: b.dq, dk: b.dk, dv: b.dv };
         };
@@ -143,8 +129,8 @@ fn probe(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
         const r = refInputs(x, p);
         const ref = referenceForward(s, r.q, r.k, r.v, mask);
         expect(err(toF32(base.o), ref.o), `${p} O`).toBeLessThanOrEqual(TOL[p].out);
-        for (const g of ['1', '2', '4', '5']) { // against the default, all
-          const got = await withGroup(g, run);
+        for (const g of [1, 2, 4, 5]) { // against the default, all
+          const got = await run(await grouped(g));
           for (const k of ['o', 'lse', 'dq', 'dk', 'dv'] as const)
             expect(bits(got[k]).equals(bits(base[k])), `${p} ${JSON.stringify(mask)} G=${g} ${k}`).toBe(true);
         }
@@ -155,10 +141,10 @@ fn probe(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // Two K/V heads (the dkdv grid's y), 256 tokens (block counts sharing a factor with G = 2).
     const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 256, Nk: 256, D: 8 };
     const x = makeInputs(s, SEED + 32);
-    const run = () => ringAttention([dev], s, x, { scheme: 'p2p', layout: 'zigzag', precision: 'f32', ranks: 2, causal: true });
+    const run = (on = dev) => ringAttention([on], s, x, { scheme: 'p2p', layout: 'zigzag', precision: 'f32', ranks: 2, causal: true });
     const base = await run();
-    for (const g of ['1', '2', '3']) {
-      const got = await withGroup(g, run);
+    for (const g of [1, 2, 3]) {
+      const got = await run(await grouped(g));
       for (const k of ['o', 'lse', 'dq', 'dk', 'dv'] as const) expect(bits(got[k]!).equals(bits(base[k]!)), `G=${g} ${k}`).toBe(true);
     }
   });

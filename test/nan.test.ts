@@ -5,7 +5,7 @@
  * reference is NaN, so every comparison below checks the NaN pattern as well as the values.
  */
 import { describe, expect, it, beforeAll } from 'vitest';
-import { testDevices } from './gpu.js';
+import { testDevices, tunedDevice } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions, Inputs } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { MergeKernel } from '../src/kernels/merge.js';
@@ -212,7 +212,7 @@ describe('NaN on the tensor-core path (subgroup matrices, f16)', () => {
       });
 });
 
-describe('the tensor-core forward in every order of its tile steps (FLASHRING_SGMM_FWD_PIPE)', () => {
+describe('the tensor-core forward in every order of its tile steps (sgmmForwardPipe)', () => {
   // N = 150: five K/V tiles of 32 (prefetch two ahead, both vote parities); causal + window:
   // tiles with masked entries; a NaN in V at a key some rows of its tile cannot see (the rare
   // scalar O += P V path), and finite data.
@@ -228,18 +228,12 @@ describe('the tensor-core forward in every order of its tile steps (FLASHRING_SG
         const x = poison ? poisoned(s, SEED + D, 'v', at, NaN) : makeInputs(s, SEED + D);
         const r = refInputs(x, 'f16');
         const rf = referenceForward(s, r.q, r.k, r.v, opts);
-        const saved = process.env.FLASHRING_SGMM_FWD_PIPE;
         const outs = [];
-        try {
-          for (const pipe of ['0', '1', '2']) {
-            process.env.FLASHRING_SGMM_FWD_PIPE = pipe;
-            const got = await attentionForward(dev, s, x, { ...opts, precision: 'f16', path: 'subgroup-matrix' });
-            expect(err(got.o, rf.o), `O PIPE ${pipe}`).toBeLessThanOrEqual(TOL.f16.out);
-            expect(err(got.lse, rf.lse), `LSE PIPE ${pipe}`).toBeLessThanOrEqual(TOL.f16.out);
-            outs.push(got);
-          }
-        } finally {
-          process.env.FLASHRING_SGMM_FWD_PIPE = saved ?? '';
+        for (const pipe of [0, 1, 2] as const) {
+          const got = await attentionForward(await tunedDevice({ sgmmForwardPipe: pipe }), s, x, { ...opts, precision: 'f16', path: 'subgroup-matrix' });
+          expect(err(got.o, rf.o), `O PIPE ${pipe}`).toBeLessThanOrEqual(TOL.f16.out);
+          expect(err(got.lse, rf.lse), `LSE PIPE ${pipe}`).toBeLessThanOrEqual(TOL.f16.out);
+          outs.push(got);
         }
         for (const got of outs.slice(1)) {
           expect(bits(got.o).equals(bits(outs[0].o)), 'O bitwise').toBe(true);

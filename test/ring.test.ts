@@ -105,8 +105,8 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
       const got = await ringAttention([one], g, x, { causal: true, layout: 'zigzag', precision: 'f16', ranks: 4, ...opts });
       // The ranks take the fastest exact path and say which (tensor cores where the adapter has them).
       const path = autoF16Path(one);
-      // A reason only where 'auto' fell back (not where FLASHRING_PATH=scalar asked for the portable kernels).
-      const fellBack = path === 'scalar' && process.env.FLASHRING_PATH !== 'scalar';
+      // A reason only where 'auto' fell back (not where the tuning asked for the portable kernels).
+      const fellBack = path === 'scalar' && one.tuning.path !== 'scalar';
       expect(got.kernels).toEqual({ forward: path, backward: path, fallbackReason: fellBack ? expect.stringMatching(/subgroup|f16/) : null });
       expect(err(got.o, rf.o)).toBeLessThanOrEqual(TOL.f16.out);
       expect(err(got.lse, rf.lse)).toBeLessThanOrEqual(TOL.f16.out);

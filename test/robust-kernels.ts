@@ -18,6 +18,7 @@ import { Precision } from '../src/kernels/precision.js';
 import { readback, storage, upload } from '../src/gpu/buffers.js';
 import { randn } from '../src/reference/compare.js';
 import { AttentionShape, numel, resolveOptions } from '../src/shape.js';
+import { tuningFromEnv } from '../src/kernels/tuning.js';
 
 export interface RobustReport {
   robust: boolean;
@@ -77,14 +78,14 @@ async function attention(dev: FlashDevice, seed: number, outputs: Record<string,
 
 /**
  * The portable forward with 8 query rows per invocation (RR = 8, FLASHRING_PORTABLE_FWD pins;
- * not planned by default), f32, on the first shape (its last row block runs past Nq).
+ * not planned by default), f32, on the first shape (its last row block runs past Nq), each tile
+ * on a device of its own with the pin in its tuning.
  */
 const RR8_TILES: Record<number, string> = { 24: '16x8x24x8' };
-async function rows8(dev: FlashDevice, seed: number, outputs: Record<string, string>): Promise<void> {
-  const saved = process.env.FLASHRING_PORTABLE_FWD;
-  try {
-    for (const [name, s] of ROBUST_SHAPES.filter(([, s]) => s.D in RR8_TILES)) {
-      process.env.FLASHRING_PORTABLE_FWD = RR8_TILES[s.D];
+async function rows8(seed: number, outputs: Record<string, string>): Promise<void> {
+  for (const [name, s] of ROBUST_SHAPES.filter(([, s]) => s.D in RR8_TILES)) {
+    const [dev] = await acquireDevices(await nodeGPU(), 1, { tuning: tuningFromEnv({ FLASHRING_PORTABLE_FWD: RR8_TILES[s.D] }) });
+    try {
       const x = { q: randn(numel(s, 'q'), seed + 7), k: randn(numel(s, 'kv'), seed + 8), v: randn(numel(s, 'kv'), seed + 9) };
       for (const causal of [false, true]) {
         const f = await attentionForward(dev, s, x, { causal, precision: 'f32', path: 'scalar' });
@@ -92,9 +93,9 @@ async function rows8(dev: FlashDevice, seed: number, outputs: Record<string, str
         outputs[`${tag} o`] = hash(f.o);
         outputs[`${tag} lse`] = hash(f.lse);
       }
+    } finally {
+      dev.destroy();
     }
-  } finally {
-    process.env.FLASHRING_PORTABLE_FWD = saved ?? '';
   }
 }
 
@@ -159,7 +160,7 @@ export async function runKernels(seed: number): Promise<RobustReport> {
     const outputs: Record<string, string> = {};
     const p = await probe(dev);
     await attention(dev, seed, outputs);
-    await rows8(dev, seed, outputs);
+    await rows8(seed, outputs);
     await merges(dev, seed, outputs);
     await ringStep(dev, seed, outputs);
     return { robust: robustShaders(), adapter: dev.adapter.description || dev.adapter.device, probe: p, outputs };

@@ -6,6 +6,10 @@ import { kernelKey, legacySgmmSpelling } from '../src/kernels/pipeline.js';
 import { SHADERS } from '../src/kernels/shaders.js';
 import { InputError, LimitError } from '../src/errors.js';
 import { toHalfBits, fromHalfBits } from '../src/f16.js';
+import { tuningFromEnv } from '../src/kernels/tuning.js';
+
+/** A tuning as the pins' variables spell it (FLASHRING_PORTABLE_*), passed as options: the environment is left alone. */
+const pins = (env: Record<string, string>) => tuningFromEnv(env);
 
 describe('specializer', () => {
   it('fills every placeholder and rejects missing or unused values', () => {
@@ -75,98 +79,66 @@ describe('tile planner', () => {
     expect(workgroupBytes('fwd', 128, 32, 64, 32, 'f32', 'workgroup')).toBe(45568); // + one word per invocation
     // The count is the shader's: the workgroup arrays of the specialized source, summed (RR = 8
     // pinned too: the workgroup row reduction holds RR/4 words per invocation, Br·Bc bytes either way).
-    const env = { FLASHRING_PORTABLE_FWD_PRODUCTS: process.env.FLASHRING_PORTABLE_FWD_PRODUCTS, t: process.env.FLASHRING_PORTABLE_FWD };
-    try {
-      for (const products of ['', 'f16']) {
-        process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = products;
-        for (const [D, precision, limit, sg, tile] of [[64, 'f16', 49152, 32, ''], [128, 'f16', 49152, 0, ''], [64, 'f32', 49152, 32, ''], [128, 'f32', 16384, 0, ''], [32, 'f16', 32768, 8, ''],
-          [64, 'f32', 49152, 0, '128x32x32x8'], [128, 'f16', 49152, 32, '64x64x64x8'], [64, 'f32', 32768, 0, '16x8x32x8']] as const) {
-          process.env.FLASHRING_PORTABLE_FWD = tile;
-          const plan = planTiles('fwd', D, precision, limit, 1024, sg);
-          expect(plan.products).toBe(precision === 'f16' && products ? 'f16' : 'f32');
-          expect(plan.rowsPerInvocation).toBe(tile ? 8 : 4);
-          const extra = portableValues('fwd', D, plan);
-          for (const unroll of [true, false]) {
-            const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, extra);
-            const src = attentionSource(SHADERS.flashFwd[plan.reduce!], values, plan.reduce === 'subgroup' ? ['subgroups'] : []);
-            expect([...src.matchAll(/var<workgroup>/g)].length).toBe(plan.reduce === 'workgroup' ? 4 : 3);
-            expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${plan.reduce} ${tile}`).toBe(plan.workgroupBytes);
-            expect(src).toContain(`alias QKT = ${precision === 'f16' && products ? 'f16' : 'f32'};`);
-            expect(src).toContain(`const RR: u32 = ${plan.rowsPerInvocation}u;`);
-          }
+    for (const products of ['', 'f16']) {
+      for (const [D, precision, limit, sg, tile] of [[64, 'f16', 49152, 32, ''], [128, 'f16', 49152, 0, ''], [64, 'f32', 49152, 32, ''], [128, 'f32', 16384, 0, ''], [32, 'f16', 32768, 8, ''],
+        [64, 'f32', 49152, 0, '128x32x32x8'], [128, 'f16', 49152, 32, '64x64x64x8'], [64, 'f32', 32768, 0, '16x8x32x8']] as const) {
+        const plan = planTiles('fwd', D, precision, limit, 1024, sg, pins({ FLASHRING_PORTABLE_FWD_PRODUCTS: products, FLASHRING_PORTABLE_FWD: tile }));
+        expect(plan.products).toBe(precision === 'f16' && products ? 'f16' : 'f32');
+        expect(plan.rowsPerInvocation).toBe(tile ? 8 : 4);
+        const extra = portableValues('fwd', D, plan);
+        for (const unroll of [true, false]) {
+          const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, extra);
+          const src = attentionSource(SHADERS.flashFwd[plan.reduce!], values, plan.reduce === 'subgroup' ? ['subgroups'] : []);
+          expect([...src.matchAll(/var<workgroup>/g)].length).toBe(plan.reduce === 'workgroup' ? 4 : 3);
+          expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${plan.reduce} ${tile}`).toBe(plan.workgroupBytes);
+          expect(src).toContain(`alias QKT = ${precision === 'f16' && products ? 'f16' : 'f32'};`);
+          expect(src).toContain(`const RR: u32 = ${plan.rowsPerInvocation}u;`);
         }
       }
-      process.env.FLASHRING_PORTABLE_FWD = env.t ?? '';
-      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = 'f16-qk';
-      expect(portableValues('fwd', 64, planTiles('fwd', 64, 'f16', 49152, 1024, 32))).toMatchObject({ QKT: 'f16', PVT: 'f32' });
-      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = 'f16';
-      expect(portableValues('fwd', 64, planTiles('fwd', 64, 'f16', 49152, 1024, 32))).toMatchObject({ QKT: 'f16', PVT: 'f16' });
-      expect(portableValues('fwd', 64, planTiles('fwd', 64, 'f32', 49152, 1024, 32))).toMatchObject({ QKT: 'f32', PVT: 'f32' }); // f32 storage: f32 products
-      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = 'half';
-      expect(() => planTiles('fwd', 64, 'f16', 49152, 1024, 32)).toThrow(InputError);
-    } finally {
-      process.env.FLASHRING_PORTABLE_FWD_PRODUCTS = env.FLASHRING_PORTABLE_FWD_PRODUCTS ?? '';
-      process.env.FLASHRING_PORTABLE_FWD = env.t ?? '';
     }
+    expect(portableValues('fwd', 64, planTiles('fwd', 64, 'f16', 49152, 1024, 32, { forwardProducts: 'f16-qk' }))).toMatchObject({ QKT: 'f16', PVT: 'f32' });
+    expect(portableValues('fwd', 64, planTiles('fwd', 64, 'f16', 49152, 1024, 32, { forwardProducts: 'f16' }))).toMatchObject({ QKT: 'f16', PVT: 'f16' });
+    expect(portableValues('fwd', 64, planTiles('fwd', 64, 'f32', 49152, 1024, 32, { forwardProducts: 'f16' }))).toMatchObject({ QKT: 'f32', PVT: 'f32' }); // f32 storage: f32 products
+    expect(() => pins({ FLASHRING_PORTABLE_FWD_PRODUCTS: 'half' })).toThrow(/FLASHRING_PORTABLE_FWD_PRODUCTS='half': give f32, f16-qk or f16/);
   });
 
   it('plans the forward\'s rows per invocation (RR): 4 unless pinned, 8 as BRxBCxCHUNKx8, in the cache key', () => {
-    const saved = process.env.FLASHRING_PORTABLE_FWD;
-    try {
-      process.env.FLASHRING_PORTABLE_FWD = '';
-      // The planner takes RR = 4 tiles only (RR = 8 measured no faster on the H200): pins reach 8.
-      expect(PORTABLE_FWD_CANDIDATES.every(([, , rr]) => rr === 4)).toBe(true);
-      expect(PORTABLE_FWD_RR8_TILES.every(([A, , rr]) => rr === 8 && A % 8 === 0)).toBe(true);
-      const p4 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);
-      expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32, rowsPerInvocation: 4 });
-      expect(portableValues('fwd', 64, p4)).toMatchObject({ RR: 4, DC: 8, NCH: 2, DU: 1, PF: 0, LQ: 4, LK: 1, SKIP: 0 });
-      // The prefetch: on GPUs by default where it takes at most PREFETCH_MAX_WORDS registers, never
-      // on CPU adapters; a pin wins (and names itself in the plan's line).
-      expect(defaultPrefetch(p4, 64, false)).toBe(1);
-      expect(defaultPrefetch(p4, 64, true)).toBe(0);
-      expect(defaultPrefetch({ ...p4, WG: 16 }, 64, false)).toBe(0);   // 128·8/16 = 64 words: too many registers
-      // Registers held: K/V words, and Q's only where Q is staged per tile (more than one chunk).
-      expect(stagingWords(p4, 64)).toEqual({ LQ: 4, LK: 1, prefetchWords: 5 });
-      expect(stagingWords({ ...p4, chunk: 64 }, 64)).toEqual({ LQ: 8, LK: 2, prefetchWords: 2 });
-      expect(portableValues('fwd', 64, { ...p4, prefetch: defaultPrefetch(p4, 64, false) })).toMatchObject({ PF: 1 });
-      expect(describePlan({ ...p4, prefetch: 1 })).toBe('Br128 Bc32 WG256 RR4 chunk32 subgroup products=f32 prefetch1');
-      process.env.FLASHRING_PORTABLE_FWD_PREFETCH = '0';
-      expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32).prefetch).toBe(0);
-      process.env.FLASHRING_PORTABLE_FWD_PREFETCH = '';
-      // Same Br×Bc, half the invocations, the same workgroup memory (both row reductions).
-      process.env.FLASHRING_PORTABLE_FWD = '128x32x32x8';
-      const p8 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);
-      expect(p8).toMatchObject({ BR: 128, BC: 32, WG: 128, chunk: 32, rowsPerInvocation: 8, workgroupBytes: p4.workgroupBytes, reduce: 'subgroup' });
-      expect(planTiles('fwd', 64, 'f32', 49152, 1024, 0)).toMatchObject({ WG: 128, workgroupBytes: workgroupBytes('fwd', 128, 32, 64, 32, 'f32', 'workgroup') });
-      const v8 = portableValues('fwd', 64, p8);
-      expect(v8).toMatchObject({ RR: 8, DC: 8, NCH: 2, DU: 1 });
-      const key = (v: SpecValues) => kernelKey('fwd-scalar-subgroup', attentionValues(64, p8, { precision: 'f32', out: 'f32', grad: 'f32' }, true, v));
-      expect(key(v8)).not.toBe(key(portableValues('fwd', 64, p4)));
-      // 256 rows (RR = 8: 128 invocations); the limits still apply.
-      process.env.FLASHRING_PORTABLE_FWD = '256x16x16x8';
-      expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 256, BC: 16, WG: 128, chunk: 16, workgroupBytes: 42240 });
-      process.env.FLASHRING_PORTABLE_FWD = '128x32x32x8';
-      expect(() => planTiles('fwd', 64, 'f32', 49152, 64, 32)).toThrow(/128x32 \(RR=8\): .* 128 invocations/);
-      process.env.FLASHRING_PORTABLE_FWD = '64x8x8';   // three numbers: the chunk, RR 4
-      expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ chunk: 8, rowsPerInvocation: 4, WG: 32 });
-      for (const bad of ['64x32x32x6', '64x32x32x16', '4x4x4x8', '64x32x0x8', '64x32xx8', '512x16x16x8', '64x256x64x8']) {
-        process.env.FLASHRING_PORTABLE_FWD = bad;
-        expect(() => planTiles('fwd', 64, 'f32', 49152, 1024, 32), bad).toThrow(InputError);
-      }
-      process.env.FLASHRING_PORTABLE_FWD = '64x32x32x4';
-      expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ WG: 128, rowsPerInvocation: 4 });
-    } finally {
-      process.env.FLASHRING_PORTABLE_FWD = saved ?? '';
-    }
-    const savedB = process.env.FLASHRING_PORTABLE_BWD;
-    try {
-      process.env.FLASHRING_PORTABLE_BWD = '64x32x32x8';   // the backward has no RR
-      expect(() => planTiles('bwd', 64, 'f32', 49152, 1024)).toThrow(InputError);
-      process.env.FLASHRING_PORTABLE_BWD = '256x32';
-      expect(() => planTiles('bwd', 64, 'f32', 49152, 1024)).toThrow(InputError);
-    } finally {
-      process.env.FLASHRING_PORTABLE_BWD = savedB ?? '';
-    }
+    const fwd = (tile: string) => pins({ FLASHRING_PORTABLE_FWD: tile });
+    // The planner takes RR = 4 tiles only (RR = 8 measured no faster on the H200): pins reach 8.
+    expect(PORTABLE_FWD_CANDIDATES.every(([, , rr]) => rr === 4)).toBe(true);
+    expect(PORTABLE_FWD_RR8_TILES.every(([A, , rr]) => rr === 8 && A % 8 === 0)).toBe(true);
+    const p4 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);
+    expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32, rowsPerInvocation: 4 });
+    expect(portableValues('fwd', 64, p4)).toMatchObject({ RR: 4, DC: 8, NCH: 2, DU: 1, PF: 0, LQ: 4, LK: 1, SKIP: 0 });
+    // The prefetch: on GPUs by default where it takes at most PREFETCH_MAX_WORDS registers, never
+    // on CPU adapters; a pin wins (and names itself in the plan's line).
+    expect(defaultPrefetch(p4, 64, false)).toBe(1);
+    expect(defaultPrefetch(p4, 64, true)).toBe(0);
+    expect(defaultPrefetch({ ...p4, WG: 16 }, 64, false)).toBe(0);   // 128·8/16 = 64 words: too many registers
+    // Registers held: K/V words, and Q's only where Q is staged per tile (more than one chunk).
+    expect(stagingWords(p4, 64)).toEqual({ LQ: 4, LK: 1, prefetchWords: 5 });
+    expect(stagingWords({ ...p4, chunk: 64 }, 64)).toEqual({ LQ: 8, LK: 2, prefetchWords: 2 });
+    expect(portableValues('fwd', 64, { ...p4, prefetch: defaultPrefetch(p4, 64, false) })).toMatchObject({ PF: 1 });
+    expect(describePlan({ ...p4, prefetch: 1 })).toBe('Br128 Bc32 WG256 RR4 chunk32 subgroup products=f32 prefetch1');
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, { forwardPrefetch: 0 }).prefetch).toBe(0);
+    // Same Br×Bc, half the invocations, the same workgroup memory (both row reductions).
+    const p8 = planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('128x32x32x8'));
+    expect(p8).toMatchObject({ BR: 128, BC: 32, WG: 128, chunk: 32, rowsPerInvocation: 8, workgroupBytes: p4.workgroupBytes, reduce: 'subgroup' });
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 0, fwd('128x32x32x8'))).toMatchObject({ WG: 128, workgroupBytes: workgroupBytes('fwd', 128, 32, 64, 32, 'f32', 'workgroup') });
+    const v8 = portableValues('fwd', 64, p8);
+    expect(v8).toMatchObject({ RR: 8, DC: 8, NCH: 2, DU: 1 });
+    const key = (v: SpecValues) => kernelKey('fwd-scalar-subgroup', attentionValues(64, p8, { precision: 'f32', out: 'f32', grad: 'f32' }, true, v));
+    expect(key(v8)).not.toBe(key(portableValues('fwd', 64, p4)));
+    // 256 rows (RR = 8: 128 invocations); the limits still apply.
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('256x16x16x8'))).toMatchObject({ BR: 256, BC: 16, WG: 128, chunk: 16, workgroupBytes: 42240 });
+    expect(() => planTiles('fwd', 64, 'f32', 49152, 64, 32, fwd('128x32x32x8'))).toThrow(/128x32 \(RR=8\): .* 128 invocations/);
+    // Three numbers: the chunk, RR 4.
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('64x8x8'))).toMatchObject({ chunk: 8, rowsPerInvocation: 4, WG: 32 });
+    for (const bad of ['64x32x32x6', '64x32x32x16', '4x4x4x8', '64x32x0x8', '64x32xx8', '512x16x16x8', '64x256x64x8'])
+      expect(() => fwd(bad), bad).toThrow(/^FLASHRING_PORTABLE_FWD='.*': give BRxBC/);
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('64x32x32x4'))).toMatchObject({ WG: 128, rowsPerInvocation: 4 });
+    // The backward has no RR; 256 rows are the forward's only.
+    for (const bad of ['64x32x32x8', '256x32']) expect(() => pins({ FLASHRING_PORTABLE_BWD: bad }), bad).toThrow(InputError);
   });
 });
 
@@ -231,22 +203,15 @@ describe('portable backward tiles', () => {
     // The count is the shader's: the workgroup variables of the specialized source, summed.
     const cases = [[64, 'f16', 49152, ''], [128, 'f16', 49152, ''], [64, 'f32', 49152, ''], [128, 'f32', 49152, ''], [64, 'f16', 32768, ''],
       [256, 'f16', 49152, '32x16x32'], [80, 'f32', 49152, ''], [32, 'f16', 16384, ''], [64, 'f32', 49152, '8x4x4']] as const;
-    const saved = process.env.FLASHRING_PORTABLE_BWD;
-    try {
-      for (const [D, precision, limit, tile] of cases) for (const unroll of [true, false]) {
-        process.env.FLASHRING_PORTABLE_BWD = tile;
-        const plan = planTiles('bwd', D, precision, limit, 1024);
-        const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, portableValues('bwd', D, plan));
-        const src = attentionSource(SHADERS.flashBwd, values);
-        expect([...src.matchAll(/var<workgroup>/g)].length).toBe(7);
-        expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${limit} ${tile}`).toBe(plan.workgroupBytes);
-        expect(src).toContain(`alias ST = ${precision};`);
-      }
-      process.env.FLASHRING_PORTABLE_BWD = '';
-      expect(portableValues('bwd', 64, planTiles('bwd', 64, 'f32', 49152, 1024))).toMatchObject({ CT: 32, DC: 8, NCH: 2, DU: 1 });
-    } finally {
-      process.env.FLASHRING_PORTABLE_BWD = saved ?? '';
+    for (const [D, precision, limit, tile] of cases) for (const unroll of [true, false]) {
+      const plan = planTiles('bwd', D, precision, limit, 1024, 0, pins({ FLASHRING_PORTABLE_BWD: tile }));
+      const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, portableValues('bwd', D, plan));
+      const src = attentionSource(SHADERS.flashBwd, values);
+      expect([...src.matchAll(/var<workgroup>/g)].length).toBe(7);
+      expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${limit} ${tile}`).toBe(plan.workgroupBytes);
+      expect(src).toContain(`alias ST = ${precision};`);
     }
+    expect(portableValues('bwd', 64, planTiles('bwd', 64, 'f32', 49152, 1024))).toMatchObject({ CT: 32, DC: 8, NCH: 2, DU: 1 });
   });
 });
 

@@ -1,12 +1,9 @@
 /**
  * What every command does with its command line before any work: parse it (Node's parseArgs,
  * strict), validate each value with one line naming the flag and the value, check that the places
- * it will write to can be written, and write outputs through temporary names so a failure leaves
- * nothing half-written. Every mistake is an InputError: one line, exit code 2.
+ * it will write to can be written (src/cli/files.ts). Every mistake is an InputError: one line, exit code 2.
  */
 import { parseArgs, ParseArgsConfig } from 'node:util';
-import { access, constants, realpath, rename, rm, stat, writeFile, mkdir } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -82,79 +79,4 @@ export function numberArg(flag: string, raw: string, rule: NumberRule): number {
   if (rule.above !== undefined && !(n > rule.above)) throw bad();
   if (rule.max !== undefined && n > rule.max) throw bad();
   return n;
-}
-
-/** Pseudo-filesystems nothing should be written into (mkdir there can hang or fail oddly). */
-const SPECIAL = ['/proc', '/sys', '/dev'];
-const under = (p: string, root: string) => p === root || p.startsWith(root + '/');
-
-/** The nearest existing ancestor of `abs` (itself if it exists), with its stat. */
-async function nearestExisting(flag: string, given: string, abs: string) {
-  for (let p = abs; ; p = dirname(p)) {
-    try {
-      return { path: p, st: await stat(p) };
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOTDIR') throw new InputError(`--${flag} ${given}: a part of that path is a file, not a folder`);
-      if (code !== 'ENOENT') throw new InputError(`--${flag} ${given}: cannot look at ${p} (${code ?? (e as Error).message})`);
-      if (dirname(p) === p) throw new InputError(`--${flag} ${given}: no part of that path exists`);
-    }
-  }
-}
-
-async function checkWritableFolder(flag: string, given: string, folder: string): Promise<void> {
-  const real = await realpath(folder);
-  if (SPECIAL.some((r) => under(real, r))) throw new InputError(`--${flag} ${given}: ${real} is a system folder; choose an ordinary folder`);
-  try {
-    await access(folder, constants.W_OK | constants.X_OK);
-  } catch {
-    throw new InputError(`--${flag} ${given}: the folder ${folder} is not writable`);
-  }
-}
-
-/** An output folder: an existing writable folder, or a path whose nearest existing ancestor is one. */
-export async function checkOutputDir(flag: string, dir: string): Promise<void> {
-  if (dir === '') throw new InputError(`--${flag} must name a folder, got ''`);
-  const abs = resolve(dir);
-  const { path, st } = await nearestExisting(flag, dir, abs);
-  if (!st.isDirectory()) throw new InputError(path === abs ? `--${flag} ${dir} exists and is not a folder` : `--${flag} ${dir}: ${path} is a file, not a folder`);
-  await checkWritableFolder(flag, dir, path);
-}
-
-/** An output file: not a folder, not under a system folder, in a folder that exists and can be written. */
-export async function checkOutputFile(flag: string, file: string): Promise<void> {
-  if (file === '') throw new InputError(`--${flag} must name a file, got ''`);
-  const abs = resolve(file);
-  const { path, st } = await nearestExisting(flag, file, abs);
-  if (path === abs) {
-    if (st.isDirectory()) throw new InputError(`--${flag} ${file} is a folder; give a file name`);
-    if (!st.isFile()) throw new InputError(`--${flag} ${file} exists and is not an ordinary file`);
-    await checkWritableFolder(flag, file, dirname(abs));
-    try {
-      await access(abs, constants.W_OK);
-    } catch {
-      throw new InputError(`--${flag} ${file} is not writable`);
-    }
-    return;
-  }
-  if (path !== dirname(abs)) throw new InputError(`--${flag} ${file}: the folder ${dirname(abs)} does not exist`);
-  if (!st.isDirectory()) throw new InputError(`--${flag} ${file}: ${path} is not a folder`);
-  await checkWritableFolder(flag, file, path);
-}
-
-/**
- * Writes every file under a temporary name in its own folder (creating `mkdirs` first), then
- * renames them all into place: a failure removes the temporaries and leaves no partial output.
- */
-export async function writeFilesAtomically(files: { path: string; data: Uint8Array | string }[], mkdirs: string[] = []): Promise<void> {
-  for (const d of mkdirs) await mkdir(d, { recursive: true });
-  const tag = `.${process.pid}.${Date.now().toString(36)}.tmp`;
-  const temps = files.map((f) => join(dirname(f.path), `.${basename(f.path)}${tag}`));
-  try {
-    for (let i = 0; i < files.length; i++) await writeFile(temps[i], files[i].data);
-    for (let i = 0; i < files.length; i++) await rename(temps[i], files[i].path);
-  } catch (e) {
-    await Promise.all(temps.map((t) => rm(t, { force: true })));
-    throw e;
-  }
 }

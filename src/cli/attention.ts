@@ -1,16 +1,17 @@
 /** `flashring attention`: FlashAttention on .npy tensors. */
 import { readFile } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { InputError } from '../errors.js';
 import { acquireDevices, adapterName, FlashDevice } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
 import { parseNpy, parseNpyInt32, encodeNpy, NpyArray } from './npy.js';
 import { attentionForward, attentionBackward, checkHalfRange, HostTensor } from '../kernels/attention.js';
-import { AttentionShape, validateShape } from '../shape.js';
+import { AttentionShape, F32_MAX, F32_MIN_NORMAL, validateShape } from '../shape.js';
 import { Documents, checkDocuments } from '../mask.js';
 import { Precision } from '../kernels/precision.js';
-import { checkOutputDir, checkOutputFile, numberArg, parseCommand, writeFilesAtomically } from './args.js';
+import { numberArg, parseCommand } from './args.js';
+import { checkInputFile, InputPath, MAX_BINARY_BYTES, OutputPlan } from './files.js';
 import { RING_OPTIONS, RingArgs, checkRingArgs, parseRingArgs } from './ringArgs.js';
 
 const HELP = `usage: flashring attention --q q.npy --k k.npy --v v.npy --out DIR [options]
@@ -87,7 +88,7 @@ export function parseAttentionArgs(argv: string[]): AttentionArgs | null {
   if (values.do === '') throw new InputError(`--do must name a file, got ''`);
   const precision = values.precision ?? 'auto';
   if (precision !== 'f32' && precision !== 'f16' && precision !== 'auto') throw new InputError(`--precision must be f32, f16 or auto, got '${precision}'`);
-  const scale = values.scale === undefined ? undefined : numberArg('scale', values.scale, { above: 0, what: 'a positive number (e.g. 0.125)' });
+  const scale = values.scale === undefined ? undefined : numberArg('scale', values.scale, { min: F32_MIN_NORMAL, max: F32_MAX, what: `a positive number within float32's range, ${F32_MIN_NORMAL.toPrecision(3)} to ${F32_MAX.toPrecision(3)} (e.g. 0.125)` });
   const window = values.window === undefined ? undefined : parseWindow(values.window);
   const cuSeqlens = parseCuSeqlensFlags(values['cu-seqlens'], values['cu-seqlens-q'], values['cu-seqlens-k']);
   return {
@@ -122,12 +123,35 @@ function parseCuSeqlensFlags(both?: string, q?: string, k?: string): AttentionAr
 }
 
 async function readInput(path: string, name: string): Promise<Uint8Array> {
+  await checkInputFile(name.toLowerCase(), path, MAX_BINARY_BYTES); // before a byte is read: /dev/zero, a FIFO, a folder (flag: --q, --do, --cu-seqlens)
   try {
     return new Uint8Array(await readFile(path));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new InputError(`cannot read ${name} from ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : (e as Error).message.split('\n')[0]}`);
+    throw new InputError(`cannot read ${name} from ${path}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message.split('\n')[0]}`);
   }
+}
+
+/** Every file this run reads, by flag. */
+function inputsOf(a: AttentionArgs): InputPath[] {
+  const f = a.files;
+  return [
+    { flag: 'q', path: f.q }, { flag: 'k', path: f.k }, { flag: 'v', path: f.v }, ...(f.do !== undefined ? [{ flag: 'do', path: f.do }] : []),
+    ...(a.cuSeqlens ? (a.cuSeqlens.same ? [{ flag: 'cu-seqlens', path: a.cuSeqlens.q }] : [{ flag: 'cu-seqlens-q', path: a.cuSeqlens.q }, { flag: 'cu-seqlens-k', path: a.cuSeqlens.k }]) : []),
+  ];
+}
+
+/** The names a run writes into --out. */
+export const OUTPUT_NAMES = ['o.npy', 'lse.npy', 'dq.npy', 'dk.npy', 'dv.npy'] as const;
+
+/** --out and --timeline, resolved and checked against the inputs and each other before any work. */
+function planOutputs(a: AttentionArgs): Promise<OutputPlan> {
+  const names = a.files.do !== undefined ? OUTPUT_NAMES : OUTPUT_NAMES.slice(0, 2);
+  const tl = a.ring?.timeline;
+  return OutputPlan.make(inputsOf(a), [
+    { flag: 'out', path: a.out, kind: 'dir', names },
+    ...(tl !== undefined ? [{ flag: 'timeline', path: tl, kind: 'file' as const }] : []),
+  ]);
 }
 
 /**
@@ -216,11 +240,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  await checkOutputDir('out', a.out);
-  const tl = a.ring?.timeline;
-  // A timeline inside the --out folder this run creates is fine: that folder was just checked.
-  const intoNewOut = tl !== undefined && resolve(dirname(tl)) === resolve(a.out) && !existsSync(a.out);
-  if (tl !== undefined && !intoNewOut) await checkOutputFile('timeline', tl);
+  const outputs = await planOutputs(a);
   const [q, k, v] = await Promise.all([loadTensor(a.files.q, 'Q'), loadTensor(a.files.k, 'K'), loadTensor(a.files.v, 'V')]);
   const s = shapeFrom(q.dims, k.dims, v.dims);
   validateShape(s); // head dims the kernels take: before any device is acquired
@@ -233,7 +253,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const opts = { causal: a.causal, scale: a.scale, window: a.window ?? ([-1, -1] as [number, number]), docs };
   if (ring) {
     const { ringCommand } = await import('./ringCli.js');
-    return ringCommand(s, t, dout ? hostOf(dout.arr) : null, { ...opts, precision: p, request: a.precision }, { ...ring, out: a.out });
+    return ringCommand(s, t, dout ? hostOf(dout.arr) : null, { ...opts, precision: p, request: a.precision }, { ...ring, out: a.out }, outputs);
   }
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
@@ -251,7 +271,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
       Object.assign(tensors, { dq: bwd.dq, dk: bwd.dk, dv: bwd.dv });
     }
     const files = outputFiles(a.out, s, fwd.precision, tensors, fwd.lse);
-    await writeFilesAtomically(files, [a.out]);
+    await outputs.write(files);
     console.error(`${msg}; wrote ${files.map((f) => f.path).join(', ')}`);
     noteStaleOutputs(a.out, files);
     return 0;
@@ -263,7 +283,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
 /** Outputs of an earlier run left beside this run's (gradients of a run with --do, when this one had none): said, not deleted. */
 export function noteStaleOutputs(dir: string, written: { path: string }[]): void {
   const wrote = new Set(written.map((f) => resolve(f.path)));
-  const stale = ['o', 'lse', 'dq', 'dk', 'dv'].map((n) => join(dir, `${n}.npy`)).filter((f) => !wrote.has(resolve(f)) && existsSync(f));
+  const stale = OUTPUT_NAMES.map((n) => join(dir, n)).filter((f) => !wrote.has(resolve(f)) && existsSync(f));
   if (stale.length) console.error(`note: ${dir} also holds ${stale.map((f) => basename(f)).join(', ')} from an earlier run; this run did not write ${stale.length > 1 ? 'them' : 'it'}`);
 }
 

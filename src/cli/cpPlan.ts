@@ -11,6 +11,7 @@ import { nodeGPU } from '../gpu/node.js';
 import { Precision, elemBytes } from '../kernels/precision.js';
 import { randn } from '../reference/compare.js';
 import { numberArg, parseCommand } from './args.js';
+import { MAX_RANKS } from './ringArgs.js';
 import { LINK_NAMES, Link, Prediction, Rate, predict, resolveLink } from '../ring/linkModel.js';
 import { planSteps } from '../ring/plan.js';
 import { ringAttention } from '../ring/ringAttention.js';
@@ -74,6 +75,8 @@ export interface CpPlanRequest {
 
 export function parseCpPlan(v: Values): CpPlanRequest {
   const R = int(v, 'context-parallel-size');
+  // The plan walks every rank's steps over every pair of chunks: 64 ranks plan in seconds, 512 took over a minute.
+  if (R > MAX_RANKS) throw new InputError(`--context-parallel-size ${R}: cp-plan plans at most ${MAX_RANKS} ranks (as attention --cp runs at most ${MAX_RANKS})`);
   const N = int(v, 'seq-length');
   const { H, D } = headsAndDim(v);
   const G = int(v, 'num-query-groups', H), T = int(v, 'tensor-model-parallel-size', 1);
@@ -135,12 +138,23 @@ function refusal(s: Scheme, R: number, shape: AttentionShape, sizes?: string): s
   }
 }
 
+/** Most query heads the rate is measured on: a rate per FLOP needs a few heads, not all (100000 would fill the host). */
+const MEASURE_HEADS = 16;
+
+/** The heads of the measuring run: at most MEASURE_HEADS query heads, the GQA group kept where it fits. */
+export function measuredHeads(s: AttentionShape): { Hq: number; Hkv: number } {
+  const g = s.Hq / s.Hkv;
+  if (g >= MEASURE_HEADS) return { Hq: MEASURE_HEADS, Hkv: 1 };
+  const Hkv = Math.min(s.Hkv, Math.floor(MEASURE_HEADS / g));
+  return { Hq: Hkv * g, Hkv };
+}
+
 /** Forward and backward TFLOP/s of the kernels on the local adapter: one rank, a short run (causal or not, as asked). */
 export async function measureRate(req: CpPlanRequest): Promise<{ rate: { forward: number; backward: number }; adapter: string; N: number }> {
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
     const N = Math.min(req.shape.Nq, dev.isCPU ? 256 : 4096);
-    const s = { ...req.shape, B: 1, Nq: N, Nk: N };
+    const s = { ...req.shape, ...measuredHeads(req.shape), B: 1, Nq: N, Nk: N };
     const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3), dout: randn(numel(s, 'q'), 4) };
     // Pipelined where GPU timestamps time the steps: the GPU's clock stays up between them.
     const run = () => ringAttention([dev], s, x, { causal: req.causal, precision: req.precision, ranks: 1, pipelined: dev.hasTimestamps });

@@ -7,6 +7,7 @@ import { CheckResult, checkAgainstReference } from '../kernels/check.js';
 import { AttentionShape } from '../shape.js';
 import { Precision } from '../kernels/precision.js';
 import { planTiles } from '../kernels/tiles.js';
+import { currentProcessTuning } from '../kernels/tuning.js';
 import { numberArg, parseCommand } from './args.js';
 
 /** Every distinct adapter Dawn offers (each power preference, and the fallback adapter). */
@@ -39,7 +40,7 @@ export function formatAdapter(a: AdapterSummary, i: number): string {
   const wg = a.limits.maxComputeWorkgroupStorageSize;
   const tiles = [64, 128, 256].map((D) => {
     try {
-      const f = planTiles('fwd', D, 'f32', wg), b = planTiles('bwd', D, 'f32', wg);
+      const t = currentProcessTuning(), f = planTiles('fwd', D, 'f32', wg, 256, 0, t), b = planTiles('bwd', D, 'f32', wg, 256, 0, t);
       return `D=${D}: fwd Br×Bc ${f.BR}×${f.BC}${f.rowsPerInvocation === 8 ? ' (8 rows per invocation)' : ''}, bwd ${b.BR}×${b.streamRows} (chunk ${b.chunk})`;
     } catch (e) {
       if (e instanceof InputError) throw e; // a bad tuning pin (FLASHRING_PORTABLE_*), not a limit

@@ -11,6 +11,7 @@ const COMMANDS: Record<string, Command> = {
   selftest: { summary: 'a tiny forward+backward on the GPU, checked against the float64 reference', run: async (a) => (await import('./info.js')).selftest(a) },
   attention: { summary: 'FlashAttention on .npy tensors (forward, --do for backward, --cp for the ring)', run: async (a) => (await import('./attention.js')).attentionCommand(a) },
   memory: { summary: 'per-GPU training memory (Korthikanti et al. model, Megatron-LM flags); --sweep for the plot', run: async (a) => (await import('./memory.js')).memoryCommand(a) },
+  advise: { summary: 'the fastest TP × CP × PP × recompute layouts that fit, by predicted step time', run: async (a) => (await import('./advise.js')).adviseCommand(a) },
   'cp-plan': { summary: 'predicted context-parallel step time, comm fraction and TFLOP/s per scheme for a link', run: async (a) => (await import('./cpPlan.js')).cpPlanCommand(a) },
   replay: { summary: 'Megatron-LM training logs (or activation_memory.csv) → measured points', run: async (a) => (await import('./memory.js')).replayCommand(a) },
   bench: { summary: 'headless benchmark: kernel and ring sweeps (JSON/CSV results)', run: async (a) => (await import('../../bench/run.js')).benchCommand(a) },
@@ -41,6 +42,9 @@ export async function main(argv: string[]): Promise<number> {
   // --robust (any command): keep Dawn's robustness transform, as browsers run the shaders (FLASHRING_ROBUST=1).
   if (rest.includes('--robust')) process.env.FLASHRING_ROBUST = '1';
   try {
+    // Kernel pins (FLASHRING_PATH, FLASHRING_PORTABLE_*, …): read from the environment here only, once.
+    const { setProcessTuning, tuningFromEnv } = await import('../kernels/tuning.js');
+    setProcessTuning(tuningFromEnv(process.env));
     return await c.run(rest.filter((a) => a !== '--robust'));
   } catch (e) {
     const line = await userMistake(e);

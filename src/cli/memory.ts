@@ -9,7 +9,9 @@ import {
 import { parseMegatronLogs } from '../memory/megatron.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
 import { comparePoints, comparisonTable, otherModelNotes, predictFromLog } from '../memory/compare.js';
-import { checkOutputFile, numberArg, parseCommand, writeFilesAtomically } from './args.js';
+import { withIterMs } from '../memory/time/fromLog.js';
+import { numberArg, parseCommand } from './args.js';
+import { checkInputFile, MAX_TEXT_BYTES, OutputPlan } from './files.js';
 
 const HELP = `usage: flashring memory [options]            per-GPU memory of one configuration
        flashring memory --sweep [options]    the plot's lines over sequence length
@@ -44,7 +46,7 @@ Output:
                       default (selective:core_attn+mlp), e.g. 1,1:recompute,2,4,4:full:block/8
   --csv FILE          write the sweep as activation_memory.csv`;
 
-const MODEL_OPTS = {
+export const MODEL_OPTS = {
   preset: { type: 'string' }, 'num-layers': { type: 'string' }, 'hidden-size': { type: 'string' }, 'num-attention-heads': { type: 'string' },
   'num-query-groups': { type: 'string' }, 'ffn-hidden-size': { type: 'string' }, swiglu: { type: 'boolean' }, 'vocab-size': { type: 'string' },
   'untie-embeddings-and-output-weights': { type: 'boolean' }, 'attention-dropout': { type: 'string' }, 'hidden-dropout': { type: 'string' },
@@ -239,9 +241,9 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
   const lens = raw !== undefined ? raw.split(',').map((x) => numberArg('seq-lengths', x.trim(), { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' })) : DEFAULT_SEQ_LENGTHS;
   const lines = parseLines(values.lines as string | undefined);
   const gaps = sweepGaps(par, lens, lines);
-  if (values.csv !== undefined) await checkOutputFile('csv', values.csv as string);
+  const csv = values.csv === undefined ? null : await OutputPlan.make([], [{ flag: 'csv', path: values.csv as string, kind: 'file' }]);
   const pts = sweep(model, par, lens, lines, hbmGib);
-  if (values.csv !== undefined) await writeFilesAtomically([{ path: values.csv as string, data: toCsv(sweepRows(pts, hbmGib)) }]);
+  if (csv) await csv.write([{ path: values.csv as string, data: toCsv(sweepRows(pts, hbmGib)) }]);
   if (values.json) {
     console.log(JSON.stringify({ model, base: par, hbmGib, points: pts.map((p) => ({ line: p.line, seqLength: p.config.seqLength, recompute: recomputeSpec(p.config), totalGib: p.totalGib, activationGib: p.activationGib, fits: p.fits })) }, null, 1));
     return 0;
@@ -340,7 +342,7 @@ async function readPoints(file: string, hbmGib: number | null): Promise<FileResu
   for (const [k, res] of runs.entries()) {
     const name = runs.length > 1 ? `${file}#${k + 1}` : file;
     const row = measuredRow(res.point, hbmGib ?? undefined);
-    const prediction = predictFromLog(res, hbmGib);
+    const prediction = withIterMs(predictFromLog(res, hbmGib), res); // + the time model's iterMs (src/memory/time)
     const p = res.point;
     console.error(`${name}: s=${p.seqLength ?? '?'} TP=${p.tp ?? '?'} CP=${p.cp ?? '?'} PP=${p.pp ?? '?'} SP=${p.sp ?? '?'} recompute=${p.recompute ?? '?'}` +
       ` | iter ${p.iterMs === null ? '?' : p.iterMs.toFixed(1)} ms | ${p.tflopsPerGpu === null ? '?' : p.tflopsPerGpu.toFixed(1)} TFLOP/s/GPU` +
@@ -373,7 +375,9 @@ export async function replayCommand(argv: string[]): Promise<number> {
   const stray = !values.compare && Object.keys(values).find((k) => !REPLAY_OWN.includes(k) && values[k as keyof typeof values] !== undefined);
   if (stray) throw new InputError(`--${stray} is a model flag: it applies only with --compare (the model next to each point); add --compare or leave it out`);
   const cfg = values.compare ? configFromFlags(values) : null;
-  if (values.csv !== undefined) await checkOutputFile('csv', values.csv);
+  // Every file looked at before any is read (a pipe or device refused), and --csv checked against them.
+  for (const file of positionals) await checkInputFile('input file', file, MAX_TEXT_BYTES, true);
+  const csv = values.csv === undefined ? null : await OutputPlan.make(positionals.map((path) => ({ flag: 'input file', path })), [{ flag: 'csv', path: values.csv, kind: 'file' }]);
   const results: FileResult[] = [];
   for (const file of positionals) results.push(await readPoints(file, hbm));
   const rows = results.flatMap((r) => r.rows);
@@ -382,10 +386,12 @@ export async function replayCommand(argv: string[]): Promise<number> {
     console.log(comparisonTable(comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib)));
     for (const n of otherModelNotes(rows, cfg.model)) console.error(`note: ${n}`);
   }
-  if (values.csv !== undefined) { // with --compare too: the points are written, the table printed
-    await writeFilesAtomically([{ path: values.csv, data: toCsv(rows) }]);
+  // With --compare too: the points are written, the table printed. A run where a file gave no point
+  // fails (exit 2) and, as every failed run, writes nothing.
+  if (values.csv !== undefined && !bad) {
+    await csv!.write([{ path: values.csv, data: toCsv(rows) }]);
     console.error(`wrote ${rows.length} point(s) to ${values.csv}`);
-  }
+  } else if (values.csv !== undefined) console.error(`${values.csv} not written: a file gave no point`);
   if (values.json) console.log(JSON.stringify({ points: rows, reports: results.flatMap((r) => r.reports) }, null, 1));
   else if (!cfg && values.csv === undefined && rows.length) process.stdout.write(toCsv(rows)); // nothing at all when no file gave a point
   if (bad) console.error(`flashring replay: ${bad} of ${positionals.length} file(s) gave no point`);

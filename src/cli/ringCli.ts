@@ -8,7 +8,7 @@ import { ringAttention, RingOptions, RingResult, RingTimeline } from '../ring/ri
 import { gpuPerRankWrapper, ringAttentionProcesses } from '../ring/processRanks.js';
 import { AttentionShape } from '../shape.js';
 import { devicePrecision, noteStaleOutputs, outputFiles } from './attention.js';
-import { writeFilesAtomically } from './args.js';
+import { OutputPlan } from './files.js';
 import { RingArgs } from './ringArgs.js';
 
 export function formatTimeline(tl: RingTimeline): string {
@@ -31,7 +31,7 @@ export function formatTimeline(tl: RingTimeline): string {
 export async function ringCommand(
   s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, dout: HostTensor | null,
   opts: { causal: boolean; scale?: number; window?: [number, number]; docs?: Documents | null; precision: Precision; request: PrecisionRequest },
-  ring: RingArgs & { out: string },
+  ring: RingArgs & { out: string }, outputs: OutputPlan,
 ): Promise<number> {
   const { R, layout, mode } = ring;
   const x = { ...t, ...(dout ? { dout } : {}) };
@@ -64,7 +64,7 @@ export async function ringCommand(
   process.stderr.write('\n');
   const files = outputFiles(ring.out, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, res.lse);
   if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
-  await writeFilesAtomically(files, [ring.out]);
+  await outputs.write(files);
   console.error(formatTimeline(res.timeline));
   noteStaleOutputs(ring.out, files);
   return 0;

@@ -80,7 +80,7 @@ export class FlashBackward {
    * FLASHRING_PATH=scalar forces them).
    */
   static create(dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest = 'auto'): Promise<FlashBackward> {
-    return choosePath(path, 'backward', () => planSgmm(dev, D, types.precision, 'bwd'),
+    return choosePath(path, dev.tuning, 'backward', () => planSgmm(dev, D, types.precision, 'bwd'),
       (plan) => FlashBackward.build(dev, D, types, plan, 'subgroup-matrix'),
       async (reason) => {
         const k = await FlashBackward.build(dev, D, types, planDeviceTiles('bwd', D, types.precision, dev), 'scalar');

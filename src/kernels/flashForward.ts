@@ -40,7 +40,7 @@ export class FlashForward {
    * (FLASHRING_PATH=scalar forces it).
    */
   static create(dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest = 'auto'): Promise<FlashForward> {
-    return choosePath(path, 'forward', () => planSgmm(dev, D, types.precision),
+    return choosePath(path, dev.tuning, 'forward', () => planSgmm(dev, D, types.precision),
       (plan) => FlashForward.createSgmm(dev, D, types, plan),
       async (reason) => {
         const k = await FlashForward.createScalar(dev, D, types);

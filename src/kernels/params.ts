@@ -9,8 +9,9 @@ import { FlashDevice } from '../gpu/device.js';
 import { upload } from '../gpu/buffers.js';
 import { AttentionShape, ResolvedOptions } from '../shape.js';
 import { POS_MAX } from '../mask.js';
-import { InputError } from '../errors.js';
-import { envPin } from './env.js';
+import { HEAD_GROUP_ALL, type KernelTuning } from './tuning.js';
+
+export { HEAD_GROUP_ALL };
 
 export type ScalarType = 'u32' | 'i32' | 'f32';
 
@@ -26,28 +27,21 @@ export interface ParamInputs {
   headGroup?: number;
 }
 
-/** head_group for FLASHRING_HEAD_GROUP=all: one group of every (head, batch) pair in any grid of up to 65535 of them. */
-export const HEAD_GROUP_ALL = 0xffff;
-
 /** Keys per head up to which the heads take turns by default (measured gains up to 16384, losses from 65536). */
 export const HEAD_GROUP_MAX_KEYS = 16384;
 /**
  * The launch order of causal grids: the heads take turns block by block (longest blocks of every
- * head first; "all", the default), or FLASHRING_HEAD_GROUP = G in groups of G (1: head by head,
- * the order before 2026-12-01's eighth stop). Results are the same bit for bit; only the order
+ * head first; "all", the default), or in groups of G as a tuning's headGroup pins it
+ * (FLASHRING_HEAD_GROUP; 1: head by head, the order before 2026-12-01's eighth stop). Results are the same bit for bit; only the order
  * the GPU starts workgroups in changes. Measured on the H200 (bench/results/order-h200-2026-12-01,
  * bench/order-h200.sh, causal f16 B1 H16, two rounds): "all" against 1 takes 0.74–0.81 of the
  * time at N = 4096, 0.85–0.92 at 8192, 0.93–1.00 at 16384; p2p's summed steps at N = 16384 0.96 /
  * 0.93 / 0.92 (R = 2, 4, 8); but at N = 65536 and 131072 1.04 (forward) and 1.02 (forward+backward), so calls of more
  * than HEAD_GROUP_MAX_KEYS keys keep the grid head by head.
  */
-export function headGroup(s?: Pick<AttentionShape, 'Nk'>): number {
-  const v = envPin('FLASHRING_HEAD_GROUP');
+export function headGroup(s?: Pick<AttentionShape, 'Nk'>, tuning: KernelTuning = {}): number {
   // Long calls lose a little (N = 65536 and 131072: 1.04 the forward's time), so they keep the grid.
-  if (v === undefined) return s && s.Nk > HEAD_GROUP_MAX_KEYS ? 1 : HEAD_GROUP_ALL;
-  if (v === 'all') return HEAD_GROUP_ALL;
-  if (!/^[1-9]\d{0,4}$/.test(v) || +v > HEAD_GROUP_ALL) throw new InputError(`FLASHRING_HEAD_GROUP='${v}': give a number of heads from 1 (head by head) to ${HEAD_GROUP_ALL}, or 'all' (the default)`);
-  return +v;
+  return tuning.headGroup ?? (s && s.Nk > HEAD_GROUP_MAX_KEYS ? 1 : HEAD_GROUP_ALL);
 }
 
 /** One field of a uniform block: a 4-byte scalar. */
@@ -116,7 +110,7 @@ export const PARAMS_WGSL = wgslStruct('Params', ATTENTION_PARAMS);
 
 /** The attention uniform block (binding 0) for a shape and its options. */
 export function attentionParams(dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, accumulate = false, blk0?: ParamInputs['blk0']): GPUBuffer {
-  const bytes = new Uint8Array(packUniform(ATTENTION_PARAMS, { s, o, accumulate, blk0 }));
+  const bytes = new Uint8Array(packUniform(ATTENTION_PARAMS, { s, o, accumulate, blk0, headGroup: headGroup(s, dev.tuning) }));
   return upload(dev, bytes, 'flashring.params', GPUBufferUsage.UNIFORM);
 }
 

@@ -5,26 +5,26 @@
  */
 import { InputError, GPUValidationError } from '../errors.js';
 import { FlashDevice, checkDevice, withErrorScopes } from '../gpu/device.js';
-import { envPin } from './env.js';
 import { SpecValues } from './specialize.js';
 import { TilePlan } from './tiles.js';
+import type { KernelTuning } from './tuning.js';
 
 /** Kernel paths: scalar math everywhere, or subgroup matrices (tensor cores) for f16. */
 export type KernelPath = 'scalar' | 'subgroup-matrix';
 export type PathRequest = KernelPath | 'auto';
 
 /**
- * Picks a kernel path: 'auto' (or FLASHRING_PATH) takes the subgroup-matrix kernels where they
- * can run and falls back to the scalar ones with the reason; an explicit 'subgroup-matrix'
- * request that cannot run is an error naming why.
+ * Picks a kernel path: 'auto' (or the path the device's tuning pins) takes the subgroup-matrix
+ * kernels where they can run and falls back to the scalar ones with the reason; an explicit
+ * 'subgroup-matrix' request that cannot run is an error naming why.
  */
 export async function choosePath<K>(
-  path: PathRequest, what: string,
+  path: PathRequest, tuning: KernelTuning, what: string,
   sgmmPlan: () => TilePlan | string,
   buildSgmm: (plan: TilePlan) => Promise<K>,
   buildScalar: (fallbackReason: string | null) => Promise<K>,
 ): Promise<K> {
-  if (path === 'auto') path = (envPin('FLASHRING_PATH') as PathRequest | undefined) ?? path;
+  if (path === 'auto') path = tuning.path ?? path;
   if (!['auto', 'scalar', 'subgroup-matrix'].includes(path)) throw new InputError(`kernel path must be auto, scalar or subgroup-matrix, got '${path}'`);
   if (path === 'scalar') return buildScalar(null);
   const plan = sgmmPlan();

@@ -1,17 +1,15 @@
 /**
  * Tile planning of the tensor-core (subgroup-matrix) kernels: workgroup memory, the measured
- * candidates, FLASHRING_SGMM_* pins, and whether the adapter can run them at all.
+ * candidates, the pins of a KernelTuning (sgmm*), and whether the adapter can run them at all.
  */
-import { InputError } from '../errors.js';
 import { FlashDevice } from '../gpu/device.js';
-import { envPin } from './env.js';
 import { Precision } from './precision.js';
 import { TilePlan } from './tiles.js';
 
 /**
  * Halves of padding per row of the tensor-core kernels' workgroup tiles (f32 score rows get
  * half as many elements, the same 16 bytes): rows of 128 bytes (D = 64 halves, 32 scores) would
- * all start on bank 0. FLASHRING_SGMM_PAD=0 turns it off (the ablation).
+ * all start on bank 0. A tuning's sgmmPad = 0 (FLASHRING_SGMM_PAD=0) turns it off (the ablation).
  */
 export const SGMM_PAD = 8;
 
@@ -61,9 +59,9 @@ export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number): [number, number,
  * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
  * forward Br = 16·RB·SG, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
  */
-export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = sgmmPad(), pipe?: number): TilePlan {
+export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe = sgmmFwdPipeFor(D)): TilePlan {
   return kind === 'fwd'
-    ? { BR: 16 * RB * SG, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad), rowBlocks: RB, pad, pipe: pipe ?? sgmmFwdPipe(D) }
+    ? { BR: 16 * RB * SG, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad), rowBlocks: RB, pad, pipe }
     : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad };
 }
 
@@ -74,40 +72,10 @@ export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: numb
  * before its products (6). Measured on
  * the H200 (bench/results/sgmm-pipe-h200-2026-12-01, N = 16384, forward TFLOP/s, PIPE 0 / 1 / 2):
  * D = 128 89.2 / 88.1 / 96.5 (causal 83.7 / 79.2 / 90.1); D = 64 62.8 / 57.6 / 58.0 (causal
- * 56.4 / 50.3 / 50.7). So 2 from D = 128 up, 0 below.
+ * 56.4 / 50.3 / 50.7). So 2 from D = 128 up, 0 below; a tuning's sgmmForwardPipe
+ * (FLASHRING_SGMM_FWD_PIPE) pins it for the ablation bench.
  */
 export const sgmmFwdPipeFor = (D: number) => (D >= 128 ? 2 : 0);
-
-/** sgmmFwdPipeFor(D), or FLASHRING_SGMM_FWD_PIPE = 0, 1 or 2 (for the ablation bench). */
-function sgmmFwdPipe(D: number): number {
-  const v = envPin('FLASHRING_SGMM_FWD_PIPE');
-  if (v === undefined) return sgmmFwdPipeFor(D);
-  if (!['0', '1', '2'].includes(v)) throw new InputError(`FLASHRING_SGMM_FWD_PIPE='${v}': give 0 (stage each K/V tile before its products), 1 or 2 (stage behind the softmax)`);
-  return +v;
-}
-
-/** The row padding in effect: SGMM_PAD, or FLASHRING_SGMM_PAD = 0 or 8 (for the ablation bench). */
-function sgmmPad(): number {
-  const v = envPin('FLASHRING_SGMM_PAD');
-  if (v === undefined) return SGMM_PAD;
-  if (v !== '0' && v !== '8') throw new InputError(`FLASHRING_SGMM_PAD='${v}': give 0 (unpadded rows) or 8 (16-byte padding, the default)`);
-  return +v;
-}
-
-/**
- * FLASHRING_SGMM_FWD = "SGxT" or "SGxTxRB" / FLASHRING_SGMM_BWD = "SGxT" pins the tiles (for
- * tuning benches).
- */
-function pinnedTiles(kind: 'fwd' | 'bwd'): [number, number, number] | null {
-  const name = `FLASHRING_SGMM_${kind.toUpperCase()}`;
-  const v = envPin(name);
-  if (!v) return null;
-  const m = /^(\d+)x(\d+)(?:x(\d+))?$/.exec(v);
-  if (!m || ![1, 2, 4, 8, 16].includes(+m[1]) || +m[2] % 16 !== 0 || (m[3] !== undefined && (kind === 'bwd' || ![1, 2].includes(+m[3]))))
-    throw new InputError(`${name}='${v}': give SGxT${kind === 'fwd' ? '[xRB]' : ''} with SG in 1, 2, 4, 8, 16 and T a multiple of 16${kind === 'fwd' ? ', RB 1 or 2' : ''} (e.g. 4x32${kind === 'fwd' ? 'x2' : ''})`);
-  if (kind === 'bwd' && +m[2] > 32 * +m[1]) throw new InputError(`${name}='${v}': the backward's tile rows T must be at most 32·SG (${32 * +m[1]})`);
-  return [+m[1], +m[2], m[3] ? +m[3] : 1];
-}
 
 /** Why the adapter cannot run the subgroup-matrix kernels at head dim D and this precision, or null. */
 function sgmmUnsupported(dev: FlashDevice, D: number, precision: Precision): string | null {
@@ -122,20 +90,23 @@ function sgmmUnsupported(dev: FlashDevice, D: number, precision: Precision): str
   return null;
 }
 
-/** Tiles for a subgroup-matrix kernel (the first candidate that fits), or a reason it cannot run. */
+/** Tiles for a subgroup-matrix kernel (the first candidate that fits, or the device's tuning's pin), or a reason it cannot run. */
 export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind: 'fwd' | 'bwd' = 'fwd'): TilePlan | string {
   const unsupported = sgmmUnsupported(dev, D, precision);
   if (unsupported) return unsupported;
   const limit = dev.device.limits.maxComputeWorkgroupStorageSize;
-  const pinned = pinnedTiles(kind);
+  const t = dev.tuning;
+  const pin = kind === 'fwd' ? t.sgmmForward : t.sgmmBackward;
+  const pinned: [number, number, number] | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1] : null;
   const candidates = pinned ? [pinned] : sgmmCandidates(kind, D);
   const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
+  const planOf = (SG: number, T: number, RB: number) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe);
   for (const [SG, T, RB] of candidates) {
-    const plan = sgmmTilePlan(kind, SG, T, D, RB);
+    const plan = planOf(SG, T, RB);
     // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).
     if (plan.workgroupBytes <= limit && plan.WG <= maxWG && (kind === 'fwd' || plan.BR <= plan.WG)) return plan;
   }
   const [SG, T, RB] = pinned ?? [1, 16, 1];
-  const plan = sgmmTilePlan(kind, SG, T, D, RB);
+  const plan = planOf(SG, T, RB);
   return `head dim ${D} needs ${plan.workgroupBytes} bytes of workgroup memory and ${plan.WG} invocations for the ${kind === 'fwd' ? 'forward' : 'backward'} (${SG} subgroups, tile ${T}${RB > 1 ? `, ${RB} row blocks` : ''}); the device allows ${limit} bytes and ${maxWG} invocations`;
 }

@@ -1,12 +1,12 @@
 /**
  * Tile plans, and the planning of the portable (register-tiled) kernels against the device's
- * workgroup-memory and invocation limits (FLASHRING_PORTABLE_* pins). The tensor-core kernels'
- * planning is in sgmmTiles.ts.
+ * workgroup-memory and invocation limits, and the pins of a KernelTuning (tuning.ts). The
+ * tensor-core kernels' planning is in sgmmTiles.ts.
  */
 import { InputError, LimitError } from '../errors.js';
 import { FlashDevice } from '../gpu/device.js';
 import { Precision } from './precision.js';
-import { envPin, warnOnce } from './env.js';
+import type { KernelTuning } from './tuning.js';
 import { SpecValues } from './specialize.js';
 
 export interface TilePlan {
@@ -52,7 +52,10 @@ export function describePlan(p: TilePlan): string {
  * The portable forward's products (shaders/flash_fwd.wgsl QKT, PVT): 'f32' (f32 products and
  * sums: the contract, and the only choice with f32 storage); with f16 storage, the ablations
  * 'f16-qk' (S's products and their sums within each 4-element word in f16, added in f32) and
- * 'f16' (P~ V's too, P~ rounded to f16). FLASHRING_PORTABLE_FWD_PRODUCTS pins them.
+ * 'f16' (P~ V's too, P~ rounded to f16); a tuning's forwardProducts (FLASHRING_PORTABLE_FWD_PRODUCTS)
+ * pins them, and f32 storage ignores the pin. The f32 products of the default are exact to the
+ * f32 contract on the f16 inputs; f16 products add their own rounding (a relative 2⁻¹¹ per
+ * product and per word sum) and overflow past 65504.
  */
 export type ForwardProducts = 'f32' | 'f16-qk' | 'f16';
 
@@ -61,7 +64,7 @@ export type ForwardProducts = 'f32' | 'f16-qk' | 'f16';
  * 'loads' (the staging's global loads: zeros are staged), 'qk' (the S = Q Kᵀ products: S = 0),
  * 'softmax' (row max, exp and rescale: P~ = S), 'pv' (the P~ V products). The time a step takes is
  * the full kernel's less the kernel's without it. The results are wrong by design:
- * FLASHRING_PORTABLE_FWD_SKIP (comma-separated) is for bench/profile-portable.sh only.
+ * a tuning's forwardSkip (FLASHRING_PORTABLE_FWD_SKIP, comma-separated) is for bench/profile-portable.sh only.
  */
 export const FORWARD_SKIPS = ['loads', 'qk', 'softmax', 'pv'] as const;
 export type ForwardSkip = (typeof FORWARD_SKIPS)[number];
@@ -135,25 +138,10 @@ export type RowReduce = 'subgroup' | 'workgroup';
 /** A pinned or candidate tile: rows, rows (Bc or CT), the chunk (undefined: widest that fits), the forward's RR. */
 export type PortableTile = [number, number, number | undefined, RowsPerInvocation];
 
-/**
- * FLASHRING_PORTABLE_FWD = "BRxBC[xCHUNK[xRR]]" / FLASHRING_PORTABLE_BWD = "RTxCT[xCHUNK]"
- * (CHUNK: head-dim columns staged at a time; RR: the forward's query rows per invocation, 4 or 8,
- * default 4) pin the portable tiles (for sweeps); FLASHRING_PORTABLE_REDUCE = subgroup |
- * workgroup pins the forward's row reduction.
- */
-function pinnedPortable(kind: 'fwd' | 'bwd'): PortableTile | null {
-  const name = `FLASHRING_PORTABLE_${kind.toUpperCase()}`;
-  const v = envPin(name);
-  if (!v) return null;
-  const sizes = [4, 8, 16, 32, 64, 128];
-  const rowSizes = kind === 'fwd' ? [...sizes, 256] : sizes;
-  const m = kind === 'fwd' ? /^(\d+)x(\d+)(?:x(\d+)(?:x(\d+))?)?$/.exec(v) : /^(\d+)x(\d+)(?:x(\d+))?$/.exec(v);
-  const rr = m?.[4] === undefined ? 4 : +m[4];
-  if (!m || !rowSizes.includes(+m[1]) || !sizes.includes(+m[2]) || (m[3] !== undefined && (+m[3] === 0 || +m[3] % 4 !== 0)) || (rr !== 4 && rr !== 8) || +m[1] % rr !== 0)
-    throw new InputError(`${name}='${v}': give ${kind === 'fwd'
-      ? 'BRxBC, BRxBCxCHUNK or BRxBCxCHUNKxRR (e.g. 64x32, 64x32x64 or 64x32x64x8) with BR in 4, 8, …, 256, BC in 4, 8, …, 128, CHUNK a multiple of 4 and RR (query rows per invocation) 4 or 8, dividing BR'
-      : 'RTxCT or RTxCTxCHUNK (e.g. 64x32 or 64x32x32) with sizes in 4, 8, 16, 32, 64, 128 and CHUNK a multiple of 4'}`);
-  return [+m[1], +m[2], m[3] === undefined ? undefined : +m[3], rr as RowsPerInvocation];
+/** The tile a tuning pins for a portable kernel (portableForward / portableBackward), or null. */
+function pinnedPortable(kind: 'fwd' | 'bwd', tuning: KernelTuning): PortableTile | null {
+  const pin = kind === 'fwd' ? tuning.portableForward : tuning.portableBackward;
+  return pin ? [pin.rows, pin.cols, pin.chunk, pin.rowsPerInvocation ?? 4] : null;
 }
 
 /** A forward tile's name in messages: BRxBC, with the rows per invocation where not 4. */
@@ -173,16 +161,18 @@ function chunks(D: number, T: number): number[] {
  * of workgroup memory (maxComputeWorkgroupStorageSize) and `maxWG` invocations. The forward's
  * row reduction goes through subgroup shuffles where the adapter's smallest subgroup
  * (`subgroupMin`, 0 without the feature) holds the Bc/4 invocations of a row block, else
- * through workgroup memory.
+ * through workgroup memory. `tuning` (resolved: resolveTuning) may pin the tile and variants.
  */
-export function planTiles(kind: 'fwd' | 'bwd', D: number, precision: Precision, limit: number, maxWG = 256, subgroupMin = 0): TilePlan {
-  const pinned = pinnedPortable(kind);
+export function planTiles(
+  kind: 'fwd' | 'bwd', D: number, precision: Precision, limit: number, maxWG = 256, subgroupMin = 0, tuning: KernelTuning = {},
+): TilePlan {
+  const pinned = pinnedPortable(kind, tuning);
   const candidates: PortableTile[] = pinned ? [pinned] : kind === 'fwd'
     ? PORTABLE_FWD_CANDIDATES.map(([A, B, RR]) => [A, B, undefined, RR])
     : PORTABLE_BWD_CANDIDATES.map(([A, B]) => [A, B, undefined, 4]);
   const why: string[] = [];
   for (const tile of candidates) {
-    const plan = portableTile(kind, tile, D, precision, limit, maxWG, subgroupMin);
+    const plan = portableTile(kind, tile, D, precision, limit, maxWG, subgroupMin, tuning);
     if (typeof plan !== 'string') return plan;
     why.push(plan);
   }
@@ -194,13 +184,15 @@ export function planTiles(kind: 'fwd' | 'bwd', D: number, precision: Precision, 
 
 /**
  * One tile of a portable kernel (rows, rows, chunk or undefined for the widest that fits, the
- * forward's RR) planned against the limits of planTiles, or why it does not fit.
+ * forward's RR) planned against the limits of planTiles, or why it does not fit; the forward's
+ * variants as `tuning` pins them.
  */
 export function portableTile(
   kind: 'fwd' | 'bwd', [A, B, pinChunk, RR]: PortableTile, D: number, precision: Precision, limit: number, maxWG = 256, subgroupMin = 0,
+  tuning: KernelTuning = {},
 ): TilePlan | string {
   const WG = (A / RR) * (B / 4);
-  const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, false) : undefined;
+  const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, tuning.rowReduce, false) : undefined;
   const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce);
   const tried = pinChunk ? [pinChunk] : chunks(D, B);
   const chunk = tried.find((c) => (D / 4) % (c / 4) === 0 && (c / 4) % (B / 4) === 0 && bytesAt(c) <= limit);
@@ -210,15 +202,19 @@ export function portableTile(
     return c === undefined ? `${t}: ${B / 4} invocations across a row divide no chunk of D/4 = ${D / 4}` : `${t}: ${bytesAt(c)} bytes at chunk ${c}, ${WG} invocations`;
   }
   const bytes = bytesAt(chunk);
-  if (kind === 'fwd') return { BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4), products: forwardProducts(precision), rowsPerInvocation: RR, ...forwardPrefetch(), ...forwardSkip() };
-  warnRemovedBackwardPins();
-  return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk };
+  if (kind === 'bwd') return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk };
+  return {
+    BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4, tuning.rowReduce), rowsPerInvocation: RR,
+    products: precision === 'f16' ? tuning.forwardProducts ?? 'f32' : 'f32',
+    ...(tuning.forwardPrefetch !== undefined ? { prefetch: tuning.forwardPrefetch } : {}),
+    ...(tuning.forwardSkip ? { skip: tuning.forwardSkip } : {}),
+  };
 }
 
-/** planTiles with a device's limits and subgroups. */
+/** planTiles with a device's limits, subgroups and tuning. */
 export function planDeviceTiles(kind: 'fwd' | 'bwd', D: number, precision: Precision, dev: FlashDevice): TilePlan {
   const lim = dev.device.limits;
-  const plan = planTiles(kind, D, precision, lim.maxComputeWorkgroupStorageSize, lim.maxComputeInvocationsPerWorkgroup, dev.hasSubgroups ? dev.adapter.subgroupMinSize : 0);
+  const plan = planTiles(kind, D, precision, lim.maxComputeWorkgroupStorageSize, lim.maxComputeInvocationsPerWorkgroup, dev.hasSubgroups ? dev.adapter.subgroupMinSize : 0, dev.tuning);
   return kind === 'fwd' && plan.prefetch === undefined ? { ...plan, prefetch: defaultPrefetch(plan, D, dev.isCPU) } : plan;
 }
 
@@ -236,7 +232,7 @@ export function stagingWords(plan: TilePlan, D: number): { LQ: number; LK: numbe
 export const PREFETCH_MAX_WORDS = 16;
 
 /**
- * The forward's prefetch where FLASHRING_PORTABLE_FWD_PREFETCH does not pin it: on GPUs where it
+ * The forward's prefetch where the tuning does not pin it (forwardPrefetch): on GPUs where it
  * needs at most PREFETCH_MAX_WORDS registers (the H200 measured it faster everywhere: f32 +5% /
  * +21% at D = 64 / 128, +13% / +34% with robustness on; bench/results/h200-2026-12-01-fwd-prefetch);
  * not on CPU adapters (no latency to hide, and lavapipe compiles its register arrays slowly: a
@@ -247,57 +243,15 @@ export function defaultPrefetch(plan: TilePlan, D: number, cpu: boolean): 0 | 1 
 }
 
 /**
- * The forward's row reduction for TX invocations across a row; `strict` false (counting the
- * bytes of a candidate that may not be taken): a subgroup pin the adapter cannot honour gives
- * 'workgroup' instead of the error it gives for the tile taken.
+ * The forward's row reduction for TX invocations across a row, or as `pin`ned (rowReduce);
+ * `strict` false (counting the bytes of a candidate that may not be taken): a subgroup pin the
+ * adapter cannot honour gives 'workgroup' instead of the error it gives for the tile taken.
  */
-function rowReduce(subgroupMin: number, TX: number, strict = true): RowReduce {
-  const pin = envPin('FLASHRING_PORTABLE_REDUCE');
-  if (pin !== undefined && pin !== 'subgroup' && pin !== 'workgroup')
-    throw new InputError(`FLASHRING_PORTABLE_REDUCE='${pin}': give subgroup or workgroup`);
+function rowReduce(subgroupMin: number, TX: number, pin: RowReduce | undefined, strict = true): RowReduce {
   const sgOk = subgroupMin >= TX;
   if (pin === 'subgroup' && !sgOk && strict)
     throw new InputError(`FLASHRING_PORTABLE_REDUCE=subgroup: the adapter's subgroups (${subgroupMin || 'none'}) are smaller than a row block (${TX})`);
   return pin === 'workgroup' || !sgOk ? 'workgroup' : 'subgroup';
-}
-
-/**
- * The forward's products: f32, whatever the storage, unless FLASHRING_PORTABLE_FWD_PRODUCTS =
- * f16-qk | f16 asks for f16 products with f16 storage (an ablation: see ForwardProducts; f32
- * storage ignores it). The f32 products of the default are
- * exact to the f32 contract on the f16 inputs; f16 products add their own rounding (a relative
- * 2⁻¹¹ per product and per word sum) and overflow past 65504.
- */
-function forwardProducts(precision: Precision): ForwardProducts {
-  const pin = envPin('FLASHRING_PORTABLE_FWD_PRODUCTS');
-  if (pin !== undefined && pin !== 'f32' && pin !== 'f16-qk' && pin !== 'f16')
-    throw new InputError(`FLASHRING_PORTABLE_FWD_PRODUCTS='${pin}': give f32, f16-qk or f16`);
-  return precision === 'f16' && pin ? pin : 'f32';
-}
-
-/** FLASHRING_PORTABLE_FWD_PREFETCH = 0 | 1 (shaders/flash_fwd.wgsl PF); unset: none here (planDeviceTiles: defaultPrefetch). */
-function forwardPrefetch(): { prefetch?: 0 | 1 } {
-  const pin = envPin('FLASHRING_PORTABLE_FWD_PREFETCH');
-  if (pin === undefined) return {};
-  if (pin !== '0' && pin !== '1') throw new InputError(`FLASHRING_PORTABLE_FWD_PREFETCH='${pin}': give 0 or 1`);
-  return { prefetch: pin === '1' ? 1 : 0 };
-}
-
-/** Pins of backward variants that measured no gain and were removed: named, not silently ignored. */
-function warnRemovedBackwardPins(): void {
-  for (const gone of ['FLASHRING_PORTABLE_BWD_PREFETCH', 'FLASHRING_PORTABLE_BWD_MERGE'])
-    if (envPin(gone) !== undefined) warnOnce(`${gone} no longer exists (the backward variant measured no gain and was removed: bench/NOTES.md); ignored`);
-}
-
-/** FLASHRING_PORTABLE_FWD_SKIP: the steps a timing profile leaves out (ForwardSkip), with a warning. */
-function forwardSkip(): { skip?: ForwardSkip[] } {
-  const pin = envPin('FLASHRING_PORTABLE_FWD_SKIP');
-  if (pin === undefined) return {};
-  const skip = pin.split(',').map((x) => x.trim());
-  const bad = skip.find((x) => !(FORWARD_SKIPS as readonly string[]).includes(x));
-  if (bad !== undefined) throw new InputError(`FLASHRING_PORTABLE_FWD_SKIP: '${bad}' is not a step; give some of ${FORWARD_SKIPS.join(', ')}`);
-  warnOnce(`FLASHRING_PORTABLE_FWD_SKIP=${pin}: the portable forward leaves out ${skip.join(', ')} (a timing profile; its results are wrong)`);
-  return { skip: skip as ForwardSkip[] };
 }
 
 /**

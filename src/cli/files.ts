@@ -1,0 +1,307 @@
+/**
+ * The one rule for what a command reads and writes (issue 34).
+ *
+ * Reading: a named file is looked at (stat) before a byte is read: folders, devices, FIFOs and
+ * sockets are refused (they can be endless: /dev/zero, a pipe), and so is a file larger than the
+ * command can hold, with the bound in the message.
+ *
+ * Writing: every output path is resolved up front (real paths, through symbolic links) and
+ * refused, before any work, when it is an input, lies inside an input's folder, or is another
+ * output (or inside one). Outputs are written under temporary names beside their targets and
+ * renamed into place when all are written; on any failure, or when the process is ended (a
+ * signal, its parent gone), the temporaries and the folders this run created are removed. A full
+ * disk, a read-only file system or a refused permission is one line naming the path.
+ */
+import { access, constants, mkdir, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { rmSync, Stats } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { FlashringError, InputError } from '../errors.js';
+
+/** A write the file system refused (no space, read-only, permission): one line naming the path. */
+export class OutputError extends FlashringError {}
+
+/** The most a text input (a log, a CSV) may hold: the longest string Node makes (~512 MiB). */
+export const MAX_TEXT_BYTES = 0x1fffffe8;
+/** The most a binary input (.npy) may hold: what Node reads into one buffer (2 GiB). */
+export const MAX_BINARY_BYTES = 2 ** 31 - 1;
+
+const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+/** How a message names a flag: `--out`; a positional is given by its name with a space (`input file`). */
+const who = (flag: string) => (flag.includes(' ') ? flag : `--${flag}`);
+const asInput = (flag: string) => (flag.includes(' ') ? flag : `input ${who(flag)}`);
+
+function kindOf(st: Stats): string | null {
+  if (st.isFile()) return null;
+  if (st.isDirectory()) return 'a folder';
+  if (st.isFIFO()) return 'a pipe (FIFO)';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSocket()) return 'a socket';
+  return 'not an ordinary file';
+}
+
+/**
+ * Checks that `path` is an ordinary file of at most `maxBytes` before anything reads it. With
+ * `present` only what exists is judged (a missing file or a folder is left to the reader's own report).
+ */
+export async function checkInputFile(flag: string, path: string, maxBytes: number, present = false): Promise<void> {
+  let st: Stats;
+  try {
+    st = await stat(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (present) return;
+    throw new InputError(`${who(flag)} ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'ENOTDIR' ? 'a part of that path is a file, not a folder' : `cannot look at it (${code})`}`);
+  }
+  const kind = kindOf(st);
+  if (kind && !(present && st.isDirectory())) throw new InputError(`${who(flag)} ${path} is ${kind}, not an ordinary file: give a file (a pipe or device could be endless)`);
+  if (st.size > maxBytes) throw new InputError(`${who(flag)} ${path} holds ${mib(st.size)}; at most ${mib(maxBytes)} can be read`);
+}
+
+/** Pseudo-filesystems nothing should be written into (mkdir there can hang or fail oddly). */
+const SPECIAL = ['/proc', '/sys', '/dev'];
+const under = (p: string, root: string) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
+
+/** The nearest existing ancestor of `abs` (itself if it exists), with its stat. */
+async function nearestExisting(flag: string, given: string, abs: string) {
+  for (let p = abs; ; p = dirname(p)) {
+    try {
+      return { path: p, st: await stat(p) };
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOTDIR') throw new InputError(`${who(flag)} ${given}: a part of that path is a file, not a folder`);
+      if (code !== 'ENOENT') throw new InputError(`${who(flag)} ${given}: cannot look at ${p} (${code ?? (e as Error).message})`);
+      if (dirname(p) === p) throw new InputError(`${who(flag)} ${given}: no part of that path exists`);
+    }
+  }
+}
+
+/** `abs` with its existing part resolved through links: the path the file system will write. */
+async function realTarget(flag: string, given: string, abs: string): Promise<{ real: string; existing: string; st: Stats }> {
+  const { path, st } = await nearestExisting(flag, given, abs);
+  const rest = relative(path, abs);
+  return { real: rest ? join(await realpath(path), rest) : await realpath(path), existing: path, st };
+}
+
+async function checkWritableFolder(flag: string, given: string, folder: string): Promise<void> {
+  const real = await realpath(folder);
+  if (SPECIAL.some((r) => under(real, r))) throw new InputError(`${who(flag)} ${given}: ${real} is a system folder; choose an ordinary folder`);
+  try {
+    await access(folder, constants.W_OK | constants.X_OK);
+  } catch {
+    throw new InputError(`${who(flag)} ${given}: the folder ${folder} is not writable`);
+  }
+}
+
+/** An output folder: an existing writable folder, or a path whose nearest existing ancestor is one. */
+export async function checkOutputDir(flag: string, dir: string): Promise<void> {
+  if (dir === '') throw new InputError(`${who(flag)} must name a folder, got ''`);
+  const abs = resolve(dir);
+  const { path, st } = await nearestExisting(flag, dir, abs);
+  if (!st.isDirectory()) throw new InputError(path === abs ? `${who(flag)} ${dir} exists and is not a folder` : `${who(flag)} ${dir}: ${path} is a file, not a folder`);
+  await checkWritableFolder(flag, dir, path);
+}
+
+/** An output file: not a folder, not under a system folder, in a folder that exists and can be written. */
+export async function checkOutputFile(flag: string, file: string): Promise<void> {
+  if (file === '') throw new InputError(`${who(flag)} must name a file, got ''`);
+  const abs = resolve(file);
+  const { path, st } = await nearestExisting(flag, file, abs);
+  if (path === abs) {
+    if (st.isDirectory()) throw new InputError(`${who(flag)} ${file} is a folder; give a file name`);
+    if (!st.isFile()) throw new InputError(`${who(flag)} ${file} exists and is not an ordinary file`);
+    await checkWritableFolder(flag, file, dirname(abs));
+    try {
+      await access(abs, constants.W_OK);
+    } catch {
+      throw new InputError(`${who(flag)} ${file} is not writable`);
+    }
+    return;
+  }
+  if (path !== dirname(abs)) throw new InputError(`${who(flag)} ${file}: the folder ${dirname(abs)} does not exist`);
+  if (!st.isDirectory()) throw new InputError(`${who(flag)} ${file}: ${path} is not a folder`);
+  await checkWritableFolder(flag, file, path);
+}
+
+/** A file or folder a command reads (its flag, or how the positional is called, e.g. 'LOG'). */
+export interface InputPath { flag: string; path: string }
+/** What a command writes: one file, or a folder with the names it writes there. */
+export type OutputTarget = { flag: string; path: string; kind: 'file' } | { flag: string; path: string; kind: 'dir'; names: readonly string[] };
+
+interface Resolved { flag: string; given: string; real: string; ino?: string; isDir: boolean }
+
+const inode = (st: Stats | null) => (st ? `${st.dev}:${st.ino}` : undefined);
+const statOrNull = (p: string) => stat(p).catch(() => null);
+
+async function resolveInputs(inputs: readonly InputPath[]): Promise<Resolved[]> {
+  return Promise.all(inputs.map(async (i) => {
+    const st = await statOrNull(i.path);
+    const real = st ? await realpath(i.path) : resolve(i.path);
+    return { flag: i.flag, given: i.path, real, ino: inode(st), isDir: !!st?.isDirectory() };
+  }));
+}
+
+/** Each written path of the targets: a file target itself, a folder target and each name in it. */
+async function resolveOutputs(outputs: readonly OutputTarget[]): Promise<Resolved[]> {
+  const out: Resolved[] = [];
+  const folders = outputs.filter((o) => o.kind === 'dir').map((o) => resolve(o.path));
+  for (const o of outputs) {
+    // A file inside a folder target this run creates: that folder is what is checked.
+    if (o.kind === 'file' && !folders.includes(dirname(resolve(o.path)))) await checkOutputFile(o.flag, o.path);
+    else if (o.kind === 'file') await checkOutputDir(o.flag, dirname(o.path));
+    else await checkOutputDir(o.flag, o.path);
+    const t = await realTarget(o.flag, o.path, resolve(o.path));
+    const isDir = o.kind === 'dir';
+    out.push({ flag: o.flag, given: o.path, real: t.real, ino: t.existing === resolve(o.path) ? inode(t.st) : undefined, isDir });
+    if (o.kind === 'dir') for (const n of o.names) {
+      const real = join(t.real, n);
+      out.push({ flag: o.flag, given: join(o.path, n), real, ino: inode(await statOrNull(real)), isDir: false });
+    }
+  }
+  return out;
+}
+
+const same = (a: Resolved, b: Resolved) => a.real === b.real || (a.ino !== undefined && a.ino === b.ino);
+
+/** The first collision between outputs and inputs, or between two outputs, as a message. */
+function collision(ins: Resolved[], outs: Resolved[]): string | null {
+  for (const o of outs) for (const i of ins) {
+    if (same(o, i)) return `${who(o.flag)} would write ${o.given}, which is the ${asInput(i.flag)} ${i.given}: choose another path (the input would be overwritten)`;
+    if (i.isDir && under(o.real, i.real)) return `${who(o.flag)} ${o.given} is inside the ${asInput(i.flag)} ${i.given}: choose a path outside it`;
+  }
+  for (let a = 0; a < outs.length; a++) for (let b = a + 1; b < outs.length; b++) {
+    const [x, y] = [outs[a], outs[b]];
+    if (x.flag === y.flag && x.isDir) continue; // a folder target and its own names
+    if (same(x, y)) return `${who(y.flag)} ${y.given} is also written by ${who(x.flag)} (${x.given}): give each output its own path`;
+    if (under(y.real, x.real) && !x.isDir) return `${who(y.flag)} ${y.given} is inside ${who(x.flag)}'s file ${x.given}: give each output its own path`;
+    if (under(x.real, y.real) && !y.isDir) return `${who(x.flag)} ${x.given} is inside ${who(y.flag)}'s file ${y.given}: give each output its own path`;
+  }
+  return null;
+}
+
+/** Paths this process is writing (temporaries) or created (folders): removed if it ends early. */
+const inFlight = new Set<string>();
+
+function removeInFlight(): void {
+  for (const p of [...inFlight].reverse()) {
+    try {
+      rmSync(p, { recursive: true, force: true });
+    } catch { /* best effort while exiting */ }
+  }
+  inFlight.clear();
+}
+
+let installed = false;
+/**
+ * Removes what is in flight when the process exits before finishing its writes. The command's
+ * process (bin/dawn-noise.mjs) turns signals and a lost parent into an exit, so this runs then too.
+ */
+function installExitCleanup(): void {
+  if (installed) return;
+  installed = true;
+  process.on('exit', removeInFlight);
+}
+
+const WRITE_CODES: Record<string, string> = {
+  ENOSPC: 'no space left on the device', EDQUOT: 'the disk quota is used up', EROFS: 'the file system is read-only',
+  EACCES: 'permission denied', EPERM: 'operation not permitted', EFBIG: 'the file is larger than the file system allows', EIO: 'an I/O error',
+};
+
+/** A file-system error while writing `path` (flag `flag`), as one line; other errors unchanged. */
+function writeError(e: unknown, flag: string, path: string): unknown {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  if (!code || !(code in WRITE_CODES)) return e;
+  return new OutputError(`cannot write ${path} (${who(flag)}): ${WRITE_CODES[code]} (${code}); nothing was written`);
+}
+
+/** The folders `mkdir -p dir` creates, outermost first. */
+async function missingFolders(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (let p = resolve(dir); !(await statOrNull(p)); p = dirname(p)) out.unshift(p);
+  return out;
+}
+
+/** The outputs of one run: checked when made, written all at once by write(). */
+export class OutputPlan {
+  private created: string[] = [];
+  private constructor(private readonly targets: readonly OutputTarget[]) {}
+
+  /** Resolves and checks every output against the inputs and each other, before any work. */
+  static async make(inputs: readonly InputPath[], outputs: readonly OutputTarget[]): Promise<OutputPlan> {
+    const why = collision(await resolveInputs(inputs), await resolveOutputs(outputs));
+    if (why) throw new InputError(why);
+    installExitCleanup();
+    return new OutputPlan(outputs);
+  }
+
+  /** The flag whose target holds `path` (for messages). */
+  private flagOf(path: string): string {
+    const abs = resolve(path);
+    const t = this.targets.find((o) => (o.kind === 'file' ? resolve(o.path) === abs : under(abs, resolve(o.path))));
+    return t?.flag ?? 'out';
+  }
+
+  /**
+   * Creates the folder targets and the folders inside them that `files` go to (remembering what it
+   * created, for removal on failure). A file's folder outside every folder target was checked to exist.
+   */
+  private async makeFolders(files: readonly { path: string }[]): Promise<void> {
+    const roots = this.targets.filter((t) => t.kind === 'dir').map((t) => ({ flag: t.flag, root: resolve(t.path) }));
+    const wanted = [...roots.map((r) => r.root), ...files.map((f) => resolve(dirname(f.path)))];
+    for (const dir of wanted) {
+      const owner = roots.find((r) => under(dir, r.root));
+      if (!owner) continue;
+      for (const d of await missingFolders(dir)) {
+        try {
+          await mkdir(d);
+        } catch (e) {
+          throw writeError(e, owner.flag, d);
+        }
+        this.created.push(d);
+        inFlight.add(d);
+      }
+    }
+  }
+
+  /**
+   * Writes the files through temporaries and renames them into place; on failure removes the
+   * temporaries and every folder this plan created, and says which path failed.
+   */
+  async write(files: readonly { path: string; data: Uint8Array | string }[]): Promise<void> {
+    const tag = `.${process.pid}.${Date.now().toString(36)}.tmp`;
+    const temps = files.map((f) => join(dirname(f.path), `.${basename(f.path)}${tag}`));
+    let at = '';
+    try {
+      await this.makeFolders(files);
+      for (let i = 0; i < files.length; i++) {
+        at = files[i].path;
+        inFlight.add(temps[i]);
+        await writeFile(temps[i], files[i].data);
+      }
+      for (let i = 0; i < files.length; i++) {
+        at = files[i].path;
+        await rename(temps[i], files[i].path);
+        inFlight.delete(temps[i]);
+      }
+      for (const d of this.created) inFlight.delete(d); // they hold results now: never removed whole
+    } catch (e) {
+      await Promise.all(temps.map((t) => rm(t, { force: true })));
+      for (const t of temps) inFlight.delete(t);
+      await this.abandon();
+      throw writeError(e, this.flagOf(at), at);
+    }
+  }
+
+  /** Removes the folders this plan created that are still empty (a run that failed before writing). */
+  async abandon(): Promise<void> {
+    for (const d of [...this.created].reverse()) {
+      await rmdir(d).catch(() => {}); // a folder holding results stays
+      inFlight.delete(d);
+    }
+    this.created = [];
+  }
+}
+
+/** One file written through a temporary name (checked as an output first). */
+export async function writeOutputFile(flag: string, path: string, data: Uint8Array | string, inputs: readonly InputPath[] = []): Promise<void> {
+  await (await OutputPlan.make(inputs, [{ flag, path, kind: 'file' }])).write([{ path, data }]);
+}

@@ -1,0 +1,213 @@
+/**
+ * Kernel tuning: the pins that override the kernels' own choices (path, tiles, variants, launch
+ * order) for sweeps, ablations and tests, as one typed options object. A device carries one
+ * (AcquireOptions.tuning, validated once by resolveTuning at acquisition) and the kernels read it
+ * from there only: nothing below the command line reads the environment. The entry points
+ * (src/cli/main.ts, bench/cp-run.mjs, bin/rank-process.mjs) resolve the variables users set
+ * (FLASHRING_PATH, FLASHRING_PORTABLE_FWD, …: TUNING_PINS) once with tuningFromEnv and make it
+ * their process's tuning (setProcessTuning), which devices acquired without one take.
+ */
+import { InputError } from '../errors.js';
+import type { PathRequest } from './pipeline.js';
+import { FORWARD_SKIPS, type ForwardProducts, type ForwardSkip, type RowReduce, type RowsPerInvocation } from './tiles.js';
+
+/** head_group for FLASHRING_HEAD_GROUP=all: one group of every (head, batch) pair in any grid of up to 65535 of them. */
+export const HEAD_GROUP_ALL = 0xffff;
+
+/** A pinned portable tile: rows × rows (forward Br×Bc, backward RT×CT), the head-dim chunk (widest that fits when left out), the forward's RR (4 when left out). */
+export interface PortableTilePin {
+  rows: number;
+  cols: number;
+  chunk?: number;
+  rowsPerInvocation?: RowsPerInvocation;
+}
+
+/** A pinned tensor-core tile: subgroups per workgroup, inner tile rows T, the forward's 16-row blocks per subgroup (1 when left out). */
+export interface SgmmTilePin {
+  subgroups: number;
+  rows: number;
+  rowBlocks?: 1 | 2;
+}
+
+/** Every pin, each optional (left out: the kernels choose); the environment variable that sets it from the command line in brackets. */
+export interface KernelTuning {
+  /** Kernel path where 'auto' is asked (FLASHRING_PATH). */
+  path?: PathRequest;
+  /** Causal grids' heads take turns in groups of this many, 1 … HEAD_GROUP_ALL (FLASHRING_HEAD_GROUP; params.ts headGroup). */
+  headGroup?: number;
+  /** The portable forward's tile (FLASHRING_PORTABLE_FWD = BRxBC[xCHUNK[xRR]]). */
+  portableForward?: PortableTilePin;
+  /** The portable backward's tile (FLASHRING_PORTABLE_BWD = RTxCT[xCHUNK]). */
+  portableBackward?: PortableTilePin;
+  /** The portable forward's row reduction (FLASHRING_PORTABLE_REDUCE). */
+  rowReduce?: RowReduce;
+  /** The portable forward's products with f16 storage (FLASHRING_PORTABLE_FWD_PRODUCTS). */
+  forwardProducts?: ForwardProducts;
+  /** The portable forward's prefetch (FLASHRING_PORTABLE_FWD_PREFETCH = 0 | 1). */
+  forwardPrefetch?: 0 | 1;
+  /** Steps the portable forward leaves out for a timing profile: wrong results (FLASHRING_PORTABLE_FWD_SKIP, comma-separated). */
+  forwardSkip?: ForwardSkip[];
+  /** The tensor-core forward's tile (FLASHRING_SGMM_FWD = SGxT[xRB]). */
+  sgmmForward?: SgmmTilePin;
+  /** The tensor-core backward's tile (FLASHRING_SGMM_BWD = SGxT). */
+  sgmmBackward?: SgmmTilePin;
+  /** Halves of padding per row of the tensor-core kernels' tiles (FLASHRING_SGMM_PAD = 0 | 8). */
+  sgmmPad?: 0 | 8;
+  /** The order of the tensor-core forward's steps per K/V tile (FLASHRING_SGMM_FWD_PIPE = 0 | 1 | 2). */
+  sgmmForwardPipe?: 0 | 1 | 2;
+}
+
+/** How one pin is spelled in the environment and checked. */
+interface Pin<T> {
+  /** The environment variable that sets it. */
+  env: string;
+  /** What to give (the end of the error a bad value gets). */
+  help: string;
+  /** The value of an environment string, or undefined where it is malformed. */
+  parse(v: string): T | undefined;
+  /** The value as its variable spells it. */
+  show(v: T): string;
+  /** Why a value is refused (null: accepted); a value that parses is still checked. */
+  check(v: T): string | null;
+}
+
+/** Sizes a portable tile's rows may take (the forward's Br also 256). */
+const PORTABLE_SIZES = [4, 8, 16, 32, 64, 128];
+const SGMM_SUBGROUPS = [1, 2, 4, 8, 16];
+
+/** "AxBxC…" as numbers, `min` to `max` of them; undefined where malformed. */
+function dims(v: string, min: number, max: number): number[] | undefined {
+  const parts = v.split('x');
+  return parts.length >= min && parts.length <= max && parts.every((p) => /^\d+$/.test(p)) ? parts.map(Number) : undefined;
+}
+
+/** One of a list of words (or of numbers spelled as words). */
+function choice<T extends string | number>(env: string, values: readonly T[], help: string): Pin<T> {
+  return {
+    env, help,
+    parse: (v) => values.find((x) => String(x) === v),
+    show: String,
+    check: (v) => (values.includes(v) ? null : `give ${help}`),
+  };
+}
+
+function portableTilePin(kind: 'fwd' | 'bwd'): Pin<PortableTilePin> {
+  const rowSizes = kind === 'fwd' ? [...PORTABLE_SIZES, 256] : PORTABLE_SIZES;
+  const help = kind === 'fwd'
+    ? 'BRxBC, BRxBCxCHUNK or BRxBCxCHUNKxRR (e.g. 64x32, 64x32x64 or 64x32x64x8) with BR in 4, 8, …, 256, BC in 4, 8, …, 128, CHUNK a multiple of 4 and RR (query rows per invocation) 4 or 8, dividing BR'
+    : 'RTxCT or RTxCTxCHUNK (e.g. 64x32 or 64x32x32) with sizes in 4, 8, 16, 32, 64, 128 and CHUNK a multiple of 4';
+  return {
+    env: `FLASHRING_PORTABLE_${kind.toUpperCase()}`, help,
+    parse: (v) => {
+      const d = dims(v, 2, kind === 'fwd' ? 4 : 3);
+      return d && { rows: d[0], cols: d[1], chunk: d[2], rowsPerInvocation: d[3] as RowsPerInvocation | undefined };
+    },
+    show: (t) => [t.rows, t.cols, t.chunk ?? (t.rowsPerInvocation ? 'widest' : undefined), t.rowsPerInvocation].filter((x) => x !== undefined).join('x'),
+    check: ({ rows, cols, chunk, rowsPerInvocation: rr = 4 }) =>
+      rowSizes.includes(rows) && PORTABLE_SIZES.includes(cols) && (chunk === undefined || (chunk > 0 && chunk % 4 === 0)) &&
+      (rr === 4 || (kind === 'fwd' && rr === 8)) && rows % rr === 0 ? null : `give ${help}`,
+  };
+}
+
+function sgmmTilePin(kind: 'fwd' | 'bwd'): Pin<SgmmTilePin> {
+  const help = `SGxT${kind === 'fwd' ? '[xRB]' : ''} with SG in 1, 2, 4, 8, 16 and T a multiple of 16${kind === 'fwd' ? ', RB 1 or 2' : ''} (e.g. 4x32${kind === 'fwd' ? 'x2' : ''})`;
+  return {
+    env: `FLASHRING_SGMM_${kind.toUpperCase()}`, help,
+    parse: (v) => {
+      const d = dims(v, 2, kind === 'fwd' ? 3 : 2);
+      return d && { subgroups: d[0], rows: d[1], rowBlocks: d[2] as 1 | 2 | undefined };
+    },
+    show: (t) => [t.subgroups, t.rows, t.rowBlocks].filter((x) => x !== undefined).join('x'),
+    check: ({ subgroups: SG, rows: T, rowBlocks: RB = 1 }) => {
+      if (!SGMM_SUBGROUPS.includes(SG) || T <= 0 || T % 16 !== 0 || (RB !== 1 && (kind === 'bwd' || RB !== 2))) return `give ${help}`;
+      return kind === 'bwd' && T > 32 * SG ? `the backward's tile rows T must be at most 32·SG (${32 * SG})` : null;
+    },
+  };
+}
+
+const HEAD_GROUP_HELP = `a number of heads from 1 (head by head) to ${HEAD_GROUP_ALL}, or 'all' (the default)`;
+
+/** The pins: each field of KernelTuning, its variable, its spelling and its check. */
+export const TUNING_PINS: { [K in keyof KernelTuning]-?: Pin<NonNullable<KernelTuning[K]>> } = {
+  path: choice('FLASHRING_PATH', ['auto', 'scalar', 'subgroup-matrix'] as PathRequest[], 'auto, scalar or subgroup-matrix'),
+  headGroup: {
+    env: 'FLASHRING_HEAD_GROUP', help: HEAD_GROUP_HELP,
+    parse: (v) => (v === 'all' ? HEAD_GROUP_ALL : /^[1-9]\d{0,4}$/.test(v) ? +v : undefined),
+    show: (g) => (g === HEAD_GROUP_ALL ? 'all' : String(g)),
+    check: (g) => (Number.isInteger(g) && g >= 1 && g <= HEAD_GROUP_ALL ? null : `give ${HEAD_GROUP_HELP}`),
+  },
+  portableForward: portableTilePin('fwd'),
+  portableBackward: portableTilePin('bwd'),
+  rowReduce: choice('FLASHRING_PORTABLE_REDUCE', ['subgroup', 'workgroup'] as RowReduce[], 'subgroup or workgroup'),
+  forwardProducts: choice('FLASHRING_PORTABLE_FWD_PRODUCTS', ['f32', 'f16-qk', 'f16'] as ForwardProducts[], 'f32, f16-qk or f16'),
+  forwardPrefetch: choice('FLASHRING_PORTABLE_FWD_PREFETCH', [0, 1] as const, '0 or 1'),
+  forwardSkip: {
+    env: 'FLASHRING_PORTABLE_FWD_SKIP', help: `some of ${FORWARD_SKIPS.join(', ')}, comma-separated`,
+    parse: (v) => v.split(',').map((x) => x.trim()) as ForwardSkip[],
+    show: (s) => s.join(','),
+    check: (s) => {
+      const bad = s.find((x) => !FORWARD_SKIPS.includes(x));
+      return s.length && bad === undefined ? null : `'${bad ?? ''}' is not a step; give some of ${FORWARD_SKIPS.join(', ')}`;
+    },
+  },
+  sgmmForward: sgmmTilePin('fwd'),
+  sgmmBackward: sgmmTilePin('bwd'),
+  sgmmPad: choice('FLASHRING_SGMM_PAD', [0, 8] as const, '0 (unpadded rows) or 8 (16-byte padding, the default)'),
+  sgmmForwardPipe: choice('FLASHRING_SGMM_FWD_PIPE', [0, 1, 2] as const, '0 (stage each K/V tile before its products), 1 or 2 (stage behind the softmax)'),
+};
+
+/** Variables of kernel variants that measured no gain and were removed: named when set, not silently ignored. */
+const REMOVED_PINS = ['FLASHRING_PORTABLE_BWD_PREFETCH', 'FLASHRING_PORTABLE_BWD_MERGE'];
+
+const pins = () => Object.entries(TUNING_PINS) as unknown as [keyof KernelTuning, Pin<unknown>][];
+
+/**
+ * Checks every pin of a tuning (an InputError naming the pin's variable and what to give for the
+ * first bad one) and returns it frozen. The one place a tuning is validated: acquireDevices calls it.
+ */
+export function resolveTuning(t: KernelTuning): Readonly<KernelTuning> {
+  for (const [key, pin] of pins()) {
+    const v = t[key];
+    if (v === undefined) continue;
+    const why = pin.check(v);
+    if (why !== null) throw new InputError(`${pin.env}='${pin.show(v)}': ${why}`);
+  }
+  if (t.forwardSkip) warnOnce(`FLASHRING_PORTABLE_FWD_SKIP=${t.forwardSkip.join(',')}: the portable forward leaves out ${t.forwardSkip.join(', ')} (a timing profile; its results are wrong)`);
+  return Object.freeze({ ...t });
+}
+
+/** The tuning the environment's variables pin (TUNING_PINS; an empty variable pins nothing), resolved. */
+export function tuningFromEnv(env: Readonly<Record<string, string | undefined>>): Readonly<KernelTuning> {
+  const t: Record<string, unknown> = {};
+  for (const [key, pin] of pins()) {
+    const raw = env[pin.env];
+    if (!raw) continue;
+    const v = pin.parse(raw);
+    if (v === undefined) throw new InputError(`${pin.env}='${raw}': give ${pin.help}`);
+    t[key] = v;
+  }
+  for (const gone of REMOVED_PINS)
+    if (env[gone]) warnOnce(`${gone} no longer exists (the backward variant measured no gain and was removed: bench/NOTES.md); ignored`);
+  return resolveTuning(t as KernelTuning);
+}
+
+let processTuning: Readonly<KernelTuning> = Object.freeze({});
+
+/** The tuning of devices acquired without one: none, unless the process's entry point set it. */
+export function currentProcessTuning(): Readonly<KernelTuning> {
+  return processTuning;
+}
+
+/** Sets the process's tuning (entry points only: the command line resolves its environment once). */
+export function setProcessTuning(t: KernelTuning): void {
+  processTuning = resolveTuning(t);
+}
+
+const warned = new Set<string>();
+
+/** Prints a warning once per process. */
+export function warnOnce(message: string): void {
+  if (warned.has(message)) return;
+  warned.add(message);
+  console.warn(message);
+}

@@ -1,0 +1,179 @@
+/**
+ * Nothing a user passes loses data or hangs (issue 34): one output rule (collisions refused before
+ * any work, temporaries renamed into place, created folders removed on failure, a full or read-only
+ * disk as one line), bounded inputs (devices, FIFOs, oversized values refused by stat or by the
+ * bound), and a command that dies with its parent. Each case: exit code, one line, inputs
+ * byte-identical, nothing left behind.
+ */
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../src/cli/main.js';
+import { encodeNpy } from '../src/cli/npy.js';
+import { OutputError, OutputPlan } from '../src/cli/files.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'flashring-outputs-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const f = (...p: string[]) => join(dir, ...p);
+const BIN = join(__dirname, '..', 'bin', 'flashring.mjs');
+const rnd = (n: number) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898) * 0.5);
+writeFileSync(f('q.npy'), encodeNpy({ dtype: 'f4', shape: [1, 2, 16, 16], data: rnd(512) }));
+writeFileSync(f('k.npy'), encodeNpy({ dtype: 'f4', shape: [1, 2, 16, 16], data: rnd(512).reverse() }));
+writeFileSync(f('v.npy'), encodeNpy({ dtype: 'f4', shape: [1, 2, 16, 16], data: rnd(512).map((x) => -x) }));
+const LOG = join(__dirname, 'fixtures', 'megatron', readdirSync(join(__dirname, 'fixtures', 'megatron')).find((n) => n.endsWith('.log'))!);
+
+/** main() in-process: exit code and what it printed to stderr. */
+async function cli(argv: string[]): Promise<{ code: number; err: string[] }> {
+  const err: string[] = [];
+  const e = vi.spyOn(console, 'error').mockImplementation((...a) => void err.push(a.join(' ')));
+  const l = vi.spyOn(console, 'log').mockImplementation(() => {});
+  const w = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  try {
+    return { code: await main(argv), err };
+  } finally {
+    e.mockRestore(); l.mockRestore(); w.mockRestore();
+  }
+}
+
+/** Runs argv and checks: exit 2, one line matching `msg`, the files in `keep` unchanged, `gone` absent. */
+async function refused(argv: string[], msg: RegExp, keep: string[] = [], gone: string[] = []) {
+  const before = keep.map((p) => readFileSync(p));
+  const r = await cli(argv);
+  expect(r.code, r.err.join('\n')).toBe(2);
+  expect(r.err).toHaveLength(1);
+  expect(r.err[0]).toMatch(msg);
+  keep.forEach((p, i) => expect(readFileSync(p).equals(before[i]), `${p} changed`).toBe(true));
+  for (const p of gone) expect(existsSync(p), `${p} was left`).toBe(false);
+}
+
+const att = (out: string, ...extra: string[]) => ['attention', '--q', f('q.npy'), '--k', f('k.npy'), '--v', f('v.npy'), '--out', out, ...extra];
+const inputs = [f('q.npy'), f('k.npy'), f('v.npy')];
+
+describe('one output rule: collisions refused before any work', () => {
+  it('a --timeline naming an input', () =>
+    refused(att(f('o1'), '--cp', '2', '--timeline', f('q.npy')), /--timeline would write .*q\.npy, which is the input --q/, inputs, [f('o1')]));
+  it('an input inside --out under the name of an output', async () => {
+    mkdirSync(f('o2'));
+    writeFileSync(f('o2', 'o.npy'), readFileSync(f('q.npy')));
+    await refused(['attention', '--q', f('o2', 'o.npy'), '--k', f('k.npy'), '--v', f('v.npy'), '--out', f('o2')], /--out would write .*o2\/o\.npy, which is the input --q/, [f('o2', 'o.npy'), ...inputs]);
+  });
+  it('an input reached through a symbolic link', async () => {
+    symlinkSync(f('q.npy'), f('link.npy'));
+    await refused(att(f('o3'), '--cp', '2', '--timeline', f('link.npy')), /--timeline would write .*link\.npy, which is the input --q/, inputs, [f('o3')]);
+  });
+  it('--timeline as one of --out\'s files, or as the --out folder', async () => {
+    await refused(att(f('o4'), '--cp', '2', '--timeline', f('o4', 'lse.npy')), /--timeline .*lse\.npy is also written by --out/, inputs, [f('o4')]);
+    await refused(att(f('o5'), '--cp', '2', '--timeline', f('o5')), /--timeline .*o5 is also written by --out/, inputs, [f('o5')]);
+  });
+  it('replay X.log --csv X.log, and --csv inside a folder of inputs', async () => {
+    writeFileSync(f('run.log'), readFileSync(LOG));
+    await refused(['replay', f('run.log'), '--csv', f('run.log')], /--csv would write .*run\.log, which is the input file/, [f('run.log')]);
+  });
+});
+
+describe('one output rule: writing', () => {
+  it('writes all files or none; a failure removes the temporaries and the folders it created', async () => {
+    const plan = await OutputPlan.make([], [{ flag: 'out', path: f('w', 'deep'), kind: 'dir', names: ['a', 'b'] }]);
+    await plan.write([{ path: f('w', 'deep', 'a'), data: 'A' }, { path: f('w', 'deep', 'sub', 'b'), data: 'B' }]);
+    expect(readFileSync(f('w', 'deep', 'sub', 'b'), 'utf8')).toBe('B');
+    const p2 = await OutputPlan.make([], [{ flag: 'out', path: f('x', 'y'), kind: 'dir', names: [] }]);
+    // A file where a folder is needed: the write fails after the folders and the first file were made.
+    await expect(p2.write([{ path: f('x', 'y', 'ok'), data: 'A' }, { path: f('x', 'y', 'ok', 'no'), data: 'B' }])).rejects.toThrow();
+    expect(existsSync(f('x')), 'created folders left').toBe(false);
+  });
+  it('a bench that fails before measuring anything leaves no --out folder', async () => {
+    const r = spawnSync(process.execPath, [BIN, 'bench', '--quick', '--no-ring', '--no-memory', '--heads', '100000', '--out', f('bq')], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^flashring bench: --batch 1 --heads 100000 --N 128 --D 64 needs \d+ MiB per tensor .*maxStorageBufferBindingSize/);
+    expect(existsSync(f('bq'))).toBe(false);
+  });
+});
+
+/** A small tmpfs at `path` (root can mount one; elsewhere the test says why it cannot run). */
+function mountTmpfs(path: string, opts: string): boolean {
+  mkdirSync(path, { recursive: true });
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', opts, 'tmpfs', path], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+const CAN_MOUNT = process.getuid?.() === 0 && mountTmpfs(f('probe'), 'size=16k') && (execFileSync('umount', [f('probe')]), true);
+
+describe.skipIf(!CAN_MOUNT)('one output rule: a full or read-only disk is one line (needs root for tmpfs)', () => {
+  afterAll(() => {
+    for (const m of ['full', 'ro']) try { execFileSync('umount', [f(m)], { stdio: 'ignore' }); } catch { /* not mounted */ }
+  });
+  it('ENOSPC: one line naming the path, nothing left', async () => {
+    mountTmpfs(f('full'), 'size=64k');
+    writeFileSync(f('full', 'filler'), Buffer.alloc(40 * 1024, 1));
+    const argv = ['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', Array.from({ length: 400 }, (_, i) => 1024 * (i + 1)).join(','), '--csv', f('full', 'sweep.csv')];
+    // Through the binary, as a user runs it.
+    const r = spawnSync(process.execPath, [BIN, ...argv], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^flashring memory: cannot write .*full\/sweep\.csv \(--csv\): no space left on the device \(ENOSPC\); nothing was written$/)]);
+    expect(readdirSync(f('full'))).toEqual(['filler']);
+  });
+  it('EROFS: one line, and the folder --out would create is not left', async () => {
+    mountTmpfs(f('ro'), 'size=64k,ro');
+    const plan = OutputPlan.make([], [{ flag: 'out', path: f('ro', 'new'), kind: 'dir', names: ['o.npy'] }]);
+    // access() refuses a read-only folder up front; the write path maps EROFS the same way.
+    await expect(plan).rejects.toThrow(/--out .*ro\/new: the folder .*ro is not writable/);
+    expect(readdirSync(f('ro'))).toEqual([]);
+    expect(new OutputError('x')).toBeInstanceOf(Error);
+  });
+});
+
+describe('bounded work: sizes checked before anything is read or computed', () => {
+  it('devices and pipes are refused by stat, never read', async () => {
+    await refused(['attention', '--q', '/dev/zero', '--k', f('k.npy'), '--v', f('v.npy'), '--out', f('z1')], /--q \/dev\/zero is a device, not an ordinary file/, [], [f('z1')]);
+    execFileSync('mkfifo', [f('pipe')]);
+    await refused(['attention', '--q', f('q.npy'), '--k', f('pipe'), '--v', f('v.npy'), '--out', f('z2')], /--k .*pipe is a pipe \(FIFO\)/, [], [f('z2')]);
+    await refused(['replay', '/dev/zero'], /input file \/dev\/zero is a device/);
+    await refused(['replay', f('pipe')], /input file .*pipe is a pipe \(FIFO\)/);
+  });
+  it('cp-plan: more ranks than it plans in seconds are refused; 64 ranks over every scheme answer', async () => {
+    for (const R of ['4096', '2147483648'])
+      await refused(['cp-plan', '--seq-length', '1048576', '--context-parallel-size', R, '--num-attention-heads', '32', '--hidden-size', '4096', '--compute-tflops', '100'],
+        /cp-plan plans at most 64 ranks|must be a positive integer up to 2\^31/);
+    const t0 = Date.now();
+    const r = await cli(['cp-plan', '--seq-length', '1048576', '--context-parallel-size', '64', '--num-attention-heads', '64', '--hidden-size', '8192', '--compute-tflops', '100']);
+    expect(r.code).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(60_000); // a hang guard, not a timing
+  });
+  it('--scale beyond float32 is refused (it gave all-NaN outputs with exit 0)', () =>
+    refused(att(f('s1'), '--scale', '1e39'), /--scale must be a positive number within float32's range/, inputs, [f('s1')]));
+});
+
+describe('process hygiene: the command dies with its parent', () => {
+  it('SIGKILL of the CLI ends its worker, which writes nothing afterwards', async () => {
+    // A run that writes nothing to stderr while it computes (a closed stderr would end it anyway).
+    const big = (seed: number) => encodeNpy({ dtype: 'f4', shape: [1, 4, 1536, 64], data: rnd(4 * 1536 * 64).map((x, i) => x * Math.cos(i * seed)) });
+    for (const [n, seed] of [['bq.npy', 1], ['bk.npy', 2], ['bv.npy', 3], ['bdo.npy', 4]] as const) writeFileSync(f(n), big(seed));
+    const out = f('killed');
+    const parent = spawn(process.execPath, [BIN, 'attention', '--q', f('bq.npy'), '--k', f('bk.npy'), '--v', f('bv.npy'), '--do', f('bdo.npy'), '--out', out], { stdio: 'ignore' });
+    const child = await new Promise<number>((res, rej) => {
+      const t0 = Date.now();
+      const look = () => {
+        const kids = (() => { try { return execFileSync('pgrep', ['-P', String(parent.pid)]).toString().trim().split('\n').map(Number); } catch { return []; } })();
+        if (kids.length) res(kids[0]);
+        else if (Date.now() - t0 > 20_000) rej(new Error('the worker never started'));
+        else setTimeout(look, 100);
+      };
+      look();
+    });
+    await new Promise((r) => setTimeout(r, 1500)); // the worker is busy (adapter, kernels)
+    process.kill(parent.pid!, 'SIGKILL');
+    const alive = () => { try { process.kill(child, 0); return true; } catch { return false; } };
+    const t0 = Date.now();
+    while (alive() && Date.now() - t0 < 3_000) await new Promise((r) => setTimeout(r, 100));
+    const survived = alive();
+    if (survived) process.kill(child, 'SIGKILL'); // leave nothing running, whatever the verdict
+    expect(survived, 'worker still running 3 s after its parent was killed').toBe(false);
+    await new Promise((r) => setTimeout(r, 2_000)); // temporaries removed by the dying worker; nothing renamed into place
+    expect(existsSync(out), 'the worker wrote after its parent was killed').toBe(false);
+  }, 60_000);
+});
