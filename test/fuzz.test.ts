@@ -65,6 +65,7 @@ const SPECS: Record<string, Spec> = {
   selftest: { strings: ['seed'], booleans: ['help'], paths: [], outs: [] },
   attention: { strings: ['scale', 'precision', 'cp', 'layout'], booleans: ['causal', 'help'], paths: ['q', 'k', 'v', 'do'], outs: ['out', 'timeline'] },
   memory: { strings: MODEL, booleans: MODEL_BOOL, paths: [], outs: ['csv'] },
+  advise: { strings: [...MODEL, 'gpus', 'margin', 'global-batch-size', 'link', 'link-gbps', 'link-latency-us', 'top'], booleans: ['json', 'help'], paths: [], outs: [] },
   replay: { strings: ['hbm-gib', 'seq-length', 'preset'], booleans: ['json', 'compare', 'help'], paths: [], outs: ['csv'], positionals: true },
   bench: { strings: ['N', 'D', 'heads', 'batch', 'precision', 'causal', 'reps', 'ring-R', 'ring-N', 'layouts', 'ceiling-size'], booleans: ['quick', 'no-ring', 'no-kernels', 'no-memory', 'ceiling'], paths: ['peer', 'measured'], outs: ['out'] },
   start: { strings: ['port'], booleans: ['no-serve'], paths: [], outs: [] },
