@@ -102,7 +102,7 @@ export async function checkOutputDir(flag: string, dir: string): Promise<void> {
 }
 
 /** An output file: not a folder, not under a system folder, in a folder that exists and can be written. */
-export async function checkOutputFile(flag: string, file: string): Promise<void> {
+async function checkOutputFile(flag: string, file: string): Promise<void> {
   if (file === '') throw new InputError(`${who(flag)} must name a file, got ''`);
   const abs = resolve(file);
   const { path, st } = await nearestExisting(flag, file, abs);
@@ -299,9 +299,4 @@ export class OutputPlan {
     }
     this.created = [];
   }
-}
-
-/** One file written through a temporary name (checked as an output first). */
-export async function writeOutputFile(flag: string, path: string, data: Uint8Array | string, inputs: readonly InputPath[] = []): Promise<void> {
-  await (await OutputPlan.make(inputs, [{ flag, path, kind: 'file' }])).write([{ path, data }]);
 }
