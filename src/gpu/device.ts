@@ -6,6 +6,7 @@
 import { DeviceLostError, GPUValidationError, NoAdapterError } from '../errors.js';
 import { BufferTracker } from './tracker.js';
 import { KernelTuning, currentProcessTuning, resolveTuning } from '../kernels/tuning.js';
+import { easeDawnPolling } from './dawnPolling.js';
 
 /** Optional features the kernels can use when the adapter has them. */
 export const WANTED_FEATURES = [
@@ -189,6 +190,7 @@ async function acquireOne(gpu: GPU, index: number, opts: AcquireOptions): Promis
     for (const fn of [...lostListeners]) fn(info);
     lostListeners.clear();
   });
+  if (fd.isCPU) easeDawnPolling(); // Dawn's polling would take a core from the CPU adapter's compiles
   device.onuncapturederror = (ev: GPUUncapturedErrorEvent) => {
     fd.uncaptured.push(ev.error.message);
   };

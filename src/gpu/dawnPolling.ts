@@ -1,0 +1,45 @@
+/**
+ * Dawn for Node waits for GPU work by polling: while any of its promises is pending it re-queues
+ * a native callback with `setImmediate` that processes events and queues itself again
+ * (dawn/node AsyncRunner, crbug.com/dawn/1127), so a waiting process keeps a whole core busy.
+ * On a CPU adapter (lavapipe) that core is the one that compiles and runs the shaders: with two
+ * processes on two cores, the spinning halved the compile rate of a cold shader cache.
+ * easeDawnPolling() lets such a streak of polls (native callbacks re-queued with no break)
+ * run for STREAK_MS, then re-queues them with `setTimeout(…, 1)`: a wait of seconds costs a
+ * millisecond more at most and no core. Installed once per process, for CPU adapters only
+ * (device.ts): GPU waits keep Dawn's own latency. A no-op where there is no setImmediate (browsers).
+ */
+
+/** Polling without a break for this long (ms) before the polls are spaced. */
+const STREAK_MS = 4;
+/** A gap this long (ms) between two polls ends a streak. */
+const GAP_MS = 2;
+
+let installed = false;
+
+const isNative = (f: unknown) => typeof f === 'function' && /\{\s*\[native code\]\s*\}\s*$/.test(Function.prototype.toString.call(f));
+
+/** Spaces Dawn's event polling once it has spun for STREAK_MS (see above); idempotent. */
+export function easeDawnPolling(): void {
+  const g = globalThis as { setImmediate?: (cb: (...a: unknown[]) => void, ...a: unknown[]) => unknown };
+  if (installed || typeof g.setImmediate !== 'function') return;
+  installed = true;
+  const immediate = g.setImmediate;
+  let last = -Infinity, streakStart = 0;
+  const eased = (cb: (...a: unknown[]) => void, ...args: unknown[]) => {
+    if (isNative(cb)) {
+      const now = performance.now();
+      if (now - last > GAP_MS) streakStart = now;
+      last = now;
+      // A spaced poll counts from when it runs, not from when it was queued: a late timer (a busy
+      // machine's) must not end the streak and start another STREAK_MS of spinning.
+      if (now - streakStart > STREAK_MS)
+        return setTimeout(() => {
+          last = performance.now();
+          cb(...args);
+        }, 1);
+    }
+    return immediate(cb, ...args);
+  };
+  g.setImmediate = Object.assign(eased, immediate);
+}
