@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
 # Portable kernel tile ablation on the GPU host, one call (a minute or two per kind):
 #   KIND=bwd bash .gpu/enter.sh bash bench/ablate-portable.sh      (or KIND=fwd)
-#   PREC=f16 KIND=fwd bash .gpu/enter.sh bash bench/ablate-portable.sh   (f16 storage, f16 tiles;
-#     FLASHRING_PORTABLE_FWD_PRODUCTS=f16-qk or f16 in the environment times the f16 products)
-#   RR=8 KIND=fwd [PREC=f16] bash .gpu/enter.sh bash bench/ablate-portable.sh   (the forward with 8
-#     query rows per invocation: the RR = 8 tiles below, pinned as BRxBCxCHUNKx8; RR="4 8" times
-#     both lists; the RR = 4 counterpart of a tile gives bitwise the same O, so only the time differs)
+#   PREC=f16 KIND=fwd bash .gpu/enter.sh bash bench/ablate-portable.sh   (f16 storage, f16 tiles)
+# (The f16-products and RR = 8 forward variants this script once timed were removed from the
+# kernels: bench/results/portable-h200-2026-12-01-rr8 holds the RR = 8 round.)
 # Times the portable kernels (PREC, default f32; N=16384, B1 H16, not causal, robustness off) with the forward
-# or backward pinned to each tile in TILES (FLASHRING_PORTABLE_FWD = BRxBC[xCHUNK[xRR]],
-# FLASHRING_PORTABLE_BWD = RTxCT[xCHUNK]: rows, rows, head-dim columns staged at a time, the
-# forward's query rows per invocation, 4 or 8), at
+# or backward pinned to each tile in TILES (FLASHRING_PORTABLE_FWD = BRxBC[xCHUNK],
+# FLASHRING_PORTABLE_BWD = RTxCT[xCHUNK]: rows, rows, head-dim columns staged at a time), at
 # D = 64 and 128; a tile that does not fit says so in its log. Every run is checked against the
 # float64 reference by the bench (checkErr in its CSV). Logs and CSVs under
 # $OUT/ablate-$KIND (or bench/out/...); the table last.
@@ -22,27 +19,12 @@ FWD16="128x32x64 128x32x32 64x64x64 64x32x64 64x32 32x32"
 # choice; 64x32x32 is the chunking f16 had with f32 words.
 BWD16="64x32x64 64x32x32 32x32x64 32x32"
 FWD32="32x32 64x32 64x32x64 128x32x32 32x32x32"
-# The forward with 8 query rows per invocation (RR = 8): every tile fits 48 KiB and 256 invocations
-# at D = 64 and 128 (128x32 is the RR = 4 default's Br×Bc, with half its invocations). O takes
-# RR·D/Bc vec4 registers per invocation: at D = 128, 64 for 256x16 (the most), 16 for 32x64, 64x64.
-FWD32_RR8="128x32x32x8 64x32x64x8 64x32x32x8 128x16x32x8 256x16x16x8 32x64x64x8"
-FWD16_RR8="128x32x64x8 128x32x32x8 64x64x64x8 64x32x64x8 256x16x32x8 32x64x64x8"
-RR=${RR:-4}
-fwd_tiles() {
-  for r in $RR; do
-    case "$r:$PREC" in
-      4:f16) echo "$FWD16" ;; 4:*) echo "$FWD32" ;;
-      8:f16) echo "$FWD16_RR8" ;; 8:*) echo "$FWD32_RR8" ;;
-      *) echo "RR must be 4, 8 or \"4 8\", got '$RR'" >&2; exit 2 ;;
-    esac
-  done | tr '\n' ' '
-}
 case $KIND in
-  fwd) TILES=${TILES:-$(fwd_tiles)} || exit 2; VAR=FLASHRING_PORTABLE_FWD ;;
+  fwd) TILES=${TILES:-$([ "$PREC" = f16 ] && echo "$FWD16" || echo "$FWD32")}; VAR=FLASHRING_PORTABLE_FWD ;;
   bwd) TILES=${TILES:-$([ "$PREC" = f16 ] && echo "$BWD16" || echo "16x16 32x32x64 32x32x32 64x32 32x16 64x16x32")}; VAR=FLASHRING_PORTABLE_BWD ;;
   *) echo "KIND must be fwd or bwd, got '$KIND'" >&2; exit 2 ;;
 esac
-out=${OUT:-bench/out}/ablate-$KIND$([ "$PREC" = f32 ] || echo "-$PREC${FLASHRING_PORTABLE_FWD_PRODUCTS:+-$FLASHRING_PORTABLE_FWD_PRODUCTS}"); mkdir -p "$out"
+out=${OUT:-bench/out}/ablate-$KIND$([ "$PREC" = f32 ] || echo "-$PREC"); mkdir -p "$out"
 N=${N:-16384}; REPS=${REPS:-2}
 export FLASHRING_PATH=scalar FLASHRING_ROBUST=0 MESA_SHADER_CACHE_DISABLE=false
 export FLASHRING_DAWN_FLAGS='enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia,disable_robustness'

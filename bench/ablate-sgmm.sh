@@ -3,7 +3,7 @@
 #   bash .gpu/enter.sh bash bench/ablate-sgmm.sh
 # CONFIGS: space-separated PAD:FWD:BWD[:PIPE], each run as its own bench: FLASHRING_SGMM_PAD (0 or 8
 # halves of row padding in workgroup memory), FLASHRING_SGMM_FWD (SGxT[xRB]),
-# FLASHRING_SGMM_BWD (SGxT) and FLASHRING_SGMM_FWD_PIPE (0, 1 or 2: the order of the forward's
+# FLASHRING_SGMM_BWD (SGxT) and FLASHRING_SGMM_FWD_PIPE (0 or 2: the order of the forward's
 # steps per K/V tile); '-' (or no PIPE) leaves that choice to the planner. f16, N=16384 B1 H16,
 # D = 64 and 128, causal false and true (CAUSAL), robustness off unless FLASHRING_ROBUST=1,
 # PyTorch's FlashAttention-2 backend in the same call (peer.json, made once). Every run is

@@ -3,7 +3,8 @@
 #   bash .gpu/enter.sh bash bench/gpu-run.sh tests|peer|bench|all
 # Logs and results go to $OUT (or bench/out when OUT is unset). TESTS limits the test files;
 # BENCH_N, BENCH_D, BENCH_REPS, BENCH_RING_R, BENCH_RING_N, BENCH_LAYOUTS, BENCH_GEMM and
-# BENCH_EXTRA (more bench options, e.g. "--precision f16 --ceiling") shape the runs.
+# BENCH_EXTRA (more bench options, e.g. "--precision f16") shape the runs (the GEMM ceiling is
+# bench/ceiling/run.mjs, which takes the peer's gemm line with --peer).
 set -uo pipefail
 out=${OUT:-bench/out}; mkdir -p "$out"
 what=${1:-all}

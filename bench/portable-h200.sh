@@ -66,7 +66,7 @@ for robust in 1 0; do
 done
 
 echo "== (iv) f32 GEMM ceiling (plain WGSL), robustness off (CEILING=0 skips it)"
-[ "${CEILING:-1}" = 1 ] && FLASHRING_ROBUST=0 FLASHRING_DAWN_FLAGS="$OFF" fr bench --no-kernels --no-ring --no-memory --ceiling --ceiling-size "$CEIL" --reps "$REPS" --out "$out/ceiling" > "$out/ceiling.log"
+[ "${CEILING:-1}" = 1 ] && FLASHRING_ROBUST=0 FLASHRING_DAWN_FLAGS="$OFF" node bench/ceiling/run.mjs --size "$CEIL" --reps "$REPS" --out "$out/ceiling" 2>&1 | grep -v '^Warning' > "$out/ceiling.log"
 [ "${CEILING:-1}" = 1 ] && grep -E "f32 .*block" "$out/ceiling.log" | tee "$out/ceiling-f32.txt"
 
 echo "== summary: portable flashring vs PyTorch memory-efficient f32 (N=$N, B1 H16)"

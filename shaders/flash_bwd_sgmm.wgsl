@@ -76,7 +76,7 @@ const SS: u32 = BR + PAD / 2u; // Sa, dPa rows (Br = Bc), f32
 const PS: u32 = BR + PAD;      // Pa, dSa rows, halves
 
 // Every workgroup variable is a multiple of 16 bytes (the NVIDIA driver's matrix loads and
-// stores need 16-byte aligned arrays: bench/NOTES.md).
+// stores need 16-byte aligned arrays: docs/performance.md).
 var<workgroup> Qs: array<f16, BR * DP>;   // dkdv: the Q tile (K rows in the prologue); dq: K
 var<workgroup> dOs: array<f16, BR * DP>;  // dkdv: the dO tile (V rows in the prologue); dq: V
 var<workgroup> lse2_s: array<f32, BR>;    // LSE · log2(e); +1e30 for fully masked rows (P = 0)

@@ -38,7 +38,7 @@
 // (Two variants were measured on the H200 and removed: the next staging point's words prefetched
 // into registers during the products, and the accumulation's chunks staged alternately into the
 // resident and streamed buffers to save a barrier per chunk. Bitwise the same gradients, no gain:
-// bench/NOTES.md, "Portable backward: f16 staged as f16; prefetch and merged barriers".)
+// docs/performance.md, "Portable backward: f16 staged as f16; prefetch and merged barriers".)
 //
 // Workgroup arrays are two-dimensional, [row][word] (the same bytes as flat arrays with row r at
 // word r·CS or r·TS): Dawn's robustness clamps every dynamic index, and with [row][word] a row's

@@ -7,13 +7,10 @@
 //   the O accumulator of the same RR rows at vec4 columns c·DC + tx + TX·u of each chunk c
 //   (u < DU = DC / TX),
 // all in registers indexed only by constants (unrolled by the specializer). RR (rows per
-// invocation) is 4 or 8: per word of the head dim, 4 K words and RR Q words feed 4·RR dot4, and
-// in P~ V each 4 V words feed RR rows, so RR = 8 loads less per product (as an 8×4 GEMM
-// register tile does) for twice the registers. The rows' statistics (m, ℓ and their reductions)
-// sit in NG = RR/4 vec4 groups, row rr at group rr / 4, component rr % 4; their key ranges in
-// arrays of RR. Every S and O element is summed in the same order whatever RR (per element: the
-// same words, keys and tiles in the same order, and the same TX invocations reduce a row), so
-// RR = 8 gives bitwise the O and LSE of RR = 4 for the same Br×Bc tile and chunk.
+// invocation) is 4 (tiles.ts PORTABLE_FWD_RR): per word of the head dim, 4 K words and 4 Q words
+// feed 16 dot4, and in P~ V each 4 V words feed 4 rows. The rows' statistics (m, ℓ and their
+// reductions) sit in NG = RR/4 vec4 groups (one), row rr at group rr / 4, component rr % 4; their
+// key ranges in arrays of RR.
 // Chunks: Q, K and V are staged DC vec4 words of the head dim at a time (NCH = D/4/DC chunks):
 // S sums the chunks' products, and each chunk of V feeds its own accumulators. With one chunk
 // (whole rows) Q is staged once per workgroup; with more, Q's chunks are staged again for each
@@ -21,15 +18,9 @@
 // D = 128: 64×32 tiles, 128 invocations, against 32×32 and 64 with whole rows).
 // Staged words keep the storage type: vec4<ST>, so f16 storage stages 8-byte vec4<f16> words,
 // half the workgroup bytes and load bandwidth of f32, and the same memory holds twice the chunk
-// (tiles.ts counts it). The inner loops widen each word right after its load from workgroup
-// memory to the type its products are taken in: QKT for S = Q Kᵀ, PVT for P~ V. Both are f32
-// (the default, and always with f32 storage): f32 products and sums, exactly as if the inputs
-// had been converted to f32 when staged. With f16 storage the host may set them to f16 (the
-// FLASHRING_PORTABLE_FWD_PRODUCTS ablation): then each word's 4 products and their sum are f16,
-//   S += f32(dot(q_w, k_w)),   acc += f32(p~.x·v_t + p~.y·v_{t+TX} + …)   (P~ rounded to f16),
-// and every other sum (over words, keys and tiles), the softmax and ℓ stay f32. Those f16 products
-// overflow to ±Inf once a word's products or their sum pass 65504 (|q|, |k| of a few hundred),
-// where the f32 products stay finite: an ablation, not the contract.
+// (tiles.ts counts it). The inner loops widen each word to f32 right after its load from
+// workgroup memory: f32 products and sums, exactly as if the inputs had been converted to f32
+// when staged.
 // Per tile, in natural-log units (the scale is applied to QKᵀ before the max is taken, and the
 // small difference S − m is what goes to exp2, so no log2(e)-scaled large logit is rounded):
 //   S = scale · Q Kᵀ                          (keys a row cannot see: −inf)
@@ -56,7 +47,7 @@
 //   the rows an invocation touches are ty + TY·rr < TY·RR = Br (ty < TY = WG / TX, rr < RR);
 //   private arrays pq[x], pk[x] with x < LQ, LK (constant indices, word e = tid + x·WG fetched
 //   and stashed only where e < Br·DC, Bc·DC); function arrays: s[rr], klo[rr], khi[rr] with
-//   rr < RR, groups [rr / 4] < NG = RR / 4 (RR is 4 or 8), acc[c][rr·DU + u] with c < NCH,
+//   rr < RR, groups [rr / 4] < NG = RR / 4 (RR is 4), acc[c][rr·DU + u] with c < NCH,
 //   rr·DU + u < RR·DU;
 //   global reads only for rows i < Nq (Q) and keys j < Nk (K, V), at columns c·DC + d < D/4
 //   (c < NCH), so (row0 + i)·D/4 + c·DC + d lies in [0, B·H·N·D/4); O and LSE are written only
@@ -69,7 +60,7 @@
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;
 
 const TX: u32 = BC / 4u;      // invocations across a K/V tile's keys (4 keys each)
-const RR: u32 = {{RR}}u;      // query rows per invocation (4 or 8)
+const RR: u32 = {{RR}}u;      // query rows per invocation (4)
 const NG: u32 = RR / 4u;      // vec4 groups of an invocation's row statistics
 const TY: u32 = BR / RR;      // invocations across the query rows (RR rows each)
 const D4: u32 = D / 4u;       // vec4 words per row
@@ -89,13 +80,6 @@ const LK: u32 = {{LK}}u;      // ... for a K or V chunk: ceil(Bc·DC / WG)
 // The same words reach the same places between the same barriers: bitwise the same results.
 const PF: u32 = {{PF}}u;
 const STALE: f32 = 8.0;       // rescale only when the row max grows by more than this (nat. log)
-// Steps left out for a timing profile (bench/profile-portable.sh; 0 in every real run): bit 1 the
-// staging's global loads (zeros staged), 2 the S = Q Kᵀ products, 4 the softmax (P~ = S, no row
-// max, exp or rescale), 8 the P~ V products. Constant: the compiler drops what a bit removes.
-const SKIP: u32 = {{SKIP}}u;
-
-alias QKT = {{QKT}};          // type of S's products and of their sums within a word (f32, or f16)
-alias PVT = {{PVT}};          // type of P~ V's products and of their sums within a key word (f32, or f16)
 
 alias Acc = array<vec4<f32>, RR * DU>;  // one chunk's columns of the invocation's RR rows
 alias Rows = array<vec4<f32>, NG>;       // one f32 per row of the invocation: row rr at [rr / 4][rr % 4]
@@ -123,13 +107,13 @@ fn nan_f32() -> f32 {
 // past Nq), and of the K (use_v false) or V rows j0 .. j0+Bc (zeros past Nk).
 fn q_word(q_row0: u32, i0: u32, ch: u32, e: u32) -> vec4<ST> {
   var t = vec4<ST>();
-  if (i0 + e / DC < P.Nq && (SKIP & 1u) == 0u) { t = q[(q_row0 + i0 + e / DC) * D4 + ch * DC + e % DC]; }
+  if (i0 + e / DC < P.Nq) { t = q[(q_row0 + i0 + e / DC) * D4 + ch * DC + e % DC]; }
   return t;
 }
 
 fn kv_word(kv_row0: u32, j0: u32, ch: u32, e: u32, use_v: bool) -> vec4<ST> {
   var t = vec4<ST>();
-  if (j0 + e / DC < P.Nk && (SKIP & 1u) == 0u) {
+  if (j0 + e / DC < P.Nk) {
     let g = (kv_row0 + j0 + e / DC) * D4 + ch * DC + e % DC;
     if (use_v) { t = v[g]; } else { t = k[g]; }
   }
@@ -197,14 +181,14 @@ fn fetch_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
 }
 
 // The staged chunk's share of the invocation's RR×4 block of Q Kᵀ:
-// s[rr][cc] += Q[ty + TY·rr] · K[tx + TX·cc], word by word: each word's dot in QKT, added in f32.
+// s[rr][cc] += Q[ty + TY·rr] · K[tx + TX·cc], word by word, in f32.
 fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx: u32, ty: u32) {
   for (var d = 0u; d < rt(DC); d++) {
-    var kk = array<vec4<QKT>, 4>();
-    {{#loop cc < 4}}kk[{{cc}}u] = vec4<QKT>(KVs[tx + {{cc}}u * TX][d]);
+    var kk = array<vec4<f32>, 4>();
+    {{#loop cc < 4}}kk[{{cc}}u] = vec4<f32>(KVs[tx + {{cc}}u * TX][d]);
     {{/loop}}
-    {{#loop rr < RR}}{ let x = vec4<QKT>(Qs[ty + {{rr}}u * TY][d]);
-      (*s)[{{rr}}u] += vec4<f32>(vec4<QKT>(dot(x, kk[0]), dot(x, kk[1]), dot(x, kk[2]), dot(x, kk[3]))); }
+    {{#loop rr < RR}}{ let x = vec4<f32>(Qs[ty + {{rr}}u * TY][d]);
+      (*s)[{{rr}}u] += vec4<f32>(dot(x, kk[0]), dot(x, kk[1]), dot(x, kk[2]), dot(x, kk[3])); }
     {{/loop}}
   }
 }
@@ -220,7 +204,7 @@ fn tile_scores(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, tid: u32, tx: u32, t
     if (PF == 1u) {
       if (c + 1u < NCH) { fetch_s(q_row0, i0, kv_row0, j0, c + 1u, tid); } else { fetch_kv(kv_row0, j0, 0u, tid, true); }
     }
-    if ((SKIP & 2u) == 0u) { scores(&s, tx, ty); }
+    scores(&s, tx, ty);
   }
   return s;
 }
@@ -236,19 +220,19 @@ fn next_tile(jt: u32, t_end: u32, i0: u32, i_end: u32) -> vec2<u32> {
 }
 
 // acc += P~ V (the staged chunk of V) over a tile every row sees entirely: per key word t,
-// the 4 products of P~ and V and their sum in PVT, added in f32 (4 V words for RR rows).
+// the 4 products of P~ and V and their sum, in f32 (4 V words for RR rows).
 fn pv_full(acc: ptr<function, Acc>, tx: u32, ty: u32) {
   for (var t = 0u; t < rt(TX); t++) {
-    var p = array<vec4<PVT>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = vec4<PVT>(Ps[ty + {{rr}}u * TY][t]);
+    var p = array<vec4<f32>, RR>();
+    {{#loop rr < RR}}p[{{rr}}u] = Ps[ty + {{rr}}u * TY][t];
     {{/loop}}
     {{#loop u < DU}}{
       let c = tx + {{u}}u * TX;
-      let v0 = vec4<PVT>(KVs[t][c]);
-      let v1 = vec4<PVT>(KVs[t + TX][c]);
-      let v2 = vec4<PVT>(KVs[t + 2u * TX][c]);
-      let v3 = vec4<PVT>(KVs[t + 3u * TX][c]);
-      {{#loop rr < RR}}(*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(p[{{rr}}u].x * v0 + p[{{rr}}u].y * v1 + p[{{rr}}u].z * v2 + p[{{rr}}u].w * v3);
+      let v0 = vec4<f32>(KVs[t][c]);
+      let v1 = vec4<f32>(KVs[t + TX][c]);
+      let v2 = vec4<f32>(KVs[t + 2u * TX][c]);
+      let v3 = vec4<f32>(KVs[t + 3u * TX][c]);
+      {{#loop rr < RR}}(*acc)[{{rr}}u * DU + {{u}}u] += p[{{rr}}u].x * v0 + p[{{rr}}u].y * v1 + p[{{rr}}u].z * v2 + p[{{rr}}u].w * v3;
       {{/loop}}
     }
     {{/loop}}
@@ -258,23 +242,23 @@ fn pv_full(acc: ptr<function, Acc>, tx: u32, ty: u32) {
 // acc += P~ V where some keys are hidden from some rows: key j0 + c reaches row rr only if
 // klo[rr] <= j0 + c < khi[rr] (its P~ is 0 there, but 0 · NaN would still be NaN).
 fn pv_masked(acc: ptr<function, Acc>, tx: u32, ty: u32, j0: u32, klo: array<u32, RR>, khi: array<u32, RR>) {
-  let z = vec4<PVT>();
+  let z = vec4<f32>();
   for (var t = 0u; t < rt(TX); t++) {
     let keys = vec4<u32>(j0 + t) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
-    var p = array<vec4<PVT>, RR>();
+    var p = array<vec4<f32>, RR>();
     var w = array<vec4<bool>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = vec4<PVT>(Ps[ty + {{rr}}u * TY][t]);
+    {{#loop rr < RR}}p[{{rr}}u] = Ps[ty + {{rr}}u * TY][t];
     w[{{rr}}u] = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
     {{/loop}}
     {{#loop u < DU}}{
       let c = tx + {{u}}u * TX;
-      let v0 = vec4<PVT>(KVs[t][c]);
-      let v1 = vec4<PVT>(KVs[t + TX][c]);
-      let v2 = vec4<PVT>(KVs[t + 2u * TX][c]);
-      let v3 = vec4<PVT>(KVs[t + 3u * TX][c]);
+      let v0 = vec4<f32>(KVs[t][c]);
+      let v1 = vec4<f32>(KVs[t + TX][c]);
+      let v2 = vec4<f32>(KVs[t + 2u * TX][c]);
+      let v3 = vec4<f32>(KVs[t + 3u * TX][c]);
       {{#loop rr < RR}}{ let pr = p[{{rr}}u];
         let wr = w[{{rr}}u];
-        (*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(select(z, pr.x * v0, wr.x) + select(z, pr.y * v1, wr.y) + select(z, pr.z * v2, wr.z) + select(z, pr.w * v3, wr.w)); }
+        (*acc)[{{rr}}u * DU + {{u}}u] += select(z, pr.x * v0, wr.x) + select(z, pr.y * v1, wr.y) + select(z, pr.z * v2, wr.z) + select(z, pr.w * v3, wr.w); }
       {{/loop}}
     }
     {{/loop}}
@@ -324,17 +308,15 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       s[{{rr}}u] = x;
       mt[{{rr}}u / 4u][{{rr}}u % 4u] = max(max(x.x, x.y), max(x.z, x.w)); }
     {{/loop}}
-    let soft = (SKIP & 4u) == 0u;
-    if (soft) { mt = row_max(mt, tid); }
+    mt = row_max(mt, tid);
     var alpha = Rows();
-    {{#for g < RR/4}}{ let grow = (mt[{{g}}u] > m[{{g}}u] + vec4<f32>(STALE)) & vec4<bool>(soft);
+    {{#for g < RR/4}}{ let grow = mt[{{g}}u] > m[{{g}}u] + vec4<f32>(STALE);
       let m_new = select(m[{{g}}u], mt[{{g}}u], grow);
       alpha[{{g}}u] = select(vec4<f32>(1.0), exp2((m[{{g}}u] - m_new) * LOG2E), grow);
       m[{{g}}u] = m_new; }
     {{/for}}
     var rs = Rows();
-    {{#loop rr < RR}}{ var p = s[{{rr}}u];
-      if (soft) { p = exp2((s[{{rr}}u] - vec4<f32>(m[{{rr}}u / 4u][{{rr}}u % 4u])) * LOG2E); }
+    {{#loop rr < RR}}{ let p = exp2((s[{{rr}}u] - vec4<f32>(m[{{rr}}u / 4u][{{rr}}u % 4u])) * LOG2E);
       rs[{{rr}}u / 4u][{{rr}}u % 4u] = (p.x + p.y) + (p.z + p.w);
       Ps[ty + {{rr}}u * TY][tx] = p;
       let a = alpha[{{rr}}u / 4u][{{rr}}u % 4u];
@@ -352,9 +334,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         if ({{c}}u + 1u < NCH) { fetch_kv(kv_row0, j0, {{c}}u + 1u, tid, true); }
         else if (nxt.x < t_end) { fetch_s(q_row0, i0, kv_row0, nxt.x * BC, 0u, tid); }
       }
-      if ((SKIP & 8u) == 0u) {
-        if (cls == TILE_FULL) { pv_full(&acc[{{c}}u], tx, ty); } else { pv_masked(&acc[{{c}}u], tx, ty, j0, klo, khi); }
-      } }
+      if (cls == TILE_FULL) { pv_full(&acc[{{c}}u], tx, ty); } else { pv_masked(&acc[{{c}}u], tx, ty, j0, klo, khi); } }
     {{/loop}}
     cur = nxt;
   }

@@ -75,18 +75,20 @@ const DP: u32 = D + PAD;       // Ks, Vs (and Q staging) rows, halves
 const SS: u32 = BC + PAD / 2u; // S rows, f32
 const PS: u32 = BC + PAD;      // Pm rows, halves
 const TH: f32 = 8.0;
-// The order of a tile's steps (FLASHRING_SGMM_FWD_PIPE; barriers per K/V tile in brackets,
-// counting a uniform load as the barrier, load, barrier that Tint makes of it):
+// The order of a tile's steps (src/kernels/sgmmTiles.ts sgmmFwdPipeFor: 2 from D = 128 up, 0
+// below; FLASHRING_SGMM_FWD_PIPE pins it; barriers per K/V tile in brackets, counting a uniform
+// load as the barrier, load, barrier that Tint makes of it):
 //  0 [6]  barrier, stash K and V of tile t, barrier, fetch tile t + 1 (K and V in one loop each:
 //         fetch_kv, stash_kv), S = Q Kᵀ, barrier,
 //         softmax, barrier (votes), uniform load of the votes, O += P V.
-//  1 [4]  S = Q Kᵀ (Ks holds K(t)), barrier, stash V(t) and K(t + 1), fetch V(t + 1) and
-//         K(t + 2), softmax, barrier, uniform load, O += P V (Vs holds V(t)).
-//  2 [3]  as 1, the votes read in place by the uniform load (no other barrier after the softmax).
-// 1 and 2 need no more memory: Ks is free once every subgroup's S products are done (the barrier
+//  2 [3]  S = Q Kᵀ (Ks holds K(t)), barrier, stash V(t) and K(t + 1), fetch V(t + 1) and
+//         K(t + 2), softmax, uniform load of the votes read in place (no other barrier after the
+//         softmax), O += P V (Vs holds V(t)).
+// 2 needs no more memory: Ks is free once every subgroup's S products are done (the barrier
 // after them), Vs once every O += P V of tile t − 1 is (before that same barrier); the barrier
 // before O += P V orders both stashes before their readers (S products of t + 1 read Ks after
 // it too). The global loads of two tiles ahead land behind the softmax and two products.
+// (An order 1, as 2 with the votes copied through vote_u, was never faster and was removed.)
 const PIPE: u32 = {{PIPE}}u;
 
 var<workgroup> Ks: array<f16, BC * DP>;   // K tile; first stages the Q tile Bc rows at a time
@@ -98,7 +100,7 @@ var<workgroup> l_s: array<f32, BR>;
 // load or store from an array that is not 16-byte aligned reads or writes the wrong elements
 // (a 4-byte atomic here once shifted Ks by a row). A tile's votes are bits of one word:
 // VOTE_RAISE (some row raised its max), VOTE_NONFINITE (the V tile holds a non-finite value).
-// PIPE < 2: vote[0], copied by invocation 0 to vote_u and read uniformly from there; PIPE = 2:
+// PIPE = 0: vote[0], copied by invocation 0 to vote_u and read uniformly from there; PIPE = 2:
 // vote[tile parity], read uniformly in place (workgroupUniformLoad of an atomic).
 var<workgroup> vote: array<atomic<u32>, 4>;
 var<workgroup> vote_u: vec4<u32>;

@@ -5,7 +5,7 @@
 // bits (subgroups of a 1-D workgroup are consecutive local indices on every driver we run on;
 // the forward tests check the result on lavapipe and the H200). XOR of those bits stays
 // inside the row block. Components are rows: NG vec4 groups of 4 (Rows, flash_fwd.wgsl), each
-// reduced on its own, so a row's result does not depend on RR.
+// reduced on its own.
 
 // Max over the row block; a NaN operand may be dropped (WGSL max), but the NaN score still
 // reaches P~ = exp(NaN − m) and so ℓ, O and LSE.

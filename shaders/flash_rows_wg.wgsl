@@ -1,14 +1,16 @@
 // Row reductions of the portable forward through workgroup memory (adapters without the
 // `subgroups` feature, or with subgroups smaller than a row block). The TX invocations that
 // share a row block are tid = ty·TX + tx; each writes its rows' values (NG vec4 groups of 4
-// rows, Rows in flash_fwd.wgsl; group g at g·WG + tid), all read the block's, in the same order
-// whatever RR. Called by every invocation of the workgroup (uniform control flow: it holds
-// barriers). NG·WG vec4 words: 16·NG·WG = 16·(RR/4)·(Br/RR)·(Bc/4) = Br·Bc bytes for either RR.
+// rows, Rows in flash_fwd.wgsl; group g at g·WG + tid), all read the block's, in the same order.
+// Called by every invocation of the workgroup (uniform control flow: it holds barriers). NG·WG
+// vec4 words: 16·NG·WG = 16·(RR/4)·(Br/RR)·(Bc/4) = Br·Bc bytes.
 // Bounds: tid < WG = TX·TY, g < NG, and base + t < ty·TX + TX ≤ WG, so g·WG + base + t < NG·WG.
 
 var<workgroup> red: array<vec4<f32>, NG * WG>;
 
-fn row_max(x: Rows, tid: u32) -> Rows {
+// Stores the invocation's rows in `red` and, after the barrier, returns the values of its row
+// block's first invocation (tx = 0), where both reductions start.
+fn rows_staged(x: Rows, tid: u32) -> Rows {
   {{#for g < RR/4}}red[{{g}}u * WG + tid] = x[{{g}}u];
   {{/for}}
   workgroupBarrier();
@@ -16,6 +18,12 @@ fn row_max(x: Rows, tid: u32) -> Rows {
   var r = Rows();
   {{#for g < RR/4}}r[{{g}}u] = red[{{g}}u * WG + base];
   {{/for}}
+  return r;
+}
+
+fn row_max(x: Rows, tid: u32) -> Rows {
+  var r = rows_staged(x, tid);
+  let base = (tid / TX) * TX;
   for (var t = 1u; t < rt(TX); t++) {
     {{#for g < RR/4}}r[{{g}}u] = max(r[{{g}}u], red[{{g}}u * WG + base + t]);
     {{/for}}
@@ -25,13 +33,8 @@ fn row_max(x: Rows, tid: u32) -> Rows {
 }
 
 fn row_sum(x: Rows, tid: u32) -> Rows {
-  {{#for g < RR/4}}red[{{g}}u * WG + tid] = x[{{g}}u];
-  {{/for}}
-  workgroupBarrier();
+  var r = rows_staged(x, tid);
   let base = (tid / TX) * TX;
-  var r = Rows();
-  {{#for g < RR/4}}r[{{g}}u] = red[{{g}}u * WG + base];
-  {{/for}}
   for (var t = 1u; t < rt(TX); t++) {
     {{#for g < RR/4}}r[{{g}}u] += red[{{g}}u * WG + base + t];
     {{/for}}

@@ -27,12 +27,9 @@ const RPW: u32 = {{RPW}}u;
 const WG: u32 = RPW * D4;
 const NEG_HALF: f32 = -5.0e29;
 
-struct MergeParams {
-  rows: u32,   // items (merge) or rows (add)
-  n: u32,      // rows per run (merge)
-  r0: u32,     // the first row merged of each run
-  span: u32,   // rows merged per run (≥ 1)
-}
+// struct MergeParams (rows: items (merge) or rows (add); n: rows per run; r0: the first row
+// merged of each run; span: rows merged per run): generated from src/kernels/merge.ts MERGE_PARAMS.
+{{MERGE_PARAMS}}
 
 @group(0) @binding(0) var<uniform> M: MergeParams;
 @group(0) @binding(1) var<storage, read_write> o_acc: array<vec4<f32>>;

@@ -1,6 +1,7 @@
-// Shared by the tensor-core kernels (flash_fwd_sgmm, flash_bwd_sgmm, gemm_sgmm); the host puts
-// it after the enable directives: the matrix types, the halves of a 16-byte load, and tests
-// for non-finite values. (Only constant indices here: nothing for robustness to clamp.)
+// Shared by the tensor-core kernels (flash_fwd_sgmm, flash_bwd_sgmm; also the GEMM probes of
+// bench/ceiling); the host puts it after the enable directives: the matrix types, the halves of
+// a 16-byte load, and tests for non-finite values. (Only constant indices here: nothing for
+// robustness to clamp.)
 
 alias LM = subgroup_matrix_left<f16, 16, 16>;
 alias RM = subgroup_matrix_right<f16, 16, 16>;

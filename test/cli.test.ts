@@ -10,7 +10,7 @@ import { referenceForward, referenceBackward } from '../src/reference/attention.
 import { relErr, TOL } from '../src/reference/compare.js';
 import { makeInputs, SEED } from './cases.js';
 import { toHalfArray } from '../src/f16.js';
-import { gpuPerRankWrapper } from '../src/ring/processRanks.js';
+import { gpuPerRankWrapper } from '../src/cp/launch/processRanks.js';
 
 const run = promisify(execFile);
 const BIN = join(__dirname, '..', 'bin', 'flashring.mjs');
@@ -275,12 +275,19 @@ describe('flashring memory and replay', () => {
 });
 
 describe('flashring bench options', () => {
-  it('--help documents the ceiling probe; a bad --ceiling-size is a one-line error (exit 2)', async () => {
+  it('the GEMM ceiling probe is a bench of its own: --ceiling says where it went (exit 2), and bench/ceiling/run.mjs checks its flags', async () => {
     const help = await cli(['bench', '--help']);
     expect(help.code).toBe(0);
-    expect(help.out).toMatch(/--ceiling\b/);
-    const bad = await cli(['bench', '--ceiling', '--ceiling-size', '1000', '--no-memory']);
-    expect(bad.code).toBe(2);
-    expect(bad.err).toMatch(/--ceiling-size must be a multiple of 256, got 1000/);
+    expect(help.out).not.toMatch(/--ceiling\b/);
+    for (const flag of [['--ceiling'], ['--ceiling-size=512']]) {
+      const moved = await cli(['bench', ...flag, '--no-memory']);
+      expect(moved.code).toBe(2);
+      expect(moved.err).toMatch(/^flashring bench: --ceiling(-size)?: the GEMM ceiling probe is a bench of its own now: node bench\/ceiling\/run.mjs --help\n$/);
+    }
+    const bad = await run(process.execPath, [join(__dirname, '..', 'bench', 'ceiling', 'run.mjs'), '--size', '1000']).then(() => null, (e) => e);
+    expect(bad?.code).toBe(2);
+    expect(bad?.stderr).toMatch(/--size must be a multiple of 256, got 1000/);
+    const usage = await run(process.execPath, [join(__dirname, '..', 'bench', 'ceiling', 'run.mjs'), '--help']);
+    expect(usage.stdout).toMatch(/^usage: node bench\/ceiling\/run.mjs/);
   });
 });

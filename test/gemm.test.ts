@@ -1,16 +1,19 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevice } from './gpu.js';
 import { FlashDevice } from '../src/gpu/device.js';
-import { GEMM_TILINGS, GEMM_F32_TILINGS, GemmKind, GemmTiling, buildGemm, buildGemmF32, encodeGemm, encodeGemmF32, gemmF32Fits, gemmF32Name, gemmF32Tile, gemmFits, gemmShapeError, gemmSource, gemmTile, gemmWorkgroupBytes, tilingName } from '../src/kernels/gemm.js';
+import { GEMM_BINDINGS, GEMM_TILINGS, GEMM_F32_TILINGS, GemmKind, GemmTiling, buildGemm, buildGemmF32, encodeGemm, encodeGemmF32, gemmF32Fits, gemmF32Name, gemmF32Tile, gemmFits, gemmShapeError, gemmSource, gemmTile, gemmWorkgroupBytes, tilingName } from '../bench/ceiling/gemm.js';
 import { readback, storage, upload } from '../src/gpu/buffers.js';
 import { legacySgmmSpelling } from '../src/kernels/pipeline.js';
+import { declaredBindings } from '../src/kernels/bindings.js';
+import { CEILING_SHADERS } from '../bench/ceiling/shaders.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn, referenceInput, relErr } from '../src/reference/compare.js';
 import { referenceMatmul } from '../src/reference/matmul.js';
 
-// The ceiling probe's GEMM (bench --ceiling) must be right before its speed means anything.
-// It needs subgroup matrices, so it runs on GPUs that have them (the H200), not on lavapipe;
-// there, CI only compiles it on the null backend (test/shaders.test.ts).
+// The ceiling probe's GEMM (bench/ceiling: node bench/ceiling/run.mjs; not part of the product)
+// must be right before its speed means anything. It needs subgroup matrices, so it runs on GPUs
+// that have them (the H200), not on lavapipe; there, CI only compiles it on the null backend
+// (test/shaders.test.ts).
 let dev: FlashDevice;
 beforeAll(async () => {
   dev = await testDevice();
@@ -148,6 +151,9 @@ describe('tensor-core GEMM variants (text, no GPU)', () => {
     // Balanced braces and parentheses (a cheap guard against a broken unroll).
     expect(count(src, /\{/g)).toBe(count(src, /\}/g));
     expect(count(src, /\(/g)).toBe(count(src, /\)/g));
+  });
+  it('every variant declares the bindings of GEMM_BINDINGS, from which its layout and bind groups are built', () => {
+    for (const src of Object.values(CEILING_SHADERS)) expect(declaredBindings(src)).toEqual(GEMM_BINDINGS.entries);
   });
   it('the host refuses shapes that are not multiples of the tile, naming it', () => {
     const t: GemmTiling = [2, 2, 4, 4, 'padded', 32];

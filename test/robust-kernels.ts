@@ -1,7 +1,7 @@
 /**
  * What test/robust-child.mjs runs in each robustness mode: every kernel family (forward,
  * backward, merge and add; f32 and f16; scalar and, where the adapter has it, subgroup-matrix;
- * causal and not; odd sizes, GQA, masked rows; the portable forward with RR = 8 pinned too; a
+ * causal and not; odd sizes, GQA, masked rows; the portable forward with a tile pinned too; a
  * ring step over the reached row blocks only, and a merge over a row range) on inputs fixed by a seed, with a SHA-256 of
  * each output's bytes, and the probe that tells the modes apart.
  */
@@ -77,19 +77,19 @@ async function attention(dev: FlashDevice, seed: number, outputs: Record<string,
 }
 
 /**
- * The portable forward with 8 query rows per invocation (RR = 8, FLASHRING_PORTABLE_FWD pins;
- * not planned by default), f32, on the first shape (its last row block runs past Nq), each tile
- * on a device of its own with the pin in its tuning.
+ * The portable forward with a tile pinned (FLASHRING_PORTABLE_FWD; not the one planned by
+ * default), f32, on the first shape (its last row block runs past Nq), each tile on a device of
+ * its own with the pin in its tuning.
  */
-const RR8_TILES: Record<number, string> = { 24: '16x8x24x8' };
-async function rows8(seed: number, outputs: Record<string, string>): Promise<void> {
-  for (const [name, s] of ROBUST_SHAPES.filter(([, s]) => s.D in RR8_TILES)) {
-    const [dev] = await acquireDevices(await nodeGPU(), 1, { tuning: tuningFromEnv({ FLASHRING_PORTABLE_FWD: RR8_TILES[s.D] }) });
+const PINNED_TILES: Record<number, string> = { 24: '16x8x24' };
+async function pinnedTiles(seed: number, outputs: Record<string, string>): Promise<void> {
+  for (const [name, s] of ROBUST_SHAPES.filter(([, s]) => s.D in PINNED_TILES)) {
+    const [dev] = await acquireDevices(await nodeGPU(), 1, { tuning: tuningFromEnv({ FLASHRING_PORTABLE_FWD: PINNED_TILES[s.D] }) });
     try {
       const x = { q: randn(numel(s, 'q'), seed + 7), k: randn(numel(s, 'kv'), seed + 8), v: randn(numel(s, 'kv'), seed + 9) };
       for (const causal of [false, true]) {
         const f = await attentionForward(dev, s, x, { causal, precision: 'f32', path: 'scalar' });
-        const tag = `${name} ${causal ? 'causal' : 'full'} f32/scalar RR=8 ${RR8_TILES[s.D]}`;
+        const tag = `${name} ${causal ? 'causal' : 'full'} f32/scalar pinned ${PINNED_TILES[s.D]}`;
         outputs[`${tag} o`] = hash(f.o);
         outputs[`${tag} lse`] = hash(f.lse);
       }
@@ -160,7 +160,7 @@ export async function runKernels(seed: number): Promise<RobustReport> {
     const outputs: Record<string, string> = {};
     const p = await probe(dev);
     await attention(dev, seed, outputs);
-    await rows8(seed, outputs);
+    await pinnedTiles(seed, outputs);
     await merges(dev, seed, outputs);
     await ringStep(dev, seed, outputs);
     return { robust: robustShaders(), adapter: dev.adapter.description || dev.adapter.device, probe: p, outputs };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SpecValues, specialize } from '../src/kernels/specialize.js';
-import { PORTABLE_FWD_CANDIDATES, PORTABLE_FWD_RR8_TILES, planTiles, portableValues, workgroupBytes, describePlan, defaultPrefetch, stagingWords } from '../src/kernels/tiles.js';
+import { specialize } from '../src/kernels/specialize.js';
+import { PORTABLE_FWD_RR, planTiles, portableValues, workgroupBytes, describePlan, defaultPrefetch, stagingWords } from '../src/kernels/tiles.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
 import { kernelKey, legacySgmmSpelling } from '../src/kernels/pipeline.js';
 import { SHADERS } from '../src/kernels/shaders.js';
@@ -72,44 +72,32 @@ describe('tile planner', () => {
 
   it('counts the forward\'s staged words in the storage type (8-byte vec4<f16>), so f16 takes wider chunks', () => {
     // 49152 bytes, subgroups of 32 (the H200): f32 stages 32 columns at a time, f16 64.
-    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 32, workgroupBytes: 41472, products: 'f32' });
-    expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192, products: 'f32' }); // whole rows
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 32, workgroupBytes: 41472 });
+    expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192 }); // whole rows
     expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192 });
     expect(workgroupBytes('fwd', 128, 32, 64, 64, 'f32', 'subgroup')).toBe(61952);
     expect(workgroupBytes('fwd', 128, 32, 64, 32, 'f32', 'workgroup')).toBe(45568); // + one word per invocation
-    // The count is the shader's: the workgroup arrays of the specialized source, summed (RR = 8
-    // pinned too: the workgroup row reduction holds RR/4 words per invocation, Br·Bc bytes either way).
-    for (const products of ['', 'f16']) {
-      for (const [D, precision, limit, sg, tile] of [[64, 'f16', 49152, 32, ''], [128, 'f16', 49152, 0, ''], [64, 'f32', 49152, 32, ''], [128, 'f32', 16384, 0, ''], [32, 'f16', 32768, 8, ''],
-        [64, 'f32', 49152, 0, '128x32x32x8'], [128, 'f16', 49152, 32, '64x64x64x8'], [64, 'f32', 32768, 0, '16x8x32x8']] as const) {
-        const plan = planTiles('fwd', D, precision, limit, 1024, sg, pins({ FLASHRING_PORTABLE_FWD_PRODUCTS: products, FLASHRING_PORTABLE_FWD: tile }));
-        expect(plan.products).toBe(precision === 'f16' && products ? 'f16' : 'f32');
-        expect(plan.rowsPerInvocation).toBe(tile ? 8 : 4);
-        const extra = portableValues('fwd', D, plan);
-        for (const unroll of [true, false]) {
-          const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, extra);
-          const src = attentionSource(SHADERS.flashFwd[plan.reduce!], values, plan.reduce === 'subgroup' ? ['subgroups'] : []);
-          expect([...src.matchAll(/var<workgroup>/g)].length).toBe(plan.reduce === 'workgroup' ? 4 : 3);
-          expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${plan.reduce} ${tile}`).toBe(plan.workgroupBytes);
-          expect(src).toContain(`alias QKT = ${precision === 'f16' && products ? 'f16' : 'f32'};`);
-          expect(src).toContain(`const RR: u32 = ${plan.rowsPerInvocation}u;`);
-        }
+    // The count is the shader's: the workgroup arrays of the specialized source, summed (pinned
+    // tiles too: the workgroup row reduction holds one word per invocation, Br·Bc bytes).
+    for (const [D, precision, limit, sg, tile] of [[64, 'f16', 49152, 32, ''], [128, 'f16', 49152, 0, ''], [64, 'f32', 49152, 32, ''], [128, 'f32', 16384, 0, ''], [32, 'f16', 32768, 8, ''],
+      [64, 'f32', 49152, 0, '128x32x32'], [128, 'f16', 49152, 32, '64x64x64'], [64, 'f32', 32768, 0, '16x8x32']] as const) {
+      const plan = planTiles('fwd', D, precision, limit, 1024, sg, pins({ FLASHRING_PORTABLE_FWD: tile }));
+      const extra = portableValues('fwd', D, plan);
+      for (const unroll of [true, false]) {
+        const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, extra);
+        const src = attentionSource(SHADERS.flashFwd[plan.reduce!], values, plan.reduce === 'subgroup' ? ['subgroups'] : []);
+        expect([...src.matchAll(/var<workgroup>/g)].length).toBe(plan.reduce === 'workgroup' ? 4 : 3);
+        expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${plan.reduce} ${tile}`).toBe(plan.workgroupBytes);
+        expect(src).toContain(`const RR: u32 = ${PORTABLE_FWD_RR}u;`);
       }
     }
-    expect(portableValues('fwd', 64, planTiles('fwd', 64, 'f16', 49152, 1024, 32, { forwardProducts: 'f16-qk' }))).toMatchObject({ QKT: 'f16', PVT: 'f32' });
-    expect(portableValues('fwd', 64, planTiles('fwd', 64, 'f16', 49152, 1024, 32, { forwardProducts: 'f16' }))).toMatchObject({ QKT: 'f16', PVT: 'f16' });
-    expect(portableValues('fwd', 64, planTiles('fwd', 64, 'f32', 49152, 1024, 32, { forwardProducts: 'f16' }))).toMatchObject({ QKT: 'f32', PVT: 'f32' }); // f32 storage: f32 products
-    expect(() => pins({ FLASHRING_PORTABLE_FWD_PRODUCTS: 'half' })).toThrow(/FLASHRING_PORTABLE_FWD_PRODUCTS='half': give f32, f16-qk or f16/);
   });
 
-  it('plans the forward\'s rows per invocation (RR): 4 unless pinned, 8 as BRxBCxCHUNKx8, in the cache key', () => {
+  it('plans the forward\'s prefetch (default or pinned) and takes tile pins of two or three numbers', () => {
     const fwd = (tile: string) => pins({ FLASHRING_PORTABLE_FWD: tile });
-    // The planner takes RR = 4 tiles only (RR = 8 measured no faster on the H200): pins reach 8.
-    expect(PORTABLE_FWD_CANDIDATES.every(([, , rr]) => rr === 4)).toBe(true);
-    expect(PORTABLE_FWD_RR8_TILES.every(([A, , rr]) => rr === 8 && A % 8 === 0)).toBe(true);
     const p4 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);
-    expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32, rowsPerInvocation: 4 });
-    expect(portableValues('fwd', 64, p4)).toMatchObject({ RR: 4, DC: 8, NCH: 2, DU: 1, PF: 0, LQ: 4, LK: 1, SKIP: 0 });
+    expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32 });
+    expect(portableValues('fwd', 64, p4)).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1 });
     // The prefetch: on GPUs by default where it takes at most PREFETCH_MAX_WORDS registers, never
     // on CPU adapters; a pin wins (and names itself in the plan's line).
     expect(defaultPrefetch(p4, 64, false)).toBe(1);
@@ -118,26 +106,20 @@ describe('tile planner', () => {
     // Registers held: K/V words, and Q's only where Q is staged per tile (more than one chunk).
     expect(stagingWords(p4, 64)).toEqual({ LQ: 4, LK: 1, prefetchWords: 5 });
     expect(stagingWords({ ...p4, chunk: 64 }, 64)).toEqual({ LQ: 8, LK: 2, prefetchWords: 2 });
-    expect(portableValues('fwd', 64, { ...p4, prefetch: defaultPrefetch(p4, 64, false) })).toMatchObject({ PF: 1 });
-    expect(describePlan({ ...p4, prefetch: 1 })).toBe('Br128 Bc32 WG256 RR4 chunk32 subgroup products=f32 prefetch1');
+    const pf1 = { ...p4, prefetch: defaultPrefetch(p4, 64, false) };
+    expect(portableValues('fwd', 64, pf1)).toMatchObject({ PF: 1 });
+    expect(describePlan(pf1)).toBe('Br128 Bc32 WG256 chunk32 subgroup prefetch1');
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, { forwardPrefetch: 0 }).prefetch).toBe(0);
-    // Same Br×Bc, half the invocations, the same workgroup memory (both row reductions).
-    const p8 = planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('128x32x32x8'));
-    expect(p8).toMatchObject({ BR: 128, BC: 32, WG: 128, chunk: 32, rowsPerInvocation: 8, workgroupBytes: p4.workgroupBytes, reduce: 'subgroup' });
-    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 0, fwd('128x32x32x8'))).toMatchObject({ WG: 128, workgroupBytes: workgroupBytes('fwd', 128, 32, 64, 32, 'f32', 'workgroup') });
-    const v8 = portableValues('fwd', 64, p8);
-    expect(v8).toMatchObject({ RR: 8, DC: 8, NCH: 2, DU: 1 });
-    const key = (v: SpecValues) => kernelKey('fwd-scalar-subgroup', attentionValues(64, p8, { precision: 'f32', out: 'f32', grad: 'f32' }, true, v));
-    expect(key(v8)).not.toBe(key(portableValues('fwd', 64, p4)));
-    // 256 rows (RR = 8: 128 invocations); the limits still apply.
-    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('256x16x16x8'))).toMatchObject({ BR: 256, BC: 16, WG: 128, chunk: 16, workgroupBytes: 42240 });
-    expect(() => planTiles('fwd', 64, 'f32', 49152, 64, 32, fwd('128x32x32x8'))).toThrow(/128x32 \(RR=8\): .* 128 invocations/);
-    // Three numbers: the chunk, RR 4.
-    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('64x8x8'))).toMatchObject({ chunk: 8, rowsPerInvocation: 4, WG: 32 });
-    for (const bad of ['64x32x32x6', '64x32x32x16', '4x4x4x8', '64x32x0x8', '64x32xx8', '512x16x16x8', '64x256x64x8'])
+    const key = (p: typeof p4) => kernelKey('fwd-scalar-subgroup', attentionValues(64, p, { precision: 'f32', out: 'f32', grad: 'f32' }, true, portableValues('fwd', 64, p)));
+    expect(key(pf1)).not.toBe(key(p4));
+    // 256 rows (256 invocations); the limits still apply.
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('256x16x16'))).toMatchObject({ BR: 256, BC: 16, WG: 256, chunk: 16, workgroupBytes: 42240 });
+    expect(() => planTiles('fwd', 64, 'f32', 49152, 64, 32, fwd('128x32x32'))).toThrow(/128x32: .* 256 invocations/);
+    // Three numbers: the chunk.
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('64x8x8'))).toMatchObject({ chunk: 8, WG: 32 });
+    for (const bad of ['64x32x32x4', '64x32x32x8', '4x4x4x8', '64x32x0', '64x32x', '512x16x16', '64x256x64'])
       expect(() => fwd(bad), bad).toThrow(/^FLASHRING_PORTABLE_FWD='.*': give BRxBC/);
-    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('64x32x32x4'))).toMatchObject({ WG: 128, rowsPerInvocation: 4 });
-    // The backward has no RR; 256 rows are the forward's only.
+    // 256 rows are the forward's only.
     for (const bad of ['64x32x32x8', '256x32']) expect(() => pins({ FLASHRING_PORTABLE_BWD: bad }), bad).toThrow(InputError);
   });
 });

@@ -6,7 +6,8 @@ random inputs. FLOPs as flashring: forward 4*B*H*N^2*D (x0.5 causal), backward x
 
   python3 bench/peers/torch_sdpa.py --N 4096,16384 --D 64,128 --heads 16 --gemm 8192 --out peer.json
 
---gemm S adds torch.matmul in f16 at S x S x S (pass 'gemm'), the peer of `flashring bench --ceiling`.
+--gemm S adds torch.matmul in f16 at S x S x S (pass 'gemm'), the peer of the GEMM ceiling probe
+(`node bench/ceiling/run.mjs --size S --peer peer.json`).
 """
 import argparse, json, statistics, sys, datetime, time
 import torch

@@ -41,7 +41,7 @@ export function formatAdapter(a: AdapterSummary, i: number): string {
   const tiles = [64, 128, 256].map((D) => {
     try {
       const t = currentProcessTuning(), f = planTiles('fwd', D, 'f32', wg, 256, 0, t), b = planTiles('bwd', D, 'f32', wg, 256, 0, t);
-      return `D=${D}: fwd Br×Bc ${f.BR}×${f.BC}${f.rowsPerInvocation === 8 ? ' (8 rows per invocation)' : ''}, bwd ${b.BR}×${b.streamRows} (chunk ${b.chunk})`;
+      return `D=${D}: fwd Br×Bc ${f.BR}×${f.BC}, bwd ${b.BR}×${b.streamRows} (chunk ${b.chunk})`;
     } catch (e) {
       if (e instanceof InputError) throw e; // a bad tuning pin (FLASHRING_PORTABLE_*), not a limit
       return `D=${D}: does not fit`;

@@ -14,7 +14,8 @@ const COMMANDS: Record<string, Command> = {
   advise: { summary: 'the fastest TP × CP × PP × recompute layouts that fit, by predicted step time', run: async (a) => (await import('./advise.js')).adviseCommand(a) },
   'cp-plan': { summary: 'predicted context-parallel step time, comm fraction and TFLOP/s per scheme for a link', run: async (a) => (await import('./cpPlan.js')).cpPlanCommand(a) },
   replay: { summary: 'Megatron-LM training logs (or activation_memory.csv) → measured points', run: async (a) => (await import('./memory.js')).replayCommand(a) },
-  bench: { summary: 'headless benchmark: kernel and ring sweeps (JSON/CSV results)', run: async (a) => (await import('../../bench/run.js')).benchCommand(a) },
+  bench: { summary: 'headless benchmark: kernel and ring sweeps (JSON/CSV results)', run: async (a) => (await import('../bench/run.js')).benchCommand(a) },
+  notes: { summary: 'writes notes_attention.md from the committed results and the memory model (--out FILE)', run: async (a) => (await import('./notes.js')).notesCommand(a) },
   start: { summary: 'the main job: adapters, the GPU self-test, then the page served on localhost', run: async (a) => (await import('./info.js')).start(a) },
 };
 

@@ -1,7 +1,8 @@
 /**
  * FlashAttention backward kernel module: preprocess (Δ), dK/dV and dQ pipelines, encoded as three
- * passes; dK/dV and dQ share one explicit bind-group layout (the preprocess has its own: O is
- * bound only there, which keeps the others at 10 storage buffers, the limit some adapters set).
+ * passes; dK/dV and dQ share one bind-group layout (BACKWARD_BINDINGS; the preprocess has its
+ * own, PREPROCESS_BINDINGS: O is bound only there, which keeps the others at 10 storage buffers,
+ * the limit some adapters set).
  * Knows nothing of ranks.
  */
 import { FlashDevice } from '../gpu/device.js';
@@ -13,7 +14,8 @@ import { KernelTypes, elemBytes } from './precision.js';
 import { TilePlan, planDeviceTiles, portableValues } from './tiles.js';
 import { planSgmm } from './sgmmTiles.js';
 import { KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, choosePath, kernelKey } from './pipeline.js';
-import { attentionParams, documentsBuffer } from './params.js';
+import { ATTENTION_HEADER_BINDINGS, attentionHeader } from './params.js';
+import { bindGroup, bindingTable, pipelineLayout } from './bindings.js';
 import { attentionSource, attentionValues } from './source.js';
 import { activeBlocks } from './reach.js';
 
@@ -42,21 +44,20 @@ export interface BackwardEncodeOptions {
   timestampWrites?: GPUComputePassTimestampWrites;
 }
 
-const READ = [1, 2, 3, 5, 6, 11]; // Q K V dO LSE, 11: the documents (cu_seqlens)
-const WRITE = [7, 8, 9, 10];
+/** The dK/dV and dQ kernels' bindings (shaders/flash_bwd_tiles.wgsl, flash_bwd_sgmm.wgsl, and the header's). */
+export const BACKWARD_BINDINGS = bindingTable('FlashBackward', [
+  ...ATTENTION_HEADER_BINDINGS,
+  [1, 'q', 'read'], [2, 'k', 'read'], [3, 'v', 'read'], [5, 'dout', 'read'], [6, 'lse', 'read'],
+  [7, 'delta', 'read_write'], [8, 'dq', 'read_write'], [9, 'dk', 'read_write'], [10, 'dv', 'read_write'],
+]);
+
+/** The preprocess's bindings (shaders/flash_bwd_pre.wgsl, and the header's): O is bound only here. */
+export const PREPROCESS_BINDINGS = bindingTable('FlashBackward.preprocess', [
+  ...ATTENTION_HEADER_BINDINGS, [4, 'o', 'read'], [5, 'dout', 'read'], [7, 'delta', 'read_write'],
+]);
 
 /** The preprocess (Δ) pass: one invocation per row, whatever the dK/dV and dQ kernels' tiles. */
 const PRE_PLAN: TilePlan = { BR: 16, BC: 16, WG: 64, workgroupBytes: 0 };
-
-/** The explicit layout dK/dV and dQ share (the uniform block, READ and WRITE storage buffers). */
-function backwardLayout(device: GPUDevice): { layout: GPUBindGroupLayout; pipelineLayout: GPUPipelineLayout } {
-  const entry = (binding: number, type: GPUBufferBindingType) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type } });
-  const layout = device.createBindGroupLayout({
-    label: 'FlashBackward.layout',
-    entries: [entry(0, 'uniform'), ...READ.map((b) => entry(b, 'read-only-storage')), ...WRITE.map((b) => entry(b, 'storage'))],
-  });
-  return { layout, pipelineLayout: device.createPipelineLayout({ label: 'FlashBackward.pipelineLayout', bindGroupLayouts: [layout] }) };
-}
 
 export class FlashBackward {
   private constructor(
@@ -66,7 +67,6 @@ export class FlashBackward {
     /** Tiles of the dK/dV and dQ kernels. */
     readonly plan: TilePlan,
     readonly path: KernelPath,
-    private layout: GPUBindGroupLayout,
     private pre: GPUComputePipeline,
     private kv: GPUComputePipeline,
     private q: GPUComputePipeline,
@@ -84,7 +84,7 @@ export class FlashBackward {
       (plan) => FlashBackward.build(dev, D, types, plan, 'subgroup-matrix'),
       async (reason) => {
         const k = await FlashBackward.build(dev, D, types, planDeviceTiles('bwd', D, types.precision, dev), 'scalar');
-        return reason ? new FlashBackward(dev, D, types, k.plan, 'scalar', k.layout, k.pre, k.kv, k.q, reason) : k;
+        return reason ? new FlashBackward(dev, D, types, k.plan, 'scalar', k.pre, k.kv, k.q, reason) : k;
       });
   }
 
@@ -96,14 +96,14 @@ export class FlashBackward {
       const tiles = plan.streamRows ? `resident ${plan.BR},streamed ${plan.streamRows},chunk ${plan.chunk}` : `Br=${plan.BR},Bc=${plan.BC}`;
       const label = `FlashBackward[D=${D},${types.precision},${path},${tiles},WG=${plan.WG}]`;
       const preCode = attentionSource(SHADERS.flashBwdPre, attentionValues(D, PRE_PLAN, types, !dev.isCPU));
-      const pre = await buildPipeline(dev, `${label}.preprocess`, preCode, 'preprocess');
-      const { layout, pipelineLayout: pl } = backwardLayout(dev.device);
+      const pre = await buildPipeline(dev, `${label}.preprocess`, preCode, 'preprocess', pipelineLayout(dev, PREPROCESS_BINDINGS));
+      const pl = pipelineLayout(dev, BACKWARD_BINDINGS);
       const entryPoints = ['dkdv', 'dq_main'];
       const buildAll = (code: string) => Promise.all(entryPoints.map((ep) => buildPipeline(dev, `${label}.${ep}`, code, ep, pl)));
       const [kv, q] = scalar
         ? await buildAll(attentionSource(SHADERS.flashBwd, values))
         : await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashBwdSgmm, values, extra), entryPoints, pl);
-      return new FlashBackward(dev, D, types, plan, path, layout, pre, kv, q);
+      return new FlashBackward(dev, D, types, plan, path, pre, kv, q);
     });
   }
 
@@ -115,20 +115,9 @@ export class FlashBackward {
     const kvRows = this.plan.rowsPerGroup ?? BC;
     const qRows = this.plan.rowsPerGroup ?? BR;
     const blocks = activeBlocks(s, o, !!eo.accumulate, qRows, kvRows);
-    const params = attentionParams(this.dev, s, o, !!eo.accumulate, { q: blocks.q[0], k: blocks.k[0] });
-    const docs = documentsBuffer(this.dev, o);
-    temps.push(params, docs);
-    const entries = (bufs: [number, GPUBuffer][]) => bufs.map(([binding, buffer]) => ({ binding, resource: { buffer } }));
-    const bind = this.dev.device.createBindGroup({
-      label: 'FlashBackward.bind',
-      layout: this.layout,
-      entries: entries([[0, params], [1, b.q], [2, b.k], [3, b.v], [5, b.dout], [6, b.lse], [7, b.delta], [8, b.dq], [9, b.dk], [10, b.dv], [11, docs]]),
-    });
-    const preBind = eo.skipPreprocess ? null : this.dev.device.createBindGroup({
-      label: 'FlashBackward.preprocess.bind',
-      layout: this.pre.getBindGroupLayout(0),
-      entries: entries([[0, params], [4, b.o], [5, b.dout], [7, b.delta]]),
-    });
+    const buffers = { ...b, ...attentionHeader(this.dev, s, o, temps, !!eo.accumulate, { q: blocks.q[0], k: blocks.k[0] }) };
+    const bind = bindGroup(this.dev, BACKWARD_BINDINGS, buffers);
+    const preBind = eo.skipPreprocess ? null : bindGroup(this.dev, PREPROCESS_BINDINGS, buffers);
     const passes: [GPUComputePipeline, [number, number, number], string][] = [];
     if (!eo.skipPreprocess) passes.push([this.pre, [Math.ceil(s.Nq / PRE_PLAN.WG), s.Hq, s.B], 'preprocess']);
     if (eo.dkdv !== false) passes.push([this.kv, [blocks.k[1] - blocks.k[0], s.Hkv, s.B], 'dkdv']);

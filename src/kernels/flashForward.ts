@@ -10,7 +10,8 @@ import { KernelTypes, elemBytes } from './precision.js';
 import { TilePlan, describePlan, planDeviceTiles, portableValues } from './tiles.js';
 import { planSgmm } from './sgmmTiles.js';
 import { KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, choosePath, kernelKey } from './pipeline.js';
-import { attentionParams, documentsBuffer } from './params.js';
+import { ATTENTION_HEADER_BINDINGS, attentionHeader } from './params.js';
+import { bindGroup, bindingTable, pipelineLayout } from './bindings.js';
 import { activeBlocks } from './reach.js';
 import { attentionSource, attentionValues } from './source.js';
 
@@ -21,6 +22,12 @@ export interface ForwardBuffers {
   o: GPUBuffer;
   lse: GPUBuffer;
 }
+
+/** The forward's bindings (shaders/flash_fwd.wgsl, flash_fwd_sgmm.wgsl, and the header's). */
+export const FORWARD_BINDINGS = bindingTable('FlashForward', [
+  ...ATTENTION_HEADER_BINDINGS,
+  [1, 'q', 'read'], [2, 'k', 'read'], [3, 'v', 'read'], [4, 'o', 'read_write'], [5, 'lse', 'read_write'],
+]);
 
 export class FlashForward {
   private constructor(
@@ -56,7 +63,7 @@ export class FlashForward {
     return cachedKernel(dev, kernelKey(`fwd-scalar-${reduce}`, values), async () => {
       const label = `FlashForward[D=${D},${types.precision}->${types.out},${describePlan(plan)}]`;
       const code = attentionSource(SHADERS.flashFwd[reduce], values, reduce === 'subgroup' ? ['subgroups'] : []);
-      return new FlashForward(dev, D, types, plan, 'scalar', await buildPipeline(dev, label, code));
+      return new FlashForward(dev, D, types, plan, 'scalar', await buildPipeline(dev, label, code, 'main', pipelineLayout(dev, FORWARD_BINDINGS)));
     });
   }
 
@@ -64,7 +71,7 @@ export class FlashForward {
     const values = attentionValues(D, plan, { ...types, grad: types.out }, true);
     return cachedKernel(dev, kernelKey('fwd-sgmm', values), async () => {
       const label = `FlashForwardSgmm[D=${D},f16->${types.out},Br=${plan.BR},Bc=${plan.BC},WG=${plan.WG}]`;
-      const [pipeline] = await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashFwdSgmm, values, extra), ['main']);
+      const [pipeline] = await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashFwdSgmm, values, extra), ['main'], pipelineLayout(dev, FORWARD_BINDINGS));
       return new FlashForward(dev, D, types, plan, 'subgroup-matrix', pipeline);
     });
   }
@@ -84,14 +91,7 @@ export class FlashForward {
     checkBinding(this.dev, 'K/V', numel(s, 'kv') * st);
     checkBinding(this.dev, 'O', numel(s, 'q') * elemBytes(this.types.out));
     const [q0, q1] = activeBlocks(s, o, reachedOnly, this.plan.BR, this.plan.BR).q;
-    const params = attentionParams(this.dev, s, o, false, { q: q0, k: 0 });
-    const docs = documentsBuffer(this.dev, o);
-    temps.push(params, docs);
-    const bind = this.dev.device.createBindGroup({
-      label: 'FlashForward.bind',
-      layout: this.pipeline.getBindGroupLayout(0),
-      entries: [...[params, b.q, b.k, b.v, b.o, b.lse].map((buffer, binding) => ({ binding, resource: { buffer } })), { binding: 11, resource: { buffer: docs } }],
-    });
+    const bind = bindGroup(this.dev, FORWARD_BINDINGS, { ...b, ...attentionHeader(this.dev, s, o, temps, false, { q: q0, k: 0 }) });
     const pass = encoder.beginComputePass({ label: 'FlashForward.pass', timestampWrites });
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, bind);

@@ -7,9 +7,33 @@ import { SHADERS } from './shaders.js';
 import { specialize } from './specialize.js';
 import { upload } from '../gpu/buffers.js';
 import { buildPipeline, cachedKernel, grid2D, kernelKey } from './pipeline.js';
+import { UniformField, packUniform, wgslStruct } from './params.js';
+import { BindingTable, bindGroup, bindingSubset, bindingTable, pipelineLayout } from './bindings.js';
 
 /** Rows per workgroup: as many whole rows of D/4 invocations as fit in 256 (D ≤ 256, D % 8 = 0). */
 const rowsPerGroup = (D: number) => Math.max(1, Math.floor(256 / (D / 4)));
+
+/** What one merge (or add) dispatch covers: the fields of its uniform block. */
+interface MergeRange {
+  rows: number;
+  n: number;
+  r0: number;
+  span: number;
+}
+
+/** `MergeParams` (M in shaders/merge.wgsl), in order: generates the WGSL struct and packs it. */
+export const MERGE_PARAMS: readonly UniformField<MergeRange>[] = [
+  { name: 'rows', type: 'u32', value: (x) => x.rows, doc: 'items (merge) or rows (add)' },
+  { name: 'n', type: 'u32', value: (x) => x.n, doc: 'rows per run (merge)' },
+  { name: 'r0', type: 'u32', value: (x) => x.r0, doc: 'the first row merged of each run' },
+  { name: 'span', type: 'u32', value: (x) => x.span, doc: 'rows merged per run (≥ 1)' },
+];
+
+/** The merge's bindings (shaders/merge.wgsl); its `add` entry point binds three of them. */
+export const MERGE_BINDINGS = bindingTable('Merge', [
+  [0, 'M', 'uniform'], [1, 'o_acc', 'read_write'], [2, 'lse_acc', 'read_write'], [3, 'o_new', 'read'], [4, 'lse_new', 'read'],
+]);
+export const MERGE_ADD_BINDINGS = bindingSubset(MERGE_BINDINGS, 'Merge.add', ['M', 'o_acc', 'o_new']);
 
 export class MergeKernel {
   private constructor(
@@ -19,26 +43,19 @@ export class MergeKernel {
   static create(dev: FlashDevice, D: number): Promise<MergeKernel> {
     const values = { D, RPW: rowsPerGroup(D) };
     return cachedKernel(dev, kernelKey('merge', values), async () => {
-      const code = specialize(SHADERS.merge, values);
-      const [pipeline, add] = await Promise.all([buildPipeline(dev, `Merge[D=${D}]`, code), buildPipeline(dev, `Merge[D=${D}].add`, code, 'add')]);
+      const code = specialize(SHADERS.merge, { ...values, MERGE_PARAMS: wgslStruct('MergeParams', MERGE_PARAMS) });
+      const [pipeline, add] = await Promise.all([
+        buildPipeline(dev, `Merge[D=${D}]`, code, 'main', pipelineLayout(dev, MERGE_BINDINGS)),
+        buildPipeline(dev, `Merge[D=${D}].add`, code, 'add', pipelineLayout(dev, MERGE_ADD_BINDINGS)),
+      ]);
       return new MergeKernel(dev, D, values.RPW, pipeline, add);
     });
   }
 
   /** acc += part over `rows` rows of D f32 values (ring dK/dV partial sums). */
   encodeAdd(encoder: GPUCommandEncoder, acc: GPUBuffer, part: GPUBuffer, rows: number, temps: GPUBuffer[]): void {
-    const params = upload(this.dev, new Uint32Array([rows, rows, 0, Math.max(1, rows)]), 'Merge.add.params', GPUBufferUsage.UNIFORM);
-    temps.push(params);
-    const bind = this.dev.device.createBindGroup({
-      label: 'Merge.add.bind',
-      layout: this.addPipeline.getBindGroupLayout(0),
-      entries: [[0, params], [1, acc], [3, part]].map(([binding, buffer]) => ({ binding: binding as number, resource: { buffer: buffer as GPUBuffer } })),
-    });
-    const pass = encoder.beginComputePass({ label: 'Merge.add.pass' });
-    pass.setPipeline(this.addPipeline);
-    pass.setBindGroup(0, bind);
-    pass.dispatchWorkgroups(...grid2D(Math.ceil(rows / this.RPW), this.dev.device.limits.maxComputeWorkgroupsPerDimension));
-    pass.end();
+    const range = { rows, n: rows, r0: 0, span: Math.max(1, rows) };
+    this.dispatch(encoder, MERGE_ADD_BINDINGS, this.addPipeline, range, { o_acc: acc, o_new: part }, temps);
   }
 
   /**
@@ -54,17 +71,22 @@ export class MergeKernel {
     if (!(r.n > 0 && rows % r.n === 0 && 0 <= r.from && r.from < r.to && r.to <= r.n))
       throw new Error(`Merge: rows ${r.from}…${r.to} of runs of ${r.n} do not fit ${rows} rows (an internal error)`);
     const items = (rows / r.n) * (r.to - r.from);
-    const params = upload(this.dev, new Uint32Array([items, r.n, r.from, r.to - r.from]), 'Merge.params', GPUBufferUsage.UNIFORM);
-    temps.push(params);
-    const bind = this.dev.device.createBindGroup({
-      label: 'Merge.bind',
-      layout: this.pipeline.getBindGroupLayout(0),
-      entries: [params, acc.o, acc.lse, part.o, part.lse].map((buffer, binding) => ({ binding, resource: { buffer } })),
-    });
-    const pass = encoder.beginComputePass({ label: 'Merge.pass', timestampWrites });
-    pass.setPipeline(this.pipeline);
+    const buffers = { o_acc: acc.o, lse_acc: acc.lse, o_new: part.o, lse_new: part.lse };
+    this.dispatch(encoder, MERGE_BINDINGS, this.pipeline, { rows: items, n: r.n, r0: r.from, span: r.to - r.from }, buffers, temps, timestampWrites);
+  }
+
+  /** One pass over `u.rows` items: the uniform block packed from u (freed with `temps`), the table's buffers bound. */
+  private dispatch(
+    encoder: GPUCommandEncoder, table: BindingTable, pipeline: GPUComputePipeline, u: MergeRange, buffers: Record<string, GPUBuffer>,
+    temps: GPUBuffer[], timestampWrites?: GPUComputePassTimestampWrites,
+  ): void {
+    const M = upload(this.dev, new Uint8Array(packUniform(MERGE_PARAMS, u)), `${table.label}.params`, GPUBufferUsage.UNIFORM);
+    temps.push(M);
+    const bind = bindGroup(this.dev, table, { ...buffers, M });
+    const pass = encoder.beginComputePass({ label: `${table.label}.pass`, timestampWrites });
+    pass.setPipeline(pipeline);
     pass.setBindGroup(0, bind);
-    pass.dispatchWorkgroups(...grid2D(Math.ceil(items / this.RPW), this.dev.device.limits.maxComputeWorkgroupsPerDimension));
+    pass.dispatchWorkgroups(...grid2D(Math.ceil(u.rows / this.RPW), this.dev.device.limits.maxComputeWorkgroupsPerDimension));
     pass.end();
   }
 }

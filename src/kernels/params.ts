@@ -3,7 +3,8 @@
  * host computes the value) generates both the WGSL `struct Params` that the specializer fills
  * into shaders/common.wgsl ({{PARAMS}}) and the host's packing of it (attentionParams). Every
  * field is one 4-byte scalar at offset 4·index; the struct is padded to a multiple of 16 bytes.
- * Also the documents binding (`cu`), the header's other host-filled buffer.
+ * Also the documents binding (`cu`), the header's other host-filled buffer, and the two bindings
+ * as rows of every attention kernel's binding table (ATTENTION_HEADER_BINDINGS, bindings.ts).
  */
 import { FlashDevice } from '../gpu/device.js';
 import { upload } from '../gpu/buffers.js';
@@ -112,6 +113,21 @@ export const PARAMS_WGSL = wgslStruct('Params', ATTENTION_PARAMS);
 export function attentionParams(dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, accumulate = false, blk0?: ParamInputs['blk0']): GPUBuffer {
   const bytes = new Uint8Array(packUniform(ATTENTION_PARAMS, { s, o, accumulate, blk0, headGroup: headGroup(s, dev.tuning) }));
   return upload(dev, bytes, 'flashring.params', GPUBufferUsage.UNIFORM);
+}
+
+/** The bindings shaders/common.wgsl declares for every attention kernel: the uniform block and the documents. */
+export const ATTENTION_HEADER_BINDINGS = [[0, 'P', 'uniform'], [11, 'cu', 'read']] as const;
+
+/**
+ * The header's buffers of one dispatch (its uniform block, attentionParams, and its documents,
+ * documentsBuffer), by their binding names; both go into `temps`, to be freed after submit.
+ */
+export function attentionHeader(
+  dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, temps: GPUBuffer[], accumulate = false, blk0?: ParamInputs['blk0'],
+): { P: GPUBuffer; cu: GPUBuffer } {
+  const header = { P: attentionParams(dev, s, o, accumulate, blk0), cu: documentsBuffer(dev, o) };
+  temps.push(header.P, header.cu);
+  return header;
 }
 
 /** The documents buffer (`cu` in shaders/common.wgsl): cu_seqlens_q then cu_seqlens_k, or two zeros. */

@@ -59,23 +59,24 @@ export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number): [number, number,
  * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
  * forward Br = 16·RB·SG, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
  */
-export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe = sgmmFwdPipeFor(D)): TilePlan {
+export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe: SgmmForwardPipe = sgmmFwdPipeFor(D)): TilePlan {
   return kind === 'fwd'
     ? { BR: 16 * RB * SG, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad), rowBlocks: RB, pad, pipe }
     : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad };
 }
 
 /**
- * The order of the tensor-core forward's steps per K/V tile (PIPE in flash_fwd_sgmm.wgsl): 2
+ * The orders of the tensor-core forward's steps per K/V tile (PIPE in flash_fwd_sgmm.wgsl): 2
  * stages the next tiles behind the softmax and reads the votes in place (3 barriers per tile,
- * counting the two of a uniform load); 1 the same with the votes copied (4); 0 stages each tile
- * before its products (6). Measured on
- * the H200 (bench/results/sgmm-pipe-h200-2026-12-01, N = 16384, forward TFLOP/s, PIPE 0 / 1 / 2):
- * D = 128 89.2 / 88.1 / 96.5 (causal 83.7 / 79.2 / 90.1); D = 64 62.8 / 57.6 / 58.0 (causal
- * 56.4 / 50.3 / 50.7). So 2 from D = 128 up, 0 below; a tuning's sgmmForwardPipe
- * (FLASHRING_SGMM_FWD_PIPE) pins it for the ablation bench.
+ * counting the two of a uniform load); 0 stages each tile before its products (6). Measured on
+ * the H200 (bench/results/sgmm-pipe-h200-2026-12-01, N = 16384, forward TFLOP/s, PIPE 0 / 1 / 2,
+ * 1 being 2 with the votes copied, since removed): D = 128 89.2 / 88.1 / 96.5 (causal 83.7 / 79.2
+ * / 90.1); D = 64 62.8 / 57.6 / 58.0 (causal 56.4 / 50.3 / 50.7). So 2 from D = 128 up, 0 below
+ * (sgmmFwdPipeFor); a tuning's sgmmForwardPipe (FLASHRING_SGMM_FWD_PIPE) pins either.
  */
-export const sgmmFwdPipeFor = (D: number) => (D >= 128 ? 2 : 0);
+export const SGMM_FWD_PIPES = [0, 2] as const;
+export type SgmmForwardPipe = (typeof SGMM_FWD_PIPES)[number];
+export const sgmmFwdPipeFor = (D: number): SgmmForwardPipe => (D >= 128 ? 2 : 0);
 
 /** Why the adapter cannot run the subgroup-matrix kernels at head dim D and this precision, or null. */
 function sgmmUnsupported(dev: FlashDevice, D: number, precision: Precision): string | null {

@@ -20,22 +20,16 @@ export interface TilePlan {
   rowBlocks?: number;
   /** Portable forward: row max/sum through subgroup shuffles or workgroup memory. */
   reduce?: RowReduce;
-  /** Portable forward: query rows each invocation owns (RR; Br = RR·TY, WG = TY·Bc/4). */
-  rowsPerInvocation?: RowsPerInvocation;
   /** Portable backward: rows of the streamed tile (CT; the resident tile has BR = BC rows). */
   streamRows?: number;
   /** Portable kernels: head-dim columns staged per chunk (DC·4; D when whole rows are staged). */
   chunk?: number;
   /** Tensor-core kernels: halves of padding per workgroup-memory row (PAD; 0 or 8). */
   pad?: number;
-  /** Tensor-core forward: the order of a K/V tile's steps (PIPE: 0, 1 or 2; flash_fwd_sgmm.wgsl). */
+  /** Tensor-core forward: the order of a K/V tile's steps (PIPE: 0 or 2; flash_fwd_sgmm.wgsl). */
   pipe?: number;
-  /** Portable forward: the type of the products in S = Q Kᵀ and P~ V (ForwardProducts). */
-  products?: ForwardProducts;
   /** Portable forward: the next staging point's words loaded into registers during this one (PF). */
   prefetch?: 0 | 1;
-  /** Portable forward: steps left out for a timing profile (ForwardSkip; wrong results). */
-  skip?: ForwardSkip[];
 }
 
 /**
@@ -43,49 +37,26 @@ export interface TilePlan {
  * every variant that is set, so a timing can be traced to the kernel that made it.
  */
 export function describePlan(p: TilePlan): string {
-  const extra: [string, unknown][] = [['RB', p.rowBlocks], ['RR', p.rowsPerInvocation], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
-    ['pad', p.pad], ['pipe', p.pipe], ['', p.reduce], ['products=', p.products], ['prefetch', p.prefetch], ['skip=', p.skip?.join('+')]];
+  const extra: [string, unknown][] = [['RB', p.rowBlocks], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
+    ['pad', p.pad], ['pipe', p.pipe], ['', p.reduce], ['prefetch', p.prefetch]];
   return [`Br${p.BR} Bc${p.BC} WG${p.WG}`, ...extra.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}${v}`)].join(' ');
 }
 
 /**
- * The portable forward's products (shaders/flash_fwd.wgsl QKT, PVT): 'f32' (f32 products and
- * sums: the contract, and the only choice with f32 storage); with f16 storage, the ablations
- * 'f16-qk' (S's products and their sums within each 4-element word in f16, added in f32) and
- * 'f16' (P~ V's too, P~ rounded to f16); a tuning's forwardProducts (FLASHRING_PORTABLE_FWD_PRODUCTS)
- * pins them, and f32 storage ignores the pin. The f32 products of the default are exact to the
- * f32 contract on the f16 inputs; f16 products add their own rounding (a relative 2⁻¹¹ per
- * product and per word sum) and overflow past 65504.
- */
-export type ForwardProducts = 'f32' | 'f16-qk' | 'f16';
-
-/**
- * Steps of the portable forward that a timing profile can leave out (shaders/flash_fwd.wgsl SKIP):
- * 'loads' (the staging's global loads: zeros are staged), 'qk' (the S = Q Kᵀ products: S = 0),
- * 'softmax' (row max, exp and rescale: P~ = S), 'pv' (the P~ V products). The time a step takes is
- * the full kernel's less the kernel's without it. The results are wrong by design:
- * a tuning's forwardSkip (FLASHRING_PORTABLE_FWD_SKIP, comma-separated) is for bench/profile-portable.sh only.
- */
-export const FORWARD_SKIPS = ['loads', 'qk', 'softmax', 'pv'] as const;
-export type ForwardSkip = (typeof FORWARD_SKIPS)[number];
-
-/**
  * Query rows per invocation of the portable forward (shaders/flash_fwd.wgsl RR): each invocation
- * owns an RR×4 block of S and its RR rows of O. 8 loads fewer words per product than 4 (8 Q and
- * 4 K words for 32 dot4, against 4 + 4 for 16; P~ V's V words serve 8 rows) for twice the
- * registers, and halves the invocations of a Br×Bc tile; the arithmetic of each S and O element
- * is the same, so RR = 8 gives bitwise the output of RR = 4 at the same Br×Bc and chunk.
+ * owns a 4×4 block of S and its 4 rows of O. (RR = 8, half the invocations of a tile for twice
+ * the registers, gave bitwise the same results and was no faster on the H200:
+ * bench/results/portable-h200-2026-12-01-rr8; it was removed.)
  */
-export type RowsPerInvocation = 4 | 8;
+export const PORTABLE_FWD_RR = 4;
 
 /**
  * The portable (register-tiled) kernels, shaders/flash_fwd.wgsl and flash_bwd.wgsl: each
- * invocation owns a 4×4 block of S (the forward an RR×4 block, RowsPerInvocation), and both
- * stage the head dim `chunk` columns at a time.
- * Forward: Br = RR·TY, Bc = 4·TX, WG = TX·TY; workgroup memory a chunk of Q and of K/V (shared)
+ * invocation owns a 4×4 block of S, and both stage the head dim `chunk` columns at a time.
+ * Forward: Br = 4·TY, Bc = 4·TX, WG = TX·TY; workgroup memory a chunk of Q and of K/V (shared)
  * in the storage type (vec4<f32> words of 16 bytes, vec4<f16> of 8), P~ (f32) and, with the
- * workgroup row reduction (`reduce`), one f32 per row and invocation (flash_rows_wg.wgsl: RR/4
- * vec4 words per invocation, 16·(RR/4)·WG = Br·Bc bytes whatever RR; none through subgroups):
+ * workgroup row reduction (`reduce`), one f32 per row and invocation (flash_rows_wg.wgsl: one
+ * vec4 word per invocation, 16·WG = Br·Bc bytes; none through subgroups):
  *   (Br + Bc)·(chunk/4 + 1)·w + 16·Br·(Bc/4 + 1) [+ Br·Bc],   w = 16 (f32) or 8 (f16).
  * Backward: RT resident rows (BR = BC = RT), CT streamed rows, WG = RT·CT/16; two resident and
  * two streamed chunks of `chunk` head-dim columns in the storage type (w bytes a word, as the
@@ -106,10 +77,9 @@ export function workgroupBytes(
  * Tile candidates, most preferred first; the first that fits the device's workgroup memory and
  * invocation limit is taken, each with the widest chunk of the head dim that fits (whole rows
  * first; the Bc/4 or CT/4 invocations across a row must divide the chunk's D/4 words).
- * Forward (Br, Bc, RR: query rows per invocation); at D = 64 the first fits a 16 KiB /
- * 256-invocation device in two chunks.
+ * Forward (Br, Bc); at D = 64 the first fits a 16 KiB / 256-invocation device in two chunks.
  * Backward (RT resident rows, CT streamed rows). The order is the H200's (bench/ablate-portable.sh,
- * bench/NOTES.md "Portable v3"): f32, N = 16384, forward 128×32 in 32-column chunks 19.3 / 17.6
+ * docs/performance.md "Portable v3"): f32, N = 16384, forward 128×32 in 32-column chunks 19.3 / 17.6
  * TFLOP/s at D = 64 / 128 against 16.3 / 10.1 for whole-row 32×32; backward 64×32 in 32-column
  * chunks 13.3 / 12.6 against 8.3 / 7.5 for 32×32 and 2.6 / 1.2 for whole-row 16×16 (16
  * invocations: half of each 32-wide SIMD unit idle), the only whole-row f32 tile at D = 128.
@@ -121,32 +91,21 @@ export function workgroupBytes(
  * storage stages 8-byte words too: 64×32 in whole rows at D = 64 and in 64-column chunks at
  * D = 128 (45056 bytes), against 32-column chunks (46592) for f32 and for f16 before.
  */
-export const PORTABLE_FWD_CANDIDATES: [number, number, RowsPerInvocation][] = [
-  [128, 32, 4], [64, 32, 4], [32, 32, 4], [64, 16, 4], [32, 16, 4], [16, 16, 4], [16, 8, 4], [8, 8, 4], [8, 4, 4], [4, 4, 4],
+export const PORTABLE_FWD_CANDIDATES: [number, number][] = [
+  [128, 32], [64, 32], [32, 32], [64, 16], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4],
 ];
-/**
- * Forward tiles with RR = 8 (half the invocations of the same Br×Bc): pins only
- * (FLASHRING_PORTABLE_FWD=BRxBCxCHUNKx8), not planned: on the H200 none was faster than its
- * RR = 4 twin (bench/results/portable-h200-2026-12-01-rr8). The validator compiles them too.
- */
-export const PORTABLE_FWD_RR8_TILES: [number, number, RowsPerInvocation][] = [[128, 32, 8], [64, 64, 8], [64, 32, 8], [256, 16, 8], [32, 32, 8]];
 export const PORTABLE_BWD_CANDIDATES: [number, number][] = [[64, 32], [32, 32], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
 
 /** How the forward reduces row max and sum across the invocations of a row block. */
 export type RowReduce = 'subgroup' | 'workgroup';
 
-/** A pinned or candidate tile: rows, rows (Bc or CT), the chunk (undefined: widest that fits), the forward's RR. */
-export type PortableTile = [number, number, number | undefined, RowsPerInvocation];
+/** A pinned or candidate tile: rows, rows (Bc or CT), the chunk (undefined: widest that fits). */
+export type PortableTile = [number, number, number | undefined];
 
 /** The tile a tuning pins for a portable kernel (portableForward / portableBackward), or null. */
 function pinnedPortable(kind: 'fwd' | 'bwd', tuning: KernelTuning): PortableTile | null {
   const pin = kind === 'fwd' ? tuning.portableForward : tuning.portableBackward;
-  return pin ? [pin.rows, pin.cols, pin.chunk, pin.rowsPerInvocation ?? 4] : null;
-}
-
-/** A forward tile's name in messages: BRxBC, with the rows per invocation where not 4. */
-function tileName(A: number, B: number, RR: RowsPerInvocation): string {
-  return RR === 4 ? `${A}x${B}` : `${A}x${B} (RR=${RR})`;
+  return pin ? [pin.rows, pin.cols, pin.chunk] : null;
 }
 
 /** Head-dim chunks (columns) a tile may stage, widest first: 4w for w | D/4 with T/4 | w (T: Bc or CT). */
@@ -167,9 +126,7 @@ export function planTiles(
   kind: 'fwd' | 'bwd', D: number, precision: Precision, limit: number, maxWG = 256, subgroupMin = 0, tuning: KernelTuning = {},
 ): TilePlan {
   const pinned = pinnedPortable(kind, tuning);
-  const candidates: PortableTile[] = pinned ? [pinned] : kind === 'fwd'
-    ? PORTABLE_FWD_CANDIDATES.map(([A, B, RR]) => [A, B, undefined, RR])
-    : PORTABLE_BWD_CANDIDATES.map(([A, B]) => [A, B, undefined, 4]);
+  const candidates: PortableTile[] = pinned ? [pinned] : (kind === 'fwd' ? PORTABLE_FWD_CANDIDATES : PORTABLE_BWD_CANDIDATES).map(([A, B]) => [A, B, undefined]);
   const why: string[] = [];
   for (const tile of candidates) {
     const plan = portableTile(kind, tile, D, precision, limit, maxWG, subgroupMin, tuning);
@@ -183,31 +140,29 @@ export function planTiles(
 }
 
 /**
- * One tile of a portable kernel (rows, rows, chunk or undefined for the widest that fits, the
- * forward's RR) planned against the limits of planTiles, or why it does not fit; the forward's
- * variants as `tuning` pins them.
+ * One tile of a portable kernel (rows, rows, chunk or undefined for the widest that fits)
+ * planned against the limits of planTiles, or why it does not fit; the forward's variants as
+ * `tuning` pins them.
  */
 export function portableTile(
-  kind: 'fwd' | 'bwd', [A, B, pinChunk, RR]: PortableTile, D: number, precision: Precision, limit: number, maxWG = 256, subgroupMin = 0,
+  kind: 'fwd' | 'bwd', [A, B, pinChunk]: PortableTile, D: number, precision: Precision, limit: number, maxWG = 256, subgroupMin = 0,
   tuning: KernelTuning = {},
 ): TilePlan | string {
-  const WG = (A / RR) * (B / 4);
+  const WG = (A / PORTABLE_FWD_RR) * (B / 4);   // the backward's RT·CT/16 likewise
   const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, tuning.rowReduce, false) : undefined;
   const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce);
   const tried = pinChunk ? [pinChunk] : chunks(D, B);
   const chunk = tried.find((c) => (D / 4) % (c / 4) === 0 && (c / 4) % (B / 4) === 0 && bytesAt(c) <= limit);
   if (chunk === undefined || WG > maxWG) {
     const c = tried[tried.length - 1];
-    const t = tileName(A, B, RR);
+    const t = `${A}x${B}`;
     return c === undefined ? `${t}: ${B / 4} invocations across a row divide no chunk of D/4 = ${D / 4}` : `${t}: ${bytesAt(c)} bytes at chunk ${c}, ${WG} invocations`;
   }
   const bytes = bytesAt(chunk);
   if (kind === 'bwd') return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk };
   return {
-    BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4, tuning.rowReduce), rowsPerInvocation: RR,
-    products: precision === 'f16' ? tuning.forwardProducts ?? 'f32' : 'f32',
+    BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4, tuning.rowReduce),
     ...(tuning.forwardPrefetch !== undefined ? { prefetch: tuning.forwardPrefetch } : {}),
-    ...(tuning.forwardSkip ? { skip: tuning.forwardSkip } : {}),
   };
 }
 
@@ -257,9 +212,8 @@ function rowReduce(subgroupMin: number, TX: number, pin: RowReduce | undefined, 
 /**
  * Specialization values of a portable kernel: DC (vec4 words per chunk), NCH (chunks) and DU
  * (vec4 columns of O / dQ / dK / dV per invocation and chunk); the forward's RR (query rows per
- * invocation), LOG2TX (subgroup row reduction), QKT, PVT (the types of its products), PF with LQ, LK
- * (the prefetch and its staging words per invocation) and SKIP (steps a timing profile leaves out), the
- * backward's CT (streamed rows).
+ * invocation), LOG2TX (subgroup row reduction), PF with LQ, LK (the prefetch and its staging
+ * words per invocation), the backward's CT (streamed rows).
  */
 export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): SpecValues {
   const T = kind === 'bwd' ? plan.streamRows ?? plan.BC : plan.BC;   // rows across which a row's invocations sit
@@ -267,15 +221,11 @@ export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): 
   const v: SpecValues = { DC, NCH: D / 4 / DC, DU: DC / (T / 4) };
   if (kind === 'bwd') v.CT = T;
   if (kind === 'fwd') {
-    v.RR = plan.rowsPerInvocation ?? 4;
+    v.RR = PORTABLE_FWD_RR;
     if (plan.reduce === 'subgroup') v.LOG2TX = Math.log2(T / 4);
-    const products = plan.products ?? 'f32';
-    v.QKT = products === 'f32' ? 'f32' : 'f16';
-    v.PVT = products === 'f16' ? 'f16' : 'f32';
     v.PF = plan.prefetch ?? 0;
     const { LQ, LK } = stagingWords(plan, D);
     Object.assign(v, { LQ, LK });
-    v.SKIP = (plan.skip ?? []).reduce((bits, x) => bits | (1 << FORWARD_SKIPS.indexOf(x)), 0);
   }
   return v;
 }

@@ -1,6 +1,10 @@
 /**
  * Kernel tuning: the pins that override the kernels' own choices (path, tiles, variants, launch
- * order) for sweeps, ablations and tests, as one typed options object. A device carries one
+ * order) for sweeps and tests, as one typed options object. Each pin picks a value of a choice
+ * the kernels make by default (a tile, the row reduction, the prefetch, the order of the
+ * tensor-core forward's steps, the row padding) and passes the same numeric tests; the ablations
+ * that gave wrong results by design, and variants no default took, were removed (REMOVED_PINS).
+ * Each pin is documented in docs/numerics.md (precision paths) and below. A device carries one
  * (AcquireOptions.tuning, validated once by resolveTuning at acquisition) and the kernels read it
  * from there only: nothing below the command line reads the environment. The entry points
  * (src/cli/main.ts, bench/cp-run.mjs, bin/rank-process.mjs) resolve the variables users set
@@ -9,17 +13,17 @@
  */
 import { InputError } from '../errors.js';
 import type { PathRequest } from './pipeline.js';
-import { FORWARD_SKIPS, type ForwardProducts, type ForwardSkip, type RowReduce, type RowsPerInvocation } from './tiles.js';
+import type { RowReduce } from './tiles.js';
+import { SGMM_FWD_PIPES, type SgmmForwardPipe } from './sgmmTiles.js';
 
 /** head_group for FLASHRING_HEAD_GROUP=all: one group of every (head, batch) pair in any grid of up to 65535 of them. */
 export const HEAD_GROUP_ALL = 0xffff;
 
-/** A pinned portable tile: rows × rows (forward Br×Bc, backward RT×CT), the head-dim chunk (widest that fits when left out), the forward's RR (4 when left out). */
+/** A pinned portable tile: rows × rows (forward Br×Bc, backward RT×CT), the head-dim chunk (widest that fits when left out). */
 export interface PortableTilePin {
   rows: number;
   cols: number;
   chunk?: number;
-  rowsPerInvocation?: RowsPerInvocation;
 }
 
 /** A pinned tensor-core tile: subgroups per workgroup, inner tile rows T, the forward's 16-row blocks per subgroup (1 when left out). */
@@ -35,26 +39,22 @@ export interface KernelTuning {
   path?: PathRequest;
   /** Causal grids' heads take turns in groups of this many, 1 … HEAD_GROUP_ALL (FLASHRING_HEAD_GROUP; params.ts headGroup). */
   headGroup?: number;
-  /** The portable forward's tile (FLASHRING_PORTABLE_FWD = BRxBC[xCHUNK[xRR]]). */
+  /** The portable forward's tile (FLASHRING_PORTABLE_FWD = BRxBC[xCHUNK]). */
   portableForward?: PortableTilePin;
   /** The portable backward's tile (FLASHRING_PORTABLE_BWD = RTxCT[xCHUNK]). */
   portableBackward?: PortableTilePin;
   /** The portable forward's row reduction (FLASHRING_PORTABLE_REDUCE). */
   rowReduce?: RowReduce;
-  /** The portable forward's products with f16 storage (FLASHRING_PORTABLE_FWD_PRODUCTS). */
-  forwardProducts?: ForwardProducts;
   /** The portable forward's prefetch (FLASHRING_PORTABLE_FWD_PREFETCH = 0 | 1). */
   forwardPrefetch?: 0 | 1;
-  /** Steps the portable forward leaves out for a timing profile: wrong results (FLASHRING_PORTABLE_FWD_SKIP, comma-separated). */
-  forwardSkip?: ForwardSkip[];
   /** The tensor-core forward's tile (FLASHRING_SGMM_FWD = SGxT[xRB]). */
   sgmmForward?: SgmmTilePin;
   /** The tensor-core backward's tile (FLASHRING_SGMM_BWD = SGxT). */
   sgmmBackward?: SgmmTilePin;
   /** Halves of padding per row of the tensor-core kernels' tiles (FLASHRING_SGMM_PAD = 0 | 8). */
   sgmmPad?: 0 | 8;
-  /** The order of the tensor-core forward's steps per K/V tile (FLASHRING_SGMM_FWD_PIPE = 0 | 1 | 2). */
-  sgmmForwardPipe?: 0 | 1 | 2;
+  /** The order of the tensor-core forward's steps per K/V tile (FLASHRING_SGMM_FWD_PIPE = 0 | 2). */
+  sgmmForwardPipe?: SgmmForwardPipe;
 }
 
 /** How one pin is spelled in the environment and checked. */
@@ -94,18 +94,17 @@ function choice<T extends string | number>(env: string, values: readonly T[], he
 function portableTilePin(kind: 'fwd' | 'bwd'): Pin<PortableTilePin> {
   const rowSizes = kind === 'fwd' ? [...PORTABLE_SIZES, 256] : PORTABLE_SIZES;
   const help = kind === 'fwd'
-    ? 'BRxBC, BRxBCxCHUNK or BRxBCxCHUNKxRR (e.g. 64x32, 64x32x64 or 64x32x64x8) with BR in 4, 8, …, 256, BC in 4, 8, …, 128, CHUNK a multiple of 4 and RR (query rows per invocation) 4 or 8, dividing BR'
+    ? 'BRxBC or BRxBCxCHUNK (e.g. 64x32 or 64x32x64) with BR in 4, 8, …, 256, BC in 4, 8, …, 128 and CHUNK a multiple of 4'
     : 'RTxCT or RTxCTxCHUNK (e.g. 64x32 or 64x32x32) with sizes in 4, 8, 16, 32, 64, 128 and CHUNK a multiple of 4';
   return {
     env: `FLASHRING_PORTABLE_${kind.toUpperCase()}`, help,
     parse: (v) => {
-      const d = dims(v, 2, kind === 'fwd' ? 4 : 3);
-      return d && { rows: d[0], cols: d[1], chunk: d[2], rowsPerInvocation: d[3] as RowsPerInvocation | undefined };
+      const d = dims(v, 2, 3);
+      return d && { rows: d[0], cols: d[1], chunk: d[2] };
     },
-    show: (t) => [t.rows, t.cols, t.chunk ?? (t.rowsPerInvocation ? 'widest' : undefined), t.rowsPerInvocation].filter((x) => x !== undefined).join('x'),
-    check: ({ rows, cols, chunk, rowsPerInvocation: rr = 4 }) =>
-      rowSizes.includes(rows) && PORTABLE_SIZES.includes(cols) && (chunk === undefined || (chunk > 0 && chunk % 4 === 0)) &&
-      (rr === 4 || (kind === 'fwd' && rr === 8)) && rows % rr === 0 ? null : `give ${help}`,
+    show: (t) => [t.rows, t.cols, t.chunk].filter((x) => x !== undefined).join('x'),
+    check: ({ rows, cols, chunk }) =>
+      rowSizes.includes(rows) && PORTABLE_SIZES.includes(cols) && (chunk === undefined || (chunk > 0 && chunk % 4 === 0)) ? null : `give ${help}`,
   };
 }
 
@@ -139,25 +138,20 @@ export const TUNING_PINS: { [K in keyof KernelTuning]-?: Pin<NonNullable<KernelT
   portableForward: portableTilePin('fwd'),
   portableBackward: portableTilePin('bwd'),
   rowReduce: choice('FLASHRING_PORTABLE_REDUCE', ['subgroup', 'workgroup'] as RowReduce[], 'subgroup or workgroup'),
-  forwardProducts: choice('FLASHRING_PORTABLE_FWD_PRODUCTS', ['f32', 'f16-qk', 'f16'] as ForwardProducts[], 'f32, f16-qk or f16'),
   forwardPrefetch: choice('FLASHRING_PORTABLE_FWD_PREFETCH', [0, 1] as const, '0 or 1'),
-  forwardSkip: {
-    env: 'FLASHRING_PORTABLE_FWD_SKIP', help: `some of ${FORWARD_SKIPS.join(', ')}, comma-separated`,
-    parse: (v) => v.split(',').map((x) => x.trim()) as ForwardSkip[],
-    show: (s) => s.join(','),
-    check: (s) => {
-      const bad = s.find((x) => !FORWARD_SKIPS.includes(x));
-      return s.length && bad === undefined ? null : `'${bad ?? ''}' is not a step; give some of ${FORWARD_SKIPS.join(', ')}`;
-    },
-  },
   sgmmForward: sgmmTilePin('fwd'),
   sgmmBackward: sgmmTilePin('bwd'),
   sgmmPad: choice('FLASHRING_SGMM_PAD', [0, 8] as const, '0 (unpadded rows) or 8 (16-byte padding, the default)'),
-  sgmmForwardPipe: choice('FLASHRING_SGMM_FWD_PIPE', [0, 1, 2] as const, '0 (stage each K/V tile before its products), 1 or 2 (stage behind the softmax)'),
+  sgmmForwardPipe: choice('FLASHRING_SGMM_FWD_PIPE', SGMM_FWD_PIPES, '0 (stage each K/V tile before its products) or 2 (stage behind the softmax)'),
 };
 
-/** Variables of kernel variants that measured no gain and were removed: named when set, not silently ignored. */
-const REMOVED_PINS = ['FLASHRING_PORTABLE_BWD_PREFETCH', 'FLASHRING_PORTABLE_BWD_MERGE'];
+/** Variables of kernel variants and ablations that were removed, and why: named when set, not silently ignored. */
+const REMOVED_PINS: Record<string, string> = {
+  FLASHRING_PORTABLE_BWD_PREFETCH: 'the backward variant measured no gain and was removed: docs/performance.md',
+  FLASHRING_PORTABLE_BWD_MERGE: 'the backward variant measured no gain and was removed: docs/performance.md',
+  FLASHRING_PORTABLE_FWD_PRODUCTS: 'the f16-products ablation was removed; the forward takes its products in f32',
+  FLASHRING_PORTABLE_FWD_SKIP: 'the timing-profile ablation (wrong results by design) was removed',
+};
 
 const pins = () => Object.entries(TUNING_PINS) as unknown as [keyof KernelTuning, Pin<unknown>][];
 
@@ -172,7 +166,6 @@ export function resolveTuning(t: KernelTuning): Readonly<KernelTuning> {
     const why = pin.check(v);
     if (why !== null) throw new InputError(`${pin.env}='${pin.show(v)}': ${why}`);
   }
-  if (t.forwardSkip) warnOnce(`FLASHRING_PORTABLE_FWD_SKIP=${t.forwardSkip.join(',')}: the portable forward leaves out ${t.forwardSkip.join(', ')} (a timing profile; its results are wrong)`);
   return Object.freeze({ ...t });
 }
 
@@ -186,8 +179,7 @@ export function tuningFromEnv(env: Readonly<Record<string, string | undefined>>)
     if (v === undefined) throw new InputError(`${pin.env}='${raw}': give ${pin.help}`);
     t[key] = v;
   }
-  for (const gone of REMOVED_PINS)
-    if (env[gone]) warnOnce(`${gone} no longer exists (the backward variant measured no gain and was removed: bench/NOTES.md); ignored`);
+  for (const [gone, why] of Object.entries(REMOVED_PINS)) if (env[gone]) warnOnce(`${gone} no longer exists (${why}); ignored`);
   return resolveTuning(t as KernelTuning);
 }
 

@@ -1,5 +1,5 @@
 // The portable ceiling probe: C = A·B in f32 (A [M, K], B [K, N], C [M, N] row-major), plain
-// WGSL, register-tiled. Not an attention kernel: `flashring bench --ceiling` times it to show
+// WGSL, register-tiled. Not an attention kernel: `node bench/ceiling/run.mjs` times it to show
 // what a plain-WGSL f32 matrix product reaches on a device, the yardstick of the portable
 // attention kernels (which run the same kind of inner loop).
 // A workgroup of 16×16 invocations owns a BM×BN block of C (BM = 64·TMV, BN = 64·TNV) and

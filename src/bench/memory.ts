@@ -3,9 +3,9 @@
  * loads) and activation_memory.png (the page's chart, rendered headless).
  */
 import { join } from 'node:path';
-import { DEFAULT_LINES, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, PRESETS, ParallelConfig, STACKS, oomPoints, sweep } from '../src/memory/model.js';
-import { CsvRow, sweepRows, toCsv } from '../src/memory/csv.js';
-import { coincidentNote, memoryChartConfig } from '../src/memory/chart.js';
+import { DEFAULT_LINES, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, PRESETS, ParallelConfig, STACKS, oomPoints, sweep } from '../memory/model.js';
+import { CsvRow, sweepRows, toCsv } from '../memory/csv.js';
+import { coincidentNote, memoryChartConfig } from '../memory/chart.js';
 import { renderChartPng } from './png.js';
 
 export interface MemorySweepResult {

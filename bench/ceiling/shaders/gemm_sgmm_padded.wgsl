@@ -22,7 +22,7 @@
 // u < 2 of A holds halves u·A_TILE + r·SA + x, r < BM, x < BK + 8, all < 2·A_TILE; likewise B.
 // Matrix-builtin arguments hold no parentheses or commas (legacySgmmSpelling rewrites them by
 // pattern). The host puts the enables, the uniformity diagnostic, sgmm_common.wgsl and
-// gemm_tile.wgsl in front of it (src/kernels/gemm.ts).
+// gemm_tile.wgsl in front of it (bench/ceiling/gemm.ts).
 
 struct Dims { M: u32, N: u32, K: u32, pad: u32 }
 @group(0) @binding(0) var<uniform> dims: Dims;

@@ -2,24 +2,24 @@
  * `flashring bench` / `npm run bench`: the headless benchmark. Kernel sweep, then ring sweep;
  * progress on stderr, a summary table at the end, and results (adapter, date, command, shapes)
  * as JSON and CSV under --out. `--peer FILE` (JSON from bench/peers/torch_sdpa.py, run in the
- * same session on the same GPU) adds flashring/PyTorch ratios.
+ * same session on the same GPU) adds flashring/PyTorch ratios. The GEMM ceiling probe is a bench
+ * of its own (bench/ceiling/run.ts: `node bench/ceiling/run.mjs`), not part of the product.
  */
-import { robustShaders } from '../src/gpu/node.js';
+import { robustShaders } from '../gpu/node.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { acquireDevices, adapterName, FlashDevice } from '../src/gpu/device.js';
-import { nodeGPU } from '../src/gpu/node.js';
-import { InputError } from '../src/errors.js';
-import { Precision } from '../src/kernels/precision.js';
-import { LAYOUTS } from '../src/ring/schedule.js';
-import { MAX_RANKS } from '../src/cli/ringArgs.js';
+import { acquireDevices, adapterName, FlashDevice } from '../gpu/device.js';
+import { nodeGPU } from '../gpu/node.js';
+import { InputError } from '../errors.js';
+import { Precision } from '../kernels/precision.js';
+import { LAYOUTS } from '../cp/plan/schedule.js';
+import { MAX_RANKS } from '../cli/ringArgs.js';
 import { KernelRow, spotCheck, timeKernels } from './kernels.js';
 import { RingRow, ringPoint } from './ring.js';
-import { CeilingRow, gemmCeiling, gemmCeilingF32 } from './gemm.js';
 import { memorySweep } from './memory.js';
-import { CsvRow, measuredRows, parseCsv } from '../src/memory/csv.js';
-import { numberArg, parseCommand } from '../src/cli/args.js';
-import { checkInputFile, MAX_TEXT_BYTES, OutputPlan } from '../src/cli/files.js';
+import { CsvRow, measuredRows, parseCsv } from '../memory/csv.js';
+import { numberArg, parseCommand } from '../cli/args.js';
+import { checkInputFile, MAX_TEXT_BYTES, OutputPlan } from '../cli/files.js';
 
 const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --quick               small sizes, about 20 s on a 2-core CPU (lavapipe)
@@ -39,11 +39,6 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --memory-tp T         tensor-parallel size of the memory sweep (default 8, with sequence parallelism)
   --hbm-gib G           HBM line of the memory plot (default 80)
   --measured FILE       activation_memory.csv of measured points drawn over the model's lines
-  --ceiling             also time GEMMs over several tilings: a plain-WGSL f32 one (shaders/gemm_f32.wgsl,
-                        the portable kernels' yardstick) and, where the device has subgroup matrices,
-                        tensor-core ones (shaders/gemm_sgmm*.wgsl: staged, padded double-buffered,
-                        direct from storage): what the device reaches at all
-  --ceiling-size S      its M = N = K (default 8192; quick 512; a multiple of 256)
   --peer FILE           PyTorch peer results (bench/peers/torch_sdpa.py) for ratios
   --out DIR             results folder (default bench/out)`;
 
@@ -83,11 +78,16 @@ const BENCH_OPTIONS = {
   precision: { type: 'string' }, causal: { type: 'string' }, reps: { type: 'string' }, 'ring-R': { type: 'string' },
   'ring-N': { type: 'string' }, layouts: { type: 'string' }, 'no-ring': { type: 'boolean' }, 'no-kernels': { type: 'boolean' }, 'no-memory': { type: 'boolean' }, 'memory-preset': { type: 'string' },
   'memory-tp': { type: 'string' }, 'hbm-gib': { type: 'string' }, measured: { type: 'string' }, peer: { type: 'string' },
-  ceiling: { type: 'boolean' }, 'ceiling-size': { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+  out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const;
 const parseBenchArgs = (argv: string[]) => parseCommand('bench', argv, BENCH_OPTIONS).values;
 
+/** The GEMM ceiling's flags, which moved with it to bench/ceiling/: named, not "unknown option". */
+const MOVED = ['--ceiling', '--ceiling-size'];
+
 export async function benchCommand(argv: string[]): Promise<number> {
+  const moved = argv.find((a) => MOVED.includes(a.split('=')[0]));
+  if (moved) throw new InputError(`${moved.split('=')[0]}: the GEMM ceiling probe is a bench of its own now: node bench/ceiling/run.mjs --help`);
   const values = parseBenchArgs(argv);
   if (values.help) {
     console.log(HELP);
@@ -120,8 +120,7 @@ const NEEDS: [flag: string, needs: (v: BenchValues) => boolean, why: string][] =
   ['layouts', (v) => !v['no-ring'], 'sets the ring sweep, which --no-ring skips'],
   ['N', (v) => !v['no-kernels'], 'sets the kernel sweep, which --no-kernels skips (the ring has --ring-N)'],
   ['causal', (v) => !v['no-kernels'], 'sets the kernel sweep, which --no-kernels skips (the ring runs causal)'],
-  ['ceiling-size', (v) => !!v.ceiling, 'sizes the GEMM ceiling: add --ceiling'],
-  ['peer', (v) => !v['no-kernels'] || !!v.ceiling, 'gives ratios for the kernel sweep and the ceiling, both skipped'],
+  ['peer', (v) => !v['no-kernels'], 'gives ratios for the kernel sweep, which --no-kernels skips'],
 ];
 
 function checkFlagsApply(v: BenchValues): void {
@@ -144,13 +143,11 @@ function benchConfig(values: BenchValues) {
   const ringNs = nums(values['ring-N'], q ? '256' : '4096,16384', 'ring-N');
   if (!values['no-ring'] && Math.max(...ringRs) > Math.min(...ringNs))
     throw new InputError(`--ring-R ${Math.max(...ringRs)} is more ranks than the ${Math.min(...ringNs)} tokens of --ring-N ${Math.min(...ringNs)}`);
-  const ceilingSize = one(values['ceiling-size'], q ? '512' : '8192', 'ceiling-size');
-  if (ceilingSize % 256 !== 0) throw new InputError(`--ceiling-size must be a multiple of 256, got ${ceilingSize}`);
   return {
     Ns: nums(values.N, q ? '128,256' : '1024,4096,16384', 'N'), Ds: nums(values.D, q ? '64' : '64,128', 'D'),
     H: one(values.heads, q ? '2' : '16', 'heads'), B: one(values.batch, '1', 'batch'), reps: one(values.reps, q ? '3' : '10', 'reps'),
     causals: choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const).map((x) => x === 'true'),
-    ringRs, ringNs, layouts: choices(values.layouts, LAYOUTS.join(','), 'layouts', LAYOUTS), ceilingSize,
+    ringRs, ringNs, layouts: choices(values.layouts, LAYOUTS.join(','), 'layouts', LAYOUTS),
     wanted: values.precision === undefined ? null : choices(values.precision, '', 'precision', ['f32', 'f16'] as const),
     outDir: values.out ?? 'bench/out',
     hbm: numberArg('hbm-gib', values['hbm-gib'] ?? '80', { above: 0, max: 1e6, what: 'a positive number of GiB' }),
@@ -194,27 +191,136 @@ function checkSizes(dev: FlashDevice, cfg: BenchConfig, precisions: Precision[])
 
 type BenchValues = ReturnType<typeof parseBenchArgs>;
 
-async function benchRun(values: BenchValues, argv: string[], cfg: BenchConfig, plan: OutputPlan, peers: PeerRow[], measured: CsvRow[]): Promise<number> {
-  const { Ns, Ds, H, B, reps, causals, ringRs, ringNs, layouts, ceilingSize, wanted, outDir } = cfg;
-  const gpu = await nodeGPU();
-  const devs: FlashDevice[] = await acquireDevices(gpu, Math.max(1, values['no-ring'] ? 1 : Math.max(...ringRs)));
+/** What a run has measured so far, and what failed. */
+interface BenchState {
+  kernelRows: KernelRow[];
+  ringRows: RingRow[];
+  failures: string[];
+}
+
+/** The devices of a run (as many as the largest ring) and its precisions, checked against the first device. */
+async function benchDevices(values: BenchValues, cfg: BenchConfig): Promise<{ devs: FlashDevice[]; precisions: Precision[] }> {
+  const devs: FlashDevice[] = await acquireDevices(await nodeGPU(), Math.max(1, values['no-ring'] ? 1 : Math.max(...cfg.ringRs)));
   const dev = devs[0];
-  const precisions: Precision[] = wanted ?? (dev.hasF16 ? ['f32', 'f16'] : ['f32']);
-  if (precisions.includes('f16') && !dev.hasF16) {
-    for (const d of devs) d.destroy();
-    throw new InputError(`--precision f16 needs shader-f16, which ${adapterName(dev.adapter)} does not offer`);
-  }
+  const precisions: Precision[] = cfg.wanted ?? (dev.hasF16 ? ['f32', 'f16'] : ['f32']);
   try {
+    if (precisions.includes('f16') && !dev.hasF16) throw new InputError(`--precision f16 needs shader-f16, which ${adapterName(dev.adapter)} does not offer`);
     checkSizes(dev, cfg, precisions);
   } catch (e) {
     for (const d of devs) d.destroy();
     throw e;
   }
-  let memoryNote = '';
-  if (!values['no-memory']) {
-    const m = await memorySweep(outDir, (f) => plan.write(f), values['memory-preset'] ?? 'seed-32L-4096h', { tensorParallel: cfg.memoryTp, sequenceParallel: cfg.memoryTp > 1 }, cfg.hbm, measured);
-    memoryNote = `memory sweep: ${m.csv}, ${m.json}, ${m.png ?? `no PNG (${m.pngSkipped})`}\n  longest fitting sequence: ${Object.entries(m.oom).map(([k, v]) => `${k} ${v ?? 'none'}`).join('; ')}`;
-    console.error(memoryNote);
+  return { devs, precisions };
+}
+
+/** The memory sweep's files and its one-line note ('' when --no-memory skips it). */
+async function memoryNoteOf(values: BenchValues, cfg: BenchConfig, plan: OutputPlan, measured: CsvRow[]): Promise<string> {
+  if (values['no-memory']) return '';
+  const m = await memorySweep(cfg.outDir, (f) => plan.write(f), values['memory-preset'] ?? 'seed-32L-4096h', { tensorParallel: cfg.memoryTp, sequenceParallel: cfg.memoryTp > 1 }, cfg.hbm, measured);
+  const note = `memory sweep: ${m.csv}, ${m.json}, ${m.png ?? `no PNG (${m.pngSkipped})`}\n  longest fitting sequence: ${Object.entries(m.oom).map(([k, v]) => `${k} ${v ?? 'none'}`).join('; ')}`;
+  console.error(note);
+  return note;
+}
+
+/** The kernel rows with their PyTorch peer (same pass, shape, mask; f16 against FlashAttention-2, f32 against memory-efficient) and the ratio. */
+function withPeers(rows: KernelRow[], peers: PeerRow[]) {
+  const peerOf = (r: KernelRow) =>
+    peers.find((p) => p.pass === r.pass && p.N === r.N && p.D === r.D && p.H === r.H && p.B === r.B && p.causal === r.causal &&
+      (r.precision === 'f16' ? p.dtype === 'float16' && p.backend === 'flash' : p.dtype === 'float32' && p.backend === 'efficient'));
+  return rows.map((r) => {
+    const p = peerOf(r);
+    return { ...r, peerBackend: p ? `torch-${p.backend}-${p.dtype}` : '', peerTflops: p?.tflops ?? null, ratio: p ? r.tflops / p.tflops : null };
+  });
+}
+
+/** Writes JSON and CSVs of what `state` holds; called after every point so an interrupted run keeps what it measured. */
+function saver(meta: object, stamp: string, outDir: string, peerFile: string | undefined, plan: OutputPlan, peers: PeerRow[], state: BenchState) {
+  return async () => {
+    const rows = withPeers(state.kernelRows, peers);
+    const json = { ...meta, kernels: rows, ring: state.ringRows, failures: state.failures, peerFile: peerFile ?? null };
+    const cols = ['pass', 'B', 'H', 'N', 'D', 'causal', 'precision', 'path', 'tiles', 'robust', 'ms', 'tflops', 'timer', 'checkErr', 'peerBackend', 'peerTflops', 'ratio'] as const;
+    const rcols = ['R', 'layout', 'N', 'B', 'H', 'D', 'causal', 'precision', 'fwdWallMs', 'bwdWallMs', 'gpuKernelMs', 'unhiddenFraction', 'overlapEfficiency', 'bytesMoved', 'imbalance'] as const;
+    await plan.write([
+      { path: join(outDir, `bench-${stamp}.json`), data: JSON.stringify(json, null, 1) },
+      { path: join(outDir, `bench-${stamp}-kernels.csv`), data: [cols.join(','), ...rows.map((r) => cols.map((c) => c === 'robust' ? String(ROBUST) : String(r[c] ?? '')).join(','))].join('\n') + '\n' },
+      { path: join(outDir, `bench-${stamp}-ring.csv`), data: [rcols.join(','), ...state.ringRows.map((r) => rcols.map((c) => String(r[c] ?? '')).join(','))].join('\n') + '\n' },
+    ]);
+    return rows;
+  };
+}
+
+/** The kernel sweep: each (D, precision, causal) checked against float64 first (correctness first), then timed at every N. */
+async function kernelSweep(dev: FlashDevice, cfg: BenchConfig, precisions: Precision[], state: BenchState, save: () => Promise<unknown>): Promise<void> {
+  const { Ns, Ds, H, B, reps, causals } = cfg;
+  const checks = new Map<string, number>();
+  for (const D of Ds) for (const p of precisions) for (const c of causals) {
+    const r = await spotCheck(dev, D, p, c);
+    if (!r.ok) state.failures.push(`D=${D} ${p} causal=${c}: error ${r.err.toExponential(2)} over tolerance — no speed reported`);
+    else checks.set(`${D}:${p}:${c}`, r.err);
+  }
+  const jobs = Ns.flatMap((N) => Ds.flatMap((D) => precisions.flatMap((p) => causals.map((c) => ({ N, D, p, c })))))
+    .filter((j) => checks.has(`${j.D}:${j.p}:${j.c}`));
+  for (const [i, j] of jobs.entries()) {
+    progress(`kernels N=${j.N} D=${j.D} ${j.p} causal=${j.c}`, i, jobs.length);
+    try {
+      state.kernelRows.push(...(await timeKernels(dev, { B, Hq: H, Hkv: H, Nq: j.N, Nk: j.N, D: j.D }, j.c, j.p, reps, checks.get(`${j.D}:${j.p}:${j.c}`)!)));
+      await save();
+    } catch (e) {
+      state.failures.push(`kernels N=${j.N} D=${j.D} ${j.p} causal=${j.c}: ${(e as Error).message}`);
+    }
+  }
+  progress('kernels done', jobs.length, jobs.length);
+}
+
+/** The ring sweep (causal, forward and backward, each point's timeline saved); a length that runs out of memory stops the longer ones. */
+async function ringSweep(
+  devs: FlashDevice[], cfg: BenchConfig, precisions: Precision[], state: BenchState, save: () => Promise<unknown>, plan: OutputPlan, stamp: string,
+): Promise<void> {
+  const { H, B, Ds, ringNs, ringRs, layouts, outDir } = cfg;
+  const rp = precisions.includes('f16') ? 'f16' : 'f32';
+  const rjobs = ringNs.flatMap((N) => ringRs.flatMap((R) => layouts.map((layout) => ({ N, R, layout }))));
+  let stopAt = Infinity;
+  for (const [i, j] of rjobs.entries()) {
+    progress(`ring N=${j.N} R=${j.R} ${j.layout}`, i, rjobs.length);
+    if (j.N >= stopAt) continue;
+    try {
+      const timeline = join(outDir, 'timelines', `ring-${stamp}-R${j.R}-${j.layout}-N${j.N}.timeline.json`);
+      state.ringRows.push(await ringPoint(devs.slice(0, j.R), { B, Hq: H, Hkv: H, Nq: j.N, Nk: j.N, D: Ds[0] }, j.layout, true, rp, true,
+        (data) => plan.write([{ path: timeline, data }])));
+      await save();
+    } catch (e) {
+      state.failures.push(`ring N=${j.N} R=${j.R} ${j.layout}: ${(e as Error).message}`);
+      if (/memory|OutOfMemory|exceeds|allocation/i.test((e as Error).message)) stopAt = j.N;
+    }
+  }
+  progress('ring done', rjobs.length, rjobs.length);
+}
+
+/** The summary on stdout: kernel rows with their peers, ring rows, the memory note, failures, where the results are. */
+function printSummary(title: string, rows: ReturnType<typeof withPeers>, state: BenchState, memoryNote: string, results: string): void {
+  console.log(`\n${title}`);
+  console.log('pass     N      D    causal prec path  ms         TFLOP/s  peer TFLOP/s  ratio');
+  for (const r of rows)
+    console.log(`${r.pass.padEnd(8)} ${String(r.N).padEnd(6)} ${String(r.D).padEnd(4)} ${String(r.causal).padEnd(6)} ${r.precision}  ${r.path === 'scalar' ? 'sc ' : 'tc '}  ${r.ms.toFixed(3).padStart(9)}  ${r.tflops.toFixed(3).padStart(7)}  ${r.peerTflops === null ? '     -' : r.peerTflops.toFixed(1).padStart(12)}  ${r.ratio === null ? '-' : r.ratio.toFixed(3)}`);
+  if (state.ringRows.length) {
+    console.log('\nring (causal, fwd+bwd)  R layout      N      fwd ms    bwd ms    gpu kernels ms  unhidden  overlap  imbalance');
+    for (const r of state.ringRows)
+      console.log(`                        ${r.R} ${r.layout.padEnd(11)} ${String(r.N).padEnd(6)} ${r.fwdWallMs.toFixed(1).padStart(8)}  ${(r.bwdWallMs ?? 0).toFixed(1).padStart(8)}  ${(r.gpuKernelMs ?? NaN).toFixed(1).padStart(14)}  ${(100 * r.unhiddenFraction).toFixed(1).padStart(6)}%  ${(100 * r.overlapEfficiency).toFixed(1).padStart(6)}%  ${r.imbalance.toFixed(3)}`);
+  }
+  if (memoryNote) console.log(`\n${memoryNote}`);
+  if (state.failures.length) console.log(`\nfailures:\n  ${state.failures.join('\n  ')}`);
+  console.log(`\nresults: ${results} (+ -kernels.csv, -ring.csv)`);
+}
+
+async function benchRun(values: BenchValues, argv: string[], cfg: BenchConfig, plan: OutputPlan, peers: PeerRow[], measured: CsvRow[]): Promise<number> {
+  const { devs, precisions } = await benchDevices(values, cfg);
+  const dev = devs[0];
+  let memoryNote: string;
+  try {
+    memoryNote = await memoryNoteOf(values, cfg, plan, measured);
+  } catch (e) {
+    for (const d of devs) d.destroy();
+    throw e;
   }
   const meta = {
     kind: 'flashring.bench', createdAt: new Date().toISOString(), adapter: adapterName(dev.adapter),
@@ -223,107 +329,17 @@ async function benchRun(values: BenchValues, argv: string[], cfg: BenchConfig, p
     flops: 'forward 4·B·H·N²·D, ×0.5 causal; backward ×2.5; forward+backward ×3.5',
   };
   const stamp = meta.createdAt.replace(/[:.]/g, '-');
-  const peerOf = (r: KernelRow) =>
-    peers.find((p) => p.pass === r.pass && p.N === r.N && p.D === r.D && p.H === r.H && p.B === r.B && p.causal === r.causal &&
-      (r.precision === 'f16' ? p.dtype === 'float16' && p.backend === 'flash' : p.dtype === 'float32' && p.backend === 'efficient'));
-  const withPeers = () => kernelRows.map((r) => {
-    const p = peerOf(r);
-    return { ...r, peerBackend: p ? `torch-${p.backend}-${p.dtype}` : '', peerTflops: p?.tflops ?? null, ratio: p ? r.tflops / p.tflops : null };
-  });
-  /** Writes JSON and CSVs; called after every point so an interrupted run keeps what it measured. */
-  const save = async () => {
-    const rows = withPeers();
-    const json = { ...meta, kernels: rows, ring: ringRows, ceiling: ceilingRows, ceilingPeer: gemmPeer ?? null, failures, peerFile: values.peer ?? null };
-    const cols = ['pass', 'B', 'H', 'N', 'D', 'causal', 'precision', 'path', 'tiles', 'robust', 'ms', 'tflops', 'timer', 'checkErr', 'peerBackend', 'peerTflops', 'ratio'] as const;
-    const rcols = ['R', 'layout', 'N', 'B', 'H', 'D', 'causal', 'precision', 'fwdWallMs', 'bwdWallMs', 'gpuKernelMs', 'unhiddenFraction', 'overlapEfficiency', 'bytesMoved', 'imbalance'] as const;
-    await plan.write([
-      { path: join(outDir, `bench-${stamp}.json`), data: JSON.stringify(json, null, 1) },
-      { path: join(outDir, `bench-${stamp}-kernels.csv`), data: [cols.join(','), ...rows.map((r) => cols.map((c) => c === 'robust' ? String(ROBUST) : String(r[c] ?? '')).join(','))].join('\n') + '\n' },
-      { path: join(outDir, `bench-${stamp}-ring.csv`), data: [rcols.join(','), ...ringRows.map((r) => rcols.map((c) => String(r[c] ?? '')).join(','))].join('\n') + '\n' },
-    ]);
-    return rows;
-  };
+  const state: BenchState = { kernelRows: [], ringRows: [], failures: [] };
+  const save = saver(meta, stamp, cfg.outDir, values.peer, plan, peers, state);
   console.error(`bench on ${meta.adapter}${dev.isCPU ? ' (CPU adapter: timings are not GPU figures)' : ''}`);
-  const kernelRows: KernelRow[] = [];
-  const ringRows: RingRow[] = [];
-  const ceilingRows: CeilingRow[] = [];
-  const gemmPeer = peers.find((p) => p.pass === 'gemm' && p.N === ceilingSize);
-  const failures: string[] = [];
   try {
-    // Correctness first.
-    const checks = new Map<string, number>();
-    // A timing profile (bench/profile-portable.sh) leaves steps out: its results are wrong by design,
-    // and its speed is reported with the error it has.
-    const profile = dev.tuning.forwardSkip?.join(',');
-    // Only the portable forward leaves steps out: anything else that failed its check would hide here.
-    if (profile && dev.tuning.path !== 'scalar') throw new InputError('FLASHRING_PORTABLE_FWD_SKIP profiles the portable forward: set FLASHRING_PATH=scalar too');
-    if (profile) console.error(`timing profile (FLASHRING_PORTABLE_FWD_SKIP=${profile}): speeds reported whatever the check says`);
-    if (!values['no-kernels']) for (const D of Ds) for (const p of precisions) for (const c of causals) {
-      const r = await spotCheck(dev, D, p, c);
-      if (!r.ok && profile) checks.set(`${D}:${p}:${c}`, r.err);
-      else if (!r.ok) failures.push(`D=${D} ${p} causal=${c}: error ${r.err.toExponential(2)} over tolerance — no speed reported`);
-      else checks.set(`${D}:${p}:${c}`, r.err);
-    }
-    const jobs = Ns.flatMap((N) => Ds.flatMap((D) => precisions.flatMap((p) => causals.map((c) => ({ N, D, p, c })))))
-      .filter((j) => checks.has(`${j.D}:${j.p}:${j.c}`));
-    for (const [i, j] of jobs.entries()) {
-      progress(`kernels N=${j.N} D=${j.D} ${j.p} causal=${j.c}`, i, jobs.length);
-      try {
-        kernelRows.push(...(await timeKernels(dev, { B, Hq: H, Hkv: H, Nq: j.N, Nk: j.N, D: j.D }, j.c, j.p, reps, checks.get(`${j.D}:${j.p}:${j.c}`)!)));
-        await save();
-      } catch (e) {
-        failures.push(`kernels N=${j.N} D=${j.D} ${j.p} causal=${j.c}: ${(e as Error).message}`);
-      }
-    }
-    progress('kernels done', jobs.length, jobs.length);
-    if (values.ceiling) {
-      // The portable f32 GEMM runs everywhere; the tensor-core one where subgroup matrices exist.
-      ceilingRows.push(...(await gemmCeilingF32(dev, ceilingSize, reps, (i, n, label) => progress(`ceiling GEMM ${label}`, i, n))));
-      if (!dev.hasSubgroupMatrix) failures.push('ceiling: the adapter has no chromium-experimental-subgroup-matrix (f32 GEMM only)');
-      else ceilingRows.push(...(await gemmCeiling(dev, ceilingSize, reps, (i, n, label) => progress(`ceiling GEMM ${label}`, i, n))));
-      for (const r of ceilingRows) if (r.error && !/needs \d+|not a multiple/.test(r.error)) failures.push(`ceiling ${r.tiling}: ${r.error}`);
-      await save();
-    }
-    if (!values['no-ring']) {
-      const rp = precisions.includes('f16') ? 'f16' : 'f32';
-      const rjobs = ringNs.flatMap((N) => ringRs.flatMap((R) => layouts.map((layout) => ({ N, R, layout }))));
-      let stopAt = Infinity;
-      for (const [i, j] of rjobs.entries()) {
-        progress(`ring N=${j.N} R=${j.R} ${j.layout}`, i, rjobs.length);
-        if (j.N >= stopAt) continue;
-        try {
-          const timeline = join(outDir, 'timelines', `ring-${stamp}-R${j.R}-${j.layout}-N${j.N}.timeline.json`);
-          ringRows.push(await ringPoint(devs.slice(0, j.R), { B, Hq: H, Hkv: H, Nq: j.N, Nk: j.N, D: Ds[0] }, j.layout, true, rp, true,
-            (data) => plan.write([{ path: timeline, data }])));
-          await save();
-        } catch (e) {
-          failures.push(`ring N=${j.N} R=${j.R} ${j.layout}: ${(e as Error).message}`);
-          if (/memory|OutOfMemory|exceeds|allocation/i.test((e as Error).message)) stopAt = j.N;
-        }
-      }
-      progress('ring done', rjobs.length, rjobs.length);
-    }
+    if (!values['no-kernels']) await kernelSweep(dev, cfg, precisions, state, save);
+    else progress('kernels done', 0, 0);
+    if (!values['no-ring']) await ringSweep(devs, cfg, precisions, state, save, plan, stamp);
   } finally {
     for (const d of devs) d.destroy();
   }
-
   const rows = await save();
-  console.log(`\nflashring bench — ${meta.adapter} — ${meta.createdAt}`);
-  console.log('pass     N      D    causal prec path  ms         TFLOP/s  peer TFLOP/s  ratio');
-  for (const r of rows)
-    console.log(`${r.pass.padEnd(8)} ${String(r.N).padEnd(6)} ${String(r.D).padEnd(4)} ${String(r.causal).padEnd(6)} ${r.precision}  ${r.path === 'scalar' ? 'sc ' : 'tc '}  ${r.ms.toFixed(3).padStart(9)}  ${r.tflops.toFixed(3).padStart(7)}  ${r.peerTflops === null ? '     -' : r.peerTflops.toFixed(1).padStart(12)}  ${r.ratio === null ? '-' : r.ratio.toFixed(3)}`);
-  if (ceilingRows.length) {
-    console.log(`\nceiling: GEMM ${ceilingSize}³, plain-WGSL f32 ('f32 …') and f16 on subgroup matrices (f32 accumulation)${gemmPeer ? `; PyTorch f16 matmul ${gemmPeer.tflops.toFixed(1)} TFLOP/s` : ''}`);
-    for (const r of ceilingRows)
-      console.log(`  ${r.tiling.padEnd(46)} ${r.tflops === null ? `- (${r.error})` : `${r.tflops.toFixed(1).padStart(7)} TFLOP/s${gemmPeer ? `  ratio ${(r.tflops / gemmPeer.tflops).toFixed(3)}` : ''}  err ${r.err!.toExponential(1)}`}`);
-  }
-  if (ringRows.length) {
-    console.log('\nring (causal, fwd+bwd)  R layout      N      fwd ms    bwd ms    gpu kernels ms  unhidden  overlap  imbalance');
-    for (const r of ringRows)
-      console.log(`                        ${r.R} ${r.layout.padEnd(11)} ${String(r.N).padEnd(6)} ${r.fwdWallMs.toFixed(1).padStart(8)}  ${(r.bwdWallMs ?? 0).toFixed(1).padStart(8)}  ${(r.gpuKernelMs ?? NaN).toFixed(1).padStart(14)}  ${(100 * r.unhiddenFraction).toFixed(1).padStart(6)}%  ${(100 * r.overlapEfficiency).toFixed(1).padStart(6)}%  ${r.imbalance.toFixed(3)}`);
-  }
-  if (memoryNote) console.log(`\n${memoryNote}`);
-  if (failures.length) console.log(`\nfailures:\n  ${failures.join('\n  ')}`);
-  console.log(`\nresults: ${join(outDir, `bench-${stamp}.json`)} (+ -kernels.csv, -ring.csv)`);
-  return failures.length ? 1 : 0;
+  printSummary(`flashring bench — ${meta.adapter} — ${meta.createdAt}`, rows, state, memoryNote, join(cfg.outDir, `bench-${stamp}.json`));
+  return state.failures.length ? 1 : 0;
 }

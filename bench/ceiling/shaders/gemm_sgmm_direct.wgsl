@@ -14,7 +14,7 @@
 // offset is a row index times K (or N) plus a multiple of 16 halves, and K, N are multiples of 16.
 // Matrix-builtin arguments hold no parentheses or commas (legacySgmmSpelling rewrites them by
 // pattern). The host puts the enables, the uniformity diagnostic, sgmm_common.wgsl and
-// gemm_tile.wgsl in front of it (src/kernels/gemm.ts).
+// gemm_tile.wgsl in front of it (bench/ceiling/gemm.ts).
 
 struct Dims { M: u32, N: u32, K: u32, pad: u32 }
 @group(0) @binding(0) var<uniform> dims: Dims;

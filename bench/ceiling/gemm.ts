@@ -1,13 +1,20 @@
 /**
- * The ceiling GEMM kernel modules, not attention kernels: the bench's ceiling probe
- * (bench/gemm.ts) times them to show what a device reaches at all. The tensor-core GEMM
- * (shaders/gemm_sgmm.wgsl): C = A·B, f16 in, f32 out, on subgroup matrices; the portable f32
- * GEMM (shaders/gemm_f32.wgsl, below): plain WGSL, register-tiled.
+ * The ceiling GEMM kernel modules, not attention kernels: the ceiling probe (ceiling.ts, run by
+ * run.ts) times them to show what a device reaches at all. The tensor-core GEMM
+ * (shaders/gemm_sgmm.wgsl here): C = A·B, f16 in, f32 out, on subgroup matrices; the portable f32
+ * GEMM (shaders/gemm_f32.wgsl, below): plain WGSL, register-tiled. Built with the product's
+ * pipeline helpers and binding tables (src/kernels/pipeline.ts, bindings.ts).
  */
-import { FlashDevice } from '../gpu/device.js';
-import { buildPipeline, buildSgmmPipelines } from './pipeline.js';
-import { specialize } from './specialize.js';
-import { SHADERS } from './shaders.js';
+import { FlashDevice } from '../../src/gpu/device.js';
+import { buildPipeline, buildSgmmPipelines } from '../../src/kernels/pipeline.js';
+import { specialize } from '../../src/kernels/specialize.js';
+import { bindGroup, bindingTable, pipelineLayout } from '../../src/kernels/bindings.js';
+import { CEILING_SHADERS as SHADERS } from './shaders.js';
+
+/** Every GEMM variant's bindings: the dims [M, N, K, 0], A, B, C. */
+export const GEMM_BINDINGS = bindingTable('Gemm', [[0, 'dims', 'uniform'], [1, 'a', 'read'], [2, 'b', 'read'], [3, 'c', 'read_write']]);
+/** The buffers of one GEMM, by their binding names. */
+export type GemmBuffers = { dims: GPUBuffer; a: GPUBuffer; b: GPUBuffer; c: GPUBuffer };
 
 /**
  * How a variant feeds its matrix loads:
@@ -102,7 +109,7 @@ export function gemmShapeError(t: GemmTiling, M: number, N: number, K: number): 
 
 /** Builds the pipeline of one tiling (trying the spellings of the subgroup-matrix builtins). */
 export async function buildGemm(dev: FlashDevice, t: GemmTiling): Promise<GPUComputePipeline> {
-  const [pipeline] = await buildSgmmPipelines(dev, `GemmSgmm[${tilingName(t)}]`, (extra) => gemmSource(t, extra), ['main']);
+  const [pipeline] = await buildSgmmPipelines(dev, `GemmSgmm[${tilingName(t)}]`, (extra) => gemmSource(t, extra), ['main'], pipelineLayout(dev, GEMM_BINDINGS));
   return pipeline;
 }
 
@@ -112,7 +119,7 @@ export async function buildGemm(dev: FlashDevice, t: GemmTiling): Promise<GPUCom
  */
 export function encodeGemm(
   enc: GPUCommandEncoder, dev: FlashDevice, pipeline: GPUComputePipeline, t: GemmTiling,
-  b: { dims: GPUBuffer; a: GPUBuffer; b: GPUBuffer; c: GPUBuffer }, M: number, N: number, K: number, tw?: GPUComputePassTimestampWrites,
+  b: GemmBuffers, M: number, N: number, K: number, tw?: GPUComputePassTimestampWrites,
 ): void {
   const bad = gemmShapeError(t, M, N, K);
   if (bad) throw new Error(`GemmSgmm[${tilingName(t)}]: ${bad}`);
@@ -123,9 +130,9 @@ export function encodeGemm(
 /** One pass of a GEMM pipeline over its four bindings (dims, A, B, C), one workgroup per block of C. */
 function dispatchGemm(
   enc: GPUCommandEncoder, dev: FlashDevice, pipeline: GPUComputePipeline, label: string,
-  b: { dims: GPUBuffer; a: GPUBuffer; b: GPUBuffer; c: GPUBuffer }, groupsX: number, groupsY: number, tw?: GPUComputePassTimestampWrites,
+  b: GemmBuffers, groupsX: number, groupsY: number, tw?: GPUComputePassTimestampWrites,
 ): void {
-  const bind = dev.device.createBindGroup({ label: `${label}.bind`, layout: pipeline.getBindGroupLayout(0), entries: [b.dims, b.a, b.b, b.c].map((buffer, binding) => ({ binding, resource: { buffer } })) });
+  const bind = bindGroup(dev, GEMM_BINDINGS, b);
   const pass = enc.beginComputePass({ label: `${label}.pass`, timestampWrites: tw });
   pass.setPipeline(pipeline);
   pass.setBindGroup(0, bind);
@@ -158,13 +165,13 @@ export function gemmF32Source(t: GemmF32Tiling): string {
 }
 
 export async function buildGemmF32(dev: FlashDevice, t: GemmF32Tiling): Promise<GPUComputePipeline> {
-  return buildPipeline(dev, `GemmF32[${gemmF32Name(t)}]`, gemmF32Source(t));
+  return buildPipeline(dev, `GemmF32[${gemmF32Name(t)}]`, gemmF32Source(t), 'main', pipelineLayout(dev, GEMM_BINDINGS));
 }
 
 /** Encodes C = A·B in f32 (M, N, K multiples of the tiling's BM, BN, BK); `dims` holds [M, N, K, 0] as u32. */
 export function encodeGemmF32(
   enc: GPUCommandEncoder, dev: FlashDevice, pipeline: GPUComputePipeline, t: GemmF32Tiling,
-  b: { dims: GPUBuffer; a: GPUBuffer; b: GPUBuffer; c: GPUBuffer }, M: number, N: number, K: number, tw?: GPUComputePassTimestampWrites,
+  b: GemmBuffers, M: number, N: number, K: number, tw?: GPUComputePassTimestampWrites,
 ): void {
   const { BM, BN, BK } = gemmF32Tile(t);
   if (M % BM || N % BN || K % BK) throw new Error(`GemmF32: ${M}x${N}x${K} is not a multiple of the tile ${BM}x${BN}x${BK}`);

@@ -1,5 +1,5 @@
 /**
- * The ceiling probe (`flashring bench --ceiling`): the tensor-core GEMM (src/kernels/gemm.ts),
+ * The ceiling probe (run.ts): the tensor-core GEMM (gemm.ts),
  * C = A·B in f16 with f32 accumulation, timed over several tilings. Its best TFLOP/s is what
  * subgroup matrices reach through WebGPU on this device at all; beside PyTorch's f16 matmul
  * (bench/peers/torch_sdpa.py --gemm) it shows how much of the gap to FlashAttention-2 is the
@@ -7,15 +7,15 @@
  * padded, direct, padded-vec; GEMM_TILINGS) is first checked against a float64 product of the
  * same f16 inputs at 256³ and timed only if its relative error is at most 1e-3.
  */
-import { FlashDevice } from '../src/gpu/device.js';
-import { GpuTimer } from '../src/gpu/timer.js';
-import { readback, storage, upload } from '../src/gpu/buffers.js';
-import { GEMM_F32_TILINGS, GEMM_TILINGS, GemmF32Tiling, GemmTiling, buildGemm, gemmShapeError, buildGemmF32, encodeGemm, encodeGemmF32, gemmF32Fits, gemmF32Name, gemmF32Tile, gemmFits, tilingName } from '../src/kernels/gemm.js';
-import { toPrecision } from '../src/kernels/attention.js';
-import { randn, referenceInput, relErr } from '../src/reference/compare.js';
-import { referenceMatmul } from '../src/reference/matmul.js';
-import { median } from '../src/stats.js';
-import { warmUp } from './kernels.js';
+import { FlashDevice } from '../../src/gpu/device.js';
+import { GpuTimer } from '../../src/gpu/timer.js';
+import { readback, storage, upload } from '../../src/gpu/buffers.js';
+import { GEMM_F32_TILINGS, GEMM_TILINGS, GemmF32Tiling, GemmTiling, buildGemm, gemmShapeError, buildGemmF32, encodeGemm, encodeGemmF32, gemmF32Fits, gemmF32Name, gemmF32Tile, gemmFits, tilingName } from './gemm.js';
+import { toPrecision } from '../../src/kernels/attention.js';
+import { randn, referenceInput, relErr } from '../../src/reference/compare.js';
+import { referenceMatmul } from '../../src/reference/matmul.js';
+import { median } from '../../src/stats.js';
+import { warmUp } from '../../src/bench/kernels.js';
 
 export interface CeilingRow {
   M: number;

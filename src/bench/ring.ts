@@ -4,13 +4,13 @@
  * unhidden transfer fraction, overlap efficiency, peak bytes per rank; and the single-device
  * kernel time on the same GPU for comparison. The largest N that runs is where the sweep stops.
  */
-import { FlashDevice } from '../src/gpu/device.js';
-import { ringAttention } from '../src/ring/ringAttention.js';
-import { Layout } from '../src/ring/schedule.js';
-import { AttentionShape, numel } from '../src/shape.js';
-import { Precision } from '../src/kernels/precision.js';
-import { toPrecision } from '../src/kernels/attention.js';
-import { randn } from '../src/reference/compare.js';
+import { FlashDevice } from '../gpu/device.js';
+import { ringAttention } from '../cp/launch/ringAttention.js';
+import { Layout } from '../cp/plan/schedule.js';
+import { AttentionShape, numel } from '../shape.js';
+import { Precision } from '../kernels/precision.js';
+import { toPrecision } from '../kernels/attention.js';
+import { randn } from '../reference/compare.js';
 import { warmUp } from './kernels.js';
 
 export interface RingRow {

@@ -38,7 +38,7 @@
 // r < BM, x < BK + 8, all < 3·A_TILE; likewise B. Matrix-builtin arguments hold no
 // parentheses or commas (legacySgmmSpelling rewrites them by pattern). The host puts the
 // enables, the uniformity diagnostic, sgmm_common.wgsl and gemm_tile.wgsl in front of it
-// (src/kernels/gemm.ts); the 3 copies are counted by gemmWorkgroupBytes.
+// (bench/ceiling/gemm.ts); the 3 copies are counted by gemmWorkgroupBytes.
 
 struct Dims { M: u32, N: u32, K: u32, pad: u32 }
 @group(0) @binding(0) var<uniform> dims: Dims;

@@ -1,8 +1,8 @@
 // Ceiling probe (bench only; the attention kernels do not use it): a register-blocked GEMM on
 // subgroup matrices, C = A·B with f16 A [M, K] and B [K, N] (row-major) and f32 C [M, N].
-// `flashring bench --ceiling` times it to measure what the tensor-core path through WebGPU
+// `node bench/ceiling/run.mjs` times it to measure what the tensor-core path through WebGPU
 // reaches on a device at all: the attention kernels, which add softmax and its round trip
-// through workgroup memory to the same products, cannot go faster (bench/NOTES.md).
+// through workgroup memory to the same products, cannot go faster (docs/performance.md).
 //
 // A workgroup of SGM×SGN subgroups computes a BM×BN tile of C, BM = 16·TM·SGM, BN = 16·TN·SGN;
 // subgroup (sm, sn) keeps its TM×TN result blocks in registers (c<i>_<j>, unrolled by the
@@ -11,7 +11,7 @@
 // loaded from there feeds TN products and each B block TM. M, N, K must be multiples of BM, BN,
 // BK (the host checks).
 // The host puts enable f16, the subgroup-matrix enables, the uniformity diagnostic and
-// sgmm_common.wgsl in front of it (src/kernels/gemm.ts).
+// shaders/sgmm_common.wgsl in front of it (bench/ceiling/gemm.ts).
 
 struct Dims { M: u32, N: u32, K: u32, pad: u32 }
 @group(0) @binding(0) var<uniform> dims: Dims;

@@ -7,19 +7,19 @@
  * Each (D, precision, causal) is first checked against the float64 reference at a small size:
  * a configuration that is wrong gets no speed reported.
  */
-import { FlashDevice } from '../src/gpu/device.js';
-import { GpuTimer } from '../src/gpu/timer.js';
-import { AttentionOptions, AttentionShape, attentionFlops, numel, resolveOptions } from '../src/shape.js';
-import { KernelPath } from '../src/kernels/pipeline.js';
-import { describePlan } from '../src/kernels/tiles.js';
-import { Precision, elemBytes } from '../src/kernels/precision.js';
-import { storage, upload } from '../src/gpu/buffers.js';
-import { FlashForward } from '../src/kernels/flashForward.js';
-import { FlashBackward } from '../src/kernels/flashBackward.js';
-import { toPrecision } from '../src/kernels/attention.js';
-import { checkAgainstReference } from '../src/kernels/check.js';
-import { median } from '../src/stats.js';
-import { randn } from '../src/reference/compare.js';
+import { FlashDevice } from '../gpu/device.js';
+import { GpuTimer } from '../gpu/timer.js';
+import { AttentionOptions, AttentionShape, attentionFlops, numel, resolveOptions } from '../shape.js';
+import { KernelPath } from '../kernels/pipeline.js';
+import { describePlan } from '../kernels/tiles.js';
+import { Precision, elemBytes } from '../kernels/precision.js';
+import { storage, upload } from '../gpu/buffers.js';
+import { FlashForward } from '../kernels/flashForward.js';
+import { FlashBackward } from '../kernels/flashBackward.js';
+import { toPrecision } from '../kernels/attention.js';
+import { checkAgainstReference } from '../kernels/check.js';
+import { median } from '../stats.js';
+import { randn } from '../reference/compare.js';
 
 export interface KernelRow {
   pass: 'fwd' | 'bwd' | 'fwd+bwd';
@@ -48,7 +48,7 @@ const WARM_MS = 1000;
 /**
  * Untimed warm-up: `minRuns` runs, then on GPU adapters more until WARM_MS have passed (at most
  * `maxRuns`). On the H200 the first runs after a pause took up to 5× the steady time, for up to
- * ~0.3 s of work (clock ramp; bench/NOTES.md), so a fixed count is not enough.
+ * ~0.3 s of work (clock ramp; docs/performance.md), so a fixed count is not enough.
  */
 export async function warmUp(dev: FlashDevice, run: () => Promise<unknown>, minRuns: number, maxRuns: number): Promise<void> {
   const t0 = performance.now();

@@ -1,0 +1,93 @@
+/**
+ * The bindings of a kernel family, written once, as its uniform block is (params.ts): one table
+ * of (binding index, the WGSL variable bound there, its access), from which both the kernel's
+ * bind group layout (and pipeline layout) and every bind group it encodes are built, the
+ * buffers named as the shader names them. test/bindings.test.ts checks that each family's
+ * shaders declare exactly its table (`@group(0) @binding(i) var<…> name`, declaredBindings).
+ * The tables: ATTENTION_HEADER_BINDINGS (params.ts: the uniform block and the documents, in every
+ * attention kernel), FORWARD_BINDINGS (flashForward.ts), BACKWARD_BINDINGS and
+ * PREPROCESS_BINDINGS (flashBackward.ts), MERGE_BINDINGS and MERGE_ADD_BINDINGS (merge.ts).
+ */
+import { FlashDevice } from '../gpu/device.js';
+
+/** How a shader reads a binding: `var<uniform>`, `var<storage, read>` or `var<storage, read_write>`. */
+export type Access = 'uniform' | 'read' | 'read_write';
+
+export interface BindingEntry<N extends string = string> {
+  binding: number;
+  /** The WGSL variable's name, and the key of its buffer in bindGroup's `buffers`. */
+  name: N;
+  access: Access;
+}
+
+export interface BindingTable<N extends string = string> {
+  /** Names the layouts and bind groups built from it. */
+  readonly label: string;
+  readonly entries: readonly BindingEntry<N>[];
+}
+
+/** A table from [binding, name, access] rows; a binding index or name given twice is an error. */
+export function bindingTable<const N extends string>(label: string, rows: readonly (readonly [number, N, Access])[]): BindingTable<N> {
+  const entries = rows.map(([binding, name, access]) => ({ binding, name, access }));
+  for (const key of ['binding', 'name'] as const) {
+    const seen = entries.map((e) => e[key]);
+    const twice = seen.find((x, i) => seen.indexOf(x) !== i);
+    if (twice !== undefined) throw new Error(`${label}: ${key} ${twice} is in the binding table twice`);
+  }
+  return Object.freeze({ label, entries: Object.freeze(entries) });
+}
+
+/** The rows of `table` named `names` (an entry point that binds only some of its module's buffers). */
+export function bindingSubset<N extends string, M extends N>(table: BindingTable<N>, label: string, names: readonly M[]): BindingTable<M> {
+  const entries = names.map((n) => {
+    const e = table.entries.find((x) => x.name === n);
+    if (!e) throw new Error(`${label}: ${n} is not in ${table.label}'s bindings`);
+    return e as BindingEntry<M>;
+  });
+  return Object.freeze({ label, entries: Object.freeze(entries) });
+}
+
+const BUFFER_TYPE: Record<Access, GPUBufferBindingType> = { uniform: 'uniform', read: 'read-only-storage', read_write: 'storage' };
+
+interface Layouts {
+  layout: GPUBindGroupLayout;
+  pipelineLayout: GPUPipelineLayout;
+}
+
+const layoutCache = new WeakMap<GPUDevice, Map<BindingTable, Layouts>>();
+
+/** The bind group layout and pipeline layout of a table on a device (built once per device). */
+export function tableLayouts(device: GPUDevice, table: BindingTable): Layouts {
+  let map = layoutCache.get(device);
+  if (!map) layoutCache.set(device, (map = new Map()));
+  let l = map.get(table);
+  if (!l) {
+    const layout = device.createBindGroupLayout({
+      label: `${table.label}.layout`,
+      entries: table.entries.map((e) => ({ binding: e.binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: BUFFER_TYPE[e.access] } })),
+    });
+    l = { layout, pipelineLayout: device.createPipelineLayout({ label: `${table.label}.pipelineLayout`, bindGroupLayouts: [layout] }) };
+    map.set(table, l);
+  }
+  return l;
+}
+
+/** The pipeline layout to build a table's pipelines with. */
+export const pipelineLayout = (dev: FlashDevice, table: BindingTable): GPUPipelineLayout => tableLayouts(dev.device, table).pipelineLayout;
+
+/** A bind group of a table's layout: each binding takes the buffer of its name (other keys are ignored). */
+export function bindGroup<N extends string>(dev: FlashDevice, table: BindingTable<N>, buffers: Readonly<Record<N, GPUBuffer>>): GPUBindGroup {
+  return dev.device.createBindGroup({
+    label: `${table.label}.bind`,
+    layout: tableLayouts(dev.device, table).layout,
+    entries: table.entries.map((e) => ({ binding: e.binding, resource: { buffer: buffers[e.name] } })),
+  });
+}
+
+/** The group-0 bindings a WGSL source declares, in binding order (what the tables are checked against). */
+export function declaredBindings(wgsl: string): BindingEntry[] {
+  const decl = /@group\(0\)\s*@binding\((\d+)\)\s*var<(uniform|storage,\s*(read|read_write))>\s*(\w+)/g;
+  return [...wgsl.matchAll(decl)]
+    .map((m) => ({ binding: Number(m[1]), name: m[4], access: (m[2] === 'uniform' ? 'uniform' : m[3]) as Access }))
+    .sort((a, b) => a.binding - b.binding);
+}
