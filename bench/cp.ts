@@ -29,11 +29,12 @@ import { join } from 'node:path';
 import { FlashDevice, acquireDevices, adapterName } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
 import { HostTensor, attentionBackward, attentionForward, toF32, toPrecision } from '../src/kernels/attention.js';
-import { checkRing, contextParallel, RingOptions, RingTimeline, RowReader, ShardSource } from '../src/ring/ringAttention.js';
-import { hostSource, readAll } from '../src/ring/hostIO.js';
-import { LINKS } from '../src/ring/linkModel.js';
-import { Scheme } from '../src/ring/timeline.js';
-import { Segment, shardTokens } from '../src/ring/schedule.js';
+import { contextParallel, RingOptions, RingTimeline, RowReader, ShardSource } from '../src/cp/launch/ringAttention.js';
+import { checkRing } from '../src/cp/plan/dryRun.js';
+import { hostSource, readAll } from '../src/cp/launch/hostIO.js';
+import { LINKS } from '../src/cp/plan/linkModel.js';
+import { Scheme } from '../src/cp/schemes/registry.js';
+import { Segment, shardTokens } from '../src/cp/plan/schedule.js';
 import { AttentionShape, MAX_HEAD_DIM, numel, resolveOptions } from '../src/shape.js';
 import { InputError, LimitError } from '../src/errors.js';
 import { userMistake } from '../src/cli/main.js';
@@ -43,7 +44,7 @@ import { FlashForward } from '../src/kernels/flashForward.js';
 import { storage } from '../src/gpu/buffers.js';
 import { randn, relErr } from '../src/reference/compare.js';
 import { median } from '../src/stats.js';
-import { warmUp } from './kernels.js';
+import { warmUp } from '../src/bench/kernels.js';
 import { procsBench, procsTable } from './cpProcs.js';
 import { stepsBench, stepsTable } from './cpSteps.js';
 
@@ -67,7 +68,7 @@ interface SweepRow {
   /**
    * The fastest repeat, and it against the fastest R = 1 run of the whole sweep (the baseline's
    * and every paired one): the H200's clock dips only slow a run down, so the fastest runs are
-   * the ones at its steady clock (bench/NOTES.md, sixth round).
+   * the ones at its steady clock (docs/performance.md, sixth round).
    */
   kernelMsBest: number | null; vsR1Best: number | null;
   fwdWallMs: number; bwdWallMs: number; warmUpS: number; maxPeakBytesPerRank: number; bytesMovedPerRank: number;
@@ -150,7 +151,7 @@ const SWEEP_SCHEMES: Scheme[] = ['p2p', 'all_gather', 'a2a'];
 /** Why the ring refuses `scheme` at R for this shape (a2a splits heads: H must be divisible by R), or null: it runs. */
 function whyNot(s: AttentionShape, opts: RingOptions, R: number, scheme: Scheme): string | null {
   try {
-    checkRing(s, { ...opts, ranks: R, scheme }, R);
+    checkRing(s, { ...opts, scheme }, R);
     return null;
   } catch (e) {
     if (e instanceof InputError) return e.message;

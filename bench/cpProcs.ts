@@ -1,6 +1,6 @@
 /**
  * `node bench/cp-run.mjs procs`: context parallelism with one process per rank (the mode two
- * identical GPUs need; src/ring/processRanks.ts), measured against the link model.
+ * identical GPUs need; src/cp/launch/processRanks.ts), measured against the link model.
  *
  * For each N and scheme (p2p zigzag, all_gather, a2a; causal f16): a warm-up run, then REPS
  * timed runs of R rank processes (`--gpu-per-rank`: rank r sees only GPU r, through
@@ -17,10 +17,10 @@ import { FlashDevice, acquireDevices, adapterName } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn } from '../src/reference/compare.js';
-import { contextParallel, RingTimeline } from '../src/ring/ringAttention.js';
-import { hostSource } from '../src/ring/hostIO.js';
-import { gpuPerRankWrapper, ringAttentionProcesses } from '../src/ring/processRanks.js';
-import { Scheme } from '../src/ring/timeline.js';
+import { contextParallel, RingTimeline } from '../src/cp/launch/ringAttention.js';
+import { hostSource } from '../src/cp/launch/hostIO.js';
+import { gpuPerRankWrapper, ringAttentionProcesses } from '../src/cp/launch/processRanks.js';
+import { Scheme } from '../src/cp/schemes/registry.js';
 import { AttentionShape, numel } from '../src/shape.js';
 
 const REPS = 3;

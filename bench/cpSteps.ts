@@ -22,7 +22,7 @@ import { MergeKernel } from '../src/kernels/merge.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn } from '../src/reference/compare.js';
 import { AttentionOptions, AttentionShape, resolveOptions } from '../src/shape.js';
-import { Segment, classifyPair, shardLayout } from '../src/ring/schedule.js';
+import { Segment, classifyPair, shardLayout } from '../src/cp/plan/schedule.js';
 import { median } from '../src/stats.js';
 
 type Pass = 'fwd' | 'merge' | 'dkdv' | 'dq';

@@ -20,7 +20,7 @@ import { KernelPath } from '../src/kernels/pipeline.js';
 import { checkAgainstReference } from '../src/kernels/check.js';
 import { TOL } from '../src/reference/compare.js';
 import { Mask } from '../src/mask.js';
-import { timeForwardBackward } from './kernels.js';
+import { timeForwardBackward } from '../src/bench/kernels.js';
 
 interface Row { kind: string; path: KernelPath; N: number; docs: number; fwdMs: number; bwdMs: number; fwdTflops: number; bwdTflops: number; usPerToken: number }
 

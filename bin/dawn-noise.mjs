@@ -1,10 +1,8 @@
-// Dawn's Vulkan backend prints these two lines to stderr from native code each time an adapter is
-// created on some drivers (Mesa lavapipe): they say nothing to a user. Processes that pass on a
-// child's stderr (bin/flashring.mjs, bench/cp-run.mjs, src/ring/processRanks.ts) drop exactly these lines.
+// Entry scripts whose stderr drops Dawn's per-adapter noise (src/gpu/dawnNoise.mjs: the pattern,
+// shared with src/cp/launch/processRanks.ts and bench/cp-run.mjs).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-
-export const DAWN_NOISE = /^Warning: maxDynamic(Uniform|Storage)BuffersPerPipelineLayout artificially reduced from \d+ to \d+ to fit dynamic offset allocation limit\.\r?$/;
+import { DAWN_NOISE } from '../src/gpu/dawnNoise.mjs';
 
 /**
  * An entry script's two lives. Native output cannot be caught in-process, so the script runs

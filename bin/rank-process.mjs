@@ -1,5 +1,5 @@
-// One rank of a process-per-rank ring (src/ring/processRanks.ts spawns it with an IPC channel):
-// runs src/ring/rankProcess.ts through tsx, with WGSL `?raw` imports.
+// One rank of a process-per-rank ring (src/cp/launch/processRanks.ts spawns it with an IPC channel):
+// runs src/cp/launch/rankProcess.ts through tsx, with WGSL `?raw` imports.
 import { register } from 'node:module';
 import { register as registerTsx } from 'tsx/esm/api';
 
@@ -8,5 +8,5 @@ register('./raw-loader.mjs', import.meta.url);
 // Kernel pins (FLASHRING_PATH, …) from the environment the parent passed on, as the CLI reads them.
 const { setProcessTuning, tuningFromEnv } = await import('../src/kernels/tuning.ts');
 setProcessTuning(tuningFromEnv(process.env));
-const { rankProcessMain } = await import('../src/ring/rankProcess.ts');
+const { rankProcessMain } = await import('../src/cp/launch/rankProcess.ts');
 rankProcessMain();

@@ -64,6 +64,24 @@ export interface MaskSpec {
   kPos: Positions;
 }
 
+/** The rules of a mask, without positions (each pair of token runs brings its own). */
+export type MaskRules = Pick<MaskSpec, 'causal' | 'window' | 'docs'>;
+
+/** The mask as options give it, before it is checked (resolveOptions checks and completes it). */
+export interface MaskOptions {
+  causal?: boolean;
+  window?: readonly number[];
+  docs?: Documents | null;
+}
+
+/**
+ * The mask of any options object (attention options, a ring's, a form's): the one place that
+ * names the fields, so a new rule reaches every caller that passes a mask along.
+ */
+export function maskOf(o: MaskOptions): MaskOptions {
+  return { causal: o.causal, window: o.window, docs: o.docs };
+}
+
 export type TileClass = 'skip' | 'full' | 'partial';
 
 /** Bound on positions and window sizes (the kernels add and subtract them in i32). */

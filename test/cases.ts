@@ -3,6 +3,11 @@ import { AttentionShape, AttentionOptions, numel } from '../src/shape.js';
 import { randn, referenceInput, relErr, TOL, freshSeed } from '../src/reference/compare.js';
 import { Precision } from '../src/kernels/precision.js';
 import { HostTensor, toF32 } from '../src/kernels/attention.js';
+import { Documents } from '../src/mask.js';
+import { dryRun } from '../src/cp/plan/dryRun.js';
+import { Layout } from '../src/cp/plan/schedule.js';
+import { StepRecord } from '../src/cp/rank/timeline.js';
+import { Scheme, schemeDef } from '../src/cp/schemes/registry.js';
 
 export const SEED = freshSeed();
 console.log(`numeric tests seed ${SEED} (fresh each run)`);
@@ -35,3 +40,16 @@ export function err(x: HostTensor | Float32Array, ref: Float64Array): number {
 
 export { TOL };
 export type { AttentionShape, AttentionOptions };
+
+/**
+ * The steps a dry run of the rank programs plans (src/cp/plan/dryRun.ts), from the fields a test
+ * names: the mask, the layout, R, the scheme with its [A, P] (a2a+p2p's sizes), 2- or 4-byte inputs.
+ */
+export async function plannedSteps(x: {
+  shape: AttentionShape; causal: boolean; window?: [number, number]; docs?: Documents | null; layout: Layout; R: number; scheme: Scheme;
+  hierarchy: [number, number]; eb: number;
+}): Promise<StepRecord[]> {
+  const sizes = schemeDef(x.scheme).defaultSizes ? x.hierarchy : undefined;
+  const dry = await dryRun({ shape: x.shape, R: x.R, layout: x.layout, scheme: x.scheme, sizes, mask: { causal: x.causal, window: x.window, docs: x.docs }, precision: x.eb === 2 ? 'f16' : 'f32' });
+  return dry.steps;
+}

@@ -18,7 +18,7 @@ const cli = (args: string[]) =>
 const base = { 'context-parallel-size': '4', 'seq-length': '8192', 'num-attention-heads': '16', 'hidden-size': '2048', causal: true };
 
 describe('flashring cp-plan', () => {
-  it('--tensor-model-parallel-size plans one GPU\'s heads (H/T, G/T) as the page does; causal by default, as the page', () => {
+  it('--tensor-model-parallel-size plans one GPU\'s heads (H/T, G/T) as the page does; causal by default, as the page', async () => {
     const { causal: _, ...plain } = base;
     const tp = parseCpPlan({ ...plain, 'tensor-model-parallel-size': '4', 'num-query-groups': '8', 'compute-tflops': '200' });
     expect(tp.shape).toEqual({ B: 1, Hq: 4, Hkv: 2, Nq: 8192, Nk: 8192, D: 128 });
@@ -26,24 +26,24 @@ describe('flashring cp-plan', () => {
     expect(parseCpPlan({ ...plain, 'no-causal': true }).causal).toBe(false);
     // the same GPU's work as 4 heads without TP: the same plan
     const direct = parseCpPlan({ ...plain, 'num-attention-heads': '4', 'hidden-size': '512', 'num-query-groups': '2', 'compute-tflops': '200' });
-    expect(planSchemes(tp, 200).map((p) => p.predicted)).toEqual(planSchemes(direct, 200).map((p) => p.predicted));
+    expect((await planSchemes(tp, 200)).map((p) => p.predicted)).toEqual((await planSchemes(direct, 200)).map((p) => p.predicted));
     expect(() => parseCpPlan({ ...plain, 'tensor-model-parallel-size': '3' })).toThrow(/--tensor-model-parallel-size 3 must divide the heads \(16\)/);
     expect(() => parseCpPlan({ ...plain, 'tensor-model-parallel-size': '4', 'num-query-groups': '2' })).toThrow(/K\/V heads \(2\)/);
     expect(() => parseCpPlan({ ...base, 'no-causal': true })).toThrow(/contradict/);
     // hierarchical sizes mean something only for a2a+p2p: refused with another scheme, not ignored
-    expect(() => parseCpPlan({ ...base, 'cp-comm-type': 'p2p', 'hierarchical-context-parallel-sizes': '2,2' })).toThrow(/applies only to --cp-comm-type a2a\+p2p \(asked: p2p\)/);
+    expect(() => parseCpPlan({ ...base, 'cp-comm-type': 'p2p', 'hierarchical-context-parallel-sizes': '2,2' })).toThrow(/applies only to --cp-comm-type a2a\+p2p \(this run is p2p\)/);
     const shape = { B: 1, Hq: 4, Hkv: 4, Nq: 64, Nk: 64, D: 16 };
     expect(() => checkRingArgs({ R: 4, layout: 'zigzag', scheme: 'a2a', hierarchicalSizes: '2,2', mode: 'one-device' }, shape, true)).toThrow(/applies only to --cp-comm-type a2a\+p2p \(this run is a2a\)/);
     expect(checkRingArgs({ R: 4, layout: 'zigzag', scheme: 'a2a+p2p', hierarchicalSizes: '2,2', mode: 'one-device' }, shape, true).hierarchicalSizes).toBe('2,2');
   });
 
-  it('reads Megatron-LM shape flags and plans every scheme the shape allows', () => {
+  it('reads Megatron-LM shape flags and plans every scheme the shape allows', async () => {
     const req = parseCpPlan({ ...base, 'compute-tflops': '200' });
     expect(req.shape).toEqual({ B: 1, Hq: 16, Hkv: 16, Nq: 8192, Nk: 8192, D: 128 });
     // a2a+p2p without sizes: the largest a2a group below R that divides the heads (as the page).
     expect(req.schemes).toEqual(['p2p', 'all_gather', 'a2a', 'a2a+p2p']);
     expect([req.sizes, req.sizesChosen]).toEqual(['2,2', true]);
-    const plans = planSchemes(req, 200);
+    const plans = await planSchemes(req, 200);
     for (const p of plans) {
       expect(p.predicted.tflopsPerGpu).toBeGreaterThan(0);
       expect(p.predicted.tflopsPerGpu).toBeLessThanOrEqual(200 + 1e-9);
@@ -51,7 +51,7 @@ describe('flashring cp-plan', () => {
       expect(p.predicted.commFraction).toBeLessThan(1);
     }
     // A slower link can only add exposed communication.
-    const slow = planSchemes(parseCpPlan({ ...base, link: 'custom', 'link-gbps': '1', 'link-latency-us': '100' }), 200);
+    const slow = await planSchemes(parseCpPlan({ ...base, link: 'custom', 'link-gbps': '1', 'link-latency-us': '100' }), 200);
     slow.forEach((p, i) => expect(p.predicted.commFraction).toBeGreaterThan(plans[i].predicted.commFraction));
     expect(parseCpPlan({ ...base, 'hierarchical-context-parallel-sizes': '2,2' })).toMatchObject({ sizes: '2,2', sizesChosen: false });
     // A scheme the heads cannot take is not planned, and says why; a2a+p2p takes groups of 4.

@@ -30,9 +30,10 @@ describe('easeDawnPolling', () => {
     const js = await spin(false);
     // Past its first 4 ms a streak polls once per timer tick (1 ms or more): 100 ms give about 100
     // polls; unpatched, or for JavaScript callbacks, a core re-queues tens of thousands of times.
-    expect(eased).toBeLessThanOrEqual(110);
-    expect(eased).toBeGreaterThan(10);
-    expect(js).toBeGreaterThan(1000);
-    expect(before).toBeGreaterThan(1000);
+    // On a busy machine all three shrink; the spacing still holds polls near one a millisecond.
+    expect(eased).toBeLessThanOrEqual(150);
+    expect(eased).toBeGreaterThan(5);
+    expect(js).toBeGreaterThan(5 * eased);
+    expect(before).toBeGreaterThan(5 * eased);
   });
 });

@@ -17,7 +17,7 @@ import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevices } from './gpu.js';
 import { makeInputs } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
-import { ringAttention, RingOptions } from '../src/ring/ringAttention.js';
+import { ringAttention, RingOptions } from '../src/cp/launch/ringAttention.js';
 import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
 import { toHalfArray } from '../src/f16.js';
 

@@ -14,7 +14,7 @@ import { FlashDevice } from '../src/gpu/device.js';
 import { attentionBackward, attentionForward, toF32 } from '../src/kernels/attention.js';
 import { ATTENTION_PARAMS, HEAD_GROUP_ALL, HEAD_GROUP_MAX_KEYS, headGroup, packUniform } from '../src/kernels/params.js';
 import { referenceForward } from '../src/reference/attention.js';
-import { ringAttention } from '../src/ring/ringAttention.js';
+import { ringAttention } from '../src/cp/launch/ringAttention.js';
 import { AttentionOptions, resolveOptions } from '../src/shape.js';
 import { Precision } from '../src/kernels/precision.js';
 import { InputError } from '../src/errors.js';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { LINKS, StepLike, predict, resolveLink, transferMs } from '../src/ring/linkModel.js';
-import { planSteps } from '../src/ring/plan.js';
-import { SCHEMES } from '../src/ring/timeline.js';
-import { LAYOUTS } from '../src/ring/schedule.js';
+import { LINKS, StepLike, predict, resolveLink, transferMs } from '../src/cp/plan/linkModel.js';
+import { schemeNames } from '../src/cp/schemes/registry.js';
+import { LAYOUTS } from '../src/cp/plan/schedule.js';
 import { attentionFlops } from '../src/shape.js';
 import { InputError } from '../src/errors.js';
+import { plannedSteps } from './cases.js';
 
 const st = (o: Partial<StepLike>): StepLike => ({
   phase: 'forward', step: 0, rank: 0, flops: 0, computeMs: 0, gpuComputeMs: null, transferBytes: 0, messages: 0, overlapped: true, ...o,
@@ -53,11 +53,11 @@ describe('planned steps', () => {
   const shape = { B: 1, Hq: 8, Hkv: 4, Nq: 1000, Nk: 1000, D: 64 };
   const hierarchy = (scheme: string, R: number): [number, number] => (scheme === 'a2a' ? [R, 1] : scheme === 'a2a+p2p' ? [2, R / 2] : [1, R]);
 
-  it('every scheme and layout does exactly the causal work: forward 4·B·H·N²·D/2 (visible), backward 2.5x', () => {
-    for (const scheme of SCHEMES)
+  it('every scheme and layout does exactly the causal work: forward 4·B·H·N²·D/2 (visible), backward 2.5x', async () => {
+    for (const scheme of schemeNames())
       for (const layout of LAYOUTS)
         for (const R of [2, 4]) {
-          const steps = planSteps({ shape, causal: true, layout, R, scheme, hierarchy: hierarchy(scheme, R), eb: 2 });
+          const steps = await plannedSteps({ shape, causal: true, layout, R, scheme, hierarchy: hierarchy(scheme, R), eb: 2 });
           const f = (ph: string) => steps.filter((s) => s.phase === ph).reduce((a, s) => a + s.flops, 0);
           // Visible entries N(N+1)/2, not N²/2: the diagonal counts.
           const exact = 4 * shape.Hq * shape.D * (shape.Nq * (shape.Nq + 1)) / 2;
@@ -67,25 +67,25 @@ describe('planned steps', () => {
         }
   });
 
-  it('bytes per rank: p2p moves K/V R−1 times, a2a moves 3/R of Q/K/V heads once each way', () => {
+  it('bytes per rank: p2p moves K/V R−1 times, a2a moves 3/R of Q/K/V heads once each way', async () => {
     const N = 1024, R = 4, eb = 2;
     const even = { ...shape, Nq: N, Nk: N };
     const kvPerRank = 2 * even.Hkv * (N / R) * even.D * eb;
-    const p2p = planSteps({ shape: even, causal: true, layout: 'zigzag', R, scheme: 'p2p', hierarchy: [1, R], eb });
+    const p2p = await plannedSteps({ shape: even, causal: true, layout: 'zigzag', R, scheme: 'p2p', hierarchy: [1, R], eb });
     expect(p2p.filter((s) => s.phase === 'forward' && s.rank === 0).reduce((a, s) => a + s.transferBytes, 0)).toBe((R - 1) * kvPerRank);
-    const a2a = planSteps({ shape: even, causal: true, layout: 'zigzag', R, scheme: 'a2a', hierarchy: [R, 1], eb });
+    const a2a = await plannedSteps({ shape: even, causal: true, layout: 'zigzag', R, scheme: 'a2a', hierarchy: [R, 1], eb });
     const in0 = a2a.find((s) => s.phase === 'forward' && s.step === 0 && s.rank === 0)!;
     expect(in0.transferBytes).toBe(((R - 1) / R) * (N / R) * even.D * eb * (even.Hq + 2 * even.Hkv));
     expect(in0.overlapped).toBe(false);
     expect(in0.messages).toBe(R - 1);
   });
 
-  it('more bandwidth never predicts a slower step; R=1 p2p moves nothing', () => {
-    const steps = planSteps({ shape, causal: true, layout: 'zigzag', R: 4, scheme: 'p2p', hierarchy: [1, 4], eb: 2 });
+  it('more bandwidth never predicts a slower step; R=1 p2p moves nothing', async () => {
+    const steps = await plannedSteps({ shape, causal: true, layout: 'zigzag', R: 4, scheme: 'p2p', hierarchy: [1, 4], eb: 2 });
     const slow = predict(steps, 4, LINKS['ib-ndr'], 50), fast = predict(steps, 4, LINKS['nvlink-h200'], 50);
     expect(fast.totalMs).toBeLessThanOrEqual(slow.totalMs);
     expect(fast.commFraction).toBeLessThanOrEqual(slow.commFraction);
-    const one = planSteps({ shape, causal: true, layout: 'zigzag', R: 1, scheme: 'p2p', hierarchy: [1, 1], eb: 2 });
+    const one = await plannedSteps({ shape, causal: true, layout: 'zigzag', R: 1, scheme: 'p2p', hierarchy: [1, 1], eb: 2 });
     expect(one.every((s) => s.transferBytes === 0 && s.messages === 0)).toBe(true);
   });
 });

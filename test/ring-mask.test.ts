@@ -6,12 +6,11 @@
  */
 import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevices } from './gpu.js';
-import { makeInputs, refInputs, err, TOL, SEED, AttentionShape } from './cases.js';
+import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, plannedSteps } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
-import { ringAttention } from '../src/ring/ringAttention.js';
-import { LAYOUTS, classifyPair, ringSchedule } from '../src/ring/schedule.js';
-import { SCHEMES } from '../src/ring/timeline.js';
-import { planSteps } from '../src/ring/plan.js';
+import { ringAttention } from '../src/cp/launch/ringAttention.js';
+import { LAYOUTS, classifyPair, ringSchedule } from '../src/cp/plan/schedule.js';
+import { schemeNames } from '../src/cp/schemes/registry.js';
 import { referenceBackward, referenceForward } from '../src/reference/attention.js';
 import { Mask } from '../src/mask.js';
 import { resolveOptions } from '../src/shape.js';
@@ -65,7 +64,7 @@ describe('context parallelism with documents spanning chunks and a window, every
       const r = refInputs(x, 'f32');
       const rf = referenceForward(s, r.q, r.k, r.v, mask);
       const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, mask);
-      for (const scheme of SCHEMES)
+      for (const scheme of schemeNames())
         for (const layout of LAYOUTS) {
           const tag = `${scheme} ${layout}`;
           const res = await ringAttention([one], s, x, { ...mask, precision: 'f32', layout, ranks: R, scheme, ...(scheme === 'a2a+p2p' ? { hierarchicalSizes: '1,3' } : {}) });
@@ -74,7 +73,7 @@ describe('context parallelism with documents spanning chunks and a window, every
           for (const g of ['dq', 'dk', 'dv'] as const) expect(err(res[g]!, rb[g]), `${g} ${tag}`).toBeLessThanOrEqual(TOL.f32.grad);
           const tl = res.timeline;
           const flops = (xs: { phase: string; step: number; rank: number; flops: number }[]) => xs.map((z) => `${z.phase}:${z.step}:${z.rank}:${z.flops}`).sort();
-          const planned = planSteps({ shape: s, causal: mask.causal, window: mask.window, docs: mask.docs ?? null, layout, R, scheme: tl.scheme, hierarchy: tl.hierarchy, eb: 4 });
+          const planned = await plannedSteps({ shape: s, causal: mask.causal, window: mask.window, docs: mask.docs ?? null, layout, R, scheme: tl.scheme, hierarchy: tl.hierarchy, eb: 4 });
           expect(flops(tl.phases.flatMap((ph) => ph.steps)), `plan ${tag}`).toEqual(flops(planned));
         }
     });

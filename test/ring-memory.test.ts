@@ -1,19 +1,28 @@
 /**
- * The ring's per-rank peak from the buffer tracker equals the inventory in src/ring/memory.ts,
- * rank by rank, for every scheme (p2p, all_gather, a2a, a2a+p2p), f32 and f16, forward and
+ * The ring's per-rank peak from the buffer tracker equals the dry run's (the same rank programs
+ * on ranks with no device, src/cp/plan/dryRun.ts: what cp-plan and the page plan with), rank by rank, for every scheme (p2p, all_gather, a2a, a2a+p2p), f32 and f16, forward and
  * forward + backward, zigzag and contiguous, with and without GQA (check() says which runs).
  */
 import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevice } from './gpu.js';
 import { FlashDevice } from '../src/gpu/device.js';
-import { ringAttention } from '../src/ring/ringAttention.js';
-import { rankPeakBytes } from '../src/ring/memory.js';
-import { Layout } from '../src/ring/schedule.js';
-import { Scheme } from '../src/ring/timeline.js';
+import { ringAttention } from '../src/cp/launch/ringAttention.js';
+import { dryRun } from '../src/cp/plan/dryRun.js';
+import { Precision } from '../src/kernels/precision.js';
+import { AttentionShape } from '../src/shape.js';
+import { InputError } from '../src/errors.js';
+import { Layout } from '../src/cp/plan/schedule.js';
+import { Scheme } from '../src/cp/schemes/registry.js';
 import { randn } from '../src/reference/compare.js';
 import { toHalfArray } from '../src/f16.js';
 
-describe('memory per rank: the tracker against the inventory', () => {
+/** Each rank's peak as the dry run counts it (causal, as the runs below). */
+async function dryPeaks(scheme: Scheme, R: number, s: AttentionShape, precision: Precision, backward: boolean, layout: Layout, hierarchy?: [number, number]): Promise<number[]> {
+  const dry = await dryRun({ shape: s, R, layout, scheme, sizes: hierarchy, precision, backward, mask: { causal: true } });
+  return dry.ranks.map((r) => r.peakBytes);
+}
+
+describe('memory per rank: the tracker against the dry run', () => {
   let dev: FlashDevice;
   beforeAll(async () => { dev = await testDevice(); });
 
@@ -36,8 +45,7 @@ describe('memory per rank: the tracker against the inventory', () => {
                 { scheme, layout, precision, ranks: R, causal: true, ...(hierarchy ? { hierarchicalSizes: hierarchy } : {}) });
               const tag = `${JSON.stringify(s)} R=${R} ${precision} ${scheme} ${layout} backward=${backward}`;
               const got = r.timeline.ranks.map((rk) => rk.peakBytes);
-              got.forEach((b, rank) => expect(b, `${tag} rank ${rank}`).toBe(rankPeakBytes(scheme, R, s, precision, backward, { layout, hierarchy, rank })));
-              expect(rankPeakBytes(scheme, R, s, precision, backward, { layout, hierarchy }), `${tag} fullest rank`).toBe(Math.max(...got));
+              expect(got, tag).toEqual(await dryPeaks(scheme, R, s, precision, backward, layout, hierarchy));
               peaks.push(got);
             }
       }
@@ -67,7 +75,7 @@ describe('memory per rank: the tracker against the inventory', () => {
     const peak = async (scheme: Scheme, R: number, layout: Layout) => {
       const r = await ringAttention([dev], s, x, { scheme, layout, precision: 'f32', ranks: R, causal: true });
       const got = Math.max(...r.timeline.ranks.map((rk) => rk.peakBytes));
-      expect(got, `${scheme} R=${R} ${layout}`).toBe(rankPeakBytes(scheme, R, s, 'f32', false, { layout }));
+      expect(got, `${scheme} R=${R} ${layout}`).toBe(Math.max(...(await dryPeaks(scheme, R, s, 'f32', false, layout))));
       return got;
     };
     // f32 [Hq, n, D] and [Hq, n] rows of n tokens.
@@ -83,11 +91,12 @@ describe('memory per rank: the tracker against the inventory', () => {
     expect(await peak('a2a', 2, 'striped') - await peak('a2a', 2, 'zigzag')).toBe((q(N / 2) + rows(N / 2)) / 2);
   });
 
-  it('null where the scheme cannot take the request', () => {
+  it('the dry run refuses what the scheme cannot take, in the run\'s words', async () => {
     const s = { B: 1, Hq: 4, Hkv: 2, Nq: 16, Nk: 16, D: 8 };
-    expect(rankPeakBytes('a2a+p2p', 4, s, 'f32', true)).toBeNull(); // no sizes
-    expect(rankPeakBytes('a2a+p2p', 4, s, 'f32', true, { hierarchy: [2, 3] })).toBeNull(); // A·P ≠ R
-    expect(rankPeakBytes('a2a', 4, s, 'f32', true)).toBeNull(); // Hkv = 2 does not split over 4 ranks
-    expect(rankPeakBytes('a2a', 2, s, 'f32', true)).toBeGreaterThan(0);
+    const dry = (scheme: Scheme, R: number, sizes?: [number, number]) => dryRun({ shape: s, R, scheme, sizes, precision: 'f32' });
+    await expect(dry('a2a+p2p', 4)).rejects.toThrow(/needs hierarchical sizes/);
+    await expect(dry('a2a+p2p', 4, [2, 3])).rejects.toThrow(/multiply to 6/);
+    await expect(dry('a2a', 4)).rejects.toThrow(InputError); // Hkv = 2 does not split over 4 ranks
+    expect(Math.min(...(await dryPeaks('a2a', 2, s, 'f32', true, 'zigzag')))).toBeGreaterThan(0);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Context parallelism with one rank per process (src/ring/processRanks.ts): the mode two
+ * Context parallelism with one rank per process (src/cp/launch/processRanks.ts): the mode two
  * identical GPUs need. On CPU adapters each process gets its own lavapipe device; the results
  * must match the float64 reference and the in-process ring, and the timeline account for every
  * rank's steps.
@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape } from './cases.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
-import { gpuPerRankWrapper, ringAttentionProcesses } from '../src/ring/processRanks.js';
+import { gpuPerRankWrapper, ringAttentionProcesses } from '../src/cp/launch/processRanks.js';
 import { InputError } from '../src/errors.js';
 
 describe('ranks in separate processes (ProcessCommunicator)', () => {

@@ -1,14 +1,13 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { autoF16Path, testDevices } from './gpu.js';
-import { makeInputs, refInputs, err, TOL, SEED, AttentionShape } from './cases.js';
+import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, plannedSteps } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
-import { ringAttention, RingOptions, RingResult } from '../src/ring/ringAttention.js';
-import { LAYOUTS } from '../src/ring/schedule.js';
-import { InProcessCommunicator, deviceCopy } from '../src/ring/communicator.js';
-import { RankContext, RankKernels } from '../src/ring/rank.js';
-import { TimelineRecorder } from '../src/ring/timeline.js';
-import { SCHEMES, Scheme } from '../src/ring/timeline.js';
-import { planSteps } from '../src/ring/plan.js';
+import { ringAttention, RingOptions, RingResult } from '../src/cp/launch/ringAttention.js';
+import { LAYOUTS } from '../src/cp/plan/schedule.js';
+import { InProcessCommunicator, deviceCopy } from '../src/cp/transport/communicator.js';
+import { RankContext, RankKernels } from '../src/cp/rank/rank.js';
+import { TimelineRecorder } from '../src/cp/rank/timeline.js';
+import { schemeNames, Scheme } from '../src/cp/schemes/registry.js';
 import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
 import { DeviceLostError, InputError } from '../src/errors.js';
@@ -48,12 +47,12 @@ async function check(devs: FlashDevice[], s: AttentionShape, causal: boolean, se
     for (const rk of res.timeline.ranks) expect(rk.peakBytes, tag).toBeGreaterThan(0);
     for (const rk of res.timeline.ranks) expect(rk.liveBytesAfter, tag).toBe(0);
     for (const d of devs) expect(d.tracker.snapshot().liveBuffers, tag).toBe(0);
-    // The pure plan (what cp-plan predicts from) is exactly what the rank programs reported.
+    // The dry run (what cp-plan predicts from) plans exactly what the rank programs reported.
     const tl = res.timeline;
     const key = (x: { phase: string; step: number; rank: number }) => `${x.phase}:${x.step}:${x.rank}`;
     const pick = (x: { flops: number; transferBytes: number; messages: number; overlapped: boolean }) =>
       ({ flops: x.flops, transferBytes: x.transferBytes, messages: x.messages, overlapped: x.overlapped });
-    const planned = new Map(planSteps({ shape: s, causal, layout: tl.layout, R: tl.R, scheme: tl.scheme, hierarchy: tl.hierarchy, eb: 4 }).map((x) => [key(x), pick(x)]));
+    const planned = new Map((await plannedSteps({ shape: s, causal, layout: tl.layout, R: tl.R, scheme: tl.scheme, hierarchy: tl.hierarchy, eb: 4 })).map((x) => [key(x), pick(x)]));
     const recorded = new Map(tl.phases.flatMap((ph) => ph.steps).map((x) => [key(x), pick(x)]));
     expect(recorded, `plan ${tag}`).toEqual(planned);
     got.push(res);
@@ -62,7 +61,7 @@ async function check(devs: FlashDevice[], s: AttentionShape, causal: boolean, se
 }
 
 const runsFor = (R: number) =>
-  SCHEMES.flatMap((scheme: Scheme) => LAYOUTS.map((layout) => ({
+  schemeNames().flatMap((scheme: Scheme) => LAYOUTS.map((layout) => ({
     tag: `${scheme} ${layout} R=${R}`, scheme, layout, ranks: R, ...(scheme === 'a2a+p2p' ? { hierarchicalSizes: SIZES[R] } : {}),
   })));
 

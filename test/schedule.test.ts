@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ringSchedule, shardLayout, shardTokens, LAYOUTS, classifyPair, coalesce, pieces } from '../src/ring/schedule.js';
+import { ringSchedule, shardLayout, shardTokens, LAYOUTS, classifyPair, coalesce, pieces } from '../src/cp/plan/schedule.js';
 import { countAtOrBefore, firstAtOrAfter } from '../src/mask.js';
 
 describe('ring schedule', () => {

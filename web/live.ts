@@ -3,7 +3,7 @@
  * float64 attention on the CPU when the size allows, and ring timelines (from a run, or a dropped
  * JSON file) drawn per rank. The ring runs in one-device mode: the R ranks of the chosen scheme
  * (Megatron-LM's --cp-comm-type) share this tab's one WebGPU device, each rank's compute timed
- * alone; the link model (src/ring/linkModel.ts) turns those step times into the timeline R real
+ * alone; the link model (src/cp/plan/linkModel.ts) turns those step times into the timeline R real
  * GPUs on the chosen link would show, drawn under the measured one.
  *
  * Devices are acquired once and reused by later runs (a fresh device per click costs seconds and
@@ -12,10 +12,10 @@
  * cleared when a run starts and when it fails. Every message speaks of the form's fields.
  */
 import { acquireDevices, adapterName, FlashDevice } from '../src/gpu/device.js';
-import { ringAttention, RingTimeline, StepRecord } from '../src/ring/ringAttention.js';
-import { Layout, LAYOUTS } from '../src/ring/schedule.js';
-import { LINKS, LINK_NAMES, Link, Prediction, resolveLink, transferMs } from '../src/ring/linkModel.js';
-import { SCHEMES, Scheme } from '../src/ring/timeline.js';
+import { ringAttention, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
+import { Layout, LAYOUTS } from '../src/cp/plan/schedule.js';
+import { LINKS, LINK_NAMES, Link, Prediction, resolveLink, transferMs } from '../src/cp/plan/linkModel.js';
+import { Scheme, schemeDef, schemeDefs, schemeNames } from '../src/cp/schemes/registry.js';
 import { referenceBackward, referenceForward } from '../src/reference/attention.js';
 import { randn, referenceInput, relErr, TOL } from '../src/reference/compare.js';
 import { AttentionShape, MAX_HEAD_DIM, numel, resolveOptions } from '../src/shape.js';
@@ -104,7 +104,7 @@ function visiblePairs(s: AttentionShape, cfg: LiveConfig): number {
 /** The scheme and, for a2a+p2p, its group sizes; a2a needs the heads to divide among the ranks it spans. */
 function readScheme(field: (n: string) => HTMLInputElement, H: number, R: number): { scheme: Scheme; sizes?: [number, number] } {
   const scheme = field('scheme').value as Scheme;
-  if (!SCHEMES.includes(scheme)) throw new FormError(`Scheme must be one of ${SCHEMES.join(', ')}.`);
+  if (!schemeNames().includes(scheme)) throw new FormError(`Scheme must be one of ${schemeNames().join(', ')}.`);
   if (scheme === 'a2a' && H % R) throw new FormError(`Scheme a2a (Ulysses) splits the heads over the ranks: heads (${H}) must be divisible by ranks R (${R}).`);
   if (scheme !== 'a2a+p2p') return { scheme };
   const raw = field('hcp').value.trim();
@@ -149,7 +149,7 @@ export function checkTimeline(tl: unknown): asserts tl is RingTimeline {
   const sm = t.summary as Record<string, unknown> | undefined;
   if (!sm || !num(sm.overlapEfficiency)) throw new Error('its summary (overlap efficiency) is missing');
   if (t.adapters !== undefined && !Array.isArray(t.adapters)) throw new Error('its adapter list is not a list');
-  if (t.scheme !== undefined && !SCHEMES.includes(t.scheme as Scheme)) throw new Error(`its scheme '${String(t.scheme)}' is not one of ${SCHEMES.join(', ')}`);
+  if (t.scheme !== undefined && !schemeNames().includes(t.scheme as Scheme)) throw new Error(`its scheme '${String(t.scheme)}' is not one of ${schemeNames().join(', ')}`);
   if (t.mode !== undefined && t.mode !== 'one-device' && t.mode !== 'multi-adapter' && t.mode !== 'processes') throw new Error(`its mode '${String(t.mode)}' is not one-device, multi-adapter or processes`);
   if (t.predicted !== undefined) checkPrediction(t.predicted as Record<string, unknown>, t.phases as Record<string, unknown>[]);
 }
@@ -499,9 +499,11 @@ async function showTimelineFile(f: File, status: HTMLElement, hooks: Record<stri
 
 /** The a2a+p2p sizes and the custom link's bandwidth and latency show only when they apply. */
 function wireSchemeFields(form: HTMLFormElement): void {
+  const el = (n: string) => form.elements.namedItem(n) as HTMLSelectElement;
+  // The schemes as the registry lists them (src/cp/schemes/registry.ts), each with its one line.
+  for (const d of schemeDefs()) el('scheme').add(Object.assign(new Option(d.name, d.name), { title: d.about }));
   const sync = () => {
-    const el = (n: string) => form.elements.namedItem(n) as HTMLSelectElement;
-    (form.querySelector('.hcp') as HTMLElement).hidden = el('scheme').value !== 'a2a+p2p';
+    (form.querySelector('.hcp') as HTMLElement).hidden = !schemeDef(el('scheme').value).defaultSizes;
     (form.querySelector('.custom-link') as HTMLElement).hidden = el('link').value !== 'custom';
   };
   form.addEventListener('change', sync);

@@ -1,20 +1,21 @@
 /** `flashring attention`: FlashAttention on .npy tensors. */
 import { readFile } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
-import { existsSync } from 'node:fs';
 import { InputError } from '../errors.js';
-import { acquireDevices, adapterName, FlashDevice } from '../gpu/device.js';
+import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
-import { parseNpy, parseNpyInt32, encodeNpy, NpyArray } from './npy.js';
+import { parseNpy, parseNpyInt32, NpyArray } from './npy.js';
 import { attentionForward, attentionBackward, checkHalfRange, HostTensor } from '../kernels/attention.js';
 import { AttentionShape, F32_MAX, F32_MIN_NORMAL, validateShape } from '../shape.js';
 import { Documents, checkDocuments } from '../mask.js';
 import { Precision } from '../kernels/precision.js';
 import { numberArg, parseCommand } from './args.js';
 import { checkInputFile, InputPath, MAX_BINARY_BYTES, OutputPlan } from './files.js';
+import { OUTPUT_NAMES, devicePrecision, noteStaleOutputs, outputFiles } from './outputs.js';
 import { RING_OPTIONS, RingArgs, checkRingArgs, parseRingArgs } from './ringArgs.js';
+import { schemeDefs } from '../cp/schemes/registry.js';
 
-const HELP = `usage: flashring attention --q q.npy --k k.npy --v v.npy --out DIR [options]
+/** The help (a function: it lists the registry's schemes as they are when asked). */
+const help = () => `usage: flashring attention --q q.npy --k k.npy --v v.npy --out DIR [options]
   Tensors are [B, H, N, D] (or [H, N, D] for B = 1), float16/float32/float64, C order.
   K and V have Hkv heads; Q has Hq, a multiple of Hkv (grouped-query attention).
   Writes DIR/o.npy ([B, Hq, Nq, D]) and DIR/lse.npy ([B, Hq, Nq], f32, natural log).
@@ -34,7 +35,7 @@ options:
                         for to round f32 data; a value beyond float16's range is then an error
   --do dO.npy           also run the backward pass; writes dq.npy, dk.npy, dv.npy
   --cp R                run context-parallel over R ranks (same outputs; 1..64, at most N)
-  --cp-comm-type T      with --cp: p2p (the ring) | all_gather | a2a (Ulysses) | a2a+p2p (default p2p)
+  --cp-comm-type T      with --cp: ${schemeDefs().map((d) => d.name).join(' | ')} (default p2p; flashring cp-plan --help says what each does)
   --hierarchical-context-parallel-sizes A,P   with a2a+p2p: a2a group size × ring size = R (default:
                         the largest group A below R that divides R and the heads, with a note)
   --cp-mode M           one-device (default: the R ranks share one GPU, each step timed alone)
@@ -142,7 +143,6 @@ function inputsOf(a: AttentionArgs): InputPath[] {
 }
 
 /** The names a run writes into --out. */
-export const OUTPUT_NAMES = ['o.npy', 'lse.npy', 'dq.npy', 'dk.npy', 'dv.npy'] as const;
 
 /** --out and --timeline, resolved and checked against the inputs and each other before any work. */
 function planOutputs(a: AttentionArgs): Promise<OutputPlan> {
@@ -225,19 +225,10 @@ function requestedPrecision(req: AttentionArgs['precision'], tensors: Tensor[]):
   return 'f32';
 }
 
-/** f16 asked for by the data on a device without shader-f16: f32, with a note. */
-export function devicePrecision(p: Precision, req: AttentionArgs['precision'], dev: FlashDevice): Precision {
-  if (p === 'f16' && req === 'auto' && !dev.hasF16) {
-    console.error(`note: the inputs are float16 but ${adapterName(dev.adapter)} has no shader-f16; computing in f32 and writing float32`);
-    return 'f32';
-  }
-  return p;
-}
-
 export async function attentionCommand(argv: string[]): Promise<number> {
   const a = parseAttentionArgs(argv);
   if (!a) {
-    console.log(HELP);
+    console.log(help());
     return 0;
   }
   const outputs = await planOutputs(a);
@@ -280,24 +271,3 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   }
 }
 
-/** Outputs of an earlier run left beside this run's (gradients of a run with --do, when this one had none): said, not deleted. */
-export function noteStaleOutputs(dir: string, written: { path: string }[]): void {
-  const wrote = new Set(written.map((f) => resolve(f.path)));
-  const stale = OUTPUT_NAMES.map((n) => join(dir, n)).filter((f) => !wrote.has(resolve(f)) && existsSync(f));
-  if (stale.length) console.error(`note: ${dir} also holds ${stale.map((f) => basename(f)).join(', ')} from an earlier run; this run did not write ${stale.length > 1 ? 'them' : 'it'}`);
-}
-
-/** The .npy files of a run's outputs (f16 bits as float16, f32 as float32; LSE always float32). */
-export function outputFiles(
-  dir: string, s: AttentionShape, precision: Precision, tensors: Record<string, HostTensor>, lse?: Float32Array,
-): { path: string; data: Uint8Array }[] {
-  const dtype = precision === 'f16' ? 'f2' : 'f4';
-  const files = Object.entries(tensors).map(([name, data]) => {
-    const heads = name === 'dk' || name === 'dv' ? s.Hkv : s.Hq;
-    const n = name === 'dk' || name === 'dv' ? s.Nk : s.Nq;
-    const arr: NpyArray = data instanceof Uint16Array ? { dtype: 'f2', shape: [s.B, heads, n, s.D], data } : { dtype, shape: [s.B, heads, n, s.D], data };
-    return { path: join(dir, `${name}.npy`), data: encodeNpy(arr) };
-  });
-  if (lse) files.push({ path: join(dir, 'lse.npy'), data: encodeNpy({ dtype: 'f4', shape: [s.B, s.Hq, s.Nq], data: lse }) });
-  return files;
-}

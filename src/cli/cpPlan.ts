@@ -1,27 +1,26 @@
 /**
  * `flashring cp-plan`: what a context-parallel node would show, without tensors. The schemes'
- * steps are planned from the schedule (src/ring/plan.ts, the same numbers the rank programs
- * report), compute comes from `--compute-tflops` or from timing the kernels briefly on the local
+ * steps and each rank's peak come from a dry run of their rank programs (src/cp/plan/dryRun.ts), compute comes from `--compute-tflops` or from timing the kernels briefly on the local
  * adapter (one rank, forward + backward), and the link model composes the timeline.
  */
-import { rankPeakBytes } from '../ring/memory.js';
 import { InputError } from '../errors.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
-import { Precision, elemBytes } from '../kernels/precision.js';
+import { Precision } from '../kernels/precision.js';
 import { randn } from '../reference/compare.js';
 import { numberArg, parseCommand } from './args.js';
 import { MAX_RANKS } from './ringArgs.js';
-import { LINK_NAMES, Link, Prediction, Rate, predict, resolveLink } from '../ring/linkModel.js';
-import { planSteps } from '../ring/plan.js';
-import { ringAttention } from '../ring/ringAttention.js';
-import { LAYOUTS, Layout, validateRing } from '../ring/schedule.js';
-import { chosenSizesNote, defaultSizes, noDefaultSizes, resolveScheme } from '../ring/scheme.js';
-import { SCHEMES, Scheme } from '../ring/timeline.js';
+import { LINK_NAMES, Link, Rate, resolveLink } from '../cp/plan/linkModel.js';
+import { SchemePlan, planScheme } from '../cp/plan/planSchemes.js';
+import { ringAttention } from '../cp/launch/ringAttention.js';
+import { LAYOUTS, Layout, validateRing } from '../cp/plan/schedule.js';
+import { Scheme, chosenSizesNote, resolveScheme, schemeDef, schemeDefs, schemeNames, schemeSizes } from '../cp/schemes/registry.js';
 import { AttentionShape, numel, validateShape } from '../shape.js';
 
-const HELP = `usage: flashring cp-plan --context-parallel-size R --seq-length N (--num-attention-heads H --hidden-size E | --heads H --head-dim D) [options]
-  --cp-comm-type T        ${SCHEMES.join('|')} (default: every scheme the shape allows)
+/** The help (a function: it lists the registry's schemes as they are when asked). */
+const help = () => `usage: flashring cp-plan --context-parallel-size R --seq-length N (--num-attention-heads H --hidden-size E | --heads H --head-dim D) [options]
+  --cp-comm-type T        ${schemeNames().join('|')} (default: every scheme the shape allows)
+${schemeDefs().map((d) => `                            ${d.name.padEnd(11)} ${d.about}`).join('\n')}
   --hierarchical-context-parallel-sizes A,P   a2a+p2p: a2a groups of A, a ring of P groups (A·P = R;
                           default: the largest A below R that divides R and the heads)
   --layout L              ${LAYOUTS.join('|')} (default zigzag)
@@ -93,19 +92,26 @@ export function parseCpPlan(v: Values): CpPlanRequest {
   const computeTflops = num(v, 'compute-tflops');
   if (computeTflops !== undefined && !(computeTflops > 0)) throw new InputError(`--compute-tflops must be a positive number, got '${v['compute-tflops']}'`);
   const asked = v['cp-comm-type'] as string | undefined;
-  // a2a+p2p without sizes: the largest a2a group below R that divides the heads (as the page does).
   const given = v['hierarchical-context-parallel-sizes'] as string | undefined;
-  if (given !== undefined && asked !== undefined && asked !== 'a2a+p2p')
-    throw new InputError(`--hierarchical-context-parallel-sizes applies only to --cp-comm-type a2a+p2p (asked: ${asked}): leave it out or choose a2a+p2p`);
-  const wantsSizes = given === undefined && (asked === undefined || asked === 'a2a+p2p');
-  const chosen = wantsSizes ? defaultSizes(R, shape) : null;
-  const sizes = given ?? chosen?.join(',');
-  if (asked === 'a2a+p2p' && sizes === undefined) throw new InputError(noDefaultSizes(R, shape));
-  if (asked !== undefined) resolveScheme(asked, R, shape, sizes); // one line naming what is wrong
-  const why = new Map(SCHEMES.map((s) => [s, s === 'a2a+p2p' && sizes === undefined ? noDefaultSizes(R, shape) : refusal(s, R, shape, sizes)]));
-  const schemes = asked !== undefined ? [asked as Scheme] : SCHEMES.filter((s) => why.get(s) === null);
-  const skipped = asked !== undefined ? [] : SCHEMES.filter((s) => why.get(s) !== null).map((s) => ({ scheme: s, reason: why.get(s)! }));
-  return { shape, R, causal: !v['no-causal'], layout: layout as Layout, precision, schemes, skipped, sizes, sizesChosen: !!chosen, link, computeTflops };
+  // Each scheme the shape takes, with its sizes where it takes sizes (given, or its default: the
+  // largest a2a group below R that divides the heads, as the page); why not where it does not.
+  let sizes = given, sizesChosen = false;
+  const why = new Map<Scheme, string | null>();
+  for (const name of asked !== undefined ? [asked] : schemeNames()) {
+    try {
+      const takes = !!schemeDef(name).defaultSizes;
+      const r = schemeSizes(name, R, shape, asked !== undefined || takes ? given : undefined);
+      if (takes) [sizes, sizesChosen] = [r.sizes, r.chosen];
+      resolveScheme(name, R, shape, r.sizes);
+      why.set(name, null);
+    } catch (e) {
+      if (asked !== undefined || !(e instanceof InputError)) throw e;   // one line naming what is wrong
+      why.set(name, e.message);
+    }
+  }
+  const schemes = [...why].filter(([, w]) => w === null).map(([n]) => n);
+  const skipped = [...why].filter(([, w]) => w !== null).map(([scheme, reason]) => ({ scheme, reason: reason! }));
+  return { shape, R, causal: !v['no-causal'], layout: layout as Layout, precision, schemes, skipped, sizes, sizesChosen, link, computeTflops };
 }
 
 /** The heads and head dim: --heads/--head-dim or Megatron-LM's --num-attention-heads/--hidden-size, consistent where both are given. */
@@ -126,16 +132,6 @@ function headsAndDim(v: Values): { H: number; D: number } {
   if (v['hidden-size'] !== undefined && int(v, 'hidden-size') !== H * D)
     throw new InputError(`--hidden-size ${v['hidden-size']} is not ${H} heads × --head-dim ${D} (= ${H * D}): give one of them, or make them agree`);
   return { H, D };
-}
-
-/** Why the shape cannot take a scheme (null when it can). */
-function refusal(s: Scheme, R: number, shape: AttentionShape, sizes?: string): string | null {
-  try {
-    resolveScheme(s, R, shape, sizes);
-    return null;
-  } catch (e) {
-    return (e as Error).message;
-  }
 }
 
 /** Most query heads the rate is measured on: a rate per FLOP needs a few heads, not all (100000 would fill the host). */
@@ -171,23 +167,21 @@ export async function measureRate(req: CpPlanRequest): Promise<{ rate: { forward
   }
 }
 
-export function planSchemes(req: CpPlanRequest, rate: Rate): { scheme: Scheme; hierarchy: [number, number]; predicted: Prediction; rankPeakBytes: number | null }[] {
-  return req.schemes.map((scheme) => {
-    const { hierarchy } = resolveScheme(scheme, req.R, req.shape, req.sizes);
-    const steps = planSteps({ shape: req.shape, causal: req.causal, layout: req.layout, R: req.R, scheme, hierarchy, eb: elemBytes(req.precision) });
-    // The attention's own buffers on the fullest rank, forward + backward (src/ring/memory.ts).
-    const peak = rankPeakBytes(scheme, req.R, req.shape, req.precision, true, { layout: req.layout, hierarchy });
-    return { scheme, hierarchy, predicted: predict(steps, req.R, req.link, rate), rankPeakBytes: peak };
-  });
+/** Every scheme of the request planned by a dry run of its rank programs and timed by the link model. */
+export async function planSchemes(req: CpPlanRequest, rate: Rate): Promise<SchemePlan[]> {
+  const x = { shape: req.shape, R: req.R, mask: { causal: req.causal }, layout: req.layout, precision: req.precision, link: req.link, rate };
+  const plans: SchemePlan[] = [];
+  for (const scheme of req.schemes) plans.push(await planScheme(x, scheme, schemeDef(scheme).defaultSizes ? req.sizes : undefined));
+  return plans;
 }
 
 export async function cpPlanCommand(argv: string[]): Promise<number> {
   const { values } = parseCommand('cp-plan', argv, OPTS);
-  if (values.help) return (console.log(HELP), 0);
+  if (values.help) return (console.log(help()), 0);
   const req = parseCpPlan(values);
   const measured = req.computeTflops === undefined ? await measureRate(req) : null;
   const rate: Rate = measured?.rate ?? req.computeTflops!;
-  const plans = planSchemes(req, rate);
+  const plans = await planSchemes(req, rate);
   const compute = measured ? { source: 'measured', adapter: measured.adapter, N: measured.N, tflops: measured.rate } : { source: 'given', tflops: rate };
   if (values.json) {
     console.log(JSON.stringify({ kind: 'flashring.cp-plan', version: 1, shape: req.shape, R: req.R, causal: req.causal, layout: req.layout, precision: req.precision, link: req.link, compute, schemes: plans, skipped: req.skipped, ...(req.sizesChosen ? { sizesChosen: req.sizes } : {}) }, null, 1));
@@ -200,10 +194,9 @@ export async function cpPlanCommand(argv: string[]): Promise<number> {
   console.log('scheme     sizes  forward(ms)  backward(ms)  comm%   TFLOP/s per GPU  attention buffers per rank');
   for (const p of plans) {
     const ph = (name: string) => p.predicted.phases.find((x) => x.phase === name)!.stepMs.reduce((a, b) => a + b, 0);
-    console.log(`${p.scheme.padEnd(10)} ${p.hierarchy.join(',').padEnd(5)}  ${ph('forward').toFixed(3).padStart(11)}  ${ph('backward').toFixed(3).padStart(12)}  ${(100 * p.predicted.commFraction).toFixed(1).padStart(5)}  ${p.predicted.tflopsPerGpu.toPrecision(3).padStart(8)}  ${p.rankPeakBytes === null ? '      (not modelled)' : `${(p.rankPeakBytes / 2 ** 30).toFixed(3).padStart(12)} GiB`}`);
+    console.log(`${p.scheme.padEnd(10)} ${p.hierarchy.join(',').padEnd(5)}  ${ph('forward').toFixed(3).padStart(11)}  ${ph('backward').toFixed(3).padStart(12)}  ${(100 * p.predicted.commFraction).toFixed(1).padStart(5)}  ${p.predicted.tflopsPerGpu.toPrecision(3).padStart(8)}  ${(p.rankPeakBytes / 2 ** 30).toFixed(3).padStart(12)} GiB`);
   }
   for (const x of req.skipped) console.log(`${x.scheme.padEnd(10)} not planned: ${x.reason}`);
-  if (req.sizesChosen && req.schemes.includes('a2a+p2p'))
-    console.log(chosenSizesNote(req.sizes!, req.R));
+  for (const name of req.schemes) if (req.sizesChosen && schemeDef(name).defaultSizes) console.log(chosenSizesNote(name, req.sizes!, req.R));
   return 0;
 }

@@ -1,9 +1,8 @@
 /** The flags of a context-parallel run (`attention --cp R …`), parsed and checked before any GPU work. */
 import { InputError } from '../errors.js';
-import { LAYOUTS, Layout, ringSchedule } from '../ring/schedule.js';
-import { Link, resolveLink } from '../ring/linkModel.js';
-import { Scheme } from '../ring/timeline.js';
-import { chosenSizesNote, defaultSizes, noDefaultSizes, resolveScheme } from '../ring/scheme.js';
+import { LAYOUTS, Layout, ringSchedule } from '../cp/plan/schedule.js';
+import { Link, resolveLink } from '../cp/plan/linkModel.js';
+import { Scheme, chosenSizesNote, resolveScheme, schemeNames, schemeSizes } from '../cp/schemes/registry.js';
 import { AttentionShape } from '../shape.js';
 import { numberArg } from './args.js';
 
@@ -30,7 +29,6 @@ export const RING_OPTIONS = {
   'link-gbps': { type: 'string' }, 'link-latency-us': { type: 'string' }, 'compute-tflops': { type: 'string' },
 } as const;
 type RingValues = { [K in Exclude<keyof typeof RING_OPTIONS, 'gpu-per-rank' | 'pipelined'>]?: string } & { 'gpu-per-rank'?: boolean; pipelined?: boolean };
-const SCHEMES: Scheme[] = ['p2p', 'all_gather', 'a2a', 'a2a+p2p'];
 
 /** Most ranks a ring may have: each rank is a device, acquired one by one. */
 export const MAX_RANKS = 64;
@@ -46,7 +44,7 @@ export function parseRingArgs(values: RingValues): RingArgs | null {
   const layout = (values.layout ?? 'zigzag') as Layout;
   if (!LAYOUTS.includes(layout)) throw new InputError(`--layout must be one of ${LAYOUTS.join(', ')}, got '${values.layout}'`);
   const scheme = (values['cp-comm-type'] ?? 'p2p') as Scheme;
-  if (!SCHEMES.includes(scheme)) throw new InputError(`--cp-comm-type must be one of ${SCHEMES.join(', ')}, got '${scheme}'`);
+  if (!schemeNames().includes(scheme)) throw new InputError(`--cp-comm-type must be one of ${schemeNames().join(', ')}, got '${scheme}'`);
   const mode = (values['cp-mode'] ?? 'one-device') as RingArgs['mode'];
   if (mode !== 'one-device' && mode !== 'multi-adapter' && mode !== 'processes') throw new InputError(`--cp-mode must be one-device, multi-adapter or processes, got '${mode}'`);
   if (values['gpu-per-rank'] && mode !== 'processes') throw new InputError('--gpu-per-rank needs --cp-mode processes');
@@ -73,15 +71,8 @@ export function checkRingArgs(ring: RingArgs, s: AttentionShape, causal: boolean
   if (s.Nq !== s.Nk) throw new InputError(`--cp splits one sequence: Q has ${s.Nq} tokens but K/V have ${s.Nk}; they must be equal`);
   if (ring.R > s.Nq) throw new InputError(`--cp ${ring.R} is more ranks than the ${s.Nq} tokens of the sequence: every rank needs at least one token`);
   ringSchedule(s.Nq, ring.R, ring.layout, causal);
-  let sizes = ring.hierarchicalSizes;
-  if (sizes !== undefined && ring.scheme !== 'a2a+p2p')
-    throw new InputError(`--hierarchical-context-parallel-sizes applies only to --cp-comm-type a2a+p2p (this run is ${ring.scheme}): leave it out or choose a2a+p2p`);
-  const chosen = ring.scheme === 'a2a+p2p' && sizes === undefined ? defaultSizes(ring.R, s) : null;
-  if (ring.scheme === 'a2a+p2p' && sizes === undefined && !chosen) throw new InputError(noDefaultSizes(ring.R, s));
-  if (chosen) {
-    sizes = chosen.join(',');
-    console.error(`note: ${chosenSizesNote(sizes, ring.R)}`);
-  }
+  const { sizes, chosen } = schemeSizes(ring.scheme, ring.R, s, ring.hierarchicalSizes);
+  if (chosen) console.error(`note: ${chosenSizesNote(ring.scheme, sizes!, ring.R)}`);
   resolveScheme(ring.scheme, ring.R, s, sizes); // a2a heads, a2a+p2p sizes: before any device
   return { ...ring, ...(sizes !== undefined ? { hierarchicalSizes: sizes } : {}) };
 }

@@ -1,13 +1,13 @@
 /** `flashring attention --cp R`: the same outputs as a single device, through the ring. */
-import { Documents } from '../mask.js';
+import { MaskOptions, maskOf } from '../mask.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
 import { HostTensor } from '../kernels/attention.js';
 import { Precision, PrecisionRequest } from '../kernels/precision.js';
-import { ringAttention, RingOptions, RingResult, RingTimeline } from '../ring/ringAttention.js';
-import { gpuPerRankWrapper, ringAttentionProcesses } from '../ring/processRanks.js';
+import { ringAttention, RingOptions, RingResult, RingTimeline } from '../cp/launch/ringAttention.js';
+import { gpuPerRankWrapper, ringAttentionProcesses } from '../cp/launch/processRanks.js';
 import { AttentionShape } from '../shape.js';
-import { devicePrecision, noteStaleOutputs, outputFiles } from './attention.js';
+import { devicePrecision, noteStaleOutputs, outputFiles } from './outputs.js';
 import { OutputPlan } from './files.js';
 import { RingArgs } from './ringArgs.js';
 
@@ -30,20 +30,20 @@ export function formatTimeline(tl: RingTimeline): string {
 
 export async function ringCommand(
   s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, dout: HostTensor | null,
-  opts: { causal: boolean; scale?: number; window?: [number, number]; docs?: Documents | null; precision: Precision; request: PrecisionRequest },
+  opts: MaskOptions & { scale?: number; precision: Precision; request: PrecisionRequest },
   ring: RingArgs & { out: string }, outputs: OutputPlan,
 ): Promise<number> {
   const { R, layout, mode } = ring;
   const x = { ...t, ...(dout ? { dout } : {}) };
   const common: RingOptions = {
-    causal: opts.causal, scale: opts.scale, window: opts.window, docs: opts.docs, layout, ranks: R, scheme: ring.scheme,
+    ...maskOf(opts), scale: opts.scale, layout, ranks: R, scheme: ring.scheme,
     ...(ring.hierarchicalSizes !== undefined ? { hierarchicalSizes: ring.hierarchicalSizes } : {}),
     ...(ring.link ? { link: ring.link, computeTflops: ring.computeTflops } : {}),
     onStep: ({ phase, step, steps }) => process.stderr.write(`\r  ${phase} step ${step + 1}/${steps}   `),
   };
   let res: RingResult;
   if (mode === 'processes') {
-    // One process per rank (src/ring/processRanks.ts); --gpu-per-rank puts each behind
+    // One process per rank (src/cp/launch/processRanks.ts); --gpu-per-rank puts each behind
     // scripts/only-gpu.sh (rank r sees only GPU r: two identical GPUs need it).
     console.error(`context-parallel attention ${JSON.stringify(s)}, ${R} rank process(es) (${ring.scheme})${ring.gpuPerRank ? ', rank r on GPU r' : ''}`);
     res = await ringAttentionProcesses(s, x, { ...common, ranks: R, precision: opts.precision, ...(ring.gpuPerRank ? { wrapper: gpuPerRankWrapper(R) } : {}) });

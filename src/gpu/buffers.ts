@@ -4,19 +4,21 @@
 import { LimitError } from '../errors.js';
 import { FlashDevice, checkDevice } from './device.js';
 
+/** The size of a buffer for `bytes` bytes: rounded up to 4, at least 4 (the ledgers count this). */
+export const bufferSize = (bytes: number) => Math.max(4, Math.ceil(bytes / 4) * 4);
+
 /** Storage buffer through the tracker (sizes rounded up to 4 bytes). */
 export function storage(dev: FlashDevice, bytes: number, label: string, extraUsage = 0): GPUBuffer {
   return dev.tracker.create({
     label,
-    size: Math.max(4, Math.ceil(bytes / 4) * 4),
+    size: bufferSize(bytes),
     usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST | extraUsage,
   });
 }
 
 /** Creates a buffer holding `data` (mapped at creation, no staging). */
 export function upload(dev: FlashDevice, data: ArrayBufferView, label: string, usage: number = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST): GPUBuffer {
-  const size = Math.max(4, Math.ceil(data.byteLength / 4) * 4);
-  const buf = dev.tracker.create({ label, size, usage, mappedAtCreation: true });
+  const buf = dev.tracker.create({ label, size: bufferSize(data.byteLength), usage, mappedAtCreation: true });
   new Uint8Array(buf.getMappedRange()).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
   buf.unmap();
   return buf;

@@ -4,14 +4,15 @@
  * them). `ringAttention` uses whole host tensors; a scale run can generate each shard and read
  * back only sampled rows.
  */
-import { InputError } from '../errors.js';
-import { FlashDevice } from '../gpu/device.js';
-import { Precision } from '../kernels/precision.js';
-import { readback } from '../gpu/buffers.js';
-import { HostTensor, toPrecision } from '../kernels/attention.js';
-import { AttentionShape } from '../shape.js';
-import { RankIO } from './chunks.js';
-import { Segment, pieces, shardTokens } from './schedule.js';
+import { InputError } from '../../errors.js';
+import { FlashDevice } from '../../gpu/device.js';
+import { Precision } from '../../kernels/precision.js';
+import { readback } from '../../gpu/buffers.js';
+import { HostTensor, toPrecision } from '../../kernels/attention.js';
+import { AttentionShape } from '../../shape.js';
+import { RankIO } from '../schemes/chunks.js';
+import { InputName, ShardInputs } from '../rank/shard.js';
+import { Segment, pieces, shardTokens } from '../plan/schedule.js';
 
 export interface RingInputs {
   q: HostTensor;
@@ -21,14 +22,11 @@ export interface RingInputs {
   dout?: HostTensor;
 }
 
-export type InputName = 'q' | 'k' | 'v' | 'dout';
+export type { InputName } from '../rank/shard.js';
 export type OutputName = 'o' | 'lse' | 'dq' | 'dk' | 'dv';
 
-export interface ShardSource {
-  /** Whether there is a dO (the backward runs). */
-  backward: boolean;
-  /** Rows of one input at a segment's positions, [B, H, count, D], in precision p. */
-  rows(name: InputName, seg: Segment, p: Precision): HostTensor;
+/** Where a rank's input rows come from (rank/shard.ts), checked against the shape first. */
+export interface ShardSource extends ShardInputs {
   /** Throws an InputError if the inputs do not fit the shape (called after the shape is checked). */
   check?(): void;
 }

@@ -4,14 +4,13 @@
  * result carries (`kind: "flashring.timeline"`) is what the CLI prints, the page draws and the
  * link model (./linkModel.ts) turns into the timeline R real GPUs would show.
  */
-import { Precision } from '../kernels/precision.js';
-import { AttentionShape } from '../shape.js';
-import { Layout, RingSchedule, Segment } from './schedule.js';
-import type { Prediction } from './linkModel.js';
+import { Precision } from '../../kernels/precision.js';
+import { AttentionShape } from '../../shape.js';
+import { Layout, RingSchedule, Segment } from '../plan/schedule.js';
+import type { Prediction } from '../plan/linkModel.js';
+import type { Scheme } from '../schemes/registry.js';
 
 export type Phase = 'forward' | 'backward';
-export type Scheme = 'p2p' | 'all_gather' | 'a2a' | 'a2a+p2p';
-export const SCHEMES: Scheme[] = ['p2p', 'all_gather', 'a2a', 'a2a+p2p'];
 
 export interface StepRecord {
   phase: Phase;

@@ -8,7 +8,7 @@
  * Exposed communication is what a step takes beyond its slowest compute; the comm fraction is
  * exposed / total; per-GPU TFLOP/s is the work done over R GPUs over the predicted time.
  */
-import { InputError } from '../errors.js';
+import { InputError } from '../../errors.js';
 
 export interface Link {
   name: string;

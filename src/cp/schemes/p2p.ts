@@ -10,9 +10,9 @@ import {
   GradChunk, KVChunk, Problem, QBlock, RankIO, RankProgram, allocGrad, allocKV, encodeAdd, encodeBackward, encodeDelta, encodeForward,
   freeChunk, gradRanges, kvRanges, maxSegs, releaseQ, shardQ, withPart, work,
 } from './chunks.js';
-import { Pending } from './communicator.js';
-import { RankContext } from './rank.js';
-import { Segment } from './schedule.js';
+import { Pending } from '../transport/communicator.js';
+import { Rank } from '../rank/rank.js';
+import { Segment } from '../plan/schedule.js';
 
 /** A ring: its members in order, this rank's position, and each position's chunk. */
 export interface Ring {
@@ -30,7 +30,7 @@ const around = (g: Ring) => {
   return { P, next: g.members[(g.me + 1) % P], prev: g.members[(g.me - 1 + P) % P], pos: (t: number) => (((g.me - t) % P) + P) % P };
 };
 
-export async function ringForward(ctx: RankContext, pb: Problem, g: Ring, Q: QBlock, own: KVChunk): Promise<void> {
+export async function ringForward(ctx: Rank, pb: Problem, g: Ring, Q: QBlock, own: KVChunk): Promise<void> {
   const { P, next, prev, pos } = around(g);
   const chunks = g.members.map((_, i) => g.chunkSegs(i));
   const sizes = maxSegs(chunks);
@@ -50,7 +50,7 @@ export async function ringForward(ctx: RankContext, pb: Problem, g: Ring, Q: QBl
   for (const c of spare) freeChunk(ctx, c);
 }
 
-export async function ringBackward(ctx: RankContext, pb: Problem, g: Ring, Q: QBlock, own: KVChunk, home: GradChunk): Promise<void> {
+export async function ringBackward(ctx: Rank, pb: Problem, g: Ring, Q: QBlock, own: KVChunk, home: GradChunk): Promise<void> {
   const { P, next, prev, pos } = around(g);
   const h = Q.heads;
   const sizes = maxSegs(g.members.map((_, i) => g.chunkSegs(i)));

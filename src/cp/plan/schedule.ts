@@ -15,11 +15,10 @@
  *
  * At step t, rank r holds the K/V chunk that started on rank (r − t) mod R.
  */
-import { InputError } from '../errors.js';
-import { Mask, MaskSpec, Positions, positionAt, unmasked } from '../mask.js';
+import { InputError } from '../../errors.js';
+import { Mask, MaskRules, Positions, positionAt, unmasked } from '../../mask.js';
 
-/** The rules of a mask, without positions (each pair brings its own). */
-export type MaskRules = Pick<MaskSpec, 'causal' | 'window' | 'docs'>;
+export type { MaskRules };
 
 /** A boolean means causal or not, nothing else. */
 export const maskRules = (m: boolean | MaskRules): MaskRules => (typeof m === 'boolean' ? { causal: m, window: [-1, -1], docs: null } : m);

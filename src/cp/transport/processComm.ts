@@ -2,7 +2,7 @@
  * The communicator of a rank that lives in its own process (one GPU per process). Two identical
  * GPUs cannot be told apart inside one process (Dawn gives every requestAdapter() the first
  * adapter of a name: ../shared/PLATFORM.md), so each rank process sees only its own GPU and the
- * ranks talk through the parent process (src/ring/processRanks.ts), which forwards messages:
+ * ranks talk through the parent process (src/cp/launch/processRanks.ts), which forwards messages:
  *   send     the ranges are copied into a mappable staging buffer, mapped, and written to a file
  *            in the run's spool folder (on /dev/shm where there is one: memory, no disk), whose
  *            name is posted; without a spool the bytes travel in the message itself (Node IPC
@@ -16,7 +16,7 @@
  */
 import { open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FlashDevice, checkDevice } from '../gpu/device.js';
+import { FlashDevice, checkDevice } from '../../gpu/device.js';
 import { BufRange, Communicator, Pending, TransferResult, align4, deviceCopy, nothing, withStaged } from './communicator.js';
 
 /** Bytes from one rank to another; `parts[i]` fills the receiver's range i. */

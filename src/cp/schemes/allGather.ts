@@ -11,12 +11,12 @@
  * not meet: one run each.
  * The attention is one timeline step per pass whatever the number of runs.
  */
-import { BufRange } from './communicator.js';
+import { BufRange } from '../transport/communicator.js';
 import {
   GradChunk, KVChunk, Problem, RankIO, RankProgram, allocGrad, allocKV, encodeAdd, encodeBackward, encodeDelta, encodeForward, freeChunk,
   releaseQ, rows, shardQ, withPart, work,
 } from './chunks.js';
-import { coalesceMembers } from './schedule.js';
+import { coalesceMembers } from '../plan/schedule.js';
 
 /** All K/V, as runs (`segs`) of consecutive positions; `from` is this rank. */
 type Gathered = KVChunk;

@@ -15,8 +15,8 @@ import {
   GradChunk, Heads, KVChunk, Problem, QBlock, RankIO, RankProgram, allocGrad, freeChunk, releaseQ, rows,
 } from './chunks.js';
 import { Ring, ringBackward, ringForward } from './p2p.js';
-import { RankContext } from './rank.js';
-import { Segment, coalesceMembers } from './schedule.js';
+import { Rank } from '../rank/rank.js';
+import { Segment, coalesceMembers } from '../plan/schedule.js';
 
 interface Kept {
   Q: QBlock;
@@ -45,7 +45,7 @@ interface Tensor { seq: GPUBuffer[]; heads: GPUBuffer[]; H: number; rowBytes: nu
  * `seq[s]` is this rank's segment s, [B, H, count, row]; `heads` the group's runs (place),
  * [B, H/A, run count, row].
  */
-function exchange(ctx: RankContext, pb: Problem, io: RankIO, A: number, ts: Tensor[], toHeads: boolean, tag: string) {
+function exchange(ctx: Rank, pb: Problem, io: RankIO, A: number, ts: Tensor[], toHeads: boolean, tag: string) {
   const { group, runs } = place(io, A);
   const B = pb.shape.B;
   const me = io.rank % A;
@@ -58,7 +58,7 @@ function exchange(ctx: RankContext, pb: Problem, io: RankIO, A: number, ts: Tens
   return toHeads ? ctx.comm.allToAll(io.rank, group, seqSide, headSide, tag) : ctx.comm.allToAll(io.rank, group, headSide, seqSide, tag);
 }
 
-function headBuffers(ctx: RankContext, pb: Problem, segs: Segment[], H: number, rowBytes: number, label: string): GPUBuffer[] {
+function headBuffers(ctx: Rank, pb: Problem, segs: Segment[], H: number, rowBytes: number, label: string): GPUBuffer[] {
   return segs.map((sg, i) => ctx.alloc(pb.shape.B * H * sg.count * rowBytes, `${label}${i}`));
 }
 
@@ -77,7 +77,7 @@ export function ulysses(A: number): RankProgram<Kept> {
         heads: h,
         segs: segs.map((seg, i) => ({
           seg, q: q[i], o: ctx.alloc(B * h.Hq * seg.count * D * 4, `oH${i}`),
-          lse: ctx.upload(new Float32Array(B * h.Hq * seg.count).fill(-Infinity), `lseH${i}`), fresh: true,
+          lse: ctx.filled(B * h.Hq * seg.count, -Infinity, `lseH${i}`), fresh: true,
         })),
       };
       const own: KVChunk = { from: io.rank, segs, k, v };

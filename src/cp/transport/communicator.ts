@@ -13,7 +13,7 @@
  * (processComm.ts: bytes through host memory and the parent process); the rank programs are the
  * same.
  */
-import { FlashDevice, checkDevice } from '../gpu/device.js';
+import { FlashDevice, checkDevice } from '../../gpu/device.js';
 
 /** A byte range of a GPU buffer. */
 export interface BufRange {

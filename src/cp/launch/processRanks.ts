@@ -21,19 +21,22 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DAWN_NOISE } from '../../bin/dawn-noise.mjs';
-import { DeviceLostError, FlashringError, InputError, LimitError, NoAdapterError } from '../errors.js';
-import { toHalfArray } from '../f16.js';
-import { HostTensor } from '../kernels/attention.js';
-import { Precision } from '../kernels/precision.js';
-import { AttentionShape, ResolvedOptions, resolveOptions } from '../shape.js';
-import { Problem } from './chunks.js';
-import { DataMessage } from './processComm.js';
+import { DAWN_NOISE } from '../../gpu/dawnNoise.mjs';
+import { DeviceLostError, FlashringError, InputError, LimitError, NoAdapterError } from '../../errors.js';
+import { toHalfArray } from '../../f16.js';
+import { HostTensor } from '../../kernels/attention.js';
+import { Precision } from '../../kernels/precision.js';
+import { AttentionShape, ResolvedOptions, resolveOptions } from '../../shape.js';
+import { maskOf } from '../../mask.js';
+import { Problem } from '../schemes/chunks.js';
+import { DataMessage } from '../transport/processComm.js';
 import { InputName, RingInputs, hostSource, readAll, segmentReader } from './hostIO.js';
-import { predict } from './linkModel.js';
-import { RingKernels, RingOptions, RingResult, checkRing } from './ringAttention.js';
-import { Layout, Segment, ringSchedule } from './schedule.js';
-import { Phase, RingTimeline, Scheme, StepRecord, makeTimeline, withIdle } from './timeline.js';
+import { predict } from '../plan/linkModel.js';
+import { RingKernels, RingOptions, RingResult } from './ringAttention.js';
+import { checkRing } from '../plan/dryRun.js';
+import { Layout, Segment, ringSchedule } from '../plan/schedule.js';
+import { Phase, RingTimeline, StepRecord, makeTimeline, withIdle } from '../rank/timeline.js';
+import { Scheme } from '../schemes/registry.js';
 
 /** What a rank process needs: the problem, its shard's rows, and how to reach the others. */
 export interface RankInit {
@@ -71,8 +74,8 @@ export interface ProcessRingOptions extends RingOptions {
   wrapper?: readonly string[];
 }
 
-const WORKER = fileURLToPath(new URL('../../bin/rank-process.mjs', import.meta.url));
-const ONLY_GPU = fileURLToPath(new URL('../../scripts/only-gpu.sh', import.meta.url));
+const WORKER = fileURLToPath(new URL('../../../bin/rank-process.mjs', import.meta.url));
+const ONLY_GPU = fileURLToPath(new URL('../../../scripts/only-gpu.sh', import.meta.url));
 
 /** The numbers K of the host's /dev/nvidiaK device nodes (none on CPU machines). */
 function nvidiaDevices(): number[] {
@@ -105,7 +108,7 @@ export function gpuPerRankWrapper(R: number, devices = nvidiaDevices()): string[
 export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, opts: ProcessRingOptions): Promise<RingResult> {
   const { R, layout, sch } = checkRing(s, opts, opts.ranks);
   if (opts.precision !== undefined && !['auto', 'f32', 'f16'].includes(opts.precision)) throw new InputError(`precision must be f32, f16 or auto, got '${opts.precision}'`);
-  const base = resolveOptions(s, { causal: opts.causal, scale: opts.scale, window: opts.window, docs: opts.docs });
+  const base = resolveOptions(s, { ...maskOf(opts), scale: opts.scale });
   const sched = ringSchedule(s.Nq, R, layout, base);
   const src = hostSource(s, t);
   src.check?.();

@@ -7,10 +7,10 @@
  *   forward   O, LSE ← merge((O, LSE), flash(Q, K, V))   (exact LSE merge, shaders/merge.wgsl)
  *   backward  dQ += ∂, dK/dV partial += ∂ (Δ = rowsum(dO ∘ O) computed once per Q segment)
  */
-import { AttentionShape, ResolvedOptions } from '../shape.js';
-import { BufRange } from './communicator.js';
-import { RankContext, TimestampFor } from './rank.js';
-import { Segment, classifyPair } from './schedule.js';
+import { AttentionShape, ResolvedOptions } from '../../shape.js';
+import { BufRange } from '../transport/communicator.js';
+import { Rank, TimestampFor } from '../rank/rank.js';
+import { Segment, classifyPair } from '../plan/schedule.js';
 
 /** Heads a block carries (a2a ranks hold a slice of them). */
 export interface Heads {
@@ -83,7 +83,7 @@ function pairOptions(base: ResolvedOptions, q: Segment, k: Segment, masked: bool
   return masked ? { ...base, ...pos } : { ...base, ...pos, causal: false, window: [-1, -1], docs: null };
 }
 
-export function encodeForward(ctx: RankContext, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk): void {
+export function encodeForward(ctx: Rank, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk): void {
   const ps = live(Q, kv, pb.base);
   const { fwd, merge } = ctx.kernels;
   // A segment's first pair writes its O and LSE directly: merging into nothing (LSE = −inf)
@@ -110,7 +110,7 @@ export function encodeForward(ctx: RankContext, pb: Problem, enc: GPUCommandEnco
 }
 
 /** Δ = rowsum(dO ∘ O) per Q segment (the backward kernel's preprocess pass alone). */
-export function encodeDelta(ctx: RankContext, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], Q: QBlock, kv: KVChunk, g: GradChunk): void {
+export function encodeDelta(ctx: Rank, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], Q: QBlock, kv: KVChunk, g: GradChunk): void {
   for (const q of Q.segs)
     ctx.kernels.bwd!.encode(enc,
       { q: q.q, k: kv.k[0], v: kv.v[0], o: q.o, dout: q.dout!, lse: q.lse, delta: q.delta!, dq: q.dq!, dk: g.dk[0], dv: g.dv[0] },
@@ -118,7 +118,7 @@ export function encodeDelta(ctx: RankContext, pb: Problem, enc: GPUCommandEncode
 }
 
 /** dQ += ∂/∂Q and g += ∂/∂(K, V) over every live pair (g cleared first). */
-export function encodeBackward(ctx: RankContext, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk, g: GradChunk): void {
+export function encodeBackward(ctx: Rank, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk, g: GradChunk): void {
   for (const b of [...g.dk, ...g.dv]) enc.clearBuffer(b);
   const ps = live(Q, kv, pb.base);
   ps.forEach(({ q, ks, ki, kind }, i) =>
@@ -129,7 +129,7 @@ export function encodeBackward(ctx: RankContext, pb: Problem, enc: GPUCommandEnc
 }
 
 /** acc += part for every segment of a chunk. */
-export function encodeAdd(ctx: RankContext, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], h: Heads, segs: Segment[], acc: GradChunk, part: GradChunk): void {
+export function encodeAdd(ctx: Rank, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], h: Heads, segs: Segment[], acc: GradChunk, part: GradChunk): void {
   segs.forEach((sg, i) => {
     const rows = pb.shape.B * h.Hkv * sg.count;
     ctx.kernels.merge.encodeAdd(enc, acc.dk[i], part.dk[i], rows, temps);
@@ -142,7 +142,7 @@ export const kvBytes = (pb: Problem, h: Heads, n: number) => pb.shape.B * h.Hkv 
 export const gradBytes = (pb: Problem, h: Heads, n: number) => pb.shape.B * h.Hkv * n * pb.shape.D * 4;
 
 /** Empty K/V slots for chunks of up to `maxSeg[i]` tokens in segment i. */
-export function allocKV(ctx: RankContext, pb: Problem, h: Heads, maxSeg: number[], label: string): KVChunk {
+export function allocKV(ctx: Rank, pb: Problem, h: Heads, maxSeg: number[], label: string): KVChunk {
   return {
     from: -1, segs: [],
     k: maxSeg.map((n, i) => ctx.alloc(kvBytes(pb, h, n), `${label}.k${i}`)),
@@ -150,14 +150,14 @@ export function allocKV(ctx: RankContext, pb: Problem, h: Heads, maxSeg: number[
   };
 }
 
-export function allocGrad(ctx: RankContext, pb: Problem, h: Heads, maxSeg: number[], label: string): GradChunk {
+export function allocGrad(ctx: Rank, pb: Problem, h: Heads, maxSeg: number[], label: string): GradChunk {
   return {
     dk: maxSeg.map((n, i) => ctx.alloc(gradBytes(pb, h, n), `${label}.dk${i}`)),
     dv: maxSeg.map((n, i) => ctx.alloc(gradBytes(pb, h, n), `${label}.dv${i}`)),
   };
 }
 
-export function freeChunk(ctx: RankContext, c: { k?: GPUBuffer[]; v?: GPUBuffer[]; dk?: GPUBuffer[]; dv?: GPUBuffer[] }): void {
+export function freeChunk(ctx: Rank, c: { k?: GPUBuffer[]; v?: GPUBuffer[]; dk?: GPUBuffer[]; dv?: GPUBuffer[] }): void {
   for (const b of [...(c.k ?? []), ...(c.v ?? []), ...(c.dk ?? []), ...(c.dv ?? [])]) ctx.release(b);
 }
 
@@ -207,12 +207,12 @@ export interface RankIO {
 
 /** A CP scheme: what one rank does, forward then backward (with what the forward kept). */
 export interface RankProgram<S = unknown> {
-  forward(ctx: RankContext, pb: Problem, io: RankIO): Promise<S>;
-  backward(ctx: RankContext, pb: Problem, io: RankIO, kept: S): Promise<void>;
+  forward(ctx: Rank, pb: Problem, io: RankIO): Promise<S>;
+  backward(ctx: Rank, pb: Problem, io: RankIO, kept: S): Promise<void>;
 }
 
 /** A Q block over the sequence shard's own buffers. */
-export function shardQ(ctx: RankContext, pb: Problem, io: RankIO, phase: 'forward' | 'backward'): QBlock {
+export function shardQ(ctx: Rank, pb: Problem, io: RankIO, phase: 'forward' | 'backward'): QBlock {
   const h = { Hq: pb.shape.Hq, Hkv: pb.shape.Hkv };
   const segs = io.shards[io.rank];
   return {
@@ -225,7 +225,7 @@ export function shardQ(ctx: RankContext, pb: Problem, io: RankIO, phase: 'forwar
 }
 
 /** Frees a Q block's scratch (partials, Δ); its Q, O, LSE, dO, dQ belong to whoever made them. */
-export function releaseQ(ctx: RankContext, Q: QBlock): void {
+export function releaseQ(ctx: Rank, Q: QBlock): void {
   for (const b of [Q.part?.o, Q.part?.lse, ...Q.segs.map((s) => s.delta)]) if (b) ctx.release(b);
   delete Q.part;
   for (const s of Q.segs) delete s.delta;
@@ -235,10 +235,10 @@ export function releaseQ(ctx: RankContext, Q: QBlock): void {
  * Gives a forward's Q block its partial (O, LSE) when its segments will meet `keySegs` K/V
  * segments in all and that is more than one (mask aside: a second pair may need a merge); with
  * one, the only pair writes O and LSE directly and no partial is allocated (R = 1, and the
- * schemes whose keys arrive as one run: all_gather and a2a outside striped). src/ring/memory.ts
- * counts it by the same rule.
+ * schemes whose keys arrive as one run: all_gather and a2a outside striped). The dry run
+ * (src/cp/plan/dryRun.ts) counts it because it runs this same code.
  */
-export function withPart(ctx: RankContext, pb: Problem, Q: QBlock, keySegs: number): void {
+export function withPart(ctx: Rank, pb: Problem, Q: QBlock, keySegs: number): void {
   if (keySegs < 2 || Q.part) return;
   const rows = pb.shape.B * Q.heads.Hq * Math.max(...Q.segs.map((s) => s.seg.count));
   Q.part = { o: ctx.alloc(rows * pb.shape.D * 4, 'oPart'), lse: ctx.alloc(rows * 4, 'lsePart') };

@@ -4,17 +4,18 @@
  * ProcessCommunicator, runs its rank program's forward, waits for the parent's word to run the
  * backward, and sends back its outputs, steps and memory.
  */
-import { adapterName, acquireDevices } from '../gpu/device.js';
-import { readback } from '../gpu/buffers.js';
-import { nodeGPU, releaseNodeGPU } from '../gpu/node.js';
-import { resolvePrecision } from '../kernels/precision.js';
-import { Problem, RankIO } from './chunks.js';
-import { ProcessCommunicator, DataMessage } from './processComm.js';
+import { adapterName, acquireDevices } from '../../gpu/device.js';
+import { readback } from '../../gpu/buffers.js';
+import { nodeGPU, releaseNodeGPU } from '../../gpu/node.js';
+import { resolvePrecision } from '../../kernels/precision.js';
+import { Problem, RankIO } from '../schemes/chunks.js';
+import { ProcessCommunicator, DataMessage } from '../transport/processComm.js';
 import { FromParent, RankDone, RankInit, ToParent } from './processRanks.js';
-import { RankContext } from './rank.js';
-import { kernelsOf, loadShard, rankKernels } from './ringAttention.js';
-import { resolveScheme } from './scheme.js';
-import { TimelineRecorder } from './timeline.js';
+import { RankContext } from '../rank/rank.js';
+import { kernelsOf, rankKernels, stepGpuTime } from './stage.js';
+import { loadShard } from '../rank/shard.js';
+import { resolveScheme } from '../schemes/registry.js';
+import { TimelineRecorder } from '../rank/timeline.js';
 
 /** To the parent, while it listens (after a failure it may have let go of this process). */
 const send = (m: ToParent, then?: () => void) => (process.connected ? process.send!(m, () => then?.()) : then?.());
@@ -64,7 +65,7 @@ async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, star
     }
     const outputs = await readOutputs(ctx, io, init.backward);
     const g = await ctx.timer.read();
-    for (const r of rec.records) r.gpuComputeMs = dev.hasTimestamps ? r.gpuIntervals.reduce((a, k) => a + (Number.isNaN(g[k]) ? 0 : g[k]), 0) : null;
+    for (const r of rec.records) stepGpuTime(r, dev, g);
     const records = rec.phases().flatMap((ph) => ph.steps);
     const phaseStart = Object.fromEntries((['forward', 'backward'] as const).flatMap((ph) => {
       const t = rec.phaseStart(ph);

@@ -11,26 +11,26 @@
  *   multi-adapter  one FlashDevice per rank (one per physical adapter): staging transfers, which
  *                  run behind the ranks' compute.
  */
-import { DeviceLostError, InputError } from '../errors.js';
-import { FlashDevice, adapterName, checkDevice } from '../gpu/device.js';
-import { toHalfArray } from '../f16.js';
-import { AttentionOptions, AttentionShape, resolveOptions, validateShape } from '../shape.js';
-import { FlashForward } from '../kernels/flashForward.js';
-import { FlashBackward } from '../kernels/flashBackward.js';
-import { MergeKernel } from '../kernels/merge.js';
-import { PrecisionRequest, elemBytes, resolvePrecision, Precision } from '../kernels/precision.js';
-import { HostTensor } from '../kernels/attention.js';
-import { KernelPath } from '../kernels/pipeline.js';
-import { Layout, Segment, ringSchedule } from './schedule.js';
-import { InProcessCommunicator, Mutex, deviceCopy, staging } from './communicator.js';
-import { Problem, RankIO } from './chunks.js';
+import { DeviceLostError, InputError } from '../../errors.js';
+import { FlashDevice, adapterName, checkDevice } from '../../gpu/device.js';
+import { toHalfArray } from '../../f16.js';
+import { AttentionOptions, AttentionShape, resolveOptions } from '../../shape.js';
+import { maskOf } from '../../mask.js';
+import { PrecisionRequest, elemBytes, resolvePrecision, Precision } from '../../kernels/precision.js';
+import { HostTensor } from '../../kernels/attention.js';
+import { Layout, ringSchedule } from '../plan/schedule.js';
+import { InProcessCommunicator, Mutex, deviceCopy, staging } from '../transport/communicator.js';
+import { Problem } from '../schemes/chunks.js';
 import { RowReader, ShardSource, hostSource, readAll, rowReader } from './hostIO.js';
-import { RankContext, RankKernels } from './rank.js';
-import { ResolvedScheme, resolveScheme } from './scheme.js';
-import { Phase, RingTimeline, Scheme, StepRecord, TimelineRecorder, makeTimeline } from './timeline.js';
-import { Link, Rate, predict } from './linkModel.js';
+import { RankContext } from '../rank/rank.js';
+import { RingKernels, kernelsOf, rankKernels, stepGpuTime } from './stage.js';
+import { ResolvedScheme, Scheme } from '../schemes/registry.js';
+import { Phase, RingTimeline, StepRecord, TimelineRecorder, makeTimeline } from '../rank/timeline.js';
+import { loadShard } from '../rank/shard.js';
+import { checkRing } from '../plan/dryRun.js';
+import { Link, Rate, predict } from '../plan/linkModel.js';
 
-export type { Phase, RingTimeline, StepRecord, Scheme, RowReader, ShardSource };
+export type { Phase, RingTimeline, StepRecord, Scheme, RowReader, ShardSource, RingKernels };
 
 export interface RingOptions extends Omit<AttentionOptions, 'qPos' | 'kPos'> {
   layout?: Layout;
@@ -74,18 +74,6 @@ export interface RingResult {
   kernels: RingKernels;
 }
 
-/**
- * Which kernels ran: tensor cores ('subgroup-matrix') or the portable ones ('scalar'), and why
- * not the former. Rank 0's: every rank resolves the same way on the same kind of adapter (a
- * multi-adapter run over different adapters may differ; each rank's kernels are its own).
- */
-export interface RingKernels {
-  forward: KernelPath;
-  backward: KernelPath | null;
-  /** Why 'auto' did not take the subgroup-matrix path, e.g. f32 data or no such feature (null when it did). */
-  fallbackReason: string | null;
-}
-
 export type { RingInputs } from './hostIO.js';
 import type { RingInputs } from './hostIO.js';
 
@@ -102,17 +90,6 @@ interface Stage {
   layout: Layout;
 }
 
-/** What every ring mode checks before any device work: the shape, R, the layout and the scheme. */
-export function checkRing(s: AttentionShape, opts: RingOptions, R: number): { R: number; layout: Layout; sch: ResolvedScheme } {
-  validateShape(s);
-  if ('qPos' in opts || 'kPos' in opts) throw new InputError('the ring sets token positions itself; do not pass qPos/kPos');
-  if (s.Nq !== s.Nk) throw new InputError(`context parallelism splits one sequence: Nq (${s.Nq}) must equal Nk (${s.Nk})`);
-  if (!Number.isInteger(R) || R < 1) throw new InputError(`the ring size (CP ranks) must be an integer >= 1, got ${R}`);
-  const layout = opts.layout ?? 'zigzag';
-  ringSchedule(s.Nq, R, layout, false); // validates N, R and the layout
-  return { R, layout, sch: resolveScheme(opts.scheme ?? 'p2p', R, s, opts.hierarchicalSizes) };
-}
-
 function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions): Stage {
   const { R, layout, sch } = checkRing(s, opts, opts.ranks ?? devs.length);
   if (devs.length !== 1 && devs.length !== R) throw new InputError(`${R} ranks need one device (one-device mode) or ${R} devices, got ${devs.length}`);
@@ -127,22 +104,6 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions)
   return { R, mode, pipelined: !!opts.pipelined, rankDevs: Array.from({ length: R }, (_, r) => devs[devs.length === 1 ? 0 : r]), p, sch, layout };
 }
 
-/** A rank's kernels on its device: f32 partial results and gradients, the fastest exact path. */
-export async function rankKernels(d: FlashDevice, D: number, p: Precision, backward: boolean): Promise<RankKernels> {
-  const types = { precision: p, out: 'f32' as const, grad: 'f32' as const };
-  const path = 'auto';   // every mask, as attention.ts: tensor cores for f16 where the adapter has them
-  return {
-    fwd: await FlashForward.create(d, D, types, path),
-    merge: await MergeKernel.create(d, D),
-    bwd: backward ? await FlashBackward.create(d, D, types, path) : null,
-  };
-}
-
-/** Which kernels a rank's contexts run (rank 0's). */
-export function kernelsOf(k: RankKernels): RingKernels {
-  return { forward: k.fwd.path, backward: k.bwd?.path ?? null, fallbackReason: k.fwd.fallbackReason ?? k.bwd?.fallbackReason ?? null };
-}
-
 /** One context per rank, on its device, with the scheme's communicator. */
 async function makeRanks(st: Stage, pb: Problem, backward: boolean, rec: TimelineRecorder): Promise<RankContext[]> {
   const kernels = await Promise.all(st.rankDevs.map((d) => rankKernels(d, pb.shape.D, st.p, backward)));
@@ -152,21 +113,6 @@ async function makeRanks(st: Stage, pb: Problem, backward: boolean, rec: Timelin
   const comm = new InProcessCommunicator(st.rankDevs, lock ? deviceCopy(lock, !st.pipelined) : staging(charge));
   st.rankDevs.forEach((d, r) => ctxs.push(new RankContext(r, d, comm, kernels[r], rec, lock, 2 * st.R + 8, !st.pipelined)));
   return ctxs;
-}
-
-/** A rank's inputs uploaded and its outputs allocated (O = 0, LSE = −inf; dQ, dK, dV with a backward). */
-export function loadShard(ctx: RankContext, pb: Problem, shards: Segment[][], src: ShardSource, p: Precision): RankIO {
-  const { B, Hq, Hkv, D } = pb.shape;
-  const segs = shards[ctx.index];
-  const up = (name: 'q' | 'k' | 'v' | 'dout') => segs.map((sg, i) => ctx.upload(src.rows(name, sg, p), `${name}${i}`));
-  const f32 = (H: number, name: string) => segs.map((sg, i) => ctx.alloc(B * H * sg.count * D * 4, `${name}${i}`));
-  const bwd = src.backward;
-  return {
-    rank: ctx.index, shards,
-    q: up('q'), k: up('k'), v: up('v'), dout: bwd ? up('dout') : null,
-    o: f32(Hq, 'o'), lse: segs.map((sg, i) => ctx.upload(new Float32Array(B * Hq * sg.count).fill(-Infinity), `lse${i}`)),
-    dq: bwd ? f32(Hq, 'dq') : [], dk: bwd ? f32(Hkv, 'dk') : [], dv: bwd ? f32(Hkv, 'dv') : [],
-  };
 }
 
 /**
@@ -252,7 +198,7 @@ export async function contextParallel(
   src.check?.();
   const { R, p } = st;
   // Documents are over the whole sequence's positions, which every chunk keeps (src/mask.ts).
-  const base = resolveOptions(s, { causal: opts.causal, scale: opts.scale, window: opts.window, docs: opts.docs });
+  const base = resolveOptions(s, { ...maskOf(opts), scale: opts.scale });
   const pb: Problem = { shape: s, base, eb: elemBytes(p) };
   const sched = ringSchedule(s.Nq, R, st.layout, base);
   const rec = new TimelineRecorder(R, st.sch.steps, opts.onStep);
@@ -276,8 +222,7 @@ export async function contextParallel(
 function runTimeline(
   st: Stage, pb: Problem, sched: ReturnType<typeof ringSchedule>, rec: TimelineRecorder, ctxs: RankContext[], gpu: number[][], causal: boolean,
 ): RingTimeline {
-  for (const r of rec.records)
-    r.gpuComputeMs = ctxs[r.rank].dev.hasTimestamps ? r.gpuIntervals.reduce((a, k) => a + (Number.isNaN(gpu[r.rank][k]) ? 0 : gpu[r.rank][k]), 0) : null;
+  for (const r of rec.records) stepGpuTime(r, ctxs[r.rank].dev, gpu[r.rank]);
   return makeTimeline({
     adapters: st.rankDevs.map((d) => adapterName(d.adapter)), mode: st.mode, ...(st.pipelined ? { pipelined: true } : {}), scheme: st.sch.scheme, hierarchy: st.sch.hierarchy,
     R: st.R, layout: st.layout, causal, precision: st.p, shape: pb.shape,

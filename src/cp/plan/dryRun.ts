@@ -1,0 +1,91 @@
+/**
+ * The dry run: the real rank programs (src/cp/schemes) executed on dry ranks (rank/dryRank.ts)
+ * over a communicator that moves nothing. It yields every rank's steps (FLOPs, bytes, messages,
+ * overlap: what the link model times) and each rank's peak bytes (the ledger the buffer tracker
+ * checks on a device), with no GPU: so `cp-plan`, the page's CP panel and a run's predicted lane
+ * plan what the programs do, not a restatement of it. A new scheme is its rank program plus one
+ * registry entry; the dry run needs nothing more.
+ */
+import { InputError } from '../../errors.js';
+import { FlashDevice } from '../../gpu/device.js';
+import { Precision, elemBytes } from '../../kernels/precision.js';
+import { MaskOptions } from '../../mask.js';
+import { AttentionShape, resolveOptions, validateShape } from '../../shape.js';
+import { DryRank } from '../rank/dryRank.js';
+import { Rank } from '../rank/rank.js';
+import { ShardInputs, loadShard } from '../rank/shard.js';
+import { StepRecord, TimelineRecorder } from '../rank/timeline.js';
+import { Problem } from '../schemes/chunks.js';
+import { ResolvedScheme, Scheme, resolveScheme } from '../schemes/registry.js';
+import { Communicator, InProcessCommunicator } from '../transport/communicator.js';
+import { Layout, ringSchedule, shardLayout } from './schedule.js';
+
+/** What every ring checks before any work: the shape, R, the layout and the scheme. */
+export function checkRing(s: AttentionShape, opts: { layout?: Layout; scheme?: Scheme; hierarchicalSizes?: string | number[]; qPos?: unknown; kPos?: unknown }, R: number): { R: number; layout: Layout; sch: ResolvedScheme } {
+  validateShape(s);
+  if ('qPos' in opts || 'kPos' in opts) throw new InputError('the ring sets token positions itself; do not pass qPos/kPos');
+  if (s.Nq !== s.Nk) throw new InputError(`context parallelism splits one sequence: Nq (${s.Nq}) must equal Nk (${s.Nk})`);
+  if (!Number.isInteger(R) || R < 1) throw new InputError(`the ring size (CP ranks) must be an integer >= 1, got ${R}`);
+  const layout = opts.layout ?? 'zigzag';
+  ringSchedule(s.Nq, R, layout, false); // validates N, R and the layout
+  return { R, layout, sch: resolveScheme(opts.scheme ?? 'p2p', R, s, opts.hierarchicalSizes) };
+}
+
+export interface DryRunRequest {
+  shape: AttentionShape;
+  R: number;
+  /** Default zigzag (as a run). */
+  layout?: Layout;
+  /** Default p2p. */
+  scheme?: Scheme;
+  /** The scheme's sizes where it takes them (a2a+p2p: 'A,P'). */
+  sizes?: string | number[];
+  /** Causal, window and documents over the whole sequence (default: none). */
+  mask?: MaskOptions;
+  precision: Precision;
+  /** Plan the backward too (default true). */
+  backward?: boolean;
+}
+
+export interface DryRun {
+  scheme: Scheme;
+  hierarchy: [number, number];
+  R: number;
+  layout: Layout;
+  /** Every rank's steps, forward then backward, in (step, rank) order; no times (nothing ran). */
+  steps: StepRecord[];
+  /** Each rank's peak bytes (the buffers its program and its shard hold at once), as its ledger counts on a device. */
+  ranks: { rank: number; peakBytes: number }[];
+}
+
+/** A dry rank reads no input rows: it only counts their bytes. */
+const NO_ROWS = () => {
+  throw new Error('a dry run reads no inputs');
+};
+
+export async function dryRun(req: DryRunRequest): Promise<DryRun> {
+  const { R, layout, sch } = checkRing(req.shape, { layout: req.layout, scheme: req.scheme, hierarchicalSizes: req.sizes }, req.R);
+  const backward = req.backward ?? true;
+  const pb: Problem = { shape: req.shape, base: resolveOptions(req.shape, req.mask), eb: elemBytes(req.precision) };
+  const shards = shardLayout(req.shape.Nq, R, layout);
+  const rec = new TimelineRecorder(R, sch.steps);
+  // The communicator pairs every send with its receive (and checks their sizes) and moves nothing.
+  const comm = new InProcessCommunicator(Array.from({ length: R }, () => null as unknown as FlashDevice), async () => {});
+  const ranks = shards.map((_, r) => new DryRank(r, comm, rec));
+  const inputs: ShardInputs = { backward, rows: NO_ROWS };
+  const ios = ranks.map((c) => loadShard(c, pb, shards, inputs, req.precision));
+  const kept = await allRanks(comm, ranks, (c) => sch.program.forward(c, pb, ios[c.index]));
+  if (backward) await allRanks(comm, ranks, (c) => sch.program.backward(c, pb, ios[c.index], kept[c.index]));
+  return {
+    scheme: sch.scheme, hierarchy: sch.hierarchy, R, layout,
+    steps: rec.phases().flatMap((ph) => ph.steps),
+    ranks: ranks.map((c) => ({ rank: c.index, peakBytes: c.memory().peakBytes })),
+  };
+}
+
+/** Runs `work` on every rank; the first failure aborts the communicator (no rank waits forever for a message). */
+async function allRanks<T>(comm: Communicator, ranks: Rank[], work: (c: Rank) => Promise<T>): Promise<T[]> {
+  const works = ranks.map((c) => work(c));
+  works.forEach((w) => w.catch((e: Error) => comm.abort(e)));
+  return Promise.all(works);
+}

@@ -1,0 +1,40 @@
+/**
+ * A scheme planned for a node the size of which no local run may reach: the dry run's steps
+ * (./dryRun.ts) timed by the link model (./linkModel.ts) at a kernel rate, and each rank's peak
+ * bytes. What `flashring cp-plan` prints and the page's CP panel draws.
+ */
+import { Precision } from '../../kernels/precision.js';
+import { MaskOptions } from '../../mask.js';
+import { AttentionShape } from '../../shape.js';
+import { Scheme } from '../schemes/registry.js';
+import { dryRun } from './dryRun.js';
+import { Link, Prediction, Rate, predict } from './linkModel.js';
+import { Layout } from './schedule.js';
+
+export interface SchemePlanRequest {
+  shape: AttentionShape;
+  R: number;
+  mask: MaskOptions;
+  layout: Layout;
+  precision: Precision;
+  link: Link;
+  /** Kernel TFLOP/s (one rate, or per phase). */
+  rate: Rate;
+}
+
+export interface SchemePlan {
+  scheme: Scheme;
+  hierarchy: [number, number];
+  predicted: Prediction;
+  /** The attention's own buffers on the fullest rank, forward and backward (the dry run's ledger). */
+  rankPeakBytes: number;
+}
+
+/** One scheme's plan (`sizes`: its 'A,P' where it takes them); throws an InputError where the shape cannot take it. */
+export async function planScheme(req: SchemePlanRequest, scheme: Scheme, sizes?: string): Promise<SchemePlan> {
+  const dry = await dryRun({ shape: req.shape, R: req.R, layout: req.layout, scheme, sizes, mask: req.mask, precision: req.precision });
+  return {
+    scheme, hierarchy: dry.hierarchy, predicted: predict(dry.steps, req.R, req.link, req.rate),
+    rankPeakBytes: Math.max(...dry.ranks.map((r) => r.peakBytes)),
+  };
+}

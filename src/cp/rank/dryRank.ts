@@ -1,0 +1,42 @@
+/**
+ * A rank with no device: the rank program runs as it would on a GPU, but its buffers are entries
+ * in the ledger (sized as WebGPU sizes them) and its compute encodes nothing. Run over a
+ * communicator that moves nothing (src/cp/plan/dryRun.ts), it reports the same steps, FLOPs,
+ * bytes and messages as a real run, and the same per-rank peak as the buffer tracker.
+ */
+import { bufferSize } from '../../gpu/buffers.js';
+import { Communicator } from '../transport/communicator.js';
+import { Encode, Rank, RankKernels } from './rank.js';
+import { OpenStep, TimelineRecorder } from './timeline.js';
+
+/** Kernels a dry rank must never reach: its compute does not encode. */
+const NO_KERNELS = new Proxy({} as RankKernels, {
+  get: (_, k) => {
+    throw new Error(`a dry rank has no kernels (asked for '${String(k)}'): rank programs encode only inside compute()`);
+  },
+});
+
+/** A ledger entry standing for a buffer: its size and label, as a GPUBuffer has them. */
+const entry = (bytes: number, label: string) => ({ size: bufferSize(bytes), label }) as unknown as GPUBuffer;
+
+export class DryRank extends Rank {
+  constructor(index: number, comm: Communicator, recorder: TimelineRecorder) {
+    super(index, comm, NO_KERNELS, recorder);
+  }
+
+  protected create(bytes: number, label: string): GPUBuffer {
+    return entry(bytes, label);
+  }
+
+  protected createFrom(bytes: number, _make: () => ArrayBufferView, label: string): GPUBuffer {
+    return entry(bytes, label);
+  }
+
+  protected destroy(): void {}
+
+  async compute(st: OpenStep, _label: string, _encode: Encode): Promise<void> {
+    st.computeEnd = performance.now();
+  }
+
+  async settle(): Promise<void> {}
+}

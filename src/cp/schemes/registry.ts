@@ -1,0 +1,142 @@
+/**
+ * The schemes: the one list the CLI, its help, the page, the timeline and the dry run read.
+ * A scheme is Megatron-LM's `--cp-comm-type` value, how it groups R ranks ([a2a group size A,
+ * ring size P], A·P = R), its rank program and how many timeline steps each phase takes. Adding a
+ * scheme = writing its rank program and one `registerScheme` call (test/registry.test.ts does it
+ * with a test-only scheme and finds it in cp-plan, the help and the dry run).
+ */
+import { InputError } from '../../errors.js';
+import { AttentionShape } from '../../shape.js';
+import { allGather } from './allGather.js';
+import { RankProgram } from './chunks.js';
+import { p2p } from './p2p.js';
+import { ulysses } from './ulysses.js';
+
+/** A scheme's name (`--cp-comm-type`): one of schemeNames(). */
+export type Scheme = string;
+type Heads = Pick<AttentionShape, 'Hq' | 'Hkv'>;
+
+export interface SchemeDef {
+  name: Scheme;
+  /** One line for the help and the page. */
+  about: string;
+  /**
+   * [A, P] for R ranks of this shape; `sizes` are --hierarchical-context-parallel-sizes where the
+   * scheme takes them (defaultSizes), else undefined. Throws an InputError naming what to change.
+   */
+  hierarchy(R: number, s: Heads, sizes: [number, number] | undefined): [number, number];
+  /** Schemes that take --hierarchical-context-parallel-sizes: the sizes used when none are given, or why there are none. */
+  defaultSizes?(R: number, s: Heads): [number, number] | string;
+  program(h: [number, number]): RankProgram<unknown>;
+  /** Timeline steps per phase (progress reporting). */
+  steps(h: [number, number]): { forward: number; backward: number };
+}
+
+export interface ResolvedScheme {
+  scheme: Scheme;
+  /** [a2a group size A, ring size P], A·P = R. */
+  hierarchy: [number, number];
+  program: RankProgram<unknown>;
+  steps: { forward: number; backward: number };
+}
+
+const REGISTRY = new Map<Scheme, SchemeDef>();
+
+/** Adds a scheme (the built-in four below; a test adds its own); returns what removes it again. */
+export function registerScheme(def: SchemeDef): () => void {
+  if (REGISTRY.has(def.name)) throw new Error(`scheme '${def.name}' is registered already`);
+  REGISTRY.set(def.name, def);
+  return () => void REGISTRY.delete(def.name);
+}
+
+/** Every scheme's name, in registration order. */
+export const schemeNames = (): Scheme[] => [...REGISTRY.keys()];
+export const schemeDefs = (): SchemeDef[] => [...REGISTRY.values()];
+
+export function schemeDef(name: string): SchemeDef {
+  const def = REGISTRY.get(name);
+  if (!def) throw new InputError(`unknown cp-comm-type '${name}': use ${schemeNames().join(', ')}`);
+  return def;
+}
+
+/** '2,4' or [2, 4] → [2, 4]; Megatron-LM's `--hierarchical-context-parallel-sizes`. */
+export function parseSizes(x: string | number[] | undefined): [number, number] | undefined {
+  if (x === undefined) return undefined;
+  const parts = typeof x === 'string' ? x.split(',').map((s) => Number(s.trim())) : x;
+  if (parts.length !== 2 || parts.some((n) => !Number.isInteger(n) || n < 1))
+    throw new InputError(`hierarchical context-parallel sizes must be two positive integers 'A,P' (a2a group, ring), got '${String(x)}'`);
+  return [parts[0], parts[1]];
+}
+
+/** The scheme's program and grouping for R ranks of this shape, or an InputError saying what does not fit. */
+export function resolveScheme(name: string, R: number, s: AttentionShape, sizes?: string | number[]): ResolvedScheme {
+  const def = schemeDef(name);
+  const given = parseSizes(sizes);
+  if (given && !def.defaultSizes) throw new InputError(sizesRefused(name));
+  const hierarchy = def.hierarchy(R, s, given);
+  return { scheme: def.name, hierarchy, program: def.program(hierarchy), steps: def.steps(hierarchy) };
+}
+
+/**
+ * The sizes a run of `name` takes: the ones given, or where the scheme takes sizes and none were
+ * given, its default (`chosen`: the CLIs say so). Throws an InputError where sizes are given to a
+ * scheme that takes none, or the scheme needs sizes and has no default for this shape.
+ */
+export function schemeSizes(name: string, R: number, s: Heads, given: string | undefined): { sizes?: string; chosen: boolean } {
+  const def = schemeDef(name);
+  if (given !== undefined && !def.defaultSizes) throw new InputError(sizesRefused(name));
+  if (given !== undefined || !def.defaultSizes) return { sizes: given, chosen: false };
+  const d = def.defaultSizes(R, s);
+  if (typeof d === 'string') throw new InputError(d);
+  return { sizes: d.join(','), chosen: true };
+}
+
+function sizesRefused(name: string): string {
+  const takers = schemeDefs().filter((d) => d.defaultSizes).map((d) => d.name);
+  return `--hierarchical-context-parallel-sizes applies only to --cp-comm-type ${takers.join(' or ')} (this run is ${name}): leave it out or choose ${takers.join(' or ')}`;
+}
+
+/** What the CLIs say when they chose the sizes with the scheme's default. */
+export const chosenSizesNote = (name: string, sizes: string, R: number) =>
+  `${name} sizes ${sizes} chosen: the largest a2a group below ${R} that divides the heads (--hierarchical-context-parallel-sizes A,P to choose)`;
+
+/** Heads split over A ranks: both head counts must divide. */
+function headsSplit(name: string, A: number, s: Heads): void {
+  if (s.Hq % A !== 0 || s.Hkv % A !== 0)
+    throw new InputError(`${name} splits heads over ${A} ranks: query heads (${s.Hq}) and key/value heads (${s.Hkv}) must both be divisible by ${A}`);
+}
+
+/**
+ * a2a+p2p's sizes where none are given: the largest a2a group A with 1 < A < R that divides R and
+ * both head counts (the ring then spans R/A groups), or why there is none.
+ */
+function largestGroup(R: number, s: Heads): [number, number] | string {
+  for (let A = R - 1; A > 1; A--) if (R % A === 0 && s.Hq % A === 0 && s.Hkv % A === 0) return [A, R / A];
+  return `a2a+p2p needs an a2a group size A with 1 < A < R that divides R = ${R} and the heads (${s.Hq} query, ${s.Hkv} key/value)` +
+    `${R < 4 ? `; at R = ${R} there is none` : '; none does'}: give --hierarchical-context-parallel-sizes A,P (A·P = ${R})`;
+}
+
+registerScheme({
+  name: 'p2p', about: 'ring: K/V one hop per step behind the compute (ring-flash-attention)',
+  hierarchy: (R) => [1, R], program: () => p2p as RankProgram<unknown>, steps: ([, P]) => ({ forward: P, backward: P + 1 }),
+});
+registerScheme({
+  name: 'all_gather', about: 'all K/V gathered once, then one attention (Llama-3, PyTorch)',
+  hierarchy: (R) => [1, R], program: () => allGather as RankProgram<unknown>, steps: () => ({ forward: 2, backward: 2 }),
+});
+registerScheme({
+  name: 'a2a', about: 'all-to-all from sequence to head shards (DeepSpeed-Ulysses)',
+  hierarchy: (R, s) => (headsSplit('a2a', R, s), [R, 1]),
+  program: ([A]) => ulysses(A) as RankProgram<unknown>, steps: ([, P]) => ({ forward: P + 2, backward: P + 3 }),
+});
+registerScheme({
+  name: 'a2a+p2p', about: 'a2a inside groups of A ranks, a ring of P groups (hierarchical)',
+  hierarchy: (R, s, sizes) => {
+    if (!sizes) throw new InputError(`a2a+p2p needs hierarchical sizes 'A,P' (a2a group, ring) with A·P = ${R}`);
+    if (sizes[0] * sizes[1] !== R) throw new InputError(`a2a+p2p sizes ${sizes.join(',')} multiply to ${sizes[0] * sizes[1]}, not the context-parallel size ${R}`);
+    headsSplit('a2a+p2p', sizes[0], s);
+    return sizes;
+  },
+  defaultSizes: largestGroup,
+  program: ([A]) => ulysses(A) as RankProgram<unknown>, steps: ([, P]) => ({ forward: P + 2, backward: P + 3 }),
+});
