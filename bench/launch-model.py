@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A list-scheduling model of a causal attention grid's tail (bench/NOTES.md, "Seventh round").
+"""A list-scheduling model of a causal attention grid's tail (docs/performance.md, "Seventh round").
 
 Workgroups start in launch order (x fastest, then heads) on SLOTS resident places (SMs x workgroups
 per SM); each runs for as many key tiles as its row block visits, plus a fixed OVER tiles; a place

@@ -46,7 +46,7 @@ const LOGS: Source[] = ['test/fixtures/megatron', 'bench/results/memory-h200-202
   'bench/results/2026-12-02-megatron-campaign/runs'].flatMap((d) => read(d, '.log'));
 const CSVS: Source[] = [
   ...['bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv', 'bench/results/torchcp-2xh200-2026-11-30/plot/activation_memory.csv',
-    'bench/results/memory-h200-2026-12-01/activation_memory_measured.csv', 'bench/results/bench-2026-11-30T04-33-14-409Z-kernels.csv'].map((name) => ({ name, bytes: readFileSync(join(ROOT, name)) })),
+    'bench/results/memory-h200-2026-12-01/activation_memory_measured.csv', 'bench/results/h200-2026-11-30T04-31-first/bench-2026-11-30T04-33-14-409Z-kernels.csv'].map((name) => ({ name, bytes: readFileSync(join(ROOT, name)) })),
   { name: 'hand-written.csv', bytes: Buffer.from('seq_len,total_gib,fits,iter_ms,source\n4096,1.5,true,,"measured: a, ""quoted"""\n8192,,false,,oom\n16384,,TRUE,12.5,timing\n') },
 ];
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""points.jsonl (bench/torchcp/cp_memory.py) → activation_memory.csv rows (README's schema).
+"""points.jsonl (bench/torchcp/cp_memory.py) → activation_memory.csv rows (the schema in docs/memory.md).
   python3 bench/torchcp/to_csv.py points.jsonl --hbm-gib 139.8 > activation_memory_measured.csv"""
 import argparse, csv, json, sys
 
@@ -15,7 +15,7 @@ for line in open(a.jsonl):
     p = json.loads(line)
     src = (f"measured: {p['engine']}, {p['gpus']}x {p['gpu']}, {p['date'][:10]}, GPT {p['layers']}L h={p['hidden']} "
            f"a={p['heads']} vocab={p['vocab']} (bench/torchcp)")
-    # The harness's recompute names as the memory model's settings (README: activation_memory.csv).
+    # The harness's recompute names as the memory model's settings (docs/memory.md: activation_memory.csv).
     rc = {'none': 'none', 'selective': 'selective', 'attn_mlp': 'selective:core_attn+mlp', 'full': 'full:uniform/1'}[p['recompute']]
     label = f"CP={p['cp']}" + ('' if rc == 'none' else ' + recompute' if rc == 'selective' else f' + {rc}')
     oom = p.get('oom', False)

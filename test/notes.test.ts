@@ -1,0 +1,80 @@
+/**
+ * `flashring notes --out FILE` reproduces the committed notes_attention.md byte for byte, its
+ * figures come from the results files (a changed file changes the notes), and each bad input is
+ * one line with exit code 2 and nothing written.
+ */
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { main } from '../src/cli/main.js';
+import { notesText } from '../src/cli/notes.js';
+import { SOURCES, sourceFiles } from '../src/cli/notesData.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const COMMITTED = readFileSync(join(ROOT, 'notes_attention.md'), 'utf8');
+const dir = mkdtempSync(join(tmpdir(), 'flashring-notes-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [], err: string[] = [];
+  const o = vi.spyOn(console, 'log').mockImplementation((...a) => void out.push(a.join(' ')));
+  const e = vi.spyOn(console, 'error').mockImplementation((...a) => void err.push(a.join(' ')));
+  try {
+    return { code: await main(argv), out: out.join('\n'), err: err.join('\n') };
+  } finally {
+    o.mockRestore(); e.mockRestore();
+  }
+}
+
+describe('flashring notes', () => {
+  it('the command (node bin/flashring.mjs notes --out FILE) writes the committed notes_attention.md byte for byte', async () => {
+    const out = join(dir, 'notes.md');
+    const r = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/flashring.mjs'), 'notes', '--out', out], { cwd: dir });
+    expect(r.stdout).toMatch(/^wrote .*notes\.md \(\d+ lines\)\n$/);
+    expect(readFileSync(out, 'utf8')).toBe(COMMITTED);
+  });
+
+  it('quotes the newest kernel figures with their folders, not the ones measured before the kernels were rewritten', () => {
+    expect(COMMITTED).toContain('`bench/results/h200-2026-12-01-wg2d-pipe0`');
+    expect(COMMITTED).toContain('`bench/results/gemm-h200-2026-12-01`');
+    expect(COMMITTED).not.toMatch(/\b61 TFLOP\/s|\b71 TFLOP\/s/);
+  });
+
+  it('reads every figure from the files it names: a copy of them gives the same notes, a changed file changes them', () => {
+    const copy = join(dir, 'repo');
+    for (const p of sourceFiles()) {
+      mkdirSync(dirname(join(copy, p)), { recursive: true });
+      copyFileSync(join(ROOT, p), join(copy, p));
+    }
+    expect(notesText(copy)).toBe(COMMITTED);
+    const gemm = join(copy, SOURCES.gemm[1]);
+    writeFileSync(gemm, readFileSync(gemm, 'utf8').replace(/"tflops": 221\.93\d*/, '"tflops": 300'));
+    const changed = notesText(copy);
+    expect(changed).toContain('reaches 300.0 TFLOP/s at 8192³');
+    expect(changed).not.toContain('221.9');
+  });
+
+  it.each([
+    [[] as string[], /--out is required/],
+    [['--out', '.'], /--out \. is a folder; give a file name/],
+    [['--out', 'x.md', '--bogus'], /Unknown option '--bogus'/],
+    [['--out', join(ROOT, SOURCES.torchcp)], /which is the input file/],
+  ])('notes %j: one line, exit code 2, nothing written', async (args, message) => {
+    const before = readFileSync(join(ROOT, SOURCES.torchcp));
+    const r = await run(['notes', ...args]);
+    expect(r.code).toBe(2);
+    expect(r.err.split('\n')).toHaveLength(1);
+    expect(r.err).toMatch(message);
+    expect(existsSync('x.md')).toBe(false);
+    expect(readFileSync(join(ROOT, SOURCES.torchcp)).equals(before)).toBe(true);
+  });
+
+  it('--help describes the command and exits 0', async () => {
+    const r = await run(['notes', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^usage: flashring notes --out FILE/);
+  });
+});
