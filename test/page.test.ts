@@ -3,18 +3,24 @@
  * SwiftShader): loads without console errors, the planner draws its five lines and the OOM
  * markers, a small live ring run completes within tolerance, the scheme and link pickers run the
  * ring in one-device mode with a predicted timeline, the planner's CP scheme panel, dropped
- * timelines of both versions, a dropped Megatron-LM log adds points, and a screenshot is saved
- * under test-output/ for people to look at.
+ * timelines of both versions, a dropped Megatron-LM log adds points, the advisor panel (its
+ * inputs, its top choice against `flashring advise`, bad input), the planner's knobs beyond the
+ * model's shape and each point's predicted step time, and a screenshot is saved under test-output/
+ * for people to look at.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS } from '../bench/png.js';
-import { ringAttention } from '../src/ring/ringAttention.js';
-import { LINKS } from '../src/ring/linkModel.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../src/bench/png.js';
+import { ringAttention } from '../src/cp/launch/ringAttention.js';
+import { LINKS } from '../src/cp/plan/linkModel.js';
 import { randn } from '../src/reference/compare.js';
 import { testDevice } from './gpu.js';
+import { spawnSync } from 'node:child_process';
+import { GIB, memoryBreakdown } from '../src/memory/model.js';
+import { layoutConfig, layoutTime, recomputeCost } from '../src/memory/advise.js';
+import { configFromFlags } from '../src/cli/memory.js';
 
 let server: { close(): Promise<void>; url: string } | null = null;
 let browser: Browser;
@@ -675,6 +681,234 @@ describe('the page in headless Chromium', () => {
     await page.evaluate(() => { location.hash = ''; });
     await page.waitForFunction(() => (document.querySelector('select[name=cpcomm]') as HTMLSelectElement).value === 'p2p');
     expect(await page.textContent('#planner-error')).toBe('');
+    expect(consoleErrors).toEqual([]);
+  });
+
+  type AdvisorRow = { tp: number; cp: number; cpCommType: string | null; pp: number; dp: number; recompute: string; distributedOptimizer: boolean;
+    iterMs: number; totalBytes: number; tflopsPerGpu: number; tokensPerSecond: number; commFraction: number; why: string[] };
+  type AdvisorHook = { error?: string; evaluated: number; fit: number; summary?: string; link?: string; gbs?: number; rows: AdvisorRow[] };
+  const advisorOf = (p: Page) => hooks<AdvisorHook>(p, 'advisor');
+  const cliAdvise = (args: string[]) => {
+    const r = spawnSync('node', ['bin/flashring.mjs', 'advise', ...args, '--json'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    return JSON.parse(r.stdout) as { evaluated: number; candidates: (AdvisorRow & { terms: unknown })[] };
+  };
+  /** The page's row is the CLI's candidate: the layout and the why exactly, the figures to rounding. */
+  const sameCandidate = (row: AdvisorRow, cli: AdvisorRow) => {
+    const { iterMs, tflopsPerGpu, tokensPerSecond, commFraction, ...layout } = row;
+    const { iterMs: i, tflopsPerGpu: t, tokensPerSecond: k, commFraction: c, terms: _, ...want } = cli as AdvisorRow & { terms?: unknown };
+    expect(layout).toEqual(want);
+    for (const [a, b] of [[iterMs, i], [tflopsPerGpu, t], [tokensPerSecond, k], [commFraction, c]]) expect(a).toBeCloseTo(b, 6);
+  };
+
+  it('the advisor panel: for the planner\'s model its top choice is flashring advise\'s; its inputs change the search and live in the URL', async () => {
+    await page.evaluate(() => { location.hash = 'vocab=50257'; });
+    await page.waitForFunction(() => (document.querySelector('input[name=vocab]') as HTMLInputElement).value === '50257');
+    expect([await page.inputValue('select[name=preset]'), await page.inputValue('input[name=aseq]'), await page.inputValue('input[name=agpus]'), await page.inputValue('input[name=ahbm]')])
+      .toEqual(['seed-32L-4096h', '131072', '8', '80']);
+    // The seed's model with the CLI's default vocabulary: the acceptance line of issue 36.
+    const cli = cliAdvise(['--num-layers', '32', '--hidden-size', '4096', '--num-attention-heads', '32', '--seq-length', '131072', '--gpus', '8', '--hbm-gib', '80']);
+    const a = await advisorOf(page);
+    expect(a.error).toBeUndefined();
+    expect([a.evaluated, a.fit, a.rows.length]).toEqual([cli.evaluated, cli.candidates.length, 5]);
+    a.rows.forEach((row, i) => sameCandidate(row, cli.candidates[i]));
+    expect(a.rows[0].cp).toBeGreaterThan(1);
+    const cells = await page.$$eval('#advisor-table tbody tr', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td')).map((td) => td.textContent ?? '')));
+    const c0 = cli.candidates[0];
+    expect(cells).toHaveLength(5);
+    expect(cells[0].slice(0, 13)).toEqual(['1', String(c0.tp), String(c0.cp), c0.cpCommType ?? '—', String(c0.pp), String(c0.dp), c0.recompute, c0.distributedOptimizer ? 'yes' : 'no',
+      c0.iterMs.toFixed(0), c0.tflopsPerGpu.toFixed(0), c0.tokensPerSecond.toFixed(0), (100 * c0.commFraction).toFixed(1), (c0.totalBytes / GIB).toFixed(1)]);
+    expect(cells[0][13]).toBe(c0.why.join('\n'));
+    expect(await page.textContent('#advisor-summary')).toBe(`${cli.evaluated} layouts evaluated, ${cli.candidates.length} fit.`);
+    // A planner line of that layout has that step time (its tooltip's figure: advise's default global batch, one sequence per GPU).
+    const seedFlags = configFromFlags({ 'num-layers': '32', 'hidden-size': '4096', 'num-attention-heads': '32', 'seq-length': '131072' });
+    expect(layoutTime(seedFlags.model, layoutConfig({ base: seedFlags.par }, { ...c0, cpCommType: (c0.cpCommType ?? undefined) as never })).time.iterMs).toBeCloseTo(c0.iterMs, 6);
+    // The seed preset itself (its vocabulary, 128256): `advise --preset seed-32L-4096h`.
+    await page.fill('input[name=vocab]', '128256');
+    const seed = cliAdvise(['--preset', 'seed-32L-4096h', '--seq-length', '131072', '--gpus', '8', '--hbm-gib', '80']);
+    sameCandidate((await advisorOf(page)).rows[0], seed.candidates[0]);
+    // Its own inputs: more GPUs, more HBM, a slower link, a global batch, more rows.
+    for (const [k, v] of [['agpus', '16'], ['ahbm', '141'], ['agbs', '32'], ['atop', '8']]) await page.fill(`#advisor-form input[name=${k}]`, v);
+    await page.selectOption('#advisor-form select[name=alink]', 'pcie5');
+    const b = await advisorOf(page);
+    expect([b.error, b.link, b.gbs, b.rows.length]).toEqual([undefined, 'pcie5', 32, 8]);
+    for (const r of b.rows) {
+      expect(r.tp * r.cp * r.pp * r.dp).toBe(16);
+      expect(r.totalBytes).toBeLessThanOrEqual(0.9 * 141 * GIB);
+    }
+    const slow = cliAdvise(['--preset', 'seed-32L-4096h', '--seq-length', '131072', '--gpus', '16', '--hbm-gib', '141', '--global-batch-size', '32', '--link', 'pcie5']);
+    sameCandidate(b.rows[0], slow.candidates[0]);
+    await page.selectOption('#advisor-form select[name=alink]', 'custom');
+    expect(await page.isVisible('#advisor-form input[name=agbps]')).toBe(true);
+    expect((await advisorOf(page)).link).toBe('custom');
+    const q = new URLSearchParams(await page.evaluate(() => location.hash.slice(1)));
+    expect(['agpus', 'ahbm', 'agbs', 'atop', 'alink', 'agbps'].map((k) => q.get(k))).toEqual(['16', '141', '32', '8', 'custom', '800']);
+    await page.reload();
+    await page.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    expect(await page.inputValue('#advisor-form input[name=agbs]')).toBe('32');
+    expect(await advisorOf(page)).toMatchObject({ link: 'custom', gbs: 32 });
+    await page.evaluate(() => { location.hash = ''; });
+    await page.waitForFunction(() => (document.querySelector('#advisor-form select[name=alink]') as HTMLSelectElement).value === 'nvlink-h200');
+    expect(await page.isVisible('#advisor-form input[name=agbps]')).toBe(false);
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('bad advisor input is refused in the page\'s words with nothing drawn; nothing fitting is said plainly', async () => {
+    const bad: [string, string, string][] = [
+      ['aseq', '0', 'Sequence length must be a positive whole number (it is 0).'],
+      ['agpus', '0', 'GPUs must be a positive whole number (it is 0).'],
+      ['agpus', '100000', 'GPUs can be at most 65,536 (it is 100000).'],
+      ['ahbm', '-1', 'HBM must be a positive number of GiB, at most 1,000,000 (it is -1).'],
+      ['amargin', '2', 'Margin must be a fraction of the HBM kept free, from 0 to 0.9 (it is 2).'],
+      ['agbs', '2.5', 'Global batch must be a positive whole number (it is 2.5).'],
+      ['atop', '0', 'Show top must be a positive whole number (it is 0).'],
+    ];
+    const drawnNothing = async () => {
+      const a = await advisorOf(page);
+      expect([a.rows, a.fit]).toEqual([[], 0]);
+      expect(await page.textContent('#advisor-table')).toBe('');
+      expect(await page.textContent('#advisor-summary')).toBe('');
+      return a;
+    };
+    for (const [k, value, want] of bad) {
+      const sel = `#advisor-form input[name=${k}]`, old = await page.inputValue(sel);
+      await page.fill(sel, value);
+      expect(await page.textContent('#advisor-error'), `${k}=${value}`).toBe(want);
+      expect((await drawnNothing()).error).toBe(want);
+      expect(new URLSearchParams(await page.evaluate(() => location.hash.slice(1))).get(k)).toBe(value);
+      await page.fill(sel, old);
+      expect(await page.textContent('#advisor-error')).toBe('');
+      expect((await advisorOf(page)).rows.length).toBe(5);
+    }
+    await page.selectOption('#advisor-form select[name=alink]', 'custom');
+    await page.fill('#advisor-form input[name=agbps]', '0');
+    expect(await page.textContent('#advisor-error')).toBe('Link bandwidth (Gbit/s) must be a positive number (it is 0).');
+    await drawnNothing();
+    await page.selectOption('#advisor-form select[name=alink]', 'nvlink-h200');
+    // The planner's model is not valid: the panel says to fix it (the planner says what).
+    await page.fill('input[name=heads]', '30');
+    expect(await page.textContent('#advisor-error')).toBe("Fix the planner's fields above first: the advisor searches layouts of their model.");
+    await drawnNothing();
+    await page.fill('input[name=heads]', '32');
+    // Nothing fits in 2 GiB: no error, the smallest layout named.
+    await page.fill('#advisor-form input[name=ahbm]', '2');
+    expect(await page.textContent('#advisor-error')).toBe('');
+    expect(await page.textContent('#advisor-summary')).toMatch(/^\d+ layouts evaluated, 0 fit: the smallest is TP=\d+ CP=\d+ PP=\d+ \S+ at [\d.]+ GiB\.$/);
+    expect((await advisorOf(page)).rows).toEqual([]);
+    await page.evaluate(() => { location.hash = ''; });
+    await page.waitForFunction(() => (window as unknown as { __flashring: { advisor: AdvisorHook } }).__flashring.advisor.rows.length === 5);
+    expect(consoleErrors).toEqual([]);
+  });
+
+  /** The total GiB of the breakdown's point (the first line's last fitting length: one length, one line here). */
+  const breakdownGib = async (p: Page) => Number(/^CP=1 at 4K tokens: ([\d.]+) GiB per GPU/.exec((await p.textContent('#planner-breakdown'))!)![1]);
+
+  it('the knobs of flashring memory the planner lacked: each changes the lines, the whole set is the CLI\'s figure, they survive a reload and bad values are refused', async () => {
+    await page.evaluate(() => { location.hash = 'preset=seed-32L-4096h&lines=1&seqs=4096'; });
+    await page.waitForFunction(() => /^CP=1 at 4K tokens/.test(document.getElementById('planner-breakdown')!.textContent ?? ''));
+    expect([await page.inputValue('input[name=attdrop]'), await page.inputValue('input[name=hiddrop]'), await page.inputValue('select[name=pos]'), await page.isChecked('input[name=untie]')])
+      .toEqual(['0.1', '0.1', '', false]);
+    const base = await breakdownGib(page);
+    const moves: [string, () => Promise<void>, 'up' | 'down' | 'same'][] = [
+      ['DP 4 alone (no sharding)', () => page.fill('input[name=dp]', '4'), 'same'],
+      ['distributed optimizer over DP 4', () => page.check('input[name=distopt]'), 'down'],
+      ['untied embeddings', () => page.check('input[name=untie]'), 'up'],
+      ['fp32 residual', () => page.check('input[name=fp32res]'), 'up'],
+      ['attention dropout 0 (FlashAttention stores no mask anyway)', () => page.fill('input[name=attdrop]', '0'), 'same'],
+      ['hidden dropout 0: no dropout masks', () => page.fill('input[name=hiddrop]', '0'), 'down'],
+      ['rope: no learned position table', () => page.selectOption('select[name=pos]', 'rope').then(() => undefined), 'down'],
+      ['PP 2', () => page.fill('input[name=pp]', '2'), 'down'],
+      ['4 layers per virtual stage (interleaved)', () => page.fill('input[name=vpp]', '4'), 'up'],
+      ['no FlashAttention: the s² scores stored', () => page.uncheck('input[name=flash]'), 'up'],
+      ['attention dropout 0.1 without FlashAttention: its s² mask and output', () => page.fill('input[name=attdrop]', '0.1'), 'up'],
+    ];
+    let last = base;
+    for (const [what, act, dir] of moves) {
+      await act();
+      expect((await plannerOf(page)).error, what).toBeUndefined();
+      const now = await breakdownGib(page);
+      if (dir === 'same') expect(now, what).toBe(last);
+      else expect(dir === 'up' ? now > last : now < last, `${what}: ${last} → ${now}`).toBe(true);
+      last = now;
+    }
+    // The same settings as flashring memory's flags (src/cli/memory.ts configFromFlags): the same bytes.
+    const { model, par } = configFromFlags({
+      preset: 'seed-32L-4096h', 'seq-length': '4096', 'tensor-model-parallel-size': '8', 'sequence-parallel': true, 'pipeline-model-parallel-size': '2',
+      'num-layers-per-virtual-pipeline-stage': '4', 'data-parallel-size': '4', 'use-distributed-optimizer': true, 'fp32-residual-connection': true,
+      'untie-embeddings-and-output-weights': true, 'attention-dropout': '0.1', 'hidden-dropout': '0', 'position-embedding-type': 'rope', 'no-use-flash-attn': true,
+    });
+    expect(last).toBe(Number((memoryBreakdown(model, par).totalBytes / GIB).toFixed(2)));
+    const q = new URLSearchParams(await page.evaluate(() => location.hash.slice(1)));
+    expect(['dp', 'distopt', 'untie', 'fp32res', 'attdrop', 'hiddrop', 'pos', 'pp', 'vpp', 'flash'].map((k) => q.get(k))).toEqual(['4', '1', '1', '1', '0.1', '0', 'rope', '2', '4', '0']);
+    await page.reload();
+    await page.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    expect([await page.isChecked('input[name=distopt]'), await page.inputValue('select[name=pos]'), await page.inputValue('input[name=vpp]')]).toEqual([true, 'rope', '4']);
+    expect(await breakdownGib(page)).toBe(last);
+    // Bad values in the page's words, nothing drawn.
+    for (const [sel, value, want] of [
+      ['input[name=attdrop]', '1', 'Attention dropout must be a probability, at least 0 and below 1 (it is 1).'],
+      ['input[name=hiddrop]', '-0.1', 'Hidden dropout must be a probability, at least 0 and below 1 (it is -0.1).'],
+      ['input[name=dp]', '0', 'DP must be a positive whole number (it is 0).'],
+      ['input[name=vpp]', '3', 'Layers per virtual stage (3) must divide the 16 layers of a pipeline stage (layers ÷ PP).'],
+    ] as const) {
+      const old = await page.inputValue(sel);
+      await page.fill(sel, value);
+      expect(await page.textContent('#planner-error')).toBe(want);
+      expect((await plannerOf(page)).lines).toEqual([]);
+      await page.fill(sel, old);
+      expect(await page.textContent('#planner-error')).toBe('');
+    }
+    // MoE: the capacity factor and EP, greyed on a dense model.
+    expect([await page.isDisabled('input[name=capacity]'), await page.isDisabled('input[name=ep]')]).toEqual([true, true]);
+    await page.fill('input[name=experts]', '8');
+    const moe = await breakdownGib(page);
+    await page.fill('input[name=ep]', '4');
+    expect(await breakdownGib(page)).toBeLessThan(moe); // each GPU holds 2 of the 8 experts
+    await page.fill('input[name=ep]', '3');
+    expect(await page.textContent('#planner-error')).toBe('Experts (8) must be divisible by EP (3).');
+    await page.fill('input[name=ep]', '4');
+    await page.fill('input[name=capacity]', '0');
+    expect(await page.textContent('#planner-error')).toBe('Capacity factor must be a positive number, at most 1,000,000 (empty: no token dropping) (it is 0).');
+    await page.fill('input[name=capacity]', '1');
+    expect(await page.textContent('#planner-error')).toBe('');
+    expect(new URLSearchParams(await page.evaluate(() => location.hash.slice(1))).get('capacity')).toBe('1');
+    await page.evaluate(() => { location.hash = ''; });
+    await page.waitForFunction(() => (document.querySelector('input[name=dp]') as HTMLInputElement).value === '1');
+    expect([await page.isChecked('input[name=distopt]'), await page.inputValue('select[name=pos]'), await page.inputValue('input[name=experts]')]).toEqual([false, '', '0']);
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('a planner point\'s tooltip gives its predicted step time and TFLOP/s per GPU; a recomputing line\'s, what recompute saves and costs', async () => {
+    await page.evaluate(() => { location.hash = 'preset=seed-32L-4096h&lines=1:recompute&seqs=4096,131072'; });
+    await page.waitForFunction(() => (window as unknown as { __flashring: { planner: { lines: string[] } } }).__flashring.planner.lines.join() === 'CP=1 + recompute,HBM 80 GiB');
+    await page.locator('#planner-chart').scrollIntoViewIfNeeded();
+    const tip = await hoverPlanner(page, 'CP=1 + recompute', 131072);
+    const { model, par } = configFromFlags({
+      preset: 'seed-32L-4096h', 'seq-length': '131072', 'tensor-model-parallel-size': '8', 'sequence-parallel': true, 'cp-comm-type': 'p2p',
+      'recompute-granularity': 'selective', 'recompute-modules': 'core_attn,mlp',
+    });
+    const t = layoutTime(model, par), rc = recomputeCost(model, par)!;
+    expect(t.globalBatch).toBe(8); // one sequence per GPU of TP 8
+    const step = /predicted step (\d+) ms, (\d+) TFLOP\/s per GPU, [\d.]+K tokens\/s, comm [\d.]+%\n\s*for a global batch of 8 on 8 GPUs \(TP 8 × CP 1 × PP 1 × DP 1\), NVIDIA H200 profile, nvlink-h200/.exec(tip);
+    expect(step, tip).not.toBeNull();
+    expect(Math.abs(Number(step![1]) - t.time.iterMs)).toBeLessThanOrEqual(1);
+    expect(Math.abs(Number(step![2]) - t.time.tflopsPerGpu)).toBeLessThanOrEqual(1);
+    const cost = /recompute saves ([\d.]+) GiB and costs (\d+) ms per step \(\+([\d.]+)% against no recompute\)/.exec(tip);
+    expect(cost, tip).not.toBeNull();
+    expect(Number(cost![1])).toBeCloseTo(rc.savedBytes / GIB, 1);
+    expect(rc.savedBytes).toBeGreaterThan(0);
+    expect(Math.abs(Number(cost![2]) - rc.costMs)).toBeLessThanOrEqual(1);
+    expect(rc.costMs).toBeGreaterThan(0);
+    // Beside the breakdown too, for the point it shows.
+    expect(await page.textContent('#planner-time')).toMatch(/^CP=1 \+ recompute at \d+K tokens: predicted step \d+ ms, .*; for a global batch of 8 on 8 GPUs .*; recompute saves [\d.]+ GiB and costs \d+ ms per step/);
+    // A line without recompute: the step time, no recompute cost.
+    await page.fill('input[name=lines]', '2');
+    await page.locator('#planner-chart').scrollIntoViewIfNeeded();
+    const plain = await hoverPlanner(page, 'CP=2', 131072);
+    expect(plain).toMatch(/predicted step \d+ ms, \d+ TFLOP\/s per GPU, .*\n\s*for a global batch of 16 on 16 GPUs \(TP 8 × CP 2 × PP 1 × DP 1\)/);
+    expect(plain).not.toMatch(/recompute saves/);
+    await page.evaluate(() => { location.hash = ''; });
+    await page.waitForFunction(() => (window as unknown as { __flashring: { planner: { lines: string[] } } }).__flashring.planner.lines.length >= 6);
     expect(consoleErrors).toEqual([]);
   });
 });

@@ -11,16 +11,16 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { TIMING_DIR, buildFit, buildFitPoints, timeRows, timeSummary, torchRows } from '../bench/megatron/timeTable.js';
+import { FIT_RUNS, TIMING_DIR, buildFit, buildFitPoints, timeRows, timeSummary, torchRows } from '../bench/megatron/timeTable.js';
 import { parseMegatronLog } from '../src/memory/megatron.js';
-import { steadyIterMs } from '../src/memory/time/fromLog.js';
+import { predictTimeFromLog, steadyIterMs } from '../src/memory/time/fromLog.js';
 import { H200 } from '../src/memory/time/devices.js';
 import { bmmTflops, flashTflops, gemmMs } from '../src/memory/time/rates.js';
 import { iterationTime } from '../src/memory/time/step.js';
 import { DEFAULT_PARALLEL, PRESETS, type ParallelConfig } from '../src/memory/model.js';
 
 const rows = timeRows();
-const MOE = new Set(['r02', 'r07', 'r11', 'r16', 'r40']);
+const MOE = new Set(['r02', 'r03', 'r07', 'r11', 'r16', 'r19', 'r27', 'r40', 'r44']);
 
 describe('the H200 profile is the measured data', () => {
   const prof = JSON.parse(readFileSync(`${TIMING_DIR}/profile.json`, 'utf8')) as {
@@ -53,9 +53,10 @@ describe('the H200 profile is the measured data', () => {
 });
 
 describe('fitted on the build half only', () => {
-  it('the shipped figures are the fit of the build half (re-fitted here, within 1%)', () => {
+  it('the shipped figures are the fit of the build half timed before them (re-fitted here, within 1%); later build runs are checked, not fitted', () => {
     const pts = buildFitPoints();
-    expect(pts.length).toBe(rows.filter((r) => r.split === 'build').length);
+    expect(pts.map((p) => p.id).sort()).toEqual([...FIT_RUNS].sort());
+    expect(rows.filter((r) => r.split === 'build' && !FIT_RUNS.includes(r.id)).map((r) => r.id)).toEqual(['r03', 'r19', 'r28', 'r38', 'r39', 'r42']);
     expect(pts.every((p) => rows.find((r) => r.id === p.id)!.split === 'build')).toBe(true);
     const f = buildFit();
     expect(Math.abs(f.unfusedAttentionFactor / H200.unfusedAttentionFactor - 1)).toBeLessThan(0.01);
@@ -66,10 +67,10 @@ describe('fitted on the build half only', () => {
 });
 
 describe('Megatron-LM runs alone on the H200 (bench/results/2026-12-02-megatron-timing)', () => {
-  it('33 runs: 19 build, 14 held-out, each with a steady median after the 2 warm-up iterations', () => {
-    expect(rows.map((r) => r.split).filter((s) => s === 'build')).toHaveLength(19);
-    expect(rows.map((r) => r.split).filter((s) => s === 'heldout')).toHaveLength(14);
-    for (const r of rows) expect(r.iterations === 4 || r.iterations === 18, r.id).toBe(true);
+  it('47 runs (every configuration of the campaign that ran): 25 build, 22 held-out, each with a steady median after the 2 warm-up iterations', () => {
+    expect(rows.map((r) => r.split).filter((s) => s === 'build')).toHaveLength(25);
+    expect(rows.map((r) => r.split).filter((s) => s === 'heldout')).toHaveLength(22);
+    for (const r of rows) expect([4, 18, 38].includes(r.iterations), r.id).toBe(true);
   });
 
   for (const split of ['build', 'heldout'] as const)
@@ -79,11 +80,30 @@ describe('Megatron-LM runs alone on the H200 (bench/results/2026-12-02-megatron-
       for (const r of dense) expect(Math.abs(r.error), `${r.id} ${r.config}: model ${r.predicted.iterMs.toFixed(1)} ms, measured ${r.measuredMs.toFixed(1)}`).toBeLessThan(0.15);
     });
 
-  it('MoE runs: NOT MET for three of five (r07 −43%, r11 −22%, r40 −25%: too slow measured); each within 45%, named', () => {
+  it('MoE runs: NOT MET for three of nine (r03 −26%, r07 −22%, r40 −15%: measured slower than the model); each within 30%, named', () => {
     const moe = rows.filter((r) => MOE.has(r.id));
     expect(moe.map((r) => r.id).sort()).toEqual([...MOE].sort());
-    for (const r of moe) expect(Math.abs(r.error), r.id).toBeLessThan(0.45);
-    expect(moe.filter((r) => Math.abs(r.error) >= 0.15).map((r) => r.id).sort()).toEqual(['r07', 'r11', 'r40']);
+    for (const r of moe) expect(Math.abs(r.error), r.id).toBeLessThan(0.3);
+    expect(moe.filter((r) => Math.abs(r.error) >= 0.15).map((r) => r.id).sort()).toEqual(['r03', 'r07', 'r40']);
+  });
+
+  it("the data loader's attention mask is a term measured on its own: r39 with it waits for the loader, without it runs at the model's compute", () => {
+    const log = (f: string) => parseMegatronLog(readFileSync(`${TIMING_DIR}/terms/${f}`, 'utf8'), f);
+    const withMask = log('r39.timers.log'), without = log('r39.nomask.log');
+    expect(withMask.args.create_attention_mask_in_dataloader).toBe('True');
+    expect(without.args.create_attention_mask_in_dataloader).toBe('False');
+    const gb = (32768 ** 2 * 4) / 1e9;
+    // The profile's figure is this run's with-mask step per GB of mask, to the rounding shipped.
+    expect(Math.abs(steadyIterMs(withMask).ms! / gb / H200.loaderMaskMsPerGB - 1)).toBeLessThan(0.01);
+    const p = predictTimeFromLog(without), q = predictTimeFromLog(withMask);
+    if ('error' in p || 'error' in q) throw new Error('no prediction');
+    expect(p.terms.some((t) => t.name === 'data-loader')).toBe(false);
+    expect(Math.abs(p.iterMs / steadyIterMs(without).ms! - 1)).toBeLessThan(0.05);
+    expect(q.terms.find((t) => t.name === 'data-loader')!.ms).toBeGreaterThan(200);
+    // Four measured iterations or fewer: the loader's prefetched batches (2 workers × 2) cover them.
+    const r43 = rows.find((r) => r.id === 'r43')!;
+    expect(r43.iterations).toBe(4);
+    expect(r43.predicted.terms.some((t) => t.name === 'data-loader')).toBe(false);
   });
 
   it('the summary as the README states it (both halves, MoE included)', () => {

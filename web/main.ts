@@ -13,13 +13,13 @@ import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '.
 import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
 import { Comparison, ModelSize, compareOne, modelDiff, predictFromLog, sourceModel } from '../src/memory/compare.js';
 import { setupLive } from './live.js';
-import { LINKS, LINK_NAMES, Link, Prediction, predict, resolveLink } from '../src/ring/linkModel.js';
-import { planSteps } from '../src/ring/plan.js';
-import { defaultSizes, resolveScheme } from '../src/ring/scheme.js';
-import { validateRing } from '../src/ring/schedule.js';
-import { SCHEMES, Scheme } from '../src/ring/timeline.js';
+import { setupAdvisor } from './advise.js';
+import { LINKS, LINK_NAMES, Link, Prediction, resolveLink } from '../src/cp/plan/linkModel.js';
+import { planScheme } from '../src/cp/plan/planSchemes.js';
+import { validateRing } from '../src/cp/plan/schedule.js';
+import { Scheme, SchemeDef, schemeDefs, schemeSizes } from '../src/cp/schemes/registry.js';
 import { AttentionShape } from '../src/shape.js';
-import measuredCsv from '../bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv?raw';
+import measuredCsv from './data/activation_memory_measured.csv?raw'; // a copy of bench/results/torchcp-2xh200-2026-11-30/ (test/web-data.test.ts)
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const hooks: Record<string, unknown> = {};
@@ -72,7 +72,7 @@ function fillTable(table: HTMLTableElement, caption: string, head: string[], row
 
 type Breakdowns = Map<string, SweepPoint>;
 
-function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: MemoryChartConfig, details: Breakdowns, onPoint?: (p: SweepPoint) => void): Chart {
+function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: MemoryChartConfig, details: Breakdowns, onPoint?: (p: SweepPoint) => void, more?: (p: SweepPoint) => string[]): Chart {
   old?.destroy();
   const opts = cfg.options as { scales: { x: Record<string, unknown> }; plugins: Record<string, unknown>; onHover?: unknown };
   opts.scales.x.ticks = { callback: (v: number | string) => formatTokens(Number(v)), autoSkip: false };
@@ -87,7 +87,7 @@ function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: Memo
         const r = ctx.raw;
         const lines = [`${ctx.dataset.label}, ${formatTokens(r.x)} tokens: ${Number.isFinite(r.y) ? r.y.toFixed(1) : '?'} GiB${r.fits === false ? ' — does not fit' : ''}`];
         const p = details.get(`${ctx.dataset.label}|${r.x}`);
-        if (p) lines.push(...breakdownSummary(p.breakdown));
+        if (p) lines.push(...breakdownSummary(p.breakdown), ...(more?.(p) ?? []));
         else if (r.source && r.source !== 'limit') lines.push(r.source);
         return lines;
       },
@@ -130,9 +130,9 @@ const stackSelect = select('stack');
 for (const [k, s] of Object.entries(STACKS)) stackSelect.add(new Option(s.label, k));
 const replayHbm = $<HTMLInputElement>('replay-hbm');
 
-const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'experts', 'topk', 'moeffn', 'shared'];
+const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'attdrop', 'hiddrop', 'pos', 'experts', 'topk', 'moeffn', 'shared', 'capacity', 'ep'];
 const RC_FIELDS = ['rc', 'rcmethod', 'rcn', ...RECOMPUTE_MODULES.map((m) => `rc_${m}`)];
-const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', flash: '1', fp32: '0', hbm: '80', lines: DEFAULT_LINES_SPEC, seqs: DEFAULT_SEQ_LENGTHS.join(','), cpcomm: 'p2p' };
+const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', dp: '1', vpp: '', distopt: '0', fp32res: '0', flash: '1', fp32: '0', hbm: '80', lines: DEFAULT_LINES_SPEC, seqs: DEFAULT_SEQ_LENGTHS.join(','), cpcomm: 'p2p' };
 const CP_COMM_TYPES = ['p2p', 'all_gather', 'a2a'];
 
 function setModelFields(m: ModelConfig): void {
@@ -150,13 +150,19 @@ function setModelFields(m: ModelConfig): void {
   field('moeffn').value = m.moe?.ffnHiddenSize === undefined ? '' : String(m.moe.ffnHiddenSize);
   field('shared').value = String(m.moe?.sharedExpertSize ?? 0);
   field('unfused').checked = m.biasActivationFusion === false;
+  field('attdrop').value = String(m.attentionDropout ?? 0.1);
+  field('hiddrop').value = String(m.hiddenDropout ?? 0.1);
+  select('pos').value = m.positionEmbedding ?? ''; // '': the model's default (RoPE with SwiGLU, learned otherwise)
+  field('untie').checked = !!m.untieEmbeddings;
+  field('capacity').value = m.moe?.capacityFactor === undefined ? '' : String(m.moe.capacityFactor);
+  field('ep').value = '1';
   syncModelControls();
 }
 
 /** The MoE fields mean something only with experts, unfused SwiGLU only with SwiGLU: otherwise they are greyed. */
 function syncModelControls(): void {
   const moe = Number(field('experts').value) > 0;
-  for (const k of ['topk', 'moeffn', 'shared']) field(k).disabled = !moe;
+  for (const k of ['topk', 'moeffn', 'shared', 'capacity', 'ep']) field(k).disabled = !moe;
   field('moeffn').placeholder = field('ffn').value;
   field('unfused').disabled = !field('swiglu').checked;
 }
@@ -178,10 +184,10 @@ function loadView(): void {
   const preset = PRESETS[presetSelect.value];
   setModelFields(preset.model);
   for (const k of MODEL_FIELDS) if (q.has(k)) field(k).value = q.get(k)!;
-  for (const k of ['swiglu', 'unfused']) if (q.has(k)) field(k).checked = q.get(k) === '1';
+  for (const k of ['swiglu', 'unfused', 'untie']) if (q.has(k)) field(k).checked = q.get(k) === '1';
   syncModelControls();
-  for (const k of ['mb', 'tp', 'pp', 'hbm', 'lines', 'seqs']) field(k).value = v(k);
-  for (const k of ['sp', 'flash']) field(k).checked = v(k) === '1';
+  for (const k of ['mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) field(k).value = v(k);
+  for (const k of ['sp', 'flash', 'distopt', 'fp32res']) field(k).checked = v(k) === '1';
   if (q.has('fp32')) field('fp32').checked = q.get('fp32') === '1';
   field('fp32').disabled = false;
   const st = q.get('stack');
@@ -189,6 +195,7 @@ function loadView(): void {
   replayHbm.value = q.get('rhbm') ?? String(SHIPPED_HBM);
   select('cpcomm').value = CP_COMM_TYPES.includes(v('cpcomm')) ? v('cpcomm') : DEFAULT_VIEW.cpcomm;
   loadCpView(q);
+  advisor.load(q);
   controlsFromLines();
 }
 
@@ -196,11 +203,12 @@ function saveView(): void {
   const q = new URLSearchParams();
   q.set('preset', presetSelect.value);
   q.set('stack', stackSelect.value);
-  for (const k of [...MODEL_FIELDS, 'mb', 'tp', 'pp', 'hbm', 'lines', 'seqs']) q.set(k, field(k).value);
-  for (const k of ['swiglu', 'unfused', 'sp', 'flash', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
+  for (const k of [...MODEL_FIELDS, 'mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) q.set(k, field(k).value);
+  for (const k of ['swiglu', 'unfused', 'untie', 'sp', 'flash', 'distopt', 'fp32res', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
   q.set('rhbm', replayHbm.value);
   q.set('cpcomm', select('cpcomm').value);
   saveCpView(q);
+  advisor.save(q);
   if (location.hash !== `#${q}`) history.replaceState(null, '', `#${q}`);
 }
 
@@ -285,9 +293,18 @@ function readModel(): ModelConfig {
   return {
     ...PRESETS[presetSelect.value].model, numLayers: layers, hiddenSize: hidden, numAttentionHeads: heads, numQueryGroups: groups,
     ffnHiddenSize: ffn, vocabSize: vocab, swiglu: field('swiglu').checked, moe: readMoe(),
+    attentionDropout: probability(field('attdrop'), 'Attention dropout'), hiddenDropout: probability(field('hiddrop'), 'Hidden dropout'),
+    positionEmbedding: (select('pos').value || undefined) as ModelConfig['positionEmbedding'], untieEmbeddings: field('untie').checked,
     biasActivationFusion: field('swiglu').checked && field('unfused').checked ? false : undefined,
     paramPrecision: field('fp32').checked && stackSelect.value === 'megatron' ? 'amp' : undefined,
   };
+}
+
+/** A probability in [0, 1) in a field (a dropout rate), or a FormError in the page's words. */
+function probability(input: HTMLInputElement, label: string): number {
+  const raw = input.value.trim(), v = Number(raw);
+  if (raw === '' || !Number.isFinite(v) || v < 0 || v >= 1) throw new FormError(`${label} must be a probability, at least 0 and below 1 (it is ${raw === '' ? 'empty or not a number' : raw}).`);
+  return v;
 }
 
 /** A whole number from `min` (0 or 1) to `max`, or undefined when the field is empty (its default). */
@@ -311,6 +328,10 @@ function readMoe(): MoeConfig | undefined {
   if (fe !== undefined) moe.ffnHiddenSize = fe;
   const shared = optionalWhole(field('shared'), 'Shared expert width', 10_000_000, 0, 'a whole number, 0 for none');
   if (shared) moe.sharedExpertSize = shared;
+  const cap = field('capacity').value.trim(), c = Number(cap);
+  if ((cap !== '' || field('capacity').validity.badInput) && !(cap !== '' && Number.isFinite(c) && c > 0 && c <= 1e6))
+    throw new FormError(`Capacity factor must be a positive number, at most 1,000,000 (empty: no token dropping) (it is ${cap === '' ? 'not a number' : cap}).`);
+  if (cap !== '') moe.capacityFactor = c;
   return moe;
 }
 
@@ -320,8 +341,15 @@ function readParallel(model: ModelConfig): ParallelConfig {
   const groups = model.numQueryGroups ?? model.numAttentionHeads;
   if (groups % tp) throw new FormError(`K/V groups (${groups}) must be divisible by TP (${tp}).`);
   if (model.numLayers % pp) throw new FormError(`Layers (${model.numLayers}) must be divisible by PP (${pp}).`);
+  const dp = positiveWhole(field('dp'), 'DP', 1_000_000), stage = model.numLayers / pp;
+  const perVirtual = optionalWhole(field('vpp'), 'Layers per virtual stage', 100_000, 1, 'a positive whole number (empty: no interleaving)');
+  if (perVirtual && stage % perVirtual) throw new FormError(`Layers per virtual stage (${perVirtual}) must divide the ${stage} layers of a pipeline stage (layers ÷ PP).`);
+  const ep = model.moe ? positiveWhole(field('ep'), 'EP', 100_000) : undefined;
+  if (ep && model.moe!.numExperts % ep) throw new FormError(`Experts (${model.moe!.numExperts}) must be divisible by EP (${ep}).`);
   return {
     ...DEFAULT_PARALLEL, microBatchSize: mb, tensorParallel: tp, pipelineParallel: pp, sequenceParallel: field('sp').checked,
+    dataParallel: dp, virtualStages: perVirtual ? stage / perVirtual : 1, distributedOptimizer: field('distopt').checked,
+    fp32Residual: field('fp32res').checked, expertParallel: ep,
     flashAttention: field('flash').checked, stack: stackSelect.value as Stack, cpCommType: select('cpcomm').value as ParallelConfig['cpCommType'],
   };
 }
@@ -381,8 +409,9 @@ function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; 
 let plannerChart: Chart | null = null;
 let plannerRows: CsvRow[] = [];
 
-function showBreakdown(p: SweepPoint | null, hbm: number): void {
+function showBreakdown(p: SweepPoint | null, hbm: number, model?: ModelConfig): void {
   const b = p?.breakdown;
+  $('planner-time').textContent = p && model ? `${p.line} at ${formatTokens(p.config.seqLength)} tokens: ${advisor.timeLines(model, p.config).map((l) => l.trim()).join('; ')}.` : '';
   const title = p ? `${p.line} at ${formatTokens(p.config.seqLength)} tokens: ${p.totalGib.toFixed(2)} GiB per GPU, ${p.fits ? 'fits' : 'does not fit'} in ${hbm} GiB (${STACKS[b!.stack].label} stack; hover a point for its own)` : '';
   fillTable($<HTMLTableElement>('planner-breakdown'), title, ['part', 'term', 'GiB', 'formula'],
     b ? breakdownRows(b).map((r) => [r.section, r.label, { text: (r.bytes / GIB).toFixed(3), cls: 'num' }, { text: r.formula, cls: 'formula' }]) : []);
@@ -402,6 +431,7 @@ function clearPlanner(text: string): void {
   // The CP panel reads only the model and parallel fields: an error elsewhere (HBM, the lines)
   // leaves it planning; it clears itself when its own inputs are wrong.
   renderCp();
+  advisor.render();
 }
 
 function renderPlanner(): void {
@@ -419,15 +449,15 @@ function renderPlanner(): void {
   plannerRows = sweepRows(pts, hbm);
   const details: Breakdowns = new Map(pts.map((p) => [`${p.line}|${p.config.seqLength}`, p]));
   const moe = model.moe ? `, ${model.moe.numExperts} experts (top-${model.moe.routerTopk}${model.moe.sharedExpertSize ? ', shared expert' : ''})` : '';
-  const title = `${presetSelect.value}, ${STACKS[par.stack!].label}: ${model.numLayers} layers, h=${model.hiddenSize}, ${model.numAttentionHeads} heads${moe}, TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, PP=${par.pipelineParallel}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'}`;
-  plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, coincidentNote(pts, lines)), details, (p) => showBreakdown(p, hbm));
+  const title = `${presetSelect.value}, ${STACKS[par.stack!].label}: ${model.numLayers} layers, h=${model.hiddenSize}, ${model.numAttentionHeads} heads${moe}, TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, PP=${par.pipelineParallel}, DP=${par.dataParallel}${par.distributedOptimizer ? ' + distributed optimizer' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'}`;
+  plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, coincidentNote(pts, lines)), details, (p) => showBreakdown(p, hbm, model), (p) => advisor.timeLines(model, p.config));
   const oom = oomPoints(pts);
   $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + Object.entries(oom).map(([k, v]) => `${k} ${v === null ? 'none' : formatTokens(v)}`).join(' · ') +
     gaps.map((g) => `. ${g.line} has no point at ${g.lengths.map(formatTokens).join(', ')}: CP ${g.cp} does not divide them`).join('');
   $('planner-error').textContent = '';
   for (const id of ['export-csv', 'export-png']) $<HTMLButtonElement>(id).disabled = false;
   const first = pts.filter((p) => p.line === lines[0].label);
-  showBreakdown(first.filter((p) => p.fits).at(-1) ?? first[0] ?? null, hbm);
+  showBreakdown(first.filter((p) => p.fits).at(-1) ?? first[0] ?? null, hbm, model);
   hooks.planner = {
     lines: plannerChart.data.datasets.map((d) => d.label),
     oomMarkers: plannerChart.data.datasets.reduce((a, d) => {
@@ -437,6 +467,7 @@ function renderPlanner(): void {
     oom,
   };
   renderCp();
+  advisor.render();
 }
 hooks.plannerChart = chartProbe(() => plannerChart);
 
@@ -496,12 +527,12 @@ function dataUrlBlob(url: string): Blob {
   return new Blob([bytes], { type: head.slice(5, head.indexOf(';')) });
 }
 
-// ---------- planner: CP schemes on a link (src/ring/plan.ts, src/ring/linkModel.ts) ----------
+// ---------- planner: CP schemes on a link (a dry run of the rank programs, src/cp/plan/planSchemes.ts) ----------
 
 const cpForm = $<HTMLFormElement>('cp-form');
 const cpField = (n: string) => cpForm.elements.namedItem(n) as HTMLInputElement;
 const CP_DEFAULTS: Record<string, string> = { cpseq: '131072', cpr: '4', cphcp: '', cplink: 'nvlink-h200', cpgbps: '800', cplat: '5', cptflops: '300', cpcausal: '1' };
-/** planSteps counts every visible score of every rank (O(N·R)): beyond this a plan takes seconds. */
+/** The dry run walks every rank's steps over every pair of chunks: beyond this a plan takes seconds. */
 const MAX_PLAN_TOKENS = 2 ** 23;
 
 function loadCpView(q: URLSearchParams): void {
@@ -517,7 +548,7 @@ function saveCpView(q: URLSearchParams): void {
   for (const k of Object.keys(CP_DEFAULTS)) q.set(k, k === 'cpcausal' ? (cpField(k).checked ? '1' : '0') : cpField(k).value);
 }
 
-interface CpRequest { shape: AttentionShape; R: number; causal: boolean; link: Link; tflops: number; sizes: string | null; sizesNote: string }
+interface CpRequest { shape: AttentionShape; R: number; causal: boolean; link: Link; tflops: number; typedSizes: string }
 
 /** A positive (or, with `zero`, non-negative) number in a panel field, or a FormError in the page's words. */
 function cpNumber(n: string, label: string, zero = false): number {
@@ -541,39 +572,47 @@ function readCpRequest(model: ModelConfig, par: ParallelConfig): CpRequest {
   const link = cpField('cplink').value === 'custom' ? resolveLink('custom', cpNumber('cpgbps', 'Link bandwidth (Gbit/s)'), cpNumber('cplat', 'Link latency (µs)', true))
     : LINKS[cpField('cplink').value as keyof typeof LINKS];
   const tflops = cpNumber('cptflops', 'Kernel TFLOP/s');
-  return { shape, R, causal: cpField('cpcausal').checked, link, tflops, ...a2aP2pSizes(cpField('cphcp').value.trim(), R, shape) };
+  return { shape, R, causal: cpField('cpcausal').checked, link, tflops, typedSizes: cpField('cphcp').value.trim() };
 }
 
-/** a2a+p2p's 'A,P' as typed, or (empty) the largest group A, 1 < A < R, that divides R and the heads. */
-function a2aP2pSizes(raw: string, R: number, s: AttentionShape): { sizes: string | null; sizesNote: string } {
+/**
+ * The sizes 'A,P' of a scheme that takes them (a2a+p2p), as typed in the panel, or (empty) the
+ * scheme's default (the largest a2a group A, 1 < A < R, that divides R and the heads), with a note.
+ */
+function rowSizes(def: SchemeDef, req: CpRequest): { sizes: string; note: string } {
+  const raw = req.typedSizes;
   if (raw) {
     const m = /^(\d+)\s*,\s*(\d+)$/.exec(raw);
-    if (!m || +m[1] < 1 || +m[2] < 1) return { sizes: null, sizesNote: `a2a+p2p sizes must be two whole numbers A,P, each at least 1 (they are ${raw})` };
-    return { sizes: `${+m[1]},${+m[2]}`, sizesNote: '' };
+    if (!m || +m[1] < 1 || +m[2] < 1) throw new FormError(`${def.name} sizes must be two whole numbers A,P, each at least 1 (they are ${raw})`);
+    return { sizes: `${+m[1]},${+m[2]}`, note: '' };
   }
-  const d = defaultSizes(R, s);
-  if (d) return { sizes: d.join(','), sizesNote: ' (chosen: the largest a2a group below R that divides the heads)' };
-  return { sizes: null, sizesNote: `no a2a group size A with 1 < A < ${R} divides both R and the heads per GPU (${s.Hq} query, ${s.Hkv} K/V); type A,P` };
+  const { sizes } = schemeSizes(def.name, req.R, req.shape, undefined);
+  return { sizes: sizes!, note: ' (chosen: the largest a2a group below R that divides the heads)' };
 }
 
-type CpRow = { scheme: Scheme; sizes: string; predicted?: Prediction; error?: string };
-let cpCache: { key: string; rows: CpRow[] } | null = null;
+type CpRow = { scheme: Scheme; sizes: string; predicted?: Prediction; note?: string; error?: string };
+let cpCache: { key: string; rows: Promise<CpRow[]> } | null = null;
 
-/** Each scheme's steps planned from the schedule (zigzag, 2-byte Q/K/V as bf16/f16 training) and timed by the link model. */
-function planCpSchemes(req: CpRequest): CpRow[] {
+/** Each registered scheme dry-run (zigzag, 2-byte Q/K/V as bf16/f16 training) and timed by the link model. */
+function planCpSchemes(req: CpRequest): Promise<CpRow[]> {
   const key = JSON.stringify(req);
-  if (cpCache?.key === key) return cpCache.rows;
-  const rows = SCHEMES.map((scheme): CpRow => {
-    if (scheme === 'a2a+p2p' && !req.sizes) return { scheme, sizes: '—', error: req.sizesNote };
+  if (cpCache?.key !== key) cpCache = { key, rows: planRows(req) };
+  return cpCache.rows;
+}
+
+async function planRows(req: CpRequest): Promise<CpRow[]> {
+  const x = { shape: req.shape, R: req.R, mask: { causal: req.causal }, layout: 'zigzag' as const, precision: 'f16' as const, link: req.link, rate: req.tflops };
+  const rows: CpRow[] = [];
+  for (const def of schemeDefs()) {
+    let sizes: string | undefined, note = '';
     try {
-      const { hierarchy } = resolveScheme(scheme, req.R, req.shape, scheme === 'a2a+p2p' ? req.sizes! : undefined);
-      const steps = planSteps({ shape: req.shape, causal: req.causal, layout: 'zigzag', R: req.R, scheme, hierarchy, eb: 2 });
-      return { scheme, sizes: hierarchy.join(','), predicted: predict(steps, req.R, req.link, req.tflops) };
+      if (def.defaultSizes) ({ sizes, note } = rowSizes(def, req));
+      const p = await planScheme(x, def.name, sizes);
+      rows.push({ scheme: def.name, sizes: p.hierarchy.join(','), predicted: p.predicted, note });
     } catch (e) {
-      return { scheme, sizes: scheme === 'a2a+p2p' ? req.sizes! : '—', error: pageWords(e) };
+      rows.push({ scheme: def.name, sizes: sizes ?? '—', error: pageWords(e) });
     }
-  });
-  cpCache = { key, rows };
+  }
   return rows;
 }
 
@@ -583,7 +622,16 @@ function clearCp(text: string): void {
   hooks.cpSchemes = { error: text, rows: [] };
 }
 
+/** Renders asked for; only the newest one draws (a plan is asynchronous: an older one may finish later). */
+let cpGeneration = 0;
+
 function renderCp(): void {
+  const gen = ++cpGeneration;
+  hooks.busy = ((hooks.busy as number) ?? 0) + 1;
+  void drawCp(gen).finally(() => (hooks.busy = (hooks.busy as number) - 1));
+}
+
+async function drawCp(gen: number): Promise<void> {
   let req: CpRequest, rows: CpRow[], model: ModelConfig, par: ParallelConfig;
   try {
     model = readModel();
@@ -593,10 +641,12 @@ function renderCp(): void {
   }
   try {
     req = readCpRequest(model, par);
-    rows = planCpSchemes(req);
   } catch (e) {
     return clearCp(pageWords(e).replace(/^./, (c) => c.toUpperCase()));
   }
+  const pending = planCpSchemes(req);
+  rows = await pending;
+  if (gen !== cpGeneration) return;
   $('cp-error').textContent = '';
   const s = req.shape, l = req.link, chosen = select('cpcomm').value;
   const phaseMs = (p: Prediction, ph: string) => (p.phases.find((x) => x.phase === ph)?.stepMs ?? []).reduce((a, b) => a + b, 0).toFixed(3);
@@ -605,7 +655,7 @@ function renderCp(): void {
     ['scheme', 'sizes A,P', 'forward ms', 'backward ms', 'step ms', 'comm %', 'TFLOP/s per GPU', 'note'],
     rows.map((r) => {
       const p = r.predicted;
-      const note = r.error ?? `${p!.stepMs.length} steps${r.scheme === 'a2a+p2p' ? req.sizesNote : ''}${r.scheme === chosen ? '; the memory model counts this scheme\'s buffers' : ''}`;
+      const note = r.error ?? `${p!.stepMs.length} steps${r.note ?? ''}${r.scheme === chosen ? '; the memory model counts this scheme\'s buffers' : ''}`;
       return [r.scheme, r.sizes, ...(p ? [phaseMs(p, 'forward'), phaseMs(p, 'backward'), p.totalMs.toFixed(3), (100 * p.commFraction).toFixed(1), p.tflopsPerGpu.toPrecision(3)] : ['—', '—', '—', '—', '—'])
         .map((text) => ({ text, cls: 'num' })), { text: note, cls: r.error ? 'wrong' : '' }];
     }), (i) => (rows[i].scheme === chosen ? 'chosen' : ''));
@@ -816,6 +866,10 @@ function wireDrop(zone: HTMLElement, input: HTMLInputElement, onFiles: (f: File[
     input.value = '';
   });
 }
+
+// ---------- advisor (web/advise.ts: src/memory/advise.ts's search over the planner's model) ----------
+
+const advisor = setupAdvisor({ hooks, planner: () => { const model = readModel(); return { model, par: readParallel(model) }; }, pageWords, fillTable, positiveWhole, readHbm, saveView });
 
 // ---------- live run (web/live.ts) ----------
 

@@ -5,7 +5,7 @@
  *
  * H200: bench/results/2026-12-02-megatron-timing/profile.json (bench/megatron/h200_profile.py,
  * PyTorch 2.11 on the device tool's `nvidia-h200`, medians of 20 CUDA-event timings) for the GEMMs,
- * the unfused attention's batched GEMMs and the bandwidths; bench/results/peer-h200-2026-11-30.json
+ * the unfused attention's batched GEMMs and the bandwidths; bench/results/h200-2026-11-30T04-31-first/peer-h200-2026-11-30.json
  * (bench/peers/torch_sdpa.py, same machine kind) for FlashAttention through PyTorch's SDPA; the host
  * figures (`host`) fitted on the build half of the 2026-12-02 Megatron-LM campaign only
  * (bench/megatron/timeFit.ts prints the fit; test/time.test.ts re-fits and compares).
@@ -40,6 +40,13 @@ export interface DeviceProfile {
    */
   host: { launchUs: number; iterationMs: number; moeExpertUs: number; note: string };
   /**
+   * Megatron-LM's data loader building the [b, 1, s, s] float32 attention mask of every sample
+   * (GPTDataset, `create_attention_mask_in_dataloader`, the default): ms per GB of mask, the time
+   * the loader takes to hand over a batch (collate, pinned copy). A step shorter than that waits for
+   * it once the prefetched batches are used up (fromLog.ts).
+   */
+  loaderMaskMsPerGB: number;
+  /**
    * The unfused attention core (Megatron-LM's local implementation) in a training step, as a multiple
    * of its kernels' time in isolation (the bmm and bandwidth figures above): fitted with the host figures.
    */
@@ -51,7 +58,7 @@ export interface DeviceProfile {
 export const H200: DeviceProfile = {
   name: 'NVIDIA H200',
   source: 'bench/results/2026-12-02-megatron-timing/profile.json (bench/megatron/h200_profile.py, PyTorch 2.11.0+cu130, 2026-12-02); ' +
-    'flash: bench/results/peer-h200-2026-11-30.json (bench/peers/torch_sdpa.py, fp16 SDPA flash backend) and ' +
+    'flash: bench/results/h200-2026-11-30T04-31-first/peer-h200-2026-11-30.json (bench/peers/torch_sdpa.py, fp16 SDPA flash backend) and ' +
     'bench/results/cp-h200-2026-12-01-v6/1-peer/peer-steps.json (N = 65536); ' +
     'host: fitted on the build half of bench/results/2026-12-02-megatron-campaign (bench/megatron/timeFit.ts)',
   gemmBf16: [
@@ -80,6 +87,11 @@ export const H200: DeviceProfile = {
   bandwidthGBs: { copy: 4233.9, softmax: 1284.3, dropout: 3027.9 },
   // Fitted on the 19 build-half runs of bench/results/2026-12-02-megatron-timing (npx tsx bench/megatron/timeTable.ts prints the fit).
   host: { launchUs: 19.9, iterationMs: 11.9, moeExpertUs: 346, note: 'fitted on the build half of the 2026-12-02 campaign, Megatron-LM local (eager PyTorch)' },
+  // Measured as a term, not fitted: run r39 (s = 32768, b = 1: a 4.295 GB mask) with and without
+  // --no-create-attention-mask-in-dataloader, 10 iterations each, --timing-log-level 2 (2026-12-02
+  // 14:16-14:21 UTC, bench/results/2026-12-02-megatron-timing/terms): 456.0 ms per iteration with the
+  // mask (batch-generator 254 ms of it), 219.1 ms without; 456.0 / 4.295 GB.
+  loaderMaskMsPerGB: 106.2,
   unfusedAttentionFactor: 1.2,
   hbmGib: 139.8,
 };

@@ -7,6 +7,7 @@ import { median } from '../../stats.js';
 import { configFromArgs, type MegatronArgs, type ParseResult } from '../megatron.js';
 import type { IterationTime, TimeOptions } from './iteration.js';
 import { iterationTime } from './step.js';
+import { H200 } from './devices.js';
 
 /** Iterations Megatron-LM's first steps spend on warm-up (CUDA context, cuBLAS handles, the allocator): 1 and 2 run 5-50× slower. */
 export const WARMUP_ITERATIONS = 2;
@@ -23,15 +24,33 @@ export function timeOptionsFromArgs(args: MegatronArgs): TimeOptions {
   };
 }
 
-/** The model's iteration time for a log's own arguments, or why there is none. */
+/** Batches a PyTorch DataLoader holds ready: its workers × prefetch_factor (2, PyTorch's default). */
+const prefetchedBatches = (args: MegatronArgs) => 2 * Math.max(1, Number(args.num_workers ?? 2) || 2);
+
+/**
+ * The model's iteration time for a log's own arguments, or why there is none: the median over the
+ * log's iterations after warm-up, as the measurement is taken. Where the data loader builds the
+ * attention mask (b·4·s² bytes a micro batch) and hands a batch over slower than a step runs, the
+ * step waits for it once the prefetched batches are used up: a log measuring more iterations than
+ * the loader holds ready runs at the loader's pace (term 'data-loader'); a shorter one never waits.
+ */
 export function predictTimeFromLog(res: ParseResult, opts: TimeOptions = {}): IterationTime | { error: string } {
   const c = configFromArgs(res.args);
   if ('error' in c) return c;
+  let t: IterationTime;
   try {
-    return iterationTime(c.model, c.par, { ...timeOptionsFromArgs(res.args), ...opts });
+    t = iterationTime(c.model, c.par, { ...timeOptionsFromArgs(res.args), ...opts });
   } catch (e) {
     return { error: `the time model cannot take this log's arguments: ${(e as Error).message}` };
   }
+  if (res.args.create_attention_mask_in_dataloader !== 'True' || steadyIterMs(res).iterations <= prefetchedBatches(res.args)) return t;
+  const profile = opts.profile ?? H200;
+  const { microBatches = 1 } = timeOptionsFromArgs(res.args);
+  const maskGB = (microBatches * c.par.microBatchSize * 4 * c.par.seqLength ** 2) / 1e9;
+  const wait = maskGB * profile.loaderMaskMsPerGB - t.iterMs;
+  if (wait <= 0) return t;
+  const term = { name: 'data-loader' as const, ms: wait, what: `waiting for the data loader's ${maskGB.toFixed(2)} GB attention mask (${profile.loaderMaskMsPerGB} ms per GB)` };
+  return { ...t, iterMs: t.iterMs + wait, hostMs: t.hostMs + wait, terms: [...t.terms, term] };
 }
 
 /** The measured steady iteration time: the median of the iterations after warm-up (null when none). */

@@ -11,14 +11,14 @@
  * layer; block: N layers of each stage). Tensor parallelism's collectives (all-reduce; with sequence
  * parallelism all-gather / reduce-scatter, and the all-gather again in backward for the weight
  * gradients) and context parallelism's (p2p: K/V around the ring behind each step's attention;
- * all_gather and a2a: exposed) go over the link model (src/ring/linkModel.ts), not overlapped with
+ * all_gather and a2a: exposed) go over the link model (src/cp/plan/linkModel.ts), not overlapped with
  * the GEMMs, as Megatron-LM runs without userbuffers. Pipeline: (m + (p−1)/v)/m of m micro batches.
  * Data parallelism (× CP ranks): the fp32 gradients all-reduced (reduce-scatter + all-gather of the
  * bf16 parameters with the distributed optimizer), after the backward (overlap_grad_reduce off).
  * The optimizer: Adam (torch.optim.AdamW's foreach path) over the fp32 main parameters this GPU
  * updates, memory-bound (TIME_STACKS).
  */
-import { transferMs, type Link } from '../../ring/linkModel.js';
+import { transferMs, type Link } from '../../cp/plan/linkModel.js';
 import type { ModelConfig, ParallelConfig, RecomputeModule, Stack } from '../model.js';
 import type { DeviceProfile } from './devices.js';
 import type { FusionFlags, Op, OpTerm, TimeDims } from './ops.js';
@@ -65,7 +65,7 @@ export interface TimeOptions {
   microBatches?: number;
 }
 
-export type TimeTermName = OpTerm | 'recompute' | 'tp-comm' | 'cp-comm' | 'dp-comm' | 'pp-comm' | 'optimizer' | 'pipeline-bubble' | 'host';
+export type TimeTermName = OpTerm | 'recompute' | 'tp-comm' | 'cp-comm' | 'dp-comm' | 'pp-comm' | 'optimizer' | 'pipeline-bubble' | 'host' | 'data-loader';
 
 export interface TimeTerm { name: TimeTermName; ms: number; what: string }
 

@@ -5,7 +5,7 @@
  * passes) added to the GPU's time or overlapped with it as the stack synchronises (TIME_STACKS),
  * plus the profile's fixed time per iteration. `terms` add up to `iterMs`.
  */
-import { LINKS } from '../../ring/linkModel.js';
+import { LINKS } from '../../cp/plan/linkModel.js';
 import { validate, type ModelConfig, type ParallelConfig } from '../model.js';
 import { H200, type DeviceProfile } from './devices.js';
 import {

@@ -1,0 +1,48 @@
+"""Runs campaign configurations (draw.json) one at a time with extra Megatron-LM flags, to measure a
+term of the step rather than its total: e.g. `--timing-log-level 2` (per-iteration timers:
+batch-generator, forward-compute, backward-compute, optimizer) or `--no-create-attention-mask-in-dataloader`
+(the data loader's [b, 1, s, s] float mask left out).
+
+  python3 bench/megatron/terms.py DRAW --out DIR --ids r39,r29 --iters 10 --tag timers --extra='--timing-log-level 2'
+
+Each run's log is DIR/<id>.<tag>.log (the command on its first line), as campaign.py writes them.
+"""
+import argparse
+import json
+import os
+import subprocess
+import time
+
+from campaign import common_flags
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('draw')
+    ap.add_argument('--out', required=True)
+    ap.add_argument('--ids', required=True, help='comma-separated run ids, run in this order')
+    ap.add_argument('--iters', type=int, default=10)
+    ap.add_argument('--tag', required=True, help='names the logs: <id>.<tag>.log')
+    ap.add_argument('--timeout', type=int, default=300)
+    ap.add_argument('--extra', default='', help='flags added to every run, as one string')
+    ns = ap.parse_args()
+    kept = {k['id']: k for k in json.load(open(ns.draw))['kept']}
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    mlm = os.path.join(root, '.mlm')
+    os.makedirs(ns.out, exist_ok=True)
+    env = dict(os.environ, NCCL_NVLS_ENABLE='0', TORCH_SYMM_MEM_DISABLE_MULTICAST='1', CUDA_DEVICE_MAX_CONNECTIONS='1',
+               PYTHONUNBUFFERED='1', OMP_NUM_THREADS='2')
+    t0 = time.time()
+    for port, i in enumerate(ns.ids.split(',')):
+        cmd = ['timeout', str(ns.timeout), 'torchrun', '--nproc-per-node', '1', '--master-port', str(29600 + 10 * port),
+               os.path.join(mlm, 'pretrain_gpt.py')] + common_flags(ns.iters) + kept[i]['flags'] + ns.extra.split()
+        with open(os.path.join(ns.out, '%s.%s.log' % (i, ns.tag)), 'w') as log:
+            log.write('# ' + ' '.join(cmd) + '\n')
+            log.flush()
+            rc = subprocess.call(cmd, cwd=mlm, env=env, stdout=log, stderr=subprocess.STDOUT)
+            log.write('\nexit %d\n' % rc)
+        print('%6.0f s  %s.%s exit %d' % (time.time() - t0, i, ns.tag, rc), flush=True)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,157 @@
+/**
+ * The advisor (issue 36): for a model, a sequence length and the GPUs (count, HBM, link), every
+ * layout of TP × CP (× --cp-comm-type) × PP × recompute × distributed optimizer that divides the
+ * GPUs and the model; keeps those whose predicted peak (model.ts) fits the HBM with a margin, ranks
+ * them by predicted step time for the same global batch (time/: the H200 profile's rates), and says
+ * why: which term forced CP, what recompute costs in time, which communication is not hidden.
+ * Used by `flashring advise` (src/cli/advise.ts: flags and printing) and the page's advisor panel;
+ * pure (no I/O). Also the step time of one layout as advise computes it, and what a line's
+ * recomputation saves in memory and costs in time, for the page's planner.
+ */
+import { InputError } from '../errors.js';
+import { GIB, memoryBreakdown, recomputeSpec, parseRecomputeSpec, type ModelConfig, type ParallelConfig, type CpCommType } from './model.js';
+import { iterationTime } from './time/step.js';
+import type { IterationTime } from './time/iteration.js';
+import { LINKS, type Link } from '../cp/plan/linkModel.js';
+
+/** The recompute settings searched: none, Megatron-LM's default selective, the plot's "+ recompute", full. */
+export const RECOMPUTE_CHOICES = ['none', 'selective', 'selective:core_attn+mlp', 'full:uniform/1'];
+
+export interface Candidate {
+  tp: number; cp: number; cpCommType: CpCommType | null; pp: number; dp: number; recompute: string; distributedOptimizer: boolean;
+  iterMs: number; totalBytes: number; tokensPerSecond: number; tflopsPerGpu: number; commFraction: number; time: IterationTime;
+}
+
+/** What the search takes: the model and the parallel settings it does not search (micro batch, stack, FlashAttention…), at `base.seqLength`. */
+export interface AdviseRequest {
+  model: ModelConfig; base: ParallelConfig; gpus: number; hbmGib: number;
+  /** Fraction of the HBM kept free. */
+  margin: number;
+  /** Global batch in sequences (the CLI's default: one per GPU). */
+  gbs: number; link: Link;
+}
+
+export interface AdviseResult {
+  /** Layouts evaluated (valid for the model). */
+  all: number;
+  /** Those that fit, fastest first. */
+  fitting: Candidate[];
+  /** The layout with the smallest peak, fitting or not (null when no layout divides the model). */
+  smallest: { c: Candidate; bytes: number } | null;
+}
+
+export type Layout = { tp: number; cp: number; pp: number; dp: number; cpCommType: CpCommType | undefined; recompute: string; distributedOptimizer: boolean };
+
+const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filter((d) => n % d === 0);
+
+/** Every layout the GPUs and the model allow (the memory model's validate() decides), evaluated. */
+export function candidates(r: AdviseRequest): AdviseResult {
+  const out: Candidate[] = [];
+  let all = 0, smallest: { c: Candidate; bytes: number } | null = null;
+  for (const tp of divisors(r.gpus).filter((t) => t <= 8))
+    for (const cp of divisors(r.gpus / tp))
+      for (const pp of divisors(r.gpus / (tp * cp))) {
+        const dp = r.gpus / (tp * cp * pp);
+        if (r.gbs % (dp * r.base.microBatchSize)) continue;
+        for (const cpCommType of cp > 1 ? (['p2p', 'all_gather', 'a2a'] as const) : [undefined])
+          for (const recompute of RECOMPUTE_CHOICES)
+            for (const distributedOptimizer of dp * cp > 1 ? [false, true] : [false]) {
+              const c = evaluate(r, { tp, cp, pp, dp, cpCommType, recompute, distributedOptimizer });
+              if (!c) continue;
+              all++;
+              if (!smallest || c.totalBytes < smallest.bytes) smallest = { c, bytes: c.totalBytes };
+              if (c.totalBytes <= r.hbmGib * GIB * (1 - r.margin)) out.push(c);
+            }
+      }
+  return { all, fitting: out.sort((a, b) => a.iterMs - b.iterMs), smallest };
+}
+
+/** The parallel configuration of a layout: the request's base with the searched settings replaced. */
+export function layoutConfig(r: Pick<AdviseRequest, 'base'>, l: Layout): ParallelConfig {
+  return {
+    ...r.base, recomputeModules: undefined, recomputeMethod: undefined, recomputeNumLayers: undefined, ...parseRecomputeSpec(l.recompute),
+    tensorParallel: l.tp, contextParallel: l.cp, pipelineParallel: l.pp, dataParallel: l.dp, sequenceParallel: l.tp > 1,
+    cpCommType: l.cpCommType, distributedOptimizer: l.distributedOptimizer, virtualStages: 1,
+  };
+}
+
+function evaluate(r: AdviseRequest, l: Layout): Candidate | null {
+  const par = layoutConfig(r, l);
+  let totalBytes: number, time: IterationTime;
+  try {
+    totalBytes = memoryBreakdown(r.model, par).totalBytes;
+    time = iterationTime(r.model, par, { link: r.link, microBatches: r.gbs / (l.dp * par.microBatchSize) });
+  } catch (e) {
+    if (e instanceof InputError) return null; // a layout the model does not divide (heads, groups, layers, a2a)
+    throw e;
+  }
+  return {
+    tp: l.tp, cp: l.cp, cpCommType: l.cpCommType ?? null, pp: l.pp, dp: l.dp, recompute: recomputeSpec(par), distributedOptimizer: l.distributedOptimizer,
+    iterMs: time.iterMs, totalBytes, tokensPerSecond: time.tokensPerSecond, tflopsPerGpu: time.tflopsPerGpu, commFraction: time.commFraction, time,
+  };
+}
+
+const term = (t: IterationTime, name: string) => t.terms.find((x) => x.name === name)?.ms ?? 0;
+const pctOf = (x: number, c: Candidate) => `${((100 * x) / c.iterMs).toFixed(0)}%`;
+
+/** Why this candidate: what CP = 1 would need, what recompute costs, which communication is exposed. */
+export function reasons(r: AdviseRequest, c: Candidate): string[] {
+  const out: string[] = [];
+  if (c.cp > 1) {
+    const one = layoutConfig(r, { ...c, cp: 1, dp: c.dp * c.cp, cpCommType: undefined });
+    try {
+      const b = memoryBreakdown(r.model, one);
+      const big = [...b.layerGroups.flatMap((g) => g.terms.map((t) => ({ name: t.name, bytes: t.bytes * g.layers }))), ...b.outside, ...(b.peakTransient ? [{ name: b.peakTransient.name, bytes: b.peakTransient.netBytes }] : [])]
+        .sort((x, y) => y.bytes - x.bytes)[0];
+      out.push(b.totalBytes > r.hbmGib * GIB * (1 - r.margin) ? `CP=${c.cp}: at CP=1 the same layout needs ${(b.totalBytes / GIB).toFixed(1)} GiB (largest: ${big.name}, ${(big.bytes / GIB).toFixed(1)} GiB)`
+        : `CP=${c.cp} is faster than CP=1 here (it fits at CP=1 too: ${(b.totalBytes / GIB).toFixed(1)} GiB)`);
+    } catch {
+      out.push(`CP=${c.cp}: CP=1 is not a valid layout here`);
+    }
+  }
+  const rc = term(c.time, 'recompute');
+  if (rc > 0) out.push(`recompute ${c.recompute} costs ${rc.toFixed(0)} ms (${pctOf(rc, c)} of the step)`);
+  const comm = ['tp-comm', 'cp-comm', 'dp-comm', 'pp-comm', 'pipeline-bubble'].map((n) => [n, term(c.time, n)] as const).filter(([, ms]) => ms / c.iterMs > 0.03);
+  out.push(comm.length ? `not hidden: ${comm.map(([n, ms]) => `${n} ${ms.toFixed(0)} ms (${pctOf(ms, c)})`).join(', ')}` : 'communication hidden or under 3% of the step');
+  return out;
+}
+
+/** A layout as the CLI prints it: `TP=2 CP=4 (p2p) PP=1 DP=1 recompute=selective distributed-optimizer`. */
+export function layoutLabel(c: Omit<Candidate, 'time' | 'iterMs' | 'totalBytes' | 'tokensPerSecond' | 'tflopsPerGpu' | 'commFraction'>): string {
+  return `TP=${c.tp} CP=${c.cp}${c.cpCommType ? ` (${c.cpCommType})` : ''} PP=${c.pp} DP=${c.dp} recompute=${c.recompute}${c.distributedOptimizer ? ' distributed-optimizer' : ''}`;
+}
+
+/** When nothing fits: the smallest layout and its peak, or that none divides the model. */
+export function nothingFits(res: AdviseResult): string {
+  const s = res.smallest;
+  return s ? `nothing fits: the smallest is TP=${s.c.tp} CP=${s.c.cp} PP=${s.c.pp} ${s.c.recompute} at ${(s.bytes / GIB).toFixed(1)} GiB` : 'no layout divides this model over these GPUs';
+}
+
+/** The step time of one configuration as advise computes it for that layout, and the global batch it assumes. */
+export interface LayoutTime { time: IterationTime; gpus: number; microBatches: number; globalBatch: number }
+
+/**
+ * One configuration's step time with advise's default global batch, one sequence per GPU of the
+ * layout (TP·CP·PP·DP): each data-parallel rank runs TP·CP·PP ÷ micro batch micro batches (rounded
+ * up when the micro batch does not divide them, the global batch then said as it is). Throws
+ * InputError as the memory model does.
+ */
+export function layoutTime(m: ModelConfig, par: ParallelConfig, link: Link = LINKS['nvlink-h200']): LayoutTime {
+  const gpus = par.tensorParallel * par.contextParallel * par.pipelineParallel * par.dataParallel;
+  const microBatches = Math.ceil(gpus / (par.dataParallel * par.microBatchSize));
+  return { time: iterationTime(m, par, { link, microBatches }), gpus, microBatches, globalBatch: microBatches * par.microBatchSize * par.dataParallel };
+}
+
+/** What a configuration's recomputation saves in memory and costs in step time, against the same configuration without it (null without recompute). */
+export interface RecomputeCost { savedBytes: number; costMs: number; costFraction: number; recomputeTermMs: number }
+
+export function recomputeCost(m: ModelConfig, par: ParallelConfig, link: Link = LINKS['nvlink-h200']): RecomputeCost | null {
+  if (par.recompute === 'none') return null;
+  const none: ParallelConfig = { ...par, recompute: 'none', recomputeModules: undefined, recomputeMethod: undefined, recomputeNumLayers: undefined };
+  const withIt = layoutTime(m, par, link).time, without = layoutTime(m, none, link).time;
+  const costMs = withIt.iterMs - without.iterMs;
+  return {
+    savedBytes: memoryBreakdown(m, none).totalBytes - memoryBreakdown(m, par).totalBytes,
+    costMs, costFraction: costMs / without.iterMs, recomputeTermMs: term(withIt, 'recompute'),
+  };
+}
