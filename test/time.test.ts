@@ -124,15 +124,26 @@ describe('the PyTorch harness (bench/torchcp, --stack torch-amp, FlashAttention 
   it('41 measured points (13 on one H200, 28 at CP = 1 and 2 on 2 × H200)', () => {
     expect(pts).toHaveLength(13 + 28 - 4);
   });
-  it('NOT MET: 10 of 37 within 15%; each within 60%', () => {
-    expect(pts.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(10);
-    for (const r of pts) expect(Math.abs(r.error), r.config).toBeLessThan(0.6);
+  it('NOT MET: 28 of 37 within 15%; each within 50%; every one-GPU point but one within 12%', () => {
+    expect(pts.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(28);
+    for (const r of pts) expect(Math.abs(r.error), r.config).toBeLessThan(0.5);
+    const one = pts.filter((r) => r.config.includes(' CP1 '));
+    expect(one.filter((r) => Math.abs(r.error) >= 0.12).map((r) => r.config)).toEqual(['L12 h1024 a8 V50257 s16384 CP1 none']);
   });
-  it("one GPU, where attention is most of the predicted step, the model is over 20% slow: the harness's SDPA default backend outruns the flash backend the profile measured", () => {
-    const share = (r: (typeof pts)[number]) => (r.predicted.terms.find((t) => t.name === 'attention')?.ms ?? 0) / r.predicted.iterMs;
-    const heavy = pts.filter((r) => r.config.includes(' CP1 ') && share(r) > 0.6);
-    expect(heavy.length).toBeGreaterThanOrEqual(8);
-    for (const r of heavy) expect(r.error, r.config).toBeGreaterThan(0.2);
+  it('CP = 2 on 2 × H200 at 4K-32K: the model is 20-47% fast (PyTorch context_parallel and DDP cost more than its ring and buckets); within 15% from 64K', () => {
+    const two = pts.filter((r) => r.config.includes(' CP2 '));
+    for (const r of two) {
+      const s = Number(/ s(\d+) /.exec(r.config)![1]);
+      if (s <= 32768) expect(r.error, r.config).toBeLessThan(-0.19);
+      else expect(Math.abs(r.error), r.config).toBeLessThan(0.15);
+    }
+  });
+  it("the harness's attention is SDPA's default (cuDNN on the H200), priced at its measured rate: 1.6-1.8x the flash backend from 16K on", () => {
+    for (const s of [16384, 65536]) {
+      const ratio = flashTflops(H200, 128, s, true, 'fwd', 'sdpa') / flashTflops(H200, 128, s, true, 'fwd');
+      expect(ratio).toBeGreaterThan(1.6);
+      expect(ratio).toBeLessThan(1.9);
+    }
   });
 });
 

@@ -29,6 +29,11 @@ export interface DeviceProfile {
   /** bf16 batched GEMMs of unfused attention (QKᵀ and the others of its shape class), by head dimension. */
   bmm: BmmPoint[];
   flash: FlashPoint[];
+  /**
+   * PyTorch's scaled_dot_product_attention with no backend chosen, as the PyTorch harness calls it
+   * (bf16, causal; on the H200 it runs cuDNN's attention, 1.6-1.8x the flash backend's rate at 16K-64K).
+   */
+  sdpaDefault: FlashPoint[];
   /** GB/s of bytes read + written: a device-to-device copy (memory-bound elementwise kernels), bf16 softmax, dropout (with its mask). */
   bandwidthGBs: { copy: number; softmax: number; dropout: number };
   /**
@@ -74,6 +79,12 @@ export const H200: DeviceProfile = {
   bmm: [
     { batch: 16, s: 4096, d: 64, tflops: 179.89 }, { batch: 16, s: 8192, d: 128, tflops: 372.54 },
     { batch: 4, s: 16384, d: 128, tflops: 365.34 }, { batch: 32, s: 2048, d: 64, tflops: 177.71 },
+  ],
+  // bench/peers/sdpa_backends.py on the H200, 2026-12-02 14:28-14:33 UTC, PyTorch 2.11.0+cu130, bf16 B1 H16 D128
+  // causal (bench/results/sdpa-backends-h200-2026-12-02): the default equals cuDNN's backend within 6%.
+  sdpaDefault: [
+    { d: 128, s: 4096, causal: true, fwdTflops: 305.1, bwdTflops: 286.5 }, { d: 128, s: 16384, causal: true, fwdTflops: 526.0, bwdTflops: 504.9 },
+    { d: 128, s: 65536, causal: true, fwdTflops: 586.7, bwdTflops: 533.8 },
   ],
   flash: [
     { d: 64, s: 4096, causal: false, fwdTflops: 271.3, bwdTflops: 193.9 }, { d: 64, s: 4096, causal: true, fwdTflops: 152.1, bwdTflops: 130.9 },

@@ -99,7 +99,7 @@ export function opMs(op: Op, pass: 'fwd' | 'bwd', prof: DeviceProfile): number {
       return c * (pass === 'fwd' ? gemmMs(prof, m, n, k) : gemmMs(prof, m, k, n) + gemmMs(prof, k, n, m));
     }
     case 'bmm': return (prof.unfusedAttentionFactor * work) / (bmmTflops(prof, op.d!) * 1e9);
-    case 'flash': return work / (flashTflops(prof, op.d!, op.s!, op.causal!, pass) * 1e9);
+    case 'flash': return work / (flashTflops(prof, op.d!, op.s!, op.causal!, pass, op.backend) * 1e9);
     default: return ((op.term === 'attention' ? prof.unfusedAttentionFactor : 1) * work) / (prof.bandwidthGBs[op.kind] * 1e6);
   }
 }

@@ -32,6 +32,8 @@ export interface Op {
   d?: number;
   s?: number;
   causal?: boolean;
+  /** flash: which FlashAttention (default the flash backend; 'sdpa': PyTorch's SDPA with no backend chosen). */
+  backend?: 'flash' | 'sdpa';
   /** Kernels launched forward and backward. */
   kernels: [number, number];
   /** The recompute module whose checkpoint runs this op's forward again in backward. */
@@ -93,7 +95,7 @@ export function coreOps(x: TimeDims): Op[] {
   const E = x.b * (x.a / x.t) * x.sl * x.s, M = 'core_attn' as const;
   if (x.flash) {
     const flops = 4 * E * x.d * 0.5; // causal: the masked half is skipped
-    return [{ name: 'FlashAttention (causal)', term: 'attention', kind: 'flash', fwd: flops, bwd: 2.5 * flops, d: x.d, s: x.s, causal: true, kernels: [1, 2], module: M }];
+    return [{ name: 'FlashAttention (causal)', term: 'attention', kind: 'flash', fwd: flops, bwd: 2.5 * flops, d: x.d, s: x.s, causal: true, backend: x.amp ? 'sdpa' : 'flash', kernels: [1, 2], module: M }];
   }
   const bmm = (name: string): Op => ({ name, term: 'attention', kind: 'bmm', fwd: 2 * E * x.d, bwd: 4 * E * x.d, d: x.d, kernels: [1, 2], module: M });
   const ops: Op[] = [];

@@ -65,8 +65,8 @@ export function bmmTflops(profile: DeviceProfile, d: number): number {
 }
 
 /** FlashAttention TFLOP/s (forward or backward) at head dimension d and sequence s. */
-export function flashTflops(profile: DeviceProfile, d: number, s: number, causal: boolean, pass: 'fwd' | 'bwd'): number {
-  const pts = profile.flash.filter((p) => p.causal === causal);
+export function flashTflops(profile: DeviceProfile, d: number, s: number, causal: boolean, pass: 'fwd' | 'bwd', backend: 'flash' | 'sdpa' = 'flash'): number {
+  const pts = (backend === 'sdpa' ? profile.sdpaDefault : profile.flash).filter((p) => p.causal === causal);
   const rate = (p: FlashPoint) => (pass === 'fwd' ? p.fwdTflops : p.bwdTflops);
   const ds = [...new Set(pts.map((p) => p.d))];
   const atD = ds.map((dd) => ({ x: dd, y: interpLog(pts.filter((p) => p.d === dd).map((p) => ({ x: p.s, y: rate(p) })), s) }));
