@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { specialize } from '../src/kernels/specialize.js';
 import { PORTABLE_FWD_RR, planTiles, portableValues, workgroupBytes, describePlan, defaultPrefetch, stagingWords } from '../src/kernels/tiles.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
@@ -207,5 +207,23 @@ describe('f16 conversion', () => {
     expect(toHalfBits(1 + 2 ** -11)).toBe(0x3c00); // tie -> even
     expect(toHalfBits(1 + 3 * 2 ** -11)).toBe(0x3c02);
     expect(toHalfBits(1e6)).toBe(0x7c00);
+  });
+});
+
+describe('kernel pins from the environment', () => {
+  it('a variable in the pins\' namespaces that is no pin (a removed ablation, a typo) is named once and ignored, not silently dropped', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      expect(tuningFromEnv({ FLASHRING_PORTABLE_FWD_SKIP: 'pv', FLASHRING_SGMM_FWDD: '64x32' })).toEqual({});
+      const said = warn.mock.calls.map((c) => String(c[0]));
+      expect(said.some((m) => /^FLASHRING_PORTABLE_FWD_SKIP is not a kernel pin .*FLASHRING_PORTABLE_FWD,/.test(m))).toBe(true);
+      expect(said.some((m) => /^FLASHRING_SGMM_FWDD is not a kernel pin/.test(m))).toBe(true);
+      // a real pin passes without a word
+      warn.mockClear();
+      expect(tuningFromEnv({ FLASHRING_PORTABLE_REDUCE: 'workgroup' })).toEqual({ rowReduce: 'workgroup' });
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
   });
 });

@@ -3,7 +3,7 @@
  * order) for sweeps and tests, as one typed options object. Each pin picks a value of a choice
  * the kernels make by default (a tile, the row reduction, the prefetch, the order of the
  * tensor-core forward's steps, the row padding) and passes the same numeric tests; the ablations
- * that gave wrong results by design, and variants no default took, were removed (REMOVED_PINS).
+ * that gave wrong results by design, and variants no default took, were removed (a variable of theirs still set is named: PIN_PREFIXES).
  * Each pin is documented in docs/numerics.md (precision paths) and below. A device carries one
  * (AcquireOptions.tuning, validated once by resolveTuning at acquisition) and the kernels read it
  * from there only: nothing below the command line reads the environment. The entry points
@@ -145,13 +145,8 @@ export const TUNING_PINS: { [K in keyof KernelTuning]-?: Pin<NonNullable<KernelT
   sgmmForwardPipe: choice('FLASHRING_SGMM_FWD_PIPE', SGMM_FWD_PIPES, '0 (stage each K/V tile before its products) or 2 (stage behind the softmax)'),
 };
 
-/** Variables of kernel variants and ablations that were removed, and why: named when set, not silently ignored. */
-const REMOVED_PINS: Record<string, string> = {
-  FLASHRING_PORTABLE_BWD_PREFETCH: 'the backward variant measured no gain and was removed: docs/performance.md',
-  FLASHRING_PORTABLE_BWD_MERGE: 'the backward variant measured no gain and was removed: docs/performance.md',
-  FLASHRING_PORTABLE_FWD_PRODUCTS: 'the f16-products ablation was removed; the forward takes its products in f32',
-  FLASHRING_PORTABLE_FWD_SKIP: 'the timing-profile ablation (wrong results by design) was removed',
-};
+/** The namespaces of kernel pins: a variable in them that is no pin (removed, misspelled) is named, not silently ignored. */
+const PIN_PREFIXES = ['FLASHRING_PORTABLE_', 'FLASHRING_SGMM_'];
 
 const pins = () => Object.entries(TUNING_PINS) as unknown as [keyof KernelTuning, Pin<unknown>][];
 
@@ -179,7 +174,9 @@ export function tuningFromEnv(env: Readonly<Record<string, string | undefined>>)
     if (v === undefined) throw new InputError(`${pin.env}='${raw}': give ${pin.help}`);
     t[key] = v;
   }
-  for (const [gone, why] of Object.entries(REMOVED_PINS)) if (env[gone]) warnOnce(`${gone} no longer exists (${why}); ignored`);
+  const known = new Set(pins().map(([, p]) => p.env));
+  for (const name of Object.keys(env).filter((n) => env[n] && PIN_PREFIXES.some((x) => n.startsWith(x)) && !known.has(n)).sort())
+    warnOnce(`${name} is not a kernel pin (a removed variant or ablation, or misspelled; the pins: ${[...known].join(', ')}); ignored`);
   return resolveTuning(t as KernelTuning);
 }
 
