@@ -56,17 +56,30 @@ fn launch_item(wg: vec3<u32>, nwg: vec3<u32>) -> vec3<u32> {
   return vec3<u32>(r / in_g, hb % nwg.y, hb / nwg.y);
 }
 
-// The query row block a workgroup owns (grid: x row blocks from P.q_blk0 on, y query heads, z
-// batch; launch_item), heavy-first under a causal mask (the last blocks see the most keys, so they start first), with the first row
-// of its query head in Q/O/LSE and of its K/V head (grouped-query: Hq/Hkv query heads per K/V head).
+// The query row block a workgroup owns (grid: x blocks of `rows` query rows from P.q_blk0 on, y
+// query heads, z batch; launch_item), heavy-first under a causal mask (the last blocks see the
+// most keys, so they start first, as FlashAttention-2 orders them), with the first row of its
+// query head in Q/O/LSE and of its K/V head (grouped-query: Hq/Hkv query heads per K/V head).
 struct RowBlock { i0: u32, q_row0: u32, kv_row0: u32 }
-fn row_block(wg_: vec3<u32>, nwg: vec3<u32>) -> RowBlock {
+fn row_block(wg_: vec3<u32>, nwg: vec3<u32>, rows: u32) -> RowBlock {
   let wg = launch_item(wg_, nwg);
   let b = wg.z;
   let hq = wg.y;
   let blk = P.q_blk0 + select(wg.x, nwg.x - 1u - wg.x, P.causal != 0u);
   let hk = hq / (P.Hq / P.Hkv);
-  return RowBlock(blk * BR, (b * P.Hq + hq) * P.Nq, (b * P.Hkv + hk) * P.Nk);
+  return RowBlock(blk * rows, (b * P.Hq + hq) * P.Nq, (b * P.Hkv + hk) * P.Nk);
+}
+
+// The key block a dK/dV workgroup owns (grid: x blocks of `rows` keys from P.k_blk0 on, y K/V
+// heads, z batch; launch_item: under causal the first key blocks, seen by the most rows, start
+// first), with the first row of its K/V head in K/V/dK/dV and of the first query head of its
+// group (query head g of the group, g < Hq/Hkv, starts at q_row0 + g·Nq).
+struct KeyBlock { j0: u32, kv_row0: u32, q_row0: u32 }
+fn key_block(wg_: vec3<u32>, nwg: vec3<u32>, rows: u32) -> KeyBlock {
+  let wg = launch_item(wg_, nwg);
+  let b = wg.z;
+  let hk = wg.y;
+  return KeyBlock((P.k_blk0 + wg.x) * rows, (b * P.Hkv + hk) * P.Nk, (b * P.Hq + hk * (P.Hq / P.Hkv)) * P.Nq);
 }
 
 fn pos_q(i: u32) -> i32 { return P.q_off + i32(i) * P.q_stride + select(0, P.q_jump, i >= P.q_split); }

@@ -40,12 +40,10 @@ fn next_k_tile(jt: u32, t_end: u32, i0: u32, i_end: u32) -> vec2<u32> {
 @compute @workgroup_size(WG)
 fn dkdv(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
-  let wg = launch_item(wg_, nwg);    // under causal the first key blocks, seen by the most rows, start first
-  let b = wg.z;
-  let hk = wg.y;
-  let j0 = (P.k_blk0 + wg.x) * RT;
+  let kb = key_block(wg_, nwg, RT);
+  let j0 = kb.j0;
+  let kv_row0 = kb.kv_row0;
   let G = P.Hq / P.Hkv;
-  let kv_row0 = (b * P.Hkv + hk) * P.Nk;
   let tx = tid % TC;
   let ty = tid / TC;
   var dk_acc = AccAll();
@@ -60,7 +58,7 @@ fn dkdv(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec
   // skipped.
   let first = next_q_tile(it0, n_qt, j0);
   for (var g = 0u; g < G; g++) {
-    let row0 = (b * P.Hq + hk * G + g) * P.Nq;
+    let row0 = kb.q_row0 + g * P.Nq;
     var cur = first;
     loop {
       if (cur.x >= n_qt) { break; }
@@ -114,7 +112,7 @@ fn dkdv(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec
 @compute @workgroup_size(WG)
 fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) tid: u32) {
-  let rb = row_block(wg, nwg);   // heavy-first
+  let rb = row_block(wg, nwg, RT);   // heavy-first
   let i0 = rb.i0;
   let row0 = rb.q_row0;
   let kv_row0 = rb.kv_row0;

@@ -199,6 +199,12 @@ fn restage_c(queries: bool, row0: u32, n0: u32, n_rows: u32, st: u32, tid: u32, 
   }
 }
 
+// Column c of the staged chunk at row yo of SW at rows t + TC·(0..3), in f32: the y words that
+// multiply w word t.
+fn y_words(yo: u32, t: u32, c: u32) -> array<vec4<f32>, 4> {
+  return array<vec4<f32>, 4>(vec4<f32>(SW[yo + t][c]), vec4<f32>(SW[yo + t + TC][c]), vec4<f32>(SW[yo + t + 2u * TC][c]), vec4<f32>(SW[yo + t + 3u * TC][c]));
+}
+
 // acc[rr, u] += Σ_t Σ_cc w[row rr][t].cc · y[row t + TC·cc][col u] over a tile with no hidden pair;
 // y: the staged chunk at row yo of SW (row r at yo + r).
 fn accum_full(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, yo: u32, tx: u32, ty: u32) {
@@ -207,12 +213,8 @@ fn accum_full(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, yo: u32, tx: u3
     {{#loop rr < 4}}p[{{rr}}u] = (*w)[ty + {{rr}}u * TR][t];
     {{/loop}}
     {{#loop u < DU}}{
-      let c = tx + {{u}}u * TC;
-      let y0 = vec4<f32>(SW[yo + t][c]);
-      let y1 = vec4<f32>(SW[yo + t + TC][c]);
-      let y2 = vec4<f32>(SW[yo + t + 2u * TC][c]);
-      let y3 = vec4<f32>(SW[yo + t + 3u * TC][c]);
-      {{#loop rr < 4}}(*acc)[{{rr}}u * DU + {{u}}u] += p[{{rr}}u].x * y0 + p[{{rr}}u].y * y1 + p[{{rr}}u].z * y2 + p[{{rr}}u].w * y3;
+      let y = y_words(yo, t, tx + {{u}}u * TC);
+      {{#loop rr < 4}}(*acc)[{{rr}}u * DU + {{u}}u] += p[{{rr}}u].x * y[0] + p[{{rr}}u].y * y[1] + p[{{rr}}u].z * y[2] + p[{{rr}}u].w * y[3];
       {{/loop}}
     }
     {{/loop}}
@@ -243,14 +245,10 @@ fn accum_masked(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, yo: u32, tx: 
       m[{{rr}}u] = (kr >= lc) & (kr < hc); }
     {{/loop}}
     {{#loop u < DU}}{
-      let c = tx + {{u}}u * TC;
-      let y0 = vec4<f32>(SW[yo + t][c]);
-      let y1 = vec4<f32>(SW[yo + t + TC][c]);
-      let y2 = vec4<f32>(SW[yo + t + 2u * TC][c]);
-      let y3 = vec4<f32>(SW[yo + t + 3u * TC][c]);
+      let y = y_words(yo, t, tx + {{u}}u * TC);
       {{#loop rr < 4}}{ let pr = p[{{rr}}u];
         let mr = m[{{rr}}u];
-        (*acc)[{{rr}}u * DU + {{u}}u] += select(z, pr.x * y0, mr.x) + select(z, pr.y * y1, mr.y) + select(z, pr.z * y2, mr.z) + select(z, pr.w * y3, mr.w); }
+        (*acc)[{{rr}}u * DU + {{u}}u] += select(z, pr.x * y[0], mr.x) + select(z, pr.y * y[1], mr.y) + select(z, pr.z * y[2], mr.z) + select(z, pr.w * y[3], mr.w); }
       {{/loop}}
     }
     {{/loop}}

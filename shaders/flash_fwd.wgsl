@@ -219,6 +219,12 @@ fn next_tile(jt: u32, t_end: u32, i0: u32, i_end: u32) -> vec2<u32> {
   return vec2<u32>(t_end, TILE_SKIP);
 }
 
+// Column c of the staged chunk of V at keys t + TX·(0..3), in f32: the V words that multiply
+// P~ word t.
+fn v_words(t: u32, c: u32) -> array<vec4<f32>, 4> {
+  return array<vec4<f32>, 4>(vec4<f32>(KVs[t][c]), vec4<f32>(KVs[t + TX][c]), vec4<f32>(KVs[t + 2u * TX][c]), vec4<f32>(KVs[t + 3u * TX][c]));
+}
+
 // acc += P~ V (the staged chunk of V) over a tile every row sees entirely: per key word t,
 // the 4 products of P~ and V and their sum, in f32 (4 V words for RR rows).
 fn pv_full(acc: ptr<function, Acc>, tx: u32, ty: u32) {
@@ -227,12 +233,8 @@ fn pv_full(acc: ptr<function, Acc>, tx: u32, ty: u32) {
     {{#loop rr < RR}}p[{{rr}}u] = Ps[ty + {{rr}}u * TY][t];
     {{/loop}}
     {{#loop u < DU}}{
-      let c = tx + {{u}}u * TX;
-      let v0 = vec4<f32>(KVs[t][c]);
-      let v1 = vec4<f32>(KVs[t + TX][c]);
-      let v2 = vec4<f32>(KVs[t + 2u * TX][c]);
-      let v3 = vec4<f32>(KVs[t + 3u * TX][c]);
-      {{#loop rr < RR}}(*acc)[{{rr}}u * DU + {{u}}u] += p[{{rr}}u].x * v0 + p[{{rr}}u].y * v1 + p[{{rr}}u].z * v2 + p[{{rr}}u].w * v3;
+      let v = v_words(t, tx + {{u}}u * TX);
+      {{#loop rr < RR}}(*acc)[{{rr}}u * DU + {{u}}u] += p[{{rr}}u].x * v[0] + p[{{rr}}u].y * v[1] + p[{{rr}}u].z * v[2] + p[{{rr}}u].w * v[3];
       {{/loop}}
     }
     {{/loop}}
@@ -251,14 +253,10 @@ fn pv_masked(acc: ptr<function, Acc>, tx: u32, ty: u32, j0: u32, klo: array<u32,
     w[{{rr}}u] = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
     {{/loop}}
     {{#loop u < DU}}{
-      let c = tx + {{u}}u * TX;
-      let v0 = vec4<f32>(KVs[t][c]);
-      let v1 = vec4<f32>(KVs[t + TX][c]);
-      let v2 = vec4<f32>(KVs[t + 2u * TX][c]);
-      let v3 = vec4<f32>(KVs[t + 3u * TX][c]);
+      let v = v_words(t, tx + {{u}}u * TX);
       {{#loop rr < RR}}{ let pr = p[{{rr}}u];
         let wr = w[{{rr}}u];
-        (*acc)[{{rr}}u * DU + {{u}}u] += select(z, pr.x * v0, wr.x) + select(z, pr.y * v1, wr.y) + select(z, pr.z * v2, wr.z) + select(z, pr.w * v3, wr.w); }
+        (*acc)[{{rr}}u * DU + {{u}}u] += select(z, pr.x * v[0], wr.x) + select(z, pr.y * v[1], wr.y) + select(z, pr.z * v[2], wr.z) + select(z, pr.w * v[3], wr.w); }
       {{/loop}}
     }
     {{/loop}}
@@ -268,7 +266,7 @@ fn pv_masked(acc: ptr<function, Acc>, tx: u32, ty: u32, j0: u32, klo: array<u32,
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
-  let rb = row_block(wg, nwg);   // heavy-first
+  let rb = row_block(wg, nwg, BR);   // heavy-first
   let i0 = rb.i0;
   let q_row0 = rb.q_row0;
   let kv_row0 = rb.kv_row0;

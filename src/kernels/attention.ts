@@ -11,7 +11,7 @@
 import { FlashDevice, checkDevice } from '../gpu/device.js';
 import { InputError, LimitError } from '../errors.js';
 import { toHalfArray, fromHalfArray } from '../f16.js';
-import { AttentionOptions, AttentionShape, numel, resolveOptions, validateShape } from '../shape.js';
+import { AttentionOptions, AttentionShape, ResolvedOptions, numel, resolveOptions, validateShape } from '../shape.js';
 import { FlashForward } from './flashForward.js';
 import { FlashBackward } from './flashBackward.js';
 import { KernelPath, PathRequest } from './pipeline.js';
@@ -111,6 +111,11 @@ function slice(x: HostTensor, u: Unit, perUnit: number): HostTensor {
   return x.subarray(u.start * perUnit, (u.start + u.count) * perUnit);
 }
 
+/** A unit's slices of Q, K and V, uploaded. */
+function uploadQKV(dev: FlashDevice, t: { q: HostTensor; k: HostTensor; v: HostTensor }, u: Unit, qPer: number, kvPer: number) {
+  return { q: upload(dev, slice(t.q, u, qPer), 'Q'), k: upload(dev, slice(t.k, u, kvPer), 'K'), v: upload(dev, slice(t.v, u, kvPer), 'V') };
+}
+
 /**
  * What both passes do first: validate the shape, options and Q/K/V lengths, pick the precision,
  * convert Q/K/V to it, and size one (batch, kv-head) unit of each tensor.
@@ -147,6 +152,28 @@ function asHost(p: Precision, ab: ArrayBuffer): HostTensor {
   return p === 'f16' ? new Uint16Array(ab) : new Float32Array(ab);
 }
 
+/**
+ * One unit's pass: encodes the kernel over the unit's buffers, submits, reads the results back
+ * (`read`) and checks the device, then frees the buffers and the kernel's temporaries whatever
+ * happened.
+ */
+async function runUnit<B extends Record<string, GPUBuffer>>(
+  dev: FlashDevice, pass: 'forward' | 'backward',
+  kernel: { encode(enc: GPUCommandEncoder, b: B, s: AttentionShape, o: ResolvedOptions, temps: GPUBuffer[]): unknown },
+  bufs: B, us: AttentionShape, ro: ResolvedOptions, read: () => Promise<void>,
+): Promise<void> {
+  const temps: GPUBuffer[] = [];
+  try {
+    const enc = dev.device.createCommandEncoder({ label: pass === 'forward' ? 'attentionForward' : 'attentionBackward' });
+    kernel.encode(enc, bufs, us, ro, temps);
+    dev.device.queue.submit([enc.finish()]);
+    await read();
+    checkDevice(dev, `attention ${pass}`);
+  } finally {
+    for (const b of [...Object.values(bufs), ...temps]) dev.tracker.destroy(b);
+  }
+}
+
 export async function attentionForward(
   dev: FlashDevice, s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, opts: RunOptions = {},
 ): Promise<ForwardOutput> {
@@ -157,25 +184,15 @@ export async function attentionForward(
   const eb = elemBytes(p);
   for (const u of planUnits(dev, s, qPer, kvPer, eb, opts.maxBindingBytes)) {
     const us = unitShape(s, u);
-    const tr = dev.tracker;
     const bufs = {
-      q: upload(dev, slice(q, u, qPer), 'Q'),
-      k: upload(dev, slice(k, u, kvPer), 'K'),
-      v: upload(dev, slice(v, u, kvPer), 'V'),
+      ...uploadQKV(dev, { q, k, v }, u, qPer, kvPer),
       o: storage(dev, numel(us, 'q') * eb, 'O'),
       lse: storage(dev, numel(us, 'lse') * 4, 'LSE'),
     };
-    const temps: GPUBuffer[] = [];
-    try {
-      const enc = dev.device.createCommandEncoder({ label: 'attentionForward' });
-      kernel.encode(enc, bufs, us, ro, temps);
-      dev.device.queue.submit([enc.finish()]);
+    await runUnit(dev, 'forward', kernel, bufs, us, ro, async () => {
       out.set(asHost(p, await readback(dev, bufs.o, numel(us, 'q') * eb)), u.start * qPer);
       lse.set(new Float32Array(await readback(dev, bufs.lse, numel(us, 'lse') * 4)), u.start * lsePer);
-      checkDevice(dev, 'attention forward');
-    } finally {
-      for (const b of [...Object.values(bufs), ...temps]) tr.destroy(b);
-    }
+    });
   }
   return { o: out, lse, precision: p, path: kernel.path };
 }
@@ -197,9 +214,7 @@ export async function attentionBackward(
   for (const u of planUnits(dev, s, qPer, kvPer, eb, opts.maxBindingBytes)) {
     const us = unitShape(s, u);
     const bufs = {
-      q: upload(dev, slice(q, u, qPer), 'Q'),
-      k: upload(dev, slice(k, u, kvPer), 'K'),
-      v: upload(dev, slice(v, u, kvPer), 'V'),
+      ...uploadQKV(dev, { q, k, v }, u, qPer, kvPer),
       o: upload(dev, slice(o, u, qPer), 'O'),
       dout: upload(dev, slice(dout, u, qPer), 'dO'),
       lse: upload(dev, t.lse.subarray(u.start * lsePer, (u.start + u.count) * lsePer), 'LSE'),
@@ -208,18 +223,11 @@ export async function attentionBackward(
       dk: storage(dev, numel(us, 'kv') * eb, 'dK'),
       dv: storage(dev, numel(us, 'kv') * eb, 'dV'),
     };
-    const temps: GPUBuffer[] = [];
-    try {
-      const enc = dev.device.createCommandEncoder({ label: 'attentionBackward' });
-      kernel.encode(enc, bufs, us, ro, temps);
-      dev.device.queue.submit([enc.finish()]);
+    await runUnit(dev, 'backward', kernel, bufs, us, ro, async () => {
       dq.set(asHost(p, await readback(dev, bufs.dq, numel(us, 'q') * eb)), u.start * qPer);
       dk.set(asHost(p, await readback(dev, bufs.dk, numel(us, 'kv') * eb)), u.start * kvPer);
       dv.set(asHost(p, await readback(dev, bufs.dv, numel(us, 'kv') * eb)), u.start * kvPer);
-      checkDevice(dev, 'attention backward');
-    } finally {
-      for (const b of [...Object.values(bufs), ...temps]) dev.tracker.destroy(b);
-    }
+    });
   }
   return { dq, dk, dv, precision: p, path: kernel.path };
 }

@@ -11,9 +11,9 @@ import { SHADERS } from './shaders.js';
 import { passWrites } from '../gpu/timer.js';
 import { checkBinding } from '../gpu/buffers.js';
 import { KernelTypes, elemBytes } from './precision.js';
-import { TilePlan, planDeviceTiles, portableValues } from './tiles.js';
-import { planSgmm } from './sgmmTiles.js';
-import { KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, choosePath, kernelKey } from './pipeline.js';
+import { TilePlan, portableValues } from './tiles.js';
+import { KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, kernelKey } from './pipeline.js';
+import { AttentionKernel, KernelInfo, chooseKernel } from './kernel.js';
 import { ATTENTION_HEADER_BINDINGS, attentionHeader } from './params.js';
 import { bindGroup, bindingTable, pipelineLayout } from './bindings.js';
 import { attentionSource, attentionValues } from './source.js';
@@ -59,33 +59,15 @@ export const PREPROCESS_BINDINGS = bindingTable('FlashBackward.preprocess', [
 /** The preprocess (Δ) pass: one invocation per row, whatever the dK/dV and dQ kernels' tiles. */
 const PRE_PLAN: TilePlan = { BR: 16, BC: 16, WG: 64, workgroupBytes: 0 };
 
-export class FlashBackward {
-  private constructor(
-    readonly dev: FlashDevice,
-    readonly D: number,
-    readonly types: KernelTypes,
-    /** Tiles of the dK/dV and dQ kernels. */
-    readonly plan: TilePlan,
-    readonly path: KernelPath,
-    private pre: GPUComputePipeline,
-    private kv: GPUComputePipeline,
-    private q: GPUComputePipeline,
-    /** Why 'auto' did not take the subgroup-matrix path (null when it did or was not asked). */
-    readonly fallbackReason: string | null = null,
-  ) {}
+export class FlashBackward extends AttentionKernel {
+  /** `info.plan`: the tiles of the dK/dV and dQ kernels. */
+  private constructor(info: KernelInfo, private pre: GPUComputePipeline, private kv: GPUComputePipeline, private q: GPUComputePipeline) {
+    super(info);
+  }
 
-  /**
-   * 'auto' takes the subgroup-matrix (tensor-core) dK/dV and dQ kernels for f16 where the adapter
-   * has them and the tiles fit, else the portable register-tiled kernels ('scalar';
-   * FLASHRING_PATH=scalar forces them).
-   */
+  /** The subgroup-matrix dK/dV and dQ kernels for f16 where they can run, else the portable ones (chooseKernel). */
   static create(dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest = 'auto'): Promise<FlashBackward> {
-    return choosePath(path, dev.tuning, 'backward', () => planSgmm(dev, D, types.precision, 'bwd'),
-      (plan) => FlashBackward.build(dev, D, types, plan, 'subgroup-matrix'),
-      async (reason) => {
-        const k = await FlashBackward.build(dev, D, types, planDeviceTiles('bwd', D, types.precision, dev), 'scalar');
-        return reason ? new FlashBackward(dev, D, types, k.plan, 'scalar', k.pre, k.kv, k.q, reason) : k;
-      });
+    return chooseKernel('bwd', dev, D, types, path, (plan, kp) => FlashBackward.build(dev, D, types, plan, kp));
   }
 
   private static build(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan, path: KernelPath): Promise<FlashBackward> {
@@ -103,7 +85,7 @@ export class FlashBackward {
       const [kv, q] = scalar
         ? await buildAll(attentionSource(SHADERS.flashBwd, values))
         : await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashBwdSgmm, values, extra), entryPoints, pl);
-      return new FlashBackward(dev, D, types, plan, path, pre, kv, q);
+      return new FlashBackward({ dev, D, types, plan, path }, pre, kv, q);
     });
   }
 

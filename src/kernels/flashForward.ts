@@ -7,9 +7,9 @@ import { AttentionShape, ResolvedOptions, numel } from '../shape.js';
 import { SHADERS } from './shaders.js';
 import { checkBinding } from '../gpu/buffers.js';
 import { KernelTypes, elemBytes } from './precision.js';
-import { TilePlan, describePlan, planDeviceTiles, portableValues } from './tiles.js';
-import { planSgmm } from './sgmmTiles.js';
-import { KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, choosePath, kernelKey } from './pipeline.js';
+import { TilePlan, describePlan, portableValues } from './tiles.js';
+import { PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, kernelKey } from './pipeline.js';
+import { AttentionKernel, KernelInfo, chooseKernel } from './kernel.js';
 import { ATTENTION_HEADER_BINDINGS, attentionHeader } from './params.js';
 import { bindGroup, bindingTable, pipelineLayout } from './bindings.js';
 import { activeBlocks } from './reach.js';
@@ -29,41 +29,25 @@ export const FORWARD_BINDINGS = bindingTable('FlashForward', [
   [1, 'q', 'read'], [2, 'k', 'read'], [3, 'v', 'read'], [4, 'o', 'read_write'], [5, 'lse', 'read_write'],
 ]);
 
-export class FlashForward {
-  private constructor(
-    readonly dev: FlashDevice,
-    readonly D: number,
-    readonly types: KernelTypes,
-    readonly plan: TilePlan,
-    readonly path: KernelPath,
-    private pipeline: GPUComputePipeline,
-    /** Why 'auto' did not take the subgroup-matrix path (null when it did or was not asked). */
-    readonly fallbackReason: string | null = null,
-  ) {}
+export class FlashForward extends AttentionKernel {
+  private constructor(info: KernelInfo, private pipeline: GPUComputePipeline) {
+    super(info);
+  }
 
-  /**
-   * 'auto' takes the subgroup-matrix (tensor-core) path for f16 where the adapter has it and
-   * falls back to the portable register-tiled kernel ('scalar': no subgroup matrices) otherwise
-   * (FLASHRING_PATH=scalar forces it).
-   */
+  /** The subgroup-matrix kernel for f16 where it can run, else the portable one (chooseKernel). */
   static create(dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest = 'auto'): Promise<FlashForward> {
-    return choosePath(path, dev.tuning, 'forward', () => planSgmm(dev, D, types.precision),
-      (plan) => FlashForward.createSgmm(dev, D, types, plan),
-      async (reason) => {
-        const k = await FlashForward.createScalar(dev, D, types);
-        return reason ? new FlashForward(dev, D, types, k.plan, 'scalar', k.pipeline, reason) : k;
-      });
+    return chooseKernel('fwd', dev, D, types, path, (plan, kp) => (kp === 'scalar' ? FlashForward.createScalar : FlashForward.createSgmm)(dev, D, types, plan));
   }
 
   /** The portable kernel; its O type is also its GT (the forward writes no gradients). */
-  private static createScalar(dev: FlashDevice, D: number, types: KernelTypes): Promise<FlashForward> {
-    const plan = planDeviceTiles('fwd', D, types.precision, dev);
+  private static createScalar(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan): Promise<FlashForward> {
     const reduce = plan.reduce ?? 'workgroup';
     const values = attentionValues(D, plan, { ...types, grad: types.out }, !dev.isCPU, portableValues('fwd', D, plan));
     return cachedKernel(dev, kernelKey(`fwd-scalar-${reduce}`, values), async () => {
       const label = `FlashForward[D=${D},${types.precision}->${types.out},${describePlan(plan)}]`;
       const code = attentionSource(SHADERS.flashFwd[reduce], values, reduce === 'subgroup' ? ['subgroups'] : []);
-      return new FlashForward(dev, D, types, plan, 'scalar', await buildPipeline(dev, label, code, 'main', pipelineLayout(dev, FORWARD_BINDINGS)));
+      const pipeline = await buildPipeline(dev, label, code, 'main', pipelineLayout(dev, FORWARD_BINDINGS));
+      return new FlashForward({ dev, D, types, plan, path: 'scalar' }, pipeline);
     });
   }
 
@@ -72,7 +56,7 @@ export class FlashForward {
     return cachedKernel(dev, kernelKey('fwd-sgmm', values), async () => {
       const label = `FlashForwardSgmm[D=${D},f16->${types.out},Br=${plan.BR},Bc=${plan.BC},WG=${plan.WG}]`;
       const [pipeline] = await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashFwdSgmm, values, extra), ['main'], pipelineLayout(dev, FORWARD_BINDINGS));
-      return new FlashForward(dev, D, types, plan, 'subgroup-matrix', pipeline);
+      return new FlashForward({ dev, D, types, plan, path: 'subgroup-matrix' }, pipeline);
     });
   }
 

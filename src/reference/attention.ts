@@ -51,40 +51,53 @@ function scoresRow(
   return any ? m : null;
 }
 
-export function referenceForward(
-  s: AttentionShape, q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>, opts: AttentionOptions = {},
-): ForwardResult {
-  validateShape(s);
-  const o = resolveOptions(s, opts);
+/**
+ * For every query row (b, h, i), r = (b·Hq + h)·Nq + i its index in [B, Hq, Nq]: its scores and
+ * visible keys into `row` and `vis` (scoresRow), then f(r, kvHead, m), kvHead the offset of its
+ * K/V head (grouped-query: Hq/Hkv query heads per K/V head), m its max visible score (null: none).
+ */
+function eachScoredRow(
+  s: AttentionShape, o: ResolvedOptions, q: ArrayLike<number>, k: ArrayLike<number>, row: Float64Array, vis: Uint8Array,
+  f: (r: number, kvHead: number, m: number | null) => void,
+): void {
   const mask = new Mask(o, s.Nq, s.Nk);
   const G = s.Hq / s.Hkv;
-  const out = new Float64Array(s.B * s.Hq * s.Nq * s.D);
-  const lse = new Float64Array(s.B * s.Hq * s.Nq);
-  const row = new Float64Array(s.Nk);
-  const vis = new Uint8Array(s.Nk);
   for (let b = 0; b < s.B; b++)
     for (let h = 0; h < s.Hq; h++) {
       const kvHead = ((b * s.Hkv + Math.floor(h / G)) * s.Nk) * s.D;
       for (let i = 0; i < s.Nq; i++) {
         const r = (b * s.Hq + h) * s.Nq + i;
-        const m = scoresRow(s, o, mask, q, k, r * s.D, kvHead, i, row, vis);
-        if (m === null) { lse[r] = -Infinity; continue; }
-        let l = 0;
-        for (let j = 0; j < s.Nk; j++) {
-          if (!vis[j]) continue;
-          const p = Math.exp(row[j] - m);
-          row[j] = p;
-          l += p;
-        }
-        for (let j = 0; j < s.Nk; j++) {
-          if (!vis[j]) continue;
-          const p = row[j] / l;
-          const vb = kvHead + j * s.D;
-          for (let d = 0; d < s.D; d++) out[r * s.D + d] += p * v[vb + d];
-        }
-        lse[r] = m + Math.log(l);
+        f(r, kvHead, scoresRow(s, o, mask, q, k, r * s.D, kvHead, i, row, vis));
       }
     }
+}
+
+export function referenceForward(
+  s: AttentionShape, q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>, opts: AttentionOptions = {},
+): ForwardResult {
+  validateShape(s);
+  const o = resolveOptions(s, opts);
+  const out = new Float64Array(s.B * s.Hq * s.Nq * s.D);
+  const lse = new Float64Array(s.B * s.Hq * s.Nq);
+  const row = new Float64Array(s.Nk);
+  const vis = new Uint8Array(s.Nk);
+  eachScoredRow(s, o, q, k, row, vis, (r, kvHead, m) => {
+    if (m === null) { lse[r] = -Infinity; return; }
+    let l = 0;
+    for (let j = 0; j < s.Nk; j++) {
+      if (!vis[j]) continue;
+      const p = Math.exp(row[j] - m);
+      row[j] = p;
+      l += p;
+    }
+    for (let j = 0; j < s.Nk; j++) {
+      if (!vis[j]) continue;
+      const p = row[j] / l;
+      const vb = kvHead + j * s.D;
+      for (let d = 0; d < s.D; d++) out[r * s.D + d] += p * v[vb + d];
+    }
+    lse[r] = m + Math.log(l);
+  });
   return { o: out, lse };
 }
 
@@ -99,44 +112,37 @@ export function referenceBackward(
 ): BackwardResult {
   validateShape(s);
   const o = resolveOptions(s, opts);
-  const mask = new Mask(o, s.Nq, s.Nk);
   const { lse } = referenceForward(s, q, k, v, opts);
-  const G = s.Hq / s.Hkv;
   const dq = new Float64Array(s.B * s.Hq * s.Nq * s.D);
   const dk = new Float64Array(s.B * s.Hkv * s.Nk * s.D);
   const dv = new Float64Array(s.B * s.Hkv * s.Nk * s.D);
   const row = new Float64Array(s.Nk);
   const vis = new Uint8Array(s.Nk);
   const dp = new Float64Array(s.Nk);
-  for (let b = 0; b < s.B; b++)
-    for (let h = 0; h < s.Hq; h++) {
-      const kvHead = ((b * s.Hkv + Math.floor(h / G)) * s.Nk) * s.D;
-      for (let i = 0; i < s.Nq; i++) {
-        const r = (b * s.Hq + h) * s.Nq + i;
-        if (scoresRow(s, o, mask, q, k, r * s.D, kvHead, i, row, vis) === null) continue; // masked row: no gradient
-        let delta = 0;
-        for (let j = 0; j < s.Nk; j++) {
-          if (!vis[j]) continue;
-          const p = Math.exp(row[j] - lse[r]);
-          row[j] = p;
-          let acc = 0;
-          const vb = kvHead + j * s.D;
-          for (let d = 0; d < s.D; d++) acc += dout[r * s.D + d] * v[vb + d];
-          dp[j] = acc;
-          delta += p * acc;
-        }
-        for (let j = 0; j < s.Nk; j++) {
-          if (!vis[j]) continue;
-          const p = row[j];
-          const ds = p * (dp[j] - delta);
-          const kb = kvHead + j * s.D;
-          for (let d = 0; d < s.D; d++) {
-            dv[kb + d] += p * dout[r * s.D + d];
-            dq[r * s.D + d] += o.scale * ds * k[kb + d];
-            dk[kb + d] += o.scale * ds * q[r * s.D + d];
-          }
-        }
+  eachScoredRow(s, o, q, k, row, vis, (r, kvHead, m) => {
+    if (m === null) return; // masked row: no gradient
+    let delta = 0;
+    for (let j = 0; j < s.Nk; j++) {
+      if (!vis[j]) continue;
+      const p = Math.exp(row[j] - lse[r]);
+      row[j] = p;
+      let acc = 0;
+      const vb = kvHead + j * s.D;
+      for (let d = 0; d < s.D; d++) acc += dout[r * s.D + d] * v[vb + d];
+      dp[j] = acc;
+      delta += p * acc;
+    }
+    for (let j = 0; j < s.Nk; j++) {
+      if (!vis[j]) continue;
+      const p = row[j];
+      const ds = p * (dp[j] - delta);
+      const kb = kvHead + j * s.D;
+      for (let d = 0; d < s.D; d++) {
+        dv[kb + d] += p * dout[r * s.D + d];
+        dq[r * s.D + d] += o.scale * ds * k[kb + d];
+        dk[kb + d] += o.scale * ds * q[r * s.D + d];
       }
     }
+  });
   return { dq, dk, dv };
 }

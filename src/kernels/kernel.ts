@@ -1,0 +1,61 @@
+/**
+ * What the attention kernel modules (FlashForward, FlashBackward) share: what a built kernel is
+ * (device, head dim, element types, tiles, path) and the choice of its path, with the reason
+ * 'auto' fell back to the scalar kernels.
+ */
+import { FlashDevice } from '../gpu/device.js';
+import { KernelTypes } from './precision.js';
+import { TilePlan, planDeviceTiles } from './tiles.js';
+import { planSgmm } from './sgmmTiles.js';
+import { KernelPath, PathRequest, choosePath } from './pipeline.js';
+
+/** A built attention kernel: device, head dim, element types, its tiles and path. */
+export interface KernelInfo {
+  dev: FlashDevice;
+  D: number;
+  types: KernelTypes;
+  plan: TilePlan;
+  path: KernelPath;
+}
+
+export abstract class AttentionKernel implements KernelInfo {
+  readonly dev: FlashDevice;
+  readonly D: number;
+  readonly types: KernelTypes;
+  readonly plan: TilePlan;
+  readonly path: KernelPath;
+  /** Why 'auto' did not take the subgroup-matrix path (null when it did or was not asked). */
+  readonly fallbackReason: string | null = null;
+
+  protected constructor(info: KernelInfo) {
+    this.dev = info.dev;
+    this.D = info.D;
+    this.types = info.types;
+    this.plan = info.plan;
+    this.path = info.path;
+  }
+
+  /**
+   * The kernel with `reason` as its fallback reason: a copy sharing the pipelines (the built
+   * kernel is cached per device and key, so it is not changed); itself when there is none.
+   */
+  withFallback(reason: string | null): this {
+    if (!reason) return this;
+    return Object.assign(Object.create(Object.getPrototypeOf(this) as object) as this, this, { fallbackReason: reason });
+  }
+}
+
+/**
+ * Builds the forward or backward kernel on the path `path` asks for: 'auto' takes the
+ * subgroup-matrix (tensor-core) kernels for f16 where the adapter has them and the tiles fit
+ * (planSgmm), else the portable register-tiled kernels ('scalar', tiles of planDeviceTiles;
+ * FLASHRING_PATH=scalar forces them), recording why (choosePath).
+ */
+export function chooseKernel<K extends AttentionKernel>(
+  kind: 'fwd' | 'bwd', dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest,
+  build: (plan: TilePlan, path: KernelPath) => Promise<K>,
+): Promise<K> {
+  return choosePath(path, dev.tuning, kind === 'fwd' ? 'forward' : 'backward', () => planSgmm(dev, D, types.precision, kind),
+    (plan) => build(plan, 'subgroup-matrix'),
+    async (reason) => (await build(planDeviceTiles(kind, D, types.precision, dev), 'scalar')).withFallback(reason));
+}
