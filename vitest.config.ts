@@ -13,6 +13,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 type Project = 'unit' | 'gpu' | 'cli' | 'page';
 
@@ -44,6 +45,26 @@ const LAVAPIPE_ENV = {
     join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), `flashring-suite-lavapipe-w${WIDTH}-${PERF || 'opt'}`),
 };
 
+/**
+ * Seconds each long file took in a cold run (empty shader cache, fresh clone, this 2-core machine,
+ * 2026-12-02 14:55 UTC). A fresh clone has no timing cache, and vitest's default order (by project,
+ * then file size) left the page test's 42 s alone at the end; longest first, the two workers end
+ * together. Files not listed (new, or short) run after these, by size as vitest orders them.
+ */
+const COLD_SECONDS: Record<string, number> = {
+  'backward.test.ts': 73, 'cli.test.ts': 72, 'robust.test.ts': 48, 'ring.test.ts': 45, 'page.test.ts': 42, 'forward.test.ts': 41,
+  'cp-bench.test.ts': 36, 'shaders.test.ts': 28, 'fuzz.test.ts': 22, 'heap.test.ts': 15, 'outputs.test.ts': 15,
+  'fuzz-readers.test.ts': 15, 'ring-memory.test.ts': 15, 'cli-mask.test.ts': 10, 'ring-process.test.ts': 10, 'advise.test.ts': 9, 'mask.test.ts': 8,
+};
+
+class LongestFirst extends BaseSequencer {
+  async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const base = await super.sort(files);
+    const secs = (f: TestSpecification) => COLD_SECONDS[f.moduleId.split('/').pop()!] ?? 0;
+    return [...base].sort((a, b) => secs(b) - secs(a));
+  }
+}
+
 const FILES = readdirSync('test').filter((f) => f.endsWith('.test.ts')).map((f) => `test/${f}`);
 const TIMEOUT_S: Record<Project, number> = { unit: 60, gpu: 600, cli: 600, page: 600 };
 
@@ -51,6 +72,7 @@ export default defineConfig({
   test: {
     // Dawn is a native module: one process per test file (forks), not worker threads.
     pool: 'forks',
+    sequence: { sequencer: LongestFirst },
     maxWorkers: 2,
     env: LAVAPIPE_ENV,
     projects: (Object.keys(TIMEOUT_S) as Project[]).map((name) => ({
