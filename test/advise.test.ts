@@ -9,7 +9,7 @@ import { GIB, memoryBreakdown, PRESETS, DEFAULT_PARALLEL } from '../src/memory/m
 import { iterationTime } from '../src/memory/time/step.js';
 import { layoutConfig } from '../src/cli/advise.js';
 
-const run = (args: string[]) => spawnSync('node', ['bin/flashring.mjs', 'advise', ...args], { encoding: 'utf8' });
+const run = (args: string[]) => spawnSync('node', ['bin/flashring.mjs', 'advise', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
 const SEED = ['--num-layers', '32', '--hidden-size', '4096', '--num-attention-heads', '32'];
 
 interface Cand { tp: number; cp: number; cpCommType: string | null; pp: number; dp: number; recompute: string; distributedOptimizer: boolean; iterMs: number; totalBytes: number; why: string[] }

@@ -689,7 +689,7 @@ describe('the page in headless Chromium', () => {
   type AdvisorHook = { error?: string; evaluated: number; fit: number; summary?: string; link?: string; gbs?: number; rows: AdvisorRow[] };
   const advisorOf = (p: Page) => hooks<AdvisorHook>(p, 'advisor');
   const cliAdvise = (args: string[]) => {
-    const r = spawnSync('node', ['bin/flashring.mjs', 'advise', ...args, '--json'], { encoding: 'utf8' });
+    const r = spawnSync('node', ['bin/flashring.mjs', 'advise', ...args, '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
     expect(r.status, r.stderr).toBe(0);
     return JSON.parse(r.stdout) as { evaluated: number; candidates: (AdvisorRow & { terms: unknown })[] };
   };

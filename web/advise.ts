@@ -143,7 +143,7 @@ class AdvisorPanel implements Advisor {
       `${m.numLayers} layers, h=${m.hiddenSize}, ${m.numAttentionHeads} heads at ${r.base.seqLength.toLocaleString('en-US')} tokens on ${r.gpus} GPUs × ${r.hbmGib} GiB (fits ≤ ${(100 * (1 - r.margin)).toFixed(0)}%), ` +
       `link ${r.link.name}, global batch ${r.gbs} sequences; rates: ${H200.name} profile. Fastest first, the top ${top.length} of ${res.fitting.length}:`,
       ['#', 'TP', 'CP', 'scheme', 'PP', 'DP', 'recompute', 'distributed optimizer', 'step ms', 'TFLOP/s per GPU', 'tokens/s', 'comm %', 'memory GiB', 'why'],
-      top.map((c, i) => [String(i + 1), String(c.tp), String(c.cp), c.cpCommType ?? '—', String(c.pp), String(c.dp), c.recompute, c.distributedOptimizer ? 'yes' : 'no',
+      top.map((c, i) => [String(i + 1), String(c.tp), String(c.cp), c.cpCommType ?? '—', c.vp > 1 ? `${c.pp} (VP ${c.vp})` : String(c.pp), String(c.dp), c.recompute, c.distributedOptimizer ? 'yes' : 'no',
         ...[c.iterMs.toFixed(0), c.tflopsPerGpu.toFixed(0), c.tokensPerSecond.toFixed(0), (100 * c.commFraction).toFixed(1), gib(c.totalBytes)].map((text) => ({ text, cls: 'num' })),
         { text: why[i].join('\n'), cls: 'why', title: layoutLabel(c) }]));
     this.d.hooks.advisor = {

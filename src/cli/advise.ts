@@ -15,8 +15,9 @@ import { MODEL_OPTS, configFromFlags, joinModuleArgs } from './memory.js';
 export { layoutConfig } from '../memory/advise.js';
 
 const HELP = `usage: flashring advise <model flags of flashring memory> --seq-length S --gpus N [options]
-  Searches TP × CP (× --cp-comm-type p2p|all_gather|a2a) × PP × recompute (none, selective,
-  selective:core_attn+mlp, full:uniform/1) × distributed optimizer over N GPUs; keeps what fits
+  Searches TP × CP (× --cp-comm-type p2p|all_gather|a2a) × PP (× virtual stages 1, 2) × recompute
+  (none, selective, selective:core_attn+mlp, full:uniform/1, full:block/N for a quarter, half and
+  three quarters of a stage's layers) × distributed optimizer over N GPUs; keeps what fits
   the HBM with a margin; ranks by predicted step time for the same global batch.
   --gpus N                GPUs (TP ≤ 8, within a node; DP = N / (TP·CP·PP))
   --hbm-gib G             GPU memory (default 80)
@@ -24,7 +25,7 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   --global-batch-size B   sequences per step (default N: one per GPU's share)
   --link NAME             ${LINK_NAMES.join('|')} (default nvlink-h200); --link-gbps G --link-latency-us U for custom
   --top K                 how many to print (default 5)
-  --json                  every fitting candidate: tp, cp, cpCommType, pp, dp, recompute, iterMs, totalBytes, …
+  --json                  every fitting candidate: tp, cp, cpCommType, pp, vp, dp, recompute, iterMs, totalBytes, …
 Rates: the H200 profile (src/memory/time/devices.ts); --hbm-gib changes the memory only.`;
 
 const OPTS = {
@@ -53,7 +54,7 @@ function request(argv: string[]): Request | null {
   const gbs = values['global-batch-size'] === undefined ? gpus : numberArg('global-batch-size', values['global-batch-size'], { integer: true, min: 1, max: 1e7, what: 'a positive integer' });
   const num = (k: 'link-gbps' | 'link-latency-us') => (values[k] === undefined ? undefined : numberArg(k, values[k]!, { min: 0, max: 1e9, what: 'a non-negative number' }));
   const link = resolveLink(values.link ?? 'nvlink-h200', num('link-gbps'), num('link-latency-us'));
-  const top = values.top === undefined ? 5 : numberArg('top', values.top, { integer: true, min: 1, max: 1000, what: 'a positive integer' });
+  const top = values.top === undefined ? 5 : numberArg('top', values.top, { integer: true, min: 1, max: 1000, what: 'an integer from 1 to 1000' });
   return { model, base: par, gpus, hbmGib, margin, gbs, link, top, json: !!values.json };
 }
 

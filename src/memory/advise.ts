@@ -17,8 +17,21 @@ import { LINKS, type Link } from '../cp/plan/linkModel.js';
 /** The recompute settings searched: none, Megatron-LM's default selective, the plot's "+ recompute", full. */
 export const RECOMPUTE_CHOICES = ['none', 'selective', 'selective:core_attn+mlp', 'full:uniform/1'];
 
+/**
+ * The recompute settings for a pipeline stage of `stageLayers` layers: RECOMPUTE_CHOICES, and full
+ * recomputation of only some of each stage's layers (Megatron-LM's block method: the first N layers
+ * of each stage recomputed, the others stored), N = a quarter, a half and three quarters of them.
+ */
+export function recomputeChoices(stageLayers: number): string[] {
+  const blocks = [...new Set([0.25, 0.5, 0.75].map((f) => Math.round(f * stageLayers)))].filter((n) => n >= 1 && n < stageLayers);
+  return [...RECOMPUTE_CHOICES, ...blocks.map((n) => `full:block/${n}`)];
+}
+
+/** Virtual pipeline stages searched: 1, and 2 where the pipeline has stages and each holds an even number of layers (interleaved 1F1B halves the bubble). */
+const virtualChoices = (pp: number, stageLayers: number) => (pp > 1 && stageLayers % 2 === 0 ? [1, 2] : [1]);
+
 export interface Candidate {
-  tp: number; cp: number; cpCommType: CpCommType | null; pp: number; dp: number; recompute: string; distributedOptimizer: boolean;
+  tp: number; cp: number; cpCommType: CpCommType | null; pp: number; vp: number; dp: number; recompute: string; distributedOptimizer: boolean;
   iterMs: number; totalBytes: number; tokensPerSecond: number; tflopsPerGpu: number; commFraction: number; time: IterationTime;
 }
 
@@ -40,7 +53,7 @@ export interface AdviseResult {
   smallest: { c: Candidate; bytes: number } | null;
 }
 
-export type Layout = { tp: number; cp: number; pp: number; dp: number; cpCommType: CpCommType | undefined; recompute: string; distributedOptimizer: boolean };
+export type Layout = { tp: number; cp: number; pp: number; vp?: number; dp: number; cpCommType: CpCommType | undefined; recompute: string; distributedOptimizer: boolean };
 
 const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filter((d) => n % d === 0);
 
@@ -53,15 +66,17 @@ export function candidates(r: AdviseRequest): AdviseResult {
       for (const pp of divisors(r.gpus / (tp * cp))) {
         const dp = r.gpus / (tp * cp * pp);
         if (r.gbs % (dp * r.base.microBatchSize)) continue;
+        const stageLayers = r.model.numLayers / pp;
         for (const cpCommType of cp > 1 ? (['p2p', 'all_gather', 'a2a'] as const) : [undefined])
-          for (const recompute of RECOMPUTE_CHOICES)
-            for (const distributedOptimizer of dp * cp > 1 ? [false, true] : [false]) {
-              const c = evaluate(r, { tp, cp, pp, dp, cpCommType, recompute, distributedOptimizer });
-              if (!c) continue;
-              all++;
-              if (!smallest || c.totalBytes < smallest.bytes) smallest = { c, bytes: c.totalBytes };
-              if (c.totalBytes <= r.hbmGib * GIB * (1 - r.margin)) out.push(c);
-            }
+          for (const recompute of recomputeChoices(stageLayers))
+            for (const vp of virtualChoices(pp, stageLayers))
+              for (const distributedOptimizer of dp * cp > 1 ? [false, true] : [false]) {
+                const c = evaluate(r, { tp, cp, pp, vp, dp, cpCommType, recompute, distributedOptimizer });
+                if (!c) continue;
+                all++;
+                if (!smallest || c.totalBytes < smallest.bytes) smallest = { c, bytes: c.totalBytes };
+                if (c.totalBytes <= r.hbmGib * GIB * (1 - r.margin)) out.push(c);
+              }
       }
   return { all, fitting: out.sort((a, b) => a.iterMs - b.iterMs), smallest };
 }
@@ -71,7 +86,7 @@ export function layoutConfig(r: Pick<AdviseRequest, 'base'>, l: Layout): Paralle
   return {
     ...r.base, recomputeModules: undefined, recomputeMethod: undefined, recomputeNumLayers: undefined, ...parseRecomputeSpec(l.recompute),
     tensorParallel: l.tp, contextParallel: l.cp, pipelineParallel: l.pp, dataParallel: l.dp, sequenceParallel: l.tp > 1,
-    cpCommType: l.cpCommType, distributedOptimizer: l.distributedOptimizer, virtualStages: 1,
+    cpCommType: l.cpCommType, distributedOptimizer: l.distributedOptimizer, virtualStages: l.vp ?? 1,
   };
 }
 
@@ -86,7 +101,7 @@ function evaluate(r: AdviseRequest, l: Layout): Candidate | null {
     throw e;
   }
   return {
-    tp: l.tp, cp: l.cp, cpCommType: l.cpCommType ?? null, pp: l.pp, dp: l.dp, recompute: recomputeSpec(par), distributedOptimizer: l.distributedOptimizer,
+    tp: l.tp, cp: l.cp, cpCommType: l.cpCommType ?? null, pp: l.pp, vp: par.virtualStages, dp: l.dp, recompute: recomputeSpec(par), distributedOptimizer: l.distributedOptimizer,
     iterMs: time.iterMs, totalBytes, tokensPerSecond: time.tokensPerSecond, tflopsPerGpu: time.tflopsPerGpu, commFraction: time.commFraction, time,
   };
 }
@@ -118,7 +133,7 @@ export function reasons(r: AdviseRequest, c: Candidate): string[] {
 
 /** A layout as the CLI prints it: `TP=2 CP=4 (p2p) PP=1 DP=1 recompute=selective distributed-optimizer`. */
 export function layoutLabel(c: Omit<Candidate, 'time' | 'iterMs' | 'totalBytes' | 'tokensPerSecond' | 'tflopsPerGpu' | 'commFraction'>): string {
-  return `TP=${c.tp} CP=${c.cp}${c.cpCommType ? ` (${c.cpCommType})` : ''} PP=${c.pp} DP=${c.dp} recompute=${c.recompute}${c.distributedOptimizer ? ' distributed-optimizer' : ''}`;
+  return `TP=${c.tp} CP=${c.cp}${c.cpCommType ? ` (${c.cpCommType})` : ''} PP=${c.pp}${c.vp > 1 ? ` VP=${c.vp}` : ''} DP=${c.dp} recompute=${c.recompute}${c.distributedOptimizer ? ' distributed-optimizer' : ''}`;
 }
 
 /** When nothing fits: the smallest layout and its peak, or that none divides the model. */
