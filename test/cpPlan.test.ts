@@ -33,8 +33,8 @@ describe('flashring cp-plan', () => {
     // hierarchical sizes mean something only for a2a+p2p: refused with another scheme, not ignored
     expect(() => parseCpPlan({ ...base, 'cp-comm-type': 'p2p', 'hierarchical-context-parallel-sizes': '2,2' })).toThrow(/applies only to --cp-comm-type a2a\+p2p \(this run is p2p\)/);
     const shape = { B: 1, Hq: 4, Hkv: 4, Nq: 64, Nk: 64, D: 16 };
-    expect(() => checkRingArgs({ R: 4, layout: 'zigzag', scheme: 'a2a', hierarchicalSizes: '2,2', mode: 'one-device' }, shape, true)).toThrow(/applies only to --cp-comm-type a2a\+p2p \(this run is a2a\)/);
-    expect(checkRingArgs({ R: 4, layout: 'zigzag', scheme: 'a2a+p2p', hierarchicalSizes: '2,2', mode: 'one-device' }, shape, true).hierarchicalSizes).toBe('2,2');
+    expect(() => checkRingArgs({ R: 4, layout: 'zigzag', scheme: 'a2a', hierarchicalSizes: '2,2', mode: 'one-device' }, shape)).toThrow(/applies only to --cp-comm-type a2a\+p2p \(this run is a2a\)/);
+    expect(checkRingArgs({ R: 4, layout: 'zigzag', scheme: 'a2a+p2p', hierarchicalSizes: '2,2', mode: 'one-device' }, shape).hierarchicalSizes).toBe('2,2');
   });
 
   it('reads Megatron-LM shape flags and plans every scheme the shape allows', async () => {

@@ -238,7 +238,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const dout = a.files.do !== undefined ? await loadTensor(a.files.do, 'dO') : null;
   if (dout && dout.dims.join() !== q.dims.join()) throw new InputError(`dO has shape [${dout.dims}] but Q has [${q.dims}]; they must match`);
   const docs = a.cuSeqlens ? await loadDocuments(a.cuSeqlens, s) : null;
-  const ring = a.ring ? checkRingArgs(a.ring, s, a.causal) : null;
+  const ring = a.ring ? checkRingArgs(a.ring, s) : null;
   const p = requestedPrecision(a.precision, [q, k, v, ...(dout ? [dout] : [])]);
   const t = { q: hostOf(q.arr), k: hostOf(k.arr), v: hostOf(v.arr) };
   const opts = { causal: a.causal, scale: a.scale, window: a.window ?? ([-1, -1] as [number, number]), docs };

@@ -1,6 +1,6 @@
 /** The flags of a context-parallel run (`attention --cp R …`), parsed and checked before any GPU work. */
 import { InputError } from '../errors.js';
-import { LAYOUTS, Layout, ringSchedule } from '../cp/plan/schedule.js';
+import { LAYOUTS, Layout, validateRing } from '../cp/plan/schedule.js';
 import { Link, resolveLink } from '../cp/plan/linkModel.js';
 import { Scheme, chosenSizesNote, resolveScheme, schemeNames, schemeSizes } from '../cp/schemes/registry.js';
 import { AttentionShape } from '../shape.js';
@@ -67,10 +67,10 @@ export function parseRingArgs(values: RingValues): RingArgs | null {
  * takes the largest a2a group below R that divides the heads (as cp-plan and the page), said on
  * stderr. Returns the flags as the run takes them.
  */
-export function checkRingArgs(ring: RingArgs, s: AttentionShape, causal: boolean): RingArgs {
+export function checkRingArgs(ring: RingArgs, s: AttentionShape): RingArgs {
   if (s.Nq !== s.Nk) throw new InputError(`--cp splits one sequence: Q has ${s.Nq} tokens but K/V have ${s.Nk}; they must be equal`);
   if (ring.R > s.Nq) throw new InputError(`--cp ${ring.R} is more ranks than the ${s.Nq} tokens of the sequence: every rank needs at least one token`);
-  ringSchedule(s.Nq, ring.R, ring.layout, causal);
+  validateRing(s.Nq, ring.R, ring.layout);
   const { sizes, chosen } = schemeSizes(ring.scheme, ring.R, s, ring.hierarchicalSizes);
   if (chosen) console.error(`note: ${chosenSizesNote(ring.scheme, sizes!, ring.R)}`);
   resolveScheme(ring.scheme, ring.R, s, sizes); // a2a heads, a2a+p2p sizes: before any device

@@ -17,7 +17,14 @@ const GAP_MS = 20;
 
 let installed = false;
 
-const isNative = (f: unknown) => typeof f === 'function' && /\{\s*\[native code\]\s*\}\s*$/.test(Function.prototype.toString.call(f));
+/** Whether each callback seen is native, remembered: every setImmediate of the process passes here. */
+const nativeOf = new WeakMap<object, boolean>();
+const isNative = (f: unknown) => {
+  if (typeof f !== 'function') return false;
+  let n = nativeOf.get(f);
+  if (n === undefined) nativeOf.set(f, (n = /\{\s*\[native code\]\s*\}\s*$/.test(Function.prototype.toString.call(f))));
+  return n;
+};
 
 /** Spaces Dawn's event polling once it has spun for STREAK_MS (see above); idempotent. */
 export function easeDawnPolling(): void {

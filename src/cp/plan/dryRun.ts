@@ -18,16 +18,15 @@ import { StepRecord, TimelineRecorder } from '../rank/timeline.js';
 import { Problem } from '../schemes/chunks.js';
 import { ResolvedScheme, Scheme, resolveScheme } from '../schemes/registry.js';
 import { Communicator, InProcessCommunicator } from '../transport/communicator.js';
-import { Layout, ringSchedule, shardLayout } from './schedule.js';
+import { Layout, shardLayout, validateRing } from './schedule.js';
 
 /** What every ring checks before any work: the shape, R, the layout and the scheme. */
 export function checkRing(s: AttentionShape, opts: { layout?: Layout; scheme?: Scheme; hierarchicalSizes?: string | number[]; qPos?: unknown; kPos?: unknown }, R: number): { R: number; layout: Layout; sch: ResolvedScheme } {
   validateShape(s);
   if ('qPos' in opts || 'kPos' in opts) throw new InputError('the ring sets token positions itself; do not pass qPos/kPos');
   if (s.Nq !== s.Nk) throw new InputError(`context parallelism splits one sequence: Nq (${s.Nq}) must equal Nk (${s.Nk})`);
-  if (!Number.isInteger(R) || R < 1) throw new InputError(`the ring size (CP ranks) must be an integer >= 1, got ${R}`);
   const layout = opts.layout ?? 'zigzag';
-  ringSchedule(s.Nq, R, layout, false); // validates N, R and the layout
+  validateRing(s.Nq, R, layout);
   return { R, layout, sch: resolveScheme(opts.scheme ?? 'p2p', R, s, opts.hierarchicalSizes) };
 }
 

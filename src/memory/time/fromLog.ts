@@ -24,8 +24,11 @@ export function timeOptionsFromArgs(args: MegatronArgs): TimeOptions {
   };
 }
 
-/** Batches a PyTorch DataLoader holds ready: its workers × prefetch_factor (2, PyTorch's default). */
-const prefetchedBatches = (args: MegatronArgs) => 2 * Math.max(1, Number(args.num_workers ?? 2) || 2);
+/** Batches a PyTorch DataLoader holds ready: its workers × prefetch_factor (2, PyTorch's default); none without workers. */
+const prefetchedBatches = (args: MegatronArgs) => {
+  const workers = Number(args.num_workers ?? 2);
+  return 2 * (Number.isInteger(workers) && workers >= 0 ? workers : 2);
+};
 
 /**
  * The model's iteration time for a log's own arguments, or why there is none: the median over the
@@ -37,16 +40,16 @@ const prefetchedBatches = (args: MegatronArgs) => 2 * Math.max(1, Number(args.nu
 export function predictTimeFromLog(res: ParseResult, opts: TimeOptions = {}): IterationTime | { error: string } {
   const c = configFromArgs(res.args);
   if ('error' in c) return c;
+  const o = { ...timeOptionsFromArgs(res.args), ...opts };
   let t: IterationTime;
   try {
-    t = iterationTime(c.model, c.par, { ...timeOptionsFromArgs(res.args), ...opts });
+    t = iterationTime(c.model, c.par, o);
   } catch (e) {
     return { error: `the time model cannot take this log's arguments: ${(e as Error).message}` };
   }
   if (res.args.create_attention_mask_in_dataloader !== 'True' || steadyIterMs(res).iterations <= prefetchedBatches(res.args)) return t;
-  const profile = opts.profile ?? H200;
-  const { microBatches = 1 } = timeOptionsFromArgs(res.args);
-  const maskGB = (microBatches * c.par.microBatchSize * 4 * c.par.seqLength ** 2) / 1e9;
+  const profile = o.profile ?? H200;
+  const maskGB = ((o.microBatches ?? 1) * c.par.microBatchSize * 4 * c.par.seqLength ** 2) / 1e9;
   const wait = maskGB * profile.loaderMaskMsPerGB - t.iterMs;
   if (wait <= 0) return t;
   const term = { name: 'data-loader' as const, ms: wait, what: `waiting for the data loader's ${maskGB.toFixed(2)} GB attention mask (${profile.loaderMaskMsPerGB} ms per GB)` };
