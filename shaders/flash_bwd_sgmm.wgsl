@@ -225,12 +225,10 @@ fn write_q_block(row0: u32, i_first: u32, blk: u32, lane: u32, db: u32) {
 @compute @workgroup_size(WG)
 fn dkdv(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
-  let wg = launch_item(wg_, nwg);    // under causal the first key blocks, seen by the most rows, start first
-  let b = wg.z;
-  let hk = wg.y;
-  let j0 = (P.k_blk0 + wg.x) * OWN;
+  let kb = key_block(wg_, nwg, OWN);   // under causal the first key blocks, seen by the most rows, start first
+  let j0 = kb.j0;
+  let kv_row0 = kb.kv_row0;
   let G = P.Hq / P.Hkv;
-  let kv_row0 = (b * P.Hkv + hk) * P.Nk;
   let sg = tid / 32u;
   let lane = tid % 32u;
   let r = lane / 2u;
@@ -267,7 +265,7 @@ fn dkdv(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec
   // tile (possibly of the next head) is fetched while this one is used.
   let nt = (span.y - i_start + BR - 1u) / BR;
   let total = G * nt;
-  let head0 = (b * P.Hq + hk * G) * P.Nq;
+  let head0 = kb.q_row0;
   fetch_rows(false, head0, i_start, P.Nq, tid);
   fetch_stats(head0, i_start, tid);
   for (var t = 0u; t < total; t++) {
@@ -354,13 +352,10 @@ fn dkdv(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec
 @compute @workgroup_size(WG)
 fn dq_main(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) tid: u32) {
-  let wg = launch_item(wg_, nwg);
-  let b = wg.z;
-  let hq = wg.y;
-  let i0 = (P.q_blk0 + nwg.x - 1u - wg.x) * OWN;   // last (under causal, longest) row block first
-  let hk = hq / (P.Hq / P.Hkv);
-  let row0 = (b * P.Hq + hq) * P.Nq;
-  let kv_row0 = (b * P.Hkv + hk) * P.Nk;
+  let rb = row_block(wg_, nwg, OWN);   // heavy-first under causal
+  let i0 = rb.i0;
+  let row0 = rb.q_row0;
+  let kv_row0 = rb.kv_row0;
   let sg = tid / 32u;
   let lane = tid % 32u;
   let r = lane / 2u;

@@ -214,16 +214,13 @@ fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, d
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
-  let wg = launch_item(wg_, nwg);
-  let b = wg.z;
-  let hq = wg.y;
-  // Last row block first: under causal masking it has the most keys, and starting the longest
-  // workgroups first shortens the tail (FlashAttention-2 orders its blocks the same way). The
-  // grid holds row blocks P.q_blk0 … (ring steps: only those a visible pair reaches).
-  let i0 = (P.q_blk0 + nwg.x - 1u - wg.x) * BR;
-  let hk = hq / (P.Hq / P.Hkv);
-  let q_row0 = (b * P.Hq + hq) * P.Nq;
-  let kv8 = (b * P.Hkv + hk) * P.Nk * D8;
+  // Heavy-first under causal masking: starting the longest workgroups first shortens the tail
+  // (FlashAttention-2 orders its blocks the same way). The grid holds row blocks P.q_blk0 …
+  // (ring steps: only those a visible pair reaches).
+  let rb = row_block(wg_, nwg, BR);
+  let i0 = rb.i0;
+  let q_row0 = rb.q_row0;
+  let kv8 = rb.kv_row0 * D8;
   let sg = tid / 32u;
   let lane = tid % 32u;
   let r = lane / LPR;                 // this lane's row within the subgroup's 16·RB
