@@ -38,25 +38,23 @@ fn next_k_tile(jt: u32, t_end: u32, i0: u32, i_end: u32) -> vec2<u32> {
 }
 
 @compute @workgroup_size(WG)
-fn dkdv(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
-  let kb = key_block(wg_, nwg, RT);
-  let j0 = kb.j0;
-  let kv_row0 = kb.kv_row0;
+  let kb = key_block(wg, nwg, RT);
   let G = P.Hq / P.Hkv;
   let tx = tid % TC;
   let ty = tid / TC;
   var dk_acc = AccAll();
   var dv_acc = AccAll();
-  if (NCH == 1u) { stage_r(false, kv_row0, j0, P.Nk, 0u, tid); }
+  if (NCH == 1u) { stage_r(false, kb.kv_row0, kb.j0, P.Nk, 0u, tid); }
   let z = vec4<f32>();
-  let span = query_span(j0, j0 + RT);
+  let span = query_span(kb.j0, kb.j0 + RT);
   let it0 = span.x / CT;
   let n_qt = (span.y + CT - 1u) / CT;
   let offs = vec4<u32>(0u, TC, 2u * TC, 3u * TC);
   // Tile pairs visited: for each query head g of the group, the Q tiles it0 … n_qt−1 that are not
   // skipped.
-  let first = next_q_tile(it0, n_qt, j0);
+  let first = next_q_tile(it0, n_qt, kb.j0);
   for (var g = 0u; g < G; g++) {
     let row0 = kb.q_row0 + g * P.Nq;
     var cur = first;
@@ -64,13 +62,13 @@ fn dkdv(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (cur.x >= n_qt) { break; }
       let i0 = cur.x * CT;
       let cls = cur.y;
-      var x = score_blocks(false, kv_row0, j0, P.Nk, row0, i0, P.Nq, tid, tx, ty);   // Sᵀ in x[0..4], dPᵀ in x[4..8]
+      var x = score_blocks(false, kb.kv_row0, kb.j0, P.Nk, row0, i0, P.Nq, tid, tx, ty);   // Sᵀ in x[0..4], dPᵀ in x[4..8]
       let qi = vec4<u32>(tx) + offs;
       let lse_c = vec4<f32>(lse_s[qi.x], lse_s[qi.y], lse_s[qi.z], lse_s[qi.w]);
       let delta_c = vec4<f32>(delta_s[qi.x], delta_s[qi.y], delta_s[qi.z], delta_s[qi.w]);
       let klo_c = vec4<u32>(klo_s[qi.x], klo_s[qi.y], klo_s[qi.z], klo_s[qi.w]);
       let khi_c = vec4<u32>(khi_s[qi.x], khi_s[qi.y], khi_s[qi.z], khi_s[qi.w]);
-      {{#loop rr < 4}}{ let key = vec4<u32>(j0 + ty + {{rr}}u * TR);
+      {{#loop rr < 4}}{ let key = vec4<u32>(kb.j0 + ty + {{rr}}u * TR);
         let vis = (key >= klo_c) & (key < khi_c);
         let p = select(z, exp2((x[{{rr}}u] * P.scale - lse_c) * LOG2E), vis);
         Pw[ty + {{rr}}u * TR][tx] = p;
@@ -82,18 +80,18 @@ fn dkdv(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec
           accum_full(&dv_acc[ch], &Pw, OC1, tx, ty);
           accum_full(&dk_acc[ch], &dSw, OC0, tx, ty);
         } else {
-          accum_masked(&dv_acc[ch], &Pw, OC1, tx, ty, true, j0, vec4<u32>(), vec4<u32>());
-          accum_masked(&dk_acc[ch], &dSw, OC0, tx, ty, true, j0, vec4<u32>(), vec4<u32>());
+          accum_masked(&dv_acc[ch], &Pw, OC1, tx, ty, true, kb.j0, vec4<u32>(), vec4<u32>());
+          accum_masked(&dk_acc[ch], &dSw, OC0, tx, ty, true, kb.j0, vec4<u32>(), vec4<u32>());
         } }
       {{/loop}}
-      cur = next_q_tile(cur.x + 1u, n_qt, j0);
+      cur = next_q_tile(cur.x + 1u, n_qt, kb.j0);
     }
   }
   {{#loop rr < 4}}{
-    let j = j0 + ty + {{rr}}u * TR;
+    let j = kb.j0 + ty + {{rr}}u * TR;
     if (j < P.Nk) {
       {{#loop c < NCH}}{{#loop u < DU}}{
-        let at = (kv_row0 + j) * D4 + {{c}}u * DC + tx + {{u}}u * TC;
+        let at = (kb.kv_row0 + j) * D4 + {{c}}u * DC + tx + {{u}}u * TC;
         var xk = dk_acc[{{c}}u][{{rr}}u * DU + {{u}}u] * P.scale;
         var xv = dv_acc[{{c}}u][{{rr}}u * DU + {{u}}u];
         if (P.accumulate != 0u) {
@@ -113,53 +111,50 @@ fn dkdv(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec
 fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) tid: u32) {
   let rb = row_block(wg, nwg, RT);   // heavy-first
-  let i0 = rb.i0;
-  let row0 = rb.q_row0;
-  let kv_row0 = rb.kv_row0;
   let tx = tid % TC;
   let ty = tid / TC;
-  if (NCH == 1u) { stage_r(true, row0, i0, P.Nq, 0u, tid); }
+  if (NCH == 1u) { stage_r(true, rb.q_row0, rb.i0, P.Nq, 0u, tid); }
   // The invocation's rows: LSE, Δ and visible keys [klo, khi) (empty past Nq).
   var lse_r = vec4<f32>();
   var delta_r = vec4<f32>();
   var klo = vec4<u32>();
   var khi = vec4<u32>();
-  {{#loop rr < 4}}if (i0 + ty + {{rr}}u * TR < P.Nq) {
-    lse_r[{{rr}}u] = lse[row0 + i0 + ty + {{rr}}u * TR];
-    delta_r[{{rr}}u] = delta[row0 + i0 + ty + {{rr}}u * TR];
-    let kr = key_range(i0 + ty + {{rr}}u * TR);
+  {{#loop rr < 4}}if (rb.i0 + ty + {{rr}}u * TR < P.Nq) {
+    lse_r[{{rr}}u] = lse[rb.q_row0 + rb.i0 + ty + {{rr}}u * TR];
+    delta_r[{{rr}}u] = delta[rb.q_row0 + rb.i0 + ty + {{rr}}u * TR];
+    let kr = key_range(rb.i0 + ty + {{rr}}u * TR);
     klo[{{rr}}u] = kr.x;
     khi[{{rr}}u] = kr.y;
   }
   {{/loop}}
   let z = vec4<f32>();
-  let i_end = min(i0 + RT, P.Nq);
-  let t_first = key_range(i0).x / CT;
+  let i_end = min(rb.i0 + RT, P.Nq);
+  let t_first = key_range(rb.i0).x / CT;
   let t_end = (key_range(i_end - 1u).y + CT - 1u) / CT;
   var acc = AccAll();
   // K/V tiles visited: t_first … t_end−1 but the skipped ones.
-  var cur = next_k_tile(t_first, t_end, i0, i_end);
+  var cur = next_k_tile(t_first, t_end, rb.i0, i_end);
   loop {
     if (cur.x >= t_end) { break; }
     let j0 = cur.x * CT;
     let cls = cur.y;
-    var x = score_blocks(true, row0, i0, P.Nq, kv_row0, j0, P.Nk, tid, tx, ty);   // S in x[0..4], dP in x[4..8]
+    var x = score_blocks(true, rb.q_row0, rb.i0, P.Nq, rb.kv_row0, j0, P.Nk, tid, tx, ty);   // S in x[0..4], dP in x[4..8]
     let keys = vec4<u32>(j0 + tx) + vec4<u32>(0u, TC, 2u * TC, 3u * TC);
     {{#loop rr < 4}}{ let vis = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
       let p = select(z, exp2((x[{{rr}}u] * P.scale - vec4<f32>(lse_r[{{rr}}u])) * LOG2E), vis);
       dSw[ty + {{rr}}u * TR][tx] = select(z, p * (x[4u + {{rr}}u] - vec4<f32>(delta_r[{{rr}}u])), vis); }
     {{/loop}}
     {{#loop c < NCH}}{ let ch = ({{c}}u + NCH - 1u) % NCH;
-      restage_c(false, kv_row0, j0, P.Nk, {{c}}u, tid, false);   // K chunk ch at OC0
+      restage_c(false, rb.kv_row0, j0, P.Nk, {{c}}u, tid, false);   // K chunk ch at OC0
       if (cls == TILE_FULL) { accum_full(&acc[ch], &dSw, OC0, tx, ty); } else { accum_masked(&acc[ch], &dSw, OC0, tx, ty, false, j0, klo, khi); } }
     {{/loop}}
-    cur = next_k_tile(cur.x + 1u, t_end, i0, i_end);
+    cur = next_k_tile(cur.x + 1u, t_end, rb.i0, i_end);
   }
   {{#loop rr < 4}}{
-    let i = i0 + ty + {{rr}}u * TR;
+    let i = rb.i0 + ty + {{rr}}u * TR;
     if (i < P.Nq) {
       {{#loop c < NCH}}{{#loop u < DU}}{
-        let at = (row0 + i) * D4 + {{c}}u * DC + tx + {{u}}u * TC;
+        let at = (rb.q_row0 + i) * D4 + {{c}}u * DC + tx + {{u}}u * TC;
         var x = acc[{{c}}u][{{rr}}u * DU + {{u}}u] * P.scale;
         if (P.accumulate != 0u) { x += vec4<f32>(dq[at]); }
         dq[at] = vec4<GT>(x);

@@ -223,9 +223,9 @@ fn write_q_block(row0: u32, i_first: u32, blk: u32, lane: u32, db: u32) {
 }
 
 @compute @workgroup_size(WG)
-fn dkdv(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
-  let kb = key_block(wg_, nwg, OWN);   // under causal the first key blocks, seen by the most rows, start first
+  let kb = key_block(wg, nwg, OWN);   // under causal the first key blocks, seen by the most rows, start first
   let j0 = kb.j0;
   let kv_row0 = kb.kv_row0;
   let G = P.Hq / P.Hkv;
@@ -350,9 +350,9 @@ fn dkdv(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 
 @compute @workgroup_size(WG)
-fn dq_main(@builtin(workgroup_id) wg_: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) tid: u32) {
-  let rb = row_block(wg_, nwg, OWN);   // heavy-first under causal
+  let rb = row_block(wg, nwg, OWN);   // heavy-first under causal
   let i0 = rb.i0;
   let row0 = rb.q_row0;
   let kv_row0 = rb.kv_row0;

@@ -267,22 +267,19 @@ fn pv_masked(acc: ptr<function, Acc>, tx: u32, ty: u32, j0: u32, klo: array<u32,
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
   let rb = row_block(wg, nwg, BR);   // heavy-first
-  let i0 = rb.i0;
-  let q_row0 = rb.q_row0;
-  let kv_row0 = rb.kv_row0;
   let tx = tid % TX;
   let ty = tid / TX;
-  if (NCH == 1u) { stage_q(q_row0, i0, 0u, tid); }
+  if (NCH == 1u) { stage_q(rb.q_row0, rb.i0, 0u, tid); }
 
   // Keys visible to row ty + TY·rr: klo[rr] <= j < khi[rr] (klo = khi: a masked row).
   var klo = array<u32, RR>();
   var khi = array<u32, RR>();
-  {{#loop rr < RR}}{ let kr = key_range(i0 + ty + {{rr}}u * TY);
+  {{#loop rr < RR}}{ let kr = key_range(rb.i0 + ty + {{rr}}u * TY);
     klo[{{rr}}u] = kr.x;
     khi[{{rr}}u] = kr.y; }
   {{/loop}}
-  let i_end = min(i0 + BR, P.Nq);
-  let t_first = key_range(i0).x / BC;                      // the block's first and last tiles
+  let i_end = min(rb.i0 + BR, P.Nq);
+  let t_first = key_range(rb.i0).x / BC;                      // the block's first and last tiles
   let t_end = (key_range(i_end - 1u).y + BC - 1u) / BC;
   let ninf = vec4<f32>(neg_inf());
   var m = Rows();               // running (stale) row max, natural units
@@ -292,14 +289,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   var acc = array<Acc, NCH>();
   // The tiles visited: t_first … t_end−1 but the skipped ones, each found one ahead (the prefetch
   // loads the next one's first staging point during this one's last).
-  var cur = next_tile(t_first, t_end, i0, i_end);
-  if (PF == 1u && cur.x < t_end) { fetch_s(q_row0, i0, kv_row0, cur.x * BC, 0u, tid); }
+  var cur = next_tile(t_first, t_end, rb.i0, i_end);
+  if (PF == 1u && cur.x < t_end) { fetch_s(rb.q_row0, rb.i0, rb.kv_row0, cur.x * BC, 0u, tid); }
   loop {
     if (cur.x >= t_end) { break; }
     let j0 = cur.x * BC;
     let cls = cur.y;
-    let nxt = next_tile(cur.x + 1u, t_end, i0, i_end);
-    var s = tile_scores(q_row0, i0, kv_row0, j0, tid, tx, ty);
+    let nxt = next_tile(cur.x + 1u, t_end, rb.i0, i_end);
+    var s = tile_scores(rb.q_row0, rb.i0, rb.kv_row0, j0, tid, tx, ty);
     let keys = vec4<u32>(j0 + tx) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
     var mt = Rows();
     {{#loop rr < RR}}{ let x = select(ninf, s[{{rr}}u] * P.scale, (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u])));
@@ -326,11 +323,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     {{/for}}
     {{#loop c < NCH}}{
       workgroupBarrier();   // every S is computed (KVs free) and P~ is written; chunk c-1's readers are done
-      if (PF == 0u) { stage_kv(kv_row0, j0, {{c}}u, tid, true); } else { stash_kv(tid); }
+      if (PF == 0u) { stage_kv(rb.kv_row0, j0, {{c}}u, tid, true); } else { stash_kv(tid); }
       workgroupBarrier();
       if (PF == 1u) {   // A(c + 1), or the next visited tile's S(0)
-        if ({{c}}u + 1u < NCH) { fetch_kv(kv_row0, j0, {{c}}u + 1u, tid, true); }
-        else if (nxt.x < t_end) { fetch_s(q_row0, i0, kv_row0, nxt.x * BC, 0u, tid); }
+        if ({{c}}u + 1u < NCH) { fetch_kv(rb.kv_row0, j0, {{c}}u + 1u, tid, true); }
+        else if (nxt.x < t_end) { fetch_s(rb.q_row0, rb.i0, rb.kv_row0, nxt.x * BC, 0u, tid); }
       }
       if (cls == TILE_FULL) { pv_full(&acc[{{c}}u], tx, ty); } else { pv_masked(&acc[{{c}}u], tx, ty, j0, klo, khi); } }
     {{/loop}}
@@ -339,12 +336,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 
   let lt = row_sum(l, tid);
   {{#loop rr < RR}}{
-    let i = i0 + ty + {{rr}}u * TY;
+    let i = rb.i0 + ty + {{rr}}u * TY;
     let l_i = lt[{{rr}}u / 4u][{{rr}}u % 4u];
     if (i < P.Nq) {
       let seen = khi[{{rr}}u] > klo[{{rr}}u];
       let inv = 1.0 / l_i;
-      {{#loop c < NCH}}{{#loop u < DU}}o[(q_row0 + i) * D4 + {{c}}u * DC + tx + {{u}}u * TX] = vec4<OT>(select(vec4<f32>(), acc[{{c}}u][{{rr}}u * DU + {{u}}u] * inv, seen));
+      {{#loop c < NCH}}{{#loop u < DU}}o[(rb.q_row0 + i) * D4 + {{c}}u * DC + tx + {{u}}u * TX] = vec4<OT>(select(vec4<f32>(), acc[{{c}}u][{{rr}}u * DU + {{u}}u] * inv, seen));
       {{/loop}}{{/loop}}
       if (tx == 0u) {
         var out = neg_inf();
@@ -352,7 +349,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
           out = m[{{rr}}u / 4u][{{rr}}u % 4u] + log(l_i);
           if (l_i == 0.0) { out = nan_f32(); }   // every visible score was −Inf
         }
-        lse[q_row0 + i] = out;
+        lse[rb.q_row0 + i] = out;
       }
     }
   }

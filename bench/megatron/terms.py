@@ -1,9 +1,11 @@
 """Runs campaign configurations (draw.json) one at a time with extra Megatron-LM flags, to measure a
 term of the step rather than its total: e.g. `--timing-log-level 2` (per-iteration timers:
 batch-generator, forward-compute, backward-compute, optimizer) or `--no-create-attention-mask-in-dataloader`
-(the data loader's [b, 1, s, s] float mask left out).
+(the data loader's [b, 1, s, s] float mask left out), or with flags of the configuration left out
+(`--drop`: e.g. its recomputation, to time what recomputing costs).
 
   python3 bench/megatron/terms.py DRAW --out DIR --ids r39,r29 --iters 10 --tag timers --extra='--timing-log-level 2'
+  python3 bench/megatron/terms.py DRAW --out DIR --ids r07 --tag norc --drop=--recompute-granularity,--recompute-method,--recompute-num-layers
 
 Each run's log is DIR/<id>.<tag>.log (the command on its first line), as campaign.py writes them.
 """
@@ -16,6 +18,17 @@ import time
 from campaign import common_flags
 
 
+def drop_flags(flags, dropped):
+    """flags without each flag named in dropped and the values that follow it (up to the next --flag)."""
+    out, skipping = [], False
+    for f in flags:
+        if f.startswith('--'):
+            skipping = f in dropped
+        if not skipping:
+            out.append(f)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('draw')
@@ -25,6 +38,7 @@ def main():
     ap.add_argument('--tag', required=True, help='names the logs: <id>.<tag>.log')
     ap.add_argument('--timeout', type=int, default=300)
     ap.add_argument('--extra', default='', help='flags added to every run, as one string')
+    ap.add_argument('--drop', default='', help="comma-separated flags left out of every run's configuration, with their values")
     ns = ap.parse_args()
     kept = {k['id']: k for k in json.load(open(ns.draw))['kept']}
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -32,10 +46,14 @@ def main():
     os.makedirs(ns.out, exist_ok=True)
     env = dict(os.environ, NCCL_NVLS_ENABLE='0', TORCH_SYMM_MEM_DISABLE_MULTICAST='1', CUDA_DEVICE_MAX_CONNECTIONS='1',
                PYTHONUNBUFFERED='1', OMP_NUM_THREADS='2')
+    dropped = [f for f in ns.drop.split(',') if f]
+    bad = [f for f in dropped if not f.startswith('--')]
+    if bad:
+        ap.error('--drop takes flags (--name), not %s' % ', '.join(bad))
     t0 = time.time()
     for port, i in enumerate(ns.ids.split(',')):
         cmd = ['timeout', str(ns.timeout), 'torchrun', '--nproc-per-node', '1', '--master-port', str(29600 + 10 * port),
-               os.path.join(mlm, 'pretrain_gpt.py')] + common_flags(ns.iters) + kept[i]['flags'] + ns.extra.split()
+               os.path.join(mlm, 'pretrain_gpt.py')] + common_flags(ns.iters) + drop_flags(kept[i]['flags'], dropped) + ns.extra.split()
         with open(os.path.join(ns.out, '%s.%s.log' % (i, ns.tag)), 'w') as log:
             log.write('# ' + ' '.join(cmd) + '\n')
             log.flush()
