@@ -5,6 +5,7 @@ batch-generator, forward-compute, backward-compute, optimizer) or `--no-create-a
 (`--drop`: e.g. its recomputation, to time what recomputing costs).
 
   python3 bench/megatron/terms.py DRAW --out DIR --ids r39,r29 --iters 10 --tag timers --extra='--timing-log-level 2'
+  python3 bench/megatron/terms.py DRAW --out DIR --ids r07 --tag prof --kernels --iters 14
   python3 bench/megatron/terms.py DRAW --out DIR --ids r07 --tag norc --drop=--recompute-granularity,--recompute-method,--recompute-num-layers
 
 Each run's log is DIR/<id>.<tag>.log (the command on its first line), as campaign.py writes them.
@@ -38,6 +39,7 @@ def main():
     ap.add_argument('--tag', required=True, help='names the logs: <id>.<tag>.log')
     ap.add_argument('--timeout', type=int, default=300)
     ap.add_argument('--extra', default='', help='flags added to every run, as one string')
+    ap.add_argument('--kernels', action='store_true', help='profile iterations 10-12 (bench/megatron/kernels.py): DIR/<id>.<tag>.kernels.json')
     ap.add_argument('--drop', default='', help="comma-separated flags left out of every run's configuration, with their values")
     ns = ap.parse_args()
     kept = {k['id']: k for k in json.load(open(ns.draw))['kept']}
@@ -51,9 +53,12 @@ def main():
     if bad:
         ap.error('--drop takes flags (--name), not %s' % ', '.join(bad))
     t0 = time.time()
+    here = os.path.dirname(os.path.abspath(__file__))
     for port, i in enumerate(ns.ids.split(',')):
-        cmd = ['timeout', str(ns.timeout), 'torchrun', '--nproc-per-node', '1', '--master-port', str(29600 + 10 * port),
-               os.path.join(mlm, 'pretrain_gpt.py')] + common_flags(ns.iters) + drop_flags(kept[i]['flags'], dropped) + ns.extra.split()
+        if ns.kernels:
+            env['FLASHRING_KERNELS'] = os.path.join(os.path.abspath(ns.out), '%s.%s.kernels.json' % (i, ns.tag))
+        script = os.path.join(here, 'kernels.py') if ns.kernels else os.path.join(mlm, 'pretrain_gpt.py')
+        cmd = ['timeout', str(ns.timeout), 'torchrun', '--nproc-per-node', '1', '--master-port', str(29600 + 10 * port), script] + common_flags(ns.iters) + drop_flags(kept[i]['flags'], dropped) + ns.extra.split()
         with open(os.path.join(ns.out, '%s.%s.log' % (i, ns.tag)), 'w') as log:
             log.write('# ' + ' '.join(cmd) + '\n')
             log.flush()

@@ -120,6 +120,35 @@ export function torchRows(profile: DeviceProfile = H200): TorchRow[] {
   return rows;
 }
 
+/** Terms measured on their own (terms/: timers, configurations with a flag left out; terms/kernels: torch.profiler). */
+export const TERMS_DIR = `${TIMING_DIR}/terms`;
+
+export interface TermRun {
+  /** `<id>.<tag>`: the campaign configuration and what was changed (timers: as drawn; norc: no recompute; a2a: the alltoall dispatcher; attnrc: core_attn recomputed only). */
+  name: string;
+  measuredMs: number;
+  predicted: IterationTime;
+  /** The model's GPU side: every term but host and data-loader. */
+  gpuMs: number;
+  /** From a torch.profiler window (terms/kernels): the GPU's busy time and kernels per iteration. */
+  profile?: { gpuBusyMs: number; kernelCount: number; syncWaitsMs: number };
+}
+
+/** Every log of `dir` (a terms folder), predicted from its own arguments, beside its steady time. */
+export function termRuns(dir = TERMS_DIR): TermRun[] {
+  return readdirSync(dir).filter((f) => f.endsWith('.log') && !f.startsWith('console')).sort().map((f) => {
+    const name = f.slice(0, -4), res = parseMegatronLog(readFileSync(`${dir}/${f}`, 'utf8'), name);
+    const p = predictTimeFromLog(res);
+    if ('error' in p) throw new Error(`${name}: ${p.error}`);
+    const m = steadyIterMs(res);
+    if (m.ms === null) throw new Error(`${name}: no iteration after warm-up`);
+    const gpuMs = p.terms.filter((t) => t.name !== 'host' && t.name !== 'data-loader').reduce((s, t) => s + t.ms, 0);
+    const kf = `${dir}/${name}.kernels.json`;
+    const profile = existsSync(kf) ? (JSON.parse(readFileSync(kf, 'utf8')) as TermRun['profile']) : undefined;
+    return { name, measuredMs: m.ms, predicted: p, gpuMs, profile };
+  });
+}
+
 /** The harness's recompute names as the memory model's settings (bench/torchcp/to_csv.py). */
 const TORCH_RECOMPUTE: Record<string, string> = { none: 'none', selective: 'selective', attn_mlp: 'selective:core_attn+mlp', full: 'full:uniform/1' };
 
@@ -138,4 +167,10 @@ if (process.argv[1]?.endsWith('timeTable.ts')) {
     const top = [...r.predicted.terms].sort((a, b) => b.ms - a.ms).slice(0, 3).map((t) => `${t.name} ${t.ms.toFixed(0)}`).join(', ');
     console.log(`| ${r.config} | ${r.source} | ${r.measuredMs.toFixed(1)} | ${r.predicted.iterMs.toFixed(1)} | ${pct(r.error)} | ${top} |`);
   }
+  console.log('\n| terms run | measured ms | model ms | error | model GPU ms | GPU busy ms (profiler) | kernels measured / model |\n|---|---|---|---|---|---|---|');
+  for (const dir of [TERMS_DIR, `${TERMS_DIR}/kernels`])
+    for (const r of termRuns(dir)) {
+      const k = r.profile;
+      console.log(`| ${r.name} | ${r.measuredMs.toFixed(1)} | ${r.predicted.iterMs.toFixed(1)} | ${pct(r.predicted.iterMs / r.measuredMs - 1)} | ${r.gpuMs.toFixed(1)} | ${k ? k.gpuBusyMs.toFixed(1) : ''} | ${k ? `${k.kernelCount.toFixed(0)} / ${Math.round(r.predicted.kernels)}` : ''} |`);
+    }
 }
