@@ -44,6 +44,10 @@ const NEG_HALF: f32 = -5.0e29;
 // flight). The default is one group of all (src/kernels/params.ts headGroup: measured faster on
 // the H200); G = 1 is the grid as it is, head by head. The outputs are the same bit for bit
 // under any G (each workgroup's work does not depend on when it runs).
+// The grid builtins of every attention entry point, as one parameter (`fn name(g: Grid,
+// @builtin(local_invocation_index) tid: u32)`); both are uniform across the workgroup.
+struct Grid { @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32> }
+
 fn launch_item(wg: vec3<u32>, nwg: vec3<u32>) -> vec3<u32> {
   let heads = nwg.y * nwg.z;                           // (head, batch) pairs
   let G = min(P.head_group, heads);
@@ -61,11 +65,11 @@ fn launch_item(wg: vec3<u32>, nwg: vec3<u32>) -> vec3<u32> {
 // most keys, so they start first, as FlashAttention-2 orders them), with the first row of its
 // query head in Q/O/LSE and of its K/V head (grouped-query: Hq/Hkv query heads per K/V head).
 struct RowBlock { i0: u32, q_row0: u32, kv_row0: u32 }
-fn row_block(wg_: vec3<u32>, nwg: vec3<u32>, rows: u32) -> RowBlock {
-  let wg = launch_item(wg_, nwg);
+fn row_block(g: Grid, rows: u32) -> RowBlock {
+  let wg = launch_item(g.wg, g.nwg);
   let b = wg.z;
   let hq = wg.y;
-  let blk = P.q_blk0 + select(wg.x, nwg.x - 1u - wg.x, P.causal != 0u);
+  let blk = P.q_blk0 + select(wg.x, g.nwg.x - 1u - wg.x, P.causal != 0u);
   let hk = hq / (P.Hq / P.Hkv);
   return RowBlock(blk * rows, (b * P.Hq + hq) * P.Nq, (b * P.Hkv + hk) * P.Nk);
 }
@@ -75,8 +79,8 @@ fn row_block(wg_: vec3<u32>, nwg: vec3<u32>, rows: u32) -> RowBlock {
 // first), with the first row of its K/V head in K/V/dK/dV and of the first query head of its
 // group (query head g of the group, g < Hq/Hkv, starts at q_row0 + g·Nq).
 struct KeyBlock { j0: u32, kv_row0: u32, q_row0: u32 }
-fn key_block(wg_: vec3<u32>, nwg: vec3<u32>, rows: u32) -> KeyBlock {
-  let wg = launch_item(wg_, nwg);
+fn key_block(g: Grid, rows: u32) -> KeyBlock {
+  let wg = launch_item(g.wg, g.nwg);
   let b = wg.z;
   let hk = wg.y;
   return KeyBlock((P.k_blk0 + wg.x) * rows, (b * P.Hkv + hk) * P.Nk, (b * P.Hq + hk * (P.Hq / P.Hkv)) * P.Nq);

@@ -37,10 +37,34 @@ fn next_k_tile(jt: u32, t_end: u32, i0: u32, i_end: u32) -> vec2<u32> {
   return vec2<u32>(t_end, TILE_SKIP);
 }
 
+// A resident block's gradient rows r0 + ty + rr·TR (those below n) out of the accumulator, times
+// `scale` (dQ and dK carry the softmax scale, dV none), into dQ, dK or dV (`which`) at head row
+// row0, added to what is there when P.accumulate is set (the ring's travelling gradients).
+const GRAD_DQ = 0u;
+const GRAD_DK = 1u;
+const GRAD_DV = 2u;
+fn store_rows(which: u32, row0: u32, r0: u32, n: u32, acc: ptr<function, AccAll>, scale: f32, tx: u32, ty: u32) {
+  {{#loop rr < 4}}{
+    let r = r0 + ty + {{rr}}u * TR;
+    if (r < n) {
+      {{#loop c < NCH}}{{#loop u < DU}}{
+        let at = (row0 + r) * D4 + {{c}}u * DC + tx + {{u}}u * TC;
+        var x = (*acc)[{{c}}u][{{rr}}u * DU + {{u}}u] * scale;
+        switch which {
+          case GRAD_DQ: { if (P.accumulate != 0u) { x += vec4<f32>(dq[at]); } dq[at] = vec4<GT>(x); }
+          case GRAD_DK: { if (P.accumulate != 0u) { x += vec4<f32>(dk[at]); } dk[at] = vec4<GT>(x); }
+          default: { if (P.accumulate != 0u) { x += vec4<f32>(dv[at]); } dv[at] = vec4<GT>(x); }
+        }
+      }
+      {{/loop}}{{/loop}}
+    }
+  }
+  {{/loop}}
+}
+
 @compute @workgroup_size(WG)
-fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) tid: u32) {
-  let kb = key_block(wg, nwg, RT);
+fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
+  let kb = key_block(g, RT);
   let G = P.Hq / P.Hkv;
   let tx = tid % TC;
   let ty = tid / TC;
@@ -87,30 +111,13 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       cur = next_q_tile(cur.x + 1u, n_qt, kb.j0);
     }
   }
-  {{#loop rr < 4}}{
-    let j = kb.j0 + ty + {{rr}}u * TR;
-    if (j < P.Nk) {
-      {{#loop c < NCH}}{{#loop u < DU}}{
-        let at = (kb.kv_row0 + j) * D4 + {{c}}u * DC + tx + {{u}}u * TC;
-        var xk = dk_acc[{{c}}u][{{rr}}u * DU + {{u}}u] * P.scale;
-        var xv = dv_acc[{{c}}u][{{rr}}u * DU + {{u}}u];
-        if (P.accumulate != 0u) {
-          xk += vec4<f32>(dk[at]);
-          xv += vec4<f32>(dv[at]);
-        }
-        dk[at] = vec4<GT>(xk);
-        dv[at] = vec4<GT>(xv);
-      }
-      {{/loop}}{{/loop}}
-    }
-  }
-  {{/loop}}
+  store_rows(GRAD_DK, kb.kv_row0, kb.j0, P.Nk, &dk_acc, P.scale, tx, ty);
+  store_rows(GRAD_DV, kb.kv_row0, kb.j0, P.Nk, &dv_acc, 1.0, tx, ty);
 }
 
 @compute @workgroup_size(WG)
-fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-           @builtin(local_invocation_index) tid: u32) {
-  let rb = row_block(wg, nwg, RT);   // heavy-first
+fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
+  let rb = row_block(g, RT);   // heavy-first
   let tx = tid % TC;
   let ty = tid / TC;
   if (NCH == 1u) { stage_r(true, rb.q_row0, rb.i0, P.Nq, 0u, tid); }
@@ -150,17 +157,5 @@ fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     {{/loop}}
     cur = next_k_tile(cur.x + 1u, t_end, rb.i0, i_end);
   }
-  {{#loop rr < 4}}{
-    let i = rb.i0 + ty + {{rr}}u * TR;
-    if (i < P.Nq) {
-      {{#loop c < NCH}}{{#loop u < DU}}{
-        let at = (rb.q_row0 + i) * D4 + {{c}}u * DC + tx + {{u}}u * TC;
-        var x = acc[{{c}}u][{{rr}}u * DU + {{u}}u] * P.scale;
-        if (P.accumulate != 0u) { x += vec4<f32>(dq[at]); }
-        dq[at] = vec4<GT>(x);
-      }
-      {{/loop}}{{/loop}}
-    }
-  }
-  {{/loop}}
+  store_rows(GRAD_DQ, rb.q_row0, rb.i0, P.Nq, &acc, P.scale, tx, ty);
 }

@@ -223,9 +223,8 @@ fn write_q_block(row0: u32, i_first: u32, blk: u32, lane: u32, db: u32) {
 }
 
 @compute @workgroup_size(WG)
-fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) tid: u32) {
-  let kb = key_block(wg, nwg, OWN);   // under causal the first key blocks, seen by the most rows, start first
+fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
+  let kb = key_block(g, OWN);   // under causal the first key blocks, seen by the most rows, start first
   let j0 = kb.j0;
   let kv_row0 = kb.kv_row0;
   let G = P.Hq / P.Hkv;
@@ -350,9 +349,8 @@ fn dkdv(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 }
 
 @compute @workgroup_size(WG)
-fn dq_main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-           @builtin(local_invocation_index) tid: u32) {
-  let rb = row_block(wg, nwg, OWN);   // heavy-first under causal
+fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
+  let rb = row_block(g, OWN);   // heavy-first under causal
   let i0 = rb.i0;
   let row0 = rb.q_row0;
   let kv_row0 = rb.kv_row0;

@@ -264,9 +264,8 @@ fn pv_masked(acc: ptr<function, Acc>, tx: u32, ty: u32, j0: u32, klo: array<u32,
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) tid: u32) {
-  let rb = row_block(wg, nwg, BR);   // heavy-first
+fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
+  let rb = row_block(g, BR);   // heavy-first
   let tx = tid % TX;
   let ty = tid / TX;
   if (NCH == 1u) { stage_q(rb.q_row0, rb.i0, 0u, tid); }

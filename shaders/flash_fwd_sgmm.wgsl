@@ -212,12 +212,11 @@ fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, d
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) tid: u32) {
+fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   // Heavy-first under causal masking: starting the longest workgroups first shortens the tail
   // (FlashAttention-2 orders its blocks the same way). The grid holds row blocks P.q_blk0 …
   // (ring steps: only those a visible pair reaches).
-  let rb = row_block(wg, nwg, BR);
+  let rb = row_block(g, BR);
   let i0 = rb.i0;
   let q_row0 = rb.q_row0;
   let kv8 = rb.kv_row0 * D8;
