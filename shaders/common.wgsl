@@ -29,10 +29,11 @@ const NEG_HALF: f32 = -5.0e29;
 // struct Params: generated from the table in src/kernels/params.ts, which also packs it.
 {{PARAMS}}
 
-@group(0) @binding(0) var<uniform> P: Params;
-// Documents: cu_seqlens_q (n_docs + 1 entries) then cu_seqlens_k (n_docs + 1); read only when
-// n_docs > 0, at indices below 2·n_docs + 2 (a 2-entry buffer is bound when there are none).
-@group(0) @binding(11) var<storage, read> cu: array<i32>;
+// The kernel's bindings: generated from its family's table (src/kernels/bindings.ts; the header's
+// two are in every table: P, the uniform block, and cu, the documents: cu_seqlens_q (n_docs + 1
+// entries) then cu_seqlens_k (n_docs + 1), read only when n_docs > 0, at indices below
+// 2·n_docs + 2 (a 2-entry buffer is bound when there are none)).
+{{BINDINGS}}
 
 // What a workgroup of an attention grid (x blocks, y heads, z batch) owns: (k, head, batch), k
 // counting blocks from the longest (the kernel maps k to its block: the forward and dq reverse
@@ -85,6 +86,11 @@ fn key_block(g: Grid, rows: u32) -> KeyBlock {
   let hk = wg.y;
   return KeyBlock((P.k_blk0 + wg.x) * rows, (b * P.Hkv + hk) * P.Nk, (b * P.Hq + hk * (P.Hq / P.Hkv)) * P.Nq);
 }
+
+// Which gradient a backward kernel's write-back writes (store_rows, write_block).
+const GRAD_DQ = 0u;
+const GRAD_DK = 1u;
+const GRAD_DV = 2u;
 
 fn pos_q(i: u32) -> i32 { return P.q_off + i32(i) * P.q_stride + select(0, P.q_jump, i >= P.q_split); }
 

@@ -40,9 +40,7 @@ fn next_k_tile(jt: u32, t_end: u32, i0: u32, i_end: u32) -> vec2<u32> {
 // A resident block's gradient rows r0 + ty + rr·TR (those below n) out of the accumulator, times
 // `scale` (dQ and dK carry the softmax scale, dV none), into dQ, dK or dV (`which`) at head row
 // row0, added to what is there when P.accumulate is set (the ring's travelling gradients).
-const GRAD_DQ = 0u;
-const GRAD_DK = 1u;
-const GRAD_DV = 2u;
+// (GRAD_DQ, GRAD_DK, GRAD_DV: common.wgsl.)
 fn store_rows(which: u32, row0: u32, r0: u32, n: u32, acc: ptr<function, AccAll>, scale: f32, tx: u32, ty: u32) {
   {{#loop rr < 4}}{
     let r = r0 + ty + {{rr}}u * TR;

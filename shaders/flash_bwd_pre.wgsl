@@ -6,9 +6,10 @@
 // dO_i · O_i alone would not give (one Inf times a finite O is Inf): so Δ_i = NaN then. An
 // Inf or NaN in O (from V, Q or K) reaches Δ through the product as it reaches the reference's.
 
-@group(0) @binding(4) var<storage, read> o: array<vec4<OT>>;
-@group(0) @binding(5) var<storage, read> dout: array<vec4<ST>>;
-@group(0) @binding(7) var<storage, read_write> delta: array<f32>;
+// Storage words (the bindings: PREPROCESS_BINDINGS, src/kernels/flashBackward.ts): O and dO in
+// vec4s of their element types.
+alias OW = vec4<OT>;
+alias IW = vec4<ST>;
 
 @compute @workgroup_size(WG)
 fn preprocess(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {

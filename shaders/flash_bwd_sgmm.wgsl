@@ -49,15 +49,10 @@
 //   is (t + 1)/nt < G; hk < Hkv, hq < Hq by the dispatch.
 // Loops: constant bounds, t < G·nt, j0 < n_end ≤ Nk in steps of Bc.
 
-@group(0) @binding(1) var<storage, read> q: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read> k: array<vec4<u32>>;
-@group(0) @binding(3) var<storage, read> v: array<vec4<u32>>;
-@group(0) @binding(5) var<storage, read> dout: array<vec4<u32>>;
-@group(0) @binding(6) var<storage, read> lse: array<f32>;
-@group(0) @binding(7) var<storage, read_write> delta: array<f32>;
-@group(0) @binding(8) var<storage, read_write> dq: array<GT>;
-@group(0) @binding(9) var<storage, read_write> dk: array<GT>;
-@group(0) @binding(10) var<storage, read_write> dv: array<GT>;
+// Storage words (the bindings: BACKWARD_BINDINGS, src/kernels/flashBackward.ts): Q, K, V, dO as
+// 16-byte words of f16 data (8 halves each), dQ, dK, dV by element.
+alias IW = vec4<u32>;
+alias GW = GT;
 
 const SG: u32 = WG / 32u;
 const OWN: u32 = 16u * SG;     // rows (keys for dkdv, queries for dq) owned by a workgroup
@@ -145,13 +140,23 @@ fn stash_rows(tid: u32, stats: bool) {
   }
 }
 
-// Copies the staging vote to nf_u and clears it (invocation 0, after the barrier that follows
-// the elementwise step); the caller reads nf_u with workgroupUniformLoad.
-fn take_vote(tid: u32) {
+// After the elementwise step: whether the tile takes the rare scalar path (an input of the tile
+// was voted non-finite, and the tile has masked entries). A barrier; invocation 0 copies the
+// staging vote to nf_u and clears it; every invocation reads nf_u with workgroupUniformLoad.
+fn rare_tile(tid: u32, full: bool) -> bool {
+  workgroupBarrier();
   if (tid == 0u) {
     nf_u = vec4<u32>(atomicLoad(&nf[0]), 0u, 0u, 0u);
     atomicStore(&nf[0], 0u);
   }
+  return workgroupUniformLoad(&nf_u).x != 0u && !full;
+}
+
+// P = exp2(S·scale·log2 e − l2), l2 = LSE·log2 e (a NaN LSE gives NaN), and dS = P ∘ (dP − Δ).
+fn p_and_ds(s: f32, dp: f32, l2: f32, delta: f32) -> vec2<f32> {
+  var p = exp2(fma(s, P.scale_log2, -l2));
+  if (tc_is_nan(l2)) { p = tc_nan(); }
+  return vec2<f32>(p, p * (dp - delta));
 }
 
 // The rare path of dkdv's second products (see the header): lane (r, h)'s 8 columns c0… of
@@ -186,39 +191,74 @@ fn add_q_row(at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
   }
 }
 
-// Writes block `db` (columns 16·db…) of dK·scale and dV for keys j_first… from the 16×16
-// spills at `blk` of Sa and dPa (adding to what dK/dV hold when accumulating).
-fn write_kv_block(kv_row0: u32, j_first: u32, blk: u32, lane: u32, db: u32) {
+// The rare path's products for columns d0… (see the header), in scalar f32: the subgroup's
+// accumulators a (dK, or dQ) and b (dV; dkdv only) spilled to Sa (and dPa), the visible entries'
+// products added by add_kv_row (kv: x = i0, y = jk) or add_q_row (x = i, y = j0), and loaded back.
+fn rare_block(kv: bool, a: ptr<function, AM>, b: ptr<function, AM>, blk: u32, blp: u32, r: u32, x: u32, y: u32, c0: u32, d0: u32) {
+  subgroupMatrixStore<row_major>(&Sa, blk, *a, SS);
+  if (kv) { subgroupMatrixStore<row_major>(&dPa, blk, *b, SS); }
+  workgroupBarrier();
+  if (kv) { add_kv_row(blk + r * SS, blp + r * PS, x, y, c0, d0); } else { add_q_row(blk + r * SS, blp + r * PS, x, y, c0, d0); }
+  workgroupBarrier();
+  *a = subgroupMatrixLoad<AM, row_major>(&Sa, blk, SS);
+  if (kv) { *b = subgroupMatrixLoad<AM, row_major>(&dPa, blk, SS); }
+  workgroupBarrier();
+}
+
+// Writes block `db` (columns 16·db…) of dQ or dK (times the softmax scale) or dV (`which`) for
+// rows r_first… below n of the head at row0, from the subgroup's 16×16 spill at `blk` (Sa; dPa
+// for dV), adding to what the gradient holds when accumulating.
+fn write_block(which: u32, row0: u32, r_first: u32, n: u32, blk: u32, lane: u32, db: u32) {
   for (var e = lane; e < 256u; e += 32u) {
     let rr = e / 16u;
     let cc = e % 16u;
-    let j = j_first + rr;
-    if (j < P.Nk) {
-      let at = (kv_row0 + j) * D + db * 16u + cc;
-      var xk = Sa[blk + rr * SS + cc] * P.scale;
-      var xv = dPa[blk + rr * SS + cc];
-      if (P.accumulate != 0u) {
-        xk += f32(dk[at]);
-        xv += f32(dv[at]);
+    let r = r_first + rr;
+    if (r < n) {
+      let at = (row0 + r) * D + db * 16u + cc;
+      let sp = blk + rr * SS + cc;   // in the spill
+      switch which {
+        case GRAD_DQ: { var x = Sa[sp] * P.scale; if (P.accumulate != 0u) { x += f32(dq[at]); } dq[at] = GT(x); }
+        case GRAD_DK: { var x = Sa[sp] * P.scale; if (P.accumulate != 0u) { x += f32(dk[at]); } dk[at] = GT(x); }
+        default: { var x = dPa[sp]; if (P.accumulate != 0u) { x += f32(dv[at]); } dv[at] = GT(x); }
       }
-      dk[at] = GT(xk);
-      dv[at] = GT(xv);
     }
   }
 }
 
-// Writes block `db` of dQ·scale for rows i_first… from the 16×16 spill at `blk` of Sa.
-fn write_q_block(row0: u32, i_first: u32, blk: u32, lane: u32, db: u32) {
-  for (var e = lane; e < 256u; e += 32u) {
-    let rr = e / 16u;
-    let cc = e % 16u;
-    let ii = i_first + rr;
-    if (ii < P.Nq) {
-      let at = (row0 + ii) * D + db * 16u + cc;
-      var x = Sa[blk + rr * SS + cc] * P.scale;
-      if (P.accumulate != 0u) { x += f32(dq[at]); }
-      dq[at] = GT(x);
+// The subgroup's two resident operands, its 16 rows of each as D/16 matrices, held in registers
+// for the whole pass: K and V (dkdv) or Q and dO (dq_main).
+alias Resident = array<LM, D / 16u>;
+
+// Loads the subgroup's resident rows: of the workgroup's OWN rows from `base` (n of them below the
+// end of the head), K and V (kv) or Q and dO, staged through Qs/dOs Br rows (= Bc) at a time.
+fn resident_rows(kv: bool, base: u32, n: u32, tid: u32, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>) {
+  let sg = tid / 32u;
+  for (var s0 = 0u; s0 < OWN; s0 += BR) {
+    fetch_rows(kv, base, s0, n, tid);
+    workgroupBarrier();
+    stash_rows(tid, false);
+    workgroupBarrier();
+    if (sg * 16u >= s0 && sg * 16u < s0 + BR) {
+      let a = (sg * 16u - s0) * DP;
+      {{#for kk < D/16}}(*a_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&Qs, a + {{kk}}u * 16u, DP);
+      (*b_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&dOs, a + {{kk}}u * 16u, DP);
+      {{/for}}
     }
+  }
+}
+
+// The resident rows against the staged tile's nb blocks of 16 rows (Qs, dOs, read column-major
+// as the tile's transpose): a_reg·Qsᵀ into Sa and b_reg·dOsᵀ into dPa, at the subgroup's blocks blk.
+fn resident_products(nb: u32, blk: u32, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>) {
+  for (var b = 0u; b < nb; b++) {
+    let o = b * 16u * DP;
+    var s_acc = AM();
+    var p_acc = AM();
+    {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate((*a_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&Qs, o + {{kk}}u * 16u, DP), s_acc);
+    p_acc = subgroupMatrixMultiplyAccumulate((*b_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&dOs, o + {{kk}}u * 16u, DP), p_acc);
+    {{/for}}
+    subgroupMatrixStore<row_major>(&Sa, blk + b * 16u, s_acc, SS);
+    subgroupMatrixStore<row_major>(&dPa, blk + b * 16u, p_acc, SS);
   }
 }
 
@@ -236,22 +276,9 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let blp = sg * 16u * PS;             // and in Pa, dSa
   let jk = j0 + sg * 16u + r;          // this lane's key
 
-  // The subgroup's 16 K and V rows into registers, staged through Qs/dOs Br rows at a time.
-  {{#for kk < D/16}}var k{{kk}} = LM();
-  var v{{kk}} = LM();
-  {{/for}}
-  for (var s0 = 0u; s0 < OWN; s0 += BR) {
-    fetch_rows(true, kv_row0 + j0, s0, P.Nk - j0, tid);
-    workgroupBarrier();
-    stash_rows(tid, false);
-    workgroupBarrier();
-    if (sg * 16u >= s0 && sg * 16u < s0 + BR) {
-      let ka = (sg * 16u - s0) * DP;
-      {{#for kk < D/16}}k{{kk}} = subgroupMatrixLoad<LM, row_major>(&Qs, ka + {{kk}}u * 16u, DP);
-      v{{kk}} = subgroupMatrixLoad<LM, row_major>(&dOs, ka + {{kk}}u * 16u, DP);
-      {{/for}}
-    }
-  }
+  var a_reg: Resident;
+  var b_reg: Resident;
+  resident_rows(true, kv_row0 + j0, P.Nk - j0, tid, &a_reg, &b_reg);   // K into a_reg, V into b_reg
   if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote counts Q/dO tiles only
   {{#for db < D/16}}var dk{{db}} = AM();
   var dv{{db}} = AM();
@@ -280,16 +307,7 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         fetch_stats(row1, i1, tid);
       }
       // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ: Qᵀ and dOᵀ are column-major views of the Q and dO tiles.
-      for (var qb = 0u; qb < RB; qb++) {
-        let qo = qb * 16u * DP;
-        var s_acc = AM();
-        var p_acc = AM();
-        {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate(k{{kk}}, subgroupMatrixLoad<RM, col_major>(&Qs, qo + {{kk}}u * 16u, DP), s_acc);
-        p_acc = subgroupMatrixMultiplyAccumulate(v{{kk}}, subgroupMatrixLoad<RM, col_major>(&dOs, qo + {{kk}}u * 16u, DP), p_acc);
-        {{/for}}
-        subgroupMatrixStore<row_major>(&Sa, blk + qb * 16u, s_acc, SS);
-        subgroupMatrixStore<row_major>(&dPa, blk + qb * 16u, p_acc, SS);
-      }
+      resident_products(RB, blk, &a_reg, &b_reg);
       workgroupBarrier();
       // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
       let full = i0 + BR <= P.Nq && tile_class(i0, i0 + BR, j0, j0 + OWN) == TILE_FULL;
@@ -302,28 +320,18 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         var p = 0.0;
         var ds = 0.0;
         if (full || visible(i0 + qc, jk)) {
-          let l2 = lse2_s[qc];
-          p = exp2(fma(Sa[at + col], P.scale_log2, -l2));
-          if (tc_is_nan(l2)) { p = tc_nan(); }
-          ds = p * (dPa[at + col] - delta_s[qc]);
+          let x = p_and_ds(Sa[at + col], dPa[at + col], lse2_s[qc], delta_s[qc]);
+          p = x.x;
+          ds = x.y;
         }
         Pa[ap + col] = f16(p);
         dSa[ap + col] = f16(ds);
       }
       {{/for}}
-      workgroupBarrier();
-      take_vote(tid);
-      if (workgroupUniformLoad(&nf_u).x != 0u && !full) {
+      if (rare_tile(tid, full)) {
         // Rare: non-finite Q or dO in a tile with masked entries: dV += Pᵀ dO, dK += dSᵀ Q in
         // scalar f32 over visible entries, one 16-column block at a time, spilled through Sa/dPa.
-        {{#for db < D/16}}subgroupMatrixStore<row_major>(&Sa, blk, dk{{db}}, SS);
-        subgroupMatrixStore<row_major>(&dPa, blk, dv{{db}}, SS);
-        workgroupBarrier();
-        add_kv_row(blk + r * SS, blp + r * PS, i0, jk, h * 8u, {{db}}u * 16u);
-        workgroupBarrier();
-        dk{{db}} = subgroupMatrixLoad<AM, row_major>(&Sa, blk, SS);
-        dv{{db}} = subgroupMatrixLoad<AM, row_major>(&dPa, blk, SS);
-        workgroupBarrier();
+        {{#for db < D/16}}rare_block(true, &dk{{db}}, &dv{{db}}, blk, blp, r, i0, jk, h * 8u, {{db}}u * 16u);
         {{/for}}
       } else {
         // dV += Pᵀ dO,  dK += dSᵀ Q
@@ -344,7 +352,8 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   subgroupMatrixStore<row_major>(&Sa, blk, dk{{db}}, SS);
   subgroupMatrixStore<row_major>(&dPa, blk, dv{{db}}, SS);
   workgroupBarrier();
-  write_kv_block(kv_row0, j0 + sg * 16u, blk, lane, {{db}}u);
+  write_block(GRAD_DK, kv_row0, j0 + sg * 16u, P.Nk, blk, lane, {{db}}u);
+  write_block(GRAD_DV, kv_row0, j0 + sg * 16u, P.Nk, blk, lane, {{db}}u);
   {{/for}}
 }
 
@@ -362,22 +371,9 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let blp = sg * 16u * PS;             // and in dSa
   let i = i0 + sg * 16u + r;           // this lane's query row
 
-  // The subgroup's 16 Q and dO rows into registers, staged through Qs/dOs Bc rows at a time.
-  {{#for kk < D/16}}var q{{kk}} = LM();
-  var g{{kk}} = LM();
-  {{/for}}
-  for (var s0 = 0u; s0 < OWN; s0 += BC) {
-    fetch_rows(false, row0 + i0, s0, P.Nq - i0, tid);
-    workgroupBarrier();
-    stash_rows(tid, false);
-    workgroupBarrier();
-    if (sg * 16u >= s0 && sg * 16u < s0 + BC) {
-      let qa = (sg * 16u - s0) * DP;
-      {{#for kk < D/16}}q{{kk}} = subgroupMatrixLoad<LM, row_major>(&Qs, qa + {{kk}}u * 16u, DP);
-      g{{kk}} = subgroupMatrixLoad<LM, row_major>(&dOs, qa + {{kk}}u * 16u, DP);
-      {{/for}}
-    }
-  }
+  var a_reg: Resident;
+  var b_reg: Resident;
+  resident_rows(false, row0 + i0, P.Nq - i0, tid, &a_reg, &b_reg);   // Q into a_reg, dO into b_reg
   if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote counts K/V tiles only
   var l2 = -NEG_BIG;                   // LSE·log2 e of this lane's row; +1e30 gives P = 0
   var dl = 0.0;
@@ -398,16 +394,7 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     stash_rows(tid, false);           // K into Qs, V into dOs
     workgroupBarrier();
     if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
-    for (var cb = 0u; cb < CB; cb++) {
-      let kb = cb * 16u * DP;
-      var s_acc = AM();
-      var p_acc = AM();
-      {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate(q{{kk}}, subgroupMatrixLoad<RM, col_major>(&Qs, kb + {{kk}}u * 16u, DP), s_acc);
-      p_acc = subgroupMatrixMultiplyAccumulate(g{{kk}}, subgroupMatrixLoad<RM, col_major>(&dOs, kb + {{kk}}u * 16u, DP), p_acc);
-      {{/for}}
-      subgroupMatrixStore<row_major>(&Sa, blk + cb * 16u, s_acc, SS);
-      subgroupMatrixStore<row_major>(&dPa, blk + cb * 16u, p_acc, SS);
-    }
+    resident_products(CB, blk, &a_reg, &b_reg);   // S = Q Kᵀ, dP = dO Vᵀ
     workgroupBarrier();
     let full = tile_class(i0, i0 + OWN, j0, j0 + BC) == TILE_FULL;
     let at = blk + r * SS + h * (BC / 2u);   // in Sa, dPa
@@ -415,25 +402,15 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     {{#for c < BC/2}}{
       let col = ({{c}}u + lane) % (BC / 2u);
       var ds = 0.0;
-      if (full || visible(i, j0 + h * (BC / 2u) + col)) {
-        var p = exp2(fma(Sa[at + col], P.scale_log2, -l2));
-        if (tc_is_nan(l2)) { p = tc_nan(); }
-        ds = p * (dPa[at + col] - dl);
-      }
+      if (full || visible(i, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[at + col], dPa[at + col], l2, dl).y; }
       dSa[ap + col] = f16(ds);
     }
     {{/for}}
-    workgroupBarrier();
-    take_vote(tid);
-    if (workgroupUniformLoad(&nf_u).x != 0u && !full) {
+    if (rare_tile(tid, full)) {
       // Rare: non-finite K in a tile with masked entries: dQ += dS K in scalar f32 over visible
       // keys, one 16-column block at a time, spilled through Sa.
-      {{#for db < D/16}}subgroupMatrixStore<row_major>(&Sa, blk, dq{{db}}, SS);
-      workgroupBarrier();
-      add_q_row(blk + r * SS, blp + r * PS, i, j0, h * 8u, {{db}}u * 16u);
-      workgroupBarrier();
-      dq{{db}} = subgroupMatrixLoad<AM, row_major>(&Sa, blk, SS);
-      workgroupBarrier();
+      var unused = AM();
+      {{#for db < D/16}}rare_block(false, &dq{{db}}, &unused, blk, blp, r, i, j0, h * 8u, {{db}}u * 16u);
       {{/for}}
     } else {
       // dQ += dS K
@@ -450,6 +427,6 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   {{#for db < D/16}}workgroupBarrier();
   subgroupMatrixStore<row_major>(&Sa, blk, dq{{db}}, SS);
   workgroupBarrier();
-  write_q_block(row0, i0 + sg * 16u, blk, lane, {{db}}u);
+  write_block(GRAD_DQ, row0, i0 + sg * 16u, P.Nq, blk, lane, {{db}}u);
   {{/for}}
 }

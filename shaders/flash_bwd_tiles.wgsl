@@ -52,15 +52,10 @@
 // c < NCH, so global columns c·DC + d < D/4; global reads only for rows below Nq / Nk, global
 // writes only for rows below Nq (dQ) or Nk (dK, dV).
 
-@group(0) @binding(1) var<storage, read> q: array<vec4<ST>>;
-@group(0) @binding(2) var<storage, read> k: array<vec4<ST>>;
-@group(0) @binding(3) var<storage, read> v: array<vec4<ST>>;
-@group(0) @binding(5) var<storage, read> dout: array<vec4<ST>>;
-@group(0) @binding(6) var<storage, read> lse: array<f32>;
-@group(0) @binding(7) var<storage, read_write> delta: array<f32>;
-@group(0) @binding(8) var<storage, read_write> dq: array<vec4<GT>>;
-@group(0) @binding(9) var<storage, read_write> dk: array<vec4<GT>>;
-@group(0) @binding(10) var<storage, read_write> dv: array<vec4<GT>>;
+// Storage words (the bindings: BACKWARD_BINDINGS, src/kernels/flashBackward.ts): Q, K, V, dO and
+// dQ, dK, dV in vec4s of their element types.
+alias IW = vec4<ST>;
+alias GW = vec4<GT>;
 
 const RT: u32 = BR;           // resident rows per workgroup (BR = BC)
 const CT: u32 = {{CT}}u;      // streamed rows per tile

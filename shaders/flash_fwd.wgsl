@@ -53,11 +53,10 @@
 //   (c < NCH), so (row0 + i)·D/4 + c·DC + d lies in [0, B·H·N·D/4); O and LSE are written only
 //   for rows i < Nq.
 
-@group(0) @binding(1) var<storage, read> q: array<vec4<ST>>;
-@group(0) @binding(2) var<storage, read> k: array<vec4<ST>>;
-@group(0) @binding(3) var<storage, read> v: array<vec4<ST>>;
-@group(0) @binding(4) var<storage, read_write> o: array<vec4<OT>>;
-@group(0) @binding(5) var<storage, read_write> lse: array<f32>;
+// Storage words (the bindings: FORWARD_BINDINGS, src/kernels/flashForward.ts): Q, K, V and O in
+// vec4s of their element types.
+alias IW = vec4<ST>;
+alias OW = vec4<OT>;
 
 const TX: u32 = BC / 4u;      // invocations across a K/V tile's keys (4 keys each)
 const RR: u32 = {{RR}}u;      // query rows per invocation (4)

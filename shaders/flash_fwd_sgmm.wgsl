@@ -53,11 +53,10 @@
 // to its last; tile_class decides full tiles (per subgroup for the softmax, per workgroup for
 // the rare scalar path), visible() masks the rest entry by entry.
 
-@group(0) @binding(1) var<storage, read> q: array<vec4<u32>>;   // f16 data, 8 halves per element
-@group(0) @binding(2) var<storage, read> k: array<vec4<u32>>;
-@group(0) @binding(3) var<storage, read> v: array<vec4<u32>>;
-@group(0) @binding(4) var<storage, read_write> o: array<OT>;
-@group(0) @binding(5) var<storage, read_write> lse: array<f32>;
+// Storage words (the bindings: FORWARD_BINDINGS, src/kernels/flashForward.ts): Q, K, V as 16-byte
+// words of f16 data (8 halves each), O by element.
+alias IW = vec4<u32>;
+alias OW = OT;
 
 const SG: u32 = WG / 32u;      // subgroups per workgroup
 const RB: u32 = {{RB}}u;       // 16-row blocks per subgroup (BR = 16·RB·SG)

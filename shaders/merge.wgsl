@@ -31,11 +31,8 @@ const NEG_HALF: f32 = -5.0e29;
 // merged of each run; span: rows merged per run): generated from src/kernels/merge.ts MERGE_PARAMS.
 {{MERGE_PARAMS}}
 
-@group(0) @binding(0) var<uniform> M: MergeParams;
-@group(0) @binding(1) var<storage, read_write> o_acc: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> lse_acc: array<f32>;
-@group(0) @binding(3) var<storage, read> o_new: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read> lse_new: array<f32>;
+// The bindings: MERGE_BINDINGS (src/kernels/merge.ts).
+{{BINDINGS}}
 
 fn is_nan(x: f32) -> bool {
   let b = bitcast<u32>(x);

@@ -1,15 +1,17 @@
 /**
- * Each kernel family's bindings are one table (src/kernels/bindings.ts), from which its layout
- * and bind groups are built: here, every shader of the family declares exactly the table's
- * bindings (index, variable name, access), so a binding added to a shader and not to its table,
- * or the other way round, fails before any GPU sees it.
+ * Each kernel family's bindings are one table (src/kernels/bindings.ts), from which its shaders'
+ * declarations ({{BINDINGS}}), its layout and its bind groups are built: here, every specialized
+ * source declares exactly its table (index, name, access, type), no shader file declares a
+ * binding by hand, and each kernel file defines the storage-word aliases its table names.
  */
 import { describe, expect, it } from 'vitest';
-import { BindingTable, bindingSubset, bindingTable, declaredBindings } from '../src/kernels/bindings.js';
+import { readFileSync, readdirSync } from 'node:fs';
+import { BindingTable, bindingSubset, bindingTable, declaredBindings, wgslBindings } from '../src/kernels/bindings.js';
 import { SHADERS } from '../src/kernels/shaders.js';
 import { FORWARD_BINDINGS } from '../src/kernels/flashForward.js';
 import { BACKWARD_BINDINGS, PREPROCESS_BINDINGS } from '../src/kernels/flashBackward.js';
 import { MERGE_ADD_BINDINGS, MERGE_BINDINGS } from '../src/kernels/merge.js';
+import { attentionSource, attentionValues } from '../src/kernels/source.js';
 
 /** A table's rows in binding order, as declaredBindings gives a shader's. */
 const sorted = (t: BindingTable) => [...t.entries].sort((a, b) => a.binding - b.binding);
@@ -23,11 +25,23 @@ describe('binding tables against the shaders', () => {
     [BACKWARD_BINDINGS, 'tensor-core backward', SHADERS.flashBwdSgmm],
     [PREPROCESS_BINDINGS, 'backward preprocess', SHADERS.flashBwdPre],
   ];
-  it.each(families.map(([t, what, body]) => [what, t, body] as const))('%s: the common header and the body declare its table', (_, table, body) => {
-    expect(declaredBindings(`${SHADERS.common}\n${body}`)).toEqual(sorted(table));
+  it.each(families.map(([t, what, body]) => [what, t, body] as const))('%s: its table declares itself, and the file defines the words the table names', (_, table, body) => {
+    expect(declaredBindings(wgslBindings(table))).toEqual(sorted(table));
+    for (const alias of new Set(table.entries.map((e) => /array<(\w+)>/.exec(e.type!)?.[1]).filter((a) => a && /^[IOG]W$/.test(a))))
+      expect(body, alias).toMatch(new RegExp(`^alias ${alias} = `, 'm'));
+  });
+  it('the common header fills in the table it is given, once (a whole source: the preprocess)', () => {
+    expect(SHADERS.common.match(/\{\{BINDINGS\}\}/g)).toHaveLength(1);
+    const src = attentionSource(SHADERS.flashBwdPre, attentionValues(64, { BR: 16, BC: 16, WG: 64, workgroupBytes: 0 }, { precision: 'f16', out: 'f32', grad: 'f32' }, true), PREPROCESS_BINDINGS);
+    expect(declaredBindings(src)).toEqual(sorted(PREPROCESS_BINDINGS));
+  });
+  it('no shader file declares a binding: every declaration comes from a table', () => {
+    for (const f of readdirSync('shaders').filter((x) => x.endsWith('.wgsl')))
+      expect(readFileSync(`shaders/${f}`, 'utf8'), f).not.toMatch(/@binding\(/);
   });
   it('merge declares its table; its add entry point binds a subset of it', () => {
-    expect(declaredBindings(SHADERS.merge)).toEqual(sorted(MERGE_BINDINGS));
+    expect(declaredBindings(wgslBindings(MERGE_BINDINGS))).toEqual(sorted(MERGE_BINDINGS));
+    expect(SHADERS.merge).toContain('{{BINDINGS}}');
     expect(MERGE_ADD_BINDINGS.entries.every((e) => MERGE_BINDINGS.entries.includes(e))).toBe(true);
     expect(SHADERS.merge).toMatch(/fn add\(/);
   });
@@ -38,8 +52,10 @@ describe('binding tables against the shaders', () => {
   it('reads every access spelling, and refuses a table with a binding or a name twice', () => {
     const src = '@group(0) @binding(3) var<storage, read_write> c: array<f32>;\n@group(0) @binding(0) var<uniform> P: Params;\n@group(0)  @binding(1)  var<storage,read> a: array<f32>;';
     expect(declaredBindings(src)).toEqual([
-      { binding: 0, name: 'P', access: 'uniform' }, { binding: 1, name: 'a', access: 'read' }, { binding: 3, name: 'c', access: 'read_write' },
+      { binding: 0, name: 'P', access: 'uniform', type: 'Params' }, { binding: 1, name: 'a', access: 'read', type: 'array<f32>' },
+      { binding: 3, name: 'c', access: 'read_write', type: 'array<f32>' },
     ]);
+    expect(() => wgslBindings(bindingTable('T', [[0, 'a', 'read']]))).toThrow(/T: binding 0 \(a\) has no WGSL type to declare/);
     expect(() => bindingTable('T', [[0, 'a', 'read'], [0, 'b', 'read']])).toThrow(/T: binding 0 is in the binding table twice/);
     expect(() => bindingTable('T', [[0, 'a', 'read'], [1, 'a', 'read']])).toThrow(/T: name a is in the binding table twice/);
     expect(() => bindingSubset(MERGE_BINDINGS, 'X', ['q' as 'M'])).toThrow(/X: q is not in Merge's bindings/);

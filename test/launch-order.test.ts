@@ -20,6 +20,11 @@ import { Precision } from '../src/kernels/precision.js';
 import { InputError } from '../src/errors.js';
 import { resolveTuning, tuningFromEnv } from '../src/kernels/tuning.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
+import { bindingTable } from '../src/kernels/bindings.js';
+import { ATTENTION_HEADER_BINDINGS } from '../src/kernels/params.js';
+
+/** The probe's bindings: the header's and the items it writes. */
+const PROBE_BINDINGS = bindingTable('probe', [...ATTENTION_HEADER_BINDINGS, [1, 'items', 'read_write', 'array<vec4<u32>>']]);
 import { readback, storage, upload } from '../src/gpu/buffers.js';
 
 let dev: FlashDevice;
@@ -56,13 +61,12 @@ describe('launch order of causal grids: the same bits under every head group', (
    * what each workgroup, in launch order x + X·(y + Y·z), is given.
    */
   async function launchItems(X: number, Y: number, Z: number, G: number, causal = true): Promise<[number, number, number][]> {
-    const probe = `@group(0) @binding(1) var<storage, read_write> items: array<vec4<u32>>;
-@compute @workgroup_size(1)
+    const probe = `@compute @workgroup_size(1)
 fn probe(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   items[wg.x + nwg.x * (wg.y + nwg.y * wg.z)] = vec4<u32>(launch_item(wg, nwg), 1u);
 }`;
     const types = { precision: 'f32', out: 'f32', grad: 'f32' } as const;
-    const code = attentionSource(probe, attentionValues(8, { BR: 8, BC: 8, WG: 1, workgroupBytes: 0 }, types, false));
+    const code = attentionSource(probe, attentionValues(8, { BR: 8, BC: 8, WG: 1, workgroupBytes: 0 }, types, false), PROBE_BINDINGS);
     const d = dev.device;
     const pipeline = d.createComputePipeline({ layout: 'auto', compute: { module: d.createShaderModule({ code }), entryPoint: 'probe' } });
     const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: 8, Nk: 8, D: 8 };

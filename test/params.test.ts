@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ATTENTION_PARAMS, PARAMS_WGSL, ParamInputs, packUniform, uniformBytes } from '../src/kernels/params.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
+import { PREPROCESS_BINDINGS } from '../src/kernels/flashBackward.js';
 import { kernelKey } from '../src/kernels/pipeline.js';
 import { SHADERS } from '../src/kernels/shaders.js';
 import { resolveOptions } from '../src/shape.js';
@@ -49,7 +50,7 @@ describe('attention uniform block', () => {
   it('is filled into the common header once, and kernel keys follow the specialization values', () => {
     const plan = { BR: 32, BC: 16, WG: 32, workgroupBytes: 0 };
     const types = { precision: 'f32', out: 'f32', grad: 'f32' } as const;
-    const code = attentionSource(SHADERS.flashBwdPre, attentionValues(64, plan, types, true));
+    const code = attentionSource(SHADERS.flashBwdPre, attentionValues(64, plan, types, true), PREPROCESS_BINDINGS);
     expect(code.match(/struct Params \{/g)).toHaveLength(1);
     expect(parseStruct(code, 'Params')).toEqual(fields);
     expect(SHADERS.common).not.toMatch(/struct Params \{/);

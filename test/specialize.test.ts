@@ -2,6 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { specialize } from '../src/kernels/specialize.js';
 import { PORTABLE_FWD_RR, planTiles, portableValues, workgroupBytes, describePlan, defaultPrefetch, stagingWords } from '../src/kernels/tiles.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
+import { FORWARD_BINDINGS } from '../src/kernels/flashForward.js';
+import { BACKWARD_BINDINGS } from '../src/kernels/flashBackward.js';
 import { kernelKey, legacySgmmSpelling } from '../src/kernels/pipeline.js';
 import { SHADERS } from '../src/kernels/shaders.js';
 import { InputError, LimitError } from '../src/errors.js';
@@ -85,7 +87,7 @@ describe('tile planner', () => {
       const extra = portableValues('fwd', D, plan);
       for (const unroll of [true, false]) {
         const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, extra);
-        const src = attentionSource(SHADERS.flashFwd[plan.reduce!], values, plan.reduce === 'subgroup' ? ['subgroups'] : []);
+        const src = attentionSource(SHADERS.flashFwd[plan.reduce!], values, FORWARD_BINDINGS, plan.reduce === 'subgroup' ? ['subgroups'] : []);
         expect([...src.matchAll(/var<workgroup>/g)].length).toBe(plan.reduce === 'workgroup' ? 4 : 3);
         expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${plan.reduce} ${tile}`).toBe(plan.workgroupBytes);
         expect(src).toContain(`const RR: u32 = ${PORTABLE_FWD_RR}u;`);
@@ -188,7 +190,7 @@ describe('portable backward tiles', () => {
     for (const [D, precision, limit, tile] of cases) for (const unroll of [true, false]) {
       const plan = planTiles('bwd', D, precision, limit, 1024, 0, pins({ FLASHRING_PORTABLE_BWD: tile }));
       const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, portableValues('bwd', D, plan));
-      const src = attentionSource(SHADERS.flashBwd, values);
+      const src = attentionSource(SHADERS.flashBwd, values, BACKWARD_BINDINGS);
       expect([...src.matchAll(/var<workgroup>/g)].length).toBe(7);
       expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${limit} ${tile}`).toBe(plan.workgroupBytes);
       expect(src).toContain(`alias ST = ${precision};`);

@@ -1,9 +1,11 @@
 /**
  * The bindings of a kernel family, written once, as its uniform block is (params.ts): one table
- * of (binding index, the WGSL variable bound there, its access), from which both the kernel's
- * bind group layout (and pipeline layout) and every bind group it encodes are built, the
- * buffers named as the shader names them. test/bindings.test.ts checks that each family's
- * shaders declare exactly its table (`@group(0) @binding(i) var<…> name`, declaredBindings).
+ * of (binding index, the WGSL variable bound there, its access, its WGSL type), from which the
+ * shader's declarations (wgslBindings, filled into {{BINDINGS}}), the kernel's bind group layout
+ * (and pipeline layout) and every bind group it encodes are built, the buffers named as the
+ * shader names them. A type may name the storage word through an alias each kernel file defines
+ * (IW: a word of Q, K, V, dO; OW: of O; GW: of dQ, dK, dV), so that one table serves the portable
+ * kernels (vec4 words of the data type) and the tensor-core ones (16-byte words of halves).
  * The tables: ATTENTION_HEADER_BINDINGS (params.ts: the uniform block and the documents, in every
  * attention kernel), FORWARD_BINDINGS (flashForward.ts), BACKWARD_BINDINGS and
  * PREPROCESS_BINDINGS (flashBackward.ts), MERGE_BINDINGS and MERGE_ADD_BINDINGS (merge.ts).
@@ -18,6 +20,8 @@ export interface BindingEntry<N extends string = string> {
   /** The WGSL variable's name, and the key of its buffer in bindGroup's `buffers`. */
   name: N;
   access: Access;
+  /** The WGSL store type: `Params`, `array<f32>`, `array<IW>` (an alias of the kernel file); a table without types declares nothing (its shaders do, as the bench's GEMM probes). */
+  type?: string;
 }
 
 export interface BindingTable<N extends string = string> {
@@ -26,9 +30,9 @@ export interface BindingTable<N extends string = string> {
   readonly entries: readonly BindingEntry<N>[];
 }
 
-/** A table from [binding, name, access] rows; a binding index or name given twice is an error. */
-export function bindingTable<const N extends string>(label: string, rows: readonly (readonly [number, N, Access])[]): BindingTable<N> {
-  const entries = rows.map(([binding, name, access]) => ({ binding, name, access }));
+/** A table from [binding, name, access, type] rows; a binding index or name given twice is an error. */
+export function bindingTable<const N extends string>(label: string, rows: readonly (readonly [number, N, Access, string?])[]): BindingTable<N> {
+  const entries = rows.map(([binding, name, access, type]) => ({ binding, name, access, ...(type ? { type } : {}) }));
   for (const key of ['binding', 'name'] as const) {
     const seen = entries.map((e) => e[key]);
     const twice = seen.find((x, i) => seen.indexOf(x) !== i);
@@ -84,10 +88,19 @@ export function bindGroup<N extends string>(dev: FlashDevice, table: BindingTabl
   });
 }
 
+/** A table's WGSL declarations, in binding order: what {{BINDINGS}} is filled with. */
+export function wgslBindings(table: BindingTable): string {
+  const space: Record<Access, string> = { uniform: 'uniform', read: 'storage, read', read_write: 'storage, read_write' };
+  return [...table.entries].sort((a, b) => a.binding - b.binding).map((e) => {
+    if (!e.type) throw new Error(`${table.label}: binding ${e.binding} (${e.name}) has no WGSL type to declare`);
+    return `@group(0) @binding(${e.binding}) var<${space[e.access]}> ${e.name}: ${e.type};`;
+  }).join('\n');
+}
+
 /** The group-0 bindings a WGSL source declares, in binding order (what the tables are checked against). */
 export function declaredBindings(wgsl: string): BindingEntry[] {
-  const decl = /@group\(0\)\s*@binding\((\d+)\)\s*var<(uniform|storage,\s*(read|read_write))>\s*(\w+)/g;
+  const decl = /@group\(0\)\s*@binding\((\d+)\)\s*var<(uniform|storage,\s*(read|read_write))>\s*(\w+)\s*:\s*([^;]+);/g;
   return [...wgsl.matchAll(decl)]
-    .map((m) => ({ binding: Number(m[1]), name: m[4], access: (m[2] === 'uniform' ? 'uniform' : m[3]) as Access }))
+    .map((m) => ({ binding: Number(m[1]), name: m[4], access: (m[2] === 'uniform' ? 'uniform' : m[3]) as Access, type: m[5].trim() }))
     .sort((a, b) => a.binding - b.binding);
 }

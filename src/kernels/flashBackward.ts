@@ -47,13 +47,14 @@ export interface BackwardEncodeOptions {
 /** The dK/dV and dQ kernels' bindings (shaders/flash_bwd_tiles.wgsl, flash_bwd_sgmm.wgsl, and the header's). */
 export const BACKWARD_BINDINGS = bindingTable('FlashBackward', [
   ...ATTENTION_HEADER_BINDINGS,
-  [1, 'q', 'read'], [2, 'k', 'read'], [3, 'v', 'read'], [5, 'dout', 'read'], [6, 'lse', 'read'],
-  [7, 'delta', 'read_write'], [8, 'dq', 'read_write'], [9, 'dk', 'read_write'], [10, 'dv', 'read_write'],
+  [1, 'q', 'read', 'array<IW>'], [2, 'k', 'read', 'array<IW>'], [3, 'v', 'read', 'array<IW>'], [5, 'dout', 'read', 'array<IW>'],
+  [6, 'lse', 'read', 'array<f32>'], [7, 'delta', 'read_write', 'array<f32>'],
+  [8, 'dq', 'read_write', 'array<GW>'], [9, 'dk', 'read_write', 'array<GW>'], [10, 'dv', 'read_write', 'array<GW>'],
 ]);
 
 /** The preprocess's bindings (shaders/flash_bwd_pre.wgsl, and the header's): O is bound only here. */
 export const PREPROCESS_BINDINGS = bindingTable('FlashBackward.preprocess', [
-  ...ATTENTION_HEADER_BINDINGS, [4, 'o', 'read'], [5, 'dout', 'read'], [7, 'delta', 'read_write'],
+  ...ATTENTION_HEADER_BINDINGS, [4, 'o', 'read', 'array<OW>'], [5, 'dout', 'read', 'array<IW>'], [7, 'delta', 'read_write', 'array<f32>'],
 ]);
 
 /** The preprocess (Δ) pass: one invocation per row, whatever the dK/dV and dQ kernels' tiles. */
@@ -77,14 +78,14 @@ export class FlashBackward extends AttentionKernel {
     return cachedKernel(dev, kernelKey(`bwd-${path}`, values), async () => {
       const tiles = plan.streamRows ? `resident ${plan.BR},streamed ${plan.streamRows},chunk ${plan.chunk}` : `Br=${plan.BR},Bc=${plan.BC}`;
       const label = `FlashBackward[D=${D},${types.precision},${path},${tiles},WG=${plan.WG}]`;
-      const preCode = attentionSource(SHADERS.flashBwdPre, attentionValues(D, PRE_PLAN, types, !dev.isCPU));
+      const preCode = attentionSource(SHADERS.flashBwdPre, attentionValues(D, PRE_PLAN, types, !dev.isCPU), PREPROCESS_BINDINGS);
       const pre = await buildPipeline(dev, `${label}.preprocess`, preCode, 'preprocess', pipelineLayout(dev, PREPROCESS_BINDINGS));
       const pl = pipelineLayout(dev, BACKWARD_BINDINGS);
       const entryPoints = ['dkdv', 'dq_main'];
       const buildAll = (code: string) => Promise.all(entryPoints.map((ep) => buildPipeline(dev, `${label}.${ep}`, code, ep, pl)));
       const [kv, q] = scalar
-        ? await buildAll(attentionSource(SHADERS.flashBwd, values))
-        : await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashBwdSgmm, values, extra), entryPoints, pl);
+        ? await buildAll(attentionSource(SHADERS.flashBwd, values, BACKWARD_BINDINGS))
+        : await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashBwdSgmm, values, BACKWARD_BINDINGS, extra), entryPoints, pl);
       return new FlashBackward({ dev, D, types, plan, path }, pre, kv, q);
     });
   }

@@ -26,7 +26,8 @@ export interface ForwardBuffers {
 /** The forward's bindings (shaders/flash_fwd.wgsl, flash_fwd_sgmm.wgsl, and the header's). */
 export const FORWARD_BINDINGS = bindingTable('FlashForward', [
   ...ATTENTION_HEADER_BINDINGS,
-  [1, 'q', 'read'], [2, 'k', 'read'], [3, 'v', 'read'], [4, 'o', 'read_write'], [5, 'lse', 'read_write'],
+  [1, 'q', 'read', 'array<IW>'], [2, 'k', 'read', 'array<IW>'], [3, 'v', 'read', 'array<IW>'], [4, 'o', 'read_write', 'array<OW>'],
+  [5, 'lse', 'read_write', 'array<f32>'],
 ]);
 
 export class FlashForward extends AttentionKernel {
@@ -45,7 +46,7 @@ export class FlashForward extends AttentionKernel {
     const values = attentionValues(D, plan, { ...types, grad: types.out }, !dev.isCPU, portableValues('fwd', D, plan));
     return cachedKernel(dev, kernelKey(`fwd-scalar-${reduce}`, values), async () => {
       const label = `FlashForward[D=${D},${types.precision}->${types.out},${describePlan(plan)}]`;
-      const code = attentionSource(SHADERS.flashFwd[reduce], values, reduce === 'subgroup' ? ['subgroups'] : []);
+      const code = attentionSource(SHADERS.flashFwd[reduce], values, FORWARD_BINDINGS, reduce === 'subgroup' ? ['subgroups'] : []);
       const pipeline = await buildPipeline(dev, label, code, 'main', pipelineLayout(dev, FORWARD_BINDINGS));
       return new FlashForward({ dev, D, types, plan, path: 'scalar' }, pipeline);
     });
@@ -55,7 +56,7 @@ export class FlashForward extends AttentionKernel {
     const values = attentionValues(D, plan, { ...types, grad: types.out }, true);
     return cachedKernel(dev, kernelKey('fwd-sgmm', values), async () => {
       const label = `FlashForwardSgmm[D=${D},f16->${types.out},Br=${plan.BR},Bc=${plan.BC},WG=${plan.WG}]`;
-      const [pipeline] = await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashFwdSgmm, values, extra), ['main'], pipelineLayout(dev, FORWARD_BINDINGS));
+      const [pipeline] = await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashFwdSgmm, values, FORWARD_BINDINGS, extra), ['main'], pipelineLayout(dev, FORWARD_BINDINGS));
       return new FlashForward({ dev, D, types, plan, path: 'subgroup-matrix' }, pipeline);
     });
   }

@@ -8,7 +8,7 @@ import { specialize } from './specialize.js';
 import { upload } from '../gpu/buffers.js';
 import { buildPipeline, cachedKernel, grid2D, kernelKey } from './pipeline.js';
 import { UniformField, packUniform, wgslStruct } from './params.js';
-import { BindingTable, bindGroup, bindingSubset, bindingTable, pipelineLayout } from './bindings.js';
+import { BindingTable, bindGroup, bindingSubset, bindingTable, pipelineLayout, wgslBindings } from './bindings.js';
 
 /** Rows per workgroup: as many whole rows of D/4 invocations as fit in 256 (D ≤ 256, D % 8 = 0). */
 const rowsPerGroup = (D: number) => Math.max(1, Math.floor(256 / (D / 4)));
@@ -31,7 +31,8 @@ export const MERGE_PARAMS: readonly UniformField<MergeRange>[] = [
 
 /** The merge's bindings (shaders/merge.wgsl); its `add` entry point binds three of them. */
 export const MERGE_BINDINGS = bindingTable('Merge', [
-  [0, 'M', 'uniform'], [1, 'o_acc', 'read_write'], [2, 'lse_acc', 'read_write'], [3, 'o_new', 'read'], [4, 'lse_new', 'read'],
+  [0, 'M', 'uniform', 'MergeParams'], [1, 'o_acc', 'read_write', 'array<vec4<f32>>'], [2, 'lse_acc', 'read_write', 'array<f32>'],
+  [3, 'o_new', 'read', 'array<vec4<f32>>'], [4, 'lse_new', 'read', 'array<f32>'],
 ]);
 export const MERGE_ADD_BINDINGS = bindingSubset(MERGE_BINDINGS, 'Merge.add', ['M', 'o_acc', 'o_new']);
 
@@ -43,7 +44,7 @@ export class MergeKernel {
   static create(dev: FlashDevice, D: number): Promise<MergeKernel> {
     const values = { D, RPW: rowsPerGroup(D) };
     return cachedKernel(dev, kernelKey('merge', values), async () => {
-      const code = specialize(SHADERS.merge, { ...values, MERGE_PARAMS: wgslStruct('MergeParams', MERGE_PARAMS) });
+      const code = specialize(SHADERS.merge, { ...values, MERGE_PARAMS: wgslStruct('MergeParams', MERGE_PARAMS), BINDINGS: wgslBindings(MERGE_BINDINGS) });
       const [pipeline, add] = await Promise.all([
         buildPipeline(dev, `Merge[D=${D}]`, code, 'main', pipelineLayout(dev, MERGE_BINDINGS)),
         buildPipeline(dev, `Merge[D=${D}].add`, code, 'add', pipelineLayout(dev, MERGE_ADD_BINDINGS)),

@@ -115,8 +115,8 @@ export function attentionParams(dev: FlashDevice, s: AttentionShape, o: Resolved
   return upload(dev, bytes, 'flashring.params', GPUBufferUsage.UNIFORM);
 }
 
-/** The bindings shaders/common.wgsl declares for every attention kernel: the uniform block and the documents. */
-export const ATTENTION_HEADER_BINDINGS = [[0, 'P', 'uniform'], [11, 'cu', 'read']] as const;
+/** The bindings of every attention kernel, declared in shaders/common.wgsl's {{BINDINGS}}: the uniform block and the documents. */
+export const ATTENTION_HEADER_BINDINGS = [[0, 'P', 'uniform', 'Params'], [11, 'cu', 'read', 'array<i32>']] as const;
 
 /**
  * The header's buffers of one dispatch (its uniform block, attentionParams, and its documents,

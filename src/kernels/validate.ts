@@ -11,6 +11,8 @@
 import { nodeGPU } from '../gpu/node.js';
 import { acquireDevices } from '../gpu/device.js';
 import { attentionSource, attentionValues } from './source.js';
+import { FORWARD_BINDINGS } from './flashForward.js';
+import { BACKWARD_BINDINGS } from './flashBackward.js';
 import { SGMM_FWD_PIPES, sgmmCandidates, sgmmTilePlan } from './sgmmTiles.js';
 import { SHADERS } from './shaders.js';
 import { PORTABLE_FWD_CANDIDATES, portableTile, portableValues } from './tiles.js';
@@ -58,7 +60,7 @@ function* sgmmModules(heads: number[]): Generator<NamedModule> {
           const plan = sgmmTilePlan(kind, SG, T, D, RB, undefined, pipe);
           if (plan.workgroupBytes > LIMIT) continue;
           const what = kind === 'fwd' ? `forward D=${D} SG=${SG} T=${T} RB=${RB} PIPE=${pipe}` : `backward D=${D} SG=${SG} T=${T}`;
-          yield [`${what} out=${out}`, attentionSource(shader, attentionValues(D, plan, t, true), EXT)];
+          yield [`${what} out=${out}`, attentionSource(shader, attentionValues(D, plan, t, true), kind === 'fwd' ? FORWARD_BINDINGS : BACKWARD_BINDINGS, EXT)];
         }
       }
     }
@@ -78,7 +80,7 @@ function* portableModules(heads: number[]): Generator<NamedModule> {
       const plan = { ...tile, prefetch };
       const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan));
       yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}`,
-        attentionSource(SHADERS.flashFwd[plan.reduce!], values, plan.reduce === 'subgroup' ? ['subgroups'] : [])];
+        attentionSource(SHADERS.flashFwd[plan.reduce!], values, FORWARD_BINDINGS, plan.reduce === 'subgroup' ? ['subgroups'] : [])];
     }
   }
 }
