@@ -8,13 +8,15 @@
 import { robustShaders } from '../gpu/node.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { acquireDevices, adapterName, FlashDevice } from '../gpu/device.js';
+import { acquireDevices, adapterName, FlashDevice, withTuning } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
 import { InputError } from '../errors.js';
 import { Precision } from '../kernels/precision.js';
 import { LAYOUTS } from '../cp/plan/schedule.js';
 import { MAX_RANKS } from '../cli/ringArgs.js';
 import { KernelRow, spotCheck, timeKernels } from './kernels.js';
+import { storedTuning, type TuneStore } from './tune.js';
+import { fileTuneStore } from './tuneStore.js';
 import { RingRow, ringPoint } from './ring.js';
 import { memorySweep } from './memory.js';
 import { CsvRow, measuredRows, parseCsv } from '../memory/csv.js';
@@ -40,10 +42,12 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --hbm-gib G           HBM line of the memory plot (default 80)
   --measured FILE       activation_memory.csv of measured points drawn over the model's lines
   --peer FILE           PyTorch peer results (bench/peers/torch_sdpa.py) for ratios
+  --tuned STORE         kernels with the pins \`flashring tune\` stored in STORE (its JSON store) where it has
+                        an entry for the point's D, precision and mask; the defaults elsewhere
   --out DIR             results folder (default bench/out)`;
 
-const list = (s: string | undefined, d: string) => (s ?? d).split(',').map((x) => x.trim()).filter(Boolean);
-const nums = (s: string | undefined, d: string, name: string, max = 2 ** 31) => {
+export const list = (s: string | undefined, d: string) => (s ?? d).split(',').map((x) => x.trim()).filter(Boolean);
+export const nums = (s: string | undefined, d: string, name: string, max = 2 ** 31) => {
   const xs = list(s, d);
   if (!xs.length) throw new InputError(`--${name} needs at least one value, got '${s}'`);
   return xs.map((x) => {
@@ -55,7 +59,7 @@ const nums = (s: string | undefined, d: string, name: string, max = 2 ** 31) => 
   });
 };
 /** A comma-separated list whose entries must be among `allowed`. */
-const choices = <T extends string>(s: string | undefined, d: string, name: string, allowed: readonly T[]): T[] => {
+export const choices = <T extends string>(s: string | undefined, d: string, name: string, allowed: readonly T[]): T[] => {
   const xs = list(s, d);
   for (const x of xs) if (!allowed.includes(x as T)) throw new InputError(`--${name}: '${x}' is not one of ${allowed.join(', ')}`);
   if (!xs.length) throw new InputError(`--${name} needs at least one value, got '${s}'`);
@@ -77,7 +81,7 @@ const BENCH_OPTIONS = {
   quick: { type: 'boolean' }, N: { type: 'string' }, D: { type: 'string' }, heads: { type: 'string' }, batch: { type: 'string' },
   precision: { type: 'string' }, causal: { type: 'string' }, reps: { type: 'string' }, 'ring-R': { type: 'string' },
   'ring-N': { type: 'string' }, layouts: { type: 'string' }, 'no-ring': { type: 'boolean' }, 'no-kernels': { type: 'boolean' }, 'no-memory': { type: 'boolean' }, 'memory-preset': { type: 'string' },
-  'memory-tp': { type: 'string' }, 'hbm-gib': { type: 'string' }, measured: { type: 'string' }, peer: { type: 'string' },
+  'memory-tp': { type: 'string' }, 'hbm-gib': { type: 'string' }, measured: { type: 'string' }, peer: { type: 'string' }, tuned: { type: 'string' },
   out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const;
 const parseBenchArgs = (argv: string[]) => parseCommand('bench', argv, BENCH_OPTIONS).values;
@@ -96,7 +100,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
   const cfg = benchConfig(values);
   // Results are written as they come (an interrupted run keeps what it measured), each file through
   // a temporary; the folder appears with the first of them, and a run that measured nothing leaves none.
-  const inputs = [values.peer, values.measured].flatMap((path, i) => (path === undefined ? [] : [{ flag: i ? 'measured' : 'peer', path }]));
+  const inputs = ([['peer', values.peer], ['measured', values.measured], ['tuned', values.tuned]] as const).flatMap(([flag, path]) => (path === undefined ? [] : [{ flag, path }]));
   for (const i of inputs) await checkInputFile(i.flag, i.path, MAX_TEXT_BYTES);
   const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: cfg.outDir, kind: 'dir', names: [] }]);
   const peers = await readPeers(values.peer);
@@ -121,6 +125,7 @@ const NEEDS: [flag: string, needs: (v: BenchValues) => boolean, why: string][] =
   ['N', (v) => !v['no-kernels'], 'sets the kernel sweep, which --no-kernels skips (the ring has --ring-N)'],
   ['causal', (v) => !v['no-kernels'], 'sets the kernel sweep, which --no-kernels skips (the ring runs causal)'],
   ['peer', (v) => !v['no-kernels'], 'gives ratios for the kernel sweep, which --no-kernels skips'],
+  ['tuned', (v) => !v['no-kernels'], 'tunes the kernel sweep, which --no-kernels skips'],
 ];
 
 function checkFlagsApply(v: BenchValues): void {
@@ -250,10 +255,15 @@ function saver(meta: object, stamp: string, outDir: string, peerFile: string | u
 }
 
 /** The kernel sweep: each (D, precision, causal) checked against float64 first (correctness first), then timed at every N. */
-async function kernelSweep(dev: FlashDevice, cfg: BenchConfig, precisions: Precision[], state: BenchState, save: () => Promise<unknown>): Promise<void> {
+async function kernelSweep(
+  dev0: FlashDevice, cfg: BenchConfig, precisions: Precision[], state: BenchState, save: () => Promise<unknown>, store?: TuneStore,
+): Promise<void> {
   const { Ns, Ds, H, B, reps, causals } = cfg;
-  const checks = new Map<string, number>();
+  const checks = new Map<string, number>(), devs = new Map<string, FlashDevice>();
   for (const D of Ds) for (const p of precisions) for (const c of causals) {
+    const pins = store && (await storedTuning(dev0, store, { D, precision: p, causal: c }));
+    const dev = pins ? withTuning(dev0, { ...dev0.tuning, ...pins }) : dev0;
+    devs.set(`${D}:${p}:${c}`, dev);
     const r = await spotCheck(dev, D, p, c);
     if (!r.ok) state.failures.push(`D=${D} ${p} causal=${c}: error ${r.err.toExponential(2)} over tolerance — no speed reported`);
     else checks.set(`${D}:${p}:${c}`, r.err);
@@ -263,6 +273,7 @@ async function kernelSweep(dev: FlashDevice, cfg: BenchConfig, precisions: Preci
   for (const [i, j] of jobs.entries()) {
     progress(`kernels N=${j.N} D=${j.D} ${j.p} causal=${j.c}`, i, jobs.length);
     try {
+      const dev = devs.get(`${j.D}:${j.p}:${j.c}`)!;
       state.kernelRows.push(...(await timeKernels(dev, { B, Hq: H, Hkv: H, Nq: j.N, Nk: j.N, D: j.D }, j.c, j.p, reps, checks.get(`${j.D}:${j.p}:${j.c}`)!)));
       await save();
     } catch (e) {
@@ -333,7 +344,7 @@ async function benchRun(values: BenchValues, argv: string[], cfg: BenchConfig, p
   const save = saver(meta, stamp, cfg.outDir, values.peer, plan, peers, state);
   console.error(`bench on ${meta.adapter}${dev.isCPU ? ' (CPU adapter: timings are not GPU figures)' : ''}`);
   try {
-    if (!values['no-kernels']) await kernelSweep(dev, cfg, precisions, state, save);
+    if (!values['no-kernels']) await kernelSweep(dev, cfg, precisions, state, save, values.tuned === undefined ? undefined : await fileTuneStore(values.tuned, 'tuned'));
     else progress('kernels done', 0, 0);
     if (!values['no-ring']) await ringSweep(devs, cfg, precisions, state, save, plan, stamp);
   } finally {

@@ -1,5 +1,5 @@
 /**
- * The `flashring` command. Subcommands: info, selftest, attention, memory, replay, bench, start.
+ * The `flashring` command. Subcommands: info, selftest, attention, memory, advise, cp-plan, replay, bench, tune, notes, start.
  * Errors flashring raises on purpose print as one line (`flashring: …`) with exit code 2.
  */
 import { FlashringError, NoAdapterError } from '../errors.js';
@@ -15,6 +15,7 @@ const COMMANDS: Record<string, Command> = {
   'cp-plan': { summary: 'predicted context-parallel step time, comm fraction and TFLOP/s per scheme for a link', run: async (a) => (await import('./cpPlan.js')).cpPlanCommand(a) },
   replay: { summary: 'Megatron-LM training logs (or activation_memory.csv) → measured points', run: async (a) => (await import('./memory.js')).replayCommand(a) },
   bench: { summary: 'headless benchmark: kernel and ring sweeps (JSON/CSV results)', run: async (a) => (await import('../bench/run.js')).benchCommand(a) },
+  tune: { summary: 'autotune: time the tile candidates on this adapter, keep the fastest that passes (a JSON store)', run: async (a) => (await import('./tune.js')).tuneCommand(a) },
   notes: { summary: 'writes notes_attention.md from the committed results and the memory model (--out FILE)', run: async (a) => (await import('./notes.js')).notesCommand(a) },
   start: { summary: 'the main job: adapters, the GPU self-test, then the page served on localhost', run: async (a) => (await import('./info.js')).start(a) },
 };

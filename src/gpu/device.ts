@@ -197,6 +197,15 @@ async function acquireOne(gpu: GPU, index: number, opts: AcquireOptions): Promis
   return fd;
 }
 
+/**
+ * The same device with other kernel pins (autotune's candidates): everything else — the GPUDevice,
+ * its tracker, whether it was lost — read through from `dev`, so kernels built on it share its
+ * pipeline cache (their keys hold their tiles).
+ */
+export function withTuning(dev: FlashDevice, tuning: KernelTuning): FlashDevice {
+  return Object.create(dev, { tuning: { value: resolveTuning(tuning), enumerable: true } }) as FlashDevice;
+}
+
 export function isCpuAdapter(a: AdapterSummary): boolean {
   return /llvmpipe|lavapipe|swiftshader|\bcpu\b/i.test([a.vendor, a.architecture, a.device, a.description].join(' '));
 }

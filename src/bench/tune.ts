@@ -1,0 +1,180 @@
+/**
+ * Autotune: instead of the kernels' fixed candidate orders (tiles.ts, sgmmTiles.ts: measured on
+ * one H200), a short timed search on the device at hand, per (adapter, kernel sources, path, D,
+ * precision, causal), kept in a store (a JSON file under Node: src/cli/tune.ts; IndexedDB in the
+ * page: web/tuneStore.ts) so that it runs once.
+ *
+ * The candidates are data: each is a KernelTuning pin of one kernel (the forward's tile and
+ * variants, or the backward's tile) on the path the device takes by default. Each candidate that
+ * builds is timed at the request's shape (forward, or backward, GPU timestamps; the other kernel
+ * at its default), the fastest forward and the fastest backward are put together, and the pair
+ * is kept only if it passes the float64 check (bench/kernels.ts spotCheck) and is not slower
+ * than the defaults at that shape; otherwise the defaults stay (the entry says so).
+ */
+import { FlashDevice, withTuning } from '../gpu/device.js';
+import { InputError } from '../errors.js';
+import type { KernelPath } from '../kernels/pipeline.js';
+import type { Precision } from '../kernels/precision.js';
+import { SHADERS } from '../kernels/shaders.js';
+import { SGMM_FWD_PIPES, sgmmCandidates } from '../kernels/sgmmTiles.js';
+import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../kernels/tiles.js';
+import { TUNING_PINS, type KernelTuning } from '../kernels/tuning.js';
+import { FlashForward } from '../kernels/flashForward.js';
+import { spotCheck, timeForwardBackward } from './kernels.js';
+
+export interface TuneRequest {
+  D: number;
+  precision: Precision;
+  causal: boolean;
+  /** The shape timed: B = 1, `heads` heads, N query and key rows. */
+  N: number;
+  heads: number;
+  /** Timed repeats per candidate (median). */
+  reps: number;
+}
+
+/** One candidate's timing: its pins as their variables spell them, or why it did not run. */
+export interface TuneTrial {
+  kind: 'fwd' | 'bwd';
+  pins: string;
+  ms: number | null;
+  error?: string;
+}
+
+/** What a store keeps per key: the chosen pins, and how they compared with the defaults. */
+export interface TuneEntry {
+  key: string;
+  path: KernelPath;
+  /** The pins to use (empty: the defaults were kept). */
+  tuning: KernelTuning;
+  /** [forward, backward] ms at the shape tuned on, defaults and chosen. */
+  defaultMs: [number, number];
+  tunedMs: [number, number];
+  N: number;
+  heads: number;
+  /** The chosen pair's largest relative error against float64 at a small shape (O, LSE, dQ, dK, dV). */
+  checkErr: number;
+  date: string;
+  trials: TuneTrial[];
+}
+
+export interface TuneStore {
+  get(key: string): Promise<TuneEntry | undefined>;
+  set(entry: TuneEntry): Promise<void>;
+}
+
+/** FNV-1a of the kernel sources: a changed shader makes earlier entries stale. */
+export function sourceHash(): string {
+  let h = 0x811c9dc5;
+  const text = JSON.stringify(SHADERS);
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, '0');
+}
+
+/** The store key of a request on a device and path (the shape tuned on is not in it: the tiles are chosen per D, precision and mask). */
+export function tuneKey(dev: FlashDevice, path: KernelPath, r: Pick<TuneRequest, 'D' | 'precision' | 'causal'>): string {
+  const a = dev.adapter;
+  return [a.vendor, a.architecture, a.device, a.description, `shaders ${sourceHash()}`, path, `D${r.D}`, r.precision, r.causal ? 'causal' : 'full'].join('|');
+}
+
+/** The pins of a tuning as its environment variables spell them ("FLASHRING_SGMM_FWD=8x32x1 …"). */
+export function showPins(t: KernelTuning): string {
+  const parts = (Object.keys(t) as (keyof KernelTuning)[]).map((k) => `${TUNING_PINS[k].env}=${(TUNING_PINS[k].show as (v: unknown) => string)(t[k])}`);
+  return parts.join(' ') || '(defaults)';
+}
+
+/** The candidates of one kernel on a path, as pins (data: the kernels' own candidate lists and variants). */
+export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number): KernelTuning[] {
+  if (path === 'subgroup-matrix') {
+    const tiles = sgmmCandidates(kind, D);
+    if (kind === 'bwd') return tiles.map(([SG, T]) => ({ sgmmBackward: { subgroups: SG, rows: T } }));
+    return tiles.flatMap(([SG, T, RB]) => SGMM_FWD_PIPES.map((pipe) => ({ sgmmForward: { subgroups: SG, rows: T, rowBlocks: RB as 1 | 2 }, sgmmForwardPipe: pipe })));
+  }
+  if (kind === 'bwd') return PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ portableBackward: { rows, cols } }));
+  return PORTABLE_FWD_CANDIDATES.flatMap(([rows, cols]) => ([0, 1] as const).map((forwardPrefetch) => ({ portableForward: { rows, cols }, forwardPrefetch })));
+}
+
+export function checkTuneRequest(r: TuneRequest): void {
+  if (!Number.isInteger(r.N) || r.N < 1) throw new InputError(`tune: N must be a positive integer, got ${r.N}`);
+  if (!Number.isInteger(r.heads) || r.heads < 1) throw new InputError(`tune: heads must be a positive integer, got ${r.heads}`);
+  if (!Number.isInteger(r.reps) || r.reps < 1) throw new InputError(`tune: reps must be a positive integer, got ${r.reps}`);
+}
+
+/** [forward, backward] GPU (or host) ms of a tuning at the request's shape, and the path it ran on. */
+async function timeWith(dev: FlashDevice, t: KernelTuning, r: TuneRequest): Promise<{ ms: [number, number]; path: KernelPath }> {
+  const d = withTuning(dev, { ...dev.tuning, ...t });
+  const res = await timeForwardBackward(d, { B: 1, Hq: r.heads, Hkv: r.heads, Nq: r.N, Nk: r.N, D: r.D }, { causal: r.causal }, r.precision, r.reps, [1, 20]);
+  return { ms: res.gpu ?? res.host, path: res.path };
+}
+
+/** Times every candidate of one kernel on `path`; a candidate that does not build, or falls back to another path, is a trial with an error. */
+async function trials(dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', r: TuneRequest, o: Required<TuneOptions>): Promise<{ trial: TuneTrial; tuning: KernelTuning }[]> {
+  const out: { trial: TuneTrial; tuning: KernelTuning }[] = [];
+  for (const c of o.candidates(path, kind, r.D)) {
+    const pins = showPins(c);
+    try {
+      const t = await timeWith(dev, { ...c, path }, r);
+      const trial: TuneTrial = t.path === path ? { kind, pins, ms: t.ms[kind === 'fwd' ? 0 : 1] } : { kind, pins, ms: null, error: `ran on the ${t.path} path` };
+      out.push({ trial, tuning: c });
+    } catch (e) {
+      const why = (e as Error).message.split('\n')[0];
+      out.push({ trial: { kind, pins, ms: null, error: /; tried [^:]+: (.*)$/.exec(why)?.[1] ?? why }, tuning: c });
+    }
+    const last = out[out.length - 1].trial;
+    o.progress(`  ${kind} ${pins}: ${last.ms === null ? `skipped (${last.error})` : `${last.ms.toFixed(3)} ms`}`);
+  }
+  return out;
+}
+
+const fastest = (xs: { trial: TuneTrial; tuning: KernelTuning }[]) =>
+  xs.filter((x) => x.trial.ms !== null).sort((a, b) => a.trial.ms! - b.trial.ms!)[0];
+
+export interface TuneOptions {
+  /** Search even where the store holds the key. */
+  fresh?: boolean;
+  /** A line per candidate timed. */
+  progress?: (line: string) => void;
+  /** The candidates searched (default tuneCandidates; tests search fewer). */
+  candidates?: typeof tuneCandidates;
+}
+
+/**
+ * The tuned pins of a request: from the store when it holds the key (unless `fresh`), else by a
+ * search (progress lines through `progress`), then stored.
+ */
+export async function autotune(dev: FlashDevice, r: TuneRequest, store?: TuneStore, opts: TuneOptions = {}): Promise<TuneEntry & { fromStore: boolean }> {
+  checkTuneRequest(r);
+  const o: Required<TuneOptions> = { fresh: false, progress: () => {}, candidates: tuneCandidates, ...opts };
+  const path = (await FlashForward.create(dev, r.D, { precision: r.precision, out: r.precision, grad: r.precision })).path;
+  const key = tuneKey(dev, path, r);
+  const kept = o.fresh ? undefined : await store?.get(key);
+  if (kept) return { ...kept, fromStore: true };
+  const base = await timeWith(dev, {}, r);
+  o.progress(`tuning D=${r.D} ${r.precision} ${r.causal ? 'causal' : 'not causal'} on the ${base.path} path at N=${r.N}, ${r.heads} heads: defaults ${base.ms.map((x) => x.toFixed(3)).join(' / ')} ms`);
+  const fwd = await trials(dev, base.path, 'fwd', r, o);
+  const bwd = await trials(dev, base.path, 'bwd', r, o);
+  const pick = { ...fastest(fwd)?.tuning, ...fastest(bwd)?.tuning };
+  let tuning: KernelTuning = pick, tuned = base.ms, checkErr: number;
+  const chosen = await timeWith(dev, pick, r);
+  const check = await spotCheck(withTuning(dev, { ...dev.tuning, ...pick }), r.D, r.precision, r.causal);
+  if (chosen.path === base.path && check.ok && chosen.ms[0] + chosen.ms[1] <= base.ms[0] + base.ms[1]) {
+    tuned = chosen.ms;
+    checkErr = check.err;
+  } else {
+    tuning = {};
+    checkErr = (await spotCheck(dev, r.D, r.precision, r.causal)).err;
+    o.progress(`  kept the defaults (${!check.ok ? `the chosen pair failed the float64 check: ${check.err.toExponential(2)}` : 'the chosen pair was not faster together'})`);
+  }
+  const entry: TuneEntry = {
+    key, path: base.path, tuning, defaultMs: base.ms, tunedMs: tuned, N: r.N, heads: r.heads, checkErr,
+    date: new Date().toISOString(), trials: [...fwd, ...bwd].map((x) => x.trial),
+  };
+  await store?.set(entry);
+  return { ...entry, fromStore: false };
+}
+
+/** The stored pins for a request on this device (the path it takes by default), or undefined where the store has none. */
+export async function storedTuning(dev: FlashDevice, store: TuneStore, r: Pick<TuneRequest, 'D' | 'precision' | 'causal'>): Promise<KernelTuning | undefined> {
+  const path = (await FlashForward.create(dev, r.D, { precision: r.precision, out: r.precision, grad: r.precision })).path;
+  return (await store.get(tuneKey(dev, path, r)))?.tuning;
+}

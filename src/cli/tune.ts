@@ -1,0 +1,75 @@
+/**
+ * `flashring tune`: autotune (src/bench/tune.ts) for the head dims, precisions and masks asked,
+ * on this machine's first adapter; the results are kept in a JSON store (src/bench/tuneStore.ts)
+ * that `flashring bench --tuned STORE` reads, and printed as a table (or --json).
+ */
+import { InputError } from '../errors.js';
+import { acquireDevices, adapterName } from '../gpu/device.js';
+import { nodeGPU } from '../gpu/node.js';
+import { choices, nums } from '../bench/run.js';
+import { autotune, showPins, type TuneEntry } from '../bench/tune.js';
+import { defaultStorePath, fileTuneStore } from '../bench/tuneStore.js';
+import { parseCommand } from './args.js';
+
+const HELP = `usage: flashring tune [options]
+  Times each tile candidate of the path this adapter takes (forward and backward apart) at one
+  shape, keeps the fastest pair that passes the float64 check and beats the defaults, and stores
+  it per (adapter, kernel sources, path, D, precision, causal); a stored entry is reused.
+  --D LIST          head dims (default 64,128)
+  --precision LIST  f32,f16 (default: f16 where the adapter has it, else f32)
+  --causal LIST     false,true (default both)
+  --N N             sequence length timed (default 4096)
+  --heads H         heads timed, batch 1 (default 16)
+  --reps K          timed repeats per candidate, median (default 5)
+  --fresh           search again even where the store has an entry
+  --store FILE      the JSON store (default ${defaultStorePath()})
+  --json            the entries as JSON instead of the table`;
+
+const OPTIONS = {
+  D: { type: 'string' }, precision: { type: 'string' }, causal: { type: 'string' }, N: { type: 'string' }, heads: { type: 'string' },
+  reps: { type: 'string' }, fresh: { type: 'boolean' }, store: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' },
+} as const;
+
+function one(s: string | undefined, d: string, name: string, max?: number): number {
+  const xs = nums(s, d, name, max);
+  if (xs.length > 1) throw new InputError(`--${name} takes one value, got '${s}'`);
+  return xs[0];
+}
+
+const ms2 = (x: [number, number]) => `${x[0].toFixed(3)} / ${x[1].toFixed(3)}`;
+
+export async function tuneCommand(argv: string[]): Promise<number> {
+  const { values } = parseCommand('tune', argv, OPTIONS);
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const Ds = nums(values.D, '64,128', 'D', 256);
+  const causals = choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const).map((c) => c === 'true');
+  const N = one(values.N, '4096', 'N', 1 << 20), heads = one(values.heads, '16', 'heads', 1024), reps = one(values.reps, '5', 'reps', 1000);
+  const store = await fileTuneStore(values.store ?? defaultStorePath());
+  const [dev] = await acquireDevices(await nodeGPU(), 1);
+  try {
+    const precisions = choices(values.precision, dev.hasF16 ? 'f16' : 'f32', 'precision', ['f32', 'f16'] as const);
+    if (precisions.includes('f16') && !dev.hasF16) throw new InputError(`--precision f16: ${adapterName(dev.adapter)} has no shader-f16; give --precision f32`);
+    const out: (TuneEntry & { fromStore: boolean })[] = [];
+    const log = (line: string) => { if (!values.json) process.stderr.write(`${line}\n`); };
+    for (const D of Ds) for (const precision of precisions) for (const causal of causals)
+      out.push(await autotune(dev, { D, precision, causal, N, heads, reps }, store, { fresh: values.fresh, progress: log }));
+    if (values.json) {
+      console.log(JSON.stringify(out, null, 1));
+      return 0;
+    }
+    console.log(`\n${adapterName(dev.adapter)}, store ${values.store ?? defaultStorePath()}`);
+    console.log('| D | precision | causal | path | N | default fwd / bwd ms | tuned fwd / bwd ms | speed-up | pins | checkErr | from |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const e of out) {
+      const [D, precision, mask] = e.key.split('|').slice(-3);
+      const up = (e.defaultMs[0] + e.defaultMs[1]) / (e.tunedMs[0] + e.tunedMs[1]);
+      console.log(`| ${D.slice(1)} | ${precision} | ${mask === 'causal'} | ${e.path} | ${e.N} | ${ms2(e.defaultMs)} | ${ms2(e.tunedMs)} | ${up.toFixed(3)}× | ${showPins(e.tuning)} | ${e.checkErr.toExponential(1)} | ${e.fromStore ? `store (${e.date.slice(0, 10)})` : 'search'} |`);
+    }
+    return 0;
+  } finally {
+    dev.destroy();
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * `flashring tune`: its store (a JSON file; an entry is reused), its table and --json, and bad
+ * input in one line with exit code 2. The search itself: test/tune.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { testDevice } from './gpu.js';
+import { tuneKey, type TuneEntry } from '../src/bench/tune.js';
+import { defaultStorePath } from '../src/bench/tuneStore.js';
+
+const run = promisify(execFile);
+const BIN = join(__dirname, '..', 'bin', 'flashring.mjs');
+const cli = (args: string[]) =>
+  run(process.execPath, [BIN, 'tune', ...args], { timeout: 120_000 }).then(
+    (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
+    (e) => ({ code: e.code as number, out: e.stdout as string, err: e.stderr as string }),
+  );
+
+describe('flashring tune', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'flashring-tune-'));
+  it('reuses a stored entry (no search), as a table and as JSON', async () => {
+    const dev = await testDevice();
+    const key = tuneKey(dev, 'scalar', { D: 16, precision: 'f32', causal: false });
+    const entry: TuneEntry = {
+      key, path: 'scalar', tuning: { portableForward: { rows: 16, cols: 8 } }, defaultMs: [2, 4], tunedMs: [1, 4], N: 64, heads: 2,
+      checkErr: 3e-7, date: '2026-12-02T16:00:00.000Z', trials: [],
+    };
+    const store = join(dir, 'store.json');
+    writeFileSync(store, JSON.stringify({ version: 1, entries: { [key]: entry } }));
+    const t = await cli(['--D', '16', '--precision', 'f32', '--causal', 'false', '--store', store]);
+    expect(t.code, t.err).toBe(0);
+    expect(t.out).toMatch(/\| 16 \| f32 \| false \| scalar \| 64 \| 2\.000 \/ 4\.000 \| 1\.000 \/ 4\.000 \| 1\.200× \| FLASHRING_PORTABLE_FWD=16x8 \| 3\.0e-7 \| store \(2026-12-02\) \|/);
+    const j = await cli(['--D', '16', '--precision', 'f32', '--causal', 'false', '--store', store, '--json']);
+    expect(j.code, j.err).toBe(0);
+    expect(JSON.parse(j.out)).toEqual([{ ...entry, fromStore: true }]);
+    expect(JSON.parse(readFileSync(store, 'utf8')).entries[key]).toEqual(entry); // read, not rewritten
+    // flashring bench --tuned: the stored pins where the store has the point (checked against float64 first, as every point).
+    const out = join(dir, 'bench');
+    const b = await run(process.execPath, [BIN, 'bench', '--quick', '--no-ring', '--no-memory', '--N', '64', '--D', '16', '--precision', 'f32', '--causal', 'false,true', '--tuned', store, '--out', out], { timeout: 120_000 });
+    const csv = readFileSync(join(out, readdirSync(out).find((f) => f.endsWith('-kernels.csv'))!), 'utf8').trim().split('\n').slice(1);
+    expect(csv).toHaveLength(6);
+    for (const line of csv) expect(line, b.stderr).toMatch(line.includes(',false,f32,') ? /fwd Br16 Bc8 / : /fwd Br(?!16 Bc8 )/);
+  });
+
+  it('bad input: one line, exit code 2, before any search', async () => {
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, '{"entries": 3}');
+    for (const [args, msg] of [
+      [['--N', '0'], /^flashring tune: --N: '0' is not a positive integer/],
+      [['--reps', '2,3'], /^flashring tune: --reps takes one value, got '2,3'/],
+      [['--causal', 'maybe'], /^flashring tune: --causal: 'maybe' is not one of false, true/],
+      [['--store', bad], /^flashring tune: --store .*bad\.json: not a flashring tune store .*delete it or give another --store/],
+      [['--tuned-not'], /^flashring tune: Unknown option '--tuned-not'/],
+      [['--bogus'], /^flashring tune: Unknown option '--bogus'/],
+    ] as const) {
+      const r = await cli([...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.err.split('\n').filter((l) => l && !l.startsWith('Warning')), args.join(' ')).toHaveLength(1);
+      expect(r.err.split('\n').find((l) => l.startsWith('flashring')), args.join(' ')).toMatch(msg);
+    }
+  });
+
+  it('--help names the store and every option', async () => {
+    const h = await cli(['--help']);
+    expect(h.code).toBe(0);
+    for (const f of ['--D', '--precision', '--causal', '--N', '--heads', '--reps', '--fresh', '--store', '--json']) expect(h.out).toContain(f);
+    expect(defaultStorePath({ XDG_CACHE_HOME: '/x' })).toBe('/x/flashring/tune.json');
+    expect(defaultStorePath({ HOME: '/h' })).toMatch(/\.cache\/flashring\/tune\.json$/);
+  });
+});

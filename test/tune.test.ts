@@ -1,0 +1,88 @@
+/**
+ * Autotune (src/bench/tune.ts): the candidates are the kernels' own lists, as pins; a search
+ * times them on the device, keeps the fastest forward and backward only if together they pass
+ * the float64 check and beat the defaults, and stores the entry, which the next call reuses.
+ * On lavapipe the search runs on two candidates per kernel (each is a pipeline to compile);
+ * `flashring tune` on the H200: bench/results (the folder its README names).
+ */
+import { describe, expect, it } from 'vitest';
+import { testDevice } from './gpu.js';
+import { autotune, showPins, sourceHash, tuneCandidates, tuneKey, type TuneEntry, type TuneStore } from '../src/bench/tune.js';
+import { SGMM_FWD_PIPES } from '../src/kernels/sgmmTiles.js';
+import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../src/kernels/tiles.js';
+import { resolveTuning } from '../src/kernels/tuning.js';
+import { withTuning } from '../src/gpu/device.js';
+import { TOL } from '../src/reference/compare.js';
+
+function memoryStore(): TuneStore & { entries: Map<string, TuneEntry>; gets: number } {
+  const entries = new Map<string, TuneEntry>();
+  const s = { entries, gets: 0, get: async (k: string) => { s.gets++; return entries.get(k); }, set: async (e: TuneEntry) => void entries.set(e.key, e) };
+  return s;
+}
+
+describe('autotune candidates (data)', () => {
+  it("are the kernels' own lists: every portable tile with and without the prefetch, every tensor-core tile in each step order", () => {
+    expect(tuneCandidates('scalar', 'fwd', 64)).toHaveLength(2 * PORTABLE_FWD_CANDIDATES.length);
+    expect(tuneCandidates('scalar', 'bwd', 64).map((t) => t.portableBackward)).toEqual(PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ rows, cols })));
+    const fwd64 = tuneCandidates('subgroup-matrix', 'fwd', 64), fwd128 = tuneCandidates('subgroup-matrix', 'fwd', 128);
+    expect(fwd64.some((t) => t.sgmmForward!.rowBlocks === 2)).toBe(true);
+    expect(fwd128.some((t) => t.sgmmForward!.rowBlocks === 2)).toBe(false); // RB = 2 spills at D = 128 (sgmmTiles.ts)
+    expect(new Set(fwd64.map((t) => t.sgmmForwardPipe))).toEqual(new Set(SGMM_FWD_PIPES));
+    for (const t of [...fwd64, ...fwd128, ...tuneCandidates('subgroup-matrix', 'bwd', 128)]) expect(() => resolveTuning(t)).not.toThrow();
+    expect(showPins({ sgmmForward: { subgroups: 8, rows: 32, rowBlocks: 1 }, sgmmForwardPipe: 2 })).toBe('FLASHRING_SGMM_FWD=8x32x1 FLASHRING_SGMM_FWD_PIPE=2');
+    expect(showPins({})).toBe('(defaults)');
+    expect(sourceHash()).toMatch(/^[0-9a-f]{8}$/);
+  });
+});
+
+describe('autotune on this device', () => {
+  const few = (path: Parameters<typeof tuneCandidates>[0], kind: 'fwd' | 'bwd', D: number) =>
+    kind === 'fwd' ? [{ portableForward: { rows: 16, cols: 8 } }, { portableForward: { rows: 4, cols: 4 } }] : [{ portableBackward: { rows: 8, cols: 8 } }, { portableBackward: { rows: 128, cols: 128 } }];
+  it('searches, keeps a pair that passes the float64 check and is not slower, stores it, and reuses it', async () => {
+    const dev = await testDevice({ tuning: { path: 'scalar' } });
+    const store = memoryStore(), lines: string[] = [];
+    const r = { D: 16, precision: 'f32' as const, causal: true, N: 48, heads: 1, reps: 1 };
+    const e = await autotune(dev, r, store, { candidates: few, progress: (l) => lines.push(l) });
+    expect(e.fromStore).toBe(false);
+    expect(e.path).toBe('scalar');
+    expect(e.key).toBe(tuneKey(dev, 'scalar', r));
+    expect(e.trials.map((t) => t.kind)).toEqual(['fwd', 'fwd', 'bwd', 'bwd']);
+    // 128×128 does not fit: a trial with the reason, not a failure of the search.
+    const big = e.trials.find((t) => t.pins === 'FLASHRING_PORTABLE_BWD=128x128')!;
+    expect(big.ms).toBeNull();
+    expect(big.error).toMatch(/\S/);
+    expect(e.trials.filter((t) => t.ms !== null).every((t) => t.ms! > 0)).toBe(true);
+    expect(lines[0]).toMatch(/^tuning D=16 f32 causal on the scalar path at N=48, 1 heads: defaults/);
+    expect(lines).toHaveLength(1 + 4 + (Object.keys(e.tuning).length ? 0 : 1));
+    expect(e.checkErr).toBeLessThan(TOL.f32.grad);
+    expect(e.tunedMs[0] + e.tunedMs[1]).toBeLessThanOrEqual(e.defaultMs[0] + e.defaultMs[1]);
+    // The chosen pins are real pins of the searched candidates (or none: the defaults kept).
+    if (e.tuning.portableForward) expect(e.tuning.portableForward).toEqual({ rows: 16, cols: 8 });
+    if (e.tuning.portableBackward) expect(e.tuning.portableBackward).toEqual({ rows: 8, cols: 8 });
+    expect(store.entries.get(e.key)).toMatchObject({ key: e.key, tuning: e.tuning });
+    // Again: from the store, no search (no progress line); fresh: searched again.
+    const again = await autotune(dev, r, store, { candidates: few, progress: (l) => lines.push(l) });
+    expect(again.fromStore).toBe(true);
+    expect(again.tuning).toEqual(e.tuning);
+    const n = lines.length;
+    const fresh = await autotune(dev, r, store, { candidates: () => [], fresh: true, progress: (l) => lines.push(l) });
+    expect(fresh.fromStore).toBe(false);
+    expect(fresh.tuning).toEqual({});   // nothing searched: the defaults
+    expect(lines.length).toBeGreaterThan(n);
+  }, 300_000);
+
+  it('withTuning: the same device with other pins, its state read through', async () => {
+    const dev = await testDevice();
+    const d = withTuning(dev, { portableForward: { rows: 16, cols: 8 } });
+    expect(d.tuning.portableForward).toEqual({ rows: 16, cols: 8 });
+    expect(d.device).toBe(dev.device);
+    expect(d.tracker).toBe(dev.tracker);
+    expect(() => withTuning(dev, { portableForward: { rows: 3, cols: 8 } })).toThrow(/FLASHRING_PORTABLE_FWD='3x8'/);
+  });
+
+  it('refuses a bad request in one line', async () => {
+    const dev = await testDevice();
+    await expect(autotune(dev, { D: 16, precision: 'f32', causal: false, N: 0, heads: 1, reps: 1 })).rejects.toThrow(/tune: N must be a positive integer, got 0/);
+    await expect(autotune(dev, { D: 16, precision: 'f32', causal: false, N: 8, heads: 1, reps: 0.5 })).rejects.toThrow(/tune: reps must be a positive integer/);
+  });
+});
