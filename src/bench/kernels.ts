@@ -55,27 +55,36 @@ export async function warmUp(dev: FlashDevice, run: () => Promise<unknown>, minR
   for (let i = 0; i < minRuns || (!dev.isCPU && performance.now() - t0 < WARM_MS && i < maxRuns); i++) await run();
 }
 
-/**
- * Forward and backward at one shape and mask on fresh buffers: warm-up (at least `warm[0]` runs,
- * at most `warm[1]`), then `reps` timed runs of each. Returns the GPU timestamps (null where the
- * adapter has none or they are unusable) and the host times, each [forward, backward] medians.
- */
-export async function timeForwardBackward(
-  dev: FlashDevice, s: AttentionShape, opts: AttentionOptions, p: Precision, reps: number, warm: [number, number], path?: KernelPath,
-): Promise<{ gpu: [number, number] | null; host: [number, number]; path: KernelPath; tiles: string }> {
-  const types = { precision: p, out: p, grad: p };
-  const fwd = await FlashForward.create(dev, s.D, types, path);
-  const bwd = await FlashBackward.create(dev, s.D, types, path);
-  const o = resolveOptions(s, opts);
+/** The buffers of a timed forward and backward: random Q, K, V, dO (seeds 11-14) and room for the outputs. */
+export type BenchBuffers = Record<'q' | 'k' | 'v' | 'dout' | 'o' | 'lse' | 'delta' | 'dq' | 'dk' | 'dv', GPUBuffer>;
+
+export function benchBuffers(dev: FlashDevice, s: AttentionShape, p: Precision): BenchBuffers {
   const eb = elemBytes(p);
   const host = (n: number, seed: number) => toPrecision(randn(n, seed), p);
-  const bufs = {
+  return {
     q: upload(dev, host(numel(s, 'q'), 11), 'bench.q'), k: upload(dev, host(numel(s, 'kv'), 12), 'bench.k'),
     v: upload(dev, host(numel(s, 'kv'), 13), 'bench.v'), dout: upload(dev, host(numel(s, 'q'), 14), 'bench.dout'),
     o: storage(dev, numel(s, 'q') * eb, 'bench.o'), lse: storage(dev, numel(s, 'lse') * 4, 'bench.lse'),
     delta: storage(dev, numel(s, 'lse') * 4, 'bench.delta'), dq: storage(dev, numel(s, 'q') * eb, 'bench.dq'),
     dk: storage(dev, numel(s, 'kv') * eb, 'bench.dk'), dv: storage(dev, numel(s, 'kv') * eb, 'bench.dv'),
   };
+}
+
+/**
+ * Forward and backward at one shape and mask, on `given` buffers (benchBuffers of the same
+ * shape and precision; autotune times every candidate on one set) or fresh ones: warm-up (at
+ * least `warm[0]` runs, at most `warm[1]`), then `reps` timed runs of each. Returns the GPU
+ * timestamps (null where the adapter has none or they are unusable) and the host times, each
+ * [forward, backward] medians.
+ */
+export async function timeForwardBackward(
+  dev: FlashDevice, s: AttentionShape, opts: AttentionOptions, p: Precision, reps: number, warm: [number, number], path?: KernelPath, given?: BenchBuffers,
+): Promise<{ gpu: [number, number] | null; host: [number, number]; path: KernelPath; tiles: string }> {
+  const types = { precision: p, out: p, grad: p };
+  const fwd = await FlashForward.create(dev, s.D, types, path);
+  const bwd = await FlashBackward.create(dev, s.D, types, path);
+  const o = resolveOptions(s, opts);
+  const bufs = given ?? benchBuffers(dev, s, p);
   const timer = new GpuTimer(dev, 2 * reps);
   const hostMs: number[][] = [[], []];
   const run = async (which: number, tw?: GPUComputePassTimestampWrites) => {
@@ -101,7 +110,7 @@ export async function timeForwardBackward(
     };
   } finally {
     timer.destroy();
-    for (const b of Object.values(bufs)) dev.tracker.destroy(b);
+    if (!given) for (const b of Object.values(bufs)) dev.tracker.destroy(b);
   }
 }
 

@@ -20,7 +20,7 @@ import { SGMM_FWD_PIPES, sgmmCandidates } from '../kernels/sgmmTiles.js';
 import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../kernels/tiles.js';
 import { TUNING_PINS, type KernelTuning } from '../kernels/tuning.js';
 import { FlashForward } from '../kernels/flashForward.js';
-import { spotCheck, timeForwardBackward } from './kernels.js';
+import { benchBuffers, spotCheck, timeForwardBackward, type BenchBuffers } from './kernels.js';
 
 export interface TuneRequest {
   D: number;
@@ -100,20 +100,24 @@ export function checkTuneRequest(r: TuneRequest): void {
   if (!Number.isInteger(r.reps) || r.reps < 1) throw new InputError(`tune: reps must be a positive integer, got ${r.reps}`);
 }
 
-/** [forward, backward] GPU (or host) ms of a tuning at the request's shape, and the path it ran on. */
-async function timeWith(dev: FlashDevice, t: KernelTuning, r: TuneRequest): Promise<{ ms: [number, number]; path: KernelPath }> {
+const shapeOf = (r: TuneRequest) => ({ B: 1, Hq: r.heads, Hkv: r.heads, Nq: r.N, Nk: r.N, D: r.D });
+
+/** [forward, backward] GPU (or host) ms of a tuning at the request's shape (on the search's one set of inputs), and the path it ran on. */
+async function timeWith(dev: FlashDevice, t: KernelTuning, r: TuneRequest, bufs: BenchBuffers): Promise<{ ms: [number, number]; path: KernelPath }> {
   const d = withTuning(dev, { ...dev.tuning, ...t });
-  const res = await timeForwardBackward(d, { B: 1, Hq: r.heads, Hkv: r.heads, Nq: r.N, Nk: r.N, D: r.D }, { causal: r.causal }, r.precision, r.reps, [1, 20]);
+  const res = await timeForwardBackward(d, shapeOf(r), { causal: r.causal }, r.precision, r.reps, [1, 20], undefined, bufs);
   return { ms: res.gpu ?? res.host, path: res.path };
 }
 
 /** Times every candidate of one kernel on `path`; a candidate that does not build, or falls back to another path, is a trial with an error. */
-async function trials(dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', r: TuneRequest, o: Required<TuneOptions>): Promise<{ trial: TuneTrial; tuning: KernelTuning }[]> {
+async function trials(
+  dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', r: TuneRequest, o: Required<TuneOptions>, bufs: BenchBuffers,
+): Promise<{ trial: TuneTrial; tuning: KernelTuning }[]> {
   const out: { trial: TuneTrial; tuning: KernelTuning }[] = [];
   for (const c of o.candidates(path, kind, r.D)) {
     const pins = showPins(c);
     try {
-      const t = await timeWith(dev, { ...c, path }, r);
+      const t = await timeWith(dev, { ...c, path }, r, bufs);
       const trial: TuneTrial = t.path === path ? { kind, pins, ms: t.ms[kind === 'fwd' ? 0 : 1] } : { kind, pins, ms: null, error: `ran on the ${t.path} path` };
       out.push({ trial, tuning: c });
     } catch (e) {
@@ -149,13 +153,25 @@ export async function autotune(dev: FlashDevice, r: TuneRequest, store?: TuneSto
   const key = tuneKey(dev, path, r);
   const kept = o.fresh ? undefined : await store?.get(key);
   if (kept) return { ...kept, fromStore: true };
-  const base = await timeWith(dev, {}, r);
+  const bufs = benchBuffers(dev, shapeOf(r), r.precision);
+  try {
+    return await search(dev, r, key, store, o, bufs);
+  } finally {
+    for (const b of Object.values(bufs)) dev.tracker.destroy(b);
+  }
+}
+
+/** The search of autotune on one set of inputs: defaults, each candidate, the chosen pair; stored. */
+async function search(
+  dev: FlashDevice, r: TuneRequest, key: string, store: TuneStore | undefined, o: Required<TuneOptions>, bufs: BenchBuffers,
+): Promise<TuneEntry & { fromStore: boolean }> {
+  const base = await timeWith(dev, {}, r, bufs);
   o.progress(`tuning D=${r.D} ${r.precision} ${r.causal ? 'causal' : 'not causal'} on the ${base.path} path at N=${r.N}, ${r.heads} heads: defaults ${base.ms.map((x) => x.toFixed(3)).join(' / ')} ms`);
-  const fwd = await trials(dev, base.path, 'fwd', r, o);
-  const bwd = await trials(dev, base.path, 'bwd', r, o);
+  const fwd = await trials(dev, base.path, 'fwd', r, o, bufs);
+  const bwd = await trials(dev, base.path, 'bwd', r, o, bufs);
   const pick = { ...fastest(fwd)?.tuning, ...fastest(bwd)?.tuning };
   let tuning: KernelTuning = pick, tuned = base.ms, checkErr: number;
-  const chosen = await timeWith(dev, pick, r);
+  const chosen = await timeWith(dev, pick, r, bufs);
   const check = await spotCheck(withTuning(dev, { ...dev.tuning, ...pick }), r.D, r.precision, r.causal);
   if (chosen.path === base.path && check.ok && chosen.ms[0] + chosen.ms[1] <= base.ms[0] + base.ms[1]) {
     tuned = chosen.ms;
