@@ -21,7 +21,7 @@ type Project = 'unit' | 'gpu' | 'cli' | 'page';
 function projectOf(file: string): Project {
   const src = readFileSync(fileURLToPath(new URL(file, import.meta.url)), 'utf8');
   if (/from 'playwright-core'/.test(src)) return 'page';
-  if (/from 'node:child_process'|\/src\/cli\/main\.js'|\/src\/cp\/launch\/processRanks\.js'/.test(src)) return 'cli';
+  if (/from 'node:child_process'|from '\.\/cli-run\.js'|\/src\/cli\/main\.js'|\/src\/cp\/launch\/processRanks\.js'/.test(src)) return 'cli';
   if (/from '\.\/gpu\.js'/.test(src)) return 'gpu';
   return 'unit';
 }

@@ -1,19 +1,11 @@
 /** `flashring cp-plan`: flags, bad input as one line with exit 2, and the JSON it prints. */
 import { describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { flashring } from './cli-run.js';
 import { parseCpPlan, planSchemes } from '../src/cli/cpPlan.js';
 import { InputError } from '../src/errors.js';
 import { checkRingArgs } from '../src/cli/ringArgs.js';
 
-const run = promisify(execFile);
-const BIN = join(__dirname, '..', 'bin', 'flashring.mjs');
-const cli = (args: string[]) =>
-  run(process.execPath, [BIN, 'cp-plan', ...args], { timeout: 120_000 }).then(
-    (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
-    (e) => ({ code: e.code as number, out: e.stdout as string, err: e.stderr as string }),
-  );
+const cli = flashring('cp-plan');
 
 const base = { 'context-parallel-size': '4', 'seq-length': '8192', 'num-attention-heads': '16', 'hidden-size': '2048', causal: true };
 

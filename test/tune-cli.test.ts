@@ -3,22 +3,16 @@
  * input in one line with exit code 2. The search itself: test/tune.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { testDevice } from './gpu.js';
+import { flashring } from './cli-run.js';
 import { tuneKey, type TuneEntry } from '../src/bench/tune.js';
 import { defaultStorePath } from '../src/bench/tuneStore.js';
 
-const run = promisify(execFile);
-const BIN = join(__dirname, '..', 'bin', 'flashring.mjs');
-const cli = (args: string[]) =>
-  run(process.execPath, [BIN, 'tune', ...args], { timeout: 120_000 }).then(
-    (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
-    (e) => ({ code: e.code as number, out: e.stdout as string, err: e.stderr as string }),
-  );
+const cli = flashring('tune');
+const bench = flashring('bench');
 
 describe('flashring tune', () => {
   const dir = mkdtempSync(join(tmpdir(), 'flashring-tune-'));
@@ -40,10 +34,11 @@ describe('flashring tune', () => {
     expect(JSON.parse(readFileSync(store, 'utf8')).entries[key]).toEqual(entry); // read, not rewritten
     // flashring bench --tuned: the stored pins where the store has the point (checked against float64 first, as every point).
     const out = join(dir, 'bench');
-    const b = await run(process.execPath, [BIN, 'bench', '--quick', '--no-ring', '--no-memory', '--N', '64', '--D', '16', '--precision', 'f32', '--causal', 'false,true', '--tuned', store, '--out', out], { timeout: 120_000 });
+    const b = await bench(['--quick', '--no-ring', '--no-memory', '--N', '64', '--D', '16', '--precision', 'f32', '--causal', 'false,true', '--tuned', store, '--out', out]);
+    expect(b.code, b.err).toBe(0);
     const csv = readFileSync(join(out, readdirSync(out).find((f) => f.endsWith('-kernels.csv'))!), 'utf8').trim().split('\n').slice(1);
     expect(csv).toHaveLength(6);
-    for (const line of csv) expect(line, b.stderr).toMatch(line.includes(',false,f32,') ? /fwd Br16 Bc8 / : /fwd Br(?!16 Bc8 )/);
+    for (const line of csv) expect(line, b.err).toMatch(line.includes(',false,f32,') ? /fwd Br16 Bc8 / : /fwd Br(?!16 Bc8 )/);
   });
 
   it('bad input: one line, exit code 2, before any search', async () => {
