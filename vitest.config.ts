@@ -52,7 +52,7 @@ const LAVAPIPE_ENV = {
  * together. Files not listed (new, or short) run after these, by size as vitest orders them.
  */
 const COLD_SECONDS: Record<string, number> = {
-  'backward.test.ts': 73, 'cli.test.ts': 72, 'robust.test.ts': 48, 'ring.test.ts': 45, 'page.test.ts': 42, 'forward.test.ts': 41,
+  'backward.test.ts': 73, 'cli.test.ts': 72, 'robust.test.ts': 48, 'ring.test.ts': 45, 'page.test.ts': 80, 'forward.test.ts': 41,
   'cp-bench.test.ts': 36, 'shaders.test.ts': 28, 'fuzz.test.ts': 22, 'heap.test.ts': 15, 'outputs.test.ts': 15,
   'fuzz-readers.test.ts': 15, 'ring-memory.test.ts': 15, 'cli-mask.test.ts': 10, 'ring-process.test.ts': 10, 'advise.test.ts': 9, 'mask.test.ts': 8,
 };

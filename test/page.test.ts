@@ -338,6 +338,34 @@ describe('the page in headless Chromium', () => {
     await page.waitForFunction(() => /other\.json could not be read/.test(document.getElementById('live-status')!.textContent ?? ''));
   });
 
+  it('Tune tiles: a search in the tab, kept in IndexedDB, that Run then uses', async () => {
+    await page.fill('#live-form input[name=N]', '32');
+    await page.fill('#live-form input[name=D]', '16');
+    await page.fill('#live-form input[name=H]', '1');
+    await page.fill('#live-form input[name=R]', '1');
+    await page.selectOption('#live-form select[name=precision]', 'f32');
+    await page.click('#live-tune');
+    await page.waitForFunction(() => (window as unknown as { __flashring: { tune?: { done?: boolean } } }).__flashring.tune?.done === true, null, { timeout: 280_000 });
+    const t = await hooks<{ failed?: string; key?: string; tuning?: Record<string, unknown>; checkErr?: number; trials?: number }>(page, 'tune');
+    expect(t.failed).toBeUndefined();
+    expect(t.checkErr!).toBeLessThan(1e-4);
+    expect(t.trials).toBeGreaterThan(10);
+    expect(await page.textContent('#live-results')).toMatch(/candidates\s*\d+ timed of \d+/);
+    const stored = await page.evaluate((key) => new Promise<unknown>((resolve, reject) => {
+      const r = indexedDB.open('flashring', 1);
+      r.onerror = () => reject(r.error);
+      r.onsuccess = () => { const g = r.result.transaction('tune').objectStore('tune').get(key); g.onsuccess = () => { resolve(g.result); r.result.close(); }; };
+    }), t.key!);
+    expect(stored).toMatchObject({ key: t.key, tuning: t.tuning });
+    await page.click('#live-run');
+    await page.waitForFunction(() => (window as unknown as { __flashring: { live?: { done?: boolean } } }).__flashring.live?.done === true, null, { timeout: 240_000 });
+    const live = await hooks<{ ok?: boolean; tuned?: boolean; failed?: string }>(page, 'live');
+    expect(live.failed).toBeUndefined();
+    expect(live.ok).toBe(true);
+    expect(live.tuned).toBe(Object.keys(t.tuning!).length > 0);
+    expect(await page.textContent('#live-results')).toMatch(Object.keys(t.tuning!).length ? /tiles\s*tuned in this browser: FLASHRING_/ : /tiles\s*defaults \(Tune has stored none/);
+  }, 300_000);
+
   it('a small live ring run on WebGPU completes within tolerance', async () => {
     await page.fill('#live-form input[name=N]', '48');
     await page.fill('#live-form input[name=D]', '16');

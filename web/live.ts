@@ -11,7 +11,9 @@
  * in flight stops at its next ring step (a new run waits for that). Results of an earlier run are
  * cleared when a run starts and when it fails. Every message speaks of the form's fields.
  */
-import { acquireDevices, adapterName, FlashDevice } from '../src/gpu/device.js';
+import { acquireDevices, adapterName, FlashDevice, withTuning } from '../src/gpu/device.js';
+import { autotune, showPins, storedTuning, type TuneEntry } from '../src/bench/tune.js';
+import { idbTuneStore } from './tuneStore.js';
 import { ringAttention, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
 import { Layout, LAYOUTS } from '../src/cp/plan/schedule.js';
 import { LINKS, LINK_NAMES, Link, Prediction, resolveLink, transferMs } from '../src/cp/plan/linkModel.js';
@@ -38,6 +40,8 @@ interface LiveConfig {
   /** a2a+p2p: [a2a group size A, ring size P], A·P = R. */
   sizes?: [number, number];
   link: Link;
+  /** Run with the tiles Tune stored for this GPU, D, precision and mask (where there are some). */
+  tuned: boolean;
 }
 
 const MAX_N = 65536, MAX_HEADS = 64, MAX_RANKS = 8;
@@ -71,7 +75,7 @@ export function readLiveForm(form: HTMLFormElement): LiveConfig {
   if (precision !== 'f32' && precision !== 'f16') throw new FormError('Precision must be f32 or f16.');
   const { scheme, sizes } = readScheme(field, H, R);
   const docs = whole('docs', 'Documents', 1, N);
-  return { N, D, H, R, layout, precision, causal: field('causal').checked, backward: field('backward').checked, window: readWindow(field('window').value, N), docs, scheme, sizes, link: readLink(field) };
+  return { N, D, H, R, layout, precision, causal: field('causal').checked, backward: field('backward').checked, window: readWindow(field('window').value, N), docs, scheme, sizes, link: readLink(field), tuned: field('tuned')?.checked ?? false };
 }
 
 /** "L,R": how many keys before and after its own position a query sees; −1 = unbounded. */
@@ -382,6 +386,9 @@ export function setupLive(hooks: Record<string, unknown>): void {
   wireSchemeFields(form);
 
   const pool = new DevicePool(gpu, hooks);
+  const store = idbTuneStore();
+  const tuneBtn = $<HTMLButtonElement>('live-tune');
+  tuneBtn.disabled = !gpu;
   let inFlight: Promise<unknown> = Promise.resolve();
   let runId = 0;
   let cancelRequested = false;
@@ -413,9 +420,11 @@ export function setupLive(hooks: Record<string, unknown>): void {
       status.textContent = 'preparing the device…';
       const dev = await pool.get();
       if (cfg.precision === 'f16' && !dev.hasF16) throw new FormError('This GPU does not offer 16-bit floats to WebGPU (shader-f16): choose precision f32.');
+      const pins = cfg.tuned ? await storedTuning(dev, store, { D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal }) : undefined;
+      const rdev = pins ? withTuning(dev, { ...dev.tuning, ...pins }) : dev;
       const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3), ...(cfg.backward ? { dout: randn(numel(s, 'q'), 4) } : {}) };
       status.textContent = `running on ${adapterName(dev.adapter)}: ${cfg.R} rank(s), ${cfg.scheme}…`;
-      const res = await ringAttention([dev], s, x, {
+      const res = await ringAttention([rdev], s, x, {
         ranks: cfg.R, scheme: cfg.scheme, hierarchicalSizes: cfg.sizes, link: cfg.link,
         ...liveMask(cfg), layout: cfg.layout, precision: cfg.precision,
         onStep: ({ phase, step, steps }) => {
@@ -425,10 +434,11 @@ export function setupLive(hooks: Record<string, unknown>): void {
       });
       if (id !== runId) return;
       const check = checkRun(s, cfg, x as Record<string, Float32Array>, res);
-      showResults([...resultRows(s, cfg, res, adapterName(dev.adapter)), ['error vs float64', check.row]]);
+      const tiles = pins ? `tuned in this browser: ${showPins(pins)}` : cfg.tuned ? 'defaults (Tune has stored none for this GPU, D, precision and mask)' : 'defaults';
+      showResults([...resultRows(s, cfg, res, adapterName(dev.adapter)), ['tiles', tiles], ['error vs float64', check.row]]);
       drawTimeline(res.timeline);
       drawPredicted(res.timeline);
-      finish(id, 'done', { errors: check.errors, ok: check.ok, precision: res.precision, ...runSummary(res.timeline) });
+      finish(id, 'done', { errors: check.errors, ok: check.ok, precision: res.precision, tuned: !!pins, ...runSummary(res.timeline) });
     } catch (e) {
       if (e instanceof Cancelled) return;
       showResults([]);
@@ -446,6 +456,14 @@ export function setupLive(hooks: Record<string, unknown>): void {
     const p = run(id);
     inFlight = p;
   });
+  tuneBtn.addEventListener('click', () => {
+    ++runId; // a run in flight no longer speaks for the page
+    runBtn.disabled = tuneBtn.disabled = true;
+    hooks.tune = { done: false };
+    inFlight = tune(form, pool, store, status, hooks).finally(() => {
+      runBtn.disabled = tuneBtn.disabled = false;
+    });
+  });
   cancelBtn.addEventListener('click', () => {
     cancelRequested = true;
     const id = ++runId; // the run in flight no longer speaks for the page
@@ -455,6 +473,43 @@ export function setupLive(hooks: Record<string, unknown>): void {
     finish(id, 'cancelled', { cancelled: true });
   });
   wireFileDrop($('timeline-drop'), $<HTMLInputElement>('timeline-file'), (f) => void showTimelineFile(f, status, hooks));
+}
+
+/**
+ * Tune: autotune (src/bench/tune.ts) at the form's N, D, heads, precision and mask on this tab's
+ * device, always searched afresh, stored in IndexedDB; reports through `hooks.tune`.
+ */
+async function tune(form: HTMLFormElement, pool: DevicePool, store: ReturnType<typeof idbTuneStore>, status: HTMLElement, hooks: Record<string, unknown>): Promise<void> {
+  showResults([]);
+  clearTimeline();
+  try {
+    const cfg = readLiveForm(form);
+    const dev = await pool.get();
+    if (cfg.precision === 'f16' && !dev.hasF16) throw new FormError('This GPU does not offer 16-bit floats to WebGPU (shader-f16): choose precision f32.');
+    const e = await autotune(dev, { D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, N: cfg.N, heads: cfg.H, reps: 3 }, store, {
+      fresh: true, progress: (line) => { status.textContent = line.trim(); },
+    });
+    showResults(tuneRows(e, adapterName(dev.adapter)));
+    status.textContent = Object.keys(e.tuning).length ? 'tuned: Run uses these tiles while "tuned tiles" is ticked' : 'the defaults were kept (no candidate pair was faster and exact)';
+    hooks.tune = { done: true, key: e.key, tuning: e.tuning, checkErr: e.checkErr, trials: e.trials.length };
+  } catch (err) {
+    const msg = err instanceof FormError ? err.message : `Tuning failed: ${(err as Error).message}`;
+    status.textContent = msg;
+    hooks.tune = { done: true, failed: msg };
+  }
+}
+
+function tuneRows(e: TuneEntry, adapter: string): [string, string][] {
+  const ms = (x: [number, number]) => `forward ${x[0].toFixed(3)} ms, backward ${x[1].toFixed(3)} ms`;
+  const timed = e.trials.filter((t) => t.ms !== null).length;
+  return [
+    ['adapter, path', `${adapter}, ${e.path === 'subgroup-matrix' ? 'tensor cores (subgroup matrices)' : 'portable kernels'}`],
+    ['defaults', ms(e.defaultMs)],
+    ['tuned', `${ms(e.tunedMs)} (${((e.defaultMs[0] + e.defaultMs[1]) / (e.tunedMs[0] + e.tunedMs[1])).toFixed(3)}× at N=${e.N}, ${e.heads} heads)`],
+    ['tiles', showPins(e.tuning)],
+    ['candidates', `${timed} timed of ${e.trials.length} (the others do not fit this GPU)`],
+    ['error vs float64', `${e.checkErr.toExponential(2)} (largest of O, LSE, dQ, dK, dV at a small shape)`],
+  ];
 }
 
 /** What the live panel says it can do: run here, or why not and how to enable WebGPU. */

@@ -1,0 +1,38 @@
+/**
+ * autotune's store in the page (src/bench/tune.ts TuneStore): IndexedDB database `flashring`,
+ * object store `tune`, one entry per key (adapter, kernel sources, path, D, precision, mask), kept
+ * across visits as the JSON file is under Node (src/bench/tuneStore.ts).
+ */
+import type { TuneEntry, TuneStore } from '../src/bench/tune.js';
+
+const DB = 'flashring';
+const STORE = 'tune';
+
+function request<T>(r: IDBRequest<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(r.error ?? new Error('IndexedDB request failed'));
+  });
+}
+
+function openDb(factory: IDBFactory): Promise<IDBDatabase> {
+  const r = factory.open(DB, 1);
+  r.onupgradeneeded = () => r.result.createObjectStore(STORE, { keyPath: 'key' });
+  return request(r);
+}
+
+/** The page's store; each call opens the database and closes it again (another tab may hold it). */
+export function idbTuneStore(factory: IDBFactory = indexedDB): TuneStore {
+  const withStore = async <T>(mode: IDBTransactionMode, f: (s: IDBObjectStore) => IDBRequest<T>): Promise<T> => {
+    const db = await openDb(factory);
+    try {
+      return await request(f(db.transaction(STORE, mode).objectStore(STORE)));
+    } finally {
+      db.close();
+    }
+  };
+  return {
+    get: async (key) => (await withStore('readonly', (s) => s.get(key))) as TuneEntry | undefined,
+    set: async (entry) => void (await withStore('readwrite', (s) => s.put(entry))),
+  };
+}
