@@ -49,7 +49,8 @@ const LAVAPIPE_ENV = {
  * Seconds each long file took in a cold run (empty shader cache, fresh clone, this 2-core machine,
  * 2026-12-02 14:55 UTC). A fresh clone has no timing cache, and vitest's default order (by project,
  * then file size) left the page test's 42 s alone at the end; longest first, the two workers end
- * together. Files not listed (new, or short) run after these, by size as vitest orders them.
+ * together. Files not listed (new, or short) run after these, by size as vitest orders them. (The
+ * page test's 80: 74 s at 17:10 with its Tune test, 45 s of that the search's pipelines, cold.)
  */
 const COLD_SECONDS: Record<string, number> = {
   'backward.test.ts': 73, 'cli.test.ts': 72, 'robust.test.ts': 48, 'ring.test.ts': 45, 'page.test.ts': 80, 'forward.test.ts': 41,
