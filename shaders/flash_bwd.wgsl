@@ -77,8 +77,8 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   // Tile pairs visited: for each query head g of the group, the Q tiles it0 … n_qt−1 that are not
   // skipped.
   let first = next_q_tile(it0, n_qt, kb.j0);
-  for (var g = 0u; g < G; g++) {
-    let row0 = kb.q_row0 + g * P.Nq;
+  for (var qh = 0u; qh < G; qh++) {
+    let row0 = kb.q_row0 + qh * P.Nq;   // query head qh of the group
     var cur = first;
     loop {
       if (cur.x >= n_qt) { break; }

@@ -48,6 +48,11 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** The live form's number fields (by name) and, if given, its precision. */
+async function liveForm(p: Page, fields: Record<string, string>, precision?: 'f32' | 'f16'): Promise<void> {
+  for (const [k, v] of Object.entries(fields)) await p.fill(`#live-form input[name=${k}]`, v);
+  if (precision) await p.selectOption('#live-form select[name=precision]', precision);
+}
 const hooks = <T>(p: Page, key: string) => p.evaluate((k) => (window as unknown as { __flashring: Record<string, unknown> }).__flashring[k], key) as Promise<T>;
 
 describe('the page in headless Chromium', () => {
@@ -339,11 +344,7 @@ describe('the page in headless Chromium', () => {
   });
 
   it('Tune tiles: a search in the tab, kept in IndexedDB, that Run then uses', async () => {
-    await page.fill('#live-form input[name=N]', '32');
-    await page.fill('#live-form input[name=D]', '16');
-    await page.fill('#live-form input[name=H]', '1');
-    await page.fill('#live-form input[name=R]', '1');
-    await page.selectOption('#live-form select[name=precision]', 'f32');
+    await liveForm(page, { N: '32', D: '16', H: '1', R: '1' }, 'f32');
     await page.click('#live-tune');
     await page.waitForFunction(() => (window as unknown as { __flashring: { tune?: { done?: boolean } } }).__flashring.tune?.done === true, null, { timeout: 280_000 });
     const t = await hooks<{ failed?: string; key?: string; tuning?: Record<string, unknown>; checkErr?: number; trials?: number }>(page, 'tune');
@@ -358,7 +359,7 @@ describe('the page in headless Chromium', () => {
     }), t.key!);
     expect(stored).toMatchObject({ key: t.key, tuning: t.tuning });
     await page.click('#live-run');
-    await page.waitForFunction(() => (window as unknown as { __flashring: { live?: { done?: boolean } } }).__flashring.live?.done === true, null, { timeout: 240_000 });
+    await liveDone(page);
     const live = await hooks<{ ok?: boolean; tuned?: boolean; failed?: string }>(page, 'live');
     expect(live.failed).toBeUndefined();
     expect(live.ok).toBe(true);
@@ -367,11 +368,7 @@ describe('the page in headless Chromium', () => {
   }, 300_000);
 
   it('a small live ring run on WebGPU completes within tolerance', async () => {
-    await page.fill('#live-form input[name=N]', '48');
-    await page.fill('#live-form input[name=D]', '16');
-    await page.fill('#live-form input[name=H]', '2');
-    await page.fill('#live-form input[name=R]', '2');
-    await page.selectOption('#live-form select[name=precision]', 'f32');
+    await liveForm(page, { N: '48', D: '16', H: '2', R: '2' }, 'f32');
     await page.click('#live-run');
     await page.waitForFunction(() => (window as unknown as { __flashring: { live?: { done?: boolean } } }).__flashring.live?.done === true, null, { timeout: 240_000 });
     const live = await hooks<{ ok?: boolean; errors?: Record<string, number>; failed?: string }>(page, 'live');

@@ -171,17 +171,18 @@ describe('terms measured on their own (terms/, terms/kernels: the MoE misses tak
       expect(Math.abs(at(`${id}.a2a`).measuredMs / at(`${id}.timers`).measuredMs - 1), id).toBeLessThan(0.13);
     }
   });
-  it("NOT MET (terms): in every profiled run, dense or MoE, the GPU is busy 1.2-2.1x the model's GPU side, and the host figures fitted on totals absorb it", () => {
+  it("NOT MET (terms): in every profiled run, dense or MoE, the GPU is busy 1.2-2.1x the model's GPU side (its launches about the model's count), and the host figures fitted on totals absorb it", () => {
     expect(prof.map((r) => r.name)).toEqual(['r02.prof', 'r03.norc', 'r07.norc', 'r11.prof', 'r23.prof', 'r40.norc', 'r43.prof']);
     for (const r of prof) {
       const ratio = r.profile!.gpuBusyMs / r.gpuMs;
       expect(ratio, r.name).toBeGreaterThan(1.2);
       expect(ratio, r.name).toBeLessThan(2.1);
     }
-    // Dense r23, r43: the kernels launched are 1.46-1.59x the model's count.
-    for (const n of ['r23.prof', 'r43.prof']) {
-      const r = prof.find((x) => x.name === n)!;
-      expect(r.profile!.kernelCount / r.predicted.kernels, n).toBeGreaterThan(1.4);
+    // The kernel launches (the runtime's launch calls) are 0.75-1.19x the model's count: the count is not what is off.
+    for (const r of prof) {
+      const launches = r.profile!.runtime.filter((x) => /^cu(da)?LaunchKernel(Ex|ExC)?$/.test(x.name)).reduce((a, x) => a + x.count, 0);
+      expect(launches / r.predicted.kernels, r.name).toBeGreaterThan(0.74);
+      expect(launches / r.predicted.kernels, r.name).toBeLessThan(1.2);
     }
   });
 });

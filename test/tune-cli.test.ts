@@ -18,7 +18,7 @@ describe('flashring tune', () => {
   const dir = mkdtempSync(join(tmpdir(), 'flashring-tune-'));
   it('reuses a stored entry (no search), as a table and as JSON', async () => {
     const dev = await testDevice();
-    const key = tuneKey(dev, 'scalar', { D: 16, precision: 'f32', causal: false });
+    const key = tuneKey(dev, 'scalar', { D: 16, precision: 'f32', causal: false, robust: false });
     const entry: TuneEntry = {
       key, path: 'scalar', tuning: { portableForward: { rows: 16, cols: 8 } }, defaultMs: [2, 4], tunedMs: [1, 4], N: 64, heads: 2,
       checkErr: 3e-7, date: '2026-12-02T16:00:00.000Z', trials: [],
@@ -27,6 +27,7 @@ describe('flashring tune', () => {
     writeFileSync(store, JSON.stringify({ version: 1, entries: { [key]: entry } }));
     const t = await cli(['--D', '16', '--precision', 'f32', '--causal', 'false', '--store', store]);
     expect(t.code, t.err).toBe(0);
+    expect(t.err).toMatch(/1 entry from the store, tuned at another N or heads .*--fresh searches again at N=4096, 16 heads/);
     expect(t.out).toMatch(/\| 16 \| f32 \| false \| scalar \| 64 \| 2\.000 \/ 4\.000 \| 1\.000 \/ 4\.000 \| 1\.200× \| FLASHRING_PORTABLE_FWD=16x8 \| 3\.0e-7 \| store \(2026-12-02\) \|/);
     const j = await cli(['--D', '16', '--precision', 'f32', '--causal', 'false', '--store', store, '--json']);
     expect(j.code, j.err).toBe(0);
@@ -39,6 +40,12 @@ describe('flashring tune', () => {
     const csv = readFileSync(join(out, readdirSync(out).find((f) => f.endsWith('-kernels.csv'))!), 'utf8').trim().split('\n').slice(1);
     expect(csv).toHaveLength(6);
     for (const line of csv) expect(line, b.err).toMatch(line.includes(',false,f32,') ? /fwd Br16 Bc8 / : /fwd Br(?!16 Bc8 )/);
+    // An entry whose pins the kernels do not take: exit 2 naming --tuned and the file, before any timing (after the device: the key holds the adapter).
+    const broken = join(dir, 'broken.json');
+    writeFileSync(broken, JSON.stringify({ version: 1, entries: { [key]: { ...entry, tuning: { portableForward: { rows: 3, cols: 8 } } } } }));
+    const bb = await bench(['--quick', '--no-ring', '--no-memory', '--N', '64', '--D', '16', '--precision', 'f32', '--causal', 'false', '--tuned', broken, '--out', join(dir, 'bench2')]);
+    expect(bb.code).toBe(2);
+    expect(bb.err).toMatch(/^flashring bench: --tuned .*broken\.json: the entry for D=16 f32 holds pins the kernels do not take \(FLASHRING_PORTABLE_FWD='3x8'.*run flashring tune --fresh/m);
   });
 
   it('bad input: one line, exit code 2, before any search', async () => {
@@ -49,7 +56,7 @@ describe('flashring tune', () => {
       [['--reps', '2,3'], /^flashring tune: --reps takes one value, got '2,3'/],
       [['--causal', 'maybe'], /^flashring tune: --causal: 'maybe' is not one of false, true/],
       [['--store', bad], /^flashring tune: --store .*bad\.json: not a flashring tune store .*delete it or give another --store/],
-      [['--tuned-not'], /^flashring tune: Unknown option '--tuned-not'/],
+      [['--D', '12'], /^flashring tune: tune: D=12, N=4096, heads 16: head dim D=12 is not supported/],
       [['--bogus'], /^flashring tune: Unknown option '--bogus'/],
     ] as const) {
       const r = await cli([...args]);

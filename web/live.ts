@@ -420,7 +420,7 @@ export function setupLive(hooks: Record<string, unknown>): void {
       status.textContent = 'preparing the device…';
       const dev = await pool.get();
       if (cfg.precision === 'f16' && !dev.hasF16) throw new FormError('This GPU does not offer 16-bit floats to WebGPU (shader-f16): choose precision f32.');
-      const pins = cfg.tuned ? await storedTuning(dev, store, { D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal }) : undefined;
+      const pins = cfg.tuned ? await storedTuning(dev, store, { D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, robust: true }) : undefined;
       const rdev = pins ? withTuning(dev, { ...dev.tuning, ...pins }) : dev;
       const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3), ...(cfg.backward ? { dout: randn(numel(s, 'q'), 4) } : {}) };
       status.textContent = `running on ${adapterName(dev.adapter)}: ${cfg.R} rank(s), ${cfg.scheme}…`;
@@ -486,7 +486,7 @@ async function tune(form: HTMLFormElement, pool: DevicePool, store: ReturnType<t
     const cfg = readLiveForm(form);
     const dev = await pool.get();
     if (cfg.precision === 'f16' && !dev.hasF16) throw new FormError('This GPU does not offer 16-bit floats to WebGPU (shader-f16): choose precision f32.');
-    const e = await autotune(dev, { D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, N: cfg.N, heads: cfg.H, reps: 3 }, store, {
+    const e = await autotune(dev, { robust: true, D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, N: cfg.N, heads: cfg.H, reps: 3 }, store, {
       fresh: true, progress: (line) => { status.textContent = line.trim(); },
     });
     showResults(tuneRows(e, adapterName(dev.adapter)));

@@ -10,10 +10,13 @@ START + FLASHRING_KERNELS_STEPS - 1 (default 3 iterations) are profiled, the GPU
 before and after. The JSON holds, per profiled iteration on average:
 - wallMs: the host's clock over the window; gpuBusyMs: the union of the GPU's kernel, copy and
   memset intervals (so wallMs - gpuBusyMs is time the GPU waited for the host);
-- kernels: count and summed time by kernel name (top 40), and in all;
+- kernels: count and summed time by kernel name (top 40), and in all (kernelCount: kernels, copies
+  and memsets; copyCount, memsetCount; launches: the kernel launch calls of the CUDA runtime);
 - runtime: the CUDA runtime calls by name (cudaLaunchKernel, cudaMalloc, cudaFree,
   cudaStreamSynchronize, cudaMemcpyAsync, ...): count and summed host time;
-- syncWaits: the host time spent in calls that wait for the GPU (synchronise, copies to the host).
+- syncWaits: the host time in calls that may wait for the GPU (synchronise; copies, the
+  asynchronous ones included, so an upper bound). Under the profiler the host is slower: wallMs -
+  gpuBusyMs of the window is not the unprofiled step's host time.
 """
 import json
 import os
@@ -26,6 +29,7 @@ import traceback
 START = int(os.environ.get('FLASHRING_KERNELS_START', '10'))
 STEPS = int(os.environ.get('FLASHRING_KERNELS_STEPS', '3'))
 OUT = os.environ.get('FLASHRING_KERNELS', 'kernels.json')
+LAUNCHES = ('cudaLaunchKernel', 'cuLaunchKernelEx', 'cudaLaunchKernelExC', 'cuLaunchKernel')
 WAITS = ('cudaStreamSynchronize', 'cudaDeviceSynchronize', 'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpyAsync')
 
 
@@ -61,7 +65,10 @@ def summarise(trace_path, wall_s):
         'iterations': STEPS, 'start': START,
         'wallMs': per(wall_s * 1e3),
         'gpuBusyMs': per(union_ms([(e['ts'], e['ts'] + e['dur']) for e in device])),
-        'kernelCount': per(sum(v[0] for v in kernels.values())),
+        'kernelCount': per(sum(v[0] for v in kernels.values())),   # kernels, copies and memsets on the GPU
+        'copyCount': per(sum(1 for e in device if e.get('cat') == 'gpu_memcpy')),
+        'memsetCount': per(sum(1 for e in device if e.get('cat') == 'gpu_memset')),
+        'launches': per(sum(runtime.get(n, [0])[0] for n in LAUNCHES)),
         'kernelMs': per(sum(v[1] for v in kernels.values())),
         'kernels': [{'name': n, 'count': per(c), 'ms': per(t)} for n, (c, t) in top],
         'runtime': [{'name': n, 'count': per(c), 'ms': per(t)} for n, (c, t) in sorted(runtime.items(), key=lambda kv: -kv[1][1])],

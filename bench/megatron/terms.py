@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 import time
 
 from campaign import common_flags
@@ -52,6 +53,12 @@ def main():
     bad = [f for f in dropped if not f.startswith('--')]
     if bad:
         ap.error('--drop takes flags (--name), not %s' % ', '.join(bad))
+    if ns.kernels and ns.iters < 13:
+        ap.error('--kernels profiles iterations 10-12 (bench/megatron/kernels.py): give --iters 13 or more, not %d' % ns.iters)
+    for f in dropped:
+        missing = [i for i in ns.ids.split(',') if i in kept and f not in kept[i]['flags']]
+        if missing:
+            print('terms.py: %s is not among the flags of %s: nothing dropped there' % (f, ','.join(missing)), file=sys.stderr)
     t0 = time.time()
     here = os.path.dirname(os.path.abspath(__file__))
     for port, i in enumerate(ns.ids.split(',')):
@@ -64,6 +71,8 @@ def main():
             log.flush()
             rc = subprocess.call(cmd, cwd=mlm, env=env, stdout=log, stderr=subprocess.STDOUT)
             log.write('\nexit %d\n' % rc)
+        if ns.kernels and not os.path.exists(env['FLASHRING_KERNELS']):
+            print('terms.py: %s wrote no profile (%s)' % (i, env['FLASHRING_KERNELS']), file=sys.stderr)
         print('%6.0f s  %s.%s exit %d' % (time.time() - t0, i, ns.tag, rc), flush=True)
 
 

@@ -131,7 +131,7 @@ export interface TermRun {
   /** The model's GPU side: every term but host and data-loader. */
   gpuMs: number;
   /** From a torch.profiler window (terms/kernels): the GPU's busy time and kernels per iteration. */
-  profile?: { gpuBusyMs: number; kernelCount: number; syncWaitsMs: number };
+  profile?: { gpuBusyMs: number; kernelCount: number; syncWaitsMs: number; runtime: { name: string; count: number; ms: number }[] };
 }
 
 /** Every log of `dir` (a terms folder), predicted from its own arguments, beside its steady time. */
@@ -167,10 +167,10 @@ if (process.argv[1]?.endsWith('timeTable.ts')) {
     const top = [...r.predicted.terms].sort((a, b) => b.ms - a.ms).slice(0, 3).map((t) => `${t.name} ${t.ms.toFixed(0)}`).join(', ');
     console.log(`| ${r.config} | ${r.source} | ${r.measuredMs.toFixed(1)} | ${r.predicted.iterMs.toFixed(1)} | ${pct(r.error)} | ${top} |`);
   }
-  console.log('\n| terms run | measured ms | model ms | error | model GPU ms | GPU busy ms (profiler) | kernels measured / model |\n|---|---|---|---|---|---|---|');
+  console.log('\n| terms run | measured ms | model ms | error | model GPU ms | GPU busy ms (profiler) | kernel launches measured / model |\n|---|---|---|---|---|---|---|');
   for (const dir of [TERMS_DIR, `${TERMS_DIR}/kernels`])
     for (const r of termRuns(dir)) {
       const k = r.profile;
-      console.log(`| ${r.name} | ${r.measuredMs.toFixed(1)} | ${r.predicted.iterMs.toFixed(1)} | ${pct(r.predicted.iterMs / r.measuredMs - 1)} | ${r.gpuMs.toFixed(1)} | ${k ? k.gpuBusyMs.toFixed(1) : ''} | ${k ? `${k.kernelCount.toFixed(0)} / ${Math.round(r.predicted.kernels)}` : ''} |`);
+      console.log(`| ${r.name} | ${r.measuredMs.toFixed(1)} | ${r.predicted.iterMs.toFixed(1)} | ${pct(r.predicted.iterMs / r.measuredMs - 1)} | ${r.gpuMs.toFixed(1)} | ${k ? k.gpuBusyMs.toFixed(1) : ''} | ${k ? `${k.runtime.filter((x) => /^cu(da)?LaunchKernel(Ex|ExC)?$/.test(x.name)).reduce((a, x) => a + x.count, 0).toFixed(0)} / ${Math.round(r.predicted.kernels)}` : ''} |`);
     }
 }

@@ -105,8 +105,9 @@ export async function benchCommand(argv: string[]): Promise<number> {
   const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: cfg.outDir, kind: 'dir', names: [] }]);
   const peers = await readPeers(values.peer);
   const measured = await readMeasured(values.measured);
+  const tuned = values.tuned === undefined ? undefined : await fileTuneStore(values.tuned, 'tuned', false);
   try {
-    return await benchRun(values, argv, cfg, plan, peers, measured);
+    return await benchRun(values, argv, cfg, plan, peers, measured, tuned);
   } catch (e) {
     await plan.abandon();
     throw e;
@@ -254,17 +255,33 @@ function saver(meta: object, stamp: string, outDir: string, peerFile: string | u
   };
 }
 
+/** The device for a sweep point: with the pins the --tuned store holds for it (an entry whose pins are not pins: one line naming the file), else `dev`. */
+async function tunedDevice(dev: FlashDevice, tuned: { store: TuneStore; file: string } | undefined, r: Parameters<typeof storedTuning>[2]): Promise<FlashDevice> {
+  const pins = tuned && (await storedTuning(dev, tuned.store, r));
+  if (!pins) return dev;
+  try {
+    return withTuning(dev, { ...dev.tuning, ...pins });
+  } catch (e) {
+    throw new InputError(`--tuned ${tuned!.file}: the entry for D=${r.D} ${r.precision}${r.causal ? ' causal' : ''} holds pins the kernels do not take (${(e as Error).message}); run flashring tune --fresh --store ${tuned!.file}`);
+  }
+}
+
 /** The kernel sweep: each (D, precision, causal) checked against float64 first (correctness first), then timed at every N. */
 async function kernelSweep(
-  dev0: FlashDevice, cfg: BenchConfig, precisions: Precision[], state: BenchState, save: () => Promise<unknown>, store?: TuneStore,
+  dev0: FlashDevice, cfg: BenchConfig, precisions: Precision[], state: BenchState, save: () => Promise<unknown>, tuned?: { store: TuneStore; file: string },
 ): Promise<void> {
   const { Ns, Ds, H, B, reps, causals } = cfg;
   const checks = new Map<string, number>(), devs = new Map<string, FlashDevice>();
   for (const D of Ds) for (const p of precisions) for (const c of causals) {
-    const pins = store && (await storedTuning(dev0, store, { D, precision: p, causal: c }));
-    const dev = pins ? withTuning(dev0, { ...dev0.tuning, ...pins }) : dev0;
+    const dev = await tunedDevice(dev0, tuned, { D, precision: p, causal: c, robust: ROBUST });
     devs.set(`${D}:${p}:${c}`, dev);
-    const r = await spotCheck(dev, D, p, c);
+    let r: { err: number; ok: boolean };
+    try {
+      r = await spotCheck(dev, D, p, c);
+    } catch (e) {
+      state.failures.push(`D=${D} ${p} causal=${c}: ${(e as Error).message.split('\n')[0]} — no speed reported`);
+      continue;
+    }
     if (!r.ok) state.failures.push(`D=${D} ${p} causal=${c}: error ${r.err.toExponential(2)} over tolerance — no speed reported`);
     else checks.set(`${D}:${p}:${c}`, r.err);
   }
@@ -323,7 +340,9 @@ function printSummary(title: string, rows: ReturnType<typeof withPeers>, state: 
   console.log(`\nresults: ${results} (+ -kernels.csv, -ring.csv)`);
 }
 
-async function benchRun(values: BenchValues, argv: string[], cfg: BenchConfig, plan: OutputPlan, peers: PeerRow[], measured: CsvRow[]): Promise<number> {
+async function benchRun(
+  values: BenchValues, argv: string[], cfg: BenchConfig, plan: OutputPlan, peers: PeerRow[], measured: CsvRow[], tuned?: TuneStore,
+): Promise<number> {
   const { devs, precisions } = await benchDevices(values, cfg);
   const dev = devs[0];
   let memoryNote: string;
@@ -344,7 +363,7 @@ async function benchRun(values: BenchValues, argv: string[], cfg: BenchConfig, p
   const save = saver(meta, stamp, cfg.outDir, values.peer, plan, peers, state);
   console.error(`bench on ${meta.adapter}${dev.isCPU ? ' (CPU adapter: timings are not GPU figures)' : ''}`);
   try {
-    if (!values['no-kernels']) await kernelSweep(dev, cfg, precisions, state, save, values.tuned === undefined ? undefined : await fileTuneStore(values.tuned, 'tuned'));
+    if (!values['no-kernels']) await kernelSweep(dev, cfg, precisions, state, save, tuned && { store: tuned, file: values.tuned! });
     else progress('kernels done', 0, 0);
     if (!values['no-ring']) await ringSweep(devs, cfg, precisions, state, save, plan, stamp);
   } finally {

@@ -16,6 +16,11 @@ import { InputError } from '../errors.js';
 import type { KernelPath } from '../kernels/pipeline.js';
 import type { Precision } from '../kernels/precision.js';
 import { SHADERS } from '../kernels/shaders.js';
+import { PARAMS_WGSL } from '../kernels/params.js';
+import { wgslBindings } from '../kernels/bindings.js';
+import { BACKWARD_BINDINGS, PREPROCESS_BINDINGS } from '../kernels/flashBackward.js';
+import { FORWARD_BINDINGS } from '../kernels/flashForward.js';
+import { validateShape } from '../shape.js';
 import { SGMM_FWD_PIPES, sgmmCandidates } from '../kernels/sgmmTiles.js';
 import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../kernels/tiles.js';
 import { TUNING_PINS, type KernelTuning } from '../kernels/tuning.js';
@@ -23,6 +28,8 @@ import { FlashForward } from '../kernels/flashForward.js';
 import { benchBuffers, spotCheck, timeForwardBackward, type BenchBuffers } from './kernels.js';
 
 export interface TuneRequest {
+  /** Whether Dawn's robustness transform is on for the kernels (Node: FLASHRING_ROBUST; the page: always): a key of its own. */
+  robust: boolean;
   D: number;
   precision: Precision;
   causal: boolean;
@@ -54,6 +61,8 @@ export interface TuneEntry {
   heads: number;
   /** The chosen pair's largest relative error against float64 at a small shape (O, LSE, dQ, dK, dV). */
   checkErr: number;
+  /** Why the defaults were kept (absent when the chosen pins were kept). */
+  keptDefaults?: string;
   date: string;
   trials: TuneTrial[];
 }
@@ -63,18 +72,28 @@ export interface TuneStore {
   set(entry: TuneEntry): Promise<void>;
 }
 
-/** FNV-1a of the kernel sources: a changed shader makes earlier entries stale. */
+/**
+ * FNV-1a of what the kernels are made of: the WGSL files, the generated uniform block and binding
+ * tables, and the candidate lists; a change to any makes earlier entries stale.
+ */
 export function sourceHash(): string {
   let h = 0x811c9dc5;
-  const text = JSON.stringify(SHADERS);
+  const text = JSON.stringify([SHADERS, PARAMS_WGSL, [FORWARD_BINDINGS, BACKWARD_BINDINGS, PREPROCESS_BINDINGS].map(wgslBindings),
+    PORTABLE_FWD_CANDIDATES, PORTABLE_BWD_CANDIDATES, [64, 128, 256].map((D) => [sgmmCandidates('fwd', D), sgmmCandidates('bwd', D)])]);
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
   return h.toString(16).padStart(8, '0');
 }
 
-/** The store key of a request on a device and path (the shape tuned on is not in it: the tiles are chosen per D, precision and mask). */
-export function tuneKey(dev: FlashDevice, path: KernelPath, r: Pick<TuneRequest, 'D' | 'precision' | 'causal'>): string {
+/**
+ * The store key of a request on a device and path: the adapter, the kernels' hash, the robustness
+ * transform, the pins the device already has (from the environment: the search starts from them),
+ * the path, D, precision and mask (the shape tuned on is not in it: the tiles are chosen per D,
+ * precision and mask).
+ */
+export function tuneKey(dev: FlashDevice, path: KernelPath, r: Pick<TuneRequest, 'D' | 'precision' | 'causal' | 'robust'>): string {
   const a = dev.adapter;
-  return [a.vendor, a.architecture, a.device, a.description, `shaders ${sourceHash()}`, path, `D${r.D}`, r.precision, r.causal ? 'causal' : 'full'].join('|');
+  const pins = Object.keys(dev.tuning).length ? showPins(dev.tuning) : 'no pins';
+  return [a.vendor, a.architecture, a.device, a.description, `shaders ${sourceHash()}`, r.robust ? 'robust' : 'unchecked', pins, path, `D${r.D}`, r.precision, r.causal ? 'causal' : 'full'].join('|');
 }
 
 /** The pins of a tuning as its environment variables spell them ("FLASHRING_SGMM_FWD=8x32x1 …"). */
@@ -94,18 +113,31 @@ export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number)
   return PORTABLE_FWD_CANDIDATES.flatMap(([rows, cols]) => ([0, 1] as const).map((forwardPrefetch) => ({ portableForward: { rows, cols }, forwardPrefetch })));
 }
 
-export function checkTuneRequest(r: TuneRequest): void {
+const shapeOf = (r: Pick<TuneRequest, 'D' | 'N' | 'heads'>) => ({ B: 1, Hq: r.heads, Hkv: r.heads, Nq: r.N, Nk: r.N, D: r.D });
+
+/**
+ * A request the kernels can take, before any search: positive sizes, a head dim they support, and
+ * tensors the device can bind (8 of them: Q, K, V, dO, O and the gradients); one line each.
+ */
+export function checkTuneRequest(r: TuneRequest, dev?: FlashDevice): void {
   if (!Number.isInteger(r.N) || r.N < 1) throw new InputError(`tune: N must be a positive integer, got ${r.N}`);
   if (!Number.isInteger(r.heads) || r.heads < 1) throw new InputError(`tune: heads must be a positive integer, got ${r.heads}`);
   if (!Number.isInteger(r.reps) || r.reps < 1) throw new InputError(`tune: reps must be a positive integer, got ${r.reps}`);
+  try {
+    validateShape(shapeOf(r));
+  } catch (e) {
+    throw new InputError(`tune: D=${r.D}, N=${r.N}, heads ${r.heads}: ${(e as Error).message}`);
+  }
+  if (!dev) return;
+  const bytes = r.heads * r.N * r.D * (r.precision === 'f16' ? 2 : 4), lim = dev.device.limits.maxStorageBufferBindingSize;
+  if (bytes > lim) throw new InputError(`tune: N=${r.N} with ${r.heads} heads at D=${r.D} needs ${(bytes / 2 ** 20).toFixed(0)} MiB per tensor; this device binds at most ${(lim / 2 ** 20).toFixed(0)} MiB: choose a smaller N or fewer heads`);
 }
-
-const shapeOf = (r: TuneRequest) => ({ B: 1, Hq: r.heads, Hkv: r.heads, Nq: r.N, Nk: r.N, D: r.D });
 
 /** [forward, backward] GPU (or host) ms of a tuning at the request's shape (on the search's one set of inputs), and the path it ran on. */
 async function timeWith(dev: FlashDevice, t: KernelTuning, r: TuneRequest, bufs: BenchBuffers): Promise<{ ms: [number, number]; path: KernelPath }> {
   const d = withTuning(dev, { ...dev.tuning, ...t });
-  const res = await timeForwardBackward(d, shapeOf(r), { causal: r.causal }, r.precision, r.reps, [1, 20], undefined, bufs);
+  // Warm-up as the bench's (at least 2 runs, on GPUs until a second has passed): a short one let the clock ramp into the defaults' time.
+  const res = await timeForwardBackward(d, shapeOf(r), { causal: r.causal }, r.precision, r.reps, [2, 200], undefined, bufs);
   return { ms: res.gpu ?? res.host, path: res.path };
 }
 
@@ -130,6 +162,9 @@ async function trials(
   return out;
 }
 
+/** How much faster together the chosen pair must be than the defaults, timed one after the other, to be kept (run-to-run noise on the H200: ~2%). */
+export const TUNE_MARGIN = 0.02;
+
 const fastest = (xs: { trial: TuneTrial; tuning: KernelTuning }[]) =>
   xs.filter((x) => x.trial.ms !== null).sort((a, b) => a.trial.ms! - b.trial.ms!)[0];
 
@@ -147,7 +182,7 @@ export interface TuneOptions {
  * search (progress lines through `progress`), then stored.
  */
 export async function autotune(dev: FlashDevice, r: TuneRequest, store?: TuneStore, opts: TuneOptions = {}): Promise<TuneEntry & { fromStore: boolean }> {
-  checkTuneRequest(r);
+  checkTuneRequest(r, dev);
   const o: Required<TuneOptions> = { fresh: false, progress: () => {}, candidates: tuneCandidates, ...opts };
   const path = (await FlashForward.create(dev, r.D, { precision: r.precision, out: r.precision, grad: r.precision })).path;
   const key = tuneKey(dev, path, r);
@@ -170,19 +205,18 @@ async function search(
   const fwd = await trials(dev, base.path, 'fwd', r, o, bufs);
   const bwd = await trials(dev, base.path, 'bwd', r, o, bufs);
   const pick = { ...fastest(fwd)?.tuning, ...fastest(bwd)?.tuning };
-  let tuning: KernelTuning = pick, tuned = base.ms, checkErr: number;
-  const chosen = await timeWith(dev, pick, r, bufs);
+  // The defaults and the chosen pair timed again, one after the other, so that both meet the same clock.
+  const again = await timeWith(dev, {}, r, bufs), chosen = await timeWith(dev, pick, r, bufs);
   const check = await spotCheck(withTuning(dev, { ...dev.tuning, ...pick }), r.D, r.precision, r.causal);
-  if (chosen.path === base.path && check.ok && chosen.ms[0] + chosen.ms[1] <= base.ms[0] + base.ms[1]) {
-    tuned = chosen.ms;
-    checkErr = check.err;
-  } else {
-    tuning = {};
-    checkErr = (await spotCheck(dev, r.D, r.precision, r.causal)).err;
-    o.progress(`  kept the defaults (${!check.ok ? `the chosen pair failed the float64 check: ${check.err.toExponential(2)}` : 'the chosen pair was not faster together'})`);
-  }
+  const sum = (x: [number, number]) => x[0] + x[1];
+  const why = !Object.keys(pick).length ? 'no candidate ran'
+    : chosen.path !== base.path ? `the chosen pair ran on the ${chosen.path} path`
+      : !check.ok ? `the chosen pair failed the float64 check (${check.err.toExponential(2)})`
+        : sum(chosen.ms) > (1 - TUNE_MARGIN) * sum(again.ms) ? `the chosen pair was not ${100 * TUNE_MARGIN}% faster together (${sum(chosen.ms).toFixed(3)} against ${sum(again.ms).toFixed(3)} ms)` : null;
+  if (why) o.progress(`  kept the defaults: ${why}`);
   const entry: TuneEntry = {
-    key, path: base.path, tuning, defaultMs: base.ms, tunedMs: tuned, N: r.N, heads: r.heads, checkErr,
+    key, path: base.path, tuning: why ? {} : pick, defaultMs: again.ms, tunedMs: why ? again.ms : chosen.ms, N: r.N, heads: r.heads,
+    checkErr: why ? (await spotCheck(dev, r.D, r.precision, r.causal)).err : check.err, ...(why ? { keptDefaults: why } : {}),
     date: new Date().toISOString(), trials: [...fwd, ...bwd].map((x) => x.trial),
   };
   await store?.set(entry);
@@ -190,7 +224,7 @@ async function search(
 }
 
 /** The stored pins for a request on this device (the path it takes by default), or undefined where the store has none. */
-export async function storedTuning(dev: FlashDevice, store: TuneStore, r: Pick<TuneRequest, 'D' | 'precision' | 'causal'>): Promise<KernelTuning | undefined> {
+export async function storedTuning(dev: FlashDevice, store: TuneStore, r: Pick<TuneRequest, 'D' | 'precision' | 'causal' | 'robust'>): Promise<KernelTuning | undefined> {
   const path = (await FlashForward.create(dev, r.D, { precision: r.precision, out: r.precision, grad: r.precision })).path;
   return (await store.get(tuneKey(dev, path, r)))?.tuning;
 }

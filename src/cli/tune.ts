@@ -5,9 +5,9 @@
  */
 import { InputError } from '../errors.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
-import { nodeGPU } from '../gpu/node.js';
+import { nodeGPU, robustShaders } from '../gpu/node.js';
 import { choices, nums } from '../bench/run.js';
-import { autotune, showPins, type TuneEntry } from '../bench/tune.js';
+import { autotune, checkTuneRequest, showPins, type TuneEntry } from '../bench/tune.js';
 import { defaultStorePath, fileTuneStore } from '../bench/tuneStore.js';
 import { parseCommand } from './args.js';
 
@@ -47,6 +47,7 @@ export async function tuneCommand(argv: string[]): Promise<number> {
   const Ds = nums(values.D, '64,128', 'D', 256);
   const causals = choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const).map((c) => c === 'true');
   const N = one(values.N, '4096', 'N', 1 << 20), heads = one(values.heads, '16', 'heads', 1024), reps = one(values.reps, '5', 'reps', 1000);
+  for (const D of Ds) checkTuneRequest({ robust: false, D, precision: 'f32', causal: false, N, heads, reps }); // before any device: one line naming what is wrong
   const store = await fileTuneStore(values.store ?? defaultStorePath());
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
@@ -55,7 +56,9 @@ export async function tuneCommand(argv: string[]): Promise<number> {
     const out: (TuneEntry & { fromStore: boolean })[] = [];
     const log = (line: string) => { if (!values.json) process.stderr.write(`${line}\n`); };
     for (const D of Ds) for (const precision of precisions) for (const causal of causals)
-      out.push(await autotune(dev, { D, precision, causal, N, heads, reps }, store, { fresh: values.fresh, progress: log }));
+      out.push(await autotune(dev, { robust: robustShaders(), D, precision, causal, N, heads, reps }, store, { fresh: values.fresh, progress: log }));
+    const reused = out.filter((e) => e.fromStore && (e.N !== N || e.heads !== heads));
+    if (reused.length && !values.json) log(`${reused.length} entr${reused.length > 1 ? 'ies' : 'y'} from the store, tuned at another N or heads (the table says which): --fresh searches again at N=${N}, ${heads} heads`);
     if (values.json) {
       console.log(JSON.stringify(out, null, 1));
       return 0;
@@ -66,7 +69,8 @@ export async function tuneCommand(argv: string[]): Promise<number> {
     for (const e of out) {
       const [D, precision, mask] = e.key.split('|').slice(-3);
       const up = (e.defaultMs[0] + e.defaultMs[1]) / (e.tunedMs[0] + e.tunedMs[1]);
-      console.log(`| ${D.slice(1)} | ${precision} | ${mask === 'causal'} | ${e.path} | ${e.N} | ${ms2(e.defaultMs)} | ${ms2(e.tunedMs)} | ${up.toFixed(3)}× | ${showPins(e.tuning)} | ${e.checkErr.toExponential(1)} | ${e.fromStore ? `store (${e.date.slice(0, 10)})` : 'search'} |`);
+      const pins = e.keptDefaults ? `(defaults: ${e.keptDefaults})` : showPins(e.tuning);
+      console.log(`| ${D.slice(1)} | ${precision} | ${mask === 'causal'} | ${e.path} | ${e.N} | ${ms2(e.defaultMs)} | ${ms2(e.tunedMs)} | ${up.toFixed(3)}× | ${pins} | ${e.checkErr.toExponential(1)} | ${e.fromStore ? `store (${e.date.slice(0, 10)})` : 'search'} |`);
     }
     return 0;
   } finally {
