@@ -71,7 +71,7 @@ export function benchBuffers(dev: FlashDevice, s: AttentionShape, p: Precision):
 }
 
 /**
- * Forward and backward at one shape and mask, on `given` buffers (benchBuffers of the same
+ * Forward and backward (or one of them: `passes`) at one shape and mask, on `given` buffers (benchBuffers of the same
  * shape and precision; autotune times every candidate on one set) or fresh ones: warm-up (at
  * least `warm[0]` runs, at most `warm[1]`), then `reps` timed runs of each. Returns the GPU
  * timestamps (null where the adapter has none or they are unusable) and the host times, each
@@ -79,13 +79,16 @@ export function benchBuffers(dev: FlashDevice, s: AttentionShape, p: Precision):
  */
 export async function timeForwardBackward(
   dev: FlashDevice, s: AttentionShape, opts: AttentionOptions, p: Precision, reps: number, warm: [number, number], path?: KernelPath, given?: BenchBuffers,
+  passes: 'both' | 'fwd' | 'bwd' = 'both',
 ): Promise<{ gpu: [number, number] | null; host: [number, number]; path: KernelPath; tiles: string }> {
   const types = { precision: p, out: p, grad: p };
   const fwd = await FlashForward.create(dev, s.D, types, path);
   const bwd = await FlashBackward.create(dev, s.D, types, path);
   const o = resolveOptions(s, opts);
   const bufs = given ?? benchBuffers(dev, s, p);
-  const timer = new GpuTimer(dev, 2 * reps);
+  // The passes timed (the other's entry is NaN); the backward alone still needs one forward for O and LSE.
+  const timed = passes === 'fwd' ? [0] : passes === 'bwd' ? [1] : [0, 1];
+  const timer = new GpuTimer(dev, timed.length * reps);
   const hostMs: number[][] = [[], []];
   const run = async (which: number, tw?: GPUComputePassTimestampWrites) => {
     const temps: GPUBuffer[] = [];
@@ -99,13 +102,15 @@ export async function timeForwardBackward(
     return performance.now() - t0;
   };
   try {
-    await warmUp(dev, async () => { await run(0); await run(1); }, warm[0], warm[1]);
-    for (let i = 0; i < reps; i++) for (const which of [0, 1]) hostMs[which].push(await run(which, timer.writes(2 * i + which, 0, 1)));
+    if (passes === 'bwd') await run(0);
+    await warmUp(dev, async () => { for (const w of timed) await run(w); }, warm[0], warm[1]);
+    for (let i = 0; i < reps; i++) for (const [k, which] of timed.entries()) hostMs[which].push(await run(which, timer.writes(timed.length * i + k, 0, 1)));
     const gpu = await timer.read();
     const useGpu = dev.hasTimestamps && gpu.every((x) => Number.isFinite(x) && x > 0);
-    const med = (xs: number[]) => median(xs)!;
+    const med = (xs: number[]) => (xs.length ? median(xs)! : NaN);
+    const gpuOf = (which: number) => (timed.includes(which) ? med(gpu.filter((_, j) => timed[j % timed.length] === which)) : NaN);
     return {
-      gpu: useGpu ? [med(gpu.filter((_, j) => j % 2 === 0)), med(gpu.filter((_, j) => j % 2 === 1))] : null,
+      gpu: useGpu ? [gpuOf(0), gpuOf(1)] : null,
       host: [med(hostMs[0]), med(hostMs[1])], path: fwd.path, tiles: `fwd ${describePlan(fwd.plan)} | bwd ${describePlan(bwd.plan)}`,
     };
   } finally {

@@ -6,10 +6,11 @@
  *
  * The candidates are data: each is a KernelTuning pin of one kernel (the forward's tile and
  * variants, or the backward's tile) on the path the device takes by default. Each candidate that
- * builds is timed at the request's shape (forward, or backward, GPU timestamps; the other kernel
- * at its default), the fastest forward and the fastest backward are put together, and the pair
- * is kept only if it passes the float64 check (bench/kernels.ts spotCheck) and is not slower
- * than the defaults at that shape; otherwise the defaults stay (the entry says so).
+ * builds is timed at the request's shape on one set of inputs (its own pass only: forward, or
+ * backward after one forward, GPU timestamps), the fastest forward and the fastest backward are
+ * put together, and the pair is kept only if it passes the float64 check (bench/kernels.ts
+ * spotCheck) and is TUNE_MARGIN faster than the defaults timed beside it; otherwise the defaults
+ * stay (the entry says why).
  */
 import { FlashDevice, withTuning } from '../gpu/device.js';
 import { InputError } from '../errors.js';
@@ -134,10 +135,10 @@ export function checkTuneRequest(r: TuneRequest, dev?: FlashDevice): void {
 }
 
 /** [forward, backward] GPU (or host) ms of a tuning at the request's shape (on the search's one set of inputs), and the path it ran on. */
-async function timeWith(dev: FlashDevice, t: KernelTuning, r: TuneRequest, bufs: BenchBuffers): Promise<{ ms: [number, number]; path: KernelPath }> {
+async function timeWith(dev: FlashDevice, t: KernelTuning, r: TuneRequest, bufs: BenchBuffers, passes: 'both' | 'fwd' | 'bwd' = 'both'): Promise<{ ms: [number, number]; path: KernelPath }> {
   const d = withTuning(dev, { ...dev.tuning, ...t });
   // Warm-up as the bench's (at least 2 runs, on GPUs until a second has passed): a short one let the clock ramp into the defaults' time.
-  const res = await timeForwardBackward(d, shapeOf(r), { causal: r.causal }, r.precision, r.reps, [2, 200], undefined, bufs);
+  const res = await timeForwardBackward(d, shapeOf(r), { causal: r.causal }, r.precision, r.reps, [2, 200], undefined, bufs, passes);
   return { ms: res.gpu ?? res.host, path: res.path };
 }
 
@@ -149,7 +150,7 @@ async function trials(
   for (const c of o.candidates(path, kind, r.D)) {
     const pins = showPins(c);
     try {
-      const t = await timeWith(dev, { ...c, path }, r, bufs);
+      const t = await timeWith(dev, { ...c, path }, r, bufs, kind);
       const trial: TuneTrial = t.path === path ? { kind, pins, ms: t.ms[kind === 'fwd' ? 0 : 1] } : { kind, pins, ms: null, error: `ran on the ${t.path} path` };
       out.push({ trial, tuning: c });
     } catch (e) {
