@@ -60,7 +60,8 @@ describe('autotune on this device', () => {
     if (e.keptDefaults) expect(e.tuning).toEqual({});
     else expect(e.tunedMs[0] + e.tunedMs[1]).toBeLessThanOrEqual(0.98 * (e.defaultMs[0] + e.defaultMs[1]));
     // The chosen pins are real pins of the searched candidates (or none: the defaults kept).
-    if (e.tuning.portableForward) expect(e.tuning.portableForward).toEqual({ rows: 16, cols: 8 });
+    // (Which is fastest on a CPU is noise; 128×128 does not fit, so the backward's can only be 8×8.)
+    if (e.tuning.portableForward) expect([{ rows: 16, cols: 8 }, { rows: 4, cols: 4 }]).toContainEqual(e.tuning.portableForward);
     if (e.tuning.portableBackward) expect(e.tuning.portableBackward).toEqual({ rows: 8, cols: 8 });
     expect(store.entries.get(e.key)).toMatchObject({ key: e.key, tuning: e.tuning });
     // Again: from the store, no search (no progress line); fresh: searched again.
