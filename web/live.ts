@@ -362,7 +362,8 @@ class DevicePool {
     hooks.liveDevicesAcquired = 0;
   }
 
-  async get(): Promise<FlashDevice> {
+  /** The page's device, for data of `precision` (f16 where the GPU offers it: a FormError otherwise). */
+  async get(precision: Precision): Promise<FlashDevice> {
     if (this.dev?.lostReason) {
       this.dev.destroy();
       this.dev = null;
@@ -371,6 +372,7 @@ class DevicePool {
       [this.dev] = await acquireDevices(this.gpu!, 1);
       this.hooks.liveDevicesAcquired = (this.hooks.liveDevicesAcquired as number) + 1;
     }
+    if (precision === 'f16' && !this.dev.hasF16) throw new FormError('This GPU does not offer 16-bit floats to WebGPU (shader-f16): choose precision f32.');
     return this.dev;
   }
 }
@@ -418,8 +420,7 @@ export function setupLive(hooks: Record<string, unknown>): void {
     const s: AttentionShape = { B: 1, Hq: cfg.H, Hkv: cfg.H, Nq: cfg.N, Nk: cfg.N, D: cfg.D };
     try {
       status.textContent = 'preparing the device…';
-      const dev = await pool.get();
-      if (cfg.precision === 'f16' && !dev.hasF16) throw new FormError('This GPU does not offer 16-bit floats to WebGPU (shader-f16): choose precision f32.');
+      const dev = await pool.get(cfg.precision);
       const pins = cfg.tuned ? await storedTuning(dev, store, { D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, robust: true }) : undefined;
       const rdev = pins ? withTuning(dev, { ...dev.tuning, ...pins }) : dev;
       const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3), ...(cfg.backward ? { dout: randn(numel(s, 'q'), 4) } : {}) };
@@ -484,8 +485,7 @@ async function tune(form: HTMLFormElement, pool: DevicePool, store: ReturnType<t
   clearTimeline();
   try {
     const cfg = readLiveForm(form);
-    const dev = await pool.get();
-    if (cfg.precision === 'f16' && !dev.hasF16) throw new FormError('This GPU does not offer 16-bit floats to WebGPU (shader-f16): choose precision f32.');
+    const dev = await pool.get(cfg.precision);
     const e = await autotune(dev, { robust: true, D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, N: cfg.N, heads: cfg.H, reps: 3 }, store, {
       fresh: true, progress: (line) => { status.textContent = line.trim(); },
     });

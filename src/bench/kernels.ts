@@ -55,6 +55,14 @@ export async function warmUp(dev: FlashDevice, run: () => Promise<unknown>, minR
   for (let i = 0; i < minRuns || (!dev.isCPU && performance.now() - t0 < WARM_MS && i < maxRuns); i++) await run();
 }
 
+/**
+ * Whether a tensor of `bytes` can be bound on the device (maxStorageBufferBindingSize) and the
+ * eight of a forward and backward held (2^40 bytes in all): the bench's and autotune's bound.
+ */
+export function tensorFits(dev: FlashDevice, bytes: number): boolean {
+  return bytes <= dev.device.limits.maxStorageBufferBindingSize && 8 * bytes <= 2 ** 40;
+}
+
 /** The buffers of a timed forward and backward: random Q, K, V, dO (seeds 11-14) and room for the outputs. */
 export type BenchBuffers = Record<'q' | 'k' | 'v' | 'dout' | 'o' | 'lse' | 'delta' | 'dq' | 'dk' | 'dv', GPUBuffer>;
 

@@ -14,7 +14,7 @@ import { InputError } from '../errors.js';
 import { Precision } from '../kernels/precision.js';
 import { LAYOUTS } from '../cp/plan/schedule.js';
 import { MAX_RANKS } from '../cli/ringArgs.js';
-import { KernelRow, spotCheck, timeKernels } from './kernels.js';
+import { KernelRow, spotCheck, tensorFits, timeKernels } from './kernels.js';
 import { storedTuning, type TuneStore } from './tune.js';
 import { fileTuneStore } from './tuneStore.js';
 import { RingRow, ringPoint } from './ring.js';
@@ -134,12 +134,15 @@ function checkFlagsApply(v: BenchValues): void {
     if (v[flag as keyof BenchValues] !== undefined && !ok(v)) throw new InputError(`--${flag} ${why}: leave it out or drop the flag that skips it`);
 }
 
-/** A flag that takes one positive integer (a list is refused: only N, D, precision, causal, ring sizes and layouts sweep). */
-function one(s: string | undefined, d: string, name: string): number {
-  const xs = nums(s, d, name);
-  if (xs.length > 1) throw new InputError(`--${name} takes one value, got '${s}' (the bench sweeps --N, --D, --precision, --causal, --ring-R, --ring-N and --layouts)`);
+/** A flag that takes one positive integer up to `max`; a list is refused, `sweeps` saying which flags do take one. */
+export function one(s: string | undefined, d: string, name: string, max?: number, sweeps = ''): number {
+  const xs = nums(s, d, name, max);
+  if (xs.length > 1) throw new InputError(`--${name} takes one value, got '${s}'${sweeps}`);
   return xs[0];
 }
+
+/** What the bench's one-value flags say of a list. */
+const BENCH_SWEEPS = ' (the bench sweeps --N, --D, --precision, --causal, --ring-R, --ring-N and --layouts)';
 
 /** Every flag's value, checked before anything is read, written or acquired. */
 function benchConfig(values: BenchValues) {
@@ -151,13 +154,14 @@ function benchConfig(values: BenchValues) {
     throw new InputError(`--ring-R ${Math.max(...ringRs)} is more ranks than the ${Math.min(...ringNs)} tokens of --ring-N ${Math.min(...ringNs)}`);
   return {
     Ns: nums(values.N, q ? '128,256' : '1024,4096,16384', 'N'), Ds: nums(values.D, q ? '64' : '64,128', 'D'),
-    H: one(values.heads, q ? '2' : '16', 'heads'), B: one(values.batch, '1', 'batch'), reps: one(values.reps, q ? '3' : '10', 'reps'),
+    H: one(values.heads, q ? '2' : '16', 'heads', undefined, BENCH_SWEEPS), B: one(values.batch, '1', 'batch', undefined, BENCH_SWEEPS),
+    reps: one(values.reps, q ? '3' : '10', 'reps', undefined, BENCH_SWEEPS),
     causals: choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const).map((x) => x === 'true'),
     ringRs, ringNs, layouts: choices(values.layouts, LAYOUTS.join(','), 'layouts', LAYOUTS),
     wanted: values.precision === undefined ? null : choices(values.precision, '', 'precision', ['f32', 'f16'] as const),
     outDir: values.out ?? 'bench/out',
     hbm: numberArg('hbm-gib', values['hbm-gib'] ?? '80', { above: 0, max: 1e6, what: 'a positive number of GiB' }),
-    memoryTp: one(values['memory-tp'], '8', 'memory-tp'),
+    memoryTp: one(values['memory-tp'], '8', 'memory-tp', undefined, BENCH_SWEEPS),
   };
 }
 type BenchConfig = ReturnType<typeof benchConfig>;
@@ -190,7 +194,7 @@ function checkSizes(dev: FlashDevice, cfg: BenchConfig, precisions: Precision[])
   const shapes = [...cfg.Ns.map((N) => ({ N, flag: '--N' })), ...cfg.ringNs.map((N) => ({ N, flag: '--ring-N' }))];
   for (const { N, flag } of shapes) for (const D of cfg.Ds) {
     const tensor = cfg.B * cfg.H * N * D * eb;
-    if (tensor > lim.maxStorageBufferBindingSize || 8 * tensor > 2 ** 40)
+    if (!tensorFits(dev, tensor))
       throw new InputError(`--batch ${cfg.B} --heads ${cfg.H} ${flag} ${N} --D ${D} needs ${(tensor / 2 ** 20).toFixed(0)} MiB per tensor (8 tensors); ${adapterName(dev.adapter)} binds at most ${(lim.maxStorageBufferBindingSize / 2 ** 20).toFixed(0)} MiB (maxStorageBufferBindingSize): choose smaller sizes`);
   }
 }

@@ -26,7 +26,7 @@ import { SGMM_FWD_PIPES, sgmmCandidates } from '../kernels/sgmmTiles.js';
 import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../kernels/tiles.js';
 import { TUNING_PINS, type KernelTuning } from '../kernels/tuning.js';
 import { FlashForward } from '../kernels/flashForward.js';
-import { benchBuffers, spotCheck, timeForwardBackward, type BenchBuffers } from './kernels.js';
+import { benchBuffers, spotCheck, tensorFits, timeForwardBackward, type BenchBuffers } from './kernels.js';
 
 export interface TuneRequest {
   /** Whether Dawn's robustness transform is on for the kernels (Node: FLASHRING_ROBUST; the page: always): a key of its own. */
@@ -78,6 +78,11 @@ export interface TuneStore {
  * tables, and the candidate lists; a change to any makes earlier entries stale.
  */
 export function sourceHash(): string {
+  return (hashOnce ??= fnv1a());
+}
+let hashOnce: string | undefined;
+
+function fnv1a(): string {
   let h = 0x811c9dc5;
   const text = JSON.stringify([SHADERS, PARAMS_WGSL, [FORWARD_BINDINGS, BACKWARD_BINDINGS, PREPROCESS_BINDINGS].map(wgslBindings),
     PORTABLE_FWD_CANDIDATES, PORTABLE_BWD_CANDIDATES, [64, 128, 256].map((D) => [sgmmCandidates('fwd', D), sgmmCandidates('bwd', D)])]);
@@ -95,6 +100,12 @@ export function tuneKey(dev: FlashDevice, path: KernelPath, r: Pick<TuneRequest,
   const a = dev.adapter;
   const pins = Object.keys(dev.tuning).length ? showPins(dev.tuning) : 'no pins';
   return [a.vendor, a.architecture, a.device, a.description, `shaders ${sourceHash()}`, r.robust ? 'robust' : 'unchecked', pins, path, `D${r.D}`, r.precision, r.causal ? 'causal' : 'full'].join('|');
+}
+
+/** The path a request's kernels take on this device by default, and its store key. */
+async function defaultKey(dev: FlashDevice, r: Pick<TuneRequest, 'D' | 'precision' | 'causal' | 'robust'>): Promise<{ path: KernelPath; key: string }> {
+  const path = (await FlashForward.create(dev, r.D, { precision: r.precision, out: r.precision, grad: r.precision })).path;
+  return { path, key: tuneKey(dev, path, r) };
 }
 
 /** The pins of a tuning as its environment variables spell them ("FLASHRING_SGMM_FWD=8x32x1 …"). */
@@ -131,7 +142,7 @@ export function checkTuneRequest(r: TuneRequest, dev?: FlashDevice): void {
   }
   if (!dev) return;
   const bytes = r.heads * r.N * r.D * (r.precision === 'f16' ? 2 : 4), lim = dev.device.limits.maxStorageBufferBindingSize;
-  if (bytes > lim) throw new InputError(`tune: N=${r.N} with ${r.heads} heads at D=${r.D} needs ${(bytes / 2 ** 20).toFixed(0)} MiB per tensor; this device binds at most ${(lim / 2 ** 20).toFixed(0)} MiB: choose a smaller N or fewer heads`);
+  if (!tensorFits(dev, bytes)) throw new InputError(`tune: N=${r.N} with ${r.heads} heads at D=${r.D} needs ${(bytes / 2 ** 20).toFixed(0)} MiB per tensor; this device binds at most ${(lim / 2 ** 20).toFixed(0)} MiB: choose a smaller N or fewer heads`);
 }
 
 /** [forward, backward] GPU (or host) ms of a tuning at the request's shape (on the search's one set of inputs), and the path it ran on. */
@@ -185,13 +196,12 @@ export interface TuneOptions {
 export async function autotune(dev: FlashDevice, r: TuneRequest, store?: TuneStore, opts: TuneOptions = {}): Promise<TuneEntry & { fromStore: boolean }> {
   checkTuneRequest(r, dev);
   const o: Required<TuneOptions> = { fresh: false, progress: () => {}, candidates: tuneCandidates, ...opts };
-  const path = (await FlashForward.create(dev, r.D, { precision: r.precision, out: r.precision, grad: r.precision })).path;
-  const key = tuneKey(dev, path, r);
+  const { path, key } = await defaultKey(dev, r);
   const kept = o.fresh ? undefined : await store?.get(key);
   if (kept) return { ...kept, fromStore: true };
   const bufs = benchBuffers(dev, shapeOf(r), r.precision);
   try {
-    return await search(dev, r, key, store, o, bufs);
+    return await search(dev, r, path, key, store, o, bufs);
   } finally {
     for (const b of Object.values(bufs)) dev.tracker.destroy(b);
   }
@@ -199,24 +209,23 @@ export async function autotune(dev: FlashDevice, r: TuneRequest, store?: TuneSto
 
 /** The search of autotune on one set of inputs: defaults, each candidate, the chosen pair; stored. */
 async function search(
-  dev: FlashDevice, r: TuneRequest, key: string, store: TuneStore | undefined, o: Required<TuneOptions>, bufs: BenchBuffers,
+  dev: FlashDevice, r: TuneRequest, path: KernelPath, key: string, store: TuneStore | undefined, o: Required<TuneOptions>, bufs: BenchBuffers,
 ): Promise<TuneEntry & { fromStore: boolean }> {
-  const base = await timeWith(dev, {}, r, bufs);
-  o.progress(`tuning D=${r.D} ${r.precision} ${r.causal ? 'causal' : 'not causal'} on the ${base.path} path at N=${r.N}, ${r.heads} heads: defaults ${base.ms.map((x) => x.toFixed(3)).join(' / ')} ms`);
-  const fwd = await trials(dev, base.path, 'fwd', r, o, bufs);
-  const bwd = await trials(dev, base.path, 'bwd', r, o, bufs);
+  o.progress(`tuning D=${r.D} ${r.precision} ${r.causal ? 'causal' : 'not causal'} on the ${path} path at N=${r.N}, ${r.heads} heads: defaults timed last, beside the chosen pair`);
+  const fwd = await trials(dev, path, 'fwd', r, o, bufs);
+  const bwd = await trials(dev, path, 'bwd', r, o, bufs);
   const pick = { ...fastest(fwd)?.tuning, ...fastest(bwd)?.tuning };
-  // The defaults and the chosen pair timed again, one after the other, so that both meet the same clock.
+  // The defaults and the chosen pair timed one after the other, so that both meet the same clock.
   const again = await timeWith(dev, {}, r, bufs), chosen = await timeWith(dev, pick, r, bufs);
   const check = await spotCheck(withTuning(dev, { ...dev.tuning, ...pick }), r.D, r.precision, r.causal);
   const sum = (x: [number, number]) => x[0] + x[1];
   const why = !Object.keys(pick).length ? 'no candidate ran'
-    : chosen.path !== base.path ? `the chosen pair ran on the ${chosen.path} path`
+    : chosen.path !== path ? `the chosen pair ran on the ${chosen.path} path`
       : !check.ok ? `the chosen pair failed the float64 check (${check.err.toExponential(2)})`
         : sum(chosen.ms) > (1 - TUNE_MARGIN) * sum(again.ms) ? `the chosen pair was not ${100 * TUNE_MARGIN}% faster together (${sum(chosen.ms).toFixed(3)} against ${sum(again.ms).toFixed(3)} ms)` : null;
   if (why) o.progress(`  kept the defaults: ${why}`);
   const entry: TuneEntry = {
-    key, path: base.path, tuning: why ? {} : pick, defaultMs: again.ms, tunedMs: why ? again.ms : chosen.ms, N: r.N, heads: r.heads,
+    key, path, tuning: why ? {} : pick, defaultMs: again.ms, tunedMs: why ? again.ms : chosen.ms, N: r.N, heads: r.heads,
     checkErr: why ? (await spotCheck(dev, r.D, r.precision, r.causal)).err : check.err, ...(why ? { keptDefaults: why } : {}),
     date: new Date().toISOString(), trials: [...fwd, ...bwd].map((x) => x.trial),
   };
@@ -226,6 +235,5 @@ async function search(
 
 /** The stored pins for a request on this device (the path it takes by default), or undefined where the store has none. */
 export async function storedTuning(dev: FlashDevice, store: TuneStore, r: Pick<TuneRequest, 'D' | 'precision' | 'causal' | 'robust'>): Promise<KernelTuning | undefined> {
-  const path = (await FlashForward.create(dev, r.D, { precision: r.precision, out: r.precision, grad: r.precision })).path;
-  return (await store.get(tuneKey(dev, path, r)))?.tuning;
+  return (await store.get((await defaultKey(dev, r)).key))?.tuning;
 }

@@ -6,7 +6,7 @@
 import { InputError } from '../errors.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU, robustShaders } from '../gpu/node.js';
-import { choices, nums } from '../bench/run.js';
+import { choices, nums, one } from '../bench/run.js';
 import { autotune, checkTuneRequest, showPins, type TuneEntry } from '../bench/tune.js';
 import { defaultStorePath, fileTuneStore } from '../bench/tuneStore.js';
 import { parseCommand } from './args.js';
@@ -29,12 +29,6 @@ const OPTIONS = {
   D: { type: 'string' }, precision: { type: 'string' }, causal: { type: 'string' }, N: { type: 'string' }, heads: { type: 'string' },
   reps: { type: 'string' }, fresh: { type: 'boolean' }, store: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' },
 } as const;
-
-function one(s: string | undefined, d: string, name: string, max?: number): number {
-  const xs = nums(s, d, name, max);
-  if (xs.length > 1) throw new InputError(`--${name} takes one value, got '${s}'`);
-  return xs[0];
-}
 
 const ms2 = (x: [number, number]) => `${x[0].toFixed(3)} / ${x[1].toFixed(3)}`;
 
