@@ -3,27 +3,17 @@
  * with every term named, the new flags, and each bad input as one line with exit code 2 and nothing
  * written.
  */
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../src/cli/main.js';
+import { runMain } from './cli-run.js';
 import { formatBytes, formatCount, formatLayers } from '../src/cli/memory.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'flashring-memcli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [], err: string[] = [];
-  const o = vi.spyOn(console, 'log').mockImplementation((...a) => void out.push(a.join(' ')));
-  const e = vi.spyOn(console, 'error').mockImplementation((...a) => void err.push(a.join(' ')));
-  const w = vi.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
-  try {
-    return { code: await main(argv), out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    o.mockRestore(); e.mockRestore(); w.mockRestore();
-  }
-}
+const run = runMain;
 
 const TORCH = ['--stack', 'torch-amp', '--num-layers', '8', '--hidden-size', '4096', '--num-attention-heads', '32', '--vocab-size', '8192',
   '--untie-embeddings-and-output-weights', '--attention-dropout', '0', '--hidden-dropout', '0', '--position-embedding-type', 'none'];

@@ -3,13 +3,13 @@
  * figures come from the results files (a changed file changes the notes), and each bad input is
  * one line with exit code 2 and nothing written.
  */
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { main } from '../src/cli/main.js';
+import { runMain } from './cli-run.js';
 import { notesText } from '../src/cli/notes.js';
 import { SOURCES, sourceFiles } from '../src/cli/notesData.js';
 
@@ -18,16 +18,7 @@ const COMMITTED = readFileSync(join(ROOT, 'notes_attention.md'), 'utf8');
 const dir = mkdtempSync(join(tmpdir(), 'flashring-notes-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [], err: string[] = [];
-  const o = vi.spyOn(console, 'log').mockImplementation((...a) => void out.push(a.join(' ')));
-  const e = vi.spyOn(console, 'error').mockImplementation((...a) => void err.push(a.join(' ')));
-  try {
-    return { code: await main(argv), out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    o.mockRestore(); e.mockRestore();
-  }
-}
+const run = runMain;
 
 describe('flashring notes', () => {
   it('the command (node bin/flashring.mjs notes --out FILE) writes the committed notes_attention.md byte for byte', async () => {

@@ -103,6 +103,17 @@ describe('the page in headless Chromium', () => {
   });
 
   const plannerOf = (p: Page) => hooks<{ lines: string[]; oom: Record<string, number | null>; error?: string }>(p, 'planner');
+  /** A planner field set to a bad value: the page's words (a string: exactly; a pattern: matching), nothing drawn; the old value back clears it. */
+  const refusedThenRestored = async (p: Page, sel: string, value: string, want: string | RegExp) => {
+    const old = await p.inputValue(sel);
+    await p.fill(sel, value);
+    const msg = await p.textContent('#planner-error');
+    if (typeof want === 'string') expect(msg).toBe(want);
+    else expect(msg).toMatch(want);
+    expect((await plannerOf(p)).lines).toEqual([]);
+    await p.fill(sel, old);
+    expect(await p.textContent('#planner-error')).toBe('');
+  };
   /** Moves the mouse onto a drawn point of the planner and returns the tooltip's lines. */
   const hoverPlanner = async (p: Page, label: string, x: number) => {
     const at = await p.evaluate(([l, v]) => (window as unknown as { __flashring: { plannerChart: { pointAt(l: string, x: number): { x: number; y: number } | null } } })
@@ -645,14 +656,7 @@ describe('the page in headless Chromium', () => {
       ['input[name=topk]', '9', /^Top-k \(9\) can be at most the experts \(8\)/],
       ['input[name=topk]', '0', /^Top-k must be a positive whole number \(empty: 2\) \(it is 0\)\.$/],
       ['input[name=experts]', '-1', /^Experts must be a whole number, 0 for a dense model \(it is -1\)\.$/],
-    ] as const) {
-      const old = await page.inputValue(sel);
-      await page.fill(sel, value);
-      expect(await page.textContent('#planner-error')).toMatch(want);
-      expect((await plannerOf(page)).lines).toEqual([]);
-      await page.fill(sel, old);
-      expect(await page.textContent('#planner-error')).toBe('');
-    }
+    ] as const) await refusedThenRestored(page, sel, value, want);
     // moe and shared_experts recompute on an MoE model
     await page.check('input[name=rc_moe]');
     expect(await page.inputValue('input[name=lines]')).toBe('1,1:selective:core_attn+mlp+moe');
@@ -875,14 +879,7 @@ describe('the page in headless Chromium', () => {
       ['input[name=hiddrop]', '-0.1', 'Hidden dropout must be a probability, at least 0 and below 1 (it is -0.1).'],
       ['input[name=dp]', '0', 'DP must be a positive whole number (it is 0).'],
       ['input[name=vpp]', '3', 'Layers per virtual stage (3) must divide the 16 layers of a pipeline stage (layers ÷ PP).'],
-    ] as const) {
-      const old = await page.inputValue(sel);
-      await page.fill(sel, value);
-      expect(await page.textContent('#planner-error')).toBe(want);
-      expect((await plannerOf(page)).lines).toEqual([]);
-      await page.fill(sel, old);
-      expect(await page.textContent('#planner-error')).toBe('');
-    }
+    ] as const) await refusedThenRestored(page, sel, value, want);
     // MoE: the capacity factor and EP, greyed on a dense model.
     expect([await page.isDisabled('input[name=capacity]'), await page.isDisabled('input[name=ep]')]).toEqual([true, true]);
     await page.fill('input[name=experts]', '8');

@@ -11,7 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { FIT_RUNS, TERMS_DIR, TIMING_DIR, buildFit, buildFitPoints, termRuns, timeRows, timeSummary, torchRows } from '../bench/megatron/timeTable.js';
+import { FIT_RUNS, TERMS_DIR, TIMING_DIR, buildFit, buildFitPoints, launchesOf, termRuns, timeRows, timeSummary, torchRows } from '../bench/megatron/timeTable.js';
 import { parseMegatronLog } from '../src/memory/megatron.js';
 import { predictTimeFromLog, steadyIterMs } from '../src/memory/time/fromLog.js';
 import { H200 } from '../src/memory/time/devices.js';
@@ -180,7 +180,7 @@ describe('terms measured on their own (terms/, terms/kernels: the MoE misses tak
     }
     // The kernel launches (the runtime's launch calls) are 0.75-1.19x the model's count: the count is not what is off.
     for (const r of prof) {
-      const launches = r.profile!.runtime.filter((x) => /^cu(da)?LaunchKernel(Ex|ExC)?$/.test(x.name)).reduce((a, x) => a + x.count, 0);
+      const launches = launchesOf(r.profile!);
       expect(launches / r.predicted.kernels, r.name).toBeGreaterThan(0.74);
       expect(launches / r.predicted.kernels, r.name).toBeLessThan(1.2);
     }

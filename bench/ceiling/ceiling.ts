@@ -37,24 +37,32 @@ async function runGemm(
     dims: upload(dev, new Uint32Array([M, N, K, 0]), 'gemm.dims', GPUBufferUsage.UNIFORM),
     a: upload(dev, A, 'gemm.a'), b: upload(dev, B, 'gemm.b'), c: storage(dev, M * N * 4, 'gemm.c'),
   };
+  try {
+    return { c: bufs.c, ms: await timedPasses(dev, 'gemm', (enc, tw) => encodeGemm(enc, dev, pipeline, t, bufs, M, N, K, tw), reps) };
+  } finally {
+    for (const x of [bufs.dims, bufs.a, bufs.b]) dev.tracker.destroy(x);
+  }
+}
+
+/** One pass of `encode` (reps 0: run once, untimed), or a warm-up and `reps` passes timed by GPU timestamps (ms each). */
+async function timedPasses(dev: FlashDevice, label: string, encode: (enc: GPUCommandEncoder, tw?: GPUComputePassTimestampWrites) => void, reps: number): Promise<number[]> {
   const timer = new GpuTimer(dev, Math.max(reps, 1));
   const once = async (tw?: GPUComputePassTimestampWrites) => {
-    const enc = dev.device.createCommandEncoder({ label: 'gemm' });
-    encodeGemm(enc, dev, pipeline, t, bufs, M, N, K, tw);
+    const enc = dev.device.createCommandEncoder({ label });
+    encode(enc, tw);
     dev.device.queue.submit([enc.finish()]);
     await dev.device.queue.onSubmittedWorkDone();
   };
   try {
     if (reps === 0) {
       await once();
-      return { c: bufs.c, ms: [] };
+      return [];
     }
     await warmUp(dev, once, 2, 200);
     for (let i = 0; i < reps; i++) await once(timer.writes(i, 0, 1));
-    return { c: bufs.c, ms: await timer.read() };
+    return await timer.read();
   } finally {
     timer.destroy();
-    for (const x of [bufs.dims, bufs.a, bufs.b]) dev.tracker.destroy(x);
   }
 }
 /** Checks, then times, every tiling that fits at M = N = K = `size` (a multiple of 256). */
@@ -102,20 +110,10 @@ export async function gemmCeilingF32(dev: FlashDevice, size: number, reps: numbe
   const big = [randn(size * size, 43), randn(size * size, 44)];
   const run = async (pipeline: GPUComputePipeline, t: GemmF32Tiling, n: number, A: Float32Array, B: Float32Array, timed: number) => {
     const bufs = { dims: upload(dev, new Uint32Array([n, n, n, 0]), 'gemmF32.dims', GPUBufferUsage.UNIFORM), a: upload(dev, A, 'gemmF32.a'), b: upload(dev, B, 'gemmF32.b'), c: storage(dev, n * n * 4, 'gemmF32.c') };
-    const timer = new GpuTimer(dev, Math.max(timed, 1));
-    const once = async (tw?: GPUComputePassTimestampWrites) => {
-      const enc = dev.device.createCommandEncoder({ label: 'gemmF32' });
-      encodeGemmF32(enc, dev, pipeline, t, bufs, n, n, n, tw);
-      dev.device.queue.submit([enc.finish()]);
-      await dev.device.queue.onSubmittedWorkDone();
-    };
     try {
-      if (timed === 0) { await once(); return { c: new Float32Array(await readback(dev, bufs.c, n * n * 4)), ms: [] as number[] }; }
-      await warmUp(dev, once, 2, 200);
-      for (let i = 0; i < timed; i++) await once(timer.writes(i, 0, 1));
-      return { c: null, ms: await timer.read() };
+      const ms = await timedPasses(dev, 'gemmF32', (enc, tw) => encodeGemmF32(enc, dev, pipeline, t, bufs, n, n, n, tw), timed);
+      return { c: timed === 0 ? new Float32Array(await readback(dev, bufs.c, n * n * 4)) : null, ms };
     } finally {
-      timer.destroy();
       for (const x of Object.values(bufs)) dev.tracker.destroy(x);
     }
   };

@@ -134,6 +134,10 @@ export interface TermRun {
   profile?: { gpuBusyMs: number; kernelCount: number; syncWaitsMs: number; runtime: { name: string; count: number; ms: number }[] };
 }
 
+/** The kernel launches of a profile window: the CUDA runtime's launch calls (copies and memsets are not launches). */
+export const launchesOf = (p: NonNullable<TermRun['profile']>): number =>
+  p.runtime.filter((x) => /^cu(da)?LaunchKernel(Ex|ExC)?$/.test(x.name)).reduce((a, x) => a + x.count, 0);
+
 /** Every log of `dir` (a terms folder), predicted from its own arguments, beside its steady time. */
 export function termRuns(dir = TERMS_DIR): TermRun[] {
   return readdirSync(dir).filter((f) => f.endsWith('.log') && !f.startsWith('console')).sort().map((f) => {
@@ -171,6 +175,6 @@ if (process.argv[1]?.endsWith('timeTable.ts')) {
   for (const dir of [TERMS_DIR, `${TERMS_DIR}/kernels`])
     for (const r of termRuns(dir)) {
       const k = r.profile;
-      console.log(`| ${r.name} | ${r.measuredMs.toFixed(1)} | ${r.predicted.iterMs.toFixed(1)} | ${pct(r.predicted.iterMs / r.measuredMs - 1)} | ${r.gpuMs.toFixed(1)} | ${k ? k.gpuBusyMs.toFixed(1) : ''} | ${k ? `${k.runtime.filter((x) => /^cu(da)?LaunchKernel(Ex|ExC)?$/.test(x.name)).reduce((a, x) => a + x.count, 0).toFixed(0)} / ${Math.round(r.predicted.kernels)}` : ''} |`);
+      console.log(`| ${r.name} | ${r.measuredMs.toFixed(1)} | ${r.predicted.iterMs.toFixed(1)} | ${pct(r.predicted.iterMs / r.measuredMs - 1)} | ${r.gpuMs.toFixed(1)} | ${k ? k.gpuBusyMs.toFixed(1) : ''} | ${k ? `${launchesOf(k).toFixed(0)} / ${Math.round(r.predicted.kernels)}` : ''} |`);
     }
 }
