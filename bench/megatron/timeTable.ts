@@ -12,7 +12,7 @@ import { configFromArgs, parseMegatronLog } from '../../src/memory/megatron.js';
 import { describe } from './campaignTable.js';
 import { DEFAULT_PARALLEL, parseRecomputeSpec, recomputeSpec, type ModelConfig, type ParallelConfig } from '../../src/memory/model.js';
 import { median } from '../../src/stats.js';
-import { H200, type DeviceProfile } from '../../src/memory/time/devices.js';
+import { H200, type DeviceProfile, type ScoreRates } from '../../src/memory/time/devices.js';
 import { fitHost, type HostFit, type HostFitPoint } from '../../src/memory/time/fit.js';
 import { predictTimeFromLog, steadyIterMs } from '../../src/memory/time/fromLog.js';
 import type { IterationTime } from '../../src/memory/time/iteration.js';
@@ -63,16 +63,13 @@ export function timeRows(profile: DeviceProfile = H200, dir = TIMING_DIR, asFitt
  */
 export const FIT_RUNS = ['r01', 'r02', 'r06', 'r07', 'r09', 'r10', 'r15', 'r16', 'r21', 'r22', 'r24', 'r26', 'r30', 'r31', 'r35', 'r36', 'r37', 'r43', 'r47'];
 
-/** The fit's inputs from the fitted build runs: the model with no host time and the attention core at factor 0 and 1. */
+/** The fit's inputs from the fitted build runs: the model's GPU side (no host time, no wait for the loader). */
 export function buildFitPoints(profile: DeviceProfile = H200): HostFitPoint[] {
   // The data loader's wait is a floor (the step's time or the loader's, the larger), not a sum: the
-  // figures were fitted without it, on steps it does not bind.
-  const zero: DeviceProfile = { ...profile, loaderMaskMsPerGB: 0, unfusedAttentionFactor: 0, host: { ...profile.host, launchUs: 0, iterationMs: 0, moeExpertUs: 0 } };
-  const one: DeviceProfile = { ...zero, unfusedAttentionFactor: 1 };
-  const r0 = timeRows(zero, TIMING_DIR, true).filter((r) => FIT_RUNS.includes(r.id)), r1 = timeRows(one, TIMING_DIR, true);
-  return r0.map((r) => ({
-    id: r.id, otherMs: r.predicted.iterMs, attentionMs: r1.find((x) => x.id === r.id)!.predicted.iterMs - r.predicted.iterMs,
-    kernels: r.predicted.kernels, expertPasses: r.predicted.expertPasses, measuredMs: r.measuredMs,
+  // figures are fitted without it, on steps it does not bind.
+  const zero: DeviceProfile = { ...profile, loaderMaskMsPerGB: 0, host: { ...profile.host, launchUs: 0, iterationMs: 0, moeExpertUs: 0 } };
+  return timeRows(zero, TIMING_DIR, true).filter((r) => FIT_RUNS.includes(r.id)).map((r) => ({
+    id: r.id, gpuMs: r.predicted.iterMs, kernels: r.predicted.kernels, expertPasses: r.predicted.expertPasses, measuredMs: r.measuredMs,
   }));
 }
 
@@ -153,13 +150,58 @@ export function termRuns(dir = TERMS_DIR): TermRun[] {
   });
 }
 
+/** Kernel classes of the unfused attention core in a profiled step, by kernel name (PyTorch 2.11's CUDA kernels). */
+const SCORE_KERNELS: [string, RegExp][] = [
+  ['maskFill', /masked_fill/], ['softmaxFwd', /SoftMaxForward|softmax_warp_forward/], ['softmaxBwd', /SoftMaxBackward|softmax_warp_backward/],
+  ['dropoutFwd', /fused_dropout/], ['dropoutBwd', /masked_scale/],
+  ['gradCopies', /Memcpy DtoD|vectorized_elementwise_kernel<8, at::native::(FillFunctor|BinaryFunctor)<c10::BFloat16/],
+];
+
+export interface ScoreSample { name: string; s: number; scoresPerLayer: number; layers: number; recomputed: number; ms: Record<string, number> }
+
+/** Each profiled step's score-kernel milliseconds by class, with the scores they ran over (one GPU: b·a·s² a layer). */
+export function scoreSamples(dir = `${TERMS_DIR}/kernels`): ScoreSample[] {
+  return termRuns(dir).map((r) => {
+    const res = parseMegatronLog(readFileSync(`${dir}/${r.name}.log`, 'utf8'), r.name), c = configFromArgs(res.args);
+    if ('error' in c) throw new Error(`${r.name}: ${c.error}`);
+    const { model: m, par: p } = c, L = m.numLayers;
+    const mods = p.recomputeModules?.length ? p.recomputeModules : ['core_attn'];
+    const recomputed = p.recompute === 'full' ? (p.recomputeMethod === 'block' ? Math.min(p.recomputeNumLayers ?? 1, L) : L)
+      : p.recompute === 'selective' && mods.includes('core_attn') ? L : 0;
+    const ms: Record<string, number> = {};
+    for (const k of (r.profile as unknown as { kernels: { name: string; ms: number }[] }).kernels) {
+      const cls = SCORE_KERNELS.find(([, re]) => re.test(k.name));
+      if (cls) ms[cls[0]] = (ms[cls[0]] ?? 0) + k.ms;
+    }
+    if ((m.attentionDropout ?? 0.1) === 0 || (m.hiddenDropout ?? 0.1) > 0) { delete ms.dropoutFwd; delete ms.dropoutBwd; }
+    return { name: r.name, s: p.seqLength, scoresPerLayer: p.microBatchSize * m.numAttentionHeads * p.seqLength ** 2, layers: L, recomputed, ms };
+  });
+}
+
+/**
+ * The profile's per-score rates (devices.ts ScoreRates) from the profiled steps: ms per 10⁹ scores of one
+ * call, a class's calls per layer being 1 forward (again where core_attn is recomputed) and 1 backward
+ * (maskFill: both), the median over the steps (softmax forward: over the steps of each sequence length).
+ * Dropout only from steps with attention dropout and no hidden dropout (whose kernels share the names).
+ */
+export function scoreRates(samples = scoreSamples()): Omit<ScoreRates, 'source'> {
+  const calls = (x: ScoreSample, cls: string) => (cls === 'maskFill' ? 2 * x.layers + x.recomputed : /Fwd$/.test(cls) ? x.layers + x.recomputed : x.layers);
+  const rate = (cls: string, xs = samples) => median(xs.filter((x) => x.ms[cls] !== undefined).map((x) => (x.ms[cls] * 1e9) / (x.scoresPerLayer * calls(x, cls))))!;
+  const seqs = [...new Set(samples.map((x) => x.s))].sort((a, b) => a - b);
+  return {
+    maskFill: rate('maskFill'), softmaxBwd: rate('softmaxBwd'), gradCopies: rate('gradCopies'), dropoutFwd: rate('dropoutFwd'), dropoutBwd: rate('dropoutBwd'),
+    softmaxFwd: seqs.map((s) => ({ s, ms: rate('softmaxFwd', samples.filter((x) => x.s === s)) })),
+  };
+}
+
 /** The harness's recompute names as the memory model's settings (bench/torchcp/to_csv.py). */
 const TORCH_RECOMPUTE: Record<string, string> = { none: 'none', selective: 'selective', attn_mlp: 'selective:core_attn+mlp', full: 'full:uniform/1' };
 
 if (process.argv[1]?.endsWith('timeTable.ts')) {
+  console.log('score rates from the profiled steps (ms per 10⁹ scores a call):', JSON.stringify(scoreRates()));
   const f = buildFit();
-  console.log(`fit on the build half: unfusedAttentionFactor ${f.unfusedAttentionFactor.toFixed(4)}, launchUs ${f.launchUs.toFixed(2)}, moeExpertUs ${f.moeExpertUs.toFixed(1)}, iterationMs ${f.iterationMs.toFixed(2)}`);
-  console.log(`shipped H200 profile: unfusedAttentionFactor ${H200.unfusedAttentionFactor}, launchUs ${H200.host.launchUs}, moeExpertUs ${H200.host.moeExpertUs}, iterationMs ${H200.host.iterationMs}\n`);
+  console.log(`fit on the build half: launchUs ${f.launchUs.toFixed(2)}, moeExpertUs ${f.moeExpertUs.toFixed(1)}, iterationMs ${f.iterationMs.toFixed(2)}`);
+  console.log(`shipped H200 profile: launchUs ${H200.host.launchUs}, moeExpertUs ${H200.host.moeExpertUs}, iterationMs ${H200.host.iterationMs}\n`);
   const rows = timeRows();
   console.log(timeTable(rows) + '\n');
   for (const s of ['build', 'heldout'] as const) {

@@ -18,6 +18,26 @@ export interface BmmPoint { batch: number; s: number; d: number; tflops: number 
 /** FlashAttention (one head dimension, sequence, mask): forward and backward TFLOP/s, FLOPs counted 4·N²·D per head (×½ causal), backward ×2.5. */
 export interface FlashPoint { d: number; s: number; causal: boolean; fwdTflops: number; bwdTflops: number }
 
+/**
+ * Milliseconds per 10⁹ attention scores of one kernel call, by kernel class, as the kernels ran in
+ * Megatron-LM's training steps (bench/megatron/timeTable.ts scoreRates() derives them from the
+ * profiled steps and test/time.test.ts checks them): the masked_fill_ with the boolean mask
+ * (forward, and its gradient), PyTorch's bf16 softmax forward (its kernel depends on the row length
+ * s: by s, interpolated in log s, clamped) and backward, the attention dropout forward and backward,
+ * and `gradCopies`: the rest of the backward over the s² gradient, device-to-device copies, a fill
+ * and a multiply (autograd around the in-place masked_fill_ on a view of baddbmm's output).
+ */
+export interface ScoreRates {
+  maskFill: number;
+  softmaxFwd: { s: number; ms: number }[];
+  softmaxBwd: number;
+  gradCopies: number;
+  dropoutFwd: number;
+  dropoutBwd: number;
+  /** Where the figures come from. */
+  source: string;
+}
+
 export interface DeviceProfile {
   name: string;
   /** Where the figures come from (files, commands, dates). */
@@ -52,10 +72,12 @@ export interface DeviceProfile {
    */
   loaderMaskMsPerGB: number;
   /**
-   * The unfused attention core (Megatron-LM's local implementation) in a training step, as a multiple
-   * of its kernels' time in isolation (the bmm and bandwidth figures above): fitted with the host figures.
+   * The unfused attention core's kernels over its b·a·s² scores (Megatron-LM's local implementation),
+   * as they run inside a training step: measured in the steps' torch.profiler windows, not fitted.
    */
-  unfusedAttentionFactor: number;
+  scores: ScoreRates;
+  /** GB/s of a pinned host-to-device copy (the data loader's attention mask, get_batch's .cuda(non_blocking=True)). */
+  htodGBs: number;
   /** GPU memory in GiB as the framework reports it. */
   hbmGib: number;
 }
@@ -97,13 +119,24 @@ export const H200: DeviceProfile = {
   ],
   bandwidthGBs: { copy: 4233.9, softmax: 1284.3, dropout: 3027.9 },
   // Fitted on the 19 build-half runs of bench/results/2026-12-02-megatron-timing (npx tsx bench/megatron/timeTable.ts prints the fit).
-  host: { launchUs: 19.9, iterationMs: 11.9, moeExpertUs: 346, note: 'fitted on the build half of the 2026-12-02 campaign, Megatron-LM local (eager PyTorch)' },
+  host: { launchUs: 11.17, iterationMs: 12.86, moeExpertUs: 454.6, note: 'fitted on the build half of the 2026-12-02 campaign, Megatron-LM local (eager PyTorch)' },
   // Measured as a term, not fitted: run r39 (s = 32768, b = 1: a 4.295 GB mask) with and without
   // --no-create-attention-mask-in-dataloader, 10 iterations each, --timing-log-level 2 (2026-12-02
   // 14:16-14:21 UTC, bench/results/2026-12-02-megatron-timing/terms): 456.0 ms per iteration with the
   // mask (batch-generator 254 ms of it), 219.1 ms without; 456.0 / 4.295 GB.
   loaderMaskMsPerGB: 106.2,
-  unfusedAttentionFactor: 1.2,
+  // bench/megatron/timeTable.ts scoreRates(): medians over the profiled steps without recompute (r43, r23,
+  // r03.norc, r07.norc, r40.norc; r02 and r11 with core_attn recomputed, their forward kernels counted twice),
+  // softmax forward by row length (2048: r40; 4096: r11; 8192: r07, r02; 16384: r43, r23, r03), dropout from
+  // r02 (the one profiled run with attention dropout). 32768 has no profiled step: clamped to 16384's rate.
+  scores: {
+    maskFill: 2.784, softmaxFwd: [{ s: 2048, ms: 2.865 }, { s: 4096, ms: 3.676 }, { s: 8192, ms: 4.470 }, { s: 16384, ms: 2.421 }],
+    softmaxBwd: 1.382, gradCopies: 6.905, dropoutFwd: 1.627, dropoutBwd: 1.154,
+    source: 'bench/results/2026-12-02-megatron-timing/terms/kernels (torch.profiler, iterations 10-12 of 7 Megatron-LM runs on the H200)',
+  },
+  // bench/megatron/core_attention.py, 2026-12-02 18:47 UTC (bench/results/2026-12-02-time-heldout/core_attention.jsonl):
+  // a 1 GiB pinned bool tensor .cuda(non_blocking=True), median of 5; the profiled steps' HtoD copies agree (r43: 4.99 ms per step for 0.27 GB).
+  htodGBs: 55.4,
   hbmGib: 139.8,
 };
 

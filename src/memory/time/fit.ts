@@ -1,21 +1,21 @@
 /**
- * The fitted figures of a device profile, from measured iteration times:
- *   measured ≈ other GPU + α · unfused attention core + kernels · launch + expert passes · e + fixed
- * least squares on the relative error, four unknowns (α = unfusedAttentionFactor, launch µs per
- * kernel, e µs per MoE expert module pass, fixed ms per iteration). Everything else is the model's own, at the profile's measured
- * rates. Fitted on the build half of a campaign only (bench/megatron/timeFit.ts).
+ * The fitted figures of a device profile (its host side), from measured iteration times:
+ *   measured ≈ GPU + kernels · launch + expert passes · e + fixed
+ * least squares on the relative error, three unknowns (launch µs per kernel, e µs per MoE expert
+ * module pass, fixed ms per iteration). The GPU side is the model's own, at the profile's measured
+ * rates (the unfused attention core's at the rates measured in profiled steps, devices.ts scores).
+ * Fitted on the build half of a campaign only (bench/megatron/timeTable.ts buildFit).
  */
 export interface HostFitPoint {
   id: string;
-  /** GPU milliseconds other than the unfused attention core, and the core's at the isolated kernels' rates (factor 1). */
-  otherMs: number;
-  attentionMs: number;
+  /** The model's GPU milliseconds (no host time). */
+  gpuMs: number;
   kernels: number;
   expertPasses: number;
   measuredMs: number;
 }
 
-export interface HostFit { unfusedAttentionFactor: number; launchUs: number; moeExpertUs: number; iterationMs: number }
+export interface HostFit { launchUs: number; moeExpertUs: number; iterationMs: number }
 
 /** Solves A x = b (A n×n) by Gaussian elimination with partial pivoting. */
 function solve(A: number[][], b: number[]): number[] {
@@ -35,15 +35,15 @@ function solve(A: number[][], b: number[]): number[] {
 }
 
 export function fitHost(points: HostFitPoint[]): HostFit {
-  // Σ_i (Σ_j u_ij x_j − r_i)², u = (attention, kernels, expert passes, 1)/measured, r = 1 − other/measured: the normal equations.
-  const n = 4, A = Array.from({ length: n }, () => new Array<number>(n).fill(0)), b = new Array<number>(n).fill(0);
+  // Σ_i (Σ_j u_ij x_j − r_i)², u = (kernels, expert passes, 1)/measured, r = 1 − gpu/measured: the normal equations.
+  const n = 3, A = Array.from({ length: n }, () => new Array<number>(n).fill(0)), b = new Array<number>(n).fill(0);
   for (const p of points) {
-    const u = [p.attentionMs, p.kernels, p.expertPasses, 1].map((v) => v / p.measuredMs), r = 1 - p.otherMs / p.measuredMs;
+    const u = [p.kernels, p.expertPasses, 1].map((v) => v / p.measuredMs), r = 1 - p.gpuMs / p.measuredMs;
     for (let i = 0; i < n; i++) {
       b[i] += u[i] * r;
       for (let j = 0; j < n; j++) A[i][j] += u[i] * u[j];
     }
   }
-  const [alpha, launchMs, expertMs, fixedMs] = solve(A, b);
-  return { unfusedAttentionFactor: alpha, launchUs: launchMs * 1e3, moeExpertUs: expertMs * 1e3, iterationMs: fixedMs };
+  const [launchMs, expertMs, fixedMs] = solve(A, b);
+  return { launchUs: launchMs * 1e3, moeExpertUs: expertMs * 1e3, iterationMs: fixedMs };
 }

@@ -5,7 +5,7 @@
  */
 import { median } from '../../stats.js';
 import { configFromArgs, type MegatronArgs, type ParseResult } from '../megatron.js';
-import type { IterationTime, TimeOptions } from './iteration.js';
+import type { IterationTime, TimeOptions, TimeTerm } from './iteration.js';
 import { iterationTime } from './step.js';
 import { H200 } from './devices.js';
 
@@ -33,9 +33,11 @@ const prefetchedBatches = (args: MegatronArgs) => {
 /**
  * The model's iteration time for a log's own arguments, or why there is none: the median over the
  * log's iterations after warm-up, as the measurement is taken. Where the data loader builds the
- * attention mask (b·4·s² bytes a micro batch) and hands a batch over slower than a step runs, the
- * step waits for it once the prefetched batches are used up: a log measuring more iterations than
- * the loader holds ready runs at the loader's pace (term 'data-loader'); a shorter one never waits.
+ * attention mask (a bool [b, 1, s, s] per micro batch on the GPU; 4·s² bytes a sample in the loader),
+ * each micro batch's mask is copied to the GPU in the step (term 'mask-copy', pinned, at the
+ * profile's htodGBs), and where the loader hands a batch over slower than a step runs, the step waits
+ * for it once the prefetched batches are used up: a log measuring more iterations than the loader
+ * holds ready runs at the loader's pace (term 'data-loader'); a shorter one never waits.
  */
 export function predictTimeFromLog(res: ParseResult, opts: TimeOptions = {}): IterationTime | { error: string } {
   const c = configFromArgs(res.args);
@@ -47,13 +49,26 @@ export function predictTimeFromLog(res: ParseResult, opts: TimeOptions = {}): It
   } catch (e) {
     return { error: `the time model cannot take this log's arguments: ${(e as Error).message}` };
   }
-  if (res.args.create_attention_mask_in_dataloader !== 'True' || steadyIterMs(res).iterations <= prefetchedBatches(res.args)) return t;
-  const profile = o.profile ?? H200;
-  const maskGB = ((o.microBatches ?? 1) * c.par.microBatchSize * 4 * c.par.seqLength ** 2) / 1e9;
+  if (res.args.create_attention_mask_in_dataloader !== 'True') return t;
+  const profile = o.profile ?? H200, samples = (o.microBatches ?? 1) * c.par.microBatchSize;
+  const copyMs = (samples * c.par.seqLength ** 2) / (profile.htodGBs * 1e6);
+  const copy = { name: 'mask-copy' as const, ms: copyMs, what: `the data loader's ${samples} bool attention mask(s) copied to the GPU (${profile.htodGBs} GB/s, pinned)` };
+  t = withTerm(t, copy, 'gpu');
+  if (steadyIterMs(res).iterations <= prefetchedBatches(res.args)) return t;
+  const maskGB = (samples * 4 * c.par.seqLength ** 2) / 1e9;
   const wait = maskGB * profile.loaderMaskMsPerGB - t.iterMs;
   if (wait <= 0) return t;
   const term = { name: 'data-loader' as const, ms: wait, what: `waiting for the data loader's ${maskGB.toFixed(2)} GB attention mask (${profile.loaderMaskMsPerGB} ms per GB)` };
-  return { ...t, iterMs: t.iterMs + wait, hostMs: t.hostMs + wait, terms: [...t.terms, term] };
+  return withTerm(t, term, 'host');
+}
+
+/** A prediction with one more term added to its GPU or host side; the rates over the step follow its new length. */
+function withTerm(t: IterationTime, term: TimeTerm, side: 'gpu' | 'host'): IterationTime {
+  const iterMs = t.iterMs + term.ms, k = t.iterMs / iterMs;
+  return {
+    ...t, iterMs, terms: [...t.terms, term], gpuMs: t.gpuMs + (side === 'gpu' ? term.ms : 0), hostMs: t.hostMs + (side === 'host' ? term.ms : 0),
+    commFraction: t.commMs / iterMs, tflopsPerGpu: t.tflopsPerGpu * k, tokensPerSecond: t.tokensPerSecond * k,
+  };
 }
 
 /** The measured steady iteration time: the median of the iterations after warm-up (null when none). */

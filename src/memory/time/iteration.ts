@@ -22,7 +22,7 @@ import { transferMs, type Link } from '../../cp/plan/linkModel.js';
 import type { ModelConfig, ParallelConfig, RecomputeModule, Stack } from '../model.js';
 import type { DeviceProfile } from './devices.js';
 import type { FusionFlags, Op, OpTerm, TimeDims } from './ops.js';
-import { bmmTflops, flashTflops, gemmMs } from './rates.js';
+import { bmmTflops, flashTflops, gemmMs, scoreMs } from './rates.js';
 
 /** What differs in time between training stacks, as data (the memory model's `Stack`). */
 export interface StackTime {
@@ -65,7 +65,7 @@ export interface TimeOptions {
   microBatches?: number;
 }
 
-export type TimeTermName = OpTerm | 'recompute' | 'tp-comm' | 'cp-comm' | 'dp-comm' | 'pp-comm' | 'optimizer' | 'pipeline-bubble' | 'host' | 'data-loader';
+export type TimeTermName = OpTerm | 'recompute' | 'tp-comm' | 'cp-comm' | 'dp-comm' | 'pp-comm' | 'optimizer' | 'pipeline-bubble' | 'host' | 'data-loader' | 'mask-copy';
 
 export interface TimeTerm { name: TimeTermName; ms: number; what: string }
 
@@ -98,9 +98,10 @@ export function opMs(op: Op, pass: 'fwd' | 'bwd', prof: DeviceProfile): number {
       const [m, n, k] = op.shape!, c = op.count ?? 1;
       return c * (pass === 'fwd' ? gemmMs(prof, m, n, k) : gemmMs(prof, m, k, n) + gemmMs(prof, k, n, m));
     }
-    case 'bmm': return (prof.unfusedAttentionFactor * work) / (bmmTflops(prof, op.d!) * 1e9);
+    case 'bmm': return work / (bmmTflops(prof, op.d!) * 1e9);
     case 'flash': return work / (flashTflops(prof, op.d!, op.s!, op.causal!, pass, op.backend) * 1e9);
-    default: return ((op.term === 'attention' ? prof.unfusedAttentionFactor : 1) * work) / (prof.bandwidthGBs[op.kind] * 1e6);
+    case 'scores': return (work / 1e9) * scoreMs(prof, op.rates![pass === 'fwd' ? 0 : 1]!, op.s!);
+    default: return work / (prof.bandwidthGBs[op.kind] * 1e6);
   }
 }
 

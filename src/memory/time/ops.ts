@@ -14,21 +14,25 @@
  */
 import { parameterCount, type ModelConfig, type ParallelConfig, type RecomputeModule } from '../model.js';
 
-export type OpKind = 'gemm' | 'bmm' | 'flash' | 'copy' | 'softmax' | 'dropout';
+export type OpKind = 'gemm' | 'bmm' | 'flash' | 'copy' | 'softmax' | 'dropout' | 'scores';
+/** The unfused attention core's kernels over the scores, priced per score at the profile's in-step rates (devices.ts ScoreRates). */
+export type ScoreKey = 'maskFill' | 'softmaxFwd' | 'softmaxBwd' | 'gradCopies' | 'dropoutFwd' | 'dropoutBwd';
 export type OpTerm = 'gemm' | 'attention' | 'elementwise' | 'moe' | 'loss' | 'embedding' | 'gradients';
 
 export interface Op {
   name: string;
   term: OpTerm;
   kind: OpKind;
-  /** Forward and backward work: FLOPs (gemm, bmm, flash) or bytes read + written (copy, softmax, dropout). */
+  /** Forward and backward work: FLOPs (gemm, bmm, flash), bytes read + written (copy, softmax, dropout) or attention scores (scores). */
   fwd: number;
   bwd: number;
   /** gemm: the forward GEMM (m×k · k×n); backward is dX (m×n · n×k) and dW (k×m · m×n). */
   shape?: [number, number, number];
   /** gemm: how many GEMMs of that shape (the experts of a MoE layer); default 1. */
   count?: number;
-  /** bmm and flash: head dimension; flash: sequence and mask. */
+  /** scores: the profile's rate forward and backward (null: no kernel that way). */
+  rates?: [ScoreKey | null, ScoreKey | null];
+  /** bmm and flash: head dimension; flash and scores: sequence; flash: mask. */
   d?: number;
   s?: number;
   causal?: boolean;
@@ -98,12 +102,15 @@ export function coreOps(x: TimeDims): Op[] {
     return [{ name: 'FlashAttention (causal)', term: 'attention', kind: 'flash', fwd: flops, bwd: 2.5 * flops, d: x.d, s: x.s, causal: true, backend: x.amp ? 'sdpa' : 'flash', kernels: [1, 2], module: M }];
   }
   const bmm = (name: string): Op => ({ name, term: 'attention', kind: 'bmm', fwd: 2 * E * x.d, bwd: 4 * E * x.d, d: x.d, kernels: [1, 2], module: M });
+  const sc = (name: string, f: ScoreKey | null, b: ScoreKey | null, kernels: [number, number]): Op =>
+    ({ name, term: 'attention', kind: 'scores', fwd: f ? E : 0, bwd: b ? E : 0, rates: [f, b], s: x.s, kernels, module: M });
   const ops: Op[] = [];
   if (x.hk < x.h) ops.push(ew('K, V repeated to every head', 'attention', (2 * x.T * x.h) / x.t, 4, 4, [2, 2], 'copy', M));
   ops.push(bmm('QKᵀ (baddbmm, every score)'));
-  ops.push(ew('mask (masked_fill_: scores, bool mask)', 'attention', E, 5, 5, [1, 1], 'copy', M));
-  ops.push(ew('softmax (bf16)', 'attention', E, 4, 6, [1, 1], 'softmax', M));
-  if (x.attnDrop) ops.push(ew('attention dropout', 'attention', E, 5, 5, [1, 1], 'dropout', M));
+  ops.push(sc('mask (masked_fill_: scores, bool mask)', 'maskFill', 'maskFill', [1, 1]));
+  ops.push(sc('softmax (bf16)', 'softmaxFwd', 'softmaxBwd', [1, 1]));
+  ops.push(sc('s² gradient copies, fill and multiply (autograd around the in-place masked_fill_ on a view)', null, 'gradCopies', [0, 3]));
+  if (x.attnDrop) ops.push(sc('attention dropout', 'dropoutFwd', 'dropoutBwd', [1, 1]));
   ops.push(bmm('PV (bmm)'));
   ops.push(ew('context permute', 'attention', (x.T * x.h) / x.t, 4, 4, [1, 1], 'copy', M));
   return ops;

@@ -9,8 +9,10 @@
  * Batched GEMMs of the unfused attention: TFLOP/s by head dimension (each of the six batched GEMMs
  * of a layer moves about one s² matrix per 2·d FLOPs per score, so d sets the class), interpolated in
  * log d. FlashAttention: TFLOP/s by head dimension and sequence, causal or not, interpolated in log.
+ * The unfused attention's elementwise kernels over the scores: ms per 10⁹ scores as measured in steps.
  */
 import type { BmmPoint, DeviceProfile, FlashPoint, GemmPoint } from './devices.js';
+import type { ScoreKey } from './ops.js';
 
 export interface GemmFit { secondsPerFlop: number; secondsPerByte: number }
 
@@ -71,4 +73,10 @@ export function flashTflops(profile: DeviceProfile, d: number, s: number, causal
   const ds = [...new Set(pts.map((p) => p.d))];
   const atD = ds.map((dd) => ({ x: dd, y: interpLog(pts.filter((p) => p.d === dd).map((p) => ({ x: p.s, y: rate(p) })), s) }));
   return interpLog(atD, d);
+}
+
+/** Milliseconds per 10⁹ scores of one unfused-attention kernel call (softmax forward by row length s, interpolated in log s, clamped). */
+export function scoreMs(profile: DeviceProfile, key: ScoreKey, s: number): number {
+  const r = profile.scores;
+  return key === 'softmaxFwd' ? interpLog(r.softmaxFwd.map((p) => ({ x: p.s, y: p.ms })), s) : r[key];
 }
