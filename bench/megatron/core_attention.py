@@ -12,7 +12,7 @@ s² kernels of a step's profile (bench/megatron/kernels.py) can be matched to th
 
 Also measured: the pinned host-to-device copy of that mask (get_batch's .cuda(non_blocking=True)).
 
-  cd .mlm && python3 ../bench/megatron/core_attention.py > OUT/core_attention.json      # GPU host, one GPU
+  cd .mlm && PYTHONPATH=$PWD python3 ../bench/megatron/core_attention.py > OUT/core_attention.jsonl   # GPU host, one GPU
 """
 import json
 import os
@@ -77,7 +77,11 @@ def timed_point(s, b, a, g, d, dropout, reps):
 
 
 def profiled(s, b, a, g, d, dropout):
+    """One forward + backward under torch.profiler, summarised as a step's profile is (kernels.py: kernels by name, GPU busy)."""
+    import tempfile
     from torch.profiler import ProfilerActivity, profile
+    os.environ['FLASHRING_KERNELS_STEPS'] = '1'  # summarise() averages over this many iterations: here one
+    from kernels import summarise
     mod = core(a, g, d, dropout)
     qkv, mask = inputs(s, b, a, g, d)
     grad = torch.randn(s, b, a * d, device='cuda', dtype=torch.bfloat16)
@@ -85,16 +89,18 @@ def profiled(s, b, a, g, d, dropout):
         step(mod, qkv, mask, a, g, d).backward(grad)
         qkv.grad = None
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    t0 = time.time()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         step(mod, qkv, mask, a, g, d).backward(grad)
         torch.cuda.synchronize()
-    rows = {}
-    for ev in prof.events():
-        if ev.device_type == torch.autograd.DeviceType.CUDA:
-            r = rows.setdefault(ev.name[:120], {'name': ev.name[:120], 'count': 0, 'ms': 0.0})
-            r['count'] += 1
-            r['ms'] += ev.device_time / 1e3
-    return sorted(rows.values(), key=lambda r: -r['ms'])
+    wall = time.time() - t0
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'trace.json')
+        prof.export_chrome_trace(path)
+        out = summarise(path, wall)
+    del mod, qkv, mask, grad
+    torch.cuda.empty_cache()
+    return {k: out[k] for k in ('gpuBusyMs', 'kernelCount', 'copyCount', 'launches', 'kernels')}
 
 
 def htod_gbps():
@@ -114,30 +120,42 @@ def htod_gbps():
     return x.numel() / statistics.median(ts) / 1e6
 
 
-# (s, b, a, g, d): heads × batch from the campaign's range; scores b·a·s² up to 8.6e9 (17 GB of bf16 scores).
+# (s, b, a, g, d): heads × batch from the campaign's range; scores b·a·s² up to 4.3e9 (8.6 GB of bf16 scores:
+# the module's forward and backward hold several s² tensors at once, and 8.6e9 scores ran out of the H200's memory).
 GRID = []
 for s in (2048, 4096, 8192, 16384, 32768):
     for d in (64, 128):
-        for ba in ((4, 16) if s <= 16384 else (2, 4)) if d == 128 else ((8, 32) if s <= 16384 else (4, 8)):
+        for ba in ((8, 32) if s <= 8192 else (4, 16) if s == 16384 else (2, 4)) if d == 64 else ((4, 16) if s <= 16384 else (2, 4)):
             GRID.append((s, 1, ba, ba, d))
 GQA = [(8192, 1, 8, 2, 128), (16384, 1, 8, 4, 64), (4096, 2, 12, 3, 64)]
+PROFILED = [(8192, 1, 4, 4, 128), (16384, 1, 4, 4, 128)]
+
+
+def emit(doc):
+    """One JSON object per line, written as it is measured: a point that runs out of memory loses nothing before it."""
+    print(json.dumps(doc), flush=True)
 
 
 def main():
     init_megatron()
     t0 = time.time()
-    out = {'device': torch.cuda.get_device_name(), 'torch': torch.__version__, 'started': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-           'module': 'megatron.core.transformer.dot_product_attention.DotProductAttention (--transformer-impl local), bf16, bool mask [b,1,s,s]',
-           'points': [], 'htodGBs': htod_gbps()}
+    emit({'device': torch.cuda.get_device_name(), 'torch': torch.__version__, 'started': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+          'module': 'megatron.core.transformer.dot_product_attention.DotProductAttention (--transformer-impl local), bf16, bool mask [b,1,s,s]',
+          'htodGBs': htod_gbps()})
+    for (s, b, a, g, d) in PROFILED:
+        f, bw = timed_point(s, b, a, g, d, 0.0, 5)
+        emit({'profiled': {'s': s, 'b': b, 'a': a, 'g': g, 'd': d, 'dropout': 0.0, 'fwdMs': f, 'bwdMs': bw, 'kernels': profiled(s, b, a, g, d, 0.0)}})
     for (s, b, a, g, d) in GRID + GQA:
         for p in (0.0, 0.1):
-            reps = 5 if s >= 16384 else 10
-            f, bw = timed_point(s, b, a, g, d, p, reps)
-            out['points'].append({'s': s, 'b': b, 'a': a, 'g': g, 'd': d, 'dropout': p, 'fwdMs': f, 'bwdMs': bw, 'scores': b * a * s * s})
-            print('%5.0f s  s=%d b=%d a=%d g=%d d=%d p=%.1f  fwd %.3f ms  bwd %.3f ms  (%.3f / %.3f ns per score)' %
+            try:
+                f, bw = timed_point(s, b, a, g, d, p, 5 if s >= 16384 else 10)
+            except torch.OutOfMemoryError:
+                torch.cuda.empty_cache()
+                emit({'point': {'s': s, 'b': b, 'a': a, 'g': g, 'd': d, 'dropout': p, 'oom': True}})
+                continue
+            emit({'point': {'s': s, 'b': b, 'a': a, 'g': g, 'd': d, 'dropout': p, 'fwdMs': f, 'bwdMs': bw, 'scores': b * a * s * s}})
+            print('%5.0f s  s=%d b=%d a=%d g=%d d=%d p=%.1f  fwd %.3f ms  bwd %.3f ms  (%.4f / %.4f ns per score)' %
                   (time.time() - t0, s, b, a, g, d, p, f, bw, f * 1e6 / (b * a * s * s), bw * 1e6 / (b * a * s * s)), file=sys.stderr, flush=True)
-    out['profiled'] = {'s': 16384, 'b': 1, 'a': 4, 'g': 4, 'd': 128, 'dropout': 0.0, 'kernels': profiled(16384, 1, 4, 4, 128, 0.0)}
-    print(json.dumps(out, indent=1))
 
 
 if __name__ == '__main__':
