@@ -4,6 +4,8 @@
  *  - bench/results/2026-12-02-megatron-timing: Megatron-LM runs alone on the H200 (configurations of
  *    the 2026-12-02 campaign, its build / held-out split); the profile's fitted figures come from the
  *    build half only and are re-fitted here;
+ *  - bench/results/2026-12-02-time-heldout: a fresh draw (seed 3602) run after the model of da2c0e0 was
+ *    frozen and predicted once with it: the held-out judgement of that model;
  *  - the PyTorch harness's points (bench/torchcp: one H200, and CP = 2 on 2 × H200);
  *  - not time data: the campaign's own 47 logs (up to 7 runs at a time on one GPU) and the 10 logs of
  *    bench/results/memory-h200-2026-12-01/megatron (waves of 4-5 at once, 3 iterations each).
@@ -11,7 +13,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { FIT_RUNS, TERMS_DIR, TIMING_DIR, buildFit, buildFitPoints, launchesOf, termRuns, timeRows, timeSummary, torchRows } from '../bench/megatron/timeTable.js';
+import { FIT_RUNS, TERMS_DIR, TIMING_DIR, buildFit, buildFitPoints, launchesOf, outOfMemory, scoreRates, termRuns, timeRows, timeSummary, torchRows } from '../bench/megatron/timeTable.js';
 import { parseMegatronLog } from '../src/memory/megatron.js';
 import { predictTimeFromLog, steadyIterMs } from '../src/memory/time/fromLog.js';
 import { H200 } from '../src/memory/time/devices.js';
@@ -34,6 +36,15 @@ describe('the H200 profile is the measured data', () => {
     }
     for (const b of prof.bmm) expect(H200.bmm.some((x) => x.d === b.d && x.s === b.s && Math.abs(x.tflops / b.tflops - 1) < 1e-3)).toBe(true);
     for (const e of prof.elementwise) expect(Math.abs(H200.bandwidthGBs[e.op] / e.gbps - 1)).toBeLessThan(1e-3);
+  });
+
+  it("the unfused attention core's per-score rates are the profiled steps' (scoreRates(), to 0.1%), the mask copy's rate core_attention.py's", () => {
+    const r = scoreRates(), s = H200.scores;
+    for (const k of ['maskFill', 'softmaxBwd', 'gradCopies', 'dropoutFwd', 'dropoutBwd'] as const) expect(Math.abs(s[k] / r[k] - 1), k).toBeLessThan(1e-3);
+    expect(s.softmaxFwd.map((p) => p.s)).toEqual(r.softmaxFwd.map((p) => p.s));
+    for (const [i, p] of s.softmaxFwd.entries()) expect(Math.abs(p.ms / r.softmaxFwd[i].ms - 1), `softmax s=${p.s}`).toBeLessThan(1e-3);
+    const head = JSON.parse(readFileSync('bench/results/2026-12-02-time-heldout/core_attention.jsonl', 'utf8').split('\n')[0]) as { htodGBs: number };
+    expect(Math.abs(H200.htodGBs / head.htodGBs - 1)).toBeLessThan(1e-3);
   });
 
   it('the GEMM time model (FLOPs at a peak + bytes, fitted to the six shapes) within 20% of each measured bf16 shape', () => {
@@ -59,7 +70,6 @@ describe('fitted on the build half only', () => {
     expect(rows.filter((r) => r.split === 'build' && !FIT_RUNS.includes(r.id)).map((r) => r.id)).toEqual(['r03', 'r19', 'r28', 'r38', 'r39', 'r42']);
     expect(pts.every((p) => rows.find((r) => r.id === p.id)!.split === 'build')).toBe(true);
     const f = buildFit();
-    expect(Math.abs(f.unfusedAttentionFactor / H200.unfusedAttentionFactor - 1)).toBeLessThan(0.01);
     expect(Math.abs(f.launchUs / H200.host.launchUs - 1)).toBeLessThan(0.01);
     expect(Math.abs(f.moeExpertUs / H200.host.moeExpertUs - 1)).toBeLessThan(0.01);
     expect(Math.abs(f.iterationMs / H200.host.iterationMs - 1)).toBeLessThan(0.01);
@@ -73,17 +83,21 @@ describe('Megatron-LM runs alone on the H200 (bench/results/2026-12-02-megatron-
     for (const r of rows) expect([4, 18, 38].includes(r.iterations), r.id).toBe(true);
   });
 
-  for (const split of ['build', 'heldout'] as const)
-    it(`${split} half: every dense run within 15% of its measured steady iteration time`, () => {
-      const dense = rows.filter((r) => r.split === split && !MOE.has(r.id));
-      expect(dense.length).toBeGreaterThanOrEqual(12);
-      for (const r of dense) expect(Math.abs(r.error), `${r.id} ${r.config}: model ${r.predicted.iterMs.toFixed(1)} ms, measured ${r.measuredMs.toFixed(1)}`).toBeLessThan(0.15);
-    });
+  // Both halves have been looked at (the held-out half by the model before da2c0e0): the judgement of
+  // the shipped model is the fresh draw below. What it gives here, named.
+  it('NOT MET, dense: all within 15% but seven; the four 32K runs without a loader wait 22-29% slow (no profiled step at 32K), three 2K runs 16-28% fast', () => {
+    const dense = rows.filter((r) => !MOE.has(r.id));
+    expect(dense).toHaveLength(38);
+    for (const r of dense) expect(Math.abs(r.error), r.id).toBeLessThan(0.3);
+    const misses = dense.filter((r) => Math.abs(r.error) >= 0.15);
+    expect(misses.map((r) => r.id).sort()).toEqual(['r04', 'r09', 'r20', 'r29', 'r30', 'r34', 'r45']);
+    for (const r of misses) expect(r.config.includes('s32768') ? r.error > 0.2 : r.error < -0.15 && r.config.includes('s2048'), r.id).toBe(true);
+  });
 
-  it('MoE runs: NOT MET for three of nine (r03 −26%, r07 −22%, r40 −15%: measured slower than the model); each within 30%, named', () => {
+  it('MoE runs: NOT MET for three of nine (r03 −19%, r07 −18%, r40 −18%: measured slower than the model); each within 25%, named', () => {
     const moe = rows.filter((r) => MOE.has(r.id));
     expect(moe.map((r) => r.id).sort()).toEqual([...MOE].sort());
-    for (const r of moe) expect(Math.abs(r.error), r.id).toBeLessThan(0.3);
+    for (const r of moe) expect(Math.abs(r.error), r.id).toBeLessThan(0.25);
     expect(moe.filter((r) => Math.abs(r.error) >= 0.15).map((r) => r.id).sort()).toEqual(['r03', 'r07', 'r40']);
   });
 
@@ -98,8 +112,10 @@ describe('Megatron-LM runs alone on the H200 (bench/results/2026-12-02-megatron-
     const p = predictTimeFromLog(without), q = predictTimeFromLog(withMask);
     if ('error' in p || 'error' in q) throw new Error('no prediction');
     expect(p.terms.some((t) => t.name === 'data-loader')).toBe(false);
-    expect(Math.abs(p.iterMs / steadyIterMs(without).ms! - 1)).toBeLessThan(0.05);
-    expect(q.terms.find((t) => t.name === 'data-loader')!.ms).toBeGreaterThan(200);
+    // Without the mask (L2 at 32K) the model is 13% slow, as at the other 32K runs.
+    expect(p.iterMs / steadyIterMs(without).ms! - 1).toBeGreaterThan(0);
+    expect(p.iterMs / steadyIterMs(without).ms! - 1).toBeLessThan(0.15);
+    expect(q.terms.find((t) => t.name === 'data-loader')!.ms).toBeGreaterThan(150);
     // Four measured iterations or fewer: the loader's prefetched batches (2 workers × 2) cover them.
     const r43 = rows.find((r) => r.id === 'r43')!;
     expect(r43.iterations).toBe(4);
@@ -107,8 +123,10 @@ describe('Megatron-LM runs alone on the H200 (bench/results/2026-12-02-megatron-
   });
 
   it('the summary as the README states it (both halves, MoE included)', () => {
-    expect(timeSummary(rows, 'build').maxAbs).toBeLessThan(0.45);
-    expect(timeSummary(rows, 'heldout').median).toBeLessThan(0.12);
+    expect(timeSummary(rows, 'build').maxAbs).toBeLessThan(0.23);
+    expect(timeSummary(rows, 'heldout').maxAbs).toBeLessThan(0.29);
+    expect(timeSummary(rows, 'build').median).toBeLessThan(0.075);
+    expect(timeSummary(rows, 'heldout').median).toBeLessThan(0.075);
   });
 
   it('the terms add up to the prediction, and the attention core dominates at 32K', () => {
@@ -155,14 +173,14 @@ describe('terms measured on their own (terms/, terms/kernels: the MoE misses tak
   it('NOT MET: r03, r07, r40 miss as much without their recomputation (norc) as with it: the miss is in the step, not in recompute', () => {
     for (const id of ['r03', 'r07', 'r40']) {
       expect(err(`${id}.timers`), id).toBeLessThan(-0.2);
-      expect(err(`${id}.norc`), id).toBeLessThan(-0.2);
+      expect(err(`${id}.norc`), id).toBeLessThan(-0.15);
     }
-    // What recomputing costs, measured (with − without) against the model's extra: within 0.45× of it.
+    // What recomputing costs, measured (with − without) against the model's extra: within 0.35× of it, below it.
     for (const id of ['r03', 'r07', 'r40']) {
       const measured = at(`${id}.timers`).measuredMs - at(`${id}.norc`).measuredMs;
       const model = at(`${id}.timers`).predicted.iterMs - at(`${id}.norc`).predicted.iterMs;
       expect(measured, id).toBeGreaterThan(model);
-      expect(Math.abs(model / measured - 1), id).toBeLessThan(0.45);
+      expect(Math.abs(model / measured - 1), id).toBeLessThan(0.35);
     }
   });
   it("the dispatcher is not it: alltoall for allgather changes the model's time by nothing and the measured one by under 13%", () => {
@@ -171,19 +189,64 @@ describe('terms measured on their own (terms/, terms/kernels: the MoE misses tak
       expect(Math.abs(at(`${id}.a2a`).measuredMs / at(`${id}.timers`).measuredMs - 1), id).toBeLessThan(0.13);
     }
   });
-  it("NOT MET (terms): in every profiled run, dense or MoE, the GPU is busy 1.2-2.1x the model's GPU side (its launches about the model's count), and the host figures fitted on totals absorb it", () => {
-    expect(prof.map((r) => r.name)).toEqual(['r02.prof', 'r03.norc', 'r07.norc', 'r11.prof', 'r23.prof', 'r40.norc', 'r43.prof']);
+
+  // The same configurations unprofiled: the step's measured time less the profiled GPU busy time is the host's exposed time.
+  const unprofiled: Record<string, string> = {
+    'r02.prof': `${TIMING_DIR}/runs/r02.log`, 'r03.norc': `${TERMS_DIR}/r03.norc.log`, 'r07.norc': `${TERMS_DIR}/r07.norc.log`, 'r11.prof': `${TIMING_DIR}/runs/r11.log`,
+    'r23.prof': `${TIMING_DIR}/runs/r23.log`, 'r40.norc': `${TERMS_DIR}/r40.norc.log`, 'r43.prof': `${TIMING_DIR}/runs/r43.log`,
+  };
+  const hostOf = (r: (typeof prof)[number]) => ({
+    measured: steadyIterMs(parseMegatronLog(readFileSync(unprofiled[r.name], 'utf8'), r.name)).ms! - r.profile!.gpuBusyMs,
+    model: r.predicted.terms.filter((t) => t.name === 'host').reduce((s, t) => s + t.ms, 0),
+  });
+
+  it("terms: the model's GPU side within 10% of the profiled GPU busy time in six of the seven profiled steps (not r40 at 2K: 0.57x, its kernels tiny); the mask copy 0.9-1x of the profiled host-to-device copies (tokens, labels and positions are the rest)", () => {
+    expect(prof.map((r) => r.name)).toEqual(Object.keys(unprofiled));
     for (const r of prof) {
-      const ratio = r.profile!.gpuBusyMs / r.gpuMs;
-      expect(ratio, r.name).toBeGreaterThan(1.2);
-      expect(ratio, r.name).toBeLessThan(2.1);
+      const ratio = r.gpuMs / r.profile!.gpuBusyMs;
+      if (r.name === 'r40.norc') expect(ratio).toBeLessThan(0.6);
+      else expect(Math.abs(ratio - 1), r.name).toBeLessThan(0.1);
+      const htod = (r.profile as unknown as { kernels: { name: string; ms: number }[] }).kernels.filter((k) => /Memcpy HtoD/.test(k.name)).reduce((s, k) => s + k.ms, 0);
+      const mask = r.predicted.terms.find((t) => t.name === 'mask-copy')!.ms;
+      expect(mask, r.name).toBeLessThanOrEqual(htod);
+      expect(mask / htod, r.name).toBeGreaterThan(0.9);
     }
-    // The kernel launches (the runtime's launch calls) are 0.75-1.19x the model's count: the count is not what is off.
+    // The kernel launches (the runtime's launch calls) are 0.74-1.2x the model's count: the count is not what is off.
     for (const r of prof) {
       const launches = launchesOf(r.profile!);
       expect(launches / r.predicted.kernels, r.name).toBeGreaterThan(0.74);
       expect(launches / r.predicted.kernels, r.name).toBeLessThan(1.2);
     }
+  });
+
+  it('NOT MET (terms): the MoE misses are on the host side: r03 and r07 spend 2.0-2.4x the host time the model gives them (unprofiled step less GPU busy); the dense steps and r11 within 0.7-1.05x', () => {
+    const h = new Map(prof.map((r) => [r.name, hostOf(r)]));
+    for (const n of ['r03.norc', 'r07.norc']) {
+      expect(h.get(n)!.measured / h.get(n)!.model, n).toBeGreaterThan(1.9);
+      expect(h.get(n)!.measured / h.get(n)!.model, n).toBeLessThan(2.5);
+    }
+    for (const n of ['r11.prof', 'r23.prof', 'r43.prof']) {
+      expect(h.get(n)!.measured / h.get(n)!.model, n).toBeGreaterThan(0.7);
+      expect(h.get(n)!.measured / h.get(n)!.model, n).toBeLessThan(1.05);
+    }
+  });
+});
+
+describe('the fresh held-out draw (bench/results/2026-12-02-time-heldout): predicted once, with the model frozen at da2c0e0', () => {
+  const FRESH = 'bench/results/2026-12-02-time-heldout';
+  const fresh = timeRows(H200, FRESH, false, `${FRESH}/draw.json`);
+  it('30 configurations drawn before the model changed; 22 ran (r07 and r21 out of the 139.8 GiB; r24-r29 not reached in the device time)', () => {
+    expect(JSON.parse(readFileSync(`${FRESH}/draw.json`, 'utf8')).kept).toHaveLength(30);
+    expect(outOfMemory(FRESH)).toEqual(['r07', 'r21']);
+    expect(fresh.map((r) => r.id)).toEqual(['r00', 'r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r08', 'r09', 'r10', 'r11', 'r12', 'r13', 'r14', 'r15', 'r16', 'r17', 'r18', 'r19', 'r20', 'r22', 'r23']);
+    for (const r of fresh) expect(r.iterations, r.id).toBe(22);
+  });
+  it('NOT MET: 16 of 22 within 15% (median |error| 10.6%); r01 +16%, r02 −40% (MoE), r09 +19% (32K), r15 −19%, r16 +20%, r20 −43% miss', () => {
+    expect(fresh.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(16);
+    expect(fresh.filter((r) => Math.abs(r.error) >= 0.15).map((r) => r.id)).toEqual(['r01', 'r02', 'r09', 'r15', 'r16', 'r20']);
+    for (const r of fresh) expect(Math.abs(r.error), r.id).toBeLessThan(0.45);
+    const e = fresh.map((r) => Math.abs(r.error)).sort((a, b) => a - b);
+    expect((e[10] + e[11]) / 2).toBeLessThan(0.11);
   });
 });
 

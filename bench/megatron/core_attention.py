@@ -23,6 +23,13 @@ import time
 import torch
 
 
+# TransformerConfig's default is an fp32 softmax; pretrain_gpt.py's (--attention-softmax-in-fp32 not given)
+# is bf16, as the campaign's runs and their profiles show (cunn_SoftMaxForward*<8, c10::BFloat16, ...>).
+# The 2026-12-02 18:47 UTC run (bench/results/2026-12-02-time-heldout/core_attention.jsonl) predates this
+# line: it measured the fp32 softmax. FLASHRING_SOFTMAX_FP32=1 measures that path again.
+SOFTMAX_FP32 = os.environ.get('FLASHRING_SOFTMAX_FP32') == '1'
+
+
 def init_megatron():
     os.environ.setdefault('MASTER_ADDR', '127.0.0.1')
     os.environ.setdefault('MASTER_PORT', '29711')
@@ -37,7 +44,8 @@ def core(a, g, d, dropout):
     from megatron.core.transformer.enums import AttnMaskType
     from megatron.core.transformer.transformer_config import TransformerConfig
     cfg = TransformerConfig(num_layers=1, hidden_size=a * d, num_attention_heads=a, num_query_groups=g, kv_channels=d,
-                            attention_dropout=dropout, bf16=True, params_dtype=torch.bfloat16, masked_softmax_fusion=False)
+                            attention_dropout=dropout, bf16=True, params_dtype=torch.bfloat16, masked_softmax_fusion=False,
+                            attention_softmax_in_fp32=SOFTMAX_FP32)
     return DotProductAttention(cfg, layer_number=1, attn_mask_type=AttnMaskType.causal, attention_type='self').cuda()
 
 
@@ -141,6 +149,7 @@ def main():
     t0 = time.time()
     emit({'device': torch.cuda.get_device_name(), 'torch': torch.__version__, 'started': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
           'module': 'megatron.core.transformer.dot_product_attention.DotProductAttention (--transformer-impl local), bf16, bool mask [b,1,s,s]',
+          'softmaxInFp32': SOFTMAX_FP32,
           'htodGBs': htod_gbps()})
     for (s, b, a, g, d) in PROFILED:
         f, bw = timed_point(s, b, a, g, d, 0.0, 5)

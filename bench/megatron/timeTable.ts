@@ -38,9 +38,10 @@ interface Drawn { id: string; split: 'build' | 'heldout'; config: { layers: numb
  * Every timing log, predicted with `profile` (default the shipped H200 profile). `asFitted`: a run
  * timed again later (runs/) read from the log the fit saw (superseded/: r07's 6 iterations).
  */
-export function timeRows(profile: DeviceProfile = H200, dir = TIMING_DIR, asFitted = false): TimeRow[] {
-  const draw = JSON.parse(readFileSync(DRAW, 'utf8')) as { kept: Drawn[] };
-  const ids = readdirSync(`${dir}/runs`).filter((f) => f.endsWith('.log')).map((f) => f.slice(0, -4)).sort();
+export function timeRows(profile: DeviceProfile = H200, dir = TIMING_DIR, asFitted = false, drawFile = DRAW): TimeRow[] {
+  const draw = JSON.parse(readFileSync(drawFile, 'utf8')) as { kept: Drawn[] };
+  const failed = new Set(outOfMemory(dir));
+  const ids = readdirSync(`${dir}/runs`).filter((f) => f.endsWith('.log')).map((f) => f.slice(0, -4)).filter((id) => !failed.has(id)).sort();
   return ids.map((id) => {
     const k = draw.kept.find((x) => x.id === id);
     if (!k) throw new Error(`${id}: not in the campaign's draw`);
@@ -56,8 +57,16 @@ export function timeRows(profile: DeviceProfile = H200, dir = TIMING_DIR, asFitt
   });
 }
 
+/** Runs of `dir` that stopped out of GPU memory before their first iteration (no time to compare: the configuration does not fit alone). */
+export function outOfMemory(dir = TIMING_DIR): string[] {
+  return readdirSync(`${dir}/runs`).filter((f) => f.endsWith('.log')).filter((f) => {
+    const text = readFileSync(`${dir}/runs/${f}`, 'utf8');
+    return /torch\.OutOfMemoryError/.test(text) && parseMegatronLog(text, f).iterations.length === 0;
+  }).map((f) => f.slice(0, -4)).sort();
+}
+
 /**
- * The build runs the four figures were fitted on: those timed when they were fitted (2026-12-02
+ * The build runs the three figures were fitted on: those timed when they were fitted (2026-12-02
  * 09:05-10:29 UTC). Build runs timed later (r03 r19 r28 r38 r39 r42, 14:00-14:16 UTC) are checked
  * against the frozen figures, not fitted: refitting would change what the held-out half was predicted with.
  */
