@@ -12,6 +12,7 @@ import type { ModelConfig, ParallelConfig } from '../src/memory/model.js';
 import { GIB } from '../src/memory/model.js';
 import { candidates, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, type AdviseRequest, type AdviseResult } from '../src/memory/advise.js';
 import { H200 } from '../src/memory/time/devices.js';
+import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
 
 type Cell = string | { text: string; cls?: string; title?: string };
@@ -136,7 +137,8 @@ class AdvisorPanel implements Advisor {
   private draw(r: PanelRequest, res: AdviseResult): void {
     el('advisor-error').textContent = '';
     const top = res.fitting.slice(0, r.top), m = r.model;
-    const summary = `${res.all} layouts evaluated, ${res.fitting.length} fit${res.fitting.length ? '' : `: ${nothingFits(res).replace(/^nothing fits: /, '')}`}.`;
+    const summary = `${res.all} layouts evaluated, ${res.fitting.length} fit${res.fitting.length ? '' : `: ${nothingFits(res).replace(/^nothing fits: /, '')}`}.` +
+      res.untrainable.map((u) => ` ${u.layouts} layouts left out: ${u.why}.`).join('');
     el('advisor-summary').textContent = summary;
     const why = top.map((c) => reasons(r, c));
     this.d.fillTable(el<HTMLTableElement>('advisor-table'),
@@ -157,7 +159,8 @@ class AdvisorPanel implements Advisor {
       const t = layoutTime(model, par), it = t.time;
       const lines = [`predicted step ${it.iterMs.toFixed(0)} ms, ${it.tflopsPerGpu.toFixed(0)} TFLOP/s per GPU, ${(it.tokensPerSecond / 1e3).toFixed(1)}K tokens/s, comm ${(100 * it.commFraction).toFixed(1)}%`,
         `  for a global batch of ${t.globalBatch} on ${t.gpus} GPUs (TP ${par.tensorParallel} × CP ${par.contextParallel} × PP ${par.pipelineParallel} × DP ${par.dataParallel}), ${H200.name} profile, nvlink-h200`];
-      const rc = recomputeCost(model, par);
+      const rc = recomputeCost(model, par), why = untrainable(model, par);
+      if (why) lines.push(`not trainable: ${why}`);
       if (rc) lines.push(`recompute saves ${gib(rc.savedBytes)} GiB and costs ${rc.costMs.toFixed(0)} ms per step (+${(100 * rc.costFraction).toFixed(1)}% against no recompute)`);
       return lines;
     } catch (e) {

@@ -62,6 +62,7 @@ function print(r: Request, res: AdviseResult): void {
   console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${r.gpus} GPUs × ${r.hbmGib} GiB (fits ≤ ${(100 * (1 - r.margin)).toFixed(0)}%), ` +
     `link ${r.link.name}, global batch ${r.gbs} sequences; rates: ${H200.name} profile`);
   console.log(`${res.all} layouts evaluated, ${res.fitting.length} fit`);
+  for (const u of res.untrainable) console.log(`${u.layouts} layouts left out: ${u.why}`);
   if (!res.fitting.length) {
     console.log(nothingFits(res));
     return;
@@ -82,7 +83,7 @@ export async function adviseCommand(argv: string[]): Promise<number> {
   const res = candidates(r);
   if (r.json) {
     const strip = ({ time, ...c }: Candidate) => ({ ...c, why: reasons(r, { ...c, time }), terms: time.terms });
-    console.log(JSON.stringify({ model: r.model, seqLength: r.base.seqLength, gpus: r.gpus, hbmGib: r.hbmGib, margin: r.margin, globalBatchSize: r.gbs, link: r.link, profile: H200.name, evaluated: res.all, candidates: res.fitting.map(strip) }, null, 1));
+    console.log(JSON.stringify({ model: r.model, seqLength: r.base.seqLength, gpus: r.gpus, hbmGib: r.hbmGib, margin: r.margin, globalBatchSize: r.gbs, link: r.link, profile: H200.name, evaluated: res.all, untrainable: res.untrainable, candidates: res.fitting.map(strip) }, null, 1));
     return 0;
   }
   print(r, res);

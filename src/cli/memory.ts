@@ -6,7 +6,8 @@ import {
   DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps,
 } from '../memory/model.js';
-import { parseMegatronLogs } from '../memory/megatron.js';
+import { configFromArgs, parseMegatronLogs } from '../memory/megatron.js';
+import { untrainable } from '../memory/untrainable.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
 import { comparePoints, comparisonTable, otherModelNotes, predictFromLog } from '../memory/compare.js';
 import { withIterMs } from '../memory/time/fromLog.js';
@@ -226,12 +227,13 @@ export async function memoryCommand(argv: string[]): Promise<number> {
   const { model, par, hbmGib } = configFromFlags(values);
   // --csv, --lines and --seq-lengths only mean something for a sweep: each asks for one.
   if (values.sweep || values.csv !== undefined || values.lines !== undefined || values['seq-lengths'] !== undefined) return sweepCommand(values, model, par, hbmGib);
-  const r = memoryBreakdown(model, par);
+  const r = memoryBreakdown(model, par), why = untrainable(model, par);
   if (values.json) {
-    console.log(JSON.stringify({ model, parallel: par, recompute: recomputeSpec(par), hbmGib, ...r, peakActivationBytes: peakActivationBytes(r), fits: r.totalBytes / GIB <= hbmGib }, null, 1));
+    console.log(JSON.stringify({ model, parallel: par, recompute: recomputeSpec(par), hbmGib, ...r, peakActivationBytes: peakActivationBytes(r), fits: r.totalBytes / GIB <= hbmGib, untrainable: why }, null, 1));
     return 0;
   }
   printBreakdown(r, par, hbmGib);
+  if (why) console.log(`  note: ${why}`);
   return 0;
 }
 
@@ -348,12 +350,13 @@ async function readPoints(file: string, hbmGib: number | null): Promise<FileResu
       ` | iter ${p.iterMs === null ? '?' : p.iterMs.toFixed(1)} ms | ${p.tflopsPerGpu === null ? '?' : p.tflopsPerGpu.toFixed(1)} TFLOP/s/GPU` +
       ` | peak max allocated ${p.peakMaxAllocatedGiB === null ? '?' : p.peakMaxAllocatedGiB.toFixed(2) + ' GiB'}${p.outOfMemory ? ' | OUT OF MEMORY' : ''}` +
       ('error' in prediction ? '' : ` | model ${(prediction.totalBytes / GIB).toFixed(2)} GiB${prediction.totalError === null ? '' : ` (${(prediction.totalError * 100).toFixed(1)}%)`}`));
-    for (const w of res.warnings) console.error(`  note: ${w}`);
+    const c = configFromArgs(res.args), why = 'error' in c ? null : untrainable(c.model, c.par);
+    for (const w of [...res.warnings, ...(why ? [why] : [])]) console.error(`  note: ${w}`);
     if ('error' in prediction) console.error(`  note: no prediction: ${prediction.error}`);
     if (!row) console.error(`  ${name}: no point (${p.seqLength === null ? 'no sequence length: not a Megatron-LM log with an argument dump, nor a .csv' : 'nothing measured: no memory line, no iteration after warm-up, no out-of-memory'})`);
     if (row) out.rows.push(row);
     else out.ok = false;
-    out.reports.push({ file, ...(runs.length > 1 ? { run: k + 1, startLine: res.startLine } : {}), point: p, warnings: res.warnings, prediction });
+    out.reports.push({ file, ...(runs.length > 1 ? { run: k + 1, startLine: res.startLine } : {}), point: p, warnings: res.warnings, untrainable: why, prediction });
   }
   return out;
 }

@@ -3,7 +3,8 @@
  * layout of TP × CP (× --cp-comm-type) × PP × recompute × distributed optimizer that divides the
  * GPUs and the model; keeps those whose predicted peak (model.ts) fits the HBM with a margin, ranks
  * them by predicted step time for the same global batch (time/: the H200 profile's rates), and says
- * why: which term forced CP, what recompute costs in time, which communication is not hidden.
+ * why: which term forced CP, what recompute costs in time, which communication is not hidden. Layouts
+ * Megatron-LM cannot train at any size (untrainable.ts) are left out, and counted with the reason.
  * Used by `flashring advise` (src/cli/advise.ts: flags and printing) and the page's advisor panel;
  * pure (no I/O). Also the step time of one layout as advise computes it, and what a line's
  * recomputation saves in memory and costs in time, for the page's planner.
@@ -13,6 +14,7 @@ import { GIB, memoryBreakdown, recomputeSpec, parseRecomputeSpec, type ModelConf
 import { iterationTime } from './time/step.js';
 import type { IterationTime } from './time/iteration.js';
 import { LINKS, type Link } from '../cp/plan/linkModel.js';
+import { untrainable } from './untrainable.js';
 
 /** The recompute settings searched: none, Megatron-LM's default selective, the plot's "+ recompute", full. */
 export const RECOMPUTE_CHOICES = ['none', 'selective', 'selective:core_attn+mlp', 'full:uniform/1'];
@@ -51,6 +53,8 @@ export interface AdviseResult {
   fitting: Candidate[];
   /** The layout with the smallest peak, fitting or not (null when no layout divides the model). */
   smallest: { c: Candidate; bytes: number } | null;
+  /** Layouts left out because Megatron-LM cannot train them at any size (untrainable.ts), by reason. */
+  untrainable: { why: string; layouts: number }[];
 }
 
 export type Layout = { tp: number; cp: number; pp: number; vp?: number; dp: number; cpCommType: CpCommType | undefined; recompute: string; distributedOptimizer: boolean };
@@ -59,7 +63,7 @@ const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filte
 
 /** Every layout the GPUs and the model allow (the memory model's validate() decides), evaluated. */
 export function candidates(r: AdviseRequest): AdviseResult {
-  const out: Candidate[] = [];
+  const out: Candidate[] = [], left = new Map<string, number>();
   let all = 0, smallest: { c: Candidate; bytes: number } | null = null;
   for (const tp of divisors(r.gpus).filter((t) => t <= 8))
     for (const cp of divisors(r.gpus / tp))
@@ -71,14 +75,20 @@ export function candidates(r: AdviseRequest): AdviseResult {
           for (const recompute of recomputeChoices(stageLayers))
             for (const vp of virtualChoices(pp, stageLayers))
               for (const distributedOptimizer of dp * cp > 1 ? [false, true] : [false]) {
-                const c = evaluate(r, { tp, cp, pp, vp, dp, cpCommType, recompute, distributedOptimizer });
+                const l = { tp, cp, pp, vp, dp, cpCommType, recompute, distributedOptimizer };
+                const why = untrainable(r.model, layoutConfig(r, l));
+                if (why) {
+                  left.set(why, (left.get(why) ?? 0) + 1);
+                  continue;
+                }
+                const c = evaluate(r, l);
                 if (!c) continue;
                 all++;
                 if (!smallest || c.totalBytes < smallest.bytes) smallest = { c, bytes: c.totalBytes };
                 if (c.totalBytes <= r.hbmGib * GIB * (1 - r.margin)) out.push(c);
               }
       }
-  return { all, fitting: out.sort((a, b) => a.iterMs - b.iterMs), smallest };
+  return { all, fitting: out.sort((a, b) => a.iterMs - b.iterMs), smallest, untrainable: [...left].map(([why, layouts]) => ({ why, layouts })) };
 }
 
 /** The parallel configuration of a layout: the request's base with the searched settings replaced. */

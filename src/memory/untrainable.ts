@@ -1,0 +1,26 @@
+/**
+ * Configurations Megatron-LM cannot train at any size, as measured on the H200 (not a memory limit):
+ * the memory model still gives what they would need, and the tools say that they do not run.
+ *
+ * Selective recompute of `mlp` with linear biases: the dense MLP returns its output bias (fc2's bias
+ * parameter, skip_bias_add) through tensor_parallel.checkpoint, and the checkpoint's backward, running
+ * autograd over that output again, re-enters itself (megatron/core/tensor_parallel/random.py
+ * CheckpointFunction.backward, line 668 in snapshot d98e8a64), recomputing the MLP at each level until
+ * the GPU is full. Seen in 3 of 3 such runs, 246-250 levels deep in the first step: r25 of
+ * bench/results/2026-12-02-megatron-campaign, r07 and r21 of bench/results/2026-12-02-time-heldout;
+ * every run recomputing mlp without linear biases trained (r06 r22 r34 r38; r00 r08 r16 r18 r20).
+ * MoE layers do not recompute through this path (transformer_layer.py sets recompute_mlp only for a
+ * dense MLP), and their MLPs have no bias (Megatron-LM needs --disable-bias-linear with local experts).
+ */
+import type { ModelConfig, ParallelConfig } from './model.js';
+
+export const MLP_RECOMPUTE_WITH_BIAS =
+  "Megatron-LM cannot train selective recompute of mlp with linear biases: its checkpoint's backward re-enters itself through the MLP's output bias " +
+  'and recomputes until the GPU is full (3 of 3 runs on the H200, whatever their size); add --disable-bias-linear or recompute core_attn / full layers instead';
+
+/** Why Megatron-LM cannot train this configuration whatever its memory, or null when nothing is known against it. */
+export function untrainable(m: ModelConfig, p: ParallelConfig): string | null {
+  if ((p.stack ?? 'megatron') !== 'megatron' || p.recompute !== 'selective' || m.moe || m.biasLinear === false) return null;
+  const mods = p.recomputeModules?.length ? p.recomputeModules : ['core_attn'];
+  return mods.includes('mlp') ? MLP_RECOMPUTE_WITH_BIAS : null;
+}

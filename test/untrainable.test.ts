@@ -1,0 +1,66 @@
+/**
+ * Configurations Megatron-LM cannot train whatever their memory (src/memory/untrainable.ts), against
+ * every real run we have of the two 2026-12-02 draws: the rule names exactly the runs whose checkpoint
+ * backward recursed until the GPU was full, and none that trained. The tools that plan with the model
+ * say so: advise leaves such layouts out (counted, with the reason), memory and replay add a note.
+ */
+import { describe, expect, it } from 'vitest';
+import { readFileSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
+import { MLP_RECOMPUTE_WITH_BIAS, untrainable } from '../src/memory/untrainable.js';
+import { DEFAULT_PARALLEL, PRESETS } from '../src/memory/model.js';
+import { candidates } from '../src/memory/advise.js';
+import { LINKS } from '../src/cp/plan/linkModel.js';
+
+const DIRS = ['bench/results/2026-12-02-megatron-campaign/runs', 'bench/results/2026-12-02-time-heldout/runs'];
+
+function logs() {
+  return DIRS.flatMap((dir) => readdirSync(dir).filter((f) => f.endsWith('.log')).map((f) => {
+    const text = readFileSync(`${dir}/${f}`, 'utf8'), res = parseMegatronLog(text, f), c = configFromArgs(res.args);
+    if ('error' in c) throw new Error(`${dir}/${f}: ${c.error}`);
+    return { name: `${dir.split('/')[2]}/${f}`, trained: res.iterations.length > 0, recursed: (text.match(/random\.py", line 668, in backward/g) ?? []).length, why: untrainable(c.model, c.par) };
+  }));
+}
+
+describe('selective recompute of mlp with linear biases', () => {
+  const all = logs();
+  it('names the three runs whose checkpoint backward recursed (246-250 levels) and ran out of memory, and none of the 69 that trained', () => {
+    const named = all.filter((r) => r.why !== null);
+    expect(named.map((r) => r.name)).toEqual(['2026-12-02-megatron-campaign/r25.log', '2026-12-02-time-heldout/r07.log', '2026-12-02-time-heldout/r21.log']);
+    for (const r of named) {
+      expect(r.trained, r.name).toBe(false);
+      expect(r.recursed, r.name).toBeGreaterThan(240);
+    }
+    const trained = all.filter((r) => r.trained);
+    expect(trained.length).toBe(69);
+    for (const r of trained) expect(r.why, r.name).toBeNull();
+  });
+
+  it('only with linear biases, only for dense MLPs, only on the Megatron-LM stack', () => {
+    const m = PRESETS['seed-32L-4096h'].model, p = { ...DEFAULT_PARALLEL, seqLength: 8192, recompute: 'selective' as const, recomputeModules: ['core_attn' as const, 'mlp' as const] };
+    expect(untrainable({ ...m, biasLinear: true }, p)).toBe(MLP_RECOMPUTE_WITH_BIAS);
+    expect(untrainable({ ...m, biasLinear: false }, p)).toBeNull();
+    expect(untrainable({ ...m, biasLinear: true }, { ...p, recomputeModules: ['core_attn'] })).toBeNull();
+    expect(untrainable({ ...m, biasLinear: true }, { ...p, stack: 'torch-amp' })).toBeNull();
+    expect(untrainable({ ...m, biasLinear: true }, { ...p, recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 1, recomputeModules: undefined })).toBeNull();
+  });
+
+  it('advise leaves those layouts out and counts them; memory --json and replay say why', () => {
+    const model = { ...PRESETS['seed-32L-4096h'].model, biasLinear: true };
+    const req = { model, base: { ...DEFAULT_PARALLEL, seqLength: 32768 }, gpus: 8, hbmGib: 80, margin: 0.1, gbs: 8, link: LINKS['nvlink-h200'] };
+    const res = candidates(req), without = candidates({ ...req, model: { ...model, biasLinear: false } });
+    expect(res.untrainable).toHaveLength(1);
+    expect(res.untrainable[0].why).toBe(MLP_RECOMPUTE_WITH_BIAS);
+    expect(res.fitting.some((c) => c.recompute.includes('mlp'))).toBe(false);
+    expect(without.untrainable).toEqual([]);
+    expect(without.all).toBe(res.all + res.untrainable[0].layouts);
+    const mem = spawnSync('node', ['bin/flashring.mjs', 'memory', '--num-layers', '4', '--hidden-size', '512', '--num-attention-heads', '8', '--seq-length', '8192',
+      '--recompute-granularity', 'selective', '--recompute-modules', 'mlp', '--json'], { encoding: 'utf8' });
+    expect(mem.status).toBe(0);
+    expect(JSON.parse(mem.stdout).untrainable).toBe(MLP_RECOMPUTE_WITH_BIAS);
+    const rep = spawnSync('node', ['bin/flashring.mjs', 'replay', 'bench/results/2026-12-02-time-heldout/runs/r07.log', '--json'], { encoding: 'utf8' });
+    expect(rep.stderr).toContain(`note: ${MLP_RECOMPUTE_WITH_BIAS}`);
+    expect(JSON.parse(rep.stdout).reports[0].untrainable).toBe(MLP_RECOMPUTE_WITH_BIAS);
+  });
+});
