@@ -9,7 +9,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
 import { MLP_RECOMPUTE_WITH_BIAS, untrainable } from '../src/memory/untrainable.js';
-import { DEFAULT_PARALLEL, PRESETS } from '../src/memory/model.js';
+import { DEFAULT_LINES, DEFAULT_PARALLEL, PRESETS, sweep } from '../src/memory/model.js';
+import { chartNotes } from '../src/memory/chart.js';
 import { candidates } from '../src/memory/advise.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
 
@@ -62,5 +63,15 @@ describe('selective recompute of mlp with linear biases', () => {
     const rep = spawnSync('node', ['bin/flashring.mjs', 'replay', 'bench/results/2026-12-02-time-heldout/runs/r07.log', '--json'], { encoding: 'utf8' });
     expect(rep.stderr).toContain(`note: ${MLP_RECOMPUTE_WITH_BIAS}`);
     expect(JSON.parse(rep.stdout).reports[0].untrainable).toBe(MLP_RECOMPUTE_WITH_BIAS);
+  });
+
+  it("the plot's \"+ recompute\" lines (core_attn + mlp) for a model with linear biases are named under the chart and the sweep's table; not without biases", () => {
+    const seed = PRESETS['seed-32L-4096h'].model, par = { ...DEFAULT_PARALLEL, seqLength: 8192 };
+    const note = chartNotes(seed, sweep(seed, par, [8192], DEFAULT_LINES, 80), DEFAULT_LINES);
+    expect(note).toContain(`CP=1 + recompute and CP=4 + recompute: the memory such a step would need; ${MLP_RECOMPUTE_WITH_BIAS}`);
+    expect(chartNotes({ ...seed, biasLinear: false }, sweep({ ...seed, biasLinear: false }, par, [8192], DEFAULT_LINES, 80), DEFAULT_LINES)).not.toContain('cannot train');
+    const out = spawnSync('node', ['bin/flashring.mjs', 'memory', '--preset', 'seed-32L-4096h', '--sweep', '--seq-lengths', '8192'], { encoding: 'utf8' });
+    expect(out.status).toBe(0);
+    expect(out.stdout).toContain(`note: CP=1 + recompute and CP=4 + recompute: the memory such a step would need; ${MLP_RECOMPUTE_WITH_BIAS}`);
   });
 });

@@ -8,7 +8,7 @@ import {
   DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_RECOMPUTE, DEFAULT_SEQ_LENGTHS, GIB, ModelConfig, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
   STACKS, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps,
 } from '../src/memory/model.js';
-import { MemoryChartConfig, breakdownRows, breakdownSummary, coincidentNote, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
+import { MemoryChartConfig, breakdownRows, breakdownSummary, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
 import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
 import { Comparison, ModelSize, compareOne, modelDiff, predictFromLog, sourceModel } from '../src/memory/compare.js';
@@ -450,7 +450,7 @@ function renderPlanner(): void {
   const details: Breakdowns = new Map(pts.map((p) => [`${p.line}|${p.config.seqLength}`, p]));
   const moe = model.moe ? `, ${model.moe.numExperts} experts (top-${model.moe.routerTopk}${model.moe.sharedExpertSize ? ', shared expert' : ''})` : '';
   const title = `${presetSelect.value}, ${STACKS[par.stack!].label}: ${model.numLayers} layers, h=${model.hiddenSize}, ${model.numAttentionHeads} heads${moe}, TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, PP=${par.pipelineParallel}, DP=${par.dataParallel}${par.distributedOptimizer ? ' + distributed optimizer' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'}`;
-  plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, coincidentNote(pts, lines)), details, (p) => showBreakdown(p, hbm, model), (p) => advisor.timeLines(model, p.config));
+  plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, chartNotes(model, pts, lines)), details, (p) => showBreakdown(p, hbm, model), (p) => advisor.timeLines(model, p.config));
   const oom = oomPoints(pts);
   $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + Object.entries(oom).map(([k, v]) => `${k} ${v === null ? 'none' : formatTokens(v)}`).join(' · ') +
     gaps.map((g) => `. ${g.line} has no point at ${g.lengths.map(formatTokens).join(', ')}: CP ${g.cp} does not divide them`).join('');

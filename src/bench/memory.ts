@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { DEFAULT_LINES, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, PRESETS, ParallelConfig, STACKS, oomPoints, sweep } from '../memory/model.js';
 import { CsvRow, sweepRows, toCsv } from '../memory/csv.js';
-import { coincidentNote, memoryChartConfig } from '../memory/chart.js';
+import { chartNotes, memoryChartConfig } from '../memory/chart.js';
 import { renderChartPng } from './png.js';
 
 export interface MemorySweepResult {
@@ -27,7 +27,7 @@ export async function memorySweep(outDir: string, write: WriteFiles, presetName:
   const rows = sweepRows(pts, hbmGib);
   const csv = join(outDir, 'activation_memory.csv'), json = join(outDir, 'activation_memory.json'), png = join(outDir, 'activation_memory.png');
   const title = `${preset.note}: TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'} — lines: flashring's memory model (${STACKS[par.stack ?? 'megatron'].label} stack; "+ recompute" = selective core_attn + mlp)${measured.length ? '; triangles: measured' : ''}`;
-  const subtitle = coincidentNote(pts, DEFAULT_LINES);
+  const subtitle = chartNotes(preset.model, pts, DEFAULT_LINES);
   const config = memoryChartConfig(rows, measured, hbmGib, title, subtitle);
   const image = await renderChartPng(config);
   await write([

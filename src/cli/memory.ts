@@ -8,6 +8,7 @@ import {
 } from '../memory/model.js';
 import { configFromArgs, parseMegatronLogs } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
+import { untrainableNote } from '../memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
 import { comparePoints, comparisonTable, otherModelNotes, predictFromLog } from '../memory/compare.js';
 import { withIterMs } from '../memory/time/fromLog.js';
@@ -258,6 +259,8 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
       return (p ? `${p.totalGib.toFixed(1)}${p.fits ? ' ' : '!'}` : '-').padStart(22);
     })].join(' '));
   for (const g of gaps) console.log(`'-' under ${g.line}: CP ${g.cp} does not divide ${g.lengths.join(', ')} (each CP rank holds seq_len / CP tokens)`);
+  const note = untrainableNote(model, pts);
+  if (note) console.log(`note: ${note}`);
   const oom = oomPoints(pts);
   console.log(`longest fitting sequence: ${Object.entries(oom).map(([k, v]) => `${k}: ${v ?? 'none'}`).join('; ')}`);
   if (values.csv !== undefined) console.log(`wrote ${values.csv}`);

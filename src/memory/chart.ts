@@ -7,7 +7,8 @@
  * drawn as triangles with their source.
  */
 import { CsvRow } from './csv.js';
-import { GIB, MemoryBreakdown, Part, SweepLine, SweepPoint } from './model.js';
+import { GIB, MemoryBreakdown, ModelConfig, Part, SweepLine, SweepPoint } from './model.js';
+import { untrainable } from './untrainable.js';
 import { maxOf, minOf } from '../stats.js';
 
 /**
@@ -25,6 +26,24 @@ export function coincidentNote(pts: SweepPoint[], lines: SweepLine[]): string {
   return `${same.map((l) => l.label).join(' and ')} lie within 1% of their lines without recomputation` +
     (coreOnly ? ': with FlashAttention, recomputing the attention core only drops the softmax LSE' : '');
 }
+
+/**
+ * A note for lines of configurations Megatron-LM cannot train at any size (untrainable.ts): they show
+ * the memory such a step would need. '' when every line trains.
+ */
+export function untrainableNote(model: ModelConfig, pts: SweepPoint[]): string {
+  const byLine = new Map<string, string>();
+  for (const p of pts) {
+    const why = untrainable(model, p.config);
+    if (why && !byLine.has(p.line)) byLine.set(p.line, why);
+  }
+  if (!byLine.size) return '';
+  const whys = [...new Set(byLine.values())];
+  return `${[...byLine.keys()].join(' and ')}: the memory such a step would need; ${whys.join('; ')}`;
+}
+
+/** The chart's notes (coincident lines, untrainable lines), as one subtitle. */
+export const chartNotes = (model: ModelConfig, pts: SweepPoint[], lines: SweepLine[]): string => [coincidentNote(pts, lines), untrainableNote(model, pts)].filter(Boolean).join('. ');
 
 /** One row of a point's memory breakdown, as the page's hover and breakdown table show it. */
 export interface BreakdownRow {
