@@ -2,7 +2,7 @@
 """A randomized campaign of real Megatron-LM runs for the memory model (issue 33).
 
   python3 bench/megatron/campaign.py draw --seed 33 --runs 48 --out DIR     # here: the draw, split before any run
-  python3 bench/megatron/campaign.py run DIR/draw.json --out OUT [--ids ...] [--deadline S] [--iters N]   # GPU host
+  python3 bench/megatron/campaign.py run DIR/draw.json --out OUT [--ids ...] [--deadline S] [--iters N] [--pack OUT2/runs.tgz]   # GPU host
 
 draw: configurations drawn at random (seeded; `random.Random(seed)`) from the space of issue 33
 (layers 2-12, hidden 512-4096, heads and GQA groups, GELU / SwiGLU, attention and hidden dropout 0 /
@@ -25,6 +25,7 @@ import math
 import os
 import random
 import subprocess
+import tarfile
 import sys
 import time
 
@@ -176,6 +177,19 @@ def cmd_draw(ns):
     print('kept %d (build %d, heldout %d), rejected as too large: %s' % (len(kept), splits.count('build'), splits.count('heldout'), rejected))
 
 
+def pack(src_dir, archive):
+    """src_dir as one .tar.gz at archive, written beside and renamed: the device tool returns few files a call,
+    and a call cut short keeps the runs packed so far."""
+    if not archive:
+        return
+    if os.path.abspath(archive).startswith(os.path.abspath(src_dir) + os.sep):
+        raise SystemExit('--pack %s: put the archive outside %s, the folder it packs' % (archive, src_dir))
+    tmp = archive + '.part'
+    with tarfile.open(tmp, 'w:gz') as tar:
+        tar.add(src_dir, arcname=os.path.basename(src_dir.rstrip('/')))
+    os.replace(tmp, archive)
+
+
 def cmd_run(ns):
     doc = json.load(open(ns.draw))
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -195,6 +209,7 @@ def cmd_run(ns):
                 p['log'].close()
                 running.remove(p)
                 done.append(p['id'])
+                pack(runs, ns.pack)
                 print('%6.0f s  %s exit %d (%.0f s)' % (time.time() - t0, p['id'], p['proc'].returncode, time.time() - p['t']), flush=True)
         late = time.time() - t0 > ns.deadline
         used = sum(p['gib'] for p in running)
@@ -241,6 +256,7 @@ def main():
     r.add_argument('--timeout', type=int, default=300)
     r.add_argument('--iters', type=int, default=ITERS, help='--train-iters of each run (more for iteration times)')
     r.add_argument('--no-trace', action='store_true', help='plain pretrain_gpt.py (for iteration times: run with --lanes 1)')
+    r.add_argument('--pack', default='', help='after each run, OUT/runs as one .tar.gz at this path (the device tool returns 8 files a call)')
     ns = ap.parse_args()
     (cmd_draw if ns.cmd == 'draw' else cmd_run)(ns)
 

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from campaign import common_flags
+from campaign import common_flags, pack
 
 
 def drop_flags(flags, dropped):
@@ -41,6 +41,7 @@ def main():
     ap.add_argument('--timeout', type=int, default=300)
     ap.add_argument('--extra', default='', help='flags added to every run, as one string')
     ap.add_argument('--kernels', action='store_true', help='profile iterations 10-12 (bench/megatron/kernels.py): DIR/<id>.<tag>.kernels.json')
+    ap.add_argument('--pack', default='', help='after each run, DIR as one .tar.gz at this path (the device tool returns 8 files a call)')
     ap.add_argument('--drop', default='', help="comma-separated flags left out of every run's configuration, with their values")
     ns = ap.parse_args()
     kept = {k['id']: k for k in json.load(open(ns.draw))['kept']}
@@ -74,6 +75,7 @@ def main():
         if ns.kernels and not os.path.exists(env['FLASHRING_KERNELS']):
             print('terms.py: %s wrote no profile (%s)' % (i, env['FLASHRING_KERNELS']), file=sys.stderr)
         print('%6.0f s  %s.%s exit %d' % (time.time() - t0, i, ns.tag, rc), flush=True)
+        pack(ns.out, ns.pack)
 
 
 if __name__ == '__main__':
