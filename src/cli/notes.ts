@@ -55,12 +55,12 @@ with TP=${s.tp}, the stored activations drop from ${f1(s.actNoFlash)} GiB to ${f
 stack, the loss and embedding terms included): the softmax, its dropout mask and dropout output
 (5·a·s²·b bytes per layer) are replaced by a 4-byte LSE per head and token. Without it, nothing
 past a few thousand tokens trains. flashring's WebGPU kernels are exact (*measured* on the H200,
-${res(k.folder)}: the largest relative error of O, LSE and the
+${k.errFolders.map(res).join(' and ')}: the largest relative error of O, LSE and the
 gradients against the float64 reference, f32 ${k.errF32.toExponential(1)}, f16 ${k.errF16.toExponential(1)}) and keep buffers linear
 in N (tested), but they are slower: at N=${k.n} (B=${k.b}, H=${k.h}, not causal) the f16 tensor-core
 forward runs at ${f1(k.fwd[0])} TFLOP/s (D=64) and ${f1(k.fwd[1])} (D=128), forward+backward at ${f1(k.fwdBwd[0])} and ${f1(k.fwdBwd[1])}, against ${f1(k.peerFwd[0])} and
 ${f1(k.peerFwd[1])}, ${f1(k.peerFwdBwd[0])} and ${f1(k.peerFwdBwd[1])} for PyTorch's FlashAttention-2 in the same call (${lo.toFixed(2)}–${x2(hi)};
-*measured*, the mean of the runs ${k.runs.map((r) => `\`${r}\``).join(' and ')}). The portable kernels every browser
+*measured*, ${k.runs.length > 1 ? `the mean of the runs ${k.runs.map((r) => `\`${r}\``).join(' and ')}` : `${res(k.folder)}, run \`${k.runs[0]}\``}). The portable kernels every browser
 runs (f32, Dawn's robustness on) reach ${f1(k.portable.fwd[0])} / ${f1(k.portable.fwd[1])} TFLOP/s forward at D=64 / 128, ${x2(k.portable.ratio[0])} / ${x2(k.portable.ratio[1])}
 PyTorch's memory-efficient f32 in the same call (*measured*, ${res(k.portable.folder)}).
 The best GEMM found on WebGPU's subgroup matrices reaches ${f1(k.gemm.tflops)} TFLOP/s at ${k.gemm.m}³

@@ -15,7 +15,9 @@ import { configFromFlags } from './memory.js';
 const R = 'bench/results';
 /** Every file the notes read, relative to the repository root. */
 export const SOURCES = {
-  tensorCores: [`${R}/h200-2026-12-01-wg2d-pipe0/sg-new1/bench-2026-12-01T15-14-39-943Z-kernels.csv`, `${R}/h200-2026-12-01-wg2d-pipe0/sg-new2/bench-2026-12-01T15-15-22-985Z-kernels.csv`],
+  // The newest same-call run of the shipped tensor-core kernels (2026-12-02; the 2026-12-01 runs of
+  // h200-2026-12-01-wg2d-pipe0, 67.2 / 96.4 TFLOP/s forward, were not reproduced: docs/performance.md).
+  tensorCores: [`${R}/2026-12-02-shaders-h200/tc/bench-2026-12-02T16-11-13-043Z-kernels.csv`],
   portableSameFolder: [`${R}/h200-2026-12-01-wg2d-pipe0/new-r0/bench-2026-12-01T15-13-23-383Z-kernels.csv`, `${R}/h200-2026-12-01-wg2d-pipe0/new-r1/bench-2026-12-01T15-11-58-932Z-kernels.csv`],
   portable: [`${R}/h200-2026-12-01-final/final-r0/bench-2026-12-01T15-55-55-942Z-kernels.csv`, `${R}/h200-2026-12-01-final/final-r1/bench-2026-12-01T15-56-28-950Z-kernels.csv`],
   gemm: [`${R}/gemm-h200-2026-12-01/bench-2026-12-01T06-23-37-296Z.json`, `${R}/gemm-h200-2026-12-01/bench-2026-12-01T06-35-38-514Z.json`],
@@ -58,6 +60,8 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 export interface KernelFigures {
   folder: string; runs: string[]; n: number; b: number; h: number;
+  /** The folders whose float64 checks give errF32 and errF16. */
+  errFolders: string[];
   /** [D=64, D=128]: flashring (mean of the runs) and the peer in the same call. */
   fwd: number[]; fwdBwd: number[]; peerFwd: number[]; peerFwdBwd: number[]; ratios: number[];
   errF32: number; errF16: number;
@@ -79,6 +83,7 @@ export function kernelFigures(root: string): KernelFigures {
   const k = { fwd: tf(fwd), fwdBwd: tf(fb), peerFwd: peer(fwd), peerFwdBwd: peer(fb) };
   return {
     folder: folderOf(SOURCES.tensorCores[0]), runs: SOURCES.tensorCores.map((p) => p.split('/')[3]), n: +first.N, b: +first.B, h: +first.H, ...k,
+    errFolders: [...new Set([...SOURCES.tensorCores, ...SOURCES.portableSameFolder].map(folderOf))],
     ratios: [...k.fwd.map((x, i) => x / k.peerFwd[i]), ...k.fwdBwd.map((x, i) => x / k.peerFwdBwd[i])],
     errF32: err('f32'), errF16: err('f16'), portable: portableFigures(root), ...gemmFigures(root),
   };
