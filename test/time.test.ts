@@ -20,6 +20,7 @@ import { H200 } from '../src/memory/time/devices.js';
 import { bmmTflops, flashTflops, gemmMs } from '../src/memory/time/rates.js';
 import { iterationTime } from '../src/memory/time/step.js';
 import { DEFAULT_PARALLEL, PRESETS, type ParallelConfig } from '../src/memory/model.js';
+import { median } from '../src/stats.js';
 
 const rows = timeRows();
 const MOE = new Set(['r02', 'r03', 'r07', 'r11', 'r16', 'r19', 'r27', 'r40', 'r44']);
@@ -85,13 +86,24 @@ describe('Megatron-LM runs alone on the H200 (bench/results/2026-12-02-megatron-
 
   // Both halves have been looked at (the held-out half by the model before da2c0e0): the judgement of
   // the shipped model is the fresh draw below. What it gives here, named.
-  it('NOT MET, dense: all within 15% but seven; the four 32K runs without a loader wait 22-29% slow (no profiled step at 32K), three 2K runs 16-28% fast', () => {
+  it('NOT MET, dense: all within 15% but seven; four of the five 32K runs without a loader wait 21-28% slow (no step profiled at 32K), three 2K runs 15-28% fast', () => {
     const dense = rows.filter((r) => !MOE.has(r.id));
     expect(dense).toHaveLength(38);
     for (const r of dense) expect(Math.abs(r.error), r.id).toBeLessThan(0.3);
     const misses = dense.filter((r) => Math.abs(r.error) >= 0.15);
     expect(misses.map((r) => r.id).sort()).toEqual(['r04', 'r09', 'r20', 'r29', 'r30', 'r34', 'r45']);
-    for (const r of misses) expect(r.config.includes('s32768') ? r.error > 0.2 : r.error < -0.15 && r.config.includes('s2048'), r.id).toBe(true);
+    const noWait32 = dense.filter((r) => r.config.includes('s32768') && !r.predicted.terms.some((t) => t.name === 'data-loader'));
+    expect(noWait32.map((r) => r.id).sort()).toEqual(['r04', 'r09', 'r24', 'r29', 'r34']);
+    for (const r of misses)
+      if (r.config.includes('s32768')) {
+        expect(noWait32.includes(r), r.id).toBe(true);
+        expect(r.error, r.id).toBeGreaterThan(0.21);
+        expect(r.error, r.id).toBeLessThan(0.28);
+      } else {
+        expect(r.config, r.id).toContain('s2048');
+        expect(r.error, r.id).toBeLessThan(-0.15);
+        expect(r.error, r.id).toBeGreaterThan(-0.28);
+      }
   });
 
   it('MoE runs: NOT MET for three of nine (r03 −19%, r07 −18%, r40 −18%: measured slower than the model); each within 25%, named', () => {
@@ -200,12 +212,12 @@ describe('terms measured on their own (terms/, terms/kernels: the MoE misses tak
     model: r.predicted.terms.filter((t) => t.name === 'host').reduce((s, t) => s + t.ms, 0),
   });
 
-  it("terms: the model's GPU side within 10% of the profiled GPU busy time in six of the seven profiled steps (not r40 at 2K: 0.57x, its kernels tiny); the mask copy 0.9-1x of the profiled host-to-device copies (tokens, labels and positions are the rest)", () => {
+  it("terms: the model's GPU side within 11% of the profiled GPU busy time in six of the seven profiled steps (not r40 at 2K: 0.57x, its kernels tiny); the mask copy 0.9-1x of the profiled host-to-device copies (tokens, labels and positions are the rest)", () => {
     expect(prof.map((r) => r.name)).toEqual(Object.keys(unprofiled));
     for (const r of prof) {
       const ratio = r.gpuMs / r.profile!.gpuBusyMs;
       if (r.name === 'r40.norc') expect(ratio).toBeLessThan(0.6);
-      else expect(Math.abs(ratio - 1), r.name).toBeLessThan(0.1);
+      else expect(Math.abs(ratio - 1), r.name).toBeLessThan(0.11);
       const htod = (r.profile as unknown as { kernels: { name: string; ms: number }[] }).kernels.filter((k) => /Memcpy HtoD/.test(k.name)).reduce((s, k) => s + k.ms, 0);
       const mask = r.predicted.terms.find((t) => t.name === 'mask-copy')!.ms;
       expect(mask, r.name).toBeLessThanOrEqual(htod);
@@ -219,8 +231,13 @@ describe('terms measured on their own (terms/, terms/kernels: the MoE misses tak
     }
   });
 
-  it('NOT MET (terms): the MoE misses are on the host side: r03 and r07 spend 2.0-2.4x the host time the model gives them (unprofiled step less GPU busy); the dense steps and r11 within 0.7-1.05x', () => {
+  it('NOT MET (terms): the MoE misses are on the host side: r03 and r07 spend 2.0-2.4x the host time the model gives them (unprofiled step less GPU busy), r40 1.3x; the dense steps and r11 within 0.7-1.05x, r02 0.75x', () => {
     const h = new Map(prof.map((r) => [r.name, hostOf(r)]));
+    const ratio = (n: string) => h.get(n)!.measured / h.get(n)!.model;
+    expect(ratio('r40.norc')).toBeGreaterThan(1.25);
+    expect(ratio('r40.norc')).toBeLessThan(1.35);
+    expect(ratio('r02.prof')).toBeGreaterThan(0.7);
+    expect(ratio('r02.prof')).toBeLessThan(0.8);
     for (const n of ['r03.norc', 'r07.norc']) {
       expect(h.get(n)!.measured / h.get(n)!.model, n).toBeGreaterThan(1.9);
       expect(h.get(n)!.measured / h.get(n)!.model, n).toBeLessThan(2.5);
@@ -241,12 +258,18 @@ describe('the fresh held-out draw (bench/results/2026-12-02-time-heldout): predi
     expect(fresh.map((r) => r.id)).toEqual(['r00', 'r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r08', 'r09', 'r10', 'r11', 'r12', 'r13', 'r14', 'r15', 'r16', 'r17', 'r18', 'r19', 'r20', 'r22', 'r23']);
     for (const r of fresh) expect(r.iterations, r.id).toBe(22);
   });
-  it('NOT MET: 16 of 22 within 15% (median |error| 10.6%); r01 +16%, r02 −40% (MoE), r09 +19% (32K), r15 −19%, r16 +20%, r20 −43% miss', () => {
+  it('NOT MET: 16 of 22 within 15% (median |error| 10.3%); r01 +16%, r02 −41% (MoE), r09 +19% (32K), r15 −18%, r16 +20%, r20 −43% miss', () => {
+    // The shipped figures: da2c0e0's with the gradient's copies taken from the dense steps only (a review's
+    // fix after the judgement): every prediction within 1.1% of da2c0e0's, the same 16 within 15%, median 10.35% there.
     expect(fresh.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(16);
-    expect(fresh.filter((r) => Math.abs(r.error) >= 0.15).map((r) => r.id)).toEqual(['r01', 'r02', 'r09', 'r15', 'r16', 'r20']);
-    for (const r of fresh) expect(Math.abs(r.error), r.id).toBeLessThan(0.45);
-    const e = fresh.map((r) => Math.abs(r.error)).sort((a, b) => a - b);
-    expect((e[10] + e[11]) / 2).toBeLessThan(0.11);
+    const misses = fresh.filter((r) => Math.abs(r.error) >= 0.15);
+    expect(misses.map((r) => r.id)).toEqual(['r01', 'r02', 'r09', 'r15', 'r16', 'r20']);
+    const want: Record<string, [number, number]> = { r01: [0.15, 0.18], r02: [-0.42, -0.39], r09: [0.17, 0.2], r15: [-0.2, -0.17], r16: [0.18, 0.22], r20: [-0.44, -0.42] };
+    for (const r of misses) {
+      expect(r.error, r.id).toBeGreaterThan(want[r.id][0]);
+      expect(r.error, r.id).toBeLessThan(want[r.id][1]);
+    }
+    expect(median(fresh.map((r) => Math.abs(r.error)))!).toBeCloseTo(0.1026, 3);
   });
 });
 

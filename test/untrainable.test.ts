@@ -44,6 +44,8 @@ describe('selective recompute of mlp with linear biases', () => {
     expect(untrainable({ ...m, biasLinear: false }, p)).toBeNull();
     expect(untrainable({ ...m, biasLinear: true }, { ...p, recomputeModules: ['core_attn'] })).toBeNull();
     expect(untrainable({ ...m, biasLinear: true }, { ...p, stack: 'torch-amp' })).toBeNull();
+    // MoE layers do not recompute their MLP through the checkpoint (recompute_mlp is for a dense MLP only).
+    expect(untrainable({ ...m, biasLinear: true, moe: { numExperts: 8, routerTopk: 2 } }, p)).toBeNull();
     expect(untrainable({ ...m, biasLinear: true }, { ...p, recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 1, recomputeModules: undefined })).toBeNull();
   });
 

@@ -14,7 +14,7 @@ import { DEFAULT_PARALLEL, parseRecomputeSpec, recomputeSpec, type ModelConfig, 
 import { median } from '../../src/stats.js';
 import { H200, type DeviceProfile, type ScoreRates } from '../../src/memory/time/devices.js';
 import { fitHost, type HostFit, type HostFitPoint } from '../../src/memory/time/fit.js';
-import { predictTimeFromLog, steadyIterMs } from '../../src/memory/time/fromLog.js';
+import { predictTimeFromLog, steadyIterMs, timeOptionsFromArgs } from '../../src/memory/time/fromLog.js';
 import type { IterationTime } from '../../src/memory/time/iteration.js';
 import { iterationTime } from '../../src/memory/time/step.js';
 
@@ -166,14 +166,16 @@ const SCORE_KERNELS: [string, RegExp][] = [
   ['gradCopies', /Memcpy DtoD|vectorized_elementwise_kernel<8, at::native::(FillFunctor|BinaryFunctor)<c10::BFloat16/],
 ];
 
-export interface ScoreSample { name: string; s: number; scoresPerLayer: number; layers: number; recomputed: number; ms: Record<string, number> }
+export interface ScoreSample { name: string; s: number; scoresPerLayer: number; layers: number; recomputed: number; moe: boolean; ms: Record<string, number> }
 
 /** Each profiled step's score-kernel milliseconds by class, with the scores they ran over (one GPU: b·a·s² a layer). */
 export function scoreSamples(dir = `${TERMS_DIR}/kernels`): ScoreSample[] {
   return termRuns(dir).map((r) => {
     const res = parseMegatronLog(readFileSync(`${dir}/${r.name}.log`, 'utf8'), r.name), c = configFromArgs(res.args);
     if ('error' in c) throw new Error(`${r.name}: ${c.error}`);
-    const { model: m, par: p } = c, L = m.numLayers;
+    const { model: m, par: p } = c, L = m.numLayers, o = timeOptionsFromArgs(res.args);
+    // b·a·s² a layer and L layers a step: one GPU, one micro batch a step (as every profiled step is).
+    if (p.tensorParallel * p.contextParallel * p.pipelineParallel !== 1 || (o.microBatches ?? 1) !== 1) throw new Error(`${r.name}: scoreSamples takes one-GPU steps of one micro batch`);
     const mods = p.recomputeModules?.length ? p.recomputeModules : ['core_attn'];
     const recomputed = p.recompute === 'full' ? (p.recomputeMethod === 'block' ? Math.min(p.recomputeNumLayers ?? 1, L) : L)
       : p.recompute === 'selective' && mods.includes('core_attn') ? L : 0;
@@ -183,7 +185,7 @@ export function scoreSamples(dir = `${TERMS_DIR}/kernels`): ScoreSample[] {
       if (cls) ms[cls[0]] = (ms[cls[0]] ?? 0) + k.ms;
     }
     if ((m.attentionDropout ?? 0.1) === 0 || (m.hiddenDropout ?? 0.1) > 0) { delete ms.dropoutFwd; delete ms.dropoutBwd; }
-    return { name: r.name, s: p.seqLength, scoresPerLayer: p.microBatchSize * m.numAttentionHeads * p.seqLength ** 2, layers: L, recomputed, ms };
+    return { name: r.name, s: p.seqLength, scoresPerLayer: p.microBatchSize * m.numAttentionHeads * p.seqLength ** 2, layers: L, recomputed, moe: !!m.moe, ms };
   });
 }
 
@@ -191,14 +193,15 @@ export function scoreSamples(dir = `${TERMS_DIR}/kernels`): ScoreSample[] {
  * The profile's per-score rates (devices.ts ScoreRates) from the profiled steps: ms per 10⁹ scores of one
  * call, a class's calls per layer being 1 forward (again where core_attn is recomputed) and 1 backward
  * (maskFill: both), the median over the steps (softmax forward: over the steps of each sequence length).
- * Dropout only from steps with attention dropout and no hidden dropout (whose kernels share the names).
+ * Dropout only from steps with attention dropout and no hidden dropout (whose kernels share the names);
+ * gradCopies only from dense steps (a MoE step's token permutation adds copies and fills of its own).
  */
 export function scoreRates(samples = scoreSamples()): Omit<ScoreRates, 'source'> {
   const calls = (x: ScoreSample, cls: string) => (cls === 'maskFill' ? 2 * x.layers + x.recomputed : /Fwd$/.test(cls) ? x.layers + x.recomputed : x.layers);
   const rate = (cls: string, xs = samples) => median(xs.filter((x) => x.ms[cls] !== undefined).map((x) => (x.ms[cls] * 1e9) / (x.scoresPerLayer * calls(x, cls))))!;
   const seqs = [...new Set(samples.map((x) => x.s))].sort((a, b) => a - b);
   return {
-    maskFill: rate('maskFill'), softmaxBwd: rate('softmaxBwd'), gradCopies: rate('gradCopies'), dropoutFwd: rate('dropoutFwd'), dropoutBwd: rate('dropoutBwd'),
+    maskFill: rate('maskFill'), softmaxBwd: rate('softmaxBwd'), gradCopies: rate('gradCopies', samples.filter((x) => !x.moe)), dropoutFwd: rate('dropoutFwd'), dropoutBwd: rate('dropoutBwd'),
     softmaxFwd: seqs.map((s) => ({ s, ms: rate('softmaxFwd', samples.filter((x) => x.s === s)) })),
   };
 }

@@ -53,7 +53,7 @@ export interface AdviseResult {
   fitting: Candidate[];
   /** The layout with the smallest peak, fitting or not (null when no layout divides the model). */
   smallest: { c: Candidate; bytes: number } | null;
-  /** Layouts left out because Megatron-LM cannot train them at any size (untrainable.ts), by reason. */
+  /** Valid layouts left out because Megatron-LM cannot train them at any size (untrainable.ts), by reason; not in `all`. */
   untrainable: { why: string; layouts: number }[];
 }
 
@@ -76,13 +76,13 @@ export function candidates(r: AdviseRequest): AdviseResult {
             for (const vp of virtualChoices(pp, stageLayers))
               for (const distributedOptimizer of dp * cp > 1 ? [false, true] : [false]) {
                 const l = { tp, cp, pp, vp, dp, cpCommType, recompute, distributedOptimizer };
+                const c = evaluate(r, l);
+                if (!c) continue;
                 const why = untrainable(r.model, layoutConfig(r, l));
                 if (why) {
                   left.set(why, (left.get(why) ?? 0) + 1);
                   continue;
                 }
-                const c = evaluate(r, l);
-                if (!c) continue;
                 all++;
                 if (!smallest || c.totalBytes < smallest.bytes) smallest = { c, bytes: c.totalBytes };
                 if (c.totalBytes <= r.hbmGib * GIB * (1 - r.margin)) out.push(c);

@@ -7,8 +7,9 @@
  * autograd over that output again, re-enters itself (megatron/core/tensor_parallel/random.py
  * CheckpointFunction.backward, line 668 in snapshot d98e8a64), recomputing the MLP at each level until
  * the GPU is full. Seen in 3 of 3 such runs, 246-250 levels deep in the first step: r25 of
- * bench/results/2026-12-02-megatron-campaign, r07 and r21 of bench/results/2026-12-02-time-heldout;
- * every run recomputing mlp without linear biases trained (r06 r22 r34 r38; r00 r08 r16 r18 r20).
+ * bench/results/2026-12-02-megatron-campaign, r07 and r21 of bench/results/2026-12-02-time-heldout,
+ * all three recomputing mlp alone; core_attn + mlp with biases takes the same code path (no such run
+ * was made); every run recomputing mlp without linear biases trained (r06 r22 r34 r38; r00 r08 r16 r18 r20).
  * MoE layers do not recompute through this path (transformer_layer.py sets recompute_mlp only for a
  * dense MLP), and their MLPs have no bias (Megatron-LM needs --disable-bias-linear with local experts).
  */

@@ -6,9 +6,12 @@
  * H200: bench/results/2026-12-02-megatron-timing/profile.json (bench/megatron/h200_profile.py,
  * PyTorch 2.11 on the device tool's `nvidia-h200`, medians of 20 CUDA-event timings) for the GEMMs,
  * the unfused attention's batched GEMMs and the bandwidths; bench/results/h200-2026-11-30T04-31-first/peer-h200-2026-11-30.json
- * (bench/peers/torch_sdpa.py, same machine kind) for FlashAttention through PyTorch's SDPA; the host
- * figures (`host`) fitted on the build half of the 2026-12-02 Megatron-LM campaign only
- * (bench/megatron/timeFit.ts prints the fit; test/time.test.ts re-fits and compares).
+ * (bench/peers/torch_sdpa.py, same machine kind) for FlashAttention through PyTorch's SDPA; the
+ * unfused attention core's per-score rates from the profiled steps of
+ * bench/results/2026-12-02-megatron-timing/terms/kernels (bench/megatron/timeTable.ts scoreRates());
+ * the host figures (`host`) fitted on the build half of the configurations of the 2026-12-02
+ * Megatron-LM campaign run alone (bench/results/2026-12-02-megatron-timing; bench/megatron/timeTable.ts
+ * buildFit prints the fit; test/time.test.ts re-fits and compares).
  */
 
 /** One measured GEMM: m×k times k×n. */
@@ -87,7 +90,8 @@ export const H200: DeviceProfile = {
   source: 'bench/results/2026-12-02-megatron-timing/profile.json (bench/megatron/h200_profile.py, PyTorch 2.11.0+cu130, 2026-12-02); ' +
     'flash: bench/results/h200-2026-11-30T04-31-first/peer-h200-2026-11-30.json (bench/peers/torch_sdpa.py, fp16 SDPA flash backend) and ' +
     'bench/results/cp-h200-2026-12-01-v6/1-peer/peer-steps.json (N = 65536); ' +
-    'host: fitted on the build half of bench/results/2026-12-02-megatron-campaign (bench/megatron/timeFit.ts)',
+    'scores: bench/results/2026-12-02-megatron-timing/terms/kernels (bench/megatron/timeTable.ts scoreRates); ' +
+    'host: fitted on the build half of bench/results/2026-12-02-megatron-timing (bench/megatron/timeTable.ts buildFit)',
   gemmBf16: [
     { m: 4096, n: 4096, k: 4096, tflops: 660.51 }, { m: 8192, n: 8192, k: 8192, tflops: 756.90 },
     { m: 16384, n: 1024, k: 1024, tflops: 547.13 }, { m: 16384, n: 4096, k: 1024, tflops: 647.91 },
@@ -119,7 +123,7 @@ export const H200: DeviceProfile = {
   ],
   bandwidthGBs: { copy: 4233.9, softmax: 1284.3, dropout: 3027.9 },
   // Fitted on the 19 build-half runs of bench/results/2026-12-02-megatron-timing (npx tsx bench/megatron/timeTable.ts prints the fit).
-  host: { launchUs: 11.17, iterationMs: 12.86, moeExpertUs: 454.6, note: 'fitted on the build half of the 2026-12-02 campaign, Megatron-LM local (eager PyTorch)' },
+  host: { launchUs: 11.46, iterationMs: 12.89, moeExpertUs: 450.9, note: 'fitted on the build half of the 2026-12-02 campaign, Megatron-LM local (eager PyTorch)' },
   // Measured as a term, not fitted: run r39 (s = 32768, b = 1: a 4.295 GB mask) with and without
   // --no-create-attention-mask-in-dataloader, 10 iterations each, --timing-log-level 2 (2026-12-02
   // 14:16-14:21 UTC, bench/results/2026-12-02-megatron-timing/terms): 456.0 ms per iteration with the
@@ -128,10 +132,11 @@ export const H200: DeviceProfile = {
   // bench/megatron/timeTable.ts scoreRates(): medians over the profiled steps without recompute (r43, r23,
   // r03.norc, r07.norc, r40.norc; r02 and r11 with core_attn recomputed, their forward kernels counted twice),
   // softmax forward by row length (2048: r40; 4096: r11; 8192: r07, r02; 16384: r43, r23, r03), dropout from
-  // r02 (the one profiled run with attention dropout). 32768 has no profiled step: clamped to 16384's rate.
+  // r02 (the one profiled run with attention dropout), the gradient's copies from the dense steps (r43, r23).
+  // 32768 has no profiled step: clamped to 16384's rate.
   scores: {
     maskFill: 2.784, softmaxFwd: [{ s: 2048, ms: 2.865 }, { s: 4096, ms: 3.676 }, { s: 8192, ms: 4.470 }, { s: 16384, ms: 2.421 }],
-    softmaxBwd: 1.382, gradCopies: 6.905, dropoutFwd: 1.627, dropoutBwd: 1.154,
+    softmaxBwd: 1.382, gradCopies: 6.682, dropoutFwd: 1.627, dropoutBwd: 1.154,
     source: 'bench/results/2026-12-02-megatron-timing/terms/kernels (torch.profiler, iterations 10-12 of 7 Megatron-LM runs on the H200)',
   },
   // bench/megatron/core_attention.py, 2026-12-02 18:47 UTC (bench/results/2026-12-02-time-heldout/core_attention.jsonl):
