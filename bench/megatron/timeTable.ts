@@ -6,6 +6,7 @@
  * from the build half only (src/memory/time/fit.ts).
  *
  *   npx tsx bench/megatron/timeTable.ts        # the fit on the build half, then the table of both halves
+ *   npx tsx bench/megatron/timeTable.ts --fresh bench/results/2026-12-02-time-heldout   # a fresh draw against the shipped model
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { configFromArgs, parseMegatronLog } from '../../src/memory/megatron.js';
@@ -209,7 +210,18 @@ export function scoreRates(samples = scoreSamples()): Omit<ScoreRates, 'source'>
 /** The harness's recompute names as the memory model's settings (bench/torchcp/to_csv.py). */
 const TORCH_RECOMPUTE: Record<string, string> = { none: 'none', selective: 'selective', attn_mlp: 'selective:core_attn+mlp', full: 'full:uniform/1' };
 
-if (process.argv[1]?.endsWith('timeTable.ts')) {
+/** A fresh draw's runs (DIR/draw.json, DIR/runs) against the shipped model: the table, what ran out of memory, the summary. */
+function printFresh(dir: string): void {
+  const rows = timeRows(H200, dir, false, `${dir}/draw.json`), e = rows.map((r) => Math.abs(r.error));
+  console.log(timeTable(rows).replace('| run | half |', '| run | (draw split) |') + '\n');
+  console.log(`out of memory: ${outOfMemory(dir).join(' ') || 'none'}`);
+  console.log(`${rows.length} runs: ${rows.filter((r) => Math.abs(r.error) < 0.15).length} within 15%, median |error| ${(100 * median(e)!).toFixed(2)}%, largest ${(100 * Math.max(...e)).toFixed(1)}%`);
+}
+
+if (process.argv[1]?.endsWith('timeTable.ts') && process.argv[2] === '--fresh') {
+  if (!process.argv[3]) throw new Error('usage: npx tsx bench/megatron/timeTable.ts --fresh DIR (a folder with draw.json and runs/)');
+  printFresh(process.argv[3]);
+} else if (process.argv[1]?.endsWith('timeTable.ts')) {
   console.log('score rates from the profiled steps (ms per 10⁹ scores a call):', JSON.stringify(scoreRates()));
   const f = buildFit();
   console.log(`fit on the build half: launchUs ${f.launchUs.toFixed(2)}, moeExpertUs ${f.moeExpertUs.toFixed(1)}, iterationMs ${f.iterationMs.toFixed(2)}`);
