@@ -218,7 +218,7 @@ describe('terms measured on their own (terms/, terms/kernels: the MoE misses tak
       const ratio = r.gpuMs / r.profile!.gpuBusyMs;
       if (r.name === 'r40.norc') expect(ratio).toBeLessThan(0.6);
       else expect(Math.abs(ratio - 1), r.name).toBeLessThan(0.11);
-      const htod = (r.profile as unknown as { kernels: { name: string; ms: number }[] }).kernels.filter((k) => /Memcpy HtoD/.test(k.name)).reduce((s, k) => s + k.ms, 0);
+      const htod = r.profile!.kernels.filter((k) => /Memcpy HtoD/.test(k.name)).reduce((s, k) => s + k.ms, 0);
       const mask = r.predicted.terms.find((t) => t.name === 'mask-copy')!.ms;
       expect(mask, r.name).toBeLessThanOrEqual(htod);
       expect(mask / htod, r.name).toBeGreaterThan(0.9);

@@ -16,7 +16,8 @@ import { median } from '../../src/stats.js';
 import { H200, type DeviceProfile, type ScoreRates } from '../../src/memory/time/devices.js';
 import { fitHost, type HostFit, type HostFitPoint } from '../../src/memory/time/fit.js';
 import { predictTimeFromLog, steadyIterMs, timeOptionsFromArgs } from '../../src/memory/time/fromLog.js';
-import type { IterationTime } from '../../src/memory/time/iteration.js';
+import { recomputed, resolveFusion, type IterationTime } from '../../src/memory/time/iteration.js';
+import { coreOps, timeDims } from '../../src/memory/time/ops.js';
 import { iterationTime } from '../../src/memory/time/step.js';
 
 export const TIMING_DIR = 'bench/results/2026-12-02-megatron-timing';
@@ -138,7 +139,7 @@ export interface TermRun {
   /** The model's GPU side: every term but host and data-loader. */
   gpuMs: number;
   /** From a torch.profiler window (terms/kernels): the GPU's busy time and kernels per iteration. */
-  profile?: { gpuBusyMs: number; kernelCount: number; syncWaitsMs: number; runtime: { name: string; count: number; ms: number }[] };
+  profile?: { gpuBusyMs: number; kernelCount: number; syncWaitsMs: number; kernels: { name: string; count: number; ms: number }[]; runtime: { name: string; count: number; ms: number }[] };
 }
 
 /** The kernel launches of a profile window: the CUDA runtime's launch calls (copies and memsets are not launches). */
@@ -177,16 +178,16 @@ export function scoreSamples(dir = `${TERMS_DIR}/kernels`): ScoreSample[] {
     const { model: m, par: p } = c, L = m.numLayers, o = timeOptionsFromArgs(res.args);
     // b·a·s² a layer and L layers a step: one GPU, one micro batch a step (as every profiled step is).
     if (p.tensorParallel * p.contextParallel * p.pipelineParallel !== 1 || (o.microBatches ?? 1) !== 1) throw new Error(`${r.name}: scoreSamples takes one-GPU steps of one micro batch`);
-    const mods = p.recomputeModules?.length ? p.recomputeModules : ['core_attn'];
-    const recomputed = p.recompute === 'full' ? (p.recomputeMethod === 'block' ? Math.min(p.recomputeNumLayers ?? 1, L) : L)
-      : p.recompute === 'selective' && mods.includes('core_attn') ? L : 0;
+    // Layers whose attention core runs forward again in backward: the time model's own rule (iteration.ts recomputed).
+    const rc = recomputed(p, L, coreOps(timeDims(m, p, resolveFusion(m))));
+    const coreAgain = rc.ops.length ? rc.layers : 0;
     const ms: Record<string, number> = {};
-    for (const k of (r.profile as unknown as { kernels: { name: string; ms: number }[] }).kernels) {
+    for (const k of r.profile!.kernels) {
       const cls = SCORE_KERNELS.find(([, re]) => re.test(k.name));
       if (cls) ms[cls[0]] = (ms[cls[0]] ?? 0) + k.ms;
     }
     if ((m.attentionDropout ?? 0.1) === 0 || (m.hiddenDropout ?? 0.1) > 0) { delete ms.dropoutFwd; delete ms.dropoutBwd; }
-    return { name: r.name, s: p.seqLength, scoresPerLayer: p.microBatchSize * m.numAttentionHeads * p.seqLength ** 2, layers: L, recomputed, moe: !!m.moe, ms };
+    return { name: r.name, s: p.seqLength, scoresPerLayer: p.microBatchSize * m.numAttentionHeads * p.seqLength ** 2, layers: L, recomputed: coreAgain, moe: !!m.moe, ms };
   });
 }
 

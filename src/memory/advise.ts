@@ -76,9 +76,9 @@ export function candidates(r: AdviseRequest): AdviseResult {
             for (const vp of virtualChoices(pp, stageLayers))
               for (const distributedOptimizer of dp * cp > 1 ? [false, true] : [false]) {
                 const l = { tp, cp, pp, vp, dp, cpCommType, recompute, distributedOptimizer };
-                const c = evaluate(r, l);
+                const par = layoutConfig(r, l), c = evaluate(r, l, par);
                 if (!c) continue;
-                const why = untrainable(r.model, layoutConfig(r, l));
+                const why = untrainable(r.model, par);
                 if (why) {
                   left.set(why, (left.get(why) ?? 0) + 1);
                   continue;
@@ -100,8 +100,8 @@ export function layoutConfig(r: Pick<AdviseRequest, 'base'>, l: Layout): Paralle
   };
 }
 
-function evaluate(r: AdviseRequest, l: Layout): Candidate | null {
-  const par = layoutConfig(r, l);
+/** A layout (its configuration `par`, layoutConfig's) with its peak and step time, or null where the model does not divide it. */
+function evaluate(r: AdviseRequest, l: Layout, par: ParallelConfig): Candidate | null {
   let totalBytes: number, time: IterationTime;
   try {
     totalBytes = memoryBreakdown(r.model, par).totalBytes;
