@@ -41,9 +41,13 @@ describe('the H200 profile is the measured data', () => {
 
   it("the unfused attention core's per-score rates are the profiled steps' (scoreRates(), to 0.1%), the mask copy's rate core_attention.py's", () => {
     const r = scoreRates(), s = H200.scores;
-    for (const k of ['maskFill', 'softmaxBwd', 'gradCopies', 'dropoutFwd', 'dropoutBwd'] as const) expect(Math.abs(s[k] / r[k] - 1), k).toBeLessThan(1e-3);
-    expect(s.softmaxFwd.map((p) => p.s)).toEqual(r.softmaxFwd.map((p) => p.s));
-    for (const [i, p] of s.softmaxFwd.entries()) expect(Math.abs(p.ms / r.softmaxFwd[i].ms - 1), `softmax s=${p.s}`).toBeLessThan(1e-3);
+    for (const k of ['maskFill', 'maskFillContiguous', 'dropoutFwd', 'dropoutBwd'] as const) expect(Math.abs(s[k] / r[k] - 1), k).toBeLessThan(1e-3);
+    for (const k of ['softmaxFwd', 'softmaxBwd', 'gradCopies'] as const) {
+      expect(s[k].map((p) => p.s), k).toEqual(r[k].map((p) => p.s));
+      for (const [i, p] of s[k].entries()) expect(Math.abs(p.ms / r[k][i].ms - 1), `${k} s=${p.s}`).toBeLessThan(1e-3);
+    }
+    // The masked_fill_ in contiguous pieces (s = 32768: one head a 32-bit piece) runs 2.4x faster than strided.
+    expect(s.maskFill / s.maskFillContiguous).toBeGreaterThan(2.3);
     const head = JSON.parse(readFileSync('bench/results/2026-12-02-time-heldout/core_attention.jsonl', 'utf8').split('\n')[0]) as { htodGBs: number };
     expect(Math.abs(H200.htodGBs / head.htodGBs - 1)).toBeLessThan(1e-3);
   });
@@ -86,24 +90,21 @@ describe('Megatron-LM runs alone on the H200 (bench/results/2026-12-02-megatron-
 
   // Both halves have been looked at (the held-out half by the model before da2c0e0): the judgement of
   // the shipped model is the fresh draw below. What it gives here, named.
-  it('NOT MET, dense: all within 15% but seven; four of the five 32K runs without a loader wait 21-28% slow (no step profiled at 32K), three 2K runs 15-28% fast', () => {
+  it('NOT MET, dense: all within 15% but two 2K runs (r30 −20%, r45 −28%: fast); the five 32K runs without a loader wait within 7% (the masked_fill_ priced by its kernel)', () => {
     const dense = rows.filter((r) => !MOE.has(r.id));
     expect(dense).toHaveLength(38);
     for (const r of dense) expect(Math.abs(r.error), r.id).toBeLessThan(0.3);
     const misses = dense.filter((r) => Math.abs(r.error) >= 0.15);
-    expect(misses.map((r) => r.id).sort()).toEqual(['r04', 'r09', 'r20', 'r29', 'r30', 'r34', 'r45']);
+    expect(misses.map((r) => r.id).sort()).toEqual(['r30', 'r45']);
+    for (const r of misses) {
+      expect(r.config, r.id).toContain('s2048');
+      expect(r.error, r.id).toBeLessThan(-0.15);
+      expect(r.error, r.id).toBeGreaterThan(-0.29);
+    }
+    // Before the masked_fill_ had its contiguous rate (3a3599f) four of these were 21-28% slow.
     const noWait32 = dense.filter((r) => r.config.includes('s32768') && !r.predicted.terms.some((t) => t.name === 'data-loader'));
     expect(noWait32.map((r) => r.id).sort()).toEqual(['r04', 'r09', 'r24', 'r29', 'r34']);
-    for (const r of misses)
-      if (r.config.includes('s32768')) {
-        expect(noWait32.includes(r), r.id).toBe(true);
-        expect(r.error, r.id).toBeGreaterThan(0.21);
-        expect(r.error, r.id).toBeLessThan(0.28);
-      } else {
-        expect(r.config, r.id).toContain('s2048');
-        expect(r.error, r.id).toBeLessThan(-0.15);
-        expect(r.error, r.id).toBeGreaterThan(-0.28);
-      }
+    for (const r of noWait32) expect(Math.abs(r.error), r.id).toBeLessThan(0.07);
   });
 
   it('MoE runs: NOT MET for three of nine (r03 −19%, r07 −18%, r40 −18%: measured slower than the model); each within 25%, named', () => {
@@ -124,9 +125,8 @@ describe('Megatron-LM runs alone on the H200 (bench/results/2026-12-02-megatron-
     const p = predictTimeFromLog(without), q = predictTimeFromLog(withMask);
     if ('error' in p || 'error' in q) throw new Error('no prediction');
     expect(p.terms.some((t) => t.name === 'data-loader')).toBe(false);
-    // Without the mask (L2 at 32K) the model is 13% slow, as at the other 32K runs.
-    expect(p.iterMs / steadyIterMs(without).ms! - 1).toBeGreaterThan(0);
-    expect(p.iterMs / steadyIterMs(without).ms! - 1).toBeLessThan(0.15);
+    // Without the mask (L2 at 32K) the model is within 5% of the step.
+    expect(Math.abs(p.iterMs / steadyIterMs(without).ms! - 1)).toBeLessThan(0.05);
     expect(q.terms.find((t) => t.name === 'data-loader')!.ms).toBeGreaterThan(150);
     // Four measured iterations or fewer: the loader's prefetched batches (2 workers × 2) cover them.
     const r43 = rows.find((r) => r.id === 'r43')!;
@@ -135,10 +135,10 @@ describe('Megatron-LM runs alone on the H200 (bench/results/2026-12-02-megatron-
   });
 
   it('the summary as the README states it (both halves, MoE included)', () => {
-    expect(timeSummary(rows, 'build').maxAbs).toBeLessThan(0.23);
+    expect(timeSummary(rows, 'build').maxAbs).toBeLessThan(0.21);
     expect(timeSummary(rows, 'heldout').maxAbs).toBeLessThan(0.29);
-    expect(timeSummary(rows, 'build').median).toBeLessThan(0.075);
-    expect(timeSummary(rows, 'heldout').median).toBeLessThan(0.075);
+    expect(timeSummary(rows, 'build').median).toBeLessThan(0.077);
+    expect(timeSummary(rows, 'heldout').median).toBeLessThan(0.07);
   });
 
   it('the terms add up to the prediction, and the attention core dominates at 32K', () => {
@@ -212,11 +212,11 @@ describe('terms measured on their own (terms/, terms/kernels: the MoE misses tak
     model: r.predicted.terms.filter((t) => t.name === 'host').reduce((s, t) => s + t.ms, 0),
   });
 
-  it("terms: the model's GPU side within 11% of the profiled GPU busy time in six of the seven profiled steps (not r40 at 2K: 0.57x, its kernels tiny); the mask copy 0.9-1x of the profiled host-to-device copies (tokens, labels and positions are the rest)", () => {
+  it("terms: the model's GPU side within 11% of the profiled GPU busy time in six of the seven profiled steps (not r40 at 2K: 0.6x, its kernels tiny); the mask copy 0.9-1x of the profiled host-to-device copies (tokens, labels and positions are the rest)", () => {
     expect(prof.map((r) => r.name)).toEqual(Object.keys(unprofiled));
     for (const r of prof) {
       const ratio = r.gpuMs / r.profile!.gpuBusyMs;
-      if (r.name === 'r40.norc') expect(ratio).toBeLessThan(0.6);
+      if (r.name === 'r40.norc') expect(ratio).toBeLessThan(0.65);
       else expect(Math.abs(ratio - 1), r.name).toBeLessThan(0.11);
       const htod = r.profile!.kernels.filter((k) => /Memcpy HtoD/.test(k.name)).reduce((s, k) => s + k.ms, 0);
       const mask = r.predicted.terms.find((t) => t.name === 'mask-copy')!.ms;
@@ -258,18 +258,35 @@ describe('the fresh held-out draw (bench/results/2026-12-02-time-heldout): predi
     expect(fresh.map((r) => r.id)).toEqual(['r00', 'r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r08', 'r09', 'r10', 'r11', 'r12', 'r13', 'r14', 'r15', 'r16', 'r17', 'r18', 'r19', 'r20', 'r22', 'r23']);
     for (const r of fresh) expect(r.iterations, r.id).toBe(22);
   });
-  it('NOT MET: 16 of 22 within 15% (median |error| 10.3%); r01 +16%, r02 −41% (MoE), r09 +19% (32K), r15 −18%, r16 +20%, r20 −43% miss', () => {
-    // The shipped figures: da2c0e0's with the gradient's copies taken from the dense steps only (a review's
-    // fix after the judgement): every prediction within 1.1% of da2c0e0's, the same 16 within 15%, median 10.35% there.
-    expect(fresh.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(16);
+  it('NOT MET: judged at da2c0e0, 16 of 22 within 15%; the shipped model, 17 (r09 fixed after it was seen): r01 +16%, r02 −40% (MoE), r15 −20%, r16 +20%, r20 −44% miss', () => {
+    // da2c0e0 (the judgement, README): 16 within 15%, median 10.35%, r09 +19% at 32K among the misses. Since then
+    // the gradient's copies from the dense steps only (a review's fix) and, after profiling r09, r16 and r20 of
+    // this draw, the masked_fill_ in contiguous pieces at 32K and the rates by row length: r09 is no longer a
+    // held-out judgement of these, so the shipped figures below are a check, not a claim.
+    expect(fresh.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(17);
     const misses = fresh.filter((r) => Math.abs(r.error) >= 0.15);
-    expect(misses.map((r) => r.id)).toEqual(['r01', 'r02', 'r09', 'r15', 'r16', 'r20']);
-    const want: Record<string, [number, number]> = { r01: [0.15, 0.18], r02: [-0.42, -0.39], r09: [0.17, 0.2], r15: [-0.2, -0.17], r16: [0.18, 0.22], r20: [-0.44, -0.42] };
+    expect(misses.map((r) => r.id)).toEqual(['r01', 'r02', 'r15', 'r16', 'r20']);
+    const want: Record<string, [number, number]> = { r01: [0.15, 0.18], r02: [-0.42, -0.38], r15: [-0.21, -0.18], r16: [0.18, 0.22], r20: [-0.46, -0.42] };
     for (const r of misses) {
       expect(r.error, r.id).toBeGreaterThan(want[r.id][0]);
       expect(r.error, r.id).toBeLessThan(want[r.id][1]);
     }
-    expect(median(fresh.map((r) => Math.abs(r.error)))!).toBeCloseTo(0.1026, 3);
+    expect(Math.abs(fresh.find((r) => r.id === 'r09')!.error)).toBeLessThan(0.02);
+    expect(median(fresh.map((r) => Math.abs(r.error)))!).toBeCloseTo(0.0995, 3);
+  });
+
+  it("terms (terms/: r09, r16, r20 profiled again): the model's GPU side 0.8-1.05x the busy time; a host-bound step's own time moves 21% between two runs (r20: 69.8 ms, then 55.2)", () => {
+    const runs = termRuns(`${FRESH}/terms`);
+    expect(runs.map((r) => r.name)).toEqual(['r09.prof', 'r16.prof', 'r20.prof']);
+    for (const r of runs) {
+      const ratio = r.gpuMs / r.profile!.gpuBusyMs;
+      expect(ratio, r.name).toBeGreaterThan(0.8);
+      expect(ratio, r.name).toBeLessThan(1.05);
+    }
+    const r20 = fresh.find((r) => r.id === 'r20')!, again = runs.find((r) => r.name === 'r20.prof')!;
+    expect(r20.measuredMs / again.measuredMs).toBeGreaterThan(1.2);
+    // The GPU is 16 ms of either: what moved is the host.
+    expect(again.profile!.gpuBusyMs).toBeLessThan(17);
   });
 });
 

@@ -17,7 +17,7 @@ import { H200, type DeviceProfile, type ScoreRates } from '../../src/memory/time
 import { fitHost, type HostFit, type HostFitPoint } from '../../src/memory/time/fit.js';
 import { predictTimeFromLog, steadyIterMs, timeOptionsFromArgs } from '../../src/memory/time/fromLog.js';
 import { recomputed, resolveFusion, type IterationTime } from '../../src/memory/time/iteration.js';
-import { coreOps, timeDims } from '../../src/memory/time/ops.js';
+import { coreOps, maskContiguous, timeDims } from '../../src/memory/time/ops.js';
 import { iterationTime } from '../../src/memory/time/step.js';
 
 export const TIMING_DIR = 'bench/results/2026-12-02-megatron-timing';
@@ -168,18 +168,21 @@ const SCORE_KERNELS: [string, RegExp][] = [
   ['gradCopies', /Memcpy DtoD|vectorized_elementwise_kernel<8, at::native::(FillFunctor|BinaryFunctor)<c10::BFloat16/],
 ];
 
-export interface ScoreSample { name: string; s: number; scoresPerLayer: number; layers: number; recomputed: number; moe: boolean; ms: Record<string, number> }
+export interface ScoreSample { name: string; s: number; scoresPerLayer: number; layers: number; recomputed: number; moe: boolean; contiguousMask: boolean; ms: Record<string, number> }
+
+/** The profiled steps: the campaign's (terms/kernels) and the fresh draw's (r09, r16, r20: profiled after they were judged). */
+export const PROFILE_DIRS = [`${TERMS_DIR}/kernels`, 'bench/results/2026-12-02-time-heldout/terms'];
 
 /** Each profiled step's score-kernel milliseconds by class, with the scores they ran over (one GPU: b·a·s² a layer). */
-export function scoreSamples(dir = `${TERMS_DIR}/kernels`): ScoreSample[] {
-  return termRuns(dir).map((r) => {
+export function scoreSamples(dirs = PROFILE_DIRS): ScoreSample[] {
+  return dirs.flatMap((dir) => termRuns(dir).filter((r) => r.profile).map((r) => {
     const res = parseMegatronLog(readFileSync(`${dir}/${r.name}.log`, 'utf8'), r.name), c = configFromArgs(res.args);
     if ('error' in c) throw new Error(`${r.name}: ${c.error}`);
     const { model: m, par: p } = c, L = m.numLayers, o = timeOptionsFromArgs(res.args);
     // b·a·s² a layer and L layers a step: one GPU, one micro batch a step (as every profiled step is).
     if (p.tensorParallel * p.contextParallel * p.pipelineParallel !== 1 || (o.microBatches ?? 1) !== 1) throw new Error(`${r.name}: scoreSamples takes one-GPU steps of one micro batch`);
     // Layers whose attention core runs forward again in backward: the time model's own rule (iteration.ts recomputed).
-    const rc = recomputed(p, L, coreOps(timeDims(m, p, resolveFusion(m))));
+    const x = timeDims(m, p, resolveFusion(m)), rc = recomputed(p, L, coreOps(x));
     const coreAgain = rc.ops.length ? rc.layers : 0;
     const ms: Record<string, number> = {};
     for (const k of r.profile!.kernels) {
@@ -187,24 +190,28 @@ export function scoreSamples(dir = `${TERMS_DIR}/kernels`): ScoreSample[] {
       if (cls) ms[cls[0]] = (ms[cls[0]] ?? 0) + k.ms;
     }
     if ((m.attentionDropout ?? 0.1) === 0 || (m.hiddenDropout ?? 0.1) > 0) { delete ms.dropoutFwd; delete ms.dropoutBwd; }
-    return { name: r.name, s: p.seqLength, scoresPerLayer: p.microBatchSize * m.numAttentionHeads * p.seqLength ** 2, layers: L, recomputed: coreAgain, moe: !!m.moe, ms };
-  });
+    return { name: r.name, s: p.seqLength, scoresPerLayer: p.microBatchSize * m.numAttentionHeads * p.seqLength ** 2, layers: L, recomputed: coreAgain, moe: !!m.moe, contiguousMask: maskContiguous(x), ms };
+  }));
 }
 
 /**
  * The profile's per-score rates (devices.ts ScoreRates) from the profiled steps: ms per 10⁹ scores of one
  * call, a class's calls per layer being 1 forward (again where core_attn is recomputed) and 1 backward
- * (maskFill: both), the median over the steps (softmax forward: over the steps of each sequence length).
- * Dropout only from steps with attention dropout and no hidden dropout (whose kernels share the names);
- * gradCopies only from dense steps (a MoE step's token permutation adds copies and fills of its own).
+ * (maskFill: both), the median over the steps: the masked_fill_ over the steps whose calls are strided
+ * and over those whose pieces are contiguous (ops.ts maskContiguous), softmax and the gradient's copies
+ * over the steps of each sequence length. Dropout only from steps with attention dropout and no hidden
+ * dropout (whose kernels share the names); gradCopies only from dense steps (a MoE step's token
+ * permutation adds copies and fills of its own).
  */
 export function scoreRates(samples = scoreSamples()): Omit<ScoreRates, 'source'> {
   const calls = (x: ScoreSample, cls: string) => (cls === 'maskFill' ? 2 * x.layers + x.recomputed : /Fwd$/.test(cls) ? x.layers + x.recomputed : x.layers);
   const rate = (cls: string, xs = samples) => median(xs.filter((x) => x.ms[cls] !== undefined).map((x) => (x.ms[cls] * 1e9) / (x.scoresPerLayer * calls(x, cls))))!;
-  const seqs = [...new Set(samples.map((x) => x.s))].sort((a, b) => a - b);
+  const byS = (cls: string, xs = samples) => [...new Set(xs.map((x) => x.s))].sort((a, b) => a - b)
+    .map((s) => ({ s, ms: rate(cls, xs.filter((x) => x.s === s)) })).filter((p) => p.ms !== null);
   return {
-    maskFill: rate('maskFill'), softmaxBwd: rate('softmaxBwd'), gradCopies: rate('gradCopies', samples.filter((x) => !x.moe)), dropoutFwd: rate('dropoutFwd'), dropoutBwd: rate('dropoutBwd'),
-    softmaxFwd: seqs.map((s) => ({ s, ms: rate('softmaxFwd', samples.filter((x) => x.s === s)) })),
+    maskFill: rate('maskFill', samples.filter((x) => !x.contiguousMask)), maskFillContiguous: rate('maskFill', samples.filter((x) => x.contiguousMask)),
+    softmaxFwd: byS('softmaxFwd'), softmaxBwd: byS('softmaxBwd'), gradCopies: byS('gradCopies', samples.filter((x) => !x.moe)),
+    dropoutFwd: rate('dropoutFwd'), dropoutBwd: rate('dropoutBwd'),
   };
 }
 

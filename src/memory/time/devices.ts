@@ -21,20 +21,30 @@ export interface BmmPoint { batch: number; s: number; d: number; tflops: number 
 /** FlashAttention (one head dimension, sequence, mask): forward and backward TFLOP/s, FLOPs counted 4·N²·D per head (×½ causal), backward ×2.5. */
 export interface FlashPoint { d: number; s: number; causal: boolean; fwdTflops: number; bwdTflops: number }
 
+/** A rate that depends on the row length s: points by s, interpolated in log s, clamped at the ends. */
+export type ByS = { s: number; ms: number }[];
+
 /**
  * Milliseconds per 10⁹ attention scores of one kernel call, by kernel class, as the kernels ran in
  * Megatron-LM's training steps (bench/megatron/timeTable.ts scoreRates() derives them from the
  * profiled steps and test/time.test.ts checks them): the masked_fill_ with the boolean mask
- * (forward, and its gradient), PyTorch's bf16 softmax forward (its kernel depends on the row length
- * s: by s, interpolated in log s, clamped) and backward, the attention dropout forward and backward,
- * and `gradCopies`: the rest of the backward over the s² gradient, device-to-device copies, a fill
- * and a multiply (autograd around the in-place masked_fill_ on a view of baddbmm's output).
+ * (forward, and its gradient), PyTorch's bf16 softmax forward and backward (their kernels depend on
+ * the row length s), the attention dropout forward and backward, and `gradCopies`: the rest of the
+ * backward over the s² gradient, device-to-device copies, a fill and a multiply (autograd around the
+ * in-place masked_fill_ on a view of baddbmm's output; dearer per score on short rows).
+ *
+ * The masked_fill_ has two rates. Its [b, 1, s, s] mask is broadcast over the heads, so a call over
+ * several heads runs PyTorch's strided elementwise kernel (`maskFill`); where PyTorch splits the call
+ * into pieces of at most 2³¹ − 1 elements (32-bit indexing) of one head each (s ≥ 32768), or a GPU
+ * holds one head, every piece is contiguous and runs the vectorised kernel (`maskFillContiguous`,
+ * 2.4× faster: ops.ts maskContiguous).
  */
 export interface ScoreRates {
   maskFill: number;
-  softmaxFwd: { s: number; ms: number }[];
-  softmaxBwd: number;
-  gradCopies: number;
+  maskFillContiguous: number;
+  softmaxFwd: ByS;
+  softmaxBwd: ByS;
+  gradCopies: ByS;
   dropoutFwd: number;
   dropoutBwd: number;
   /** Where the figures come from. */
@@ -90,7 +100,7 @@ export const H200: DeviceProfile = {
   source: 'bench/results/2026-12-02-megatron-timing/profile.json (bench/megatron/h200_profile.py, PyTorch 2.11.0+cu130, 2026-12-02); ' +
     'flash: bench/results/h200-2026-11-30T04-31-first/peer-h200-2026-11-30.json (bench/peers/torch_sdpa.py, fp16 SDPA flash backend) and ' +
     'bench/results/cp-h200-2026-12-01-v6/1-peer/peer-steps.json (N = 65536); ' +
-    'scores: bench/results/2026-12-02-megatron-timing/terms/kernels (bench/megatron/timeTable.ts scoreRates); ' +
+    'scores: bench/results/2026-12-02-megatron-timing/terms/kernels and 2026-12-02-time-heldout/terms (bench/megatron/timeTable.ts scoreRates); ' +
     'host: fitted on the build half of bench/results/2026-12-02-megatron-timing (bench/megatron/timeTable.ts buildFit)',
   gemmBf16: [
     { m: 4096, n: 4096, k: 4096, tflops: 660.51 }, { m: 8192, n: 8192, k: 8192, tflops: 756.90 },
@@ -123,21 +133,24 @@ export const H200: DeviceProfile = {
   ],
   bandwidthGBs: { copy: 4233.9, softmax: 1284.3, dropout: 3027.9 },
   // Fitted on the 19 build-half runs of bench/results/2026-12-02-megatron-timing (npx tsx bench/megatron/timeTable.ts prints the fit).
-  host: { launchUs: 11.46, iterationMs: 12.89, moeExpertUs: 450.9, note: 'fitted on the build half of the 2026-12-02 campaign, Megatron-LM local (eager PyTorch)' },
+  host: { launchUs: 10.34, iterationMs: 12.85, moeExpertUs: 466.0, note: 'fitted on the build half of the 2026-12-02 campaign, Megatron-LM local (eager PyTorch)' },
   // Measured as a term, not fitted: run r39 (s = 32768, b = 1: a 4.295 GB mask) with and without
   // --no-create-attention-mask-in-dataloader, 10 iterations each, --timing-log-level 2 (2026-12-02
   // 14:16-14:21 UTC, bench/results/2026-12-02-megatron-timing/terms): 456.0 ms per iteration with the
   // mask (batch-generator 254 ms of it), 219.1 ms without; 456.0 / 4.295 GB.
   loaderMaskMsPerGB: 106.2,
-  // bench/megatron/timeTable.ts scoreRates(): medians over the profiled steps without recompute (r43, r23,
-  // r03.norc, r07.norc, r40.norc; r02 and r11 with core_attn recomputed, their forward kernels counted twice),
-  // softmax forward by row length (2048: r40; 4096: r11; 8192: r07, r02; 16384: r43, r23, r03), dropout from
-  // r02 (the one profiled run with attention dropout), the gradient's copies from the dense steps (r43, r23).
-  // 32768 has no profiled step: clamped to 16384's rate.
+  // bench/megatron/timeTable.ts scoreRates(): medians over the profiled steps (r02 and r11 of the campaign, r09, r16
+  // and r20 of the fresh draw with core_attn recomputed, their forward kernels counted twice): the masked_fill_ strided
+  // (every step but r09) and in contiguous pieces (r09, s = 32768), softmax by row length (2048: r40, r20; 4096: r11,
+  // r16; 8192: r07, r02; 16384: r43, r23, r03; 32768: r09), dropout from r02 (the one profiled run with attention
+  // dropout), the gradient's copies from the dense steps by row length (2048: r20; 4096: r16; 16384: r43, r23; 32768: r09).
   scores: {
-    maskFill: 2.784, softmaxFwd: [{ s: 2048, ms: 2.865 }, { s: 4096, ms: 3.676 }, { s: 8192, ms: 4.470 }, { s: 16384, ms: 2.421 }],
-    softmaxBwd: 1.382, gradCopies: 6.682, dropoutFwd: 1.627, dropoutBwd: 1.154,
-    source: 'bench/results/2026-12-02-megatron-timing/terms/kernels (torch.profiler, iterations 10-12 of 7 Megatron-LM runs on the H200)',
+    maskFill: 2.789, maskFillContiguous: 1.154,
+    softmaxFwd: [{ s: 2048, ms: 2.949 }, { s: 4096, ms: 3.685 }, { s: 8192, ms: 4.470 }, { s: 16384, ms: 2.421 }, { s: 32768, ms: 2.243 }],
+    softmaxBwd: [{ s: 2048, ms: 1.447 }, { s: 4096, ms: 1.391 }, { s: 8192, ms: 1.409 }, { s: 16384, ms: 1.369 }, { s: 32768, ms: 1.776 }],
+    gradCopies: [{ s: 2048, ms: 8.797 }, { s: 4096, ms: 7.715 }, { s: 16384, ms: 6.682 }, { s: 32768, ms: 6.704 }],
+    dropoutFwd: 1.627, dropoutBwd: 1.154,
+    source: 'bench/results/2026-12-02-megatron-timing/terms/kernels and bench/results/2026-12-02-time-heldout/terms (torch.profiler, iterations 10-12 of 10 Megatron-LM runs on the H200)',
   },
   // bench/megatron/core_attention.py, 2026-12-02 18:47 UTC (bench/results/2026-12-02-time-heldout/core_attention.jsonl):
   // a 1 GiB pinned bool tensor .cuda(non_blocking=True), median of 5; the profiled steps' HtoD copies agree (r43: 4.99 ms per step for 0.27 GB).

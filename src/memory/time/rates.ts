@@ -75,8 +75,8 @@ export function flashTflops(profile: DeviceProfile, d: number, s: number, causal
   return interpLog(atD, d);
 }
 
-/** Milliseconds per 10⁹ scores of one unfused-attention kernel call (softmax forward by row length s, interpolated in log s, clamped). */
+/** Milliseconds per 10⁹ scores of one unfused-attention kernel call (the rates by row length s interpolated in log s, clamped). */
 export function scoreMs(profile: DeviceProfile, key: ScoreKey, s: number): number {
-  const r = profile.scores;
-  return key === 'softmaxFwd' ? interpLog(r.softmaxFwd.map((p) => ({ x: p.s, y: p.ms })), s) : r[key];
+  const r = profile.scores[key];
+  return typeof r === 'number' ? r : interpLog(r.map((p) => ({ x: p.s, y: p.ms })), s);
 }
