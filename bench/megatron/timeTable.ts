@@ -80,7 +80,7 @@ export function buildFitPoints(profile: DeviceProfile = H200): HostFitPoint[] {
   // figures are fitted without it, on steps it does not bind.
   const zero: DeviceProfile = { ...profile, loaderMaskMsPerGB: 0, host: { ...profile.host, launchUs: 0, iterationMs: 0, moeExpertUs: 0 } };
   return timeRows(zero, TIMING_DIR, true).filter((r) => FIT_RUNS.includes(r.id)).map((r) => ({
-    id: r.id, gpuMs: r.predicted.iterMs, kernels: r.predicted.kernels, expertPasses: r.predicted.expertPasses, measuredMs: r.measuredMs,
+    id: r.id, gpuMs: r.predicted.iterMs, kernels: r.predicted.kernels, expertPasses: r.predicted.expertPasses, serial: r.predicted.hostSerial, measuredMs: r.measuredMs,
   }));
 }
 

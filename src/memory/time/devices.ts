@@ -133,7 +133,7 @@ export const H200: DeviceProfile = {
   ],
   bandwidthGBs: { copy: 4233.9, softmax: 1284.3, dropout: 3027.9 },
   // Fitted on the 19 build-half runs of bench/results/2026-12-02-megatron-timing (npx tsx bench/megatron/timeTable.ts prints the fit).
-  host: { launchUs: 10.34, iterationMs: 12.85, moeExpertUs: 466.0, note: 'fitted on the build half of the 2026-12-02 campaign, Megatron-LM local (eager PyTorch)' },
+  host: { launchUs: 34.99, iterationMs: 15.62, moeExpertUs: 0, note: 'fitted on the build half of the 2026-12-02 campaign, Megatron-LM local (eager PyTorch)' },
   // Measured as a term, not fitted: run r39 (s = 32768, b = 1: a 4.295 GB mask) with and without
   // --no-create-attention-mask-in-dataloader, 10 iterations each, --timing-log-level 2 (2026-12-02
   // 14:16-14:21 UTC, bench/results/2026-12-02-megatron-timing/terms): 456.0 ms per iteration with the

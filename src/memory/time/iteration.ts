@@ -33,6 +33,8 @@ export interface StackTime {
   gradBytesPerParam: number;
   /** 'serial': the step lasts host + GPU (the host synchronises often); 'overlapped': max(host, GPU) (once per step). */
   host: 'serial' | 'overlapped';
+  /** A MoE step's host waits for the GPU in every MoE layer (the token counts read on the host): host + GPU there. */
+  moeSerial: boolean;
   /** The data-parallel gradient reduction runs behind the backward (PyTorch DDP's buckets) rather than after it. */
   dpOverlap: boolean;
   /** The profile's fixed time per iteration applies (Megatron-LM's logging, timers and checks). */
@@ -46,12 +48,13 @@ export const TIME_STACKS: Record<Stack, StackTime> = {
     // divide 8, add ε 8, update 16 = 72), bias corrections 8, grad norm 4 and clip 8 (local_multi_tensor_l2_norm /
     // _scale), the copy to the bf16 model parameters 6, zeroing the main gradients 4; the DDP hook adds each bf16
     // gradient into its fp32 main gradient in backward (read 2 + 4, write 4).
-    optimizerBytesPerParam: 102, optimizerKernelsPerTensor: 8, gradBytesPerParam: 10, host: 'serial', dpOverlap: false, fixedHost: true,
-    note: 'Megatron-LM: the host synchronises within the step (the loss NaN check, per-tensor grad norms on the host, MoE token counts): host + GPU',
+    optimizerBytesPerParam: 102, optimizerKernelsPerTensor: 8, gradBytesPerParam: 10, host: 'overlapped', moeSerial: true, dpOverlap: false, fixedHost: true,
+    note: 'Megatron-LM: the host runs ahead of the GPU through a dense step (max(host, GPU), then its fixed part: the loss and grad-norm checks at the end); ' +
+      'a MoE layer reads its token counts on the host (SequentialMLP tokens_per_expert.tolist(), the dispatcher\'s .cpu()), so a MoE step is host + GPU',
   },
   'torch-amp': {
     // fused AdamW over fp32 parameters: read parameter, gradient, two moments (16), write three (12); zero_grad(set_to_none=False) 4.
-    optimizerBytesPerParam: 32, optimizerKernelsPerTensor: 1, gradBytesPerParam: 0, host: 'overlapped', dpOverlap: true, fixedHost: false,
+    optimizerBytesPerParam: 32, optimizerKernelsPerTensor: 1, gradBytesPerParam: 0, host: 'overlapped', moeSerial: false, dpOverlap: true, fixedHost: false,
     note: 'the PyTorch harness (bench/torchcp): one synchronisation per step, DDP buckets behind the backward: max(host, GPU)',
   },
 };
@@ -82,6 +85,8 @@ export interface IterationTime {
   kernels: number;
   /** MoE experts run as modules (SequentialMLP): layers × experts × (forward, backward, recompute). */
   expertPasses: number;
+  /** The host's launches are added to the GPU's time (the host waits for the GPU within the step), not overlapped with it. */
+  hostSerial: boolean;
   /** FLOPs of the model (forward + backward, no recompute) per GPU per second. */
   tflopsPerGpu: number;
   tokensPerSecond: number;

@@ -84,9 +84,9 @@ function dpMs(m: ModelConfig, p: ParallelConfig, link: NonNullable<TimeOptions['
 
 /**
  * Iteration time of one configuration on one GPU (the busiest pipeline stage), term by term: the GPU's
- * kernels and exposed communication, the host's launches (added for Megatron-LM: on the build half
- * of the campaign host + GPU fits the measured steps, max(host, GPU) does not; overlapped for the
- * PyTorch harness, which synchronises once per step), the profile's fixed time per iteration.
+ * kernels and exposed communication, the host's launches (overlapped with the GPU where the host runs
+ * ahead through the step: max(host, GPU); added to it where the host waits for the GPU within the
+ * step: a Megatron-LM MoE step, TIME_STACKS), the profile's fixed time per iteration.
  * Refuses what the memory model refuses.
  */
 export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptions = {}): IterationTime {
@@ -109,12 +109,13 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   terms.add('pp-comm', ppComm, 'activations and their gradients between stages');
   terms.add('dp-comm', dp, `gradients reduced over ${p.dataParallel * p.contextParallel} data-parallel × context-parallel ranks${p.distributedOptimizer ? ', parameters gathered' : ''}`);
   terms.add('optimizer', optGpu, `Adam over ${Math.round(shard).toLocaleString('en-US')} fp32 parameters, ${st.optimizerBytesPerParam} B each`);
-  const hostMs = (st.host === 'serial' ? launches : Math.max(0, launches - gpuMs)) + (st.fixedHost ? host.iterationMs : 0);
+  const serial = st.host === 'serial' || (st.moeSerial && !!m.moe);
+  const hostMs = (serial ? launches : Math.max(0, launches - gpuMs)) + (st.fixedHost ? host.iterationMs : 0);
   terms.add('host', hostMs, `${Math.round(kernels)} kernel launches at ${host.launchUs} µs${expertPasses ? `, ${expertPasses} expert module passes at ${host.moeExpertUs} µs` : ''}` +
-    `${st.fixedHost ? `, ${host.iterationMs} ms per iteration` : ''} (${st.host === 'serial' ? 'added to the GPU time' : 'beyond the GPU time'})`);
+    `${st.fixedHost ? `, ${host.iterationMs} ms per iteration` : ''} (${serial ? 'added to the GPU time' : 'beyond the GPU time'})`);
   const list = terms.list(), iterMs = gpuMs + hostMs, comm = micro.comm * mb + ppComm + dp;
   return {
-    iterMs, terms: list, gpuMs, hostMs, commMs: comm, commFraction: comm / iterMs, kernels, expertPasses,
+    iterMs, terms: list, gpuMs, hostMs, commMs: comm, commFraction: comm / iterMs, kernels, expertPasses, hostSerial: serial,
     tflopsPerGpu: (micro.flops * mb) / (iterMs * 1e9), tokensPerSecond: (p.seqLength * p.microBatchSize * mb * p.dataParallel) / (iterMs / 1e3),
   };
 }
