@@ -76,7 +76,7 @@ describe('fitted on the build half only', () => {
     expect(pts.every((p) => rows.find((r) => r.id === p.id)!.split === 'build')).toBe(true);
     const f = buildFit();
     expect(Math.abs(f.launchUs / H200.host.launchUs - 1)).toBeLessThan(0.01);
-    expect(Math.abs(f.moeExpertUs / H200.host.moeExpertUs - 1)).toBeLessThan(0.01);
+    expect(Math.abs(f.moeExpertUs - H200.host.moeExpertUs)).toBeLessThan(1);
     expect(Math.abs(f.iterationMs / H200.host.iterationMs - 1)).toBeLessThan(0.01);
   });
 });
@@ -90,12 +90,12 @@ describe('Megatron-LM runs alone on the H200 (bench/results/2026-12-02-megatron-
 
   // Both halves have been looked at (the held-out half by the model before da2c0e0): the judgement of
   // the shipped model is the fresh draw below. What it gives here, named.
-  it('NOT MET, dense: all within 15% but two 2K runs (r30 −20%, r45 −28%: fast); the five 32K runs without a loader wait within 7% (the masked_fill_ priced by its kernel)', () => {
+  it('NOT MET, dense: all within 15% but two 2K runs (r20 −28%, r30 −21%: fast); the five 32K runs without a loader wait within 7% (the masked_fill_ priced by its kernel)', () => {
     const dense = rows.filter((r) => !MOE.has(r.id));
     expect(dense).toHaveLength(38);
     for (const r of dense) expect(Math.abs(r.error), r.id).toBeLessThan(0.3);
     const misses = dense.filter((r) => Math.abs(r.error) >= 0.15);
-    expect(misses.map((r) => r.id).sort()).toEqual(['r30', 'r45']);
+    expect(misses.map((r) => r.id).sort()).toEqual(['r20', 'r30']);
     for (const r of misses) {
       expect(r.config, r.id).toContain('s2048');
       expect(r.error, r.id).toBeLessThan(-0.15);
@@ -107,11 +107,11 @@ describe('Megatron-LM runs alone on the H200 (bench/results/2026-12-02-megatron-
     for (const r of noWait32) expect(Math.abs(r.error), r.id).toBeLessThan(0.07);
   });
 
-  it('MoE runs: NOT MET for three of nine (r03 −19%, r07 −18%, r40 −18%: measured slower than the model); each within 25%, named', () => {
+  it('MoE runs: NOT MET for two of nine (r03 −15%, r40 −21%: measured slower than the model); each within 25%, named', () => {
     const moe = rows.filter((r) => MOE.has(r.id));
     expect(moe.map((r) => r.id).sort()).toEqual([...MOE].sort());
     for (const r of moe) expect(Math.abs(r.error), r.id).toBeLessThan(0.25);
-    expect(moe.filter((r) => Math.abs(r.error) >= 0.15).map((r) => r.id).sort()).toEqual(['r03', 'r07', 'r40']);
+    expect(moe.filter((r) => Math.abs(r.error) >= 0.15).map((r) => r.id).sort()).toEqual(['r03', 'r40']);
   });
 
   it("the data loader's attention mask is a term measured on its own: r39 with it waits for the loader, without it runs at the model's compute", () => {
@@ -182,18 +182,18 @@ describe('terms measured on their own (terms/, terms/kernels: the MoE misses tak
   const prof = termRuns(`${TERMS_DIR}/kernels`);
   const at = (name: string) => runs.get(name)!;
   const err = (name: string) => at(name).predicted.iterMs / at(name).measuredMs - 1;
-  it('NOT MET: r03, r07, r40 miss as much without their recomputation (norc) as with it: the miss is in the step, not in recompute', () => {
-    for (const id of ['r03', 'r07', 'r40']) {
-      expect(err(`${id}.timers`), id).toBeLessThan(-0.2);
-      expect(err(`${id}.norc`), id).toBeLessThan(-0.15);
-    }
-    // What recomputing costs, measured (with − without) against the model's extra: within 0.35× of it, below it.
-    for (const id of ['r03', 'r07', 'r40']) {
-      const measured = at(`${id}.timers`).measuredMs - at(`${id}.norc`).measuredMs;
-      const model = at(`${id}.timers`).predicted.iterMs - at(`${id}.norc`).predicted.iterMs;
-      expect(measured, id).toBeGreaterThan(model);
-      expect(Math.abs(model / measured - 1), id).toBeLessThan(0.35);
-    }
+  it('NOT MET: r03, r07, r40 are 12-29% fast with their recomputation and without it (norc): the miss is in the step, not in recompute', () => {
+    for (const id of ['r03', 'r07', 'r40'])
+      for (const tag of ['timers', 'norc']) {
+        expect(err(`${id}.${tag}`), `${id}.${tag}`).toBeLessThan(-0.11);
+        expect(err(`${id}.${tag}`), `${id}.${tag}`).toBeGreaterThan(-0.3);
+      }
+    // What recomputing costs, measured (with − without) against the model's extra: r03 148 against 101 ms, r07 16.2
+    // against 16.4, r40 26 against 9 (its full recompute re-runs 16 experts' modules: host time the launches do not carry).
+    const cost = (id: string) => [at(`${id}.timers`).measuredMs - at(`${id}.norc`).measuredMs, at(`${id}.timers`).predicted.iterMs - at(`${id}.norc`).predicted.iterMs];
+    expect(cost('r03')[1] / cost('r03')[0]).toBeGreaterThan(0.65);
+    expect(Math.abs(cost('r07')[1] / cost('r07')[0] - 1)).toBeLessThan(0.05);
+    expect(cost('r40')[1] / cost('r40')[0]).toBeLessThan(0.4);
   });
   it("the dispatcher is not it: alltoall for allgather changes the model's time by nothing and the measured one by under 13%", () => {
     for (const id of ['r07', 'r40', 'r44']) {
@@ -231,48 +231,70 @@ describe('terms measured on their own (terms/, terms/kernels: the MoE misses tak
     }
   });
 
-  it('NOT MET (terms): the MoE misses are on the host side: r03 and r07 spend 2.0-2.4x the host time the model gives them (unprofiled step less GPU busy), r40 1.3x; the dense steps and r11 within 0.7-1.05x, r02 0.75x', () => {
+  it('NOT MET (terms): the MoE misses are on the host side: r03 and r07 spend 1.3-1.6x the host time the model gives them (unprofiled step less GPU busy), r40 1.25x; r02 0.75x; the dense steps and r11 0.75-1.02x', () => {
     const h = new Map(prof.map((r) => [r.name, hostOf(r)]));
     const ratio = (n: string) => h.get(n)!.measured / h.get(n)!.model;
-    expect(ratio('r40.norc')).toBeGreaterThan(1.25);
-    expect(ratio('r40.norc')).toBeLessThan(1.35);
-    expect(ratio('r02.prof')).toBeGreaterThan(0.7);
-    expect(ratio('r02.prof')).toBeLessThan(0.8);
-    for (const n of ['r03.norc', 'r07.norc']) {
-      expect(h.get(n)!.measured / h.get(n)!.model, n).toBeGreaterThan(1.9);
-      expect(h.get(n)!.measured / h.get(n)!.model, n).toBeLessThan(2.5);
+    const want: Record<string, [number, number]> = {
+      'r03.norc': [1.55, 1.65], 'r07.norc': [1.3, 1.4], 'r40.norc': [1.2, 1.3], 'r02.prof': [0.7, 0.8], 'r11.prof': [0.98, 1.06], 'r23.prof': [0.93, 1.01], 'r43.prof': [0.7, 0.8],
+    };
+    for (const [n, [lo, hi]] of Object.entries(want)) {
+      expect(ratio(n), n).toBeGreaterThan(lo);
+      expect(ratio(n), n).toBeLessThan(hi);
     }
-    for (const n of ['r11.prof', 'r23.prof', 'r43.prof']) {
-      expect(h.get(n)!.measured / h.get(n)!.model, n).toBeGreaterThan(0.7);
-      expect(h.get(n)!.measured / h.get(n)!.model, n).toBeLessThan(1.05);
-    }
+    // The host is added to the GPU's time in the MoE steps (their layers read token counts on the host), overlapped in the dense ones.
+    for (const r of prof) expect(r.predicted.hostSerial, r.name).toBe(!['r23.prof', 'r43.prof'].includes(r.name));
   });
 });
 
-describe('the fresh held-out draw (bench/results/2026-12-02-time-heldout): predicted once, with the model frozen at da2c0e0', () => {
+describe('the fresh held-out draw (bench/results/2026-12-02-time-heldout): r00-r23 predicted once at da2c0e0, r25-r29 once at 29e51b4', () => {
   const FRESH = 'bench/results/2026-12-02-time-heldout';
-  const fresh = timeRows(H200, FRESH, false, `${FRESH}/draw.json`);
-  it('30 configurations drawn before the model changed; 22 ran (r07 and r21 out of the 139.8 GiB; r24-r29 not reached in the device time)', () => {
+  const LATER = ['r25', 'r26', 'r27', 'r28', 'r29'];
+  const all = timeRows(H200, FRESH, false, `${FRESH}/draw.json`), fresh = all.filter((r) => !LATER.includes(r.id));
+  it('30 configurations drawn before either model; 27 ran (r07, r21, r24 out of the 139.8 GiB); r24-r29 ran after 29e51b4 was frozen', () => {
     expect(JSON.parse(readFileSync(`${FRESH}/draw.json`, 'utf8')).kept).toHaveLength(30);
-    expect(outOfMemory(FRESH)).toEqual(['r07', 'r21']);
+    expect(outOfMemory(FRESH)).toEqual(['r07', 'r21', 'r24']);
     expect(fresh.map((r) => r.id)).toEqual(['r00', 'r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r08', 'r09', 'r10', 'r11', 'r12', 'r13', 'r14', 'r15', 'r16', 'r17', 'r18', 'r19', 'r20', 'r22', 'r23']);
-    for (const r of fresh) expect(r.iterations, r.id).toBe(22);
+    expect(all.filter((r) => LATER.includes(r.id)).map((r) => r.id)).toEqual(LATER);
+    for (const r of all) expect(r.iterations, r.id).toBe(22);
   });
-  it('NOT MET: judged at da2c0e0, 16 of 22 within 15%; the shipped model, 17 (r09 fixed after it was seen): r01 +16%, r02 −40% (MoE), r15 −20%, r16 +20%, r20 −44% miss', () => {
-    // da2c0e0 (the judgement, README): 16 within 15%, median 10.35%, r09 +19% at 32K among the misses. Since then
-    // the gradient's copies from the dense steps only (a review's fix) and, after profiling r09, r16 and r20 of
-    // this draw, the masked_fill_ in contiguous pieces at 32K and the rates by row length: r09 is no longer a
-    // held-out judgement of these, so the shipped figures below are a check, not a claim.
-    expect(fresh.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(17);
+
+  it('r25-r29 (judged once at 29e51b4: 4 of 5 within 15%, r26 +21.5%, README): with the shipped model all five within 15%', () => {
+    const later = all.filter((r) => LATER.includes(r.id));
+    for (const r of later) expect(Math.abs(r.error), r.id).toBeLessThan(0.15);
+  });
+
+  it('a host-bound step is not repeatable to 15% (repeats/: r15, r20, r26 run three times more, alone, 21:50-21:57 UTC): r15 28.9-40.0 ms, r26 38.8-47.1', () => {
+    const steady = (f: string) => steadyIterMs(parseMegatronLog(readFileSync(f, 'utf8'), f)).ms!;
+    const spread: Record<string, number[]> = {};
+    for (const id of ['r15', 'r20', 'r26']) {
+      spread[id] = [steady(`${FRESH}/runs/${id}.log`), ...[1, 2, 3].map((k) => steady(`${FRESH}/repeats/rep${k}/${id}.log`))];
+      const r = all.find((x) => x.id === id)!;
+      expect(Math.abs(r.measuredMs - spread[id][0])).toBeLessThan(1e-9);
+    }
+    const ratio = (xs: number[]) => Math.max(...xs) / Math.min(...xs);
+    expect(ratio(spread.r15)).toBeGreaterThan(1.35);
+    expect(ratio(spread.r26)).toBeGreaterThan(1.2);
+    expect(ratio(spread.r20)).toBeLessThan(1.15);
+    // The shipped model against each of the 12 runs: within 15% of 11; r15's own runs span 1.39x (+20% against its fastest).
+    const model = (id: string) => all.find((x) => x.id === id)!.predicted.iterMs;
+    const within = Object.entries(spread).flatMap(([id, ms]) => ms.map((m) => Math.abs(model(id) / m - 1) < 0.15));
+    expect(within.filter(Boolean)).toHaveLength(11);
+    for (const id of ['r20', 'r26']) for (const m of spread[id]) expect(Math.abs(model(id) / m - 1), id).toBeLessThan(0.15);
+  });
+
+  it('NOT MET: judged at da2c0e0, 16 of 22 within 15% (README); the shipped model, 19 (all of them seen by now): r00 +31%, r02 −33% (MoE), r16 +17% miss', () => {
+    // da2c0e0 (the judgement): 16 within 15%, median 10.35%. Since then r09, r16, r20 profiled (29e51b4: the masked_fill_
+    // at 32K) and the host overlapped in dense steps (964a1c9): neither is a held-out judgement of these runs.
+    expect(fresh.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(19);
     const misses = fresh.filter((r) => Math.abs(r.error) >= 0.15);
-    expect(misses.map((r) => r.id)).toEqual(['r01', 'r02', 'r15', 'r16', 'r20']);
-    const want: Record<string, [number, number]> = { r01: [0.15, 0.18], r02: [-0.42, -0.38], r15: [-0.21, -0.18], r16: [0.18, 0.22], r20: [-0.46, -0.42] };
+    expect(misses.map((r) => r.id)).toEqual(['r00', 'r02', 'r16']);
+    const want: Record<string, [number, number]> = { r00: [0.29, 0.33], r02: [-0.35, -0.31], r16: [0.15, 0.19] };
     for (const r of misses) {
       expect(r.error, r.id).toBeGreaterThan(want[r.id][0]);
       expect(r.error, r.id).toBeLessThan(want[r.id][1]);
     }
-    expect(Math.abs(fresh.find((r) => r.id === 'r09')!.error)).toBeLessThan(0.02);
-    expect(median(fresh.map((r) => Math.abs(r.error)))!).toBeCloseTo(0.0995, 3);
+    expect(Math.abs(fresh.find((r) => r.id === 'r09')!.error)).toBeLessThan(0.03);
+    expect(median(fresh.map((r) => Math.abs(r.error)))!).toBeCloseTo(0.0958, 3);
   });
 
   it("terms (terms/: r09, r16, r20 profiled again): the model's GPU side 0.8-1.05x the busy time; a host-bound step's own time moves 21% between two runs (r20: 69.8 ms, then 55.2)", () => {
@@ -287,6 +309,30 @@ describe('the fresh held-out draw (bench/results/2026-12-02-time-heldout): predi
     expect(r20.measuredMs / again.measuredMs).toBeGreaterThan(1.2);
     // The GPU is 16 ms of either: what moved is the host.
     expect(again.profile!.gpuBusyMs).toBeLessThan(17);
+  });
+});
+
+describe('the second fresh draw (bench/results/2026-12-02-time-heldout2, seed 3603): drawn after 964a1c9 was frozen, predicted once by it', () => {
+  const D2 = 'bench/results/2026-12-02-time-heldout2';
+  const rows2 = timeRows(H200, D2, false, `${D2}/draw.json`);
+  it('12 configurations; 11 ran, r00 out of memory (selective mlp with linear biases: untrainable, as named before it ran)', () => {
+    expect(JSON.parse(readFileSync(`${D2}/draw.json`, 'utf8')).kept).toHaveLength(12);
+    expect(outOfMemory(D2)).toEqual(['r00']);
+    expect(rows2.map((r) => r.id)).toEqual(['r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r07', 'r08', 'r09', 'r10', 'r11']);
+    for (const r of rows2) expect(r.iterations, r.id).toBe(22);
+  });
+  it('NOT MET: 7 of 11 within 15%, median |error| 7.0%; r04 +38% and r09 +18% (32K: the loader handed batches faster than r39 measured it), r06 +22% (MoE, 4K), r11 +19% (4K) miss', () => {
+    expect(rows2.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(7);
+    const misses = rows2.filter((r) => Math.abs(r.error) >= 0.15);
+    expect(misses.map((r) => r.id)).toEqual(['r04', 'r06', 'r09', 'r11']);
+    const want: Record<string, [number, number]> = { r04: [0.37, 0.38], r06: [0.22, 0.23], r09: [0.17, 0.18], r11: [0.18, 0.19] };
+    for (const r of misses) {
+      expect(r.error, r.id).toBeGreaterThan(want[r.id][0]);
+      expect(r.error, r.id).toBeLessThan(want[r.id][1]);
+    }
+    // Both 32K misses are the loader's floor (456.1 ms: r39's pace in an earlier session), not the GPU's work.
+    for (const id of ['r04', 'r09']) expect(rows2.find((r) => r.id === id)!.predicted.terms.some((t) => t.name === 'data-loader'), id).toBe(true);
+    expect(median(rows2.map((r) => Math.abs(r.error)))!).toBeCloseTo(0.0698, 3);
   });
 });
 
