@@ -180,8 +180,10 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
   ];
 
   it('each case: exit 2, exactly one line naming flag and value, no stack trace, no output written', async () => {
-    const t0 = Date.now();
-    const results = await pool(cases, ([args]) => cli(args));
+    // No adapter matches this name: a case that reached the device would end in the line naming the
+    // adapters there are, not in its validation message. So each message below proves validation came
+    // before any device was asked for (no wall-clock bound: the suite runs on busy machines too).
+    const results = await pool(cases, ([args]) => cli(args, { FLASHRING_ADAPTER: 'no-such-adapter-validation-comes-first' }));
     results.forEach((r, i) => {
       const [args, re] = cases[i];
       const what = `flashring ${args.join(' ')}\n${r.err}`;
@@ -190,10 +192,6 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
       expect(r.err, what).toMatch(new RegExp(`^flashring ${args[0]}: ${re.source}`));
       expect(r.err, what).not.toMatch(/^\s+at /m);
     });
-    // Validation comes before any device is acquired: one line (a run that reached the device
-    // prints its header first), and each case takes about a process start (~1.3 s alone on 2
-    // cores, more beside other test files), not a kernel compile.
-    expect(Date.now() - t0).toBeLessThan(cases.length * 2_500);
     expect(readdirSync(dir).sort()).toEqual(['afile', 'cut.npy', 'folder', 'fortran.npy', 'int.npy', 'k.npy', 'kbig.npy', 'kv12.npy', 'q.npy', 'q12.npy', 'tail.npy', 'v.npy', 'v2cut.npy'].sort());
     expect(readdirSync(f('folder'))).toEqual([]);
   }, 180_000);

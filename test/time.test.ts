@@ -19,6 +19,7 @@ import { predictTimeFromLog, steadyIterMs } from '../src/memory/time/fromLog.js'
 import { H200 } from '../src/memory/time/devices.js';
 import { bmmTflops, flashTflops, gemmMs } from '../src/memory/time/rates.js';
 import { iterationTime } from '../src/memory/time/step.js';
+import { maskPieces, timeDims } from '../src/memory/time/ops.js';
 import { DEFAULT_PARALLEL, PRESETS, type ParallelConfig } from '../src/memory/model.js';
 import { median } from '../src/stats.js';
 
@@ -268,8 +269,6 @@ describe('the fresh held-out draw (bench/results/2026-12-02-time-heldout): r00-r
     const spread: Record<string, number[]> = {};
     for (const id of ['r15', 'r20', 'r26']) {
       spread[id] = [steady(`${FRESH}/runs/${id}.log`), ...[1, 2, 3].map((k) => steady(`${FRESH}/repeats/rep${k}/${id}.log`))];
-      const r = all.find((x) => x.id === id)!;
-      expect(Math.abs(r.measuredMs - spread[id][0])).toBeLessThan(1e-9);
     }
     const ratio = (xs: number[]) => Math.max(...xs) / Math.min(...xs);
     expect(ratio(spread.r15)).toBeGreaterThan(1.35);
@@ -282,13 +281,13 @@ describe('the fresh held-out draw (bench/results/2026-12-02-time-heldout): r00-r
     for (const id of ['r20', 'r26']) for (const m of spread[id]) expect(Math.abs(model(id) / m - 1), id).toBeLessThan(0.15);
   });
 
-  it('NOT MET: judged at da2c0e0, 16 of 22 within 15% (README); the shipped model, 19 (all of them seen by now): r00 +31%, r02 −33% (MoE), r16 +17% miss', () => {
+  it('NOT MET: judged at da2c0e0, 16 of 22 within 15% (README); the shipped model, 18 (all of them seen by now): r00 +31%, r02 −33% (MoE), r06 −15%, r16 +17% miss', () => {
     // da2c0e0 (the judgement): 16 within 15%, median 10.35%. Since then r09, r16, r20 profiled (29e51b4: the masked_fill_
     // at 32K) and the host overlapped in dense steps (964a1c9): neither is a held-out judgement of these runs.
-    expect(fresh.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(19);
+    expect(fresh.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(18);
     const misses = fresh.filter((r) => Math.abs(r.error) >= 0.15);
-    expect(misses.map((r) => r.id)).toEqual(['r00', 'r02', 'r16']);
-    const want: Record<string, [number, number]> = { r00: [0.29, 0.33], r02: [-0.35, -0.31], r16: [0.15, 0.19] };
+    expect(misses.map((r) => r.id)).toEqual(['r00', 'r02', 'r06', 'r16']);
+    const want: Record<string, [number, number]> = { r00: [0.29, 0.33], r02: [-0.35, -0.31], r06: [-0.16, -0.15], r16: [0.15, 0.19] };
     for (const r of misses) {
       expect(r.error, r.id).toBeGreaterThan(want[r.id][0]);
       expect(r.error, r.id).toBeLessThan(want[r.id][1]);
@@ -312,7 +311,7 @@ describe('the fresh held-out draw (bench/results/2026-12-02-time-heldout): r00-r
   });
 });
 
-describe('the second fresh draw (bench/results/2026-12-02-time-heldout2, seed 3603): drawn after 964a1c9 was frozen, predicted once by it', () => {
+describe('the second fresh draw (bench/results/2026-12-02-time-heldout2, seed 3603): drawn after 964a1c9 was frozen, predicted once by it (README), here the shipped model', () => {
   const D2 = 'bench/results/2026-12-02-time-heldout2';
   const rows2 = timeRows(H200, D2, false, `${D2}/draw.json`);
   it('12 configurations; 11 ran, r00 out of memory (selective mlp with linear biases: untrainable, as named before it ran)', () => {
@@ -321,7 +320,7 @@ describe('the second fresh draw (bench/results/2026-12-02-time-heldout2, seed 36
     expect(rows2.map((r) => r.id)).toEqual(['r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r07', 'r08', 'r09', 'r10', 'r11']);
     for (const r of rows2) expect(r.iterations, r.id).toBe(22);
   });
-  it('NOT MET: 7 of 11 within 15%, median |error| 7.0%; r04 +38% and r09 +18% (32K: the loader handed batches faster than r39 measured it), r06 +22% (MoE, 4K), r11 +19% (4K) miss', () => {
+  it('NOT MET: 7 of 11 within 15% (judged at 964a1c9: median 6.98%; shipped: 7.30%, the mask copy now hiding host time as the fit assumes); r04 +38% and r09 +18% (32K: the loader handed batches faster than r39 measured it), r06 +22% (MoE, 4K), r11 +19% (4K) miss', () => {
     expect(rows2.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(7);
     const misses = rows2.filter((r) => Math.abs(r.error) >= 0.15);
     expect(misses.map((r) => r.id)).toEqual(['r04', 'r06', 'r09', 'r11']);
@@ -332,7 +331,7 @@ describe('the second fresh draw (bench/results/2026-12-02-time-heldout2, seed 36
     }
     // Both 32K misses are the loader's floor (456.1 ms: r39's pace in an earlier session), not the GPU's work.
     for (const id of ['r04', 'r09']) expect(rows2.find((r) => r.id === id)!.predicted.terms.some((t) => t.name === 'data-loader'), id).toBe(true);
-    expect(median(rows2.map((r) => Math.abs(r.error)))!).toBeCloseTo(0.0698, 3);
+    expect(median(rows2.map((r) => Math.abs(r.error)))!).toBeCloseTo(0.073, 3);
   });
 });
 
@@ -362,6 +361,24 @@ describe('the model, term by term', () => {
   const seed = PRESETS['seed-32L-4096h'].model;
   const base: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 32768, tensorParallel: 8, sequenceParallel: true };
   const term = (p: ParallelConfig, name: string) => iterationTime(seed, p).terms.find((t) => t.name === name)?.ms ?? 0;
+
+  it("the masked_fill_'s pieces as PyTorch splits them (32-bit byte offsets, halving the largest extent): contiguous within one head", () => {
+    const dims = (a: number, s: number, b = 1, t = 1) => timeDims({ ...PRESETS['seed-32L-4096h'].model, numAttentionHeads: a, hiddenSize: 64 * a }, { ...DEFAULT_PARALLEL, seqLength: s, microBatchSize: b, tensorParallel: t, flashAttention: false }, { biasDropout: true, biasActivation: true });
+    // r09 of the fresh draw, profiled: 4 heads at 32K, 60 masked_fill launches for 15 calls, the vectorised kernel.
+    expect(maskPieces(dims(4, 32768))).toEqual({ pieces: 4, contiguous: 1 });
+    // 16K, 8 heads (2^31 scores, 2^32 bytes): two strided pieces of 4 heads; 4 heads fit as one strided call.
+    expect(maskPieces(dims(8, 16384))).toEqual({ pieces: 2, contiguous: 0 });
+    expect(maskPieces(dims(4, 16384))).toEqual({ pieces: 1, contiguous: 0 });
+    // Past sl·s = 2^29 two heads do not fit: one-head pieces at 24K.
+    expect(maskPieces(dims(8, 24576))).toEqual({ pieces: 8, contiguous: 1 });
+    // Three heads at 20K: one head, then two (which fit): a mix.
+    const mix = maskPieces(dims(3, 20480));
+    expect(mix.pieces).toBe(2);
+    expect(mix.contiguous).toBeCloseTo(1 / 3, 12);
+    // One head a GPU (TP = heads): contiguous at any length; 64K splits within the head.
+    expect(maskPieces(dims(8, 4096, 1, 8))).toEqual({ pieces: 1, contiguous: 1 });
+    expect(maskPieces(dims(8, 65536, 1, 8))).toEqual({ pieces: 4, contiguous: 1 });
+  });
 
   it('unfused attention counts every score; FlashAttention the causal half', () => {
     const local = { ...base, flashAttention: false }, flash = base;

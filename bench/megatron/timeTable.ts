@@ -17,7 +17,7 @@ import { H200, type DeviceProfile, type ScoreRates } from '../../src/memory/time
 import { fitHost, type HostFit, type HostFitPoint } from '../../src/memory/time/fit.js';
 import { predictTimeFromLog, steadyIterMs, timeOptionsFromArgs } from '../../src/memory/time/fromLog.js';
 import { recomputed, resolveFusion, type IterationTime } from '../../src/memory/time/iteration.js';
-import { coreOps, maskContiguous, timeDims } from '../../src/memory/time/ops.js';
+import { coreOps, maskPieces, timeDims } from '../../src/memory/time/ops.js';
 import { iterationTime } from '../../src/memory/time/step.js';
 
 export const TIMING_DIR = 'bench/results/2026-12-02-megatron-timing';
@@ -168,7 +168,7 @@ const SCORE_KERNELS: [string, RegExp][] = [
   ['gradCopies', /Memcpy DtoD|vectorized_elementwise_kernel<8, at::native::(FillFunctor|BinaryFunctor)<c10::BFloat16/],
 ];
 
-export interface ScoreSample { name: string; s: number; scoresPerLayer: number; layers: number; recomputed: number; moe: boolean; contiguousMask: boolean; ms: Record<string, number> }
+export interface ScoreSample { name: string; s: number; scoresPerLayer: number; layers: number; recomputed: number; moe: boolean; /** The share of the masked_fill_'s scores in contiguous pieces (ops.ts maskPieces). */ maskContiguousShare: number; ms: Record<string, number> }
 
 /** The profiled steps: the campaign's (terms/kernels) and the fresh draw's (r09, r16, r20: profiled after they were judged). */
 export const PROFILE_DIRS = [`${TERMS_DIR}/kernels`, 'bench/results/2026-12-02-time-heldout/terms'];
@@ -190,15 +190,15 @@ export function scoreSamples(dirs = PROFILE_DIRS): ScoreSample[] {
       if (cls) ms[cls[0]] = (ms[cls[0]] ?? 0) + k.ms;
     }
     if ((m.attentionDropout ?? 0.1) === 0 || (m.hiddenDropout ?? 0.1) > 0) { delete ms.dropoutFwd; delete ms.dropoutBwd; }
-    return { name: r.name, s: p.seqLength, scoresPerLayer: p.microBatchSize * m.numAttentionHeads * p.seqLength ** 2, layers: L, recomputed: coreAgain, moe: !!m.moe, contiguousMask: maskContiguous(x), ms };
+    return { name: r.name, s: p.seqLength, scoresPerLayer: p.microBatchSize * m.numAttentionHeads * p.seqLength ** 2, layers: L, recomputed: coreAgain, moe: !!m.moe, maskContiguousShare: maskPieces(x).contiguous, ms };
   }));
 }
 
 /**
  * The profile's per-score rates (devices.ts ScoreRates) from the profiled steps: ms per 10⁹ scores of one
  * call, a class's calls per layer being 1 forward (again where core_attn is recomputed) and 1 backward
- * (maskFill: both), the median over the steps: the masked_fill_ over the steps whose calls are strided
- * and over those whose pieces are contiguous (ops.ts maskContiguous), softmax and the gradient's copies
+ * (maskFill: both), the median over the steps: the masked_fill_ over the steps whose pieces are all strided
+ * and over those whose pieces are all contiguous (ops.ts maskPieces; a step with both is left out), softmax and the gradient's copies
  * over the steps of each sequence length. Dropout only from steps with attention dropout and no hidden
  * dropout (whose kernels share the names); gradCopies only from dense steps (a MoE step's token
  * permutation adds copies and fills of its own).
@@ -209,7 +209,7 @@ export function scoreRates(samples = scoreSamples()): Omit<ScoreRates, 'source'>
   const byS = (cls: string, xs = samples) => [...new Set(xs.map((x) => x.s))].sort((a, b) => a - b)
     .map((s) => ({ s, ms: rate(cls, xs.filter((x) => x.s === s)) })).filter((p) => p.ms !== null);
   return {
-    maskFill: rate('maskFill', samples.filter((x) => !x.contiguousMask)), maskFillContiguous: rate('maskFill', samples.filter((x) => x.contiguousMask)),
+    maskFill: rate('maskFill', samples.filter((x) => x.maskContiguousShare === 0)), maskFillContiguous: rate('maskFill', samples.filter((x) => x.maskContiguousShare === 1)),
     softmaxFwd: byS('softmaxFwd'), softmaxBwd: byS('softmaxBwd'), gradCopies: byS('gradCopies', samples.filter((x) => !x.moe)),
     dropoutFwd: rate('dropoutFwd'), dropoutBwd: rate('dropoutBwd'),
   };

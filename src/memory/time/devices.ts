@@ -35,9 +35,8 @@ export type ByS = { s: number; ms: number }[];
  *
  * The masked_fill_ has two rates. Its [b, 1, s, s] mask is broadcast over the heads, so a call over
  * several heads runs PyTorch's strided elementwise kernel (`maskFill`); where PyTorch splits the call
- * into pieces of at most 2³¹ − 1 elements (32-bit indexing) of one head each (s ≥ 32768), or a GPU
- * holds one head, every piece is contiguous and runs the vectorised kernel (`maskFillContiguous`,
- * 2.4× faster: ops.ts maskContiguous).
+ * into 32-bit-indexable pieces within one head each (sl·s > 2²⁹: s ≥ 23171 without CP), every piece is
+ * contiguous and runs the vectorised kernel (`maskFillContiguous`, 2.4× faster: ops.ts maskPieces).
  */
 export interface ScoreRates {
   maskFill: number;

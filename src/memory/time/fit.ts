@@ -3,8 +3,8 @@
  *   measured ≈ max(GPU, kernels · launch) + fixed                       (the host runs ahead: a dense step)
  *   measured ≈ GPU + kernels · launch + expert passes · e + fixed       (the host waits for the GPU: a MoE step)
  * least squares on the relative error, three unknowns (launch µs per kernel, e µs per MoE expert
- * module pass, fixed ms per iteration): for each launch cost on a 0.01 µs grid the other two solve
- * the normal equations (they enter linearly), e kept ≥ 0. The GPU side is the model's own, at the
+ * module pass, fixed ms per iteration): for each launch cost on a 0.01 µs grid (up to 200 µs) the
+ * other two solve the normal equations (they enter linearly), e kept ≥ 0. The GPU side is the model's own, at the
  * profile's measured rates (the unfused attention core's at the rates measured in profiled steps,
  * devices.ts scores). Fitted on the build half of a campaign only (bench/megatron/timeTable.ts buildFit).
  */
@@ -35,21 +35,25 @@ function atLaunch(points: HostFitPoint[], launchMs: number): { sse: number; expe
   };
   let e = 0;
   const sxx = rows.reduce((s, r) => s + r.x * r.x, 0);
-  if (sxx > 0) {
-    // Normal equations in (e, f).
-    const sxu = rows.reduce((s, r) => s + r.x * r.u, 0), suu = rows.reduce((s, r) => s + r.u * r.u, 0);
+  const sxu = rows.reduce((s, r) => s + r.x * r.u, 0), suu = rows.reduce((s, r) => s + r.u * r.u, 0), det = sxx * suu - sxu * sxu;
+  if (sxx > 0 && det > 1e-12 * sxx * suu) {
+    // Normal equations in (e, f); e < 0 clamped to 0 (f then re-solved: the constrained optimum of a convex quadratic).
     const bx = rows.reduce((s, r) => s + r.x * (1 - r.a), 0), bu = rows.reduce((s, r) => s + r.u * (1 - r.a), 0);
-    e = Math.max(0, (bx * suu - bu * sxu) / (sxx * suu - sxu * sxu));
+    e = Math.max(0, (bx * suu - bu * sxu) / det);
   }
   const f = fitF(e);
   return { sse: rows.reduce((s, r) => s + (r.a + r.x * e + r.u * f - 1) ** 2, 0), expertMs: e, fixedMs: f };
 }
 
+/** The grid of launch costs searched, µs: 0.01 apart up to 200 (an eager PyTorch launch is tens of µs). */
+const GRID_STEPS = 20_000, GRID_US = 0.01;
+
 export function fitHost(points: HostFitPoint[]): HostFit {
-  let best = { launchMs: 0, ...atLaunch(points, 0) };
-  for (let us = 0.01; us <= 200; us += 0.01) {
-    const r = atLaunch(points, us / 1e3);
-    if (r.sse < best.sse) best = { launchMs: us / 1e3, ...r };
+  let best = { i: 0, ...atLaunch(points, 0) };
+  for (let i = 1; i <= GRID_STEPS; i++) {
+    const r = atLaunch(points, (i * GRID_US) / 1e3);
+    if (r.sse < best.sse) best = { i, ...r };
   }
-  return { launchUs: best.launchMs * 1e3, moeExpertUs: best.expertMs * 1e3, iterationMs: best.fixedMs };
+  if (best.i === GRID_STEPS) throw new Error(`fitHost: the best launch cost is the grid's end (${GRID_STEPS * GRID_US} µs): the points do not bound it`);
+  return { launchUs: Math.round(best.i * GRID_US * 100) / 100, moeExpertUs: best.expertMs * 1e3, iterationMs: best.fixedMs };
 }

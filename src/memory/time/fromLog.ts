@@ -62,11 +62,18 @@ export function predictTimeFromLog(res: ParseResult, opts: TimeOptions = {}): It
   return withTerm(t, term, 'host');
 }
 
-/** A prediction with one more term added to its GPU or host side; the rates over the step follow its new length. */
+/**
+ * A prediction with one more term added to its GPU or host side; the rates over the step follow its new
+ * length. A GPU term of a step whose host overlaps the GPU first hides more of the host's launches.
+ */
 function withTerm(t: IterationTime, term: TimeTerm, side: 'gpu' | 'host'): IterationTime {
-  const iterMs = t.iterMs + term.ms, k = t.iterMs / iterMs;
+  const gpuMs = t.gpuMs + (side === 'gpu' ? term.ms : 0);
+  const exposed = (gpu: number) => (t.hostSerial ? t.launchMs : Math.max(0, t.launchMs - gpu));
+  const hostMs = t.hostMs - exposed(t.gpuMs) + exposed(gpuMs) + (side === 'host' ? term.ms : 0);
+  const iterMs = gpuMs + hostMs, k = t.iterMs / iterMs;
+  const terms = t.terms.map((x) => (x.name === 'host' ? { ...x, ms: x.ms - exposed(t.gpuMs) + exposed(gpuMs) } : x));
   return {
-    ...t, iterMs, terms: [...t.terms, term], gpuMs: t.gpuMs + (side === 'gpu' ? term.ms : 0), hostMs: t.hostMs + (side === 'host' ? term.ms : 0),
+    ...t, iterMs, terms: [...terms, term], gpuMs, hostMs,
     commFraction: t.commMs / iterMs, tflopsPerGpu: t.tflopsPerGpu * k, tokensPerSecond: t.tokensPerSecond * k,
   };
 }

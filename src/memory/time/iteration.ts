@@ -2,9 +2,9 @@
  * The pieces of a training step's time on one GPU (issue 36; step.ts puts them together). Each op
  * of ops.ts / moe.ts / torchAmp.ts takes its work at the device profile's measured rate (rates.ts);
  * the GPU's time is their sum; the host's is the kernels launched times the profile's launch cost,
- * added to the GPU's time where the stack synchronises the host within the step (Megatron-LM: the
- * loss NaN check, per-tensor grad norms read on the host, MoE token counts) and overlapped where it
- * does once per step (the PyTorch harness): TIME_STACKS.
+ * overlapped with the GPU's where the host runs ahead through the step (max of the two: a dense
+ * Megatron-LM step, the PyTorch harness) and added to it where the host waits for the GPU within the
+ * step (a Megatron-LM MoE step: each MoE layer reads its token counts on the host): TIME_STACKS.
  *
  * Recompute runs the forward of what it recomputes once more in backward: selective modules
  * (core_attn, Megatron-LM's default; mlp; layernorm; moe; shared_experts) or full (uniform: every
@@ -31,9 +31,11 @@ export interface StackTime {
   optimizerKernelsPerTensor: number;
   /** Bytes per parameter per micro batch adding the bf16 gradients into fp32 main gradients (0 where the ops count it). */
   gradBytesPerParam: number;
-  /** 'serial': the step lasts host + GPU (the host synchronises often); 'overlapped': max(host, GPU) (once per step). */
-  host: 'serial' | 'overlapped';
-  /** A MoE step's host waits for the GPU in every MoE layer (the token counts read on the host): host + GPU there. */
+  /**
+   * The host's launches overlap the GPU's kernels (the step lasts max(host, GPU)), except in a MoE
+   * step when this is set: its host waits for the GPU in every MoE layer (the token counts read on the
+   * host), so the step lasts host + GPU.
+   */
   moeSerial: boolean;
   /** The data-parallel gradient reduction runs behind the backward (PyTorch DDP's buckets) rather than after it. */
   dpOverlap: boolean;
@@ -48,14 +50,15 @@ export const TIME_STACKS: Record<Stack, StackTime> = {
     // divide 8, add ε 8, update 16 = 72), bias corrections 8, grad norm 4 and clip 8 (local_multi_tensor_l2_norm /
     // _scale), the copy to the bf16 model parameters 6, zeroing the main gradients 4; the DDP hook adds each bf16
     // gradient into its fp32 main gradient in backward (read 2 + 4, write 4).
-    optimizerBytesPerParam: 102, optimizerKernelsPerTensor: 8, gradBytesPerParam: 10, host: 'overlapped', moeSerial: true, dpOverlap: false, fixedHost: true,
+    optimizerBytesPerParam: 102, optimizerKernelsPerTensor: 8, gradBytesPerParam: 10, moeSerial: true, dpOverlap: false, fixedHost: true,
     note: 'Megatron-LM: the host runs ahead of the GPU through a dense step (max(host, GPU), then its fixed part: the loss and grad-norm checks at the end); ' +
       'a MoE layer reads its token counts on the host (SequentialMLP tokens_per_expert.tolist(), the dispatcher\'s .cpu()), so a MoE step is host + GPU',
   },
   'torch-amp': {
     // fused AdamW over fp32 parameters: read parameter, gradient, two moments (16), write three (12); zero_grad(set_to_none=False) 4.
-    optimizerBytesPerParam: 32, optimizerKernelsPerTensor: 1, gradBytesPerParam: 0, host: 'overlapped', moeSerial: false, dpOverlap: true, fixedHost: false,
-    note: 'the PyTorch harness (bench/torchcp): one synchronisation per step, DDP buckets behind the backward: max(host, GPU)',
+    optimizerBytesPerParam: 32, optimizerKernelsPerTensor: 1, gradBytesPerParam: 0, moeSerial: false, dpOverlap: true, fixedHost: false,
+    note: 'the PyTorch harness (bench/torchcp): one synchronisation per step, DDP buckets behind the backward: max(host, GPU); ' +
+      "its launch cost is the profile's, fitted on Megatron-LM steps (the harness's measured points are all GPU-bound: none fits it)",
   },
 };
 
@@ -87,6 +90,8 @@ export interface IterationTime {
   expertPasses: number;
   /** The host's launches are added to the GPU's time (the host waits for the GPU within the step), not overlapped with it. */
   hostSerial: boolean;
+  /** The host's launch time (kernels and MoE expert passes): overlapped or added as hostSerial says; hostMs is what is not hidden, plus the fixed part. */
+  launchMs: number;
   /** FLOPs of the model (forward + backward, no recompute) per GPU per second. */
   tflopsPerGpu: number;
   tokensPerSecond: number;

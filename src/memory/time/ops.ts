@@ -94,21 +94,35 @@ function qkvOps(x: TimeDims): Op[] {
   return ops;
 }
 
-/**
- * Whether the masked_fill_ over the scores runs PyTorch's vectorised kernel: its bool mask [b, 1, s, s]
- * is broadcast over the heads, so a call over several heads is strided, unless PyTorch splits it
- * (32-bit indexing: pieces of at most 2³¹ − 1 elements, halving the outer dimensions) into pieces of one
- * head each, which happens when two heads' scores (2·sl·s) pass that bound; one head per GPU is
- * contiguous as it stands. Profiled: 1.15 ms per 10⁹ scores at s = 32768, 2.77-3.01 at 2K-16K.
- */
-export const maskContiguous = (x: TimeDims): boolean => x.a / x.t === 1 || 2 * x.sl * x.s > INT32_MAX;
-
 const INT32_MAX = 2 ** 31 - 1;
-/** Kernels one elementwise call over the scores launches: PyTorch halves the outer dimensions until each piece is 32-bit indexable (heads, then rows of one head). */
-const scorePieces = (x: TimeDims): number => {
-  const E = x.b * (x.a / x.t) * x.sl * x.s, head = x.sl * x.s;
-  return E <= INT32_MAX ? 1 : 2 * head > INT32_MAX ? x.b * (x.a / x.t) * 2 ** Math.ceil(Math.log2(head / INT32_MAX)) : 2 ** Math.ceil(Math.log2(E / INT32_MAX));
-};
+
+/**
+ * How PyTorch runs the masked_fill_ over the bf16 scores [b, a/t, sl, s] with the data loader's bool
+ * mask [b, 1, sl, s], broadcast over the heads. A call whose largest byte offset passes 2³¹ − 1
+ * (TensorIterator can_use_32bit_indexing: 1 + Σ (size − 1)·stride in bytes, 2 B a score) is split,
+ * the dimension of the largest extent halved (with_32bit_indexing), until every piece fits. A piece
+ * over several heads is strided (the mask's head stride is 0): PyTorch's strided elementwise kernel;
+ * a piece within one head is contiguous: its vectorised kernel, 2.4× faster (profiled: 1.15 ms per
+ * 10⁹ scores at s = 32768, 2.77-3.01 at 2K-16K). So at sl·s > 2²⁹ (two heads' bytes past the bound)
+ * every piece is one head or less; below, a call that must split has pieces of several heads, or a mix
+ * (three heads: one, then two). Returns the kernels a call launches and the share of the scores in
+ * contiguous pieces. One head a GPU with b > 1 counts as strided (contiguous with the loader's mask,
+ * not with a causal [1, 1, s, s] one; no such step was measured).
+ */
+export function maskPieces(x: TimeDims): { pieces: number; contiguous: number } {
+  const slice = x.sl * x.s, A = x.a / x.t, E = x.b * A * slice;
+  // A piece: kb batches × kh heads × n scores of one head (n ≤ slice), at the original strides.
+  const go = (kb: number, kh: number, n: number): { pieces: number; contiguous: number } => {
+    const ext = [n - 1, (kh - 1) * slice, (kb - 1) * A * slice];
+    if (1 + 2 * (ext[0] + ext[1] + ext[2]) <= INT32_MAX) return { pieces: 1, contiguous: kb === 1 && kh === 1 ? n : 0 };
+    const dim = ext.indexOf(Math.max(...ext)), size = [n, kh, kb][dim], half = Math.floor(size / 2);
+    const part = (k: number) => (dim === 0 ? go(kb, kh, k) : dim === 1 ? go(kb, k, n) : go(k, kh, n));
+    const p = part(half), q = part(size - half);
+    return { pieces: p.pieces + q.pieces, contiguous: p.contiguous + q.contiguous };
+  };
+  const r = go(x.b, A, slice);
+  return { pieces: r.pieces, contiguous: r.contiguous / E };
+}
 
 /** The attention core: unfused (local) with its s² elementwise passes, or one FlashAttention kernel. */
 export function coreOps(x: TimeDims): Op[] {
@@ -123,15 +137,23 @@ export function coreOps(x: TimeDims): Op[] {
   const ops: Op[] = [];
   if (x.hk < x.h) ops.push(ew('K, V repeated to every head', 'attention', (2 * x.T * x.h) / x.t, 4, 4, [2, 2], 'copy', M));
   ops.push(bmm('QKᵀ (baddbmm, every score)'));
-  const mask = maskContiguous(x) ? 'maskFillContiguous' : 'maskFill';
-  const pieces = scorePieces(x);
-  ops.push(sc(`mask (masked_fill_: scores, bool mask${mask === 'maskFill' ? '' : ', contiguous pieces'})`, mask, mask, [pieces, pieces]));
+  ops.push(...maskOps(x, E, M));
   ops.push(sc('softmax (bf16)', 'softmaxFwd', 'softmaxBwd', [1, 1]));
   ops.push(sc('s² gradient copies, fill and multiply (autograd around the in-place masked_fill_ on a view)', null, 'gradCopies', [0, 3]));
   if (x.attnDrop) ops.push(sc('attention dropout', 'dropoutFwd', 'dropoutBwd', [1, 1]));
   ops.push(bmm('PV (bmm)'));
   ops.push(ew('context permute', 'attention', (x.T * x.h) / x.t, 4, 4, [1, 1], 'copy', M));
   return ops;
+}
+
+/** The masked_fill_ (forward, and its gradient backward): its contiguous and strided pieces at their rates (maskPieces). */
+function maskOps(x: TimeDims, E: number, M: RecomputeModule): Op[] {
+  const { pieces, contiguous } = maskPieces(x);
+  const part = (key: ScoreKey, share: number, what: string): Op =>
+    ({ name: `mask (masked_fill_: scores, bool mask${what})`, term: 'attention', kind: 'scores', fwd: E * share, bwd: E * share, rates: [key, key], s: x.s, kernels: [pieces * share, pieces * share], module: M });
+  if (contiguous === 0) return [part('maskFill', 1, '')];
+  if (contiguous === 1) return [part('maskFillContiguous', 1, ', contiguous pieces')];
+  return [part('maskFillContiguous', contiguous, ', its contiguous pieces'), part('maskFill', 1 - contiguous, ', its strided pieces')];
 }
 
 /** Bias + dropout + residual add after the projection and after the MLP: one fused kernel, or up to three. */

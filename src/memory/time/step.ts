@@ -109,13 +109,13 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   terms.add('pp-comm', ppComm, 'activations and their gradients between stages');
   terms.add('dp-comm', dp, `gradients reduced over ${p.dataParallel * p.contextParallel} data-parallel × context-parallel ranks${p.distributedOptimizer ? ', parameters gathered' : ''}`);
   terms.add('optimizer', optGpu, `Adam over ${Math.round(shard).toLocaleString('en-US')} fp32 parameters, ${st.optimizerBytesPerParam} B each`);
-  const serial = st.host === 'serial' || (st.moeSerial && !!m.moe);
+  const serial = st.moeSerial && !!m.moe;
   const hostMs = (serial ? launches : Math.max(0, launches - gpuMs)) + (st.fixedHost ? host.iterationMs : 0);
   terms.add('host', hostMs, `${Math.round(kernels)} kernel launches at ${host.launchUs} µs${expertPasses ? `, ${expertPasses} expert module passes at ${host.moeExpertUs} µs` : ''}` +
     `${st.fixedHost ? `, ${host.iterationMs} ms per iteration` : ''} (${serial ? 'added to the GPU time' : 'beyond the GPU time'})`);
   const list = terms.list(), iterMs = gpuMs + hostMs, comm = micro.comm * mb + ppComm + dp;
   return {
-    iterMs, terms: list, gpuMs, hostMs, commMs: comm, commFraction: comm / iterMs, kernels, expertPasses, hostSerial: serial,
+    iterMs, terms: list, gpuMs, hostMs, commMs: comm, commFraction: comm / iterMs, kernels, expertPasses, hostSerial: serial, launchMs: launches,
     tflopsPerGpu: (micro.flops * mb) / (iterMs * 1e9), tokensPerSecond: (p.seqLength * p.microBatchSize * mb * p.dataParallel) / (iterMs / 1e3),
   };
 }
