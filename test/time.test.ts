@@ -335,6 +335,20 @@ describe('the second fresh draw (bench/results/2026-12-02-time-heldout2, seed 36
   });
 });
 
+describe('the third fresh draw (bench/results/2026-12-02-time-heldout3, seed 3604): drawn after e54139f, predicted once by it', () => {
+  const D3 = 'bench/results/2026-12-02-time-heldout3';
+  it('8 configurations; r00-r03 ran (r04-r07 not reached: still held out); 4 of 4 within 15%, median |error| 4.3%', () => {
+    expect(JSON.parse(readFileSync(`${D3}/draw.json`, 'utf8')).kept).toHaveLength(8);
+    const rows3 = timeRows(H200, D3, false, `${D3}/draw.json`);
+    expect(rows3.map((r) => r.id)).toEqual(['r00', 'r01', 'r02', 'r03']);
+    for (const r of rows3) {
+      expect(r.iterations, r.id).toBe(22);
+      expect(Math.abs(r.error), r.id).toBeLessThan(0.08);
+    }
+    expect(median(rows3.map((r) => Math.abs(r.error)))!).toBeCloseTo(0.0428, 3);
+  });
+});
+
 describe('logs that are not time data, by name', () => {
   it("the campaign's 47 runs shared one GPU with up to 7 others: against the same configurations alone, up to 61% slower", () => {
     const campaign = 'bench/results/2026-12-02-megatron-campaign';
