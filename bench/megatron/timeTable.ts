@@ -9,7 +9,7 @@
  *   npx tsx bench/megatron/timeTable.ts --fresh bench/results/2026-12-02-time-heldout   # a fresh draw against the shipped model
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { configFromArgs, parseMegatronLog } from '../../src/memory/megatron.js';
+import { configFromArgs, parseMegatronLog, type ParseResult } from '../../src/memory/megatron.js';
 import { describe } from './campaignTable.js';
 import { DEFAULT_PARALLEL, parseRecomputeSpec, recomputeSpec, type ModelConfig, type ParallelConfig } from '../../src/memory/model.js';
 import { median } from '../../src/stats.js';
@@ -134,6 +134,8 @@ export const TERMS_DIR = `${TIMING_DIR}/terms`;
 export interface TermRun {
   /** `<id>.<tag>`: the campaign configuration and what was changed (timers: as drawn; norc: no recompute; a2a: the alltoall dispatcher; attnrc: core_attn recomputed only). */
   name: string;
+  /** The log, parsed. */
+  log: ParseResult;
   measuredMs: number;
   predicted: IterationTime;
   /** The model's GPU side: every term but host and data-loader. */
@@ -157,7 +159,7 @@ export function termRuns(dir = TERMS_DIR): TermRun[] {
     const gpuMs = p.terms.filter((t) => t.name !== 'host' && t.name !== 'data-loader').reduce((s, t) => s + t.ms, 0);
     const kf = `${dir}/${name}.kernels.json`;
     const profile = existsSync(kf) ? (JSON.parse(readFileSync(kf, 'utf8')) as TermRun['profile']) : undefined;
-    return { name, measuredMs: m.ms, predicted: p, gpuMs, profile };
+    return { name, log: res, measuredMs: m.ms, predicted: p, gpuMs, profile };
   });
 }
 
@@ -176,9 +178,9 @@ export const PROFILE_DIRS = [`${TERMS_DIR}/kernels`, 'bench/results/2026-12-02-t
 /** Each profiled step's score-kernel milliseconds by class, with the scores they ran over (one GPU: b·a·s² a layer). */
 export function scoreSamples(dirs = PROFILE_DIRS): ScoreSample[] {
   return dirs.flatMap((dir) => termRuns(dir).filter((r) => r.profile).map((r) => {
-    const res = parseMegatronLog(readFileSync(`${dir}/${r.name}.log`, 'utf8'), r.name), c = configFromArgs(res.args);
+    const c = configFromArgs(r.log.args);
     if ('error' in c) throw new Error(`${r.name}: ${c.error}`);
-    const { model: m, par: p } = c, L = m.numLayers, o = timeOptionsFromArgs(res.args);
+    const { model: m, par: p } = c, L = m.numLayers, o = timeOptionsFromArgs(r.log.args);
     // b·a·s² a layer and L layers a step: one GPU, one micro batch a step (as every profiled step is).
     if (p.tensorParallel * p.contextParallel * p.pipelineParallel !== 1 || (o.microBatches ?? 1) !== 1) throw new Error(`${r.name}: scoreSamples takes one-GPU steps of one micro batch`);
     // Layers whose attention core runs forward again in backward: the time model's own rule (iteration.ts recomputed).

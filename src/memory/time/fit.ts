@@ -29,19 +29,12 @@ function atLaunch(points: HostFitPoint[], launchMs: number): { sse: number; expe
     const a = p.serial ? p.gpuMs + host : Math.max(p.gpuMs, host);
     return { a: a / p.measuredMs, x: (p.serial ? p.expertPasses : 0) / p.measuredMs, u: 1 / p.measuredMs };
   });
-  const fitF = (e: number) => {
-    const num = rows.reduce((s, r) => s + r.u * (1 - r.a - r.x * e), 0), den = rows.reduce((s, r) => s + r.u * r.u, 0);
-    return num / den;
-  };
-  let e = 0;
-  const sxx = rows.reduce((s, r) => s + r.x * r.x, 0);
-  const sxu = rows.reduce((s, r) => s + r.x * r.u, 0), suu = rows.reduce((s, r) => s + r.u * r.u, 0), det = sxx * suu - sxu * sxu;
-  if (sxx > 0 && det > 1e-12 * sxx * suu) {
-    // Normal equations in (e, f); e < 0 clamped to 0 (f then re-solved: the constrained optimum of a convex quadratic).
-    const bx = rows.reduce((s, r) => s + r.x * (1 - r.a), 0), bu = rows.reduce((s, r) => s + r.u * (1 - r.a), 0);
-    e = Math.max(0, (bx * suu - bu * sxu) / det);
-  }
-  const f = fitF(e);
+  const sum = (g: (r: (typeof rows)[number]) => number) => rows.reduce((s, r) => s + g(r), 0);
+  const sxx = sum((r) => r.x * r.x), sxu = sum((r) => r.x * r.u), suu = sum((r) => r.u * r.u), det = sxx * suu - sxu * sxu;
+  const bx = sum((r) => r.x * (1 - r.a)), bu = sum((r) => r.u * (1 - r.a));
+  // Normal equations in (e, f); e < 0 clamped to 0, f then re-solved (the constrained optimum of a convex quadratic).
+  const e = sxx > 0 && det > 1e-12 * sxx * suu ? Math.max(0, (bx * suu - bu * sxu) / det) : 0;
+  const f = (bu - e * sxu) / suu;
   return { sse: rows.reduce((s, r) => s + (r.a + r.x * e + r.u * f - 1) ** 2, 0), expertMs: e, fixedMs: f };
 }
 

@@ -5,7 +5,7 @@
  */
 import { median } from '../../stats.js';
 import { configFromArgs, type MegatronArgs, type ParseResult } from '../megatron.js';
-import type { IterationTime, TimeOptions, TimeTerm } from './iteration.js';
+import { exposedLaunchMs, type IterationTime, type TimeOptions, type TimeTerm } from './iteration.js';
 import { iterationTime } from './step.js';
 import { H200 } from './devices.js';
 
@@ -68,10 +68,10 @@ export function predictTimeFromLog(res: ParseResult, opts: TimeOptions = {}): It
  */
 function withTerm(t: IterationTime, term: TimeTerm, side: 'gpu' | 'host'): IterationTime {
   const gpuMs = t.gpuMs + (side === 'gpu' ? term.ms : 0);
-  const exposed = (gpu: number) => (t.hostSerial ? t.launchMs : Math.max(0, t.launchMs - gpu));
-  const hostMs = t.hostMs - exposed(t.gpuMs) + exposed(gpuMs) + (side === 'host' ? term.ms : 0);
+  const hidden = exposedLaunchMs(t.hostSerial, t.launchMs, gpuMs) - exposedLaunchMs(t.hostSerial, t.launchMs, t.gpuMs);
+  const hostMs = t.hostMs + hidden + (side === 'host' ? term.ms : 0);
   const iterMs = gpuMs + hostMs, k = t.iterMs / iterMs;
-  const terms = t.terms.map((x) => (x.name === 'host' ? { ...x, ms: x.ms - exposed(t.gpuMs) + exposed(gpuMs) } : x));
+  const terms = t.terms.map((x) => (x.name === 'host' ? { ...x, ms: x.ms + hidden } : x));
   return {
     ...t, iterMs, terms: [...terms, term], gpuMs, hostMs,
     commFraction: t.commMs / iterMs, tflopsPerGpu: t.tflopsPerGpu * k, tokensPerSecond: t.tokensPerSecond * k,

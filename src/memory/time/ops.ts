@@ -124,6 +124,10 @@ export function maskPieces(x: TimeDims): { pieces: number; contiguous: number } 
   return { pieces: r.pieces, contiguous: r.contiguous / E };
 }
 
+/** A kernel over the core's scores (kind 'scores'): `share` of the E scores, at rate f forward and b backward (null: no kernel that way). */
+const scoreOp = (x: TimeDims, E: number, name: string, f: ScoreKey | null, b: ScoreKey | null, kernels: [number, number], share = 1): Op =>
+  ({ name, term: 'attention', kind: 'scores', fwd: f ? E * share : 0, bwd: b ? E * share : 0, rates: [f, b], s: x.s, kernels, module: 'core_attn' });
+
 /** The attention core: unfused (local) with its s² elementwise passes, or one FlashAttention kernel. */
 export function coreOps(x: TimeDims): Op[] {
   const E = x.b * (x.a / x.t) * x.sl * x.s, M = 'core_attn' as const;
@@ -132,12 +136,11 @@ export function coreOps(x: TimeDims): Op[] {
     return [{ name: 'FlashAttention (causal)', term: 'attention', kind: 'flash', fwd: flops, bwd: 2.5 * flops, d: x.d, s: x.s, causal: true, backend: x.amp ? 'sdpa' : 'flash', kernels: [1, 2], module: M }];
   }
   const bmm = (name: string): Op => ({ name, term: 'attention', kind: 'bmm', fwd: 2 * E * x.d, bwd: 4 * E * x.d, d: x.d, kernels: [1, 2], module: M });
-  const sc = (name: string, f: ScoreKey | null, b: ScoreKey | null, kernels: [number, number]): Op =>
-    ({ name, term: 'attention', kind: 'scores', fwd: f ? E : 0, bwd: b ? E : 0, rates: [f, b], s: x.s, kernels, module: M });
+  const sc = (name: string, f: ScoreKey | null, b: ScoreKey | null, kernels: [number, number]) => scoreOp(x, E, name, f, b, kernels);
   const ops: Op[] = [];
   if (x.hk < x.h) ops.push(ew('K, V repeated to every head', 'attention', (2 * x.T * x.h) / x.t, 4, 4, [2, 2], 'copy', M));
   ops.push(bmm('QKᵀ (baddbmm, every score)'));
-  ops.push(...maskOps(x, E, M));
+  ops.push(...maskOps(x, E));
   ops.push(sc('softmax (bf16)', 'softmaxFwd', 'softmaxBwd', [1, 1]));
   ops.push(sc('s² gradient copies, fill and multiply (autograd around the in-place masked_fill_ on a view)', null, 'gradCopies', [0, 3]));
   if (x.attnDrop) ops.push(sc('attention dropout', 'dropoutFwd', 'dropoutBwd', [1, 1]));
@@ -147,10 +150,10 @@ export function coreOps(x: TimeDims): Op[] {
 }
 
 /** The masked_fill_ (forward, and its gradient backward): its contiguous and strided pieces at their rates (maskPieces). */
-function maskOps(x: TimeDims, E: number, M: RecomputeModule): Op[] {
+function maskOps(x: TimeDims, E: number): Op[] {
   const { pieces, contiguous } = maskPieces(x);
-  const part = (key: ScoreKey, share: number, what: string): Op =>
-    ({ name: `mask (masked_fill_: scores, bool mask${what})`, term: 'attention', kind: 'scores', fwd: E * share, bwd: E * share, rates: [key, key], s: x.s, kernels: [pieces * share, pieces * share], module: M });
+  const part = (key: ScoreKey, share: number, what: string) =>
+    scoreOp(x, E, `mask (masked_fill_: scores, bool mask${what})`, key, key, [pieces * share, pieces * share], share);
   if (contiguous === 0) return [part('maskFill', 1, '')];
   if (contiguous === 1) return [part('maskFillContiguous', 1, ', contiguous pieces')];
   return [part('maskFillContiguous', contiguous, ', its contiguous pieces'), part('maskFill', 1 - contiguous, ', its strided pieces')];

@@ -9,7 +9,7 @@ import { LINKS } from '../../cp/plan/linkModel.js';
 import { validate, type ModelConfig, type ParallelConfig } from '../model.js';
 import { H200, type DeviceProfile } from './devices.js';
 import {
-  TIME_STACKS, collectiveMs, cpCommMs, passTimes, recomputed, resolveFusion, tpCommMs,
+  TIME_STACKS, collectiveMs, cpCommMs, exposedLaunchMs, passTimes, recomputed, resolveFusion, tpCommMs,
   type IterationTime, type PassTimes, type StackTime, type TimeOptions, type TimeTerm, type TimeTermName,
 } from './iteration.js';
 import { moeOps } from './moe.js';
@@ -110,7 +110,7 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   terms.add('dp-comm', dp, `gradients reduced over ${p.dataParallel * p.contextParallel} data-parallel × context-parallel ranks${p.distributedOptimizer ? ', parameters gathered' : ''}`);
   terms.add('optimizer', optGpu, `Adam over ${Math.round(shard).toLocaleString('en-US')} fp32 parameters, ${st.optimizerBytesPerParam} B each`);
   const serial = st.moeSerial && !!m.moe;
-  const hostMs = (serial ? launches : Math.max(0, launches - gpuMs)) + (st.fixedHost ? host.iterationMs : 0);
+  const hostMs = exposedLaunchMs(serial, launches, gpuMs) + (st.fixedHost ? host.iterationMs : 0);
   terms.add('host', hostMs, `${Math.round(kernels)} kernel launches at ${host.launchUs} µs${expertPasses ? `, ${expertPasses} expert module passes at ${host.moeExpertUs} µs` : ''}` +
     `${st.fixedHost ? `, ${host.iterationMs} ms per iteration` : ''} (${serial ? 'added to the GPU time' : 'beyond the GPU time'})`);
   const list = terms.list(), iterMs = gpuMs + hostMs, comm = micro.comm * mb + ppComm + dp;
