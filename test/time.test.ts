@@ -337,14 +337,16 @@ describe('the second fresh draw (bench/results/2026-12-02-time-heldout2, seed 36
 
 describe('the third fresh draw (bench/results/2026-12-02-time-heldout3, seed 3604): drawn after e54139f, predicted once by it', () => {
   const D3 = 'bench/results/2026-12-02-time-heldout3';
-  it('8 configurations; r00-r03 ran (r04-r07 not reached: still held out); 4 of 4 within 15%, median |error| 4.3%', () => {
+  it('8 configurations, all ran (r00-r03 on 2026-12-02, r04-r07 on 2026-12-03, judged then by adc436b): 8 of 8 within 15%, median |error| 4.3%', () => {
     expect(JSON.parse(readFileSync(`${D3}/draw.json`, 'utf8')).kept).toHaveLength(8);
     const rows3 = timeRows(H200, D3, false, `${D3}/draw.json`);
-    expect(rows3.map((r) => r.id)).toEqual(['r00', 'r01', 'r02', 'r03']);
+    expect(rows3.map((r) => r.id)).toEqual(['r00', 'r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r07']);
     for (const r of rows3) {
       expect(r.iterations, r.id).toBe(22);
-      expect(Math.abs(r.error), r.id).toBeLessThan(0.08);
+      expect(Math.abs(r.error), r.id).toBeLessThan(0.15);
     }
+    // The two largest: r05 a short host-bound step (2K, b2: host 36 of 55 ms), r04 a 32K step whose loader builds a 4.3 GB mask.
+    expect(rows3.filter((r) => Math.abs(r.error) > 0.08).map((r) => r.id)).toEqual(['r04', 'r05']);
     expect(median(rows3.map((r) => Math.abs(r.error)))!).toBeCloseTo(0.0428, 3);
   });
 });
