@@ -20,6 +20,8 @@ import { H200 } from '../src/memory/time/devices.js';
 import { bmmTflops, flashTflops, gemmMs } from '../src/memory/time/rates.js';
 import { iterationTime } from '../src/memory/time/step.js';
 import { maskPieces, timeDims } from '../src/memory/time/ops.js';
+import { torchRingCommMs, torchRingOps } from '../src/memory/time/torchAmp.js';
+import { LINKS } from '../src/cp/plan/linkModel.js';
 import { DEFAULT_PARALLEL, PRESETS, type ParallelConfig } from '../src/memory/model.js';
 import { median } from '../src/stats.js';
 
@@ -155,18 +157,23 @@ describe('the PyTorch harness (bench/torchcp, --stack torch-amp, FlashAttention 
   it('41 measured points (13 on one H200, 28 at CP = 1 and 2 on 2 × H200)', () => {
     expect(pts).toHaveLength(13 + 28 - 4);
   });
-  it('NOT MET: 28 of 37 within 15%; each within 50%; every one-GPU point but one within 12%', () => {
-    expect(pts.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(28);
-    for (const r of pts) expect(Math.abs(r.error), r.config).toBeLessThan(0.5);
+  it('NOT MET: 33 of 37 within 15%, the misses CP = 2 at 4K and 8K; each within 35%; every one-GPU point within 15%', () => {
+    expect(pts.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(33);
+    for (const r of pts) expect(Math.abs(r.error), r.config).toBeLessThan(0.35);
     const one = pts.filter((r) => r.config.includes(' CP1 '));
-    expect(one.filter((r) => Math.abs(r.error) >= 0.12).map((r) => r.config)).toEqual(['L12 h1024 a8 V50257 s16384 CP1 none']);
+    for (const r of one) expect(Math.abs(r.error), r.config).toBeLessThan(0.15);
   });
-  it('CP = 2 on 2 × H200 at 4K-32K: the model is 20-47% fast (PyTorch context_parallel and DDP cost more than its ring and buckets); within 15% from 64K', () => {
+  it("CP = 2 on 2 × H200: PyTorch's ring as its source runs it (f32 merges, copies, the last dK/dV exchange exposed) and DDP's buckets; still 18-34% fast at 4K-8K (about 25 ms a step unaccounted), within 13% from 16K", () => {
     const two = pts.filter((r) => r.config.includes(' CP2 '));
+    expect(two).toHaveLength(14);
     for (const r of two) {
       const s = Number(/ s(\d+) /.exec(r.config)![1]);
-      if (s <= 32768) expect(r.error, r.config).toBeLessThan(-0.19);
-      else expect(Math.abs(r.error), r.config).toBeLessThan(0.15);
+      if (s <= 8192) {
+        expect(r.error, r.config).toBeLessThan(-0.17);
+        expect(r.measuredMs - r.predicted.iterMs, r.config).toBeGreaterThan(20);
+        expect(r.measuredMs - r.predicted.iterMs, r.config).toBeLessThan(40);
+      } else expect(Math.abs(r.error), r.config).toBeLessThan(0.13);
+      expect(r.predicted.terms.find((t) => t.name === 'cp-comm')!.ms, r.config).toBeGreaterThan(0);
     }
   });
   it("the harness's attention is SDPA's default (cuDNN on the H200), priced at its measured rate: 1.6-1.8x the flash backend from 16K on", () => {
@@ -435,5 +442,65 @@ describe('replay --json', () => {
     const p = j.reports[0].prediction;
     expect(p.totalBytes).toBeGreaterThan(40 * 2 ** 30);
     expect(p.iterMs).toBeCloseTo(rows.find((r) => r.id === 'r24')!.predicted.iterMs, 6);
+  });
+});
+
+describe("PyTorch's context_parallel ring, as its source runs it (torchAmp.ts), and attention rates by a call's work", () => {
+  const model = { numLayers: 8, hiddenSize: 4096, numAttentionHeads: 32, vocabSize: 8192, untieEmbeddings: true, attentionDropout: 0, hiddenDropout: 0, positionEmbedding: 'none' as const };
+  const par = (cp: number, s = 16384): ParallelConfig => ({ ...DEFAULT_PARALLEL, seqLength: s, microBatchSize: 1, contextParallel: cp, stack: 'torch-amp' });
+  const dims = (cp: number) => timeDims(model, par(cp), { biasDropout: true, biasActivation: true });
+
+  it('the ring\'s memory-bound work per element of one of Q, K, V: 66 B forward and 144 backward at CP = 2, 158 and 264 at CP = 4; none at CP = 1', () => {
+    expect(torchRingOps(dims(1))).toEqual([]);
+    for (const [cp, f, b] of [[2, 66, 144], [4, 158, 264]]) {
+      const x = dims(cp), n = x.T * x.h, [op] = torchRingOps(x);
+      expect(op.fwd / n).toBe(f);
+      expect(op.bwd / n).toBe(b);
+      expect(op.module).toBe('core_attn');
+    }
+  });
+
+  it("its transfers: the all-gather hides behind step 0's attention when that is long; the last dK/dV exchange (8 B per element) never does", () => {
+    const x = dims(2), n = x.T * x.h, link = LINKS['nvlink-h200'];
+    const dkv = (8 * n) / (link.gbps / 8) / 1e6 + link.latencyUs / 1e3;
+    const long = torchRingCommMs(x, link, 1e3, 1e3), none = torchRingCommMs(x, link, 0, 0);
+    expect(long.fwd).toBe(0);
+    expect(long.bwd).toBeCloseTo(dkv, 6);
+    expect(none.bwd).toBeGreaterThan(2 * dkv);
+  });
+
+  it('selective recompute of the core runs its CP transfers again; DDP moves 16 B per parameter only where there are ranks to reduce over', () => {
+    const at = (p: ParallelConfig, name: string) => iterationTime(model, p).terms.find((t) => t.name === name)?.ms ?? 0;
+    // over InfiniBand the forward's all-gather outlasts step 0's attention, so recomputing the core shows it again
+    const slow = LINKS['ib-ndr'], small = par(2, 4096);
+    const cpComm = (p: ParallelConfig) => iterationTime(model, p, { link: slow }).terms.find((t) => t.name === 'cp-comm')!.ms;
+    const again = cpComm({ ...small, recompute: 'selective' }) - cpComm(small);
+    expect(again).toBeGreaterThan(1);
+    const x = timeDims(model, small, { biasDropout: true, biasActivation: true });
+    expect(again).toBeLessThan(8 * torchRingCommMs(x, slow, 0, 0).fwd);
+    const grads = (cp: number) => at(par(cp, 4096), 'gradients');
+    const params = 1678155776;
+    expect(grads(2) - grads(1)).toBeCloseTo((16 * params) / (H200.bandwidthGBs.copy * 1e6), 3);
+  });
+
+  it("the ring's half calls (T/2 × T, T × T/2) run at 0.85-1.12× a causal T × T call's time (measured on the H200), so its steps are priced as causal calls of T", () => {
+    const rows = JSON.parse(readFileSync('bench/results/torch-ring-calls-h200-2026-12-03/ring_calls.json', 'utf8')).rows as { call: string; T: number; fwd_ms: number; bwd_ms: number }[];
+    const causal = new Map(rows.filter((r) => r.call === 'causal').map((r) => [r.T, r]));
+    expect(causal.size).toBe(6);
+    for (const r of rows.filter((q) => q.call !== 'causal'))
+      for (const k of ['fwd_ms', 'bwd_ms'] as const) {
+        const ratio = r[k] / causal.get(r.T)![k];
+        expect(ratio, `${r.call} ${r.T} ${k}`).toBeGreaterThan(0.85);
+        expect(ratio, `${r.call} ${r.T} ${k}`).toBeLessThan(1.12);
+      }
+  });
+
+  it("attention's rate follows a call's work, heads·s²: the H16 table read at 32 heads of 4096 gives the measured H32 point; 8 heads read lower", () => {
+    expect(flashTflops(H200, 128, 4096, true, 'fwd', 'sdpa', 32)).toBeCloseTo(413.5, 1);
+    expect(flashTflops(H200, 128, 4096, true, 'fwd', 'sdpa', 16)).toBeCloseTo(305.1, 1);
+    expect(flashTflops(H200, 128, 16384, true, 'fwd', 'sdpa', 8)).toBeLessThan(flashTflops(H200, 128, 16384, true, 'fwd', 'sdpa', 16));
+    // the harness's one-GPU point with 8 heads was the worst before (−23%): its calls are lighter than the table's
+    const l12 = torchRows().find((r) => r.config === 'L12 h1024 a8 V50257 s16384 CP1 none')!;
+    expect(Math.abs(l12.error)).toBeLessThan(0.15);
   });
 });

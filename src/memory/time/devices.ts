@@ -18,8 +18,12 @@
 export interface GemmPoint { m: number; n: number; k: number; tflops: number }
 /** One measured batched GEMM of the unfused attention: batch × (s×d · d×s). */
 export interface BmmPoint { batch: number; s: number; d: number; tflops: number }
-/** FlashAttention (one head dimension, sequence, mask): forward and backward TFLOP/s, FLOPs counted 4·N²·D per head (×½ causal), backward ×2.5. */
-export interface FlashPoint { d: number; s: number; causal: boolean; fwdTflops: number; bwdTflops: number }
+/**
+ * FlashAttention (one head dimension, sequence, mask): forward and backward TFLOP/s, FLOPs counted
+ * 4·N²·D per head (×½ causal), backward ×2.5. `heads`: batch × heads of the measured call (16 where
+ * absent: the tables' B1 H16). A call's rate follows its work, heads·s² (rates.ts flashTflops).
+ */
+export interface FlashPoint { d: number; s: number; causal: boolean; fwdTflops: number; bwdTflops: number; heads?: number }
 
 /** A rate that depends on the row length s: points by s, interpolated in log s, clamped at the ends. */
 export type ByS = { s: number; ms: number }[];
@@ -120,6 +124,13 @@ export const H200: DeviceProfile = {
   sdpaDefault: [
     { d: 128, s: 4096, causal: true, fwdTflops: 305.1, bwdTflops: 286.5 }, { d: 128, s: 16384, causal: true, fwdTflops: 526.0, bwdTflops: 504.9 },
     { d: 128, s: 65536, causal: true, fwdTflops: 586.7, bwdTflops: 533.8 },
+    // bench/peers/sdpa_ring_calls.py on the H200, 2026-12-03 05:24-05:28 UTC, PyTorch 2.11.0+cu130, bf16 B1 H32 D128, cuDNN's
+    // backend (what context_parallel's handler calls), causal T × T: the PyTorch harness's 32 heads, and the calls of its
+    // ring at CP = 2 (bench/results/torch-ring-calls-h200-2026-12-03: the ring's half calls, T/2 × T and T × T/2
+    // non-causal, take 0.86-1.11× these, forward and backward; from T = 16K 0.95-1.01×).
+    { d: 128, s: 2048, causal: true, fwdTflops: 269.9, bwdTflops: 190.1, heads: 32 }, { d: 128, s: 4096, causal: true, fwdTflops: 413.5, bwdTflops: 362.8, heads: 32 },
+    { d: 128, s: 8192, causal: true, fwdTflops: 517.0, bwdTflops: 366.2, heads: 32 }, { d: 128, s: 16384, causal: true, fwdTflops: 575.2, bwdTflops: 501.9, heads: 32 },
+    { d: 128, s: 32768, causal: true, fwdTflops: 600.3, bwdTflops: 520.4, heads: 32 }, { d: 128, s: 65536, causal: true, fwdTflops: 600.4, bwdTflops: 531.7, heads: 32 },
   ],
   flash: [
     { d: 64, s: 4096, causal: false, fwdTflops: 271.3, bwdTflops: 193.9 }, { d: 64, s: 4096, causal: true, fwdTflops: 152.1, bwdTflops: 130.9 },

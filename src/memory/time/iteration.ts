@@ -11,7 +11,8 @@
  * layer; block: N layers of each stage). Tensor parallelism's collectives (all-reduce; with sequence
  * parallelism all-gather / reduce-scatter, and the all-gather again in backward for the weight
  * gradients) and context parallelism's (p2p: K/V around the ring behind each step's attention;
- * all_gather and a2a: exposed) go over the link model (src/cp/plan/linkModel.ts), not overlapped with
+ * all_gather and a2a: exposed; the PyTorch harness: PyTorch's own ring, torchAmp.ts) go over the link
+ * model (src/cp/plan/linkModel.ts), not overlapped with
  * the GEMMs, as Megatron-LM runs without userbuffers. Pipeline: (m + (p−1)/v)/m of m micro batches.
  * Data parallelism (× CP ranks): the fp32 gradients all-reduced (reduce-scatter + all-gather of the
  * bf16 parameters with the distributed optimizer), after the backward (overlap_grad_reduce off).
@@ -39,6 +40,8 @@ export interface StackTime {
   moeSerial: boolean;
   /** The data-parallel gradient reduction runs behind the backward (PyTorch DDP's buckets) rather than after it. */
   dpOverlap: boolean;
+  /** Bytes per parameter the gradient reduction's buckets move on the GPU when there are ranks to reduce over (0: the gradients are the buckets). */
+  bucketBytesPerParam: number;
   /** The profile's fixed time per iteration applies (Megatron-LM's logging, timers and checks). */
   fixedHost: boolean;
   note: string;
@@ -50,13 +53,15 @@ export const TIME_STACKS: Record<Stack, StackTime> = {
     // divide 8, add ε 8, update 16 = 72), bias corrections 8, grad norm 4 and clip 8 (local_multi_tensor_l2_norm /
     // _scale), the copy to the bf16 model parameters 6, zeroing the main gradients 4; the DDP hook adds each bf16
     // gradient into its fp32 main gradient in backward (read 2 + 4, write 4).
-    optimizerBytesPerParam: 102, optimizerKernelsPerTensor: 8, gradBytesPerParam: 10, moeSerial: true, dpOverlap: false, fixedHost: true,
+    optimizerBytesPerParam: 102, optimizerKernelsPerTensor: 8, gradBytesPerParam: 10, moeSerial: true, dpOverlap: false, bucketBytesPerParam: 0, fixedHost: true,
     note: 'Megatron-LM: the host runs ahead of the GPU through a dense step (max(host, GPU), then its fixed part: the loss and grad-norm checks at the end); ' +
       'a MoE layer reads its token counts on the host (SequentialMLP tokens_per_expert.tolist(), the dispatcher\'s .cpu()), so a MoE step is host + GPU',
   },
   'torch-amp': {
     // fused AdamW over fp32 parameters: read parameter, gradient, two moments (16), write three (12); zero_grad(set_to_none=False) 4.
-    optimizerBytesPerParam: 32, optimizerKernelsPerTensor: 1, gradBytesPerParam: 0, moeSerial: false, dpOverlap: true, fixedHost: false,
+    // DDP (gradient_as_bucket_view off, its default): each fp32 gradient copied into its bucket scaled by 1/n (8 B, the
+    // reducer's mul_out), the bucket copied back into .grad after the all-reduce (8 B).
+    optimizerBytesPerParam: 32, optimizerKernelsPerTensor: 1, gradBytesPerParam: 0, moeSerial: false, dpOverlap: true, bucketBytesPerParam: 16, fixedHost: false,
     note: 'the PyTorch harness (bench/torchcp): one synchronisation per step, DDP buckets behind the backward: max(host, GPU); ' +
       "its launch cost is the profile's, fitted on Megatron-LM steps (the harness's measured points are all GPU-bound: none fits it)",
   },
@@ -112,7 +117,7 @@ export function opMs(op: Op, pass: 'fwd' | 'bwd', prof: DeviceProfile): number {
       return c * (pass === 'fwd' ? gemmMs(prof, m, n, k) : gemmMs(prof, m, k, n) + gemmMs(prof, k, n, m));
     }
     case 'bmm': return work / (bmmTflops(prof, op.d!) * 1e9);
-    case 'flash': return work / (flashTflops(prof, op.d!, op.s!, op.causal!, pass, op.backend) * 1e9);
+    case 'flash': return work / (flashTflops(prof, op.d!, op.s!, op.causal!, pass, op.backend, op.heads) * 1e9);
     case 'scores': return (work / 1e9) * scoreMs(prof, op.rates![pass === 'fwd' ? 0 : 1]!, op.s!);
     default: return work / (prof.bandwidthGBs[op.kind] * 1e6);
   }

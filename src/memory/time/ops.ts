@@ -32,9 +32,10 @@ export interface Op {
   count?: number;
   /** scores: the profile's rate forward and backward (null: no kernel that way). */
   rates?: [ScoreKey | null, ScoreKey | null];
-  /** bmm and flash: head dimension; flash and scores: sequence; flash: mask. */
+  /** bmm and flash: head dimension; flash and scores: sequence (flash: of one call, the local T under CP); flash: mask, batch × heads of a call. */
   d?: number;
   s?: number;
+  heads?: number;
   causal?: boolean;
   /** flash: which FlashAttention (default the flash backend; 'sdpa': PyTorch's SDPA with no backend chosen). */
   backend?: 'flash' | 'sdpa';
@@ -132,8 +133,13 @@ const scoreOp = (x: TimeDims, E: number, name: string, f: ScoreKey | null, b: Sc
 export function coreOps(x: TimeDims): Op[] {
   const E = x.b * (x.a / x.t) * x.sl * x.s, M = 'core_attn' as const;
   if (x.flash) {
-    const flops = 4 * E * x.d * 0.5; // causal: the masked half is skipped
-    return [{ name: 'FlashAttention (causal)', term: 'attention', kind: 'flash', fwd: flops, bwd: 2.5 * flops, d: x.d, s: x.s, causal: true, backend: x.amp ? 'sdpa' : 'flash', kernels: [1, 2], module: M }];
+    // Causal: the masked half is skipped. Under CP a rank's calls are its ring's steps, each as long as its T
+    // local tokens (a causal T × T step, then half calls of T²/2 pairs: load balancing), CP of them.
+    const flops = 4 * E * x.d * 0.5, cp = x.s / x.sl;
+    return [{
+      name: cp > 1 ? `FlashAttention (causal), ${cp} ring steps` : 'FlashAttention (causal)', term: 'attention', kind: 'flash', fwd: flops, bwd: 2.5 * flops,
+      d: x.d, s: x.sl, heads: x.b * (x.a / x.t), causal: true, backend: x.amp ? 'sdpa' : 'flash', kernels: [cp, 2 * cp], module: M,
+    }];
   }
   const bmm = (name: string): Op => ({ name, term: 'attention', kind: 'bmm', fwd: 2 * E * x.d, bwd: 4 * E * x.d, d: x.d, kernels: [1, 2], module: M });
   const sc = (name: string, f: ScoreKey | null, b: ScoreKey | null, kernels: [number, number]) => scoreOp(x, E, name, f, b, kernels);

@@ -8,7 +8,7 @@
  * the profile shows to matter (460-757 TFLOP/s over its six shapes).
  * Batched GEMMs of the unfused attention: TFLOP/s by head dimension (each of the six batched GEMMs
  * of a layer moves about one s² matrix per 2·d FLOPs per score, so d sets the class), interpolated in
- * log d. FlashAttention: TFLOP/s by head dimension and sequence, causal or not, interpolated in log.
+ * log d. FlashAttention: TFLOP/s by head dimension and a call's work (batch × heads × s²), causal or not, interpolated in log.
  * The unfused attention's elementwise kernels over the scores: ms per 10⁹ scores as measured in steps.
  */
 import type { BmmPoint, DeviceProfile, FlashPoint, GemmPoint } from './devices.js';
@@ -66,12 +66,24 @@ export function bmmTflops(profile: DeviceProfile, d: number): number {
   return interpLog(byX<BmmPoint>(profile.bmm, (p) => p.d, (p) => p.tflops), d);
 }
 
-/** FlashAttention TFLOP/s (forward or backward) at head dimension d and sequence s. */
-export function flashTflops(profile: DeviceProfile, d: number, s: number, causal: boolean, pass: 'fwd' | 'bwd', backend: 'flash' | 'sdpa' = 'flash'): number {
+/** Batch × heads of the calls the flash tables measured where a point does not say (B1 H16). */
+export const FLASH_TABLE_HEADS = 16;
+
+/**
+ * FlashAttention TFLOP/s (forward or backward) at head dimension d, sequence s, `heads` = batch × heads
+ * of the call: by the call's work heads·s², interpolated in log. The cuDNN points at H16 and H32 fall on
+ * one curve of it (forward: 305 TFLOP/s at 16·4096², 413 at 32·4096², 517 at 32·8192², 526 at 16·16384²,
+ * 575 at 32·16384²), where by s alone H32 at 4096 would be 305.
+ */
+export function flashTflops(profile: DeviceProfile, d: number, s: number, causal: boolean, pass: 'fwd' | 'bwd', backend: 'flash' | 'sdpa' = 'flash', heads = FLASH_TABLE_HEADS): number {
   const pts = (backend === 'sdpa' ? profile.sdpaDefault : profile.flash).filter((p) => p.causal === causal);
   const rate = (p: FlashPoint) => (pass === 'fwd' ? p.fwdTflops : p.bwdTflops);
+  const work = (h: number, n: number) => h * n * n;
   const ds = [...new Set(pts.map((p) => p.d))];
-  const atD = ds.map((dd) => ({ x: dd, y: interpLog(pts.filter((p) => p.d === dd).map((p) => ({ x: p.s, y: rate(p) })), s) }));
+  const atD = ds.map((dd) => ({
+    x: dd,
+    y: interpLog(byX(pts.filter((p) => p.d === dd), (p) => work(p.heads ?? FLASH_TABLE_HEADS, p.s), rate), work(heads, s)),
+  }));
   return interpLog(atD, d);
 }
 

@@ -14,7 +14,7 @@ import {
 } from './iteration.js';
 import { moeOps } from './moe.js';
 import { attentionOps, mlpOps, outsideOps, paramsPerGpu, parameterTensors, residualOps, timeDims, type Op, type TimeDims } from './ops.js';
-import { ampLayerOps, ampOutsideOps } from './torchAmp.js';
+import { ampLayerOps, ampOutsideOps, torchRingCommMs } from './torchAmp.js';
 
 /** Every op of one layer's forward: attention, then the dense MLP or the MoE layer, then the residual add (the stack's op set). */
 export function layerOps(m: ModelConfig, x: TimeDims): Op[] {
@@ -54,17 +54,20 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: { profile: DeviceProfi
   const ops = layerOps(m, x), layer = passTimes(ops, prof), outOps = outside(x), out = passTimes(outOps, prof);
   const core = passTimes(ops.filter((op) => op.term === 'attention'), prof);
   const rc = recomputed(p, Ls, ops), rcT = passTimes(rc.ops, prof, rc.layers);
-  const tp = tpCommMs(x, p, o.link), cp = cpCommMs(x, p, o.link, core.fwd, core.bwd);
+  const tp = tpCommMs(x, p, o.link), cp = x.amp ? torchRingCommMs(x, o.link, core.fwd, core.bwd) : cpCommMs(x, p, o.link, core.fwd, core.bwd);
   const full = p.recompute === 'full' ? rc.layers : 0;
+  // The CP transfers run again where the attention core is recomputed on its own (selective core_attn).
+  const coreAgain = p.recompute === 'selective' && rc.ops.some((op) => op.module === 'core_attn') ? rc.layers : 0;
   const tensors = parameterTensors(m), tensorCount = Ls * tensors.perLayer + tensors.outside;
   const gradMs = (paramsPerGpu(m, p) * o.st.gradBytesPerParam) / (prof.bandwidthGBs.copy * 1e6);
-  const comm = Ls * (tp.fwd + cp.fwd + tp.bwd + cp.bwd) + full * (tp.fwd + cp.fwd);
+  const comm = Ls * (tp.fwd + cp.fwd + tp.bwd + cp.bwd) + full * (tp.fwd + cp.fwd) + coreAgain * cp.fwd;
   terms.addPass({ ...layer, byTerm: new Map([...layer.byTerm].map(([k, v]) => [k, v * Ls])) }, scale);
   terms.addPass(out, scale);
   terms.add('gradients', gradMs * scale, TERM_WHAT.gradients);
   terms.add('recompute', rcT.fwd * scale, `forward run again in backward (${rc.layers} layer(s)${p.recompute === 'selective' ? ', the recomputed modules' : ''})`);
   terms.add('tp-comm', (Ls * (tp.fwd + tp.bwd) + full * tp.fwd) * scale, 'tensor-parallel all-reduce / all-gather / reduce-scatter, exposed');
-  terms.add('cp-comm', (Ls * (cp.fwd + cp.bwd) + full * cp.fwd) * scale, `context-parallel ${p.cpCommType ?? 'p2p'} transfers not hidden behind attention`);
+  terms.add('cp-comm', (Ls * (cp.fwd + cp.bwd) + (full + coreAgain) * cp.fwd) * scale,
+    `context-parallel ${x.amp ? "PyTorch context_parallel's" : p.cpCommType ?? 'p2p'} transfers not hidden behind attention`);
   const backward = Ls * layer.bwd + out.bwd + rcT.fwd + gradMs;
   const gpu = Ls * layer.fwd + out.fwd + backward + comm;
   // SequentialMLP runs each expert as its own module, forward, backward and when recomputed (moe or full).
@@ -104,7 +107,9 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   const kernels = micro.kernels * mb + ((m.numLayers / pp) * tensors.perLayer + tensors.outside) * st.optimizerKernelsPerTensor;
   const expertPasses = micro.expertPasses * mb;
   const launches = (kernels * host.launchUs + expertPasses * host.moeExpertUs) / 1e3;
-  const gpuMs = micro.gpu * (mb + bubble) + ppComm + dp + optGpu;
+  const ranks = p.dataParallel * p.contextParallel, buckets = ranks > 1 ? (params * st.bucketBytesPerParam) / (o.profile.bandwidthGBs.copy * 1e6) : 0;
+  const gpuMs = micro.gpu * (mb + bubble) + ppComm + dp + optGpu + buckets;
+  terms.add('gradients', buckets, TERM_WHAT.gradients);
   terms.add('pipeline-bubble', micro.gpu * bubble, `pipeline fill and drain: (p − 1)/v = ${bubble.toFixed(2)} micro batches idle`);
   terms.add('pp-comm', ppComm, 'activations and their gradients between stages');
   terms.add('dp-comm', dp, `gradients reduced over ${p.dataParallel * p.contextParallel} data-parallel × context-parallel ranks${p.distributedOptimizer ? ', parameters gathered' : ''}`);
