@@ -6,7 +6,10 @@ attention over NCCL) or without it, with and without selective recomputation
 
 Per point: per-rank torch.cuda.max_memory_allocated (after warm-up, peak over ranks), the
 memory held before the first forward (weights, gradients, Adam state), median iteration time
-after warm-up, TFLOP/s per GPU. One JSON line per point, written as soon as it is measured.
+after warm-up and the host's time to issue it (host_issue_ms: near iter_ms, the step is host-bound),
+TFLOP/s per GPU. One JSON line per point, written as soon as it is measured. With --profile DIR, one
+more iteration per point under torch.profiler, each rank's kernels taken apart (busy, compute,
+exposed NCCL, idle, ms by class) into DIR/profile.jsonl.
 
   python3 bench/torchcp/cp_memory.py --cp 1 --out points.jsonl                      # CP=1
   python3 -m torch.distributed.run --nproc-per-node 2 bench/torchcp/cp_memory.py --cp 2 --out points.jsonl
@@ -71,6 +74,55 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), labels.reshape(-1))
 
 
+KERNEL_CLASSES = [('nccl', 'nccl'), ('attention', 'fmha|flash|cudnn|sdpa|attention'), ('gemm', 'gemm|cutlass|xmma|cublas|nvjet|sm90_')]
+
+
+def union_ms(spans):
+    """Length of the union of [start, end) intervals, in ms (the spans in microseconds)."""
+    total, end = 0.0, float('-inf')
+    for a, b in sorted(spans):
+        if b <= end:
+            continue
+        total += b - max(a, end)
+        end = b
+    return total / 1e3
+
+
+def profile_step(step, rank):
+    """One more iteration under torch.profiler: its GPU kernels taken apart. span: first kernel start
+    to last kernel end; busy: the union of every kernel; compute: the union of the non-NCCL kernels;
+    comm_only: time only NCCL ran (exposed communication); idle: span - busy (the GPU waited, for the
+    host or for a transfer it does not see); ms per class of kernel (nccl, attention, gemm, other; summed
+    durations, which overlap where kernels run side by side) and the 20 kernels that took longest."""
+    from torch.profiler import profile, ProfilerActivity
+    import re
+    torch.cuda.synchronize()
+    h0 = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    wall = (time.perf_counter() - h0) * 1e3
+    kern = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA and e.time_range.end > e.time_range.start]
+    spans = [(e.time_range.start, e.time_range.end) for e in kern]
+    classes = {c: 0.0 for c, _ in KERNEL_CLASSES}
+    classes['other'] = 0.0
+    by_name = {}
+    for e in kern:
+        c = next((c for c, rx in KERNEL_CLASSES if re.search(rx, e.name, re.I)), 'other')
+        ms = (e.time_range.end - e.time_range.start) / 1e3
+        classes[c] += ms
+        n, t = by_name.get(e.name, (0, 0.0))
+        by_name[e.name] = (n + 1, t + ms)
+    top = sorted(by_name.items(), key=lambda kv: -kv[1][1])[:20]
+    comm = [(e.time_range.start, e.time_range.end) for e in kern if re.search('nccl', e.name, re.I)]
+    rest = [sp for sp, e in zip(spans, kern) if not re.search('nccl', e.name, re.I)]
+    span = (max(b for _, b in spans) - min(a for a, _ in spans)) / 1e3 if spans else 0.0
+    busy, compute = union_ms(spans), union_ms(rest)
+    return dict(rank=rank, profiled_wall_ms=wall, kernels=len(kern), span_ms=span, busy_ms=busy, compute_ms=compute,
+                comm_only_ms=busy - compute, idle_ms=span - busy, nccl_ms=union_ms(comm), ms_by_class=classes,
+                top_kernels=[dict(name=k[:160], count=n, ms=t) for k, (n, t) in top])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--cp', type=int, default=1)
@@ -83,6 +135,8 @@ def main():
     ap.add_argument('--warmup', type=int, default=1)
     ap.add_argument('--iters', type=int, default=2)
     ap.add_argument('--out', required=True)
+    ap.add_argument('--profile', default='', help='directory: after each point one more iteration under torch.profiler, '
+                    'its GPU time taken apart per rank (profile_summary) into DIR/profile.jsonl')
     a = ap.parse_args()
 
     world = int(os.environ.get('WORLD_SIZE', '1'))
@@ -128,14 +182,12 @@ def main():
                     hidden=a.hidden, heads=a.heads, vocab=a.vocab, params=params, date=stamp,
                     static_gib=static / 2**30)
         ok = torch.ones(1, device=dev)
-        times, peak = [], 0.0
+        times, issued, peak, prof_rec = [], [], 0.0, None
         try:
             ids = torch.randint(0, a.vocab, (1, s), device=dev)
             labels = torch.roll(ids, -1, 1)
-            torch.cuda.reset_peak_memory_stats()
-            for it in range(a.warmup + a.iters):
-                t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                t0.record()
+
+            def step():
                 if mesh is not None:
                     b_ids, b_lab = ids.clone(), labels.clone()
                     with context_parallel(mesh, buffers=[b_ids, b_lab], buffer_seq_dims=[1, 1], no_restore_buffers={b_ids, b_lab}):
@@ -148,11 +200,22 @@ def main():
                     loss.backward()
                 opt.step()
                 opt.zero_grad(set_to_none=False)
+
+            torch.cuda.reset_peak_memory_stats()
+            for it in range(a.warmup + a.iters):
+                t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                h0 = time.perf_counter()
+                t0.record()
+                step()
                 t1.record()
+                h1 = time.perf_counter()  # the host has issued the whole step: near the GPU's time, the step is host-bound
                 torch.cuda.synchronize()
                 if it >= a.warmup:
                     times.append(t0.elapsed_time(t1))
+                    issued.append((h1 - h0) * 1e3)
             peak = torch.cuda.max_memory_allocated() / 2**30
+            if a.profile:
+                prof_rec = profile_step(step, rank)
         except torch.cuda.OutOfMemoryError:
             ok.zero_()
         del ids
@@ -166,10 +229,21 @@ def main():
             emit(dict(base, oom=True))
             break
         ms = statistics.median(times)
+        if prof_rec is not None:
+            recs = [None] * world
+            if world > 1:
+                dist.all_gather_object(recs, prof_rec)
+            else:
+                recs = [prof_rec]
+            if rank == 0:
+                os.makedirs(a.profile, exist_ok=True)
+                with open(os.path.join(a.profile, 'profile.jsonl'), 'a') as f:
+                    for r in recs:
+                        f.write(json.dumps(dict(cp=world, recompute=a.recompute, seq_len=s, iter_ms=ms, **r)) + '\n')
         # Model FLOPs per iteration: 6·params·tokens for the matmuls (fwd + bwd) plus causal
         # attention 4·s²·h per layer forward, ×0.5 causal, ×3 forward+backward.
         flops = 6 * params * s + 3 * 0.5 * 4 * s * s * a.hidden * a.layers
-        emit(dict(base, oom=False, iter_ms=ms, tflops_per_gpu=flops / world / (ms * 1e-3) / 1e12, max_allocated_gib=peak,
+        emit(dict(base, oom=False, iter_ms=ms, host_issue_ms=statistics.median(issued), tflops_per_gpu=flops / world / (ms * 1e-3) / 1e12, max_allocated_gib=peak,
                   activation_gib=peak - static / 2**30))
     if world > 1:
         dist.destroy_process_group()
