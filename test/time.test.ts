@@ -483,6 +483,17 @@ describe("PyTorch's context_parallel ring, as its source runs it (torchAmp.ts), 
     expect(grads(2) - grads(1)).toBeCloseTo((16 * params) / (H200.bandwidthGBs.copy * 1e6), 3);
   });
 
+  it("DDP's buckets, priced before they were measured (16 B per parameter: 6.34 ms), against DDP on one H200 (no peer to reduce with): 6.28 and 5.79 ms", () => {
+    const rows = readFileSync('bench/results/torchcp-ddp-h200-2026-12-03/ddp-check.jsonl', 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { engine: string; seq_len: number; iter_ms: number });
+    const params = 1678155776, modelMs = (params * 16) / (H200.bandwidthGBs.copy * 1e6);
+    expect(modelMs).toBeCloseTo(6.34, 2);
+    for (const s of [4096, 16384]) {
+      const at = (ddp: boolean) => rows.find((r) => r.seq_len === s && r.engine.endsWith(', DDP') === ddp)!.iter_ms;
+      const added = at(true) - at(false);
+      expect(Math.abs(added / modelMs - 1), `s=${s}: DDP adds ${added.toFixed(2)} ms`).toBeLessThan(0.1);
+    }
+  });
+
   it("the ring's half calls (T/2 × T, T × T/2) run at 0.85-1.12× a causal T × T call's time (measured on the H200), so its steps are priced as causal calls of T", () => {
     const rows = JSON.parse(readFileSync('bench/results/torch-ring-calls-h200-2026-12-03/ring_calls.json', 'utf8')).rows as { call: string; T: number; fwd_ms: number; bwd_ms: number }[];
     const causal = new Map(rows.filter((r) => r.call === 'causal').map((r) => [r.T, r]));

@@ -102,7 +102,9 @@ def profile_step(step, rank):
         step()
         torch.cuda.synchronize()
     wall = (time.perf_counter() - h0) * 1e3
-    kern = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA and e.time_range.end > e.time_range.start]
+    # GPU-side user annotations (DistributedDataParallel.forward, Optimizer.step#AdamW.step) span kernels: not kernels
+    kern = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA and e.time_range.end > e.time_range.start
+            and not getattr(e, 'is_user_annotation', False) and not re.search(r'#|^DistributedDataParallel\.|^Optimizer\.|^ProfilerStep', e.name)]
     spans = [(e.time_range.start, e.time_range.end) for e in kern]
     classes = {c: 0.0 for c, _ in KERNEL_CLASSES}
     classes['other'] = 0.0
@@ -135,6 +137,7 @@ def main():
     ap.add_argument('--warmup', type=int, default=1)
     ap.add_argument('--iters', type=int, default=2)
     ap.add_argument('--out', required=True)
+    ap.add_argument('--ddp', action='store_true', help='wrap the model in DDP even in one process (what its buckets cost, measured on one GPU)')
     ap.add_argument('--profile', default='', help='directory: after each point one more iteration under torch.profiler, '
                     'its GPU time taken apart per rank (profile_summary) into DIR/profile.jsonl')
     a = ap.parse_args()
@@ -146,8 +149,12 @@ def main():
     torch.cuda.set_device(int(os.environ.get('LOCAL_RANK', '0')))
     dev = torch.device('cuda')
     mesh = None
-    if world > 1:
+    ddp = world > 1 or a.ddp
+    if ddp:
+        if 'RANK' not in os.environ:  # --ddp in a plain process: a group of one
+            os.environ.update(RANK='0', WORLD_SIZE='1', MASTER_ADDR='127.0.0.1', MASTER_PORT=os.environ.get('MASTER_PORT', '29511'))
         dist.init_process_group('nccl', timeout=datetime.timedelta(seconds=120))
+    if world > 1:
         from torch.distributed.device_mesh import init_device_mesh
         from torch.distributed.tensor.experimental import context_parallel
         mesh = init_device_mesh('cuda', (world,), mesh_dim_names=('cp',))
@@ -155,7 +162,7 @@ def main():
     torch.manual_seed(0)
     model = GPT(a.layers, a.hidden, a.heads, a.vocab, a.recompute).to(dev)
     params = sum(p.numel() for p in model.parameters())
-    if world > 1:
+    if ddp:
         model = torch.nn.parallel.DistributedDataParallel(model)  # gradients averaged over the CP ranks
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
     gpu = torch.cuda.get_device_name(0)
@@ -177,7 +184,7 @@ def main():
     static = torch.cuda.memory_allocated()
 
     for s in [int(x) for x in a.seq.split(',')]:
-        base = dict(engine=f'torch {torch.__version__} ' + ('context_parallel (ring attention, NCCL)' if world > 1 else 'single GPU'),
+        base = dict(engine=f'torch {torch.__version__} ' + ('context_parallel (ring attention, NCCL)' if world > 1 else 'single GPU') + (', DDP' if ddp else ''),
                     gpu=gpu, gpus=world, cp=world, recompute=a.recompute, seq_len=s, micro_batch=1, layers=a.layers,
                     hidden=a.hidden, heads=a.heads, vocab=a.vocab, params=params, date=stamp,
                     static_gib=static / 2**30)
@@ -245,7 +252,7 @@ def main():
         flops = 6 * params * s + 3 * 0.5 * 4 * s * s * a.hidden * a.layers
         emit(dict(base, oom=False, iter_ms=ms, host_issue_ms=statistics.median(issued), tflops_per_gpu=flops / world / (ms * 1e-3) / 1e12, max_allocated_gib=peak,
                   activation_gib=peak - static / 2**30))
-    if world > 1:
+    if ddp:
         dist.destroy_process_group()
 
 
