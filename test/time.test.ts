@@ -19,7 +19,7 @@ import { predictTimeFromLog, steadyIterMs } from '../src/memory/time/fromLog.js'
 import { H200 } from '../src/memory/time/devices.js';
 import { bmmTflops, flashTflops, gemmMs } from '../src/memory/time/rates.js';
 import { iterationTime } from '../src/memory/time/step.js';
-import { maskPieces, timeDims } from '../src/memory/time/ops.js';
+import { attentionOps, maskPieces, timeDims } from '../src/memory/time/ops.js';
 import { torchRingCommMs, torchRingOps } from '../src/memory/time/torchAmp.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
 import { DEFAULT_PARALLEL, PRESETS, type ParallelConfig } from '../src/memory/model.js';
@@ -163,7 +163,7 @@ describe('the PyTorch harness (bench/torchcp, --stack torch-amp, FlashAttention 
     const one = pts.filter((r) => r.config.includes(' CP1 '));
     for (const r of one) expect(Math.abs(r.error), r.config).toBeLessThan(0.15);
   });
-  it("CP = 2 on 2 × H200: PyTorch's ring as its source runs it (f32 merges, copies, the last dK/dV exchange exposed) and DDP's buckets; still 18-34% fast at 4K-8K (about 25 ms a step unaccounted), within 13% from 16K", () => {
+  it("CP = 2 on 2 × H200: PyTorch's ring as its source runs it (f32 merges, copies, the last dK/dV exchange exposed) and DDP's buckets; still 18-34% fast at 4K-8K (24-39 ms a step unaccounted), within 14% from 16K", () => {
     const two = pts.filter((r) => r.config.includes(' CP2 '));
     expect(two).toHaveLength(14);
     for (const r of two) {
@@ -171,8 +171,8 @@ describe('the PyTorch harness (bench/torchcp, --stack torch-amp, FlashAttention 
       if (s <= 8192) {
         expect(r.error, r.config).toBeLessThan(-0.17);
         expect(r.measuredMs - r.predicted.iterMs, r.config).toBeGreaterThan(20);
-        expect(r.measuredMs - r.predicted.iterMs, r.config).toBeLessThan(40);
-      } else expect(Math.abs(r.error), r.config).toBeLessThan(0.13);
+        expect(r.measuredMs - r.predicted.iterMs, r.config).toBeLessThan(45);
+      } else expect(Math.abs(r.error), r.config).toBeLessThan(0.14);
       expect(r.predicted.terms.find((t) => t.name === 'cp-comm')!.ms, r.config).toBeGreaterThan(0);
     }
   });
@@ -494,7 +494,7 @@ describe("PyTorch's context_parallel ring, as its source runs it (torchAmp.ts), 
     }
   });
 
-  it("the ring's half calls (T/2 × T, T × T/2) run at 0.85-1.12× a causal T × T call's time (measured on the H200), so its steps are priced as causal calls of T", () => {
+  it("the ring's half calls (T/2 × T, T × T/2) run at 0.85-1.12× a causal T × T call's time (measured on the H200, cuDNN; they are in the profile as non-causal points)", () => {
     const rows = JSON.parse(readFileSync('bench/results/torch-ring-calls-h200-2026-12-03/ring_calls.json', 'utf8')).rows as { call: string; T: number; fwd_ms: number; bwd_ms: number }[];
     const causal = new Map(rows.filter((r) => r.call === 'causal').map((r) => [r.T, r]));
     expect(causal.size).toBe(6);
@@ -506,12 +506,33 @@ describe("PyTorch's context_parallel ring, as its source runs it (torchAmp.ts), 
       }
   });
 
-  it("attention's rate follows a call's work, heads·s²: the H16 table read at 32 heads of 4096 gives the measured H32 point; 8 heads read lower", () => {
-    expect(flashTflops(H200, 128, 4096, true, 'fwd', 'sdpa', 32)).toBeCloseTo(413.5, 1);
-    expect(flashTflops(H200, 128, 4096, true, 'fwd', 'sdpa', 16)).toBeCloseTo(305.1, 1);
-    expect(flashTflops(H200, 128, 16384, true, 'fwd', 'sdpa', 8)).toBeLessThan(flashTflops(H200, 128, 16384, true, 'fwd', 'sdpa', 16));
-    // the harness's one-GPU point with 8 heads was the worst before (−23%): its calls are lighter than the table's
-    const l12 = torchRows().find((r) => r.config === 'L12 h1024 a8 V50257 s16384 CP1 none')!;
-    expect(Math.abs(l12.error)).toBeLessThan(0.15);
+  it("a call's rate read by its work (heads·q·k): the H16 points, H32 held out, give the H32 forward within 13% (by s alone 26%); the backward within 23%, no better than by s", () => {
+    const h16 = { ...H200, sdpaDefault: H200.sdpaDefault.filter((p) => (p.heads ?? 16) === 16) };
+    const h32 = H200.sdpaDefault.filter((p) => p.heads === 32 && p.causal && p.s >= 4096); // within the H16 points' range
+    expect(h32.map((p) => p.s)).toEqual([4096, 8192, 16384, 32768, 65536]);
+    const errs = (pass: 'fwd' | 'bwd', heads: number) =>
+      h32.map((p) => flashTflops(h16, 128, p.s, true, pass, 'sdpa', heads) / (pass === 'fwd' ? p.fwdTflops : p.bwdTflops) - 1);
+    const mean = (v: number[]) => v.reduce((a, b) => a + Math.abs(b), 0) / v.length, max = (v: number[]) => Math.max(...v.map(Math.abs));
+    expect(max(errs('fwd', 32))).toBeLessThan(0.135);
+    expect(max(errs('fwd', 16))).toBeGreaterThan(0.25);
+    expect(mean(errs('fwd', 32))).toBeLessThan(0.6 * mean(errs('fwd', 16)));
+    expect(max(errs('bwd', 32))).toBeLessThan(0.235);
+    expect(mean(errs('bwd', 32))).toBeGreaterThan(mean(errs('bwd', 16)));
+  });
+
+  it("Megatron-LM's CP layouts call FlashAttention differently: p2p a causal call of T and R − 1 calls of T × T/2, a2a one call of s over heads/R, all_gather two bottom-right calls (keys R·T/2 and (R + 1)·T/2, priced as squares of equal pairs); the same FLOPs", () => {
+    const seed = PRESETS['seed-32L-4096h'].model;
+    const p = (cpCommType: 'p2p' | 'a2a' | 'all_gather'): ParallelConfig => ({ ...DEFAULT_PARALLEL, seqLength: 32768, contextParallel: 4, cpCommType });
+    const core = (t: 'p2p' | 'a2a' | 'all_gather') => timeDims(seed, p(t), { biasDropout: true, biasActivation: true });
+    const flash = (t: 'p2p' | 'a2a' | 'all_gather') => attentionOps(core(t)).filter((o) => o.kind === 'flash');
+    expect(flash('p2p').map((o) => [o.s, o.sk, o.heads, o.causal, o.kernels[0]])).toEqual([[8192, 8192, 32, true, 1], [8192, 4096, 32, false, 3]]);
+    expect(flash('a2a').map((o) => [o.s, o.sk, o.heads, o.causal])).toEqual([[32768, 32768, 8, true]]);
+    expect(flash('all_gather').map((o) => [o.s, o.sk, o.heads])).toEqual([[4096, 2 * 16384 - 4096, 32], [4096, 2 * 20480 - 4096, 32]]);
+    const flops = (t: 'p2p' | 'a2a' | 'all_gather') => flash(t).reduce((a, o) => a + o.fwd, 0);
+    expect(flops('a2a')).toBeCloseTo(flops('p2p'), -3);
+    expect(flops('all_gather')).toBeCloseTo(flops('p2p'), -3);
+    // one long call with a quarter of the heads is priced differently from a ring's short calls
+    const ms = (t: 'p2p' | 'a2a' | 'all_gather') => iterationTime(seed, p(t)).terms.find((x) => x.name === 'attention')!.ms;
+    expect(ms('a2a')).not.toBeCloseTo(ms('p2p'), 0);
   });
 });

@@ -19,11 +19,12 @@ export interface GemmPoint { m: number; n: number; k: number; tflops: number }
 /** One measured batched GEMM of the unfused attention: batch × (s×d · d×s). */
 export interface BmmPoint { batch: number; s: number; d: number; tflops: number }
 /**
- * FlashAttention (one head dimension, sequence, mask): forward and backward TFLOP/s, FLOPs counted
- * 4·N²·D per head (×½ causal), backward ×2.5. `heads`: batch × heads of the measured call (16 where
- * absent: the tables' B1 H16). A call's rate follows its work, heads·s² (rates.ts flashTflops).
+ * FlashAttention (one head dimension, a call of s queries and sk keys (sk = s where absent), mask):
+ * forward and backward TFLOP/s, FLOPs counted 4·s·sk·D per head (×½ causal, square calls), backward
+ * ×2.5. `heads`: batch × heads of the measured call (16 where absent: the tables' B1 H16). A call's
+ * rate is read by its work, heads·s·sk (rates.ts flashTflops).
  */
-export interface FlashPoint { d: number; s: number; causal: boolean; fwdTflops: number; bwdTflops: number; heads?: number }
+export interface FlashPoint { d: number; s: number; causal: boolean; fwdTflops: number; bwdTflops: number; heads?: number; sk?: number }
 
 /** A rate that depends on the row length s: points by s, interpolated in log s, clamped at the ends. */
 export type ByS = { s: number; ms: number }[];
@@ -67,7 +68,8 @@ export interface DeviceProfile {
   flash: FlashPoint[];
   /**
    * PyTorch's scaled_dot_product_attention with no backend chosen, as the PyTorch harness calls it
-   * (bf16, causal; on the H200 it runs cuDNN's attention, 1.6-1.8x the flash backend's rate at 16K-64K).
+   * (bf16, causal; on the H200 it runs cuDNN's attention, 1.6-1.8x the flash backend's rate at 16K-64K),
+   * and its context_parallel ring's non-causal half calls (cuDNN's backend, which its handler calls).
    */
   sdpaDefault: FlashPoint[];
   /** GB/s of bytes read + written: a device-to-device copy (memory-bound elementwise kernels), bf16 softmax, dropout (with its mask). */
@@ -131,6 +133,10 @@ export const H200: DeviceProfile = {
     { d: 128, s: 2048, causal: true, fwdTflops: 269.9, bwdTflops: 190.1, heads: 32 }, { d: 128, s: 4096, causal: true, fwdTflops: 413.5, bwdTflops: 362.8, heads: 32 },
     { d: 128, s: 8192, causal: true, fwdTflops: 517.0, bwdTflops: 366.2, heads: 32 }, { d: 128, s: 16384, causal: true, fwdTflops: 575.2, bwdTflops: 501.9, heads: 32 },
     { d: 128, s: 32768, causal: true, fwdTflops: 600.3, bwdTflops: 520.4, heads: 32 }, { d: 128, s: 65536, causal: true, fwdTflops: 600.4, bwdTflops: 531.7, heads: 32 },
+    // the same run's half calls, non-causal, T/2 × T and T × T/2 (cuDNN's backend)
+    ...([[1024, 2048, 303.9, 177.9], [2048, 1024, 315.0, 179.4], [2048, 4096, 456.9, 338.3], [4096, 2048, 371.5, 420.8], [4096, 8192, 513.2, 408.2],
+      [8192, 4096, 479.4, 416.4], [8192, 16384, 571.4, 530.4], [16384, 8192, 597.0, 525.7], [16384, 32768, 605.2, 529.7], [32768, 16384, 592.7, 530.8],
+      [32768, 65536, 606.3, 542.3], [65536, 32768, 595.5, 545.5]] as const).map(([s, sk, f, b]) => ({ d: 128, s, sk, causal: false, fwdTflops: f, bwdTflops: b, heads: 32 })),
   ],
   flash: [
     { d: 64, s: 4096, causal: false, fwdTflops: 271.3, bwdTflops: 193.9 }, { d: 64, s: 4096, causal: true, fwdTflops: 152.1, bwdTflops: 130.9 },
@@ -140,6 +146,14 @@ export const H200: DeviceProfile = {
     // N = 65536, B1 H16: 53.59 ms forward, 139.6 ms backward (bench/results/cp-h200-2026-12-01-v6/1-peer/peer-steps.json, R = 1;
     // its backward also adds the gradients into q/k/v.grad, so the rate is a little low)
     { d: 128, s: 65536, causal: true, fwdTflops: 328.2, bwdTflops: 315.0 },
+    // A zigzag ring's calls at N = 16384 (bench/peers/torch_ring_steps.py --grads fresh, 2026-12-03 05:45 UTC,
+    // bench/results/peer-steps-fresh-h200-2026-12-03): its diagonal causal calls of T = N/R and its non-causal
+    // half calls, T × T/2 and T/2 × T (pairs T²/2).
+    { d: 128, s: 8192, causal: true, fwdTflops: 281.2, bwdTflops: 263.4 }, { d: 128, s: 4096, causal: true, fwdTflops: 206.5, bwdTflops: 206.9 },
+    { d: 128, s: 2048, causal: true, fwdTflops: 160.3, bwdTflops: 136.9 },
+    { d: 128, s: 8192, sk: 4096, causal: false, fwdTflops: 336.2, bwdTflops: 283.5 }, { d: 128, s: 4096, sk: 8192, causal: false, fwdTflops: 329.4, bwdTflops: 292.5 },
+    { d: 128, s: 4096, sk: 2048, causal: false, fwdTflops: 317.4, bwdTflops: 247.0 }, { d: 128, s: 2048, sk: 4096, causal: false, fwdTflops: 324.0, bwdTflops: 266.8 },
+    { d: 128, s: 2048, sk: 1024, causal: false, fwdTflops: 282.6, bwdTflops: 190.9 }, { d: 128, s: 1024, sk: 2048, causal: false, fwdTflops: 253.2, bwdTflops: 216.5 },
   ],
   bandwidthGBs: { copy: 4233.9, softmax: 1284.3, dropout: 3027.9 },
   // Fitted on the 19 build-half runs of bench/results/2026-12-02-megatron-timing (npx tsx bench/megatron/timeTable.ts prints the fit).

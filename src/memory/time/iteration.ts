@@ -117,7 +117,7 @@ export function opMs(op: Op, pass: 'fwd' | 'bwd', prof: DeviceProfile): number {
       return c * (pass === 'fwd' ? gemmMs(prof, m, n, k) : gemmMs(prof, m, k, n) + gemmMs(prof, k, n, m));
     }
     case 'bmm': return work / (bmmTflops(prof, op.d!) * 1e9);
-    case 'flash': return work / (flashTflops(prof, op.d!, op.s!, op.causal!, pass, op.backend, op.heads) * 1e9);
+    case 'flash': return work / (flashTflops(prof, op.d!, op.s!, op.causal!, pass, op.backend, op.heads, op.sk) * 1e9);
     case 'scores': return (work / 1e9) * scoreMs(prof, op.rates![pass === 'fwd' ? 0 : 1]!, op.s!);
     default: return work / (prof.bandwidthGBs[op.kind] * 1e6);
   }

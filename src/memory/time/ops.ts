@@ -36,6 +36,8 @@ export interface Op {
   d?: number;
   s?: number;
   heads?: number;
+  /** flash: keys of one call (default s; a causal call's square equivalent, rates.ts flashTflops). */
+  sk?: number;
   causal?: boolean;
   /** flash: which FlashAttention (default the flash backend; 'sdpa': PyTorch's SDPA with no backend chosen). */
   backend?: 'flash' | 'sdpa';
@@ -59,6 +61,8 @@ export interface TimeDims {
   attnDrop: boolean; hidDrop: boolean; swiglu: boolean; fusion: FusionFlags;
   /** The training stack's op set: Megatron-LM's, or PyTorch autocast over fp32 parameters (torchAmp.ts). */
   amp: boolean;
+  /** How CP splits the attention core's calls (PyTorch's ring calls as p2p does). */
+  cpComm: 'p2p' | 'all_gather' | 'a2a';
 }
 
 export function timeDims(m: ModelConfig, p: ParallelConfig, fusion: FusionFlags): TimeDims {
@@ -70,6 +74,7 @@ export function timeDims(m: ModelConfig, p: ParallelConfig, fusion: FusionFlags)
     f: m.ffnHiddenSize ?? 4 * h, t, V: Math.ceil((m.vocabSize ?? 50257) / div) * div, s: p.seqLength, sl, b,
     flash: p.flashAttention, rope: pos === 'rope', learnedPos: pos === 'learned_absolute', bias: m.biasLinear !== false,
     attnDrop: (m.attentionDropout ?? 0.1) > 0, hidDrop: (m.hiddenDropout ?? 0.1) > 0, swiglu: !!m.swiglu, fusion, amp: p.stack === 'torch-amp',
+    cpComm: p.stack === 'torch-amp' ? 'p2p' : p.cpCommType ?? 'p2p',
   };
 }
 
@@ -132,15 +137,7 @@ const scoreOp = (x: TimeDims, E: number, name: string, f: ScoreKey | null, b: Sc
 /** The attention core: unfused (local) with its s² elementwise passes, or one FlashAttention kernel. */
 export function coreOps(x: TimeDims): Op[] {
   const E = x.b * (x.a / x.t) * x.sl * x.s, M = 'core_attn' as const;
-  if (x.flash) {
-    // Causal: the masked half is skipped. Under CP a rank's calls are its ring's steps, each as long as its T
-    // local tokens (a causal T × T step, then half calls of T²/2 pairs: load balancing), CP of them.
-    const flops = 4 * E * x.d * 0.5, cp = x.s / x.sl;
-    return [{
-      name: cp > 1 ? `FlashAttention (causal), ${cp} ring steps` : 'FlashAttention (causal)', term: 'attention', kind: 'flash', fwd: flops, bwd: 2.5 * flops,
-      d: x.d, s: x.sl, heads: x.b * (x.a / x.t), causal: true, backend: x.amp ? 'sdpa' : 'flash', kernels: [cp, 2 * cp], module: M,
-    }];
-  }
+  if (x.flash) return flashOps(x);
   const bmm = (name: string): Op => ({ name, term: 'attention', kind: 'bmm', fwd: 2 * E * x.d, bwd: 4 * E * x.d, d: x.d, kernels: [1, 2], module: M });
   const sc = (name: string, f: ScoreKey | null, b: ScoreKey | null, kernels: [number, number]) => scoreOp(x, E, name, f, b, kernels);
   const ops: Op[] = [];
@@ -153,6 +150,30 @@ export function coreOps(x: TimeDims): Op[] {
   ops.push(bmm('PV (bmm)'));
   ops.push(ew('context permute', 'attention', (x.T * x.h) / x.t, 4, 4, [1, 1], 'copy', M));
   return ops;
+}
+
+/**
+ * FlashAttention's causal calls on one rank, each priced at the rate its shape gets (rates.ts): without
+ * CP one call of s; p2p (and PyTorch's ring) a causal call of its T local tokens and R − 1 non-causal
+ * calls of T × T/2 (load balancing: each step's pairs are T²/2); a2a one call of s over heads/R;
+ * all_gather two calls of T/2 queries against the keys up to each of its chunks (bottom-right causal),
+ * the last rank's: R·T/2 and (R + 1)·T/2 keys. Forward 4·pairs·d per head, backward ×2.5.
+ */
+function flashOps(x: TimeDims): Op[] {
+  const R = x.s / x.sl, H = x.b * (x.a / x.t), T = x.sl;
+  const call = (name: string, n: number, q: number, k: number, causal: boolean, heads: number): Op => {
+    const flops = 4 * heads * (causal ? q * k - (q * q) / 2 : q * k) * x.d * n;
+    return {
+      name, term: 'attention', kind: 'flash', fwd: flops, bwd: 2.5 * flops, d: x.d, s: q, sk: causal ? 2 * k - q : k, heads, causal,
+      backend: x.amp ? 'sdpa' : 'flash', kernels: [n, 2 * n], module: 'core_attn',
+    };
+  };
+  if (R <= 1) return [call('FlashAttention (causal)', 1, x.s, x.s, true, H)];
+  if (x.cpComm === 'a2a') return [call(`FlashAttention (causal), heads over ${R} ranks`, 1, x.s, x.s, true, H / R)];
+  if (x.cpComm === 'all_gather')
+    return [call('FlashAttention (causal), first chunk against the keys before it', 1, T / 2, (R * T) / 2, true, H),
+      call('FlashAttention (causal), second chunk against the keys before it', 1, T / 2, ((R + 1) * T) / 2, true, H)];
+  return [call('FlashAttention ring: diagonal step (causal T × T)', 1, T, T, true, H), call(`FlashAttention ring: ${R - 1} later steps (T × T/2)`, R - 1, T, T / 2, false, H)];
 }
 
 /** The masked_fill_ (forward, and its gradient backward): its contiguous and strided pieces at their rates (maskPieces). */

@@ -70,19 +70,21 @@ export function bmmTflops(profile: DeviceProfile, d: number): number {
 export const FLASH_TABLE_HEADS = 16;
 
 /**
- * FlashAttention TFLOP/s (forward or backward) at head dimension d, sequence s, `heads` = batch × heads
- * of the call: by the call's work heads·s², interpolated in log. The cuDNN points at H16 and H32 fall on
- * one curve of it (forward: 305 TFLOP/s at 16·4096², 413 at 32·4096², 517 at 32·8192², 526 at 16·16384²,
- * 575 at 32·16384²), where by s alone H32 at 4096 would be 305.
+ * FlashAttention TFLOP/s (forward or backward) at head dimension d of a call of s queries and sk keys
+ * (a causal call: sk as its square equivalent, 2·keys − queries, so its pairs are s·sk/2), `heads` =
+ * batch × heads of the call: read by the call's work heads·s·sk, interpolated in log among the points
+ * of that mask. Measured across head counts for cuDNN only (H16 and H32: read by work, the H16 points
+ * give the H32 forward within 13%, read by s alone within 26%; the backward within 23%, by s 21%, no
+ * better: test/time.test.ts); the flash backend's points are all H16, so a call with other heads is
+ * read by the same rule, unmeasured.
  */
-export function flashTflops(profile: DeviceProfile, d: number, s: number, causal: boolean, pass: 'fwd' | 'bwd', backend: 'flash' | 'sdpa' = 'flash', heads = FLASH_TABLE_HEADS): number {
+export function flashTflops(profile: DeviceProfile, d: number, s: number, causal: boolean, pass: 'fwd' | 'bwd', backend: 'flash' | 'sdpa' = 'flash', heads = FLASH_TABLE_HEADS, sk = s): number {
   const pts = (backend === 'sdpa' ? profile.sdpaDefault : profile.flash).filter((p) => p.causal === causal);
   const rate = (p: FlashPoint) => (pass === 'fwd' ? p.fwdTflops : p.bwdTflops);
-  const work = (h: number, n: number) => h * n * n;
   const ds = [...new Set(pts.map((p) => p.d))];
   const atD = ds.map((dd) => ({
     x: dd,
-    y: interpLog(byX(pts.filter((p) => p.d === dd), (p) => work(p.heads ?? FLASH_TABLE_HEADS, p.s), rate), work(heads, s)),
+    y: interpLog(byX(pts.filter((p) => p.d === dd), (p) => (p.heads ?? FLASH_TABLE_HEADS) * p.s * (p.sk ?? p.s), rate), heads * s * sk),
   }));
   return interpLog(atD, d);
 }

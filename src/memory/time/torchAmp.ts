@@ -46,7 +46,7 @@ export function ampOutsideOps(x: TimeDims): Op[] {
  * torch/distributed/tensor/experimental/_context_parallel/_attention.py: _templated_ring_attention and
  * its backward, with the defaults convert_to_f32, enable_load_balance and rotate_method ALL_GATHER), its
  * memory-bound kernels per layer on the last CP rank (every step of its ring takes the whole local Q;
- * the others differ by a few bytes per element), n = T·h/t elements of one of Q, K, V:
+ * the others do less), per element of Q (n = T·h/t) or of K, V (T·hk/t; n where the heads are equal):
  *  forward: K and V made contiguous (the harness's Q, K, V are permuted views) 8n; the K, V cat before
  *  each exchange 8n × (R−1); the merge in f32: out to f32 6n, then per later step the block's out to f32
  *  6, out − block 12, × sigmoid(ΔLSE) 8, out − that 12 (38n); the result back to bf16 6n;
@@ -56,24 +56,26 @@ export function ampOutsideOps(x: TimeDims): Op[] {
  * In the attention core's checkpoint (selective recompute runs the forward again).
  */
 export function torchRingOps(x: TimeDims): Op[] {
-  const R = x.s / x.sl, n = (x.T * x.h) / x.t, M = 'core_attn' as const;
+  const R = x.s / x.sl, nq = (x.T * x.h) / x.t, nkv = (x.T * x.hk) / x.t;
   if (R <= 1) return [];
-  return [
-    ew(`context_parallel ring: copies and f32 merges (${R} steps)`, 'attention', n, 20 + 46 * (R - 1), 58 + 26 * R + 34 * (R - 1),
-      [4 + 11 * (R - 1), 9 + 2 * R + 5 * (R - 1)], 'copy', M),
-  ];
+  // (with as many K/V heads as Q heads, 20 + 46·(R − 1) and 58 + 26·R + 34·(R − 1) bytes per element)
+  const fwd = 8 * nkv * R + nq * (12 + 38 * (R - 1));
+  const bwd = nq * (10 + 10 * R) + nkv * (14 + 50 * R);
+  return [ew(`context_parallel ring: copies and f32 merges (${R} steps)`, 'attention', 1, fwd, bwd, [4 + 10 * (R - 1), 9 + 2 * R + 5 * (R - 1)], 'copy', 'core_attn')];
 }
 
 /**
  * The ring's transfers per layer on the link, what is not hidden: forward, K and V all-gathered once
  * (asynchronous, waited for at step 1: behind step 0's attention, 1/R of the core); backward, the same
  * all-gather behind step 0, then each step's f32 dK, dV sent to the next rank (an all-to-all permute,
- * 8n bytes) waited for after the next step's attention, the last one right away (exposed whole).
+ * 8 bytes per element of K) waited for after the next step's attention, the last one right away
+ * (exposed whole). The ring's collectives share the default process group with DDP's bucket
+ * all-reduces, so they may queue behind them: not modelled, unmeasured (2 GPUs).
  */
 export function torchRingCommMs(x: TimeDims, link: Link, attnFwd: number, attnBwd: number): { fwd: number; bwd: number } {
-  const R = x.s / x.sl, n = (x.T * x.h) / x.t;
+  const R = x.s / x.sl, nkv = (x.T * x.hk) / x.t;
   if (R <= 1) return { fwd: 0, bwd: 0 };
-  const gather = collectiveMs(link, R * 4 * n, R), dkv = transferMs(link, 8 * n, 1);
+  const gather = collectiveMs(link, R * 4 * nkv, R), dkv = transferMs(link, 8 * nkv, 1);
   return {
     fwd: Math.max(0, gather - attnFwd / R),
     bwd: Math.max(0, gather - attnBwd / R) + (R - 1) * Math.max(0, dkv - attnBwd / R) + dkv,
