@@ -18,6 +18,16 @@ const run = runMain;
 const TORCH = ['--stack', 'torch-amp', '--num-layers', '8', '--hidden-size', '4096', '--num-attention-heads', '32', '--vocab-size', '8192',
   '--untie-embeddings-and-output-weights', '--attention-dropout', '0', '--hidden-dropout', '0', '--position-embedding-type', 'none'];
 
+describe('flashring (no such command)', () => {
+  it('an unknown command is one line naming the commands, exit 2', async () => {
+    const r = await run(['frobnicate']);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err.split('\n')).toHaveLength(1);
+    expect(r.err).toMatch(/^flashring: unknown command 'frobnicate' \(one of info, .*advise.*; flashring help describes them\)$/);
+  });
+});
+
 describe('flashring memory', () => {
   it('--json: totalBytes and every term named, with formulas; --recompute-modules core_attn mlp (Megatron-LM spelling)', async () => {
     const r = await run(['memory', ...TORCH, '--seq-length', '65536', '--json']);

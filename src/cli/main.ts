@@ -38,7 +38,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const c = COMMANDS[cmd];
   if (!c) {
-    console.error(`flashring: unknown command '${cmd}'\n\n${usage()}`);
+    console.error(`flashring: unknown command '${cmd}' (one of ${Object.keys(COMMANDS).join(', ')}; flashring help describes them)`);
     return 2;
   }
   // --robust (any command): keep Dawn's robustness transform, as browsers run the shaders (FLASHRING_ROBUST=1).
