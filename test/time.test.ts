@@ -358,6 +358,21 @@ describe('the third fresh draw (bench/results/2026-12-02-time-heldout3, seed 360
   });
 });
 
+describe('the fourth fresh draw (bench/results/2026-12-03-time-heldout4, seed 3605): drawn after 7842593, predicted once by it', () => {
+  const D4 = 'bench/results/2026-12-03-time-heldout4';
+  it('8 configurations, all ran: 8 of 8 within 15%, median |error| 1.6%, largest 6.8% (four MoE steps, a loader-bound 32K step)', () => {
+    expect(JSON.parse(readFileSync(`${D4}/draw.json`, 'utf8')).kept).toHaveLength(8);
+    const rows4 = timeRows(H200, D4, false, `${D4}/draw.json`);
+    expect(rows4.map((r) => r.id)).toEqual(['r00', 'r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r07']);
+    for (const r of rows4) {
+      expect(r.iterations, r.id).toBe(22);
+      expect(Math.abs(r.error), r.id).toBeLessThan(0.07);
+    }
+    expect(median(rows4.map((r) => Math.abs(r.error)))!).toBeCloseTo(0.0161, 3);
+    expect(rows4.find((r) => r.id === 'r04')!.predicted.terms.find((t) => t.name === 'data-loader')!.ms).toBeGreaterThan(150);
+  });
+});
+
 describe('logs that are not time data, by name', () => {
   it("the campaign's 47 runs shared one GPU with up to 7 others: against the same configurations alone, up to 61% slower", () => {
     const campaign = 'bench/results/2026-12-02-megatron-campaign';
