@@ -318,14 +318,21 @@ describe('the fresh held-out draw (bench/results/2026-12-02-time-heldout): r00-r
   });
 });
 
+/** A fresh draw's rows, predicted by the model: `kept` configurations drawn, `ids` ran, each 22 iterations after warm-up. */
+function drawRows(dir: string, kept: number, ids: string[]) {
+  expect(JSON.parse(readFileSync(`${dir}/draw.json`, 'utf8')).kept).toHaveLength(kept);
+  const rows = timeRows(H200, dir, false, `${dir}/draw.json`);
+  expect(rows.map((r) => r.id)).toEqual(ids);
+  for (const r of rows) expect(r.iterations, r.id).toBe(22);
+  return rows;
+}
+
 describe('the second fresh draw (bench/results/2026-12-02-time-heldout2, seed 3603): drawn after 964a1c9 was frozen, predicted once by it (README), here the shipped model', () => {
   const D2 = 'bench/results/2026-12-02-time-heldout2';
   const rows2 = timeRows(H200, D2, false, `${D2}/draw.json`);
   it('12 configurations; 11 ran, r00 out of memory (selective mlp with linear biases: untrainable, as named before it ran)', () => {
-    expect(JSON.parse(readFileSync(`${D2}/draw.json`, 'utf8')).kept).toHaveLength(12);
+    drawRows(D2, 12, ['r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r07', 'r08', 'r09', 'r10', 'r11']);
     expect(outOfMemory(D2)).toEqual(['r00']);
-    expect(rows2.map((r) => r.id)).toEqual(['r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r07', 'r08', 'r09', 'r10', 'r11']);
-    for (const r of rows2) expect(r.iterations, r.id).toBe(22);
   });
   it('NOT MET: 7 of 11 within 15% (judged at 964a1c9: median 6.98%; shipped: 7.30%, the mask copy now hiding host time as the fit assumes); r04 +38% and r09 +18% (32K: the loader handed batches faster than r39 measured it), r06 +22% (MoE, 4K), r11 +19% (4K) miss', () => {
     expect(rows2.filter((r) => Math.abs(r.error) < 0.15)).toHaveLength(7);
@@ -345,13 +352,8 @@ describe('the second fresh draw (bench/results/2026-12-02-time-heldout2, seed 36
 describe('the third fresh draw (bench/results/2026-12-02-time-heldout3, seed 3604): drawn after e54139f, predicted once by it', () => {
   const D3 = 'bench/results/2026-12-02-time-heldout3';
   it('8 configurations, all ran (r00-r03 on 2026-12-02, r04-r07 on 2026-12-03, judged then by adc436b): 8 of 8 within 15%, median |error| 4.3%', () => {
-    expect(JSON.parse(readFileSync(`${D3}/draw.json`, 'utf8')).kept).toHaveLength(8);
-    const rows3 = timeRows(H200, D3, false, `${D3}/draw.json`);
-    expect(rows3.map((r) => r.id)).toEqual(['r00', 'r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r07']);
-    for (const r of rows3) {
-      expect(r.iterations, r.id).toBe(22);
-      expect(Math.abs(r.error), r.id).toBeLessThan(0.15);
-    }
+    const rows3 = drawRows(D3, 8, ['r00', 'r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r07']);
+    for (const r of rows3) expect(Math.abs(r.error), r.id).toBeLessThan(0.15);
     // The two largest: r05 a short host-bound step (2K, b2: host 36 of 55 ms), r04 a 32K step whose loader builds a 4.3 GB mask.
     expect(rows3.filter((r) => Math.abs(r.error) > 0.08).map((r) => r.id)).toEqual(['r04', 'r05']);
     expect(median(rows3.map((r) => Math.abs(r.error)))!).toBeCloseTo(0.0428, 3);
@@ -361,13 +363,8 @@ describe('the third fresh draw (bench/results/2026-12-02-time-heldout3, seed 360
 describe('the fourth fresh draw (bench/results/2026-12-03-time-heldout4, seed 3605): drawn after 7842593, predicted once by it', () => {
   const D4 = 'bench/results/2026-12-03-time-heldout4';
   it('8 configurations, all ran: 8 of 8 within 15%, median |error| 1.6%, largest 6.8% (four MoE steps, a loader-bound 32K step)', () => {
-    expect(JSON.parse(readFileSync(`${D4}/draw.json`, 'utf8')).kept).toHaveLength(8);
-    const rows4 = timeRows(H200, D4, false, `${D4}/draw.json`);
-    expect(rows4.map((r) => r.id)).toEqual(['r00', 'r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r07']);
-    for (const r of rows4) {
-      expect(r.iterations, r.id).toBe(22);
-      expect(Math.abs(r.error), r.id).toBeLessThan(0.07);
-    }
+    const rows4 = drawRows(D4, 8, ['r00', 'r01', 'r02', 'r03', 'r04', 'r05', 'r06', 'r07']);
+    for (const r of rows4) expect(Math.abs(r.error), r.id).toBeLessThan(0.07);
     expect(median(rows4.map((r) => Math.abs(r.error)))!).toBeCloseTo(0.0161, 3);
     expect(rows4.find((r) => r.id === 'r04')!.predicted.terms.find((t) => t.name === 'data-loader')!.ms).toBeGreaterThan(150);
   });
@@ -535,14 +532,14 @@ describe("PyTorch's context_parallel ring, as its source runs it (torchAmp.ts), 
     expect(mean(errs('bwd', 32))).toBeGreaterThan(mean(errs('bwd', 16)));
   });
 
-  it("Megatron-LM's CP layouts call FlashAttention differently: p2p a causal call of T and R − 1 calls of T × T/2, a2a one call of s over heads/R, all_gather two bottom-right calls (keys R·T/2 and (R + 1)·T/2, priced as squares of equal pairs); the same FLOPs", () => {
+  it("Megatron-LM's CP layouts call FlashAttention differently: p2p a causal call of T and R − 1 calls of T × T/2, a2a one call of s over heads/R, all_gather two bottom-right calls (keys R·T/2 and (R + 1)·T/2, read as squares of equal pairs); the same FLOPs", () => {
     const seed = PRESETS['seed-32L-4096h'].model;
     const p = (cpCommType: 'p2p' | 'a2a' | 'all_gather'): ParallelConfig => ({ ...DEFAULT_PARALLEL, seqLength: 32768, contextParallel: 4, cpCommType });
     const core = (t: 'p2p' | 'a2a' | 'all_gather') => timeDims(seed, p(t), { biasDropout: true, biasActivation: true });
     const flash = (t: 'p2p' | 'a2a' | 'all_gather') => attentionOps(core(t)).filter((o) => o.kind === 'flash');
     expect(flash('p2p').map((o) => [o.s, o.sk, o.heads, o.causal, o.kernels[0]])).toEqual([[8192, 8192, 32, true, 1], [8192, 4096, 32, false, 3]]);
     expect(flash('a2a').map((o) => [o.s, o.sk, o.heads, o.causal])).toEqual([[32768, 32768, 8, true]]);
-    expect(flash('all_gather').map((o) => [o.s, o.sk, o.heads])).toEqual([[4096, 2 * 16384 - 4096, 32], [4096, 2 * 20480 - 4096, 32]]);
+    expect(flash('all_gather').map((o) => [o.s, o.sk, o.heads])).toEqual([[4096, 16384, 32], [4096, 20480, 32]]);
     const flops = (t: 'p2p' | 'a2a' | 'all_gather') => flash(t).reduce((a, o) => a + o.fwd, 0);
     expect(flops('a2a')).toBeCloseTo(flops('p2p'), -3);
     expect(flops('all_gather')).toBeCloseTo(flops('p2p'), -3);

@@ -108,16 +108,15 @@ def profile_step(step, rank):
     spans = [(e.time_range.start, e.time_range.end) for e in kern]
     classes = {c: 0.0 for c, _ in KERNEL_CLASSES}
     classes['other'] = 0.0
-    by_name = {}
-    for e in kern:
+    by_name, comm, rest = {}, [], []
+    for e, sp in zip(kern, spans):
         c = next((c for c, rx in KERNEL_CLASSES if re.search(rx, e.name, re.I)), 'other')
-        ms = (e.time_range.end - e.time_range.start) / 1e3
+        ms = (sp[1] - sp[0]) / 1e3
         classes[c] += ms
+        (comm if c == 'nccl' else rest).append(sp)
         n, t = by_name.get(e.name, (0, 0.0))
         by_name[e.name] = (n + 1, t + ms)
     top = sorted(by_name.items(), key=lambda kv: -kv[1][1])[:20]
-    comm = [(e.time_range.start, e.time_range.end) for e in kern if re.search('nccl', e.name, re.I)]
-    rest = [sp for sp, e in zip(spans, kern) if not re.search('nccl', e.name, re.I)]
     span = (max(b for _, b in spans) - min(a for a, _ in spans)) / 1e3 if spans else 0.0
     busy, compute = union_ms(spans), union_ms(rest)
     return dict(rank=rank, profiled_wall_ms=wall, kernels=len(kern), span_ms=span, busy_ms=busy, compute_ms=compute,
@@ -139,7 +138,7 @@ def main():
     ap.add_argument('--out', required=True)
     ap.add_argument('--ddp', action='store_true', help='wrap the model in DDP even in one process (what its buckets cost, measured on one GPU)')
     ap.add_argument('--profile', default='', help='directory: after each point one more iteration under torch.profiler, '
-                    'its GPU time taken apart per rank (profile_summary) into DIR/profile.jsonl')
+                    'its GPU time taken apart per rank (profile_step) into DIR/profile.jsonl')
     a = ap.parse_args()
 
     world = int(os.environ.get('WORLD_SIZE', '1'))

@@ -32,11 +32,11 @@ export interface Op {
   count?: number;
   /** scores: the profile's rate forward and backward (null: no kernel that way). */
   rates?: [ScoreKey | null, ScoreKey | null];
-  /** bmm and flash: head dimension; flash and scores: sequence (flash: of one call, the local T under CP); flash: mask, batch × heads of a call. */
+  /** bmm and flash: head dimension; scores: sequence; flash: queries of one call, mask, batch × heads of a call. */
   d?: number;
   s?: number;
   heads?: number;
-  /** flash: keys of one call (default s; a causal call's square equivalent, rates.ts flashTflops). */
+  /** flash: keys of one call (default s). */
   sk?: number;
   causal?: boolean;
   /** flash: which FlashAttention (default the flash backend; 'sdpa': PyTorch's SDPA with no backend chosen). */
@@ -164,7 +164,7 @@ function flashOps(x: TimeDims): Op[] {
   const call = (name: string, n: number, q: number, k: number, causal: boolean, heads: number): Op => {
     const flops = 4 * heads * (causal ? q * k - (q * q) / 2 : q * k) * x.d * n;
     return {
-      name, term: 'attention', kind: 'flash', fwd: flops, bwd: 2.5 * flops, d: x.d, s: q, sk: causal ? 2 * k - q : k, heads, causal,
+      name, term: 'attention', kind: 'flash', fwd: flops, bwd: 2.5 * flops, d: x.d, s: q, sk: k, heads, causal,
       backend: x.amp ? 'sdpa' : 'flash', kernels: [n, 2 * n], module: 'core_attn',
     };
   };

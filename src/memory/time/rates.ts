@@ -8,7 +8,7 @@
  * the profile shows to matter (460-757 TFLOP/s over its six shapes).
  * Batched GEMMs of the unfused attention: TFLOP/s by head dimension (each of the six batched GEMMs
  * of a layer moves about one s² matrix per 2·d FLOPs per score, so d sets the class), interpolated in
- * log d. FlashAttention: TFLOP/s by head dimension and a call's work (batch × heads × s²), causal or not, interpolated in log.
+ * log d. FlashAttention: TFLOP/s by head dimension and a call's work (batch × heads × queries × keys), causal or not, interpolated in log.
  * The unfused attention's elementwise kernels over the scores: ms per 10⁹ scores as measured in steps.
  */
 import type { BmmPoint, DeviceProfile, FlashPoint, GemmPoint } from './devices.js';
@@ -67,12 +67,12 @@ export function bmmTflops(profile: DeviceProfile, d: number): number {
 }
 
 /** Batch × heads of the calls the flash tables measured where a point does not say (B1 H16). */
-export const FLASH_TABLE_HEADS = 16;
+const FLASH_TABLE_HEADS = 16;
 
 /**
  * FlashAttention TFLOP/s (forward or backward) at head dimension d of a call of s queries and sk keys
- * (a causal call: sk as its square equivalent, 2·keys − queries, so its pairs are s·sk/2), `heads` =
- * batch × heads of the call: read by the call's work heads·s·sk, interpolated in log among the points
+ * (causal: bottom-right aligned, read as the square call of equal pairs, keys 2·sk − s), `heads` =
+ * batch × heads of the call: read by the call's work heads·s·keys, interpolated in log among the points
  * of that mask. Measured across head counts for cuDNN only (H16 and H32: read by work, the H16 points
  * give the H32 forward within 13%, read by s alone within 26%; the backward within 23%, by s 21%, no
  * better: test/time.test.ts); the flash backend's points are all H16, so a call with other heads is
@@ -82,9 +82,10 @@ export function flashTflops(profile: DeviceProfile, d: number, s: number, causal
   const pts = (backend === 'sdpa' ? profile.sdpaDefault : profile.flash).filter((p) => p.causal === causal);
   const rate = (p: FlashPoint) => (pass === 'fwd' ? p.fwdTflops : p.bwdTflops);
   const ds = [...new Set(pts.map((p) => p.d))];
+  const work = (h: number, q: number, k: number) => h * q * (causal ? 2 * k - q : k);
   const atD = ds.map((dd) => ({
     x: dd,
-    y: interpLog(byX(pts.filter((p) => p.d === dd), (p) => (p.heads ?? FLASH_TABLE_HEADS) * p.s * (p.sk ?? p.s), rate), heads * s * sk),
+    y: interpLog(byX(pts.filter((p) => p.d === dd), (p) => work(p.heads ?? FLASH_TABLE_HEADS, p.s, p.sk ?? p.s), rate), work(heads, s, sk)),
   }));
   return interpLog(atD, d);
 }
