@@ -443,10 +443,13 @@ describe('the page in headless Chromium', () => {
     await page.fill('#live-form input[name=H]', '2');
     await page.click('#live-run');
     await page.waitForFunction(() => /^running on/.test(document.getElementById('live-status')!.textContent ?? ''), null, { timeout: 60_000 });
-    const t0 = Date.now();
     await page.click('#live-cancel');
     await page.waitForFunction(() => document.getElementById('live-status')!.textContent === 'cancelled', null, { timeout: 5_000 });
-    expect(Date.now() - t0).toBeLessThan(1000);
+    // Measured in the page, from the click's timestamp to its handler (which cancels at once): what the user
+    // waits, without the test driver's own round trips, which a busy machine stretches past a second.
+    const wait = await hooks<number>(page, 'cancelWaitMs');
+    expect(wait).toBeGreaterThanOrEqual(0);
+    expect(wait).toBeLessThan(1000);
     expect(await page.isDisabled('#live-run')).toBe(false);
     expect(await hooks<{ cancelled?: boolean }>(page, 'live')).toEqual({ done: true, cancelled: true });
     await page.fill('#live-form input[name=N]', '32');

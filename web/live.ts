@@ -465,7 +465,9 @@ export function setupLive(hooks: Record<string, unknown>): void {
       runBtn.disabled = tuneBtn.disabled = false;
     });
   });
-  cancelBtn.addEventListener('click', () => {
+  cancelBtn.addEventListener('click', (e) => {
+    // How long the click waited for the page (a busy main thread delays it): the user's wait for Cancel.
+    hooks.cancelWaitMs = performance.now() - e.timeStamp;
     cancelRequested = true;
     const id = ++runId; // the run in flight no longer speaks for the page
     progress.value = 0;
