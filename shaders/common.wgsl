@@ -94,29 +94,25 @@ const GRAD_DV = 2u;
 
 fn pos_q(i: u32) -> i32 { return P.q_off + i32(i) * P.q_stride + select(0, P.q_jump, i >= P.q_split); }
 
+// Keys of a run at offsets below d from its first key's position (stride k_stride): ceil(d /
+// k_stride), none for d <= 0. Stride 1 (every call but a striped shard's) divides nothing: the
+// kernels classify tiles inside their loops, and a division by a uniform value costs tens of
+// instructions there (the tensor-core forward lost 10% to it: bench/results/2026-12-03-mask-cost-h200).
+fn run_keys_below(d: i32) -> u32 {
+  if (d <= 0) { return 0u; }
+  if (P.k_stride == 1) { return u32(d); }
+  return u32((d + P.k_stride - 1) / P.k_stride);
+}
+
 // Keys (of Nk) at position x or later: the first such index; positions increase, one test per run.
 fn keys_before(x: i32) -> u32 {
-  var j = 0u;
-  if (x - P.k_off > 0) { j = u32((x - P.k_off + P.k_stride - 1) / P.k_stride); }
-  if (P.k_jump > 0 && j >= P.k_split) {
-    let x2 = x - P.k_off - P.k_jump;
-    j = P.k_split;
-    if (x2 > 0) { j = max(j, u32((x2 + P.k_stride - 1) / P.k_stride)); }
-  }
+  var j = run_keys_below(x - P.k_off);
+  if (P.k_jump > 0 && j >= P.k_split) { j = max(P.k_split, run_keys_below(x - P.k_off - P.k_jump)); }
   return min(P.Nk, j);
 }
 
-// Keys (of Nk) at position y or before: the index of the first key after y.
-fn keys_through(y: i32) -> u32 {
-  var j = 0u;
-  if (y - P.k_off >= 0) { j = u32((y - P.k_off) / P.k_stride) + 1u; }
-  if (P.k_jump > 0 && j >= P.k_split) {
-    let y2 = y - P.k_off - P.k_jump;
-    j = P.k_split;
-    if (y2 >= 0) { j = max(j, u32(y2 / P.k_stride) + 1u); }
-  }
-  return min(P.Nk, j);
-}
+// Keys (of Nk) at position y or before: the index of the first key after y (positions are integers).
+fn keys_through(y: i32) -> u32 { return keys_before(y + 1); }
 
 const POS_MAX: i32 = 0x20000000;   // positions and window sizes stay below it (i32 arithmetic)
 const TILE_SKIP: u32 = 0u;
@@ -164,41 +160,81 @@ fn key_range(i: u32) -> vec2<u32> {
   return vec2<u32>(lo, max(lo, keys_through(b.y)));
 }
 
+// Key j is among the keys r = key_range(i) of a row (kernels that test many keys of one row
+// compute r once).
+fn in_keys(r: vec2<u32>, j: u32) -> bool { return j >= r.x && j < r.y; }
+
 // Key j is visible to query i.
-fn visible(i: u32, j: u32) -> bool {
-  let r = key_range(i);
-  return j >= r.x && j < r.y;
+fn visible(i: u32, j: u32) -> bool { return in_keys(key_range(i), j); }
+
+// The key ranges of the first and last rows of [i0, i1) below Nq (any = false: no such row):
+// both ends of a row's keys never decrease as the row grows, so they bound every row between.
+// What tile_class reads; a kernel that classifies many tiles against the same rows takes them
+// once (row_keys) and classifies each tile with class_of.
+struct RowKeys { first: vec2<u32>, last: vec2<u32>, any: bool }
+fn row_keys(i0: u32, i1: u32) -> RowKeys {
+  let last = min(i1, P.Nq);
+  if (last <= i0) { return RowKeys(vec2<u32>(), vec2<u32>(), false); }
+  return RowKeys(key_range(i0), key_range(last - 1u), true);
 }
 
-// Rows [i0, i1) against keys [j0, j1): skip when no row's range meets the keys, full when every
-// row (below Nq) sees every key (keys past Nk are never visible), else partial.
-fn tile_class(i0: u32, i1: u32, j0: u32, j1: u32) -> u32 {
-  let last = min(i1, P.Nq);
-  if (last <= i0) { return TILE_SKIP; }
-  let a = key_range(i0);
-  let b = key_range(last - 1u);
-  if (b.y <= j0 || a.x >= j1) { return TILE_SKIP; }
-  if (b.x <= j0 && a.y >= j1) { return TILE_FULL; }
+// Rows against keys [j0, j1): skip when no row's range meets the keys, full when every row
+// (below Nq) sees every key (keys past Nk are never visible), else partial.
+fn class_of(r: RowKeys, j0: u32, j1: u32) -> u32 {
+  if (!r.any || r.last.y <= j0 || r.first.x >= j1) { return TILE_SKIP; }
+  if (r.last.x <= j0 && r.first.y >= j1) { return TILE_FULL; }
   return TILE_PARTIAL;
 }
 
-// Rows that may see a key of [j0, j1): [first row with hi > j0, first row with lo >= j1).
-fn query_span(j0: u32, j1: u32) -> vec2<u32> {
-  var a = 0u;
+// Rows [i0, i1) against keys [j0, j1) (class_of).
+fn tile_class(i0: u32, i1: u32, j0: u32, j1: u32) -> u32 { return class_of(row_keys(i0, i1), j0, j1); }
+
+// Keys every row of [i0, i1) below Nq sees: [x, y) = [the last row's first key, the first row's
+// last key + 1); (Nk, 0) when no row is below Nq. Two registers where a loop keeps them.
+fn shared_keys(i0: u32, i1: u32) -> vec2<u32> {
+  let r = row_keys(i0, i1);
+  return select(vec2<u32>(P.Nk, 0u), vec2<u32>(r.last.x, r.first.y), r.any);
+}
+
+// Every row of the block sees every key of [j0, j1) (class_of's TILE_FULL): s = shared_keys.
+fn all_see(s: vec2<u32>, j0: u32, j1: u32) -> bool { return j0 >= s.x && j1 <= s.y; }
+
+// The first row at or after `start` (of Nq; Nq if none) whose keys end at or after x
+// (key_range(i).y >= x), and likewise whose first key is at or after x (key_range(i).x >= x):
+// binary searches, both ends of a row's keys never decreasing as the row grows.
+fn first_row_ending(x: u32, start: u32) -> u32 {
+  var a = start;
   var n = P.Nq;
   loop {
     if (a >= n) { break; }
     let mid = (a + n) / 2u;
-    if (key_range(mid).y > j0) { n = mid; } else { a = mid + 1u; }
+    if (key_range(mid).y >= x) { n = mid; } else { a = mid + 1u; }
   }
-  var e = a;
-  n = P.Nq;
+  return a;
+}
+
+fn first_row_starting(x: u32, start: u32) -> u32 {
+  var a = start;
+  var n = P.Nq;
   loop {
-    if (e >= n) { break; }
-    let mid = (e + n) / 2u;
-    if (key_range(mid).x >= j1) { n = mid; } else { e = mid + 1u; }
+    if (a >= n) { break; }
+    let mid = (a + n) / 2u;
+    if (key_range(mid).x >= x) { n = mid; } else { a = mid + 1u; }
   }
-  return vec2<u32>(a, e);
+  return a;
+}
+
+// Rows that may see a key of [j0, j1): [first row with hi > j0, first row with lo >= j1).
+fn query_span(j0: u32, j1: u32) -> vec2<u32> {
+  let a = first_row_ending(j0 + 1u, 0u);
+  return vec2<u32>(a, first_row_starting(j1, a));
+}
+
+// Rows that see every key of [j0, j1): [first row with hi >= j1, first row with lo > j0); a
+// tile of rows (below Nq) inside it is full against these keys (tile_class).
+fn rows_seeing_all(j0: u32, j1: u32) -> vec2<u32> {
+  let a = first_row_ending(j1, 0u);
+  return vec2<u32>(a, max(a, first_row_starting(j0 + 1u, a)));
 }
 
 fn neg_inf() -> f32 {

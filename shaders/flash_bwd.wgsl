@@ -27,11 +27,11 @@ fn next_q_tile(it: u32, n_qt: u32, j0: u32) -> vec2<u32> {
   return vec2<u32>(n_qt, TILE_SKIP);
 }
 
-// dq: the first K/V tile jt >= `jt` (below t_end) that the Q rows [i0, i_end) do not skip, and its
-// class; (t_end, TILE_SKIP) if none.
-fn next_k_tile(jt: u32, t_end: u32, i0: u32, i_end: u32) -> vec2<u32> {
+// dq: the first K/V tile jt >= `jt` (below t_end) that the block's Q rows (row_keys) do not skip,
+// and its class; (t_end, TILE_SKIP) if none.
+fn next_k_tile(jt: u32, t_end: u32, rows: RowKeys) -> vec2<u32> {
   for (var t = jt; t < t_end; t++) {
-    let cls = tile_class(i0, i_end, t * CT, t * CT + CT);
+    let cls = class_of(rows, t * CT, t * CT + CT);
     if (cls != TILE_SKIP) { return vec2<u32>(t, cls); }
   }
   return vec2<u32>(t_end, TILE_SKIP);
@@ -134,11 +134,12 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   {{/loop}}
   let z = vec4<f32>();
   let i_end = min(rb.i0 + RT, P.Nq);
+  let rows = row_keys(rb.i0, i_end);                       // the block's first and last rows' keys (class_of)
   let t_first = key_range(rb.i0).x / CT;
   let t_end = (key_range(i_end - 1u).y + CT - 1u) / CT;
   var acc = AccAll();
   // K/V tiles visited: t_first … t_end−1 but the skipped ones.
-  var cur = next_k_tile(t_first, t_end, rb.i0, i_end);
+  var cur = next_k_tile(t_first, t_end, rows);
   loop {
     if (cur.x >= t_end) { break; }
     let j0 = cur.x * CT;
@@ -153,7 +154,7 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       restage_c(false, rb.kv_row0, j0, P.Nk, {{c}}u, tid, false);   // K chunk ch at OC0
       if (cls == TILE_FULL) { accum_full(&acc[ch], &dSw, OC0, tx, ty); } else { accum_masked(&acc[ch], &dSw, OC0, tx, ty, false, j0, klo, khi); } }
     {{/loop}}
-    cur = next_k_tile(cur.x + 1u, t_end, rb.i0, i_end);
+    cur = next_k_tile(cur.x + 1u, t_end, rows);
   }
   store_rows(GRAD_DQ, rb.q_row0, rb.i0, P.Nq, &acc, P.scale, tx, ty);
 }

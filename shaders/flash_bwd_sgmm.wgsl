@@ -31,8 +31,10 @@
 // hold a non-finite value (a workgroup vote while staging them) accumulates those products in
 // scalar f32 over visible entries only; tiles of finite data never take that branch.
 // Mask (common.wgsl, any of causal, window, documents): dkdv visits the Q tiles of query_span,
-// dq the K/V tiles from its first row's first key to its last row's last; tile_class decides
-// full tiles, visible() masks the rest entry by entry.
+// dq the K/V tiles from its first row's first key to its last row's last. Full tiles: dkdv's Q
+// tiles inside rows_seeing_all of its keys, dq's K/V tiles inside shared_keys of its rows (both
+// once per workgroup, not per tile); the rest is masked entry by entry against the lane's rows
+// (query_span of its key, once) or its row's keys (key_range, once per partial tile).
 //
 // Bounds (Node runs it without Dawn's robustness clamps, src/gpu/node.ts; test/robust.test.ts):
 // - Qs/dOs (Br·DP; Bc = Br): word e < T8 = Br·D/8 (checked) goes to row e / D8 < Br, halves
@@ -164,11 +166,12 @@ fn p_and_ds(s: f32, dp: f32, l2: f32, delta: f32) -> vec2<f32> {
 // `ap` in dSa and Pa), tensor columns d0 + c0…: dK += dSᵀ Q, dV += Pᵀ dO over the Q tile's
 // rows i0… that see key jk.
 fn add_kv_row(at: u32, ap: u32, i0: u32, jk: u32, c0: u32, d0: u32) {
+  let rows = query_span(jk, jk + 1u);   // the rows that see key jk
   for (var c = 0u; c < 8u; c++) {
     var xk = Sa[at + c0 + c];
     var xv = dPa[at + c0 + c];
     for (var qc = 0u; qc < BR; qc++) {
-      if (visible(i0 + qc, jk)) {
+      if (in_keys(rows, i0 + qc)) {
         xk += f32(dSa[ap + qc]) * f32(Qs[qc * DP + d0 + c0 + c]);
         xv += f32(Pa[ap + qc]) * f32(dOs[qc * DP + d0 + c0 + c]);
       }
@@ -182,10 +185,11 @@ fn add_kv_row(at: u32, ap: u32, i0: u32, jk: u32, c0: u32, d0: u32) {
 // spilled dQ block (row at `at` in Sa; its dS at `ap` in dSa), tensor columns d0 + c0…:
 // dQ += dS K over the K tile's keys j0… visible to query i.
 fn add_q_row(at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
+  let kr = key_range(i);
   for (var c = 0u; c < 8u; c++) {
     var x = Sa[at + c0 + c];
     for (var jj = 0u; jj < BC; jj++) {
-      if (visible(i, j0 + jj)) { x += f32(dSa[ap + jj]) * f32(Qs[jj * DP + d0 + c0 + c]); }
+      if (in_keys(kr, j0 + jj)) { x += f32(dSa[ap + jj]) * f32(Qs[jj * DP + d0 + c0 + c]); }
     }
     Sa[at + c0 + c] = x;
   }
@@ -287,6 +291,8 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   // The mask (common.wgsl): the Q tiles holding the rows that may see one of the keys.
   let span = query_span(j0, j0 + OWN);
   let i_start = (span.x / BR) * BR;
+  let all_rows = rows_seeing_all(j0, j0 + OWN);   // a Q tile inside it is full
+  let jk_rows = query_span(jk, jk + 1u);          // the rows that see this lane's key
   // The query heads g of the group times the Q tiles from i_start, as one loop so that the next
   // tile (possibly of the next head) is fetched while this one is used.
   let nt = (span.y - i_start + BR - 1u) / BR;
@@ -310,7 +316,7 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
       resident_products(RB, blk, &a_reg, &b_reg);
       workgroupBarrier();
       // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
-      let full = i0 + BR <= P.Nq && tile_class(i0, i0 + BR, j0, j0 + OWN) == TILE_FULL;
+      let full = i0 + BR <= P.Nq && i0 >= all_rows.x && i0 + BR <= all_rows.y;
       let at = blk + r * SS + h * (BR / 2u);   // in Sa, dPa
       let ap = blp + r * PS + h * (BR / 2u);   // in Pa, dSa
       // Unrolled by the specializer (no indexed temporaries, constant skews).
@@ -319,7 +325,7 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         let qc = h * (BR / 2u) + col;
         var p = 0.0;
         var ds = 0.0;
-        if (full || visible(i0 + qc, jk)) {
+        if (full || in_keys(jk_rows, i0 + qc)) {
           let x = p_and_ds(Sa[at + col], dPa[at + col], lse2_s[qc], delta_s[qc]);
           p = x.x;
           ds = x.y;
@@ -388,6 +394,7 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
 
   let j_start = (key_range(i0).x / BC) * BC;
   let n_end = key_range(min(i0 + OWN, P.Nq) - 1u).y;
+  let wg_keys = shared_keys(i0, i0 + OWN);   // keys every row of the workgroup sees
   fetch_rows(true, kv_row0, j_start, P.Nk, tid);
   for (var j0 = j_start; j0 < n_end; j0 += BC) {
     workgroupBarrier();
@@ -396,13 +403,15 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
     resident_products(CB, blk, &a_reg, &b_reg);   // S = Q Kᵀ, dP = dO Vᵀ
     workgroupBarrier();
-    let full = tile_class(i0, i0 + OWN, j0, j0 + BC) == TILE_FULL;
+    let full = all_see(wg_keys, j0, j0 + BC);
+    var kr = vec2<u32>();                    // this lane's row's keys, where the tile is partial
+    if (!full) { kr = key_range(i); }
     let at = blk + r * SS + h * (BC / 2u);   // in Sa, dPa
     let ap = blp + r * PS + h * (BC / 2u);   // in dSa
     {{#for c < BC/2}}{
       let col = ({{c}}u + lane) % (BC / 2u);
       var ds = 0.0;
-      if (full || visible(i, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[at + col], dPa[at + col], l2, dl).y; }
+      if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[at + col], dPa[at + col], l2, dl).y; }
       dSa[ap + col] = f16(ds);
     }
     {{/for}}

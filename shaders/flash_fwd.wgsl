@@ -208,11 +208,11 @@ fn tile_scores(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, tid: u32, tx: u32, t
   return s;
 }
 
-// The first K/V tile jt >= `jt` (below t_end) that the rows [i0, i_end) do not skip, and its
-// class; (t_end, TILE_SKIP) if none.
-fn next_tile(jt: u32, t_end: u32, i0: u32, i_end: u32) -> vec2<u32> {
+// The first K/V tile jt >= `jt` (below t_end) that the block's rows (row_keys) do not skip, and
+// its class; (t_end, TILE_SKIP) if none.
+fn next_tile(jt: u32, t_end: u32, rows: RowKeys) -> vec2<u32> {
   for (var t = jt; t < t_end; t++) {
-    let cls = tile_class(i0, i_end, t * BC, t * BC + BC);
+    let cls = class_of(rows, t * BC, t * BC + BC);
     if (cls != TILE_SKIP) { return vec2<u32>(t, cls); }
   }
   return vec2<u32>(t_end, TILE_SKIP);
@@ -277,6 +277,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     khi[{{rr}}u] = kr.y; }
   {{/loop}}
   let i_end = min(rb.i0 + BR, P.Nq);
+  let rows = row_keys(rb.i0, i_end);                       // the block's first and last rows' keys (class_of)
   let t_first = key_range(rb.i0).x / BC;                      // the block's first and last tiles
   let t_end = (key_range(i_end - 1u).y + BC - 1u) / BC;
   let ninf = vec4<f32>(neg_inf());
@@ -287,13 +288,13 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   var acc = array<Acc, NCH>();
   // The tiles visited: t_first … t_end−1 but the skipped ones, each found one ahead (the prefetch
   // loads the next one's first staging point during this one's last).
-  var cur = next_tile(t_first, t_end, rb.i0, i_end);
+  var cur = next_tile(t_first, t_end, rows);
   if (PF == 1u && cur.x < t_end) { fetch_s(rb.q_row0, rb.i0, rb.kv_row0, cur.x * BC, 0u, tid); }
   loop {
     if (cur.x >= t_end) { break; }
     let j0 = cur.x * BC;
     let cls = cur.y;
-    let nxt = next_tile(cur.x + 1u, t_end, rb.i0, i_end);
+    let nxt = next_tile(cur.x + 1u, t_end, rows);
     var s = tile_scores(rb.q_row0, rb.i0, rb.kv_row0, j0, tid, tx, ty);
     let keys = vec4<u32>(j0 + tx) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
     var mt = Rows();

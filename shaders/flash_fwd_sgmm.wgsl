@@ -50,8 +50,9 @@
 //   hk = hq / (Hq/Hkv) < Hkv; the host binds exactly B·H·N·D elements.
 // Loops: constant bounds, or j0 < n_end ≤ Nk in steps of Bc.
 // Mask (common.wgsl, any of causal, window, documents): tiles from the block's first visible key
-// to its last; tile_class decides full tiles (per subgroup for the softmax, per workgroup for
-// the rare scalar path), visible() masks the rest entry by entry.
+// to its last; a tile is full where the keys every row sees cover it (shared_keys, computed once
+// per subgroup for the softmax; per workgroup for the rare scalar path), and the row's keys
+// (key_range, once per partial tile) mask the rest entry by entry.
 
 // Storage words (the bindings: FORWARD_BINDINGS, src/kernels/flashForward.ts): Q, K, V as 16-byte
 // words of f16 data (8 halves each), O by element.
@@ -184,10 +185,11 @@ fn scale_block_row(at: u32, a: f32) {
 // spilled 16-column O block (row r at `at` in S, its P at `ap` in Pm), V columns d0 + c0…, over
 // the tile's keys j0… visible to query i.
 fn add_pv_row(at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
+  let kr = key_range(i);
   for (var c = 0u; c < 16u / LPR; c++) {
     var x = S[at + c0 + c];
     for (var jj = 0u; jj < BC; jj++) {
-      if (visible(i, j0 + jj)) { x += f32(Pm[ap + jj]) * f32(Vs[jj * DP + d0 + c0 + c]); }
+      if (in_keys(kr, j0 + jj)) { x += f32(Pm[ap + jj]) * f32(Vs[jj * DP + d0 + c0 + c]); }
     }
     S[at + c0 + c] = x;
   }
@@ -262,6 +264,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   // The mask (common.wgsl): K/V tiles from the first row's first key to the last row's last.
   let j_start = (key_range(i0).x / BC) * BC;
   let n_end = key_range(min(i0 + BR, P.Nq) - 1u).y;
+  let sg_keys = shared_keys(i_sg, i_sg + SROWS);   // keys every row of the subgroup sees
   if (PIPE == 0u) {
     fetch_kv(kv8, j_start, tid);
   } else {
@@ -307,7 +310,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
 
     // Online softmax: lane (r, h) reads columns h·COLS + (c + lane) mod COLS once, as
     // S·scale·log2 e (masked ones as NEG_BIG).
-    let full = tile_class(i_sg, i_sg + SROWS, j0, j0 + BC) == TILE_FULL;   // the subgroup's rows
+    let full = all_see(sg_keys, j0, j0 + BC);   // the subgroup's rows see the whole tile
     let row_at = blk + r * SS + h * COLS;   // in S
   let row_ap = blp + r * PS + h * COLS;   // in Pm
     let col0 = j0 + h * COLS;
@@ -322,7 +325,8 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       spoiled = spoiled | tc_spoils_row(sv{{c}});
       {{/for}}
     } else {
-      {{#for c < COLS}}if (visible(i, col0 + ({{c}}u + lane) % COLS)) { sv{{c}} = S[row_at + ({{c}}u + lane) % COLS] * P.scale_log2; }
+      let kr = key_range(i);
+      {{#for c < COLS}}if (in_keys(kr, col0 + ({{c}}u + lane) % COLS)) { sv{{c}} = S[row_at + ({{c}}u + lane) % COLS] * P.scale_log2; }
       mt = max(mt, sv{{c}});
       spoiled = spoiled | tc_spoils_row(sv{{c}});
       {{/for}}
@@ -374,9 +378,8 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       {{/for}}
     }
 
-    // Every key of the tile visible to every row of the workgroup (uniform, unlike `full`).
-    let all_visible = tile_class(i0, i0 + BR, j0, j0 + BC) == TILE_FULL;
-    if ((votes & VOTE_NONFINITE) != 0u && !all_visible) {
+    // Rare: unless every row of the workgroup sees every key of the tile (uniform, unlike `full`).
+    if ((votes & VOTE_NONFINITE) != 0u && !all_see(shared_keys(i0, i0 + BR), j0, j0 + BC)) {
       // Rare: a non-finite V element in a tile with masked entries: O += P V in scalar f32 over
       // visible keys only, one 16-column block at a time, spilled through S.
       {{#for db < D/16}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
