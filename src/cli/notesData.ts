@@ -15,9 +15,9 @@ import { configFromFlags } from './memory.js';
 const R = 'bench/results';
 /** Every file the notes read, relative to the repository root. */
 export const SOURCES = {
-  // The newest same-call run of the shipped tensor-core kernels (2026-12-02; the 2026-12-01 runs of
-  // h200-2026-12-01-wg2d-pipe0, 67.2 / 96.4 TFLOP/s forward, were not reproduced: docs/performance.md).
-  tensorCores: [`${R}/2026-12-02-shaders-h200/tc/bench-2026-12-02T16-11-13-043Z-kernels.csv`],
+  // The newest same-call run of the shipped tensor-core kernels (2026-12-03, after the mask's cost left
+  // their loops: bench/results/2026-12-03-mask-cost-h200, where the 2026-12-02 slowdown is bisected).
+  tensorCores: [`${R}/2026-12-03-mask-cost-h200/fix/fix-kernels.csv`],
   portableSameFolder: [`${R}/h200-2026-12-01-wg2d-pipe0/new-r0/bench-2026-12-01T15-13-23-383Z-kernels.csv`, `${R}/h200-2026-12-01-wg2d-pipe0/new-r1/bench-2026-12-01T15-11-58-932Z-kernels.csv`],
   portable: [`${R}/h200-2026-12-01-final/final-r0/bench-2026-12-01T15-55-55-942Z-kernels.csv`, `${R}/h200-2026-12-01-final/final-r1/bench-2026-12-01T15-56-28-950Z-kernels.csv`],
   gemm: [`${R}/gemm-h200-2026-12-01/bench-2026-12-01T06-23-37-296Z.json`, `${R}/gemm-h200-2026-12-01/bench-2026-12-01T06-35-38-514Z.json`],
