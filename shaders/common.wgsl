@@ -95,9 +95,10 @@ const GRAD_DV = 2u;
 fn pos_q(i: u32) -> i32 { return P.q_off + i32(i) * P.q_stride + select(0, P.q_jump, i >= P.q_split); }
 
 // Keys of a run at offsets below d from its first key's position (stride k_stride): ceil(d /
-// k_stride), none for d <= 0. Stride 1 (every call but a striped shard's) divides nothing: the
-// kernels classify tiles inside their loops, and a division by a uniform value costs tens of
-// instructions there (the tensor-core forward lost 10% to it: bench/results/2026-12-03-mask-cost-h200).
+// k_stride), none for d <= 0. Stride 1 (every call but a striped shard's) divides nothing: a
+// division by a uniform value costs tens of instructions, and the kernels' loops once asked for
+// key ranges per tile and per entry (bench/results/2026-12-03-mask-cost-h200: such mask work cost
+// the tensor-core forward 10% at 0fbccf0; the loops now take what they need once per block).
 fn run_keys_below(d: i32) -> u32 {
   if (d <= 0) { return 0u; }
   if (P.k_stride == 1) { return u32(d); }
@@ -164,7 +165,8 @@ fn key_range(i: u32) -> vec2<u32> {
 // compute r once).
 fn in_keys(r: vec2<u32>, j: u32) -> bool { return j >= r.x && j < r.y; }
 
-// Key j is visible to query i.
+// Key j is visible to query i: the per-entry form, which no kernel loop calls any more (they take a
+// row's or a key's range once: in_keys); test/mask-helpers.test.ts checks theirs against it.
 fn visible(i: u32, j: u32) -> bool { return in_keys(key_range(i), j); }
 
 // The key ranges of the first and last rows of [i0, i1) below Nq (any = false: no such row):

@@ -10,8 +10,9 @@
 // a NaN or Inf in Q, K, V, dO, O or LSE reaches exactly the gradients the reference's does.
 // Tiles, blocks and accumulation: flash_bwd_tiles.wgsl. Mask (common.wgsl): a dK/dV tile visits
 // only the Q tiles of query_span (the rows that may see one of its keys), a dQ tile only the K/V
-// tiles between its first row's lo and its last row's hi; tile_class picks the full or masked
-// product per tile pair and skips the rest. Causal: dQ tiles run heavy-first (last first).
+// tiles between its first row's lo and its last row's hi; the tile pair's class (dkdv: tile_class
+// of each Q tile; dq: class_of against the block's row_keys, taken once) picks the full or masked
+// product and skips the rest. Causal: dQ tiles run heavy-first (last first).
 // Accumulating (ring steps), the host dispatches only the tiles some visible pair reaches, from
 // tile P.k_blk0 (dkdv) and P.q_blk0 (dq) on (FlashBackward.encode); the grids above are the most.
 // The tiles a workgroup visits are found by next_q_tile / next_k_tile (the class computed once

@@ -34,7 +34,8 @@
 // dq the K/V tiles from its first row's first key to its last row's last. Full tiles: dkdv's Q
 // tiles inside rows_seeing_all of its keys, dq's K/V tiles inside shared_keys of its rows (both
 // once per workgroup, not per tile); the rest is masked entry by entry against the lane's rows
-// (query_span of its key, once) or its row's keys (key_range, once per partial tile).
+// (query_span of its key, once; the rare scalar path takes it again per spilled block) or its
+// row's keys (key_range, once per partial tile).
 //
 // Bounds (Node runs it without Dawn's robustness clamps, src/gpu/node.ts; test/robust.test.ts):
 // - Qs/dOs (Br·DP; Bc = Br): word e < T8 = Br·D/8 (checked) goes to row e / D8 < Br, halves

@@ -35,8 +35,8 @@
 // Row max and sum across the TX invocations of a row block: row_max / row_sum (flash_rows_*.wgsl),
 // each on the NG vec4 groups of an invocation's rows at once.
 // Mask (common.wgsl): row r sees keys [klo, khi) of key_range; the block visits only the K/V
-// tiles between its first row's lo and its last row's hi, and tile_class picks the unmasked
-// (full) or masked product per tile. Causal: row blocks run heavy-first (the last block first).
+// tiles between its first row's lo and its last row's hi, and class_of (against the block's
+// row_keys, taken once) picks the unmasked (full) or masked product per tile. Causal: row blocks run heavy-first (the last block first).
 // Dispatch: (ceil(Nq / Br), Hq, B), or for a ring step the row blocks a visible pair reaches,
 // from block P.q_blk0 on (row_block; FlashForward.encode).
 //

@@ -50,9 +50,10 @@
 //   hk = hq / (Hq/Hkv) < Hkv; the host binds exactly B·H·N·D elements.
 // Loops: constant bounds, or j0 < n_end ≤ Nk in steps of Bc.
 // Mask (common.wgsl, any of causal, window, documents): tiles from the block's first visible key
-// to its last; a tile is full where the keys every row sees cover it (shared_keys, computed once
-// per subgroup for the softmax; per workgroup for the rare scalar path), and the row's keys
-// (key_range, once per partial tile) mask the rest entry by entry.
+// to its last; a tile is full where the keys every row sees cover it (shared_keys: the subgroup's
+// rows once, before the tile loop, for the softmax; the workgroup's rows only on a tile that takes
+// the rare scalar path), and the row's keys (key_range, once per partial tile) mask the rest entry
+// by entry.
 
 // Storage words (the bindings: FORWARD_BINDINGS, src/kernels/flashForward.ts): Q, K, V as 16-byte
 // words of f16 data (8 halves each), O by element.

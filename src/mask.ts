@@ -1,7 +1,10 @@
 /**
  * The attention mask, one concept for every kind (FlashAttention-3's block.h: one key-range
- * helper). shaders/common.wgsl mirrors it line for line (pos_bounds, key_range, tile_class,
- * query_span); the reference, the ring schedule and the kernels all ask it.
+ * helper). shaders/common.wgsl mirrors it (pos_bounds, key_range, tile_class, query_span: the
+ * same rules, written for the kernels: key counts without a division at stride 1, spans from two
+ * binary searches, and forms taken once per block, shared_keys and rows_seeing_all, that
+ * test/mask-helpers.test.ts checks entry by entry against this file); the reference, the ring
+ * schedule and the kernels all ask it.
  *
  * Query i sits at position pq = qPos.offset + i·qPos.stride (+ qPos.jump once i >= qPos.split),
  * key j at pk likewise from kPos: a chunk is one run of positions at a stride, or two runs (a

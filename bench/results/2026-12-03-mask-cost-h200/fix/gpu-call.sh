@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The mask-cost fix on the H200: exactness of the tensor-core kernels (vitest), then base (b53e6fb),
-# fix (this tree) and fixnl (fix without launch_item: a diagnostic) benched the same way, twice.
+# The mask-cost fix on the H200: exactness of the tensor-core kernels (vitest; it did not run in this
+# call: the SLIM bundle lacked vitest's rolldown), then base (b53e6fb), fix (this tree), fixnl and
+# fixsel (diagnostics: fixnl.patch, fixsel.patch) benched the same way, once each; then the portable
+# kernels of base and fix, and p2p's steps.
 set -uo pipefail
 O=$OUT; mkdir -p $O/logs; W=/tmp/w; mkdir -p $W
 [ -d scratch/bisect ] || tar -xJf scratch/bisect.tar.xz -C scratch
