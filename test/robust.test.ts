@@ -10,7 +10,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { SEED } from './cases.js';
 import type { RobustReport } from './robust-kernels.js';
-import { dawnFlags } from '../src/gpu/node.js';
+import { dawnFlags, robustShaders } from '../src/gpu/node.js';
+import { InputError } from '../src/errors.js';
 
 async function run(robust: boolean): Promise<RobustReport> {
   const env = { ...process.env, FLASHRING_ROBUST: robust ? '1' : '' };
@@ -21,6 +22,22 @@ async function run(robust: boolean): Promise<RobustReport> {
 }
 
 describe('Dawn flags', () => {
+  it('FLASHRING_ROBUST: 1 on; unset, empty or 0 off; anything else refused by name (not silently off)', () => {
+    const was = process.env.FLASHRING_ROBUST;
+    try {
+      for (const [v, on] of [[undefined, false], ['', false], ['0', false], ['1', true]] as const) {
+        if (v === undefined) delete process.env.FLASHRING_ROBUST; else process.env.FLASHRING_ROBUST = v;
+        expect(robustShaders(), String(v)).toBe(on);
+      }
+      for (const bad of ['true', 'yes', '2', ' 1']) {
+        process.env.FLASHRING_ROBUST = bad;
+        expect(() => robustShaders(), bad).toThrow(InputError);
+        expect(() => robustShaders(), bad).toThrow(/^FLASHRING_ROBUST='/);
+      }
+    } finally {
+      if (was === undefined) delete process.env.FLASHRING_ROBUST; else process.env.FLASHRING_ROBUST = was;
+    }
+  });
   it('one enable-dawn-features entry: disable_robustness unless robust, extra toggles merged in, not replacing', () => {
     const off = dawnFlags(false, ['enable-dawn-features=use_dxc', 'adapter=nvidia', 'disable-dawn-features=lazy_clear_resource_on_first_use']);
     expect(off.filter((f) => f.startsWith('enable-dawn-features='))).toEqual(['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia,disable_robustness,use_dxc']);

@@ -12,13 +12,20 @@
  * FLASHRING_ADAPTER=<substring of the adapter's device name> picks an adapter;
  * FLASHRING_DAWN_FLAGS adds raw Dawn flags (`;`-separated entries of `key=value`).
  */
-import { NoAdapterError } from '../errors.js';
+import { InputError, NoAdapterError } from '../errors.js';
 
 let cached: GPU | null = null;
 
-/** True when Dawn keeps its shader robustness transform (FLASHRING_ROBUST=1), as browsers always do. */
+/**
+ * True when Dawn keeps its shader robustness transform (FLASHRING_ROBUST=1), as browsers always do;
+ * unset, empty or 0: off. Any other value is refused (a "true" or "yes" silently meaning off would
+ * time the wrong kernels).
+ */
 export function robustShaders(): boolean {
-  return process.env.FLASHRING_ROBUST === '1';
+  const v = process.env.FLASHRING_ROBUST;
+  if (v === undefined || v === '' || v === '0') return false;
+  if (v === '1') return true;
+  throw new InputError(`FLASHRING_ROBUST='${v}': give 1 (keep Dawn's shader robustness, as browsers run) or 0 (off, the default under Node)`);
 }
 
 /**
