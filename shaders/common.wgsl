@@ -202,41 +202,31 @@ fn shared_keys(i0: u32, i1: u32) -> vec2<u32> {
 fn all_see(s: vec2<u32>, j0: u32, j1: u32) -> bool { return j0 >= s.x && j1 <= s.y; }
 
 // The first row at or after `start` (of Nq; Nq if none) whose keys end at or after x
-// (key_range(i).y >= x), and likewise whose first key is at or after x (key_range(i).x >= x):
-// binary searches, both ends of a row's keys never decreasing as the row grows.
-fn first_row_ending(x: u32, start: u32) -> u32 {
+// (key_range(i).y >= x; `ends`) or whose first key is at or after x (key_range(i).x >= x): a binary
+// search, both ends of a row's keys never decreasing as the row grows.
+fn first_row(x: u32, start: u32, ends: bool) -> u32 {
   var a = start;
   var n = P.Nq;
   loop {
     if (a >= n) { break; }
     let mid = (a + n) / 2u;
-    if (key_range(mid).y >= x) { n = mid; } else { a = mid + 1u; }
-  }
-  return a;
-}
-
-fn first_row_starting(x: u32, start: u32) -> u32 {
-  var a = start;
-  var n = P.Nq;
-  loop {
-    if (a >= n) { break; }
-    let mid = (a + n) / 2u;
-    if (key_range(mid).x >= x) { n = mid; } else { a = mid + 1u; }
+    let r = key_range(mid);
+    if (select(r.x, r.y, ends) >= x) { n = mid; } else { a = mid + 1u; }
   }
   return a;
 }
 
 // Rows that may see a key of [j0, j1): [first row with hi > j0, first row with lo >= j1).
 fn query_span(j0: u32, j1: u32) -> vec2<u32> {
-  let a = first_row_ending(j0 + 1u, 0u);
-  return vec2<u32>(a, first_row_starting(j1, a));
+  let a = first_row(j0 + 1u, 0u, true);
+  return vec2<u32>(a, first_row(j1, a, false));
 }
 
 // Rows that see every key of [j0, j1): [first row with hi >= j1, first row with lo > j0); a
 // tile of rows (below Nq) inside it is full against these keys (tile_class).
 fn rows_seeing_all(j0: u32, j1: u32) -> vec2<u32> {
-  let a = first_row_ending(j1, 0u);
-  return vec2<u32>(a, max(a, first_row_starting(j0 + 1u, a)));
+  let a = first_row(j1, 0u, true);
+  return vec2<u32>(a, max(a, first_row(j0 + 1u, a, false)));
 }
 
 fn neg_inf() -> f32 {

@@ -135,9 +135,9 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   {{/loop}}
   let z = vec4<f32>();
   let i_end = min(rb.i0 + RT, P.Nq);
-  let rows = row_keys(rb.i0, i_end);                       // the block's first and last rows' keys (class_of)
-  let t_first = key_range(rb.i0).x / CT;
-  let t_end = (key_range(i_end - 1u).y + CT - 1u) / CT;
+  let rows = row_keys(rb.i0, i_end);   // the block's first and last rows' keys: the tiles it visits and their classes
+  let t_first = rows.first.x / CT;
+  let t_end = (rows.last.y + CT - 1u) / CT;
   var acc = AccAll();
   // K/V tiles visited: t_first … t_end−1 but the skipped ones.
   var cur = next_k_tile(t_first, t_end, rows);

@@ -277,9 +277,9 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     khi[{{rr}}u] = kr.y; }
   {{/loop}}
   let i_end = min(rb.i0 + BR, P.Nq);
-  let rows = row_keys(rb.i0, i_end);                       // the block's first and last rows' keys (class_of)
-  let t_first = key_range(rb.i0).x / BC;                      // the block's first and last tiles
-  let t_end = (key_range(i_end - 1u).y + BC - 1u) / BC;
+  let rows = row_keys(rb.i0, i_end);   // the block's first and last rows' keys: the tiles it visits and their classes
+  let t_first = rows.first.x / BC;
+  let t_end = (rows.last.y + BC - 1u) / BC;
   let ninf = vec4<f32>(neg_inf());
   var m = Rows();               // running (stale) row max, natural units
   {{#for g < RR/4}}m[{{g}}u] = vec4<f32>(NEG_BIG);

@@ -146,7 +146,7 @@ describe('mask helpers computed once per block (common.wgsl) against the per-til
       const m = new Mask(spec, s.Nq, s.Nk);
       const X = Math.max(s.Nq, s.Nk) + 3;
       const got = await probe(s, o, X);
-      const ranges = Array.from({ length: X + L }, (_, i) => m.keyRange(i));
+      const ranges = Array.from({ length: X }, (_, i) => m.keyRange(i));
       for (let z = 0; z < X; z++)
         for (let len = 1; len <= L; len++)
           for (let x = 0; x < X; x++) {
