@@ -222,7 +222,7 @@ def cmd_run(ns):
             log = open(os.path.join(runs, k['id'] + '.log'), 'w')
             e = dict(env, FLASHRING_TRACE=os.path.join(runs, k['id'] + '.trace.json'))
             entry = os.path.join(mlm, 'pretrain_gpt.py') if ns.no_trace else trace
-            cmd = ['timeout', str(ns.timeout), 'torchrun', '--nproc-per-node', '1', '--master-port', str(port), entry] + common_flags(ns.iters) + k['flags']
+            cmd = ['timeout', str(ns.timeout), 'torchrun', '--nproc-per-node', '1', '--master-port', str(port), entry] + common_flags(k.get('iters', ns.iters)) + k['flags']
             log.write('# ' + ' '.join(cmd) + '\n')
             log.flush()
             proc = subprocess.Popen(cmd, cwd=mlm, env=e, stdout=log, stderr=subprocess.STDOUT)
@@ -254,7 +254,7 @@ def main():
     r.add_argument('--deadline', type=float, default=420, help='start no run after this many seconds')
     r.add_argument('--grace', type=float, default=120, help='kill runs still going this long after the deadline')
     r.add_argument('--timeout', type=int, default=300)
-    r.add_argument('--iters', type=int, default=ITERS, help='--train-iters of each run (more for iteration times)')
+    r.add_argument('--iters', type=int, default=ITERS, help='--train-iters of each run (more for iteration times); a draw entry\'s own "iters" wins')
     r.add_argument('--no-trace', action='store_true', help='plain pretrain_gpt.py (for iteration times: run with --lanes 1)')
     r.add_argument('--pack', default='', help='after each run, OUT/runs as one .tar.gz at this path (the device tool returns 8 files a call)')
     ns = ap.parse_args()
