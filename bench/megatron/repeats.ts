@@ -10,10 +10,10 @@
  *     (each entry's `iters`: as many iterations as its first run)
  *   npx tsx bench/megatron/repeats.ts table DIR                             # first measurement, again, model
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { rng } from '../../src/reference/compare.js';
 import { median } from '../../src/stats.js';
-import { DRAW, TIMING_DIR, timeRows, type TimeRow } from './timeTable.js';
+import { DRAW, pct, TIMING_DIR, timeRows, type TimeRow } from './timeTable.js';
 
 /** The stored timing sets: a tag for the repeat's ids, the folder of runs/, its draw. */
 export const TIMING_SETS = [
@@ -64,8 +64,8 @@ function select(seed: number, hits: number, out: string): void {
 
 function table(dir: string): void {
   const draw = JSON.parse(readFileSync(`${dir}/draw.json`, 'utf8')) as { kept: (Kept & { first: { why: string; measuredMs: number; modelMs: number; error: number } })[] };
+  if (!existsSync(`${dir}/runs`)) throw new Error(`${dir}/runs: no runs yet (campaign.py run ${dir}/draw.json --out ..., then unpack its runs/ here)`);
   const again = new Map(timeRows(undefined, dir, false, `${dir}/draw.json`).map((r) => [r.id, r]));
-  const pct = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(100 * x).toFixed(1)}%`;
   console.log('| log | kind | configuration | first ms | again ms | again / first | model ms | error first | error again |\n|---|---|---|---|---|---|---|---|---|');
   const moved: Record<string, number[]> = { miss: [], hit: [] };
   let within = 0, missesRun = 0;

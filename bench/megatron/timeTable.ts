@@ -88,7 +88,7 @@ export function buildFit(profile: DeviceProfile = H200): HostFit {
   return fitHost(buildFitPoints(profile));
 }
 
-const pct = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)}%`;
+export const pct = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)}%`;
 
 export function timeSummary(rows: TimeRow[], split: 'build' | 'heldout'): { runs: number; maxAbs: number; median: number } {
   const e = rows.filter((r) => r.split === split).map((r) => Math.abs(r.error));
