@@ -29,7 +29,9 @@
 // products. The second products (dV += Pᵀ dO, dK += dSᵀ Q, dQ += dS K) cannot skip masked
 // entries (0 times a NaN of Q, dO or K is NaN): a tile with masked entries whose staged rows
 // hold a non-finite value (a workgroup vote while staging them) accumulates those products in
-// scalar f32 over visible entries only; tiles of finite data never take that branch.
+// scalar f32 over visible entries only. Full tiles do not read the vote (rare_tile) and leave it
+// standing, so a partial tile after a non-finite full one takes that path too (exact all the
+// same); where every staged value is finite no tile takes it.
 // Mask (common.wgsl, any of causal, window, documents): dkdv visits the Q tiles of query_span,
 // dq the K/V tiles from its first row's first key to its last row's last. Full tiles: dkdv's Q
 // tiles inside rows_seeing_all of its keys, dq's K/V tiles inside shared_keys of its rows (both
@@ -49,7 +51,8 @@
 // - Storage: every row is checked against Nq or Nk before a load or store (fetch_rows'
 //   r0 + e/D8 < r_end, fetch_stats, j < Nk, ii < Nq); j0 = 16·SG·(k_blk0 + wg.x) < Nk and
 //   i0 < Nq by the dispatch (the host's block ranges lie within ceil(N / 16·SG)), so Nk − j0 and Nq − i0 do not wrap; the head of the next Q tile
-//   is (t + 1)/nt < G; hk < Hkv, hq < Hq by the dispatch.
+//   (row1, counted along: head0 + g·Nq) is fetched only while t + 1 < G·nt, so g < G; hk < Hkv,
+//   hq < Hq by the dispatch.
 // Loops: constant bounds, t < G·nt, j0 < n_end ≤ Nk in steps of Bc.
 
 // Storage words (the bindings: BACKWARD_BINDINGS, src/kernels/flashBackward.ts): Q, K, V, dO as
@@ -144,15 +147,20 @@ fn stash_rows(tid: u32, stats: bool) {
 }
 
 // After the elementwise step: whether the tile takes the rare scalar path (an input of the tile
-// was voted non-finite, and the tile has masked entries). A barrier; invocation 0 copies the
-// staging vote to nf_u and clears it; every invocation reads nf_u with workgroupUniformLoad.
+// was voted non-finite, and the tile has masked entries). A barrier (P and dS written before
+// their matrix loads); a full tile (uniform) stops there and leaves the vote standing; otherwise
+// invocation 0 copies the vote to nf_u and clears it, and every invocation reads nf_u with
+// workgroupUniformLoad (two barriers more, so full tiles take 1 barrier here instead of 3). A vote
+// left by a full tile makes the next partial tile take the scalar path too: exact all the same
+// (visible entries only), and only where a staged input is non-finite.
 fn rare_tile(tid: u32, full: bool) -> bool {
   workgroupBarrier();
+  if (full) { return false; }
   if (tid == 0u) {
     nf_u = vec4<u32>(atomicLoad(&nf[0]), 0u, 0u, 0u);
     atomicStore(&nf[0], 0u);
   }
-  return workgroupUniformLoad(&nf_u).x != 0u && !full;
+  return workgroupUniformLoad(&nf_u).x != 0u;
 }
 
 // P = exp2(S·scale·log2 e − l2), l2 = LSE·log2 e (a NaN LSE gives NaN), and dS = P ∘ (dP − Δ).
@@ -301,15 +309,24 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let head0 = kb.q_row0;
   fetch_rows(false, head0, i_start, P.Nq, tid);
   fetch_stats(head0, i_start, tid);
+  // The tile in use (i0) and the one fetched next (row1, i1), counted along rather than divided
+  // out of t each tile (t % nt, (t + 1) / nt: integer divisions by a uniform value, tens of
+  // instructions each, per tile).
+  let i_stop = i_start + nt * BR;
+  var i0 = i_start;
+  var i1 = i_start;
+  var row1 = head0;
   for (var t = 0u; t < total; t++) {
-    let i0 = i_start + (t % nt) * BR;
     {
       workgroupBarrier();
       stash_rows(tid, true);
       workgroupBarrier();
+      i1 = i0 + BR;
+      if (i1 >= i_stop) {
+        i1 = i_start;
+        row1 += P.Nq;
+      }
       if (t + 1u < total) {
-        let row1 = head0 + ((t + 1u) / nt) * P.Nq;
-        let i1 = i_start + ((t + 1u) % nt) * BR;
         fetch_rows(false, row1, i1, P.Nq, tid);
         fetch_stats(row1, i1, tid);
       }
@@ -352,6 +369,7 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         }
       }
     }
+    i0 = i1;
   }
 
   // dK·scale and dV, one 16×16 block at a time through Sa/dPa; keys past Nk are not written.

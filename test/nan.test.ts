@@ -213,6 +213,34 @@ describe('NaN on the tensor-core path (subgroup matrices, f16)', () => {
       });
 });
 
+describe('the tensor-core backward: a non-finite value in a full tile, partial tiles after it', () => {
+  // Full tiles do not read the non-finite vote (flash_bwd_sgmm.wgsl rare_tile) and leave it
+  // standing for the next partial tile. Causal, N = 300, tiles of 16 and 128 rows a workgroup
+  // (pinned): dkdv's first key block visits its diagonal Q tiles (partial), Q rows 128-287 (full:
+  // they see all 128 keys), then rows 288-299 (partial, past Nq); dq's row blocks from 128 on see
+  // keys 0-127 in full tiles before their diagonal ones. Poisoned: Q and dO at row 200, K at key 60.
+  const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: 300, Nk: 300, D: 64 };
+  const spots: [string, keyof Inputs, number][] = [['Q', 'q', 200 * 64 + 7], ['dO', 'dout', 200 * 64 + 9], ['K', 'k', 60 * 64 + 3]];
+  for (const [what, which, at] of spots)
+    it(`NaN in ${what}: dQ, dK, dV NaN exactly where the reference says`, async (ctx) => {
+      if (!devs[0].hasF16 || !devs[0].hasSubgroupMatrix) ctx.skip();
+      const dev = await tunedDevice({ sgmmBackward: { subgroups: 8, rows: 16 } });
+      const opts: AttentionOptions = { causal: true };
+      const x = poisoned(s, SEED + at, which, at);
+      const r = refInputs(x, 'f16');
+      const rf = referenceForward(s, r.q, r.k, r.v, opts);
+      const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
+      const fwd = await attentionForward(dev, s, x, { ...opts, precision: 'f16', path: 'subgroup-matrix' });
+      expect(err(fwd.o, rf.o), `O NaN in ${what}`).toBeLessThanOrEqual(TOL.f16.out);
+      const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { ...opts, precision: 'f16', path: 'subgroup-matrix' });
+      for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), `${k} NaN in ${what}`).toBeLessThanOrEqual(TOL.f16.grad);
+      // Causal: the poison reaches only part of the gradients (of dQ alone where it is in K), so a
+      // leak through a masked entry would show.
+      const all = [rb.dq, rb.dk, rb.dv].flatMap((a) => Array.from(a));
+      expect(all.some(Number.isFinite) && all.some(Number.isNaN), 'both finite and NaN in the reference').toBe(true);
+    });
+});
+
 describe('the tensor-core forward in every order of its tile steps (sgmmForwardPipe)', () => {
   // N = 150: five K/V tiles of 32 (prefetch two ahead, both vote parities); causal + window:
   // tiles with masked entries; a NaN in V at a key some rows of its tile cannot see (the rare

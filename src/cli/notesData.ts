@@ -15,9 +15,9 @@ import { configFromFlags } from './memory.js';
 const R = 'bench/results';
 /** Every file the notes read, relative to the repository root. */
 export const SOURCES = {
-  // The newest same-call run of the shipped tensor-core kernels (2026-12-03, after the mask's cost left
-  // their loops: bench/results/2026-12-03-mask-cost-h200, where the 2026-12-02 slowdown is bisected).
-  tensorCores: [`${R}/2026-12-03-mask-cost-h200/fix/fix-kernels.csv`],
+  // The newest same-call run of the shipped tensor-core kernels (2026-12-03, run v2 of
+  // bench/results/2026-12-03-bwd-votes-h200: the backward's full tiles skip the non-finite vote's read).
+  tensorCores: [`${R}/2026-12-03-bwd-votes-h200/v2/kernels.csv`],
   portableSameFolder: [`${R}/h200-2026-12-01-wg2d-pipe0/new-r0/bench-2026-12-01T15-13-23-383Z-kernels.csv`, `${R}/h200-2026-12-01-wg2d-pipe0/new-r1/bench-2026-12-01T15-11-58-932Z-kernels.csv`],
   // The portable f32 forward with robustness on, after the mask's cost left the loops (2026-12-03).
   portable: [`${R}/2026-12-03-mask-cost-h200/check/portable-r1/bench-2026-12-03T08-31-19-784Z-kernels.csv`],
