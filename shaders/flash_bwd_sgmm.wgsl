@@ -30,8 +30,8 @@
 // entries (0 times a NaN of Q, dO or K is NaN): a tile with masked entries whose staged rows
 // hold a non-finite value (a workgroup vote while staging them) accumulates those products in
 // scalar f32 over visible entries only. Full tiles do not read the vote (rare_tile) and leave it
-// standing, so a partial tile after a non-finite full one takes that path too (exact all the
-// same); where every staged value is finite no tile takes it.
+// standing, so a partial tile after a non-finite full one takes that path too (visible entries
+// only; the same values up to f32 summation order); where every staged value is finite no tile takes it.
 // Mask (common.wgsl, any of causal, window, documents): dkdv visits the Q tiles of query_span,
 // dq the K/V tiles from its first row's first key to its last row's last. Full tiles: dkdv's Q
 // tiles inside rows_seeing_all of its keys, dq's K/V tiles inside shared_keys of its rows (both
@@ -151,8 +151,8 @@ fn stash_rows(tid: u32, stats: bool) {
 // their matrix loads); a full tile (uniform) stops there and leaves the vote standing; otherwise
 // invocation 0 copies the vote to nf_u and clears it, and every invocation reads nf_u with
 // workgroupUniformLoad (two barriers more, so full tiles take 1 barrier here instead of 3). A vote
-// left by a full tile makes the next partial tile take the scalar path too: exact all the same
-// (visible entries only), and only where a staged input is non-finite.
+// left by a full tile makes the next partial tile take the scalar path too (visible entries only;
+// the same values up to f32 summation order), and only where a staged input is non-finite.
 fn rare_tile(tid: u32, full: bool) -> bool {
   workgroupBarrier();
   if (full) { return false; }

@@ -239,6 +239,27 @@ describe('the tensor-core backward: a non-finite value in a full tile, partial t
       const all = [rb.dq, rb.dk, rb.dv].flatMap((a) => Array.from(a));
       expect(all.some(Number.isFinite) && all.some(Number.isNaN), 'both finite and NaN in the reference').toBe(true);
     });
+  // The cases above cannot show a lost vote (what a partial tile after the full one writes is NaN in
+  // the reference anyway). Here, with a window of 200, dkdv's first key block (keys 0-127) visits full
+  // Q tiles 128-176, a partial tile 192 (the scalar path on the vote left by dO's NaN at row 150),
+  // then partial tile 240, whose own NaN (dO at row 250, column 20) must send it down the scalar path
+  // again: row 250 sees keys 50-250, so dV[0..49][20] stays finite and dV[50..127][20] is NaN; a vote
+  // lost there would leak NaN into the finite part through the masked entries' products.
+  it('a window: a vote left by a full tile, then a partial tile with its own NaN (dV finite exactly where the reference is)', async (ctx) => {
+    const opts: AttentionOptions = { causal: true, window: [200, 0] };
+    const x = poisoned(s, SEED + 250, 'dout', 150 * 64 + 9);
+    x.dout[250 * 64 + 20] = NaN;
+    const r = refInputs(x, 'f16');
+    const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
+    // The case's premise, checked on every machine: the reference is finite and NaN where the comment says.
+    expect(Number.isFinite(rb.dv[10 * 64 + 20]) && Number.isNaN(rb.dv[100 * 64 + 20]), 'the reference: dV[10][20] finite, dV[100][20] NaN').toBe(true);
+    if (!devs[0].hasF16 || !devs[0].hasSubgroupMatrix) ctx.skip();
+    const dev = await tunedDevice({ sgmmBackward: { subgroups: 8, rows: 16 } });
+    const p = { ...opts, precision: 'f16' as const, path: 'subgroup-matrix' as const };
+    const fwd = await attentionForward(dev, s, x, p);
+    const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, p);
+    for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), k).toBeLessThanOrEqual(TOL.f16.grad);
+  });
 });
 
 describe('the tensor-core forward in every order of its tile steps (sgmmForwardPipe)', () => {

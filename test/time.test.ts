@@ -380,12 +380,15 @@ describe("the misses run again (bench/results/2026-12-03-time-repeats, selected 
   const again = new Map(timeRows(H200, DR, false, `${DR}/draw.json`).map((r) => [r.id, r]));
   const ratio = (e: Entry) => again.get(e.id)!.measuredMs / e.first.measuredMs;
 
-  it('every stored timing log the shipped model misses by 15% or more (12 of 101) and two hits; all 14 ran again, alone, as many iterations as the first time', () => {
-    const stored = storedRows();
-    expect(stored).toHaveLength(101);
-    const misses = stored.filter((r) => Math.abs(r.error) >= MISS).map((r) => r.key).sort();
-    expect(draw.kept.filter((e) => e.first.why === 'miss').map((e) => e.id).sort()).toEqual(misses);
-    expect(draw.kept.filter((e) => e.first.why === 'hit')).toHaveLength(2);
+  it('the 12 stored timing logs (of 101) the model missed by 15% or more when they were selected, and two hits; all 14 ran again, alone, as many iterations as the first time', () => {
+    // The selection as frozen (draw.json's errors, from the model at 12ed8e1), not as today's model would make it.
+    expect(storedRows()).toHaveLength(101);
+    const misses = draw.kept.filter((e) => e.first.why === 'miss');
+    expect(misses).toHaveLength(12);
+    for (const e of misses) expect(Math.abs(e.first.error), e.id).toBeGreaterThanOrEqual(MISS);
+    const hits = draw.kept.filter((e) => e.first.why === 'hit');
+    expect(hits).toHaveLength(2);
+    for (const e of hits) expect(Math.abs(e.first.error), e.id).toBeLessThan(MISS);
     expect([...again.keys()].sort()).toEqual(draw.kept.map((e) => e.id).sort());
     for (const e of draw.kept) expect(again.get(e.id)!.iterations + 2, e.id).toBe(e.iters);
   });
