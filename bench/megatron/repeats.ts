@@ -47,9 +47,10 @@ function select(seed: number, hits: number, out: string): void {
     const j = Math.floor(rand() * (i + 1));
     [chosen[i], chosen[j]] = [chosen[j], chosen[i]];
   }
+  // Each set's draw read once: the chosen runs' flags and configurations come from it.
+  const draws = new Map(TIMING_SETS.map((s) => [s.dir, (JSON.parse(readFileSync(s.draw, 'utf8')) as { kept: Kept[] }).kept]));
   const kept = chosen.map(({ r, why }) => {
-    const set = TIMING_SETS.find((s) => s.dir === r.set)!;
-    const k = (JSON.parse(readFileSync(set.draw, 'utf8')) as { kept: Kept[] }).kept.find((x) => x.id === r.id)!;
+    const k = draws.get(r.set)!.find((x) => x.id === r.id)!;
     // As many iterations as the first run had (a MoE step's median moves with them: its steps drift down).
     return { ...k, id: r.key, iters: r.iterations + 2, first: { set: r.set, id: r.id, why, measuredMs: r.measuredMs, modelMs: r.predicted.iterMs, error: r.error } };
   });
