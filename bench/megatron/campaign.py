@@ -50,9 +50,9 @@ def mult(x, m):
     return max(m, int(round(x / m)) * m)
 
 
-def draw_one(rng, seq):
+def draw_one(rng, seq, layers=(2, 12)):
     c = {}
-    c['layers'] = rng.randint(2, 12)
+    c['layers'] = rng.randint(*layers)
     head_dim = rng.choice([64, 128])
     c['hidden'] = rng.choice([h for h in (512, 768, 1024, 1536, 2048, 2560, 3072, 4096) if h % head_dim == 0])
     c['heads'] = c['hidden'] // head_dim
@@ -157,10 +157,14 @@ def rough_gib(c):
 def cmd_draw(ns):
     rng = random.Random(ns.seed)
     kept, rejected = [], {}
+    seqs = tuple(int(x) for x in ns.seqs.split(','))
+    layers = tuple(int(x) for x in ns.layers.split('-'))
+    if len(layers) != 2 or not 1 <= layers[0] <= layers[1] or any(s not in SEQS for s in seqs):
+        sys.exit('campaign.py draw: --layers takes LO-HI (1 <= LO <= HI), --seqs a comma list from %s' % ','.join(map(str, SEQS)))
     while len(kept) < ns.runs:
         # Sequence lengths in turn (2K ... 32K), the rest drawn until the run fits: without the turn,
         # unfused attention's s² scores would reject nearly every long sequence.
-        c = draw_one(rng, SEQS[len(kept) % len(SEQS)])
+        c = draw_one(rng, seqs[len(kept) % len(seqs)], layers)
         g, budget = rough_gib(c), BUDGET_32K_GIB if c['seq'] >= 32768 else BUDGET_GIB
         if g > budget:
             rejected[c['seq']] = rejected.get(c['seq'], 0) + 1
@@ -170,6 +174,7 @@ def cmd_draw(ns):
         kept.append({'id': c['id'], 'split': c['split'], 'rough_gib': round(g, 1), 'config': c, 'flags': flags(c)})
     os.makedirs(ns.out, exist_ok=True)
     doc = {'seed': ns.seed, 'runs': ns.runs, 'budget_gib': BUDGET_GIB, 'budget_32k_gib': BUDGET_32K_GIB, 'generator': 'random.Random(seed), bench/megatron/campaign.py draw_one',
+           'layers': list(layers), 'seqs': list(seqs),
            'drawn_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), 'common_flags': COMMON, 'kept': kept, 'rejected_by_seq': rejected}
     with open(os.path.join(ns.out, 'draw.json'), 'w') as fh:
         json.dump(doc, fh, indent=1)
@@ -246,6 +251,8 @@ def main():
     d.add_argument('--seed', type=int, required=True)
     d.add_argument('--runs', type=int, default=48)
     d.add_argument('--out', required=True)
+    d.add_argument('--layers', default='2-12', help='LO-HI: the range layer counts are drawn from (default 2-12)')
+    d.add_argument('--seqs', default=','.join(map(str, SEQS)), help='sequence lengths taken in turn (default all)')
     r = sub.add_parser('run')
     r.add_argument('draw')
     r.add_argument('--out', required=True)
