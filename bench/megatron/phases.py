@@ -5,7 +5,7 @@ source folder, as bench/megatron/kernels.py) with train_step and the optimizer's
 
   FLASHRING_PHASES=run.phases.json torchrun --nproc-per-node 1 phases.py <pretrain_gpt.py flags>
 
-(bench/megatron/terms.py --phases runs campaign configurations this way; give --iters 19 or more).
+(bench/megatron/terms.py --phases runs campaign configurations this way; give --iters 14 or more).
 The phases: `zero` (train_step up to the forward-backward: zeroing the gradient buffers), `fb` (the
 forward-backward schedule: data loading, forward, loss, backward, the gradient reduction it starts),
 `opt` (optimizer.step) and within it `opt.prepare` (gradients copied and checked for Inf/NaN),
@@ -14,7 +14,8 @@ the parameters copied back); `post` (train_step after the optimizer: the loss av
 `between` (from one train_step's return to the next one's call: logging, the loop's bookkeeping).
 
 Two measurements:
-- `events` (iterations 14-18, nothing else running): at each phase's start and end the host's clock
+- `events` (iterations 4-8, before any profiling: on 2026-12-03 a window after the profiler ran 10-25%
+  slower than the same run's earlier iterations): at each phase's start and end the host's clock
   and a CUDA event on the current stream (no synchronisation). Per phase and iteration: hostMs (the
   host's time in it) and gpuSpanMs (the GPU's time between reaching its start and its end: its work
   plus the time it waited for the host's launches inside the phase). stepMs: the host's clock from
@@ -33,8 +34,8 @@ import tempfile
 import time
 import traceback
 
+TIMED = (4, 9)        # [first, end) iterations with CUDA events (before the profiler: after it the host stays slower)
 PROFILED = (10, 13)   # [first, end) iterations under the profiler
-TIMED = (14, 19)      # [first, end) iterations with CUDA events
 OUT = os.environ.get('FLASHRING_PHASES', 'phases.json')
 LAUNCHES = ('cudaLaunchKernel', 'cuLaunchKernelEx', 'cudaLaunchKernelExC', 'cuLaunchKernel')
 WAITS = ('cudaStreamSynchronize', 'cudaDeviceSynchronize', 'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpyAsync')
@@ -155,6 +156,12 @@ def main():
                 result['profiled'] = profiled_summary(path, PROFILED[1] - PROFILED[0])
         except Exception:
             result['profiled'] = {'error': traceback.format_exc()}
+        dump()
+
+    def dump():
+        with open(OUT, 'w') as f:
+            json.dump(result, f, indent=1)
+        print('flashring phases: wrote %s (%s)' % (OUT, ', '.join(sorted(result))), flush=True)
 
     def train_step(*args, **kwargs):
         i = state['i']
@@ -178,9 +185,7 @@ def main():
             step_ms = [round((b - a) * 1e3, 3) for a, b in zip(calls, calls[1:])]
             result['events'] = timed_summary(rec.rows, TIMED[1] - TIMED[0], step_ms)
             rec.mode = None
-            with open(OUT, 'w') as f:
-                json.dump(result, f, indent=1)
-            print('flashring phases: wrote %s' % OUT, flush=True)
+            dump()
         wrap_optimizer(args[3])
         fb = rec.wrap('fb', args[6])
         # 'zero' ends where the forward-backward starts; 'post' runs from the optimizer's end to the return.

@@ -18,9 +18,10 @@ import { DRAW, pct, TIMING_DIR, timeRows, type TimeRow } from './timeTable.js';
 /** The stored timing sets: a tag for the repeat's ids, the folder of runs/, its draw. */
 export const TIMING_SETS = [
   { tag: 'c', dir: TIMING_DIR, draw: DRAW },
-  ...['2026-12-02-time-heldout', '2026-12-02-time-heldout2', '2026-12-02-time-heldout3', '2026-12-03-time-heldout4'].map((d, i) => ({
+  ...['2026-12-02-time-heldout', '2026-12-02-time-heldout2', '2026-12-02-time-heldout3', '2026-12-03-time-heldout4', '2026-12-03-time-heldout5'].map((d, i) => ({
     tag: `h${i + 1}`, dir: `bench/results/${d}`, draw: `bench/results/${d}/draw.json`,
   })),
+  { tag: 'h5d', dir: 'bench/results/2026-12-03-time-heldout5-deep', draw: 'bench/results/2026-12-03-time-heldout5-deep/draw.json' },
 ];
 
 export const MISS = 0.15;

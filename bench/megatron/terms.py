@@ -6,7 +6,7 @@ batch-generator, forward-compute, backward-compute, optimizer) or `--no-create-a
 
   python3 bench/megatron/terms.py DRAW --out DIR --ids r39,r29 --iters 10 --tag timers --extra='--timing-log-level 2'
   python3 bench/megatron/terms.py DRAW --out DIR --ids r07 --tag prof --kernels --iters 14
-  python3 bench/megatron/terms.py DRAW --out DIR --ids r07 --tag ph --phases --iters 20
+  python3 bench/megatron/terms.py DRAW --out DIR --ids r07 --tag ph --phases --iters 14
   python3 bench/megatron/terms.py DRAW --out DIR --ids r07 --tag norc --drop=--recompute-granularity,--recompute-method,--recompute-num-layers
 
 Each run's log is DIR/<id>.<tag>.log (the command on its first line), as campaign.py writes them.
@@ -42,7 +42,7 @@ def main():
     ap.add_argument('--timeout', type=int, default=300)
     ap.add_argument('--extra', default='', help='flags added to every run, as one string')
     ap.add_argument('--kernels', action='store_true', help='profile iterations 10-12 (bench/megatron/kernels.py): DIR/<id>.<tag>.kernels.json')
-    ap.add_argument('--phases', action='store_true', help='time the step phase by phase (bench/megatron/phases.py: iterations 10-12 profiled, 14-18 with CUDA events): DIR/<id>.<tag>.phases.json')
+    ap.add_argument('--phases', action='store_true', help='time the step phase by phase (bench/megatron/phases.py: iterations 4-8 with CUDA events, 10-12 profiled): DIR/<id>.<tag>.phases.json')
     ap.add_argument('--pack', default='', help='after each run, DIR as one .tar.gz at this path (the device tool returns 8 files a call)')
     ap.add_argument('--drop', default='', help="comma-separated flags left out of every run's configuration, with their values")
     ns = ap.parse_args()
@@ -58,8 +58,8 @@ def main():
         ap.error('--drop takes flags (--name), not %s' % ', '.join(bad))
     if ns.kernels and ns.iters < 13:
         ap.error('--kernels profiles iterations 10-12 (bench/megatron/kernels.py): give --iters 13 or more, not %d' % ns.iters)
-    if ns.phases and (ns.kernels or ns.iters < 20):
-        ap.error('--phases times iterations 10-18 (bench/megatron/phases.py): give --iters 20 or more, without --kernels')
+    if ns.phases and (ns.kernels or ns.iters < 14):
+        ap.error('--phases times iterations 4-12 (bench/megatron/phases.py): give --iters 14 or more, without --kernels')
     for f in dropped:
         missing = [i for i in ns.ids.split(',') if i in kept and f not in kept[i]['flags']]
         if missing:

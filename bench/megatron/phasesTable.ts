@@ -1,0 +1,59 @@
+/**
+ * A Megatron-LM step phase by phase (bench/megatron/phases.py, run by terms.py --phases) beside the
+ * time model's pieces of the same step: the forward-backward's GPU time and kernels, the optimizer's
+ * GPU time and kernels, the parameter tensors. Terms, not totals:
+ *
+ *   npx tsx bench/megatron/phasesTable.ts [DIR]     # default bench/results/2026-12-03-time-phases/ph
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { configFromArgs, parseMegatronLog } from '../../src/memory/megatron.js';
+import { predictTimeFromLog } from '../../src/memory/time/fromLog.js';
+import { TIME_STACKS } from '../../src/memory/time/iteration.js';
+import { parameterTensors } from '../../src/memory/time/ops.js';
+
+export const PHASES_DIR = 'bench/results/2026-12-03-time-phases/ph';
+
+interface Phase { hostMs?: number; gpuSpanMs?: number; gpuBusyMs?: number; idleMs?: number; launches?: number; waits?: number }
+
+export interface PhaseRow {
+  id: string;
+  /** Parameter tensors (the optimizer's per-tensor loops run over them). */
+  tensors: number;
+  /** Steps of the CUDA-event window (no profiler), host clock from one train_step call to the next. */
+  stepMs: number[];
+  events: Record<string, Phase>;
+  profiled: Record<string, Phase>;
+  model: { fbGpuMs: number; fbKernels: number; optGpuMs: number; optKernels: number; iterMs: number };
+}
+
+export function phaseRows(dir = PHASES_DIR): PhaseRow[] {
+  return readdirSync(dir).filter((f) => f.endsWith('.phases.json')).sort().map((f) => {
+    const id = f.split('.')[0], ph = JSON.parse(readFileSync(`${dir}/${f}`, 'utf8'));
+    const log = parseMegatronLog(readFileSync(`${dir}/${id}.ph.log`, 'utf8'), id), c = configFromArgs(log.args);
+    if ('error' in c) throw new Error(`${id}: ${c.error}`);
+    const p = predictTimeFromLog(log);
+    if ('error' in p) throw new Error(`${id}: ${p.error}`);
+    const t = parameterTensors(c.model), tensors = c.model.numLayers * t.perLayer + t.outside;
+    const optGpuMs = p.terms.find((x) => x.name === 'optimizer')!.ms, optKernels = tensors * TIME_STACKS.megatron.optimizerKernelsPerTensor;
+    return {
+      id, tensors, stepMs: ph.events.stepMs, events: ph.events.phases, profiled: ph.profiled.phases,
+      model: { fbGpuMs: p.gpuMs - optGpuMs, fbKernels: p.kernels - optKernels, optGpuMs, optKernels, iterMs: p.iterMs },
+    };
+  });
+}
+
+/** Launches of the optimizer's phases under the profiler (gradient norm, clip, update). */
+export const optLaunches = (r: PhaseRow) => ['opt.norm', 'opt.clip', 'opt.update'].reduce((s, k) => s + (r.profiled[k]?.launches ?? 0), 0);
+/** Host ms of the optimizer's per-tensor loops (gradient norm and clip), CUDA-event window. */
+export const normClipMs = (r: PhaseRow) => (r.events['opt.norm']?.hostMs ?? 0) + (r.events['opt.clip']?.hostMs ?? 0);
+
+if (process.argv[1]?.endsWith('phasesTable.ts')) {
+  const rows = phaseRows(process.argv[2]);
+  const f = (x: number, d = 1) => x.toFixed(d);
+  console.log('| run | tensors | step ms (median) | fb host ms | fb GPU busy / model | fb launches / model | µs a launch (fb host) | norm+clip host ms (µs a tensor) | update host / GPU span / model ms | post host ms | between + zero ms | optimizer launches / model |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const e = r.events, p = r.profiled, med = [...r.stepMs].sort((a, b) => a - b)[r.stepMs.length >> 1];
+    console.log(`| ${r.id} | ${r.tensors} | ${f(med)} | ${f(e.fb.hostMs!)} | ${f(p.fb.gpuBusyMs!)} / ${f(r.model.fbGpuMs)} | ${f(p.fb.launches!, 0)} / ${f(r.model.fbKernels, 0)} | ${f((1e3 * e.fb.hostMs!) / p.fb.launches!, 0)} | ${f(normClipMs(r))} (${f((1e3 * normClipMs(r)) / r.tensors, 0)}) | ${f(e['opt.update'].hostMs!)} / ${f(e['opt.update'].gpuSpanMs!)} / ${f(r.model.optGpuMs)} | ${f(e.post.hostMs!)} | ${f(e.between.hostMs! + e.zero.hostMs!)} | ${f(optLaunches(r), 0)} / ${f(r.model.optKernels, 0)} |`);
+  }
+}
