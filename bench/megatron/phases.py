@@ -116,15 +116,21 @@ def profiled_summary(trace_path, steps):
         if e['name'] in WAITS:
             p['waits'] += 1
             p['waitMs'] += e['dur'] / 1e3
-    end = None
+    end, names = None, {}
     for e in device:
-        p = row(launched.get(e.get('args', {}).get('correlation'), 'unknown'))
+        phase = launched.get(e.get('args', {}).get('correlation'), 'unknown')
+        p = row(phase)
         p['gpuBusyMs'] += e['dur'] / 1e3
+        by = names.setdefault(phase, {})
+        by[e['name'][:120]] = by.get(e['name'][:120], 0) + 1
         if end is not None and e['ts'] > end:
             p['idleMs'] += (e['ts'] - end) / 1e3
         end = max(end or 0, e['ts'] + e['dur'])
     per = {n: {k: round(v / steps, 3) for k, v in p.items()} for n, p in out.items()}
-    return {'iterations': steps, 'phases': per}
+    # Every kernel, copy and memset by name and the phase that launched it (per iteration): what a
+    # model's launch count has to match, op by op.
+    kernels = {n: dict(sorted(((k, round(c / steps, 3)) for k, c in by.items()), key=lambda kv: -kv[1])) for n, by in names.items()}
+    return {'iterations': steps, 'phases': per, 'kernels': kernels}
 
 
 def main():

@@ -3,7 +3,7 @@
  * time model's pieces of the same step: the forward-backward's GPU time and kernels, the optimizer's
  * GPU time and kernels, the parameter tensors. Terms, not totals:
  *
- *   npx tsx bench/megatron/phasesTable.ts [DIR]     # default bench/results/2026-12-03-time-phases/ph
+ *   npx tsx bench/megatron/phasesTable.ts [DIR]     # default bench/results/2026-12-03-time-phases/ph2
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { configFromArgs, parseMegatronLog } from '../../src/memory/megatron.js';
@@ -11,7 +11,7 @@ import { predictTimeFromLog } from '../../src/memory/time/fromLog.js';
 import { TIME_STACKS } from '../../src/memory/time/iteration.js';
 import { parameterTensors } from '../../src/memory/time/ops.js';
 
-export const PHASES_DIR = 'bench/results/2026-12-03-time-phases/ph';
+export const PHASES_DIR = 'bench/results/2026-12-03-time-phases/ph2';
 
 interface Phase { hostMs?: number; gpuSpanMs?: number; gpuBusyMs?: number; idleMs?: number; launches?: number; waits?: number }
 
@@ -28,8 +28,8 @@ export interface PhaseRow {
 
 export function phaseRows(dir = PHASES_DIR): PhaseRow[] {
   return readdirSync(dir).filter((f) => f.endsWith('.phases.json')).sort().map((f) => {
-    const id = f.split('.')[0], ph = JSON.parse(readFileSync(`${dir}/${f}`, 'utf8'));
-    const log = parseMegatronLog(readFileSync(`${dir}/${id}.ph.log`, 'utf8'), id), c = configFromArgs(log.args);
+    const [id, tag] = f.split('.'), ph = JSON.parse(readFileSync(`${dir}/${f}`, 'utf8'));
+    const log = parseMegatronLog(readFileSync(`${dir}/${id}.${tag}.log`, 'utf8'), id), c = configFromArgs(log.args);
     if ('error' in c) throw new Error(`${id}: ${c.error}`);
     const p = predictTimeFromLog(log);
     if ('error' in p) throw new Error(`${id}: ${p.error}`);
