@@ -25,25 +25,28 @@ describe('a Megatron-LM step phase by phase (bench/results/2026-12-03-time-phase
     }
   });
 
-  it("the model's forward-backward GPU time is the profiled busy time within 8% for every dense step and for h1-r02 (MoE, 8K); c-r40's (MoE, 16 experts at 2K) is 34% low", () => {
+  it("the model's forward-backward GPU time is the profiled busy time within 8% for every dense step and for h1-r02 (MoE, 8K); c-r40's (MoE, 16 experts at 2K) is 30-40% low", () => {
     for (const id of [...DENSE, 'h1-r02']) expect(Math.abs(row(id).model.fbGpuMs / row(id).profiled.fb.gpuBusyMs! - 1), id).toBeLessThan(0.08);
-    expect(row('c-r40').model.fbGpuMs / row('c-r40').profiled.fb.gpuBusyMs!).toBeLessThan(0.7);
+    const c40 = row('c-r40').model.fbGpuMs / row('c-r40').profiled.fb.gpuBusyMs!;
+    expect(c40).toBeGreaterThan(0.6);
+    expect(c40).toBeLessThan(0.7);
   });
 
-  it('four dense steps are host-bound in the forward-backward: its host time 1.2-2.2x the GPU busy, 60-74 µs a launch; the profiler saw 10-33% more launches there than the model counts', () => {
+  it('four dense steps are host-bound in the forward-backward: its host time 1.15-2.2x the GPU busy, 59-75 µs a launch; the profiler saw 10-33% more launches there than the model counts', () => {
     for (const id of HOST_BOUND) {
       const r = row(id), fb = r.events.fb.hostMs!, busy = r.profiled.fb.gpuBusyMs!, launches = r.profiled.fb.launches!;
       expect(fb / busy, id).toBeGreaterThan(1.15);
+      expect(fb / busy, id).toBeLessThan(2.2);
       expect((1e3 * fb) / launches, id).toBeGreaterThan(59);
       expect((1e3 * fb) / launches, id).toBeLessThan(75);
       expect(launches / r.model.fbKernels, id).toBeGreaterThan(1.09);
-      expect(launches / r.model.fbKernels, id).toBeLessThan(1.37);
+      expect(launches / r.model.fbKernels, id).toBeLessThan(1.34);
     }
     // h1-r17 is GPU-bound (8K, 3 layers, all recomputed): its forward-backward lasts about its GPU time.
     expect(host('h1-r17', 'fb') / row('h1-r17').profiled.fb.gpuBusyMs!).toBeLessThan(1.2);
   });
 
-  it("the optimizer: its per-tensor loops (gradient norm, clip) cost 46-79 µs a parameter tensor on the host; the model counts 1.4-2.9x the launches measured there; the update's GPU span is the model's optimizer term (dense, within 6% where it is over 4 ms)", () => {
+  it("the optimizer: its per-tensor loops (gradient norm, clip) cost 46-79 µs a parameter tensor on the host; the model counts 1.4-2.9x the launches measured there; the update's GPU span is the model's optimizer term (within 6% in the four host-bound dense steps, spans of 4.5-12.6 ms)", () => {
     for (const r of rows) {
       const perTensor = (1e3 * normClipMs(r)) / r.tensors;
       expect(perTensor, r.id).toBeGreaterThan(45);
@@ -54,12 +57,15 @@ describe('a Megatron-LM step phase by phase (bench/results/2026-12-03-time-phase
     for (const id of HOST_BOUND) expect(Math.abs(row(id).model.optGpuMs / row(id).events['opt.update'].gpuSpanMs! - 1), id).toBeLessThan(0.06);
   });
 
-  it("after the update the host waits for its GPU tail: post = (update's GPU span - its host time) + 0.4-1.1 ms, serial after the forward-backward (4-9 ms in the host-bound steps)", () => {
+  it("after the update the host waits for its GPU tail: post = (update's GPU span - its host time) + 0.4-1.1 ms, serial after the forward-backward (3-10 ms in the host-bound steps)", () => {
     for (const id of DENSE) {
       const u = row(id).events['opt.update'], tail = Math.max(0, u.gpuSpanMs! - u.hostMs!);
-      expect(host(id, 'post') - tail, id).toBeGreaterThan(0.3);
-      expect(host(id, 'post') - tail, id).toBeLessThan(1.2);
+      expect(host(id, 'post') - tail, id).toBeGreaterThan(0.4);
+      expect(host(id, 'post') - tail, id).toBeLessThan(1.1);
     }
-    for (const id of HOST_BOUND) expect(host(id, 'post') + normClipMs(row(id)), id).toBeGreaterThan(5);
+    for (const id of HOST_BOUND) {
+      expect(host(id, 'post'), id).toBeGreaterThan(3);
+      expect(host(id, 'post'), id).toBeLessThan(10);
+    }
   });
 });

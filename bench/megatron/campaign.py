@@ -157,10 +157,14 @@ def rough_gib(c):
 def cmd_draw(ns):
     rng = random.Random(ns.seed)
     kept, rejected = [], {}
-    seqs = tuple(int(x) for x in ns.seqs.split(','))
-    layers = tuple(int(x) for x in ns.layers.split('-'))
+    usage = 'campaign.py draw: --layers takes LO-HI (1 <= LO <= HI), --seqs a comma list from %s' % ','.join(map(str, SEQS))
+    try:
+        seqs = tuple(int(x) for x in ns.seqs.split(','))
+        layers = tuple(int(x) for x in ns.layers.split('-'))
+    except ValueError:
+        sys.exit(usage)
     if len(layers) != 2 or not 1 <= layers[0] <= layers[1] or any(s not in SEQS for s in seqs):
-        sys.exit('campaign.py draw: --layers takes LO-HI (1 <= LO <= HI), --seqs a comma list from %s' % ','.join(map(str, SEQS)))
+        sys.exit(usage)
     while len(kept) < ns.runs:
         # Sequence lengths in turn (2K ... 32K), the rest drawn until the run fits: without the turn,
         # unfused attention's s² scores would reject nearly every long sequence.
@@ -168,6 +172,8 @@ def cmd_draw(ns):
         g, budget = rough_gib(c), BUDGET_32K_GIB if c['seq'] >= 32768 else BUDGET_GIB
         if g > budget:
             rejected[c['seq']] = rejected.get(c['seq'], 0) + 1
+            if rejected[c['seq']] > 10000:
+                sys.exit('campaign.py draw: 10000 draws at %d tokens were all over the %.0f GiB budget: choose fewer layers or shorter sequences' % (c['seq'], budget))
             continue
         c['id'] = 'r%02d' % len(kept)
         c['split'] = rng.choice(['build', 'heldout'])

@@ -14,8 +14,8 @@ the parameters copied back); `post` (train_step after the optimizer: the loss av
 `between` (from one train_step's return to the next one's call: logging, the loop's bookkeeping).
 
 Two measurements:
-- `events` (iterations 4-8, before any profiling: on 2026-12-03 a window after the profiler ran 10-25%
-  slower than the same run's earlier iterations): at each phase's start and end the host's clock
+- `events` (iterations 4-8, before any profiling: on 2026-12-03 a window after the profiler ran up to
+  25% slower than the same run's earlier iterations): at each phase's start and end the host's clock
   and a CUDA event on the current stream (no synchronisation). Per phase and iteration: hostMs (the
   host's time in it) and gpuSpanMs (the GPU's time between reaching its start and its end: its work
   plus the time it waited for the host's launches inside the phase). stepMs: the host's clock from
@@ -26,6 +26,7 @@ Two measurements:
   the GPU ran nothing, charged to the phase whose launch ended it (the phase the GPU waited for).
 Writes one JSON to FLASHRING_PHASES.
 """
+import atexit
 import json
 import os
 import runpy
@@ -38,9 +39,11 @@ TIMED = (4, 9)        # [first, end) iterations with CUDA events (before the pro
 PROFILED = (10, 13)   # [first, end) iterations under the profiler
 OUT = os.environ.get('FLASHRING_PHASES', 'phases.json')
 LAUNCHES = ('cudaLaunchKernel', 'cuLaunchKernelEx', 'cudaLaunchKernelExC', 'cuLaunchKernel')
+# Calls that may wait for the GPU: the copies are counted whatever their direction (an upper bound, as kernels.py).
 WAITS = ('cudaStreamSynchronize', 'cudaDeviceSynchronize', 'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpyAsync')
-OPT_PARTS = {'prepare_grads': 'opt.prepare', 'get_grad_norm': 'opt.norm', 'clip_grad_norm': 'opt.norm',
-             'count_zeros': 'opt.zeros', 'step_with_ready_grads': 'opt.update'}
+# ChainedOptimizer's parts (get_megatron_optimizer always returns one); a single optimizer's clip_grad_norm
+# would hold clip_grad_by_total_norm_fp32 (opt.clip) inside it, so it is not wrapped.
+OPT_PARTS = {'prepare_grads': 'opt.prepare', 'get_grad_norm': 'opt.norm', 'count_zeros': 'opt.zeros', 'step_with_ready_grads': 'opt.update'}
 
 
 class Recorder:
@@ -104,7 +107,8 @@ def innermost(ranges, ts):
 def profiled_summary(trace_path, steps):
     """Per phase: GPU busy ms of its launches, launches, waits, and the GPU idle time its launches ended."""
     events = [e for e in json.load(open(trace_path)).get('traceEvents', []) if e.get('ph') == 'X']
-    ranges = [(e['ts'], e['ts'] + e['dur'], e['name'][6:]) for e in events if e.get('name', '').startswith('phase:')]
+    # Host-side ranges only: the trace also holds GPU-side copies of record_function ranges (gpu_user_annotation).
+    ranges = [(e['ts'], e['ts'] + e['dur'], e['name'][6:]) for e in events if e.get('cat') == 'user_annotation' and e.get('name', '').startswith('phase:')]
     runtime = [e for e in events if e.get('cat') in ('cuda_runtime', 'cuda_driver')]
     launched = {e['args']['correlation']: innermost(ranges, e['ts']) for e in runtime if 'correlation' in e.get('args', {})}
     device = sorted((e for e in events if e.get('cat') in ('kernel', 'gpu_memcpy', 'gpu_memset')), key=lambda e: e['ts'])
@@ -202,6 +206,14 @@ def main():
         rec.start('between')
         return out
 
+    def at_exit():
+        # A run that stopped before both windows closed (too few iterations, a crash) still says what it has and why not the rest.
+        missing = [k for k in ('events', 'profiled') if k not in result]
+        if missing:
+            result['incomplete'] = 'train_step ran %d times; %s needs iterations up to %d' % (state['i'], ' and '.join(missing), max(TIMED[1], PROFILED[1]) + 1)
+            dump()
+
+    atexit.register(at_exit)
     training.train_step = train_step
     sys.argv = ['pretrain_gpt.py'] + sys.argv[1:]
     runpy.run_path('pretrain_gpt.py', run_name='__main__')

@@ -29,6 +29,8 @@ export interface PhaseRow {
 export function phaseRows(dir = PHASES_DIR): PhaseRow[] {
   return readdirSync(dir).filter((f) => f.endsWith('.phases.json')).sort().map((f) => {
     const [id, tag] = f.split('.'), ph = JSON.parse(readFileSync(`${dir}/${f}`, 'utf8'));
+    const missing = ['events', 'profiled'].filter((k) => !ph[k]?.phases);
+    if (missing.length) throw new Error(`${dir}/${f}: no ${missing.join(' or ')} window (${ph.incomplete ?? (ph.profiled?.error ? 'the profile failed' : 'the run stopped early')})`);
     const log = parseMegatronLog(readFileSync(`${dir}/${id}.${tag}.log`, 'utf8'), id), c = configFromArgs(log.args);
     if ('error' in c) throw new Error(`${id}: ${c.error}`);
     const p = predictTimeFromLog(log);
