@@ -23,8 +23,9 @@ Two measurements:
 - `profiled` (iterations 10-12 under torch.profiler, phases as record_function ranges; the
   profiler slows the host, so its times are upper bounds): per phase the GPU's busy time of the work
   launched in it, its launches and synchronising runtime calls, and idleMs: each interval in which
-  the GPU ran nothing, charged to the phase whose launch ended it (the phase the GPU waited for).
-Writes one JSON to FLASHRING_PHASES.
+  the GPU ran nothing, charged to the phase whose launch ended it (the phase the GPU waited for);
+  `kernels`: every kernel, copy and memset by name, under the phase that launched it.
+Writes one JSON to FLASHRING_PHASES (with `incomplete` saying why, if the run stopped before both windows).
 """
 import atexit
 import json
@@ -210,7 +211,7 @@ def main():
         # A run that stopped before both windows closed (too few iterations, a crash) still says what it has and why not the rest.
         missing = [k for k in ('events', 'profiled') if k not in result]
         if missing:
-            result['incomplete'] = 'train_step ran %d times; %s needs iterations up to %d' % (state['i'], ' and '.join(missing), max(TIMED[1], PROFILED[1]) + 1)
+            result['incomplete'] = 'train_step ran %d times; %s needs --train-iters %d or more' % (state['i'], ' and '.join(missing), max(TIMED[1], PROFILED[1]) + 1)
             dump()
 
     atexit.register(at_exit)
