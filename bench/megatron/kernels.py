@@ -76,6 +76,18 @@ def summarise(trace_path, wall_s):
     }
 
 
+def trace_summary(prof, summarise_path):
+    """A finished torch.profiler's chrome trace, exported to a temporary file and read by summarise_path(path);
+    {'error': traceback} if either fails."""
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, 'trace.json')
+            prof.export_chrome_trace(path)
+            return summarise_path(path)
+    except Exception:
+        return {'error': traceback.format_exc()}
+
+
 def main():
     import torch
     sys.path.insert(0, os.getcwd())   # the Megatron-LM source folder
@@ -96,13 +108,7 @@ def main():
             torch.cuda.synchronize()
             wall = time.time() - state['t0']
             state['prof'].__exit__(None, None, None)
-            try:
-                with tempfile.TemporaryDirectory() as d:
-                    path = os.path.join(d, 'trace.json')
-                    state['prof'].export_chrome_trace(path)
-                    result = summarise(path, wall)
-            except Exception:
-                result = {'error': traceback.format_exc()}
+            result = trace_summary(state['prof'], lambda path: summarise(path, wall))
             with open(OUT, 'w') as f:
                 json.dump(result, f, indent=1)
             print('flashring kernels: wrote %s' % OUT, flush=True)

@@ -32,16 +32,14 @@ import json
 import os
 import runpy
 import sys
-import tempfile
 import time
-import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kernels import LAUNCHES, WAITS, trace_summary  # noqa: E402  (bench/megatron/kernels.py)
 
 TIMED = (4, 9)        # [first, end) iterations with CUDA events (before the profiler: after it the host stays slower)
 PROFILED = (10, 13)   # [first, end) iterations under the profiler
 OUT = os.environ.get('FLASHRING_PHASES', 'phases.json')
-LAUNCHES = ('cudaLaunchKernel', 'cuLaunchKernelEx', 'cudaLaunchKernelExC', 'cuLaunchKernel')
-# Calls that may wait for the GPU: the copies are counted whatever their direction (an upper bound, as kernels.py).
-WAITS = ('cudaStreamSynchronize', 'cudaDeviceSynchronize', 'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpyAsync')
 # ChainedOptimizer's parts (get_megatron_optimizer always returns one); a single optimizer's clip_grad_norm
 # would hold clip_grad_by_total_norm_fp32 (opt.clip) inside it, so it is not wrapped.
 OPT_PARTS = {'prepare_grads': 'opt.prepare', 'get_grad_norm': 'opt.norm', 'count_zeros': 'opt.zeros', 'step_with_ready_grads': 'opt.update'}
@@ -110,13 +108,14 @@ def profiled_summary(trace_path, steps):
     events = [e for e in json.load(open(trace_path)).get('traceEvents', []) if e.get('ph') == 'X']
     # Host-side ranges only: the trace also holds GPU-side copies of record_function ranges (gpu_user_annotation).
     ranges = [(e['ts'], e['ts'] + e['dur'], e['name'][6:]) for e in events if e.get('cat') == 'user_annotation' and e.get('name', '').startswith('phase:')]
-    runtime = [e for e in events if e.get('cat') in ('cuda_runtime', 'cuda_driver')]
-    launched = {e['args']['correlation']: innermost(ranges, e['ts']) for e in runtime if 'correlation' in e.get('args', {})}
     device = sorted((e for e in events if e.get('cat') in ('kernel', 'gpu_memcpy', 'gpu_memset')), key=lambda e: e['ts'])
-    out = {}
+    out, launched = {}, {}
     row = lambda n: out.setdefault(n, {'gpuBusyMs': 0.0, 'idleMs': 0.0, 'launches': 0, 'waits': 0, 'waitMs': 0.0})
-    for e in runtime:
-        p = row(innermost(ranges, e['ts']))
+    for e in (e for e in events if e.get('cat') in ('cuda_runtime', 'cuda_driver')):
+        phase = innermost(ranges, e['ts'])
+        if 'correlation' in e.get('args', {}):
+            launched[e['args']['correlation']] = phase
+        p = row(phase)
         p['launches'] += e['name'] in LAUNCHES
         if e['name'] in WAITS:
             p['waits'] += 1
@@ -160,13 +159,7 @@ def main():
     def finish_profile():
         torch.cuda.synchronize()
         state['prof'].__exit__(None, None, None)
-        try:
-            with tempfile.TemporaryDirectory() as d:
-                path = os.path.join(d, 'trace.json')
-                state['prof'].export_chrome_trace(path)
-                result['profiled'] = profiled_summary(path, PROFILED[1] - PROFILED[0])
-        except Exception:
-            result['profiled'] = {'error': traceback.format_exc()}
+        result['profiled'] = trace_summary(state['prof'], lambda path: profiled_summary(path, PROFILED[1] - PROFILED[0]))
         dump()
 
     def dump():

@@ -9,7 +9,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { configFromArgs, parseMegatronLog } from '../../src/memory/megatron.js';
 import { predictTimeFromLog } from '../../src/memory/time/fromLog.js';
 import { TIME_STACKS } from '../../src/memory/time/iteration.js';
-import { parameterTensors } from '../../src/memory/time/ops.js';
+import { parameterTensorCount } from '../../src/memory/time/ops.js';
 
 export const PHASES_DIR = 'bench/results/2026-12-03-time-phases/ph2';
 
@@ -35,7 +35,7 @@ export function phaseRows(dir = PHASES_DIR): PhaseRow[] {
     if ('error' in c) throw new Error(`${id}: ${c.error}`);
     const p = predictTimeFromLog(log);
     if ('error' in p) throw new Error(`${id}: ${p.error}`);
-    const t = parameterTensors(c.model), tensors = c.model.numLayers * t.perLayer + t.outside;
+    const tensors = parameterTensorCount(c.model);
     const optGpuMs = p.terms.find((x) => x.name === 'optimizer')!.ms, optKernels = tensors * TIME_STACKS.megatron.optimizerKernelsPerTensor;
     return {
       id, tensors, stepMs: ph.events.stepMs, events: ph.events.phases, profiled: ph.profiled.phases,

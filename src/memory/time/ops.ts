@@ -239,6 +239,12 @@ export function parameterTensors(m: ModelConfig): { perLayer: number; outside: n
   return { perLayer: 2 * normT + 2 + 2 * bias + experts, outside: 1 + pos + normT + (m.untieEmbeddings ? 1 : 0) };
 }
 
+/** Parameter tensors of `layers` transformer layers and what lies outside them (a stage's count: layers = L / p). */
+export function parameterTensorCount(m: ModelConfig, layers = m.numLayers): number {
+  const t = parameterTensors(m);
+  return layers * t.perLayer + t.outside;
+}
+
 /** Parameters whose gradients and Adam state this GPU holds (before the distributed optimizer's split). */
 export function paramsPerGpu(m: ModelConfig, p: ParallelConfig): number {
   return parameterCount(m, p.seqLength) / (p.tensorParallel * p.pipelineParallel);

@@ -13,7 +13,7 @@ import {
   type IterationTime, type PassTimes, type StackTime, type TimeOptions, type TimeTerm, type TimeTermName,
 } from './iteration.js';
 import { moeOps } from './moe.js';
-import { attentionOps, mlpOps, outsideOps, paramsPerGpu, parameterTensors, residualOps, timeDims, type Op, type TimeDims } from './ops.js';
+import { attentionOps, mlpOps, outsideOps, paramsPerGpu, parameterTensorCount, residualOps, timeDims, type Op, type TimeDims } from './ops.js';
 import { ampLayerOps, ampOutsideOps, torchRingCommMs } from './torchAmp.js';
 
 /** Every op of one layer's forward: attention, then the dense MLP or the MoE layer, then the residual add (the stack's op set). */
@@ -58,7 +58,7 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: { profile: DeviceProfi
   const full = p.recompute === 'full' ? rc.layers : 0;
   // The CP transfers run again where the attention core is recomputed on its own (selective core_attn).
   const coreAgain = p.recompute === 'selective' && rc.ops.some((op) => op.module === 'core_attn') ? rc.layers : 0;
-  const tensors = parameterTensors(m), tensorCount = Ls * tensors.perLayer + tensors.outside;
+  const tensorCount = parameterTensorCount(m, Ls);
   const gradMs = (paramsPerGpu(m, p) * o.st.gradBytesPerParam) / (prof.bandwidthGBs.copy * 1e6);
   const comm = Ls * (tp.fwd + cp.fwd + tp.bwd + cp.bwd) + full * (tp.fwd + cp.fwd) + coreAgain * cp.fwd;
   terms.addPass({ ...layer, byTerm: new Map([...layer.byTerm].map(([k, v]) => [k, v * Ls])) }, scale);
@@ -102,9 +102,9 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   const micro = microBatch(m, p, o, x, terms, mb);
   const ppComm = pp > 1 ? 2 * mb * collectiveMs(o.link, 2 * 2 * x.Tn * x.h, 2) : 0;
   const dp = dpMs(m, p, o.link, st, micro.backward * mb);
-  const ranks = p.dataParallel * p.contextParallel, params = paramsPerGpu(m, p), shard = p.distributedOptimizer ? params / ranks : params, tensors = parameterTensors(m);
+  const ranks = p.dataParallel * p.contextParallel, params = paramsPerGpu(m, p), shard = p.distributedOptimizer ? params / ranks : params;
   const optGpu = (shard * st.optimizerBytesPerParam) / (o.profile.bandwidthGBs.copy * 1e6);
-  const kernels = micro.kernels * mb + ((m.numLayers / pp) * tensors.perLayer + tensors.outside) * st.optimizerKernelsPerTensor;
+  const kernels = micro.kernels * mb + parameterTensorCount(m, m.numLayers / pp) * st.optimizerKernelsPerTensor;
   const expertPasses = micro.expertPasses * mb;
   const launches = (kernels * host.launchUs + expertPasses * host.moeExpertUs) / 1e3;
   const buckets = ranks > 1 ? (params * st.bucketBytesPerParam) / (o.profile.bandwidthGBs.copy * 1e6) : 0;
