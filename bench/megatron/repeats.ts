@@ -1,6 +1,6 @@
 /**
  * Is a miss of the iteration-time model the model's or the measurement's? Every stored Megatron-LM
- * timing log (the campaign's runs timed alone and the four fresh draws) is predicted by the shipped
+ * timing log (the campaign's runs timed alone and the fresh draws) is predicted by the shipped
  * model; the misses (|error| ≥ 15%) and a seeded random sample of the hits are run again, alone,
  * with the same flags, in a later call. A miss that is the measurement's comes back near the model
  * (regression to the mean); a miss that is the model's comes back where it was.
@@ -22,6 +22,7 @@ export const TIMING_SETS = [
     tag: `h${i + 1}`, dir: `bench/results/${d}`, draw: `bench/results/${d}/draw.json`,
   })),
   { tag: 'h5d', dir: 'bench/results/2026-12-03-time-heldout5-deep', draw: 'bench/results/2026-12-03-time-heldout5-deep/draw.json' },
+  { tag: 'h6', dir: 'bench/results/2026-12-03-time-heldout6', draw: 'bench/results/2026-12-03-time-heldout6/draw.json' },
 ];
 
 export const MISS = 0.15;
