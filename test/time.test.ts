@@ -19,7 +19,7 @@ import { FIT_RUNS, TERMS_DIR, TIMING_DIR, buildFit, buildFitPoints, launchesOf, 
 import { parseMegatronLog } from '../src/memory/megatron.js';
 import { predictFromLog } from '../src/memory/compare.js';
 import { predictTimeFromLog, steadyIterMs } from '../src/memory/time/fromLog.js';
-import { H200 } from '../src/memory/time/devices.js';
+import { H200, timeCheckedLine } from '../src/memory/time/devices.js';
 import { bmmTflops, flashTflops, gemmMs } from '../src/memory/time/rates.js';
 import { iterationTime } from '../src/memory/time/step.js';
 import { attentionOps, maskPieces, timeDims } from '../src/memory/time/ops.js';
@@ -648,5 +648,30 @@ describe("PyTorch's context_parallel ring, as its source runs it (torchAmp.ts), 
     // one long call with a quarter of the heads is priced differently from a ring's short calls
     const ms = (t: 'p2p' | 'a2a' | 'all_gather') => iterationTime(seed, p(t)).terms.find((x) => x.name === 'attention')!.ms;
     expect(ms('a2a')).not.toBeCloseTo(ms('p2p'), 0);
+  });
+});
+
+describe("the H200 profile's record of how its step times were checked (devices.ts timeChecked, printed by advise and the page's advisor)", () => {
+  const c = H200.timeChecked!;
+  const pct = (x: number) => Math.round(1000 * x) / 10;
+  it('the held-out runs: the fresh draws since the model was frozen (fourth to sixth), recomputed from their logs', () => {
+    const sets = ['2026-12-03-time-heldout4', '2026-12-03-time-heldout5', '2026-12-03-time-heldout5-deep', '2026-12-03-time-heldout6'];
+    const e = sets.flatMap((d) => timeRows(H200, `bench/results/${d}`, false, `bench/results/${d}/draw.json`)).map((r) => Math.abs(r.error));
+    expect(c.heldOut).toEqual({ runs: e.length, within15: e.filter((x) => x < MISS).length, medianPct: pct(median(e)!), largestPct: pct(Math.max(...e)) });
+  });
+  it('every stored timing log, and the CP = 2 steps on 2 × H200, recomputed', () => {
+    const s = storedRows();
+    expect(c.stored).toEqual({ runs: s.length, within15: s.filter((r) => Math.abs(r.error) < MISS).length });
+    const cp2 = torchRows().filter((r) => / CP2 /.test(r.config));
+    expect(cp2.every((r) => r.source.includes('2xh200'))).toBe(true);
+    expect([c.multiGpu.runs, c.multiGpu.within15]).toEqual([cp2.length, cp2.filter((r) => Math.abs(r.error) < MISS).length]);
+    const misses = cp2.filter((r) => Math.abs(r.error) >= MISS);
+    expect(misses.every((r) => r.error < -0.18 && r.error > -0.34 && /s(4096|8192) /.test(r.config))).toBe(true);
+  });
+  it('advise prints it, and says what was not checked', () => {
+    const line = timeCheckedLine(H200);
+    expect(line).toContain('23 of 23 runs drawn after the model was frozen within 15%');
+    expect(line).toContain('not checked against a real multi-GPU step');
+    expect(timeCheckedLine({ ...H200, timeChecked: undefined })).toMatch(/have not been checked/);
   });
 });

@@ -11,7 +11,7 @@
 import type { ModelConfig, ParallelConfig } from '../src/memory/model.js';
 import { GIB } from '../src/memory/model.js';
 import { candidates, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, type AdviseRequest, type AdviseResult } from '../src/memory/advise.js';
-import { H200 } from '../src/memory/time/devices.js';
+import { H200, timeCheckedLine } from '../src/memory/time/devices.js';
 import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
 
@@ -138,7 +138,7 @@ class AdvisorPanel implements Advisor {
     el('advisor-error').textContent = '';
     const top = res.fitting.slice(0, r.top), m = r.model;
     const summary = `${res.all} layouts evaluated, ${res.fitting.length} fit${res.fitting.length ? '' : `: ${nothingFits(res).replace(/^nothing fits: /, '')}`}.` +
-      res.untrainable.map((u) => ` ${u.layouts} layouts left out: ${u.why}.`).join('');
+      res.untrainable.map((u) => ` ${u.layouts} layouts left out: ${u.why}.`).join('') + ` ${timeCheckedLine(H200)}.`;
     el('advisor-summary').textContent = summary;
     const why = top.map((c) => reasons(r, c));
     this.d.fillTable(el<HTMLTableElement>('advisor-table'),

@@ -98,6 +98,31 @@ export interface DeviceProfile {
   htodGBs: number;
   /** GPU memory in GiB as the framework reports it. */
   hbmGib: number;
+  /** How the time model with this profile was checked against real steps (test/time.test.ts recomputes it from the stored logs). */
+  timeChecked?: TimeChecked;
+}
+
+/** The time model's record against real training steps on one device. */
+export interface TimeChecked {
+  /** Runs drawn after the model was frozen, each predicted once: how many, how many within 15%, median and largest |error| in %. */
+  heldOut: { runs: number; within15: number; medianPct: number; largestPct: number };
+  /** Every stored timing log (held out or not): how many, how many within 15%. */
+  stored: { runs: number; within15: number };
+  /** What the checked runs cover, and so what they do not. */
+  scope: string;
+  /** Steps on several GPUs (not held out): what they were, how many, how many within 15%, what the misses were. */
+  multiGpu: { what: string; runs: number; within15: number; misses: string };
+  source: string;
+}
+
+/** One line for a person: how far the profile's step times were checked, and where they were not. */
+export function timeCheckedLine(p: DeviceProfile): string {
+  const c = p.timeChecked;
+  if (!c) return `step times: the ${p.name} profile's have not been checked against real training steps`;
+  return `step times checked on ${c.scope}: ${c.heldOut.within15} of ${c.heldOut.runs} runs drawn after the model was frozen within 15% ` +
+    `(median ${c.heldOut.medianPct}%, largest ${c.heldOut.largestPct}%), ${c.stored.within15} of all ${c.stored.runs} stored runs; ` +
+    `${c.multiGpu.what}: ${c.multiGpu.within15} of ${c.multiGpu.runs} within 15% (not held out; ${c.multiGpu.misses}); ` +
+    "Megatron-LM's tensor-, context-, pipeline- and data-parallel communication is the link model's, not checked against a real multi-GPU step";
 }
 
 export const H200: DeviceProfile = {
@@ -180,6 +205,15 @@ export const H200: DeviceProfile = {
   // a 1 GiB pinned bool tensor .cuda(non_blocking=True), median of 5; the profiled steps' HtoD copies agree (r43: 4.99 ms per step for 0.27 GB).
   htodGBs: 55.4,
   hbmGib: 139.8,
+  // The fresh draws since the model was frozen (it judged the fourth first): 8 + 5 + 4 + 6 runs, each predicted once.
+  timeChecked: {
+    heldOut: { runs: 23, within15: 23, medianPct: 4.8, largestPct: 12.2 },
+    stored: { runs: 116, within15: 104 },
+    scope: 'one H200 (Megatron-LM, --transformer-impl local, TP = CP = PP = 1)',
+    multiGpu: { what: "on 2 × H200, PyTorch's context-parallel ring at CP = 2", runs: 14, within15: 10, misses: 'the model 18-34% low at 4K and 8K' },
+    source: 'bench/results/2026-12-03-time-heldout4, -heldout5, -heldout5-deep, -heldout6; every stored log: bench/megatron/repeats.ts TIMING_SETS; ' +
+      'CP = 2: bench/results/torchcp-2xh200-2026-11-30 (bench/megatron/timeTable.ts torchRows)',
+  },
 };
 
 export const DEVICES: Record<string, DeviceProfile> = { h200: H200 };
