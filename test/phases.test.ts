@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { normClipMs, optLaunches, phaseRows } from '../bench/megatron/phasesTable.js';
-import { GROUPS, HOST_BOUND as HOST_BOUND_AT, launchRows, usPerLaunch, type LaunchRow } from '../bench/megatron/launchTable.js';
+import { GROUPS, HOST_BOUND as HOST_BOUND_AT, LAUNCH_DIR, launchRows, restKinds, usPerLaunch, type LaunchRow } from '../bench/megatron/launchTable.js';
 import { median } from '../src/stats.js';
 
 const rows = phaseRows();
@@ -75,23 +75,20 @@ describe('the forward-backward kernel by kernel (bench/results/2026-12-03-launch
   const lrows = launchRows(), dense = lrows.filter((r) => !r.moe), moe = lrows.filter((r) => r.moe);
   const ratio = (r: LaunchRow) => r.launches / r.modelLaunches;
 
-  it('15 steps, 12 dense and 3 MoE; the kernels by name add up to the profiler launches (plus the memset and memcpy calls)', () => {
+  it('15 steps, 12 dense and 3 MoE; the kernels by name add up to the profiler launches (the memset and memcpy calls apart)', () => {
     expect(dense.map((r) => r.id)).toEqual(['r00', 'r05', 'r06', 'r10', 'r12', 'r15', 'r21', 'r31', 'r35', 'r36', 'r41', 'r45']);
     expect(moe.map((r) => r.id)).toEqual(['r11', 'r16', 'r40']);
-    for (const r of dense) expect(GROUPS.reduce((s, g) => s + r.measured[g], 0), r.id).toBe(r.launches);
+    for (const r of lrows) expect(GROUPS.reduce((t, g) => t + r.measured[g], 0), r.id).toBeCloseTo(r.launches, 1);
   });
 
-  it("dense: the model's norms, softmaxes, dropouts and main-gradient adds are exact op by op, its GEMMs within one a step", () => {
-    for (const r of dense) {
-      for (const g of ['norm', 'softmax', 'dropout', 'main-grad'] as const) expect(r.measured[g], `${r.id} ${g}`).toBe(r.model[g]);
-      expect(Math.abs(r.measured.gemm - r.model.gemm), r.id).toBeLessThanOrEqual(1);
-    }
+  it("dense: the model's GEMMs, norms, softmaxes, dropouts and main-gradient adds are exact op by op", () => {
+    for (const r of dense) for (const g of ['gemm', 'norm', 'softmax', 'dropout', 'main-grad'] as const) expect(r.measured[g], `${r.id} ${g}`).toBe(r.model[g]);
   });
 
-  it("dense: the whole gap is in the rest (elementwise, RoPE's sin/cos/neg/cat, copies, fills, the embedding's sorted backward): 1.10-1.44x the model's launches, and 53-213 memset/memcpy calls it does not count", () => {
+  it("dense: the rest (every other kernel) is 1.2-1.9x the model's rest, so 1.10-1.44x its launches in all; 53-213 memset/memcpy calls it does not count", () => {
     for (const r of dense) {
-      expect(r.launches - r.modelLaunches - (r.measured.rest - r.model.rest), r.id).toBeLessThanOrEqual(1);
-      expect(r.measured.rest, r.id).toBeGreaterThan(r.model.rest);
+      expect(r.measured.rest / r.model.rest, r.id).toBeGreaterThan(1.2);
+      expect(r.measured.rest / r.model.rest, r.id).toBeLessThan(1.9);
       expect(r.apiCalls, r.id).toBeGreaterThanOrEqual(53);
       expect(r.apiCalls, r.id).toBeLessThanOrEqual(213);
     }
@@ -99,22 +96,28 @@ describe('the forward-backward kernel by kernel (bench/results/2026-12-03-launch
     expect(Math.max(...dense.map(ratio))).toBeCloseTo(1.443, 2);
   });
 
-  it('MoE: the GEMMs follow the routing (r11, 16 experts top-1: 253 a step against 342, and not the same in every profiled step), the router softmax is not in the softmax group', () => {
-    const r11 = moe.find((r) => r.id === 'r11')!;
-    expect(r11.measured.gemm).toBeCloseTo(253, 0);
-    expect(Number.isInteger(r11.measured.gemm)).toBe(false);
-    expect(r11.model.gemm).toBe(342);
-    for (const r of moe) expect(r.measured.softmax, r.id).toBeGreaterThan(r.model.softmax);
+  it("one kind of the rest the model has no op for: RoPE's sin and cos, recomputed at every application (4 a layer's forward pass, recomputed ones included)", () => {
+    const sincos = dense.map((r) => restKinds(LAUNCH_DIR, r.id).get("sin and cos of RoPE's frequencies") ?? 0);
+    // RoPE steps: r00 (11 layers, 5 recomputed), r05 (5, 4 recomputed), r06 (8), r35 (2), r41 (3); the others use learned positions.
+    expect(sincos).toEqual([64, 36, 32, 0, 0, 0, 0, 0, 8, 0, 12, 0]);
   });
 
-  it('even with the launches counted, one cost a launch cannot give the host-bound forward-backward: dense host-bound steps run 66-97 µs a launch (1.47x apart)', () => {
+  it("MoE: the attention softmax and norms exact; the GEMMs follow the routing (r11, 16 experts top-1: 250 a step against 342, not the same in every profiled step)", () => {
+    for (const r of moe) for (const g of ['norm', 'softmax'] as const) expect(r.measured[g], `${r.id} ${g}`).toBe(r.model[g]);
+    const r11 = moe.find((r) => r.id === 'r11')!;
+    expect(r11.measured.gemm).toBeCloseTo(250, 0);
+    expect(Number.isInteger(r11.measured.gemm)).toBe(false);
+    expect(r11.model.gemm).toBe(342);
+  });
+
+  it('even with the launches counted, one cost a launch cannot price the host-bound forward-backward: eight dense steps at host ≥ 1.18x GPU busy run 60-97 µs a launch (1.62x apart)', () => {
     const here = dense.filter((r) => r.fbHostMs >= HOST_BOUND_AT * r.fbGpuBusyMs);
-    expect(here.map((r) => r.id)).toEqual(['r10', 'r15', 'r45']);
+    expect(here.map((r) => r.id)).toEqual(['r10', 'r15', 'r41', 'r45']);
     const phases = rows.filter((r) => DENSE.includes(r.id) && r.events.fb.hostMs! >= HOST_BOUND_AT * r.profiled.fb.gpuBusyMs!);
-    expect(phases.map((r) => r.id)).toEqual(['c-r20', 'c-r30', 'h2-r05']);
+    expect(phases.map((r) => r.id)).toEqual(HOST_BOUND);
     const us = [...here.map(usPerLaunch), ...phases.map((r) => (1e3 * r.events.fb.hostMs!) / r.profiled.fb.launches!)];
-    expect(Math.min(...us)).toBeGreaterThan(65);
+    expect(Math.min(...us)).toBeGreaterThan(59);
     expect(Math.max(...us)).toBeLessThan(98);
-    expect(Math.max(...us) / Math.min(...us)).toBeGreaterThan(1.4);
+    expect(Math.max(...us) / Math.min(...us)).toBeGreaterThan(1.6);
   });
 });

@@ -668,9 +668,12 @@ describe("the H200 profile's record of how its step times were checked (devices.
     const misses = cp2.filter((r) => Math.abs(r.error) >= MISS);
     expect(misses.every((r) => r.error < -0.18 && r.error > -0.34 && /s(4096|8192) /.test(r.config))).toBe(true);
   });
-  it('advise prints it, and says what was not checked', () => {
+  it('advise prints it under its header, and it says what was not checked', () => {
+    const r = execFileSync('node', ['bin/flashring.mjs', 'advise', '--num-layers', '4', '--hidden-size', '1024', '--num-attention-heads', '16', '--seq-length', '8192', '--gpus', '2', '--top', '1'], { encoding: 'utf8' });
     const line = timeCheckedLine(H200);
+    expect(r.split('\n')[1]).toBe(line);
     expect(line).toContain('23 of 23 runs drawn after the model was frozen within 15%');
+    expect(line).toContain('unfused attention, 2K-32K tokens, one micro batch');
     expect(line).toContain('not checked against a real multi-GPU step');
     expect(timeCheckedLine({ ...H200, timeChecked: undefined })).toMatch(/have not been checked/);
   });

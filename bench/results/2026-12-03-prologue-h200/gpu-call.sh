@@ -7,7 +7,8 @@
 # shaders) and prologue-*.wgsl are each copied over the shaders and benched the same way, base
 # first and last: the fixed-grid length series, the N = 16384 same-call bench, p2p's steps; then
 # the float64 tests with the prologue shaders.
-# Ran on the H200 from the project root on branch wip/bwd-prologue (its shaders are in that branch):
+# Ran on the H200 from the project root on branch tmp/device (main at 73ed9eb with wip/bwd-prologue's two
+# commits; the shaders are in wip/bwd-prologue):
 #   bash .gpu/enter.sh bash bench/results/wip-bwd-prologue/gpu-call.sh  (S= that folder)
 set -uo pipefail
 S=bench/results/wip-bwd-prologue; O=/tmp/bp; mkdir -p $O; t0=$(date +%s)

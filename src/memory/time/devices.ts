@@ -120,7 +120,7 @@ export function timeCheckedLine(p: DeviceProfile): string {
   const c = p.timeChecked;
   if (!c) return `step times: the ${p.name} profile's have not been checked against real training steps`;
   return `step times checked on ${c.scope}: ${c.heldOut.within15} of ${c.heldOut.runs} runs drawn after the model was frozen within 15% ` +
-    `(median ${c.heldOut.medianPct}%, largest ${c.heldOut.largestPct}%), ${c.stored.within15} of all ${c.stored.runs} stored runs; ` +
+    `(median ${c.heldOut.medianPct}%, largest ${c.heldOut.largestPct}%), ${c.stored.within15} of all ${c.stored.runs} stored runs (held out or not); ` +
     `${c.multiGpu.what}: ${c.multiGpu.within15} of ${c.multiGpu.runs} within 15% (not held out; ${c.multiGpu.misses}); ` +
     "Megatron-LM's tensor-, context-, pipeline- and data-parallel communication is the link model's, not checked against a real multi-GPU step";
 }
@@ -209,7 +209,7 @@ export const H200: DeviceProfile = {
   timeChecked: {
     heldOut: { runs: 23, within15: 23, medianPct: 4.8, largestPct: 12.2 },
     stored: { runs: 116, within15: 104 },
-    scope: 'one H200 (Megatron-LM, --transformer-impl local, TP = CP = PP = 1)',
+    scope: 'one H200 (Megatron-LM --transformer-impl local: unfused attention, 2K-32K tokens, one micro batch of 1 or 2 sequences, TP = CP = PP = DP = 1)',
     multiGpu: { what: "on 2 × H200, PyTorch's context-parallel ring at CP = 2", runs: 14, within15: 10, misses: 'the model 18-34% low at 4K and 8K' },
     source: 'bench/results/2026-12-03-time-heldout4, -heldout5, -heldout5-deep, -heldout6; every stored log: bench/megatron/repeats.ts TIMING_SETS; ' +
       'CP = 2: bench/results/torchcp-2xh200-2026-11-30 (bench/megatron/timeTable.ts torchRows)',
