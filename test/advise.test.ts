@@ -55,6 +55,20 @@ describe('flashring advise', () => {
     expect(PRESETS['seed-32L-4096h'].model.numLayers).toBe(32);
   });
 
+  it('layouts the model does not divide are counted and said, not dropped silently (an odd length: every CP > 1 layout)', () => {
+    expect((JSON.parse(acceptance.stdout) as { skipped: unknown[] }).skipped).toEqual([]);
+    const r = run([...SEED, '--seq-length', '131073', '--gpus', '8', '--hbm-gib', '80', '--json']);
+    const o = JSON.parse(r.stdout) as { candidates: Cand[]; evaluated: number; skipped: { why: string; layouts: number }[]; untrainable: { layouts: number }[] };
+    expect(o.candidates.every((c) => c.cp === 1)).toBe(true);
+    expect(o.skipped.map((u) => u.why)).toEqual([2, 4, 8].map((cp) => `--seq-length 131073 is not divisible by --context-parallel-size ${cp}`));
+    // Every layout of 8 GPUs is evaluated, left out or skipped: as many as at 131072, where none is skipped.
+    const all = (x: { evaluated: number; untrainable: { layouts: number }[]; skipped?: { layouts: number }[] }) =>
+      x.evaluated + [...x.untrainable, ...(x.skipped ?? [])].reduce((t, u) => t + u.layouts, 0);
+    expect(all(o)).toBe(all(JSON.parse(acceptance.stdout)));
+    const text = run([...SEED, '--seq-length', '131073', '--gpus', '8', '--hbm-gib', '80', '--top', '1']).stdout;
+    expect(text).toContain(`${o.skipped[0].layouts} layouts skipped, the model does not divide them: --seq-length 131073 is not divisible by --context-parallel-size 2`);
+  });
+
   it('nothing fits: said plainly, exit 0, the smallest layout named', () => {
     const r = run([...SEED, '--seq-length', '131072', '--gpus', '8', '--hbm-gib', '2']);
     expect(r.status).toBe(0);

@@ -11,7 +11,7 @@
 import type { ModelConfig, ParallelConfig } from '../src/memory/model.js';
 import { GIB } from '../src/memory/model.js';
 import { candidates, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, type AdviseRequest, type AdviseResult } from '../src/memory/advise.js';
-import { H200, timeCheckedLine } from '../src/memory/time/devices.js';
+import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
 
@@ -112,6 +112,7 @@ class AdvisorPanel implements Advisor {
   private clear(text: string): void {
     el('advisor-error').textContent = text;
     el('advisor-summary').textContent = '';
+    el('advisor-checked').textContent = '';
     this.d.fillTable(el<HTMLTableElement>('advisor-table'), '', [], []);
     this.d.hooks.advisor = { error: text, evaluated: 0, fit: 0, rows: [] };
   }
@@ -138,8 +139,10 @@ class AdvisorPanel implements Advisor {
     el('advisor-error').textContent = '';
     const top = res.fitting.slice(0, r.top), m = r.model;
     const summary = `${res.all} layouts evaluated, ${res.fitting.length} fit${res.fitting.length ? '' : `: ${nothingFits(res).replace(/^nothing fits: /, '')}`}.` +
-      res.untrainable.map((u) => ` ${u.layouts} layouts left out: ${u.why}.`).join('') + ` ${timeCheckedLine(H200)}.`;
+      res.untrainable.map((u) => ` ${u.layouts} layouts left out: ${u.why}.`).join('') +
+      res.skipped.map((u) => ` ${u.layouts} layouts skipped, the model does not divide them: ${u.why}.`).join('');
     el('advisor-summary').textContent = summary;
+    el('advisor-checked').textContent = timeCheckedLines(H200).map((x) => x.trim()).join('\n');
     const why = top.map((c) => reasons(r, c));
     this.d.fillTable(el<HTMLTableElement>('advisor-table'),
       `${m.numLayers} layers, h=${m.hiddenSize}, ${m.numAttentionHeads} heads at ${r.base.seqLength.toLocaleString('en-US')} tokens on ${r.gpus} GPUs × ${r.hbmGib} GiB (fits ≤ ${(100 * (1 - r.margin)).toFixed(0)}%), ` +

@@ -6,7 +6,7 @@
  */
 import { InputError } from '../errors.js';
 import { GIB } from '../memory/model.js';
-import { H200, timeCheckedLine } from '../memory/time/devices.js';
+import { H200, timeCheckedLines } from '../memory/time/devices.js';
 import { candidates, layoutLabel, nothingFits, reasons, type AdviseRequest, type AdviseResult, type Candidate } from '../memory/advise.js';
 import { LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
@@ -61,9 +61,10 @@ function request(argv: string[]): Request | null {
 function print(r: Request, res: AdviseResult): void {
   console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${r.gpus} GPUs × ${r.hbmGib} GiB (fits ≤ ${(100 * (1 - r.margin)).toFixed(0)}%), ` +
     `link ${r.link.name}, global batch ${r.gbs} sequences; rates: ${H200.name} profile`);
-  console.log(timeCheckedLine(H200));
+  for (const line of timeCheckedLines(H200)) console.log(line);
   console.log(`${res.all} layouts evaluated, ${res.fitting.length} fit`);
   for (const u of res.untrainable) console.log(`${u.layouts} layouts left out: ${u.why}`);
+  for (const u of res.skipped) console.log(`${u.layouts} layouts skipped, the model does not divide them: ${u.why}`);
   if (!res.fitting.length) {
     console.log(nothingFits(res));
     return;
@@ -84,7 +85,7 @@ export async function adviseCommand(argv: string[]): Promise<number> {
   const res = candidates(r);
   if (r.json) {
     const strip = ({ time, ...c }: Candidate) => ({ ...c, why: reasons(r, { ...c, time }), terms: time.terms });
-    console.log(JSON.stringify({ model: r.model, seqLength: r.base.seqLength, gpus: r.gpus, hbmGib: r.hbmGib, margin: r.margin, globalBatchSize: r.gbs, link: r.link, profile: H200.name, timeChecked: H200.timeChecked ?? null, evaluated: res.all, untrainable: res.untrainable, candidates: res.fitting.map(strip) }, null, 1));
+    console.log(JSON.stringify({ model: r.model, seqLength: r.base.seqLength, gpus: r.gpus, hbmGib: r.hbmGib, margin: r.margin, globalBatchSize: r.gbs, link: r.link, profile: H200.name, timeChecked: H200.timeChecked ?? null, evaluated: res.all, untrainable: res.untrainable, skipped: res.skipped, candidates: res.fitting.map(strip) }, null, 1));
     return 0;
   }
   print(r, res);

@@ -55,6 +55,8 @@ export interface AdviseResult {
   smallest: { c: Candidate; bytes: number } | null;
   /** Valid layouts left out because Megatron-LM cannot train them at any size (untrainable.ts), by reason; not in `all`. */
   untrainable: { why: string; layouts: number }[];
+  /** Layouts of the GPUs that the model does not divide (heads, groups, layers, the sequence over CP), by reason, most first; not in `all`. */
+  skipped: { why: string; layouts: number }[];
 }
 
 export type Layout = { tp: number; cp: number; pp: number; vp?: number; dp: number; cpCommType: CpCommType | undefined; recompute: string; distributedOptimizer: boolean };
@@ -63,7 +65,7 @@ const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filte
 
 /** Every layout the GPUs and the model allow (the memory model's validate() decides), evaluated. */
 export function candidates(r: AdviseRequest): AdviseResult {
-  const out: Candidate[] = [], left = new Map<string, number>();
+  const out: Candidate[] = [], left = new Map<string, number>(), skipped = new Map<string, number>();
   let all = 0, smallest: { c: Candidate; bytes: number } | null = null;
   for (const tp of divisors(r.gpus).filter((t) => t <= 8))
     for (const cp of divisors(r.gpus / tp))
@@ -77,7 +79,10 @@ export function candidates(r: AdviseRequest): AdviseResult {
               for (const distributedOptimizer of dp * cp > 1 ? [false, true] : [false]) {
                 const l = { tp, cp, pp, vp, dp, cpCommType, recompute, distributedOptimizer };
                 const par = layoutConfig(r, l), c = evaluate(r, l, par);
-                if (!c) continue;
+                if (typeof c === 'string') {
+                  skipped.set(c, (skipped.get(c) ?? 0) + 1);
+                  continue;
+                }
                 const why = untrainable(r.model, par);
                 if (why) {
                   left.set(why, (left.get(why) ?? 0) + 1);
@@ -88,7 +93,11 @@ export function candidates(r: AdviseRequest): AdviseResult {
                 if (c.totalBytes <= r.hbmGib * GIB * (1 - r.margin)) out.push(c);
               }
       }
-  return { all, fitting: out.sort((a, b) => a.iterMs - b.iterMs), smallest, untrainable: [...left].map(([why, layouts]) => ({ why, layouts })) };
+  const byCount = (m: Map<string, number>) => [...m].map(([why, layouts]) => ({ why, layouts }));
+  return {
+    all, fitting: out.sort((a, b) => a.iterMs - b.iterMs), smallest, untrainable: byCount(left),
+    skipped: byCount(skipped).sort((a, b) => b.layouts - a.layouts),
+  };
 }
 
 /** The parallel configuration of a layout: the request's base with the searched settings replaced. */
@@ -101,13 +110,14 @@ export function layoutConfig(r: Pick<AdviseRequest, 'base'>, l: Layout): Paralle
 }
 
 /** A layout (its configuration `par`, layoutConfig's) with its peak and step time, or null where the model does not divide it. */
-function evaluate(r: AdviseRequest, l: Layout, par: ParallelConfig): Candidate | null {
+/** A layout's candidate, or why the model does not divide it (heads, groups, layers, the sequence, a2a: validate()'s words). */
+function evaluate(r: AdviseRequest, l: Layout, par: ParallelConfig): Candidate | string {
   let totalBytes: number, time: IterationTime;
   try {
     totalBytes = memoryBreakdown(r.model, par).totalBytes;
     time = iterationTime(r.model, par, { link: r.link, microBatches: r.gbs / (l.dp * par.microBatchSize) });
   } catch (e) {
-    if (e instanceof InputError) return null; // a layout the model does not divide (heads, groups, layers, a2a)
+    if (e instanceof InputError) return e.message;
     throw e;
   }
   return {

@@ -102,27 +102,35 @@ export interface DeviceProfile {
   timeChecked?: TimeChecked;
 }
 
-/** The time model's record against real training steps on one device. */
+/** The time model's record against real training steps. */
 export interface TimeChecked {
-  /** Runs drawn after the model was frozen, each predicted once: how many, how many within 15%, median and largest |error| in %. */
-  heldOut: { runs: number; within15: number; medianPct: number; largestPct: number };
+  /** Runs drawn after the model was frozen, each predicted once: which draws, how many, how many within 15%, median and largest |error| in %. */
+  heldOut: { draws: string; runs: number; within15: number; medianPct: number; largestPct: number };
+  /** The latest of those draws alone. */
+  latest: { draw: string; runs: number; within15: number; medianPct: number };
   /** Every stored timing log (held out or not): how many, how many within 15%. */
   stored: { runs: number; within15: number };
-  /** What the checked runs cover, and so what they do not. */
+  /** What the checked runs cover. */
   scope: string;
   /** Steps on several GPUs (not held out): what they were, how many, how many within 15%, what the misses were. */
   multiGpu: { what: string; runs: number; within15: number; misses: string };
+  /** What no real step has checked. */
+  unchecked: string;
   source: string;
 }
 
-/** One line for a person: how far the profile's step times were checked, and where they were not. */
-export function timeCheckedLine(p: DeviceProfile): string {
+/** Lines for a person: how far the profile's step times were checked against real steps, on what, and what was not. */
+export function timeCheckedLines(p: DeviceProfile): string[] {
   const c = p.timeChecked;
-  if (!c) return `step times: the ${p.name} profile's have not been checked against real training steps`;
-  return `step times checked on ${c.scope}: ${c.heldOut.within15} of ${c.heldOut.runs} runs drawn after the model was frozen within 15% ` +
-    `(median ${c.heldOut.medianPct}%, largest ${c.heldOut.largestPct}%), ${c.stored.within15} of all ${c.stored.runs} stored runs (held out or not); ` +
-    `${c.multiGpu.what}: ${c.multiGpu.within15} of ${c.multiGpu.runs} within 15% (not held out; ${c.multiGpu.misses}); ` +
-    "Megatron-LM's tensor-, context-, pipeline- and data-parallel communication is the link model's, not checked against a real multi-GPU step";
+  if (!c) return [`step times: the ${p.name} profile's have not been checked against real training steps`];
+  const h = c.heldOut, l = c.latest, m = c.multiGpu;
+  return [
+    `step times checked: ${h.within15} of ${h.runs} runs drawn after the model was frozen (${h.draws}) within 15%, median ${h.medianPct}%, largest ${h.largestPct}% ` +
+      `(the ${l.draw} alone: ${l.within15} of ${l.runs}, median ${l.medianPct}%); ${c.stored.within15} of all ${c.stored.runs} stored runs, held out or not`,
+    `  on ${c.scope}`,
+    `  ${m.what}: ${m.within15} of ${m.runs} within 15% (not held out; ${m.misses})`,
+    `  not checked: ${c.unchecked}`,
+  ];
 }
 
 export const H200: DeviceProfile = {
@@ -207,10 +215,12 @@ export const H200: DeviceProfile = {
   hbmGib: 139.8,
   // The fresh draws since the model was frozen (it judged the fourth first): 8 + 5 + 4 + 6 runs, each predicted once.
   timeChecked: {
-    heldOut: { runs: 23, within15: 23, medianPct: 4.8, largestPct: 12.2 },
+    heldOut: { draws: 'the fourth to sixth fresh draws', runs: 23, within15: 23, medianPct: 4.8, largestPct: 12.2 },
+    latest: { draw: 'sixth', runs: 6, within15: 6, medianPct: 10.6 },
     stored: { runs: 116, within15: 104 },
-    scope: 'one H200 (Megatron-LM --transformer-impl local: unfused attention, 2K-32K tokens, one micro batch of 1 or 2 sequences, TP = CP = PP = DP = 1)',
+    scope: 'one H200: Megatron-LM --transformer-impl local (unfused attention), 2K-32K tokens, one micro batch of 1 or 2 sequences, TP = CP = PP = DP = 1',
     multiGpu: { what: "on 2 × H200, PyTorch's context-parallel ring at CP = 2", runs: 14, within15: 10, misses: 'the model 18-34% low at 4K and 8K' },
+    unchecked: "Megatron-LM's tensor-, context-, pipeline- and data-parallel communication (the link model's), FlashAttention inside a Megatron-LM step, several micro batches",
     source: 'bench/results/2026-12-03-time-heldout4, -heldout5, -heldout5-deep, -heldout6; every stored log: bench/megatron/repeats.ts TIMING_SETS; ' +
       'CP = 2: bench/results/torchcp-2xh200-2026-11-30 (bench/megatron/timeTable.ts torchRows)',
   },
