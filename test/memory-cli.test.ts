@@ -247,6 +247,15 @@ describe('flashring replay', () => {
     expect(Math.abs(p.totalError)).toBeLessThan(0.05);
     expect(p.fits).toBe(true);
   });
+  it("a log says its time check as the time model is judged: the model against the median of the iterations after the first two (the memory point's iter is its own window)", async () => {
+    const log = 'bench/results/2026-12-03-time-heldout6/runs/r02.log';
+    const r = await run(['replay', log]);
+    expect(r.code).toBe(0);
+    expect(r.err).toContain(`${log}: s=8192 TP=1 CP=1 PP=1 SP=false recompute=full:uniform/1 | iter 472.2 ms (median of iterations 15-24) |`);
+    expect(r.err.split('\n')).toContain('  step time: model 449.1 ms, measured 483.6 ms (median of 22 iterations from 3): -7.1%');
+    // The same figures as the held-out table (bench/results/2026-12-03-time-heldout6/README.md) and --json's prediction.iterMs.
+    expect(JSON.parse((await run(['replay', log, '--json'])).out).reports[0].prediction.iterMs).toBeCloseTo(449.1, 1);
+  });
   it('every flag applies or is refused: model flags on replay need --compare; --csv with --compare writes the points too; an empty --seq-lengths is no list', async () => {
     const log = `${D}/megatron/B-s8192-none.log`;
     const stray = await run(['replay', log, '--num-layers', '8']);

@@ -6,12 +6,12 @@ import {
   DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps,
 } from '../memory/model.js';
-import { configFromArgs, parseMegatronLogs } from '../memory/megatron.js';
+import { configFromArgs, parseMegatronLogs, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
 import { untrainableNote } from '../memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
 import { comparePoints, comparisonTable, otherModelNotes, predictFromLog } from '../memory/compare.js';
-import { withIterMs } from '../memory/time/fromLog.js';
+import { steadyIterMs, WARMUP_ITERATIONS, withIterMs } from '../memory/time/fromLog.js';
 import { numberArg, parseCommand } from './args.js';
 import { checkInputFile, MAX_TEXT_BYTES, OutputPlan } from './files.js';
 
@@ -303,6 +303,22 @@ function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number)
 
 interface FileResult { rows: CsvRow[]; reports: unknown[]; ok: boolean }
 
+/** " (median of iterations a-b)" for a window of iteration numbers, or nothing. */
+const iterationsOf = (w: number[]) => (w.length ? ` (median of iterations ${w[0]}-${w[w.length - 1]})` : '');
+
+/**
+ * The time model beside the log's steady step, as the time model is judged: the median of every
+ * iteration after the first WARMUP_ITERATIONS (the memory point's "iter" is the dataset's window).
+ */
+function stepTimeLine(res: ParseResult, predicted: object): string {
+  const prediction = predicted as { iterMs?: number | null; iterMsNote?: string };
+  if (prediction.iterMs == null) return `step time: no prediction${prediction.iterMsNote ? ` (${prediction.iterMsNote})` : ''}`;
+  const m = steadyIterMs(res), first = WARMUP_ITERATIONS + 1;
+  if (m.ms === null) return `step time: model ${prediction.iterMs.toFixed(1)} ms; the log has no iteration after the first ${WARMUP_ITERATIONS} to compare with`;
+  const err = (100 * (prediction.iterMs - m.ms)) / m.ms;
+  return `step time: model ${prediction.iterMs.toFixed(1)} ms, measured ${m.ms.toFixed(1)} ms (median of ${m.iterations} iterations from ${first}): ${err >= 0 ? '+' : ''}${err.toFixed(1)}%`;
+}
+
 /**
  * A refusal of a reader (InputError) names the file as the user gave it, in one line: the readers
  * name it by its base name (the name a point's source keeps).
@@ -350,12 +366,13 @@ async function readPoints(file: string, hbmGib: number | null): Promise<FileResu
     const prediction = withIterMs(predictFromLog(res, hbmGib), res); // + the time model's iterMs (src/memory/time)
     const p = res.point;
     console.error(`${name}: s=${p.seqLength ?? '?'} TP=${p.tp ?? '?'} CP=${p.cp ?? '?'} PP=${p.pp ?? '?'} SP=${p.sp ?? '?'} recompute=${p.recompute ?? '?'}` +
-      ` | iter ${p.iterMs === null ? '?' : p.iterMs.toFixed(1)} ms | ${p.tflopsPerGpu === null ? '?' : p.tflopsPerGpu.toFixed(1)} TFLOP/s/GPU` +
+      ` | iter ${p.iterMs === null ? '?' : `${p.iterMs.toFixed(1)} ms${iterationsOf(p.window)}`} | ${p.tflopsPerGpu === null ? '?' : p.tflopsPerGpu.toFixed(1)} TFLOP/s/GPU` +
       ` | peak max allocated ${p.peakMaxAllocatedGiB === null ? '?' : p.peakMaxAllocatedGiB.toFixed(2) + ' GiB'}${p.outOfMemory ? ' | OUT OF MEMORY' : ''}` +
       ('error' in prediction ? '' : ` | model ${(prediction.totalBytes / GIB).toFixed(2)} GiB${prediction.totalError === null ? '' : ` (${(prediction.totalError * 100).toFixed(1)}%)`}`));
     const c = configFromArgs(res.args), why = 'error' in c ? null : untrainable(c.model, c.par);
     for (const w of [...res.warnings, ...(why ? [why] : [])]) console.error(`  note: ${w}`);
     if ('error' in prediction) console.error(`  note: no prediction: ${prediction.error}`);
+    else console.error(`  ${stepTimeLine(res, prediction)}`);
     if (!row) console.error(`  ${name}: no point (${p.seqLength === null ? 'no sequence length: not a Megatron-LM log with an argument dump, nor a .csv' : 'nothing measured: no memory line, no iteration after warm-up, no out-of-memory'})`);
     if (row) out.rows.push(row);
     else out.ok = false;
