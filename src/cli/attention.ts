@@ -150,7 +150,7 @@ function planOutputs(a: AttentionArgs): Promise<OutputPlan> {
   const tl = a.ring?.timeline;
   return OutputPlan.make(inputsOf(a), [
     { flag: 'out', path: a.out, kind: 'dir', names },
-    ...(tl !== undefined ? [{ flag: 'timeline', path: tl, kind: 'file' as const }] : []),
+    ...(tl !== undefined ? [{ flag: 'timeline', path: tl, kind: 'file' as const, ext: '.json' }] : []),
   ]);
 }
 

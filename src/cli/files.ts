@@ -125,7 +125,12 @@ async function checkOutputFile(flag: string, file: string): Promise<void> {
 /** A file or folder a command reads (its flag, or how the positional is called, e.g. 'LOG'). */
 export interface InputPath { flag: string; path: string }
 /** What a command writes: one file, or a folder with the names it writes there. */
-export type OutputTarget = { flag: string; path: string; kind: 'file' } | { flag: string; path: string; kind: 'dir'; names: readonly string[] };
+/**
+ * What a command writes: a file, or a folder of named files. A file's `ext` (e.g. '.csv') is what it
+ * writes: an existing file of another kind at that path is refused (`--csv README.md` would lose it),
+ * one of that kind is overwritten (a rerun).
+ */
+export type OutputTarget = { flag: string; path: string; kind: 'file'; ext?: string } | { flag: string; path: string; kind: 'dir'; names: readonly string[] };
 
 interface Resolved { flag: string; given: string; real: string; ino?: string; isDir: boolean }
 
@@ -158,6 +163,15 @@ async function resolveOutputs(outputs: readonly OutputTarget[]): Promise<Resolve
     }
   }
   return out;
+}
+
+/** An existing file where an output of another kind would go (`--csv README.md`), as a message: it would be lost. */
+async function otherKind(outputs: readonly OutputTarget[]): Promise<string | null> {
+  for (const o of outputs) {
+    if (o.kind !== 'file' || !o.ext || o.path.toLowerCase().endsWith(o.ext) || !(await statOrNull(resolve(o.path)))) continue;
+    return `${who(o.flag)} ${o.path} exists and is not a ${o.ext} file: writing over it would lose it; give a ${o.ext} name, or remove the file first`;
+  }
+  return null;
 }
 
 const same = (a: Resolved, b: Resolved) => a.real === b.real || (a.ino !== undefined && a.ino === b.ino);
@@ -227,7 +241,7 @@ export class OutputPlan {
 
   /** Resolves and checks every output against the inputs and each other, before any work. */
   static async make(inputs: readonly InputPath[], outputs: readonly OutputTarget[]): Promise<OutputPlan> {
-    const why = collision(await resolveInputs(inputs), await resolveOutputs(outputs));
+    const why = collision(await resolveInputs(inputs), await resolveOutputs(outputs)) ?? (await otherKind(outputs));
     if (why) throw new InputError(why);
     installExitCleanup();
     return new OutputPlan(outputs);
