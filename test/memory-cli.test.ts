@@ -220,6 +220,25 @@ describe('flashring memory', () => {
     });
 });
 
+describe('flashring memory: flags Megatron-LM would set aside', () => {
+  it('--sequence-parallel at TP = 1 and virtual stages at PP = 1 are set aside with a note each, as Megatron-LM does; the same memory as without them', async () => {
+    const plain = await run(['memory', '--preset', 'seed-32L-4096h', '--json']);
+    const r = await run(['memory', '--preset', 'seed-32L-4096h', '--sequence-parallel', '--num-layers-per-virtual-pipeline-stage', '4', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.err.split('\n').filter((l) => l.startsWith('note: '))).toEqual([
+      'note: --sequence-parallel at TP = 1 is set aside: Megatron-LM turns sequence parallelism off without tensor parallelism, and so does the model',
+      'note: --num-layers-per-virtual-pipeline-stage is set aside: virtual stages split a pipeline, and PP = 1 has none',
+    ]);
+    const a = JSON.parse(plain.out), b = JSON.parse(r.out);
+    expect([b.parallel.sequenceParallel, b.parallel.virtualStages]).toEqual([false, 1]);
+    expect(b.totalBytes).toBe(a.totalBytes);
+    // At TP = 2 both are kept: SP divides the norms' and dropouts' activations.
+    const tp2 = await run(['memory', '--preset', 'seed-32L-4096h', '--tensor-model-parallel-size', '2', '--sequence-parallel', '--json']);
+    expect(tp2.err).not.toMatch(/set aside/);
+    expect(JSON.parse(tp2.out).parallel.sequenceParallel).toBe(true);
+  });
+});
+
 describe('flashring replay', () => {
   const D = 'bench/results/memory-h200-2026-12-01';
   it('--compare: per-point error of total and activations and the OOM verdict', async () => {

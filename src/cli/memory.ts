@@ -155,7 +155,13 @@ function recomputeFromFlags(v: Values): Pick<ParallelConfig, 'recompute' | 'reco
   };
 }
 
-export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelConfig; hbmGib: number } {
+/**
+ * The model and parallel configuration of a command's flags, as Megatron-LM would run them. Flags it
+ * would set aside are set aside here too, each with a note: --sequence-parallel at TP = 1 (Megatron-LM
+ * turns it off: arguments.py, "Disabling sequence parallelism because tensor model parallelism is
+ * disabled"), virtual stages without a pipeline (PP = 1).
+ */
+export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelConfig; hbmGib: number; notes: string[] } {
   const { model, presetStack } = modelFromFlags(v);
   const stack = oneOf(v, 'stack', Object.keys(STACKS) as Stack[]) ?? presetStack ?? 'megatron';
   const impl = oneOf(v, 'transformer-impl', ['transformer_engine', 'local'] as const);
@@ -175,13 +181,22 @@ export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelC
     distributedOptimizer: !!v['use-distributed-optimizer'], stack, fp32Residual: !!v['fp32-residual-connection'],
     cpCommType: oneOf(v, 'cp-comm-type', ['p2p', 'all_gather', 'a2a'] as const), ...recomputeFromFlags(v),
   };
+  const notes: string[] = [];
+  if (par.sequenceParallel && par.tensorParallel === 1) {
+    par.sequenceParallel = false;
+    notes.push('--sequence-parallel at TP = 1 is set aside: Megatron-LM turns sequence parallelism off without tensor parallelism, and so does the model');
+  }
+  if (perVirtual !== undefined && pp === 1) {
+    par.virtualStages = 1;
+    notes.push('--num-layers-per-virtual-pipeline-stage is set aside: virtual stages split a pipeline, and PP = 1 has none');
+  }
   const ep = int(v, 'expert-model-parallel-size');
   // Megatron-LM takes --expert-model-parallel-size 1 on a dense model, and refuses more without --num-experts.
   if (ep !== undefined && ep > 1 && !model.moe) throw new InputError(`--expert-model-parallel-size ${ep} needs --num-experts E (mixture-of-experts layers); without it the model is dense`);
   if (ep !== undefined && model.moe) par.expertParallel = ep;
   const hbmGib = v['hbm-gib'] === undefined ? 80 : numberArg('hbm-gib', v['hbm-gib'] as string, { above: 0, max: 1e6, what: 'a positive number of GiB' });
   memoryBreakdown(model, par); // every contradiction as one line, before anything is written
-  return { model, par, hbmGib };
+  return { model, par, hbmGib, notes };
 }
 
 const BYTE_UNITS = ['KiB', 'MiB', 'GiB'] as const;
@@ -225,7 +240,8 @@ export async function memoryCommand(argv: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  const { model, par, hbmGib } = configFromFlags(values);
+  const { model, par, hbmGib, notes } = configFromFlags(values);
+  for (const n of notes) console.error(`note: ${n}`);
   // --csv, --lines and --seq-lengths only mean something for a sweep: each asks for one.
   if (values.sweep || values.csv !== undefined || values.lines !== undefined || values['seq-lengths'] !== undefined) return sweepCommand(values, model, par, hbmGib);
   const r = memoryBreakdown(model, par), why = untrainable(model, par);
@@ -398,6 +414,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
   const stray = !values.compare && Object.keys(values).find((k) => !REPLAY_OWN.includes(k) && values[k as keyof typeof values] !== undefined);
   if (stray) throw new InputError(`--${stray} is a model flag: it applies only with --compare (the model next to each point); add --compare or leave it out`);
   const cfg = values.compare ? configFromFlags(values) : null;
+  for (const n of cfg?.notes ?? []) console.error(`note: ${n}`);
   // Every file looked at before any is read (a pipe or device refused), and --csv checked against them.
   for (const file of positionals) await checkInputFile('input file', file, MAX_TEXT_BYTES, true);
   const csv = values.csv === undefined ? null : await OutputPlan.make(positionals.map((path) => ({ flag: 'input file', path })), [{ flag: 'csv', path: values.csv, kind: 'file', ext: '.csv' }]);
