@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { GIB, memoryBreakdown, PRESETS, DEFAULT_PARALLEL } from '../src/memory/model.js';
 import { iterationTime } from '../src/memory/time/step.js';
 import { layoutConfig } from '../src/cli/advise.js';
+import { skippedLines } from '../src/memory/advise.js';
 
 const run = (args: string[]) => spawnSync('node', ['bin/flashring.mjs', 'advise', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
 const SEED = ['--num-layers', '32', '--hidden-size', '4096', '--num-attention-heads', '32'];
@@ -66,7 +67,21 @@ describe('flashring advise', () => {
       x.evaluated + [...x.untrainable, ...(x.skipped ?? [])].reduce((t, u) => t + u.layouts, 0);
     expect(all(o)).toBe(all(JSON.parse(acceptance.stdout)));
     const text = run([...SEED, '--seq-length', '131073', '--gpus', '8', '--hbm-gib', '80', '--top', '1']).stdout;
-    expect(text).toContain(`${o.skipped[0].layouts} layouts skipped, the model does not divide them: --seq-length 131073 is not divisible by --context-parallel-size 2`);
+    const n = o.skipped.reduce((t, u) => t + u.layouts, 0);
+    expect(text.split('\n')).toContain(`${n} layouts skipped, not divided: --seq-length 131073 is not divisible by --context-parallel-size 2, 4, 8`);
+    // A global batch that DP × micro batch does not divide: those layouts are skipped and said too.
+    const b = JSON.parse(run([...SEED, '--seq-length', '131072', '--gpus', '8', '--hbm-gib', '80', '--global-batch-size', '3', '--json']).stdout);
+    expect(b.skipped.map((u: { why: string }) => u.why)).toEqual([2, 4, 8].map((x) => `global batch 3 is not divisible by DP × micro batch ${x}`));
+    expect(all(b)).toBe(all(JSON.parse(acceptance.stdout)));
+  });
+  it('the skipped reasons for a person: one line per reason with its sizes listed, at most five, then how many more', () => {
+    const u = (why: string, layouts = 1) => ({ why, layouts });
+    expect(skippedLines([u('--num-layers 30 is not divisible by --pipeline-model-parallel-size 4', 3), u('--num-layers 30 is not divisible by --pipeline-model-parallel-size 7', 2), u('no number here')]))
+      .toEqual(['5 layouts skipped, not divided: --num-layers 30 is not divisible by --pipeline-model-parallel-size 4, 7', '1 layout skipped, not divided: no number here']);
+    const many = Array.from({ length: 7 }, (_, i) => u(`reason ${String.fromCharCode(97 + i)} 2`, 7 - i));
+    const lines = skippedLines(many);
+    expect(lines).toHaveLength(6);
+    expect(lines[5]).toBe("and 2 more reasons (--json lists every skipped layout's)");
   });
 
   it('nothing fits: said plainly, exit 0, the smallest layout named', () => {

@@ -220,22 +220,27 @@ describe('flashring memory', () => {
     });
 });
 
-describe('flashring memory: flags Megatron-LM would set aside', () => {
-  it('--sequence-parallel at TP = 1 and virtual stages at PP = 1 are set aside with a note each, as Megatron-LM does; the same memory as without them', async () => {
+describe('flashring memory: flags Megatron-LM sets aside or refuses', () => {
+  it('--sequence-parallel at TP = 1 is set aside with a note, as Megatron-LM does (the same memory as without it); at TP = 2 it is kept', async () => {
     const plain = await run(['memory', '--preset', 'seed-32L-4096h', '--json']);
-    const r = await run(['memory', '--preset', 'seed-32L-4096h', '--sequence-parallel', '--num-layers-per-virtual-pipeline-stage', '4', '--json']);
+    const r = await run(['memory', '--preset', 'seed-32L-4096h', '--sequence-parallel', '--json']);
     expect(r.code).toBe(0);
     expect(r.err.split('\n').filter((l) => l.startsWith('note: '))).toEqual([
       'note: --sequence-parallel at TP = 1 is set aside: Megatron-LM turns sequence parallelism off without tensor parallelism, and so does the model',
-      'note: --num-layers-per-virtual-pipeline-stage is set aside: virtual stages split a pipeline, and PP = 1 has none',
     ]);
     const a = JSON.parse(plain.out), b = JSON.parse(r.out);
-    expect([b.parallel.sequenceParallel, b.parallel.virtualStages]).toEqual([false, 1]);
+    expect(b.parallel.sequenceParallel).toBe(false);
     expect(b.totalBytes).toBe(a.totalBytes);
-    // At TP = 2 both are kept: SP divides the norms' and dropouts' activations.
     const tp2 = await run(['memory', '--preset', 'seed-32L-4096h', '--tensor-model-parallel-size', '2', '--sequence-parallel', '--json']);
     expect(tp2.err).not.toMatch(/set aside/);
     expect(JSON.parse(tp2.out).parallel.sequenceParallel).toBe(true);
+  });
+  it('virtual stages at PP = 1 are refused, as Megatron-LM refuses them (one virtual stage is none, and taken)', async () => {
+    const r = await run(['memory', '--preset', 'seed-32L-4096h', '--num-layers-per-virtual-pipeline-stage', '4']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^flashring memory: --num-layers-per-virtual-pipeline-stage 4 makes 8 virtual stages, and Megatron-LM refuses virtual stages without a pipeline/);
+    expect((await run(['memory', '--preset', 'seed-32L-4096h', '--num-layers-per-virtual-pipeline-stage', '32', '--json'])).code).toBe(0);
+    expect((await run(['memory', '--preset', 'seed-32L-4096h', '--pipeline-model-parallel-size', '2', '--num-layers-per-virtual-pipeline-stage', '4', '--json'])).code).toBe(0);
   });
 });
 
@@ -247,6 +252,9 @@ describe('flashring replay', () => {
     expect(r.out).toMatch(/\| CP=2 \| 196608 \| 2 \| none \| OOM \| 1[4-9]\d\.\d \|.*\| right \|/);
     expect(r.out).toMatch(/28 point\(s\): largest total error \d\.\d%, largest activation error \d\.\d%, 0 wrong OOM verdict/);
     expect(r.err).not.toMatch(/another model/);
+    // With --json, stdout is the JSON alone: the comparison in it, no table before it.
+    const j = await run(['replay', 'bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv', '--compare', '--preset', 'torchcp-8L-4096h', '--hbm-gib', '139.8', '--json']);
+    expect(JSON.parse(j.out).comparison).toHaveLength(28);
   });
   it('--compare names the rows that measured another model than the compared one (the CSV names it in source)', async () => {
     const r = await run(['replay', `${D}/activation_memory_measured.csv`, '--compare', '--stack', 'torch-amp', '--num-layers', '4', '--hidden-size', '2048',
@@ -271,7 +279,7 @@ describe('flashring replay', () => {
     const r = await run(['replay', log]);
     expect(r.code).toBe(0);
     expect(r.err).toContain(`${log}: s=8192 TP=1 CP=1 PP=1 SP=false recompute=full:uniform/1 | iter 472.2 ms (median of iterations 15-24) |`);
-    expect(r.err.split('\n')).toContain('  step time: model 449.1 ms, measured 483.6 ms (median of 22 iterations from 3): -7.1%');
+    expect(r.err.split('\n')).toContain('  step time: model 449.1 ms, measured 483.6 ms (median of 22 reports, iterations 3-24): -7.1%');
     // The same figures as the held-out table (bench/results/2026-12-03-time-heldout6/README.md) and --json's prediction.iterMs.
     expect(JSON.parse((await run(['replay', log, '--json'])).out).reports[0].prediction.iterMs).toBeCloseTo(449.1, 1);
   });

@@ -67,16 +67,19 @@ describe('one output rule: collisions refused before any work', () => {
     await refused(att(f('o4'), '--cp', '2', '--timeline', f('o4', 'lse.npy')), /--timeline .*lse\.npy is also written by --out/, inputs, [f('o4')]);
     await refused(att(f('o5'), '--cp', '2', '--timeline', f('o5')), /--timeline .*o5 is also written by --out/, inputs, [f('o5')]);
   });
-  it('an existing file of another kind where a .csv, .json or .md goes is refused, unchanged; one of that kind is overwritten (a rerun)', async () => {
+  it('an existing file of another kind where a .csv, .json or .md goes is refused, unchanged; one named so, or reading like this output (a rerun under any name), is overwritten', async () => {
     writeFileSync(f('notes.md'), 'my notes\n');
-    await refused(['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', '4096', '--csv', f('notes.md')], /--csv .*notes\.md exists and is not a \.csv file: writing over it would lose it/, [f('notes.md')]);
+    await refused(['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', '4096', '--csv', f('notes.md')], /--csv .*notes\.md exists and is not a \.csv file of this command's: writing over it would lose it/, [f('notes.md')]);
     expect(readFileSync(f('notes.md'), 'utf8')).toBe('my notes\n');
     writeFileSync(f('data.txt'), 'x');
-    await refused(att(f('o6'), '--cp', '2', '--timeline', f('data.txt')), /--timeline .*data\.txt exists and is not a \.json file/, [f('data.txt'), ...inputs], [f('o6')]);
-    await refused(['notes', '--out', f('data.txt')], /--out .*data\.txt exists and is not a \.md file/, [f('data.txt')]);
+    await refused(att(f('o6'), '--cp', '2', '--timeline', f('data.txt')), /--timeline .*data\.txt exists and is not a \.json file of this command's/, [f('data.txt'), ...inputs], [f('o6')]);
+    await refused(['notes', '--out', f('data.txt')], /--out .*data\.txt exists and is not a \.md file of this command's/, [f('data.txt')]);
     writeFileSync(f('old.csv'), 'stale');
     expect((await cli(['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', '4096', '--csv', f('old.csv')])).code).toBe(0);
     expect(readFileSync(f('old.csv'), 'utf8')).toMatch(/^seq_len,/);
+    // A rerun onto its own earlier output under another name: it reads like this output, so it is overwritten.
+    for (let i = 0; i < 2; i++) expect((await cli(['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', String(4096 * (i + 1)), '--csv', f('pts.txt')])).code).toBe(0);
+    expect(readFileSync(f('pts.txt'), 'utf8')).toMatch(/^seq_len,.*\n8192,/s);
   });
   it('replay X.log --csv X.log, and --csv inside a folder of inputs', async () => {
     writeFileSync(f('run.log'), readFileSync(LOG));

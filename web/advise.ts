@@ -10,7 +10,7 @@
  */
 import type { ModelConfig, ParallelConfig } from '../src/memory/model.js';
 import { GIB } from '../src/memory/model.js';
-import { candidates, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, type AdviseRequest, type AdviseResult } from '../src/memory/advise.js';
+import { candidates, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, type AdviseRequest, type AdviseResult } from '../src/memory/advise.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
@@ -140,7 +140,7 @@ class AdvisorPanel implements Advisor {
     const top = res.fitting.slice(0, r.top), m = r.model;
     const summary = `${res.all} layouts evaluated, ${res.fitting.length} fit${res.fitting.length ? '' : `: ${nothingFits(res).replace(/^nothing fits: /, '')}`}.` +
       res.untrainable.map((u) => ` ${u.layouts} layouts left out: ${u.why}.`).join('') +
-      res.skipped.map((u) => ` ${u.layouts} layouts skipped, the model does not divide them: ${u.why}.`).join('');
+      skippedLines(res.skipped).map((x) => ` ${x}.`).join('');
     el('advisor-summary').textContent = summary;
     el('advisor-checked').textContent = timeCheckedLines(H200).map((x) => x.trim()).join('\n');
     const why = top.map((c) => reasons(r, c));

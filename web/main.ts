@@ -347,7 +347,7 @@ function readParallel(model: ModelConfig): ParallelConfig {
   const ep = model.moe ? positiveWhole(field('ep'), 'EP', 100_000) : undefined;
   if (ep && model.moe!.numExperts % ep) throw new FormError(`Experts (${model.moe!.numExperts}) must be divisible by EP (${ep}).`);
   return {
-    ...DEFAULT_PARALLEL, microBatchSize: mb, tensorParallel: tp, pipelineParallel: pp, sequenceParallel: field('sp').checked,
+    ...DEFAULT_PARALLEL, microBatchSize: mb, tensorParallel: tp, pipelineParallel: pp, sequenceParallel: field('sp').checked && tp > 1, // Megatron-LM turns SP off at TP = 1
     dataParallel: dp, virtualStages: perVirtual ? stage / perVirtual : 1, distributedOptimizer: field('distopt').checked,
     fp32Residual: field('fp32res').checked, expertParallel: ep,
     flashAttention: field('flash').checked, stack: stackSelect.value as Stack, cpCommType: select('cpcomm').value as ParallelConfig['cpCommType'],

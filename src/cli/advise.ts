@@ -7,7 +7,7 @@
 import { InputError } from '../errors.js';
 import { GIB } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
-import { candidates, layoutLabel, nothingFits, reasons, type AdviseRequest, type AdviseResult, type Candidate } from '../memory/advise.js';
+import { candidates, layoutLabel, nothingFits, reasons, skippedLines, type AdviseRequest, type AdviseResult, type Candidate } from '../memory/advise.js';
 import { LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
 import { MODEL_OPTS, configFromFlags, joinModuleArgs } from './memory.js';
@@ -25,7 +25,8 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   --global-batch-size B   sequences per step (default N: one per GPU's share)
   --link NAME             ${LINK_NAMES.join('|')} (default nvlink-h200); --link-gbps G --link-latency-us U for custom
   --top K                 how many to print (default 5)
-  --json                  every fitting candidate: tp, cp, cpCommType, pp, vp, dp, recompute, iterMs, totalBytes, …
+  --json                  every fitting candidate: tp, cp, cpCommType, pp, vp, dp, recompute, iterMs, totalBytes, …;
+                          the layouts left out (untrainable) and skipped (not divided), each with why; timeChecked
 Rates: the H200 profile (src/memory/time/devices.ts); --hbm-gib changes the memory only.`;
 
 const OPTS = {
@@ -64,7 +65,7 @@ function print(r: Request, res: AdviseResult): void {
   for (const line of timeCheckedLines(H200)) console.log(line);
   console.log(`${res.all} layouts evaluated, ${res.fitting.length} fit`);
   for (const u of res.untrainable) console.log(`${u.layouts} layouts left out: ${u.why}`);
-  for (const u of res.skipped) console.log(`${u.layouts} layouts skipped, the model does not divide them: ${u.why}`);
+  for (const line of skippedLines(res.skipped)) console.log(line);
   if (!res.fitting.length) {
     console.log(nothingFits(res));
     return;

@@ -9,7 +9,7 @@ import { AttentionShape, F32_MAX, F32_MIN_NORMAL, validateShape } from '../shape
 import { Documents, checkDocuments } from '../mask.js';
 import { Precision } from '../kernels/precision.js';
 import { numberArg, parseCommand } from './args.js';
-import { checkInputFile, InputPath, MAX_BINARY_BYTES, OutputPlan } from './files.js';
+import { checkInputFile, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
 import { OUTPUT_NAMES, devicePrecision, noteStaleOutputs, outputFiles } from './outputs.js';
 import { RING_OPTIONS, RingArgs, checkRingArgs, parseRingArgs } from './ringArgs.js';
 import { schemeDefs } from '../cp/schemes/registry.js';
@@ -150,7 +150,7 @@ function planOutputs(a: AttentionArgs): Promise<OutputPlan> {
   const tl = a.ring?.timeline;
   return OutputPlan.make(inputsOf(a), [
     { flag: 'out', path: a.out, kind: 'dir', names },
-    ...(tl !== undefined ? [{ flag: 'timeline', path: tl, kind: 'file' as const, ext: '.json' }] : []),
+    ...(tl !== undefined ? [{ flag: 'timeline', path: tl, kind: 'file' as const, ...OUTPUT_KINDS.json }] : []),
   ]);
 }
 

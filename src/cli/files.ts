@@ -12,7 +12,7 @@
  * signal, its parent gone), the temporaries and the folders this run created are removed. A full
  * disk, a read-only file system or a refused permission is one line naming the path.
  */
-import { access, constants, mkdir, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { access, constants, mkdir, open, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { rmSync, Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { FlashringError, InputError } from '../errors.js';
@@ -126,11 +126,19 @@ async function checkOutputFile(flag: string, file: string): Promise<void> {
 export interface InputPath { flag: string; path: string }
 /** What a command writes: one file, or a folder with the names it writes there. */
 /**
- * What a command writes: a file, or a folder of named files. A file's `ext` (e.g. '.csv') is what it
- * writes: an existing file of another kind at that path is refused (`--csv README.md` would lose it),
- * one of that kind is overwritten (a rerun).
+ * What a command writes: a file, or a folder of named files. A file's `ext` (e.g. '.csv') and `looks`
+ * (does the start of a file read like this output?) say what it writes: an existing file at that path
+ * is overwritten when it is named with the extension or reads like this output (a rerun, whatever its
+ * name), and refused otherwise (`--csv README.md` would lose it).
  */
-export type OutputTarget = { flag: string; path: string; kind: 'file'; ext?: string } | { flag: string; path: string; kind: 'dir'; names: readonly string[] };
+export type OutputTarget = { flag: string; path: string; kind: 'file'; ext?: string; looks?: (head: string) => boolean } | { flag: string; path: string; kind: 'dir'; names: readonly string[] };
+
+/** The kinds of file outputs: a CSV of points (its header), a JSON document, the notes (their title). */
+export const OUTPUT_KINDS = {
+  csv: { ext: '.csv', looks: (h: string) => h.startsWith('seq_len,') },
+  json: { ext: '.json', looks: (h: string) => /^\s*[{[]/.test(h) },
+  notes: { ext: '.md', looks: (h: string) => h.startsWith('# Notes: the cost of each long-context lever (flashring)') },
+} as const;
 
 interface Resolved { flag: string; given: string; real: string; ino?: string; isDir: boolean }
 
@@ -165,11 +173,24 @@ async function resolveOutputs(outputs: readonly OutputTarget[]): Promise<Resolve
   return out;
 }
 
-/** An existing file where an output of another kind would go (`--csv README.md`), as a message: it would be lost. */
+/** The first bytes of a file, as text. */
+async function headOf(path: string, bytes = 4096): Promise<string> {
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(bytes);
+    const { bytesRead } = await fh.read(buf, 0, bytes, 0);
+    return buf.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await fh.close();
+  }
+}
+
+/** An existing file of another kind where an output would go (`--csv README.md`), as a message: it would be lost. */
 async function otherKind(outputs: readonly OutputTarget[]): Promise<string | null> {
   for (const o of outputs) {
     if (o.kind !== 'file' || !o.ext || o.path.toLowerCase().endsWith(o.ext) || !(await statOrNull(resolve(o.path)))) continue;
-    return `${who(o.flag)} ${o.path} exists and is not a ${o.ext} file: writing over it would lose it; give a ${o.ext} name, or remove the file first`;
+    if (o.looks?.(await headOf(resolve(o.path)))) continue;
+    return `${who(o.flag)} ${o.path} exists and is not a ${o.ext} file of this command's: writing over it would lose it; give a ${o.ext} name, or remove the file first`;
   }
   return null;
 }

@@ -13,7 +13,7 @@ import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '.
 import { comparePoints, comparisonTable, otherModelNotes, predictFromLog } from '../memory/compare.js';
 import { steadyIterMs, WARMUP_ITERATIONS, withIterMs } from '../memory/time/fromLog.js';
 import { numberArg, parseCommand } from './args.js';
-import { checkInputFile, MAX_TEXT_BYTES, OutputPlan } from './files.js';
+import { checkInputFile, MAX_TEXT_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
 
 const HELP = `usage: flashring memory [options]            per-GPU memory of one configuration
        flashring memory --sweep [options]    the plot's lines over sequence length
@@ -156,10 +156,10 @@ function recomputeFromFlags(v: Values): Pick<ParallelConfig, 'recompute' | 'reco
 }
 
 /**
- * The model and parallel configuration of a command's flags, as Megatron-LM would run them. Flags it
- * would set aside are set aside here too, each with a note: --sequence-parallel at TP = 1 (Megatron-LM
- * turns it off: arguments.py, "Disabling sequence parallelism because tensor model parallelism is
- * disabled"), virtual stages without a pipeline (PP = 1).
+ * The model and parallel configuration of a command's flags, as Megatron-LM would run them: what it
+ * refuses is refused (virtual stages without a pipeline), what it sets aside is set aside with a note
+ * (--sequence-parallel at TP = 1: arguments.py, "Disabling sequence parallelism because tensor model
+ * parallelism is disabled").
  */
 export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelConfig; hbmGib: number; notes: string[] } {
   const { model, presetStack } = modelFromFlags(v);
@@ -186,10 +186,10 @@ export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelC
     par.sequenceParallel = false;
     notes.push('--sequence-parallel at TP = 1 is set aside: Megatron-LM turns sequence parallelism off without tensor parallelism, and so does the model');
   }
-  if (perVirtual !== undefined && pp === 1) {
-    par.virtualStages = 1;
-    notes.push('--num-layers-per-virtual-pipeline-stage is set aside: virtual stages split a pipeline, and PP = 1 has none');
-  }
+  // Megatron-LM's interleaved schedule needs a pipeline: more than one virtual stage at PP = 1 stops it
+  // (arguments.py: 'pipeline-model-parallel size should be greater than 1'); one virtual stage is no virtual stage.
+  if (virtualStages > 1 && pp === 1)
+    throw new InputError(`--num-layers-per-virtual-pipeline-stage ${perVirtual} makes ${virtualStages} virtual stages, and Megatron-LM refuses virtual stages without a pipeline: add --pipeline-model-parallel-size P > 1 or leave it out`);
   const ep = int(v, 'expert-model-parallel-size');
   // Megatron-LM takes --expert-model-parallel-size 1 on a dense model, and refuses more without --num-experts.
   if (ep !== undefined && ep > 1 && !model.moe) throw new InputError(`--expert-model-parallel-size ${ep} needs --num-experts E (mixture-of-experts layers); without it the model is dense`);
@@ -260,7 +260,7 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
   const lens = raw !== undefined ? raw.split(',').map((x) => numberArg('seq-lengths', x.trim(), { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' })) : DEFAULT_SEQ_LENGTHS;
   const lines = parseLines(values.lines as string | undefined);
   const gaps = sweepGaps(par, lens, lines);
-  const csv = values.csv === undefined ? null : await OutputPlan.make([], [{ flag: 'csv', path: values.csv as string, kind: 'file', ext: '.csv' }]);
+  const csv = values.csv === undefined ? null : await OutputPlan.make([], [{ flag: 'csv', path: values.csv as string, kind: 'file', ...OUTPUT_KINDS.csv }]);
   const pts = sweep(model, par, lens, lines, hbmGib);
   if (csv) await csv.write([{ path: values.csv as string, data: toCsv(sweepRows(pts, hbmGib)) }]);
   if (values.json) {
@@ -329,10 +329,11 @@ const iterationsOf = (w: number[]) => (w.length ? ` (median of iterations ${w[0]
 function stepTimeLine(res: ParseResult, predicted: object): string {
   const prediction = predicted as { iterMs?: number | null; iterMsNote?: string };
   if (prediction.iterMs == null) return `step time: no prediction${prediction.iterMsNote ? ` (${prediction.iterMsNote})` : ''}`;
-  const m = steadyIterMs(res), first = WARMUP_ITERATIONS + 1;
+  const m = steadyIterMs(res);
   if (m.ms === null) return `step time: model ${prediction.iterMs.toFixed(1)} ms; the log has no iteration after the first ${WARMUP_ITERATIONS} to compare with`;
+  const its = res.iterations.filter((r) => r.iteration > WARMUP_ITERATIONS && r.elapsedMs !== null).map((r) => r.iteration);
   const err = (100 * (prediction.iterMs - m.ms)) / m.ms;
-  return `step time: model ${prediction.iterMs.toFixed(1)} ms, measured ${m.ms.toFixed(1)} ms (median of ${m.iterations} iterations from ${first}): ${err >= 0 ? '+' : ''}${err.toFixed(1)}%`;
+  return `step time: model ${prediction.iterMs.toFixed(1)} ms, measured ${m.ms.toFixed(1)} ms (median of ${m.iterations} reports, iterations ${its[0]}-${its[its.length - 1]}): ${err >= 0 ? '+' : ''}${err.toFixed(1)}%`;
 }
 
 /**
@@ -417,13 +418,14 @@ export async function replayCommand(argv: string[]): Promise<number> {
   for (const n of cfg?.notes ?? []) console.error(`note: ${n}`);
   // Every file looked at before any is read (a pipe or device refused), and --csv checked against them.
   for (const file of positionals) await checkInputFile('input file', file, MAX_TEXT_BYTES, true);
-  const csv = values.csv === undefined ? null : await OutputPlan.make(positionals.map((path) => ({ flag: 'input file', path })), [{ flag: 'csv', path: values.csv, kind: 'file', ext: '.csv' }]);
+  const csv = values.csv === undefined ? null : await OutputPlan.make(positionals.map((path) => ({ flag: 'input file', path })), [{ flag: 'csv', path: values.csv, kind: 'file', ...OUTPUT_KINDS.csv }]);
   const results: FileResult[] = [];
   for (const file of positionals) results.push(await readPoints(file, hbm));
   const rows = results.flatMap((r) => r.rows);
   const bad = results.filter((r) => !r.ok).length;
+  const comparison = cfg ? comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib) : null;
   if (cfg) {
-    console.log(comparisonTable(comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib)));
+    if (!values.json) console.log(comparisonTable(comparison!));
     for (const n of otherModelNotes(rows, cfg.model)) console.error(`note: ${n}`);
   }
   // With --compare too: the points are written, the table printed. A run where a file gave no point
@@ -432,7 +434,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     await csv!.write([{ path: values.csv, data: toCsv(rows) }]);
     console.error(`wrote ${rows.length} point(s) to ${values.csv}`);
   } else if (values.csv !== undefined) console.error(`${values.csv} not written: a file gave no point`);
-  if (values.json) console.log(JSON.stringify({ points: rows, reports: results.flatMap((r) => r.reports) }, null, 1));
+  if (values.json) console.log(JSON.stringify({ points: rows, reports: results.flatMap((r) => r.reports), ...(comparison ? { comparison } : {}) }, null, 1));
   else if (!cfg && values.csv === undefined && rows.length) process.stdout.write(toCsv(rows)); // nothing at all when no file gave a point
   if (bad) console.error(`flashring replay: ${bad} of ${positionals.length} file(s) gave no point`);
   return bad ? 2 : 0;

@@ -11,7 +11,7 @@ import { InputError } from '../errors.js';
 import { formatTokens as tok } from '../memory/chart.js';
 import { DEFAULT_RECOMPUTE } from '../memory/model.js';
 import { parseCommand } from './args.js';
-import { OutputPlan } from './files.js';
+import { OUTPUT_KINDS, OutputPlan } from './files.js';
 import { imbalance, kernelFigures, mlpFigures, seedFigures, sourceFiles, torchFigures, type KernelFigures, type MlpFigures, type SeedFigures, type TorchFigures } from './notesData.js';
 
 const HELP = `usage: flashring notes --out FILE
@@ -169,7 +169,7 @@ export async function notesCommand(argv: string[]): Promise<number> {
   }
   if (values.out === undefined) throw new InputError('--out is required: the file to write the notes to (e.g. --out notes_attention.md)');
   const inputs = sourceFiles().map((p) => ({ flag: 'input file', path: join(ROOT, p) }));
-  const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: values.out, kind: 'file', ext: '.md' }]);
+  const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: values.out, kind: 'file', ...OUTPUT_KINDS.notes }]);
   const text = notesText();
   await plan.write([{ path: values.out, data: text }]);
   console.log(`wrote ${values.out} (${text.split('\n').length - 1} lines)`);

@@ -55,7 +55,7 @@ export interface AdviseResult {
   smallest: { c: Candidate; bytes: number } | null;
   /** Valid layouts left out because Megatron-LM cannot train them at any size (untrainable.ts), by reason; not in `all`. */
   untrainable: { why: string; layouts: number }[];
-  /** Layouts of the GPUs that the model does not divide (heads, groups, layers, the sequence over CP), by reason, most first; not in `all`. */
+  /** Layouts of the GPUs that the model or the global batch does not divide (heads, groups, layers, the sequence over CP, the batch over DP), by reason, most first; not in `all`. */
   skipped: { why: string; layouts: number }[];
 }
 
@@ -71,14 +71,14 @@ export function candidates(r: AdviseRequest): AdviseResult {
     for (const cp of divisors(r.gpus / tp))
       for (const pp of divisors(r.gpus / (tp * cp))) {
         const dp = r.gpus / (tp * cp * pp);
-        if (r.gbs % (dp * r.base.microBatchSize)) continue;
+        const batchWhy = r.gbs % (dp * r.base.microBatchSize) ? `global batch ${r.gbs} is not divisible by DP × micro batch ${dp * r.base.microBatchSize}` : null;
         const stageLayers = r.model.numLayers / pp;
         for (const cpCommType of cp > 1 ? (['p2p', 'all_gather', 'a2a'] as const) : [undefined])
           for (const recompute of recomputeChoices(stageLayers))
             for (const vp of virtualChoices(pp, stageLayers))
               for (const distributedOptimizer of dp * cp > 1 ? [false, true] : [false]) {
                 const l = { tp, cp, pp, vp, dp, cpCommType, recompute, distributedOptimizer };
-                const par = layoutConfig(r, l), c = evaluate(r, l, par);
+                const par = layoutConfig(r, l), c = batchWhy ?? evaluate(r, l, par);
                 if (typeof c === 'string') {
                   skipped.set(c, (skipped.get(c) ?? 0) + 1);
                   continue;
@@ -100,6 +100,28 @@ export function candidates(r: AdviseRequest): AdviseResult {
   };
 }
 
+/**
+ * The skipped layouts for a person: reasons that differ only in their last number (the TP, CP or PP
+ * size, the DP × micro batch) as one line with the numbers listed; at most `max` lines, then how many
+ * more (the JSON has each).
+ */
+export function skippedLines(skipped: AdviseResult['skipped'], max = 5): string[] {
+  const groups = new Map<string, { layouts: number; values: string[] }>();
+  for (const u of skipped) {
+    const m = /^(.*?)(\d+)(\D*)$/.exec(u.why), key = m ? `${m[1]}\u0000${m[3]}` : u.why;
+    const g = groups.get(key) ?? { layouts: 0, values: [] };
+    g.layouts += u.layouts;
+    if (m) g.values.push(m[2]);
+    groups.set(key, g);
+  }
+  const lines = [...groups].sort((a, b) => b[1].layouts - a[1].layouts).map(([key, g]) => {
+    const [head, tail] = key.split('\u0000');
+    const nums = [...new Set(g.values)].sort((a, b) => Number(a) - Number(b)).join(', ');
+    return `${g.layouts} layout${g.layouts === 1 ? '' : 's'} skipped, not divided: ${tail === undefined ? head : `${head}${nums}${tail}`}`;
+  });
+  return lines.length > max ? [...lines.slice(0, max), `and ${lines.length - max} more reasons (--json lists every skipped layout's)`] : lines;
+}
+
 /** The parallel configuration of a layout: the request's base with the searched settings replaced. */
 export function layoutConfig(r: Pick<AdviseRequest, 'base'>, l: Layout): ParallelConfig {
   return {
@@ -109,8 +131,7 @@ export function layoutConfig(r: Pick<AdviseRequest, 'base'>, l: Layout): Paralle
   };
 }
 
-/** A layout (its configuration `par`, layoutConfig's) with its peak and step time, or null where the model does not divide it. */
-/** A layout's candidate, or why the model does not divide it (heads, groups, layers, the sequence, a2a: validate()'s words). */
+/** A layout (its configuration `par`, layoutConfig's) with its peak and step time, or why the model does not divide it (validate()'s words). */
 function evaluate(r: AdviseRequest, l: Layout, par: ParallelConfig): Candidate | string {
   let totalBytes: number, time: IterationTime;
   try {

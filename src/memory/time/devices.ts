@@ -126,7 +126,7 @@ export function timeCheckedLines(p: DeviceProfile): string[] {
   const h = c.heldOut, l = c.latest, m = c.multiGpu;
   return [
     `step times checked: ${h.within15} of ${h.runs} runs drawn after the model was frozen (${h.draws}) within 15%, median ${h.medianPct}%, largest ${h.largestPct}% ` +
-      `(the ${l.draw} alone: ${l.within15} of ${l.runs}, median ${l.medianPct}%); ${c.stored.within15} of all ${c.stored.runs} stored runs, held out or not`,
+      `(the ${l.draw} alone: ${l.within15} of ${l.runs}, median ${l.medianPct}%); ${c.stored.within15} of all ${c.stored.runs} stored runs within 15%, held out or not`,
     `  on ${c.scope}`,
     `  ${m.what}: ${m.within15} of ${m.runs} within 15% (not held out; ${m.misses})`,
     `  not checked: ${c.unchecked}`,
@@ -219,7 +219,7 @@ export const H200: DeviceProfile = {
     latest: { draw: 'sixth', runs: 6, within15: 6, medianPct: 10.6 },
     stored: { runs: 116, within15: 104 },
     scope: 'one H200: Megatron-LM --transformer-impl local (unfused attention), 2K-32K tokens, one micro batch of 1 or 2 sequences, TP = CP = PP = DP = 1',
-    multiGpu: { what: "on 2 × H200, PyTorch's context-parallel ring at CP = 2", runs: 14, within15: 10, misses: 'the model 18-34% low at 4K and 8K' },
+    multiGpu: { what: "on 2 × H200, PyTorch's context-parallel ring at CP = 2", runs: 14, within15: 10, misses: 'the model predicts 18-34% too little time at 4K and 8K' },
     unchecked: "Megatron-LM's tensor-, context-, pipeline- and data-parallel communication (the link model's), FlashAttention inside a Megatron-LM step, several micro batches",
     source: 'bench/results/2026-12-03-time-heldout4, -heldout5, -heldout5-deep, -heldout6; every stored log: bench/megatron/repeats.ts TIMING_SETS; ' +
       'CP = 2: bench/results/torchcp-2xh200-2026-11-30 (bench/megatron/timeTable.ts torchRows)',
