@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { normClipMs, optLaunches, phaseRows } from '../bench/megatron/phasesTable.js';
-import { GROUPS, HOST_BOUND as HOST_BOUND_AT, LAUNCH_DIR, launchRows, restKinds, usPerLaunch, type LaunchRow } from '../bench/megatron/launchTable.js';
+import { GROUPS, HOST_BOUND as HOST_BOUND_AT, launchRows, usPerLaunch, type LaunchRow } from '../bench/megatron/launchTable.js';
 import { median } from '../src/stats.js';
 
 const rows = phaseRows();
@@ -97,7 +97,7 @@ describe('the forward-backward kernel by kernel (bench/results/2026-12-03-launch
   });
 
   it("one kind of the rest the model has no op for: RoPE's sin and cos, recomputed at every application (4 a layer's forward pass, recomputed ones included)", () => {
-    const sincos = dense.map((r) => restKinds(LAUNCH_DIR, r.id).get("sin and cos of RoPE's frequencies") ?? 0);
+    const sincos = dense.map((r) => r.restKinds.get("sin and cos of RoPE's frequencies") ?? 0);
     // RoPE steps: r00 (11 layers, 5 recomputed), r05 (5, 4 recomputed), r06 (8), r35 (2), r41 (3); the others use learned positions.
     expect(sincos).toEqual([64, 36, 32, 0, 0, 0, 0, 0, 8, 0, 12, 0]);
   });

@@ -49,6 +49,8 @@ export interface LaunchRow {
   apiCalls: number;
   measured: Record<Group, number>;
   model: Record<Group, number>;
+  /** The rest group's measured kernels by kind (REST_KINDS, first match; not matched to the model's ops: its rest is counted as one). */
+  restKinds: Map<string, number>;
   fbHostMs: number;
   fbGpuBusyMs: number;
 }
@@ -72,26 +74,13 @@ export function modelGroups(logText: string, id: string): Record<Group, number> 
   return g;
 }
 
-/** What the measured kernels of the rest group are, by name (not matched to the model's ops: its rest is counted as one). */
+/** What the measured kernels of the rest group are, by name. */
 export const REST_KINDS: [string, RegExp][] = [
   ["sin and cos of RoPE's frequencies", /sin_kernel|cos_kernel/], ['neg (RoPE rotate_half)', /neg_kernel/], ['cat', /CatArray/],
   ['bf16 adds', /CUDAFunctor_add<c10::BFloat16>/], ['copies and casts', /copy_kernel/], ['fills', /FillFunctor/],
   ["the embedding's backward (sort, scan, scatter)", /radix_sort|scan::|unique_by_key|partial|compute_grad_weight|sum_and_scatter|indexing_backward|DeviceCompact|DeviceSelect|write_indices|DeviceReduce|embedding_backward/],
   ['activations', /Gelu|silu|Silu/], ['masked_fill', /masked_fill/], ['reductions', /reduce_kernel/], ['other elementwise', /./],
 ];
-
-/** The rest group's measured kernels of one step by kind (REST_KINDS, first match). */
-export function restKinds(dir: string, id: string): Map<string, number> {
-  const f = readdirSync(dir).find((n) => n.startsWith(`${id}.`) && n.endsWith('.phases.json'));
-  if (!f) throw new Error(`${dir}: no ${id}.*.phases.json`);
-  const kernels: Record<string, number> = JSON.parse(readFileSync(`${dir}/${f}`, 'utf8')).profiled.kernels.fb, m = new Map<string, number>();
-  for (const [name, n] of Object.entries(kernels)) {
-    if (API.test(name) || kernelGroup(name) !== 'rest') continue;
-    const kind = REST_KINDS.find(([, r]) => r.test(name))![0];
-    m.set(kind, (m.get(kind) ?? 0) + n);
-  }
-  return m;
-}
 
 export function launchRows(dir = LAUNCH_DIR): LaunchRow[] {
   return readdirSync(dir).filter((f) => f.endsWith('.phases.json')).sort().map((f) => {
@@ -100,11 +89,22 @@ export function launchRows(dir = LAUNCH_DIR): LaunchRow[] {
     if (!kernels) throw new Error(`${dir}/${f}: no kernels by name for the forward-backward (a phases.py from before 73ed9eb, or the profile failed)`);
     const logText = readFileSync(`${dir}/${id}.${tag}.log`, 'utf8'), measured = zero();
     let apiCalls = 0;
-    for (const [name, n] of Object.entries(kernels)) if (API.test(name)) apiCalls += n; else measured[kernelGroup(name)] += n;
+    const restKinds = new Map<string, number>();
+    for (const [name, n] of Object.entries(kernels)) {
+      if (API.test(name)) {
+        apiCalls += n;
+        continue;
+      }
+      const g = kernelGroup(name);
+      measured[g] += n;
+      if (g !== 'rest') continue;
+      const kind = REST_KINDS.find(([, r]) => r.test(name))![0];
+      restKinds.set(kind, (restKinds.get(kind) ?? 0) + n);
+    }
     const model = modelGroups(logText, id), fb = ph.profiled.phases.fb;
     return {
       id, moe: /num_experts \.+ \d/.test(logText), launches: fb.launches, modelLaunches: GROUPS.reduce((s, g) => s + model[g], 0),
-      apiCalls, measured, model, fbHostMs: ph.events.phases.fb.hostMs, fbGpuBusyMs: fb.gpuBusyMs,
+      apiCalls, measured, model, restKinds, fbHostMs: ph.events.phases.fb.hostMs, fbGpuBusyMs: fb.gpuBusyMs,
     };
   });
 }
@@ -126,7 +126,7 @@ if (process.argv[1]?.endsWith('launchTable.ts')) {
     const hb = r.fbHostMs >= HOST_BOUND * r.fbGpuBusyMs ? f(usPerLaunch(r)) : '–';
     console.log(`| ${r.id}${r.moe ? ' (MoE)' : ''} | ${f(r.launches)} / ${f(r.modelLaunches)} | ${f(r.apiCalls)} | ${cells} | ${f(r.fbHostMs, 1)} / ${f(r.fbGpuBusyMs, 1)} | ${hb} |`);
   }
-  const dense = rows.filter((r) => !r.moe), kinds = dense.map((r) => restKinds(process.argv[2] ?? LAUNCH_DIR, r.id));
+  const dense = rows.filter((r) => !r.moe), kinds = dense.map((r) => r.restKinds);
   const sum = (g: (r: LaunchRow) => number) => dense.reduce((t, r) => t + g(r), 0);
   console.log(`\nThe dense steps' rest: ${f(sum((r) => r.measured.rest))} kernels measured, ${f(sum((r) => r.model.rest))} modelled. What the measured ones are:\n`);
   console.log(`| kind | ${dense.map((r) => r.id).join(' | ')} | all |`);

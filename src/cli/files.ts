@@ -124,7 +124,6 @@ async function checkOutputFile(flag: string, file: string): Promise<void> {
 
 /** A file or folder a command reads (its flag, or how the positional is called, e.g. 'LOG'). */
 export interface InputPath { flag: string; path: string }
-/** What a command writes: one file, or a folder with the names it writes there. */
 /**
  * What a command writes: a file, or a folder of named files. A file's `ext` (e.g. '.csv') and `looks`
  * (does the start of a file read like this output?) say what it writes: an existing file at that path

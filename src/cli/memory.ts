@@ -331,9 +331,8 @@ function stepTimeLine(res: ParseResult, predicted: object): string {
   if (prediction.iterMs == null) return `step time: no prediction${prediction.iterMsNote ? ` (${prediction.iterMsNote})` : ''}`;
   const m = steadyIterMs(res);
   if (m.ms === null) return `step time: model ${prediction.iterMs.toFixed(1)} ms; the log has no iteration after the first ${WARMUP_ITERATIONS} to compare with`;
-  const its = res.iterations.filter((r) => r.iteration > WARMUP_ITERATIONS && r.elapsedMs !== null).map((r) => r.iteration);
   const err = (100 * (prediction.iterMs - m.ms)) / m.ms;
-  return `step time: model ${prediction.iterMs.toFixed(1)} ms, measured ${m.ms.toFixed(1)} ms (median of ${m.iterations} reports, iterations ${its[0]}-${its[its.length - 1]}): ${err >= 0 ? '+' : ''}${err.toFixed(1)}%`;
+  return `step time: model ${prediction.iterMs.toFixed(1)} ms, measured ${m.ms.toFixed(1)} ms (median of ${m.iterations} reports, iterations ${m.from}-${m.to}): ${err >= 0 ? '+' : ''}${err.toFixed(1)}%`;
 }
 
 /**

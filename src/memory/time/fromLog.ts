@@ -78,10 +78,13 @@ function withTerm(t: IterationTime, term: TimeTerm, side: 'gpu' | 'host'): Itera
   };
 }
 
-/** The measured steady iteration time: the median of the iterations after warm-up (null when none). */
-export function steadyIterMs(res: ParseResult, warmup = WARMUP_ITERATIONS): { ms: number | null; iterations: number } {
-  const xs = res.iterations.filter((r) => r.iteration > warmup && r.elapsedMs !== null).map((r) => r.elapsedMs!);
-  return { ms: median(xs), iterations: xs.length };
+/**
+ * The measured steady iteration time: the median of the iterations after warm-up (null when none),
+ * over how many reports, and the first and last iteration they cover (null when none).
+ */
+export function steadyIterMs(res: ParseResult, warmup = WARMUP_ITERATIONS): { ms: number | null; iterations: number; from: number | null; to: number | null } {
+  const its = res.iterations.filter((r) => r.iteration > warmup && r.elapsedMs !== null);
+  return { ms: median(its.map((r) => r.elapsedMs!)), iterations: its.length, from: its[0]?.iteration ?? null, to: its.at(-1)?.iteration ?? null };
 }
 
 /**
