@@ -218,21 +218,43 @@ fn rare_block(kv: bool, a: ptr<function, AM>, b: ptr<function, AM>, blk: u32, bl
   workgroupBarrier();
 }
 
-// Writes block `db` (columns 16·db…) of dQ or dK (times the softmax scale) or dV (`which`) for
-// rows r_first… below n of the head at row0, from the subgroup's 16×16 spill at `blk` (Sa; dPa
-// for dV), adding to what the gradient holds when accumulating.
-fn write_block(which: u32, row0: u32, r_first: u32, n: u32, blk: u32, lane: u32, db: u32) {
-  for (var e = lane; e < 256u; e += 32u) {
-    let rr = e / 16u;
-    let cc = e % 16u;
+// What a lane adds its 8 entries of block `db` (columns 16·db…) onto, when accumulating (0
+// otherwise): entries e = lane + 32·k (row e / 16, column e % 16) of rows r_first… below n of the
+// head at row0, of dQ, dK or dV (`which`). `load` false gives zeros (the block after the last).
+// Read before the block's spill: an entry-by-entry read and write waited one global load an entry
+// (128 a dkdv workgroup at D = 128, with one workgroup an SM the SM idled through them).
+fn old_block(which: u32, row0: u32, r_first: u32, n: u32, lane: u32, db: u32, load: bool) -> array<f32, 8> {
+  var x: array<f32, 8>;
+  if (load && P.accumulate != 0u) {
+    for (var k = 0u; k < 8u; k++) {
+      let r = r_first + 2u * k + lane / 16u;
+      if (r < n) {
+        let at = (row0 + r) * D + db * 16u + lane % 16u;
+        switch which {
+          case GRAD_DQ: { x[k] = f32(dq[at]); }
+          case GRAD_DK: { x[k] = f32(dk[at]); }
+          default: { x[k] = f32(dv[at]); }
+        }
+      }
+    }
+  }
+  return x;
+}
+
+// Writes block `db` of dQ or dK (times the softmax scale) or dV (`which`) for rows r_first… below
+// n of the head at row0, from the subgroup's 16×16 spill at `blk` (Sa; dPa for dV), adding `old`
+// (old_block) when accumulating.
+fn write_block(which: u32, row0: u32, r_first: u32, n: u32, blk: u32, lane: u32, db: u32, old: array<f32, 8>) {
+  for (var k = 0u; k < 8u; k++) {
+    let rr = 2u * k + lane / 16u;
     let r = r_first + rr;
     if (r < n) {
-      let at = (row0 + r) * D + db * 16u + cc;
-      let sp = blk + rr * SS + cc;   // in the spill
+      let at = (row0 + r) * D + db * 16u + lane % 16u;
+      let sp = blk + rr * SS + lane % 16u;   // in the spill
       switch which {
-        case GRAD_DQ: { var x = Sa[sp] * P.scale; if (P.accumulate != 0u) { x += f32(dq[at]); } dq[at] = GT(x); }
-        case GRAD_DK: { var x = Sa[sp] * P.scale; if (P.accumulate != 0u) { x += f32(dk[at]); } dk[at] = GT(x); }
-        default: { var x = dPa[sp]; if (P.accumulate != 0u) { x += f32(dv[at]); } dv[at] = GT(x); }
+        case GRAD_DQ: { var x = Sa[sp] * P.scale; if (P.accumulate != 0u) { x += old[k]; } dq[at] = GT(x); }
+        case GRAD_DK: { var x = Sa[sp] * P.scale; if (P.accumulate != 0u) { x += old[k]; } dk[at] = GT(x); }
+        default: { var x = dPa[sp]; if (P.accumulate != 0u) { x += old[k]; } dv[at] = GT(x); }
       }
     }
   }
@@ -373,12 +395,22 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   }
 
   // dK·scale and dV, one 16×16 block at a time through Sa/dPa; keys past Nk are not written.
+  // The next block's old values are read while this one is spilled and written.
+  let jr = j0 + sg * 16u;
+  var ok = old_block(GRAD_DK, kv_row0, jr, P.Nk, lane, 0u, true);
+  var ov = old_block(GRAD_DV, kv_row0, jr, P.Nk, lane, 0u, true);
   {{#for db < D/16}}workgroupBarrier();
   subgroupMatrixStore<row_major>(&Sa, blk, dk{{db}}, SS);
   subgroupMatrixStore<row_major>(&dPa, blk, dv{{db}}, SS);
   workgroupBarrier();
-  write_block(GRAD_DK, kv_row0, j0 + sg * 16u, P.Nk, blk, lane, {{db}}u);
-  write_block(GRAD_DV, kv_row0, j0 + sg * 16u, P.Nk, blk, lane, {{db}}u);
+  {
+    let nk = old_block(GRAD_DK, kv_row0, jr, P.Nk, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
+    let nv = old_block(GRAD_DV, kv_row0, jr, P.Nk, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
+    write_block(GRAD_DK, kv_row0, jr, P.Nk, blk, lane, {{db}}u, ok);
+    write_block(GRAD_DV, kv_row0, jr, P.Nk, blk, lane, {{db}}u, ov);
+    ok = nk;
+    ov = nv;
+  }
   {{/for}}
 }
 
@@ -451,10 +483,17 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     }
   }
 
-  // dQ·scale, one 16×16 block at a time through Sa; rows past Nq are not written.
+  // dQ·scale, one 16×16 block at a time through Sa; rows past Nq are not written. The next
+  // block's old values are read while this one is spilled and written.
+  let ir = i0 + sg * 16u;
+  var oq = old_block(GRAD_DQ, row0, ir, P.Nq, lane, 0u, true);
   {{#for db < D/16}}workgroupBarrier();
   subgroupMatrixStore<row_major>(&Sa, blk, dq{{db}}, SS);
   workgroupBarrier();
-  write_block(GRAD_DQ, row0, i0 + sg * 16u, P.Nq, blk, lane, {{db}}u);
+  {
+    let nq = old_block(GRAD_DQ, row0, ir, P.Nq, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
+    write_block(GRAD_DQ, row0, ir, P.Nq, blk, lane, {{db}}u, oq);
+    oq = nq;
+  }
   {{/for}}
 }
