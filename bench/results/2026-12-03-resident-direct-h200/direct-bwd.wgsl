@@ -1,0 +1,516 @@
+// FlashAttention-2 backward on subgroup matrices (tensor cores): f16 Q, K, V, dO; f32
+// accumulation. Δ comes from the scalar preprocess (flash_bwd.wgsl).
+//
+// Work split (FlashAttention-2): a workgroup of SG = WG/32 subgroups; subgroup s owns 16 rows
+// and keeps its operands and accumulators in registers for the whole kernel:
+//   dkdv: 16 keys (K, V as left matrices; dK, dV accumulators); the workgroup's 16·SG keys
+//         loop over the query heads of their group and over Q/dO tiles of Br rows shared in
+//         workgroup memory.                                   dispatch (ceil(Nk / 16·SG), Hkv, B)
+//   dq:   16 query rows (Q, dO as left matrices; dQ accumulator); the workgroup's 16·SG rows
+//         loop over K/V tiles of Bc rows shared in workgroup memory.
+//                                                             dispatch (ceil(Nq / 16·SG), Hq, B)
+// Accumulating (ring steps), the host dispatches only the blocks some visible pair reaches, from
+// block P.k_blk0 (dkdv) and P.q_blk0 (dq) on (FlashBackward.encode); the grids above are the most.
+// Per tile, in the subgroup's own blocks of workgroup memory:
+//   S = Q Kᵀ,  dP = dO Vᵀ        (dkdv computes their transposes: Sᵀ = K Qᵀ, dPᵀ = V dOᵀ)
+//   P = exp2(S·scale·log2 e − LSE·log2 e),  dS = P ∘ (dP − Δ)    (two lanes per row, f16 out)
+//   dkdv:  dV += Pᵀ dO,  dK += dSᵀ Q          dq:  dQ += dS K
+// Operand and accumulator blocks are separate variables (k0…, dk0…, unrolled by the
+// specializer), not arrays of subgroup matrices. The scale is applied to dK and dQ at the end.
+// Matrix offsets differ per subgroup (uniform within it): the module turns off Chromium's
+// workgroup-uniformity check for subgroup matrices, and the host requires subgroups of exactly 32.
+// Tiles come from global memory with 16-byte loads into registers, one tile ahead of the one
+// in use (prefetch), and are then stored to workgroup memory (K, V, Q, dO hold f16: these
+// kernels run only with f16 storage; the bindings view them as vec4<u32>, 8 halves each).
+//
+// Non-finite inputs follow the float64 reference (src/reference/attention.ts): a NaN LSE (a
+// NaN row of the forward) gives P = NaN on the row's visible keys, and P, dS are computed for
+// visible entries only (masked ones are exactly 0), so NaN reaches dQ, dK, dV through the
+// products. The second products (dV += Pᵀ dO, dK += dSᵀ Q, dQ += dS K) cannot skip masked
+// entries (0 times a NaN of Q, dO or K is NaN): a tile with masked entries whose staged rows
+// hold a non-finite value (a workgroup vote while staging them) accumulates those products in
+// scalar f32 over visible entries only. Full tiles do not read the vote (rare_tile) and leave it
+// standing, so a partial tile after a non-finite full one takes that path too (visible entries
+// only; the same values up to f32 summation order); where every staged value is finite no tile takes it.
+// Mask (common.wgsl, any of causal, window, documents): dkdv visits the Q tiles of query_span,
+// dq the K/V tiles from its first row's first key to its last row's last. Full tiles: dkdv's Q
+// tiles inside rows_seeing_all of its keys, dq's K/V tiles inside shared_keys of its rows (both
+// once per workgroup, not per tile); the rest is masked entry by entry against the lane's rows
+// (query_span of its key, once; the rare scalar path takes it again per spilled block) or its
+// row's keys (key_range, once per partial tile).
+//
+// Bounds (Node runs it without Dawn's robustness clamps, src/gpu/node.ts; test/robust.test.ts):
+// - Qs/dOs (Br·DP; Bc = Br): word e < T8 = Br·D/8 (checked) goes to row e / D8 < Br, halves
+//   8·(e % D8)… < D of it. Matrix loads are 16×16 blocks at rows 16·qb (qb < Br/16) or 16·cb
+//   (cb < Bc/16), or a staged row block 16-aligned with s0 ≤ row < s0 + Br (checked), columns
+//   16·kk or 16·db < D, stride DP.
+// - Sa/dPa (SG·16·SS), Pa/dSa (SG·16·PS): subgroup sg's blocks start at blk = sg·16·SS and
+//   blp = sg·16·PS; rows r < 16, columns h·(Br/2) + col < Br (dkdv) or < Bc = Br (dq), both
+//   ≤ SS, PS; 16×16 spills at column 0.
+// - lse2_s/delta_s (Br): tid < Br (checked) and qc < Br. nf: constant index. ar/br: t < LPT.
+// - Storage: every row is checked against Nq or Nk before a load or store (resident_rows' direct
+//   loads only where all OWN rows from the workgroup's first are below it, n ≥ OWN; fetch_rows'
+//   r0 + e/D8 < r_end, fetch_stats, j < Nk, ii < Nq); j0 = 16·SG·(k_blk0 + wg.x) < Nk and
+//   i0 < Nq by the dispatch (the host's block ranges lie within ceil(N / 16·SG)), so Nk − j0 and Nq − i0 do not wrap; the head of the next Q tile
+//   (row1, counted along: head0 + g·Nq) is fetched only while t + 1 < G·nt, so g < G; hk < Hkv,
+//   hq < Hq by the dispatch.
+// Loops: constant bounds, t < G·nt, j0 < n_end ≤ Nk in steps of Bc.
+
+// Storage words (the bindings: BACKWARD_BINDINGS, src/kernels/flashBackward.ts): Q, K, V, dO as
+// 16-byte words of f16 data (8 halves each), dQ, dK, dV by element.
+alias IW = vec4<u32>;
+alias GW = GT;
+
+const SG: u32 = WG / 32u;
+const OWN: u32 = 16u * SG;     // rows (keys for dkdv, queries for dq) owned by a workgroup
+const RB: u32 = BR / 16u;      // 16-row blocks of a Q tile (dkdv)
+const CB: u32 = BC / 16u;      // 16-row blocks of a K/V tile (dq)
+const D8: u32 = D / 8u;        // 16-byte words per row
+const T8: u32 = BR * D8;       // 16-byte words of a tile (Br = Bc)
+const LPT: u32 = (T8 + WG - 1u) / WG;   // of them per invocation
+const_assert BR <= WG;         // one invocation per Q-tile row loads its LSE and Δ
+// Row strides in workgroup memory, padded by PAD halves (16 bytes at PAD = 8; 0 for the
+// unpadded ablation) so that the 16 rows of a matrix load or store start on different banks
+// (as the forward, flash_fwd_sgmm.wgsl).
+const PAD: u32 = {{PAD}}u;
+const DP: u32 = D + PAD;       // Qs, dOs rows, halves
+const SS: u32 = BR + PAD / 2u; // Sa, dPa rows (Br = Bc), f32
+const PS: u32 = BR + PAD;      // Pa, dSa rows, halves
+
+// Every workgroup variable is a multiple of 16 bytes (the NVIDIA driver's matrix loads and
+// stores need 16-byte aligned arrays: docs/performance.md).
+var<workgroup> Qs: array<f16, BR * DP>;   // dkdv: the Q tile (K rows in the prologue); dq: K
+var<workgroup> dOs: array<f16, BR * DP>;  // dkdv: the dO tile (V rows in the prologue); dq: V
+var<workgroup> lse2_s: array<f32, BR>;    // LSE · log2(e); +1e30 for fully masked rows (P = 0)
+var<workgroup> delta_s: array<f32, BR>;   // Δ
+var<workgroup> Sa: array<f32, SG * 16u * SS>;    // per subgroup: Sᵀ (dkdv, 16×Br) or S (dq, 16×Bc)
+var<workgroup> dPa: array<f32, SG * 16u * SS>;   // dPᵀ or dP
+var<workgroup> Pa: array<f16, SG * 16u * PS>;    // Pᵀ (dkdv)
+var<workgroup> dSa: array<f16, SG * 16u * PS>;   // dSᵀ or dS
+var<workgroup> nf: array<atomic<u32>, 4>;  // nf[0]: the staged tile holds a non-finite value
+var<workgroup> nf_u: vec4<u32>;            // its copy, read uniformly
+
+var<private> ar: array<vec4<u32>, LPT>;   // the next tile's rows of Q (or K)
+var<private> br: array<vec4<u32>, LPT>;   // and of dO (or V)
+var<private> lr: f32;                     // the next Q tile's LSE·log2 e (lanes tid < Br)
+var<private> dr: f32;                     // and Δ
+
+// Stores 16-byte word e (8 halves: row e / D8, columns 8·(e % D8)…) into dOs or Qs.
+fn put8(into_do: bool, e: u32, w: vec4<u32>) {
+  let h = halves8(w);
+  let at = (e / D8) * DP + (e % D8) * 8u;
+  {{#for x < 8}}if (into_do) { dOs[at + {{x}}u] = h[{{x}}]; } else { Qs[at + {{x}}u] = h[{{x}}]; }
+  {{/for}}
+}
+
+// Global → registers: Br rows from row r0 of head row base `base` of K and V (`kv`) or of Q
+// and dO, zeros from row r_end on.
+fn fetch_rows(kv: bool, base: u32, r0: u32, r_end: u32, tid: u32) {
+  for (var t = 0u; t < LPT; t++) {
+    let e = tid + t * WG;
+    var x = vec4<u32>();
+    var y = vec4<u32>();
+    if (e < T8 && r0 + e / D8 < r_end) {
+      let at = (base + r0) * D8 + e;
+      if (kv) { x = k[at]; y = v[at]; } else { x = q[at]; y = dout[at]; }
+    }
+    ar[t] = x;
+    br[t] = y;
+  }
+}
+
+// The next Q tile's LSE·log2 e and Δ into registers (lanes tid < Br).
+fn fetch_stats(row0: u32, i0: u32, tid: u32) {
+  lr = -NEG_BIG;
+  dr = 0.0;
+  if (tid < BR && i0 + tid < P.Nq) {
+    let x = lse[row0 + i0 + tid];
+    if (x > NEG_HALF) { lr = x * LOG2E; }
+    if (tc_is_nan(x)) { lr = tc_nan(); }
+    dr = delta[row0 + i0 + tid];
+  }
+}
+
+// Registers → workgroup memory: Qs and dOs (and the stats of a Q tile).
+fn stash_rows(tid: u32, stats: bool) {
+  for (var t = 0u; t < LPT; t++) {
+    let e = tid + t * WG;
+    if (e < T8) {
+      put8(false, e, ar[t]);
+      put8(true, e, br[t]);
+      if (tc_nonfinite8(ar[t]) || tc_nonfinite8(br[t])) { atomicOr(&nf[0], 1u); }
+    }
+  }
+  if (stats && tid < BR) {
+    lse2_s[tid] = lr;
+    delta_s[tid] = dr;
+  }
+}
+
+// After the elementwise step: whether the tile takes the rare scalar path (an input of the tile
+// was voted non-finite, and the tile has masked entries). A barrier (P and dS written before
+// their matrix loads); a full tile (uniform) stops there and leaves the vote standing; otherwise
+// invocation 0 copies the vote to nf_u and clears it, and every invocation reads nf_u with
+// workgroupUniformLoad (two barriers more, so full tiles take 1 barrier here instead of 3). A vote
+// left by a full tile makes the next partial tile take the scalar path too (visible entries only;
+// the same values up to f32 summation order), and only where a staged input is non-finite.
+fn rare_tile(tid: u32, full: bool) -> bool {
+  workgroupBarrier();
+  if (full) { return false; }
+  if (tid == 0u) {
+    nf_u = vec4<u32>(atomicLoad(&nf[0]), 0u, 0u, 0u);
+    atomicStore(&nf[0], 0u);
+  }
+  return workgroupUniformLoad(&nf_u).x != 0u;
+}
+
+// P = exp2(S·scale·log2 e − l2), l2 = LSE·log2 e (a NaN LSE gives NaN), and dS = P ∘ (dP − Δ).
+fn p_and_ds(s: f32, dp: f32, l2: f32, delta: f32) -> vec2<f32> {
+  var p = exp2(fma(s, P.scale_log2, -l2));
+  if (tc_is_nan(l2)) { p = tc_nan(); }
+  return vec2<f32>(p, p * (dp - delta));
+}
+
+// The rare path of dkdv's second products (see the header): lane (r, h)'s 8 columns c0… of
+// key jk's row of the spilled dK and dV blocks (row at `at` in Sa and dPa; its dSᵀ and Pᵀ at
+// `ap` in dSa and Pa), tensor columns d0 + c0…: dK += dSᵀ Q, dV += Pᵀ dO over the Q tile's
+// rows i0… that see key jk.
+fn add_kv_row(at: u32, ap: u32, i0: u32, jk: u32, c0: u32, d0: u32) {
+  let rows = query_span(jk, jk + 1u);   // the rows that see key jk
+  for (var c = 0u; c < 8u; c++) {
+    var xk = Sa[at + c0 + c];
+    var xv = dPa[at + c0 + c];
+    for (var qc = 0u; qc < BR; qc++) {
+      if (in_keys(rows, i0 + qc)) {
+        xk += f32(dSa[ap + qc]) * f32(Qs[qc * DP + d0 + c0 + c]);
+        xv += f32(Pa[ap + qc]) * f32(dOs[qc * DP + d0 + c0 + c]);
+      }
+    }
+    Sa[at + c0 + c] = xk;
+    dPa[at + c0 + c] = xv;
+  }
+}
+
+// The rare path of dq's second product: lane (r, h)'s 8 columns c0… of query i's row of the
+// spilled dQ block (row at `at` in Sa; its dS at `ap` in dSa), tensor columns d0 + c0…:
+// dQ += dS K over the K tile's keys j0… visible to query i.
+fn add_q_row(at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
+  let kr = key_range(i);
+  for (var c = 0u; c < 8u; c++) {
+    var x = Sa[at + c0 + c];
+    for (var jj = 0u; jj < BC; jj++) {
+      if (in_keys(kr, j0 + jj)) { x += f32(dSa[ap + jj]) * f32(Qs[jj * DP + d0 + c0 + c]); }
+    }
+    Sa[at + c0 + c] = x;
+  }
+}
+
+// The rare path's products for columns d0… (see the header), in scalar f32: the subgroup's
+// accumulators a (dK, or dQ) and b (dV; dkdv only) spilled to Sa (and dPa), the visible entries'
+// products added by add_kv_row (kv: x = i0, y = jk) or add_q_row (x = i, y = j0), and loaded back.
+fn rare_block(kv: bool, a: ptr<function, AM>, b: ptr<function, AM>, blk: u32, blp: u32, r: u32, x: u32, y: u32, c0: u32, d0: u32) {
+  subgroupMatrixStore<row_major>(&Sa, blk, *a, SS);
+  if (kv) { subgroupMatrixStore<row_major>(&dPa, blk, *b, SS); }
+  workgroupBarrier();
+  if (kv) { add_kv_row(blk + r * SS, blp + r * PS, x, y, c0, d0); } else { add_q_row(blk + r * SS, blp + r * PS, x, y, c0, d0); }
+  workgroupBarrier();
+  *a = subgroupMatrixLoad<AM, row_major>(&Sa, blk, SS);
+  if (kv) { *b = subgroupMatrixLoad<AM, row_major>(&dPa, blk, SS); }
+  workgroupBarrier();
+}
+
+// What a lane adds its 8 entries of block `db` (columns 16·db…) onto, when accumulating (0
+// otherwise): entries e = lane + 32·k (row e / 16, column e % 16) of rows r_first… below n of the
+// head at row0, of dQ, dK or dV (`which`). `load` false gives zeros (the block after the last).
+// Read before the block's spill: an entry-by-entry read and write waited one global load an entry
+// (128 a dkdv workgroup at D = 128, with one workgroup an SM the SM idled through them).
+fn old_block(which: u32, row0: u32, r_first: u32, n: u32, lane: u32, db: u32, load: bool) -> array<f32, 8> {
+  var x: array<f32, 8>;
+  if (load && P.accumulate != 0u) {
+    for (var k = 0u; k < 8u; k++) {
+      let r = r_first + 2u * k + lane / 16u;
+      if (r < n) {
+        let at = (row0 + r) * D + db * 16u + lane % 16u;
+        switch which {
+          case GRAD_DQ: { x[k] = f32(dq[at]); }
+          case GRAD_DK: { x[k] = f32(dk[at]); }
+          default: { x[k] = f32(dv[at]); }
+        }
+      }
+    }
+  }
+  return x;
+}
+
+// Writes block `db` of dQ or dK (times the softmax scale) or dV (`which`) for rows r_first… below
+// n of the head at row0, from the subgroup's 16×16 spill at `blk` (Sa; dPa for dV), adding `old`
+// (old_block) when accumulating.
+fn write_block(which: u32, row0: u32, r_first: u32, n: u32, blk: u32, lane: u32, db: u32, old: array<f32, 8>) {
+  for (var k = 0u; k < 8u; k++) {
+    let rr = 2u * k + lane / 16u;
+    let r = r_first + rr;
+    if (r < n) {
+      let at = (row0 + r) * D + db * 16u + lane % 16u;
+      let sp = blk + rr * SS + lane % 16u;   // in the spill
+      switch which {
+        case GRAD_DQ: { var x = Sa[sp] * P.scale; if (P.accumulate != 0u) { x += old[k]; } dq[at] = GT(x); }
+        case GRAD_DK: { var x = Sa[sp] * P.scale; if (P.accumulate != 0u) { x += old[k]; } dk[at] = GT(x); }
+        default: { var x = dPa[sp]; if (P.accumulate != 0u) { x += old[k]; } dv[at] = GT(x); }
+      }
+    }
+  }
+}
+
+// The subgroup's two resident operands, its 16 rows of each as D/16 matrices, held in registers
+// for the whole pass: K and V (dkdv) or Q and dO (dq_main).
+alias Resident = array<LM, D / 16u>;
+
+// Loads the subgroup's resident rows: of the workgroup's OWN rows from `base` (n of them below the
+// end of the head), K and V (kv) or Q and dO. With RES_DIRECT (TilePlan.residentDirect) and every
+// row inside the head (n ≥ OWN, uniform across the workgroup), straight from storage through the
+// f16 views q_h, k_h, v_h, dout_h: one load per matrix, no barrier. Otherwise staged through Qs/dOs,
+// Br rows (= Bc) at a time, two barriers a round.
+fn resident_rows(kv: bool, base: u32, n: u32, tid: u32, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>) {
+  let sg = tid / 32u;
+  {{#if RES_DIRECT}}if (n >= OWN) {
+    let a = (base + sg * 16u) * D;   // halves; rows base + sg·16 … + 15 < base + n
+    if (kv) {
+      {{#for kk < D/16}}(*a_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&k_h, a + {{kk}}u * 16u, D);
+      (*b_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&v_h, a + {{kk}}u * 16u, D);
+      {{/for}}
+    } else {
+      {{#for kk < D/16}}(*a_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&q_h, a + {{kk}}u * 16u, D);
+      (*b_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&dout_h, a + {{kk}}u * 16u, D);
+      {{/for}}
+    }
+    return;
+  }
+  {{/if}}  for (var s0 = 0u; s0 < OWN; s0 += BR) {
+    fetch_rows(kv, base, s0, n, tid);
+    workgroupBarrier();
+    stash_rows(tid, false);
+    workgroupBarrier();
+    if (sg * 16u >= s0 && sg * 16u < s0 + BR) {
+      let a = (sg * 16u - s0) * DP;
+      {{#for kk < D/16}}(*a_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&Qs, a + {{kk}}u * 16u, DP);
+      (*b_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&dOs, a + {{kk}}u * 16u, DP);
+      {{/for}}
+    }
+  }
+}
+
+// The resident rows against the staged tile's nb blocks of 16 rows (Qs, dOs, read column-major
+// as the tile's transpose): a_reg·Qsᵀ into Sa and b_reg·dOsᵀ into dPa, at the subgroup's blocks blk.
+fn resident_products(nb: u32, blk: u32, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>) {
+  for (var b = 0u; b < nb; b++) {
+    let o = b * 16u * DP;
+    var s_acc = AM();
+    var p_acc = AM();
+    {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate((*a_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&Qs, o + {{kk}}u * 16u, DP), s_acc);
+    p_acc = subgroupMatrixMultiplyAccumulate((*b_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&dOs, o + {{kk}}u * 16u, DP), p_acc);
+    {{/for}}
+    subgroupMatrixStore<row_major>(&Sa, blk + b * 16u, s_acc, SS);
+    subgroupMatrixStore<row_major>(&dPa, blk + b * 16u, p_acc, SS);
+  }
+}
+
+@compute @workgroup_size(WG)
+fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
+  let kb = key_block(g, OWN);   // under causal the first key blocks, seen by the most rows, start first
+  let j0 = kb.j0;
+  let kv_row0 = kb.kv_row0;
+  let G = P.Hq / P.Hkv;
+  let sg = tid / 32u;
+  let lane = tid % 32u;
+  let r = lane / 2u;
+  let h = lane % 2u;
+  let blk = sg * 16u * SS;             // the subgroup's 16×Br blocks in Sa, dPa
+  let blp = sg * 16u * PS;             // and in Pa, dSa
+  let jk = j0 + sg * 16u + r;          // this lane's key
+
+  var a_reg: Resident;
+  var b_reg: Resident;
+  resident_rows(true, kv_row0 + j0, P.Nk - j0, tid, &a_reg, &b_reg);   // K into a_reg, V into b_reg
+  if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote counts Q/dO tiles only
+  {{#for db < D/16}}var dk{{db}} = AM();
+  var dv{{db}} = AM();
+  {{/for}}
+
+  // The mask (common.wgsl): the Q tiles holding the rows that may see one of the keys.
+  let span = query_span(j0, j0 + OWN);
+  let i_start = (span.x / BR) * BR;
+  let all_rows = rows_seeing_all(j0, j0 + OWN);   // a Q tile inside it is full
+  let jk_rows = query_span(jk, jk + 1u);          // the rows that see this lane's key
+  // The query heads g of the group times the Q tiles from i_start, as one loop so that the next
+  // tile (possibly of the next head) is fetched while this one is used.
+  let nt = (span.y - i_start + BR - 1u) / BR;
+  let total = G * nt;
+  let head0 = kb.q_row0;
+  fetch_rows(false, head0, i_start, P.Nq, tid);
+  fetch_stats(head0, i_start, tid);
+  // The tile in use (i0) and the one fetched next (row1, i1), counted along rather than divided
+  // out of t each tile (t % nt, (t + 1) / nt: integer divisions by a uniform value, tens of
+  // instructions each, per tile).
+  let i_stop = i_start + nt * BR;
+  var i0 = i_start;
+  var i1 = i_start;
+  var row1 = head0;
+  for (var t = 0u; t < total; t++) {
+    {
+      workgroupBarrier();
+      stash_rows(tid, true);
+      workgroupBarrier();
+      i1 = i0 + BR;
+      if (i1 >= i_stop) {
+        i1 = i_start;
+        row1 += P.Nq;
+      }
+      if (t + 1u < total) {
+        fetch_rows(false, row1, i1, P.Nq, tid);
+        fetch_stats(row1, i1, tid);
+      }
+      // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ: Qᵀ and dOᵀ are column-major views of the Q and dO tiles.
+      resident_products(RB, blk, &a_reg, &b_reg);
+      workgroupBarrier();
+      // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
+      let full = i0 + BR <= P.Nq && i0 >= all_rows.x && i0 + BR <= all_rows.y;
+      let at = blk + r * SS + h * (BR / 2u);   // in Sa, dPa
+      let ap = blp + r * PS + h * (BR / 2u);   // in Pa, dSa
+      // Unrolled by the specializer (no indexed temporaries, constant skews).
+      {{#for c < BR/2}}{
+        let col = ({{c}}u + lane) % (BR / 2u);
+        let qc = h * (BR / 2u) + col;
+        var p = 0.0;
+        var ds = 0.0;
+        if (full || in_keys(jk_rows, i0 + qc)) {
+          let x = p_and_ds(Sa[at + col], dPa[at + col], lse2_s[qc], delta_s[qc]);
+          p = x.x;
+          ds = x.y;
+        }
+        Pa[ap + col] = f16(p);
+        dSa[ap + col] = f16(ds);
+      }
+      {{/for}}
+      if (rare_tile(tid, full)) {
+        // Rare: non-finite Q or dO in a tile with masked entries: dV += Pᵀ dO, dK += dSᵀ Q in
+        // scalar f32 over visible entries, one 16-column block at a time, spilled through Sa/dPa.
+        {{#for db < D/16}}rare_block(true, &dk{{db}}, &dv{{db}}, blk, blp, r, i0, jk, h * 8u, {{db}}u * 16u);
+        {{/for}}
+      } else {
+        // dV += Pᵀ dO,  dK += dSᵀ Q
+        for (var qb = 0u; qb < RB; qb++) {
+          let pt = subgroupMatrixLoad<LM, row_major>(&Pa, blp + qb * 16u, PS);
+          let dst = subgroupMatrixLoad<LM, row_major>(&dSa, blp + qb * 16u, PS);
+          let qo = qb * 16u * DP;
+          {{#for db < D/16}}dv{{db}} = subgroupMatrixMultiplyAccumulate(pt, subgroupMatrixLoad<RM, row_major>(&dOs, qo + {{db}}u * 16u, DP), dv{{db}});
+          dk{{db}} = subgroupMatrixMultiplyAccumulate(dst, subgroupMatrixLoad<RM, row_major>(&Qs, qo + {{db}}u * 16u, DP), dk{{db}});
+          {{/for}}
+        }
+      }
+    }
+    i0 = i1;
+  }
+
+  // dK·scale and dV, one 16×16 block at a time through Sa/dPa; keys past Nk are not written.
+  // The next block's old values are read while this one is spilled and written.
+  let jr = j0 + sg * 16u;
+  var ok = old_block(GRAD_DK, kv_row0, jr, P.Nk, lane, 0u, true);
+  var ov = old_block(GRAD_DV, kv_row0, jr, P.Nk, lane, 0u, true);
+  {{#for db < D/16}}workgroupBarrier();
+  subgroupMatrixStore<row_major>(&Sa, blk, dk{{db}}, SS);
+  subgroupMatrixStore<row_major>(&dPa, blk, dv{{db}}, SS);
+  workgroupBarrier();
+  {
+    let nk = old_block(GRAD_DK, kv_row0, jr, P.Nk, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
+    let nv = old_block(GRAD_DV, kv_row0, jr, P.Nk, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
+    write_block(GRAD_DK, kv_row0, jr, P.Nk, blk, lane, {{db}}u, ok);
+    write_block(GRAD_DV, kv_row0, jr, P.Nk, blk, lane, {{db}}u, ov);
+    ok = nk;
+    ov = nv;
+  }
+  {{/for}}
+}
+
+@compute @workgroup_size(WG)
+fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
+  let rb = row_block(g, OWN);   // heavy-first under causal
+  let i0 = rb.i0;
+  let row0 = rb.q_row0;
+  let kv_row0 = rb.kv_row0;
+  let sg = tid / 32u;
+  let lane = tid % 32u;
+  let r = lane / 2u;
+  let h = lane % 2u;
+  let blk = sg * 16u * SS;             // the subgroup's 16×Bc blocks in Sa, dPa (Bc = Br)
+  let blp = sg * 16u * PS;             // and in dSa
+  let i = i0 + sg * 16u + r;           // this lane's query row
+
+  var a_reg: Resident;
+  var b_reg: Resident;
+  resident_rows(false, row0 + i0, P.Nq - i0, tid, &a_reg, &b_reg);   // Q into a_reg, dO into b_reg
+  if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote counts K/V tiles only
+  var l2 = -NEG_BIG;                   // LSE·log2 e of this lane's row; +1e30 gives P = 0
+  var dl = 0.0;
+  if (i < P.Nq) {
+    let x = lse[row0 + i];
+    if (x > NEG_HALF) { l2 = x * LOG2E; }
+    if (tc_is_nan(x)) { l2 = tc_nan(); }
+    dl = delta[row0 + i];
+  }
+  {{#for db < D/16}}var dq{{db}} = AM();
+  {{/for}}
+
+  let j_start = (key_range(i0).x / BC) * BC;
+  let n_end = key_range(min(i0 + OWN, P.Nq) - 1u).y;
+  let wg_keys = shared_keys(i0, i0 + OWN);   // keys every row of the workgroup sees
+  fetch_rows(true, kv_row0, j_start, P.Nk, tid);
+  for (var j0 = j_start; j0 < n_end; j0 += BC) {
+    workgroupBarrier();
+    stash_rows(tid, false);           // K into Qs, V into dOs
+    workgroupBarrier();
+    if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
+    resident_products(CB, blk, &a_reg, &b_reg);   // S = Q Kᵀ, dP = dO Vᵀ
+    workgroupBarrier();
+    let full = all_see(wg_keys, j0, j0 + BC);
+    var kr = vec2<u32>();                    // this lane's row's keys, where the tile is partial
+    if (!full) { kr = key_range(i); }
+    let at = blk + r * SS + h * (BC / 2u);   // in Sa, dPa
+    let ap = blp + r * PS + h * (BC / 2u);   // in dSa
+    {{#for c < BC/2}}{
+      let col = ({{c}}u + lane) % (BC / 2u);
+      var ds = 0.0;
+      if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[at + col], dPa[at + col], l2, dl).y; }
+      dSa[ap + col] = f16(ds);
+    }
+    {{/for}}
+    if (rare_tile(tid, full)) {
+      // Rare: non-finite K in a tile with masked entries: dQ += dS K in scalar f32 over visible
+      // keys, one 16-column block at a time, spilled through Sa.
+      var unused = AM();
+      {{#for db < D/16}}rare_block(false, &dq{{db}}, &unused, blk, blp, r, i, j0, h * 8u, {{db}}u * 16u);
+      {{/for}}
+    } else {
+      // dQ += dS K
+      for (var cb = 0u; cb < CB; cb++) {
+        let dsm = subgroupMatrixLoad<LM, row_major>(&dSa, blp + cb * 16u, PS);
+        let kb = cb * 16u * DP;
+        {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Qs, kb + {{db}}u * 16u, DP), dq{{db}});
+        {{/for}}
+      }
+    }
+  }
+
+  // dQ·scale, one 16×16 block at a time through Sa; rows past Nq are not written. The next
+  // block's old values are read while this one is spilled and written.
+  let ir = i0 + sg * 16u;
+  var oq = old_block(GRAD_DQ, row0, ir, P.Nq, lane, 0u, true);
+  {{#for db < D/16}}workgroupBarrier();
+  subgroupMatrixStore<row_major>(&Sa, blk, dq{{db}}, SS);
+  workgroupBarrier();
+  {
+    let nq = old_block(GRAD_DQ, row0, ir, P.Nq, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
+    write_block(GRAD_DQ, row0, ir, P.Nq, blk, lane, {{db}}u, oq);
+    oq = nq;
+  }
+  {{/for}}
+}
