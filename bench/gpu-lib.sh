@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Helpers that the device calls' gpu-call.sh scripts source (bench/results/*/gpu-call.sh, from 2026-12-03 on;
+# earlier calls defined the same functions inline). Needs O (the call's scratch folder) and OUT (the device
+# tool's return folder), and sets t0 when sourced.
+#   el                  seconds since the call began, for the progress lines
+#   pack                $O packed into $OUT/all.tgz (rewritten after each stage, so a cut run returns what finished)
+#   kernel_rows TAG     one line per pass of $O/TAG/*-kernels.csv (the same-call bench: TFLOP/s, × the peer,
+#                       checkErr), printed and appended to $O/table.txt; "TAG FAILED" and its log's tail if none
+#   same_call TAG ROBUST PRECISIONS [VAR=VALUE…]
+#                       the same-call bench (N = 16384, H16, D 64 and 128, causal and not; $O/peer.json, the
+#                       peer, measured first) with Dawn's robustness ROBUST (0 or 1) into $O/TAG, then kernel_rows
+#   steps TAG D RS      p2p's steps at N = 16384 and head dim D for ranks RS (e.g. 2,4,8) into $O/stepsD-TAG.log,
+#                       the ring totals printed
+t0=$(date +%s)
+el() { echo "$(( $(date +%s) - t0 )) s"; }
+pack() { tar czf "$OUT/all.tgz" -C "$O" . ; }
+kernel_rows() {
+  local f; f=$(ls "$O/$1"/*-kernels.csv 2>/dev/null | head -1)
+  if [ -z "$f" ]; then echo "$1 FAILED" | tee -a "$O/table.txt"; tail -3 "$O/$1.log"; return; fi
+  awk -F, -v T="$1" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { printf "%-11s %-8s D%-4s causal=%-5s %s %7.2f %s %.3f %s\n", T, $c["pass"], $c["D"], $c["causal"], $c["precision"], $c["tflops"], $c["peerBackend"], $c["ratio"], $c["checkErr"] }' "$f" | tee -a "$O/table.txt"
+}
+steps() {
+  timeout 90 node bench/cp-run.mjs steps --N 16384 --D "$2" --R "$3" --out "$O/steps$2-$1" 2>&1 | grep -v '^Warning' > "$O/steps$2-$1.log"
+  echo "  steps D$2 $1 $(el)"; grep -E '^(2|4|8) +[0-9]' "$O/steps$2-$1.log" | tail -3 | awk '{ print "  " $0 }'
+}
+same_call() {
+  local tag=$1 rob=$2 precs=$3; shift 3
+  env FLASHRING_ROBUST="$rob" "$@" timeout 80 node bin/flashring.mjs bench --N 16384 --heads 16 --batch 1 --causal false,true --D 64,128 \
+    --precision "$precs" --reps 3 --no-ring --no-memory --peer "$O/peer.json" --out "$O/$tag" > "$O/$tag.log" 2>&1
+  echo "$tag $(el)"; pack; kernel_rows "$tag"
+}
