@@ -222,7 +222,7 @@ fn rare_block(kv: bool, a: ptr<function, AM>, b: ptr<function, AM>, blk: u32, bl
 // otherwise): entries e = lane + 32·k (row e / 16, column e % 16) of rows r_first… below n of the
 // head at row0, of dQ, dK or dV (`which`). `load` false gives zeros (the block after the last).
 // Read before the block's spill: an entry-by-entry read and write waited one global load an entry
-// (128 a dkdv workgroup at D = 128, with one workgroup an SM the SM idled through them).
+// (128 a dkdv workgroup at D = 128, each waited for in turn).
 fn old_block(which: u32, row0: u32, r_first: u32, n: u32, lane: u32, db: u32, load: bool) -> array<f32, 8> {
   var x: array<f32, 8>;
   if (load && P.accumulate != 0u) {
