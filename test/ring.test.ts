@@ -113,6 +113,22 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
     }
   });
 
+  // The tensor-core backward accumulating into dQ, dK, dV (every ring step after a rank's first) with
+  // whole 16-row blocks and workgroups of 128 rows, partial ones at the shard ends: the epilogue that
+  // reads a block's old values ahead (shaders/flash_bwd_sgmm.wgsl old_block). Tensor cores only.
+  it('f16 ring on tensor cores, shards of whole and partial blocks: the accumulating backward', async (ctx) => {
+    if (!one.hasF16 || autoF16Path(one) !== 'subgroup-matrix') ctx.skip();
+    const g: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 600, Nk: 600, D: 64 };
+    const x = makeInputs(g, SEED + 98);
+    const r = refInputs(x, 'f16');
+    const rf = referenceForward(g, r.q, r.k, r.v, { causal: true });
+    const rb = referenceBackward(g, r.q, r.k, r.v, r.dout, { causal: true });
+    const got = await ringAttention([one], g, x, { causal: true, layout: 'zigzag', precision: 'f16', ranks: 2, scheme: 'p2p' });
+    expect(got.kernels.backward).toBe('subgroup-matrix');
+    expect(err(got.o, rf.o)).toBeLessThanOrEqual(TOL.f16.out);
+    for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k]!, rb[k]), k).toBeLessThanOrEqual(TOL.f16.grad);
+  });
+
   it('the timeline accounts for every step: compute, transfer, idle, overlap', async () => {
     const s: AttentionShape = { B: 1, Hq: 2, Hkv: 1, Nq: 45, Nk: 45, D: 16 };
     const x = makeInputs(s, SEED + 5);
