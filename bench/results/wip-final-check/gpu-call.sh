@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 37, the session's last call (not yet run): the whole suite on the H200 (tensor-core path, the
-# default; test/ring.test.ts runs the accumulating tensor-core backward, the epilogue changed today;
-# default), then the same-call figures with robustness on and off (tensor cores, f16) and the portable
+# default; test/ring.test.ts runs the accumulating tensor-core backward, the epilogue changed today),
+# then the same-call figures with robustness on and off (tensor cores, f16) and the portable
 # f32 forward with robustness on, against PyTorch in the same call: the README's figures for the code as
 # it stands. $OUT/all.tgz is rewritten after each stage, so a cut run still returns what finished.
 # Run on the H200 from the project root (rename the folder with the date once it has run):
