@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 37, the session's last call (not yet run): the whole suite on the H200 (tensor-core path, the
+# Issue 37, the session's last call (ran 2026-12-03, 16:17 UTC: README.md here): the whole suite on the H200 (tensor-core path, the
 # default; test/ring.test.ts runs the accumulating tensor-core backward, the epilogue changed today),
 # then the same-call figures with robustness on and off (tensor cores, f16) and the portable
 # f32 forward with robustness on, against PyTorch in the same call: the README's figures for the code as
 # it stands. $OUT/all.tgz is rewritten after each stage, so a cut run still returns what finished.
-# Run on the H200 from the project root (rename the folder with the date once it has run):
+# Ran on the H200 from the project root at 25690ca (main, with bench/results moved aside to fit the 64 MiB tree; this folder then named wip-final-check):
 #   bash .gpu/enter.sh bash bench/results/wip-final-check/gpu-call.sh
 set -uo pipefail
 O=/tmp/fin; mkdir -p $O; source bench/gpu-lib.sh
