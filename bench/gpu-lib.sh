@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Helpers that the device calls' gpu-call.sh scripts source (bench/results/*/gpu-call.sh, from 2026-12-03 on;
-# earlier calls defined the same functions inline). Needs O (the call's scratch folder) and OUT (the device
-# tool's return folder), and sets t0 when sourced.
+# earlier calls defined the same functions inline), from the project root (they run bin/flashring.mjs and
+# bench/cp-run.mjs by relative path). Needs O (the call's scratch folder) and OUT (the device tool's return
+# folder), checked when sourced, and sets t0.
 #   el                  seconds since the call began, for the progress lines
 #   pack                $O packed into $OUT/all.tgz (rewritten after each stage, so a cut run returns what finished)
 #   kernel_rows TAG     one line per pass of $O/TAG/*-kernels.csv (the same-call bench: TFLOP/s, × the peer,
@@ -11,6 +12,7 @@
 #                       peer, measured first) with Dawn's robustness ROBUST (0 or 1) into $O/TAG, then kernel_rows
 #   steps TAG D RS      p2p's steps at N = 16384 and head dim D for ranks RS (e.g. 2,4,8) into $O/stepsD-TAG.log,
 #                       the ring totals printed
+: "${O:?gpu-lib.sh needs O, the call's scratch folder}" "${OUT:?gpu-lib.sh needs OUT, the device tool's return folder}"
 t0=$(date +%s)
 el() { echo "$(( $(date +%s) - t0 )) s"; }
 pack() { tar czf "$OUT/all.tgz" -C "$O" . ; }
@@ -28,5 +30,5 @@ same_call() {
   local tag=$1 rob=$2 precs=$3; shift 3
   env FLASHRING_ROBUST="$rob" "$@" timeout 80 node bin/flashring.mjs bench --N 16384 --heads 16 --batch 1 --causal false,true --D 64,128 \
     --precision "$precs" --reps 3 --no-ring --no-memory --peer "$O/peer.json" --out "$O/$tag" > "$O/$tag.log" 2>&1
-  echo "$tag $(el)"; pack; kernel_rows "$tag"
+  echo "$tag $(el)"; kernel_rows "$tag"; pack
 }

@@ -113,7 +113,7 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
     }
   });
 
-  // The tensor-core backward accumulating into dQ, dK, dV (every ring step after a rank's first) with
+  // The tensor-core backward accumulating into dQ, dK, dV (every pair call; the old values are nonzero from a segment's second pair on) with
   // whole 16-row blocks and workgroups of 128 rows, partial ones at the shard ends: the epilogue that
   // reads a block's old values ahead (shaders/flash_bwd_sgmm.wgsl old_block). Tensor cores only.
   it('f16 ring on tensor cores, shards of whole and partial blocks: the accumulating backward', async (ctx) => {
