@@ -14,9 +14,9 @@ describe('parseCommand', () => {
 
   it('turns every parsing mistake into a one-line InputError', () => {
     for (const [argv, re] of [
-      [['--causal=yes'], /^Option '--causal' does not take an argument \(see flashring t --help\)$/],
-      [['stray'], /^Unexpected argument 'stray'/],
-      [['--bogus'], /^Unknown option '--bogus'/],
+      [['--causal=yes'], /^option '--causal' does not take an argument \(see flashring t --help\)$/],
+      [['stray'], /^unexpected argument 'stray'/],
+      [['--bogus'], /^unknown option '--bogus'/],
       [['--scale'], /argument missing/],
       [['--scale', '-x'], /^--scale needs a value \(to give one starting with '-', write --scale=VALUE\)/],
     ] as [string[], RegExp][]) {

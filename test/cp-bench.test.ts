@@ -115,7 +115,7 @@ describe('node bench/cp-run.mjs: the command line', () => {
   it('an unknown mode, an unknown option or a bad number is one line and exit 2, no stack trace', async () => {
     const cases: [string[], RegExp][] = [
       [['swep'], /^cp-run: unknown mode 'swep': use sweep, scale, steps, procs, table \(see node bench\/cp-run\.mjs --help\)$/],
-      [['sweep', '--bogus', '1'], /^cp-run: Unknown option '--bogus' \(see node bench\/cp-run\.mjs --help\)$/],
+      [['sweep', '--bogus', '1'], /^cp-run: unknown option '--bogus' \(see node bench\/cp-run\.mjs --help\)$/],
       [['sweep', '--N', 'abc'], /^cp-run sweep: --N must be a positive integer \(tokens\), got 'abc'$/],
     ];
     const rs = await Promise.all(cases.map(([a]) => cpRun(a)));

@@ -71,7 +71,7 @@ describe('activation_memory.csv', () => {
     const back = parseCsv(toCsv(rows));
     expect(back).toHaveLength(rows.length);
     expect(back[0]).toMatchObject({ seq_len: 4096, tp: 8, cp: 1, sp: true, recompute: 'none', source: 'model', line: 'CP=1' });
-    expect(back.at(-1)!.source).toBe('measured: Megatron-LM log a, b.log (peak max allocated over ranks)');
+    expect(back.at(-1)!.source).toBe('measured: Megatron-LM log a, b.log (32L h=4096 a=32; peak max allocated over ranks)');
     expect(back.at(-1)!.total_gib).toBeCloseTo(meas.total_gib!, 4);
   });
 

@@ -235,6 +235,25 @@ describe('flashring memory: flags Megatron-LM sets aside or refuses', () => {
     expect(tp2.err).not.toMatch(/set aside/);
     expect(JSON.parse(tp2.out).parallel.sequenceParallel).toBe(true);
   });
+  it('--disable-bias-linear and --normalization RMSNorm (Megatron-LM\'s flags; the Llama presets set both): fewer parameters, and selective mlp no longer untrainable', async () => {
+    const bytes = async (...extra: string[]) => {
+      const r = await run(['memory', '--preset', 'seed-32L-4096h', '--recompute-granularity', 'selective', '--recompute-modules', 'core_attn', 'mlp', ...extra, '--json']);
+      expect(r.code, r.err).toBe(0);
+      const j = JSON.parse(r.out);
+      return { total: j.totalBytes as number, untrainable: (j.untrainable ?? null) as string | null };
+    };
+    const base = await bytes(), nobias = await bytes('--disable-bias-linear'), rms = await bytes('--disable-bias-linear', '--normalization', 'RMSNorm');
+    expect(nobias.total).toBeLessThan(base.total);
+    expect(rms.total).toBeLessThan(nobias.total);
+    expect(base.untrainable).toMatch(/cannot train selective recompute of mlp with linear biases.*add --disable-bias-linear/);
+    expect(nobias.untrainable).toBeNull();
+    expect(await bytes('--normalization', 'LayerNorm')).toEqual(base);
+    const llama = JSON.parse((await run(['memory', '--preset', 'llama3-8b', '--json'])).out);
+    const llamaFlags = JSON.parse((await run(['memory', '--preset', 'llama3-8b', '--normalization', 'RMSNorm', '--disable-bias-linear', '--json'])).out);
+    expect(llamaFlags.totalBytes).toBe(llama.totalBytes);
+    const bad = await run(['memory', '--preset', 'seed-32L-4096h', '--normalization', 'rms']);
+    expect([bad.code, bad.err.trim()]).toEqual([2, "flashring memory: --normalization must be LayerNorm or RMSNorm, got 'rms'"]);
+  });
   it('virtual stages at PP = 1 are refused, as Megatron-LM refuses them (one virtual stage is none, and taken)', async () => {
     const r = await run(['memory', '--preset', 'seed-32L-4096h', '--num-layers-per-virtual-pipeline-stage', '4']);
     expect(r.code).toBe(2);
@@ -265,6 +284,14 @@ describe('flashring replay', () => {
     expect(notes).toHaveLength(2);
     expect(notes[0]).toMatch(/^note: 2 point\(s\) measured another model than the one compared \(layers 12 \(compared: 4\), hidden 1024 \(compared: 2048\), heads 8 \(compared: 16\), vocab 50257 \(compared: 32000\)\)/);
     expect(notes[1]).toMatch(/layers 8 \(compared: 4\), hidden 4096/);
+  });
+  it('--compare on a log names its model when the compared one is another (the log\'s arguments give it)', async () => {
+    const log = 'bench/results/2026-12-02-megatron-campaign/runs/r00.log';
+    const r = await run(['replay', log, '--compare', '--preset', 'seed-32L-4096h']);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/^note: 1 point\(s\) measured another model than the one compared \(layers 11 \(compared: 32\), hidden 1536 \(compared: 4096\), heads 24 \(compared: 32\)\)/m);
+    const csv = await run(['replay', log]);
+    expect(csv.out).toMatch(/measured: Megatron-LM log r00\.log \(11L h=1536 a=24; peak max allocated over ranks\)/);
   });
   it('--json: each log with an argument dump predicts itself from its own arguments', async () => {
     const r = await run(['replay', `${D}/megatron/B-s8192-none.log`, '--json', '--hbm-gib', '139.8']);
@@ -328,7 +355,7 @@ describe('flashring replay', () => {
     const j = JSON.parse(r.out);
     expect(j.points.map((p: { total_gib: number }) => p.total_gib.toFixed(4))).toEqual([(58001.5 / 1024).toFixed(4), ((70321.98765 + 300) / 1024).toFixed(4)]);
     expect(j.points.map((p: { source: string }) => p.source)).toEqual([
-      'measured: Megatron-LM log two.log#1 (peak max allocated over ranks)', 'measured: Megatron-LM log two.log#2 (peak max allocated over ranks)']);
+      'measured: Megatron-LM log two.log#1 (32L h=4096 a=32; peak max allocated over ranks)', 'measured: Megatron-LM log two.log#2 (32L h=4096 a=32; peak max allocated over ranks)']);
     expect(j.reports.map((x: { run: number; startLine: number }) => [x.run, x.startLine])).toEqual([[1, 2], [2, 49]]);
     expect(r.err).toMatch(new RegExp(`^${two.replace(/[.]/g, '\\.')}#1: s=131072 `, 'm'));
     expect((await run(['replay', two, '--csv', out])).code).toBe(0);

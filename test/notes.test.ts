@@ -51,7 +51,7 @@ describe('flashring notes', () => {
   it.each([
     [[] as string[], /--out is required/],
     [['--out', '.'], /--out \. is a folder; give a file name/],
-    [['--out', 'x.md', '--bogus'], /Unknown option '--bogus'/],
+    [['--out', 'x.md', '--bogus'], /unknown option '--bogus'/],
     [['--out', join(ROOT, SOURCES.torchcp)], /which is the input file/],
   ])('notes %j: one line, exit code 2, nothing written', async (args, message) => {
     const before = readFileSync(join(ROOT, SOURCES.torchcp));

@@ -271,6 +271,8 @@ describe('the page in headless Chromium', () => {
     await page.waitForFunction(() => (document.querySelector('input[name=tp]') as HTMLInputElement).value === '2');
     expect(await page.inputValue('input[name=ffn]')).toBe('14336');
     expect(await page.inputValue('select[name=preset]')).toBe('llama3-8b');
+    // Llama 3 has no linear biases and RMSNorm: the preset sets both knobs.
+    expect([await page.isChecked('input[name=nobias]'), await page.inputValue('select[name=norm]')]).toEqual([true, 'RMSNorm']);
     expect((await plannerOf(page)).lines).toEqual(['CP=1', 'CP=2', 'HBM 141 GiB']);
     expect(await page.textContent('#rc-note')).toMatch(/No line recomputes/);
     await page.evaluate(() => { location.hash = 'preset=torchcp-8L-4096h&ffn=0'; });
@@ -849,8 +851,10 @@ describe('the page in headless Chromium', () => {
   it('the knobs of flashring memory the planner lacked: each changes the lines, the whole set is the CLI\'s figure, they survive a reload and bad values are refused', async () => {
     await page.evaluate(() => { location.hash = 'preset=seed-32L-4096h&lines=1&seqs=4096'; });
     await page.waitForFunction(() => /^CP=1 at 4K tokens/.test(document.getElementById('planner-breakdown')!.textContent ?? ''));
-    expect([await page.inputValue('input[name=attdrop]'), await page.inputValue('input[name=hiddrop]'), await page.inputValue('select[name=pos]'), await page.isChecked('input[name=untie]')])
-      .toEqual(['0.1', '0.1', '', false]);
+    expect([await page.inputValue('input[name=attdrop]'), await page.inputValue('input[name=hiddrop]'), await page.inputValue('select[name=pos]'), await page.isChecked('input[name=untie]'),
+      await page.isChecked('input[name=nobias]'), await page.inputValue('select[name=norm]')]).toEqual(['0.1', '0.1', '', false, false, 'LayerNorm']);
+    const modelOf = async () => (await hooks<{ model: { biasLinear: boolean; rmsNorm: boolean } }>(page, 'planner')).model;
+    expect(await modelOf()).toEqual({ biasLinear: true, rmsNorm: false });
     const base = await breakdownGib(page);
     const moves: [string, () => Promise<void>, 'up' | 'down' | 'same'][] = [
       ['DP 4 alone (no sharding)', () => page.fill('input[name=dp]', '4'), 'same'],
@@ -864,6 +868,9 @@ describe('the page in headless Chromium', () => {
       ['4 layers per virtual stage (interleaved)', () => page.fill('input[name=vpp]', '4'), 'up'],
       ['no FlashAttention: the s² scores stored', () => page.uncheck('input[name=flash]'), 'up'],
       ['attention dropout 0.1 without FlashAttention: its s² mask and output', () => page.fill('input[name=attdrop]', '0.1'), 'up'],
+      // Parameters only, a few MiB here: not seen in GiB to two decimals (the model's fields are checked below).
+      ['no linear biases', () => page.check('input[name=nobias]'), 'same'],
+      ['RMSNorm', () => page.selectOption('select[name=norm]', 'RMSNorm').then(() => undefined), 'same'],
     ];
     let last = base;
     for (const [what, act, dir] of moves) {
@@ -879,13 +886,16 @@ describe('the page in headless Chromium', () => {
       preset: 'seed-32L-4096h', 'seq-length': '4096', 'tensor-model-parallel-size': '8', 'sequence-parallel': true, 'pipeline-model-parallel-size': '2',
       'num-layers-per-virtual-pipeline-stage': '4', 'data-parallel-size': '4', 'use-distributed-optimizer': true, 'fp32-residual-connection': true,
       'untie-embeddings-and-output-weights': true, 'attention-dropout': '0.1', 'hidden-dropout': '0', 'position-embedding-type': 'rope', 'no-use-flash-attn': true,
+      'disable-bias-linear': true, normalization: 'RMSNorm',
     });
     expect(last).toBe(Number((memoryBreakdown(model, par).totalBytes / GIB).toFixed(2)));
+    expect(await modelOf()).toEqual({ biasLinear: model.biasLinear, rmsNorm: model.rmsNorm });
+    expect(await modelOf()).toEqual({ biasLinear: false, rmsNorm: true });
     const q = new URLSearchParams(await page.evaluate(() => location.hash.slice(1)));
-    expect(['dp', 'distopt', 'untie', 'fp32res', 'attdrop', 'hiddrop', 'pos', 'pp', 'vpp', 'flash'].map((k) => q.get(k))).toEqual(['4', '1', '1', '1', '0.1', '0', 'rope', '2', '4', '0']);
+    expect(['dp', 'distopt', 'untie', 'fp32res', 'attdrop', 'hiddrop', 'pos', 'pp', 'vpp', 'flash', 'nobias', 'norm'].map((k) => q.get(k))).toEqual(['4', '1', '1', '1', '0.1', '0', 'rope', '2', '4', '0', '1', 'RMSNorm']);
     await page.reload();
     await page.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
-    expect([await page.isChecked('input[name=distopt]'), await page.inputValue('select[name=pos]'), await page.inputValue('input[name=vpp]')]).toEqual([true, 'rope', '4']);
+    expect([await page.isChecked('input[name=distopt]'), await page.inputValue('select[name=pos]'), await page.inputValue('input[name=vpp]'), await page.isChecked('input[name=nobias]'), await page.inputValue('select[name=norm]')]).toEqual([true, 'rope', '4', true, 'RMSNorm']);
     expect(await breakdownGib(page)).toBe(last);
     // Bad values in the page's words, nothing drawn.
     for (const [sel, value, want] of [

@@ -57,7 +57,7 @@ describe('flashring tune', () => {
       [['--causal', 'maybe'], /^flashring tune: --causal: 'maybe' is not one of false, true/],
       [['--store', bad], /^flashring tune: --store .*bad\.json: not a flashring tune store .*delete it or give another --store/],
       [['--D', '12'], /^flashring tune: tune: D=12, N=4096, heads 16: head dim D=12 is not supported/],
-      [['--bogus'], /^flashring tune: Unknown option '--bogus'/],
+      [['--bogus'], /^flashring tune: unknown option '--bogus'/],
     ] as const) {
       const r = await cli([...args]);
       expect(r.code, args.join(' ')).toBe(2);

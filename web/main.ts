@@ -130,7 +130,7 @@ const stackSelect = select('stack');
 for (const [k, s] of Object.entries(STACKS)) stackSelect.add(new Option(s.label, k));
 const replayHbm = $<HTMLInputElement>('replay-hbm');
 
-const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'attdrop', 'hiddrop', 'pos', 'experts', 'topk', 'moeffn', 'shared', 'capacity', 'ep'];
+const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'attdrop', 'hiddrop', 'pos', 'norm', 'experts', 'topk', 'moeffn', 'shared', 'capacity', 'ep'];
 const RC_FIELDS = ['rc', 'rcmethod', 'rcn', ...RECOMPUTE_MODULES.map((m) => `rc_${m}`)];
 const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', dp: '1', vpp: '', distopt: '0', fp32res: '0', flash: '1', fp32: '0', hbm: '80', lines: DEFAULT_LINES_SPEC, seqs: DEFAULT_SEQ_LENGTHS.join(','), cpcomm: 'p2p' };
 const CP_COMM_TYPES = ['p2p', 'all_gather', 'a2a'];
@@ -154,6 +154,8 @@ function setModelFields(m: ModelConfig): void {
   field('hiddrop').value = String(m.hiddenDropout ?? 0.1);
   select('pos').value = m.positionEmbedding ?? ''; // '': the model's default (RoPE with SwiGLU, learned otherwise)
   field('untie').checked = !!m.untieEmbeddings;
+  field('nobias').checked = m.biasLinear === false;
+  select('norm').value = m.rmsNorm ? 'RMSNorm' : 'LayerNorm';
   field('capacity').value = m.moe?.capacityFactor === undefined ? '' : String(m.moe.capacityFactor);
   field('ep').value = '1';
   syncModelControls();
@@ -184,7 +186,7 @@ function loadView(): void {
   const preset = PRESETS[presetSelect.value];
   setModelFields(preset.model);
   for (const k of MODEL_FIELDS) if (q.has(k)) field(k).value = q.get(k)!;
-  for (const k of ['swiglu', 'unfused', 'untie']) if (q.has(k)) field(k).checked = q.get(k) === '1';
+  for (const k of ['swiglu', 'unfused', 'untie', 'nobias']) if (q.has(k)) field(k).checked = q.get(k) === '1';
   syncModelControls();
   for (const k of ['mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) field(k).value = v(k);
   for (const k of ['sp', 'flash', 'distopt', 'fp32res']) field(k).checked = v(k) === '1';
@@ -204,7 +206,7 @@ function saveView(): void {
   q.set('preset', presetSelect.value);
   q.set('stack', stackSelect.value);
   for (const k of [...MODEL_FIELDS, 'mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) q.set(k, field(k).value);
-  for (const k of ['swiglu', 'unfused', 'untie', 'sp', 'flash', 'distopt', 'fp32res', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
+  for (const k of ['swiglu', 'unfused', 'untie', 'nobias', 'sp', 'flash', 'distopt', 'fp32res', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
   q.set('rhbm', replayHbm.value);
   q.set('cpcomm', select('cpcomm').value);
   saveCpView(q);
@@ -296,6 +298,7 @@ function readModel(): ModelConfig {
     attentionDropout: probability(field('attdrop'), 'Attention dropout'), hiddenDropout: probability(field('hiddrop'), 'Hidden dropout'),
     positionEmbedding: (select('pos').value || undefined) as ModelConfig['positionEmbedding'], untieEmbeddings: field('untie').checked,
     biasActivationFusion: field('swiglu').checked && field('unfused').checked ? false : undefined,
+    biasLinear: field('nobias').checked ? false : undefined, rmsNorm: select('norm').value === 'RMSNorm' ? true : undefined,
     paramPrecision: field('fp32').checked && stackSelect.value === 'megatron' ? 'amp' : undefined,
   };
 }
@@ -459,6 +462,8 @@ function renderPlanner(): void {
   const first = pts.filter((p) => p.line === lines[0].label);
   showBreakdown(first.filter((p) => p.fits).at(-1) ?? first[0] ?? null, hbm, model);
   hooks.planner = {
+    // The model the lines were drawn for, as the tests compare it with flashring memory's flags.
+    model: { biasLinear: model.biasLinear ?? true, rmsNorm: model.rmsNorm ?? false },
     lines: plannerChart.data.datasets.map((d) => d.label),
     oomMarkers: plannerChart.data.datasets.reduce((a, d) => {
       const ps = (d as { pointStyle?: unknown }).pointStyle;

@@ -40,7 +40,9 @@ export function parseCommand<O extends Options>(command: string, argv: string[],
     const ambiguous = /^Option '(--?[\w-]+)' argument is ambiguous/.exec(first);
     // With positionals allowed parseArgs adds how to pass '--bogus' as one: the flag is what was meant.
     const unknown = /^Unknown option '[^']+'/.exec(first);
-    const msg = ambiguous ? `${ambiguous[1]} needs a value (to give one starting with '-', write ${ambiguous[1]}=VALUE)` : unknown ? unknown[0] : first;
+    // Node's messages start with a capital; every message of ours starts lowercase.
+    const lower = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
+    const msg = ambiguous ? `${ambiguous[1]} needs a value (to give one starting with '-', write ${ambiguous[1]}=VALUE)` : lower(unknown ? unknown[0] : first);
     throw new InputError(`${msg} (see ${help})`);
   }
   const seen = new Set<string>();

@@ -22,6 +22,8 @@ Model (or --preset ${Object.keys(PRESETS).join('|')}):
   [--ffn-hidden-size F] [--swiglu] [--vocab-size V] [--untie-embeddings-and-output-weights]
   [--attention-dropout P] [--hidden-dropout P] [--position-embedding-type learned_absolute|rope|none]
   [--no-bias-swiglu-fusion]   unfused SwiGLU: keeps the SiLU output and the linear half too
+  [--disable-bias-linear]     linear layers without biases (Llama-style; default: with)
+  [--normalization LayerNorm|RMSNorm]   the norms' parameters: 2h or h (default LayerNorm)
 Mixture of experts (every layer's MLP; the other --moe-* flags need --num-experts):
   [--num-experts E --moe-router-topk K (default 2)] [--moe-ffn-hidden-size F (default the MLP width)]
   [--moe-shared-expert-intermediate-size F] [--moe-expert-capacity-factor X (default no dropping)]
@@ -53,6 +55,7 @@ export const MODEL_OPTS = {
   'num-query-groups': { type: 'string' }, 'ffn-hidden-size': { type: 'string' }, swiglu: { type: 'boolean' }, 'vocab-size': { type: 'string' },
   'untie-embeddings-and-output-weights': { type: 'boolean' }, 'attention-dropout': { type: 'string' }, 'hidden-dropout': { type: 'string' },
   'position-embedding-type': { type: 'string' }, 'no-bias-swiglu-fusion': { type: 'boolean' }, 'num-experts': { type: 'string' },
+  'disable-bias-linear': { type: 'boolean' }, normalization: { type: 'string' },
   'moe-router-topk': { type: 'string' }, 'moe-ffn-hidden-size': { type: 'string' }, 'moe-shared-expert-intermediate-size': { type: 'string' },
   'moe-expert-capacity-factor': { type: 'string' }, 'moe-token-dispatcher-type': { type: 'string' }, 'expert-model-parallel-size': { type: 'string' },
   'fp32-params': { type: 'boolean' }, compare: { type: 'boolean' }, stack: { type: 'string' },
@@ -114,6 +117,12 @@ function modelFromFlags(v: Values): { model: ModelConfig; presetStack?: Stack } 
   if (v['fp32-params']) model.paramPrecision = 'amp';
   if (v['untie-embeddings-and-output-weights']) model.untieEmbeddings = true;
   if (v['no-bias-swiglu-fusion']) model.biasActivationFusion = false;
+  if (v['disable-bias-linear']) model.biasLinear = false;
+  if (v.normalization !== undefined) {
+    const n = v.normalization as string;
+    if (n !== 'LayerNorm' && n !== 'RMSNorm') throw new InputError(`--normalization must be LayerNorm or RMSNorm, got '${n}'`);
+    model.rmsNorm = n === 'RMSNorm';
+  }
   const moe = moeFromFlags(v);
   if (moe) model.moe = moe;
   return { model, presetStack };
@@ -401,7 +410,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommand('replay', joinModuleArgs(argv), MODEL_OPTS, true);
   if (values.help || !positionals.length) {
     console.log('usage: flashring replay LOG_OR_CSV... [--csv out.csv] [--json] [--hbm-gib G]\n' +
-      '       flashring replay FILE... --compare [<model flags of flashring memory>]\n' +
+      '       flashring replay FILE... --compare <model flags of flashring memory, or --preset NAME>\n' +
       '  Megatron-LM training logs (or activation_memory.csv files) → measured points. Each log with an\n' +
       '  argument dump is also predicted by the model from its own arguments (--json: "prediction").\n' +
       '  --compare puts the model next to each point (its seq_len, TP, CP, SP and recompute over the\n' +

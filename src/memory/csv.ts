@@ -168,14 +168,20 @@ export function sweepRows(points: SweepPoint[], hbmGib: number): CsvRow[] {
   }));
 }
 
-/** A measured point as a row; null without a sequence length or without anything measured (no peak, no OOM, no iteration time or throughput). */
+/**
+ * A measured point as a row; null without a sequence length or without anything measured (no peak, no
+ * OOM, no iteration time or throughput). Its source names the log's model ("11L h=1536 a=12", as
+ * compare.ts sourceModel reads it) where the log gives it, so `replay --compare` can say when the
+ * compared model is another.
+ */
 export function measuredRow(p: MeasuredPoint, hbmGib?: number): CsvRow | null {
   if (p.seqLength === null) return null;
+  const size = p.numLayers && p.hiddenSize && p.numHeads ? `${p.numLayers}L h=${p.hiddenSize} a=${p.numHeads}; ` : '';
   if (p.peakMaxAllocatedGiB === null && !p.outOfMemory && p.iterMs === null && p.tflopsPerGpu === null) return null;
   return {
     seq_len: p.seqLength, tp: p.tp, cp: p.cp, pp: p.pp, sp: p.sp, recompute: p.recompute, micro_batch: p.microBatch,
     activation_gib: null, total_gib: p.peakMaxAllocatedGiB, fits: p.outOfMemory ? false : p.peakMaxAllocatedGiB === null ? null : true,
-    source: `measured: Megatron-LM log ${p.source} (peak max allocated over ranks)`, hbm_gib: hbmGib ?? null,
+    source: `measured: Megatron-LM log ${p.source} (${size}peak max allocated over ranks)`, hbm_gib: hbmGib ?? null,
     iter_ms: p.iterMs, tflops_per_gpu: p.tflopsPerGpu,
   };
 }

@@ -825,8 +825,9 @@ export const DEFAULT_LINES: SweepLine[] = parseLines(DEFAULT_LINES_SPEC);
 /** Model presets for the planner and the CLI; `stack` is the stack the preset was measured or published with. */
 export const PRESETS: Record<string, { model: ModelConfig; note: string; stack?: Stack }> = {
   'seed-32L-4096h': { model: { numLayers: 32, hiddenSize: 4096, numAttentionHeads: 32, vocabSize: 128256 }, note: 'the Megatron-LM commands of the seed module (GPT-style, 4h GeLU MLP)' },
-  'llama3-8b': { model: { numLayers: 32, hiddenSize: 4096, numAttentionHeads: 32, numQueryGroups: 8, ffnHiddenSize: 14336, swiglu: true, vocabSize: 128256, untieEmbeddings: true, attentionDropout: 0, hiddenDropout: 0 }, note: 'Llama-3 8B' },
-  'llama3-70b': { model: { numLayers: 80, hiddenSize: 8192, numAttentionHeads: 64, numQueryGroups: 8, ffnHiddenSize: 28672, swiglu: true, vocabSize: 128256, untieEmbeddings: true, attentionDropout: 0, hiddenDropout: 0 }, note: 'Llama-3 70B' },
+  // Llama 3: no linear biases, RMSNorm (Megatron-LM's --disable-bias-linear --normalization RMSNorm); RoPE is the SwiGLU default.
+  'llama3-8b': { model: { numLayers: 32, hiddenSize: 4096, numAttentionHeads: 32, numQueryGroups: 8, ffnHiddenSize: 14336, swiglu: true, vocabSize: 128256, untieEmbeddings: true, attentionDropout: 0, hiddenDropout: 0, biasLinear: false, rmsNorm: true }, note: 'Llama-3 8B' },
+  'llama3-70b': { model: { numLayers: 80, hiddenSize: 8192, numAttentionHeads: 64, numQueryGroups: 8, ffnHiddenSize: 28672, swiglu: true, vocabSize: 128256, untieEmbeddings: true, attentionDropout: 0, hiddenDropout: 0, biasLinear: false, rmsNorm: true }, note: 'Llama-3 70B' },
   'torchcp-8L-4096h': { model: { numLayers: 8, hiddenSize: 4096, numAttentionHeads: 32, vocabSize: 8192, untieEmbeddings: true, attentionDropout: 0, hiddenDropout: 0, positionEmbedding: 'none' }, stack: 'torch-amp', note: 'the measured companion run (bench/torchcp, PyTorch AMP, 8 layers)' },
   'gpt3-175b': { model: { numLayers: 96, hiddenSize: 12288, numAttentionHeads: 96, vocabSize: 50257 }, note: 'GPT-3 175B' },
 };
