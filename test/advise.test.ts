@@ -17,7 +17,7 @@ interface Cand { tp: number; cp: number; cpCommType: string | null; pp: number; 
 
 describe('flashring advise', () => {
   const acceptance = run([...SEED, '--seq-length', '131072', '--gpus', '8', '--hbm-gib', '80', '--json']);
-  const j = JSON.parse(acceptance.stdout) as { candidates: Cand[]; evaluated: number; margin: number; globalBatchSize: number };
+  const j = JSON.parse(acceptance.stdout) as { model: { vocabSize: number }; candidates: Cand[]; evaluated: number; margin: number; globalBatchSize: number };
 
   it('the acceptance line answers with CP sizes and predicted times, fastest first, each fitting 90% of 80 GiB', () => {
     expect(acceptance.status).toBe(0);
@@ -31,6 +31,7 @@ describe('flashring advise', () => {
       expect(c.cpCommType === null).toBe(c.cp === 1);
     }
     for (let i = 1; i < j.candidates.length; i++) expect(j.candidates[i].iterMs).toBeGreaterThanOrEqual(j.candidates[i - 1].iterMs);
+    expect(j.model.vocabSize).toBe(50257); // no --vocab-size: the vocabulary the model assumed, said
   });
 
   it("each candidate's figures are the memory and time models' for its layout", () => {

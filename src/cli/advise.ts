@@ -5,7 +5,7 @@
  * step time, and why) is src/memory/advise.ts, which the page's advisor panel runs too.
  */
 import { InputError } from '../errors.js';
-import { GIB } from '../memory/model.js';
+import { DEFAULT_VOCAB_SIZE, GIB } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
 import { candidates, layoutLabel, nothingFits, reasons, skippedLines, type AdviseRequest, type AdviseResult, type Candidate } from '../memory/advise.js';
 import { LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
@@ -86,7 +86,7 @@ export async function adviseCommand(argv: string[]): Promise<number> {
   const res = candidates(r);
   if (r.json) {
     const strip = ({ time, ...c }: Candidate) => ({ ...c, why: reasons(r, { ...c, time }), terms: time.terms });
-    console.log(JSON.stringify({ model: r.model, seqLength: r.base.seqLength, gpus: r.gpus, hbmGib: r.hbmGib, margin: r.margin, globalBatchSize: r.gbs, link: r.link, profile: H200.name, timeChecked: H200.timeChecked ?? null, evaluated: res.all, untrainable: res.untrainable, skipped: res.skipped, candidates: res.fitting.map(strip) }, null, 1));
+    console.log(JSON.stringify({ model: { ...r.model, vocabSize: r.model.vocabSize ?? DEFAULT_VOCAB_SIZE }, seqLength: r.base.seqLength, gpus: r.gpus, hbmGib: r.hbmGib, margin: r.margin, globalBatchSize: r.gbs, link: r.link, profile: H200.name, timeChecked: H200.timeChecked ?? null, evaluated: res.all, untrainable: res.untrainable, skipped: res.skipped, candidates: res.fitting.map(strip) }, null, 1));
     return 0;
   }
   print(r, res);

@@ -5,7 +5,7 @@
  * `replay --json` and the page's replay panel.
  */
 import { CsvRow } from './csv.js';
-import { GIB, ModelConfig, ParallelConfig, memoryBreakdown, parseRecomputeSpec, peakActivationBytes } from './model.js';
+import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, ParallelConfig, memoryBreakdown, parseRecomputeSpec, peakActivationBytes } from './model.js';
 import { ParseResult, configFromArgs, unmodelledArgs } from './megatron.js';
 import { maxOf } from '../stats.js';
 
@@ -107,7 +107,7 @@ export function modelDiff(x: ModelSize, ref: ModelConfig, refName: string): stri
   cmp('layers', x.layers, ref.numLayers);
   cmp('hidden', x.hidden, ref.hiddenSize);
   cmp('heads', x.heads, ref.numAttentionHeads);
-  const rv = ref.vocabSize ?? 50257;
+  const rv = ref.vocabSize ?? DEFAULT_VOCAB_SIZE;
   if (x.vocab !== undefined && Math.ceil(x.vocab / 128) !== Math.ceil(rv / 128)) out.push(`vocab ${x.vocab} (${refName}: ${rv})`);
   return out;
 }

@@ -15,7 +15,7 @@
  */
 import { InputError } from '../errors.js';
 import { median } from '../stats.js';
-import { RECOMPUTE_MODULES, type ModelConfig, type ParallelConfig, type RecomputeModule } from './model.js';
+import { DEFAULT_VOCAB_SIZE, RECOMPUTE_MODULES, type ModelConfig, type ParallelConfig, type RecomputeModule } from './model.js';
 
 export interface MegatronArgs {
   [name: string]: string;
@@ -383,7 +383,7 @@ export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: P
       dispatcher: (args.moe_token_dispatcher_type ?? 'allgather') as NonNullable<ModelConfig['moe']>['dispatcher'],
     };
   }
-  if (model.vocabSize === undefined) notes.push('no vocab_size in the dump: 50257 assumed');
+  if (model.vocabSize === undefined) notes.push(`no vocab_size in the dump: ${DEFAULT_VOCAB_SIZE} assumed`);
   const rc = args.recompute_granularity === undefined || args.recompute_granularity === 'None' ? 'none' : args.recompute_granularity;
   const impl = args.transformer_impl ?? 'transformer_engine';
   const backend = (args.attention_backend ?? '').replace('AttnBackend.', '');

@@ -246,6 +246,8 @@ export const STACKS: Record<Stack, StackSpec> = {
 };
 
 export const GIB = 1024 ** 3;
+/** The vocabulary assumed where a model gives none: GPT-2's 50257 tokens (Megatron-LM's GPT2BPETokenizer). */
+export const DEFAULT_VOCAB_SIZE = 50257;
 
 export const DEFAULT_PARALLEL: ParallelConfig = {
   seqLength: 4096, microBatchSize: 1, tensorParallel: 1, contextParallel: 1, pipelineParallel: 1, virtualStages: 1,
@@ -334,7 +336,7 @@ function dims(m: ModelConfig, p: ParallelConfig): Dims {
   const spec = STACKS[p.stack ?? 'megatron'];
   const a = m.numAttentionHeads, h = m.hiddenSize, t = p.tensorParallel;
   const div = spec.vocabDivisor * t;
-  const V = Math.ceil((m.vocabSize ?? 50257) / div) * div;
+  const V = Math.ceil((m.vocabSize ?? DEFAULT_VOCAB_SIZE) / div) * div;
   return {
     s: p.seqLength, sl: p.seqLength / p.contextParallel, b: p.microBatchSize, h, a, hk: (h * (m.numQueryGroups ?? a)) / a,
     f: m.ffnHiddenSize ?? 4 * h, t, V, rep: p.sequenceParallel ? 1 / t : 1, sp: p.sequenceParallel ? '/t' : '',
@@ -503,7 +505,7 @@ export function parameterCount(m: ModelConfig, seqLength: number): number {
   const attn = h * h + 2 * h * hk + h * h + bias * (h + 2 * hk + h); // Q, K, V, output (+ biases)
   const mlp = m.moe ? 0 : (m.swiglu ? 3 : 2) * h * f + bias * ((m.swiglu ? 2 : 1) * f + h);
   const perLayer = attn + mlp + 2 * norm * h + (m.moe ? h * m.moe.numExperts : 0); // two norms (+ the router)
-  const vocab = m.vocabSize ?? 50257;
+  const vocab = m.vocabSize ?? DEFAULT_VOCAB_SIZE;
   const pos = positionEmbedding(m);
   const embed = vocab * h * (m.untieEmbeddings ? 2 : 1) + (pos === 'learned_absolute' ? seqLength * h : 0);
   const e = expertParameters(m);
