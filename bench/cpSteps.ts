@@ -127,7 +127,11 @@ export async function stepsBench(dev: FlashDevice, N: number, H: number, D: numb
 }
 
 export function stepsTable(res: StepsResult): string {
-  const tf = (visible: number, ms: number, f: number) => ((f * 4 * res.H * res.D * visible) / (ms * 1e9)).toFixed(1);
+  // Three significant figures below 100, so a CPU adapter's hundredths of a TFLOP/s do not print as 0.0.
+  const tf = (visible: number, ms: number, f: number) => {
+    const x = (f * 4 * res.H * res.D * visible) / (ms * 1e9);
+    return x >= 100 ? x.toFixed(1) : x.toPrecision(3);
+  };
   const L = [`p2p zigzag steps: N=${res.N} H=${res.H} D=${res.D} causal f16, kernel ms (median of ${res.reps}); plain = the single-device kernel on a call of the same visible work`,
     'R  step      count  ring fwd  merge   dkdv     dq  | plain fwd   dkdv     dq  | TFLOP/s fwd ring/plain  bwd ring/plain'];
   for (const r of res.rows) {
