@@ -109,7 +109,7 @@ export async function selftest(argv: string[]): Promise<number> {
 export async function start(argv: string[]): Promise<number> {
   const { values } = parseCommand('start', argv, { 'no-serve': { type: 'boolean' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
   if (values.help) {
-    console.log('usage: flashring start [--no-serve] [--port P]\n  Adapters, GPU self-test, then build the page and serve it on http://localhost:P (default 5173).');
+    console.log('usage: flashring start [--no-serve] [--port P]\n  Adapters, GPU self-test, then build the page and serve it on http://localhost:P (default 5173).\n  --no-serve  stop after the self-test (the page is neither built nor served)');
     return 0;
   }
   const port = values.port === undefined ? 5173 : numberArg('port', values.port, { integer: true, min: 0, max: 65535, what: 'a port number (0..65535)' });
