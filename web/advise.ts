@@ -139,7 +139,7 @@ class AdvisorPanel implements Advisor {
     el('advisor-error').textContent = '';
     const top = res.fitting.slice(0, r.top), m = r.model;
     const summary = `${res.all} layouts evaluated, ${res.fitting.length} fit${res.fitting.length ? '' : `: ${nothingFits(res).replace(/^nothing fits: /, '')}`}.` +
-      res.untrainable.map((u) => ` ${u.layouts} layouts left out: ${u.why}.`).join('') +
+      res.untrainable.map((u) => ` ${u.layouts} layouts left out: ${this.d.pageWords(u.why)}.`).join('') +
       skippedLines(res.skipped).map((x) => ` ${x}.`).join('');
     el('advisor-summary').textContent = summary;
     el('advisor-checked').textContent = timeCheckedLines(H200).map((x) => x.trim()).join('\n');
@@ -163,7 +163,7 @@ class AdvisorPanel implements Advisor {
       const lines = [`predicted step ${it.iterMs.toFixed(0)} ms, ${it.tflopsPerGpu.toFixed(0)} TFLOP/s per GPU, ${(it.tokensPerSecond / 1e3).toFixed(1)}K tokens/s, comm ${(100 * it.commFraction).toFixed(1)}%`,
         `  for a global batch of ${t.globalBatch} on ${t.gpus} GPUs (TP ${par.tensorParallel} × CP ${par.contextParallel} × PP ${par.pipelineParallel} × DP ${par.dataParallel}), ${H200.name} profile, nvlink-h200`];
       const rc = recomputeCost(model, par), why = untrainable(model, par);
-      if (why) lines.push(`not trainable: ${why}`);
+      if (why) lines.push(`not trainable: ${this.d.pageWords(why)}`);
       if (rc) lines.push(`recompute saves ${gib(rc.savedBytes)} GiB and costs ${rc.costMs.toFixed(0)} ms per step (+${(100 * rc.costFraction).toFixed(1)}% against no recompute)`);
       return lines;
     } catch (e) {

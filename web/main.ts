@@ -37,6 +37,7 @@ const FLAG_WORDS: Record<string, string> = {
   'cp-comm-type': 'CP communication', 'attention-dropout': 'attention dropout', 'hidden-dropout': 'hidden dropout',
   'num-experts': 'experts', 'moe-router-topk': 'top-k', 'moe-ffn-hidden-size': 'expert MLP width', 'moe-shared-expert-intermediate-size': 'shared expert width',
   'moe-expert-capacity-factor': 'expert capacity factor', 'moe-token-dispatcher-type': 'token dispatcher', 'expert-model-parallel-size': 'EP',
+  'disable-bias-linear': "'no linear biases'", normalization: 'norm',
 };
 
 function pageWords(e: unknown): string {
@@ -453,7 +454,7 @@ function renderPlanner(): void {
   const details: Breakdowns = new Map(pts.map((p) => [`${p.line}|${p.config.seqLength}`, p]));
   const moe = model.moe ? `, ${model.moe.numExperts} experts (top-${model.moe.routerTopk}${model.moe.sharedExpertSize ? ', shared expert' : ''})` : '';
   const title = `${presetSelect.value}, ${STACKS[par.stack!].label}: ${model.numLayers} layers, h=${model.hiddenSize}, ${model.numAttentionHeads} heads${moe}, TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, PP=${par.pipelineParallel}, DP=${par.dataParallel}${par.distributedOptimizer ? ' + distributed optimizer' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'}`;
-  plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, chartNotes(model, pts, lines)), details, (p) => showBreakdown(p, hbm, model), (p) => advisor.timeLines(model, p.config));
+  plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, pageWords(chartNotes(model, pts, lines))), details, (p) => showBreakdown(p, hbm, model), (p) => advisor.timeLines(model, p.config));
   const oom = oomPoints(pts);
   $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + Object.entries(oom).map(([k, v]) => `${k} ${v === null ? 'none' : formatTokens(v)}`).join(' · ') +
     gaps.map((g) => `. ${g.line} has no point at ${g.lengths.map(formatTokens).join(', ')}: CP ${g.cp} does not divide them`).join('');
