@@ -6,7 +6,7 @@
 import Chart from 'chart.js/auto';
 import {
   DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_RECOMPUTE, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
-  STACKS, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps,
+  STACKS, megatronSequenceParallel, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps,
 } from '../src/memory/model.js';
 import { MemoryChartConfig, breakdownRows, breakdownSummary, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
@@ -132,6 +132,8 @@ for (const [k, s] of Object.entries(STACKS)) stackSelect.add(new Option(s.label,
 const replayHbm = $<HTMLInputElement>('replay-hbm');
 
 const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'attdrop', 'hiddrop', 'pos', 'norm', 'experts', 'topk', 'moeffn', 'shared', 'capacity', 'ep'];
+/** The model's checkboxes (their URL keys are their names, '1' or '0'). */
+const MODEL_CHECKS = ['swiglu', 'unfused', 'untie', 'nobias'];
 const RC_FIELDS = ['rc', 'rcmethod', 'rcn', ...RECOMPUTE_MODULES.map((m) => `rc_${m}`)];
 const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', dp: '1', vpp: '', distopt: '0', fp32res: '0', flash: '1', fp32: '0', hbm: '80', lines: DEFAULT_LINES_SPEC, seqs: DEFAULT_SEQ_LENGTHS.join(','), cpcomm: 'p2p' };
 const CP_COMM_TYPES = ['p2p', 'all_gather', 'a2a'];
@@ -187,7 +189,7 @@ function loadView(): void {
   const preset = PRESETS[presetSelect.value];
   setModelFields(preset.model);
   for (const k of MODEL_FIELDS) if (q.has(k)) field(k).value = q.get(k)!;
-  for (const k of ['swiglu', 'unfused', 'untie', 'nobias']) if (q.has(k)) field(k).checked = q.get(k) === '1';
+  for (const k of MODEL_CHECKS) if (q.has(k)) field(k).checked = q.get(k) === '1';
   syncModelControls();
   for (const k of ['mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) field(k).value = v(k);
   for (const k of ['sp', 'flash', 'distopt', 'fp32res']) field(k).checked = v(k) === '1';
@@ -207,7 +209,7 @@ function saveView(): void {
   q.set('preset', presetSelect.value);
   q.set('stack', stackSelect.value);
   for (const k of [...MODEL_FIELDS, 'mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) q.set(k, field(k).value);
-  for (const k of ['swiglu', 'unfused', 'untie', 'nobias', 'sp', 'flash', 'distopt', 'fp32res', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
+  for (const k of [...MODEL_CHECKS, 'sp', 'flash', 'distopt', 'fp32res', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
   q.set('rhbm', replayHbm.value);
   q.set('cpcomm', select('cpcomm').value);
   saveCpView(q);
@@ -351,7 +353,7 @@ function readParallel(model: ModelConfig): ParallelConfig {
   const ep = model.moe ? positiveWhole(field('ep'), 'EP', 100_000) : undefined;
   if (ep && model.moe!.numExperts % ep) throw new FormError(`Experts (${model.moe!.numExperts}) must be divisible by EP (${ep}).`);
   return {
-    ...DEFAULT_PARALLEL, microBatchSize: mb, tensorParallel: tp, pipelineParallel: pp, sequenceParallel: field('sp').checked && tp > 1, // Megatron-LM turns SP off at TP = 1
+    ...DEFAULT_PARALLEL, microBatchSize: mb, tensorParallel: tp, pipelineParallel: pp, sequenceParallel: megatronSequenceParallel(field('sp').checked, tp),
     dataParallel: dp, virtualStages: perVirtual ? stage / perVirtual : 1, distributedOptimizer: field('distopt').checked,
     fp32Residual: field('fp32res').checked, expertParallel: ep,
     flashAttention: field('flash').checked, stack: stackSelect.value as Stack, cpCommType: select('cpcomm').value as ParallelConfig['cpCommType'],

@@ -132,11 +132,10 @@ export interface InputPath { flag: string; path: string }
  */
 export type OutputTarget = { flag: string; path: string; kind: 'file'; ext?: string; looks?: (head: string) => boolean } | { flag: string; path: string; kind: 'dir'; names: readonly string[] };
 
-/** The kinds of file outputs: a CSV of points (its header), a JSON document, the notes (their title). */
+/** The kinds of file outputs shared by commands: a CSV of points (its header), a JSON document (notes.ts has the notes'). */
 export const OUTPUT_KINDS = {
   csv: { ext: '.csv', looks: (h: string) => h.startsWith('seq_len,') },
   json: { ext: '.json', looks: (h: string) => /^\s*[{[]/.test(h) },
-  notes: { ext: '.md', looks: (h: string) => h.startsWith('# Notes: the cost of each long-context lever (flashring)') },
 } as const;
 
 interface Resolved { flag: string; given: string; real: string; ino?: string; isDir: boolean }

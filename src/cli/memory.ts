@@ -4,7 +4,7 @@ import { basename } from 'node:path';
 import { InputError } from '../errors.js';
 import {
   DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
-  RecomputeModule, STACKS, Stack, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps,
+  RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps,
 } from '../memory/model.js';
 import { configFromArgs, parseMegatronLogs, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
@@ -191,7 +191,7 @@ export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelC
     cpCommType: oneOf(v, 'cp-comm-type', ['p2p', 'all_gather', 'a2a'] as const), ...recomputeFromFlags(v),
   };
   const notes: string[] = [];
-  if (par.sequenceParallel && par.tensorParallel === 1) {
+  if (par.sequenceParallel !== megatronSequenceParallel(par.sequenceParallel, par.tensorParallel)) {
     par.sequenceParallel = false;
     notes.push('--sequence-parallel at TP = 1 is set aside: Megatron-LM turns sequence parallelism off without tensor parallelism, and so does the model');
   }

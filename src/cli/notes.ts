@@ -11,7 +11,7 @@ import { InputError } from '../errors.js';
 import { formatTokens as tok } from '../memory/chart.js';
 import { DEFAULT_RECOMPUTE } from '../memory/model.js';
 import { parseCommand } from './args.js';
-import { OUTPUT_KINDS, OutputPlan } from './files.js';
+import { OutputPlan } from './files.js';
 import { imbalance, kernelFigures, mlpFigures, seedFigures, sourceFiles, torchFigures, type KernelFigures, type MlpFigures, type SeedFigures, type TorchFigures } from './notesData.js';
 
 const HELP = `usage: flashring notes --out FILE
@@ -33,8 +33,11 @@ const article = (n: number) => (/^(8|11|18)/.test(String(n)) ? 'an' : 'a');
 const pctFine = (x: number) => `${(x * 100).toFixed(x < 0.01 ? 2 : 1)}%`;
 const res = (folder: string) => `\`bench/results/${folder}\``;
 
+/** The notes' first line: a file that starts with it is a rerun's output, which `--out` may overwrite under any name. */
+const TITLE = '# Notes: the cost of each long-context lever (flashring)';
+
 function intro(t: TorchFigures): string {
-  return `# Notes: the cost of each long-context lever (flashring)
+  return `${TITLE}
 
 The module's artifact: one paragraph per technique and the OOM table, with figures from our
 own measurements (marked *measured*, with the folder under \`bench/results/\`) or from flashring's
@@ -169,7 +172,7 @@ export async function notesCommand(argv: string[]): Promise<number> {
   }
   if (values.out === undefined) throw new InputError('--out is required: the file to write the notes to (e.g. --out notes_attention.md)');
   const inputs = sourceFiles().map((p) => ({ flag: 'input file', path: join(ROOT, p) }));
-  const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: values.out, kind: 'file', ...OUTPUT_KINDS.notes }]);
+  const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: values.out, kind: 'file', ext: '.md', looks: (h) => h.startsWith(TITLE) }]);
   const text = notesText();
   await plan.write([{ path: values.out, data: text }]);
   console.log(`wrote ${values.out} (${text.split('\n').length - 1} lines)`);

@@ -176,8 +176,8 @@ export function sweepRows(points: SweepPoint[], hbmGib: number): CsvRow[] {
  */
 export function measuredRow(p: MeasuredPoint, hbmGib?: number): CsvRow | null {
   if (p.seqLength === null) return null;
-  const size = p.numLayers && p.hiddenSize && p.numHeads ? `${p.numLayers}L h=${p.hiddenSize} a=${p.numHeads}; ` : '';
   if (p.peakMaxAllocatedGiB === null && !p.outOfMemory && p.iterMs === null && p.tflopsPerGpu === null) return null;
+  const size = p.numLayers && p.hiddenSize && p.numHeads ? `${p.numLayers}L h=${p.hiddenSize} a=${p.numHeads}; ` : '';
   return {
     seq_len: p.seqLength, tp: p.tp, cp: p.cp, pp: p.pp, sp: p.sp, recompute: p.recompute, micro_batch: p.microBatch,
     activation_gib: null, total_gib: p.peakMaxAllocatedGiB, fits: p.outOfMemory ? false : p.peakMaxAllocatedGiB === null ? null : true,

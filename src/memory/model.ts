@@ -246,6 +246,12 @@ export const STACKS: Record<Stack, StackSpec> = {
 };
 
 export const GIB = 1024 ** 3;
+/**
+ * Sequence parallelism as Megatron-LM runs it: only with tensor parallelism (arguments.py, "Disabling
+ * sequence parallelism because tensor model parallelism is disabled"). The CLI sets it aside with a note,
+ * the page's planner silently.
+ */
+export const megatronSequenceParallel = (requested: boolean, tensorParallel: number): boolean => requested && tensorParallel > 1;
 /** The vocabulary assumed where a model gives none: GPT-2's 50257 tokens (Megatron-LM's GPT2BPETokenizer). */
 export const DEFAULT_VOCAB_SIZE = 50257;
 
