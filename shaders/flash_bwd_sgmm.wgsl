@@ -1,22 +1,21 @@
 // FlashAttention-2 backward on subgroup matrices (tensor cores): f16 Q, K, V, dO; f32
 // accumulation. Δ comes from the scalar preprocess (flash_bwd.wgsl).
 //
-// Work split (FlashAttention-2): a workgroup of SG = WG/32 subgroups; subgroup s owns OB blocks
-// of 16 rows (OB = 1, or 2 at small head dims: twice the products per staged tile and barrier)
+// Work split (FlashAttention-2): a workgroup of SG = WG/32 subgroups; subgroup s owns 16 rows
 // and keeps its operands and accumulators in registers for the whole kernel:
-//   dkdv: 16·OB keys (K, V as left matrices; dK, dV accumulators); the workgroup's OWN = 16·OB·SG
-//         keys loop over the query heads of their group and over Q/dO tiles of Br rows shared in
-//         workgroup memory.                                   dispatch (ceil(Nk / OWN), Hkv, B)
-//   dq:   16·OB query rows (Q, dO as left matrices; dQ accumulator); the workgroup's OWN rows
+//   dkdv: 16 keys (K, V as left matrices; dK, dV accumulators); the workgroup's 16·SG keys
+//         loop over the query heads of their group and over Q/dO tiles of Br rows shared in
+//         workgroup memory.                                   dispatch (ceil(Nk / 16·SG), Hkv, B)
+//   dq:   16 query rows (Q, dO as left matrices; dQ accumulator); the workgroup's 16·SG rows
 //         loop over K/V tiles of Bc rows shared in workgroup memory.
-//                                                             dispatch (ceil(Nq / OWN), Hq, B)
+//                                                             dispatch (ceil(Nq / 16·SG), Hq, B)
 // Accumulating (ring steps), the host dispatches only the blocks some visible pair reaches, from
 // block P.k_blk0 (dkdv) and P.q_blk0 (dq) on (FlashBackward.encode); the grids above are the most.
 // Per tile, in the subgroup's own blocks of workgroup memory:
 //   S = Q Kᵀ,  dP = dO Vᵀ        (dkdv computes their transposes: Sᵀ = K Qᵀ, dPᵀ = V dOᵀ)
 //   P = exp2(S·scale·log2 e − LSE·log2 e),  dS = P ∘ (dP − Δ)    (two lanes per row, f16 out)
 //   dkdv:  dV += Pᵀ dO,  dK += dSᵀ Q          dq:  dQ += dS K
-// Operand and accumulator blocks are separate variables (dk0_0…, unrolled by the
+// Operand and accumulator blocks are separate variables (k0…, dk0…, unrolled by the
 // specializer), not arrays of subgroup matrices. The scale is applied to dK and dQ at the end.
 // Matrix offsets differ per subgroup (uniform within it): the module turns off Chromium's
 // workgroup-uniformity check for subgroup matrices, and the host requires subgroups of exactly 32.
@@ -45,13 +44,13 @@
 //   8·(e % D8)… < D of it. Matrix loads are 16×16 blocks at rows 16·qb (qb < Br/16) or 16·cb
 //   (cb < Bc/16), or a staged row block 16-aligned with s0 ≤ row < s0 + Br (checked), columns
 //   16·kk or 16·db < D, stride DP.
-// - Sa/dPa (OWN·SS), Pa/dSa (OWN·PS): subgroup sg's blocks start at blk = sg·OB·16·SS and
-//   blp = sg·OB·16·PS; rows b·16 + r < 16·OB, columns h·(Br/2) + col < Br (dkdv) or < Bc = Br
-//   (dq), both ≤ SS, PS; 16×16 spills at column 0 of the subgroup's first block.
+// - Sa/dPa (SG·16·SS), Pa/dSa (SG·16·PS): subgroup sg's blocks start at blk = sg·16·SS and
+//   blp = sg·16·PS; rows r < 16, columns h·(Br/2) + col < Br (dkdv) or < Bc = Br (dq), both
+//   ≤ SS, PS; 16×16 spills at column 0.
 // - lse2_s/delta_s (Br): tid < Br (checked) and qc < Br. nf: constant index. ar/br: t < LPT.
 // - Storage: every row is checked against Nq or Nk before a load or store (fetch_rows'
-//   r0 + e/D8 < r_end, fetch_stats, j < Nk, ii < Nq); j0 = OWN·(k_blk0 + wg.x) < Nk and
-//   i0 < Nq by the dispatch (the host's block ranges lie within ceil(N / OWN)), so Nk − j0 and Nq − i0 do not wrap; the head of the next Q tile
+//   r0 + e/D8 < r_end, fetch_stats, j < Nk, ii < Nq); j0 = 16·SG·(k_blk0 + wg.x) < Nk and
+//   i0 < Nq by the dispatch (the host's block ranges lie within ceil(N / 16·SG)), so Nk − j0 and Nq − i0 do not wrap; the head of the next Q tile
 //   (row1, counted along: head0 + g·Nq) is fetched only while t + 1 < G·nt, so g < G; hk < Hkv,
 //   hq < Hq by the dispatch.
 // Loops: constant bounds, t < G·nt, j0 < n_end ≤ Nk in steps of Bc.
@@ -62,14 +61,9 @@ alias IW = vec4<u32>;
 alias GW = GT;
 
 const SG: u32 = WG / 32u;
-const OB: u32 = {{OB}}u;       // 16-row blocks a subgroup owns (keys for dkdv, queries for dq)
-const OWN: u32 = 16u * OB * SG; // rows owned by a workgroup
-const RD: u32 = D / 16u;       // 16-column blocks of a row: the registers of one owned block
-const QB: u32 = BR / 16u;      // 16-row blocks of a Q tile (dkdv)
+const OWN: u32 = 16u * SG;     // rows (keys for dkdv, queries for dq) owned by a workgroup
+const RB: u32 = BR / 16u;      // 16-row blocks of a Q tile (dkdv)
 const CB: u32 = BC / 16u;      // 16-row blocks of a K/V tile (dq)
-// Accumulating (ring steps: add dQ, dK, dV onto what the buffers hold) is a pipeline constant:
-// FlashBackward builds both, so the pipeline that overwrites carries no registers for old values.
-override ACCUMULATE: bool = false;
 const D8: u32 = D / 8u;        // 16-byte words per row
 const T8: u32 = BR * D8;       // 16-byte words of a tile (Br = Bc)
 const LPT: u32 = (T8 + WG - 1u) / WG;   // of them per invocation
@@ -88,10 +82,10 @@ var<workgroup> Qs: array<f16, BR * DP>;   // dkdv: the Q tile (K rows in the pro
 var<workgroup> dOs: array<f16, BR * DP>;  // dkdv: the dO tile (V rows in the prologue); dq: V
 var<workgroup> lse2_s: array<f32, BR>;    // LSE · log2(e); +1e30 for fully masked rows (P = 0)
 var<workgroup> delta_s: array<f32, BR>;   // Δ
-var<workgroup> Sa: array<f32, OWN * SS>;    // per subgroup: Sᵀ (dkdv, 16·OB×Br) or S (dq, 16·OB×Bc)
-var<workgroup> dPa: array<f32, OWN * SS>;   // dPᵀ or dP
-var<workgroup> Pa: array<f16, OWN * PS>;    // Pᵀ (dkdv)
-var<workgroup> dSa: array<f16, OWN * PS>;   // dSᵀ or dS
+var<workgroup> Sa: array<f32, SG * 16u * SS>;    // per subgroup: Sᵀ (dkdv, 16×Br) or S (dq, 16×Bc)
+var<workgroup> dPa: array<f32, SG * 16u * SS>;   // dPᵀ or dP
+var<workgroup> Pa: array<f16, SG * 16u * PS>;    // Pᵀ (dkdv)
+var<workgroup> dSa: array<f16, SG * 16u * PS>;   // dSᵀ or dS
 var<workgroup> nf: array<atomic<u32>, 4>;  // nf[0]: the staged tile holds a non-finite value
 var<workgroup> nf_u: vec4<u32>;            // its copy, read uniformly
 
@@ -231,7 +225,7 @@ fn rare_block(kv: bool, a: ptr<function, AM>, b: ptr<function, AM>, blk: u32, bl
 // (128 a dkdv workgroup at D = 128, each waited for in turn).
 fn old_block(which: u32, row0: u32, r_first: u32, n: u32, lane: u32, db: u32, load: bool) -> array<f32, 8> {
   var x: array<f32, 8>;
-  if (load && ACCUMULATE) {
+  if (load && P.accumulate != 0u) {
     for (var k = 0u; k < 8u; k++) {
       let r = r_first + 2u * k + lane / 16u;
       if (r < n) {
@@ -258,22 +252,20 @@ fn write_block(which: u32, row0: u32, r_first: u32, n: u32, blk: u32, lane: u32,
       let at = (row0 + r) * D + db * 16u + lane % 16u;
       let sp = blk + rr * SS + lane % 16u;   // in the spill
       switch which {
-        case GRAD_DQ: { var x = Sa[sp] * P.scale; if (ACCUMULATE) { x += old[k]; } dq[at] = GT(x); }
-        case GRAD_DK: { var x = Sa[sp] * P.scale; if (ACCUMULATE) { x += old[k]; } dk[at] = GT(x); }
-        default: { var x = dPa[sp]; if (ACCUMULATE) { x += old[k]; } dv[at] = GT(x); }
+        case GRAD_DQ: { var x = Sa[sp] * P.scale; if (P.accumulate != 0u) { x += old[k]; } dq[at] = GT(x); }
+        case GRAD_DK: { var x = Sa[sp] * P.scale; if (P.accumulate != 0u) { x += old[k]; } dk[at] = GT(x); }
+        default: { var x = dPa[sp]; if (P.accumulate != 0u) { x += old[k]; } dv[at] = GT(x); }
       }
     }
   }
 }
 
-// The subgroup's two resident operands, its OB blocks of 16 rows of each as RD = D/16 matrices a
-// block (block b's at b·RD…), held in registers for the whole pass: K and V (dkdv) or Q and dO
-// (dq_main).
-alias Resident = array<LM, OB * RD>;
+// The subgroup's two resident operands, its 16 rows of each as D/16 matrices, held in registers
+// for the whole pass: K and V (dkdv) or Q and dO (dq_main).
+alias Resident = array<LM, D / 16u>;
 
 // Loads the subgroup's resident rows: of the workgroup's OWN rows from `base` (n of them below the
 // end of the head), K and V (kv) or Q and dO, staged through Qs/dOs Br rows (= Bc) at a time.
-// Subgroup sg owns the 16-row blocks sg·OB … sg·OB + OB − 1 of the workgroup's rows.
 fn resident_rows(kv: bool, base: u32, n: u32, tid: u32, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>) {
   let sg = tid / 32u;
   for (var s0 = 0u; s0 < OWN; s0 += BR) {
@@ -281,39 +273,27 @@ fn resident_rows(kv: bool, base: u32, n: u32, tid: u32, a_reg: ptr<function, Res
     workgroupBarrier();
     stash_rows(tid, false);
     workgroupBarrier();
-    {{#for b < OB}}{
-      let row = (sg * OB + {{b}}u) * 16u;
-      if (row >= s0 && row < s0 + BR) {
-        let a = (row - s0) * DP;
-        {{#for kk < D/16}}(*a_reg)[{{b}}u * RD + {{kk}}u] = subgroupMatrixLoad<LM, row_major>(&Qs, a + {{kk}}u * 16u, DP);
-        (*b_reg)[{{b}}u * RD + {{kk}}u] = subgroupMatrixLoad<LM, row_major>(&dOs, a + {{kk}}u * 16u, DP);
-        {{/for}}
-      }
+    if (sg * 16u >= s0 && sg * 16u < s0 + BR) {
+      let a = (sg * 16u - s0) * DP;
+      {{#for kk < D/16}}(*a_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&Qs, a + {{kk}}u * 16u, DP);
+      (*b_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&dOs, a + {{kk}}u * 16u, DP);
+      {{/for}}
     }
-    {{/for}}
   }
 }
 
 // The resident rows against the staged tile's nb blocks of 16 rows (Qs, dOs, read column-major
-// as the tile's transpose): a_reg·Qsᵀ into Sa and b_reg·dOsᵀ into dPa, owned block b at the
-// subgroup's blk + b·16·SS. Each staged operand is loaded once for the OB owned blocks.
+// as the tile's transpose): a_reg·Qsᵀ into Sa and b_reg·dOsᵀ into dPa, at the subgroup's blocks blk.
 fn resident_products(nb: u32, blk: u32, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>) {
-  for (var c = 0u; c < nb; c++) {
-    let o = c * 16u * DP;
-    {{#for b < OB}}var s{{b}} = AM();
-    var p{{b}} = AM();
+  for (var b = 0u; b < nb; b++) {
+    let o = b * 16u * DP;
+    var s_acc = AM();
+    var p_acc = AM();
+    {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate((*a_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&Qs, o + {{kk}}u * 16u, DP), s_acc);
+    p_acc = subgroupMatrixMultiplyAccumulate((*b_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&dOs, o + {{kk}}u * 16u, DP), p_acc);
     {{/for}}
-    {{#for kk < D/16}}{
-      let qm = subgroupMatrixLoad<RM, col_major>(&Qs, o + {{kk}}u * 16u, DP);
-      let dm = subgroupMatrixLoad<RM, col_major>(&dOs, o + {{kk}}u * 16u, DP);
-      {{#for b < OB}}s{{b}} = subgroupMatrixMultiplyAccumulate((*a_reg)[{{b}}u * RD + {{kk}}u], qm, s{{b}});
-      p{{b}} = subgroupMatrixMultiplyAccumulate((*b_reg)[{{b}}u * RD + {{kk}}u], dm, p{{b}});
-      {{/for}}
-    }
-    {{/for}}
-    {{#for b < OB}}subgroupMatrixStore<row_major>(&Sa, blk + {{b}}u * 16u * SS + c * 16u, s{{b}}, SS);
-    subgroupMatrixStore<row_major>(&dPa, blk + {{b}}u * 16u * SS + c * 16u, p{{b}}, SS);
-    {{/for}}
+    subgroupMatrixStore<row_major>(&Sa, blk + b * 16u, s_acc, SS);
+    subgroupMatrixStore<row_major>(&dPa, blk + b * 16u, p_acc, SS);
   }
 }
 
@@ -327,24 +307,23 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let lane = tid % 32u;
   let r = lane / 2u;
   let h = lane % 2u;
-  let blk = sg * OB * 16u * SS;        // the subgroup's OB blocks of 16×Br in Sa, dPa
-  let blp = sg * OB * 16u * PS;        // and in Pa, dSa
+  let blk = sg * 16u * SS;             // the subgroup's 16×Br blocks in Sa, dPa
+  let blp = sg * 16u * PS;             // and in Pa, dSa
+  let jk = j0 + sg * 16u + r;          // this lane's key
 
   var a_reg: Resident;
   var b_reg: Resident;
   resident_rows(true, kv_row0 + j0, P.Nk - j0, tid, &a_reg, &b_reg);   // K into a_reg, V into b_reg
   if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote counts Q/dO tiles only
-  // Per owned block b: this lane's key, the rows that see it, its dK and dV accumulators.
-  {{#for b < OB}}let jk{{b}} = j0 + (sg * OB + {{b}}u) * 16u + r;
-  let jk_rows{{b}} = query_span(jk{{b}}, jk{{b}} + 1u);
-  {{#for db < D/16}}var dk{{b}}_{{db}} = AM();
-  var dv{{b}}_{{db}} = AM();
-  {{/for}}{{/for}}
+  {{#for db < D/16}}var dk{{db}} = AM();
+  var dv{{db}} = AM();
+  {{/for}}
 
   // The mask (common.wgsl): the Q tiles holding the rows that may see one of the keys.
   let span = query_span(j0, j0 + OWN);
   let i_start = (span.x / BR) * BR;
   let all_rows = rows_seeing_all(j0, j0 + OWN);   // a Q tile inside it is full
+  let jk_rows = query_span(jk, jk + 1u);          // the rows that see this lane's key
   // The query heads g of the group times the Q tiles from i_start, as one loop so that the next
   // tile (possibly of the next head) is fetched while this one is used.
   let nt = (span.y - i_start + BR - 1u) / BR;
@@ -374,50 +353,40 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         fetch_stats(row1, i1, tid);
       }
       // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ: Qᵀ and dOᵀ are column-major views of the Q and dO tiles.
-      resident_products(QB, blk, &a_reg, &b_reg);
+      resident_products(RB, blk, &a_reg, &b_reg);
       workgroupBarrier();
-      // Pᵀ and dSᵀ: in owned block b, lane (r, h) owns key r and reads query columns
-      // h·Br/2 + (c + lane) mod Br/2.
+      // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
       let full = i0 + BR <= P.Nq && i0 >= all_rows.x && i0 + BR <= all_rows.y;
+      let at = blk + r * SS + h * (BR / 2u);   // in Sa, dPa
+      let ap = blp + r * PS + h * (BR / 2u);   // in Pa, dSa
       // Unrolled by the specializer (no indexed temporaries, constant skews).
-      {{#for b < OB}}{
-        let at = blk + ({{b}}u * 16u + r) * SS + h * (BR / 2u);   // in Sa, dPa
-        let ap = blp + ({{b}}u * 16u + r) * PS + h * (BR / 2u);   // in Pa, dSa
-        {{#for c < BR/2}}{
-          let col = ({{c}}u + lane) % (BR / 2u);
-          let qc = h * (BR / 2u) + col;
-          var p = 0.0;
-          var ds = 0.0;
-          if (full || in_keys(jk_rows{{b}}, i0 + qc)) {
-            let x = p_and_ds(Sa[at + col], dPa[at + col], lse2_s[qc], delta_s[qc]);
-            p = x.x;
-            ds = x.y;
-          }
-          Pa[ap + col] = f16(p);
-          dSa[ap + col] = f16(ds);
+      {{#for c < BR/2}}{
+        let col = ({{c}}u + lane) % (BR / 2u);
+        let qc = h * (BR / 2u) + col;
+        var p = 0.0;
+        var ds = 0.0;
+        if (full || in_keys(jk_rows, i0 + qc)) {
+          let x = p_and_ds(Sa[at + col], dPa[at + col], lse2_s[qc], delta_s[qc]);
+          p = x.x;
+          ds = x.y;
         }
-        {{/for}}
+        Pa[ap + col] = f16(p);
+        dSa[ap + col] = f16(ds);
       }
       {{/for}}
       if (rare_tile(tid, full)) {
         // Rare: non-finite Q or dO in a tile with masked entries: dV += Pᵀ dO, dK += dSᵀ Q in
         // scalar f32 over visible entries, one 16-column block at a time, spilled through Sa/dPa.
-        {{#for b < OB}}{{#for db < D/16}}rare_block(true, &dk{{b}}_{{db}}, &dv{{b}}_{{db}}, blk + {{b}}u * 16u * SS, blp + {{b}}u * 16u * PS, r, i0, jk{{b}}, h * 8u, {{db}}u * 16u);
-        {{/for}}{{/for}}
+        {{#for db < D/16}}rare_block(true, &dk{{db}}, &dv{{db}}, blk, blp, r, i0, jk, h * 8u, {{db}}u * 16u);
+        {{/for}}
       } else {
-        // dV += Pᵀ dO,  dK += dSᵀ Q; each staged operand loaded once for the OB owned blocks.
-        for (var qb = 0u; qb < QB; qb++) {
-          {{#for b < OB}}let pt{{b}} = subgroupMatrixLoad<LM, row_major>(&Pa, blp + {{b}}u * 16u * PS + qb * 16u, PS);
-          let dst{{b}} = subgroupMatrixLoad<LM, row_major>(&dSa, blp + {{b}}u * 16u * PS + qb * 16u, PS);
-          {{/for}}
+        // dV += Pᵀ dO,  dK += dSᵀ Q
+        for (var qb = 0u; qb < RB; qb++) {
+          let pt = subgroupMatrixLoad<LM, row_major>(&Pa, blp + qb * 16u, PS);
+          let dst = subgroupMatrixLoad<LM, row_major>(&dSa, blp + qb * 16u, PS);
           let qo = qb * 16u * DP;
-          {{#for db < D/16}}{
-            let om = subgroupMatrixLoad<RM, row_major>(&dOs, qo + {{db}}u * 16u, DP);
-            let qm = subgroupMatrixLoad<RM, row_major>(&Qs, qo + {{db}}u * 16u, DP);
-            {{#for b < OB}}dv{{b}}_{{db}} = subgroupMatrixMultiplyAccumulate(pt{{b}}, om, dv{{b}}_{{db}});
-            dk{{b}}_{{db}} = subgroupMatrixMultiplyAccumulate(dst{{b}}, qm, dk{{b}}_{{db}});
-            {{/for}}
-          }
+          {{#for db < D/16}}dv{{db}} = subgroupMatrixMultiplyAccumulate(pt, subgroupMatrixLoad<RM, row_major>(&dOs, qo + {{db}}u * 16u, DP), dv{{db}});
+          dk{{db}} = subgroupMatrixMultiplyAccumulate(dst, subgroupMatrixLoad<RM, row_major>(&Qs, qo + {{db}}u * 16u, DP), dk{{db}});
           {{/for}}
         }
       }
@@ -425,26 +394,24 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
     i0 = i1;
   }
 
-  // dK·scale and dV, one 16×16 block at a time through Sa/dPa (owned block b, columns 16·db…,
-  // in the order n = b·RD + db); keys past Nk are not written. The next block's old values are
-  // read while this one is spilled and written.
-  var ok = old_block(GRAD_DK, kv_row0, j0 + sg * OB * 16u, P.Nk, lane, 0u, true);
-  var ov = old_block(GRAD_DV, kv_row0, j0 + sg * OB * 16u, P.Nk, lane, 0u, true);
-  {{#for b < OB}}{{#for db < D/16}}workgroupBarrier();
-  subgroupMatrixStore<row_major>(&Sa, blk, dk{{b}}_{{db}}, SS);
-  subgroupMatrixStore<row_major>(&dPa, blk, dv{{b}}_{{db}}, SS);
+  // dK·scale and dV, one 16×16 block at a time through Sa/dPa; keys past Nk are not written.
+  // The next block's old values are read while this one is spilled and written.
+  let jr = j0 + sg * 16u;
+  var ok = old_block(GRAD_DK, kv_row0, jr, P.Nk, lane, 0u, true);
+  var ov = old_block(GRAD_DV, kv_row0, jr, P.Nk, lane, 0u, true);
+  {{#for db < D/16}}workgroupBarrier();
+  subgroupMatrixStore<row_major>(&Sa, blk, dk{{db}}, SS);
+  subgroupMatrixStore<row_major>(&dPa, blk, dv{{db}}, SS);
   workgroupBarrier();
   {
-    let n = {{b}}u * RD + {{db}}u + 1u;   // the next block
-    let jn = j0 + (sg * OB + n / RD) * 16u;
-    let nk = old_block(GRAD_DK, kv_row0, jn, P.Nk, lane, n % RD, n < OB * RD);
-    let nv = old_block(GRAD_DV, kv_row0, jn, P.Nk, lane, n % RD, n < OB * RD);
-    write_block(GRAD_DK, kv_row0, j0 + (sg * OB + {{b}}u) * 16u, P.Nk, blk, lane, {{db}}u, ok);
-    write_block(GRAD_DV, kv_row0, j0 + (sg * OB + {{b}}u) * 16u, P.Nk, blk, lane, {{db}}u, ov);
+    let nk = old_block(GRAD_DK, kv_row0, jr, P.Nk, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
+    let nv = old_block(GRAD_DV, kv_row0, jr, P.Nk, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
+    write_block(GRAD_DK, kv_row0, jr, P.Nk, blk, lane, {{db}}u, ok);
+    write_block(GRAD_DV, kv_row0, jr, P.Nk, blk, lane, {{db}}u, ov);
     ok = nk;
     ov = nv;
   }
-  {{/for}}{{/for}}
+  {{/for}}
 }
 
 @compute @workgroup_size(WG)
@@ -457,26 +424,24 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let lane = tid % 32u;
   let r = lane / 2u;
   let h = lane % 2u;
-  let blk = sg * OB * 16u * SS;        // the subgroup's OB blocks of 16×Bc in Sa, dPa (Bc = Br)
-  let blp = sg * OB * 16u * PS;        // and in dSa
+  let blk = sg * 16u * SS;             // the subgroup's 16×Bc blocks in Sa, dPa (Bc = Br)
+  let blp = sg * 16u * PS;             // and in dSa
+  let i = i0 + sg * 16u + r;           // this lane's query row
 
   var a_reg: Resident;
   var b_reg: Resident;
   resident_rows(false, row0 + i0, P.Nq - i0, tid, &a_reg, &b_reg);   // Q into a_reg, dO into b_reg
   if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote counts K/V tiles only
-  // Per owned block b: this lane's query row, its LSE·log2 e (+1e30 gives P = 0) and Δ, its
-  // dQ accumulators.
-  {{#for b < OB}}let iq{{b}} = i0 + (sg * OB + {{b}}u) * 16u + r;
-  var l2_{{b}} = -NEG_BIG;
-  var dl_{{b}} = 0.0;
-  if (iq{{b}} < P.Nq) {
-    let x = lse[row0 + iq{{b}}];
-    if (x > NEG_HALF) { l2_{{b}} = x * LOG2E; }
-    if (tc_is_nan(x)) { l2_{{b}} = tc_nan(); }
-    dl_{{b}} = delta[row0 + iq{{b}}];
+  var l2 = -NEG_BIG;                   // LSE·log2 e of this lane's row; +1e30 gives P = 0
+  var dl = 0.0;
+  if (i < P.Nq) {
+    let x = lse[row0 + i];
+    if (x > NEG_HALF) { l2 = x * LOG2E; }
+    if (tc_is_nan(x)) { l2 = tc_nan(); }
+    dl = delta[row0 + i];
   }
-  {{#for db < D/16}}var dq{{b}}_{{db}} = AM();
-  {{/for}}{{/for}}
+  {{#for db < D/16}}var dq{{db}} = AM();
+  {{/for}}
 
   let j_start = (key_range(i0).x / BC) * BC;
   let n_end = key_range(min(i0 + OWN, P.Nq) - 1u).y;
@@ -490,54 +455,45 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     resident_products(CB, blk, &a_reg, &b_reg);   // S = Q Kᵀ, dP = dO Vᵀ
     workgroupBarrier();
     let full = all_see(wg_keys, j0, j0 + BC);
-    {{#for b < OB}}{
-      var kr = vec2<u32>();                    // this lane's row's keys, where the tile is partial
-      if (!full) { kr = key_range(iq{{b}}); }
-      let at = blk + ({{b}}u * 16u + r) * SS + h * (BC / 2u);   // in Sa, dPa
-      let ap = blp + ({{b}}u * 16u + r) * PS + h * (BC / 2u);   // in dSa
-      {{#for c < BC/2}}{
-        let col = ({{c}}u + lane) % (BC / 2u);
-        var ds = 0.0;
-        if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[at + col], dPa[at + col], l2_{{b}}, dl_{{b}}).y; }
-        dSa[ap + col] = f16(ds);
-      }
-      {{/for}}
+    var kr = vec2<u32>();                    // this lane's row's keys, where the tile is partial
+    if (!full) { kr = key_range(i); }
+    let at = blk + r * SS + h * (BC / 2u);   // in Sa, dPa
+    let ap = blp + r * PS + h * (BC / 2u);   // in dSa
+    {{#for c < BC/2}}{
+      let col = ({{c}}u + lane) % (BC / 2u);
+      var ds = 0.0;
+      if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[at + col], dPa[at + col], l2, dl).y; }
+      dSa[ap + col] = f16(ds);
     }
     {{/for}}
     if (rare_tile(tid, full)) {
       // Rare: non-finite K in a tile with masked entries: dQ += dS K in scalar f32 over visible
       // keys, one 16-column block at a time, spilled through Sa.
       var unused = AM();
-      {{#for b < OB}}{{#for db < D/16}}rare_block(false, &dq{{b}}_{{db}}, &unused, blk + {{b}}u * 16u * SS, blp + {{b}}u * 16u * PS, r, iq{{b}}, j0, h * 8u, {{db}}u * 16u);
-      {{/for}}{{/for}}
+      {{#for db < D/16}}rare_block(false, &dq{{db}}, &unused, blk, blp, r, i, j0, h * 8u, {{db}}u * 16u);
+      {{/for}}
     } else {
-      // dQ += dS K; each staged operand loaded once for the OB owned blocks.
+      // dQ += dS K
       for (var cb = 0u; cb < CB; cb++) {
-        {{#for b < OB}}let dsm{{b}} = subgroupMatrixLoad<LM, row_major>(&dSa, blp + {{b}}u * 16u * PS + cb * 16u, PS);
-        {{/for}}
-        let ko = cb * 16u * DP;
-        {{#for db < D/16}}{
-          let km = subgroupMatrixLoad<RM, row_major>(&Qs, ko + {{db}}u * 16u, DP);
-          {{#for b < OB}}dq{{b}}_{{db}} = subgroupMatrixMultiplyAccumulate(dsm{{b}}, km, dq{{b}}_{{db}});
-          {{/for}}
-        }
+        let dsm = subgroupMatrixLoad<LM, row_major>(&dSa, blp + cb * 16u, PS);
+        let kb = cb * 16u * DP;
+        {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Qs, kb + {{db}}u * 16u, DP), dq{{db}});
         {{/for}}
       }
     }
   }
 
-  // dQ·scale, one 16×16 block at a time through Sa (owned block b, columns 16·db…, in the order
-  // n = b·RD + db); rows past Nq are not written. The next block's old values are read while
-  // this one is spilled and written.
-  var oq = old_block(GRAD_DQ, row0, i0 + sg * OB * 16u, P.Nq, lane, 0u, true);
-  {{#for b < OB}}{{#for db < D/16}}workgroupBarrier();
-  subgroupMatrixStore<row_major>(&Sa, blk, dq{{b}}_{{db}}, SS);
+  // dQ·scale, one 16×16 block at a time through Sa; rows past Nq are not written. The next
+  // block's old values are read while this one is spilled and written.
+  let ir = i0 + sg * 16u;
+  var oq = old_block(GRAD_DQ, row0, ir, P.Nq, lane, 0u, true);
+  {{#for db < D/16}}workgroupBarrier();
+  subgroupMatrixStore<row_major>(&Sa, blk, dq{{db}}, SS);
   workgroupBarrier();
   {
-    let n = {{b}}u * RD + {{db}}u + 1u;   // the next block
-    let nq = old_block(GRAD_DQ, row0, i0 + (sg * OB + n / RD) * 16u, P.Nq, lane, n % RD, n < OB * RD);
-    write_block(GRAD_DQ, row0, i0 + (sg * OB + {{b}}u) * 16u, P.Nq, blk, lane, {{db}}u, oq);
+    let nq = old_block(GRAD_DQ, row0, ir, P.Nq, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
+    write_block(GRAD_DQ, row0, ir, P.Nq, blk, lane, {{db}}u, oq);
     oq = nq;
   }
-  {{/for}}{{/for}}
+  {{/for}}
 }

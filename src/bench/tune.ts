@@ -118,7 +118,7 @@ export function showPins(t: KernelTuning): string {
 export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number): KernelTuning[] {
   if (path === 'subgroup-matrix') {
     const tiles = sgmmCandidates(kind, D);
-    if (kind === 'bwd') return tiles.map(([SG, T, OB]) => ({ sgmmBackward: { subgroups: SG, rows: T, rowBlocks: OB as 1 | 2 } }));
+    if (kind === 'bwd') return tiles.map(([SG, T]) => ({ sgmmBackward: { subgroups: SG, rows: T } }));
     return tiles.flatMap(([SG, T, RB]) => SGMM_FWD_PIPES.map((pipe) => ({ sgmmForward: { subgroups: SG, rows: T, rowBlocks: RB as 1 | 2 }, sgmmForwardPipe: pipe })));
   }
   if (kind === 'bwd') return PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ portableBackward: { rows, cols } }));

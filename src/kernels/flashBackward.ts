@@ -60,19 +60,9 @@ export const PREPROCESS_BINDINGS = bindingTable('FlashBackward.preprocess', [
 /** The preprocess (Δ) pass: one invocation per row, whatever the dK/dV and dQ kernels' tiles. */
 const PRE_PLAN: TilePlan = { BR: 16, BC: 16, WG: 64, workgroupBytes: 0 };
 
-/** The dK/dV and dQ pipelines of one kind of call: overwriting the gradients, or adding onto them. */
-interface GradPipelines {
-  kv: GPUComputePipeline;
-  q: GPUComputePipeline;
-}
-
 export class FlashBackward extends AttentionKernel {
-  /**
-   * `info.plan`: the tiles of the dK/dV and dQ kernels. `acc`: those that add onto the gradients;
-   * the tensor-core shader has accumulating as a pipeline constant (ACCUMULATE), the portable one
-   * reads it from the uniform block (the same pipelines as `write`).
-   */
-  private constructor(info: KernelInfo, private pre: GPUComputePipeline, private write: GradPipelines, private acc: GradPipelines) {
+  /** `info.plan`: the tiles of the dK/dV and dQ kernels. */
+  private constructor(info: KernelInfo, private pre: GPUComputePipeline, private kv: GPUComputePipeline, private q: GPUComputePipeline) {
     super(info);
   }
 
@@ -93,13 +83,10 @@ export class FlashBackward extends AttentionKernel {
       const pl = pipelineLayout(dev, BACKWARD_BINDINGS);
       const entryPoints = ['dkdv', 'dq_main'];
       const buildAll = (code: string) => Promise.all(entryPoints.map((ep) => buildPipeline(dev, `${label}.${ep}`, code, ep, pl)));
-      if (scalar) {
-        const [kv, q] = await buildAll(attentionSource(SHADERS.flashBwd, values, BACKWARD_BINDINGS));
-        return new FlashBackward({ dev, D, types, plan, path }, pre, { kv, q }, { kv, q });
-      }
-      const src = (extra: string[]) => attentionSource(SHADERS.flashBwdSgmm, values, BACKWARD_BINDINGS, extra);
-      const [kv, kvAcc, q, qAcc] = await buildSgmmPipelines(dev, label, src, entryPoints, pl, [{ ACCUMULATE: 0 }, { ACCUMULATE: 1 }]);
-      return new FlashBackward({ dev, D, types, plan, path }, pre, { kv, q }, { kv: kvAcc, q: qAcc });
+      const [kv, q] = scalar
+        ? await buildAll(attentionSource(SHADERS.flashBwd, values, BACKWARD_BINDINGS))
+        : await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashBwdSgmm, values, BACKWARD_BINDINGS, extra), entryPoints, pl);
+      return new FlashBackward({ dev, D, types, plan, path }, pre, kv, q);
     });
   }
 
@@ -114,11 +101,10 @@ export class FlashBackward extends AttentionKernel {
     const buffers = { ...b, ...attentionHeader(this.dev, s, o, temps, !!eo.accumulate, { q: blocks.q[0], k: blocks.k[0] }) };
     const bind = bindGroup(this.dev, BACKWARD_BINDINGS, buffers);
     const preBind = eo.skipPreprocess ? null : bindGroup(this.dev, PREPROCESS_BINDINGS, buffers);
-    const grad = eo.accumulate ? this.acc : this.write;
     const passes: [GPUComputePipeline, [number, number, number], string][] = [];
     if (!eo.skipPreprocess) passes.push([this.pre, [Math.ceil(s.Nq / PRE_PLAN.WG), s.Hq, s.B], 'preprocess']);
-    if (eo.dkdv !== false) passes.push([grad.kv, [blocks.k[1] - blocks.k[0], s.Hkv, s.B], 'dkdv']);
-    if (eo.dq !== false) passes.push([grad.q, [blocks.q[1] - blocks.q[0], s.Hq, s.B], 'dq']);
+    if (eo.dkdv !== false) passes.push([this.kv, [blocks.k[1] - blocks.k[0], s.Hkv, s.B], 'dkdv']);
+    if (eo.dq !== false) passes.push([this.q, [blocks.q[1] - blocks.q[0], s.Hq, s.B], 'dq']);
     passes.forEach(([pipeline, grid, name], i) => {
       const timestampWrites = passWrites(eo.timestampWrites, i, passes.length);
       const pass = encoder.beginComputePass({ label: `FlashBackward.${name}`, timestampWrites });

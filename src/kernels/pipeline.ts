@@ -40,26 +40,19 @@ export async function choosePath<K>(
   }
 }
 
-/** Pipeline-overridable constants (WGSL `override`), by name. */
-export type PipelineConstants = Record<string, number>;
-
 /**
  * Builds the entry points of a subgroup-matrix shader, trying the current spelling of the
- * builtins, then with `enable subgroups`, then the older spelling (Dawn releases differ); one
- * pipeline per entry point and set of override `constants` (entry points × constants, in order).
+ * builtins, then with `enable subgroups`, then the older spelling (Dawn releases differ).
  */
 export async function buildSgmmPipelines(
   dev: FlashDevice, label: string, src: (extraEnables: string[]) => string, entryPoints: string[], layout?: GPUPipelineLayout,
-  constants: PipelineConstants[] = [{}],
 ): Promise<GPUComputePipeline[]> {
   const base = (extra: string[]) => src(['chromium_experimental_subgroup_matrix', ...extra]);
   const variants = [base([]), base(['subgroups']), legacySgmmSpelling(base([])), legacySgmmSpelling(base(['subgroups']))];
   const errors: string[] = [];
   for (const code of variants) {
     try {
-      const builds = entryPoints.flatMap((ep) => constants.map((c) => [ep, c] as const));
-      const name = (ep: string, c: PipelineConstants) => `${label}.${ep}${Object.entries(c).map(([k, v]) => `[${k}=${v}]`).join('')}`;
-      return await Promise.all(builds.map(([ep, c]) => buildPipeline(dev, name(ep, c), code, ep, layout, c)));
+      return await Promise.all(entryPoints.map((ep) => buildPipeline(dev, `${label}.${ep}`, code, ep, layout)));
     } catch (e) {
       errors.push((e as Error).message);
     }
@@ -99,9 +92,9 @@ export function cachedKernel<T>(dev: FlashDevice, key: string, build: () => Prom
   return p;
 }
 
-/** Creates a compute pipeline (override `constants` set); compile and validation errors become GPUValidationError naming `label`. */
+/** Creates a compute pipeline; compile and validation errors become GPUValidationError naming `label`. */
 export async function buildPipeline(
-  dev: FlashDevice, label: string, code: string, entryPoint = 'main', layout?: GPUPipelineLayout, constants: PipelineConstants = {},
+  dev: FlashDevice, label: string, code: string, entryPoint = 'main', layout?: GPUPipelineLayout,
 ): Promise<GPUComputePipeline> {
   checkDevice(dev, label);
   const device = dev.device;
@@ -112,8 +105,7 @@ export async function buildPipeline(
     if (errors.length)
       throw new GPUValidationError(label, errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; '));
     try {
-      const compute = Object.keys(constants).length ? { module, entryPoint, constants } : { module, entryPoint };
-      return await device.createComputePipelineAsync({ label, layout: layout ?? 'auto', compute });
+      return await device.createComputePipelineAsync({ label, layout: layout ?? 'auto', compute: { module, entryPoint } });
     } catch (e) {
       throw new GPUValidationError(label, (e as Error).message);
     }

@@ -24,14 +24,13 @@ export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pa
 }
 
 /**
- * Workgroup memory of the subgroup-matrix backward (flash_bwd_sgmm.wgsl), SG subgroups of OB
- * owned 16-row blocks and T-row inner tiles (Br = Bc = T), rows padded by `pad` halves, the
- * larger of its two kernels: dkdv: Qs dOs (T×D f16) | per subgroup Sᵀ dPᵀ (16·OB×T f32) Pᵀ dSᵀ
- * (16·OB×T f16) | LSE Δ.
+ * Workgroup memory of the subgroup-matrix backward (flash_bwd_sgmm.wgsl), SG subgroups and
+ * T-row inner tiles (Br = Bc = T), rows padded by `pad` halves, the larger of its two kernels:
+ * dkdv: Qs dOs (T×D f16) | per subgroup Sᵀ dPᵀ (16×T f32) Pᵀ dSᵀ (16×T f16) | LSE Δ.
  */
-export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SGMM_PAD, OB = 1): number {
+export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SGMM_PAD): number {
   // + 32: the non-finite vote nf (4 × u32) and its uniform copy nf_u (vec4<u32>).
-  return 2 * T * (D + pad) * 2 + SG * OB * 16 * ((T + pad / 2) * 8 + (T + pad) * 4) + 2 * T * 4 + 32;
+  return 2 * T * (D + pad) * 2 + SG * 16 * ((T + pad / 2) * 8 + (T + pad) * 4) + 2 * T * 4 + 32;
 }
 
 /**
@@ -42,32 +41,28 @@ export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SG
  * D=64 4×16×2 66.0, 8×16×2 59.6, 8×32×1 54.8, 4×32×2 36.0; D=128 8×32×1 87.4, 8×16×1 68.3,
  * 4×16×1 62.7, 4×32×1 57.7. RB = 2 doubles the Q and O registers: at D=128 the driver spills
  * them (23.0 TFLOP/s for 2×32×2 before padding), so it is offered only up to D = 64.
- * Backward (subgroups, inner tile rows T, owned 16-row blocks per subgroup OB), forward+backward:
- * D=64 8×16 45.5, 4×16 44.3, 2×32 30.2, 4×32 28.6; D=128 8×16 71.2, 4×16 48.7, 4×32 41.8, 2×32
- * 18.8 (all OB = 1). OB = 2 doubles the resident and accumulator registers (at D = 64 as many as
- * OB = 1 holds at D = 128), so it is offered only up to D = 64, after the measured tiles: not
- * yet measured.
+ * Backward (subgroups, inner tile rows T), forward+backward: D=64 8×16 45.5, 4×16 44.3, 2×32
+ * 30.2, 4×32 28.6; D=128 8×16 71.2, 4×16 48.7, 4×32 41.8, 2×32 18.8.
  */
 export const SGMM_FWD_CANDIDATES: [number, number, number][] = [[4, 16, 2], [8, 16, 2], [8, 32, 1], [8, 16, 1], [4, 32, 1], [4, 16, 1], [2, 16, 1], [1, 16, 1]];
-export const SGMM_BWD_CANDIDATES: [number, number, number][] = [[8, 16, 1], [4, 32, 1], [4, 16, 1], [2, 32, 1], [2, 16, 1], [1, 16, 1], [4, 16, 2], [2, 16, 2]];
-/** Largest head dim at which a subgroup keeps two row blocks (forward RB = 2, backward OB = 2) in registers. */
+export const SGMM_BWD_CANDIDATES: [number, number][] = [[8, 16], [4, 32], [4, 16], [2, 32], [2, 16], [1, 16]];
+/** Largest head dim at which the forward keeps two row blocks (RB = 2) per subgroup in registers. */
 export const SGMM_RB2_MAX_D = 64;
 
 /** The (SG, T, RB) candidates of a kernel at head dim D, fastest first. */
 export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number): [number, number, number][] {
-  const list = kind === 'bwd' ? SGMM_BWD_CANDIDATES : SGMM_FWD_CANDIDATES;
-  return list.filter(([, , RB]) => RB === 1 || D <= SGMM_RB2_MAX_D);
+  if (kind === 'bwd') return SGMM_BWD_CANDIDATES.map(([SG, T]) => [SG, T, 1]);
+  return SGMM_FWD_CANDIDATES.filter(([, , RB]) => RB === 1 || D <= SGMM_RB2_MAX_D);
 }
 
 /**
- * The tile plan of a subgroup-matrix kernel with SG subgroups of RB 16-row blocks and T-row inner
- * tiles: WG = 32·SG; forward Br = 16·RB·SG, Bc = T; backward Br = Bc = T and each workgroup owns
- * 16·RB·SG rows (keys for dK/dV, queries for dQ).
+ * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
+ * forward Br = 16·RB·SG, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
  */
 export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe: SgmmForwardPipe = sgmmFwdPipeFor(D)): TilePlan {
   return kind === 'fwd'
     ? { BR: 16 * RB * SG, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad), rowBlocks: RB, pad, pipe }
-    : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad, RB), rowsPerGroup: 16 * RB * SG, rowBlocks: RB, pad };
+    : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad };
 }
 
 /**

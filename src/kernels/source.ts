@@ -19,10 +19,8 @@ const ROLLED = ' + P.zero';
  */
 export function attentionValues(D: number, plan: TilePlan, t: KernelTypes, unroll: boolean, extra: SpecValues = {}): SpecValues {
   return {
-    // The tensor-core forward: 16-row blocks per subgroup and softmax columns per lane; the
-    // tensor-core backward (rows per workgroup set): 16-row blocks a subgroup owns.
-    ...(plan.rowBlocks && plan.rowsPerGroup === undefined ? { RB: plan.rowBlocks, COLS: (plan.BC * plan.rowBlocks) / 2 } : {}),
-    ...(plan.rowBlocks && plan.rowsPerGroup !== undefined ? { OB: plan.rowBlocks } : {}),
+    // The tensor-core forward: 16-row blocks per subgroup and softmax columns per lane.
+    ...(plan.rowBlocks ? { RB: plan.rowBlocks, COLS: (plan.BC * plan.rowBlocks) / 2 } : {}),
     ...(plan.pad !== undefined ? { PAD: plan.pad } : {}),
     ...(plan.pipe !== undefined ? { PIPE: plan.pipe } : {}),
     ST: wgslType(t.precision),

@@ -16,7 +16,7 @@ export interface TilePlan {
   workgroupBytes: number;
   /** Backward on subgroup matrices: rows (keys for dK/dV, queries for dQ) each workgroup owns. */
   rowsPerGroup?: number;
-  /** On subgroup matrices: 16-row blocks each subgroup owns (forward RB, Br = 16·RB·subgroups; backward OB, rowsPerGroup = 16·OB·subgroups). */
+  /** Forward on subgroup matrices: 16-row blocks each subgroup owns (RB; Br = 16·RB·subgroups). */
   rowBlocks?: number;
   /** Portable forward: row max/sum through subgroup shuffles or workgroup memory. */
   reduce?: RowReduce;

@@ -26,7 +26,7 @@ export interface PortableTilePin {
   chunk?: number;
 }
 
-/** A pinned tensor-core tile: subgroups per workgroup, inner tile rows T, 16-row blocks per subgroup (forward RB, backward OB; 1 when left out). */
+/** A pinned tensor-core tile: subgroups per workgroup, inner tile rows T, the forward's 16-row blocks per subgroup (1 when left out). */
 export interface SgmmTilePin {
   subgroups: number;
   rows: number;
@@ -49,7 +49,7 @@ export interface KernelTuning {
   forwardPrefetch?: 0 | 1;
   /** The tensor-core forward's tile (FLASHRING_SGMM_FWD = SGxT[xRB]). */
   sgmmForward?: SgmmTilePin;
-  /** The tensor-core backward's tile (FLASHRING_SGMM_BWD = SGxT[xOB]). */
+  /** The tensor-core backward's tile (FLASHRING_SGMM_BWD = SGxT). */
   sgmmBackward?: SgmmTilePin;
   /** Halves of padding per row of the tensor-core kernels' tiles (FLASHRING_SGMM_PAD = 0 | 8). */
   sgmmPad?: 0 | 8;
@@ -109,17 +109,16 @@ function portableTilePin(kind: 'fwd' | 'bwd'): Pin<PortableTilePin> {
 }
 
 function sgmmTilePin(kind: 'fwd' | 'bwd'): Pin<SgmmTilePin> {
-  const B = kind === 'fwd' ? 'RB' : 'OB';
-  const help = `SGxT[x${B}] with SG in 1, 2, 4, 8, 16, T a multiple of 16 and ${B} 1 or 2 (e.g. 4x16x2)`;
+  const help = `SGxT${kind === 'fwd' ? '[xRB]' : ''} with SG in 1, 2, 4, 8, 16 and T a multiple of 16${kind === 'fwd' ? ', RB 1 or 2' : ''} (e.g. 4x32${kind === 'fwd' ? 'x2' : ''})`;
   return {
     env: `FLASHRING_SGMM_${kind.toUpperCase()}`, help,
     parse: (v) => {
-      const d = dims(v, 2, 3);
+      const d = dims(v, 2, kind === 'fwd' ? 3 : 2);
       return d && { subgroups: d[0], rows: d[1], rowBlocks: d[2] as 1 | 2 | undefined };
     },
     show: (t) => [t.subgroups, t.rows, t.rowBlocks].filter((x) => x !== undefined).join('x'),
     check: ({ subgroups: SG, rows: T, rowBlocks: RB = 1 }) => {
-      if (!SGMM_SUBGROUPS.includes(SG) || T <= 0 || T % 16 !== 0 || (RB !== 1 && RB !== 2)) return `give ${help}`;
+      if (!SGMM_SUBGROUPS.includes(SG) || T <= 0 || T % 16 !== 0 || (RB !== 1 && (kind === 'bwd' || RB !== 2))) return `give ${help}`;
       return kind === 'bwd' && T > 32 * SG ? `the backward's tile rows T must be at most 32·SG (${32 * SG})` : null;
     },
   };

@@ -59,7 +59,7 @@ function* sgmmModules(heads: number[]): Generator<NamedModule> {
         for (const pipe of kind === 'fwd' ? SGMM_FWD_PIPES : [0] as const) {
           const plan = sgmmTilePlan(kind, SG, T, D, RB, undefined, pipe);
           if (plan.workgroupBytes > LIMIT) continue;
-          const what = kind === 'fwd' ? `forward D=${D} SG=${SG} T=${T} RB=${RB} PIPE=${pipe}` : `backward D=${D} SG=${SG} T=${T} OB=${RB}`;
+          const what = kind === 'fwd' ? `forward D=${D} SG=${SG} T=${T} RB=${RB} PIPE=${pipe}` : `backward D=${D} SG=${SG} T=${T}`;
           yield [`${what} out=${out}`, attentionSource(shader, attentionValues(D, plan, t, true), kind === 'fwd' ? FORWARD_BINDINGS : BACKWARD_BINDINGS, EXT)];
         }
       }
