@@ -12,10 +12,6 @@
  * queued back to back (the GPU's clock stays up). Δ (the backward's preprocess) is computed once,
  * untimed, as the ring computes it once per rank outside its timed passes. With N not divisible
  * by 2R the ranks' steps differ by a token or so; one step per kind stands for all of them.
- * The backward is timed twice: dkdv and dq each alone (the split), and `bwd`, both as the ring
- * encodes them (one dispatch where the tensor-core path fuses them, FlashBackward.encode; else
- * from the first pass's start to the second's end, the gap between them included). The totals
- * count `bwd`; `ringSplitMs` counts dkdv + dq instead (the measure before fusing, 2026-12-03).
  */
 import { FlashDevice } from '../src/gpu/device.js';
 import { GpuTimer } from '../src/gpu/timer.js';
@@ -29,8 +25,8 @@ import { AttentionOptions, AttentionShape, resolveOptions } from '../src/shape.j
 import { Segment, classifyPair, shardLayout } from '../src/cp/plan/schedule.js';
 import { median } from '../src/stats.js';
 
-type Pass = 'fwd' | 'merge' | 'dkdv' | 'dq' | 'bwd';
-const PASSES: Pass[] = ['fwd', 'merge', 'dkdv', 'dq', 'bwd'];
+type Pass = 'fwd' | 'merge' | 'dkdv' | 'dq';
+const PASSES: Pass[] = ['fwd', 'merge', 'dkdv', 'dq'];
 export type PassMs = Record<Pass, number>;
 
 export interface StepRow {
@@ -49,14 +45,14 @@ export interface StepRow {
 export interface StepsResult {
   N: number; H: number; D: number; reps: number;
   rows: StepRow[];
-  /** Per R: summed kernel ms of the ring's steps, of the plain calls, and R = 1's; ringSplitMs, r1SplitMs: the ring's and R = 1's with dkdv and dq timed apart. */
-  totals: { R: number; ringMs: number; plainMs: number; r1Ms: number; ringSplitMs: number; r1SplitMs: number }[];
+  /** Per R: summed kernel ms of the ring's steps, of the plain calls, and R = 1's. */
+  totals: { R: number; ringMs: number; plainMs: number; r1Ms: number }[];
   /** Step kinds not timed, and why (a step with no visible work: N < 2R leaves zigzag chunks empty). */
   skipped: { R: number; kind: StepRow['kind']; count: number; why: string }[];
 }
 
-/** Forward (+ merge) and backward kernel ms of a step: what the ring's kernel time counts (`split`: dkdv and dq timed apart). */
-const stepMs = (m: PassMs, merged: boolean, split = false) => m.fwd + (merged ? m.merge : 0) + (split ? m.dkdv + m.dq : m.bwd);
+/** Forward (+ merge) and backward kernel ms of a step: what the ring's kernel time counts. */
+const stepMs = (m: PassMs, merged: boolean) => m.fwd + (merged ? m.merge : 0) + m.dkdv + m.dq;
 
 export async function stepsBench(dev: FlashDevice, N: number, H: number, D: number, Rs: number[], reps: number, onRow?: (r: StepRow) => void): Promise<StepsResult> {
   const types = { precision: 'f16' as const, out: 'f32' as const, grad: 'f32' as const };
@@ -82,7 +78,7 @@ export async function stepsBench(dev: FlashDevice, N: number, H: number, D: numb
         const tw = i < 0 ? undefined : timer.writes(i * PASSES.length + k, 0, 1);
         if (p === 'fwd') rows = fwd.encode(enc, { q: b.q, k: b.k, v: b.v, o: b.part, lse: b.partLse }, s, o, temps, tw, ring).rows;
         else if (p === 'merge') merge.encode(enc, { o: b.o, lse: b.lse }, { o: b.part, lse: b.partLse }, H * Nq, temps, tw, { n: Nq, from: rows[0], to: rows[1] });
-        else bwd.encode(enc, { ...b, o: b.part, lse: b.partLse }, s, o, temps, { accumulate: true, skipPreprocess: true, dq: p !== 'dkdv', dkdv: p !== 'dq', timestampWrites: tw });
+        else bwd.encode(enc, { ...b, o: b.part, lse: b.partLse }, s, o, temps, { accumulate: true, skipPreprocess: true, dq: p === 'dq', dkdv: p === 'dkdv', timestampWrites: tw });
       });
     dev.device.queue.submit([enc.finish()]);
     try {
@@ -104,7 +100,7 @@ export async function stepsBench(dev: FlashDevice, N: number, H: number, D: numb
       const shards = shardLayout(N, R, 'zigzag').map((segs) => segs[0]);
       const at = (q: Segment, k: Segment) => ({ causal: true, qPos: q, kPos: k });
       const kinds: [StepRow['kind'], number, number, number][] = [['diagonal', 0, 0, R], ['j<r', 1, 0, (R * (R - 1)) / 2], ['j>r', 0, 1, (R * (R - 1)) / 2]];
-      let ringMs = 0, plainMs = 0, ringSplitMs = 0;
+      let ringMs = 0, plainMs = 0;
       for (const [kind, r, j, count] of kinds) {
         const q = shards[r], k = shards[j];
         const { visible } = classifyPair(q, k, true);
@@ -120,10 +116,9 @@ export async function stepsBench(dev: FlashDevice, N: number, H: number, D: numb
         push({ R, kind, count, visible, ring, plain });
         // The ring merges every step but a rank's first (its own chunk: written directly).
         ringMs += count * stepMs(ring, kind !== 'diagonal');
-        ringSplitMs += count * stepMs(ring, kind !== 'diagonal', true);
         plainMs += count * stepMs(plain, false);
       }
-      totals.push({ R, ringMs, plainMs, r1Ms: stepMs(r1, false), ringSplitMs, r1SplitMs: stepMs(r1, false, true) });
+      totals.push({ R, ringMs, plainMs, r1Ms: stepMs(r1, false) });
     }
     return { N, H, D, reps, rows, totals, skipped };
   } finally {
@@ -138,15 +133,15 @@ export function stepsTable(res: StepsResult): string {
     return x >= 100 ? x.toFixed(1) : x.toPrecision(3);
   };
   const L = [`p2p zigzag steps: N=${res.N} H=${res.H} D=${res.D} causal f16, kernel ms (median of ${res.reps}); plain = the single-device kernel on a call of the same visible work`,
-    'R  step      count  ring fwd  merge   dkdv     dq    bwd  | plain fwd   dkdv     dq    bwd  | TFLOP/s fwd ring/plain  bwd ring/plain'];
+    'R  step      count  ring fwd  merge   dkdv     dq  | plain fwd   dkdv     dq  | TFLOP/s fwd ring/plain  bwd ring/plain'];
   for (const r of res.rows) {
     const f = (x: number) => x.toFixed(3).padStart(7);
     const merge = r.kind === 'R=1' ? '      -' : f(r.ring.merge); // R = 1 writes its output directly
-    L.push(`${String(r.R).padEnd(2)} ${r.kind.padEnd(9)} ${String(r.count).padStart(5)}  ${f(r.ring.fwd)} ${merge} ${f(r.ring.dkdv)} ${f(r.ring.dq)} ${f(r.ring.bwd)}  | ${f(r.plain.fwd)} ${f(r.plain.dkdv)} ${f(r.plain.dq)} ${f(r.plain.bwd)}  | ${tf(r.visible, r.ring.fwd, 1).padStart(6)} / ${tf(r.visible, r.plain.fwd, 1).padEnd(6)}  ${tf(r.visible, r.ring.bwd, 2.5).padStart(6)} / ${tf(r.visible, r.plain.bwd, 2.5)}`);
+    L.push(`${String(r.R).padEnd(2)} ${r.kind.padEnd(9)} ${String(r.count).padStart(5)}  ${f(r.ring.fwd)} ${merge} ${f(r.ring.dkdv)} ${f(r.ring.dq)}  | ${f(r.plain.fwd)} ${f(r.plain.dkdv)} ${f(r.plain.dq)}  | ${tf(r.visible, r.ring.fwd, 1).padStart(6)} / ${tf(r.visible, r.plain.fwd, 1).padEnd(6)}  ${tf(r.visible, r.ring.dkdv + r.ring.dq, 2.5).padStart(6)} / ${tf(r.visible, r.plain.dkdv + r.plain.dq, 2.5)}`);
   }
-  L.push('R  summed over the ring: ring steps ms  plain calls ms  R=1 ms  | ring/plain (the ring\'s own cost)  plain/R=1 (short calls)  ring/R=1  (dkdv, dq apart)');
+  L.push('R  summed over the ring: ring steps ms  plain calls ms  R=1 ms  | ring/plain (the ring\'s own cost)  plain/R=1 (short calls)  ring/R=1');
   for (const t of res.totals)
-    L.push(`${String(t.R).padEnd(2)} ${t.ringMs.toFixed(1).padStart(33)} ${t.plainMs.toFixed(1).padStart(15)} ${t.r1Ms.toFixed(1).padStart(7)}  | ${(t.ringMs / t.plainMs).toFixed(2).padStart(33)} ${(t.plainMs / t.r1Ms).toFixed(2).padStart(24)} ${(t.ringMs / t.r1Ms).toFixed(2).padStart(9)}  (${(t.ringSplitMs / t.r1SplitMs).toFixed(2)})`);
+    L.push(`${String(t.R).padEnd(2)} ${t.ringMs.toFixed(1).padStart(33)} ${t.plainMs.toFixed(1).padStart(15)} ${t.r1Ms.toFixed(1).padStart(7)}  | ${(t.ringMs / t.plainMs).toFixed(2).padStart(33)} ${(t.plainMs / t.r1Ms).toFixed(2).padStart(24)} ${(t.ringMs / t.r1Ms).toFixed(2).padStart(9)}`);
   for (const k of res.skipped ?? []) L.push(`skipped R=${k.R} ${k.kind} (${k.count} steps): ${k.why}`);
   return L.join('\n');
 }

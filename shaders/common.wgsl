@@ -46,8 +46,7 @@ const NEG_HALF: f32 = -5.0e29;
 // the H200); G = 1 is the grid as it is, head by head. The outputs are the same bit for bit
 // under any G (each workgroup's work does not depend on when it runs).
 // The grid builtins of every attention entry point, as one parameter (`fn name(g: Grid,
-// @builtin(local_invocation_index) tid: u32)`); both are uniform across the workgroup. The fused
-// backward (flash_bwd_sgmm.wgsl dkdv_dq) also builds one for each part of its grid (sub_grid).
+// @builtin(local_invocation_index) tid: u32)`); both are uniform across the workgroup.
 struct Grid { @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32> }
 
 fn launch_item(wg: vec3<u32>, nwg: vec3<u32>) -> vec3<u32> {

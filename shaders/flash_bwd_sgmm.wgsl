@@ -11,8 +11,6 @@
 //                                                             dispatch (ceil(Nq / 16·SG), Hq, B)
 // Accumulating (ring steps), the host dispatches only the blocks some visible pair reaches, from
 // block P.k_blk0 (dkdv) and P.q_blk0 (dq) on (FlashBackward.encode); the grids above are the most.
-// Where both are asked, the host dispatches them as one (dkdv_dq, at the end): P.k_blks and
-// P.q_blks give the two grids' x extents, and each workgroup gets the Grid it would have had.
 // Per tile, in the subgroup's own blocks of workgroup memory:
 //   S = Q Kᵀ,  dP = dO Vᵀ        (dkdv computes their transposes: Sᵀ = K Qᵀ, dPᵀ = V dOᵀ)
 //   P = exp2(S·scale·log2 e − LSE·log2 e),  dS = P ∘ (dP − Δ)    (two lanes per row, f16 out)
@@ -52,8 +50,7 @@
 // - lse2_s/delta_s (Br): tid < Br (checked) and qc < Br. nf: constant index. ar/br: t < LPT.
 // - Storage: every row is checked against Nq or Nk before a load or store (fetch_rows'
 //   r0 + e/D8 < r_end, fetch_stats, j < Nk, ii < Nq); j0 = 16·SG·(k_blk0 + wg.x) < Nk and
-//   i0 < Nq by the dispatch (the host's block ranges lie within ceil(N / 16·SG); fused, through
-//   sub_grid and P.k_blks, P.q_blks), so Nk − j0 and Nq − i0 do not wrap; the head of the next Q tile
+//   i0 < Nq by the dispatch (the host's block ranges lie within ceil(N / 16·SG)), so Nk − j0 and Nq − i0 do not wrap; the head of the next Q tile
 //   (row1, counted along: head0 + g·Nq) is fetched only while t + 1 < G·nt, so g < G; hk < Hkv,
 //   hq < Hq by the dispatch.
 // Loops: constant bounds, t < G·nt, j0 < n_end ≤ Nk in steps of Bc.
@@ -300,9 +297,8 @@ fn resident_products(nb: u32, blk: u32, a_reg: ptr<function, Resident>, b_reg: p
   }
 }
 
-// dK and dV of the key block `g` gives (key_block): the dkdv entry point's work, or the first part of
-// the fused one's.
-fn dkdv_block(g: Grid, tid: u32) {
+@compute @workgroup_size(WG)
+fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let kb = key_block(g, OWN);   // under causal the first key blocks, seen by the most rows, start first
   let j0 = kb.j0;
   let kv_row0 = kb.kv_row0;
@@ -418,9 +414,8 @@ fn dkdv_block(g: Grid, tid: u32) {
   {{/for}}
 }
 
-// dQ of the query row block `g` gives (row_block): the dq_main entry point's work, or the second
-// part of the fused one's.
-fn dq_block(g: Grid, tid: u32) {
+@compute @workgroup_size(WG)
+fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let rb = row_block(g, OWN);   // heavy-first under causal
   let i0 = rb.i0;
   let row0 = rb.q_row0;
@@ -501,36 +496,4 @@ fn dq_block(g: Grid, tid: u32) {
     oq = nq;
   }
   {{/for}}
-}
-
-@compute @workgroup_size(WG)
-fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) { dkdv_block(g, tid); }
-
-@compute @workgroup_size(WG)
-fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) { dq_block(g, tid); }
-
-// Workgroup `lin` of a grid nx × ny × P.B, in the order GPUs start workgroups (x fastest).
-fn sub_grid(lin: u32, nx: u32, ny: u32) -> Grid {
-  let z = lin / (nx * ny);
-  let xy = lin - z * nx * ny;
-  let y = xy / nx;
-  return Grid(vec3<u32>(xy - y * nx, y, z), vec3<u32>(nx, ny, P.B));
-}
-
-// dkdv and dq in one dispatch (FlashBackward.encode, where both are asked): the dkdv grid's
-// P.k_blks · Hkv · B workgroups, then dq's P.q_blks · Hq · B, numbered in launch order over the x
-// and y of the dispatch (grid2D: the ones past the end return). Each runs its kernel with that
-// kernel's own grid, so launch_item's order holds within each; dkdv's, the longer, start first,
-// and dq's fill the SMs dkdv's last ones leave idle, where two passes drain and ramp up twice.
-// The branch is uniform (workgroup id and uniforms), so both kernels' barriers stay in uniform
-// control flow.
-@compute @workgroup_size(WG)
-fn dkdv_dq(g: Grid, @builtin(local_invocation_index) tid: u32) {
-  let lin = g.wg.x + g.nwg.x * g.wg.y;
-  let n_kv = P.k_blks * P.Hkv * P.B;
-  if (lin < n_kv) {
-    dkdv_block(sub_grid(lin, P.k_blks, P.Hkv), tid);
-  } else if (lin - n_kv < P.q_blks * P.Hq * P.B) {
-    dq_block(sub_grid(lin - n_kv, P.q_blks, P.Hq), tid);
-  }
 }

@@ -153,36 +153,3 @@ fn probe(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
   });
 });
-
-describe('the tensor-core backward in one dispatch (dkdv_dq) and in two passes: the same bits', () => {
-  // Each workgroup does the same work either way (sub_grid in flash_bwd_sgmm.wgsl gives it the
-  // grid position the two-pass dispatch would): a block run twice or never, or the wrong one, shows
-  // as different bits. Tensor cores only (f16); lavapipe has none.
-  const twoPass = () => tunedDevice({ sgmmFuseBackward: 0 });
-  it('GQA, two batches, causal and windowed, uneven blocks', async (ctx) => {
-    if (!dev.hasF16 || autoF16Path(dev) !== 'subgroup-matrix') ctx.skip();
-    const s: AttentionShape = { B: 2, Hq: 6, Hkv: 2, Nq: 300, Nk: 300, D: 64 };
-    const x = makeInputs(s, SEED + 33);
-    for (const mask of [{ causal: true }, {}, { causal: true, window: [70, 0] }] as AttentionOptions[]) {
-      const run = async (on: FlashDevice) => {
-        const f = await attentionForward(on, s, x, { ...mask, precision: 'f16' });
-        return attentionBackward(on, s, { ...x, o: f.o, lse: f.lse }, { ...mask, precision: 'f16' });
-      };
-      const [fused, two] = [await run(dev), await run(await twoPass())];
-      expect(fused.path).toBe('subgroup-matrix');
-      for (const k of ['dq', 'dk', 'dv'] as const) expect(bits(fused[k]).equals(bits(two[k])), `${JSON.stringify(mask)} ${k}`).toBe(true);
-    }
-  });
-
-  it('a ring, zigzag and contiguous: steps whose grids start past block 0, accumulating', async (ctx) => {
-    if (!dev.hasF16 || autoF16Path(dev) !== 'subgroup-matrix') ctx.skip();
-    const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 520, Nk: 520, D: 32 };
-    const x = makeInputs(s, SEED + 34);
-    const run = (on: FlashDevice, layout: 'zigzag' | 'contiguous') => ringAttention([on], s, x, { scheme: 'p2p', layout, precision: 'f16', ranks: 4, causal: true });
-    for (const layout of ['zigzag', 'contiguous'] as const) {
-      const [fused, two] = [await run(dev, layout), await run(await twoPass(), layout)];
-      expect(fused.kernels.backward).toBe('subgroup-matrix');
-      for (const k of ['dq', 'dk', 'dv'] as const) expect(bits(fused[k]!).equals(bits(two[k]!)), `${layout} ${k}`).toBe(true);
-    }
-  });
-});

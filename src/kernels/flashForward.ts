@@ -76,7 +76,7 @@ export class FlashForward extends AttentionKernel {
     checkBinding(this.dev, 'K/V', numel(s, 'kv') * st);
     checkBinding(this.dev, 'O', numel(s, 'q') * elemBytes(this.types.out));
     const [q0, q1] = activeBlocks(s, o, reachedOnly, this.plan.BR, this.plan.BR).q;
-    const bind = bindGroup(this.dev, FORWARD_BINDINGS, { ...b, ...attentionHeader(this.dev, s, o, temps, false, { blk0: { q: q0, k: 0 } }) });
+    const bind = bindGroup(this.dev, FORWARD_BINDINGS, { ...b, ...attentionHeader(this.dev, s, o, temps, false, { q: q0, k: 0 }) });
     const pass = encoder.beginComputePass({ label: 'FlashForward.pass', timestampWrites });
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, bind);

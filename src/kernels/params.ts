@@ -24,14 +24,9 @@ export interface ParamInputs {
   accumulate: boolean;
   /** The first Q row block (forward, dq) and K/V row block (dkdv) dispatched (0: all from the start; src/kernels/reach.ts). */
   blk0?: { q: number; k: number };
-  /** The fused backward (dkdv and dq in one dispatch): the Q row blocks (dq) and K/V row blocks (dkdv) dispatched per head. */
-  blks?: { q: number; k: number };
   /** Causal grids' heads taking turns block by block, in groups of this many (launch_item in common.wgsl); default headGroup(). */
   headGroup?: number;
 }
-
-/** The row blocks a dispatch starts at and, fused, spans (ParamInputs). */
-export type DispatchedBlocks = Pick<ParamInputs, 'blk0' | 'blks'>;
 
 /** Keys per head up to which the heads take turns by default (measured gains up to 16384, losses from 65536). */
 export const HEAD_GROUP_MAX_KEYS = 16384;
@@ -81,8 +76,6 @@ export const ATTENTION_PARAMS: readonly UniformField<ParamInputs>[] = [
   { name: 'zero', type: 'u32', value: () => 0, doc: 'always 0 (see rt())' },
   { name: 'q_blk0', type: 'u32', value: (x) => x.blk0?.q ?? 0, doc: 'row block of dispatch x = 0 (forward, dq; ring steps skip blocks no key reaches)' },
   { name: 'k_blk0', type: 'u32', value: (x) => x.blk0?.k ?? 0, doc: 'backward: key block of dispatch x = 0 (dkdv)' },
-  { name: 'q_blks', type: 'u32', value: (x) => x.blks?.q ?? 0, doc: 'fused backward: dq row blocks per head (dkdv_dq)' },
-  { name: 'k_blks', type: 'u32', value: (x) => x.blks?.k ?? 0, doc: 'fused backward: dkdv key blocks per head' },
   // A window wider than any position is unbounded; the shader adds and subtracts it in i32.
   { name: 'win_left', type: 'i32', value: ({ o }) => Math.min(o.window[0], POS_MAX), doc: "sliding window (FlashAttention-2's window_size), −1 = unbounded" },
   { name: 'win_right', type: 'i32', value: ({ o }) => Math.min(o.window[1], POS_MAX) },
@@ -117,8 +110,8 @@ export function packUniform<X>(fields: readonly UniformField<X>[], x: X): ArrayB
 export const PARAMS_WGSL = wgslStruct('Params', ATTENTION_PARAMS);
 
 /** The attention uniform block (binding 0) for a shape and its options. */
-export function attentionParams(dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, accumulate = false, blocks: DispatchedBlocks = {}): GPUBuffer {
-  const bytes = new Uint8Array(packUniform(ATTENTION_PARAMS, { s, o, accumulate, ...blocks, headGroup: headGroup(s, dev.tuning) }));
+export function attentionParams(dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, accumulate = false, blk0?: ParamInputs['blk0']): GPUBuffer {
+  const bytes = new Uint8Array(packUniform(ATTENTION_PARAMS, { s, o, accumulate, blk0, headGroup: headGroup(s, dev.tuning) }));
   return upload(dev, bytes, 'flashring.params', GPUBufferUsage.UNIFORM);
 }
 
@@ -130,9 +123,9 @@ export const ATTENTION_HEADER_BINDINGS = [[0, 'P', 'uniform', 'Params'], [11, 'c
  * documentsBuffer), by their binding names; both go into `temps`, to be freed after submit.
  */
 export function attentionHeader(
-  dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, temps: GPUBuffer[], accumulate = false, blocks: DispatchedBlocks = {},
+  dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, temps: GPUBuffer[], accumulate = false, blk0?: ParamInputs['blk0'],
 ): { P: GPUBuffer; cu: GPUBuffer } {
-  const header = { P: attentionParams(dev, s, o, accumulate, blocks), cu: documentsBuffer(dev, o) };
+  const header = { P: attentionParams(dev, s, o, accumulate, blk0), cu: documentsBuffer(dev, o) };
   temps.push(header.P, header.cu);
   return header;
 }

@@ -55,8 +55,6 @@ export interface KernelTuning {
   sgmmPad?: 0 | 8;
   /** The order of the tensor-core forward's steps per K/V tile (FLASHRING_SGMM_FWD_PIPE = 0 | 2). */
   sgmmForwardPipe?: SgmmForwardPipe;
-  /** The tensor-core backward's dK/dV and dQ in one dispatch (1, the default) or two passes (0) (FLASHRING_SGMM_BWD_FUSE). */
-  sgmmFuseBackward?: 0 | 1;
 }
 
 /** How one pin is spelled in the environment and checked. */
@@ -145,7 +143,6 @@ export const TUNING_PINS: { [K in keyof KernelTuning]-?: Pin<NonNullable<KernelT
   sgmmBackward: sgmmTilePin('bwd'),
   sgmmPad: choice('FLASHRING_SGMM_PAD', [0, 8] as const, '0 (unpadded rows) or 8 (16-byte padding, the default)'),
   sgmmForwardPipe: choice('FLASHRING_SGMM_FWD_PIPE', SGMM_FWD_PIPES, '0 (stage each K/V tile before its products) or 2 (stage behind the softmax)'),
-  sgmmFuseBackward: choice('FLASHRING_SGMM_BWD_FUSE', [0, 1] as const, '1 (dK/dV and dQ in one dispatch, the default) or 0 (two passes)'),
 };
 
 /** The namespaces of kernel pins: a variable in them that is no pin (removed, misspelled) is named, not silently ignored. */
