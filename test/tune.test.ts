@@ -31,6 +31,9 @@ describe('autotune candidates (data)', () => {
     for (const t of [...fwd64, ...fwd128, ...tuneCandidates('subgroup-matrix', 'bwd', 128)]) expect(() => resolveTuning(t)).not.toThrow();
     expect(showPins({ sgmmForward: { subgroups: 8, rows: 32, rowBlocks: 1 }, sgmmForwardPipe: 2 })).toBe('FLASHRING_SGMM_FWD=8x32x1 FLASHRING_SGMM_FWD_PIPE=2');
     expect(showPins({})).toBe('(defaults)');
+    // The backward's order depends on D: 4×16 first up to D = 64, 8×16 above (sgmmTiles.ts, measured on the H200).
+    expect(tuneCandidates('subgroup-matrix', 'bwd', 64)[0].sgmmBackward).toMatchObject({ subgroups: 4, rows: 16 });
+    expect(tuneCandidates('subgroup-matrix', 'bwd', 128)[0].sgmmBackward).toMatchObject({ subgroups: 8, rows: 16 });
     expect(sourceHash()).toMatch(/^[0-9a-f]{8}$/);
     expect(TUNE_MARGIN).toBe(0.02);
   });

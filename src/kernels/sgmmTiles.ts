@@ -42,16 +42,23 @@ export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SG
  * 4×16×1 62.7, 4×32×1 57.7. RB = 2 doubles the Q and O registers: at D=128 the driver spills
  * them (23.0 TFLOP/s for 2×32×2 before padding), so it is offered only up to D = 64.
  * Backward (subgroups, inner tile rows T), forward+backward: D=64 8×16 45.5, 4×16 44.3, 2×32
- * 30.2, 4×32 28.6; D=128 8×16 71.2, 4×16 48.7, 4×32 41.8, 2×32 18.8.
+ * 30.2, 4×32 28.6; D=128 8×16 71.2, 4×16 48.7, 4×32 41.8, 2×32 18.8. Since the epilogue reads
+ * ahead (2026-12-03), 4×16 is the faster backward at D = 64: dkdv 4–8% and dq 1–8% faster at every
+ * call length of p2p's steps, R = 1 to 8 (bench/results/2026-12-03-short-tiles-h200), while at
+ * D = 128 it takes nearly twice 8×16's time. So the order depends on D (sgmmCandidates): 4×16
+ * first up to SGMM_BWD_SG4_MAX_D (measured at 64 only; smaller head dims assumed alike).
  */
 export const SGMM_FWD_CANDIDATES: [number, number, number][] = [[4, 16, 2], [8, 16, 2], [8, 32, 1], [8, 16, 1], [4, 32, 1], [4, 16, 1], [2, 16, 1], [1, 16, 1]];
 export const SGMM_BWD_CANDIDATES: [number, number][] = [[8, 16], [4, 32], [4, 16], [2, 32], [2, 16], [1, 16]];
+export const SGMM_BWD_CANDIDATES_SMALL_D: [number, number][] = [[4, 16], [8, 16], [4, 32], [2, 32], [2, 16], [1, 16]];
+/** Largest head dim at which the backward's candidates are SGMM_BWD_CANDIDATES_SMALL_D. */
+export const SGMM_BWD_SG4_MAX_D = 64;
 /** Largest head dim at which the forward keeps two row blocks (RB = 2) per subgroup in registers. */
 export const SGMM_RB2_MAX_D = 64;
 
 /** The (SG, T, RB) candidates of a kernel at head dim D, fastest first. */
 export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number): [number, number, number][] {
-  if (kind === 'bwd') return SGMM_BWD_CANDIDATES.map(([SG, T]) => [SG, T, 1]);
+  if (kind === 'bwd') return (D <= SGMM_BWD_SG4_MAX_D ? SGMM_BWD_CANDIDATES_SMALL_D : SGMM_BWD_CANDIDATES).map(([SG, T]) => [SG, T, 1]);
   return SGMM_FWD_CANDIDATES.filter(([, , RB]) => RB === 1 || D <= SGMM_RB2_MAX_D);
 }
 
