@@ -46,7 +46,8 @@ export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SG
  * ahead (2026-12-03), 4×16 is the faster backward at D = 64: dkdv 4–8% and dq 1–8% faster at every
  * call length of p2p's steps, R = 1 to 8 (bench/results/2026-12-03-short-tiles-h200), while at
  * D = 128 it takes nearly twice 8×16's time. So the order depends on D (sgmmCandidates): 4×16
- * first up to SGMM_BWD_SG4_MAX_D (measured at 64 only; smaller head dims assumed alike).
+ * first up to SGMM_BWD_SG4_MAX_D. At D = 32 and 48 it is as fast or faster too (0.2–3.6%,
+ * bench/results/2026-12-03-small-d-h200); D = 16 is not measured.
  */
 export const SGMM_FWD_CANDIDATES: [number, number, number][] = [[4, 16, 2], [8, 16, 2], [8, 32, 1], [8, 16, 1], [4, 32, 1], [4, 16, 1], [2, 16, 1], [1, 16, 1]];
 export const SGMM_BWD_CANDIDATES: [number, number][] = [[8, 16], [4, 32], [4, 16], [2, 32], [2, 16], [1, 16]];
