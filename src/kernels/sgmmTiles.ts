@@ -42,8 +42,8 @@ export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SG
  * 4×16×1 62.7, 4×32×1 57.7. RB = 2 doubles the Q and O registers: at D=128 the driver spills
  * them (23.0 TFLOP/s for 2×32×2 before padding), so it is offered only up to D = 64.
  * Backward (subgroups, inner tile rows T), forward+backward: D=64 8×16 45.5, 4×16 44.3, 2×32
- * 30.2, 4×32 28.6; D=128 8×16 71.2, 4×16 48.7, 4×32 41.8, 2×32 18.8. Since the epilogue reads
- * ahead (2026-12-03), 4×16 is the faster backward at D = 64: dkdv 4–8% and dq 1–8% faster at every
+ * 30.2, 4×32 28.6; D=128 8×16 71.2, 4×16 48.7, 4×32 41.8, 2×32 18.8. Measured again on
+ * 2026-12-03, 4×16 is the faster backward at D = 64: dkdv 4–8% and dq 0.5–8.5% faster at every
  * call length of p2p's steps, R = 1 to 8 (bench/results/2026-12-03-short-tiles-h200), while at
  * D = 128 it takes nearly twice 8×16's time. So the order depends on D (sgmmCandidates): 4×16
  * first up to SGMM_BWD_SG4_MAX_D. At D = 32 and 48 it is as fast or faster too (0.2–3.6%,
