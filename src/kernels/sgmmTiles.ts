@@ -51,15 +51,19 @@ export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SG
  */
 export const SGMM_FWD_CANDIDATES: [number, number, number][] = [[4, 16, 2], [8, 16, 2], [8, 32, 1], [8, 16, 1], [4, 32, 1], [4, 16, 1], [2, 16, 1], [1, 16, 1]];
 export const SGMM_BWD_CANDIDATES: [number, number][] = [[8, 16], [4, 32], [4, 16], [2, 32], [2, 16], [1, 16]];
-export const SGMM_BWD_CANDIDATES_SMALL_D: [number, number][] = [[4, 16], [8, 16], [4, 32], [2, 32], [2, 16], [1, 16]];
-/** Largest head dim at which the backward's candidates are SGMM_BWD_CANDIDATES_SMALL_D. */
+/** The backward's first candidate up to SGMM_BWD_SG4_MAX_D (the rest in SGMM_BWD_CANDIDATES' order). */
+export const SGMM_BWD_SMALL_D_FIRST: [number, number] = [4, 16];
 export const SGMM_BWD_SG4_MAX_D = 64;
 /** Largest head dim at which the forward keeps two row blocks (RB = 2) per subgroup in registers. */
 export const SGMM_RB2_MAX_D = 64;
 
 /** The (SG, T, RB) candidates of a kernel at head dim D, fastest first. */
 export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number): [number, number, number][] {
-  if (kind === 'bwd') return (D <= SGMM_BWD_SG4_MAX_D ? SGMM_BWD_CANDIDATES_SMALL_D : SGMM_BWD_CANDIDATES).map(([SG, T]) => [SG, T, 1]);
+  if (kind === 'bwd') {
+    const [SG1, T1] = SGMM_BWD_SMALL_D_FIRST;
+    const order = D <= SGMM_BWD_SG4_MAX_D ? [SGMM_BWD_SMALL_D_FIRST, ...SGMM_BWD_CANDIDATES.filter(([SG, T]) => SG !== SG1 || T !== T1)] : SGMM_BWD_CANDIDATES;
+    return order.map(([SG, T]) => [SG, T, 1]);
+  }
   return SGMM_FWD_CANDIDATES.filter(([, , RB]) => RB === 1 || D <= SGMM_RB2_MAX_D);
 }
 
