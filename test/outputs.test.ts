@@ -67,19 +67,32 @@ describe('one output rule: collisions refused before any work', () => {
     await refused(att(f('o4'), '--cp', '2', '--timeline', f('o4', 'lse.npy')), /--timeline .*lse\.npy is also written by --out/, inputs, [f('o4')]);
     await refused(att(f('o5'), '--cp', '2', '--timeline', f('o5')), /--timeline .*o5 is also written by --out/, inputs, [f('o5')]);
   });
-  it('an existing file of another kind where a .csv, .json or .md goes is refused, unchanged; one named so, or reading like this output (a rerun under any name), is overwritten', async () => {
+  it('an existing file is overwritten only when it is this command\'s earlier output, or with --force; anything else is refused, unchanged', async () => {
+    const sweep = (csv: string, ...extra: string[]) => ['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', '4096', '--csv', csv, ...extra];
     writeFileSync(f('notes.md'), 'my notes\n');
-    await refused(['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', '4096', '--csv', f('notes.md')], /--csv .*notes\.md exists and is not a \.csv file of this command's: writing over it would lose it/, [f('notes.md')]);
-    expect(readFileSync(f('notes.md'), 'utf8')).toBe('my notes\n');
+    await refused(sweep(f('notes.md')), /--csv .*notes\.md exists and is not a points CSV written by flashring .*: writing over it would lose it; .*or pass --force/, [f('notes.md')]);
+    // The extension is no licence: a user's own CSV, a JSON that is not a timeline, a Markdown file that is not the notes.
+    writeFileSync(f('mine.csv'), 'seq_len,gib\n4096,12\n');
+    await refused(sweep(f('mine.csv')), /--csv .*mine\.csv exists and is not a points CSV written by flashring/, [f('mine.csv')]);
+    writeFileSync(f('package.json'), '{ "name": "x" }\n');
+    await refused(att(f('o6'), '--cp', '2', '--timeline', f('package.json')), /--timeline .*package\.json exists and is not a flashring timeline/, [f('package.json'), ...inputs], [f('o6')]);
+    writeFileSync(f('README.md'), '# my project\n');
+    await refused(['notes', '--out', f('README.md')], /--out .*README\.md exists and is not notes written by flashring/, [f('README.md')]);
     writeFileSync(f('data.txt'), 'x');
-    await refused(att(f('o6'), '--cp', '2', '--timeline', f('data.txt')), /--timeline .*data\.txt exists and is not a \.json file of this command's/, [f('data.txt'), ...inputs], [f('o6')]);
-    await refused(['notes', '--out', f('data.txt')], /--out .*data\.txt exists and is not a \.md file of this command's/, [f('data.txt')]);
-    writeFileSync(f('old.csv'), 'stale');
-    expect((await cli(['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', '4096', '--csv', f('old.csv')])).code).toBe(0);
-    expect(readFileSync(f('old.csv'), 'utf8')).toMatch(/^seq_len,/);
-    // A rerun onto its own earlier output under another name: it reads like this output, so it is overwritten.
+    await refused(['notes', '--out', f('data.txt')], /--out .*data\.txt exists and is not notes written by flashring/, [f('data.txt')]);
+    // A file inside --out where an output array goes that is not a .npy.
+    mkdirSync(f('o7'));
+    writeFileSync(f('o7', 'lse.npy'), 'not an array');
+    await refused(att(f('o7')), /--out .*o7\/lse\.npy exists and is not a \.npy array/, [f('o7', 'lse.npy'), ...inputs]);
+    // --force overwrites, as asked; alone (no --csv) it is refused, not ignored.
+    expect((await cli(sweep(f('mine.csv'), '--force'))).code).toBe(0);
+    expect(readFileSync(f('mine.csv'), 'utf8')).toMatch(/^seq_len,tp,cp,/);
+    await refused(['memory', '--preset', 'seed-32L-4096h', '--force'], /--force applies only with --csv/);
+    await refused(['replay', LOG, '--force'], /--force applies only with --csv/);
+    // A rerun onto its own earlier output under any name reads like this output, so it is overwritten.
     for (let i = 0; i < 2; i++) expect((await cli(['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', String(4096 * (i + 1)), '--csv', f('pts.txt')])).code).toBe(0);
     expect(readFileSync(f('pts.txt'), 'utf8')).toMatch(/^seq_len,.*\n8192,/s);
+    expect((await cli(['replay', LOG, '--csv', f('pts.txt')])).code).toBe(0);
   });
   it('replay X.log --csv X.log, and --csv inside a folder of inputs', async () => {
     writeFileSync(f('run.log'), readFileSync(LOG));

@@ -54,11 +54,14 @@ options:
                         TFLOP/s per GPU (the per-step timeline goes into --timeline)
   --compute-tflops X    with --link: predict with kernels at X TFLOP/s instead of the measured ones
   --timeline FILE       with --cp: write the JSON timeline (measured, and predicted with --link)
+  --force               overwrite existing files at the output paths even when they are not this
+                        command's earlier output (without it: an existing DIR/o.npy … that is not a
+                        .npy, or a --timeline file that is not a flashring timeline, is refused)
 Every value is checked before any GPU work; outputs appear only when the whole run succeeded.`;
 
 const OPTIONS = {
   q: { type: 'string' }, k: { type: 'string' }, v: { type: 'string' }, do: { type: 'string' },
-  out: { type: 'string' }, causal: { type: 'boolean' }, scale: { type: 'string' },
+  out: { type: 'string' }, force: { type: 'boolean' }, causal: { type: 'boolean' }, scale: { type: 'string' },
   window: { type: 'string' }, 'cu-seqlens': { type: 'string' }, 'cu-seqlens-q': { type: 'string' }, 'cu-seqlens-k': { type: 'string' },
   precision: { type: 'string' }, ...RING_OPTIONS,
   help: { type: 'boolean', short: 'h' },
@@ -70,6 +73,8 @@ interface Tensor { name: string; path: string; arr: NpyArray; dims: number[] }
 export interface AttentionArgs {
   files: { q: string; k: string; v: string; do?: string };
   out: string;
+  /** --force: overwrite existing files at the output paths whatever they hold. */
+  force: boolean;
   causal: boolean;
   window?: [number, number];
   /** cu_seqlens files: one for Q and K/V, or one each. */
@@ -95,7 +100,7 @@ export function parseAttentionArgs(argv: string[]): AttentionArgs | null {
   return {
     ...(window ? { window } : {}), ...(cuSeqlens ? { cuSeqlens } : {}),
     files: { q: values.q!, k: values.k!, v: values.v!, ...(values.do !== undefined ? { do: values.do } : {}) },
-    out: values.out!, causal: !!values.causal, scale, precision,
+    out: values.out!, force: !!values.force, causal: !!values.causal, scale, precision,
     ring: parseRingArgs(values),
   };
 }
@@ -149,9 +154,9 @@ function planOutputs(a: AttentionArgs): Promise<OutputPlan> {
   const names = a.files.do !== undefined ? OUTPUT_NAMES : OUTPUT_NAMES.slice(0, 2);
   const tl = a.ring?.timeline;
   return OutputPlan.make(inputsOf(a), [
-    { flag: 'out', path: a.out, kind: 'dir', names },
-    ...(tl !== undefined ? [{ flag: 'timeline', path: tl, kind: 'file' as const, ...OUTPUT_KINDS.json }] : []),
-  ]);
+    { flag: 'out', path: a.out, kind: 'dir', names, ...OUTPUT_KINDS.npy },
+    ...(tl !== undefined ? [{ flag: 'timeline', path: tl, kind: 'file' as const, ...OUTPUT_KINDS.timeline }] : []),
+  ], { force: a.force });
 }
 
 /**

@@ -16,6 +16,7 @@ import { access, constants, mkdir, open, realpath, rename, rm, rmdir, stat, writ
 import { rmSync, Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { FlashringError, InputError } from '../errors.js';
+import { CSV_COLUMNS, CSV_EXTRA } from '../memory/csv.js';
 
 /** A write the file system refused (no space, read-only, permission): one line naming the path. */
 export class OutputError extends FlashringError {}
@@ -125,18 +126,29 @@ async function checkOutputFile(flag: string, file: string): Promise<void> {
 /** A file or folder a command reads (its flag, or how the positional is called, e.g. 'LOG'). */
 export interface InputPath { flag: string; path: string }
 /**
- * What a command writes: a file, or a folder of named files. A file's `ext` (e.g. '.csv') and `looks`
- * (does the start of a file read like this output?) say what it writes: an existing file at that path
- * is overwritten when it is named with the extension or reads like this output (a rerun, whatever its
- * name), and refused otherwise (`--csv README.md` would lose it).
+ * What a command writes: a file, or a folder of named files. `what` names the output (for messages)
+ * and `looks` says whether the start of an existing file reads like this command's own earlier
+ * output. An existing file at an output path is overwritten only when it does (a rerun, whatever the
+ * file is called) or when the user passed --force; anything else is refused before any work
+ * (`--csv README.md`, `--timeline package.json`: the file would be lost). The extension is no licence:
+ * a user's own `results.csv` is refused too.
  */
-export type OutputTarget = { flag: string; path: string; kind: 'file'; ext?: string; looks?: (head: string) => boolean } | { flag: string; path: string; kind: 'dir'; names: readonly string[] };
+export type OutputTarget =
+  | { flag: string; path: string; kind: 'file'; what: string; looks: (head: string) => boolean }
+  | { flag: string; path: string; kind: 'dir'; names: readonly string[]; what?: string; looks?: (head: string) => boolean };
 
-/** The kinds of file outputs shared by commands: a CSV of points (its header), a JSON document (notes.ts has the notes'). */
+/** The CSV header toCsv writes (src/memory/csv.ts): a file starting with exactly this line is a points CSV of ours. */
+const CSV_HEADER = [...CSV_COLUMNS, ...CSV_EXTRA].join(',');
+
+/** The kinds of outputs shared by commands (notes.ts has the notes'). */
 export const OUTPUT_KINDS = {
-  csv: { ext: '.csv', looks: (h: string) => h.startsWith('seq_len,') },
-  json: { ext: '.json', looks: (h: string) => /^\s*[{[]/.test(h) },
+  csv: { what: 'a points CSV written by flashring (header ' + CSV_HEADER.slice(0, 24) + '…)', looks: (h: string) => h.split(/\r?\n/, 1)[0] === CSV_HEADER },
+  timeline: { what: 'a flashring timeline (JSON with "kind": "flashring.timeline")', looks: (h: string) => /^\s*\{\s*"kind"\s*:\s*"flashring\.timeline"/.test(h) },
+  npy: { what: 'a .npy array', looks: (h: string) => h.startsWith('\x93NUMPY') },
 } as const;
+
+/** How OutputPlan.make treats existing files: `force` overwrites them whatever they hold (the user said so). */
+export interface OutputOptions { force?: boolean }
 
 interface Resolved { flag: string; given: string; real: string; ino?: string; isDir: boolean }
 
@@ -171,24 +183,27 @@ async function resolveOutputs(outputs: readonly OutputTarget[]): Promise<Resolve
   return out;
 }
 
-/** The first bytes of a file, as text. */
+/** The first bytes of a file, one character a byte (latin1: the headers compared are ASCII, and .npy's magic byte 0x93 stays '\x93'). */
 async function headOf(path: string, bytes = 4096): Promise<string> {
   const fh = await open(path, 'r');
   try {
     const buf = Buffer.alloc(bytes);
     const { bytesRead } = await fh.read(buf, 0, bytes, 0);
-    return buf.subarray(0, bytesRead).toString('utf8');
+    return buf.subarray(0, bytesRead).toString('latin1');
   } finally {
     await fh.close();
   }
 }
 
-/** An existing file of another kind where an output would go (`--csv README.md`), as a message: it would be lost. */
-async function otherKind(outputs: readonly OutputTarget[]): Promise<string | null> {
+/** An existing file where an output goes that is not this command's earlier output, as a message: it would be lost. */
+async function wouldLose(outputs: readonly OutputTarget[]): Promise<string | null> {
   for (const o of outputs) {
-    if (o.kind !== 'file' || !o.ext || o.path.toLowerCase().endsWith(o.ext) || !(await statOrNull(resolve(o.path)))) continue;
-    if (o.looks?.(await headOf(resolve(o.path)))) continue;
-    return `${who(o.flag)} ${o.path} exists and is not a ${o.ext} file of this command's: writing over it would lose it; give a ${o.ext} name, or remove the file first`;
+    const paths = o.kind === 'file' ? [o.path] : o.names.map((n) => join(o.path, n));
+    for (const path of paths) {
+      const st = await statOrNull(resolve(path));
+      if (!st || !o.looks || !st.isFile() || o.looks(await headOf(resolve(path)))) continue;
+      return `${who(o.flag)} ${path} exists and is not ${o.what ?? 'this command\'s output'}: writing over it would lose it; give another path, remove the file, or pass --force to overwrite it`;
+    }
   }
   return null;
 }
@@ -259,8 +274,8 @@ export class OutputPlan {
   private constructor(private readonly targets: readonly OutputTarget[]) {}
 
   /** Resolves and checks every output against the inputs and each other, before any work. */
-  static async make(inputs: readonly InputPath[], outputs: readonly OutputTarget[]): Promise<OutputPlan> {
-    const why = collision(await resolveInputs(inputs), await resolveOutputs(outputs)) ?? (await otherKind(outputs));
+  static async make(inputs: readonly InputPath[], outputs: readonly OutputTarget[], opts: OutputOptions = {}): Promise<OutputPlan> {
+    const why = collision(await resolveInputs(inputs), await resolveOutputs(outputs)) ?? (opts.force ? null : await wouldLose(outputs));
     if (why) throw new InputError(why);
     installExitCleanup();
     return new OutputPlan(outputs);

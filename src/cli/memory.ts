@@ -48,7 +48,8 @@ Output:
   --lines LIST        sweep lines as cp[:recompute] items (--lines, --seq-lengths, --csv imply --sweep); recompute is none, selective,
                       selective:core_attn+mlp, full:uniform/N, full:block/N, or 'recompute' for the
                       default (selective:core_attn+mlp), e.g. 1,1:recompute,2,4,4:full:block/8
-  --csv FILE          write the sweep as activation_memory.csv`;
+  --csv FILE          write the sweep as activation_memory.csv (an existing FILE only when it is such a CSV of
+                      flashring's, its header line; --force overwrites any file)`;
 
 export const MODEL_OPTS = {
   preset: { type: 'string' }, 'num-layers': { type: 'string' }, 'hidden-size': { type: 'string' }, 'num-attention-heads': { type: 'string' },
@@ -66,7 +67,7 @@ export const MODEL_OPTS = {
   'sequence-parallel': { type: 'boolean' }, 'recompute-granularity': { type: 'string' }, 'recompute-modules': { type: 'string' },
   'recompute-method': { type: 'string' }, 'recompute-num-layers': { type: 'string' }, 'use-flash-attn': { type: 'boolean' },
   'no-use-flash-attn': { type: 'boolean' }, 'use-distributed-optimizer': { type: 'boolean' }, 'hbm-gib': { type: 'string' },
-  json: { type: 'boolean' }, sweep: { type: 'boolean' }, 'seq-lengths': { type: 'string' }, lines: { type: 'string' }, csv: { type: 'string' },
+  json: { type: 'boolean' }, sweep: { type: 'boolean' }, 'seq-lengths': { type: 'string' }, lines: { type: 'string' }, csv: { type: 'string' }, force: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -243,12 +244,18 @@ function termLabel(t: { part: string; name: string }): string {
   return first === t.part.toLowerCase() ? t.name : `${t.part.padEnd(9)} ${t.name}`;
 }
 
+/** --force only says how --csv may write: alone it is refused, not ignored. */
+function forceNeedsCsv(values: { force?: boolean; csv?: string }): void {
+  if (values.force && values.csv === undefined) throw new InputError('--force applies only with --csv (it lets --csv overwrite a file that is not flashring\'s points CSV); add --csv FILE or leave it out');
+}
+
 export async function memoryCommand(argv: string[]): Promise<number> {
   const { values } = parseCommand('memory', joinModuleArgs(argv), MODEL_OPTS);
   if (values.help) {
     console.log(HELP);
     return 0;
   }
+  forceNeedsCsv(values);
   const { model, par, hbmGib, notes } = configFromFlags(values);
   for (const n of notes) console.error(`note: ${n}`);
   // --csv, --lines and --seq-lengths only mean something for a sweep: each asks for one.
@@ -269,7 +276,7 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
   const lens = raw !== undefined ? raw.split(',').map((x) => numberArg('seq-lengths', x.trim(), { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' })) : DEFAULT_SEQ_LENGTHS;
   const lines = parseLines(values.lines as string | undefined);
   const gaps = sweepGaps(par, lens, lines);
-  const csv = values.csv === undefined ? null : await OutputPlan.make([], [{ flag: 'csv', path: values.csv as string, kind: 'file', ...OUTPUT_KINDS.csv }]);
+  const csv = values.csv === undefined ? null : await OutputPlan.make([], [{ flag: 'csv', path: values.csv as string, kind: 'file', ...OUTPUT_KINDS.csv }], { force: !!values.force });
   const pts = sweep(model, par, lens, lines, hbmGib);
   if (csv) await csv.write([{ path: values.csv as string, data: toCsv(sweepRows(pts, hbmGib)) }]);
   if (values.json) {
@@ -409,24 +416,27 @@ async function readPoints(file: string, hbmGib: number | null): Promise<FileResu
 export async function replayCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommand('replay', joinModuleArgs(argv), MODEL_OPTS, true);
   if (values.help || !positionals.length) {
-    console.log('usage: flashring replay LOG_OR_CSV... [--csv out.csv] [--json] [--hbm-gib G]\n' +
+    console.log('usage: flashring replay LOG_OR_CSV... [--csv out.csv [--force]] [--json] [--hbm-gib G]\n' +
       '       flashring replay FILE... --compare <model flags of flashring memory, or --preset NAME>\n' +
       '  Megatron-LM training logs (or activation_memory.csv files) → measured points. Each log with an\n' +
       '  argument dump is also predicted by the model from its own arguments (--json: "prediction").\n' +
       '  --compare puts the model next to each point (its seq_len, TP, CP, SP and recompute over the\n' +
-      '  given model flags): error of the total and of the activations, and the OOM verdict.');
+      '  given model flags): error of the total and of the activations, and the OOM verdict.\n' +
+      '  --csv writes the points; an existing file only when it is a points CSV of flashring\'s (its\n' +
+      '  header line), any file with --force.');
     return values.help ? 0 : 2;
   }
   const hbm = values['hbm-gib'] === undefined ? null : numberArg('hbm-gib', values['hbm-gib'], { above: 0, max: 1e6, what: 'a positive number of GiB' });
   // Model flags mean something only next to the model: without --compare they are refused, not ignored.
-  const REPLAY_OWN = ['csv', 'json', 'hbm-gib', 'help', 'compare'];
+  forceNeedsCsv(values);
+  const REPLAY_OWN = ['csv', 'force', 'json', 'hbm-gib', 'help', 'compare'];
   const stray = !values.compare && Object.keys(values).find((k) => !REPLAY_OWN.includes(k) && values[k as keyof typeof values] !== undefined);
   if (stray) throw new InputError(`--${stray} is a model flag: it applies only with --compare (the model next to each point); add --compare or leave it out`);
   const cfg = values.compare ? configFromFlags(values) : null;
   for (const n of cfg?.notes ?? []) console.error(`note: ${n}`);
   // Every file looked at before any is read (a pipe or device refused), and --csv checked against them.
   for (const file of positionals) await checkInputFile('input file', file, MAX_TEXT_BYTES, true);
-  const csv = values.csv === undefined ? null : await OutputPlan.make(positionals.map((path) => ({ flag: 'input file', path })), [{ flag: 'csv', path: values.csv, kind: 'file', ...OUTPUT_KINDS.csv }]);
+  const csv = values.csv === undefined ? null : await OutputPlan.make(positionals.map((path) => ({ flag: 'input file', path })), [{ flag: 'csv', path: values.csv, kind: 'file', ...OUTPUT_KINDS.csv }], { force: !!values.force });
   const results: FileResult[] = [];
   for (const file of positionals) results.push(await readPoints(file, hbm));
   const rows = results.flatMap((r) => r.rows);

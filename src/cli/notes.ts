@@ -18,7 +18,8 @@ const HELP = `usage: flashring notes --out FILE
   Writes the module's notes (notes_attention.md: FlashAttention, sequence parallelism, context
   parallelism, selective recomputation, the OOM table) from the committed results in bench/results/
   and the memory model: every figure is read or computed when it runs, none is typed in.
-  \`flashring notes --out notes_attention.md\` reproduces the committed file.`;
+  \`flashring notes --out notes_attention.md\` reproduces the committed file. An existing FILE is
+  overwritten only when it is such notes (its first line); --force overwrites any file.`;
 
 /** The repository root (bench/results/ is read from there, wherever the command runs). */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -165,14 +166,14 @@ export function notesText(root = ROOT): string {
 }
 
 export async function notesCommand(argv: string[]): Promise<number> {
-  const { values } = parseCommand('notes', argv, { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
+  const { values } = parseCommand('notes', argv, { out: { type: 'string' }, force: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
   if (values.help) {
     console.log(HELP);
     return 0;
   }
   if (values.out === undefined) throw new InputError('--out is required: the file to write the notes to (e.g. --out notes_attention.md)');
   const inputs = sourceFiles().map((p) => ({ flag: 'input file', path: join(ROOT, p) }));
-  const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: values.out, kind: 'file', ext: '.md', looks: (h) => h.startsWith(TITLE) }]);
+  const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: values.out, kind: 'file', what: 'notes written by flashring (first line "' + TITLE + '")', looks: (h) => h.startsWith(TITLE) }], { force: values.force });
   const text = notesText();
   await plan.write([{ path: values.out, data: text }]);
   console.log(`wrote ${values.out} (${text.split('\n').length - 1} lines)`);
