@@ -270,7 +270,7 @@ describe('flashring replay', () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/\| CP=2 \| 196608 \| 2 \| none \| OOM \| 1[4-9]\d\.\d \|.*\| right \|/);
     expect(r.out).toMatch(/28 point\(s\): largest total error \d\.\d%, largest activation error \d\.\d%, 0 wrong OOM verdict/);
-    expect(r.err).not.toMatch(/another model/);
+    expect(r.err).not.toMatch(/another setup/);
     // With --json, stdout is the JSON alone: the comparison in it, no table before it.
     const j = await run(['replay', 'bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv', '--compare', '--preset', 'torchcp-8L-4096h', '--hbm-gib', '139.8', '--json']);
     expect(JSON.parse(j.out).comparison).toHaveLength(28);
@@ -282,16 +282,33 @@ describe('flashring replay', () => {
     expect(r.code).toBe(0);
     const notes = r.err.split('\n').filter((l) => l.startsWith('note: '));
     expect(notes).toHaveLength(2);
-    expect(notes[0]).toMatch(/^note: 2 point\(s\) measured another model than the one compared \(layers 12 \(compared: 4\), hidden 1024 \(compared: 2048\), heads 8 \(compared: 16\), vocab 50257 \(compared: 32000\)\)/);
+    expect(notes[0]).toMatch(/^note: 2 point\(s\) measured another setup than the one compared \(layers 12 \(compared: 4\), hidden 1024 \(compared: 2048\), heads 8 \(compared: 16\), vocab 50257 \(compared: 32000\)\)/);
     expect(notes[1]).toMatch(/layers 8 \(compared: 4\), hidden 4096/);
   });
   it('--compare on a log names its model when the compared one is another (the log\'s arguments give it)', async () => {
     const log = 'bench/results/2026-12-02-megatron-campaign/runs/r00.log';
     const r = await run(['replay', log, '--compare', '--preset', 'seed-32L-4096h']);
     expect(r.code).toBe(0);
-    expect(r.err).toMatch(/^note: 1 point\(s\) measured another model than the one compared \(layers 11 \(compared: 32\), hidden 1536 \(compared: 4096\), heads 24 \(compared: 32\)\)/m);
+    expect(r.err).toMatch(/^note: 1 point\(s\) measured another setup than the one compared \(--num-layers 11 \(compared: 32\), --hidden-size 1536 \(compared: 4096\), --num-attention-heads 24 \(compared: 32\), /m);
     const csv = await run(['replay', log]);
     expect(csv.out).toMatch(/measured: Megatron-LM log r00\.log \(11L h=1536 a=24; peak max allocated over ranks\)/);
+  });
+  it('--compare on a log of the same size names every other setting its arguments give, and how far they move the model; none when all match', async () => {
+    const log = 'bench/results/2026-12-02-megatron-campaign/runs/r00.log';
+    const size = ['--num-layers', '11', '--hidden-size', '1536', '--num-attention-heads', '24'];
+    const r = await run(['replay', log, '--compare', ...size]);
+    expect(r.code).toBe(0);
+    const note = r.err.split('\n').filter((l) => l.startsWith('note: '));
+    expect(note).toHaveLength(1);
+    for (const s of ['--ffn-hidden-size 5120 (compared: 6144)', '--swiglu on (compared: off)', '--vocab-size (padded to 128) 146560 (compared: 50304)',
+      '--untie-embeddings-and-output-weights on (compared: off)', '--add-bias-linear off (compared: on)', '--use-flash-attn off (compared: on)']) expect(note[0]).toContain(s);
+    expect(note[0]).not.toMatch(/--num-layers|--hidden-size|--cp-comm-type/);
+    expect(note[0]).toMatch(/the compared model's total is -5\d\.\d% off the model under the log's own arguments/);
+    const same = await run(['replay', log, '--compare', ...size, '--ffn-hidden-size', '5120', '--swiglu', '--vocab-size', '146560', '--untie-embeddings-and-output-weights',
+      '--position-embedding-type', 'rope', '--disable-bias-linear', '--attention-dropout', '0', '--no-bias-swiglu-fusion', '--transformer-impl', 'local']);
+    expect(same.code).toBe(0);
+    expect(same.err).not.toMatch(/another setup/);
+    expect(same.out).toMatch(/largest total error 0\.\d%/);
   });
   it('--json: each log with an argument dump predicts itself from its own arguments', async () => {
     const r = await run(['replay', `${D}/megatron/B-s8192-none.log`, '--json', '--hbm-gib', '139.8']);

@@ -10,7 +10,7 @@ import { configFromArgs, parseMegatronLogs, type ParseResult } from '../memory/m
 import { untrainable } from '../memory/untrainable.js';
 import { untrainableNote } from '../memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
-import { comparePoints, comparisonTable, otherModelNotes, predictFromLog } from '../memory/compare.js';
+import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, predictFromLog } from '../memory/compare.js';
 import { steadyIterMs, WARMUP_ITERATIONS, withIterMs } from '../memory/time/fromLog.js';
 import { numberArg, parseCommand } from './args.js';
 import { checkInputFile, MAX_TEXT_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
@@ -333,7 +333,8 @@ function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number)
   line('total (peak)', r.totalBytes, null, `  ${fits ? 'fits' : 'DOES NOT FIT'} in ${hbmGib} GiB`);
 }
 
-interface FileResult { rows: CsvRow[]; reports: unknown[]; ok: boolean }
+/** A file's points, and for each the setup its log's argument dump gives (null for a CSV row or a log without one). */
+interface FileResult { rows: CsvRow[]; setups: (MeasuredSetup | null)[]; reports: unknown[]; ok: boolean }
 
 /** " (median of iterations a-b)" for a window of iteration numbers, or nothing. */
 const iterationsOf = (w: number[]) => (w.length ? ` (median of iterations ${w[0]}-${w[w.length - 1]})` : '');
@@ -373,7 +374,7 @@ async function readPoints(file: string, hbmGib: number | null): Promise<FileResu
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     console.error(`${file}: cannot read (${code === 'EISDIR' ? 'a folder, not a file' : code ?? (e as Error).message})`);
-    return { rows: [], reports: [{ file, error: 'cannot read' }], ok: false };
+    return { rows: [], setups: [], reports: [{ file, error: 'cannot read' }], ok: false };
   }
   if (/\.csv$/i.test(file)) {
     let r: CsvRow[], modelRows: number;
@@ -383,7 +384,7 @@ async function readPoints(file: string, hbmGib: number | null): Promise<FileResu
       throw refusal(e, file);
     }
     console.error(`${file}: ${r.length} row(s)${modelRows ? `; ${modelRows} row(s) of source 'model' left out (the model's own output, not measurements)` : ''}`);
-    return { rows: r, reports: [{ file, rows: r.length, ...(modelRows ? { modelRowsLeftOut: modelRows } : {}) }], ok: true };
+    return { rows: r, setups: r.map(() => null), reports: [{ file, rows: r.length, ...(modelRows ? { modelRowsLeftOut: modelRows } : {}) }], ok: true };
   }
   let runs;
   try {
@@ -391,7 +392,7 @@ async function readPoints(file: string, hbmGib: number | null): Promise<FileResu
   } catch (e) {
     throw refusal(e, file);
   }
-  const out: FileResult = { rows: [], reports: [], ok: true };
+  const out: FileResult = { rows: [], setups: [], reports: [], ok: true };
   for (const [k, res] of runs.entries()) {
     const name = runs.length > 1 ? `${file}#${k + 1}` : file;
     const row = measuredRow(res.point, hbmGib ?? undefined);
@@ -406,8 +407,10 @@ async function readPoints(file: string, hbmGib: number | null): Promise<FileResu
     if ('error' in prediction) console.error(`  note: no prediction: ${prediction.error}`);
     else console.error(`  ${stepTimeLine(res, prediction)}`);
     if (!row) console.error(`  ${name}: no point (${p.seqLength === null ? 'no sequence length: not a Megatron-LM log with an argument dump, nor a .csv' : 'nothing measured: no memory line, no iteration after warm-up, no out-of-memory'})`);
-    if (row) out.rows.push(row);
-    else out.ok = false;
+    if (row) {
+      out.rows.push(row);
+      out.setups.push('error' in c ? null : { model: c.model, parallel: c.par });
+    } else out.ok = false;
     out.reports.push({ file, ...(runs.length > 1 ? { run: k + 1, startLine: res.startLine } : {}), point: p, warnings: res.warnings, untrainable: why, prediction });
   }
   return out;
@@ -444,7 +447,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
   const comparison = cfg ? comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib) : null;
   if (cfg) {
     if (!values.json) console.log(comparisonTable(comparison!));
-    for (const n of otherModelNotes(rows, cfg.model)) console.error(`note: ${n}`);
+    for (const n of otherModelNotes(rows, { model: cfg.model, parallel: cfg.par }, results.flatMap((r) => r.setups))) console.error(`note: ${n}`);
   }
   // With --compare too: the points are written, the table printed. A run where a file gave no point
   // fails (exit 2) and, as every failed run, writes nothing.

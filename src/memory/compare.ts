@@ -5,7 +5,7 @@
  * `replay --json` and the page's replay panel.
  */
 import { CsvRow } from './csv.js';
-import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, ParallelConfig, memoryBreakdown, parseRecomputeSpec, peakActivationBytes } from './model.js';
+import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, memoryBreakdown, parseRecomputeSpec, peakActivationBytes } from './model.js';
 import { ParseResult, configFromArgs, unmodelledArgs } from './megatron.js';
 import { maxOf } from '../stats.js';
 
@@ -112,27 +112,77 @@ export function modelDiff(x: ModelSize, ref: ModelConfig, refName: string): stri
   return out;
 }
 
+const pct = (x: number | null) => (x === null ? '' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`);
+
+/** A log's measured configuration: its model, and its parallel settings (those a row does not carry). */
+export interface MeasuredSetup { model: ModelConfig; parallel: ParallelConfig }
+
+const onOff = (x: boolean) => (x ? 'on' : 'off');
+const moeText = (e: MoeConfig | undefined) => (e ? `${e.numExperts} experts top-${e.routerTopk}${e.ffnHiddenSize ? ` ffn ${e.ffnHiddenSize}` : ''}${e.sharedExpertSize ? ` shared ${e.sharedExpertSize}` : ''}${e.capacityFactor ? ` capacity ${e.capacityFactor}` : ''}${e.dispatcher ? ` ${e.dispatcher}` : ''}` : 'none (dense)');
+
 /**
- * One line per model that CSV rows name and that is not `ref` (their errors are then against
- * another model than the one measured): what `replay --compare` says beside its table.
+ * Every setting that changes the model's memory and that a measured point does not carry itself
+ * (its sequence, TP, CP, PP, SP, recompute and micro batch do), Megatron-LM's defaults filled in as
+ * the model fills them, by the flag that sets it.
  */
-export function otherModelNotes(rows: CsvRow[], ref: ModelConfig): string[] {
-  const byModel = new Map<string, { size: ModelSize; n: number }>();
-  for (const r of rows) {
-    const size = sourceModel(r.source);
-    if (!size) continue;
-    const key = JSON.stringify(size);
-    byModel.set(key, { size, n: (byModel.get(key)?.n ?? 0) + 1 });
-  }
-  const notes: string[] = [];
-  for (const { size, n } of byModel.values()) {
-    const diff = modelDiff(size, ref, 'compared');
-    if (diff.length) notes.push(`${n} point(s) measured another model than the one compared (${diff.join(', ')}): their errors are against the wrong model; compare them with that model's flags`);
-  }
-  return notes;
+export function setupSettings(m: ModelConfig, p: ParallelConfig): [string, string][] {
+  const h = m.hiddenSize, a = m.numAttentionHeads;
+  return [
+    ['--num-layers', String(m.numLayers)], ['--hidden-size', String(h)], ['--num-attention-heads', String(a)],
+    ['--num-query-groups', String(m.numQueryGroups ?? a)], ['--ffn-hidden-size', String(m.ffnHiddenSize ?? 4 * h)],
+    ['--swiglu', onOff(!!m.swiglu)], ['--vocab-size (padded to 128)', String(Math.ceil((m.vocabSize ?? DEFAULT_VOCAB_SIZE) / 128) * 128)],
+    ['--untie-embeddings-and-output-weights', onOff(!!m.untieEmbeddings)],
+    ['--position-embedding-type', m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute')],
+    ['--add-bias-linear', onOff(m.biasLinear !== false)], ['--normalization', m.rmsNorm ? 'RMSNorm' : 'LayerNorm'],
+    ['--attention-dropout', String(m.attentionDropout ?? 0.1)], ['--hidden-dropout', String(m.hiddenDropout ?? 0.1)],
+    ['--bias-swiglu-fusion', onOff(m.biasActivationFusion !== false)], ['experts', moeText(m.moe)],
+    ['--stack', p.stack ?? 'megatron'], ['parameter precision', m.paramPrecision ?? `the stack's`],
+    ['--use-flash-attn', onOff(p.flashAttention)], ['--use-distributed-optimizer', onOff(p.distributedOptimizer)],
+    ['data-parallel size', String(p.dataParallel)], ['--num-layers-per-virtual-pipeline-stage (chunks)', String(p.virtualStages)],
+    ['--cp-comm-type', p.cpCommType ?? 'p2p'], ['--fp32-residual-connection', onOff(!!p.fp32Residual)], ['--expert-model-parallel-size', String(p.expertParallel ?? 1)],
+  ];
 }
 
-const pct = (x: number | null) => (x === null ? '' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`);
+/** What differs between a measured setup and the compared one, each as "--swiglu on (compared: off)". */
+export function setupDiff(x: MeasuredSetup, ref: MeasuredSetup, refName: string): string[] {
+  const mine = setupSettings(x.model, x.parallel), theirs = new Map(setupSettings(ref.model, ref.parallel));
+  return mine.filter(([k, v]) => theirs.get(k) !== v).map(([k, v]) => `${k} ${v} (${refName}: ${theirs.get(k)})`);
+}
+
+/** The model's total for a row under a setup (null when the model cannot take it). */
+function totalUnder(row: CsvRow, s: MeasuredSetup): number | null {
+  try {
+    return memoryBreakdown(s.model, pointConfig(row, s.parallel)).totalBytes;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One line per measured setup that differs from the compared one in a way that changes the model's
+ * answer (its errors are then against another model than the one measured): what `replay --compare`
+ * says beside its table. A point from a log with an argument dump is compared on every setting
+ * (`setups[i]`), and the line says how far the model under the log's own setup is from the compared
+ * one; a CSV row on what its source names (layers, hidden, heads, vocabulary).
+ */
+export function otherModelNotes(rows: CsvRow[], ref: MeasuredSetup, setups: readonly (MeasuredSetup | null)[] = []): string[] {
+  const groups = new Map<string, { n: number; shifts: number[] }>();
+  rows.forEach((r, i) => {
+    const setup = setups[i], size = setup ? null : sourceModel(r.source);
+    const diff = setup ? setupDiff(setup, ref, 'compared') : size ? modelDiff(size, ref.model, 'compared') : [];
+    const own = setup ? totalUnder(r, setup) : null, theirs = setup ? totalUnder(r, ref) : null;
+    if (!diff.length || (setup && own === theirs)) return; // settings that do not change this point's memory
+    const g = groups.get(diff.join(', ')) ?? { n: 0, shifts: [] };
+    g.n++;
+    if (own !== null && theirs !== null) g.shifts.push(theirs / own - 1);
+    groups.set(diff.join(', '), g);
+  });
+  return [...groups].map(([diff, { n, shifts }]) => {
+    const lo = Math.min(...shifts), hi = Math.max(...shifts);
+    const shift = shifts.length ? `; the compared model's total is ${pct(lo)}${hi !== lo ? ` to ${pct(hi)}` : ''} off the model under the log's own arguments (replay without --compare prints that prediction)` : '';
+    return `${n} point(s) measured another setup than the one compared (${diff}): their errors are against the wrong model${shift}; compare them with that model's flags`;
+  });
+}
 
 /** Markdown table of comparisons (the CLI's --compare). */
 export function comparisonTable(cs: Comparison[]): string {
