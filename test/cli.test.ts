@@ -64,6 +64,10 @@ describe('flashring attention', () => {
       // What a rerun finds there reads as this command's own output, so it may be overwritten (src/cli/files.ts).
       if (extra.length) expect(OUTPUT_KINDS.timeline.looks(readFileSync(join(out, 't.json'), 'latin1'))).toBe(true);
       for (const n of ['o', 'lse', 'dq']) expect(OUTPUT_KINDS.npy.looks(readFileSync(join(out, `${n}.npy`), 'latin1')), n).toBe(true);
+      // Results on stdout; stderr (not a terminal here) has no carriage-return progress, one line per finished phase.
+      expect(r.out).toMatch(extra.length ? /^CP R=\d .*\n {2}work per rank/m : /^forward \(f32\) .*; wrote .*o\.npy/m);
+      expect(r.err).not.toContain('\r');
+      if (extra.length && !extra.includes('processes')) expect(r.err).toMatch(/^ {2}forward: \d+ step\(s\) done$/m);
     });
   }
 
@@ -82,7 +86,7 @@ describe('flashring attention', () => {
     const r = await cli(['attention', '--q', join(dir, 'q.npy'), '--k', join(dir, 'kv2.npy'), '--v', join(dir, 'kv2.npy'), '--out', join(dir, 'hier'), '--cp', '4', '--cp-comm-type', 'a2a+p2p']);
     expect(r.code, r.err).toBe(0);
     expect(r.err).toMatch(/^note: a2a\+p2p sizes 2,2 chosen: the largest a2a group below 4 that divides the heads/m);
-    expect(r.err).toMatch(/CP R=4 a2a\+p2p 2,2 /);
+    expect(r.out).toMatch(/CP R=4 a2a\+p2p 2,2 /);
   });
 
   it('multi-adapter ranks on one adapter are said to share its GPU', async () => {
@@ -207,7 +211,7 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
     const dtypeOf = (out: string, n: string) => parseNpy(new Uint8Array(readFileSync(join(out, `${n}.npy`)))).dtype;
     const r32 = await cli(base(f('auto32')));
     expect(r32.code, r32.err).toBe(0);
-    expect(r32.err).toMatch(/forward \(f32\)/);
+    expect(r32.out).toMatch(/forward \(f32\)/);
     expect([dtypeOf(f('auto32'), 'o'), dtypeOf(f('auto32'), 'lse')]).toEqual(['f4', 'f4']);
     const ref = referenceForward(s, x.q, x.k, x.v, {});
     expect(relErr(Float64Array.from(parseNpy(new Uint8Array(readFileSync(join(f('auto32'), 'o.npy')))).data as Float32Array), ref.o)).toBeLessThanOrEqual(TOL.f32.out);

@@ -26,6 +26,13 @@ describe('flashring (no such command)', () => {
     expect(r.err.split('\n')).toHaveLength(1);
     expect(r.err).toMatch(/^flashring: unknown command 'frobnicate' \(one of info, .*advise.*; flashring help describes them\)$/);
   });
+  it('`flashring help CMD` is CMD --help; --version prints package.json\'s', async () => {
+    const h = await run(['help', 'memory']), direct = await run(['memory', '--help']);
+    expect([h.code, h.out]).toEqual([0, direct.out]);
+    expect(h.out).toMatch(/^usage: flashring memory/);
+    const v = await run(['--version']);
+    expect([v.code, v.out.trim()]).toEqual([0, `flashring ${JSON.parse(readFileSync('package.json', 'utf8')).version}`]);
+  });
 });
 
 describe('flashring memory', () => {
@@ -253,6 +260,21 @@ describe('flashring memory: flags Megatron-LM sets aside or refuses', () => {
     expect(llamaFlags.totalBytes).toBe(llama.totalBytes);
     const bad = await run(['memory', '--preset', 'seed-32L-4096h', '--normalization', 'rms']);
     expect([bad.code, bad.err.trim()]).toEqual([2, "flashring memory: --normalization must be LayerNorm or RMSNorm, got 'rms'"]);
+  });
+  it('--swiglu without --ffn-hidden-size takes Megatron-LM\'s width, ⌊(4h·2/3)/64⌋·64 (10880 at h = 4096), not 4h', async () => {
+    const total = async (...extra: string[]) => JSON.parse((await run(['memory', '--num-layers', '4', '--hidden-size', '4096', '--num-attention-heads', '32', ...extra, '--json'])).out).totalBytes as number;
+    expect(await total('--swiglu')).toBe(await total('--swiglu', '--ffn-hidden-size', '10880'));
+    expect(await total('--swiglu')).not.toBe(await total('--swiglu', '--ffn-hidden-size', '16384'));
+    expect(await total()).toBe(await total('--ffn-hidden-size', '16384'));
+  });
+  it('the sweep marks a line Megatron-LM cannot train with † in its header, and says why under the table; none without linear biases', async () => {
+    const sweep = async (...extra: string[]) => (await run(['memory', '--sweep', '--preset', 'seed-32L-4096h', '--seq-lengths', '8192', ...extra])).out.split('\n');
+    const biased = await sweep();
+    expect(biased[1]).toMatch(/CP=1 \+ recompute †.*CP=4 \+ recompute †$/);
+    expect(biased[1]).not.toMatch(/CP=2 †/);
+    expect(biased.find((l) => l.startsWith('† '))).toMatch(/^† CP=1 \+ recompute and CP=4 \+ recompute: .*cannot train selective recompute of mlp with linear biases/);
+    const plain = await sweep('--disable-bias-linear');
+    expect(plain.join('\n')).not.toMatch(/†/);
   });
   it('virtual stages at PP = 1 are refused, as Megatron-LM refuses them (one virtual stage is none, and taken)', async () => {
     const r = await run(['memory', '--preset', 'seed-32L-4096h', '--num-layers-per-virtual-pipeline-stage', '4']);

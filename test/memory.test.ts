@@ -168,4 +168,16 @@ describe('memory chart', () => {
     expect(formatTokens(1048576)).toBe('1M');
     expect(formatTokens(131072)).toBe('128K');
   });
+  it('a long title and subtitle are drawn as lines of at most 140 / 160 characters, every word kept (one long line was squeezed over the axis)', async () => {
+    const { memoryChartConfig, wrapText } = await import('../src/memory/chart.js');
+    const long = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    const plugins = memoryChartConfig([], [], 80, long, long).options.plugins as { title: { text: string[] }; subtitle: { text: string[] } };
+    expect(plugins.title.text.length).toBeGreaterThan(1);
+    for (const [lines, w] of [[plugins.title.text, 140], [plugins.subtitle.text, 160]] as const) {
+      expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(w);
+      expect(lines.join(' ')).toBe(long);
+    }
+    expect(wrapText('')).toEqual([]);
+    expect(wrapText('a '.repeat(3) + 'x'.repeat(200))).toEqual(['a a a', 'x'.repeat(200)]); // a word longer than the width keeps a line of its own
+  });
 });

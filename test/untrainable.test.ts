@@ -74,6 +74,6 @@ describe('selective recompute of mlp with linear biases', () => {
     expect(chartNotes({ ...seed, biasLinear: false }, sweep({ ...seed, biasLinear: false }, par, [8192], DEFAULT_LINES, 80), DEFAULT_LINES)).not.toContain('cannot train');
     const out = spawnSync('node', ['bin/flashring.mjs', 'memory', '--preset', 'seed-32L-4096h', '--sweep', '--seq-lengths', '8192'], { encoding: 'utf8' });
     expect(out.status).toBe(0);
-    expect(out.stdout).toContain(`note: CP=1 + recompute and CP=4 + recompute: the memory such a step would need; ${MLP_RECOMPUTE_WITH_BIAS}`);
+    expect(out.stdout).toContain(`† CP=1 + recompute and CP=4 + recompute: the memory such a step would need; ${MLP_RECOMPUTE_WITH_BIAS}`);
   });
 });

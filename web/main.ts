@@ -5,7 +5,7 @@
  */
 import Chart from 'chart.js/auto';
 import {
-  DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_RECOMPUTE, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
+  DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_RECOMPUTE, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
   STACKS, megatronSequenceParallel, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps,
 } from '../src/memory/model.js';
 import { MemoryChartConfig, breakdownRows, breakdownSummary, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
@@ -143,7 +143,7 @@ function setModelFields(m: ModelConfig): void {
   field('hidden').value = String(m.hiddenSize);
   field('heads').value = String(m.numAttentionHeads);
   field('groups').value = String(m.numQueryGroups ?? m.numAttentionHeads);
-  field('ffn').value = String(m.ffnHiddenSize ?? 4 * m.hiddenSize);
+  field('ffn').value = String(ffnWidth(m));
   field('vocab').value = String(m.vocabSize ?? DEFAULT_VOCAB_SIZE);
   field('swiglu').checked = !!m.swiglu;
   field('fp32').checked = m.paramPrecision === 'amp';

@@ -255,7 +255,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   try {
     const precision = devicePrecision(p, a.precision, dev);
     const mask = `causal=${opts.causal}${a.window ? ` window=${a.window.join(',')}` : ''}${docs ? ` documents=${docs.cuQ.length - 1}` : ''}`;
-    console.error(`attention ${JSON.stringify(s)} ${mask} on ${adapterName(dev.adapter)}`);
+    console.log(`attention ${JSON.stringify(s)} ${mask} on ${adapterName(dev.adapter)}`);
     const t0 = performance.now();
     const fwd = await attentionForward(dev, s, t, { ...opts, precision });
     const t1 = performance.now();
@@ -268,7 +268,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     }
     const files = outputFiles(a.out, s, fwd.precision, tensors, fwd.lse);
     await outputs.write(files);
-    console.error(`${msg}; wrote ${files.map((f) => f.path).join(', ')}`);
+    console.log(`${msg}; wrote ${files.map((f) => f.path).join(', ')}`); // the result: stdout (notes: stderr)
     noteStaleOutputs(a.out, files);
     return 0;
   } finally {

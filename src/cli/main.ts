@@ -23,15 +23,27 @@ const COMMANDS: Record<string, Command> = {
 export function usage(): string {
   const w = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
   return [
-    'usage: flashring <command> [options] [--robust]   (flashring <command> --help for its options;',
+    'usage: flashring <command> [options] [--robust]   (flashring help <command>, or <command> --help, for its options;',
     '       --robust keeps Dawn\'s shader robustness transform on, as browsers run it)',
     '',
     ...Object.entries(COMMANDS).map(([k, c]) => `  ${k.padEnd(w)}  ${c.summary}`),
   ].join('\n');
 }
 
+/** The package's version (package.json beside src/), for --version. */
+async function version(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  return JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')).version;
+}
+
 export async function main(argv: string[]): Promise<number> {
+  // `flashring help CMD` is `flashring CMD --help`.
+  if (argv[0] === 'help' && argv.length > 1) return main([argv[1], '--help', ...argv.slice(2)]);
   const [cmd, ...rest] = argv;
+  if (cmd === '--version' || cmd === '-V') {
+    console.log(`flashring ${await version()}`);
+    return 0;
+  }
   if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
     console.log(usage());
     return cmd ? 0 : 2;

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { InputError } from '../errors.js';
 import {
-  DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
+  DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps,
 } from '../memory/model.js';
 import { configFromArgs, parseMegatronLogs, type ParseResult } from '../memory/megatron.js';
@@ -19,7 +19,8 @@ const HELP = `usage: flashring memory [options]            per-GPU memory of one
        flashring memory --sweep [options]    the plot's lines over sequence length
 Model (or --preset ${Object.keys(PRESETS).join('|')}):
   --num-layers L --hidden-size H --num-attention-heads A [--num-query-groups G]
-  [--ffn-hidden-size F] [--swiglu] [--vocab-size V] [--untie-embeddings-and-output-weights]
+  [--ffn-hidden-size F (default 4H; with --swiglu ⌊8H/3/64⌋·64, as Megatron-LM)] [--swiglu] [--vocab-size V (default ${DEFAULT_VOCAB_SIZE}, GPT-2's; padded to 128 as Megatron-LM pads)]
+  [--untie-embeddings-and-output-weights]
   [--attention-dropout P] [--hidden-dropout P] [--position-embedding-type learned_absolute|rope|none]
   [--no-bias-swiglu-fusion]   unfused SwiGLU: keeps the SiLU output and the linear half too
   [--disable-bias-linear]     linear layers without biases (Llama-style; default: with)
@@ -284,7 +285,9 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
     return 0;
   }
   console.log(`per-GPU peak memory (GiB), ${STACKS[par.stack ?? 'megatron'].label} stack, HBM ${hbmGib} GiB; '!' = does not fit`);
-  console.log(['seq_len'.padStart(8), ...lines.map((l) => l.label.padStart(22))].join(' '));
+  // A line Megatron-LM cannot train is marked † in its header; the note under the table says why.
+  const bad = new Set(pts.filter((p) => untrainable(model, p.config)).map((p) => p.line));
+  console.log(['seq_len'.padStart(8), ...lines.map((l) => `${l.label}${bad.has(l.label) ? ' †' : ''}`.padStart(22))].join(' '));
   for (const s of lens)
     console.log([String(s).padStart(8), ...lines.map((l) => {
       const p = pts.find((x) => x.line === l.label && x.config.seqLength === s);
@@ -292,7 +295,7 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
     })].join(' '));
   for (const g of gaps) console.log(`'-' under ${g.line}: CP ${g.cp} does not divide ${g.lengths.join(', ')} (each CP rank holds seq_len / CP tokens)`);
   const note = untrainableNote(model, pts);
-  if (note) console.log(`note: ${note}`);
+  if (note) console.log(`${bad.size ? '† ' : 'note: '}${note}`);
   const oom = oomPoints(pts);
   console.log(`longest fitting sequence: ${Object.entries(oom).map(([k, v]) => `${k}: ${v ?? 'none'}`).join('; ')}`);
   if (values.csv !== undefined) console.log(`wrote ${values.csv}`);

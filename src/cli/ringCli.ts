@@ -28,6 +28,18 @@ export function formatTimeline(tl: RingTimeline): string {
   return lines.join('\n');
 }
 
+/**
+ * Progress on stderr: on a terminal one line rewritten per step; elsewhere (a log, a pipe) one line
+ * per phase when its last step is done, so a captured log has no carriage returns.
+ */
+function stepProgress(): (p: { phase: string; step: number; steps: number }) => void {
+  const tty = !!process.stderr.isTTY;
+  return ({ phase, step, steps }) => {
+    if (tty) process.stderr.write(`\r  ${phase} step ${step + 1}/${steps}   `);
+    else if (step + 1 === steps) process.stderr.write(`  ${phase}: ${steps} step(s) done\n`);
+  };
+}
+
 export async function ringCommand(
   s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, dout: HostTensor | null,
   opts: MaskOptions & { scale?: number; precision: Precision; request: PrecisionRequest },
@@ -39,20 +51,20 @@ export async function ringCommand(
     ...maskOf(opts), scale: opts.scale, layout, ranks: R, scheme: ring.scheme,
     ...(ring.hierarchicalSizes !== undefined ? { hierarchicalSizes: ring.hierarchicalSizes } : {}),
     ...(ring.link ? { link: ring.link, computeTflops: ring.computeTflops } : {}),
-    onStep: ({ phase, step, steps }) => process.stderr.write(`\r  ${phase} step ${step + 1}/${steps}   `),
+    onStep: stepProgress(),
   };
   let res: RingResult;
   if (mode === 'processes') {
     // One process per rank (src/cp/launch/processRanks.ts); --gpu-per-rank puts each behind
     // scripts/only-gpu.sh (rank r sees only GPU r: two identical GPUs need it).
-    console.error(`context-parallel attention ${JSON.stringify(s)}, ${R} rank process(es) (${ring.scheme})${ring.gpuPerRank ? ', rank r on GPU r' : ''}`);
+    console.log(`context-parallel attention ${JSON.stringify(s)}, ${R} rank process(es) (${ring.scheme})${ring.gpuPerRank ? ', rank r on GPU r' : ''}`);
     res = await ringAttentionProcesses(s, x, { ...common, ranks: R, precision: opts.precision, ...(ring.gpuPerRank ? { wrapper: gpuPerRankWrapper(R) } : {}) });
   } else {
     // One-device mode (the default: Dawn cannot tell identical adapters apart): R ranks share one device.
     const devs = await acquireDevices(await nodeGPU(), mode === 'one-device' ? 1 : R);
     try {
       const precision = devicePrecision(opts.precision, opts.request, devs[0]);
-      console.error(`context-parallel attention ${JSON.stringify(s)}, ${R} rank(s) ${mode} (${ring.scheme}): ${adapterName(devs[0].adapter)}`);
+      console.log(`context-parallel attention ${JSON.stringify(s)}, ${R} rank(s) ${mode} (${ring.scheme}): ${adapterName(devs[0].adapter)}`);
       // Dawn hands out one adapter however often it is asked: R devices on it share that GPU.
       if (mode === 'multi-adapter' && R > 1 && new Set(devs.map((d) => adapterName(d.adapter))).size === 1)
         console.error(`note: the ${R} ranks' devices are on one adapter (${adapterName(devs[0].adapter)}): they share its GPU, so the times are of that sharing; for one GPU per rank use --cp-mode processes --gpu-per-rank`);
@@ -61,11 +73,11 @@ export async function ringCommand(
       for (const d of devs) d.destroy();
     }
   }
-  process.stderr.write('\n');
+  if (process.stderr.isTTY) process.stderr.write('\n');
   const files = outputFiles(ring.out, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, res.lse);
   if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
   await outputs.write(files);
-  console.error(formatTimeline(res.timeline));
+  console.log(formatTimeline(res.timeline)); // the result: stdout (progress and notes: stderr)
   noteStaleOutputs(ring.out, files);
   return 0;
 }

@@ -143,6 +143,17 @@ export function formatTokens(n: number): string {
   return String(n);
 }
 
+/** Text as lines of at most `width` characters, broken at spaces (Chart.js draws an array as lines; one long line is squeezed over the axis). */
+export function wrapText(text: string, width = 140): string[] {
+  const out: string[] = [];
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    const last = out.length ? out[out.length - 1] : null;
+    if (last !== null && last.length + 1 + word.length <= width) out[out.length - 1] = `${last} ${word}`;
+    else out.push(word);
+  }
+  return out;
+}
+
 export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: number, title: string, subtitle = ''): MemoryChartConfig {
   const lines = [...new Set(model.map((r) => r.line ?? `CP=${r.cp}${r.recompute && r.recompute !== 'none' ? ` + ${r.recompute}` : ''}`))];
   const datasets: ChartDataset[] = lines.map((label, i) => {
@@ -185,7 +196,11 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
     options: {
       // Padding keeps the markers at the axis ends (the 4K and 1M points) whole.
       responsive: false, animation: false, parsing: false, layout: { padding: { left: 8, right: 16, top: 4, bottom: 4 } },
-      plugins: { title: { display: true, text: title }, subtitle: { display: !!subtitle, text: subtitle }, legend: { position: 'bottom' } },
+      plugins: {
+        title: { display: true, text: wrapText(title) },
+        subtitle: { display: !!subtitle, text: wrapText(subtitle, 160), padding: { top: 2, bottom: 12 } },
+        legend: { position: 'bottom' },
+      },
       scales: {
         x: { type: 'logarithmic', min: xMin, max: xMax, title: { display: true, text: 'sequence length (tokens)' } },
         y: { type: 'linear', min: 0, max: Math.ceil(hbmGib * 1.6), title: { display: true, text: 'peak memory per GPU (GiB)' } },

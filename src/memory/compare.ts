@@ -5,7 +5,7 @@
  * `replay --json` and the page's replay panel.
  */
 import { CsvRow } from './csv.js';
-import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, memoryBreakdown, parseRecomputeSpec, peakActivationBytes } from './model.js';
+import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, ffnWidth, memoryBreakdown, parseRecomputeSpec, peakActivationBytes } from './model.js';
 import { ParseResult, configFromArgs, unmodelledArgs } from './megatron.js';
 import { maxOf } from '../stats.js';
 
@@ -129,7 +129,7 @@ export function setupSettings(m: ModelConfig, p: ParallelConfig): [string, strin
   const h = m.hiddenSize, a = m.numAttentionHeads;
   return [
     ['--num-layers', String(m.numLayers)], ['--hidden-size', String(h)], ['--num-attention-heads', String(a)],
-    ['--num-query-groups', String(m.numQueryGroups ?? a)], ['--ffn-hidden-size', String(m.ffnHiddenSize ?? 4 * h)],
+    ['--num-query-groups', String(m.numQueryGroups ?? a)], ['--ffn-hidden-size', String(ffnWidth(m))],
     ['--swiglu', onOff(!!m.swiglu)], ['--vocab-size (padded to 128)', String(Math.ceil((m.vocabSize ?? DEFAULT_VOCAB_SIZE) / 128) * 128)],
     ['--untie-embeddings-and-output-weights', onOff(!!m.untieEmbeddings)],
     ['--position-embedding-type', m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute')],

@@ -345,11 +345,18 @@ function dims(m: ModelConfig, p: ParallelConfig): Dims {
   const V = Math.ceil((m.vocabSize ?? DEFAULT_VOCAB_SIZE) / div) * div;
   return {
     s: p.seqLength, sl: p.seqLength / p.contextParallel, b: p.microBatchSize, h, a, hk: (h * (m.numQueryGroups ?? a)) / a,
-    f: m.ffnHiddenSize ?? 4 * h, t, V, rep: p.sequenceParallel ? 1 / t : 1, sp: p.sequenceParallel ? '/t' : '',
+    f: ffnWidth(m), t, V, rep: p.sequenceParallel ? 1 / t : 1, sp: p.sequenceParallel ? '/t' : '',
     rb: p.fp32Residual ? 4 : spec.residualBytes, spec,
     S: p.contextParallel > 1 ? 's/CP' : 's', ss: p.contextParallel > 1 ? 's/CP·s' : 's²', dh: h / a, rope: positionEmbedding(m) === 'rope', local: !p.flashAttention && spec.unfusedScoresBuffer,
   };
 }
+
+/**
+ * The MLP width where --ffn-hidden-size is not given, as Megatron-LM's arguments.py sets it: 4h, or
+ * with SwiGLU ⌊(4h·2/3)/64⌋·64 (two input projections at about the parameters of a 4h MLP).
+ */
+export const ffnWidth = (m: Pick<ModelConfig, 'ffnHiddenSize' | 'swiglu' | 'hiddenSize'>): number =>
+  m.ffnHiddenSize ?? (m.swiglu ? Math.floor((4 * m.hiddenSize * 2) / 3 / 64) * 64 : 4 * m.hiddenSize);
 
 const positionEmbedding = (m: ModelConfig) => m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute');
 
@@ -505,7 +512,7 @@ function inputTerm(d: Dims): MemoryTerm {
 
 /** Parameters of the whole model (GPT/Llama-style decoder). */
 export function parameterCount(m: ModelConfig, seqLength: number): number {
-  const h = m.hiddenSize, a = m.numAttentionHeads, g = m.numQueryGroups ?? a, f = m.ffnHiddenSize ?? 4 * h;
+  const h = m.hiddenSize, a = m.numAttentionHeads, g = m.numQueryGroups ?? a, f = ffnWidth(m);
   const hk = (h * g) / a;
   const bias = m.biasLinear === false ? 0 : 1, norm = m.rmsNorm ? 1 : 2;
   const attn = h * h + 2 * h * hk + h * h + bias * (h + 2 * hk + h); // Q, K, V, output (+ biases)
@@ -522,7 +529,7 @@ export function parameterCount(m: ModelConfig, seqLength: number): number {
 function expertParameters(m: ModelConfig): { routed: number; shared: number } {
   if (!m.moe) return { routed: 0, shared: 0 };
   const w = (m.swiglu ? 3 : 2) * m.hiddenSize;
-  return { routed: m.moe.numExperts * w * (m.moe.ffnHiddenSize ?? m.ffnHiddenSize ?? 4 * m.hiddenSize), shared: w * (m.moe.sharedExpertSize ?? 0) };
+  return { routed: m.moe.numExperts * w * (m.moe.ffnHiddenSize ?? ffnWidth(m)), shared: w * (m.moe.sharedExpertSize ?? 0) };
 }
 
 /**

@@ -12,7 +12,7 @@
  * t tensor-parallel ranks (norms, dropouts and residual adds on T/t tokens with sequence parallelism),
  * E = b·(a/t)·(s/CP)·s attention scores.
  */
-import { DEFAULT_VOCAB_SIZE, parameterCount, type ModelConfig, type ParallelConfig, type RecomputeModule } from '../model.js';
+import { DEFAULT_VOCAB_SIZE, ffnWidth, parameterCount, type ModelConfig, type ParallelConfig, type RecomputeModule } from '../model.js';
 
 export type OpKind = 'gemm' | 'bmm' | 'flash' | 'copy' | 'softmax' | 'dropout' | 'scores';
 /** The unfused attention core's kernels over the scores, priced per score at the profile's in-step rates (devices.ts ScoreRates). */
@@ -71,7 +71,7 @@ export function timeDims(m: ModelConfig, p: ParallelConfig, fusion: FusionFlags)
   const pos = m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute');
   return {
     T: sl * b, Tn: p.sequenceParallel ? (sl * b) / t : sl * b, h, a, hk: (h * (m.numQueryGroups ?? a)) / a, d: h / a,
-    f: m.ffnHiddenSize ?? 4 * h, t, V: Math.ceil((m.vocabSize ?? DEFAULT_VOCAB_SIZE) / div) * div, s: p.seqLength, sl, b,
+    f: ffnWidth(m), t, V: Math.ceil((m.vocabSize ?? DEFAULT_VOCAB_SIZE) / div) * div, s: p.seqLength, sl, b,
     flash: p.flashAttention, rope: pos === 'rope', learnedPos: pos === 'learned_absolute', bias: m.biasLinear !== false,
     attnDrop: (m.attentionDropout ?? 0.1) > 0, hidDrop: (m.hiddenDropout ?? 0.1) > 0, swiglu: !!m.swiglu, fusion, amp: p.stack === 'torch-amp',
     cpComm: p.stack === 'torch-amp' ? 'p2p' : p.cpCommType ?? 'p2p',
