@@ -158,6 +158,12 @@ function totalUnder(row: CsvRow, s: MeasuredSetup): number | null {
   }
 }
 
+/** setupDiff for one point, empty where the differences do not change the model's total at that point (CP comm type at CP = 1, …). */
+export function memoryDiff(row: CsvRow, setup: MeasuredSetup, ref: MeasuredSetup, refName: string): string[] {
+  const diff = setupDiff(setup, ref, refName);
+  return diff.length && totalUnder(row, setup) !== totalUnder(row, ref) ? diff : [];
+}
+
 /**
  * One line per measured setup that differs from the compared one in a way that changes the model's
  * answer (its errors are then against another model than the one measured): what `replay --compare`
@@ -169,9 +175,9 @@ export function otherModelNotes(rows: CsvRow[], ref: MeasuredSetup, setups: read
   const groups = new Map<string, { n: number; shifts: number[] }>();
   rows.forEach((r, i) => {
     const setup = setups[i], size = setup ? null : sourceModel(r.source);
-    const diff = setup ? setupDiff(setup, ref, 'compared') : size ? modelDiff(size, ref.model, 'compared') : [];
+    const diff = setup ? memoryDiff(r, setup, ref, 'compared') : size ? modelDiff(size, ref.model, 'compared') : [];
+    if (!diff.length) return;
     const own = setup ? totalUnder(r, setup) : null, theirs = setup ? totalUnder(r, ref) : null;
-    if (!diff.length || (setup && own === theirs)) return; // settings that do not change this point's memory
     const g = groups.get(diff.join(', ')) ?? { n: 0, shifts: [] };
     g.n++;
     if (own !== null && theirs !== null) g.shifts.push(theirs / own - 1);
