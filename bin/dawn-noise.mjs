@@ -42,7 +42,8 @@ export async function withoutDawnNoise(entryUrl, childFlag, work) {
   }
   // The IPC channel is the child's lifeline: it closes when this process ends, SIGKILL included.
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(entryUrl), ...process.argv.slice(2)], {
-    env: { ...process.env, [childFlag]: '1' },
+    // The child's stderr is this pipe: whether ours is a terminal is passed on (progress drawn with \r only there).
+    env: { ...process.env, [childFlag]: '1', FLASHRING_STDERR_TTY: process.stderr.isTTY ? '1' : '0' },
     stdio: ['inherit', 'inherit', 'pipe', 'ipc'],
   });
   // Our stderr read by something that stops early (`2>&1 >/dev/null | head`): stop the child

@@ -322,11 +322,14 @@ describe('flashring replay', () => {
     expect(r.code).toBe(0);
     const note = r.err.split('\n').filter((l) => l.startsWith('note: '));
     expect(note).toHaveLength(1);
-    for (const s of ['--ffn-hidden-size 5120 (compared: 6144)', '--swiglu on (compared: off)', '--vocab-size (padded to 128) 146560 (compared: 50304)',
+    for (const s of ['--ffn-hidden-size 5120 (compared: 6144)', '--swiglu on (compared: off)', '--vocab-size 146481 (compared: 50257)',
       '--untie-embeddings-and-output-weights on (compared: off)', '--add-bias-linear off (compared: on)', '--use-flash-attn off (compared: on)']) expect(note[0]).toContain(s);
     expect(note[0]).not.toMatch(/--num-layers|--hidden-size|--cp-comm-type/);
+    // A setting that differs but does not change this point's memory is not named (CP comm type at CP = 1).
+    const noise = await run(['replay', log, '--compare', ...size, '--cp-comm-type', 'a2a']);
+    expect(noise.err).not.toMatch(/--cp-comm-type/);
     expect(note[0]).toMatch(/the compared model's total is -5\d\.\d% off the model under the log's own arguments/);
-    const same = await run(['replay', log, '--compare', ...size, '--ffn-hidden-size', '5120', '--swiglu', '--vocab-size', '146560', '--untie-embeddings-and-output-weights',
+    const same = await run(['replay', log, '--compare', ...size, '--ffn-hidden-size', '5120', '--swiglu', '--vocab-size', '146481', '--untie-embeddings-and-output-weights',
       '--position-embedding-type', 'rope', '--disable-bias-linear', '--attention-dropout', '0', '--no-bias-swiglu-fusion', '--transformer-impl', 'local']);
     expect(same.code).toBe(0);
     expect(same.err).not.toMatch(/another setup/);

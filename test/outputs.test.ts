@@ -70,20 +70,23 @@ describe('one output rule: collisions refused before any work', () => {
   it('an existing file is overwritten only when it is this command\'s earlier output, or with --force; anything else is refused, unchanged', async () => {
     const sweep = (csv: string, ...extra: string[]) => ['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', '4096', '--csv', csv, ...extra];
     writeFileSync(f('notes.md'), 'my notes\n');
-    await refused(sweep(f('notes.md')), /--csv .*notes\.md exists and is not a points CSV written by flashring .*: writing over it would lose it; .*or pass --force/, [f('notes.md')]);
+    await refused(sweep(f('notes.md')), /--csv .*notes\.md exists and is not a sweep's points CSV written by flashring .*: writing over it would lose it; .*or pass --force/, [f('notes.md')]);
     // The extension is no licence: a user's own CSV, a JSON that is not a timeline, a Markdown file that is not the notes.
     writeFileSync(f('mine.csv'), 'seq_len,gib\n4096,12\n');
-    await refused(sweep(f('mine.csv')), /--csv .*mine\.csv exists and is not a points CSV written by flashring/, [f('mine.csv')]);
+    await refused(sweep(f('mine.csv')), /--csv .*mine\.csv exists and is not a sweep's points CSV written by flashring/, [f('mine.csv')]);
     writeFileSync(f('package.json'), '{ "name": "x" }\n');
     await refused(att(f('o6'), '--cp', '2', '--timeline', f('package.json')), /--timeline .*package\.json exists and is not a flashring timeline/, [f('package.json'), ...inputs], [f('o6')]);
     writeFileSync(f('README.md'), '# my project\n');
     await refused(['notes', '--out', f('README.md')], /--out .*README\.md exists and is not notes written by flashring/, [f('README.md')]);
     writeFileSync(f('data.txt'), 'x');
     await refused(['notes', '--out', f('data.txt')], /--out .*data\.txt exists and is not notes written by flashring/, [f('data.txt')]);
-    // A file inside --out where an output array goes that is not a .npy.
+    // A file in --out under an output's name that no record of an earlier run lists: a reference o.npy saved
+    // there by another program (a .npy of the same shape), or a file that only looks like a record.
     mkdirSync(f('o7'));
-    writeFileSync(f('o7', 'lse.npy'), 'not an array');
-    await refused(att(f('o7')), /--out .*o7\/lse\.npy exists and is not a \.npy array/, [f('o7', 'lse.npy'), ...inputs]);
+    writeFileSync(f('o7', 'o.npy'), readFileSync(f('q.npy')));
+    await refused(att(f('o7')), /--out .*o7\/o\.npy exists and is not listed in flashring-run\.json as written by an earlier run/, [f('o7', 'o.npy'), ...inputs]);
+    writeFileSync(f('o7', 'flashring-run.json'), '{ "files": ["o.npy"] }');
+    await refused(att(f('o7')), /--out .*o7\/flashring-run\.json exists and is not this command's record/, [f('o7', 'o.npy'), f('o7', 'flashring-run.json'), ...inputs]);
     // --force overwrites, as asked; alone (no --csv) it is refused, not ignored.
     expect((await cli(sweep(f('mine.csv'), '--force'))).code).toBe(0);
     expect(readFileSync(f('mine.csv'), 'utf8')).toMatch(/^seq_len,tp,cp,/);
@@ -92,11 +95,23 @@ describe('one output rule: collisions refused before any work', () => {
     // A rerun onto its own earlier output under any name reads like this output, so it is overwritten.
     for (let i = 0; i < 2; i++) expect((await cli(['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', String(4096 * (i + 1)), '--csv', f('pts.txt')])).code).toBe(0);
     expect(readFileSync(f('pts.txt'), 'utf8')).toMatch(/^seq_len,.*\n8192,/s);
-    expect((await cli(['replay', LOG, '--csv', f('pts.txt')])).code).toBe(0);
+    // Both write the same header: a replay does not overwrite a sweep's points, nor a sweep measured ones.
+    await refused(['replay', LOG, '--csv', f('pts.txt')], /--csv .*pts\.txt exists and is not a replay's points CSV written by flashring/, [f('pts.txt')]);
+    for (let i = 0; i < 2; i++) expect((await cli(['replay', LOG, '--csv', f('measured.csv')])).code).toBe(0);
+    await refused(sweep(f('measured.csv')), /--csv .*measured\.csv exists and is not a sweep's points CSV written by flashring/, [f('measured.csv')]);
+    // advise writes nothing: --force there is refused, not ignored.
+    await refused(['advise', '--preset', 'seed-32L-4096h', '--force'], /--force belongs to flashring memory, not advise/);
   });
   it('replay X.log --csv X.log, and --csv inside a folder of inputs', async () => {
     writeFileSync(f('run.log'), readFileSync(LOG));
     await refused(['replay', f('run.log'), '--csv', f('run.log')], /--csv would write .*run\.log, which is the input file/, [f('run.log')]);
+    // bench's memory sweep writes activation_memory.csv into --out: its own --measured input there is refused.
+    mkdirSync(f('bx'));
+    writeFileSync(f('bx', 'activation_memory.csv'), 'seq_len,total_gib,fits,source\n4096,10,true,measured: here\n');
+    await refused(['bench', '--no-kernels', '--no-ring', '--measured', f('bx', 'activation_memory.csv'), '--out', f('bx')], /--out would write .*bx\/activation_memory\.csv, which is the input --measured/, [f('bx', 'activation_memory.csv')]);
+    // An older sweep CSV (written before the iter_ms and tflops_per_gpu columns) is still the sweep's own.
+    writeFileSync(f('old-sweep.csv'), 'seq_len,tp,cp,pp,sp,recompute,micro_batch,activation_gib,total_gib,fits,source,line,hbm_gib\n4096,8,1,1,true,none,1,3.5,17.2,true,model,CP=1,80\n');
+    expect((await cli(['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', '4096', '--csv', f('old-sweep.csv')])).code).toBe(0);
   });
 });
 

@@ -11,7 +11,7 @@ import {
 import { MemoryChartConfig, breakdownRows, breakdownSummary, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
 import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
-import { Comparison, ModelSize, compareOne, memoryDiff, modelDiff, predictFromLog, sourceModel } from '../src/memory/compare.js';
+import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, predictFromLog, setupDiff, sourceModel } from '../src/memory/compare.js';
 import { setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
 import { LINKS, LINK_NAMES, Link, Prediction, resolveLink } from '../src/cp/plan/linkModel.js';
@@ -791,16 +791,19 @@ function csvModels(rows: CsvRow[]): ModelSize[] {
 }
 
 /** A warning line when a dropped file's model is not the one its points are drawn over (null when it is). */
-function modelWarning(name: string, size: ModelSize | null, own: boolean, setupDiff?: string[]): string | null {
+function modelWarning(name: string, size: ModelSize | null, own: boolean, log?: { row: CsvRow; setup: MeasuredSetup }): string | null {
   const lines = `${REPLAY.preset}, ${STACKS[replayModel().par.stack].label}`;
   if (!size) return `${name} does not say which model it measured: its points are drawn over the lines of ${lines} unchecked.`;
-  const diff = setupDiff ?? modelDiff(size, replayModel().model, 'lines');
+  const ref = { model: replayModel().model, parallel: replayModel().par };
+  // A log with an argument dump: every setting that changes its point's memory (as replay --compare).
+  const diff = log ? memoryDiff(log.row, log.setup, ref, 'lines') : modelDiff(size, ref.model, 'lines');
   if (!diff.length) return null;
   let planner = '';
   try {
-    planner = modelDiff(size, readModel(), 'lines').length ? '' : ' It is the planner\'s model.';
+    const same = log ? !setupDiff(log.setup, { model: readModel(), parallel: log.setup.parallel }, 'planner').length : !modelDiff(size, readModel(), 'lines').length;
+    planner = same ? ' It is the planner\'s model.' : '';
   } catch { /* the planner's controls are invalid: nothing to say about them */ }
-  return `${name} is a different model from the lines it is drawn over (${lines}): ${diff.join(', ')}. ` +
+  return `${name} is ${log ? 'another setup than' : 'a different model from'} the lines it is drawn over (${lines}): ${diff.join(', ')}. ` +
     (own ? 'The table predicts it from its own arguments.' : 'Its errors in the table are against the lines\' model.') + planner;
 }
 
@@ -831,9 +834,8 @@ async function addReplayFile(f: File): Promise<void> {
   // What the log lacked or where it broke off is said in the list, not only on hover.
   message(`${f.name}: 1 point added${res.warnings.length ? ` (${res.warnings.length} note(s) below)` : ''}`);
   for (const w of res.warnings) message(`⚠ ${f.name}: ${w}`, 'warn');
-  // A log with an argument dump is compared on every setting that changes its point's memory (as replay --compare does).
-  const c = configFromArgs(res.args), lines = replayModel();
-  const w = modelWarning(f.name, logModel(res), true, 'error' in c ? undefined : memoryDiff(row, { model: c.model, parallel: c.par }, { model: lines.model, parallel: lines.par }, 'lines'));
+  const c = configFromArgs(res.args);
+  const w = modelWarning(f.name, logModel(res), true, 'error' in c ? undefined : { row, setup: { model: c.model, parallel: c.par } });
   if (w) message(`⚠ ${w}`, 'warn');
 }
 

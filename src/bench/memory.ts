@@ -17,6 +17,9 @@ export interface MemorySweepResult {
 }
 
 /** Files written together, through temporaries (src/cli/files.ts OutputPlan.write). */
+/** The files a bench's memory sweep writes into --out, by name. */
+export const MEMORY_SWEEP_FILES = ['activation_memory.csv', 'activation_memory.json', 'activation_memory.png'] as const;
+
 export type WriteFiles = (files: { path: string; data: Uint8Array | string }[]) => Promise<void>;
 
 export async function memorySweep(outDir: string, write: WriteFiles, presetName: string, base: Partial<ParallelConfig>, hbmGib: number, measured: CsvRow[] = []): Promise<MemorySweepResult> {
@@ -25,7 +28,7 @@ export async function memorySweep(outDir: string, write: WriteFiles, presetName:
   const par = { ...DEFAULT_PARALLEL, ...(preset.stack ? { stack: preset.stack } : {}), ...base }; // the preset's stack (torchcp: torch-amp)
   const pts = sweep(preset.model, par, DEFAULT_SEQ_LENGTHS, DEFAULT_LINES, hbmGib);
   const rows = sweepRows(pts, hbmGib);
-  const csv = join(outDir, 'activation_memory.csv'), json = join(outDir, 'activation_memory.json'), png = join(outDir, 'activation_memory.png');
+  const [csv, json, png] = MEMORY_SWEEP_FILES.map((n) => join(outDir, n));
   const title = `${preset.note}: TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'} — lines: flashring's memory model (${STACKS[par.stack ?? 'megatron'].label} stack; "+ recompute" = selective core_attn + mlp)${measured.length ? '; triangles: measured' : ''}`;
   const subtitle = chartNotes(preset.model, pts, DEFAULT_LINES);
   const config = memoryChartConfig(rows, measured, hbmGib, title, subtitle);

@@ -18,7 +18,7 @@ import { KernelRow, spotCheck, tensorFits, timeKernels } from './kernels.js';
 import { storedTuning, type TuneStore } from './tune.js';
 import { fileTuneStore } from './tuneStore.js';
 import { RingRow, ringPoint } from './ring.js';
-import { memorySweep } from './memory.js';
+import { MEMORY_SWEEP_FILES, memorySweep } from './memory.js';
 import { CsvRow, measuredRows, parseCsv } from '../memory/csv.js';
 import { numberArg, parseCommand } from '../cli/args.js';
 import { checkInputFile, MAX_TEXT_BYTES, OutputPlan } from '../cli/files.js';
@@ -102,7 +102,9 @@ export async function benchCommand(argv: string[]): Promise<number> {
   // a temporary; the folder appears with the first of them, and a run that measured nothing leaves none.
   const inputs = ([['peer', values.peer], ['measured', values.measured], ['tuned', values.tuned]] as const).flatMap(([flag, path]) => (path === undefined ? [] : [{ flag, path }]));
   for (const i of inputs) await checkInputFile(i.flag, i.path, MAX_TEXT_BYTES);
-  const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: cfg.outDir, kind: 'dir', names: [] }]);
+  // The memory sweep's files have fixed names (the rest are stamped per run): named, so an input among them (--measured) is refused.
+  const names = values['no-memory'] ? [] : MEMORY_SWEEP_FILES;
+  const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: cfg.outDir, kind: 'dir', names }]);
   const peers = await readPeers(values.peer);
   const measured = await readMeasured(values.measured);
   const tuned = values.tuned === undefined ? undefined : await fileTuneStore(values.tuned, 'tuned', false);

@@ -38,7 +38,7 @@ const OPTS = {
 const SEARCHED = ['tensor-model-parallel-size', 'context-parallel-size', 'pipeline-model-parallel-size', 'data-parallel-size', 'sequence-parallel',
   'cp-comm-type', 'recompute-granularity', 'recompute-modules', 'recompute-method', 'recompute-num-layers', 'use-distributed-optimizer',
   'num-layers-per-virtual-pipeline-stage'];
-const NOT_HERE = ['sweep', 'seq-lengths', 'lines', 'csv', 'compare'];
+const NOT_HERE = ['sweep', 'seq-lengths', 'lines', 'csv', 'force', 'compare'];
 
 interface Request extends AdviseRequest { top: number; json: boolean }
 

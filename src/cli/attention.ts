@@ -10,7 +10,7 @@ import { Documents, checkDocuments } from '../mask.js';
 import { Precision } from '../kernels/precision.js';
 import { numberArg, parseCommand } from './args.js';
 import { checkInputFile, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
-import { OUTPUT_NAMES, devicePrecision, noteStaleOutputs, outputFiles } from './outputs.js';
+import { OUTPUT_NAMES, RUN_RECORD, devicePrecision, noteStaleOutputs, outputFiles, recordLists } from './outputs.js';
 import { RING_OPTIONS, RingArgs, checkRingArgs, parseRingArgs } from './ringArgs.js';
 import { schemeDefs } from '../cp/schemes/registry.js';
 
@@ -18,7 +18,8 @@ import { schemeDefs } from '../cp/schemes/registry.js';
 const help = () => `usage: flashring attention --q q.npy --k k.npy --v v.npy --out DIR [options]
   Tensors are [B, H, N, D] (or [H, N, D] for B = 1), float16/float32/float64, C order.
   K and V have Hkv heads; Q has Hq, a multiple of Hkv (grouped-query attention).
-  Writes DIR/o.npy ([B, Hq, Nq, D]) and DIR/lse.npy ([B, Hq, Nq], f32, natural log).
+  Writes DIR/o.npy ([B, Hq, Nq, D]) and DIR/lse.npy ([B, Hq, Nq], f32, natural log), and
+  DIR/flashring-run.json, the record of what it wrote (a later run overwrites only what it lists).
 options:
   --causal              causal mask (bottom-right aligned when Nq != Nk)
   --window L,R          sliding window as FlashAttention-2's window_size: query i sees keys
@@ -55,8 +56,9 @@ options:
   --compute-tflops X    with --link: predict with kernels at X TFLOP/s instead of the measured ones
   --timeline FILE       with --cp: write the JSON timeline (measured, and predicted with --link)
   --force               overwrite existing files at the output paths even when they are not this
-                        command's earlier output (without it: an existing DIR/o.npy … that is not a
-                        .npy, or a --timeline file that is not a flashring timeline, is refused)
+                        command's earlier output (without it: an existing DIR/o.npy … that
+                        DIR/flashring-run.json does not list, or a --timeline file that is not a
+                        flashring timeline, is refused)
 Every value is checked before any GPU work; outputs appear only when the whole run succeeded.`;
 
 const OPTIONS = {
@@ -154,7 +156,7 @@ function planOutputs(a: AttentionArgs): Promise<OutputPlan> {
   const names = a.files.do !== undefined ? OUTPUT_NAMES : OUTPUT_NAMES.slice(0, 2);
   const tl = a.ring?.timeline;
   return OutputPlan.make(inputsOf(a), [
-    { flag: 'out', path: a.out, kind: 'dir', names, ...OUTPUT_KINDS.npy },
+    { flag: 'out', path: a.out, kind: 'dir', names: [...names, RUN_RECORD], manifest: { name: RUN_RECORD, lists: recordLists } },
     ...(tl !== undefined ? [{ flag: 'timeline', path: tl, kind: 'file' as const, ...OUTPUT_KINDS.timeline }] : []),
   ], { force: a.force });
 }

@@ -16,7 +16,7 @@ import { access, constants, mkdir, open, realpath, rename, rm, rmdir, stat, writ
 import { rmSync, Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { FlashringError, InputError } from '../errors.js';
-import { CSV_COLUMNS, CSV_EXTRA } from '../memory/csv.js';
+import { CSV_COLUMNS, parseCsv } from '../memory/csv.js';
 
 /** A write the file system refused (no space, read-only, permission): one line naming the path. */
 export class OutputError extends FlashringError {}
@@ -135,16 +135,39 @@ export interface InputPath { flag: string; path: string }
  */
 export type OutputTarget =
   | { flag: string; path: string; kind: 'file'; what: string; looks: (head: string) => boolean }
-  | { flag: string; path: string; kind: 'dir'; names: readonly string[]; what?: string; looks?: (head: string) => boolean };
+  | { flag: string; path: string; kind: 'dir'; names: readonly string[]; manifest?: Manifest };
 
-/** The CSV header toCsv writes (src/memory/csv.ts): a file starting with exactly this line is a points CSV of ours. */
-const CSV_HEADER = [...CSV_COLUMNS, ...CSV_EXTRA].join(',');
+/**
+ * A folder target's record of what the command wrote there (one of its `names`, written with the
+ * rest): `lists` gives the names an existing record lists, or null when the file is not such a
+ * record. An existing file under one of the names is overwritten only when the record lists it
+ * (`o.npy` of an earlier run; a reference `o.npy` saved there by another program is refused).
+ */
+export interface Manifest { name: string; lists: (text: string) => readonly string[] | null }
+
+/** The start of the header toCsv writes (src/memory/csv.ts; later columns were added over time). */
+const CSV_HEADER = CSV_COLUMNS.join(',');
+
+/**
+ * Whether the start of a file is a points CSV of ours whose rows (those whole in `head`) are the
+ * model's (`model`: a sweep's) or measured ones (a replay's): a sweep does not overwrite measured
+ * points, nor a replay a sweep, though both write the same header.
+ */
+function pointsCsv(head: string, model: boolean): boolean {
+  if (!head.startsWith(CSV_HEADER)) return false;
+  const whole = head.length < 4096 ? head : head.slice(0, head.lastIndexOf('\n') + 1);
+  try {
+    return parseCsv(whole).every((r) => (r.source === 'model') === model);
+  } catch {
+    return false;
+  }
+}
 
 /** The kinds of outputs shared by commands (notes.ts has the notes'). */
 export const OUTPUT_KINDS = {
-  csv: { what: 'a points CSV written by flashring (header ' + CSV_HEADER.slice(0, 24) + '…)', looks: (h: string) => h.split(/\r?\n/, 1)[0] === CSV_HEADER },
+  sweepCsv: { what: "a sweep's points CSV written by flashring (header seq_len,tp,cp,…, rows of source model)", looks: (h: string) => pointsCsv(h, true) },
+  replayCsv: { what: "a replay's points CSV written by flashring (header seq_len,tp,cp,…, measured rows)", looks: (h: string) => pointsCsv(h, false) },
   timeline: { what: 'a flashring timeline (JSON with "kind": "flashring.timeline")', looks: (h: string) => /^\s*\{\s*"kind"\s*:\s*"flashring\.timeline"/.test(h) },
-  npy: { what: 'a .npy array', looks: (h: string) => h.startsWith('\x93NUMPY') },
 } as const;
 
 /** How OutputPlan.make treats existing files: `force` overwrites them whatever they hold (the user said so). */
@@ -184,8 +207,13 @@ async function resolveOutputs(outputs: readonly OutputTarget[]): Promise<Resolve
 }
 
 /** The first bytes of a file, one character a byte (latin1: the headers compared are ASCII, and .npy's magic byte 0x93 stays '\x93'). */
-async function headOf(path: string, bytes = 4096): Promise<string> {
-  const fh = await open(path, 'r');
+async function headOf(flag: string, path: string, bytes: number = 4096): Promise<string> {
+  let fh;
+  try {
+    fh = await open(path, 'r');
+  } catch (e) {
+    throw new InputError(`${who(flag)} ${path} exists and cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}) to tell whether it is this command's earlier output: give another path, or pass --force to overwrite it`);
+  }
   try {
     const buf = Buffer.alloc(bytes);
     const { bytesRead } = await fh.read(buf, 0, bytes, 0);
@@ -197,12 +225,22 @@ async function headOf(path: string, bytes = 4096): Promise<string> {
 
 /** An existing file where an output goes that is not this command's earlier output, as a message: it would be lost. */
 async function wouldLose(outputs: readonly OutputTarget[]): Promise<string | null> {
+  const lose = (flag: string, path: string, what: string) =>
+    `${who(flag)} ${path} exists and is not ${what}: writing over it would lose it; give another path, remove the file, or pass --force to overwrite it`;
   for (const o of outputs) {
-    const paths = o.kind === 'file' ? [o.path] : o.names.map((n) => join(o.path, n));
-    for (const path of paths) {
-      const st = await statOrNull(resolve(path));
-      if (!st || !o.looks || !st.isFile() || o.looks(await headOf(resolve(path)))) continue;
-      return `${who(o.flag)} ${path} exists and is not ${o.what ?? 'this command\'s output'}: writing over it would lose it; give another path, remove the file, or pass --force to overwrite it`;
+    if (o.kind === 'file') {
+      const st = await statOrNull(resolve(o.path));
+      if (st?.isFile() && !o.looks(await headOf(o.flag, resolve(o.path)))) return lose(o.flag, o.path, o.what);
+      continue;
+    }
+    if (!o.manifest) continue;
+    const record = join(o.path, o.manifest.name);
+    const listed = (await statOrNull(resolve(record)))?.isFile() ? o.manifest.lists(await headOf(o.flag, resolve(record), 1 << 16)) : [];
+    if (listed === null) return lose(o.flag, record, "this command's record of what it wrote there");
+    for (const n of o.names) {
+      const path = join(o.path, n);
+      if (n !== o.manifest.name && (await statOrNull(resolve(path)))?.isFile() && !listed.includes(n))
+        return lose(o.flag, path, `listed in ${o.manifest.name} as written by an earlier run of this command (another program's file, or a run before the record)`);
     }
   }
   return null;

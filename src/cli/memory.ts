@@ -277,7 +277,7 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
   const lens = raw !== undefined ? raw.split(',').map((x) => numberArg('seq-lengths', x.trim(), { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' })) : DEFAULT_SEQ_LENGTHS;
   const lines = parseLines(values.lines as string | undefined);
   const gaps = sweepGaps(par, lens, lines);
-  const csv = values.csv === undefined ? null : await OutputPlan.make([], [{ flag: 'csv', path: values.csv as string, kind: 'file', ...OUTPUT_KINDS.csv }], { force: !!values.force });
+  const csv = values.csv === undefined ? null : await OutputPlan.make([], [{ flag: 'csv', path: values.csv as string, kind: 'file', ...OUTPUT_KINDS.sweepCsv }], { force: !!values.force });
   const pts = sweep(model, par, lens, lines, hbmGib);
   if (csv) await csv.write([{ path: values.csv as string, data: toCsv(sweepRows(pts, hbmGib)) }]);
   if (values.json) {
@@ -442,7 +442,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
   for (const n of cfg?.notes ?? []) console.error(`note: ${n}`);
   // Every file looked at before any is read (a pipe or device refused), and --csv checked against them.
   for (const file of positionals) await checkInputFile('input file', file, MAX_TEXT_BYTES, true);
-  const csv = values.csv === undefined ? null : await OutputPlan.make(positionals.map((path) => ({ flag: 'input file', path })), [{ flag: 'csv', path: values.csv, kind: 'file', ...OUTPUT_KINDS.csv }], { force: !!values.force });
+  const csv = values.csv === undefined ? null : await OutputPlan.make(positionals.map((path) => ({ flag: 'input file', path })), [{ flag: 'csv', path: values.csv, kind: 'file', ...OUTPUT_KINDS.replayCsv }], { force: !!values.force });
   const results: FileResult[] = [];
   for (const file of positionals) results.push(await readPoints(file, hbm));
   const rows = results.flatMap((r) => r.rows);

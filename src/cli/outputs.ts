@@ -2,7 +2,7 @@
  * What the attention commands (single device and ring) write and say about their outputs: the
  * .npy files, stale outputs of an earlier run, the precision the device computes in.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { FlashDevice, adapterName } from '../gpu/device.js';
 import { HostTensor } from '../kernels/attention.js';
@@ -11,6 +11,35 @@ import { AttentionShape } from '../shape.js';
 import { NpyArray, encodeNpy } from './npy.js';
 
 export const OUTPUT_NAMES = ['o.npy', 'lse.npy', 'dq.npy', 'dk.npy', 'dv.npy'] as const;
+
+/**
+ * The record a run leaves in --out beside its arrays (`kind: "flashring.attention-run"`): what it
+ * wrote (and what earlier runs wrote there that is still there), the shape and precision. A later
+ * run overwrites only the arrays it lists (src/cli/files.ts Manifest).
+ */
+export const RUN_RECORD = 'flashring-run.json';
+const RECORD_KIND = 'flashring.attention-run';
+
+/** The names a run record lists, or null when `text` is not one. */
+export function recordLists(text: string): string[] | null {
+  try {
+    const j = JSON.parse(text) as { kind?: unknown; files?: unknown };
+    return j.kind === RECORD_KIND && Array.isArray(j.files) && j.files.every((f) => typeof f === 'string') ? (j.files as string[]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The record of a run writing `names` into `dir` (plus the arrays an earlier record there lists that remain). */
+function runRecord(dir: string, names: string[], s: AttentionShape, precision: Precision): { path: string; data: Uint8Array } {
+  const path = join(dir, RUN_RECORD);
+  let earlier: string[] = [];
+  try {
+    earlier = (recordLists(readFileSync(path, 'utf8')) ?? []).filter((n) => !names.includes(n) && existsSync(join(dir, n)));
+  } catch { /* no record yet */ }
+  const record = { kind: RECORD_KIND, version: 1, createdAt: new Date().toISOString(), files: [...names, ...earlier], shape: s, precision, ...(earlier.length ? { fromEarlierRuns: earlier } : {}) };
+  return { path, data: new TextEncoder().encode(JSON.stringify(record, null, 1) + '\n') };
+}
 
 /** f16 asked for by the data on a device without shader-f16: f32, with a note. */
 export function devicePrecision(p: Precision, req: PrecisionRequest, dev: FlashDevice): Precision {
@@ -40,5 +69,6 @@ export function outputFiles(
     return { path: join(dir, `${name}.npy`), data: encodeNpy(arr) };
   });
   if (lse) files.push({ path: join(dir, 'lse.npy'), data: encodeNpy({ dtype: 'f4', shape: [s.B, s.Hq, s.Nq], data: lse }) });
+  files.push(runRecord(dir, files.map((f) => basename(f.path)), s, precision));
   return files;
 }

@@ -32,8 +32,11 @@ export function formatTimeline(tl: RingTimeline): string {
  * Progress on stderr: on a terminal one line rewritten per step; elsewhere (a log, a pipe) one line
  * per phase when its last step is done, so a captured log has no carriage returns.
  */
+/** Whether stderr ends at a terminal. Under bin/flashring.mjs it is a pipe to the parent, which says whether its own is one. */
+const progressOnTerminal = () => (process.env.FLASHRING_STDERR_TTY !== undefined ? process.env.FLASHRING_STDERR_TTY === '1' : !!process.stderr.isTTY);
+
 function stepProgress(): (p: { phase: string; step: number; steps: number }) => void {
-  const tty = !!process.stderr.isTTY;
+  const tty = progressOnTerminal();
   return ({ phase, step, steps }) => {
     if (tty) process.stderr.write(`\r  ${phase} step ${step + 1}/${steps}   `);
     else if (step + 1 === steps) process.stderr.write(`  ${phase}: ${steps} step(s) done\n`);
@@ -73,7 +76,7 @@ export async function ringCommand(
       for (const d of devs) d.destroy();
     }
   }
-  if (process.stderr.isTTY) process.stderr.write('\n');
+  if (progressOnTerminal()) process.stderr.write('\n');
   const files = outputFiles(ring.out, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, res.lse);
   if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
   await outputs.write(files);

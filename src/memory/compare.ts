@@ -120,33 +120,58 @@ export interface MeasuredSetup { model: ModelConfig; parallel: ParallelConfig }
 const onOff = (x: boolean) => (x ? 'on' : 'off');
 const moeText = (e: MoeConfig | undefined) => (e ? `${e.numExperts} experts top-${e.routerTopk}${e.ffnHiddenSize ? ` ffn ${e.ffnHiddenSize}` : ''}${e.sharedExpertSize ? ` shared ${e.sharedExpertSize}` : ''}${e.capacityFactor ? ` capacity ${e.capacityFactor}` : ''}${e.dispatcher ? ` ${e.dispatcher}` : ''}` : 'none (dense)');
 
+/** A setting a measured point does not carry itself: how it reads, and the fields that hold it. */
+interface Setting { flag: string; show: (m: ModelConfig, p: ParallelConfig) => string; model?: (keyof ModelConfig)[]; parallel?: (keyof ParallelConfig)[] }
+
 /**
- * Every setting that changes the model's memory and that a measured point does not carry itself
- * (its sequence, TP, CP, PP, SP, recompute and micro batch do), Megatron-LM's defaults filled in as
- * the model fills them, by the flag that sets it.
+ * Every setting the model takes beyond what a measured point carries itself (its sequence, TP, CP,
+ * PP, SP, recompute and micro batch), shown with the defaults the model fills in, by the flag that
+ * sets it, with the fields that hold it (to swap one setting alone: memoryDiff).
  */
+const SETTINGS: Setting[] = [
+  { flag: '--num-layers', show: (m) => String(m.numLayers), model: ['numLayers'] },
+  { flag: '--hidden-size', show: (m) => String(m.hiddenSize), model: ['hiddenSize'] },
+  { flag: '--num-attention-heads', show: (m) => String(m.numAttentionHeads), model: ['numAttentionHeads'] },
+  { flag: '--num-query-groups', show: (m) => String(m.numQueryGroups ?? m.numAttentionHeads), model: ['numQueryGroups'] },
+  { flag: '--ffn-hidden-size', show: (m) => String(ffnWidth(m)), model: ['ffnHiddenSize'] },
+  { flag: '--swiglu', show: (m) => onOff(!!m.swiglu), model: ['swiglu'] },
+  { flag: '--vocab-size', show: (m) => String(m.vocabSize ?? DEFAULT_VOCAB_SIZE), model: ['vocabSize'] },
+  { flag: '--untie-embeddings-and-output-weights', show: (m) => onOff(!!m.untieEmbeddings), model: ['untieEmbeddings'] },
+  { flag: '--position-embedding-type', show: (m) => m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute'), model: ['positionEmbedding'] },
+  { flag: '--add-bias-linear', show: (m) => onOff(m.biasLinear !== false), model: ['biasLinear'] },
+  { flag: '--normalization', show: (m) => (m.rmsNorm ? 'RMSNorm' : 'LayerNorm'), model: ['rmsNorm'] },
+  { flag: '--attention-dropout', show: (m) => String(m.attentionDropout ?? 0.1), model: ['attentionDropout'] },
+  { flag: '--hidden-dropout', show: (m) => String(m.hiddenDropout ?? 0.1), model: ['hiddenDropout'] },
+  { flag: '--bias-swiglu-fusion', show: (m) => onOff(m.biasActivationFusion !== false), model: ['biasActivationFusion'] },
+  { flag: 'experts', show: (m) => moeText(m.moe), model: ['moe'] },
+  { flag: 'parameter precision', show: (m) => m.paramPrecision ?? `the stack's`, model: ['paramPrecision'] },
+  { flag: '--stack', show: (_, p) => p.stack ?? 'megatron', parallel: ['stack'] },
+  { flag: '--use-flash-attn', show: (_, p) => onOff(p.flashAttention), parallel: ['flashAttention'] },
+  { flag: '--use-distributed-optimizer', show: (_, p) => onOff(p.distributedOptimizer), parallel: ['distributedOptimizer'] },
+  { flag: 'data-parallel size', show: (_, p) => String(p.dataParallel), parallel: ['dataParallel'] },
+  { flag: 'virtual pipeline stages', show: (_, p) => String(p.virtualStages), parallel: ['virtualStages'] },
+  { flag: '--cp-comm-type', show: (_, p) => p.cpCommType ?? 'p2p', parallel: ['cpCommType'] },
+  { flag: '--fp32-residual-connection', show: (_, p) => onOff(!!p.fp32Residual), parallel: ['fp32Residual'] },
+  { flag: '--expert-model-parallel-size', show: (_, p) => String(p.expertParallel ?? 1), parallel: ['expertParallel'] },
+];
+
+/** Every setting of a setup, as [flag, value] (SETTINGS). */
 export function setupSettings(m: ModelConfig, p: ParallelConfig): [string, string][] {
-  const h = m.hiddenSize, a = m.numAttentionHeads;
-  return [
-    ['--num-layers', String(m.numLayers)], ['--hidden-size', String(h)], ['--num-attention-heads', String(a)],
-    ['--num-query-groups', String(m.numQueryGroups ?? a)], ['--ffn-hidden-size', String(ffnWidth(m))],
-    ['--swiglu', onOff(!!m.swiglu)], ['--vocab-size (padded to 128)', String(Math.ceil((m.vocabSize ?? DEFAULT_VOCAB_SIZE) / 128) * 128)],
-    ['--untie-embeddings-and-output-weights', onOff(!!m.untieEmbeddings)],
-    ['--position-embedding-type', m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute')],
-    ['--add-bias-linear', onOff(m.biasLinear !== false)], ['--normalization', m.rmsNorm ? 'RMSNorm' : 'LayerNorm'],
-    ['--attention-dropout', String(m.attentionDropout ?? 0.1)], ['--hidden-dropout', String(m.hiddenDropout ?? 0.1)],
-    ['--bias-swiglu-fusion', onOff(m.biasActivationFusion !== false)], ['experts', moeText(m.moe)],
-    ['--stack', p.stack ?? 'megatron'], ['parameter precision', m.paramPrecision ?? `the stack's`],
-    ['--use-flash-attn', onOff(p.flashAttention)], ['--use-distributed-optimizer', onOff(p.distributedOptimizer)],
-    ['data-parallel size', String(p.dataParallel)], ['--num-layers-per-virtual-pipeline-stage (chunks)', String(p.virtualStages)],
-    ['--cp-comm-type', p.cpCommType ?? 'p2p'], ['--fp32-residual-connection', onOff(!!p.fp32Residual)], ['--expert-model-parallel-size', String(p.expertParallel ?? 1)],
-  ];
+  return SETTINGS.map((s) => [s.flag, s.show(m, p)]);
 }
 
-/** What differs between a measured setup and the compared one, each as "--swiglu on (compared: off)". */
+/** `x` with one setting taken from `ref` (its fields, undefined ones too: the model's default then). */
+function withSetting(x: MeasuredSetup, ref: MeasuredSetup, s: Setting): MeasuredSetup {
+  const pick = <T extends object>(from: T, keys: (keyof T)[] = []) => Object.fromEntries(keys.map((k) => [k, from[k]])) as Partial<T>;
+  return { model: { ...x.model, ...pick(ref.model, s.model) }, parallel: { ...x.parallel, ...pick(ref.parallel, s.parallel) } };
+}
+
+const differs = (x: MeasuredSetup, ref: MeasuredSetup) => SETTINGS.filter((s) => s.show(x.model, x.parallel) !== s.show(ref.model, ref.parallel));
+const said = (s: Setting, x: MeasuredSetup, ref: MeasuredSetup, refName: string) => `${s.flag} ${s.show(x.model, x.parallel)} (${refName}: ${s.show(ref.model, ref.parallel)})`;
+
+/** Every setting that differs between a measured setup and the compared one, each as "--swiglu on (compared: off)". */
 export function setupDiff(x: MeasuredSetup, ref: MeasuredSetup, refName: string): string[] {
-  const mine = setupSettings(x.model, x.parallel), theirs = new Map(setupSettings(ref.model, ref.parallel));
-  return mine.filter(([k, v]) => theirs.get(k) !== v).map(([k, v]) => `${k} ${v} (${refName}: ${theirs.get(k)})`);
+  return differs(x, ref).map((s) => said(s, x, ref, refName));
 }
 
 /** The model's total for a row under a setup (null when the model cannot take it). */
@@ -158,10 +183,17 @@ function totalUnder(row: CsvRow, s: MeasuredSetup): number | null {
   }
 }
 
-/** setupDiff for one point, empty where the differences do not change the model's total at that point (CP comm type at CP = 1, …). */
+/**
+ * The settings that differ and change the model's total at this point: each taken alone from the
+ * compared setup into the measured one (the CP comm type at CP = 1, a dropout of 0.05 against 0.1,
+ * DP without the distributed optimizer change nothing and are not named). Where the totals differ
+ * but no setting alone moves it (DP and the distributed optimizer together), every differing one.
+ */
 export function memoryDiff(row: CsvRow, setup: MeasuredSetup, ref: MeasuredSetup, refName: string): string[] {
-  const diff = setupDiff(setup, ref, refName);
-  return diff.length && totalUnder(row, setup) !== totalUnder(row, ref) ? diff : [];
+  const own = totalUnder(row, setup);
+  if (own === totalUnder(row, ref)) return [];
+  const all = differs(setup, ref), moving = all.filter((s) => totalUnder(row, withSetting(setup, ref, s)) !== own);
+  return (moving.length ? moving : all).map((s) => said(s, setup, ref, refName));
 }
 
 /**

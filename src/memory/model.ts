@@ -86,7 +86,7 @@ export interface ModelConfig {
   numAttentionHeads: number;
   /** K/V heads (grouped-query attention); default numAttentionHeads. */
   numQueryGroups?: number;
-  /** MLP width; default 4·hidden. */
+  /** MLP width; default 4·hidden, with SwiGLU ⌊(4·hidden·2/3)/64⌋·64 (ffnWidth). */
   ffnHiddenSize?: number;
   swiglu?: boolean;
   vocabSize?: number;
