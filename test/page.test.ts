@@ -156,6 +156,23 @@ describe('the page in headless Chromium', () => {
     expect((await hoverPlanner(page, 'CP=1', 4096))).toMatch(/weights \(bf16\)/);
   });
 
+  it('SwiGLU toggled: an MLP width at the default follows Megatron-LM\'s (4h ↔ ⌊(4h·2/3)/64⌋·64); a width typed in stays', async () => {
+    const ffn = () => page.inputValue('input[name=ffn]');
+    const hidden = Number(await page.inputValue('input[name=hidden]')), was = await ffn(), swiglu = await page.isChecked('input[name=swiglu]');
+    expect(swiglu).toBe(false);
+    expect(was).toBe(String(4 * hidden));
+    await page.check('input[name=swiglu]');
+    expect(await ffn()).toBe(String(Math.floor((4 * hidden * 2) / 3 / 64) * 64));
+    await page.uncheck('input[name=swiglu]');
+    expect(await ffn()).toBe(was);
+    await page.fill('input[name=ffn]', '12000');
+    await page.check('input[name=swiglu]');
+    expect(await ffn()).toBe('12000');
+    await page.uncheck('input[name=swiglu]');
+    await page.fill('input[name=ffn]', was);
+    await page.dispatchEvent('input[name=ffn]', 'input');
+  });
+
   it('the lines default to selective core_attn+mlp as "+ recompute"; the recompute controls rewrite every recomputing line', async () => {
     expect(await page.inputValue('input[name=lines]')).toBe('1,1:selective:core_attn+mlp,2,4,4:selective:core_attn+mlp');
     expect(await page.textContent('#recompute-why')).toMatch(/core_attn\+mlp/);

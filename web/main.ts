@@ -172,6 +172,12 @@ function syncModelControls(): void {
   field('unfused').disabled = !field('swiglu').checked;
 }
 
+/** SwiGLU toggled: an MLP width at the other setting's default follows to this one's (4h, or ⌊(4h·2/3)/64⌋·64 as Megatron-LM); a width typed in stays. */
+function swigluWidth(): void {
+  const hiddenSize = Number(field('hidden').value), swiglu = field('swiglu').checked;
+  if (field('ffn').value === String(ffnWidth({ hiddenSize, swiglu: !swiglu }))) field('ffn').value = String(ffnWidth({ hiddenSize, swiglu }));
+}
+
 /** The stack; PyTorch AMP implies fp32 parameters (the box is then ticked and fixed). */
 function setStack(stack: Stack): void {
   const amp = stack === 'torch-amp', box = field('fp32');
@@ -488,6 +494,7 @@ form.addEventListener('input', (e) => {
   const name = (e.target as HTMLInputElement).name;
   if (name === 'preset') return;
   if (name === 'stack') setStack(stackSelect.value as Stack);
+  if (name === 'swiglu') swigluWidth();
   syncModelControls();
   if (RC_FIELDS.includes(name)) {
     try {
