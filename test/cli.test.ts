@@ -67,6 +67,7 @@ describe('flashring attention', () => {
       expect(recordLists(readFileSync(join(out, RUN_RECORD), 'utf8'))).toEqual(['o.npy', 'dq.npy', 'dk.npy', 'dv.npy', 'lse.npy']);
       // Results on stdout; stderr (not a terminal here) has no carriage-return progress, one line per finished phase.
       expect(r.out).toMatch(extra.length ? /^CP R=\d .*\n {2}work per rank/m : /^forward \(f32\) .*; wrote .*o\.npy/m);
+      expect(r.out).toMatch(/wrote .*o\.npy, .*lse\.npy, .*flashring-run\.json/);
       expect(r.err).not.toContain('\r');
       if (extra.length && !extra.includes('processes')) expect(r.err).toMatch(/^ {2}forward: \d+ step\(s\) done$/m);
     });

@@ -290,7 +290,7 @@ describe('flashring replay', () => {
   it('--compare: per-point error of total and activations and the OOM verdict', async () => {
     const r = await run(['replay', 'bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv', '--compare', '--preset', 'torchcp-8L-4096h', '--hbm-gib', '139.8']);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/\| CP=2 \| 196608 \| 2 \| none \| OOM \| 1[4-9]\d\.\d \|.*\| right \|/);
+    expect(r.out).toMatch(/\| bench\/results\/torchcp-2xh200-2026-11-30\/activation_memory_measured\.csv: CP=2 \| 196608 \| 2 \| none \| OOM \| 1[4-9]\d\.\d \|.*\| right \|/);
     expect(r.out).toMatch(/28 point\(s\): largest total error \d\.\d%, largest activation error \d\.\d%, 0 wrong OOM verdict/);
     expect(r.err).not.toMatch(/another setup/);
     // With --json, stdout is the JSON alone: the comparison in it, no table before it.
@@ -302,37 +302,52 @@ describe('flashring replay', () => {
       '--num-attention-heads', '16', '--vocab-size', '32000', '--untie-embeddings-and-output-weights', '--attention-dropout', '0', '--hidden-dropout', '0',
       '--position-embedding-type', 'none', '--hbm-gib', '139.8']);
     expect(r.code).toBe(0);
-    const notes = r.err.split('\n').filter((l) => l.startsWith('note: '));
+    const notes = r.out.split('\n').filter((l) => l.startsWith('note: ')); // with the table, on stdout
     expect(notes).toHaveLength(2);
-    expect(notes[0]).toMatch(/^note: 2 point\(s\) measured another setup than the one compared \(layers 12 \(compared: 4\), hidden 1024 \(compared: 2048\), heads 8 \(compared: 16\), vocab 50257 \(compared: 32000\)\)/);
+    expect(notes[0]).toMatch(/^note: 2 point\(s\) \(.*activation_memory_measured\.csv: .*\) measured another setup than the one compared, with layers 12 \(compared: 4\), hidden 1024 \(compared: 2048\), heads 8 \(compared: 16\), vocab 50257 \(compared: 32000\):/);
     expect(notes[1]).toMatch(/layers 8 \(compared: 4\), hidden 4096/);
   });
   it('--compare on a log names its model when the compared one is another (the log\'s arguments give it)', async () => {
     const log = 'bench/results/2026-12-02-megatron-campaign/runs/r00.log';
     const r = await run(['replay', log, '--compare', '--preset', 'seed-32L-4096h']);
     expect(r.code).toBe(0);
-    expect(r.err).toMatch(/^note: 1 point\(s\) measured another setup than the one compared \(--num-layers 11 \(compared: 32\), --hidden-size 1536 \(compared: 4096\), --num-attention-heads 24 \(compared: 32\), /m);
+    expect(r.out).toMatch(/^note: 1 point\(s\) \(bench\/results\/2026-12-02-megatron-campaign\/runs\/r00\.log\) measured another setup than the one compared, with --num-layers 11 \(compared: 32\), --hidden-size 1536 \(compared: 4096\), --num-attention-heads 24 \(compared: 32\), /m);
+    expect(r.out).toMatch(/^\| bench\/results\/2026-12-02-megatron-campaign\/runs\/r00\.log \| 2048 \|/m); // the table names each log
     const csv = await run(['replay', log]);
-    expect(csv.out).toMatch(/measured: Megatron-LM log r00\.log \(11L h=1536 a=24; peak max allocated over ranks\)/);
+    expect(csv.out).toMatch(/measured: Megatron-LM log bench\/results\/2026-12-02-megatron-campaign\/runs\/r00\.log \(11L h=1536 a=24 vocab=146481; peak max allocated over ranks\)/);
+    // The CSV it writes names the vocabulary too: compared with the log's own size and vocabulary, nothing to say.
+    const out = join(dir, 'r00.csv');
+    expect((await run(['replay', log, '--csv', out])).code).toBe(0);
+    const back = await run(['replay', out, '--compare', '--num-layers', '11', '--hidden-size', '1536', '--num-attention-heads', '24', '--vocab-size', '146481']);
+    expect(back.out).not.toMatch(/another setup/);
+    expect((await run(['replay', out, '--compare', '--num-layers', '11', '--hidden-size', '1536', '--num-attention-heads', '24'])).out).toMatch(/vocab 146481 \(compared: 50257\)/);
+    // A file given twice would count its points twice; a point's own sizes win over the compared ones, and that is said.
+    const twice = await run(['replay', log, `./${log}`]);
+    expect([twice.code, twice.err.trim()]).toEqual([2, `flashring replay: ./${log} is the same file as ${log}: give each log or CSV once (its points would count twice)`]);
+    const tp = await run(['replay', log, '--compare', '--preset', 'seed-32L-4096h', '--tensor-model-parallel-size', '2']);
+    expect(tp.err).toMatch(/^note: --tensor-model-parallel-size: each point is compared at what it measured .*; the given value is used only where a point does not say it$/m);
   });
   it('--compare on a log of the same size names every other setting its arguments give, and how far they move the model; none when all match', async () => {
     const log = 'bench/results/2026-12-02-megatron-campaign/runs/r00.log';
     const size = ['--num-layers', '11', '--hidden-size', '1536', '--num-attention-heads', '24'];
     const r = await run(['replay', log, '--compare', ...size]);
     expect(r.code).toBe(0);
-    const note = r.err.split('\n').filter((l) => l.startsWith('note: '));
+    const note = r.out.split('\n').filter((l) => l.startsWith('note: '));
     expect(note).toHaveLength(1);
-    for (const s of ['--ffn-hidden-size 5120 (compared: 6144)', '--swiglu on (compared: off)', '--vocab-size 146481 (compared: 50257)',
-      '--untie-embeddings-and-output-weights on (compared: off)', '--add-bias-linear off (compared: on)', '--use-flash-attn off (compared: on)']) expect(note[0]).toContain(s);
+    // Each setting as the flashring memory flags that give it: what --compare takes.
+    for (const s of ['--ffn-hidden-size 5120 (compared: 6144)', '--swiglu (compared: no --swiglu)', '--vocab-size 146481 (compared: 50257)',
+      '--untie-embeddings-and-output-weights (compared: no --untie-embeddings-and-output-weights)', '--disable-bias-linear (compared: no --disable-bias-linear)',
+      '--no-use-flash-attn (compared: no --no-use-flash-attn)']) expect(note[0]).toContain(s);
     expect(note[0]).not.toMatch(/--num-layers|--hidden-size|--cp-comm-type/);
     // A setting that differs but does not change this point's memory is not named (CP comm type at CP = 1).
     const noise = await run(['replay', log, '--compare', ...size, '--cp-comm-type', 'a2a']);
-    expect(noise.err).not.toMatch(/--cp-comm-type/);
+    expect(noise.out).toMatch(/another setup/);
+    expect(noise.out).not.toMatch(/--cp-comm-type/);
     expect(note[0]).toMatch(/the compared model's total is -5\d\.\d% off the model under the log's own arguments/);
     const same = await run(['replay', log, '--compare', ...size, '--ffn-hidden-size', '5120', '--swiglu', '--vocab-size', '146481', '--untie-embeddings-and-output-weights',
       '--position-embedding-type', 'rope', '--disable-bias-linear', '--attention-dropout', '0', '--no-bias-swiglu-fusion', '--transformer-impl', 'local']);
     expect(same.code).toBe(0);
-    expect(same.err).not.toMatch(/another setup/);
+    expect(same.out + same.err).not.toMatch(/another setup/);
     expect(same.out).toMatch(/largest total error 0\.\d%/);
   });
   it('--json: each log with an argument dump predicts itself from its own arguments', async () => {
@@ -397,7 +412,7 @@ describe('flashring replay', () => {
     const j = JSON.parse(r.out);
     expect(j.points.map((p: { total_gib: number }) => p.total_gib.toFixed(4))).toEqual([(58001.5 / 1024).toFixed(4), ((70321.98765 + 300) / 1024).toFixed(4)]);
     expect(j.points.map((p: { source: string }) => p.source)).toEqual([
-      'measured: Megatron-LM log two.log#1 (32L h=4096 a=32; peak max allocated over ranks)', 'measured: Megatron-LM log two.log#2 (32L h=4096 a=32; peak max allocated over ranks)']);
+      `measured: Megatron-LM log ${two}#1 (32L h=4096 a=32; peak max allocated over ranks)`, `measured: Megatron-LM log ${two}#2 (32L h=4096 a=32; peak max allocated over ranks)`]);
     expect(j.reports.map((x: { run: number; startLine: number }) => [x.run, x.startLine])).toEqual([[1, 2], [2, 49]]);
     expect(r.err).toMatch(new RegExp(`^${two.replace(/[.]/g, '\\.')}#1: s=131072 `, 'm'));
     expect((await run(['replay', two, '--csv', out])).code).toBe(0);

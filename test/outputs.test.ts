@@ -87,6 +87,9 @@ describe('one output rule: collisions refused before any work', () => {
     await refused(att(f('o7')), /--out .*o7\/o\.npy exists and is not listed in flashring-run\.json as written by an earlier run/, [f('o7', 'o.npy'), ...inputs]);
     writeFileSync(f('o7', 'flashring-run.json'), '{ "files": ["o.npy"] }');
     await refused(att(f('o7')), /--out .*o7\/flashring-run\.json exists and is not this command's record/, [f('o7', 'o.npy'), f('o7', 'flashring-run.json'), ...inputs]);
+    // A folder where an output file goes: refused before any work, --force or not.
+    mkdirSync(f('o8', 'o.npy'), { recursive: true });
+    await refused(att(f('o8'), '--force'), /--out .*o8\/o\.npy is a folder where this command writes a file/, inputs);
     // --force overwrites, as asked; alone (no --csv) it is refused, not ignored.
     expect((await cli(sweep(f('mine.csv'), '--force'))).code).toBe(0);
     expect(readFileSync(f('mine.csv'), 'utf8')).toMatch(/^seq_len,tp,cp,/);

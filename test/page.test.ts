@@ -332,7 +332,7 @@ describe('the page in headless Chromium', () => {
     await page.setInputFiles('#replay-files', join(__dirname, 'fixtures/megatron/core_0.16_tp4_cp2_sp_selective.log'));
     await page.waitForFunction((n) => document.querySelectorAll('#replay-messages li.warn').length > n, warnsBefore);
     const warn = await page.$$eval('#replay-messages li.warn', (li) => li.at(-1)!.textContent);
-    expect(warn).toMatch(/^⚠ core_0\.16_tp4_cp2_sp_selective\.log is another setup than the lines it is drawn over \(torchcp-8L-4096h, PyTorch AMP\): --num-layers 32 \(lines: 8\), .*--untie-embeddings-and-output-weights off \(lines: on\), .*--stack megatron \(lines: torch-amp\)\. The table predicts it from its own arguments\./);
+    expect(warn).toMatch(/^⚠ core_0\.16_tp4_cp2_sp_selective\.log is another setup than the lines it is drawn over \(torchcp-8L-4096h, PyTorch AMP\): --num-layers 32 \(lines: 8\), .*no --untie-embeddings-and-output-weights \(lines: --untie-embeddings-and-output-weights\), .*--stack megatron \(lines: torch-amp\)\. The table predicts it from its own arguments\./);
     const cells = await page.$$eval('#replay-table tbody tr', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td')).map((td) => td.textContent)));
     const own = cells.find((c) => c[0] === 'core_0.16_tp4_cp2_sp_selective.log')!;
     expect(own[1]).toBe('its own arguments');

@@ -200,6 +200,7 @@ async function resolveOutputs(outputs: readonly OutputTarget[]): Promise<Resolve
     out.push({ flag: o.flag, given: o.path, real: t.real, ino: t.existing === resolve(o.path) ? inode(t.st) : undefined, isDir });
     if (o.kind === 'dir') for (const n of o.names) {
       const real = join(t.real, n);
+      if ((await statOrNull(real))?.isDirectory()) throw new InputError(`${who(o.flag)} ${join(o.path, n)} is a folder where this command writes a file: move or remove it, or give another --${o.flag}`);
       out.push({ flag: o.flag, given: join(o.path, n), real, ino: inode(await statOrNull(real)), isDir: false });
     }
   }

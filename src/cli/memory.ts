@@ -1,5 +1,5 @@
 /** `flashring memory` (the model, flags named like Megatron-LM's) and `flashring replay` (logs → points, compared with the model). */
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { InputError } from '../errors.js';
 import {
@@ -245,6 +245,20 @@ function termLabel(t: { part: string; name: string }): string {
   return first === t.part.toLowerCase() ? t.name : `${t.part.padEnd(9)} ${t.name}`;
 }
 
+/** The compared flags each point overrides with what it measured (pointConfig). */
+const POINT_FLAGS = ['seq-length', 'tensor-model-parallel-size', 'context-parallel-size', 'pipeline-model-parallel-size', 'sequence-parallel', 'micro-batch-size', 'recompute-granularity', 'recompute-modules', 'recompute-method', 'recompute-num-layers'];
+
+/** A file given twice (under two names, or through a link) would give its points twice: refused. */
+async function refuseTwice(files: string[]): Promise<void> {
+  const seen = new Map<string, string>();
+  for (const f of files) {
+    const real = await realpath(f).catch(() => f);
+    const first = seen.get(real);
+    if (first !== undefined) throw new InputError(`${f} is ${first === f ? 'given twice' : `the same file as ${first}`}: give each log or CSV once (its points would count twice)`);
+    seen.set(real, f);
+  }
+}
+
 /** --force only says how --csv may write: alone it is refused, not ignored. */
 function forceNeedsCsv(values: { force?: boolean; csv?: string }): void {
   if (values.force && values.csv === undefined) throw new InputError('--force applies only with --csv (it lets --csv overwrite a file that is not flashring\'s points CSV); add --csv FILE or leave it out');
@@ -337,7 +351,11 @@ function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number)
 }
 
 /** A file's points, and for each the setup its log's argument dump gives (null for a CSV row or a log without one). */
-interface FileResult { rows: CsvRow[]; setups: (MeasuredSetup | null)[]; reports: unknown[]; ok: boolean }
+interface FileResult { rows: CsvRow[]; setups: (MeasuredSetup | null)[]; labels: string[]; reports: unknown[]; ok: boolean }
+
+/** Where replay's report goes: stdout, unless stdout carries the points (CSV) or the JSON; notes and failures go to stderr. */
+type Say = (line: string) => void;
+const signedPct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
 
 /** " (median of iterations a-b)" for a window of iteration numbers, or nothing. */
 const iterationsOf = (w: number[]) => (w.length ? ` (median of iterations ${w[0]}-${w[w.length - 1]})` : '');
@@ -356,12 +374,13 @@ function stepTimeLine(res: ParseResult, predicted: object): string {
 }
 
 /**
- * A refusal of a reader (InputError) names the file as the user gave it, in one line: the readers
- * name it by its base name (the name a point's source keeps).
+ * A refusal of a reader (InputError) names the file as the user gave it, in one line (the CSV reader
+ * names it by its base name; the log reader as given).
  */
 function refusal(e: unknown, file: string): unknown {
   if (!(e instanceof InputError)) return e;
   const base = basename(file);
+  if (e.message.startsWith(file)) return e;
   return new InputError(e.message.startsWith(base) ? file + e.message.slice(base.length) : `${file}: ${e.message}`);
 }
 
@@ -370,14 +389,14 @@ function refusal(e: unknown, file: string): unknown {
  * several runs gives several, named file.log#k). What a reader refuses (bad quoting, a dump cut
  * off, a repeated argument, an impossible value) is thrown, one line naming the file and line.
  */
-async function readPoints(file: string, hbmGib: number | null): Promise<FileResult> {
+async function readPoints(file: string, hbmGib: number | null, say: Say): Promise<FileResult> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     console.error(`${file}: cannot read (${code === 'EISDIR' ? 'a folder, not a file' : code ?? (e as Error).message})`);
-    return { rows: [], setups: [], reports: [{ file, error: 'cannot read' }], ok: false };
+    return { rows: [], setups: [], labels: [], reports: [{ file, error: 'cannot read' }], ok: false };
   }
   if (/\.csv$/i.test(file)) {
     let r: CsvRow[], modelRows: number;
@@ -386,32 +405,33 @@ async function readPoints(file: string, hbmGib: number | null): Promise<FileResu
     } catch (e) {
       throw refusal(e, file);
     }
-    console.error(`${file}: ${r.length} row(s)${modelRows ? `; ${modelRows} row(s) of source 'model' left out (the model's own output, not measurements)` : ''}`);
-    return { rows: r, setups: r.map(() => null), reports: [{ file, rows: r.length, ...(modelRows ? { modelRowsLeftOut: modelRows } : {}) }], ok: true };
+    say(`${file}: ${r.length} row(s)${modelRows ? `; ${modelRows} row(s) of source 'model' left out (the model's own output, not measurements)` : ''}`);
+    return { rows: r, setups: r.map(() => null), labels: r.map((x) => `${file}${x.line ? `: ${x.line}` : ''}`), reports: [{ file, rows: r.length, ...(modelRows ? { modelRowsLeftOut: modelRows } : {}) }], ok: true };
   }
   let runs;
   try {
-    runs = parseMegatronLogs(text, basename(file));
+    runs = parseMegatronLogs(text, file); // the path as given names the points (two runs' r00.log apart)
   } catch (e) {
     throw refusal(e, file);
   }
-  const out: FileResult = { rows: [], setups: [], reports: [], ok: true };
+  const out: FileResult = { rows: [], setups: [], labels: [], reports: [], ok: true };
   for (const [k, res] of runs.entries()) {
     const name = runs.length > 1 ? `${file}#${k + 1}` : file;
     const row = measuredRow(res.point, hbmGib ?? undefined);
     const prediction = withIterMs(predictFromLog(res, hbmGib), res); // + the time model's iterMs (src/memory/time)
     const p = res.point;
-    console.error(`${name}: s=${p.seqLength ?? '?'} TP=${p.tp ?? '?'} CP=${p.cp ?? '?'} PP=${p.pp ?? '?'} SP=${p.sp ?? '?'} recompute=${p.recompute ?? '?'}` +
+    say(`${name}: s=${p.seqLength ?? '?'} TP=${p.tp ?? '?'} CP=${p.cp ?? '?'} PP=${p.pp ?? '?'} SP=${p.sp ?? '?'} recompute=${p.recompute ?? '?'}` +
       ` | iter ${p.iterMs === null ? '?' : `${p.iterMs.toFixed(1)} ms${iterationsOf(p.window)}`} | ${p.tflopsPerGpu === null ? '?' : p.tflopsPerGpu.toFixed(1)} TFLOP/s/GPU` +
       ` | peak max allocated ${p.peakMaxAllocatedGiB === null ? '?' : p.peakMaxAllocatedGiB.toFixed(2) + ' GiB'}${p.outOfMemory ? ' | OUT OF MEMORY' : ''}` +
-      ('error' in prediction ? '' : ` | model ${(prediction.totalBytes / GIB).toFixed(2)} GiB${prediction.totalError === null ? '' : ` (${(prediction.totalError * 100).toFixed(1)}%)`}`));
+      ('error' in prediction ? '' : ` | model ${(prediction.totalBytes / GIB).toFixed(2)} GiB${prediction.totalError === null ? '' : ` (${signedPct(prediction.totalError)})`}`));
     const c = configFromArgs(res.args), why = 'error' in c ? null : untrainable(c.model, c.par);
     for (const w of [...res.warnings, ...(why ? [why] : [])]) console.error(`  note: ${w}`);
     if ('error' in prediction) console.error(`  note: no prediction: ${prediction.error}`);
-    else console.error(`  ${stepTimeLine(res, prediction)}`);
+    else say(`  ${stepTimeLine(res, prediction)}`);
     if (!row) console.error(`  ${name}: no point (${p.seqLength === null ? 'no sequence length: not a Megatron-LM log with an argument dump, nor a .csv' : 'nothing measured: no memory line, no iteration after warm-up, no out-of-memory'})`);
     if (row) {
       out.rows.push(row);
+      out.labels.push(name);
       out.setups.push('error' in c ? null : { model: c.model, parallel: c.par });
     } else out.ok = false;
     out.reports.push({ file, ...(runs.length > 1 ? { run: k + 1, startLine: res.startLine } : {}), point: p, warnings: res.warnings, untrainable: why, prediction });
@@ -440,25 +460,29 @@ export async function replayCommand(argv: string[]): Promise<number> {
   if (stray) throw new InputError(`--${stray} is a model flag: it applies only with --compare (the model next to each point); add --compare or leave it out`);
   const cfg = values.compare ? configFromFlags(values) : null;
   for (const n of cfg?.notes ?? []) console.error(`note: ${n}`);
+  const own = POINT_FLAGS.filter((f) => values[f as keyof typeof values] !== undefined);
+  if (cfg && own.length) console.error(`note: ${own.map((f) => `--${f}`).join(', ')}: each point is compared at what it measured (its sequence, TP, CP, PP, SP, recompute, micro batch); the given value is used only where a point does not say it`);
   // Every file looked at before any is read (a pipe or device refused), and --csv checked against them.
   for (const file of positionals) await checkInputFile('input file', file, MAX_TEXT_BYTES, true);
+  await refuseTwice(positionals);
   const csv = values.csv === undefined ? null : await OutputPlan.make(positionals.map((path) => ({ flag: 'input file', path })), [{ flag: 'csv', path: values.csv, kind: 'file', ...OUTPUT_KINDS.replayCsv }], { force: !!values.force });
+  // The report goes to stdout unless stdout carries the points as CSV (no --csv, no --compare) or the JSON.
+  const say: Say = values.json || (!cfg && values.csv === undefined) ? (l) => console.error(l) : (l) => console.log(l);
   const results: FileResult[] = [];
-  for (const file of positionals) results.push(await readPoints(file, hbm));
-  const rows = results.flatMap((r) => r.rows);
+  for (const file of positionals) results.push(await readPoints(file, hbm, say));
+  const rows = results.flatMap((r) => r.rows), labels = results.flatMap((r) => r.labels);
   const bad = results.filter((r) => !r.ok).length;
   const comparison = cfg ? comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib) : null;
-  if (cfg) {
-    if (!values.json) console.log(comparisonTable(comparison!));
-    for (const n of otherModelNotes(rows, { model: cfg.model, parallel: cfg.par }, results.flatMap((r) => r.setups))) console.error(`note: ${n}`);
-  }
+  // Where a point measured another setup than the compared one: said with the table (in the JSON: `notes`).
+  const caveats = cfg ? otherModelNotes(rows, { model: cfg.model, parallel: cfg.par }, results.flatMap((r) => r.setups), labels) : [];
+  if (cfg && !values.json) console.log([comparisonTable(comparison!, labels), ...caveats.map((n) => `note: ${n}`)].join('\n'));
   // With --compare too: the points are written, the table printed. A run where a file gave no point
   // fails (exit 2) and, as every failed run, writes nothing.
   if (values.csv !== undefined && !bad) {
     await csv!.write([{ path: values.csv, data: toCsv(rows) }]);
-    console.error(`wrote ${rows.length} point(s) to ${values.csv}`);
+    say(`wrote ${rows.length} point(s) to ${values.csv}`);
   } else if (values.csv !== undefined) console.error(`${values.csv} not written: a file gave no point`);
-  if (values.json) console.log(JSON.stringify({ points: rows, reports: results.flatMap((r) => r.reports), ...(comparison ? { comparison } : {}) }, null, 1));
+  if (values.json) console.log(JSON.stringify({ points: rows, reports: results.flatMap((r) => r.reports), ...(comparison ? { comparison, notes: caveats } : {}) }, null, 1));
   else if (!cfg && values.csv === undefined && rows.length) process.stdout.write(toCsv(rows)); // nothing at all when no file gave a point
   if (bad) console.error(`flashring replay: ${bad} of ${positionals.length} file(s) gave no point`);
   return bad ? 2 : 0;

@@ -81,6 +81,7 @@ export async function ringCommand(
   if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
   await outputs.write(files);
   console.log(formatTimeline(res.timeline)); // the result: stdout (progress and notes: stderr)
+  console.log(`wrote ${files.map((f) => f.path).join(', ')}`);
   noteStaleOutputs(ring.out, files);
   return 0;
 }

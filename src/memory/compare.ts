@@ -117,42 +117,49 @@ const pct = (x: number | null) => (x === null ? '' : `${x >= 0 ? '+' : ''}${(x *
 /** A log's measured configuration: its model, and its parallel settings (those a row does not carry). */
 export interface MeasuredSetup { model: ModelConfig; parallel: ParallelConfig }
 
-const onOff = (x: boolean) => (x ? 'on' : 'off');
-const moeText = (e: MoeConfig | undefined) => (e ? `${e.numExperts} experts top-${e.routerTopk}${e.ffnHiddenSize ? ` ffn ${e.ffnHiddenSize}` : ''}${e.sharedExpertSize ? ` shared ${e.sharedExpertSize}` : ''}${e.capacityFactor ? ` capacity ${e.capacityFactor}` : ''}${e.dispatcher ? ` ${e.dispatcher}` : ''}` : 'none (dense)');
 
 /** A setting a measured point does not carry itself: how it reads, and the fields that hold it. */
 interface Setting { flag: string; show: (m: ModelConfig, p: ParallelConfig) => string; model?: (keyof ModelConfig)[]; parallel?: (keyof ParallelConfig)[] }
 
+/** A boolean flag as given or not: `--swiglu`, or `no --swiglu`. */
+const given = (flag: string, on: boolean) => (on ? flag : `no ${flag}`);
+const moeFlags = (e: MoeConfig | undefined) => (e
+  ? `--num-experts ${e.numExperts} --moe-router-topk ${e.routerTopk}${e.ffnHiddenSize ? ` --moe-ffn-hidden-size ${e.ffnHiddenSize}` : ''}` +
+    `${e.sharedExpertSize ? ` --moe-shared-expert-intermediate-size ${e.sharedExpertSize}` : ''}${e.capacityFactor ? ` --moe-expert-capacity-factor ${e.capacityFactor}` : ''}` +
+    `${e.dispatcher ? ` --moe-token-dispatcher-type ${e.dispatcher}` : ''}`
+  : 'no --num-experts (dense)');
+
 /**
  * Every setting the model takes beyond what a measured point carries itself (its sequence, TP, CP,
- * PP, SP, recompute and micro batch), shown with the defaults the model fills in, by the flag that
- * sets it, with the fields that hold it (to swap one setting alone: memoryDiff).
+ * PP, SP, recompute and micro batch), shown as the `flashring memory` flags that give it (the
+ * defaults the model fills in made explicit), with the fields that hold it (to swap one setting
+ * alone: memoryDiff).
  */
 const SETTINGS: Setting[] = [
-  { flag: '--num-layers', show: (m) => String(m.numLayers), model: ['numLayers'] },
-  { flag: '--hidden-size', show: (m) => String(m.hiddenSize), model: ['hiddenSize'] },
-  { flag: '--num-attention-heads', show: (m) => String(m.numAttentionHeads), model: ['numAttentionHeads'] },
-  { flag: '--num-query-groups', show: (m) => String(m.numQueryGroups ?? m.numAttentionHeads), model: ['numQueryGroups'] },
-  { flag: '--ffn-hidden-size', show: (m) => String(ffnWidth(m)), model: ['ffnHiddenSize'] },
-  { flag: '--swiglu', show: (m) => onOff(!!m.swiglu), model: ['swiglu'] },
-  { flag: '--vocab-size', show: (m) => String(m.vocabSize ?? DEFAULT_VOCAB_SIZE), model: ['vocabSize'] },
-  { flag: '--untie-embeddings-and-output-weights', show: (m) => onOff(!!m.untieEmbeddings), model: ['untieEmbeddings'] },
-  { flag: '--position-embedding-type', show: (m) => m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute'), model: ['positionEmbedding'] },
-  { flag: '--add-bias-linear', show: (m) => onOff(m.biasLinear !== false), model: ['biasLinear'] },
-  { flag: '--normalization', show: (m) => (m.rmsNorm ? 'RMSNorm' : 'LayerNorm'), model: ['rmsNorm'] },
-  { flag: '--attention-dropout', show: (m) => String(m.attentionDropout ?? 0.1), model: ['attentionDropout'] },
-  { flag: '--hidden-dropout', show: (m) => String(m.hiddenDropout ?? 0.1), model: ['hiddenDropout'] },
-  { flag: '--bias-swiglu-fusion', show: (m) => onOff(m.biasActivationFusion !== false), model: ['biasActivationFusion'] },
-  { flag: 'experts', show: (m) => moeText(m.moe), model: ['moe'] },
-  { flag: 'parameter precision', show: (m) => m.paramPrecision ?? `the stack's`, model: ['paramPrecision'] },
-  { flag: '--stack', show: (_, p) => p.stack ?? 'megatron', parallel: ['stack'] },
-  { flag: '--use-flash-attn', show: (_, p) => onOff(p.flashAttention), parallel: ['flashAttention'] },
-  { flag: '--use-distributed-optimizer', show: (_, p) => onOff(p.distributedOptimizer), parallel: ['distributedOptimizer'] },
-  { flag: 'data-parallel size', show: (_, p) => String(p.dataParallel), parallel: ['dataParallel'] },
-  { flag: 'virtual pipeline stages', show: (_, p) => String(p.virtualStages), parallel: ['virtualStages'] },
-  { flag: '--cp-comm-type', show: (_, p) => p.cpCommType ?? 'p2p', parallel: ['cpCommType'] },
-  { flag: '--fp32-residual-connection', show: (_, p) => onOff(!!p.fp32Residual), parallel: ['fp32Residual'] },
-  { flag: '--expert-model-parallel-size', show: (_, p) => String(p.expertParallel ?? 1), parallel: ['expertParallel'] },
+  { flag: '--num-layers', show: (m) => `--num-layers ${m.numLayers}`, model: ['numLayers'] },
+  { flag: '--hidden-size', show: (m) => `--hidden-size ${m.hiddenSize}`, model: ['hiddenSize'] },
+  { flag: '--num-attention-heads', show: (m) => `--num-attention-heads ${m.numAttentionHeads}`, model: ['numAttentionHeads'] },
+  { flag: '--num-query-groups', show: (m) => `--num-query-groups ${m.numQueryGroups ?? m.numAttentionHeads}`, model: ['numQueryGroups'] },
+  { flag: '--ffn-hidden-size', show: (m) => `--ffn-hidden-size ${ffnWidth(m)}`, model: ['ffnHiddenSize'] },
+  { flag: '--swiglu', show: (m) => given('--swiglu', !!m.swiglu), model: ['swiglu'] },
+  { flag: '--vocab-size', show: (m) => `--vocab-size ${m.vocabSize ?? DEFAULT_VOCAB_SIZE}`, model: ['vocabSize'] },
+  { flag: '--untie-embeddings-and-output-weights', show: (m) => given('--untie-embeddings-and-output-weights', !!m.untieEmbeddings), model: ['untieEmbeddings'] },
+  { flag: '--position-embedding-type', show: (m) => `--position-embedding-type ${m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute')}`, model: ['positionEmbedding'] },
+  { flag: '--disable-bias-linear', show: (m) => given('--disable-bias-linear', m.biasLinear === false), model: ['biasLinear'] },
+  { flag: '--normalization', show: (m) => `--normalization ${m.rmsNorm ? 'RMSNorm' : 'LayerNorm'}`, model: ['rmsNorm'] },
+  { flag: '--attention-dropout', show: (m) => `--attention-dropout ${m.attentionDropout ?? 0.1}`, model: ['attentionDropout'] },
+  { flag: '--hidden-dropout', show: (m) => `--hidden-dropout ${m.hiddenDropout ?? 0.1}`, model: ['hiddenDropout'] },
+  { flag: '--no-bias-swiglu-fusion', show: (m) => given('--no-bias-swiglu-fusion', m.biasActivationFusion === false), model: ['biasActivationFusion'] },
+  { flag: '--num-experts', show: (m) => moeFlags(m.moe), model: ['moe'] },
+  { flag: '--fp32-params', show: (m) => (m.paramPrecision === undefined ? "the stack's parameter precision" : given('--fp32-params', m.paramPrecision === 'amp')), model: ['paramPrecision'] },
+  { flag: '--stack', show: (_, p) => `--stack ${p.stack ?? 'megatron'}`, parallel: ['stack'] },
+  { flag: '--no-use-flash-attn', show: (_, p) => given('--no-use-flash-attn', !p.flashAttention), parallel: ['flashAttention'] },
+  { flag: '--use-distributed-optimizer', show: (_, p) => given('--use-distributed-optimizer', p.distributedOptimizer), parallel: ['distributedOptimizer'] },
+  { flag: '--data-parallel-size', show: (_, p) => `--data-parallel-size ${p.dataParallel}`, parallel: ['dataParallel'] },
+  { flag: 'virtual pipeline', show: (_, p) => `${p.virtualStages} model chunk(s) per pipeline stage`, parallel: ['virtualStages'] },
+  { flag: '--cp-comm-type', show: (_, p) => `--cp-comm-type ${p.cpCommType ?? 'p2p'}`, parallel: ['cpCommType'] },
+  { flag: '--fp32-residual-connection', show: (_, p) => given('--fp32-residual-connection', !!p.fp32Residual), parallel: ['fp32Residual'] },
+  { flag: '--expert-model-parallel-size', show: (_, p) => `--expert-model-parallel-size ${p.expertParallel ?? 1}`, parallel: ['expertParallel'] },
 ];
 
 /** Every setting of a setup, as [flag, value] (SETTINGS). */
@@ -167,9 +174,13 @@ function withSetting(x: MeasuredSetup, ref: MeasuredSetup, s: Setting): Measured
 }
 
 const differs = (x: MeasuredSetup, ref: MeasuredSetup) => SETTINGS.filter((s) => s.show(x.model, x.parallel) !== s.show(ref.model, ref.parallel));
-const said = (s: Setting, x: MeasuredSetup, ref: MeasuredSetup, refName: string) => `${s.flag} ${s.show(x.model, x.parallel)} (${refName}: ${s.show(ref.model, ref.parallel)})`;
+/** "--ffn-hidden-size 5120 (compared: 6144)", "--swiglu (compared: no --swiglu)": the measured setup's flags, the compared value beside. */
+function said(s: Setting, x: MeasuredSetup, ref: MeasuredSetup, refName: string): string {
+  const mine = s.show(x.model, x.parallel), theirs = s.show(ref.model, ref.parallel);
+  return `${mine} (${refName}: ${theirs.startsWith(`${s.flag} `) && mine.startsWith(`${s.flag} `) ? theirs.slice(s.flag.length + 1) : theirs})`;
+}
 
-/** Every setting that differs between a measured setup and the compared one, each as "--swiglu on (compared: off)". */
+/** Every setting that differs between a measured setup and the compared one, each as said() says it. */
 export function setupDiff(x: MeasuredSetup, ref: MeasuredSetup, refName: string): string[] {
   return differs(x, ref).map((s) => said(s, x, ref, refName));
 }
@@ -203,33 +214,35 @@ export function memoryDiff(row: CsvRow, setup: MeasuredSetup, ref: MeasuredSetup
  * (`setups[i]`), and the line says how far the model under the log's own setup is from the compared
  * one; a CSV row on what its source names (layers, hidden, heads, vocabulary).
  */
-export function otherModelNotes(rows: CsvRow[], ref: MeasuredSetup, setups: readonly (MeasuredSetup | null)[] = []): string[] {
-  const groups = new Map<string, { n: number; shifts: number[] }>();
+export function otherModelNotes(rows: CsvRow[], ref: MeasuredSetup, setups: readonly (MeasuredSetup | null)[] = [], labels: readonly string[] = []): string[] {
+  const groups = new Map<string, { n: number; shifts: number[]; names: string[] }>();
   rows.forEach((r, i) => {
     const setup = setups[i], size = setup ? null : sourceModel(r.source);
     const diff = setup ? memoryDiff(r, setup, ref, 'compared') : size ? modelDiff(size, ref.model, 'compared') : [];
     if (!diff.length) return;
     const own = setup ? totalUnder(r, setup) : null, theirs = setup ? totalUnder(r, ref) : null;
-    const g = groups.get(diff.join(', ')) ?? { n: 0, shifts: [] };
+    const g = groups.get(diff.join(', ')) ?? { n: 0, shifts: [], names: [] };
     g.n++;
+    if (labels[i] !== undefined) g.names.push(labels[i]);
     if (own !== null && theirs !== null) g.shifts.push(theirs / own - 1);
     groups.set(diff.join(', '), g);
   });
-  return [...groups].map(([diff, { n, shifts }]) => {
+  return [...groups].map(([diff, { n, shifts, names }]) => {
     const lo = Math.min(...shifts), hi = Math.max(...shifts);
     const shift = shifts.length ? `; the compared model's total is ${pct(lo)}${hi !== lo ? ` to ${pct(hi)}` : ''} off the model under the log's own arguments (replay without --compare prints that prediction)` : '';
-    return `${n} point(s) measured another setup than the one compared (${diff}): their errors are against the wrong model${shift}; compare them with that model's flags`;
+    const which = names.length ? ` (${names.slice(0, 3).join(', ')}${names.length > 3 ? ` and ${names.length - 3} more` : ''})` : '';
+    return `${n} point(s)${which} measured another setup than the one compared, with ${diff}: their errors are against the wrong model${shift}; give --compare those flags to compare them with their own model`;
   });
 }
 
-/** Markdown table of comparisons (the CLI's --compare). */
-export function comparisonTable(cs: Comparison[]): string {
-  const out = ['| source line | seq_len | CP | recompute | measured total GiB | model total GiB | error | measured activation GiB | model activation GiB | error | OOM verdict |',
+/** Markdown table of comparisons (the CLI's --compare); `labels` name each point (its file, or file: line), else its CSV line. */
+export function comparisonTable(cs: Comparison[], labels: readonly string[] = []): string {
+  const out = ['| point | seq_len | CP | recompute | measured total GiB | model total GiB | error | measured activation GiB | model activation GiB | error | OOM verdict |',
     '|---|---|---|---|---|---|---|---|---|---|---|'];
-  for (const c of cs) {
+  for (const [i, c] of cs.entries()) {
     const r = c.row;
     const meas = r.fits === false ? 'OOM' : r.total_gib?.toFixed(1) ?? '?';
-    out.push(`| ${r.line ?? ''} | ${r.seq_len} | ${r.cp ?? '?'} | ${r.recompute ?? '?'} | ${meas} | ${c.modelTotalGib?.toFixed(1) ?? `- (${c.error})`} | ${pct(c.totalError)} | ` +
+    out.push(`| ${(labels[i] ?? r.line ?? '').replace(/\|/g, '\\|')} | ${r.seq_len} | ${r.cp ?? '?'} | ${r.recompute ?? '?'} | ${meas} | ${c.modelTotalGib?.toFixed(1) ?? `- (${c.error})`} | ${pct(c.totalError)} | ` +
       `${r.activation_gib?.toFixed(1) ?? ''} | ${c.modelActivationGib?.toFixed(1) ?? ''} | ${pct(c.activationError)} | ${c.verdict} |`);
   }
   const errs = cs.map((c) => c.totalError).filter((x): x is number => x !== null).map(Math.abs);

@@ -170,14 +170,14 @@ export function sweepRows(points: SweepPoint[], hbmGib: number): CsvRow[] {
 
 /**
  * A measured point as a row; null without a sequence length or without anything measured (no peak, no
- * OOM, no iteration time or throughput). Its source names the log's model ("11L h=1536 a=12", as
+ * OOM, no iteration time or throughput). Its source names the log's model ("11L h=1536 a=12 vocab=50304", as
  * compare.ts sourceModel reads it) where the log gives it, so `replay --compare` can say when the
  * compared model is another.
  */
 export function measuredRow(p: MeasuredPoint, hbmGib?: number): CsvRow | null {
   if (p.seqLength === null) return null;
   if (p.peakMaxAllocatedGiB === null && !p.outOfMemory && p.iterMs === null && p.tflopsPerGpu === null) return null;
-  const size = p.numLayers && p.hiddenSize && p.numHeads ? `${p.numLayers}L h=${p.hiddenSize} a=${p.numHeads}; ` : '';
+  const size = p.numLayers && p.hiddenSize && p.numHeads ? `${p.numLayers}L h=${p.hiddenSize} a=${p.numHeads}${p.vocabSize ? ` vocab=${p.vocabSize}` : ''}; ` : '';
   return {
     seq_len: p.seqLength, tp: p.tp, cp: p.cp, pp: p.pp, sp: p.sp, recompute: p.recompute, micro_batch: p.microBatch,
     activation_gib: null, total_gib: p.peakMaxAllocatedGiB, fits: p.outOfMemory ? false : p.peakMaxAllocatedGiB === null ? null : true,

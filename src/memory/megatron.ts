@@ -50,6 +50,8 @@ export interface MeasuredPoint {
   numLayers: number | null;
   hiddenSize: number | null;
   numHeads: number | null;
+  /** The vocabulary (padded_vocab_size, else vocab_size). */
+  vocabSize: number | null;
   worldSize: number | null;
   flashAttention: boolean | null;
   /** Median over the measured window (null if the log has no iteration after warm-up). */
@@ -199,7 +201,7 @@ function parseRun(lines: string[], from: number, to: number, file: string, sourc
     pp: int('pipeline_model_parallel_size'), sp: bool('sequence_parallel'),
     recompute: rc === undefined ? null : rc === 'None' ? 'none' : recomputeSpecFromArgs(args),
     microBatch: int('micro_batch_size'), numLayers: int('num_layers'), hiddenSize: int('hidden_size'),
-    numHeads: int('num_attention_heads'), worldSize: int('world_size'), flashAttention: bool('use_flash_attn'),
+    numHeads: int('num_attention_heads'), vocabSize: int('padded_vocab_size') ?? int('vocab_size'), worldSize: int('world_size'), flashAttention: bool('use_flash_attn'),
     iterMs, tflopsPerGpu: tflops, window: win.map((r) => r.iteration),
     // A loop, not Math.max(...xs): a long log has more memory lines than the call stack takes arguments.
     peakMaxAllocatedGiB: memory.length ? memory.reduce((x, m) => Math.max(x, m.maxAllocatedMiB), 0) / 1024 : null,
