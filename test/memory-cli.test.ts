@@ -363,7 +363,7 @@ describe('flashring replay', () => {
     const r = await run(['replay', log]);
     expect(r.code).toBe(0);
     expect(r.err).toContain(`${log}: s=8192 TP=1 CP=1 PP=1 SP=false recompute=full:uniform/1 | iter 472.2 ms (median of iterations 15-24) |`);
-    expect(r.err.split('\n')).toContain('  step time: model 449.1 ms, measured 483.6 ms (median of 22 reports, iterations 3-24): -7.1%');
+    expect(r.err.split('\n')).toContain("  step time: model 449.1 ms, measured 483.6 ms (the time model's measure, after the first 2: median of 22 reports, iterations 3-24; the point's iter above is its dataset's window): -7.1%");
     // The same figures as the held-out table (bench/results/2026-12-03-time-heldout6/README.md) and --json's prediction.iterMs.
     expect(JSON.parse((await run(['replay', log, '--json'])).out).reports[0].prediction.iterMs).toBeCloseTo(449.1, 1);
   });

@@ -312,6 +312,8 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
   if (note) console.log(`${bad.size ? '† ' : 'note: '}${note}`);
   const oom = oomPoints(pts);
   console.log(`longest fitting sequence: ${Object.entries(oom).map(([k, v]) => `${k}: ${v ?? 'none'}`).join('; ')}`);
+  if (Object.values(oom).every((v) => v === null))
+    console.log(`note: no line fits in ${hbmGib} GiB at any length here (TP = ${par.tensorParallel}): --tensor-model-parallel-size with --sequence-parallel divides the weights and activations (the seed's commands use TP = 8), and flashring advise searches TP × CP × PP × recompute for layouts that fit`);
   if (values.csv !== undefined) console.log(`wrote ${values.csv}`);
   return 0;
 }
@@ -370,7 +372,7 @@ function stepTimeLine(res: ParseResult, predicted: object): string {
   const m = steadyIterMs(res);
   if (m.ms === null) return `step time: model ${prediction.iterMs.toFixed(1)} ms; the log has no iteration after the first ${WARMUP_ITERATIONS} to compare with`;
   const err = (100 * (prediction.iterMs - m.ms)) / m.ms;
-  return `step time: model ${prediction.iterMs.toFixed(1)} ms, measured ${m.ms.toFixed(1)} ms (median of ${m.iterations} reports, iterations ${m.from}-${m.to}): ${err >= 0 ? '+' : ''}${err.toFixed(1)}%`;
+  return `step time: model ${prediction.iterMs.toFixed(1)} ms, measured ${m.ms.toFixed(1)} ms (the time model's measure, after the first ${WARMUP_ITERATIONS}: median of ${m.iterations} reports, iterations ${m.from}-${m.to}; the point's iter above is its dataset's window): ${err >= 0 ? '+' : ''}${err.toFixed(1)}%`;
 }
 
 /**
