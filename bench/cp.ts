@@ -47,6 +47,7 @@ import { median } from '../src/stats.js';
 import { warmUp } from '../src/bench/kernels.js';
 import { procsBench, procsTable } from './cpProcs.js';
 import { stepsBench, stepsTable } from './cpSteps.js';
+import { placesBench, placesTable } from './cpPlaces.js';
 
 const GIB = 2 ** 30;
 const f64 = (x: HostTensor | Float32Array) => Float64Array.from(x instanceof Uint16Array ? toF32(x) : x);
@@ -392,7 +393,7 @@ function table(sw: SweepResult | null, sc: Awaited<ReturnType<typeof scale>> | n
   return L.join('\n');
 }
 
-type Mode = 'sweep' | 'scale' | 'steps' | 'procs' | 'table';
+type Mode = 'sweep' | 'scale' | 'steps' | 'places' | 'procs' | 'table';
 
 interface ModeSpec {
   summary: string;
@@ -421,6 +422,11 @@ const MODES: Record<Mode, ModeSpec> = {
     defaults: { N: '16384', H: '16', D: '128', R: '2,4,8', reps: '20', out: 'bench/out' }, lists: ['R'],
     example: 'steps --N 256 --H 2 --D 16 --R 2,4 --reps 2 --out /tmp/cp',
   },
+  places: {
+    summary: 'how many workgroups of each pass run at once: W workgroups (--H, one per head) of one length (--N keys or rows), not causal',
+    defaults: { N: '2048', H: '66,132,133,198,264,265,330,396,397,528', D: '128', reps: '10', out: 'bench/out' }, lists: ['N', 'H'],
+    example: 'places --N 64 --H 1,2 --D 16 --reps 2 --out /tmp/cp',
+  },
   procs: {
     summary: 'one process per rank: measured timeline, comm fraction, staging bandwidth, the link model at that bandwidth',
     defaults: { N: '16384,65536,131072', H: '16', D: '128', R: '2', 'latency-us': '10', 'gpu-per-rank': 'off', out: 'bench/out' }, lists: ['N'],
@@ -430,14 +436,14 @@ const MODES: Record<Mode, ModeSpec> = {
 };
 
 const OPTIONS: Record<string, { type: 'string' | 'boolean'; arg: string; help: string }> = {
-  N: { type: 'string', arg: 'n', help: 'sequence length in tokens (procs: a comma list)' },
-  H: { type: 'string', arg: 'h', help: 'attention heads' },
+  N: { type: 'string', arg: 'n', help: 'sequence length in tokens (procs: a comma list; places: the workgroups\' lengths, a comma list)' },
+  H: { type: 'string', arg: 'h', help: 'attention heads (places: a comma list of workgroup counts, one workgroup per head)' },
   D: { type: 'string', arg: 'd', help: `head dim: a multiple of 8, at most ${MAX_HEAD_DIM}` },
   R: { type: 'string', arg: 'r', help: 'ranks (context-parallel size); sweep, steps: a comma list (R=1 always runs: the baseline)' },
   schemes: { type: 'string', arg: 'list', help: `sweep: the schemes to run, a comma list of ${SWEEP_SCHEMES.join(', ')}` },
   'budget-s': { type: 'string', arg: 'S', help: 'sweep: start no point that would end past S seconds (skipped points are named)' },
   'gpu-gib': { type: 'string', arg: 'G', help: 'scale: GPU memory; a run needing more than 90% of it is refused up front' },
-  reps: { type: 'string', arg: 'n', help: 'steps: timed repeats of each kernel pass (the median is kept)' },
+  reps: { type: 'string', arg: 'n', help: 'steps, places: timed repeats of each kernel pass (the median is kept)' },
   'latency-us': { type: 'string', arg: 'U', help: "procs: per-message latency of the predicted link" },
   'gpu-per-rank': { type: 'boolean', arg: '', help: 'procs: rank r sees only GPU r (two identical GPUs)' },
   out: { type: 'string', arg: 'dir', help: 'folder for the JSON results (table: where it reads them)' },
@@ -476,7 +482,7 @@ function parseCp(argv: string[]): { mode: Mode | null; values: Record<string, st
 }
 
 interface CpConfig {
-  mode: Mode; N: number[]; H: number; D: number; R: number[]; out: string; schemes: Scheme[];
+  mode: Mode; N: number[]; H: number; Hs: number[]; D: number; R: number[]; out: string; schemes: Scheme[];
   budgetS: number | null; gpuGib: number; reps: number; latencyUs: number; gpuPerRank: boolean;
 }
 
@@ -523,7 +529,7 @@ function validate(mode: Mode, values: Record<string, string | boolean | undefine
   for (const r of R) for (const n of N)
     if (r > n) throw new InputError(`--R ${r} is more than --N ${n} tokens: every rank needs at least one token`);
   const c: CpConfig = {
-    mode, N, H: H[0], D: D[0], R, out: (values.out as string | undefined) ?? spec.defaults.out, budgetS: budget[0] ?? null,
+    mode, N, H: H[0], Hs: H, D: D[0], R, out: (values.out as string | undefined) ?? spec.defaults.out, budgetS: budget[0] ?? null,
     gpuGib: gpuGib[0], reps: reps[0], latencyUs: latency[0], gpuPerRank: !!values['gpu-per-rank'],
     schemes: sweepSchemes((values.schemes as string | undefined) ?? SWEEP_SCHEMES.join(',')),
   };
@@ -598,6 +604,10 @@ async function deviceMode(c: CpConfig): Promise<number> {
       const sc = await scale(dev, c.N[0], c.H, c.D, c.R[0], c.gpuGib);
       await writeFile(join(c.out, 'cp-scale.json'), JSON.stringify({ ...meta, ...sc }, null, 1));
       console.log(table(null, sc));
+    } else if (c.mode === 'places') {
+      const res = await placesBench(dev, c.D, c.Hs, c.N, c.reps, (r) => console.error(`places ${r.pass} L=${r.L} W=${r.W}: ${r.ms.toFixed(3)} ms`));
+      await writeFile(join(c.out, `cp-places-D${c.D}.json`), JSON.stringify({ ...meta, ...res }, null, 1));
+      console.log(placesTable(res));
     } else {
       const [N] = c.N;
       const res = await stepsBench(dev, N, c.H, c.D, c.R, c.reps,

@@ -17,6 +17,7 @@ import { promisify } from 'node:util';
 import { bestRatios, cpBench } from '../bench/cp.js';
 import { testDevices } from './gpu.js';
 import { StepsResult } from '../bench/cpSteps.js';
+import { PlacesResult, shapeOf } from '../bench/cpPlaces.js';
 
 describe('bench/cp.ts scale', () => {
   it('a small scale run: sampled rows of both runs of the zigzag shards match the single-device kernel', async () => {
@@ -77,6 +78,31 @@ describe('bench/cp.ts steps', () => {
   });
 });
 
+describe('bench/cp.ts places', () => {
+  it('each pass runs W workgroups of one length: one row block (forward, dq) or key block (dkdv) per head; every (pass, L, W) timed, the places read off', async () => {
+    expect(shapeOf('fwd', 7, 512, 64, 128, 64)).toEqual({ B: 1, Hq: 7, Hkv: 7, Nq: 128, Nk: 512, D: 64 });
+    expect(shapeOf('dq', 7, 512, 64, 128, 64)).toEqual({ B: 1, Hq: 7, Hkv: 7, Nq: 64, Nk: 512, D: 64 });
+    expect(shapeOf('dkdv', 7, 512, 64, 128, 64)).toEqual({ B: 1, Hq: 7, Hkv: 7, Nq: 512, Nk: 64, D: 64 });
+    const [dev] = await testDevices(1);
+    if (!dev.hasF16) return expect(process.env.CI).not.toBe('true'); // f16 kernels
+    const out = mkdtempSync(join(tmpdir(), 'flashring-cp-'));
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    const err = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      expect(await cpBench(['places', '--N', '32,64', '--H', '1,3', '--D', '16', '--reps', '1', '--out', out])).toBe(0);
+      const res = JSON.parse(readFileSync(join(out, 'cp-places-D16.json'), 'utf8')) as PlacesResult;
+      expect(res.rows.map((r) => `${r.pass} ${r.L} ${r.W}`)).toEqual(['fwd', 'dkdv', 'dq'].flatMap((p) => [32, 64].flatMap((L) => [1, 3].map((W) => `${p} ${L} ${W}`))));
+      for (const r of res.rows) expect(r.ms, `${r.pass} ${r.L} ${r.W}`).toBeGreaterThan(0);
+      const table = String(log.mock.calls.at(-1)?.[0]).split('\n');
+      expect(table.filter((l) => /^(fwd|dkdv|dq) +L=(32|64) +W1 [\d.]+ \(1\.00\) +W3 [\d.]+ \([\d.]+\) +\| places ≥ [13]$/.test(l))).toHaveLength(6);
+    } finally {
+      log.mockRestore();
+      err.mockRestore();
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+});
+
 const RUN = join(__dirname, '..', 'bench', 'cp-run.mjs');
 const cpRun = (args: string[]) =>
   promisify(execFile)(process.execPath, [RUN, ...args], { timeout: 60_000 }).then(
@@ -91,7 +117,7 @@ describe('node bench/cp-run.mjs: the command line', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.err).toBe('');
     expect(r.out).toMatch(/^usage: node bench\/cp-run\.mjs <mode>/);
-    for (const m of ['sweep', 'scale', 'steps', 'procs', 'table']) expect(r.out).toMatch(new RegExp(`^  ${m} `, 'm'));
+    for (const m of ['sweep', 'scale', 'steps', 'places', 'procs', 'table']) expect(r.out).toMatch(new RegExp(`^  ${m} `, 'm'));
     expect(r.out).toContain('--N 16384  --H 16  --D 128  --R 1,2,4,8  --schemes p2p,all_gather,a2a  --budget-s none');
     expect(r.out).toContain('node bench/cp-run.mjs sweep --N 64 --H 4 --D 16 --R 1,2,4');
     for (const o of ['--N', '--H', '--D', '--R', '--budget-s', '--gpu-gib', '--reps', '--latency-us', '--gpu-per-rank', '--out']) expect(r.out).toContain(`  ${o} `);
@@ -114,7 +140,7 @@ describe('node bench/cp-run.mjs: the command line', () => {
 
   it('an unknown mode, an unknown option or a bad number is one line and exit 2, no stack trace', async () => {
     const cases: [string[], RegExp][] = [
-      [['swep'], /^cp-run: unknown mode 'swep': use sweep, scale, steps, procs, table \(see node bench\/cp-run\.mjs --help\)$/],
+      [['swep'], /^cp-run: unknown mode 'swep': use sweep, scale, steps, places, procs, table \(see node bench\/cp-run\.mjs --help\)$/],
       [['sweep', '--bogus', '1'], /^cp-run: unknown option '--bogus' \(see node bench\/cp-run\.mjs --help\)$/],
       [['sweep', '--N', 'abc'], /^cp-run sweep: --N must be a positive integer \(tokens\), got 'abc'$/],
     ];

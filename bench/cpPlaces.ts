@@ -1,0 +1,110 @@
+/**
+ * How many workgroups of each kernel pass the GPU runs at once ("places"), and what a workgroup
+ * costs beside its tiles (bench/cp.ts `places`): the short calls of a ring (bench/cpSteps.ts) have
+ * few workgroups, or short ones. Each pass runs with exactly W workgroups of one length: W heads
+ * of one row block each (the forward and dq: Nq = the rows a workgroup owns, Nk = L keys; dkdv:
+ * Nk = the keys a workgroup owns, Nq = L rows), not causal, f16. A pass whose W fit the places at
+ * once costs about one workgroup's time; past them the time steps up by a wave. The launch model
+ * (bench/launch-model.py) assumes the places; this measures them. Medians of `reps` timed repeats
+ * after three untimed ones, queued back to back.
+ */
+import { FlashDevice } from '../src/gpu/device.js';
+import { GpuTimer } from '../src/gpu/timer.js';
+import { storage, upload } from '../src/gpu/buffers.js';
+import { FlashForward } from '../src/kernels/flashForward.js';
+import { FlashBackward } from '../src/kernels/flashBackward.js';
+import { describePlan } from '../src/kernels/tiles.js';
+import { toPrecision } from '../src/kernels/attention.js';
+import { randn } from '../src/reference/compare.js';
+import { AttentionShape, resolveOptions } from '../src/shape.js';
+import { median } from '../src/stats.js';
+
+export type PlacesPass = 'fwd' | 'dkdv' | 'dq';
+export interface PlacesRow { pass: PlacesPass; D: number; W: number; L: number; ms: number }
+export interface PlacesResult { D: number; reps: number; tiles: string; rowsFwd: number; rowsBwd: number; rows: PlacesRow[] }
+
+/** The call that gives `pass` exactly W workgroups of length L. */
+export function shapeOf(pass: PlacesPass, W: number, L: number, D: number, rowsFwd: number, rowsBwd: number): AttentionShape {
+  const own = pass === 'fwd' ? rowsFwd : rowsBwd;
+  return pass === 'dkdv' ? { B: 1, Hq: W, Hkv: W, Nq: L, Nk: own, D } : { B: 1, Hq: W, Hkv: W, Nq: own, Nk: L, D };
+}
+
+type Buffers = Record<'q' | 'k' | 'v' | 'dout' | 'o' | 'lse' | 'delta' | 'dq' | 'dk' | 'dv', GPUBuffer>;
+
+/** n f16 values: a block of 2^20 random ones repeated (timing needs finite, varied data, not 10^8 fresh draws on the host). */
+function patterned(n: number, seed: number): Uint16Array {
+  const block = toPrecision(randn(Math.min(n, 1 << 20), seed), 'f16') as Uint16Array;
+  const out = new Uint16Array(n);
+  for (let i = 0; i < n; i += block.length) out.set(block.subarray(0, Math.min(block.length, n - i)), i);
+  return out;
+}
+
+/** Buffers for the largest call of the sweep (a smaller call uses their start). */
+function buffersFor(dev: FlashDevice, shapes: AttentionShape[]): Buffers {
+  const nq = Math.max(...shapes.map((s) => s.Hq * s.Nq * s.D)), nk = Math.max(...shapes.map((s) => s.Hkv * s.Nk * s.D));
+  const rows = Math.max(...shapes.map((s) => s.Hq * s.Nq));
+  return {
+    q: upload(dev, patterned(nq, 1), 'places.q'), k: upload(dev, patterned(nk, 2), 'places.k'), v: upload(dev, patterned(nk, 3), 'places.v'),
+    dout: upload(dev, patterned(nq, 4), 'places.dout'), o: storage(dev, nq * 4, 'places.o'), lse: storage(dev, rows * 4, 'places.lse'),
+    delta: storage(dev, rows * 4, 'places.delta'), dq: storage(dev, nq * 4, 'places.dq'), dk: storage(dev, nk * 4, 'places.dk'), dv: storage(dev, nk * 4, 'places.dv'),
+  };
+}
+
+/** Kernel ms (median of reps) of one pass at one shape: the forward's O and LSE and Δ made first, untimed. */
+async function timePass(dev: FlashDevice, k: { fwd: FlashForward; bwd: FlashBackward }, b: Buffers, pass: PlacesPass, s: AttentionShape, reps: number): Promise<number> {
+  const o = resolveOptions(s, {});
+  const timer = new GpuTimer(dev, reps);
+  const temps: GPUBuffer[] = [];
+  try {
+    const enc = dev.device.createCommandEncoder({ label: 'places' });
+    k.fwd.encode(enc, b, s, o, temps);
+    k.bwd.encode(enc, b, s, o, temps, { accumulate: true, dq: false, dkdv: false }); // Δ alone
+    for (let i = -3; i < reps; i++) {
+      const tw = i < 0 ? undefined : timer.writes(i, 0, 1);
+      if (pass === 'fwd') k.fwd.encode(enc, b, s, o, temps, tw);
+      else k.bwd.encode(enc, b, s, o, temps, { accumulate: true, skipPreprocess: true, dq: pass === 'dq', dkdv: pass === 'dkdv', timestampWrites: tw });
+    }
+    dev.device.queue.submit([enc.finish()]);
+    return median(await timer.read())!;
+  } finally {
+    timer.destroy();
+    for (const x of temps) dev.tracker.destroy(x);
+  }
+}
+
+const PASSES = ['fwd', 'dkdv', 'dq'] as const;
+
+export async function placesBench(dev: FlashDevice, D: number, Ws: number[], Ls: number[], reps: number, onRow?: (r: PlacesRow) => void): Promise<PlacesResult> {
+  const types = { precision: 'f16' as const, out: 'f32' as const, grad: 'f32' as const };
+  const [fwd, bwd] = await Promise.all([FlashForward.create(dev, D, types), FlashBackward.create(dev, D, types)]);
+  const rowsFwd = fwd.plan.rowsPerGroup ?? fwd.plan.BR, rowsBwd = bwd.plan.rowsPerGroup ?? bwd.plan.BR;
+  const calls = PASSES.flatMap((pass) => Ls.flatMap((L) => Ws.map((W) => ({ pass, L, W, s: shapeOf(pass, W, L, D, rowsFwd, rowsBwd) }))));
+  const b = buffersFor(dev, calls.map((c) => c.s));
+  try {
+    const rows: PlacesRow[] = [];
+    for (const c of calls) {
+      const row = { pass: c.pass, D, W: c.W, L: c.L, ms: await timePass(dev, { fwd, bwd }, b, c.pass, c.s, reps) };
+      rows.push(row);
+      onRow?.(row);
+    }
+    return { D, reps, tiles: `fwd ${describePlan(fwd.plan)} | bwd ${describePlan(bwd.plan)}`, rowsFwd, rowsBwd, rows };
+  } finally {
+    for (const x of Object.values(b)) dev.tracker.destroy(x);
+  }
+}
+
+/**
+ * The table: per pass and length, ms at each W and ms over the smallest W's (a wave's steps show
+ * as 1, 2, 3 …), and the places read off it: the largest W still within 15% of the smallest W's time.
+ */
+export function placesTable(res: PlacesResult): string {
+  const out = [`places: D=${res.D}, f16, not causal; ${res.tiles}; W workgroups of one length (fwd ${res.rowsFwd} rows, dkdv/dq ${res.rowsBwd}), kernel ms (median of ${res.reps})`];
+  for (const pass of PASSES)
+    for (const L of [...new Set(res.rows.map((r) => r.L))]) {
+      const rs = res.rows.filter((r) => r.pass === pass && r.L === L).sort((a, b) => a.W - b.W);
+      if (!rs.length) continue;
+      const base = rs[0].ms, within = rs.filter((r) => r.ms <= 1.15 * base).map((r) => r.W);
+      out.push(`${pass.padEnd(5)} L=${String(L).padEnd(6)} ${rs.map((r) => `W${r.W} ${r.ms.toFixed(3)} (${(r.ms / base).toFixed(2)})`).join('  ')}  | places ≥ ${Math.max(...within)}`);
+    }
+  return out.join('\n');
+}
