@@ -21,12 +21,12 @@ import { median } from '../src/stats.js';
 
 export type PlacesPass = 'fwd' | 'dkdv' | 'dq';
 export interface PlacesRow { pass: PlacesPass; D: number; W: number; L: number; ms: number }
-export interface PlacesResult { D: number; reps: number; tiles: string; rowsFwd: number; rowsBwd: number; rows: PlacesRow[] }
+export interface PlacesResult { D: number; reps: number; tiles: string; rowsFwd: number; rowsBwd: number; keysBwd: number; rows: PlacesRow[] }
 
 /** The call that gives `pass` exactly W workgroups of length L. */
-export function shapeOf(pass: PlacesPass, W: number, L: number, D: number, rowsFwd: number, rowsBwd: number): AttentionShape {
-  const own = pass === 'fwd' ? rowsFwd : rowsBwd;
-  return pass === 'dkdv' ? { B: 1, Hq: W, Hkv: W, Nq: L, Nk: own, D } : { B: 1, Hq: W, Hkv: W, Nq: own, Nk: L, D };
+export function shapeOf(pass: PlacesPass, W: number, L: number, D: number, own: { rowsFwd: number; rowsBwd: number; keysBwd: number }): AttentionShape {
+  if (pass === 'dkdv') return { B: 1, Hq: W, Hkv: W, Nq: L, Nk: own.keysBwd, D };
+  return { B: 1, Hq: W, Hkv: W, Nq: pass === 'fwd' ? own.rowsFwd : own.rowsBwd, Nk: L, D };
 }
 
 type Buffers = Record<'q' | 'k' | 'v' | 'dout' | 'o' | 'lse' | 'delta' | 'dq' | 'dk' | 'dv', GPUBuffer>;
@@ -77,8 +77,9 @@ const PASSES = ['fwd', 'dkdv', 'dq'] as const;
 export async function placesBench(dev: FlashDevice, D: number, Ws: number[], Ls: number[], reps: number, onRow?: (r: PlacesRow) => void): Promise<PlacesResult> {
   const types = { precision: 'f16' as const, out: 'f32' as const, grad: 'f32' as const };
   const [fwd, bwd] = await Promise.all([FlashForward.create(dev, D, types), FlashBackward.create(dev, D, types)]);
-  const rowsFwd = fwd.plan.rowsPerGroup ?? fwd.plan.BR, rowsBwd = bwd.plan.rowsPerGroup ?? bwd.plan.BR;
-  const calls = PASSES.flatMap((pass) => Ls.flatMap((L) => Ws.map((W) => ({ pass, L, W, s: shapeOf(pass, W, L, D, rowsFwd, rowsBwd) }))));
+  // What a workgroup owns: the forward's and dq's rows, dkdv's keys (the kernels' own rule: rowsPerGroup, else Br or Bc).
+  const own = { rowsFwd: fwd.plan.rowsPerGroup ?? fwd.plan.BR, rowsBwd: bwd.plan.rowsPerGroup ?? bwd.plan.BR, keysBwd: bwd.plan.rowsPerGroup ?? bwd.plan.BC };
+  const calls = PASSES.flatMap((pass) => Ls.flatMap((L) => Ws.map((W) => ({ pass, L, W, s: shapeOf(pass, W, L, D, own) }))));
   const b = buffersFor(dev, calls.map((c) => c.s));
   try {
     const rows: PlacesRow[] = [];
@@ -87,24 +88,30 @@ export async function placesBench(dev: FlashDevice, D: number, Ws: number[], Ls:
       rows.push(row);
       onRow?.(row);
     }
-    return { D, reps, tiles: `fwd ${describePlan(fwd.plan)} | bwd ${describePlan(bwd.plan)}`, rowsFwd, rowsBwd, rows };
+    return { D, reps, tiles: `fwd ${describePlan(fwd.plan)} | bwd ${describePlan(bwd.plan)}`, ...own, rows };
   } finally {
     for (const x of Object.values(b)) dev.tracker.destroy(x);
   }
 }
 
 /**
- * The table: per pass and length, ms at each W and ms over the smallest W's (a wave's steps show
- * as 1, 2, 3 …), and the places read off it: the largest W still within 15% of the smallest W's time.
+ * The places a sweep shows: the W before the first step up, a time over 1.5× the previous W's (a
+ * second wave); null when no step shows (every W fit, or the W are too far apart to tell).
  */
+export function placesOf(rs: { W: number; ms: number }[]): number | null {
+  for (let i = 1; i < rs.length; i++) if (rs[i].ms > 1.5 * rs[i - 1].ms) return rs[i - 1].W;
+  return null;
+}
+
+/** The table: per pass and length, ms at each W and over the smallest W's (waves show as 1, 2, 3 …), and the places read off it (placesOf). */
 export function placesTable(res: PlacesResult): string {
-  const out = [`places: D=${res.D}, f16, not causal; ${res.tiles}; W workgroups of one length (fwd ${res.rowsFwd} rows, dkdv/dq ${res.rowsBwd}), kernel ms (median of ${res.reps})`];
+  const out = [`places: D=${res.D}, f16, not causal; ${res.tiles}; W workgroups of one length (fwd ${res.rowsFwd} rows, dkdv ${res.keysBwd} keys, dq ${res.rowsBwd} rows), kernel ms (median of ${res.reps})`];
   for (const pass of PASSES)
     for (const L of [...new Set(res.rows.map((r) => r.L))]) {
       const rs = res.rows.filter((r) => r.pass === pass && r.L === L).sort((a, b) => a.W - b.W);
       if (!rs.length) continue;
-      const base = rs[0].ms, within = rs.filter((r) => r.ms <= 1.15 * base).map((r) => r.W);
-      out.push(`${pass.padEnd(5)} L=${String(L).padEnd(6)} ${rs.map((r) => `W${r.W} ${r.ms.toFixed(3)} (${(r.ms / base).toFixed(2)})`).join('  ')}  | places ≥ ${Math.max(...within)}`);
+      const base = rs[0].ms, places = placesOf(rs);
+      out.push(`${pass.padEnd(5)} L=${String(L).padEnd(6)} ${rs.map((r) => `W${r.W} ${r.ms.toFixed(3)} (${(r.ms / base).toFixed(2)})`).join('  ')}  | ${places === null ? 'no step' : `places ${places}`}`);
     }
   return out.join('\n');
 }

@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { bestRatios, cpBench } from '../bench/cp.js';
 import { testDevices } from './gpu.js';
 import { StepsResult } from '../bench/cpSteps.js';
-import { PlacesResult, shapeOf } from '../bench/cpPlaces.js';
+import { PlacesResult, placesOf, shapeOf } from '../bench/cpPlaces.js';
 
 describe('bench/cp.ts scale', () => {
   it('a small scale run: sampled rows of both runs of the zigzag shards match the single-device kernel', async () => {
@@ -80,9 +80,14 @@ describe('bench/cp.ts steps', () => {
 
 describe('bench/cp.ts places', () => {
   it('each pass runs W workgroups of one length: one row block (forward, dq) or key block (dkdv) per head; every (pass, L, W) timed, the places read off', async () => {
-    expect(shapeOf('fwd', 7, 512, 64, 128, 64)).toEqual({ B: 1, Hq: 7, Hkv: 7, Nq: 128, Nk: 512, D: 64 });
-    expect(shapeOf('dq', 7, 512, 64, 128, 64)).toEqual({ B: 1, Hq: 7, Hkv: 7, Nq: 64, Nk: 512, D: 64 });
-    expect(shapeOf('dkdv', 7, 512, 64, 128, 64)).toEqual({ B: 1, Hq: 7, Hkv: 7, Nq: 512, Nk: 64, D: 64 });
+    const own = { rowsFwd: 128, rowsBwd: 64, keysBwd: 32 };
+    expect(shapeOf('fwd', 7, 512, 64, own)).toEqual({ B: 1, Hq: 7, Hkv: 7, Nq: 128, Nk: 512, D: 64 });
+    expect(shapeOf('dq', 7, 512, 64, own)).toEqual({ B: 1, Hq: 7, Hkv: 7, Nq: 64, Nk: 512, D: 64 });
+    expect(shapeOf('dkdv', 7, 512, 64, own)).toEqual({ B: 1, Hq: 7, Hkv: 7, Nq: 512, Nk: 32, D: 64 });
+    // The step read off a sweep: the W before the first time over 1.5× the previous (the H200's D = 64 dkdv at L = 2048).
+    const w64 = [[33, 0.216], [66, 0.265], [132, 0.283], [133, 0.297], [264, 0.304], [265, 0.577], [528, 0.59]].map(([W, ms]) => ({ W, ms }));
+    expect(placesOf(w64)).toBe(264);
+    expect(placesOf(w64.slice(0, 5))).toBeNull();
     const [dev] = await testDevices(1);
     if (!dev.hasF16) return expect(process.env.CI).not.toBe('true'); // f16 kernels
     const out = mkdtempSync(join(tmpdir(), 'flashring-cp-'));
@@ -94,7 +99,7 @@ describe('bench/cp.ts places', () => {
       expect(res.rows.map((r) => `${r.pass} ${r.L} ${r.W}`)).toEqual(['fwd', 'dkdv', 'dq'].flatMap((p) => [32, 64].flatMap((L) => [1, 3].map((W) => `${p} ${L} ${W}`))));
       for (const r of res.rows) expect(r.ms, `${r.pass} ${r.L} ${r.W}`).toBeGreaterThan(0);
       const table = String(log.mock.calls.at(-1)?.[0]).split('\n');
-      expect(table.filter((l) => /^(fwd|dkdv|dq) +L=(32|64) +W1 [\d.]+ \(1\.00\) +W3 [\d.]+ \([\d.]+\) +\| places ≥ [13]$/.test(l))).toHaveLength(6);
+      expect(table.filter((l) => /^(fwd|dkdv|dq) +L=(32|64) +W1 [\d.]+ \(1\.00\) +W3 [\d.]+ \([\d.]+\) +\| (no step|places 1)$/.test(l))).toHaveLength(6);
     } finally {
       log.mockRestore();
       err.mockRestore();

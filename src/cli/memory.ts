@@ -1,6 +1,6 @@
 /** `flashring memory` (the model, flags named like Megatron-LM's) and `flashring replay` (logs → points, compared with the model). */
-import { readFile, realpath } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
+import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import {
   DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
@@ -245,14 +245,20 @@ function termLabel(t: { part: string; name: string }): string {
   return first === t.part.toLowerCase() ? t.name : `${t.part.padEnd(9)} ${t.name}`;
 }
 
+/** A log's name in its points' source: its path from here, normalized (`./a/x.log` and `a/x.log` alike), absolute outside this folder. */
+function sourceName(file: string): string {
+  const rel = relative(process.cwd(), resolve(file));
+  return rel.startsWith('..') || isAbsolute(rel) ? resolve(file) : rel;
+}
+
 /** The compared flags each point overrides with what it measured (pointConfig). */
 const POINT_FLAGS = ['seq-length', 'tensor-model-parallel-size', 'context-parallel-size', 'pipeline-model-parallel-size', 'sequence-parallel', 'micro-batch-size', 'recompute-granularity', 'recompute-modules', 'recompute-method', 'recompute-num-layers'];
 
-/** A file given twice (under two names, or through a link) would give its points twice: refused. */
+/** A file given twice (under two names, or through a symbolic or hard link) would give its points twice: refused. */
 async function refuseTwice(files: string[]): Promise<void> {
   const seen = new Map<string, string>();
   for (const f of files) {
-    const real = await realpath(f).catch(() => f);
+    const real = await stat(f).then((st) => `${st.dev}:${st.ino}`, () => f);
     const first = seen.get(real);
     if (first !== undefined) throw new InputError(`${f} is ${first === f ? 'given twice' : `the same file as ${first}`}: give each log or CSV once (its points would count twice)`);
     seen.set(real, f);
@@ -312,8 +318,10 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
   if (note) console.log(`${bad.size ? '† ' : 'note: '}${note}`);
   const oom = oomPoints(pts);
   console.log(`longest fitting sequence: ${Object.entries(oom).map(([k, v]) => `${k}: ${v ?? 'none'}`).join('; ')}`);
-  if (Object.values(oom).every((v) => v === null))
-    console.log(`note: no line fits in ${hbmGib} GiB at any length here (TP = ${par.tensorParallel}): --tensor-model-parallel-size with --sequence-parallel divides the weights and activations (the seed's commands use TP = 8), and flashring advise searches TP × CP × PP × recompute for layouts that fit`);
+  if (Object.values(oom).every((v) => v === null)) {
+    const tp = par.tensorParallel < 8 || !par.sequenceParallel ? `--tensor-model-parallel-size with --sequence-parallel divides the weights and activations (the seed's commands use TP = 8 with SP); ` : '';
+    console.log(`note: no line fits in ${hbmGib} GiB at any length here (TP = ${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}): ${tp}flashring advise searches TP × CP × PP × recompute for layouts that fit`);
+  }
   if (values.csv !== undefined) console.log(`wrote ${values.csv}`);
   return 0;
 }
@@ -381,8 +389,8 @@ function stepTimeLine(res: ParseResult, predicted: object): string {
  */
 function refusal(e: unknown, file: string): unknown {
   if (!(e instanceof InputError)) return e;
-  const base = basename(file);
-  if (e.message.startsWith(file)) return e;
+  const base = basename(file), shown = sourceName(file);
+  if (e.message.startsWith(shown)) return new InputError(file + e.message.slice(shown.length));
   return new InputError(e.message.startsWith(base) ? file + e.message.slice(base.length) : `${file}: ${e.message}`);
 }
 
@@ -412,7 +420,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
   }
   let runs;
   try {
-    runs = parseMegatronLogs(text, file); // the path as given names the points (two runs' r00.log apart)
+    runs = parseMegatronLogs(text, sourceName(file)); // a path names the points (two runs' r00.log apart)
   } catch (e) {
     throw refusal(e, file);
   }

@@ -23,11 +23,13 @@ export interface Comparison {
   error?: string;
 }
 
-/** The point's configuration over the base flags (sequence, TP, CP, SP, recompute, micro batch). */
+/** The point's configuration over the base flags (sequence, TP, CP, SP, recompute, micro batch): the base's where the row does not say. */
 export function pointConfig(row: CsvRow, base: ParallelConfig): ParallelConfig {
-  const rc = row.recompute ? parseRecomputeSpec(row.recompute, `recompute '${row.recompute}'`) : {};
+  const rc = row.recompute
+    ? { recomputeModules: undefined, recomputeMethod: undefined, recomputeNumLayers: undefined, ...parseRecomputeSpec(row.recompute, `recompute '${row.recompute}'`) }
+    : {};
   return {
-    ...base, recomputeModules: undefined, recomputeMethod: undefined, recomputeNumLayers: undefined, ...rc,
+    ...base, ...rc,
     seqLength: row.seq_len, tensorParallel: row.tp ?? base.tensorParallel, contextParallel: row.cp ?? base.contextParallel,
     pipelineParallel: row.pp ?? base.pipelineParallel, sequenceParallel: row.sp ?? base.sequenceParallel, microBatchSize: row.micro_batch ?? base.microBatchSize,
   };
@@ -151,12 +153,12 @@ const SETTINGS: Setting[] = [
   { flag: '--hidden-dropout', show: (m) => `--hidden-dropout ${m.hiddenDropout ?? 0.1}`, model: ['hiddenDropout'] },
   { flag: '--no-bias-swiglu-fusion', show: (m) => given('--no-bias-swiglu-fusion', m.biasActivationFusion === false), model: ['biasActivationFusion'] },
   { flag: '--num-experts', show: (m) => moeFlags(m.moe), model: ['moe'] },
-  { flag: '--fp32-params', show: (m) => (m.paramPrecision === undefined ? "the stack's parameter precision" : given('--fp32-params', m.paramPrecision === 'amp')), model: ['paramPrecision'] },
+  { flag: '--fp32-params', show: (m) => given('--fp32-params', m.paramPrecision === 'amp'), model: ['paramPrecision'] },
   { flag: '--stack', show: (_, p) => `--stack ${p.stack ?? 'megatron'}`, parallel: ['stack'] },
-  { flag: '--no-use-flash-attn', show: (_, p) => given('--no-use-flash-attn', !p.flashAttention), parallel: ['flashAttention'] },
+  { flag: '--use-flash-attn', show: (_, p) => (p.flashAttention ? '--use-flash-attn' : '--no-use-flash-attn'), parallel: ['flashAttention'] },
   { flag: '--use-distributed-optimizer', show: (_, p) => given('--use-distributed-optimizer', p.distributedOptimizer), parallel: ['distributedOptimizer'] },
   { flag: '--data-parallel-size', show: (_, p) => `--data-parallel-size ${p.dataParallel}`, parallel: ['dataParallel'] },
-  { flag: 'virtual pipeline', show: (_, p) => `${p.virtualStages} model chunk(s) per pipeline stage`, parallel: ['virtualStages'] },
+  { flag: '--num-layers-per-virtual-pipeline-stage', show: (m, p) => (p.virtualStages > 1 ? `--num-layers-per-virtual-pipeline-stage ${m.numLayers}/(PP·${p.virtualStages})` : 'no --num-layers-per-virtual-pipeline-stage'), parallel: ['virtualStages'] },
   { flag: '--cp-comm-type', show: (_, p) => `--cp-comm-type ${p.cpCommType ?? 'p2p'}`, parallel: ['cpCommType'] },
   { flag: '--fp32-residual-connection', show: (_, p) => given('--fp32-residual-connection', !!p.fp32Residual), parallel: ['fp32Residual'] },
   { flag: '--expert-model-parallel-size', show: (_, p) => `--expert-model-parallel-size ${p.expertParallel ?? 1}`, parallel: ['expertParallel'] },
@@ -203,8 +205,16 @@ function totalUnder(row: CsvRow, s: MeasuredSetup): number | null {
 export function memoryDiff(row: CsvRow, setup: MeasuredSetup, ref: MeasuredSetup, refName: string): string[] {
   const own = totalUnder(row, setup);
   if (own === totalUnder(row, ref)) return [];
-  const all = differs(setup, ref), moving = all.filter((s) => totalUnder(row, withSetting(setup, ref, s)) !== own);
-  return (moving.length ? moving : all).map((s) => said(s, setup, ref, refName));
+  const all = differs(setup, ref), named = all.filter((s) => totalUnder(row, withSetting(setup, ref, s)) !== own);
+  // The settings named must be enough: the compared setup with them taken from the log gives the log's total.
+  // Where they are not (DP and the distributed optimizer move it only together), add those that move the rest.
+  const from = (xs: Setting[]) => totalUnder(row, xs.reduce((x, s) => withSetting(x, setup, s), ref));
+  for (let grew = true; grew && from(named) !== own;) {
+    const more = all.filter((s) => !named.includes(s) && from([...named, s]) !== from(named));
+    grew = more.length > 0;
+    named.push(...more);
+  }
+  return (from(named) === own ? named : all).map((s) => said(s, setup, ref, refName));
 }
 
 /**
