@@ -318,6 +318,19 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   {{#for db < D/16}}var dk{{db}} = AM();
   var dv{{db}} = AM();
   {{/for}}
+  // The direct epilogue (DIRECT: f32 gradients; this workgroup's keys all below Nk, so uniform): the
+  // accumulators start from the old dK, dV (accumulating) and are stored straight to them at the end,
+  // with the softmax scale taken into dS: no spills, no barriers, no old values read entry by entry.
+  var direct = false;
+  {{#for dx < DIRECT}}direct = j0 + OWN <= P.Nk;
+  if (direct && P.accumulate != 0u) {
+    let gk = (kv_row0 + j0 + sg * 16u) * D;
+    {{#for db < D/16}}dk{{db}} = subgroupMatrixLoad<AM, row_major>(&dk, gk + {{db}}u * 16u, D);
+    dv{{db}} = subgroupMatrixLoad<AM, row_major>(&dv, gk + {{db}}u * 16u, D);
+    {{/for}}
+  }
+  {{/for}}
+  let ds_scale = select(1.0, P.scale, direct);   // dK = Σ (scale·dS)ᵀ Q there; scale·dK at the end otherwise
 
   // The mask (common.wgsl): the Q tiles holding the rows that may see one of the keys.
   let span = query_span(j0, j0 + OWN);
@@ -371,7 +384,7 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
           ds = x.y;
         }
         Pa[ap + col] = f16(p);
-        dSa[ap + col] = f16(ds);
+        dSa[ap + col] = f16(ds * ds_scale);
       }
       {{/for}}
       if (rare_tile(tid, full)) {
@@ -397,6 +410,14 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   // dK·scale and dV, one 16×16 block at a time through Sa/dPa; keys past Nk are not written.
   // The next block's old values are read while this one is spilled and written.
   let jr = j0 + sg * 16u;
+  {{#for dx < DIRECT}}if (direct) {
+    let gk = (kv_row0 + jr) * D;
+    {{#for db < D/16}}subgroupMatrixStore<row_major>(&dk, gk + {{db}}u * 16u, dk{{db}}, D);
+    subgroupMatrixStore<row_major>(&dv, gk + {{db}}u * 16u, dv{{db}}, D);
+    {{/for}}
+    return;
+  }
+  {{/for}}
   var ok = old_block(GRAD_DK, kv_row0, jr, P.Nk, lane, 0u, true);
   var ov = old_block(GRAD_DV, kv_row0, jr, P.Nk, lane, 0u, true);
   {{#for db < D/16}}workgroupBarrier();
@@ -442,6 +463,16 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   }
   {{#for db < D/16}}var dq{{db}} = AM();
   {{/for}}
+  // The direct epilogue, as dkdv's (this workgroup's rows all below Nq): dQ starts from its old values.
+  var direct = false;
+  {{#for dx < DIRECT}}direct = i0 + OWN <= P.Nq;
+  if (direct && P.accumulate != 0u) {
+    let gq = (row0 + i0 + sg * 16u) * D;
+    {{#for db < D/16}}dq{{db}} = subgroupMatrixLoad<AM, row_major>(&dq, gq + {{db}}u * 16u, D);
+    {{/for}}
+  }
+  {{/for}}
+  let ds_scale = select(1.0, P.scale, direct);   // dQ = Σ (scale·dS) K there; scale·dQ at the end otherwise
 
   let j_start = (key_range(i0).x / BC) * BC;
   let n_end = key_range(min(i0 + OWN, P.Nq) - 1u).y;
@@ -463,7 +494,7 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       let col = ({{c}}u + lane) % (BC / 2u);
       var ds = 0.0;
       if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[at + col], dPa[at + col], l2, dl).y; }
-      dSa[ap + col] = f16(ds);
+      dSa[ap + col] = f16(ds * ds_scale);
     }
     {{/for}}
     if (rare_tile(tid, full)) {
@@ -486,6 +517,13 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   // dQ·scale, one 16×16 block at a time through Sa; rows past Nq are not written. The next
   // block's old values are read while this one is spilled and written.
   let ir = i0 + sg * 16u;
+  {{#for dx < DIRECT}}if (direct) {
+    let gq = (row0 + ir) * D;
+    {{#for db < D/16}}subgroupMatrixStore<row_major>(&dq, gq + {{db}}u * 16u, dq{{db}}, D);
+    {{/for}}
+    return;
+  }
+  {{/for}}
   var oq = old_block(GRAD_DQ, row0, ir, P.Nq, lane, 0u, true);
   {{#for db < D/16}}workgroupBarrier();
   subgroupMatrixStore<row_major>(&Sa, blk, dq{{db}}, SS);

@@ -1,5 +1,5 @@
 import { describe, expect, it, beforeAll } from 'vitest';
-import { autoF16Path, testDevices } from './gpu.js';
+import { autoF16Path, testDevices, tunedDevice } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, plannedSteps } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { ringAttention, RingOptions, RingResult } from '../src/cp/launch/ringAttention.js';
@@ -116,17 +116,25 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
   // The tensor-core backward accumulating into dQ, dK, dV (every pair call; the old values are nonzero from a segment's second pair on) with
   // whole 16-row blocks and workgroups of 128 rows, partial ones at the shard ends: the epilogue that
   // reads a block's old values ahead (shaders/flash_bwd_sgmm.wgsl old_block). Tensor cores only.
-  it('f16 ring on tensor cores, shards of whole and partial blocks: the accumulating backward', async (ctx) => {
+  // Both epilogues of the f32 gradients the ring accumulates in (flashBackward.ts): direct (the default: the
+  // accumulators start from the old values and are stored straight, the scale in dS) and staged, at two head
+  // dims; a shape whose gradient buffers are under a matrix takes the staged one whatever the pin.
+  it('f16 ring on tensor cores, shards of whole and partial blocks: the accumulating backward, both epilogues', async (ctx) => {
     if (!one.hasF16 || autoF16Path(one) !== 'subgroup-matrix') ctx.skip();
-    const g: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 600, Nk: 600, D: 64 };
-    const x = makeInputs(g, SEED + 98);
-    const r = refInputs(x, 'f16');
-    const rf = referenceForward(g, r.q, r.k, r.v, { causal: true });
-    const rb = referenceBackward(g, r.q, r.k, r.v, r.dout, { causal: true });
-    const got = await ringAttention([one], g, x, { causal: true, layout: 'zigzag', precision: 'f16', ranks: 2, scheme: 'p2p' });
-    expect(got.kernels.backward).toBe('subgroup-matrix');
-    expect(err(got.o, rf.o)).toBeLessThanOrEqual(TOL.f16.out);
-    for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k]!, rb[k]), k).toBeLessThanOrEqual(TOL.f16.grad);
+    const staged = await tunedDevice({ sgmmEpilogue: 'staged' });
+    for (const g of [{ B: 1, Hq: 2, Hkv: 2, Nq: 600, Nk: 600, D: 64 }, { B: 1, Hq: 2, Hkv: 1, Nq: 300, Nk: 300, D: 128 }, { B: 1, Hq: 1, Hkv: 1, Nq: 6, Nk: 6, D: 64 }]) {
+      const x = makeInputs(g, SEED + 98);
+      const r = refInputs(x, 'f16');
+      const rf = referenceForward(g, r.q, r.k, r.v, { causal: true });
+      const rb = referenceBackward(g, r.q, r.k, r.v, r.dout, { causal: true });
+      for (const dev of [one, staged]) {
+        const got = await ringAttention([dev], g, x, { causal: true, layout: 'zigzag', precision: 'f16', ranks: 2, scheme: 'p2p' });
+        const what = `${g.Nq}x${g.D} ${dev.tuning.sgmmEpilogue ?? 'direct'}`;
+        expect(got.kernels.backward, what).toBe('subgroup-matrix');
+        expect(err(got.o, rf.o), what).toBeLessThanOrEqual(TOL.f16.out);
+        for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k]!, rb[k]), `${what} ${k}`).toBeLessThanOrEqual(TOL.f16.grad);
+      }
+    }
   });
 
   it('the timeline accounts for every step: compute, transfer, idle, overlap', async () => {

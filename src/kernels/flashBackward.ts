@@ -17,6 +17,7 @@ import { AttentionKernel, KernelInfo, chooseKernel } from './kernel.js';
 import { ATTENTION_HEADER_BINDINGS, attentionHeader } from './params.js';
 import { bindGroup, bindingTable, pipelineLayout } from './bindings.js';
 import { attentionSource, attentionValues } from './source.js';
+import { SpecValues } from './specialize.js';
 import { activeBlocks } from './reach.js';
 
 export interface BackwardBuffers {
@@ -60,9 +61,32 @@ export const PREPROCESS_BINDINGS = bindingTable('FlashBackward.preprocess', [
 /** The preprocess (Δ) pass: one invocation per row, whatever the dK/dV and dQ kernels' tiles. */
 const PRE_PLAN: TilePlan = { BR: 16, BC: 16, WG: 64, workgroupBytes: 0 };
 
+/**
+ * The tensor-core backward's source: DIRECT = 1 gives it the direct epilogue (f32 gradients only: the
+ * accumulators stored straight to dQ, dK, dV with subgroupMatrixStore, shaders/flash_bwd_sgmm.wgsl),
+ * 0 the staged one (through workgroup memory, any gradient type).
+ */
+export function sgmmBackwardSource(values: SpecValues, direct: boolean, extraEnables: string[]): string {
+  return attentionSource(SHADERS.flashBwdSgmm, { ...values, DIRECT: direct ? 1 : 0 }, BACKWARD_BINDINGS, extraEnables);
+}
+
+/** Whether the tensor-core backward of these types has a direct epilogue (f32 gradients: the matrix type's). */
+export const hasDirectEpilogue = (types: KernelTypes) => types.grad === 'f32';
+
+/**
+ * The smallest gradient binding the direct epilogue may be given: one 16-row block of f32 at row stride
+ * D. Dawn refuses a binding that a subgroup-matrix access reads or writes when it holds less than one
+ * matrix (bench/results/2026-12-03-resident-direct-h200), whatever the shader's own bounds; a call with a
+ * smaller dQ, dK or dV takes the staged epilogue.
+ */
+export const directMinBytes = (D: number) => 16 * D * 4;
+
+/** The dK/dV and dQ pipelines of one epilogue. */
+interface BackwardPipes { kv: GPUComputePipeline; q: GPUComputePipeline }
+
 export class FlashBackward extends AttentionKernel {
-  /** `info.plan`: the tiles of the dK/dV and dQ kernels. */
-  private constructor(info: KernelInfo, private pre: GPUComputePipeline, private kv: GPUComputePipeline, private q: GPUComputePipeline) {
+  /** `info.plan`: the tiles of the dK/dV and dQ kernels; `staged`: the staged epilogue beside a direct one (small buffers). */
+  private constructor(info: KernelInfo, private pre: GPUComputePipeline, private main: BackwardPipes, private staged: BackwardPipes | null) {
     super(info);
   }
 
@@ -74,8 +98,9 @@ export class FlashBackward extends AttentionKernel {
   private static build(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan, path: KernelPath): Promise<FlashBackward> {
     const scalar = path === 'scalar';
     const values = attentionValues(D, plan, types, scalar ? !dev.isCPU : true, scalar ? portableValues('bwd', D, plan) : {});
+    const direct = !scalar && hasDirectEpilogue(types) && dev.tuning.sgmmEpilogue !== 'staged';
     // The preprocess's values follow from D, the types and the device: the key need not name them.
-    return cachedKernel(dev, kernelKey(`bwd-${path}`, values), async () => {
+    return cachedKernel(dev, kernelKey(`bwd-${path}${direct ? '-direct' : ''}`, values), async () => {
       const tiles = plan.streamRows ? `resident ${plan.BR},streamed ${plan.streamRows},chunk ${plan.chunk}` : `Br=${plan.BR},Bc=${plan.BC}`;
       const label = `FlashBackward[D=${D},${types.precision},${path},${tiles},WG=${plan.WG}]`;
       const preCode = attentionSource(SHADERS.flashBwdPre, attentionValues(D, PRE_PLAN, types, !dev.isCPU), PREPROCESS_BINDINGS);
@@ -83,10 +108,12 @@ export class FlashBackward extends AttentionKernel {
       const pl = pipelineLayout(dev, BACKWARD_BINDINGS);
       const entryPoints = ['dkdv', 'dq_main'];
       const buildAll = (code: string) => Promise.all(entryPoints.map((ep) => buildPipeline(dev, `${label}.${ep}`, code, ep, pl)));
-      const [kv, q] = scalar
-        ? await buildAll(attentionSource(SHADERS.flashBwd, values, BACKWARD_BINDINGS))
-        : await buildSgmmPipelines(dev, label, (extra) => attentionSource(SHADERS.flashBwdSgmm, values, BACKWARD_BINDINGS, extra), entryPoints, pl);
-      return new FlashBackward({ dev, D, types, plan, path }, pre, kv, q);
+      const sgmm = (direct: boolean, name: string) =>
+        buildSgmmPipelines(dev, name, (extra) => sgmmBackwardSource(values, direct, extra), entryPoints, pl).then(([kv, q]) => ({ kv, q }));
+      const main = scalar
+        ? await buildAll(attentionSource(SHADERS.flashBwd, values, BACKWARD_BINDINGS)).then(([kv, q]) => ({ kv, q }))
+        : await sgmm(direct, label);
+      return new FlashBackward({ dev, D, types, plan, path }, pre, main, direct ? await sgmm(false, `${label}.staged`) : null);
     });
   }
 
@@ -103,8 +130,10 @@ export class FlashBackward extends AttentionKernel {
     const preBind = eo.skipPreprocess ? null : bindGroup(this.dev, PREPROCESS_BINDINGS, buffers);
     const passes: [GPUComputePipeline, [number, number, number], string][] = [];
     if (!eo.skipPreprocess) passes.push([this.pre, [Math.ceil(s.Nq / PRE_PLAN.WG), s.Hq, s.B], 'preprocess']);
-    if (eo.dkdv !== false) passes.push([this.kv, [blocks.k[1] - blocks.k[0], s.Hkv, s.B], 'dkdv']);
-    if (eo.dq !== false) passes.push([this.q, [blocks.q[1] - blocks.q[0], s.Hq, s.B], 'dq']);
+    // The direct epilogue where every gradient binding holds a matrix; else the staged one.
+    const pipes = this.staged && [b.dq, b.dk, b.dv].some((x) => x.size < directMinBytes(s.D)) ? this.staged : this.main;
+    if (eo.dkdv !== false) passes.push([pipes.kv, [blocks.k[1] - blocks.k[0], s.Hkv, s.B], 'dkdv']);
+    if (eo.dq !== false) passes.push([pipes.q, [blocks.q[1] - blocks.q[0], s.Hq, s.B], 'dq']);
     passes.forEach(([pipeline, grid, name], i) => {
       const timestampWrites = passWrites(eo.timestampWrites, i, passes.length);
       const pass = encoder.beginComputePass({ label: `FlashBackward.${name}`, timestampWrites });

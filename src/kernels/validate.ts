@@ -12,7 +12,7 @@ import { nodeGPU } from '../gpu/node.js';
 import { acquireDevices } from '../gpu/device.js';
 import { attentionSource, attentionValues } from './source.js';
 import { FORWARD_BINDINGS } from './flashForward.js';
-import { BACKWARD_BINDINGS } from './flashBackward.js';
+import { hasDirectEpilogue, sgmmBackwardSource } from './flashBackward.js';
 import { SGMM_FWD_PIPES, sgmmCandidates, sgmmTilePlan } from './sgmmTiles.js';
 import { SHADERS } from './shaders.js';
 import { PORTABLE_FWD_CANDIDATES, portableTile, portableValues } from './tiles.js';
@@ -59,8 +59,11 @@ function* sgmmModules(heads: number[]): Generator<NamedModule> {
         for (const pipe of kind === 'fwd' ? SGMM_FWD_PIPES : [0] as const) {
           const plan = sgmmTilePlan(kind, SG, T, D, RB, undefined, pipe);
           if (plan.workgroupBytes > LIMIT) continue;
-          const what = kind === 'fwd' ? `forward D=${D} SG=${SG} T=${T} RB=${RB} PIPE=${pipe}` : `backward D=${D} SG=${SG} T=${T}`;
-          yield [`${what} out=${out}`, attentionSource(shader, attentionValues(D, plan, t, true), kind === 'fwd' ? FORWARD_BINDINGS : BACKWARD_BINDINGS, EXT)];
+          const values = attentionValues(D, plan, t, true);
+          if (kind === 'fwd') yield [`forward D=${D} SG=${SG} T=${T} RB=${RB} PIPE=${pipe} out=${out}`, attentionSource(shader, values, FORWARD_BINDINGS, EXT)];
+          // The backward with the epilogues its types build: staged always, direct with f32 gradients.
+          else for (const direct of hasDirectEpilogue(t) ? [true, false] : [false])
+            yield [`backward D=${D} SG=${SG} T=${T} out=${out}${direct ? ' direct' : ''}`, sgmmBackwardSource(values, direct, EXT)];
         }
       }
     }
