@@ -6,7 +6,7 @@
  * Nk = the keys a workgroup owns, Nq = L rows), not causal, f16. A pass whose W fit the places at
  * once costs about one workgroup's time; past them the time steps up by a wave. The launch model
  * (bench/launch-model.py) assumes the places; this measures them. Medians of `reps` timed repeats
- * after three untimed ones, queued back to back.
+ * after three untimed ones, queued back to back, in a second sweep (the first warms the GPU's clock).
  */
 import { FlashDevice } from '../src/gpu/device.js';
 import { GpuTimer } from '../src/gpu/timer.js';
@@ -82,6 +82,9 @@ export async function placesBench(dev: FlashDevice, D: number, Ws: number[], Ls:
   const calls = PASSES.flatMap((pass) => Ls.flatMap((L) => Ws.map((W) => ({ pass, L, W, s: shapeOf(pass, W, L, D, own) }))));
   const b = buffersFor(dev, calls.map((c) => c.s));
   try {
+    // The sweep once untimed first: a GPU idle between processes starts at a low clock, and a sweep of
+    // light calls does not raise it (bench/results/2026-12-03-places-h200: a first sweep 1.1-4.5x slow).
+    for (const c of calls) await timePass(dev, { fwd, bwd }, b, c.pass, c.s, 2);
     const rows: PlacesRow[] = [];
     for (const c of calls) {
       const row = { pass: c.pass, D, W: c.W, L: c.L, ms: await timePass(dev, { fwd, bwd }, b, c.pass, c.s, reps) };
