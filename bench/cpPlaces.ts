@@ -106,6 +106,16 @@ export function placesOf(rs: { W: number; ms: number }[]): number | null {
   return null;
 }
 
+/** Least squares of ms = fixed + perRow·L over a pass's lengths at one W: fixed in µs, per row in ns, the worst point's relative miss. */
+export function fitLength(pts: { L: number; ms: number }[]): { fixedUs: number; perRowNs: number; worst: number } | null {
+  const n = pts.length;
+  if (n < 3) return null;
+  const sx = pts.reduce((a, p) => a + p.L, 0), sy = pts.reduce((a, p) => a + p.ms, 0);
+  const sxx = pts.reduce((a, p) => a + p.L * p.L, 0), sxy = pts.reduce((a, p) => a + p.L * p.ms, 0);
+  const b = (n * sxy - sx * sy) / (n * sxx - sx * sx), a = (sy - b * sx) / n;
+  return { fixedUs: a * 1e3, perRowNs: b * 1e6, worst: Math.max(...pts.map((p) => Math.abs(p.ms - (a + b * p.L)) / p.ms)) };
+}
+
 /** The table: per pass and length, ms at each W and over the smallest W's (waves show as 1, 2, 3 …), and the places read off it (placesOf). */
 export function placesTable(res: PlacesResult): string {
   const out = [`places: D=${res.D}, f16, not causal; ${res.tiles}; W workgroups of one length (fwd ${res.rowsFwd} rows, dkdv ${res.keysBwd} keys, dq ${res.rowsBwd} rows), kernel ms (median of ${res.reps})`];
@@ -115,6 +125,12 @@ export function placesTable(res: PlacesResult): string {
       if (!rs.length) continue;
       const base = rs[0].ms, places = placesOf(rs);
       out.push(`${pass.padEnd(5)} L=${String(L).padEnd(6)} ${rs.map((r) => `W${r.W} ${r.ms.toFixed(3)} (${(r.ms / base).toFixed(2)})`).join('  ')}  | ${places === null ? 'no step' : `places ${places}`}`);
+    }
+  // Time against length at each W (three lengths or more): a workgroup's fixed cost and its cost a row, for the whole call (all its waves).
+  for (const pass of PASSES)
+    for (const W of [...new Set(res.rows.map((r) => r.W))]) {
+      const f = fitLength(res.rows.filter((r) => r.pass === pass && r.W === W));
+      if (f) out.push(`fit   ${pass.padEnd(5)} W${W}: ${f.fixedUs.toFixed(1)} µs fixed, ${f.perRowNs.toFixed(1)} ns a row or key (worst point ${(100 * f.worst).toFixed(1)}% off)`);
     }
   return out.join('\n');
 }

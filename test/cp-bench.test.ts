@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { bestRatios, cpBench } from '../bench/cp.js';
 import { testDevices } from './gpu.js';
 import { StepsResult } from '../bench/cpSteps.js';
-import { PlacesResult, placesOf, shapeOf } from '../bench/cpPlaces.js';
+import { PlacesResult, fitLength, placesOf, shapeOf } from '../bench/cpPlaces.js';
 
 describe('bench/cp.ts scale', () => {
   it('a small scale run: sampled rows of both runs of the zigzag shards match the single-device kernel', async () => {
@@ -88,6 +88,9 @@ describe('bench/cp.ts places', () => {
     const w64 = [[33, 0.216], [66, 0.265], [132, 0.283], [133, 0.297], [264, 0.304], [265, 0.577], [528, 0.59]].map(([W, ms]) => ({ W, ms }));
     expect(placesOf(w64)).toBe(264);
     expect(placesOf(w64.slice(0, 5))).toBeNull();
+    // The length fit: an exact line comes back exact; fewer than three lengths give none.
+    expect(fitLength([256, 1024, 4096].map((L) => ({ L, ms: 0.05 + 1.5e-4 * L })))).toEqual({ fixedUs: expect.closeTo(50, 6), perRowNs: expect.closeTo(150, 6), worst: expect.closeTo(0, 9) });
+    expect(fitLength([{ L: 1, ms: 1 }, { L: 2, ms: 2 }])).toBeNull();
     const [dev] = await testDevices(1);
     if (!dev.hasF16) return expect(process.env.CI).not.toBe('true'); // f16 kernels
     const out = mkdtempSync(join(tmpdir(), 'flashring-cp-'));
