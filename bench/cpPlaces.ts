@@ -13,7 +13,7 @@ import { GpuTimer } from '../src/gpu/timer.js';
 import { storage, upload } from '../src/gpu/buffers.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
 import { FlashBackward } from '../src/kernels/flashBackward.js';
-import { describePlan } from '../src/kernels/tiles.js';
+import { backwardRows, describePlan } from '../src/kernels/tiles.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn } from '../src/reference/compare.js';
 import { AttentionShape, resolveOptions } from '../src/shape.js';
@@ -77,8 +77,8 @@ const PASSES = ['fwd', 'dkdv', 'dq'] as const;
 export async function placesBench(dev: FlashDevice, D: number, Ws: number[], Ls: number[], reps: number, onRow?: (r: PlacesRow) => void): Promise<PlacesResult> {
   const types = { precision: 'f16' as const, out: 'f32' as const, grad: 'f32' as const };
   const [fwd, bwd] = await Promise.all([FlashForward.create(dev, D, types), FlashBackward.create(dev, D, types)]);
-  // What a workgroup owns: the forward's and dq's rows, dkdv's keys (the kernels' own rule: rowsPerGroup, else Br or Bc).
-  const own = { rowsFwd: fwd.plan.rowsPerGroup ?? fwd.plan.BR, rowsBwd: bwd.plan.rowsPerGroup ?? bwd.plan.BR, keysBwd: bwd.plan.rowsPerGroup ?? bwd.plan.BC };
+  // What a workgroup owns, by the kernels' own rules: the forward's Br rows (flashForward.ts), dq's rows and dkdv's keys (backwardRows).
+  const rb = backwardRows(bwd.plan), own = { rowsFwd: fwd.plan.BR, rowsBwd: rb.q, keysBwd: rb.kv };
   const calls = PASSES.flatMap((pass) => Ls.flatMap((L) => Ws.map((W) => ({ pass, L, W, s: shapeOf(pass, W, L, D, own) }))));
   const b = buffersFor(dev, calls.map((c) => c.s));
   try {

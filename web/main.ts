@@ -11,7 +11,7 @@ import {
 import { MemoryChartConfig, breakdownRows, breakdownSummary, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
 import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
-import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, predictFromLog, setupDiff, sourceModel } from '../src/memory/compare.js';
+import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel } from '../src/memory/compare.js';
 import { setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
 import { LINKS, LINK_NAMES, Link, Prediction, resolveLink } from '../src/cp/plan/linkModel.js';
@@ -46,8 +46,6 @@ function pageWords(e: unknown): string {
     .replace(/must be a positive integer, got/g, 'must be a positive whole number; it is');
   return msg;
 }
-
-const pct = (x: number | null) => (x === null ? '' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`);
 
 type Cell = string | { text: string; cls?: string; title?: string };
 
@@ -799,9 +797,9 @@ function csvModels(rows: CsvRow[]): ModelSize[] {
 
 /** A warning line when a dropped file's model is not the one its points are drawn over (null when it is). */
 function modelWarning(name: string, size: ModelSize | null, own: boolean, log?: { row: CsvRow; setup: MeasuredSetup }): string | null {
-  const lines = `${REPLAY.preset}, ${STACKS[replayModel().par.stack].label}`;
+  const { model, par } = replayModel(), ref = { model, parallel: par };
+  const lines = `${REPLAY.preset}, ${STACKS[par.stack].label}`;
   if (!size) return `${name} does not say which model it measured: its points are drawn over the lines of ${lines} unchecked.`;
-  const ref = { model: replayModel().model, parallel: replayModel().par };
   // A log with an argument dump: every setting that changes its point's memory (as replay --compare).
   const diff = log ? memoryDiff(log.row, log.setup, ref, 'lines') : modelDiff(size, ref.model, 'lines');
   if (!diff.length) return null;

@@ -175,7 +175,8 @@ export interface OutputOptions { force?: boolean }
 
 interface Resolved { flag: string; given: string; real: string; ino?: string; isDir: boolean }
 
-const inode = (st: Stats | null) => (st ? `${st.dev}:${st.ino}` : undefined);
+/** A file's identity, device and inode: two paths or links to one file give the same. */
+export const inode = (st: Stats | null) => (st ? `${st.dev}:${st.ino}` : undefined);
 const statOrNull = (p: string) => stat(p).catch(() => null);
 
 async function resolveInputs(inputs: readonly InputPath[]): Promise<Resolved[]> {

@@ -10,10 +10,10 @@ import { configFromArgs, parseMegatronLogs, type ParseResult } from '../memory/m
 import { untrainable } from '../memory/untrainable.js';
 import { untrainableNote } from '../memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
-import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, predictFromLog } from '../memory/compare.js';
+import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, predictFromLog } from '../memory/compare.js';
 import { steadyIterMs, WARMUP_ITERATIONS, withIterMs } from '../memory/time/fromLog.js';
 import { numberArg, parseCommand } from './args.js';
-import { checkInputFile, MAX_TEXT_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
+import { checkInputFile, inode, MAX_TEXT_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
 
 const HELP = `usage: flashring memory [options]            per-GPU memory of one configuration
        flashring memory --sweep [options]    the plot's lines over sequence length
@@ -258,7 +258,7 @@ const POINT_FLAGS = ['seq-length', 'tensor-model-parallel-size', 'context-parall
 async function refuseTwice(files: string[]): Promise<void> {
   const seen = new Map<string, string>();
   for (const f of files) {
-    const real = await stat(f).then((st) => `${st.dev}:${st.ino}`, () => f);
+    const real = (await stat(f).then(inode, () => undefined)) ?? f;
     const first = seen.get(real);
     if (first !== undefined) throw new InputError(`${f} is ${first === f ? 'given twice' : `the same file as ${first}`}: give each log or CSV once (its points would count twice)`);
     seen.set(real, f);
@@ -365,7 +365,6 @@ interface FileResult { rows: CsvRow[]; setups: (MeasuredSetup | null)[]; labels:
 
 /** Where replay's report goes: stdout, unless stdout carries the points (CSV) or the JSON; notes and failures go to stderr. */
 type Say = (line: string) => void;
-const signedPct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
 
 /** " (median of iterations a-b)" for a window of iteration numbers, or nothing. */
 const iterationsOf = (w: number[]) => (w.length ? ` (median of iterations ${w[0]}-${w[w.length - 1]})` : '');
@@ -385,13 +384,12 @@ function stepTimeLine(res: ParseResult, predicted: object): string {
 
 /**
  * A refusal of a reader (InputError) names the file as the user gave it, in one line (the CSV reader
- * names it by its base name; the log reader as given).
+ * names it by its base name, which a row without a source keeps; the log reader by sourceName).
  */
 function refusal(e: unknown, file: string): unknown {
   if (!(e instanceof InputError)) return e;
-  const base = basename(file), shown = sourceName(file);
-  if (e.message.startsWith(shown)) return new InputError(file + e.message.slice(shown.length));
-  return new InputError(e.message.startsWith(base) ? file + e.message.slice(base.length) : `${file}: ${e.message}`);
+  const named = [sourceName(file), basename(file)].find((n) => e.message.startsWith(n));
+  return new InputError(named !== undefined ? file + e.message.slice(named.length) : `${file}: ${e.message}`);
 }
 
 /**
@@ -433,7 +431,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
     say(`${name}: s=${p.seqLength ?? '?'} TP=${p.tp ?? '?'} CP=${p.cp ?? '?'} PP=${p.pp ?? '?'} SP=${p.sp ?? '?'} recompute=${p.recompute ?? '?'}` +
       ` | iter ${p.iterMs === null ? '?' : `${p.iterMs.toFixed(1)} ms${iterationsOf(p.window)}`} | ${p.tflopsPerGpu === null ? '?' : p.tflopsPerGpu.toFixed(1)} TFLOP/s/GPU` +
       ` | peak max allocated ${p.peakMaxAllocatedGiB === null ? '?' : p.peakMaxAllocatedGiB.toFixed(2) + ' GiB'}${p.outOfMemory ? ' | OUT OF MEMORY' : ''}` +
-      ('error' in prediction ? '' : ` | model ${(prediction.totalBytes / GIB).toFixed(2)} GiB${prediction.totalError === null ? '' : ` (${signedPct(prediction.totalError)})`}`));
+      ('error' in prediction ? '' : ` | model ${(prediction.totalBytes / GIB).toFixed(2)} GiB${prediction.totalError === null ? '' : ` (${pct(prediction.totalError)})`}`));
     const c = configFromArgs(res.args), why = 'error' in c ? null : untrainable(c.model, c.par);
     for (const w of [...res.warnings, ...(why ? [why] : [])]) console.error(`  note: ${w}`);
     if ('error' in prediction) console.error(`  note: no prediction: ${prediction.error}`);

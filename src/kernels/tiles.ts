@@ -36,6 +36,9 @@ export interface TilePlan {
  * A plan in one line for benchmark records ("Br128 Bc32 WG256 RB1 pad8 pipe2"): the tiles and
  * every variant that is set, so a timing can be traced to the kernel that made it.
  */
+/** The rows a backward workgroup owns: queries (dQ) and keys (dK/dV); rowsPerGroup where the plan has it, else Br and Bc. */
+export const backwardRows = (p: TilePlan) => ({ q: p.rowsPerGroup ?? p.BR, kv: p.rowsPerGroup ?? p.BC });
+
 export function describePlan(p: TilePlan): string {
   const extra: [string, unknown][] = [['RB', p.rowBlocks], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
     ['pad', p.pad], ['pipe', p.pipe], ['', p.reduce], ['prefetch', p.prefetch]];

@@ -5,7 +5,7 @@
  * `replay --json` and the page's replay panel.
  */
 import { CsvRow } from './csv.js';
-import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, ffnWidth, memoryBreakdown, parseRecomputeSpec, peakActivationBytes } from './model.js';
+import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, ffnWidth, memoryBreakdown, parseRecomputeSpec, peakActivationBytes, positionEmbedding } from './model.js';
 import { ParseResult, configFromArgs, unmodelledArgs } from './megatron.js';
 import { maxOf } from '../stats.js';
 
@@ -114,11 +114,11 @@ export function modelDiff(x: ModelSize, ref: ModelConfig, refName: string): stri
   return out;
 }
 
-const pct = (x: number | null) => (x === null ? '' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`);
+/** A fraction as a signed percentage, '+1.2%' or '-3.4%'; '' for null. */
+export const pct = (x: number | null) => (x === null ? '' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`);
 
 /** A log's measured configuration: its model, and its parallel settings (those a row does not carry). */
 export interface MeasuredSetup { model: ModelConfig; parallel: ParallelConfig }
-
 
 /** A setting a measured point does not carry itself: how it reads, and the fields that hold it. */
 interface Setting { flag: string; show: (m: ModelConfig, p: ParallelConfig) => string; model?: (keyof ModelConfig)[]; parallel?: (keyof ParallelConfig)[] }
@@ -146,7 +146,7 @@ const SETTINGS: Setting[] = [
   { flag: '--swiglu', show: (m) => given('--swiglu', !!m.swiglu), model: ['swiglu'] },
   { flag: '--vocab-size', show: (m) => `--vocab-size ${m.vocabSize ?? DEFAULT_VOCAB_SIZE}`, model: ['vocabSize'] },
   { flag: '--untie-embeddings-and-output-weights', show: (m) => given('--untie-embeddings-and-output-weights', !!m.untieEmbeddings), model: ['untieEmbeddings'] },
-  { flag: '--position-embedding-type', show: (m) => `--position-embedding-type ${m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute')}`, model: ['positionEmbedding'] },
+  { flag: '--position-embedding-type', show: (m) => `--position-embedding-type ${positionEmbedding(m)}`, model: ['positionEmbedding'] },
   { flag: '--disable-bias-linear', show: (m) => given('--disable-bias-linear', m.biasLinear === false), model: ['biasLinear'] },
   { flag: '--normalization', show: (m) => `--normalization ${m.rmsNorm ? 'RMSNorm' : 'LayerNorm'}`, model: ['rmsNorm'] },
   { flag: '--attention-dropout', show: (m) => `--attention-dropout ${m.attentionDropout ?? 0.1}`, model: ['attentionDropout'] },
@@ -163,11 +163,6 @@ const SETTINGS: Setting[] = [
   { flag: '--fp32-residual-connection', show: (_, p) => given('--fp32-residual-connection', !!p.fp32Residual), parallel: ['fp32Residual'] },
   { flag: '--expert-model-parallel-size', show: (_, p) => `--expert-model-parallel-size ${p.expertParallel ?? 1}`, parallel: ['expertParallel'] },
 ];
-
-/** Every setting of a setup, as [flag, value] (SETTINGS). */
-export function setupSettings(m: ModelConfig, p: ParallelConfig): [string, string][] {
-  return SETTINGS.map((s) => [s.flag, s.show(m, p)]);
-}
 
 /** `x` with one setting taken from `ref` (its fields, undefined ones too: the model's default then). */
 function withSetting(x: MeasuredSetup, ref: MeasuredSetup, s: Setting): MeasuredSetup {
@@ -209,12 +204,14 @@ export function memoryDiff(row: CsvRow, setup: MeasuredSetup, ref: MeasuredSetup
   // The settings named must be enough: the compared setup with them taken from the log gives the log's total.
   // Where they are not (DP and the distributed optimizer move it only together), add those that move the rest.
   const from = (xs: Setting[]) => totalUnder(row, xs.reduce((x, s) => withSetting(x, setup, s), ref));
-  for (let grew = true; grew && from(named) !== own;) {
-    const more = all.filter((s) => !named.includes(s) && from([...named, s]) !== from(named));
-    grew = more.length > 0;
+  let now = from(named);
+  while (now !== own) {
+    const more = all.filter((s) => !named.includes(s) && from([...named, s]) !== now);
+    if (!more.length) break;
     named.push(...more);
+    now = from(named);
   }
-  return (from(named) === own ? named : all).map((s) => said(s, setup, ref, refName));
+  return (now === own ? named : all).map((s) => said(s, setup, ref, refName));
 }
 
 /**

@@ -358,7 +358,8 @@ function dims(m: ModelConfig, p: ParallelConfig): Dims {
 export const ffnWidth = (m: Pick<ModelConfig, 'ffnHiddenSize' | 'swiglu' | 'hiddenSize'>): number =>
   m.ffnHiddenSize ?? (m.swiglu ? Math.floor((4 * m.hiddenSize * 2) / 3 / 64) * 64 : 4 * m.hiddenSize);
 
-const positionEmbedding = (m: ModelConfig) => m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute');
+/** The position embedding where --position-embedding-type is not given: RoPE with SwiGLU, learned otherwise. */
+export const positionEmbedding = (m: ModelConfig) => m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute');
 
 /**
  * A layer term with what drops it (recomputed modules), whether it is stored after the attention core,

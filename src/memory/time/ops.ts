@@ -12,7 +12,7 @@
  * t tensor-parallel ranks (norms, dropouts and residual adds on T/t tokens with sequence parallelism),
  * E = b·(a/t)·(s/CP)·s attention scores.
  */
-import { DEFAULT_VOCAB_SIZE, ffnWidth, parameterCount, type ModelConfig, type ParallelConfig, type RecomputeModule } from '../model.js';
+import { DEFAULT_VOCAB_SIZE, ffnWidth, parameterCount, positionEmbedding, type ModelConfig, type ParallelConfig, type RecomputeModule } from '../model.js';
 
 export type OpKind = 'gemm' | 'bmm' | 'flash' | 'copy' | 'softmax' | 'dropout' | 'scores';
 /** The unfused attention core's kernels over the scores, priced per score at the profile's in-step rates (devices.ts ScoreRates). */
@@ -68,7 +68,7 @@ export interface TimeDims {
 export function timeDims(m: ModelConfig, p: ParallelConfig, fusion: FusionFlags): TimeDims {
   const a = m.numAttentionHeads, h = m.hiddenSize, t = p.tensorParallel, sl = p.seqLength / p.contextParallel, b = p.microBatchSize;
   const div = (p.stack === 'torch-amp' ? 1 : 128) * t;
-  const pos = m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute');
+  const pos = positionEmbedding(m);
   return {
     T: sl * b, Tn: p.sequenceParallel ? (sl * b) / t : sl * b, h, a, hk: (h * (m.numQueryGroups ?? a)) / a, d: h / a,
     f: ffnWidth(m), t, V: Math.ceil((m.vocabSize ?? DEFAULT_VOCAB_SIZE) / div) * div, s: p.seqLength, sl, b,
@@ -235,7 +235,7 @@ export function outsideOps(x: TimeDims): Op[] {
 export function parameterTensors(m: ModelConfig): { perLayer: number; outside: number } {
   const bias = m.biasLinear === false ? 0 : 1, normT = m.rmsNorm ? 1 : 2;
   const experts = m.moe ? m.moe.numExperts * (2 + 2 * bias) + 1 + (m.moe.sharedExpertSize ? 2 : 0) : 2 + 2 * bias;
-  const pos = (m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute')) === 'learned_absolute' ? 1 : 0;
+  const pos = positionEmbedding(m) === 'learned_absolute' ? 1 : 0;
   return { perLayer: 2 * normT + 2 + 2 * bias + experts, outside: 1 + pos + normT + (m.untieEmbeddings ? 1 : 0) };
 }
 
