@@ -3,7 +3,7 @@
 # registers (FLASHRING_SGMM_RESIDENT=workgroup), for fewer registers a lane and so more workgroups an SM.
 # The float64 tests with the pin; the places of dkdv and dq at D = 64 with each (does 264 become more?);
 # the same-call bench at D = 64 (f16, robustness off) default / pinned / default; p2p's steps at D = 64.
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-res/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-res/gpu-call.sh (this folder was then named wip-res)
 set -uo pipefail
 O=/tmp/res; mkdir -p $O; source bench/gpu-lib.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
