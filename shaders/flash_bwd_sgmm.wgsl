@@ -47,9 +47,6 @@
 // - Sa/dPa (SG·16·SS), Pa/dSa (SG·16·PS): subgroup sg's blocks start at blk = sg·16·SS and
 //   blp = sg·16·PS; rows r < 16, columns h·(Br/2) + col < Br (dkdv) or < Bc = Br (dq), both
 //   ≤ SS, PS; 16×16 spills at column 0.
-// - Rs (2·OWN·DP, RESWG = 1 only): word e < T8 of the rows from s0 goes to row s0 + e / D8 < OWN
-//   (checked) and OWN + that row, halves 8·(e % D8)… < D; matrix loads at rows 16·sg and OWN + 16·sg
-//   (sg < SG, so 16·sg + 15 < OWN), columns 16·kk < D, stride DP.
 // - lse2_s/delta_s (Br): tid < Br (checked) and qc < Br. nf: constant index. ar/br: t < LPT.
 // - Storage: every row is checked against Nq or Nk before a load or store (fetch_rows'
 //   r0 + e/D8 < r_end, fetch_stats, j < Nk, ii < Nq); j0 = 16·SG·(k_blk0 + wg.x) < Nk and
@@ -89,11 +86,6 @@ var<workgroup> Sa: array<f32, SG * 16u * SS>;    // per subgroup: Sᵀ (dkdv, 16
 var<workgroup> dPa: array<f32, SG * 16u * SS>;   // dPᵀ or dP
 var<workgroup> Pa: array<f16, SG * 16u * PS>;    // Pᵀ (dkdv)
 var<workgroup> dSa: array<f16, SG * 16u * PS>;   // dSᵀ or dS
-// Where the resident rows live (KernelTuning.sgmmResident): RESWG = 0 (RESREG = 1) keeps them in registers
-// (a_reg, b_reg: D/16 left matrices each a subgroup), RESWG = 1 in workgroup memory (Rs: the workgroup's
-// OWN rows of each, one more matrix load a product), so that a lane holds D/8 matrices fewer.
-{{#for x < RESWG}}var<workgroup> Rs: array<f16, 2u * OWN * DP>;   // rows 0…OWN−1: K (or Q); OWN…: V (or dO)
-{{/for}}
 var<workgroup> nf: array<atomic<u32>, 4>;  // nf[0]: the staged tile holds a non-finite value
 var<workgroup> nf_u: vec4<u32>;            // its copy, read uniformly
 
@@ -272,33 +264,13 @@ fn write_block(which: u32, row0: u32, r_first: u32, n: u32, blk: u32, lane: u32,
 // for the whole pass: K and V (dkdv) or Q and dO (dq_main).
 alias Resident = array<LM, D / 16u>;
 
-{{#for x < RESWG}}// Word e of the rows from s0 of both resident operands into Rs (rows past OWN are not the workgroup's).
-fn put_res(s0: u32, e: u32, a: vec4<u32>, b: vec4<u32>) {
-  let row = s0 + e / D8;
-  if (row >= OWN) { return; }
-  let ha = halves8(a);
-  let hb = halves8(b);
-  let at = row * DP + (e % D8) * 8u;
-  {{#for y < 8}}Rs[at + {{y}}u] = ha[{{y}}];
-  Rs[OWN * DP + at + {{y}}u] = hb[{{y}}];
-  {{/for}}
-}
-{{/for}}
-
 // Loads the subgroup's resident rows: of the workgroup's OWN rows from `base` (n of them below the
-// end of the head), K and V (kv) or Q and dO, staged through Qs/dOs Br rows (= Bc) at a time into
-// registers (RESWG = 0), or stored to Rs (RESWG = 1; the tile loop's first barrier orders them
-// before their first matrix load).
+// end of the head), K and V (kv) or Q and dO, staged through Qs/dOs Br rows (= Bc) at a time.
 fn resident_rows(kv: bool, base: u32, n: u32, tid: u32, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>) {
   let sg = tid / 32u;
   for (var s0 = 0u; s0 < OWN; s0 += BR) {
     fetch_rows(kv, base, s0, n, tid);
-    {{#for x < RESWG}}for (var t = 0u; t < LPT; t++) {
-      let e = tid + t * WG;
-      if (e < T8) { put_res(s0, e, ar[t], br[t]); }
-    }
-    {{/for}}
-    {{#for x < RESREG}}workgroupBarrier();
+    workgroupBarrier();
     stash_rows(tid, false);
     workgroupBarrier();
     if (sg * 16u >= s0 && sg * 16u < s0 + BR) {
@@ -307,27 +279,18 @@ fn resident_rows(kv: bool, base: u32, n: u32, tid: u32, a_reg: ptr<function, Res
       (*b_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&dOs, a + {{kk}}u * 16u, DP);
       {{/for}}
     }
-    {{/for}}
   }
 }
 
-// The resident rows (registers, or Rs from row ra = 16·sg·DP) against the staged tile's nb blocks
-// of 16 rows (Qs, dOs, read column-major as the tile's transpose): a·Qsᵀ into Sa and b·dOsᵀ into
-// dPa, at the subgroup's blocks blk.
-fn resident_products(nb: u32, blk: u32, ra: u32, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>) {
+// The resident rows against the staged tile's nb blocks of 16 rows (Qs, dOs, read column-major
+// as the tile's transpose): a_reg·Qsᵀ into Sa and b_reg·dOsᵀ into dPa, at the subgroup's blocks blk.
+fn resident_products(nb: u32, blk: u32, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>) {
   for (var b = 0u; b < nb; b++) {
     let o = b * 16u * DP;
     var s_acc = AM();
     var p_acc = AM();
-    {{#for kk < D/16}}{
-      {{#for x < RESREG}}let ak = (*a_reg)[{{kk}}];
-      let bk = (*b_reg)[{{kk}}];
-      {{/for}}{{#for x < RESWG}}let ak = subgroupMatrixLoad<LM, row_major>(&Rs, ra + {{kk}}u * 16u, DP);
-      let bk = subgroupMatrixLoad<LM, row_major>(&Rs, OWN * DP + ra + {{kk}}u * 16u, DP);
-      {{/for}}
-      s_acc = subgroupMatrixMultiplyAccumulate(ak, subgroupMatrixLoad<RM, col_major>(&Qs, o + {{kk}}u * 16u, DP), s_acc);
-      p_acc = subgroupMatrixMultiplyAccumulate(bk, subgroupMatrixLoad<RM, col_major>(&dOs, o + {{kk}}u * 16u, DP), p_acc);
-    }
+    {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate((*a_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&Qs, o + {{kk}}u * 16u, DP), s_acc);
+    p_acc = subgroupMatrixMultiplyAccumulate((*b_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&dOs, o + {{kk}}u * 16u, DP), p_acc);
     {{/for}}
     subgroupMatrixStore<row_major>(&Sa, blk + b * 16u, s_acc, SS);
     subgroupMatrixStore<row_major>(&dPa, blk + b * 16u, p_acc, SS);
@@ -403,7 +366,7 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         fetch_stats(row1, i1, tid);
       }
       // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ: Qᵀ and dOᵀ are column-major views of the Q and dO tiles.
-      resident_products(RB, blk, sg * 16u * DP, &a_reg, &b_reg);
+      resident_products(RB, blk, &a_reg, &b_reg);
       workgroupBarrier();
       // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
       let full = i0 + BR <= P.Nq && i0 >= all_rows.x && i0 + BR <= all_rows.y;
@@ -520,7 +483,7 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     stash_rows(tid, false);           // K into Qs, V into dOs
     workgroupBarrier();
     if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
-    resident_products(CB, blk, sg * 16u * DP, &a_reg, &b_reg);   // S = Q Kᵀ, dP = dO Vᵀ
+    resident_products(CB, blk, &a_reg, &b_reg);   // S = Q Kᵀ, dP = dO Vᵀ
     workgroupBarrier();
     let full = all_see(wg_keys, j0, j0 + BC);
     var kr = vec2<u32>();                    // this lane's row's keys, where the tile is partial

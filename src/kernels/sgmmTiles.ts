@@ -28,10 +28,9 @@ export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pa
  * T-row inner tiles (Br = Bc = T), rows padded by `pad` halves, the larger of its two kernels:
  * dkdv: Qs dOs (T×D f16) | per subgroup Sᵀ dPᵀ (16×T f32) Pᵀ dSᵀ (16×T f16) | LSE Δ.
  */
-export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SGMM_PAD, residentWorkgroup = false): number {
-  // + 32: the non-finite vote nf (4 × u32) and its uniform copy nf_u (vec4<u32>); Rs: the resident rows (2 · 16·SG of them) where they live in workgroup memory.
-  const resident = residentWorkgroup ? 2 * 16 * SG * (D + pad) * 2 : 0;
-  return 2 * T * (D + pad) * 2 + SG * 16 * ((T + pad / 2) * 8 + (T + pad) * 4) + 2 * T * 4 + 32 + resident;
+export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SGMM_PAD): number {
+  // + 32: the non-finite vote nf (4 × u32) and its uniform copy nf_u (vec4<u32>).
+  return 2 * T * (D + pad) * 2 + SG * 16 * ((T + pad / 2) * 8 + (T + pad) * 4) + 2 * T * 4 + 32;
 }
 
 /**
@@ -72,11 +71,10 @@ export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number): [number, number,
  * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
  * forward Br = 16·RB·SG, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
  */
-export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe: SgmmForwardPipe = sgmmFwdPipeFor(D), resident: 'registers' | 'workgroup' = 'registers'): TilePlan {
-  const rw = resident === 'workgroup';
+export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe: SgmmForwardPipe = sgmmFwdPipeFor(D)): TilePlan {
   return kind === 'fwd'
     ? { BR: 16 * RB * SG, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad), rowBlocks: RB, pad, pipe }
-    : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad, rw), rowsPerGroup: 16 * SG, pad, residentWorkgroup: rw ? 1 : 0 };
+    : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad };
 }
 
 /**
@@ -115,7 +113,7 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   const pinned: [number, number, number] | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1] : null;
   const candidates = pinned ? [pinned] : sgmmCandidates(kind, D);
   const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
-  const planOf = (SG: number, T: number, RB: number) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe, t.sgmmResident);
+  const planOf = (SG: number, T: number, RB: number) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe);
   for (const [SG, T, RB] of candidates) {
     const plan = planOf(SG, T, RB);
     // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).

@@ -23,7 +23,6 @@ export function attentionValues(D: number, plan: TilePlan, t: KernelTypes, unrol
     ...(plan.rowBlocks ? { RB: plan.rowBlocks, COLS: (plan.BC * plan.rowBlocks) / 2 } : {}),
     ...(plan.pad !== undefined ? { PAD: plan.pad } : {}),
     ...(plan.pipe !== undefined ? { PIPE: plan.pipe } : {}),
-    ...(plan.residentWorkgroup !== undefined ? { RESWG: plan.residentWorkgroup, RESREG: 1 - plan.residentWorkgroup } : {}),
     ST: wgslType(t.precision),
     OT: wgslType(t.out),
     GT: wgslType(t.grad),

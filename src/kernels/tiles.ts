@@ -30,8 +30,6 @@ export interface TilePlan {
   pipe?: number;
   /** Portable forward: the next staging point's words loaded into registers during this one (PF). */
   prefetch?: 0 | 1;
-  /** Tensor-core backward: the resident rows (K, V or Q, dO) in workgroup memory (1) rather than registers (0; RESWG). */
-  residentWorkgroup?: 0 | 1;
 }
 
 /**
@@ -43,7 +41,7 @@ export const backwardRows = (p: TilePlan) => ({ q: p.rowsPerGroup ?? p.BR, kv: p
 
 export function describePlan(p: TilePlan): string {
   const extra: [string, unknown][] = [['RB', p.rowBlocks], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
-    ['pad', p.pad], ['pipe', p.pipe], ['', p.reduce], ['prefetch', p.prefetch], ['reswg', p.residentWorkgroup]];
+    ['pad', p.pad], ['pipe', p.pipe], ['', p.reduce], ['prefetch', p.prefetch]];
   return [`Br${p.BR} Bc${p.BC} WG${p.WG}`, ...extra.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}${v}`)].join(' ');
 }
 

@@ -57,8 +57,6 @@ export interface KernelTuning {
   sgmmForwardPipe?: SgmmForwardPipe;
   /** The tensor-core backward's epilogue with f32 gradients (FLASHRING_SGMM_EPILOGUE = direct, the default, | staged). */
   sgmmEpilogue?: 'direct' | 'staged';
-  /** Where the tensor-core backward keeps its resident rows (FLASHRING_SGMM_RESIDENT = registers, the default, | workgroup). */
-  sgmmResident?: 'registers' | 'workgroup';
 }
 
 /** How one pin is spelled in the environment and checked. */
@@ -148,7 +146,6 @@ export const TUNING_PINS: { [K in keyof KernelTuning]-?: Pin<NonNullable<KernelT
   sgmmPad: choice('FLASHRING_SGMM_PAD', [0, 8] as const, '0 (unpadded rows) or 8 (16-byte padding, the default)'),
   sgmmForwardPipe: choice('FLASHRING_SGMM_FWD_PIPE', SGMM_FWD_PIPES, '0 (stage each K/V tile before its products) or 2 (stage behind the softmax)'),
   sgmmEpilogue: choice('FLASHRING_SGMM_EPILOGUE', ['direct', 'staged'] as ('direct' | 'staged')[], 'direct (f32 gradients stored straight from the matrices, the default) or staged (through workgroup memory)'),
-  sgmmResident: choice('FLASHRING_SGMM_RESIDENT', ['registers', 'workgroup'] as ('registers' | 'workgroup')[], 'registers (the default) or workgroup (the backward\'s resident rows in workgroup memory: fewer registers, more bytes)'),
 };
 
 /** The namespaces of kernel pins: a variable in them that is no pin (removed, misspelled) is named, not silently ignored. */

@@ -50,24 +50,20 @@ export async function validateModules(modules: Iterable<NamedModule>, mutate: (c
   return report;
 }
 
-const RESIDENTS = ['registers', 'workgroup'] as const;
-
 /** Every tensor-core specialization the planner can pick at these head dims (the forward in each order of its steps). */
 function* sgmmModules(heads: number[]): Generator<NamedModule> {
   for (const D of heads) for (const out of ['f16', 'f32'] as const) {
     const t = { precision: 'f16' as const, out, grad: out };
     for (const [kind, shader] of [['fwd', SHADERS.flashFwdSgmm], ['bwd', SHADERS.flashBwdSgmm]] as const) {
       for (const [SG, T, RB] of sgmmCandidates(kind, D)) {
-        // The forward in each order of its steps; the backward with its resident rows in registers and in workgroup memory.
-        const variants = kind === 'fwd' ? SGMM_FWD_PIPES.map((pipe) => [pipe, 'registers'] as const) : RESIDENTS.map((res) => [0, res] as const);
-        for (const [pipe, resident] of variants) {
-          const plan = sgmmTilePlan(kind, SG, T, D, RB, undefined, pipe, resident);
+        for (const pipe of kind === 'fwd' ? SGMM_FWD_PIPES : [0] as const) {
+          const plan = sgmmTilePlan(kind, SG, T, D, RB, undefined, pipe);
           if (plan.workgroupBytes > LIMIT) continue;
           const values = attentionValues(D, plan, t, true);
           if (kind === 'fwd') yield [`forward D=${D} SG=${SG} T=${T} RB=${RB} PIPE=${pipe} out=${out}`, attentionSource(shader, values, FORWARD_BINDINGS, EXT)];
           // The backward with the epilogues its types build: staged always, direct with f32 gradients.
           else for (const direct of hasDirectEpilogue(t) ? [true, false] : [false])
-            yield [`backward D=${D} SG=${SG} T=${T} out=${out}${direct ? ' direct' : ''}${resident === 'workgroup' ? ' resident-wg' : ''}`, sgmmBackwardSource(values, direct, EXT)];
+            yield [`backward D=${D} SG=${SG} T=${T} out=${out}${direct ? ' direct' : ''}`, sgmmBackwardSource(values, direct, EXT)];
         }
       }
     }
