@@ -1,9 +1,13 @@
 // FlashAttention-2 forward on subgroup matrices (tensor cores through
 // chromium_experimental_subgroup_matrix): f16 Q, K, V; f32 accumulation and softmax.
 //
-// Work split (FlashAttention-2): a workgroup of SG = WG/32 subgroups owns Br = 16·RB·SG query
-// rows; subgroup s owns RB blocks of 16 rows and keeps them in registers for the whole kernel:
-// its Q blocks as left matrices and its O accumulators as result matrices. The SG subgroups
+// Work split (FlashAttention-2): a workgroup of SG = WG/32 subgroups owns Br = 16·RB·SG/DS query
+// rows; each group of DS subgroups owns RB blocks of 16 rows and keeps them in registers for the
+// whole kernel: its Q blocks as left matrices (each subgroup of the group all of them) and its O
+// accumulators as result matrices (subgroup hd of the group the DH = D/16/DS blocks of columns
+// 16·DH·hd…: with DS = 2 the D split, half the accumulators a lane, so that twice the subgroups fit
+// the registers). The DS subgroups of a group compute S's Bc/DS-column parts each, and its
+// softmax rows 16·RB/DS each. The SG subgroups
 // share each K/V tile of Bc rows in workgroup memory; the next tiles are fetched into registers
 // (16-byte loads) while the current one is used (PIPE, below). Each K (or V) block loaded from workgroup
 // memory feeds RB products (register blocking: at RB = 2 half the matrix loads per product).
@@ -39,10 +43,11 @@
 //   8·(e % D8)… < D of it. Matrix loads are 16×16 blocks at row 16·cb (cb < CB = Bc/16) or a
 //   Q row block 16-aligned with s0 ≤ row < s0 + Bc (checked, so row ≤ s0 + Bc − 16), columns
 //   16·kk or 16·db < D, stride DP (the last block ends at row 15's column D − 1 < DP).
-// - S (Br·SS) / Pm (Br·PS): subgroup sg's block starts at blk = sg·16·RB·SS (blp =
-//   sg·16·RB·PS; SG·16·RB = Br); its lanes read rows r < 16·RB = 32/LPR and columns
-//   h·COLS + c < LPR·COLS = Bc ≤ SS, PS; matrix blocks sit at rows 16·rb < 16·RB, columns
-//   16·cb < Bc; spill rows use columns < 16 ≤ Bc.
+// - S (Br·SS) / Pm (Br·PS): group grp's block starts at blk = grp·16·RB·SS (blp =
+//   grp·16·RB·PS; grp < SG/DS and (SG/DS)·16·RB = Br); its lanes read rows
+//   r = hd·16·RB/DS + lane/LPR < 16·RB and columns h·COLS + c < LPR·COLS = Bc ≤ SS, PS; matrix
+//   blocks sit at rows 16·rb < 16·RB, columns 16·cb < Bc; spills at columns 16·hd…, below
+//   SW = 16·DS ≤ SS (const_assert), and lanes scale or add columns h·SW/LPR + c < SW.
 // - l_s (Br): sg·16·RB + r. vote: constant indices, or par / par ^ 1 with par ∈ {0, 1} (it
 //   starts at 0 and only flips). kr/vr: t < LPT, constant bounds.
 // - Storage: Q rows i0 + s0 + e/D8 < Nq and key rows j0 + e/D8 < Nk are checked before each
@@ -61,11 +66,15 @@ alias IW = vec4<u32>;
 alias OW = OT;
 
 const SG: u32 = WG / 32u;      // subgroups per workgroup
-const RB: u32 = {{RB}}u;       // 16-row blocks per subgroup (BR = 16·RB·SG)
+const RB: u32 = {{RB}}u;       // 16-row blocks per group of DS subgroups (BR = 16·RB·SG/DS)
+const DS: u32 = {{DS}}u;       // subgroups per group: 1, or 2 (the D split: RB = 1)
+const DH: u32 = D / 16u / DS;  // O's 16-column blocks per subgroup
 const CB: u32 = BC / 16u;      // 16-wide blocks of the key tile
-const LPR: u32 = 2u / RB;      // lanes per row in the softmax (RB is 1 or 2)
+const LPR: u32 = 2u * DS / RB; // lanes per row in the softmax (RB is 1 or 2): 1, 2 or 4
 const COLS: u32 = {{COLS}}u;    // score columns per lane: Bc / LPR
-const SROWS: u32 = 16u * RB;   // rows per subgroup
+const SROWS: u32 = 16u * RB;   // rows per group
+const SW: u32 = 16u * DS;      // columns of a group's O spill: one 16-column block per subgroup
+const_assert DS == 1u || (RB == 1u && CB % DS == 0u && BC + PAD / 2u >= SW);
 const D8: u32 = D / 8u;        // 16-byte words per row
 // Row strides in workgroup memory, padded by PAD halves (16 bytes when PAD = 8; 0 for the
 // unpadded ablation) so that the 16 rows a matrix load or store touches start on different
@@ -177,17 +186,17 @@ fn stash_v(tid: u32, slot: u32) {
   }
 }
 
-// Lane (r, h) scales its part of row r of the subgroup's spilled 16-column O blocks: O·α.
+// Lane (r, h) scales its part of row r of the group's spilled O blocks (SW columns): O·α.
 fn scale_block_row(at: u32, a: f32) {
-  for (var c = 0u; c < 16u / LPR; c++) { S[at + c] *= a; }
+  for (var c = 0u; c < SW / LPR; c++) { S[at + c] *= a; }
 }
 
-// The rare path of O += P V (see the header): lane (r, h)'s 16/LPR columns c0… of row r of a
+// The rare path of O += P V (see the header): lane (r, h)'s SW/LPR columns c0… of row r of a
 // spilled 16-column O block (row r at `at` in S, its P at `ap` in Pm), V columns d0 + c0…, over
 // the tile's keys j0… visible to query i.
 fn add_pv_row(at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
   let kr = key_range(i);
-  for (var c = 0u; c < 16u / LPR; c++) {
+  for (var c = 0u; c < SW / LPR; c++) {
     var x = S[at + c0 + c];
     for (var jj = 0u; jj < BC; jj++) {
       if (in_keys(kr, j0 + jj)) { x += f32(Pm[ap + jj]) * f32(Vs[jj * DP + d0 + c0 + c]); }
@@ -224,12 +233,15 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let kv8 = rb.kv_row0 * D8;
   let sg = tid / 32u;
   let lane = tid % 32u;
-  let r = lane / LPR;                 // this lane's row within the subgroup's 16·RB
+  let grp = sg / DS;                  // the subgroup's group (its rows)
+  let hd = sg % DS;                   // and its part: O columns 16·DH·hd…, S columns 16·CB/DS·hd…
+  let r = hd * (SROWS / DS) + lane / LPR;   // this lane's softmax row within the group's 16·RB
   let h = lane % LPR;                 // and which part of the tile's columns it reads
-  let blk = sg * SROWS * SS;          // the subgroup's block in S
-  let blp = sg * SROWS * PS;          // and in Pm
-  let i_sg = i0 + sg * SROWS;         // the subgroup's first query row
+  let blk = grp * SROWS * SS;         // the group's block in S
+  let blp = grp * SROWS * PS;         // and in Pm
+  let i_sg = i0 + grp * SROWS;        // the group's first query row
   let i = i_sg + r;                   // this lane's query row
+  let ob = hd * DH * 16u;             // the subgroup's first O column
 
   // The subgroup's Q blocks into registers (q<rb>_<kk>), staged through Ks Bc rows at a time
   // (zeros past Nq), and its O accumulators o<rb>_<db>: one variable per 16×16 block,
@@ -244,8 +256,8 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       put8(e, w, false);
     }
     workgroupBarrier();
-    {{#for rb < RB}}if (sg * SROWS + {{rb}}u * 16u >= s0 && sg * SROWS + {{rb}}u * 16u < s0 + BC) {
-      let qa = (sg * SROWS + {{rb}}u * 16u - s0) * DP;
+    {{#for rb < RB}}if (grp * SROWS + {{rb}}u * 16u >= s0 && grp * SROWS + {{rb}}u * 16u < s0 + BC) {
+      let qa = (grp * SROWS + {{rb}}u * 16u - s0) * DP;
       {{#for kk < D/16}}q{{rb}}_{{kk}} = subgroupMatrixLoad<LM, row_major>(&Ks, qa + {{kk}}u * 16u, DP);
       {{/for}}
     }
@@ -255,7 +267,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     atomicStore(&vote[0], 0u);
     atomicStore(&vote[1], 0u);
   }
-  {{#for rb < RB}}{{#for db < D/16}}var o{{rb}}_{{db}} = AM();
+  {{#for rb < RB}}{{#for db < DH}}var o{{rb}}_{{db}} = AM();
   {{/for}}{{/for}}
   var m = NEG_BIG;                    // running max (exp2 domain) of this lane's row
   var l = 0.0;                        // ℓ: running sum of P
@@ -285,8 +297,8 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       if (j0 + BC < n_end) { fetch_kv(kv8, j0 + BC, tid); }
     }
 
-    // S = Q Kᵀ for the subgroup's rows; each K block feeds RB products.
-    for (var cb = 0u; cb < CB; cb++) {
+    // S = Q Kᵀ for the group's rows, the subgroup's CB/DS blocks of columns; each K block feeds RB products.
+    for (var cb = hd * (CB / DS); cb < (hd + 1u) * (CB / DS); cb++) {
       let kb = cb * 16u * DP;
       {{#for rb < RB}}var acc{{rb}} = AM();
       {{/for}}
@@ -332,7 +344,8 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       spoiled = spoiled | tc_spoils_row(sv{{c}});
       {{/for}}
     }
-    if (LPR == 2u) { mt = max(mt, subgroupShuffleXor(mt, 1u)); }
+    if (LPR >= 2u) { mt = max(mt, subgroupShuffleXor(mt, 1u)); }
+    if (LPR == 4u) { mt = max(mt, subgroupShuffleXor(mt, 2u)); }
     alpha = 1.0;
     if (mt > m + TH) {
       if (m > NEG_HALF) {
@@ -350,7 +363,8 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       sum += p;
     }
     {{/for}}
-    if (LPR == 2u) { sum += subgroupShuffleXor(sum, 1u); }
+    if (LPR >= 2u) { sum += subgroupShuffleXor(sum, 1u); }
+    if (LPR == 4u) { sum += subgroupShuffleXor(sum, 2u); }
     l = alpha * l + sum;
     var votes = 0u;
     if (PIPE == 2u) {
@@ -369,12 +383,13 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       votes = workgroupUniformLoad(&vote_u).x;
     }
     if ((votes & VOTE_RAISE) != 0u) {
-      // Some row raised its max: rescale O one 16-column block at a time, spilled through S.
-      {{#for db < D/16}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
+      // Some row raised its max: rescale O one 16-column block a subgroup at a time, spilled through
+      // S (the group's subgroups side by side; the lanes of a row's softmax scale it).
+      {{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS + hd * 16u, o{{rb}}_{{db}}, SS);
       {{/for}}workgroupBarrier();
-      scale_block_row(blk + r * SS + h * (16u / LPR), alpha);
+      scale_block_row(blk + r * SS + h * (SW / LPR), alpha);
       workgroupBarrier();
-      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, blk + {{rb}}u * 16u * SS, SS);
+      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, blk + {{rb}}u * 16u * SS + hd * 16u, SS);
       {{/for}}workgroupBarrier();
       {{/for}}
     }
@@ -383,11 +398,13 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     if ((votes & VOTE_NONFINITE) != 0u && !all_see(shared_keys(i0, i0 + BR), j0, j0 + BC)) {
       // Rare: a non-finite V element in a tile with masked entries: O += P V in scalar f32 over
       // visible keys only, one 16-column block at a time, spilled through S.
-      {{#for db < D/16}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
+      // Lane (r, h) takes spill columns cs… of subgroup part cs / 16 (V columns of that part's block).
+      let cs = h * (SW / LPR);
+      {{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS + hd * 16u, o{{rb}}_{{db}}, SS);
       {{/for}}workgroupBarrier();
-      add_pv_row(blk + r * SS, blp + r * PS, i, j0, h * (16u / LPR), {{db}}u * 16u);
+      add_pv_row(blk + r * SS + (cs / 16u) * 16u, blp + r * PS, i, j0, cs % 16u, ((cs / 16u) * DH + {{db}}u) * 16u);
       workgroupBarrier();
-      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, blk + {{rb}}u * 16u * SS, SS);
+      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, blk + {{rb}}u * 16u * SS + hd * 16u, SS);
       {{/for}}workgroupBarrier();
       {{/for}}
     } else {
@@ -395,8 +412,8 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       for (var cb = 0u; cb < CB; cb++) {
         {{#for rb < RB}}let pm{{rb}} = subgroupMatrixLoad<LM, row_major>(&Pm, blp + {{rb}}u * 16u * PS + cb * 16u, PS);
         {{/for}}
-        let vb = cb * 16u * DP;
-        {{#for db < D/16}}{
+        let vb = cb * 16u * DP + ob;
+        {{#for db < DH}}{
           let vt = subgroupMatrixLoad<RM, row_major>(&Vs, vb + {{db}}u * 16u, DP);
           {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixMultiplyAccumulate(pm{{rb}}, vt, o{{rb}}_{{db}});
           {{/for}}
@@ -408,8 +425,13 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
 
   // NaN rows: a visible score NaN or +inf (in either lane's columns), or visible keys whose
   // scores are all −inf (ℓ = 0 although the row sees keys); marked by ℓ = NaN in l_s.
-  if (LPR == 2u) {
+  // (Each shuffle outside the ||: a short-circuit would call it from non-uniform control flow.)
+  if (LPR >= 2u) {
     let other = subgroupShuffleXor(u32(spoiled), 1u);
+    spoiled = spoiled || other != 0u;
+  }
+  if (LPR == 4u) {
+    let other = subgroupShuffleXor(u32(spoiled), 2u);
     spoiled = spoiled || other != 0u;
   }
   let keys_i = key_range(i);
@@ -417,11 +439,11 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   var l_out = l;
   if (nan_row) { l_out = tc_nan(); }
   // O / ℓ, one 16-column block at a time through S; rows past Nq are not written.
-  if (h == 0u) { l_s[sg * SROWS + r] = l_out; }
-  {{#for db < D/16}}workgroupBarrier();
-  {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
+  if (h == 0u) { l_s[grp * SROWS + r] = l_out; }
+  {{#for db < DH}}workgroupBarrier();
+  {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS + hd * 16u, o{{rb}}_{{db}}, SS);
   {{/for}}workgroupBarrier();
-  write_o_block(q_row0, i_sg, sg * SROWS, blk, lane, {{db}}u);
+  write_o_block(q_row0, i_sg, grp * SROWS, blk + hd * 16u, lane, hd * DH + {{db}}u);
   {{/for}}
   if (h == 0u && i < P.Nq) {
     var out = neg_inf();

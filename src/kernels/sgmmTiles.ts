@@ -18,8 +18,8 @@ export const SGMM_PAD = 8;
  * RB row blocks (Br = 16·RB·SG) and Bc-row K/V tiles, rows padded by `pad` halves:
  * Ks (also stages Q) Vs P | S ℓ | vote.
  */
-export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pad = SGMM_PAD): number {
-  const BR = 16 * RB * SG;
+export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pad = SGMM_PAD, DS = 1): number {
+  const BR = (16 * RB * SG) / DS;
   return (2 * BC * (D + pad) + BR * (BC + pad)) * 2 + BR * (BC + pad / 2) * 4 + BR * 4 + 32; // … vote, vote_u (16 B each)
 }
 
@@ -71,9 +71,9 @@ export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number): [number, number,
  * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
  * forward Br = 16·RB·SG, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
  */
-export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe: SgmmForwardPipe = sgmmFwdPipeFor(D)): TilePlan {
+export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe: SgmmForwardPipe = sgmmFwdPipeFor(D), DS = 1): TilePlan {
   return kind === 'fwd'
-    ? { BR: 16 * RB * SG, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad), rowBlocks: RB, pad, pipe }
+    ? { BR: (16 * RB * SG) / DS, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad, DS), rowBlocks: RB, pad, pipe, dSplit: DS }
     : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad };
 }
 
@@ -110,16 +110,17 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   const limit = dev.device.limits.maxComputeWorkgroupStorageSize;
   const t = dev.tuning;
   const pin = kind === 'fwd' ? t.sgmmForward : t.sgmmBackward;
-  const pinned: [number, number, number] | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1] : null;
-  const candidates = pinned ? [pinned] : sgmmCandidates(kind, D);
+  const pinned: [number, number, number, number?] | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1, pin.dSplit ?? 1] : null;
+  const candidates: [number, number, number, number?][] = pinned ? [pinned] : sgmmCandidates(kind, D);
   const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
-  const planOf = (SG: number, T: number, RB: number) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe);
-  for (const [SG, T, RB] of candidates) {
-    const plan = planOf(SG, T, RB);
+  const planOf = (SG: number, T: number, RB: number, DS = 1) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe, DS);
+  for (const [SG, T, RB, DS] of candidates) {
+    const plan = planOf(SG, T, RB, DS);
     // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).
-    if (plan.workgroupBytes <= limit && plan.WG <= maxWG && (kind === 'fwd' || plan.BR <= plan.WG)) return plan;
+    // The D split gives each subgroup D/16/DS whole blocks of O.
+    if (plan.workgroupBytes <= limit && plan.WG <= maxWG && (kind === 'fwd' || plan.BR <= plan.WG) && D % (16 * (DS ?? 1)) === 0) return plan;
   }
-  const [SG, T, RB] = pinned ?? [1, 16, 1];
-  const plan = planOf(SG, T, RB);
-  return `head dim ${D} needs ${plan.workgroupBytes} bytes of workgroup memory and ${plan.WG} invocations for the ${kind === 'fwd' ? 'forward' : 'backward'} (${SG} subgroups, tile ${T}${RB > 1 ? `, ${RB} row blocks` : ''}); the device allows ${limit} bytes and ${maxWG} invocations`;
+  const [SG, T, RB, DS = 1] = pinned ?? [1, 16, 1];
+  const plan = planOf(SG, T, RB, DS);
+  return `head dim ${D} needs ${plan.workgroupBytes} bytes of workgroup memory and ${plan.WG} invocations for the ${kind === 'fwd' ? 'forward' : 'backward'} (${SG} subgroups, tile ${T}${RB > 1 ? `, ${RB} row blocks` : ''}${DS > 1 ? `, D split ${DS} ways` : ''}); the device allows ${limit} bytes and ${maxWG} invocations`;
 }

@@ -20,7 +20,8 @@ const ROLLED = ' + P.zero';
 export function attentionValues(D: number, plan: TilePlan, t: KernelTypes, unroll: boolean, extra: SpecValues = {}): SpecValues {
   return {
     // The tensor-core forward: 16-row blocks per subgroup and softmax columns per lane.
-    ...(plan.rowBlocks ? { RB: plan.rowBlocks, COLS: (plan.BC * plan.rowBlocks) / 2 } : {}),
+    // DS subgroups share a row block (each with D/DS of O: DH blocks of 16 columns).
+    ...(plan.rowBlocks ? { RB: plan.rowBlocks, DS: plan.dSplit ?? 1, DH: D / 16 / (plan.dSplit ?? 1), COLS: (plan.BC * plan.rowBlocks) / 2 / (plan.dSplit ?? 1) } : {}),
     ...(plan.pad !== undefined ? { PAD: plan.pad } : {}),
     ...(plan.pipe !== undefined ? { PIPE: plan.pipe } : {}),
     ST: wgslType(t.precision),

@@ -16,8 +16,10 @@ export interface TilePlan {
   workgroupBytes: number;
   /** Backward on subgroup matrices: rows (keys for dK/dV, queries for dQ) each workgroup owns. */
   rowsPerGroup?: number;
-  /** Forward on subgroup matrices: 16-row blocks each subgroup owns (RB; Br = 16·RB·subgroups). */
+  /** Forward on subgroup matrices: 16-row blocks each subgroup owns (RB; Br = 16·RB·subgroups / DS). */
   rowBlocks?: number;
+  /** Forward on subgroup matrices: subgroups sharing each row block, each with D/DS of O and Bc/DS of S's columns (DS: 1 or 2). */
+  dSplit?: number;
   /** Portable forward: row max/sum through subgroup shuffles or workgroup memory. */
   reduce?: RowReduce;
   /** Portable backward: rows of the streamed tile (CT; the resident tile has BR = BC rows). */
@@ -40,7 +42,7 @@ export interface TilePlan {
 export const backwardRows = (p: TilePlan) => ({ q: p.rowsPerGroup ?? p.BR, kv: p.rowsPerGroup ?? p.BC });
 
 export function describePlan(p: TilePlan): string {
-  const extra: [string, unknown][] = [['RB', p.rowBlocks], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
+  const extra: [string, unknown][] = [['RB', p.rowBlocks], ['DS', p.dSplit && p.dSplit > 1 ? p.dSplit : undefined], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
     ['pad', p.pad], ['pipe', p.pipe], ['', p.reduce], ['prefetch', p.prefetch]];
   return [`Br${p.BR} Bc${p.BC} WG${p.WG}`, ...extra.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}${v}`)].join(' ');
 }

@@ -26,11 +26,13 @@ export interface PortableTilePin {
   chunk?: number;
 }
 
-/** A pinned tensor-core tile: subgroups per workgroup, inner tile rows T, the forward's 16-row blocks per subgroup (1 when left out). */
+/** A pinned tensor-core tile: subgroups per workgroup, inner tile rows T, the forward's 16-row blocks per subgroup and D split (1 when left out). */
 export interface SgmmTilePin {
   subgroups: number;
   rows: number;
   rowBlocks?: 1 | 2;
+  /** The forward's subgroups per row block, each holding D/DS of O (FLASHRING_SGMM_FWD = SGxTxRBxDS). */
+  dSplit?: 1 | 2;
 }
 
 /** Every pin, each optional (left out: the kernels choose); the environment variable that sets it from the command line in brackets. */
@@ -111,16 +113,17 @@ function portableTilePin(kind: 'fwd' | 'bwd'): Pin<PortableTilePin> {
 }
 
 function sgmmTilePin(kind: 'fwd' | 'bwd'): Pin<SgmmTilePin> {
-  const help = `SGxT${kind === 'fwd' ? '[xRB]' : ''} with SG in 1, 2, 4, 8, 16 and T a multiple of 16${kind === 'fwd' ? ', RB 1 or 2' : ''} (e.g. 4x32${kind === 'fwd' ? 'x2' : ''})`;
+  const help = `SGxT${kind === 'fwd' ? '[xRB[xDS]]' : ''} with SG in 1, 2, 4, 8, 16 and T a multiple of 16${kind === 'fwd' ? ', RB 1 or 2, DS 1 or 2 (2: RB 1, SG even, T at least 32)' : ''} (e.g. 4x32${kind === 'fwd' ? 'x2' : ''})`;
   return {
     env: `FLASHRING_SGMM_${kind.toUpperCase()}`, help,
     parse: (v) => {
-      const d = dims(v, 2, kind === 'fwd' ? 3 : 2);
-      return d && { subgroups: d[0], rows: d[1], rowBlocks: d[2] as 1 | 2 | undefined };
+      const d = dims(v, 2, kind === 'fwd' ? 4 : 2);
+      return d && { subgroups: d[0], rows: d[1], rowBlocks: d[2] as 1 | 2 | undefined, dSplit: d[3] as 1 | 2 | undefined };
     },
-    show: (t) => [t.subgroups, t.rows, t.rowBlocks].filter((x) => x !== undefined).join('x'),
-    check: ({ subgroups: SG, rows: T, rowBlocks: RB = 1 }) => {
+    show: (t) => [t.subgroups, t.rows, t.rowBlocks, t.dSplit].filter((x) => x !== undefined).join('x'),
+    check: ({ subgroups: SG, rows: T, rowBlocks: RB = 1, dSplit: DS = 1 }) => {
       if (!SGMM_SUBGROUPS.includes(SG) || T <= 0 || T % 16 !== 0 || (RB !== 1 && (kind === 'bwd' || RB !== 2))) return `give ${help}`;
+      if (DS !== 1 && (DS !== 2 || RB !== 1 || SG % 2 !== 0 || T < 32)) return `give ${help}`;
       return kind === 'bwd' && T > 32 * SG ? `the backward's tile rows T must be at most 32·SG (${32 * SG})` : null;
     },
   };
