@@ -8,9 +8,11 @@
 import { describe, expect, it } from 'vitest';
 import { testDevice } from './gpu.js';
 import { TUNE_MARGIN, autotune, showPins, sourceHash, tuneCandidates, tuneKey, type TuneEntry, type TuneStore } from '../src/bench/tune.js';
-import { SGMM_FWD_PIPES } from '../src/kernels/sgmmTiles.js';
+import { SGMM_FWD_PIPES, planSgmm } from '../src/kernels/sgmmTiles.js';
 import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../src/kernels/tiles.js';
-import { resolveTuning } from '../src/kernels/tuning.js';
+import { resolveTuning, tuningFromEnv, type KernelTuning } from '../src/kernels/tuning.js';
+import type { FlashDevice } from '../src/gpu/device.js';
+import { InputError } from '../src/errors.js';
 import { withTuning } from '../src/gpu/device.js';
 import { TOL } from '../src/reference/compare.js';
 
@@ -31,11 +33,38 @@ describe('autotune candidates (data)', () => {
     for (const t of [...fwd64, ...fwd128, ...tuneCandidates('subgroup-matrix', 'bwd', 128)]) expect(() => resolveTuning(t)).not.toThrow();
     expect(showPins({ sgmmForward: { subgroups: 8, rows: 32, rowBlocks: 1 }, sgmmForwardPipe: 2 })).toBe('FLASHRING_SGMM_FWD=8x32x1 FLASHRING_SGMM_FWD_PIPE=2');
     expect(showPins({})).toBe('(defaults)');
+    // The forward's D split (two subgroups a 16-row block) comes first at D = 128 only (measured there; sgmmTiles.ts).
+    expect(fwd128[0].sgmmForward).toEqual({ subgroups: 16, rows: 32, rowBlocks: 1, dSplit: 2 });
+    expect(fwd64.some((t) => t.sgmmForward!.dSplit)).toBe(false);
+    expect(showPins({ sgmmForward: { subgroups: 16, rows: 32, rowBlocks: 1, dSplit: 2 } })).toBe('FLASHRING_SGMM_FWD=16x32x1x2');
     // The backward's order depends on D: 4×16 first up to D = 64, 8×16 above (sgmmTiles.ts, measured on the H200).
     expect(tuneCandidates('subgroup-matrix', 'bwd', 64)[0].sgmmBackward).toMatchObject({ subgroups: 4, rows: 16 });
     expect(tuneCandidates('subgroup-matrix', 'bwd', 128)[0].sgmmBackward).toMatchObject({ subgroups: 8, rows: 16 });
     expect(sourceHash()).toMatch(/^[0-9a-f]{8}$/);
     expect(TUNE_MARGIN).toBe(0.02);
+  });
+});
+
+describe('the tensor-core forward pin (FLASHRING_SGMM_FWD)', () => {
+  it('takes a D split of 2 with RB = 1, an even subgroup count and tiles of at least 32 rows, and refuses the rest naming what to give', () => {
+    expect(tuningFromEnv({ FLASHRING_SGMM_FWD: '16x32x1x2' }).sgmmForward).toEqual({ subgroups: 16, rows: 32, rowBlocks: 1, dSplit: 2 });
+    expect(tuningFromEnv({ FLASHRING_SGMM_FWD: '8x32x2' }).sgmmForward).toEqual({ subgroups: 8, rows: 32, rowBlocks: 2, dSplit: undefined });
+    for (const bad of ['16x32x2x2', '16x16x1x2', '1x32x1x2', '16x32x1x3', '16x32x1x2x1'])
+      expect(() => tuningFromEnv({ FLASHRING_SGMM_FWD: bad }), bad).toThrow(new RegExp(`^FLASHRING_SGMM_FWD='${bad}': give SGxT\\[xRB\\[xDS\\]\\]`));
+    expect(() => tuningFromEnv({ FLASHRING_SGMM_BWD: '8x16x1' })).toThrow(InputError);
+  });
+
+  it('is planned where D/32 is whole and it fits 48 KiB, first at D = 128; elsewhere the reason names the head dim', () => {
+    // An adapter as the H200's, as far as the planner reads one (sgmmTiles.ts planSgmm).
+    const h200 = (tuning: KernelTuning) => ({
+      hasSubgroupMatrix: true, tuning, adapter: { subgroupMinSize: 32, subgroupMaxSize: 32, subgroupMatrixConfigs: [] },
+      device: { limits: { maxComputeWorkgroupStorageSize: 49152, maxComputeInvocationsPerWorkgroup: 1024 } },
+    }) as unknown as FlashDevice;
+    expect(planSgmm(h200({}), 128, 'f16')).toMatchObject({ BR: 128, BC: 32, WG: 512, dSplit: 2, workgroupBytes: 46624 });
+    expect(planSgmm(h200({}), 64, 'f16')).toMatchObject({ BR: 128, BC: 16, WG: 128, rowBlocks: 2, dSplit: 1 });
+    const pinned = h200(tuningFromEnv({ FLASHRING_SGMM_FWD: '16x32x1x2' }));
+    expect(planSgmm(pinned, 48, 'f16')).toMatch(/^head dim 48 is not a multiple of 32, which the forward's D split 2 ways needs/);
+    expect(planSgmm(pinned, 256, 'f16')).toMatch(/^head dim 256 needs 63008 bytes/);
   });
 });
 

@@ -119,7 +119,8 @@ export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number)
   if (path === 'subgroup-matrix') {
     const tiles = sgmmCandidates(kind, D);
     if (kind === 'bwd') return tiles.map(([SG, T]) => ({ sgmmBackward: { subgroups: SG, rows: T } }));
-    return tiles.flatMap(([SG, T, RB]) => SGMM_FWD_PIPES.map((pipe) => ({ sgmmForward: { subgroups: SG, rows: T, rowBlocks: RB as 1 | 2 }, sgmmForwardPipe: pipe })));
+    return tiles.flatMap(([SG, T, RB, DS = 1]) => SGMM_FWD_PIPES.map((pipe) =>
+      ({ sgmmForward: { subgroups: SG, rows: T, rowBlocks: RB as 1 | 2, ...(DS > 1 ? { dSplit: DS as 2 } : {}) }, sgmmForwardPipe: pipe })));
   }
   if (kind === 'bwd') return PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ portableBackward: { rows, cols } }));
   return PORTABLE_FWD_CANDIDATES.flatMap(([rows, cols]) => ([0, 1] as const).map((forwardPrefetch) => ({ portableForward: { rows, cols }, forwardPrefetch })));

@@ -49,7 +49,23 @@ export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SG
  * first up to SGMM_BWD_SG4_MAX_D. At D = 32 and 48 it is as fast or faster too (0.2–3.6%,
  * bench/results/2026-12-03-small-d-h200); D = 16 is not measured.
  */
-export const SGMM_FWD_CANDIDATES: [number, number, number][] = [[4, 16, 2], [8, 16, 2], [8, 32, 1], [8, 16, 1], [4, 32, 1], [4, 16, 1], [2, 16, 1], [1, 16, 1]];
+export const SGMM_FWD_CANDIDATES: SgmmTile[] = [[4, 16, 2], [8, 16, 2], [8, 32, 1], [8, 16, 1], [4, 32, 1], [4, 16, 1], [2, 16, 1], [1, 16, 1]];
+/**
+ * A tensor-core tile: subgroups per workgroup, inner tile rows T, the forward's 16-row blocks per group
+ * RB and its D split DS (subgroups a row block; 1 when left out).
+ */
+export type SgmmTile = [number, number, number, number?];
+/**
+ * The forward's D split, first from SGMM_DSPLIT_MIN_D up (where D/32 is whole and it fits): 16
+ * subgroups, two a 16-row block, each with half of O's columns and of S's (flash_fwd_sgmm.wgsl DS).
+ * Half the accumulators a lane lets 16 subgroups fit at Bc = 32 (46624 bytes at D = 128). Measured
+ * on the H200 (bench/results/2026-12-04-dsplit-h200, same call, forward TFLOP/s against 8×32×1):
+ * D = 128 114.8 against 113.3 (+1.3%), causal **112.0 against 104.5 (+7.2%)**; at D = 64 it was
+ * 26% slower (73.0 against 98.8) and 8×32×1×2 slower at both, so D = 128 alone takes it (the next
+ * multiples of 32 that fit would be below 128; those above do not fit 48 KiB).
+ */
+export const SGMM_FWD_DSPLIT: SgmmTile = [16, 32, 1, 2];
+export const SGMM_DSPLIT_MIN_D = 128;
 export const SGMM_BWD_CANDIDATES: [number, number][] = [[8, 16], [4, 32], [4, 16], [2, 32], [2, 16], [1, 16]];
 /** The backward's first candidate up to SGMM_BWD_SG4_MAX_D (the rest in SGMM_BWD_CANDIDATES' order). */
 export const SGMM_BWD_SMALL_D_FIRST: [number, number] = [4, 16];
@@ -57,14 +73,15 @@ export const SGMM_BWD_SG4_MAX_D = 64;
 /** Largest head dim at which the forward keeps two row blocks (RB = 2) per subgroup in registers. */
 export const SGMM_RB2_MAX_D = 64;
 
-/** The (SG, T, RB) candidates of a kernel at head dim D, fastest first. */
-export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number): [number, number, number][] {
+/** The (SG, T, RB[, DS]) candidates of a kernel at head dim D, fastest first. */
+export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number): SgmmTile[] {
   if (kind === 'bwd') {
     const [SG1, T1] = SGMM_BWD_SMALL_D_FIRST;
     const order = D <= SGMM_BWD_SG4_MAX_D ? [SGMM_BWD_SMALL_D_FIRST, ...SGMM_BWD_CANDIDATES.filter(([SG, T]) => SG !== SG1 || T !== T1)] : SGMM_BWD_CANDIDATES;
     return order.map(([SG, T]) => [SG, T, 1]);
   }
-  return SGMM_FWD_CANDIDATES.filter(([, , RB]) => RB === 1 || D <= SGMM_RB2_MAX_D);
+  const split = D >= SGMM_DSPLIT_MIN_D && D % 32 === 0 ? [SGMM_FWD_DSPLIT] : [];
+  return [...split, ...SGMM_FWD_CANDIDATES.filter(([, , RB]) => RB === 1 || D <= SGMM_RB2_MAX_D)];
 }
 
 /**
@@ -110,8 +127,8 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   const limit = dev.device.limits.maxComputeWorkgroupStorageSize;
   const t = dev.tuning;
   const pin = kind === 'fwd' ? t.sgmmForward : t.sgmmBackward;
-  const pinned: [number, number, number, number?] | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1, pin.dSplit ?? 1] : null;
-  const candidates: [number, number, number, number?][] = pinned ? [pinned] : sgmmCandidates(kind, D);
+  const pinned: SgmmTile | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1, pin.dSplit ?? 1] : null;
+  const candidates = pinned ? [pinned] : sgmmCandidates(kind, D);
   const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
   const planOf = (SG: number, T: number, RB: number, DS = 1) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe, DS);
   for (const [SG, T, RB, DS] of candidates) {
@@ -122,5 +139,6 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   }
   const [SG, T, RB, DS = 1] = pinned ?? [1, 16, 1];
   const plan = planOf(SG, T, RB, DS);
+  if (D % (16 * DS) !== 0) return `head dim ${D} is not a multiple of ${16 * DS}, which the forward's D split ${DS} ways needs (${SG} subgroups, tile ${T})`;
   return `head dim ${D} needs ${plan.workgroupBytes} bytes of workgroup memory and ${plan.WG} invocations for the ${kind === 'fwd' ? 'forward' : 'backward'} (${SG} subgroups, tile ${T}${RB > 1 ? `, ${RB} row blocks` : ''}${DS > 1 ? `, D split ${DS} ways` : ''}); the device allows ${limit} bytes and ${maxWG} invocations`;
 }

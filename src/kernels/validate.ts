@@ -50,18 +50,12 @@ export async function validateModules(modules: Iterable<NamedModule>, mutate: (c
   return report;
 }
 
-/** Tiles with the forward's D split (SG, T, RB, DS), validated beside the candidates. */
-const SGMM_FWD_DSPLIT: [number, number, number, number][] = [[16, 32, 1, 2], [8, 32, 1, 2]];
-
 /** Every tensor-core specialization the planner can pick at these head dims (the forward in each order of its steps). */
 function* sgmmModules(heads: number[]): Generator<NamedModule> {
   for (const D of heads) for (const out of ['f16', 'f32'] as const) {
     const t = { precision: 'f16' as const, out, grad: out };
     for (const [kind, shader] of [['fwd', SHADERS.flashFwdSgmm], ['bwd', SHADERS.flashBwdSgmm]] as const) {
-      // The forward's candidates, and its D split (DS = 2) at the tiles a pin can ask for it.
-      const tiles: [number, number, number, number][] = [...sgmmCandidates(kind, D).map(([SG, T, RB]) => [SG, T, RB, 1] as [number, number, number, number]),
-        ...(kind === 'fwd' ? SGMM_FWD_DSPLIT : [])];
-      for (const [SG, T, RB, DS] of tiles) {
+      for (const [SG, T, RB, DS = 1] of sgmmCandidates(kind, D)) {
         for (const pipe of kind === 'fwd' ? SGMM_FWD_PIPES : [0] as const) {
           const plan = sgmmTilePlan(kind, SG, T, D, RB, undefined, pipe, DS);
           if (plan.workgroupBytes > LIMIT || D % (16 * DS) !== 0) continue;

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Issue 37, the session's last call (2026-12-04): the suite on the H200 (tensor-core path), then the same-call
-# figures twice with robustness off (the noise band of the causal D = 128 forward: 0.329x on 2026-12-03's last
-# bwd-4x16 call, 0.336x in that day's final check), once with it on, and the portable f32 forward with it on;
-# then the autotune's search for causal D = 128 f16 at the bench's shape (does a candidate beat the defaults?).
-# $OUT/all.tgz is rewritten after each stage, so a cut run still returns what finished.
+# Issue 37, the session's last call (2026-12-04), at the commit that makes the forward's D split the default at
+# D = 128 (16x32x1x2): the suite on the H200 (tensor-core path), then the same-call figures with robustness off
+# (the default; the old D = 128 tile 8x32x1 pinned, whose D = 64 rows are not the default's and are not used; the
+# default again), with robustness on, and the portable f32 forward with it on; then p2p's steps at D = 128 with
+# the default and with 8x32x1 pinned. $OUT/all.tgz is rewritten after each stage, so a cut run still returns
+# what finished.
 # Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-final/gpu-call.sh
 set -uo pipefail
 O=/tmp/fin; mkdir -p $O; source bench/gpu-lib.sh
@@ -13,8 +14,9 @@ echo "suite $(el)"; sed 's/\x1b\[[0-9;]*m//g' $O/suite.log | grep -E "Test Files
 PYTHONUNBUFFERED=1 timeout 60 python3 bench/peers/torch_sdpa.py --N 16384 --D 64,128 --heads 16 --reps 2 --out $O/peer.json > $O/peer.log 2>&1
 echo "peer $(el)"; pack
 same_call tc-r0 0 f16
+same_call tc-r0-8x32x1 0 f16 FLASHRING_SGMM_FWD=8x32x1
 same_call tc-r0b 0 f16
 same_call tc-r1 1 f16
 same_call portable-r1 1 f32 FLASHRING_PATH=scalar
-timeout 150 node bin/flashring.mjs tune --D 128 --precision f16 --causal true --N 16384 --heads 16 --reps 3 --fresh --store $O/tune.json > $O/tune.log 2>&1
-echo "tune $(el)"; tail -8 $O/tune.log; pack
+steps dsplit 128 2,4,8; FLASHRING_SGMM_FWD=8x32x1 steps 8x32x1 128 2,4,8; pack
+grep -E " fwd +D128" $O/table.txt
