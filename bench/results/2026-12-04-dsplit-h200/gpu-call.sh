@@ -4,7 +4,7 @@
 # half the accumulators and 16 subgroups fit at Bc = 32. The float64 tests with each D-split tile pinned; then
 # the same-call bench (f16, robustness off, N = 16384, H16, D 64 and 128, causal and not): the defaults,
 # 16x32x1x2, 8x32x1x2, the defaults again.
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-dsplit/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-dsplit/gpu-call.sh (this folder was then named wip-dsplit)
 set -uo pipefail
 O=/tmp/dsp; mkdir -p $O; source bench/gpu-lib.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
