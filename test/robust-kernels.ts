@@ -22,6 +22,8 @@ import { tuningFromEnv } from '../src/kernels/tuning.js';
 
 export interface RobustReport {
   robust: boolean;
+  /** The device's own reading of the mode (FlashDevice.robustShaders, from the GPU object nodeGPU marked). */
+  deviceRobust: boolean;
   adapter: string;
   /** w[3] after the probe wrote index 5 of a 4-element array: 99 only where the index is clamped. */
   probe: number;
@@ -163,7 +165,7 @@ export async function runKernels(seed: number): Promise<RobustReport> {
     await pinnedTiles(seed, outputs);
     await merges(dev, seed, outputs);
     await ringStep(dev, seed, outputs);
-    return { robust: robustShaders(), adapter: dev.adapter.description || dev.adapter.device, probe: p, outputs };
+    return { robust: robustShaders(), deviceRobust: dev.robustShaders, adapter: dev.adapter.description || dev.adapter.device, probe: p, outputs };
   } finally {
     dev.destroy();
     releaseNodeGPU();

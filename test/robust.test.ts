@@ -52,6 +52,9 @@ describe('kernels are bitwise identical with and without robustness', () => {
     const [on, off] = await Promise.all([run(true), run(false)]);
     expect(on.robust).toBe(true);
     expect(off.robust).toBe(false);
+    // The devices know their mode (the planner reads it: sgmmTiles.ts).
+    expect(on.deviceRobust).toBe(true);
+    expect(off.deviceRobust).toBe(false);
     // The modes really differ: only the robust process clamps the probe's out-of-range index.
     expect(on.probe, 'robust mode clamps w[5] to w[3]').toBe(99);
     expect(off.probe, 'disable_robustness leaves w[3] alone').not.toBe(99);

@@ -7,6 +7,7 @@ import { DeviceLostError, GPUValidationError, NoAdapterError } from '../errors.j
 import { BufferTracker } from './tracker.js';
 import { KernelTuning, currentProcessTuning, resolveTuning } from '../kernels/tuning.js';
 import { easeDawnPolling } from './dawnPolling.js';
+import { robustShadersOf } from './robustness.js';
 
 /** Optional features the kernels can use when the adapter has them. */
 export const WANTED_FEATURES = [
@@ -53,6 +54,8 @@ export interface FlashDevice {
   hasSubgroupMatrix: boolean;
   /** A CPU implementation (lavapipe/llvmpipe, SwiftShader): shaders are compiled for short compile time. */
   isCPU: boolean;
+  /** Its shaders keep the robustness transform (browsers; Node with FLASHRING_ROBUST=1: robustness.ts). */
+  robustShaders: boolean;
   /** Set when the device is lost or destroyed; kernels and the ring check it. */
   lostReason: string | null;
   /** Uncaptured WebGPU errors seen on this device (each is also thrown by the next checkErrors()). */
@@ -164,6 +167,7 @@ async function acquireOne(gpu: GPU, index: number, opts: AcquireOptions): Promis
     hasTimestamps: features.has('timestamp-query'),
     hasSubgroupMatrix: features.has('chromium-experimental-subgroup-matrix'),
     isCPU: isCpuAdapter(summary),
+    robustShaders: robustShadersOf(gpu),
     lostReason: null,
     uncaptured: [],
     tuning: opts.tuning ?? currentProcessTuning(),

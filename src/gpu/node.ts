@@ -13,6 +13,7 @@
  * FLASHRING_DAWN_FLAGS adds raw Dawn flags (`;`-separated entries of `key=value`).
  */
 import { InputError, NoAdapterError } from '../errors.js';
+import { markUncheckedShaders } from './robustness.js';
 
 let cached: GPU | null = null;
 
@@ -71,7 +72,9 @@ export async function nodeGPU(opts: { adapter?: string; extraFlags?: string[]; r
   if (process.env.FLASHRING_DAWN_FLAGS) extra.push(...process.env.FLASHRING_DAWN_FLAGS.split(';').filter(Boolean));
   if (opts.extraFlags) extra.push(...opts.extraFlags);
   if (!process.env.XDG_RUNTIME_DIR) process.env.XDG_RUNTIME_DIR = '/tmp';
-  const gpu = mod.create(dawnFlags(opts.robust ?? robustShaders(), extra)) as unknown as GPU;
+  const robust = opts.robust ?? robustShaders();
+  const gpu = mod.create(dawnFlags(robust, extra)) as unknown as GPU;
+  if (!robust) markUncheckedShaders(gpu);
   if (plain) cached = gpu;
   return gpu;
 }

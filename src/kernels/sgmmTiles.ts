@@ -56,13 +56,17 @@ export const SGMM_FWD_CANDIDATES: SgmmTile[] = [[4, 16, 2], [8, 16, 2], [8, 32, 
  */
 export type SgmmTile = [number, number, number, number?];
 /**
- * The forward's D split, first from SGMM_DSPLIT_MIN_D up (where D/32 is whole and it fits): 16
- * subgroups, two a 16-row block, each with half of O's columns and of S's (flash_fwd_sgmm.wgsl DS).
- * Half the accumulators a lane lets 16 subgroups fit at Bc = 32 (46624 bytes at D = 128). Measured
- * on the H200 (bench/results/2026-12-04-dsplit-h200, same call, forward TFLOP/s against 8×32×1):
- * D = 128 114.8 against 113.3 (+1.3%), causal **112.0 against 104.5 (+7.2%)**; at D = 64 it was
- * 26% slower (73.0 against 98.8) and 8×32×1×2 slower at both, so D = 128 alone takes it (the next
- * multiples of 32 that fit would be below 128; those above do not fit 48 KiB).
+ * The forward's D split, first from SGMM_DSPLIT_MIN_D up (where D/32 is whole and it fits), on
+ * shaders without the robustness transform only: 16 subgroups, two a 16-row block, each with half
+ * of O's columns and of S's (flash_fwd_sgmm.wgsl DS). Half the accumulators a lane lets 16
+ * subgroups fit at Bc = 32 (46624 bytes at D = 128). Measured on the H200 (same call, forward
+ * TFLOP/s against 8×32×1; bench/results/2026-12-04-dsplit-h200 and 2026-12-04-final-h200):
+ * - D = 128, robustness off: 114.8 / 114.7 against 113.3 / 113.5 (+1%), causal **112.0 / 111.1
+ *   against 104.5 / 103.3 (+7%)**;
+ * - D = 128, robustness on (browsers): **53.6 against 95.3** (the clamps' registers on 512
+ *   invocations, inferred), so robust devices keep 8×32×1 (sgmmCandidates' `robust`);
+ * - D = 64: 26% slower (73.0 against 98.8), and 8×32×1×2 slower at both. So D = 128 alone takes
+ *   it (the multiples of 32 above it do not fit 48 KiB).
  */
 export const SGMM_FWD_DSPLIT: SgmmTile = [16, 32, 1, 2];
 export const SGMM_DSPLIT_MIN_D = 128;
@@ -73,14 +77,14 @@ export const SGMM_BWD_SG4_MAX_D = 64;
 /** Largest head dim at which the forward keeps two row blocks (RB = 2) per subgroup in registers. */
 export const SGMM_RB2_MAX_D = 64;
 
-/** The (SG, T, RB[, DS]) candidates of a kernel at head dim D, fastest first. */
-export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number): SgmmTile[] {
+/** The (SG, T, RB[, DS]) candidates of a kernel at head dim D, fastest first; `robust`: for shaders with the robustness transform. */
+export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number, robust = false): SgmmTile[] {
   if (kind === 'bwd') {
     const [SG1, T1] = SGMM_BWD_SMALL_D_FIRST;
     const order = D <= SGMM_BWD_SG4_MAX_D ? [SGMM_BWD_SMALL_D_FIRST, ...SGMM_BWD_CANDIDATES.filter(([SG, T]) => SG !== SG1 || T !== T1)] : SGMM_BWD_CANDIDATES;
     return order.map(([SG, T]) => [SG, T, 1]);
   }
-  const split = D >= SGMM_DSPLIT_MIN_D && D % 32 === 0 ? [SGMM_FWD_DSPLIT] : [];
+  const split = D >= SGMM_DSPLIT_MIN_D && D % 32 === 0 && !robust ? [SGMM_FWD_DSPLIT] : [];
   return [...split, ...SGMM_FWD_CANDIDATES.filter(([, , RB]) => RB === 1 || D <= SGMM_RB2_MAX_D)];
 }
 
@@ -128,7 +132,7 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   const t = dev.tuning;
   const pin = kind === 'fwd' ? t.sgmmForward : t.sgmmBackward;
   const pinned: SgmmTile | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1, pin.dSplit ?? 1] : null;
-  const candidates = pinned ? [pinned] : sgmmCandidates(kind, D);
+  const candidates = pinned ? [pinned] : sgmmCandidates(kind, D, dev.robustShaders);
   const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
   const planOf = (SG: number, T: number, RB: number, DS = 1) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe, DS);
   for (const [SG, T, RB, DS] of candidates) {
