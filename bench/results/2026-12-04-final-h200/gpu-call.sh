@@ -5,7 +5,7 @@
 # default again), with robustness on, and the portable f32 forward with it on; then p2p's steps at D = 128 with
 # the default and with 8x32x1 pinned. $OUT/all.tgz is rewritten after each stage, so a cut run still returns
 # what finished.
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-final/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-final/gpu-call.sh (this folder was then named wip-final)
 set -uo pipefail
 O=/tmp/fin; mkdir -p $O; source bench/gpu-lib.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt

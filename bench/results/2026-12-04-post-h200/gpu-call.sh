@@ -2,7 +2,7 @@
 # Issue 37: after the forward's D split was limited to shaders without the robustness transform (the commit
 # that added this script): the robustness test and the forward tests with robustness on, then the same-call
 # figures with robustness off and on (f16, tensor cores).
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-post/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-post/gpu-call.sh (this folder was then named wip-post)
 set -uo pipefail
 O=/tmp/post; mkdir -p $O; source bench/gpu-lib.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
