@@ -17,10 +17,12 @@
 //
 // Operand and accumulator blocks are separate variables (q0_0…, o0_0…, unrolled by the
 // specializer), so each stays in registers whatever the driver does with arrays of matrices.
-// Per K/V tile, for each subgroup's 16·RB rows:
-//   S = Q Kᵀ                           (f32, to the subgroup's 16·RB×Bc block of workgroup memory)
-//   LPR = 2/RB lanes per row read their columns once into registers (skewed: no bank
-//   conflicts) and compute m_tile = rowmax(S)·scale·log2 e (scale > 0);
+// Per K/V tile, for each group's 16·RB rows:
+//   S = Q Kᵀ                           (f32, to the group's 16·RB×Bc block of workgroup memory;
+//                                       each of its DS subgroups the columns of its Bc/DS keys)
+//   LPR = 2·DS/RB lanes per row (each subgroup 16·RB/DS of the group's rows) read their columns
+//   once into registers (skewed: no bank conflicts) and compute m_tile = rowmax(S)·scale·log2 e
+//   (scale > 0);
 //   m is only raised when m_tile > m + TH (TH = 8, i.e. ×256): otherwise the stale m is kept,
 //   P ≤ 2^8 stays exact in f16, and O needs no rescaling. When some row of the workgroup does
 //   raise m, all subgroups spill O to workgroup memory, scale the raised rows by
@@ -48,14 +50,14 @@
 //   r = hd·16·RB/DS + lane/LPR < 16·RB and columns h·COLS + c < LPR·COLS = Bc ≤ SS, PS; matrix
 //   blocks sit at rows 16·rb < 16·RB, columns 16·cb < Bc; spills at columns 16·hd…, below
 //   SW = 16·DS ≤ SS (const_assert), and lanes scale or add columns h·SW/LPR + c < SW.
-// - l_s (Br): sg·16·RB + r. vote: constant indices, or par / par ^ 1 with par ∈ {0, 1} (it
+// - l_s (Br): grp·16·RB + r (r < 16·RB). vote: constant indices, or par / par ^ 1 with par ∈ {0, 1} (it
 //   starts at 0 and only flips). kr/vr: t < LPT, constant bounds.
 // - Storage: Q rows i0 + s0 + e/D8 < Nq and key rows j0 + e/D8 < Nk are checked before each
 //   load, O/LSE rows i < Nq before each store; head bases use hq < Hq (the dispatch) and
 //   hk = hq / (Hq/Hkv) < Hkv; the host binds exactly B·H·N·D elements.
 // Loops: constant bounds, or j0 < n_end ≤ Nk in steps of Bc.
 // Mask (common.wgsl, any of causal, window, documents): tiles from the block's first visible key
-// to its last; a tile is full where the keys every row sees cover it (shared_keys: the subgroup's
+// to its last; a tile is full where the keys every row sees cover it (shared_keys: the group's
 // rows once, before the tile loop, for the softmax; the workgroup's rows only on a tile that takes
 // the rare scalar path), and the row's keys (key_range, once per partial tile) mask the rest entry
 // by entry.
@@ -103,8 +105,8 @@ const PIPE: u32 = {{PIPE}}u;
 
 var<workgroup> Ks: array<f16, BC * DP>;   // K tile; first stages the Q tile Bc rows at a time
 var<workgroup> Vs: array<f16, BC * DP>;
-var<workgroup> S: array<f32, BR * SS>;     // per subgroup a 16·RB×Bc block: scores, O spills
-var<workgroup> Pm: array<f16, BR * PS>;    // per subgroup a 16·RB×Bc block: P
+var<workgroup> S: array<f32, BR * SS>;     // per group a 16·RB×Bc block: scores, O spills
+var<workgroup> Pm: array<f16, BR * PS>;    // per group a 16·RB×Bc block: P
 var<workgroup> l_s: array<f32, BR>;
 // Every workgroup variable is a multiple of 16 bytes: on the NVIDIA Vulkan driver a matrix
 // load or store from an array that is not 16-byte aligned reads or writes the wrong elements
@@ -205,7 +207,7 @@ fn add_pv_row(at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
   }
 }
 
-// Writes block `db` (columns 16·db…) of O/ℓ for the subgroup's rows i_first… from the spill
+// Writes block `db` (columns 16·db…) of O/ℓ for the group's rows i_first… from the subgroup's spill
 // at `blk` (row rr at blk + rr·SS). ℓ = NaN marks a NaN row; ℓ = 0 a row with no visible key.
 fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, db: u32) {
   for (var e = lane; e < SROWS * 16u; e += 32u) {
@@ -277,7 +279,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   // The mask (common.wgsl): K/V tiles from the first row's first key to the last row's last.
   let j_start = (key_range(i0).x / BC) * BC;
   let n_end = key_range(min(i0 + BR, P.Nq) - 1u).y;
-  let sg_keys = shared_keys(i_sg, i_sg + SROWS);   // keys every row of the subgroup sees
+  let sg_keys = shared_keys(i_sg, i_sg + SROWS);   // keys every row of the group sees
   if (PIPE == 0u) {
     fetch_kv(kv8, j_start, tid);
   } else {
@@ -323,7 +325,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
 
     // Online softmax: lane (r, h) reads columns h·COLS + (c + lane) mod COLS once, as
     // S·scale·log2 e (masked ones as NEG_BIG).
-    let full = all_see(sg_keys, j0, j0 + BC);   // the subgroup's rows see the whole tile
+    let full = all_see(sg_keys, j0, j0 + BC);   // the group's rows see the whole tile
     let row_at = blk + r * SS + h * COLS;   // in S
   let row_ap = blp + r * PS + h * COLS;   // in Pm
     let col0 = j0 + h * COLS;
@@ -423,7 +425,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     }
   }
 
-  // NaN rows: a visible score NaN or +inf (in either lane's columns), or visible keys whose
+  // NaN rows: a visible score NaN or +inf (in any of the row's LPR lanes' columns), or visible keys whose
   // scores are all −inf (ℓ = 0 although the row sees keys); marked by ℓ = NaN in l_s.
   // (Each shuffle outside the ||: a short-circuit would call it from non-uniform control flow.)
   if (LPR >= 2u) {

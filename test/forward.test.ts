@@ -65,7 +65,8 @@ describe('FlashAttention forward vs float64 reference', () => {
   }
 
   it('large logits (inputs ×8) stay exact', async () => {
-    for (const [p, path] of paths) await check(sq(70, 64), { causal: true }, p, SEED + 5, 8, path);
+    // D = 128 too: there the tensor-core forward splits O between two subgroups, whose rescale path large logits take.
+    for (const D of [64, 128]) for (const [p, path] of paths) await check(sq(70, D), { causal: true }, p, SEED + 5 + D, 8, path);
   });
 
   it('a fully masked row gives O = 0 and LSE = -inf, never NaN', async () => {

@@ -101,6 +101,29 @@ async function pinnedTiles(seed: number, outputs: Record<string, string>): Promi
   }
 }
 
+/**
+ * The tensor-core forward's D split (planned only without the robustness transform, so pinned here
+ * in both modes: the same kernel must give the same bits with the clamps), at D = 128 where the
+ * adapter has subgroup matrices, causal and not, on a shape whose last row block runs past Nq.
+ */
+async function pinnedSplit(seed: number, outputs: Record<string, string>): Promise<void> {
+  const pin = '16x32x1x2';
+  const [dev] = await acquireDevices(await nodeGPU(), 1, { tuning: tuningFromEnv({ FLASHRING_SGMM_FWD: pin }) });
+  try {
+    if (!dev.hasF16 || !dev.hasSubgroupMatrix) return;
+    const s: AttentionShape = { B: 1, Hq: 2, Hkv: 1, Nq: 150, Nk: 150, D: 128 };
+    const x = { q: randn(numel(s, 'q'), seed + 30), k: randn(numel(s, 'kv'), seed + 31), v: randn(numel(s, 'kv'), seed + 32) };
+    for (const causal of [false, true]) {
+      const f = await attentionForward(dev, s, x, { causal, precision: 'f16', path: 'subgroup-matrix' });
+      const tag = `N=150 D=128 ${causal ? 'causal' : 'full'} f16/subgroup-matrix pinned ${pin}`;
+      outputs[`${tag} o`] = hash(f.o);
+      outputs[`${tag} lse`] = hash(f.lse);
+    }
+  } finally {
+    dev.destroy();
+  }
+}
+
 /** Merge (with masked partials) and add, the ring's two kernels, at D = 24 and 72. */
 async function merges(dev: FlashDevice, seed: number, outputs: Record<string, string>): Promise<void> {
   const rows = 37;
@@ -163,6 +186,7 @@ export async function runKernels(seed: number): Promise<RobustReport> {
     const p = await probe(dev);
     await attention(dev, seed, outputs);
     await pinnedTiles(seed, outputs);
+    await pinnedSplit(seed, outputs);
     await merges(dev, seed, outputs);
     await ringStep(dev, seed, outputs);
     return { robust: robustShaders(), deviceRobust: dev.robustShaders, adapter: dev.adapter.description || dev.adapter.device, probe: p, outputs };

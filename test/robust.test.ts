@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { SEED } from './cases.js';
 import type { RobustReport } from './robust-kernels.js';
-import { dawnFlags, robustShaders } from '../src/gpu/node.js';
+import { dawnFlags, keepsRobustness, robustShaders } from '../src/gpu/node.js';
 import { InputError } from '../src/errors.js';
 
 async function run(robust: boolean): Promise<RobustReport> {
@@ -44,6 +44,12 @@ describe('Dawn flags', () => {
     expect(off.filter((f) => f.startsWith('disable-dawn-features='))).toEqual(['disable-dawn-features=timestamp_quantization,lazy_clear_resource_on_first_use']);
     expect(off).toContain('adapter=nvidia');
     expect(dawnFlags(true, [])).toEqual(['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia', 'disable-dawn-features=timestamp_quantization']);
+  });
+  it('the devices\' mark follows the flags Dawn gets, FLASHRING_DAWN_FLAGS included', () => {
+    expect(keepsRobustness(dawnFlags(false, []))).toBe(false);
+    expect(keepsRobustness(dawnFlags(true, []))).toBe(true);
+    expect(keepsRobustness(dawnFlags(true, ['enable-dawn-features=disable_robustness']))).toBe(false);
+    expect(keepsRobustness(dawnFlags(false, ['disable-dawn-features=disable_robustness']))).toBe(true);
   });
 });
 

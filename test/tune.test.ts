@@ -37,6 +37,7 @@ describe('autotune candidates (data)', () => {
     expect(fwd128[0].sgmmForward).toEqual({ subgroups: 16, rows: 32, rowBlocks: 1, dSplit: 2 });
     expect(fwd64.some((t) => t.sgmmForward!.dSplit)).toBe(false);
     expect(showPins({ sgmmForward: { subgroups: 16, rows: 32, rowBlocks: 1, dSplit: 2 } })).toBe('FLASHRING_SGMM_FWD=16x32x1x2');
+    expect(showPins({ sgmmForward: { subgroups: 16, rows: 32, dSplit: 2 } })).toBe('FLASHRING_SGMM_FWD=16x32x1x2');   // not 16x32x2 (RB = 2)
     // The backward's order depends on D: 4×16 first up to D = 64, 8×16 above (sgmmTiles.ts, measured on the H200).
     expect(tuneCandidates('subgroup-matrix', 'bwd', 64)[0].sgmmBackward).toMatchObject({ subgroups: 4, rows: 16 });
     expect(tuneCandidates('subgroup-matrix', 'bwd', 128)[0].sgmmBackward).toMatchObject({ subgroups: 8, rows: 16 });
@@ -46,10 +47,10 @@ describe('autotune candidates (data)', () => {
 });
 
 describe('the tensor-core forward pin (FLASHRING_SGMM_FWD)', () => {
-  it('takes a D split of 2 with RB = 1, an even subgroup count and tiles of at least 32 rows, and refuses the rest naming what to give', () => {
+  it('takes a D split of 2 with RB = 1, an even subgroup count and tiles of a multiple of 32 rows, and refuses the rest naming what to give', () => {
     expect(tuningFromEnv({ FLASHRING_SGMM_FWD: '16x32x1x2' }).sgmmForward).toEqual({ subgroups: 16, rows: 32, rowBlocks: 1, dSplit: 2 });
     expect(tuningFromEnv({ FLASHRING_SGMM_FWD: '8x32x2' }).sgmmForward).toEqual({ subgroups: 8, rows: 32, rowBlocks: 2, dSplit: undefined });
-    for (const bad of ['16x32x2x2', '16x16x1x2', '1x32x1x2', '16x32x1x3', '16x32x1x2x1'])
+    for (const bad of ['16x32x2x2', '16x16x1x2', '8x48x1x2', '1x32x1x2', '16x32x1x3', '16x32x1x2x1'])
       expect(() => tuningFromEnv({ FLASHRING_SGMM_FWD: bad }), bad).toThrow(new RegExp(`^FLASHRING_SGMM_FWD='${bad}': give SGxT\\[xRB\\[xDS\\]\\]`));
     expect(() => tuningFromEnv({ FLASHRING_SGMM_BWD: '8x16x1' })).toThrow(InputError);
   });

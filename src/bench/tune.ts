@@ -115,9 +115,9 @@ export function showPins(t: KernelTuning): string {
 }
 
 /** The candidates of one kernel on a path, as pins (data: the kernels' own candidate lists and variants). */
-export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number): KernelTuning[] {
+export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number, robust = false): KernelTuning[] {
   if (path === 'subgroup-matrix') {
-    const tiles = sgmmCandidates(kind, D);
+    const tiles = sgmmCandidates(kind, D, robust);
     if (kind === 'bwd') return tiles.map(([SG, T]) => ({ sgmmBackward: { subgroups: SG, rows: T } }));
     return tiles.flatMap(([SG, T, RB, DS = 1]) => SGMM_FWD_PIPES.map((pipe) =>
       ({ sgmmForward: { subgroups: SG, rows: T, rowBlocks: RB as 1 | 2, ...(DS > 1 ? { dSplit: DS as 2 } : {}) }, sgmmForwardPipe: pipe })));
@@ -159,7 +159,7 @@ async function trials(
   dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', r: TuneRequest, o: Required<TuneOptions>, bufs: BenchBuffers,
 ): Promise<{ trial: TuneTrial; tuning: KernelTuning }[]> {
   const out: { trial: TuneTrial; tuning: KernelTuning }[] = [];
-  for (const c of o.candidates(path, kind, r.D)) {
+  for (const c of o.candidates(path, kind, r.D, r.robust)) {
     const pins = showPins(c);
     try {
       const t = await timeWith(dev, { ...c, path }, r, bufs, kind);

@@ -49,6 +49,16 @@ export function dawnFlags(robust: boolean, extra: string[]): string[] {
 }
 
 /**
+ * Whether Dawn's flags keep the robustness transform: not when `disable_robustness` is enabled and not
+ * also disabled (FLASHRING_DAWN_FLAGS may name it in either list; the device's mark follows the flags
+ * Dawn gets, not FLASHRING_ROBUST alone).
+ */
+export function keepsRobustness(flags: string[]): boolean {
+  const list = (kind: string) => flags.filter((f) => f.startsWith(`${kind}-dawn-features=`)).flatMap((f) => f.split('=')[1].split(','));
+  return !list('enable').includes('disable_robustness') || list('disable').includes('disable_robustness');
+}
+
+/**
  * The `GPU` object of Dawn for Node. `robust` overrides FLASHRING_ROBUST (tests create one GPU
  * object of each mode: Dawn keeps the toggles of each `create()` apart within one process).
  */
@@ -72,9 +82,9 @@ export async function nodeGPU(opts: { adapter?: string; extraFlags?: string[]; r
   if (process.env.FLASHRING_DAWN_FLAGS) extra.push(...process.env.FLASHRING_DAWN_FLAGS.split(';').filter(Boolean));
   if (opts.extraFlags) extra.push(...opts.extraFlags);
   if (!process.env.XDG_RUNTIME_DIR) process.env.XDG_RUNTIME_DIR = '/tmp';
-  const robust = opts.robust ?? robustShaders();
-  const gpu = mod.create(dawnFlags(robust, extra)) as unknown as GPU;
-  if (!robust) markUncheckedShaders(gpu);
+  const flags = dawnFlags(opts.robust ?? robustShaders(), extra);
+  const gpu = mod.create(flags) as unknown as GPU;
+  if (!keepsRobustness(flags)) markUncheckedShaders(gpu);
   if (plain) cached = gpu;
   return gpu;
 }

@@ -14,8 +14,8 @@ import { TilePlan } from './tiles.js';
 export const SGMM_PAD = 8;
 
 /**
- * Workgroup memory of the subgroup-matrix forward (flash_fwd_sgmm.wgsl) with SG subgroups of
- * RB row blocks (Br = 16·RB·SG) and Bc-row K/V tiles, rows padded by `pad` halves:
+ * Workgroup memory of the subgroup-matrix forward (flash_fwd_sgmm.wgsl) with SG subgroups, groups of
+ * DS of them owning RB row blocks each (Br = 16·RB·SG/DS), and Bc-row K/V tiles, rows padded by `pad` halves:
  * Ks (also stages Q) Vs P | S ℓ | vote.
  */
 export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pad = SGMM_PAD, DS = 1): number {
@@ -56,20 +56,22 @@ export const SGMM_FWD_CANDIDATES: SgmmTile[] = [[4, 16, 2], [8, 16, 2], [8, 32, 
  */
 export type SgmmTile = [number, number, number, number?];
 /**
- * The forward's D split, first from SGMM_DSPLIT_MIN_D up (where D/32 is whole and it fits), on
- * shaders without the robustness transform only: 16 subgroups, two a 16-row block, each with half
- * of O's columns and of S's (flash_fwd_sgmm.wgsl DS). Half the accumulators a lane lets 16
- * subgroups fit at Bc = 32 (46624 bytes at D = 128). Measured on the H200 (same call, forward
- * TFLOP/s against 8×32×1; bench/results/2026-12-04-dsplit-h200 and 2026-12-04-final-h200):
- * - D = 128, robustness off: 114.8 / 114.7 against 113.3 / 113.5 (+1%), causal **112.0 / 111.1
- *   against 104.5 / 103.3 (+7%)**;
- * - D = 128, robustness on (browsers): **53.6 against 95.3** (the clamps' registers on 512
- *   invocations, inferred), so robust devices keep 8×32×1 (sgmmCandidates' `robust`);
- * - D = 64: 26% slower (73.0 against 98.8), and 8×32×1×2 slower at both. So D = 128 alone takes
- *   it (the multiples of 32 above it do not fit 48 KiB).
+ * The forward's D split, first at D = SGMM_DSPLIT_D (the one head dim measured), on shaders without
+ * the robustness transform only: 16 subgroups, two a 16-row block, each with half of O's columns and
+ * of S's (flash_fwd_sgmm.wgsl DS). Half the accumulators a lane lets 16 subgroups fit at Bc = 32
+ * (46624 bytes at D = 128). Measured on the H200 (forward TFLOP/s against 8×32×1):
+ * - D = 128, robustness off, same call (bench/results/2026-12-04-dsplit-h200, 2026-12-04-final-h200):
+ *   114.8 / 114.7 against 113.3 / 113.5 (+1%), causal **112.0 / 111.1 against 104.5 / 103.3 (+7%)**;
+ * - D = 128, robustness on (browsers): **53.6** (2026-12-04-final-h200), where 8×32×1 runs at 95.3
+ *   (2026-12-03-final-check-h200) and 95.0 (2026-12-04-post-h200, after this rule); inferred: the
+ *   clamps' registers on 512 invocations. So robust devices keep 8×32×1 (sgmmCandidates' `robust`);
+ * - D = 64: 26% slower (73.0 against 98.8), and 8×32×1×2 slower at both. Other head dims are not
+ *   measured (at 48 KiB none above 128 fits; at 64 KiB D = 160–256 would, with twice the Q blocks).
+ * Its ℓ sums four lanes' partial sums where 8×32×1 sums two, so D = 128 outputs differ in the last
+ * bits between the modes (docs/numerics.md).
  */
 export const SGMM_FWD_DSPLIT: SgmmTile = [16, 32, 1, 2];
-export const SGMM_DSPLIT_MIN_D = 128;
+export const SGMM_DSPLIT_D = 128;
 export const SGMM_BWD_CANDIDATES: [number, number][] = [[8, 16], [4, 32], [4, 16], [2, 32], [2, 16], [1, 16]];
 /** The backward's first candidate up to SGMM_BWD_SG4_MAX_D (the rest in SGMM_BWD_CANDIDATES' order). */
 export const SGMM_BWD_SMALL_D_FIRST: [number, number] = [4, 16];
@@ -84,13 +86,13 @@ export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number, robust = false): 
     const order = D <= SGMM_BWD_SG4_MAX_D ? [SGMM_BWD_SMALL_D_FIRST, ...SGMM_BWD_CANDIDATES.filter(([SG, T]) => SG !== SG1 || T !== T1)] : SGMM_BWD_CANDIDATES;
     return order.map(([SG, T]) => [SG, T, 1]);
   }
-  const split = D >= SGMM_DSPLIT_MIN_D && D % 32 === 0 && !robust ? [SGMM_FWD_DSPLIT] : [];
+  const split = D === SGMM_DSPLIT_D && !robust ? [SGMM_FWD_DSPLIT] : [];
   return [...split, ...SGMM_FWD_CANDIDATES.filter(([, , RB]) => RB === 1 || D <= SGMM_RB2_MAX_D)];
 }
 
 /**
  * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
- * forward Br = 16·RB·SG, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
+ * forward Br = 16·RB·SG/DS, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
  */
 export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe: SgmmForwardPipe = sgmmFwdPipeFor(D), DS = 1): TilePlan {
   return kind === 'fwd'
@@ -138,8 +140,8 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   for (const [SG, T, RB, DS] of candidates) {
     const plan = planOf(SG, T, RB, DS);
     // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).
-    // The D split gives each subgroup D/16/DS whole blocks of O.
-    if (plan.workgroupBytes <= limit && plan.WG <= maxWG && (kind === 'fwd' || plan.BR <= plan.WG) && D % (16 * (DS ?? 1)) === 0) return plan;
+    // The D split gives each subgroup D/16/DS whole blocks of O and T/16/DS of S (the pin checks T too).
+    if (plan.workgroupBytes <= limit && plan.WG <= maxWG && (kind === 'fwd' || plan.BR <= plan.WG) && D % (16 * (DS ?? 1)) === 0 && T % (16 * (DS ?? 1)) === 0) return plan;
   }
   const [SG, T, RB, DS = 1] = pinned ?? [1, 16, 1];
   const plan = planOf(SG, T, RB, DS);

@@ -113,17 +113,18 @@ function portableTilePin(kind: 'fwd' | 'bwd'): Pin<PortableTilePin> {
 }
 
 function sgmmTilePin(kind: 'fwd' | 'bwd'): Pin<SgmmTilePin> {
-  const help = `SGxT${kind === 'fwd' ? '[xRB[xDS]]' : ''} with SG in 1, 2, 4, 8, 16 and T a multiple of 16${kind === 'fwd' ? ', RB 1 or 2, DS 1 or 2 (2: RB 1, SG even, T at least 32)' : ''} (e.g. 4x32${kind === 'fwd' ? 'x2' : ''})`;
+  const help = `SGxT${kind === 'fwd' ? '[xRB[xDS]]' : ''} with SG in 1, 2, 4, 8, 16 and T a multiple of 16${kind === 'fwd' ? ', RB 1 or 2, DS 1 or 2 (2: RB 1, SG even, T a multiple of 32)' : ''} (e.g. 4x32${kind === 'fwd' ? 'x2' : ''})`;
   return {
     env: `FLASHRING_SGMM_${kind.toUpperCase()}`, help,
     parse: (v) => {
       const d = dims(v, 2, kind === 'fwd' ? 4 : 2);
       return d && { subgroups: d[0], rows: d[1], rowBlocks: d[2] as 1 | 2 | undefined, dSplit: d[3] as 1 | 2 | undefined };
     },
-    show: (t) => [t.subgroups, t.rows, t.rowBlocks, t.dSplit].filter((x) => x !== undefined).join('x'),
+    // RB is spelled whenever DS is (16x32x2 would read as RB = 2).
+    show: (t) => [t.subgroups, t.rows, t.rowBlocks ?? (t.dSplit !== undefined ? 1 : undefined), t.dSplit].filter((x) => x !== undefined).join('x'),
     check: ({ subgroups: SG, rows: T, rowBlocks: RB = 1, dSplit: DS = 1 }) => {
       if (!SGMM_SUBGROUPS.includes(SG) || T <= 0 || T % 16 !== 0 || (RB !== 1 && (kind === 'bwd' || RB !== 2))) return `give ${help}`;
-      if (DS !== 1 && (DS !== 2 || RB !== 1 || SG % 2 !== 0 || T < 32)) return `give ${help}`;
+      if (DS !== 1 && (DS !== 2 || RB !== 1 || SG % 2 !== 0 || T % 32 !== 0)) return `give ${help}`;
       return kind === 'bwd' && T > 32 * SG ? `the backward's tile rows T must be at most 32·SG (${32 * SG})` : null;
     },
   };
