@@ -2,7 +2,7 @@
 # Issue 37, short calls and D = 128's backward: dkdv's role split (FLASHRING_SGMM_BWD=8x16x2: two subgroups
 # share 16 keys, one with K, Sᵀ and dV, the other with V, dPᵀ and dK: half the matrices a lane, for two
 # workgroups an SM). The float64 tests with it pinned, then p2p's steps at D = 128, the default and the pin.
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-ks/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-ks/gpu-call.sh (this folder was then named wip-ks)
 set -uo pipefail
 O=/tmp/ks; mkdir -p $O; source bench/gpu-lib.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
