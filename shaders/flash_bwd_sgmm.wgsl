@@ -62,11 +62,6 @@ alias GW = GT;
 
 const SG: u32 = WG / 32u;
 const OWN: u32 = 16u * SG;     // rows (keys for dkdv, queries for dq) owned by a workgroup
-// dkdv's role split (KS = 2; KS = 1: none): two subgroups share 16 keys, one holding K, computing Sᵀ
-// and accumulating dV, the other holding V, computing dPᵀ and accumulating dK (half the matrices a
-// lane); a dkdv workgroup then owns OWNK = 16·SG/KS keys.
-const KS: u32 = {{KS}}u;
-const OWNK: u32 = OWN / KS;
 const RB: u32 = BR / 16u;      // 16-row blocks of a Q tile (dkdv)
 const CB: u32 = BC / 16u;      // 16-row blocks of a K/V tile (dq)
 const D8: u32 = D / 8u;        // 16-byte words per row
@@ -223,17 +218,6 @@ fn rare_block(kv: bool, a: ptr<function, AM>, b: ptr<function, AM>, blk: u32, bl
   workgroupBarrier();
 }
 
-// The rare path for dkdv's roles (KS = 2): each spills its accumulator (role 0's dV to dPa, role 1's
-// dK to Sa), role 0's lanes add the visible entries' products to both (add_kv_row), each reloads its own.
-fn rare_role_block(a: ptr<function, AM>, hd: u32, blk: u32, blp: u32, r: u32, x: u32, y: u32, c0: u32, d0: u32) {
-  if (hd == 0u) { subgroupMatrixStore<row_major>(&dPa, blk, *a, SS); } else { subgroupMatrixStore<row_major>(&Sa, blk, *a, SS); }
-  workgroupBarrier();
-  if (hd == 0u) { add_kv_row(blk + r * SS, blp + r * PS, x, y, c0, d0); }
-  workgroupBarrier();
-  if (hd == 0u) { *a = subgroupMatrixLoad<AM, row_major>(&dPa, blk, SS); } else { *a = subgroupMatrixLoad<AM, row_major>(&Sa, blk, SS); }
-  workgroupBarrier();
-}
-
 // What a lane adds its 8 entries of block `db` (columns 16·db…) onto, when accumulating (0
 // otherwise): entries e = lane + 32·k (row e / 16, column e % 16) of rows r_first… below n of the
 // head at row0, of dQ, dK or dV (`which`). `load` false gives zeros (the block after the last).
@@ -282,47 +266,18 @@ alias Resident = array<LM, D / 16u>;
 
 // Loads the subgroup's resident rows: of the workgroup's OWN rows from `base` (n of them below the
 // end of the head), K and V (kv) or Q and dO, staged through Qs/dOs Br rows (= Bc) at a time.
-// With `split` (dkdv's roles, KS = 2) the subgroup of part hd loads only its rows' K (hd 0) or V
-// (hd 1) into a_reg; own: the rows the workgroup owns; sr: the subgroup's first row among them.
-fn resident_rows(kv: bool, base: u32, n: u32, tid: u32, own: u32, sr: u32, split: bool, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>) {
-  let hd = (tid / 32u) % KS;
-  for (var s0 = 0u; s0 < own; s0 += BR) {
+fn resident_rows(kv: bool, base: u32, n: u32, tid: u32, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>) {
+  let sg = tid / 32u;
+  for (var s0 = 0u; s0 < OWN; s0 += BR) {
     fetch_rows(kv, base, s0, n, tid);
     workgroupBarrier();
     stash_rows(tid, false);
     workgroupBarrier();
-    if (sr >= s0 && sr < s0 + BR) {
-      let a = (sr - s0) * DP;
-      if (split) {
-        if (hd == 0u) {
-          {{#for kk < D/16}}(*a_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&Qs, a + {{kk}}u * 16u, DP);
-          {{/for}}
-        } else {
-          {{#for kk < D/16}}(*a_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&dOs, a + {{kk}}u * 16u, DP);
-          {{/for}}
-        }
-      } else {
-        {{#for kk < D/16}}(*a_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&Qs, a + {{kk}}u * 16u, DP);
-        (*b_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&dOs, a + {{kk}}u * 16u, DP);
-        {{/for}}
-      }
-    }
-  }
-}
-
-// dkdv's roles (KS = 2): hd 0 computes Sᵀ = K Qᵀ into Sa, hd 1 dPᵀ = V dOᵀ into dPa, from a_reg.
-fn role_products(nb: u32, blk: u32, hd: u32, a_reg: ptr<function, Resident>) {
-  for (var b = 0u; b < nb; b++) {
-    let o = b * 16u * DP;
-    var acc = AM();
-    if (hd == 0u) {
-      {{#for kk < D/16}}acc = subgroupMatrixMultiplyAccumulate((*a_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&Qs, o + {{kk}}u * 16u, DP), acc);
+    if (sg * 16u >= s0 && sg * 16u < s0 + BR) {
+      let a = (sg * 16u - s0) * DP;
+      {{#for kk < D/16}}(*a_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&Qs, a + {{kk}}u * 16u, DP);
+      (*b_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&dOs, a + {{kk}}u * 16u, DP);
       {{/for}}
-      subgroupMatrixStore<row_major>(&Sa, blk + b * 16u, acc, SS);
-    } else {
-      {{#for kk < D/16}}acc = subgroupMatrixMultiplyAccumulate((*a_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&dOs, o + {{kk}}u * 16u, DP), acc);
-      {{/for}}
-      subgroupMatrixStore<row_major>(&dPa, blk + b * 16u, acc, SS);
     }
   }
 }
@@ -344,55 +299,43 @@ fn resident_products(nb: u32, blk: u32, a_reg: ptr<function, Resident>, b_reg: p
 
 @compute @workgroup_size(WG)
 fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
-  let kb = key_block(g, OWNK);  // under causal the first key blocks, seen by the most rows, start first
+  let kb = key_block(g, OWN);   // under causal the first key blocks, seen by the most rows, start first
   let j0 = kb.j0;
   let kv_row0 = kb.kv_row0;
   let G = P.Hq / P.Hkv;
   let sg = tid / 32u;
-  let grp = sg / KS;                   // the subgroup's 16 keys (KS = 2: shared by a pair)
-  let hd = sg % KS;                    // and its role (KS = 2: 0 K, Sᵀ, dV; 1 V, dPᵀ, dK)
   let lane = tid % 32u;
   let r = lane / 2u;
   let h = lane % 2u;
-  let blk = grp * 16u * SS;            // the keys' 16×Br blocks in Sa, dPa
-  let blp = grp * 16u * PS;            // and in Pa, dSa
-  let jk = j0 + grp * 16u + r;         // this lane's key
+  let blk = sg * 16u * SS;             // the subgroup's 16×Br blocks in Sa, dPa
+  let blp = sg * 16u * PS;             // and in Pa, dSa
+  let jk = j0 + sg * 16u + r;          // this lane's key
 
   var a_reg: Resident;
   var b_reg: Resident;
-  // K into a_reg, V into b_reg (KS = 2: K or V, by role, into a_reg)
-  resident_rows(true, kv_row0 + j0, P.Nk - j0, tid, OWNK, grp * 16u, KS == 2u, &a_reg, &b_reg);
+  resident_rows(true, kv_row0 + j0, P.Nk - j0, tid, &a_reg, &b_reg);   // K into a_reg, V into b_reg
   if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote counts Q/dO tiles only
   {{#for db < D/16}}var dk{{db}} = AM();
   var dv{{db}} = AM();
-  var ac{{db}} = AM();                 // KS = 2: the role's accumulator (dV or dK)
   {{/for}}
   // The direct epilogue (DIRECT: f32 gradients; this workgroup's keys all below Nk, so uniform): the
   // accumulators start from the old dK, dV (accumulating) and are stored straight to them at the end,
   // with the softmax scale taken into dS: no spills, no barriers, no old values read entry by entry.
   var direct = false;
-  {{#for dx < DIRECT}}direct = j0 + OWNK <= P.Nk;
+  {{#for dx < DIRECT}}direct = j0 + OWN <= P.Nk;
   if (direct && P.accumulate != 0u) {
-    let gk = (kv_row0 + j0 + grp * 16u) * D;
-    if (KS == 1u) {
-      {{#for db < D/16}}dk{{db}} = subgroupMatrixLoad<AM, row_major>(&dk, gk + {{db}}u * 16u, D);
-      dv{{db}} = subgroupMatrixLoad<AM, row_major>(&dv, gk + {{db}}u * 16u, D);
-      {{/for}}
-    } else if (hd == 0u) {
-      {{#for db < D/16}}ac{{db}} = subgroupMatrixLoad<AM, row_major>(&dv, gk + {{db}}u * 16u, D);
-      {{/for}}
-    } else {
-      {{#for db < D/16}}ac{{db}} = subgroupMatrixLoad<AM, row_major>(&dk, gk + {{db}}u * 16u, D);
-      {{/for}}
-    }
+    let gk = (kv_row0 + j0 + sg * 16u) * D;
+    {{#for db < D/16}}dk{{db}} = subgroupMatrixLoad<AM, row_major>(&dk, gk + {{db}}u * 16u, D);
+    dv{{db}} = subgroupMatrixLoad<AM, row_major>(&dv, gk + {{db}}u * 16u, D);
+    {{/for}}
   }
   {{/for}}
   let ds_scale = select(1.0, P.scale, direct);   // dK = Σ (scale·dS)ᵀ Q there; scale·dK at the end otherwise
 
   // The mask (common.wgsl): the Q tiles holding the rows that may see one of the keys.
-  let span = query_span(j0, j0 + OWNK);
+  let span = query_span(j0, j0 + OWN);
   let i_start = (span.x / BR) * BR;
-  let all_rows = rows_seeing_all(j0, j0 + OWNK);  // a Q tile inside it is full
+  let all_rows = rows_seeing_all(j0, j0 + OWN);   // a Q tile inside it is full
   let jk_rows = query_span(jk, jk + 1u);          // the rows that see this lane's key
   // The query heads g of the group times the Q tiles from i_start, as one loop so that the next
   // tile (possibly of the next head) is fetched while this one is used.
@@ -423,15 +366,13 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         fetch_stats(row1, i1, tid);
       }
       // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ: Qᵀ and dOᵀ are column-major views of the Q and dO tiles.
-      if (KS == 1u) { resident_products(RB, blk, &a_reg, &b_reg); } else { role_products(RB, blk, hd, &a_reg); }
+      resident_products(RB, blk, &a_reg, &b_reg);
       workgroupBarrier();
-      // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2
-      // (KS = 2: the lanes of role 0; role 1's wait at the barrier in rare_tile).
+      // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
       let full = i0 + BR <= P.Nq && i0 >= all_rows.x && i0 + BR <= all_rows.y;
       let at = blk + r * SS + h * (BR / 2u);   // in Sa, dPa
       let ap = blp + r * PS + h * (BR / 2u);   // in Pa, dSa
       // Unrolled by the specializer (no indexed temporaries, constant skews).
-      if (hd == 0u) {
       {{#for c < BR/2}}{
         let col = ({{c}}u + lane) % (BR / 2u);
         let qc = h * (BR / 2u) + col;
@@ -446,31 +387,11 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         dSa[ap + col] = f16(ds * ds_scale);
       }
       {{/for}}
-      }
       if (rare_tile(tid, full)) {
         // Rare: non-finite Q or dO in a tile with masked entries: dV += Pᵀ dO, dK += dSᵀ Q in
         // scalar f32 over visible entries, one 16-column block at a time, spilled through Sa/dPa.
-        if (KS == 1u) {
-          {{#for db < D/16}}rare_block(true, &dk{{db}}, &dv{{db}}, blk, blp, r, i0, jk, h * 8u, {{db}}u * 16u);
-          {{/for}}
-        } else {
-          {{#for db < D/16}}rare_role_block(&ac{{db}}, hd, blk, blp, r, i0, jk, h * 8u, {{db}}u * 16u);
-          {{/for}}
-        }
-      } else if (KS == 2u) {
-        // dV += Pᵀ dO (role 0), dK += dSᵀ Q (role 1)
-        for (var qb = 0u; qb < RB; qb++) {
-          let qo = qb * 16u * DP;
-          if (hd == 0u) {
-            let pt = subgroupMatrixLoad<LM, row_major>(&Pa, blp + qb * 16u, PS);
-            {{#for db < D/16}}ac{{db}} = subgroupMatrixMultiplyAccumulate(pt, subgroupMatrixLoad<RM, row_major>(&dOs, qo + {{db}}u * 16u, DP), ac{{db}});
-            {{/for}}
-          } else {
-            let dst = subgroupMatrixLoad<LM, row_major>(&dSa, blp + qb * 16u, PS);
-            {{#for db < D/16}}ac{{db}} = subgroupMatrixMultiplyAccumulate(dst, subgroupMatrixLoad<RM, row_major>(&Qs, qo + {{db}}u * 16u, DP), ac{{db}});
-            {{/for}}
-          }
-        }
+        {{#for db < D/16}}rare_block(true, &dk{{db}}, &dv{{db}}, blk, blp, r, i0, jk, h * 8u, {{db}}u * 16u);
+        {{/for}}
       } else {
         // dV += Pᵀ dO,  dK += dSᵀ Q
         for (var qb = 0u; qb < RB; qb++) {
@@ -488,38 +409,15 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
 
   // dK·scale and dV, one 16×16 block at a time through Sa/dPa; keys past Nk are not written.
   // The next block's old values are read while this one is spilled and written.
-  let jr = j0 + grp * 16u;
+  let jr = j0 + sg * 16u;
   {{#for dx < DIRECT}}if (direct) {
     let gk = (kv_row0 + jr) * D;
-    if (KS == 1u) {
-      {{#for db < D/16}}subgroupMatrixStore<row_major>(&dk, gk + {{db}}u * 16u, dk{{db}}, D);
-      subgroupMatrixStore<row_major>(&dv, gk + {{db}}u * 16u, dv{{db}}, D);
-      {{/for}}
-    } else if (hd == 0u) {
-      {{#for db < D/16}}subgroupMatrixStore<row_major>(&dv, gk + {{db}}u * 16u, ac{{db}}, D);
-      {{/for}}
-    } else {
-      {{#for db < D/16}}subgroupMatrixStore<row_major>(&dk, gk + {{db}}u * 16u, ac{{db}}, D);
-      {{/for}}
-    }
-    return;
-  }
-  {{/for}}
-  if (KS == 2u) {
-    // The roles' staged epilogue: dV spilled through dPa (role 0), dK through Sa (role 1).
-    let which = select(GRAD_DK, GRAD_DV, hd == 0u);
-    var oa = old_block(which, kv_row0, jr, P.Nk, lane, 0u, true);
-    {{#for db < D/16}}workgroupBarrier();
-    if (hd == 0u) { subgroupMatrixStore<row_major>(&dPa, blk, ac{{db}}, SS); } else { subgroupMatrixStore<row_major>(&Sa, blk, ac{{db}}, SS); }
-    workgroupBarrier();
-    {
-      let na = old_block(which, kv_row0, jr, P.Nk, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
-      write_block(which, kv_row0, jr, P.Nk, blk, lane, {{db}}u, oa);
-      oa = na;
-    }
+    {{#for db < D/16}}subgroupMatrixStore<row_major>(&dk, gk + {{db}}u * 16u, dk{{db}}, D);
+    subgroupMatrixStore<row_major>(&dv, gk + {{db}}u * 16u, dv{{db}}, D);
     {{/for}}
     return;
   }
+  {{/for}}
   var ok = old_block(GRAD_DK, kv_row0, jr, P.Nk, lane, 0u, true);
   var ov = old_block(GRAD_DV, kv_row0, jr, P.Nk, lane, 0u, true);
   {{#for db < D/16}}workgroupBarrier();
@@ -553,7 +451,7 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
 
   var a_reg: Resident;
   var b_reg: Resident;
-  resident_rows(false, row0 + i0, P.Nq - i0, tid, OWN, sg * 16u, false, &a_reg, &b_reg);   // Q into a_reg, dO into b_reg
+  resident_rows(false, row0 + i0, P.Nq - i0, tid, &a_reg, &b_reg);   // Q into a_reg, dO into b_reg
   if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote counts K/V tiles only
   var l2 = -NEG_BIG;                   // LSE·log2 e of this lane's row; +1e30 gives P = 0
   var dl = 0.0;

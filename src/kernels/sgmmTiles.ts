@@ -97,7 +97,7 @@ export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number, robust = false): 
 export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe: SgmmForwardPipe = sgmmFwdPipeFor(D), DS = 1): TilePlan {
   return kind === 'fwd'
     ? { BR: (16 * RB * SG) / DS, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad, DS), rowBlocks: RB, pad, pipe, dSplit: DS }
-    : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad, keySplit: DS };
+    : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad };
 }
 
 /**
@@ -133,7 +133,7 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   const limit = dev.device.limits.maxComputeWorkgroupStorageSize;
   const t = dev.tuning;
   const pin = kind === 'fwd' ? t.sgmmForward : t.sgmmBackward;
-  const pinned: SgmmTile | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1, (kind === 'fwd' ? pin.dSplit : pin.keySplit) ?? 1] : null;
+  const pinned: SgmmTile | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1, pin.dSplit ?? 1] : null;
   const candidates = pinned ? [pinned] : sgmmCandidates(kind, D, dev.robustShaders);
   const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
   const planOf = (SG: number, T: number, RB: number, DS = 1) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe, DS);
@@ -141,11 +141,10 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
     const plan = planOf(SG, T, RB, DS);
     // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).
     // The D split gives each subgroup D/16/DS whole blocks of O and T/16/DS of S (the pin checks T too).
-    const whole = kind === 'bwd' || (D % (16 * (DS ?? 1)) === 0 && T % (16 * (DS ?? 1)) === 0);
-    if (plan.workgroupBytes <= limit && plan.WG <= maxWG && (kind === 'fwd' || plan.BR <= plan.WG) && whole) return plan;
+    if (plan.workgroupBytes <= limit && plan.WG <= maxWG && (kind === 'fwd' || plan.BR <= plan.WG) && D % (16 * (DS ?? 1)) === 0 && T % (16 * (DS ?? 1)) === 0) return plan;
   }
   const [SG, T, RB, DS = 1] = pinned ?? [1, 16, 1];
   const plan = planOf(SG, T, RB, DS);
-  if (kind === 'fwd' && D % (16 * DS) !== 0) return `head dim ${D} is not a multiple of ${16 * DS}, which the forward's D split ${DS} ways needs (${SG} subgroups, tile ${T})`;
+  if (D % (16 * DS) !== 0) return `head dim ${D} is not a multiple of ${16 * DS}, which the forward's D split ${DS} ways needs (${SG} subgroups, tile ${T})`;
   return `head dim ${D} needs ${plan.workgroupBytes} bytes of workgroup memory and ${plan.WG} invocations for the ${kind === 'fwd' ? 'forward' : 'backward'} (${SG} subgroups, tile ${T}${RB > 1 ? `, ${RB} row blocks` : ''}${DS > 1 ? `, D split ${DS} ways` : ''}); the device allows ${limit} bytes and ${maxWG} invocations`;
 }

@@ -24,7 +24,6 @@ export function attentionValues(D: number, plan: TilePlan, t: KernelTypes, unrol
     ...(plan.rowBlocks ? { RB: plan.rowBlocks, DS: plan.dSplit ?? 1, DH: D / 16 / (plan.dSplit ?? 1), COLS: (plan.BC * plan.rowBlocks) / 2 / (plan.dSplit ?? 1) } : {}),
     ...(plan.pad !== undefined ? { PAD: plan.pad } : {}),
     ...(plan.pipe !== undefined ? { PIPE: plan.pipe } : {}),
-    ...(plan.rowsPerGroup ? { KS: plan.keySplit ?? 1 } : {}),
     ST: wgslType(t.precision),
     OT: wgslType(t.out),
     GT: wgslType(t.grad),

@@ -20,8 +20,6 @@ export interface TilePlan {
   rowBlocks?: number;
   /** Forward on subgroup matrices: subgroups sharing each row block, each with D/DS of O and Bc/DS of S's columns (DS: 1 or 2). */
   dSplit?: number;
-  /** Backward on subgroup matrices: dkdv's subgroups sharing 16 keys in roles (KS: 1 or 2; a workgroup owns rowsPerGroup/KS keys). */
-  keySplit?: number;
   /** Portable forward: row max/sum through subgroup shuffles or workgroup memory. */
   reduce?: RowReduce;
   /** Portable backward: rows of the streamed tile (CT; the resident tile has BR = BC rows). */
@@ -41,10 +39,10 @@ export interface TilePlan {
  * every variant that is set, so a timing can be traced to the kernel that made it.
  */
 /** The rows a backward workgroup owns: queries (dQ) and keys (dK/dV); rowsPerGroup where the plan has it, else Br and Bc. */
-export const backwardRows = (p: TilePlan) => ({ q: p.rowsPerGroup ?? p.BR, kv: p.rowsPerGroup ? p.rowsPerGroup / (p.keySplit ?? 1) : p.BC });
+export const backwardRows = (p: TilePlan) => ({ q: p.rowsPerGroup ?? p.BR, kv: p.rowsPerGroup ?? p.BC });
 
 export function describePlan(p: TilePlan): string {
-  const extra: [string, unknown][] = [['RB', p.rowBlocks], ['DS', p.dSplit && p.dSplit > 1 ? p.dSplit : undefined], ['KS', p.keySplit && p.keySplit > 1 ? p.keySplit : undefined], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
+  const extra: [string, unknown][] = [['RB', p.rowBlocks], ['DS', p.dSplit && p.dSplit > 1 ? p.dSplit : undefined], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
     ['pad', p.pad], ['pipe', p.pipe], ['', p.reduce], ['prefetch', p.prefetch]];
   return [`Br${p.BR} Bc${p.BC} WG${p.WG}`, ...extra.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}${v}`)].join(' ');
 }

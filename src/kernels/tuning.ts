@@ -33,8 +33,6 @@ export interface SgmmTilePin {
   rowBlocks?: 1 | 2;
   /** The forward's subgroups per row block, each holding D/DS of O (FLASHRING_SGMM_FWD = SGxTxRBxDS). */
   dSplit?: 1 | 2;
-  /** The backward's dkdv subgroups per 16 keys, in roles (FLASHRING_SGMM_BWD = SGxTxKS). */
-  keySplit?: 1 | 2;
 }
 
 /** Every pin, each optional (left out: the kernels choose); the environment variable that sets it from the command line in brackets. */
@@ -115,18 +113,16 @@ function portableTilePin(kind: 'fwd' | 'bwd'): Pin<PortableTilePin> {
 }
 
 function sgmmTilePin(kind: 'fwd' | 'bwd'): Pin<SgmmTilePin> {
-  const help = `SGxT${kind === 'fwd' ? '[xRB[xDS]]' : '[xKS]'} with SG in 1, 2, 4, 8, 16 and T a multiple of 16${kind === 'fwd' ? ', RB 1 or 2, DS 1 or 2 (2: RB 1, SG even, T a multiple of 32)' : ''} (e.g. 4x32${kind === 'fwd' ? 'x2' : ''})`;
+  const help = `SGxT${kind === 'fwd' ? '[xRB[xDS]]' : ''} with SG in 1, 2, 4, 8, 16 and T a multiple of 16${kind === 'fwd' ? ', RB 1 or 2, DS 1 or 2 (2: RB 1, SG even, T a multiple of 32)' : ''} (e.g. 4x32${kind === 'fwd' ? 'x2' : ''})`;
   return {
     env: `FLASHRING_SGMM_${kind.toUpperCase()}`, help,
     parse: (v) => {
-      const d = dims(v, 2, kind === 'fwd' ? 4 : 3);
-      if (d && kind === 'bwd') return { subgroups: d[0], rows: d[1], ...(d[2] !== undefined ? { keySplit: d[2] as 1 | 2 } : {}) };
+      const d = dims(v, 2, kind === 'fwd' ? 4 : 2);
       return d && { subgroups: d[0], rows: d[1], rowBlocks: d[2] as 1 | 2 | undefined, dSplit: d[3] as 1 | 2 | undefined };
     },
     // RB is spelled whenever DS is (16x32x2 would read as RB = 2).
-    show: (t) => [t.subgroups, t.rows, t.rowBlocks ?? (t.dSplit !== undefined ? 1 : undefined), t.dSplit, t.keySplit].filter((x) => x !== undefined).join('x'),
-    check: ({ subgroups: SG, rows: T, rowBlocks: RB = 1, dSplit: DS = 1, keySplit: KS = 1 }) => {
-      if (KS !== 1 && (KS !== 2 || SG % 2 !== 0)) return `give ${help}`;
+    show: (t) => [t.subgroups, t.rows, t.rowBlocks ?? (t.dSplit !== undefined ? 1 : undefined), t.dSplit].filter((x) => x !== undefined).join('x'),
+    check: ({ subgroups: SG, rows: T, rowBlocks: RB = 1, dSplit: DS = 1 }) => {
       if (!SGMM_SUBGROUPS.includes(SG) || T <= 0 || T % 16 !== 0 || (RB !== 1 && (kind === 'bwd' || RB !== 2))) return `give ${help}`;
       if (DS !== 1 && (DS !== 2 || RB !== 1 || SG % 2 !== 0 || T % 32 !== 0)) return `give ${help}`;
       return kind === 'bwd' && T > 32 * SG ? `the backward's tile rows T must be at most 32·SG (${32 * SG})` : null;
