@@ -188,6 +188,29 @@ fn stash_v(tid: u32, slot: u32) {
   }
 }
 
+// A row's LPR lanes (adjacent: h = lane % LPR) combined by shuffles, each called by every lane: the
+// row's max, its sum (pairs first, then pairs of pairs), and whether any of its lanes' flags is set.
+fn row_max(x: f32) -> f32 {
+  var y = x;
+  if (LPR >= 2u) { y = max(y, subgroupShuffleXor(y, 1u)); }
+  if (LPR == 4u) { y = max(y, subgroupShuffleXor(y, 2u)); }
+  return y;
+}
+
+fn row_sum(x: f32) -> f32 {
+  var y = x;
+  if (LPR >= 2u) { y += subgroupShuffleXor(y, 1u); }
+  if (LPR == 4u) { y += subgroupShuffleXor(y, 2u); }
+  return y;
+}
+
+fn row_any(b: bool) -> bool {
+  var y = u32(b);
+  if (LPR >= 2u) { y |= subgroupShuffleXor(y, 1u); }
+  if (LPR == 4u) { y |= subgroupShuffleXor(y, 2u); }
+  return y != 0u;
+}
+
 // Lane (r, h) scales its part of row r of the group's spilled O blocks (SW columns): O·α.
 fn scale_block_row(at: u32, a: f32) {
   for (var c = 0u; c < SW / LPR; c++) { S[at + c] *= a; }
@@ -244,6 +267,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let i_sg = i0 + grp * SROWS;        // the group's first query row
   let i = i_sg + r;                   // this lane's query row
   let ob = hd * DH * 16u;             // the subgroup's first O column
+  let bsp = blk + hd * 16u;           // its O blocks' spills in S: the group's rows, columns 16·hd…
 
   // The subgroup's Q blocks into registers (q<rb>_<kk>), staged through Ks Bc rows at a time
   // (zeros past Nq), and its O accumulators o<rb>_<db>: one variable per 16×16 block,
@@ -346,8 +370,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       spoiled = spoiled | tc_spoils_row(sv{{c}});
       {{/for}}
     }
-    if (LPR >= 2u) { mt = max(mt, subgroupShuffleXor(mt, 1u)); }
-    if (LPR == 4u) { mt = max(mt, subgroupShuffleXor(mt, 2u)); }
+    mt = row_max(mt);
     alpha = 1.0;
     if (mt > m + TH) {
       if (m > NEG_HALF) {
@@ -365,8 +388,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       sum += p;
     }
     {{/for}}
-    if (LPR >= 2u) { sum += subgroupShuffleXor(sum, 1u); }
-    if (LPR == 4u) { sum += subgroupShuffleXor(sum, 2u); }
+    sum = row_sum(sum);
     l = alpha * l + sum;
     var votes = 0u;
     if (PIPE == 2u) {
@@ -387,11 +409,11 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     if ((votes & VOTE_RAISE) != 0u) {
       // Some row raised its max: rescale O one 16-column block a subgroup at a time, spilled through
       // S (the group's subgroups side by side; the lanes of a row's softmax scale it).
-      {{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS + hd * 16u, o{{rb}}_{{db}}, SS);
+      {{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, bsp + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
       {{/for}}workgroupBarrier();
       scale_block_row(blk + r * SS + h * (SW / LPR), alpha);
       workgroupBarrier();
-      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, blk + {{rb}}u * 16u * SS + hd * 16u, SS);
+      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, bsp + {{rb}}u * 16u * SS, SS);
       {{/for}}workgroupBarrier();
       {{/for}}
     }
@@ -402,11 +424,11 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       // visible keys only, one 16-column block at a time, spilled through S.
       // Lane (r, h) takes spill columns cs… of subgroup part cs / 16 (V columns of that part's block).
       let cs = h * (SW / LPR);
-      {{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS + hd * 16u, o{{rb}}_{{db}}, SS);
+      {{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, bsp + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
       {{/for}}workgroupBarrier();
       add_pv_row(blk + r * SS + (cs / 16u) * 16u, blp + r * PS, i, j0, cs % 16u, ((cs / 16u) * DH + {{db}}u) * 16u);
       workgroupBarrier();
-      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, blk + {{rb}}u * 16u * SS + hd * 16u, SS);
+      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, bsp + {{rb}}u * 16u * SS, SS);
       {{/for}}workgroupBarrier();
       {{/for}}
     } else {
@@ -427,15 +449,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
 
   // NaN rows: a visible score NaN or +inf (in any of the row's LPR lanes' columns), or visible keys whose
   // scores are all −inf (ℓ = 0 although the row sees keys); marked by ℓ = NaN in l_s.
-  // (Each shuffle outside the ||: a short-circuit would call it from non-uniform control flow.)
-  if (LPR >= 2u) {
-    let other = subgroupShuffleXor(u32(spoiled), 1u);
-    spoiled = spoiled || other != 0u;
-  }
-  if (LPR == 4u) {
-    let other = subgroupShuffleXor(u32(spoiled), 2u);
-    spoiled = spoiled || other != 0u;
-  }
+  spoiled = row_any(spoiled);
   let keys_i = key_range(i);
   let nan_row = spoiled || (l == 0.0 && keys_i.y > keys_i.x);
   var l_out = l;
@@ -443,9 +457,9 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   // O / ℓ, one 16-column block at a time through S; rows past Nq are not written.
   if (h == 0u) { l_s[grp * SROWS + r] = l_out; }
   {{#for db < DH}}workgroupBarrier();
-  {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS + hd * 16u, o{{rb}}_{{db}}, SS);
+  {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, bsp + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
   {{/for}}workgroupBarrier();
-  write_o_block(q_row0, i_sg, grp * SROWS, blk + hd * 16u, lane, hd * DH + {{db}}u);
+  write_o_block(q_row0, i_sg, grp * SROWS, bsp, lane, hd * DH + {{db}}u);
   {{/for}}
   if (h == 0u && i < P.Nq) {
     var out = neg_inf();

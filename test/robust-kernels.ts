@@ -79,49 +79,43 @@ async function attention(dev: FlashDevice, seed: number, outputs: Record<string,
 }
 
 /**
- * The portable forward with a tile pinned (FLASHRING_PORTABLE_FWD; not the one planned by
- * default), f32, on the first shape (its last row block runs past Nq), each tile on a device of
- * its own with the pin in its tuning.
+ * The forward on a device of its own with one pin (`env` = its variable and value) in its tuning,
+ * causal and not, on fresh inputs from `seed`: O's and LSE's hashes under "NAME causal|full
+ * PRECISION/PATH pinned VALUE". The tensor-core path runs only where the adapter offers it.
  */
-const PINNED_TILES: Record<number, string> = { 24: '16x8x24' };
-async function pinnedTiles(seed: number, outputs: Record<string, string>): Promise<void> {
-  for (const [name, s] of ROBUST_SHAPES.filter(([, s]) => s.D in PINNED_TILES)) {
-    const [dev] = await acquireDevices(await nodeGPU(), 1, { tuning: tuningFromEnv({ FLASHRING_PORTABLE_FWD: PINNED_TILES[s.D] }) });
-    try {
-      const x = { q: randn(numel(s, 'q'), seed + 7), k: randn(numel(s, 'kv'), seed + 8), v: randn(numel(s, 'kv'), seed + 9) };
-      for (const causal of [false, true]) {
-        const f = await attentionForward(dev, s, x, { causal, precision: 'f32', path: 'scalar' });
-        const tag = `${name} ${causal ? 'causal' : 'full'} f32/scalar pinned ${PINNED_TILES[s.D]}`;
-        outputs[`${tag} o`] = hash(f.o);
-        outputs[`${tag} lse`] = hash(f.lse);
-      }
-    } finally {
-      dev.destroy();
-    }
-  }
-}
-
-/**
- * The tensor-core forward's D split (planned only without the robustness transform, so pinned here
- * in both modes: the same kernel must give the same bits with the clamps), at D = 128 where the
- * adapter has subgroup matrices, causal and not, on a shape whose last row block runs past Nq.
- */
-async function pinnedSplit(seed: number, outputs: Record<string, string>): Promise<void> {
-  const pin = '16x32x1x2';
-  const [dev] = await acquireDevices(await nodeGPU(), 1, { tuning: tuningFromEnv({ FLASHRING_SGMM_FWD: pin }) });
+async function pinnedForward(name: string, s: AttentionShape, precision: Precision, path: KernelPath, env: [string, string], seed: number, outputs: Record<string, string>): Promise<void> {
+  const [dev] = await acquireDevices(await nodeGPU(), 1, { tuning: tuningFromEnv({ [env[0]]: env[1] }) });
   try {
-    if (!dev.hasF16 || !dev.hasSubgroupMatrix) return;
-    const s: AttentionShape = { B: 1, Hq: 2, Hkv: 1, Nq: 150, Nk: 150, D: 128 };
-    const x = { q: randn(numel(s, 'q'), seed + 30), k: randn(numel(s, 'kv'), seed + 31), v: randn(numel(s, 'kv'), seed + 32) };
+    if (path === 'subgroup-matrix' && !(dev.hasF16 && dev.hasSubgroupMatrix)) return;
+    const x = { q: randn(numel(s, 'q'), seed), k: randn(numel(s, 'kv'), seed + 1), v: randn(numel(s, 'kv'), seed + 2) };
     for (const causal of [false, true]) {
-      const f = await attentionForward(dev, s, x, { causal, precision: 'f16', path: 'subgroup-matrix' });
-      const tag = `N=150 D=128 ${causal ? 'causal' : 'full'} f16/subgroup-matrix pinned ${pin}`;
+      const f = await attentionForward(dev, s, x, { causal, precision, path });
+      const tag = `${name} ${causal ? 'causal' : 'full'} ${precision}/${path} pinned ${env[1]}`;
       outputs[`${tag} o`] = hash(f.o);
       outputs[`${tag} lse`] = hash(f.lse);
     }
   } finally {
     dev.destroy();
   }
+}
+
+/**
+ * The portable forward with a tile pinned (FLASHRING_PORTABLE_FWD; not the one planned by
+ * default), f32, on the first shape (its last row block runs past Nq).
+ */
+const PINNED_TILES: Record<number, string> = { 24: '16x8x24' };
+async function pinnedTiles(seed: number, outputs: Record<string, string>): Promise<void> {
+  for (const [name, s] of ROBUST_SHAPES.filter(([, s]) => s.D in PINNED_TILES))
+    await pinnedForward(name, s, 'f32', 'scalar', ['FLASHRING_PORTABLE_FWD', PINNED_TILES[s.D]], seed + 7, outputs);
+}
+
+/**
+ * The tensor-core forward's D split (planned only without the robustness transform, so pinned here
+ * in both modes: the same kernel must give the same bits with the clamps), at D = 128 where the
+ * adapter has subgroup matrices, on a shape whose last row block runs past Nq.
+ */
+async function pinnedSplit(seed: number, outputs: Record<string, string>): Promise<void> {
+  await pinnedForward('N=150 D=128', { B: 1, Hq: 2, Hkv: 1, Nq: 150, Nk: 150, D: 128 }, 'f16', 'subgroup-matrix', ['FLASHRING_SGMM_FWD', '16x32x1x2'], seed + 30, outputs);
 }
 
 /** Merge (with masked partials) and add, the ring's two kernels, at D = 24 and 72. */

@@ -72,6 +72,8 @@ export type SgmmTile = [number, number, number, number?];
  */
 export const SGMM_FWD_DSPLIT: SgmmTile = [16, 32, 1, 2];
 export const SGMM_DSPLIT_D = 128;
+/** Whether head dim D and T-row tiles split DS ways into whole 16-column blocks of O and of S (always, at DS = 1). */
+export const dSplitWhole = (D: number, T: number, DS = 1) => D % (16 * DS) === 0 && T % (16 * DS) === 0;
 export const SGMM_BWD_CANDIDATES: [number, number][] = [[8, 16], [4, 32], [4, 16], [2, 32], [2, 16], [1, 16]];
 /** The backward's first candidate up to SGMM_BWD_SG4_MAX_D (the rest in SGMM_BWD_CANDIDATES' order). */
 export const SGMM_BWD_SMALL_D_FIRST: [number, number] = [4, 16];
@@ -137,11 +139,10 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   const candidates = pinned ? [pinned] : sgmmCandidates(kind, D, dev.robustShaders);
   const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
   const planOf = (SG: number, T: number, RB: number, DS = 1) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe, DS);
-  for (const [SG, T, RB, DS] of candidates) {
+  for (const [SG, T, RB, DS = 1] of candidates) {
     const plan = planOf(SG, T, RB, DS);
     // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).
-    // The D split gives each subgroup D/16/DS whole blocks of O and T/16/DS of S (the pin checks T too).
-    if (plan.workgroupBytes <= limit && plan.WG <= maxWG && (kind === 'fwd' || plan.BR <= plan.WG) && D % (16 * (DS ?? 1)) === 0 && T % (16 * (DS ?? 1)) === 0) return plan;
+    if (plan.workgroupBytes <= limit && plan.WG <= maxWG && (kind === 'fwd' || plan.BR <= plan.WG) && dSplitWhole(D, T, DS)) return plan;
   }
   const [SG, T, RB, DS = 1] = pinned ?? [1, 16, 1];
   const plan = planOf(SG, T, RB, DS);

@@ -18,10 +18,11 @@ const ROLLED = ' + P.zero';
  * the body. `unroll` false (CPU adapters) keeps loops rolled (rt() and {{#loop}}).
  */
 export function attentionValues(D: number, plan: TilePlan, t: KernelTypes, unroll: boolean, extra: SpecValues = {}): SpecValues {
+  const DS = plan.dSplit ?? 1;
   return {
-    // The tensor-core forward: 16-row blocks per subgroup and softmax columns per lane.
-    // DS subgroups share a row block (each with D/DS of O: DH blocks of 16 columns).
-    ...(plan.rowBlocks ? { RB: plan.rowBlocks, DS: plan.dSplit ?? 1, DH: D / 16 / (plan.dSplit ?? 1), COLS: (plan.BC * plan.rowBlocks) / 2 / (plan.dSplit ?? 1) } : {}),
+    // The tensor-core forward: 16-row blocks per group of DS subgroups (each with D/DS of O: DH
+    // blocks of 16 columns) and softmax columns per lane.
+    ...(plan.rowBlocks ? { RB: plan.rowBlocks, DS, DH: D / 16 / DS, COLS: (plan.BC * plan.rowBlocks) / 2 / DS } : {}),
     ...(plan.pad !== undefined ? { PAD: plan.pad } : {}),
     ...(plan.pipe !== undefined ? { PIPE: plan.pipe } : {}),
     ST: wgslType(t.precision),

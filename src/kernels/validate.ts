@@ -13,7 +13,7 @@ import { acquireDevices } from '../gpu/device.js';
 import { attentionSource, attentionValues } from './source.js';
 import { FORWARD_BINDINGS } from './flashForward.js';
 import { hasDirectEpilogue, sgmmBackwardSource } from './flashBackward.js';
-import { SGMM_FWD_PIPES, sgmmCandidates, sgmmTilePlan } from './sgmmTiles.js';
+import { SGMM_FWD_PIPES, dSplitWhole, sgmmCandidates, sgmmTilePlan } from './sgmmTiles.js';
 import { SHADERS } from './shaders.js';
 import { PORTABLE_FWD_CANDIDATES, portableTile, portableValues } from './tiles.js';
 
@@ -58,7 +58,7 @@ function* sgmmModules(heads: number[]): Generator<NamedModule> {
       for (const [SG, T, RB, DS = 1] of sgmmCandidates(kind, D)) {
         for (const pipe of kind === 'fwd' ? SGMM_FWD_PIPES : [0] as const) {
           const plan = sgmmTilePlan(kind, SG, T, D, RB, undefined, pipe, DS);
-          if (plan.workgroupBytes > LIMIT || D % (16 * DS) !== 0) continue;
+          if (plan.workgroupBytes > LIMIT || !dSplitWhole(D, T, DS)) continue;
           const values = attentionValues(D, plan, t, true);
           if (kind === 'fwd') yield [`forward D=${D} SG=${SG} T=${T} RB=${RB}${DS > 1 ? ` DS=${DS}` : ''} PIPE=${pipe} out=${out}`, attentionSource(shader, values, FORWARD_BINDINGS, EXT)];
           // The backward with the epilogues its types build: staged always, direct with f32 gradients.
