@@ -7,6 +7,7 @@ import { LAYOUTS } from '../src/cp/plan/schedule.js';
 import { InProcessCommunicator, deviceCopy } from '../src/cp/transport/communicator.js';
 import { RankContext, RankKernels } from '../src/cp/rank/rank.js';
 import { TimelineRecorder } from '../src/cp/rank/timeline.js';
+import { stepGpuTime } from '../src/cp/launch/stage.js';
 import { schemeNames, Scheme } from '../src/cp/schemes/registry.js';
 import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
@@ -159,6 +160,32 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
     expect(tl.summary.overlapEfficiency).toBeGreaterThanOrEqual(0);
     expect(tl.summary.overlapEfficiency).toBeLessThanOrEqual(1);
     expect(JSON.parse(JSON.stringify(tl)).kind).toBe('flashring.timeline');
+  });
+
+  it('every kernel a backward runs is timed: p2p at R=8 (its adds too), all_gather\'s adds', async () => {
+    const s: AttentionShape = { B: 1, Hq: 2, Hkv: 1, Nq: 48, Nk: 48, D: 16 };
+    const x = makeInputs(s, SEED + 9);
+    for (const [scheme, R] of [['p2p', 8], ['all_gather', 3]] as [Scheme, number][]) {
+      const { timeline } = await ringAttention([one], s, x, { scheme, causal: true, precision: 'f32', ranks: R });
+      const steps = timeline.phases.flatMap((p) => p.steps).filter((st) => st.computeMs > 0);
+      expect(steps.length, scheme).toBeGreaterThan(0);
+      // A step whose compute asked for more timer intervals than a rank has reads null, never short.
+      if (one.hasTimestamps) for (const st of steps) expect(st.gpuComputeMs, `${scheme} ${st.phase} rank ${st.rank} step ${st.step}`).not.toBeNull();
+      if (one.hasTimestamps && scheme === 'all_gather') {
+        const adds = timeline.phases.find((p) => p.phase === 'backward')!.steps.filter((st) => st.step === 1);
+        for (const st of adds) expect(st.gpuComputeMs!, `rank ${st.rank}'s adds`).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it('a step whose compute found no timer interval left reads null GPU time, never a short sum', () => {
+    const r = { gpuIntervals: [0, -1], gpuComputeMs: null as number | null };
+    const dev = { hasTimestamps: true } as FlashDevice;
+    stepGpuTime(r as Parameters<typeof stepGpuTime>[0], dev, [1.5]);
+    expect(r.gpuComputeMs).toBeNull();
+    r.gpuIntervals = [0];
+    stepGpuTime(r as Parameters<typeof stepGpuTime>[0], dev, [1.5]);
+    expect(r.gpuComputeMs).toBe(1.5);
   });
 
   it('pipelined one-device runs (steps submitted without waiting) give the same outputs bit for bit', async () => {

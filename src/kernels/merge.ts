@@ -54,9 +54,9 @@ export class MergeKernel {
   }
 
   /** acc += part over `rows` rows of D f32 values (ring dK/dV partial sums). */
-  encodeAdd(encoder: GPUCommandEncoder, acc: GPUBuffer, part: GPUBuffer, rows: number, temps: GPUBuffer[]): void {
+  encodeAdd(encoder: GPUCommandEncoder, acc: GPUBuffer, part: GPUBuffer, rows: number, temps: GPUBuffer[], timestampWrites?: GPUComputePassTimestampWrites): void {
     const range = { rows, n: rows, r0: 0, span: Math.max(1, rows) };
-    this.dispatch(encoder, MERGE_ADD_BINDINGS, this.addPipeline, range, { o_acc: acc, o_new: part }, temps);
+    this.dispatch(encoder, MERGE_ADD_BINDINGS, this.addPipeline, range, { o_acc: acc, o_new: part }, temps, timestampWrites);
   }
 
   /**

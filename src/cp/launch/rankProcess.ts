@@ -11,7 +11,7 @@ import { resolvePrecision } from '../../kernels/precision.js';
 import { Problem, RankIO } from '../schemes/chunks.js';
 import { ProcessCommunicator, DataMessage } from '../transport/processComm.js';
 import { FromParent, RankDone, RankInit, ToParent } from './processRanks.js';
-import { RankContext } from '../rank/rank.js';
+import { RankContext, timerIntervals } from '../rank/rank.js';
 import { kernelsOf, rankKernels, stepGpuTime } from './stage.js';
 import { loadShard } from '../rank/shard.js';
 import { resolveScheme } from '../schemes/registry.js';
@@ -51,7 +51,7 @@ async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, star
     const rec = new TimelineRecorder(1, sch.steps, ({ phase, step }) => send({ type: 'step', rank: init.rank, phase, step }));
     let ctx: RankContext | null = null;
     const comm = new ProcessCommunicator(init.R, dev, (m) => send(m), (b) => ctx?.charge(b), init.spool);
-    ctx = new RankContext(init.rank, dev, comm, kernels, rec, null, 2 * init.R + 8);
+    ctx = new RankContext(init.rank, dev, comm, kernels, rec, null, timerIntervals(init.R));
     ready(comm);
     const segs = init.shards[init.rank];
     const io = loadShard(ctx, pb, init.shards, { backward: init.backward, rows: (name, seg) => init.inputs[name]![segs.indexOf(seg)] }, p);

@@ -22,7 +22,7 @@ import { Layout, ringSchedule } from '../plan/schedule.js';
 import { InProcessCommunicator, Mutex, deviceCopy, staging } from '../transport/communicator.js';
 import { Problem } from '../schemes/chunks.js';
 import { RowReader, ShardSource, hostSource, readAll, rowReader } from './hostIO.js';
-import { RankContext } from '../rank/rank.js';
+import { RankContext, timerIntervals } from '../rank/rank.js';
 import { RingKernels, kernelsOf, rankKernels, stepGpuTime } from './stage.js';
 import { ResolvedScheme, Scheme } from '../schemes/registry.js';
 import { Phase, RingTimeline, StepRecord, TimelineRecorder, makeTimeline } from '../rank/timeline.js';
@@ -111,7 +111,7 @@ async function makeRanks(st: Stage, pb: Problem, backward: boolean, rec: Timelin
   const ctxs: RankContext[] = [];
   const charge = (dev: FlashDevice, bytes: number) => ctxs.find((c) => c.dev === dev)?.charge(bytes);
   const comm = new InProcessCommunicator(st.rankDevs, lock ? deviceCopy(lock, !st.pipelined) : staging(charge));
-  st.rankDevs.forEach((d, r) => ctxs.push(new RankContext(r, d, comm, kernels[r], rec, lock, 2 * st.R + 8, !st.pipelined)));
+  st.rankDevs.forEach((d, r) => ctxs.push(new RankContext(r, d, comm, kernels[r], rec, lock, timerIntervals(st.R), !st.pipelined)));
   return ctxs;
 }
 

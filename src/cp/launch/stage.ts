@@ -41,7 +41,11 @@ export function kernelsOf(k: RankKernels): RingKernels {
   return { forward: k.fwd.path, backward: k.bwd?.path ?? null, fallbackReason: k.fwd.fallbackReason ?? k.bwd?.fallbackReason ?? null };
 }
 
-/** A step's GPU time: the sum of its timer intervals (null on a device without timestamp queries). */
+/**
+ * A step's GPU time: the sum of its timer intervals (null on a device without timestamp queries,
+ * or where one of its computes found no interval left: rank.ts timerIntervals).
+ */
 export function stepGpuTime(r: StepRecord & { gpuIntervals: number[] }, dev: FlashDevice, intervals: number[]): void {
-  r.gpuComputeMs = dev.hasTimestamps ? r.gpuIntervals.reduce((a, k) => a + (Number.isNaN(intervals[k]) ? 0 : intervals[k]), 0) : null;
+  const known = dev.hasTimestamps && r.gpuIntervals.every((k) => k >= 0);
+  r.gpuComputeMs = known ? r.gpuIntervals.reduce((a, k) => a + (Number.isNaN(intervals[k]) ? 0 : intervals[k]), 0) : null;
 }

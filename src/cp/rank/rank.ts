@@ -27,6 +27,13 @@ export interface RankKernels {
 }
 
 export type TimestampFor = (unit: number, units: number) => GPUComputePassTimestampWrites | undefined;
+
+/**
+ * Timer intervals a rank of a run over R ranks gets: one per compute (a scheme's step may run
+ * several: p2p's backward step two), with room to spare.
+ * A compute that asks for timestamps past them makes its step's GPU time unknown (null), never short.
+ */
+export const timerIntervals = (R: number) => 4 * R + 8;
 export type Encode = (enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor) => void;
 
 /** The ledger and step reporting every rank has; how buffers are made and work is run is the kind's. */
@@ -147,7 +154,9 @@ export class RankContext extends Rank {
       const t0 = performance.now();
       const temps: GPUBuffer[] = [];
       let interval = -1;
+      let asked = false;
       const tw: TimestampFor = (unit, units) => {
+        asked = true;
         if (interval < 0 && this.nextInterval < this.timerIntervals) interval = this.nextInterval++;
         return interval < 0 ? undefined : this.timer.writes(interval, unit, units);
       };
@@ -163,6 +172,7 @@ export class RankContext extends Rank {
       }
       checkDevice(this.dev, `rank ${this.index} ${st.phase} step ${st.step} (${label})`);
       if (interval >= 0) st.gpuIntervals.push(interval);
+      else if (asked) st.gpuIntervals.push(-1);   // timed passes with no interval left: the step's GPU time is unknown
       st.computeMs += performance.now() - t0;
       st.computeEnd = performance.now();
     };

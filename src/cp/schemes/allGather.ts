@@ -82,9 +82,10 @@ export const allGather: RankProgram<Gathered> = {
     const st = ctx.begin('backward', 1, { label: 'reduce-scatter' });
     await ctx.wait(st, ctx.comm.allToAll(me, group, group.map((r) => segRanges(pb, io, r, [part.dk, part.dv], row, true)),
       inbox.map((g) => segRanges(pb, io, me, [g.dk, g.dv], row, false)), 'bwd.reduce'));
-    await ctx.compute(st, 'add', (enc, temps) => inbox.forEach((g, r) => r !== me && encodeAdd(ctx, pb, enc, temps, h, own, home, g)));
+    const others = inbox.filter((g) => g !== home);
+    await ctx.compute(st, 'add', (enc, temps, tw) => others.forEach((g, x) => encodeAdd(ctx, pb, enc, temps, tw, h, own, home, g, 2 * own.length * x, 2 * own.length * others.length)));
     ctx.end(st);
-    for (const c of [part, ...inbox.filter((g) => g !== home)]) freeChunk(ctx, c);
+    for (const c of [part, ...others]) freeChunk(ctx, c);
     releaseQ(ctx, Q);
   },
 };

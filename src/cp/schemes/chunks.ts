@@ -128,12 +128,12 @@ export function encodeBackward(ctx: Rank, pb: Problem, enc: GPUCommandEncoder, t
       { accumulate: true, skipPreprocess: true, timestampWrites: tw(i, ps.length) }));
 }
 
-/** acc += part for every segment of a chunk. */
-export function encodeAdd(ctx: Rank, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], h: Heads, segs: Segment[], acc: GradChunk, part: GradChunk): void {
+/** acc += part for every segment of a chunk; its passes are units `unit0`… of `units` of the compute's timed interval. */
+export function encodeAdd(ctx: Rank, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, h: Heads, segs: Segment[], acc: GradChunk, part: GradChunk, unit0 = 0, units = 2 * segs.length): void {
   segs.forEach((sg, i) => {
     const rows = pb.shape.B * h.Hkv * sg.count;
-    ctx.kernels.merge.encodeAdd(enc, acc.dk[i], part.dk[i], rows, temps);
-    ctx.kernels.merge.encodeAdd(enc, acc.dv[i], part.dv[i], rows, temps);
+    ctx.kernels.merge.encodeAdd(enc, acc.dk[i], part.dk[i], rows, temps, tw(unit0 + 2 * i, units));
+    ctx.kernels.merge.encodeAdd(enc, acc.dv[i], part.dv[i], rows, temps, tw(unit0 + 2 * i + 1, units));
   });
 }
 

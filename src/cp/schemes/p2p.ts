@@ -72,7 +72,7 @@ export async function ringBackward(ctx: Rank, pb: Problem, g: Ring, Q: QBlock, o
     });
     if (acc) {
       await ctx.wait(st, acc);
-      await ctx.compute(st, 'add', (enc, temps) => encodeAdd(ctx, pb, enc, temps, h, cur.segs, sc, incoming));
+      await ctx.compute(st, 'add', (enc, temps, tw) => encodeAdd(ctx, pb, enc, temps, tw, h, cur.segs, sc, incoming));
     }
     // The sum for `cur` goes on with it; the last one goes to the rank the chunk started on.
     acc = ctx.comm.sendRecv(ctx.index, next, gradRanges(pb, h, sc, cur.segs), prev, gradRanges(pb, h, t < P - 1 ? incoming : home, g.chunkSegs(pos(t + 1))), `bwd.dkv.${t}`);
