@@ -91,6 +91,23 @@ describe('memory per rank: the tracker against the dry run', () => {
     expect(await peak('a2a', 2, 'striped') - await peak('a2a', 2, 'zigzag')).toBe((q(N / 2) + rows(N / 2)) / 2);
   });
 
+  it('the backward ring holds two dK/dV sums, which the dK/dV pass adds onto in place; none at R = 1 (docs/ring.md closed forms)', async () => {
+    const [Hq, N, D] = [4, 64, 16];
+    const s = { B: 1, Hq, Hkv: Hq, Nq: N, Nk: N, D };
+    const x = { q: randn(Hq * N * D, 1), k: randn(Hq * N * D, 2), v: randn(Hq * N * D, 3), dout: randn(Hq * N * D, 4) };
+    const peak = async (R: number) => {
+      const r = await ringAttention([dev], s, x, { scheme: 'p2p', layout: 'zigzag', precision: 'f32', ranks: R, causal: true });
+      return Math.max(...r.timeline.ranks.map((rk) => rk.peakBytes));
+    };
+    // f32 (e = 4), Hq = Hkv: q = kv elements, ℓ rows, for a shard of n tokens.
+    const q = (n: number) => Hq * n * D, l = (n: number) => Hq * n;
+    const n2 = N / 2;
+    // e·(2q + 6kv) + 8q + 4ℓ + 8kv + max(4q + 4ℓ, 16kv + 4ℓ): shard, slots, then the two sums and Δ.
+    expect(await peak(2)).toBe(4 * (2 * q(n2) + 6 * q(n2)) + 8 * q(n2) + 4 * l(n2) + 8 * q(n2) + Math.max(4 * q(N / 2) + 4 * l(n2), 16 * q(n2) + 4 * l(n2)));
+    // R = 1: the shard with dO, dQ, dK, dV, and Δ: the one step sums into dK and dV.
+    expect(await peak(1)).toBe(4 * (2 * q(N) + 2 * q(N)) + 4 * q(N) + 4 * l(N) + 4 * (q(N) + 2 * q(N)) + 4 * l(N));
+  });
+
   it('the dry run refuses what the scheme cannot take, in the run\'s words', async () => {
     const s = { B: 1, Hq: 4, Hkv: 2, Nq: 16, Nk: 16, D: 8 };
     const dry = (scheme: Scheme, R: number, sizes?: [number, number]) => dryRun({ shape: s, R, scheme, sizes, precision: 'f32' });

@@ -162,7 +162,7 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
     expect(JSON.parse(JSON.stringify(tl)).kind).toBe('flashring.timeline');
   });
 
-  it('every kernel a backward runs is timed: p2p at R=8 (its adds too), all_gather\'s adds', async () => {
+  it('every kernel a backward runs is timed: p2p at R=8 (dQ, then dK/dV onto the running sum), all_gather\'s adds', async () => {
     const s: AttentionShape = { B: 1, Hq: 2, Hkv: 1, Nq: 48, Nk: 48, D: 16 };
     const x = makeInputs(s, SEED + 9);
     for (const [scheme, R] of [['p2p', 8], ['all_gather', 3]] as [Scheme, number][]) {

@@ -117,15 +117,25 @@ export function encodeDelta(ctx: Rank, pb: Problem, enc: GPUCommandEncoder, temp
       pairShape(pb, Q.heads, q.seg, q.seg), pb.base, temps, { dq: false, dkdv: false });
 }
 
-/** dQ += ∂/∂Q and g += ∂/∂(K, V) over every live pair (g cleared first). */
-export function encodeBackward(ctx: Rank, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk, g: GradChunk): void {
-  for (const b of [...g.dk, ...g.dv]) enc.clearBuffer(b);
+/** Which of the backward's passes to encode, and whether g starts from zero (else it holds a running sum). */
+export interface BackwardPasses {
+  only?: 'dq' | 'dkdv';
+  clear?: boolean;
+}
+
+/**
+ * dQ += ∂/∂Q and g += ∂/∂(K, V) over every live pair (g cleared first unless `clear` is false:
+ * then the dK/dV pass adds onto the running sum g holds, so no separate add is needed); `only`
+ * encodes one of the two passes.
+ */
+export function encodeBackward(ctx: Rank, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk, g: GradChunk, p: BackwardPasses = {}): void {
+  if (p.clear !== false && p.only !== 'dq') for (const b of [...g.dk, ...g.dv]) enc.clearBuffer(b);
   const ps = live(Q, kv, pb.base);
   ps.forEach(({ q, ks, ki, kind }, i) =>
     ctx.kernels.bwd!.encode(enc,
       { q: q.q, k: kv.k[ki], v: kv.v[ki], o: q.o, dout: q.dout!, lse: q.lse, delta: q.delta!, dq: q.dq!, dk: g.dk[ki], dv: g.dv[ki] },
       pairShape(pb, Q.heads, q.seg, ks), pairOptions(pb.base, q.seg, ks, kind === 'masked'), temps,
-      { accumulate: true, skipPreprocess: true, timestampWrites: tw(i, ps.length) }));
+      { accumulate: true, skipPreprocess: true, dq: p.only !== 'dkdv', dkdv: p.only !== 'dq', timestampWrites: tw(i, ps.length) }));
 }
 
 /** acc += part for every segment of a chunk; its passes are units `unit0`… of `units` of the compute's timed interval. */

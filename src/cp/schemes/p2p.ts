@@ -2,12 +2,13 @@
  * p2p: the ring (ring-flash-attention; Megatron-LM's `--cp-comm-type p2p`). K/V travel one hop
  * per step, the next chunk's transfer posted before the current compute so it runs behind it.
  * Backward uses two rings: K/V as in the forward, and each chunk's running dK/dV sum one step
- * behind it; one last hop brings every sum home.
+ * behind it, which the dK/dV pass adds onto in place (ringBackward); one last hop brings every
+ * sum home.
  *
  * `ringForward`/`ringBackward` run over any group of ranks (a2a+p2p rings across a2a groups).
  */
 import {
-  GradChunk, KVChunk, Problem, QBlock, RankIO, RankProgram, allocGrad, allocKV, encodeAdd, encodeBackward, encodeDelta, encodeForward,
+  GradChunk, KVChunk, Problem, QBlock, RankIO, RankProgram, allocGrad, allocKV, encodeBackward, encodeDelta, encodeForward,
   freeChunk, gradRanges, kvRanges, maxSegs, releaseQ, shardQ, withPart, work,
 } from './chunks.js';
 import { Pending } from '../transport/communicator.js';
@@ -50,41 +51,47 @@ export async function ringForward(ctx: Rank, pb: Problem, g: Ring, Q: QBlock, ow
   for (const c of spare) freeChunk(ctx, c);
 }
 
+/**
+ * The backward ring. Each chunk's running dK/dV sum travels one hop behind it, and the dK/dV pass
+ * adds onto it in place: at each step dQ runs first, while the sum for the chunk in hand arrives
+ * (sent by prev at the end of its step), then dK/dV onto that sum, which goes on to next. So no
+ * step clears a scratch sum or runs a separate add, and a rank holds two sums (one being sent
+ * while the next arrives); a ring of one sums straight into home.
+ */
 export async function ringBackward(ctx: Rank, pb: Problem, g: Ring, Q: QBlock, own: KVChunk, home: GradChunk): Promise<void> {
   const { P, next, prev, pos } = around(g);
   const h = Q.heads;
   const sizes = maxSegs(g.members.map((_, i) => g.chunkSegs(i)));
   const spare = P > 1 ? [allocKV(ctx, pb, h, sizes, 'kvA'), allocKV(ctx, pb, h, sizes, 'kvB')] : [];
-  // Two sums alternate while one is in flight; a ring of one (a2a, R = 1) computes only one.
-  const scratch = [allocGrad(ctx, pb, h, sizes, 'dkvA'), ...(P > 1 ? [allocGrad(ctx, pb, h, sizes, 'dkvB')] : [])];
-  const incoming = P > 1 ? allocGrad(ctx, pb, h, sizes, 'dkvIn') : home;
+  const sums = P > 1 ? [allocGrad(ctx, pb, h, sizes, 'dkvA'), allocGrad(ctx, pb, h, sizes, 'dkvB')] : [home];
   let cur = own;
-  let acc: Pending | null = null; // the running sum for `cur`, sent by prev at the end of its last step
+  let acc: Pending | null = null; // the running sum for `cur`, into sums[t % 2]
   for (let t = 0; t < P; t++) {
     const st = ctx.begin('backward', g.first + t, { label: 'ring', kvFrom: g.chunkRank(pos(t)), overlapped: true, ...work(pb, Q.heads, Q.segs.map((q) => q.seg), cur.segs, true) });
     const into = t < P - 1 ? { ...spare[t % 2], from: g.chunkRank(pos(t + 1)), segs: g.chunkSegs(pos(t + 1)) } : null;
     const send = into && ctx.comm.sendRecv(ctx.index, next, kvRanges(pb, h, cur), prev, kvRanges(pb, h, into), `bwd.kv.${t}`);
     send?.catch(() => {});
-    const sc = scratch[t % 2];
+    const sum = sums[t % 2];
     await ctx.compute(st, 'attend', (enc, temps, tw) => {
-      if (t === 0) encodeDelta(ctx, pb, enc, temps, Q, own, sc);
-      encodeBackward(ctx, pb, enc, temps, tw, Q, cur, sc);
+      if (t === 0) encodeDelta(ctx, pb, enc, temps, Q, own, sum);
+      encodeBackward(ctx, pb, enc, temps, tw, Q, cur, sum, { only: 'dq' });
     });
-    if (acc) {
-      await ctx.wait(st, acc);
-      await ctx.compute(st, 'add', (enc, temps, tw) => encodeAdd(ctx, pb, enc, temps, tw, h, cur.segs, sc, incoming));
-    }
+    if (acc) await ctx.wait(st, acc);
+    // The chunk's first step (its own rank's) starts its sum from zero; later ones add onto it.
+    await ctx.compute(st, 'attend', (enc, temps, tw) => encodeBackward(ctx, pb, enc, temps, tw, Q, cur, sum, { only: 'dkdv', clear: t === 0 }));
     // The sum for `cur` goes on with it; the last one goes to the rank the chunk started on.
-    acc = ctx.comm.sendRecv(ctx.index, next, gradRanges(pb, h, sc, cur.segs), prev, gradRanges(pb, h, t < P - 1 ? incoming : home, g.chunkSegs(pos(t + 1))), `bwd.dkv.${t}`);
-    acc.catch(() => {});
+    if (P > 1) {
+      acc = ctx.comm.sendRecv(ctx.index, next, gradRanges(pb, h, sum, cur.segs), prev, gradRanges(pb, h, t < P - 1 ? sums[(t + 1) % 2] : home, g.chunkSegs(pos(t + 1))), `bwd.dkv.${t}`);
+      acc.catch(() => {});
+    }
     if (send) await ctx.wait(st, send);
     ctx.end(st);
     if (into) cur = into;
   }
   const st = ctx.begin('backward', g.first + P, { label: 'home', kvFrom: g.chunkRank(g.me) });
-  await ctx.wait(st, acc!);
+  if (acc) await ctx.wait(st, acc);
   ctx.end(st);
-  for (const c of [...spare, ...scratch, ...(P > 1 ? [incoming] : [])]) freeChunk(ctx, c);
+  for (const c of [...spare, ...(P > 1 ? sums : [])]) freeChunk(ctx, c);
 }
 
 /** The ring over all ranks, on the sequence shards themselves. */
