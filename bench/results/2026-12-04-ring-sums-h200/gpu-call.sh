@@ -3,10 +3,10 @@
 # (956c375: a scratch sum cleared each step, then a separate add, now timed). The ring tests first, then the
 # one-device sweep (N = 16384, H16, D128, causal f16, zigzag, R = 1, 2, 4, 8) four times, alternating
 # A (956c375's p2p.ts and chunks.ts, copied here as a-*.ts.txt) and B (this commit's), so drift shows.
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-ring/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-ring/gpu-call.sh (this folder was then named wip-ring)
 set -uo pipefail
 O=/tmp/ring; mkdir -p $O; source bench/gpu-lib.sh
-W=bench/results/wip-ring
+W=bench/results/wip-ring   # this folder, as it was then named
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
 timeout 200 vitest run test/ring.test.ts test/ring-mask.test.ts test/ring-memory.test.ts > $O/ring-tests.log 2>&1
 echo "tests $(el)"; sed 's/\x1b\[[0-9;]*m//g' $O/ring-tests.log | grep -E "Test Files|Tests  |^ +×" | head -12; pack
