@@ -2,8 +2,8 @@
  * Where a p2p zigzag ring's kernel time goes, one step kind at a time (bench/cp.ts `steps`):
  * GPU time of each kernel pass of the three kinds of step a rank runs (its own chunk, the
  * diagonal; a chunk from an earlier rank, j < r; from a later one, j > r), as the ring encodes
- * them (two-run positions, the forward's partial and merge, the backward adding onto dQ and the
- * dK/dV sums), beside the single-device kernel on a plain call of the same visible work (the
+ * them (two-run positions, the forward merging into O and LSE in its epilogue off the diagonal,
+ * the backward adding onto dQ and the running dK/dV sums in place), beside the single-device kernel on a plain call of the same visible work (the
  * diagonal: one causal call of the shard's length; off the diagonal: a dense call of the visible
  * rectangle), and R = 1's one causal call of N. Summed over the R² steps of a ring (R diagonal,
  * R(R−1)/2 of each other kind) this splits p2p's ratio to R = 1 into the ring's own cost (its
@@ -18,15 +18,14 @@ import { GpuTimer } from '../src/gpu/timer.js';
 import { storage, upload } from '../src/gpu/buffers.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
 import { FlashBackward } from '../src/kernels/flashBackward.js';
-import { MergeKernel } from '../src/kernels/merge.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn } from '../src/reference/compare.js';
 import { AttentionOptions, AttentionShape, resolveOptions } from '../src/shape.js';
 import { Segment, classifyPair, shardLayout } from '../src/cp/plan/schedule.js';
 import { median } from '../src/stats.js';
 
-type Pass = 'fwd' | 'merge' | 'dkdv' | 'dq';
-const PASSES: Pass[] = ['fwd', 'merge', 'dkdv', 'dq'];
+type Pass = 'fwd' | 'dkdv' | 'dq';
+const PASSES: Pass[] = ['fwd', 'dkdv', 'dq'];
 export type PassMs = Record<Pass, number>;
 
 export interface StepRow {
@@ -51,34 +50,32 @@ export interface StepsResult {
   skipped: { R: number; kind: StepRow['kind']; count: number; why: string }[];
 }
 
-/** Forward (+ merge) and backward kernel ms of a step: what the ring's kernel time counts. */
-const stepMs = (m: PassMs, merged: boolean) => m.fwd + (merged ? m.merge : 0) + m.dkdv + m.dq;
+/** Forward and backward kernel ms of a step: what the ring's kernel time counts. */
+const stepMs = (m: PassMs) => m.fwd + m.dkdv + m.dq;
 
 export async function stepsBench(dev: FlashDevice, N: number, H: number, D: number, Rs: number[], reps: number, onRow?: (r: StepRow) => void): Promise<StepsResult> {
   const types = { precision: 'f16' as const, out: 'f32' as const, grad: 'f32' as const };
-  const [fwd, bwd, merge] = await Promise.all([FlashForward.create(dev, D, types), FlashBackward.create(dev, D, types), MergeKernel.create(dev, D)]);
+  const [fwd, bwd] = await Promise.all([FlashForward.create(dev, D, types), FlashBackward.create(dev, D, types)]);
   const n = H * N * D;
   const half = (seed: number) => upload(dev, toPrecision(randn(n, seed), 'f16'), 'steps.in');
   const b = {
     q: half(1), k: half(2), v: half(3), dout: half(4),
-    o: storage(dev, n * 4, 'steps.o'), lse: storage(dev, H * N * 4, 'steps.lse'), part: storage(dev, n * 4, 'steps.part'), partLse: storage(dev, H * N * 4, 'steps.partLse'),
+    o: storage(dev, n * 4, 'steps.o'), lse: storage(dev, H * N * 4, 'steps.lse'),
     delta: storage(dev, H * N * 4, 'steps.delta'), dq: storage(dev, n * 4, 'steps.dq'), dk: storage(dev, n * 4, 'steps.dk'), dv: storage(dev, n * 4, 'steps.dv'),
   };
-  /** A call's passes; `ring`: as the ring encodes a step (reached row blocks only, the merge over the rows written). */
-  const time = async (Nq: number, Nk: number, opts: AttentionOptions, ring: boolean): Promise<PassMs> => {
+  /** A call's passes; `ring`: as the ring encodes a step (reached row blocks only), `merge`: a step after a rank's first. */
+  const time = async (Nq: number, Nk: number, opts: AttentionOptions, ring: boolean, merge = false): Promise<PassMs> => {
     const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq, Nk, D };
     const o = resolveOptions(s, opts);
     const timer = new GpuTimer(dev, PASSES.length * reps);
     const temps: GPUBuffer[] = [];
     const enc = dev.device.createCommandEncoder({ label: 'steps' });
-    let rows: [number, number] = [0, Nq];
-    bwd.encode(enc, { ...b, o: b.part, lse: b.partLse }, s, o, temps, { accumulate: true, dq: false, dkdv: false }); // Δ alone
+    bwd.encode(enc, b, s, o, temps, { accumulate: true, dq: false, dkdv: false }); // Δ alone
     for (let i = -3; i < reps; i++)
       PASSES.forEach((p, k) => {
         const tw = i < 0 ? undefined : timer.writes(i * PASSES.length + k, 0, 1);
-        if (p === 'fwd') rows = fwd.encode(enc, { q: b.q, k: b.k, v: b.v, o: b.part, lse: b.partLse }, s, o, temps, tw, ring).rows;
-        else if (p === 'merge') merge.encode(enc, { o: b.o, lse: b.lse }, { o: b.part, lse: b.partLse }, H * Nq, temps, tw, { n: Nq, from: rows[0], to: rows[1] });
-        else bwd.encode(enc, { ...b, o: b.part, lse: b.partLse }, s, o, temps, { accumulate: true, skipPreprocess: true, dq: p === 'dq', dkdv: p === 'dkdv', timestampWrites: tw });
+        if (p === 'fwd') fwd.encode(enc, { q: b.q, k: b.k, v: b.v, o: b.o, lse: b.lse }, s, o, temps, tw, ring, merge);
+        else bwd.encode(enc, b, s, o, temps, { accumulate: true, skipPreprocess: true, dq: p === 'dq', dkdv: p === 'dkdv', timestampWrites: tw });
       });
     dev.device.queue.submit([enc.finish()]);
     try {
@@ -109,16 +106,16 @@ export async function stepsBench(dev: FlashDevice, N: number, H: number, D: numb
           skipped.push({ R, kind, count, why: `no visible work at N=${N} (N < 2R=${2 * R}: some zigzag chunks are empty)` });
           continue;
         }
-        const ring = await time(q.count, k.count, at(q, k), true);
+        // The ring merges every step but a rank's first (its own chunk, the diagonal: written directly).
+        const ring = await time(q.count, k.count, at(q, k), true, kind !== 'diagonal');
         // The same visible work as one plain call: a causal call of the shard, or the dense rectangle.
         const plain = kind === 'diagonal' ? await time(q.count, q.count, { causal: true }, false)
           : await time(kind === 'j<r' ? q.count : visible / k.count, kind === 'j<r' ? visible / q.count : k.count, {}, false);
         push({ R, kind, count, visible, ring, plain });
-        // The ring merges every step but a rank's first (its own chunk: written directly).
-        ringMs += count * stepMs(ring, kind !== 'diagonal');
-        plainMs += count * stepMs(plain, false);
+        ringMs += count * stepMs(ring);
+        plainMs += count * stepMs(plain);
       }
-      totals.push({ R, ringMs, plainMs, r1Ms: stepMs(r1, false) });
+      totals.push({ R, ringMs, plainMs, r1Ms: stepMs(r1) });
     }
     return { N, H, D, reps, rows, totals, skipped };
   } finally {
@@ -133,11 +130,10 @@ export function stepsTable(res: StepsResult): string {
     return x >= 100 ? x.toFixed(1) : x.toPrecision(3);
   };
   const L = [`p2p zigzag steps: N=${res.N} H=${res.H} D=${res.D} causal f16, kernel ms (median of ${res.reps}); plain = the single-device kernel on a call of the same visible work`,
-    'R  step      count  ring fwd  merge   dkdv     dq  | plain fwd   dkdv     dq  | TFLOP/s fwd ring/plain  bwd ring/plain'];
+    'R  step      count  ring fwd   dkdv     dq  | plain fwd   dkdv     dq  | TFLOP/s fwd ring/plain  bwd ring/plain'];
   for (const r of res.rows) {
     const f = (x: number) => x.toFixed(3).padStart(7);
-    const merge = r.kind === 'R=1' ? '      -' : f(r.ring.merge); // R = 1 writes its output directly
-    L.push(`${String(r.R).padEnd(2)} ${r.kind.padEnd(9)} ${String(r.count).padStart(5)}  ${f(r.ring.fwd)} ${merge} ${f(r.ring.dkdv)} ${f(r.ring.dq)}  | ${f(r.plain.fwd)} ${f(r.plain.dkdv)} ${f(r.plain.dq)}  | ${tf(r.visible, r.ring.fwd, 1).padStart(6)} / ${tf(r.visible, r.plain.fwd, 1).padEnd(6)}  ${tf(r.visible, r.ring.dkdv + r.ring.dq, 2.5).padStart(6)} / ${tf(r.visible, r.plain.dkdv + r.plain.dq, 2.5)}`);
+    L.push(`${String(r.R).padEnd(2)} ${r.kind.padEnd(9)} ${String(r.count).padStart(5)}  ${f(r.ring.fwd)} ${f(r.ring.dkdv)} ${f(r.ring.dq)}  | ${f(r.plain.fwd)} ${f(r.plain.dkdv)} ${f(r.plain.dq)}  | ${tf(r.visible, r.ring.fwd, 1).padStart(6)} / ${tf(r.visible, r.plain.fwd, 1).padEnd(6)}  ${tf(r.visible, r.ring.dkdv + r.ring.dq, 2.5).padStart(6)} / ${tf(r.visible, r.plain.dkdv + r.plain.dq, 2.5)}`);
   }
   L.push('R  summed over the ring: ring steps ms  plain calls ms  R=1 ms  | ring/plain (the ring\'s own cost)  plain/R=1 (short calls)  ring/R=1');
   for (const t of res.totals)

@@ -233,3 +233,53 @@ fn neg_inf() -> f32 {
   var bits = 0xff800000u; // a runtime value: -inf is not a valid WGSL constant
   return bitcast<f32>(bits);
 }
+
+// Non-finite values, tested by bits (comparisons with NaN may be folded away, and max() may drop
+// a NaN operand). nan_f32() is a runtime NaN: NaN is not a valid WGSL constant.
+fn nan_f32() -> f32 {
+  var bits = 0x7fc00000u;
+  return bitcast<f32>(bits);
+}
+
+fn is_nan(x: f32) -> bool {
+  let b = bitcast<u32>(x);
+  return (b & 0x7f800000u) == 0x7f800000u && (b & 0x007fffffu) != 0u;
+}
+
+// The exact merge of two partial results over disjoint key sets (the ring's update_out_and_lse),
+// row by row, in f32: the forward of a ring step merges its rows into the accumulated (O, LSE)
+// (P.accumulate, src/cp/schemes/chunks.ts):
+//   LSE = log(exp(a) + exp(b)) = hi + log(1 + exp(lo − hi)),   O = σ(a − b)·O_a + σ(b − a)·O_b,
+// written so that no exp overflows; a is the accumulated row's LSE, b the new one's. Returns the
+// weights and the LSE, (w_a, w_b, LSE), which merged() applies to each element of O. Non-finite
+// values follow the reference (IEEE arithmetic of the untiled softmax, src/reference/attention.ts):
+//   - a NaN LSE on either side (a NaN or +inf score in that key set): the row's O and LSE are NaN;
+//   - a side with no visible key (LSE = −inf, or a finite LSE at most −5e29; its O is 0) adds
+//     nothing: weights (1, 0) or (0, 1) and the other side's LSE; two such stay masked;
+//   - a NaN element of O on either side makes that element NaN, whatever its weight (merged()).
+fn lse_merge(a: f32, b: f32) -> vec3<f32> {
+  if (is_nan(a) || is_nan(b)) {
+    let n = nan_f32();
+    return vec3<f32>(n, n, n);
+  }
+  if (!(b > NEG_HALF)) { return vec3<f32>(1.0, 0.0, a); }   // nothing new for this row
+  if (!(a > NEG_HALF)) { return vec3<f32>(0.0, 1.0, b); }   // nothing accumulated yet
+  let hi = max(a, b);
+  let e = exp(min(a, b) - hi);   // in (0, 1]
+  let w_hi = 1.0 / (1.0 + e);    // σ(hi − lo)
+  let w_lo = e * w_hi;           // σ(lo − hi)
+  let lse = hi + log(1.0 + e);
+  if (a >= b) { return vec3<f32>(w_hi, w_lo, lse); }
+  return vec3<f32>(w_lo, w_hi, lse);
+}
+
+// An element of the merged O: w_a·x_a + w_b·x_b, NaN where either element is (kept even where
+// its weight is 0) or the row is (NaN weights; by bits, as everywhere here, not left to the
+// arithmetic alone).
+fn merged(w: vec3<f32>, xa: f32, xb: f32) -> f32 {
+  return select(w.x * xa + w.y * xb, nan_f32(), is_nan(xa) || is_nan(xb) || is_nan(w.x));
+}
+
+fn merged4(w: vec3<f32>, xa: vec4<f32>, xb: vec4<f32>) -> vec4<f32> {
+  return vec4<f32>(merged(w, xa.x, xb.x), merged(w, xa.y, xb.y), merged(w, xa.z, xb.z), merged(w, xa.w, xb.w));
+}

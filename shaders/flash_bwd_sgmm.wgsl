@@ -125,7 +125,7 @@ fn fetch_stats(row0: u32, i0: u32, tid: u32) {
   if (tid < BR && i0 + tid < P.Nq) {
     let x = lse[row0 + i0 + tid];
     if (x > NEG_HALF) { lr = x * LOG2E; }
-    if (tc_is_nan(x)) { lr = tc_nan(); }
+    if (is_nan(x)) { lr = nan_f32(); }
     dr = delta[row0 + i0 + tid];
   }
 }
@@ -166,7 +166,7 @@ fn rare_tile(tid: u32, full: bool) -> bool {
 // P = exp2(S·scale·log2 e − l2), l2 = LSE·log2 e (a NaN LSE gives NaN), and dS = P ∘ (dP − Δ).
 fn p_and_ds(s: f32, dp: f32, l2: f32, delta: f32) -> vec2<f32> {
   var p = exp2(fma(s, P.scale_log2, -l2));
-  if (tc_is_nan(l2)) { p = tc_nan(); }
+  if (is_nan(l2)) { p = nan_f32(); }
   return vec2<f32>(p, p * (dp - delta));
 }
 
@@ -458,7 +458,7 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   if (i < P.Nq) {
     let x = lse[row0 + i];
     if (x > NEG_HALF) { l2 = x * LOG2E; }
-    if (tc_is_nan(x)) { l2 = tc_nan(); }
+    if (is_nan(x)) { l2 = nan_f32(); }
     dl = delta[row0 + i];
   }
   {{#for db < D/16}}var dq{{db}} = AM();

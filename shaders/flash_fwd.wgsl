@@ -97,11 +97,6 @@ var<workgroup> Qs: array<array<vec4<ST>, CS>, BR>;
 var<workgroup> KVs: array<array<vec4<ST>, CS>, BC>;    // K of the tile, then its V (chunk c)
 var<workgroup> Ps: array<array<vec4<f32>, PS>, BR>;    // P~: row r, word t = keys t + TX·(0..3)
 
-fn nan_f32() -> f32 {
-  var bits = 0x7fc00000u; // a runtime value: NaN is not a valid WGSL constant
-  return bitcast<f32>(bits);
-}
-
 // Word e of chunk ch of the Q rows i0 .. i0+Br of head row base q_row0 (row e / DC; zeros
 // past Nq), and of the K (use_v false) or V rows j0 .. j0+Bc (zeros past Nk).
 fn q_word(q_row0: u32, i0: u32, ch: u32, e: u32) -> vec4<ST> {
@@ -334,22 +329,36 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   }
 
   let lt = row_sum(l, tid);
+  // Each row's LSE, and merging (P.accumulate, a ring step) its weights against what LSE holds
+  // (common.wgsl lse_merge): every lane of a row reads the old LSE before the barrier, its lane
+  // tx = 0 writes the new one after it.
+  var w = array<vec3<f32>, RR>();
+  {{#loop rr < RR}}{
+    let i = rb.i0 + ty + {{rr}}u * TY;
+    let l_i = lt[{{rr}}u / 4u][{{rr}}u % 4u];
+    var out = neg_inf();
+    if (khi[{{rr}}u] > klo[{{rr}}u]) {
+      out = m[{{rr}}u / 4u][{{rr}}u % 4u] + log(l_i);
+      if (l_i == 0.0) { out = nan_f32(); }   // every visible score was −Inf
+    }
+    w[{{rr}}u] = vec3<f32>(0.0, 1.0, out);
+    if (P.accumulate != 0u && i < P.Nq) { w[{{rr}}u] = lse_merge(lse[rb.q_row0 + i], out); }
+  }
+  {{/loop}}
+  workgroupBarrier();
   {{#loop rr < RR}}{
     let i = rb.i0 + ty + {{rr}}u * TY;
     let l_i = lt[{{rr}}u / 4u][{{rr}}u % 4u];
     if (i < P.Nq) {
       let seen = khi[{{rr}}u] > klo[{{rr}}u];
       let inv = 1.0 / l_i;
-      {{#loop c < NCH}}{{#loop u < DU}}o[(rb.q_row0 + i) * D4 + {{c}}u * DC + tx + {{u}}u * TX] = vec4<OT>(select(vec4<f32>(), acc[{{c}}u][{{rr}}u * DU + {{u}}u] * inv, seen));
+      {{#loop c < NCH}}{{#loop u < DU}}{
+        let at = (rb.q_row0 + i) * D4 + {{c}}u * DC + tx + {{u}}u * TX;
+        var x = select(vec4<f32>(), acc[{{c}}u][{{rr}}u * DU + {{u}}u] * inv, seen);
+        if (P.accumulate != 0u) { x = merged4(w[{{rr}}u], vec4<f32>(o[at]), x); }
+        o[at] = vec4<OT>(x); }
       {{/loop}}{{/loop}}
-      if (tx == 0u) {
-        var out = neg_inf();
-        if (seen) {
-          out = m[{{rr}}u / 4u][{{rr}}u % 4u] + log(l_i);
-          if (l_i == 0.0) { out = nan_f32(); }   // every visible score was −Inf
-        }
-        lse[rb.q_row0 + i] = out;
-      }
+      if (tx == 0u) { lse[rb.q_row0 + i] = w[{{rr}}u].z; }
     }
   }
   {{/loop}}

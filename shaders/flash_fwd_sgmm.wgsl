@@ -30,7 +30,8 @@
 //   P = exp2(S·scale·log2 e − m)  (f16),   ℓ = α·ℓ + rowsum(P)
 //   O += P V                           (matrix multiply-accumulate into the register accumulators)
 // Finally O /= ℓ and LSE = (m + log2 ℓ)·ln 2. Masked entries get P = 0; a row with no visible
-// key keeps ℓ = 0 and gets O = 0, LSE = −inf.
+// key keeps ℓ = 0 and gets O = 0, LSE = −inf. A ring step (P.accumulate) merges its rows into what
+// O and LSE hold instead (common.wgsl lse_merge; rows with no visible key keep them).
 // Non-finite inputs follow the float64 reference (src/reference/attention.ts): a row with a
 // visible score that is NaN or +inf, or whose visible scores are all −inf, gets O = LSE = NaN
 // (exp(S − max) is NaN there); a NaN/inf in V reaches O through the product. The product cannot
@@ -50,7 +51,7 @@
 //   r = hd·16·RB/DS + lane/LPR < 16·RB and columns h·COLS + c < LPR·COLS = Bc ≤ SS, PS; matrix
 //   blocks sit at rows 16·rb < 16·RB, columns 16·cb < Bc; spills at columns 16·hd…, below
 //   SW = 16·DS ≤ SS (const_assert), and lanes scale or add columns h·SW/LPR + c < SW.
-// - l_s (Br): grp·16·RB + r (r < 16·RB). vote: constant indices, or par / par ^ 1 with par ∈ {0, 1} (it
+// - l_s, w_s (Br): grp·16·RB + r (r < 16·RB). vote: constant indices, or par / par ^ 1 with par ∈ {0, 1} (it
 //   starts at 0 and only flips). kr/vr: t < LPT, constant bounds.
 // - Storage: Q rows i0 + s0 + e/D8 < Nq and key rows j0 + e/D8 < Nk are checked before each
 //   load, O/LSE rows i < Nq before each store; head bases use hq < Hq (the dispatch) and
@@ -108,6 +109,7 @@ var<workgroup> Vs: array<f16, BC * DP>;
 var<workgroup> S: array<f32, BR * SS>;     // per group a 16·RB×Bc block: scores, O spills
 var<workgroup> Pm: array<f16, BR * PS>;    // per group a 16·RB×Bc block: P
 var<workgroup> l_s: array<f32, BR>;
+var<workgroup> w_s: array<vec2<f32>, BR>;   // merging (P.accumulate): each row's weights (lse_merge)
 // Every workgroup variable is a multiple of 16 bytes: on the NVIDIA Vulkan driver a matrix
 // load or store from an array that is not 16-byte aligned reads or writes the wrong elements
 // (a 4-byte atomic here once shifted Ks by a row). A tile's votes are bits of one word:
@@ -232,6 +234,8 @@ fn add_pv_row(at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
 
 // Writes block `db` (columns 16·db…) of O/ℓ for the group's rows i_first… from the subgroup's spill
 // at `blk` (row rr at blk + rr·SS). ℓ = NaN marks a NaN row; ℓ = 0 a row with no visible key.
+// Merging (P.accumulate, a ring step), each element is merged into what O holds with the row's
+// weights in w_s (common.wgsl lse_merge).
 fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, db: u32) {
   for (var e = lane; e < SROWS * 16u; e += 32u) {
     let rr = e / 16u;
@@ -241,8 +245,13 @@ fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, d
       let ll = l_s[l_first + rr];
       var x = 0.0;
       if (ll > 0.0) { x = S[blk + rr * SS + cc] / ll; }
-      if (tc_is_nan(ll)) { x = tc_nan(); }
-      o[(q_row0 + ii) * D + db * 16u + cc] = OT(x);
+      if (is_nan(ll)) { x = nan_f32(); }
+      let at = (q_row0 + ii) * D + db * 16u + cc;
+      if (P.accumulate != 0u) {
+        let w = w_s[l_first + rr];
+        x = merged(vec3<f32>(w, 0.0), f32(o[at]), x);
+      }
+      o[at] = OT(x);
     }
   }
 }
@@ -453,18 +462,22 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let keys_i = key_range(i);
   let nan_row = spoiled || (l == 0.0 && keys_i.y > keys_i.x);
   var l_out = l;
-  if (nan_row) { l_out = tc_nan(); }
+  if (nan_row) { l_out = nan_f32(); }
+  var lse_new = neg_inf();
+  if (l > 0.0) { lse_new = (m + log2(l)) * LN2; }
+  if (nan_row) { lse_new = nan_f32(); }
+  // Merging (a ring step): the row's LSE with what LSE holds, read before its lane writes it below.
+  var w = vec3<f32>(0.0, 1.0, lse_new);
+  if (P.accumulate != 0u && h == 0u && i < P.Nq) { w = lse_merge(lse[q_row0 + i], lse_new); }
   // O / ℓ, one 16-column block at a time through S; rows past Nq are not written.
-  if (h == 0u) { l_s[grp * SROWS + r] = l_out; }
+  if (h == 0u) {
+    l_s[grp * SROWS + r] = l_out;
+    w_s[grp * SROWS + r] = w.xy;
+  }
   {{#for db < DH}}workgroupBarrier();
   {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, bsp + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
   {{/for}}workgroupBarrier();
   write_o_block(q_row0, i_sg, grp * SROWS, bsp, lane, hd * DH + {{db}}u);
   {{/for}}
-  if (h == 0u && i < P.Nq) {
-    var out = neg_inf();
-    if (l > 0.0) { out = (m + log2(l)) * LN2; }
-    if (nan_row) { out = tc_nan(); }
-    lse[q_row0 + i] = out;
-  }
+  if (h == 0u && i < P.Nq) { lse[q_row0 + i] = w.z; }
 }

@@ -16,18 +16,6 @@ fn halves8(w: vec4<u32>) -> array<f16, 8> {
   return array<f16, 8>(a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y);
 }
 
-// Non-finite values, tested by bits (comparisons with NaN may be folded away, and max() may drop
-// a NaN operand). tc_nan() is a runtime NaN: NaN is not a valid WGSL constant.
-fn tc_nan() -> f32 {
-  var bits = 0x7fc00000u;
-  return bitcast<f32>(bits);
-}
-
-fn tc_is_nan(x: f32) -> bool {
-  let b = bitcast<u32>(x);
-  return (b & 0x7f800000u) == 0x7f800000u && (b & 0x007fffffu) != 0u;
-}
-
 // A score that makes its whole softmax row NaN: NaN, or +inf (exp(S − max) = exp(inf − inf)).
 fn tc_spoils_row(x: f32) -> bool {
   let b = bitcast<u32>(x);

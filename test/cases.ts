@@ -53,3 +53,31 @@ export async function plannedSteps(x: {
   const dry = await dryRun({ shape: x.shape, R: x.R, layout: x.layout, scheme: x.scheme, sizes, mask: { causal: x.causal, window: x.window, docs: x.docs }, precision: x.eb === 2 ? 'f16' : 'f32' });
   return dry.steps;
 }
+
+/**
+ * The exact merge of two partial results, row by row in float64, by the rules of common.wgsl
+ * lse_merge: a NaN LSE on either side makes the row NaN; a side with LSE −inf (no visible key)
+ * adds nothing; otherwise O = σ(a − b)·O_a + σ(b − a)·O_b and LSE = log(e^a + e^b), a NaN element
+ * on either side NaN whatever its weight.
+ */
+export function mergeRows(D: number, acc: { o: ArrayLike<number>; lse: ArrayLike<number> }, part: { o: ArrayLike<number>; lse: ArrayLike<number> }): { o: Float64Array; lse: Float64Array } {
+  const rows = acc.lse.length;
+  const out = { o: new Float64Array(rows * D), lse: new Float64Array(rows) };
+  for (let r = 0; r < rows; r++) {
+    const a = acc.lse[r], b = part.lse[r];
+    let wa = 1, wb = 0, lse = a;
+    if (Number.isNaN(a) || Number.isNaN(b)) [wa, wb, lse] = [NaN, NaN, NaN];
+    else if (b === -Infinity) [wa, wb, lse] = [1, 0, a];
+    else if (a === -Infinity) [wa, wb, lse] = [0, 1, b];
+    else {
+      lse = Math.max(a, b) + Math.log1p(Math.exp(Math.min(a, b) - Math.max(a, b)));
+      [wa, wb] = [Math.exp(a - lse), Math.exp(b - lse)];
+    }
+    out.lse[r] = lse;
+    for (let d = 0; d < D; d++) {
+      const xa = acc.o[r * D + d], xb = part.o[r * D + d];
+      out.o[r * D + d] = Number.isNaN(xa) || Number.isNaN(xb) ? NaN : wa * xa + wb * xb;
+    }
+  }
+  return out;
+}

@@ -6,9 +6,11 @@
  */
 import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevices, tunedDevice } from './gpu.js';
-import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions, Inputs } from './cases.js';
+import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions, Inputs, mergeRows } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { MergeKernel } from '../src/kernels/merge.js';
+import { FlashForward } from '../src/kernels/flashForward.js';
+import { resolveOptions } from '../src/shape.js';
 import { readback, upload } from '../src/gpu/buffers.js';
 import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
 import { ringAttention } from '../src/cp/launch/ringAttention.js';
@@ -22,25 +24,30 @@ beforeAll(async () => {
   devs = await testDevices(3);
 });
 
-/** Runs the merge kernel: acc ← merge(acc, part) for each part in turn, from a masked acc. */
-async function gpuMerge(dev: FlashDevice, D: number, rows: number, parts: { o: Float32Array; lse: Float32Array }[]) {
-  const merge = await MergeKernel.create(dev, D);
-  const acc = { o: upload(dev, new Float32Array(rows * D), 'acc.o'), lse: upload(dev, new Float32Array(rows).fill(-Infinity), 'acc.lse') };
-  const temps: GPUBuffer[] = [];
+/**
+ * A ring's forward over key chunks in turn, as chunks.ts encodes it: from O = 0, LSE = −inf, the
+ * first chunk's rows written directly, each later chunk's merged into them in the epilogue.
+ */
+async function chunkedForward(dev: FlashDevice, s: (Nk: number) => AttentionShape, q: Float32Array, chunks: { k: Float32Array; v: Float32Array; n: number; offset: number }[], qPos: { offset: number; stride: number }) {
+  const { D, Hq, Nq } = s(1);
+  const fwd = await FlashForward.create(dev, D, { precision: 'f32', out: 'f32', grad: 'f32' });
+  const acc = { o: upload(dev, new Float32Array(Hq * Nq * D), 'acc.o'), lse: upload(dev, new Float32Array(Hq * Nq).fill(-Infinity), 'acc.lse') };
+  const temps: GPUBuffer[] = [upload(dev, q, 'q')];
   const enc = dev.device.createCommandEncoder();
-  for (const p of parts) {
-    const b = { o: upload(dev, p.o, 'part.o'), lse: upload(dev, p.lse, 'part.lse') };
-    temps.push(b.o, b.lse);
-    merge.encode(enc, acc, b, rows, temps);
-  }
+  chunks.forEach((c, i) => {
+    const b = { q: temps[0], k: upload(dev, c.k, 'k'), v: upload(dev, c.v, 'v'), ...acc };
+    temps.push(b.k, b.v);
+    const sh = s(c.n);
+    fwd.encode(enc, b, sh, resolveOptions(sh, { causal: true, qPos, kPos: { offset: c.offset, stride: 1 } }), temps, undefined, true, i > 0);
+  });
   dev.device.queue.submit([enc.finish()]);
-  const o = new Float32Array(await readback(dev, acc.o, rows * D * 4));
-  const lse = new Float32Array(await readback(dev, acc.lse, rows * 4));
+  const o = new Float32Array(await readback(dev, acc.o, Hq * Nq * D * 4));
+  const lse = new Float32Array(await readback(dev, acc.lse, Hq * Nq * 4));
   for (const b of [acc.o, acc.lse, ...temps]) dev.tracker.destroy(b);
   return { o, lse };
 }
 
-describe('merge of partial (O, LSE) results with NaN and masked rows', () => {
+describe('a ring step\'s forward merging into partial (O, LSE) results, with NaN and masked rows', () => {
   // Queries at positions 0, 2, 4, … (stride 2); keys split in two chunks at positions 3..12 and
   // 13..20. Causal: rows 0–1 see no key of either chunk (masked in both), rows 2–6 only the
   // first chunk (the second partial is masked), rows 7–11 both.
@@ -67,11 +74,7 @@ describe('merge of partial (O, LSE) results with NaN and masked rows', () => {
       };
       poison(x);
       const f64 = (a: Float32Array) => Float64Array.from(a);
-      // Each chunk's partial from the reference (rounded to f32, as a kernel writes it), in both orders.
-      const parts = chunks.map((c, i) => {
-        const r = referenceForward(s(c.n), f64(x.q), f64(x.k[i]), f64(x.v[i]), { causal: true, qPos, kPos: { offset: c.offset, stride: 1 } });
-        return { o: Float32Array.from(r.o), lse: Float32Array.from(r.lse) };
-      });
+      const parts = chunks.map((c, i) => ({ ...c, k: x.k[i], v: x.v[i] }));
       // The whole key set at once: what the merge must reproduce.
       const cat = (a: Float32Array[]) => {
         const out = new Float32Array(H * 18 * D);
@@ -79,8 +82,9 @@ describe('merge of partial (O, LSE) results with NaN and masked rows', () => {
         return out;
       };
       const ref = referenceForward(s(18), f64(x.q), f64(cat(x.k)), f64(cat(x.v)), { causal: true, qPos, kPos: { offset: 3, stride: 1 } });
+      // The chunks in both orders: the second merged into the first in the forward's epilogue.
       for (const order of [parts, [parts[1], parts[0]]]) {
-        const got = await gpuMerge(devs[0], D, H * 12, order);
+        const got = await chunkedForward(devs[0], s, x.q, order, qPos);
         expect(err(got.o, ref.o), 'O').toBeLessThanOrEqual(TOL.f32.out);
         expect(err(got.lse, ref.lse), 'LSE').toBeLessThanOrEqual(TOL.f32.out);
         // Masked in both chunks: O = 0 and LSE = −inf exactly, whatever the inputs hold.
@@ -108,46 +112,49 @@ describe('merge of partial (O, LSE) results with NaN and masked rows', () => {
     expect(err(got, Float64Array.from(a, (v, i) => Math.fround(v + b[i])))).toBe(0);
   });
 
-  it('merge and add against the rules on the CPU for head dims 8 … 256, rows across workgroups', async () => {
+  it('the merging forward and the add against the rules on the CPU for head dims 8 … 256', async () => {
     const dev = devs[0];
+    const f64 = (a: Float32Array) => Float64Array.from(a);
     for (const D of [8, 16, 24, 40, 64, 128, 136, 256]) {
+      const H = 2, Nq = 21, Nk = 9, rows = H * Nq;
+      const sh: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq, Nk, D };
+      // Queries at positions 0 … 20, keys at 6 … 14, causal: rows 0–5 of each head see no key.
+      const opts = resolveOptions(sh, { causal: true, qPos: { offset: 0, stride: 1 }, kPos: { offset: 6, stride: 1 } });
+      const q = randn(rows * D, SEED + D), k = randn(H * Nk * D, SEED + D + 1), v = randn(H * Nk * D, SEED + D + 2);
+      q[10 * D + 3] = NaN;   // head 0, row 10: a NaN score on the new side
+      // What O and LSE hold: rows with no key (one the new side does not reach either, one it does),
+      // a NaN LSE, a NaN element of O.
+      const oa = randn(rows * D, SEED + D + 3), la = Float32Array.from(randn(rows, SEED + D + 4), (x) => 4 * x);
+      for (const r of [2, 12]) { la[r] = -Infinity; oa.fill(0, r * D, r * D + D); }
+      la[7] = NaN;
+      oa[15 * D + D - 1] = NaN;
+      const want = mergeRows(D, { o: oa, lse: la }, referenceForward(sh, f64(q), f64(k), f64(v), opts));
+      const fwd = await FlashForward.create(dev, D, { precision: 'f32', out: 'f32', grad: 'f32' });
       const merge = await MergeKernel.create(dev, D);
-      const rpw = Math.floor(256 / (D / 4)); // rows per workgroup (merge.ts)
-      const rows = 3 * rpw + 5;
-      const oa = randn(rows * D, SEED + D), ob = randn(rows * D, SEED + D + 1);
-      const la = Float32Array.from(randn(rows, SEED + D + 2), (x) => 4 * x), lb = Float32Array.from(randn(rows, SEED + D + 3), (x) => 4 * x);
-      // Masked rows on either side and both, a NaN LSE on either side, a NaN element of O.
-      la[1] = -Infinity; lb[2] = -Infinity; la[3] = lb[3] = -Infinity; la[4] = NaN; lb[rows - 1] = NaN; ob[5 * D + D - 1] = NaN;
-      for (const r of [1, 3]) oa.fill(0, r * D, r * D + D); // a masked side holds O = 0
-      for (const r of [2, 3]) ob.fill(0, r * D, r * D + D);
-      const want = { o: new Float64Array(rows * D), lse: new Float64Array(rows) };
-      for (let r = 0; r < rows; r++) {
-        const a = la[r], b = lb[r];
-        const row = (f: (d: number) => number) => { for (let d = 0; d < D; d++) want.o[r * D + d] = f(d); };
-        if (Number.isNaN(a) || Number.isNaN(b)) { row(() => NaN); want.lse[r] = NaN; continue; }
-        if (b === -Infinity) { row((d) => oa[r * D + d]); want.lse[r] = a; continue; }
-        if (a === -Infinity) { row((d) => ob[r * D + d]); want.lse[r] = b; continue; }
-        const hi = Math.max(a, b), lo = Math.min(a, b);
-        want.lse[r] = hi + Math.log1p(Math.exp(lo - hi));
-        row((d) => oa[r * D + d] * Math.exp(a - want.lse[r]) + ob[r * D + d] * Math.exp(b - want.lse[r]));
-      }
-      const bufs = { ao: upload(dev, oa, 'a.o'), al: upload(dev, la, 'a.lse'), bo: upload(dev, ob, 'b.o'), bl: upload(dev, lb, 'b.lse'), sum: upload(dev, oa, 'sum') };
+      const ob = randn(rows * D, SEED + D + 5);
+      ob[5 * D + 1] = NaN;
+      const bufs = { q: upload(dev, q, 'q'), k: upload(dev, k, 'k'), v: upload(dev, v, 'v'), o: upload(dev, oa, 'o'), lse: upload(dev, la, 'lse'), sum: upload(dev, oa, 'sum'), part: upload(dev, ob, 'part') };
       const temps: GPUBuffer[] = [];
       const enc = dev.device.createCommandEncoder();
-      merge.encode(enc, { o: bufs.ao, lse: bufs.al }, { o: bufs.bo, lse: bufs.bl }, rows, temps);
-      merge.encodeAdd(enc, bufs.sum, bufs.bo, rows, temps);
+      fwd.encode(enc, bufs, sh, opts, temps, undefined, true, true);
+      merge.encodeAdd(enc, bufs.sum, bufs.part, rows, temps);
       dev.device.queue.submit([enc.finish()]);
-      const got = { o: new Float32Array(await readback(dev, bufs.ao, rows * D * 4)), lse: new Float32Array(await readback(dev, bufs.al, rows * 4)), sum: new Float32Array(await readback(dev, bufs.sum, rows * D * 4)) };
+      const got = { o: new Float32Array(await readback(dev, bufs.o, rows * D * 4)), lse: new Float32Array(await readback(dev, bufs.lse, rows * 4)), sum: new Float32Array(await readback(dev, bufs.sum, rows * D * 4)) };
       for (const x of [...Object.values(bufs), ...temps]) dev.tracker.destroy(x);
       const nan = (x: ArrayLike<number>) => Array.from(x, Number.isNaN);
       expect(nan(got.o), `O NaN at D=${D}`).toEqual(nan(want.o));
       expect(nan(got.lse), `LSE NaN at D=${D}`).toEqual(nan(want.lse));
-      expect(Array.from(got.lse.subarray(1, 4)), `masked rows at D=${D}`).toEqual([la[1] === -Infinity ? lb[1] : la[1], la[2], -Infinity].map(Math.fround));
+      expect(nan(got.lse).filter(Boolean).length, `the NaN rows at D=${D}`).toBe(2);
+      // Rows the new side does not reach keep what they held, bit for bit; row 2 stays masked.
+      for (const r of [0, 1, 2, 3, 4, 5, 21, 26]) {
+        expect(got.lse[r], `LSE row ${r} at D=${D}`).toBe(la[r]);
+        expect(Array.from(got.o.subarray(r * D, r * D + D)), `O row ${r} at D=${D}`).toEqual(Array.from(oa.subarray(r * D, r * D + D)));
+      }
       const finite = (x: ArrayLike<number>, w: Float64Array) => err(Float32Array.from(x, (v, i) => (Number.isNaN(w[i]) ? 0 : v)), w.map((v) => (Number.isNaN(v) ? 0 : v)));
-      expect(finite(got.o, want.o), `O at D=${D}`).toBeLessThanOrEqual(1e-6);
-      expect(finite(got.lse, want.lse), `LSE at D=${D}`).toBeLessThanOrEqual(1e-6);
-      expect(nan(got.sum), `add NaN at D=${D}`).toEqual(Array.from(oa, (v, i) => Number.isNaN(v + ob[i])));
-      expect(finite(got.sum, Float64Array.from(oa, (v, i) => Math.fround(v + ob[i]))), `add at D=${D}`).toBe(0);
+      expect(finite(got.o, want.o), `O at D=${D}`).toBeLessThanOrEqual(TOL.f32.out);
+      expect(finite(got.lse.map((x) => (x === -Infinity ? 0 : x)), want.lse.map((x) => (x === -Infinity ? 0 : x))), `LSE at D=${D}`).toBeLessThanOrEqual(TOL.f32.out);
+      expect(nan(got.sum), `add NaN at D=${D}`).toEqual(Array.from(oa, (x, i) => Number.isNaN(x + ob[i])));
+      expect(finite(got.sum, Float64Array.from(oa, (x, i) => Math.fround(x + ob[i]))), `add at D=${D}`).toBe(0);
     }
   });
 });

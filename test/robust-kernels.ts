@@ -118,33 +118,26 @@ async function pinnedSplit(seed: number, outputs: Record<string, string>): Promi
   await pinnedForward('N=150 D=128', { B: 1, Hq: 2, Hkv: 1, Nq: 150, Nk: 150, D: 128 }, 'f16', 'subgroup-matrix', ['FLASHRING_SGMM_FWD', '16x32x1x2'], seed + 30, outputs);
 }
 
-/** Merge (with masked partials) and add, the ring's two kernels, at D = 24 and 72. */
-async function merges(dev: FlashDevice, seed: number, outputs: Record<string, string>): Promise<void> {
+/** The add of partial dK/dV sums (all_gather's reduce-scatter), at D = 24 and 72. */
+async function adds(dev: FlashDevice, seed: number, outputs: Record<string, string>): Promise<void> {
   const rows = 37;
   for (const D of [24, 72]) {
-    const lseA = randn(rows, seed + D), lseB = randn(rows, seed + D + 1);
-    for (const i of [0, 5, 6]) lseA[i] = -Infinity;
-    for (const i of [6, 9]) lseB[i] = -Infinity;
     const merge = await MergeKernel.create(dev, D);
-    const acc = { o: upload(dev, randn(rows * D, seed + 2), 'oA'), lse: upload(dev, lseA, 'lseA') };
-    const part = { o: upload(dev, randn(rows * D, seed + 3), 'oB'), lse: upload(dev, lseB, 'lseB') };
+    const part = upload(dev, randn(rows * D, seed + 3), 'part');
     const sum = upload(dev, randn(rows * D, seed + 4), 'sum');
     const temps: GPUBuffer[] = [];
     const enc = dev.device.createCommandEncoder();
-    merge.encode(enc, acc, part, rows, temps);
-    merge.encodeAdd(enc, sum, part.o, rows, temps);
+    merge.encodeAdd(enc, sum, part, rows, temps);
     dev.device.queue.submit([enc.finish()]);
-    outputs[`merge D=${D} o`] = hash(new Uint8Array(await readback(dev, acc.o, rows * D * 4)));
-    outputs[`merge D=${D} lse`] = hash(new Uint8Array(await readback(dev, acc.lse, rows * 4)));
     outputs[`add D=${D}`] = hash(new Uint8Array(await readback(dev, sum, rows * D * 4)));
-    for (const b of [acc.o, acc.lse, part.o, part.lse, sum, ...temps]) dev.tracker.destroy(b);
+    for (const b of [part, sum, ...temps]) dev.tracker.destroy(b);
   }
 }
 
 /**
  * A ring step as chunks.ts encodes it, where the reached blocks start past the first (q_blk0,
- * k_blk0 > 0: test/active-blocks.test.ts's mask): the forward over the reached row blocks into a
- * partial, the merge over the rows it wrote, the backward adding onto held gradients.
+ * k_blk0 > 0: test/active-blocks.test.ts's mask): the forward over the reached row blocks merging
+ * into held (O, LSE) in its epilogue, the backward adding onto held gradients.
  */
 async function ringStep(dev: FlashDevice, seed: number, outputs: Record<string, string>): Promise<void> {
   const s: AttentionShape = { B: 1, Hq: 2, Hkv: 1, Nq: 400, Nk: 400, D: 16 };
@@ -153,18 +146,17 @@ async function ringStep(dev: FlashDevice, seed: number, outputs: Record<string, 
   const nq = numel(s, 'q'), nkv = numel(s, 'kv'), rows = numel(s, 'lse');
   for (const [p, path] of runs) {
     const types = { precision: p, out: 'f32' as const, grad: 'f32' as const };
-    const [fwd, bwd, merge] = await Promise.all([FlashForward.create(dev, s.D, types, path), FlashBackward.create(dev, s.D, types, path), MergeKernel.create(dev, s.D)]);
+    const [fwd, bwd] = await Promise.all([FlashForward.create(dev, s.D, types, path), FlashBackward.create(dev, s.D, types, path)]);
     const input = (n: number, k: number, label: string) => upload(dev, toPrecision(randn(n, seed + k), p), label);
     const b = {
       q: input(nq, 20, 'q'), k: input(nkv, 21, 'k'), v: input(nkv, 22, 'v'), dout: input(nq, 23, 'dout'),
       o: upload(dev, randn(nq, seed + 24), 'o'), lse: upload(dev, randn(rows, seed + 25), 'lse'),
-      part: storage(dev, nq * 4, 'part'), partLse: storage(dev, rows * 4, 'partLse'), delta: storage(dev, rows * 4, 'delta'),
+      delta: storage(dev, rows * 4, 'delta'),
       dq: upload(dev, randn(nq, seed + 26), 'dq'), dk: upload(dev, randn(nkv, seed + 27), 'dk'), dv: upload(dev, randn(nkv, seed + 28), 'dv'),
     };
     const temps: GPUBuffer[] = [];
     const enc = dev.device.createCommandEncoder();
-    const { rows: [from, to] } = fwd.encode(enc, { q: b.q, k: b.k, v: b.v, o: b.part, lse: b.partLse }, s, o, temps, undefined, true);
-    merge.encode(enc, { o: b.o, lse: b.lse }, { o: b.part, lse: b.partLse }, rows, temps, undefined, { n: s.Nq, from, to });
+    fwd.encode(enc, b, s, o, temps, undefined, true, true);
     bwd.encode(enc, b, s, o, temps, { accumulate: true });
     dev.device.queue.submit([enc.finish()]);
     for (const [k, buf, n] of [['o', b.o, nq], ['lse', b.lse, rows], ['dq', b.dq, nq], ['dk', b.dk, nkv], ['dv', b.dv, nkv]] as const)
@@ -181,7 +173,7 @@ export async function runKernels(seed: number): Promise<RobustReport> {
     await attention(dev, seed, outputs);
     await pinnedTiles(seed, outputs);
     await pinnedSplit(seed, outputs);
-    await merges(dev, seed, outputs);
+    await adds(dev, seed, outputs);
     await ringStep(dev, seed, outputs);
     return { robust: robustShaders(), deviceRobust: dev.robustShaders, adapter: dev.adapter.description || dev.adapter.device, probe: p, outputs };
   } finally {

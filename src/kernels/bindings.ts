@@ -41,16 +41,6 @@ export function bindingTable<const N extends string>(label: string, rows: readon
   return Object.freeze({ label, entries: Object.freeze(entries) });
 }
 
-/** The rows of `table` named `names` (an entry point that binds only some of its module's buffers). */
-export function bindingSubset<N extends string, M extends N>(table: BindingTable<N>, label: string, names: readonly M[]): BindingTable<M> {
-  const entries = names.map((n) => {
-    const e = table.entries.find((x) => x.name === n);
-    if (!e) throw new Error(`${label}: ${n} is not in ${table.label}'s bindings`);
-    return e as BindingEntry<M>;
-  });
-  return Object.freeze({ label, entries: Object.freeze(entries) });
-}
-
 const BUFFER_TYPE: Record<Access, GPUBufferBindingType> = { uniform: 'uniform', read: 'read-only-storage', read_write: 'storage' };
 
 interface Layouts {

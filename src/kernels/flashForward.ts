@@ -65,18 +65,21 @@ export class FlashForward extends AttentionKernel {
    * Checks the binding limits for a shape, then encodes the dispatch. `temps` receives buffers to
    * free after submit. `reachedOnly` (ring steps, whose O and LSE start at 0 and −inf): only the
    * row blocks some visible pair reaches are run, and rows no key reaches are left as they are.
+   * `merge` (ring steps after a Q block's first): the rows are merged exactly into the (O, LSE)
+   * the buffers hold (common.wgsl lse_merge), not written over them; O must be f32.
    * Returns the query rows written, [from, to).
    */
   encode(
     encoder: GPUCommandEncoder, b: ForwardBuffers, s: AttentionShape, o: ResolvedOptions, temps: GPUBuffer[],
-    timestampWrites?: GPUComputePassTimestampWrites, reachedOnly = false,
+    timestampWrites?: GPUComputePassTimestampWrites, reachedOnly = false, merge = false,
   ): { rows: [number, number] } {
+    if (merge && this.types.out !== 'f32') throw new Error(`FlashForward: merging into O needs f32 O, not ${this.types.out} (an internal error)`);
     const st = elemBytes(this.types.precision);
     checkBinding(this.dev, 'Q', numel(s, 'q') * st);
     checkBinding(this.dev, 'K/V', numel(s, 'kv') * st);
     checkBinding(this.dev, 'O', numel(s, 'q') * elemBytes(this.types.out));
     const [q0, q1] = activeBlocks(s, o, reachedOnly, this.plan.BR, this.plan.BR).q;
-    const bind = bindGroup(this.dev, FORWARD_BINDINGS, { ...b, ...attentionHeader(this.dev, s, o, temps, false, { q: q0, k: 0 }) });
+    const bind = bindGroup(this.dev, FORWARD_BINDINGS, { ...b, ...attentionHeader(this.dev, s, o, temps, merge, { q: q0, k: 0 }) });
     const pass = encoder.beginComputePass({ label: 'FlashForward.pass', timestampWrites });
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, bind);

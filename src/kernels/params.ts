@@ -72,7 +72,7 @@ export const ATTENTION_PARAMS: readonly UniformField<ParamInputs>[] = [
   { name: 'k_jump', type: 'i32', value: ({ o }) => o.kPos.jump ?? 0 },
   { name: 'scale', type: 'f32', value: ({ o }) => o.scale, doc: 'softmax scale (1/sqrt(D) by default)' },
   { name: 'scale_log2', type: 'f32', value: ({ o }) => o.scale * Math.LOG2E, doc: 'scale · log2(e): scores live in the exp2 domain' },
-  { name: 'accumulate', type: 'u32', value: (x) => (x.accumulate ? 1 : 0), doc: 'backward: 1 adds dQ/dK/dV to what the output buffers hold (ring steps)' },
+  { name: 'accumulate', type: 'u32', value: (x) => (x.accumulate ? 1 : 0), doc: 'ring steps: the backward adds dQ/dK/dV to what the output buffers hold; the forward merges its rows into the O and LSE they hold' },
   { name: 'zero', type: 'u32', value: () => 0, doc: 'always 0 (see rt())' },
   { name: 'q_blk0', type: 'u32', value: (x) => x.blk0?.q ?? 0, doc: 'row block of dispatch x = 0 (forward, dq; ring steps skip blocks no key reaches)' },
   { name: 'k_blk0', type: 'u32', value: (x) => x.blk0?.k ?? 0, doc: 'backward: key block of dispatch x = 0 (dkdv)' },

@@ -16,11 +16,11 @@ export const SGMM_PAD = 8;
 /**
  * Workgroup memory of the subgroup-matrix forward (flash_fwd_sgmm.wgsl) with SG subgroups, groups of
  * DS of them owning RB row blocks each (Br = 16·RB·SG/DS), and Bc-row K/V tiles, rows padded by `pad` halves:
- * Ks (also stages Q) Vs P | S ℓ | vote.
+ * Ks (also stages Q) Vs P | S ℓ | the merge's weights (vec2 a row) | vote.
  */
 export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pad = SGMM_PAD, DS = 1): number {
   const BR = (16 * RB * SG) / DS;
-  return (2 * BC * (D + pad) + BR * (BC + pad)) * 2 + BR * (BC + pad / 2) * 4 + BR * 4 + 32; // … vote, vote_u (16 B each)
+  return (2 * BC * (D + pad) + BR * (BC + pad)) * 2 + BR * (BC + pad / 2) * 4 + BR * 4 + BR * 8 + 32; // … vote, vote_u (16 B each)
 }
 
 /**

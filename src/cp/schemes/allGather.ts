@@ -14,7 +14,7 @@
 import { BufRange } from '../transport/communicator.js';
 import {
   GradChunk, KVChunk, Problem, RankIO, RankProgram, allocGrad, allocKV, encodeAdd, encodeBackward, encodeDelta, encodeForward, freeChunk,
-  releaseQ, rows, shardQ, withPart, work,
+  releaseQ, rows, shardQ, work,
 } from './chunks.js';
 import { coalesceMembers } from '../plan/schedule.js';
 
@@ -51,7 +51,6 @@ export const allGather: RankProgram<Gathered> = {
     await ctx.wait(st, ctx.comm.allToAll(me, group, group.map(() => mine), group.map((r) => segRanges(pb, io, r, [all.k, all.v], row, true)), 'fwd.gather'));
     ctx.end(st);
     const Q = shardQ(ctx, pb, io, 'forward');
-    withPart(ctx, pb, Q, all.segs.length);
     // kvFrom: this rank's own gathered buffers (the keys of every rank).
     const s = ctx.begin('forward', 1, { label: 'attend', kvFrom: me, ...work(pb, Q.heads, Q.segs.map((q) => q.seg), all.segs) });
     await ctx.compute(s, 'attend', (enc, temps, tw) => encodeForward(ctx, pb, enc, temps, tw, Q, all));

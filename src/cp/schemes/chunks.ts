@@ -4,7 +4,7 @@
  * positions they came from). The encoders here call the existing kernels for every
  * (Q segment, K/V segment) pair the mask does not skip (src/mask.ts), with the segments' global
  * positions, so masking is exact wherever the tokens sit (documents are over global positions):
- *   forward   O, LSE ← merge((O, LSE), flash(Q, K, V))   (exact LSE merge, shaders/merge.wgsl)
+ *   forward   O, LSE ← merge((O, LSE), flash(Q, K, V))   (exact LSE merge in the forward's epilogue, common.wgsl lse_merge)
  *   backward  dQ += ∂, dK/dV partial += ∂ (Δ = rowsum(dO ∘ O) computed once per Q segment)
  */
 import { AttentionShape, ResolvedOptions } from '../../shape.js';
@@ -34,11 +34,6 @@ export interface QSeg {
 export interface QBlock {
   heads: Heads;
   segs: QSeg[];
-  /**
-   * One pair's partial (O, LSE), sized for the largest segment: forward only, and only where a
-   * segment may meet more than one K/V segment (withPart); the first pair writes O, LSE directly.
-   */
-  part?: { o: GPUBuffer; lse: GPUBuffer };
 }
 
 /** K/V of one chunk, per segment [B, Hkv, count, D]; `from` names the rank it started on. */
@@ -85,27 +80,17 @@ function pairOptions(base: ResolvedOptions, q: Segment, k: Segment, masked: bool
 
 export function encodeForward(ctx: Rank, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk): void {
   const ps = live(Q, kv, pb.base);
-  const { fwd, merge } = ctx.kernels;
   // A segment's first pair writes its O and LSE directly: merging into nothing (LSE = −inf)
-  // copies them, bit for bit, except a row whose LSE is finite but at most −5e29 (f32 inputs
+  // would copy them, bit for bit, except a row whose LSE is finite but at most −5e29 (f32 inputs
   // only), which the merge treats as masked and the direct write keeps (as the single-device
-  // kernel does). Later pairs write the partial and merge it.
-  const direct = ps.map(({ q }) => {
+  // kernel does). Later pairs merge their rows into O and LSE in the forward's epilogue: no
+  // partial is written, no merge pass runs. Only the row blocks a visible pair reaches run
+  // (O = 0, LSE = −inf stay where none does, and a merged row no key reaches keeps its values).
+  ps.forEach(({ q, ks, ki, kind }, i) => {
     const first = !!q.fresh;
     q.fresh = false;
-    return first;
-  });
-  const units = 2 * ps.length - direct.filter(Boolean).length;
-  let unit = 0;
-  // Only the row blocks a visible pair reaches run (O = 0, LSE = −inf stay where none does), and
-  // only the rows the forward wrote are merged.
-  if (!Q.part && direct.some((d) => !d)) throw new Error('encodeForward: a Q segment meets a second K/V segment but the block has no partial (withPart was not called with every segment it meets)');
-  ps.forEach(({ q, ks, ki, kind }, i) => {
-    const out = direct[i] ? { o: q.o, lse: q.lse } : Q.part!;
-    const { rows: [from, to] } = fwd.encode(enc, { q: q.q, k: kv.k[ki], v: kv.v[ki], ...out }, pairShape(pb, Q.heads, q.seg, ks),
-      pairOptions(pb.base, q.seg, ks, kind === 'masked'), temps, tw(unit++, units), true);
-    const n = q.seg.count;
-    if (!direct[i]) merge.encode(enc, { o: q.o, lse: q.lse }, Q.part!, pb.shape.B * Q.heads.Hq * n, temps, tw(unit++, units), { n, from, to });
+    ctx.kernels.fwd.encode(enc, { q: q.q, k: kv.k[ki], v: kv.v[ki], o: q.o, lse: q.lse }, pairShape(pb, Q.heads, q.seg, ks),
+      pairOptions(pb.base, q.seg, ks, kind === 'masked'), temps, tw(i, ps.length), true, !first);
   });
 }
 
@@ -234,22 +219,8 @@ export function shardQ(ctx: Rank, pb: Problem, io: RankIO, phase: 'forward' | 'b
   };
 }
 
-/** Frees a Q block's scratch (partials, Δ); its Q, O, LSE, dO, dQ belong to whoever made them. */
+/** Frees a Q block's scratch (Δ); its Q, O, LSE, dO, dQ belong to whoever made them. */
 export function releaseQ(ctx: Rank, Q: QBlock): void {
-  for (const b of [Q.part?.o, Q.part?.lse, ...Q.segs.map((s) => s.delta)]) if (b) ctx.release(b);
-  delete Q.part;
+  for (const b of Q.segs.map((s) => s.delta)) if (b) ctx.release(b);
   for (const s of Q.segs) delete s.delta;
-}
-
-/**
- * Gives a forward's Q block its partial (O, LSE) when its segments will meet `keySegs` K/V
- * segments in all and that is more than one (mask aside: a second pair may need a merge); with
- * one, the only pair writes O and LSE directly and no partial is allocated (R = 1, and the
- * schemes whose keys arrive as one run: all_gather and a2a outside striped). The dry run
- * (src/cp/plan/dryRun.ts) counts it because it runs this same code.
- */
-export function withPart(ctx: Rank, pb: Problem, Q: QBlock, keySegs: number): void {
-  if (keySegs < 2 || Q.part) return;
-  const rows = pb.shape.B * Q.heads.Hq * Math.max(...Q.segs.map((s) => s.seg.count));
-  Q.part = { o: ctx.alloc(rows * pb.shape.D * 4, 'oPart'), lse: ctx.alloc(rows * 4, 'lsePart') };
 }

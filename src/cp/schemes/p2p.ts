@@ -9,7 +9,7 @@
  */
 import {
   GradChunk, KVChunk, Problem, QBlock, RankIO, RankProgram, allocGrad, allocKV, encodeBackward, encodeDelta, encodeForward,
-  freeChunk, gradRanges, kvRanges, maxSegs, releaseQ, shardQ, withPart, work,
+  freeChunk, gradRanges, kvRanges, maxSegs, releaseQ, shardQ, work,
 } from './chunks.js';
 import { Pending } from '../transport/communicator.js';
 import { Rank } from '../rank/rank.js';
@@ -36,7 +36,6 @@ export async function ringForward(ctx: Rank, pb: Problem, g: Ring, Q: QBlock, ow
   const chunks = g.members.map((_, i) => g.chunkSegs(i));
   const sizes = maxSegs(chunks);
   const spare = P > 1 ? [allocKV(ctx, pb, Q.heads, sizes, 'kvA'), allocKV(ctx, pb, Q.heads, sizes, 'kvB')] : [];
-  withPart(ctx, pb, Q, chunks.flat().length);
   let cur = own;
   for (let t = 0; t < P; t++) {
     const st = ctx.begin('forward', g.first + t, { label: 'ring', kvFrom: g.chunkRank(pos(t)), overlapped: true, ...work(pb, Q.heads, Q.segs.map((q) => q.seg), cur.segs) });
