@@ -232,12 +232,31 @@ fn add_pv_row(at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
   }
 }
 
+// A lane's entries of a 16-column block of O: e = lane + 32·k (row e / 16, column e % 16), k < OPL.
+const OPL: u32 = SROWS * 16u / 32u;
+
+// What a lane's entries of block `db` of O hold, for the group's rows i_first… below Nq, when
+// merging (P.accumulate; zeros otherwise, or with `load` false: the block after the last). Read a
+// block ahead of its merge: read entry by entry at the merge, each waited for its global load.
+fn old_o(q_row0: u32, i_first: u32, lane: u32, db: u32, load: bool) -> array<f32, OPL> {
+  var x: array<f32, OPL>;
+  if (load && P.accumulate != 0u) {
+    for (var k = 0u; k < OPL; k++) {
+      let e = lane + 32u * k;
+      let ii = i_first + e / 16u;
+      if (ii < P.Nq) { x[k] = f32(o[(q_row0 + ii) * D + db * 16u + e % 16u]); }
+    }
+  }
+  return x;
+}
+
 // Writes block `db` (columns 16·db…) of O/ℓ for the group's rows i_first… from the subgroup's spill
 // at `blk` (row rr at blk + rr·SS). ℓ = NaN marks a NaN row; ℓ = 0 a row with no visible key.
-// Merging (P.accumulate, a ring step), each element is merged into what O holds with the row's
-// weights in w_s (common.wgsl lse_merge).
-fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, db: u32) {
-  for (var e = lane; e < SROWS * 16u; e += 32u) {
+// Merging (P.accumulate, a ring step), each entry is merged into what O held (`old`, old_o) with
+// the row's weights in w_s (common.wgsl lse_merge).
+fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, db: u32, old: array<f32, OPL>) {
+  for (var k = 0u; k < OPL; k++) {
+    let e = lane + 32u * k;
     let rr = e / 16u;
     let cc = e % 16u;
     let ii = i_first + rr;
@@ -246,12 +265,8 @@ fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, d
       var x = 0.0;
       if (ll > 0.0) { x = S[blk + rr * SS + cc] / ll; }
       if (is_nan(ll)) { x = nan_f32(); }
-      let at = (q_row0 + ii) * D + db * 16u + cc;
-      if (P.accumulate != 0u) {
-        let w = w_s[l_first + rr];
-        x = merged(vec3<f32>(w, 0.0), f32(o[at]), x);
-      }
-      o[at] = OT(x);
+      if (P.accumulate != 0u) { x = merged(vec3<f32>(w_s[l_first + rr], 0.0), old[k], x); }
+      o[(q_row0 + ii) * D + db * 16u + cc] = OT(x);
     }
   }
 }
@@ -474,10 +489,16 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     l_s[grp * SROWS + r] = l_out;
     w_s[grp * SROWS + r] = w.xy;
   }
+  // Merging, each block's old entries are read while the one before is spilled and written.
+  var old = old_o(q_row0, i_sg, lane, hd * DH, true);
   {{#for db < DH}}workgroupBarrier();
   {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, bsp + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
   {{/for}}workgroupBarrier();
-  write_o_block(q_row0, i_sg, grp * SROWS, bsp, lane, hd * DH + {{db}}u);
+  {
+    let nxt = old_o(q_row0, i_sg, lane, hd * DH + {{db}}u + 1u, {{db}}u + 1u < DH);
+    write_o_block(q_row0, i_sg, grp * SROWS, bsp, lane, hd * DH + {{db}}u, old);
+    old = nxt;
+  }
   {{/for}}
   if (h == 0u && i < P.Nq) { lse[q_row0 + i] = w.z; }
 }
