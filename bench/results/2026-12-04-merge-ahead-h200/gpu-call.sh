@@ -4,7 +4,7 @@
 # forward and the ring (tensor cores and portable), then the real ring's sweep (N = 16384, H16, D128, causal f16,
 # zigzag, R = 1, 2, 4, 8) alternating the old tree (git archive of aa3bed5, carried as .gpu/old-tree.tgz and run from
 # /tmp/old) and this one, then the steps bench of this one.
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-ahead/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-ahead/gpu-call.sh (this folder was then named wip-ahead)
 set -uo pipefail
 O=/tmp/ahead; mkdir -p $O; source bench/gpu-lib.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
