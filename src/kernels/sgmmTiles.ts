@@ -59,7 +59,7 @@ export type SgmmTile = [number, number, number, number?];
  * The forward's D split, first at D = SGMM_DSPLIT_D (the one head dim measured), on shaders without
  * the robustness transform only: 16 subgroups, two a 16-row block, each with half of O's columns and
  * of S's (flash_fwd_sgmm.wgsl DS). Half the accumulators a lane lets 16 subgroups fit at Bc = 32
- * (46624 bytes at D = 128). Measured on the H200 (forward TFLOP/s against 8×32×1):
+ * (47648 bytes at D = 128 with the ring merge's row weights; 46624 when measured). Measured on the H200 (forward TFLOP/s against 8×32×1):
  * - D = 128, robustness off, same call (bench/results/2026-12-04-dsplit-h200, 2026-12-04-final-h200):
  *   114.8 / 114.7 against 113.3 / 113.5 (+1%), causal **112.0 / 111.1 against 104.5 / 103.3 (+7%)**;
  * - D = 128, robustness on (browsers): **53.6** (2026-12-04-final-h200), where 8×32×1 runs at 95.3
