@@ -298,11 +298,12 @@ function generate(name: keyof typeof TENSOR, H: number, N: number, D: number, se
 /**
  * Device bytes per rank at the p2p ring's peak (its backward), f16 inputs, n = N/R tokens:
  * Q, K, V, dO (f16) + O, dQ, dK, dV (f32) + LSE, Δ (f32 per row) + two spare K/V slots (f16)
- * + two dK/dV scratch sums and the incoming one (f32) = 56·H·n·D + 8·H·n.
+ * + two dK/dV running sums (f32; the dK/dV pass adds onto them in place) = 48·H·n·D + 8·H·n
+ * (docs/ring.md: e·(2q + 6kv) + 8q + 8ℓ + 24kv).
  */
 function p2pPeakPerRank(N: number, R: number, H: number, D: number): number {
   const n = Math.ceil(N / R), row = H * n * D;
-  return 4 * row * 2 + 4 * row * 4 + 2 * H * n * 4 + 2 * 2 * row * 2 + 3 * 2 * row * 4;
+  return 4 * row * 2 + 4 * row * 4 + 2 * H * n * 4 + 2 * 2 * row * 2 + 2 * 2 * row * 4;
 }
 
 async function scale(dev: FlashDevice, N: number, H: number, D: number, R: number, gpuGib: number) {

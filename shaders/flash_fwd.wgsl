@@ -28,6 +28,8 @@
 //           so P~ ≤ e^STALE and acc, ℓ are rescaled only when the max grows by that much)
 //   P~ = exp(S − m_new),  ℓ = exp(m − m_new)·ℓ + rowsum(P~),  acc = exp(m − m_new)·acc + P~ V
 // and at the end O = acc / ℓ, LSE = m + log ℓ. A row with no visible key: O = 0, LSE = −inf.
+// A ring step (P.accumulate) merges its rows into the O and LSE the buffers hold instead
+// (common.wgsl lse_merge: a row with no visible key keeps them).
 // Non-finite inputs propagate as in the reference (src/reference/attention.ts): a NaN score
 // gives P~ = NaN, so ℓ and the row's O and LSE are NaN; +Inf makes m = +Inf and P~ = NaN; a row
 // whose visible scores are all −Inf has ℓ = 0 and gives NaN. Keys a row cannot see never touch

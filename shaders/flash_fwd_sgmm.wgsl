@@ -51,7 +51,7 @@
 //   r = hd·16·RB/DS + lane/LPR < 16·RB and columns h·COLS + c < LPR·COLS = Bc ≤ SS, PS; matrix
 //   blocks sit at rows 16·rb < 16·RB, columns 16·cb < Bc; spills at columns 16·hd…, below
 //   SW = 16·DS ≤ SS (const_assert), and lanes scale or add columns h·SW/LPR + c < SW.
-// - l_s, w_s (Br): grp·16·RB + r (r < 16·RB). vote: constant indices, or par / par ^ 1 with par ∈ {0, 1} (it
+// - l_s, w_s (Br; w_s only where MERGE = 1): grp·16·RB + r (r < 16·RB). vote: constant indices, or par / par ^ 1 with par ∈ {0, 1} (it
 //   starts at 0 and only flips). kr/vr: t < LPT, constant bounds.
 // - Storage: Q rows i0 + s0 + e/D8 < Nq and key rows j0 + e/D8 < Nk are checked before each
 //   load, O/LSE rows i < Nq before each store; head bases use hq < Hq (the dispatch) and
@@ -109,7 +109,11 @@ var<workgroup> Vs: array<f16, BC * DP>;
 var<workgroup> S: array<f32, BR * SS>;     // per group a 16·RB×Bc block: scores, O spills
 var<workgroup> Pm: array<f16, BR * PS>;    // per group a 16·RB×Bc block: P
 var<workgroup> l_s: array<f32, BR>;
-var<workgroup> w_s: array<vec2<f32>, BR>;   // merging (P.accumulate): each row's weights (lse_merge)
+// A ring's forward (MERGE = 1, src/kernels/sgmmTiles.ts planSgmm) merges (P.accumulate) with each
+// row's weights (lse_merge) in w_s; a plain forward (MERGE = 0) has neither.
+const MERGE: u32 = {{MERGE}}u;
+{{#for m < MERGE}}var<workgroup> w_s: array<vec2<f32>, BR>;
+{{/for}}
 // Every workgroup variable is a multiple of 16 bytes: on the NVIDIA Vulkan driver a matrix
 // load or store from an array that is not 16-byte aligned reads or writes the wrong elements
 // (a 4-byte atomic here once shifted Ks by a row). A tile's votes are bits of one word:
@@ -240,7 +244,7 @@ const OPL: u32 = SROWS * 16u / 32u;
 // block ahead of its merge: read entry by entry at the merge, each waited for its global load.
 fn old_o(q_row0: u32, i_first: u32, lane: u32, db: u32, load: bool) -> array<f32, OPL> {
   var x: array<f32, OPL>;
-  if (load && P.accumulate != 0u) {
+  if (load && MERGE == 1u && P.accumulate != 0u) {
     for (var k = 0u; k < OPL; k++) {
       let e = lane + 32u * k;
       let ii = i_first + e / 16u;
@@ -265,7 +269,8 @@ fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, d
       var x = 0.0;
       if (ll > 0.0) { x = S[blk + rr * SS + cc] / ll; }
       if (is_nan(ll)) { x = nan_f32(); }
-      if (P.accumulate != 0u) { x = merged(vec3<f32>(w_s[l_first + rr], 0.0), old[k], x); }
+      {{#for m < MERGE}}if (P.accumulate != 0u) { x = merged(vec3<f32>(w_s[l_first + rr], 0.0), old[k], x); }
+      {{/for}}
       o[(q_row0 + ii) * D + db * 16u + cc] = OT(x);
     }
   }
@@ -483,11 +488,12 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   if (nan_row) { lse_new = nan_f32(); }
   // Merging (a ring step): the row's LSE with what LSE holds, read before its lane writes it below.
   var w = vec3<f32>(0.0, 1.0, lse_new);
-  if (P.accumulate != 0u && h == 0u && i < P.Nq) { w = lse_merge(lse[q_row0 + i], lse_new); }
+  if (MERGE == 1u && P.accumulate != 0u && h == 0u && i < P.Nq) { w = lse_merge(lse[q_row0 + i], lse_new); }
   // O / ℓ, one 16-column block at a time through S; rows past Nq are not written.
   if (h == 0u) {
     l_s[grp * SROWS + r] = l_out;
-    w_s[grp * SROWS + r] = w.xy;
+    {{#for m < MERGE}}w_s[grp * SROWS + r] = w.xy;
+    {{/for}}
   }
   // Merging, each block's old entries are read while the one before is spilled and written.
   var old = old_o(q_row0, i_sg, lane, hd * DH, true);

@@ -1,5 +1,5 @@
-// The ring backward's sums of partial dK/dV (all_gather's reduce-scatter adds the pieces of its
-// shard): o_acc += o_new over `rows` rows of D f32 values, NaN kept wherever either side holds it
+// The sums of partial dK/dV (all_gather's reduce-scatter adds the pieces of its shard; p2p's ring
+// adds onto its running sums in the backward kernel itself): o_acc += o_new over `rows` rows of D f32 values, NaN kept wherever either side holds it
 // (as PyTorch). (The forward's merge of partial (O, LSE) results runs in the forward's epilogue:
 // common.wgsl lse_merge.)
 //
@@ -17,7 +17,7 @@ const WG: u32 = RPW * D4;
 // struct MergeParams (rows): generated from src/kernels/merge.ts MERGE_PARAMS.
 {{MERGE_PARAMS}}
 
-// The bindings: MERGE_BINDINGS (src/kernels/merge.ts).
+// The bindings: MERGE_ADD_BINDINGS (src/kernels/merge.ts).
 {{BINDINGS}}
 
 fn is_nan(x: f32) -> bool {

@@ -90,7 +90,7 @@ describe('accumulating backward steps dispatch only the blocks a visible pair re
       const x = makeInputs(s, SEED + 78);
       const r = refInputs(x, p);
       const ref = referenceForward(s, r.q, r.k, r.v, opts);
-      const fwd = await FlashForward.create(dev, s.D, { precision: p, out: 'f32', grad: 'f32' }, path);
+      const fwd = await FlashForward.create(dev, s.D, { precision: p, out: 'f32', grad: 'f32', merge: true }, path);
       expect(fwd.path).toBe(path);
       const held = { o: randn(numel(s, 'q'), SEED + 5), lse: randn(numel(s, 'lse'), SEED + 6) };
       for (const merge of [false, true]) {

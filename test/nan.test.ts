@@ -11,8 +11,10 @@ import { FlashDevice } from '../src/gpu/device.js';
 import { MergeKernel } from '../src/kernels/merge.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
 import { resolveOptions } from '../src/shape.js';
-import { readback, upload } from '../src/gpu/buffers.js';
-import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
+import { readback, storage, upload } from '../src/gpu/buffers.js';
+import { attentionForward, attentionBackward, toF32, toPrecision } from '../src/kernels/attention.js';
+import { Precision } from '../src/kernels/precision.js';
+import { KernelPath } from '../src/kernels/pipeline.js';
 import { ringAttention } from '../src/cp/launch/ringAttention.js';
 import { LAYOUTS } from '../src/cp/plan/schedule.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
@@ -30,7 +32,7 @@ beforeAll(async () => {
  */
 async function chunkedForward(dev: FlashDevice, s: (Nk: number) => AttentionShape, q: Float32Array, chunks: { k: Float32Array; v: Float32Array; n: number; offset: number }[], qPos: { offset: number; stride: number }) {
   const { D, Hq, Nq } = s(1);
-  const fwd = await FlashForward.create(dev, D, { precision: 'f32', out: 'f32', grad: 'f32' });
+  const fwd = await FlashForward.create(dev, D, { precision: 'f32', out: 'f32', grad: 'f32', merge: true });
   const acc = { o: upload(dev, new Float32Array(Hq * Nq * D), 'acc.o'), lse: upload(dev, new Float32Array(Hq * Nq).fill(-Infinity), 'acc.lse') };
   const temps: GPUBuffer[] = [upload(dev, q, 'q')];
   const enc = dev.device.createCommandEncoder();
@@ -112,10 +114,14 @@ describe('a ring step\'s forward merging into partial (O, LSE) results, with NaN
     expect(err(got, Float64Array.from(a, (v, i) => Math.fround(v + b[i])))).toBe(0);
   });
 
-  it('the merging forward and the add against the rules on the CPU for head dims 8 … 256', async () => {
+  it('the merging forward (portable f32 at head dims 8 … 256; f16 on tensor cores at 64 and 128 where offered) and the add against the rules on the CPU', async () => {
     const dev = devs[0];
-    const f64 = (a: Float32Array) => Float64Array.from(a);
-    for (const D of [8, 16, 24, 40, 64, 128, 136, 256]) {
+    const runs: [Precision, KernelPath, number][] = [8, 16, 24, 40, 64, 128, 136, 256].map((D) => ['f32', 'scalar', D]);
+    if (dev.hasF16 && dev.hasSubgroupMatrix) runs.push(['f16', 'subgroup-matrix', 64], ['f16', 'subgroup-matrix', 128]);
+    for (const [p, path, D] of runs) {
+      // The inputs as the kernel sees them (f16-rounded for f16), and the reference on those.
+      const round = (a: Float32Array) => Float32Array.from(toF32(toPrecision(a, p)));
+      const f64 = (a: Float32Array) => Float64Array.from(round(a));
       const H = 2, Nq = 21, Nk = 9, rows = H * Nq;
       const sh: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq, Nk, D };
       // Queries at positions 0 … 20, keys at 6 … 14, causal: rows 0–5 of each head see no key.
@@ -129,11 +135,12 @@ describe('a ring step\'s forward merging into partial (O, LSE) results, with NaN
       la[7] = NaN;
       oa[15 * D + D - 1] = NaN;
       const want = mergeRows(D, { o: oa, lse: la }, referenceForward(sh, f64(q), f64(k), f64(v), opts));
-      const fwd = await FlashForward.create(dev, D, { precision: 'f32', out: 'f32', grad: 'f32' });
+      const fwd = await FlashForward.create(dev, D, { precision: p, out: 'f32', grad: 'f32', merge: true }, path);
+      expect(fwd.path).toBe(path);
       const merge = await MergeKernel.create(dev, D);
       const ob = randn(rows * D, SEED + D + 5);
       ob[5 * D + 1] = NaN;
-      const bufs = { q: upload(dev, q, 'q'), k: upload(dev, k, 'k'), v: upload(dev, v, 'v'), o: upload(dev, oa, 'o'), lse: upload(dev, la, 'lse'), sum: upload(dev, oa, 'sum'), part: upload(dev, ob, 'part') };
+      const bufs = { q: upload(dev, toPrecision(q, p), 'q'), k: upload(dev, toPrecision(k, p), 'k'), v: upload(dev, toPrecision(v, p), 'v'), o: upload(dev, oa, 'o'), lse: upload(dev, la, 'lse'), sum: upload(dev, oa, 'sum'), part: upload(dev, ob, 'part') };
       const temps: GPUBuffer[] = [];
       const enc = dev.device.createCommandEncoder();
       fwd.encode(enc, bufs, sh, opts, temps, undefined, true, true);
@@ -142,20 +149,26 @@ describe('a ring step\'s forward merging into partial (O, LSE) results, with NaN
       const got = { o: new Float32Array(await readback(dev, bufs.o, rows * D * 4)), lse: new Float32Array(await readback(dev, bufs.lse, rows * 4)), sum: new Float32Array(await readback(dev, bufs.sum, rows * D * 4)) };
       for (const x of [...Object.values(bufs), ...temps]) dev.tracker.destroy(x);
       const nan = (x: ArrayLike<number>) => Array.from(x, Number.isNaN);
-      expect(nan(got.o), `O NaN at D=${D}`).toEqual(nan(want.o));
-      expect(nan(got.lse), `LSE NaN at D=${D}`).toEqual(nan(want.lse));
-      expect(nan(got.lse).filter(Boolean).length, `the NaN rows at D=${D}`).toBe(2);
+      expect(nan(got.o), `O NaN at D=${D} ${p}`).toEqual(nan(want.o));
+      expect(nan(got.lse), `LSE NaN at D=${D} ${p}`).toEqual(nan(want.lse));
+      expect(nan(got.lse).filter(Boolean).length, `the NaN rows at D=${D} ${p}`).toBe(2);
       // Rows the new side does not reach keep what they held, bit for bit; row 2 stays masked.
       for (const r of [0, 1, 2, 3, 4, 5, 21, 26]) {
         expect(got.lse[r], `LSE row ${r} at D=${D}`).toBe(la[r]);
         expect(Array.from(got.o.subarray(r * D, r * D + D)), `O row ${r} at D=${D}`).toEqual(Array.from(oa.subarray(r * D, r * D + D)));
       }
       const finite = (x: ArrayLike<number>, w: Float64Array) => err(Float32Array.from(x, (v, i) => (Number.isNaN(w[i]) ? 0 : v)), w.map((v) => (Number.isNaN(v) ? 0 : v)));
-      expect(finite(got.o, want.o), `O at D=${D}`).toBeLessThanOrEqual(TOL.f32.out);
-      expect(finite(got.lse.map((x) => (x === -Infinity ? 0 : x)), want.lse.map((x) => (x === -Infinity ? 0 : x))), `LSE at D=${D}`).toBeLessThanOrEqual(TOL.f32.out);
+      expect(finite(got.o, want.o), `O at D=${D} ${p}`).toBeLessThanOrEqual(TOL[p].out);
+      expect(finite(got.lse.map((x) => (x === -Infinity ? 0 : x)), want.lse.map((x) => (x === -Infinity ? 0 : x))), `LSE at D=${D} ${p}`).toBeLessThanOrEqual(TOL[p].out);
       expect(nan(got.sum), `add NaN at D=${D}`).toEqual(Array.from(oa, (x, i) => Number.isNaN(x + ob[i])));
       expect(finite(got.sum, Float64Array.from(oa, (x, i) => Math.fround(x + ob[i]))), `add at D=${D}`).toBe(0);
     }
+    // Merging needs f32 O.
+    const f16o = await FlashForward.create(dev, 16, { precision: 'f32', out: 'f16', grad: 'f16', merge: true }, 'scalar');
+    const sh: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: 4, Nk: 4, D: 16 };
+    const dummy = storage(dev, 1024, 'dummy');
+    expect(() => f16o.encode(dev.device.createCommandEncoder(), { q: dummy, k: dummy, v: dummy, o: dummy, lse: dummy }, sh, resolveOptions(sh, {}), [], undefined, true, true)).toThrow(/internal error/);
+    dev.tracker.destroy(dummy);
   });
 });
 

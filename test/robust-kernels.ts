@@ -146,7 +146,7 @@ async function ringStep(dev: FlashDevice, seed: number, outputs: Record<string, 
   const nq = numel(s, 'q'), nkv = numel(s, 'kv'), rows = numel(s, 'lse');
   for (const [p, path] of runs) {
     const types = { precision: p, out: 'f32' as const, grad: 'f32' as const };
-    const [fwd, bwd] = await Promise.all([FlashForward.create(dev, s.D, types, path), FlashBackward.create(dev, s.D, types, path)]);
+    const [fwd, bwd] = await Promise.all([FlashForward.create(dev, s.D, { ...types, merge: true }, path), FlashBackward.create(dev, s.D, types, path)]);
     const input = (n: number, k: number, label: string) => upload(dev, toPrecision(randn(n, seed + k), p), label);
     const b = {
       q: input(nq, 20, 'q'), k: input(nkv, 21, 'k'), v: input(nkv, 22, 'v'), dout: input(nq, 23, 'dout'),

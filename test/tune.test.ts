@@ -61,13 +61,13 @@ describe('the tensor-core forward pin (FLASHRING_SGMM_FWD)', () => {
       hasSubgroupMatrix: true, tuning, robustShaders, adapter: { subgroupMinSize: 32, subgroupMaxSize: 32, subgroupMatrixConfigs: [] },
       device: { limits: { maxComputeWorkgroupStorageSize: 49152, maxComputeInvocationsPerWorkgroup: 1024 } },
     }) as unknown as FlashDevice;
-    expect(planSgmm(h200({}), 128, 'f16')).toMatchObject({ BR: 128, BC: 32, WG: 512, dSplit: 2, workgroupBytes: 47648 });
+    expect(planSgmm(h200({}), 128, 'f16')).toMatchObject({ BR: 128, BC: 32, WG: 512, dSplit: 2, workgroupBytes: 46624 });
     // With the robustness transform (browsers) it was half as fast: 8×32×1 there.
     expect(planSgmm(h200({}, true), 128, 'f16')).toMatchObject({ BR: 128, BC: 32, WG: 256, dSplit: 1 });
     expect(planSgmm(h200({}), 64, 'f16')).toMatchObject({ BR: 128, BC: 16, WG: 128, rowBlocks: 2, dSplit: 1 });
     const pinned = h200(tuningFromEnv({ FLASHRING_SGMM_FWD: '16x32x1x2' }));
     expect(planSgmm(pinned, 48, 'f16')).toMatch(/^head dim 48 is not a multiple of 32, which the forward's D split 2 ways needs/);
-    expect(planSgmm(pinned, 256, 'f16')).toMatch(/^head dim 256 needs 64032 bytes/);
+    expect(planSgmm(pinned, 256, 'f16')).toMatch(/^head dim 256 needs 63008 bytes/);
   });
 });
 

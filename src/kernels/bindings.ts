@@ -8,7 +8,7 @@
  * kernels (vec4 words of the data type) and the tensor-core ones (16-byte words of halves).
  * The tables: ATTENTION_HEADER_BINDINGS (params.ts: the uniform block and the documents, in every
  * attention kernel), FORWARD_BINDINGS (flashForward.ts), BACKWARD_BINDINGS and
- * PREPROCESS_BINDINGS (flashBackward.ts), MERGE_BINDINGS and MERGE_ADD_BINDINGS (merge.ts).
+ * PREPROCESS_BINDINGS (flashBackward.ts), MERGE_ADD_BINDINGS (merge.ts).
  */
 import { FlashDevice } from '../gpu/device.js';
 

@@ -63,17 +63,22 @@ export class FlashForward extends AttentionKernel {
 
   /**
    * Checks the binding limits for a shape, then encodes the dispatch. `temps` receives buffers to
-   * free after submit. `reachedOnly` (ring steps, whose O and LSE start at 0 and −inf): only the
-   * row blocks some visible pair reaches are run, and rows no key reaches are left as they are.
+   * free after submit. `reachedOnly` (ring steps, whose O and LSE start at 0 and −inf, or hold
+   * earlier steps' rows): only the row blocks some visible pair reaches are run, and rows no key
+   * reaches are left as they are.
    * `merge` (ring steps after a Q block's first): the rows are merged exactly into the (O, LSE)
-   * the buffers hold (common.wgsl lse_merge), not written over them; O must be f32.
+   * the buffers hold (common.wgsl lse_merge), not written over them: f32 O, and on tensor cores a
+   * kernel created with types.merge.
    * Returns the query rows written, [from, to).
    */
   encode(
     encoder: GPUCommandEncoder, b: ForwardBuffers, s: AttentionShape, o: ResolvedOptions, temps: GPUBuffer[],
     timestampWrites?: GPUComputePassTimestampWrites, reachedOnly = false, merge = false,
   ): { rows: [number, number] } {
-    if (merge && this.types.out !== 'f32') throw new Error(`FlashForward: merging into O needs f32 O, not ${this.types.out} (an internal error)`);
+    // The portable kernel merges in registers, whatever types.merge; the tensor-core one needs the
+    // workgroup memory that types.merge plans for its row weights.
+    if (merge && (this.types.out !== 'f32' || (this.path === 'subgroup-matrix' && !this.plan.merge)))
+      throw new Error(`FlashForward: merging into O needs f32 O (${this.types.out} here) and, on tensor cores, a kernel created with types.merge (an internal error)`);
     const st = elemBytes(this.types.precision);
     checkBinding(this.dev, 'Q', numel(s, 'q') * st);
     checkBinding(this.dev, 'K/V', numel(s, 'kv') * st);

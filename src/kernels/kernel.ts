@@ -55,7 +55,7 @@ export function chooseKernel<K extends AttentionKernel>(
   kind: 'fwd' | 'bwd', dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest,
   build: (plan: TilePlan, path: KernelPath) => Promise<K>,
 ): Promise<K> {
-  return choosePath(path, dev.tuning, kind === 'fwd' ? 'forward' : 'backward', () => planSgmm(dev, D, types.precision, kind),
+  return choosePath(path, dev.tuning, kind === 'fwd' ? 'forward' : 'backward', () => planSgmm(dev, D, types.precision, kind, kind === 'fwd' && !!types.merge),
     (plan) => build(plan, 'subgroup-matrix'),
     async (reason) => (await build(planDeviceTiles(kind, D, types.precision, dev), 'scalar')).withFallback(reason));
 }

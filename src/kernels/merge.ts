@@ -41,7 +41,7 @@ export class MergeKernel {
     });
   }
 
-  /** acc += part over `rows` rows of D f32 values (ring dK/dV partial sums). */
+  /** acc += part over `rows` rows of D f32 values (all_gather's dK/dV pieces). */
   encodeAdd(encoder: GPUCommandEncoder, acc: GPUBuffer, part: GPUBuffer, rows: number, temps: GPUBuffer[], timestampWrites?: GPUComputePassTimestampWrites): void {
     const M = upload(this.dev, new Uint8Array(packUniform(MERGE_PARAMS, { rows })), 'Merge.add.params', GPUBufferUsage.UNIFORM);
     temps.push(M);

@@ -30,4 +30,6 @@ export interface KernelTypes {
   out: Precision;
   /** Element type of dQ, dK, dV; f32 for ring accumulators. */
   grad: Precision;
+  /** A ring's forward: it may merge its rows into the (O, LSE) that O and LSE hold (f32 O). */
+  merge?: boolean;
 }

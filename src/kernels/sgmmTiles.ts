@@ -16,11 +16,11 @@ export const SGMM_PAD = 8;
 /**
  * Workgroup memory of the subgroup-matrix forward (flash_fwd_sgmm.wgsl) with SG subgroups, groups of
  * DS of them owning RB row blocks each (Br = 16·RB·SG/DS), and Bc-row K/V tiles, rows padded by `pad` halves:
- * Ks (also stages Q) Vs P | S ℓ | the merge's weights (vec2 a row) | vote.
+ * Ks (also stages Q) Vs P | S ℓ | a ring's merge weights (vec2 a row; none in a plain forward) | vote.
  */
-export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pad = SGMM_PAD, DS = 1): number {
+export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pad = SGMM_PAD, DS = 1, merge = false): number {
   const BR = (16 * RB * SG) / DS;
-  return (2 * BC * (D + pad) + BR * (BC + pad)) * 2 + BR * (BC + pad / 2) * 4 + BR * 4 + BR * 8 + 32; // … vote, vote_u (16 B each)
+  return (2 * BC * (D + pad) + BR * (BC + pad)) * 2 + BR * (BC + pad / 2) * 4 + BR * 4 + (merge ? BR * 8 : 0) + 32; // … vote, vote_u (16 B each)
 }
 
 /**
@@ -59,7 +59,7 @@ export type SgmmTile = [number, number, number, number?];
  * The forward's D split, first at D = SGMM_DSPLIT_D (the one head dim measured), on shaders without
  * the robustness transform only: 16 subgroups, two a 16-row block, each with half of O's columns and
  * of S's (flash_fwd_sgmm.wgsl DS). Half the accumulators a lane lets 16 subgroups fit at Bc = 32
- * (47648 bytes at D = 128 with the ring merge's row weights; 46624 when measured). Measured on the H200 (forward TFLOP/s against 8×32×1):
+ * (46624 bytes at D = 128; 47648 for a ring's forward, with its merge's row weights). Measured on the H200 (forward TFLOP/s against 8×32×1):
  * - D = 128, robustness off, same call (bench/results/2026-12-04-dsplit-h200, 2026-12-04-final-h200):
  *   114.8 / 114.7 against 113.3 / 113.5 (+1%), causal **112.0 / 111.1 against 104.5 / 103.3 (+7%)**;
  * - D = 128, robustness on (browsers): **53.6** (2026-12-04-final-h200), where 8×32×1 runs at 95.3
@@ -96,9 +96,9 @@ export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number, robust = false): 
  * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
  * forward Br = 16·RB·SG/DS, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
  */
-export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe: SgmmForwardPipe = sgmmFwdPipeFor(D), DS = 1): TilePlan {
+export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe: SgmmForwardPipe = sgmmFwdPipeFor(D), DS = 1, merge = false): TilePlan {
   return kind === 'fwd'
-    ? { BR: (16 * RB * SG) / DS, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad, DS), rowBlocks: RB, pad, pipe, dSplit: DS }
+    ? { BR: (16 * RB * SG) / DS, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad, DS, merge), rowBlocks: RB, pad, pipe, dSplit: DS, merge }
     : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad };
 }
 
@@ -128,8 +128,11 @@ function sgmmUnsupported(dev: FlashDevice, D: number, precision: Precision): str
   return null;
 }
 
-/** Tiles for a subgroup-matrix kernel (the first candidate that fits, or the device's tuning's pin), or a reason it cannot run. */
-export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind: 'fwd' | 'bwd' = 'fwd'): TilePlan | string {
+/**
+ * Tiles for a subgroup-matrix kernel (the first candidate that fits, or the device's tuning's pin), or a
+ * reason it cannot run; `merge`: a ring's forward, with its merge weights counted.
+ */
+export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind: 'fwd' | 'bwd' = 'fwd', merge = false): TilePlan | string {
   const unsupported = sgmmUnsupported(dev, D, precision);
   if (unsupported) return unsupported;
   const limit = dev.device.limits.maxComputeWorkgroupStorageSize;
@@ -138,7 +141,7 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   const pinned: SgmmTile | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1, pin.dSplit ?? 1] : null;
   const candidates = pinned ? [pinned] : sgmmCandidates(kind, D, dev.robustShaders);
   const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
-  const planOf = (SG: number, T: number, RB: number, DS = 1) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe, DS);
+  const planOf = (SG: number, T: number, RB: number, DS = 1) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe, DS, merge);
   for (const [SG, T, RB, DS = 1] of candidates) {
     const plan = planOf(SG, T, RB, DS);
     // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).

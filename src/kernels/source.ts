@@ -22,7 +22,7 @@ export function attentionValues(D: number, plan: TilePlan, t: KernelTypes, unrol
   return {
     // The tensor-core forward: 16-row blocks per group of DS subgroups (each with D/DS of O: DH
     // blocks of 16 columns) and softmax columns per lane.
-    ...(plan.rowBlocks ? { RB: plan.rowBlocks, DS, DH: D / 16 / DS, COLS: (plan.BC * plan.rowBlocks) / 2 / DS } : {}),
+    ...(plan.rowBlocks ? { RB: plan.rowBlocks, DS, DH: D / 16 / DS, COLS: (plan.BC * plan.rowBlocks) / 2 / DS, MERGE: plan.merge ? 1 : 0 } : {}),
     ...(plan.pad !== undefined ? { PAD: plan.pad } : {}),
     ...(plan.pipe !== undefined ? { PIPE: plan.pipe } : {}),
     ST: wgslType(t.precision),

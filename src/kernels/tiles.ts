@@ -20,6 +20,8 @@ export interface TilePlan {
   rowBlocks?: number;
   /** Forward on subgroup matrices: subgroups sharing each row block, each with D/DS of O and Bc/DS of S's columns (DS: 1 or 2). */
   dSplit?: number;
+  /** Forward on subgroup matrices: built for a ring, which merges its steps into O and LSE (each row's weights in workgroup memory). */
+  merge?: boolean;
   /** Portable forward: row max/sum through subgroup shuffles or workgroup memory. */
   reduce?: RowReduce;
   /** Portable backward: rows of the streamed tile (CT; the resident tile has BR = BC rows). */

@@ -30,7 +30,7 @@ export async function rankKernels(d: FlashDevice, D: number, p: Precision, backw
   const types = { precision: p, out: 'f32' as const, grad: 'f32' as const };
   const path = 'auto';   // every mask, as attention.ts: tensor cores for f16 where the adapter has them
   return {
-    fwd: await FlashForward.create(d, D, types, path),
+    fwd: await FlashForward.create(d, D, { ...types, merge: true }, path),
     merge: await MergeKernel.create(d, D),
     bwd: backward ? await FlashBackward.create(d, D, types, path) : null,
   };
