@@ -55,7 +55,7 @@ const stepMs = (m: PassMs) => m.fwd + m.dkdv + m.dq;
 
 export async function stepsBench(dev: FlashDevice, N: number, H: number, D: number, Rs: number[], reps: number, onRow?: (r: StepRow) => void): Promise<StepsResult> {
   const types = { precision: 'f16' as const, out: 'f32' as const, grad: 'f32' as const };
-  const [fwd, bwd] = await Promise.all([FlashForward.create(dev, D, types), FlashBackward.create(dev, D, types)]);
+  const [fwd, bwd] = await Promise.all([FlashForward.create(dev, D, { ...types, merge: true }), FlashBackward.create(dev, D, types)]);
   const n = H * N * D;
   const half = (seed: number) => upload(dev, toPrecision(randn(n, seed), 'f16'), 'steps.in');
   const b = {
