@@ -2,7 +2,7 @@
 # After the review fixes (the merge's row weights only in a ring's tensor-core forward: plain forwards as before):
 # the tests that cover both forwards, the merge's rules on the tensor cores (f16, D = 64 and 128), the ring and the
 # planner on the H200, then the same-call figures (robustness off, f16 tensor cores) against PyTorch.
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-last/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-last/gpu-call.sh (this folder was then named wip-last)
 set -uo pipefail
 O=/tmp/last; mkdir -p $O; source bench/gpu-lib.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
