@@ -183,7 +183,7 @@ describe('bench/cp.ts options checked up front', () => {
     ['scale --N 1024 --H 2 --D 16 --R 4 --gpu-gib abc', /--gpu-gib must be a positive number of GiB, got 'abc'/],
     ['scale --N 1024 --H 2 --D 16 --R 2,4 --gpu-gib 1', /--R must be a positive integer \(ranks\), got '2,4'/],
     ['scale --N 100 --H 2 --D 16 --R 4 --gpu-gib 1', /--N must be an even integer >= 128 for scale/],
-    ['scale --gpu-gib 1', /the scale run needs 56\.1 GiB on the device .* more than 90% of --gpu-gib 1/],
+    ['scale --gpu-gib 1', /the scale run needs 48\.1 GiB on the device .* more than 90% of --gpu-gib 1/],
     ['procs --N 64 --H 2 --D 16 --R 2 --latency-us -1', /--latency-us must be a number of microseconds, 0 or more, got '-1'/],
     ['procs --N 64,abc --H 2 --D 16 --R 2', /--N must be a comma list, each a positive integer \(tokens\), got '64,abc'/],
   ];
