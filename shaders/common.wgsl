@@ -234,17 +234,7 @@ fn neg_inf() -> f32 {
   return bitcast<f32>(bits);
 }
 
-// Non-finite values, tested by bits (comparisons with NaN may be folded away, and max() may drop
-// a NaN operand). nan_f32() is a runtime NaN: NaN is not a valid WGSL constant.
-fn nan_f32() -> f32 {
-  var bits = 0x7fc00000u;
-  return bitcast<f32>(bits);
-}
-
-fn is_nan(x: f32) -> bool {
-  let b = bitcast<u32>(x);
-  return (b & 0x7f800000u) == 0x7f800000u && (b & 0x007fffffu) != 0u;
-}
+// nan_f32() and is_nan(): nonfinite.wgsl, appended to this header (src/kernels/shaders.ts).
 
 // The exact merge of two partial results over disjoint key sets (the ring's update_out_and_lse),
 // row by row, in f32: the forward of a ring step merges its rows into the accumulated (O, LSE)

@@ -23,9 +23,6 @@ fn preprocess(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
     bad = bad || any((bitcast<vec4<u32>>(g) & vec4<u32>(0x7f800000u)) == vec4<u32>(0x7f800000u));
     acc += dot(g, vec4<f32>(o[row * (D / 4u) + d4]));
   }
-  if (bad) {
-    var nan_bits = 0x7fc00000u; // a runtime value: NaN is not a valid WGSL constant
-    acc = bitcast<f32>(nan_bits);
-  }
+  if (bad) { acc = nan_f32(); }
   delta[row] = acc;
 }

@@ -20,18 +20,9 @@ const WG: u32 = RPW * D4;
 // The bindings: MERGE_ADD_BINDINGS (src/kernels/merge.ts).
 {{BINDINGS}}
 
-fn is_nan(x: f32) -> bool {
-  let b = bitcast<u32>(x);
-  return (b & 0x7f800000u) == 0x7f800000u && (b & 0x007fffffu) != 0u;
-}
-
+// is_nan() and nan_f32(): nonfinite.wgsl, appended by src/kernels/shaders.ts.
 fn is_nan4(x: vec4<f32>) -> vec4<bool> {
   return vec4<bool>(is_nan(x.x), is_nan(x.y), is_nan(x.z), is_nan(x.w));
-}
-
-fn nan_f32() -> f32 {
-  var bits = 0x7fc00000u; // a runtime value: NaN is not a valid WGSL constant
-  return bitcast<f32>(bits);
 }
 
 @compute @workgroup_size(WG)

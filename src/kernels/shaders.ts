@@ -2,7 +2,8 @@
  * The WGSL sources, imported as text the same way everywhere: Vite and Vitest understand
  * `?raw`; Node scripts run through bin/flashring.mjs, which registers a loader for it.
  */
-import common from '../../shaders/common.wgsl?raw';
+import commonHeader from '../../shaders/common.wgsl?raw';
+import nonfinite from '../../shaders/nonfinite.wgsl?raw';
 import flashFwdBody from '../../shaders/flash_fwd.wgsl?raw';
 import rowsSubgroup from '../../shaders/flash_rows_sg.wgsl?raw';
 import rowsWorkgroup from '../../shaders/flash_rows_wg.wgsl?raw';
@@ -12,7 +13,7 @@ import flashBwdTiles from '../../shaders/flash_bwd_tiles.wgsl?raw';
 import flashBwdScalar from '../../shaders/flash_bwd.wgsl?raw';
 import flashBwdPre from '../../shaders/flash_bwd_pre.wgsl?raw';
 import flashBwdSgmmBody from '../../shaders/flash_bwd_sgmm.wgsl?raw';
-import merge from '../../shaders/merge.wgsl?raw';
+import mergeBody from '../../shaders/merge.wgsl?raw';
 
 /**
  * The portable forward with its row reduction: subgroup shuffles (flash_rows_sg.wgsl) or
@@ -29,4 +30,10 @@ const flashBwd = `${flashBwdTiles}\n${flashBwdScalar}`;
 const flashFwdSgmm = `${sgmmCommon}\n${flashFwdSgmmBody}`;
 const flashBwdSgmm = `${sgmmCommon}\n${flashBwdSgmmBody}`;
 /** The attention kernels' sources: only what runs by default or by a documented tuning option (the bench's GEMM probes are in bench/ceiling/). */
+/**
+ * The tests for non-finite values by bits (nonfinite.wgsl), appended (not prepended: the header
+ * opens with the enable directives) to the attention kernels' header and to the add.
+ */
+const common = `${commonHeader}\n${nonfinite}`;
+const merge = `${mergeBody}\n${nonfinite}`;
 export const SHADERS = { common, flashFwd, flashFwdSgmm, flashBwd, flashBwdPre, flashBwdSgmm, merge } as const;
