@@ -100,11 +100,11 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
       {{#loop c < NCH}}{ let ch = ({{c}}u + NCH - 1u) % NCH;
         restage_c(true, row0, i0, P.Nq, {{c}}u, tid, true);   // Q chunk ch at OC0, dO at OC1
         if (cls == TILE_FULL) {
-          accum_full(&dv_acc[ch], &Pw, OC1, tx, ty);
-          accum_full(&dk_acc[ch], &dSw, OC0, tx, ty);
+          accum_full(&dv_acc[ch], &Pw, 1u, tx, ty);
+          accum_full(&dk_acc[ch], &dSw, 0u, tx, ty);
         } else {
-          accum_masked(&dv_acc[ch], &Pw, OC1, tx, ty, true, kb.j0, vec4<u32>(), vec4<u32>());
-          accum_masked(&dk_acc[ch], &dSw, OC0, tx, ty, true, kb.j0, vec4<u32>(), vec4<u32>());
+          accum_masked(&dv_acc[ch], &Pw, 1u, tx, ty, true, kb.j0, vec4<u32>(), vec4<u32>());
+          accum_masked(&dk_acc[ch], &dSw, 0u, tx, ty, true, kb.j0, vec4<u32>(), vec4<u32>());
         } }
       {{/loop}}
       cur = next_q_tile(cur.x + 1u, n_qt, kb.j0);
@@ -153,7 +153,7 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     {{/loop}}
     {{#loop c < NCH}}{ let ch = ({{c}}u + NCH - 1u) % NCH;
       restage_c(false, rb.kv_row0, j0, P.Nk, {{c}}u, tid, false);   // K chunk ch at OC0
-      if (cls == TILE_FULL) { accum_full(&acc[ch], &dSw, OC0, tx, ty); } else { accum_masked(&acc[ch], &dSw, OC0, tx, ty, false, j0, klo, khi); } }
+      if (cls == TILE_FULL) { accum_full(&acc[ch], &dSw, 0u, tx, ty); } else { accum_masked(&acc[ch], &dSw, 0u, tx, ty, false, j0, klo, khi); } }
     {{/loop}}
     cur = next_k_tile(cur.x + 1u, t_end, rows);
   }

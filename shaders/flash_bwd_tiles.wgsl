@@ -51,6 +51,9 @@
 // (the unrolled offsets are below 4·TR = RT and 4·TC = CT); statistics [r] with r < CT; chunk
 // c < NCH, so global columns c·DC + d < D/4; global reads only for rows below Nq / Nk, global
 // writes only for rows below Nq (dQ) or Nk (dK, dV).
+// Robustness (browsers): as in flash_fwd.wgsl, the inner loops' helpers restate their indices'
+// bounds (tx_ % TC, ty_ % TR, t_ % TC, c_ % DC, the streamed chunk as 0 or 1), the same values,
+// so that Tint proves them in range and clamps none of their workgroup reads.
 
 // Storage words (the bindings: BACKWARD_BINDINGS, src/kernels/flashBackward.ts): Q, K, V, dO and
 // dQ, dK, dV in vec4s of their element types.
@@ -129,7 +132,9 @@ fn stage_c(queries: bool, row0: u32, n0: u32, n_rows: u32, c: u32, tid: u32, bot
 
 // The staged chunk's share of the invocation's 4×4 blocks:
 // x[rr] += R0[row rr] · C0[col cc], x[4 + rr] += R1[row rr] · C1[col cc].
-fn blocks(x: ptr<function, array<vec4<f32>, 8>>, tx: u32, ty: u32) {
+fn blocks(x: ptr<function, array<vec4<f32>, 8>>, tx_: u32, ty_: u32) {
+  let tx = tx_ % TC;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
+  let ty = ty_ % TR;
   for (var d = 0u; d < rt(DC); d++) {
     var a = array<vec4<f32>, 4>();
     var c = array<vec4<f32>, 4>();
@@ -194,21 +199,25 @@ fn restage_c(queries: bool, row0: u32, n0: u32, n_rows: u32, st: u32, tid: u32, 
   }
 }
 
-// Column c of the staged chunk at row yo of SW at rows t + TC·(0..3), in f32: the y words that
-// multiply w word t.
-fn y_words(yo: u32, t: u32, c: u32) -> array<vec4<f32>, 4> {
+// Column c of the streamed chunk C0 (ys = 0) or C1 (ys = 1) at rows t + TC·(0..3), in f32: the y
+// words that multiply w word t.
+fn y_words(ys: u32, t_: u32, c_: u32) -> array<vec4<f32>, 4> {
+  let yo = OC0 + (ys % 2u) * CT;   // = OC0 or OC1; ys, t_ and c_ restated with their bounds visible
+  let t = t_ % TC;
+  let c = c_ % DC;
   return array<vec4<f32>, 4>(vec4<f32>(SW[yo + t][c]), vec4<f32>(SW[yo + t + TC][c]), vec4<f32>(SW[yo + t + 2u * TC][c]), vec4<f32>(SW[yo + t + 3u * TC][c]));
 }
 
 // acc[rr, u] += Σ_t Σ_cc w[row rr][t].cc · y[row t + TC·cc][col u] over a tile with no hidden pair;
-// y: the staged chunk at row yo of SW (row r at yo + r).
-fn accum_full(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, yo: u32, tx: u32, ty: u32) {
+// y: the streamed chunk C0 (ys = 0) or C1 (ys = 1).
+fn accum_full(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, ys: u32, tx: u32, ty_: u32) {
+  let ty = ty_ % TR;   // = ty_: its bound made visible (see "Robustness" above)
   for (var t = 0u; t < rt(TC); t++) {
     var p = array<vec4<f32>, 4>();
     {{#loop rr < 4}}p[{{rr}}u] = (*w)[ty + {{rr}}u * TR][t];
     {{/loop}}
     {{#loop u < DU}}{
-      let y = y_words(yo, t, tx + {{u}}u * TC);
+      let y = y_words(ys, t, tx + {{u}}u * TC);
       {{#loop rr < 4}}(*acc)[{{rr}}u * DU + {{u}}u] += p[{{rr}}u].x * y[0] + p[{{rr}}u].y * y[1] + p[{{rr}}u].z * y[2] + p[{{rr}}u].w * y[3];
       {{/loop}}
     }
@@ -220,8 +229,9 @@ fn accum_full(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, yo: u32, tx: u3
 // (its w is 0, but 0 · NaN would be NaN). rows_are_keys (dkdv): row rr is key j0 + ty + TR·rr,
 // column cc query t + TC·cc of the Q tile (ranges in klo_s, khi_s); else (dq) row rr is a query
 // with visible keys klo[rr] <= j < khi[rr], column cc key j0 + t + TC·cc.
-fn accum_masked(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, yo: u32, tx: u32, ty: u32,
+fn accum_masked(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, ys: u32, tx: u32, ty_: u32,
                 rows_are_keys: bool, j0: u32, klo: vec4<u32>, khi: vec4<u32>) {
+  let ty = ty_ % TR;   // = ty_: its bound made visible (see "Robustness" above)
   let z = vec4<f32>();
   let offs = vec4<u32>(0u, TC, 2u * TC, 3u * TC);
   for (var t = 0u; t < rt(TC); t++) {
@@ -240,7 +250,7 @@ fn accum_masked(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, yo: u32, tx: 
       m[{{rr}}u] = (kr >= lc) & (kr < hc); }
     {{/loop}}
     {{#loop u < DU}}{
-      let y = y_words(yo, t, tx + {{u}}u * TC);
+      let y = y_words(ys, t, tx + {{u}}u * TC);
       {{#loop rr < 4}}{ let pr = p[{{rr}}u];
         let mr = m[{{rr}}u];
         (*acc)[{{rr}}u * DU + {{u}}u] += select(z, pr.x * y[0], mr.x) + select(z, pr.y * y[1], mr.y) + select(z, pr.z * y[2], mr.z) + select(z, pr.w * y[3], mr.w); }

@@ -54,6 +54,13 @@
 //   global reads only for rows i < Nq (Q) and keys j < Nk (K, V), at columns c·DC + d < D/4
 //   (c < NCH), so (row0 + i)·D/4 + c·DC + d lies in [0, B·H·N·D/4); O and LSE are written only
 //   for rows i < Nq.
+// Robustness (browsers: Dawn keeps its transform, which clamps each array index it cannot prove
+// in range and guards each loop it cannot prove finite): Tint proves a bound only within one
+// function, from constants, loop counters stepped by 1 against a constant bound (rt(X) is written
+// as X on GPUs: constantBounds, src/kernels/specialize.ts) and operators such as x % C. So the
+// inner loops' helpers take tx, ty and t as parameters and restate them as tx_ % TX, ty_ % TY,
+// t_ % TX (the same values): their workgroup reads then carry no clamp, and after inlining the
+// driver folds the % away (tx = tid % TX already; ty < TY, t < TX).
 
 // Storage words (the bindings: FORWARD_BINDINGS, src/kernels/flashForward.ts): Q, K, V and O in
 // vec4s of their element types.
@@ -178,7 +185,9 @@ fn fetch_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
 
 // The staged chunk's share of the invocation's RR×4 block of Q Kᵀ:
 // s[rr][cc] += Q[ty + TY·rr] · K[tx + TX·cc], word by word, in f32.
-fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx: u32, ty: u32) {
+fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
+  let tx = tx_ % TX;   // = tx_: the bounds made visible (see "Robustness" above)
+  let ty = ty_ % TY;
   for (var d = 0u; d < rt(DC); d++) {
     var kk = array<vec4<f32>, 4>();
     {{#loop cc < 4}}kk[{{cc}}u] = vec4<f32>(KVs[tx + {{cc}}u * TX][d]);
@@ -217,13 +226,17 @@ fn next_tile(jt: u32, t_end: u32, rows: RowKeys) -> vec2<u32> {
 
 // Column c of the staged chunk of V at keys t + TX·(0..3), in f32: the V words that multiply
 // P~ word t.
-fn v_words(t: u32, c: u32) -> array<vec4<f32>, 4> {
+fn v_words(t_: u32, c_: u32) -> array<vec4<f32>, 4> {
+  let t = t_ % TX;   // = t_ and c_ (t < TX, c < DC): the bounds made visible (see "Robustness" above)
+  let c = c_ % DC;
   return array<vec4<f32>, 4>(vec4<f32>(KVs[t][c]), vec4<f32>(KVs[t + TX][c]), vec4<f32>(KVs[t + 2u * TX][c]), vec4<f32>(KVs[t + 3u * TX][c]));
 }
 
 // acc += P~ V (the staged chunk of V) over a tile every row sees entirely: per key word t,
 // the 4 products of P~ and V and their sum, in f32 (4 V words for RR rows).
-fn pv_full(acc: ptr<function, Acc>, tx: u32, ty: u32) {
+fn pv_full(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
+  let tx = tx_ % TX;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
+  let ty = ty_ % TY;
   for (var t = 0u; t < rt(TX); t++) {
     var p = array<vec4<f32>, RR>();
     {{#loop rr < RR}}p[{{rr}}u] = Ps[ty + {{rr}}u * TY][t];
@@ -239,7 +252,9 @@ fn pv_full(acc: ptr<function, Acc>, tx: u32, ty: u32) {
 
 // acc += P~ V where some keys are hidden from some rows: key j0 + c reaches row rr only if
 // klo[rr] <= j0 + c < khi[rr] (its P~ is 0 there, but 0 · NaN would still be NaN).
-fn pv_masked(acc: ptr<function, Acc>, tx: u32, ty: u32, j0: u32, klo: array<u32, RR>, khi: array<u32, RR>) {
+fn pv_masked(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u32, RR>, khi: array<u32, RR>) {
+  let tx = tx_ % TX;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
+  let ty = ty_ % TY;
   let z = vec4<f32>();
   for (var t = 0u; t < rt(TX); t++) {
     let keys = vec4<u32>(j0 + t) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);

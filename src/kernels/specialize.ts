@@ -46,5 +46,16 @@ export function specialize(template: string, values: SpecValues, opts: { roll?: 
   });
   const unused = Object.keys(values).filter((k) => !used.has(k));
   if (unused.length) throw new Error(`specialize: values never used: ${unused.join(', ')}`);
-  return out;
+  return opts.roll ? out : constantBounds(out);
+}
+
+/**
+ * Unrolled (GPU) code: each `rt(X)` becomes `(X)`, so a loop's bound is the constant itself in the
+ * WGSL, not a call. Tint's robustness transform (on in every browser) proves such a loop finite
+ * and its counter in range (a ±1 step from a constant against a constant bound) and then adds
+ * neither an index clamp on the counter nor an infinite-loop guard; through a call it proves
+ * neither (test/specialize.test.ts counts both in the SPIR-V). rt's own definition stays.
+ */
+export function constantBounds(src: string): string {
+  return src.replace(/(?<![\w.]|fn )rt\(([^()]+)\)/g, '($1)');
 }
