@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { specialize } from '../src/kernels/specialize.js';
+import { constantBounds, specialize } from '../src/kernels/specialize.js';
 import { PORTABLE_FWD_RR, planTiles, portableValues, workgroupBytes, describePlan, defaultPrefetch, stagingWords } from '../src/kernels/tiles.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
 import { FORWARD_BINDINGS } from '../src/kernels/flashForward.js';
@@ -27,6 +27,20 @@ describe('specializer', () => {
     expect(() => specialize('{{#for i < D/16}}x{{/for}}', { D: 40 })).toThrow(/not a count/);
     expect(() => specialize('{{#for i < 2}}x', {})).toThrow(/unbalanced/);
     expect(() => specialize('{{#for D < 2}}x{{/for}}', { D: 1 })).toThrow(/shadows/);
+  });
+  it('unrolled code writes rt(X) as (X), keeping rt\'s definition; rolled code keeps the call', () => {
+    const src = 'fn rt(x: u32) -> u32 { return x{{RT}}; }\nfor (var d = 0u; d < rt(DC); d++) { a.rt(1); }\nfor (var x = 0u; x < rt(D / 4u); x++) {}';
+    const unrolled = specialize(src, { RT: '' });
+    expect(unrolled).toBe('fn rt(x: u32) -> u32 { return x; }\nfor (var d = 0u; d < (DC); d++) { a.rt(1); }\nfor (var x = 0u; x < (D / 4u); x++) {}');
+    expect(specialize(src, { RT: ' + P.zero' }, { roll: true })).toContain('d < rt(DC)');
+    expect(constantBounds('sqrt(x) + part(y) + rt(N)')).toBe('sqrt(x) + part(y) + (N)');
+    // The portable kernels as GPUs get them: no call left; as CPU adapters get them: every bound through it.
+    for (const unroll of [true, false]) {
+      const plan = planTiles('fwd', 64, 'f32', 32768, 256, 32);
+      const code = attentionSource(SHADERS.flashFwd[plan.reduce!], attentionValues(64, plan, { precision: 'f32', out: 'f32', grad: 'f32' }, unroll, portableValues('fwd', 64, plan)), FORWARD_BINDINGS, ['subgroups']);
+      const calls = code.split('\n').map((l) => l.replace(/\/\/.*$/, '')).filter((l) => /[^\w.]rt\(/.test(l) && !l.includes('fn rt('));
+      if (unroll) expect(calls).toEqual([]); else expect(calls.length).toBeGreaterThan(4);
+    }
   });
 });
 
