@@ -11,21 +11,15 @@
 import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { spirvCounts } from '../bench/spirv-counts.mjs';
 
 interface Counts { clamps: number; guards: number; modules: number; moved: number }
 
-/** Clamps and loop guards in the SPIR-V that test/robust-spirv-child.mjs makes Dawn print. */
+/** Clamps and loop guards, summed over the SPIR-V that test/robust-spirv-child.mjs makes Dawn print. */
 function count(stdout: string): Counts {
-  const spirv = stdout.split('Dumped SPIRV disassembly').slice(1);
-  let clamps = 0;
-  let guards = 0;
-  for (const s of spirv) {
-    clamps += (s.match(/ UMin /g) ?? []).length;
-    // A guarded loop starts its counter at the all-ones vec2 constant (Tint's PreventInfiniteLoops).
-    const id = /(%\w+) = OpConstantComposite %v2uint %uint_4294967295 %uint_4294967295/.exec(s)?.[1];
-    if (id) guards += (s.match(new RegExp(`OpStore %\\w+ ${id}\\b`, 'g')) ?? []).length;
-  }
-  return { clamps, guards, modules: spirv.length, moved: Number(/^moved (\d+)$/m.exec(stdout)?.[1] ?? NaN) };
+  const rows = spirvCounts(stdout);
+  const sum = (k: 'clamps' | 'guards' | 'modules') => rows.reduce((t, r) => t + r[k], 0);
+  return { clamps: sum('clamps'), guards: sum('guards'), modules: sum('modules'), moved: Number(/^moved (\d+)$/m.exec(stdout)?.[1] ?? NaN) };
 }
 
 async function compile(kind: 'fwd' | 'bwd', form: 'shipped' | 'rt' | 'plain'): Promise<Counts> {

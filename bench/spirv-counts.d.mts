@@ -1,0 +1,12 @@
+/** Types of bench/spirv-counts.mjs (see there). */
+export interface SpirvCount {
+  entries: string[];
+  D: number | null;
+  kind: 'tensor-core' | 'portable';
+  clamps: number;
+  guards: number;
+  matrixLoads: number;
+  matrixStores: number;
+  modules: number;
+}
+export function spirvCounts(log: string): SpirvCount[];
