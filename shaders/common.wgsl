@@ -15,10 +15,11 @@ const D: u32 = {{D}}u;      // head dim
 const BR: u32 = {{BR}}u;    // Br: query rows per tile
 const BC: u32 = {{BC}}u;    // Bc: key rows per tile
 const WG: u32 = {{WG}}u;    // invocations per workgroup
-// Loop bounds go through rt(): on GPUs it is the identity on a constant, so loops unroll; on
-// CPU Vulkan drivers (lavapipe, SwiftShader) it adds the uniform P.zero, which the compiler
-// cannot see through, so loops stay loops: unrolled, one forward pipeline at D = 64 takes
-// ~16 s to compile on lavapipe, not unrolled ~1 s.
+// Loop bounds go through rt(): on GPUs the specializer writes rt(X) as (X) (constantBounds,
+// src/kernels/specialize.ts), so loops unroll and Dawn's robustness transform sees a constant
+// bound (no loop guard, no clamp on the counter); on CPU Vulkan drivers (lavapipe, SwiftShader)
+// rt() adds the uniform P.zero, which the compiler cannot see through, so loops stay loops:
+// unrolled, one forward pipeline at D = 64 takes ~16 s to compile on lavapipe, not unrolled ~1 s.
 fn rt(x: u32) -> u32 { return x{{RT}}; }
 const LOG2E: f32 = 1.4426950408889634;
 const LN2: f32 = 0.6931471805599453;
