@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // What Dawn's robustness transform left in each shader of a log that Dawn wrote with `dump_shaders`
 // (FLASHRING_DAWN_FLAGS='enable-dawn-features=dump_shaders'): per module, its entry points, head dim
-// and kind (tensor-core or portable), the index clamps (UMin), the infinite-loop guards (loops whose
+// and kind (tensor-core or portable), the index clamps (UMin: the shader's own min() calls on u32 count too),
+// the infinite-loop guards (loops whose
 // counter starts at Tint's all-ones vec2), and the subgroup-matrix loads and stores (each predicated
 // unless its offset, stride and array length are all constants). Used by test/robust-spirv.test.ts.
 // Usage: node bench/spirv-counts.mjs LOG   (LOG plain, or .xz: decompressed with xz -dc)

@@ -3,7 +3,7 @@
 // on and `dump_shaders`, so that Dawn prints the SPIR-V its robustness transform produced; prints
 // `moved N` (the loop bounds the rt form puts back). Used by test/robust-spirv.test.ts, one
 // process a kernel and form (Dawn writes the dump itself, so one module a process keeps it apart).
-// Usage: node test/robust-spirv-child.mjs fwd|bwd shipped|rt
+// Usage: node test/robust-spirv-child.mjs fwd|bwd shipped|rt|plain
 import { register } from 'node:module';
 import { register as registerTsx } from 'tsx/esm/api';
 
@@ -15,6 +15,7 @@ Object.assign(globalThis, globals);
 const { code, entries, moved } = portableSource(process.argv[2], process.argv[3]);
 const gpu = create(['enable-dawn-features=allow_unsafe_apis,dump_shaders']);
 const adapter = await gpu.requestAdapter();
+if (!adapter) { process.stdout.write('\nno WebGPU adapter\n'); process.exit(3); }
 const { maxStorageBuffersPerShaderStage, maxComputeWorkgroupStorageSize } = adapter.limits;
 const dev = await adapter.requestDevice({ requiredLimits: { maxStorageBuffersPerShaderStage, maxComputeWorkgroupStorageSize } });
 dev.pushErrorScope('validation');

@@ -34,6 +34,8 @@ describe('specializer', () => {
     expect(unrolled).toBe('fn rt(x: u32) -> u32 { return x; }\nfor (var d = 0u; d < (DC); d++) { a.rt(1); }\nfor (var x = 0u; x < (D / 4u); x++) {}');
     expect(specialize(src, { RT: ' + P.zero' }, { roll: true })).toContain('d < rt(DC)');
     expect(constantBounds('sqrt(x) + part(y) + rt(N)')).toBe('sqrt(x) + part(y) + (N)');
+    expect(() => constantBounds('for (var i = 0u; i < rt(min(A, B)); i++) {}')).toThrow(/parentheses inside/);
+    expect(constantBounds('// rt(min(A, B)) in a comment\nfn rt(x: u32) -> u32 { return x; }')).toContain('fn rt(x: u32)');
     // The portable kernels as GPUs get them: no call left; as CPU adapters get them: every bound through it.
     for (const unroll of [true, false]) {
       const plan = planTiles('fwd', 64, 'f32', 32768, 256, 32);

@@ -54,8 +54,12 @@ export function specialize(template: string, values: SpecValues, opts: { roll?: 
  * WGSL, not a call. Tint's robustness transform (on in every browser) proves such a loop finite
  * and its counter in range (a ±1 step from a constant against a constant bound) and then adds
  * neither an index clamp on the counter nor an infinite-loop guard; through a call it proves
- * neither (test/specialize.test.ts counts both in the SPIR-V). rt's own definition stays.
+ * neither (test/robust-spirv.test.ts counts both in the SPIR-V). rt's own definition stays. A call
+ * it cannot rewrite (a bound with parentheses inside) is an error, never left as a call.
  */
 export function constantBounds(src: string): string {
-  return src.replace(/(?<![\w.]|fn )rt\(([^()]+)\)/g, '($1)');
+  const out = src.replace(/(?<![\w.]|fn )rt\(([^()]+)\)/g, '($1)');
+  const left = out.split('\n').map((l) => l.replace(/\/\/.*$/, '')).find((l) => /(?<![\w.]|fn )rt\(/.test(l));
+  if (left !== undefined) throw new Error(`specialize: a loop bound rt(…) with parentheses inside cannot be written as a constant: ${left.trim()}`);
+  return out;
 }
