@@ -1,14 +1,20 @@
 #!/usr/bin/env node
 // What Dawn's robustness transform left in each shader of a log that Dawn wrote with `dump_shaders`
 // (FLASHRING_DAWN_FLAGS='enable-dawn-features=dump_shaders'): per module, its entry points, head dim
-// and kind (tensor-core or portable), the index clamps (UMin: the shader's own min() calls on u32 count too),
-// the infinite-loop guards (loops whose
-// counter starts at Tint's all-ones vec2), and the subgroup-matrix loads and stores (each predicated
-// unless its offset, stride and array length are all constants). Used by test/robust-spirv.test.ts.
+// and kind (tensor-core or portable), the index clamps (UMin: the shader's own min() calls on u32
+// count too), the infinite-loop guards (loops whose counter starts at Tint's all-ones vec2), and the
+// subgroup-matrix loads and stores (each predicated unless its offset, stride and array length are
+// all constants). Used by test/robust-spirv.test.ts.
 // Usage: node bench/spirv-counts.mjs LOG   (LOG plain, or .xz: decompressed with xz -dc)
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+
+/** Loops one SPIR-V module guards: stores of Tint's all-ones vec2, each a guarded loop's counter start. */
+function guards(spirv) {
+  const id = /(%\w+) = OpConstantComposite %v2uint %uint_4294967295 %uint_4294967295/.exec(spirv)?.[1];
+  return id ? (spirv.match(new RegExp(`OpStore %\\w+ ${id}\\b`, 'g')) ?? []).length : 0;
+}
 
 /**
  * @param {string} log Dawn's output with its "Dumped WGSL" / "Dumped SPIRV disassembly" sections
@@ -20,10 +26,6 @@ export function spirvCounts(log) {
     const [wgsl, ...dumps] = part.split('Dumped SPIRV disassembly');
     const spirv = dumps.join('\n');   // every SPIR-V printed before the next WGSL (one per pipeline of the module)
     if (!spirv.trim()) continue;   // a pipeline whose SPIR-V Dawn printed after the next module's WGSL (counted there)
-    const guards = (one) => {
-      const id = /(%\w+) = OpConstantComposite %v2uint %uint_4294967295 %uint_4294967295/.exec(one)?.[1];
-      return id ? (one.match(new RegExp(`OpStore %\\w+ ${id}\\b`, 'g')) ?? []).length : 0;
-    };
     out.push({
       entries: [...wgsl.matchAll(/@compute[^\n]*\n\s*fn (\w+)/g)].map((m) => m[1]),
       D: Number(/const D: u32 = (\d+)u;/.exec(wgsl)?.[1] ?? NaN) || null,

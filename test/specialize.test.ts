@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { constantBounds, specialize } from '../src/kernels/specialize.js';
+import { constantBounds, rtCalls, specialize } from '../src/kernels/specialize.js';
 import { PORTABLE_FWD_RR, planTiles, portableValues, workgroupBytes, describePlan, defaultPrefetch, stagingWords } from '../src/kernels/tiles.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
 import { FORWARD_BINDINGS } from '../src/kernels/flashForward.js';
@@ -40,7 +40,7 @@ describe('specializer', () => {
     for (const unroll of [true, false]) {
       const plan = planTiles('fwd', 64, 'f32', 32768, 256, 32);
       const code = attentionSource(SHADERS.flashFwd[plan.reduce!], attentionValues(64, plan, { precision: 'f32', out: 'f32', grad: 'f32' }, unroll, portableValues('fwd', 64, plan)), FORWARD_BINDINGS, ['subgroups']);
-      const calls = code.split('\n').map((l) => l.replace(/\/\/.*$/, '')).filter((l) => /[^\w.]rt\(/.test(l) && !l.includes('fn rt('));
+      const calls = rtCalls(code);
       if (unroll) expect(calls).toEqual([]); else expect(calls.length).toBeGreaterThan(4);
     }
   });

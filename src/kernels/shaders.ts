@@ -29,11 +29,11 @@ const flashBwd = `${flashBwdTiles}\n${flashBwdScalar}`;
 /** The tensor-core kernels share their matrix types and 16-byte unpacking (sgmm_common.wgsl). */
 const flashFwdSgmm = `${sgmmCommon}\n${flashFwdSgmmBody}`;
 const flashBwdSgmm = `${sgmmCommon}\n${flashBwdSgmmBody}`;
-/** The attention kernels' sources: only what runs by default or by a documented tuning option (the bench's GEMM probes are in bench/ceiling/). */
 /**
  * The tests for non-finite values by bits (nonfinite.wgsl), appended (not prepended: the header
  * opens with the enable directives) to the attention kernels' header and to the add.
  */
 const common = `${commonHeader}\n${nonfinite}`;
 const merge = `${mergeBody}\n${nonfinite}`;
+/** The attention kernels' sources: only what runs by default or by a documented tuning option (the bench's GEMM probes are in bench/ceiling/). */
 export const SHADERS = { common, flashFwd, flashFwdSgmm, flashBwd, flashBwdPre, flashBwdSgmm, merge } as const;

@@ -49,6 +49,9 @@ export function specialize(template: string, values: SpecValues, opts: { roll?: 
   return opts.roll ? out : constantBounds(out);
 }
 
+/** A call of rt() (not its definition, not a method or a name ending in rt). */
+const RT_CALL = /(?<![\w.]|fn )rt\(/;
+
 /**
  * Unrolled (GPU) code: each `rt(X)` becomes `(X)`, so a loop's bound is the constant itself in the
  * WGSL, not a call. Tint's robustness transform (on in every browser) proves such a loop finite
@@ -58,8 +61,13 @@ export function specialize(template: string, values: SpecValues, opts: { roll?: 
  * it cannot rewrite (a bound with parentheses inside) is an error, never left as a call.
  */
 export function constantBounds(src: string): string {
-  const out = src.replace(/(?<![\w.]|fn )rt\(([^()]+)\)/g, '($1)');
-  const left = out.split('\n').map((l) => l.replace(/\/\/.*$/, '')).find((l) => /(?<![\w.]|fn )rt\(/.test(l));
+  const out = src.replace(new RegExp(`${RT_CALL.source}([^()]+)\\)`, 'g'), '($1)');
+  const [left] = rtCalls(out);
   if (left !== undefined) throw new Error(`specialize: a loop bound rt(…) with parentheses inside cannot be written as a constant: ${left.trim()}`);
   return out;
+}
+
+/** The lines of WGSL code, comments left out, that call rt(). */
+export function rtCalls(src: string): string[] {
+  return src.split('\n').map((l) => l.replace(/\/\/.*$/, '')).filter((l) => RT_CALL.test(l));
 }
