@@ -7,6 +7,8 @@ export interface SpirvCount {
   guards: number;
   matrixLoads: number;
   matrixStores: number;
+  /** Loads and stores Tint checks at run time (stride not a constant). */
+  matrixChecked: number;
   modules: number;
 }
 export function spirvCounts(log: string): SpirvCount[];

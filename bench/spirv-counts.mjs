@@ -3,8 +3,9 @@
 // (FLASHRING_DAWN_FLAGS='enable-dawn-features=dump_shaders'): per module, its entry points, head dim
 // and kind (tensor-core or portable), the index clamps (UMin: the shader's own min() calls on u32
 // count too), the infinite-loop guards (loops whose counter starts at Tint's all-ones vec2), and the
-// subgroup-matrix loads and stores (each predicated unless its offset, stride and array length are
-// all constants). Used by test/robust-spirv.test.ts.
+// subgroup-matrix loads and stores, and of them the checked ones (Tint predicates each unless its
+// offset, stride and array length are all constants: its stride is then a select, not a constant).
+// Used by test/robust-spirv.test.ts.
 // Usage: node bench/spirv-counts.mjs LOG   (LOG plain, or .xz: decompressed with xz -dc)
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -16,9 +17,15 @@ function guards(spirv) {
   return id ? (spirv.match(new RegExp(`OpStore %\\w+ ${id}\\b`, 'g')) ?? []).length : 0;
 }
 
+/** Subgroup-matrix loads and stores whose stride is not a constant: those Tint checks at run time. */
+function checkedMatrixOps(spirv) {
+  const strides = [...spirv.matchAll(/OpCooperativeMatrixLoadKHR %\w+ %\w+ %\w+ (%\w+)|OpCooperativeMatrixStoreKHR %\w+ %\w+ %\w+ (%\w+)/g)];
+  return strides.filter((m) => !/^%uint_\d+$/.test(m[1] ?? m[2])).length;
+}
+
 /**
  * @param {string} log Dawn's output with its "Dumped WGSL" / "Dumped SPIRV disassembly" sections
- * @returns {{ entries: string[], D: number | null, kind: string, clamps: number, guards: number, matrixLoads: number, matrixStores: number, modules: number }[]}
+ * @returns {{ entries: string[], D: number | null, kind: string, clamps: number, guards: number, matrixLoads: number, matrixStores: number, matrixChecked: number, modules: number }[]}
  */
 export function spirvCounts(log) {
   const out = [];
@@ -34,6 +41,7 @@ export function spirvCounts(log) {
       guards: dumps.reduce((t, one) => t + guards(one), 0),
       matrixLoads: (spirv.match(/OpCooperativeMatrixLoadKHR/g) ?? []).length,
       matrixStores: (spirv.match(/OpCooperativeMatrixStoreKHR/g) ?? []).length,
+      matrixChecked: checkedMatrixOps(spirv),
       modules: spirv.split('; SPIR-V').length - 1,
     });
   }
@@ -44,6 +52,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const file = process.argv[2];
   if (!file) { console.error('usage: node bench/spirv-counts.mjs LOG'); process.exit(2); }
   const log = file.endsWith('.xz') ? execFileSync('xz', ['-dc', file], { encoding: 'utf8', maxBuffer: 1 << 28 }) : readFileSync(file, 'utf8');
-  console.log('kind         entries          D    SPIR-V modules  clamps guards matrix-loads matrix-stores');
-  for (const r of spirvCounts(log)) console.log(`${r.kind.padEnd(12)} ${r.entries.join(',').padEnd(16)} ${String(r.D).padEnd(4)} ${String(r.modules).padStart(14)} ${String(r.clamps).padStart(7)} ${String(r.guards).padStart(6)} ${String(r.matrixLoads).padStart(12)} ${String(r.matrixStores).padStart(13)}`);
+  console.log('kind         entries          D    SPIR-V modules  clamps guards matrix-loads matrix-stores checked');
+  for (const r of spirvCounts(log)) console.log(`${r.kind.padEnd(12)} ${r.entries.join(',').padEnd(16)} ${String(r.D).padEnd(4)} ${String(r.modules).padStart(14)} ${String(r.clamps).padStart(7)} ${String(r.guards).padStart(6)} ${String(r.matrixLoads).padStart(12)} ${String(r.matrixStores).padStart(13)} ${String(r.matrixChecked).padStart(7)}`);
 }

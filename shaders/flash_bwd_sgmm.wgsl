@@ -40,13 +40,12 @@
 // row's keys (key_range, once per partial tile).
 //
 // Bounds (Node runs it without Dawn's robustness clamps, src/gpu/node.ts; test/robust.test.ts):
-// - Qs/dOs (Br·DP; Bc = Br): word e < T8 = Br·D/8 (checked) goes to row e / D8 < Br, halves
-//   8·(e % D8)… < D of it. Matrix loads are 16×16 blocks at rows 16·qb (qb < Br/16) or 16·cb
-//   (cb < Bc/16), or a staged row block 16-aligned with s0 ≤ row < s0 + Br (checked), columns
-//   16·kk or 16·db < D, stride DP.
-// - Sa/dPa (SG·16·SS), Pa/dSa (SG·16·PS): subgroup sg's blocks start at blk = sg·16·SS and
-//   blp = sg·16·PS; rows r < 16, columns h·(Br/2) + col < Br (dkdv) or < Bc = Br (dq), both
-//   ≤ SS, PS; 16×16 spills at column 0.
+// - Qs/dOs (RB = Br/16 blocks of 16·DP; Bc = Br): word e < T8 = Br·D/8 (checked) goes to row
+//   e / D8 < Br (block row / 16 < RB), halves 8·(e % D8)… < D of it. Matrix loads are 16×16: all
+//   of block qb or cb < Br/16 (unrolled), or of a staged row block 16-aligned with s0 ≤ row < s0 + Br
+//   (checked, so its block (row − s0) / 16 < RB), columns 16·kk or 16·db < D, stride DP.
+// - Sa/dPa (SG blocks of 16·SS), Pa/dSa (of 16·PS): subgroup sg < SG has block sg; rows r < 16,
+//   columns h·(Br/2) + col < Br (dkdv) or < Bc = Br (dq), both ≤ SS, PS; 16×16 spills at column 0.
 // - lse2_s/delta_s (Br): tid < Br (checked) and qc < Br. nf: constant index. ar/br: t < LPT.
 // - Storage: every row is checked against Nq or Nk before a load or store (fetch_rows'
 //   r0 + e/D8 < r_end, fetch_stats, j < Nk, ii < Nq); j0 = 16·SG·(k_blk0 + wg.x) < Nk and
@@ -78,14 +77,20 @@ const PS: u32 = BR + PAD;      // Pa, dSa rows, halves
 
 // Every workgroup variable is a multiple of 16 bytes (the NVIDIA driver's matrix loads and
 // stores need 16-byte aligned arrays: docs/performance.md).
-var<workgroup> Qs: array<f16, BR * DP>;   // dkdv: the Q tile (K rows in the prologue); dq: K
-var<workgroup> dOs: array<f16, BR * DP>;  // dkdv: the dO tile (V rows in the prologue); dq: V
+// Constant matrix offsets (browsers; as the forward, flash_fwd_sgmm.wgsl): Dawn's robustness
+// transform checks a subgroup-matrix load or store at run time unless its offset, stride and array
+// length are all constants. So the tiles are arrays of 16-row blocks and the per-subgroup scratch
+// one block a subgroup; each matrix operation takes its block's pointer (`&Qs[qb]`, `&Sa[sg]`: one
+// index clamp) at a constant offset, the blocks of a tile unrolled by the specializer. The memory
+// layout is that of flat arrays.
+var<workgroup> Qs: array<array<f16, 16u * DP>, RB>;   // dkdv: the Q tile (K rows in the prologue); dq: K
+var<workgroup> dOs: array<array<f16, 16u * DP>, RB>;  // dkdv: the dO tile (V rows in the prologue); dq: V
 var<workgroup> lse2_s: array<f32, BR>;    // LSE · log2(e); +1e30 for fully masked rows (P = 0)
 var<workgroup> delta_s: array<f32, BR>;   // Δ
-var<workgroup> Sa: array<f32, SG * 16u * SS>;    // per subgroup: Sᵀ (dkdv, 16×Br) or S (dq, 16×Bc)
-var<workgroup> dPa: array<f32, SG * 16u * SS>;   // dPᵀ or dP
-var<workgroup> Pa: array<f16, SG * 16u * PS>;    // Pᵀ (dkdv)
-var<workgroup> dSa: array<f16, SG * 16u * PS>;   // dSᵀ or dS
+var<workgroup> Sa: array<array<f32, 16u * SS>, SG>;    // per subgroup: Sᵀ (dkdv, 16×Br) or S (dq, 16×Bc)
+var<workgroup> dPa: array<array<f32, 16u * SS>, SG>;   // dPᵀ or dP
+var<workgroup> Pa: array<array<f16, 16u * PS>, SG>;    // Pᵀ (dkdv)
+var<workgroup> dSa: array<array<f16, 16u * PS>, SG>;   // dSᵀ or dS
 var<workgroup> nf: array<atomic<u32>, 4>;  // nf[0]: the staged tile holds a non-finite value
 var<workgroup> nf_u: vec4<u32>;            // its copy, read uniformly
 
@@ -97,8 +102,9 @@ var<private> dr: f32;                     // and Δ
 // Stores 16-byte word e (8 halves: row e / D8, columns 8·(e % D8)…) into dOs or Qs.
 fn put8(into_do: bool, e: u32, w: vec4<u32>) {
   let h = halves8(w);
-  let at = (e / D8) * DP + (e % D8) * 8u;
-  {{#for x < 8}}if (into_do) { dOs[at + {{x}}u] = h[{{x}}]; } else { Qs[at + {{x}}u] = h[{{x}}]; }
+  let row = e / D8;
+  let at = (row % 16u) * DP + (e % D8) * 8u;
+  {{#for x < 8}}if (into_do) { dOs[row / 16u][at + {{x}}u] = h[{{x}}]; } else { Qs[row / 16u][at + {{x}}u] = h[{{x}}]; }
   {{/for}}
 }
 
@@ -171,50 +177,51 @@ fn p_and_ds(s: f32, dp: f32, l2: f32, delta: f32) -> vec2<f32> {
 }
 
 // The rare path of dkdv's second products (see the header): lane (r, h)'s 8 columns c0… of
-// key jk's row of the spilled dK and dV blocks (row at `at` in Sa and dPa; its dSᵀ and Pᵀ at
-// `ap` in dSa and Pa), tensor columns d0 + c0…: dK += dSᵀ Q, dV += Pᵀ dO over the Q tile's
-// rows i0… that see key jk.
-fn add_kv_row(at: u32, ap: u32, i0: u32, jk: u32, c0: u32, d0: u32) {
+// key jk's row of subgroup sg's spilled dK and dV blocks (row at `at` in its Sa and dPa blocks;
+// its dSᵀ and Pᵀ at `ap` in its dSa and Pa blocks), tensor columns d0 + c0…: dK += dSᵀ Q,
+// dV += Pᵀ dO over the Q tile's rows i0… that see key jk.
+fn add_kv_row(sg: u32, at: u32, ap: u32, i0: u32, jk: u32, c0: u32, d0: u32) {
   let rows = query_span(jk, jk + 1u);   // the rows that see key jk
   for (var c = 0u; c < 8u; c++) {
-    var xk = Sa[at + c0 + c];
-    var xv = dPa[at + c0 + c];
+    var xk = Sa[sg][at + c0 + c];
+    var xv = dPa[sg][at + c0 + c];
     for (var qc = 0u; qc < BR; qc++) {
       if (in_keys(rows, i0 + qc)) {
-        xk += f32(dSa[ap + qc]) * f32(Qs[qc * DP + d0 + c0 + c]);
-        xv += f32(Pa[ap + qc]) * f32(dOs[qc * DP + d0 + c0 + c]);
+        let q_at = (qc % 16u) * DP + d0 + c0 + c;
+        xk += f32(dSa[sg][ap + qc]) * f32(Qs[qc / 16u][q_at]);
+        xv += f32(Pa[sg][ap + qc]) * f32(dOs[qc / 16u][q_at]);
       }
     }
-    Sa[at + c0 + c] = xk;
-    dPa[at + c0 + c] = xv;
+    Sa[sg][at + c0 + c] = xk;
+    dPa[sg][at + c0 + c] = xv;
   }
 }
 
-// The rare path of dq's second product: lane (r, h)'s 8 columns c0… of query i's row of the
-// spilled dQ block (row at `at` in Sa; its dS at `ap` in dSa), tensor columns d0 + c0…:
-// dQ += dS K over the K tile's keys j0… visible to query i.
-fn add_q_row(at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
+// The rare path of dq's second product: lane (r, h)'s 8 columns c0… of query i's row of subgroup
+// sg's spilled dQ block (row at `at` in its Sa block; its dS at `ap` in its dSa block), tensor
+// columns d0 + c0…: dQ += dS K over the K tile's keys j0… visible to query i.
+fn add_q_row(sg: u32, at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
   let kr = key_range(i);
   for (var c = 0u; c < 8u; c++) {
-    var x = Sa[at + c0 + c];
+    var x = Sa[sg][at + c0 + c];
     for (var jj = 0u; jj < BC; jj++) {
-      if (in_keys(kr, j0 + jj)) { x += f32(dSa[ap + jj]) * f32(Qs[jj * DP + d0 + c0 + c]); }
+      if (in_keys(kr, j0 + jj)) { x += f32(dSa[sg][ap + jj]) * f32(Qs[jj / 16u][(jj % 16u) * DP + d0 + c0 + c]); }
     }
-    Sa[at + c0 + c] = x;
+    Sa[sg][at + c0 + c] = x;
   }
 }
 
-// The rare path's products for columns d0… (see the header), in scalar f32: the subgroup's
-// accumulators a (dK, or dQ) and b (dV; dkdv only) spilled to Sa (and dPa), the visible entries'
-// products added by add_kv_row (kv: x = i0, y = jk) or add_q_row (x = i, y = j0), and loaded back.
-fn rare_block(kv: bool, a: ptr<function, AM>, b: ptr<function, AM>, blk: u32, blp: u32, r: u32, x: u32, y: u32, c0: u32, d0: u32) {
-  subgroupMatrixStore<row_major>(&Sa, blk, *a, SS);
-  if (kv) { subgroupMatrixStore<row_major>(&dPa, blk, *b, SS); }
+// The rare path's products for columns d0… (see the header), in scalar f32: subgroup sg's
+// accumulators a (dK, or dQ) and b (dV; dkdv only) spilled to its Sa (and dPa) block, the visible
+// entries' products added by add_kv_row (kv: x = i0, y = jk) or add_q_row (x = i, y = j0), and loaded back.
+fn rare_block(kv: bool, a: ptr<function, AM>, b: ptr<function, AM>, sg: u32, r: u32, x: u32, y: u32, c0: u32, d0: u32) {
+  subgroupMatrixStore<row_major>(&Sa[sg], 0u, *a, SS);
+  if (kv) { subgroupMatrixStore<row_major>(&dPa[sg], 0u, *b, SS); }
   workgroupBarrier();
-  if (kv) { add_kv_row(blk + r * SS, blp + r * PS, x, y, c0, d0); } else { add_q_row(blk + r * SS, blp + r * PS, x, y, c0, d0); }
+  if (kv) { add_kv_row(sg, r * SS, r * PS, x, y, c0, d0); } else { add_q_row(sg, r * SS, r * PS, x, y, c0, d0); }
   workgroupBarrier();
-  *a = subgroupMatrixLoad<AM, row_major>(&Sa, blk, SS);
-  if (kv) { *b = subgroupMatrixLoad<AM, row_major>(&dPa, blk, SS); }
+  *a = subgroupMatrixLoad<AM, row_major>(&Sa[sg], 0u, SS);
+  if (kv) { *b = subgroupMatrixLoad<AM, row_major>(&dPa[sg], 0u, SS); }
   workgroupBarrier();
 }
 
@@ -242,19 +249,19 @@ fn old_block(which: u32, row0: u32, r_first: u32, n: u32, lane: u32, db: u32, lo
 }
 
 // Writes block `db` of dQ or dK (times the softmax scale) or dV (`which`) for rows r_first… below
-// n of the head at row0, from the subgroup's 16×16 spill at `blk` (Sa; dPa for dV), adding `old`
+// n of the head at row0, from subgroup sg's 16×16 spill (its Sa block; dPa for dV), adding `old`
 // (old_block) when accumulating.
-fn write_block(which: u32, row0: u32, r_first: u32, n: u32, blk: u32, lane: u32, db: u32, old: array<f32, 8>) {
+fn write_block(which: u32, row0: u32, r_first: u32, n: u32, sg: u32, lane: u32, db: u32, old: array<f32, 8>) {
   for (var k = 0u; k < 8u; k++) {
     let rr = 2u * k + lane / 16u;
     let r = r_first + rr;
     if (r < n) {
       let at = (row0 + r) * D + db * 16u + lane % 16u;
-      let sp = blk + rr * SS + lane % 16u;   // in the spill
+      let sp = rr * SS + lane % 16u;   // in the spill
       switch which {
-        case GRAD_DQ: { var x = Sa[sp] * P.scale; if (P.accumulate != 0u) { x += old[k]; } dq[at] = GT(x); }
-        case GRAD_DK: { var x = Sa[sp] * P.scale; if (P.accumulate != 0u) { x += old[k]; } dk[at] = GT(x); }
-        default: { var x = dPa[sp]; if (P.accumulate != 0u) { x += old[k]; } dv[at] = GT(x); }
+        case GRAD_DQ: { var x = Sa[sg][sp] * P.scale; if (P.accumulate != 0u) { x += old[k]; } dq[at] = GT(x); }
+        case GRAD_DK: { var x = Sa[sg][sp] * P.scale; if (P.accumulate != 0u) { x += old[k]; } dk[at] = GT(x); }
+        default: { var x = dPa[sg][sp]; if (P.accumulate != 0u) { x += old[k]; } dv[at] = GT(x); }
       }
     }
   }
@@ -274,27 +281,27 @@ fn resident_rows(kv: bool, base: u32, n: u32, tid: u32, a_reg: ptr<function, Res
     stash_rows(tid, false);
     workgroupBarrier();
     if (sg * 16u >= s0 && sg * 16u < s0 + BR) {
-      let a = (sg * 16u - s0) * DP;
-      {{#for kk < D/16}}(*a_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&Qs, a + {{kk}}u * 16u, DP);
-      (*b_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&dOs, a + {{kk}}u * 16u, DP);
+      let a = (sg * 16u - s0) / 16u;   // the staged block
+      {{#for kk < D/16}}(*a_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&Qs[a], {{kk}}u * 16u, DP);
+      (*b_reg)[{{kk}}] = subgroupMatrixLoad<LM, row_major>(&dOs[a], {{kk}}u * 16u, DP);
       {{/for}}
     }
   }
 }
 
-// The resident rows against the staged tile's nb blocks of 16 rows (Qs, dOs, read column-major
-// as the tile's transpose): a_reg·Qsᵀ into Sa and b_reg·dOsᵀ into dPa, at the subgroup's blocks blk.
-fn resident_products(nb: u32, blk: u32, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>) {
-  for (var b = 0u; b < nb; b++) {
-    let o = b * 16u * DP;
+// The resident rows against the staged tile's Br/16 blocks of 16 rows (Qs, dOs, read column-major
+// as the tile's transpose; unrolled): a_reg·Qsᵀ into Sa and b_reg·dOsᵀ into dPa, in subgroup sg's blocks.
+fn resident_products(sg: u32, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>) {
+  {{#for b < BR/16}}{
     var s_acc = AM();
     var p_acc = AM();
-    {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate((*a_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&Qs, o + {{kk}}u * 16u, DP), s_acc);
-    p_acc = subgroupMatrixMultiplyAccumulate((*b_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&dOs, o + {{kk}}u * 16u, DP), p_acc);
+    {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate((*a_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&Qs[{{b}}u], {{kk}}u * 16u, DP), s_acc);
+    p_acc = subgroupMatrixMultiplyAccumulate((*b_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&dOs[{{b}}u], {{kk}}u * 16u, DP), p_acc);
     {{/for}}
-    subgroupMatrixStore<row_major>(&Sa, blk + b * 16u, s_acc, SS);
-    subgroupMatrixStore<row_major>(&dPa, blk + b * 16u, p_acc, SS);
+    subgroupMatrixStore<row_major>(&Sa[sg], {{b}}u * 16u, s_acc, SS);
+    subgroupMatrixStore<row_major>(&dPa[sg], {{b}}u * 16u, p_acc, SS);
   }
+  {{/for}}
 }
 
 @compute @workgroup_size(WG)
@@ -307,8 +314,6 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let lane = tid % 32u;
   let r = lane / 2u;
   let h = lane % 2u;
-  let blk = sg * 16u * SS;             // the subgroup's 16×Br blocks in Sa, dPa
-  let blp = sg * 16u * PS;             // and in Pa, dSa
   let jk = j0 + sg * 16u + r;          // this lane's key
 
   var a_reg: Resident;
@@ -366,12 +371,12 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         fetch_stats(row1, i1, tid);
       }
       // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ: Qᵀ and dOᵀ are column-major views of the Q and dO tiles.
-      resident_products(RB, blk, &a_reg, &b_reg);
+      resident_products(sg, &a_reg, &b_reg);
       workgroupBarrier();
       // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
       let full = i0 + BR <= P.Nq && i0 >= all_rows.x && i0 + BR <= all_rows.y;
-      let at = blk + r * SS + h * (BR / 2u);   // in Sa, dPa
-      let ap = blp + r * PS + h * (BR / 2u);   // in Pa, dSa
+      let at = r * SS + h * (BR / 2u);   // in the subgroup's blocks of Sa, dPa
+      let ap = r * PS + h * (BR / 2u);   // and of Pa, dSa
       // Unrolled by the specializer (no indexed temporaries, constant skews).
       {{#for c < BR/2}}{
         let col = ({{c}}u + lane) % (BR / 2u);
@@ -379,29 +384,29 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         var p = 0.0;
         var ds = 0.0;
         if (full || in_keys(jk_rows, i0 + qc)) {
-          let x = p_and_ds(Sa[at + col], dPa[at + col], lse2_s[qc], delta_s[qc]);
+          let x = p_and_ds(Sa[sg][at + col], dPa[sg][at + col], lse2_s[qc], delta_s[qc]);
           p = x.x;
           ds = x.y;
         }
-        Pa[ap + col] = f16(p);
-        dSa[ap + col] = f16(ds * ds_scale);
+        Pa[sg][ap + col] = f16(p);
+        dSa[sg][ap + col] = f16(ds * ds_scale);
       }
       {{/for}}
       if (rare_tile(tid, full)) {
         // Rare: non-finite Q or dO in a tile with masked entries: dV += Pᵀ dO, dK += dSᵀ Q in
         // scalar f32 over visible entries, one 16-column block at a time, spilled through Sa/dPa.
-        {{#for db < D/16}}rare_block(true, &dk{{db}}, &dv{{db}}, blk, blp, r, i0, jk, h * 8u, {{db}}u * 16u);
+        {{#for db < D/16}}rare_block(true, &dk{{db}}, &dv{{db}}, sg, r, i0, jk, h * 8u, {{db}}u * 16u);
         {{/for}}
       } else {
-        // dV += Pᵀ dO,  dK += dSᵀ Q
-        for (var qb = 0u; qb < RB; qb++) {
-          let pt = subgroupMatrixLoad<LM, row_major>(&Pa, blp + qb * 16u, PS);
-          let dst = subgroupMatrixLoad<LM, row_major>(&dSa, blp + qb * 16u, PS);
-          let qo = qb * 16u * DP;
-          {{#for db < D/16}}dv{{db}} = subgroupMatrixMultiplyAccumulate(pt, subgroupMatrixLoad<RM, row_major>(&dOs, qo + {{db}}u * 16u, DP), dv{{db}});
-          dk{{db}} = subgroupMatrixMultiplyAccumulate(dst, subgroupMatrixLoad<RM, row_major>(&Qs, qo + {{db}}u * 16u, DP), dk{{db}});
+        // dV += Pᵀ dO,  dK += dSᵀ Q (the Q tile's blocks qb unrolled)
+        {{#for qb < BR/16}}{
+          let pt = subgroupMatrixLoad<LM, row_major>(&Pa[sg], {{qb}}u * 16u, PS);
+          let dst = subgroupMatrixLoad<LM, row_major>(&dSa[sg], {{qb}}u * 16u, PS);
+          {{#for db < D/16}}dv{{db}} = subgroupMatrixMultiplyAccumulate(pt, subgroupMatrixLoad<RM, row_major>(&dOs[{{qb}}u], {{db}}u * 16u, DP), dv{{db}});
+          dk{{db}} = subgroupMatrixMultiplyAccumulate(dst, subgroupMatrixLoad<RM, row_major>(&Qs[{{qb}}u], {{db}}u * 16u, DP), dk{{db}});
           {{/for}}
         }
+        {{/for}}
       }
     }
     i0 = i1;
@@ -421,14 +426,14 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   var ok = old_block(GRAD_DK, kv_row0, jr, P.Nk, lane, 0u, true);
   var ov = old_block(GRAD_DV, kv_row0, jr, P.Nk, lane, 0u, true);
   {{#for db < D/16}}workgroupBarrier();
-  subgroupMatrixStore<row_major>(&Sa, blk, dk{{db}}, SS);
-  subgroupMatrixStore<row_major>(&dPa, blk, dv{{db}}, SS);
+  subgroupMatrixStore<row_major>(&Sa[sg], 0u, dk{{db}}, SS);
+  subgroupMatrixStore<row_major>(&dPa[sg], 0u, dv{{db}}, SS);
   workgroupBarrier();
   {
     let nk = old_block(GRAD_DK, kv_row0, jr, P.Nk, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
     let nv = old_block(GRAD_DV, kv_row0, jr, P.Nk, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
-    write_block(GRAD_DK, kv_row0, jr, P.Nk, blk, lane, {{db}}u, ok);
-    write_block(GRAD_DV, kv_row0, jr, P.Nk, blk, lane, {{db}}u, ov);
+    write_block(GRAD_DK, kv_row0, jr, P.Nk, sg, lane, {{db}}u, ok);
+    write_block(GRAD_DV, kv_row0, jr, P.Nk, sg, lane, {{db}}u, ov);
     ok = nk;
     ov = nv;
   }
@@ -445,8 +450,6 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let lane = tid % 32u;
   let r = lane / 2u;
   let h = lane % 2u;
-  let blk = sg * 16u * SS;             // the subgroup's 16×Bc blocks in Sa, dPa (Bc = Br)
-  let blp = sg * 16u * PS;             // and in dSa
   let i = i0 + sg * 16u + r;           // this lane's query row
 
   var a_reg: Resident;
@@ -483,34 +486,34 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     stash_rows(tid, false);           // K into Qs, V into dOs
     workgroupBarrier();
     if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
-    resident_products(CB, blk, &a_reg, &b_reg);   // S = Q Kᵀ, dP = dO Vᵀ
+    resident_products(sg, &a_reg, &b_reg);   // S = Q Kᵀ, dP = dO Vᵀ (Bc = Br)
     workgroupBarrier();
     let full = all_see(wg_keys, j0, j0 + BC);
     var kr = vec2<u32>();                    // this lane's row's keys, where the tile is partial
     if (!full) { kr = key_range(i); }
-    let at = blk + r * SS + h * (BC / 2u);   // in Sa, dPa
-    let ap = blp + r * PS + h * (BC / 2u);   // in dSa
+    let at = r * SS + h * (BC / 2u);   // in the subgroup's blocks of Sa, dPa
+    let ap = r * PS + h * (BC / 2u);   // and of dSa
     {{#for c < BC/2}}{
       let col = ({{c}}u + lane) % (BC / 2u);
       var ds = 0.0;
-      if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[at + col], dPa[at + col], l2, dl).y; }
-      dSa[ap + col] = f16(ds * ds_scale);
+      if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[sg][at + col], dPa[sg][at + col], l2, dl).y; }
+      dSa[sg][ap + col] = f16(ds * ds_scale);
     }
     {{/for}}
     if (rare_tile(tid, full)) {
       // Rare: non-finite K in a tile with masked entries: dQ += dS K in scalar f32 over visible
       // keys, one 16-column block at a time, spilled through Sa.
       var unused = AM();
-      {{#for db < D/16}}rare_block(false, &dq{{db}}, &unused, blk, blp, r, i, j0, h * 8u, {{db}}u * 16u);
+      {{#for db < D/16}}rare_block(false, &dq{{db}}, &unused, sg, r, i, j0, h * 8u, {{db}}u * 16u);
       {{/for}}
     } else {
-      // dQ += dS K
-      for (var cb = 0u; cb < CB; cb++) {
-        let dsm = subgroupMatrixLoad<LM, row_major>(&dSa, blp + cb * 16u, PS);
-        let kb = cb * 16u * DP;
-        {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Qs, kb + {{db}}u * 16u, DP), dq{{db}});
+      // dQ += dS K (the K tile's blocks cb unrolled)
+      {{#for cb < BC/16}}{
+        let dsm = subgroupMatrixLoad<LM, row_major>(&dSa[sg], {{cb}}u * 16u, PS);
+        {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Qs[{{cb}}u], {{db}}u * 16u, DP), dq{{db}});
         {{/for}}
       }
+      {{/for}}
     }
   }
 
@@ -526,11 +529,11 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   {{/for}}
   var oq = old_block(GRAD_DQ, row0, ir, P.Nq, lane, 0u, true);
   {{#for db < D/16}}workgroupBarrier();
-  subgroupMatrixStore<row_major>(&Sa, blk, dq{{db}}, SS);
+  subgroupMatrixStore<row_major>(&Sa[sg], 0u, dq{{db}}, SS);
   workgroupBarrier();
   {
     let nq = old_block(GRAD_DQ, row0, ir, P.Nq, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
-    write_block(GRAD_DQ, row0, ir, P.Nq, blk, lane, {{db}}u, oq);
+    write_block(GRAD_DQ, row0, ir, P.Nq, sg, lane, {{db}}u, oq);
     oq = nq;
   }
   {{/for}}

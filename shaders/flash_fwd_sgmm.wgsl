@@ -42,12 +42,12 @@
 // from block P.q_blk0 on (FlashForward.encode); workgroup size WG = 32·SG.
 //
 // Bounds (Node runs it without Dawn's robustness clamps, src/gpu/node.ts; test/robust.test.ts):
-// - Ks/Vs (Bc·DP): word e < KV8 = Bc·D/8 (checked) goes to row e / D8 < Bc, halves
-//   8·(e % D8)… < D of it. Matrix loads are 16×16 blocks at row 16·cb (cb < CB = Bc/16) or a
-//   Q row block 16-aligned with s0 ≤ row < s0 + Bc (checked, so row ≤ s0 + Bc − 16), columns
-//   16·kk or 16·db < D, stride DP (the last block ends at row 15's column D − 1 < DP).
-// - S (Br·SS) / Pm (Br·PS): group grp's block starts at blk = grp·16·RB·SS (blp =
-//   grp·16·RB·PS; grp < SG/DS and (SG/DS)·16·RB = Br); its lanes read rows
+// - Ks/Vs (CB blocks of 16·DP): word e < KV8 = Bc·D/8 (checked) goes to row e / D8 < Bc (block
+//   row / 16 < CB), halves 8·(e % D8)… < D of it. Matrix loads are 16×16: all of block cb < CB
+//   (= Bc/16) or of a Q row block 16-aligned with s0 ≤ row < s0 + Bc (checked, so its block
+//   (row − s0) / 16 < CB), columns 16·kk or 16·db < D, stride DP (the last ends at row 15's
+//   column D − 1 < DP).
+// - S (SG/DS blocks of 16·RB·SS) / Pm (of 16·RB·PS): group grp < SG/DS has block grp; its lanes read rows
 //   r = hd·16·RB/DS + lane/LPR < 16·RB and columns h·COLS + c < LPR·COLS = Bc ≤ SS, PS; matrix
 //   blocks sit at rows 16·rb < 16·RB, columns 16·cb < Bc; spills at columns 16·hd…, below
 //   SW = 16·DS ≤ SS (const_assert), and lanes scale or add columns h·SW/LPR + c < SW.
@@ -104,10 +104,18 @@ const TH: f32 = 8.0;
 // (An order 1, as 2 with the votes copied through vote_u, was never faster and was removed.)
 const PIPE: u32 = {{PIPE}}u;
 
-var<workgroup> Ks: array<f16, BC * DP>;   // K tile; first stages the Q tile Bc rows at a time
-var<workgroup> Vs: array<f16, BC * DP>;
-var<workgroup> S: array<f32, BR * SS>;     // per group a 16·RB×Bc block: scores, O spills
-var<workgroup> Pm: array<f16, BR * PS>;    // per group a 16·RB×Bc block: P
+// Constant matrix offsets (browsers): Dawn's robustness transform (Tint) checks a subgroup-matrix
+// load or store at run time (offset and stride through selects, so the stride too is no longer a
+// constant) unless its offset, stride and array length are all constants; it applies no range
+// analysis there. So the tiles are arrays of blocks, each matrix operation takes the pointer of
+// its block (`&Ks[cb]`: one index clamp, like any other) at a constant offset within it: the key
+// blocks are unrolled by the specializer, and the subgroup's part hd enters the offsets as the
+// specializer's value HD: the constant 0u where DS = 1 (the only split robust devices run, src/kernels/sgmmTiles.ts). The
+// memory layout is that of the flat arrays (block b's row rr at row 16·b + rr).
+var<workgroup> Ks: array<array<f16, 16u * DP>, CB>;   // K tile, 16 rows a block; first stages Q Bc rows at a time
+var<workgroup> Vs: array<array<f16, 16u * DP>, CB>;
+var<workgroup> S: array<array<f32, SROWS * SS>, BR / SROWS>;   // per group a 16·RB×Bc block: scores, O spills
+var<workgroup> Pm: array<array<f16, SROWS * PS>, BR / SROWS>;  // per group a 16·RB×Bc block: P
 var<workgroup> l_s: array<f32, BR>;
 // A ring's forward (MERGE = 1, src/kernels/sgmmTiles.ts planSgmm) merges (P.accumulate) with each
 // row's weights (lse_merge) in w_s; a plain forward (MERGE = 0) has neither.
@@ -133,8 +141,9 @@ var<private> vr: array<vec4<u32>, LPT>;
 // Stores 16-byte word e (8 halves: row e / D8, columns 8·(e % D8)…) into Vs or Ks.
 fn put8(e: u32, w: vec4<u32>, into_v: bool) {
   let h = halves8(w);
-  let at = (e / D8) * DP + (e % D8) * 8u;
-  {{#for x < 8}}if (into_v) { Vs[at + {{x}}u] = h[{{x}}]; } else { Ks[at + {{x}}u] = h[{{x}}]; }
+  let row = e / D8;
+  let at = (row % 16u) * DP + (e % D8) * 8u;
+  {{#for x < 8}}if (into_v) { Vs[row / 16u][at + {{x}}u] = h[{{x}}]; } else { Ks[row / 16u][at + {{x}}u] = h[{{x}}]; }
   {{/for}}
 }
 
@@ -217,22 +226,23 @@ fn row_any(b: bool) -> bool {
   return y != 0u;
 }
 
-// Lane (r, h) scales its part of row r of the group's spilled O blocks (SW columns): O·α.
-fn scale_block_row(at: u32, a: f32) {
-  for (var c = 0u; c < SW / LPR; c++) { S[at + c] *= a; }
+// Lane (r, h) scales its part of row r of group grp's spilled O blocks (SW columns, from `at` in
+// the group's block of S): O·α.
+fn scale_block_row(grp: u32, at: u32, a: f32) {
+  for (var c = 0u; c < SW / LPR; c++) { S[grp][at + c] *= a; }
 }
 
 // The rare path of O += P V (see the header): lane (r, h)'s SW/LPR columns c0… of row r of a
-// spilled 16-column O block (row r at `at` in S, its P at `ap` in Pm), V columns d0 + c0…, over
-// the tile's keys j0… visible to query i.
-fn add_pv_row(at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
+// spilled 16-column O block (row r at `at` in group grp's block of S, its P at `ap` in the group's
+// block of Pm), V columns d0 + c0…, over the tile's keys j0… visible to query i.
+fn add_pv_row(grp: u32, at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
   let kr = key_range(i);
   for (var c = 0u; c < SW / LPR; c++) {
-    var x = S[at + c0 + c];
+    var x = S[grp][at + c0 + c];
     for (var jj = 0u; jj < BC; jj++) {
-      if (in_keys(kr, j0 + jj)) { x += f32(Pm[ap + jj]) * f32(Vs[jj * DP + d0 + c0 + c]); }
+      if (in_keys(kr, j0 + jj)) { x += f32(Pm[grp][ap + jj]) * f32(Vs[jj / 16u][(jj % 16u) * DP + d0 + c0 + c]); }
     }
-    S[at + c0 + c] = x;
+    S[grp][at + c0 + c] = x;
   }
 }
 
@@ -254,11 +264,12 @@ fn old_o(q_row0: u32, i_first: u32, lane: u32, db: u32, load: bool) -> array<f32
   return x;
 }
 
-// Writes block `db` (columns 16·db…) of O/ℓ for the group's rows i_first… from the subgroup's spill
-// at `blk` (row rr at blk + rr·SS). ℓ = NaN marks a NaN row; ℓ = 0 a row with no visible key.
+// Writes block `db` (columns 16·db…) of O/ℓ for group grp's rows i_first… from the subgroup's spill
+// at `sp` in the group's block of S (row rr at sp + rr·SS). ℓ = NaN marks a NaN row; ℓ = 0 a row with no visible key.
 // Merging (P.accumulate, a ring step), each entry is merged into what O held (`old`, old_o) with
 // the row's weights in w_s (common.wgsl lse_merge).
-fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, db: u32, old: array<f32, OPL>) {
+fn write_o_block(q_row0: u32, i_first: u32, grp: u32, sp: u32, lane: u32, db: u32, old: array<f32, OPL>) {
+  let l_first = grp * SROWS;
   for (var k = 0u; k < OPL; k++) {
     let e = lane + 32u * k;
     let rr = e / 16u;
@@ -267,7 +278,7 @@ fn write_o_block(q_row0: u32, i_first: u32, l_first: u32, blk: u32, lane: u32, d
     if (ii < P.Nq) {
       let ll = l_s[l_first + rr];
       var x = 0.0;
-      if (ll > 0.0) { x = S[blk + rr * SS + cc] / ll; }
+      if (ll > 0.0) { x = S[grp][sp + rr * SS + cc] / ll; }
       if (is_nan(ll)) { x = nan_f32(); }
       {{#for m < MERGE}}if (P.accumulate != 0u) { x = merged(vec3<f32>(w_s[l_first + rr], 0.0), old[k], x); }
       {{/for}}
@@ -291,12 +302,10 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let hd = sg % DS;                   // and its part: O columns 16·DH·hd…, S columns 16·CB/DS·hd…
   let r = hd * (SROWS / DS) + lane / LPR;   // this lane's softmax row within the group's 16·RB
   let h = lane % LPR;                 // and which part of the tile's columns it reads
-  let blk = grp * SROWS * SS;         // the group's block in S
-  let blp = grp * SROWS * PS;         // and in Pm
   let i_sg = i0 + grp * SROWS;        // the group's first query row
   let i = i_sg + r;                   // this lane's query row
-  let ob = hd * DH * 16u;             // the subgroup's first O column
-  let bsp = blk + hd * 16u;           // its O blocks' spills in S: the group's rows, columns 16·hd…
+  // Its O blocks' spills in the group's block of S: columns 16·hd… (HD · 16 in matrix offsets).
+  let sp = hd * 16u;
 
   // The subgroup's Q blocks into registers (q<rb>_<kk>), staged through Ks Bc rows at a time
   // (zeros past Nq), and its O accumulators o<rb>_<db>: one variable per 16×16 block,
@@ -312,8 +321,8 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     }
     workgroupBarrier();
     {{#for rb < RB}}if (grp * SROWS + {{rb}}u * 16u >= s0 && grp * SROWS + {{rb}}u * 16u < s0 + BC) {
-      let qa = (grp * SROWS + {{rb}}u * 16u - s0) * DP;
-      {{#for kk < D/16}}q{{rb}}_{{kk}} = subgroupMatrixLoad<LM, row_major>(&Ks, qa + {{kk}}u * 16u, DP);
+      let qa = (grp * SROWS + {{rb}}u * 16u - s0) / 16u;   // the staged block
+      {{#for kk < D/16}}q{{rb}}_{{kk}} = subgroupMatrixLoad<LM, row_major>(&Ks[qa], {{kk}}u * 16u, DP);
       {{/for}}
     }
     {{/for}}
@@ -352,20 +361,21 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       if (j0 + BC < n_end) { fetch_kv(kv8, j0 + BC, tid); }
     }
 
-    // S = Q Kᵀ for the group's rows, the subgroup's CB/DS blocks of columns; each K block feeds RB products.
-    for (var cb = hd * (CB / DS); cb < (hd + 1u) * (CB / DS); cb++) {
-      let kb = cb * 16u * DP;
+    // S = Q Kᵀ for the group's rows, the subgroup's CBS = CB/DS blocks of columns (block hd·CBS + c,
+    // unrolled); each K block feeds RB products.
+    {{#for c < CBS}}{
       {{#for rb < RB}}var acc{{rb}} = AM();
       {{/for}}
       {{#for kk < D/16}}{
-        let kt = subgroupMatrixLoad<RM, col_major>(&Ks, kb + {{kk}}u * 16u, DP);
+        let kt = subgroupMatrixLoad<RM, col_major>(&Ks[{{HD}} * CB / DS + {{c}}u], {{kk}}u * 16u, DP);
         {{#for rb < RB}}acc{{rb}} = subgroupMatrixMultiplyAccumulate(q{{rb}}_{{kk}}, kt, acc{{rb}});
         {{/for}}
       }
       {{/for}}
-      {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, blk + {{rb}}u * 16u * SS + cb * 16u, acc{{rb}}, SS);
+      {{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{rb}}u * 16u * SS + {{HD}} * CB / DS * 16u + {{c}}u * 16u, acc{{rb}}, SS);
       {{/for}}
     }
+    {{/for}}
     workgroupBarrier();               // S written; every subgroup is done with Ks (and Vs of t − 1)
     if (PIPE != 0u) {
       stash_v(tid, par);              // V(t); vr ← V(t + 1)
@@ -379,8 +389,8 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     // Online softmax: lane (r, h) reads columns h·COLS + (c + lane) mod COLS once, as
     // S·scale·log2 e (masked ones as NEG_BIG).
     let full = all_see(sg_keys, j0, j0 + BC);   // the group's rows see the whole tile
-    let row_at = blk + r * SS + h * COLS;   // in S
-  let row_ap = blp + r * PS + h * COLS;   // in Pm
+    let row_at = r * SS + h * COLS;   // in the group's block of S
+    let row_ap = r * PS + h * COLS;   // and of Pm
     let col0 = j0 + h * COLS;
     // The column loops are unrolled by the specializer (sv<c> stay in registers; a driver
     // that keeps a 32-long loop rolled would put an indexed array in local memory).
@@ -388,13 +398,13 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     {{#for c < COLS}}var sv{{c}} = NEG_BIG;
     {{/for}}
     if (full) {
-      {{#for c < COLS}}sv{{c}} = S[row_at + ({{c}}u + lane) % COLS] * P.scale_log2;
+      {{#for c < COLS}}sv{{c}} = S[grp][row_at + ({{c}}u + lane) % COLS] * P.scale_log2;
       mt = max(mt, sv{{c}});
       spoiled = spoiled | tc_spoils_row(sv{{c}});
       {{/for}}
     } else {
       let kr = key_range(i);
-      {{#for c < COLS}}if (in_keys(kr, col0 + ({{c}}u + lane) % COLS)) { sv{{c}} = S[row_at + ({{c}}u + lane) % COLS] * P.scale_log2; }
+      {{#for c < COLS}}if (in_keys(kr, col0 + ({{c}}u + lane) % COLS)) { sv{{c}} = S[grp][row_at + ({{c}}u + lane) % COLS] * P.scale_log2; }
       mt = max(mt, sv{{c}});
       spoiled = spoiled | tc_spoils_row(sv{{c}});
       {{/for}}
@@ -413,7 +423,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     {{#for c < COLS}}{
       var p = 0.0;
       if (full || sv{{c}} > NEG_HALF) { p = exp2(sv{{c}} - m); }
-      Pm[row_ap + ({{c}}u + lane) % COLS] = f16(p);
+      Pm[grp][row_ap + ({{c}}u + lane) % COLS] = f16(p);
       sum += p;
     }
     {{/for}}
@@ -438,11 +448,11 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     if ((votes & VOTE_RAISE) != 0u) {
       // Some row raised its max: rescale O one 16-column block a subgroup at a time, spilled through
       // S (the group's subgroups side by side; the lanes of a row's softmax scale it).
-      {{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, bsp + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
+      {{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
       {{/for}}workgroupBarrier();
-      scale_block_row(blk + r * SS + h * (SW / LPR), alpha);
+      scale_block_row(grp, r * SS + h * (SW / LPR), alpha);
       workgroupBarrier();
-      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, bsp + {{rb}}u * 16u * SS, SS);
+      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, SS);
       {{/for}}workgroupBarrier();
       {{/for}}
     }
@@ -453,26 +463,26 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       // visible keys only, one 16-column block at a time, spilled through S.
       // Lane (r, h) takes spill columns cs… of subgroup part cs / 16 (V columns of that part's block).
       let cs = h * (SW / LPR);
-      {{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S, bsp + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
+      {{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
       {{/for}}workgroupBarrier();
-      add_pv_row(blk + r * SS + (cs / 16u) * 16u, blp + r * PS, i, j0, cs % 16u, ((cs / 16u) * DH + {{db}}u) * 16u);
+      add_pv_row(grp, r * SS + (cs / 16u) * 16u, r * PS, i, j0, cs % 16u, ((cs / 16u) * DH + {{db}}u) * 16u);
       workgroupBarrier();
-      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S, bsp + {{rb}}u * 16u * SS, SS);
+      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, SS);
       {{/for}}workgroupBarrier();
       {{/for}}
     } else {
       // O += P V; each V block feeds RB products.
-      for (var cb = 0u; cb < CB; cb++) {
-        {{#for rb < RB}}let pm{{rb}} = subgroupMatrixLoad<LM, row_major>(&Pm, blp + {{rb}}u * 16u * PS + cb * 16u, PS);
+      {{#for cb < BC/16}}{
+        {{#for rb < RB}}let pm{{rb}} = subgroupMatrixLoad<LM, row_major>(&Pm[grp], {{rb}}u * 16u * PS + {{cb}}u * 16u, PS);
         {{/for}}
-        let vb = cb * 16u * DP + ob;
         {{#for db < DH}}{
-          let vt = subgroupMatrixLoad<RM, row_major>(&Vs, vb + {{db}}u * 16u, DP);
+          let vt = subgroupMatrixLoad<RM, row_major>(&Vs[{{cb}}u], {{HD}} * DH * 16u + {{db}}u * 16u, DP);
           {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixMultiplyAccumulate(pm{{rb}}, vt, o{{rb}}_{{db}});
           {{/for}}
         }
         {{/for}}
       }
+      {{/for}}
     }
   }
 
@@ -498,11 +508,11 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   // Merging, each block's old entries are read while the one before is spilled and written.
   var old = old_o(q_row0, i_sg, lane, hd * DH, true);
   {{#for db < DH}}workgroupBarrier();
-  {{#for rb < RB}}subgroupMatrixStore<row_major>(&S, bsp + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
+  {{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
   {{/for}}workgroupBarrier();
   {
     let nxt = old_o(q_row0, i_sg, lane, hd * DH + {{db}}u + 1u, {{db}}u + 1u < DH);
-    write_o_block(q_row0, i_sg, grp * SROWS, bsp, lane, hd * DH + {{db}}u, old);
+    write_o_block(q_row0, i_sg, grp, sp, lane, hd * DH + {{db}}u, old);
     old = nxt;
   }
   {{/for}}
