@@ -88,7 +88,7 @@ const DP: u32 = D + PAD;       // Ks, Vs (and Q staging) rows, halves
 const SS: u32 = BC + PAD / 2u; // S rows, f32
 const PS: u32 = BC + PAD;      // Pm rows, halves
 const TH: f32 = 8.0;
-// The order of a tile's steps (src/kernels/sgmmTiles.ts sgmmFwdPipeFor: 2 from D = 128 up, 0
+// The order of a tile's steps (src/kernels/sgmmTiles.ts sgmmFwdPipeFor: 2 with the D split, 0
 // below; FLASHRING_SGMM_FWD_PIPE pins it; barriers per K/V tile in brackets, counting a uniform
 // load as the barrier, load, barrier that Tint makes of it):
 //  0 [6]  barrier, stash K and V of tile t, barrier, fetch tile t + 1 (K and V in one loop each:
