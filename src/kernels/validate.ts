@@ -50,8 +50,11 @@ export async function validateModules(modules: Iterable<NamedModule>, mutate: (c
   return report;
 }
 
-/** Every tensor-core specialization the planner can pick at these head dims (the forward in each order of its steps). */
-function* sgmmModules(heads: number[]): Generator<NamedModule> {
+/**
+ * Every tensor-core specialization the planner can pick at these head dims (the forward in each order of its
+ * steps); also read by test/sgmm-offsets.test.ts.
+ */
+export function* sgmmModules(heads: number[]): Generator<NamedModule> {
   for (const D of heads) for (const out of ['f16', 'f32'] as const) {
     const t = { precision: 'f16' as const, out, grad: out };
     for (const [kind, shader] of [['fwd', SHADERS.flashFwdSgmm], ['bwd', SHADERS.flashBwdSgmm]] as const) {

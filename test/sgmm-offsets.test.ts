@@ -1,0 +1,53 @@
+/**
+ * The tensor-core kernels' subgroup-matrix offsets, read from every specialization the planner can pick
+ * (src/kernels/validate.ts sgmmModules, the sources validate-shaders compiles). Dawn's robustness
+ * transform (on in every browser) checks a subgroup-matrix load or store at run time, its offset and
+ * stride through selects, unless offset, stride and array length are all constants; measured on the
+ * H200 that check cost the forward 10–32% (docs/performance.md, "fifteenth step"). So every load and
+ * store from workgroup memory must take its block's pointer at an offset made of literals and module
+ * constants only; the forward's D split (DS = 2) may add its subgroup part hd. Loads and stores of
+ * the storage buffers (the backward's direct epilogue) are checked by the driver's robustness, not Tint's.
+ */
+import { describe, expect, it } from 'vitest';
+import { sgmmModules } from '../src/kernels/validate.js';
+
+const WORKGROUP = new Set(['Ks', 'Vs', 'S', 'Pm', 'Qs', 'dOs', 'Sa', 'dPa', 'Pa', 'dSa']);
+const STORAGE = new Set(['dq', 'dk', 'dv']);
+/** Literals (16u), module constants (SS, DP, CB, …), products, sums and quotients of them. */
+const CONSTANT = /^[0-9A-Z_u*+/ ]+$/;
+const CALL = /subgroupMatrixLoad<\w+, \w+>\(&(\w+)(?:\[[^\]]+\])?, ([^,()]+), [^,()]+\)|subgroupMatrixStore<\w+>\(&(\w+)(?:\[[^\]]+\])?, ([^,()]+), [^,()]+, [^,()]+\)/g;
+
+/** The (array, offset) of each subgroup-matrix load and store in a source, and how many calls it holds. */
+function matrixOffsets(code: string): { calls: number; ops: [string, string][] } {
+  const ops = [...code.matchAll(CALL)].map((m): [string, string] => [m[1] ?? m[3], (m[2] ?? m[4]).trim()]);
+  return { calls: (code.match(/subgroupMatrix(Load|Store)</g) ?? []).length, ops };
+}
+
+describe('tensor-core kernels: subgroup-matrix offsets the robustness transform can see are constants', () => {
+  it('every load and store from workgroup memory is at a constant offset within its block (hd too with the D split)', () => {
+    let modules = 0;
+    let checked = 0;
+    for (const [what, code] of sgmmModules([16, 32, 48, 64, 128, 256])) {
+      modules++;
+      const { calls, ops } = matrixOffsets(code);
+      expect(ops.length, `${what}: every call parsed`).toBe(calls);
+      for (const [array, offset] of ops) {
+        if (STORAGE.has(array)) continue;
+        expect(WORKGROUP.has(array), `${what}: ${array} is a known workgroup array`).toBe(true);
+        const allowed = what.includes('DS=') ? offset.replace(/\bhd\b/g, '0u') : offset;
+        expect(allowed, `${what}: offset of a load or store from ${array}`).toMatch(CONSTANT);
+        checked++;
+      }
+    }
+    expect(modules).toBeGreaterThan(50);
+    expect(checked).toBeGreaterThan(5000);
+  });
+  it('the check itself: the offsets before the change (7d8e3fc, a run-time block offset) fail it', () => {
+    const old = 'let kt = subgroupMatrixLoad<RM, col_major>(&Ks, kb + 0u * 16u, DP);\nsubgroupMatrixStore<row_major>(&S, blk + 0u * 16u * SS + cb * 16u, acc0, SS);';
+    const { calls, ops } = matrixOffsets(old);
+    expect(ops.length).toBe(calls);
+    expect(ops.map(([, off]) => CONSTANT.test(off))).toEqual([false, false]);
+    const now = 'let kt = subgroupMatrixLoad<RM, col_major>(&Ks[0u * CB / DS + 1u], 0u * 16u, DP);';
+    expect(matrixOffsets(now).ops.map(([a, off]) => [a, CONSTANT.test(off)])).toEqual([['Ks', true]]);
+  });
+});
