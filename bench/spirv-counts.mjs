@@ -3,8 +3,9 @@
 // (FLASHRING_DAWN_FLAGS='enable-dawn-features=dump_shaders'): per module, its entry points, head dim
 // and kind (tensor-core or portable), the index clamps (UMin: the shader's own min() calls on u32
 // count too), the infinite-loop guards (loops whose counter starts at Tint's all-ones vec2), and the
-// subgroup-matrix loads and stores, and of them the checked ones (Tint predicates each unless its
-// offset, stride and array length are all constants: its stride is then a select, not a constant).
+// subgroup-matrix loads and stores, and of them the checked ones (Tint predicates each unless it can
+// prove it in bounds, e.g. constant offset, stride and array length: a checked one's stride is a select,
+// not a constant).
 // Used by test/robust-spirv.test.ts.
 // Usage: node bench/spirv-counts.mjs LOG   (LOG plain, or .xz: decompressed with xz -dc)
 import { readFileSync } from 'node:fs';

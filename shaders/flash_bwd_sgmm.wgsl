@@ -17,7 +17,7 @@
 //   dkdv:  dV += Pᵀ dO,  dK += dSᵀ Q          dq:  dQ += dS K
 // Operand and accumulator blocks are separate variables (k0…, dk0…, unrolled by the
 // specializer), not arrays of subgroup matrices. The scale is applied to dK and dQ at the end.
-// Matrix offsets differ per subgroup (uniform within it): the module turns off Chromium's
+// Matrix pointers (blocks) and offsets differ per subgroup (uniform within it): the module turns off Chromium's
 // workgroup-uniformity check for subgroup matrices, and the host requires subgroups of exactly 32.
 // Tiles come from global memory with 16-byte loads into registers, one tile ahead of the one
 // in use (prefetch), and are then stored to workgroup memory (K, V, Q, dO hold f16: these
@@ -62,7 +62,7 @@ alias GW = GT;
 const SG: u32 = WG / 32u;
 const OWN: u32 = 16u * SG;     // rows (keys for dkdv, queries for dq) owned by a workgroup
 const RB: u32 = BR / 16u;      // 16-row blocks of a Q tile (dkdv)
-const CB: u32 = BC / 16u;      // 16-row blocks of a K/V tile (dq)
+const_assert BR == BC;         // Qs and dOs hold RB blocks for either kernel's tile
 const D8: u32 = D / 8u;        // 16-byte words per row
 const T8: u32 = BR * D8;       // 16-byte words of a tile (Br = Bc)
 const LPT: u32 = (T8 + WG - 1u) / WG;   // of them per invocation
@@ -78,8 +78,8 @@ const PS: u32 = BR + PAD;      // Pa, dSa rows, halves
 // Every workgroup variable is a multiple of 16 bytes (the NVIDIA driver's matrix loads and
 // stores need 16-byte aligned arrays: docs/performance.md).
 // Constant matrix offsets (browsers; as the forward, flash_fwd_sgmm.wgsl): Dawn's robustness
-// transform checks a subgroup-matrix load or store at run time unless its offset, stride and array
-// length are all constants. So the tiles are arrays of 16-row blocks and the per-subgroup scratch
+// transform checks a subgroup-matrix load or store at run time unless it can prove it in bounds
+// (constant offset, stride and array length). So the tiles are arrays of 16-row blocks and the per-subgroup scratch
 // one block a subgroup; each matrix operation takes its block's pointer (`&Qs[qb]`, `&Sa[sg]`: one
 // index clamp) at a constant offset, the blocks of a tile unrolled by the specializer. The memory
 // layout is that of flat arrays.

@@ -11,7 +11,7 @@
 // share each K/V tile of Bc rows in workgroup memory; the next tiles are fetched into registers
 // (16-byte loads) while the current one is used (PIPE, below). Each K (or V) block loaded from workgroup
 // memory feeds RB products (register blocking: at RB = 2 half the matrix loads per product).
-// Matrix offsets differ per subgroup (uniform within it), so the module turns off Chromium's
+// Matrix pointers (blocks) and offsets differ per subgroup (uniform within it), so the module turns off Chromium's
 // workgroup-uniformity check for subgroup matrices; the adapter must run subgroups of exactly
 // 32 (checked by the host).
 //
@@ -88,8 +88,8 @@ const DP: u32 = D + PAD;       // Ks, Vs (and Q staging) rows, halves
 const SS: u32 = BC + PAD / 2u; // S rows, f32
 const PS: u32 = BC + PAD;      // Pm rows, halves
 const TH: f32 = 8.0;
-// The order of a tile's steps (src/kernels/sgmmTiles.ts sgmmFwdPipeFor: 2 with the D split, 0
-// below; FLASHRING_SGMM_FWD_PIPE pins it; barriers per K/V tile in brackets, counting a uniform
+// The order of a tile's steps (src/kernels/sgmmTiles.ts sgmmFwdPipeForSplit: 2 with the D split, 0
+// otherwise; FLASHRING_SGMM_FWD_PIPE pins it; barriers per K/V tile in brackets, counting a uniform
 // load as the barrier, load, barrier that Tint makes of it):
 //  0 [6]  barrier, stash K and V of tile t, barrier, fetch tile t + 1 (K and V in one loop each:
 //         fetch_kv, stash_kv), S = Q Kᵀ, barrier,
@@ -106,12 +106,13 @@ const PIPE: u32 = {{PIPE}}u;
 
 // Constant matrix offsets (browsers): Dawn's robustness transform (Tint) checks a subgroup-matrix
 // load or store at run time (offset and stride through selects, so the stride too is no longer a
-// constant) unless its offset, stride and array length are all constants; it applies no range
-// analysis there. So the tiles are arrays of blocks, each matrix operation takes the pointer of
-// its block (`&Ks[cb]`: one index clamp, like any other) at a constant offset within it: the key
-// blocks are unrolled by the specializer, and the subgroup's part hd enters the offsets as the
-// specializer's value HD: the constant 0u where DS = 1 (the only split robust devices run, src/kernels/sgmmTiles.ts). The
-// memory layout is that of the flat arrays (block b's row rr at row 16·b + rr).
+// constant) unless it can prove the access in bounds: constant offset, stride and array length, and
+// (in the dumps) little more, nothing it could prove of offsets built from the subgroup. So the
+// tiles are arrays of blocks, each matrix operation takes the pointer of its block (`&Ks[cb]`: one
+// index clamp, like any other) at a constant offset within it: the key blocks are unrolled by the
+// specializer, and the subgroup's part hd enters the offsets as the specializer's value HD, the
+// constant 0u where DS = 1 (the split robust devices pick by default: src/kernels/sgmmTiles.ts).
+// The memory layout is that of the flat arrays (block b's row rr at row 16·b + rr).
 var<workgroup> Ks: array<array<f16, 16u * DP>, CB>;   // K tile, 16 rows a block; first stages Q Bc rows at a time
 var<workgroup> Vs: array<array<f16, 16u * DP>, CB>;
 var<workgroup> S: array<array<f32, SROWS * SS>, BR / SROWS>;   // per group a 16·RB×Bc block: scores, O spills
@@ -367,12 +368,12 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       {{#for rb < RB}}var acc{{rb}} = AM();
       {{/for}}
       {{#for kk < D/16}}{
-        let kt = subgroupMatrixLoad<RM, col_major>(&Ks[{{HD}} * CB / DS + {{c}}u], {{kk}}u * 16u, DP);
+        let kt = subgroupMatrixLoad<RM, col_major>(&Ks[{{HD}} * {{CBS}}u + {{c}}u], {{kk}}u * 16u, DP);
         {{#for rb < RB}}acc{{rb}} = subgroupMatrixMultiplyAccumulate(q{{rb}}_{{kk}}, kt, acc{{rb}});
         {{/for}}
       }
       {{/for}}
-      {{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{rb}}u * 16u * SS + {{HD}} * CB / DS * 16u + {{c}}u * 16u, acc{{rb}}, SS);
+      {{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{rb}}u * 16u * SS + {{HD}} * {{CBS}}u * 16u + {{c}}u * 16u, acc{{rb}}, SS);
       {{/for}}
     }
     {{/for}}

@@ -2,7 +2,8 @@
  * The tensor-core kernels' subgroup-matrix offsets, read from every specialization the planner can pick
  * (src/kernels/validate.ts sgmmModules, the sources validate-shaders compiles). Dawn's robustness
  * transform (on in every browser) checks a subgroup-matrix load or store at run time, its offset and
- * stride through selects, unless offset, stride and array length are all constants; measured on the
+ * stride through selects, unless it can prove it in bounds (constant offset, stride and array length;
+ * nothing built from the subgroup was proven in the dumps); measured on the
  * H200 that check cost the forward 10–32% (docs/performance.md, "fifteenth step"). So every load and
  * store from workgroup memory must take its block's pointer at an offset made of literals and module
  * constants only; the forward's D split (DS = 2) may add its subgroup part hd. Loads and stores of

@@ -94,11 +94,12 @@ export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number, robust = false): 
 
 /**
  * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
- * forward Br = 16·RB·SG/DS, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows.
+ * forward Br = 16·RB·SG/DS, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows. The
+ * forward's step order is `pipe`, or where none is given sgmmFwdPipeForSplit(DS).
  */
 export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe?: SgmmForwardPipe, DS = 1, merge = false): TilePlan {
   return kind === 'fwd'
-    ? { BR: (16 * RB * SG) / DS, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad, DS, merge), rowBlocks: RB, pad, pipe: pipe ?? sgmmFwdPipeFor(DS), dSplit: DS, merge }
+    ? { BR: (16 * RB * SG) / DS, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad, DS, merge), rowBlocks: RB, pad, pipe: pipe ?? sgmmFwdPipeForSplit(DS), dSplit: DS, merge }
     : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad };
 }
 
@@ -113,12 +114,13 @@ export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: numb
  * D = 128 too, except with the D split (`flashring tune`, N = 16384, not causal, forward ms 0 / 2,
  * bench/results/2026-12-04-tc-tune-h200): robustness on 8×32×1 18.43 / 19.99, 4×16×1 20.58 / 25.64;
  * off 8×32×1 18.64 / 19.62, 4×16×1 20.59 / 24.80, but 8×16×1 20.61 / 19.88 and the D split
- * 16×32×1×2 18.20 / **16.70**. So 2 with the D split, 0 otherwise (sgmmFwdPipeFor; head dims
+ * 16×32×1×2 18.20 / **16.70**. So 2 with the D split, 0 otherwise (sgmmFwdPipeForSplit; head dims
  * above 128 are not measured); a tuning's sgmmForwardPipe (FLASHRING_SGMM_FWD_PIPE) pins either.
  */
 export const SGMM_FWD_PIPES = [0, 2] as const;
 export type SgmmForwardPipe = (typeof SGMM_FWD_PIPES)[number];
-export const sgmmFwdPipeFor = (DS = 1): SgmmForwardPipe => (DS > 1 ? 2 : 0);
+/** The forward's step order for a D split DS ways (1: none), where no tuning pins one. */
+export const sgmmFwdPipeForSplit = (DS = 1): SgmmForwardPipe => (DS > 1 ? 2 : 0);
 
 /** Why the adapter cannot run the subgroup-matrix kernels at head dim D and this precision, or null. */
 function sgmmUnsupported(dev: FlashDevice, D: number, precision: Precision): string | null {

@@ -46,8 +46,8 @@ export function attentionValues(D: number, plan: TilePlan, t: KernelTypes, unrol
 export function attentionSource(body: string, values: SpecValues, bindings: BindingTable, extraEnables: string[] = []): string {
   const f16 = [values.ST, values.OT, values.GT].includes('f16');
   const enables = [...(f16 ? ['f16'] : []), ...extraEnables];
-  // The tensor-core kernels give each subgroup its own matrix offsets (uniform within the
-  // subgroup, not across the workgroup), which Chromium's uniformity check would reject.
+  // The tensor-core kernels give each subgroup its own matrix blocks and offsets (uniform within
+  // the subgroup, not across the workgroup), which Chromium's uniformity check would reject.
   const directives = enables.includes('chromium_experimental_subgroup_matrix') ? ['diagnostic(off, chromium.subgroup_matrix_uniformity);'] : [];
   const ENABLES = [...enables.map((e) => `enable ${e};`), ...directives].join('\n');
   return specialize(`${SHADERS.common}\n${body}`, { ...values, ENABLES, PARAMS: PARAMS_WGSL, BINDINGS: wgslBindings(bindings) }, { roll: values.RT === ROLLED });
