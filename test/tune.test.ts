@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { testDevice } from './gpu.js';
-import { TUNE_MARGIN, autotune, showPins, sourceHash, tuneCandidates, tuneKey, type TuneEntry, type TuneStore } from '../src/bench/tune.js';
+import { TUNE_MARGIN, autotune, showPins, sourceHash, storedTuning, tuneCandidates, tuneKey, type TuneEntry, type TuneStore } from '../src/bench/tune.js';
 import { SGMM_FWD_PIPES, planSgmm } from '../src/kernels/sgmmTiles.js';
 import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../src/kernels/tiles.js';
 import { resolveTuning, tuningFromEnv, type KernelTuning } from '../src/kernels/tuning.js';
@@ -99,6 +99,8 @@ describe('autotune on this device', () => {
     if (e.tuning.portableForward) expect([{ rows: 16, cols: 8 }, { rows: 4, cols: 4 }]).toContainEqual(e.tuning.portableForward);
     if (e.tuning.portableBackward) expect(e.tuning.portableBackward).toEqual({ rows: 8, cols: 8 });
     expect(store.entries.get(e.key)).toMatchObject({ key: e.key, tuning: e.tuning });
+    // What a run takes from the store: the pins, or nothing where the defaults were kept.
+    expect(await storedTuning(dev, store, r)).toEqual(Object.keys(e.tuning).length ? e.tuning : undefined);
     // Again: from the store, no search (no progress line); fresh: searched again.
     const gets = store.gets;
     const again = await autotune(dev, r, store, { candidates: few, progress: (l) => lines.push(l) });
@@ -113,6 +115,9 @@ describe('autotune on this device', () => {
     expect(fresh.tuning).toEqual({});   // nothing searched: the defaults, and why
     expect(fresh.keptDefaults).toBe('no candidate ran');
     expect(lines.at(-1)).toBe('  kept the defaults: no candidate ran');
+    // An entry that kept the defaults gives a run no pins: it is not "tuned" (the page once said it was).
+    expect(store.entries.get(e.key)?.tuning).toEqual({});
+    expect(await storedTuning(dev, store, r)).toBeUndefined();
     expect(lines.length).toBeGreaterThan(n);
   }, 300_000);
 

@@ -234,7 +234,12 @@ async function search(
   return { ...entry, fromStore: false };
 }
 
-/** The stored pins for a request on this device (the path it takes by default), or undefined where the store has none. */
+/**
+ * The stored pins for a request on this device (the path it takes by default), or undefined where the store
+ * has none: no entry, or an entry that kept the defaults (no pins), so that a run never says it was tuned
+ * when it ran the defaults.
+ */
 export async function storedTuning(dev: FlashDevice, store: TuneStore, r: Pick<TuneRequest, 'D' | 'precision' | 'causal' | 'robust'>): Promise<KernelTuning | undefined> {
-  return (await store.get((await defaultKey(dev, r)).key))?.tuning;
+  const tuning = (await store.get((await defaultKey(dev, r)).key))?.tuning;
+  return tuning && Object.keys(tuning).length ? tuning : undefined;
 }
