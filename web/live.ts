@@ -435,7 +435,7 @@ export function setupLive(hooks: Record<string, unknown>): void {
       });
       if (id !== runId) return;
       const check = checkRun(s, cfg, x as Record<string, Float32Array>, res);
-      const tiles = pins ? `tuned in this browser: ${showPins(pins)}` : cfg.tuned ? 'defaults (Tune has stored none for this GPU, D, precision and mask)' : 'defaults';
+      const tiles = pins ? `tuned in this browser: ${showPins(pins)}` : cfg.tuned ? 'defaults (Tune has stored no pins for this GPU, D, precision and mask)' : 'defaults';
       showResults([...resultRows(s, cfg, res, adapterName(dev.adapter)), ['tiles', tiles], ['error vs float64', check.row]]);
       drawTimeline(res.timeline);
       drawPredicted(res.timeline);
@@ -492,7 +492,7 @@ async function tune(form: HTMLFormElement, pool: DevicePool, store: ReturnType<t
       fresh: true, progress: (line) => { status.textContent = line.trim(); },
     });
     showResults(tuneRows(e, adapterName(dev.adapter)));
-    status.textContent = Object.keys(e.tuning).length ? 'tuned: Run uses these tiles while "tuned tiles" is ticked' : 'the defaults were kept (no candidate pair was faster and exact)';
+    status.textContent = Object.keys(e.tuning).length ? 'tuned: Run uses these tiles while "tuned tiles" is ticked' : 'the defaults were kept (no candidate was 2% faster and exact)';
     hooks.tune = { done: true, key: e.key, tuning: e.tuning, checkErr: e.checkErr, trials: e.trials.length };
   } catch (err) {
     const msg = err instanceof FormError ? err.message : `Tuning failed: ${(err as Error).message}`;

@@ -13,9 +13,10 @@ import { parseCommand } from './args.js';
 
 const HELP = `usage: flashring tune [options]
   Times each tile candidate of the path this adapter takes (forward and backward apart) at one
-  shape, keeps the fastest pair that passes the float64 check and is 2% faster than the defaults
-  timed beside it, and stores it per (adapter, kernels' hash, robustness, pins, path, D, precision,
-  mask); a stored entry is reused (and says so when tuned at another shape) unless --fresh.
+  shape, keeps each kernel's fastest pins where that kernel ran 2% faster than its defaults timed
+  beside them and what is kept passes the float64 check, and stores them per (adapter, kernels'
+  hash, robustness, pins, path, D, precision, mask); a stored entry is reused (and says so when
+  tuned at another shape) unless --fresh.
   --D LIST          head dims (default 64,128)
   --precision LIST  f32,f16 (default: f16 where the adapter has it, else f32)
   --causal LIST     false,true (default both)
