@@ -10,18 +10,24 @@
  * the storage buffers (the backward's direct epilogue) are checked by the driver's robustness, not Tint's.
  */
 import { describe, expect, it } from 'vitest';
+import { sgmmCalls } from '../src/kernels/pipeline.js';
 import { sgmmModules } from '../src/kernels/validate.js';
 
-const WORKGROUP = new Set(['Ks', 'Vs', 'S', 'Pm', 'Qs', 'dOs', 'Sa', 'dPa', 'Pa', 'dSa']);
-const STORAGE = new Set(['dq', 'dk', 'dv']);
 /** Literals (16u), module constants (SS, DP, CB, …), products, sums and quotients of them. */
 const CONSTANT = /^[0-9A-Z_u*+/ ]+$/;
-const CALL = /subgroupMatrixLoad<\w+, \w+>\(&(\w+)(?:\[[^\]]+\])?, ([^,()]+), [^,()]+\)|subgroupMatrixStore<\w+>\(&(\w+)(?:\[[^\]]+\])?, ([^,()]+), [^,()]+, [^,()]+\)/g;
 
-/** The (array, offset) of each subgroup-matrix load and store in a source, and how many calls it holds. */
-function matrixOffsets(code: string): { calls: number; ops: [string, string][] } {
-  const ops = [...code.matchAll(CALL)].map((m): [string, string] => [m[1] ?? m[3], (m[2] ?? m[4]).trim()]);
-  return { calls: (code.match(/subgroupMatrix(Load|Store)</g) ?? []).length, ops };
+/**
+ * The array and offset of each subgroup-matrix load and store in a source (parsed as legacySgmmSpelling
+ * parses them), how many calls it holds, and the arrays it declares in workgroup and in storage memory.
+ */
+function matrixOffsets(code: string): { calls: number; ops: [string, string][]; workgroup: Set<string>; storage: Set<string> } {
+  const declared = (space: string) => new Set([...code.matchAll(new RegExp(`var<${space}[^>]*> (\\w+)`, 'g'))].map((m) => m[1]));
+  return {
+    calls: (code.match(/subgroupMatrix(Load|Store)</g) ?? []).length,
+    ops: sgmmCalls(code).map(({ pointer, offset }): [string, string] => [/^&(\w+)/.exec(pointer)?.[1] ?? pointer, offset.trim()]),
+    workgroup: declared('workgroup'),
+    storage: declared('storage'),
+  };
 }
 
 describe('tensor-core kernels: subgroup-matrix offsets the robustness transform can see are constants', () => {
@@ -30,11 +36,11 @@ describe('tensor-core kernels: subgroup-matrix offsets the robustness transform 
     let checked = 0;
     for (const [what, code] of sgmmModules([16, 32, 48, 64, 128, 256])) {
       modules++;
-      const { calls, ops } = matrixOffsets(code);
+      const { calls, ops, workgroup, storage } = matrixOffsets(code);
       expect(ops.length, `${what}: every call parsed`).toBe(calls);
       for (const [array, offset] of ops) {
-        if (STORAGE.has(array)) continue;
-        expect(WORKGROUP.has(array), `${what}: ${array} is a known workgroup array`).toBe(true);
+        if (storage.has(array)) continue;
+        expect(workgroup.has(array), `${what}: ${array} is declared in workgroup memory`).toBe(true);
         const allowed = what.includes('DS=') ? offset.replace(/\bhd\b/g, '0u') : offset;
         expect(allowed, `${what}: offset of a load or store from ${array}`).toMatch(CONSTANT);
         checked++;

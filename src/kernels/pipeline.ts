@@ -60,13 +60,27 @@ export async function buildSgmmPipelines(
   throw new GPUValidationError(label, `no spelling of the subgroup-matrix builtins compiled: ${errors.join(' | ')}`);
 }
 
+/**
+ * A subgroup-matrix load or store as the shaders spell it (layout as a template argument; no
+ * argument holds a comma or parentheses): load <type, layout>(pointer, offset, stride), store
+ * <layout>(pointer, offset, matrix, stride).
+ */
+const SGMM_LOAD = /subgroupMatrixLoad<(\w+), (row_major|col_major)>\(([^,()]+), ([^,()]+), ([^,()]+)\)/g;
+const SGMM_STORE = /subgroupMatrixStore<(row_major|col_major)>\(([^,()]+), ([^,()]+), ([^,()]+), ([^,()]+)\)/g;
+
 /** The older spelling of the subgroup-matrix builtins (a bool for column-major). */
 export function legacySgmmSpelling(code: string): string {
   return code
-    .replace(/subgroupMatrixLoad<(\w+), (row_major|col_major)>\(([^,()]+), ([^,()]+), ([^,()]+)\)/g,
-      (_, t, layout, p, off, stride) => `subgroupMatrixLoad<${t}>(${p}, ${off}, ${layout === 'col_major'}, ${stride})`)
-    .replace(/subgroupMatrixStore<(row_major|col_major)>\(([^,()]+), ([^,()]+), ([^,()]+), ([^,()]+)\)/g,
-      (_, layout, p, off, m, stride) => `subgroupMatrixStore(${p}, ${off}, ${m}, ${layout === 'col_major'}, ${stride})`);
+    .replace(SGMM_LOAD, (_, t, layout, p, off, stride) => `subgroupMatrixLoad<${t}>(${p}, ${off}, ${layout === 'col_major'}, ${stride})`)
+    .replace(SGMM_STORE, (_, layout, p, off, m, stride) => `subgroupMatrixStore(${p}, ${off}, ${m}, ${layout === 'col_major'}, ${stride})`);
+}
+
+/** The pointer and offset of each subgroup-matrix load and store in `code` that legacySgmmSpelling understands. */
+export function sgmmCalls(code: string): { pointer: string; offset: string }[] {
+  return [
+    ...[...code.matchAll(SGMM_LOAD)].map(([, , , pointer, offset]) => ({ pointer, offset })),
+    ...[...code.matchAll(SGMM_STORE)].map(([, , pointer, offset]) => ({ pointer, offset })),
+  ];
 }
 
 /**
