@@ -9,7 +9,8 @@
 #                       checkErr), printed and appended to $O/table.txt; "TAG FAILED" and its log's tail if none
 #   same_call TAG ROBUST PRECISIONS [VAR=VALUE…]
 #                       the same-call bench (N = 16384, H16, D 64 and 128, causal and not; $O/peer.json, the
-#                       peer, measured first) with Dawn's robustness ROBUST (0 or 1) into $O/TAG, then kernel_rows
+#                       peer, measured first) with Dawn's robustness ROBUST (0 or 1) into $O/TAG, then kernel_rows;
+#                       SC_D=128 (say) narrows the head dims
 #   steps TAG D RS      p2p's steps at N = 16384 and head dim D for ranks RS (e.g. 2,4,8) into $O/stepsD-TAG.log,
 #                       the ring totals printed
 : "${O:?gpu-lib.sh needs O, the call's scratch folder}" "${OUT:?gpu-lib.sh needs OUT, the device tool's return folder}"
@@ -28,7 +29,7 @@ steps() {
 }
 same_call() {
   local tag=$1 rob=$2 precs=$3; shift 3
-  env FLASHRING_ROBUST="$rob" "$@" timeout 80 node bin/flashring.mjs bench --N 16384 --heads 16 --batch 1 --causal false,true --D 64,128 \
+  env FLASHRING_ROBUST="$rob" "$@" timeout 80 node bin/flashring.mjs bench --N 16384 --heads 16 --batch 1 --causal false,true --D "${SC_D:-64,128}" \
     --precision "$precs" --reps 3 --no-ring --no-memory --peer "$O/peer.json" --out "$O/$tag" > "$O/$tag.log" 2>&1
   echo "$tag $(el)"; kernel_rows "$tag"; pack
 }
