@@ -110,9 +110,8 @@ const PIPE: u32 = {{PIPE}}u;
 // (in the dumps) little more, nothing it could prove of offsets built from the subgroup. So the
 // tiles are arrays of blocks, each matrix operation takes the pointer of its block (`&Ks[cb]`: one
 // index clamp, like any other) at a constant offset within it: the key blocks are unrolled by the
-// specializer, and with the D split each subgroup part hd takes its own copy of the code, unrolled
-// (`if (DS == 1u || hd == hx)` for each hx < DS: uniform within a subgroup; the whole tile without a
-// D split), in which hd is the literal hx.
+// specializer, and the subgroup's part hd enters the offsets as the specializer's value HD, the
+// constant 0u where DS = 1 (the split robust devices pick by default: src/kernels/sgmmTiles.ts).
 // The memory layout is that of the flat arrays (block b's row rr at row 16·b + rr).
 var<workgroup> Ks: array<array<f16, 16u * DP>, CB>;   // K tile, 16 rows a block; first stages Q Bc rows at a time
 var<workgroup> Vs: array<array<f16, 16u * DP>, CB>;
@@ -306,7 +305,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let h = lane % LPR;                 // and which part of the tile's columns it reads
   let i_sg = i0 + grp * SROWS;        // the group's first query row
   let i = i_sg + r;                   // this lane's query row
-  // Its O blocks' spills in the group's block of S: columns 16·hd… (16·hx in matrix offsets).
+  // Its O blocks' spills in the group's block of S: columns 16·hd… (HD · 16 in matrix offsets).
   let sp = hd * 16u;
 
   // The subgroup's Q blocks into registers (q<rb>_<kk>), staged through Ks Bc rows at a time
@@ -365,21 +364,19 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
 
     // S = Q Kᵀ for the group's rows, the subgroup's CBS = CB/DS blocks of columns (block hd·CBS + c,
     // unrolled); each K block feeds RB products.
-    {{#for hx < DS}}if (DS == 1u || hd == {{hx}}u) {
     {{#for c < CBS}}{
       {{#for rb < RB}}var acc{{rb}} = AM();
       {{/for}}
       {{#for kk < D/16}}{
-        let kt = subgroupMatrixLoad<RM, col_major>(&Ks[{{hx}}u * {{CBS}}u + {{c}}u], {{kk}}u * 16u, DP);
+        let kt = subgroupMatrixLoad<RM, col_major>(&Ks[{{HD}} * {{CBS}}u + {{c}}u], {{kk}}u * 16u, DP);
         {{#for rb < RB}}acc{{rb}} = subgroupMatrixMultiplyAccumulate(q{{rb}}_{{kk}}, kt, acc{{rb}});
         {{/for}}
       }
       {{/for}}
-      {{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{rb}}u * 16u * SS + {{hx}}u * {{CBS}}u * 16u + {{c}}u * 16u, acc{{rb}}, SS);
+      {{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{rb}}u * 16u * SS + {{HD}} * {{CBS}}u * 16u + {{c}}u * 16u, acc{{rb}}, SS);
       {{/for}}
     }
     {{/for}}
-    }{{/for}}
     workgroupBarrier();               // S written; every subgroup is done with Ks (and Vs of t − 1)
     if (PIPE != 0u) {
       stash_v(tid, par);              // V(t); vr ← V(t + 1)
@@ -452,14 +449,12 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     if ((votes & VOTE_RAISE) != 0u) {
       // Some row raised its max: rescale O one 16-column block a subgroup at a time, spilled through
       // S (the group's subgroups side by side; the lanes of a row's softmax scale it).
-      {{#for db < DH}}{{#for hx < DS}}if (DS == 1u || hd == {{hx}}u) {
-        {{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{hx}}u * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
-        {{/for}}}{{/for}}workgroupBarrier();
+      {{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
+      {{/for}}workgroupBarrier();
       scale_block_row(grp, r * SS + h * (SW / LPR), alpha);
       workgroupBarrier();
-      {{#for hx < DS}}if (DS == 1u || hd == {{hx}}u) {
-        {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{hx}}u * 16u + {{rb}}u * 16u * SS, SS);
-        {{/for}}}{{/for}}workgroupBarrier();
+      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, SS);
+      {{/for}}workgroupBarrier();
       {{/for}}
     }
 
@@ -469,30 +464,26 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       // visible keys only, one 16-column block at a time, spilled through S.
       // Lane (r, h) takes spill columns cs… of subgroup part cs / 16 (V columns of that part's block).
       let cs = h * (SW / LPR);
-      {{#for db < DH}}{{#for hx < DS}}if (DS == 1u || hd == {{hx}}u) {
-        {{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{hx}}u * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
-        {{/for}}}{{/for}}workgroupBarrier();
+      {{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
+      {{/for}}workgroupBarrier();
       add_pv_row(grp, r * SS + (cs / 16u) * 16u, r * PS, i, j0, cs % 16u, ((cs / 16u) * DH + {{db}}u) * 16u);
       workgroupBarrier();
-      {{#for hx < DS}}if (DS == 1u || hd == {{hx}}u) {
-        {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{hx}}u * 16u + {{rb}}u * 16u * SS, SS);
-        {{/for}}}{{/for}}workgroupBarrier();
+      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, SS);
+      {{/for}}workgroupBarrier();
       {{/for}}
     } else {
       // O += P V; each V block feeds RB products.
-      {{#for hx < DS}}if (DS == 1u || hd == {{hx}}u) {
       {{#for cb < BC/16}}{
         {{#for rb < RB}}let pm{{rb}} = subgroupMatrixLoad<LM, row_major>(&Pm[grp], {{rb}}u * 16u * PS + {{cb}}u * 16u, PS);
         {{/for}}
         {{#for db < DH}}{
-          let vt = subgroupMatrixLoad<RM, row_major>(&Vs[{{cb}}u], {{hx}}u * DH * 16u + {{db}}u * 16u, DP);
+          let vt = subgroupMatrixLoad<RM, row_major>(&Vs[{{cb}}u], {{HD}} * DH * 16u + {{db}}u * 16u, DP);
           {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixMultiplyAccumulate(pm{{rb}}, vt, o{{rb}}_{{db}});
           {{/for}}
         }
         {{/for}}
       }
       {{/for}}
-      }{{/for}}
     }
   }
 
@@ -518,9 +509,8 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   // Merging, each block's old entries are read while the one before is spilled and written.
   var old = old_o(q_row0, i_sg, lane, hd * DH, true);
   {{#for db < DH}}workgroupBarrier();
-  {{#for hx < DS}}if (DS == 1u || hd == {{hx}}u) {
-    {{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{hx}}u * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
-    {{/for}}}{{/for}}workgroupBarrier();
+  {{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
+  {{/for}}workgroupBarrier();
   {
     let nxt = old_o(q_row0, i_sg, lane, hd * DH + {{db}}u + 1u, {{db}}u + 1u < DH);
     write_o_block(q_row0, i_sg, grp, sp, lane, hd * DH + {{db}}u, old);
