@@ -29,9 +29,8 @@
 // products. The second products (dV += Pᵀ dO, dK += dSᵀ Q, dQ += dS K) cannot skip masked
 // entries (0 times a NaN of Q, dO or K is NaN): a tile with masked entries whose staged rows
 // hold a non-finite value (a workgroup vote while staging them) accumulates those products in
-// scalar f32 over visible entries only. Full tiles do not read the vote (rare_tile) and leave it
-// standing, so a partial tile after a non-finite full one takes that path too (visible entries
-// only; the same values up to f32 summation order); where every staged value is finite no tile takes it.
+// scalar f32 over visible entries only. Full tiles neither vote nor read the vote (stash_rows,
+// rare_tile); where every staged value is finite no tile takes that path.
 // Mask (common.wgsl, any of causal, window, documents): dkdv visits the Q tiles of query_span,
 // dq the K/V tiles from its first row's first key to its last row's last. Full tiles: dkdv's Q
 // tiles inside rows_seeing_all of its keys, dq's K/V tiles inside shared_keys of its rows (both
@@ -96,7 +95,7 @@ var<workgroup> nf_u: vec4<u32>;            // its copy, read uniformly
 
 var<private> ar: array<vec4<u32>, LPT>;   // the next tile's rows of Q (or K)
 var<private> br: array<vec4<u32>, LPT>;   // and of dO (or V)
-var<private> lr: f32;                     // the next Q tile's LSE·log2 e (lanes tid < Br)
+var<private> lr: f32;                     // the next Q tile's LSE as loaded (lanes tid < Br; l2_of at staging)
 var<private> dr: f32;                     // and Δ
 
 // Stores 16-byte word e (8 halves: row e / D8, columns 8·(e % D8)…) into dOs or Qs.
@@ -124,41 +123,51 @@ fn fetch_rows(kv: bool, base: u32, r0: u32, r_end: u32, tid: u32) {
   }
 }
 
-// The next Q tile's LSE·log2 e and Δ into registers (lanes tid < Br).
+// LSE·log2 e of a row whose LSE is x, as P = exp2(S·scale·log2 e − l2) wants it: +1e30 for a row with
+// no visible key (LSE = −inf, or a row past Nq given x = NEG_BIG), so that P = 0; NaN for a NaN row.
+fn l2_of(x: f32) -> f32 {
+  var l2 = -NEG_BIG;
+  if (x > NEG_HALF) { l2 = x * LOG2E; }
+  if (is_nan(x)) { l2 = nan_f32(); }
+  return l2;
+}
+
+// The next Q tile's LSE and Δ into registers (lanes tid < Br), as loaded: nothing here waits for
+// the loads (l2_of is applied at staging, a tile later). Computed right after the loads, l2_of
+// made every Q tile wait for them: 22% of dkdv at D = 64 (bench/results/2026-12-04-stash-h200).
 fn fetch_stats(row0: u32, i0: u32, tid: u32) {
-  lr = -NEG_BIG;
+  lr = NEG_BIG;
   dr = 0.0;
   if (tid < BR && i0 + tid < P.Nq) {
-    let x = lse[row0 + i0 + tid];
-    if (x > NEG_HALF) { lr = x * LOG2E; }
-    if (is_nan(x)) { lr = nan_f32(); }
+    lr = lse[row0 + i0 + tid];
     dr = delta[row0 + i0 + tid];
   }
 }
 
-// Registers → workgroup memory: Qs and dOs (and the stats of a Q tile).
-fn stash_rows(tid: u32, stats: bool) {
+// Registers → workgroup memory: Qs and dOs (and the stats of a Q tile). `voting`: a tile that may
+// read the vote (one with masked entries: rare_tile) sets nf[0] where a staged value is non-finite;
+// the others skip the test (11% of dq at D = 64 where every tile voted: 2026-12-04-stash-h200).
+fn stash_rows(tid: u32, stats: bool, voting: bool) {
   for (var t = 0u; t < LPT; t++) {
     let e = tid + t * WG;
     if (e < T8) {
       put8(false, e, ar[t]);
       put8(true, e, br[t]);
-      if (tc_nonfinite8(ar[t]) || tc_nonfinite8(br[t])) { atomicOr(&nf[0], 1u); }
+      if (voting && (tc_nonfinite8(ar[t]) || tc_nonfinite8(br[t]))) { atomicOr(&nf[0], 1u); }
     }
   }
   if (stats && tid < BR) {
-    lse2_s[tid] = lr;
+    lse2_s[tid] = l2_of(lr);
     delta_s[tid] = dr;
   }
 }
 
 // After the elementwise step: whether the tile takes the rare scalar path (an input of the tile
 // was voted non-finite, and the tile has masked entries). A barrier (P and dS written before
-// their matrix loads); a full tile (uniform) stops there and leaves the vote standing; otherwise
-// invocation 0 copies the vote to nf_u and clears it, and every invocation reads nf_u with
-// workgroupUniformLoad (two barriers more, so full tiles take 1 barrier here instead of 3). A vote
-// left by a full tile makes the next partial tile take the scalar path too (visible entries only;
-// the same values up to f32 summation order), and only where a staged input is non-finite.
+// their matrix loads); a full tile (uniform) stops there: it was staged without a vote
+// (stash_rows). Otherwise invocation 0 copies the tile's vote to nf_u and clears it, and every
+// invocation reads nf_u with workgroupUniformLoad (two barriers more, so full tiles take 1 barrier
+// here instead of 3).
 fn rare_tile(tid: u32, full: bool) -> bool {
   workgroupBarrier();
   if (full) { return false; }
@@ -278,7 +287,7 @@ fn resident_rows(kv: bool, base: u32, n: u32, tid: u32, a_reg: ptr<function, Res
   for (var s0 = 0u; s0 < OWN; s0 += BR) {
     fetch_rows(kv, base, s0, n, tid);
     workgroupBarrier();
-    stash_rows(tid, false);
+    stash_rows(tid, false, false);
     workgroupBarrier();
     if (sg * 16u >= s0 && sg * 16u < s0 + BR) {
       let a = (sg * 16u - s0) / 16u;   // the staged block
@@ -319,7 +328,6 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   var a_reg: Resident;
   var b_reg: Resident;
   resident_rows(true, kv_row0 + j0, P.Nk - j0, tid, &a_reg, &b_reg);   // K into a_reg, V into b_reg
-  if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote counts Q/dO tiles only
   {{#for db < D/16}}var dk{{db}} = AM();
   var dv{{db}} = AM();
   {{/for}}
@@ -358,8 +366,10 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   var row1 = head0;
   for (var t = 0u; t < total; t++) {
     {
+      // A full Q tile (uniform): every row of it sees every key of the workgroup.
+      let full = i0 + BR <= P.Nq && i0 >= all_rows.x && i0 + BR <= all_rows.y;
       workgroupBarrier();
-      stash_rows(tid, true);
+      stash_rows(tid, true, !full);
       workgroupBarrier();
       i1 = i0 + BR;
       if (i1 >= i_stop) {
@@ -374,7 +384,6 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
       resident_products(sg, &a_reg, &b_reg);
       workgroupBarrier();
       // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
-      let full = i0 + BR <= P.Nq && i0 >= all_rows.x && i0 + BR <= all_rows.y;
       let at = r * SS + h * (BR / 2u);   // in the subgroup's blocks of Sa, dPa
       let ap = r * PS + h * (BR / 2u);   // and of Pa, dSa
       // Unrolled by the specializer (no indexed temporaries, constant skews).
@@ -455,15 +464,13 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   var a_reg: Resident;
   var b_reg: Resident;
   resident_rows(false, row0 + i0, P.Nq - i0, tid, &a_reg, &b_reg);   // Q into a_reg, dO into b_reg
-  if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote counts K/V tiles only
-  var l2 = -NEG_BIG;                   // LSE·log2 e of this lane's row; +1e30 gives P = 0
+  var lse_i = NEG_BIG;                 // this lane's row's LSE (a row past Nq: P = 0)
   var dl = 0.0;
   if (i < P.Nq) {
-    let x = lse[row0 + i];
-    if (x > NEG_HALF) { l2 = x * LOG2E; }
-    if (is_nan(x)) { l2 = nan_f32(); }
+    lse_i = lse[row0 + i];
     dl = delta[row0 + i];
   }
+  let l2 = l2_of(lse_i);               // LSE·log2 e
   {{#for db < D/16}}var dq{{db}} = AM();
   {{/for}}
   // The direct epilogue, as dkdv's (this workgroup's rows all below Nq): dQ starts from its old values.
@@ -482,13 +489,13 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let wg_keys = shared_keys(i0, i0 + OWN);   // keys every row of the workgroup sees
   fetch_rows(true, kv_row0, j_start, P.Nk, tid);
   for (var j0 = j_start; j0 < n_end; j0 += BC) {
+    let full = all_see(wg_keys, j0, j0 + BC);   // uniform: every row of the workgroup sees the whole tile
     workgroupBarrier();
-    stash_rows(tid, false);           // K into Qs, V into dOs
+    stash_rows(tid, false, !full);    // K into Qs, V into dOs
     workgroupBarrier();
     if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
     resident_products(sg, &a_reg, &b_reg);   // S = Q Kᵀ, dP = dO Vᵀ (Bc = Br)
     workgroupBarrier();
-    let full = all_see(wg_keys, j0, j0 + BC);
     var kr = vec2<u32>();                    // this lane's row's keys, where the tile is partial
     if (!full) { kr = key_range(i); }
     let at = r * SS + h * (BC / 2u);   // in the subgroup's blocks of Sa, dPa

@@ -175,14 +175,16 @@ fn fetch_kv(kv8: u32, j0: u32, tid: u32) {
   }
 }
 
-// Registers → workgroup memory; a non-finite V value sets VOTE_NONFINITE in vote[slot].
-fn stash_kv(tid: u32, slot: u32) {
+// Registers → workgroup memory; `voting` (a tile with masked entries, the only kind that reads it): a
+// non-finite V value sets VOTE_NONFINITE in vote[slot]. Voting on every tile cost the backward's dq 11%
+// at D = 64 (its own vote, the same test: bench/results/2026-12-04-stash-h200).
+fn stash_kv(tid: u32, slot: u32, voting: bool) {
   for (var t = 0u; t < LPT; t++) {
     let e = tid + t * WG;
     if (e < KV8) {
       put8(e, kr[t], false);
       put8(e, vr[t], true);
-      if (tc_nonfinite8(vr[t])) { atomicOr(&vote[slot], VOTE_NONFINITE); }
+      if (voting && tc_nonfinite8(vr[t])) { atomicOr(&vote[slot], VOTE_NONFINITE); }
     }
   }
 }
@@ -194,12 +196,12 @@ fn stash_k(tid: u32) {
   }
 }
 
-fn stash_v(tid: u32, slot: u32) {
+fn stash_v(tid: u32, slot: u32, voting: bool) {
   for (var t = 0u; t < LPT; t++) {
     let e = tid + t * WG;
     if (e < KV8) {
       put8(e, vr[t], true);
-      if (tc_nonfinite8(vr[t])) { atomicOr(&vote[slot], VOTE_NONFINITE); }
+      if (voting && tc_nonfinite8(vr[t])) { atomicOr(&vote[slot], VOTE_NONFINITE); }
     }
   }
 }
@@ -343,6 +345,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let j_start = (key_range(i0).x / BC) * BC;
   let n_end = key_range(min(i0 + BR, P.Nq) - 1u).y;
   let sg_keys = shared_keys(i_sg, i_sg + SROWS);   // keys every row of the group sees
+  let wg_keys = shared_keys(i0, i0 + BR);            // and of the workgroup (uniform: the V vote's tiles)
   if (PIPE == 0u) {
     fetch_kv(kv8, j_start, tid);
   } else {
@@ -357,7 +360,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   for (var j0 = j_start; j0 < n_end; j0 += BC) {
     if (PIPE == 0u) {
       workgroupBarrier();             // everyone is done with the previous tile (and with Q)
-      stash_kv(tid, 0u);
+      stash_kv(tid, 0u, !all_see(wg_keys, j0, j0 + BC));
       workgroupBarrier();
       if (j0 + BC < n_end) { fetch_kv(kv8, j0 + BC, tid); }
     }
@@ -379,7 +382,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     {{/for}}
     workgroupBarrier();               // S written; every subgroup is done with Ks (and Vs of t − 1)
     if (PIPE != 0u) {
-      stash_v(tid, par);              // V(t); vr ← V(t + 1)
+      stash_v(tid, par, !all_see(wg_keys, j0, j0 + BC));   // V(t); vr ← V(t + 1)
       if (j0 + BC < n_end) {
         stash_k(tid);                 // K(t + 1); kr ← K(t + 2)
         fetch_tile(true, kv8, j0 + BC, tid);
@@ -459,7 +462,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     }
 
     // Rare: unless every row of the workgroup sees every key of the tile (uniform, unlike `full`).
-    if ((votes & VOTE_NONFINITE) != 0u && !all_see(shared_keys(i0, i0 + BR), j0, j0 + BC)) {
+    if ((votes & VOTE_NONFINITE) != 0u && !all_see(wg_keys, j0, j0 + BC)) {
       // Rare: a non-finite V element in a tile with masked entries: O += P V in scalar f32 over
       // visible keys only, one 16-column block at a time, spilled through S.
       // Lane (r, h) takes spill columns cs… of subgroup part cs / 16 (V columns of that part's block).
