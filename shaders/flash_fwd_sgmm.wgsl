@@ -206,6 +206,13 @@ fn stash_v(tid: u32, slot: u32, voting: bool) {
   }
 }
 
+// The keys every row of the workgroup (rows i0…) sees, for the rare path's test: wg_keys as held, or
+// with the D split recomputed here (main's wg_keys).
+fn vote_keys(wg_keys: vec2<u32>, i0: u32) -> vec2<u32> {
+  if (DS > 1u) { return shared_keys(i0, i0 + BR); }
+  return wg_keys;
+}
+
 // A row's LPR lanes (adjacent: h = lane % LPR) combined by shuffles, each called by every lane: the
 // row's max, its sum (pairs first, then pairs of pairs), and whether any of its lanes' flags is set.
 fn row_max(x: f32) -> f32 {
@@ -345,7 +352,13 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let j_start = (key_range(i0).x / BC) * BC;
   let n_end = key_range(min(i0 + BR, P.Nq) - 1u).y;
   let sg_keys = shared_keys(i_sg, i_sg + SROWS);   // keys every row of the group sees
-  let wg_keys = shared_keys(i0, i0 + BR);            // and of the workgroup (uniform: the V vote's tiles)
+  // The keys every row of the workgroup sees (uniform): a tile inside them never reads the V vote, so it
+  // does not vote. Held across the tile loop, except with the D split (512 invocations, no registers
+  // to spare: holding them cost its forward 4-9% at D = 128, bench/results/2026-12-04-fwd-vote-h200),
+  // where every tile votes and the rare path's test recomputes them (vote_keys; DS is a module
+  // constant, so the other branch and wg_keys itself fold away). Recomputed every tile instead
+  // (shared_keys walks the mask's rows), they cost the forward 22% at D = 64.
+  let wg_keys = shared_keys(i0, i0 + BR);
   if (PIPE == 0u) {
     fetch_kv(kv8, j_start, tid);
   } else {
@@ -360,7 +373,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   for (var j0 = j_start; j0 < n_end; j0 += BC) {
     if (PIPE == 0u) {
       workgroupBarrier();             // everyone is done with the previous tile (and with Q)
-      stash_kv(tid, 0u, !all_see(wg_keys, j0, j0 + BC));
+      stash_kv(tid, 0u, DS > 1u || !all_see(wg_keys, j0, j0 + BC));
       workgroupBarrier();
       if (j0 + BC < n_end) { fetch_kv(kv8, j0 + BC, tid); }
     }
@@ -382,7 +395,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     {{/for}}
     workgroupBarrier();               // S written; every subgroup is done with Ks (and Vs of t − 1)
     if (PIPE != 0u) {
-      stash_v(tid, par, !all_see(wg_keys, j0, j0 + BC));   // V(t); vr ← V(t + 1)
+      stash_v(tid, par, DS > 1u || !all_see(wg_keys, j0, j0 + BC));   // V(t); vr ← V(t + 1)
       if (j0 + BC < n_end) {
         stash_k(tid);                 // K(t + 1); kr ← K(t + 2)
         fetch_tile(true, kv8, j0 + BC, tid);
@@ -462,7 +475,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     }
 
     // Rare: unless every row of the workgroup sees every key of the tile (uniform, unlike `full`).
-    if ((votes & VOTE_NONFINITE) != 0u && !all_see(wg_keys, j0, j0 + BC)) {
+    if ((votes & VOTE_NONFINITE) != 0u && !all_see(vote_keys(wg_keys, i0), j0, j0 + BC)) {
       // Rare: a non-finite V element in a tile with masked entries: O += P V in scalar f32 over
       // visible keys only, one 16-column block at a time, spilled through S.
       // Lane (r, h) takes spill columns cs… of subgroup part cs / 16 (V columns of that part's block).
