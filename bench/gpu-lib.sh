@@ -10,7 +10,7 @@
 #   same_call TAG ROBUST PRECISIONS [VAR=VALUE…]
 #                       the same-call bench (N = 16384, H16, D 64 and 128, causal and not; $O/peer.json, the
 #                       peer, measured first) with Dawn's robustness ROBUST (0 or 1) into $O/TAG, then kernel_rows;
-#                       SC_D=128 (say) narrows the head dims
+#                       SC_D=128 (say), as a prefix (SC_D=128 same_call …), narrows the head dims
 #   steps TAG D RS      p2p's steps at N = 16384 and head dim D for ranks RS (e.g. 2,4,8) into $O/stepsD-TAG.log,
 #                       the ring totals printed
 : "${O:?gpu-lib.sh needs O, the call's scratch folder}" "${OUT:?gpu-lib.sh needs OUT, the device tool's return folder}"

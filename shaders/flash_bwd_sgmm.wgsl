@@ -90,7 +90,8 @@ var<workgroup> Sa: array<array<f32, 16u * SS>, SG>;    // per subgroup: Sᵀ (dk
 var<workgroup> dPa: array<array<f32, 16u * SS>, SG>;   // dPᵀ or dP
 var<workgroup> Pa: array<array<f16, 16u * PS>, SG>;    // Pᵀ (dkdv)
 var<workgroup> dSa: array<array<f16, 16u * PS>, SG>;   // dSᵀ or dS
-var<workgroup> nf: array<atomic<u32>, 4>;  // nf[0]: the staged tile holds a non-finite value
+var<workgroup> nf: array<atomic<u32>, 4>;  // nf[0]: the staged tile holds a non-finite value (cleared after
+                                           // the prologue, which does not vote, and by each reader: rare_tile)
 var<workgroup> nf_u: vec4<u32>;            // its copy, read uniformly
 
 var<private> ar: array<vec4<u32>, LPT>;   // the next tile's rows of Q (or K)
@@ -134,7 +135,8 @@ fn l2_of(x: f32) -> f32 {
 
 // The next Q tile's LSE and Δ into registers (lanes tid < Br), as loaded: nothing here waits for
 // the loads (l2_of is applied at staging, a tile later). Computed right after the loads, l2_of
-// made every Q tile wait for them: 22% of dkdv at D = 64 (bench/results/2026-12-04-stash-h200).
+// made every Q tile wait for them; staging the LSE and Δ then cost 22% of dkdv at D = 64
+// (bench/results/2026-12-04-stash-h200).
 fn fetch_stats(row0: u32, i0: u32, tid: u32) {
   lr = NEG_BIG;
   dr = 0.0;
@@ -328,6 +330,7 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   var a_reg: Resident;
   var b_reg: Resident;
   resident_rows(true, kv_row0 + j0, P.Nk - j0, tid, &a_reg, &b_reg);   // K into a_reg, V into b_reg
+  if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote starts clear (ordered by the tile loop's first barrier)
   {{#for db < D/16}}var dk{{db}} = AM();
   var dv{{db}} = AM();
   {{/for}}
@@ -464,6 +467,7 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   var a_reg: Resident;
   var b_reg: Resident;
   resident_rows(false, row0 + i0, P.Nq - i0, tid, &a_reg, &b_reg);   // Q into a_reg, dO into b_reg
+  if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote starts clear (ordered by the tile loop's first barrier)
   var lse_i = NEG_BIG;                 // this lane's row's LSE (a row past Nq: P = 0)
   var dl = 0.0;
   if (i < P.Nq) {

@@ -59,9 +59,9 @@
 // Loops: constant bounds, or j0 < n_end ≤ Nk in steps of Bc.
 // Mask (common.wgsl, any of causal, window, documents): tiles from the block's first visible key
 // to its last; a tile is full where the keys every row sees cover it (shared_keys: the group's
-// rows once, before the tile loop, for the softmax; the workgroup's rows only on a tile that takes
-// the rare scalar path), and the row's keys (key_range, once per partial tile) mask the rest entry
-// by entry.
+// rows once, before the tile loop, for the softmax; the workgroup's rows once before the loop for
+// the V vote and the rare path's test, or with the D split only on a tile whose vote is non-finite:
+// vote_keys), and the row's keys (key_range, once per partial tile) mask the rest entry by entry.
 
 // Storage words (the bindings: FORWARD_BINDINGS, src/kernels/flashForward.ts): Q, K, V as 16-byte
 // words of f16 data (8 halves each), O by element.
@@ -126,7 +126,8 @@ const MERGE: u32 = {{MERGE}}u;
 // Every workgroup variable is a multiple of 16 bytes: on the NVIDIA Vulkan driver a matrix
 // load or store from an array that is not 16-byte aligned reads or writes the wrong elements
 // (a 4-byte atomic here once shifted Ks by a row). A tile's votes are bits of one word:
-// VOTE_RAISE (some row raised its max), VOTE_NONFINITE (the V tile holds a non-finite value).
+// VOTE_RAISE (some row raised its max), VOTE_NONFINITE (the V tile holds a non-finite value; set only on a
+// tile that votes: stash_kv).
 // PIPE = 0: vote[0], copied by invocation 0 to vote_u and read uniformly from there; PIPE = 2:
 // vote[tile parity], read uniformly in place (workgroupUniformLoad of an atomic).
 var<workgroup> vote: array<atomic<u32>, 4>;
@@ -175,9 +176,10 @@ fn fetch_kv(kv8: u32, j0: u32, tid: u32) {
   }
 }
 
-// Registers → workgroup memory; `voting` (a tile with masked entries, the only kind that reads it): a
-// non-finite V value sets VOTE_NONFINITE in vote[slot]. Voting on every tile cost the backward's dq 11%
-// at D = 64 (its own vote, the same test: bench/results/2026-12-04-stash-h200).
+// Registers → workgroup memory; `voting` (a tile that may take the rare path: one with masked entries,
+// or every tile with the D split): a non-finite V value sets VOTE_NONFINITE in vote[slot]. Voting on
+// every tile cost the backward's dq 11% at D = 64 (its own vote, the same test:
+// bench/results/2026-12-04-stash-h200).
 fn stash_kv(tid: u32, slot: u32, voting: bool) {
   for (var t = 0u; t < LPT; t++) {
     let e = tid + t * WG;
@@ -206,8 +208,14 @@ fn stash_v(tid: u32, slot: u32, voting: bool) {
   }
 }
 
-// The keys every row of the workgroup (rows i0…) sees, for the rare path's test: wg_keys as held, or
-// with the D split recomputed here (main's wg_keys).
+// The keys every row of the workgroup (rows i0…) sees, held across main's tile loop (wg_keys): none
+// with the D split (every tile votes there), so that it holds no registers for them.
+fn held_keys(i0: u32) -> vec2<u32> {
+  if (DS > 1u) { return vec2<u32>(); }
+  return shared_keys(i0, i0 + BR);
+}
+
+// The same keys for the rare path's test: wg_keys as held, or with the D split recomputed here.
 fn vote_keys(wg_keys: vec2<u32>, i0: u32) -> vec2<u32> {
   if (DS > 1u) { return shared_keys(i0, i0 + BR); }
   return wg_keys;
@@ -355,10 +363,10 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   // The keys every row of the workgroup sees (uniform): a tile inside them never reads the V vote, so it
   // does not vote. Held across the tile loop, except with the D split (512 invocations, no registers
   // to spare: holding them cost its forward 4-9% at D = 128, bench/results/2026-12-04-fwd-vote-h200),
-  // where every tile votes and the rare path's test recomputes them (vote_keys; DS is a module
-  // constant, so the other branch and wg_keys itself fold away). Recomputed every tile instead
-  // (shared_keys walks the mask's rows), they cost the forward 22% at D = 64.
-  let wg_keys = shared_keys(i0, i0 + BR);
+  // where every tile votes and the rare path's test recomputes them (held_keys, vote_keys: DS is a
+  // module constant). Recomputed every tile instead (shared_keys: two rows' key ranges, with
+  // divisions, and binary searches over documents), they cost the forward 22% at D = 64.
+  let wg_keys = held_keys(i0);
   if (PIPE == 0u) {
     fetch_kv(kv8, j_start, tid);
   } else {

@@ -234,8 +234,9 @@ describe('NaN on the tensor-core path (subgroup matrices, f16)', () => {
 });
 
 describe('the tensor-core backward: a non-finite value in a full tile, partial tiles after it', () => {
-  // Full tiles do not read the non-finite vote (flash_bwd_sgmm.wgsl rare_tile) and leave it
-  // standing for the next partial tile. Causal, N = 300, tiles of 16 and 128 rows a workgroup
+  // Full tiles neither take nor read the non-finite vote (flash_bwd_sgmm.wgsl stash_rows, rare_tile):
+  // each partial tile reads its own. (Until 7c26263 a full tile's vote was left standing for the next
+  // partial tile.) Causal, N = 300, tiles of 16 and 128 rows a workgroup
   // (pinned): dkdv's first key block visits its diagonal Q tiles (partial), Q rows 128-287 (full:
   // they see all 128 keys), then rows 288-299 (partial, past Nq); dq's row blocks from 128 on see
   // keys 0-127 in full tiles before their diagonal ones. Poisoned: Q and dO at row 200, K at key 60.
@@ -261,11 +262,11 @@ describe('the tensor-core backward: a non-finite value in a full tile, partial t
     });
   // The cases above cannot show a lost vote (what a partial tile after the full one writes is NaN in
   // the reference anyway). Here, with a window of 200, dkdv's first key block (keys 0-127) visits full
-  // Q tiles 128-176, a partial tile 192 (the scalar path on the vote left by dO's NaN at row 150),
-  // then partial tile 240, whose own NaN (dO at row 250, column 20) must send it down the scalar path
-  // again: row 250 sees keys 50-250, so dV[0..49][20] stays finite and dV[50..127][20] is NaN; a vote
-  // lost there would leak NaN into the finite part through the masked entries' products.
-  it('a window: a vote left by a full tile, then a partial tile with its own NaN (dV finite exactly where the reference is)', async (ctx) => {
+  // Q tiles 128-176 (dO's NaN at row 150 among them: a full tile, no vote), a partial tile 192 (finite:
+  // the matrix path), then partial tile 240, whose own NaN (dO at row 250, column 20) must send it down
+  // the scalar path: row 250 sees keys 50-250, so dV[0..49][20] stays finite and dV[50..127][20] is
+  // NaN; a vote lost there would leak NaN into the finite part through the masked entries' products.
+  it('a window: a NaN in a full tile, then a partial tile with its own NaN (dV finite exactly where the reference is)', async (ctx) => {
     const opts: AttentionOptions = { causal: true, window: [200, 0] };
     const x = poisoned(s, SEED + 250, 'dout', 150 * 64 + 9);
     x.dout[250 * 64 + 20] = NaN;

@@ -64,7 +64,7 @@ export type SgmmTile = [number, number, number, number?];
  *   114.8 / 114.7 against 113.3 / 113.5 (+1%), causal **112.0 / 111.1 against 104.5 / 103.3 (+7%)**;
  * - D = 128, robustness on (browsers): **53.6** (2026-12-04-final-h200), where 8×32×1 runs at 95.3
  *   (2026-12-03-final-check-h200) and 95.0 (2026-12-04-post-h200, after this rule); inferred: the
- *   clamps' registers on 512 invocations. With the constant offsets (fifteenth step) it runs at 103.6 against
+ *   clamps' registers on 512 invocations. With the constant offsets (fifteenth step) it runs at 103.5 against
  *   8×32×1's 119.4 (bench/results/2026-12-04-ds-branch-h200; its own offsets made constants by a branch per
  *   subgroup part ran at 92.8). So robust devices keep 8×32×1 (sgmmCandidates' `robust`);
  * - D = 64: 26% slower (73.0 against 98.8), and 8×32×1×2 slower at both. Other head dims are not
