@@ -215,6 +215,12 @@ fn held_keys(i0: u32) -> vec2<u32> {
   return shared_keys(i0, i0 + BR);
 }
 
+// Whether the K/V tile from key j0 votes (stash_kv, stash_v): a tile the workgroup's rows do not all
+// see in full (the only kind that may take the rare path), or every tile with the D split.
+fn tile_votes(wg_keys: vec2<u32>, j0: u32) -> bool {
+  return DS > 1u || !all_see(wg_keys, j0, j0 + BC);
+}
+
 // The same keys for the rare path's test: wg_keys as held, or with the D split recomputed here.
 fn vote_keys(wg_keys: vec2<u32>, i0: u32) -> vec2<u32> {
   if (DS > 1u) { return shared_keys(i0, i0 + BR); }
@@ -381,7 +387,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   for (var j0 = j_start; j0 < n_end; j0 += BC) {
     if (PIPE == 0u) {
       workgroupBarrier();             // everyone is done with the previous tile (and with Q)
-      stash_kv(tid, 0u, DS > 1u || !all_see(wg_keys, j0, j0 + BC));
+      stash_kv(tid, 0u, tile_votes(wg_keys, j0));
       workgroupBarrier();
       if (j0 + BC < n_end) { fetch_kv(kv8, j0 + BC, tid); }
     }
@@ -403,7 +409,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     {{/for}}
     workgroupBarrier();               // S written; every subgroup is done with Ks (and Vs of t − 1)
     if (PIPE != 0u) {
-      stash_v(tid, par, DS > 1u || !all_see(wg_keys, j0, j0 + BC));   // V(t); vr ← V(t + 1)
+      stash_v(tid, par, tile_votes(wg_keys, j0));   // V(t); vr ← V(t + 1)
       if (j0 + BC < n_end) {
         stash_k(tid);                 // K(t + 1); kr ← K(t + 2)
         fetch_tile(true, kv8, j0 + BC, tid);
