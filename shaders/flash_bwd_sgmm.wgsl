@@ -78,8 +78,11 @@ const PS: u32 = BR + PAD;      // Pa, dSa rows, halves
 //      after the staging, after the first products, after the elementwise step);
 //   2: two buffers; tile t + 1 staged (into the other) after tile t's elementwise step, behind the
 //      barrier that step needs anyway: 2 barriers a full tile. Twice Qs, dOs, lse2_s, delta_s.
+// The tile loops take NBUF tiles an iteration, one after the other, each with its buffer as a constant
+// (`const buf`): matrix loads at constant offsets, as with one buffer.
 const PIPE: u32 = {{PIPE}}u;
-const NBUF: u32 = PIPE / 2u + 1u;   // staging buffers
+const NBUF: u32 = {{NBUF}}u;   // staging buffers: PIPE / 2 + 1
+const_assert NBUF == PIPE / 2u + 1u;
 
 // Every workgroup variable is a multiple of 16 bytes (the NVIDIA driver's matrix loads and
 // stores need 16-byte aligned arrays: docs/performance.md).
@@ -414,9 +417,10 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
     }
     workgroupBarrier();
   }
-  for (var t = 0u; t < total; t++) {
-    {
-      let buf = t % NBUF;
+  for (var t0 = 0u; t0 < total; t0 += NBUF) {
+    {{#for par < NBUF}}if (t0 + {{par}}u < total) {
+      const buf = {{par}}u;   // the tile's staging buffer
+      let t = t0 + {{par}}u;
       // A full Q tile (uniform): every row of it sees every key of the workgroup.
       let full = full_q_tile(i0, all_rows);
       if (PIPE == 0u) {
@@ -480,8 +484,9 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         }
         {{/for}}
       }
+      i0 = next_q_tile(i0, 0u, i_start, i_stop).x;
     }
-    i0 = next_q_tile(i0, 0u, i_start, i_stop).x;
+    {{/for}}
   }
 
   // dK·scale and dV, one 16×16 block at a time through Sa/dPa; keys past Nk are not written.
@@ -559,50 +564,53 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     if (j_start + BC < n_end) { fetch_rows(true, kv_row0, j_start + BC, P.Nk, tid); }
     workgroupBarrier();
   }
-  var buf = 0u;
-  for (var j0 = j_start; j0 < n_end; j0 += BC) {
-    let full = all_see(wg_keys, j0, j0 + BC);   // uniform: every row of the workgroup sees the whole tile
-    if (PIPE == 0u) {
+  for (var jt = j_start; jt < n_end; jt += NBUF * BC) {
+    {{#for par < NBUF}}if (jt + {{par}}u * BC < n_end) {
+      const buf = {{par}}u;   // the tile's staging buffer
+      let j0 = jt + {{par}}u * BC;
+      let full = all_see(wg_keys, j0, j0 + BC);   // uniform: every row of the workgroup sees the whole tile
+      if (PIPE == 0u) {
+        workgroupBarrier();
+        stash_rows(tid, false, !full, 0u);    // K into Qs, V into dOs
+        workgroupBarrier();
+        if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
+      }
+      resident_products(sg, &a_reg, &b_reg, buf);   // S = Q Kᵀ, dP = dO Vᵀ (Bc = Br)
       workgroupBarrier();
-      stash_rows(tid, false, !full, 0u);    // K into Qs, V into dOs
-      workgroupBarrier();
-      if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
-    }
-    resident_products(sg, &a_reg, &b_reg, buf);   // S = Q Kᵀ, dP = dO Vᵀ (Bc = Br)
-    workgroupBarrier();
-    var kr = vec2<u32>();                    // this lane's row's keys, where the tile is partial
-    if (!full) { kr = key_range(i); }
-    let at = r * SS + h * (BC / 2u);   // in the subgroup's blocks of Sa, dPa
-    let ap = r * PS + h * (BC / 2u);   // and of dSa
-    {{#for c < BC/2}}{
-      let col = ({{c}}u + lane) % (BC / 2u);
-      var ds = 0.0;
-      if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[sg][at + col], dPa[sg][at + col], l2, dl).y; }
-      dSa[sg][ap + col] = f16(ds * ds_scale);
-    }
-    {{/for}}
-    let j1 = j0 + BC;
-    if (PIPE == 2u && j1 < n_end) {
-      // The next tile into the other buffer and the one after it fetched, as dkdv.
-      stash_rows(tid, false, !all_see(wg_keys, j1, j1 + BC), 1u - buf);
-      if (j1 + BC < n_end) { fetch_rows(true, kv_row0, j1 + BC, P.Nk, tid); }
-    }
-    if (rare_tile(tid, full, buf)) {
-      // Rare: non-finite K in a tile with masked entries: dQ += dS K in scalar f32 over visible
-      // keys, one 16-column block at a time, spilled through Sa.
-      var unused = AM();
-      {{#for db < D/16}}rare_block(false, &dq{{db}}, &unused, sg, r, i, j0, h * 8u, {{db}}u * 16u, buf);
-      {{/for}}
-    } else {
-      // dQ += dS K (the K tile's blocks cb unrolled)
-      {{#for cb < BC/16}}{
-        let dsm = subgroupMatrixLoad<LM, row_major>(&dSa[sg], {{cb}}u * 16u, PS);
-        {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Qs[buf * RB + {{cb}}u], {{db}}u * 16u, DP), dq{{db}});
-        {{/for}}
+      var kr = vec2<u32>();                    // this lane's row's keys, where the tile is partial
+      if (!full) { kr = key_range(i); }
+      let at = r * SS + h * (BC / 2u);   // in the subgroup's blocks of Sa, dPa
+      let ap = r * PS + h * (BC / 2u);   // and of dSa
+      {{#for c < BC/2}}{
+        let col = ({{c}}u + lane) % (BC / 2u);
+        var ds = 0.0;
+        if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[sg][at + col], dPa[sg][at + col], l2, dl).y; }
+        dSa[sg][ap + col] = f16(ds * ds_scale);
       }
       {{/for}}
+      let j1 = j0 + BC;
+      if (PIPE == 2u && j1 < n_end) {
+        // The next tile into the other buffer and the one after it fetched, as dkdv.
+        stash_rows(tid, false, !all_see(wg_keys, j1, j1 + BC), 1u - buf);
+        if (j1 + BC < n_end) { fetch_rows(true, kv_row0, j1 + BC, P.Nk, tid); }
+      }
+      if (rare_tile(tid, full, buf)) {
+        // Rare: non-finite K in a tile with masked entries: dQ += dS K in scalar f32 over visible
+        // keys, one 16-column block at a time, spilled through Sa.
+        var unused = AM();
+        {{#for db < D/16}}rare_block(false, &dq{{db}}, &unused, sg, r, i, j0, h * 8u, {{db}}u * 16u, buf);
+        {{/for}}
+      } else {
+        // dQ += dS K (the K tile's blocks cb unrolled)
+        {{#for cb < BC/16}}{
+          let dsm = subgroupMatrixLoad<LM, row_major>(&dSa[sg], {{cb}}u * 16u, PS);
+          {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Qs[buf * RB + {{cb}}u], {{db}}u * 16u, DP), dq{{db}});
+          {{/for}}
+        }
+        {{/for}}
+      }
     }
-    buf = (buf + 1u) % NBUF;
+    {{/for}}
   }
 
   // dQ·scale, one 16×16 block at a time through Sa; rows past Nq are not written. The next
