@@ -73,16 +73,6 @@ const PAD: u32 = {{PAD}}u;
 const DP: u32 = D + PAD;       // Qs, dOs rows, halves
 const SS: u32 = BR + PAD / 2u; // Sa, dPa rows (Br = Bc), f32
 const PS: u32 = BR + PAD;      // Pa, dSa rows, halves
-// The order of a tile's steps (as the forward's PIPE, flash_fwd_sgmm.wgsl):
-//   0: one buffer; each tile staged before its first products: 4 barriers a full tile (before and
-//      after the staging, after the first products, after the elementwise step);
-//   2: two buffers; tile t + 1 staged (into the other) after tile t's elementwise step, behind the
-//      barrier that step needs anyway: 2 barriers a full tile. Twice Qs, dOs, lse2_s, delta_s.
-// The tile loops take NBUF tiles an iteration, one after the other, each with its buffer as a constant
-// (`const buf`): matrix loads at constant offsets, as with one buffer.
-const PIPE: u32 = {{PIPE}}u;
-const NBUF: u32 = {{NBUF}}u;   // staging buffers: PIPE / 2 + 1
-const_assert NBUF == PIPE / 2u + 1u;
 
 // Every workgroup variable is a multiple of 16 bytes (the NVIDIA driver's matrix loads and
 // stores need 16-byte aligned arrays: docs/performance.md).
@@ -92,17 +82,16 @@ const_assert NBUF == PIPE / 2u + 1u;
 // one block a subgroup; each matrix operation takes its block's pointer (`&Qs[qb]`, `&Sa[sg]`: one
 // index clamp) at a constant offset, the blocks of a tile unrolled by the specializer. The memory
 // layout is that of flat arrays.
-// Buffer b of a tile is blocks b·RB… of Qs and dOs, entries b·Br… of lse2_s and delta_s.
-var<workgroup> Qs: array<array<f16, 16u * DP>, RB * NBUF>;   // dkdv: the Q tile (K rows in the prologue); dq: K
-var<workgroup> dOs: array<array<f16, 16u * DP>, RB * NBUF>;  // dkdv: the dO tile (V rows in the prologue); dq: V
-var<workgroup> lse2_s: array<f32, BR * NBUF>;    // LSE · log2(e); +1e30 for fully masked rows (P = 0)
-var<workgroup> delta_s: array<f32, BR * NBUF>;   // Δ
+var<workgroup> Qs: array<array<f16, 16u * DP>, RB>;   // dkdv: the Q tile (K rows in the prologue); dq: K
+var<workgroup> dOs: array<array<f16, 16u * DP>, RB>;  // dkdv: the dO tile (V rows in the prologue); dq: V
+var<workgroup> lse2_s: array<f32, BR>;    // LSE · log2(e); +1e30 for fully masked rows (P = 0)
+var<workgroup> delta_s: array<f32, BR>;   // Δ
 var<workgroup> Sa: array<array<f32, 16u * SS>, SG>;    // per subgroup: Sᵀ (dkdv, 16×Br) or S (dq, 16×Bc)
 var<workgroup> dPa: array<array<f32, 16u * SS>, SG>;   // dPᵀ or dP
 var<workgroup> Pa: array<array<f16, 16u * PS>, SG>;    // Pᵀ (dkdv)
 var<workgroup> dSa: array<array<f16, 16u * PS>, SG>;   // dSᵀ or dS
-var<workgroup> nf: array<atomic<u32>, 4>;  // nf[b]: the tile staged in buffer b holds a non-finite value (cleared
-                                           // after the prologue, which does not vote, and by each reader: rare_tile)
+var<workgroup> nf: array<atomic<u32>, 4>;  // nf[0]: the staged tile holds a non-finite value (cleared after
+                                           // the prologue, which does not vote, and by each reader: rare_tile)
 var<workgroup> nf_u: vec4<u32>;            // its copy, read uniformly
 
 var<private> ar: array<vec4<u32>, LPT>;   // the next tile's rows of Q (or K)
@@ -110,12 +99,12 @@ var<private> br: array<vec4<u32>, LPT>;   // and of dO (or V)
 var<private> lr: f32;                     // the next Q tile's LSE as loaded (lanes tid < Br; l2_of at staging)
 var<private> dr: f32;                     // and Δ
 
-// Stores 16-byte word e (8 halves: row e / D8, columns 8·(e % D8)…) into dOs or Qs, from block b0 on.
-fn put8(into_do: bool, b0: u32, e: u32, w: vec4<u32>) {
+// Stores 16-byte word e (8 halves: row e / D8, columns 8·(e % D8)…) into dOs or Qs.
+fn put8(into_do: bool, e: u32, w: vec4<u32>) {
   let h = halves8(w);
   let row = e / D8;
   let at = (row % 16u) * DP + (e % D8) * 8u;
-  {{#for x < 8}}if (into_do) { dOs[b0 + row / 16u][at + {{x}}u] = h[{{x}}]; } else { Qs[b0 + row / 16u][at + {{x}}u] = h[{{x}}]; }
+  {{#for x < 8}}if (into_do) { dOs[row / 16u][at + {{x}}u] = h[{{x}}]; } else { Qs[row / 16u][at + {{x}}u] = h[{{x}}]; }
   {{/for}}
 }
 
@@ -157,23 +146,23 @@ fn fetch_stats(row0: u32, i0: u32, tid: u32) {
   }
 }
 
-// Registers → workgroup memory buffer `buf`: Qs and dOs (and, `stats`, dkdv's Q tile's LSE and Δ).
-// `voting`: a tile that may read the vote (one with masked entries: rare_tile) sets nf[buf] where a
-// staged value it multiplies is non-finite; the others skip the test (11% of dq at D = 64 where every
-// tile voted: 2026-12-04-stash-h200). dkdv votes on Q and dO (dK += dSᵀ Q, dV += Pᵀ dO); dq on K only
-// (dQ += dS K: V enters dP alone, and dS is exactly 0 on masked entries whatever V holds).
-fn stash_rows(tid: u32, stats: bool, voting: bool, buf: u32) {
+// Registers → workgroup memory: Qs and dOs (and, `stats`, dkdv's Q tile's LSE and Δ). `voting`: a
+// tile that may read the vote (one with masked entries: rare_tile) sets nf[0] where a staged value it
+// multiplies is non-finite; the others skip the test (11% of dq at D = 64 where every tile voted:
+// 2026-12-04-stash-h200). dkdv votes on Q and dO (dK += dSᵀ Q, dV += Pᵀ dO), dq on K only (dQ += dS K:
+// V enters dP alone, and dS is exactly 0 on masked entries whatever V holds).
+fn stash_rows(tid: u32, stats: bool, voting: bool) {
   for (var t = 0u; t < LPT; t++) {
     let e = tid + t * WG;
     if (e < T8) {
-      put8(false, buf * RB, e, ar[t]);
-      put8(true, buf * RB, e, br[t]);
-      if (voting && (tc_nonfinite8(ar[t]) || (stats && tc_nonfinite8(br[t])))) { atomicOr(&nf[buf], 1u); }
+      put8(false, e, ar[t]);
+      put8(true, e, br[t]);
+      if (voting && (tc_nonfinite8(ar[t]) || (stats && tc_nonfinite8(br[t])))) { atomicOr(&nf[0], 1u); }
     }
   }
   if (stats && tid < BR) {
-    lse2_s[buf * BR + tid] = l2_of(lr);
-    delta_s[buf * BR + tid] = dr;
+    lse2_s[tid] = l2_of(lr);
+    delta_s[tid] = dr;
   }
 }
 
@@ -182,37 +171,15 @@ fn stash_rows(tid: u32, stats: bool, voting: bool, buf: u32) {
 // their matrix loads); a full tile (uniform) stops there: it was staged without a vote
 // (stash_rows). Otherwise invocation 0 copies the tile's vote to nf_u and clears it, and every
 // invocation reads nf_u with workgroupUniformLoad (two barriers more, so full tiles take 1 barrier
-// here instead of 3). `buf`: the tile's buffer (its vote nf[buf]).
-fn rare_tile(tid: u32, full: bool, buf: u32) -> bool {
+// here instead of 3).
+fn rare_tile(tid: u32, full: bool) -> bool {
   workgroupBarrier();
   if (full) { return false; }
   if (tid == 0u) {
-    nf_u = vec4<u32>(atomicLoad(&nf[buf]), 0u, 0u, 0u);
-    atomicStore(&nf[buf], 0u);
+    nf_u = vec4<u32>(atomicLoad(&nf[0]), 0u, 0u, 0u);
+    atomicStore(&nf[0], 0u);
   }
   return workgroupUniformLoad(&nf_u).x != 0u;
-}
-
-// Both buffers' votes cleared after the prologue (which does not vote), by invocation 0; ordered before
-// the first vote by the barrier before the first staging.
-fn clear_votes(tid: u32) {
-  if (tid == 0u) {
-    atomicStore(&nf[0], 0u);
-    atomicStore(&nf[1], 0u);
-  }
-}
-
-// dkdv: whether the Q tile from row i is full (uniform): below Nq and inside the rows that see every
-// key of the workgroup (`all_rows`, rows_seeing_all).
-fn full_q_tile(i: u32, all_rows: vec2<u32>) -> bool {
-  return i + BR <= P.Nq && i >= all_rows.x && i + BR <= all_rows.y;
-}
-
-// dkdv: the Q tile after the one from row i of head row `row`: the next of the span [i_start, i_stop),
-// or the span's first of the next query head of the group (row + Nq).
-fn next_q_tile(i: u32, row: u32, i_start: u32, i_stop: u32) -> vec2<u32> {
-  if (i + BR >= i_stop) { return vec2<u32>(i_start, row + P.Nq); }
-  return vec2<u32>(i + BR, row);
 }
 
 // P = exp2(S·scale·log2 e − l2), l2 = LSE·log2 e (a NaN LSE gives NaN), and dS = P ∘ (dP − Δ).
@@ -225,8 +192,8 @@ fn p_and_ds(s: f32, dp: f32, l2: f32, delta: f32) -> vec2<f32> {
 // The rare path of dkdv's second products (see the header): lane (r, h)'s 8 columns c0… of
 // key jk's row of subgroup sg's spilled dK and dV blocks (row at `at` in its Sa and dPa blocks;
 // its dSᵀ and Pᵀ at `ap` in its dSa and Pa blocks), tensor columns d0 + c0…: dK += dSᵀ Q,
-// dV += Pᵀ dO over the Q tile's rows i0… that see key jk (the tile in blocks b0… of Qs, dOs).
-fn add_kv_row(sg: u32, at: u32, ap: u32, i0: u32, jk: u32, c0: u32, d0: u32, b0: u32) {
+// dV += Pᵀ dO over the Q tile's rows i0… that see key jk.
+fn add_kv_row(sg: u32, at: u32, ap: u32, i0: u32, jk: u32, c0: u32, d0: u32) {
   let rows = query_span(jk, jk + 1u);   // the rows that see key jk
   for (var c = 0u; c < 8u; c++) {
     var xk = Sa[sg][at + c0 + c];
@@ -234,8 +201,8 @@ fn add_kv_row(sg: u32, at: u32, ap: u32, i0: u32, jk: u32, c0: u32, d0: u32, b0:
     for (var qc = 0u; qc < BR; qc++) {
       if (in_keys(rows, i0 + qc)) {
         let q_at = (qc % 16u) * DP + d0 + c0 + c;
-        xk += f32(dSa[sg][ap + qc]) * f32(Qs[b0 + qc / 16u][q_at]);
-        xv += f32(Pa[sg][ap + qc]) * f32(dOs[b0 + qc / 16u][q_at]);
+        xk += f32(dSa[sg][ap + qc]) * f32(Qs[qc / 16u][q_at]);
+        xv += f32(Pa[sg][ap + qc]) * f32(dOs[qc / 16u][q_at]);
       }
     }
     Sa[sg][at + c0 + c] = xk;
@@ -245,13 +212,13 @@ fn add_kv_row(sg: u32, at: u32, ap: u32, i0: u32, jk: u32, c0: u32, d0: u32, b0:
 
 // The rare path of dq's second product: lane (r, h)'s 8 columns c0… of query i's row of subgroup
 // sg's spilled dQ block (row at `at` in its Sa block; its dS at `ap` in its dSa block), tensor
-// columns d0 + c0…: dQ += dS K over the K tile's keys j0… visible to query i (the tile in blocks b0… of Qs).
-fn add_q_row(sg: u32, at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32, b0: u32) {
+// columns d0 + c0…: dQ += dS K over the K tile's keys j0… visible to query i.
+fn add_q_row(sg: u32, at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
   let kr = key_range(i);
   for (var c = 0u; c < 8u; c++) {
     var x = Sa[sg][at + c0 + c];
     for (var jj = 0u; jj < BC; jj++) {
-      if (in_keys(kr, j0 + jj)) { x += f32(dSa[sg][ap + jj]) * f32(Qs[b0 + jj / 16u][(jj % 16u) * DP + d0 + c0 + c]); }
+      if (in_keys(kr, j0 + jj)) { x += f32(dSa[sg][ap + jj]) * f32(Qs[jj / 16u][(jj % 16u) * DP + d0 + c0 + c]); }
     }
     Sa[sg][at + c0 + c] = x;
   }
@@ -259,13 +226,12 @@ fn add_q_row(sg: u32, at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32, b0: u
 
 // The rare path's products for columns d0… (see the header), in scalar f32: subgroup sg's
 // accumulators a (dK, or dQ) and b (dV; dkdv only) spilled to its Sa (and dPa) block, the visible
-// entries' products added by add_kv_row (kv: x = i0, y = jk) or add_q_row (x = i, y = j0), and loaded back;
-// the tile in buffer `buf`.
-fn rare_block(kv: bool, a: ptr<function, AM>, b: ptr<function, AM>, sg: u32, r: u32, x: u32, y: u32, c0: u32, d0: u32, buf: u32) {
+// entries' products added by add_kv_row (kv: x = i0, y = jk) or add_q_row (x = i, y = j0), and loaded back.
+fn rare_block(kv: bool, a: ptr<function, AM>, b: ptr<function, AM>, sg: u32, r: u32, x: u32, y: u32, c0: u32, d0: u32) {
   subgroupMatrixStore<row_major>(&Sa[sg], 0u, *a, SS);
   if (kv) { subgroupMatrixStore<row_major>(&dPa[sg], 0u, *b, SS); }
   workgroupBarrier();
-  if (kv) { add_kv_row(sg, r * SS, r * PS, x, y, c0, d0, buf * RB); } else { add_q_row(sg, r * SS, r * PS, x, y, c0, d0, buf * RB); }
+  if (kv) { add_kv_row(sg, r * SS, r * PS, x, y, c0, d0); } else { add_q_row(sg, r * SS, r * PS, x, y, c0, d0); }
   workgroupBarrier();
   *a = subgroupMatrixLoad<AM, row_major>(&Sa[sg], 0u, SS);
   if (kv) { *b = subgroupMatrixLoad<AM, row_major>(&dPa[sg], 0u, SS); }
@@ -325,7 +291,7 @@ fn resident_rows(kv: bool, base: u32, n: u32, tid: u32, a_reg: ptr<function, Res
   for (var s0 = 0u; s0 < OWN; s0 += BR) {
     fetch_rows(kv, base, s0, n, tid);
     workgroupBarrier();
-    stash_rows(tid, false, false, 0u);
+    stash_rows(tid, false, false);
     workgroupBarrier();
     if (sg * 16u >= s0 && sg * 16u < s0 + BR) {
       let a = (sg * 16u - s0) / 16u;   // the staged block
@@ -336,15 +302,14 @@ fn resident_rows(kv: bool, base: u32, n: u32, tid: u32, a_reg: ptr<function, Res
   }
 }
 
-// The resident rows against the tile staged in buffer `buf`, its Br/16 blocks of 16 rows (Qs, dOs, read
-// column-major as the tile's transpose; unrolled): a_reg·Qsᵀ into Sa and b_reg·dOsᵀ into dPa, in subgroup sg's blocks.
-fn resident_products(sg: u32, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>, buf: u32) {
-  let b0 = buf * RB;
+// The resident rows against the staged tile's Br/16 blocks of 16 rows (Qs, dOs, read column-major
+// as the tile's transpose; unrolled): a_reg·Qsᵀ into Sa and b_reg·dOsᵀ into dPa, in subgroup sg's blocks.
+fn resident_products(sg: u32, a_reg: ptr<function, Resident>, b_reg: ptr<function, Resident>) {
   {{#for b < BR/16}}{
     var s_acc = AM();
     var p_acc = AM();
-    {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate((*a_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&Qs[b0 + {{b}}u], {{kk}}u * 16u, DP), s_acc);
-    p_acc = subgroupMatrixMultiplyAccumulate((*b_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&dOs[b0 + {{b}}u], {{kk}}u * 16u, DP), p_acc);
+    {{#for kk < D/16}}s_acc = subgroupMatrixMultiplyAccumulate((*a_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&Qs[{{b}}u], {{kk}}u * 16u, DP), s_acc);
+    p_acc = subgroupMatrixMultiplyAccumulate((*b_reg)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&dOs[{{b}}u], {{kk}}u * 16u, DP), p_acc);
     {{/for}}
     subgroupMatrixStore<row_major>(&Sa[sg], {{b}}u * 16u, s_acc, SS);
     subgroupMatrixStore<row_major>(&dPa[sg], {{b}}u * 16u, p_acc, SS);
@@ -367,7 +332,7 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   var a_reg: Resident;
   var b_reg: Resident;
   resident_rows(true, kv_row0 + j0, P.Nk - j0, tid, &a_reg, &b_reg);   // K into a_reg, V into b_reg
-  clear_votes(tid);
+  if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote starts clear (ordered by the tile loop's first barrier)
   {{#for db < D/16}}var dk{{db}} = AM();
   var dv{{db}} = AM();
   {{/for}}
@@ -397,46 +362,31 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let head0 = kb.q_row0;
   fetch_rows(false, head0, i_start, P.Nq, tid);
   fetch_stats(head0, i_start, tid);
-  // The tile in use (i0), and the one whose rows the registers hold (i1, of head row row1), counted
-  // along rather than divided out of t each tile (t % nt, (t + 1) / nt: integer divisions by a
-  // uniform value, tens of instructions each, per tile).
+  // The tile in use (i0) and the one fetched next (row1, i1), counted along rather than divided
+  // out of t each tile (t % nt, (t + 1) / nt: integer divisions by a uniform value, tens of
+  // instructions each, per tile).
   let i_stop = i_start + nt * BR;
   var i0 = i_start;
   var i1 = i_start;
   var row1 = head0;
-  if (PIPE == 2u) {
-    // The first tile staged before the loop (into buffer 0, once resident_rows has read it) and the second fetched.
-    workgroupBarrier();
-    stash_rows(tid, true, !full_q_tile(i1, all_rows), 0u);
-    let n1 = next_q_tile(i1, row1, i_start, i_stop);
-    i1 = n1.x;
-    row1 = n1.y;
-    if (1u < total) {
-      fetch_rows(false, row1, i1, P.Nq, tid);
-      fetch_stats(row1, i1, tid);
-    }
-    workgroupBarrier();
-  }
-  for (var t0 = 0u; t0 < total; t0 += NBUF) {
-    {{#for par < NBUF}}if (t0 + {{par}}u < total) {
-      const buf = {{par}}u;   // the tile's staging buffer
-      let t = t0 + {{par}}u;
+  for (var t = 0u; t < total; t++) {
+    {
       // A full Q tile (uniform): every row of it sees every key of the workgroup.
-      let full = full_q_tile(i0, all_rows);
-      if (PIPE == 0u) {
-        workgroupBarrier();
-        stash_rows(tid, true, !full, 0u);
-        workgroupBarrier();
-        let n1 = next_q_tile(i1, row1, i_start, i_stop);
-        i1 = n1.x;
-        row1 = n1.y;
-        if (t + 1u < total) {
-          fetch_rows(false, row1, i1, P.Nq, tid);
-          fetch_stats(row1, i1, tid);
-        }
+      let full = i0 + BR <= P.Nq && i0 >= all_rows.x && i0 + BR <= all_rows.y;
+      workgroupBarrier();
+      stash_rows(tid, true, !full);
+      workgroupBarrier();
+      i1 = i0 + BR;
+      if (i1 >= i_stop) {
+        i1 = i_start;
+        row1 += P.Nq;
+      }
+      if (t + 1u < total) {
+        fetch_rows(false, row1, i1, P.Nq, tid);
+        fetch_stats(row1, i1, tid);
       }
       // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ: Qᵀ and dOᵀ are column-major views of the Q and dO tiles.
-      resident_products(sg, &a_reg, &b_reg, buf);
+      resident_products(sg, &a_reg, &b_reg);
       workgroupBarrier();
       // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
       let at = r * SS + h * (BR / 2u);   // in the subgroup's blocks of Sa, dPa
@@ -448,7 +398,7 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         var p = 0.0;
         var ds = 0.0;
         if (full || in_keys(jk_rows, i0 + qc)) {
-          let x = p_and_ds(Sa[sg][at + col], dPa[sg][at + col], lse2_s[buf * BR + qc], delta_s[buf * BR + qc]);
+          let x = p_and_ds(Sa[sg][at + col], dPa[sg][at + col], lse2_s[qc], delta_s[qc]);
           p = x.x;
           ds = x.y;
         }
@@ -456,37 +406,24 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         dSa[sg][ap + col] = f16(ds * ds_scale);
       }
       {{/for}}
-      if (PIPE == 2u && t + 1u < total) {
-        // The next tile (in the registers) into the other buffer, which tile t − 1 read before this
-        // tile's last barrier; the one after it fetched. rare_tile's barrier orders both.
-        stash_rows(tid, true, !full_q_tile(i1, all_rows), 1u - buf);
-        let n1 = next_q_tile(i1, row1, i_start, i_stop);
-        i1 = n1.x;
-        row1 = n1.y;
-        if (t + 2u < total) {
-          fetch_rows(false, row1, i1, P.Nq, tid);
-          fetch_stats(row1, i1, tid);
-        }
-      }
-      if (rare_tile(tid, full, buf)) {
+      if (rare_tile(tid, full)) {
         // Rare: non-finite Q or dO in a tile with masked entries: dV += Pᵀ dO, dK += dSᵀ Q in
         // scalar f32 over visible entries, one 16-column block at a time, spilled through Sa/dPa.
-        {{#for db < D/16}}rare_block(true, &dk{{db}}, &dv{{db}}, sg, r, i0, jk, h * 8u, {{db}}u * 16u, buf);
+        {{#for db < D/16}}rare_block(true, &dk{{db}}, &dv{{db}}, sg, r, i0, jk, h * 8u, {{db}}u * 16u);
         {{/for}}
       } else {
         // dV += Pᵀ dO,  dK += dSᵀ Q (the Q tile's blocks qb unrolled)
         {{#for qb < BR/16}}{
           let pt = subgroupMatrixLoad<LM, row_major>(&Pa[sg], {{qb}}u * 16u, PS);
           let dst = subgroupMatrixLoad<LM, row_major>(&dSa[sg], {{qb}}u * 16u, PS);
-          {{#for db < D/16}}dv{{db}} = subgroupMatrixMultiplyAccumulate(pt, subgroupMatrixLoad<RM, row_major>(&dOs[buf * RB + {{qb}}u], {{db}}u * 16u, DP), dv{{db}});
-          dk{{db}} = subgroupMatrixMultiplyAccumulate(dst, subgroupMatrixLoad<RM, row_major>(&Qs[buf * RB + {{qb}}u], {{db}}u * 16u, DP), dk{{db}});
+          {{#for db < D/16}}dv{{db}} = subgroupMatrixMultiplyAccumulate(pt, subgroupMatrixLoad<RM, row_major>(&dOs[{{qb}}u], {{db}}u * 16u, DP), dv{{db}});
+          dk{{db}} = subgroupMatrixMultiplyAccumulate(dst, subgroupMatrixLoad<RM, row_major>(&Qs[{{qb}}u], {{db}}u * 16u, DP), dk{{db}});
           {{/for}}
         }
         {{/for}}
       }
-      i0 = next_q_tile(i0, 0u, i_start, i_stop).x;
     }
-    {{/for}}
+    i0 = i1;
   }
 
   // dK·scale and dV, one 16×16 block at a time through Sa/dPa; keys past Nk are not written.
@@ -532,7 +469,7 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   var a_reg: Resident;
   var b_reg: Resident;
   resident_rows(false, row0 + i0, P.Nq - i0, tid, &a_reg, &b_reg);   // Q into a_reg, dO into b_reg
-  clear_votes(tid);
+  if (tid == 0u) { atomicStore(&nf[0], 0u); }   // the vote starts clear (ordered by the tile loop's first barrier)
   var lse_i = NEG_BIG;                 // this lane's row's LSE (a row past Nq: P = 0)
   var dl = 0.0;
   if (i < P.Nq) {
@@ -557,60 +494,40 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let n_end = key_range(min(i0 + OWN, P.Nq) - 1u).y;
   let wg_keys = shared_keys(i0, i0 + OWN);   // keys every row of the workgroup sees
   fetch_rows(true, kv_row0, j_start, P.Nk, tid);
-  if (PIPE == 2u) {
-    // The first tile staged before the loop (into buffer 0, once resident_rows has read it) and the second fetched.
+  for (var j0 = j_start; j0 < n_end; j0 += BC) {
+    let full = all_see(wg_keys, j0, j0 + BC);   // uniform: every row of the workgroup sees the whole tile
     workgroupBarrier();
-    stash_rows(tid, false, !all_see(wg_keys, j_start, j_start + BC), 0u);
-    if (j_start + BC < n_end) { fetch_rows(true, kv_row0, j_start + BC, P.Nk, tid); }
+    stash_rows(tid, false, !full);    // K into Qs, V into dOs
     workgroupBarrier();
-  }
-  for (var jt = j_start; jt < n_end; jt += NBUF * BC) {
-    {{#for par < NBUF}}if (jt + {{par}}u * BC < n_end) {
-      const buf = {{par}}u;   // the tile's staging buffer
-      let j0 = jt + {{par}}u * BC;
-      let full = all_see(wg_keys, j0, j0 + BC);   // uniform: every row of the workgroup sees the whole tile
-      if (PIPE == 0u) {
-        workgroupBarrier();
-        stash_rows(tid, false, !full, 0u);    // K into Qs, V into dOs
-        workgroupBarrier();
-        if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
-      }
-      resident_products(sg, &a_reg, &b_reg, buf);   // S = Q Kᵀ, dP = dO Vᵀ (Bc = Br)
-      workgroupBarrier();
-      var kr = vec2<u32>();                    // this lane's row's keys, where the tile is partial
-      if (!full) { kr = key_range(i); }
-      let at = r * SS + h * (BC / 2u);   // in the subgroup's blocks of Sa, dPa
-      let ap = r * PS + h * (BC / 2u);   // and of dSa
-      {{#for c < BC/2}}{
-        let col = ({{c}}u + lane) % (BC / 2u);
-        var ds = 0.0;
-        if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[sg][at + col], dPa[sg][at + col], l2, dl).y; }
-        dSa[sg][ap + col] = f16(ds * ds_scale);
-      }
-      {{/for}}
-      let j1 = j0 + BC;
-      if (PIPE == 2u && j1 < n_end) {
-        // The next tile into the other buffer and the one after it fetched, as dkdv.
-        stash_rows(tid, false, !all_see(wg_keys, j1, j1 + BC), 1u - buf);
-        if (j1 + BC < n_end) { fetch_rows(true, kv_row0, j1 + BC, P.Nk, tid); }
-      }
-      if (rare_tile(tid, full, buf)) {
-        // Rare: non-finite K in a tile with masked entries: dQ += dS K in scalar f32 over visible
-        // keys, one 16-column block at a time, spilled through Sa.
-        var unused = AM();
-        {{#for db < D/16}}rare_block(false, &dq{{db}}, &unused, sg, r, i, j0, h * 8u, {{db}}u * 16u, buf);
-        {{/for}}
-      } else {
-        // dQ += dS K (the K tile's blocks cb unrolled)
-        {{#for cb < BC/16}}{
-          let dsm = subgroupMatrixLoad<LM, row_major>(&dSa[sg], {{cb}}u * 16u, PS);
-          {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Qs[buf * RB + {{cb}}u], {{db}}u * 16u, DP), dq{{db}});
-          {{/for}}
-        }
-        {{/for}}
-      }
+    if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
+    resident_products(sg, &a_reg, &b_reg);   // S = Q Kᵀ, dP = dO Vᵀ (Bc = Br)
+    workgroupBarrier();
+    var kr = vec2<u32>();                    // this lane's row's keys, where the tile is partial
+    if (!full) { kr = key_range(i); }
+    let at = r * SS + h * (BC / 2u);   // in the subgroup's blocks of Sa, dPa
+    let ap = r * PS + h * (BC / 2u);   // and of dSa
+    {{#for c < BC/2}}{
+      let col = ({{c}}u + lane) % (BC / 2u);
+      var ds = 0.0;
+      if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[sg][at + col], dPa[sg][at + col], l2, dl).y; }
+      dSa[sg][ap + col] = f16(ds * ds_scale);
     }
     {{/for}}
+    if (rare_tile(tid, full)) {
+      // Rare: non-finite K in a tile with masked entries: dQ += dS K in scalar f32 over visible
+      // keys, one 16-column block at a time, spilled through Sa.
+      var unused = AM();
+      {{#for db < D/16}}rare_block(false, &dq{{db}}, &unused, sg, r, i, j0, h * 8u, {{db}}u * 16u);
+      {{/for}}
+    } else {
+      // dQ += dS K (the K tile's blocks cb unrolled)
+      {{#for cb < BC/16}}{
+        let dsm = subgroupMatrixLoad<LM, row_major>(&dSa[sg], {{cb}}u * 16u, PS);
+        {{#for db < D/16}}dq{{db}} = subgroupMatrixMultiplyAccumulate(dsm, subgroupMatrixLoad<RM, row_major>(&Qs[{{cb}}u], {{db}}u * 16u, DP), dq{{db}});
+        {{/for}}
+      }
+      {{/for}}
+    }
   }
 
   // dQ·scale, one 16×16 block at a time through Sa; rows past Nq are not written. The next

@@ -19,7 +19,7 @@ import { ringAttention } from '../src/cp/launch/ringAttention.js';
 import { LAYOUTS } from '../src/cp/plan/schedule.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
 import { randn } from '../src/reference/compare.js';
-import { SGMM_BWD_PIPES, SGMM_FWD_PIPES } from '../src/kernels/sgmmTiles.js';
+import { SGMM_FWD_PIPES } from '../src/kernels/sgmmTiles.js';
 
 let devs: FlashDevice[];
 beforeAll(async () => {
@@ -313,18 +313,17 @@ describe('the tensor-core forward in every order of its tile steps (sgmmForwardP
       });
 });
 
-describe('the tensor-core backward in every order of its tile steps (sgmmBackwardPipe)', () => {
-  // N = 150: ten tiles of 16 (both staging buffers, a partial last tile); GQA 4:2, so dkdv's loop
-  // crosses from one query head to the next; causal + window: tiles with masked entries. One NaN in
-  // Q, dO, K or V of row / key 70 (head 1), seen by rows 70–110 only: tiles holding rows or keys that
-  // cannot see it take the rare scalar path where their vote says so (dkdv votes on Q and dO, dq on K;
-  // a NaN in V must reach dQ through dP alone).
-  const bits = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+describe('the tensor-core backward against float64 with a NaN in a masked tile', () => {
+  // N = 150: ten tiles of 16 and a partial last one; GQA 4:2, so dkdv's loop crosses from one query
+  // head to the next; causal + window: tiles with masked entries. One NaN in Q, dO, K or V of row / key
+  // 70 (head 1), seen by rows 70–110 only: tiles holding rows or keys that cannot see it take the rare
+  // scalar path where their vote says so (dkdv votes on Q and dO, dq on K only: a NaN in V must reach
+  // dQ through dP alone, and a partial dq tile with it takes the tensor-core path).
   const spots: [string, keyof Inputs | null][] = [['finite', null], ['NaN in Q', 'q'], ['NaN in dO', 'dout'], ['NaN in K', 'k'], ['NaN in V', 'v']];
-  const tiles: [number, number, number][] = [[64, 4, 16], [64, 8, 16], [128, 4, 16]];
+  const tiles: [number, number, number][] = [[64, 4, 16], [64, 8, 16], [128, 8, 16]];
   for (const [D, SG, T] of tiles)
     for (const [what, which] of spots)
-      it(`D=${D} ${SG}×${T}, ${what}: PIPE 0 and 2 give bitwise the same dQ, dK, dV, within tolerance`, async (ctx) => {
+      it(`D=${D} ${SG}×${T}, ${what}: dQ, dK, dV within tolerance, NaN exactly where the reference has it`, async (ctx) => {
         const dev = devs[0];
         if (!dev.hasF16 || !dev.hasSubgroupMatrix) ctx.skip();
         const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 150, Nk: 150, D };
@@ -333,13 +332,9 @@ describe('the tensor-core backward in every order of its tile steps (sgmmBackwar
         const r = refInputs(x, 'f16');
         const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
         const p = { ...opts, precision: 'f16' as const, path: 'subgroup-matrix' as const };
-        const fwd = await attentionForward(dev, s, x, p);
-        const outs = [];
-        for (const pipe of SGMM_BWD_PIPES) {
-          const got = await attentionBackward(await tunedDevice({ sgmmBackward: { subgroups: SG, rows: T }, sgmmBackwardPipe: pipe }), s, { ...x, o: fwd.o, lse: fwd.lse }, p);
-          for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), `${k} PIPE ${pipe}`).toBeLessThanOrEqual(TOL.f16.grad);
-          outs.push(got);
-        }
-        for (const k of ['dq', 'dk', 'dv'] as const) expect(bits(outs[1][k]).equals(bits(outs[0][k])), `${k} bitwise`).toBe(true);
+        const tuned = await tunedDevice({ sgmmBackward: { subgroups: SG, rows: T } });
+        const fwd = await attentionForward(tuned, s, x, p);
+        const got = await attentionBackward(tuned, s, { ...x, o: fwd.o, lse: fwd.lse }, p);
+        for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), k).toBeLessThanOrEqual(TOL.f16.grad);
       });
 });

@@ -22,7 +22,7 @@ import { wgslBindings } from '../kernels/bindings.js';
 import { BACKWARD_BINDINGS, PREPROCESS_BINDINGS } from '../kernels/flashBackward.js';
 import { FORWARD_BINDINGS } from '../kernels/flashForward.js';
 import { validateShape } from '../shape.js';
-import { SGMM_BWD_PIPES, SGMM_FWD_PIPES, sgmmCandidates } from '../kernels/sgmmTiles.js';
+import { SGMM_FWD_PIPES, sgmmCandidates } from '../kernels/sgmmTiles.js';
 import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../kernels/tiles.js';
 import { TUNING_PINS, type KernelTuning } from '../kernels/tuning.js';
 import { FlashForward } from '../kernels/flashForward.js';
@@ -118,7 +118,7 @@ export function showPins(t: KernelTuning): string {
 export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number, robust = false): KernelTuning[] {
   if (path === 'subgroup-matrix') {
     const tiles = sgmmCandidates(kind, D, robust);
-    if (kind === 'bwd') return tiles.flatMap(([SG, T]) => SGMM_BWD_PIPES.map((pipe) => ({ sgmmBackward: { subgroups: SG, rows: T }, sgmmBackwardPipe: pipe })));
+    if (kind === 'bwd') return tiles.map(([SG, T]) => ({ sgmmBackward: { subgroups: SG, rows: T } }));
     return tiles.flatMap(([SG, T, RB, DS = 1]) => SGMM_FWD_PIPES.map((pipe) =>
       ({ sgmmForward: { subgroups: SG, rows: T, rowBlocks: RB as 1 | 2, ...(DS > 1 ? { dSplit: DS as 2 } : {}) }, sgmmForwardPipe: pipe })));
   }

@@ -62,12 +62,12 @@ export const PREPROCESS_BINDINGS = bindingTable('FlashBackward.preprocess', [
 const PRE_PLAN: TilePlan = { BR: 16, BC: 16, WG: 64, workgroupBytes: 0 };
 
 /**
- * The tensor-core backward's source (NBUF: its staging buffers, 2 in step order PIPE 2): DIRECT = 1 gives it the direct epilogue (f32 gradients only: the
+ * The tensor-core backward's source: DIRECT = 1 gives it the direct epilogue (f32 gradients only: the
  * accumulators stored straight to dQ, dK, dV with subgroupMatrixStore, shaders/flash_bwd_sgmm.wgsl),
  * 0 the staged one (through workgroup memory, any gradient type).
  */
 export function sgmmBackwardSource(values: SpecValues, direct: boolean, extraEnables: string[]): string {
-  return attentionSource(SHADERS.flashBwdSgmm, { ...values, DIRECT: direct ? 1 : 0, NBUF: values.PIPE === 2 ? 2 : 1 }, BACKWARD_BINDINGS, extraEnables);
+  return attentionSource(SHADERS.flashBwdSgmm, { ...values, DIRECT: direct ? 1 : 0 }, BACKWARD_BINDINGS, extraEnables);
 }
 
 /** Whether the tensor-core backward of these types has a direct epilogue (f32 gradients: the matrix type's). */

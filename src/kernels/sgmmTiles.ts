@@ -26,13 +26,11 @@ export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pa
 /**
  * Workgroup memory of the subgroup-matrix backward (flash_bwd_sgmm.wgsl), SG subgroups and
  * T-row inner tiles (Br = Bc = T), rows padded by `pad` halves, the larger of its two kernels:
- * dkdv: Qs dOs (T×D f16) | per subgroup Sᵀ dPᵀ (16×T f32) Pᵀ dSᵀ (16×T f16) | LSE Δ; Qs, dOs, LSE and Δ
- * twice in step order `pipe` 2 (two staging buffers).
+ * dkdv: Qs dOs (T×D f16) | per subgroup Sᵀ dPᵀ (16×T f32) Pᵀ dSᵀ (16×T f16) | LSE Δ.
  */
-export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SGMM_PAD, pipe: SgmmBackwardPipe = 0): number {
-  const buffers = pipe === 2 ? 2 : 1;
-  // + 32: the non-finite votes nf (4 × u32) and their uniform copy nf_u (vec4<u32>).
-  return buffers * (2 * T * (D + pad) * 2 + 2 * T * 4) + SG * 16 * ((T + pad / 2) * 8 + (T + pad) * 4) + 32;
+export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SGMM_PAD): number {
+  // + 32: the non-finite vote nf (4 × u32) and its uniform copy nf_u (vec4<u32>).
+  return 2 * T * (D + pad) * 2 + SG * 16 * ((T + pad / 2) * 8 + (T + pad) * 4) + 2 * T * 4 + 32;
 }
 
 /**
@@ -101,24 +99,11 @@ export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number, robust = false): 
  * forward Br = 16·RB·SG/DS, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows. The
  * forward's step order is `pipe`, or where none is given sgmmFwdPipeForSplit(DS).
  */
-export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe?: SgmmForwardPipe | SgmmBackwardPipe, DS = 1, merge = false): TilePlan {
-  if (kind === 'bwd') {
-    const p = pipe ?? SGMM_BWD_PIPE;
-    return { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad, p), rowsPerGroup: 16 * SG, pad, pipe: p };
-  }
-  return { BR: (16 * RB * SG) / DS, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad, DS, merge), rowBlocks: RB, pad, pipe: pipe ?? sgmmFwdPipeForSplit(DS), dSplit: DS, merge };
+export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe?: SgmmForwardPipe, DS = 1, merge = false): TilePlan {
+  return kind === 'fwd'
+    ? { BR: (16 * RB * SG) / DS, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad, DS, merge), rowBlocks: RB, pad, pipe: pipe ?? sgmmFwdPipeForSplit(DS), dSplit: DS, merge }
+    : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad };
 }
-
-/**
- * The orders of the tensor-core backward's steps per tile (PIPE in flash_bwd_sgmm.wgsl): 0 stages each
- * tile before its first products into one buffer (4 barriers a full tile); 2 stages the next tile into a
- * second buffer behind the barrier that follows the elementwise step (2 barriers a full tile; twice the
- * staging's workgroup memory, so at 48 KiB not 8×16 at D = 128). A tuning's sgmmBackwardPipe
- * (FLASHRING_SGMM_BWD_PIPE) pins either; unpinned, SGMM_BWD_PIPE where it fits, else 0.
- */
-export const SGMM_BWD_PIPES = [0, 2] as const;
-export type SgmmBackwardPipe = (typeof SGMM_BWD_PIPES)[number];
-export const SGMM_BWD_PIPE: SgmmBackwardPipe = 0;
 
 /**
  * The orders of the tensor-core forward's steps per K/V tile (PIPE in flash_fwd_sgmm.wgsl): 2
@@ -165,13 +150,7 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   const pinned: SgmmTile | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1, pin.dSplit ?? 1] : null;
   const candidates = pinned ? [pinned] : sgmmCandidates(kind, D, dev.robustShaders);
   const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
-  const pad = t.sgmmPad ?? SGMM_PAD;
-  const planOf = (SG: number, T: number, RB: number, DS = 1) => {
-    if (kind === 'fwd') return sgmmTilePlan(kind, SG, T, D, RB, pad, t.sgmmForwardPipe, DS, merge);
-    // The backward's default order where it fits, else one buffer (a pinned order is kept as pinned).
-    const plan = sgmmTilePlan(kind, SG, T, D, RB, pad, t.sgmmBackwardPipe);
-    return t.sgmmBackwardPipe === undefined && plan.workgroupBytes > limit ? sgmmTilePlan(kind, SG, T, D, RB, pad, 0) : plan;
-  };
+  const planOf = (SG: number, T: number, RB: number, DS = 1) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe, DS, merge);
   for (const [SG, T, RB, DS = 1] of candidates) {
     const plan = planOf(SG, T, RB, DS);
     // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).

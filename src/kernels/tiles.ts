@@ -30,7 +30,7 @@ export interface TilePlan {
   chunk?: number;
   /** Tensor-core kernels: halves of padding per workgroup-memory row (PAD; 0 or 8). */
   pad?: number;
-  /** Tensor-core kernels: the order of a tile's steps (PIPE: 0 or 2; flash_fwd_sgmm.wgsl, flash_bwd_sgmm.wgsl). */
+  /** Tensor-core forward: the order of a K/V tile's steps (PIPE: 0 or 2; flash_fwd_sgmm.wgsl). */
   pipe?: number;
   /** Portable forward: the next staging point's words loaded into registers during this one (PF). */
   prefetch?: 0 | 1;

@@ -14,7 +14,7 @@
 import { InputError } from '../errors.js';
 import type { PathRequest } from './pipeline.js';
 import type { RowReduce } from './tiles.js';
-import { SGMM_BWD_PIPES, SGMM_FWD_PIPES, type SgmmBackwardPipe, type SgmmForwardPipe } from './sgmmTiles.js';
+import { SGMM_FWD_PIPES, type SgmmForwardPipe } from './sgmmTiles.js';
 
 /** head_group for FLASHRING_HEAD_GROUP=all: one group of every (head, batch) pair in any grid of up to 65535 of them. */
 export const HEAD_GROUP_ALL = 0xffff;
@@ -57,8 +57,6 @@ export interface KernelTuning {
   sgmmPad?: 0 | 8;
   /** The order of the tensor-core forward's steps per K/V tile (FLASHRING_SGMM_FWD_PIPE = 0 | 2). */
   sgmmForwardPipe?: SgmmForwardPipe;
-  /** The order of the tensor-core backward's steps per tile (FLASHRING_SGMM_BWD_PIPE = 0 | 2). */
-  sgmmBackwardPipe?: SgmmBackwardPipe;
   /** The tensor-core backward's epilogue with f32 gradients (FLASHRING_SGMM_EPILOGUE = direct, the default, | staged). */
   sgmmEpilogue?: 'direct' | 'staged';
 }
@@ -151,7 +149,6 @@ export const TUNING_PINS: { [K in keyof KernelTuning]-?: Pin<NonNullable<KernelT
   sgmmBackward: sgmmTilePin('bwd'),
   sgmmPad: choice('FLASHRING_SGMM_PAD', [0, 8] as const, '0 (unpadded rows) or 8 (16-byte padding, the default)'),
   sgmmForwardPipe: choice('FLASHRING_SGMM_FWD_PIPE', SGMM_FWD_PIPES, '0 (stage each K/V tile before its products) or 2 (stage behind the softmax)'),
-  sgmmBackwardPipe: choice('FLASHRING_SGMM_BWD_PIPE', SGMM_BWD_PIPES, '0 (stage each tile before its products, one buffer) or 2 (stage the next behind the elementwise step, two buffers)'),
   sgmmEpilogue: choice('FLASHRING_SGMM_EPILOGUE', ['direct', 'staged'] as ('direct' | 'staged')[], 'direct (f32 gradients stored straight from the matrices, the default) or staged (through workgroup memory)'),
 };
 

@@ -13,7 +13,7 @@ import { acquireDevices } from '../gpu/device.js';
 import { attentionSource, attentionValues } from './source.js';
 import { FORWARD_BINDINGS } from './flashForward.js';
 import { hasDirectEpilogue, sgmmBackwardSource } from './flashBackward.js';
-import { SGMM_BWD_PIPES, SGMM_FWD_PIPES, dSplitWhole, sgmmCandidates, sgmmTilePlan } from './sgmmTiles.js';
+import { SGMM_FWD_PIPES, dSplitWhole, sgmmCandidates, sgmmTilePlan } from './sgmmTiles.js';
 import { SHADERS } from './shaders.js';
 import { PORTABLE_FWD_CANDIDATES, portableTile, portableValues } from './tiles.js';
 
@@ -59,14 +59,14 @@ export function* sgmmModules(heads: number[]): Generator<NamedModule> {
     const t = { precision: 'f16' as const, out, grad: out };
     for (const [kind, shader] of [['fwd', SHADERS.flashFwdSgmm], ['bwd', SHADERS.flashBwdSgmm]] as const) {
       for (const [SG, T, RB, DS = 1] of sgmmCandidates(kind, D)) {
-        for (const pipe of kind === 'fwd' ? SGMM_FWD_PIPES : SGMM_BWD_PIPES) for (const merge of kind === 'fwd' && out === 'f32' ? [false, true] : [false]) {
+        for (const pipe of kind === 'fwd' ? SGMM_FWD_PIPES : [0] as const) for (const merge of kind === 'fwd' && out === 'f32' ? [false, true] : [false]) {
           const plan = sgmmTilePlan(kind, SG, T, D, RB, undefined, pipe, DS, merge);
           if (plan.workgroupBytes > LIMIT || !dSplitWhole(D, T, DS)) continue;
           const values = attentionValues(D, plan, t, true);
           if (kind === 'fwd') yield [`forward D=${D} SG=${SG} T=${T} RB=${RB}${DS > 1 ? ` DS=${DS}` : ''} PIPE=${pipe} out=${out}${merge ? ' merge' : ''}`, attentionSource(shader, values, FORWARD_BINDINGS, EXT)];
           // The backward with the epilogues its types build: staged always, direct with f32 gradients.
           else for (const direct of hasDirectEpilogue(t) ? [true, false] : [false])
-            yield [`backward D=${D} SG=${SG} T=${T} PIPE=${pipe} out=${out}${direct ? ' direct' : ''}`, sgmmBackwardSource(values, direct, EXT)];
+            yield [`backward D=${D} SG=${SG} T=${T} out=${out}${direct ? ' direct' : ''}`, sgmmBackwardSource(values, direct, EXT)];
         }
       }
     }
