@@ -15,6 +15,12 @@
 //   S = Q Kᵀ,  dP = dO Vᵀ        (dkdv computes their transposes: Sᵀ = K Qᵀ, dPᵀ = V dOᵀ)
 //   P = exp2(S·scale·log2 e − LSE·log2 e),  dS = P ∘ (dP − Δ)    (two lanes per row, f16 out)
 //   dkdv:  dV += Pᵀ dO,  dK += dSᵀ Q          dq:  dQ += dS K
+// dkdv spills Sᵀ and dPᵀ to two f32 blocks a subgroup (Sa, dPa) and writes Pᵀ and dSᵀ to two f16 ones
+// (Pa, dSa). dq spills S, keeps P in registers, then spills dP to the same block (Sa; two barriers more
+// a tile) and writes dS to dSa: its code reaches neither dPa nor Pa, so its pipeline allocates neither
+// (test/sgmm-workgroup.test.ts). On the H200 the D = 64 backward's speed falls in steps as its workgroup
+// bytes grow (about 1.8× slower past ~24.7 KB, and again past ~15–17 KB: bench/results/2026-12-04-wg-bytes-h200):
+// dq at 12960 bytes (4×16) where it took 21152.
 // Operand and accumulator blocks are separate variables (k0…, dk0…, unrolled by the
 // specializer), not arrays of subgroup matrices. The scale is applied to dK and dQ at the end.
 // Matrix pointers (blocks) and offsets differ per subgroup (uniform within it): the module turns off Chromium's
@@ -45,6 +51,7 @@
 //   (checked, so its block (row − s0) / 16 < RB), columns 16·kk or 16·db < D, stride DP.
 // - Sa/dPa (SG blocks of 16·SS), Pa/dSa (of 16·PS): subgroup sg < SG has block sg; rows r < 16,
 //   columns h·(Br/2) + col < Br (dkdv) or < Bc = Br (dq), both ≤ SS, PS; 16×16 spills at column 0.
+//   dq's P: pv[c], c < Bc/2 (unrolled constants).
 // - lse2_s/delta_s (Br): tid < Br (checked) and qc < Br. nf: constant index. ar/br: t < LPT.
 // - Storage: every row is checked against Nq or Nk before a load or store (fetch_rows'
 //   r0 + e/D8 < r_end, fetch_stats, j < Nk, ii < Nq); j0 = 16·SG·(k_blk0 + wg.x) < Nk and
@@ -182,10 +189,16 @@ fn rare_tile(tid: u32, full: bool) -> bool {
   return workgroupUniformLoad(&nf_u).x != 0u;
 }
 
-// P = exp2(S·scale·log2 e − l2), l2 = LSE·log2 e (a NaN LSE gives NaN), and dS = P ∘ (dP − Δ).
-fn p_and_ds(s: f32, dp: f32, l2: f32, delta: f32) -> vec2<f32> {
+// P = exp2(S·scale·log2 e − l2), l2 = LSE·log2 e (a NaN LSE gives NaN).
+fn p_of(s: f32, l2: f32) -> f32 {
   var p = exp2(fma(s, P.scale_log2, -l2));
   if (is_nan(l2)) { p = nan_f32(); }
+  return p;
+}
+
+// P (p_of) and dS = P ∘ (dP − Δ).
+fn p_and_ds(s: f32, dp: f32, l2: f32, delta: f32) -> vec2<f32> {
+  let p = p_of(s, l2);
   return vec2<f32>(p, p * (dp - delta));
 }
 
@@ -224,17 +237,28 @@ fn add_q_row(sg: u32, at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
   }
 }
 
-// The rare path's products for columns d0… (see the header), in scalar f32: subgroup sg's
-// accumulators a (dK, or dQ) and b (dV; dkdv only) spilled to its Sa (and dPa) block, the visible
-// entries' products added by add_kv_row (kv: x = i0, y = jk) or add_q_row (x = i, y = j0), and loaded back.
-fn rare_block(kv: bool, a: ptr<function, AM>, b: ptr<function, AM>, sg: u32, r: u32, x: u32, y: u32, c0: u32, d0: u32) {
+// The rare path's products for columns d0… (see the header), in scalar f32: dkdv's subgroup sg's
+// accumulators a (dK) and b (dV) spilled to its Sa and dPa blocks, the visible entries' products
+// added by add_kv_row, and loaded back.
+fn rare_block_kv(a: ptr<function, AM>, b: ptr<function, AM>, sg: u32, r: u32, i0: u32, jk: u32, c0: u32, d0: u32) {
   subgroupMatrixStore<row_major>(&Sa[sg], 0u, *a, SS);
-  if (kv) { subgroupMatrixStore<row_major>(&dPa[sg], 0u, *b, SS); }
+  subgroupMatrixStore<row_major>(&dPa[sg], 0u, *b, SS);
   workgroupBarrier();
-  if (kv) { add_kv_row(sg, r * SS, r * PS, x, y, c0, d0); } else { add_q_row(sg, r * SS, r * PS, x, y, c0, d0); }
+  add_kv_row(sg, r * SS, r * PS, i0, jk, c0, d0);
   workgroupBarrier();
   *a = subgroupMatrixLoad<AM, row_major>(&Sa[sg], 0u, SS);
-  if (kv) { *b = subgroupMatrixLoad<AM, row_major>(&dPa[sg], 0u, SS); }
+  *b = subgroupMatrixLoad<AM, row_major>(&dPa[sg], 0u, SS);
+  workgroupBarrier();
+}
+
+// The same for dq's accumulator a (dQ), through its Sa block alone (dq's functions touch neither dPa
+// nor Pa, so its pipeline allocates neither: dq_main), with add_q_row.
+fn rare_block_q(a: ptr<function, AM>, sg: u32, r: u32, i: u32, j0: u32, c0: u32, d0: u32) {
+  subgroupMatrixStore<row_major>(&Sa[sg], 0u, *a, SS);
+  workgroupBarrier();
+  add_q_row(sg, r * SS, r * PS, i, j0, c0, d0);
+  workgroupBarrier();
+  *a = subgroupMatrixLoad<AM, row_major>(&Sa[sg], 0u, SS);
   workgroupBarrier();
 }
 
@@ -261,20 +285,34 @@ fn old_block(which: u32, row0: u32, r_first: u32, n: u32, lane: u32, db: u32, lo
   return x;
 }
 
+// A lane's 8 entries e = lane + 32·k (row e / 16, column e % 16) of subgroup sg's 16×16 spill in its
+// Sa block (dQ, dK) or dPa block (dV: dkdv only).
+fn spilled_sa(sg: u32, lane: u32) -> array<f32, 8> {
+  var x: array<f32, 8>;
+  for (var k = 0u; k < 8u; k++) { x[k] = Sa[sg][(2u * k + lane / 16u) * SS + lane % 16u]; }
+  return x;
+}
+fn spilled_dpa(sg: u32, lane: u32) -> array<f32, 8> {
+  var x: array<f32, 8>;
+  for (var k = 0u; k < 8u; k++) { x[k] = dPa[sg][(2u * k + lane / 16u) * SS + lane % 16u]; }
+  return x;
+}
+
 // Writes block `db` of dQ or dK (times the softmax scale) or dV (`which`) for rows r_first… below
-// n of the head at row0, from subgroup sg's 16×16 spill (its Sa block; dPa for dV), adding `old`
-// (old_block) when accumulating.
-fn write_block(which: u32, row0: u32, r_first: u32, n: u32, sg: u32, lane: u32, db: u32, old: array<f32, 8>) {
+// n of the head at row0, from a lane's entries of its subgroup's 16×16 spill (spilled_sa, spilled_dpa),
+// adding `old` (old_block) when accumulating.
+fn write_block(which: u32, row0: u32, r_first: u32, n: u32, lane: u32, db: u32, spill: array<f32, 8>, old: array<f32, 8>) {
   for (var k = 0u; k < 8u; k++) {
-    let rr = 2u * k + lane / 16u;
-    let r = r_first + rr;
+    let r = r_first + 2u * k + lane / 16u;
     if (r < n) {
       let at = (row0 + r) * D + db * 16u + lane % 16u;
-      let sp = rr * SS + lane % 16u;   // in the spill
+      var x = spill[k];
+      if (which != GRAD_DV) { x *= P.scale; }
+      if (P.accumulate != 0u) { x += old[k]; }
       switch which {
-        case GRAD_DQ: { var x = Sa[sg][sp] * P.scale; if (P.accumulate != 0u) { x += old[k]; } dq[at] = GT(x); }
-        case GRAD_DK: { var x = Sa[sg][sp] * P.scale; if (P.accumulate != 0u) { x += old[k]; } dk[at] = GT(x); }
-        default: { var x = dPa[sg][sp]; if (P.accumulate != 0u) { x += old[k]; } dv[at] = GT(x); }
+        case GRAD_DQ: { dq[at] = GT(x); }
+        case GRAD_DK: { dk[at] = GT(x); }
+        default: { dv[at] = GT(x); }
       }
     }
   }
@@ -313,6 +351,22 @@ fn resident_products(sg: u32, a_reg: ptr<function, Resident>, b_reg: ptr<functio
     {{/for}}
     subgroupMatrixStore<row_major>(&Sa[sg], {{b}}u * 16u, s_acc, SS);
     subgroupMatrixStore<row_major>(&dPa[sg], {{b}}u * 16u, p_acc, SS);
+  }
+  {{/for}}
+}
+
+// dq: x·(the staged tile)ᵀ into subgroup sg's Sa block, x·Kᵀ (Qs; v false) or x·Vᵀ (dOs; v true), the
+// tile's Bc/16 blocks unrolled (Kᵀ, Vᵀ: column-major views of the tiles).
+fn tile_product(sg: u32, x: ptr<function, Resident>, v: bool) {
+  {{#for b < BC/16}}{
+    var acc = AM();
+    {{#for kk < D/16}}if (v) {
+      acc = subgroupMatrixMultiplyAccumulate((*x)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&dOs[{{b}}u], {{kk}}u * 16u, DP), acc);
+    } else {
+      acc = subgroupMatrixMultiplyAccumulate((*x)[{{kk}}], subgroupMatrixLoad<RM, col_major>(&Qs[{{b}}u], {{kk}}u * 16u, DP), acc);
+    }
+    {{/for}}
+    subgroupMatrixStore<row_major>(&Sa[sg], {{b}}u * 16u, acc, SS);
   }
   {{/for}}
 }
@@ -409,7 +463,7 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
       if (rare_tile(tid, full)) {
         // Rare: non-finite Q or dO in a tile with masked entries: dV += Pᵀ dO, dK += dSᵀ Q in
         // scalar f32 over visible entries, one 16-column block at a time, spilled through Sa/dPa.
-        {{#for db < D/16}}rare_block(true, &dk{{db}}, &dv{{db}}, sg, r, i0, jk, h * 8u, {{db}}u * 16u);
+        {{#for db < D/16}}rare_block_kv(&dk{{db}}, &dv{{db}}, sg, r, i0, jk, h * 8u, {{db}}u * 16u);
         {{/for}}
       } else {
         // dV += Pᵀ dO,  dK += dSᵀ Q (the Q tile's blocks qb unrolled)
@@ -446,8 +500,8 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   {
     let nk = old_block(GRAD_DK, kv_row0, jr, P.Nk, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
     let nv = old_block(GRAD_DV, kv_row0, jr, P.Nk, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
-    write_block(GRAD_DK, kv_row0, jr, P.Nk, sg, lane, {{db}}u, ok);
-    write_block(GRAD_DV, kv_row0, jr, P.Nk, sg, lane, {{db}}u, ov);
+    write_block(GRAD_DK, kv_row0, jr, P.Nk, lane, {{db}}u, spilled_sa(sg, lane), ok);
+    write_block(GRAD_DV, kv_row0, jr, P.Nk, lane, {{db}}u, spilled_dpa(sg, lane), ov);
     ok = nk;
     ov = nv;
   }
@@ -500,24 +554,35 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     stash_rows(tid, false, !full);    // K into Qs, V into dOs
     workgroupBarrier();
     if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
-    resident_products(sg, &a_reg, &b_reg);   // S = Q Kᵀ, dP = dO Vᵀ (Bc = Br)
+    // S and dP in turn through the subgroup's one f32 block (Sa): P kept in registers between them.
+    tile_product(sg, &a_reg, false);   // S = Q Kᵀ (Bc = Br)
     workgroupBarrier();
-    var kr = vec2<u32>();                    // this lane's row's keys, where the tile is partial
+    var kr = vec2<u32>();              // this lane's row's keys, where the tile is partial
     if (!full) { kr = key_range(i); }
-    let at = r * SS + h * (BC / 2u);   // in the subgroup's blocks of Sa, dPa
-    let ap = r * PS + h * (BC / 2u);   // and of dSa
+    let at = r * SS + h * (BC / 2u);   // in the subgroup's Sa block
+    let ap = r * PS + h * (BC / 2u);   // and dSa block
+    // Lane (r, h) owns row r's columns h·Bc/2 + (c + lane) mod Bc/2; masked entries P = 0, dS = 0.
+    var pv: array<f32, BC / 2u>;       // its P (constant indices: registers)
+    {{#for c < BC/2}}{
+      let col = ({{c}}u + lane) % (BC / 2u);
+      pv[{{c}}] = 0.0;
+      if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { pv[{{c}}] = p_of(Sa[sg][at + col], l2); }
+    }
+    {{/for}}
+    workgroupBarrier();                // every lane has read its S
+    tile_product(sg, &b_reg, true);    // dP = dO Vᵀ
+    workgroupBarrier();
     {{#for c < BC/2}}{
       let col = ({{c}}u + lane) % (BC / 2u);
       var ds = 0.0;
-      if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[sg][at + col], dPa[sg][at + col], l2, dl).y; }
+      if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = pv[{{c}}] * (Sa[sg][at + col] - dl); }
       dSa[sg][ap + col] = f16(ds * ds_scale);
     }
     {{/for}}
     if (rare_tile(tid, full)) {
       // Rare: non-finite K in a tile with masked entries: dQ += dS K in scalar f32 over visible
       // keys, one 16-column block at a time, spilled through Sa.
-      var unused = AM();
-      {{#for db < D/16}}rare_block(false, &dq{{db}}, &unused, sg, r, i, j0, h * 8u, {{db}}u * 16u);
+      {{#for db < D/16}}rare_block_q(&dq{{db}}, sg, r, i, j0, h * 8u, {{db}}u * 16u);
       {{/for}}
     } else {
       // dQ += dS K (the K tile's blocks cb unrolled)
@@ -546,7 +611,7 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   workgroupBarrier();
   {
     let nq = old_block(GRAD_DQ, row0, ir, P.Nq, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
-    write_block(GRAD_DQ, row0, ir, P.Nq, sg, lane, {{db}}u, oq);
+    write_block(GRAD_DQ, row0, ir, P.Nq, lane, {{db}}u, spilled_sa(sg, lane), oq);
     oq = nq;
   }
   {{/for}}

@@ -1,0 +1,56 @@
+/**
+ * Which workgroup variables each tensor-core backward kernel's code reaches, read from every specialization
+ * the planner can pick (src/kernels/validate.ts sgmmModules). Dawn builds a pipeline from its entry point's
+ * call graph alone, so a variable no function of that graph names takes no workgroup memory there. On the
+ * H200 the D = 64 backward ran 1.6–1.8× slower with 4 KiB more (unused) workgroup memory and about a
+ * quarter faster with 8 KiB less (timing-only variants: bench/results/2026-12-04-wg-bytes-h200): dq reaches
+ * one f32 block a subgroup (Sa: S, then dP) and no Pᵀ or dP arrays.
+ */
+import { describe, expect, it } from 'vitest';
+import { sgmmModules } from '../src/kernels/validate.js';
+
+/** The body of each function of a WGSL source (by brace matching from its `fn name(` line). */
+function functionBodies(code: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of code.matchAll(/\bfn (\w+)\s*\(/g)) {
+    let i = code.indexOf('{', m.index! + m[0].length);
+    const start = i;
+    let depth = 0;
+    for (; i < code.length; i++) {
+      if (code[i] === '{') depth++;
+      else if (code[i] === '}' && --depth === 0) break;
+    }
+    out.set(m[1], code.slice(start, i + 1).replace(/\/\/.*$/gm, ''));
+  }
+  return out;
+}
+
+/** The workgroup variables that entry point `entry` reaches through the functions it calls. */
+function reachedWorkgroup(code: string, entry: string): Set<string> {
+  const bodies = functionBodies(code);
+  const vars = [...code.matchAll(/^var<workgroup> (\w+)/gm)].map((m) => m[1]);
+  const seen = new Set<string>();
+  const reached = new Set<string>();
+  const visit = (f: string) => {
+    if (seen.has(f)) return;
+    seen.add(f);
+    const body = bodies.get(f)!;
+    for (const v of vars) if (new RegExp(`\\b${v}\\b`).test(body)) reached.add(v);
+    for (const g of bodies.keys()) if (g !== f && new RegExp(`\\b${g}\\s*\\(`).test(body)) visit(g);
+  };
+  visit(entry);
+  return reached;
+}
+
+describe('tensor-core backward: the workgroup memory each kernel reaches', () => {
+  it('dq reaches one f32 block a subgroup (Sa) and dS, never dPa or Pa; dkdv reaches every array', () => {
+    let modules = 0;
+    for (const [what, code] of sgmmModules([16, 64, 128])) {
+      if (!what.startsWith('backward')) continue;
+      modules++;
+      expect([...reachedWorkgroup(code, 'dq_main')].sort(), `${what}: dq`).toEqual(['Qs', 'Sa', 'dOs', 'dSa', 'delta_s', 'lse2_s', 'nf', 'nf_u']);
+      expect([...reachedWorkgroup(code, 'dkdv')].sort(), `${what}: dkdv`).toEqual(['Pa', 'Qs', 'Sa', 'dOs', 'dPa', 'dSa', 'delta_s', 'lse2_s', 'nf', 'nf_u']);
+    }
+    expect(modules).toBeGreaterThan(10);
+  });
+});
