@@ -16,11 +16,12 @@
 //   P = exp2(S·scale·log2 e − LSE·log2 e),  dS = P ∘ (dP − Δ)    (two lanes per row, f16 out)
 //   dkdv:  dV += Pᵀ dO,  dK += dSᵀ Q          dq:  dQ += dS K
 // dkdv spills Sᵀ and dPᵀ to two f32 blocks a subgroup (Sa, dPa) and writes Pᵀ and dSᵀ to two f16 ones
-// (Pa, dSa). dq spills S, keeps P in registers, then spills dP to the same block (Sa; two barriers more
-// a tile) and writes dS to dSa: its code reaches neither dPa nor Pa, so its pipeline allocates neither
-// (test/sgmm-workgroup.test.ts). On the H200 the D = 64 backward's speed falls in steps as its workgroup
-// bytes grow (about 1.8× slower past ~24.7 KB, and again past ~15–17 KB: bench/results/2026-12-04-wg-bytes-h200):
-// dq at 12960 bytes (4×16) where it took 21152.
+// (Pa, dSa). dq writes dS to dSa and never reaches Pa; up to D = 64 (DQ_ONE) it spills S, keeps P in
+// registers, then spills dP to the same block (Sa; two barriers more a tile), so it reaches no dPa
+// either: a pipeline allocates only what its code reaches (test/sgmm-workgroup.test.ts). On the H200
+// the D = 64 backward's speed falls in steps as its workgroup bytes grow (1.6–1.8× slower past ~24.7 KB,
+// and again past 15–17 KB: bench/results/2026-12-04-wg-bytes-h200); dq takes 12960 bytes at 4×16
+// where it took 21152. Above D = 64 (DQ_TWO) dq spills S and dP at once, into Sa and dPa.
 // Operand and accumulator blocks are separate variables (k0…, dk0…, unrolled by the
 // specializer), not arrays of subgroup matrices. The scale is applied to dK and dQ at the end.
 // Matrix pointers (blocks) and offsets differ per subgroup (uniform within it): the module turns off Chromium's
@@ -355,7 +356,7 @@ fn resident_products(sg: u32, a_reg: ptr<function, Resident>, b_reg: ptr<functio
   {{/for}}
 }
 
-// dq: x·(the staged tile)ᵀ into subgroup sg's Sa block, x·Kᵀ (Qs; v false) or x·Vᵀ (dOs; v true), the
+// dq (DQ_ONE): x·(the staged tile)ᵀ into subgroup sg's Sa block, x·Kᵀ (Qs; v false) or x·Vᵀ (dOs; v true), the
 // tile's Bc/16 blocks unrolled (Kᵀ, Vᵀ: column-major views of the tiles).
 fn tile_product(sg: u32, x: ptr<function, Resident>, v: bool) {
   {{#for b < BC/16}}{
@@ -554,8 +555,10 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     stash_rows(tid, false, !full);    // K into Qs, V into dOs
     workgroupBarrier();
     if (j0 + BC < n_end) { fetch_rows(true, kv_row0, j0 + BC, P.Nk, tid); }
-    // S and dP in turn through the subgroup's one f32 block (Sa): P kept in registers between them.
-    tile_product(sg, &a_reg, false);   // S = Q Kᵀ (Bc = Br)
+    // DQ_ONE (D ≤ 64): S and dP in turn through the subgroup's one f32 block (Sa), P kept in registers
+    // between them (two barriers more a tile, 8 KiB less at 4×16: 13% faster at D = 64, 18.5% slower at
+    // D = 128 on the H200, bench/results/2026-12-04-dq-one-spill-h200).
+    {{#for one < DQ_ONE}}tile_product(sg, &a_reg, false);   // S = Q Kᵀ (Bc = Br)
     workgroupBarrier();
     var kr = vec2<u32>();              // this lane's row's keys, where the tile is partial
     if (!full) { kr = key_range(i); }
@@ -578,6 +581,22 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = pv[{{c}}] * (Sa[sg][at + col] - dl); }
       dSa[sg][ap + col] = f16(ds * ds_scale);
     }
+    {{/for}}
+    {{/for}}
+    // DQ_TWO (D > 64): S and dP at once, into Sa and dPa.
+    {{#for two < DQ_TWO}}resident_products(sg, &a_reg, &b_reg);   // S = Q Kᵀ, dP = dO Vᵀ (Bc = Br)
+    workgroupBarrier();
+    var kr = vec2<u32>();              // this lane's row's keys, where the tile is partial
+    if (!full) { kr = key_range(i); }
+    let at = r * SS + h * (BC / 2u);   // in the subgroup's blocks of Sa, dPa
+    let ap = r * PS + h * (BC / 2u);   // and of dSa
+    {{#for c < BC/2}}{
+      let col = ({{c}}u + lane) % (BC / 2u);
+      var ds = 0.0;
+      if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = p_and_ds(Sa[sg][at + col], dPa[sg][at + col], l2, dl).y; }
+      dSa[sg][ap + col] = f16(ds * ds_scale);
+    }
+    {{/for}}
     {{/for}}
     if (rare_tile(tid, full)) {
       // Rare: non-finite K in a tile with masked entries: dQ += dS K in scalar f32 over visible

@@ -3,11 +3,13 @@
  * the planner can pick (src/kernels/validate.ts sgmmModules). Dawn builds a pipeline from its entry point's
  * call graph alone, so a variable no function of that graph names takes no workgroup memory there. On the
  * H200 the D = 64 backward ran 1.6–1.8× slower with 4 KiB more (unused) workgroup memory and about a
- * quarter faster with 8 KiB less (timing-only variants: bench/results/2026-12-04-wg-bytes-h200): dq reaches
- * one f32 block a subgroup (Sa: S, then dP) and no Pᵀ or dP arrays.
+ * quarter faster with 8 KiB less (timing-only variants: bench/results/2026-12-04-wg-bytes-h200). Up to
+ * SGMM_DQ_ONE_SPILL_MAX_D dq reaches one f32 block a subgroup (Sa: S, then dP) and no Pᵀ or dP arrays;
+ * above it, Sa and dPa; never Pa.
  */
 import { describe, expect, it } from 'vitest';
 import { sgmmModules } from '../src/kernels/validate.js';
+import { SGMM_DQ_ONE_SPILL_MAX_D } from '../src/kernels/flashBackward.js';
 
 /** The body of each function of a WGSL source (by brace matching from its `fn name(` line). */
 function functionBodies(code: string): Map<string, string> {
@@ -43,12 +45,14 @@ function reachedWorkgroup(code: string, entry: string): Set<string> {
 }
 
 describe('tensor-core backward: the workgroup memory each kernel reaches', () => {
-  it('dq reaches one f32 block a subgroup (Sa) and dS, never dPa or Pa; dkdv reaches every array', () => {
+  it('dq reaches Sa and dSa (and dPa above SGMM_DQ_ONE_SPILL_MAX_D), never Pa; dkdv reaches every array', () => {
     let modules = 0;
     for (const [what, code] of sgmmModules([16, 64, 128])) {
       if (!what.startsWith('backward')) continue;
       modules++;
-      expect([...reachedWorkgroup(code, 'dq_main')].sort(), `${what}: dq`).toEqual(['Qs', 'Sa', 'dOs', 'dSa', 'delta_s', 'lse2_s', 'nf', 'nf_u']);
+      const D = Number(/D=(\d+)/.exec(what)![1]);
+      const dq = ['Qs', 'Sa', 'dOs', 'dSa', 'delta_s', 'lse2_s', 'nf', 'nf_u', ...(D > SGMM_DQ_ONE_SPILL_MAX_D ? ['dPa'] : [])];
+      expect([...reachedWorkgroup(code, 'dq_main')].sort(), `${what}: dq`).toEqual(dq.sort());
       expect([...reachedWorkgroup(code, 'dkdv')].sort(), `${what}: dkdv`).toEqual(['Pa', 'Qs', 'Sa', 'dOs', 'dPa', 'dSa', 'delta_s', 'lse2_s', 'nf', 'nf_u']);
     }
     expect(modules).toBeGreaterThan(10);

@@ -62,12 +62,22 @@ export const PREPROCESS_BINDINGS = bindingTable('FlashBackward.preprocess', [
 const PRE_PLAN: TilePlan = { BR: 16, BC: 16, WG: 64, workgroupBytes: 0 };
 
 /**
+ * Largest head dim at which the tensor-core dq spills S and dP in turn through one f32 block a subgroup
+ * (DQ_ONE in shaders/flash_bwd_sgmm.wgsl: 8 KiB less workgroup memory at 4×16, two barriers more a tile).
+ * Measured on the H200 (p2p's steps, N = 16384, causal f16, bench/results/2026-12-04-dq-one-spill-h200): dq
+ * 10.18 → 8.85 ms at D = 64, 12.43 → 14.74 ms at D = 128; head dims below 64 are not measured.
+ */
+export const SGMM_DQ_ONE_SPILL_MAX_D = 64;
+
+/**
  * The tensor-core backward's source: DIRECT = 1 gives it the direct epilogue (f32 gradients only: the
  * accumulators stored straight to dQ, dK, dV with subgroupMatrixStore, shaders/flash_bwd_sgmm.wgsl),
- * 0 the staged one (through workgroup memory, any gradient type).
+ * 0 the staged one (through workgroup memory, any gradient type); dq's spills by head dim
+ * (SGMM_DQ_ONE_SPILL_MAX_D).
  */
 export function sgmmBackwardSource(values: SpecValues, direct: boolean, extraEnables: string[]): string {
-  return attentionSource(SHADERS.flashBwdSgmm, { ...values, DIRECT: direct ? 1 : 0 }, BACKWARD_BINDINGS, extraEnables);
+  const one = Number(values.D) <= SGMM_DQ_ONE_SPILL_MAX_D ? 1 : 0;
+  return attentionSource(SHADERS.flashBwdSgmm, { ...values, DIRECT: direct ? 1 : 0, DQ_ONE: one, DQ_TWO: 1 - one }, BACKWARD_BINDINGS, extraEnables);
 }
 
 /** Whether the tensor-core backward of these types has a direct epilogue (f32 gradients: the matrix type's). */
