@@ -19,9 +19,9 @@
 // (Pa, dSa). dq writes dS to dSa and never reaches Pa; up to D = 64 (DQ_ONE) it spills S, keeps P in
 // registers, then spills dP to the same block (Sa; two barriers more a tile), so it reaches no dPa
 // either: a pipeline allocates only what its code reaches (test/sgmm-workgroup.test.ts). On the H200
-// the D = 64 backward's speed falls in steps as its workgroup bytes grow (1.6–1.8× slower past ~24.7 KB,
-// and again past 15–17 KB: bench/results/2026-12-04-wg-bytes-h200); dq takes 12960 bytes at 4×16
-// where it took 21152. Above D = 64 (DQ_TWO) dq spills S and dP at once, into Sa and dPa.
+// the D = 64 backward's speed falls in steps as its workgroup bytes grow (1.6–1.8× slower past ~24.7 KB:
+// bench/results/2026-12-04-wg-bytes-h200; again past 15–17 KB: …-wg-alias2-h200); dq takes 12960 bytes at
+// 4×16 where it took 21152. Above D = 64 (DQ_TWO) dq spills S and dP at once, into Sa and dPa.
 // Operand and accumulator blocks are separate variables (k0…, dk0…, unrolled by the
 // specializer), not arrays of subgroup matrices. The scale is applied to dK and dQ at the end.
 // Matrix pointers (blocks) and offsets differ per subgroup (uniform within it): the module turns off Chromium's

@@ -3,7 +3,8 @@
  * the planner can pick (src/kernels/validate.ts sgmmModules). Dawn builds a pipeline from its entry point's
  * call graph alone, so a variable no function of that graph names takes no workgroup memory there. On the
  * H200 the D = 64 backward ran 1.6–1.8× slower with 4 KiB more (unused) workgroup memory and about a
- * quarter faster with 8 KiB less (timing-only variants: bench/results/2026-12-04-wg-bytes-h200). Up to
+ * quarter faster with 8 KiB less (bench/results/2026-12-04-wg-bytes-h200; timing-only variants: …-wg-alias-h200,
+ * …-wg-alias2-h200). Up to
  * SGMM_DQ_ONE_SPILL_MAX_D dq reaches one f32 block a subgroup (Sa: S, then dP) and no Pᵀ or dP arrays;
  * above it, Sa and dPa; never Pa.
  */
