@@ -13,6 +13,7 @@
 #                       SC_D=128 (say), as a prefix (SC_D=128 same_call …), narrows the head dims
 #   steps TAG D RS      p2p's steps at N = 16384 and head dim D for ranks RS (e.g. 2,4,8) into $O/stepsD-TAG.log,
 #                       the ring totals printed
+#   r1_table            each $O/steps*.log's R = 1 line (forward, dkdv, dq ms), printed and written to $O/r1.txt
 : "${O:?gpu-lib.sh needs O, the call's scratch folder}" "${OUT:?gpu-lib.sh needs OUT, the device tool's return folder}"
 t0=$(date +%s)
 el() { echo "$(( $(date +%s) - t0 )) s"; }
@@ -32,4 +33,10 @@ same_call() {
   env FLASHRING_ROBUST="$rob" "$@" timeout 80 node bin/flashring.mjs bench --N 16384 --heads 16 --batch 1 --causal false,true --D "${SC_D:-64,128}" \
     --precision "$precs" --reps 3 --no-ring --no-memory --peer "$O/peer.json" --out "$O/$tag" > "$O/$tag.log" 2>&1
   echo "$tag $(el)"; kernel_rows "$tag"; pack
+}
+r1_table() {
+  local f
+  for f in "$O"/steps*.log; do
+    awk -v T="$(basename "$f" .log)" '$1 == 1 && $2 == "R=1" { r1 = sprintf("%s %s %s", $4, $5, $6) } END { printf "%-16s %s\n", T, r1 }' "$f"
+  done | tee "$O/r1.txt"
 }
