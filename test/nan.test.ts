@@ -314,7 +314,7 @@ describe('the tensor-core forward in every order of its tile steps (sgmmForwardP
 });
 
 describe('the tensor-core backward against float64 with a NaN in a masked tile', () => {
-  // N = 150: ten tiles of 16 and a partial last one; GQA 4:2, so dkdv's loop crosses from one query
+  // N = 150: nine tiles of 16 and a partial tenth; GQA 4:2, so dkdv's loop crosses from one query
   // head to the next; causal + window: tiles with masked entries. One NaN in Q, dO, K or V of row / key
   // 70 (head 1), seen by rows 70–110 only: tiles holding rows or keys that cannot see it take the rare
   // scalar path where their vote says so (dkdv votes on Q and dO, dq on K only: a NaN in V must reach

@@ -12,10 +12,13 @@ import { describe, expect, it } from 'vitest';
 import { sgmmModules } from '../src/kernels/validate.js';
 import { SGMM_DQ_ONE_SPILL_MAX_D } from '../src/kernels/flashBackward.js';
 
-/** The body of each function of a WGSL source (by brace matching from its `fn name(` line). */
+/** A WGSL source without its comments. */
+const uncommented = (source: string) => source.replace(/\/\/.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '');
+
+/** The body of each function of a WGSL source without comments (by brace matching from its `fn name(`). */
 function functionBodies(code: string): Map<string, string> {
   const out = new Map<string, string>();
-  for (const m of code.matchAll(/\bfn (\w+)\s*\(/g)) {
+  for (const m of code.matchAll(/\bfn\s+(\w+)\s*\(/g)) {
     let i = code.indexOf('{', m.index! + m[0].length);
     const start = i;
     let depth = 0;
@@ -23,15 +26,17 @@ function functionBodies(code: string): Map<string, string> {
       if (code[i] === '{') depth++;
       else if (code[i] === '}' && --depth === 0) break;
     }
-    out.set(m[1], code.slice(start, i + 1).replace(/\/\/.*$/gm, ''));
+    expect(out.has(m[1]), `one function named ${m[1]}`).toBe(false);
+    out.set(m[1], code.slice(start, i + 1));
   }
   return out;
 }
 
 /** The workgroup variables that entry point `entry` reaches through the functions it calls. */
-function reachedWorkgroup(code: string, entry: string): Set<string> {
+function reachedWorkgroup(source: string, entry: string): Set<string> {
+  const code = uncommented(source);
   const bodies = functionBodies(code);
-  const vars = [...code.matchAll(/^var<workgroup> (\w+)/gm)].map((m) => m[1]);
+  const vars = [...code.matchAll(/\bvar<workgroup>\s+(\w+)/g)].map((m) => m[1]);
   const seen = new Set<string>();
   const reached = new Set<string>();
   const visit = (f: string) => {
