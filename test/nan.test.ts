@@ -323,7 +323,7 @@ describe('the tensor-core backward against float64 with a NaN in a masked tile',
   const tiles: [number, number, number][] = [[64, 4, 16], [64, 8, 16], [128, 8, 16]];
   for (const [D, SG, T] of tiles)
     for (const [what, which] of spots)
-      it(`D=${D} ${SG}×${T}, ${what}: dQ, dK, dV within tolerance, NaN exactly where the reference has it`, async (ctx) => {
+      it(`D=${D} ${SG}×${T}, ${what}: dQ, dK, dV within tolerance, NaN exactly where the reference has it; dQ the same bits with one spill block or two`, async (ctx) => {
         const dev = devs[0];
         if (!dev.hasF16 || !dev.hasSubgroupMatrix) ctx.skip();
         const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 150, Nk: 150, D };
@@ -332,9 +332,15 @@ describe('the tensor-core backward against float64 with a NaN in a masked tile',
         const r = refInputs(x, 'f16');
         const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
         const p = { ...opts, precision: 'f16' as const, path: 'subgroup-matrix' as const };
-        const tuned = await tunedDevice({ sgmmBackward: { subgroups: SG, rows: T } });
-        const fwd = await attentionForward(tuned, s, x, p);
-        const got = await attentionBackward(tuned, s, { ...x, o: fwd.o, lse: fwd.lse }, p);
-        for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), k).toBeLessThanOrEqual(TOL.f16.grad);
+        const fwd = await attentionForward(await tunedDevice({ sgmmBackward: { subgroups: SG, rows: T } }), s, x, p);
+        // dq with one f32 spill block a subgroup and with two (sgmmDqSpill): the same arithmetic, so the same bits.
+        const outs = [];
+        for (const sgmmDqSpill of ['one', 'two'] as const) {
+          const got = await attentionBackward(await tunedDevice({ sgmmBackward: { subgroups: SG, rows: T }, sgmmDqSpill }), s, { ...x, o: fwd.o, lse: fwd.lse }, p);
+          for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), `${k}, dq spill ${sgmmDqSpill}`).toBeLessThanOrEqual(TOL.f16.grad);
+          outs.push(got);
+        }
+        const bits = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+        expect(bits(outs[1].dq).equals(bits(outs[0].dq)), 'dQ bitwise, one spill block and two').toBe(true);
       });
 });

@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { sgmmModules } from '../src/kernels/validate.js';
-import { SGMM_DQ_ONE_SPILL_MAX_D } from '../src/kernels/flashBackward.js';
+import { SGMM_DQ_ONE_SPILL_MAX_D, dqOneSpill } from '../src/kernels/flashBackward.js';
 
 /** A WGSL source without its comments. */
 const uncommented = (source: string) => source.replace(/\/\/.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '');
@@ -51,16 +51,23 @@ function reachedWorkgroup(source: string, entry: string): Set<string> {
 }
 
 describe('tensor-core backward: the workgroup memory each kernel reaches', () => {
-  it('dq reaches Sa and dSa (and dPa above SGMM_DQ_ONE_SPILL_MAX_D), never Pa; dkdv reaches every array', () => {
+  it('dq reaches Sa and dSa (and dPa with two spill blocks), never Pa; dkdv reaches every array', () => {
     let modules = 0;
     for (const [what, code] of sgmmModules([16, 64, 128])) {
       if (!what.startsWith('backward')) continue;
       modules++;
-      const D = Number(/D=(\d+)/.exec(what)![1]);
-      const dq = ['Qs', 'Sa', 'dOs', 'dSa', 'delta_s', 'lse2_s', 'nf', 'nf_u', ...(D > SGMM_DQ_ONE_SPILL_MAX_D ? ['dPa'] : [])];
+      const one = / dq=one$/.test(what);
+      expect(one || / dq=two$/.test(what), `${what}: names dq's spills`).toBe(true);
+      const dq = ['Qs', 'Sa', 'dOs', 'dSa', 'delta_s', 'lse2_s', 'nf', 'nf_u', ...(one ? [] : ['dPa'])];
       expect([...reachedWorkgroup(code, 'dq_main')].sort(), `${what}: dq`).toEqual(dq.sort());
       expect([...reachedWorkgroup(code, 'dkdv')].sort(), `${what}: dkdv`).toEqual(['Pa', 'Qs', 'Sa', 'dOs', 'dPa', 'dSa', 'delta_s', 'lse2_s', 'nf', 'nf_u']);
     }
     expect(modules).toBeGreaterThan(10);
+  });
+
+  it('dq takes one spill block up to SGMM_DQ_ONE_SPILL_MAX_D, two above, unless pinned', () => {
+    expect([16, 64, 128, 256].map((D) => dqOneSpill(D))).toEqual([16, 64, 128, 256].map((D) => D <= SGMM_DQ_ONE_SPILL_MAX_D));
+    expect(dqOneSpill(128, 'one')).toBe(true);
+    expect(dqOneSpill(64, 'two')).toBe(false);
   });
 });

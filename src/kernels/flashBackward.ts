@@ -65,19 +65,26 @@ const PRE_PLAN: TilePlan = { BR: 16, BC: 16, WG: 64, workgroupBytes: 0 };
  * Largest head dim at which the tensor-core dq spills S and dP in turn through one f32 block a subgroup
  * (DQ_ONE in shaders/flash_bwd_sgmm.wgsl: 8 KiB less workgroup memory at 4×16, two barriers more a tile).
  * Measured on the H200 (p2p's steps, N = 16384, causal f16, bench/results/2026-12-04-dq-one-spill-h200): dq
- * 10.18 → 8.85 ms at D = 64, 12.43 → 14.74 ms at D = 128; head dims below 64 are not measured.
+ * 10.18 → 8.85 ms at D = 64, 12.43 → 14.74 ms at D = 128; head dims below 64 are not measured. A tuning's
+ * sgmmDqSpill (FLASHRING_SGMM_DQ_SPILL = one | two) pins either at any head dim.
  */
 export const SGMM_DQ_ONE_SPILL_MAX_D = 64;
+
+/** Whether the tensor-core dq takes one f32 spill block a subgroup at head dim D: the pin, else by SGMM_DQ_ONE_SPILL_MAX_D. */
+export const dqOneSpill = (D: number, pin?: 'one' | 'two') => (pin ? pin === 'one' : D <= SGMM_DQ_ONE_SPILL_MAX_D);
 
 /**
  * The tensor-core backward's source: DIRECT = 1 gives it the direct epilogue (f32 gradients only: the
  * accumulators stored straight to dQ, dK, dV with subgroupMatrixStore, shaders/flash_bwd_sgmm.wgsl),
- * 0 the staged one (through workgroup memory, any gradient type); dq's spills by head dim
- * (SGMM_DQ_ONE_SPILL_MAX_D).
+ * 0 the staged one (through workgroup memory, any gradient type); `values` hold dq's spills (dqSpillValues).
  */
 export function sgmmBackwardSource(values: SpecValues, direct: boolean, extraEnables: string[]): string {
-  const one = Number(values.D) <= SGMM_DQ_ONE_SPILL_MAX_D ? 1 : 0;
-  return attentionSource(SHADERS.flashBwdSgmm, { ...values, DIRECT: direct ? 1 : 0, DQ_ONE: one, DQ_TWO: 1 - one }, BACKWARD_BINDINGS, extraEnables);
+  return attentionSource(SHADERS.flashBwdSgmm, { ...values, DIRECT: direct ? 1 : 0 }, BACKWARD_BINDINGS, extraEnables);
+}
+
+/** The tensor-core dq's spills as the shader's values: DQ_ONE (one f32 block a subgroup) or DQ_TWO (dqOneSpill). */
+export function dqSpillValues(one: boolean): SpecValues {
+  return { DQ_ONE: one ? 1 : 0, DQ_TWO: one ? 0 : 1 };
 }
 
 /** Whether the tensor-core backward of these types has a direct epilogue (f32 gradients: the matrix type's). */
@@ -107,7 +114,8 @@ export class FlashBackward extends AttentionKernel {
 
   private static build(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan, path: KernelPath): Promise<FlashBackward> {
     const scalar = path === 'scalar';
-    const values = attentionValues(D, plan, types, scalar ? !dev.isCPU : true, scalar ? portableValues('bwd', D, plan) : {});
+    // The tensor-core dq's spills are values, so that they are in the cache key.
+    const values = attentionValues(D, plan, types, scalar ? !dev.isCPU : true, scalar ? portableValues('bwd', D, plan) : dqSpillValues(dqOneSpill(D, dev.tuning.sgmmDqSpill)));
     const direct = !scalar && hasDirectEpilogue(types) && dev.tuning.sgmmEpilogue !== 'staged';
     // The preprocess's values follow from D, the types and the device: the key need not name them.
     return cachedKernel(dev, kernelKey(`bwd-${path}${direct ? '-direct' : ''}`, values), async () => {
