@@ -39,6 +39,9 @@ export function err(x: HostTensor | Float32Array, ref: Float64Array): number {
 }
 
 export { TOL };
+
+/** A typed array's bytes, to compare two outputs bit for bit. */
+export const bits = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 export type { AttentionShape, AttentionOptions };
 
 /**

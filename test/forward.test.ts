@@ -1,6 +1,6 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { autoF16Path, testDevice, tunedDevice } from './gpu.js';
-import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions } from './cases.js';
+import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions, bits } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { attentionForward, HostTensor } from '../src/kernels/attention.js';
 import { referenceForward } from '../src/reference/attention.js';
@@ -106,7 +106,6 @@ describe('FlashAttention forward vs float64 reference', () => {
   });
 
   it('the prefetch (forwardPrefetch = 1) gives bitwise the O and LSE of none, and matches the reference', async () => {
-    const bits = (x: HostTensor) => Buffer.from(x.buffer, x.byteOffset, x.byteLength);
     // A chunked tile (four chunks: Q restaged per tile, several A(c); Nq != Nk, grouped heads) and,
     // at D = 16, one chunk with tiles skipped inside the range (documents: the next visited tile is
     // found past them). Each variant is a cold compile on a CPU adapter: two cases, two variants.

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it, beforeAll } from 'vitest';
 import { autoF16Path, testDevice, tunedDevice } from './gpu.js';
-import { makeInputs, refInputs, err, TOL, SEED, AttentionShape } from './cases.js';
+import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, bits } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { attentionBackward, attentionForward, toF32 } from '../src/kernels/attention.js';
 import { ATTENTION_PARAMS, HEAD_GROUP_ALL, HEAD_GROUP_MAX_KEYS, headGroup, packUniform } from '../src/kernels/params.js';
@@ -33,7 +33,6 @@ beforeAll(async () => {
 });
 /** A device whose kernels launch causal grids in groups of g heads. */
 const grouped = (g: number) => tunedDevice({ headGroup: g });
-const bits = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
 describe('launch order of causal grids: the same bits under every head group', () => {
   it('FLASHRING_HEAD_GROUP reaches the uniform block; bad values are refused by name', () => {

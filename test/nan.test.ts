@@ -6,7 +6,7 @@
  */
 import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevices, tunedDevice } from './gpu.js';
-import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions, Inputs, mergeRows } from './cases.js';
+import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions, Inputs, mergeRows, bits } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { MergeKernel } from '../src/kernels/merge.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
@@ -287,7 +287,6 @@ describe('the tensor-core forward in every order of its tile steps (sgmmForwardP
   // N = 150: five K/V tiles of 32 (prefetch two ahead, both vote parities); causal + window:
   // tiles with masked entries; a NaN in V at a key some rows of its tile cannot see (the rare
   // scalar O += P V path), and finite data.
-  const bits = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
   for (const D of [64, 128])
     for (const poison of [false, true])
       it(`D=${D}, ${poison ? 'NaN in V of a masked tile' : 'finite'}: PIPE 0 and 2 give bitwise the same O and LSE, within tolerance`, async (ctx) => {
@@ -340,7 +339,6 @@ describe('the tensor-core backward against float64 with a NaN in a masked tile',
           for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), `${k}, dq spill ${sgmmDqSpill}`).toBeLessThanOrEqual(TOL.f16.grad);
           outs.push(got);
         }
-        const bits = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
         expect(bits(outs[1].dq).equals(bits(outs[0].dq)), 'dQ bitwise, one spill block and two').toBe(true);
       });
 });
