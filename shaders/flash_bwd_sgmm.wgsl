@@ -287,7 +287,8 @@ fn old_block(which: u32, row0: u32, r_first: u32, n: u32, lane: u32, db: u32, lo
 }
 
 // A lane's 8 entries e = lane + 32·k (row e / 16, column e % 16) of subgroup sg's 16×16 spill in its
-// Sa block (dQ, dK) or dPa block (dV: dkdv only).
+// Sa block (dQ, dK) or dPa block (dV: dkdv only). Two functions, not one with a flag: a flag would make
+// dq's code reach dPa, and its pipeline allocate it (so rare_block_kv and rare_block_q, too).
 fn spilled_sa(sg: u32, lane: u32) -> array<f32, 8> {
   var x: array<f32, 8>;
   for (var k = 0u; k < 8u; k++) { x[k] = Sa[sg][(2u * k + lane / 16u) * SS + lane % 16u]; }

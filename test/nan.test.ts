@@ -19,7 +19,7 @@ import { ringAttention } from '../src/cp/launch/ringAttention.js';
 import { LAYOUTS } from '../src/cp/plan/schedule.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
 import { randn } from '../src/reference/compare.js';
-import { SGMM_FWD_PIPES } from '../src/kernels/sgmmTiles.js';
+import { SGMM_DQ_SPILLS, SGMM_FWD_PIPES } from '../src/kernels/sgmmTiles.js';
 
 let devs: FlashDevice[];
 beforeAll(async () => {
@@ -334,7 +334,7 @@ describe('the tensor-core backward against float64 with a NaN in a masked tile',
         const fwd = await attentionForward(await tunedDevice({ sgmmBackward: { subgroups: SG, rows: T } }), s, x, p);
         // dq with one f32 spill block a subgroup and with two (sgmmDqSpill): the same arithmetic, so the same bits.
         const outs = [];
-        for (const sgmmDqSpill of ['one', 'two'] as const) {
+        for (const sgmmDqSpill of SGMM_DQ_SPILLS) {
           const got = await attentionBackward(await tunedDevice({ sgmmBackward: { subgroups: SG, rows: T }, sgmmDqSpill }), s, { ...x, o: fwd.o, lse: fwd.lse }, p);
           for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), `${k}, dq spill ${sgmmDqSpill}`).toBeLessThanOrEqual(TOL.f16.grad);
           outs.push(got);

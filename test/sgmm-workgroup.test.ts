@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { sgmmModules } from '../src/kernels/validate.js';
-import { SGMM_DQ_ONE_SPILL_MAX_D, dqOneSpill } from '../src/kernels/flashBackward.js';
+import { SGMM_DQ_ONE_SPILL_MAX_D, dqOneSpill } from '../src/kernels/sgmmTiles.js';
 
 /** A WGSL source without its comments. */
 const uncommented = (source: string) => source.replace(/\/\/.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '');

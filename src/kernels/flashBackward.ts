@@ -12,6 +12,7 @@ import { passWrites } from '../gpu/timer.js';
 import { checkBinding } from '../gpu/buffers.js';
 import { KernelTypes, elemBytes } from './precision.js';
 import { TilePlan, backwardRows, portableValues } from './tiles.js';
+import { dqOneSpill } from './sgmmTiles.js';
 import { KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, kernelKey } from './pipeline.js';
 import { AttentionKernel, KernelInfo, chooseKernel } from './kernel.js';
 import { ATTENTION_HEADER_BINDINGS, attentionHeader } from './params.js';
@@ -60,18 +61,6 @@ export const PREPROCESS_BINDINGS = bindingTable('FlashBackward.preprocess', [
 
 /** The preprocess (Δ) pass: one invocation per row, whatever the dK/dV and dQ kernels' tiles. */
 const PRE_PLAN: TilePlan = { BR: 16, BC: 16, WG: 64, workgroupBytes: 0 };
-
-/**
- * Largest head dim at which the tensor-core dq spills S and dP in turn through one f32 block a subgroup
- * (DQ_ONE in shaders/flash_bwd_sgmm.wgsl: 8 KiB less workgroup memory at 4×16, two barriers more a tile).
- * Measured on the H200 (p2p's steps, N = 16384, causal f16, bench/results/2026-12-04-dq-one-spill-h200): dq
- * 10.18 → 8.85 ms at D = 64, 12.43 → 14.74 ms at D = 128; head dims below 64 are not measured. A tuning's
- * sgmmDqSpill (FLASHRING_SGMM_DQ_SPILL = one | two) pins either at any head dim.
- */
-export const SGMM_DQ_ONE_SPILL_MAX_D = 64;
-
-/** Whether the tensor-core dq takes one f32 spill block a subgroup at head dim D: the pin, else by SGMM_DQ_ONE_SPILL_MAX_D. */
-export const dqOneSpill = (D: number, pin?: 'one' | 'two') => (pin ? pin === 'one' : D <= SGMM_DQ_ONE_SPILL_MAX_D);
 
 /**
  * The tensor-core backward's source: DIRECT = 1 gives it the direct epilogue (f32 gradients only: the
