@@ -235,17 +235,19 @@ async function search(
   // The defaults and the chosen pins timed one after the other, so that both meet the same clock.
   const again = await timeWith(dev, {}, r, bufs), chosen = await timeWith(dev, pick, r, bufs);
   const k = keptPins(best, again.ms, chosen.ms);
-  const check = await spotCheck(withTuning(dev, { ...dev.tuning, ...k.tuning }), r.D, r.precision, r.causal);
-  const why = !Object.keys(pick).length ? 'no candidate ran'
+  // Why the defaults stay before any check; else the kept pins are checked (one float64 spot check either way,
+  // of what the entry keeps, unless the kept pins fail it: then the defaults' too).
+  const before = !Object.keys(pick).length ? 'no candidate ran'
     : chosen.path !== path ? `the chosen pins ran on the ${chosen.path} path`
-      : !Object.keys(k.tuning).length ? k.notFaster.join('; ')
-        : !check.ok ? `the kept pins failed the float64 check (${check.err.toExponential(2)})` : null;
+      : !Object.keys(k.tuning).length ? k.notFaster.join('; ') : null;
+  const check = await spotCheck(withTuning(dev, { ...dev.tuning, ...(before ? {} : k.tuning) }), r.D, r.precision, r.causal);
+  const why = before ?? (!check.ok ? `the kept pins failed the float64 check (${check.err.toExponential(2)})` : null);
   if (why) o.progress(`  kept the defaults: ${why}`);
   else if (k.notFaster.length) o.progress(`  kept the ${KERNEL_NAMES[k.kept[0] ? 0 : 1]}'s pins only: ${k.notFaster.join('; ')}`);
   const tunedMs: [number, number] = why ? again.ms : [k.kept[0] ? chosen.ms[0] : again.ms[0], k.kept[1] ? chosen.ms[1] : again.ms[1]];
   const entry: TuneEntry = {
     key, path, tuning: why ? {} : k.tuning, defaultMs: again.ms, tunedMs, N: r.N, heads: r.heads,
-    checkErr: why && Object.keys(k.tuning).length ? (await spotCheck(dev, r.D, r.precision, r.causal)).err : check.err, ...(why ? { keptDefaults: why } : {}),
+    checkErr: why && !before ? (await spotCheck(dev, r.D, r.precision, r.causal)).err : check.err, ...(why ? { keptDefaults: why } : {}),
     date: new Date().toISOString(), trials: [...fwd, ...bwd].map((x) => x.trial),
   };
   await store?.set(entry);
