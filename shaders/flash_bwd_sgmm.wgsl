@@ -74,6 +74,7 @@ const D8: u32 = D / 8u;        // 16-byte words per row
 const T8: u32 = BR * D8;       // 16-byte words of a tile (Br = Bc)
 const LPT: u32 = (T8 + WG - 1u) / WG;   // of them per invocation
 const_assert BR <= WG;         // one invocation per Q-tile row loads its LSE and Δ
+const_assert BR <= 64u;        // a lane's Br/2 entries of a row fit a u32 mask (vis)
 // Row strides in workgroup memory, padded by PAD halves (16 bytes at PAD = 8; 0 for the
 // unpadded ablation) so that the 16 rows of a matrix load or store start on different banks
 // (as the forward, flash_fwd_sgmm.wgsl).
@@ -224,15 +225,21 @@ fn add_kv_row(sg: u32, at: u32, ap: u32, i0: u32, jk: u32, c0: u32, d0: u32) {
   }
 }
 
-// The rare path of dq's second product: lane (r, h)'s 8 columns c0… of query i's row of subgroup
-// sg's spilled dQ block (row at `at` in its Sa block; its dS at `ap` in its dSa block), tensor
-// columns d0 + c0…: dQ += dS K over the K tile's keys j0… visible to query i.
-fn add_q_row(sg: u32, at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
-  let kr = key_range(i);
+// The rare path of one second product through subgroup sg's Sa block alone: lane (r, h)'s 8 columns c0… of its
+// row of the spilled accumulator (at `at` in Sa; the row's dS, dSᵀ or Pᵀ at `ap` in dSa), tensor columns d0 + c0…,
+// plus the products over the staged tile's rows base + jj in `span` (in_keys), with K or Q (Qs) or dO (dOs: `v`).
+//   dq:          dQ += dS K   over the keys span = key_range(i) of its row i, base j0;
+//   dkdv (KV_ONE): dK += dSᵀ Q, dV += Pᵀ dO (v) over the rows span = query_span(jk, jk + 1) that see key jk, base i0.
+fn add_row(sg: u32, at: u32, ap: u32, span: vec2<u32>, base: u32, c0: u32, d0: u32, v: bool) {
   for (var c = 0u; c < 8u; c++) {
     var x = Sa[sg][at + c0 + c];
-    for (var jj = 0u; jj < BC; jj++) {
-      if (in_keys(kr, j0 + jj)) { x += f32(dSa[sg][ap + jj]) * f32(Qs[jj / 16u][(jj % 16u) * DP + d0 + c0 + c]); }
+    for (var jj = 0u; jj < BR; jj++) {
+      if (in_keys(span, base + jj)) {
+        let w = (jj % 16u) * DP + d0 + c0 + c;
+        var y = f32(Qs[jj / 16u][w]);
+        if (v) { y = f32(dOs[jj / 16u][w]); }
+        x += f32(dSa[sg][ap + jj]) * y;
+      }
     }
     Sa[sg][at + c0 + c] = x;
   }
@@ -252,12 +259,13 @@ fn rare_block_kv(a: ptr<function, AM>, b: ptr<function, AM>, sg: u32, r: u32, i0
   workgroupBarrier();
 }
 
-// The same for dq's accumulator a (dQ), through its Sa block alone (dq's functions touch neither dPa
-// nor Pa, so its pipeline allocates neither: dq_main), with add_q_row.
-fn rare_block_q(a: ptr<function, AM>, sg: u32, r: u32, i: u32, j0: u32, c0: u32, d0: u32) {
+// The same through subgroup sg's Sa block alone (add_row), for one accumulator a: dq's dQ, or dkdv's dK or dV
+// (`v`) with one spill block (KV_ONE). Neither names dPa nor Pa, so a kernel that reaches them only here
+// allocates neither.
+fn rare_block_one(a: ptr<function, AM>, sg: u32, r: u32, span: vec2<u32>, base: u32, c0: u32, d0: u32, v: bool) {
   subgroupMatrixStore<row_major>(&Sa[sg], 0u, *a, SS);
   workgroupBarrier();
-  add_q_row(sg, r * SS, r * PS, i, j0, c0, d0);
+  add_row(sg, r * SS, r * PS, span, base, c0, d0, v);
   workgroupBarrier();
   *a = subgroupMatrixLoad<AM, row_major>(&Sa[sg], 0u, SS);
   workgroupBarrier();
@@ -287,21 +295,15 @@ fn old_block(which: u32, row0: u32, r_first: u32, n: u32, lane: u32, db: u32, lo
 }
 
 // A lane's 8 entries e = lane + 32·k (row e / 16, column e % 16) of subgroup sg's 16×16 spill in its
-// Sa block (dQ, dK) or dPa block (dV: dkdv only). Two functions, not one with a flag: a flag would make
-// dq's code reach dPa, and its pipeline allocate it (so rare_block_kv and rare_block_q, too).
+// Sa block (dQ, dK or dV, one at a time: the epilogues reach no other block).
 fn spilled_sa(sg: u32, lane: u32) -> array<f32, 8> {
   var x: array<f32, 8>;
   for (var k = 0u; k < 8u; k++) { x[k] = Sa[sg][(2u * k + lane / 16u) * SS + lane % 16u]; }
   return x;
 }
-fn spilled_dpa(sg: u32, lane: u32) -> array<f32, 8> {
-  var x: array<f32, 8>;
-  for (var k = 0u; k < 8u; k++) { x[k] = dPa[sg][(2u * k + lane / 16u) * SS + lane % 16u]; }
-  return x;
-}
 
 // Writes block `db` of dQ or dK (times the softmax scale) or dV (`which`) for rows r_first… below
-// n of the head at row0, from a lane's entries of its subgroup's 16×16 spill (spilled_sa, spilled_dpa),
+// n of the head at row0, from a lane's entries of its subgroup's 16×16 spill (spilled_sa),
 // adding `old` (old_block) when accumulating.
 fn write_block(which: u32, row0: u32, r_first: u32, n: u32, lane: u32, db: u32, spill: array<f32, 8>, old: array<f32, 8>) {
   for (var k = 0u; k < 8u; k++) {
@@ -441,13 +443,68 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         fetch_rows(false, row1, i1, P.Nq, tid);
         fetch_stats(row1, i1, tid);
       }
-      // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ: Qᵀ and dOᵀ are column-major views of the Q and dO tiles.
-      resident_products(sg, &a_reg, &b_reg);
+      // Lane (r, h) owns key r and query columns h·Br/2 + (c + lane) mod Br/2 (unrolled by the specializer: no
+      // indexed temporaries, constant skews) of its subgroup's blocks: at in Sa (and dPa), ap in dSa (and Pa).
+      let at = r * SS + h * (BR / 2u);
+      let ap = r * PS + h * (BR / 2u);
+      // KV_ONE (D ≤ 64): Sᵀ and dPᵀ in turn through the subgroup's one f32 block (Sa), Pᵀ kept in registers and
+      // written to its one f16 block (dSa) for dV's product, then dSᵀ over it for dK's (two barriers more a
+      // tile; dkdv then reaches neither dPa nor Pa: 12960 bytes at D = 64, 4×16, where it took 21152).
+      {{#for one < KV_ONE}}tile_product(sg, &a_reg, false);   // Sᵀ = K Qᵀ (Qᵀ: a column-major view of the Q tile)
       workgroupBarrier();
-      // Pᵀ and dSᵀ: lane (r, h) owns key r and reads query columns h·Br/2 + (c + lane) mod Br/2.
-      let at = r * SS + h * (BR / 2u);   // in the subgroup's blocks of Sa, dPa
-      let ap = r * PS + h * (BR / 2u);   // and of Pa, dSa
-      // Unrolled by the specializer (no indexed temporaries, constant skews).
+      var pv: array<f32, BR / 2u>;   // the lane's Pᵀ (constant indices: registers)
+      var vis = 0u;                  // bit c: entry c is visible (partial tiles)
+      {{#for c < BR/2}}{
+        let col = ({{c}}u + lane) % (BR / 2u);
+        let qc = h * (BR / 2u) + col;
+        pv[{{c}}] = 0.0;
+        if (full || in_keys(jk_rows, i0 + qc)) {
+          pv[{{c}}] = p_of(Sa[sg][at + col], lse2_s[qc]);
+          vis |= 1u << {{c}}u;
+        }
+        dSa[sg][ap + col] = f16(pv[{{c}}]);
+      }
+      {{/for}}
+      // The vote's barrier also orders every lane's read of Sᵀ before dPᵀ overwrites it, and Pᵀ before its load.
+      let rare = rare_tile(tid, full);
+      if (rare) {
+        // Rare: non-finite Q or dO in a tile with masked entries (see the header): dV += Pᵀ dO in scalar f32.
+        {{#for db < D/16}}rare_block_one(&dv{{db}}, sg, r, jk_rows, i0, h * 8u, {{db}}u * 16u, true);
+        {{/for}}
+      } else {
+        {{#for qb < BR/16}}{
+          let pt = subgroupMatrixLoad<LM, row_major>(&dSa[sg], {{qb}}u * 16u, PS);
+          {{#for db < D/16}}dv{{db}} = subgroupMatrixMultiplyAccumulate(pt, subgroupMatrixLoad<RM, row_major>(&dOs[{{qb}}u], {{db}}u * 16u, DP), dv{{db}});
+          {{/for}}
+        }
+        {{/for}}
+      }
+      tile_product(sg, &b_reg, true);    // dPᵀ = V dOᵀ
+      workgroupBarrier();                // dPᵀ stored; every lane's Pᵀ loaded
+      {{#for c < BR/2}}{
+        let col = ({{c}}u + lane) % (BR / 2u);
+        let qc = h * (BR / 2u) + col;
+        var ds = 0.0;
+        if (full || (vis & (1u << {{c}}u)) != 0u) { ds = pv[{{c}}] * (Sa[sg][at + col] - delta_s[qc]); }
+        dSa[sg][ap + col] = f16(ds * ds_scale);
+      }
+      {{/for}}
+      workgroupBarrier();
+      if (rare) {
+        {{#for db < D/16}}rare_block_one(&dk{{db}}, sg, r, jk_rows, i0, h * 8u, {{db}}u * 16u, false);
+        {{/for}}
+      } else {
+        {{#for qb < BR/16}}{
+          let dst = subgroupMatrixLoad<LM, row_major>(&dSa[sg], {{qb}}u * 16u, PS);
+          {{#for db < D/16}}dk{{db}} = subgroupMatrixMultiplyAccumulate(dst, subgroupMatrixLoad<RM, row_major>(&Qs[{{qb}}u], {{db}}u * 16u, DP), dk{{db}});
+          {{/for}}
+        }
+        {{/for}}
+      }
+      {{/for}}
+      // KV_TWO (D > 64): Sᵀ and dPᵀ at once, into Sa and dPa; Pᵀ and dSᵀ into Pa and dSa.
+      {{#for two < KV_TWO}}resident_products(sg, &a_reg, &b_reg);   // Sᵀ = K Qᵀ, dPᵀ = V dOᵀ
+      workgroupBarrier();
       {{#for c < BR/2}}{
         let col = ({{c}}u + lane) % (BR / 2u);
         let qc = h * (BR / 2u) + col;
@@ -478,12 +535,14 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
         }
         {{/for}}
       }
+      {{/for}}
     }
     i0 = i1;
   }
 
-  // dK·scale and dV, one 16×16 block at a time through Sa/dPa; keys past Nk are not written.
-  // The next block's old values are read while this one is spilled and written.
+  // dK·scale and dV, one 16×16 block at a time through Sa (dK's block, then dV's: dPa is not reached with one
+  // spill block, KV_ONE); keys past Nk are not written. The next block's old values are read while this one
+  // is spilled and written.
   let jr = j0 + sg * 16u;
   {{#for dx < DIRECT}}if (direct) {
     let gk = (kv_row0 + jr) * D;
@@ -497,14 +556,18 @@ fn dkdv(g: Grid, @builtin(local_invocation_index) tid: u32) {
   var ov = old_block(GRAD_DV, kv_row0, jr, P.Nk, lane, 0u, true);
   {{#for db < D/16}}workgroupBarrier();
   subgroupMatrixStore<row_major>(&Sa[sg], 0u, dk{{db}}, SS);
-  subgroupMatrixStore<row_major>(&dPa[sg], 0u, dv{{db}}, SS);
   workgroupBarrier();
   {
     let nk = old_block(GRAD_DK, kv_row0, jr, P.Nk, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
-    let nv = old_block(GRAD_DV, kv_row0, jr, P.Nk, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
     write_block(GRAD_DK, kv_row0, jr, P.Nk, lane, {{db}}u, spilled_sa(sg, lane), ok);
-    write_block(GRAD_DV, kv_row0, jr, P.Nk, lane, {{db}}u, spilled_dpa(sg, lane), ov);
     ok = nk;
+  }
+  workgroupBarrier();
+  subgroupMatrixStore<row_major>(&Sa[sg], 0u, dv{{db}}, SS);
+  workgroupBarrier();
+  {
+    let nv = old_block(GRAD_DV, kv_row0, jr, P.Nk, lane, {{db}}u + 1u, {{db}}u + 1u < D / 16u);
+    write_block(GRAD_DV, kv_row0, jr, P.Nk, lane, {{db}}u, spilled_sa(sg, lane), ov);
     ov = nv;
   }
   {{/for}}
@@ -567,10 +630,14 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     let ap = r * PS + h * (BC / 2u);   // and dSa block
     // Lane (r, h) owns row r's columns h·Bc/2 + (c + lane) mod Bc/2; masked entries P = 0, dS = 0.
     var pv: array<f32, BC / 2u>;       // its P (constant indices: registers)
+    var vis = 0u;                      // bit c: entry c is visible (partial tiles)
     {{#for c < BC/2}}{
       let col = ({{c}}u + lane) % (BC / 2u);
       pv[{{c}}] = 0.0;
-      if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { pv[{{c}}] = p_of(Sa[sg][at + col], l2); }
+      if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) {
+        pv[{{c}}] = p_of(Sa[sg][at + col], l2);
+        vis |= 1u << {{c}}u;
+      }
     }
     {{/for}}
     workgroupBarrier();                // every lane has read its S
@@ -579,7 +646,7 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     {{#for c < BC/2}}{
       let col = ({{c}}u + lane) % (BC / 2u);
       var ds = 0.0;
-      if (full || in_keys(kr, j0 + h * (BC / 2u) + col)) { ds = pv[{{c}}] * (Sa[sg][at + col] - dl); }
+      if (full || (vis & (1u << {{c}}u)) != 0u) { ds = pv[{{c}}] * (Sa[sg][at + col] - dl); }
       dSa[sg][ap + col] = f16(ds * ds_scale);
     }
     {{/for}}
@@ -602,7 +669,7 @@ fn dq_main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     if (rare_tile(tid, full)) {
       // Rare: non-finite K in a tile with masked entries: dQ += dS K in scalar f32 over visible
       // keys, one 16-column block at a time, spilled through Sa.
-      {{#for db < D/16}}rare_block_q(&dq{{db}}, sg, r, i, j0, h * 8u, {{db}}u * 16u);
+      {{#for db < D/16}}rare_block_one(&dq{{db}}, sg, r, key_range(i), j0, h * 8u, {{db}}u * 16u, false);
       {{/for}}
     } else {
       // dQ += dS K (the K tile's blocks cb unrolled)

@@ -19,7 +19,7 @@ import { ringAttention } from '../src/cp/launch/ringAttention.js';
 import { LAYOUTS } from '../src/cp/plan/schedule.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
 import { randn } from '../src/reference/compare.js';
-import { SGMM_DQ_SPILLS, SGMM_FWD_PIPES } from '../src/kernels/sgmmTiles.js';
+import { SGMM_FWD_PIPES, SGMM_SPILLS } from '../src/kernels/sgmmTiles.js';
 
 let devs: FlashDevice[];
 beforeAll(async () => {
@@ -322,7 +322,7 @@ describe('the tensor-core backward against float64 with a NaN in a masked tile',
   const tiles: [number, number, number][] = [[64, 4, 16], [64, 8, 16], [128, 8, 16]];
   for (const [D, SG, T] of tiles)
     for (const [what, which] of spots)
-      it(`D=${D} ${SG}×${T}, ${what}: dQ, dK, dV within tolerance, NaN exactly where the reference has it; dQ the same bits with one spill block or two`, async (ctx) => {
+      it(`D=${D} ${SG}×${T}, ${what}: dQ, dK, dV within tolerance, NaN exactly where the reference has it; the same bits with one spill block or two`, async (ctx) => {
         const dev = devs[0];
         if (!dev.hasF16 || !dev.hasSubgroupMatrix) ctx.skip();
         const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 150, Nk: 150, D };
@@ -332,13 +332,15 @@ describe('the tensor-core backward against float64 with a NaN in a masked tile',
         const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
         const p = { ...opts, precision: 'f16' as const, path: 'subgroup-matrix' as const };
         const fwd = await attentionForward(await tunedDevice({ sgmmBackward: { subgroups: SG, rows: T } }), s, x, p);
-        // dq with one f32 spill block a subgroup and with two (sgmmDqSpill): the same arithmetic, so the same bits.
+        // Both kernels with one spill block a subgroup and with two (sgmmDqSpill, sgmmKvSpill): the same arithmetic
+        // in the same order, so the same bits.
         const outs = [];
-        for (const sgmmDqSpill of SGMM_DQ_SPILLS) {
-          const got = await attentionBackward(await tunedDevice({ sgmmBackward: { subgroups: SG, rows: T }, sgmmDqSpill }), s, { ...x, o: fwd.o, lse: fwd.lse }, p);
-          for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), `${k}, dq spill ${sgmmDqSpill}`).toBeLessThanOrEqual(TOL.f16.grad);
+        for (const spill of SGMM_SPILLS) {
+          const dev = await tunedDevice({ sgmmBackward: { subgroups: SG, rows: T }, sgmmDqSpill: spill, sgmmKvSpill: spill });
+          const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, p);
+          for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), `${k}, spill ${spill}`).toBeLessThanOrEqual(TOL.f16.grad);
           outs.push(got);
         }
-        expect(bits(outs[1].dq).equals(bits(outs[0].dq)), 'dQ bitwise, one spill block and two').toBe(true);
+        for (const k of ['dq', 'dk', 'dv'] as const) expect(bits(outs[1][k]).equals(bits(outs[0][k])), `${k} bitwise, one spill block and two`).toBe(true);
       });
 });

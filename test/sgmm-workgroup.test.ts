@@ -4,13 +4,13 @@
  * call graph alone, so a variable no function of that graph names takes no workgroup memory there. On the
  * H200 the D = 64 backward ran 1.6–1.8× slower with 4 KiB more (unused) workgroup memory and about a
  * quarter faster with 8 KiB less (bench/results/2026-12-04-wg-bytes-h200; timing-only variants: …-wg-alias-h200,
- * …-wg-alias2-h200). Up to
- * SGMM_DQ_ONE_SPILL_MAX_D dq reaches one f32 block a subgroup (Sa: S, then dP) and no Pᵀ or dP arrays;
- * above it, Sa and dPa; never Pa.
+ * …-wg-alias2-h200). With one spill block (the default up to SGMM_ONE_SPILL_MAX_D) dq reaches one f32 block a
+ * subgroup (Sa: S, then dP) and dkdv one f32 (Sa: Sᵀ, then dPᵀ) and one f16 (dSa: Pᵀ, then dSᵀ), neither the dP
+ * nor the Pᵀ arrays; with two, dq reaches Sa and dPa (never Pa), dkdv every array.
  */
 import { describe, expect, it } from 'vitest';
 import { sgmmModules } from '../src/kernels/validate.js';
-import { SGMM_DQ_ONE_SPILL_MAX_D, dqOneSpill } from '../src/kernels/sgmmTiles.js';
+import { SGMM_ONE_SPILL_MAX_D, oneSpill } from '../src/kernels/sgmmTiles.js';
 
 /** A WGSL source without its comments. */
 const uncommented = (source: string) => source.replace(/\/\/.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '');
@@ -51,23 +51,25 @@ function reachedWorkgroup(source: string, entry: string): Set<string> {
 }
 
 describe('tensor-core backward: the workgroup memory each kernel reaches', () => {
-  it('dq reaches Sa and dSa (and dPa with two spill blocks), never Pa; dkdv reaches every array', () => {
+  it('with one spill block neither kernel reaches dPa or Pa; with two dq reaches dPa, dkdv every array', () => {
     let modules = 0;
     for (const [what, code] of sgmmModules([16, 64, 128])) {
       if (!what.startsWith('backward')) continue;
       modules++;
-      const one = / dq=one$/.test(what);
-      expect(one || / dq=two$/.test(what), `${what}: names dq's spills`).toBe(true);
-      const dq = ['Qs', 'Sa', 'dOs', 'dSa', 'delta_s', 'lse2_s', 'nf', 'nf_u', ...(one ? [] : ['dPa'])];
-      expect([...reachedWorkgroup(code, 'dq_main')].sort(), `${what}: dq`).toEqual(dq.sort());
-      expect([...reachedWorkgroup(code, 'dkdv')].sort(), `${what}: dkdv`).toEqual(['Pa', 'Qs', 'Sa', 'dOs', 'dPa', 'dSa', 'delta_s', 'lse2_s', 'nf', 'nf_u']);
+      const one = / spill=one$/.test(what);
+      expect(one || / spill=two$/.test(what), `${what}: names the spills`).toBe(true);
+      const both = ['Qs', 'Sa', 'dOs', 'dSa', 'delta_s', 'lse2_s', 'nf', 'nf_u'];
+      expect([...reachedWorkgroup(code, 'dq_main')].sort(), `${what}: dq`).toEqual([...both, ...(one ? [] : ['dPa'])].sort());
+      expect([...reachedWorkgroup(code, 'dkdv')].sort(), `${what}: dkdv`).toEqual([...both, ...(one ? [] : ['dPa', 'Pa'])].sort());
     }
     expect(modules).toBeGreaterThan(10);
   });
 
-  it('dq takes one spill block up to SGMM_DQ_ONE_SPILL_MAX_D, two above, unless pinned', () => {
-    expect([16, 64, 128, 256].map((D) => dqOneSpill(D))).toEqual([16, 64, 128, 256].map((D) => D <= SGMM_DQ_ONE_SPILL_MAX_D));
-    expect(dqOneSpill(128, 'one')).toBe(true);
-    expect(dqOneSpill(64, 'two')).toBe(false);
+  it('each kernel takes one spill block up to its SGMM_ONE_SPILL_MAX_D, two above, unless pinned', () => {
+    for (const kernel of ['dq', 'dkdv'] as const) {
+      expect([16, 64, 128, 256].map((D) => oneSpill(kernel, D))).toEqual([16, 64, 128, 256].map((D) => D <= SGMM_ONE_SPILL_MAX_D[kernel]));
+      expect(oneSpill(kernel, 128, 'one')).toBe(true);
+      expect(oneSpill(kernel, 64, 'two')).toBe(false);
+    }
   });
 });

@@ -12,7 +12,7 @@ import { passWrites } from '../gpu/timer.js';
 import { checkBinding } from '../gpu/buffers.js';
 import { KernelTypes, elemBytes } from './precision.js';
 import { TilePlan, backwardRows, portableValues } from './tiles.js';
-import { dqOneSpill } from './sgmmTiles.js';
+import { oneSpill } from './sgmmTiles.js';
 import { KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, kernelKey } from './pipeline.js';
 import { AttentionKernel, KernelInfo, chooseKernel } from './kernel.js';
 import { ATTENTION_HEADER_BINDINGS, attentionHeader } from './params.js';
@@ -65,15 +65,15 @@ const PRE_PLAN: TilePlan = { BR: 16, BC: 16, WG: 64, workgroupBytes: 0 };
 /**
  * The tensor-core backward's source: DIRECT = 1 gives it the direct epilogue (f32 gradients only: the
  * accumulators stored straight to dQ, dK, dV with subgroupMatrixStore, shaders/flash_bwd_sgmm.wgsl),
- * 0 the staged one (through workgroup memory, any gradient type); `values` hold dq's spills (dqSpillValues).
+ * 0 the staged one (through workgroup memory, any gradient type); `values` hold the spills (spillValues).
  */
 export function sgmmBackwardSource(values: SpecValues, direct: boolean, extraEnables: string[]): string {
   return attentionSource(SHADERS.flashBwdSgmm, { ...values, DIRECT: direct ? 1 : 0 }, BACKWARD_BINDINGS, extraEnables);
 }
 
-/** The tensor-core dq's spills as the shader's values: DQ_ONE (one f32 block a subgroup) or DQ_TWO (dqOneSpill). */
-export function dqSpillValues(one: boolean): SpecValues {
-  return { DQ_ONE: one ? 1 : 0, DQ_TWO: one ? 0 : 1 };
+/** The tensor-core backward's spills as the shader's values: DQ_ONE or DQ_TWO (dq), KV_ONE or KV_TWO (dkdv; oneSpill). */
+export function spillValues(dq: boolean, kv: boolean): SpecValues {
+  return { DQ_ONE: dq ? 1 : 0, DQ_TWO: dq ? 0 : 1, KV_ONE: kv ? 1 : 0, KV_TWO: kv ? 0 : 1 };
 }
 
 /** Whether the tensor-core backward of these types has a direct epilogue (f32 gradients: the matrix type's). */
@@ -103,8 +103,8 @@ export class FlashBackward extends AttentionKernel {
 
   private static build(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan, path: KernelPath): Promise<FlashBackward> {
     const scalar = path === 'scalar';
-    // The tensor-core dq's spills are values, so that they are in the cache key.
-    const values = attentionValues(D, plan, types, scalar ? !dev.isCPU : true, scalar ? portableValues('bwd', D, plan) : dqSpillValues(dqOneSpill(D, dev.tuning.sgmmDqSpill)));
+    // The tensor-core kernels' spills are values, so that they are in the cache key.
+    const values = attentionValues(D, plan, types, scalar ? !dev.isCPU : true, scalar ? portableValues('bwd', D, plan) : spillValues(oneSpill('dq', D, dev.tuning.sgmmDqSpill), oneSpill('dkdv', D, dev.tuning.sgmmKvSpill)));
     const direct = !scalar && hasDirectEpilogue(types) && dev.tuning.sgmmEpilogue !== 'staged';
     // The preprocess's values follow from D, the types and the device: the key need not name them.
     return cachedKernel(dev, kernelKey(`bwd-${path}${direct ? '-direct' : ''}`, values), async () => {

@@ -124,21 +124,28 @@ export type SgmmForwardPipe = (typeof SGMM_FWD_PIPES)[number];
 /** The forward's step order for a D split DS ways (1: none), where no tuning pins one. */
 export const sgmmFwdPipeForSplit = (DS = 1): SgmmForwardPipe => (DS > 1 ? 2 : 0);
 
-/** The tensor-core dq's spill blocks a subgroup (DQ_ONE or DQ_TWO in shaders/flash_bwd_sgmm.wgsl), as a tuning pins them. */
-export const SGMM_DQ_SPILLS = ['one', 'two'] as const;
-export type SgmmDqSpill = (typeof SGMM_DQ_SPILLS)[number];
+/**
+ * The tensor-core backward's spill blocks a subgroup, as a tuning pins them for each kernel: one (S, then dP,
+ * through one f32 block; dkdv's Pᵀ, then dSᵀ, through one f16 block) or two (at once). DQ_ONE / DQ_TWO and
+ * KV_ONE / KV_TWO in shaders/flash_bwd_sgmm.wgsl.
+ */
+export const SGMM_SPILLS = ['one', 'two'] as const;
+export type SgmmSpill = (typeof SGMM_SPILLS)[number];
 
 /**
- * Largest head dim at which the tensor-core dq spills S and dP in turn through one f32 block a subgroup
- * (DQ_ONE in shaders/flash_bwd_sgmm.wgsl: 8 KiB less workgroup memory at 4×16, two barriers more a tile).
- * Measured on the H200 (p2p's steps, N = 16384, causal f16, bench/results/2026-12-04-dq-one-spill-h200): dq
- * 10.18 → 8.85 ms at D = 64, 12.43 → 14.74 ms at D = 128; head dims below 64 are not measured. A tuning's
- * sgmmDqSpill (FLASHRING_SGMM_DQ_SPILL = one | two) pins either at any head dim.
+ * Largest head dim at which each tensor-core backward kernel takes one spill block a subgroup (two barriers
+ * more a tile; at 4×16, D = 64, 8 KiB less workgroup memory: 12960 bytes where it took 21152).
+ * Measured on the H200 (p2p's steps, N = 16384, causal f16):
+ * - dq (bench/results/2026-12-04-dq-one-spill-h200): 10.18 → 8.85 ms at D = 64, 12.43 → 14.74 ms at D = 128;
+ * - dkdv: not measured yet.
+ * Head dims below 64 are not measured. A tuning's sgmmDqSpill / sgmmKvSpill (FLASHRING_SGMM_DQ_SPILL,
+ * FLASHRING_SGMM_KV_SPILL = one | two) pins either at any head dim.
  */
-export const SGMM_DQ_ONE_SPILL_MAX_D = 64;
+export const SGMM_ONE_SPILL_MAX_D = { dq: 64, dkdv: 64 } as const;
 
-/** Whether the tensor-core dq takes one f32 spill block a subgroup at head dim D: the pin, else by SGMM_DQ_ONE_SPILL_MAX_D. */
-export const dqOneSpill = (D: number, pin?: SgmmDqSpill) => (pin ? pin === 'one' : D <= SGMM_DQ_ONE_SPILL_MAX_D);
+/** Whether a tensor-core backward kernel takes one spill block a subgroup at head dim D: the pin, else by SGMM_ONE_SPILL_MAX_D. */
+export const oneSpill = (kernel: keyof typeof SGMM_ONE_SPILL_MAX_D, D: number, pin?: SgmmSpill) =>
+  (pin ? pin === 'one' : D <= SGMM_ONE_SPILL_MAX_D[kernel]);
 
 /** Why the adapter cannot run the subgroup-matrix kernels at head dim D and this precision, or null. */
 function sgmmUnsupported(dev: FlashDevice, D: number, precision: Precision): string | null {

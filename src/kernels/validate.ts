@@ -12,7 +12,7 @@ import { nodeGPU } from '../gpu/node.js';
 import { acquireDevices } from '../gpu/device.js';
 import { attentionSource, attentionValues } from './source.js';
 import { FORWARD_BINDINGS } from './flashForward.js';
-import { dqSpillValues, hasDirectEpilogue, sgmmBackwardSource } from './flashBackward.js';
+import { hasDirectEpilogue, sgmmBackwardSource, spillValues } from './flashBackward.js';
 import { SGMM_FWD_PIPES, dSplitWhole, sgmmCandidates, sgmmTilePlan } from './sgmmTiles.js';
 import { SHADERS } from './shaders.js';
 import { PORTABLE_FWD_CANDIDATES, portableTile, portableValues } from './tiles.js';
@@ -64,9 +64,9 @@ export function* sgmmModules(heads: number[]): Generator<NamedModule> {
           if (plan.workgroupBytes > LIMIT || !dSplitWhole(D, T, DS)) continue;
           const values = attentionValues(D, plan, t, true);
           if (kind === 'fwd') yield [`forward D=${D} SG=${SG} T=${T} RB=${RB}${DS > 1 ? ` DS=${DS}` : ''} PIPE=${pipe} out=${out}${merge ? ' merge' : ''}`, attentionSource(shader, values, FORWARD_BINDINGS, EXT)];
-          // The backward with the epilogues its types build (staged always, direct with f32 gradients), dq with one spill block or two.
+          // The backward with the epilogues its types build (staged always, direct with f32 gradients), both kernels with one spill block or two.
           else for (const direct of hasDirectEpilogue(t) ? [true, false] : [false]) for (const one of [true, false])
-            yield [`backward D=${D} SG=${SG} T=${T} out=${out}${direct ? ' direct' : ''} dq=${one ? 'one' : 'two'}`, sgmmBackwardSource({ ...values, ...dqSpillValues(one) }, direct, EXT)];
+            yield [`backward D=${D} SG=${SG} T=${T} out=${out}${direct ? ' direct' : ''} spill=${one ? 'one' : 'two'}`, sgmmBackwardSource({ ...values, ...spillValues(one, one) }, direct, EXT)];
         }
       }
     }
