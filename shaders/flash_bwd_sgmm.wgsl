@@ -15,13 +15,16 @@
 //   S = Q Kᵀ,  dP = dO Vᵀ        (dkdv computes their transposes: Sᵀ = K Qᵀ, dPᵀ = V dOᵀ)
 //   P = exp2(S·scale·log2 e − LSE·log2 e),  dS = P ∘ (dP − Δ)    (two lanes per row, f16 out)
 //   dkdv:  dV += Pᵀ dO,  dK += dSᵀ Q          dq:  dQ += dS K
-// dkdv spills Sᵀ and dPᵀ to two f32 blocks a subgroup (Sa, dPa) and writes Pᵀ and dSᵀ to two f16 ones
-// (Pa, dSa). dq writes dS to dSa and never reaches Pa; up to D = 64 (DQ_ONE) it spills S, keeps P in
-// registers, then spills dP to the same block (Sa; two barriers more a tile), so it reaches no dPa
-// either: a pipeline allocates only what its code reaches (test/sgmm-workgroup.test.ts). On the H200
-// the D = 64 backward's speed falls in steps as its workgroup bytes grow (1.6–1.8× slower past ~24.7 KB:
-// bench/results/2026-12-04-wg-bytes-h200; again past 15–17 KB: …-wg-alias2-h200); dq takes 12960 bytes at
-// 4×16 where it took 21152. Above D = 64 (DQ_TWO) dq spills S and dP at once, into Sa and dPa.
+// Up to D = 64 (DQ_ONE, KV_ONE) each kernel passes its tile through one f32 block a subgroup (Sa) and one f16 block
+// (dSa), two barriers more a tile: dq spills S, keeps P in registers, then spills dP to the same block and writes
+// dS; dkdv spills Sᵀ, keeps Pᵀ in registers and writes it to dSa for dV += Pᵀ dO, then spills dPᵀ and writes dSᵀ
+// over Pᵀ for dK += dSᵀ Q. Neither then reaches dPa or Pa: a pipeline allocates only what its code reaches
+// (test/sgmm-workgroup.test.ts), 12960 bytes at D = 64 4×16 where they took 21152. On the H200 the D = 64
+// backward's speed falls in steps as its workgroup bytes grow (1.6–1.8× slower past ~24.7 KB:
+// bench/results/2026-12-04-wg-bytes-h200; again past 15–17 KB: …-wg-alias2-h200); one block made dq 13% and dkdv
+// 7% faster at D = 64, and 18.5% and 14.6% slower at D = 128 (…-dq-one-spill-h200, …-kv-one-spill-h200).
+// Above D = 64 (DQ_TWO, KV_TWO) they spill S and dP at once, into Sa and dPa; dkdv writes Pᵀ and dSᵀ to Pa and
+// dSa; dq never reaches Pa.
 // Operand and accumulator blocks are separate variables (k0…, dk0…, unrolled by the
 // specializer), not arrays of subgroup matrices. The scale is applied to dK and dQ at the end.
 // Matrix pointers (blocks) and offsets differ per subgroup (uniform within it): the module turns off Chromium's
@@ -52,7 +55,7 @@
 //   (checked, so its block (row − s0) / 16 < RB), columns 16·kk or 16·db < D, stride DP.
 // - Sa/dPa (SG blocks of 16·SS), Pa/dSa (of 16·PS): subgroup sg < SG has block sg; rows r < 16,
 //   columns h·(Br/2) + col < Br (dkdv) or < Bc = Br (dq), both ≤ SS, PS; 16×16 spills at column 0.
-//   dq's P: pv[c], c < Bc/2 (unrolled constants).
+//   pv[c] (dq's P, dkdv's Pᵀ) and the mask bits vis: c < Br/2 ≤ 32 (unrolled constants; Br ≤ 64 asserted).
 // - lse2_s/delta_s (Br): tid < Br (checked) and qc < Br. nf: constant index. ar/br: t < LPT.
 // - Storage: every row is checked against Nq or Nk before a load or store (fetch_rows'
 //   r0 + e/D8 < r_end, fetch_stats, j < Nk, ii < Nq); j0 = 16·SG·(k_blk0 + wg.x) < Nk and

@@ -26,7 +26,8 @@ export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pa
 /**
  * Workgroup memory of the subgroup-matrix backward (flash_bwd_sgmm.wgsl), SG subgroups and
  * T-row inner tiles (Br = Bc = T), rows padded by `pad` halves, the larger of its two kernels:
- * dkdv: Qs dOs (T×D f16) | per subgroup Sᵀ dPᵀ (16×T f32) Pᵀ dSᵀ (16×T f16) | LSE Δ.
+ * dkdv: Qs dOs (T×D f16) | per subgroup Sᵀ dPᵀ (16×T f32) Pᵀ dSᵀ (16×T f16) | LSE Δ. With two spill blocks; where a
+ * kernel takes one (oneSpill) its pipeline allocates one f32 and one f16 block a subgroup less, so this is the most.
  */
 export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SGMM_PAD): number {
   // + 32: the non-finite vote nf (4 × u32) and its uniform copy nf_u (vec4<u32>).
@@ -137,7 +138,7 @@ export type SgmmSpill = (typeof SGMM_SPILLS)[number];
  * more a tile; at 4×16, D = 64, 8 KiB less workgroup memory: 12960 bytes where it took 21152).
  * Measured on the H200 (p2p's steps, N = 16384, causal f16):
  * - dq (bench/results/2026-12-04-dq-one-spill-h200): 10.18 → 8.85 ms at D = 64, 12.43 → 14.74 ms at D = 128;
- * - dkdv: not measured yet.
+ * - dkdv (bench/results/2026-12-04-kv-one-spill-h200): 13.41 → 12.43 ms at D = 64, 17.75 → 20.34 ms at D = 128.
  * Head dims below 64 are not measured. A tuning's sgmmDqSpill / sgmmKvSpill (FLASHRING_SGMM_DQ_SPILL,
  * FLASHRING_SGMM_KV_SPILL = one | two) pins either at any head dim.
  */

@@ -5,7 +5,7 @@
 # spills pinned one and two (FLASHRING_SGMM_KV_SPILL) at D = 64 and 128, and at D = 128 both kernels with one
 # spill block at 4x16 (17056 bytes); the float64 backward and NaN tests (one spill block against two, bitwise);
 # the same call at D = 64 with its peer, robustness off and on.
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-kv-one-spill/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-kv-one-spill/gpu-call.sh (this folder was then wip-kv-one-spill)
 set -uo pipefail
 O=/tmp/kvspill; mkdir -p $O; source bench/gpu-lib.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
