@@ -47,11 +47,12 @@
 //   (= Bc/16) or of a Q row block 16-aligned with s0 ≤ row < s0 + Bc (checked, so its block
 //   (row − s0) / 16 < CB), columns 16·kk or 16·db < D, stride DP (the last ends at row 15's
 //   column D − 1 < DP).
-// - S (SG/DS blocks of 16·RB·SS) / Pm (of 16·RB·PS): group grp < SG/DS has block grp; its lanes read rows
-//   r = hd·16·RB/DS + lane/LPR < 16·RB and columns h·COLS + c < LPR·COLS = Bc ≤ SS, PS; matrix
-//   blocks sit at rows 16·rb < 16·RB, columns 16·cb < Bc; spills at columns 16·hd…, below
-//   SW = 16·DS ≤ SS (const_assert), and lanes scale or add columns h·SW/LPR + c < SW.
-// - l_s, w_s (Br; w_s only where MERGE = 1): grp·16·RB + r (r < 16·RB). vote: constant indices, or par / par ^ 1 with par ∈ {0, 1} (it
+// - S (SG/DS blocks of SBR·SS) / Pm (of SBR·PS), SBR = 16·RB or 16 (taking turns): group grp < SG/DS has block
+//   grp; its lanes read rows r % SBR < SBR (r = hd·16·RB/DS + lane/LPR < 16·RB) and columns h·COLS + c < LPR·COLS
+//   = Bc ≤ SS, PS; matrix blocks sit at rows (16·rb) % SBR < SBR, columns 16·cb < Bc; spills at columns 16·hd…,
+//   below SW = 16·DS ≤ SS (const_assert), and lanes scale or add columns h·SW/LPR + c < SW; the epilogue reads
+//   rows e / 16 < SBR (e < 16·SBR = 32·OPL).
+// - l_s, w_s (Br; w_s only where MERGE = 1): grp·16·RB + r (r < 16·RB), or + ph·SBR + rr (ph < NPH, rr < SBR). vote: constant indices, or par / par ^ 1 with par ∈ {0, 1} (it
 //   starts at 0 and only flips). kr/vr: t < LPT, constant bounds.
 // - Storage: Q rows i0 + s0 + e/D8 < Nq and key rows j0 + e/D8 < Nk are checked before each
 //   load, O/LSE rows i < Nq before each store; head bases use hq < Hq (the dispatch) and
@@ -76,6 +77,13 @@ const CB: u32 = BC / 16u;      // 16-wide blocks of the key tile
 const LPR: u32 = 2u * DS / RB; // lanes per row in the softmax (RB is 1 or 2): 1, 2 or 4
 const COLS: u32 = {{COLS}}u;    // score columns per lane: Bc / LPR
 const SROWS: u32 = 16u * RB;   // rows per group
+// Rows of a group's S and Pm blocks: SROWS, or 16 where its row blocks take turns (NPH = RB phases a tile: the
+// second's S held in registers while the first's softmax runs, the first's P in registers while the second's
+// does). The H200's forward at D = 64 (4×16×2) ran 20% faster with 8 KiB less workgroup memory
+// (bench/results/2026-12-04-fwd-bytes-h200); taking turns gives it that: 13344 bytes where it took 21536.
+const SBR: u32 = {{SBR}}u;
+const NPH: u32 = {{NPH}}u;
+const_assert NPH * SBR == SROWS && (NPH == 1u || (SBR == 16u && DS == 1u && CB == 1u));
 const SW: u32 = 16u * DS;      // columns of a group's O spill: one 16-column block per subgroup
 const_assert DS == 1u || (RB == 1u && CB % DS == 0u && BC + PAD / 2u >= SW);
 const D8: u32 = D / 8u;        // 16-byte words per row
@@ -115,8 +123,8 @@ const PIPE: u32 = {{PIPE}}u;
 // The memory layout is that of the flat arrays (block b's row rr at row 16·b + rr).
 var<workgroup> Ks: array<array<f16, 16u * DP>, CB>;   // K tile, 16 rows a block; first stages Q Bc rows at a time
 var<workgroup> Vs: array<array<f16, 16u * DP>, CB>;
-var<workgroup> S: array<array<f32, SROWS * SS>, BR / SROWS>;   // per group a 16·RB×Bc block: scores, O spills
-var<workgroup> Pm: array<array<f16, SROWS * PS>, BR / SROWS>;  // per group a 16·RB×Bc block: P
+var<workgroup> S: array<array<f32, SBR * SS>, BR / SROWS>;   // per group an SBR×Bc block: scores, O spills
+var<workgroup> Pm: array<array<f16, SBR * PS>, BR / SROWS>;  // per group an SBR×Bc block: P
 var<workgroup> l_s: array<f32, BR>;
 // A ring's forward (MERGE = 1, src/kernels/sgmmTiles.ts planSgmm) merges (P.accumulate) with each
 // row's weights (lse_merge) in w_s; a plain forward (MERGE = 0) has neither.
@@ -270,10 +278,10 @@ fn add_pv_row(grp: u32, at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
   }
 }
 
-// A lane's entries of a 16-column block of O: e = lane + 32·k (row e / 16, column e % 16), k < OPL.
-const OPL: u32 = SROWS * 16u / 32u;
+// A lane's entries of a 16-column block of O's SBR rows: e = lane + 32·k (row e / 16, column e % 16), k < OPL.
+const OPL: u32 = SBR * 16u / 32u;
 
-// What a lane's entries of block `db` of O hold, for the group's rows i_first… below Nq, when
+// What a lane's entries of block `db` of O hold, for SBR of the group's rows, i_first… below Nq, when
 // merging (P.accumulate; zeros otherwise, or with `load` false: the block after the last). Read a
 // block ahead of its merge: read entry by entry at the merge, each waited for its global load.
 fn old_o(q_row0: u32, i_first: u32, lane: u32, db: u32, load: bool) -> array<f32, OPL> {
@@ -288,12 +296,12 @@ fn old_o(q_row0: u32, i_first: u32, lane: u32, db: u32, load: bool) -> array<f32
   return x;
 }
 
-// Writes block `db` (columns 16·db…) of O/ℓ for group grp's rows i_first… from the subgroup's spill
-// at `sp` in the group's block of S (row rr at sp + rr·SS). ℓ = NaN marks a NaN row; ℓ = 0 a row with no visible key.
-// Merging (P.accumulate, a ring step), each entry is merged into what O held (`old`, old_o) with
-// the row's weights in w_s (common.wgsl lse_merge).
-fn write_o_block(q_row0: u32, i_first: u32, grp: u32, sp: u32, lane: u32, db: u32, old: array<f32, OPL>) {
-  let l_first = grp * SROWS;
+// Writes block `db` (columns 16·db…) of O/ℓ for SBR of group grp's rows, from its row ph·SBR (query
+// i_first…), from the subgroup's spill at `sp` in the group's block of S (row rr at sp + rr·SS). ℓ = NaN marks a
+// NaN row; ℓ = 0 a row with no visible key. Merging (P.accumulate, a ring step), each entry is merged into what
+// O held (`old`, old_o) with the row's weights in w_s (common.wgsl lse_merge).
+fn write_o_block(q_row0: u32, i_first: u32, grp: u32, ph: u32, sp: u32, lane: u32, db: u32, old: array<f32, OPL>) {
+  let l_first = grp * SROWS + ph * SBR;
   for (var k = 0u; k < OPL; k++) {
     let e = lane + 32u * k;
     let rr = e / 16u;
@@ -384,6 +392,10 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     workgroupBarrier();
   }
   var par = 0u;                       // the vote word of this tile (PIPE = 2: tile parity)
+  // Taking turns (NPH = 2): the second row block's S, held while the first's softmax runs, and the first's P,
+  // held while the second's runs (unused with NPH = 1).
+  var s_hold = AM();
+  var p_hold = LM();
   for (var j0 = j_start; j0 < n_end; j0 += BC) {
     if (PIPE == 0u) {
       workgroupBarrier();             // everyone is done with the previous tile (and with Q)
@@ -393,7 +405,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     }
 
     // S = Q Kᵀ for the group's rows, the subgroup's CBS = CB/DS blocks of columns (block hd·CBS + c,
-    // unrolled); each K block feeds RB products.
+    // unrolled); each K block feeds RB products. Row blocks past the S block's SBR rows are held (NPH = 2).
     {{#for c < CBS}}{
       {{#for rb < RB}}var acc{{rb}} = AM();
       {{/for}}
@@ -403,7 +415,11 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
         {{/for}}
       }
       {{/for}}
-      {{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{rb}}u * 16u * SS + {{HD}} * {{CBS}}u * 16u + {{c}}u * 16u, acc{{rb}}, SS);
+      {{#for rb < RB}}if ({{rb}}u * 16u < SBR) {
+        subgroupMatrixStore<row_major>(&S[grp], {{rb}}u * 16u % SBR * SS + {{HD}} * {{CBS}}u * 16u + {{c}}u * 16u, acc{{rb}}, SS);
+      } else {
+        s_hold = acc{{rb}};
+      }
       {{/for}}
     }
     {{/for}}
@@ -418,48 +434,65 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     }
 
     // Online softmax: lane (r, h) reads columns h·COLS + (c + lane) mod COLS once, as
-    // S·scale·log2 e (masked ones as NEG_BIG).
+    // S·scale·log2 e (masked ones as NEG_BIG). Phase ph (unrolled; one unless the row blocks take turns) is
+    // the lanes whose rows r sit in its SBR rows: they read and write row r % SBR of the S and Pm blocks. The
+    // row reductions (shuffles) are called by every lane, outside the phase's test.
     let full = all_see(sg_keys, j0, j0 + BC);   // the group's rows see the whole tile
-    let row_at = r * SS + h * COLS;   // in the group's block of S
-    let row_ap = r * PS + h * COLS;   // and of Pm
+    let row_at = (r % SBR) * SS + h * COLS;   // in the group's block of S
+    let row_ap = (r % SBR) * PS + h * COLS;   // and of Pm
     let col0 = j0 + h * COLS;
-    // The column loops are unrolled by the specializer (sv<c> stay in registers; a driver
-    // that keeps a 32-long loop rolled would put an indexed array in local memory).
-    var mt = NEG_BIG;
-    {{#for c < COLS}}var sv{{c}} = NEG_BIG;
-    {{/for}}
-    if (full) {
-      {{#for c < COLS}}sv{{c}} = S[grp][row_at + ({{c}}u + lane) % COLS] * P.scale_log2;
-      mt = max(mt, sv{{c}});
-      spoiled = spoiled | tc_spoils_row(sv{{c}});
-      {{/for}}
-    } else {
-      let kr = key_range(i);
-      {{#for c < COLS}}if (in_keys(kr, col0 + ({{c}}u + lane) % COLS)) { sv{{c}} = S[grp][row_at + ({{c}}u + lane) % COLS] * P.scale_log2; }
-      mt = max(mt, sv{{c}});
-      spoiled = spoiled | tc_spoils_row(sv{{c}});
-      {{/for}}
-    }
-    mt = row_max(mt);
     alpha = 1.0;
-    if (mt > m + TH) {
-      if (m > NEG_HALF) {
-        alpha = exp2(m - mt);
-        atomicOr(&vote[par], VOTE_RAISE);
+    {{#for ph < NPH}}{
+      if ({{ph}}u > 0u) {
+        // The next phase (uniform: a constant): the last one's P into registers, then this one's S into the block.
+        workgroupBarrier();
+        p_hold = subgroupMatrixLoad<LM, row_major>(&Pm[grp], 0u, PS);
+        subgroupMatrixStore<row_major>(&S[grp], 0u, s_hold, SS);
+        workgroupBarrier();
       }
-      m = mt;
-    }
-    // Masked entries (NEG_BIG) get P = 0 outright: m itself may still be NEG_BIG.
-    var sum = 0.0;
-    {{#for c < COLS}}{
-      var p = 0.0;
-      if (full || sv{{c}} > NEG_HALF) { p = exp2(sv{{c}} - m); }
-      Pm[grp][row_ap + ({{c}}u + lane) % COLS] = f16(p);
-      sum += p;
+      let act = NPH == 1u || r / SBR == {{ph}}u;   // (constant true with one phase)
+      // The column loops are unrolled by the specializer (sv<c> stay in registers; a driver
+      // that keeps a 32-long loop rolled would put an indexed array in local memory).
+      var mt = NEG_BIG;
+      {{#for c < COLS}}var sv{{c}} = NEG_BIG;
+      {{/for}}
+      if (act) {
+        if (full) {
+          {{#for c < COLS}}sv{{c}} = S[grp][row_at + ({{c}}u + lane) % COLS] * P.scale_log2;
+          mt = max(mt, sv{{c}});
+          spoiled = spoiled | tc_spoils_row(sv{{c}});
+          {{/for}}
+        } else {
+          let kr = key_range(i);
+          {{#for c < COLS}}if (in_keys(kr, col0 + ({{c}}u + lane) % COLS)) { sv{{c}} = S[grp][row_at + ({{c}}u + lane) % COLS] * P.scale_log2; }
+          mt = max(mt, sv{{c}});
+          spoiled = spoiled | tc_spoils_row(sv{{c}});
+          {{/for}}
+        }
+      }
+      mt = row_max(mt);
+      var sum = 0.0;
+      if (act) {
+        if (mt > m + TH) {
+          if (m > NEG_HALF) {
+            alpha = exp2(m - mt);
+            atomicOr(&vote[par], VOTE_RAISE);
+          }
+          m = mt;
+        }
+        // Masked entries (NEG_BIG) get P = 0 outright: m itself may still be NEG_BIG.
+        {{#for c < COLS}}{
+          var p = 0.0;
+          if (full || sv{{c}} > NEG_HALF) { p = exp2(sv{{c}} - m); }
+          Pm[grp][row_ap + ({{c}}u + lane) % COLS] = f16(p);
+          sum += p;
+        }
+        {{/for}}
+      }
+      sum = row_sum(sum);
+      if (act) { l = alpha * l + sum; }
     }
     {{/for}}
-    sum = row_sum(sum);
-    l = alpha * l + sum;
     var votes = 0u;
     if (PIPE == 2u) {
       // The uniform load's barriers order P (and the stashes) before O += P V. The other word
@@ -479,13 +512,14 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     if ((votes & VOTE_RAISE) != 0u) {
       // Some row raised its max: rescale O one 16-column block a subgroup at a time, spilled through
       // S (the group's subgroups side by side; the lanes of a row's softmax scale it).
-      {{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
+      // Taking turns, one phase's row blocks at a time.
+      {{#for db < DH}}{{#for ph < NPH}}{{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, o{{rb}}_{{db}}, SS); }
       {{/for}}workgroupBarrier();
-      scale_block_row(grp, r * SS + h * (SW / LPR), alpha);
+      if (r / SBR == {{ph}}u) { scale_block_row(grp, (r % SBR) * SS + h * (SW / LPR), alpha); }
       workgroupBarrier();
-      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, SS);
+      {{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, SS); }
       {{/for}}workgroupBarrier();
-      {{/for}}
+      {{/for}}{{/for}}
     }
 
     // Rare: unless every row of the workgroup sees every key of the tile (uniform, unlike `full`).
@@ -493,18 +527,30 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       // Rare: a non-finite V element in a tile with masked entries: O += P V in scalar f32 over
       // visible keys only, one 16-column block at a time, spilled through S.
       // Lane (r, h) takes spill columns cs… of subgroup part cs / 16 (V columns of that part's block).
+      // Taking turns, one phase at a time, its P put back in the Pm block (the first phase's from p_hold, the
+      // last one's, which the block holds, kept in p_last).
       let cs = h * (SW / LPR);
-      {{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
+      var p_last = LM();
+      if (NPH > 1u) {
+        p_last = subgroupMatrixLoad<LM, row_major>(&Pm[grp], 0u, PS);
+        workgroupBarrier();           // loaded before the first phase's P is put back
+      }
+      {{#for db < DH}}{{#for ph < NPH}}if (NPH > 1u) {
+        if ({{ph}}u + 1u < NPH) { subgroupMatrixStore<row_major>(&Pm[grp], 0u, p_hold, PS); } else { subgroupMatrixStore<row_major>(&Pm[grp], 0u, p_last, PS); }
+      }
+      {{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, o{{rb}}_{{db}}, SS); }
       {{/for}}workgroupBarrier();
-      add_pv_row(grp, r * SS + (cs / 16u) * 16u, r * PS, i, j0, cs % 16u, ((cs / 16u) * DH + {{db}}u) * 16u);
+      if (r / SBR == {{ph}}u) { add_pv_row(grp, (r % SBR) * SS + (cs / 16u) * 16u, (r % SBR) * PS, i, j0, cs % 16u, ((cs / 16u) * DH + {{db}}u) * 16u); }
       workgroupBarrier();
-      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, SS);
+      {{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, SS); }
       {{/for}}workgroupBarrier();
-      {{/for}}
+      {{/for}}{{/for}}
     } else {
       // O += P V; each V block feeds RB products.
       {{#for cb < BC/16}}{
-        {{#for rb < RB}}let pm{{rb}} = subgroupMatrixLoad<LM, row_major>(&Pm[grp], {{rb}}u * 16u * PS + {{cb}}u * 16u, PS);
+        // Taking turns (CB = 1), the first row block's P is held in p_hold and the block holds the last one's.
+        {{#for rb < RB}}var pm{{rb}} = p_hold;
+        if ({{rb}}u * 16u / SBR + 1u == NPH) { pm{{rb}} = subgroupMatrixLoad<LM, row_major>(&Pm[grp], {{rb}}u * 16u % SBR * PS + {{cb}}u * 16u, PS); }
         {{/for}}
         {{#for db < DH}}{
           let vt = subgroupMatrixLoad<RM, row_major>(&Vs[{{cb}}u], {{HD}} * DH * 16u + {{db}}u * 16u, DP);
@@ -536,16 +582,19 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     {{#for m < MERGE}}w_s[grp * SROWS + r] = w.xy;
     {{/for}}
   }
-  // Merging, each block's old entries are read while the one before is spilled and written.
+  // Merging, each block's old entries are read while the one before is spilled and written. Taking turns,
+  // each block goes out one phase's rows at a time (phase ph: rows ph·SBR… of the group).
   var old = old_o(q_row0, i_sg, lane, hd * DH, true);
-  {{#for db < DH}}workgroupBarrier();
-  {{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
+  {{#for db < DH}}{{#for ph < NPH}}workgroupBarrier();
+  {{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, o{{rb}}_{{db}}, SS); }
   {{/for}}workgroupBarrier();
   {
-    let nxt = old_o(q_row0, i_sg, lane, hd * DH + {{db}}u + 1u, {{db}}u + 1u < DH);
-    write_o_block(q_row0, i_sg, grp, sp, lane, hd * DH + {{db}}u, old);
+    let nph = ({{ph}}u + 1u) % NPH;             // the next block's phase, and its block
+    let ndb = {{db}}u + ({{ph}}u + 1u) / NPH;
+    let nxt = old_o(q_row0, i_sg + nph * SBR, lane, hd * DH + ndb, ndb < DH);
+    write_o_block(q_row0, i_sg + {{ph}}u * SBR, grp, {{ph}}u, sp, lane, hd * DH + {{db}}u, old);
     old = nxt;
   }
-  {{/for}}
+  {{/for}}{{/for}}
   if (h == 0u && i < P.Nq) { lse[q_row0 + i] = w.z; }
 }

@@ -19,7 +19,7 @@ import { ringAttention } from '../src/cp/launch/ringAttention.js';
 import { LAYOUTS } from '../src/cp/plan/schedule.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
 import { randn } from '../src/reference/compare.js';
-import { SGMM_FWD_PIPES, SGMM_SPILLS } from '../src/kernels/sgmmTiles.js';
+import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS } from '../src/kernels/sgmmTiles.js';
 
 let devs: FlashDevice[];
 beforeAll(async () => {
@@ -305,6 +305,44 @@ describe('the tensor-core forward in every order of its tile steps (sgmmForwardP
           expect(err(got.lse, rf.lse), `LSE PIPE ${pipe}`).toBeLessThanOrEqual(TOL.f16.out);
           outs.push(got);
         }
+        for (const got of outs.slice(1)) {
+          expect(bits(got.o).equals(bits(outs[0].o)), 'O bitwise').toBe(true);
+          expect(bits(got.lse).equals(bits(outs[0].lse)), 'LSE bitwise').toBe(true);
+        }
+      });
+});
+
+describe('the tensor-core forward with its row blocks taking turns through one S and P block (sgmmForwardTurns)', () => {
+  // N = 150 in K/V tiles of 16; causal + window: tiles with masked entries. Finite data; Q times 6, so that row
+  // maxima rise by more than 2^8 from tile to tile (O rescaled through the S block, one phase at a time); a NaN in
+  // V at a key some rows of its tile cannot see (the rare scalar O += P V, P put back phase by phase). Two row
+  // blocks a subgroup, 4 and 8 subgroups, both orders of the tile steps: the same arithmetic, so the same bits.
+  const cases: [string, (x: Inputs) => void][] = [
+    ['finite', () => {}],
+    ['Q × 6 (maxima raised)', (x) => x.q.forEach((v, k) => (x.q[k] = 6 * v))],
+    ['NaN in V of a masked tile', (x) => (x.v[(1 * 150 + 70) * 64 + 3] = NaN)],
+  ];
+  for (const SG of [4, 8])
+    for (const [what, change] of cases)
+      it(`D=64 ${SG}×16×2, ${what}: O and LSE within tolerance, the same bits taking turns or not, in either step order`, async (ctx) => {
+        const dev = devs[0];
+        if (!dev.hasF16 || !dev.hasSubgroupMatrix) ctx.skip();
+        const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 150, Nk: 150, D: 64 };
+        const opts: AttentionOptions = { causal: true, window: [40, 0] };
+        const x = makeInputs(s, SEED + 300 + SG);
+        change(x);
+        const r = refInputs(x, 'f16');
+        const rf = referenceForward(s, r.q, r.k, r.v, opts);
+        const outs = [];
+        for (const sgmmForwardPipe of SGMM_FWD_PIPES)
+          for (const sgmmForwardTurns of SGMM_FWD_TURNS) {
+            const tuned = await tunedDevice({ sgmmForward: { subgroups: SG, rows: 16, rowBlocks: 2 }, sgmmForwardPipe, sgmmForwardTurns });
+            const got = await attentionForward(tuned, s, x, { ...opts, precision: 'f16', path: 'subgroup-matrix' });
+            const how = `PIPE ${sgmmForwardPipe}, turns ${sgmmForwardTurns}`;
+            expect(err(got.o, rf.o), `O ${how}`).toBeLessThanOrEqual(TOL.f16.out);
+            expect(err(got.lse, rf.lse), `LSE ${how}`).toBeLessThanOrEqual(TOL.f16.out);
+            outs.push(got);
+          }
         for (const got of outs.slice(1)) {
           expect(bits(got.o).equals(bits(outs[0].o)), 'O bitwise').toBe(true);
           expect(bits(got.lse).equals(bits(outs[0].lse)), 'LSE bitwise').toBe(true);

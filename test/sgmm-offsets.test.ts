@@ -13,8 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { sgmmCalls } from '../src/kernels/pipeline.js';
 import { sgmmModules } from '../src/kernels/validate.js';
 
-/** Literals (16u), module constants (SS, DP, CB, …), products, sums and quotients of them. */
-const CONSTANT = /^[0-9A-Z_u*+/ ]+$/;
+/** Literals (16u), module constants (SS, DP, CB, …), products, sums, quotients and remainders of them. */
+const CONSTANT = /^[0-9A-Z_u*+/% ]+$/;
 
 /**
  * The array and offset of each subgroup-matrix load and store in a source (parsed as legacySgmmSpelling

@@ -17,11 +17,25 @@ export const SGMM_PAD = 8;
  * Workgroup memory of the subgroup-matrix forward (flash_fwd_sgmm.wgsl) with SG subgroups, groups of
  * DS of them owning RB row blocks each (Br = 16·RB·SG/DS), and Bc-row K/V tiles, rows padded by `pad` halves:
  * Ks (also stages Q) Vs P | S ℓ | a ring's merge weights (vec2 a row; none in a plain forward) | vote.
+ * P and S hold every row of a group, or 16 where its row blocks take turns (`turns`: sgmmFwdTurns).
  */
-export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pad = SGMM_PAD, DS = 1, merge = false): number {
+export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pad = SGMM_PAD, DS = 1, merge = false, turns = false): number {
   const BR = (16 * RB * SG) / DS;
-  return (2 * BC * (D + pad) + BR * (BC + pad)) * 2 + BR * (BC + pad / 2) * 4 + BR * 4 + (merge ? BR * 8 : 0) + 32; // … vote, vote_u (16 B each)
+  const SR = turns ? BR / RB : BR;   // rows of the S and P blocks
+  return (2 * BC * (D + pad) + SR * (BC + pad)) * 2 + SR * (BC + pad / 2) * 4 + BR * 4 + (merge ? BR * 8 : 0) + 32; // … vote, vote_u (16 B each)
 }
+
+/**
+ * Whether the forward's row blocks take turns through one 16-row S and P block a group (SBR = 16 in
+ * flash_fwd_sgmm.wgsl: two phases a tile, two barriers more; the second row block's S and the first's P wait in
+ * registers). Possible with two row blocks a subgroup, no D split and 16-key tiles; a tuning's
+ * sgmmForwardTurns (FLASHRING_SGMM_FWD_TURN = 0 | 1) pins it where possible. The timing-only alias that
+ * prompted it (bench/results/2026-12-04-fwd-bytes-h200): D = 64 4×16×2 forward 5.44 → 4.34 ms with 13344 bytes
+ * instead of 21536.
+ */
+export const SGMM_FWD_TURNS = [0, 1] as const;
+export const sgmmFwdCanTurn = (RB: number, DS: number, T: number) => RB === 2 && DS === 1 && T === 16;
+export const sgmmFwdTurns = (RB: number, DS: number, T: number, pin?: 0 | 1) => sgmmFwdCanTurn(RB, DS, T) && pin !== 0;
 
 /**
  * Workgroup memory of the subgroup-matrix backward (flash_bwd_sgmm.wgsl), SG subgroups and
@@ -98,11 +112,13 @@ export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number, robust = false): 
 /**
  * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
  * forward Br = 16·RB·SG/DS, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows. The
- * forward's step order is `pipe`, or where none is given sgmmFwdPipeForSplit(DS).
+ * forward's step order is `pipe`, or where none is given sgmmFwdPipeForSplit(DS); its row blocks take turns
+ * by sgmmFwdTurns (`turnPin`: a tuning's pin).
  */
-export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe?: SgmmForwardPipe, DS = 1, merge = false): TilePlan {
+export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe?: SgmmForwardPipe, DS = 1, merge = false, turnPin?: 0 | 1): TilePlan {
+  const turns = sgmmFwdTurns(RB, DS, T, turnPin);
   return kind === 'fwd'
-    ? { BR: (16 * RB * SG) / DS, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad, DS, merge), rowBlocks: RB, pad, pipe: pipe ?? sgmmFwdPipeForSplit(DS), dSplit: DS, merge }
+    ? { BR: (16 * RB * SG) / DS, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad, DS, merge, turns), rowBlocks: RB, pad, pipe: pipe ?? sgmmFwdPipeForSplit(DS), dSplit: DS, merge, turns }
     : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad };
 }
 
@@ -174,7 +190,7 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   const pinned: SgmmTile | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1, pin.dSplit ?? 1] : null;
   const candidates = pinned ? [pinned] : sgmmCandidates(kind, D, dev.robustShaders);
   const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
-  const planOf = (SG: number, T: number, RB: number, DS = 1) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe, DS, merge);
+  const planOf = (SG: number, T: number, RB: number, DS = 1) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe, DS, merge, t.sgmmForwardTurns);
   for (const [SG, T, RB, DS = 1] of candidates) {
     const plan = planOf(SG, T, RB, DS);
     // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).

@@ -32,6 +32,8 @@ export interface TilePlan {
   pad?: number;
   /** Tensor-core forward: the order of a K/V tile's steps (PIPE: 0 or 2; flash_fwd_sgmm.wgsl). */
   pipe?: number;
+  /** Tensor-core forward: a group's row blocks take turns through one 16-row S and P block (SBR = 16; sgmmFwdTurns). */
+  turns?: boolean;
   /** Portable forward: the next staging point's words loaded into registers during this one (PF). */
   prefetch?: 0 | 1;
 }
@@ -45,7 +47,7 @@ export const backwardRows = (p: TilePlan) => ({ q: p.rowsPerGroup ?? p.BR, kv: p
 
 export function describePlan(p: TilePlan): string {
   const extra: [string, unknown][] = [['RB', p.rowBlocks], ['DS', p.dSplit && p.dSplit > 1 ? p.dSplit : undefined], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
-    ['pad', p.pad], ['pipe', p.pipe], ['', p.reduce], ['prefetch', p.prefetch]];
+    ['pad', p.pad], ['pipe', p.pipe], ['turns', p.turns ? '' : undefined], ['', p.reduce], ['prefetch', p.prefetch]];
   return [`Br${p.BR} Bc${p.BC} WG${p.WG}`, ...extra.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}${v}`)].join(' ');
 }
 

@@ -14,7 +14,7 @@
 import { InputError } from '../errors.js';
 import type { PathRequest } from './pipeline.js';
 import type { RowReduce } from './tiles.js';
-import { SGMM_FWD_PIPES, SGMM_SPILLS, type SgmmForwardPipe, type SgmmSpill } from './sgmmTiles.js';
+import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS, type SgmmForwardPipe, type SgmmSpill } from './sgmmTiles.js';
 
 /** head_group for FLASHRING_HEAD_GROUP=all: one group of every (head, batch) pair in any grid of up to 65535 of them. */
 export const HEAD_GROUP_ALL = 0xffff;
@@ -57,6 +57,8 @@ export interface KernelTuning {
   sgmmPad?: 0 | 8;
   /** The order of the tensor-core forward's steps per K/V tile (FLASHRING_SGMM_FWD_PIPE = 0 | 2). */
   sgmmForwardPipe?: SgmmForwardPipe;
+  /** Whether the tensor-core forward's row blocks take turns through one S and P block where they can (FLASHRING_SGMM_FWD_TURN = 0 | 1; sgmmTiles.ts sgmmFwdTurns). */
+  sgmmForwardTurns?: 0 | 1;
   /** The tensor-core dq's f32 spill blocks a subgroup: one (S, then dP) or two (FLASHRING_SGMM_DQ_SPILL; default by head dim, sgmmTiles.ts oneSpill). */
   sgmmDqSpill?: SgmmSpill;
   /** The tensor-core dkdv's spill blocks a subgroup: one f32 and one f16 (Sᵀ then dPᵀ, Pᵀ then dSᵀ) or two of each (FLASHRING_SGMM_KV_SPILL; default by head dim, oneSpill). */
@@ -153,6 +155,7 @@ export const TUNING_PINS: { [K in keyof KernelTuning]-?: Pin<NonNullable<KernelT
   sgmmBackward: sgmmTilePin('bwd'),
   sgmmPad: choice('FLASHRING_SGMM_PAD', [0, 8] as const, '0 (unpadded rows) or 8 (16-byte padding, the default)'),
   sgmmForwardPipe: choice('FLASHRING_SGMM_FWD_PIPE', SGMM_FWD_PIPES, '0 (stage each K/V tile before its products) or 2 (stage behind the softmax)'),
+  sgmmForwardTurns: choice('FLASHRING_SGMM_FWD_TURN', SGMM_FWD_TURNS, '1 (two row blocks take turns through one 16-row S and P block, the default where possible) or 0 (both at once)'),
   sgmmDqSpill: choice('FLASHRING_SGMM_DQ_SPILL', SGMM_SPILLS, 'one (S, then dP, through one f32 block a subgroup; the default up to D = 64) or two (S and dP at once)'),
   sgmmKvSpill: choice('FLASHRING_SGMM_KV_SPILL', SGMM_SPILLS, 'one (Sᵀ, then dPᵀ, through one f32 block a subgroup, Pᵀ then dSᵀ through one f16 block; the default up to D = 64) or two (at once)'),
   sgmmEpilogue: choice('FLASHRING_SGMM_EPILOGUE', ['direct', 'staged'] as ('direct' | 'staged')[], 'direct (f32 gradients stored straight from the matrices, the default) or staged (through workgroup memory)'),

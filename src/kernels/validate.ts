@@ -63,7 +63,9 @@ export function* sgmmModules(heads: number[]): Generator<NamedModule> {
           const plan = sgmmTilePlan(kind, SG, T, D, RB, undefined, pipe, DS, merge);
           if (plan.workgroupBytes > LIMIT || !dSplitWhole(D, T, DS)) continue;
           const values = attentionValues(D, plan, t, true);
-          if (kind === 'fwd') yield [`forward D=${D} SG=${SG} T=${T} RB=${RB}${DS > 1 ? ` DS=${DS}` : ''} PIPE=${pipe} out=${out}${merge ? ' merge' : ''}`, attentionSource(shader, values, FORWARD_BINDINGS, EXT)];
+          // The forward with its row blocks taking turns and at once, where they can.
+          if (kind === 'fwd') for (const turns of plan.turns ? [true, false] : [false])
+            yield [`forward D=${D} SG=${SG} T=${T} RB=${RB}${DS > 1 ? ` DS=${DS}` : ''} PIPE=${pipe} out=${out}${merge ? ' merge' : ''}${turns ? ' turns' : ''}`, attentionSource(shader, attentionValues(D, { ...plan, turns }, t, true), FORWARD_BINDINGS, EXT)];
           // The backward with the epilogues its types build (staged always, direct with f32 gradients), both kernels with one spill block or two.
           else for (const direct of hasDirectEpilogue(t) ? [true, false] : [false]) for (const one of [true, false])
             yield [`backward D=${D} SG=${SG} T=${T} out=${out}${direct ? ' direct' : ''} spill=${one ? 'one' : 'two'}`, sgmmBackwardSource({ ...values, ...spillValues(one, one) }, direct, EXT)];
