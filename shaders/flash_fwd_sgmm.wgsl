@@ -74,12 +74,12 @@ const RB: u32 = {{RB}}u;       // 16-row blocks per group of DS subgroups (BR = 
 const DS: u32 = {{DS}}u;       // subgroups per group: 1, or 2 (the D split: RB = 1)
 const DH: u32 = D / 16u / DS;  // O's 16-column blocks per subgroup
 const CB: u32 = BC / 16u;      // 16-wide blocks of the key tile
-const LPR: u32 = 2u * DS / RB; // lanes per row in the softmax (RB is 1 or 2): 1, 2 or 4
+const LPR: u32 = 2u * DS * {{NPH}}u / RB; // lanes per row in the softmax (RB is 1 or 2; phases NPH): 1, 2 or 4
 const COLS: u32 = {{COLS}}u;    // score columns per lane: Bc / LPR
 const SROWS: u32 = 16u * RB;   // rows per group
 // Rows of a group's S and Pm blocks: SROWS, or 16 where its row blocks take turns (NPH = RB phases a tile: the
 // second's S held in registers while the first's softmax runs, the first's P in registers while the second's
-// does). The H200's forward at D = 64 (4×16×2) ran 20% faster with 8 KiB less workgroup memory
+// does; every lane works in each phase, LPR = 2 lanes a row, and keeps a row's state per phase). The H200's forward at D = 64 (4×16×2) ran 20% faster with 8 KiB less workgroup memory
 // (bench/results/2026-12-04-fwd-bytes-h200); taking turns gives it that: 13344 bytes where it took 21536.
 const SBR: u32 = {{SBR}}u;
 const NPH: u32 = {{NPH}}u;
@@ -332,10 +332,10 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let lane = tid % 32u;
   let grp = sg / DS;                  // the subgroup's group (its rows)
   let hd = sg % DS;                   // and its part: O columns 16·DH·hd…, S columns 16·CB/DS·hd…
-  let r = hd * (SROWS / DS) + lane / LPR;   // this lane's softmax row within the group's 16·RB
+  let r0 = hd * (SBR / DS) + lane / LPR;    // this lane's softmax row within the group's S block; phase ph's
+                                            // row ph·SBR + r0 of the group's 16·RB
   let h = lane % LPR;                 // and which part of the tile's columns it reads
   let i_sg = i0 + grp * SROWS;        // the group's first query row
-  let i = i_sg + r;                   // this lane's query row
   // Its O blocks' spills in the group's block of S: columns 16·hd… (HD · 16 in matrix offsets).
   let sp = hd * 16u;
 
@@ -365,10 +365,13 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   }
   {{#for rb < RB}}{{#for db < DH}}var o{{rb}}_{{db}} = AM();
   {{/for}}{{/for}}
-  var m = NEG_BIG;                    // running max (exp2 domain) of this lane's row
-  var l = 0.0;                        // ℓ: running sum of P
-  var alpha = 1.0;
-  var spoiled = false;                // a visible score of this lane's columns was NaN or +inf
+  // Per phase (constant indices: registers), of this lane's row in it:
+  var m: array<f32, NPH>;             // running max (exp2 domain)
+  var l: array<f32, NPH>;             // ℓ: running sum of P
+  var alpha: array<f32, NPH>;
+  var spoiled: array<bool, NPH>;      // a visible score of this lane's columns was NaN or +inf
+  {{#for ph < NPH}}m[{{ph}}] = NEG_BIG;
+  {{/for}}
 
   // The mask (common.wgsl): K/V tiles from the first row's first key to the last row's last.
   let j_start = (key_range(i0).x / BC) * BC;
@@ -434,14 +437,12 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     }
 
     // Online softmax: lane (r, h) reads columns h·COLS + (c + lane) mod COLS once, as
-    // S·scale·log2 e (masked ones as NEG_BIG). Phase ph (unrolled; one unless the row blocks take turns) is
-    // the lanes whose rows r sit in its SBR rows: they read and write row r % SBR of the S and Pm blocks. The
-    // row reductions (shuffles) are called by every lane, outside the phase's test.
+    // S·scale·log2 e (masked ones as NEG_BIG), in phase ph (unrolled; one unless the row blocks take turns) of
+    // row r0 of the S and Pm blocks, the group's row ph·SBR + r0.
     let full = all_see(sg_keys, j0, j0 + BC);   // the group's rows see the whole tile
-    let row_at = (r % SBR) * SS + h * COLS;   // in the group's block of S
-    let row_ap = (r % SBR) * PS + h * COLS;   // and of Pm
+    let row_at = r0 * SS + h * COLS;  // in the group's block of S
+    let row_ap = r0 * PS + h * COLS;  // and of Pm
     let col0 = j0 + h * COLS;
-    alpha = 1.0;
     {{#for ph < NPH}}{
       if ({{ph}}u > 0u) {
         // The next phase (uniform: a constant): the last one's P into registers, then this one's S into the block.
@@ -450,47 +451,43 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
         subgroupMatrixStore<row_major>(&S[grp], 0u, s_hold, SS);
         workgroupBarrier();
       }
-      let act = NPH == 1u || r / SBR == {{ph}}u;   // (constant true with one phase)
+      alpha[{{ph}}] = 1.0;
       // The column loops are unrolled by the specializer (sv<c> stay in registers; a driver
       // that keeps a 32-long loop rolled would put an indexed array in local memory).
       var mt = NEG_BIG;
       {{#for c < COLS}}var sv{{c}} = NEG_BIG;
       {{/for}}
-      if (act) {
-        if (full) {
-          {{#for c < COLS}}sv{{c}} = S[grp][row_at + ({{c}}u + lane) % COLS] * P.scale_log2;
-          mt = max(mt, sv{{c}});
-          spoiled = spoiled | tc_spoils_row(sv{{c}});
-          {{/for}}
-        } else {
-          let kr = key_range(i);
-          {{#for c < COLS}}if (in_keys(kr, col0 + ({{c}}u + lane) % COLS)) { sv{{c}} = S[grp][row_at + ({{c}}u + lane) % COLS] * P.scale_log2; }
-          mt = max(mt, sv{{c}});
-          spoiled = spoiled | tc_spoils_row(sv{{c}});
-          {{/for}}
-        }
-      }
-      mt = row_max(mt);
-      var sum = 0.0;
-      if (act) {
-        if (mt > m + TH) {
-          if (m > NEG_HALF) {
-            alpha = exp2(m - mt);
-            atomicOr(&vote[par], VOTE_RAISE);
-          }
-          m = mt;
-        }
-        // Masked entries (NEG_BIG) get P = 0 outright: m itself may still be NEG_BIG.
-        {{#for c < COLS}}{
-          var p = 0.0;
-          if (full || sv{{c}} > NEG_HALF) { p = exp2(sv{{c}} - m); }
-          Pm[grp][row_ap + ({{c}}u + lane) % COLS] = f16(p);
-          sum += p;
-        }
+      if (full) {
+        {{#for c < COLS}}sv{{c}} = S[grp][row_at + ({{c}}u + lane) % COLS] * P.scale_log2;
+        mt = max(mt, sv{{c}});
+        spoiled[{{ph}}] = spoiled[{{ph}}] | tc_spoils_row(sv{{c}});
+        {{/for}}
+      } else {
+        let kr = key_range(i_sg + {{ph}}u * SBR + r0);
+        {{#for c < COLS}}if (in_keys(kr, col0 + ({{c}}u + lane) % COLS)) { sv{{c}} = S[grp][row_at + ({{c}}u + lane) % COLS] * P.scale_log2; }
+        mt = max(mt, sv{{c}});
+        spoiled[{{ph}}] = spoiled[{{ph}}] | tc_spoils_row(sv{{c}});
         {{/for}}
       }
+      mt = row_max(mt);
+      if (mt > m[{{ph}}] + TH) {
+        if (m[{{ph}}] > NEG_HALF) {
+          alpha[{{ph}}] = exp2(m[{{ph}}] - mt);
+          atomicOr(&vote[par], VOTE_RAISE);
+        }
+        m[{{ph}}] = mt;
+      }
+      // Masked entries (NEG_BIG) get P = 0 outright: m itself may still be NEG_BIG.
+      var sum = 0.0;
+      {{#for c < COLS}}{
+        var p = 0.0;
+        if (full || sv{{c}} > NEG_HALF) { p = exp2(sv{{c}} - m[{{ph}}]); }
+        Pm[grp][row_ap + ({{c}}u + lane) % COLS] = f16(p);
+        sum += p;
+      }
+      {{/for}}
       sum = row_sum(sum);
-      if (act) { l = alpha * l + sum; }
+      l[{{ph}}] = alpha[{{ph}}] * l[{{ph}}] + sum;
     }
     {{/for}}
     var votes = 0u;
@@ -515,7 +512,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       // Taking turns, one phase's row blocks at a time.
       {{#for db < DH}}{{#for ph < NPH}}{{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, o{{rb}}_{{db}}, SS); }
       {{/for}}workgroupBarrier();
-      if (r / SBR == {{ph}}u) { scale_block_row(grp, (r % SBR) * SS + h * (SW / LPR), alpha); }
+      scale_block_row(grp, r0 * SS + h * (SW / LPR), alpha[{{ph}}]);
       workgroupBarrier();
       {{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, SS); }
       {{/for}}workgroupBarrier();
@@ -540,7 +537,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       }
       {{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, o{{rb}}_{{db}}, SS); }
       {{/for}}workgroupBarrier();
-      if (r / SBR == {{ph}}u) { add_pv_row(grp, (r % SBR) * SS + (cs / 16u) * 16u, (r % SBR) * PS, i, j0, cs % 16u, ((cs / 16u) * DH + {{db}}u) * 16u); }
+      add_pv_row(grp, r0 * SS + (cs / 16u) * 16u, r0 * PS, i_sg + {{ph}}u * SBR + r0, j0, cs % 16u, ((cs / 16u) * DH + {{db}}u) * 16u);
       workgroupBarrier();
       {{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, SS); }
       {{/for}}workgroupBarrier();
@@ -563,25 +560,30 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     }
   }
 
-  // NaN rows: a visible score NaN or +inf (in any of the row's LPR lanes' columns), or visible keys whose
-  // scores are all −inf (ℓ = 0 although the row sees keys); marked by ℓ = NaN in l_s.
-  spoiled = row_any(spoiled);
-  let keys_i = key_range(i);
-  let nan_row = spoiled || (l == 0.0 && keys_i.y > keys_i.x);
-  var l_out = l;
-  if (nan_row) { l_out = nan_f32(); }
-  var lse_new = neg_inf();
-  if (l > 0.0) { lse_new = (m + log2(l)) * LN2; }
-  if (nan_row) { lse_new = nan_f32(); }
-  // Merging (a ring step): the row's LSE with what LSE holds, read before its lane writes it below.
-  var w = vec3<f32>(0.0, 1.0, lse_new);
-  if (MERGE == 1u && P.accumulate != 0u && h == 0u && i < P.Nq) { w = lse_merge(lse[q_row0 + i], lse_new); }
-  // O / ℓ, one 16-column block at a time through S; rows past Nq are not written.
-  if (h == 0u) {
-    l_s[grp * SROWS + r] = l_out;
-    {{#for m < MERGE}}w_s[grp * SROWS + r] = w.xy;
-    {{/for}}
+  // Per phase, this lane's row (query i): NaN rows, a visible score NaN or +inf (in any of the row's LPR lanes'
+  // columns), or visible keys whose scores are all −inf (ℓ = 0 although the row sees keys), marked by ℓ = NaN
+  // in l_s; its LSE (lse_out), merged with what LSE holds in a ring step (read before its lane writes it below).
+  var lse_out: array<f32, NPH>;
+  {{#for ph < NPH}}{
+    let i = i_sg + {{ph}}u * SBR + r0;
+    let keys_i = key_range(i);
+    let nan_row = row_any(spoiled[{{ph}}]) || (l[{{ph}}] == 0.0 && keys_i.y > keys_i.x);
+    var l_out = l[{{ph}}];
+    if (nan_row) { l_out = nan_f32(); }
+    var lse_new = neg_inf();
+    if (l[{{ph}}] > 0.0) { lse_new = (m[{{ph}}] + log2(l[{{ph}}])) * LN2; }
+    if (nan_row) { lse_new = nan_f32(); }
+    var w = vec3<f32>(0.0, 1.0, lse_new);
+    if (MERGE == 1u && P.accumulate != 0u && h == 0u && i < P.Nq) { w = lse_merge(lse[q_row0 + i], lse_new); }
+    lse_out[{{ph}}] = w.z;
+    if (h == 0u) {
+      l_s[grp * SROWS + {{ph}}u * SBR + r0] = l_out;
+      {{#for m < MERGE}}w_s[grp * SROWS + {{ph}}u * SBR + r0] = w.xy;
+      {{/for}}
+    }
   }
+  {{/for}}
+  // O / ℓ, one 16-column block at a time through S; rows past Nq are not written.
   // Merging, each block's old entries are read while the one before is spilled and written. Taking turns,
   // each block goes out one phase's rows at a time (phase ph: rows ph·SBR… of the group).
   var old = old_o(q_row0, i_sg, lane, hd * DH, true);
@@ -596,5 +598,6 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     old = nxt;
   }
   {{/for}}{{/for}}
-  if (h == 0u && i < P.Nq) { lse[q_row0 + i] = w.z; }
+  {{#for ph < NPH}}if (h == 0u && i_sg + {{ph}}u * SBR + r0 < P.Nq) { lse[q_row0 + i_sg + {{ph}}u * SBR + r0] = lse_out[{{ph}}]; }
+  {{/for}}
 }
