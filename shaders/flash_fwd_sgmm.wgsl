@@ -20,7 +20,7 @@
 // Per K/V tile, for each group's 16·RB rows:
 //   S = Q Kᵀ                           (f32, to the group's 16·RB×Bc block of workgroup memory;
 //                                       each of its DS subgroups the columns of its Bc/DS keys)
-//   LPR = 2·DS/RB lanes per row (each subgroup 16·RB/DS of the group's rows) read their columns
+//   LPR = 2·DS·NPH/RB lanes per row (each subgroup 16·RB/DS of the group's rows) read their columns
 //   once into registers (skewed: no bank conflicts) and compute m_tile = rowmax(S)·scale·log2 e
 //   (scale > 0);
 //   m is only raised when m_tile > m + TH (TH = 8, i.e. ×256): otherwise the stale m is kept,
@@ -29,6 +29,14 @@
 //   α = exp2(m_old − m_new) and reload (rare after the first tiles).
 //   P = exp2(S·scale·log2 e − m)  (f16),   ℓ = α·ℓ + rowsum(P)
 //   O += P V                           (matrix multiply-accumulate into the register accumulators)
+// Taking turns (NPH = 2 phases, SBR = 16: two row blocks a subgroup, no D split, Bc = 16; without Dawn's
+// robustness, src/kernels/sgmmTiles.ts sgmmFwdTurns), the group's S and P blocks hold 16 rows, not 32: both row
+// blocks' S are computed at once (each K block feeding both products), the first is stored and its softmax run
+// by all 32 lanes, two a row (LPR = 2), while the second's S waits in registers; then the first's P is loaded
+// into registers, the second's S stored and its softmax run; both P V products share each V block. Two barriers
+// more a tile, 8 KiB less workgroup memory (13344 bytes at D = 64, 4×16×2, where it takes 21536), which the
+// H200 ran 7–14% faster (bench/results/2026-12-04-fwd-turns2-h200; its steps in workgroup bytes, as the
+// backward's: …-fwd-bytes-h200). A lane keeps its rows' m, ℓ per phase.
 // Finally O /= ℓ and LSE = (m + log2 ℓ)·ln 2. Masked entries get P = 0; a row with no visible
 // key keeps ℓ = 0 and gets O = 0, LSE = −inf. A ring step (P.accumulate) merges its rows into what
 // O and LSE hold instead (common.wgsl lse_merge; rows with no visible key keep them).

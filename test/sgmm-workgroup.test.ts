@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { sgmmModules } from '../src/kernels/validate.js';
-import { SGMM_ONE_SPILL_MAX_D, oneSpill } from '../src/kernels/sgmmTiles.js';
+import { SGMM_ONE_SPILL_MAX_D, oneSpill, sgmmTilePlan } from '../src/kernels/sgmmTiles.js';
 
 /** A WGSL source without its comments. */
 const uncommented = (source: string) => source.replace(/\/\/.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '');
@@ -63,6 +63,17 @@ describe('tensor-core backward: the workgroup memory each kernel reaches', () =>
       expect([...reachedWorkgroup(code, 'dkdv')].sort(), `${what}: dkdv`).toEqual([...both, ...(one ? [] : ['dPa', 'Pa'])].sort());
     }
     expect(modules).toBeGreaterThan(10);
+  });
+
+  it("the forward's two row blocks take turns through one 16-row S and P block without the robustness transform, unless pinned", () => {
+    const bytes = (RB: number, T: number, pin?: 0 | 1, robust = false) => sgmmTilePlan('fwd', 4, T, 64, RB, undefined, undefined, 1, false, pin, robust);
+    expect([bytes(2, 16).turns, bytes(2, 16).workgroupBytes]).toEqual([true, 13344]);
+    expect([bytes(2, 16, undefined, true).turns, bytes(2, 16, undefined, true).workgroupBytes]).toEqual([false, 21536]);
+    expect(bytes(2, 16, 0).turns).toBe(false);
+    expect(bytes(2, 16, 1, true).turns).toBe(true);
+    expect(bytes(1, 16, 1).turns).toBe(false);   // one row block: nothing to take turns
+    expect(bytes(2, 32, 1).turns).toBe(false);   // 32-key tiles: S's two column blocks would be held
+    expect(sgmmTilePlan('fwd', 16, 32, 128, 1, undefined, undefined, 2, false, 1).turns).toBe(false);   // the D split
   });
 
   it('each kernel takes one spill block up to its SGMM_ONE_SPILL_MAX_D, two above, unless pinned', () => {

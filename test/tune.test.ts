@@ -23,13 +23,21 @@ function memoryStore(): TuneStore & { entries: Map<string, TuneEntry>; gets: num
 }
 
 describe('autotune candidates (data)', () => {
-  it("are the kernels' own lists: every portable tile with and without the prefetch, every tensor-core tile in each step order", () => {
+  it("are the kernels' own lists: every portable tile with and without the prefetch, every tensor-core tile in each step order (taking turns and not where it can), the backward's with one spill block and two", () => {
     expect(tuneCandidates('scalar', 'fwd', 64)).toHaveLength(2 * PORTABLE_FWD_CANDIDATES.length);
     expect(tuneCandidates('scalar', 'bwd', 64).map((t) => t.portableBackward)).toEqual(PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ rows, cols })));
     const fwd64 = tuneCandidates('subgroup-matrix', 'fwd', 64), fwd128 = tuneCandidates('subgroup-matrix', 'fwd', 128);
     expect(fwd64.some((t) => t.sgmmForward!.rowBlocks === 2)).toBe(true);
     expect(fwd128.some((t) => t.sgmmForward!.rowBlocks === 2)).toBe(false); // RB = 2 spills at D = 128 (sgmmTiles.ts)
     expect(new Set(fwd64.map((t) => t.sgmmForwardPipe))).toEqual(new Set(SGMM_FWD_PIPES));
+    // Taking turns: both ways for the two-row-block, 16-key tiles only (4×16×2 and 8×16×2 at D = 64), in each order.
+    const turning = fwd64.filter((t) => t.sgmmForwardTurns !== undefined);
+    expect(turning.map((t) => `${t.sgmmForward!.subgroups}x${t.sgmmForward!.rows}x${t.sgmmForward!.rowBlocks}`).sort()).toEqual(
+      ['4x16x2', '4x16x2', '4x16x2', '4x16x2', '8x16x2', '8x16x2', '8x16x2', '8x16x2']);
+    expect(fwd128.some((t) => t.sgmmForwardTurns !== undefined)).toBe(false);
+    const bwd64 = tuneCandidates('subgroup-matrix', 'bwd', 64);
+    expect(bwd64.filter((t) => t.sgmmDqSpill === 'one' && t.sgmmKvSpill === 'one')).toHaveLength(bwd64.length / 2);
+    expect(showPins({ sgmmForwardTurns: 0, sgmmKvSpill: 'two' })).toBe('FLASHRING_SGMM_FWD_TURN=0 FLASHRING_SGMM_KV_SPILL=two');
     for (const t of [...fwd64, ...fwd128, ...tuneCandidates('subgroup-matrix', 'bwd', 128)]) expect(() => resolveTuning(t)).not.toThrow();
     expect(showPins({ sgmmForward: { subgroups: 8, rows: 32, rowBlocks: 1 }, sgmmForwardPipe: 2 })).toBe('FLASHRING_SGMM_FWD=8x32x1 FLASHRING_SGMM_FWD_PIPE=2');
     expect(showPins({})).toBe('(defaults)');

@@ -22,7 +22,7 @@ import { wgslBindings } from '../kernels/bindings.js';
 import { BACKWARD_BINDINGS, PREPROCESS_BINDINGS } from '../kernels/flashBackward.js';
 import { FORWARD_BINDINGS } from '../kernels/flashForward.js';
 import { validateShape } from '../shape.js';
-import { SGMM_FWD_PIPES, sgmmCandidates } from '../kernels/sgmmTiles.js';
+import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS, sgmmCandidates, sgmmFwdCanTurn } from '../kernels/sgmmTiles.js';
 import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../kernels/tiles.js';
 import { TUNING_PINS, type KernelTuning } from '../kernels/tuning.js';
 import { FlashForward } from '../kernels/flashForward.js';
@@ -114,13 +114,17 @@ export function showPins(t: KernelTuning): string {
   return parts.join(' ') || '(defaults)';
 }
 
-/** The candidates of one kernel on a path, as pins (data: the kernels' own candidate lists and variants). */
+/**
+ * The candidates of one kernel on a path, as pins (data: the kernels' own candidate lists and variants): the
+ * tensor-core forward's tiles in each step order, and taking turns or not where they can; its backward's tiles
+ * with one spill block a subgroup or two (both kernels alike).
+ */
 export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number, robust = false): KernelTuning[] {
   if (path === 'subgroup-matrix') {
     const tiles = sgmmCandidates(kind, D, robust);
-    if (kind === 'bwd') return tiles.map(([SG, T]) => ({ sgmmBackward: { subgroups: SG, rows: T } }));
-    return tiles.flatMap(([SG, T, RB, DS = 1]) => SGMM_FWD_PIPES.map((pipe) =>
-      ({ sgmmForward: { subgroups: SG, rows: T, rowBlocks: RB as 1 | 2, ...(DS > 1 ? { dSplit: DS as 2 } : {}) }, sgmmForwardPipe: pipe })));
+    if (kind === 'bwd') return tiles.flatMap(([SG, T]) => SGMM_SPILLS.map((spill) => ({ sgmmBackward: { subgroups: SG, rows: T }, sgmmDqSpill: spill, sgmmKvSpill: spill })));
+    return tiles.flatMap(([SG, T, RB, DS = 1]) => SGMM_FWD_PIPES.flatMap((pipe) => (sgmmFwdCanTurn(RB, DS, T) ? SGMM_FWD_TURNS : [undefined]).map((turns) =>
+      ({ sgmmForward: { subgroups: SG, rows: T, rowBlocks: RB as 1 | 2, ...(DS > 1 ? { dSplit: DS as 2 } : {}) }, sgmmForwardPipe: pipe, ...(turns === undefined ? {} : { sgmmForwardTurns: turns }) }))));
   }
   if (kind === 'bwd') return PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ portableBackward: { rows, cols } }));
   return PORTABLE_FWD_CANDIDATES.flatMap(([rows, cols]) => ([0, 1] as const).map((forwardPrefetch) => ({ portableForward: { rows, cols }, forwardPrefetch })));

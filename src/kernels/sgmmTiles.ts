@@ -27,15 +27,22 @@ export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pa
 
 /**
  * Whether the forward's row blocks take turns through one 16-row S and P block a group (SBR = 16 in
- * flash_fwd_sgmm.wgsl: two phases a tile, two barriers more; the second row block's S and the first's P wait in
- * registers). Possible with two row blocks a subgroup, no D split and 16-key tiles; a tuning's
- * sgmmForwardTurns (FLASHRING_SGMM_FWD_TURN = 0 | 1) pins it where possible. The timing-only alias that
- * prompted it (bench/results/2026-12-04-fwd-bytes-h200): D = 64 4×16×2 forward 5.44 → 4.34 ms with 13344 bytes
- * instead of 21536.
+ * flash_fwd_sgmm.wgsl: two phases a tile, two barriers more, two lanes a row; the second row block's S and the
+ * first's P wait in registers): 13344 workgroup bytes at D = 64 4×16×2 where both at once take 21536. Possible
+ * with two row blocks a subgroup, no D split and 16-key tiles. Measured on the H200 (D = 64 4×16×2, N = 16384,
+ * f16):
+ * - the timing-only alias that prompted it (bench/results/2026-12-04-fwd-bytes-h200): 5.44 → 4.34 ms;
+ * - with half the lanes idle in each phase (a lane a row): 7.41 against 5.41 ms (…-fwd-turns-h200; withdrawn);
+ * - every lane in each phase (…-fwd-turns2-h200): p2p's steps 4.71 against 5.08 ms, the same call 114.0 against
+ *   102.2 TFLOP/s (causal 117.0 against 102.5); with Dawn's robustness on, **slower**: 6.10 against 5.42 ms.
+ * So the default takes turns only on shaders without the robustness transform (`robust` false); a tuning's
+ * sgmmForwardTurns (FLASHRING_SGMM_FWD_TURN = 0 | 1) pins either where possible. The two ways sum a row's ℓ in
+ * another order (two lanes a row against one), so their outputs differ in the last bits.
  */
 export const SGMM_FWD_TURNS = [0, 1] as const;
 export const sgmmFwdCanTurn = (RB: number, DS: number, T: number) => RB === 2 && DS === 1 && T === 16;
-export const sgmmFwdTurns = (RB: number, DS: number, T: number, pin?: 0 | 1) => sgmmFwdCanTurn(RB, DS, T) && pin !== 0;
+export const sgmmFwdTurns = (RB: number, DS: number, T: number, pin?: 0 | 1, robust = false) =>
+  sgmmFwdCanTurn(RB, DS, T) && (pin === undefined ? !robust : pin === 1);
 
 /**
  * Workgroup memory of the subgroup-matrix backward (flash_bwd_sgmm.wgsl), SG subgroups and
@@ -113,10 +120,12 @@ export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number, robust = false): 
  * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
  * forward Br = 16·RB·SG/DS, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows. The
  * forward's step order is `pipe`, or where none is given sgmmFwdPipeForSplit(DS); its row blocks take turns
- * by sgmmFwdTurns (`turnPin`: a tuning's pin).
+ * by sgmmFwdTurns (`turnPin`: a tuning's pin; `robust`: shaders with the robustness transform).
  */
-export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe?: SgmmForwardPipe, DS = 1, merge = false, turnPin?: 0 | 1): TilePlan {
-  const turns = sgmmFwdTurns(RB, DS, T, turnPin);
+export function sgmmTilePlan(
+  kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe?: SgmmForwardPipe, DS = 1, merge = false, turnPin?: 0 | 1, robust = false,
+): TilePlan {
+  const turns = sgmmFwdTurns(RB, DS, T, turnPin, robust);
   return kind === 'fwd'
     ? { BR: (16 * RB * SG) / DS, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad, DS, merge, turns), rowBlocks: RB, pad, pipe: pipe ?? sgmmFwdPipeForSplit(DS), dSplit: DS, merge, turns }
     : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad };
@@ -190,7 +199,8 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   const pinned: SgmmTile | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1, pin.dSplit ?? 1] : null;
   const candidates = pinned ? [pinned] : sgmmCandidates(kind, D, dev.robustShaders);
   const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
-  const planOf = (SG: number, T: number, RB: number, DS = 1) => sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe, DS, merge, t.sgmmForwardTurns);
+  const planOf = (SG: number, T: number, RB: number, DS = 1) =>
+    sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe, DS, merge, t.sgmmForwardTurns, dev.robustShaders);
   for (const [SG, T, RB, DS = 1] of candidates) {
     const plan = planOf(SG, T, RB, DS);
     // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).

@@ -155,7 +155,7 @@ export const TUNING_PINS: { [K in keyof KernelTuning]-?: Pin<NonNullable<KernelT
   sgmmBackward: sgmmTilePin('bwd'),
   sgmmPad: choice('FLASHRING_SGMM_PAD', [0, 8] as const, '0 (unpadded rows) or 8 (16-byte padding, the default)'),
   sgmmForwardPipe: choice('FLASHRING_SGMM_FWD_PIPE', SGMM_FWD_PIPES, '0 (stage each K/V tile before its products) or 2 (stage behind the softmax)'),
-  sgmmForwardTurns: choice('FLASHRING_SGMM_FWD_TURN', SGMM_FWD_TURNS, '1 (two row blocks take turns through one 16-row S and P block, the default where possible) or 0 (both at once)'),
+  sgmmForwardTurns: choice('FLASHRING_SGMM_FWD_TURN', SGMM_FWD_TURNS, '1 (two row blocks take turns through one 16-row S and P block; the default where possible without the robustness transform) or 0 (both at once)'),
   sgmmDqSpill: choice('FLASHRING_SGMM_DQ_SPILL', SGMM_SPILLS, 'one (S, then dP, through one f32 block a subgroup; the default up to D = 64) or two (S and dP at once)'),
   sgmmKvSpill: choice('FLASHRING_SGMM_KV_SPILL', SGMM_SPILLS, 'one (Sᵀ, then dPᵀ, through one f32 block a subgroup, Pᵀ then dSᵀ through one f16 block; the default up to D = 64) or two (at once)'),
   sgmmEpilogue: choice('FLASHRING_SGMM_EPILOGUE', ['direct', 'staged'] as ('direct' | 'staged')[], 'direct (f32 gradients stored straight from the matrices, the default) or staged (through workgroup memory)'),
