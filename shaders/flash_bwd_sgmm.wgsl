@@ -19,7 +19,7 @@
 // (dSa), two barriers more a tile: dq spills S, keeps P in registers, then spills dP to the same block and writes
 // dS; dkdv spills Sᵀ, keeps Pᵀ in registers and writes it to dSa for dV += Pᵀ dO, then spills dPᵀ and writes dSᵀ
 // over Pᵀ for dK += dSᵀ Q. Neither then reaches dPa or Pa: a pipeline allocates only what its code reaches
-// (test/sgmm-workgroup.test.ts), 12960 bytes at D = 64 4×16 where they took 21152. On the H200 the D = 64
+// (test/sgmm-workgroup.test.ts), 12960 bytes at D = 64 4×16 (two blocks: dkdv 21152, dq 18080). On the H200 the D = 64
 // backward's speed falls in steps as its workgroup bytes grow (1.6–1.8× slower past ~24.7 KB:
 // bench/results/2026-12-04-wg-bytes-h200; again past 15–17 KB: …-wg-alias2-h200); one block made dq 13% and dkdv
 // 7% faster at D = 64, and 18.5% and 14.6% slower at D = 128 (…-dq-one-spill-h200, …-kv-one-spill-h200).
@@ -239,8 +239,8 @@ fn add_row(sg: u32, at: u32, ap: u32, span: vec2<u32>, base: u32, c0: u32, d0: u
     for (var jj = 0u; jj < BR; jj++) {
       if (in_keys(span, base + jj)) {
         let w = (jj % 16u) * DP + d0 + c0 + c;
-        var y = f32(Qs[jj / 16u][w]);
-        if (v) { y = f32(dOs[jj / 16u][w]); }
+        var y: f32;
+        if (v) { y = f32(dOs[jj / 16u][w]); } else { y = f32(Qs[jj / 16u][w]); }
         x += f32(dSa[sg][ap + jj]) * y;
       }
     }

@@ -18,8 +18,9 @@
 // Operand and accumulator blocks are separate variables (q0_0…, o0_0…, unrolled by the
 // specializer), so each stays in registers whatever the driver does with arrays of matrices.
 // Per K/V tile, for each group's 16·RB rows:
-//   S = Q Kᵀ                           (f32, to the group's 16·RB×Bc block of workgroup memory;
-//                                       each of its DS subgroups the columns of its Bc/DS keys)
+//   S = Q Kᵀ                           (f32, to the group's SBR×Bc block of workgroup memory, SBR = 16·RB
+//                                       or 16 taking turns, below; each of its DS subgroups the columns of
+//                                       its Bc/DS keys)
 //   LPR = 2·DS·NPH/RB lanes per row (each subgroup 16·RB/DS of the group's rows) read their columns
 //   once into registers (skewed: no bank conflicts) and compute m_tile = rowmax(S)·scale·log2 e
 //   (scale > 0);
@@ -56,7 +57,7 @@
 //   (row − s0) / 16 < CB), columns 16·kk or 16·db < D, stride DP (the last ends at row 15's
 //   column D − 1 < DP).
 // - S (SG/DS blocks of SBR·SS) / Pm (of SBR·PS), SBR = 16·RB or 16 (taking turns): group grp < SG/DS has block
-//   grp; its lanes read rows r % SBR < SBR (r = hd·16·RB/DS + lane/LPR < 16·RB) and columns h·COLS + c < LPR·COLS
+//   grp; its lanes read rows r0 = hd·SBR/DS + lane/LPR < SBR (lane < 32, LPR·SBR/DS = 32) and columns h·COLS + c < LPR·COLS
 //   = Bc ≤ SS, PS; matrix blocks sit at rows (16·rb) % SBR < SBR, columns 16·cb < Bc; spills at columns 16·hd…,
 //   below SW = 16·DS ≤ SS (const_assert), and lanes scale or add columns h·SW/LPR + c < SW; the epilogue reads
 //   rows e / 16 < SBR (e < 16·SBR = 32·OPL).
@@ -87,8 +88,11 @@ const COLS: u32 = {{COLS}}u;    // score columns per lane: Bc / LPR
 const SROWS: u32 = 16u * RB;   // rows per group
 // Rows of a group's S and Pm blocks: SROWS, or 16 where its row blocks take turns (NPH = RB phases a tile: the
 // second's S held in registers while the first's softmax runs, the first's P in registers while the second's
-// does; every lane works in each phase, LPR = 2 lanes a row, and keeps a row's state per phase). The H200's forward at D = 64 (4×16×2) ran 20% faster with 8 KiB less workgroup memory
-// (bench/results/2026-12-04-fwd-bytes-h200); taking turns gives it that: 13344 bytes where it took 21536.
+// does; every lane works in each phase, LPR = 2 lanes a row, and keeps a row's state per phase): 13344 bytes at
+// D = 64 4×16×2 where both at once take 21536. With the same work and 8 KiB less (a timing-only alias) the H200's
+// forward ran 20% faster (bench/results/2026-12-04-fwd-bytes-h200); taking turns, with its two barriers more a
+// tile, ran 7% faster in p2p's steps and 11–14% in the same call (…-fwd-turns2-h200), without the robustness
+// transform only (12.5% slower with it).
 const SBR: u32 = {{SBR}}u;
 const NPH: u32 = {{NPH}}u;
 const_assert NPH * SBR == SROWS && (NPH == 1u || (SBR == 16u && DS == 1u && CB == 1u));

@@ -118,6 +118,15 @@ async function pinnedSplit(seed: number, outputs: Record<string, string>): Promi
   await pinnedForward('N=150 D=128', { B: 1, Hq: 2, Hkv: 1, Nq: 150, Nk: 150, D: 128 }, 'f16', 'subgroup-matrix', ['FLASHRING_SGMM_FWD', '16x32x1x2'], seed + 30, outputs);
 }
 
+/**
+ * The tensor-core forward's row blocks taking turns through one S and P block (planned only without the
+ * robustness transform, so pinned here in both modes), at D = 64 where the adapter has subgroup matrices.
+ */
+async function pinnedTurns(seed: number, outputs: Record<string, string>): Promise<void> {
+  for (const [name, s] of ROBUST_SHAPES.filter(([, s]) => s.D === 64))
+    await pinnedForward(name, s, 'f16', 'subgroup-matrix', ['FLASHRING_SGMM_FWD_TURN', '1'], seed + 40, outputs);
+}
+
 /** The add of partial dK/dV sums (all_gather's reduce-scatter), at D = 24 and 72. */
 async function adds(dev: FlashDevice, seed: number, outputs: Record<string, string>): Promise<void> {
   const rows = 37;
@@ -166,13 +175,16 @@ async function ringStep(dev: FlashDevice, seed: number, outputs: Record<string, 
 }
 
 export async function runKernels(seed: number): Promise<RobustReport> {
-  const [dev] = await acquireDevices(await nodeGPU(), 1);
+  // The forward's row blocks do not take turns in either mode here (the robust default; without the transform
+  // the default takes turns at D ≤ 64, which sums ℓ in another order): pinnedTurns checks that kernel apart.
+  const [dev] = await acquireDevices(await nodeGPU(), 1, { tuning: { sgmmForwardTurns: 0 } });
   try {
     const outputs: Record<string, string> = {};
     const p = await probe(dev);
     await attention(dev, seed, outputs);
     await pinnedTiles(seed, outputs);
     await pinnedSplit(seed, outputs);
+    await pinnedTurns(seed, outputs);
     await adds(dev, seed, outputs);
     await ringStep(dev, seed, outputs);
     return { robust: robustShaders(), deviceRobust: dev.robustShaders, adapter: dev.adapter.description || dev.adapter.device, probe: p, outputs };

@@ -56,24 +56,32 @@ describe('tensor-core backward: the workgroup memory each kernel reaches', () =>
     for (const [what, code] of sgmmModules([16, 64, 128])) {
       if (!what.startsWith('backward')) continue;
       modules++;
-      const one = / spill=one$/.test(what);
-      expect(one || / spill=two$/.test(what), `${what}: names the spills`).toBe(true);
+      const spills = / dq=(one|two) kv=(one|two)$/.exec(what);
+      expect(spills, `${what}: names the spills`).not.toBeNull();
+      const [, dq, kv] = spills!;
       const both = ['Qs', 'Sa', 'dOs', 'dSa', 'delta_s', 'lse2_s', 'nf', 'nf_u'];
-      expect([...reachedWorkgroup(code, 'dq_main')].sort(), `${what}: dq`).toEqual([...both, ...(one ? [] : ['dPa'])].sort());
-      expect([...reachedWorkgroup(code, 'dkdv')].sort(), `${what}: dkdv`).toEqual([...both, ...(one ? [] : ['dPa', 'Pa'])].sort());
+      expect([...reachedWorkgroup(code, 'dq_main')].sort(), `${what}: dq`).toEqual([...both, ...(dq === 'one' ? [] : ['dPa'])].sort());
+      expect([...reachedWorkgroup(code, 'dkdv')].sort(), `${what}: dkdv`).toEqual([...both, ...(kv === 'one' ? [] : ['dPa', 'Pa'])].sort());
     }
     expect(modules).toBeGreaterThan(10);
   });
 
   it("the forward's two row blocks take turns through one 16-row S and P block without the robustness transform, unless pinned", () => {
-    const bytes = (RB: number, T: number, pin?: 0 | 1, robust = false) => sgmmTilePlan('fwd', 4, T, 64, RB, undefined, undefined, 1, false, pin, robust);
+    const bytes = (RB: number, T: number, turnPin?: 0 | 1, robust = false) => sgmmTilePlan('fwd', 4, T, 64, RB, { turnPin, robust });
     expect([bytes(2, 16).turns, bytes(2, 16).workgroupBytes]).toEqual([true, 13344]);
     expect([bytes(2, 16, undefined, true).turns, bytes(2, 16, undefined, true).workgroupBytes]).toEqual([false, 21536]);
     expect(bytes(2, 16, 0).turns).toBe(false);
     expect(bytes(2, 16, 1, true).turns).toBe(true);
     expect(bytes(1, 16, 1).turns).toBe(false);   // one row block: nothing to take turns
     expect(bytes(2, 32, 1).turns).toBe(false);   // 32-key tiles: S's two column blocks would be held
-    expect(sgmmTilePlan('fwd', 16, 32, 128, 1, undefined, undefined, 2, false, 1).turns).toBe(false);   // the D split
+    expect(sgmmTilePlan('fwd', 16, 32, 128, 1, { DS: 2, turnPin: 1 }).turns).toBe(false);   // the D split
+  });
+
+  it("the backward's planned bytes follow its spills: 12960 at D = 64 4×16 with one block, 21152 with two (dkdv), 18080 dq's two", () => {
+    expect(sgmmTilePlan('bwd', 4, 16, 64).workgroupBytes).toBe(12960);
+    expect(sgmmTilePlan('bwd', 4, 16, 64, 1, { dqSpill: 'two', kvSpill: 'two' }).workgroupBytes).toBe(21152);
+    expect(sgmmTilePlan('bwd', 4, 16, 64, 1, { dqSpill: 'two', kvSpill: 'one' }).workgroupBytes).toBe(18080);
+    expect(sgmmTilePlan('bwd', 8, 16, 128).workgroupBytes).toBe(41632);   // two blocks above D = 64
   });
 
   it('each kernel takes one spill block up to its SGMM_ONE_SPILL_MAX_D, two above, unless pinned', () => {

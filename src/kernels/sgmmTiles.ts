@@ -46,13 +46,17 @@ export const sgmmFwdTurns = (RB: number, DS: number, T: number, pin?: 0 | 1, rob
 
 /**
  * Workgroup memory of the subgroup-matrix backward (flash_bwd_sgmm.wgsl), SG subgroups and
- * T-row inner tiles (Br = Bc = T), rows padded by `pad` halves, the larger of its two kernels:
- * dkdv: Qs dOs (T×D f16) | per subgroup Sᵀ dPᵀ (16×T f32) Pᵀ dSᵀ (16×T f16) | LSE Δ. With two spill blocks; where a
- * kernel takes one (oneSpill) its pipeline allocates one f32 and one f16 block a subgroup less, so this is the most.
+ * T-row inner tiles (Br = Bc = T), rows padded by `pad` halves, the larger of its two kernels (a pipeline
+ * allocates what its own code reaches: test/sgmm-workgroup.test.ts): Qs dOs (T×D f16) | LSE Δ | per subgroup
+ * dkdv: Sᵀ dPᵀ (16×T f32) Pᵀ dSᵀ (16×T f16), or one f32 and one f16 block with one spill block (`kvOne`);
+ * dq: S dP and dS, or S and dS with one (`dqOne`).
  */
-export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SGMM_PAD): number {
+export function sgmmBwdWorkgroupBytes(SG: number, T: number, D: number, pad = SGMM_PAD, dqOne = false, kvOne = false): number {
+  const f32 = (T + pad / 2) * 4, f16 = (T + pad) * 2;   // bytes of a block row
+  const kv = kvOne ? f32 + f16 : 2 * (f32 + f16);
+  const q = (dqOne ? f32 : 2 * f32) + f16;
   // + 32: the non-finite vote nf (4 × u32) and its uniform copy nf_u (vec4<u32>).
-  return 2 * T * (D + pad) * 2 + SG * 16 * ((T + pad / 2) * 8 + (T + pad) * 4) + 2 * T * 4 + 32;
+  return 2 * T * (D + pad) * 2 + SG * 16 * Math.max(kv, q) + 2 * T * 4 + 32;
 }
 
 /**
@@ -116,19 +120,40 @@ export function sgmmCandidates(kind: 'fwd' | 'bwd', D: number, robust = false): 
   return [...split, ...SGMM_FWD_CANDIDATES.filter(([, , RB]) => RB === 1 || D <= SGMM_RB2_MAX_D)];
 }
 
+/** The variants of a tensor-core tile plan beside its tile, as a tuning pins them or the device implies. */
+export interface SgmmPlanOptions {
+  /** Halves of row padding (SGMM_PAD unless pinned). */
+  pad?: number;
+  /** The forward's step order (sgmmFwdPipeForSplit(DS) unless given). */
+  pipe?: SgmmForwardPipe;
+  /** The forward's D split (1: none). */
+  DS?: number;
+  /** A ring's forward (its merge weights counted). */
+  merge?: boolean;
+  /** The forward's row blocks taking turns, as pinned (sgmmFwdTurns). */
+  turnPin?: 0 | 1;
+  /** Shaders with the robustness transform (the device's mode). */
+  robust?: boolean;
+  /** The backward's spills, as pinned (oneSpill). */
+  dqSpill?: SgmmSpill;
+  kvSpill?: SgmmSpill;
+}
+
 /**
  * The tile plan of a subgroup-matrix kernel with SG subgroups and T-row inner tiles: WG = 32·SG;
  * forward Br = 16·RB·SG/DS, Bc = T; backward Br = Bc = T and each workgroup owns 16·SG rows. The
  * forward's step order is `pipe`, or where none is given sgmmFwdPipeForSplit(DS); its row blocks take turns
- * by sgmmFwdTurns (`turnPin`: a tuning's pin; `robust`: shaders with the robustness transform).
+ * by sgmmFwdTurns; the backward's workgroup bytes follow its spills (oneSpill).
  */
-export function sgmmTilePlan(
-  kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, pad = SGMM_PAD, pipe?: SgmmForwardPipe, DS = 1, merge = false, turnPin?: 0 | 1, robust = false,
-): TilePlan {
-  const turns = sgmmFwdTurns(RB, DS, T, turnPin, robust);
-  return kind === 'fwd'
-    ? { BR: (16 * RB * SG) / DS, BC: T, WG: 32 * SG, workgroupBytes: sgmmWorkgroupBytes(SG, T, D, RB, pad, DS, merge, turns), rowBlocks: RB, pad, pipe: pipe ?? sgmmFwdPipeForSplit(DS), dSplit: DS, merge, turns }
-    : { BR: T, BC: T, WG: 32 * SG, workgroupBytes: sgmmBwdWorkgroupBytes(SG, T, D, pad), rowsPerGroup: 16 * SG, pad };
+export function sgmmTilePlan(kind: 'fwd' | 'bwd', SG: number, T: number, D: number, RB = 1, o: SgmmPlanOptions = {}): TilePlan {
+  const { pad = SGMM_PAD, DS = 1, merge = false } = o;
+  if (kind === 'bwd') {
+    const bytes = sgmmBwdWorkgroupBytes(SG, T, D, pad, oneSpill('dq', D, o.dqSpill), oneSpill('dkdv', D, o.kvSpill));
+    return { BR: T, BC: T, WG: 32 * SG, workgroupBytes: bytes, rowsPerGroup: 16 * SG, pad };
+  }
+  const turns = sgmmFwdTurns(RB, DS, T, o.turnPin, o.robust);
+  const workgroupBytes = sgmmWorkgroupBytes(SG, T, D, RB, pad, DS, merge, turns);
+  return { BR: (16 * RB * SG) / DS, BC: T, WG: 32 * SG, workgroupBytes, rowBlocks: RB, pad, pipe: o.pipe ?? sgmmFwdPipeForSplit(DS), dSplit: DS, merge, turns };
 }
 
 /**
@@ -160,7 +185,7 @@ export type SgmmSpill = (typeof SGMM_SPILLS)[number];
 
 /**
  * Largest head dim at which each tensor-core backward kernel takes one spill block a subgroup (two barriers
- * more a tile; at 4×16, D = 64, 8 KiB less workgroup memory: 12960 bytes where it took 21152).
+ * more a tile; at 4×16, D = 64, 12960 bytes of workgroup memory where two blocks take 21152 for dkdv, 18080 for dq).
  * Measured on the H200 (p2p's steps, N = 16384, causal f16):
  * - dq (bench/results/2026-12-04-dq-one-spill-h200): 10.18 → 8.85 ms at D = 64, 12.43 → 14.74 ms at D = 128;
  * - dkdv (bench/results/2026-12-04-kv-one-spill-h200): 13.41 → 12.43 ms at D = 64, 17.75 → 20.34 ms at D = 128.
@@ -199,8 +224,9 @@ export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind
   const pinned: SgmmTile | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1, pin.dSplit ?? 1] : null;
   const candidates = pinned ? [pinned] : sgmmCandidates(kind, D, dev.robustShaders);
   const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
-  const planOf = (SG: number, T: number, RB: number, DS = 1) =>
-    sgmmTilePlan(kind, SG, T, D, RB, t.sgmmPad ?? SGMM_PAD, t.sgmmForwardPipe, DS, merge, t.sgmmForwardTurns, dev.robustShaders);
+  const planOf = (SG: number, T: number, RB: number, DS = 1) => sgmmTilePlan(kind, SG, T, D, RB, {
+    pad: t.sgmmPad, pipe: t.sgmmForwardPipe, DS, merge, turnPin: t.sgmmForwardTurns, robust: dev.robustShaders, dqSpill: t.sgmmDqSpill, kvSpill: t.sgmmKvSpill,
+  });
   for (const [SG, T, RB, DS = 1] of candidates) {
     const plan = planOf(SG, T, RB, DS);
     // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).

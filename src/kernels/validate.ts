@@ -13,7 +13,7 @@ import { acquireDevices } from '../gpu/device.js';
 import { attentionSource, attentionValues } from './source.js';
 import { FORWARD_BINDINGS } from './flashForward.js';
 import { hasDirectEpilogue, sgmmBackwardSource, spillValues } from './flashBackward.js';
-import { SGMM_FWD_PIPES, dSplitWhole, sgmmCandidates, sgmmTilePlan } from './sgmmTiles.js';
+import { SGMM_FWD_PIPES, dSplitWhole, sgmmCandidates, sgmmFwdCanTurn, sgmmTilePlan } from './sgmmTiles.js';
 import { SHADERS } from './shaders.js';
 import { PORTABLE_FWD_CANDIDATES, portableTile, portableValues } from './tiles.js';
 
@@ -60,15 +60,16 @@ export function* sgmmModules(heads: number[]): Generator<NamedModule> {
     for (const [kind, shader] of [['fwd', SHADERS.flashFwdSgmm], ['bwd', SHADERS.flashBwdSgmm]] as const) {
       for (const [SG, T, RB, DS = 1] of sgmmCandidates(kind, D)) {
         for (const pipe of kind === 'fwd' ? SGMM_FWD_PIPES : [0] as const) for (const merge of kind === 'fwd' && out === 'f32' ? [false, true] : [false]) {
-          const plan = sgmmTilePlan(kind, SG, T, D, RB, undefined, pipe, DS, merge);
+          // The bytes checked are the most a variant takes: the backward with two spill blocks, the forward at once.
+          const plan = sgmmTilePlan(kind, SG, T, D, RB, { pipe, DS, merge, turnPin: 0, dqSpill: 'two', kvSpill: 'two' });
           if (plan.workgroupBytes > LIMIT || !dSplitWhole(D, T, DS)) continue;
           const values = attentionValues(D, plan, t, true);
           // The forward with its row blocks taking turns and at once, where they can.
-          if (kind === 'fwd') for (const turns of plan.turns ? [true, false] : [false])
+          if (kind === 'fwd') for (const turns of sgmmFwdCanTurn(RB, DS, T) ? [true, false] : [false])
             yield [`forward D=${D} SG=${SG} T=${T} RB=${RB}${DS > 1 ? ` DS=${DS}` : ''} PIPE=${pipe} out=${out}${merge ? ' merge' : ''}${turns ? ' turns' : ''}`, attentionSource(shader, attentionValues(D, { ...plan, turns }, t, true), FORWARD_BINDINGS, EXT)];
-          // The backward with the epilogues its types build (staged always, direct with f32 gradients), both kernels with one spill block or two.
-          else for (const direct of hasDirectEpilogue(t) ? [true, false] : [false]) for (const one of [true, false])
-            yield [`backward D=${D} SG=${SG} T=${T} out=${out}${direct ? ' direct' : ''} spill=${one ? 'one' : 'two'}`, sgmmBackwardSource({ ...values, ...spillValues(one, one) }, direct, EXT)];
+          // The backward with the epilogues its types build (staged always, direct with f32 gradients), each kernel with one spill block or two.
+          else for (const direct of hasDirectEpilogue(t) ? [true, false] : [false]) for (const dq of [true, false]) for (const kv of [true, false])
+            yield [`backward D=${D} SG=${SG} T=${T} out=${out}${direct ? ' direct' : ''} dq=${dq ? 'one' : 'two'} kv=${kv ? 'one' : 'two'}`, sgmmBackwardSource({ ...values, ...spillValues(dq, kv) }, direct, EXT)];
         }
       }
     }
