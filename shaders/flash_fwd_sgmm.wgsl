@@ -377,12 +377,13 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   }
   {{#for rb < RB}}{{#for db < DH}}var o{{rb}}_{{db}} = AM();
   {{/for}}{{/for}}
-  // Per phase (constant indices: registers), of this lane's row in it:
-  var m: array<f32, NPH>;             // running max (exp2 domain)
-  var l: array<f32, NPH>;             // ℓ: running sum of P
-  var alpha: array<f32, NPH>;
-  var spoiled: array<bool, NPH>;      // a visible score of this lane's columns was NaN or +inf
-  {{#for ph < NPH}}m[{{ph}}] = NEG_BIG;
+  // Per phase ph (scalars named by phase: m0, m1, …), of this lane's row in it: m, the running max (exp2
+  // domain); l, ℓ, the running sum of P; alpha, its tile's rescale; spoiled, a visible score of this lane's
+  // columns was NaN or +inf.
+  {{#for ph < NPH}}var m{{ph}} = NEG_BIG;
+  var l{{ph}} = 0.0;
+  var alpha{{ph}} = 1.0;
+  var spoiled{{ph}} = false;
   {{/for}}
 
   // The mask (common.wgsl): K/V tiles from the first row's first key to the last row's last.
@@ -463,7 +464,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
         subgroupMatrixStore<row_major>(&S[grp], 0u, s_hold, SS);
         workgroupBarrier();
       }
-      alpha[{{ph}}] = 1.0;
+      alpha{{ph}} = 1.0;
       // The column loops are unrolled by the specializer (sv<c> stay in registers; a driver
       // that keeps a 32-long loop rolled would put an indexed array in local memory).
       var mt = NEG_BIG;
@@ -472,34 +473,34 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       if (full) {
         {{#for c < COLS}}sv{{c}} = S[grp][row_at + ({{c}}u + lane) % COLS] * P.scale_log2;
         mt = max(mt, sv{{c}});
-        spoiled[{{ph}}] = spoiled[{{ph}}] | tc_spoils_row(sv{{c}});
+        spoiled{{ph}} = spoiled{{ph}} | tc_spoils_row(sv{{c}});
         {{/for}}
       } else {
         let kr = key_range(i_sg + {{ph}}u * SBR + r0);
         {{#for c < COLS}}if (in_keys(kr, col0 + ({{c}}u + lane) % COLS)) { sv{{c}} = S[grp][row_at + ({{c}}u + lane) % COLS] * P.scale_log2; }
         mt = max(mt, sv{{c}});
-        spoiled[{{ph}}] = spoiled[{{ph}}] | tc_spoils_row(sv{{c}});
+        spoiled{{ph}} = spoiled{{ph}} | tc_spoils_row(sv{{c}});
         {{/for}}
       }
       mt = row_max(mt);
-      if (mt > m[{{ph}}] + TH) {
-        if (m[{{ph}}] > NEG_HALF) {
-          alpha[{{ph}}] = exp2(m[{{ph}}] - mt);
+      if (mt > m{{ph}} + TH) {
+        if (m{{ph}} > NEG_HALF) {
+          alpha{{ph}} = exp2(m{{ph}} - mt);
           atomicOr(&vote[par], VOTE_RAISE);
         }
-        m[{{ph}}] = mt;
+        m{{ph}} = mt;
       }
       // Masked entries (NEG_BIG) get P = 0 outright: m itself may still be NEG_BIG.
       var sum = 0.0;
       {{#for c < COLS}}{
         var p = 0.0;
-        if (full || sv{{c}} > NEG_HALF) { p = exp2(sv{{c}} - m[{{ph}}]); }
+        if (full || sv{{c}} > NEG_HALF) { p = exp2(sv{{c}} - m{{ph}}); }
         Pm[grp][row_ap + ({{c}}u + lane) % COLS] = f16(p);
         sum += p;
       }
       {{/for}}
       sum = row_sum(sum);
-      l[{{ph}}] = alpha[{{ph}}] * l[{{ph}}] + sum;
+      l{{ph}} = alpha{{ph}} * l{{ph}} + sum;
     }
     {{/for}}
     var votes = 0u;
@@ -524,7 +525,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       // Taking turns, one phase's row blocks at a time.
       {{#for db < DH}}{{#for ph < NPH}}{{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, o{{rb}}_{{db}}, SS); }
       {{/for}}workgroupBarrier();
-      scale_block_row(grp, r0 * SS + h * (SW / LPR), alpha[{{ph}}]);
+      scale_block_row(grp, r0 * SS + h * (SW / LPR), alpha{{ph}});
       workgroupBarrier();
       {{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, SS); }
       {{/for}}workgroupBarrier();
@@ -575,19 +576,20 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   // Per phase, this lane's row (query i): NaN rows, a visible score NaN or +inf (in any of the row's LPR lanes'
   // columns), or visible keys whose scores are all −inf (ℓ = 0 although the row sees keys), marked by ℓ = NaN
   // in l_s; its LSE (lse_out), merged with what LSE holds in a ring step (read before its lane writes it below).
-  var lse_out: array<f32, NPH>;
+  {{#for ph < NPH}}var lse_out{{ph}} = 0.0;
+  {{/for}}
   {{#for ph < NPH}}{
     let i = i_sg + {{ph}}u * SBR + r0;
     let keys_i = key_range(i);
-    let nan_row = row_any(spoiled[{{ph}}]) || (l[{{ph}}] == 0.0 && keys_i.y > keys_i.x);
-    var l_out = l[{{ph}}];
+    let nan_row = row_any(spoiled{{ph}}) || (l{{ph}} == 0.0 && keys_i.y > keys_i.x);
+    var l_out = l{{ph}};
     if (nan_row) { l_out = nan_f32(); }
     var lse_new = neg_inf();
-    if (l[{{ph}}] > 0.0) { lse_new = (m[{{ph}}] + log2(l[{{ph}}])) * LN2; }
+    if (l{{ph}} > 0.0) { lse_new = (m{{ph}} + log2(l{{ph}})) * LN2; }
     if (nan_row) { lse_new = nan_f32(); }
     var w = vec3<f32>(0.0, 1.0, lse_new);
     if (MERGE == 1u && P.accumulate != 0u && h == 0u && i < P.Nq) { w = lse_merge(lse[q_row0 + i], lse_new); }
-    lse_out[{{ph}}] = w.z;
+    lse_out{{ph}} = w.z;
     if (h == 0u) {
       l_s[grp * SROWS + {{ph}}u * SBR + r0] = l_out;
       {{#for m < MERGE}}w_s[grp * SROWS + {{ph}}u * SBR + r0] = w.xy;
@@ -610,6 +612,6 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     old = nxt;
   }
   {{/for}}{{/for}}
-  {{#for ph < NPH}}if (h == 0u && i_sg + {{ph}}u * SBR + r0 < P.Nq) { lse[q_row0 + i_sg + {{ph}}u * SBR + r0] = lse_out[{{ph}}]; }
+  {{#for ph < NPH}}if (h == 0u && i_sg + {{ph}}u * SBR + r0 < P.Nq) { lse[q_row0 + i_sg + {{ph}}u * SBR + r0] = lse_out{{ph}}; }
   {{/for}}
 }
