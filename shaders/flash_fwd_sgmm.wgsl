@@ -95,6 +95,9 @@ const SROWS: u32 = 16u * RB;   // rows per group
 // transform only (12.5% slower with it).
 const SBR: u32 = {{SBR}}u;
 const NPH: u32 = {{NPH}}u;
+// TURN / NOTURN (1 and 0, or 0 and 1) select the template's sections for taking turns or not, so that the code
+// without turns is the code that ran before they existed (any difference ran 7% slower with robustness on:
+// bench/results/2026-12-04-robust-fwd-h200).
 const_assert NPH * SBR == SROWS && (NPH == 1u || (SBR == 16u && DS == 1u && CB == 1u));
 const SW: u32 = 16u * DS;      // columns of a group's O spill: one 16-column block per subgroup
 const_assert DS == 1u || (RB == 1u && CB % DS == 0u && BC + PAD / 2u >= SW);
@@ -308,12 +311,11 @@ fn old_o(q_row0: u32, i_first: u32, lane: u32, db: u32, load: bool) -> array<f32
   return x;
 }
 
-// Writes block `db` (columns 16·db…) of O/ℓ for SBR of group grp's rows, from its row ph·SBR (query
-// i_first…), from the subgroup's spill at `sp` in the group's block of S (row rr at sp + rr·SS). ℓ = NaN marks a
+// Writes block `db` (columns 16·db…) of O/ℓ for SBR of group grp's rows (queries i_first…, their ℓ and merge
+// weights from l_first in l_s and w_s), from the subgroup's spill at `sp` in the group's block of S (row rr at sp + rr·SS). ℓ = NaN marks a
 // NaN row; ℓ = 0 a row with no visible key. Merging (P.accumulate, a ring step), each entry is merged into what
 // O held (`old`, old_o) with the row's weights in w_s (common.wgsl lse_merge).
-fn write_o_block(q_row0: u32, i_first: u32, grp: u32, ph: u32, sp: u32, lane: u32, db: u32, old: array<f32, OPL>) {
-  let l_first = grp * SROWS + ph * SBR;
+fn write_o_block(q_row0: u32, i_first: u32, grp: u32, l_first: u32, sp: u32, lane: u32, db: u32, old: array<f32, OPL>) {
   for (var k = 0u; k < OPL; k++) {
     let e = lane + 32u * k;
     let rr = e / 16u;
@@ -348,7 +350,8 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
                                             // row ph·SBR + r0 of the group's 16·RB
   let h = lane % LPR;                 // and which part of the tile's columns it reads
   let i_sg = i0 + grp * SROWS;        // the group's first query row
-  // Its O blocks' spills in the group's block of S: columns 16·hd… (HD · 16 in matrix offsets).
+  {{#for ph < NPH}}let iq{{ph}} = i_sg + {{ph}}u * SBR + r0;   // this lane's query row in phase ph
+  {{/for}}  // Its O blocks' spills in the group's block of S: columns 16·hd… (HD · 16 in matrix offsets).
   let sp = hd * 16u;
 
   // The subgroup's Q blocks into registers (q<rb>_<kk>), staged through Ks Bc rows at a time
@@ -409,10 +412,10 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   }
   var par = 0u;                       // the vote word of this tile (PIPE = 2: tile parity)
   // Taking turns (NPH = 2): the second row block's S, held while the first's softmax runs, and the first's P,
-  // held while the second's runs (unused with NPH = 1).
-  var s_hold = AM();
+  // held while the second's runs.
+  {{#for t < TURN}}var s_hold = AM();
   var p_hold = LM();
-  for (var j0 = j_start; j0 < n_end; j0 += BC) {
+  {{/for}}  for (var j0 = j_start; j0 < n_end; j0 += BC) {
     if (PIPE == 0u) {
       workgroupBarrier();             // everyone is done with the previous tile (and with Q)
       stash_kv(tid, 0u, tile_votes(wg_keys, j0));
@@ -431,11 +434,9 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
         {{/for}}
       }
       {{/for}}
-      {{#for rb < RB}}if ({{rb}}u * 16u < SBR) {
-        subgroupMatrixStore<row_major>(&S[grp], {{rb}}u * 16u % SBR * SS + {{HD}} * {{CBS}}u * 16u + {{c}}u * 16u, acc{{rb}}, SS);
-      } else {
-        s_hold = acc{{rb}};
-      }
+      {{#for n < NOTURN}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{rb}}u * 16u * SS + {{HD}} * {{CBS}}u * 16u + {{c}}u * 16u, acc{{rb}}, SS);
+      {{/for}}{{/for}}{{#for t < TURN}}subgroupMatrixStore<row_major>(&S[grp], {{HD}} * {{CBS}}u * 16u + {{c}}u * 16u, acc0, SS);
+      s_hold = acc1;
       {{/for}}
     }
     {{/for}}
@@ -456,15 +457,14 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     let row_at = r0 * SS + h * COLS;  // in the group's block of S
     let row_ap = r0 * PS + h * COLS;  // and of Pm
     let col0 = j0 + h * COLS;
-    {{#for ph < NPH}}{
-      if ({{ph}}u > 0u) {
-        // The next phase (uniform: a constant): the last one's P into registers, then this one's S into the block.
-        workgroupBarrier();
-        p_hold = subgroupMatrixLoad<LM, row_major>(&Pm[grp], 0u, PS);
-        subgroupMatrixStore<row_major>(&S[grp], 0u, s_hold, SS);
-        workgroupBarrier();
-      }
-      alpha{{ph}} = 1.0;
+    {{#for ph < NPH}}{{#for t < TURN}}if ({{ph}}u > 0u) {
+      // The next phase (uniform: a constant): the last one's P into registers, then this one's S into the block.
+      workgroupBarrier();
+      p_hold = subgroupMatrixLoad<LM, row_major>(&Pm[grp], 0u, PS);
+      subgroupMatrixStore<row_major>(&S[grp], 0u, s_hold, SS);
+      workgroupBarrier();
+    }
+    {{/for}}{
       // The column loops are unrolled by the specializer (sv<c> stay in registers; a driver
       // that keeps a 32-long loop rolled would put an indexed array in local memory).
       var mt = NEG_BIG;
@@ -476,13 +476,14 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
         spoiled{{ph}} = spoiled{{ph}} | tc_spoils_row(sv{{c}});
         {{/for}}
       } else {
-        let kr = key_range(i_sg + {{ph}}u * SBR + r0);
+        let kr = key_range(iq{{ph}});
         {{#for c < COLS}}if (in_keys(kr, col0 + ({{c}}u + lane) % COLS)) { sv{{c}} = S[grp][row_at + ({{c}}u + lane) % COLS] * P.scale_log2; }
         mt = max(mt, sv{{c}});
         spoiled{{ph}} = spoiled{{ph}} | tc_spoils_row(sv{{c}});
         {{/for}}
       }
       mt = row_max(mt);
+      alpha{{ph}} = 1.0;
       if (mt > m{{ph}} + TH) {
         if (m{{ph}} > NEG_HALF) {
           alpha{{ph}} = exp2(m{{ph}} - mt);
@@ -522,14 +523,21 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     if ((votes & VOTE_RAISE) != 0u) {
       // Some row raised its max: rescale O one 16-column block a subgroup at a time, spilled through
       // S (the group's subgroups side by side; the lanes of a row's softmax scale it).
-      // Taking turns, one phase's row blocks at a time.
-      {{#for db < DH}}{{#for ph < NPH}}{{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, o{{rb}}_{{db}}, SS); }
+      {{#for n < NOTURN}}{{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
       {{/for}}workgroupBarrier();
-      scale_block_row(grp, r0 * SS + h * (SW / LPR), alpha{{ph}});
+      scale_block_row(grp, r0 * SS + h * (SW / LPR), alpha0);
       workgroupBarrier();
-      {{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, SS); }
+      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, SS);
       {{/for}}workgroupBarrier();
       {{/for}}{{/for}}
+      // Taking turns, one phase's row block at a time (phase ph: row block ph).
+      {{#for t < TURN}}{{#for db < DH}}{{#for ph < NPH}}subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u, o{{ph}}_{{db}}, SS);
+      workgroupBarrier();
+      scale_block_row(grp, r0 * SS + h * (SW / LPR), alpha{{ph}});
+      workgroupBarrier();
+      o{{ph}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u, SS);
+      workgroupBarrier();
+      {{/for}}{{/for}}{{/for}}
     }
 
     // Rare: unless every row of the workgroup sees every key of the tile (uniform, unlike `full`).
@@ -537,30 +545,32 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       // Rare: a non-finite V element in a tile with masked entries: O += P V in scalar f32 over
       // visible keys only, one 16-column block at a time, spilled through S.
       // Lane (r, h) takes spill columns cs… of subgroup part cs / 16 (V columns of that part's block).
-      // Taking turns, one phase at a time, its P put back in the Pm block (the first phase's from p_hold, the
-      // last one's, which the block holds, kept in p_last).
       let cs = h * (SW / LPR);
-      var p_last = LM();
-      if (NPH > 1u) {
-        p_last = subgroupMatrixLoad<LM, row_major>(&Pm[grp], 0u, PS);
-        workgroupBarrier();           // loaded before the first phase's P is put back
-      }
-      {{#for db < DH}}{{#for ph < NPH}}if (NPH > 1u) {
-        if ({{ph}}u + 1u < NPH) { subgroupMatrixStore<row_major>(&Pm[grp], 0u, p_hold, PS); } else { subgroupMatrixStore<row_major>(&Pm[grp], 0u, p_last, PS); }
-      }
-      {{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, o{{rb}}_{{db}}, SS); }
+      {{#for n < NOTURN}}{{#for db < DH}}{{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
       {{/for}}workgroupBarrier();
-      add_pv_row(grp, r0 * SS + (cs / 16u) * 16u, r0 * PS, i_sg + {{ph}}u * SBR + r0, j0, cs % 16u, ((cs / 16u) * DH + {{db}}u) * 16u);
+      add_pv_row(grp, r0 * SS + (cs / 16u) * 16u, r0 * PS, iq0, j0, cs % 16u, ((cs / 16u) * DH + {{db}}u) * 16u);
       workgroupBarrier();
-      {{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, SS); }
+      {{#for rb < RB}}o{{rb}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, SS);
       {{/for}}workgroupBarrier();
       {{/for}}{{/for}}
+      // Taking turns, one phase at a time, its P put back in the Pm block first (the first phase's from p_hold;
+      // the last one's, which the block holds, kept in p_last).
+      {{#for t < TURN}}let p_last = subgroupMatrixLoad<LM, row_major>(&Pm[grp], 0u, PS);
+      workgroupBarrier();             // loaded before the first phase's P is put back
+      {{#for db < DH}}{{#for ph < NPH}}if ({{ph}}u == 0u) { subgroupMatrixStore<row_major>(&Pm[grp], 0u, p_hold, PS); } else { subgroupMatrixStore<row_major>(&Pm[grp], 0u, p_last, PS); }
+      subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u, o{{ph}}_{{db}}, SS);
+      workgroupBarrier();
+      add_pv_row(grp, r0 * SS + (cs / 16u) * 16u, r0 * PS, iq{{ph}}, j0, cs % 16u, ((cs / 16u) * DH + {{db}}u) * 16u);
+      workgroupBarrier();
+      o{{ph}}_{{db}} = subgroupMatrixLoad<AM, row_major>(&S[grp], {{HD}} * 16u, SS);
+      workgroupBarrier();
+      {{/for}}{{/for}}{{/for}}
     } else {
       // O += P V; each V block feeds RB products.
       {{#for cb < BC/16}}{
-        // Taking turns (CB = 1), the first row block's P is held in p_hold and the block holds the last one's.
-        {{#for rb < RB}}var pm{{rb}} = p_hold;
-        if ({{rb}}u * 16u / SBR + 1u == NPH) { pm{{rb}} = subgroupMatrixLoad<LM, row_major>(&Pm[grp], {{rb}}u * 16u % SBR * PS + {{cb}}u * 16u, PS); }
+        {{#for n < NOTURN}}{{#for rb < RB}}let pm{{rb}} = subgroupMatrixLoad<LM, row_major>(&Pm[grp], {{rb}}u * 16u * PS + {{cb}}u * 16u, PS);
+        {{/for}}{{/for}}{{#for t < TURN}}let pm0 = p_hold;   // taking turns (Bc = 16): the first row block's P, held; the block holds the last one's
+        let pm1 = subgroupMatrixLoad<LM, row_major>(&Pm[grp], {{cb}}u * 16u, PS);
         {{/for}}
         {{#for db < DH}}{
           let vt = subgroupMatrixLoad<RM, row_major>(&Vs[{{cb}}u], {{HD}} * DH * 16u + {{db}}u * 16u, DP);
@@ -573,45 +583,49 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     }
   }
 
-  // Per phase, this lane's row (query i): NaN rows, a visible score NaN or +inf (in any of the row's LPR lanes'
+  // Per phase, this lane's row (query iq): NaN rows, a visible score NaN or +inf (in any of the row's LPR lanes'
   // columns), or visible keys whose scores are all −inf (ℓ = 0 although the row sees keys), marked by ℓ = NaN
-  // in l_s; its LSE (lse_out), merged with what LSE holds in a ring step (read before its lane writes it below).
-  {{#for ph < NPH}}var lse_out{{ph}} = 0.0;
-  {{/for}}
-  {{#for ph < NPH}}{
-    let i = i_sg + {{ph}}u * SBR + r0;
-    let keys_i = key_range(i);
-    let nan_row = row_any(spoiled{{ph}}) || (l{{ph}} == 0.0 && keys_i.y > keys_i.x);
-    var l_out = l{{ph}};
-    if (nan_row) { l_out = nan_f32(); }
-    var lse_new = neg_inf();
-    if (l{{ph}} > 0.0) { lse_new = (m{{ph}} + log2(l{{ph}})) * LN2; }
-    if (nan_row) { lse_new = nan_f32(); }
-    var w = vec3<f32>(0.0, 1.0, lse_new);
-    if (MERGE == 1u && P.accumulate != 0u && h == 0u && i < P.Nq) { w = lse_merge(lse[q_row0 + i], lse_new); }
-    lse_out{{ph}} = w.z;
-    if (h == 0u) {
-      l_s[grp * SROWS + {{ph}}u * SBR + r0] = l_out;
-      {{#for m < MERGE}}w_s[grp * SROWS + {{ph}}u * SBR + r0] = w.xy;
-      {{/for}}
-    }
+  // in l_s; its LSE, merged with what LSE holds in a ring step (read before its lane writes it below).
+  {{#for ph < NPH}}spoiled{{ph}} = row_any(spoiled{{ph}});
+  let keys{{ph}} = key_range(iq{{ph}});
+  let nan_row{{ph}} = spoiled{{ph}} || (l{{ph}} == 0.0 && keys{{ph}}.y > keys{{ph}}.x);
+  var l_out{{ph}} = l{{ph}};
+  if (nan_row{{ph}}) { l_out{{ph}} = nan_f32(); }
+  var lse_new{{ph}} = neg_inf();
+  if (l{{ph}} > 0.0) { lse_new{{ph}} = (m{{ph}} + log2(l{{ph}})) * LN2; }
+  if (nan_row{{ph}}) { lse_new{{ph}} = nan_f32(); }
+  var w{{ph}} = vec3<f32>(0.0, 1.0, lse_new{{ph}});
+  if (MERGE == 1u && P.accumulate != 0u && h == 0u && iq{{ph}} < P.Nq) { w{{ph}} = lse_merge(lse[q_row0 + iq{{ph}}], lse_new{{ph}}); }
+  // O / ℓ, one 16-column block at a time through S; rows past Nq are not written.
+  if (h == 0u) {
+    l_s[grp * SROWS + {{ph}}u * SBR + r0] = l_out{{ph}};
+    {{#for m < MERGE}}w_s[grp * SROWS + {{ph}}u * SBR + r0] = w{{ph}}.xy;
+    {{/for}}
   }
   {{/for}}
-  // O / ℓ, one 16-column block at a time through S; rows past Nq are not written.
-  // Merging, each block's old entries are read while the one before is spilled and written. Taking turns,
-  // each block goes out one phase's rows at a time (phase ph: rows ph·SBR… of the group).
+  // Merging, each block's old entries are read while the one before is spilled and written.
   var old = old_o(q_row0, i_sg, lane, hd * DH, true);
-  {{#for db < DH}}{{#for ph < NPH}}workgroupBarrier();
-  {{#for rb < RB}}if ({{rb}}u * 16u / SBR == {{ph}}u) { subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u % SBR * SS, o{{rb}}_{{db}}, SS); }
+  {{#for n < NOTURN}}{{#for db < DH}}workgroupBarrier();
+  {{#for rb < RB}}subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u + {{rb}}u * 16u * SS, o{{rb}}_{{db}}, SS);
   {{/for}}workgroupBarrier();
+  {
+    let nxt = old_o(q_row0, i_sg, lane, hd * DH + {{db}}u + 1u, {{db}}u + 1u < DH);
+    write_o_block(q_row0, i_sg, grp, grp * SROWS, sp, lane, hd * DH + {{db}}u, old);
+    old = nxt;
+  }
+  {{/for}}{{/for}}
+  // Taking turns, each block goes out one phase's rows at a time (phase ph: row block ph, rows ph·SBR… of the group).
+  {{#for t < TURN}}{{#for db < DH}}{{#for ph < NPH}}workgroupBarrier();
+  subgroupMatrixStore<row_major>(&S[grp], {{HD}} * 16u, o{{ph}}_{{db}}, SS);
+  workgroupBarrier();
   {
     let nph = ({{ph}}u + 1u) % NPH;             // the next block's phase, and its block
     let ndb = {{db}}u + ({{ph}}u + 1u) / NPH;
     let nxt = old_o(q_row0, i_sg + nph * SBR, lane, hd * DH + ndb, ndb < DH);
-    write_o_block(q_row0, i_sg + {{ph}}u * SBR, grp, {{ph}}u, sp, lane, hd * DH + {{db}}u, old);
+    write_o_block(q_row0, i_sg + {{ph}}u * SBR, grp, grp * SROWS + {{ph}}u * SBR, sp, lane, hd * DH + {{db}}u, old);
     old = nxt;
   }
-  {{/for}}{{/for}}
-  {{#for ph < NPH}}if (h == 0u && i_sg + {{ph}}u * SBR + r0 < P.Nq) { lse[q_row0 + i_sg + {{ph}}u * SBR + r0] = lse_out{{ph}}; }
+  {{/for}}{{/for}}{{/for}}
+  {{#for ph < NPH}}if (h == 0u && iq{{ph}} < P.Nq) { lse[q_row0 + iq{{ph}}] = w{{ph}}.z; }
   {{/for}}
 }
