@@ -5,7 +5,7 @@
 # (the state as scalars named by phase), /tmp/arr (73b4eb7, arrays) and /tmp/pre (08c8ad7, before taking turns):
 # p2p's steps bench (N = 16384, causal f16, H16; R = 1 ms) and the same call at D = 64; this tree's same call
 # without robustness; the float64 forward and NaN tests and every kernel in both robustness modes, this tree.
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-robust-fwd/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-robust-fwd/gpu-call.sh (this folder was then wip-robust-fwd)
 set -uo pipefail
 O=/tmp/robfwd; mkdir -p $O; source bench/gpu-lib.sh
 root=$(pwd)

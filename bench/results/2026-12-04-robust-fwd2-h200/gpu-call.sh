@@ -4,7 +4,7 @@
 # section as before them (the same text but for constant integer expressions, names and a scope). p2p's steps bench
 # (N = 16384, causal f16, H16, D = 64; R = 1 ms) with robustness on (against 5.276 ms before taking turns, 5.456
 # since) and off (taking turns); the float64 forward and NaN tests.
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-last/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-last/gpu-call.sh (this folder was then wip-last)
 set -uo pipefail
 O=/tmp/last; mkdir -p $O; source bench/gpu-lib.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt

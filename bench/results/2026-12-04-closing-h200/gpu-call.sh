@@ -4,7 +4,7 @@
 # (N = 16384, B1 H16, f16, D 64 and 128, causal and not) with its peer, robustness off and on; the float64 forward,
 # backward, NaN and ring tests, and every kernel with and without robustness bit for bit (test/robust.test.ts,
 # taking turns pinned in both modes).
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-final/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-final/gpu-call.sh (this folder was then wip-final)
 set -uo pipefail
 O=/tmp/final; mkdir -p $O; source bench/gpu-lib.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
