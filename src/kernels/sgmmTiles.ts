@@ -35,6 +35,9 @@ export function sgmmWorkgroupBytes(SG: number, BC: number, D: number, RB = 1, pa
  * - with half the lanes idle in each phase (a lane a row): 7.41 against 5.41 ms (…-fwd-turns-h200; withdrawn);
  * - every lane in each phase (…-fwd-turns2-h200): p2p's steps 4.71 against 5.08 ms, the same call 114.0 against
  *   102.2 TFLOP/s (causal 117.0 against 102.5); with Dawn's robustness on, **slower**: 6.10 against 5.42 ms.
+ * The code without turns is generated as before taking turns existed (TURN / NOTURN template sections): with the
+ * turns' code merely present in it (dead branches, held matrices) the forward ran 3.4–7.3% slower with robustness
+ * on (…-robust-fwd-h200; as before again: …-robust-fwd2-h200).
  * So the default takes turns only on shaders without the robustness transform (`robust` false); a tuning's
  * sgmmForwardTurns (FLASHRING_SGMM_FWD_TURN = 0 | 1) pins either where possible. The two ways sum a row's ℓ in
  * another order (two lanes a row against one), so their outputs differ in the last bits.
