@@ -21,7 +21,7 @@
 //   S = Q Kᵀ                           (f32, to the group's SBR×Bc block of workgroup memory, SBR = 16·RB
 //                                       or 16 taking turns, below; each of its DS subgroups the columns of
 //                                       its Bc/DS keys)
-//   LPR = 2·DS·NPH/RB lanes per row (each subgroup 16·RB/DS of the group's rows) read their columns
+//   LPR = 2·DS·NPH/RB lanes per row (each subgroup 16·RB/DS of the group's rows, or 16 a phase taking turns) read their columns
 //   once into registers (skewed: no bank conflicts) and compute m_tile = rowmax(S)·scale·log2 e
 //   (scale > 0);
 //   m is only raised when m_tile > m + TH (TH = 8, i.e. ×256): otherwise the stale m is kept,
@@ -58,10 +58,11 @@
 //   column D − 1 < DP).
 // - S (SG/DS blocks of SBR·SS) / Pm (of SBR·PS), SBR = 16·RB or 16 (taking turns): group grp < SG/DS has block
 //   grp; its lanes read rows r0 = hd·SBR/DS + lane/LPR < SBR (lane < 32, LPR·SBR/DS = 32) and columns h·COLS + c < LPR·COLS
-//   = Bc ≤ SS, PS; matrix blocks sit at rows (16·rb) % SBR < SBR, columns 16·cb < Bc; spills at columns 16·hd…,
+//   = Bc ≤ SS, PS; matrix blocks sit at rows 16·rb < SBR (taking turns, row 0), columns 16·cb < Bc; spills at columns 16·hd…,
 //   below SW = 16·DS ≤ SS (const_assert), and lanes scale or add columns h·SW/LPR + c < SW; the epilogue reads
 //   rows e / 16 < SBR (e < 16·SBR = 32·OPL).
-// - l_s, w_s (Br; w_s only where MERGE = 1): grp·16·RB + r (r < 16·RB), or + ph·SBR + rr (ph < NPH, rr < SBR). vote: constant indices, or par / par ^ 1 with par ∈ {0, 1} (it
+// - l_s, w_s (Br; w_s only where MERGE = 1): grp·16·RB + ph·SBR + r0 (ph < NPH, r0 < SBR: below 16·RB), and from
+//   l_first = grp·16·RB + ph·SBR, + rr (rr < SBR) in write_o_block. vote: constant indices, or par / par ^ 1 with par ∈ {0, 1} (it
 //   starts at 0 and only flips). kr/vr: t < LPT, constant bounds.
 // - Storage: Q rows i0 + s0 + e/D8 < Nq and key rows j0 + e/D8 < Nk are checked before each
 //   load, O/LSE rows i < Nq before each store; head bases use hq < Hq (the dispatch) and
@@ -96,8 +97,10 @@ const SROWS: u32 = 16u * RB;   // rows per group
 const SBR: u32 = {{SBR}}u;
 const NPH: u32 = {{NPH}}u;
 // TURN / NOTURN (1 and 0, or 0 and 1) select the template's sections for taking turns or not, so that the code
-// without turns is the code that ran before they existed (any difference ran 7% slower with robustness on:
-// bench/results/2026-12-04-robust-fwd-h200).
+// without turns holds none of the turns' code (no dead branches or held matrices): with it present, that code ran
+// 3.4–7.3% slower with robustness on (bench/results/2026-12-04-robust-fwd-h200). It is the code that ran before
+// taking turns but for constant integer expressions, names, a scope and write_o_block's l_first as a parameter.
+// The sections taking turns assume NPH = RB = 2 (the const_assert below: SBR = 16 makes NPH = RB).
 const_assert NPH * SBR == SROWS && (NPH == 1u || (SBR == 16u && DS == 1u && CB == 1u));
 const SW: u32 = 16u * DS;      // columns of a group's O spill: one 16-column block per subgroup
 const_assert DS == 1u || (RB == 1u && CB % DS == 0u && BC + PAD / 2u >= SW);
@@ -120,6 +123,7 @@ const TH: f32 = 8.0;
 //  2 [3]  S = Q Kᵀ (Ks holds K(t)), barrier, stash V(t) and K(t + 1), fetch V(t + 1) and
 //         K(t + 2), softmax, uniform load of the votes read in place (no other barrier after the
 //         softmax), O += P V (Vs holds V(t)).
+// Taking turns adds two barriers a tile to either (between the phases of the softmax).
 // 2 needs no more memory: Ks is free once every subgroup's S products are done (the barrier
 // after them), Vs once every O += P V of tile t − 1 is (before that same barrier); the barrier
 // before O += P V orders both stashes before their readers (S products of t + 1 read Ks after
@@ -279,7 +283,7 @@ fn scale_block_row(grp: u32, at: u32, a: f32) {
   for (var c = 0u; c < SW / LPR; c++) { S[grp][at + c] *= a; }
 }
 
-// The rare path of O += P V (see the header): lane (r, h)'s SW/LPR columns c0… of row r of a
+// The rare path of O += P V (see the header): lane (r0, h)'s SW/LPR columns c0… of row r0 of a
 // spilled 16-column O block (row r at `at` in group grp's block of S, its P at `ap` in the group's
 // block of Pm), V columns d0 + c0…, over the tile's keys j0… visible to query i.
 fn add_pv_row(grp: u32, at: u32, ap: u32, i: u32, j0: u32, c0: u32, d0: u32) {
@@ -450,7 +454,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       }
     }
 
-    // Online softmax: lane (r, h) reads columns h·COLS + (c + lane) mod COLS once, as
+    // Online softmax: lane (r0, h) reads columns h·COLS + (c + lane) mod COLS once, as
     // S·scale·log2 e (masked ones as NEG_BIG), in phase ph (unrolled; one unless the row blocks take turns) of
     // row r0 of the S and Pm blocks, the group's row ph·SBR + r0.
     let full = all_see(sg_keys, j0, j0 + BC);   // the group's rows see the whole tile

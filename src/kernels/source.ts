@@ -24,7 +24,8 @@ export function attentionValues(D: number, plan: TilePlan, t: KernelTypes, unrol
     // blocks of 16 columns, and CBS of S's 16-column blocks), softmax columns per lane, and the
     // subgroup's part hd as it enters matrix offsets: the constant 0 without a D split, so that
     // those offsets are constants (flash_fwd_sgmm.wgsl, on robustness); the rows of a group's S and P blocks
-    // (SBR: 16 where its row blocks take turns, in NPH phases a tile).
+    // (SBR: 16 where its row blocks take turns, in NPH phases a tile; TURN and NOTURN select the template's sections
+    // for either way).
     ...(plan.rowBlocks ? { RB: plan.rowBlocks, DS, DH: D / 16 / DS, CBS: plan.BC / 16 / DS, HD: DS === 1 ? '0u' : 'hd', COLS: (plan.BC * plan.rowBlocks) / 2 / DS / (plan.turns ? plan.rowBlocks : 1), MERGE: plan.merge ? 1 : 0, SBR: plan.turns ? 16 : 16 * plan.rowBlocks, NPH: plan.turns ? plan.rowBlocks : 1, TURN: plan.turns ? 1 : 0, NOTURN: plan.turns ? 0 : 1 } : {}),
     ...(plan.pad !== undefined ? { PAD: plan.pad } : {}),
     ...(plan.pipe !== undefined ? { PIPE: plan.pipe } : {}),
