@@ -84,7 +84,7 @@ const RB: u32 = {{RB}}u;       // 16-row blocks per group of DS subgroups (BR = 
 const DS: u32 = {{DS}}u;       // subgroups per group: 1, or 2 (the D split: RB = 1)
 const DH: u32 = D / 16u / DS;  // O's 16-column blocks per subgroup
 const CB: u32 = BC / 16u;      // 16-wide blocks of the key tile
-const LPR: u32 = 2u * DS * {{NPH}}u / RB; // lanes per row in the softmax (RB is 1 or 2; phases NPH): 1, 2 or 4
+const LPR: u32 = 2u * DS * NPH / RB; // lanes per row in the softmax (RB is 1 or 2; phases NPH): 1, 2 or 4
 const COLS: u32 = {{COLS}}u;    // score columns per lane: Bc / LPR
 const SROWS: u32 = 16u * RB;   // rows per group
 // Rows of a group's S and Pm blocks: SROWS, or 16 where its row blocks take turns (NPH = RB phases a tile: the

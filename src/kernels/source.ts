@@ -14,19 +14,28 @@ import { TilePlan } from './tiles.js';
 const ROLLED = ' + P.zero';
 
 /**
+ * The tensor-core forward's values (flash_fwd_sgmm.wgsl): RB 16-row blocks per group of DS subgroups (each with
+ * D/DS of O: DH blocks of 16 columns, and CBS of S's 16-column blocks); the subgroup's part hd as it enters
+ * matrix offsets, the constant 0 without a D split so that those offsets are constants (on robustness); NPH
+ * phases a tile (RB where the row blocks take turns, else 1), SBR rows of a group's S and P blocks (16·RB/NPH),
+ * COLS softmax columns per lane (Bc / LPR, LPR = 2·DS·NPH/RB); TURN and NOTURN select the template's sections.
+ */
+function sgmmForwardValues(D: number, plan: TilePlan, RB: number): SpecValues {
+  const DS = plan.dSplit ?? 1;
+  const NPH = plan.turns ? RB : 1;
+  return {
+    RB, DS, DH: D / 16 / DS, CBS: plan.BC / 16 / DS, HD: DS === 1 ? '0u' : 'hd', COLS: (plan.BC * RB) / 2 / DS / NPH,
+    MERGE: plan.merge ? 1 : 0, SBR: (16 * RB) / NPH, NPH, TURN: plan.turns ? 1 : 0, NOTURN: plan.turns ? 0 : 1,
+  };
+}
+
+/**
  * Specialization values of an attention kernel: element types, head dim, tiles, and `extra` for
  * the body. `unroll` false (CPU adapters) keeps loops rolled (rt() and {{#loop}}).
  */
 export function attentionValues(D: number, plan: TilePlan, t: KernelTypes, unroll: boolean, extra: SpecValues = {}): SpecValues {
-  const DS = plan.dSplit ?? 1;
   return {
-    // The tensor-core forward: 16-row blocks per group of DS subgroups (each with D/DS of O: DH
-    // blocks of 16 columns, and CBS of S's 16-column blocks), softmax columns per lane, and the
-    // subgroup's part hd as it enters matrix offsets: the constant 0 without a D split, so that
-    // those offsets are constants (flash_fwd_sgmm.wgsl, on robustness); the rows of a group's S and P blocks
-    // (SBR: 16 where its row blocks take turns, in NPH phases a tile; TURN and NOTURN select the template's sections
-    // for either way).
-    ...(plan.rowBlocks ? { RB: plan.rowBlocks, DS, DH: D / 16 / DS, CBS: plan.BC / 16 / DS, HD: DS === 1 ? '0u' : 'hd', COLS: (plan.BC * plan.rowBlocks) / 2 / DS / (plan.turns ? plan.rowBlocks : 1), MERGE: plan.merge ? 1 : 0, SBR: plan.turns ? 16 : 16 * plan.rowBlocks, NPH: plan.turns ? plan.rowBlocks : 1, TURN: plan.turns ? 1 : 0, NOTURN: plan.turns ? 0 : 1 } : {}),
+    ...(plan.rowBlocks ? sgmmForwardValues(D, plan, plan.rowBlocks) : {}),
     ...(plan.pad !== undefined ? { PAD: plan.pad } : {}),
     ...(plan.pipe !== undefined ? { PIPE: plan.pipe } : {}),
     ST: wgslType(t.precision),

@@ -63,13 +63,12 @@ export function* sgmmModules(heads: number[]): Generator<NamedModule> {
           // The bytes checked are the most a variant takes: the backward with two spill blocks, the forward at once.
           const plan = sgmmTilePlan(kind, SG, T, D, RB, { pipe, DS, merge, turnPin: 0, dqSpill: 'two', kvSpill: 'two' });
           if (plan.workgroupBytes > LIMIT || !dSplitWhole(D, T, DS)) continue;
-          const values = attentionValues(D, plan, t, true);
           // The forward with its row blocks taking turns and at once, where they can.
           if (kind === 'fwd') for (const turns of sgmmFwdCanTurn(RB, DS, T) ? [true, false] : [false])
             yield [`forward D=${D} SG=${SG} T=${T} RB=${RB}${DS > 1 ? ` DS=${DS}` : ''} PIPE=${pipe} out=${out}${merge ? ' merge' : ''}${turns ? ' turns' : ''}`, attentionSource(shader, attentionValues(D, { ...plan, turns }, t, true), FORWARD_BINDINGS, EXT)];
           // The backward with the epilogues its types build (staged always, direct with f32 gradients), each kernel with one spill block or two.
           else for (const direct of hasDirectEpilogue(t) ? [true, false] : [false]) for (const dq of [true, false]) for (const kv of [true, false])
-            yield [`backward D=${D} SG=${SG} T=${T} out=${out}${direct ? ' direct' : ''} dq=${dq ? 'one' : 'two'} kv=${kv ? 'one' : 'two'}`, sgmmBackwardSource({ ...values, ...spillValues(dq, kv) }, direct, EXT)];
+            yield [`backward D=${D} SG=${SG} T=${T} out=${out}${direct ? ' direct' : ''} dq=${dq ? 'one' : 'two'} kv=${kv ? 'one' : 'two'}`, sgmmBackwardSource({ ...attentionValues(D, plan, t, true), ...spillValues(dq, kv) }, direct, EXT)];
         }
       }
     }
