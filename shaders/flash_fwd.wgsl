@@ -106,7 +106,9 @@ alias Rows = array<vec4<f32>, NG>;       // one f32 per row of the invocation: r
 // a multiple of 8, so DC is even. P~V and the staging touch consecutive words of a row.
 var<workgroup> Qs: array<array<vec4<ST>, CS>, BR>;
 var<workgroup> KVs: array<array<vec4<ST>, CS>, BC>;    // K of the tile, then its V (chunk c)
-var<workgroup> Ps: array<array<vec4<f32>, PS>, BR>;    // P~: row r, word t = keys t + TX·(0..3)
+var<workgroup> Ps: array<array<vec4<PT>, PS>, BR>;     // P~: row r, word t = keys t + TX·(0..3)
+// PROBE (timing only): PT is f16 where P~V's products are packed f16 (PKV), else f32.
+alias PT = {{PT}};
 
 // Word e of chunk ch of the Q rows i0 .. i0+Br of head row base q_row0 (row e / DC; zeros
 // past Nq), and of the K (use_v false) or V rows j0 .. j0+Bc (zeros past Nk).
@@ -187,7 +189,7 @@ fn fetch_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
 
 // The staged chunk's share of the invocation's RR×4 block of Q Kᵀ:
 // s[rr][cc] += Q[ty + TY·rr] · K[tx + TX·cc], word by word, in f32.
-fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
+fn scores_f32(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
   let tx = tx_ % TX;   // = tx_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
   for (var d = 0u; d < rt(DC); d++) {
@@ -198,6 +200,31 @@ fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
       (*s)[{{rr}}u] += vec4<f32>(dot(x, kk[0]), dot(x, kk[1]), dot(x, kk[2]), dot(x, kk[3])); }
     {{/loop}}
   }
+}
+
+// PROBE (timing only, no range check): the chunk's products summed in packed f16 (vec2<f16> fma,
+// DC words of chain per pair), widened to f32 once per chunk.
+fn scores_f16(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
+  let tx = tx_ % TX;
+  let ty = ty_ % TY;
+  var h = array<vec2<ST>, RR * 4u>();
+  for (var d = 0u; d < rt(DC); d++) {
+    var kk = array<vec4<ST>, 4>();
+    {{#loop cc < 4}}kk[{{cc}}u] = KVs[tx + {{cc}}u * TX][d];
+    {{/loop}}
+    {{#loop rr < RR}}{ let x = Qs[ty + {{rr}}u * TY][d];
+      {{#loop cc < 4}}h[{{rr}}u * 4u + {{cc}}u] = fma(x.zw, kk[{{cc}}u].zw, fma(x.xy, kk[{{cc}}u].xy, h[{{rr}}u * 4u + {{cc}}u]));
+      {{/loop}} }
+    {{/loop}}
+  }
+  {{#loop rr < RR}}{ let a = vec4<f32>(vec2<f32>(h[{{rr}}u * 4u]), vec2<f32>(h[{{rr}}u * 4u + 1u]));
+    let b = vec4<f32>(vec2<f32>(h[{{rr}}u * 4u + 2u]), vec2<f32>(h[{{rr}}u * 4u + 3u]));
+    (*s)[{{rr}}u] += vec4<f32>(a.x + a.y, a.z + a.w, b.x + b.y, b.z + b.w); }
+  {{/loop}}
+}
+
+fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
+  {{#for _ < PKS}}scores_f16(s, tx_, ty_);{{/for}}{{#for _ < NPKS}}scores_f32(s, tx_, ty_);{{/for}}
 }
 
 // The invocation's RR×4 block of Q Kᵀ over the K/V tile at j0 (the sum over the chunks).
@@ -236,12 +263,12 @@ fn v_words(t_: u32, c_: u32) -> array<vec4<f32>, 4> {
 
 // acc += P~ V (the staged chunk of V) over a tile every row sees entirely: per key word t,
 // the 4 products of P~ and V and their sum, in f32 (4 V words for RR rows).
-fn pv_full(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
+fn pv_full_f32(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
   let tx = tx_ % TX;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
   for (var t = 0u; t < rt(TX); t++) {
     var p = array<vec4<f32>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = Ps[ty + {{rr}}u * TY][t];
+    {{#loop rr < RR}}p[{{rr}}u] = vec4<f32>(Ps[ty + {{rr}}u * TY][t]);
     {{/loop}}
     {{#loop u < DU}}{
       let v = v_words(t, tx + {{u}}u * TX);
@@ -254,7 +281,7 @@ fn pv_full(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
 
 // acc += P~ V where some keys are hidden from some rows: key j0 + c reaches row rr only if
 // klo[rr] <= j0 + c < khi[rr] (its P~ is 0 there, but 0 · NaN would still be NaN).
-fn pv_masked(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u32, RR>, khi: array<u32, RR>) {
+fn pv_masked_f32(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u32, RR>, khi: array<u32, RR>) {
   let tx = tx_ % TX;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
   let z = vec4<f32>();
@@ -262,7 +289,7 @@ fn pv_masked(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u3
     let keys = vec4<u32>(j0 + t) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
     var p = array<vec4<f32>, RR>();
     var w = array<vec4<bool>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = Ps[ty + {{rr}}u * TY][t];
+    {{#loop rr < RR}}p[{{rr}}u] = vec4<f32>(Ps[ty + {{rr}}u * TY][t]);
     w[{{rr}}u] = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
     {{/loop}}
     {{#loop u < DU}}{
@@ -274,6 +301,67 @@ fn pv_masked(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u3
     }
     {{/loop}}
   }
+}
+
+// PROBE (timing only, no range check): P~ V's products summed over the tile's keys in packed f16
+// (P~ stored as f16), widened and added to the f32 accumulator once per tile.
+fn v_words_h(t_: u32, c_: u32) -> array<vec4<ST>, 4> {
+  let t = t_ % TX;
+  let c = c_ % DC;
+  return array<vec4<ST>, 4>(KVs[t][c], KVs[t + TX][c], KVs[t + 2u * TX][c], KVs[t + 3u * TX][c]);
+}
+
+fn pv_full_f16(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
+  let tx = tx_ % TX;
+  let ty = ty_ % TY;
+  var h = array<vec4<ST>, RR * DU>();
+  for (var t = 0u; t < rt(TX); t++) {
+    var p = array<vec4<PT>, RR>();
+    {{#loop rr < RR}}p[{{rr}}u] = Ps[ty + {{rr}}u * TY][t];
+    {{/loop}}
+    {{#loop u < DU}}{
+      let v = v_words_h(t, tx + {{u}}u * TX);
+      {{#loop rr < RR}}{ let pr = p[{{rr}}u];
+        h[{{rr}}u * DU + {{u}}u] = fma(vec4<ST>(ST(pr.w)), v[3], fma(vec4<ST>(ST(pr.z)), v[2], fma(vec4<ST>(ST(pr.y)), v[1], fma(vec4<ST>(ST(pr.x)), v[0], h[{{rr}}u * DU + {{u}}u])))); }
+      {{/loop}}
+    }
+    {{/loop}}
+  }
+  {{#loop rr < RR}}{{#loop u < DU}}(*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(h[{{rr}}u * DU + {{u}}u]);
+  {{/loop}}{{/loop}}
+}
+
+fn pv_masked_f16(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u32, RR>, khi: array<u32, RR>) {
+  let tx = tx_ % TX;
+  let ty = ty_ % TY;
+  let z = vec4<ST>();
+  var h = array<vec4<ST>, RR * DU>();
+  for (var t = 0u; t < rt(TX); t++) {
+    let keys = vec4<u32>(j0 + t) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
+    var p = array<vec4<PT>, RR>();
+    var w = array<vec4<bool>, RR>();
+    {{#loop rr < RR}}p[{{rr}}u] = Ps[ty + {{rr}}u * TY][t];
+    w[{{rr}}u] = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
+    {{/loop}}
+    {{#loop u < DU}}{
+      let v = v_words_h(t, tx + {{u}}u * TX);
+      {{#loop rr < RR}}{ let pr = p[{{rr}}u];
+        let wr = w[{{rr}}u];
+        h[{{rr}}u * DU + {{u}}u] += select(z, vec4<ST>(ST(pr.x)) * v[0], wr.x) + select(z, vec4<ST>(ST(pr.y)) * v[1], wr.y) + select(z, vec4<ST>(ST(pr.z)) * v[2], wr.z) + select(z, vec4<ST>(ST(pr.w)) * v[3], wr.w); }
+      {{/loop}}
+    }
+    {{/loop}}
+  }
+  {{#loop rr < RR}}{{#loop u < DU}}(*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(h[{{rr}}u * DU + {{u}}u]);
+  {{/loop}}{{/loop}}
+}
+
+fn pv_full(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
+  {{#for _ < PKV}}pv_full_f16(acc, tx_, ty_);{{/for}}{{#for _ < NPKV}}pv_full_f32(acc, tx_, ty_);{{/for}}
+}
+
+fn pv_masked(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u32, RR>, khi: array<u32, RR>) {
+  {{#for _ < PKV}}pv_masked_f16(acc, tx_, ty_, j0, klo, khi);{{/for}}{{#for _ < NPKV}}pv_masked_f32(acc, tx_, ty_, j0, klo, khi);{{/for}}
 }
 
 @compute @workgroup_size(WG)
@@ -326,7 +414,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     var rs = Rows();
     {{#loop rr < RR}}{ let p = exp2((s[{{rr}}u] - vec4<f32>(m[{{rr}}u / 4u][{{rr}}u % 4u])) * LOG2E);
       rs[{{rr}}u / 4u][{{rr}}u % 4u] = (p.x + p.y) + (p.z + p.w);
-      Ps[ty + {{rr}}u * TY][tx] = p;
+      Ps[ty + {{rr}}u * TY][tx] = vec4<PT>(p);
       let a = alpha[{{rr}}u / 4u][{{rr}}u % 4u];
       {{#loop c < NCH}}{{#loop u < DU}}acc[{{c}}u][{{rr}}u * DU + {{u}}u] *= a;
       {{/loop}}{{/loop}}

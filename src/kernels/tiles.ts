@@ -224,7 +224,7 @@ function rowReduce(subgroupMin: number, TX: number, pin: RowReduce | undefined, 
  * invocation), LOG2TX (subgroup row reduction), PF with LQ, LK (the prefetch and its staging
  * words per invocation), the backward's CT (streamed rows).
  */
-export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): SpecValues {
+export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan, precision: Precision = 'f32'): SpecValues {
   const T = kind === 'bwd' ? plan.streamRows ?? plan.BC : plan.BC;   // rows across which a row's invocations sit
   const DC = (plan.chunk ?? D) / 4;
   const v: SpecValues = { DC, NCH: D / 4 / DC, DU: DC / (T / 4) };
@@ -235,6 +235,10 @@ export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): 
     v.PF = plan.prefetch ?? 0;
     const { LQ, LK } = stagingWords(plan, D);
     Object.assign(v, { LQ, LK });
+    // PROBE (timing only): FLASHRING_PROBE_PK = s (S's products in packed f16) or sv (and P~ V's), f16 storage only.
+    const pk = precision === 'f16' ? ((globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.FLASHRING_PROBE_PK ?? '') : '';
+    const S = pk.includes('s') ? 1 : 0, V = pk.includes('v') ? 1 : 0;
+    Object.assign(v, { PKS: S, NPKS: 1 - S, PKV: V, NPKV: 1 - V, PT: V ? 'f16' : 'f32' });
   }
   return v;
 }

@@ -86,7 +86,7 @@ function* portableModules(heads: number[]): Generator<NamedModule> {
       const tile = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin);
       if (typeof tile === 'string') continue;
       const plan = { ...tile, prefetch };
-      const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan));
+      const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan, precision));
       yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}`,
         attentionSource(SHADERS.flashFwd[plan.reduce!], values, FORWARD_BINDINGS, plan.reduce === 'subgroup' ? ['subgroups'] : [])];
     }
