@@ -21,6 +21,29 @@
 // (tiles.ts counts it). The inner loops widen each word to f32 right after its load from
 // workgroup memory: f32 products and sums, exactly as if the inputs had been converted to f32
 // when staged.
+// f16 products (PK = 1: f16 storage unless FLASHRING_PORTABLE_FWD_PRODUCTS=f32 pins f32): where
+// a chunk's inputs allow it, its products are summed in f16 and only each sum is widened to f32.
+//   S: each lane's two f16 sums per score (vec2<f16> fma over the chunk's words: 2·DC products
+//      each), added to the f32 S once per chunk, where Λ = scale · D · max|q| · max|k| ≤ PK_LOGIT
+//      (the largest logit rows and keys with the chunk's maxima in every column could make:
+//      the sums' rounding grows with it) and 4·DC · max|q| · max|k| ≤ PK_SUM (no f16 sum can
+//      exceed it);
+//   P~ V: P~ = p̂ · fr per row, p̂ = exp(S − mref) ≤ 1 and fr = exp(mref − m) with mref the
+//      row's max over the tile (m where that max is not finite or fr would underflow); p̂ is
+//      kept in f16 (P~'s workgroup words halve), and over a tile every row sees entirely its
+//      products are summed in f16 per tile (Bc of them) and added as fr · sum to the f32
+//      accumulator, where Bc · max|v| ≤ PK_SUM (no f16 sum can exceed it);
+//   otherwise f32 products, as above (of p̂ · fr in P~ V).
+// The maxima are per chunk: Q's over the invocation's RR rows (read from global memory once a
+// workgroup: q_range), K's and V's over the tile, taken as the words are staged and reduced
+// through workgroup atomics (kmax, vmax: one word per chunk); all as the bits of |x|, so NaN and
+// Inf count as largest and fail both tests (non-finite inputs always take f32 products, and
+// propagate as below). The decision for S is an invocation's, for P~ V the workgroup's. PK_LOGIT was
+// calibrated on lavapipe against float64 (docs/numerics.md; test/f16-products.test.ts checks
+// both sides of it): O's relative error grew about linearly with Λ, 2.3e-5 per unit at D = 64
+// and 1.8e-5 at 128 for the worst inputs tried (every chunk at its maximum, near ties), so
+// 176 keeps it near 4e-3 at the edge (the f16 contract: 5e-3; f32 products: 2e-4). Unit-normal
+// q and k give Λ ≈ 110 at D = 64 and ≈ 155 at D = 128.
 // Per tile, in natural-log units (the scale is applied to QKᵀ before the max is taken, and the
 // small difference S − m is what goes to exp2, so no log2(e)-scaled large logit is rounded):
 //   S = scale · Q Kᵀ                          (keys a row cannot see: −inf)
@@ -106,9 +129,61 @@ alias Rows = array<vec4<f32>, NG>;       // one f32 per row of the invocation: r
 // a multiple of 8, so DC is even. P~V and the staging touch consecutive words of a row.
 var<workgroup> Qs: array<array<vec4<ST>, CS>, BR>;
 var<workgroup> KVs: array<array<vec4<ST>, CS>, BC>;    // K of the tile, then its V (chunk c)
-var<workgroup> Ps: array<array<vec4<PT>, PS>, BR>;     // P~: row r, word t = keys t + TX·(0..3)
-// PROBE (timing only): PT is f16 where P~V's products are packed f16 (PKV), else f32.
-alias PT = {{PT}};
+var<workgroup> Ps: array<array<vec4<{{PT}}>, PS>, BR>;    // P~: row r, word t = keys t + TX·(0..3) (p̂ in f16 where PK)
+{{#for _ < PK}}
+// f16 products: their limits (above), and the staged K and V chunks' maxima: the bits of max |x|
+// (u32 order is float order for non-negative floats, and NaN's bits exceed +Inf's), gathered per
+// invocation in `rng` while staging, then per workgroup (range_max, flash_rows_*.wgsl, and one
+// atomicMax per row block or invocation). K's slots are reset while V is staged and V's while K
+// is, when no invocation reads them.
+const PK_LOGIT: f32 = 176.0;
+const PK_SUM: f32 = 16384.0;
+const F32_FINITE: u32 = 2139095039u;   // 0x7f7fffff: the bits of the largest finite f32
+var<private> rng: u32;
+var<workgroup> kmax: array<atomic<u32>, NCH>;
+var<workgroup> vmax: array<atomic<u32>, NCH>;
+
+fn word_bits(w: vec4<ST>) -> u32 {
+  let b = bitcast<vec4<u32>>(abs(vec4<f32>(w)));
+  return max(max(b.x, b.y), max(b.z, b.w));
+}
+
+// The invocation's staged maximum into `slot` (called by every invocation, uniform control flow).
+fn note_range(slot: ptr<workgroup, atomic<u32>>, tid: u32) {
+  let r = range_max(rng);
+  rng = 0u;
+  if (tid % RANGE_LEAD == 0u) { atomicMax(slot, r); }
+}
+
+// The bits of max |q| over each chunk of the invocation's RR rows (from global memory, once a
+// workgroup; rows past Nq count 0).
+fn q_range(q_row0: u32, i0: u32, ty: u32) -> array<u32, NCH> {
+  var qm = array<u32, NCH>();
+  for (var rr = 0u; rr < rt(RR); rr++) {
+    let i = i0 + ty + rr * TY;
+    if (i < P.Nq) {
+      for (var c = 0u; c < rt(NCH); c++) {
+        for (var d = 0u; d < rt(DC); d++) { qm[c] = max(qm[c], word_bits(q[(q_row0 + i) * D4 + c * DC + d])); }
+      }
+    }
+  }
+  return qm;
+}
+
+// Chunk c of the tile: S's products in f16 for the invocation's rows (qb: their max |q| in the chunk)?
+fn s_in_f16(c: u32, qb: u32) -> bool {
+  let kb = atomicLoad(&kmax[c]);
+  if (qb > F32_FINITE || kb > F32_FINITE) { return false; }
+  let mm = bitcast<f32>(qb) * bitcast<f32>(kb);
+  return f32(4u * DC) * mm <= PK_SUM && f32(D) * mm * abs(P.scale) <= PK_LOGIT;
+}
+
+// Chunk c of the tile: P~ V's products in f16 (a tile every row sees entirely)?
+fn v_in_f16(c: u32) -> bool {
+  let vb = atomicLoad(&vmax[c]);
+  return vb <= F32_FINITE && f32(BC) * bitcast<f32>(vb) <= PK_SUM;
+}
+{{/for}}
 
 // Word e of chunk ch of the Q rows i0 .. i0+Br of head row base q_row0 (row e / DC; zeros
 // past Nq), and of the K (use_v false) or V rows j0 .. j0+Bc (zeros past Nk).
@@ -138,7 +213,7 @@ fn stage_q(q_row0: u32, i0: u32, ch: u32, tid: u32) {
 fn stage_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
   for (var x = 0u; x < rt(LK); x++) {
     let e = tid + x * WG;
-    if (e < BC * DC) { KVs[e / DC][e % DC] = kv_word(kv_row0, j0, ch, e, use_v); }
+    if (e < BC * DC) { KVs[e / DC][e % DC] = kv_word(kv_row0, j0, ch, e, use_v);{{#for _ < PK}} rng = max(rng, word_bits(KVs[e / DC][e % DC]));{{/for}} }
   }
 }
 
@@ -166,7 +241,7 @@ fn stash_q(tid: u32) {
 
 fn stash_kv(tid: u32) {
   {{#loop x < LK}}{ let e = tid + {{x}}u * WG;
-    if (e < BC * DC) { KVs[e / DC][e % DC] = pk[{{x}}u]; } }
+    if (e < BC * DC) { KVs[e / DC][e % DC] = pk[{{x}}u];{{#for _ < PK}} rng = max(rng, word_bits(pk[{{x}}u]));{{/for}} } }
   {{/loop}}
 }
 
@@ -179,6 +254,8 @@ fn stage_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
     if (NCH > 1u) { stash_q(tid); }
     stash_kv(tid);
   }
+  {{#for _ < PK}}note_range(&kmax[c], tid);
+  if (c == 0u && tid < NCH) { atomicStore(&vmax[tid], 0u); }{{/for}}
 }
 
 // PF = 1: the words of S(c) of the tile at j0 into registers.
@@ -189,7 +266,7 @@ fn fetch_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
 
 // The staged chunk's share of the invocation's RR×4 block of Q Kᵀ:
 // s[rr][cc] += Q[ty + TY·rr] · K[tx + TX·cc], word by word, in f32.
-fn scores_f32(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
+fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
   let tx = tx_ % TX;   // = tx_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
   for (var d = 0u; d < rt(DC); d++) {
@@ -202,10 +279,11 @@ fn scores_f32(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
   }
 }
 
-// PROBE (timing only, no range check): the chunk's products summed in packed f16 (vec2<f16> fma,
-// DC words of chain per pair), widened to f32 once per chunk.
+{{#for _ < PK}}
+// scores() with f16 products (s_in_f16): s[rr][cc] += f32(h.x) + f32(h.y), h the vec2<f16> sums
+// of the chunk's products q.xy·k.xy + q.zw·k.zw over its DC words.
 fn scores_f16(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
-  let tx = tx_ % TX;
+  let tx = tx_ % TX;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
   var h = array<vec2<ST>, RR * 4u>();
   for (var d = 0u; d < rt(DC); d++) {
@@ -222,14 +300,10 @@ fn scores_f16(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
     (*s)[{{rr}}u] += vec4<f32>(a.x + a.y, a.z + a.w, b.x + b.y, b.z + b.w); }
   {{/loop}}
 }
-
-fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
-  {{#for _ < PKS}}scores_f16(s, tx_, ty_);{{/for}}{{#for _ < NPKS}}scores_f32(s, tx_, ty_);{{/for}}
-}
-
+{{/for}}
 // The invocation's RR×4 block of Q Kᵀ over the K/V tile at j0 (the sum over the chunks).
 // PF = 1: after S(c)'s second barrier the registers take S(c + 1), or A(0) after the last.
-fn tile_scores(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, tid: u32, tx: u32, ty: u32) -> array<vec4<f32>, RR> {
+fn tile_scores(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, tid: u32, tx: u32, ty: u32{{#for _ < PK}}, qm: array<u32, NCH>{{/for}}) -> array<vec4<f32>, RR> {
   var s = array<vec4<f32>, RR>();
   for (var c = 0u; c < rt(NCH); c++) {
     workgroupBarrier();   // the previous chunk's (or tile's) readers of Qs, KVs and P~ are done
@@ -238,7 +312,7 @@ fn tile_scores(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, tid: u32, tx: u32, t
     if (PF == 1u) {
       if (c + 1u < NCH) { fetch_s(q_row0, i0, kv_row0, j0, c + 1u, tid); } else { fetch_kv(kv_row0, j0, 0u, tid, true); }
     }
-    scores(&s, tx, ty);
+    {{#for _ < NPK}}scores(&s, tx, ty);{{/for}}{{#for _ < PK}}if (s_in_f16(c, qm[c])) { scores_f16(&s, tx, ty); } else { scores(&s, tx, ty); }{{/for}}
   }
   return s;
 }
@@ -263,12 +337,12 @@ fn v_words(t_: u32, c_: u32) -> array<vec4<f32>, 4> {
 
 // acc += P~ V (the staged chunk of V) over a tile every row sees entirely: per key word t,
 // the 4 products of P~ and V and their sum, in f32 (4 V words for RR rows).
-fn pv_full_f32(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
+fn pv_full(acc: ptr<function, Acc>, tx_: u32, ty_: u32{{#for _ < PK}}, fr: Rows{{/for}}) {
   let tx = tx_ % TX;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
   for (var t = 0u; t < rt(TX); t++) {
     var p = array<vec4<f32>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = vec4<f32>(Ps[ty + {{rr}}u * TY][t]);
+    {{#loop rr < RR}}p[{{rr}}u] = {{#for _ < NPK}}Ps[ty + {{rr}}u * TY][t]{{/for}}{{#for _ < PK}}vec4<f32>(Ps[ty + {{rr}}u * TY][t]) * fr[{{rr}}u / 4u][{{rr}}u % 4u]{{/for}};
     {{/loop}}
     {{#loop u < DU}}{
       let v = v_words(t, tx + {{u}}u * TX);
@@ -281,7 +355,7 @@ fn pv_full_f32(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
 
 // acc += P~ V where some keys are hidden from some rows: key j0 + c reaches row rr only if
 // klo[rr] <= j0 + c < khi[rr] (its P~ is 0 there, but 0 · NaN would still be NaN).
-fn pv_masked_f32(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u32, RR>, khi: array<u32, RR>) {
+fn pv_masked(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u32, RR>, khi: array<u32, RR>{{#for _ < PK}}, fr: Rows{{/for}}) {
   let tx = tx_ % TX;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
   let z = vec4<f32>();
@@ -289,7 +363,7 @@ fn pv_masked_f32(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: arra
     let keys = vec4<u32>(j0 + t) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
     var p = array<vec4<f32>, RR>();
     var w = array<vec4<bool>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = vec4<f32>(Ps[ty + {{rr}}u * TY][t]);
+    {{#loop rr < RR}}p[{{rr}}u] = {{#for _ < NPK}}Ps[ty + {{rr}}u * TY][t]{{/for}}{{#for _ < PK}}vec4<f32>(Ps[ty + {{rr}}u * TY][t]) * fr[{{rr}}u / 4u][{{rr}}u % 4u]{{/for}};
     w[{{rr}}u] = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
     {{/loop}}
     {{#loop u < DU}}{
@@ -303,73 +377,42 @@ fn pv_masked_f32(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: arra
   }
 }
 
-// PROBE (timing only, no range check): P~ V's products summed over the tile's keys in packed f16
-// (P~ stored as f16), widened and added to the f32 accumulator once per tile.
+{{#for _ < PK}}
+// pv_full() with f16 products (v_in_f16): per row rr and column word, the tile's Bc products
+// p̂ · V summed in f16, then acc += fr · that sum in f32.
 fn v_words_h(t_: u32, c_: u32) -> array<vec4<ST>, 4> {
-  let t = t_ % TX;
+  let t = t_ % TX;   // = t_ and c_: the bounds made visible (see "Robustness" above)
   let c = c_ % DC;
   return array<vec4<ST>, 4>(KVs[t][c], KVs[t + TX][c], KVs[t + 2u * TX][c], KVs[t + 3u * TX][c]);
 }
 
-fn pv_full_f16(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
-  let tx = tx_ % TX;
+fn pv_full_f16(acc: ptr<function, Acc>, tx_: u32, ty_: u32, fr: Rows) {
+  let tx = tx_ % TX;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
   var h = array<vec4<ST>, RR * DU>();
   for (var t = 0u; t < rt(TX); t++) {
-    var p = array<vec4<PT>, RR>();
+    var p = array<vec4<ST>, RR>();
     {{#loop rr < RR}}p[{{rr}}u] = Ps[ty + {{rr}}u * TY][t];
     {{/loop}}
     {{#loop u < DU}}{
       let v = v_words_h(t, tx + {{u}}u * TX);
       {{#loop rr < RR}}{ let pr = p[{{rr}}u];
-        h[{{rr}}u * DU + {{u}}u] = fma(vec4<ST>(ST(pr.w)), v[3], fma(vec4<ST>(ST(pr.z)), v[2], fma(vec4<ST>(ST(pr.y)), v[1], fma(vec4<ST>(ST(pr.x)), v[0], h[{{rr}}u * DU + {{u}}u])))); }
+        h[{{rr}}u * DU + {{u}}u] = fma(vec4<ST>(pr.w), v[3], fma(vec4<ST>(pr.z), v[2], fma(vec4<ST>(pr.y), v[1], fma(vec4<ST>(pr.x), v[0], h[{{rr}}u * DU + {{u}}u])))); }
       {{/loop}}
     }
     {{/loop}}
   }
-  {{#loop rr < RR}}{{#loop u < DU}}(*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(h[{{rr}}u * DU + {{u}}u]);
+  {{#loop rr < RR}}{{#loop u < DU}}(*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(h[{{rr}}u * DU + {{u}}u]) * fr[{{rr}}u / 4u][{{rr}}u % 4u];
   {{/loop}}{{/loop}}
 }
-
-fn pv_masked_f16(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u32, RR>, khi: array<u32, RR>) {
-  let tx = tx_ % TX;
-  let ty = ty_ % TY;
-  let z = vec4<ST>();
-  var h = array<vec4<ST>, RR * DU>();
-  for (var t = 0u; t < rt(TX); t++) {
-    let keys = vec4<u32>(j0 + t) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
-    var p = array<vec4<PT>, RR>();
-    var w = array<vec4<bool>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = Ps[ty + {{rr}}u * TY][t];
-    w[{{rr}}u] = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
-    {{/loop}}
-    {{#loop u < DU}}{
-      let v = v_words_h(t, tx + {{u}}u * TX);
-      {{#loop rr < RR}}{ let pr = p[{{rr}}u];
-        let wr = w[{{rr}}u];
-        h[{{rr}}u * DU + {{u}}u] += select(z, vec4<ST>(ST(pr.x)) * v[0], wr.x) + select(z, vec4<ST>(ST(pr.y)) * v[1], wr.y) + select(z, vec4<ST>(ST(pr.z)) * v[2], wr.z) + select(z, vec4<ST>(ST(pr.w)) * v[3], wr.w); }
-      {{/loop}}
-    }
-    {{/loop}}
-  }
-  {{#loop rr < RR}}{{#loop u < DU}}(*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(h[{{rr}}u * DU + {{u}}u]);
-  {{/loop}}{{/loop}}
-}
-
-fn pv_full(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
-  {{#for _ < PKV}}pv_full_f16(acc, tx_, ty_);{{/for}}{{#for _ < NPKV}}pv_full_f32(acc, tx_, ty_);{{/for}}
-}
-
-fn pv_masked(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u32, RR>, khi: array<u32, RR>) {
-  {{#for _ < PKV}}pv_masked_f16(acc, tx_, ty_, j0, klo, khi);{{/for}}{{#for _ < NPKV}}pv_masked_f32(acc, tx_, ty_, j0, klo, khi);{{/for}}
-}
-
+{{/for}}
 @compute @workgroup_size(WG)
 fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let rb = row_block(g, BR);   // heavy-first
   let tx = tid % TX;
   let ty = tid / TX;
   if (NCH == 1u) { stage_q(rb.q_row0, rb.i0, 0u, tid); }
+  {{#for _ < PK}}let qm = q_range(rb.q_row0, rb.i0, ty);{{/for}}
 
   // Keys visible to row ty + TY·rr: klo[rr] <= j < khi[rr] (klo = khi: a masked row).
   var klo = array<u32, RR>();
@@ -397,7 +440,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     let j0 = cur.x * BC;
     let cls = cur.y;
     let nxt = next_tile(cur.x + 1u, t_end, rows);
-    var s = tile_scores(rb.q_row0, rb.i0, rb.kv_row0, j0, tid, tx, ty);
+    var s = tile_scores(rb.q_row0, rb.i0, rb.kv_row0, j0, tid, tx, ty{{#for _ < PK}}, qm{{/for}});
     let keys = vec4<u32>(j0 + tx) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
     var mt = Rows();
     {{#loop rr < RR}}{ let x = select(ninf, s[{{rr}}u] * P.scale, (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u])));
@@ -412,9 +455,18 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       m[{{g}}u] = m_new; }
     {{/for}}
     var rs = Rows();
-    {{#loop rr < RR}}{ let p = exp2((s[{{rr}}u] - vec4<f32>(m[{{rr}}u / 4u][{{rr}}u % 4u])) * LOG2E);
-      rs[{{rr}}u / 4u][{{rr}}u % 4u] = (p.x + p.y) + (p.z + p.w);
-      Ps[ty + {{rr}}u * TY][tx] = vec4<PT>(p);
+    {{#for _ < PK}}// P~ = p̂ · fr: p̂ = exp(S − mref), mref the row's max over the tile where fr = exp(mref − m)
+    // is a finite factor that does not underflow (else m, fr = 1); ℓ gets fr · rowsum(p̂).
+    var mref = m;
+    var fr = Rows();
+    {{#for g < RR/4}}{ let d = mt[{{g}}u] - m[{{g}}u];
+      let ok = (d > vec4<f32>(-60.0)) & (d <= vec4<f32>(STALE));
+      mref[{{g}}u] = select(m[{{g}}u], mt[{{g}}u], ok);
+      fr[{{g}}u] = select(vec4<f32>(1.0), exp2(d * LOG2E), ok); }
+    {{/for}}{{/for}}
+    {{#loop rr < RR}}{ let p = exp2((s[{{rr}}u] - vec4<f32>({{#for _ < NPK}}m{{/for}}{{#for _ < PK}}mref{{/for}}[{{rr}}u / 4u][{{rr}}u % 4u])) * LOG2E);
+      rs[{{rr}}u / 4u][{{rr}}u % 4u] = {{#for _ < PK}}({{/for}}(p.x + p.y) + (p.z + p.w){{#for _ < PK}}) * fr[{{rr}}u / 4u][{{rr}}u % 4u]{{/for}};
+      Ps[ty + {{rr}}u * TY][tx] = {{#for _ < NPK}}p{{/for}}{{#for _ < PK}}vec4<f16>(p){{/for}};
       let a = alpha[{{rr}}u / 4u][{{rr}}u % 4u];
       {{#loop c < NCH}}{{#loop u < DU}}acc[{{c}}u][{{rr}}u * DU + {{u}}u] *= a;
       {{/loop}}{{/loop}}
@@ -425,12 +477,16 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     {{#loop c < NCH}}{
       workgroupBarrier();   // every S is computed (KVs free) and P~ is written; chunk c-1's readers are done
       if (PF == 0u) { stage_kv(rb.kv_row0, j0, {{c}}u, tid, true); } else { stash_kv(tid); }
+      {{#for _ < PK}}note_range(&vmax[{{c}}u], tid);
+      if ({{c}}u == 0u && tid < NCH) { atomicStore(&kmax[tid], 0u); }{{/for}}
       workgroupBarrier();
       if (PF == 1u) {   // A(c + 1), or the next visited tile's S(0)
         if ({{c}}u + 1u < NCH) { fetch_kv(rb.kv_row0, j0, {{c}}u + 1u, tid, true); }
         else if (nxt.x < t_end) { fetch_s(rb.q_row0, rb.i0, rb.kv_row0, nxt.x * BC, 0u, tid); }
       }
-      if (cls == TILE_FULL) { pv_full(&acc[{{c}}u], tx, ty); } else { pv_masked(&acc[{{c}}u], tx, ty, j0, klo, khi); } }
+      {{#for _ < NPK}}if (cls == TILE_FULL) { pv_full(&acc[{{c}}u], tx, ty); } else { pv_masked(&acc[{{c}}u], tx, ty, j0, klo, khi); } }{{/for}}{{#for _ < PK}}
+      if (cls == TILE_FULL && v_in_f16({{c}}u)) { pv_full_f16(&acc[{{c}}u], tx, ty, fr); }
+      else if (cls == TILE_FULL) { pv_full(&acc[{{c}}u], tx, ty, fr); } else { pv_masked(&acc[{{c}}u], tx, ty, j0, klo, khi, fr); } }{{/for}}
     {{/loop}}
     cur = nxt;
   }

@@ -22,3 +22,15 @@ fn row_sum(x: Rows, tid: u32) -> Rows {
   {{/for}}{{/for}}
   return r;
 }
+
+{{#for _ < PK}}
+// f16 products (flash_fwd.wgsl PK): the largest of the row block's invocations' u32 words; one
+// invocation a row block (tx = 0) then takes it to the workgroup's atomic.
+const RANGE_LEAD: u32 = TX;
+fn range_max(x: u32) -> u32 {
+  var r = x;
+  {{#for b < LOG2TX}}r = max(r, subgroupShuffleXor(r, 1u << {{b}}u));
+  {{/for}}
+  return r;
+}
+{{/for}}

@@ -42,3 +42,10 @@ fn row_sum(x: Rows, tid: u32) -> Rows {
   workgroupBarrier();
   return r;
 }
+
+{{#for _ < PK}}
+// f16 products (flash_fwd.wgsl PK): without subgroups every invocation takes its own word to the
+// workgroup's atomic.
+const RANGE_LEAD: u32 = 1u;
+fn range_max(x: u32) -> u32 { return x; }
+{{/for}}

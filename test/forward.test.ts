@@ -150,13 +150,13 @@ describe('FlashAttention forward vs float64 reference', () => {
 
   it('f16 storage staged as vec4<f16> words: planned and whole-row tiles, both row reductions, inputs of a few hundred', async () => {
     if (!paths.some(([p, path]) => p === 'f16' && path === 'scalar')) return;   // no shader-f16 (CI requires it)
-    // Planned (lavapipe: 128×32 in 32-column chunks; the default f32 products), and 64×32 in whole
+    // Planned (lavapipe: 128×32 in 32-column chunks; f16 products where the range allows), and 64×32 in whole
     // rows at D = 64 (64-column chunks at 128), which fits lavapipe's 32 KiB only with f16 words.
     for (const pins of [{}, { FLASHRING_PORTABLE_REDUCE: 'workgroup', FLASHRING_PORTABLE_FWD: '64x32x64' }]) {
       const on = await portable(pins);
       for (const D of [64, 128]) for (const causal of [false, true]) await check(sq(70, D), { causal }, 'f16', SEED + 43 + D, 1, 'scalar', on);
     }
-    // |q|, |k| up to ~500: f32 products stay finite (f16 products would pass 65504).
+    // |q|, |k| up to ~500: the range check keeps f32 products (f16 sums would pass 65504).
     await check(sq(40, 64), { causal: true }, 'f16', SEED + 44, 128);
   });
 

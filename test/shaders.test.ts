@@ -33,9 +33,11 @@ describe('tensor-core shaders', () => {
     }
     // The tensor-core forward in both orders of its steps.
     for (const pipe of [0, 2]) expect(report.checked.some((c) => c.startsWith('forward D=128 ') && c.includes(` PIPE=${pipe} `)), `PIPE=${pipe}`).toBe(true);
-    // The portable forward unrolled as GPUs compile it (lavapipe runs it rolled), with and without the prefetch.
+    // The portable forward unrolled as GPUs compile it (lavapipe runs it rolled), with and without the prefetch,
+    // f16 storage with f16 and f32 products.
     for (const D of [64, 128]) for (const p of ['f32', 'f16']) for (const reduce of ['subgroup', 'workgroup']) for (const pf of [0, 1])
-      expect(report.checked.some((c) => c.startsWith(`portable forward D=${D} ${p} 128x32x`) && c.endsWith(` ${reduce} prefetch ${pf}`)), `D=${D} ${p} ${reduce} prefetch ${pf}`).toBe(true);
+      for (const products of p === 'f16' ? [' products f16', ' products f32'] : [''])
+        expect(report.checked.some((c) => c.startsWith(`portable forward D=${D} ${p} 128x32x`) && c.endsWith(` ${reduce} prefetch ${pf}${products}`)), `D=${D} ${p} ${reduce} prefetch ${pf}${products}`).toBe(true);
   });
   it('every tiling of the ceiling GEMM probe (bench/ceiling) validates on the null backend', () => {
     const { status, report } = validate('bench/ceiling/validate.mjs');

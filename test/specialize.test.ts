@@ -89,23 +89,27 @@ describe('tile planner', () => {
   });
 
   it('counts the forward\'s staged words in the storage type (8-byte vec4<f16>), so f16 takes wider chunks', () => {
-    // 49152 bytes, subgroups of 32 (the H200): f32 stages 32 columns at a time, f16 64.
+    // 49152 bytes, subgroups of 32 (the H200): f32 stages 32 columns at a time, f16 64. f16
+    // products (the default with f16 storage) keep P~ in f16 (9216 bytes less) and two words a
+    // chunk of maxima; pinned f32 products, P~ in f32.
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 32, workgroupBytes: 41472 });
-    expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192 }); // whole rows
-    expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192 });
+    expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 30984, products: 'f16' }); // whole rows
+    expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 30992 });
+    expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32, { portableProducts: 'f32' })).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192, products: 'f32' });
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32).products).toBeUndefined();
     expect(workgroupBytes('fwd', 128, 32, 64, 64, 'f32', 'subgroup')).toBe(61952);
     expect(workgroupBytes('fwd', 128, 32, 64, 32, 'f32', 'workgroup')).toBe(45568); // + one word per invocation
     // The count is the shader's: the workgroup arrays of the specialized source, summed (pinned
     // tiles too: the workgroup row reduction holds one word per invocation, Br·Bc bytes).
-    for (const [D, precision, limit, sg, tile] of [[64, 'f16', 49152, 32, ''], [128, 'f16', 49152, 0, ''], [64, 'f32', 49152, 32, ''], [128, 'f32', 16384, 0, ''], [32, 'f16', 32768, 8, ''],
-      [64, 'f32', 49152, 0, '128x32x32'], [128, 'f16', 49152, 32, '64x64x64'], [64, 'f32', 32768, 0, '16x8x32']] as const) {
-      const plan = planTiles('fwd', D, precision, limit, 1024, sg, pins({ FLASHRING_PORTABLE_FWD: tile }));
+    for (const [D, precision, limit, sg, tile, products] of [[64, 'f16', 49152, 32, '', ''], [128, 'f16', 49152, 0, '', ''], [64, 'f32', 49152, 32, '', ''], [128, 'f32', 16384, 0, '', ''], [32, 'f16', 32768, 8, '', ''],
+      [64, 'f32', 49152, 0, '128x32x32', ''], [128, 'f16', 49152, 32, '64x64x64', ''], [64, 'f32', 32768, 0, '16x8x32', ''], [128, 'f16', 49152, 0, '', 'f32'], [256, 'f16', 49152, 32, '', '']] as const) {
+      const plan = planTiles('fwd', D, precision, limit, 1024, sg, pins({ FLASHRING_PORTABLE_FWD: tile, FLASHRING_PORTABLE_FWD_PRODUCTS: products }));
       const extra = portableValues('fwd', D, plan);
       for (const unroll of [true, false]) {
         const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, extra);
         const src = attentionSource(SHADERS.flashFwd[plan.reduce!], values, FORWARD_BINDINGS, plan.reduce === 'subgroup' ? ['subgroups'] : []);
-        expect([...src.matchAll(/var<workgroup>/g)].length).toBe(plan.reduce === 'workgroup' ? 4 : 3);
-        expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${plan.reduce} ${tile}`).toBe(plan.workgroupBytes);
+        expect([...src.matchAll(/var<workgroup>/g)].length).toBe((plan.reduce === 'workgroup' ? 4 : 3) + (plan.products === 'f16' ? 2 : 0));
+        expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${plan.reduce} ${tile} ${products}`).toBe(plan.workgroupBytes);
         expect(src).toContain(`const RR: u32 = ${PORTABLE_FWD_RR}u;`);
       }
     }
@@ -115,7 +119,7 @@ describe('tile planner', () => {
     const fwd = (tile: string) => pins({ FLASHRING_PORTABLE_FWD: tile });
     const p4 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);
     expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32 });
-    expect(portableValues('fwd', 64, p4)).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1 });
+    expect(portableValues('fwd', 64, p4)).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1, PK: 0, NPK: 1, PT: 'f32' });
     // The prefetch: on GPUs by default where it takes at most PREFETCH_MAX_WORDS registers, never
     // on CPU adapters; a pin wins (and names itself in the plan's line).
     expect(defaultPrefetch(p4, 64, false)).toBe(1);
@@ -178,6 +182,7 @@ function declaredWorkgroupBytes(src: string): number {
     if (t in aliases) return size(aliases[t]);
     if (t === 'f32' || t === 'u32' || t === 'i32') return 4;
     if (t === 'f16') return 2;
+    if (/^atomic<[iu]32>$/.test(t)) return 4;
     const v = /^vec4<(\w+)>$/.exec(t);
     if (v) return 4 * size(v[1]);
     const a = /^array<(.+),\s*([^,<>]+)>$/.exec(t);

@@ -6,7 +6,7 @@
 import { InputError, LimitError } from '../errors.js';
 import { FlashDevice } from '../gpu/device.js';
 import { Precision } from './precision.js';
-import type { KernelTuning } from './tuning.js';
+import type { KernelTuning, PortableProducts } from './tuning.js';
 import { SpecValues } from './specialize.js';
 
 export interface TilePlan {
@@ -36,7 +36,10 @@ export interface TilePlan {
   turns?: boolean;
   /** Portable forward: the next staging point's words loaded into registers during this one (PF). */
   prefetch?: 0 | 1;
+  /** Portable forward with f16 storage: products in f16 where a chunk's inputs allow it (PK; flash_fwd.wgsl), or f32 products throughout. */
+  products?: PortableProducts;
 }
+
 
 /**
  * A plan in one line for benchmark records ("Br128 Bc32 WG256 RB1 pad8 pipe2"): the tiles and
@@ -47,7 +50,7 @@ export const backwardRows = (p: TilePlan) => ({ q: p.rowsPerGroup ?? p.BR, kv: p
 
 export function describePlan(p: TilePlan): string {
   const extra: [string, unknown][] = [['RB', p.rowBlocks], ['DS', p.dSplit && p.dSplit > 1 ? p.dSplit : undefined], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
-    ['pad', p.pad], ['pipe', p.pipe], ['turns', p.turns ? '' : undefined], ['', p.reduce], ['prefetch', p.prefetch]];
+    ['pad', p.pad], ['pipe', p.pipe], ['turns', p.turns ? '' : undefined], ['', p.reduce], ['prefetch', p.prefetch], ['products ', p.products]];
   return [`Br${p.BR} Bc${p.BC} WG${p.WG}`, ...extra.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}${v}`)].join(' ');
 }
 
@@ -67,6 +70,8 @@ export const PORTABLE_FWD_RR = 4;
  * workgroup row reduction (`reduce`), one f32 per row and invocation (flash_rows_wg.wgsl: one
  * vec4 word per invocation, 16·WG = Br·Bc bytes; none through subgroups):
  *   (Br + Bc)·(chunk/4 + 1)·w + 16·Br·(Bc/4 + 1) [+ Br·Bc],   w = 16 (f32) or 8 (f16).
+ * With f16 products (`products` 'f16', f16 storage) P~ is kept in f16, 8·Br·(Bc/4 + 1) bytes, and
+ * two u32 words per chunk hold the staged K and V maxima: 8·D/chunk bytes more.
  * Backward: RT resident rows (BR = BC = RT), CT streamed rows, WG = RT·CT/16; two resident and
  * two streamed chunks of `chunk` head-dim columns in the storage type (w bytes a word, as the
  * forward), Pᵀ and dS (RT × CT, f32), and four per-row statistics (4 bytes) of the streamed rows:
@@ -75,10 +80,12 @@ export const PORTABLE_FWD_RR = 4;
  */
 export function workgroupBytes(
   kind: 'fwd' | 'bwd', BR: number, BC: number, D: number, chunk = D, precision: Precision = 'f32', reduce: RowReduce = 'workgroup',
+  products?: PortableProducts,
 ): number {
   const CS = chunk / 4 + 1;
   const w = precision === 'f16' ? 8 : 16;
-  if (kind === 'fwd') return w * (BR + BC) * CS + 16 * BR * (BC / 4 + 1) + (reduce === 'workgroup' ? (BR * BC) : 0);
+  const pk = kind === 'fwd' && precision === 'f16' && products === 'f16';
+  if (kind === 'fwd') return w * (BR + BC) * CS + (pk ? 8 : 16) * BR * (BC / 4 + 1) + (reduce === 'workgroup' ? (BR * BC) : 0) + (pk ? (8 * D) / chunk : 0);
   return w * 2 * (BR + BC) * CS + 16 * 2 * BR * (BC / 4 + 1) + 16 * BC;
 }
 
@@ -159,7 +166,8 @@ export function portableTile(
 ): TilePlan | string {
   const WG = (A / PORTABLE_FWD_RR) * (B / 4);   // the backward's RT·CT/16 likewise
   const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, tuning.rowReduce, false) : undefined;
-  const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce);
+  const products = kind === 'fwd' && precision === 'f16' ? tuning.portableProducts ?? 'f16' : undefined;
+  const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce, products);
   const tried = pinChunk ? [pinChunk] : chunks(D, B);
   const chunk = tried.find((c) => (D / 4) % (c / 4) === 0 && (c / 4) % (B / 4) === 0 && bytesAt(c) <= limit);
   if (chunk === undefined || WG > maxWG) {
@@ -172,6 +180,7 @@ export function portableTile(
   return {
     BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4, tuning.rowReduce),
     ...(tuning.forwardPrefetch !== undefined ? { prefetch: tuning.forwardPrefetch } : {}),
+    ...(products ? { products } : {}),
   };
 }
 
@@ -222,9 +231,10 @@ function rowReduce(subgroupMin: number, TX: number, pin: RowReduce | undefined, 
  * Specialization values of a portable kernel: DC (vec4 words per chunk), NCH (chunks) and DU
  * (vec4 columns of O / dQ / dK / dV per invocation and chunk); the forward's RR (query rows per
  * invocation), LOG2TX (subgroup row reduction), PF with LQ, LK (the prefetch and its staging
- * words per invocation), the backward's CT (streamed rows).
+ * words per invocation), PK and NPK (f16 products or not: the shader's sections) with PT (P~'s
+ * element type), the backward's CT (streamed rows).
  */
-export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan, precision: Precision = 'f32'): SpecValues {
+export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): SpecValues {
   const T = kind === 'bwd' ? plan.streamRows ?? plan.BC : plan.BC;   // rows across which a row's invocations sit
   const DC = (plan.chunk ?? D) / 4;
   const v: SpecValues = { DC, NCH: D / 4 / DC, DU: DC / (T / 4) };
@@ -234,11 +244,8 @@ export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan, p
     if (plan.reduce === 'subgroup') v.LOG2TX = Math.log2(T / 4);
     v.PF = plan.prefetch ?? 0;
     const { LQ, LK } = stagingWords(plan, D);
-    Object.assign(v, { LQ, LK });
-    // PROBE (timing only): FLASHRING_PROBE_PK = s (S's products in packed f16) or sv (and P~ V's), f16 storage only.
-    const pk = precision === 'f16' ? ((globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.FLASHRING_PROBE_PK ?? '') : '';
-    const S = pk.includes('s') ? 1 : 0, V = pk.includes('v') ? 1 : 0;
-    Object.assign(v, { PKS: S, NPKS: 1 - S, PKV: V, NPKV: 1 - V, PT: V ? 'f16' : 'f32' });
+    const PK = plan.products === 'f16' ? 1 : 0;
+    Object.assign(v, { LQ, LK, PK, NPK: 1 - PK, PT: PK ? 'f16' : 'f32' });
   }
   return v;
 }

@@ -14,6 +14,10 @@
 import { InputError } from '../errors.js';
 import type { PathRequest } from './pipeline.js';
 import type { RowReduce } from './tiles.js';
+
+/** The portable forward's products with f16 storage (FLASHRING_PORTABLE_FWD_PRODUCTS): f16 where a per-chunk range check allows (the default), or f32. */
+export type PortableProducts = 'f16' | 'f32';
+export const PORTABLE_PRODUCTS: PortableProducts[] = ['f16', 'f32'];
 import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS, type SgmmForwardPipe, type SgmmSpill } from './sgmmTiles.js';
 
 /** head_group for FLASHRING_HEAD_GROUP=all: one group of every (head, batch) pair in any grid of up to 65535 of them. */
@@ -49,6 +53,8 @@ export interface KernelTuning {
   rowReduce?: RowReduce;
   /** The portable forward's prefetch (FLASHRING_PORTABLE_FWD_PREFETCH = 0 | 1). */
   forwardPrefetch?: 0 | 1;
+  /** The portable forward's products with f16 storage (FLASHRING_PORTABLE_FWD_PRODUCTS = f16, the default: in f16 where a chunk's range allows, | f32). */
+  portableProducts?: PortableProducts;
   /** The tensor-core forward's tile (FLASHRING_SGMM_FWD = SGxT[xRB]). */
   sgmmForward?: SgmmTilePin;
   /** The tensor-core backward's tile (FLASHRING_SGMM_BWD = SGxT). */
@@ -151,6 +157,7 @@ export const TUNING_PINS: { [K in keyof KernelTuning]-?: Pin<NonNullable<KernelT
   portableBackward: portableTilePin('bwd'),
   rowReduce: choice('FLASHRING_PORTABLE_REDUCE', ['subgroup', 'workgroup'] as RowReduce[], 'subgroup or workgroup'),
   forwardPrefetch: choice('FLASHRING_PORTABLE_FWD_PREFETCH', [0, 1] as const, '0 or 1'),
+  portableProducts: choice('FLASHRING_PORTABLE_FWD_PRODUCTS', PORTABLE_PRODUCTS, 'f16 (with f16 storage, products in f16 where each chunk\'s range allows: the default) or f32'),
   sgmmForward: sgmmTilePin('fwd'),
   sgmmBackward: sgmmTilePin('bwd'),
   sgmmPad: choice('FLASHRING_SGMM_PAD', [0, 8] as const, '0 (unpadded rows) or 8 (16-byte padding, the default)'),

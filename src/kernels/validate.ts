@@ -16,6 +16,7 @@ import { hasDirectEpilogue, sgmmBackwardSource, spillValues } from './flashBackw
 import { SGMM_FWD_PIPES, dSplitWhole, sgmmCandidates, sgmmFwdCanTurn, sgmmTilePlan } from './sgmmTiles.js';
 import { SHADERS } from './shaders.js';
 import { PORTABLE_FWD_CANDIDATES, portableTile, portableValues } from './tiles.js';
+import { PORTABLE_PRODUCTS } from './tuning.js';
 
 /** maxComputeWorkgroupStorageSize of the H200 (and of most desktop GPUs). */
 const LIMIT = 49152;
@@ -78,16 +79,17 @@ export function* sgmmModules(heads: number[]): Generator<NamedModule> {
 /**
  * The portable forward as a GPU compiles it (unrolled), every candidate tile that fits the H200's
  * limits: subgroups of 32 (subgroup row reduction) or none (workgroup memory), with and without
- * the prefetch; head dims of one to eight chunks.
+ * the prefetch, f16 storage with f16 and f32 products; head dims of one to eight chunks.
  */
 function* portableModules(heads: number[]): Generator<NamedModule> {
   for (const D of heads.filter((d) => [16, 64, 128, 256].includes(d))) for (const precision of ['f32', 'f16'] as const) {
-    for (const [BR, BC] of PORTABLE_FWD_CANDIDATES) for (const subgroupMin of [32, 0]) for (const prefetch of [0, 1] as const) {
+    const products = precision === 'f16' ? PORTABLE_PRODUCTS : [undefined];
+    for (const [BR, BC] of PORTABLE_FWD_CANDIDATES) for (const subgroupMin of [32, 0]) for (const prefetch of [0, 1] as const) for (const pk of products) {
       const tile = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin);
       if (typeof tile === 'string') continue;
-      const plan = { ...tile, prefetch };
-      const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan, precision));
-      yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}`,
+      const plan = { ...tile, prefetch, products: pk };
+      const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan));
+      yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}${pk ? ` products ${pk}` : ''}`,
         attentionSource(SHADERS.flashFwd[plan.reduce!], values, FORWARD_BINDINGS, plan.reduce === 'subgroup' ? ['subgroups'] : [])];
     }
   }

@@ -4,7 +4,7 @@
 # products (this tree without the probe, and the shipped tree 2a9cfec from /tmp/old), and the f32 forward; then the
 # shipped tensor-core kernels (same text as 2a9cfec) in the same call, robustness off and on; p2p's steps at D = 128;
 # the float64 tests on the H200. Same call: N = 16384, B1 H16, D 64 and 128, causal and not, PyTorch 2.11 first.
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-pk/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-pk/gpu-call.sh (this folder was then wip-pk)
 set -uo pipefail
 O=/tmp/pk; mkdir -p $O; source bench/gpu-lib.sh
 root=$(pwd)
