@@ -28,17 +28,18 @@
 //      (the largest logit rows and keys with the chunk's maxima in every column could make:
 //      the sums' rounding grows with it) and 4·DC · max|q| · max|k| ≤ PK_SUM (no f16 sum can
 //      exceed it);
-//   P~ V: P~ = p̂ · fr per row, p̂ = exp(S − mref) ≤ 1 and fr = exp(mref − m) with mref the
-//      row's max over the tile (m where that max is not finite or fr would underflow); p̂ is
-//      kept in f16 (P~'s workgroup words halve), and over a tile every row sees entirely its
-//      products are summed in f16 per tile (Bc of them) and added as fr · sum to the f32
-//      accumulator, where Bc · max|v| ≤ PK_SUM (no f16 sum can exceed it);
-//   otherwise f32 products, as above (of p̂ · fr in P~ V).
+//   P~ V: P~ is kept in f16 (P~'s workgroup words halve; P~ ≤ e^STALE fits, and what rounds
+//      below f16's range is under 3e-8 of ℓ ≥ 1), and over a tile every row sees entirely the
+//      products of an invocation's rows are summed in f16 per tile (Bc of them) and added to the
+//      f32 accumulator once, where Bc · max P~ · max|v| ≤ PK_SUM (no f16 sum can exceed it; max
+//      P~ = exp(max over the rows of the tile's row max − m), ≤ 1 but for a stale max);
+//   otherwise f32 products, as above (of the f16 P~ in P~ V).
 // The maxima are per chunk: Q's over the invocation's RR rows (read from global memory once a
 // workgroup: q_range), K's and V's over the tile, taken as the words are staged and reduced
-// through workgroup atomics (kmax, vmax: one word per chunk); all as the bits of |x|, so NaN and
-// Inf count as largest and fail both tests (non-finite inputs always take f32 products, and
-// propagate as below). The decision for S is an invocation's, for P~ V the workgroup's. PK_LOGIT was
+// through workgroup atomics (kmax, vmax: one word per chunk); all as the f16 bits of |x|, so NaN
+// and Inf count as largest and fail both tests (non-finite inputs always take f32 products, and
+// propagate as below). Both decisions are an invocation's (its rows), the same for every chunk
+// of V in a tile but per chunk for S. PK_LOGIT was
 // calibrated on lavapipe against float64 (docs/numerics.md; test/f16-products.test.ts checks
 // both sides of it): O's relative error grew about linearly with Λ, 2.3e-5 per unit at D = 64
 // and 1.8e-5 at 128 for the worst inputs tried (every chunk at its maximum, near ties), so
@@ -129,24 +130,29 @@ alias Rows = array<vec4<f32>, NG>;       // one f32 per row of the invocation: r
 // a multiple of 8, so DC is even. P~V and the staging touch consecutive words of a row.
 var<workgroup> Qs: array<array<vec4<ST>, CS>, BR>;
 var<workgroup> KVs: array<array<vec4<ST>, CS>, BC>;    // K of the tile, then its V (chunk c)
-var<workgroup> Ps: array<array<vec4<{{PT}}>, PS>, BR>;    // P~: row r, word t = keys t + TX·(0..3) (p̂ in f16 where PK)
+var<workgroup> Ps: array<array<vec4<{{PT}}>, PS>, BR>;    // P~: row r, word t = keys t + TX·(0..3) (in f16 where PK)
 {{#for _ < PK}}
-// f16 products: their limits (above), and the staged K and V chunks' maxima: the bits of max |x|
-// (u32 order is float order for non-negative floats, and NaN's bits exceed +Inf's), gathered per
+// f16 products: their limits (above), and the staged K and V chunks' maxima: the f16 bits of
+// max |x| (u16 order is float order for non-negative halves, and NaN's bits exceed +Inf's), gathered per
 // invocation in `rng` while staging, then per workgroup (range_max, flash_rows_*.wgsl, and one
 // atomicMax per row block or invocation). K's slots are reset while V is staged and V's while K
 // is, when no invocation reads them.
 const PK_LOGIT: f32 = 176.0;
 const PK_SUM: f32 = 16384.0;
-const F32_FINITE: u32 = 2139095039u;   // 0x7f7fffff: the bits of the largest finite f32
+const F16_FINITE: u32 = 31743u;   // 0x7bff: the bits of the largest finite f16
 var<private> rng: u32;
 var<workgroup> kmax: array<atomic<u32>, NCH>;
 var<workgroup> vmax: array<atomic<u32>, NCH>;
 
+// The f16 bits of a word's largest |x| (integer operations only: no conversions).
 fn word_bits(w: vec4<ST>) -> u32 {
-  let b = bitcast<vec4<u32>>(abs(vec4<f32>(w)));
-  return max(max(b.x, b.y), max(b.z, b.w));
+  let b = bitcast<vec2<u32>>(w) & vec2<u32>(2147450879u);   // 0x7fff7fff: |x| of the four halves
+  let h = max(b & vec2<u32>(65535u), b >> vec2<u32>(16u));
+  return max(h.x, h.y);
 }
+
+// The value of f16 bits (an f16's exact f32 value).
+fn f16_value(bits: u32) -> f32 { return unpack2x16float(bits).x; }
 
 // The invocation's staged maximum into `slot` (called by every invocation, uniform control flow).
 fn note_range(slot: ptr<workgroup, atomic<u32>>, tid: u32) {
@@ -155,33 +161,36 @@ fn note_range(slot: ptr<workgroup, atomic<u32>>, tid: u32) {
   if (tid % RANGE_LEAD == 0u) { atomicMax(slot, r); }
 }
 
-// The bits of max |q| over each chunk of the invocation's RR rows (from global memory, once a
-// workgroup; rows past Nq count 0).
-fn q_range(q_row0: u32, i0: u32, ty: u32) -> array<u32, NCH> {
+// The f16 bits of max |q| over each chunk of the invocation's RR rows (from global memory, once
+// a workgroup; rows past Nq count 0). With subgroups each of a row block's TX invocations reads
+// every TX-th word (RANGE_STRIDE) and range_max combines them; without, each reads all.
+fn q_range(q_row0: u32, i0: u32, tx: u32, ty: u32) -> array<u32, NCH> {
   var qm = array<u32, NCH>();
   for (var rr = 0u; rr < rt(RR); rr++) {
     let i = i0 + ty + rr * TY;
     if (i < P.Nq) {
       for (var c = 0u; c < rt(NCH); c++) {
-        for (var d = 0u; d < rt(DC); d++) { qm[c] = max(qm[c], word_bits(q[(q_row0 + i) * D4 + c * DC + d])); }
+        for (var d = tx % RANGE_STRIDE; d < DC; d += RANGE_STRIDE) { qm[c] = max(qm[c], word_bits(q[(q_row0 + i) * D4 + c * DC + d])); }
       }
     }
   }
+  for (var c = 0u; c < rt(NCH); c++) { qm[c] = range_max(qm[c]); }
   return qm;
 }
 
 // Chunk c of the tile: S's products in f16 for the invocation's rows (qb: their max |q| in the chunk)?
 fn s_in_f16(c: u32, qb: u32) -> bool {
   let kb = atomicLoad(&kmax[c]);
-  if (qb > F32_FINITE || kb > F32_FINITE) { return false; }
-  let mm = bitcast<f32>(qb) * bitcast<f32>(kb);
+  if (qb > F16_FINITE || kb > F16_FINITE) { return false; }
+  let mm = f16_value(qb) * f16_value(kb);
   return f32(4u * DC) * mm <= PK_SUM && f32(D) * mm * abs(P.scale) <= PK_LOGIT;
 }
 
-// Chunk c of the tile: P~ V's products in f16 (a tile every row sees entirely)?
-fn v_in_f16(c: u32) -> bool {
+// Chunk c of the tile: P~ V's products in f16 for the invocation's rows, whose P~ are at most
+// pmax (a tile every row sees entirely)?
+fn v_in_f16(c: u32, pmax: f32) -> bool {
   let vb = atomicLoad(&vmax[c]);
-  return vb <= F32_FINITE && f32(BC) * bitcast<f32>(vb) <= PK_SUM;
+  return vb <= F16_FINITE && f32(BC) * pmax * f16_value(vb) <= PK_SUM;
 }
 {{/for}}
 
@@ -337,12 +346,12 @@ fn v_words(t_: u32, c_: u32) -> array<vec4<f32>, 4> {
 
 // acc += P~ V (the staged chunk of V) over a tile every row sees entirely: per key word t,
 // the 4 products of P~ and V and their sum, in f32 (4 V words for RR rows).
-fn pv_full(acc: ptr<function, Acc>, tx_: u32, ty_: u32{{#for _ < PK}}, fr: Rows{{/for}}) {
+fn pv_full(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
   let tx = tx_ % TX;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
   for (var t = 0u; t < rt(TX); t++) {
     var p = array<vec4<f32>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = {{#for _ < NPK}}Ps[ty + {{rr}}u * TY][t]{{/for}}{{#for _ < PK}}vec4<f32>(Ps[ty + {{rr}}u * TY][t]) * fr[{{rr}}u / 4u][{{rr}}u % 4u]{{/for}};
+    {{#loop rr < RR}}p[{{rr}}u] = {{#for _ < NPK}}Ps[ty + {{rr}}u * TY][t]{{/for}}{{#for _ < PK}}vec4<f32>(Ps[ty + {{rr}}u * TY][t]){{/for}};
     {{/loop}}
     {{#loop u < DU}}{
       let v = v_words(t, tx + {{u}}u * TX);
@@ -355,7 +364,7 @@ fn pv_full(acc: ptr<function, Acc>, tx_: u32, ty_: u32{{#for _ < PK}}, fr: Rows{
 
 // acc += P~ V where some keys are hidden from some rows: key j0 + c reaches row rr only if
 // klo[rr] <= j0 + c < khi[rr] (its P~ is 0 there, but 0 · NaN would still be NaN).
-fn pv_masked(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u32, RR>, khi: array<u32, RR>{{#for _ < PK}}, fr: Rows{{/for}}) {
+fn pv_masked(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u32, RR>, khi: array<u32, RR>) {
   let tx = tx_ % TX;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
   let z = vec4<f32>();
@@ -363,7 +372,7 @@ fn pv_masked(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u3
     let keys = vec4<u32>(j0 + t) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
     var p = array<vec4<f32>, RR>();
     var w = array<vec4<bool>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = {{#for _ < NPK}}Ps[ty + {{rr}}u * TY][t]{{/for}}{{#for _ < PK}}vec4<f32>(Ps[ty + {{rr}}u * TY][t]) * fr[{{rr}}u / 4u][{{rr}}u % 4u]{{/for}};
+    {{#loop rr < RR}}p[{{rr}}u] = {{#for _ < NPK}}Ps[ty + {{rr}}u * TY][t]{{/for}}{{#for _ < PK}}vec4<f32>(Ps[ty + {{rr}}u * TY][t]){{/for}};
     w[{{rr}}u] = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
     {{/loop}}
     {{#loop u < DU}}{
@@ -379,14 +388,14 @@ fn pv_masked(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u3
 
 {{#for _ < PK}}
 // pv_full() with f16 products (v_in_f16): per row rr and column word, the tile's Bc products
-// p̂ · V summed in f16, then acc += fr · that sum in f32.
+// P~ · V summed in f16, then added to acc in f32.
 fn v_words_h(t_: u32, c_: u32) -> array<vec4<ST>, 4> {
   let t = t_ % TX;   // = t_ and c_: the bounds made visible (see "Robustness" above)
   let c = c_ % DC;
   return array<vec4<ST>, 4>(KVs[t][c], KVs[t + TX][c], KVs[t + 2u * TX][c], KVs[t + 3u * TX][c]);
 }
 
-fn pv_full_f16(acc: ptr<function, Acc>, tx_: u32, ty_: u32, fr: Rows) {
+fn pv_full_f16(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
   let tx = tx_ % TX;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
   var h = array<vec4<ST>, RR * DU>();
@@ -402,7 +411,7 @@ fn pv_full_f16(acc: ptr<function, Acc>, tx_: u32, ty_: u32, fr: Rows) {
     }
     {{/loop}}
   }
-  {{#loop rr < RR}}{{#loop u < DU}}(*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(h[{{rr}}u * DU + {{u}}u]) * fr[{{rr}}u / 4u][{{rr}}u % 4u];
+  {{#loop rr < RR}}{{#loop u < DU}}(*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(h[{{rr}}u * DU + {{u}}u]);
   {{/loop}}{{/loop}}
 }
 {{/for}}
@@ -412,7 +421,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let tx = tid % TX;
   let ty = tid / TX;
   if (NCH == 1u) { stage_q(rb.q_row0, rb.i0, 0u, tid); }
-  {{#for _ < PK}}let qm = q_range(rb.q_row0, rb.i0, ty);{{/for}}
+  {{#for _ < PK}}let qm = q_range(rb.q_row0, rb.i0, tx, ty);{{/for}}
 
   // Keys visible to row ty + TY·rr: klo[rr] <= j < khi[rr] (klo = khi: a masked row).
   var klo = array<u32, RR>();
@@ -455,17 +464,12 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       m[{{g}}u] = m_new; }
     {{/for}}
     var rs = Rows();
-    {{#for _ < PK}}// P~ = p̂ · fr: p̂ = exp(S − mref), mref the row's max over the tile where fr = exp(mref − m)
-    // is a finite factor that does not underflow (else m, fr = 1); ℓ gets fr · rowsum(p̂).
-    var mref = m;
-    var fr = Rows();
-    {{#for g < RR/4}}{ let d = mt[{{g}}u] - m[{{g}}u];
-      let ok = (d > vec4<f32>(-60.0)) & (d <= vec4<f32>(STALE));
-      mref[{{g}}u] = select(m[{{g}}u], mt[{{g}}u], ok);
-      fr[{{g}}u] = select(vec4<f32>(1.0), exp2(d * LOG2E), ok); }
-    {{/for}}{{/for}}
-    {{#loop rr < RR}}{ let p = exp2((s[{{rr}}u] - vec4<f32>({{#for _ < NPK}}m{{/for}}{{#for _ < PK}}mref{{/for}}[{{rr}}u / 4u][{{rr}}u % 4u])) * LOG2E);
-      rs[{{rr}}u / 4u][{{rr}}u % 4u] = {{#for _ < PK}}({{/for}}(p.x + p.y) + (p.z + p.w){{#for _ < PK}}) * fr[{{rr}}u / 4u][{{rr}}u % 4u]{{/for}};
+    {{#for _ < PK}}// The largest P~ of the invocation's rows in this tile (NaN or +Inf where their scores are).
+    var dmax = mt[0] - m[0];
+    {{#for g < RR/4}}dmax = max(dmax, mt[{{g}}u] - m[{{g}}u]);
+    {{/for}}let pmax = exp2(max(max(dmax.x, dmax.y), max(dmax.z, dmax.w)) * LOG2E);{{/for}}
+    {{#loop rr < RR}}{ let p = exp2((s[{{rr}}u] - vec4<f32>(m[{{rr}}u / 4u][{{rr}}u % 4u])) * LOG2E);
+      rs[{{rr}}u / 4u][{{rr}}u % 4u] = (p.x + p.y) + (p.z + p.w);
       Ps[ty + {{rr}}u * TY][tx] = {{#for _ < NPK}}p{{/for}}{{#for _ < PK}}vec4<f16>(p){{/for}};
       let a = alpha[{{rr}}u / 4u][{{rr}}u % 4u];
       {{#loop c < NCH}}{{#loop u < DU}}acc[{{c}}u][{{rr}}u * DU + {{u}}u] *= a;
@@ -485,8 +489,8 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
         else if (nxt.x < t_end) { fetch_s(rb.q_row0, rb.i0, rb.kv_row0, nxt.x * BC, 0u, tid); }
       }
       {{#for _ < NPK}}if (cls == TILE_FULL) { pv_full(&acc[{{c}}u], tx, ty); } else { pv_masked(&acc[{{c}}u], tx, ty, j0, klo, khi); } }{{/for}}{{#for _ < PK}}
-      if (cls == TILE_FULL && v_in_f16({{c}}u)) { pv_full_f16(&acc[{{c}}u], tx, ty, fr); }
-      else if (cls == TILE_FULL) { pv_full(&acc[{{c}}u], tx, ty, fr); } else { pv_masked(&acc[{{c}}u], tx, ty, j0, klo, khi, fr); } }{{/for}}
+      if (cls == TILE_FULL && v_in_f16({{c}}u, pmax)) { pv_full_f16(&acc[{{c}}u], tx, ty); }
+      else if (cls == TILE_FULL) { pv_full(&acc[{{c}}u], tx, ty); } else { pv_masked(&acc[{{c}}u], tx, ty, j0, klo, khi); } }{{/for}}
     {{/loop}}
     cur = nxt;
   }

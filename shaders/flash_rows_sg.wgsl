@@ -27,6 +27,7 @@ fn row_sum(x: Rows, tid: u32) -> Rows {
 // f16 products (flash_fwd.wgsl PK): the largest of the row block's invocations' u32 words; one
 // invocation a row block (tx = 0) then takes it to the workgroup's atomic.
 const RANGE_LEAD: u32 = TX;
+const RANGE_STRIDE: u32 = TX;   // q_range: each of a row block's invocations reads every TX-th word
 fn range_max(x: u32) -> u32 {
   var r = x;
   {{#for b < LOG2TX}}r = max(r, subgroupShuffleXor(r, 1u << {{b}}u));

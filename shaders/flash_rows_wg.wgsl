@@ -47,5 +47,6 @@ fn row_sum(x: Rows, tid: u32) -> Rows {
 // f16 products (flash_fwd.wgsl PK): without subgroups every invocation takes its own word to the
 // workgroup's atomic.
 const RANGE_LEAD: u32 = 1u;
+const RANGE_STRIDE: u32 = 1u;   // q_range: each invocation reads every word of its rows
 fn range_max(x: u32) -> u32 { return x; }
 {{/for}}
