@@ -5,7 +5,7 @@
 # buy a better tile?). Same call: N = 16384, B1 H16, D 64 and 128, causal and not, PyTorch 2.11 first. Then the
 # float64 tests on the H200: f16 products at their edges, forward, NaN, and every kernel bit for bit with and
 # without robustness.
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-pk2/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-pk2/gpu-call.sh (this folder was then wip-pk2)
 set -uo pipefail
 O=/tmp/pk2; mkdir -p $O; source bench/gpu-lib.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
