@@ -25,6 +25,11 @@ function memoryStore(): TuneStore & { entries: Map<string, TuneEntry>; gets: num
 describe('autotune candidates (data)', () => {
   it("are the kernels' own lists: every portable tile with and without the prefetch, every tensor-core tile in each step order (taking turns and not where it can), the backward's with one spill block and two", () => {
     expect(tuneCandidates('scalar', 'fwd', 64)).toHaveLength(2 * PORTABLE_FWD_CANDIDATES.length);
+    // With f16 storage the portable forward's products too (f16 where the range allows, or f32).
+    const f16 = tuneCandidates('scalar', 'fwd', 64, false, 'f16');
+    expect(f16).toHaveLength(4 * PORTABLE_FWD_CANDIDATES.length);
+    expect(new Set(f16.map((t) => t.portableProducts))).toEqual(new Set(['f16', 'f32']));
+    for (const t of f16) expect(() => resolveTuning(t)).not.toThrow();
     expect(tuneCandidates('scalar', 'bwd', 64).map((t) => t.portableBackward)).toEqual(PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ rows, cols })));
     const fwd64 = tuneCandidates('subgroup-matrix', 'fwd', 64), fwd128 = tuneCandidates('subgroup-matrix', 'fwd', 128);
     expect(fwd64.some((t) => t.sgmmForward!.rowBlocks === 2)).toBe(true);

@@ -24,7 +24,7 @@ import { FORWARD_BINDINGS } from '../kernels/flashForward.js';
 import { validateShape } from '../shape.js';
 import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS, sgmmCandidates, sgmmFwdCanTurn } from '../kernels/sgmmTiles.js';
 import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../kernels/tiles.js';
-import { TUNING_PINS, type KernelTuning } from '../kernels/tuning.js';
+import { PORTABLE_PRODUCTS, TUNING_PINS, type KernelTuning } from '../kernels/tuning.js';
 import { FlashForward } from '../kernels/flashForward.js';
 import { benchBuffers, spotCheck, tensorFits, timeForwardBackward, type BenchBuffers } from './kernels.js';
 
@@ -117,9 +117,10 @@ export function showPins(t: KernelTuning): string {
 /**
  * The candidates of one kernel on a path, as pins (data: the kernels' own candidate lists and variants): the
  * tensor-core forward's tiles in each step order, and taking turns or not where they can; its backward's tiles
- * with one spill block a subgroup or two (both kernels alike).
+ * with one spill block a subgroup or two (both kernels alike); the portable forward's tiles with and without the
+ * prefetch, and with f16 storage its f16 or f32 products.
  */
-export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number, robust = false): KernelTuning[] {
+export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number, robust = false, precision: Precision = 'f32'): KernelTuning[] {
   if (path === 'subgroup-matrix') {
     const tiles = sgmmCandidates(kind, D, robust);
     if (kind === 'bwd') return tiles.flatMap(([SG, T]) => SGMM_SPILLS.map((spill) => ({ sgmmBackward: { subgroups: SG, rows: T }, sgmmDqSpill: spill, sgmmKvSpill: spill })));
@@ -127,7 +128,9 @@ export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number,
       ({ sgmmForward: { subgroups: SG, rows: T, rowBlocks: RB as 1 | 2, ...(DS > 1 ? { dSplit: DS as 2 } : {}) }, sgmmForwardPipe: pipe, ...(turns === undefined ? {} : { sgmmForwardTurns: turns }) }))));
   }
   if (kind === 'bwd') return PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ portableBackward: { rows, cols } }));
-  return PORTABLE_FWD_CANDIDATES.flatMap(([rows, cols]) => ([0, 1] as const).map((forwardPrefetch) => ({ portableForward: { rows, cols }, forwardPrefetch })));
+  const products = precision === 'f16' ? PORTABLE_PRODUCTS : [undefined];
+  return PORTABLE_FWD_CANDIDATES.flatMap(([rows, cols]) => ([0, 1] as const).flatMap((forwardPrefetch) => products.map((p) =>
+    ({ portableForward: { rows, cols }, forwardPrefetch, ...(p ? { portableProducts: p } : {}) }))));
 }
 
 const shapeOf = (r: Pick<TuneRequest, 'D' | 'N' | 'heads'>) => ({ B: 1, Hq: r.heads, Hkv: r.heads, Nq: r.N, Nk: r.N, D: r.D });
@@ -163,7 +166,7 @@ async function trials(
   dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', r: TuneRequest, o: Required<TuneOptions>, bufs: BenchBuffers,
 ): Promise<{ trial: TuneTrial; tuning: KernelTuning }[]> {
   const out: { trial: TuneTrial; tuning: KernelTuning }[] = [];
-  for (const c of o.candidates(path, kind, r.D, r.robust)) {
+  for (const c of o.candidates(path, kind, r.D, r.robust, r.precision)) {
     const pins = showPins(c);
     try {
       const t = await timeWith(dev, { ...c, path }, r, bufs, kind);
