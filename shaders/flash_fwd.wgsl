@@ -18,9 +18,9 @@
 // D = 128: 64×32 tiles, 128 invocations, against 32×32 and 64 with whole rows).
 // Staged words keep the storage type: vec4<ST>, so f16 storage stages 8-byte vec4<f16> words,
 // half the workgroup bytes and load bandwidth of f32, and the same memory holds twice the chunk
-// (tiles.ts counts it). The inner loops widen each word to f32 right after its load from
-// workgroup memory: f32 products and sums, exactly as if the inputs had been converted to f32
-// when staged.
+// (tiles.ts counts it). With f32 products the inner loops widen each word to f32 right after its
+// load from workgroup memory: f32 products and sums, exactly as if the inputs had been converted
+// to f32 when staged.
 // f16 products (PK = 1: f16 storage unless FLASHRING_PORTABLE_FWD_PRODUCTS=f32 pins f32): where
 // a chunk's inputs allow it, its products are summed in f16 and only each sum is widened to f32.
 //   S: each lane's two f16 sums per score (vec2<f16> fma over the chunk's words: 2·DC products
@@ -38,13 +38,12 @@
 // workgroup: q_range), K's and V's over the tile, taken as the words are staged and reduced
 // through workgroup atomics (kmax, vmax: one word per chunk); all as the f16 bits of |x|, so NaN
 // and Inf count as largest and fail both tests (non-finite inputs always take f32 products, and
-// propagate as below). Both decisions are an invocation's (its rows), the same for every chunk
-// of V in a tile but per chunk for S. PK_LOGIT was
-// calibrated on lavapipe against float64 (docs/numerics.md; test/f16-products.test.ts checks
-// both sides of it): O's relative error grew about linearly with Λ, 2.3e-5 per unit at D = 64
-// and 1.8e-5 at 128 for the worst inputs tried (every chunk at its maximum, near ties), so
-// 176 keeps it near 4e-3 at the edge (the f16 contract: 5e-3; f32 products: 2e-4). Unit-normal
-// q and k give Λ ≈ 110 at D = 64 and ≈ 155 at D = 128.
+// propagate as below). Both decisions are an invocation's (its rows) and a chunk's.
+// PK_LOGIT was calibrated on lavapipe against float64 (docs/numerics.md; test/f16-products.test.ts checks
+// both sides of it): O's relative error grew about linearly with Λ, 1.4e-5 to 2.7e-5 per unit
+// for the worst inputs tried (uniform, two-valued, near ties, every chunk at its maximum); at
+// Λ just below 176 it measured 2.4e-3 to 3.7e-3 (the f16 contract: 5e-3; f32 products: 2e-4).
+// Unit-normal q and k give Λ ≈ 110 at D = 64 and ≈ 155 at D = 128.
 // Per tile, in natural-log units (the scale is applied to QKᵀ before the max is taken, and the
 // small difference S − m is what goes to exp2, so no log2(e)-scaled large logit is rounded):
 //   S = scale · Q Kᵀ                          (keys a row cannot see: −inf)

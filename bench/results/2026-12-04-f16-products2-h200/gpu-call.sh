@@ -4,7 +4,7 @@
 # tile) against the first form (62202c7, from /tmp/old) and pinned f32 products, robustness on (browsers) and off.
 # Same call: N = 16384, B1 H16, D 64 and 128, causal and not, PyTorch 2.11 first. Then the float64 tests on the
 # H200: f16 products at their edges, forward, NaN, ring, and every kernel bit for bit with and without robustness.
-# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-pk3/gpu-call.sh
+# Run on the H200 from the project root:  bash .gpu/enter.sh bash bench/results/wip-pk3/gpu-call.sh (this folder was then wip-pk3)
 set -uo pipefail
 O=/tmp/pk3; mkdir -p $O; source bench/gpu-lib.sh
 root=$(pwd)
