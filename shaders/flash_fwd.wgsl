@@ -28,11 +28,14 @@
 //      (the largest logit rows and keys with the chunk's maxima in every column could make:
 //      the sums' rounding grows with it) and 4·DC · max|q| · max|k| ≤ PK_SUM (no f16 sum can
 //      exceed it);
-//   P~ V: P~ is kept in f16 (P~'s workgroup words halve; P~ ≤ e^STALE fits, and what rounds
-//      below f16's range is under 3e-8 of ℓ ≥ 1), and over a tile every row sees entirely the
-//      products of an invocation's rows are summed in f16 per tile (Bc of them) and added to the
-//      f32 accumulator once, where Bc · max P~ · max|v| ≤ PK_SUM (no f16 sum can exceed it; max
-//      P~ = exp(max over the rows of the tile's row max − m), ≤ 1 but for a stale max);
+//   P~ V: P~ is kept in f16 in workgroup memory (half the bytes; P~ ≤ e^STALE fits). Rounding
+//      moves each P~ by at most 2^-11 of itself, or by 3e-8 where it falls below f16's normal
+//      range, against ℓ ≥ 1 (ℓ stays the f32 sum); a P~ that is not 0 never rounds to 0 (it is
+//      stored as f16's least subnormal then), so a ±Inf in V still gives ±Inf as in f32.
+//      On tiles every row sees entirely, an invocation's products are summed in f16 over the
+//      tile's Bc keys and added to the f32 accumulator once, where Bc · max P~ · max|v| ≤ PK_SUM
+//      (max P~ = exp(the largest over its rows of the tile's row max − m): 1 but for a stale
+//      max), so no f16 sum can exceed it;
 //   otherwise f32 products, as above (of the f16 P~ in P~ V).
 // The maxima are per chunk: Q's over the invocation's RR rows (read from global memory once a
 // workgroup: q_range), K's and V's over the tile, taken as the words are staged and reduced
@@ -43,7 +46,8 @@
 // both sides of it): O's relative error grew about linearly with Λ, 1.4e-5 to 2.7e-5 per unit
 // for the worst inputs tried (uniform, two-valued, near ties, every chunk at its maximum); at
 // Λ just below 176 it measured 2.4e-3 to 3.7e-3 (the f16 contract: 5e-3; f32 products: 2e-4).
-// Unit-normal q and k give Λ ≈ 110 at D = 64 and ≈ 155 at D = 128.
+// Unit-normal q and k on the H200's tiles give Λ ≈ 86 at D = 64 and ≈ 123 at D = 128 in the median
+// chunk (a simulation of the maxima); 1.3% of D = 128's chunks pass 176 and take f32 products.
 // Per tile, in natural-log units (the scale is applied to QKᵀ before the max is taken, and the
 // small difference S − m is what goes to exp2, so no log2(e)-scaled large logit is rounded):
 //   S = scale · Q Kᵀ                          (keys a row cannot see: −inf)
@@ -133,13 +137,14 @@ var<workgroup> Ps: array<array<vec4<{{PT}}>, PS>, BR>;    // P~: row r, word t =
 {{#for _ < PK}}
 // f16 products: their limits (above), and the staged K and V chunks' maxima: the f16 bits of
 // max |x| (u16 order is float order for non-negative halves, and NaN's bits exceed +Inf's), gathered per
-// invocation in `rng` while staging, then per workgroup (range_max, flash_rows_*.wgsl, and one
+// invocation in `staged_max` while staging, then per workgroup (range_max, flash_rows_*.wgsl, and one
 // atomicMax per row block or invocation). K's slots are reset while V is staged and V's while K
 // is, when no invocation reads them.
 const PK_LOGIT: f32 = 176.0;
 const PK_SUM: f32 = 16384.0;
 const F16_FINITE: u32 = 31743u;   // 0x7bff: the bits of the largest finite f16
-var<private> rng: u32;
+var<private> staged_max: u32;
+const F16_LEAST: f16 = 5.9604645e-8h;   // 2^-24, the least f16 subnormal
 var<workgroup> kmax: array<atomic<u32>, NCH>;
 var<workgroup> vmax: array<atomic<u32>, NCH>;
 
@@ -155,8 +160,8 @@ fn f16_value(bits: u32) -> f32 { return unpack2x16float(bits).x; }
 
 // The invocation's staged maximum into `slot` (called by every invocation, uniform control flow).
 fn note_range(slot: ptr<workgroup, atomic<u32>>, tid: u32) {
-  let r = range_max(rng);
-  rng = 0u;
+  let r = range_max(staged_max);
+  staged_max = 0u;
   if (tid % RANGE_LEAD == 0u) { atomicMax(slot, r); }
 }
 
@@ -183,6 +188,12 @@ fn s_in_f16(c: u32, qb: u32) -> bool {
   if (qb > F16_FINITE || kb > F16_FINITE) { return false; }
   let mm = f16_value(qb) * f16_value(kb);
   return f32(4u * DC) * mm <= PK_SUM && f32(D) * mm * abs(P.scale) <= PK_LOGIT;
+}
+
+// P~ in f16, where a P~ that is not 0 stays not 0 (f16's least subnormal where it would round to 0).
+fn p_f16(p: vec4<f32>) -> vec4<f16> {
+  let h = vec4<f16>(p);
+  return select(h, vec4<f16>(F16_LEAST), (h == vec4<f16>()) & (p > vec4<f32>()));
 }
 
 // Chunk c of the tile: P~ V's products in f16 for the invocation's rows, whose P~ are at most
@@ -221,7 +232,7 @@ fn stage_q(q_row0: u32, i0: u32, ch: u32, tid: u32) {
 fn stage_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
   for (var x = 0u; x < rt(LK); x++) {
     let e = tid + x * WG;
-    if (e < BC * DC) { KVs[e / DC][e % DC] = kv_word(kv_row0, j0, ch, e, use_v);{{#for _ < PK}} rng = max(rng, word_bits(KVs[e / DC][e % DC]));{{/for}} }
+    if (e < BC * DC) { KVs[e / DC][e % DC] = kv_word(kv_row0, j0, ch, e, use_v);{{#for _ < PK}} staged_max = max(staged_max, word_bits(KVs[e / DC][e % DC]));{{/for}} }
   }
 }
 
@@ -249,7 +260,7 @@ fn stash_q(tid: u32) {
 
 fn stash_kv(tid: u32) {
   {{#loop x < LK}}{ let e = tid + {{x}}u * WG;
-    if (e < BC * DC) { KVs[e / DC][e % DC] = pk[{{x}}u];{{#for _ < PK}} rng = max(rng, word_bits(pk[{{x}}u]));{{/for}} } }
+    if (e < BC * DC) { KVs[e / DC][e % DC] = pk[{{x}}u];{{#for _ < PK}} staged_max = max(staged_max, word_bits(pk[{{x}}u]));{{/for}} } }
   {{/loop}}
 }
 
@@ -263,7 +274,7 @@ fn stage_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
     stash_kv(tid);
   }
   {{#for _ < PK}}note_range(&kmax[c], tid);
-  if (c == 0u && tid < NCH) { atomicStore(&vmax[tid], 0u); }{{/for}}
+  if (c == 0u) { for (var x = tid; x < NCH; x += WG) { atomicStore(&vmax[x], 0u); } }{{/for}}
 }
 
 // PF = 1: the words of S(c) of the tile at j0 into registers.
@@ -464,12 +475,12 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     {{/for}}
     var rs = Rows();
     {{#for _ < PK}}// The largest P~ of the invocation's rows in this tile (NaN or +Inf where their scores are).
-    var dmax = mt[0] - m[0];
+    var dmax = vec4<f32>(NEG_BIG);
     {{#for g < RR/4}}dmax = max(dmax, mt[{{g}}u] - m[{{g}}u]);
     {{/for}}let pmax = exp2(max(max(dmax.x, dmax.y), max(dmax.z, dmax.w)) * LOG2E);{{/for}}
     {{#loop rr < RR}}{ let p = exp2((s[{{rr}}u] - vec4<f32>(m[{{rr}}u / 4u][{{rr}}u % 4u])) * LOG2E);
       rs[{{rr}}u / 4u][{{rr}}u % 4u] = (p.x + p.y) + (p.z + p.w);
-      Ps[ty + {{rr}}u * TY][tx] = {{#for _ < NPK}}p{{/for}}{{#for _ < PK}}vec4<f16>(p){{/for}};
+      Ps[ty + {{rr}}u * TY][tx] = {{#for _ < NPK}}p{{/for}}{{#for _ < PK}}p_f16(p){{/for}};
       let a = alpha[{{rr}}u / 4u][{{rr}}u % 4u];
       {{#loop c < NCH}}{{#loop u < DU}}acc[{{c}}u][{{rr}}u * DU + {{u}}u] *= a;
       {{/loop}}{{/loop}}
@@ -481,7 +492,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       workgroupBarrier();   // every S is computed (KVs free) and P~ is written; chunk c-1's readers are done
       if (PF == 0u) { stage_kv(rb.kv_row0, j0, {{c}}u, tid, true); } else { stash_kv(tid); }
       {{#for _ < PK}}note_range(&vmax[{{c}}u], tid);
-      if ({{c}}u == 0u && tid < NCH) { atomicStore(&kmax[tid], 0u); }{{/for}}
+      if ({{c}}u == 0u) { for (var x = tid; x < NCH; x += WG) { atomicStore(&kmax[x], 0u); } }{{/for}}
       workgroupBarrier();
       if (PF == 1u) {   // A(c + 1), or the next visited tile's S(0)
         if ({{c}}u + 1u < NCH) { fetch_kv(rb.kv_row0, j0, {{c}}u + 1u, tid, true); }

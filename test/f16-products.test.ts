@@ -3,10 +3,10 @@
  * edges of their range check, against float64 on the same f16-rounded inputs: a chunk's products
  * are summed in f16 only where Λ = scale · D · max|q| · max|k| (the chunk's maxima) is at most
  * PK_LOGIT (176) and columns · max|q| · max|k| at most PK_SUM (16384); P~ V's where Bc · max P~ ·
- * max|v| is at most PK_SUM.
- * Inputs are built so that every chunk of every row and key holds its maximum exactly (a value
- * f16 represents), so Λ is known: just below the limit the error must show that f16 sums ran
- * (well above f32 products' error) and stay within the f16 contract; just above, S's products in f32.
+ * max|v| is at most PK_SUM. Inputs are built so that every chunk of every row and key holds its
+ * maximum exactly (a value f16 represents), so Λ is known: just below a limit the error must show
+ * that f16 sums ran (well above f32 products' error) and stay within the f16 contract; just above,
+ * f32 products.
  */
 import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevice, tunedDevice } from './gpu.js';
@@ -19,7 +19,6 @@ import { roundToHalf } from '../src/f16.js';
 import { rng } from '../src/reference/compare.js';
 
 const f16Round = (x: number) => roundToHalf(Float32Array.of(x))[0];
-
 const PK_LOGIT = 176, PK_SUM = 16384;
 let dev: FlashDevice;
 /** Pairs of devices with f16 and f32 products: planned tiles, and 64-column chunks (the H200's at D = 64 and 128, where its tile is 128×32). */
@@ -31,22 +30,41 @@ beforeAll(async () => {
   pairs.push(['64x32x64', await tunedDevice(wide), await tunedDevice({ ...wide, portableProducts: 'f32' })]);
 });
 
-/** Rows of D values a · (0.5 + 0.5u) with random signs, and ±a at the first column of every `cols`-column chunk. */
-function rows(n: number, D: number, cols: number, a: number, seed: number): Float32Array {
-  const r = rng(seed), x = new Float32Array(n * D);
-  for (let i = 0; i < x.length; i++) x[i] = (r() < 0.5 ? -1 : 1) * a * ((i % D) % cols === 0 ? 1 : 0.5 + 0.5 * r());
+type Mag = number | ((row: number) => number);
+
+/**
+ * Rows of D values a · (0.5 + 0.5u), with random signs unless `positive`, and ±a at the first column of every
+ * `cols`-column chunk; `a` may give each row its own magnitude.
+ */
+function rows(n: number, D: number, cols: number, a: Mag, seed: number, positive = false): Float32Array {
+  const r = rng(seed), x = new Float32Array(n * D), at = typeof a === 'number' ? () => a : a;
+  for (let i = 0; i < x.length; i++) x[i] = (positive || r() >= 0.5 ? 1 : -1) * at(Math.floor(i / D)) * ((i % D) % cols === 0 ? 1 : 0.5 + 0.5 * r());
   return x;
 }
 
-/** O and LSE relative errors of the f16 forward on `on`, inputs as above (q and k at magnitude a, v at av). */
-async function run(on: FlashDevice, D: number, a: number, av: number, scale: number) {
+/**
+ * O and LSE relative errors of the f16 forward on each device, all on the same inputs (rows above: q at magnitude a,
+ * k at ak or a, v at av; 2 heads of 96 rows), built for the chunks the first device plans.
+ */
+async function run(devs: FlashDevice[], D: number, a: Mag, av: number, scale: number, o: { ak?: Mag; positive?: boolean } = {}) {
   const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 96, Nk: 96, D };
-  const cols = planDeviceTiles('fwd', D, 'f16', on).chunk ?? D;
-  const x = { q: rows(192, D, cols, a, 1), k: rows(192, D, cols, a, 2), v: rows(192, D, cols, av, 3), dout: new Float32Array(192 * D).fill(1) };
+  const cols = planDeviceTiles('fwd', D, 'f16', devs[0]).chunk ?? D;
+  const x = { q: rows(192, D, cols, a, 1, o.positive), k: rows(192, D, cols, o.ak ?? a, 2, o.positive), v: rows(192, D, cols, av, 3), dout: new Float32Array(192 * D).fill(1) };
   const r = refInputs(x, 'f16');
   const ref = referenceForward(s, r.q, r.k, r.v, { scale });
-  const got = await attentionForward(on, s, x, { precision: 'f16', path: 'scalar', scale });
-  return { o: err(got.o, ref.o), lse: err(got.lse, ref.lse) };
+  const out: { o: number; lse: number }[] = [];
+  for (const on of devs) {
+    const got = await attentionForward(on, s, x, { precision: 'f16', path: 'scalar', scale });
+    out.push({ o: err(got.o, ref.o), lse: err(got.lse, ref.lse) });
+  }
+  return out;
+}
+
+function within(tag: string, ...es: { o: number; lse: number }[]) {
+  for (const e of es) {
+    expect(e.o, tag).toBeLessThanOrEqual(TOL.f16.out);
+    expect(e.lse, tag).toBeLessThanOrEqual(TOL.f16.out);
+  }
 }
 
 /** The f16 magnitude a whose Λ = scale · D · a² is closest to `lambda` from the given side. */
@@ -64,17 +82,13 @@ describe('portable forward: f16 products at the edges of their range check', () 
       if (!dev.hasF16) return;   // no shader-f16 (CI requires it: test/forward.test.ts)
       for (const [tiles, f16, f32] of pairs) {
         if (D < 64 && tiles !== 'planned') continue;   // 64-column chunks need D ≥ 64
-        const cols = planDeviceTiles('fwd', D, 'f16', f16).chunk ?? D;
         const scale = 1 / Math.sqrt(D);
         const aIn = magnitude(PK_LOGIT, scale, D, true), aOut = magnitude(PK_LOGIT, scale, D, false);
-        const inF16 = await run(f16, D, aIn, 1, scale), inF32 = await run(f32, D, aIn, 1, scale);
-        const outF16 = await run(f16, D, aOut, 1, scale), outF32 = await run(f32, D, aOut, 1, scale);
-        const tag = JSON.stringify({ D, tiles, cols, aIn, aOut, inF16, inF32, outF16, outF32 });
+        const [inF16, inF32] = await run([f16, f32], D, aIn, 1, scale);
+        const [outF16, outF32] = await run([f16, f32], D, aOut, 1, scale);
+        const tag = JSON.stringify({ D, tiles, cols: planDeviceTiles('fwd', D, 'f16', f16).chunk, aIn, aOut, inF16, inF32, outF16, outF32 });
         console.log(`f16 products at the edge: ${tag}`);
-        for (const e of [inF16, inF32, outF16, outF32]) {
-          expect(e.o, tag).toBeLessThanOrEqual(TOL.f16.out);
-          expect(e.lse, tag).toBeLessThanOrEqual(TOL.f16.out);
-        }
+        within(tag, inF16, inF32, outF16, outF32);
         // S's f16 sums give an error 14–25× f32 products' on lavapipe; above the edge S takes f32
         // products and only P~ V stays in f16 (P~ rounded, V's range allows it: up to 2× here).
         expect(inF16.o, `below the edge S's f16 sums ran: ${tag}`).toBeGreaterThan(6 * inF32.o);
@@ -83,26 +97,63 @@ describe('portable forward: f16 products at the edges of their range check', () 
     });
   }
 
-  it(`P~ V: f16 sums where Bc · max P~ · max|v| ≤ ${PK_SUM}, f32 products beyond; a tiny scale with large q, k keeps S's in f32 (no f16 sum past ${PK_SUM})`, async () => {
+  it('decides each K/V tile and each invocation\'s rows apart (maxima reset between tiles)', async () => {
     if (!dev.hasF16) return;
-    const D = 64, scale = 1 / Math.sqrt(D);
-    const [, f16, f32] = pairs[0];
+    const D = 64, scale = 1 / Math.sqrt(D), [, f16, f32] = pairs[0];
     const Bc = planDeviceTiles('fwd', D, 'f16', f16).BC;
-    // q and k small (|S| < 0.25: S's f16 sums add little, and max P~ ≤ e^0.5): with |v| ≤ 1 P~ V's f16
-    // sums run and their error shows; with max|v| past PK_SUM / Bc they cannot, and f32 products run.
-    const errs = async (av: number) => ({ f16: await run(f16, D, 0.25, av, scale), f32: await run(f32, D, 0.25, av, scale) });
-    const small = await errs(1), large = await errs(f16Round((1.01 * PK_SUM) / Bc));
-    const tag = JSON.stringify({ Bc, small, large });
+    const aIn = magnitude(PK_LOGIT, scale, D, true), aOut = magnitude(PK_LOGIT, scale, D, false);
+    // K: the first tile of each head beyond the edge, the others just below it. Were a tile's maximum kept for the
+    // next (no reset), every later tile would take f32 products and the error would fall to f32's.
+    const firstTile = (row: number) => (row % 96 < Bc ? aOut : aIn);
+    const [tileF16, tileF32] = await run([f16, f32], D, aIn, 1, scale, { ak: firstTile });
+    // Q: the first 4 rows of each head (one invocation's) far beyond the edge, the rest just below.
+    const firstRows = (row: number) => (row % 96 < 4 ? 4 * aOut : aIn);
+    const [rowF16, rowF32] = await run([f16, f32], D, firstRows, 1, scale, { ak: aIn });
+    const tag = JSON.stringify({ Bc, tileF16, tileF32, rowF16, rowF32 });
+    console.log(`f16 products per tile and per rows: ${tag}`);
+    within(tag, tileF16, tileF32, rowF16, rowF32);
+    expect(tileF16.o, `tiles after one beyond the edge sum in f16: ${tag}`).toBeGreaterThan(4 * tileF32.o);
+    expect(rowF16.o, `rows beside rows beyond the edge sum in f16: ${tag}`).toBeGreaterThan(4 * rowF32.o);
+  });
+
+  it(`P~ V: f16 sums where Bc · max P~ · max|v| ≤ ${PK_SUM}, f32 products beyond`, async () => {
+    if (!dev.hasF16) return;
+    const D = 64, scale = 1 / Math.sqrt(D), [, f16, f32] = pairs[0];
+    const Bc = planDeviceTiles('fwd', D, 'f16', f16).BC;
+    // q and k small (|S| < 0.25: S's f16 sums add little, and max P~ ≤ e^0.5): with |v| ≤ 1 P~ V's f16 sums run
+    // and their error shows; with max|v| past PK_SUM / Bc they cannot, and f32 products run.
+    const [smallF16, smallF32] = await run([f16, f32], D, 0.25, 1, scale);
+    const [largeF16, largeF32] = await run([f16, f32], D, 0.25, f16Round((1.01 * PK_SUM) / Bc), scale);
+    const tag = JSON.stringify({ Bc, smallF16, smallF32, largeF16, largeF32 });
     console.log(`P~ V at its edge: ${tag}`);
-    for (const e of [small.f16, small.f32, large.f16, large.f32]) {
-      expect(e.o, tag).toBeLessThanOrEqual(TOL.f16.out);
-      expect(e.lse, tag).toBeLessThanOrEqual(TOL.f16.out);
-    }
-    expect(small.f16.o, `f16 sums ran: ${tag}`).toBeGreaterThan(3 * small.f32.o);   // 4.6× on lavapipe
-    expect(large.f16.o, `f32 products ran: ${tag}`).toBeLessThan(2 * large.f32.o);   // 1.4×: P~ rounded to f16
-    // Λ = 1e-4 · 64 · 60² is small, but 60² · cols is past PK_SUM: S's f16 sums could overflow.
-    const e = await run(f16, D, 60, 1, 1e-4);
-    expect(e.o).toBeLessThanOrEqual(TOL.f16.out);
-    expect(e.lse).toBeLessThanOrEqual(TOL.f16.out);
+    within(tag, smallF16, smallF32, largeF16, largeF32);
+    expect(smallF16.o, `f16 sums ran: ${tag}`).toBeGreaterThan(3 * smallF32.o);   // 4.6× on lavapipe
+    expect(largeF16.o, `f32 products ran: ${tag}`).toBeLessThan(2 * largeF32.o);   // 1.4×: P~ rounded to f16
+  });
+
+  it(`a tiny scale with large positive q and k keeps S's products in f32: no f16 sum past ${PK_SUM}`, async () => {
+    if (!dev.hasF16) return;
+    // Λ = 1e-4 · 64 · 60² is far below PK_LOGIT, but every product is about 60² and of one sign: a chunk's f16 sum
+    // would pass 65504 (Inf) without the PK_SUM limit.
+    const [e] = await run([dev], 64, 60, 1, 1e-4, { positive: true });
+    within(JSON.stringify(e), e);
+  });
+
+  it('a P~ too small for f16 still multiplies an infinite V into ±Inf, as in f32', async () => {
+    if (!dev.hasF16) return;
+    // One head, q = 1 everywhere; key 0 scores 16, key 5 scores −4 (P~ = e^-20 ≈ 2e-9, below f16's least
+    // subnormal), the rest 0. V[5][0] = +Inf: every row's O[0] is +Inf in the reference.
+    const D = 64, N = 40, s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: N, Nk: N, D };
+    const q = new Float32Array(N * D).fill(1), k = new Float32Array(N * D), v = rows(N, D, D, 1, 7);
+    k.fill(2, 0, D);
+    k.fill(-0.5, 5 * D, 6 * D);
+    v[5 * D] = Infinity;
+    const x = { q, k, v, dout: new Float32Array(N * D).fill(1) };
+    const r = refInputs(x, 'f16');
+    const ref = referenceForward(s, r.q, r.k, r.v);
+    const got = await attentionForward(dev, s, x, { precision: 'f16', path: 'scalar' });
+    expect(ref.o[0]).toBe(Infinity);
+    expect(err(got.o, ref.o)).toBeLessThanOrEqual(TOL.f16.out);   // ±Inf must match exactly (relErr)
+    expect(err(got.lse, ref.lse)).toBeLessThanOrEqual(TOL.f16.out);
   });
 });

@@ -114,6 +114,10 @@ describe('FlashAttention forward vs float64 reference', () => {
       [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, 'f32'],
       // D = 16 with the 16-column chunk: one chunk (Q staged once; only K/V prefetched).
       [{ B: 1, Hq: 2, Hkv: 1, Nq: 150, Nk: 150, D: 16 }, { causal: true, docs }, 'f32'],
+      // f16 storage with f16 products: the K and V maxima are taken as words are stashed (PF = 1) or
+      // staged (0), over four chunks and over one with skipped tiles.
+      [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, 'f16'],
+      [{ B: 1, Hq: 2, Hkv: 1, Nq: 150, Nk: 150, D: 16 }, { causal: true, docs }, 'f16'],
     ];
     for (const tile of ['32x16x16']) for (const [s, o, p] of cases) {
       if (p === 'f16' && !dev.hasF16) continue;
@@ -150,7 +154,7 @@ describe('FlashAttention forward vs float64 reference', () => {
 
   it('f16 storage staged as vec4<f16> words: planned and whole-row tiles, both row reductions, inputs of a few hundred', async () => {
     if (!paths.some(([p, path]) => p === 'f16' && path === 'scalar')) return;   // no shader-f16 (CI requires it)
-    // Planned (lavapipe: 128×32 in 32-column chunks; f16 products where the range allows), and 64×32 in whole
+    // Planned tiles (f16 products where the range allows), and 64×32 in whole
     // rows at D = 64 (64-column chunks at 128), which fits lavapipe's 32 KiB only with f16 words.
     for (const pins of [{}, { FLASHRING_PORTABLE_REDUCE: 'workgroup', FLASHRING_PORTABLE_FWD: '64x32x64' }]) {
       const on = await portable(pins);
