@@ -46,10 +46,11 @@ function rows(n: number, D: number, cols: number, a: Mag, seed: number, positive
  * O and LSE relative errors of the f16 forward on each device, all on the same inputs (rows above: q at magnitude a,
  * k at ak or a, v at av; 2 heads of 96 rows), built for the chunks the first device plans.
  */
-async function run(devs: FlashDevice[], D: number, a: Mag, av: number, scale: number, o: { ak?: Mag; positive?: boolean } = {}) {
+async function run(devs: FlashDevice[], D: number, a: Mag, av: number, scale: number, o: { ak?: Mag; positive?: boolean; k?: (k: Float32Array) => void } = {}) {
   const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 96, Nk: 96, D };
   const cols = planDeviceTiles('fwd', D, 'f16', devs[0]).chunk ?? D;
   const x = { q: rows(192, D, cols, a, 1, o.positive), k: rows(192, D, cols, o.ak ?? a, 2, o.positive), v: rows(192, D, cols, av, 3), dout: new Float32Array(192 * D).fill(1) };
+  o.k?.(x.k);
   const r = refInputs(x, 'f16');
   const ref = referenceForward(s, r.q, r.k, r.v, { scale });
   const out: { o: number; lse: number }[] = [];
@@ -102,13 +103,20 @@ describe('portable forward: f16 products at the edges of their range check', () 
     const D = 64, scale = 1 / Math.sqrt(D), [, f16, f32] = pairs[0];
     const Bc = planDeviceTiles('fwd', D, 'f16', f16).BC;
     const aIn = magnitude(PK_LOGIT, scale, D, true), aOut = magnitude(PK_LOGIT, scale, D, false);
-    // K: the first tile of each head beyond the edge, the others just below it. Were a tile's maximum kept for the
-    // next (no reset), every later tile would take f32 products and the error would fall to f32's.
-    const firstTile = (row: number) => (row % 96 < Bc ? aOut : aIn);
-    const [tileF16, tileF32] = await run([f16, f32], D, aIn, 1, scale, { ak: firstTile });
+    // K: the first tile of each head far beyond the edge by one element a key and chunk (2·aOut in each chunk's first
+    // column, the rest shrunk tenfold, so that its scores stay small beside the others' and O is the later tiles'),
+    // the others just below it. Were a tile's maximum kept for the next (no reset), every later tile would take f32 products and
+    // the error would fall to f32's.
+    const cols = planDeviceTiles('fwd', D, 'f16', f16).chunk ?? D;
+    const bigFirstTile = (k: Float32Array) => {
+      for (let j = 0; j < 192; j++) if (j % 96 < Bc) for (let d = 0; d < D; d++) k[j * D + d] = d % cols === 0 ? Math.sign(k[j * D + d]) * 2 * aOut : k[j * D + d] / 10;
+    };
+    // V past P~ V's limit keeps those products in f32 on both devices: S's sums alone make the difference.
+    const vBig = f16Round((1.05 * PK_SUM) / Bc);
+    const [tileF16, tileF32] = await run([f16, f32], D, aIn, vBig, scale, { k: bigFirstTile });
     // Q: the first 4 rows of each head (one invocation's) far beyond the edge, the rest just below.
     const firstRows = (row: number) => (row % 96 < 4 ? 4 * aOut : aIn);
-    const [rowF16, rowF32] = await run([f16, f32], D, firstRows, 1, scale, { ak: aIn });
+    const [rowF16, rowF32] = await run([f16, f32], D, firstRows, vBig, scale, { ak: aIn });
     const tag = JSON.stringify({ Bc, tileF16, tileF32, rowF16, rowF32 });
     console.log(`f16 products per tile and per rows: ${tag}`);
     within(tag, tileF16, tileF32, rowF16, rowF32);
@@ -133,9 +141,9 @@ describe('portable forward: f16 products at the edges of their range check', () 
 
   it(`a tiny scale with large positive q and k keeps S's products in f32: no f16 sum past ${PK_SUM}`, async () => {
     if (!dev.hasF16) return;
-    // Λ = 1e-4 · 64 · 60² is far below PK_LOGIT, but every product is about 60² and of one sign: a chunk's f16 sum
-    // would pass 65504 (Inf) without the PK_SUM limit.
-    const [e] = await run([dev], 64, 60, 1, 1e-4, { positive: true });
+    // Λ = 2e-5 · 64 · 200² is far below PK_LOGIT, but every product is 1e4 to 4e4 and of one sign: a chunk's f16
+    // sum would pass 65504 (Inf) without the PK_SUM limit.
+    const [e] = await run([dev], 64, 200, 1, 2e-5, { positive: true });
     within(JSON.stringify(e), e);
   });
 

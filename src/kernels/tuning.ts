@@ -14,11 +14,11 @@
 import { InputError } from '../errors.js';
 import type { PathRequest } from './pipeline.js';
 import type { RowReduce } from './tiles.js';
+import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS, type SgmmForwardPipe, type SgmmSpill } from './sgmmTiles.js';
 
 /** The portable forward's products with f16 storage (FLASHRING_PORTABLE_FWD_PRODUCTS): f16 where a per-chunk range check allows (the default), or f32. */
 export type PortableProducts = 'f16' | 'f32';
 export const PORTABLE_PRODUCTS: PortableProducts[] = ['f16', 'f32'];
-import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS, type SgmmForwardPipe, type SgmmSpill } from './sgmmTiles.js';
 
 /** head_group for FLASHRING_HEAD_GROUP=all: one group of every (head, batch) pair in any grid of up to 65535 of them. */
 export const HEAD_GROUP_ALL = 0xffff;
