@@ -28,24 +28,26 @@
 //      (the largest logit rows and keys with the chunk's maxima in every column could make:
 //      the sums' rounding grows with it) and 4·DC · max|q| · max|k| ≤ PK_SUM (no f16 sum can
 //      exceed it);
-//   P~ V: P~ is kept in f16 in workgroup memory (half the bytes; P~ ≤ e^STALE fits). Rounding
-//      moves each P~ by at most 2^-11 of itself, or by 3e-8 where it falls below f16's normal
-//      range, against ℓ ≥ 1 (ℓ stays the f32 sum); a P~ that is not 0 never rounds to 0 (it is
-//      stored as f16's least subnormal then), so a ±Inf in V still gives ±Inf as in f32.
-//      On tiles every row sees entirely, an invocation's products are summed in f16 over the
-//      tile's Bc keys and added to the f32 accumulator once, where Bc · max P~ · max|v| ≤ PK_SUM
-//      (max P~ = exp(the largest over its rows of the tile's row max − m): 1 but for a stale
-//      max), so no f16 sum can exceed it;
+//   P~ V: P~ is kept in f16 in workgroup memory (half the bytes), as 16 · P~ (P_SCALE; P~ ≤ e^STALE,
+//      so 16 · P~ fits): rounding moves a P~ by at most 2^-11 of itself, or by 2^-25 / 16 ≈ 1.9e-9
+//      where 16 · P~ falls below f16's normal range, against ℓ ≥ 1 (ℓ stays the f32 sum). The f32
+//      products read a stored 0 as the least normal f32 (p_read), so that a ±Inf in V gives ±Inf
+//      where a P~ rounded to 0, as in f32; the one difference left: a key whose score is −Inf and
+//      whose V is ±Inf gives ±Inf, where the reference's 0 · Inf gives NaN. On tiles every row sees
+//      entirely, an invocation's products are summed in f16 over the tile's Bc keys and added, times 1/16, to
+//      the f32 accumulator once, where Bc · 16 · max P~ · max|v| ≤ PK_SUM_PV (max P~ =
+//      exp(the largest over its rows of the tile's row max − m): ≤ 1 but for a stale max), so no
+//      f16 sum can exceed it;
 //   otherwise f32 products, as above (of the f16 P~ in P~ V).
 // The maxima are per chunk: Q's over the invocation's RR rows (read from global memory once a
 // workgroup: q_range), K's and V's over the tile, taken as the words are staged and reduced
 // through workgroup atomics (kmax, vmax: one word per chunk); all as the f16 bits of |x|, so NaN
 // and Inf count as largest and fail both tests (non-finite inputs always take f32 products, and
 // propagate as below). Both decisions are an invocation's (its rows) and a chunk's.
-// PK_LOGIT was calibrated on lavapipe against float64 (docs/numerics.md; test/f16-products.test.ts checks
-// both sides of it): O's relative error grew about linearly with Λ, 1.4e-5 to 2.7e-5 per unit
-// for the worst inputs tried (uniform, two-valued, near ties, every chunk at its maximum); at
-// Λ just below 176 it measured 2.4e-3 to 3.7e-3 (the f16 contract: 5e-3; f32 products: 2e-4).
+// PK_LOGIT was chosen from exploratory runs on lavapipe against float64 (uniform, two-valued,
+// normal and near-tie inputs; not recorded), and test/f16-products.test.ts checks both sides of it
+// (docs/numerics.md): at Λ just below 176 it measures O's relative error 1.7e-3 to 3.7e-3 on
+// lavapipe and 2.4e-3 to 3.4e-3 on the H200 (the f16 contract: 5e-3; f32 products: 2e-4).
 // Unit-normal q and k on the H200's tiles give Λ ≈ 86 at D = 64 and ≈ 123 at D = 128 in the median
 // chunk (a simulation of the maxima); 1.3% of D = 128's chunks pass 176 and take f32 products.
 // Per tile, in natural-log units (the scale is applied to QKᵀ before the max is taken, and the
@@ -141,10 +143,15 @@ var<workgroup> Ps: array<array<vec4<{{PT}}>, PS>, BR>;    // P~: row r, word t =
 // atomicMax per row block or invocation). K's slots are reset while V is staged and V's while K
 // is, when no invocation reads them.
 const PK_LOGIT: f32 = 176.0;
-const PK_SUM: f32 = 16384.0;
+const PK_SUM: f32 = 16384.0;      // S's f16 sums
+const PK_SUM_PV: f32 = 32768.0;   // P~ V's f16 sums (of P_SCALE · P~ · V)
 const F16_FINITE: u32 = 31743u;   // 0x7bff: the bits of the largest finite f16
+// P~ is stored as P_SCALE · P~ in f16 (≤ 16 · e^STALE = 47696 < 65504): f16's subnormals start 16×
+// lower in P~, so what rounding moves there is ≤ 2^-25 / 16 ≈ 1.9e-9 a key against ℓ ≥ 1.
+const P_SCALE: f32 = 16.0;
+const P_UNSCALE: f32 = 0.0625;
+const F32_TINY: f32 = 1.17549435e-38;   // the least normal f32
 var<private> staged_max: u32;
-const F16_LEAST: f16 = 5.9604645e-8h;   // 2^-24, the least f16 subnormal
 var<workgroup> kmax: array<atomic<u32>, NCH>;
 var<workgroup> vmax: array<atomic<u32>, NCH>;
 
@@ -190,17 +197,22 @@ fn s_in_f16(c: u32, qb: u32) -> bool {
   return f32(4u * DC) * mm <= PK_SUM && f32(D) * mm * abs(P.scale) <= PK_LOGIT;
 }
 
-// P~ in f16, where a P~ that is not 0 stays not 0 (f16's least subnormal where it would round to 0).
-fn p_f16(p: vec4<f32>) -> vec4<f16> {
-  let h = vec4<f16>(p);
-  return select(h, vec4<f16>(F16_LEAST), (h == vec4<f16>()) & (p > vec4<f32>()));
+// P~ as stored: P_SCALE · P~ in f16.
+fn p_f16(p: vec4<f32>) -> vec4<f16> { return vec4<f16>(p * P_SCALE); }
+
+// A stored P~ word back in f32 for the f32 products, a stored 0 as F32_TINY: on a key a row sees,
+// P~ is 0 only where it rounded to 0 (or its score is −Inf), and a ±Inf in V must still give ±Inf
+// there as in f32 (a finite V gets 1e-38 of itself: nothing).
+fn p_read(w: vec4<f16>) -> vec4<f32> {
+  let x = vec4<f32>(w) * P_UNSCALE;
+  return select(x, vec4<f32>(F32_TINY), x == vec4<f32>());
 }
 
 // Chunk c of the tile: P~ V's products in f16 for the invocation's rows, whose P~ are at most
 // pmax (a tile every row sees entirely)?
 fn v_in_f16(c: u32, pmax: f32) -> bool {
   let vb = atomicLoad(&vmax[c]);
-  return vb <= F16_FINITE && f32(BC) * pmax * f16_value(vb) <= PK_SUM;
+  return vb <= F16_FINITE && f32(BC) * P_SCALE * pmax * f16_value(vb) <= PK_SUM_PV;
 }
 {{/for}}
 
@@ -361,7 +373,7 @@ fn pv_full(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
   let ty = ty_ % TY;
   for (var t = 0u; t < rt(TX); t++) {
     var p = array<vec4<f32>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = {{#for _ < NPK}}Ps[ty + {{rr}}u * TY][t]{{/for}}{{#for _ < PK}}vec4<f32>(Ps[ty + {{rr}}u * TY][t]){{/for}};
+    {{#loop rr < RR}}p[{{rr}}u] = {{#for _ < NPK}}Ps[ty + {{rr}}u * TY][t]{{/for}}{{#for _ < PK}}p_read(Ps[ty + {{rr}}u * TY][t]){{/for}};
     {{/loop}}
     {{#loop u < DU}}{
       let v = v_words(t, tx + {{u}}u * TX);
@@ -382,7 +394,7 @@ fn pv_masked(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u3
     let keys = vec4<u32>(j0 + t) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
     var p = array<vec4<f32>, RR>();
     var w = array<vec4<bool>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = {{#for _ < NPK}}Ps[ty + {{rr}}u * TY][t]{{/for}}{{#for _ < PK}}vec4<f32>(Ps[ty + {{rr}}u * TY][t]){{/for}};
+    {{#loop rr < RR}}p[{{rr}}u] = {{#for _ < NPK}}Ps[ty + {{rr}}u * TY][t]{{/for}}{{#for _ < PK}}p_read(Ps[ty + {{rr}}u * TY][t]){{/for}};
     w[{{rr}}u] = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
     {{/loop}}
     {{#loop u < DU}}{
@@ -421,7 +433,7 @@ fn pv_full_f16(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
     }
     {{/loop}}
   }
-  {{#loop rr < RR}}{{#loop u < DU}}(*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(h[{{rr}}u * DU + {{u}}u]);
+  {{#loop rr < RR}}{{#loop u < DU}}(*acc)[{{rr}}u * DU + {{u}}u] += vec4<f32>(h[{{rr}}u * DU + {{u}}u]) * P_UNSCALE;
   {{/loop}}{{/loop}}
 }
 {{/for}}
