@@ -184,7 +184,10 @@ describe('portable forward: f16 products at the edges of their range check', () 
       const got = await attentionForward(dev, s, x, { precision: 'f16', path: 'scalar' });
       const e = { o: err(got.o, ref.o), lse: err(got.lse, ref.lse) };
       console.log(`many keys ${gap} nats below: ${JSON.stringify(e)}`);
-      expect(e.o, `gap ${gap}`).toBeLessThanOrEqual(1e-3);   // a fifth of the contract (lavapipe: 1.6e-7, 1.9e-4)
+      // lavapipe: 1.6e-7 and 1.9e-4. (A floor at f16's least subnormal, which a review measured adding 5e-3 at
+      // 65536 keys before P~ was stored as 16 · P~, does not show here on lavapipe, which seems to flush f16
+      // subnormals in its arithmetic: this bounds the error, it does not catch such a floor.)
+      expect(e.o, `gap ${gap}`).toBeLessThanOrEqual(gap === 25 ? 5e-5 : 1e-3);
       expect(e.lse, `gap ${gap}`).toBeLessThanOrEqual(TOL.f16.out);   // S's one-signed f16 sums: 9e-4 at 17.3
     }
   });
