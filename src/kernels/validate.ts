@@ -85,9 +85,9 @@ function* portableModules(heads: number[]): Generator<NamedModule> {
   for (const D of heads.filter((d) => [16, 64, 128, 256].includes(d))) for (const precision of ['f32', 'f16'] as const) {
     const products = precision === 'f16' ? PORTABLE_PRODUCTS : [undefined];
     for (const [BR, BC] of PORTABLE_FWD_CANDIDATES) for (const subgroupMin of [32, 0]) for (const prefetch of [0, 1] as const) for (const pk of products) {
-      const tile = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin);
+      const tile = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin, pk ? { portableProducts: pk } : {});
       if (typeof tile === 'string') continue;
-      const plan = { ...tile, prefetch, products: pk };
+      const plan = { ...tile, prefetch };
       const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan));
       yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}${pk ? ` products ${pk}` : ''}`,
         attentionSource(SHADERS.flashFwd[plan.reduce!], values, FORWARD_BINDINGS, plan.reduce === 'subgroup' ? ['subgroups'] : [])];
