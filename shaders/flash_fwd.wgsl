@@ -172,6 +172,11 @@ fn note_range(slot: ptr<workgroup, atomic<u32>>, tid: u32) {
   if (tid % RANGE_LEAD == 0u) { atomicMax(slot, r); }
 }
 
+// Every chunk's slot to 0 (one store a chunk, spread over the workgroup's invocations, however few).
+fn clear_ranges(slots: ptr<workgroup, array<atomic<u32>, NCH>>, tid: u32) {
+  for (var x = tid; x < NCH; x += WG) { atomicStore(&(*slots)[x], 0u); }
+}
+
 // The f16 bits of max |q| over each chunk of the invocation's RR rows (from global memory, once
 // a workgroup; rows past Nq count 0). With subgroups each of a row block's TX invocations reads
 // every TX-th word (RANGE_STRIDE) and range_max combines them; without, each reads all.
@@ -286,7 +291,7 @@ fn stage_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
     stash_kv(tid);
   }
   {{#for _ < PK}}note_range(&kmax[c], tid);
-  if (c == 0u) { for (var x = tid; x < NCH; x += WG) { atomicStore(&vmax[x], 0u); } }{{/for}}
+  if (c == 0u) { clear_ranges(&vmax, tid); }{{/for}}
 }
 
 // PF = 1: the words of S(c) of the tile at j0 into registers.
@@ -504,7 +509,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       workgroupBarrier();   // every S is computed (KVs free) and P~ is written; chunk c-1's readers are done
       if (PF == 0u) { stage_kv(rb.kv_row0, j0, {{c}}u, tid, true); } else { stash_kv(tid); }
       {{#for _ < PK}}note_range(&vmax[{{c}}u], tid);
-      if ({{c}}u == 0u) { for (var x = tid; x < NCH; x += WG) { atomicStore(&kmax[x], 0u); } }{{/for}}
+      if ({{c}}u == 0u) { clear_ranges(&kmax, tid); }{{/for}}
       workgroupBarrier();
       if (PF == 1u) {   // A(c + 1), or the next visited tile's S(0)
         if ({{c}}u + 1u < NCH) { fetch_kv(rb.kv_row0, j0, {{c}}u + 1u, tid, true); }

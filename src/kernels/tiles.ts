@@ -40,7 +40,6 @@ export interface TilePlan {
   products?: PortableProducts;
 }
 
-
 /**
  * A plan in one line for benchmark records ("Br128 Bc32 WG256 RB1 pad8 pipe2"): the tiles and
  * every variant that is set, so a timing can be traced to the kernel that made it.
