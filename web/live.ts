@@ -14,7 +14,7 @@
 import { acquireDevices, adapterName, FlashDevice, withTuning } from '../src/gpu/device.js';
 import { autotune, showPins, storedTuning, type TuneEntry } from '../src/bench/tune.js';
 import { idbTuneStore } from './tuneStore.js';
-import { ringAttention, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
+import { ringAttention, RingOptions, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
 import { Layout, LAYOUTS } from '../src/cp/plan/schedule.js';
 import { LINKS, LINK_NAMES, Link, Prediction, resolveLink, transferMs } from '../src/cp/plan/linkModel.js';
 import { Scheme, schemeDef, schemeDefs, schemeNames } from '../src/cp/schemes/registry.js';
@@ -377,6 +377,37 @@ class DevicePool {
   }
 }
 
+/**
+ * One live run of the form's configuration `cfg` on the pool's device: random inputs, the ring,
+ * the check against float64. `say` reports each stage; `onStep` is the ring's step callback
+ * (it throws Cancelled to stop); a run no longer `wanted` when the ring ends is not checked (it
+ * throws Cancelled). Returns the results' rows, the timeline and the hooks' summary.
+ */
+async function liveRun(
+  cfg: LiveConfig, pool: DevicePool, store: ReturnType<typeof idbTuneStore>, say: (text: string) => void,
+  onStep: NonNullable<RingOptions['onStep']>, wanted: () => boolean,
+): Promise<{ rows: [string, string][]; timeline: RingTimeline; live: Record<string, unknown> }> {
+  const s: AttentionShape = { B: 1, Hq: cfg.H, Hkv: cfg.H, Nq: cfg.N, Nk: cfg.N, D: cfg.D };
+  say('preparing the device…');
+  const dev = await pool.get(cfg.precision);
+  const pins = cfg.tuned ? await storedTuning(dev, store, { D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, robust: true }) : undefined;
+  const rdev = pins ? withTuning(dev, { ...dev.tuning, ...pins }) : dev;
+  const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3), ...(cfg.backward ? { dout: randn(numel(s, 'q'), 4) } : {}) };
+  say(`running on ${adapterName(dev.adapter)}: ${cfg.R} rank(s), ${cfg.scheme}…`);
+  const res = await ringAttention([rdev], s, x, {
+    ranks: cfg.R, scheme: cfg.scheme, hierarchicalSizes: cfg.sizes, link: cfg.link,
+    ...liveMask(cfg), layout: cfg.layout, precision: cfg.precision, onStep,
+  });
+  if (!wanted()) throw new Cancelled('cancelled');
+  const check = checkRun(s, cfg, x as Record<string, Float32Array>, res);
+  const tiles = pins ? `tuned in this browser: ${showPins(pins)}` : cfg.tuned ? 'defaults (Tune has stored no pins for this GPU, D, precision and mask)' : 'defaults';
+  return {
+    rows: [...resultRows(s, cfg, res, adapterName(dev.adapter)), ['tiles', tiles], ['error vs float64', check.row]],
+    timeline: res.timeline,
+    live: { errors: check.errors, ok: check.ok, precision: res.precision, tuned: !!pins, ...runSummary(res.timeline) },
+  };
+}
+
 /** Wires the live panel (form, Run, Cancel, timeline drop) and reports through `hooks.live`. */
 export function setupLive(hooks: Record<string, unknown>): void {
   const form = $<HTMLFormElement>('live-form');
@@ -417,29 +448,17 @@ export function setupLive(hooks: Record<string, unknown>): void {
     await inFlight.catch(() => {}); // the cancelled run before this one lets go of the devices
     if (id !== runId) return;
     cancelRequested = false;
-    const s: AttentionShape = { B: 1, Hq: cfg.H, Hkv: cfg.H, Nq: cfg.N, Nk: cfg.N, D: cfg.D };
     try {
-      status.textContent = 'preparing the device…';
-      const dev = await pool.get(cfg.precision);
-      const pins = cfg.tuned ? await storedTuning(dev, store, { D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, robust: true }) : undefined;
-      const rdev = pins ? withTuning(dev, { ...dev.tuning, ...pins }) : dev;
-      const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3), ...(cfg.backward ? { dout: randn(numel(s, 'q'), 4) } : {}) };
-      status.textContent = `running on ${adapterName(dev.adapter)}: ${cfg.R} rank(s), ${cfg.scheme}…`;
-      const res = await ringAttention([rdev], s, x, {
-        ranks: cfg.R, scheme: cfg.scheme, hierarchicalSizes: cfg.sizes, link: cfg.link,
-        ...liveMask(cfg), layout: cfg.layout, precision: cfg.precision,
-        onStep: ({ phase, step, steps }) => {
-          if (cancelRequested || id !== runId) throw new Cancelled('cancelled');
-          progress.value = ((phase === 'backward' ? steps : 0) + step + 1) / ((cfg.backward ? 2 : 1) * steps);
-        },
-      });
-      if (id !== runId) return;
-      const check = checkRun(s, cfg, x as Record<string, Float32Array>, res);
-      const tiles = pins ? `tuned in this browser: ${showPins(pins)}` : cfg.tuned ? 'defaults (Tune has stored no pins for this GPU, D, precision and mask)' : 'defaults';
-      showResults([...resultRows(s, cfg, res, adapterName(dev.adapter)), ['tiles', tiles], ['error vs float64', check.row]]);
-      drawTimeline(res.timeline);
-      drawPredicted(res.timeline);
-      finish(id, 'done', { errors: check.errors, ok: check.ok, precision: res.precision, tuned: !!pins, ...runSummary(res.timeline) });
+      const say = (text: string) => { status.textContent = text; };
+      const onStep: NonNullable<RingOptions['onStep']> = ({ phase, step, steps }) => {
+        if (cancelRequested || id !== runId) throw new Cancelled('cancelled');
+        progress.value = ((phase === 'backward' ? steps : 0) + step + 1) / ((cfg.backward ? 2 : 1) * steps);
+      };
+      const out = await liveRun(cfg, pool, store, say, onStep, () => id === runId);
+      showResults(out.rows);
+      drawTimeline(out.timeline);
+      drawPredicted(out.timeline);
+      finish(id, 'done', out.live);
     } catch (e) {
       if (e instanceof Cancelled) return;
       showResults([]);
