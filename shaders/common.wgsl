@@ -23,9 +23,13 @@ const WG: u32 = {{WG}}u;    // invocations per workgroup
 fn rt(x: u32) -> u32 { return x{{RT}}; }
 const LOG2E: f32 = 1.4426950408889634;
 const LN2: f32 = 0.6931471805599453;
-// Masked scores hold NEG_BIG rather than -inf, so that no shader ever computes inf - inf.
+// Masked scores hold NEG_BIG rather than -inf, so that no shader ever computes inf - inf (the
+// tensor-core kernels: there finite scores at or below NEG_HALF count as masked; docs/numerics.md).
 const NEG_BIG: f32 = -1.0e30;
 const NEG_HALF: f32 = -5.0e29;
+// The lowest finite f32: the portable forward's running max starts there, so that any finite score,
+// however negative, becomes the max (−inf scores never do: P~ = 0 for them).
+const F32_LOWEST: f32 = -3.40282346638528859812e+38f;
 
 // struct Params: generated from the table in src/kernels/params.ts, which also packs it.
 {{PARAMS}}
@@ -245,16 +249,23 @@ fn neg_inf() -> f32 {
 // weights and the LSE, (w_a, w_b, LSE), which merged() applies to each element of O. Non-finite
 // values follow the reference (IEEE arithmetic of the untiled softmax, src/reference/attention.ts):
 //   - a NaN LSE on either side (a NaN or +inf score in that key set): the row's O and LSE are NaN;
-//   - a side with no visible key (LSE = −inf, or a finite LSE at most −5e29; its O is 0) adds
-//     nothing: weights (1, 0) or (0, 1) and the other side's LSE; two such stay masked;
-//   - a NaN element of O on either side makes that element NaN, whatever its weight (merged()).
+//   - a side without mass adds nothing but its NaN elements (merged()): LSE = −inf, no visible key
+//     (its O is 0), or LSE = +inf, visible keys whose scores are all −inf (P.partial: its O holds
+//     the undivided sums, 0 · V: 0, or NaN where a V was NaN or ±inf, as the reference's). The
+//     row keeps the other side's LSE and O; two such give LSE = max(a, b) (+inf where either had
+//     visible keys) and O_a + O_b. A finite LSE always carries mass, however negative. After the
+//     ring's last step a row still at +inf becomes NaN, as the untiled softmax's 0/0 (merge.wgsl
+//     finalize).
 fn lse_merge(a: f32, b: f32) -> vec3<f32> {
   if (is_nan(a) || is_nan(b)) {
     let n = nan_f32();
     return vec3<f32>(n, n, n);
   }
-  if (!(b > NEG_HALF)) { return vec3<f32>(1.0, 0.0, a); }   // nothing new for this row
-  if (!(a > NEG_HALF)) { return vec3<f32>(0.0, 1.0, b); }   // nothing accumulated yet
+  if (is_inf(b)) {   // nothing new for this row
+    if (is_inf(a)) { return vec3<f32>(1.0, 1.0, max(a, b)); }
+    return vec3<f32>(1.0, 0.0, a);
+  }
+  if (is_inf(a)) { return vec3<f32>(0.0, 1.0, b); }   // nothing accumulated yet
   let hi = max(a, b);
   let e = exp(min(a, b) - hi);   // in (0, 1]
   let w_hi = 1.0 / (1.0 + e);    // σ(hi − lo)
@@ -262,6 +273,19 @@ fn lse_merge(a: f32, b: f32) -> vec3<f32> {
   let lse = hi + log(1.0 + e);
   if (a >= b) { return vec3<f32>(w_hi, w_lo, lse); }
   return vec3<f32>(w_lo, w_hi, lse);
+}
+
+// A row whose visible scores are all −inf (ℓ = 0): its LSE and what O's sums are multiplied by.
+// A whole call gives what the untiled softmax does, 0/0: LSE = NaN and O = NaN. A ring step
+// (P.partial) gives a partial without mass: LSE = +inf and O = the undivided sums (0 · V: 0, or NaN
+// where a V is NaN or ±inf), which lse_merge folds in and merge.wgsl finalize turns into NaN if no
+// other step of the ring gives the row mass.
+fn no_mass_lse() -> f32 { return select(nan_f32(), pos_inf(), P.partial != 0u); }
+
+// 1/ℓ for O = acc/ℓ, and for ℓ = 0 (above) NaN or, in a ring step, 1.
+fn inv_l(l: f32) -> f32 {
+  if (l == 0.0) { return select(nan_f32(), 1.0, P.partial != 0u); }
+  return 1.0 / l;
 }
 
 // An element of the merged O: w_a·x_a + w_b·x_b, NaN where either element is (kept even where

@@ -56,12 +56,14 @@
 //   m_new = max(m, rowmax(S)) only where rowmax(S) > m + STALE (stale-max: else m is kept,
 //           so P~ ≤ e^STALE and acc, ℓ are rescaled only when the max grows by that much)
 //   P~ = exp(S − m_new),  ℓ = exp(m − m_new)·ℓ + rowsum(P~),  acc = exp(m − m_new)·acc + P~ V
-// and at the end O = acc / ℓ, LSE = m + log ℓ. A row with no visible key: O = 0, LSE = −inf.
+// and at the end O = acc / ℓ, LSE = m + log ℓ. A row with no visible key: O = 0, LSE = −inf. m starts
+// at the lowest finite f32 (F32_LOWEST), so a finite score however negative becomes the max.
 // A ring step (P.accumulate) merges its rows into the O and LSE the buffers hold instead
 // (common.wgsl lse_merge: a row with no visible key keeps them).
 // Non-finite inputs propagate as in the reference (src/reference/attention.ts): a NaN score
 // gives P~ = NaN, so ℓ and the row's O and LSE are NaN; +Inf makes m = +Inf and P~ = NaN; a row
-// whose visible scores are all −Inf has ℓ = 0 and gives NaN. Keys a row cannot see never touch
+// whose visible scores are all −Inf has ℓ = 0 and gives NaN (in a ring step, P.partial, a partial
+// without mass: common.wgsl no_mass_lse). Keys a row cannot see never touch
 // its accumulator (masked tiles select V per row), so a NaN there stays out.
 // Row max and sum across the TX invocations of a row block: row_max / row_sum (flash_rows_*.wgsl),
 // each on the NG vec4 groups of an invocation's rows at once.
@@ -463,7 +465,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let t_end = (rows.last.y + BC - 1u) / BC;
   let ninf = vec4<f32>(neg_inf());
   var m = Rows();               // running (stale) row max, natural units
-  {{#for g < RR/4}}m[{{g}}u] = vec4<f32>(NEG_BIG);
+  {{#for g < RR/4}}m[{{g}}u] = vec4<f32>(F32_LOWEST);
   {{/for}}
   var l = Rows();               // this invocation's share of ℓ (its keys)
   var acc = array<Acc, NCH>();
@@ -533,7 +535,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     var out = neg_inf();
     if (khi[{{rr}}u] > klo[{{rr}}u]) {
       out = m[{{rr}}u / 4u][{{rr}}u % 4u] + log(l_i);
-      if (l_i == 0.0) { out = nan_f32(); }   // every visible score was −Inf
+      if (l_i == 0.0) { out = no_mass_lse(); }   // every visible score was −Inf
     }
     w[{{rr}}u] = vec3<f32>(0.0, 1.0, out);
     if (P.accumulate != 0u && i < P.Nq) { w[{{rr}}u] = lse_merge(lse[rb.q_row0 + i], out); }
@@ -545,7 +547,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     let l_i = lt[{{rr}}u / 4u][{{rr}}u % 4u];
     if (i < P.Nq) {
       let seen = khi[{{rr}}u] > klo[{{rr}}u];
-      let inv = 1.0 / l_i;
+      let inv = inv_l(l_i);
       {{#loop c < NCH}}{{#loop u < DU}}{
         let at = (rb.q_row0 + i) * D4 + {{c}}u * DC + tx + {{u}}u * TX;
         var x = select(vec4<f32>(), acc[{{c}}u][{{rr}}u * DU + {{u}}u] * inv, seen);

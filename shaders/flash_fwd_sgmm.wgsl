@@ -318,7 +318,8 @@ fn old_o(q_row0: u32, i_first: u32, lane: u32, db: u32, load: bool) -> array<f32
 // Writes block `db` (columns 16·db…) of O/ℓ for SBR of group grp's rows (queries i_first…, their ℓ and merge
 // weights from l_first in l_s and w_s), from the subgroup's spill at `sp` in the group's block of S (row rr at sp + rr·SS). ℓ = NaN marks a
 // NaN row; ℓ = 0 a row with no visible key. Merging (P.accumulate, a ring step), each entry is merged into what
-// O held (`old`, old_o) with the row's weights in w_s (common.wgsl lse_merge).
+// O held (`old`, old_o) with the row's weights in w_s (common.wgsl lse_merge). (A ring step's row without mass has
+// ℓ = 1: its undivided sums.)
 fn write_o_block(q_row0: u32, i_first: u32, grp: u32, l_first: u32, sp: u32, lane: u32, db: u32, old: array<f32, OPL>) {
   for (var k = 0u; k < OPL; k++) {
     let e = lane + 32u * k;
@@ -590,14 +591,19 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   // Per phase, this lane's row (query iq): NaN rows, a visible score NaN or +inf (in any of the row's LPR lanes'
   // columns), or visible keys whose scores are all −inf (ℓ = 0 although the row sees keys), marked by ℓ = NaN
   // in l_s; its LSE, merged with what LSE holds in a ring step (read before its lane writes it below).
+  // In a ring step (P.partial) visible keys whose scores are all −inf give a partial without mass instead
+  // (common.wgsl no_mass_lse: LSE = +inf, and O the undivided sums: ℓ = 1 in l_s).
   {{#for ph < NPH}}spoiled{{ph}} = row_any(spoiled{{ph}});
   let keys{{ph}} = key_range(iq{{ph}});
-  let nan_row{{ph}} = spoiled{{ph}} || (l{{ph}} == 0.0 && keys{{ph}}.y > keys{{ph}}.x);
+  let no_mass{{ph}} = !spoiled{{ph}} && l{{ph}} == 0.0 && keys{{ph}}.y > keys{{ph}}.x;
+  let nan_row{{ph}} = spoiled{{ph}} || (no_mass{{ph}} && P.partial == 0u);
   var l_out{{ph}} = l{{ph}};
   if (nan_row{{ph}}) { l_out{{ph}} = nan_f32(); }
+  if (no_mass{{ph}} && P.partial != 0u) { l_out{{ph}} = 1.0; }
   var lse_new{{ph}} = neg_inf();
   if (l{{ph}} > 0.0) { lse_new{{ph}} = (m{{ph}} + log2(l{{ph}})) * LN2; }
   if (nan_row{{ph}}) { lse_new{{ph}} = nan_f32(); }
+  if (no_mass{{ph}}) { lse_new{{ph}} = no_mass_lse(); }
   var w{{ph}} = vec3<f32>(0.0, 1.0, lse_new{{ph}});
   if (MERGE == 1u && P.accumulate != 0u && h == 0u && iq{{ph}} < P.Nq) { w{{ph}} = lse_merge(lse[q_row0 + iq{{ph}}], lse_new{{ph}}); }
   // O / ℓ, one 16-column block at a time through S; rows past Nq are not written.

@@ -59,8 +59,8 @@ export async function plannedSteps(x: {
 
 /**
  * The exact merge of two partial results, row by row in float64, by the rules of common.wgsl
- * lse_merge: a NaN LSE on either side makes the row NaN; a side with no visible key (LSE −inf, or
- * at most −5e29) adds nothing; otherwise O = σ(a − b)·O_a + σ(b − a)·O_b and LSE = log(e^a + e^b), a NaN element
+ * lse_merge: a NaN LSE on either side makes the row NaN; a side without mass (LSE −inf: no visible
+ * key; +inf: visible keys all scoring −inf, a ring step's partial) adds nothing but its NaN elements; otherwise O = σ(a − b)·O_a + σ(b − a)·O_b and LSE = log(e^a + e^b), a NaN element
  * on either side NaN whatever its weight.
  */
 export function mergeRows(D: number, acc: { o: ArrayLike<number>; lse: ArrayLike<number> }, part: { o: ArrayLike<number>; lse: ArrayLike<number> }): { o: Float64Array; lse: Float64Array } {
@@ -70,8 +70,10 @@ export function mergeRows(D: number, acc: { o: ArrayLike<number>; lse: ArrayLike
     const a = acc.lse[r], b = part.lse[r];
     let wa = 1, wb = 0, lse = a;
     if (Number.isNaN(a) || Number.isNaN(b)) [wa, wb, lse] = [NaN, NaN, NaN];
-    else if (!(b > -5e29)) [wa, wb, lse] = [1, 0, a];   // no visible key: −inf, or a finite LSE at most −5e29 (NEG_HALF)
-    else if (!(a > -5e29)) [wa, wb, lse] = [0, 1, b];
+    // A side without mass (±inf: no visible key, or visible keys all scoring −inf) adds nothing
+    // but its NaN elements; two such keep the larger LSE (+inf if either saw keys) and O_a + O_b.
+    else if (!Number.isFinite(b)) [wa, wb, lse] = Number.isFinite(a) ? [1, 0, a] : [1, 1, Math.max(a, b)];
+    else if (!Number.isFinite(a)) [wa, wb, lse] = [0, 1, b];
     else {
       lse = Math.max(a, b) + Math.log1p(Math.exp(Math.min(a, b) - Math.max(a, b)));
       [wa, wb] = [Math.exp(a - lse), Math.exp(b - lse)];

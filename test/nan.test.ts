@@ -129,11 +129,15 @@ describe('a ring step\'s forward merging into partial (O, LSE) results, with NaN
       const q = randn(rows * D, SEED + D), k = randn(H * Nk * D, SEED + D + 1), v = randn(H * Nk * D, SEED + D + 2);
       q[10 * D + 3] = NaN;   // head 0, row 10: a NaN score on the new side
       // What O and LSE hold: rows with no key (one the new side does not reach either, one it does),
-      // a NaN LSE, a NaN element of O.
+      // a NaN LSE, a NaN element of O, rows without mass.
       const oa = randn(rows * D, SEED + D + 3), la = Float32Array.from(randn(rows, SEED + D + 4), (x) => 4 * x);
       for (const r of [2, 12]) { la[r] = -Infinity; oa.fill(0, r * D, r * D + D); }
       la[7] = NaN;
       oa[15 * D + D - 1] = NaN;
+      // Rows held without mass (LSE = +inf: visible keys that all scored −inf in earlier steps), O = 0 · V: the
+      // new side's rows replace them, but for a NaN element (0 · NaN) kept.
+      for (const r of [13, 16]) { la[r] = Infinity; oa.fill(0, r * D, r * D + D); }
+      oa[13 * D + 1] = NaN;
       const want = mergeRows(D, { o: oa, lse: la }, referenceForward(sh, f64(q), f64(k), f64(v), opts));
       const fwd = await FlashForward.create(dev, D, { precision: p, out: 'f32', grad: 'f32', merge: true }, path);
       expect(fwd.path).toBe(path);

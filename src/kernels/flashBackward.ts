@@ -130,7 +130,7 @@ export class FlashBackward extends AttentionKernel {
     checkBinding(this.dev, 'K/V/dK/dV', numel(s, 'kv') * Math.max(st, elemBytes(this.types.grad)));
     const own = backwardRows(this.plan);
     const blocks = activeBlocks(s, o, !!eo.accumulate, own.q, own.kv);
-    const buffers = { ...b, ...attentionHeader(this.dev, s, o, temps, !!eo.accumulate, { q: blocks.q[0], k: blocks.k[0] }) };
+    const buffers = { ...b, ...attentionHeader(this.dev, s, o, temps, { accumulate: !!eo.accumulate, blk0: { q: blocks.q[0], k: blocks.k[0] } }) };
     const bind = bindGroup(this.dev, BACKWARD_BINDINGS, buffers);
     const preBind = eo.skipPreprocess ? null : bindGroup(this.dev, PREPROCESS_BINDINGS, buffers);
     const passes: [GPUComputePipeline, [number, number, number], string][] = [];

@@ -63,9 +63,11 @@ export class FlashForward extends AttentionKernel {
 
   /**
    * Checks the binding limits for a shape, then encodes the dispatch. `temps` receives buffers to
-   * free after submit. `reachedOnly` (ring steps, whose O and LSE start at 0 and −inf, or hold
-   * earlier steps' rows): only the row blocks some visible pair reaches are run, and rows no key
-   * reaches are left as they are.
+   * free after submit. `ringStep` (ring steps, whose O and LSE start at 0 and −inf, or hold
+   * earlier steps' rows): only the row blocks some visible pair reaches are run, rows no key
+   * reaches are left as they are, and a row whose visible scores are all −inf is written as a
+   * partial without mass (LSE = +inf, common.wgsl no_mass_lse), which the ring's last step turns
+   * into NaN unless another step gave the row mass (MergeKernel.encodeFinalize).
    * `merge` (ring steps after a Q block's first): the rows are merged exactly into the (O, LSE)
    * the buffers hold (common.wgsl lse_merge), not written over them: f32 O, and on tensor cores a
    * kernel created with types.merge.
@@ -73,18 +75,18 @@ export class FlashForward extends AttentionKernel {
    */
   encode(
     encoder: GPUCommandEncoder, b: ForwardBuffers, s: AttentionShape, o: ResolvedOptions, temps: GPUBuffer[],
-    timestampWrites?: GPUComputePassTimestampWrites, reachedOnly = false, merge = false,
+    timestampWrites?: GPUComputePassTimestampWrites, ringStep = false, merge = false,
   ): { rows: [number, number] } {
     // The portable kernel merges in registers, whatever types.merge; the tensor-core one needs the
     // workgroup memory that types.merge plans for its row weights.
-    if (merge && (this.types.out !== 'f32' || (this.path === 'subgroup-matrix' && !this.plan.merge)))
-      throw new Error(`FlashForward: merging into O needs f32 O (${this.types.out} here) and, on tensor cores, a kernel created with types.merge (an internal error)`);
+    if (merge && (!ringStep || this.types.out !== 'f32' || (this.path === 'subgroup-matrix' && !this.plan.merge)))
+      throw new Error(`FlashForward: merging into O is for ring steps, and needs f32 O (${this.types.out} here) and, on tensor cores, a kernel created with types.merge (an internal error)`);
     const st = elemBytes(this.types.precision);
     checkBinding(this.dev, 'Q', numel(s, 'q') * st);
     checkBinding(this.dev, 'K/V', numel(s, 'kv') * st);
     checkBinding(this.dev, 'O', numel(s, 'q') * elemBytes(this.types.out));
-    const [q0, q1] = activeBlocks(s, o, reachedOnly, this.plan.BR, this.plan.BR).q;
-    const bind = bindGroup(this.dev, FORWARD_BINDINGS, { ...b, ...attentionHeader(this.dev, s, o, temps, merge, { q: q0, k: 0 }) });
+    const [q0, q1] = activeBlocks(s, o, ringStep, this.plan.BR, this.plan.BR).q;
+    const bind = bindGroup(this.dev, FORWARD_BINDINGS, { ...b, ...attentionHeader(this.dev, s, o, temps, { accumulate: merge, partial: ringStep, blk0: { q: q0, k: 0 } }) });
     const pass = encoder.beginComputePass({ label: 'FlashForward.pass', timestampWrites });
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, bind);

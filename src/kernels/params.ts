@@ -20,13 +20,18 @@ export type ScalarType = 'u32' | 'i32' | 'f32';
 export interface ParamInputs {
   s: AttentionShape;
   o: ResolvedOptions;
-  /** Backward: add to the gradient buffers (ring steps). */
+  /** Ring steps: the backward adds to the gradient buffers; the forward merges into O and LSE. */
   accumulate: boolean;
+  /** Forward ring steps (the first too): rows without mass are written as partials (common.wgsl no_mass_lse). */
+  partial?: boolean;
   /** The first Q row block (forward, dq) and K/V row block (dkdv) dispatched (0: all from the start; src/kernels/reach.ts). */
   blk0?: { q: number; k: number };
   /** Causal grids' heads taking turns block by block, in groups of this many (launch_item in common.wgsl); default headGroup(). */
   headGroup?: number;
 }
+
+/** What a dispatch of a ring step sets in the uniform block (all unset: a whole call). */
+export type RingStep = Partial<Pick<ParamInputs, 'accumulate' | 'partial' | 'blk0'>>;
 
 /** Keys per head up to which the heads take turns by default (measured gains up to 16384, losses from 65536). */
 export const HEAD_GROUP_MAX_KEYS = 16384;
@@ -74,6 +79,7 @@ export const ATTENTION_PARAMS: readonly UniformField<ParamInputs>[] = [
   { name: 'scale_log2', type: 'f32', value: ({ o }) => o.scale * Math.LOG2E, doc: 'scale · log2(e): scores live in the exp2 domain' },
   { name: 'accumulate', type: 'u32', value: (x) => (x.accumulate ? 1 : 0), doc: 'ring steps: the backward adds dQ/dK/dV to what the output buffers hold; the forward merges its rows into the O and LSE they hold' },
   { name: 'zero', type: 'u32', value: () => 0, doc: 'always 0 (see rt())' },
+  { name: 'partial', type: 'u32', value: (x) => (x.partial ? 1 : 0), doc: 'forward ring steps: a row whose visible scores are all −inf is a partial without mass (LSE = +inf), not NaN' },
   { name: 'q_blk0', type: 'u32', value: (x) => x.blk0?.q ?? 0, doc: 'row block of dispatch x = 0 (forward, dq; ring steps skip blocks no key reaches)' },
   { name: 'k_blk0', type: 'u32', value: (x) => x.blk0?.k ?? 0, doc: 'backward: key block of dispatch x = 0 (dkdv)' },
   // A window wider than any position is unbounded; the shader adds and subtracts it in i32.
@@ -110,8 +116,8 @@ export function packUniform<X>(fields: readonly UniformField<X>[], x: X): ArrayB
 export const PARAMS_WGSL = wgslStruct('Params', ATTENTION_PARAMS);
 
 /** The attention uniform block (binding 0) for a shape and its options. */
-export function attentionParams(dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, accumulate = false, blk0?: ParamInputs['blk0']): GPUBuffer {
-  const bytes = new Uint8Array(packUniform(ATTENTION_PARAMS, { s, o, accumulate, blk0, headGroup: headGroup(s, dev.tuning) }));
+export function attentionParams(dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, step: RingStep = {}): GPUBuffer {
+  const bytes = new Uint8Array(packUniform(ATTENTION_PARAMS, { s, o, accumulate: !!step.accumulate, partial: step.partial, blk0: step.blk0, headGroup: headGroup(s, dev.tuning) }));
   return upload(dev, bytes, 'flashring.params', GPUBufferUsage.UNIFORM);
 }
 
@@ -123,9 +129,9 @@ export const ATTENTION_HEADER_BINDINGS = [[0, 'P', 'uniform', 'Params'], [11, 'c
  * documentsBuffer), by their binding names; both go into `temps`, to be freed after submit.
  */
 export function attentionHeader(
-  dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, temps: GPUBuffer[], accumulate = false, blk0?: ParamInputs['blk0'],
+  dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, temps: GPUBuffer[], step: RingStep = {},
 ): { P: GPUBuffer; cu: GPUBuffer } {
-  const header = { P: attentionParams(dev, s, o, accumulate, blk0), cu: documentsBuffer(dev, o) };
+  const header = { P: attentionParams(dev, s, o, step), cu: documentsBuffer(dev, o) };
   temps.push(header.P, header.cu);
   return header;
 }

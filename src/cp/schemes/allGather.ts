@@ -53,7 +53,7 @@ export const allGather: RankProgram<Gathered> = {
     const Q = shardQ(ctx, pb, io, 'forward');
     // kvFrom: this rank's own gathered buffers (the keys of every rank).
     const s = ctx.begin('forward', 1, { label: 'attend', kvFrom: me, ...work(pb, Q.heads, Q.segs.map((q) => q.seg), all.segs) });
-    await ctx.compute(s, 'attend', (enc, temps, tw) => encodeForward(ctx, pb, enc, temps, tw, Q, all));
+    await ctx.compute(s, 'attend', (enc, temps, tw) => encodeForward(ctx, pb, enc, temps, tw, Q, all, true));
     ctx.end(s);
     releaseQ(ctx, Q);
     return all;

@@ -4,7 +4,8 @@
  * positions they came from). The encoders here call the existing kernels for every
  * (Q segment, K/V segment) pair the mask does not skip (src/mask.ts), with the segments' global
  * positions, so masking is exact wherever the tokens sit (documents are over global positions):
- *   forward   O, LSE ← merge((O, LSE), flash(Q, K, V))   (exact LSE merge in the forward's epilogue, common.wgsl lse_merge)
+ *   forward   O, LSE ← merge((O, LSE), flash(Q, K, V))   (exact LSE merge in the forward's epilogue, common.wgsl lse_merge;
+ *             after the last step, rows no step gave mass: NaN, merge.wgsl finalize)
  *   backward  dQ += ∂, dK/dV partial += ∂ (Δ = rowsum(dO ∘ O) computed once per Q segment)
  */
 import { AttentionShape, ResolvedOptions } from '../../shape.js';
@@ -78,20 +79,23 @@ function pairOptions(base: ResolvedOptions, q: Segment, k: Segment, masked: bool
   return masked ? { ...base, ...pos } : { ...base, ...pos, causal: false, window: [-1, -1], docs: null };
 }
 
-export function encodeForward(ctx: Rank, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk): void {
+export function encodeForward(ctx: Rank, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk, last = false): void {
   const ps = live(Q, kv, pb.base);
-  // A segment's first pair writes its O and LSE directly: merging into nothing (LSE = −inf)
-  // would copy them, bit for bit, except a row whose LSE is finite but at most −5e29 (f32 inputs
-  // only), which the merge treats as masked and the direct write keeps (as the single-device
-  // kernel does). Later pairs merge their rows into O and LSE in the forward's epilogue: no
-  // partial is written, no merge pass runs. Only the row blocks a visible pair reaches run
-  // (O = 0, LSE = −inf stay where none does, and a merged row no key reaches keeps its values).
+  const units = ps.length + (last ? Q.segs.length : 0);
+  // A segment's first pair writes its O and LSE directly; later pairs merge their rows into them
+  // in the forward's epilogue: no partial is written, no merge pass runs. Only the row blocks a
+  // visible pair reaches run (O = 0, LSE = −inf stay where none does, and a merged row no key
+  // reaches keeps its values). Every pair is a ring step: a row whose visible keys in it all score
+  // −inf is written without mass (LSE = +inf), and after the last step (`last`) the finalize pass
+  // turns the rows still without mass into NaN, as the untiled softmax's 0/0.
   ps.forEach(({ q, ks, ki, kind }, i) => {
     const first = !!q.fresh;
     q.fresh = false;
     ctx.kernels.fwd.encode(enc, { q: q.q, k: kv.k[ki], v: kv.v[ki], o: q.o, lse: q.lse }, pairShape(pb, Q.heads, q.seg, ks),
-      pairOptions(pb.base, q.seg, ks, kind === 'masked'), temps, tw(i, ps.length), true, !first);
+      pairOptions(pb.base, q.seg, ks, kind === 'masked'), temps, tw(i, units), true, !first);
   });
+  if (last)
+    Q.segs.forEach((q, i) => ctx.kernels.merge.encodeFinalize(enc, q.o, q.lse, pb.shape.B * Q.heads.Hq * q.seg.count, temps, tw(ps.length + i, units)));
 }
 
 /** Δ = rowsum(dO ∘ O) per Q segment (the backward kernel's preprocess pass alone). */

@@ -42,7 +42,7 @@ export async function ringForward(ctx: Rank, pb: Problem, g: Ring, Q: QBlock, ow
     const into = t < P - 1 ? { ...spare[t % 2], from: g.chunkRank(pos(t + 1)), segs: g.chunkSegs(pos(t + 1)) } : null;
     const send = into && ctx.comm.sendRecv(ctx.index, next, kvRanges(pb, Q.heads, cur), prev, kvRanges(pb, Q.heads, into), `fwd.kv.${t}`);
     send?.catch(() => {}); // observed below; a failed compute must not leave it unhandled
-    await ctx.compute(st, 'attend', (enc, temps, tw) => encodeForward(ctx, pb, enc, temps, tw, Q, cur));
+    await ctx.compute(st, 'attend', (enc, temps, tw) => encodeForward(ctx, pb, enc, temps, tw, Q, cur, t === P - 1));
     if (send) await ctx.wait(st, send);
     ctx.end(st);
     if (into) cur = into;
