@@ -114,7 +114,7 @@ describe('FlashAttention forward vs float64 reference', () => {
       [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, 'f32'],
       // D = 16 with the 16-column chunk: one chunk (Q staged once; only K/V prefetched).
       [{ B: 1, Hq: 2, Hkv: 1, Nq: 150, Nk: 150, D: 16 }, { causal: true, docs }, 'f32'],
-      // f16 storage with f16 products: the K and V maxima are taken as words are stashed (PF = 1) or
+      // f16 storage with f16 products (opt-in): the K and V maxima are taken as words are stashed (PF = 1) or
       // staged (0), over four chunks and over one with skipped tiles.
       [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, 'f16'],
       [{ B: 1, Hq: 2, Hkv: 1, Nq: 150, Nk: 150, D: 16 }, { causal: true, docs }, 'f16'],
@@ -122,7 +122,7 @@ describe('FlashAttention forward vs float64 reference', () => {
     for (const tile of ['32x16x16']) for (const [s, o, p] of cases) {
       if (p === 'f16' && !dev.hasF16) continue;
       const out: { o: HostTensor; lse: Float32Array }[] = [];
-      for (const pf of ['0', '1']) out.push((await check(s, o, p, SEED + 71 + s.D, 1, 'scalar', await portable({ FLASHRING_PORTABLE_FWD: tile, FLASHRING_PORTABLE_FWD_PREFETCH: pf }))).got);
+      for (const pf of ['0', '1']) out.push((await check(s, o, p, SEED + 71 + s.D, 1, 'scalar', await portable({ FLASHRING_PORTABLE_FWD: tile, FLASHRING_PORTABLE_FWD_PREFETCH: pf, FLASHRING_PORTABLE_FWD_PRODUCTS: p === 'f16' ? 'f16' : undefined }))).got);
       expect(bits(out[1].o).equals(bits(out[0].o)), `O ${p} D=${s.D} tile '${tile}'`).toBe(true);
       expect(bits(out[1].lse).equals(bits(out[0].lse)), `LSE ${p} D=${s.D} tile '${tile}'`).toBe(true);
     }
@@ -154,14 +154,14 @@ describe('FlashAttention forward vs float64 reference', () => {
 
   it('f16 storage staged as vec4<f16> words: planned and whole-row tiles, both row reductions, inputs of a few hundred', async () => {
     if (!paths.some(([p, path]) => p === 'f16' && path === 'scalar')) return;   // no shader-f16 (CI requires it)
-    // Planned tiles (f16 products where the range allows), and 64×32 in whole
+    // Planned tiles (f32 products, the default), and 64×32 in whole
     // rows at D = 64 (64-column chunks at 128), which fits lavapipe's 32 KiB only with f16 words.
     for (const pins of [{}, { FLASHRING_PORTABLE_REDUCE: 'workgroup', FLASHRING_PORTABLE_FWD: '64x32x64' }]) {
       const on = await portable(pins);
       for (const D of [64, 128]) for (const causal of [false, true]) await check(sq(70, D), { causal }, 'f16', SEED + 43 + D, 1, 'scalar', on);
     }
-    // |q|, |k| up to ~500: the range check keeps f32 products (f16 sums would pass 65504).
-    await check(sq(40, 64), { causal: true }, 'f16', SEED + 44, 128);
+    // |q|, |k| up to ~500 with f16 products (opt-in): the range check keeps f32 products (f16 sums would pass 65504).
+    await check(sq(40, 64), { causal: true }, 'f16', SEED + 44, 128, 'scalar', await portable({ FLASHRING_PORTABLE_FWD_PRODUCTS: 'f16' }));
   });
 
   it('splits tensors larger than one binding and still matches', async () => {

@@ -90,19 +90,21 @@ describe('tile planner', () => {
 
   it('counts the forward\'s staged words in the storage type (8-byte vec4<f16>), so f16 takes wider chunks', () => {
     // 49152 bytes, subgroups of 32 (the H200): f32 stages 32 columns at a time, f16 64. f16
-    // products (the default with f16 storage) keep P~ in f16 (9216 bytes less) and two words a
-    // chunk of maxima; pinned f32 products, P~ in f32.
+    // products (opt-in, with f16 storage) keep P~ in f16 (9216 bytes less) and two words a
+    // chunk of maxima; f32 products (the default), P~ in f32.
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 32, workgroupBytes: 41472 });
-    expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 30984, products: 'f16' }); // whole rows
-    expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 30992 });
-    expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32, { portableProducts: 'f32' })).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192, products: 'f32' });
+    const f16p = { portableProducts: 'f16' } as const;
+    expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32, f16p)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 30984, products: 'f16' }); // whole rows
+    expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32, f16p)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 30992 });
+    expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192, products: 'f32' });
+    expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192, products: 'f32' }); // whole rows
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32).products).toBeUndefined();
     expect(workgroupBytes('fwd', 128, 32, 64, 64, 'f32', 'subgroup')).toBe(61952);
     expect(workgroupBytes('fwd', 128, 32, 64, 32, 'f32', 'workgroup')).toBe(45568); // + one word per invocation
     // The count is the shader's: the workgroup arrays of the specialized source, summed (pinned
     // tiles too: the workgroup row reduction holds one word per invocation, Br·Bc bytes).
     for (const [D, precision, limit, sg, tile, products] of [[64, 'f16', 49152, 32, '', ''], [128, 'f16', 49152, 0, '', ''], [64, 'f32', 49152, 32, '', ''], [128, 'f32', 16384, 0, '', ''], [32, 'f16', 32768, 8, '', ''],
-      [64, 'f32', 49152, 0, '128x32x32', ''], [128, 'f16', 49152, 32, '64x64x64', ''], [64, 'f32', 32768, 0, '16x8x32', ''], [128, 'f16', 49152, 0, '', 'f32'], [256, 'f16', 49152, 32, '', '']] as const) {
+      [64, 'f32', 49152, 0, '128x32x32', ''], [128, 'f16', 49152, 32, '64x64x64', 'f16'], [64, 'f32', 32768, 0, '16x8x32', ''], [128, 'f16', 49152, 0, '', 'f16'], [256, 'f16', 49152, 32, '', 'f16'], [64, 'f16', 49152, 32, '', 'f16']] as const) {
       const plan = planTiles('fwd', D, precision, limit, 1024, sg, pins({ FLASHRING_PORTABLE_FWD: tile, FLASHRING_PORTABLE_FWD_PRODUCTS: products }));
       const extra = portableValues('fwd', D, plan);
       for (const unroll of [true, false]) {

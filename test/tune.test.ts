@@ -25,8 +25,9 @@ function memoryStore(): TuneStore & { entries: Map<string, TuneEntry>; gets: num
 describe('autotune candidates (data)', () => {
   it("are the kernels' own lists: every portable tile with and without the prefetch, every tensor-core tile in each step order (taking turns and not where it can), the backward's with one spill block and two", () => {
     expect(tuneCandidates('scalar', 'fwd', 64)).toHaveLength(2 * PORTABLE_FWD_CANDIDATES.length);
-    // With f16 storage the portable forward's products too (f16 where the range allows, or f32).
-    const f16 = tuneCandidates('scalar', 'fwd', 64, false, 'f16');
+    // With f16 storage the portable forward's products too (f16 where the range allows, or f32), only where the user opted in.
+    expect(tuneCandidates('scalar', 'fwd', 64, false, 'f16')).toEqual(tuneCandidates('scalar', 'fwd', 64));
+    const f16 = tuneCandidates('scalar', 'fwd', 64, false, 'f16', true);
     expect(f16).toHaveLength(4 * PORTABLE_FWD_CANDIDATES.length);
     expect(new Set(f16.map((t) => t.portableProducts))).toEqual(new Set(['f16', 'f32']));
     for (const t of f16) expect(() => resolveTuning(t)).not.toThrow();

@@ -118,9 +118,10 @@ export function showPins(t: KernelTuning): string {
  * The candidates of one kernel on a path, as pins (data: the kernels' own candidate lists and variants): the
  * tensor-core forward's tiles in each step order, and taking turns or not where they can; its backward's tiles
  * with one spill block a subgroup or two (both kernels alike); the portable forward's tiles with and without the
- * prefetch, and with f16 storage its f16 or f32 products.
+ * prefetch, and with f16 storage and `f16Products` (the user's FLASHRING_PORTABLE_FWD_PRODUCTS=f16: they are never
+ * chosen for a user who did not ask for them, docs/numerics.md) its f16 or f32 products.
  */
-export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number, robust = false, precision: Precision = 'f32'): KernelTuning[] {
+export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number, robust = false, precision: Precision = 'f32', f16Products = false): KernelTuning[] {
   if (path === 'subgroup-matrix') {
     const tiles = sgmmCandidates(kind, D, robust);
     if (kind === 'bwd') return tiles.flatMap(([SG, T]) => SGMM_SPILLS.map((spill) => ({ sgmmBackward: { subgroups: SG, rows: T }, sgmmDqSpill: spill, sgmmKvSpill: spill })));
@@ -128,7 +129,7 @@ export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number,
       ({ sgmmForward: { subgroups: SG, rows: T, rowBlocks: RB as 1 | 2, ...(DS > 1 ? { dSplit: DS as 2 } : {}) }, sgmmForwardPipe: pipe, ...(turns === undefined ? {} : { sgmmForwardTurns: turns }) }))));
   }
   if (kind === 'bwd') return PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ portableBackward: { rows, cols } }));
-  const products = precision === 'f16' ? PORTABLE_PRODUCTS : [undefined];
+  const products = precision === 'f16' && f16Products ? PORTABLE_PRODUCTS : [undefined];
   return PORTABLE_FWD_CANDIDATES.flatMap(([rows, cols]) => ([0, 1] as const).flatMap((forwardPrefetch) => products.map((p) =>
     ({ portableForward: { rows, cols }, forwardPrefetch, ...(p ? { portableProducts: p } : {}) }))));
 }
@@ -166,7 +167,7 @@ async function trials(
   dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', r: TuneRequest, o: Required<TuneOptions>, bufs: BenchBuffers,
 ): Promise<{ trial: TuneTrial; tuning: KernelTuning }[]> {
   const out: { trial: TuneTrial; tuning: KernelTuning }[] = [];
-  for (const c of o.candidates(path, kind, r.D, r.robust, r.precision)) {
+  for (const c of o.candidates(path, kind, r.D, r.robust, r.precision, dev.tuning.portableProducts === 'f16')) {
     const pins = showPins(c);
     try {
       const t = await timeWith(dev, { ...c, path }, r, bufs, kind);

@@ -165,7 +165,7 @@ export function portableTile(
 ): TilePlan | string {
   const WG = (A / PORTABLE_FWD_RR) * (B / 4);   // the backward's RT·CT/16 likewise
   const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, tuning.rowReduce, false) : undefined;
-  const products = kind === 'fwd' && precision === 'f16' ? tuning.portableProducts ?? 'f16' : undefined;
+  const products = kind === 'fwd' && precision === 'f16' ? tuning.portableProducts ?? 'f32' : undefined;
   const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce, products);
   const tried = pinChunk ? [pinChunk] : chunks(D, B);
   const chunk = tried.find((c) => (D / 4) % (c / 4) === 0 && (c / 4) % (B / 4) === 0 && bytesAt(c) <= limit);

@@ -16,7 +16,11 @@ import type { PathRequest } from './pipeline.js';
 import type { RowReduce } from './tiles.js';
 import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS, type SgmmForwardPipe, type SgmmSpill } from './sgmmTiles.js';
 
-/** The portable forward's products with f16 storage (FLASHRING_PORTABLE_FWD_PRODUCTS): f16 where a per-chunk range check allows (the default), or f32. */
+/**
+ * The portable forward's products with f16 storage (FLASHRING_PORTABLE_FWD_PRODUCTS): f32 (the default), or
+ * f16 where a per-chunk range check allows: faster, but an f16 sum's rounding can exceed the f16 contract on
+ * inputs whose products cancel (docs/numerics.md), so only where the user asks.
+ */
 export type PortableProducts = 'f16' | 'f32';
 export const PORTABLE_PRODUCTS: PortableProducts[] = ['f16', 'f32'];
 
@@ -53,7 +57,7 @@ export interface KernelTuning {
   rowReduce?: RowReduce;
   /** The portable forward's prefetch (FLASHRING_PORTABLE_FWD_PREFETCH = 0 | 1). */
   forwardPrefetch?: 0 | 1;
-  /** The portable forward's products with f16 storage (FLASHRING_PORTABLE_FWD_PRODUCTS = f16, the default: in f16 where a chunk's range allows, | f32). */
+  /** The portable forward's products with f16 storage (FLASHRING_PORTABLE_FWD_PRODUCTS = f32, the default, | f16: in f16 where a chunk's range allows; opt-in). */
   portableProducts?: PortableProducts;
   /** The tensor-core forward's tile (FLASHRING_SGMM_FWD = SGxT[xRB]). */
   sgmmForward?: SgmmTilePin;
@@ -157,7 +161,7 @@ export const TUNING_PINS: { [K in keyof KernelTuning]-?: Pin<NonNullable<KernelT
   portableBackward: portableTilePin('bwd'),
   rowReduce: choice('FLASHRING_PORTABLE_REDUCE', ['subgroup', 'workgroup'] as RowReduce[], 'subgroup or workgroup'),
   forwardPrefetch: choice('FLASHRING_PORTABLE_FWD_PREFETCH', [0, 1] as const, '0 or 1'),
-  portableProducts: choice('FLASHRING_PORTABLE_FWD_PRODUCTS', PORTABLE_PRODUCTS, 'f16 (with f16 storage, products in f16 where each chunk\'s range allows: the default) or f32'),
+  portableProducts: choice('FLASHRING_PORTABLE_FWD_PRODUCTS', PORTABLE_PRODUCTS, 'f32 (the default) or f16 (with f16 storage, products in f16 where each chunk\'s range allows: faster, not within the f16 contract on inputs whose products cancel; docs/numerics.md)'),
   sgmmForward: sgmmTilePin('fwd'),
   sgmmBackward: sgmmTilePin('bwd'),
   sgmmPad: choice('FLASHRING_SGMM_PAD', [0, 8] as const, '0 (unpadded rows) or 8 (16-byte padding, the default)'),
