@@ -7,7 +7,7 @@ import { LAYOUTS } from '../src/cp/plan/schedule.js';
 import { InProcessCommunicator, deviceCopy } from '../src/cp/transport/communicator.js';
 import { RankContext, RankKernels } from '../src/cp/rank/rank.js';
 import { TimelineRecorder } from '../src/cp/rank/timeline.js';
-import { stepGpuTime } from '../src/cp/launch/stage.js';
+import { rankKernels, stepGpuTime } from '../src/cp/launch/stage.js';
 import { schemeNames, Scheme } from '../src/cp/schemes/registry.js';
 import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
@@ -188,6 +188,21 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
     r.gpuIntervals = [0];
     stepGpuTime(r as Parameters<typeof stepGpuTime>[0], dev, [1.5]);
     expect(r.gpuComputeMs).toBe(1.5);
+  });
+
+  it('a rank\'s kernels run once, untimed, before any step (a first dispatch that compiles stays out of step times and predictions), once per device', async () => {
+    // A device of its own: its kernel cache is empty, so its first rankKernels warms them.
+    const [d] = await testDevices(1);
+    let submits = 0;
+    const submit = d.device.queue.submit.bind(d.device.queue);
+    d.device.queue.submit = (cmds: Iterable<GPUCommandBuffer>) => { submits++; submit(cmds); };
+    const live = d.tracker.snapshot().liveBuffers;
+    const k = await rankKernels(d, 24, 'f32', true);
+    expect(submits, 'the first rank on a device warms its kernels').toBe(1);
+    await Promise.all([rankKernels(d, 24, 'f32', true), rankKernels(d, 24, 'f32', true)]);
+    expect(submits, 'later ranks on the same device find them warm').toBe(1);
+    expect(k.bwd).not.toBeNull();
+    expect(d.tracker.snapshot().liveBuffers, 'the warm-up frees what it made').toBe(live);
   });
 
   it('pipelined one-device runs (steps submitted without waiting) give the same outputs bit for bit', async () => {

@@ -26,6 +26,8 @@ export abstract class AttentionKernel implements KernelInfo {
   readonly path: KernelPath;
   /** Why 'auto' did not take the subgroup-matrix path (null when it did or was not asked). */
   readonly fallbackReason: string | null = null;
+  /** The kernel as built and cached (withFallback's copies share it): its identity, e.g. for a once-only warm-up. */
+  readonly built: AttentionKernel = this;
 
   protected constructor(info: KernelInfo) {
     this.dev = info.dev;

@@ -12,6 +12,8 @@ import { Precision } from '../../kernels/precision.js';
 import { KernelPath } from '../../kernels/pipeline.js';
 import { RankKernels } from '../rank/rank.js';
 import { StepRecord } from '../rank/timeline.js';
+import { storage } from '../../gpu/buffers.js';
+import { resolveOptions } from '../../shape.js';
 
 /**
  * Which kernels ran: tensor cores ('subgroup-matrix') or the portable ones ('scalar'), and why
@@ -25,15 +27,61 @@ export interface RingKernels {
   fallbackReason: string | null;
 }
 
-/** A rank's kernels on its device: f32 partial results and gradients, the fastest exact path. */
+/** A rank's kernels on its device: f32 partial results and gradients, the fastest exact path; run once (warm). */
 export async function rankKernels(d: FlashDevice, D: number, p: Precision, backward: boolean): Promise<RankKernels> {
   const types = { precision: p, out: 'f32' as const, grad: 'f32' as const };
   const path = 'auto';   // every mask, as attention.ts: tensor cores for f16 where the adapter has them
-  return {
+  const k: RankKernels = {
     fwd: await FlashForward.create(d, D, { ...types, merge: true }, path),
     merge: await MergeKernel.create(d, D),
     bwd: backward ? await FlashBackward.create(d, D, types, path) : null,
   };
+  await warm(d, k, D, p);
+  return k;
+}
+
+/** Each kernel's warm-up, once (kernels are cached per device, so one object per device and variant). */
+const warmups = new WeakMap<object, Promise<void>>();
+
+/**
+ * One small untimed dispatch of each of a rank's kernels (64 rows of zeros), once per device and
+ * kernel, before any step is timed. Drivers that compile a pipeline at its first dispatch (lavapipe
+ * among them) would otherwise put the compile into the first step's GPU time, and into the link
+ * model's prediction made from it (seconds on a CPU against milliseconds of work).
+ */
+function warm(d: FlashDevice, k: RankKernels, D: number, p: Precision): Promise<void> {
+  const key = (k.bwd ?? k.fwd).built;   // a backward run's kernels warm the forward's too
+  let w = warmups.get(key);
+  if (!w) {
+    w = warmOnce(d, k, D, p).catch((e) => {
+      warmups.delete(key);   // a later run tries again (a lost device's kernels are not reused)
+      throw e;
+    });
+    warmups.set(key, w);
+  }
+  return w;
+}
+
+async function warmOnce(d: FlashDevice, k: RankKernels, D: number, p: Precision): Promise<void> {
+  const n = 64, s = { B: 1, Hq: 1, Hkv: 1, Nq: n, Nk: n, D }, o = resolveOptions(s, {});
+  const eb = p === 'f16' ? 2 : 4;
+  const mk = (bytes: number, name: string) => storage(d, bytes, `warm.${name}`);
+  const b = {
+    q: mk(n * D * eb, 'q'), k: mk(n * D * eb, 'k'), v: mk(n * D * eb, 'v'), dout: mk(n * D * eb, 'dout'),
+    o: mk(n * D * 4, 'o'), lse: mk(n * 4, 'lse'), delta: mk(n * 4, 'delta'), dq: mk(n * D * 4, 'dq'), dk: mk(n * D * 4, 'dk'), dv: mk(n * D * 4, 'dv'),
+  };
+  const temps: GPUBuffer[] = [];
+  try {
+    const enc = d.device.createCommandEncoder({ label: 'rank.warm' });
+    k.fwd.encode(enc, b, s, o, temps);
+    k.bwd?.encode(enc, b, s, o, temps, { accumulate: true });
+    k.merge.encodeAdd(enc, b.dq, b.dk, n, temps);
+    k.merge.encodeFinalize(enc, b.o, b.lse, n, temps);
+    d.device.queue.submit([enc.finish()]);
+    await d.device.queue.onSubmittedWorkDone();
+  } finally {
+    for (const x of [...Object.values(b), ...temps]) d.tracker.destroy(x);
+  }
 }
 
 /** Which kernels a rank's contexts run (rank 0's). */
