@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { SEED } from './cases.js';
 import type { RobustReport } from './robust-kernels.js';
-import { dawnFlags, keepsRobustness, robustShaders } from '../src/gpu/node.js';
+import { dawnFlags, dawnFlagsFromEnv, keepsRobustness, robustShaders } from '../src/gpu/node.js';
 import { InputError } from '../src/errors.js';
 
 async function run(robust: boolean): Promise<RobustReport> {
@@ -38,6 +38,13 @@ describe('Dawn flags', () => {
       if (was === undefined) delete process.env.FLASHRING_ROBUST; else process.env.FLASHRING_ROBUST = was;
     }
   });
+  it('FLASHRING_DAWN_FLAGS: key=value entries separated by ;, anything else refused by name (Dawn would throw its own exception)', () => {
+    expect(dawnFlagsFromEnv('enable-dawn-features=a,b;;adapter=x')).toEqual(['enable-dawn-features=a,b', 'adapter=x']);
+    for (const bad of ['oops', 'a=1;oops', '=x', ' a=1'])
+      expect(() => dawnFlagsFromEnv(bad), bad).toThrow(/^FLASHRING_DAWN_FLAGS='.*': each entry is a Dawn flag as key=value/);
+    expect(() => dawnFlagsFromEnv('a=1;oops')).toThrow(InputError);
+  });
+
   it('one enable-dawn-features entry: disable_robustness unless robust, extra toggles merged in, not replacing', () => {
     const off = dawnFlags(false, ['enable-dawn-features=use_dxc', 'adapter=nvidia', 'disable-dawn-features=lazy_clear_resource_on_first_use']);
     expect(off.filter((f) => f.startsWith('enable-dawn-features='))).toEqual(['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia,disable_robustness,use_dxc']);

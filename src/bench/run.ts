@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { acquireDevices, adapterName, FlashDevice, withTuning } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
 import { InputError } from '../errors.js';
+import { validateShape } from '../shape.js';
 import { Precision } from '../kernels/precision.js';
 import { LAYOUTS } from '../cp/plan/schedule.js';
 import { MAX_RANKS } from '../cli/ringArgs.js';
@@ -154,8 +155,16 @@ function benchConfig(values: BenchValues) {
   const ringNs = nums(values['ring-N'], q ? '256' : '4096,16384', 'ring-N');
   if (!values['no-ring'] && Math.max(...ringRs) > Math.min(...ringNs))
     throw new InputError(`--ring-R ${Math.max(...ringRs)} is more ranks than the ${Math.min(...ringNs)} tokens of --ring-N ${Math.min(...ringNs)}`);
+  const Ds = nums(values.D, q ? '64' : '64,128', 'D');
+  for (const D of Ds) {
+    try {
+      validateShape({ B: 1, Hq: 1, Hkv: 1, Nq: 1, Nk: 1, D });
+    } catch (e) {
+      throw new InputError(`--D ${D}: ${(e as Error).message}`);
+    }
+  }
   return {
-    Ns: nums(values.N, q ? '128,256' : '1024,4096,16384', 'N'), Ds: nums(values.D, q ? '64' : '64,128', 'D'),
+    Ns: nums(values.N, q ? '128,256' : '1024,4096,16384', 'N'), Ds,
     H: one(values.heads, q ? '2' : '16', 'heads', undefined, BENCH_SWEEPS), B: one(values.batch, '1', 'batch', undefined, BENCH_SWEEPS),
     reps: one(values.reps, q ? '3' : '10', 'reps', undefined, BENCH_SWEEPS),
     causals: choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const).map((x) => x === 'true'),

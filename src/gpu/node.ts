@@ -79,7 +79,7 @@ export async function nodeGPU(opts: { adapter?: string; extraFlags?: string[]; r
   const extra: string[] = [];
   const adapter = opts.adapter ?? process.env.FLASHRING_ADAPTER; // '' = every adapter
   if (adapter) extra.push(`adapter=${adapter}`);
-  if (process.env.FLASHRING_DAWN_FLAGS) extra.push(...process.env.FLASHRING_DAWN_FLAGS.split(';').filter(Boolean));
+  if (process.env.FLASHRING_DAWN_FLAGS) extra.push(...dawnFlagsFromEnv(process.env.FLASHRING_DAWN_FLAGS));
   if (opts.extraFlags) extra.push(...opts.extraFlags);
   if (!process.env.XDG_RUNTIME_DIR) process.env.XDG_RUNTIME_DIR = '/tmp';
   const flags = dawnFlags(opts.robust ?? robustShaders(), extra);
@@ -87,6 +87,18 @@ export async function nodeGPU(opts: { adapter?: string; extraFlags?: string[]; r
   if (!keepsRobustness(flags)) markUncheckedShaders(gpu);
   if (plain) cached = gpu;
   return gpu;
+}
+
+/**
+ * FLASHRING_DAWN_FLAGS: Dawn flags as `key=value` entries separated by `;` (Dawn refuses any other
+ * entry with an exception of its own, so each is checked here first).
+ */
+export function dawnFlagsFromEnv(v: string): string[] {
+  const entries = v.split(';').filter(Boolean);
+  const bad = entries.find((e) => !/^[A-Za-z][\w-]*=/.test(e));
+  if (bad !== undefined)
+    throw new InputError(`FLASHRING_DAWN_FLAGS='${v}': each entry is a Dawn flag as key=value (e.g. enable-dawn-features=allow_unsafe_apis), separated by ';'; '${bad}' is not`);
+  return entries;
 }
 
 /**
