@@ -53,7 +53,12 @@ export async function withoutDawnNoise(entryUrl, childFlag, work) {
     child.kill('SIGTERM');
     process.exit(0);
   });
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+  // The signal passed on, if any: the child ends by it through process.exit (its outputs removed by
+  // 'exit' handlers), but Dawn's native threads (a driver still compiling, say) may then crash the
+  // exiting process (SIGSEGV, about one time in three on lavapipe). The command was stopped as asked
+  // either way, so this process ends by the signal it was sent.
+  let told = null;
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => { told = sig; child.kill(sig); });
   let pending = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk) => {
@@ -69,9 +74,10 @@ export async function withoutDawnNoise(entryUrl, childFlag, work) {
   });
   child.on('close', (code, signal) => {
     if (pending && !DAWN_NOISE.test(pending)) process.stderr.write(pending);
-    if (signal) {
+    const end = told && (signal || code === 128 + SIGNALS[told] || code > 128) ? told : signal;
+    if (end) {
       for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.removeAllListeners(sig);
-      process.kill(process.pid, signal);
+      process.kill(process.pid, end);
     }
     process.exitCode = code ?? 1;
   });
