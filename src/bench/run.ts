@@ -23,6 +23,7 @@ import { MEMORY_SWEEP_FILES, memorySweep } from './memory.js';
 import { CsvRow, measuredRows, parseCsv } from '../memory/csv.js';
 import { numberArg, parseCommand } from '../cli/args.js';
 import { checkInputFile, MAX_TEXT_BYTES, OutputPlan } from '../cli/files.js';
+import { progressOnTerminal } from '../cli/progress.js';
 
 const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --quick               small sizes, about 20 s on a 2-core CPU (lavapipe)
@@ -67,8 +68,13 @@ export const choices = <T extends string>(s: string | undefined, d: string, name
   return xs as T[];
 };
 
+/** Point i of n: a bar rewritten in place on a terminal; in a log or pipe one line when the phase is done (i = n). */
 function progress(label: string, i: number, n: number): void {
-  const w = 24, f = Math.round((w * i) / n);
+  if (!progressOnTerminal()) {
+    if (i === n) process.stderr.write(`${label} (${n} point${n === 1 ? '' : 's'})\n`);
+    return;
+  }
+  const w = 24, f = n ? Math.round((w * i) / n) : w;
   process.stderr.write(`\r[${'#'.repeat(f)}${'.'.repeat(w - f)}] ${i}/${n} ${label.padEnd(60).slice(0, 60)}`);
   if (i === n) process.stderr.write('\n');
 }
@@ -239,7 +245,7 @@ async function memoryNoteOf(values: BenchValues, cfg: BenchConfig, plan: OutputP
   if (values['no-memory']) return '';
   const m = await memorySweep(cfg.outDir, (f) => plan.write(f), values['memory-preset'] ?? 'seed-32L-4096h', { tensorParallel: cfg.memoryTp, sequenceParallel: cfg.memoryTp > 1 }, cfg.hbm, measured);
   const note = `memory sweep: ${m.csv}, ${m.json}, ${m.png ?? `no PNG (${m.pngSkipped})`}\n  longest fitting sequence: ${Object.entries(m.oom).map(([k, v]) => `${k} ${v ?? 'none'}`).join('; ')}`;
-  console.error(note);
+  console.error('memory sweep done (its files and longest fitting sequences: in the summary)');
   return note;
 }
 

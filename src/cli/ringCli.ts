@@ -10,6 +10,7 @@ import { AttentionShape } from '../shape.js';
 import { devicePrecision, noteStaleOutputs, outputFiles } from './outputs.js';
 import { OutputPlan } from './files.js';
 import { RingArgs } from './ringArgs.js';
+import { progressOnTerminal } from './progress.js';
 
 export function formatTimeline(tl: RingTimeline): string {
   const lines = [`CP R=${tl.R} ${tl.scheme}${tl.scheme === 'a2a+p2p' ? ` ${tl.hierarchy.join(',')}` : ''} layout=${tl.layout} causal=${tl.causal} ${tl.precision} ${tl.mode} on ${[...new Set(tl.adapters)].join(', ')}`];
@@ -32,8 +33,6 @@ export function formatTimeline(tl: RingTimeline): string {
  * Progress on stderr: on a terminal one line rewritten per step; elsewhere (a log, a pipe) one line
  * per phase when its last step is done, so a captured log has no carriage returns.
  */
-/** Whether stderr ends at a terminal. Under bin/flashring.mjs it is a pipe to the parent, which says whether its own is one. */
-const progressOnTerminal = () => (process.env.FLASHRING_STDERR_TTY !== undefined ? process.env.FLASHRING_STDERR_TTY === '1' : !!process.stderr.isTTY);
 
 function stepProgress(): (p: { phase: string; step: number; steps: number }) => void {
   const tty = progressOnTerminal();
