@@ -190,6 +190,7 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
     [['bench', '--reps', '0x3'], /--reps: '0x3' is not a positive integer/],
     [['bench', '--causal', 'yes'], /--causal: 'yes' is not one of false, true/],
     [['bench', '--out', '/proc/b'], /--out \/proc\/b: \/proc is a system folder/],
+    [['replay'], /at least one Megatron-LM log or activation_memory\.csv is required/],
     [['bench', '--D', '64,7'], /--D 7: head dim D=7 is not supported: it must be a multiple of 8, at most 256/],
   ];
 

@@ -449,7 +449,9 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
 
 export async function replayCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommand('replay', joinModuleArgs(argv), MODEL_OPTS, true);
-  if (values.help || !positionals.length) {
+  if (!values.help && !positionals.length)
+    throw new InputError('at least one Megatron-LM log or activation_memory.csv is required (see flashring replay --help)');
+  if (values.help) {
     console.log('usage: flashring replay LOG_OR_CSV... [--csv out.csv [--force]] [--json] [--hbm-gib G]\n' +
       '       flashring replay FILE... --compare <model flags of flashring memory, or --preset NAME>\n' +
       '  Megatron-LM training logs (or activation_memory.csv files) → measured points. Each log with an\n' +
@@ -458,7 +460,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
       '  given model flags): error of the total and of the activations, and the OOM verdict.\n' +
       '  --csv writes the points; an existing file only when it is a points CSV of flashring\'s (its\n' +
       '  header line), any file with --force.');
-    return values.help ? 0 : 2;
+    return 0;
   }
   const hbm = values['hbm-gib'] === undefined ? null : numberArg('hbm-gib', values['hbm-gib'], { above: 0, max: 1e6, what: 'a positive number of GiB' });
   // Model flags mean something only next to the model: without --compare they are refused, not ignored.
