@@ -186,6 +186,7 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
     [[...base(f('o1')), '--cp', '4', '--cp-comm-type', 'a2a+p2p'], /a2a\+p2p needs an a2a group size A with 1 < A < R that divides R = 4 and the heads \(2 query, 1 key\/value\); none does/],
     [['selftest', '--seed', '-1'], /--seed must be an integer from 0 to 4294967295, got '-1'/],
     [['start', '--port', '99999'], /--port must be a port number \(0\.\.65535\), got '99999'/],
+    [['start', '--no-serve', '--port', '5'], /--port has no effect with --no-serve \(nothing is served\): leave one out/],
     [['info', 'stray'], /unexpected argument 'stray'/],
     [['bench', '--reps', '0x3'], /--reps: '0x3' is not a positive integer/],
     [['bench', '--causal', 'yes'], /--causal: 'yes' is not one of false, true/],
@@ -235,6 +236,19 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
     expect(mixed.code, mixed.err).toBe(0);
     expect(mixed.err).toMatch(/^note: Q, K, V are float16 but dO is not; computing in f32 and writing float32 \(--precision f16 computes in f16\)$/m);
     expect([dtypeOf(f('mixed'), 'o'), dtypeOf(f('mixed'), 'dq')]).toEqual(['f4', 'f4']);
+    // [H, N, D] inputs give [H, N, D] outputs (LSE [H, N]), single device and ring; one [B, H, N, D] input, the 4-D form.
+    const three = (name: string, a: Float32Array) => writeFileSync(f(name), encodeNpy({ dtype: 'f4', shape: [a.length / 256, 16, 16], data: a }));
+    three('q3.npy', x.q); three('k3.npy', x.k); three('v3.npy', x.v); three('do3.npy', x.dout);
+    const shapeOf = (out: string, n: string) => parseNpy(new Uint8Array(readFileSync(join(out, `${n}.npy`)))).shape;
+    for (const extra of [[], ['--cp', '2']]) {
+      const out = f(`three${extra.length}`);
+      const r3 = await cli(['attention', '--q', f('q3.npy'), '--k', f('k3.npy'), '--v', f('v3.npy'), '--do', f('do3.npy'), '--out', out, ...extra]);
+      expect(r3.code, r3.err).toBe(0);
+      expect(['o', 'lse', 'dq', 'dk', 'dv'].map((n) => shapeOf(out, n))).toEqual([[2, 16, 16], [2, 16], [2, 16, 16], [1, 16, 16], [1, 16, 16]]);
+    }
+    const r4 = await cli(['attention', '--q', f('q3.npy'), '--k', f('k.npy'), '--v', f('v3.npy'), '--out', f('mixed34')]);
+    expect(r4.code, r4.err).toBe(0);
+    expect(shapeOf(f('mixed34'), 'o')).toEqual([1, 2, 16, 16]);
   }, 120_000);
 });
 
@@ -250,6 +264,9 @@ describe('flashring around the GPU: adapters, Dawn noise, the self-test seed', (
     const info = await cli(['info']);
     expect(info.code).toBe(0);
     expect(info.err).not.toMatch(/artificially reduced/);
+    // The tiles each precision's portable kernels take (f16 where the adapter offers shader-f16: CI's lavapipe does).
+    expect(info.out).toMatch(/^ {2}f32 tiles: D=64: fwd Br×Bc \d+×\d+/m);
+    if (/shader-f16 yes/.test(info.out)) expect(info.out).toMatch(/^ {2}f16 tiles \(portable kernels\): D=64: fwd Br×Bc \d+×\d+/m);
     const st = await cli(['selftest', '--seed', '12345']);
     expect(st.code, st.err).toBe(0);
     expect(st.out).toMatch(/seed 12345\)/);

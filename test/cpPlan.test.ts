@@ -54,7 +54,7 @@ describe('flashring cp-plan', () => {
     expect(gqa.skipped[0].reason).toMatch(/key\/value heads \(4\)/);
     // No group between 1 and R: not planned, with why.
     const two = parseCpPlan({ ...base, 'context-parallel-size': '2' });
-    expect(two.skipped).toEqual([{ scheme: 'a2a+p2p', reason: expect.stringMatching(/at R = 2 there is none: sizes 1,2 \(the same as --cp-comm-type p2p\)( or 2,1 \(the same as a2a\))? run/) }]);
+    expect(two.skipped).toEqual([{ scheme: 'a2a+p2p', reason: expect.stringMatching(/at R = 2 there is none\. --hierarchical-context-parallel-sizes 1,2 \(the same as --cp-comm-type p2p\)( or 2,1 \(the same as a2a\))? runs it anyway/) }]);
   });
 
   it('bad input is an InputError naming it', () => {

@@ -60,7 +60,7 @@ function request(argv: string[]): Request | null {
 }
 
 function print(r: Request, res: AdviseResult): void {
-  console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${r.gpus} GPUs × ${r.hbmGib} GiB (fits ≤ ${(100 * (1 - r.margin)).toFixed(0)}%), ` +
+  console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${r.gpus} GPU${r.gpus === 1 ? '' : 's'} × ${r.hbmGib} GiB (fits ≤ ${(100 * (1 - r.margin)).toFixed(0)}%), ` +
     `link ${r.link.name}, global batch ${r.gbs} sequences; rates: ${H200.name} profile`);
   for (const line of timeCheckedLines(H200)) console.log(line);
   console.log(`${res.all} layouts evaluated, ${res.fitting.length} fit`);

@@ -18,7 +18,8 @@ import { schemeDefs } from '../cp/schemes/registry.js';
 const help = () => `usage: flashring attention --q q.npy --k k.npy --v v.npy --out DIR [options]
   Tensors are [B, H, N, D] (or [H, N, D] for B = 1), float16/float32/float64, C order.
   K and V have Hkv heads; Q has Hq, a multiple of Hkv (grouped-query attention).
-  Writes DIR/o.npy ([B, Hq, Nq, D]) and DIR/lse.npy ([B, Hq, Nq], f32, natural log), and
+  Writes DIR/o.npy ([B, Hq, Nq, D]) and DIR/lse.npy ([B, Hq, Nq], f32, natural log); [Hq, Nq, D]
+  and [Hq, Nq] where every input is [H, N, D]; and
   DIR/flashring-run.json, the record of what it wrote (a later run overwrites only what it lists).
 options:
   --causal              causal mask (bottom-right aligned when Nq != Nk)
@@ -91,7 +92,7 @@ export function parseAttentionArgs(argv: string[]): AttentionArgs | null {
   if (values.help) return null;
   for (const k of ['q', 'k', 'v', 'out'] as const) {
     if (values[k] === undefined) throw new InputError(`--${k} is required (see flashring attention --help)`);
-    if (values[k] === '') throw new InputError(`--${k} must name a file, got ''`);
+    if (values[k] === '') throw new InputError(`--${k} must name ${k === 'out' ? 'a folder' : 'a file'}, got ''`);
   }
   if (values.do === '') throw new InputError(`--do must name a file, got ''`);
   const precision = values.precision ?? 'auto';
@@ -248,10 +249,12 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const ring = a.ring ? checkRingArgs(a.ring, s) : null;
   const p = requestedPrecision(a.precision, [q, k, v, ...(dout ? [dout] : [])]);
   const t = { q: hostOf(q.arr), k: hostOf(k.arr), v: hostOf(v.arr) };
+  // Outputs keep the inputs' rank: [H, N, D] in (every tensor), [H, N, D] out.
+  const batched = [q, k, v, ...(dout ? [dout] : [])].some((x) => x.arr.shape.length === 4);
   const opts = { causal: a.causal, scale: a.scale, window: a.window ?? ([-1, -1] as [number, number]), docs };
   if (ring) {
     const { ringCommand } = await import('./ringCli.js');
-    return ringCommand(s, t, dout ? hostOf(dout.arr) : null, { ...opts, precision: p, request: a.precision }, { ...ring, out: a.out }, outputs);
+    return ringCommand(s, t, dout ? hostOf(dout.arr) : null, { ...opts, precision: p, request: a.precision }, { ...ring, out: a.out, batched }, outputs);
   }
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
@@ -268,7 +271,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
       msg += `; backward ${(performance.now() - t1).toFixed(1)} ms`;
       Object.assign(tensors, { dq: bwd.dq, dk: bwd.dk, dv: bwd.dv });
     }
-    const files = outputFiles(a.out, s, fwd.precision, tensors, fwd.lse);
+    const files = outputFiles(a.out, s, fwd.precision, tensors, fwd.lse, batched);
     await outputs.write(files);
     console.log(`${msg}; wrote ${files.map((f) => f.path).join(', ')}`); // the result: stdout (notes: stderr)
     noteStaleOutputs(a.out, files);

@@ -10,6 +10,7 @@ import { Precision } from '../kernels/precision.js';
 import { randn } from '../reference/compare.js';
 import { numberArg, parseCommand } from './args.js';
 import { MAX_RANKS } from './ringArgs.js';
+import { formatBytes } from './memory.js';
 import { LINK_NAMES, Link, Rate, resolveLink } from '../cp/plan/linkModel.js';
 import { SchemePlan, planScheme } from '../cp/plan/planSchemes.js';
 import { ringAttention } from '../cp/launch/ringAttention.js';
@@ -194,7 +195,7 @@ export async function cpPlanCommand(argv: string[]): Promise<number> {
   console.log('scheme     sizes  forward(ms)  backward(ms)  comm%   TFLOP/s per GPU  attention buffers per rank');
   for (const p of plans) {
     const ph = (name: string) => p.predicted.phases.find((x) => x.phase === name)!.stepMs.reduce((a, b) => a + b, 0);
-    console.log(`${p.scheme.padEnd(10)} ${p.hierarchy.join(',').padEnd(5)}  ${ph('forward').toFixed(3).padStart(11)}  ${ph('backward').toFixed(3).padStart(12)}  ${(100 * p.predicted.commFraction).toFixed(1).padStart(5)}  ${p.predicted.tflopsPerGpu.toPrecision(3).padStart(8)}  ${(p.rankPeakBytes / 2 ** 30).toFixed(3).padStart(12)} GiB`);
+    console.log(`${p.scheme.padEnd(10)} ${p.hierarchy.join(',').padEnd(5)}  ${ph('forward').toFixed(3).padStart(11)}  ${ph('backward').toFixed(3).padStart(12)}  ${(100 * p.predicted.commFraction).toFixed(1).padStart(5)}  ${p.predicted.tflopsPerGpu.toPrecision(3).padStart(8)}  ${formatBytes(p.rankPeakBytes).padStart(16)}`);
   }
   for (const x of req.skipped) console.log(`${x.scheme.padEnd(10)} not planned: ${x.reason}`);
   for (const name of req.schemes) if (req.sizesChosen && schemeDef(name).defaultSizes) console.log(chosenSizesNote(name, req.sizes!, req.R));

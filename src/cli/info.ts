@@ -38,16 +38,21 @@ export function formatAdapter(a: AdapterSummary, i: number): string {
   ];
   if (a.subgroupMatrixConfigs.length) lines.push(`  subgroup matrix configs: ${JSON.stringify(a.subgroupMatrixConfigs)}`);
   const wg = a.limits.maxComputeWorkgroupStorageSize;
-  const tiles = [64, 128, 256].map((D) => {
+  const tiles = (p: Precision) => [64, 128, 256].map((D) => {
     try {
-      const t = currentProcessTuning(), f = planTiles('fwd', D, 'f32', wg, 256, 0, t), b = planTiles('bwd', D, 'f32', wg, 256, 0, t);
-      return `D=${D}: fwd Br×Bc ${f.BR}×${f.BC}, bwd ${b.BR}×${b.streamRows} (chunk ${b.chunk})`;
+      const t = currentProcessTuning(), f = planTiles('fwd', D, p, wg, 256, 0, t), b = planTiles('bwd', D, p, wg, 256, 0, t);
+      return `D=${D}: fwd Br×Bc ${f.BR}×${f.BC}${f.chunk && f.chunk < D ? ` (chunk ${f.chunk})` : ''}, bwd ${b.BR}×${b.streamRows} (chunk ${b.chunk})`;
     } catch (e) {
       if (e instanceof InputError) throw e; // a bad tuning pin (FLASHRING_PORTABLE_*), not a limit
       return `D=${D}: does not fit`;
     }
   });
-  lines.push(`  f32 tiles: ${tiles.join('; ')}`);
+  lines.push(`  f32 tiles: ${tiles('f32').join('; ')}`);
+  if (a.features.includes('shader-f16')) {
+    lines.push(`  f16 tiles (portable kernels): ${tiles('f16').join('; ')}`);
+    if (a.features.includes('chromium-experimental-subgroup-matrix'))
+      lines.push('  f16 on tensor cores (subgroup matrices): tiles planned per device and head dim; the kernels CSV of `flashring bench` names them (its tiles column)');
+  }
   return lines.join('\n');
 }
 
@@ -113,6 +118,7 @@ export async function start(argv: string[]): Promise<number> {
     return 0;
   }
   const port = values.port === undefined ? 5173 : numberArg('port', values.port, { integer: true, min: 0, max: 65535, what: 'a port number (0..65535)' });
+  if (values['no-serve'] && values.port !== undefined) throw new InputError('--port has no effect with --no-serve (nothing is served): leave one out');
   const rc = await info([]);
   if (rc) return rc;
   console.log('');

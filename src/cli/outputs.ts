@@ -57,18 +57,23 @@ export function noteStaleOutputs(dir: string, written: { path: string }[]): void
   if (stale.length) console.error(`note: ${dir} also holds ${stale.map((f) => basename(f)).join(', ')} from an earlier run; this run did not write ${stale.length > 1 ? 'them' : 'it'}`);
 }
 
-/** The .npy files of a run's outputs (f16 bits as float16, f32 as float32; LSE always float32). */
+/**
+ * The .npy files of a run's outputs (f16 bits as float16, f32 as float32; LSE always float32), [B, H, N, D]
+ * and LSE [B, H, N]; without `batched` (every input was [H, N, D], so B = 1) [H, N, D] and [H, N], as the inputs.
+ */
 export function outputFiles(
-  dir: string, s: AttentionShape, precision: Precision, tensors: Record<string, HostTensor>, lse?: Float32Array,
+  dir: string, s: AttentionShape, precision: Precision, tensors: Record<string, HostTensor>, lse?: Float32Array, batched = true,
 ): { path: string; data: Uint8Array }[] {
   const dtype = precision === 'f16' ? 'f2' : 'f4';
+  const lead = batched ? [s.B] : [];
   const files = Object.entries(tensors).map(([name, data]) => {
     const heads = name === 'dk' || name === 'dv' ? s.Hkv : s.Hq;
     const n = name === 'dk' || name === 'dv' ? s.Nk : s.Nq;
-    const arr: NpyArray = data instanceof Uint16Array ? { dtype: 'f2', shape: [s.B, heads, n, s.D], data } : { dtype, shape: [s.B, heads, n, s.D], data };
+    const shape = [...lead, heads, n, s.D];
+    const arr: NpyArray = data instanceof Uint16Array ? { dtype: 'f2', shape, data } : { dtype, shape, data };
     return { path: join(dir, `${name}.npy`), data: encodeNpy(arr) };
   });
-  if (lse) files.push({ path: join(dir, 'lse.npy'), data: encodeNpy({ dtype: 'f4', shape: [s.B, s.Hq, s.Nq], data: lse }) });
+  if (lse) files.push({ path: join(dir, 'lse.npy'), data: encodeNpy({ dtype: 'f4', shape: [...lead, s.Hq, s.Nq], data: lse }) });
   files.push(runRecord(dir, files.map((f) => basename(f.path)), s, precision));
   return files;
 }

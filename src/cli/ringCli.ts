@@ -5,7 +5,7 @@ import { nodeGPU } from '../gpu/node.js';
 import { HostTensor } from '../kernels/attention.js';
 import { Precision, PrecisionRequest } from '../kernels/precision.js';
 import { ringAttention, RingOptions, RingResult, RingTimeline } from '../cp/launch/ringAttention.js';
-import { gpuPerRankWrapper, ringAttentionProcesses } from '../cp/launch/processRanks.js';
+import { gpuPerRankWrapper, nvidiaDevices, ringAttentionProcesses } from '../cp/launch/processRanks.js';
 import { AttentionShape } from '../shape.js';
 import { devicePrecision, noteStaleOutputs, outputFiles } from './outputs.js';
 import { OutputPlan } from './files.js';
@@ -45,7 +45,7 @@ function stepProgress(): (p: { phase: string; step: number; steps: number }) => 
 export async function ringCommand(
   s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, dout: HostTensor | null,
   opts: MaskOptions & { scale?: number; precision: Precision; request: PrecisionRequest },
-  ring: RingArgs & { out: string }, outputs: OutputPlan,
+  ring: RingArgs & { out: string; batched: boolean }, outputs: OutputPlan,
 ): Promise<number> {
   const { R, layout, mode } = ring;
   const x = { ...t, ...(dout ? { dout } : {}) };
@@ -59,7 +59,8 @@ export async function ringCommand(
   if (mode === 'processes') {
     // One process per rank (src/cp/launch/processRanks.ts); --gpu-per-rank puts each behind
     // scripts/only-gpu.sh (rank r sees only GPU r: two identical GPUs need it).
-    console.log(`context-parallel attention ${JSON.stringify(s)}, ${R} rank process(es) (${ring.scheme})${ring.gpuPerRank ? ', rank r on GPU r' : ''}`);
+    const perRank = ring.gpuPerRank ? (nvidiaDevices().length ? ', rank r on GPU r' : ', --gpu-per-rank: this host has no NVIDIA GPU (/dev/nvidia*), so nothing is hidden and the ranks share its adapter') : '';
+    console.log(`context-parallel attention ${JSON.stringify(s)}, ${R} rank process(es) (${ring.scheme})${perRank}`);
     res = await ringAttentionProcesses(s, x, { ...common, ranks: R, precision: opts.precision, ...(ring.gpuPerRank ? { wrapper: gpuPerRankWrapper(R) } : {}) });
   } else {
     // One-device mode (the default: Dawn cannot tell identical adapters apart): R ranks share one device.
@@ -76,7 +77,7 @@ export async function ringCommand(
     }
   }
   if (progressOnTerminal()) process.stderr.write('\n');
-  const files = outputFiles(ring.out, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, res.lse);
+  const files = outputFiles(ring.out, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, res.lse, ring.batched);
   if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
   await outputs.write(files);
   console.log(formatTimeline(res.timeline)); // the result: stdout (progress and notes: stderr)

@@ -78,7 +78,7 @@ const WORKER = fileURLToPath(new URL('../../../bin/rank-process.mjs', import.met
 const ONLY_GPU = fileURLToPath(new URL('../../../scripts/only-gpu.sh', import.meta.url));
 
 /** The numbers K of the host's /dev/nvidiaK device nodes (none on CPU machines). */
-function nvidiaDevices(): number[] {
+export function nvidiaDevices(): number[] {
   let names: string[] = [];
   try {
     names = readdirSync('/dev');

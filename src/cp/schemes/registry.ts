@@ -116,9 +116,9 @@ function largestGroup(R: number, s: Heads): [number, number] | string {
   const whole = s.Hq % R === 0 && s.Hkv % R === 0;
   const groups = Array.from({ length: Math.max(0, R - 2) }, (_, i) => i + 2).filter((A) => R % A === 0);
   const truly = groups.length ? `head counts divisible by ${groups.join(' or ')} give a true hierarchy at R = ${R}` : `a true hierarchy needs an R with a divisor between 1 and R (4, 6, 8, …)`;
-  const works = `sizes 1,${R} (the same as --cp-comm-type p2p)${whole ? ` or ${R},1 (the same as a2a)` : ''} run; ${truly}`;
+  const works = `--hierarchical-context-parallel-sizes 1,${R} (the same as --cp-comm-type p2p)${whole ? ` or ${R},1 (the same as a2a)` : ''} runs it anyway; ${truly}`;
   return `a2a+p2p needs an a2a group size A with 1 < A < R that divides R = ${R} and the heads (${s.Hq} query, ${s.Hkv} key/value)` +
-    `${R < 4 ? `; at R = ${R} there is none` : '; none does'}: ${works} (--hierarchical-context-parallel-sizes A,P with A·P = ${R})`;
+    `${R < 4 ? `; at R = ${R} there is none` : '; none does'}. ${works}`;
 }
 
 registerScheme({
