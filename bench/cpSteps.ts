@@ -10,8 +10,10 @@
  * steps against the plain calls of the same shapes) and the kernels' cost of short calls (the
  * plain calls against R = 1). Medians of `reps` timed repeats after three untimed ones, all
  * queued back to back (the GPU's clock stays up). Δ (the backward's preprocess) is computed once,
- * untimed, as the ring computes it once per rank outside its timed passes. With N not divisible
- * by 2R the ranks' steps differ by a token or so; one step per kind stands for all of them.
+ * untimed, as the ring computes it once per rank outside its timed passes. The finalize pass the
+ * ring runs once a rank after its last forward step (rows no step gave mass: NaN; a read of the
+ * rank's LSE rows) is not in these rows. With N not divisible by 2R the ranks' steps differ by a
+ * token or so; one step per kind stands for all of them.
  */
 import { FlashDevice } from '../src/gpu/device.js';
 import { GpuTimer } from '../src/gpu/timer.js';
