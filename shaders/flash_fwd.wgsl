@@ -527,7 +527,8 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let lt = row_sum(l, tid);
   // Each row's LSE, and merging (P.accumulate, a ring step) its weights against what LSE holds
   // (common.wgsl lse_merge): every lane of a row reads the old LSE before the barrier, its lane
-  // tx = 0 writes the new one after it.
+  // tx = 0 writes the new one after it (a storage barrier: workgroupBarrier orders only workgroup
+  // memory, so a compiler could move a lane's read of LSE past it).
   var w = array<vec3<f32>, RR>();
   {{#loop rr < RR}}{
     let i = rb.i0 + ty + {{rr}}u * TY;
@@ -541,7 +542,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     if (P.accumulate != 0u && i < P.Nq) { w[{{rr}}u] = lse_merge(lse[rb.q_row0 + i], out); }
   }
   {{/loop}}
-  workgroupBarrier();
+  storageBarrier();
   {{#loop rr < RR}}{
     let i = rb.i0 + ty + {{rr}}u * TY;
     let l_i = lt[{{rr}}u / 4u][{{rr}}u % 4u];

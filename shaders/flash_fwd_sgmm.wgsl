@@ -43,7 +43,8 @@
 // O and LSE hold instead (common.wgsl lse_merge; rows with no visible key keep them).
 // Non-finite inputs follow the float64 reference (src/reference/attention.ts): a row with a
 // visible score that is NaN or +inf, or whose visible scores are all −inf, gets O = LSE = NaN
-// (exp(S − max) is NaN there); a NaN/inf in V reaches O through the product. The product cannot
+// (exp(S − max) is NaN there; the latter, in a ring step (P.partial), a partial without mass: LSE =
+// +inf, common.wgsl no_mass_lse); a NaN/inf in V reaches O through the product. The product cannot
 // skip masked keys (P = 0 times a NaN of V is NaN), so a tile with masked entries whose V holds
 // a non-finite value (a workgroup vote while staging it) adds P V in scalar f32 over visible
 // keys only; tiles of finite data never take that branch.

@@ -45,7 +45,8 @@ fn add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
 }
 {{/for}}
 {{#for _ < FINALIZE}}
-// Every invocation of a row reads its LSE before the barrier; the row's first writes it after.
+// Every invocation of a row reads its LSE before the barrier; the row's first writes it after (a
+// storage barrier: workgroupBarrier orders only workgroup memory).
 @compute @workgroup_size(WG)
 fn finalize(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) tid: u32) {
@@ -53,7 +54,7 @@ fn finalize(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
   let live = row < M.rows;
   var none = false;
   if (live) { none = bitcast<u32>(lse[row]) == 0x7f800000u; }   // +inf: no mass in any step
-  workgroupBarrier();
+  storageBarrier();
   if (none) {
     let n = nan_f32();
     o[row * D4 + tid % D4] = vec4<f32>(n, n, n, n);

@@ -1,4 +1,4 @@
-import { describe, expect, it, beforeAll } from 'vitest';
+import { describe, expect, it, beforeAll, vi } from 'vitest';
 import { autoF16Path, testDevices, tunedDevice } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, plannedSteps } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
@@ -8,6 +8,9 @@ import { InProcessCommunicator, deviceCopy } from '../src/cp/transport/communica
 import { RankContext, RankKernels } from '../src/cp/rank/rank.js';
 import { TimelineRecorder } from '../src/cp/rank/timeline.js';
 import { rankKernels, stepGpuTime } from '../src/cp/launch/stage.js';
+import { FlashForward } from '../src/kernels/flashForward.js';
+import { FlashBackward } from '../src/kernels/flashBackward.js';
+import { MergeKernel } from '../src/kernels/merge.js';
 import { schemeNames, Scheme } from '../src/cp/schemes/registry.js';
 import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
@@ -197,7 +200,15 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
     const submit = d.device.queue.submit.bind(d.device.queue);
     d.device.queue.submit = (cmds: Iterable<GPUCommandBuffer>) => { submits++; submit(cmds); };
     const live = d.tracker.snapshot().liveBuffers;
-    const k = await rankKernels(d, 24, 'f32', true);
+    // Every kernel a ring runs is dispatched in that one submission: forward, backward, the add, the finalize.
+    const spies = [vi.spyOn(FlashForward.prototype, 'encode'), vi.spyOn(FlashBackward.prototype, 'encode'), vi.spyOn(MergeKernel.prototype, 'encodeAdd'), vi.spyOn(MergeKernel.prototype, 'encodeFinalize')];
+    let k: Awaited<ReturnType<typeof rankKernels>>;
+    try {
+      k = await rankKernels(d, 24, 'f32', true);
+      expect(spies.map((x) => x.mock.calls.length), 'forward, backward, add, finalize encoded').toEqual([1, 1, 1, 1]);
+    } finally {
+      for (const x of spies) x.mockRestore();
+    }
     expect(submits, 'the first rank on a device warms its kernels').toBe(1);
     await Promise.all([rankKernels(d, 24, 'f32', true), rankKernels(d, 24, 'f32', true)]);
     expect(submits, 'later ranks on the same device find them warm').toBe(1);

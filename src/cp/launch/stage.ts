@@ -4,7 +4,8 @@
  * rank/shard.ts (the shard loaded, the outputs allocated) and the rank program, this is a run's
  * life on one rank; the launchers differ only in where the ranks live and how they meet.
  */
-import { FlashDevice } from '../../gpu/device.js';
+import { FlashDevice, adapterName } from '../../gpu/device.js';
+import { DeviceLostError } from '../../errors.js';
 import { FlashBackward } from '../../kernels/flashBackward.js';
 import { FlashForward } from '../../kernels/flashForward.js';
 import { MergeKernel } from '../../kernels/merge.js';
@@ -50,7 +51,7 @@ const warmups = new WeakMap<object, Promise<void>>();
  * model's prediction made from it (seconds on a CPU against milliseconds of work).
  */
 function warm(d: FlashDevice, k: RankKernels, D: number, p: Precision): Promise<void> {
-  const key = (k.bwd ?? k.fwd).built;   // a backward run's kernels warm the forward's too
+  const key = (k.bwd ?? k.fwd).built;   // a backward run's warm-up covers the forward; a forward-only run after it warms again (harmless)
   let w = warmups.get(key);
   if (!w) {
     w = warmOnce(d, k, D, p).catch((e) => {
@@ -62,25 +63,43 @@ function warm(d: FlashDevice, k: RankKernels, D: number, p: Precision): Promise<
   return w;
 }
 
+/** How long the warm-up may take before the device counts as hung (a step's default timeout). */
+const WARM_TIMEOUT_MS = 120_000;
+
 async function warmOnce(d: FlashDevice, k: RankKernels, D: number, p: Precision): Promise<void> {
-  const n = 64, s = { B: 1, Hq: 1, Hkv: 1, Nq: n, Nk: n, D }, o = resolveOptions(s, {});
   const eb = p === 'f16' ? 2 : 4;
-  const mk = (bytes: number, name: string) => storage(d, bytes, `warm.${name}`);
-  const b = {
-    q: mk(n * D * eb, 'q'), k: mk(n * D * eb, 'k'), v: mk(n * D * eb, 'v'), dout: mk(n * D * eb, 'dout'),
-    o: mk(n * D * 4, 'o'), lse: mk(n * 4, 'lse'), delta: mk(n * 4, 'delta'), dq: mk(n * D * 4, 'dq'), dk: mk(n * D * 4, 'dk'), dv: mk(n * D * 4, 'dv'),
-  };
+  const made: GPUBuffer[] = [];
+  const mk = (bytes: number, name: string) => (made.push(storage(d, bytes, `warm.${name}`)), made[made.length - 1]);
+  const call = (n: number) => ({
+    s: { B: 1, Hq: 1, Hkv: 1, Nq: n, Nk: n, D },
+    b: {
+      q: mk(n * D * eb, 'q'), k: mk(n * D * eb, 'k'), v: mk(n * D * eb, 'v'), dout: mk(n * D * eb, 'dout'),
+      o: mk(n * D * 4, 'o'), lse: mk(n * 4, 'lse'), delta: mk(n * 4, 'delta'), dq: mk(n * D * 4, 'dq'), dk: mk(n * D * 4, 'dk'), dv: mk(n * D * 4, 'dv'),
+    },
+  });
   const temps: GPUBuffer[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const enc = d.device.createCommandEncoder({ label: 'rank.warm' });
+    const { s, b } = call(64);
+    const o = resolveOptions(s, {});
     k.fwd.encode(enc, b, s, o, temps);
     k.bwd?.encode(enc, b, s, o, temps, { accumulate: true });
-    k.merge.encodeAdd(enc, b.dq, b.dk, n, temps);
-    k.merge.encodeFinalize(enc, b.o, b.lse, n, temps);
+    // The tensor-core backward's staged epilogue, which calls with under 16 gradient rows take (FlashBackward.encode).
+    if (k.bwd?.path === 'subgroup-matrix') {
+      const few = call(8);
+      k.bwd.encode(enc, few.b, few.s, resolveOptions(few.s, {}), temps, { accumulate: true });
+    }
+    k.merge.encodeAdd(enc, b.dq, b.dk, 64, temps);
+    k.merge.encodeFinalize(enc, b.o, b.lse, 64, temps);
     d.device.queue.submit([enc.finish()]);
-    await d.device.queue.onSubmittedWorkDone();
+    const hung = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DeviceLostError(`the kernels' first run on ${adapterName(d.adapter)} did not finish within ${WARM_TIMEOUT_MS / 1000} s (a hung device?)`)), WARM_TIMEOUT_MS);
+    });
+    await Promise.race([d.device.queue.onSubmittedWorkDone(), hung]);
   } finally {
-    for (const x of [...Object.values(b), ...temps]) d.tracker.destroy(x);
+    clearTimeout(timer);
+    for (const x of [...made, ...temps]) d.tracker.destroy(x);
   }
 }
 
