@@ -126,7 +126,12 @@ describe('context parallelism, pipeline, weights', () => {
 
   it('rejects impossible configurations with the flag name', () => {
     expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, tensorParallel: 3 })).toThrow(/--num-attention-heads 32 is not divisible by --tensor-model-parallel-size 3/);
-    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1000, contextParallel: 3 })).toThrow(/--seq-length 1000 is not divisible by --context-parallel-size 3/);
+    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1000, contextParallel: 3 })).toThrow(/--seq-length 1000 is not divisible by 2·--context-parallel-size = 6/);
+    // Megatron-LM's splits: 2·CP chunks (1002 = 2 · 501: CP 2 cannot take it), and s/CP over TP with SP.
+    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1002, contextParallel: 2 })).toThrow(/--seq-length 1002 is not divisible by 2·--context-parallel-size = 4 \(Megatron-LM splits the sequence into 2·CP chunks/);
+    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1001, tensorParallel: 2, sequenceParallel: true })).toThrow(/--seq-length 1001 over --context-parallel-size 1 leaves 1001 tokens a rank, not divisible by --tensor-model-parallel-size 2/);
+    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 65540, contextParallel: 4, tensorParallel: 2, sequenceParallel: true })).toThrow(/2·--context-parallel-size = 8/);
+    expect(memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1001, tensorParallel: 2, sequenceParallel: false }).totalBytes).toBeGreaterThan(0);
     expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 0 })).toThrow(/--seq-length must be a positive integer/);
     expect(() => memoryBreakdown({ ...m, numQueryGroups: 5 }, DEFAULT_PARALLEL)).toThrow(/--num-query-groups 5/);
     // GQA: K/V groups split over TP, and over CP under a2a (Ulysses splits K/V heads too).
@@ -143,7 +148,7 @@ describe('sweep lines and the lengths their CP size cannot take', () => {
     const lines = parseLines('1,6');
     expect(sweepGaps(DEFAULT_PARALLEL, lens, lines)).toEqual([{ line: 'CP=6', cp: 6, lengths: [4096] }]);
     expect(sweep(m, DEFAULT_PARALLEL, lens, lines, 80).filter((p) => p.line === 'CP=6').map((p) => p.config.seqLength)).toEqual([6144, 12288]);
-    expect(() => sweepGaps(DEFAULT_PARALLEL, [4096, 8192], parseLines('1,3'))).toThrow(/line 'CP=3': CP 3 divides none of the sequence lengths \(4096, 8192\).*a power of two here/);
+    expect(() => sweepGaps(DEFAULT_PARALLEL, [4096, 8192], parseLines('1,3'))).toThrow(/line 'CP=3': none of the sequence lengths \(4096, 8192\) splits over CP 3 .*choose lengths that are multiples of 6/);
   });
 });
 

@@ -288,7 +288,8 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   if (m.numAttentionHeads % p.tensorParallel) throw new InputError(`--num-attention-heads ${m.numAttentionHeads} is not divisible by --tensor-model-parallel-size ${p.tensorParallel}`);
   if (g % p.tensorParallel) throw new InputError(`--num-query-groups ${g} is not divisible by --tensor-model-parallel-size ${p.tensorParallel} (Megatron-LM refuses it)`);
   if (m.numLayers % p.pipelineParallel) throw new InputError(`--num-layers ${m.numLayers} is not divisible by --pipeline-model-parallel-size ${p.pipelineParallel}`);
-  if (p.seqLength % p.contextParallel) throw new InputError(`--seq-length ${p.seqLength} is not divisible by --context-parallel-size ${p.contextParallel}`);
+  const split = seqSplitProblem(p.seqLength, p);
+  if (split) throw new InputError(split);
   if (!['none', 'selective', 'full'].includes(p.recompute)) throw new InputError(`--recompute-granularity must be selective or full, got '${p.recompute}'`);
   if (p.stack !== undefined && !(p.stack in STACKS)) throw new InputError(`--stack must be ${Object.keys(STACKS).join(' or ')}, got '${p.stack}'`);
   if (p.cpCommType !== undefined && !['p2p', 'all_gather', 'a2a'].includes(p.cpCommType)) throw new InputError(`--cp-comm-type must be p2p, all_gather or a2a, got '${p.cpCommType}'`);
@@ -312,6 +313,19 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   }
   if (p.recompute !== 'selective' && p.recomputeModules?.length && p.recomputeModules.join() !== 'core_attn')
     throw new InputError(`--recompute-modules ${p.recomputeModules.join(' ')} needs --recompute-granularity selective`);
+}
+
+/**
+ * Why a sequence length cannot be split as Megatron-LM splits it, or null: with CP > 1 every rank takes two
+ * of 2·CP equal chunks (get_batch_on_this_cp_rank views the sequence as [2·CP, s/(2·CP)], every CP type), and
+ * sequence parallelism splits each rank's s/CP tokens over the TP ranks.
+ */
+export function seqSplitProblem(s: number, p: Pick<ParallelConfig, 'contextParallel' | 'tensorParallel' | 'sequenceParallel'>): string | null {
+  const cp = p.contextParallel, tp = p.tensorParallel;
+  if (cp > 1 && s % (2 * cp)) return `--seq-length ${s} is not divisible by 2·--context-parallel-size = ${2 * cp} (Megatron-LM splits the sequence into 2·CP chunks, two per CP rank)`;
+  if (s % cp) return `--seq-length ${s} is not divisible by --context-parallel-size ${cp}`;
+  if (p.sequenceParallel && tp > 1 && (s / cp) % tp) return `--seq-length ${s} over --context-parallel-size ${cp} leaves ${s / cp} tokens a rank, not divisible by --tensor-model-parallel-size ${tp} (--sequence-parallel splits them over the TP ranks)`;
+  return null;
 }
 
 function validateMoe(e: MoeConfig, p: ParallelConfig): void {
@@ -788,7 +802,7 @@ export function sweep(m: ModelConfig, base: ParallelConfig, seqLengths: number[]
   for (const line of lines)
     for (const s of seqLengths) {
       const config = { ...base, ...line.overrides, seqLength: s };
-      if (s % config.contextParallel) continue;
+      if (seqSplitProblem(s, config)) continue;
       const breakdown = memoryBreakdown(m, config);
       const totalGib = breakdown.totalBytes / GIB;
       out.push({ line: line.label, config, breakdown, totalGib, activationGib: peakActivationBytes(breakdown) / GIB, fits: totalGib <= hbmGib });
@@ -797,16 +811,17 @@ export function sweep(m: ModelConfig, base: ParallelConfig, seqLengths: number[]
 }
 
 /**
- * The sequence lengths each line of a sweep leaves out: those its CP size does not divide (each
- * CP rank holds s/CP tokens), which sweep() skips. A line that would keep none is refused by
- * name; the others' gaps are for the caller to say.
+ * The sequence lengths each line of a sweep leaves out: those it cannot split (seqSplitProblem: 2·CP
+ * chunks, and s/CP over the TP ranks with SP), which sweep() skips. A line that would keep none is
+ * refused by name; the others' gaps are for the caller to say.
  */
 export function sweepGaps(base: ParallelConfig, seqLengths: number[], lines: SweepLine[]): { line: string; cp: number; lengths: number[] }[] {
   return lines.map((l) => {
-    const cp = l.overrides.contextParallel ?? base.contextParallel;
-    const lengths = seqLengths.filter((s) => s % cp !== 0);
+    const cfg = { ...base, ...l.overrides };
+    const cp = cfg.contextParallel;
+    const lengths = seqLengths.filter((s) => seqSplitProblem(s, cfg) !== null);
     if (lengths.length === seqLengths.length)
-      throw new InputError(`line '${l.label}': CP ${cp} divides none of the sequence lengths (${seqLengths.join(', ')}); each CP rank holds seq_len / CP tokens: choose a CP that divides them${seqLengths.every((x) => (x & (x - 1)) === 0) ? ' (a power of two here)' : ''}`);
+      throw new InputError(`line '${l.label}': none of the sequence lengths (${seqLengths.join(', ')}) splits over CP ${cp}${cfg.sequenceParallel && cfg.tensorParallel > 1 ? ` and TP ${cfg.tensorParallel}` : ''} (${seqSplitProblem(seqLengths[0], cfg)}): choose lengths that are multiples of ${cp > 1 ? 2 * cp : 1}${cfg.sequenceParallel && cfg.tensorParallel > 1 ? `·${cfg.tensorParallel}` : ''}`);
     return { line: l.label, cp, lengths };
   }).filter((g) => g.lengths.length > 0);
 }
