@@ -57,19 +57,23 @@ describe('flashring advise', () => {
     expect(PRESETS['seed-32L-4096h'].model.numLayers).toBe(32);
   });
 
-  it('layouts the model does not divide are counted and said, not dropped silently (an odd length: every CP > 1 layout)', () => {
+  it('layouts the model does not divide are counted and said, not dropped silently (an odd length: every CP > 1 layout, and TP > 1 with SP)', () => {
     expect((JSON.parse(acceptance.stdout) as { skipped: unknown[] }).skipped).toEqual([]);
     const r = run([...SEED, '--seq-length', '131073', '--gpus', '8', '--hbm-gib', '80', '--json']);
     const o = JSON.parse(r.stdout) as { candidates: Cand[]; evaluated: number; skipped: { why: string; layouts: number }[]; untrainable: { layouts: number }[] };
     expect(o.candidates.every((c) => c.cp === 1)).toBe(true);
-    expect(o.skipped.map((u) => u.why)).toEqual([2, 4, 8].map((cp) => `--seq-length 131073 is not divisible by --context-parallel-size ${cp}`));
+    // Megatron-LM's splits (model.ts seqSplitProblem): 2·CP chunks; with SP, s/CP over the TP ranks.
+    expect(o.skipped.map((u) => u.why).sort()).toEqual([
+      ...[2, 4, 8].map((cp) => `Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length 131073 is not divisible by 2·--context-parallel-size = ${2 * cp}`),
+      ...[2, 4, 8].map((tp) => `--sequence-parallel splits each CP rank's s/CP tokens over the TP ranks: --seq-length 131073 / --context-parallel-size 1 is not divisible by --tensor-model-parallel-size ${tp}`),
+    ].sort());
     // Every layout of 8 GPUs is evaluated, left out or skipped: as many as at 131072, where none is skipped.
     const all = (x: { evaluated: number; untrainable: { layouts: number }[]; skipped?: { layouts: number }[] }) =>
       x.evaluated + [...x.untrainable, ...(x.skipped ?? [])].reduce((t, u) => t + u.layouts, 0);
     expect(all(o)).toBe(all(JSON.parse(acceptance.stdout)));
     const text = run([...SEED, '--seq-length', '131073', '--gpus', '8', '--hbm-gib', '80', '--top', '1']).stdout;
-    const n = o.skipped.reduce((t, u) => t + u.layouts, 0);
-    expect(text.split('\n')).toContain(`${n} layouts skipped, not divided: --seq-length 131073 is not divisible by --context-parallel-size 2, 4, 8`);
+    const n = o.skipped.filter((u) => u.why.startsWith('Megatron')).reduce((t, u) => t + u.layouts, 0);
+    expect(text.split('\n')).toContain(`${n} layouts skipped, not divided: Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length 131073 is not divisible by 2·--context-parallel-size = 4, 8, 16`);
     // A global batch that DP × micro batch does not divide: those layouts are skipped and said too.
     const b = JSON.parse(run([...SEED, '--seq-length', '131072', '--gpus', '8', '--hbm-gib', '80', '--global-batch-size', '3', '--json']).stdout);
     expect(b.skipped.map((u: { why: string }) => u.why)).toEqual([2, 4, 8].map((x) => `global batch 3 is not divisible by DP × micro batch ${x}`));

@@ -157,7 +157,7 @@ describe('flashring memory', () => {
     expect(j.model.moe).toEqual({ numExperts: 8, routerTopk: 2 });
     expect(j.totalBytes).toBeGreaterThan(jd.totalBytes);
     // the experts split over EP ranks: fewer parameters per GPU
-    const ep = JSON.parse((await run([...MOE, '--expert-model-parallel-size', '4', '--json'])).out);
+    const ep = JSON.parse((await run([...MOE, '--expert-model-parallel-size', '4', '--data-parallel-size', '4', '--json'])).out);
     expect(ep.parallel.expertParallel).toBe(4);
     expect(ep.parametersPerGpu).toBeLessThan(j.parametersPerGpu);
     // a shared expert, capacity, dispatcher and unfused SwiGLU are taken; moe and shared_experts recompute drop their terms

@@ -97,6 +97,32 @@ describe('context parallelism, pipeline, weights', () => {
     expect(memoryBreakdown(m, { ...base, virtualStages: 2 }).layersHeld).toBeCloseTo(32 * (1 + 3 / 8), 10);
   });
 
+  it('pipeline: the first stage holds its L/PP layers and the whole input embedding (not 1/PP of every parameter)', () => {
+    // Llama-3 8B (untied, vocabulary 128256): 32 layers, 8.03 B parameters; PP = 8 puts 4 layers and the
+    // 0.525 B embedding on the first stage, 1.398 B (an adversarial review, by hand and by Megatron-LM's estimate).
+    const l = PRESETS['llama3-8b'].model, V = 128256, h = 4096;
+    const total = parameterCount(l, 8192), norm = h;   // RMSNorm: one vector
+    const layer = (total - 2 * V * h - norm) / 32;
+    for (const [pp, tp] of [[8, 1], [4, 2]] as const) {
+      const r = memoryBreakdown(l, { ...DEFAULT_PARALLEL, seqLength: 8192, pipelineParallel: pp, tensorParallel: tp });
+      expect(r.parametersPerGpu, `PP=${pp} TP=${tp}`).toBeCloseTo(((32 / pp) * layer + V * h) / tp, 0);
+    }
+    expect(memoryBreakdown(l, { ...DEFAULT_PARALLEL, seqLength: 8192, pipelineParallel: 8 }).parametersPerGpu / 1e9).toBeCloseTo(1.398, 3);
+    expect(memoryBreakdown(l, { ...DEFAULT_PARALLEL, seqLength: 8192, tensorParallel: 2 }).parametersPerGpu).toBeCloseTo(total / 2, 0);
+  });
+
+  it('MoE: the distributed optimizer shards the experts\' state over DP·CP/EP ranks only; EP must divide DP·CP', () => {
+    const moe = { ...PRESETS['llama3-8b'].model, moe: { numExperts: 8, routerTopk: 2 } };
+    const par = { ...DEFAULT_PARALLEL, seqLength: 4096, dataParallel: 8, expertParallel: 8, distributedOptimizer: true };
+    const r = memoryBreakdown(moe, par);
+    const experts = (32 * 8 * 3 * 4096 * 14336) / 8;   // routed experts per GPU: E/EP of each layer's 8, SwiGLU
+    // Dense parameters' 12 bytes over the 8 DP ranks; the experts' over DP/EP = 1 rank: not sharded.
+    expect(r.optimizerBytes).toBeCloseTo(12 * ((r.parametersPerGpu - experts) / 8 + experts), 0);
+    expect(memoryBreakdown(moe, { ...par, expertParallel: 2 }).optimizerBytes).toBeCloseTo(12 * ((memoryBreakdown(moe, { ...par, expertParallel: 2 }).parametersPerGpu - experts * 4) / 8 + (experts * 4) / 4), 0);
+    expect(() => memoryBreakdown(moe, { ...par, dataParallel: 1 })).toThrow(/--expert-model-parallel-size 8 must divide --data-parallel-size × --context-parallel-size = 1/);
+    expect(memoryBreakdown(moe, { ...par, dataParallel: 4, contextParallel: 2, seqLength: 8192 }).totalBytes).toBeGreaterThan(0);
+  });
+
   it('parameters: GPT-3 175B and Llama-3 8B; 18 bytes per parameter, distributed optimizer shards 12', () => {
     expect(parameterCount(PRESETS['gpt3-175b'].model, 2048) / 175e9).toBeCloseTo(1, 1);
     expect(parameterCount(PRESETS['llama3-8b'].model, 8192) / 8.03e9).toBeCloseTo(1, 1);
@@ -126,10 +152,10 @@ describe('context parallelism, pipeline, weights', () => {
 
   it('rejects impossible configurations with the flag name', () => {
     expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, tensorParallel: 3 })).toThrow(/--num-attention-heads 32 is not divisible by --tensor-model-parallel-size 3/);
-    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1000, contextParallel: 3 })).toThrow(/--seq-length 1000 is not divisible by 2·--context-parallel-size = 6/);
+    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1000, contextParallel: 3 })).toThrow(/--seq-length 1000 is not divisible by 2·--context-parallel-size = 6$/);
     // Megatron-LM's splits: 2·CP chunks (1002 = 2 · 501: CP 2 cannot take it), and s/CP over TP with SP.
-    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1002, contextParallel: 2 })).toThrow(/--seq-length 1002 is not divisible by 2·--context-parallel-size = 4 \(Megatron-LM splits the sequence into 2·CP chunks/);
-    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1001, tensorParallel: 2, sequenceParallel: true })).toThrow(/--seq-length 1001 over --context-parallel-size 1 leaves 1001 tokens a rank, not divisible by --tensor-model-parallel-size 2/);
+    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1002, contextParallel: 2 })).toThrow(/^Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length 1002 is not divisible by 2·--context-parallel-size = 4$/);
+    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1001, tensorParallel: 2, sequenceParallel: true })).toThrow(/^--sequence-parallel splits each CP rank's s\/CP tokens over the TP ranks: --seq-length 1001 \/ --context-parallel-size 1 is not divisible by --tensor-model-parallel-size 2$/);
     expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 65540, contextParallel: 4, tensorParallel: 2, sequenceParallel: true })).toThrow(/2·--context-parallel-size = 8/);
     expect(memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1001, tensorParallel: 2, sequenceParallel: false }).totalBytes).toBeGreaterThan(0);
     expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 0 })).toThrow(/--seq-length must be a positive integer/);

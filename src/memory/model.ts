@@ -322,9 +322,9 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
  */
 export function seqSplitProblem(s: number, p: Pick<ParallelConfig, 'contextParallel' | 'tensorParallel' | 'sequenceParallel'>): string | null {
   const cp = p.contextParallel, tp = p.tensorParallel;
-  if (cp > 1 && s % (2 * cp)) return `--seq-length ${s} is not divisible by 2·--context-parallel-size = ${2 * cp} (Megatron-LM splits the sequence into 2·CP chunks, two per CP rank)`;
-  if (s % cp) return `--seq-length ${s} is not divisible by --context-parallel-size ${cp}`;
-  if (p.sequenceParallel && tp > 1 && (s / cp) % tp) return `--seq-length ${s} over --context-parallel-size ${cp} leaves ${s / cp} tokens a rank, not divisible by --tensor-model-parallel-size ${tp} (--sequence-parallel splits them over the TP ranks)`;
+  // (the number that varies last, so that advise's skipped reasons group: src/memory/advise.ts skippedLines)
+  if (cp > 1 && s % (2 * cp)) return `Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length ${s} is not divisible by 2·--context-parallel-size = ${2 * cp}`;
+  if (p.sequenceParallel && tp > 1 && (s / cp) % tp) return `--sequence-parallel splits each CP rank's s/CP tokens over the TP ranks: --seq-length ${s} / --context-parallel-size ${cp} is not divisible by --tensor-model-parallel-size ${tp}`;
   return null;
 }
 
@@ -338,7 +338,11 @@ function validateMoe(e: MoeConfig, p: ParallelConfig): void {
   const ep = p.expertParallel ?? 1;
   positiveInt('--expert-model-parallel-size', ep, 100_000);
   if (e.numExperts % ep) throw new InputError(`--num-experts ${e.numExperts} is not divisible by --expert-model-parallel-size ${ep}`);
+  const dpcp = p.dataParallel * p.contextParallel;
+  if (dpcp % ep) throw new InputError(`--expert-model-parallel-size ${ep} must divide --data-parallel-size × --context-parallel-size = ${dpcp} (Megatron-LM forms the expert-parallel groups inside them, expert tensor parallelism being TP): give --data-parallel-size a multiple of ${ep / gcd(ep, p.contextParallel)}`);
 }
+
+const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
 
 /** Sizes shared by the terms (one micro batch, one GPU). */
 interface Dims {
@@ -527,6 +531,16 @@ function inputTerm(d: Dims): MemoryTerm {
 
 /** Parameters of the whole model (GPT/Llama-style decoder). */
 export function parameterCount(m: ModelConfig, seqLength: number): number {
+  const x = parameterParts(m, seqLength);
+  return m.numLayers * (x.layer + x.routed) + x.embedding + x.output + x.finalNorm;
+}
+
+/**
+ * The parameters by where they sit: a layer's (its attention, dense MLP or shared expert, norms and
+ * router; its routed experts apart), the input embedding (word, and learned positions), the untied
+ * output layer, the final norm.
+ */
+function parameterParts(m: ModelConfig, seqLength: number): { layer: number; routed: number; embedding: number; output: number; finalNorm: number } {
   const h = m.hiddenSize, a = m.numAttentionHeads, g = m.numQueryGroups ?? a, f = ffnWidth(m);
   const hk = (h * g) / a;
   const bias = m.biasLinear === false ? 0 : 1, norm = m.rmsNorm ? 1 : 2;
@@ -535,9 +549,25 @@ export function parameterCount(m: ModelConfig, seqLength: number): number {
   const perLayer = attn + mlp + 2 * norm * h + (m.moe ? h * m.moe.numExperts : 0); // two norms (+ the router)
   const vocab = m.vocabSize ?? DEFAULT_VOCAB_SIZE;
   const pos = positionEmbedding(m);
-  const embed = vocab * h * (m.untieEmbeddings ? 2 : 1) + (pos === 'learned_absolute' ? seqLength * h : 0);
   const e = expertParameters(m);
-  return m.numLayers * (perLayer + e.routed + e.shared) + embed + norm * h;
+  return {
+    layer: perLayer + e.shared, routed: e.routed,
+    embedding: vocab * h + (pos === 'learned_absolute' ? seqLength * h : 0), output: m.untieEmbeddings ? vocab * h : 0, finalNorm: norm * h,
+  };
+}
+
+/**
+ * Parameters per GPU on the first pipeline stage (the one whose activations peak: 1F1B keeps the most micro
+ * batches in flight there), and of them the routed experts': its L/PP layers and the input embedding, each
+ * over the TP ranks, the routed experts also over the EP ranks; with one stage, everything. (Megatron-LM's own
+ * estimate counts the most loaded stage the same way: (layers / PP + embedding) / TP.)
+ */
+function stageParameters(m: ModelConfig, p: ParallelConfig): { perGpu: number; experts: number } {
+  const x = parameterParts(m, p.seqLength), pp = p.pipelineParallel, tp = p.tensorParallel;
+  const layers = m.numLayers / pp;
+  const experts = (layers * x.routed) / (p.expertParallel ?? 1) / tp;
+  const rest = layers * x.layer + x.embedding + (pp === 1 ? x.output + x.finalNorm : 0);
+  return { perGpu: rest / tp + experts, experts };
 }
 
 /** Parameters of one layer's experts: the routed ones (split over EP ranks) and the shared one; 0 for a dense model. */
@@ -710,13 +740,16 @@ export function memoryBreakdown(m: ModelConfig, p: ParallelConfig): MemoryBreakd
   const ts = transients(m, p, d, groups, outside);
   const peak = ts.reduce<Transient | null>((x, y) => (!x || y.netBytes > x.netBytes ? y : x), null);
   const parameters = parameterCount(m, p.seqLength);
-  // experts are split over EP ranks too (the shared expert is not)
-  const routedExperts = m.numLayers * expertParameters(m).routed;
-  const parametersPerGpu = (parameters - routedExperts + routedExperts / (p.expertParallel ?? 1)) / (p.tensorParallel * pp);
+  // the first stage's: its layers and the embedding; experts are split over EP ranks too (the shared expert is not)
+  const ep = p.expertParallel ?? 1;
+  const { perGpu: parametersPerGpu, experts: expertsPerGpu } = stageParameters(m, p);
   const pr = m.paramPrecision === 'amp' ? STACKS['torch-amp'].perParam : m.paramPrecision === 'megatron' ? STACKS.megatron.perParam : d.spec.perParam;
+  // The distributed optimizer shards dense parameters' state over the DP·CP ranks, and the experts' over
+  // the expert data-parallel group, DP·CP/EP ranks (Megatron-LM; expert tensor parallelism as TP).
   const shards = p.distributedOptimizer ? p.dataParallel * p.contextParallel : 1;
+  const expertShards = p.distributedOptimizer ? shards / ep : 1;
   const weightBytes = pr.weight * parametersPerGpu, gradientBytes = pr.gradient * parametersPerGpu;
-  const optimizerBytes = (pr.optimizer * parametersPerGpu) / shards;
+  const optimizerBytes = pr.optimizer * ((parametersPerGpu - expertsPerGpu) / shards + expertsPerGpu / expertShards);
   const gradientBucketBytes = d.spec.ddpGradientBuckets && p.dataParallel * p.contextParallel > 1 ? 4 * parametersPerGpu : 0;
   const transientBytes = peak?.netBytes ?? 0;
   return {
