@@ -67,5 +67,23 @@ describe('the Megatron-LM campaign', () => {
     expect(p.notModelled).toEqual(['--moe-layer-freq 2', '--moe-grouped-gemm']);
     expect(p.totalError).toBeNull();
     expect(p.notes.join('\n')).toContain('not modelled: --moe-layer-freq 2 --moe-grouped-gemm');
+    // The optimizer and number formats too (an adversarial review found these replayed as if modelled).
+    const formats: [RegExp, string, string][] = [
+      [/^(\s*optimizer \.+ )adam$/m, '$1sgd', '--optimizer sgd'],
+      [/^(\s*kv_channels \.+ )\d+$/m, '$1256', '--kv-channels 256'],
+      [/^(\s*use_precision_aware_optimizer \.+ )False$/m, '$1True', '--use-precision-aware-optimizer'],
+      [/^(\s*exp_avg_dtype \.+ )torch\.float32$/m, '$1torch.bfloat16', '--exp-avg-dtype torch.bfloat16'],
+      [/^(\s*main_grads_dtype \.+ )torch\.float32$/m, '$1torch.bfloat16', '--main-grads-dtype torch.bfloat16'],
+      [/^(\s*bf16 \.+ )True$/m, '$1False', 'fp32 training (neither --bf16 nor --fp16)'],
+      [/^(\s*distribute_saved_activations \.+ )False$/m, '$1True', '--distribute-saved-activations'],
+    ];
+    for (const [re, to, flag] of formats) {
+      const t = text.replace(re, to);
+      expect(t, flag).not.toBe(text);
+      const q = predictFromLog(parseMegatronLog(t, 'r11-format'), null);
+      if ('error' in q) throw new Error(q.error);
+      expect(q.notModelled, flag).toEqual([flag]);
+      expect(q.totalError, flag).toBeNull();
+    }
   });
 });

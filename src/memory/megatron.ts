@@ -343,6 +343,15 @@ const UNMODELLED: [string, (v: string, args: MegatronArgs) => boolean, string][]
   ['expert_tensor_parallel_size', (v, a) => v === 'None' || v === (a.tensor_model_parallel_size ?? '1'), '--expert-tensor-parallel-size'],
   ['hybrid_override_pattern', (v) => v === 'None', '--hybrid-override-pattern'],
   ['heterogeneous_layers_config_path', (v) => v === 'None', '--heterogeneous-layers-config-path'],
+  // The optimizer and number formats: the model holds Adam's two fp32 moments and fp32 master weights and
+  // gradients, bf16 or fp16 parameters and activations, and heads of h/a channels.
+  ['optimizer', (v) => v === 'adam', '--optimizer'],
+  ['use_precision_aware_optimizer', (v) => v === 'False', '--use-precision-aware-optimizer'],
+  ...(['main_grads_dtype', 'main_params_dtype', 'exp_avg_dtype', 'exp_avg_sq_dtype'] as const).map((n): [string, (v: string) => boolean, string] =>
+    [n, (v) => v === 'torch.float32' || v === 'fp32', `--${n.replace(/_/g, '-')}`]),
+  ['bf16', (v, a) => v === 'True' || a.fp16 === 'True', 'fp32 training (neither --bf16 nor --fp16)'],
+  ['kv_channels', (v, a) => v === 'None' || Number(v) * Number(a.num_attention_heads) === Number(a.hidden_size), '--kv-channels'],
+  ['distribute_saved_activations', (v) => v === 'False', '--distribute-saved-activations'],
 ];
 
 /** What in a dump changes memory and is not modelled, as one flag-and-value string each (empty: everything is). */
@@ -351,7 +360,7 @@ export function unmodelledArgs(args: MegatronArgs): string[] {
   for (const [name, handled, flag] of UNMODELLED) {
     const v = args[name];
     if (v === undefined || handled(v, args)) continue;
-    out.push(v === 'True' ? flag : `${flag} ${argList(v).join(' ') || v}`);
+    out.push(v === 'True' || v === 'False' ? flag : `${flag} ${argList(v).join(' ') || v}`);
   }
   return out;
 }
