@@ -97,6 +97,17 @@ describe('context parallelism, pipeline, weights', () => {
     expect(memoryBreakdown(m, { ...base, virtualStages: 2 }).layersHeld).toBeCloseTo(32 * (1 + 3 / 8), 10);
   });
 
+  it('recomputation never raises the peak: at short sequences the backward holds the tied output weight\'s gradient without recompute too', () => {
+    // s < h/2 with FlashAttention at CP = 1: the tied weight's 2·V·h/t gradient was counted only in recompute's transients.
+    for (const s of [512, 1024, 2048, 8192])
+      for (const tp of [1, 2]) {
+        const base = { ...DEFAULT_PARALLEL, seqLength: s, tensorParallel: tp };
+        const none = memoryBreakdown(m, base).totalBytes;
+        expect(memoryBreakdown(m, { ...base, recompute: 'selective' }).totalBytes, `s=${s} TP=${tp}`).toBeLessThanOrEqual(none);
+        expect(memoryBreakdown(m, { ...base, recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 1 }).totalBytes, `s=${s} TP=${tp}`).toBeLessThanOrEqual(none);
+      }
+  });
+
   it('pipeline: the first stage holds its L/PP layers and the whole input embedding (not 1/PP of every parameter)', () => {
     // Llama-3 8B (untied, vocabulary 128256): 32 layers, 8.03 B parameters; PP = 8 puts 4 layers and the
     // 0.525 B embedding on the first stage, 1.398 B (an adversarial review, by hand and by Megatron-LM's estimate).

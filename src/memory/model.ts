@@ -688,9 +688,11 @@ function transients(m: ModelConfig, p: ParallelConfig, d: Dims, groups: LayerGro
   // at every peak inside an attention backward in the campaign's traces (6.01-6.12×, build half).
   const scoresGrad = d.local ? (6 * a * sl * s * b) / t : 0;
   const up = `${rb + 2}·${S}·b·h${d.sp} (upstream gradients)${tied ? ' + 2·V·h/t (tied weight gradient)' : ''}${scoresGrad ? ` + 6·a·${ss}·b/t (three scores gradients)` : ''}`;
-  if (ring || scoresGrad)
-    list.push(X({ name: `last layer's attention backward${ring ? `: ${ring.name}` : ' (unfused)'}`, part: ring ? 'ring' : 'attention',
-      bytes: (ring?.bytes ?? 0) + scoresGrad + upstream, formula: `${ring ? ring.formula + ' + ' : ''}${up}` }, freedAtAttn));
+  // With FlashAttention at CP = 1 too, where what it holds passes what is released by then: the upstream
+  // gradients (and a tied output weight's gradient) beside every stored layer, which can pass the loss's
+  // transient at short sequences.
+  if (ring || scoresGrad || upstream > freedAtAttn) list.push(X({ name: `last layer's attention backward${ring ? `: ${ring.name}` : scoresGrad ? ' (unfused)' : ''}`, part: ring ? 'ring' : 'attention',
+    bytes: (ring?.bytes ?? 0) + scoresGrad + upstream, formula: `${ring ? ring.formula + ' + ' : ''}${up}` }, freedAtAttn));
   // The last layer's attention forward: the loss, the output layer and that layer's MLP do not exist yet.
   const ringFwd = ringBuffers(p, d, 'forward');
   if (ringFwd) list.push(X({ ...ringFwd, name: `last layer's attention forward: ${ringFwd.name}` }, freedAtAttn));
