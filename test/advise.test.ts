@@ -38,7 +38,7 @@ describe('flashring advise', () => {
     const base = { ...DEFAULT_PARALLEL, seqLength: 131072 };
     const model = { numLayers: 32, hiddenSize: 4096, numAttentionHeads: 32 };
     for (const c of j.candidates.slice(0, 5)) {
-      const par = layoutConfig({ base }, { ...c, cpCommType: (c.cpCommType ?? undefined) as never });
+      const par = layoutConfig({ base, gbs: j.globalBatchSize }, { ...c, cpCommType: (c.cpCommType ?? undefined) as never });
       expect(memoryBreakdown(model, par).totalBytes).toBe(c.totalBytes);
       expect(iterationTime(model, par, { microBatches: j.globalBatchSize / c.dp }).iterMs).toBeCloseTo(c.iterMs, 6);
     }

@@ -108,6 +108,14 @@ describe('context parallelism, pipeline, weights', () => {
       }
   });
 
+  it('pipeline with fewer micro batches a step than stages: the first stage holds only those in flight (× m/p)', () => {
+    const base = { ...DEFAULT_PARALLEL, seqLength: 4096, pipelineParallel: 4 };
+    expect([1, 2, 4, 8].map((n) => memoryBreakdown(m, { ...base, numMicrobatches: n }).layersHeld)).toEqual([8, 16, 32, 32]);
+    expect(memoryBreakdown(m, { ...base, numMicrobatches: 1 }).totalBytes).toBeLessThan(memoryBreakdown(m, base).totalBytes);
+    expect(memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 4096, numMicrobatches: 1 }).layersHeld).toBe(32);   // PP = 1: every layer
+    expect(() => memoryBreakdown(m, { ...base, numMicrobatches: 0 })).toThrow(/micro batches a step/);
+  });
+
   it('pipeline: the first stage holds its L/PP layers and the whole input embedding (not 1/PP of every parameter)', () => {
     // Llama-3 8B (untied, vocabulary 128256): 32 layers, 8.03 B parameters; PP = 8 puts 4 layers and the
     // 0.525 B embedding on the first stage, 1.398 B (an adversarial review, by hand and by Megatron-LM's estimate).

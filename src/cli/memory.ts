@@ -38,6 +38,7 @@ Parallelism and training:
   --seq-length S --micro-batch-size B --tensor-model-parallel-size T --context-parallel-size C
   --pipeline-model-parallel-size P [--num-layers-per-virtual-pipeline-stage K]
   [--data-parallel-size D] [--sequence-parallel] [--cp-comm-type p2p|all_gather|a2a]
+  [--global-batch-size G] (with PP > 1: fewer micro batches a step than stages fill the first stage less)
   [--recompute-granularity selective [--recompute-modules core_attn mlp layernorm moe shared_experts]]
   [--recompute-granularity full --recompute-method uniform|block --recompute-num-layers N]
   [--use-flash-attn (default) | --no-use-flash-attn] [--use-distributed-optimizer]
@@ -64,7 +65,7 @@ export const MODEL_OPTS = {
   'fp32-residual-connection': { type: 'boolean' }, 'transformer-impl': { type: 'string' }, 'cp-comm-type': { type: 'string' },
   'seq-length': { type: 'string' }, 'micro-batch-size': { type: 'string' }, 'tensor-model-parallel-size': { type: 'string' },
   'context-parallel-size': { type: 'string' }, 'pipeline-model-parallel-size': { type: 'string' },
-  'num-layers-per-virtual-pipeline-stage': { type: 'string' }, 'data-parallel-size': { type: 'string' },
+  'num-layers-per-virtual-pipeline-stage': { type: 'string' }, 'data-parallel-size': { type: 'string' }, 'global-batch-size': { type: 'string' },
   'sequence-parallel': { type: 'boolean' }, 'recompute-granularity': { type: 'string' }, 'recompute-modules': { type: 'string' },
   'recompute-method': { type: 'string' }, 'recompute-num-layers': { type: 'string' }, 'use-flash-attn': { type: 'boolean' },
   'no-use-flash-attn': { type: 'boolean' }, 'use-distributed-optimizer': { type: 'boolean' }, 'hbm-gib': { type: 'string' },
@@ -192,6 +193,12 @@ export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelC
     distributedOptimizer: !!v['use-distributed-optimizer'], stack, fp32Residual: !!v['fp32-residual-connection'],
     cpCommType: oneOf(v, 'cp-comm-type', ['p2p', 'all_gather', 'a2a'] as const), ...recomputeFromFlags(v),
   };
+  const gbs = int(v, 'global-batch-size');
+  if (gbs !== undefined) {
+    const m = gbs / (par.microBatchSize * par.dataParallel);
+    if (!Number.isInteger(m)) throw new InputError(`--global-batch-size ${gbs} is not divisible by --micro-batch-size ${par.microBatchSize} × --data-parallel-size ${par.dataParallel}`);
+    par.numMicrobatches = m;
+  }
   const notes: string[] = [];
   if (par.sequenceParallel !== megatronSequenceParallel(par.sequenceParallel, par.tensorParallel)) {
     par.sequenceParallel = false;

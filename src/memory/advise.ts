@@ -122,12 +122,16 @@ export function skippedLines(skipped: AdviseResult['skipped'], max = 5): string[
   return lines.length > max ? [...lines.slice(0, max), `and ${lines.length - max} more reasons (--json lists every skipped layout's)`] : lines;
 }
 
-/** The parallel configuration of a layout: the request's base with the searched settings replaced. */
-export function layoutConfig(r: Pick<AdviseRequest, 'base'>, l: Layout): ParallelConfig {
+/**
+ * The parallel configuration of a layout: the request's base with the searched settings replaced, and with a
+ * global batch (`gbs`) the micro batches a step (what 1F1B's first stage can hold in flight).
+ */
+export function layoutConfig(r: Pick<AdviseRequest, 'base'> & { gbs?: number }, l: Layout): ParallelConfig {
   return {
     ...r.base, recomputeModules: undefined, recomputeMethod: undefined, recomputeNumLayers: undefined, ...parseRecomputeSpec(l.recompute),
     tensorParallel: l.tp, contextParallel: l.cp, pipelineParallel: l.pp, dataParallel: l.dp, sequenceParallel: l.tp > 1,
     cpCommType: l.cpCommType, distributedOptimizer: l.distributedOptimizer, virtualStages: l.vp ?? 1,
+    numMicrobatches: r.gbs !== undefined && Number.isInteger(r.gbs / (l.dp * r.base.microBatchSize)) ? r.gbs / (l.dp * r.base.microBatchSize) : undefined,
   };
 }
 

@@ -410,6 +410,8 @@ export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: P
     cpCommType: (argList(args.cp_comm_type)[0] ?? 'p2p') as ParallelConfig['cpCommType'],
     expertParallel: int('expert_model_parallel_size') ?? 1,
   };
+  const gbs = int('global_batch_size');
+  if (gbs !== undefined && Number.isInteger(gbs / (par.microBatchSize * par.dataParallel))) par.numMicrobatches = gbs / (par.microBatchSize * par.dataParallel);
   if (rc === 'selective') par.recomputeModules = (argList(args.recompute_modules).length ? argList(args.recompute_modules) : ['core_attn']) as ParallelConfig['recomputeModules'];
   if (rc === 'full') {
     par.recomputeMethod = args.recompute_method as ParallelConfig['recomputeMethod'];

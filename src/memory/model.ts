@@ -132,6 +132,11 @@ export interface ParallelConfig {
   fp32Residual?: boolean;
   /** Megatron-LM's --expert-model-parallel-size: experts split over EP ranks (default 1). */
   expertParallel?: number;
+  /**
+   * Micro batches a step (global batch / (micro batch · DP)), where known: with fewer than PP, 1F1B's first
+   * stage holds only that many in flight. Unset: at least PP (the stage full).
+   */
+  numMicrobatches?: number;
 }
 
 export type Part = 'attention' | 'mlp' | 'layernorm' | 'embedding' | 'output' | 'loss' | 'weights' | 'ring';
@@ -288,6 +293,7 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   if (m.numAttentionHeads % p.tensorParallel) throw new InputError(`--num-attention-heads ${m.numAttentionHeads} is not divisible by --tensor-model-parallel-size ${p.tensorParallel}`);
   if (g % p.tensorParallel) throw new InputError(`--num-query-groups ${g} is not divisible by --tensor-model-parallel-size ${p.tensorParallel} (Megatron-LM refuses it)`);
   if (m.numLayers % p.pipelineParallel) throw new InputError(`--num-layers ${m.numLayers} is not divisible by --pipeline-model-parallel-size ${p.pipelineParallel}`);
+  if (p.numMicrobatches !== undefined) positiveInt('micro batches a step (global batch / (micro batch · DP))', p.numMicrobatches, 1e9);
   const split = seqSplitProblem(p.seqLength, p);
   if (split) throw new InputError(split);
   if (!['none', 'selective', 'full'].includes(p.recompute)) throw new InputError(`--recompute-granularity must be selective or full, got '${p.recompute}'`);
@@ -731,8 +737,10 @@ export function memoryBreakdown(m: ModelConfig, p: ParallelConfig): MemoryBreakd
   validate(m, p);
   const d = dims(m, p);
   const pp = p.pipelineParallel, v = p.virtualStages;
-  // 1F1B first stage: L/p layers × p micro batches in flight; interleaved: × (1 + (p−1)/(p·v)).
-  const inflight = pp === 1 ? 1 : pp * (v > 1 ? 1 + (pp - 1) / (pp * v) : 1);
+  // 1F1B first stage: L/p layers × p micro batches in flight; interleaved: × (1 + (p−1)/(p·v)); with fewer
+  // micro batches than stages, × m/p (Megatron-LM's estimate: min(1, num_microbatches / pp)).
+  const fill = p.numMicrobatches === undefined ? 1 : Math.min(1, p.numMicrobatches / pp);
+  const inflight = pp === 1 ? 1 : pp * (v > 1 ? 1 + (pp - 1) / (pp * v) : 1) * fill;
   // A fully stored layer's terms (selective modules applied; full recompute stores whole only the layers it leaves).
   const perLayer = keptTerms(m, { ...p, recompute: p.recompute === 'full' ? 'none' : p.recompute }, d).map(strip);
   const groups = layerGroups(m, p, d, inflight, perLayer);
