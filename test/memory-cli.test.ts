@@ -213,6 +213,7 @@ describe('flashring memory', () => {
     [['--hbm-gib', '-1'], /--hbm-gib must be a positive number of GiB, got '-1'/],
     [['--seq-length', '1e300'], /--seq-length must be a positive integer, got '1e300'|--seq-length 1e\+300 is beyond/],
     [['--lines', '4:full'], /full recompute needs a method/],
+    [['--tensor-model-parallel-size', '2'], /--stack torch-amp models PyTorch DDP with its context-parallel ring \(the measured harness\): --tensor-model-parallel-size is Megatron-LM's/],
     [['--global-batch-size', '3', '--data-parallel-size', '2'], /--global-batch-size 3 is not divisible by --micro-batch-size 1 × --data-parallel-size 2/],
   ];
   for (const [extra, re] of bad)

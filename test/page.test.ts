@@ -274,13 +274,13 @@ describe('the page in headless Chromium', () => {
     const p = await plannerOf(page);
     expect(p.error).toBeUndefined();
     expect(p.lines.slice(0, 2)).toEqual(['CP=1', 'CP=6']);
-    expect(await page.textContent('#planner-oom')).toMatch(/CP=6 has no point at 4K: CP 6 does not divide them/);
+    expect(await page.textContent('#planner-oom')).toMatch(/CP=6 has no point at 4K: Megatron-LM cannot split them over CP 6 \(2·CP equal chunks/);
     expect(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('seqs')).toBe('12288, 4096,6144');
     await page.fill('input[name=seqs]', '4096,lots');
     expect(await page.textContent('#planner-error')).toBe("Sequence lengths must be whole numbers of tokens from 1 to 67,108,864, comma-separated, like 4096,8192,16384 ('lots' is not one).");
     await page.fill('input[name=seqs]', '4096,8192');
     await page.fill('input[name=lines]', '1,3');
-    expect(await page.textContent('#planner-error')).toMatch(/^Line 'CP=3': CP 3 divides none of the sequence lengths \(4096, 8192\)/);
+    expect(await page.textContent('#planner-error')).toMatch(/^Line 'CP=3': none of the sequence lengths \(4096, 8192\) splits over CP 3/);
     await page.fill('input[name=seqs]', '4096,8192,16384,32768,65536,131072,262144,524288,1048576');
     await page.fill('input[name=lines]', '1,1:recompute,2,4,4:recompute');
     expect((await plannerOf(page)).error).toBeUndefined();

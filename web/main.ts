@@ -176,13 +176,31 @@ function swigluWidth(): void {
   if (field('ffn').value === String(ffnWidth({ hiddenSize, swiglu: !swiglu }))) field('ffn').value = String(ffnWidth({ hiddenSize, swiglu }));
 }
 
-/** The stack; PyTorch AMP implies fp32 parameters (the box is then ticked and fixed). */
+/** Megatron-LM's own settings, which the PyTorch AMP stack (DDP with PyTorch's ring) does not have: held at their neutral values there. */
+const MEGATRON_ONLY: [name: string, neutral: string][] = [['tp', '1'], ['pp', '1'], ['distopt', '0'], ['cpcomm', 'p2p']];
+
+/**
+ * The stack; PyTorch AMP implies fp32 parameters (the box is then ticked and fixed) and has no TP, PP,
+ * distributed optimizer or CP communication type of Megatron-LM's (those fields are then set to 1, off or p2p, and fixed).
+ */
 function setStack(stack: Stack): void {
   const amp = stack === 'torch-amp', box = field('fp32');
   if (amp) box.checked = true;
   else if (box.disabled) box.checked = false;
   box.disabled = amp;
   box.parentElement!.title = amp ? 'implied by the PyTorch AMP stack' : '';
+  for (const [name, neutral] of MEGATRON_ONLY) {
+    const el = name === 'cpcomm' ? select(name) : field(name);
+    const box = el instanceof HTMLInputElement && el.type === 'checkbox';
+    const get = () => (box ? ((el as HTMLInputElement).checked ? '1' : '0') : el.value);
+    const set = (x: string) => (box ? ((el as HTMLInputElement).checked = x === '1') : (el.value = x));
+    // What the field held before PyTorch AMP fixed it comes back with Megatron-LM.
+    if (amp && !el.disabled) el.dataset.megatron = get();
+    if (amp) set(neutral);
+    else if (el.disabled && el.dataset.megatron !== undefined) set(el.dataset.megatron);
+    el.disabled = amp;
+    el.title = amp ? "Megatron-LM's: the PyTorch AMP stack (DDP with PyTorch's context-parallel ring) has none" : '';
+  }
   stackSelect.value = stack;
 }
 
@@ -199,10 +217,10 @@ function loadView(): void {
   for (const k of ['sp', 'flash', 'distopt', 'fp32res']) field(k).checked = v(k) === '1';
   if (q.has('fp32')) field('fp32').checked = q.get('fp32') === '1';
   field('fp32').disabled = false;
+  select('cpcomm').value = CP_COMM_TYPES.includes(v('cpcomm')) ? v('cpcomm') : DEFAULT_VIEW.cpcomm;
   const st = q.get('stack');
   setStack(st && st in STACKS ? (st as Stack) : preset.stack ?? 'megatron');
   replayHbm.value = q.get('rhbm') ?? String(SHIPPED_HBM);
-  select('cpcomm').value = CP_COMM_TYPES.includes(v('cpcomm')) ? v('cpcomm') : DEFAULT_VIEW.cpcomm;
   loadCpView(q);
   advisor.load(q);
   controlsFromLines();
@@ -463,7 +481,7 @@ function renderPlanner(): void {
   plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, pageWords(chartNotes(model, pts, lines))), details, (p) => showBreakdown(p, hbm, model), (p) => advisor.timeLines(model, p.config));
   const oom = oomPoints(pts);
   $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + Object.entries(oom).map(([k, v]) => `${k} ${v === null ? 'none' : formatTokens(v)}`).join(' · ') +
-    gaps.map((g) => `. ${g.line} has no point at ${g.lengths.map(formatTokens).join(', ')}: CP ${g.cp} does not divide them`).join('');
+    gaps.map((g) => `. ${g.line} has no point at ${g.lengths.map(formatTokens).join(', ')}: Megatron-LM cannot split them over CP ${g.cp} (2·CP equal chunks${field('sp').checked ? ', and s/CP over TP with SP' : ''})`).join('');
   $('planner-error').textContent = '';
   for (const id of ['export-csv', 'export-png']) $<HTMLButtonElement>(id).disabled = false;
   const first = pts.filter((p) => p.line === lines[0].label);

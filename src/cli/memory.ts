@@ -348,7 +348,7 @@ function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number)
   console.log(`  ${'term [formula: its bytes; per layer for a layer group\'s terms]'.padEnd(W)} ${'per layer'.padStart(C)} ${'total'.padStart(C)}`);
   line(`weights (${r.weightBytesPerParam === 4 ? 'fp32' : 'bf16'})`, r.weightBytes);
   line('gradients (fp32)', r.gradientBytes);
-  line('optimizer (Adam moments and master weights)', r.optimizerBytes);
+  line(r.weightBytesPerParam === 4 ? 'optimizer (Adam moments; the fp32 parameters are their own master weights)' : 'optimizer (Adam moments and master weights)', r.optimizerBytes);
   if (r.gradientBucketBytes) line('DDP gradient buckets (fp32)', r.gradientBucketBytes);
   if (r.workspaceBytes) line('cuBLAS workspaces', r.workspaceBytes);
   line('stored activations', r.activationBytes);

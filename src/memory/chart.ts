@@ -190,6 +190,12 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
       pointStyle: rows.map((r) => (oom(r) ? 'crossRot' : 'triangle')), pointRadius: rows.map((r) => (oom(r) ? 10 : 7)),
     });
   });
+  // The axis shows 1.6 × HBM, or up to the highest point where points lie above that (a line that starts above
+  // HBM stays in view, with its out-of-memory cross whole), at most 4 × HBM; what lies higher still is said.
+  const ys = datasets.flatMap((d) => (d.data as { y: number }[]).map((p) => p.y)).filter(Number.isFinite);
+  const yMax = Math.ceil(Math.max(hbmGib * 1.6, Math.min(maxOf(ys) * 1.08, hbmGib * 4)));
+  const above = ys.filter((y) => y > yMax).length;
+  if (above) subtitle = `${subtitle ? `${subtitle} ` : ''}(${above} point${above === 1 ? '' : 's'} above ${yMax} GiB, off the scale)`;
   return {
     type: 'line',
     data: { datasets },
@@ -203,7 +209,7 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
       },
       scales: {
         x: { type: 'logarithmic', min: xMin, max: xMax, title: { display: true, text: 'sequence length (tokens)' } },
-        y: { type: 'linear', min: 0, max: Math.ceil(hbmGib * 1.6), title: { display: true, text: 'peak memory per GPU (GiB)' } },
+        y: { type: 'linear', min: 0, max: yMax, title: { display: true, text: 'peak memory per GPU (GiB)' } },
       },
     },
   };

@@ -299,6 +299,12 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   if (!['none', 'selective', 'full'].includes(p.recompute)) throw new InputError(`--recompute-granularity must be selective or full, got '${p.recompute}'`);
   if (p.stack !== undefined && !(p.stack in STACKS)) throw new InputError(`--stack must be ${Object.keys(STACKS).join(' or ')}, got '${p.stack}'`);
   if (p.cpCommType !== undefined && !['p2p', 'all_gather', 'a2a'].includes(p.cpCommType)) throw new InputError(`--cp-comm-type must be p2p, all_gather or a2a, got '${p.cpCommType}'`);
+  if (p.stack === 'torch-amp') {
+    // The measured PyTorch harness (bench/torchcp): DDP with PyTorch's context-parallel ring, nothing of Megatron-LM's.
+    const megatronOnly = [p.tensorParallel > 1 && '--tensor-model-parallel-size', p.pipelineParallel > 1 && '--pipeline-model-parallel-size',
+      p.cpCommType !== undefined && p.cpCommType !== 'p2p' && '--cp-comm-type', p.distributedOptimizer && '--use-distributed-optimizer', (p.expertParallel ?? 1) > 1 && '--expert-model-parallel-size'].filter(Boolean);
+    if (megatronOnly.length) throw new InputError(`--stack torch-amp models PyTorch DDP with its context-parallel ring (the measured harness): ${megatronOnly.join(', ')} ${megatronOnly.length > 1 ? 'are' : 'is'} Megatron-LM's; leave ${megatronOnly.length > 1 ? 'them' : 'it'} out or use --stack megatron`);
+  }
   if (p.cpCommType === 'a2a' && ((m.numAttentionHeads / p.tensorParallel) % p.contextParallel || (g / p.tensorParallel) % p.contextParallel))
     throw new InputError(`--cp-comm-type a2a needs the heads (${m.numAttentionHeads / p.tensorParallel}) and K/V groups (${g / p.tensorParallel}) per tensor-parallel rank divisible by --context-parallel-size ${p.contextParallel}`);
   for (const mod of p.recomputeModules ?? [])
