@@ -86,6 +86,8 @@ describe('the page in headless Chromium', () => {
   it('replay shows the shipped measured dataset; a dropped Megatron-LM log adds a point; a bad file is named', async () => {
     const before = await hooks<{ measuredPoints: number }>(page, 'replay');
     expect(before.measuredPoints).toBeGreaterThan(10);
+    // The shipped points' hardware, source by source (12 on one H200, 16 with CP on two; it once named the first source only).
+    expect(await page.textContent('#replay-about')).toMatch(/measured: 12 on [^;]*single GPU, 1x NVIDIA H200[^;]*; 16 on [^;]*2x NVIDIA H200/);
     await page.setInputFiles('#replay-files', join(__dirname, 'fixtures/megatron/core_0.16_tp4_cp2_sp_selective.log'));
     await page.waitForFunction((n) => (window as unknown as { __flashring: { replay: { measuredPoints: number } } }).__flashring.replay.measuredPoints > n, before.measuredPoints);
     await page.setInputFiles('#replay-files', { name: 'broken.csv', mimeType: 'text/csv', buffer: Buffer.from('foo,bar\n1,2\n') });
@@ -142,9 +144,13 @@ describe('the page in headless Chromium', () => {
     expect(table).toMatch(/^CP=1 at 4K tokens: [\d.]+ GiB per GPU, fits in 80 GiB \(Megatron-LM stack/);
     expect(table).toContain('4·s·b·V/t'); // the cross-entropy's formula
     // PyTorch AMP: fp32 weights, DDP's buckets once CP > 1, PyTorch's cross-entropy.
+    const tpWas = await page.inputValue('input[name=tp]');
     await page.selectOption('select[name=stack]', 'torch-amp');
     expect(await page.isChecked('input[name=fp32]')).toBe(true);
     expect(await page.isDisabled('input[name=fp32]')).toBe(true);
+    // Megatron-LM's TP, PP, distributed optimizer and CP comm type: held at 1 / off / p2p (the harness has none).
+    expect([await page.inputValue('input[name=tp]'), await page.inputValue('input[name=pp]'), await page.inputValue('select[name=cpcomm]')]).toEqual(['1', '1', 'p2p']);
+    expect(await page.isDisabled('input[name=tp]')).toBe(true);
     expect(page.url()).toMatch(/stack=torch-amp/);
     const amp = await hoverPlanner(page, 'CP=2', 4096);
     expect(amp).toMatch(/weights \(fp32\) [\d.]+, gradients \(fp32\) [\d.]+, optimizer state [\d.]+, DDP gradient buckets [\d.]+ GiB/);
@@ -153,6 +159,8 @@ describe('the page in headless Chromium', () => {
     expect(await page.textContent('#planner-breakdown')).toMatch(/^CP=2 at 4K tokens: .*PyTorch AMP stack/);
     await page.selectOption('select[name=stack]', 'megatron');
     expect(await page.isChecked('input[name=fp32]')).toBe(false);
+    expect(await page.inputValue('input[name=tp]'), 'TP comes back with Megatron-LM').toBe(tpWas);
+    expect(await page.isDisabled('input[name=tp]')).toBe(false);
     expect((await hoverPlanner(page, 'CP=1', 4096))).toMatch(/weights \(bf16\)/);
   });
 

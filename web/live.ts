@@ -217,18 +217,28 @@ function frame(id: string, R: number, totalMs: number) {
   return { c, g, left, top, rowH, X: (ms: number) => left + (ms / (totalMs || 1)) * w, W: (ms: number) => Math.max(1, (ms / (totalMs || 1)) * w) };
 }
 
-/** Measured, one row per rank: compute (blue), transfer (orange, lower half), idle (grey), phases in sequence. */
+/**
+ * Measured, one row per rank: compute (blue), transfer (orange, lower half), idle (grey), phases in sequence.
+ * In one-device mode the ranks take turns on the device: a step's compute is the time it held the device
+ * (computeMs, the end of its span), and the rest of its span, waiting for its turn, is drawn pale.
+ */
 function drawTimeline(tl: RingTimeline): void {
   const total = tl.phases.reduce((a, p) => a + p.wallMs, 0) || 1;
   const { c, g, top, rowH, X, W } = frame('timeline', tl.R, total);
+  const turns = tl.mode === 'one-device' && !tl.pipelined;
   let offset = 0;
   for (const ph of tl.phases) {
     g.fillStyle = '#333';
     g.fillText(ph.phase, X(offset) + 2, 12);
     for (const st of ph.steps) {
       const y = top + st.rank * rowH;
+      const span = st.computeEnd - st.start, busy = turns ? Math.min(span, st.computeMs) : span;
+      if (span - busy > 0) {
+        g.fillStyle = '#c6dbef';
+        g.fillRect(X(offset + st.start), y, W(span - busy), rowH * 0.5 - 2);
+      }
       g.fillStyle = '#1f77b4';
-      g.fillRect(X(offset + st.start), y, W(st.computeEnd - st.start), rowH * 0.5 - 2);
+      g.fillRect(X(offset + st.computeEnd - busy), y, W(busy), rowH * 0.5 - 2);
       if (st.transferMs > 0) {
         g.fillStyle = '#ff7f0e';
         g.fillRect(X(offset + st.transferEnd - st.transferMs), y + rowH * 0.5, W(st.transferMs), rowH * 0.5 - 4);
@@ -241,8 +251,10 @@ function drawTimeline(tl: RingTimeline): void {
     offset += ph.wallMs;
   }
   g.fillStyle = '#333';
-  const how = tl.mode !== 'one-device' ? 'measured' : tl.pipelined ? 'measured, one device, pipelined (bars are submissions, not GPU time)' : 'measured, one device (the ranks take turns)';
-  g.fillText(`${how}: ${total.toFixed(1)} ms · blue compute · orange transfer · grey idle · overlap ${(100 * tl.summary.overlapEfficiency).toFixed(0)}%`, 70, c.height - 4);
+  const how = tl.mode !== 'one-device' ? 'measured' : tl.pipelined ? 'measured, one device, pipelined (bars are submissions, not GPU time)'
+    : 'measured, one device: ranks take turns (pale: waiting for the device; overlap: see the prediction)';
+  const overlap = turns ? '' : ` · overlap ${(100 * tl.summary.overlapEfficiency).toFixed(0)}%`;
+  g.fillText(`${how}: ${total.toFixed(1)} ms · blue compute · orange transfer · grey idle${overlap}`, 70, c.height - 4);
 }
 
 /** A step's compute as the link model takes it: measured (GPU timestamps, else host), or FLOPs at the given rate. */
@@ -416,6 +428,13 @@ export function setupLive(hooks: Record<string, unknown>): void {
   const gpu = (navigator as Navigator & { gpu?: GPU }).gpu;
   describeSupport(!!gpu);
   runBtn.disabled = !gpu;
+  // navigator.gpu can be there with no adapter behind it: then say so, and keep Run and Tune off.
+  void gpu?.requestAdapter().then((a) => {
+    if (a) return;
+    describeSupport(true, true);
+    runBtn.disabled = tuneBtn.disabled = true;
+    hooks.liveNoAdapter = true;
+  }, () => {});
   wireSchemeFields(form);
 
   const pool = new DevicePool(gpu, hooks);
@@ -504,6 +523,7 @@ export function setupLive(hooks: Record<string, unknown>): void {
 async function tune(form: HTMLFormElement, pool: DevicePool, store: ReturnType<typeof idbTuneStore>, status: HTMLElement, hooks: Record<string, unknown>): Promise<void> {
   showResults([]);
   clearTimeline();
+  status.textContent = 'tuning: preparing the device… (a search of every tile candidate; it cannot be cancelled)';
   try {
     const cfg = readLiveForm(form);
     const dev = await pool.get(cfg.precision);
@@ -534,8 +554,11 @@ function tuneRows(e: TuneEntry, adapter: string): [string, string][] {
 }
 
 /** What the live panel says it can do: run here, or why not and how to enable WebGPU. */
-function describeSupport(hasGpu: boolean): void {
-  $('live-support').textContent = hasGpu
+function describeSupport(hasGpu: boolean, noAdapter = false): void {
+  $('live-support').textContent = noAdapter
+    ? 'This browser has WebGPU but found no GPU adapter for it (a blocklisted GPU or driver, or WebGPU turned off), so the live run cannot start ' +
+      '(the planner and replay work without it). Check chrome://gpu, update the GPU driver, or on Linux start Chrome with --enable-unsafe-webgpu.'
+    : hasGpu
     ? 'Runs the FlashAttention kernels and the CP ring in this tab, checked against float64 attention on the CPU when the size allows. ' +
       'The R ranks of the chosen scheme share this GPU (one-device mode: each rank\'s compute is timed alone); the second timeline is what R GPUs on the chosen link would show ' +
       '(these step times plus modelled transfers: bytes / bandwidth + latency per message).'

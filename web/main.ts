@@ -84,7 +84,10 @@ function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: Memo
     callbacks: {
       label: (ctx: { dataset: { label: string }; raw: { x: number; y: number; source: string; fits: boolean | null } }) => {
         const r = ctx.raw;
-        const lines = [`${ctx.dataset.label}, ${formatTokens(r.x)} tokens: ${Number.isFinite(r.y) ? r.y.toFixed(1) : '?'} GiB${r.fits === false ? ' — does not fit' : ''}`];
+        // A measured run that went out of memory has no peak: its cross sits on the HBM line.
+        const ranOut = r.source?.endsWith(': out of memory');
+        const amount = ranOut ? 'ran out of memory (no peak measured; drawn on the HBM line)' : `${Number.isFinite(r.y) ? r.y.toFixed(1) : '?'} GiB${r.fits === false ? ' — does not fit' : ''}`;
+        const lines = [`${ctx.dataset.label}, ${formatTokens(r.x)} tokens: ${amount}`];
         const p = details.get(`${ctx.dataset.label}|${r.x}`);
         if (p) lines.push(...breakdownSummary(p.breakdown), ...(more?.(p) ?? []));
         else if (r.source && r.source !== 'limit') lines.push(r.source);
@@ -787,7 +790,9 @@ function renderReplay(): void {
   };
 }
 hooks.replayChart = chartProbe(() => replayChart);
-$('replay-about').textContent = `Shipped dataset: ${shipped.length} points (${shipped.filter((r) => r.fits === false).length} out of memory) measured on ${shipped[0]?.source.replace(/^measured: /, '') ?? '?'}. ` +
+/** Each source of the shipped points and how many it gave ("12 on torch 2.11.0+cu130 single GPU, 1x NVIDIA H200; 16 on …"). */
+const shippedSources = [...new Set(shipped.map((r) => r.source))].map((src) => `${shipped.filter((r) => r.source === src).length} on ${src.replace(/^measured: /, '')}`).join('; ');
+$('replay-about').textContent = `Shipped dataset: ${shipped.length} points (${shipped.filter((r) => r.fits === false).length} out of memory) measured: ${shippedSources}. ` +
   `The lines are the model for ${REPLAY.preset} on its ${STACKS[replayModel().par.stack].label} stack; the table gives each point's error. A dropped Megatron-LM log is also predicted from its own arguments.`;
 replayHbm.addEventListener('input', () => {
   saveView();
