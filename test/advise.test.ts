@@ -76,9 +76,20 @@ describe('flashring advise', () => {
     expect(text.split('\n')).toContain(`${n} layouts skipped, not divided: Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length 131073 is not divisible by 2·--context-parallel-size = 4, 8, 16`);
     // A global batch that DP × micro batch does not divide: those layouts are skipped and said too.
     const b = JSON.parse(run([...SEED, '--seq-length', '131072', '--gpus', '8', '--hbm-gib', '80', '--global-batch-size', '3', '--json']).stdout);
-    expect(b.skipped.map((u: { why: string }) => u.why)).toEqual([2, 4, 8].map((x) => `global batch 3 is not divisible by DP × micro batch ${x}`));
+    // … and, with 3 micro batches a step, the interleaved layouts Megatron-LM refuses (micro batches in groups of PP).
+    expect(b.skipped.map((u: { why: string }) => u.why).sort()).toEqual([
+      ...[2, 4, 8].map((x) => `global batch 3 is not divisible by DP × micro batch ${x}`),
+      ...[2, 4, 8].map((pp) => `Megatron-LM's interleaved schedule runs micro batches in groups of --pipeline-model-parallel-size: 3 micro batches a step (global batch / (micro batch · DP)) is not a multiple of ${pp}`),
+    ].sort());
     expect(all(b)).toBe(all(JSON.parse(acceptance.stdout)));
   });
+  it('an MoE model with EP > 1: layouts whose DP × CP EP divides are searched, the rest skipped and said (the base is no layout)', () => {
+    const o = JSON.parse(run(['--preset', 'llama3-8b', '--num-experts', '8', '--moe-router-topk', '2', '--expert-model-parallel-size', '8', '--seq-length', '8192', '--gpus', '16', '--json']).stdout);
+    expect(o.candidates.length).toBeGreaterThan(0);
+    for (const c of o.candidates) expect((c.dp * c.cp) % 8, JSON.stringify(c)).toBe(0);
+    expect(o.skipped.some((u: { why: string }) => /--expert-model-parallel-size 8 must divide --data-parallel-size × --context-parallel-size, here/.test(u.why))).toBe(true);
+  });
+
   it('the skipped reasons for a person: one line per reason with its sizes listed, at most five, then how many more', () => {
     const u = (why: string, layouts = 1) => ({ why, layouts });
     expect(skippedLines([u('--num-layers 30 is not divisible by --pipeline-model-parallel-size 4', 3), u('--num-layers 30 is not divisible by --pipeline-model-parallel-size 7', 2), u('no number here')]))

@@ -67,6 +67,9 @@ describe('flashring memory', () => {
     expect(r.out).toMatch(/^per-GPU peak memory \(GiB\)/);
     expect(r.out).toMatch(/longest fitting sequence: CP=1: \d+; CP=2: \d+/);
     expect((await run(['memory', ...TORCH, '--seq-lengths', '4096,8192'])).out.split('\n').filter((l) => /^ +(4096|8192) /.test(l))).toHaveLength(2);
+    // A length a line cannot split (2·CP chunks) is '-' with Megatron-LM's reason.
+    const gap = await run(['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', '4098,8192', '--lines', '1,2']);
+    expect(gap.out).toContain("'-' under CP=2: 4098 cannot be split over CP 2 (Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length 4098 is not divisible by 2·--context-parallel-size = 4)");
   });
 
   // The text breakdown, checked by hand as a reader would: amounts in B/KiB/MiB/GiB, a wrapped label joined with its amounts.

@@ -114,6 +114,13 @@ describe('context parallelism, pipeline, weights', () => {
     expect(memoryBreakdown(m, { ...base, numMicrobatches: 1 }).totalBytes).toBeLessThan(memoryBreakdown(m, base).totalBytes);
     expect(memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 4096, numMicrobatches: 1 }).layersHeld).toBe(32);   // PP = 1: every layer
     expect(() => memoryBreakdown(m, { ...base, numMicrobatches: 0 })).toThrow(/micro batches a step/);
+    // The terms kept per micro batch outside the layers too (ids, the embedding dropout mask).
+    const mask = (n?: number) => memoryBreakdown(m, { ...base, numMicrobatches: n }).outside.find((o) => o.name === 'embedding dropout mask')!;
+    expect(mask(1).bytes * 4).toBe(mask().bytes);
+    expect(mask(1).formula).toMatch(/·m/);
+    // Interleaved: micro batches in whole groups of PP (Megatron-LM refuses others); the in-flight count stays the full one.
+    expect(() => memoryBreakdown(m, { ...base, virtualStages: 2, numMicrobatches: 2 })).toThrow(/interleaved schedule runs micro batches in groups of --pipeline-model-parallel-size: 2 micro batches/);
+    expect(memoryBreakdown(m, { ...base, virtualStages: 2, numMicrobatches: 8 }).layersHeld).toBeCloseTo(32 * (1 + 3 / 8), 10);
   });
 
   it('pipeline: the first stage holds its L/PP layers and the whole input embedding (not 1/PP of every parameter)', () => {
@@ -138,7 +145,7 @@ describe('context parallelism, pipeline, weights', () => {
     // Dense parameters' 12 bytes over the 8 DP ranks; the experts' over DP/EP = 1 rank: not sharded.
     expect(r.optimizerBytes).toBeCloseTo(12 * ((r.parametersPerGpu - experts) / 8 + experts), 0);
     expect(memoryBreakdown(moe, { ...par, expertParallel: 2 }).optimizerBytes).toBeCloseTo(12 * ((memoryBreakdown(moe, { ...par, expertParallel: 2 }).parametersPerGpu - experts * 4) / 8 + (experts * 4) / 4), 0);
-    expect(() => memoryBreakdown(moe, { ...par, dataParallel: 1 })).toThrow(/--expert-model-parallel-size 8 must divide --data-parallel-size × --context-parallel-size = 1/);
+    expect(() => memoryBreakdown(moe, { ...par, dataParallel: 1 })).toThrow(/--expert-model-parallel-size 8 must divide --data-parallel-size × --context-parallel-size, here 1$/);
     expect(memoryBreakdown(moe, { ...par, dataParallel: 4, contextParallel: 2, seqLength: 8192 }).totalBytes).toBeGreaterThan(0);
   });
 

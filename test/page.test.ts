@@ -151,6 +151,11 @@ describe('the page in headless Chromium', () => {
     // Megatron-LM's TP, PP, distributed optimizer and CP comm type: held at 1 / off / p2p (the harness has none).
     expect([await page.inputValue('input[name=tp]'), await page.inputValue('input[name=pp]'), await page.inputValue('select[name=cpcomm]')]).toEqual(['1', '1', 'p2p']);
     expect(await page.isDisabled('input[name=tp]')).toBe(true);
+    // A reload keeps what Megatron-LM's fields held (the hash holds them, not the fixed 1).
+    await page.reload();
+    await page.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    expect(await page.inputValue('select[name=stack]')).toBe('torch-amp');
+    expect([await page.inputValue('input[name=tp]'), await page.isDisabled('input[name=tp]')]).toEqual(['1', true]);
     expect(page.url()).toMatch(/stack=torch-amp/);
     const amp = await hoverPlanner(page, 'CP=2', 4096);
     expect(amp).toMatch(/weights \(fp32\) [\d.]+, gradients \(fp32\) [\d.]+, optimizer state [\d.]+, DDP gradient buckets [\d.]+ GiB/);

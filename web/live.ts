@@ -428,13 +428,16 @@ export function setupLive(hooks: Record<string, unknown>): void {
   const gpu = (navigator as Navigator & { gpu?: GPU }).gpu;
   describeSupport(!!gpu);
   runBtn.disabled = !gpu;
-  // navigator.gpu can be there with no adapter behind it: then say so, and keep Run and Tune off.
-  void gpu?.requestAdapter().then((a) => {
-    if (a) return;
+  // navigator.gpu can be there with no adapter behind it (or one that fails): then say so, and keep Run and Tune
+  // off, also after a run or tune clicked before the answer came ends.
+  let noAdapter = false;
+  const none = () => {
+    noAdapter = true;
     describeSupport(true, true);
     runBtn.disabled = tuneBtn.disabled = true;
     hooks.liveNoAdapter = true;
-  }, () => {});
+  };
+  void gpu?.requestAdapter().then((a) => { if (!a) none(); }, none);
   wireSchemeFields(form);
 
   const pool = new DevicePool(gpu, hooks);
@@ -449,7 +452,7 @@ export function setupLive(hooks: Record<string, unknown>): void {
     if (id !== runId) return; // a cancelled run ending later says nothing
     status.textContent = text;
     hooks.live = { done: true, ...live };
-    runBtn.disabled = false;
+    runBtn.disabled = noAdapter;
     cancelBtn.disabled = true;
   };
 
@@ -500,7 +503,7 @@ export function setupLive(hooks: Record<string, unknown>): void {
     runBtn.disabled = tuneBtn.disabled = true;
     hooks.tune = { done: false };
     inFlight = tune(form, pool, store, status, hooks).finally(() => {
-      runBtn.disabled = tuneBtn.disabled = false;
+      runBtn.disabled = tuneBtn.disabled = noAdapter;
     });
   });
   cancelBtn.addEventListener('click', (e) => {

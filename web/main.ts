@@ -182,6 +182,8 @@ function swigluWidth(): void {
 /** Megatron-LM's own settings, which the PyTorch AMP stack (DDP with PyTorch's ring) does not have: held at their neutral values there. */
 const MEGATRON_ONLY: [name: string, neutral: string][] = [['tp', '1'], ['pp', '1'], ['distopt', '0'], ['cpcomm', 'p2p']];
 
+const megatronField = (name: string) => (name === 'cpcomm' ? select(name) : field(name));
+
 /**
  * The stack; PyTorch AMP implies fp32 parameters (the box is then ticked and fixed) and has no TP, PP,
  * distributed optimizer or CP communication type of Megatron-LM's (those fields are then set to 1, off or p2p, and fixed).
@@ -193,7 +195,7 @@ function setStack(stack: Stack): void {
   box.disabled = amp;
   box.parentElement!.title = amp ? 'implied by the PyTorch AMP stack' : '';
   for (const [name, neutral] of MEGATRON_ONLY) {
-    const el = name === 'cpcomm' ? select(name) : field(name);
+    const el = megatronField(name);
     const box = el instanceof HTMLInputElement && el.type === 'checkbox';
     const get = () => (box ? ((el as HTMLInputElement).checked ? '1' : '0') : el.value);
     const set = (x: string) => (box ? ((el as HTMLInputElement).checked = x === '1') : (el.value = x));
@@ -209,6 +211,12 @@ function setStack(stack: Stack): void {
 
 function loadView(): void {
   const q = new URLSearchParams(location.hash.slice(1));
+  // The view's values come from the hash: none held back for Megatron-LM (setStack holds them again under PyTorch AMP).
+  for (const [name] of MEGATRON_ONLY) {
+    const el = megatronField(name);
+    el.disabled = false;
+    delete el.dataset.megatron;
+  }
   const v = (k: string) => q.get(k) ?? DEFAULT_VIEW[k];
   presetSelect.value = PRESETS[v('preset')] ? v('preset') : DEFAULT_VIEW.preset;
   const preset = PRESETS[presetSelect.value];
@@ -237,6 +245,11 @@ function saveView(): void {
   for (const k of [...MODEL_CHECKS, 'sp', 'flash', 'distopt', 'fp32res', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
   q.set('rhbm', replayHbm.value);
   q.set('cpcomm', select('cpcomm').value);
+  // Under PyTorch AMP, Megatron-LM's fields keep what they held for Megatron-LM (a reload or a switch back restores it).
+  for (const [name] of MEGATRON_ONLY) {
+    const held = megatronField(name).dataset.megatron;
+    if (megatronField(name).disabled && held !== undefined) q.set(name, held);
+  }
   saveCpView(q);
   advisor.save(q);
   if (location.hash !== `#${q}`) history.replaceState(null, '', `#${q}`);

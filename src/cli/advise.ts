@@ -50,7 +50,7 @@ function request(argv: string[]): Request | null {
   if (values['seq-length'] === undefined) throw new InputError('--seq-length is required (the sequence length to train at)');
   if (values.gpus === undefined) throw new InputError('--gpus is required (how many GPUs to spread the model over)');
   const gpus = numberArg('gpus', values.gpus, { integer: true, min: 1, max: 65536, what: 'a positive integer up to 65536' });
-  const { model, par, hbmGib } = configFromFlags(values);
+  const { model, par, hbmGib } = configFromFlags(values, true);
   const margin = values.margin === undefined ? 0.1 : numberArg('margin', values.margin, { min: 0, max: 0.9, what: 'a fraction in [0, 0.9]' });
   const gbs = values['global-batch-size'] === undefined ? gpus : numberArg('global-batch-size', values['global-batch-size'], { integer: true, min: 1, max: 1e7, what: 'a positive integer' });
   const num = (k: 'link-gbps' | 'link-latency-us') => (values[k] === undefined ? undefined : numberArg(k, values[k]!, { min: 0, max: 1e9, what: 'a non-negative number' }));

@@ -4,7 +4,7 @@ import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import {
   DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
-  RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps,
+  RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps, seqSplitProblem,
 } from '../memory/model.js';
 import { configFromArgs, parseMegatronLogs, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
@@ -173,7 +173,11 @@ function recomputeFromFlags(v: Values): Pick<ParallelConfig, 'recompute' | 'reco
  * (--sequence-parallel at TP = 1: arguments.py, "Disabling sequence parallelism because tensor model
  * parallelism is disabled").
  */
-export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelConfig; hbmGib: number; notes: string[] } {
+/**
+ * The model and parallel configuration the flags give. `searched` (advise): TP, CP, PP and DP are searched per
+ * layout, so the base is checked as a layout that EP divides would be, and --global-batch-size is advise's own.
+ */
+export function configFromFlags(v: Values, searched = false): { model: ModelConfig; par: ParallelConfig; hbmGib: number; notes: string[] } {
   const { model, presetStack } = modelFromFlags(v);
   const stack = oneOf(v, 'stack', Object.keys(STACKS) as Stack[]) ?? presetStack ?? 'megatron';
   const impl = oneOf(v, 'transformer-impl', ['transformer_engine', 'local'] as const);
@@ -193,7 +197,7 @@ export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelC
     distributedOptimizer: !!v['use-distributed-optimizer'], stack, fp32Residual: !!v['fp32-residual-connection'],
     cpCommType: oneOf(v, 'cp-comm-type', ['p2p', 'all_gather', 'a2a'] as const), ...recomputeFromFlags(v),
   };
-  const gbs = int(v, 'global-batch-size');
+  const gbs = searched ? undefined : int(v, 'global-batch-size');
   if (gbs !== undefined) {
     const m = gbs / (par.microBatchSize * par.dataParallel);
     if (!Number.isInteger(m)) throw new InputError(`--global-batch-size ${gbs} is not divisible by --micro-batch-size ${par.microBatchSize} × --data-parallel-size ${par.dataParallel}`);
@@ -213,7 +217,8 @@ export function configFromFlags(v: Values): { model: ModelConfig; par: ParallelC
   if (ep !== undefined && ep > 1 && !model.moe) throw new InputError(`--expert-model-parallel-size ${ep} needs --num-experts E (mixture-of-experts layers); without it the model is dense`);
   if (ep !== undefined && model.moe) par.expertParallel = ep;
   const hbmGib = v['hbm-gib'] === undefined ? 80 : numberArg('hbm-gib', v['hbm-gib'] as string, { above: 0, max: 1e6, what: 'a positive number of GiB' });
-  memoryBreakdown(model, par); // every contradiction as one line, before anything is written
+  // every contradiction as one line, before anything is written (advise: as a layout with DP a multiple of EP)
+  memoryBreakdown(model, searched ? { ...par, dataParallel: par.expertParallel ?? 1 } : par);
   return { model, par, hbmGib, notes };
 }
 
@@ -320,7 +325,10 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
       const p = pts.find((x) => x.line === l.label && x.config.seqLength === s);
       return (p ? `${p.totalGib.toFixed(1)}${p.fits ? ' ' : '!'}` : '-').padStart(22);
     })].join(' '));
-  for (const g of gaps) console.log(`'-' under ${g.line}: CP ${g.cp} does not divide ${g.lengths.join(', ')} (each CP rank holds seq_len / CP tokens)`);
+  for (const g of gaps) {
+    const cfg = { ...par, ...lines.find((l) => l.label === g.line)!.overrides };
+    console.log(`'-' under ${g.line}: ${g.lengths.join(', ')} cannot be split over CP ${g.cp}${cfg.sequenceParallel && cfg.tensorParallel > 1 ? ` and TP ${cfg.tensorParallel}` : ''} (${seqSplitProblem(g.lengths[0], cfg)})`);
+  }
   const note = untrainableNote(model, pts);
   if (note) console.log(`${bad.size ? '† ' : 'note: '}${note}`);
   const oom = oomPoints(pts);

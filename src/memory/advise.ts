@@ -67,16 +67,18 @@ const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filte
 export function candidates(r: AdviseRequest): AdviseResult {
   const out: Candidate[] = [], left = new Map<string, number>(), skipped = new Map<string, number>();
   let all = 0, smallest: { c: Candidate; bytes: number } | null = null;
-  for (const tp of divisors(r.gpus).filter((t) => t <= 8))
+  // The PyTorch AMP stack (DDP with PyTorch's ring) has no TP, PP, CP types or distributed optimizer: only CP × DP is searched.
+  const torch = r.base.stack === 'torch-amp';
+  for (const tp of divisors(r.gpus).filter((t) => t <= (torch ? 1 : 8)))
     for (const cp of divisors(r.gpus / tp))
-      for (const pp of divisors(r.gpus / (tp * cp))) {
+      for (const pp of divisors(r.gpus / (tp * cp)).filter((p) => !torch || p === 1)) {
         const dp = r.gpus / (tp * cp * pp);
         const batchWhy = r.gbs % (dp * r.base.microBatchSize) ? `global batch ${r.gbs} is not divisible by DP × micro batch ${dp * r.base.microBatchSize}` : null;
         const stageLayers = r.model.numLayers / pp;
-        for (const cpCommType of cp > 1 ? (['p2p', 'all_gather', 'a2a'] as const) : [undefined])
+        for (const cpCommType of cp > 1 ? (torch ? (['p2p'] as const) : (['p2p', 'all_gather', 'a2a'] as const)) : [undefined])
           for (const recompute of recomputeChoices(stageLayers))
             for (const vp of virtualChoices(pp, stageLayers))
-              for (const distributedOptimizer of dp * cp > 1 ? [false, true] : [false]) {
+              for (const distributedOptimizer of dp * cp > 1 && !torch ? [false, true] : [false]) {
                 const l = { tp, cp, pp, vp, dp, cpCommType, recompute, distributedOptimizer };
                 const par = layoutConfig(r, l), c = batchWhy ?? evaluate(r, l, par);
                 if (typeof c === 'string') {

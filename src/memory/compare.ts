@@ -77,14 +77,15 @@ export interface LogPrediction {
 export function predictFromLog(res: ParseResult, hbmGib: number | null): LogPrediction | { error: string } {
   const c = configFromArgs(res.args);
   if ('error' in c) return c;
+  const notModelled = unmodelledArgs(res.args);
   let b;
   try {
     b = memoryBreakdown(c.model, c.par);
   } catch (e) {
-    return { error: `the model cannot take this log's arguments: ${(e as Error).message}` };
+    // (an argument the model does not take, e.g. expert tensor parallelism other than TP, named first: it is why)
+    return { error: `${notModelled.length ? `not modelled: ${notModelled.join(' ')}; ` : ''}the model cannot take this log's arguments: ${(e as Error).message}` };
   }
   const measured = res.point.peakMaxAllocatedGiB;
-  const notModelled = unmodelledArgs(res.args);
   const notes = notModelled.length ? [...c.notes, `not modelled: ${notModelled.join(' ')} (the prediction is not comparable with this run)`] : c.notes;
   return {
     model: c.model, parallel: c.par, totalBytes: b.totalBytes, activationBytes: peakActivationBytes(b),

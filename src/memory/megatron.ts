@@ -352,6 +352,11 @@ const UNMODELLED: [string, (v: string, args: MegatronArgs) => boolean, string][]
   ['bf16', (v, a) => v === 'True' || a.fp16 === 'True', 'fp32 training (neither --bf16 nor --fp16)'],
   ['kv_channels', (v, a) => v === 'None' || Number(v) * Number(a.num_attention_heads) === Number(a.hidden_size), '--kv-channels'],
   ['distribute_saved_activations', (v) => v === 'False', '--distribute-saved-activations'],
+  // Sharded data parallelism and more optimizer instances change what a GPU holds of the weights and state.
+  ['use_torch_fsdp2', (v) => v === 'False', '--use-torch-fsdp2'],
+  ['use_megatron_fsdp', (v) => v === 'False', '--use-megatron-fsdp'],
+  ['use_custom_fsdp', (v) => v === 'False', '--use-custom-fsdp'],
+  ['num_distributed_optimizer_instances', (v) => v === '1', '--num-distributed-optimizer-instances'],
 ];
 
 /** What in a dump changes memory and is not modelled, as one flag-and-value string each (empty: everything is). */

@@ -293,7 +293,12 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   if (m.numAttentionHeads % p.tensorParallel) throw new InputError(`--num-attention-heads ${m.numAttentionHeads} is not divisible by --tensor-model-parallel-size ${p.tensorParallel}`);
   if (g % p.tensorParallel) throw new InputError(`--num-query-groups ${g} is not divisible by --tensor-model-parallel-size ${p.tensorParallel} (Megatron-LM refuses it)`);
   if (m.numLayers % p.pipelineParallel) throw new InputError(`--num-layers ${m.numLayers} is not divisible by --pipeline-model-parallel-size ${p.pipelineParallel}`);
-  if (p.numMicrobatches !== undefined) positiveInt('micro batches a step (global batch / (micro batch · DP))', p.numMicrobatches, 1e9);
+  if (p.numMicrobatches !== undefined) {
+    positiveInt('micro batches a step (global batch / (micro batch · DP))', p.numMicrobatches, 1e9);
+    // The interleaved schedule takes micro batches in groups of PP (schedules.py): a whole number of groups.
+    if (p.virtualStages > 1 && p.numMicrobatches % p.pipelineParallel)
+      throw new InputError(`Megatron-LM's interleaved schedule runs micro batches in groups of --pipeline-model-parallel-size: ${p.numMicrobatches} micro batches a step (global batch / (micro batch · DP)) is not a multiple of ${p.pipelineParallel}`);
+  }
   const split = seqSplitProblem(p.seqLength, p);
   if (split) throw new InputError(split);
   if (!['none', 'selective', 'full'].includes(p.recompute)) throw new InputError(`--recompute-granularity must be selective or full, got '${p.recompute}'`);
@@ -351,10 +356,8 @@ function validateMoe(e: MoeConfig, p: ParallelConfig): void {
   positiveInt('--expert-model-parallel-size', ep, 100_000);
   if (e.numExperts % ep) throw new InputError(`--num-experts ${e.numExperts} is not divisible by --expert-model-parallel-size ${ep}`);
   const dpcp = p.dataParallel * p.contextParallel;
-  if (dpcp % ep) throw new InputError(`--expert-model-parallel-size ${ep} must divide --data-parallel-size × --context-parallel-size = ${dpcp} (Megatron-LM forms the expert-parallel groups inside them, expert tensor parallelism being TP): give --data-parallel-size a multiple of ${ep / gcd(ep, p.contextParallel)}`);
+  if (dpcp % ep) throw new InputError(`Megatron-LM forms the expert-parallel groups inside the DP × CP ranks (expert tensor parallelism being TP): --expert-model-parallel-size ${ep} must divide --data-parallel-size × --context-parallel-size, here ${dpcp}`);
 }
-
-const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
 
 /** Sizes shared by the terms (one micro batch, one GPU). */
 interface Dims {
@@ -574,7 +577,7 @@ function parameterParts(m: ModelConfig, seqLength: number): { layer: number; rou
  * over the TP ranks, the routed experts also over the EP ranks; with one stage, everything. (Megatron-LM's own
  * estimate counts the most loaded stage the same way: (layers / PP + embedding) / TP.)
  */
-function stageParameters(m: ModelConfig, p: ParallelConfig): { perGpu: number; experts: number } {
+export function stageParameters(m: ModelConfig, p: ParallelConfig): { perGpu: number; experts: number } {
   const x = parameterParts(m, p.seqLength), pp = p.pipelineParallel, tp = p.tensorParallel;
   const layers = m.numLayers / pp;
   const experts = (layers * x.routed) / (p.expertParallel ?? 1) / tp;
@@ -618,15 +621,18 @@ function layerGroups(m: ModelConfig, p: ParallelConfig, d: Dims, inflight: numbe
 /** Terms outside the transformer layers, as theoretical_memory_usage.py names them. */
 function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] {
   const { sl, b, h, V, t, rep, sp, rb, spec, S, ss } = d, pp = p.pipelineParallel;
-  const out: MemoryTerm[] = [{ name: 'input ids (and labels)', part: 'embedding', bytes: spec.idsBytes * sl * b * pp, formula: `${spec.idsBytes}·${S}·b·p` }];
-  if ((m.hiddenDropout ?? 0.1) > 0) out.push({ name: 'embedding dropout mask', part: 'embedding', bytes: sl * b * h * rep * pp, formula: `${S}·b·h·p${sp}` });
+  // One copy per micro batch in flight on the first stage: p, or m where fewer micro batches a step (1F1B, not interleaved).
+  const few = pp > 1 && p.virtualStages === 1 && p.numMicrobatches !== undefined && p.numMicrobatches < pp;
+  const inFlight = few ? p.numMicrobatches! : pp, k = few ? 'm' : 'p';
+  const out: MemoryTerm[] = [{ name: 'input ids (and labels)', part: 'embedding', bytes: spec.idsBytes * sl * b * inFlight, formula: `${spec.idsBytes}·${S}·b·${k}` }];
+  if ((m.hiddenDropout ?? 0.1) > 0) out.push({ name: 'embedding dropout mask', part: 'embedding', bytes: sl * b * h * rep * inFlight, formula: `${S}·b·h·${k}${sp}` });
   if (spec.autocastWeightCopies)
     out.push({ name: 'autocast bf16 weight copies (held until backward)', part: 'weights', bytes: 2 * heldMatmulParamsPerGpu(m, p, d), formula: '2·(weight-matrix parameters per GPU not recomputed)' });
   if (d.local) {
     // megatron/core/utils.py get_tensor (GlobalMemoryBuffer): baddbmm writes QKᵀ into one buffer kept between steps
     out.push({ name: 'QKᵀ scores buffer (unfused attention, kept between steps)', part: 'attention', bytes: (2 * d.a * sl * d.s * b) / t, formula: `2·a·${ss}·b/t` });
     // transformer/utils.py attention_mask_func: masked_fill keeps the data loader's boolean [b,1,s,s] mask, one storage for all layers
-    out.push({ name: 'attention mask (boolean, shared by the layers)', part: 'attention', bytes: sl * d.s * b * pp, formula: `${ss}·b·p` });
+    out.push({ name: 'attention mask (boolean, shared by the layers)', part: 'attention', bytes: sl * d.s * b * inFlight, formula: `${ss}·b·${k}` });
   }
   if (pp > 1) return out; // the first stage has no output layer
   out.push({ name: 'final LayerNorm input', part: 'output', bytes: rb * sl * b * h * rep, formula: `${rb}·${S}·b·h${sp}` });
@@ -745,7 +751,7 @@ export function memoryBreakdown(m: ModelConfig, p: ParallelConfig): MemoryBreakd
   const pp = p.pipelineParallel, v = p.virtualStages;
   // 1F1B first stage: L/p layers × p micro batches in flight; interleaved: × (1 + (p−1)/(p·v)); with fewer
   // micro batches than stages, × m/p (Megatron-LM's estimate: min(1, num_microbatches / pp)).
-  const fill = p.numMicrobatches === undefined ? 1 : Math.min(1, p.numMicrobatches / pp);
+  const fill = p.numMicrobatches === undefined || v > 1 ? 1 : Math.min(1, p.numMicrobatches / pp);
   const inflight = pp === 1 ? 1 : pp * (v > 1 ? 1 + (pp - 1) / (pp * v) : 1) * fill;
   // A fully stored layer's terms (selective modules applied; full recompute stores whole only the layers it leaves).
   const perLayer = keptTerms(m, { ...p, recompute: p.recompute === 'full' ? 'none' : p.recompute }, d).map(strip);
