@@ -420,103 +420,113 @@ async function liveRun(
   };
 }
 
-/** Wires the live panel (form, Run, Cancel, timeline drop) and reports through `hooks.live`. */
-export function setupLive(hooks: Record<string, unknown>): void {
-  const form = $<HTMLFormElement>('live-form');
-  const runBtn = $<HTMLButtonElement>('live-run'), cancelBtn = $<HTMLButtonElement>('live-cancel');
-  const status = $('live-status'), progress = $<HTMLProgressElement>('live-progress');
-  const gpu = (navigator as Navigator & { gpu?: GPU }).gpu;
-  describeSupport(!!gpu);
-  runBtn.disabled = !gpu;
-  // navigator.gpu can be there with no adapter behind it (or one that fails): then say so, and keep Run and Tune
-  // off, also after a run or tune clicked before the answer came ends.
-  let noAdapter = false;
-  const none = () => {
-    noAdapter = true;
-    describeSupport(true, true);
-    runBtn.disabled = tuneBtn.disabled = true;
-    hooks.liveNoAdapter = true;
-  };
-  void gpu?.requestAdapter().then((a) => { if (!a) none(); }, none);
-  wireSchemeFields(form);
+/** The live panel's state: its elements, the run that speaks for the page (runId), the device pool. */
+class LivePanel {
+  readonly form = $<HTMLFormElement>('live-form');
+  readonly runBtn = $<HTMLButtonElement>('live-run');
+  readonly cancelBtn = $<HTMLButtonElement>('live-cancel');
+  readonly tuneBtn = $<HTMLButtonElement>('live-tune');
+  readonly status = $('live-status');
+  readonly progress = $<HTMLProgressElement>('live-progress');
+  readonly store = idbTuneStore();
+  readonly pool: DevicePool;
+  inFlight: Promise<unknown> = Promise.resolve();
+  runId = 0;
+  cancelRequested = false;
+  /** navigator.gpu is there but no adapter behind it (or one that failed): Run and Tune stay off. */
+  noAdapter = false;
 
-  const pool = new DevicePool(gpu, hooks);
-  const store = idbTuneStore();
-  const tuneBtn = $<HTMLButtonElement>('live-tune');
-  tuneBtn.disabled = !gpu;
-  let inFlight: Promise<unknown> = Promise.resolve();
-  let runId = 0;
-  let cancelRequested = false;
+  constructor(readonly gpu: GPU | undefined, readonly hooks: Record<string, unknown>) {
+    this.pool = new DevicePool(gpu, hooks);
+  }
 
-  const finish = (id: number, text: string, live: Record<string, unknown>) => {
-    if (id !== runId) return; // a cancelled run ending later says nothing
-    status.textContent = text;
-    hooks.live = { done: true, ...live };
-    runBtn.disabled = noAdapter;
-    cancelBtn.disabled = true;
-  };
+  /** Run `id`'s end, said only while it still speaks for the page (a cancelled run ending later says nothing). */
+  finish(id: number, text: string, live: Record<string, unknown>): void {
+    if (id !== this.runId) return;
+    this.status.textContent = text;
+    this.hooks.live = { done: true, ...live };
+    this.runBtn.disabled = this.noAdapter;
+    this.cancelBtn.disabled = true;
+  }
 
-  const run = async (id: number): Promise<void> => {
+  async run(id: number): Promise<void> {
     showResults([]);
     clearTimeline();
-    progress.value = 0;
+    this.progress.value = 0;
     let cfg: LiveConfig;
     try {
-      cfg = readLiveForm(form);
+      cfg = readLiveForm(this.form);
     } catch (e) {
-      return finish(id, (e as Error).message, { failed: (e as Error).message });
+      return this.finish(id, (e as Error).message, { failed: (e as Error).message });
     }
-    status.textContent = 'starting…';
-    await inFlight.catch(() => {}); // the cancelled run before this one lets go of the devices
-    if (id !== runId) return;
-    cancelRequested = false;
+    this.status.textContent = 'starting…';
+    await this.inFlight.catch(() => {}); // the cancelled run before this one lets go of the devices
+    if (id !== this.runId) return;
+    this.cancelRequested = false;
     try {
-      const say = (text: string) => { status.textContent = text; };
+      const say = (text: string) => { this.status.textContent = text; };
       const onStep: NonNullable<RingOptions['onStep']> = ({ phase, step, steps }) => {
-        if (cancelRequested || id !== runId) throw new Cancelled('cancelled');
-        progress.value = ((phase === 'backward' ? steps : 0) + step + 1) / ((cfg.backward ? 2 : 1) * steps);
+        if (this.cancelRequested || id !== this.runId) throw new Cancelled('cancelled');
+        this.progress.value = ((phase === 'backward' ? steps : 0) + step + 1) / ((cfg.backward ? 2 : 1) * steps);
       };
-      const out = await liveRun(cfg, pool, store, say, onStep, () => id === runId);
+      const out = await liveRun(cfg, this.pool, this.store, say, onStep, () => id === this.runId);
       showResults(out.rows);
       drawTimeline(out.timeline);
       drawPredicted(out.timeline);
-      finish(id, 'done', out.live);
+      this.finish(id, 'done', out.live);
     } catch (e) {
       if (e instanceof Cancelled) return;
       showResults([]);
       clearTimeline();
       const msg = e instanceof FormError ? e.message : `The run failed: ${(e as Error).message}`;
-      finish(id, msg, { failed: msg });
+      this.finish(id, msg, { failed: msg });
     }
-  };
+  }
 
-  runBtn.addEventListener('click', () => {
-    const id = ++runId;
-    runBtn.disabled = true;
-    cancelBtn.disabled = false;
+  /** No adapter behind navigator.gpu: said, and Run and Tune kept off. */
+  none(): void {
+    this.noAdapter = true;
+    describeSupport(true, true);
+    this.runBtn.disabled = this.tuneBtn.disabled = true;
+    this.hooks.liveNoAdapter = true;
+  }
+}
+
+/** Wires the live panel (form, Run, Tune, Cancel, timeline drop) and reports through `hooks.live`. */
+export function setupLive(hooks: Record<string, unknown>): void {
+  const gpu = (navigator as Navigator & { gpu?: GPU }).gpu;
+  const p = new LivePanel(gpu, hooks);
+  describeSupport(!!gpu);
+  p.runBtn.disabled = p.tuneBtn.disabled = !gpu;
+  // navigator.gpu can be there with no adapter behind it (or one that fails).
+  void gpu?.requestAdapter().then((a) => { if (!a) p.none(); }, () => p.none());
+  wireSchemeFields(p.form);
+  p.runBtn.addEventListener('click', () => {
+    const id = ++p.runId;
+    p.runBtn.disabled = true;
+    p.cancelBtn.disabled = false;
     hooks.live = { done: false };
-    const p = run(id);
-    inFlight = p;
+    p.inFlight = p.run(id);
   });
-  tuneBtn.addEventListener('click', () => {
-    ++runId; // a run in flight no longer speaks for the page
-    runBtn.disabled = tuneBtn.disabled = true;
+  p.tuneBtn.addEventListener('click', () => {
+    ++p.runId; // a run in flight no longer speaks for the page
+    p.runBtn.disabled = p.tuneBtn.disabled = true;
     hooks.tune = { done: false };
-    inFlight = tune(form, pool, store, status, hooks).finally(() => {
-      runBtn.disabled = tuneBtn.disabled = noAdapter;
+    p.inFlight = tune(p.form, p.pool, p.store, p.status, hooks).finally(() => {
+      p.runBtn.disabled = p.tuneBtn.disabled = p.noAdapter;
     });
   });
-  cancelBtn.addEventListener('click', (e) => {
+  p.cancelBtn.addEventListener('click', (e) => {
     // How long the click waited for the page (a busy main thread delays it): the user's wait for Cancel.
     hooks.cancelWaitMs = performance.now() - e.timeStamp;
-    cancelRequested = true;
-    const id = ++runId; // the run in flight no longer speaks for the page
-    progress.value = 0;
+    p.cancelRequested = true;
+    const id = ++p.runId; // the run in flight no longer speaks for the page
+    p.progress.value = 0;
     showResults([]);
     clearTimeline();
-    finish(id, 'cancelled', { cancelled: true });
+    p.finish(id, 'cancelled', { cancelled: true });
   });
-  wireFileDrop($('timeline-drop'), $<HTMLInputElement>('timeline-file'), (f) => void showTimelineFile(f, status, hooks));
+  wireFileDrop($('timeline-drop'), $<HTMLInputElement>('timeline-file'), (f) => void showTimelineFile(f, p.status, hooks));
 }
 
 /**
