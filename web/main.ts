@@ -497,7 +497,7 @@ function renderPlanner(): void {
   plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, pageWords(chartNotes(model, pts, lines))), details, (p) => showBreakdown(p, hbm, model), (p) => advisor.timeLines(model, p.config));
   const oom = oomPoints(pts);
   $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + Object.entries(oom).map(([k, v]) => `${k} ${v === null ? 'none' : formatTokens(v)}`).join(' · ') +
-    gaps.map((g) => `. ${g.line} has no point at ${g.lengths.map(formatTokens).join(', ')}: Megatron-LM cannot split them over CP ${g.cp} (2·CP equal chunks${field('sp').checked ? ', and s/CP over TP with SP' : ''})`).join('');
+    gaps.map((g) => `. ${g.line} has no point at ${g.lengths.map(formatTokens).join(', ')}: Megatron-LM cannot split them over CP ${g.cp} (2·CP equal chunks${par.sequenceParallel && par.tensorParallel > 1 ? ', and s/CP over TP with SP' : ''})`).join('');
   $('planner-error').textContent = '';
   for (const id of ['export-csv', 'export-png']) $<HTMLButtonElement>(id).disabled = false;
   const first = pts.filter((p) => p.line === lines[0].label);
