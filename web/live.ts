@@ -205,17 +205,29 @@ function clearTimeline(): void {
   }
 }
 
-/** The canvas cleared, with rank rows of at most 40 px and a time axis from `left`. */
+/**
+ * The canvas cleared, with rank rows of at most 40 px and a time axis from `left` over `totalMs`, its ticks in ms
+ * under the rows (each timeline on its own scale: a one-device run's wall time can be ten times its prediction's).
+ */
 function frame(id: string, R: number, totalMs: number) {
   const c = $<HTMLCanvasElement>(id);
   const g = c.getContext('2d')!;
   g.clearRect(0, 0, c.width, c.height);
   g.font = '12px system-ui';
-  const left = 70, w = c.width - left - 10, top = 30, rowH = Math.min(40, (c.height - top - 16) / R);
+  const left = 70, w = c.width - left - 10, top = 30, rowH = Math.min(40, (c.height - top - 32) / R), span = totalMs || 1;
   g.fillStyle = '#333';
   for (let r = 0; r < R; r++) g.fillText(`rank ${r}`, 4, top + r * rowH + rowH / 2);
-  return { c, g, left, top, rowH, X: (ms: number) => left + (ms / (totalMs || 1)) * w, W: (ms: number) => Math.max(1, (ms / (totalMs || 1)) * w) };
+  const X = (ms: number) => left + (ms / span) * w;
+  // Ticks at 1, 2 or 5 × 10^k ms, about six of them.
+  const raw = span / 6, pow = 10 ** Math.floor(Math.log10(raw)), step = [1, 2, 5, 10].map((k) => k * pow).find((x) => x >= raw)!;
+  g.fillStyle = '#888';
+  for (let t = 0; t <= span + 1e-9; t += step) {
+    g.fillRect(X(t), top + R * rowH, 1, 4);
+    g.fillText(`${Number(t.toPrecision(6))} ms`, X(t) + 2, top + R * rowH + 14);
+  }
+  return { c, g, left, top, rowH, X, W: (ms: number) => Math.max(1, (ms / span) * w) };
 }
+
 
 /**
  * Measured, one row per rank: compute (blue), transfer (orange, lower half), idle (grey), phases in sequence.
@@ -252,7 +264,7 @@ function drawTimeline(tl: RingTimeline): void {
   }
   g.fillStyle = '#333';
   const how = tl.mode !== 'one-device' ? 'measured' : tl.pipelined ? 'measured, one device, pipelined (bars are submissions, not GPU time)'
-    : 'measured, one device: ranks take turns (pale: waiting for the device; overlap: see the prediction)';
+    : 'measured, one device: ranks take turns (pale: waiting; overlap: see the prediction)';
   const overlap = turns ? '' : ` · overlap ${(100 * tl.summary.overlapEfficiency).toFixed(0)}%`;
   g.fillText(`${how}: ${total.toFixed(1)} ms · blue compute · orange transfer · grey idle${overlap}`, 70, c.height - 4);
 }
