@@ -618,12 +618,20 @@ function layerGroups(m: ModelConfig, p: ParallelConfig, d: Dims, inflight: numbe
   return groups;
 }
 
+/**
+ * Micro batches 1F1B's first stage holds in flight: PP, or m where fewer a step (Megatron-LM's estimate:
+ * min(1, num_microbatches / pp); interleaved schedules take whole groups of PP, validate()); 1 without a pipeline.
+ */
+function microBatchesInFlight(p: ParallelConfig): number {
+  const pp = p.pipelineParallel;
+  return p.virtualStages === 1 && p.numMicrobatches !== undefined ? Math.min(pp, p.numMicrobatches) : pp;
+}
+
 /** Terms outside the transformer layers, as theoretical_memory_usage.py names them. */
 function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] {
   const { sl, b, h, V, t, rep, sp, rb, spec, S, ss } = d, pp = p.pipelineParallel;
-  // One copy per micro batch in flight on the first stage: p, or m where fewer micro batches a step (1F1B, not interleaved).
-  const few = pp > 1 && p.virtualStages === 1 && p.numMicrobatches !== undefined && p.numMicrobatches < pp;
-  const inFlight = few ? p.numMicrobatches! : pp, k = few ? 'm' : 'p';
+  // One copy per micro batch in flight on the first stage.
+  const inFlight = microBatchesInFlight(p), k = inFlight < pp ? 'm' : 'p';
   const out: MemoryTerm[] = [{ name: 'input ids (and labels)', part: 'embedding', bytes: spec.idsBytes * sl * b * inFlight, formula: `${spec.idsBytes}·${S}·b·${k}` }];
   if ((m.hiddenDropout ?? 0.1) > 0) out.push({ name: 'embedding dropout mask', part: 'embedding', bytes: sl * b * h * rep * inFlight, formula: `${S}·b·h·${k}${sp}` });
   if (spec.autocastWeightCopies)
@@ -749,10 +757,8 @@ export function memoryBreakdown(m: ModelConfig, p: ParallelConfig): MemoryBreakd
   validate(m, p);
   const d = dims(m, p);
   const pp = p.pipelineParallel, v = p.virtualStages;
-  // 1F1B first stage: L/p layers × p micro batches in flight; interleaved: × (1 + (p−1)/(p·v)); with fewer
-  // micro batches than stages, × m/p (Megatron-LM's estimate: min(1, num_microbatches / pp)).
-  const fill = p.numMicrobatches === undefined || v > 1 ? 1 : Math.min(1, p.numMicrobatches / pp);
-  const inflight = pp === 1 ? 1 : pp * (v > 1 ? 1 + (pp - 1) / (pp * v) : 1) * fill;
+  // 1F1B first stage: L/p layers × the micro batches in flight (p, or m where fewer); interleaved: p × (1 + (p−1)/(p·v)).
+  const inflight = pp === 1 ? 1 : v > 1 ? pp * (1 + (pp - 1) / (pp * v)) : microBatchesInFlight(p);
   // A fully stored layer's terms (selective modules applied; full recompute stores whole only the layers it leaves).
   const perLayer = keptTerms(m, { ...p, recompute: p.recompute === 'full' ? 'none' : p.recompute }, d).map(strip);
   const groups = layerGroups(m, p, d, inflight, perLayer);

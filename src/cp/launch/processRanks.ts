@@ -33,6 +33,7 @@ import { DataMessage } from '../transport/processComm.js';
 import { InputName, RingInputs, hostSource, readAll, segmentReader } from './hostIO.js';
 import { predict } from '../plan/linkModel.js';
 import { RingKernels, RingOptions, RingResult } from './ringAttention.js';
+import { STEP_TIMEOUT_MS } from './stage.js';
 import { checkRing } from '../plan/dryRun.js';
 import { Layout, Segment, ringSchedule } from '../plan/schedule.js';
 import { Phase, RingTimeline, StepRecord, makeTimeline, withIdle } from '../rank/timeline.js';
@@ -154,7 +155,7 @@ const SETTLE_MS = 2000;
  * compiling would show as its peers' transfer time) and their backward together.
  */
 function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record<Phase, number>): Promise<RankDone[]> {
-  const R = inits.length, timeoutMs = opts.stepTimeoutMs ?? 120_000;
+  const R = inits.length, timeoutMs = opts.stepTimeoutMs ?? STEP_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
     const results: RankDone[] = [];
     const ended = new Map<string, number>();   // ranks that ended each (phase, step)

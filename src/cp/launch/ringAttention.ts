@@ -23,7 +23,7 @@ import { InProcessCommunicator, Mutex, deviceCopy, staging } from '../transport/
 import { Problem } from '../schemes/chunks.js';
 import { RowReader, ShardSource, hostSource, readAll, rowReader } from './hostIO.js';
 import { RankContext, timerIntervals } from '../rank/rank.js';
-import { RingKernels, kernelsOf, rankKernels, stepGpuTime } from './stage.js';
+import { RingKernels, STEP_TIMEOUT_MS, kernelsOf, rankKernels, stepGpuTime } from './stage.js';
 import { ResolvedScheme, Scheme } from '../schemes/registry.js';
 import { Phase, RingTimeline, StepRecord, TimelineRecorder, makeTimeline } from '../rank/timeline.js';
 import { loadShard } from '../rank/shard.js';
@@ -203,7 +203,7 @@ export async function contextParallel(
   const sched = ringSchedule(s.Nq, R, st.layout, base);
   const rec = new TimelineRecorder(R, st.sch.steps, opts.onStep);
   const ctxs = await makeRanks(st, pb, src.backward, rec);
-  const timeoutMs = opts.stepTimeoutMs ?? 120_000;
+  const timeoutMs = opts.stepTimeoutMs ?? STEP_TIMEOUT_MS;
   try {
     const ios = ctxs.map((c) => loadShard(c, pb, sched.shards, src, p));
     const kept = await runAll(ctxs, rec, timeoutMs, 'forward', (c) => st.sch.program.forward(c, pb, ios[c.index]), st.pipelined);

@@ -63,8 +63,8 @@ function warm(d: FlashDevice, k: RankKernels, D: number, p: Precision): Promise<
   return w;
 }
 
-/** How long the warm-up may take before the device counts as hung (a step's default timeout). */
-const WARM_TIMEOUT_MS = 120_000;
+/** How long a step (or the kernels' warm-up) may take before the device counts as hung, unless a run says otherwise. */
+export const STEP_TIMEOUT_MS = 120_000;
 
 async function warmOnce(d: FlashDevice, k: RankKernels, D: number, p: Precision): Promise<void> {
   const eb = p === 'f16' ? 2 : 4;
@@ -94,7 +94,7 @@ async function warmOnce(d: FlashDevice, k: RankKernels, D: number, p: Precision)
     k.merge.encodeFinalize(enc, b.o, b.lse, 64, temps);
     d.device.queue.submit([enc.finish()]);
     const hung = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new DeviceLostError(`the kernels' first run on ${adapterName(d.adapter)} did not finish within ${WARM_TIMEOUT_MS / 1000} s (a hung device?)`)), WARM_TIMEOUT_MS);
+      timer = setTimeout(() => reject(new DeviceLostError(`the kernels' first run on ${adapterName(d.adapter)} did not finish within ${STEP_TIMEOUT_MS / 1000} s (a hung device?)`)), STEP_TIMEOUT_MS);
     });
     await Promise.race([d.device.queue.onSubmittedWorkDone(), hung]);
   } finally {
