@@ -391,6 +391,29 @@ describe('the page in headless Chromium', () => {
     await page.waitForFunction(() => /other\.json could not be read/.test(document.getElementById('live-status')!.textContent ?? ''));
   });
 
+  it('Cancel stops Tune between candidates: nothing stored, Run and Tune back', async () => {
+    const count = () => page.evaluate(() => new Promise<number>((resolve, reject) => {
+      const r = indexedDB.open('flashring', 1);
+      r.onerror = () => reject(r.error);
+      r.onupgradeneeded = () => r.result.createObjectStore('tune', { keyPath: 'key' }); // as the page's store (web/tuneStore.ts), where no run made it yet
+      r.onsuccess = () => { const c = r.result.transaction('tune').objectStore('tune').count(); c.onsuccess = () => { resolve(c.result); r.result.close(); }; };
+    }));
+    const before = await count();
+    await liveForm(page, { N: '32', D: '16', H: '1', R: '1' }, 'f32');
+    await page.click('#live-tune');
+    // Cancelled once a candidate has been timed: in the middle of the search, not before it.
+    await page.waitForFunction(() => /^(fwd|bwd) /.test(document.getElementById('live-status')!.textContent ?? ''), null, { timeout: 120_000 });
+    expect(await page.isEnabled('#live-cancel')).toBe(true);
+    await page.click('#live-cancel');
+    await page.waitForFunction(() => (window as unknown as { __flashring: { tune?: { done?: boolean } } }).__flashring.tune?.done === true, null, { timeout: 120_000 });
+    expect(await hooks<{ cancelled?: boolean; failed?: string }>(page, 'tune')).toEqual({ done: true, cancelled: true });
+    expect(await page.textContent('#live-status')).toMatch(/^tuning cancelled: nothing stored/);
+    expect(await count()).toBe(before);
+    expect(await page.isEnabled('#live-run')).toBe(true);
+    expect(await page.isEnabled('#live-tune')).toBe(true);
+    expect(await page.isEnabled('#live-cancel')).toBe(false);
+  }, 300_000);
+
   it('Tune tiles: a search in the tab, kept in IndexedDB, that Run then uses', async () => {
     await liveForm(page, { N: '32', D: '16', H: '1', R: '1' }, 'f32');
     await page.click('#live-tune');

@@ -139,6 +139,24 @@ describe('autotune on this device', () => {
     expect(lines.length).toBeGreaterThan(n);
   }, 300_000);
 
+  it('stops between candidates when its signal is aborted, with the signal\'s reason, and stores nothing', async () => {
+    const dev = await testDevice({ tuning: { path: 'scalar' } });
+    const store = memoryStore(), lines: string[] = [], abort = new AbortController();
+    const r = { robust: false, D: 16, precision: 'f32' as const, causal: false, N: 32, heads: 1, reps: 1 };
+    const why = new Error('stopped by the test');
+    // Aborted once the first candidate has been timed (its progress line): the second is never timed.
+    const run = autotune(dev, r, store, { candidates: few, signal: abort.signal, progress: (l) => { lines.push(l); if (/^ {2}fwd /.test(l)) abort.abort(why); } });
+    await expect(run).rejects.toBe(why);
+    expect(lines.filter((l) => /^ {2}(fwd|bwd) /.test(l))).toHaveLength(1);
+    expect(store.entries.size).toBe(0);
+    // Aborted before it starts: no candidate at all.
+    const early = new AbortController();
+    early.abort(why);
+    await expect(autotune(dev, r, store, { candidates: few, signal: early.signal, progress: (l) => lines.push(l) })).rejects.toBe(why);
+    expect(lines.filter((l) => /^ {2}(fwd|bwd) /.test(l))).toHaveLength(1);
+    expect(store.entries.size).toBe(0);
+  }, 120_000);
+
   it('keptPins: each kernel decided apart, at the 2% margin, with the reason for the one not kept', () => {
     const fwd: KernelTuning = { sgmmForwardPipe: 0 }, bwd: KernelTuning = { sgmmBackward: { subgroups: 4, rows: 16 } };
     // The H200's case (2026-12-04-tc-tune-h200): the forward 7.8% faster, the backward not at all.

@@ -447,6 +447,8 @@ class LivePanel {
   cancelRequested = false;
   /** navigator.gpu is there but no adapter behind it (or one that failed): Run and Tune stay off. */
   noAdapter = false;
+  /** The Tune search in flight (Cancel aborts it between candidates). */
+  tuneAbort: AbortController | undefined;
 
   constructor(readonly gpu: GPU | undefined, readonly hooks: Record<string, unknown>) {
     this.pool = new DevicePool(gpu, hooks);
@@ -495,6 +497,13 @@ class LivePanel {
     }
   }
 
+  /** Cancel during Tune: the search stops after the candidate being timed and stores nothing; Run and Tune come back when it has. */
+  cancelTune(): void {
+    this.tuneAbort!.abort();
+    this.cancelBtn.disabled = true;
+    this.status.textContent = 'cancelling the tuning after the candidate being timed…';
+  }
+
   /** No adapter behind navigator.gpu: said, and Run and Tune kept off. */
   none(): void {
     this.noAdapter = true;
@@ -522,15 +531,20 @@ export function setupLive(hooks: Record<string, unknown>): void {
   });
   p.tuneBtn.addEventListener('click', () => {
     ++p.runId; // a run in flight no longer speaks for the page
+    const abort = (p.tuneAbort = new AbortController());
     p.runBtn.disabled = p.tuneBtn.disabled = true;
+    p.cancelBtn.disabled = false;
     hooks.tune = { done: false };
-    p.inFlight = tune(p.form, p.pool, p.store, p.status, hooks).finally(() => {
+    p.inFlight = tune(p.form, p.pool, p.store, p.status, hooks, abort.signal).finally(() => {
+      p.tuneAbort = undefined;
       p.runBtn.disabled = p.tuneBtn.disabled = p.noAdapter;
+      p.cancelBtn.disabled = true;
     });
   });
   p.cancelBtn.addEventListener('click', (e) => {
     // How long the click waited for the page (a busy main thread delays it): the user's wait for Cancel.
     hooks.cancelWaitMs = performance.now() - e.timeStamp;
+    if (p.tuneAbort) return p.cancelTune();
     p.cancelRequested = true;
     const id = ++p.runId; // the run in flight no longer speaks for the page
     p.progress.value = 0;
@@ -545,20 +559,27 @@ export function setupLive(hooks: Record<string, unknown>): void {
  * Tune: autotune (src/bench/tune.ts) at the form's N, D, heads, precision and mask on this tab's
  * device, always searched afresh, stored in IndexedDB; reports through `hooks.tune`.
  */
-async function tune(form: HTMLFormElement, pool: DevicePool, store: ReturnType<typeof idbTuneStore>, status: HTMLElement, hooks: Record<string, unknown>): Promise<void> {
+async function tune(
+  form: HTMLFormElement, pool: DevicePool, store: ReturnType<typeof idbTuneStore>, status: HTMLElement, hooks: Record<string, unknown>, signal: AbortSignal,
+): Promise<void> {
   showResults([]);
   clearTimeline();
-  status.textContent = 'tuning: preparing the device… (a search of every tile candidate; it cannot be cancelled)';
+  status.textContent = 'tuning: preparing the device… (a search of every tile candidate; Cancel stops it and stores nothing)';
   try {
     const cfg = readLiveForm(form);
     const dev = await pool.get(cfg.precision);
     const e = await autotune(dev, { robust: true, D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, N: cfg.N, heads: cfg.H, reps: 3 }, store, {
-      fresh: true, progress: (line) => { status.textContent = line.trim(); },
+      fresh: true, signal, progress: (line) => { if (!signal.aborted) status.textContent = line.trim(); },
     });
     showResults(tuneRows(e, adapterName(dev.adapter)));
     status.textContent = Object.keys(e.tuning).length ? 'tuned: Run uses these tiles while "tuned tiles" is ticked' : 'the defaults were kept (no candidate was 2% faster and exact)';
     hooks.tune = { done: true, key: e.key, tuning: e.tuning, checkErr: e.checkErr, trials: e.trials.length };
   } catch (err) {
+    if (signal.aborted) {
+      status.textContent = 'tuning cancelled: nothing stored (Run keeps the tiles stored before, if any)';
+      hooks.tune = { done: true, cancelled: true };
+      return;
+    }
     const msg = err instanceof FormError ? err.message : `Tuning failed: ${(err as Error).message}`;
     status.textContent = msg;
     hooks.tune = { done: true, failed: msg };

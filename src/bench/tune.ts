@@ -164,10 +164,11 @@ async function timeWith(dev: FlashDevice, t: KernelTuning, r: TuneRequest, bufs:
 
 /** Times every candidate of one kernel on `path`; a candidate that does not build, or falls back to another path, is a trial with an error. */
 async function trials(
-  dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', r: TuneRequest, o: Required<TuneOptions>, bufs: BenchBuffers,
+  dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', r: TuneRequest, o: SearchOptions, bufs: BenchBuffers,
 ): Promise<{ trial: TuneTrial; tuning: KernelTuning }[]> {
   const out: { trial: TuneTrial; tuning: KernelTuning }[] = [];
   for (const c of o.candidates(path, kind, r.D, r.robust, r.precision, dev.tuning.portableProducts === 'f16')) {
+    o.signal?.throwIfAborted();
     const pins = showPins(c);
     try {
       const t = await timeWith(dev, { ...c, path }, r, bufs, kind);
@@ -211,7 +212,14 @@ export interface TuneOptions {
   progress?: (line: string) => void;
   /** The candidates searched (default tuneCandidates; tests search fewer). */
   candidates?: typeof tuneCandidates;
+  /**
+   * Stops the search between candidates (the page's Cancel): autotune then throws the signal's
+   * reason and stores nothing (the candidate being timed finishes first: one timing, not the search).
+   */
+  signal?: AbortSignal;
 }
+
+type SearchOptions = Required<Omit<TuneOptions, 'signal'>> & Pick<TuneOptions, 'signal'>;
 
 /**
  * The tuned pins of a request: from the store when it holds the key (unless `fresh`), else by a
@@ -219,7 +227,7 @@ export interface TuneOptions {
  */
 export async function autotune(dev: FlashDevice, r: TuneRequest, store?: TuneStore, opts: TuneOptions = {}): Promise<TuneEntry & { fromStore: boolean }> {
   checkTuneRequest(r, dev);
-  const o: Required<TuneOptions> = { fresh: false, progress: () => {}, candidates: tuneCandidates, ...opts };
+  const o: SearchOptions = { fresh: false, progress: () => {}, candidates: tuneCandidates, ...opts };
   const { path, key } = await defaultKey(dev, r);
   const kept = o.fresh ? undefined : await store?.get(key);
   if (kept) return { ...kept, fromStore: true };
@@ -233,13 +241,14 @@ export async function autotune(dev: FlashDevice, r: TuneRequest, store?: TuneSto
 
 /** The search of autotune on one set of inputs: each candidate, then the defaults and the chosen pins; what is kept, stored. */
 async function search(
-  dev: FlashDevice, r: TuneRequest, path: KernelPath, key: string, store: TuneStore | undefined, o: Required<TuneOptions>, bufs: BenchBuffers,
+  dev: FlashDevice, r: TuneRequest, path: KernelPath, key: string, store: TuneStore | undefined, o: SearchOptions, bufs: BenchBuffers,
 ): Promise<TuneEntry & { fromStore: boolean }> {
   o.progress(`tuning D=${r.D} ${r.precision} ${r.causal ? 'causal' : 'not causal'} on the ${path} path at N=${r.N}, ${r.heads} heads: defaults timed last, beside the chosen pins`);
   const fwd = await trials(dev, path, 'fwd', r, o, bufs);
   const bwd = await trials(dev, path, 'bwd', r, o, bufs);
   const best: [KernelTuning | undefined, KernelTuning | undefined] = [fastest(fwd)?.tuning, fastest(bwd)?.tuning];
   const pick = { ...best[0], ...best[1] };
+  o.signal?.throwIfAborted();
   // The defaults and the chosen pins timed one after the other, so that both meet the same clock.
   const again = await timeWith(dev, {}, r, bufs), chosen = await timeWith(dev, pick, r, bufs);
   const k = keptPins(best, again.ms, chosen.ms);
@@ -258,6 +267,7 @@ async function search(
     checkErr: why && !before ? (await spotCheck(dev, r.D, r.precision, r.causal)).err : check.err, ...(why ? { keptDefaults: why } : {}),
     date: new Date().toISOString(), trials: [...fwd, ...bwd].map((x) => x.trial),
   };
+  o.signal?.throwIfAborted(); // a search cancelled during its last timings stores nothing
   await store?.set(entry);
   return { ...entry, fromStore: false };
 }
