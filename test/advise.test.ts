@@ -57,32 +57,54 @@ describe('flashring advise', () => {
     expect(PRESETS['seed-32L-4096h'].model.numLayers).toBe(32);
   });
 
-  it('layouts the model does not divide are counted and said, not dropped silently (an odd length: every CP > 1 layout, and TP > 1 with SP)', () => {
+  it('layouts the model does not divide are counted and said, not dropped silently (an odd length: every CP > 1 layout; TP > 1 runs without SP)', () => {
     expect((JSON.parse(acceptance.stdout) as { skipped: unknown[] }).skipped).toEqual([]);
     const r = run([...SEED, '--seq-length', '131073', '--gpus', '8', '--hbm-gib', '80', '--json']);
     const o = JSON.parse(r.stdout) as { candidates: Cand[]; evaluated: number; skipped: { why: string; layouts: number }[]; untrainable: { layouts: number }[] };
     expect(o.candidates.every((c) => c.cp === 1)).toBe(true);
-    // Megatron-LM's splits (model.ts seqSplitProblem): 2·CP chunks; with SP, s/CP over the TP ranks.
-    expect(o.skipped.map((u) => u.why).sort()).toEqual([
-      ...[2, 4, 8].map((cp) => `Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length 131073 is not divisible by 2·--context-parallel-size = ${2 * cp}`),
-      ...[2, 4, 8].map((tp) => `--sequence-parallel splits each CP rank's s/CP tokens over the TP ranks: --seq-length 131073 / --context-parallel-size 1 is not divisible by --tensor-model-parallel-size ${tp}`),
-    ].sort());
+    // Megatron-LM's splits (model.ts seqSplitProblem): 2·CP chunks. SP cannot split s/CP over the TP ranks, so
+    // TP > 1 is searched without it (an adversarial review: advise said nothing fits where TP = 4 without SP does).
+    expect(o.skipped.map((u) => u.why).sort()).toEqual(
+      [2, 4, 8].map((cp) => `Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length 131073 is not divisible by 2·--context-parallel-size = ${2 * cp}`).sort());
+    expect(o.candidates.some((c) => c.tp > 1)).toBe(true);
+    for (const c of o.candidates) expect((c as Cand & { sp: boolean }).sp, JSON.stringify(c)).toBe(false);
+    expect(run([...SEED, '--seq-length', '131073', '--gpus', '8', '--hbm-gib', '80', '--top', '1']).stdout).toMatch(/\n1\. TP=\d \(no SP\) CP=1 /);
     // Every layout of 8 GPUs is evaluated, left out or skipped: as many as at 131072, where none is skipped.
     const all = (x: { evaluated: number; untrainable: { layouts: number }[]; skipped?: { layouts: number }[] }) =>
       x.evaluated + [...x.untrainable, ...(x.skipped ?? [])].reduce((t, u) => t + u.layouts, 0);
     expect(all(o)).toBe(all(JSON.parse(acceptance.stdout)));
     const text = run([...SEED, '--seq-length', '131073', '--gpus', '8', '--hbm-gib', '80', '--top', '1']).stdout;
     const n = o.skipped.filter((u) => u.why.startsWith('Megatron')).reduce((t, u) => t + u.layouts, 0);
-    expect(text.split('\n')).toContain(`${n} layouts skipped, not divided: Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length 131073 is not divisible by 2·--context-parallel-size = 4, 8, 16`);
+    expect(text.split('\n')).toContain(`${n} layouts skipped: Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length 131073 is not divisible by 2·--context-parallel-size = 4, 8, 16`);
     // A global batch that DP × micro batch does not divide: those layouts are skipped and said too.
     const b = JSON.parse(run([...SEED, '--seq-length', '131072', '--gpus', '8', '--hbm-gib', '80', '--global-batch-size', '3', '--json']).stdout);
     // … and, with 3 micro batches a step, the interleaved layouts Megatron-LM refuses (micro batches in groups of PP).
     expect(b.skipped.map((u: { why: string }) => u.why).sort()).toEqual([
-      ...[2, 4, 8].map((x) => `global batch 3 is not divisible by DP × micro batch ${x}`),
+      ...[2, 4, 8].map((x) => `global batch 3 is not divisible by DP × micro batch ${x} (--global-batch-size sets it)`),
       ...[2, 4, 8].map((pp) => `Megatron-LM's interleaved schedule runs micro batches in groups of --pipeline-model-parallel-size: 3 micro batches a step (global batch / (micro batch · DP)) is not a multiple of ${pp}`),
     ].sort());
     expect(all(b)).toBe(all(JSON.parse(acceptance.stdout)));
   });
+  it('a pipeline is judged by its larger stage: Llama-3 8B at 128K on two H200s fits nowhere (its last stage holds the logits and the loss)', () => {
+    const o = JSON.parse(run(['--preset', 'llama3-8b', '--seq-length', '131072', '--gpus', '2', '--hbm-gib', '141', '--json']).stdout);
+    expect(o.evaluated).toBeGreaterThan(0);
+    expect(o.candidates).toEqual([]);
+    const text = run(['--preset', 'llama3-8b', '--seq-length', '131072', '--gpus', '2', '--hbm-gib', '141']).stdout;
+    expect(text).toMatch(/\nnothing fits: the smallest is TP=2 CP=1 PP=1 DP=1 recompute=full:uniform\/1 at [\d.]+ GiB/);
+  });
+
+  it("Megatron-LM's local attention takes no CP: those layouts are skipped with the reason", () => {
+    const o = JSON.parse(run([...SEED, '--seq-length', '16384', '--gpus', '8', '--hbm-gib', '80', '--transformer-impl', 'local', '--json']).stdout);
+    expect(o.candidates.length).toBeGreaterThan(0);
+    expect(o.candidates.every((c: Cand) => c.cp === 1)).toBe(true);
+    expect(o.skipped.map((u: { why: string }) => u.why)).toContain("Megatron-LM runs context parallelism only in Transformer Engine's attention: --transformer-impl local (unfused attention) refuses --context-parallel-size > 1; use --transformer-impl transformer_engine");
+  });
+
+  it('the same global batch no DP × micro batch divides: the verdict names it, not the model', () => {
+    const text = run([...SEED, '--seq-length', '8192', '--gpus', '8', '--micro-batch-size', '3']).stdout;
+    expect(text).toMatch(/\nno layout of these GPUs can run this model; most were skipped because global batch 8 is not divisible by DP × micro batch 3 \(--global-batch-size sets it\)/);
+  });
+
   it('an MoE model with EP > 1: layouts whose DP × CP EP divides are searched, the rest skipped and said (the base is no layout)', () => {
     const o = JSON.parse(run(['--preset', 'llama3-8b', '--num-experts', '8', '--moe-router-topk', '2', '--expert-model-parallel-size', '8', '--seq-length', '8192', '--gpus', '16', '--json']).stdout);
     expect(o.candidates.length).toBeGreaterThan(0);
@@ -93,7 +115,7 @@ describe('flashring advise', () => {
   it('the skipped reasons for a person: one line per reason with its sizes listed, at most five, then how many more', () => {
     const u = (why: string, layouts = 1) => ({ why, layouts });
     expect(skippedLines([u('--num-layers 30 is not divisible by --pipeline-model-parallel-size 4', 3), u('--num-layers 30 is not divisible by --pipeline-model-parallel-size 7', 2), u('no number here')]))
-      .toEqual(['5 layouts skipped, not divided: --num-layers 30 is not divisible by --pipeline-model-parallel-size 4, 7', '1 layout skipped, not divided: no number here']);
+      .toEqual(['5 layouts skipped: --num-layers 30 is not divisible by --pipeline-model-parallel-size 4, 7', '1 layout skipped: no number here']);
     const many = Array.from({ length: 7 }, (_, i) => u(`reason ${String.fromCharCode(97 + i)} 2`, 7 - i));
     const lines = skippedLines(many);
     expect(lines).toHaveLength(6);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_LINES, DEFAULT_PARALLEL, GIB, ModelConfig, PRESETS, ParallelConfig, layerTerms, memoryBreakdown, oomPoints,
-  parameterCount, parseLines, sweep, sweepGaps,
+  parameterCount, parseLines, stageMemory, sweep, sweepGaps,
 } from '../src/memory/model.js';
 
 /** The paper's model configurations (Korthikanti et al. 2022, Table 3), s = 2048, t = 8. */
@@ -110,17 +110,66 @@ describe('context parallelism, pipeline, weights', () => {
 
   it('pipeline with fewer micro batches a step than stages: the first stage holds only those in flight (× m/p)', () => {
     const base = { ...DEFAULT_PARALLEL, seqLength: 4096, pipelineParallel: 4 };
-    expect([1, 2, 4, 8].map((n) => memoryBreakdown(m, { ...base, numMicrobatches: n }).layersHeld)).toEqual([8, 16, 32, 32]);
+    expect([1, 2, 4, 8].map((n) => stageMemory(m, { ...base, numMicrobatches: n }, 'first').layersHeld)).toEqual([8, 16, 32, 32]);
     expect(memoryBreakdown(m, { ...base, numMicrobatches: 1 }).totalBytes).toBeLessThan(memoryBreakdown(m, base).totalBytes);
     expect(memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 4096, numMicrobatches: 1 }).layersHeld).toBe(32);   // PP = 1: every layer
     expect(() => memoryBreakdown(m, { ...base, numMicrobatches: 0 })).toThrow(/micro batches a step/);
     // The terms kept per micro batch outside the layers too (ids, the embedding dropout mask).
-    const mask = (n?: number) => memoryBreakdown(m, { ...base, numMicrobatches: n }).outside.find((o) => o.name === 'embedding dropout mask')!;
+    const mask = (n?: number) => stageMemory(m, { ...base, numMicrobatches: n }, 'first').outside.find((o) => o.name === 'embedding dropout mask')!;
     expect(mask(1).bytes * 4).toBe(mask().bytes);
     expect(mask(1).formula).toMatch(/·m/);
     // Interleaved: micro batches in whole groups of PP (Megatron-LM refuses others); the in-flight count stays the full one.
     expect(() => memoryBreakdown(m, { ...base, virtualStages: 2, numMicrobatches: 2 })).toThrow(/interleaved schedule runs micro batches in groups of --pipeline-model-parallel-size: 2 micro batches/);
-    expect(memoryBreakdown(m, { ...base, virtualStages: 2, numMicrobatches: 8 }).layersHeld).toBeCloseTo(32 * (1 + 3 / 8), 10);
+    expect(stageMemory(m, { ...base, virtualStages: 2, numMicrobatches: 8 }, 'first').layersHeld).toBeCloseTo(32 * (1 + 3 / 8), 10);
+  });
+
+  it('pipeline: the last stage, with the output layer, the logits and the loss, is worked out too, and the peak is the larger stage', () => {
+    // Llama-3 8B at 128K on PP = 2 (an adversarial review: advise said it fit 141 GiB on two GPUs): the last
+    // stage's fp32 cross-entropy logits alone are 4·s·V = 62.6 GiB.
+    const l = PRESETS['llama3-8b'].model, V = 128256, h = 4096;
+    const par = { ...DEFAULT_PARALLEL, seqLength: 131072, pipelineParallel: 2, virtualStages: 2, recompute: 'full' as const, recomputeMethod: 'uniform' as const, recomputeNumLayers: 1 };
+    const first = stageMemory(l, par, 'first'), last = stageMemory(l, par, 'last'), r = memoryBreakdown(l, par);
+    expect(first.stage).toBe('first');
+    expect(last.stage).toBe('last');
+    expect(r.stage).toBe('last');
+    expect(r.totalBytes).toBe(last.totalBytes);
+    expect(r.otherStage).toEqual({ stage: 'first', totalBytes: first.totalBytes });
+    expect(last.totalBytes).toBeGreaterThan(first.totalBytes);
+    expect(last.totalBytes / GIB).toBeGreaterThan(141);
+    // Its parameters: 16 layers, the output layer and the final norm; the first stage's: 16 layers and the embedding.
+    const layer = (parameterCount(l, 131072) - 2 * V * h - h) / 32;
+    expect(last.parametersPerGpu).toBeCloseTo(16 * layer + V * h + h, 0);
+    expect(first.parametersPerGpu).toBeCloseTo(16 * layer + V * h, 0);
+    // The loss's terms on the last stage only; the embedding's on the first only.
+    expect(last.outside.map((o) => o.part)).toContain('loss');
+    expect(first.outside.map((o) => o.part)).not.toContain('loss');
+    expect(last.outside.find((o) => o.name === 'embedding dropout mask')).toBeUndefined();
+    expect(last.transients.some((t) => t.part === 'loss')).toBe(true);
+    expect(first.transients.some((t) => t.part === 'loss')).toBe(false);
+    // Tied embeddings: the last stage holds a copy of the word embedding as its output layer.
+    const tied = { ...l, untieEmbeddings: false };
+    expect(stageMemory(tied, par, 'last').parametersPerGpu).toBeCloseTo(16 * layer + V * h + h, 0);
+    // Layers in flight: 1F1B's last stage one micro batch (L/PP layers); interleaved p − (p−1)/v of them.
+    const plain = { ...DEFAULT_PARALLEL, seqLength: 4096, pipelineParallel: 4 };
+    expect(stageMemory(m, plain, 'last').layersHeld).toBe(8);
+    expect(stageMemory(m, { ...plain, virtualStages: 2 }, 'last').layersHeld).toBeCloseTo(8 * (4 - 3 / 2), 10);
+    // Without a pipeline there is one stage, all of it.
+    expect(memoryBreakdown(m, { ...plain, pipelineParallel: 1 }).stage).toBe('all');
+    expect(memoryBreakdown(m, { ...plain, pipelineParallel: 1 }).otherStage).toBeUndefined();
+  });
+
+  it('full recompute with an interleaved pipeline works within each model chunk (L/(PP·VP) layers), as Megatron-LM does', () => {
+    // PP = 2, VP = 2 of 32 layers: chunks of 8. block/4 recomputes the first 4 of each of the stage's 2 chunks.
+    const base = { ...DEFAULT_PARALLEL, seqLength: 8192, pipelineParallel: 2, virtualStages: 2, recompute: 'full' as const };
+    const groups = (method: 'block' | 'uniform', n: number) => stageMemory(m, { ...base, recomputeMethod: method, recomputeNumLayers: n }, 'first').layerGroups;
+    const inFlight = 2 * (1 + 1 / 4);
+    expect(groups('block', 4).map((g) => [g.label, g.layers / inFlight])).toEqual([['recomputed layers (block, first 4 of each model chunk)', 8], ['stored layers', 8]]);
+    expect(groups('uniform', 3).map((g) => g.layers / inFlight)).toEqual([2 * Math.ceil(8 / 3)]);
+    // block/8 checkpoints every layer of a chunk one by one: each layer's input kept, as uniform/1.
+    expect(stageMemory(m, { ...base, recomputeMethod: 'block', recomputeNumLayers: 8 }, 'first').activationBytes)
+      .toBeCloseTo(stageMemory(m, { ...base, recomputeMethod: 'uniform', recomputeNumLayers: 1 }, 'first').activationBytes, 0);
+    expect(() => memoryBreakdown(m, { ...base, recomputeMethod: 'block', recomputeNumLayers: 12 })).toThrow(/--recompute-num-layers 12 is more than the 8 layers of a model chunk/);
+    expect(() => memoryBreakdown(m, { ...base, pipelineParallel: 4, virtualStages: 3 })).toThrow(/--num-layers 32 is not divisible by --pipeline-model-parallel-size 4 × 3 virtual stages/);
   });
 
   it('pipeline: the first stage holds its L/PP layers and the whole input embedding (not 1/PP of every parameter)', () => {
@@ -166,7 +215,7 @@ describe('context parallelism, pipeline, weights', () => {
   });
 
   it('sweep: no-CP goes out of memory first, CP=4 lasts longest, recompute never costs memory', () => {
-    const base = { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true, flashAttention: false };
+    const base = { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true, flashAttention: true };
     const pts = sweep(m, base, [4096, 8192, 16384, 32768, 65536, 131072, 262144], DEFAULT_LINES, 80);
     const oom = oomPoints(pts);
     expect(Object.keys(oom)).toEqual(DEFAULT_LINES.map((l) => l.label));
@@ -174,6 +223,18 @@ describe('context parallelism, pipeline, weights', () => {
     expect(oom['CP=4 + recompute']!).toBeGreaterThanOrEqual(oom['CP=4']!);
     for (const p of pts) expect(p.fits).toBe(p.totalGib <= 80);
     for (const p of pts) expect(p.totalGib * GIB).toBeCloseTo(p.breakdown.totalBytes, 0);
+  });
+
+  it("CP with Megatron-LM's local (unfused) attention is refused, and a sweep leaves its CP lines out with the reason", () => {
+    const local = { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true, flashAttention: false };
+    expect(() => memoryBreakdown(m, { ...local, contextParallel: 2 })).toThrow(/only in Transformer Engine's attention: --transformer-impl local/);
+    expect(memoryBreakdown(m, { ...local, contextParallel: 2, stack: 'torch-amp', tensorParallel: 1, sequenceParallel: false }).totalBytes).toBeGreaterThan(0);
+    const lens = [4096, 8192];
+    const pts = sweep(m, local, lens, DEFAULT_LINES, 80);
+    expect([...new Set(pts.map((p) => p.line))]).toEqual(DEFAULT_LINES.filter((l) => (l.overrides.contextParallel ?? 1) === 1).map((l) => l.label));
+    const gaps = sweepGaps(local, lens, DEFAULT_LINES);
+    expect(gaps.map((g) => [g.line, g.reason, g.lengths])).toEqual(DEFAULT_LINES.filter((l) => (l.overrides.contextParallel ?? 1) > 1).map((l) => [l.label, 'attention', lens]));
+    expect(() => sweepGaps(local, lens, parseLines('2,4'))).toThrow(/no line of the sweep can run: Megatron-LM runs context parallelism only/);
   });
 
   it('rejects impossible configurations with the flag name', () => {
@@ -198,7 +259,8 @@ describe('sweep lines and the lengths their CP size cannot take', () => {
   it('a line keeps the lengths its CP divides; the gaps are named; a line with none is refused', () => {
     const m = PRESETS['seed-32L-4096h'].model, lens = [4096, 6144, 12288];
     const lines = parseLines('1,6');
-    expect(sweepGaps(DEFAULT_PARALLEL, lens, lines)).toEqual([{ line: 'CP=6', cp: 6, lengths: [4096] }]);
+    expect(sweepGaps(DEFAULT_PARALLEL, lens, lines)).toEqual([{ line: 'CP=6', cp: 6, lengths: [4096], reason: 'split',
+      why: 'Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length 4096 is not divisible by 2·--context-parallel-size = 12' }]);
     expect(sweep(m, DEFAULT_PARALLEL, lens, lines, 80).filter((p) => p.line === 'CP=6').map((p) => p.config.seqLength)).toEqual([6144, 12288]);
     expect(() => sweepGaps(DEFAULT_PARALLEL, [4096, 8192], parseLines('1,3'))).toThrow(/line 'CP=3': none of the sequence lengths \(4096, 8192\) splits over CP 3 .*choose lengths that are multiples of 6/);
   });

@@ -22,6 +22,7 @@ import { predictTimeFromLog, steadyIterMs } from '../src/memory/time/fromLog.js'
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { bmmTflops, flashTflops, gemmMs } from '../src/memory/time/rates.js';
 import { iterationTime } from '../src/memory/time/step.js';
+import { cpCommMs } from '../src/memory/time/iteration.js';
 import { attentionOps, maskPieces, timeDims } from '../src/memory/time/ops.js';
 import { torchRingCommMs, torchRingOps } from '../src/memory/time/torchAmp.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
@@ -546,6 +547,19 @@ describe('the model, term by term', () => {
     expect(term({ ...cp, cpCommType: 'p2p' }, 'cp-comm')).toBe(0);
     expect(term({ ...cp, cpCommType: 'all_gather' }, 'cp-comm')).toBeGreaterThan(0);
     expect(term({ ...cp, cpCommType: 'a2a' }, 'cp-comm')).toBeGreaterThan(0);
+  });
+
+  it("CP's collectives by hand: all_gather moves (R−1) chunks of K/V forward and twice that backward (gathered again, dK/dV reduce-scattered); a2a (R−1)/R of this rank's Q, K, V, O each way", () => {
+    // A 1 GB/s link without latency: ms = bytes / 1e6. Seed model at 32K over CP = 4: T = 8192 tokens a rank, h = hk = 4096, bf16.
+    const link = { name: 'test', gbps: 8, latencyUs: 0 }, R = 4;
+    const x = timeDims(PRESETS['seed-32L-4096h'].model, { ...DEFAULT_PARALLEL, seqLength: 32768, contextParallel: R }, { biasDropout: true, biasActivation: true });
+    const kv = 2 * 2 * 8192 * 4096, qo = kv;
+    const ag = cpCommMs(x, { ...DEFAULT_PARALLEL, contextParallel: R, cpCommType: 'all_gather' }, link, 0, 0);
+    expect(ag.fwd).toBeCloseTo(((R - 1) * kv) / 1e6, 6);
+    expect(ag.bwd).toBeCloseTo((2 * (R - 1) * kv) / 1e6, 6);
+    const a2a = cpCommMs(x, { ...DEFAULT_PARALLEL, contextParallel: R, cpCommType: 'a2a' }, link, 0, 0);
+    expect(a2a.fwd).toBeCloseTo((((R - 1) / R) * (qo + kv)) / 1e6, 6);
+    expect(a2a.bwd).toBeCloseTo(a2a.fwd, 6);
   });
 });
 

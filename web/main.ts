@@ -456,7 +456,8 @@ let plannerRows: CsvRow[] = [];
 function showBreakdown(p: SweepPoint | null, hbm: number, model?: ModelConfig): void {
   const b = p?.breakdown;
   $('planner-time').textContent = p && model ? `${p.line} at ${formatTokens(p.config.seqLength)} tokens: ${advisor.timeLines(model, p.config).map((l) => l.trim()).join('; ')}.` : '';
-  const title = p ? `${p.line} at ${formatTokens(p.config.seqLength)} tokens: ${p.totalGib.toFixed(2)} GiB per GPU, ${p.fits ? 'fits' : 'does not fit'} in ${hbm} GiB (${STACKS[b!.stack].label} stack; hover a point for its own)` : '';
+  const stage = b?.otherStage ? `; the pipeline's ${b.stage} stage, the larger: the ${b.otherStage.stage} holds ${(b.otherStage.totalBytes / GIB).toFixed(2)} GiB` : '';
+  const title = p ? `${p.line} at ${formatTokens(p.config.seqLength)} tokens: ${p.totalGib.toFixed(2)} GiB per GPU, ${p.fits ? 'fits' : 'does not fit'} in ${hbm} GiB (${STACKS[b!.stack].label} stack${stage}; hover a point for its own)` : '';
   fillTable($<HTMLTableElement>('planner-breakdown'), title, ['part', 'term', 'GiB', 'formula'],
     b ? breakdownRows(b).map((r) => [r.section, r.label, { text: (r.bytes / GIB).toFixed(3), cls: 'num' }, { text: r.formula, cls: 'formula' }]) : []);
 }
@@ -497,7 +498,8 @@ function renderPlanner(): void {
   plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, pageWords(chartNotes(model, pts, lines))), details, (p) => showBreakdown(p, hbm, model), (p) => advisor.timeLines(model, p.config));
   const oom = oomPoints(pts);
   $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + Object.entries(oom).map(([k, v]) => `${k} ${v === null ? 'none' : formatTokens(v)}`).join(' · ') +
-    gaps.map((g) => `. ${g.line} has no point at ${g.lengths.map(formatTokens).join(', ')}: Megatron-LM cannot split them over CP ${g.cp} (2·CP equal chunks${par.sequenceParallel && par.tensorParallel > 1 ? ', and s/CP over TP with SP' : ''})`).join('');
+    gaps.map((g) => g.reason === 'attention' ? `. ${g.line} has no point: Megatron-LM runs context parallelism only with FlashAttention (Transformer Engine), not with its local attention`
+      : `. ${g.line} has no point at ${g.lengths.map(formatTokens).join(', ')}: Megatron-LM cannot split them over CP ${g.cp} (2·CP equal chunks${par.sequenceParallel && par.tensorParallel > 1 ? ', and s/CP over TP with SP' : ''})`).join('');
   $('planner-error').textContent = '';
   for (const id of ['export-csv', 'export-png']) $<HTMLButtonElement>(id).disabled = false;
   const first = pts.filter((p) => p.line === lines[0].label);

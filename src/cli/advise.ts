@@ -17,16 +17,18 @@ export { layoutConfig } from '../memory/advise.js';
 const HELP = `usage: flashring advise <model flags of flashring memory> --seq-length S --gpus N [options]
   Searches TP × CP (× --cp-comm-type p2p|all_gather|a2a) × PP (× virtual stages 1, 2) × recompute
   (none, selective, selective:core_attn+mlp, full:uniform/1, full:block/N for a quarter, half and
-  three quarters of a stage's layers) × distributed optimizer over N GPUs; keeps what fits
-  the HBM with a margin; ranks by predicted step time for the same global batch.
+  three quarters of a model chunk's layers: a stage's, or half of it with 2 virtual stages) ×
+  distributed optimizer over N GPUs (TP with sequence parallelism, without it only where s/CP does
+  not split over the TP ranks); keeps what fits the HBM with a margin (with a pipeline, its first and
+  its last stage); ranks by predicted step time for the same global batch.
   --gpus N                GPUs (TP ≤ 8, within a node; DP = N / (TP·CP·PP))
   --hbm-gib G             GPU memory (default 80)
   --margin F              keep a fraction of the HBM free (default 0.1: fits ≤ 90%)
   --global-batch-size B   sequences per step (default N: one per GPU's share)
   --link NAME             ${LINK_NAMES.join('|')} (default nvlink-h200); --link-gbps G --link-latency-us U for custom
   --top K                 how many to print (default 5)
-  --json                  every fitting candidate: tp, cp, cpCommType, pp, vp, dp, recompute, iterMs, totalBytes, …;
-                          the layouts left out (untrainable) and skipped (not divided), each with why; timeChecked
+  --json                  every fitting candidate: tp, sp, cp, cpCommType, pp, vp, dp, recompute, iterMs, totalBytes, …;
+                          the layouts left out (untrainable) and skipped (what the model, the sequence or the batch does not divide, or Megatron-LM refuses), each with why; timeChecked
 Rates: the H200 profile (src/memory/time/devices.ts); --hbm-gib changes the memory only.`;
 
 const OPTS = {

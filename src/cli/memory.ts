@@ -4,7 +4,7 @@ import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import {
   DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
-  RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps, seqSplitProblem,
+  RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps,
 } from '../memory/model.js';
 import { configFromArgs, parseMegatronLogs, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
@@ -326,8 +326,12 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
       return (p ? `${p.totalGib.toFixed(1)}${p.fits ? ' ' : '!'}` : '-').padStart(22);
     })].join(' '));
   for (const g of gaps) {
+    if (g.reason === 'attention') {
+      console.log(`'-' under ${g.line}: every length (${g.why})`);
+      continue;
+    }
     const cfg = { ...par, ...lines.find((l) => l.label === g.line)!.overrides };
-    console.log(`'-' under ${g.line}: ${g.lengths.join(', ')} cannot be split over CP ${g.cp}${cfg.sequenceParallel && cfg.tensorParallel > 1 ? ` and TP ${cfg.tensorParallel}` : ''} (${seqSplitProblem(g.lengths[0], cfg)})`);
+    console.log(`'-' under ${g.line}: ${g.lengths.join(', ')} cannot be split over CP ${g.cp}${cfg.sequenceParallel && cfg.tensorParallel > 1 ? ` and TP ${cfg.tensorParallel}` : ''} (${g.why})`);
   }
   const note = untrainableNote(model, pts);
   if (note) console.log(`${bad.size ? '† ' : 'note: '}${note}`);
@@ -353,6 +357,8 @@ function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number)
   };
   console.log(`per-GPU memory, ${STACKS[r.stack].label} stack: s=${par.seqLength} b=${par.microBatchSize} TP=${par.tensorParallel} CP=${par.contextParallel} PP=${par.pipelineParallel} SP=${par.sequenceParallel}${par.expertParallel ? ` EP=${par.expertParallel}` : ''} recompute=${recomputeSpec(par)} flash=${par.flashAttention}`);
   console.log(`  parameters ${formatCount(r.parameters)} total, ${formatCount(r.parametersPerGpu)} per GPU`);
+  if (r.otherStage)
+    console.log(`  pipeline stage: the ${r.stage} (the larger peak: ${r.stage === 'first' ? 'the embedding and the most micro batches in flight' : 'the output layer, the logits and the loss'}); the ${r.otherStage.stage} stage's total is ${formatBytes(r.otherStage.totalBytes)}`);
   console.log(`  ${'term [formula: its bytes; per layer for a layer group\'s terms]'.padEnd(W)} ${'per layer'.padStart(C)} ${'total'.padStart(C)}`);
   line(`weights (${r.weightBytesPerParam === 4 ? 'fp32' : 'bf16'})`, r.weightBytes);
   line('gradients (fp32)', r.gradientBytes);

@@ -20,12 +20,13 @@ import { untrainable } from './untrainable.js';
 export const RECOMPUTE_CHOICES = ['none', 'selective', 'selective:core_attn+mlp', 'full:uniform/1'];
 
 /**
- * The recompute settings for a pipeline stage of `stageLayers` layers: RECOMPUTE_CHOICES, and full
- * recomputation of only some of each stage's layers (Megatron-LM's block method: the first N layers
- * of each stage recomputed, the others stored), N = a quarter, a half and three quarters of them.
+ * The recompute settings for a model chunk of `chunkLayers` layers (a pipeline stage's, or L/(PP·VP)
+ * interleaved): RECOMPUTE_CHOICES, and full recomputation of only some of each chunk's layers
+ * (Megatron-LM's block method: the first N layers of each chunk recomputed, the others stored), N = a
+ * quarter, a half and three quarters of them.
  */
-export function recomputeChoices(stageLayers: number): string[] {
-  const blocks = [...new Set([0.25, 0.5, 0.75].map((f) => Math.round(f * stageLayers)))].filter((n) => n >= 1 && n < stageLayers);
+export function recomputeChoices(chunkLayers: number): string[] {
+  const blocks = [...new Set([0.25, 0.5, 0.75].map((f) => Math.round(f * chunkLayers)))].filter((n) => n >= 1 && n < chunkLayers);
   return [...RECOMPUTE_CHOICES, ...blocks.map((n) => `full:block/${n}`)];
 }
 
@@ -33,7 +34,8 @@ export function recomputeChoices(stageLayers: number): string[] {
 const virtualChoices = (pp: number, stageLayers: number) => (pp > 1 && stageLayers % 2 === 0 ? [1, 2] : [1]);
 
 export interface Candidate {
-  tp: number; cp: number; cpCommType: CpCommType | null; pp: number; vp: number; dp: number; recompute: string; distributedOptimizer: boolean;
+  /** sp: sequence parallelism with TP (false at TP = 1, and where s/CP does not split over the TP ranks). */
+  tp: number; sp: boolean; cp: number; cpCommType: CpCommType | null; pp: number; vp: number; dp: number; recompute: string; distributedOptimizer: boolean;
   iterMs: number; totalBytes: number; tokensPerSecond: number; tflopsPerGpu: number; commFraction: number; time: IterationTime;
 }
 
@@ -59,7 +61,8 @@ export interface AdviseResult {
   skipped: { why: string; layouts: number }[];
 }
 
-export type Layout = { tp: number; cp: number; pp: number; vp?: number; dp: number; cpCommType: CpCommType | undefined; recompute: string; distributedOptimizer: boolean };
+/** A layout searched; `sp` (default: with TP) is sequence parallelism. */
+export type Layout = { tp: number; sp?: boolean; cp: number; pp: number; vp?: number; dp: number; cpCommType: CpCommType | undefined; recompute: string; distributedOptimizer: boolean };
 
 const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filter((d) => n % d === 0);
 
@@ -73,13 +76,16 @@ export function candidates(r: AdviseRequest): AdviseResult {
     for (const cp of divisors(r.gpus / tp))
       for (const pp of divisors(r.gpus / (tp * cp)).filter((p) => !torch || p === 1)) {
         const dp = r.gpus / (tp * cp * pp);
-        const batchWhy = r.gbs % (dp * r.base.microBatchSize) ? `global batch ${r.gbs} is not divisible by DP × micro batch ${dp * r.base.microBatchSize}` : null;
+        const batchWhy = r.gbs % (dp * r.base.microBatchSize) ? `global batch ${r.gbs} is not divisible by DP × micro batch ${dp * r.base.microBatchSize} (--global-batch-size sets it)` : null;
+        // Sequence parallelism with TP wherever it splits s/CP over the TP ranks; TP without it where it does not.
+        const sp = tp > 1 && Number.isInteger(r.base.seqLength / cp / tp);
         const stageLayers = r.model.numLayers / pp;
         for (const cpCommType of cp > 1 ? (torch ? (['p2p'] as const) : (['p2p', 'all_gather', 'a2a'] as const)) : [undefined])
-          for (const recompute of recomputeChoices(stageLayers))
-            for (const vp of virtualChoices(pp, stageLayers))
+          for (const vp of virtualChoices(pp, stageLayers))
+            // full recompute's block counts are of a model chunk's layers (L/(PP·VP)), as Megatron-LM applies them
+            for (const recompute of recomputeChoices(stageLayers / vp))
               for (const distributedOptimizer of dp * cp > 1 && !torch ? [false, true] : [false]) {
-                const l = { tp, cp, pp, vp, dp, cpCommType, recompute, distributedOptimizer };
+                const l = { tp, cp, pp, vp, dp, cpCommType, recompute, distributedOptimizer, sp };
                 const par = layoutConfig(r, l), c = batchWhy ?? evaluate(r, l, par);
                 if (typeof c === 'string') {
                   skipped.set(c, (skipped.get(c) ?? 0) + 1);
@@ -119,7 +125,7 @@ export function skippedLines(skipped: AdviseResult['skipped'], max = 5): string[
   const lines = [...groups].sort((a, b) => b[1].layouts - a[1].layouts).map(([key, g]) => {
     const [head, tail] = key.split('\u0000');
     const nums = [...new Set(g.values)].sort((a, b) => Number(a) - Number(b)).join(', ');
-    return `${g.layouts} layout${g.layouts === 1 ? '' : 's'} skipped, not divided: ${tail === undefined ? head : `${head}${nums}${tail}`}`;
+    return `${g.layouts} layout${g.layouts === 1 ? '' : 's'} skipped: ${tail === undefined ? head : `${head}${nums}${tail}`}`;
   });
   return lines.length > max ? [...lines.slice(0, max), `and ${lines.length - max} more reasons (--json lists every skipped layout's)`] : lines;
 }
@@ -131,7 +137,7 @@ export function skippedLines(skipped: AdviseResult['skipped'], max = 5): string[
 export function layoutConfig(r: Pick<AdviseRequest, 'base'> & { gbs?: number }, l: Layout): ParallelConfig {
   return {
     ...r.base, recomputeModules: undefined, recomputeMethod: undefined, recomputeNumLayers: undefined, ...parseRecomputeSpec(l.recompute),
-    tensorParallel: l.tp, contextParallel: l.cp, pipelineParallel: l.pp, dataParallel: l.dp, sequenceParallel: l.tp > 1,
+    tensorParallel: l.tp, contextParallel: l.cp, pipelineParallel: l.pp, dataParallel: l.dp, sequenceParallel: l.tp > 1 && (l.sp ?? true),
     cpCommType: l.cpCommType, distributedOptimizer: l.distributedOptimizer, virtualStages: l.vp ?? 1,
     numMicrobatches: r.gbs !== undefined && Number.isInteger(r.gbs / (l.dp * r.base.microBatchSize)) ? r.gbs / (l.dp * r.base.microBatchSize) : undefined,
   };
@@ -148,7 +154,7 @@ function evaluate(r: AdviseRequest, l: Layout, par: ParallelConfig): Candidate |
     throw e;
   }
   return {
-    tp: l.tp, cp: l.cp, cpCommType: l.cpCommType ?? null, pp: l.pp, vp: par.virtualStages, dp: l.dp, recompute: recomputeSpec(par), distributedOptimizer: l.distributedOptimizer,
+    tp: l.tp, sp: par.sequenceParallel, cp: l.cp, cpCommType: l.cpCommType ?? null, pp: l.pp, vp: par.virtualStages, dp: l.dp, recompute: recomputeSpec(par), distributedOptimizer: l.distributedOptimizer,
     iterMs: time.iterMs, totalBytes, tokensPerSecond: time.tokensPerSecond, tflopsPerGpu: time.tflopsPerGpu, commFraction: time.commFraction, time,
   };
 }
@@ -180,13 +186,16 @@ export function reasons(r: AdviseRequest, c: Candidate): string[] {
 
 /** A layout as the CLI prints it: `TP=2 CP=4 (p2p) PP=1 DP=1 recompute=selective distributed-optimizer`. */
 export function layoutLabel(c: Omit<Candidate, 'time' | 'iterMs' | 'totalBytes' | 'tokensPerSecond' | 'tflopsPerGpu' | 'commFraction'>): string {
-  return `TP=${c.tp} CP=${c.cp}${c.cpCommType ? ` (${c.cpCommType})` : ''} PP=${c.pp}${c.vp > 1 ? ` VP=${c.vp}` : ''} DP=${c.dp} recompute=${c.recompute}${c.distributedOptimizer ? ' distributed-optimizer' : ''}`;
+  return `TP=${c.tp}${c.tp > 1 && !c.sp ? ' (no SP)' : ''} CP=${c.cp}${c.cpCommType ? ` (${c.cpCommType})` : ''} PP=${c.pp}${c.vp > 1 ? ` VP=${c.vp}` : ''} DP=${c.dp} recompute=${c.recompute}${c.distributedOptimizer ? ' distributed-optimizer' : ''}`;
 }
 
 /** When nothing fits: the smallest layout and its peak, or that none divides the model. */
 export function nothingFits(res: AdviseResult): string {
   const s = res.smallest;
-  return s ? `nothing fits: the smallest is TP=${s.c.tp} CP=${s.c.cp} PP=${s.c.pp} ${s.c.recompute} at ${(s.bytes / GIB).toFixed(1)} GiB` : 'no layout divides this model over these GPUs';
+  if (s) return `nothing fits: the smallest is ${layoutLabel(s.c)} at ${(s.bytes / GIB).toFixed(1)} GiB`;
+  // Every layout skipped: say the most common reason (the model, the sequence, or the global batch over DP × micro batch).
+  const top = res.skipped[0];
+  return `no layout of these GPUs can run this model${top ? `; most were skipped because ${top.why}` : ''}`;
 }
 
 /** The step time of one configuration as advise computes it for that layout, and the global batch it assumes. */

@@ -166,10 +166,14 @@ export interface LayerGroup {
 
 export interface MemoryBreakdown {
   stack: Stack;
+  /** The pipeline stage these figures are of: 'all' without a pipeline, else the one whose total is larger. */
+  stage: PipelineStage | 'all';
+  /** With a pipeline, the other stage's total (first or last). */
+  otherStage?: { stage: PipelineStage; totalBytes: number };
   /** Bytes of one fully stored layer's activations, by term (what recompute does not touch). */
   perLayer: MemoryTerm[];
   perLayerBytes: number;
-  /** Layers' worth of activations on the most loaded (first) pipeline stage, counting micro batches in flight. */
+  /** Layers' worth of activations on the stage (`stage`), counting micro batches in flight. */
   layersHeld: number;
   /** Stored layers grouped by what they keep (all one group without full recompute). */
   layerGroups: LayerGroup[];
@@ -293,6 +297,8 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   if (m.numAttentionHeads % p.tensorParallel) throw new InputError(`--num-attention-heads ${m.numAttentionHeads} is not divisible by --tensor-model-parallel-size ${p.tensorParallel}`);
   if (g % p.tensorParallel) throw new InputError(`--num-query-groups ${g} is not divisible by --tensor-model-parallel-size ${p.tensorParallel} (Megatron-LM refuses it)`);
   if (m.numLayers % p.pipelineParallel) throw new InputError(`--num-layers ${m.numLayers} is not divisible by --pipeline-model-parallel-size ${p.pipelineParallel}`);
+  if (m.numLayers % (p.pipelineParallel * p.virtualStages))
+    throw new InputError(`--num-layers ${m.numLayers} is not divisible by --pipeline-model-parallel-size ${p.pipelineParallel} × ${p.virtualStages} virtual stages`);
   if (p.numMicrobatches !== undefined) {
     positiveInt('micro batches a step (global batch / (micro batch · DP))', p.numMicrobatches, 1e9);
     // The interleaved schedule takes micro batches in groups of PP (schedules.py): a whole number of groups.
@@ -307,9 +313,11 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   if (p.stack === 'torch-amp') {
     // The measured PyTorch harness (bench/torchcp): DDP with PyTorch's context-parallel ring, nothing of Megatron-LM's.
     const megatronOnly = [p.tensorParallel > 1 && '--tensor-model-parallel-size', p.pipelineParallel > 1 && '--pipeline-model-parallel-size',
-      p.cpCommType !== undefined && p.cpCommType !== 'p2p' && '--cp-comm-type', p.distributedOptimizer && '--use-distributed-optimizer', (p.expertParallel ?? 1) > 1 && '--expert-model-parallel-size'].filter(Boolean);
+      p.cpCommType !== undefined && p.cpCommType !== 'p2p' && '--cp-comm-type', p.distributedOptimizer && '--use-distributed-optimizer', (p.expertParallel ?? 1) > 1 && '--expert-model-parallel-size', m.moe && '--num-experts'].filter(Boolean);
     if (megatronOnly.length) throw new InputError(`--stack torch-amp models PyTorch DDP with its context-parallel ring (the measured harness): ${megatronOnly.join(', ')} ${megatronOnly.length > 1 ? 'are' : 'is'} Megatron-LM's; leave ${megatronOnly.length > 1 ? 'them' : 'it'} out or use --stack megatron`);
   }
+  const attention = cpAttentionProblem(p);
+  if (attention) throw new InputError(attention);
   if (p.cpCommType === 'a2a' && ((m.numAttentionHeads / p.tensorParallel) % p.contextParallel || (g / p.tensorParallel) % p.contextParallel))
     throw new InputError(`--cp-comm-type a2a needs the heads (${m.numAttentionHeads / p.tensorParallel}) and K/V groups (${g / p.tensorParallel}) per tensor-parallel rank divisible by --context-parallel-size ${p.contextParallel}`);
   for (const mod of p.recomputeModules ?? [])
@@ -320,10 +328,12 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   if (p.recompute === 'full') {
     if (!p.recomputeMethod) throw new InputError('--recompute-granularity full needs --recompute-method uniform or block (Megatron-LM refuses it without one)');
     if (!['uniform', 'block'].includes(p.recomputeMethod)) throw new InputError(`--recompute-method must be uniform or block, got '${p.recomputeMethod}'`);
-    const stage = m.numLayers / p.pipelineParallel;
     if (p.recomputeNumLayers === undefined) throw new InputError('--recompute-granularity full needs --recompute-num-layers N');
     positiveInt('--recompute-num-layers', p.recomputeNumLayers);
-    if (p.recomputeNumLayers > stage) throw new InputError(`--recompute-num-layers ${p.recomputeNumLayers} is more than the ${stage} layers of a pipeline stage`);
+    // Megatron-LM applies N within each model chunk (TransformerBlock._checkpointed_forward): a stage's L/PP layers, or L/(PP·VP) interleaved.
+    const chunk = chunkLayers(m, p);
+    if (p.recomputeNumLayers > chunk)
+      throw new InputError(`--recompute-num-layers ${p.recomputeNumLayers} is more than the ${chunk} layers of a ${p.virtualStages > 1 ? 'model chunk (L/(PP·VP): Megatron-LM recomputes within each virtual stage)' : 'pipeline stage'}`);
   } else {
     if (p.recomputeMethod) throw new InputError(`--recompute-method ${p.recomputeMethod} needs --recompute-granularity full`);
     if (p.recomputeNumLayers !== undefined) throw new InputError('--recompute-num-layers needs --recompute-granularity full');
@@ -344,6 +354,21 @@ export function seqSplitProblem(s: number, p: Pick<ParallelConfig, 'contextParal
   if (p.sequenceParallel && tp > 1 && (s / cp) % tp) return `--sequence-parallel splits each CP rank's s/CP tokens over the TP ranks: --seq-length ${s} / --context-parallel-size ${cp} is not divisible by --tensor-model-parallel-size ${tp}`;
   return null;
 }
+
+/**
+ * Why Megatron-LM cannot run this CP size with this attention, or null: its local (unfused) attention asserts
+ * context_parallel_size == 1 (megatron/core/transformer/dot_product_attention.py); CP runs only in Transformer
+ * Engine's attention.
+ */
+export function cpAttentionProblem(p: Pick<ParallelConfig, 'contextParallel' | 'flashAttention' | 'stack'>): string | null {
+  return p.contextParallel > 1 && !p.flashAttention && (p.stack ?? 'megatron') === 'megatron'
+    ? "Megatron-LM runs context parallelism only in Transformer Engine's attention: --transformer-impl local (unfused attention) refuses --context-parallel-size > 1; use --transformer-impl transformer_engine"
+    : null;
+}
+
+/** Layers of one model chunk: a pipeline stage's L/PP, or L/(PP·VP) with an interleaved schedule. */
+export const chunkLayers = (m: Pick<ModelConfig, 'numLayers'>, p: Pick<ParallelConfig, 'pipelineParallel' | 'virtualStages'>): number =>
+  m.numLayers / p.pipelineParallel / p.virtualStages;
 
 function validateMoe(e: MoeConfig, p: ParallelConfig): void {
   positiveInt('--num-experts', e.numExperts, 100_000);
@@ -369,9 +394,15 @@ interface Dims {
   dh: number; rope: boolean;
   /** Megatron-LM's local (unfused) attention: the s² scores, a persistent QKᵀ buffer and the boolean mask. */
   local: boolean;
+  /** The pipeline stage these terms are of holds the input embedding (first), the output layer and the loss (last); both without a pipeline. */
+  first: boolean;
+  last: boolean;
 }
 
-function dims(m: ModelConfig, p: ParallelConfig): Dims {
+/** The pipeline stages whose peaks the model computes: the first (the most micro batches in flight) and the last (the output layer and the loss). */
+export type PipelineStage = 'first' | 'last';
+
+function dims(m: ModelConfig, p: ParallelConfig, stage: PipelineStage = 'first'): Dims {
   const spec = STACKS[p.stack ?? 'megatron'];
   const a = m.numAttentionHeads, h = m.hiddenSize, t = p.tensorParallel;
   const div = spec.vocabDivisor * t;
@@ -381,6 +412,7 @@ function dims(m: ModelConfig, p: ParallelConfig): Dims {
     f: ffnWidth(m), t, V, rep: p.sequenceParallel ? 1 / t : 1, sp: p.sequenceParallel ? '/t' : '',
     rb: p.fp32Residual ? 4 : spec.residualBytes, spec,
     S: p.contextParallel > 1 ? 's/CP' : 's', ss: p.contextParallel > 1 ? 's/CP·s' : 's²', dh: h / a, rope: positionEmbedding(m) === 'rope', local: !p.flashAttention && spec.unfusedScoresBuffer,
+    first: p.pipelineParallel === 1 || stage === 'first', last: p.pipelineParallel === 1 || stage === 'last',
   };
 }
 
@@ -555,7 +587,7 @@ export function parameterCount(m: ModelConfig, seqLength: number): number {
  * router; its routed experts apart), the input embedding (word, and learned positions), the untied
  * output layer, the final norm.
  */
-function parameterParts(m: ModelConfig, seqLength: number): { layer: number; routed: number; embedding: number; output: number; finalNorm: number } {
+function parameterParts(m: ModelConfig, seqLength: number): { layer: number; routed: number; embedding: number; word: number; output: number; finalNorm: number } {
   const h = m.hiddenSize, a = m.numAttentionHeads, g = m.numQueryGroups ?? a, f = ffnWidth(m);
   const hk = (h * g) / a;
   const bias = m.biasLinear === false ? 0 : 1, norm = m.rmsNorm ? 1 : 2;
@@ -567,21 +599,23 @@ function parameterParts(m: ModelConfig, seqLength: number): { layer: number; rou
   const e = expertParameters(m);
   return {
     layer: perLayer + e.shared, routed: e.routed,
-    embedding: vocab * h + (pos === 'learned_absolute' ? seqLength * h : 0), output: m.untieEmbeddings ? vocab * h : 0, finalNorm: norm * h,
+    embedding: vocab * h + (pos === 'learned_absolute' ? seqLength * h : 0), word: vocab * h, output: m.untieEmbeddings ? vocab * h : 0, finalNorm: norm * h,
   };
 }
 
 /**
- * Parameters per GPU on the first pipeline stage (the one whose activations peak: 1F1B keeps the most micro
- * batches in flight there), and of them the routed experts': its L/PP layers and the input embedding, each
- * over the TP ranks, the routed experts also over the EP ranks; with one stage, everything. (Megatron-LM's own
- * estimate counts the most loaded stage the same way: (layers / PP + embedding) / TP.)
+ * Parameters per GPU on a pipeline stage, and of them the routed experts': its L/PP layers, each over the TP
+ * ranks, the routed experts also over the EP ranks; the first stage the input embedding too (Megatron-LM's own
+ * estimate counts it so: (layers / PP + embedding) / TP), the last the final norm and the output layer, which
+ * with tied embeddings is a copy of the word embedding there (kept in step by an all-reduce); with one stage,
+ * everything.
  */
-export function stageParameters(m: ModelConfig, p: ParallelConfig): { perGpu: number; experts: number } {
+export function stageParameters(m: ModelConfig, p: ParallelConfig, stage: PipelineStage = 'first'): { perGpu: number; experts: number } {
   const x = parameterParts(m, p.seqLength), pp = p.pipelineParallel, tp = p.tensorParallel;
   const layers = m.numLayers / pp;
   const experts = (layers * x.routed) / (p.expertParallel ?? 1) / tp;
-  const rest = layers * x.layer + x.embedding + (pp === 1 ? x.output + x.finalNorm : 0);
+  const first = pp === 1 || stage === 'first', last = pp === 1 || stage === 'last';
+  const rest = layers * x.layer + (first ? x.embedding : 0) + (last ? (pp === 1 ? x.output : x.word) + x.finalNorm : 0);
   return { perGpu: rest / tp + experts, experts };
 }
 
@@ -594,55 +628,76 @@ function expertParameters(m: ModelConfig): { routed: number; shared: number } {
 
 /**
  * Weight-matrix parameters per GPU whose bf16 autocast copies are held until backward: layers of the
- * first stage that are not fully recomputed (without the MLP's when it is recomputed), and the
- * output layer with pp = 1. Inside a checkpoint the copies are made again in backward, not kept.
+ * stage that are not fully recomputed (without the MLP's when it is recomputed), and the output layer
+ * on the last stage. Inside a checkpoint the copies are made again in backward, not kept.
  */
 function heldMatmulParamsPerGpu(m: ModelConfig, p: ParallelConfig, d: Dims, heldOnly = true): number {
   const mlp = heldOnly && modules(p).includes('mlp') ? 0 : (m.swiglu ? 3 : 2) * d.h * d.f;
   const perLayer = d.h * (d.h + 2 * d.hk) + d.h * d.h + mlp;
   const stage = m.numLayers / p.pipelineParallel;
-  const stored = !heldOnly || p.recompute !== 'full' ? stage : p.recomputeMethod === 'block' ? stage - p.recomputeNumLayers! : 0;
-  const out = p.pipelineParallel === 1 ? d.V * d.h : 0;
+  const stored = !heldOnly || p.recompute !== 'full' ? stage : p.recomputeMethod === 'block' ? stage - p.recomputeNumLayers! * p.virtualStages : 0;
+  const out = d.last ? d.V * d.h : 0;
   return (stored * perLayer + out) / d.t;
 }
 
-/** Stored layers of the first stage, grouped by what each keeps (full recompute splits them). */
+/**
+ * Stored layers of a stage, grouped by what each keeps (full recompute splits them). Full recompute works
+ * within each model chunk (VP of them a stage, interleaved): uniform checkpoints every n layers of a chunk,
+ * block the first n layers of each chunk.
+ */
 function layerGroups(m: ModelConfig, p: ParallelConfig, d: Dims, inflight: number, full: MemoryTerm[]): LayerGroup[] {
-  const stage = m.numLayers / p.pipelineParallel;
+  const stage = m.numLayers / p.pipelineParallel, v = p.virtualStages, chunk = chunkLayers(m, p);
   const G = (label: string, layers: number, terms: MemoryTerm[]): LayerGroup => ({ label, layers: layers * inflight, terms, bytesPerLayer: sum(terms) });
   if (p.recompute !== 'full') return [G('stored layers', stage, full)];
-  const n = p.recomputeNumLayers!;
-  if (p.recomputeMethod === 'uniform') return [G(`chunk inputs (uniform, ${n} layer${n > 1 ? 's' : ''} per chunk)`, Math.ceil(stage / n), [inputTerm(d)])];
-  const groups = [G(`recomputed layers (block, first ${n})`, n, [inputTerm(d)])];
-  if (stage > n) groups.push(G('stored layers', stage - n, full));
+  const n = p.recomputeNumLayers!, each = v > 1 ? ' of each model chunk' : '';
+  if (p.recomputeMethod === 'uniform') return [G(`chunk inputs (uniform, ${n} layer${n > 1 ? 's' : ''} per chunk)`, Math.ceil(chunk / n) * v, [inputTerm(d)])];
+  const groups = [G(`recomputed layers (block, first ${n}${each})`, n * v, [inputTerm(d)])];
+  if (chunk > n) groups.push(G('stored layers', stage - n * v, full));
   return groups;
 }
 
 /**
- * Micro batches 1F1B's first stage holds in flight: PP, or m where fewer a step (Megatron-LM's estimate:
- * min(1, num_microbatches / pp); interleaved schedules take whole groups of PP, validate()); 1 without a pipeline.
+ * Micro batches a stage holds in flight. 1F1B's first stage: PP, or m where fewer a step (Megatron-LM's
+ * estimate: min(1, num_microbatches / pp); interleaved schedules take whole groups of PP, validate()); its last
+ * stage: one (it runs each micro batch's backward right after its forward), or PP interleaved (its earlier
+ * model chunks' warm-up); 1 without a pipeline.
  */
-function microBatchesInFlight(p: ParallelConfig): number {
+function microBatchesInFlight(p: ParallelConfig, stage: PipelineStage = 'first'): number {
   const pp = p.pipelineParallel;
+  if (stage === 'last' && p.virtualStages === 1) return 1;
   return p.virtualStages === 1 && p.numMicrobatches !== undefined ? Math.min(pp, p.numMicrobatches) : pp;
 }
 
-/** Terms outside the transformer layers, as theoretical_memory_usage.py names them. */
+/**
+ * Layers' worth of activations a stage holds, as L/PP × this: without a pipeline 1; 1F1B's first stage the
+ * micro batches in flight; interleaved, its first stage p·(1 + (p−1)/(p·v)) (Megatron-LM's estimate: the
+ * warm-up's 2(p−1) + (v−1)p model chunks and the one running, of L/(p·v) layers each) and its last stage
+ * (v−1)p + 1 model chunks, p − (p−1)/v; 1F1B's last stage one.
+ */
+function layersInFlight(p: ParallelConfig, stage: PipelineStage): number {
+  const pp = p.pipelineParallel, v = p.virtualStages;
+  if (pp === 1) return 1;
+  if (v > 1) return stage === 'first' ? pp * (1 + (pp - 1) / (pp * v)) : pp - (pp - 1) / v;
+  return microBatchesInFlight(p, stage);
+}
+
+/** Terms outside the transformer layers, as theoretical_memory_usage.py names them (the first stage's and the last's). */
 function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] {
   const { sl, b, h, V, t, rep, sp, rb, spec, S, ss } = d, pp = p.pipelineParallel;
-  // One copy per micro batch in flight on the first stage.
-  const inFlight = microBatchesInFlight(p), k = inFlight < pp ? 'm' : 'p';
-  const out: MemoryTerm[] = [{ name: 'input ids (and labels)', part: 'embedding', bytes: spec.idsBytes * sl * b * inFlight, formula: `${spec.idsBytes}·${S}·b·${k}` }];
-  if ((m.hiddenDropout ?? 0.1) > 0) out.push({ name: 'embedding dropout mask', part: 'embedding', bytes: sl * b * h * rep * inFlight, formula: `${S}·b·h·${k}${sp}` });
+  // One copy per micro batch in flight on the stage.
+  const inFlight = microBatchesInFlight(p, d.first ? 'first' : 'last'), k = !d.first && inFlight === 1 ? '' : inFlight < pp ? '·m' : '·p';
+  const ids = d.first ? 'input ids (and labels)' : "labels and loss mask (the last stage's batch)";
+  const out: MemoryTerm[] = [{ name: ids, part: d.first ? 'embedding' : 'loss', bytes: spec.idsBytes * sl * b * inFlight, formula: `${spec.idsBytes}·${S}·b${k}` }];
+  if (d.first && (m.hiddenDropout ?? 0.1) > 0) out.push({ name: 'embedding dropout mask', part: 'embedding', bytes: sl * b * h * rep * inFlight, formula: `${S}·b·h${k}${sp}` });
   if (spec.autocastWeightCopies)
     out.push({ name: 'autocast bf16 weight copies (held until backward)', part: 'weights', bytes: 2 * heldMatmulParamsPerGpu(m, p, d), formula: '2·(weight-matrix parameters per GPU not recomputed)' });
   if (d.local) {
     // megatron/core/utils.py get_tensor (GlobalMemoryBuffer): baddbmm writes QKᵀ into one buffer kept between steps
     out.push({ name: 'QKᵀ scores buffer (unfused attention, kept between steps)', part: 'attention', bytes: (2 * d.a * sl * d.s * b) / t, formula: `2·a·${ss}·b/t` });
     // transformer/utils.py attention_mask_func: masked_fill keeps the data loader's boolean [b,1,s,s] mask, one storage for all layers
-    out.push({ name: 'attention mask (boolean, shared by the layers)', part: 'attention', bytes: sl * d.s * b * inFlight, formula: `${ss}·b·${k}` });
+    out.push({ name: 'attention mask (boolean, shared by the layers)', part: 'attention', bytes: sl * d.s * b * inFlight, formula: `${ss}·b${k}` });
   }
-  if (pp > 1) return out; // the first stage has no output layer
+  if (!d.last) return out; // the first stage of a pipeline has no output layer
   out.push({ name: 'final LayerNorm input', part: 'output', bytes: rb * sl * b * h * rep, formula: `${rb}·${S}·b·h${sp}` });
   out.push({ name: 'output layer input', part: 'output', bytes: (2 * sl * b * h) / (p.sequenceParallel ? t : 1), formula: `2·${S}·b·h${sp}` });
   out.push({ name: spec.ce.storedName, part: 'loss', bytes: (spec.ce.stored * sl * b * V) / t, formula: `${spec.ce.stored}·${S}·b·V/t` });
@@ -691,7 +746,7 @@ function transients(m: ModelConfig, p: ParallelConfig, d: Dims, groups: LayerGro
   const X = transient;
   const lossAndOutput = sum(outside.filter((o) => o.part === 'output' || o.part === 'loss'));
   const list: Transient[] = [];
-  if (p.pipelineParallel === 1) {
+  if (d.last) {
     list.push(X({ name: spec.ce.transientName, part: 'loss', bytes: (spec.ce.transient * sl * b * V) / t, formula: `${spec.ce.transient}·${S}·b·V/t` }, 0));
     // autocast caches every weight copy until the forward ends, recomputed matmuls' too.
     const cached = spec.autocastWeightCopies ? 2 * (heldMatmulParamsPerGpu(m, p, d, false) - heldMatmulParamsPerGpu(m, p, d)) : 0;
@@ -753,24 +808,39 @@ function recomputeTransients(m: ModelConfig, p: ParallelConfig, d: Dims, c: { sc
   });
 }
 
+/**
+ * The per-GPU peak of a configuration, term by term: without a pipeline its one stage; with one, the larger
+ * of its first stage (the most micro batches in flight, the input embedding) and its last (the output layer,
+ * the logits and the loss), each worked out in full, the other's total beside it.
+ */
 export function memoryBreakdown(m: ModelConfig, p: ParallelConfig): MemoryBreakdown {
   validate(m, p);
-  const d = dims(m, p);
-  const pp = p.pipelineParallel, v = p.virtualStages;
-  // 1F1B first stage: L/p layers × the micro batches in flight (p, or m where fewer); interleaved: p × (1 + (p−1)/(p·v)).
-  const inflight = pp === 1 ? 1 : v > 1 ? pp * (1 + (pp - 1) / (pp * v)) : microBatchesInFlight(p);
+  if (p.pipelineParallel === 1) return { ...stageBreakdown(m, p, 'first'), stage: 'all' };
+  const first = stageBreakdown(m, p, 'first'), last = stageBreakdown(m, p, 'last');
+  const [peak, other] = last.totalBytes > first.totalBytes ? [last, first] : [first, last];
+  return { ...peak, otherStage: { stage: other.stage as PipelineStage, totalBytes: other.totalBytes } };
+}
+
+/** One pipeline stage's breakdown (memoryBreakdown gives the larger of the first and the last); without a pipeline, the one stage. */
+export function stageMemory(m: ModelConfig, p: ParallelConfig, stage: PipelineStage): MemoryBreakdown {
+  validate(m, p);
+  return p.pipelineParallel === 1 ? { ...stageBreakdown(m, p, 'first'), stage: 'all' } : stageBreakdown(m, p, stage);
+}
+
+function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage): MemoryBreakdown {
+  const d = dims(m, p, stage);
   // A fully stored layer's terms (selective modules applied; full recompute stores whole only the layers it leaves).
   const perLayer = keptTerms(m, { ...p, recompute: p.recompute === 'full' ? 'none' : p.recompute }, d).map(strip);
-  const groups = layerGroups(m, p, d, inflight, perLayer);
+  const groups = layerGroups(m, p, d, layersInFlight(p, stage), perLayer);
   const outside = outsideTerms(m, p, d);
   const layerBytes = groups.reduce((x, g) => x + g.bytesPerLayer * g.layers, 0);
   const activationBytes = layerBytes + sum(outside);
   const ts = transients(m, p, d, groups, outside);
   const peak = ts.reduce<Transient | null>((x, y) => (!x || y.netBytes > x.netBytes ? y : x), null);
   const parameters = parameterCount(m, p.seqLength);
-  // the first stage's: its layers and the embedding; experts are split over EP ranks too (the shared expert is not)
+  // the stage's: its layers and the embedding or the output layer; experts are split over EP ranks too (the shared expert is not)
   const ep = p.expertParallel ?? 1;
-  const { perGpu: parametersPerGpu, experts: expertsPerGpu } = stageParameters(m, p);
+  const { perGpu: parametersPerGpu, experts: expertsPerGpu } = stageParameters(m, p, stage);
   const pr = m.paramPrecision === 'amp' ? STACKS['torch-amp'].perParam : m.paramPrecision === 'megatron' ? STACKS.megatron.perParam : d.spec.perParam;
   // The distributed optimizer shards dense parameters' state over the DP·CP ranks, and the experts' over
   // the expert data-parallel group, DP·CP/EP ranks (Megatron-LM; expert tensor parallelism as TP).
@@ -781,7 +851,7 @@ export function memoryBreakdown(m: ModelConfig, p: ParallelConfig): MemoryBreakd
   const gradientBucketBytes = d.spec.ddpGradientBuckets && p.dataParallel * p.contextParallel > 1 ? 4 * parametersPerGpu : 0;
   const transientBytes = peak?.netBytes ?? 0;
   return {
-    stack: p.stack ?? 'megatron', perLayer, perLayerBytes: sum(perLayer), layersHeld: groups.reduce((x, g) => x + g.layers, 0), layerGroups: groups,
+    stack: p.stack ?? 'megatron', stage, perLayer, perLayerBytes: sum(perLayer), layersHeld: groups.reduce((x, g) => x + g.layers, 0), layerGroups: groups,
     outside, transients: ts, peakTransient: peak, activationBytes, transientBytes, ringBufferBytes: ringBuffers(p, d)?.bytes ?? 0,
     parameters, parametersPerGpu, weightBytes, gradientBytes, optimizerBytes, gradientBucketBytes, weightBytesPerParam: pr.weight,
     workspaceBytes: d.spec.workspaceBytes,
@@ -863,7 +933,7 @@ export function sweep(m: ModelConfig, base: ParallelConfig, seqLengths: number[]
   for (const line of lines)
     for (const s of seqLengths) {
       const config = { ...base, ...line.overrides, seqLength: s };
-      if (seqSplitProblem(s, config)) continue;
+      if (seqSplitProblem(s, config) || cpAttentionProblem(config)) continue;
       const breakdown = memoryBreakdown(m, config);
       const totalGib = breakdown.totalBytes / GIB;
       out.push({ line: line.label, config, breakdown, totalGib, activationGib: peakActivationBytes(breakdown) / GIB, fits: totalGib <= hbmGib });
@@ -871,20 +941,29 @@ export function sweep(m: ModelConfig, base: ParallelConfig, seqLengths: number[]
   return out;
 }
 
+/** Sequence lengths a line of a sweep leaves out, and why: 'split' (seqSplitProblem's, of the first), or 'attention' (every length: cpAttentionProblem's). */
+export interface SweepGap { line: string; cp: number; lengths: number[]; reason: 'split' | 'attention'; why: string }
+
 /**
- * The sequence lengths each line of a sweep leaves out: those it cannot split (seqSplitProblem: 2·CP
- * chunks, and s/CP over the TP ranks with SP), which sweep() skips. A line that would keep none is
- * refused by name; the others' gaps are for the caller to say.
+ * The sequence lengths each line of a sweep leaves out, which sweep() skips: those it cannot split
+ * (seqSplitProblem: 2·CP chunks, and s/CP over the TP ranks with SP), and every length of a CP line where
+ * the attention cannot run CP (cpAttentionProblem). A line that could keep some lengths and splits none is
+ * refused by name, as is a sweep with no line left; the others' gaps are for the caller to say.
  */
-export function sweepGaps(base: ParallelConfig, seqLengths: number[], lines: SweepLine[]): { line: string; cp: number; lengths: number[] }[] {
-  return lines.map((l) => {
+export function sweepGaps(base: ParallelConfig, seqLengths: number[], lines: SweepLine[]): SweepGap[] {
+  const gaps = lines.map((l): SweepGap => {
     const cfg = { ...base, ...l.overrides };
     const cp = cfg.contextParallel;
+    const attention = cpAttentionProblem(cfg);
+    if (attention) return { line: l.label, cp, lengths: seqLengths, reason: 'attention', why: attention };
     const lengths = seqLengths.filter((s) => seqSplitProblem(s, cfg) !== null);
     if (lengths.length === seqLengths.length)
       throw new InputError(`line '${l.label}': none of the sequence lengths (${seqLengths.join(', ')}) splits over CP ${cp}${cfg.sequenceParallel && cfg.tensorParallel > 1 ? ` and TP ${cfg.tensorParallel}` : ''} (${seqSplitProblem(seqLengths[0], cfg)}): choose lengths that are multiples of ${cp > 1 ? 2 * cp : 1}${cfg.sequenceParallel && cfg.tensorParallel > 1 ? `·${cfg.tensorParallel}` : ''}`);
-    return { line: l.label, cp, lengths };
-  }).filter((g) => g.lengths.length > 0);
+    return { line: l.label, cp, lengths, reason: 'split', why: lengths.length ? seqSplitProblem(lengths[0], cfg)! : '' };
+  });
+  const blocked = gaps.filter((g) => g.reason === 'attention');
+  if (blocked.length === lines.length) throw new InputError(`no line of the sweep can run: ${blocked[0].why}`);
+  return gaps.filter((g) => g.lengths.length > 0);
 }
 
 /** The longest sequence at which each line still fits (null: not even the shortest). */

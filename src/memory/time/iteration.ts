@@ -169,8 +169,13 @@ export function cpCommMs(x: TimeDims, p: ParallelConfig, link: Link, attnFwd: nu
     const step = (bytes: number, compute: number) => (cp - 1) * Math.max(0, transferMs(link, bytes, 1) - compute / cp);
     return { fwd: step(kv, attnFwd), bwd: step(2 * kv, attnBwd) };
   }
-  if (type === 'all_gather') return { fwd: collectiveMs(link, cp * kv, cp), bwd: collectiveMs(link, cp * kv, cp) };
-  const a2a = collectiveMs(link, cp * (qo + kv), cp); // Q, K, V in and O out, each moving (cp−1)/cp of its size
+  // all_gather (AttnFuncWithCPAndKVAllGather): the forward gathers the whole sequence's K and V (each rank receives
+  // the other cp−1 chunks); the backward gathers them again and reduce-scatters dK and dV (as many bytes again).
+  const gather = collectiveMs(link, cp * kv, cp);
+  if (type === 'all_gather') return { fwd: gather, bwd: 2 * gather };
+  // a2a (AttnFuncWithCPAndQKVOA2A): an all-to-all of this rank's Q, K, V in and of O out, each moving (cp−1)/cp of
+  // the local tensor; the backward the same of dO in and dQ, dK, dV out.
+  const a2a = collectiveMs(link, qo + kv, cp);
   return { fwd: a2a, bwd: a2a };
 }
 
