@@ -33,7 +33,21 @@ const acquired: FlashDevice[] = [];
 export async function testDevices(n = 1, opts: AcquireOptions = {}): Promise<FlashDevice[]> {
   const devs = await acquireDevices(await nodeGPU(), n, { ...opts, tuning: { ...SUITE_TUNING, ...opts.tuning } });
   acquired.push(...devs);
+  for (const d of devs) requireFeatures(d);
   return devs;
+}
+
+/**
+ * Tests that run a path only where the adapter has its feature skip it elsewhere; these switches turn
+ * such a skip into a failure where the path must run: CI (`.ci/run` sets CI=true: its lavapipe has
+ * shader-f16), and FLASHRING_REQUIRE_TENSOR_CORES=1 on a GPU host whose adapter has subgroup matrices
+ * (the tensor-core kernels, which no CPU adapter runs).
+ */
+function requireFeatures(d: FlashDevice): void {
+  const name = d.adapter.description || d.adapter.device;
+  if (process.env.CI === 'true' && !d.hasF16) throw new Error(`CI=true: the adapter (${name}) has no shader-f16, so every f16 test would skip; CI's lavapipe (Mesa ≥ 25) has it`);
+  if (process.env.FLASHRING_REQUIRE_TENSOR_CORES === '1' && (!d.hasF16 || !d.hasSubgroupMatrix))
+    throw new Error(`FLASHRING_REQUIRE_TENSOR_CORES=1: the adapter (${name}) has no ${d.hasF16 ? 'subgroup matrices' : 'shader-f16'}, so the tensor-core tests would skip`);
 }
 
 export async function testDevice(opts: AcquireOptions = {}): Promise<FlashDevice> {

@@ -20,7 +20,7 @@ root=$(pwd)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
 mkdir -p /tmp/old && tar xzf .gpu/old-tree.tgz -C /tmp/old && ln -sfn $root/node_modules /tmp/old/node_modules
 if [ "$PART" = a ]; then
-timeout 200 vitest run test/ring-nomass.test.ts test/nan.test.ts test/f16-products.test.ts test/ring.test.ts test/robust.test.ts > $O/tests.log 2>&1
+FLASHRING_REQUIRE_TENSOR_CORES=1 timeout 300 vitest run test/ring-nomass.test.ts test/nan.test.ts test/f16-products.test.ts test/ring.test.ts test/robust.test.ts test/forward.test.ts test/backward.test.ts test/mask.test.ts > $O/tests.log 2>&1
 echo "tests $(el)"; sed 's/\x1b\[[0-9;]*m//g' $O/tests.log | grep -E "Test Files|Tests  |^ +×|bitwise identical|cancelling" | cut -c1-300 | head -20; pack
 PYTHONUNBUFFERED=1 timeout 70 python3 bench/peers/torch_sdpa.py --N 16384 --D 64,128 --heads 16 --reps 2 --out $O/peer.json > $O/peer.log 2>&1
 echo "peer $(el)"; pack
