@@ -78,6 +78,35 @@ describe('stacks are data', () => {
   });
 });
 
+describe("PyTorch's ring attention backward (--stack torch-amp, CP > 1), sized by hand", () => {
+  // s = 8192, h = 1024, 16 heads, b = 1, t = 1; K/V width hk = h (16 groups) or h/4 (4 groups).
+  const small = (groups: number): ModelConfig => ({ numLayers: 8, hiddenSize: 1024, numAttentionHeads: 16, numQueryGroups: groups, vocabSize: 1024,
+    untieEmbeddings: true, attentionDropout: 0, hiddenDropout: 0, positionEmbedding: 'none' });
+  const NAME = "last layer's attention backward: ring attention backward (PyTorch: fp32 dQ/dK/dV, contiguous and all-gathered K/V, dK/dV in flight, step grads)";
+  it('its buffers: fp32 dQ/dK/dV, contiguous K/V, R all-gathered K/V, dK/dV in flight, step gradients; plus the upstream gradients', () => {
+    // Bytes per local token (s/CP of them): 4·(h + 2hk) fp32 dQ, dK, dV; 4·hk the contiguous K/V; R·4·hk the
+    // all-gathered K/V; 16·hk dK/dV in flight; 2·(h + 2hk) a step's bf16 gradients.
+    //   hk = 1024, R = 2: 12288 + 4096 + 8192 + 16384 + 6144 = 47104;  R = 4: + 8192 = 55296
+    //   hk =  256, R = 2:  6144 + 1024 + 2048 +  4096 + 3072 = 16384;  R = 4: + 2048 = 18432
+    const hand: [number, number, number][] = [[16, 2, 47104 * 4096], [16, 4, 55296 * 2048], [4, 2, 16384 * 4096], [4, 4, 18432 * 2048]];
+    for (const [groups, R, bytes] of hand) {
+      const r = memoryBreakdown(small(groups), par({ stack: 'torch-amp', contextParallel: R }));
+      expect(r.ringBufferBytes, `${groups} groups, CP = ${R}`).toBe(bytes);
+      // The transient adds the upstream gradients of the fp32 residual stream: (4 + 2)·s/CP·b·h.
+      expect(term(r.transients, NAME), `${groups} groups, CP = ${R}`).toBe(bytes + 6 * (8192 / R) * 1024);
+      expect(r.transients.filter((x) => x.part === 'ring')).toHaveLength(1); // PyTorch's forward holds no ring buffer of its own here
+    }
+    expect([192937984, 113246208, 67108864, 37748736]).toEqual(hand.map((x) => x[2]));
+  });
+  it('with a small vocabulary and whole K/V heads it is the peak, and the total follows its bytes', () => {
+    const r = memoryBreakdown(small(16), par({ stack: 'torch-amp', contextParallel: 2 }));
+    const ring = r.transients.find((x) => x.name === NAME)!;
+    expect(r.peakTransient?.name).toBe(NAME);
+    expect(r.transientBytes).toBe(192937984 + 6 * 4096 * 1024 - ring.freedBytes);
+    expect(r.totalBytes).toBe(r.weightBytes + r.gradientBytes + r.optimizerBytes + r.gradientBucketBytes + r.workspaceBytes + r.activationBytes + r.transientBytes);
+  });
+});
+
 describe("Megatron-LM's recompute options", () => {
   const s = 8192, h = 1024, f = 4096;
   const none = layerTerms(gpt, par());

@@ -22,11 +22,12 @@ import { predictTimeFromLog, steadyIterMs } from '../src/memory/time/fromLog.js'
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { bmmTflops, flashTflops, gemmMs } from '../src/memory/time/rates.js';
 import { iterationTime } from '../src/memory/time/step.js';
-import { cpCommMs } from '../src/memory/time/iteration.js';
+import { collectiveMs, cpCommMs } from '../src/memory/time/iteration.js';
+import { moeDispatchMs, moeOps } from '../src/memory/time/moe.js';
 import { attentionOps, maskPieces, timeDims } from '../src/memory/time/ops.js';
 import { torchRingCommMs, torchRingOps } from '../src/memory/time/torchAmp.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
-import { DEFAULT_PARALLEL, PRESETS, type ParallelConfig } from '../src/memory/model.js';
+import { DEFAULT_PARALLEL, PRESETS, stageParameters, type ParallelConfig } from '../src/memory/model.js';
 import { median } from '../src/stats.js';
 import { MISS, storedRows } from '../bench/megatron/repeats.js';
 
@@ -547,6 +548,38 @@ describe('the model, term by term', () => {
     expect(term({ ...cp, cpCommType: 'p2p' }, 'cp-comm')).toBe(0);
     expect(term({ ...cp, cpCommType: 'all_gather' }, 'cp-comm')).toBeGreaterThan(0);
     expect(term({ ...cp, cpCommType: 'a2a' }, 'cp-comm')).toBeGreaterThan(0);
+  });
+
+  it('expert parallelism: E/EP experts a rank, the tokens there and back, expert gradients over DP·CP/EP ranks, the optimizer shard as the memory model\'s', () => {
+    // An 8-expert top-2 model (an adversarial review's case) at 32K on 8 GPUs, DP = 8, EP = 8, alltoall dispatcher.
+    const moeModel = { numLayers: 32, hiddenSize: 4096, numAttentionHeads: 32, numQueryGroups: 8, swiglu: true, biasLinear: false, ffnHiddenSize: 14336,
+      moe: { numExperts: 8, routerTopk: 2, dispatcher: 'alltoall' as const } };
+    const link = { name: 'test', gbps: 8, latencyUs: 0 };   // 1 GB/s: ms = bytes / 1e6
+    const par = (ep: number): ParallelConfig => ({ ...DEFAULT_PARALLEL, seqLength: 32768, dataParallel: 8, expertParallel: ep, distributedOptimizer: true });
+    const x = timeDims(moeModel, par(8), { biasDropout: true, biasActivation: true });
+    // Each call moves 7/8 of this rank's T·k bf16 token copies: 32768 · 2 · 4096 · 2 bytes; two calls forward, two backward.
+    const one = ((7 / 8) * 32768 * 2 * 4096 * 2) / 1e6;
+    expect(moeDispatchMs(x, moeModel.moe, 8, link)).toEqual({ fwd: 2 * one, bwd: 2 * one });
+    expect(moeDispatchMs(x, moeModel.moe, 1, link)).toEqual({ fwd: 0, bwd: 0 });
+    // The allgather dispatcher (Megatron-LM's default) gathers every EP rank's T tokens: 7/8 of 8 · T · h · 2 bytes a call.
+    expect(moeDispatchMs(x, { ...moeModel.moe, dispatcher: undefined }, 8, link).fwd).toBeCloseTo((2 * 7 * 32768 * 4096 * 2) / 1e6, 6);
+    const t = (ep: number) => iterationTime(moeModel, par(ep), { link });
+    const term = (ep: number, name: string) => t(ep).terms.find((y) => y.name === name)?.ms ?? 0;
+    expect(term(8, 'ep-comm')).toBeCloseTo(32 * 4 * one, 6);
+    expect(term(1, 'ep-comm')).toBe(0);
+    // One local expert a layer at EP = 8: 32 layers × (forward, backward) module passes, not 8 experts' worth.
+    expect(t(8).expertPasses).toBe(32 * 2);
+    expect(t(1).expertPasses).toBe(32 * 2 * 8);
+    // The experts' FLOPs a rank are the same at EP = 8 as at EP = 1 (T·k routed copies either way), in bigger GEMMs.
+    const moeFlops = (ep: number) => moeOps(x, moeModel.moe, ep).filter((o) => o.kind === 'gemm').reduce((a, o) => a + o.fwd, 0);
+    expect(moeFlops(8)).toBeCloseTo(moeFlops(1), -3);
+    // Gradients: the dense ones over DP·CP = 8 ranks, the experts' over 8/8 = 1 (nothing to reduce); Adam's shard likewise.
+    const { perGpu, experts } = stageParameters(moeModel, par(8));
+    const reduce = (n: number, ranks: number) => collectiveMs(link, 4 * n, ranks) + collectiveMs(link, 2 * n, ranks);
+    expect(term(8, 'dp-comm')).toBeCloseTo(reduce(perGpu - experts, 8), 6);
+    const adam = term(8, 'optimizer') / term(1, 'optimizer');
+    const shard = (ep: number) => { const q = stageParameters(moeModel, par(ep)); return (q.perGpu - q.experts) / 8 + q.experts / (8 / ep); };
+    expect(adam).toBeCloseTo(shard(8) / shard(1), 6);
   });
 
   it("CP's collectives by hand: all_gather moves (R−1) chunks of K/V forward and twice that backward (gathered again, dK/dV reduce-scattered); a2a (R−1)/R of this rank's Q, K, V, O each way", () => {

@@ -179,7 +179,7 @@ export function reasons(r: AdviseRequest, c: Candidate): string[] {
   }
   const rc = term(c.time, 'recompute');
   if (rc > 0) out.push(`recompute ${c.recompute} costs ${rc.toFixed(0)} ms (${pctOf(rc, c)} of the step)`);
-  const comm = ['tp-comm', 'cp-comm', 'dp-comm', 'pp-comm', 'pipeline-bubble'].map((n) => [n, term(c.time, n)] as const).filter(([, ms]) => ms / c.iterMs > 0.03);
+  const comm = ['tp-comm', 'cp-comm', 'ep-comm', 'dp-comm', 'pp-comm', 'pipeline-bubble'].map((n) => [n, term(c.time, n)] as const).filter(([, ms]) => ms / c.iterMs > 0.03);
   out.push(comm.length ? `not hidden: ${comm.map(([n, ms]) => `${n} ${ms.toFixed(0)} ms (${pctOf(ms, c)})`).join(', ')}` : 'communication hidden or under 3% of the step');
   return out;
 }

@@ -79,7 +79,7 @@ export interface TimeOptions {
 /** The host's launch time not hidden behind the GPU's: all of it where the host waits for the GPU (serial), else what outlasts the GPU. */
 export const exposedLaunchMs = (serial: boolean, launchMs: number, gpuMs: number): number => (serial ? launchMs : Math.max(0, launchMs - gpuMs));
 
-export type TimeTermName = OpTerm | 'recompute' | 'tp-comm' | 'cp-comm' | 'dp-comm' | 'pp-comm' | 'optimizer' | 'pipeline-bubble' | 'host' | 'data-loader' | 'mask-copy';
+export type TimeTermName = OpTerm | 'recompute' | 'tp-comm' | 'cp-comm' | 'ep-comm' | 'dp-comm' | 'pp-comm' | 'optimizer' | 'pipeline-bubble' | 'host' | 'data-loader' | 'mask-copy';
 
 export interface TimeTerm { name: TimeTermName; ms: number; what: string }
 

@@ -8,27 +8,48 @@
  * router's probabilities, and the shared expert (a dense MLP over all T tokens). SequentialMLP splits
  * the routed tokens by the experts' counts read on the host (tokens_per_expert.tolist()) and runs
  * each expert as its own module: the host's time per expert pass is a profile figure (moeExpertUs).
+ * With expert parallelism (EP ranks) a rank holds E/EP experts and runs them on the tokens every EP
+ * rank routes to them: T·k copies on average, as at EP = 1, in E/EP GEMMs EP times larger; the tokens
+ * travel there and back (moeDispatchMs).
  */
+import type { Link } from '../../cp/plan/linkModel.js';
 import type { MoeConfig } from '../model.js';
+import { collectiveMs } from './iteration.js';
 import { mlpOps, type Op, type TimeDims } from './ops.js';
 
 /** Kernels of the router (gating GEMM aside) and of the permutation, forward and backward: small ops, counted from the code path. */
 const ROUTER_KERNELS: [number, number] = [24, 16];
 const PERMUTE_KERNELS: [number, number] = [10, 6];
 
-export function moeOps(x: TimeDims, e: MoeConfig): Op[] {
-  const E = e.numExperts, k = e.routerTopk, routed = x.T * k * Math.min(1, e.capacityFactor ?? 1), w = e.ffnHiddenSize ?? x.f;
+/** Routed token copies of this rank's T tokens: T·k, capped by a capacity factor below 1. */
+const routedTokens = (x: TimeDims, e: MoeConfig) => x.T * e.routerTopk * Math.min(1, e.capacityFactor ?? 1);
+
+export function moeOps(x: TimeDims, e: MoeConfig, ep = 1): Op[] {
+  const E = e.numExperts, routed = routedTokens(x, e), w = e.ffnHiddenSize ?? x.f, local = E / ep;
   const scores = x.T * E;
   const ops: Op[] = [
     { name: 'router gating GEMM', term: 'moe', kind: 'gemm', fwd: 2 * x.T * x.h * E, bwd: 4 * x.T * x.h * E, shape: [x.T, E, x.h], kernels: [1, 2], module: 'moe' },
     { name: 'router softmax, top-k, auxiliary loss (fp32)', term: 'moe', kind: 'copy', fwd: 40 * scores, bwd: 24 * scores, kernels: ROUTER_KERNELS, module: 'moe' },
     { name: 'permute routed tokens', term: 'moe', kind: 'copy', fwd: 4 * routed * x.h, bwd: 6 * routed * x.h, kernels: PERMUTE_KERNELS, module: 'moe' },
   ];
-  // Each expert's MLP on its share: per-expert GEMMs are E times smaller (the GEMM fit's bytes term prices their shape).
-  for (const op of mlpOps(x, 'experts', routed / E, w, 'moe', 'moe'))
-    ops.push({ ...op, fwd: op.fwd * E, bwd: op.bwd * E, kernels: [op.kernels[0] * E, op.kernels[1] * E], name: `${op.name} (${E} experts)`, count: E });
+  // Each local expert's MLP on its share: routed/(E/EP) tokens (the GEMM fit's bytes term prices their shape).
+  for (const op of mlpOps(x, 'experts', routed / local, w, 'moe', 'moe'))
+    ops.push({ ...op, fwd: op.fwd * local, bwd: op.bwd * local, kernels: [op.kernels[0] * local, op.kernels[1] * local], name: `${op.name} (${local} experts${ep > 1 ? `, ${E} over EP = ${ep}` : ''})`, count: local });
   ops.push({ name: 'unpermute (scaled by the router probabilities)', term: 'moe', kind: 'copy', fwd: 8 * routed * x.h, bwd: 8 * routed * x.h, kernels: [4, 4], module: 'moe' });
   if (e.sharedExpertSize) ops.push(...mlpOps(x, 'shared expert', x.T, e.sharedExpertSize, 'moe', 'shared_experts'),
     { name: 'shared expert output added', term: 'moe', kind: 'copy', fwd: 6 * x.T * x.h, bwd: 0, kernels: [1, 0], module: 'shared_experts' });
   return ops;
+}
+
+/**
+ * The token exchange of one MoE layer over the EP ranks, forward and backward (each runs it twice: the
+ * dispatch to the experts and the combine back; the backward the same for the gradients). The alltoall
+ * and flex dispatchers send each routed copy (bf16, h wide) to its expert's rank: an all-to-all of T·k·h·2
+ * bytes a rank, (EP−1)/EP of it leaving; the allgather dispatcher (Megatron-LM's default) gathers every EP
+ * rank's T tokens and reduce-scatters the outputs back. Nothing at EP = 1.
+ */
+export function moeDispatchMs(x: TimeDims, e: MoeConfig, ep: number, link: Link): { fwd: number; bwd: number } {
+  if (ep <= 1) return { fwd: 0, bwd: 0 };
+  const one = e.dispatcher === 'alltoall' || e.dispatcher === 'flex' ? collectiveMs(link, 2 * routedTokens(x, e) * x.h, ep) : collectiveMs(link, ep * 2 * x.T * x.h, ep);
+  return { fwd: 2 * one, bwd: 2 * one };
 }

@@ -231,17 +231,17 @@ export function outsideOps(x: TimeDims): Op[] {
   return ops;
 }
 
-/** Parameter tensors of one layer (weights, biases, norms) and outside the layers: one main-gradient add and a few optimizer launches each. */
-export function parameterTensors(m: ModelConfig): { perLayer: number; outside: number } {
+/** Parameter tensors of one layer (weights, biases, norms; this rank's E/EP experts) and outside the layers: one main-gradient add and a few optimizer launches each. */
+export function parameterTensors(m: ModelConfig, ep = 1): { perLayer: number; outside: number } {
   const bias = m.biasLinear === false ? 0 : 1, normT = m.rmsNorm ? 1 : 2;
-  const experts = m.moe ? m.moe.numExperts * (2 + 2 * bias) + 1 + (m.moe.sharedExpertSize ? 2 : 0) : 2 + 2 * bias;
+  const experts = m.moe ? (m.moe.numExperts / ep) * (2 + 2 * bias) + 1 + (m.moe.sharedExpertSize ? 2 : 0) : 2 + 2 * bias;
   const pos = positionEmbedding(m) === 'learned_absolute' ? 1 : 0;
   return { perLayer: 2 * normT + 2 + 2 * bias + experts, outside: 1 + pos + normT + (m.untieEmbeddings ? 1 : 0) };
 }
 
 /** Parameter tensors of `layers` transformer layers and what lies outside them (a stage's count: layers = L / p). */
-export function parameterTensorCount(m: ModelConfig, layers = m.numLayers): number {
-  const t = parameterTensors(m);
+export function parameterTensorCount(m: ModelConfig, layers = m.numLayers, ep = 1): number {
+  const t = parameterTensors(m, ep);
   return layers * t.perLayer + t.outside;
 }
 

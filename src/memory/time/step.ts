@@ -6,20 +6,20 @@
  * plus the profile's fixed time per iteration. `terms` add up to `iterMs`.
  */
 import { LINKS } from '../../cp/plan/linkModel.js';
-import { validate, type ModelConfig, type ParallelConfig } from '../model.js';
+import { stageParameters, validate, type ModelConfig, type ParallelConfig } from '../model.js';
 import { H200, type DeviceProfile } from './devices.js';
 import {
   TIME_STACKS, collectiveMs, cpCommMs, exposedLaunchMs, passTimes, recomputed, resolveFusion, tpCommMs,
   type IterationTime, type PassTimes, type StackTime, type TimeOptions, type TimeTerm, type TimeTermName,
 } from './iteration.js';
-import { moeOps } from './moe.js';
+import { moeDispatchMs, moeOps } from './moe.js';
 import { attentionOps, mlpOps, outsideOps, paramsPerGpu, parameterTensorCount, residualOps, timeDims, type Op, type TimeDims } from './ops.js';
 import { ampLayerOps, ampOutsideOps, torchRingCommMs } from './torchAmp.js';
 
-/** Every op of one layer's forward: attention, then the dense MLP or the MoE layer, then the residual add (the stack's op set). */
-export function layerOps(m: ModelConfig, x: TimeDims): Op[] {
+/** Every op of one layer's forward: attention, then the dense MLP or the MoE layer (this rank's E/EP experts), then the residual add (the stack's op set). */
+export function layerOps(m: ModelConfig, x: TimeDims, ep = 1): Op[] {
   if (x.amp) return ampLayerOps(x);
-  return [...attentionOps(x), ...(m.moe ? moeOps(x, m.moe) : mlpOps(x, 'MLP', x.T, x.f, 'gemm', 'mlp')), ...residualOps(x, 'MLP')];
+  return [...attentionOps(x), ...(m.moe ? moeOps(x, m.moe, ep) : mlpOps(x, 'MLP', x.T, x.f, 'gemm', 'mlp')), ...residualOps(x, 'MLP')];
 }
 
 const outside = (x: TimeDims) => (x.amp ? ampOutsideOps(x) : outsideOps(x));
@@ -50,17 +50,20 @@ interface Micro { gpu: number; comm: number; backward: number; kernels: number; 
 
 /** A micro batch's forward and backward on the first (busiest) stage: GPU time, kernels launched, exposed communication. */
 function microBatch(m: ModelConfig, p: ParallelConfig, o: { profile: DeviceProfile; link: TimeOptions['link'] & object; st: StackTime }, x: TimeDims, terms: Terms, scale: number): Micro {
-  const prof = o.profile, Ls = m.numLayers / p.pipelineParallel;
-  const ops = layerOps(m, x), layer = passTimes(ops, prof), outOps = outside(x), out = passTimes(outOps, prof);
+  const prof = o.profile, Ls = m.numLayers / p.pipelineParallel, ep = p.expertParallel ?? 1;
+  const ops = layerOps(m, x, ep), layer = passTimes(ops, prof), outOps = outside(x), out = passTimes(outOps, prof);
   const core = passTimes(ops.filter((op) => op.term === 'attention'), prof);
   const rc = recomputed(p, Ls, ops), rcT = passTimes(rc.ops, prof, rc.layers);
   const tp = tpCommMs(x, p, o.link), cp = x.amp ? torchRingCommMs(x, o.link, core.fwd, core.bwd) : cpCommMs(x, p, o.link, core.fwd, core.bwd);
   const full = p.recompute === 'full' ? rc.layers : 0;
   // The CP transfers run again where the attention core is recomputed on its own (selective core_attn).
   const coreAgain = p.recompute === 'selective' && rc.ops.some((op) => op.module === 'core_attn') ? rc.layers : 0;
-  const tensorCount = parameterTensorCount(m, Ls);
+  const tensorCount = parameterTensorCount(m, Ls, ep);
   const gradMs = (paramsPerGpu(m, p) * o.st.gradBytesPerParam) / (prof.bandwidthGBs.copy * 1e6);
-  const comm = Ls * (tp.fwd + cp.fwd + tp.bwd + cp.bwd) + full * (tp.fwd + cp.fwd) + coreAgain * cp.fwd;
+  // The MoE token exchange over the EP ranks, again where the MoE layer is recomputed (moe, or full).
+  const moeAgain = rc.ops.some((op) => op.module === 'moe') ? rc.layers : 0;
+  const epc = m.moe && !x.amp ? moeDispatchMs(x, m.moe, ep, o.link) : { fwd: 0, bwd: 0 };
+  const comm = Ls * (tp.fwd + cp.fwd + tp.bwd + cp.bwd + epc.fwd + epc.bwd) + full * (tp.fwd + cp.fwd) + coreAgain * cp.fwd + moeAgain * epc.fwd;
   terms.addPass({ ...layer, byTerm: new Map([...layer.byTerm].map(([k, v]) => [k, v * Ls])) }, scale);
   terms.addPass(out, scale);
   terms.add('gradients', gradMs * scale, TERM_WHAT.gradients);
@@ -68,20 +71,26 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: { profile: DeviceProfi
   terms.add('tp-comm', (Ls * (tp.fwd + tp.bwd) + full * tp.fwd) * scale, 'tensor-parallel all-reduce / all-gather / reduce-scatter, exposed');
   terms.add('cp-comm', (Ls * (cp.fwd + cp.bwd) + (full + coreAgain) * cp.fwd) * scale,
     `context-parallel ${x.amp ? "PyTorch context_parallel's" : p.cpCommType ?? 'p2p'} transfers not hidden behind attention`);
+  terms.add('ep-comm', (Ls * (epc.fwd + epc.bwd) + moeAgain * epc.fwd) * scale, `MoE tokens to and from the experts over ${ep} expert-parallel ranks (${m.moe?.dispatcher ?? 'allgather'} dispatcher)`);
   const backward = Ls * layer.bwd + out.bwd + rcT.fwd + gradMs;
   const gpu = Ls * layer.fwd + out.fwd + backward + comm;
-  // SequentialMLP runs each expert as its own module, forward, backward and when recomputed (moe or full).
-  const E = m.moe?.numExperts ?? 0, moeAgain = rc.ops.some((op) => op.module === 'moe') ? rc.layers : 0;
+  // SequentialMLP runs each local expert as its own module, forward, backward and when recomputed (moe or full).
+  const E = (m.moe?.numExperts ?? 0) / ep;
   return {
     gpu, comm, backward, kernels: Ls * (layer.kf + layer.kb) + out.kf + out.kb + rcT.kf + tensorCount,
     flops: Ls * flopsOf(ops) + flopsOf(outOps), expertPasses: E * (2 * Ls + moeAgain),
   };
 }
 
-/** Data-parallel (× CP ranks) gradient reduction, exposed: after the backward, or what outlasts it (DDP's buckets). */
+/**
+ * Data-parallel (× CP ranks) gradient reduction, exposed: after the backward, or what outlasts it (DDP's
+ * buckets). The routed experts' gradients over their expert data-parallel group only, DP·CP/EP ranks.
+ */
 function dpMs(m: ModelConfig, p: ParallelConfig, link: NonNullable<TimeOptions['link']>, st: StackTime, backwardMs: number): number {
-  const n = p.dataParallel * p.contextParallel, params = paramsPerGpu(m, p);
-  const ms = p.distributedOptimizer ? collectiveMs(link, 4 * params, n) + collectiveMs(link, 2 * params, n) : 2 * collectiveMs(link, 4 * params, n);
+  const n = p.dataParallel * p.contextParallel, { perGpu, experts } = stageParameters(m, p), ep = p.expertParallel ?? 1;
+  const reduce = (params: number, ranks: number) =>
+    p.distributedOptimizer ? collectiveMs(link, 4 * params, ranks) + collectiveMs(link, 2 * params, ranks) : 2 * collectiveMs(link, 4 * params, ranks);
+  const ms = reduce(perGpu - experts, n) + reduce(experts, n / ep);
   return st.dpOverlap ? Math.max(0, ms - backwardMs) : ms;
 }
 
@@ -102,9 +111,11 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   const micro = microBatch(m, p, o, x, terms, mb);
   const ppComm = pp > 1 ? 2 * mb * collectiveMs(o.link, 2 * 2 * x.Tn * x.h, 2) : 0;
   const dp = dpMs(m, p, o.link, st, micro.backward * mb);
-  const ranks = p.dataParallel * p.contextParallel, params = paramsPerGpu(m, p), shard = p.distributedOptimizer ? params / ranks : params;
+  // The distributed optimizer's shard: dense parameters over DP·CP ranks, the routed experts' over DP·CP/EP (as the memory model).
+  const ranks = p.dataParallel * p.contextParallel, params = paramsPerGpu(m, p), experts = stageParameters(m, p).experts;
+  const shard = p.distributedOptimizer ? (params - experts) / ranks + experts / (ranks / (p.expertParallel ?? 1)) : params;
   const optGpu = (shard * st.optimizerBytesPerParam) / (o.profile.bandwidthGBs.copy * 1e6);
-  const kernels = micro.kernels * mb + parameterTensorCount(m, m.numLayers / pp) * st.optimizerKernelsPerTensor;
+  const kernels = micro.kernels * mb + parameterTensorCount(m, m.numLayers / pp, p.expertParallel ?? 1) * st.optimizerKernelsPerTensor;
   const expertPasses = micro.expertPasses * mb;
   const launches = (kernels * host.launchUs + expertPasses * host.moeExpertUs) / 1e3;
   const buckets = ranks > 1 ? (params * st.bucketBytesPerParam) / (o.profile.bandwidthGBs.copy * 1e6) : 0;
