@@ -128,6 +128,21 @@ describe('flashring advise', () => {
     expect(r.stdout).toMatch(/nothing fits: the smallest is TP=\d+ CP=\d+ PP=\d+ .* at [\d.]+ GiB/);
   });
 
+  it('beyond one node: the header names both links, TP stays within a node, and groups that span nodes are priced on the link between them', () => {
+    const o = JSON.parse(run([...SEED, '--seq-length', '32768', '--gpus', '32', '--hbm-gib', '80', '--gpus-per-node', '4', '--json']).stdout);
+    expect(o.gpusPerNode).toBe(4);
+    expect(o.interNodeLink.name).toBe('ib-ndr');
+    expect(o.candidates.length).toBeGreaterThan(0);
+    for (const c of o.candidates) expect(c.tp, JSON.stringify(c)).toBeLessThanOrEqual(4);
+    // Every candidate whose CP transfers show: on InfiniBand where its CP group (TP·CP GPUs) spans nodes, else NVLink; some of each.
+    const shown = (o.candidates as (Cand & { terms: { name: string; what: string }[] })[]).flatMap((c) => c.terms.filter((t) => t.name === 'cp-comm').map((t) => ({ span: c.tp * c.cp, what: t.what })));
+    for (const t of shown) expect(t.what).toContain(t.span > 4 ? '(ib-ndr)' : '(nvlink-h200)');
+    expect(shown.some((t) => t.span > 4)).toBe(true);
+    expect(shown.some((t) => t.span <= 4)).toBe(true);
+    expect(run([...SEED, '--seq-length', '32768', '--gpus', '32', '--gpus-per-node', '4', '--top', '1']).stdout)
+      .toMatch(/link nvlink-h200 within nodes of 4 GPUs, ib-ndr between them/);
+  });
+
   it('bad input: one line, exit 2', () => {
     for (const [args, msg] of [
       [[...SEED, '--seq-length', '4096'], /--gpus is required/],
@@ -136,6 +151,8 @@ describe('flashring advise', () => {
       [[...SEED, '--seq-length', '4096', '--gpus', '8', '--tensor-model-parallel-size', '2'], /--tensor-model-parallel-size is what advise searches/],
       [[...SEED, '--seq-length', '4096', '--gpus', '8', '--margin', '2'], /--margin must be a fraction/],
       [[...SEED, '--seq-length', '4096', '--gpus', '8', '--link', 'warp'], /unknown link 'warp'/],
+      [[...SEED, '--seq-length', '4096', '--gpus', '8', '--inter-node-link', 'warp'], /--inter-node-link must be nvlink-h200, pcie5, ib-ndr, got 'warp'/],
+      [[...SEED, '--seq-length', '4096', '--gpus', '8', '--gpus-per-node', '0'], /--gpus-per-node must be a positive integer/],
       [['--num-layers', '32', '--hidden-size', '4095', '--num-attention-heads', '32', '--seq-length', '4096', '--gpus', '8'], /not divisible/],
     ] as const) {
       const r = run([...args]);

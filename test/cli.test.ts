@@ -11,7 +11,7 @@ import { RUN_RECORD, recordLists } from '../src/cli/outputs.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
 import { relErr, TOL } from '../src/reference/compare.js';
 import { makeInputs, SEED } from './cases.js';
-import { toHalfArray } from '../src/f16.js';
+import { fromHalfArray, roundToHalf, toHalfArray } from '../src/f16.js';
 import { gpuPerRankWrapper } from '../src/cp/launch/processRanks.js';
 
 const run = promisify(execFile);
@@ -230,12 +230,27 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
     const r16 = await cli(['attention', '--q', f('qh.npy'), '--k', f('kh.npy'), '--v', f('vh.npy'), '--out', f('auto16')]);
     expect(r16.code, r16.err).toBe(0);
     expect(dtypeOf(f('auto16'), 'o')).toBe(/no shader-f16/.test(r16.err) ? 'f4' : 'f2');
+    // The numbers of the float16 runs: against float64 attention on the values the half inputs hold.
+    const valuesOf = (out: string, n: string) => {
+      const a = parseNpy(new Uint8Array(readFileSync(join(out, `${n}.npy`))));
+      return Float64Array.from(a.dtype === 'f2' ? fromHalfArray(a.data as Uint16Array) : (a.data as Float32Array));
+    };
+    const h = { q: roundToHalf(x.q), k: roundToHalf(x.k), v: roundToHalf(x.v) };
+    const ref16 = referenceForward(s, h.q, h.k, h.v, {});
+    const tol16 = TOL[dtypeOf(f('auto16'), 'o') === 'f2' ? 'f16' : 'f32'];
+    expect(relErr(valuesOf(f('auto16'), 'o'), ref16.o)).toBeLessThanOrEqual(tol16.out);
+    expect(relErr(valuesOf(f('auto16'), 'lse'), ref16.lse)).toBeLessThanOrEqual(tol16.out);
     // float16 Q, K, V with a float32 dO: f32 throughout, said once.
     writeFileSync(f('do32.npy'), encodeNpy({ dtype: 'f4', shape: [1, 2, 16, 16], data: x.dout }));
     const mixed = await cli(['attention', '--q', f('qh.npy'), '--k', f('kh.npy'), '--v', f('vh.npy'), '--do', f('do32.npy'), '--out', f('mixed')]);
     expect(mixed.code, mixed.err).toBe(0);
     expect(mixed.err).toMatch(/^note: Q, K, V are float16 but dO is not; computing in f32 and writing float32 \(--precision f16 computes in f16\)$/m);
     expect([dtypeOf(f('mixed'), 'o'), dtypeOf(f('mixed'), 'dq')]).toEqual(['f4', 'f4']);
+    // Computed in f32 on the half inputs' values (and dO's f32 values): the f32 contract.
+    const refMixed = referenceBackward(s, h.q, h.k, h.v, x.dout, {});
+    expect(relErr(valuesOf(f('mixed'), 'o'), ref16.o)).toBeLessThanOrEqual(TOL.f32.out);
+    expect(relErr(valuesOf(f('mixed'), 'lse'), ref16.lse)).toBeLessThanOrEqual(TOL.f32.out);
+    for (const g of ['dq', 'dk', 'dv'] as const) expect(relErr(valuesOf(f('mixed'), g), refMixed[g]), g).toBeLessThanOrEqual(TOL.f32.grad);
     // [H, N, D] inputs give [H, N, D] outputs (LSE [H, N]), single device and ring; one [B, H, N, D] input, the 4-D form.
     const three = (name: string, a: Float32Array) => writeFileSync(f(name), encodeNpy({ dtype: 'f4', shape: [a.length / 256, 16, 16], data: a }));
     three('q3.npy', x.q); three('k3.npy', x.k); three('v3.npy', x.v); three('do3.npy', x.dout);

@@ -57,6 +57,23 @@ describe('flashring cp-plan', () => {
     expect(two.skipped).toEqual([{ scheme: 'a2a+p2p', reason: expect.stringMatching(/at R = 2 there is none\. --hierarchical-context-parallel-sizes 1,2 \(the same as --cp-comm-type p2p\)( or 2,1 \(the same as a2a\))? runs it anyway/) }]);
   });
 
+  it('plans the bytes of the precision asked: p2p moves (R−1)·2·Hkv·(N/R)·D·(2 bytes f16, 4 f32) per rank forward', async () => {
+    // A link of 1 byte per ms without latency, and compute ~1e-9 ms a step: a step's time is the bytes its ranks
+    // move (every rank moves the same under zigzag at an even N). R = 4, N = 1024, Hkv = 4, D = 64.
+    const flags = { 'context-parallel-size': '4', 'seq-length': '1024', heads: '8', 'num-query-groups': '4', 'head-dim': '64', causal: true,
+      'cp-comm-type': 'p2p', link: 'custom', 'link-gbps': '8e-6', 'link-latency-us': '0' };
+    const forwardMs = (p: { predicted: { phases: { phase: string; stepMs: number[] }[] } }) => p.predicted.phases.find((x) => x.phase === 'forward')!.stepMs.reduce((a, b) => a + b, 0);
+    const f16 = parseCpPlan(flags), f32 = parseCpPlan({ ...flags, precision: 'f32' });
+    expect([f16.precision, f32.precision]).toEqual(['f16', 'f32']); // f16 by default
+    const [p16] = await planSchemes(f16, 1e9), [p32] = await planSchemes(f32, 1e9);
+    // (4 − 1) steps of K and V: 3 · 2 · 4 · 256 · 64 · 2 bytes = 786432 in f16, twice that in f32.
+    expect(forwardMs(p16)).toBeCloseTo(3 * 2 * 4 * 256 * 64 * 2, 3);
+    expect(forwardMs(p32)).toBeCloseTo(3 * 2 * 4 * 256 * 64 * 4, 3);
+    // The rank's own buffers (Q, K, V, O, the K/V in flight, gradients) are held in the precision too.
+    expect(p16.rankPeakBytes).toBeLessThan(p32.rankPeakBytes);
+    expect(p16.rankPeakBytes).toBeGreaterThan(0.5 * p32.rankPeakBytes - 1);
+  });
+
   it('bad input is an InputError naming it', () => {
     const bad: [Record<string, string | boolean>, RegExp][] = [
       [{ link: 'tin-can' }, /unknown link 'tin-can'/],

@@ -121,6 +121,62 @@ describe('flashring memory', () => {
       else expect(out.join('\n')).toMatch(/stored layers: 32 layers \(total = 32 × per layer\)/);
     });
 
+  /**
+   * A transient's or outside term's [formula] as a number: s the whole sequence, CP (= R) the context-parallel
+   * size, hk the K/V width h·g/a, V the vocabulary as padded (Megatron-LM: to a multiple of 128·t; torch-amp: not),
+   * p the pipeline's micro batches in flight, m the step's. A label after a space ("(upstream gradients)") names
+   * the addend before it; a "·(quantity)" in words is looked up in `q`, and a formula with one not there is
+   * returned as null.
+   */
+  const evalTermFormula = (f: string, x: Record<string, number>, q: Record<string, number>): number | null => {
+    let unknown = false;
+    const js = f.replace(/ \([a-z][a-z ]*\)/g, '')
+      .replace(/·\(([A-Za-z][A-Za-z -]*)\)/g, (_, name: string) => (name in q ? `·(${q[name]})` : ((unknown = true), '·0')))
+      .replace(/²/g, '**2').replace(/·/g, '*')
+      .replace(/(\d)(?=[A-Za-z(])/g, '$1*').replace(/\)(?=[A-Za-z\d(])/g, ')*');
+    if (unknown) return null;
+    expect(js, f).toMatch(/^[\w\s*+\-/().]+$/);
+    for (const id of js.match(/[A-Za-z_]\w*/g) ?? []) expect(Object.keys(x), `'${id}' in [${f}]`).toContain(id);
+    return Function(...Object.keys(x), `return ${js}`)(...Object.values(x)) as number;
+  };
+  const TERM_CASES = [
+    [...TORCH, '--seq-length', '32768', '--context-parallel-size', '2'],
+    [...TORCH, '--seq-length', '32768', '--context-parallel-size', '4', '--num-query-groups', '8'],
+    ...(['p2p', 'all_gather', 'a2a'] as const).map((c) => ['--preset', 'seed-32L-4096h', '--seq-length', '131072', '--context-parallel-size', '4', '--tensor-model-parallel-size', '8', '--sequence-parallel', '--cp-comm-type', c]),
+    ['--preset', 'seed-32L-4096h', '--seq-length', '2048', '--no-use-flash-attn'],
+    ['--preset', 'llama3-8b', '--tensor-model-parallel-size', '2', '--sequence-parallel', '--recompute-granularity', 'selective'],
+    ['--preset', 'llama3-8b', '--context-parallel-size', '2', '--recompute-granularity', 'full', '--recompute-method', 'uniform', '--recompute-num-layers', '2'],
+    ['--preset', 'llama3-8b', '--pipeline-model-parallel-size', '4', '--num-layers-per-virtual-pipeline-stage', '2', '--recompute-granularity', 'full', '--recompute-method', 'block', '--recompute-num-layers', '1'],
+    [...TORCH, '--seq-length', '8192', '--recompute-granularity', 'full', '--recompute-method', 'uniform', '--recompute-num-layers', '2'],
+  ];
+  it("each transient's and outside term's bytes = its [formula] evaluated (PyTorch's ring, every CP scheme, unfused, recompute, pipeline)", async () => {
+    const evaluated: string[] = [], words: string[] = [];
+    for (const args of TERM_CASES) {
+      const j = JSON.parse((await run(['memory', ...args, '--json'])).out);
+      const par = j.parallel, m = j.model, t = par.tensorParallel, a = m.numAttentionHeads, h = m.hiddenSize, g = m.numQueryGroups ?? a;
+      const div = (par.stack === 'torch-amp' ? 1 : 128) * t, f = m.ffnHiddenSize ?? 4 * h, hk = (h * g) / a;
+      const x = { s: par.seqLength, CP: par.contextParallel, R: par.contextParallel, b: par.microBatchSize, h, hk, a, f, g, t,
+        V: Math.ceil(m.vocabSize / div) * div, p: par.pipelineParallel, m: par.numMicrobatches ?? NaN };
+      // Quantities named in words: one stored layer (the stored layers' per-layer bytes); without recompute or a
+      // pipeline, every layer's weight matrices and the output layer's, per GPU.
+      const q: Record<string, number> = { 'one stored layer': j.perLayerBytes };
+      if (par.recompute === 'none' && par.pipelineParallel === 1)
+        q['weight-matrix parameters per GPU not recomputed'] = (m.numLayers * (h * (h + 2 * hk) + h * h + (m.swiglu ? 3 : 2) * h * f) + x.V * h) / t;
+      for (const term of [...j.outside, ...j.transients] as { name: string; bytes: number; formula: string }[]) {
+        const v = evalTermFormula(term.formula, x, q);
+        const what = `${args.join(' ')}: ${term.name} [${term.formula}]`;
+        if (v === null) { words.push(term.formula); continue; }
+        expect(Math.abs(v - term.bytes), `${what} = ${v}, bytes ${term.bytes}`).toBeLessThanOrEqual(1e-9 * term.bytes);
+        evaluated.push(term.name);
+      }
+    }
+    // Every CP scheme's buffers and PyTorch's ring were among them; only the recomputed weights' copies are not.
+    for (const re of [/ring attention backward \(PyTorch/, /\(p2p\)$/, /\(all_gather\)$/, /\(a2a\)$/, /\(unfused\)$/, /^recomputing one checkpointed chunk/, /^recomputing the attention core/])
+      expect(evaluated.some((n) => re.test(n)), String(re)).toBe(true);
+    expect(evaluated.filter((n) => /ring attention backward \(PyTorch/.test(n))).toHaveLength(2);
+    expect(new Set(words.map((w) => w.match(/·\(([^)]*)\)/)![1]))).toEqual(new Set(['weight-matrix parameters per GPU not recomputed', 'recomputed weight-matrix parameters per GPU']));
+  });
+
   it('joins a term\'s part and name without a doubled word (attention dropout mask, not attention attention …)', async () => {
     const out = (await run(['memory', '--preset', 'seed-32L-4096h', '--seq-length', '8192'])).out;
     for (const l of out.split('\n')) expect(l).not.toMatch(/\b(\w+) +\1\b/i);

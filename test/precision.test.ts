@@ -8,8 +8,9 @@ import { attentionBackward, attentionForward } from '../src/kernels/attention.js
 import { resolvePrecision } from '../src/kernels/precision.js';
 import { toHalfArray } from '../src/f16.js';
 import { InputError } from '../src/errors.js';
+import { referenceBackward, referenceForward } from '../src/reference/attention.js';
 import { testDevice } from './gpu.js';
-import { makeInputs, SEED } from './cases.js';
+import { err, makeInputs, refInputs, SEED, TOL } from './cases.js';
 
 describe('precision auto follows the inputs', () => {
   const s = { B: 1, Hq: 2, Hkv: 1, Nq: 24, Nk: 24, D: 16 };
@@ -35,6 +36,40 @@ describe('precision auto follows the inputs', () => {
     // Mixed inputs are not all f16: f32.
     expect(resolvePrecision(dev, 'auto', [h.q, x.k, h.v])).toBe('f32');
     expect(resolvePrecision(dev, 'auto')).toBe('f32');
+    // The numbers: against float64 attention on the same f16-rounded inputs, at the tolerance of the precision computed.
+    const r = refInputs(x, 'f16');
+    const ref = referenceForward(s, r.q, r.k, r.v);
+    expect(err(fwd.o, ref.o)).toBeLessThanOrEqual(TOL[fwd.precision].out);
+    expect(err(fwd.lse, ref.lse)).toBeLessThanOrEqual(TOL[fwd.precision].out);
+  });
+
+  it('f16 bits computed in f32 (asked for, or mixed with f32 inputs): the half values decoded, checked against float64', async () => {
+    const dev = await testDevice();
+    const x = makeInputs(s, SEED + 34);
+    const h = { q: toHalfArray(x.q), k: toHalfArray(x.k), v: toHalfArray(x.v), dout: toHalfArray(x.dout) };
+    const r = refInputs(x, 'f16'); // the values the half bits hold, in float64
+    const ref = referenceForward(s, r.q, r.k, r.v), refB = referenceBackward(s, r.q, r.k, r.v, r.dout);
+    // All half bits, f32 asked for: computed and returned in f32.
+    const fwd = await attentionForward(dev, s, h, { precision: 'f32' });
+    expect(fwd.precision).toBe('f32');
+    expect(fwd.o).toBeInstanceOf(Float32Array);
+    expect(err(fwd.o, ref.o)).toBeLessThanOrEqual(TOL.f32.out);
+    expect(err(fwd.lse, ref.lse)).toBeLessThanOrEqual(TOL.f32.out);
+    const bwd = await attentionBackward(dev, s, { ...h, o: fwd.o, lse: fwd.lse }, { precision: 'f32' });
+    expect(bwd.precision).toBe('f32');
+    for (const g of ['dq', 'dk', 'dv'] as const) expect(err(bwd[g], refB[g]), g).toBeLessThanOrEqual(TOL.f32.grad);
+    // Mixed under 'auto' (half Q, V and dO, f32 K and O): f32, each tensor read as the values it holds.
+    const mixed = { q: h.q, k: x.k, v: h.v };
+    const refM = referenceForward(s, r.q, x.k, r.v);
+    const fm = await attentionForward(dev, s, mixed);
+    expect(fm.precision).toBe('f32');
+    expect(fm.o).toBeInstanceOf(Float32Array);
+    expect(err(fm.o, refM.o)).toBeLessThanOrEqual(TOL.f32.out);
+    expect(err(fm.lse, refM.lse)).toBeLessThanOrEqual(TOL.f32.out);
+    const refMB = referenceBackward(s, r.q, x.k, r.v, r.dout);
+    const bm = await attentionBackward(dev, s, { ...mixed, o: fm.o, lse: fm.lse, dout: h.dout });
+    expect(bm.precision).toBe('f32');
+    for (const g of ['dq', 'dk', 'dv'] as const) expect(err(bm[g], refMB[g]), g).toBeLessThanOrEqual(TOL.f32.grad);
   });
 
   it('f16 asked for: a finite value beyond ±65504 is an error naming the tensor', async () => {

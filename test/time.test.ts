@@ -22,7 +22,7 @@ import { predictTimeFromLog, steadyIterMs } from '../src/memory/time/fromLog.js'
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { bmmTflops, flashTflops, gemmMs } from '../src/memory/time/rates.js';
 import { iterationTime } from '../src/memory/time/step.js';
-import { collectiveMs, cpCommMs } from '../src/memory/time/iteration.js';
+import { collectiveMs, cpCommMs, groupLinks } from '../src/memory/time/iteration.js';
 import { moeDispatchMs, moeOps } from '../src/memory/time/moe.js';
 import { attentionOps, maskPieces, timeDims } from '../src/memory/time/ops.js';
 import { torchRingCommMs, torchRingOps } from '../src/memory/time/torchAmp.js';
@@ -580,6 +580,24 @@ describe('the model, term by term', () => {
     const adam = term(8, 'optimizer') / term(1, 'optimizer');
     const shard = (ep: number) => { const q = stageParameters(moeModel, par(ep)); return (q.perGpu - q.experts) / 8 + q.experts / (8 / ep); };
     expect(adam).toBeCloseTo(shard(8) / shard(1), 6);
+  });
+
+  it("each group of ranks talks over the node's link while its GPUs fit one node, else the link between nodes (Megatron-LM's rank order: TP, CP, DP, PP; experts TP, EP)", () => {
+    const nv = LINKS['nvlink-h200'], ib = LINKS['ib-ndr'];
+    const links = (tp: number, cp: number, dp: number, pp: number, ep = 1, gpusPerNode?: number) =>
+      groupLinks({ tensorParallel: tp, contextParallel: cp, dataParallel: dp, pipelineParallel: pp, expertParallel: ep }, { gpusPerNode });
+    expect(links(8, 1, 1, 1)).toEqual({ tp: nv, cp: nv, ep: nv, dp: nv, pp: nv });
+    expect(links(4, 4, 2, 2)).toEqual({ tp: nv, cp: ib, ep: nv, dp: ib, pp: ib });
+    expect(links(2, 4, 1, 2)).toEqual({ tp: nv, cp: nv, ep: nv, dp: nv, pp: ib });
+    expect(links(2, 2, 4, 1, 8)).toEqual({ tp: nv, cp: nv, ep: ib, dp: ib, pp: ib });
+    expect(links(4, 4, 1, 1, 1, 16)).toEqual({ tp: nv, cp: nv, ep: nv, dp: nv, pp: nv });
+    // A step at 16 GPUs: the CP ring and the gradients over InfiniBand cost more than inside one 16-GPU node.
+    const par: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 16384, tensorParallel: 2, sequenceParallel: true, contextParallel: 8, dataParallel: 1, cpCommType: 'all_gather' };
+    const term = (o: { gpusPerNode?: number }, name: string) => iterationTime(PRESETS['seed-32L-4096h'].model, par, o).terms.find((t) => t.name === name)!;
+    expect(term({}, 'cp-comm').ms / term({ gpusPerNode: 16 }, 'cp-comm').ms).toBeGreaterThan(5);
+    expect(term({}, 'dp-comm').what).toMatch(/\(ib-ndr\)$/);
+    expect(term({ gpusPerNode: 16 }, 'dp-comm').what).toMatch(/\(nvlink-h200\)$/);
+    expect(term({}, 'tp-comm').ms).toBeCloseTo(term({ gpusPerNode: 16 }, 'tp-comm').ms, 9);
   });
 
   it("CP's collectives by hand: all_gather moves (R−1) chunks of K/V forward and twice that backward (gathered again, dK/dV reduce-scattered); a2a (R−1)/R of this rank's Q, K, V, O each way", () => {

@@ -8,7 +8,7 @@ import { InputError } from '../errors.js';
 import { DEFAULT_VOCAB_SIZE, GIB } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
 import { candidates, layoutLabel, nothingFits, reasons, skippedLines, type AdviseRequest, type AdviseResult, type Candidate } from '../memory/advise.js';
-import { LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
+import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
 import { MODEL_OPTS, configFromFlags, joinModuleArgs } from './memory.js';
 
@@ -21,11 +21,14 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   distributed optimizer over N GPUs (TP with sequence parallelism, without it only where s/CP does
   not split over the TP ranks); keeps what fits the HBM with a margin (with a pipeline, its first and
   its last stage); ranks by predicted step time for the same global batch.
-  --gpus N                GPUs (TP ≤ 8, within a node; DP = N / (TP·CP·PP))
+  --gpus N                GPUs (TP within a node; DP = N / (TP·CP·PP))
   --hbm-gib G             GPU memory (default 80)
   --margin F              keep a fraction of the HBM free (default 0.1: fits ≤ 90%)
   --global-batch-size B   sequences per step (default N: one per GPU's share)
-  --link NAME             ${LINK_NAMES.join('|')} (default nvlink-h200); --link-gbps G --link-latency-us U for custom
+  --link NAME             the link within a node: ${LINK_NAMES.join('|')} (default nvlink-h200); --link-gbps G --link-latency-us U for custom
+  --gpus-per-node G       GPUs a node (default 8): a group of ranks (TP, CP, EP, the gradients' DP × CP, the pipeline)
+                          whose GPUs span nodes, in Megatron-LM's rank order, runs at the link between them
+  --inter-node-link NAME  the link between nodes: ${Object.keys(LINKS).join('|')} (default ib-ndr)
   --top K                 how many to print (default 5)
   --json                  every fitting candidate: tp, sp, cp, cpCommType, pp, vp, dp, recompute, iterMs, totalBytes, …;
                           the layouts left out (untrainable) and skipped (what the model, the sequence or the batch does not divide, or Megatron-LM refuses), each with why; timeChecked
@@ -33,7 +36,7 @@ Rates: the H200 profile (src/memory/time/devices.ts); --hbm-gib changes the memo
 
 const OPTS = {
   ...MODEL_OPTS, gpus: { type: 'string' }, margin: { type: 'string' }, 'global-batch-size': { type: 'string' }, link: { type: 'string' },
-  'link-gbps': { type: 'string' }, 'link-latency-us': { type: 'string' }, top: { type: 'string' },
+  'link-gbps': { type: 'string' }, 'link-latency-us': { type: 'string' }, top: { type: 'string' }, 'gpus-per-node': { type: 'string' }, 'inter-node-link': { type: 'string' },
 } as const;
 
 /** Flags of `memory` that the advisor chooses itself, or that mean nothing here: refused, not ignored. */
@@ -58,12 +61,15 @@ function request(argv: string[]): Request | null {
   const num = (k: 'link-gbps' | 'link-latency-us') => (values[k] === undefined ? undefined : numberArg(k, values[k]!, { min: 0, max: 1e9, what: 'a non-negative number' }));
   const link = resolveLink(values.link ?? 'nvlink-h200', num('link-gbps'), num('link-latency-us'));
   const top = values.top === undefined ? 5 : numberArg('top', values.top, { integer: true, min: 1, max: 1000, what: 'an integer from 1 to 1000' });
-  return { model, base: par, gpus, hbmGib, margin, gbs, link, top, json: !!values.json };
+  const gpusPerNode = values['gpus-per-node'] === undefined ? 8 : numberArg('gpus-per-node', values['gpus-per-node'], { integer: true, min: 1, max: 1024, what: 'a positive integer up to 1024' });
+  const inter = values['inter-node-link'] ?? 'ib-ndr';
+  if (!(inter in LINKS)) throw new InputError(`--inter-node-link must be ${Object.keys(LINKS).join(', ')}, got '${inter}'`);
+  return { model, base: par, gpus, hbmGib, margin, gbs, link, interNodeLink: LINKS[inter as keyof typeof LINKS], gpusPerNode, top, json: !!values.json };
 }
 
 function print(r: Request, res: AdviseResult): void {
   console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${r.gpus} GPU${r.gpus === 1 ? '' : 's'} × ${r.hbmGib} GiB (fits ≤ ${(100 * (1 - r.margin)).toFixed(0)}%), ` +
-    `link ${r.link.name}, global batch ${r.gbs} sequences; rates: ${H200.name} profile`);
+    `link ${r.link.name}${r.gpus > (r.gpusPerNode ?? 8) ? ` within nodes of ${r.gpusPerNode ?? 8} GPUs, ${r.interNodeLink?.name ?? 'ib-ndr'} between them` : ''}, global batch ${r.gbs} sequences; rates: ${H200.name} profile`);
   for (const line of timeCheckedLines(H200)) console.log(line);
   console.log(`${res.all} layouts evaluated, ${res.fitting.length} fit`);
   for (const u of res.untrainable) console.log(`${u.layouts} layouts left out: ${u.why}`);
@@ -88,7 +94,7 @@ export async function adviseCommand(argv: string[]): Promise<number> {
   const res = candidates(r);
   if (r.json) {
     const strip = ({ time, ...c }: Candidate) => ({ ...c, why: reasons(r, { ...c, time }), terms: time.terms });
-    console.log(JSON.stringify({ model: { ...r.model, vocabSize: r.model.vocabSize ?? DEFAULT_VOCAB_SIZE }, seqLength: r.base.seqLength, gpus: r.gpus, hbmGib: r.hbmGib, margin: r.margin, globalBatchSize: r.gbs, link: r.link, profile: H200.name, timeChecked: H200.timeChecked ?? null, evaluated: res.all, untrainable: res.untrainable, skipped: res.skipped, candidates: res.fitting.map(strip) }, null, 1));
+    console.log(JSON.stringify({ model: { ...r.model, vocabSize: r.model.vocabSize ?? DEFAULT_VOCAB_SIZE }, seqLength: r.base.seqLength, gpus: r.gpus, hbmGib: r.hbmGib, margin: r.margin, globalBatchSize: r.gbs, link: r.link, gpusPerNode: r.gpusPerNode, interNodeLink: r.interNodeLink, profile: H200.name, timeChecked: H200.timeChecked ?? null, evaluated: res.all, untrainable: res.untrainable, skipped: res.skipped, candidates: res.fitting.map(strip) }, null, 1));
     return 0;
   }
   print(r, res);

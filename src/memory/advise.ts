@@ -45,7 +45,9 @@ export interface AdviseRequest {
   /** Fraction of the HBM kept free. */
   margin: number;
   /** Global batch in sequences (the CLI's default: one per GPU). */
-  gbs: number; link: Link;
+  gbs: number;
+  /** The link within a node; between nodes `interNodeLink` (default InfiniBand NDR), nodes of `gpusPerNode` GPUs (default 8; TP stays within one). */
+  link: Link; interNodeLink?: Link; gpusPerNode?: number;
 }
 
 export interface AdviseResult {
@@ -72,7 +74,7 @@ export function candidates(r: AdviseRequest): AdviseResult {
   let all = 0, smallest: { c: Candidate; bytes: number } | null = null;
   // The PyTorch AMP stack (DDP with PyTorch's ring) has no TP, PP, CP types or distributed optimizer: only CP × DP is searched.
   const torch = r.base.stack === 'torch-amp';
-  for (const tp of divisors(r.gpus).filter((t) => t <= (torch ? 1 : 8)))
+  for (const tp of divisors(r.gpus).filter((t) => t <= (torch ? 1 : r.gpusPerNode ?? 8)))
     for (const cp of divisors(r.gpus / tp))
       for (const pp of divisors(r.gpus / (tp * cp)).filter((p) => !torch || p === 1)) {
         const dp = r.gpus / (tp * cp * pp);
@@ -148,7 +150,7 @@ function evaluate(r: AdviseRequest, l: Layout, par: ParallelConfig): Candidate |
   let totalBytes: number, time: IterationTime;
   try {
     totalBytes = memoryBreakdown(r.model, par).totalBytes;
-    time = iterationTime(r.model, par, { link: r.link, microBatches: r.gbs / (l.dp * par.microBatchSize) });
+    time = iterationTime(r.model, par, { link: r.link, interNodeLink: r.interNodeLink, gpusPerNode: r.gpusPerNode, microBatches: r.gbs / (l.dp * par.microBatchSize) });
   } catch (e) {
     if (e instanceof InputError) return e.message;
     throw e;

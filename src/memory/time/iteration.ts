@@ -19,7 +19,7 @@
  * The optimizer: Adam (torch.optim.AdamW's foreach path) over the fp32 main parameters this GPU
  * updates, memory-bound (TIME_STACKS).
  */
-import { transferMs, type Link } from '../../cp/plan/linkModel.js';
+import { LINKS, transferMs, type Link } from '../../cp/plan/linkModel.js';
 import type { ModelConfig, ParallelConfig, RecomputeModule, Stack } from '../model.js';
 import type { DeviceProfile } from './devices.js';
 import type { FusionFlags, Op, OpTerm, TimeDims } from './ops.js';
@@ -69,11 +69,32 @@ export const TIME_STACKS: Record<Stack, StackTime> = {
 
 export interface TimeOptions {
   profile?: DeviceProfile;
-  /** The link of TP, CP and DP collectives (default NVLink of an H200 node). */
+  /** The link within a node, for every group of ranks inside one (default NVLink of an H200 node). */
   link?: Link;
+  /** The link between nodes, for a group whose ranks span several (default InfiniBand NDR). */
+  interNodeLink?: Link;
+  /** GPUs a node (default 8). */
+  gpusPerNode?: number;
   fusion?: Partial<FusionFlags>;
   /** Micro batches per iteration per data-parallel rank (global batch / (micro batch · DP)); default 1. */
   microBatches?: number;
+}
+
+/** The link of each group of ranks a step talks over. */
+export interface GroupLinks { tp: Link; cp: Link; ep: Link; dp: Link; pp: Link }
+
+/**
+ * Which link each group talks over: Megatron-LM orders ranks TP first, then CP, then DP (the experts: TP,
+ * EP, then their data-parallel ranks), then PP, so a group of size n with stride k spans n·k consecutive
+ * GPUs: TP tp, CP tp·cp, EP tp·ep, the gradient reduction tp·cp·dp (both the dense and the experts'),
+ * the pipeline's stage-to-stage sends the whole layout. A group that fits one node runs on the node's
+ * link; one that spans nodes runs at the link between them (its ring's slowest hop).
+ */
+export function groupLinks(p: Pick<ParallelConfig, 'tensorParallel' | 'contextParallel' | 'dataParallel' | 'pipelineParallel' | 'expertParallel'>, o: Pick<TimeOptions, 'link' | 'interNodeLink' | 'gpusPerNode'>): GroupLinks {
+  const intra = o.link ?? LINKS['nvlink-h200'], inter = o.interNodeLink ?? LINKS['ib-ndr'], node = o.gpusPerNode ?? 8;
+  const over = (span: number) => (span <= node ? intra : inter);
+  const tp = p.tensorParallel, cp = p.contextParallel, dp = p.dataParallel;
+  return { tp: over(tp), cp: over(tp * cp), ep: over(tp * (p.expertParallel ?? 1)), dp: over(tp * cp * dp), pp: over(tp * cp * dp * p.pipelineParallel) };
 }
 
 /** The host's launch time not hidden behind the GPU's: all of it where the host waits for the GPU (serial), else what outlasts the GPU. */

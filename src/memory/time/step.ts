@@ -5,12 +5,11 @@
  * passes) added to the GPU's time or overlapped with it as the stack synchronises (TIME_STACKS),
  * plus the profile's fixed time per iteration. `terms` add up to `iterMs`.
  */
-import { LINKS } from '../../cp/plan/linkModel.js';
 import { stageParameters, validate, type ModelConfig, type ParallelConfig } from '../model.js';
 import { H200, type DeviceProfile } from './devices.js';
 import {
-  TIME_STACKS, collectiveMs, cpCommMs, exposedLaunchMs, passTimes, recomputed, resolveFusion, tpCommMs,
-  type IterationTime, type PassTimes, type StackTime, type TimeOptions, type TimeTerm, type TimeTermName,
+  TIME_STACKS, collectiveMs, cpCommMs, exposedLaunchMs, groupLinks, passTimes, recomputed, resolveFusion, tpCommMs,
+  type GroupLinks, type IterationTime, type PassTimes, type StackTime, type TimeOptions, type TimeTerm, type TimeTermName,
 } from './iteration.js';
 import { moeDispatchMs, moeOps } from './moe.js';
 import { attentionOps, mlpOps, outsideOps, paramsPerGpu, parameterTensorCount, residualOps, timeDims, type Op, type TimeDims } from './ops.js';
@@ -49,12 +48,12 @@ const TERM_WHAT: Record<string, string> = {
 interface Micro { gpu: number; comm: number; backward: number; kernels: number; flops: number; expertPasses: number }
 
 /** A micro batch's forward and backward on the first (busiest) stage: GPU time, kernels launched, exposed communication. */
-function microBatch(m: ModelConfig, p: ParallelConfig, o: { profile: DeviceProfile; link: TimeOptions['link'] & object; st: StackTime }, x: TimeDims, terms: Terms, scale: number): Micro {
+function microBatch(m: ModelConfig, p: ParallelConfig, o: { profile: DeviceProfile; links: GroupLinks; st: StackTime }, x: TimeDims, terms: Terms, scale: number): Micro {
   const prof = o.profile, Ls = m.numLayers / p.pipelineParallel, ep = p.expertParallel ?? 1;
   const ops = layerOps(m, x, ep), layer = passTimes(ops, prof), outOps = outside(x), out = passTimes(outOps, prof);
   const core = passTimes(ops.filter((op) => op.term === 'attention'), prof);
   const rc = recomputed(p, Ls, ops), rcT = passTimes(rc.ops, prof, rc.layers);
-  const tp = tpCommMs(x, p, o.link), cp = x.amp ? torchRingCommMs(x, o.link, core.fwd, core.bwd) : cpCommMs(x, p, o.link, core.fwd, core.bwd);
+  const L = o.links, tp = tpCommMs(x, p, L.tp), cp = x.amp ? torchRingCommMs(x, L.cp, core.fwd, core.bwd) : cpCommMs(x, p, L.cp, core.fwd, core.bwd);
   const full = p.recompute === 'full' ? rc.layers : 0;
   // The CP transfers run again where the attention core is recomputed on its own (selective core_attn).
   const coreAgain = p.recompute === 'selective' && rc.ops.some((op) => op.module === 'core_attn') ? rc.layers : 0;
@@ -62,16 +61,16 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: { profile: DeviceProfi
   const gradMs = (paramsPerGpu(m, p) * o.st.gradBytesPerParam) / (prof.bandwidthGBs.copy * 1e6);
   // The MoE token exchange over the EP ranks, again where the MoE layer is recomputed (moe, or full).
   const moeAgain = rc.ops.some((op) => op.module === 'moe') ? rc.layers : 0;
-  const epc = m.moe && !x.amp ? moeDispatchMs(x, m.moe, ep, o.link) : { fwd: 0, bwd: 0 };
+  const epc = m.moe && !x.amp ? moeDispatchMs(x, m.moe, ep, L.ep) : { fwd: 0, bwd: 0 };
   const comm = Ls * (tp.fwd + cp.fwd + tp.bwd + cp.bwd + epc.fwd + epc.bwd) + full * (tp.fwd + cp.fwd) + coreAgain * cp.fwd + moeAgain * epc.fwd;
   terms.addPass({ ...layer, byTerm: new Map([...layer.byTerm].map(([k, v]) => [k, v * Ls])) }, scale);
   terms.addPass(out, scale);
   terms.add('gradients', gradMs * scale, TERM_WHAT.gradients);
   terms.add('recompute', rcT.fwd * scale, `forward run again in backward (${rc.layers} layer(s)${p.recompute === 'selective' ? ', the recomputed modules' : ''})`);
-  terms.add('tp-comm', (Ls * (tp.fwd + tp.bwd) + full * tp.fwd) * scale, 'tensor-parallel all-reduce / all-gather / reduce-scatter, exposed');
+  terms.add('tp-comm', (Ls * (tp.fwd + tp.bwd) + full * tp.fwd) * scale, `tensor-parallel all-reduce / all-gather / reduce-scatter, exposed (${L.tp.name})`);
   terms.add('cp-comm', (Ls * (cp.fwd + cp.bwd) + (full + coreAgain) * cp.fwd) * scale,
-    `context-parallel ${x.amp ? "PyTorch context_parallel's" : p.cpCommType ?? 'p2p'} transfers not hidden behind attention`);
-  terms.add('ep-comm', (Ls * (epc.fwd + epc.bwd) + moeAgain * epc.fwd) * scale, `MoE tokens to and from the experts over ${ep} expert-parallel ranks (${m.moe?.dispatcher ?? 'allgather'} dispatcher)`);
+    `context-parallel ${x.amp ? "PyTorch context_parallel's" : p.cpCommType ?? 'p2p'} transfers not hidden behind attention (${L.cp.name})`);
+  terms.add('ep-comm', (Ls * (epc.fwd + epc.bwd) + moeAgain * epc.fwd) * scale, `MoE tokens to and from the experts over ${ep} expert-parallel ranks (${m.moe?.dispatcher ?? 'allgather'} dispatcher, ${L.ep.name})`);
   const backward = Ls * layer.bwd + out.bwd + rcT.fwd + gradMs;
   const gpu = Ls * layer.fwd + out.fwd + backward + comm;
   // SequentialMLP runs each local expert as its own module, forward, backward and when recomputed (moe or full).
@@ -104,13 +103,13 @@ function dpMs(m: ModelConfig, p: ParallelConfig, link: NonNullable<TimeOptions['
 export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptions = {}): IterationTime {
   validate(m, p);
   const st = TIME_STACKS[p.stack ?? 'megatron'];
-  const o = { profile: opts.profile ?? H200, link: opts.link ?? LINKS['nvlink-h200'], st };
+  const o = { profile: opts.profile ?? H200, links: groupLinks(p, opts), st };
   const mb = opts.microBatches ?? 1, pp = p.pipelineParallel, bubble = (pp - 1) / p.virtualStages;
   const x = timeDims(m, p, resolveFusion(m, opts.fusion));
   const terms = new Terms(), host = o.profile.host;
   const micro = microBatch(m, p, o, x, terms, mb);
-  const ppComm = pp > 1 ? 2 * mb * collectiveMs(o.link, 2 * 2 * x.Tn * x.h, 2) : 0;
-  const dp = dpMs(m, p, o.link, st, micro.backward * mb);
+  const ppComm = pp > 1 ? 2 * mb * collectiveMs(o.links.pp, 2 * 2 * x.Tn * x.h, 2) : 0;
+  const dp = dpMs(m, p, o.links.dp, st, micro.backward * mb);
   // The distributed optimizer's shard: dense parameters over DP·CP ranks, the routed experts' over DP·CP/EP (as the memory model).
   const ranks = p.dataParallel * p.contextParallel, params = paramsPerGpu(m, p), experts = stageParameters(m, p).experts;
   const shard = p.distributedOptimizer ? (params - experts) / ranks + experts / (ranks / (p.expertParallel ?? 1)) : params;
@@ -122,8 +121,8 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   const gpuMs = micro.gpu * (mb + bubble) + ppComm + dp + optGpu + buckets;
   terms.add('gradients', buckets, TERM_WHAT.gradients);
   terms.add('pipeline-bubble', micro.gpu * bubble, `pipeline fill and drain: (p − 1)/v = ${bubble.toFixed(2)} micro batches idle`);
-  terms.add('pp-comm', ppComm, 'activations and their gradients between stages');
-  terms.add('dp-comm', dp, `gradients reduced over ${ranks} data-parallel × context-parallel ranks${p.distributedOptimizer ? ', parameters gathered' : ''}`);
+  terms.add('pp-comm', ppComm, `activations and their gradients between stages (${o.links.pp.name})`);
+  terms.add('dp-comm', dp, `gradients reduced over ${ranks} data-parallel × context-parallel ranks${p.distributedOptimizer ? ', parameters gathered' : ''} (${o.links.dp.name})`);
   terms.add('optimizer', optGpu, `Adam over ${Math.round(shard).toLocaleString('en-US')} fp32 parameters, ${st.optimizerBytesPerParam} B each`);
   const serial = st.moeSerial && !!m.moe;
   const hostMs = exposedLaunchMs(serial, launches, gpuMs) + (st.fixedHost ? host.iterationMs : 0);
