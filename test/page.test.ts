@@ -904,7 +904,7 @@ describe('the page in headless Chromium', () => {
     expect(await page.textContent('#advisor-error')).toBe('');
     // (The seed's model has linear biases: the layouts recomputing mlp selectively are left out, said after.)
     const summary = (await page.textContent('#advisor-summary'))!;
-    expect(summary).toMatch(/^\d+ layouts evaluated, 0 fit: the smallest is TP=\d+ CP=\d+ PP=\d+ \S+ at [\d.]+ GiB\. \d+ layouts left out: /);
+    expect(summary).toMatch(/^\d+ layouts evaluated, 0 fit: the smallest is TP=\d+( \(no SP\))? CP=\d+( \(\w+\))? PP=\d+( VP=\d+)? DP=\d+ recompute=\S+( distributed-optimizer)? at [\d.]+ GiB\. \d+ layouts left out: /);
     expect(summary.endsWith(` layouts left out: ${MLP_RECOMPUTE_WITH_BIAS_PAGE}.`)).toBe(true);
     expect((await advisorOf(page)).rows).toEqual([]);
     await page.evaluate(() => { location.hash = ''; });
