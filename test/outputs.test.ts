@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../src/cli/main.js';
 import { encodeNpy } from '../src/cli/npy.js';
-import { OutputPlan } from '../src/cli/files.js';
+import { MEMORY_SWEEP_KINDS, OutputPlan } from '../src/cli/files.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'flashring-outputs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -99,7 +99,7 @@ describe('one output rule: collisions refused before any work', () => {
     for (let i = 0; i < 2; i++) expect((await cli(['memory', '--preset', 'seed-32L-4096h', '--seq-lengths', String(4096 * (i + 1)), '--csv', f('pts.txt')])).code).toBe(0);
     expect(readFileSync(f('pts.txt'), 'utf8')).toMatch(/^seq_len,.*\n8192,/s);
     // Both write the same header: a replay does not overwrite a sweep's points, nor a sweep measured ones.
-    await refused(['replay', LOG, '--csv', f('pts.txt')], /--csv .*pts\.txt exists and is not a replay's points CSV written by flashring/, [f('pts.txt')]);
+    await refused(['replay', LOG, '--csv', f('pts.txt')], /--csv .*pts\.txt exists and is not a replay's points CSV of Megatron-LM logs written by flashring/, [f('pts.txt')]);
     for (let i = 0; i < 2; i++) expect((await cli(['replay', LOG, '--csv', f('measured.csv')])).code).toBe(0);
     await refused(sweep(f('measured.csv')), /--csv .*measured\.csv exists and is not a sweep's points CSV written by flashring/, [f('measured.csv')]);
     // advise writes nothing: --force there is refused, not ignored.
@@ -172,6 +172,65 @@ describe.skipIf(!CAN_MOUNT)('one output rule: a full or read-only disk is one li
 });
 
 describe('bounded work: sizes checked before anything is read or computed', () => {
+  it('a pipe, a device or a link to one under an output\'s name in --out (the run record read at the end would block or never end) is refused before any work', async () => {
+    mkdirSync(f('fo'));
+    execFileSync('mkfifo', [f('fo', 'flashring-run.json')]);
+    await refused(att(f('fo')), /--out .*fo\/flashring-run\.json is a pipe \(FIFO\) where this command writes a file/, inputs);
+    mkdirSync(f('fz'));
+    symlinkSync('/dev/zero', f('fz', 'flashring-run.json'));
+    await refused(att(f('fz'), '--force'), /--out .*fz\/flashring-run\.json is a device where this command writes a file/, inputs);
+  });
+  it("bench's memory sweep files in --out are overwritten only where they are a bench's own", async () => {
+    mkdirSync(f('bo'));
+    const dataset = join(__dirname, '..', 'bench', 'results', 'memory-h200-2026-12-01', 'activation_memory_measured.csv');
+    writeFileSync(f('bo', 'activation_memory.csv'), readFileSync(dataset));
+    await refused(['bench', '--no-kernels', '--no-ring', '--out', f('bo')], /--out .*bo\/activation_memory\.csv exists and is not a bench's memory sweep CSV/, [f('bo', 'activation_memory.csv')]);
+    mkdirSync(f('bj'));
+    writeFileSync(f('bj', 'activation_memory.json'), '{"mine": 1}\n');
+    await refused(['bench', '--no-kernels', '--no-ring', '--out', f('bj')], /--out .*bj\/activation_memory\.json exists and is not a bench's memory sweep JSON/, [f('bj', 'activation_memory.json')]);
+    // A bench's own files (its sweep CSV: the model's rows first, measured ones after) are its to write again.
+    const k = MEMORY_SWEEP_KINDS;
+    expect(k['activation_memory.csv'].looks('seq_len,tp,cp,pp,sp,recompute,micro_batch,activation_gib,total_gib,fits,source\n4096,8,1,1,true,none,1,3.5,17.2,true,model\n4096,8,1,1,true,none,1,,20,true,measured: x\n')).toBe(true);
+    expect(k['activation_memory.csv'].looks(readFileSync(dataset, 'latin1').slice(0, 4096))).toBe(false);
+    expect(k['activation_memory.json'].looks('{\n "kind": "flashring.memory",')).toBe(true);
+    expect(k['activation_memory.png'].looks('\x89PNG\r\n\x1a\nIHDR')).toBe(true);
+    expect(k['activation_memory.png'].looks('GIF89a')).toBe(false);
+  });
+  it("a replay's --csv overwrites only a replay's own points of Megatron-LM logs: a measured dataset of another source is refused", async () => {
+    const dataset = join(__dirname, '..', 'bench', 'results', 'memory-h200-2026-12-01', 'activation_memory_measured.csv');
+    writeFileSync(f('measured-copy.csv'), readFileSync(dataset));
+    await refused(['replay', LOG, '--csv', f('measured-copy.csv')], /--csv .*measured-copy\.csv exists and is not a replay's points CSV of Megatron-LM logs/, [f('measured-copy.csv')]);
+    expect((await cli(['replay', LOG, '--csv', f('measured-copy.csv'), '--force'])).code).toBe(0);
+  });
+  it('a file written over keeps its permissions; a signal leaves a folder the run created only if someone else put files in it', async () => {
+    const { chmodSync, statSync } = await import('node:fs');
+    expect((await cli(['notes', '--out', f('private.md')])).code).toBe(0);
+    chmodSync(f('private.md'), 0o600);
+    expect((await cli(['notes', '--out', f('private.md')])).code).toBe(0);
+    expect(statSync(f('private.md')).mode & 0o777).toBe(0o600);
+    // A child makes a plan for a new folder and starts writing 256 MiB; once the folder exists, another file is put
+    // in it and SIGTERM ends the child mid-write: the other file and the folder stay; the child's temporary goes.
+    const script = f('sig.mts');
+    writeFileSync(script, `import { OutputPlan } from ${JSON.stringify(join(__dirname, '..', 'src', 'cli', 'files.ts'))};
+import { existsSync, writeFileSync } from 'node:fs';
+process.on('SIGTERM', () => process.exit(143));
+const out = ${JSON.stringify(f('sig', 'out'))};
+const plan = await OutputPlan.make([], [{ flag: 'out', path: out, kind: 'dir', names: ['big'] }]);
+const poll = setInterval(() => {
+  if (!existsSync(out)) return;
+  clearInterval(poll);
+  writeFileSync(out + '/user-notes.txt', 'mine');
+  process.kill(process.pid, 'SIGTERM');
+}, 1);
+await plan.write([{ path: out + '/big', data: new Uint8Array(256 * 2 ** 20) }]);
+console.log('finished');
+`);
+    const r = spawnSync(process.execPath, ['--import', join(__dirname, '..', 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs'), script], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(143);
+    expect(r.stdout).not.toMatch(/finished/);
+    expect(readFileSync(f('sig', 'out', 'user-notes.txt'), 'utf8')).toBe('mine');
+    expect(readdirSync(f('sig', 'out'))).toEqual(['user-notes.txt']);
+  });
   it('devices and pipes are refused by stat, never read', async () => {
     await refused(['attention', '--q', '/dev/zero', '--k', f('k.npy'), '--v', f('v.npy'), '--out', f('z1')], /--q \/dev\/zero is a device, not an ordinary file/, [], [f('z1')]);
     execFileSync('mkfifo', [f('pipe')]);

@@ -218,7 +218,7 @@ function loadView(): void {
     delete el.dataset.megatron;
   }
   const v = (k: string) => q.get(k) ?? DEFAULT_VIEW[k];
-  presetSelect.value = PRESETS[v('preset')] ? v('preset') : DEFAULT_VIEW.preset;
+  presetSelect.value = Object.hasOwn(PRESETS, v('preset')) ? v('preset') : DEFAULT_VIEW.preset;
   const preset = PRESETS[presetSelect.value];
   setModelFields(preset.model);
   for (const k of MODEL_FIELDS) if (q.has(k)) field(k).value = q.get(k)!;

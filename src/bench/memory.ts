@@ -7,6 +7,7 @@ import { DEFAULT_LINES, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, PRESETS, Parallel
 import { CsvRow, sweepRows, toCsv } from '../memory/csv.js';
 import { chartNotes, memoryChartConfig } from '../memory/chart.js';
 import { renderChartPng } from './png.js';
+import { InputError } from '../errors.js';
 
 export interface MemorySweepResult {
   csv: string;
@@ -22,9 +23,14 @@ export const MEMORY_SWEEP_FILES = ['activation_memory.csv', 'activation_memory.j
 
 export type WriteFiles = (files: { path: string; data: Uint8Array | string }[]) => Promise<void>;
 
+/** The preset a name gives (an own entry of PRESETS: 'constructor' is none), else an InputError naming them. */
+export function memoryPreset(name: string, flag = 'memory-preset'): (typeof PRESETS)[string] {
+  if (!Object.hasOwn(PRESETS, name)) throw new InputError(`--${flag} '${name}' is not a preset: use ${Object.keys(PRESETS).join(', ')}`);
+  return PRESETS[name];
+}
+
 export async function memorySweep(outDir: string, write: WriteFiles, presetName: string, base: Partial<ParallelConfig>, hbmGib: number, measured: CsvRow[] = []): Promise<MemorySweepResult> {
-  const preset = PRESETS[presetName];
-  if (!preset) throw new Error(`unknown memory preset '${presetName}'`);
+  const preset = memoryPreset(presetName);
   const par = { ...DEFAULT_PARALLEL, ...(preset.stack ? { stack: preset.stack } : {}), ...base }; // the preset's stack (torchcp: torch-amp)
   const pts = sweep(preset.model, par, DEFAULT_SEQ_LENGTHS, DEFAULT_LINES, hbmGib);
   const rows = sweepRows(pts, hbmGib);

@@ -19,10 +19,10 @@ import { KernelRow, spotCheck, tensorFits, timeKernels } from './kernels.js';
 import { storedTuning, type TuneStore } from './tune.js';
 import { fileTuneStore } from './tuneStore.js';
 import { RingRow, ringPoint } from './ring.js';
-import { MEMORY_SWEEP_FILES, memorySweep } from './memory.js';
+import { MEMORY_SWEEP_FILES, memoryPreset, memorySweep } from './memory.js';
 import { CsvRow, measuredRows, parseCsv } from '../memory/csv.js';
 import { numberArg, parseCommand } from '../cli/args.js';
-import { checkInputFile, MAX_TEXT_BYTES, OutputPlan } from '../cli/files.js';
+import { checkInputFile, MAX_TEXT_BYTES, MEMORY_SWEEP_KINDS, OutputPlan } from '../cli/files.js';
 import { progressOnTerminal } from '../cli/progress.js';
 
 const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
@@ -39,6 +39,7 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --no-ring             skip the ring sweep
   --no-kernels          skip the kernel sweep
   --no-memory           skip the memory sweep (activation_memory.csv/.json/.png)
+  --force               write the memory sweep's files over files of those names in --out that are not a bench's own
   --memory-preset P     model of the memory sweep (default seed-32L-4096h)
   --memory-tp T         tensor-parallel size of the memory sweep (default 8, with sequence parallelism)
   --hbm-gib G           HBM line of the memory plot (default 80)
@@ -87,7 +88,7 @@ interface PeerRow { pass: string; M?: number; N: number; D: number; H: number; B
 const BENCH_OPTIONS = {
   quick: { type: 'boolean' }, N: { type: 'string' }, D: { type: 'string' }, heads: { type: 'string' }, batch: { type: 'string' },
   precision: { type: 'string' }, causal: { type: 'string' }, reps: { type: 'string' }, 'ring-R': { type: 'string' },
-  'ring-N': { type: 'string' }, layouts: { type: 'string' }, 'no-ring': { type: 'boolean' }, 'no-kernels': { type: 'boolean' }, 'no-memory': { type: 'boolean' }, 'memory-preset': { type: 'string' },
+  'ring-N': { type: 'string' }, layouts: { type: 'string' }, 'no-ring': { type: 'boolean' }, 'no-kernels': { type: 'boolean' }, 'no-memory': { type: 'boolean' }, force: { type: 'boolean' }, 'memory-preset': { type: 'string' },
   'memory-tp': { type: 'string' }, 'hbm-gib': { type: 'string' }, measured: { type: 'string' }, peer: { type: 'string' }, tuned: { type: 'string' },
   out: { type: 'string' }, help: { type: 'boolean', short: 'h' },
 } as const;
@@ -111,7 +112,8 @@ export async function benchCommand(argv: string[]): Promise<number> {
   for (const i of inputs) await checkInputFile(i.flag, i.path, MAX_TEXT_BYTES);
   // The memory sweep's files have fixed names (the rest are stamped per run): named, so an input among them (--measured) is refused.
   const names = values['no-memory'] ? [] : MEMORY_SWEEP_FILES;
-  const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: cfg.outDir, kind: 'dir', names }]);
+  // Each is overwritten only where it is a bench's own (a measured activation_memory.csv someone keeps there is refused).
+  const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: cfg.outDir, kind: 'dir', names, kinds: values['no-memory'] ? {} : MEMORY_SWEEP_KINDS }], { force: !!values.force });
   const peers = await readPeers(values.peer);
   const measured = await readMeasured(values.measured);
   const tuned = values.tuned === undefined ? undefined : await fileTuneStore(values.tuned, 'tuned', false);
@@ -126,6 +128,7 @@ export async function benchCommand(argv: string[]): Promise<number> {
 /** Flags that mean something only with another: refused, not ignored, when it is absent. */
 const NEEDS: [flag: string, needs: (v: BenchValues) => boolean, why: string][] = [
   ['measured', (v) => !v['no-memory'], 'draws measured points on the memory sweep, which --no-memory skips'],
+  ['force', (v) => !v['no-memory'], 'overwrites the memory sweep\'s files, which --no-memory skips'],
   ['memory-preset', (v) => !v['no-memory'], 'chooses the memory sweep\'s model, which --no-memory skips'],
   ['memory-tp', (v) => !v['no-memory'], 'sets the memory sweep\'s TP, which --no-memory skips'],
   ['hbm-gib', (v) => !v['no-memory'], 'draws the HBM line of the memory sweep, which --no-memory skips'],
@@ -179,17 +182,57 @@ function benchConfig(values: BenchValues) {
     outDir: values.out ?? 'bench/out',
     hbm: numberArg('hbm-gib', values['hbm-gib'] ?? '80', { above: 0, max: 1e6, what: 'a positive number of GiB' }),
     memoryTp: one(values['memory-tp'], '8', 'memory-tp', undefined, BENCH_SWEEPS),
+    memoryPreset: memoryPresetName(values['memory-preset']),
   };
 }
 type BenchConfig = ReturnType<typeof benchConfig>;
 
+/** The memory sweep's preset, checked with the other flags (an unknown name: one line, before any device). */
+function memoryPresetName(name: string | undefined): string {
+  const preset = name ?? 'seed-32L-4096h';
+  memoryPreset(preset);
+  return preset;
+}
+
+/** The fields of a peer row that withPeers reads, with their types. */
+const PEER_FIELDS = { pass: 'string', N: 'number', D: 'number', H: 'number', B: 'number', causal: 'boolean', dtype: 'string', backend: 'string', tflops: 'number' } as const;
+
+/**
+ * A peer file's rows, checked before any device is acquired: JSON with a `results` array of
+ * objects, each with the fields withPeers reads (a file that is not one would fail every save of
+ * the sweep, and the sweep with it).
+ */
+export function peerRows(text: string, path: string): PeerRow[] {
+  const bad = (what: string): never => {
+    throw new InputError(`--peer ${path}: ${what}; give the JSON bench/peers/torch_sdpa.py writes`);
+  };
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    return bad(`not JSON (${(e as Error).message})`);
+  }
+  const results = (data as { results?: unknown } | null)?.results;
+  if (typeof data !== 'object' || data === null || !Array.isArray(results)) return bad('no "results" array of PyTorch peer rows');
+  results.forEach((r, i) => {
+    if (typeof r !== 'object' || r === null || Array.isArray(r)) bad(`results[${i}] is not an object`);
+    for (const [k, type] of Object.entries(PEER_FIELDS)) {
+      const v = (r as Record<string, unknown>)[k];
+      if (typeof v !== type || (type === 'number' && Number.isNaN(v))) bad(`results[${i}].${k} is ${v === undefined ? 'missing' : (JSON.stringify(v) ?? String(v)).slice(0, 40)}, not a ${type}`);
+    }
+  });
+  return results as PeerRow[];
+}
+
 async function readPeers(path: string | undefined): Promise<PeerRow[]> {
   if (path === undefined) return [];
+  let text: string;
   try {
-    return JSON.parse(await readFile(path, 'utf8')).results;
+    text = await readFile(path, 'utf8');
   } catch (e) {
     throw new InputError(`--peer ${path}: cannot read PyTorch peer results (${(e as Error).message}); run bench/peers/torch_sdpa.py first`);
   }
+  return peerRows(text, path);
 }
 
 async function readMeasured(path: string | undefined): Promise<CsvRow[]> {
@@ -243,7 +286,7 @@ async function benchDevices(values: BenchValues, cfg: BenchConfig): Promise<{ de
 /** The memory sweep's files and its one-line note ('' when --no-memory skips it). */
 async function memoryNoteOf(values: BenchValues, cfg: BenchConfig, plan: OutputPlan, measured: CsvRow[]): Promise<string> {
   if (values['no-memory']) return '';
-  const m = await memorySweep(cfg.outDir, (f) => plan.write(f), values['memory-preset'] ?? 'seed-32L-4096h', { tensorParallel: cfg.memoryTp, sequenceParallel: cfg.memoryTp > 1 }, cfg.hbm, measured);
+  const m = await memorySweep(cfg.outDir, (f) => plan.write(f), cfg.memoryPreset, { tensorParallel: cfg.memoryTp, sequenceParallel: cfg.memoryTp > 1 }, cfg.hbm, measured);
   const note = `memory sweep: ${m.csv}, ${m.json}, ${m.png ?? `no PNG (${m.pngSkipped})`}\n  longest fitting sequence: ${Object.entries(m.oom).map(([k, v]) => `${k} ${v ?? 'none'}`).join('; ')}`;
   console.error('memory sweep done (its files and longest fitting sequences: in the summary)');
   return note;

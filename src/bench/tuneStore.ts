@@ -3,19 +3,24 @@
  * $XDG_CACHE_HOME/flashring/tune.json, else ~/.cache/flashring/tune.json; the page keeps its
  * entries in IndexedDB (web/tuneStore.ts).
  */
-import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { readFileSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { homedir } from 'node:os';
+import { homedir, hostname } from 'node:os';
 import { InputError } from '../errors.js';
+import { checkInputFile, MAX_TEXT_BYTES } from '../cli/files.js';
+import { resolveTuning, TUNING_PINS } from '../kernels/tuning.js';
 import type { TuneEntry, TuneStore } from './tune.js';
 
 export function defaultStorePath(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'flashring', 'tune.json');
 }
 
-interface StoreFile { version: 1; entries: Record<string, TuneEntry> }
+interface StoreFile { version: 1; entries: Record<string, unknown> }
 
 async function readStore(path: string, flag: string): Promise<StoreFile> {
+  // Looked at before a byte is read: a FIFO would block the read past any signal, /dev/zero fill the memory.
+  await checkInputFile(flag, path, MAX_TEXT_BYTES, true);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -29,18 +34,79 @@ async function readStore(path: string, flag: string): Promise<StoreFile> {
   } catch (e) {
     throw new InputError(`--${flag} ${path}: not JSON (${(e as Error).message}); delete it or give another --${flag}`);
   }
-  if (!data || data.version !== 1 || typeof data.entries !== 'object' || data.entries === null)
+  if (!data || data.version !== 1 || typeof data.entries !== 'object' || data.entries === null || Array.isArray(data.entries))
     throw new InputError(`--${flag} ${path}: not a flashring tune store (no version 1 and entries); delete it or give another --${flag}`);
   return data;
 }
 
+const PATHS = ['scalar', 'subgroup-matrix'];
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const isMsPair = (x: unknown) => Array.isArray(x) && x.length === 2 && x.every((v) => typeof v === 'number' && Number.isFinite(v) && v >= 0);
+const isCount = (x: unknown) => typeof x === 'number' && Number.isSafeInteger(x) && x > 0;
+
 /**
- * The JSON store. Read when opened (a bad file is an InputError naming `flag`); each set reads it
- * again and adds its entry to what is there (another process may have written meanwhile), writes a
- * temporary file of its own and renames it over the store. `writable`: check up front that the
- * folder takes files, so that a search is not lost at its end.
+ * What is wrong with a stored entry (damaged by hand, or written by another version of flashring),
+ * or null for one every reader can use: each field of TuneEntry with its type, and pins the kernels take.
  */
-export async function fileTuneStore(path: string, flag = 'store', writable = true): Promise<TuneStore> {
+export function tuneEntryProblem(key: string, e: unknown): string | null {
+  if (!isObject(e)) return 'not an object';
+  if (e.key !== key) return 'its key field is not the key it is stored under';
+  if (typeof e.path !== 'string' || !PATHS.includes(e.path)) return `path is not one of ${PATHS.join(', ')}`;
+  if (!isObject(e.tuning)) return 'tuning is not an object';
+  const unknown = Object.keys(e.tuning).find((k) => !Object.hasOwn(TUNING_PINS, k));
+  if (unknown !== undefined) return `tuning has '${unknown.slice(0, 40)}', which is no pin`;
+  // Pins of the right form whose values the kernels do not take are the reader's to refuse, by name (bench --tuned:
+  // one line); a value of another type (null for a tile, say) would fail on reading it.
+  try {
+    for (const [k, v] of Object.entries(e.tuning)) (TUNING_PINS[k as keyof typeof TUNING_PINS].show as (x: unknown) => string)(v);
+    resolveTuning(e.tuning);
+  } catch (err) {
+    if (!(err instanceof InputError)) return `its pins are not of the form pins take (${(err as Error).message.split('\n')[0]})`;
+  }
+  for (const k of ['defaultMs', 'tunedMs']) if (!isMsPair(e[k])) return `${k} is not [forward ms, backward ms]`;
+  for (const k of ['N', 'heads']) if (!isCount(e[k])) return `${k} is not a positive integer`;
+  if (typeof e.checkErr !== 'number') return 'checkErr is not a number';
+  if (e.keptDefaults !== undefined && typeof e.keptDefaults !== 'string') return 'keptDefaults is not text';
+  if (typeof e.date !== 'string') return 'date is not text';
+  if (!Array.isArray(e.trials) || !e.trials.every(isObject)) return 'trials is not a list';
+  return null;
+}
+
+/** How long set() waits for another writer's lock, and the age past which a lock no live process holds is stale. */
+const LOCK_WAIT_MS = 20_000;
+const STALE_MS = 30_000;
+
+/** The lock's holder as the file names it (host, process, a token of its own), or null when it cannot be read (being written). */
+function lockHolder(text: string): { host: string; pid: number; token: string } | null {
+  const [host, pid, token] = text.split('\n');
+  return host && /^\d+$/.test(pid ?? '') && token ? { host, pid: Number(pid), token } : null;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export interface StoreOptions {
+  /** How long set() waits for another writer's lock (ms); default 20 s. */
+  lockWaitMs?: number;
+}
+
+/**
+ * The JSON store. Read when opened (a bad file is an InputError naming `flag`); an entry that is
+ * damaged or of another format is treated as absent, with a note on stderr (a search replaces it).
+ * Each set takes the store's lock (`<store>.lock`, created exclusively: several processes may tune
+ * at once), reads the store again and adds its entry to what is there, writes a temporary file of
+ * its own, renames it over the store and lets the lock go. A lock whose process is gone (on this
+ * host), or unreadable and older than 30 s, is taken over; one held longer than the wait is an
+ * error naming it. `writable`: check up front that the folder takes files, so that a search is not
+ * lost at its end.
+ */
+export async function fileTuneStore(path: string, flag = 'store', writable = true, opts: StoreOptions = {}): Promise<TuneStore> {
   let data = await readStore(path, flag);
   const fail = (e: unknown) => new InputError(`--${flag} ${path}: cannot write it (${(e as Error).message}); give another --${flag}`);
   const tmp = () => `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
@@ -54,18 +120,103 @@ export async function fileTuneStore(path: string, flag = 'store', writable = tru
       throw fail(e);
     }
   }
-  return {
-    get: async (key) => data.entries[key],
-    set: async (entry) => {
-      data = await readStore(path, flag);
-      data.entries[entry.key] = entry;
-      const t = tmp();
+  const noted = new Set<string>();
+  const lockPath = `${path}.lock`;
+  /** The temporary being written under the lock, if any. */
+  let pending: string | null = null;
+
+  /** Takes the lock; returns its release. */
+  const lock = async (): Promise<() => Promise<void>> => {
+    const mine = `${hostname()}\n${process.pid}\n${Math.random().toString(36).slice(2)}\n`;
+    const deadline = Date.now() + (opts.lockWaitMs ?? LOCK_WAIT_MS);
+    for (;;) {
       try {
-        await writeFile(t, JSON.stringify(data, null, 1));
-        await rename(t, path);
+        const fh = await open(lockPath, 'wx');
+        try {
+          await fh.writeFile(mine);
+        } finally {
+          await fh.close();
+        }
+        // Ended mid-write (a signal: the CLI exits), the lock and the temporary go with the process.
+        const onExit = () => {
+          if (pending) try { unlinkSync(pending); } catch { /* gone */ }
+          try { if (readFileSync(lockPath, 'utf8') === mine) unlinkSync(lockPath); } catch { /* gone */ }
+        };
+        process.on('exit', onExit);
+        return async () => {
+          process.off('exit', onExit);
+          // Ours still (a waiter that judged it stale by mistake may have replaced it): removed.
+          if ((await readFile(lockPath, 'utf8').catch(() => null)) === mine) await unlink(lockPath).catch(() => {});
+        };
       } catch (e) {
-        await unlink(t).catch(() => {});
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw fail(e);
+      }
+      // Held: by a process that is gone (stale), or wait for it.
+      let st;
+      try {
+        st = await lstat(lockPath);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue; // let go meanwhile: try again
         throw fail(e);
+      }
+      if (!st.isFile() || st.size > 4096) throw new InputError(`--${flag} ${path}: ${lockPath} is not a lock flashring wrote (${st.isFile() ? 'too large' : 'not an ordinary file'}); delete it`);
+      const age = Date.now() - st.mtimeMs;
+      let text: string;
+      try {
+        text = await readFile(lockPath, 'utf8');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw fail(e);
+      }
+      const h = lockHolder(text);
+      const stale = h ? (h.host === hostname() ? !alive(h.pid) : age > STALE_MS) : age > STALE_MS;
+      if (stale) {
+        // Taken aside under a name of this process's own, then removed if it is still the stale one
+        // (another waiter may have taken it over and locked anew meanwhile: that lock is put back).
+        const aside = `${lockPath}.${process.pid}.${Math.random().toString(36).slice(2)}.stale`;
+        try {
+          await rename(lockPath, aside);
+          if ((await readFile(aside, 'utf8')) !== text) await link(aside, lockPath).catch(() => {});
+          await unlink(aside);
+        } catch { /* another waiter was first */ }
+        continue;
+      }
+      if (Date.now() > deadline)
+        throw new InputError(`--${flag} ${path}: another process (${h ? `${h.pid} on ${h.host}` : 'unknown'}) has held its lock ${lockPath} for ${(age / 1000).toFixed(0)} s; if no flashring is writing the store, delete ${lockPath}`);
+      await new Promise((r) => setTimeout(r, 10 + Math.random() * 40));
+    }
+  };
+
+  return {
+    get: async (key) => {
+      if (!Object.hasOwn(data.entries, key)) return undefined;
+      const entry = data.entries[key];
+      const why = tuneEntryProblem(key, entry);
+      if (why === null) return entry as TuneEntry;
+      if (!noted.has(key)) {
+        noted.add(key);
+        const [D, precision, mask] = key.split('|').slice(-3);
+        process.stderr.write(`--${flag} ${path}: the entry for ${D} ${precision} ${mask} is damaged or of another flashring (${why}): treated as absent (a search replaces it)\n`);
+      }
+      return undefined;
+    },
+    set: async (entry) => {
+      const release = await lock();
+      try {
+        data = await readStore(path, flag);
+        data.entries[entry.key] = entry;
+        const t = (pending = tmp());
+        try {
+          await writeFile(t, JSON.stringify(data, null, 1));
+          await rename(t, path);
+        } catch (e) {
+          await unlink(t).catch(() => {});
+          throw fail(e);
+        } finally {
+          pending = null;
+        }
+      } finally {
+        await release();
       }
     },
   };

@@ -12,11 +12,11 @@
  * signal, its parent gone), the temporaries and the folders this run created are removed. A full
  * disk, a read-only file system or a refused permission is one line naming the path.
  */
-import { access, constants, mkdir, open, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
-import { rmSync, Stats } from 'node:fs';
+import { access, chmod, constants, mkdir, open, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { rmdirSync, rmSync, Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { FlashringError, InputError } from '../errors.js';
-import { CSV_COLUMNS, parseCsv } from '../memory/csv.js';
+import { CSV_COLUMNS, REPLAY_SOURCE, parseCsv } from '../memory/csv.js';
 
 /** A write the file system refused (no space, read-only, permission): one line naming the path. */
 export class OutputError extends FlashringError {}
@@ -135,10 +135,11 @@ export interface InputPath { flag: string; path: string }
  */
 export type OutputTarget =
   | { flag: string; path: string; kind: 'file'; what: string; looks: (head: string) => boolean }
-  | { flag: string; path: string; kind: 'dir'; names: readonly string[]; manifest?: Manifest };
+  | { flag: string; path: string; kind: 'dir'; names: readonly string[]; manifest?: Manifest; kinds?: Readonly<Record<string, { what: string; looks: (head: string) => boolean }>> };
 
 /**
- * A folder target's record of what the command wrote there (one of its `names`, written with the
+ * A folder target's files are judged as file targets are, by `kinds` (a name's `looks` at its start), or by a
+ * record: a folder target's record of what the command wrote there (one of its `names`, written with the
  * rest): `lists` gives the names an existing record lists, or null when the file is not such a
  * record. An existing file under one of the names is overwritten only when the record lists it
  * (`o.npy` of an earlier run; a reference `o.npy` saved there by another program is refused).
@@ -157,18 +158,41 @@ function pointsCsv(head: string, model: boolean): boolean {
   if (!head.startsWith(CSV_HEADER)) return false;
   const whole = head.length < 4096 ? head : head.slice(0, head.lastIndexOf('\n') + 1);
   try {
-    return parseCsv(whole).every((r) => (r.source === 'model') === model);
+    // A replay's rows are those it reads from Megatron-LM logs: a measured dataset (the PyTorch harness's,
+    // one a person curated) has the same header and is not a replay's to overwrite (an adversarial review).
+    return parseCsv(whole).every((r) => (model ? r.source === 'model' : r.source.startsWith(REPLAY_SOURCE)));
   } catch {
     return false;
   }
 }
 
+
 /** The kinds of outputs shared by commands (notes.ts has the notes'). */
 export const OUTPUT_KINDS = {
   sweepCsv: { what: "a sweep's points CSV written by flashring (header seq_len,tp,cp,…, rows of source model)", looks: (h: string) => pointsCsv(h, true) },
-  replayCsv: { what: "a replay's points CSV written by flashring (header seq_len,tp,cp,…, measured rows)", looks: (h: string) => pointsCsv(h, false) },
+  replayCsv: {
+    what: "a replay's points CSV of Megatron-LM logs written by flashring (header seq_len,tp,cp,…, every row's source 'measured: Megatron-LM log …'; a measured dataset of other sources is not overwritten)",
+    looks: (h: string) => pointsCsv(h, false),
+  },
   timeline: { what: 'a flashring timeline (JSON with "kind": "flashring.timeline")', looks: (h: string) => /^\s*\{\s*"kind"\s*:\s*"flashring\.timeline"/.test(h) },
 } as const;
+
+/** bench's memory sweep files in --out (src/bench/memory.ts MEMORY_SWEEP_FILES): each overwritten only where it is a bench's own. */
+export const MEMORY_SWEEP_KINDS = {
+  'activation_memory.csv': { what: "a bench's memory sweep CSV (header seq_len,tp,cp,…, the model's rows, measured ones after them)", looks: (h: string) => benchCsv(h) },
+  'activation_memory.json': { what: 'a bench\'s memory sweep JSON ("kind": "flashring.memory")', looks: (h: string) => /^\s*\{\s*"kind"\s*:\s*"flashring\.memory"/.test(h) },
+  'activation_memory.png': { what: 'a PNG image (the sweep\'s chart)', looks: (h: string) => h.startsWith('\x89PNG\r\n\x1a\n') },
+} as const;
+
+/** A bench's sweep CSV: our header, its first row the model's (measured rows, from --measured, follow the model's). */
+function benchCsv(head: string): boolean {
+  if (!head.startsWith(CSV_HEADER)) return false;
+  try {
+    return parseCsv(head.slice(0, head.indexOf('\n', head.indexOf('\n') + 1) + 1 || head.length))[0]?.source === 'model';
+  } catch {
+    return false;
+  }
+}
 
 /** How OutputPlan.make treats existing files: `force` overwrites them whatever they hold (the user said so). */
 export interface OutputOptions { force?: boolean }
@@ -182,7 +206,8 @@ const statOrNull = (p: string) => stat(p).catch(() => null);
 async function resolveInputs(inputs: readonly InputPath[]): Promise<Resolved[]> {
   return Promise.all(inputs.map(async (i) => {
     const st = await statOrNull(i.path);
-    const real = st ? await realpath(i.path) : resolve(i.path);
+    // (/dev/stdin on a pipe stats but has no real path: the reader's own check then says it is a pipe)
+    const real = st ? await realpath(i.path).catch(() => resolve(i.path)) : resolve(i.path);
     return { flag: i.flag, given: i.path, real, ino: inode(st), isDir: !!st?.isDirectory() };
   }));
 }
@@ -200,9 +225,10 @@ async function resolveOutputs(outputs: readonly OutputTarget[]): Promise<Resolve
     const isDir = o.kind === 'dir';
     out.push({ flag: o.flag, given: o.path, real: t.real, ino: t.existing === resolve(o.path) ? inode(t.st) : undefined, isDir });
     if (o.kind === 'dir') for (const n of o.names) {
-      const real = join(t.real, n);
-      if ((await statOrNull(real))?.isDirectory()) throw new InputError(`${who(o.flag)} ${join(o.path, n)} is a folder where this command writes a file: move or remove it, or give another --${o.flag}`);
-      out.push({ flag: o.flag, given: join(o.path, n), real, ino: inode(await statOrNull(real)), isDir: false });
+      const real = join(t.real, n), st = await statOrNull(real), kind = st && kindOf(st);
+      // a folder, a pipe or a device where a file goes (a FIFO named as the run's record would block its read forever)
+      if (kind) throw new InputError(`${who(o.flag)} ${join(o.path, n)} is ${kind} where this command writes a file: move or remove it, or give another --${o.flag}`);
+      out.push({ flag: o.flag, given: join(o.path, n), real, ino: inode(st), isDir: false });
     }
   }
   return out;
@@ -235,6 +261,10 @@ async function wouldLose(outputs: readonly OutputTarget[]): Promise<string | nul
       if (st?.isFile() && !o.looks(await headOf(o.flag, resolve(o.path)))) return lose(o.flag, o.path, o.what);
       continue;
     }
+    for (const [n, k] of Object.entries(o.kinds ?? {})) {
+      const path = join(o.path, n);
+      if ((await statOrNull(resolve(path)))?.isFile() && !k.looks(await headOf(o.flag, resolve(path)))) return lose(o.flag, path, k.what);
+    }
     if (!o.manifest) continue;
     const record = join(o.path, o.manifest.name);
     const listed = (await statOrNull(resolve(record)))?.isFile() ? o.manifest.lists(await headOf(o.flag, resolve(record), 1 << 16)) : [];
@@ -266,14 +296,20 @@ function collision(ins: Resolved[], outs: Resolved[]): string | null {
   return null;
 }
 
-/** Paths this process is writing (temporaries) or created (folders): removed if it ends early. */
+/**
+ * Paths this process is writing (temporaries) or created (folders), removed if it ends early: the
+ * temporaries, then the folders innermost first and only while empty (another run, or the user, may have
+ * put files into a folder this one created: they stay).
+ */
 const inFlight = new Set<string>();
+const folders = new Set<string>();
 
 function removeInFlight(): void {
   for (const p of [...inFlight].reverse()) {
     try {
-      rmSync(p, { recursive: true, force: true });
-    } catch { /* best effort while exiting */ }
+      if (folders.has(p)) rmdirSync(p);
+      else rmSync(p, { force: true });
+    } catch { /* best effort while exiting; a folder that holds files stays */ }
   }
   inFlight.clear();
 }
@@ -346,6 +382,7 @@ export class OutputPlan {
         }
         this.created.push(d);
         inFlight.add(d);
+        folders.add(d);
       }
     }
   }
@@ -364,13 +401,16 @@ export class OutputPlan {
         at = files[i].path;
         inFlight.add(temps[i]);
         await writeFile(temps[i], files[i].data);
+        // A file written over keeps its permissions (a private file stays private).
+        const old = await statOrNull(files[i].path);
+        if (old?.isFile()) await chmod(temps[i], old.mode & 0o7777);
       }
       for (let i = 0; i < files.length; i++) {
         at = files[i].path;
         await rename(temps[i], files[i].path);
         inFlight.delete(temps[i]);
       }
-      for (const d of this.created) inFlight.delete(d); // they hold results now: never removed whole
+      for (const d of this.created) { inFlight.delete(d); folders.delete(d); } // they hold results now
     } catch (e) {
       await Promise.all(temps.map((t) => rm(t, { force: true })));
       for (const t of temps) inFlight.delete(t);
@@ -384,6 +424,7 @@ export class OutputPlan {
     for (const d of [...this.created].reverse()) {
       await rmdir(d).catch(() => {}); // a folder holding results stays
       inFlight.delete(d);
+      folders.delete(d);
     }
     this.created = [];
   }

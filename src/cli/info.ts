@@ -1,7 +1,10 @@
 /** `flashring info`, `flashring selftest`, `flashring start`. */
 import { acquireDevices, adapterName, AdapterSummary, summarizeAdapter, FlashDevice } from '../gpu/device.js';
 import { nodeGPU, robustShaders } from '../gpu/node.js';
-import { InputError, NoAdapterError } from '../errors.js';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { InlineConfig } from 'vite';
+import { FlashringError, InputError, NoAdapterError } from '../errors.js';
 import { freshSeed } from '../reference/compare.js';
 import { CheckResult, checkAgainstReference } from '../kernels/check.js';
 import { AttentionShape } from '../shape.js';
@@ -107,6 +110,39 @@ export async function selftest(argv: string[]): Promise<number> {
   }
 }
 
+/** The package's folder (beside src/): the page's index.html, web/ and vite.config.ts are there, whatever the working folder. */
+const PACKAGE_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * Vite's settings for flashring's own page: the package's root and vite.config.ts, and a build
+ * folder of the package's (its dist/, as `npm start` in the repository always had), never the
+ * working folder, whose index.html or vite.config is not flashring's and whose dist/ is not ours to empty.
+ */
+export function pageViteConfig(outDir = join(PACKAGE_ROOT, 'dist')): InlineConfig & { root: string; configFile: string; build: { outDir: string } } {
+  return { root: PACKAGE_ROOT, configFile: join(PACKAGE_ROOT, 'vite.config.ts'), build: { outDir } };
+}
+
+/** The first line of an error's message, shortened: what a one-line failure says of it. */
+const firstLine = (e: unknown) => {
+  const line = String((e as Error)?.message ?? e).split('\n').find((l) => l.trim()) ?? 'unknown error';
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+};
+
+/** Builds the page (warnings shown; a failure is one line, a FlashringError, not Vite's trace). */
+export async function buildPage(outDir?: string): Promise<InlineConfig> {
+  const vite = await import('vite');
+  const config = pageViteConfig(outDir);
+  const logger = vite.createLogger('warn');
+  const error = logger.error.bind(logger);
+  logger.error = (msg, opts) => { if (!/Build failed/.test(msg)) error(msg, opts); }; // said once, below
+  try {
+    await vite.build({ ...config, logLevel: 'warn', customLogger: logger });
+  } catch (e) {
+    throw new FlashringError(`the page did not build (${firstLine(e)}); its sources are in ${config.root}`);
+  }
+  return config;
+}
+
 /**
  * The main job: the adapters, the self-test against the float64 reference, then the page built
  * and served on localhost (until Ctrl-C). --no-serve stops after the self-test.
@@ -124,10 +160,15 @@ export async function start(argv: string[]): Promise<number> {
   console.log('');
   const st = await selftest([]);
   if (st || values['no-serve']) return st;
-  const vite = await import('vite');
   console.log('\nbuilding the page …');
-  await vite.build({ logLevel: 'warn' });
-  const server = await vite.preview({ preview: { port, strictPort: false, host: 'localhost' } });
+  const config = await buildPage();
+  const vite = await import('vite');
+  let server: Awaited<ReturnType<typeof vite.preview>>;
+  try {
+    server = await vite.preview({ ...config, logLevel: 'warn', preview: { port, strictPort: false, host: 'localhost' } });
+  } catch (e) {
+    throw new FlashringError(`cannot serve the page on port ${port} (${firstLine(e)})`);
+  }
   const addr = server.httpServer.address() as { port: number };
   console.log(`the page is served at http://localhost:${addr.port}/  (Ctrl-C to stop)`);
   await new Promise<void>((resolve) => {

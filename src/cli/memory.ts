@@ -99,7 +99,7 @@ export function joinModuleArgs(argv: string[]): string[] {
 function modelFromFlags(v: Values): { model: ModelConfig; presetStack?: Stack } {
   let model: ModelConfig, presetStack: Stack | undefined;
   if (v.preset !== undefined) {
-    const p = PRESETS[v.preset as string];
+    const p = Object.hasOwn(PRESETS, v.preset as string) ? PRESETS[v.preset as string] : undefined; // ('constructor' is no preset)
     if (!p) throw new InputError(`unknown --preset '${v.preset}': use ${Object.keys(PRESETS).join(', ')}`);
     model = { ...p.model };
     presetStack = p.stack;

@@ -2,7 +2,7 @@
  * What the attention commands (single device and ring) write and say about their outputs: the
  * .npy files, stale outputs of an earlier run, the precision the device computes in.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { FlashDevice, adapterName } from '../gpu/device.js';
 import { HostTensor } from '../kernels/attention.js';
@@ -35,7 +35,9 @@ function runRecord(dir: string, names: string[], s: AttentionShape, precision: P
   const path = join(dir, RUN_RECORD);
   let earlier: string[] = [];
   try {
-    earlier = (recordLists(readFileSync(path, 'utf8')) ?? []).filter((n) => !names.includes(n) && existsSync(join(dir, n)));
+    // Only an ordinary file of a record's size is read (OutputPlan refused anything else before the run).
+    const st = statSync(path);
+    if (st.isFile() && st.size <= 1 << 20) earlier = (recordLists(readFileSync(path, 'utf8')) ?? []).filter((n) => !names.includes(n) && existsSync(join(dir, n)));
   } catch { /* no record yet */ }
   const record = { kind: RECORD_KIND, version: 1, createdAt: new Date().toISOString(), files: [...names, ...earlier], shape: s, precision, ...(earlier.length ? { fromEarlierRuns: earlier } : {}) };
   return { path, data: new TextEncoder().encode(JSON.stringify(record, null, 1) + '\n') };

@@ -44,11 +44,14 @@ export async function tuneCommand(argv: string[]): Promise<number> {
   const Ds = nums(values.D, '64,128', 'D', 256);
   const causals = choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const).map((c) => c === 'true');
   const N = one(values.N, '4096', 'N', 1 << 20), heads = one(values.heads, '16', 'heads', 1024), reps = one(values.reps, '5', 'reps', 1000);
-  for (const D of Ds) checkTuneRequest({ robust: false, D, precision: 'f32', causal: false, N, heads, reps }); // before any device: one line naming what is wrong
+  // Every flag before the store is read or its folder made, and before any device: one line naming what is wrong.
+  // The default precision depends on the adapter; a list given is checked here.
+  const wanted = values.precision === undefined ? null : choices(values.precision, '', 'precision', ['f32', 'f16'] as const);
+  for (const D of Ds) for (const precision of wanted ?? ['f32' as const]) checkTuneRequest({ robust: false, D, precision, causal: false, N, heads, reps });
   const store = await fileTuneStore(values.store ?? defaultStorePath());
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
-    const precisions = choices(values.precision, dev.hasF16 ? 'f16' : 'f32', 'precision', ['f32', 'f16'] as const);
+    const precisions = wanted ?? [dev.hasF16 ? ('f16' as const) : ('f32' as const)];
     if (precisions.includes('f16') && !dev.hasF16) throw new InputError(`--precision f16: ${adapterName(dev.adapter)} has no shader-f16; give --precision f32`);
     const out: (TuneEntry & { fromStore: boolean })[] = [];
     const log = (line: string) => { if (!values.json) process.stderr.write(`${line}\n`); };

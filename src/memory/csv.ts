@@ -9,6 +9,9 @@ import { InputError } from '../errors.js';
 import { SweepPoint, recomputeSpec } from './model.js';
 import { MeasuredPoint, shown } from './megatron.js';
 
+/** How the source of a row replay reads from a Megatron-LM log begins (src/cli/files.ts tells a replay's CSV by it). */
+export const REPLAY_SOURCE = 'measured: Megatron-LM log ';
+
 export const CSV_COLUMNS = ['seq_len', 'tp', 'cp', 'pp', 'sp', 'recompute', 'micro_batch', 'activation_gib', 'total_gib', 'fits', 'source'] as const;
 export const CSV_EXTRA = ['line', 'hbm_gib', 'iter_ms', 'tflops_per_gpu'] as const;
 
@@ -44,37 +47,58 @@ export function toCsv(rows: CsvRow[]): string {
 /**
  * RFC 4180-style fields (quotes, doubled quotes, commas and newlines inside quotes), each row with
  * the line it starts on. A quote that opens inside a field, text after a closing quote and a quote
- * never closed are refused with their line number. One pass over the text: no recursion.
+ * never closed are refused with their line number. One pass over the text: no recursion. Each
+ * field is a slice of the text (a quoted one with its doubled quotes made single), never built a
+ * character at a time: a long field costs about its own size, not dozens of times it.
  */
-function splitCsv(text: string, name: string): { cells: string[]; line: number }[] {
+export function splitCsv(text: string, name: string): { cells: string[]; line: number }[] {
   const rows: { cells: string[]; line: number }[] = [];
-  let row: string[] = [], f = '', q = false, closed = false, line = 1, rowLine = 1, quoteLine = 0, start = 0;
+  const n = text.length;
+  let row: string[] = [], line = 1, rowLine = 1, i = 0;
   const bad = (at: number, what: string): never => { throw new InputError(`${name} line ${at}: ${what}`); };
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (q) {
-      if (c === '"' && text[i + 1] === '"') { f += '"'; i++; }
-      else if (c === '"') { q = false; closed = true; }
-      else { if (c === '\n') line++; f += c; }
-      continue;
+  const endRow = () => {
+    if (row.some((x) => x !== '')) rows.push({ cells: row, line: rowLine });
+    row = [];
+  };
+  for (;;) {
+    // One field from i: unquoted text up to a comma, a line break or a quote.
+    const start = i;
+    let j = i;
+    for (; j < n; j++) {
+      const c = text.charCodeAt(j);
+      if (c === 44 /* , */ || c === 10 /* \n */ || c === 13 /* \r */ || c === 34 /* " */) break;
     }
-    if (c === ',') { row.push(f); f = ''; closed = false; start = i + 1; continue; }
-    if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(f); f = ''; closed = false;
-      if (row.some((x) => x !== '')) rows.push({ cells: row, line: rowLine });
-      row = []; line++; rowLine = line; start = i + 1;
-      continue;
-    }
-    if (closed && !/\s/.test(c)) bad(line, `text after a closing quote in field ${row.length + 1} ('${shown(text.slice(start, i + 1), 40)}')`);
-    if (c === '"') {
-      if (text.slice(start, i).trim() !== '') bad(line, `a quote inside an unquoted field ${row.length + 1} ('${shown(text.slice(start, i + 1), 40)}'): quote the whole field and double the quotes in it`);
-      q = true; quoteLine = line; f = '';
-    } else if (!closed) f += c;
+    let f: string;
+    if (j < n && text.charCodeAt(j) === 34) {
+      if (text.slice(start, j).trim() !== '') bad(line, `a quote inside an unquoted field ${row.length + 1} ('${shown(text.slice(start, j + 1), 40)}'): quote the whole field and double the quotes in it`);
+      // A quoted field (what precedes its quote is blank, and left out): up to the quote that is not doubled.
+      const quoteLine = line;
+      let close = j + 1, doubled = false;
+      for (;;) {
+        const q = text.indexOf('"', close);
+        if (q < 0) bad(quoteLine, `a quote opened here is never closed (the file ends inside field ${row.length + 1})`);
+        if (text.charCodeAt(q + 1) === 34) { doubled = true; close = q + 2; continue; }
+        close = q;
+        break;
+      }
+      const inner = text.slice(j + 1, close);
+      for (let k = inner.indexOf('\n'); k >= 0; k = inner.indexOf('\n', k + 1)) line++;
+      f = doubled ? inner.replaceAll('""', '"') : inner;
+      // After the closing quote: blanks only, up to a comma or a line break.
+      for (j = close + 1; j < n; j++) {
+        const c = text[j];
+        if (c === ',' || c === '\n' || c === '\r') break;
+        if (!/\s/.test(c)) bad(line, `text after a closing quote in field ${row.length + 1} ('${shown(text.slice(start, j + 1), 40)}')`);
+      }
+    } else f = text.slice(start, j);
+    row.push(f);
+    if (j >= n) break;
+    if (text.charCodeAt(j) === 44) { i = j + 1; continue; }
+    if (text.charCodeAt(j) === 13 && text.charCodeAt(j + 1) === 10) j++;
+    endRow();
+    line++; rowLine = line; i = j + 1;
   }
-  if (q) bad(quoteLine, `a quote opened here is never closed (the file ends inside field ${row.length + 1})`);
-  row.push(f);
-  if (row.some((x) => x !== '')) rows.push({ cells: row, line: rowLine });
+  endRow();
   return rows;
 }
 
@@ -181,7 +205,7 @@ export function measuredRow(p: MeasuredPoint, hbmGib?: number): CsvRow | null {
   return {
     seq_len: p.seqLength, tp: p.tp, cp: p.cp, pp: p.pp, sp: p.sp, recompute: p.recompute, micro_batch: p.microBatch,
     activation_gib: null, total_gib: p.peakMaxAllocatedGiB, fits: p.outOfMemory ? false : p.peakMaxAllocatedGiB === null ? null : true,
-    source: `measured: Megatron-LM log ${p.source} (${size}peak max allocated over ranks)`, hbm_gib: hbmGib ?? null,
+    source: `${REPLAY_SOURCE}${p.source} (${size}peak max allocated over ranks)`, hbm_gib: hbmGib ?? null,
     iter_ms: p.iterMs, tflops_per_gpu: p.tflopsPerGpu,
   };
 }

@@ -80,9 +80,16 @@ const num = (s: string | undefined): number | null => {
   return Number.isFinite(n) ? n : null;
 };
 
-/** The line that opens an argument dump: each one starts a run. */
-const DUMP_START = /-{3,}\s*arguments\s*-{3,}/;
-const DUMP_END = /-{3,}\s*end of arguments\s*-{3,}/;
+/**
+ * The line that opens an argument dump (each one starts a run), and the line that closes it:
+ * '---- arguments ----' and '---- end of arguments ----' anywhere in a line. Three dashes each side
+ * match what any longer run matches, in time linear in the line (`-{3,}` retried at every dash of
+ * a long line of dashes was quadratic), and a line without the word is not searched at all.
+ */
+const DUMP_START_RE = /---\s*arguments\s*---/;
+const DUMP_END_RE = /---\s*end of arguments\s*---/;
+const DUMP_START = { test: (line: string) => line.includes('arguments') && DUMP_START_RE.test(line) };
+const DUMP_END = { test: (line: string) => line.includes('end of arguments') && DUMP_END_RE.test(line) };
 /** Arguments of the point and of the model's prediction that are sizes: when given (not None), positive (safe) integers. */
 const SIZE_ARGS = ['seq_length', 'tensor_model_parallel_size', 'context_parallel_size', 'pipeline_model_parallel_size', 'micro_batch_size',
   'num_layers', 'hidden_size', 'num_attention_heads', 'world_size', 'data_parallel_size', 'expert_model_parallel_size', 'expert_tensor_parallel_size',

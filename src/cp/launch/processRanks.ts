@@ -16,7 +16,7 @@
  */
 import { ChildProcess, StdioOptions, fork } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +39,24 @@ import { Layout, Segment, ringSchedule } from '../plan/schedule.js';
 import { Phase, RingTimeline, StepRecord, makeTimeline, withIdle } from '../rank/timeline.js';
 import { Scheme } from '../schemes/registry.js';
 
+
+/** Spools of rings in flight: removed with what they hold if the process exits mid-ring (a signal, its parent gone; the CLI turns both into an exit). */
+const spools = new Set<string>();
+function removeSpoolOnExit(path: string): () => void {
+  if (!spools.size) process.once('exit', removeSpools);
+  spools.add(path);
+  return () => {
+    spools.delete(path);
+    if (!spools.size) process.off('exit', removeSpools);
+  };
+}
+function removeSpools(): void {
+  for (const p of spools) {
+    try {
+      rmSync(p, { recursive: true, force: true });
+    } catch { /* best effort while exiting */ }
+  }
+}
 /** What a rank process needs: the problem, its shard's rows, and how to reach the others. */
 export interface RankInit {
   type: 'init';
@@ -124,7 +142,8 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
     type: 'init', rank, R, shape: s, base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards: sched.shards,
     backward: src.backward, spool, inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
   }));
-  const done = await runProcesses(inits, opts, sch.steps).finally(() => rm(spool, { recursive: true, force: true }));
+  const forget = removeSpoolOnExit(spool); // removed at exit too, if a signal ends the command mid-ring
+  const done = await runProcesses(inits, opts, sch.steps).finally(() => rm(spool, { recursive: true, force: true }).then(forget));
   const pb: Problem = { shape: s, base, eb: precision === 'f16' ? 2 : 4 };
   const timeline = assemble(done, pb, sch.scheme, sch.hierarchy, layout, precision, sched, !!opts.causal);
   if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), R, opts.link, opts.computeTflops);

@@ -1,0 +1,87 @@
+/**
+ * The tune store (review "nothing lost", items 2a, 7 and 8): a store path that is a device or pipe
+ * is refused before a byte is read; writers at the same time (processes, or a process's async
+ * writers) keep every entry (a lock file, taken over when its process is gone); an entry damaged or
+ * of another format reads as absent, with a note, never a TypeError.
+ */
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileTuneStore } from '../src/bench/tuneStore.js';
+import type { TuneEntry } from '../src/bench/tune.js';
+import { InputError } from '../src/errors.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'lost-tune-store-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const key = (D: number, mask = 'full') => `lavapipe|llvm|cpu|desc|shaders 0|unchecked|no pins|scalar|D${D}|f32|${mask}`;
+const entry = (k: string): TuneEntry => ({ key: k, path: 'scalar', tuning: {}, defaultMs: [1, 2], tunedMs: [1, 2], N: 16, heads: 1, checkErr: 1e-7, date: '2026-12-01T00:00:00Z', trials: [] });
+const entries = (path: string) => Object.keys(JSON.parse(readFileSync(path, 'utf8')).entries);
+
+describe('the store path', () => {
+  it('a device (/dev/zero) is refused before it is read', async () => {
+    await expect(fileTuneStore('/dev/zero')).rejects.toThrow(/--store \/dev\/zero is a device, not an ordinary file/);
+  });
+});
+
+describe('writers at the same time', () => {
+  it('four stores on one file, ten entries each at once: all forty kept, no lock left', async () => {
+    const path = join(dir, 'many.json');
+    const stores = await Promise.all([0, 1, 2, 3].map(() => fileTuneStore(path)));
+    await Promise.all(stores.map(async (s, w) => {
+      for (let i = 0; i < 10; i++) await s.set(entry(`${key(16 + w)}#${i}`));
+    }));
+    expect(entries(path)).toHaveLength(40);
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
+  it('a lock left by a process that is gone is taken over', async () => {
+    const path = join(dir, 'stale.json');
+    writeFileSync(`${path}.lock`, `${hostname()}\n${2 ** 22 + 7}\ngone\n`); // above Linux's largest pid: no such process
+    const s = await fileTuneStore(path);
+    await s.set(entry(key(16)));
+    expect(entries(path)).toEqual([key(16)]);
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
+  it('a lock a live process holds past the wait: one line naming the lock, the store untouched', async () => {
+    const path = join(dir, 'held.json');
+    writeFileSync(path, JSON.stringify({ version: 1, entries: {} }));
+    writeFileSync(`${path}.lock`, `${hostname()}\n${process.pid}\nheld\n`);
+    const s = await fileTuneStore(path, 'store', true, { lockWaitMs: 200 });
+    const err = await s.set(entry(key(16))).catch((e) => e);
+    expect(err).toBeInstanceOf(InputError);
+    expect(err.message).toMatch(new RegExp(`another process \\(${process.pid} on .*\\) has held its lock .*held\\.json\\.lock .*delete`));
+    expect(entries(path)).toEqual([]);
+    rmSync(`${path}.lock`);
+  });
+});
+
+describe('damaged or old-format entries', () => {
+  it('read as absent, each with a note; a good one beside them is read, and a set keeps them', async () => {
+    const path = join(dir, 'damaged.json');
+    const { defaultMs: _, ...noDefaults } = entry(key(16));
+    const bad: Record<string, unknown> = {
+      [key(16)]: noDefaults, [key(32)]: 5, [key(48)]: { ...entry(key(48)), date: null }, [key(64)]: { ...entry(key(64)), tuning: { bogusPin: 1 } },
+      [key(80)]: { ...entry(key(80)), tuning: { headGroup: -3, portableForward: null } }, [key(96)]: { ...entry(key(96)), key: 'another' }, [key(112)]: { ...entry(key(112)), N: '16' },
+    };
+    writeFileSync(path, JSON.stringify({ version: 1, entries: { ...bad, [key(128)]: entry(key(128)) } }));
+    let err = '';
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => { err += String(s); return true; });
+    try {
+      const s = await fileTuneStore(path);
+      for (const k of Object.keys(bad)) expect(await s.get(k), k).toBeUndefined();
+      expect(await s.get(key(16))).toBeUndefined(); // noted once
+      expect(await s.get(key(128))).toEqual(entry(key(128)));
+      await s.set(entry(key(16)));
+      expect(await (await fileTuneStore(path)).get(key(16))).toEqual(entry(key(16)));
+    } finally {
+      spy.mockRestore();
+    }
+    const notes = err.trim().split('\n');
+    expect(notes).toHaveLength(Object.keys(bad).length);
+    expect(notes[0]).toMatch(/--store .*damaged\.json: the entry for D16 f32 full is damaged or of another flashring \(defaultMs is not \[forward ms, backward ms\]\): treated as absent/);
+    expect(entries(path)).toHaveLength(Object.keys(bad).length + 1);
+  });
+});
