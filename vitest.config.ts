@@ -55,7 +55,7 @@ const LAVAPIPE_ENV = {
 const COLD_SECONDS: Record<string, number> = {
   'backward.test.ts': 73, 'cli.test.ts': 72, 'robust.test.ts': 48, 'ring.test.ts': 45, 'page.test.ts': 80, 'forward.test.ts': 41,
   'cp-bench.test.ts': 36, 'shaders.test.ts': 28, 'fuzz.test.ts': 22, 'heap.test.ts': 15, 'outputs.test.ts': 15,
-  'fuzz-readers.test.ts': 15, 'ring-memory.test.ts': 15, 'cli-mask.test.ts': 10, 'ring-process.test.ts': 10, 'advise.test.ts': 9, 'mask.test.ts': 8,
+  'fuzz-readers.test.ts': 15, 'ring-memory.test.ts': 15, 'unrolled.test.ts': 15, 'ring-nomass.test.ts': 15, 'f16-products.test.ts': 15, 'cli-mask.test.ts': 10, 'ring-process.test.ts': 10, 'advise.test.ts': 9, 'mask.test.ts': 8,
 };
 
 class LongestFirst extends BaseSequencer {

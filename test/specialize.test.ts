@@ -28,6 +28,13 @@ describe('specializer', () => {
     expect(() => specialize('{{#for i < 2}}x', {})).toThrow(/unbalanced/);
     expect(() => specialize('{{#for D < 2}}x{{/for}}', { D: 1 })).toThrow(/shadows/);
   });
+  it('unrolls {{#loop}} on GPUs into every iteration, and rolls it on CPU adapters into one loop through rt()', () => {
+    // (a review dropped the last iteration of an unrolled {{#loop}}, and every test still passed)
+    expect(specialize('{{#loop k < N}}s += a[{{k}}];{{/loop}}', { N: 4 })).toBe('s += a[0];s += a[1];s += a[2];s += a[3];');
+    expect(specialize('{{#loop k < D/16}}x{{k}}u;{{/loop}}', { D: 48 })).toBe('x0u;x1u;x2u;');
+    expect(specialize('{{#loop k < N}}s += a[{{k}}u];{{/loop}}', { N: 4 }, { roll: true })).toBe('for (var k_i = 0u; k_i < rt(4u); k_i++) {s += a[k_i];}');
+    expect(specialize('a{{#loop k < 0}}x{{/loop}}b', {})).toBe('ab');
+  });
   it('unrolled code writes rt(X) as (X), keeping rt\'s definition; rolled code keeps the call', () => {
     const src = 'fn rt(x: u32) -> u32 { return x{{RT}}; }\nfor (var d = 0u; d < rt(DC); d++) { a.rt(1); }\nfor (var x = 0u; x < rt(D / 4u); x++) {}';
     const unrolled = specialize(src, { RT: '' });

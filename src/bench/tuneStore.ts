@@ -91,6 +91,93 @@ function alive(pid: number): boolean {
   }
 }
 
+/**
+ * The store's lock file (`<store>.lock`, created exclusively, naming its host, process and a token):
+ * take() waits for another writer's, takes over a stale one (its process gone on this host, or unreadable
+ * and older than STALE_MS), and fails after the wait naming the holder. The lock and the temporary being
+ * written (`pending`) go with the process if it ends mid-write (a signal: the CLI exits).
+ */
+class StoreLock {
+  readonly lockPath: string;
+  /** The temporary being written under the lock, if any. */
+  pending: string | null = null;
+
+  constructor(private readonly path: string, private readonly flag: string, private readonly waitMs: number, private readonly fail: (e: unknown) => InputError) {
+    this.lockPath = `${path}.lock`;
+  }
+
+  /** Takes the lock; returns its release. */
+  async take(): Promise<() => Promise<void>> {
+    const mine = `${hostname()}\n${process.pid}\n${Math.random().toString(36).slice(2)}\n`;
+    const deadline = Date.now() + this.waitMs;
+    for (;;) {
+      const release = await this.tryCreate(mine);
+      if (release) return release;
+      const held = await this.holder();
+      if (held === 'gone') continue; // let go meanwhile: try again
+      if (held.stale) await this.takeAside(held.text);
+      else if (Date.now() > deadline)
+        throw new InputError(`--${this.flag} ${this.path}: another process (${held.h ? `${held.h.pid} on ${held.h.host}` : 'unknown'}) has held its lock ${this.lockPath} for ${(held.age / 1000).toFixed(0)} s; if no flashring is writing the store, delete ${this.lockPath}`);
+      else await new Promise((r) => setTimeout(r, 10 + Math.random() * 40));
+    }
+  }
+
+  /** Creates the lock with `mine` in it and returns its release, or null where another holds it. */
+  private async tryCreate(mine: string): Promise<(() => Promise<void>) | null> {
+    let fh;
+    try {
+      fh = await open(this.lockPath, 'wx');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return null;
+      throw this.fail(e);
+    }
+    try {
+      await fh.writeFile(mine);
+    } finally {
+      await fh.close();
+    }
+    const onExit = () => {
+      if (this.pending) try { unlinkSync(this.pending); } catch { /* gone */ }
+      try { if (readFileSync(this.lockPath, 'utf8') === mine) unlinkSync(this.lockPath); } catch { /* gone */ }
+    };
+    process.on('exit', onExit);
+    return async () => {
+      process.off('exit', onExit);
+      // Ours still (a waiter that judged it stale by mistake may have replaced it): removed.
+      if ((await readFile(this.lockPath, 'utf8').catch(() => null)) === mine) await unlink(this.lockPath).catch(() => {});
+    };
+  }
+
+  /** Who holds the lock and whether that holder is stale, or 'gone' where it was let go meanwhile. */
+  private async holder(): Promise<'gone' | { text: string; h: ReturnType<typeof lockHolder>; age: number; stale: boolean }> {
+    let st, text: string;
+    try {
+      st = await lstat(this.lockPath);
+      if (!st.isFile() || st.size > 4096) throw new InputError(`--${this.flag} ${this.path}: ${this.lockPath} is not a lock flashring wrote (${st.isFile() ? 'too large' : 'not an ordinary file'}); delete it`);
+      text = await readFile(this.lockPath, 'utf8');
+    } catch (e) {
+      if (e instanceof InputError) throw e;
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+      throw this.fail(e);
+    }
+    const age = Date.now() - st.mtimeMs, h = lockHolder(text);
+    return { text, h, age, stale: h ? (h.host === hostname() ? !alive(h.pid) : age > STALE_MS) : age > STALE_MS };
+  }
+
+  /**
+   * A stale lock taken aside under a name of this process's own, then removed if it is still the stale one
+   * (another waiter may have taken it over and locked anew meanwhile: that lock is put back).
+   */
+  private async takeAside(text: string): Promise<void> {
+    const aside = `${this.lockPath}.${process.pid}.${Math.random().toString(36).slice(2)}.stale`;
+    try {
+      await rename(this.lockPath, aside);
+      if ((await readFile(aside, 'utf8')) !== text) await link(aside, this.lockPath).catch(() => {});
+      await unlink(aside);
+    } catch { /* another waiter was first */ }
+  }
+}
+
 export interface StoreOptions {
   /** How long set() waits for another writer's lock (ms); default 20 s. */
   lockWaitMs?: number;
@@ -121,71 +208,7 @@ export async function fileTuneStore(path: string, flag = 'store', writable = tru
     }
   }
   const noted = new Set<string>();
-  const lockPath = `${path}.lock`;
-  /** The temporary being written under the lock, if any. */
-  let pending: string | null = null;
-
-  /** Takes the lock; returns its release. */
-  const lock = async (): Promise<() => Promise<void>> => {
-    const mine = `${hostname()}\n${process.pid}\n${Math.random().toString(36).slice(2)}\n`;
-    const deadline = Date.now() + (opts.lockWaitMs ?? LOCK_WAIT_MS);
-    for (;;) {
-      try {
-        const fh = await open(lockPath, 'wx');
-        try {
-          await fh.writeFile(mine);
-        } finally {
-          await fh.close();
-        }
-        // Ended mid-write (a signal: the CLI exits), the lock and the temporary go with the process.
-        const onExit = () => {
-          if (pending) try { unlinkSync(pending); } catch { /* gone */ }
-          try { if (readFileSync(lockPath, 'utf8') === mine) unlinkSync(lockPath); } catch { /* gone */ }
-        };
-        process.on('exit', onExit);
-        return async () => {
-          process.off('exit', onExit);
-          // Ours still (a waiter that judged it stale by mistake may have replaced it): removed.
-          if ((await readFile(lockPath, 'utf8').catch(() => null)) === mine) await unlink(lockPath).catch(() => {});
-        };
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw fail(e);
-      }
-      // Held: by a process that is gone (stale), or wait for it.
-      let st;
-      try {
-        st = await lstat(lockPath);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue; // let go meanwhile: try again
-        throw fail(e);
-      }
-      if (!st.isFile() || st.size > 4096) throw new InputError(`--${flag} ${path}: ${lockPath} is not a lock flashring wrote (${st.isFile() ? 'too large' : 'not an ordinary file'}); delete it`);
-      const age = Date.now() - st.mtimeMs;
-      let text: string;
-      try {
-        text = await readFile(lockPath, 'utf8');
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw fail(e);
-      }
-      const h = lockHolder(text);
-      const stale = h ? (h.host === hostname() ? !alive(h.pid) : age > STALE_MS) : age > STALE_MS;
-      if (stale) {
-        // Taken aside under a name of this process's own, then removed if it is still the stale one
-        // (another waiter may have taken it over and locked anew meanwhile: that lock is put back).
-        const aside = `${lockPath}.${process.pid}.${Math.random().toString(36).slice(2)}.stale`;
-        try {
-          await rename(lockPath, aside);
-          if ((await readFile(aside, 'utf8')) !== text) await link(aside, lockPath).catch(() => {});
-          await unlink(aside);
-        } catch { /* another waiter was first */ }
-        continue;
-      }
-      if (Date.now() > deadline)
-        throw new InputError(`--${flag} ${path}: another process (${h ? `${h.pid} on ${h.host}` : 'unknown'}) has held its lock ${lockPath} for ${(age / 1000).toFixed(0)} s; if no flashring is writing the store, delete ${lockPath}`);
-      await new Promise((r) => setTimeout(r, 10 + Math.random() * 40));
-    }
-  };
+  const lock = new StoreLock(path, flag, opts.lockWaitMs ?? LOCK_WAIT_MS, fail);
 
   return {
     get: async (key) => {
@@ -201,11 +224,11 @@ export async function fileTuneStore(path: string, flag = 'store', writable = tru
       return undefined;
     },
     set: async (entry) => {
-      const release = await lock();
+      const release = await lock.take();
       try {
         data = await readStore(path, flag);
         data.entries[entry.key] = entry;
-        const t = (pending = tmp());
+        const t = (lock.pending = tmp());
         try {
           await writeFile(t, JSON.stringify(data, null, 1));
           await rename(t, path);
@@ -213,7 +236,7 @@ export async function fileTuneStore(path: string, flag = 'store', writable = tru
           await unlink(t).catch(() => {});
           throw fail(e);
         } finally {
-          pending = null;
+          lock.pending = null;
         }
       } finally {
         await release();
