@@ -146,9 +146,9 @@ class AdvisorPanel implements Advisor {
     const why = top.map((c) => reasons(r, c));
     this.d.fillTable(el<HTMLTableElement>('advisor-table'),
       `${m.numLayers} layers, h=${m.hiddenSize}, ${m.numAttentionHeads} heads at ${r.base.seqLength.toLocaleString('en-US')} tokens on ${r.gpus} GPUs × ${r.hbmGib} GiB (fits ≤ ${(100 * (1 - r.margin)).toFixed(0)}%), ` +
-      `link ${r.link.name}, global batch ${r.gbs} sequences; rates: ${H200.name} profile. Fastest first, the top ${top.length} of ${res.fitting.length}:`,
+      `link ${r.link.name}${r.gpus > 8 ? ' within nodes of 8 GPUs, ib-ndr between them' : ''}, global batch ${r.gbs} sequences; rates: ${H200.name} profile. Fastest first, the top ${top.length} of ${res.fitting.length}:`,
       ['#', 'TP', 'CP', 'scheme', 'PP', 'DP', 'recompute', 'distributed optimizer', 'step ms', 'TFLOP/s per GPU', 'tokens/s', 'comm %', 'memory GiB', 'why'],
-      top.map((c, i) => [String(i + 1), String(c.tp), String(c.cp), c.cpCommType ?? '—', c.vp > 1 ? `${c.pp} (VP ${c.vp})` : String(c.pp), String(c.dp), c.recompute, c.distributedOptimizer ? 'yes' : 'no',
+      top.map((c, i) => [String(i + 1), c.tp > 1 && !c.sp ? `${c.tp} (no SP)` : String(c.tp), String(c.cp), c.cpCommType ?? '—', c.vp > 1 ? `${c.pp} (VP ${c.vp})` : String(c.pp), String(c.dp), c.recompute, c.distributedOptimizer ? 'yes' : 'no',
         ...[c.iterMs.toFixed(0), c.tflopsPerGpu.toFixed(0), c.tokensPerSecond.toFixed(0), (100 * c.commFraction).toFixed(1), gib(c.totalBytes)].map((text) => ({ text, cls: 'num' })),
         { text: why[i].join('\n'), cls: 'why', title: layoutLabel(c) }]));
     this.d.hooks.advisor = {
@@ -161,7 +161,7 @@ class AdvisorPanel implements Advisor {
     try {
       const t = layoutTime(model, par), it = t.time;
       const lines = [`predicted step ${it.iterMs.toFixed(0)} ms, ${it.tflopsPerGpu.toFixed(0)} TFLOP/s per GPU, ${(it.tokensPerSecond / 1e3).toFixed(1)}K tokens/s, comm ${(100 * it.commFraction).toFixed(1)}%`,
-        `  for a global batch of ${t.globalBatch} on ${t.gpus} GPUs (TP ${par.tensorParallel} × CP ${par.contextParallel} × PP ${par.pipelineParallel} × DP ${par.dataParallel}), ${H200.name} profile, nvlink-h200`];
+        `  for a global batch of ${t.globalBatch} on ${t.gpus} GPUs (TP ${par.tensorParallel} × CP ${par.contextParallel} × PP ${par.pipelineParallel} × DP ${par.dataParallel}), ${H200.name} profile, nvlink-h200${t.gpus > 8 ? ' within nodes of 8 GPUs, ib-ndr between them' : ''}`];
       const rc = recomputeCost(model, par), why = untrainable(model, par);
       if (why) lines.push(`not trainable: ${this.d.pageWords(why)}`);
       if (rc) lines.push(`recompute saves ${gib(rc.savedBytes)} GiB and costs ${rc.costMs.toFixed(0)} ms per step (+${(100 * rc.costFraction).toFixed(1)}% against no recompute)`);
