@@ -600,6 +600,14 @@ describe('the model, term by term', () => {
     expect(term({}, 'tp-comm').ms).toBeCloseTo(term({ gpusPerNode: 16 }, 'tp-comm').ms, 9);
   });
 
+  it('the pipeline sends each micro batch\'s activations (bf16, T·h/t with SP) once per model chunk a rank holds, and the gradients back', () => {
+    const link = { name: 'test', gbps: 8, latencyUs: 0 };
+    const par = (vp: number): ParallelConfig => ({ ...DEFAULT_PARALLEL, seqLength: 8192, pipelineParallel: 4, virtualStages: vp });
+    const pp = (vp: number) => iterationTime(PRESETS['seed-32L-4096h'].model, par(vp), { link, microBatches: 4 }).terms.find((t) => t.name === 'pp-comm')!.ms;
+    expect(pp(1)).toBeCloseTo((2 * 4 * 8192 * 4096 * 2) / 1e6, 6);   // forward and backward, 4 micro batches, 8192 × 4096 bf16
+    expect(pp(2)).toBeCloseTo(2 * pp(1), 6);
+  });
+
   it("CP's collectives by hand: all_gather moves (R−1) chunks of K/V forward and twice that backward (gathered again, dK/dV reduce-scattered); a2a (R−1)/R of this rank's Q, K, V, O each way", () => {
     // A 1 GB/s link without latency: ms = bytes / 1e6. Seed model at 32K over CP = 4: T = 8192 tokens a rank, h = hk = 4096, bf16.
     const link = { name: 'test', gbps: 8, latencyUs: 0 }, R = 4;

@@ -108,7 +108,8 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   const x = timeDims(m, p, resolveFusion(m, opts.fusion));
   const terms = new Terms(), host = o.profile.host;
   const micro = microBatch(m, p, o, x, terms, mb);
-  const ppComm = pp > 1 ? 2 * mb * collectiveMs(o.links.pp, 2 * 2 * x.Tn * x.h, 2) : 0;
+  // Each micro batch's activations leave a rank once per model chunk it holds (VP of them interleaved), and their gradients come back as often.
+  const ppComm = pp > 1 ? 2 * mb * p.virtualStages * collectiveMs(o.links.pp, 2 * 2 * x.Tn * x.h, 2) : 0;
   const dp = dpMs(m, p, o.links.dp, st, micro.backward * mb);
   // The distributed optimizer's shard: dense parameters over DP·CP ranks, the routed experts' over DP·CP/EP (as the memory model).
   const ranks = p.dataParallel * p.contextParallel, params = paramsPerGpu(m, p), experts = stageParameters(m, p).experts;
