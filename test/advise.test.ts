@@ -97,12 +97,12 @@ describe('flashring advise', () => {
     const o = JSON.parse(run([...SEED, '--seq-length', '16384', '--gpus', '8', '--hbm-gib', '80', '--transformer-impl', 'local', '--json']).stdout);
     expect(o.candidates.length).toBeGreaterThan(0);
     expect(o.candidates.every((c: Cand) => c.cp === 1)).toBe(true);
-    expect(o.skipped.map((u: { why: string }) => u.why)).toContain("Megatron-LM runs context parallelism only in Transformer Engine's attention: --transformer-impl local (unfused attention) refuses --context-parallel-size > 1; use --transformer-impl transformer_engine");
+    expect(o.skipped.map((u: { why: string }) => u.why)).toContain("Megatron-LM runs context parallelism only in Transformer Engine's flash or fused attention: unfused attention (--transformer-impl local, or --no-use-flash-attn) refuses --context-parallel-size > 1; use FlashAttention (--transformer-impl transformer_engine, without --no-use-flash-attn)");
   });
 
   it('the same global batch no DP × micro batch divides: the verdict names it, not the model', () => {
     const text = run([...SEED, '--seq-length', '8192', '--gpus', '8', '--micro-batch-size', '3']).stdout;
-    expect(text).toMatch(/\nno layout of these GPUs can run this model; most were skipped because global batch 8 is not divisible by DP × micro batch 3 \(--global-batch-size sets it\)/);
+    expect(text).toMatch(/\nno layout of these GPUs can run this model; the most common reason \(\d+ of \d+ skipped\): global batch 8 is not divisible by DP × micro batch 3 \(--global-batch-size sets it\)/);
   });
 
   it('an MoE model with EP > 1: layouts whose DP × CP EP divides are searched, the rest skipped and said (the base is no layout)', () => {

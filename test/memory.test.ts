@@ -168,7 +168,15 @@ describe('context parallelism, pipeline, weights', () => {
     // block/8 checkpoints every layer of a chunk one by one: each layer's input kept, as uniform/1.
     expect(stageMemory(m, { ...base, recomputeMethod: 'block', recomputeNumLayers: 8 }, 'first').activationBytes)
       .toBeCloseTo(stageMemory(m, { ...base, recomputeMethod: 'uniform', recomputeNumLayers: 1 }, 'first').activationBytes, 0);
-    expect(() => memoryBreakdown(m, { ...base, recomputeMethod: 'block', recomputeNumLayers: 12 })).toThrow(/--recompute-num-layers 12 is more than the 8 layers of a model chunk/);
+    // N above a chunk's layers recomputes the whole chunk (Megatron-LM has no bound there); above a stage's, refused.
+    expect(stageMemory(m, { ...base, recomputeMethod: 'block', recomputeNumLayers: 12 }, 'first').activationBytes)
+      .toBe(stageMemory(m, { ...base, recomputeMethod: 'block', recomputeNumLayers: 8 }, 'first').activationBytes);
+    expect(() => memoryBreakdown(m, { ...base, recomputeMethod: 'block', recomputeNumLayers: 17 })).toThrow(/--recompute-num-layers 17 is more than the 16 layers of a pipeline stage/);
+    // As many micro batches a step as stages: the interleaved schedule runs every forward first, p layer-worths on each rank.
+    const none = { ...base, recompute: 'none' as const };
+    expect(stageMemory(m, { ...none, numMicrobatches: 2 }, 'first').layersHeld).toBe(32);
+    expect(stageMemory(m, { ...none, numMicrobatches: 2 }, 'last').layersHeld).toBe(32);
+    expect(stageMemory(m, { ...none, numMicrobatches: 4 }, 'first').layersHeld).toBeCloseTo(32 * (1 + 1 / 4), 10);
     expect(() => memoryBreakdown(m, { ...base, pipelineParallel: 4, virtualStages: 3 })).toThrow(/--num-layers 32 is not divisible by --pipeline-model-parallel-size 4 × 3 virtual stages/);
   });
 
@@ -227,7 +235,7 @@ describe('context parallelism, pipeline, weights', () => {
 
   it("CP with Megatron-LM's local (unfused) attention is refused, and a sweep leaves its CP lines out with the reason", () => {
     const local = { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true, flashAttention: false };
-    expect(() => memoryBreakdown(m, { ...local, contextParallel: 2 })).toThrow(/only in Transformer Engine's attention: --transformer-impl local/);
+    expect(() => memoryBreakdown(m, { ...local, contextParallel: 2 })).toThrow(/only in Transformer Engine's flash or fused attention: unfused attention \(--transformer-impl local, or --no-use-flash-attn\)/);
     expect(memoryBreakdown(m, { ...local, contextParallel: 2, stack: 'torch-amp', tensorParallel: 1, sequenceParallel: false }).totalBytes).toBeGreaterThan(0);
     const lens = [4096, 8192];
     const pts = sweep(m, local, lens, DEFAULT_LINES, 80);
@@ -235,6 +243,10 @@ describe('context parallelism, pipeline, weights', () => {
     const gaps = sweepGaps(local, lens, DEFAULT_LINES);
     expect(gaps.map((g) => [g.line, g.reason, g.lengths])).toEqual(DEFAULT_LINES.filter((l) => (l.overrides.contextParallel ?? 1) > 1).map((l) => [l.label, 'attention', lens]));
     expect(() => sweepGaps(local, lens, parseLines('2,4'))).toThrow(/no line of the sweep can run: Megatron-LM runs context parallelism only/);
+    // MoE with TP needs sequence parallelism (Megatron-LM's arguments.py).
+    const moe = { ...m, moe: { numExperts: 4, routerTopk: 2 } };
+    expect(() => memoryBreakdown(moe, { ...DEFAULT_PARALLEL, tensorParallel: 2, sequenceParallel: false })).toThrow(/MoE layers with tensor parallelism only with --sequence-parallel/);
+    expect(memoryBreakdown(moe, { ...DEFAULT_PARALLEL, tensorParallel: 2, sequenceParallel: true }).totalBytes).toBeGreaterThan(0);
   });
 
   it('rejects impossible configurations with the flag name', () => {

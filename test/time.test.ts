@@ -591,6 +591,9 @@ describe('the model, term by term', () => {
     expect(links(2, 4, 1, 2)).toEqual({ tp: nv, cp: nv, ep: nv, dp: nv, pp: ib });
     expect(links(2, 2, 4, 1, 8)).toEqual({ tp: nv, cp: nv, ep: ib, dp: ib, pp: ib });
     expect(links(4, 4, 1, 1, 1, 16)).toEqual({ tp: nv, cp: nv, ep: nv, dp: nv, pp: nv });
+    // Blocks that do not divide the node straddle two (TP pairs on nodes of 3 GPUs; CP groups of 6 on nodes of 8).
+    expect(links(2, 1, 3, 1, 1, 3).tp).toEqual(ib);
+    expect(links(2, 3, 4, 1)).toEqual({ tp: nv, cp: ib, ep: nv, dp: ib, pp: ib });
     // A step at 16 GPUs: the CP ring and the gradients over InfiniBand cost more than inside one 16-GPU node.
     const par: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 16384, tensorParallel: 2, sequenceParallel: true, contextParallel: 8, dataParallel: 1, cpCommType: 'all_gather' };
     const term = (o: { gpusPerNode?: number }, name: string) => iterationTime(PRESETS['seed-32L-4096h'].model, par, o).terms.find((t) => t.name === name)!;

@@ -168,7 +168,8 @@ const pctOf = (x: number, c: Candidate) => `${((100 * x) / c.iterMs).toFixed(0)}
 export function reasons(r: AdviseRequest, c: Candidate): string[] {
   const out: string[] = [];
   if (c.cp > 1) {
-    const one = layoutConfig(r, { ...c, cp: 1, dp: c.dp * c.cp, cpCommType: undefined });
+    // (with SP where s splits over the TP ranks at CP = 1, as the search would lay it out)
+    const one = layoutConfig(r, { ...c, cp: 1, dp: c.dp * c.cp, cpCommType: undefined, sp: c.tp > 1 && Number.isInteger(r.base.seqLength / c.tp) });
     try {
       const b = memoryBreakdown(r.model, one);
       const big = [...b.layerGroups.flatMap((g) => g.terms.map((t) => ({ name: t.name, bytes: t.bytes * g.layers }))), ...b.outside, ...(b.peakTransient ? [{ name: b.peakTransient.name, bytes: b.peakTransient.netBytes }] : [])]
@@ -196,8 +197,8 @@ export function nothingFits(res: AdviseResult): string {
   const s = res.smallest;
   if (s) return `nothing fits: the smallest is ${layoutLabel(s.c)} at ${(s.bytes / GIB).toFixed(1)} GiB`;
   // Every layout skipped: say the most common reason (the model, the sequence, or the global batch over DP × micro batch).
-  const top = res.skipped[0];
-  return `no layout of these GPUs can run this model${top ? `; most were skipped because ${top.why}` : ''}`;
+  const top = res.skipped[0], n = res.skipped.reduce((t, u) => t + u.layouts, 0);
+  return `no layout of these GPUs can run this model${top ? `; the most common reason (${top.layouts} of ${n} skipped): ${top.why}` : ''}`;
 }
 
 /** The step time of one configuration as advise computes it for that layout, and the global batch it assumes. */

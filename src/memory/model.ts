@@ -325,15 +325,18 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
     else if (MOE_MODULES.includes(mod) && !m.moe) throw new InputError(`--recompute-modules ${mod} needs MoE layers (--num-experts)`);
     else if (mod === 'shared_experts' && !m.moe?.sharedExpertSize) throw new InputError('--recompute-modules shared_experts needs a shared expert (--moe-shared-expert-intermediate-size)');
   if (m.moe) validateMoe(m.moe, p);
+  // megatron/training/arguments.py: "When using MoE and tensor parallelism, sequence parallelism must be used".
+  if (m.moe && p.tensorParallel > 1 && !p.sequenceParallel && (p.stack ?? 'megatron') === 'megatron')
+    throw new InputError('Megatron-LM trains MoE layers with tensor parallelism only with --sequence-parallel: add it (s/CP must then divide over the TP ranks)');
   if (p.recompute === 'full') {
     if (!p.recomputeMethod) throw new InputError('--recompute-granularity full needs --recompute-method uniform or block (Megatron-LM refuses it without one)');
     if (!['uniform', 'block'].includes(p.recomputeMethod)) throw new InputError(`--recompute-method must be uniform or block, got '${p.recomputeMethod}'`);
     if (p.recomputeNumLayers === undefined) throw new InputError('--recompute-granularity full needs --recompute-num-layers N');
     positiveInt('--recompute-num-layers', p.recomputeNumLayers);
-    // Megatron-LM applies N within each model chunk (TransformerBlock._checkpointed_forward): a stage's L/PP layers, or L/(PP·VP) interleaved.
-    const chunk = chunkLayers(m, p);
-    if (p.recomputeNumLayers > chunk)
-      throw new InputError(`--recompute-num-layers ${p.recomputeNumLayers} is more than the ${chunk} layers of a ${p.virtualStages > 1 ? 'model chunk (L/(PP·VP): Megatron-LM recomputes within each virtual stage)' : 'pipeline stage'}`);
+    // Megatron-LM applies N within each model chunk (TransformerBlock._checkpointed_forward; interleaved, L/(PP·VP) layers,
+    // and an N above that recomputes the whole chunk: layerGroups takes the smaller); above a stage's layers it is refused here.
+    const stage = m.numLayers / p.pipelineParallel;
+    if (p.recomputeNumLayers > stage) throw new InputError(`--recompute-num-layers ${p.recomputeNumLayers} is more than the ${stage} layers of a pipeline stage`);
   } else {
     if (p.recomputeMethod) throw new InputError(`--recompute-method ${p.recomputeMethod} needs --recompute-granularity full`);
     if (p.recomputeNumLayers !== undefined) throw new InputError('--recompute-num-layers needs --recompute-granularity full');
@@ -362,7 +365,7 @@ export function seqSplitProblem(s: number, p: Pick<ParallelConfig, 'contextParal
  */
 export function cpAttentionProblem(p: Pick<ParallelConfig, 'contextParallel' | 'flashAttention' | 'stack'>): string | null {
   return p.contextParallel > 1 && !p.flashAttention && (p.stack ?? 'megatron') === 'megatron'
-    ? "Megatron-LM runs context parallelism only in Transformer Engine's attention: --transformer-impl local (unfused attention) refuses --context-parallel-size > 1; use --transformer-impl transformer_engine"
+    ? "Megatron-LM runs context parallelism only in Transformer Engine's flash or fused attention: unfused attention (--transformer-impl local, or --no-use-flash-attn) refuses --context-parallel-size > 1; use FlashAttention (--transformer-impl transformer_engine, without --no-use-flash-attn)"
     : null;
 }
 
@@ -635,7 +638,7 @@ function heldMatmulParamsPerGpu(m: ModelConfig, p: ParallelConfig, d: Dims, held
   const mlp = heldOnly && modules(p).includes('mlp') ? 0 : (m.swiglu ? 3 : 2) * d.h * d.f;
   const perLayer = d.h * (d.h + 2 * d.hk) + d.h * d.h + mlp;
   const stage = m.numLayers / p.pipelineParallel;
-  const stored = !heldOnly || p.recompute !== 'full' ? stage : p.recomputeMethod === 'block' ? stage - p.recomputeNumLayers! * p.virtualStages : 0;
+  const stored = !heldOnly || p.recompute !== 'full' ? stage : p.recomputeMethod === 'block' ? stage - Math.min(p.recomputeNumLayers!, chunkLayers(m, p)) * p.virtualStages : 0;
   const out = d.last ? d.V * d.h : 0;
   return (stored * perLayer + out) / d.t;
 }
@@ -649,7 +652,7 @@ function layerGroups(m: ModelConfig, p: ParallelConfig, d: Dims, inflight: numbe
   const stage = m.numLayers / p.pipelineParallel, v = p.virtualStages, chunk = chunkLayers(m, p);
   const G = (label: string, layers: number, terms: MemoryTerm[]): LayerGroup => ({ label, layers: layers * inflight, terms, bytesPerLayer: sum(terms) });
   if (p.recompute !== 'full') return [G('stored layers', stage, full)];
-  const n = p.recomputeNumLayers!, each = v > 1 ? ' of each model chunk' : '';
+  const n = Math.min(p.recomputeNumLayers!, chunk), each = v > 1 ? ' of each model chunk' : '';
   if (p.recomputeMethod === 'uniform') return [G(`chunk inputs (uniform, ${n} layer${n > 1 ? 's' : ''} per chunk)`, Math.ceil(chunk / n) * v, [inputTerm(d)])];
   const groups = [G(`recomputed layers (block, first ${n}${each})`, n * v, [inputTerm(d)])];
   if (chunk > n) groups.push(G('stored layers', stage - n * v, full));
@@ -672,11 +675,14 @@ function microBatchesInFlight(p: ParallelConfig, stage: PipelineStage = 'first')
  * Layers' worth of activations a stage holds, as L/PP × this: without a pipeline 1; 1F1B's first stage the
  * micro batches in flight; interleaved, its first stage p·(1 + (p−1)/(p·v)) (Megatron-LM's estimate: the
  * warm-up's 2(p−1) + (v−1)p model chunks and the one running, of L/(p·v) layers each) and its last stage
- * (v−1)p + 1 model chunks, p − (p−1)/v; 1F1B's last stage one.
+ * (v−1)p + 1 model chunks, p − (p−1)/v, both p where m = p (every forward first); 1F1B's last stage one.
  */
 function layersInFlight(p: ParallelConfig, stage: PipelineStage): number {
   const pp = p.pipelineParallel, v = p.virtualStages;
   if (pp === 1) return 1;
+  // With as many micro batches a step as stages, the interleaved schedule runs every forward first
+  // (all_warmup_microbatches): each rank holds all m·v of its model chunks, p layer-worths.
+  if (v > 1 && p.numMicrobatches === pp) return pp;
   if (v > 1) return stage === 'first' ? pp * (1 + (pp - 1) / (pp * v)) : pp - (pp - 1) / v;
   return microBatchesInFlight(p, stage);
 }

@@ -92,8 +92,10 @@ export interface GroupLinks { tp: Link; cp: Link; ep: Link; dp: Link; pp: Link }
  */
 export function groupLinks(p: Pick<ParallelConfig, 'tensorParallel' | 'contextParallel' | 'dataParallel' | 'pipelineParallel' | 'expertParallel'>, o: Pick<TimeOptions, 'link' | 'interNodeLink' | 'gpusPerNode'>): GroupLinks {
   const intra = o.link ?? LINKS['nvlink-h200'], inter = o.interNodeLink ?? LINKS['ib-ndr'], node = o.gpusPerNode ?? 8;
-  const over = (span: number) => (span <= node ? intra : inter);
-  const tp = p.tensorParallel, cp = p.contextParallel, dp = p.dataParallel;
+  const tp = p.tensorParallel, cp = p.contextParallel, dp = p.dataParallel, gpus = tp * cp * dp * p.pipelineParallel;
+  // Groups are blocks of `span` consecutive ranks: each inside one node where the whole layout is, or where the
+  // span divides the node's GPUs; else some block straddles two nodes, and the step waits for it.
+  const over = (span: number) => (gpus <= node || (span <= node && node % span === 0) ? intra : inter);
   return { tp: over(tp), cp: over(tp * cp), ep: over(tp * (p.expertParallel ?? 1)), dp: over(tp * cp * dp), pp: over(tp * cp * dp * p.pipelineParallel) };
 }
 
