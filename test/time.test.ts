@@ -611,6 +611,16 @@ describe('the model, term by term', () => {
     expect(pp(2)).toBeCloseTo(2 * pp(1), 6);
   });
 
+  it("TP's collectives by hand: 4 + 6 a layer with SP, 2 + 2 outside the layers (embedding, output layer), 2 more a layer where selective recompute re-runs the MLP", () => {
+    const link = { name: 'test', gbps: 8, latencyUs: 0 };
+    const par: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 8192, tensorParallel: 4, sequenceParallel: true };
+    const one = ((3 / 4) * 2 * 8192 * 4096) / 1e6;   // (t−1)/t of T·h bf16
+    const tp = (p: ParallelConfig) => iterationTime(PRESETS['seed-32L-4096h'].model, p, { link }).terms.find((t) => t.name === 'tp-comm')!.ms;
+    expect(tp(par)).toBeCloseTo((32 * 10 + 4) * one, 6);
+    expect(tp({ ...par, recompute: 'selective', recomputeModules: ['core_attn', 'mlp'] })).toBeCloseTo((32 * 12 + 4) * one, 6);
+    expect(tp({ ...par, recompute: 'selective', recomputeModules: ['core_attn'] })).toBeCloseTo((32 * 10 + 4) * one, 6);
+  });
+
   it("CP's collectives by hand: all_gather moves (R−1) chunks of K/V forward and twice that backward (gathered again, dK/dV reduce-scattered); a2a (R−1)/R of this rank's Q, K, V, O each way", () => {
     // A 1 GB/s link without latency: ms = bytes / 1e6. Seed model at 32K over CP = 4: T = 8192 tokens a rank, h = hk = 4096, bf16.
     const link = { name: 'test', gbps: 8, latencyUs: 0 }, R = 4;

@@ -182,6 +182,19 @@ export function tpCommMs(x: TimeDims, p: ParallelConfig, link: Link): { fwd: num
   return p.sequenceParallel ? { fwd: 4 * one, bwd: 6 * one } : { fwd: 2 * 2 * one, bwd: 2 * 2 * one };
 }
 
+/**
+ * Tensor parallelism's collectives outside the layers, per micro batch: the embedding's (with SP a
+ * reduce-scatter into the sequence-parallel region forward and its all-gather backward; without, an
+ * all-reduce forward) and the output layer's (with SP an all-gather of the final norm's output forward and a
+ * reduce-scatter of its gradient backward; without, an all-reduce of the input gradient backward): two of
+ * T·h bf16 each way either way.
+ */
+export function tpOutsideMs(x: TimeDims, link: Link): { fwd: number; bwd: number } {
+  if (x.t <= 1) return { fwd: 0, bwd: 0 };
+  const one = collectiveMs(link, 2 * x.T * x.h, x.t);
+  return { fwd: 2 * one, bwd: 2 * one };
+}
+
 /** Context parallelism's exposed transfers per layer per micro batch (attention forward / backward compute given, for p2p's overlap). */
 export function cpCommMs(x: TimeDims, p: ParallelConfig, link: Link, attnFwd: number, attnBwd: number): { fwd: number; bwd: number } {
   const cp = p.contextParallel;

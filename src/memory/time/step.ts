@@ -8,7 +8,7 @@
 import { stageParameters, validate, type ModelConfig, type ParallelConfig } from '../model.js';
 import { H200, type DeviceProfile } from './devices.js';
 import {
-  TIME_STACKS, collectiveMs, cpCommMs, exposedLaunchMs, groupLinks, passTimes, recomputed, resolveFusion, tpCommMs,
+  TIME_STACKS, collectiveMs, cpCommMs, exposedLaunchMs, groupLinks, passTimes, recomputed, resolveFusion, tpCommMs, tpOutsideMs,
   type GroupLinks, type IterationTime, type PassTimes, type StackTime, type TimeOptions, type TimeTerm, type TimeTermName,
 } from './iteration.js';
 import { moeDispatchMs, moeOps } from './moe.js';
@@ -62,12 +62,17 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: { profile: DeviceProfi
   // The MoE token exchange over the EP ranks, again where the MoE layer is recomputed (moe, or full).
   const moeAgain = rc.ops.some((op) => op.module === 'moe') ? rc.layers : 0;
   const epc = m.moe && !x.amp ? moeDispatchMs(x, m.moe, ep, L.ep) : { fwd: 0, bwd: 0 };
-  const comm = Ls * (tp.fwd + cp.fwd + tp.bwd + cp.bwd + epc.fwd + epc.bwd) + full * (tp.fwd + cp.fwd) + coreAgain * cp.fwd + moeAgain * epc.fwd;
+  // TP's collectives outside the layers (the embedding, the output layer), and the MLP's half of a layer's again where
+  // selective recompute re-runs the MLP (its sequence-parallel all-gather and reduce-scatter, or its all-reduce).
+  const tpOut = x.amp ? { fwd: 0, bwd: 0 } : tpOutsideMs(x, L.tp);
+  const mlpAgain = p.recompute === 'selective' && rc.ops.some((op) => op.module === 'mlp') ? rc.layers : 0;
+  const tpMs = Ls * (tp.fwd + tp.bwd) + full * tp.fwd + (mlpAgain * tp.fwd) / 2 + tpOut.fwd + tpOut.bwd;
+  const comm = tpMs + Ls * (cp.fwd + cp.bwd + epc.fwd + epc.bwd) + full * cp.fwd + coreAgain * cp.fwd + moeAgain * epc.fwd;
   terms.addPass({ ...layer, byTerm: new Map([...layer.byTerm].map(([k, v]) => [k, v * Ls])) }, scale);
   terms.addPass(out, scale);
   terms.add('gradients', gradMs * scale, TERM_WHAT.gradients);
   terms.add('recompute', rcT.fwd * scale, `forward run again in backward (${rc.layers} layer(s)${p.recompute === 'selective' ? ', the recomputed modules' : ''})`);
-  terms.add('tp-comm', (Ls * (tp.fwd + tp.bwd) + full * tp.fwd) * scale, `tensor-parallel all-reduce / all-gather / reduce-scatter, exposed (${L.tp.name})`);
+  terms.add('tp-comm', tpMs * scale, `tensor-parallel all-reduce / all-gather / reduce-scatter, exposed (${L.tp.name})`);
   terms.add('cp-comm', (Ls * (cp.fwd + cp.bwd) + (full + coreAgain) * cp.fwd) * scale,
     `context-parallel ${x.amp ? "PyTorch context_parallel's" : p.cpCommType ?? 'p2p'} transfers not hidden behind attention (${L.cp.name})`);
   terms.add('ep-comm', (Ls * (epc.fwd + epc.bwd) + moeAgain * epc.fwd) * scale, `MoE tokens to and from the experts over ${ep} expert-parallel ranks (${m.moe?.dispatcher ?? 'allgather'} dispatcher, ${L.ep.name})`);
