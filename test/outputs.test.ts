@@ -208,16 +208,17 @@ describe('bounded work: sizes checked before anything is read or computed', () =
     chmodSync(f('private.md'), 0o600);
     expect((await cli(['notes', '--out', f('private.md')])).code).toBe(0);
     expect(statSync(f('private.md')).mode & 0o777).toBe(0o600);
-    // A child makes a plan for a new folder and starts writing 256 MiB; once the folder exists, another file is put
-    // in it and SIGTERM ends the child mid-write: the other file and the folder stay; the child's temporary goes.
+    // A child makes a plan for a new folder and starts writing 256 MiB; once its temporary exists, another file is put
+    // in the folder and SIGTERM ends the child mid-write: the other file and the folder stay; the child's temporary goes.
     const script = f('sig.mts');
     writeFileSync(script, `import { OutputPlan } from ${JSON.stringify(join(__dirname, '..', 'src', 'cli', 'files.ts'))};
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 process.on('SIGTERM', () => process.exit(143));
 const out = ${JSON.stringify(f('sig', 'out'))};
 const plan = await OutputPlan.make([], [{ flag: 'out', path: out, kind: 'dir', names: ['big'] }]);
+// Once the temporary exists (its creation done: a signal while Node's thread creates it can leave it behind).
 const poll = setInterval(() => {
-  if (!existsSync(out)) return;
+  if (!existsSync(out) || !readdirSync(out).some((n) => n.endsWith('.tmp'))) return;
   clearInterval(poll);
   writeFileSync(out + '/user-notes.txt', 'mine');
   process.kill(process.pid, 'SIGTERM');
