@@ -231,6 +231,15 @@ console.log('finished');
     expect(r.stdout).not.toMatch(/finished/);
     expect(readFileSync(f('sig', 'out', 'user-notes.txt'), 'utf8')).toBe('mine');
     expect(readdirSync(f('sig', 'out'))).toEqual(['user-notes.txt']);
+    // A temporary a process now gone left beside a target (a signal during its creation) goes with the next write
+    // there; one of a running process, or of another target's name, stays.
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    writeFileSync(f('sig', 'out', `.big.${dead}.abc.tmp`), 'left');
+    writeFileSync(f('sig', 'out', `.big.${process.pid}.abc.tmp`), 'live');
+    writeFileSync(f('sig', 'out', `.other.${dead}.abc.tmp`), 'not ours');
+    const plan = await OutputPlan.make([], [{ flag: 'out', path: f('sig', 'out'), kind: 'dir', names: ['big'] }]);
+    await plan.write([{ path: f('sig', 'out', 'big'), data: 'B' }]);
+    expect(readdirSync(f('sig', 'out')).sort()).toEqual([`.big.${process.pid}.abc.tmp`, `.other.${dead}.abc.tmp`, 'big', 'user-notes.txt'].sort());
   });
   it('devices and pipes are refused by stat, never read', async () => {
     await refused(['attention', '--q', '/dev/zero', '--k', f('k.npy'), '--v', f('v.npy'), '--out', f('z1')], /--q \/dev\/zero is a device, not an ordinary file/, [], [f('z1')]);

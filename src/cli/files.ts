@@ -12,7 +12,7 @@
  * signal, its parent gone), the temporaries and the folders this run created are removed. A full
  * disk, a read-only file system or a refused permission is one line naming the path.
  */
-import { access, chmod, constants, mkdir, open, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, constants, mkdir, open, readdir, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { rmdirSync, rmSync, Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { FlashringError, InputError } from '../errors.js';
@@ -337,6 +337,30 @@ function writeError(e: unknown, flag: string, path: string): unknown {
   return new OutputError(`cannot write ${path} (${who(flag)}): ${WRITE_CODES[code]} (${code}); nothing was written`);
 }
 
+/**
+ * Temporaries an earlier run of a process now gone left beside these targets (`.<name>.<pid>.<tag>.tmp`:
+ * a signal that landed while Node's thread created one, after the exit cleanup ran): removed.
+ */
+async function removeDeadTemps(paths: readonly string[]): Promise<void> {
+  for (const dir of new Set(paths.map((p) => dirname(p)))) {
+    const names = new Set(paths.filter((p) => dirname(p) === dir).map((p) => basename(p)));
+    for (const n of await readdir(dir).catch(() => [] as string[])) {
+      const m = /^\.(.+)\.(\d+)\.[0-9a-z]+\.tmp$/.exec(n);
+      if (m && names.has(m[1]) && !alive(Number(m[2]))) await rm(join(dir, n), { force: true });
+    }
+  }
+}
+
+/** Whether a process of this machine is running (signal 0: EPERM means it is, owned by another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** The folders `mkdir -p dir` creates, outermost first. */
 async function missingFolders(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -397,6 +421,7 @@ export class OutputPlan {
     let at = '';
     try {
       await this.makeFolders(files);
+      await removeDeadTemps(files.map((f) => f.path));
       for (let i = 0; i < files.length; i++) {
         at = files[i].path;
         inFlight.add(temps[i]);
