@@ -8,7 +8,7 @@ import { readFileSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { homedir, hostname } from 'node:os';
 import { InputError } from '../errors.js';
-import { checkInputFile, MAX_TEXT_BYTES } from '../cli/files.js';
+import { checkInputFile, MAX_TEXT_BYTES, processAlive } from '../cli/files.js';
 import { resolveTuning, TUNING_PINS } from '../kernels/tuning.js';
 import type { TuneEntry, TuneStore } from './tune.js';
 
@@ -82,15 +82,6 @@ function lockHolder(text: string): { host: string; pid: number; token: string } 
   return host && /^\d+$/.test(pid ?? '') && token ? { host, pid: Number(pid), token } : null;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * The store's lock file (`<store>.lock`, created exclusively, naming its host, process and a token):
  * take() waits for another writer's, takes over a stale one (its process gone on this host, or unreadable
@@ -161,7 +152,7 @@ class StoreLock {
       throw this.fail(e);
     }
     const age = Date.now() - st.mtimeMs, h = lockHolder(text);
-    return { text, h, age, stale: h ? (h.host === hostname() ? !alive(h.pid) : age > STALE_MS) : age > STALE_MS };
+    return { text, h, age, stale: h ? (h.host === hostname() ? !processAlive(h.pid) : age > STALE_MS) : age > STALE_MS };
   }
 
   /**

@@ -346,13 +346,13 @@ async function removeDeadTemps(paths: readonly string[]): Promise<void> {
     const names = new Set(paths.filter((p) => dirname(p) === dir).map((p) => basename(p)));
     for (const n of await readdir(dir).catch(() => [] as string[])) {
       const m = /^\.(.+)\.(\d+)\.[0-9a-z]+\.tmp$/.exec(n);
-      if (m && names.has(m[1]) && !alive(Number(m[2]))) await rm(join(dir, n), { force: true });
+      if (m && names.has(m[1]) && !processAlive(Number(m[2]))) await rm(join(dir, n), { force: true });
     }
   }
 }
 
 /** Whether a process of this machine is running (signal 0: EPERM means it is, owned by another user). */
-function alive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
