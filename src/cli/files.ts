@@ -166,7 +166,6 @@ function pointsCsv(head: string, model: boolean): boolean {
   }
 }
 
-
 /** The kinds of outputs shared by commands (notes.ts has the notes'). */
 export const OUTPUT_KINDS = {
   sweepCsv: { what: "a sweep's points CSV written by flashring (header seq_len,tp,cp,…, rows of source model)", looks: (h: string) => pointsCsv(h, true) },

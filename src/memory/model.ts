@@ -369,6 +369,13 @@ export function cpAttentionProblem(p: Pick<ParallelConfig, 'contextParallel' | '
     : null;
 }
 
+/**
+ * Layers of a stage of `stageLayers` that full recompute's block method recomputes: the first N of each of its
+ * VP model chunks (an N above a chunk's layers, the whole chunk), as TransformerBlock._checkpointed_forward.
+ */
+export const blockRecomputedLayers = (stageLayers: number, p: Pick<ParallelConfig, 'recomputeNumLayers' | 'virtualStages'>): number =>
+  Math.min(p.recomputeNumLayers ?? 1, stageLayers / p.virtualStages) * p.virtualStages;
+
 /** Layers of one model chunk: a pipeline stage's L/PP, or L/(PP·VP) with an interleaved schedule. */
 export const chunkLayers = (m: Pick<ModelConfig, 'numLayers'>, p: Pick<ParallelConfig, 'pipelineParallel' | 'virtualStages'>): number =>
   m.numLayers / p.pipelineParallel / p.virtualStages;
@@ -638,7 +645,7 @@ function heldMatmulParamsPerGpu(m: ModelConfig, p: ParallelConfig, d: Dims, held
   const mlp = heldOnly && modules(p).includes('mlp') ? 0 : (m.swiglu ? 3 : 2) * d.h * d.f;
   const perLayer = d.h * (d.h + 2 * d.hk) + d.h * d.h + mlp;
   const stage = m.numLayers / p.pipelineParallel;
-  const stored = !heldOnly || p.recompute !== 'full' ? stage : p.recomputeMethod === 'block' ? stage - Math.min(p.recomputeNumLayers!, chunkLayers(m, p)) * p.virtualStages : 0;
+  const stored = !heldOnly || p.recompute !== 'full' ? stage : p.recomputeMethod === 'block' ? stage - blockRecomputedLayers(stage, p) : 0;
   const out = d.last ? d.V * d.h : 0;
   return (stored * perLayer + out) / d.t;
 }
@@ -654,8 +661,9 @@ function layerGroups(m: ModelConfig, p: ParallelConfig, d: Dims, inflight: numbe
   if (p.recompute !== 'full') return [G('stored layers', stage, full)];
   const n = Math.min(p.recomputeNumLayers!, chunk), each = v > 1 ? ' of each model chunk' : '';
   if (p.recomputeMethod === 'uniform') return [G(`chunk inputs (uniform, ${n} layer${n > 1 ? 's' : ''} per chunk)`, Math.ceil(chunk / n) * v, [inputTerm(d)])];
-  const groups = [G(`recomputed layers (block, first ${n}${each})`, n * v, [inputTerm(d)])];
-  if (chunk > n) groups.push(G('stored layers', stage - n * v, full));
+  const recomputedLayers = blockRecomputedLayers(stage, p);
+  const groups = [G(`recomputed layers (block, first ${n}${each})`, recomputedLayers, [inputTerm(d)])];
+  if (stage > recomputedLayers) groups.push(G('stored layers', stage - recomputedLayers, full));
   return groups;
 }
 

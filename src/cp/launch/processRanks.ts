@@ -39,7 +39,6 @@ import { Layout, Segment, ringSchedule } from '../plan/schedule.js';
 import { Phase, RingTimeline, StepRecord, makeTimeline, withIdle } from '../rank/timeline.js';
 import { Scheme } from '../schemes/registry.js';
 
-
 /** Spools of rings in flight: removed with what they hold if the process exits mid-ring (a signal, its parent gone; the CLI turns both into an exit). */
 const spools = new Set<string>();
 function removeSpoolOnExit(path: string): () => void {

@@ -20,7 +20,7 @@
  * updates, memory-bound (TIME_STACKS).
  */
 import { LINKS, transferMs, type Link } from '../../cp/plan/linkModel.js';
-import type { ModelConfig, ParallelConfig, RecomputeModule, Stack } from '../model.js';
+import { blockRecomputedLayers, type ModelConfig, type ParallelConfig, type RecomputeModule, type Stack } from '../model.js';
 import type { DeviceProfile } from './devices.js';
 import type { FusionFlags, Op, OpTerm, TimeDims } from './ops.js';
 import { bmmTflops, flashTflops, gemmMs, scoreMs } from './rates.js';
@@ -158,11 +158,7 @@ export function passTimes(ops: Op[], prof: DeviceProfile, times = 1): PassTimes 
 
 /** Layers of one pipeline stage whose forward runs again in backward (full recompute), and the ops that selective recompute re-runs. */
 export function recomputed(p: ParallelConfig, stageLayers: number, layerOps: Op[]): { layers: number; ops: Op[] } {
-  if (p.recompute === 'full') {
-    const n = p.recomputeNumLayers ?? 1;
-    const perChunk = stageLayers / p.virtualStages;
-    return { layers: p.recomputeMethod === 'block' ? Math.min(n, perChunk) * p.virtualStages : stageLayers, ops: layerOps };
-  }
+  if (p.recompute === 'full') return { layers: p.recomputeMethod === 'block' ? blockRecomputedLayers(stageLayers, p) : stageLayers, ops: layerOps };
   if (p.recompute === 'selective') {
     const mods: RecomputeModule[] = p.recomputeModules?.length ? p.recomputeModules : ['core_attn'];
     return { layers: stageLayers, ops: layerOps.filter((o) => o.module !== undefined && mods.includes(o.module)) };

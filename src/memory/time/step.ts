@@ -67,15 +67,16 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: { profile: DeviceProfi
   const tpOut = x.amp ? { fwd: 0, bwd: 0 } : tpOutsideMs(x, L.tp);
   const mlpAgain = p.recompute === 'selective' && rc.ops.some((op) => op.module === 'mlp') ? rc.layers : 0;
   const tpMs = Ls * (tp.fwd + tp.bwd) + full * tp.fwd + (mlpAgain * tp.fwd) / 2 + tpOut.fwd + tpOut.bwd;
-  const comm = tpMs + Ls * (cp.fwd + cp.bwd + epc.fwd + epc.bwd) + full * cp.fwd + coreAgain * cp.fwd + moeAgain * epc.fwd;
+  const cpMs = Ls * (cp.fwd + cp.bwd) + (full + coreAgain) * cp.fwd, epMs = Ls * (epc.fwd + epc.bwd) + moeAgain * epc.fwd;
+  const comm = tpMs + cpMs + epMs;
   terms.addPass({ ...layer, byTerm: new Map([...layer.byTerm].map(([k, v]) => [k, v * Ls])) }, scale);
   terms.addPass(out, scale);
   terms.add('gradients', gradMs * scale, TERM_WHAT.gradients);
   terms.add('recompute', rcT.fwd * scale, `forward run again in backward (${rc.layers} layer(s)${p.recompute === 'selective' ? ', the recomputed modules' : ''})`);
   terms.add('tp-comm', tpMs * scale, `tensor-parallel all-reduce / all-gather / reduce-scatter, exposed (${L.tp.name})`);
-  terms.add('cp-comm', (Ls * (cp.fwd + cp.bwd) + (full + coreAgain) * cp.fwd) * scale,
+  terms.add('cp-comm', cpMs * scale,
     `context-parallel ${x.amp ? "PyTorch context_parallel's" : p.cpCommType ?? 'p2p'} transfers not hidden behind attention (${L.cp.name})`);
-  terms.add('ep-comm', (Ls * (epc.fwd + epc.bwd) + moeAgain * epc.fwd) * scale, `MoE tokens to and from the experts over ${ep} expert-parallel ranks (${m.moe?.dispatcher ?? 'allgather'} dispatcher, ${L.ep.name})`);
+  terms.add('ep-comm', epMs * scale, `MoE tokens to and from the experts over ${ep} expert-parallel ranks (${m.moe?.dispatcher ?? 'allgather'} dispatcher, ${L.ep.name})`);
   const backward = Ls * layer.bwd + out.bwd + rcT.fwd + gradMs;
   const gpu = Ls * layer.fwd + out.fwd + backward + comm;
   // SequentialMLP runs each local expert as its own module, forward, backward and when recomputed (moe or full).
