@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepared 2026-12-04 (22:39 UTC session, when no device was lent), to run at the next session's first device call.
+# Prepared 2026-12-04 (22:39 UTC session, when no device was lent); run 2026-12-05 04:10 UTC as bench/results/wip-next/gpu-call.sh (this folder's name then), results in a/ b/ c/ and README.md.
 # What the tree since 4bcc051 changed that only the H200 can measure:
 #   - the tensor-core forward's epilogue (rows without mass in ring steps: a few scalar operations a row) and the
 #     ring's finalize pass (one a rank): the same-call table with robustness off and on, and the real ring's sweep
@@ -13,6 +13,7 @@
 # Two device calls (each within the 600 s a call may take), from the project root:
 #   bash .gpu/enter.sh bash bench/results/wip-next/gpu-call.sh a   (tests, same-call tables)
 #   bash .gpu/enter.sh bash bench/results/wip-next/gpu-call.sh b   (the ring's sweeps and steps)
+#   bash .gpu/enter.sh bash bench/results/wip-next/gpu-call.sh c   (the portable f32 forward, new and old)
 set -uo pipefail
 PART=${1:?give a or b}
 O=/tmp/next-$PART; mkdir -p $O; source bench/gpu-lib.sh
@@ -35,6 +36,13 @@ echo "== tensor cores (TFLOP/s, ratio): new / old, robustness off then on"
 awk '$1 ~ /tc-r/ { k = $2 " " $3 " " $4; v[$1, k] = $6 " " $8; keys[k] = 1 } END { for (k in keys) printf "%-22s off %s / %s   on %s / %s\n", k, v["tc-r0", k], v["old-tc-r0", k], v["tc-r1", k], v["old-tc-r1", k] }' $O/table.txt | sort
 echo "== portable f16 forward, robustness on (TFLOP/s, ratio): default (f32 products) / old tree's f32 products / opt-in f16 products"
 awk '$2 == "fwd" && $1 ~ /p(k)?16-r1/ { k = $3 " " $4; v[$1, k] = $6 " " $8; keys[k] = 1 } END { for (k in keys) printf "%-14s %s / %s / %s\n", k, v["p16-r1", k], v["old-p16-r1", k], v["pk16-r1", k] }' $O/table.txt | sort
+elif [ "$PART" = c ]; then
+# Added 2026-12-05 after a and b: the portable f32 forward (its epilogue and running max changed in the twenty-first step, unmeasured).
+PYTHONUNBUFFERED=1 timeout 70 python3 bench/peers/torch_sdpa.py --N 16384 --D 64,128 --heads 16 --reps 2 --out $O/peer.json > $O/peer.log 2>&1
+echo "peer $(el)"; pack
+same_call p32-r1 1 f32 FLASHRING_PATH=scalar
+same_call p32-r0 0 f32 FLASHRING_PATH=scalar
+(cd /tmp/old && same_call old-p32-r1 1 f32 FLASHRING_PATH=scalar)
 else
 sw() {
   local dir=$root; [ "$1" = old ] && dir=/tmp/old
