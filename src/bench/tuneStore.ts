@@ -8,6 +8,7 @@ import { readFileSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { homedir, hostname } from 'node:os';
 import { InputError } from '../errors.js';
+import { atExit } from '../exit.js';
 import { checkInputFile, MAX_TEXT_BYTES, processAlive } from '../cli/files.js';
 import { resolveTuning, TUNING_PINS } from '../kernels/tuning.js';
 import type { TuneEntry, TuneStore } from './tune.js';
@@ -131,9 +132,9 @@ class StoreLock {
       if (this.pending) try { unlinkSync(this.pending); } catch { /* gone */ }
       try { if (readFileSync(this.lockPath, 'utf8') === mine) unlinkSync(this.lockPath); } catch { /* gone */ }
     };
-    process.on('exit', onExit);
+    const keep = atExit(onExit);
     return async () => {
-      process.off('exit', onExit);
+      keep();
       // Ours still (a waiter that judged it stale by mistake may have replaced it): removed.
       if ((await readFile(this.lockPath, 'utf8').catch(() => null)) === mine) await unlink(this.lockPath).catch(() => {});
     };

@@ -16,6 +16,7 @@ import { access, chmod, constants, mkdir, open, readdir, realpath, rename, rm, r
 import { rmdirSync, rmSync, Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { FlashringError, InputError } from '../errors.js';
+import { atExit } from '../exit.js';
 import { CSV_COLUMNS, REPLAY_SOURCE, parseCsv } from '../memory/csv.js';
 
 /** A write the file system refused (no space, read-only, permission): one line naming the path. */
@@ -296,32 +297,12 @@ function collision(ins: Resolved[], outs: Resolved[]): string | null {
 }
 
 /**
- * Paths this process is writing (temporaries) or created (folders), removed if it ends early: the
- * temporaries, then the folders innermost first and only while empty (another run, or the user, may have
- * put files into a folder this one created: they stay).
+ * Undoes, if the process ends before the write is done, one path this process is writing (a temporary)
+ * or created (a folder: removed only while empty, since another run or the user may have put files in
+ * it). The registry runs newest first: temporaries, then folders innermost first.
  */
-const inFlight = new Set<string>();
-const folders = new Set<string>();
-
-function removeInFlight(): void {
-  for (const p of [...inFlight].reverse()) {
-    try {
-      if (folders.has(p)) rmdirSync(p);
-      else rmSync(p, { force: true });
-    } catch { /* best effort while exiting; a folder that holds files stays */ }
-  }
-  inFlight.clear();
-}
-
-let installed = false;
-/**
- * Removes what is in flight when the process exits before finishing its writes. The command's
- * process (bin/dawn-noise.mjs) turns signals and a lost parent into an exit, so this runs then too.
- */
-function installExitCleanup(): void {
-  if (installed) return;
-  installed = true;
-  process.on('exit', removeInFlight);
+function removeAtExit(path: string, kind: 'file' | 'dir'): () => void {
+  return atExit(() => (kind === 'dir' ? rmdirSync(path) : rmSync(path, { force: true })));
 }
 
 const WRITE_CODES: Record<string, string> = {
@@ -336,16 +317,27 @@ function writeError(e: unknown, flag: string, path: string): unknown {
   return new OutputError(`cannot write ${path} (${who(flag)}): ${WRITE_CODES[code]} (${code}); nothing was written`);
 }
 
+/** The temporary a write puts beside `target` before renaming it into place: `.<name>.<pid>.<stamp>.tmp`. */
+function tempPath(target: string, stamp: string): string {
+  return join(dirname(target), `.${basename(target)}.${process.pid}.${stamp}.tmp`);
+}
+
+/** The target's name and the writer's pid of a file named as tempPath names temporaries, or null. */
+function tempOwner(name: string): { target: string; pid: number } | null {
+  const m = /^\.(.+)\.(\d+)\.[0-9a-z]+\.tmp$/.exec(name);
+  return m ? { target: m[1], pid: Number(m[2]) } : null;
+}
+
 /**
- * Temporaries an earlier run of a process now gone left beside these targets (`.<name>.<pid>.<tag>.tmp`:
- * a signal that landed while Node's thread created one, after the exit cleanup ran): removed.
+ * Temporaries an earlier run of a process now gone left beside these targets (a signal that landed while
+ * Node's thread created one, after the exit cleanup ran): removed.
  */
 async function removeDeadTemps(paths: readonly string[]): Promise<void> {
   for (const dir of new Set(paths.map((p) => dirname(p)))) {
     const names = new Set(paths.filter((p) => dirname(p) === dir).map((p) => basename(p)));
     for (const n of await readdir(dir).catch(() => [] as string[])) {
-      const m = /^\.(.+)\.(\d+)\.[0-9a-z]+\.tmp$/.exec(n);
-      if (m && names.has(m[1]) && !processAlive(Number(m[2]))) await rm(join(dir, n), { force: true });
+      const t = tempOwner(n);
+      if (t && names.has(t.target) && !processAlive(t.pid)) await rm(join(dir, n), { force: true });
     }
   }
 }
@@ -369,14 +361,14 @@ async function missingFolders(dir: string): Promise<string[]> {
 
 /** The outputs of one run: checked when made, written all at once by write(). */
 export class OutputPlan {
-  private created: string[] = [];
+  /** Folders this plan created, outermost first, each with the withdrawal of its removal at exit. */
+  private created: { path: string; keep: () => void }[] = [];
   private constructor(private readonly targets: readonly OutputTarget[]) {}
 
   /** Resolves and checks every output against the inputs and each other, before any work. */
   static async make(inputs: readonly InputPath[], outputs: readonly OutputTarget[], opts: OutputOptions = {}): Promise<OutputPlan> {
     const why = collision(await resolveInputs(inputs), await resolveOutputs(outputs)) ?? (opts.force ? null : await wouldLose(outputs));
     if (why) throw new InputError(why);
-    installExitCleanup();
     return new OutputPlan(outputs);
   }
 
@@ -403,9 +395,7 @@ export class OutputPlan {
         } catch (e) {
           throw writeError(e, owner.flag, d);
         }
-        this.created.push(d);
-        inFlight.add(d);
-        folders.add(d);
+        this.created.push({ path: d, keep: removeAtExit(d, 'dir') });
       }
     }
   }
@@ -415,15 +405,16 @@ export class OutputPlan {
    * temporaries and every folder this plan created, and says which path failed.
    */
   async write(files: readonly { path: string; data: Uint8Array | string }[]): Promise<void> {
-    const tag = `.${process.pid}.${Date.now().toString(36)}.tmp`;
-    const temps = files.map((f) => join(dirname(f.path), `.${basename(f.path)}${tag}`));
+    const stamp = Date.now().toString(36);
+    const temps = files.map((f) => tempPath(f.path, stamp));
+    const keeps: (() => void)[] = [];
     let at = '';
     try {
       await this.makeFolders(files);
       await removeDeadTemps(files.map((f) => f.path));
       for (let i = 0; i < files.length; i++) {
         at = files[i].path;
-        inFlight.add(temps[i]);
+        keeps.push(removeAtExit(temps[i], 'file'));
         await writeFile(temps[i], files[i].data);
         // A file written over keeps its permissions (a private file stays private).
         const old = await statOrNull(files[i].path);
@@ -432,12 +423,12 @@ export class OutputPlan {
       for (let i = 0; i < files.length; i++) {
         at = files[i].path;
         await rename(temps[i], files[i].path);
-        inFlight.delete(temps[i]);
+        keeps[i]();
       }
-      for (const d of this.created) { inFlight.delete(d); folders.delete(d); } // they hold results now
+      for (const d of this.created) d.keep(); // they hold results now
     } catch (e) {
       await Promise.all(temps.map((t) => rm(t, { force: true })));
-      for (const t of temps) inFlight.delete(t);
+      for (const keep of keeps) keep();
       await this.abandon();
       throw writeError(e, this.flagOf(at), at);
     }
@@ -446,9 +437,8 @@ export class OutputPlan {
   /** Removes the folders this plan created that are still empty (a run that failed before writing). */
   async abandon(): Promise<void> {
     for (const d of [...this.created].reverse()) {
-      await rmdir(d).catch(() => {}); // a folder holding results stays
-      inFlight.delete(d);
-      folders.delete(d);
+      await rmdir(d.path).catch(() => {}); // a folder holding results stays
+      d.keep();
     }
     this.created = [];
   }

@@ -28,6 +28,7 @@ import { HostTensor } from '../../kernels/attention.js';
 import { Precision } from '../../kernels/precision.js';
 import { AttentionShape, ResolvedOptions, resolveOptions } from '../../shape.js';
 import { maskOf } from '../../mask.js';
+import { atExit } from '../../exit.js';
 import { Problem } from '../schemes/chunks.js';
 import { DataMessage } from '../transport/processComm.js';
 import { InputName, RingInputs, hostSource, readAll, segmentReader } from './hostIO.js';
@@ -39,23 +40,6 @@ import { Layout, Segment, ringSchedule } from '../plan/schedule.js';
 import { Phase, RingTimeline, StepRecord, makeTimeline, withIdle } from '../rank/timeline.js';
 import { Scheme } from '../schemes/registry.js';
 
-/** Spools of rings in flight: removed with what they hold if the process exits mid-ring (a signal, its parent gone; the CLI turns both into an exit). */
-const spools = new Set<string>();
-function removeSpoolOnExit(path: string): () => void {
-  if (!spools.size) process.once('exit', removeSpools);
-  spools.add(path);
-  return () => {
-    spools.delete(path);
-    if (!spools.size) process.off('exit', removeSpools);
-  };
-}
-function removeSpools(): void {
-  for (const p of spools) {
-    try {
-      rmSync(p, { recursive: true, force: true });
-    } catch { /* best effort while exiting */ }
-  }
-}
 /** What a rank process needs: the problem, its shard's rows, and how to reach the others. */
 export interface RankInit {
   type: 'init';
@@ -141,7 +125,8 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
     type: 'init', rank, R, shape: s, base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards: sched.shards,
     backward: src.backward, spool, inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
   }));
-  const forget = removeSpoolOnExit(spool); // removed at exit too, if a signal ends the command mid-ring
+  // Removed at exit too, if the process ends mid-ring (a signal, its parent gone: the CLI turns both into an exit).
+  const forget = atExit(() => rmSync(spool, { recursive: true, force: true }));
   const done = await runProcesses(inits, opts, sch.steps).finally(() => rm(spool, { recursive: true, force: true }).then(forget));
   const pb: Problem = { shape: s, base, eb: precision === 'f16' ? 2 : 4 };
   const timeline = assemble(done, pb, sch.scheme, sch.hierarchy, layout, precision, sched, !!opts.causal);

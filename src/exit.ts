@@ -1,0 +1,27 @@
+/**
+ * One registry of what to undo when the process exits before finishing (temporaries, folders it created,
+ * a ring's spool, a store's lock). The command's process (bin/dawn-noise.mjs) turns signals and a lost
+ * parent into an exit, so these run then too. Each runs once, newest first, synchronously (an 'exit'
+ * handler cannot wait), and its errors are swallowed: exiting is best effort.
+ */
+const undo = new Set<() => void>();
+let installed = false;
+
+function runAll(): void {
+  for (const fn of [...undo].reverse()) {
+    undo.delete(fn);
+    try {
+      fn();
+    } catch { /* best effort while exiting */ }
+  }
+}
+
+/** Runs `fn` at exit unless the returned function (call it once the work is done) withdraws it first. */
+export function atExit(fn: () => void): () => void {
+  if (!installed) {
+    installed = true;
+    process.on('exit', runAll);
+  }
+  undo.add(fn);
+  return () => void undo.delete(fn);
+}
