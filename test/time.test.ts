@@ -577,9 +577,10 @@ describe('the model, term by term', () => {
     const { perGpu, experts } = stageParameters(moeModel, par(8));
     const reduce = (n: number, ranks: number) => collectiveMs(link, 4 * n, ranks) + collectiveMs(link, 2 * n, ranks);
     expect(term(8, 'dp-comm')).toBeCloseTo(reduce(perGpu - experts, 8), 6);
+    // Adam's 98 B a parameter over the shard; the gradient buffer's zeroing, 4 B, over every parameter the GPU holds.
     const adam = term(8, 'optimizer') / term(1, 'optimizer');
-    const shard = (ep: number) => { const q = stageParameters(moeModel, par(ep)); return (q.perGpu - q.experts) / 8 + q.experts / (8 / ep); };
-    expect(adam).toBeCloseTo(shard(8) / shard(1), 6);
+    const bytes = (ep: number) => { const q = stageParameters(moeModel, par(ep)); return 98 * ((q.perGpu - q.experts) / 8 + q.experts / (8 / ep)) + 4 * q.perGpu; };
+    expect(adam).toBeCloseTo(bytes(8) / bytes(1), 6);
   });
 
   it("each group of ranks talks over the node's link while its GPUs fit one node, else the link between nodes (Megatron-LM's rank order: TP, CP, DP, PP; experts TP, EP)", () => {
@@ -603,12 +604,16 @@ describe('the model, term by term', () => {
     expect(term({}, 'tp-comm').ms).toBeCloseTo(term({ gpusPerNode: 16 }, 'tp-comm').ms, 9);
   });
 
-  it('the pipeline sends each micro batch\'s activations (bf16, T·h/t with SP) once per model chunk a rank holds, and the gradients back', () => {
+  it('the pipeline sends each micro batch\'s activations (bf16, T·h/t with SP) once per model chunk a rank holds, the gradients back, and a tied embedding\'s gradient between the first and last stages', () => {
     const link = { name: 'test', gbps: 8, latencyUs: 0 };
     const par = (vp: number): ParallelConfig => ({ ...DEFAULT_PARALLEL, seqLength: 8192, pipelineParallel: 4, virtualStages: vp });
-    const pp = (vp: number) => iterationTime(PRESETS['seed-32L-4096h'].model, par(vp), { link, microBatches: 4 }).terms.find((t) => t.name === 'pp-comm')!.ms;
-    expect(pp(1)).toBeCloseTo((2 * 4 * 8192 * 4096 * 2) / 1e6, 6);   // forward and backward, 4 micro batches, 8192 × 4096 bf16
-    expect(pp(2)).toBeCloseTo(2 * pp(1), 6);
+    const seed = PRESETS['seed-32L-4096h'].model;
+    const pp = (vp: number, m = seed) => iterationTime(m, par(vp), { link, microBatches: 4 }).terms.find((t) => t.name === 'pp-comm')!.ms;
+    const sends = (2 * 4 * 8192 * 4096 * 2) / 1e6;   // forward and backward, 4 micro batches, 8192 × 4096 bf16
+    const tied = ((1 / 2) * 4 * 128256 * 4096) / 1e6;   // an all-reduce over 2 ranks of the fp32 word-embedding gradient, V·h
+    expect(pp(1)).toBeCloseTo(sends + tied, 6);
+    expect(pp(2)).toBeCloseTo(2 * sends + tied, 6);
+    expect(pp(1, { ...seed, untieEmbeddings: true })).toBeCloseTo(sends, 6);
   });
 
   it("TP's collectives by hand: 4 + 6 a layer with SP, 2 + 2 outside the layers (embedding, output layer), 2 more a layer where selective recompute re-runs the MLP", () => {

@@ -29,6 +29,11 @@ import { bmmTflops, flashTflops, gemmMs, scoreMs } from './rates.js';
 export interface StackTime {
   /** Bytes per parameter of one optimizer step over the parameters this GPU updates. */
   optimizerBytesPerParam: number;
+  /**
+   * Of those, the bytes zeroing the gradient buffer, which covers every parameter this GPU holds, not only
+   * the distributed optimizer's shard (Megatron-LM's zero_grad_buffer: grad_data.zero_() over the whole buffer).
+   */
+  zeroBytesPerParam: number;
   optimizerKernelsPerTensor: number;
   /** Bytes per parameter per micro batch adding the bf16 gradients into fp32 main gradients (0 where the ops count it). */
   gradBytesPerParam: number;
@@ -53,7 +58,7 @@ export const TIME_STACKS: Record<Stack, StackTime> = {
     // divide 8, add ε 8, update 16 = 72), bias corrections 8, grad norm 4 and clip 8 (local_multi_tensor_l2_norm /
     // _scale), the copy to the bf16 model parameters 6, zeroing the main gradients 4; the DDP hook adds each bf16
     // gradient into its fp32 main gradient in backward (read 2 + 4, write 4).
-    optimizerBytesPerParam: 102, optimizerKernelsPerTensor: 8, gradBytesPerParam: 10, moeSerial: true, dpOverlap: false, bucketBytesPerParam: 0, fixedHost: true,
+    optimizerBytesPerParam: 102, zeroBytesPerParam: 4, optimizerKernelsPerTensor: 8, gradBytesPerParam: 10, moeSerial: true, dpOverlap: false, bucketBytesPerParam: 0, fixedHost: true,
     note: 'Megatron-LM: the host runs ahead of the GPU through a dense step (max(host, GPU), then its fixed part: the loss and grad-norm checks at the end); ' +
       'a MoE layer reads its token counts on the host (SequentialMLP tokens_per_expert.tolist(), the dispatcher\'s .cpu()), so a MoE step is host + GPU',
   },
@@ -61,7 +66,7 @@ export const TIME_STACKS: Record<Stack, StackTime> = {
     // fused AdamW over fp32 parameters: read parameter, gradient, two moments (16), write three (12); zero_grad(set_to_none=False) 4.
     // DDP (gradient_as_bucket_view off, its default): each fp32 gradient copied into its bucket scaled by 1/n (8 B, the
     // reducer's mul_out), the bucket copied back into .grad after the all-reduce (8 B).
-    optimizerBytesPerParam: 32, optimizerKernelsPerTensor: 1, gradBytesPerParam: 0, moeSerial: false, dpOverlap: true, bucketBytesPerParam: 16, fixedHost: false,
+    optimizerBytesPerParam: 32, zeroBytesPerParam: 4, optimizerKernelsPerTensor: 1, gradBytesPerParam: 0, moeSerial: false, dpOverlap: true, bucketBytesPerParam: 16, fixedHost: false,
     note: 'the PyTorch harness (bench/torchcp): one synchronisation per step, DDP buckets behind the backward: max(host, GPU); ' +
       "its launch cost is the profile's, fitted on Megatron-LM steps (the harness's measured points are all GPU-bound: none fits it)",
   },

@@ -12,7 +12,7 @@
  * t tensor-parallel ranks (norms, dropouts and residual adds on T/t tokens with sequence parallelism),
  * E = b·(a/t)·(s/CP)·s attention scores.
  */
-import { DEFAULT_VOCAB_SIZE, ffnWidth, positionEmbedding, stageParameters, type ModelConfig, type ParallelConfig, type RecomputeModule } from '../model.js';
+import { DEFAULT_VOCAB_SIZE, ffnWidth, positionEmbedding, type ModelConfig, type ParallelConfig, type RecomputeModule } from '../model.js';
 
 export type OpKind = 'gemm' | 'bmm' | 'flash' | 'copy' | 'softmax' | 'dropout' | 'scores';
 /** The unfused attention core's kernels over the scores, priced per score at the profile's in-step rates (devices.ts ScoreRates). */
@@ -243,9 +243,4 @@ export function parameterTensors(m: ModelConfig, ep = 1): { perLayer: number; ou
 export function parameterTensorCount(m: ModelConfig, layers = m.numLayers, ep = 1): number {
   const t = parameterTensors(m, ep);
   return layers * t.perLayer + t.outside;
-}
-
-/** Parameters whose gradients and Adam state this GPU holds (before the distributed optimizer's split): the memory model's first stage's. */
-export function paramsPerGpu(m: ModelConfig, p: ParallelConfig): number {
-  return stageParameters(m, p).perGpu;
 }

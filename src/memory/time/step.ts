@@ -12,7 +12,7 @@ import {
   type GroupLinks, type IterationTime, type PassTimes, type StackTime, type TimeOptions, type TimeTerm, type TimeTermName,
 } from './iteration.js';
 import { moeDispatchMs, moeOps } from './moe.js';
-import { attentionOps, mlpOps, outsideOps, paramsPerGpu, parameterTensorCount, residualOps, timeDims, type Op, type TimeDims } from './ops.js';
+import { attentionOps, mlpOps, outsideOps, parameterTensorCount, residualOps, timeDims, type Op, type TimeDims } from './ops.js';
 import { ampLayerOps, ampOutsideOps, torchRingCommMs } from './torchAmp.js';
 
 /** Every op of one layer's forward: attention, then the dense MLP or the MoE layer (this rank's E/EP experts), then the residual add (the stack's op set). */
@@ -47,8 +47,11 @@ const TERM_WHAT: Record<string, string> = {
 
 interface Micro { gpu: number; comm: number; backward: number; kernels: number; flops: number; expertPasses: number }
 
+/** What every piece of a step reads: the device, each group's link, the stack, the first stage's parameters a GPU (stageParameters). */
+interface StepContext { profile: DeviceProfile; links: GroupLinks; st: StackTime; params: { perGpu: number; experts: number } }
+
 /** A micro batch's forward and backward on the first (busiest) stage: GPU time, kernels launched, exposed communication. */
-function microBatch(m: ModelConfig, p: ParallelConfig, o: { profile: DeviceProfile; links: GroupLinks; st: StackTime }, x: TimeDims, terms: Terms, scale: number): Micro {
+function microBatch(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDims, terms: Terms, scale: number): Micro {
   const prof = o.profile, Ls = m.numLayers / p.pipelineParallel, ep = p.expertParallel ?? 1;
   const ops = layerOps(m, x, ep), layer = passTimes(ops, prof), outOps = outside(x), out = passTimes(outOps, prof);
   const core = passTimes(ops.filter((op) => op.term === 'attention'), prof);
@@ -58,7 +61,7 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: { profile: DeviceProfi
   // The CP transfers run again where the attention core is recomputed on its own (selective core_attn).
   const coreAgain = p.recompute === 'selective' && rc.ops.some((op) => op.module === 'core_attn') ? rc.layers : 0;
   const tensorCount = parameterTensorCount(m, Ls, ep);
-  const gradMs = (paramsPerGpu(m, p) * o.st.gradBytesPerParam) / (prof.bandwidthGBs.copy * 1e6);
+  const gradMs = (o.params.perGpu * o.st.gradBytesPerParam) / (prof.bandwidthGBs.copy * 1e6);
   // The MoE token exchange over the EP ranks, again where the MoE layer is recomputed (moe, or full).
   const moeAgain = rc.ops.some((op) => op.module === 'moe') ? rc.layers : 0;
   const epc = m.moe && !x.amp ? moeDispatchMs(x, m.moe, ep, L.ep) : { fwd: 0, bwd: 0 };
@@ -91,12 +94,37 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: { profile: DeviceProfi
  * Data-parallel (× CP ranks) gradient reduction, exposed: after the backward, or what outlasts it (DDP's
  * buckets). The routed experts' gradients over their expert data-parallel group only, DP·CP/EP ranks.
  */
-function dpMs(m: ModelConfig, p: ParallelConfig, link: NonNullable<TimeOptions['link']>, st: StackTime, backwardMs: number): number {
-  const n = p.dataParallel * p.contextParallel, { perGpu, experts } = stageParameters(m, p), ep = p.expertParallel ?? 1;
+function dpMs(p: ParallelConfig, o: StepContext, backwardMs: number): number {
+  const n = p.dataParallel * p.contextParallel, { perGpu, experts } = o.params, ep = p.expertParallel ?? 1, link = o.links.dp;
   const reduce = (params: number, ranks: number) =>
     p.distributedOptimizer ? collectiveMs(link, 4 * params, ranks) + collectiveMs(link, 2 * params, ranks) : 2 * collectiveMs(link, 4 * params, ranks);
   const ms = reduce(perGpu - experts, n) + reduce(experts, n / ep);
-  return st.dpOverlap ? Math.max(0, ms - backwardMs) : ms;
+  return o.st.dpOverlap ? Math.max(0, ms - backwardMs) : ms;
+}
+
+/**
+ * Between pipeline stages, exposed: each micro batch's activations leave a rank once per model chunk it holds
+ * (VP of them interleaved) and their gradients come back as often; with tied embeddings the word embedding's
+ * fp32 gradient is all-reduced between the first and last stages after the backward (Megatron-LM's
+ * _allreduce_word_embedding_grads over the embedding group: 2 ranks, V·h/t parameters).
+ */
+function pipelineCommMs(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDims, mb: number): { ms: number; what: string } {
+  if (p.pipelineParallel <= 1) return { ms: 0, what: '' };
+  const sends = 2 * mb * p.virtualStages * collectiveMs(o.links.pp, 2 * 2 * x.Tn * x.h, 2);
+  const tied = m.untieEmbeddings ? 0 : collectiveMs(o.links.pp, (4 * x.V * x.h) / x.t, 2);
+  return { ms: sends + tied, what: `activations and their gradients between stages${tied ? ", the tied embedding's gradient all-reduced between the first and last" : ''} (${o.links.pp.name})` };
+}
+
+/**
+ * Adam over the parameters this GPU updates (the distributed optimizer's shard: dense parameters over DP·CP
+ * ranks, the routed experts' over DP·CP/EP, as the memory model), memory-bound, and the gradient buffer
+ * zeroed for every parameter the GPU holds.
+ */
+function optimizerMs(p: ParallelConfig, o: StepContext): { ms: number; shard: number } {
+  const ranks = p.dataParallel * p.contextParallel, { perGpu, experts } = o.params, st = o.st;
+  const shard = p.distributedOptimizer ? (perGpu - experts) / ranks + experts / (ranks / (p.expertParallel ?? 1)) : perGpu;
+  const bytes = shard * (st.optimizerBytesPerParam - st.zeroBytesPerParam) + perGpu * st.zeroBytesPerParam;
+  return { ms: bytes / (o.profile.bandwidthGBs.copy * 1e6), shard };
 }
 
 /**
@@ -109,33 +137,30 @@ function dpMs(m: ModelConfig, p: ParallelConfig, link: NonNullable<TimeOptions['
 export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptions = {}): IterationTime {
   validate(m, p);
   const st = TIME_STACKS[p.stack ?? 'megatron'];
-  const o = { profile: opts.profile ?? H200, links: groupLinks(p, opts), st };
+  const o: StepContext = { profile: opts.profile ?? H200, links: groupLinks(p, opts), st, params: stageParameters(m, p) };
   const mb = opts.microBatches ?? 1, pp = p.pipelineParallel, bubble = (pp - 1) / p.virtualStages;
   const x = timeDims(m, p, resolveFusion(m, opts.fusion));
   const terms = new Terms(), host = o.profile.host;
   const micro = microBatch(m, p, o, x, terms, mb);
-  // Each micro batch's activations leave a rank once per model chunk it holds (VP of them interleaved), and their gradients come back as often.
-  const ppComm = pp > 1 ? 2 * mb * p.virtualStages * collectiveMs(o.links.pp, 2 * 2 * x.Tn * x.h, 2) : 0;
-  const dp = dpMs(m, p, o.links.dp, st, micro.backward * mb);
-  // The distributed optimizer's shard: dense parameters over DP·CP ranks, the routed experts' over DP·CP/EP (as the memory model).
-  const ranks = p.dataParallel * p.contextParallel, params = paramsPerGpu(m, p), experts = stageParameters(m, p).experts;
-  const shard = p.distributedOptimizer ? (params - experts) / ranks + experts / (ranks / (p.expertParallel ?? 1)) : params;
-  const optGpu = (shard * st.optimizerBytesPerParam) / (o.profile.bandwidthGBs.copy * 1e6);
+  const ppc = pipelineCommMs(m, p, o, x, mb), dp = dpMs(p, o, micro.backward * mb), opt = optimizerMs(p, o);
+  const ranks = p.dataParallel * p.contextParallel;
   const kernels = micro.kernels * mb + parameterTensorCount(m, m.numLayers / pp, p.expertParallel ?? 1) * st.optimizerKernelsPerTensor;
   const expertPasses = micro.expertPasses * mb;
   const launches = (kernels * host.launchUs + expertPasses * host.moeExpertUs) / 1e3;
-  const buckets = ranks > 1 ? (params * st.bucketBytesPerParam) / (o.profile.bandwidthGBs.copy * 1e6) : 0;
-  const gpuMs = micro.gpu * (mb + bubble) + ppComm + dp + optGpu + buckets;
+  const buckets = ranks > 1 ? (o.params.perGpu * st.bucketBytesPerParam) / (o.profile.bandwidthGBs.copy * 1e6) : 0;
+  const gpuMs = micro.gpu * (mb + bubble) + ppc.ms + dp + opt.ms + buckets;
   terms.add('gradients', buckets, TERM_WHAT.gradients);
   terms.add('pipeline-bubble', micro.gpu * bubble, `pipeline fill and drain: (p − 1)/v = ${bubble.toFixed(2)} micro batches idle`);
-  terms.add('pp-comm', ppComm, `activations and their gradients between stages (${o.links.pp.name})`);
+  terms.add('pp-comm', ppc.ms, ppc.what);
   terms.add('dp-comm', dp, `gradients reduced over ${ranks} data-parallel × context-parallel ranks${p.distributedOptimizer ? ', parameters gathered' : ''} (${o.links.dp.name})`);
-  terms.add('optimizer', optGpu, `Adam over ${Math.round(shard).toLocaleString('en-US')} fp32 parameters, ${st.optimizerBytesPerParam} B each`);
+  const n = (v: number) => Math.round(v).toLocaleString('en-US');
+  terms.add('optimizer', opt.ms, `Adam over ${n(opt.shard)} fp32 parameters, ${st.optimizerBytesPerParam - st.zeroBytesPerParam} B each, ` +
+    `and the gradient buffer zeroed, ${st.zeroBytesPerParam} B each of ${n(o.params.perGpu)}`);
   const serial = st.moeSerial && !!m.moe;
   const hostMs = exposedLaunchMs(serial, launches, gpuMs) + (st.fixedHost ? host.iterationMs : 0);
   terms.add('host', hostMs, `${Math.round(kernels)} kernel launches at ${host.launchUs} µs${expertPasses ? `, ${expertPasses} expert module passes at ${host.moeExpertUs} µs` : ''}` +
     `${st.fixedHost ? `, ${host.iterationMs} ms per iteration` : ''} (${serial ? 'added to the GPU time' : 'beyond the GPU time'})`);
-  const list = terms.list(), iterMs = gpuMs + hostMs, comm = micro.comm * mb + ppComm + dp;
+  const list = terms.list(), iterMs = gpuMs + hostMs, comm = micro.comm * mb + ppc.ms + dp;
   return {
     iterMs, terms: list, gpuMs, hostMs, commMs: comm, commFraction: comm / iterMs, kernels, expertPasses, hostSerial: serial, launchMs: launches,
     tflopsPerGpu: (micro.flops * mb) / (iterMs * 1e9), tokensPerSecond: (p.seqLength * p.microBatchSize * mb * p.dataParallel) / (iterMs / 1e3),
