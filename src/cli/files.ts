@@ -151,17 +151,15 @@ export interface Manifest { name: string; lists: (text: string) => readonly stri
 const CSV_HEADER = CSV_COLUMNS.join(',');
 
 /**
- * Whether the start of a file is a points CSV of ours whose rows (those whole in `head`) are the
- * model's (`model`: a sweep's) or measured ones (a replay's): a sweep does not overwrite measured
- * points, nor a replay a sweep, though both write the same header.
+ * Whether the start of a file is a points CSV of ours whose rows (those whole in `head`) pass `rule`: a
+ * sweep's are all the model's, a replay's all measured from logs, a bench's the model's first; so a sweep
+ * does not overwrite measured points, nor a replay a sweep, though all write the same header.
  */
-function pointsCsv(head: string, model: boolean): boolean {
+function pointsCsv(head: string, rule: (rows: ReturnType<typeof parseCsv>) => boolean): boolean {
   if (!head.startsWith(CSV_HEADER)) return false;
   const whole = head.length < 4096 ? head : head.slice(0, head.lastIndexOf('\n') + 1);
   try {
-    // A replay's rows are those it reads from Megatron-LM logs: a measured dataset (the PyTorch harness's,
-    // one a person curated) has the same header and is not a replay's to overwrite (an adversarial review).
-    return parseCsv(whole).every((r) => (model ? r.source === 'model' : r.source.startsWith(REPLAY_SOURCE)));
+    return rule(parseCsv(whole));
   } catch {
     return false;
   }
@@ -169,30 +167,23 @@ function pointsCsv(head: string, model: boolean): boolean {
 
 /** The kinds of outputs shared by commands (notes.ts has the notes'). */
 export const OUTPUT_KINDS = {
-  sweepCsv: { what: "a sweep's points CSV written by flashring (header seq_len,tp,cp,…, rows of source model)", looks: (h: string) => pointsCsv(h, true) },
+  sweepCsv: { what: "a sweep's points CSV written by flashring (header seq_len,tp,cp,…, rows of source model)", looks: (h: string) => pointsCsv(h, (rows) => rows.every((r) => r.source === 'model')) },
   replayCsv: {
     what: "a replay's points CSV of Megatron-LM logs written by flashring (header seq_len,tp,cp,…, every row's source 'measured: Megatron-LM log …'; a measured dataset of other sources is not overwritten)",
-    looks: (h: string) => pointsCsv(h, false),
+    // A replay's rows are those it reads from Megatron-LM logs: a measured dataset (the PyTorch harness's,
+    // one a person curated) has the same header and is not a replay's to overwrite (an adversarial review).
+    looks: (h: string) => pointsCsv(h, (rows) => rows.every((r) => r.source.startsWith(REPLAY_SOURCE))),
   },
   timeline: { what: 'a flashring timeline (JSON with "kind": "flashring.timeline")', looks: (h: string) => /^\s*\{\s*"kind"\s*:\s*"flashring\.timeline"/.test(h) },
 } as const;
 
 /** bench's memory sweep files in --out (src/bench/memory.ts MEMORY_SWEEP_FILES): each overwritten only where it is a bench's own. */
 export const MEMORY_SWEEP_KINDS = {
-  'activation_memory.csv': { what: "a bench's memory sweep CSV (header seq_len,tp,cp,…, the model's rows, measured ones after them)", looks: (h: string) => benchCsv(h) },
+  // Its first row the model's (measured rows, from --measured, follow the model's).
+  'activation_memory.csv': { what: "a bench's memory sweep CSV (header seq_len,tp,cp,…, the model's rows, measured ones after them)", looks: (h: string) => pointsCsv(h, (rows) => rows[0]?.source === 'model') },
   'activation_memory.json': { what: 'a bench\'s memory sweep JSON ("kind": "flashring.memory")', looks: (h: string) => /^\s*\{\s*"kind"\s*:\s*"flashring\.memory"/.test(h) },
   'activation_memory.png': { what: 'a PNG image (the sweep\'s chart)', looks: (h: string) => h.startsWith('\x89PNG\r\n\x1a\n') },
 } as const;
-
-/** A bench's sweep CSV: our header, its first row the model's (measured rows, from --measured, follow the model's). */
-function benchCsv(head: string): boolean {
-  if (!head.startsWith(CSV_HEADER)) return false;
-  try {
-    return parseCsv(head.slice(0, head.indexOf('\n', head.indexOf('\n') + 1) + 1 || head.length))[0]?.source === 'model';
-  } catch {
-    return false;
-  }
-}
 
 /** How OutputPlan.make treats existing files: `force` overwrites them whatever they hold (the user said so). */
 export interface OutputOptions { force?: boolean }
