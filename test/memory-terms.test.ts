@@ -116,6 +116,21 @@ describe("Megatron-LM's recompute options", () => {
     expect(gone.sort()).toEqual(['GeLU input', 'second linear input', 'softmax LSE (FlashAttention, f32)']);
     expect(none.reduce((a, x) => a + x.bytes, 0) - cm.reduce((a, x) => a + x.bytes, 0)).toBe(2 * s * f + 2 * s * f + 4 * 16 * s);
   });
+  it("with RoPE under FlashAttention a recomputed core keeps its checkpoint's inputs: the rotated Q and K beside the QKV output they came from", () => {
+    // Megatron-LM's _checkpointed_attention_forward saves query, key, value: Q and K as RoPE made them, V a view keeping the QKV output.
+    const rope: ModelConfig = { ...gpt, positionEmbedding: 'rope', numQueryGroups: 4 };
+    const t = 2, hk = (h * 4) / 16, sum = (ts: { bytes: number }[]) => ts.reduce((a, x) => a + x.bytes, 0);
+    const kept = layerTerms(rope, par({ tensorParallel: t }));
+    const rc = layerTerms(rope, par({ tensorParallel: t, recompute: 'selective', recomputeModules: ['core_attn'] }));
+    expect(term(kept, 'Q and K after RoPE, V made contiguous (as the fused core saves them)')).toBe((2 * s * (h + 2 * hk)) / t);
+    expect(term(rc, 'Q and K after RoPE')).toBe((2 * s * (h + hk)) / t);
+    expect(term(rc, 'Q, K and V (the QKV output)')).toBe((2 * s * (h + 2 * hk)) / t);
+    // Recomputing the core then keeps more, by the rotated copies less the LSE (16/t heads, f32).
+    expect(sum(rc) - sum(kept)).toBe((2 * s * (h + hk)) / t - 4 * (16 / t) * s);
+    // Without RoPE the checkpoint's Q, K, V are views of the one QKV output, kept either way.
+    const plain = (o: Partial<ParallelConfig>) => term(layerTerms(gpt, par(o)), 'Q, K and V (the QKV output)');
+    expect(plain({ recompute: 'selective', recomputeModules: ['core_attn'] })).toBe(plain({}));
+  });
   it('layernorm drops the two LayerNorm outputs', () => {
     const ln = layerTerms(gpt, par({ recompute: 'selective', recomputeModules: ['layernorm'] }));
     expect(ln.map((x) => x.name)).not.toContain('QKV input');

@@ -489,7 +489,9 @@ function allLayerTerms(m: ModelConfig, p: ParallelConfig, d: Dims): LayerTerm[] 
  * new Q and K (rope_utils.py). The local core (dot_product_attention.py) keeps for baddbmm/bmm Q
  * reshaped and, with fewer K/V heads than heads, K and V repeated to every head (repeat_interleave):
  * then linear_qkv's output is not kept. A recomputed core's checkpoint (attention.py
- * _checkpointed_attention_forward) keeps its inputs instead: the rotated Q and K and the QKV output.
+ * _checkpointed_attention_forward) keeps its inputs instead: the rotated Q and K and the QKV output,
+ * under FlashAttention too (the same checkpoint; read from Megatron-LM's and TE's code, not measured:
+ * every stored run has local attention).
  */
 function qkvTerms(d: Dims): LayerTerm[] {
   const { sl, b, h, hk, t, S } = d;
@@ -497,10 +499,14 @@ function qkvTerms(d: Dims): LayerTerm[] {
   const T = (name: string, bytes: number, formula: string, o: Partial<LayerTerm> = {}): LayerTerm => ({ name, part: 'attention', bytes, formula, afterCore: false, ...o });
   const qkvOut = (o: Partial<LayerTerm> = {}) => T('Q, K and V (the QKV output)', (2 * sl * b * (h + 2 * hk)) / t, `2·${S}·b·(h + 2·${kv})/t`, o);
   const rotated = (o: Partial<LayerTerm> = {}) => T('Q and K after RoPE', (2 * sl * b * (h + hk)) / t, `2·${S}·b·(h + ${kv})/t`, o);
-  if (!d.local) return [qkvOut()];
   const checkpoint = { keptIf: 'core_attn' as const };
-  const saved = d.rope ? [rotated(checkpoint), qkvOut(checkpoint)] : [qkvOut(checkpoint)];
   const core = { drop: ['core_attn' as const] };
+  if (!d.local && !d.rope) return [qkvOut()];
+  // RoPE (fused or not) makes new Q and K; the fused core (TE's get_qkv_layout finding no packed layout) then
+  // makes V contiguous too and saves the three: as many bytes as the QKV output. A checkpointed core keeps
+  // its inputs instead: the rotated Q and K, and V, a view that keeps the QKV output alive.
+  if (!d.local) return [T('Q and K after RoPE, V made contiguous (as the fused core saves them)', (2 * sl * b * (h + 2 * hk)) / t, `2·${S}·b·(h + 2·${kv})/t`, core), rotated(checkpoint), qkvOut(checkpoint)];
+  const saved = d.rope ? [rotated(checkpoint), qkvOut(checkpoint)] : [qkvOut(checkpoint)];
   if (hk === h) return [...saved, ...(d.rope ? [rotated(core), qkvOut(core)] : [qkvOut(core)])];
   return [...saved, T('Q (rotated or reshaped) and K, V repeated to every head', (6 * sl * b * h) / t, `6·${S}·b·h/t`, core)];
 }
