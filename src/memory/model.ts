@@ -835,7 +835,7 @@ function recomputeTransients(m: ModelConfig, p: ParallelConfig, d: Dims, c: { sc
  */
 export function memoryBreakdown(m: ModelConfig, p: ParallelConfig): MemoryBreakdown {
   validate(m, p);
-  if (p.pipelineParallel === 1) return { ...stageBreakdown(m, p, 'first'), stage: 'all' };
+  if (p.pipelineParallel === 1) return stageBreakdown(m, p, 'first');
   const first = stageBreakdown(m, p, 'first'), last = stageBreakdown(m, p, 'last');
   const [peak, other] = last.totalBytes > first.totalBytes ? [last, first] : [first, last];
   return { ...peak, otherStage: { stage: other.stage as PipelineStage, totalBytes: other.totalBytes } };
@@ -844,9 +844,10 @@ export function memoryBreakdown(m: ModelConfig, p: ParallelConfig): MemoryBreakd
 /** One pipeline stage's breakdown (memoryBreakdown gives the larger of the first and the last); without a pipeline, the one stage. */
 export function stageMemory(m: ModelConfig, p: ParallelConfig, stage: PipelineStage): MemoryBreakdown {
   validate(m, p);
-  return p.pipelineParallel === 1 ? { ...stageBreakdown(m, p, 'first'), stage: 'all' } : stageBreakdown(m, p, stage);
+  return stageBreakdown(m, p, stage);
 }
 
+/** One stage's breakdown; without a pipeline the one stage is both first and last ('all'), whichever is asked. */
 function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage): MemoryBreakdown {
   const d = dims(m, p, stage);
   // A fully stored layer's terms (selective modules applied; full recompute stores whole only the layers it leaves).
@@ -871,7 +872,7 @@ function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage)
   const gradientBucketBytes = d.spec.ddpGradientBuckets && p.dataParallel * p.contextParallel > 1 ? 4 * parametersPerGpu : 0;
   const transientBytes = peak?.netBytes ?? 0;
   return {
-    stack: p.stack ?? 'megatron', stage, perLayer, perLayerBytes: sum(perLayer), layersHeld: groups.reduce((x, g) => x + g.layers, 0), layerGroups: groups,
+    stack: p.stack ?? 'megatron', stage: p.pipelineParallel === 1 ? 'all' : stage, perLayer, perLayerBytes: sum(perLayer), layersHeld: groups.reduce((x, g) => x + g.layers, 0), layerGroups: groups,
     outside, transients: ts, peakTransient: peak, activationBytes, transientBytes, ringBufferBytes: ringBuffers(p, d)?.bytes ?? 0,
     parameters, parametersPerGpu, weightBytes, gradientBytes, optimizerBytes, gradientBucketBytes, weightBytesPerParam: pr.weight,
     workspaceBytes: d.spec.workspaceBytes,
