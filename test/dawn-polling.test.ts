@@ -7,13 +7,17 @@ import { easeDawnPolling } from '../src/gpu/dawnPolling.js';
  * A bound function stands in for the native callback (its source reads `[native code]`).
  */
 describe('easeDawnPolling', () => {
-  /** How many times a self-re-queuing callback runs between 20 and 120 ms after its first queuing. */
-  const spin = (native: boolean) =>
+  /**
+   * How many times a self-re-queuing callback runs between 20 and 120 ms after its first queuing; `stall`:
+   * its poll at 50 ms holds the thread for 40 ms, as a busy machine keeps a process off its core.
+   */
+  const spin = (native: boolean, stall = false) =>
     new Promise<number>((resolve) => {
-      let runs = 0;
+      let runs = 0, stalled = !stall;
       const t0 = performance.now();
       const poll = () => {
         const t = performance.now() - t0;
+        if (!stalled && t >= 50) for (stalled = true; performance.now() - t0 < t + 40;);
         if (t >= 20) runs++;
         if (t >= 120) resolve(runs);
         else setImmediate(cb);
@@ -35,5 +39,7 @@ describe('easeDawnPolling', () => {
     expect(eased).toBeGreaterThan(5);
     expect(js).toBeGreaterThan(5 * eased);
     expect(before).toBeGreaterThan(5 * eased);
+    // A poll that runs 40 ms late still continues its streak: no second STREAK_MS of spinning after it.
+    expect(await spin(true, true)).toBeLessThanOrEqual(100);
   });
 });

@@ -12,7 +12,12 @@
 
 /** Polling without a break for this long (ms) before the polls are spaced. */
 const STREAK_MS = 4;
-/** A gap this long (ms) between two polls ends a streak (longer than a busy machine keeps a process off its core). */
+/**
+ * A poll queued from outside a poll after a gap this long (ms) starts a new streak. A poll queued from
+ * within a poll (Dawn re-queuing itself) always continues its streak, however late it runs: a busy
+ * machine keeps a process off its core for tens of milliseconds, and such a gap must not start another
+ * STREAK_MS of spinning.
+ */
 const GAP_MS = 20;
 
 let installed = false;
@@ -32,21 +37,24 @@ export function easeDawnPolling(): void {
   if (installed || typeof g.setImmediate !== 'function') return;
   installed = true;
   const immediate = g.setImmediate;
-  let last = -Infinity, streakStart = 0;
-  const eased = (cb: (...a: unknown[]) => void, ...args: unknown[]) => {
-    if (isNative(cb)) {
-      const now = performance.now();
-      if (now - last > GAP_MS) streakStart = now;
-      last = now;
-      // A spaced poll counts from when it runs, not from when it was queued: a late timer (a busy
-      // machine's) must not end the streak and start another STREAK_MS of spinning.
-      if (now - streakStart > STREAK_MS)
-        return setTimeout(() => {
-          last = performance.now();
-          cb(...args);
-        }, 1);
+  let last = -Infinity, streakStart = 0, polling = 0;
+  // A poll runs through here, so that what it queues is known to come from a poll.
+  const run = (cb: (...a: unknown[]) => void, args: unknown[]) => {
+    last = performance.now();
+    polling++;
+    try {
+      cb(...args);
+    } finally {
+      polling--;
     }
-    return immediate(cb, ...args);
+  };
+  const eased = (cb: (...a: unknown[]) => void, ...args: unknown[]) => {
+    if (!isNative(cb)) return immediate(cb, ...args);
+    const now = performance.now();
+    if (!polling && now - last > GAP_MS) streakStart = now;
+    last = now;
+    if (now - streakStart > STREAK_MS) return setTimeout(() => run(cb, args), 1);
+    return immediate(() => run(cb, args));
   };
   g.setImmediate = Object.assign(eased, immediate);
 }
