@@ -3,10 +3,12 @@
  * SwiftShader): loads without console errors, the planner draws its five lines and the OOM
  * markers, a small live ring run completes within tolerance, the scheme and link pickers run the
  * ring in one-device mode with a predicted timeline, the planner's CP scheme panel, dropped
- * timelines of both versions, a dropped Megatron-LM log adds points, the advisor panel (its
- * inputs, its top choice against `flashring advise`, bad input), the planner's knobs beyond the
- * model's shape and each point's predicted step time, and a screenshot is saved under test-output/
- * for people to look at.
+ * timelines of both versions (each step named on the chart and in its tooltip), a dropped
+ * Megatron-LM log adds points, the advisor panel (its inputs, its top choice against `flashring
+ * advise`, bad input, its search once typing pauses and never an older input's results, its table
+ * within the panel's width), errors beside the fields they are about, the planner's knobs beyond
+ * the model's shape and each point's predicted step time in a compact tooltip, and a screenshot is
+ * saved under test-output/ for people to look at.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
@@ -109,6 +111,11 @@ describe('the page in headless Chromium', () => {
     expect(after.measuredPoints).toBe(before.measuredPoints + 1);
   });
 
+  /** A form's fields marked invalid: each one's name, the message beside it (its label's .field-error) and whether aria-describedby points there. */
+  const fieldMarks = (p: Page, form: string) => p.$$eval(`${form} [aria-invalid="true"]`, (els) => els.map((e) => {
+    const id = e.getAttribute('aria-describedby'), note = id ? document.getElementById(id) : null;
+    return { name: (e as HTMLInputElement).name || e.className, message: note?.textContent ?? null, describedBy: !!note && note.classList.contains('field-error') && !!e.closest('label')?.contains(note) };
+  }));
   const plannerOf = (p: Page) => hooks<{ lines: string[]; oom: Record<string, number | null>; error?: string }>(p, 'planner');
   /** A planner field set to a bad value: the page's words (a string: exactly; a pattern: matching), nothing drawn; the old value back clears it. */
   const refusedThenRestored = async (p: Page, sel: string, value: string, want: string | RegExp) => {
@@ -132,16 +139,28 @@ describe('the page in headless Chromium', () => {
     return p.evaluate(() => (window as unknown as { __flashring: { plannerChart: { tooltip(): string[] } } }).__flashring.plannerChart.tooltip().join('\n'));
   };
 
-  it('the hover lists weights, gradients, optimizer, stored parts, the terms outside the layers and the peak transient', async () => {
+  it('the hover is a compact tooltip (the point, its memory in one line, its step time) and shows the point\'s whole breakdown under the chart', async () => {
     const tip = await hoverPlanner(page, 'CP=1', 4096);
-    expect(tip).toMatch(/^CP=1, 4K tokens: [\d.]+ GiB/);
-    expect(tip).toMatch(/weights \(bf16\) [\d.]+, gradients \(fp32\) [\d.]+, optimizer state [\d.]+, cuBLAS workspaces [\d.]+ GiB/);
-    expect(tip).toMatch(/stored layers \(32\): LayerNorm [\d.]+, attention [\d.]+, MLP [\d.]+ GiB/);
-    for (const t of ['input ids (and labels)', 'embedding dropout mask', 'final LayerNorm input', 'output layer input', 'cross-entropy fp32 softmax (vocab-parallel)'])
-      expect(tip).toContain(t);
-    expect(tip).toMatch(/peak transient: cross-entropy backward: bf16 logits gradient [\d.]+ GiB/);
-    const table = await page.textContent('#planner-breakdown');
+    expect(tip).toMatch(/^CP=1, 4K tokens: [\d.]+ GiB\n/);
+    const mem = /^weights\/grads\/optimizer ([\d.]+) · activations ([\d.]+) · transient ([\d.]+) GiB$/m.exec(tip);
+    expect(mem, tip).not.toBeNull();
+    // Three significant digits each: they add up to the total to rounding.
+    expect(Math.abs(Number(mem![1]) + Number(mem![2]) + Number(mem![3]) - Number(/([\d.]+) GiB/.exec(tip)![1]))).toBeLessThan(0.3);
+    expect(tip).toMatch(/^step [\d.]+ (ms|s) · [\d.]+ TFLOP\/s per GPU · comm [\d.]+%$/m);
+    // Small: a few short lines in 11 px type, well inside the chart.
+    const lines = tip.split('\n');
+    expect(lines.length).toBeLessThanOrEqual(5);
+    for (const l of lines) expect(l.length, l).toBeLessThanOrEqual(80);
+    const size = await page.evaluate(() => (window as unknown as { __flashring: { plannerChart: { tooltipSize(): { width: number; height: number; font: number; chart: { width: number; height: number } } } } }).__flashring.plannerChart.tooltipSize());
+    expect(size.font).toBe(11);
+    expect(size.width).toBeLessThan(size.chart.width / 2);
+    expect(size.height).toBeLessThan(size.chart.height / 5);
+    // The whole breakdown of the hovered point: weights, gradients, optimizer, stored parts, the terms outside the layers, the peak transient.
+    const table = (await page.textContent('#planner-breakdown'))!;
     expect(table).toMatch(/^CP=1 at 4K tokens: [\d.]+ GiB per GPU, fits in 80 GiB \(Megatron-LM stack/);
+    for (const t of ['weights (bf16)', 'gradients (fp32)', 'optimizer state', 'cuBLAS workspaces', 'stored layers (32)', 'LayerNorm', 'attention', 'MLP',
+      'input ids (and labels)', 'embedding dropout mask', 'final LayerNorm input', 'output layer input', 'cross-entropy fp32 softmax (vocab-parallel)', 'peak transient: cross-entropy backward: bf16 logits gradient'])
+      expect(table).toContain(t);
     expect(table).toContain('4·s·b·V/t'); // the cross-entropy's formula
     // PyTorch AMP: fp32 weights, DDP's buckets once CP > 1, PyTorch's cross-entropy.
     const tpWas = await page.inputValue('input[name=tp]');
@@ -157,16 +176,16 @@ describe('the page in headless Chromium', () => {
     expect(await page.inputValue('select[name=stack]')).toBe('torch-amp');
     expect([await page.inputValue('input[name=tp]'), await page.isDisabled('input[name=tp]')]).toEqual(['1', true]);
     expect(page.url()).toMatch(/stack=torch-amp/);
-    const amp = await hoverPlanner(page, 'CP=2', 4096);
-    expect(amp).toMatch(/weights \(fp32\) [\d.]+, gradients \(fp32\) [\d.]+, optimizer state [\d.]+, DDP gradient buckets [\d.]+ GiB/);
-    expect(amp).toContain('cross-entropy fp32 log-softmax');
-    expect(amp).toContain('autocast bf16 weight copies');
-    expect(await page.textContent('#planner-breakdown')).toMatch(/^CP=2 at 4K tokens: .*PyTorch AMP stack/);
+    expect(await hoverPlanner(page, 'CP=2', 4096)).toMatch(/^CP=2, 4K tokens: [\d.]+ GiB( — does not fit)?\nweights\/grads\/optimizer /);
+    const ampTable = (await page.textContent('#planner-breakdown'))!;
+    expect(ampTable).toMatch(/^CP=2 at 4K tokens: .*PyTorch AMP stack/);
+    for (const t of ['weights (fp32)', 'gradients (fp32)', 'optimizer state', 'DDP gradient buckets', 'cross-entropy fp32 log-softmax', 'autocast bf16 weight copies']) expect(ampTable).toContain(t);
     await page.selectOption('select[name=stack]', 'megatron');
     expect(await page.isChecked('input[name=fp32]')).toBe(false);
     expect(await page.inputValue('input[name=tp]'), 'TP comes back with Megatron-LM').toBe(tpWas);
     expect(await page.isDisabled('input[name=tp]')).toBe(false);
-    expect((await hoverPlanner(page, 'CP=1', 4096))).toMatch(/weights \(bf16\)/);
+    await hoverPlanner(page, 'CP=1', 4096);
+    expect(await page.textContent('#planner-breakdown')).toContain('weights (bf16)');
   });
 
   it('SwiGLU toggled: an MLP width at the default follows Megatron-LM\'s (4h ↔ ⌊(4h·2/3)/64⌋·64); a width typed in stays', async () => {
@@ -229,7 +248,7 @@ describe('the page in headless Chromium', () => {
     expect((await plannerOf(page)).lines.slice(0, 5)).toEqual(['CP=1', 'CP=1 + recompute', 'CP=2', 'CP=4', 'CP=4 + recompute']);
   });
 
-  it('a bad knob is refused in the page\'s words, with nothing drawn from it (MLP width 0 does not "fit")', async () => {
+  it('a bad knob is refused in the page\'s words, beside the knob and under the form, with nothing drawn from it (MLP width 0 does not "fit")', async () => {
     const bad: [string, string, RegExp][] = [
       ['input[name=ffn]', '0', /^MLP width must be a positive whole number \(it is 0\)\.$/],
       ['input[name=vocab]', '-5', /^Vocabulary must be a positive whole number \(it is -5\)\.$/],
@@ -247,6 +266,9 @@ describe('the page in headless Chromium', () => {
       const msg = (await page.textContent('#planner-error'))!;
       expect(msg, `${sel}=${value}`).toMatch(want);
       expect(msg).not.toContain('--');
+      // The same message beside the knob (the one it is about), which is marked invalid; no other knob is.
+      expect(await fieldMarks(page, '#planner-form')).toEqual([{ name: /name=(\w+)/.exec(sel)![1], message: msg, describedBy: true }]);
+      expect(await page.$eval(`#planner-form ${sel}`, (e) => getComputedStyle(e).outlineColor)).toBe('rgb(176, 0, 32)');
       const p = await plannerOf(page);
       expect(p.lines).toEqual([]);
       expect(p.oom).toEqual({});
@@ -257,14 +279,17 @@ describe('the page in headless Chromium', () => {
       expect(new URLSearchParams(new URL(page.url()).hash.slice(1)).get(/name=(\w+)/.exec(sel)![1])).toBe(value);
       await page.fill(sel, old);
       expect(await page.textContent('#planner-error')).toBe('');
+      expect(await fieldMarks(page, '#planner-form')).toEqual([]);
       expect((await plannerOf(page)).lines.length).toBeGreaterThanOrEqual(6);
     }
     await page.uncheck('input[name=rc_core_attn]');
     await page.uncheck('input[name=rc_mlp]');
     expect(await page.textContent('#planner-error')).toBe('Pick at least one module to recompute (core_attn, mlp, layernorm).');
+    expect(await page.textContent('#planner-form fieldset.recompute .field-error')).toBe('Pick at least one module to recompute (core_attn, mlp, layernorm).');
     await page.check('input[name=rc_core_attn]');
     await page.check('input[name=rc_mlp]');
     expect(await page.textContent('#planner-error')).toBe('');
+    expect(await fieldMarks(page, '#planner-form')).toEqual([]);
     expect(await page.isDisabled('#export-csv')).toBe(false);
     // The exported PNG is on white (the canvas is transparent): its corner pixel is opaque white.
     const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-png')]);
@@ -382,11 +407,27 @@ describe('the page in headless Chromium', () => {
     await p2.close();
   });
 
-  it('a bench timeline JSON dropped on the live panel is drawn; a wrong JSON is refused by name', async () => {
+  type TimelineSteps = { axis(id: string): string[]; at(id: string, phase: string, step: number, rank: number): { x: number; y: number } | null; tip(id: string): string };
+  const stepAxis = (p: Page, id: string) => p.evaluate((i) => (window as unknown as { __flashring: { timelineSteps: TimelineSteps } }).__flashring.timelineSteps.axis(i), id);
+  /** Moves the mouse onto a step of a rank on a timeline canvas and returns the tooltip it shows. */
+  const hoverStep = async (p: Page, id: string, phase: string, step: number, rank: number) => {
+    await p.locator(`#${id}`).scrollIntoViewIfNeeded();
+    const at = await p.evaluate(([i, ph, st, r]) => (window as unknown as { __flashring: { timelineSteps: TimelineSteps } }).__flashring.timelineSteps.at(i as string, ph as string, st as number, r as number), [id, phase, step, rank] as const);
+    expect(at, `${id} ${phase} step ${step} rank ${rank}`).not.toBeNull();
+    await p.mouse.move(at!.x, at!.y);
+    return p.evaluate((i) => (window as unknown as { __flashring: { timelineSteps: TimelineSteps } }).__flashring.timelineSteps.tip(i), id);
+  };
+
+  it('a bench timeline JSON dropped on the live panel is drawn with its steps named; a wrong JSON is refused by name', async () => {
     const tl = { kind: 'flashring.timeline', version: 1, R: 2, layout: 'zigzag', adapters: ['x'], summary: { overlapEfficiency: 0.5 },
       phases: [{ phase: 'forward', wallMs: 10, steps: [0, 1].flatMap((step) => [0, 1].map((rank) => ({ step, rank, start: step * 5, computeEnd: step * 5 + 3, transferEnd: step * 5 + 4, end: step * 5 + 4, transferMs: 2, idleMs: 1 }))) }] };
     await page.setInputFiles('#timeline-file', { name: 'ring.timeline.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(tl)) });
     await page.waitForFunction(() => /showing ring\.timeline\.json: R=2 zigzag/.test(document.getElementById('live-status')!.textContent ?? ''));
+    // Each step named on the chart (its column's label above the rank rows), and its own tooltip per rank.
+    expect(await stepAxis(page, 'timeline')).toEqual(['step 0 fwd', 'step 1 fwd']);
+    expect(await hoverStep(page, 'timeline', 'forward', 1, 1)).toBe('step 1 fwd, rank 1\ncompute 3 ms · transfer 2 ms · idle 1 ms');
+    expect(await hoverStep(page, 'timeline', 'forward', 0, 0)).toBe('step 0 fwd, rank 0\ncompute 3 ms · transfer 2 ms · idle 1 ms');
+    await page.mouse.move(0, 0);
     await page.setInputFiles('#timeline-file', { name: 'other.json', mimeType: 'application/json', buffer: Buffer.from('{"a":1}') });
     await page.waitForFunction(() => /other\.json could not be read/.test(document.getElementById('live-status')!.textContent ?? ''));
   });
@@ -464,6 +505,8 @@ describe('the page in headless Chromium', () => {
     expect(await page.textContent('#live-results')).toMatch(/within tolerance/); // from the run above
     expect(await blank(page)).toBe(false);
     await page.fill('#live-form input[name=D]', '12');
+    // Marked beside the field as it is typed, before any run.
+    expect(await fieldMarks(page, '#live-form')).toEqual([{ name: 'D', message: 'Head size D must be a multiple of 8 (it is 12).', describedBy: true }]);
     await page.click('#live-run');
     await liveDone(page);
     expect(await page.textContent('#live-status')).toBe('Head size D must be a multiple of 8 (it is 12).');
@@ -474,7 +517,9 @@ describe('the page in headless Chromium', () => {
     await page.click('#live-run');
     await liveDone(page);
     expect(await page.textContent('#live-status')).toMatch(/^Ranks R must be a whole number from 1 to 8 \(it is 9\)\.$/);
+    expect(await fieldMarks(page, '#live-form')).toEqual([{ name: 'R', message: 'Ranks R must be a whole number from 1 to 8 (it is 9).', describedBy: true }]);
     await page.fill('#live-form input[name=R]', '2');
+    expect(await fieldMarks(page, '#live-form')).toEqual([]);
   });
 
   it('a dropped timeline without phases is refused by name and leaves the drawn timeline alone', async () => {
@@ -556,6 +601,18 @@ describe('the page in headless Chromium', () => {
       expect(text).toMatch(want);
     expect(await blankCanvas(page, 'timeline')).toBe(false);
     expect(await blankCanvas(page, 'timeline-predicted')).toBe(false);
+    // Both timelines name their steps on the chart ("step 0 fwd · a2a-in", or as much as the column leaves room for) and in each step's tooltip.
+    for (const id of ['timeline', 'timeline-predicted']) {
+      const axis = await stepAxis(page, id);
+      expect(axis.length, id).toBeGreaterThanOrEqual(2);
+      for (const l of axis) expect(l, id).toMatch(/^(step )?\d+( (fwd|bwd)( · [\w+-]+)?)?$/);
+    }
+    const t = '[\\d.e+-]+ m?s'; // a duration to three significant digits
+    // (A step too short to point at, as the all-to-alls on NVLink, is named with the steps beside it.)
+    expect(await hoverStep(page, 'timeline', 'forward', 0, 0)).toMatch(new RegExp(`^step 0 fwd · a2a-in, rank 0\ncompute ${t} · transfer ${t} · idle ${t}`, 'm'));
+    expect(await hoverStep(page, 'timeline-predicted', 'backward', 0, 1)).toMatch(new RegExp(`^step 0 bwd · [\\w+-]+, rank 1\ncompute ${t} · transfer ${t}( after it| behind it)? · step ${t}$`, 'm'));
+    expect(await hoverStep(page, 'timeline-predicted', 'forward', 1, 0)).toMatch(new RegExp(`^step 1 fwd · [\\w+-]+, rank 0\ncompute ${t} · transfer ${t}( after it| behind it)? · step ${t}$`, 'm'));
+    await page.mouse.move(0, 0);
     // a2a+p2p with its group sizes, on a custom link.
     await page.selectOption('#live-form select[name=scheme]', 'a2a+p2p');
     expect(await page.isVisible('#live-form input[name=hcp]')).toBe(true);
@@ -788,8 +845,23 @@ describe('the page in headless Chromium', () => {
 
   type AdvisorRow = { tp: number; cp: number; cpCommType: string | null; pp: number; dp: number; recompute: string; distributedOptimizer: boolean;
     iterMs: number; totalBytes: number; tflopsPerGpu: number; tokensPerSecond: number; commFraction: number; why: string[] };
-  type AdvisorHook = { error?: string; evaluated: number; fit: number; summary?: string; link?: string; gbs?: number; rows: AdvisorRow[] };
-  const advisorOf = (p: Page) => hooks<AdvisorHook>(p, 'advisor');
+  type AdvisorHook = { error?: string; evaluated: number; fit: number; summary?: string; link?: string; gbs?: number; rows: AdvisorRow[]; seq?: number; gpus?: number; seqLength?: number };
+  type AdvisorState = { runs: number; searches: number; seq: number; shown: number; pending: boolean };
+  /** Waits until the advisor shows the newest input (its search runs DEBOUNCE_MS after typing, in a worker). */
+  const advisorSettled = (p: Page) => p.waitForFunction(() => {
+    const s = (window as unknown as { __flashring: { advisorState?: AdvisorState } }).__flashring.advisorState;
+    return !!s && !s.pending && s.shown === s.seq;
+  }, null, { timeout: 60_000 });
+  /** The advisor's results once it shows the newest input. */
+  const advisorOf = async (p: Page) => {
+    await advisorSettled(p);
+    return hooks<AdvisorHook>(p, 'advisor');
+  };
+  /** The advisor's error area once it shows the newest input. */
+  const advisorError = async (p: Page) => {
+    await advisorSettled(p);
+    return p.textContent('#advisor-error');
+  };
   const cliAdvise = (args: string[]) => {
     const r = spawnSync('node', ['bin/flashring.mjs', 'advise', ...args, '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
     expect(r.status, r.stderr).toBe(0);
@@ -826,6 +898,7 @@ describe('the page in headless Chromium', () => {
     // … and how far the step times were checked (the profile's record, as advise prints it and gives it in --json).
     expect(cli.timeChecked).toEqual(H200.timeChecked);
     expect(MLP_RECOMPUTE_WITH_BIAS_PAGE).not.toBe(MLP_RECOMPUTE_WITH_BIAS);
+    await advisorSettled(page);
     expect(await page.textContent('#advisor-summary')).toBe(`${cli.evaluated} layouts evaluated, ${cli.candidates.length} fit. ${cli.untrainable[0].layouts} layouts left out: ${MLP_RECOMPUTE_WITH_BIAS_PAGE}.`);
     expect(await page.textContent('#advisor-checked')).toBe(timeCheckedLines(H200).map((x) => x.trim()).join('\n'));
     // A planner line of that layout has that step time (its tooltip's figure: advise's default global batch, one sequence per GPU).
@@ -849,6 +922,10 @@ describe('the page in headless Chromium', () => {
     await page.selectOption('#advisor-form select[name=alink]', 'custom');
     expect(await page.isVisible('#advisor-form input[name=agbps]')).toBe(true);
     expect((await advisorOf(page)).link).toBe('custom');
+    // The table's column names: short, the full one on hover.
+    expect(await page.$$eval('#advisor-table th', (ths) => ths.map((th) => [th.textContent, (th as HTMLElement).title]).filter(([, t]) => t))).toEqual([
+      ['scheme', 'CP comm type'], ['dist. opt.', 'distributed optimizer'], ['step ms', 'predicted step time'], ['TFLOP/s per GPU', 'model TFLOP/s per GPU'],
+      ['comm %', 'communication not hidden, % of the step'], ['memory GiB', 'predicted peak memory per GPU']]);
     const q = new URLSearchParams(await page.evaluate(() => location.hash.slice(1)));
     expect(['agpus', 'ahbm', 'agbs', 'atop', 'alink', 'agbps'].map((k) => q.get(k))).toEqual(['16', '141', '32', '8', 'custom', '800']);
     await page.reload();
@@ -882,26 +959,49 @@ describe('the page in headless Chromium', () => {
     for (const [k, value, want] of bad) {
       const sel = `#advisor-form input[name=${k}]`, old = await page.inputValue(sel);
       await page.fill(sel, value);
-      expect(await page.textContent('#advisor-error'), `${k}=${value}`).toBe(want);
+      expect(await advisorError(page), `${k}=${value}`).toBe(want);
       expect((await drawnNothing()).error).toBe(want);
+      // Beside the field too, which is marked invalid (a red outline); no other field is.
+      expect(await fieldMarks(page, '#advisor-form')).toEqual([{ name: k, message: want, describedBy: true }]);
+      expect(await page.$eval(sel, (e) => getComputedStyle(e).outlineColor)).toBe('rgb(176, 0, 32)');
       expect(new URLSearchParams(await page.evaluate(() => location.hash.slice(1))).get(k)).toBe(value);
       await page.fill(sel, old);
-      expect(await page.textContent('#advisor-error')).toBe('');
+      expect(await advisorError(page)).toBe('');
+      expect(await fieldMarks(page, '#advisor-form')).toEqual([]);
+      expect(await page.$eval(sel, (e) => getComputedStyle(e).outlineColor)).not.toBe('rgb(176, 0, 32)'); // (focused: the browser's own focus ring)
       expect((await advisorOf(page)).rows.length).toBe(5);
     }
+    // Two fields wrong at once (a sequence length that is not a number, 0 GPUs): each marked beside it, the first said under the form.
+    await page.fill('#advisor-form input[name=aseq]', '');
+    await page.fill('#advisor-form input[name=agpus]', '0');
+    expect(await advisorError(page)).toBe('Sequence length must be a positive whole number (it is empty or not a number).');
+    expect(await fieldMarks(page, '#advisor-form')).toEqual([
+      { name: 'aseq', message: 'Sequence length must be a positive whole number (it is empty or not a number).', describedBy: true },
+      { name: 'agpus', message: 'GPUs must be a positive whole number (it is 0).', describedBy: true },
+    ]);
+    await page.fill('#advisor-form input[name=aseq]', '131072');
+    expect(await advisorError(page)).toBe('GPUs must be a positive whole number (it is 0).');
+    expect((await fieldMarks(page, '#advisor-form')).map((m) => m.name)).toEqual(['agpus']);
+    await page.fill('#advisor-form input[name=agpus]', '8');
+    expect(await advisorError(page)).toBe('');
+    expect(await fieldMarks(page, '#advisor-form')).toEqual([]);
     await page.selectOption('#advisor-form select[name=alink]', 'custom');
     await page.fill('#advisor-form input[name=agbps]', '0');
-    expect(await page.textContent('#advisor-error')).toBe('Link bandwidth (Gbit/s) must be a positive number (it is 0).');
+    expect(await advisorError(page)).toBe('Link bandwidth (Gbit/s) must be a positive number (it is 0).');
+    expect((await fieldMarks(page, '#advisor-form')).map((m) => m.name)).toEqual(['agbps']);
     await drawnNothing();
     await page.selectOption('#advisor-form select[name=alink]', 'nvlink-h200');
-    // The planner's model is not valid: the panel says to fix it (the planner says what).
+    expect(await fieldMarks(page, '#advisor-form')).toEqual([]);
+    // The planner's model is not valid: the panel says to fix it (the planner says what, beside its field).
     await page.fill('input[name=heads]', '30');
-    expect(await page.textContent('#advisor-error')).toBe("Fix the planner's fields above first: the advisor searches layouts of their model.");
+    expect(await advisorError(page)).toBe("Fix the planner's fields above first: the advisor searches layouts of their model.");
+    expect(await fieldMarks(page, '#advisor-form')).toEqual([]);
+    expect((await fieldMarks(page, '#planner-form')).map((m) => m.name)).toEqual(['heads']);
     await drawnNothing();
     await page.fill('input[name=heads]', '32');
     // Nothing fits in 2 GiB: no error, the smallest layout named.
     await page.fill('#advisor-form input[name=ahbm]', '2');
-    expect(await page.textContent('#advisor-error')).toBe('');
+    expect(await advisorError(page)).toBe('');
     // (The seed's model has linear biases: the layouts recomputing mlp selectively are left out, said after.)
     const summary = (await page.textContent('#advisor-summary'))!;
     expect(summary).toMatch(/^\d+ layouts evaluated, 0 fit: the smallest is TP=\d+( \(no SP\))? CP=\d+( \(\w+\))? PP=\d+( VP=\d+)? DP=\d+ recompute=\S+( distributed-optimizer)? at [\d.]+ GiB\. \d+ layouts left out: /);
@@ -910,6 +1010,92 @@ describe('the page in headless Chromium', () => {
     await page.evaluate(() => { location.hash = ''; });
     await page.waitForFunction(() => (window as unknown as { __flashring: { advisor: AdvisorHook } }).__flashring.advisor.rows.length === 5);
     expect(consoleErrors).toEqual([]);
+  });
+
+  it('the advisor searches once the typing pauses (five quick keystrokes: one search), at once on Enter or leaving the field, and never draws an older input over a newer one', async () => {
+    await page.evaluate(() => { location.hash = ''; });
+    await page.waitForFunction(() => (window as unknown as { __flashring: { advisor: AdvisorHook } }).__flashring.advisor.rows.length === 5);
+    await advisorSettled(page);
+    const state = () => hooks<AdvisorState>(page, 'advisorState');
+    const aseq = page.locator('#advisor-form input[name=aseq]');
+    // The runs so far, as each keystroke lands (in the page: no round trip of the test's in between).
+    await page.evaluate(() => {
+      const w = window as unknown as { __flashring: { advisorState: AdvisorState }; runsAtKeys: number[] };
+      w.runsAtKeys = [];
+      document.querySelector('#advisor-form input[name=aseq]')!.addEventListener('input', () => w.runsAtKeys.push(w.__flashring.advisorState.runs));
+    });
+    const before = await state();
+    // Five keystrokes' input events in one task of the page: no gap between them, however busy the machine.
+    await page.evaluate(() => {
+      const el = document.querySelector<HTMLInputElement>('#advisor-form input[name=aseq]')!;
+      for (const v of ['6', '65', '655', '6553', '65536']) {
+        el.value = v;
+        el.dispatchEvent(new Event('input', { bubbles: true }));
+      }
+    });
+    await advisorSettled(page);
+    const after = await state();
+    expect(await page.evaluate(() => (window as unknown as { runsAtKeys: number[] }).runsAtKeys)).toEqual([1, 2, 3, 4, 5].map(() => before.runs));
+    expect([after.runs - before.runs, after.searches - before.searches, after.seq - before.seq]).toEqual([1, 1, 5]);
+    const a = await advisorOf(page);
+    expect([a.seqLength, a.rows.length]).toEqual([65536, 5]);
+    expect(await page.textContent('#advisor-table caption')).toMatch(/ at 65,536 tokens on 8 GPUs /);
+    // Enter searches at once; so does leaving the field (its change event); neither waits for the pause.
+    await aseq.fill('32768');
+    expect((await state()).runs).toBe(after.runs);
+    await aseq.press('Enter');
+    expect((await state()).runs).toBe(after.runs + 1);
+    expect((await advisorOf(page)).seqLength).toBe(32768);
+    await aseq.fill('16384');
+    await aseq.blur();
+    expect((await state()).runs).toBe(after.runs + 2);
+    expect((await advisorOf(page)).seqLength).toBe(16384);
+    expect((await state()).runs).toBe(after.runs + 2); // the pause after the typing runs nothing more
+    // A slow search (65,536 GPUs: seconds) overtaken by a newer input: its results never appear, the newer ones do.
+    const agpus = page.locator('#advisor-form input[name=agpus]');
+    await page.evaluate(() => {
+      const w = window as unknown as { captions: string[] };
+      w.captions = [];
+      new MutationObserver(() => w.captions.push(document.querySelector('#advisor-table caption')?.textContent ?? '')).observe(document.getElementById('advisor-table')!, { childList: true });
+    });
+    await agpus.fill('65536');
+    await agpus.press('Enter');
+    expect((await state()).pending).toBe(true);
+    await agpus.fill('16');
+    await agpus.press('Enter');
+    const b = await advisorOf(page);
+    expect(b.gpus).toBe(16);
+    await page.waitForTimeout(1000); // time for a late answer of the first search, were it still running
+    expect((await advisorOf(page)).gpus).toBe(16);
+    const captions = await page.evaluate(() => (window as unknown as { captions: string[] }).captions);
+    expect(captions.length).toBeGreaterThan(0);
+    for (const c of captions) expect(c).not.toMatch(/65536 GPUs/);
+    expect(captions.at(-1)).toMatch(/ on 16 GPUs /);
+    const s = await state();
+    expect([s.shown, s.pending]).toEqual([s.seq, false]);
+    await page.evaluate(() => { location.hash = ''; });
+    await page.waitForFunction(() => (window as unknown as { __flashring: { advisor: AdvisorHook } }).__flashring.advisor.seqLength === 131072);
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('the advisor\'s table fits its panel: no horizontal scroll at the page\'s width, a scroll of its own only in a narrow window', async () => {
+    await advisorSettled(page);
+    const overflow = () => page.$eval('#advisor-table', (t) => {
+      const box = t.parentElement!;
+      return { table: t.getBoundingClientRect().width, box: box.clientWidth, scroll: box.scrollWidth, section: document.getElementById('advisor')!.clientWidth };
+    });
+    const wide = await overflow();
+    expect(wide.scroll).toBeLessThanOrEqual(wide.box);
+    expect(wide.table).toBeLessThanOrEqual(wide.section);
+    expect(wide.table).toBeGreaterThan(0.9 * wide.section); // it uses the panel's width
+    await page.setViewportSize({ width: 640, height: 1800 });
+    try {
+      const narrow = await overflow();
+      expect(narrow.box).toBeLessThanOrEqual(640);
+      expect(narrow.scroll).toBeGreaterThan(narrow.box); // it scrolls inside its box, the page does not
+    } finally {
+      await page.setViewportSize({ width: 1100, height: 1800 });
+    }
   });
 
   /** The total GiB of the breakdown's point (the first line's last fitting length: one length, one line here). */
@@ -1002,24 +1188,35 @@ describe('the page in headless Chromium', () => {
     });
     const t = layoutTime(model, par), rc = recomputeCost(model, par)!;
     expect(t.globalBatch).toBe(8); // one sequence per GPU of TP 8
-    const step = /predicted step (\d+) ms, (\d+) TFLOP\/s per GPU, [\d.]+K tokens\/s, comm [\d.]+%\n\s*for a global batch of 8 on 8 GPUs \(TP 8 × CP 1 × PP 1 × DP 1\), NVIDIA H200 profile, nvlink-h200/.exec(tip);
+    // The tooltip's figures to three significant digits (within half a unit of the third: 0.5%).
+    const seconds = (n: string, unit: string) => Number(n) / (unit === 's' ? 1 : 1e3);
+    const near = (shown: number, exact: number) => expect(Math.abs(shown - exact) / exact, `${shown} for ${exact}`).toBeLessThanOrEqual(0.005);
+    const step = /^step ([\d.]+) (ms|s) · ([\d.]+) TFLOP\/s per GPU · comm [\d.]+%$/m.exec(tip);
     expect(step, tip).not.toBeNull();
-    expect(Math.abs(Number(step![1]) - t.time.iterMs)).toBeLessThanOrEqual(1);
-    expect(Math.abs(Number(step![2]) - t.time.tflopsPerGpu)).toBeLessThanOrEqual(1);
-    const cost = /recompute saves ([\d.]+) GiB and costs (\d+) ms per step \(\+([\d.]+)% against no recompute\)/.exec(tip);
+    near(seconds(step![1], step![2]), t.time.iterMs / 1e3);
+    near(Number(step![3]), t.time.tflopsPerGpu);
+    const cost = /^recompute saves ([\d.]+) GiB for \+([\d.]+) (ms|s) a step \(\+([\d.]+)%\)$/m.exec(tip);
     expect(cost, tip).not.toBeNull();
-    expect(Number(cost![1])).toBeCloseTo(rc.savedBytes / GIB, 1);
+    near(Number(cost![1]), rc.savedBytes / GIB);
+    near(seconds(cost![2], cost![3]), rc.costMs / 1e3);
     expect(rc.savedBytes).toBeGreaterThan(0);
-    expect(Math.abs(Number(cost![2]) - rc.costMs)).toBeLessThanOrEqual(1);
     expect(rc.costMs).toBeGreaterThan(0);
-    // Beside the breakdown too, for the point it shows.
-    expect(await page.textContent('#planner-time')).toMatch(/^CP=1 \+ recompute at \d+K tokens: predicted step \d+ ms, .*; for a global batch of 8 on 8 GPUs .*; recompute saves [\d.]+ GiB and costs \d+ ms per step/);
+    // In full beside the breakdown, for the point hovered: the figures to the ms, the global batch and GPUs they are for.
+    const full = (await page.textContent('#planner-time'))!;
+    expect(full).toMatch(/^CP=1 \+ recompute at \d+K tokens: predicted step \d+ ms, .*; for a global batch of 8 on 8 GPUs \(TP 8 × CP 1 × PP 1 × DP 1\), NVIDIA H200 profile, nvlink-h200; .*recompute saves [\d.]+ GiB and costs \d+ ms per step/);
+    const fullStep = /predicted step (\d+) ms, (\d+) TFLOP\/s per GPU/.exec(full)!;
+    expect(Math.abs(Number(fullStep[1]) - t.time.iterMs)).toBeLessThanOrEqual(1);
+    expect(Math.abs(Number(fullStep[2]) - t.time.tflopsPerGpu)).toBeLessThanOrEqual(1);
+    const fullCost = /recompute saves ([\d.]+) GiB and costs (\d+) ms per step \(\+([\d.]+)% against no recompute\)/.exec(full)!;
+    expect(Number(fullCost[1])).toBeCloseTo(rc.savedBytes / GIB, 1);
+    expect(Math.abs(Number(fullCost[2]) - rc.costMs)).toBeLessThanOrEqual(1);
     // A line without recompute: the step time, no recompute cost.
     await page.fill('input[name=lines]', '2');
     await page.locator('#planner-chart').scrollIntoViewIfNeeded();
     const plain = await hoverPlanner(page, 'CP=2', 131072);
-    expect(plain).toMatch(/predicted step \d+ ms, \d+ TFLOP\/s per GPU, .*\n\s*for a global batch of 16 on 16 GPUs \(TP 8 × CP 2 × PP 1 × DP 1\)/);
+    expect(plain).toMatch(/^step [\d.]+ (ms|s) · [\d.]+ TFLOP\/s per GPU · comm [\d.]+%$/m);
     expect(plain).not.toMatch(/recompute saves/);
+    expect(await page.textContent('#planner-time')).toMatch(/^CP=2 at \d+K tokens: predicted step \d+ ms, \d+ TFLOP\/s per GPU, .*; for a global batch of 16 on 16 GPUs \(TP 8 × CP 2 × PP 1 × DP 1\)/);
     await page.evaluate(() => { location.hash = ''; });
     await page.waitForFunction(() => (window as unknown as { __flashring: { planner: { lines: string[] } } }).__flashring.planner.lines.length >= 6);
     expect(consoleErrors).toEqual([]);

@@ -3,10 +3,19 @@
  * `flashring advise` runs): for the planner's model (its preset and fields; the parallel settings
  * advise does not search: micro batch, stack, FlashAttention, fp32 residual, EP) at the panel's
  * sequence length, GPU count, HBM, margin, global batch and link, the layouts that fit, fastest
- * first, with the CLI's "why". This file reads the panel's fields (checked in the page's words),
- * draws the table, keeps the fields in the URL hash (main.ts's view) and exposes the results as
- * hooks.advisor for the page tests. timeLines() gives a planner point its predicted step time and
- * what its recomputation costs, for the tooltip and beside the breakdown.
+ * first, with the CLI's "why". This file reads the panel's fields (checked in the page's words,
+ * each wrong field marked beside it: web/fields.ts), draws the table, keeps the fields in the URL
+ * hash (main.ts's view) and exposes the results as hooks.advisor for the page tests.
+ *
+ * The search takes a few hundred ms for 8 GPUs and seconds for thousands, so it does not run on
+ * every keystroke: typing (in the panel or the planner) searches DEBOUNCE_MS after the last
+ * change, Enter or leaving the field at once, and the search runs in a worker (adviseWorker.ts)
+ * so that the page stays responsive. Every change takes a sequence number; only the newest input's
+ * results are drawn, and a worker still busy with an older input is replaced.
+ * hooks.advisorState counts the runs (inputs read) and searches for the tests.
+ *
+ * timeLines() gives a planner point its predicted step time and what its recomputation costs in
+ * full (beside the breakdown), timeTip() the same in a tooltip's few words.
  */
 import type { ModelConfig, ParallelConfig } from '../src/memory/model.js';
 import { GIB } from '../src/memory/model.js';
@@ -14,6 +23,9 @@ import { candidates, layoutLabel, layoutTime, nothingFits, reasons, recomputeCos
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
+import { FieldError, FieldErrors, marksOf, showFieldErrors, type FieldMark } from './fields.js';
+import { duration, sig3 } from './format.js';
+import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
 
 type Cell = string | { text: string; cls?: string; title?: string };
 
@@ -23,7 +35,8 @@ export interface AdvisorDeps {
   /** The planner's model and parallel settings (throws, in the page's words, when its fields are not valid). */
   planner: () => { model: ModelConfig; par: ParallelConfig };
   pageWords: (e: unknown) => string;
-  fillTable: (table: HTMLTableElement, caption: string, head: string[], rows: Cell[][]) => void;
+  fillTable: (table: HTMLTableElement, caption: string, head: Cell[], rows: Cell[][]) => void;
+  /** Field readers: each throws a FieldError naming its input. */
   positiveWhole: (input: HTMLInputElement, label: string, max: number) => number;
   readHbm: (input: HTMLInputElement) => number;
   /** Writes the whole view (the planner's and every panel's fields) into the URL hash. */
@@ -33,30 +46,63 @@ export interface AdvisorDeps {
 export interface Advisor {
   load(q: URLSearchParams): void;
   save(q: URLSearchParams): void;
+  /** Reads the planner and the panel and searches now (a load, a preset, a changed URL). */
   render(): void;
+  /** The same once the typing pauses (DEBOUNCE_MS after the last call). */
+  schedule(): void;
+  /** A scheduled search now (Enter, or the field left); nothing when none is waiting. */
+  flush(): void;
   /** A planner point's predicted step time, TFLOP/s per GPU and comm fraction, and with recompute what it saves and costs. */
   timeLines(model: ModelConfig, par: ParallelConfig): string[];
+  /** The same in a tooltip's few words. */
+  timeTip(model: ModelConfig, par: ParallelConfig): string[];
 }
 
 const DEFAULTS: Record<string, string> = { aseq: '131072', agpus: '8', ahbm: '80', amargin: '0.1', agbs: '', atop: '5', alink: 'nvlink-h200', agbps: '800', alat: '5' };
 const LINK_CHOICES = [...Object.keys(LINKS), 'custom'];
 const MAX_SEQ = 2 ** 26, MAX_GPUS = 65536;
+/** How long after the last keystroke the search runs. */
+const DEBOUNCE_MS = 300;
 
 interface PanelRequest extends AdviseRequest { top: number }
+
+/** What the tests read: inputs read (runs), searches started, the newest input's number, the one drawn, whether one is waiting. */
+interface AdvisorState { runs: number; searches: number; seq: number; shown: number; pending: boolean }
 
 const gib = (bytes: number) => (bytes / GIB).toFixed(1);
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 const el = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
+/** The table's columns: short names, the full one on hover. */
+const HEAD: Cell[] = ['#', 'TP', 'CP', { text: 'scheme', title: 'CP comm type' }, 'PP', 'DP', 'recompute', { text: 'dist. opt.', title: 'distributed optimizer' },
+  { text: 'step ms', title: 'predicted step time', cls: 'num' }, { text: 'TFLOP/s per GPU', title: 'model TFLOP/s per GPU', cls: 'num' }, { text: 'tokens/s', cls: 'num' },
+  { text: 'comm %', title: 'communication not hidden, % of the step', cls: 'num' }, { text: 'memory GiB', title: 'predicted peak memory per GPU', cls: 'num' }, 'why'];
+
 export function setupAdvisor(d: AdvisorDeps): Advisor {
   return new AdvisorPanel(d);
+}
+
+/** The search's worker, or null where this browser cannot start one (the search then runs on the page). */
+function startWorker(): Worker | null {
+  try {
+    return new Worker(new URL('./adviseWorker.ts', import.meta.url), { type: 'module' });
+  } catch {
+    return null;
+  }
 }
 
 class AdvisorPanel implements Advisor {
   private readonly form = el<HTMLFormElement>('advisor-form');
   private readonly linkSelect = this.form.elements.namedItem('alink') as HTMLSelectElement;
+  /** The last search's result and its request (without `top`, which only cuts the table). */
   private cache: { key: string; res: AdviseResult } | null = null;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private worker: Worker | null = null;
+  private noWorker = false;
+  /** The input the worker is searching for (null: idle). */
+  private busy: number | null = null;
+  private readonly state: AdvisorState = { runs: 0, searches: 0, seq: 0, shown: 0, pending: false };
 
   constructor(private readonly d: AdvisorDeps) {
     for (const [k, l] of Object.entries(LINKS)) this.linkSelect.add(new Option(`${k} (${l.gbps} Gbit/s, ${l.latencyUs} µs)`, k));
@@ -64,8 +110,16 @@ class AdvisorPanel implements Advisor {
     this.form.addEventListener('input', () => {
       this.syncLink();
       d.saveView();
-      this.render();
+      this.schedule();
     });
+    // A select's change comes with its input; a typed field's when it is left.
+    this.form.addEventListener('change', () => this.flush());
+    this.form.addEventListener('keydown', (e) => {
+      if (e.key !== 'Enter') return;
+      e.preventDefault();
+      this.flush();
+    });
+    d.hooks.advisorState = this.state;
   }
 
   private input(n: string): HTMLInputElement {
@@ -86,10 +140,34 @@ class AdvisorPanel implements Advisor {
     for (const k of Object.keys(DEFAULTS)) q.set(k, this.input(k).value);
   }
 
-  /** A number in [min, max] in a panel field (`above`: min itself excluded), or an error in the page's words. */
+  schedule(): void {
+    this.state.seq++;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.run(), DEBOUNCE_MS);
+    this.showPending();
+  }
+
+  flush(): void {
+    if (this.timer !== undefined) this.run();
+  }
+
+  render(): void {
+    this.state.seq++;
+    this.run();
+  }
+
+  /** Whether an input waits for its results: the table dims and the status says so while a search runs. */
+  private showPending(): void {
+    this.state.pending = this.timer !== undefined || this.busy !== null;
+    el('advisor-table').parentElement!.classList.toggle('stale', this.state.pending);
+    el('advisor').setAttribute('aria-busy', String(this.state.pending));
+    el('advisor-status').textContent = this.busy !== null ? 'searching…' : '';
+  }
+
+  /** A number in [min, max] in a panel field (`above`: min itself excluded), or a FieldError in the page's words. */
   private number(n: string, label: string, min: number, max: number, what: string, above = false): number {
     const raw = this.input(n).value.trim(), v = Number(raw);
-    if (raw === '' || !Number.isFinite(v) || v < min || (above && v === min) || v > max) throw new Error(`${label} must be ${what} (it is ${raw === '' ? 'empty or not a number' : raw}).`);
+    if (raw === '' || !Number.isFinite(v) || v < min || (above && v === min) || v > max) throw new FieldError(`${label} must be ${what} (it is ${raw === '' ? 'empty or not a number' : raw}).`, this.input(n));
     return v;
   }
 
@@ -98,44 +176,118 @@ class AdvisorPanel implements Advisor {
     return resolveLink('custom', this.number('agbps', 'Link bandwidth (Gbit/s)', 0, 1e9, 'a positive number', true), this.number('alat', 'Link latency (µs)', 0, 1e9, 'a non-negative number'));
   }
 
+  /** The panel's request; every field checked on its own, so that each wrong one is marked (a FieldErrors, the first's message first). */
   private readRequest(model: ModelConfig, par: ParallelConfig): PanelRequest {
-    const d = this.d, input = (n: string) => this.input(n);
-    const seq = d.positiveWhole(input('aseq'), 'Sequence length', MAX_SEQ), gpus = d.positiveWhole(input('agpus'), 'GPUs', MAX_GPUS);
-    const hbmGib = d.readHbm(input('ahbm'));
-    const margin = this.number('amargin', 'Margin', 0, 0.9, 'a fraction of the HBM kept free, from 0 to 0.9');
-    const gbs = input('agbs').value.trim() === '' ? gpus : d.positiveWhole(input('agbs'), 'Global batch', 1e7);
-    if (gbs % par.microBatchSize) throw new Error(`Global batch (${gbs}) must be a multiple of the planner's micro batch (${par.microBatchSize}).`);
-    const top = d.positiveWhole(input('atop'), 'Show top', 1000);
-    return { model, base: { ...par, seqLength: seq }, gpus, hbmGib, margin, gbs, link: this.readLink(), top };
+    const d = this.d, input = (n: string) => this.input(n), errors: FieldError[] = [];
+    const take = <T>(f: () => T): T | undefined => {
+      try {
+        return f();
+      } catch (e) {
+        errors.push(e instanceof FieldError ? e : new FieldError(e instanceof Error ? e.message : String(e)));
+        return undefined;
+      }
+    };
+    const seq = take(() => d.positiveWhole(input('aseq'), 'Sequence length', MAX_SEQ)), gpus = take(() => d.positiveWhole(input('agpus'), 'GPUs', MAX_GPUS));
+    const hbmGib = take(() => d.readHbm(input('ahbm')));
+    const margin = take(() => this.number('amargin', 'Margin', 0, 0.9, 'a fraction of the HBM kept free, from 0 to 0.9'));
+    const typed = input('agbs').value.trim() !== '' || input('agbs').validity.badInput;
+    const gbs = typed ? take(() => d.positiveWhole(input('agbs'), 'Global batch', 1e7)) : gpus;
+    if (gbs !== undefined && gbs % par.microBatchSize)
+      errors.push(new FieldError(`Global batch (${gbs}) must be a multiple of the planner's micro batch (${par.microBatchSize}).`, typed ? input('agbs') : input('agpus')));
+    const top = take(() => d.positiveWhole(input('atop'), 'Show top', 1000));
+    const link = take(() => this.readLink());
+    if (errors.length) throw new FieldErrors(errors);
+    return { model, base: { ...par, seqLength: seq! }, gpus: gpus!, hbmGib: hbmGib!, margin: margin!, gbs: gbs!, link: link!, top: top! };
   }
 
-  private clear(text: string): void {
+  private clear(text: string, marks: FieldMark[] = []): void {
+    this.state.shown = this.state.seq;
+    showFieldErrors(this.form, marks);
     el('advisor-error').textContent = text;
     el('advisor-summary').textContent = '';
     el('advisor-checked').textContent = '';
     this.d.fillTable(el<HTMLTableElement>('advisor-table'), '', [], []);
-    this.d.hooks.advisor = { error: text, evaluated: 0, fit: 0, rows: [] };
+    this.d.hooks.advisor = { error: text, evaluated: 0, fit: 0, rows: [], seq: this.state.seq };
   }
 
-  /** Reads the planner and the panel, searches (again only when they changed) and draws; bad input clears the panel and says why. */
-  render(): void {
+  /** Reads the planner and the panel for the newest input and searches (again only when they changed); bad input clears the panel and says why. */
+  private run(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.state.runs++;
+    // A search still running is for an older input: its results would never be drawn.
+    if (this.busy !== null) {
+      this.worker?.terminate();
+      this.worker = null;
+      this.busy = null;
+    }
+    const seq = this.state.seq;
     let planner: ReturnType<AdvisorDeps['planner']>, req: PanelRequest;
     try {
       planner = this.d.planner();
     } catch {
-      return this.clear("Fix the planner's fields above first: the advisor searches layouts of their model.");
+      this.clear("Fix the planner's fields above first: the advisor searches layouts of their model.");
+      return this.showPending();
     }
     try {
       req = this.readRequest(planner.model, planner.par);
-      const key = JSON.stringify(req);
-      if (this.cache?.key !== key) this.cache = { key, res: candidates(req) };
+    } catch (e) {
+      const words = (x: unknown) => capital(this.d.pageWords(x));
+      this.clear(words(e), marksOf(e, words));
+      return this.showPending();
+    }
+    showFieldErrors(this.form, []);
+    const { top: _, ...search } = req, key = JSON.stringify(search);
+    if (this.cache?.key === key) this.draw(seq, req, this.cache.res);
+    else this.search(seq, req, key);
+    this.showPending();
+  }
+
+  /** Searches for input `seq` in the worker (idle: run() has replaced one busy with an older input) or, without one, here. */
+  private search(seq: number, req: PanelRequest, key: string): void {
+    this.state.searches++;
+    this.worker ??= this.noWorker ? null : startWorker();
+    const w = this.worker;
+    if (!w) return this.searchHere(seq, req, key);
+    this.busy = seq;
+    w.onmessage = ({ data }: MessageEvent<AdviseAnswer>) => {
+      if (data.seq !== this.busy) return;
+      this.busy = null;
+      if ('error' in data) {
+        if (data.seq === this.state.seq) this.clear(capital(this.d.pageWords(data.error)));
+      } else {
+        this.cache = { key, res: data.res };
+        this.draw(data.seq, req, data.res);
+      }
+      this.showPending();
+    };
+    // A worker that cannot start (its script refused): this search and the later ones run here.
+    w.onerror = (e) => {
+      e.preventDefault();
+      this.noWorker = true;
+      this.worker = null;
+      if (this.busy !== seq) return;
+      this.busy = null;
+      this.searchHere(seq, req, key);
+      this.showPending();
+    };
+    const { top: _, ...query } = req;
+    w.postMessage({ seq, req: query } satisfies AdviseQuery);
+  }
+
+  private searchHere(seq: number, req: PanelRequest, key: string): void {
+    try {
+      this.cache = { key, res: candidates(req) };
     } catch (e) {
       return this.clear(capital(this.d.pageWords(e)));
     }
-    this.draw(req, this.cache.res);
+    this.draw(seq, req, this.cache.res);
   }
 
-  private draw(r: PanelRequest, res: AdviseResult): void {
+  /** Draws input `seq`'s results, unless a newer input has come since (its own search draws it). */
+  private draw(seq: number, r: PanelRequest, res: AdviseResult): void {
+    if (seq !== this.state.seq) return;
+    this.state.shown = seq;
     el('advisor-error').textContent = '';
     const top = res.fitting.slice(0, r.top), m = r.model;
     const summary = `${res.all} layouts evaluated, ${res.fitting.length} fit${res.fitting.length ? '' : `: ${nothingFits(res).replace(/^nothing fits: /, '')}`}.` +
@@ -147,12 +299,13 @@ class AdvisorPanel implements Advisor {
     this.d.fillTable(el<HTMLTableElement>('advisor-table'),
       `${m.numLayers} layers, h=${m.hiddenSize}, ${m.numAttentionHeads} heads at ${r.base.seqLength.toLocaleString('en-US')} tokens on ${r.gpus} GPUs × ${r.hbmGib} GiB (fits ≤ ${(100 * (1 - r.margin)).toFixed(0)}%), ` +
       `link ${r.link.name}${r.gpus > 8 ? ' within nodes of 8 GPUs, ib-ndr between them' : ''}, global batch ${r.gbs} sequences; rates: ${H200.name} profile. Fastest first, the top ${top.length} of ${res.fitting.length}:`,
-      ['#', 'TP', 'CP', 'scheme', 'PP', 'DP', 'recompute', 'distributed optimizer', 'step ms', 'TFLOP/s per GPU', 'tokens/s', 'comm %', 'memory GiB', 'why'],
-      top.map((c, i) => [String(i + 1), c.tp > 1 && !c.sp ? `${c.tp} (no SP)` : String(c.tp), String(c.cp), c.cpCommType ?? '—', c.vp > 1 ? `${c.pp} (VP ${c.vp})` : String(c.pp), String(c.dp), c.recompute, c.distributedOptimizer ? 'yes' : 'no',
+      HEAD,
+      top.map((c, i) => [String(i + 1), c.tp > 1 && !c.sp ? `${c.tp} (no SP)` : String(c.tp), String(c.cp), c.cpCommType ?? '—', c.vp > 1 ? `${c.pp} (VP ${c.vp})` : String(c.pp), String(c.dp),
+        { text: c.recompute, cls: 'rc' }, c.distributedOptimizer ? 'yes' : 'no',
         ...[c.iterMs.toFixed(0), c.tflopsPerGpu.toFixed(0), c.tokensPerSecond.toFixed(0), (100 * c.commFraction).toFixed(1), gib(c.totalBytes)].map((text) => ({ text, cls: 'num' })),
         { text: why[i].join('\n'), cls: 'why', title: layoutLabel(c) }]));
     this.d.hooks.advisor = {
-      evaluated: res.all, fit: res.fitting.length, summary, link: r.link.name, gbs: r.gbs,
+      evaluated: res.all, fit: res.fitting.length, summary, link: r.link.name, gbs: r.gbs, seq, gpus: r.gpus, seqLength: r.base.seqLength,
       rows: top.map(({ time: _, ...c }, i) => ({ ...c, why: why[i] })),
     };
   }
@@ -168,6 +321,19 @@ class AdvisorPanel implements Advisor {
       return lines;
     } catch (e) {
       return [`no predicted step time: ${this.d.pageWords(e)}`];
+    }
+  }
+
+  timeTip(model: ModelConfig, par: ParallelConfig): string[] {
+    try {
+      const it = layoutTime(model, par).time;
+      const lines = [`step ${duration(it.iterMs)} · ${sig3(it.tflopsPerGpu)} TFLOP/s per GPU · comm ${(100 * it.commFraction).toFixed(1)}%`];
+      const rc = recomputeCost(model, par);
+      if (untrainable(model, par)) lines.push('not trainable in Megatron-LM (why: under the chart)');
+      if (rc) lines.push(`recompute saves ${sig3(rc.savedBytes / GIB)} GiB for +${duration(rc.costMs)} a step (+${(100 * rc.costFraction).toFixed(1)}%)`);
+      return lines;
+    } catch {
+      return ['no predicted step time (why: under the chart)'];
     }
   }
 }

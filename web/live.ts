@@ -14,6 +14,8 @@
 import { acquireDevices, adapterName, FlashDevice, withTuning } from '../src/gpu/device.js';
 import { autotune, showPins, storedTuning, type TuneEntry } from '../src/bench/tune.js';
 import { idbTuneStore } from './tuneStore.js';
+import { FieldError, marksOf, showFieldErrors } from './fields.js';
+import { duration } from './format.js';
 import { ringAttention, RingOptions, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
 import { Layout, LAYOUTS } from '../src/cp/plan/schedule.js';
 import { LINKS, LINK_NAMES, Link, Prediction, resolveLink, transferMs } from '../src/cp/plan/linkModel.js';
@@ -29,8 +31,6 @@ const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as 
 
 class Cancelled extends Error {}
 
-/** A field of the live form that is not what the page can run, said in the form's words. */
-class FormError extends Error {}
 
 interface LiveConfig {
   N: number; D: number; H: number; R: number; layout: Layout; precision: Precision; causal: boolean; backward: boolean;
@@ -58,32 +58,32 @@ export function readLiveForm(form: HTMLFormElement): LiveConfig {
   const whole = (n: string, label: string, lo: number, hi: number) => {
     const raw = field(n).value.trim();
     const v = Number(raw);
-    if (raw === '' || !/^\d+$/.test(raw) || v < lo || v > hi) throw new FormError(`${label} must be a whole number from ${lo} to ${hi}${raw === '' ? '' : ` (it is ${raw})`}.`);
+    if (raw === '' || !/^\d+$/.test(raw) || v < lo || v > hi) throw new FieldError(`${label} must be a whole number from ${lo} to ${hi}${raw === '' ? '' : ` (it is ${raw})`}.`, field(n));
     return v;
   };
   const N = whole('N', 'Sequence length N', 1, MAX_N);
   const D = whole('D', 'Head size D', 8, MAX_HEAD_DIM);
-  if (D % 8) throw new FormError(`Head size D must be a multiple of 8 (it is ${D}).`);
+  if (D % 8) throw new FieldError(`Head size D must be a multiple of 8 (it is ${D}).`, field('D'));
   const H = whole('H', 'Heads', 1, MAX_HEADS);
   const R = whole('R', 'Ranks R', 1, MAX_RANKS);
   if (N * H * D > MAX_LIVE_ELEMENTS)
-    throw new FormError(`N × heads × D is ${(N * H * D).toLocaleString('en-US')}: a live run draws and holds its tensors in this tab, so keep it at most ${MAX_LIVE_ELEMENTS.toLocaleString('en-US')} (e.g. N ${N} with ${Math.max(1, Math.floor(MAX_LIVE_ELEMENTS / (N * D)))} heads at D ${D}); larger runs: flashring attention --cp or the bench.`);
-  if (R > N) throw new FormError(`Ranks R (${R}) cannot exceed the sequence length N (${N}): every rank needs at least one token.`);
+    throw new FieldError(`N × heads × D is ${(N * H * D).toLocaleString('en-US')}: a live run draws and holds its tensors in this tab, so keep it at most ${MAX_LIVE_ELEMENTS.toLocaleString('en-US')} (e.g. N ${N} with ${Math.max(1, Math.floor(MAX_LIVE_ELEMENTS / (N * D)))} heads at D ${D}); larger runs: flashring attention --cp or the bench.`, field('N'));
+  if (R > N) throw new FieldError(`Ranks R (${R}) cannot exceed the sequence length N (${N}): every rank needs at least one token.`, field('R'));
   const layout = field('layout').value as Layout;
-  if (!LAYOUTS.includes(layout)) throw new FormError(`Layout must be one of ${LAYOUTS.join(', ')}.`);
+  if (!LAYOUTS.includes(layout)) throw new FieldError(`Layout must be one of ${LAYOUTS.join(', ')}.`, field('layout'));
   const precision = field('precision').value as Precision;
-  if (precision !== 'f32' && precision !== 'f16') throw new FormError('Precision must be f32 or f16.');
+  if (precision !== 'f32' && precision !== 'f16') throw new FieldError('Precision must be f32 or f16.', field('precision'));
   const { scheme, sizes } = readScheme(field, H, R);
   const docs = whole('docs', 'Documents', 1, N);
-  return { N, D, H, R, layout, precision, causal: field('causal').checked, backward: field('backward').checked, window: readWindow(field('window').value, N), docs, scheme, sizes, link: readLink(field), tuned: field('tuned')?.checked ?? false };
+  return { N, D, H, R, layout, precision, causal: field('causal').checked, backward: field('backward').checked, window: readWindow(field('window'), N), docs, scheme, sizes, link: readLink(field), tuned: field('tuned')?.checked ?? false };
 }
 
 /** "L,R": how many keys before and after its own position a query sees; −1 = unbounded. */
-function readWindow(raw: string, N: number): [number, number] {
-  const m = /^\s*(-1|\d+)\s*,\s*(-1|\d+)\s*$/.exec(raw);
-  if (!m) throw new FormError(`Window must be two whole numbers "left,right" (−1 for unbounded), like 128,0 (it is "${raw}").`);
+function readWindow(input: HTMLInputElement, N: number): [number, number] {
+  const raw = input.value, m = /^\s*(-1|\d+)\s*,\s*(-1|\d+)\s*$/.exec(raw);
+  if (!m) throw new FieldError(`Window must be two whole numbers "left,right" (−1 for unbounded), like 128,0 (it is "${raw}").`, input);
   const w = [Number(m[1]), Number(m[2])] as [number, number];
-  if (w.some((x) => x > 1 << 29)) throw new FormError(`Window sides must be at most ${1 << 29} (they are ${raw}).`);
+  if (w.some((x) => x > 1 << 29)) throw new FieldError(`Window sides must be at most ${1 << 29} (they are ${raw}).`, input);
   return w[0] >= N ? [-1, w[1] >= N ? -1 : w[1]] : [w[0], w[1] >= N ? -1 : w[1]];
 }
 
@@ -108,26 +108,26 @@ function visiblePairs(s: AttentionShape, cfg: LiveConfig): number {
 /** The scheme and, for a2a+p2p, its group sizes; a2a needs the heads to divide among the ranks it spans. */
 function readScheme(field: (n: string) => HTMLInputElement, H: number, R: number): { scheme: Scheme; sizes?: [number, number] } {
   const scheme = field('scheme').value as Scheme;
-  if (!schemeNames().includes(scheme)) throw new FormError(`Scheme must be one of ${schemeNames().join(', ')}.`);
-  if (scheme === 'a2a' && H % R) throw new FormError(`Scheme a2a (Ulysses) splits the heads over the ranks: heads (${H}) must be divisible by ranks R (${R}).`);
+  if (!schemeNames().includes(scheme)) throw new FieldError(`Scheme must be one of ${schemeNames().join(', ')}.`, field('scheme'));
+  if (scheme === 'a2a' && H % R) throw new FieldError(`Scheme a2a (Ulysses) splits the heads over the ranks: heads (${H}) must be divisible by ranks R (${R}).`, field('scheme'));
   if (scheme !== 'a2a+p2p') return { scheme };
   const raw = field('hcp').value.trim();
   const m = /^(\d+)\s*,\s*(\d+)$/.exec(raw);
-  if (!m || +m[1] < 1 || +m[2] < 1) throw new FormError(`a2a+p2p sizes must be two whole numbers A,P (a2a groups of A ranks, a ring of P groups)${raw ? ` (they are ${raw})` : ''}.`);
+  if (!m || +m[1] < 1 || +m[2] < 1) throw new FieldError(`a2a+p2p sizes must be two whole numbers A,P (a2a groups of A ranks, a ring of P groups)${raw ? ` (they are ${raw})` : ''}.`, field('hcp'));
   const A = +m[1], P = +m[2];
-  if (A * P !== R) throw new FormError(`a2a+p2p sizes ${A},${P} multiply to ${A * P}, not ranks R (${R}).`);
-  if (H % A) throw new FormError(`a2a+p2p splits the heads over groups of ${A}: heads (${H}) must be divisible by ${A}.`);
+  if (A * P !== R) throw new FieldError(`a2a+p2p sizes ${A},${P} multiply to ${A * P}, not ranks R (${R}).`, field('hcp'));
+  if (H % A) throw new FieldError(`a2a+p2p splits the heads over groups of ${A}: heads (${H}) must be divisible by ${A}.`, field('hcp'));
   return { scheme, sizes: [A, P] };
 }
 
 /** A preset link, or a custom one with its bandwidth (Gbit/s per direction) and latency (µs). */
 function readLink(field: (n: string) => HTMLInputElement): Link {
   const name = field('link').value;
-  if (!LINK_NAMES.includes(name)) throw new FormError(`Link must be one of ${LINK_NAMES.join(', ')}.`);
+  if (!LINK_NAMES.includes(name)) throw new FieldError(`Link must be one of ${LINK_NAMES.join(', ')}.`, field('link'));
   if (name !== 'custom') return LINKS[name as keyof typeof LINKS];
   const num = (n: string, label: string, ok: (v: number) => boolean, want: string) => {
     const raw = field(n).value.trim(), v = Number(raw);
-    if (raw === '' || !Number.isFinite(v) || !ok(v)) throw new FormError(`${label} must be ${want}${raw === '' ? '' : ` (it is ${raw})`}.`);
+    if (raw === '' || !Number.isFinite(v) || !ok(v)) throw new FieldError(`${label} must be ${want}${raw === '' ? '' : ` (it is ${raw})`}.`, field(n));
     return v;
   };
   return resolveLink('custom', num('gbps', 'Link bandwidth (Gbit/s)', (v) => v > 0, 'a positive number'), num('lat', 'Link latency (µs)', (v) => v >= 0, 'zero or more'));
@@ -198,11 +198,26 @@ function showResults(rows: [string, string][]): void {
 
 const CANVASES = ['timeline', 'timeline-predicted'];
 
+/** One rank's step as drawn: its box on the canvas (canvas pixels) and its tooltip. */
+interface StepBox { phase: string; step: number; rank: number; x: number; y: number; w: number; h: number; tip: string }
+/** A step's column across the ranks, for the step axis. */
+interface StepColumn { phase: string; step: number; label: string; x0: number; x1: number }
+/** Each timeline canvas as last drawn: its step boxes (the tooltip finds them) and the step names on its axis. */
+const drawn = new Map<string, { boxes: StepBox[]; axis: string[] }>();
+
+const PHASE_SHORT: Record<string, string> = { forward: 'fwd', backward: 'bwd' };
+
+/** "step 3 fwd · ring, rank 1": which step of which phase, what it does, and whose. */
+const stepTitle = (phase: string, step: number, label: string, rank?: number) =>
+  `step ${step} ${PHASE_SHORT[phase] ?? phase}${label ? ` · ${label}` : ''}${rank === undefined ? '' : `, rank ${rank}`}`;
+
 function clearTimeline(): void {
   for (const id of CANVASES) {
     const c = $<HTMLCanvasElement>(id);
     c.getContext('2d')!.clearRect(0, 0, c.width, c.height);
+    drawn.delete(id);
   }
+  for (const tip of Array.from(document.querySelectorAll<HTMLElement>('.chart-tip'))) tip.hidden = true;
 }
 
 /**
@@ -213,6 +228,7 @@ function frame(id: string, R: number, totalMs: number) {
   const c = $<HTMLCanvasElement>(id);
   const g = c.getContext('2d')!;
   g.clearRect(0, 0, c.width, c.height);
+  drawn.set(id, { boxes: [], axis: [] });
   g.font = '12px system-ui';
   const left = 70, w = c.width - left - 10, top = 30, rowH = Math.min(40, (c.height - top - 32) / R), span = totalMs || 1;
   g.fillStyle = '#333';
@@ -225,24 +241,73 @@ function frame(id: string, R: number, totalMs: number) {
     g.fillRect(X(t), top + R * rowH, 1, 4);
     g.fillText(`${Number(t.toPrecision(6))} ms`, X(t) + 2, top + R * rowH + 14);
   }
-  return { c, g, left, top, rowH, X, W: (ms: number) => Math.max(1, (ms / span) * w) };
+  return { c, g, left, top, rowH, X, W: (ms: number) => Math.max(1, (ms / span) * w), boxes: drawn.get(id)!.boxes };
 }
 
+/**
+ * The step axis over the rank rows: a rule where each step begins and its name in the band above
+ * the rows, as much of "step 3 fwd · ring" as its column leaves room for ("3" at the least), never
+ * over the name before it (in one-device mode a step's column can begin before the last one ends).
+ */
+function drawStepAxis(id: string, g: CanvasRenderingContext2D, cols: StepColumn[], top: number, rowsH: number): void {
+  g.save();
+  g.font = '11px system-ui';
+  let taken = -Infinity; // where the last name drawn ends
+  cols.forEach((col, i) => {
+    g.fillStyle = '#ddd';
+    g.fillRect(col.x0, top - 4, 1, rowsH + 4);
+    const later = cols.slice(i + 1).map((c) => c.x0).filter((x) => x > col.x0 + 1);
+    const at = col.x0 + 2, room = Math.min(col.x1, ...later) - at - 2;
+    if (at < taken + 4) return;
+    const ph = PHASE_SHORT[col.phase] ?? col.phase;
+    const text = [stepTitle(col.phase, col.step, col.label), `step ${col.step} ${ph}`, `${col.step} ${ph}`, String(col.step)].find((t) => g.measureText(t).width <= room);
+    if (!text) return;
+    g.fillStyle = '#333';
+    g.fillText(text, at, top - 7);
+    taken = at + g.measureText(text).width;
+    drawn.get(id)!.axis.push(text);
+  });
+  g.restore();
+}
+
+/** The step number of each record: its own, or (a version-1 file without one) its place among its rank's steps in the phase. */
+function stepNumbers(steps: StepRecord[]): number[] {
+  const seen = new Map<number, number>();
+  return steps.map((st) => {
+    const k = seen.get(st.rank) ?? 0;
+    seen.set(st.rank, k + 1);
+    return Number.isInteger(st.step) ? st.step : k;
+  });
+}
+
+/** A phase's steps as columns from `offset` ms: each from its first rank's start to its last rank's end (idle included). */
+function stepColumns(phase: string, steps: StepRecord[], nums: number[], offset: number, X: (ms: number) => number): StepColumn[] {
+  const cols = new Map<number, StepColumn>();
+  steps.forEach((st, i) => {
+    const a = X(offset + st.start), b = X(offset + st.end + st.idleMs), col = cols.get(nums[i]);
+    if (!col) cols.set(nums[i], { phase, step: nums[i], label: st.rank === 0 ? st.label ?? '' : '', x0: a, x1: b });
+    else Object.assign(col, { x0: Math.min(col.x0, a), x1: Math.max(col.x1, b), label: st.rank === 0 ? st.label ?? '' : col.label });
+  });
+  return [...cols.values()].sort((p, q) => p.x0 - q.x0);
+}
 
 /**
- * Measured, one row per rank: compute (blue), transfer (orange, lower half), idle (grey), phases in sequence.
- * In one-device mode the ranks take turns on the device: a step's compute is the time it held the device
- * (computeMs, the end of its span), and the rest of its span, waiting for its turn, is drawn pale.
+ * Measured, one row per rank: compute (blue), transfer (orange, lower half), idle (grey), phases in sequence,
+ * each step named on the axis above and in its tooltip. In one-device mode the ranks take turns on the device:
+ * a step's compute is the time it held the device (computeMs, the end of its span), and the rest of its span,
+ * waiting for its turn, is drawn pale.
  */
 function drawTimeline(tl: RingTimeline): void {
   const total = tl.phases.reduce((a, p) => a + p.wallMs, 0) || 1;
-  const { c, g, top, rowH, X, W } = frame('timeline', tl.R, total);
+  const { c, g, top, rowH, X, W, boxes } = frame('timeline', tl.R, total);
   const turns = tl.mode === 'one-device' && !tl.pipelined;
   let offset = 0;
   for (const ph of tl.phases) {
     g.fillStyle = '#333';
     g.fillText(ph.phase, X(offset) + 2, 12);
-    for (const st of ph.steps) {
+    const nums = stepNumbers(ph.steps);
+    drawStepAxis('timeline', g, stepColumns(ph.phase, ph.steps, nums, offset, X), top, tl.R * rowH);
+    ph.steps.forEach((st, i) => {
       const y = top + st.rank * rowH;
       const span = st.computeEnd - st.start, busy = turns ? Math.min(span, st.computeMs) : span;
       if (span - busy > 0) {
@@ -259,7 +324,11 @@ function drawTimeline(tl: RingTimeline): void {
         g.fillStyle = '#ccc';
         g.fillRect(X(offset + st.end), y, W(st.idleMs), rowH - 4);
       }
-    }
+      const waited = span - busy > 0 ? ` · waited ${duration(span - busy)} for the device` : '';
+      const x0 = X(offset + st.start);
+      boxes.push({ phase: ph.phase, step: nums[i], rank: st.rank, x: x0, y, w: Math.max(2, X(offset + st.end + st.idleMs) - x0), h: rowH - 4,
+        tip: `${stepTitle(ph.phase, nums[i], st.label ?? '', st.rank)}\ncompute ${duration(busy)} · transfer ${duration(st.transferMs)} · idle ${duration(st.idleMs)}${waited}` });
+    });
     offset += ph.wallMs;
   }
   g.fillStyle = '#333';
@@ -280,18 +349,24 @@ function modelCompute(p: Prediction, st: StepRecord): number {
 
 /**
  * Predicted (what R GPUs on the link would show): each step lasts its predicted time (its slowest
- * rank); per rank its compute, the modelled transfer beside it (overlapped steps) or after it, idle.
+ * rank); per rank its compute, the modelled transfer beside it (overlapped steps) or after it, idle;
+ * each step named on the axis above and in its tooltip, as the measured one.
  */
 function drawPredicted(tl: RingTimeline): void {
   const p = tl.predicted;
-  if (!p) return void $<HTMLCanvasElement>('timeline-predicted').getContext('2d')!.clearRect(0, 0, 1e4, 1e4);
-  const { c, g, top, rowH, X, W } = frame('timeline-predicted', tl.R, p.totalMs);
+  if (!p) {
+    drawn.delete('timeline-predicted');
+    return void $<HTMLCanvasElement>('timeline-predicted').getContext('2d')!.clearRect(0, 0, 1e4, 1e4);
+  }
+  const { c, g, top, rowH, X, W, boxes } = frame('timeline-predicted', tl.R, p.totalMs);
   let t0 = 0;
   for (const ph of p.phases) {
     const steps = tl.phases.find((x) => x.phase === ph.phase)?.steps ?? [];
     const ids = [...new Set(steps.map((st) => st.step))].sort((a, b) => a - b);
     g.fillStyle = '#333';
     g.fillText(ph.phase, X(t0) + 2, 12);
+    const starts = ph.stepMs.map((_, i) => t0 + ph.stepMs.slice(0, i).reduce((a, b) => a + b, 0));
+    drawStepAxis('timeline-predicted', g, ids.map((id, i) => ({ phase: ph.phase, step: id, label: steps.find((st) => st.step === id)?.label ?? '', x0: X(starts[i]), x1: X(starts[i] + ph.stepMs[i]) })), top, tl.R * rowH);
     ids.forEach((id, i) => {
       const ms = ph.stepMs[i], at = steps.filter((st) => st.step === id);
       for (const st of at) {
@@ -303,11 +378,9 @@ function drawPredicted(tl: RingTimeline): void {
         if (x > 0) g.fillRect(X(t0 + xStart), y + rowH * 0.5, W(x), rowH * 0.5 - 4);
         g.fillStyle = '#ccc';
         if (ms - own > 1e-9) g.fillRect(X(t0 + own), y, W(ms - own), rowH - 4);
+        boxes.push({ phase: ph.phase, step: id, rank: st.rank, x: X(t0), y, w: W(ms), h: rowH - 4,
+          tip: `${stepTitle(ph.phase, id, st.label ?? '', st.rank)}\ncompute ${duration(cm)} · transfer ${duration(x)}${x > 0 ? (st.overlapped ? ' behind it' : ' after it') : ''} · step ${duration(ms)}` });
       }
-      g.fillStyle = '#888';
-      g.fillRect(X(t0 + ms), top - 4, 1, tl.R * rowH);
-      const label = at[0]?.label ?? '';
-      if (label && g.measureText(label).width + 4 < W(ms)) g.fillText(label, X(t0) + 2, 25);
       t0 += ms;
     });
   }
@@ -315,6 +388,53 @@ function drawPredicted(tl: RingTimeline): void {
   const src = p.compute?.source === 'tflops' ? 'compute at the given TFLOP/s' : 'measured step compute';
   g.fillText(`predicted on ${p.link.name} (${p.link.gbps} Gbit/s, ${p.link.latencyUs} µs; ${src}): ${p.totalMs.toFixed(2)} ms · comm ${(100 * p.commFraction).toFixed(1)}% · ` +
     `${rate(p.tflopsPerGpu * 1e12)} per GPU`, 70, c.height - 4);
+}
+
+/** Steps narrower than this (px) are hard to point at: the tooltip of a point this near one names it too. */
+const SLIVER = 4;
+
+/** The steps under a point of a timeline canvas (canvas pixels): the one it is on and any sliver beside it, in time order. */
+function stepsAt(id: string, x: number, y: number): StepBox[] {
+  const row = drawn.get(id)?.boxes.filter((b) => y >= b.y && y <= b.y + b.h) ?? [];
+  const near = (b: StepBox) => (x >= b.x && x <= b.x + b.w) || (b.w < SLIVER && b.x + b.w >= x - SLIVER && b.x <= x + SLIVER);
+  return row.filter(near).sort((a, b) => a.x - b.x).slice(0, 4);
+}
+
+/** The tooltip of the step(s) under the pointer, beside it within the chart, or hidden off every step. */
+function showStepTip(c: HTMLCanvasElement, tip: HTMLElement, clientX: number, clientY: number): void {
+  const r = c.getBoundingClientRect();
+  const hits = stepsAt(c.id, ((clientX - r.left) * c.width) / r.width, ((clientY - r.top) * c.height) / r.height);
+  if (!hits.length) return void (tip.hidden = true);
+  tip.textContent = hits.map((b) => b.tip).join('\n');
+  tip.hidden = false;
+  const host = c.parentElement!.getBoundingClientRect(), x = clientX - host.left, y = clientY - host.top;
+  tip.style.left = `${x + 12 + tip.offsetWidth <= host.width ? x + 12 : Math.max(0, x - 12 - tip.offsetWidth)}px`;
+  tip.style.top = `${y + 14}px`;
+}
+
+/** Each timeline canvas's step tooltip, and hooks.timelineSteps for the tests (the axis names, a step's place, the tooltip shown). */
+function wireStepTips(hooks: Record<string, unknown>): void {
+  const tips = new Map<string, HTMLElement>();
+  for (const id of CANVASES) {
+    const c = $<HTMLCanvasElement>(id);
+    const tip = Object.assign(document.createElement('div'), { className: 'chart-tip', hidden: true });
+    tip.setAttribute('role', 'tooltip');
+    c.parentElement!.append(tip);
+    tips.set(id, tip);
+    c.addEventListener('mousemove', (e) => showStepTip(c, tip, e.clientX, e.clientY));
+    c.addEventListener('mouseleave', () => { tip.hidden = true; });
+  }
+  hooks.timelineSteps = {
+    axis: (id: string) => drawn.get(id)?.axis ?? [],
+    /** Client coordinates of a step's box (the middle of its rank's row). */
+    at: (id: string, phase: string, step: number, rank: number) => {
+      const b = drawn.get(id)?.boxes.find((x) => x.phase === phase && x.step === step && x.rank === rank), c = $<HTMLCanvasElement>(id);
+      if (!b) return null;
+      const r = c.getBoundingClientRect(), k = r.width / c.width;
+      return { x: r.left + (b.x + b.w / 2) * k, y: r.top + (b.y + b.h / 2) * k };
+    },
+    tip: (id: string) => (tips.get(id)!.hidden ? '' : tips.get(id)!.textContent ?? ''),
+  };
 }
 
 /** Rank 0's step labels per phase, repeats counted: "forward: a2a-in, ring ×2, a2a-out". */
@@ -382,11 +502,12 @@ function resultRows(s: AttentionShape, cfg: LiveConfig, res: Awaited<ReturnType<
 /** The page's one device, kept between runs (a fresh device per click costs seconds and memory); a lost one is replaced. */
 class DevicePool {
   private dev: FlashDevice | null = null;
-  constructor(private gpu: GPU | undefined, private hooks: Record<string, unknown>) {
+  /** `precisionField`: the form's precision, which an f16 run on a GPU without f16 is said beside. */
+  constructor(private gpu: GPU | undefined, private hooks: Record<string, unknown>, private precisionField: HTMLElement | null) {
     hooks.liveDevicesAcquired = 0;
   }
 
-  /** The page's device, for data of `precision` (f16 where the GPU offers it: a FormError otherwise). */
+  /** The page's device, for data of `precision` (f16 where the GPU offers it: a FieldError otherwise). */
   async get(precision: Precision): Promise<FlashDevice> {
     if (this.dev?.lostReason) {
       this.dev.destroy();
@@ -396,7 +517,7 @@ class DevicePool {
       [this.dev] = await acquireDevices(this.gpu!, 1);
       this.hooks.liveDevicesAcquired = (this.hooks.liveDevicesAcquired as number) + 1;
     }
-    if (precision === 'f16' && !this.dev.hasF16) throw new FormError('This GPU does not offer 16-bit floats to WebGPU (shader-f16): choose precision f32.');
+    if (precision === 'f16' && !this.dev.hasF16) throw new FieldError('This GPU does not offer 16-bit floats to WebGPU (shader-f16): choose precision f32.', this.precisionField);
     return this.dev;
   }
 }
@@ -432,6 +553,18 @@ async function liveRun(
   };
 }
 
+/** The form read, each wrong field marked beside it and every other mark cleared; throws the FieldError as readLiveForm. */
+function checkLiveForm(form: HTMLFormElement): LiveConfig {
+  try {
+    const cfg = readLiveForm(form);
+    showFieldErrors(form, []);
+    return cfg;
+  } catch (e) {
+    showFieldErrors(form, marksOf(e));
+    throw e;
+  }
+}
+
 /** The live panel's state: its elements, the run that speaks for the page (runId), the device pool. */
 class LivePanel {
   readonly form = $<HTMLFormElement>('live-form');
@@ -451,7 +584,7 @@ class LivePanel {
   tuneAbort: AbortController | undefined;
 
   constructor(readonly gpu: GPU | undefined, readonly hooks: Record<string, unknown>) {
-    this.pool = new DevicePool(gpu, hooks);
+    this.pool = new DevicePool(gpu, hooks, this.form.elements.namedItem('precision') as HTMLElement | null);
   }
 
   /** Run `id`'s end, said only while it still speaks for the page (a cancelled run ending later says nothing). */
@@ -469,7 +602,7 @@ class LivePanel {
     this.progress.value = 0;
     let cfg: LiveConfig;
     try {
-      cfg = readLiveForm(this.form);
+      cfg = checkLiveForm(this.form);
     } catch (e) {
       return this.finish(id, (e as Error).message, { failed: (e as Error).message });
     }
@@ -492,7 +625,8 @@ class LivePanel {
       if (e instanceof Cancelled) return;
       showResults([]);
       clearTimeline();
-      const msg = e instanceof FormError ? e.message : `The run failed: ${(e as Error).message}`;
+      const msg = e instanceof FieldError ? e.message : `The run failed: ${(e as Error).message}`;
+      if (e instanceof FieldError) showFieldErrors(this.form, marksOf(e));
       this.finish(id, msg, { failed: msg });
     }
   }
@@ -522,6 +656,13 @@ export function setupLive(hooks: Record<string, unknown>): void {
   // navigator.gpu can be there with no adapter behind it (or one that fails).
   void gpu?.requestAdapter().then((a) => { if (!a) p.none(); }, () => p.none());
   wireSchemeFields(p.form);
+  // A wrong field is marked as it is typed (Run says it too), its mark gone once it is right.
+  p.form.addEventListener('input', () => {
+    try {
+      checkLiveForm(p.form);
+    } catch { /* marked beside its field */ }
+  });
+  wireStepTips(hooks);
   p.runBtn.addEventListener('click', () => {
     const id = ++p.runId;
     p.runBtn.disabled = true;
@@ -566,7 +707,7 @@ async function tune(
   clearTimeline();
   status.textContent = 'tuning: preparing the device… (a search of every tile candidate; Cancel stops it and stores nothing)';
   try {
-    const cfg = readLiveForm(form);
+    const cfg = checkLiveForm(form);
     const dev = await pool.get(cfg.precision);
     const e = await autotune(dev, { robust: true, D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, N: cfg.N, heads: cfg.H, reps: 3 }, store, {
       fresh: true, signal, progress: (line) => { if (!signal.aborted) status.textContent = line.trim(); },
@@ -580,7 +721,8 @@ async function tune(
       hooks.tune = { done: true, cancelled: true };
       return;
     }
-    const msg = err instanceof FormError ? err.message : `Tuning failed: ${(err as Error).message}`;
+    const msg = err instanceof FieldError ? err.message : `Tuning failed: ${(err as Error).message}`;
+    if (err instanceof FieldError) showFieldErrors(form, marksOf(err));
     status.textContent = msg;
     hooks.tune = { done: true, failed: msg };
   }

@@ -8,12 +8,14 @@ import {
   DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_RECOMPUTE, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
   STACKS, megatronSequenceParallel, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps,
 } from '../src/memory/model.js';
-import { MemoryChartConfig, breakdownRows, breakdownSummary, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
+import { MemoryChartConfig, breakdownRows, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
 import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
 import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel } from '../src/memory/compare.js';
 import { setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
+import { FieldError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
+import { clip, sig3 } from './format.js';
 import { LINKS, LINK_NAMES, Link, Prediction, resolveLink } from '../src/cp/plan/linkModel.js';
 import { planScheme } from '../src/cp/plan/planSchemes.js';
 import { validateRing } from '../src/cp/plan/schedule.js';
@@ -24,9 +26,6 @@ import measuredCsv from './data/activation_memory_measured.csv?raw'; // a copy o
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const hooks: Record<string, unknown> = {};
 (window as unknown as { __flashring: unknown }).__flashring = hooks;
-
-/** A control that is not what the model can take, said in the page's words. */
-class FormError extends Error {}
 
 /** Megatron-LM flag names (the model's own messages) → the page's words, for any message not caught by the page's checks. */
 const FLAG_WORDS: Record<string, string> = {
@@ -49,12 +48,13 @@ function pageWords(e: unknown): string {
 
 type Cell = string | { text: string; cls?: string; title?: string };
 
-function fillTable(table: HTMLTableElement, caption: string, head: string[], rows: Cell[][], rowClass: (i: number) => string = () => ''): void {
+/** A table with a caption, a head (a cell with a title: the column's name in full on hover) and rows of cells; no rows: empty. */
+function fillTable(table: HTMLTableElement, caption: string, head: Cell[], rows: Cell[][], rowClass: (i: number) => string = () => ''): void {
   table.replaceChildren();
   if (!rows.length) return;
   table.createCaption().textContent = caption;
   const hr = table.createTHead().insertRow();
-  for (const h of head) hr.append(Object.assign(document.createElement('th'), { textContent: h }));
+  for (const h of head) hr.append(Object.assign(document.createElement('th'), typeof h === 'string' ? { textContent: h } : { textContent: h.text, title: h.title ?? '', className: h.cls ?? '' }));
   const body = table.createTBody();
   rows.forEach((cells, i) => {
     const tr = body.insertRow();
@@ -71,6 +71,37 @@ function fillTable(table: HTMLTableElement, caption: string, head: string[], row
 
 type Breakdowns = Map<string, SweepPoint>;
 
+/** Tooltips small enough to leave the chart readable: 11 px text, tight padding, small colour boxes. */
+const TOOLTIP_STYLE = {
+  bodyFont: { size: 11 }, bodySpacing: 1, padding: { x: 6, y: 4 }, caretSize: 4, caretPadding: 4, cornerRadius: 3,
+  boxWidth: 8, boxHeight: 8, boxPadding: 3, backgroundColor: 'rgba(0, 0, 0, 0.78)',
+};
+
+interface TooltipItem { dataset: { label: string }; raw: { x: number; y: number; source: string; fits: boolean | null } }
+
+/** A model point's memory in one line: what the weights, gradients and optimizer hold, stored activations, the peak transient. */
+function memoryTip(b: SweepPoint['breakdown']): string {
+  const state = b.totalBytes - b.activationBytes - b.transientBytes;
+  return `weights/grads/optimizer ${sig3(state / GIB)} · activations ${sig3(b.activationBytes / GIB)} · transient ${sig3(b.transientBytes / GIB)} GiB`;
+}
+
+/**
+ * A point's tooltip, a few lines: what it is (line or measured setup, tokens, GiB, whether it fits),
+ * for a model point its memory in one line and `more`'s (the step time), for a measured one where it
+ * ran. The full breakdown, with formulas, is the table under the chart.
+ */
+function pointTip(label: string, r: TooltipItem['raw'], details: Breakdowns, more?: (p: SweepPoint) => string[]): string[] {
+  // A measured run that went out of memory has no peak: its cross sits on the HBM line.
+  const ranOut = r.source?.endsWith(': out of memory');
+  const amount = ranOut ? 'out of memory (drawn on the HBM line)' : `${sig3(r.y)} GiB${r.fits === false ? ' — does not fit' : ''}`;
+  const p = details.get(`${label}|${r.x}`);
+  if (p) return [`${label}, ${formatTokens(r.x)} tokens: ${amount}`, memoryTip(p.breakdown), ...(more?.(p) ?? [])];
+  const measured = /^measured:\s*(.*)$/.exec(label);
+  if (!measured) return [`${label}, ${formatTokens(r.x)} tokens: ${amount}`];
+  const setup = /\(([^()]*)\)(?:: out of memory)?$/.exec(r.source ?? '')?.[1];
+  return [`measured${setup ? ` ${setup}` : ''}, ${formatTokens(r.x)} tokens: ${amount}`, `on ${clip(measured[1], 60)}`];
+}
+
 function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: MemoryChartConfig, details: Breakdowns, onPoint?: (p: SweepPoint) => void, more?: (p: SweepPoint) => string[]): Chart {
   old?.destroy();
   const opts = cfg.options as { scales: { x: Record<string, unknown> }; plugins: Record<string, unknown>; onHover?: unknown };
@@ -81,19 +112,9 @@ function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: Memo
     axis.ticks = t;
   };
   opts.plugins.tooltip = {
-    callbacks: {
-      label: (ctx: { dataset: { label: string }; raw: { x: number; y: number; source: string; fits: boolean | null } }) => {
-        const r = ctx.raw;
-        // A measured run that went out of memory has no peak: its cross sits on the HBM line.
-        const ranOut = r.source?.endsWith(': out of memory');
-        const amount = ranOut ? 'ran out of memory (no peak measured; drawn on the HBM line)' : `${Number.isFinite(r.y) ? r.y.toFixed(1) : '?'} GiB${r.fits === false ? ' — does not fit' : ''}`;
-        const lines = [`${ctx.dataset.label}, ${formatTokens(r.x)} tokens: ${amount}`];
-        const p = details.get(`${ctx.dataset.label}|${r.x}`);
-        if (p) lines.push(...breakdownSummary(p.breakdown), ...(more?.(p) ?? []));
-        else if (r.source && r.source !== 'limit') lines.push(r.source);
-        return lines;
-      },
-    },
+    ...TOOLTIP_STYLE,
+    // No title: the first line names the point, its tokens included.
+    callbacks: { title: () => [], label: (ctx: TooltipItem) => pointTip(ctx.dataset.label, ctx.raw, details, more) },
   };
   opts.onHover = (_e: unknown, els: { datasetIndex: number; index: number }[], chart: Chart) => {
     const el = els[0];
@@ -105,7 +126,7 @@ function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: Memo
   return new Chart(canvas, cfg as never);
 }
 
-/** Client coordinates of a drawn point and the open tooltip's lines (for the page tests). */
+/** Client coordinates of a drawn point, the open tooltip's lines and its size (for the page tests). */
 function chartProbe(chart: () => Chart | null) {
   return {
     pointAt: (label: string, x: number) => {
@@ -118,6 +139,11 @@ function chartProbe(chart: () => Chart | null) {
       return el ? { x: rect.left + el.x, y: rect.top + el.y } : null;
     },
     tooltip: () => chart()?.tooltip?.body?.flatMap((b) => b.lines) ?? [],
+    /** The open tooltip's box and body font size (px), and the chart's size. */
+    tooltipSize: () => {
+      const c = chart(), t = c?.tooltip as unknown as { width: number; height: number; options: { bodyFont: { size: number } } } | undefined;
+      return c && t ? { width: t.width, height: t.height, font: t.options.bodyFont.size, chart: { width: c.width, height: c.height } } : null;
+    },
   };
 }
 
@@ -255,17 +281,26 @@ function saveView(): void {
   if (location.hash !== `#${q}`) history.replaceState(null, '', `#${q}`);
 }
 
-/** A whole number from 1 to `max` in a field, or a FormError in the page's words. */
+/** A whole number from 1 to `max` in a field, or a FieldError in the page's words. */
 function positiveWhole(input: HTMLInputElement, label: string, max: number): number {
   const raw = input.value.trim(), v = Number(raw);
-  if (raw === '' || !Number.isInteger(v) || v < 1) throw new FormError(`${label} must be a positive whole number (it is ${raw === '' ? 'empty or not a number' : raw}).`);
-  if (v > max) throw new FormError(`${label} can be at most ${max.toLocaleString('en-US')} (it is ${raw}).`);
+  if (raw === '' || !Number.isInteger(v) || v < 1) throw new FieldError(`${label} must be a positive whole number (it is ${raw === '' ? 'empty or not a number' : raw}).`, input);
+  if (v > max) throw new FieldError(`${label} can be at most ${max.toLocaleString('en-US')} (it is ${raw}).`, input);
   return v;
+}
+
+/** What `f` returns; an error it throws (the model's own check) said beside `control`. */
+function onField<T>(control: HTMLElement, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw e instanceof FieldError ? e : new FieldError(e instanceof Error ? e.message : String(e), control);
+  }
 }
 
 function readHbm(input: HTMLInputElement): number {
   const raw = input.value.trim(), v = Number(raw);
-  if (raw === '' || !Number.isFinite(v) || v <= 0 || v > 1e6) throw new FormError(`HBM must be a positive number of GiB, at most 1,000,000 (it is ${raw === '' ? 'empty or not a number' : raw}).`);
+  if (raw === '' || !Number.isFinite(v) || v <= 0 || v > 1e6) throw new FieldError(`HBM must be a positive number of GiB, at most 1,000,000 (it is ${raw === '' ? 'empty or not a number' : raw}).`, input);
   return v;
 }
 
@@ -289,7 +324,7 @@ function specFromControls(changed?: string): string {
   if (!mods.length) {
     // the modules this model has: moe with experts, shared_experts with a shared expert
     const has = RECOMPUTE_MODULES.filter((m) => (m !== 'moe' || Number(field('experts').value) > 0) && (m !== 'shared_experts' || (Number(field('experts').value) > 0 && Number(field('shared').value) > 0)));
-    throw new FormError(`Pick at least one module to recompute (${has.join(', ')}).`);
+    throw new FieldError(`Pick at least one module to recompute (${has.join(', ')}).`, form.querySelector<HTMLElement>('fieldset.recompute'));
   }
   return recomputeSpec({ recompute: 'selective', recomputeModules: mods });
 }
@@ -331,8 +366,8 @@ function readModel(): ModelConfig {
   const layers = positiveWhole(field('layers'), 'Layers', 100_000), hidden = positiveWhole(field('hidden'), 'Hidden size', 1_000_000);
   const heads = positiveWhole(field('heads'), 'Heads', 100_000), groups = positiveWhole(field('groups'), 'K/V groups', 100_000);
   const ffn = positiveWhole(field('ffn'), 'MLP width', 10_000_000), vocab = positiveWhole(field('vocab'), 'Vocabulary', 100_000_000);
-  if (hidden % heads) throw new FormError(`Hidden size (${hidden}) must be divisible by heads (${heads}).`);
-  if (heads % groups) throw new FormError(`Heads (${heads}) must be a multiple of K/V groups (${groups}).`);
+  if (hidden % heads) throw new FieldError(`Hidden size (${hidden}) must be divisible by heads (${heads}).`, field('heads'));
+  if (heads % groups) throw new FieldError(`Heads (${heads}) must be a multiple of K/V groups (${groups}).`, field('groups'));
   return {
     ...PRESETS[presetSelect.value].model, numLayers: layers, hiddenSize: hidden, numAttentionHeads: heads, numQueryGroups: groups,
     ffnHiddenSize: ffn, vocabSize: vocab, swiglu: field('swiglu').checked, moe: readMoe(),
@@ -344,10 +379,10 @@ function readModel(): ModelConfig {
   };
 }
 
-/** A probability in [0, 1) in a field (a dropout rate), or a FormError in the page's words. */
+/** A probability in [0, 1) in a field (a dropout rate), or a FieldError in the page's words. */
 function probability(input: HTMLInputElement, label: string): number {
   const raw = input.value.trim(), v = Number(raw);
-  if (raw === '' || !Number.isFinite(v) || v < 0 || v >= 1) throw new FormError(`${label} must be a probability, at least 0 and below 1 (it is ${raw === '' ? 'empty or not a number' : raw}).`);
+  if (raw === '' || !Number.isFinite(v) || v < 0 || v >= 1) throw new FieldError(`${label} must be a probability, at least 0 and below 1 (it is ${raw === '' ? 'empty or not a number' : raw}).`, input);
   return v;
 }
 
@@ -355,18 +390,18 @@ function probability(input: HTMLInputElement, label: string): number {
 function optionalWhole(input: HTMLInputElement, label: string, max: number, min: 0 | 1, what: string): number | undefined {
   const raw = input.value.trim(), v = Number(raw);
   if (raw === '' && !input.validity.badInput) return undefined;
-  if (raw === '' || !Number.isInteger(v) || v < min) throw new FormError(`${label} must be ${what} (it is ${raw === '' ? 'not a number' : raw}).`);
-  if (v > max) throw new FormError(`${label} can be at most ${max.toLocaleString('en-US')} (it is ${raw}).`);
+  if (raw === '' || !Number.isInteger(v) || v < min) throw new FieldError(`${label} must be ${what} (it is ${raw === '' ? 'not a number' : raw}).`, input);
+  if (v > max) throw new FieldError(`${label} can be at most ${max.toLocaleString('en-US')} (it is ${raw}).`, input);
   return v;
 }
 
 /** The MoE fields: none with 0 experts (the other MoE fields are then not read). */
 function readMoe(): MoeConfig | undefined {
   const experts = optionalWhole(field('experts'), 'Experts', 100_000, 0, 'a whole number, 0 for a dense model');
-  if (experts === undefined) throw new FormError('Experts must be a whole number, 0 for a dense model (it is empty).');
+  if (experts === undefined) throw new FieldError('Experts must be a whole number, 0 for a dense model (it is empty).', field('experts'));
   if (experts === 0) return undefined;
   const topk = optionalWhole(field('topk'), 'Top-k', 100_000, 1, 'a positive whole number (empty: 2)') ?? 2;
-  if (topk > experts) throw new FormError(`Top-k (${topk}) can be at most the experts (${experts}): each token goes to ${topk} different experts.`);
+  if (topk > experts) throw new FieldError(`Top-k (${topk}) can be at most the experts (${experts}): each token goes to ${topk} different experts.`, field('topk'));
   const moe: MoeConfig = { numExperts: experts, routerTopk: topk };
   const fe = optionalWhole(field('moeffn'), 'Expert MLP width', 10_000_000, 1, 'a positive whole number (empty: the MLP width)');
   if (fe !== undefined) moe.ffnHiddenSize = fe;
@@ -374,22 +409,22 @@ function readMoe(): MoeConfig | undefined {
   if (shared) moe.sharedExpertSize = shared;
   const cap = field('capacity').value.trim(), c = Number(cap);
   if ((cap !== '' || field('capacity').validity.badInput) && !(cap !== '' && Number.isFinite(c) && c > 0 && c <= 1e6))
-    throw new FormError(`Capacity factor must be a positive number, at most 1,000,000 (empty: no token dropping) (it is ${cap === '' ? 'not a number' : cap}).`);
+    throw new FieldError(`Capacity factor must be a positive number, at most 1,000,000 (empty: no token dropping) (it is ${cap === '' ? 'not a number' : cap}).`, field('capacity'));
   if (cap !== '') moe.capacityFactor = c;
   return moe;
 }
 
 function readParallel(model: ModelConfig): ParallelConfig {
   const mb = positiveWhole(field('mb'), 'Micro batch', 1_000_000), tp = positiveWhole(field('tp'), 'TP', 1_000_000), pp = positiveWhole(field('pp'), 'PP', 1_000_000);
-  if (model.numAttentionHeads % tp) throw new FormError(`Heads (${model.numAttentionHeads}) must be divisible by TP (${tp}).`);
+  if (model.numAttentionHeads % tp) throw new FieldError(`Heads (${model.numAttentionHeads}) must be divisible by TP (${tp}).`, field('tp'));
   const groups = model.numQueryGroups ?? model.numAttentionHeads;
-  if (groups % tp) throw new FormError(`K/V groups (${groups}) must be divisible by TP (${tp}).`);
-  if (model.numLayers % pp) throw new FormError(`Layers (${model.numLayers}) must be divisible by PP (${pp}).`);
+  if (groups % tp) throw new FieldError(`K/V groups (${groups}) must be divisible by TP (${tp}).`, field('tp'));
+  if (model.numLayers % pp) throw new FieldError(`Layers (${model.numLayers}) must be divisible by PP (${pp}).`, field('pp'));
   const dp = positiveWhole(field('dp'), 'DP', 1_000_000), stage = model.numLayers / pp;
   const perVirtual = optionalWhole(field('vpp'), 'Layers per virtual stage', 100_000, 1, 'a positive whole number (empty: no interleaving)');
-  if (perVirtual && stage % perVirtual) throw new FormError(`Layers per virtual stage (${perVirtual}) must divide the ${stage} layers of a pipeline stage (layers ÷ PP).`);
+  if (perVirtual && stage % perVirtual) throw new FieldError(`Layers per virtual stage (${perVirtual}) must divide the ${stage} layers of a pipeline stage (layers ÷ PP).`, field('vpp'));
   const ep = model.moe ? positiveWhole(field('ep'), 'EP', 100_000) : undefined;
-  if (ep && model.moe!.numExperts % ep) throw new FormError(`Experts (${model.moe!.numExperts}) must be divisible by EP (${ep}).`);
+  if (ep && model.moe!.numExperts % ep) throw new FieldError(`Experts (${model.moe!.numExperts}) must be divisible by EP (${ep}).`, field('ep'));
   return {
     ...DEFAULT_PARALLEL, microBatchSize: mb, tensorParallel: tp, pipelineParallel: pp, sequenceParallel: megatronSequenceParallel(field('sp').checked, tp),
     dataParallel: dp, virtualStages: perVirtual ? stage / perVirtual : 1, distributedOptimizer: field('distopt').checked,
@@ -400,17 +435,17 @@ function readParallel(model: ModelConfig): ParallelConfig {
 
 function readLines(stageLayers: number): SweepLine[] {
   const raw = field('lines').value.trim();
-  if (!raw) throw new FormError('Lines: list at least one CP size, e.g. 1,1:recompute,2,4.');
+  if (!raw) throw new FieldError('Lines: list at least one CP size, e.g. 1,1:recompute,2,4.', field('lines'));
   for (const item of raw.split(',').map((x) => x.trim())) {
     const [cp, ...rest] = item.split(':');
-    if (!/^\d+$/.test(cp) || +cp < 1 || +cp > 4096) throw new FormError(`Lines: '${item}' must start with a CP size, a whole number from 1 to 4096.`);
+    if (!/^\d+$/.test(cp) || +cp < 1 || +cp > 4096) throw new FieldError(`Lines: '${item}' must start with a CP size, a whole number from 1 to 4096.`, field('lines'));
     if (!rest.length) continue;
-    const r = parseRecomputeSpec(itemRecompute(rest), 'Lines');
+    const r = onField(field('lines'), () => parseRecomputeSpec(itemRecompute(rest), 'Lines'));
     const n = r.recomputeNumLayers ?? 1;
     if (r.recompute === 'full' && (n < 1 || n > stageLayers))
-      throw new FormError(`Lines: '${item}' recomputes chunks of ${n} layers; that must be from 1 to the ${stageLayers} layers of a pipeline stage (layers ÷ PP).`);
+      throw new FieldError(`Lines: '${item}' recomputes chunks of ${n} layers; that must be from 1 to the ${stageLayers} layers of a pipeline stage (layers ÷ PP).`, field('lines'));
   }
-  return parseLines(raw);
+  return onField(field('lines'), () => parseLines(raw));
 }
 
 /** The sweep's sequence lengths: whole numbers of tokens, each once, at most MAX_SEQS of them (the chart's x axis spans them). */
@@ -420,9 +455,9 @@ function readSeqLengths(): number[] {
   const items = raw.split(',').map((x) => x.trim());
   const bad = items.find((x) => !/^\d+$/.test(x) || +x < 1 || +x > MAX_SEQ);
   if (!raw || bad !== undefined)
-    throw new FormError(`Sequence lengths must be whole numbers of tokens from 1 to ${MAX_SEQ.toLocaleString('en-US')}, comma-separated, like 4096,8192,16384 (${!raw ? 'it is empty' : `'${bad}' is not one`}).`);
+    throw new FieldError(`Sequence lengths must be whole numbers of tokens from 1 to ${MAX_SEQ.toLocaleString('en-US')}, comma-separated, like 4096,8192,16384 (${!raw ? 'it is empty' : `'${bad}' is not one`}).`, field('seqs'));
   const lens = [...new Set(items.map(Number))].sort((a, b) => a - b);
-  if (lens.length > MAX_SEQS) throw new FormError(`Sequence lengths: at most ${MAX_SEQS} of them (there are ${lens.length}).`);
+  if (lens.length > MAX_SEQS) throw new FieldError(`Sequence lengths: at most ${MAX_SEQS} of them (there are ${lens.length}).`, field('seqs'));
   return lens;
 }
 
@@ -436,14 +471,14 @@ function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; 
   for (const l of par.cpCommType === 'a2a' ? lines : []) {
     const cp = l.overrides.contextParallel ?? 1;
     const what = perTp % cp ? `${perTp} heads` : groupsPerTp % cp ? `${groupsPerTp} K/V groups` : '';
-    if (what) throw new FormError(`CP comm type a2a splits the ${what} of a TP rank over the CP ranks: line '${l.label}' (CP=${cp}) does not divide them. Choose p2p or all_gather, or other lines.`);
+    if (what) throw new FieldError(`CP comm type a2a splits the ${what} of a TP rank over the CP ranks: line '${l.label}' (CP=${cp}) does not divide them. Choose p2p or all_gather, or other lines.`, select('cpcomm'));
   }
   for (const l of lines) {
     const mods = l.overrides.recomputeModules ?? [];
     if (mods.includes('moe') && !model.moe)
-      throw new FormError(`Line '${l.label}' recomputes moe, but this model has no MoE layers: set experts above 0, or untick moe.`);
+      throw new FieldError(`Line '${l.label}' recomputes moe, but this model has no MoE layers: set experts above 0, or untick moe.`, field('lines'));
     if (mods.includes('shared_experts') && !model.moe?.sharedExpertSize)
-      throw new FormError(`Line '${l.label}' recomputes shared_experts, but this model has no shared expert: set experts and a shared expert width above 0, or untick shared_experts.`);
+      throw new FieldError(`Line '${l.label}' recomputes shared_experts, but this model has no shared expert: set experts and a shared expert width above 0, or untick shared_experts.`, field('lines'));
   }
   return { model, par, hbm, lines, seqs };
 }
@@ -462,10 +497,17 @@ function showBreakdown(p: SweepPoint | null, hbm: number, model?: ModelConfig): 
     b ? breakdownRows(b).map((r) => [r.section, r.label, { text: (r.bytes / GIB).toFixed(3), cls: 'num' }, { text: r.formula, cls: 'formula' }]) : []);
 }
 
-/** Invalid controls: the message next to the form, and nothing drawn from them. */
-function clearPlanner(text: string): void {
-  const message = text.charAt(0).toUpperCase() + text.slice(1);
+/** The page's words for an error, capitalized as a sentence. */
+const sentence = (e: unknown) => pageWords(e).replace(/^./, (c) => c.toUpperCase());
+
+/**
+ * Invalid controls: the message under the form and beside the control it is about, and nothing
+ * drawn from them. `typing`: the advisor searches once the typing pauses (web/advise.ts).
+ */
+function clearPlanner(e: unknown, typing = false): void {
+  const message = sentence(e);
   $('planner-error').textContent = message;
+  showFieldErrors(form, marksOf(e, sentence));
   plannerChart?.destroy();
   plannerChart = null;
   plannerRows = [];
@@ -476,26 +518,30 @@ function clearPlanner(text: string): void {
   // The CP panel reads only the model and parallel fields: an error elsewhere (HBM, the lines)
   // leaves it planning; it clears itself when its own inputs are wrong.
   renderCp();
-  advisor.render();
+  advise(typing);
 }
 
-function renderPlanner(): void {
+/** The advisor after a planner change: at once, or (`typing`) once the typing pauses. */
+const advise = (typing: boolean) => (typing ? advisor.schedule() : advisor.render());
+
+function renderPlanner(typing = false): void {
   saveView();
   let view, pts: SweepPoint[], gaps: ReturnType<typeof sweepGaps>;
   try {
-    view = readPlanner();
-    gaps = sweepGaps(view.par, view.seqs, view.lines);
+    const v = (view = readPlanner());
+    gaps = onField(field('lines'), () => sweepGaps(v.par, v.seqs, v.lines));
     pts = sweep(view.model, view.par, view.seqs, view.lines, view.hbm);
   } catch (e) {
-    clearPlanner(pageWords(e));
+    clearPlanner(e, typing);
     return;
   }
+  showFieldErrors(form, []);
   const { model, par, hbm, lines } = view;
   plannerRows = sweepRows(pts, hbm);
   const details: Breakdowns = new Map(pts.map((p) => [`${p.line}|${p.config.seqLength}`, p]));
   const moe = model.moe ? `, ${model.moe.numExperts} experts (top-${model.moe.routerTopk}${model.moe.sharedExpertSize ? ', shared expert' : ''})` : '';
   const title = `${presetSelect.value}, ${STACKS[par.stack!].label}: ${model.numLayers} layers, h=${model.hiddenSize}, ${model.numAttentionHeads} heads${moe}, TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, PP=${par.pipelineParallel}, DP=${par.dataParallel}${par.distributedOptimizer ? ' + distributed optimizer' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'}`;
-  plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, pageWords(chartNotes(model, pts, lines))), details, (p) => showBreakdown(p, hbm, model), (p) => advisor.timeLines(model, p.config));
+  plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, pageWords(chartNotes(model, pts, lines))), details, (p) => showBreakdown(p, hbm, model), (p) => advisor.timeTip(model, p.config));
   const oom = oomPoints(pts);
   $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + Object.entries(oom).map(([k, v]) => `${k} ${v === null ? 'none' : formatTokens(v)}`).join(' · ') +
     gaps.map((g) => g.reason === 'attention' ? `. ${g.line} has no point: Megatron-LM runs context parallelism only with FlashAttention (Transformer Engine), not with its local attention`
@@ -515,7 +561,7 @@ function renderPlanner(): void {
     oom,
   };
   renderCp();
-  advisor.render();
+  advise(typing);
 }
 hooks.plannerChart = chartProbe(() => plannerChart);
 
@@ -534,13 +580,16 @@ form.addEventListener('input', (e) => {
     try {
       linesFromControls(name);
     } catch (err) {
-      clearPlanner(pageWords(err));
+      clearPlanner(err, true);
       return;
     }
   }
   controlsFromLines();
-  renderPlanner();
+  renderPlanner(true);
 });
+// Enter, or leaving a field (a select's or checkbox's change comes at once): the advisor searches now.
+form.addEventListener('change', () => advisor.flush());
+form.addEventListener('keydown', (e) => { if (e.key === 'Enter') advisor.flush(); });
 window.addEventListener('hashchange', () => {
   loadView();
   renderPlanner();
@@ -599,10 +648,10 @@ function saveCpView(q: URLSearchParams): void {
 
 interface CpRequest { shape: AttentionShape; R: number; causal: boolean; link: Link; tflops: number; typedSizes: string }
 
-/** A positive (or, with `zero`, non-negative) number in a panel field, or a FormError in the page's words. */
+/** A positive (or, with `zero`, non-negative) number in a panel field, or a FieldError in the page's words. */
 function cpNumber(n: string, label: string, zero = false): number {
   const raw = cpField(n).value.trim(), v = Number(raw);
-  if (raw === '' || !Number.isFinite(v) || v < 0 || (!zero && v === 0) || v > 1e7) throw new FormError(`${label} must be a ${zero ? 'non-negative' : 'positive'} number, at most 10,000,000 (it is ${raw === '' ? 'empty or not a number' : raw}).`);
+  if (raw === '' || !Number.isFinite(v) || v < 0 || (!zero && v === 0) || v > 1e7) throw new FieldError(`${label} must be a ${zero ? 'non-negative' : 'positive'} number, at most 10,000,000 (it is ${raw === '' ? 'empty or not a number' : raw}).`, cpField(n));
   return v;
 }
 
@@ -613,8 +662,8 @@ function cpNumber(n: string, label: string, zero = false): number {
  */
 function readCpRequest(model: ModelConfig, par: ParallelConfig): CpRequest {
   const N = positiveWhole(cpField('cpseq'), 'Sequence length', 2 ** 24), R = positiveWhole(cpField('cpr'), 'CP size', 256);
-  if (N * R > MAX_PLAN_TOKENS) throw new FormError(`Sequence length × CP size can be at most ${MAX_PLAN_TOKENS.toLocaleString('en-US')} here (it is ${(N * R).toLocaleString('en-US')}): the plan counts every visible score of every rank. flashring cp-plan has no such limit.`);
-  if (R > N) throw new FormError(`CP size (${R}) cannot exceed the sequence length (${N}).`);
+  if (N * R > MAX_PLAN_TOKENS) throw new FieldError(`Sequence length × CP size can be at most ${MAX_PLAN_TOKENS.toLocaleString('en-US')} here (it is ${(N * R).toLocaleString('en-US')}): the plan counts every visible score of every rank. flashring cp-plan has no such limit.`, cpField('cpseq'));
+  if (R > N) throw new FieldError(`CP size (${R}) cannot exceed the sequence length (${N}).`, cpField('cpr'));
   validateRing(N, R, 'zigzag');
   const tp = par.tensorParallel, g = model.numQueryGroups ?? model.numAttentionHeads;
   const shape: AttentionShape = { B: par.microBatchSize, Hq: model.numAttentionHeads / tp, Hkv: g / tp, Nq: N, Nk: N, D: model.hiddenSize / model.numAttentionHeads };
@@ -632,7 +681,7 @@ function rowSizes(def: SchemeDef, req: CpRequest): { sizes: string; note: string
   const raw = req.typedSizes;
   if (raw) {
     const m = /^(\d+)\s*,\s*(\d+)$/.exec(raw);
-    if (!m || +m[1] < 1 || +m[2] < 1) throw new FormError(`${def.name} sizes must be two whole numbers A,P, each at least 1 (they are ${raw})`);
+    if (!m || +m[1] < 1 || +m[2] < 1) throw new FieldError(`${def.name} sizes must be two whole numbers A,P, each at least 1 (they are ${raw})`, cpField('cphcp'));
     return { sizes: `${+m[1]},${+m[2]}`, note: '' };
   }
   const { sizes } = schemeSizes(def.name, req.R, req.shape, undefined);
@@ -665,8 +714,10 @@ async function planRows(req: CpRequest): Promise<CpRow[]> {
   return rows;
 }
 
-function clearCp(text: string): void {
+/** The panel cleared, its message under the form and (`marks`) beside the fields it is about. */
+function clearCp(text: string, marks: FieldMark[] = []): void {
   $('cp-error').textContent = text;
+  showFieldErrors(cpForm, marks);
   fillTable($<HTMLTableElement>('cp-schemes'), '', [], []);
   hooks.cpSchemes = { error: text, rows: [] };
 }
@@ -691,8 +742,9 @@ async function drawCp(gen: number): Promise<void> {
   try {
     req = readCpRequest(model, par);
   } catch (e) {
-    return clearCp(pageWords(e).replace(/^./, (c) => c.toUpperCase()));
+    return clearCp(sentence(e), marksOf(e, sentence));
   }
+  showFieldErrors(cpForm, []);
   const pending = planCpSchemes(req);
   rows = await pending;
   if (gen !== cpGeneration) return;
@@ -781,6 +833,7 @@ function renderReplay(): void {
     hbm = readHbm(replayHbm);
   } catch (e) {
     $('replay-error').textContent = pageWords(e);
+    showFieldErrors($<HTMLFormElement>('replay-form'), marksOf(e, pageWords));
     replayChart?.destroy();
     replayChart = null;
     fillTable($<HTMLTableElement>('replay-table'), '', [], []);
@@ -789,6 +842,7 @@ function renderReplay(): void {
     return;
   }
   $('replay-error').textContent = '';
+  showFieldErrors($<HTMLFormElement>('replay-form'), []);
   const { model, par } = replayModel();
   const pts = sweep(model, par, REPLAY.seqLengths, parseLines(REPLAY.lines), hbm);
   const details: Breakdowns = new Map(pts.map((p) => [`${p.line}|${p.config.seqLength}`, p]));

@@ -1,0 +1,14 @@
+/** The page's short forms of figures, for tooltips and compact cells. */
+
+/** A figure to three significant digits, as a plain number: 61.3, 143, 0.052, 1230. */
+export const sig3 = (x: number): string => (Number.isFinite(x) ? String(Number(x.toPrecision(3))) : '?');
+
+/** A duration in ms, to three significant digits, in ms below a second and in s from there: "412 ms", "67 s". */
+export const duration = (ms: number): string => (Math.abs(ms) >= 1000 ? `${sig3(ms / 1000)} s` : `${sig3(ms)} ms`);
+
+/** `text` cut at `max` characters, at a word where it can, with an ellipsis. */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max - 1), space = cut.lastIndexOf(' ');
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:]+$/, '')}…`;
+}
