@@ -1,0 +1,145 @@
+/**
+ * Terms of the step-time model (src/memory/time) and of advise (src/memory/advise.ts) checked by hand,
+ * each one a mutation of the code (a constant changed, a term dropped, a condition flipped) that passed
+ * every other test before (a helper's review, 2026-12-05). Link L: 1 GB/s without latency, so ms = bytes / 1e6.
+ */
+import { describe, expect, it } from 'vitest';
+import { iterationTime, layerOps } from '../src/memory/time/step.js';
+import { collectiveMs, cpCommMs, groupLinks, recomputed } from '../src/memory/time/iteration.js';
+import { moeOps } from '../src/memory/time/moe.js';
+import { timeDims } from '../src/memory/time/ops.js';
+import { flashTflops } from '../src/memory/time/rates.js';
+import { H200 } from '../src/memory/time/devices.js';
+import { LINKS } from '../src/cp/plan/linkModel.js';
+import { DEFAULT_PARALLEL, PRESETS, GIB, memoryBreakdown, stageParameters, type ParallelConfig } from '../src/memory/model.js';
+import { candidates, layoutConfig, reasons, recomputeChoices, RECOMPUTE_CHOICES, type AdviseRequest, type Candidate } from '../src/memory/advise.js';
+
+const seed = PRESETS['seed-32L-4096h'].model;
+const L = { name: 'test', gbps: 8, latencyUs: 0 };          // 1 GB/s, ms = bytes / 1e6
+const F = { biasDropout: true, biasActivation: true };
+const term = (t: { terms: { name: string; ms: number }[] }, n: string) => t.terms.find((x) => x.name === n)?.ms ?? 0;
+const moeModel = { numLayers: 32, hiddenSize: 4096, numAttentionHeads: 32, numQueryGroups: 8, swiglu: true, biasLinear: false, ffnHiddenSize: 14336,
+  moe: { numExperts: 8, routerTopk: 2, dispatcher: 'alltoall' as const } };
+const moePar = (ep: number, extra: Partial<ParallelConfig> = {}): ParallelConfig => ({ ...DEFAULT_PARALLEL, seqLength: 32768, dataParallel: 8, expertParallel: ep, distributedOptimizer: true, ...extra });
+
+describe('terms by hand that a mutation review found unchecked (2026-12-05)', () => {
+  it("a collective over n ranks pays n − 1 messages' latency: 6 ms of bytes + 3 × 1 ms", () => {
+    const lat = { name: 'lat', gbps: 8, latencyUs: 1000 };
+    expect(collectiveMs(lat, 8e6, 4)).toBeCloseTo(6 + 3, 9);
+  });
+  it("p2p's K/V around the ring: R − 1 steps each way, 2 × K/V backward (dK, dV), each step hidden behind its 1/R of the attention", () => {
+    const x = timeDims(seed, { ...DEFAULT_PARALLEL, seqLength: 32768, contextParallel: 4 }, F);
+    const p = { ...DEFAULT_PARALLEL, contextParallel: 4, cpCommType: 'p2p' as const };
+    const kvMs = (2 * 2 * 8192 * 4096) / 1e6;   // 134.217728
+    expect(cpCommMs(x, p, L, 0, 0).fwd).toBeCloseTo(3 * kvMs, 9);
+    expect(cpCommMs(x, p, L, 0, 0).bwd).toBeCloseTo(3 * 2 * kvMs, 9);
+    expect(cpCommMs(x, p, L, 200, 400).fwd).toBeCloseTo(3 * (kvMs - 200 / 4), 9);
+    expect(cpCommMs(x, p, L, 200, 400).bwd).toBeCloseTo(3 * (2 * kvMs - 400 / 4), 9);
+  });
+  it("a layout of 6 GPUs lies in one node of 8: every group on the node's link", () => {
+    const nv = LINKS['nvlink-h200'];
+    expect(groupLinks({ tensorParallel: 2, contextParallel: 3, dataParallel: 1, pipelineParallel: 1 }, {})).toEqual({ tp: nv, cp: nv, ep: nv, dp: nv, pp: nv });
+  });
+  it("selective recompute without modules named re-runs the attention core only (Megatron-LM's default)", () => {
+    const p: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 8192, recompute: 'selective' };
+    const x = timeDims(seed, p, F);
+    const r = recomputed(p, 32, layerOps(seed, x));
+    expect(r.layers).toBe(32);
+    expect(r.ops.map((o) => o.name)).toEqual(['FlashAttention (causal)']);
+  });
+  it("full recompute runs TP's forward collectives again: (32·10 + 32·4 + 4) a step at SP", () => {
+    const par: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 8192, tensorParallel: 4, sequenceParallel: true };
+    const one = ((3 / 4) * 2 * 8192 * 4096) / 1e6;
+    const tp = iterationTime(seed, { ...par, recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 1 }, { link: L });
+    expect(term(tp, 'tp-comm')).toBeCloseTo((32 * 10 + 32 * 4 + 4) * one, 6);
+  });
+  it("full recompute runs CP's forward gathers again: 32·4 instead of 32·3", () => {
+    const par: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 32768, contextParallel: 4, cpCommType: 'all_gather' };
+    const g = (3 * 2 * 2 * 8192 * 4096) / 1e6;   // 402.653184
+    expect(term(iterationTime(seed, par, { link: L }), 'cp-comm')).toBeCloseTo(32 * 3 * g, 6);
+    expect(term(iterationTime(seed, { ...par, recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 1 }, { link: L }), 'cp-comm')).toBeCloseTo(32 * 4 * g, 6);
+  });
+  it("full recompute runs the MoE token exchange's forward again: 32·6 calls", () => {
+    const one = ((7 / 8) * 32768 * 2 * 4096 * 2) / 1e6;
+    expect(term(iterationTime(moeModel, moePar(8, { recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 1 }), { link: L }), 'ep-comm')).toBeCloseTo(32 * 6 * one, 6);
+  });
+  it("gradients over DP: an all-reduce of fp32 (2 × (n−1)/n), or with the distributed optimizer a reduce-scatter of fp32 and an all-gather of bf16", () => {
+    const par: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 4096, dataParallel: 2 };
+    const P = stageParameters(seed, par).perGpu;
+    expect(term(iterationTime(seed, par, { link: L }), 'dp-comm')).toBeCloseTo((2 * 0.5 * 4 * P) / 1e6, 6);
+    expect(term(iterationTime(seed, { ...par, distributedOptimizer: true }, { link: L }), 'dp-comm')).toBeCloseTo((0.5 * 4 * P + 0.5 * 2 * P) / 1e6, 6);
+  });
+  it("the pipeline bubble is (p − 1)/v micro batches, part of the step, and the terms add up to the step", () => {
+    const par = (vp: number): ParallelConfig => ({ ...DEFAULT_PARALLEL, seqLength: 8192, pipelineParallel: 4, virtualStages: vp });
+    const t1 = iterationTime(seed, par(1), { microBatches: 4 }), t2 = iterationTime(seed, par(2), { microBatches: 4 });
+    const five = iterationTime(seed, par(1), { microBatches: 5 });
+    for (const t of [t1, t2]) expect(t.terms.reduce((s, x) => s + x.ms, 0)).toBeCloseTo(t.iterMs, 6);
+    expect(term(t1, 'pipeline-bubble') / term(t2, 'pipeline-bubble')).toBeCloseTo(2, 9);
+    // one micro batch's GPU time = gpu(mb=5) - gpu(mb=4) (pp-comm grows with mb too)
+    const micro = five.gpuMs - t1.gpuMs - (term(five, 'pp-comm') - term(t1, 'pp-comm'));
+    expect(term(t1, 'pipeline-bubble')).toBeCloseTo(3 * micro, 6);
+  });
+  it("with SP the pipeline sends T/t tokens a rank", () => {
+    const par: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 8192, tensorParallel: 4, sequenceParallel: true, pipelineParallel: 4 };
+    const m = { ...seed, untieEmbeddings: true };
+    expect(term(iterationTime(m, par, { link: L, gpusPerNode: 16, microBatches: 4 }), 'pp-comm')).toBeCloseTo((2 * 4 * 0.5 * 2 * 2 * 2048 * 4096) / 1e6, 6);
+  });
+  it("full recompute runs each local expert module a third time", () => {
+    const t = (ep: number) => iterationTime(moeModel, moePar(ep, { recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 1 }), { link: L });
+    expect(t(8).expertPasses).toBe(32 * 3);
+    expect(t(1).expertPasses).toBe(32 * 3 * 8);
+  });
+  it("CP moves K/V at their own width (query groups), not the query's", () => {
+    const m = { ...seed, numQueryGroups: 8 };
+    const x = timeDims(m, { ...DEFAULT_PARALLEL, seqLength: 32768, contextParallel: 4 }, F);
+    const ag = cpCommMs(x, { ...DEFAULT_PARALLEL, contextParallel: 4, cpCommType: 'all_gather' }, L, 0, 0);
+    expect(ag.fwd).toBeCloseTo((3 * 2 * 2 * 8192 * 1024) / 1e6, 9);
+  });
+  it("a bottom-right causal call is priced by its work: 4096 queries against 16384 keys as 56 heads of a square 8192", () => {
+    const a = flashTflops(H200, 128, 4096, true, 'fwd', 'flash', 32, 16384), b = flashTflops(H200, 128, 8192, true, 'fwd', 'flash', 56);
+    expect(a).toBeCloseTo(b, 9);
+  });
+  it("TFLOP/s per GPU counts the GEMMs, FlashAttention (causal half) and the output layer: forward + backward by hand", () => {
+    const t = iterationTime(seed, { ...DEFAULT_PARALLEL, seqLength: 8192 });
+    const T = 8192, h = 4096, V = 128256;
+    const flops = 32 * (3 * 24 * T * h * h + 3.5 * 2 * T * T * h) + 3 * 2 * T * h * V;
+    expect(t.tflopsPerGpu * t.iterMs * 1e9 / flops).toBeCloseTo(1, 9);
+  });
+  it("a capacity factor caps the routed tokens below 1 and never raises them", () => {
+    const x = timeDims(moeModel, moePar(1), F);
+    const perm = (cf?: number) => moeOps(x, { ...moeModel.moe, capacityFactor: cf }, 1).find((o) => o.name === 'permute routed tokens')!.fwd;
+    expect(perm()).toBe(4 * 32768 * 2 * 4096);
+    expect(perm(1.5)).toBe(perm());
+    expect(perm(0.5)).toBe(perm() / 2);
+  });
+  const req = (s: number, extra: Partial<AdviseRequest> = {}): AdviseRequest => ({
+    model: seed, base: { ...DEFAULT_PARALLEL, seqLength: s }, gpus: 8, hbmGib: 1e6, margin: 0.1, gbs: 8, link: LINKS['nvlink-h200'], ...extra,
+  });
+  it("advise: SP where s/CP splits over TP (4100/2/4 does not), else TP without SP", () => {
+    const r = candidates(req(4100));
+    const c = r.fitting.filter((x) => x.tp === 4 && x.cp === 2);
+    expect(c.length).toBeGreaterThan(0);
+    for (const x of c) expect(x.sp).toBe(false);
+    expect(r.fitting.filter((x) => x.tp === 4 && x.cp === 1).every((x) => x.sp)).toBe(true);
+  });
+  it("advise: a step carries the global batch whatever the micro batch size (16 sequences of 8192 at micro batch 2)", () => {
+    const r = candidates({ ...req(8192, { gbs: 16 }), base: { ...DEFAULT_PARALLEL, seqLength: 8192, microBatchSize: 2 } });
+    expect(r.fitting.length).toBeGreaterThan(0);
+    for (const c of r.fitting) expect((c.tokensPerSecond * c.iterMs) / 1e3).toBeCloseTo(16 * 8192, 3);
+  });
+  it("advise: only communication above 3% of the step is named as not hidden", () => {
+    const c = { tp: 1, sp: false, cp: 1, cpCommType: null, pp: 1, vp: 1, dp: 8, recompute: 'none', distributedOptimizer: false, iterMs: 100,
+      totalBytes: 0, tokensPerSecond: 0, tflopsPerGpu: 0, commFraction: 0, time: { terms: [{ name: 'tp-comm', ms: 5, what: '' }, { name: 'dp-comm', ms: 2, what: '' }] } } as unknown as Candidate;
+    expect(reasons(req(8192), c)).toEqual(['not hidden: tp-comm 5 ms (5%)']);
+  });
+  it("advise: the CP = 1 layout a CP row is compared with keeps the GPUs (DP × CP)", () => {
+    const r = req(32768, { hbmGib: 80 });
+    const c = { tp: 1, sp: false, cp: 2, cpCommType: 'p2p', pp: 1, vp: 1, dp: 1, recompute: 'none', distributedOptimizer: true, iterMs: 100, totalBytes: 0, tokensPerSecond: 0, tflopsPerGpu: 0, commFraction: 0, time: { terms: [] } } as unknown as Candidate;
+    const one = layoutConfig(r, { tp: 1, cp: 1, pp: 1, vp: 1, dp: 2, cpCommType: undefined, recompute: 'none', distributedOptimizer: true });
+    const want = (memoryBreakdown(seed, one).totalBytes / GIB).toFixed(1);
+    expect(reasons({ ...r, gpus: 2 }, c)[0]).toContain(`needs ${want} GiB`);
+  });
+  it("advise: block recompute choices at two layers a chunk: the four base choices and block/1", () => {
+    expect(recomputeChoices(2)).toEqual([...RECOMPUTE_CHOICES, 'full:block/1']);
+  });
+});
