@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { iterationTime, layerOps } from '../src/memory/time/step.js';
 import { collectiveMs, cpCommMs, groupLinks, recomputed } from '../src/memory/time/iteration.js';
-import { moeOps } from '../src/memory/time/moe.js';
+import { moeDispatchMs, moeOps } from '../src/memory/time/moe.js';
 import { timeDims } from '../src/memory/time/ops.js';
 import { flashTflops } from '../src/memory/time/rates.js';
 import { H200 } from '../src/memory/time/devices.js';
@@ -141,5 +141,21 @@ describe('terms by hand that a mutation review found unchecked (2026-12-05)', ()
   });
   it("advise: block recompute choices at two layers a chunk: the four base choices and block/1", () => {
     expect(recomputeChoices(2)).toEqual([...RECOMPUTE_CHOICES, 'full:block/1']);
+  });
+  it("EP × TP as Megatron-LM's dispatchers run it: alltoall sends T/t·k copies over EP, then gathers them over TP; allgather gathers over TP × EP; the layer's TP collectives are the attention half's", () => {
+    // TP = 2 with SP, EP = 4, DP = 4: T = 32768 tokens a TP group, k = 2 routed copies, h = 4096, bf16.
+    const par = moePar(4, { dataParallel: 4, tensorParallel: 2, sequenceParallel: true });
+    const x = timeDims(moeModel, par, F), ep = { name: 'ep', gbps: 8, latencyUs: 0 }, tp = { name: 'tp', gbps: 16, latencyUs: 0 };
+    const a2a = ((3 / 4) * 2 * 32768 * 2 * 4096) / 2 / 1e6;   // 3/4 of T/t·k·h·2 bytes over EP at 1 GB/s: 201.326592 ms
+    const gather = ((1 / 2) * 2 * 32768 * 2 * 4096) / 2e6;   // 1/2 of T·k·h·2 bytes over TP at 2 GB/s: 134.217728 ms
+    expect(moeDispatchMs(x, moeModel.moe, 4, { ep, tp }).fwd).toBeCloseTo(2 * (a2a + gather), 6);
+    const all = ((7 / 8) * 4 * 32768 * 2 * 4096) / 1e6;   // 7/8 of EP·T·h·2 bytes over the 8 TP × EP ranks: 939.524096 ms
+    expect(moeDispatchMs(x, { ...moeModel.moe, dispatcher: 'allgather' }, 4, { ep, tp })).toEqual({ fwd: 2 * all, bwd: 2 * all });
+    // The step: 32 layers × (2 + 3) collectives of T·h over TP (attention only), 4 outside the layers.
+    const one = ((1 / 2) * 2 * 32768 * 4096) / 1e6;
+    expect(term(iterationTime(moeModel, par, { link: L }), 'tp-comm')).toBeCloseTo((32 * 5 + 4) * one, 6);
+    // A shared expert brings its MLP half back.
+    const shared = { ...moeModel, moe: { ...moeModel.moe, sharedExpertSize: 4096 } };
+    expect(term(iterationTime(shared, par, { link: L }), 'tp-comm')).toBeCloseTo((32 * 10 + 4) * one, 6);
   });
 });

@@ -559,10 +559,10 @@ describe('the model, term by term', () => {
     const x = timeDims(moeModel, par(8), { biasDropout: true, biasActivation: true });
     // Each call moves 7/8 of this rank's T·k bf16 token copies: 32768 · 2 · 4096 · 2 bytes; two calls forward, two backward.
     const one = ((7 / 8) * 32768 * 2 * 4096 * 2) / 1e6;
-    expect(moeDispatchMs(x, moeModel.moe, 8, link)).toEqual({ fwd: 2 * one, bwd: 2 * one });
-    expect(moeDispatchMs(x, moeModel.moe, 1, link)).toEqual({ fwd: 0, bwd: 0 });
+    expect(moeDispatchMs(x, moeModel.moe, 8, { ep: link, tp: link })).toEqual({ fwd: 2 * one, bwd: 2 * one });
+    expect(moeDispatchMs(x, moeModel.moe, 1, { ep: link, tp: link })).toEqual({ fwd: 0, bwd: 0 });
     // The allgather dispatcher (Megatron-LM's default) gathers every EP rank's T tokens: 7/8 of 8 · T · h · 2 bytes a call.
-    expect(moeDispatchMs(x, { ...moeModel.moe, dispatcher: undefined }, 8, link).fwd).toBeCloseTo((2 * 7 * 32768 * 4096 * 2) / 1e6, 6);
+    expect(moeDispatchMs(x, { ...moeModel.moe, dispatcher: undefined }, 8, { ep: link, tp: link }).fwd).toBeCloseTo((2 * 7 * 32768 * 4096 * 2) / 1e6, 6);
     const t = (ep: number) => iterationTime(moeModel, par(ep), { link });
     const term = (ep: number, name: string) => t(ep).terms.find((y) => y.name === name)?.ms ?? 0;
     expect(term(8, 'ep-comm')).toBeCloseTo(32 * 4 * one, 6);

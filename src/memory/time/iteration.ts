@@ -176,11 +176,16 @@ export function collectiveMs(link: Link, bytes: number, n: number): number {
   return n <= 1 ? 0 : transferMs(link, ((n - 1) / n) * bytes, n - 1);
 }
 
-/** Tensor parallelism's exposed collectives per layer per micro batch, forward and backward (× 1 more forward when recomputed). */
-export function tpCommMs(x: TimeDims, p: ParallelConfig, link: Link): { fwd: number; bwd: number } {
-  const S = 2 * x.T * x.h, one = collectiveMs(link, S, x.t);
+/**
+ * Tensor parallelism's exposed collectives per micro batch for one half of a layer (the attention, or a
+ * dense MLP), forward and backward: with SP an all-gather in, a reduce-scatter out, and backward their
+ * two again plus the all-gather redone for the weight gradients; without SP an all-reduce each way. A
+ * MoE layer's MLP half is its dispatcher's (moeDispatchMs).
+ */
+export function tpHalfMs(x: TimeDims, p: ParallelConfig, link: Link): { fwd: number; bwd: number } {
   if (x.t <= 1) return { fwd: 0, bwd: 0 };
-  return p.sequenceParallel ? { fwd: 4 * one, bwd: 6 * one } : { fwd: 2 * 2 * one, bwd: 2 * 2 * one };
+  const one = collectiveMs(link, 2 * x.T * x.h, x.t);
+  return p.sequenceParallel ? { fwd: 2 * one, bwd: 3 * one } : { fwd: 2 * one, bwd: 2 * one };
 }
 
 /**

@@ -42,14 +42,19 @@ export function moeOps(x: TimeDims, e: MoeConfig, ep = 1): Op[] {
 }
 
 /**
- * The token exchange of one MoE layer over the EP ranks, forward and backward (each runs it twice: the
- * dispatch to the experts and the combine back; the backward the same for the gradients). The alltoall
- * and flex dispatchers send each routed copy (bf16, h wide) to its expert's rank: an all-to-all of T·k·h·2
- * bytes a rank, (EP−1)/EP of it leaving; the allgather dispatcher (Megatron-LM's default) gathers every EP
- * rank's T tokens and reduce-scatters the outputs back. Nothing at EP = 1.
+ * The token exchange of one MoE layer, forward and backward, as Megatron-LM's dispatchers run it
+ * (token_dispatcher.py; expert tensor parallelism = TP, tokens sequence-parallel: T/t a rank). Each runs
+ * twice a pass: the dispatch to the experts and the combine back (backward: the same for the gradients).
+ * The alltoall and flex dispatchers send each of a rank's T/t·k routed copies (bf16, h wide) to its
+ * expert's EP rank (an all-to-all, (EP−1)/EP of it leaving), then all-gather them over the TP ranks
+ * (T·k copies; the combine reduce-scatters them back). The allgather dispatcher (Megatron-LM's default)
+ * gathers every TP × EP rank's T/t tokens (EP·T in all) and reduce-scatters the outputs back, over one
+ * group spanning both. Nothing at TP = EP = 1. The group spanning TP × EP runs on `links.ep` (groupLinks).
  */
-export function moeDispatchMs(x: TimeDims, e: MoeConfig, ep: number, link: Link): { fwd: number; bwd: number } {
-  if (ep <= 1) return { fwd: 0, bwd: 0 };
-  const one = e.dispatcher === 'alltoall' || e.dispatcher === 'flex' ? collectiveMs(link, 2 * routedTokens(x, e) * x.h, ep) : collectiveMs(link, ep * 2 * x.T * x.h, ep);
+export function moeDispatchMs(x: TimeDims, e: MoeConfig, ep: number, links: { ep: Link; tp: Link }): { fwd: number; bwd: number } {
+  const t = x.t, routed = routedTokens(x, e);
+  const one = e.dispatcher === 'alltoall' || e.dispatcher === 'flex'
+    ? collectiveMs(links.ep, (2 * routed * x.h) / t, ep) + collectiveMs(links.tp, 2 * routed * x.h, t)
+    : collectiveMs(links.ep, 2 * ep * x.T * x.h, t * ep);
   return { fwd: 2 * one, bwd: 2 * one };
 }

@@ -8,7 +8,7 @@
 import { stageParameters, validate, type ModelConfig, type ParallelConfig } from '../model.js';
 import { H200, type DeviceProfile } from './devices.js';
 import {
-  TIME_STACKS, collectiveMs, cpCommMs, exposedLaunchMs, groupLinks, passTimes, recomputed, resolveFusion, tpCommMs, tpOutsideMs,
+  TIME_STACKS, collectiveMs, cpCommMs, exposedLaunchMs, groupLinks, passTimes, recomputed, resolveFusion, tpHalfMs, tpOutsideMs,
   type GroupLinks, type IterationTime, type PassTimes, type StackTime, type TimeOptions, type TimeTerm, type TimeTermName,
 } from './iteration.js';
 import { moeDispatchMs, moeOps } from './moe.js';
@@ -56,7 +56,7 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDi
   const ops = layerOps(m, x, ep), layer = passTimes(ops, prof), outOps = outside(x), out = passTimes(outOps, prof);
   const core = passTimes(ops.filter((op) => op.term === 'attention'), prof);
   const rc = recomputed(p, Ls, ops), rcT = passTimes(rc.ops, prof, rc.layers);
-  const L = o.links, tp = tpCommMs(x, p, L.tp), cp = x.amp ? torchRingCommMs(x, L.cp, core.fwd, core.bwd) : cpCommMs(x, p, L.cp, core.fwd, core.bwd);
+  const L = o.links, cp = x.amp ? torchRingCommMs(x, L.cp, core.fwd, core.bwd) : cpCommMs(x, p, L.cp, core.fwd, core.bwd);
   const full = p.recompute === 'full' ? rc.layers : 0;
   // The CP transfers run again where the attention core is recomputed on its own (selective core_attn).
   const coreAgain = p.recompute === 'selective' && rc.ops.some((op) => op.module === 'core_attn') ? rc.layers : 0;
@@ -64,12 +64,16 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDi
   const gradMs = (o.params.perGpu * o.st.gradBytesPerParam) / (prof.bandwidthGBs.copy * 1e6);
   // The MoE token exchange over the EP ranks, again where the MoE layer is recomputed (moe, or full).
   const moeAgain = rc.ops.some((op) => op.module === 'moe') ? rc.layers : 0;
-  const epc = m.moe && !x.amp ? moeDispatchMs(x, m.moe, ep, L.ep) : { fwd: 0, bwd: 0 };
+  const epc = m.moe && !x.amp ? moeDispatchMs(x, m.moe, ep, L) : { fwd: 0, bwd: 0 };
   // TP's collectives outside the layers (the embedding, the output layer), and the MLP's half of a layer's again where
   // selective recompute re-runs the MLP (its sequence-parallel all-gather and reduce-scatter, or its all-reduce).
   const tpOut = x.amp ? { fwd: 0, bwd: 0 } : tpOutsideMs(x, L.tp);
-  const mlpAgain = p.recompute === 'selective' && rc.ops.some((op) => op.module === 'mlp') ? rc.layers : 0;
-  const tpMs = Ls * (tp.fwd + tp.bwd) + full * tp.fwd + (mlpAgain * tp.fwd) / 2 + tpOut.fwd + tpOut.bwd;
+  const again = (mod: string) => (p.recompute === 'selective' && rc.ops.some((op) => op.module === mod) ? rc.layers : 0);
+  const mlpAgain = again('mlp') + again('shared_experts');
+  // A layer's TP collectives: the attention half's, and the MLP half's for a dense MLP or a MoE layer's shared expert
+  // (a MoE layer's routed experts exchange their tokens through the dispatcher: ep-comm).
+  const half = tpHalfMs(x, p, L.tp), halves = 1 + (!m.moe || m.moe.sharedExpertSize ? 1 : 0);
+  const tpMs = Ls * halves * (half.fwd + half.bwd) + full * halves * half.fwd + mlpAgain * half.fwd + tpOut.fwd + tpOut.bwd;
   const cpMs = Ls * (cp.fwd + cp.bwd) + (full + coreAgain) * cp.fwd, epMs = Ls * (epc.fwd + epc.bwd) + moeAgain * epc.fwd;
   const comm = tpMs + cpMs + epMs;
   terms.addPass({ ...layer, byTerm: new Map([...layer.byTerm].map(([k, v]) => [k, v * Ls])) }, scale);
@@ -79,7 +83,7 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDi
   terms.add('tp-comm', tpMs * scale, `tensor-parallel all-reduce / all-gather / reduce-scatter, exposed (${L.tp.name})`);
   terms.add('cp-comm', cpMs * scale,
     `context-parallel ${x.amp ? "PyTorch context_parallel's" : p.cpCommType ?? 'p2p'} transfers not hidden behind attention (${L.cp.name})`);
-  terms.add('ep-comm', epMs * scale, `MoE tokens to and from the experts over ${ep} expert-parallel ranks (${m.moe?.dispatcher ?? 'allgather'} dispatcher, ${L.ep.name})`);
+  terms.add('ep-comm', epMs * scale, `MoE tokens to and from the experts over ${ep} expert-parallel × ${x.t} tensor-parallel ranks (${m.moe?.dispatcher ?? 'allgather'} dispatcher, ${L.ep.name}${x.t > 1 && (m.moe?.dispatcher === 'alltoall' || m.moe?.dispatcher === 'flex') ? `; the gather over TP on ${L.tp.name}` : ''})`);
   const backward = Ls * layer.bwd + out.bwd + rcT.fwd + gradMs;
   const gpu = Ls * layer.fwd + out.fwd + backward + comm;
   // SequentialMLP runs each local expert as its own module, forward, backward and when recomputed (moe or full).
