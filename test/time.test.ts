@@ -610,7 +610,7 @@ describe('the model, term by term', () => {
     const seed = PRESETS['seed-32L-4096h'].model;
     const pp = (vp: number, m = seed) => iterationTime(m, par(vp), { link, microBatches: 4 }).terms.find((t) => t.name === 'pp-comm')!.ms;
     const sends = (2 * 4 * 8192 * 4096 * 2) / 1e6;   // forward and backward, 4 micro batches, 8192 × 4096 bf16
-    const tied = ((1 / 2) * 4 * 128256 * 4096) / 1e6;   // an all-reduce over 2 ranks of the fp32 word-embedding gradient, V·h
+    const tied = (2 * (1 / 2) * 4 * 128256 * 4096) / 1e6;   // an all-reduce (2 × (n−1)/n) over 2 ranks of the fp32 word-embedding gradient, V·h
     expect(pp(1)).toBeCloseTo(sends + tied, 6);
     expect(pp(2)).toBeCloseTo(2 * sends + tied, 6);
     expect(pp(1, { ...seed, untieEmbeddings: true })).toBeCloseTo(sends, 6);

@@ -115,7 +115,7 @@ function dpMs(p: ParallelConfig, o: StepContext, backwardMs: number): number {
 function pipelineCommMs(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDims, mb: number): { ms: number; what: string } {
   if (p.pipelineParallel <= 1) return { ms: 0, what: '' };
   const sends = 2 * mb * p.virtualStages * collectiveMs(o.links.pp, 2 * 2 * x.Tn * x.h, 2);
-  const tied = m.untieEmbeddings ? 0 : collectiveMs(o.links.pp, (4 * x.V * x.h) / x.t, 2);
+  const tied = m.untieEmbeddings ? 0 : 2 * collectiveMs(o.links.pp, (4 * x.V * x.h) / x.t, 2); // an all-reduce: reduce-scatter + all-gather
   return { ms: sends + tied, what: `activations and their gradients between stages${tied ? ", the tied embedding's gradient all-reduced between the first and last" : ''} (${o.links.pp.name})` };
 }
 
