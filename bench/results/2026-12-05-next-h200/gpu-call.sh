@@ -10,12 +10,12 @@
 #     (test/ring-nomass.test.ts), the merge rules, f16 products at their edges, the ring, robustness bit for bit.
 # Same call: N = 16384, B1 H16, D 64 and 128, causal and not, PyTorch first.
 # Before the call (project root): git archive 4bcc051 src shaders bin bench package.json tsconfig.json ':!bench/results' | gzip > .gpu/old-tree.tgz
-# Two device calls (each within the 600 s a call may take), from the project root:
+# Three device calls (each within the 600 s a call may take), from the project root:
 #   bash .gpu/enter.sh bash bench/results/wip-next/gpu-call.sh a   (tests, same-call tables)
 #   bash .gpu/enter.sh bash bench/results/wip-next/gpu-call.sh b   (the ring's sweeps and steps)
 #   bash .gpu/enter.sh bash bench/results/wip-next/gpu-call.sh c   (the portable f32 forward, new and old)
 set -uo pipefail
-PART=${1:?give a or b}
+PART=${1:?give a, b or c}
 O=/tmp/next-$PART; mkdir -p $O; source bench/gpu-lib.sh
 root=$(pwd)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
