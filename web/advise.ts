@@ -264,11 +264,13 @@ class AdvisorPanel implements Advisor {
     // A worker that cannot start (its script refused): this search and the later ones run here.
     w.onerror = (e) => {
       e.preventDefault();
+      w.terminate();
       this.noWorker = true;
       this.worker = null;
       if (this.busy !== seq) return;
       this.busy = null;
-      this.searchHere(seq, req, key);
+      // Only the newest input is searched here (an older one's result would not be drawn: a newer input's run searches it).
+      if (seq === this.state.seq) this.searchHere(seq, req, key);
       this.showPending();
     };
     const { top: _, ...query } = req;
@@ -310,12 +312,16 @@ class AdvisorPanel implements Advisor {
     };
   }
 
+  /** One layout's step time, what its recompute saves and costs, and why Megatron-LM cannot train it (null: it can): timeLines' and timeTip's facts. */
+  private timeFacts(model: ModelConfig, par: ParallelConfig) {
+    return { t: layoutTime(model, par), rc: recomputeCost(model, par), why: untrainable(model, par) };
+  }
+
   timeLines(model: ModelConfig, par: ParallelConfig): string[] {
     try {
-      const t = layoutTime(model, par), it = t.time;
+      const { t, rc, why } = this.timeFacts(model, par), it = t.time;
       const lines = [`predicted step ${it.iterMs.toFixed(0)} ms, ${it.tflopsPerGpu.toFixed(0)} TFLOP/s per GPU, ${(it.tokensPerSecond / 1e3).toFixed(1)}K tokens/s, comm ${(100 * it.commFraction).toFixed(1)}%`,
         `  for a global batch of ${t.globalBatch} on ${t.gpus} GPUs (TP ${par.tensorParallel} × CP ${par.contextParallel} × PP ${par.pipelineParallel} × DP ${par.dataParallel}), ${H200.name} profile, nvlink-h200${t.gpus > 8 ? ' within nodes of 8 GPUs, ib-ndr between them' : ''}`];
-      const rc = recomputeCost(model, par), why = untrainable(model, par);
       if (why) lines.push(`not trainable: ${this.d.pageWords(why)}`);
       if (rc) lines.push(`recompute saves ${gib(rc.savedBytes)} GiB and costs ${rc.costMs.toFixed(0)} ms per step (+${(100 * rc.costFraction).toFixed(1)}% against no recompute)`);
       return lines;
@@ -326,10 +332,9 @@ class AdvisorPanel implements Advisor {
 
   timeTip(model: ModelConfig, par: ParallelConfig): string[] {
     try {
-      const it = layoutTime(model, par).time;
+      const { t, rc, why } = this.timeFacts(model, par), it = t.time;
       const lines = [`step ${duration(it.iterMs)} · ${sig3(it.tflopsPerGpu)} TFLOP/s per GPU · comm ${(100 * it.commFraction).toFixed(1)}%`];
-      const rc = recomputeCost(model, par);
-      if (untrainable(model, par)) lines.push('not trainable in Megatron-LM (why: under the chart)');
+      if (why) lines.push('not trainable in Megatron-LM (why: under the chart)');
       if (rc) lines.push(`recompute saves ${sig3(rc.savedBytes / GIB)} GiB for +${duration(rc.costMs)} a step (+${(100 * rc.costFraction).toFixed(1)}%)`);
       return lines;
     } catch {

@@ -81,8 +81,10 @@ interface TooltipItem { dataset: { label: string }; raw: { x: number; y: number;
 
 /** A model point's memory in one line: what the weights, gradients and optimizer hold, stored activations, the peak transient. */
 function memoryTip(b: SweepPoint['breakdown']): string {
-  const state = b.totalBytes - b.activationBytes - b.transientBytes;
-  return `weights/grads/optimizer ${sig3(state / GIB)} · activations ${sig3(b.activationBytes / GIB)} · transient ${sig3(b.transientBytes / GIB)} GiB`;
+  const state = b.weightBytes + b.gradientBytes + b.optimizerBytes, other = b.totalBytes - state - b.activationBytes - b.transientBytes;
+  // other: DDP's gradient buckets and the libraries' workspaces (the table under the chart names them).
+  return `weights+grads+Adam ${sig3(state / GIB)} · activations ${sig3(b.activationBytes / GIB)} · transient ${sig3(b.transientBytes / GIB)}` +
+    `${other > 0 ? ` · other ${sig3(other / GIB)}` : ''} GiB`;
 }
 
 /**
@@ -97,7 +99,8 @@ function pointTip(label: string, r: TooltipItem['raw'], details: Breakdowns, mor
   const p = details.get(`${label}|${r.x}`);
   if (p) return [`${label}, ${formatTokens(r.x)} tokens: ${amount}`, memoryTip(p.breakdown), ...(more?.(p) ?? [])];
   const measured = /^measured:\s*(.*)$/.exec(label);
-  if (!measured) return [`${label}, ${formatTokens(r.x)} tokens: ${amount}`];
+  // Neither the model's nor a measured line's: where the point comes from, if it says.
+  if (!measured) return [`${label}, ${formatTokens(r.x)} tokens: ${amount}`, ...(r.source && r.source !== 'limit' ? [clip(r.source, 60)] : [])];
   const setup = /\(([^()]*)\)(?:: out of memory)?$/.exec(r.source ?? '')?.[1];
   return [`measured${setup ? ` ${setup}` : ''}, ${formatTokens(r.x)} tokens: ${amount}`, `on ${clip(measured[1], 60)}`];
 }

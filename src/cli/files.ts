@@ -155,9 +155,14 @@ const CSV_HEADER = CSV_COLUMNS.join(',');
  * sweep's are all the model's, a replay's all measured from logs, a bench's the model's first; so a sweep
  * does not overwrite measured points, nor a replay a sweep, though all write the same header.
  */
-function pointsCsv(head: string, rule: (rows: ReturnType<typeof parseCsv>) => boolean): boolean {
+function pointsCsv(head: string, rule: (rows: ReturnType<typeof parseCsv>) => boolean, firstRowOnly = false): boolean {
   if (!head.startsWith(CSV_HEADER)) return false;
-  const whole = head.length < 4096 ? head : head.slice(0, head.lastIndexOf('\n') + 1);
+  // Only the first row where only it decides (a bench's measured rows, written by any version, are not read).
+  let whole = head;
+  if (firstRowOnly) {
+    const end = head.indexOf('\n', head.indexOf('\n') + 1);
+    if (end >= 0) whole = head.slice(0, end + 1);
+  } else if (head.length >= 4096) whole = head.slice(0, head.lastIndexOf('\n') + 1);
   try {
     return rule(parseCsv(whole));
   } catch {
@@ -180,7 +185,7 @@ export const OUTPUT_KINDS = {
 /** bench's memory sweep files in --out (src/bench/memory.ts MEMORY_SWEEP_FILES): each overwritten only where it is a bench's own. */
 export const MEMORY_SWEEP_KINDS = {
   // Its first row the model's (measured rows, from --measured, follow the model's).
-  'activation_memory.csv': { what: "a bench's memory sweep CSV (header seq_len,tp,cp,…, the model's rows, measured ones after them)", looks: (h: string) => pointsCsv(h, (rows) => rows[0]?.source === 'model') },
+  'activation_memory.csv': { what: "a bench's memory sweep CSV (header seq_len,tp,cp,…, the model's rows, measured ones after them)", looks: (h: string) => pointsCsv(h, (rows) => rows[0]?.source === 'model', true) },
   'activation_memory.json': { what: 'a bench\'s memory sweep JSON ("kind": "flashring.memory")', looks: (h: string) => /^\s*\{\s*"kind"\s*:\s*"flashring\.memory"/.test(h) },
   'activation_memory.png': { what: 'a PNG image (the sweep\'s chart)', looks: (h: string) => h.startsWith('\x89PNG\r\n\x1a\n') },
 } as const;
