@@ -4,14 +4,14 @@
  * parent into an exit, so these run then too. Each runs once, newest first, synchronously (an 'exit'
  * handler cannot wait), and its errors are swallowed: exiting is best effort.
  */
-const undo = new Set<() => void>();
+const undo = new Set<{ fn: () => void }>(); // an entry a registration: the same function twice runs twice
 let installed = false;
 
 function runAll(): void {
-  for (const fn of [...undo].reverse()) {
-    undo.delete(fn);
+  for (const entry of [...undo].reverse()) {
+    undo.delete(entry);
     try {
-      fn();
+      entry.fn();
     } catch { /* best effort while exiting */ }
   }
 }
@@ -22,6 +22,7 @@ export function atExit(fn: () => void): () => void {
     installed = true;
     process.on('exit', runAll);
   }
-  undo.add(fn);
-  return () => void undo.delete(fn);
+  const entry = { fn };
+  undo.add(entry);
+  return () => void undo.delete(entry);
 }

@@ -34,6 +34,11 @@ describe('atExit', () => {
     expect(r.lines).toEqual(['last', 'throws', 'first']);
   });
 
+  it('runs one function registered twice twice, and withdraws only the registration withdrawn', () => {
+    expect(child(`const f = () => log('f'); atExit(f); const second = atExit(f); second();`).lines).toEqual(['f']);
+    expect(child(`const f = () => log('f'); atExit(f); atExit(f);`).lines).toEqual(['f', 'f']);
+  });
+
   it('runs at a normal end too, and nothing once everything was withdrawn', () => {
     expect(child(`atExit(() => log('ran'));`).lines).toEqual(['ran']);
     expect(child(`const a = atExit(() => log('a')), b = atExit(() => log('b')); b(); a();`).lines).toEqual([]);

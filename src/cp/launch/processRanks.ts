@@ -127,7 +127,8 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   }));
   // Removed at exit too, if the process ends mid-ring (a signal, its parent gone: the CLI turns both into an exit).
   const forget = atExit(() => rmSync(spool, { recursive: true, force: true }));
-  const done = await runProcesses(inits, opts, sch.steps).finally(() => rm(spool, { recursive: true, force: true }).then(forget));
+  // A spool that cannot be removed now stays registered (tried again at exit); the ring's own error, if any, is what is thrown.
+  const done = await runProcesses(inits, opts, sch.steps).finally(() => rm(spool, { recursive: true, force: true }).then(forget, () => {}));
   const pb: Problem = { shape: s, base, eb: precision === 'f16' ? 2 : 4 };
   const timeline = assemble(done, pb, sch.scheme, sch.hierarchy, layout, precision, sched, !!opts.causal);
   if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), R, opts.link, opts.computeTflops);
