@@ -10,7 +10,7 @@ import {
   parseRecomputeSpec, peakActivationBytes, recomputeSpec,
 } from '../src/memory/model.js';
 import { parseCsv } from '../src/memory/csv.js';
-import { comparePoints } from '../src/memory/compare.js';
+import { comparePoints, memoryDiff } from '../src/memory/compare.js';
 import { configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
 import { predictFromLog } from '../src/memory/compare.js';
 
@@ -240,5 +240,16 @@ describe("CP comm types as Transformer Engine's code holds them", () => {
     expect(r.perLayer.find((x) => x.name === 'projection input')?.formula).toBe('2·s/CP·b·h/t');
     expect(r.outside.find((x) => x.name.startsWith('cross-entropy'))?.formula).toBe('4·s/CP·b·V/t');
     expect(memoryBreakdown(seed, par()).perLayer.find((x) => x.name === 'projection input')?.formula).toBe('2·s·b·h/t');
+  });
+});
+
+describe('a measured point compared with another setup', () => {
+  it('names the micro batches a step (as the global batch giving them) where a pipeline holds fewer in flight', () => {
+    const row = { seq_len: 8192, tp: 1, cp: 1, pp: 4, sp: false, recompute: 'none', micro_batch: 1, activation_gib: null, total_gib: 50, fits: true, source: 'measured: x' };
+    const setup = (n: number) => ({ model: gpt, parallel: { ...DEFAULT_PARALLEL, numMicrobatches: n } });
+    // 2 micro batches: 2 in flight on the first of 4 stages; 8: 4 in flight.
+    expect(memoryDiff(row, setup(2), setup(8), 'compared')).toEqual(['--global-batch-size 2 (compared: 8)']);
+    expect(memoryDiff(row, setup(4), setup(8), 'compared')).toEqual([]);   // 4 and 8 both fill the 4 stages
+    expect(memoryDiff({ ...row, pp: 1 }, setup(2), setup(8), 'compared')).toEqual([]);   // no pipeline: one in flight either way
   });
 });
