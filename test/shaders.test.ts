@@ -49,6 +49,9 @@ describe('tensor-core shaders', () => {
     const { status, report } = validate('bin/validate-shaders.mjs', '--break');
     expect(status).toBe(1);
     expect(report.errors.join('\n')).toMatch(/requires argument .* to be uniform/);
+    // Without the directive every specialization fails (at D = 64, enough to show it), none passes unseen.
+    expect(report.checked.length).toBeGreaterThan(100);
+    expect(report.errors.length).toBe(report.checked.length);
   });
   it('no scalar or short workgroup variable can shift the matrix arrays off 16 bytes', () => {
     // Matrix loads and stores from an array that is not 16-byte aligned give wrong results on
