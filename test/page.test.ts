@@ -744,6 +744,14 @@ describe('the page in headless Chromium', () => {
     const r8 = await hooks<CpRows>(page, 'cpSchemes');
     expect(r8.rows[2].error).toMatch(/a2a splits heads over 8 ranks: query heads \(4\)/);
     expect(r8.rows[0].error).toBeUndefined();
+    // a2a+p2p's typed sizes, wrong: its row says so, and so does the field (marked beside it); cleared, neither.
+    await page.fill('#cp-form input[name=cphcp]', 'x,2');
+    const bad = await hooks<CpRows>(page, 'cpSchemes');
+    expect(bad.rows[3].error).toBe('a2a+p2p sizes must be two whole numbers A,P, each at least 1 (they are x,2)');
+    expect(await fieldMarks(page, '#cp-form')).toEqual([{ name: 'cphcp', message: bad.rows[3].error, describedBy: true }]);
+    await page.fill('#cp-form input[name=cphcp]', '');
+    expect((await hooks<CpRows>(page, 'cpSchemes')).rows[3].error).toBeUndefined();
+    expect(await fieldMarks(page, '#cp-form')).toEqual([]);
     // An error in a planner field the panel does not read (HBM, the lines) leaves it planning.
     await page.fill('#planner-form input[name=hbm]', '');
     await page.waitForFunction(() => (window as unknown as { __flashring: { planner: { error?: string } } }).__flashring.planner.error !== undefined);

@@ -691,7 +691,7 @@ function rowSizes(def: SchemeDef, req: CpRequest): { sizes: string; note: string
   return { sizes: sizes!, note: ' (chosen: the largest a2a group below R that divides the heads)' };
 }
 
-type CpRow = { scheme: Scheme; sizes: string; predicted?: Prediction; note?: string; error?: string };
+type CpRow = { scheme: Scheme; sizes: string; predicted?: Prediction; note?: string; error?: string; field?: HTMLElement | null };
 let cpCache: { key: string; rows: Promise<CpRow[]> } | null = null;
 
 /** Each registered scheme dry-run (zigzag, 2-byte Q/K/V as bf16/f16 training) and timed by the link model. */
@@ -711,7 +711,7 @@ async function planRows(req: CpRequest): Promise<CpRow[]> {
       const p = await planScheme(x, def.name, sizes);
       rows.push({ scheme: def.name, sizes: p.hierarchy.join(','), predicted: p.predicted, note });
     } catch (e) {
-      rows.push({ scheme: def.name, sizes: sizes ?? '—', error: pageWords(e) });
+      rows.push({ scheme: def.name, sizes: sizes ?? '—', error: pageWords(e), field: e instanceof FieldError ? e.field : null });
     }
   }
   return rows;
@@ -752,6 +752,8 @@ async function drawCp(gen: number): Promise<void> {
   rows = await pending;
   if (gen !== cpGeneration) return;
   $('cp-error').textContent = '';
+  // A row's error about a field (a2a+p2p's typed sizes) is said beside that field too.
+  showFieldErrors(cpForm, rows.filter((r) => r.field && r.error).map((r) => ({ field: r.field!, message: r.error! })));
   const s = req.shape, l = req.link, chosen = select('cpcomm').value;
   const phaseMs = (p: Prediction, ph: string) => (p.phases.find((x) => x.phase === ph)?.stepMs ?? []).reduce((a, b) => a + b, 0).toFixed(3);
   fillTable($<HTMLTableElement>('cp-schemes'),
