@@ -1,0 +1,172 @@
+/**
+ * The memory model (src/memory/model.ts) and the settings comparison (src/memory/compare.ts) by hand where
+ * no measured run reaches (TP, SP, pipelines, interleaving, fp32 residual, MoE with TP, the PyTorch stack's
+ * smaller terms): each test pins a path that a mutation review (a helper, 2026-12-05: 59 mutations, 36 passed
+ * every test before) could change without any test failing; the mutation each kills is named beside it
+ * (M…, C…). These follow the model's reading of Megatron-LM's and PyTorch's code, not a run.
+ * s = 8192, h = 1024, a = 16, V = 32000, L = 8, b = 1.
+ */
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_PARALLEL, ModelConfig, ParallelConfig, layerTerms, memoryBreakdown, parameterCount, stageMemory } from '../src/memory/model.js';
+import { memoryDiff, setupDiff } from '../src/memory/compare.js';
+
+const gpt: ModelConfig = { numLayers: 8, hiddenSize: 1024, numAttentionHeads: 16, vocabSize: 32000, untieEmbeddings: true };
+/** The torch-amp harness's model shape (no dropout, no position embedding). */
+const torch: ModelConfig = { ...gpt, attentionDropout: 0, hiddenDropout: 0, positionEmbedding: 'none' };
+const par = (o: Partial<ParallelConfig> = {}): ParallelConfig => ({ ...DEFAULT_PARALLEL, seqLength: 8192, ...o });
+const term = <T extends { name: string; bytes: number }>(ts: T[], name: string): T => {
+  const t = ts.find((x) => x.name === name);
+  if (!t) throw new Error(`no term '${name}' in ${ts.map((x) => x.name).join(', ')}`);
+  return t;
+};
+const s = 8192, h = 1024, a = 16, V = 32000, L = 8, sh = s * h;
+/** Final LayerNorm input 2sh + output layer input 2sh + fp32 softmax 4sV (Megatron-LM, t = 1, untied). */
+const LOSS_AND_OUTPUT = 2 * sh + 2 * sh + 4 * s * V; // 1082130432
+
+describe('torch-amp stack terms', () => {
+  it('CP = 1 stores the attention output once (M4: copy without CP)', () => {
+    const r = memoryBreakdown(torch, par({ stack: 'torch-amp' }));
+    expect(r.perLayer.map((x) => x.name)).not.toContain('attention output copy (ring merge, reshaped for the projection)');
+    // LN1 4 + QKV in 2 + QKV out 6 + proj 2 + LN2 4 + MLP in 2 + GeLU in 8 + fc2 in 8 = 36·s·h, + LSE 4·a·s
+    expect(r.perLayerBytes).toBe(36 * sh + 4 * a * s);
+  });
+  it('a recomputed MLP keeps its checkpoint input as fp32 LayerNorm output (M5)', () => {
+    const r = memoryBreakdown(torch, par({ stack: 'torch-amp', recompute: 'selective', recomputeModules: ['core_attn', 'mlp'] }));
+    expect(term(r.perLayer, 'MLP input').bytes).toBe(4 * sh);
+  });
+  it("DDP's gradient buckets with DP > 1 at CP = 1 (M16)", () => {
+    const r = memoryBreakdown(torch, par({ stack: 'torch-amp', dataParallel: 2 }));
+    expect(r.gradientBucketBytes).toBe(4 * r.parametersPerGpu);
+  });
+  it('autocast copies: none of the MLP when mlp is recomputed (M32), none of block-recomputed layers (M33)', () => {
+    const copies = (o: Partial<ParallelConfig>) => term(memoryBreakdown(torch, par({ stack: 'torch-amp', ...o })).outside, 'autocast bf16 weight copies (held until backward)').bytes;
+    // attention 4h² a layer, the output layer V·h: 2·(8·4·1048576 + 32000·1024) = 132644864
+    expect(copies({ recompute: 'selective', recomputeModules: ['mlp'] })).toBe(2 * (L * 4 * h * h + V * h));
+    // block/3: 5 stored layers of 12h²: 2·(5·12·1048576 + 32768000) = 191365120
+    expect(copies({ recompute: 'full', recomputeMethod: 'block', recomputeNumLayers: 3 })).toBe(2 * (5 * 12 * h * h + V * h));
+  });
+  it('full recompute keeps the layer input in the fp32 residual width (M13)', () => {
+    expect(layerTerms(torch, par({ stack: 'torch-amp', recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 1 }))[0].bytes).toBe(4 * sh);
+  });
+});
+
+describe('--fp32-residual-connection (M14, M13)', () => {
+  it('LayerNorm inputs, the final LayerNorm input and a checkpointed layer input in fp32', () => {
+    const r = memoryBreakdown(gpt, par({ fp32Residual: true }));
+    expect(term(r.perLayer, 'LayerNorm 1 input').bytes).toBe(4 * sh);
+    expect(term(r.perLayer, 'LayerNorm 2 input').bytes).toBe(4 * sh);
+    expect(term(r.outside, 'final LayerNorm input').bytes).toBe(4 * sh);
+    expect(layerTerms(gpt, par({ fp32Residual: true, recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 1 }))[0].bytes).toBe(4 * sh);
+  });
+});
+
+describe('MoE terms and parameters with TP = 2 and sequence parallelism', () => {
+  const moe: ModelConfig = { ...gpt, moe: { numExperts: 4, routerTopk: 2, ffnHiddenSize: 2048 } };
+  const k = 2, E = 4, fe = 2048, t = 2;
+  it('router over the SP shard, permuted tokens whole, experts over TP (M7, M9, M10, M44)', () => {
+    const r = memoryBreakdown(moe, par({ tensorParallel: t, sequenceParallel: true }));
+    expect(term(r.perLayer, 'router input').bytes).toBe((2 * sh) / t);                                    // 8388608
+    expect(term(r.perLayer, 'router scores (fp32, top-k and auxiliary loss)').bytes).toBe((8 * s * E) / t); // 131072
+    expect(term(r.perLayer, "permuted tokens (experts' fc1 input)").bytes).toBe(2 * s * k * h);          // 33554432
+    expect(term(r.perLayer, 'experts: GeLU input').bytes).toBe((2 * s * k * fe) / t);                     // 33554432
+    expect(term(r.perLayer, 'experts: output scaled by the router probability').bytes).toBe((2 * s * k * fe) / t);
+  });
+  it('routed experts split over TP too (M48)', () => {
+    const r = memoryBreakdown(moe, par({ tensorParallel: t, sequenceParallel: true }));
+    expect(r.parametersPerGpu).toBe(parameterCount(moe, s) / t);
+  });
+  it('a capacity factor below 1 bounds the routed tokens; above 1 changes nothing (M8)', () => {
+    const permuted = (cf: number) => term(layerTerms({ ...moe, moe: { ...moe.moe!, capacityFactor: cf } }, par()), "permuted tokens (experts' fc1 input)").bytes;
+    expect(permuted(0.5)).toBe(2 * s * k * 0.5 * h); // 16777216
+    expect(permuted(2)).toBe(2 * s * k * h);
+  });
+  it("recomputing 'moe' drops the shared expert too (M11)", () => {
+    const shared: ModelConfig = { ...gpt, moe: { numExperts: 4, routerTopk: 2, sharedExpertSize: 1024 } };
+    const names = (mods: ('moe' | 'shared_experts')[]) => layerTerms(shared, par({ recompute: 'selective', recomputeModules: mods })).map((x) => x.name);
+    expect(term(layerTerms(shared, par()), 'shared expert: GeLU input').bytes).toBe(2 * s * 1024);
+    expect(names(['moe']).filter((n) => n.startsWith('shared expert: '))).toEqual([]);
+    expect(names(['shared_experts']).filter((n) => n.startsWith('shared expert: '))).toEqual([]);
+  });
+  it("distributed optimizer: experts over DP·CP/EP (M18); without it nothing is sharded (M43)", () => {
+    const X = (L * E * 2 * h * fe) / 2; // routed experts per GPU at EP = 2: 8 layers · 4 · 2h·f_e / 2 = 67108864
+    const d = memoryBreakdown(moe, par({ dataParallel: 4, contextParallel: 2, expertParallel: 2, distributedOptimizer: true }));
+    expect(d.optimizerBytes).toBeCloseTo(12 * ((d.parametersPerGpu - X) / 8 + X / 4), 0);
+    const n = memoryBreakdown(moe, par({ dataParallel: 2, expertParallel: 2 }));
+    expect(n.optimizerBytes).toBe(12 * n.parametersPerGpu);
+  });
+});
+
+describe('pipeline stages: micro batches in flight outside the layers', () => {
+  const labels = "labels and loss mask (the last stage's batch)";
+  it("1F1B's last stage holds one micro batch's labels (M22), interleaved PP of them (M19)", () => {
+    expect(term(stageMemory(gpt, par({ pipelineParallel: 4 }), 'last').outside, labels).bytes).toBe(8 * s);
+    expect(term(stageMemory(gpt, par({ pipelineParallel: 4, virtualStages: 2 }), 'last').outside, labels).bytes).toBe(8 * s * 4);
+  });
+});
+
+describe("Megatron-LM's local attention at TP > 1 and with a pipeline", () => {
+  const local = (o: Partial<ParallelConfig>) => par({ flashAttention: false, ...o });
+  it('the boolean mask once per micro batch in flight (M23)', () => {
+    expect(term(stageMemory(gpt, local({ pipelineParallel: 2 }), 'first').outside, 'attention mask (boolean, shared by the layers)').bytes).toBe(s * s * 2);
+  });
+  it('the QKᵀ buffer (M24) and the three scores gradients (M27) over TP', () => {
+    const r = memoryBreakdown(gpt, local({ tensorParallel: 2 }));
+    expect(term(r.outside, 'QKᵀ scores buffer (unfused attention, kept between steps)').bytes).toBe((2 * a * s * s) / 2); // 1073741824
+    // 6·a·s²/t + (2 + 2)·s·h upstream = 3221225472 + 33554432
+    expect(term(r.transients, "last layer's attention backward (unfused)").bytes).toBe((6 * a * s * s) / 2 + 4 * sh);
+  });
+  it("a tied output weight's gradient is held only without a pipeline (M26)", () => {
+    const tied = { ...gpt, untieEmbeddings: false };
+    for (const stage of ['first', 'last'] as const)
+      expect(term(stageMemory(tied, local({ pipelineParallel: 2 }), stage).transients, "last layer's attention backward (unfused)").bytes, stage).toBe(6 * a * s * s + 4 * sh);
+    expect(term(memoryBreakdown(tied, local({})).transients, "last layer's attention backward (unfused)").bytes).toBe(6 * a * s * s + 4 * sh + 2 * V * h);
+  });
+  it('full uniform recompute: the attention backward frees only the loss and output (M28)', () => {
+    const r = memoryBreakdown(gpt, local({ recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 1 }));
+    expect(term(r.transients, "last layer's attention backward (unfused)").freedBytes).toBe(LOSS_AND_OUTPUT);
+  });
+});
+
+describe('what each recompute transient has freed at its moment', () => {
+  it("the MLP's recompute runs before the last layer's stored terms are freed (M51)", () => {
+    const r = memoryBreakdown(gpt, par({ recompute: 'selective', recomputeModules: ['core_attn', 'mlp'] }));
+    expect(term(r.transients, 'recomputing mlp of one layer in backward').freedBytes).toBe(LOSS_AND_OUTPUT);
+  });
+  it("block recompute with a pipeline: the other stages' stored layers are not counted as freed (M29)", () => {
+    const p = par({ pipelineParallel: 2, recompute: 'full', recomputeMethod: 'block', recomputeNumLayers: 3 });
+    const name = 'recomputing one checkpointed chunk (1 layer) in backward';
+    // the last stage's loss terms include its labels and loss mask, 8·s (part 'loss' there)
+    expect(term(stageMemory(gpt, p, 'last').transients, name).freedBytes).toBe(LOSS_AND_OUTPUT + 8 * s);
+    expect(term(stageMemory(gpt, p, 'first').transients, name).freedBytes).toBe(0);
+  });
+});
+
+describe("validate's refusals not pinned elsewhere", () => {
+  it('names the flag', () => {
+    expect(() => memoryBreakdown(gpt, par({ recomputeModules: ['mlp'] }))).toThrow(/--recompute-modules mlp needs --recompute-granularity selective/); // M37
+    expect(() => memoryBreakdown(gpt, par({ recompute: 'selective', recomputeMethod: 'uniform' }))).toThrow(/--recompute-method uniform needs --recompute-granularity full/); // M39
+    expect(() => memoryBreakdown(torch, par({ stack: 'torch-amp', distributedOptimizer: true }))).toThrow(/--use-distributed-optimizer is Megatron-LM's/); // M41
+    expect(() => memoryBreakdown(gpt, par({ recompute: 'full', recomputeMethod: 'uniform' }))).toThrow(/--recompute-granularity full needs --recompute-num-layers N/); // M42
+    expect(() => memoryBreakdown({ ...gpt, hiddenDropout: 1 }, par())).toThrow(/--hidden-dropout must be a probability in \[0, 1\), got 1/); // M49
+    expect(() => memoryBreakdown({ ...gpt, moe: { numExperts: 8, routerTopk: 9 } }, par())).toThrow(/--moe-router-topk 9 is beyond/); // M50
+  });
+});
+
+describe('memoryDiff and setupDiff', () => {
+  const row = { seq_len: 8192, tp: 1, cp: 1, pp: 1, sp: false, recompute: 'none', micro_batch: 1, activation_gib: null, total_gib: 50, fits: true, source: 'measured: x' };
+  const setup = (p: Partial<ParallelConfig> = {}, m: ModelConfig = gpt) => ({ model: m, parallel: { ...DEFAULT_PARALLEL, ...p } });
+  it('the global batch counts the DP ranks (C3)', () => {
+    expect(memoryDiff({ ...row, pp: 4 }, setup({ dataParallel: 2, numMicrobatches: 2 }), setup({ dataParallel: 2, numMicrobatches: 8 }), 'compared'))
+      .toEqual(['--global-batch-size 4 (compared: 16)']);
+  });
+  it('names fp32 residual (C5)', () => {
+    expect(memoryDiff(row, setup({ fp32Residual: true }), setup(), 'compared')).toEqual(['--fp32-residual-connection (compared: no --fp32-residual-connection)']);
+  });
+  it('settings that move the total only together are named, and a setting that moves nothing is not (C1)', () => {
+    expect(memoryDiff(row, setup(), setup({ dataParallel: 4, distributedOptimizer: true, cpCommType: 'a2a' }), 'compared'))
+      .toEqual(['no --use-distributed-optimizer (compared: --use-distributed-optimizer)', '--data-parallel-size 1 (compared: 4)']);
+  });
+  it('a default made explicit is no difference (C4)', () => {
+    expect(setupDiff(setup(), setup({}, { ...gpt, numQueryGroups: 16 }), 'compared')).toEqual([]);
+  });
+});
