@@ -29,7 +29,7 @@ describe('flashring notes', () => {
   });
 
   it('quotes the newest kernel figures with their folders, not the ones measured before the kernels were rewritten', () => {
-    expect(COMMITTED).toContain('`bench/results/h200-2026-12-01-wg2d-pipe0`');
+    expect(COMMITTED).toContain('`bench/results/2026-12-05-next-h200`');
     expect(COMMITTED).toContain('`bench/results/gemm-h200-2026-12-01`');
     expect(COMMITTED).not.toMatch(/\b61 TFLOP\/s|\b71 TFLOP\/s/);
   });

@@ -15,12 +15,12 @@ import { configFromFlags } from './memory.js';
 const R = 'bench/results';
 /** Every file the notes read, relative to the repository root. */
 export const SOURCES = {
-  // The newest same-call run of the shipped tensor-core kernels (2026-12-03, run v2 of
-  // bench/results/2026-12-03-bwd-votes-h200: the backward's full tiles skip the non-finite vote's read).
-  tensorCores: [`${R}/2026-12-03-bwd-votes-h200/v2/kernels.csv`],
-  portableSameFolder: [`${R}/h200-2026-12-01-wg2d-pipe0/new-r0/bench-2026-12-01T15-13-23-383Z-kernels.csv`, `${R}/h200-2026-12-01-wg2d-pipe0/new-r1/bench-2026-12-01T15-11-58-932Z-kernels.csv`],
-  // The portable f32 forward with robustness on, after the mask's cost left the loops (2026-12-03).
-  portable: [`${R}/2026-12-03-mask-cost-h200/check/portable-r1/bench-2026-12-03T08-31-19-784Z-kernels.csv`],
+  // The newest same-call run of the shipped kernels (2026-12-05, bench/results/2026-12-05-next-h200): the tensor-core
+  // kernels with robustness off (part a, tc-r0), the portable f32 kernels with it off and on (part c, p32-r0, p32-r1).
+  tensorCores: [`${R}/2026-12-05-next-h200/a/tc-r0/bench-2026-12-05T04-12-28-081Z-kernels.csv`],
+  portableSameFolder: [`${R}/2026-12-05-next-h200/c/p32-r0/bench-2026-12-05T04-20-39-669Z-kernels.csv`, `${R}/2026-12-05-next-h200/c/p32-r1/bench-2026-12-05T04-20-02-322Z-kernels.csv`],
+  // The portable f32 forward with robustness on, as browsers run it.
+  portable: [`${R}/2026-12-05-next-h200/c/p32-r1/bench-2026-12-05T04-20-02-322Z-kernels.csv`],
   gemm: [`${R}/gemm-h200-2026-12-01/bench-2026-12-01T06-23-37-296Z.json`, `${R}/gemm-h200-2026-12-01/bench-2026-12-01T06-35-38-514Z.json`],
   matmulPeer: `${R}/h200-2026-11-30T06-56-same-call-v3b/peer.json`,
   ring: `${R}/h200-2026-11-30T04-31-first/bench-2026-11-30T04-42-43-812Z-ring.csv`,
@@ -83,7 +83,7 @@ export function kernelFigures(root: string): KernelFigures {
   const err = (prec: string) => Math.max(...errs.filter((r) => r.precision === prec).map((r) => +r.checkErr));
   const k = { fwd: tf(fwd), fwdBwd: tf(fb), peerFwd: peer(fwd), peerFwdBwd: peer(fb) };
   return {
-    folder: folderOf(SOURCES.tensorCores[0]), runs: SOURCES.tensorCores.map((p) => p.split('/')[3]), n: +first.N, b: +first.B, h: +first.H, ...k,
+    folder: folderOf(SOURCES.tensorCores[0]), runs: SOURCES.tensorCores.map((p) => p.split('/').slice(3, -1).join('/')), n: +first.N, b: +first.B, h: +first.H, ...k,
     errFolders: [...new Set([...SOURCES.tensorCores, ...SOURCES.portableSameFolder].map(folderOf))],
     ratios: [...k.fwd.map((x, i) => x / k.peerFwd[i]), ...k.fwdBwd.map((x, i) => x / k.peerFwdBwd[i])],
     errF32: err('f32'), errF16: err('f16'), portable: portableFigures(root), ...gemmFigures(root),
