@@ -155,9 +155,14 @@ describe("validate's refusals not pinned elsewhere", () => {
 describe('memoryDiff and setupDiff', () => {
   const row = { seq_len: 8192, tp: 1, cp: 1, pp: 1, sp: false, recompute: 'none', micro_batch: 1, activation_gib: null, total_gib: 50, fits: true, source: 'measured: x' };
   const setup = (p: Partial<ParallelConfig> = {}, m: ModelConfig = gpt) => ({ model: m, parallel: { ...DEFAULT_PARALLEL, ...p } });
-  it('the global batch counts the DP ranks (C3)', () => {
+  it('the micro batches a step are said as their count, whatever the micro batch and DP of either setup (C3)', () => {
     expect(memoryDiff({ ...row, pp: 4 }, setup({ dataParallel: 2, numMicrobatches: 2 }), setup({ dataParallel: 2, numMicrobatches: 8 }), 'compared'))
-      .toEqual(['--global-batch-size 4 (compared: 16)']);
+      .toEqual(['--global-batch-size for 2 micro batches (compared: 8 micro batches)']);
+    // The same global batch (4) over micro batches of 2 and of 1: 2 and 4 micro batches, different totals at PP = 4, named (a review's case).
+    expect(memoryDiff({ ...row, pp: 4, micro_batch: 2 }, setup({ microBatchSize: 2, numMicrobatches: 2 }), setup({ numMicrobatches: 4 }), 'compared'))
+      .toEqual(['--global-batch-size for 2 micro batches (compared: 4 micro batches)']);
+    // As many micro batches with another micro batch size: no difference said.
+    expect(setupDiff(setup({ microBatchSize: 2, numMicrobatches: 4 }), setup({ numMicrobatches: 4 }), 'compared')).toEqual([]);
   });
   it('names fp32 residual (C5)', () => {
     expect(memoryDiff(row, setup({ fp32Residual: true }), setup(), 'compared')).toEqual(['--fp32-residual-connection (compared: no --fp32-residual-connection)']);

@@ -248,7 +248,7 @@ describe('a measured point compared with another setup', () => {
     const row = { seq_len: 8192, tp: 1, cp: 1, pp: 4, sp: false, recompute: 'none', micro_batch: 1, activation_gib: null, total_gib: 50, fits: true, source: 'measured: x' };
     const setup = (n: number) => ({ model: gpt, parallel: { ...DEFAULT_PARALLEL, numMicrobatches: n } });
     // 2 micro batches: 2 in flight on the first of 4 stages; 8: 4 in flight.
-    expect(memoryDiff(row, setup(2), setup(8), 'compared')).toEqual(['--global-batch-size 2 (compared: 8)']);
+    expect(memoryDiff(row, setup(2), setup(8), 'compared')).toEqual(['--global-batch-size for 2 micro batches (compared: 8 micro batches)']);
     expect(memoryDiff(row, setup(4), setup(8), 'compared')).toEqual([]);   // 4 and 8 both fill the 4 stages
     expect(memoryDiff({ ...row, pp: 1 }, setup(2), setup(8), 'compared')).toEqual([]);   // no pipeline: one in flight either way
   });

@@ -163,8 +163,9 @@ const SETTINGS: Setting[] = [
   { flag: '--cp-comm-type', show: (_, p) => `--cp-comm-type ${p.cpCommType ?? 'p2p'}`, parallel: ['cpCommType'] },
   { flag: '--fp32-residual-connection', show: (_, p) => given('--fp32-residual-connection', !!p.fp32Residual), parallel: ['fp32Residual'] },
   { flag: '--expert-model-parallel-size', show: (_, p) => `--expert-model-parallel-size ${p.expertParallel ?? 1}`, parallel: ['expertParallel'] },
-  // The micro batches a step (with a pipeline: how many are in flight), as the global batch that gives them.
-  { flag: '--global-batch-size', show: (_, p) => (p.numMicrobatches === undefined ? 'no --global-batch-size' : `--global-batch-size ${p.numMicrobatches * p.microBatchSize * p.dataParallel}`), parallel: ['numMicrobatches'] },
+  // The micro batches a step (with a pipeline: how many are in flight), said as the count the global batch gives: the
+  // global batch alone would hide it where the two setups' micro batch or DP differ (a point's micro batch is its own).
+  { flag: '--global-batch-size for', show: (_, p) => (p.numMicrobatches === undefined ? 'no --global-batch-size' : `--global-batch-size for ${p.numMicrobatches} micro batches`), parallel: ['numMicrobatches'] },
 ];
 
 /** `x` with one setting taken from `ref` (its fields, undefined ones too: the model's default then). */
