@@ -158,4 +158,22 @@ describe('terms by hand that a mutation review found unchecked (2026-12-05)', ()
     const shared = { ...moeModel, moe: { ...moeModel.moe, sharedExpertSize: 4096 } };
     expect(term(iterationTime(shared, par, { link: L }), 'tp-comm')).toBeCloseTo((32 * 10 + 4) * one, 6);
   });
+  it("the flex dispatcher: one exchange over the TP × EP group, as many bytes as alltoall's two steps; the router on this rank's T/t tokens", () => {
+    const par = moePar(4, { dataParallel: 4, tensorParallel: 2, sequenceParallel: true });
+    const x = timeDims(moeModel, par, F), ep = { name: 'ep', gbps: 8, latencyUs: 0 };
+    const all = ((7 / 8) * 2 * 32768 * 2 * 4096) / 1e6;   // 7/8 of T·k·h·2 bytes over the 8 TP × EP ranks: 469.762048 ms
+    expect(moeDispatchMs(x, { ...moeModel.moe, dispatcher: 'flex' }, 4, { ep, tp: ep })).toEqual({ fwd: 2 * all, bwd: 2 * all });
+    expect(moeDispatchMs(x, moeModel.moe, 4, { ep, tp: ep }).fwd).toBeCloseTo(2 * all, 6);   // alltoall on one link: the same bytes
+    const router = moeOps(x, moeModel.moe, 4).find((o) => o.name === 'router gating GEMM')!;
+    expect(router.fwd).toBe(2 * (32768 / 2) * 4096 * 8);   // 2 · T/t · h · E
+  });
+  it("selective recompute of moe runs the shared expert again too (Megatron-LM's MoE checkpoint holds the whole layer): its TP collectives and its ops", () => {
+    const shared = { ...moeModel, moe: { ...moeModel.moe, sharedExpertSize: 4096 } };
+    const par = (mods?: ('moe' | 'shared_experts')[]) => moePar(4, { dataParallel: 4, tensorParallel: 2, sequenceParallel: true, ...(mods ? { recompute: 'selective' as const, recomputeModules: mods } : {}) });
+    const one = ((1 / 2) * 2 * 32768 * 4096) / 1e6;
+    const t = (mods?: ('moe' | 'shared_experts')[]) => iterationTime(shared, par(mods), { link: L });
+    expect(term(t(), 'tp-comm')).toBeCloseTo((32 * 10 + 4) * one, 6);
+    expect(term(t(['moe']), 'tp-comm')).toBeCloseTo((32 * 12 + 4) * one, 6);   // the shared expert's all-gather and reduce-scatter again
+    expect(term(t(['moe']), 'recompute')).toBeCloseTo(term(t(['moe', 'shared_experts']), 'recompute'), 9);
+  });
 });

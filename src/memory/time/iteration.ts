@@ -165,7 +165,9 @@ export function passTimes(ops: Op[], prof: DeviceProfile, times = 1): PassTimes 
 export function recomputed(p: ParallelConfig, stageLayers: number, layerOps: Op[]): { layers: number; ops: Op[] } {
   if (p.recompute === 'full') return { layers: p.recomputeMethod === 'block' ? blockRecomputedLayers(stageLayers, p) : stageLayers, ops: layerOps };
   if (p.recompute === 'selective') {
-    const mods: RecomputeModule[] = p.recomputeModules?.length ? p.recomputeModules : ['core_attn'];
+    const named: RecomputeModule[] = p.recomputeModules?.length ? p.recomputeModules : ['core_attn'];
+    // moe's checkpoint runs the whole MoE layer's forward, its shared expert included (moe_layer.py custom_forward).
+    const mods: RecomputeModule[] = named.includes('moe') ? [...named, 'shared_experts'] : named;
     return { layers: stageLayers, ops: layerOps.filter((o) => o.module !== undefined && mods.includes(o.module)) };
   }
   return { layers: 0, ops: [] };

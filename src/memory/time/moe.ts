@@ -26,9 +26,10 @@ const routedTokens = (x: TimeDims, e: MoeConfig) => x.T * e.routerTopk * Math.mi
 
 export function moeOps(x: TimeDims, e: MoeConfig, ep = 1): Op[] {
   const E = e.numExperts, routed = routedTokens(x, e), w = e.ffnHiddenSize ?? x.f, local = E / ep;
-  const scores = x.T * E;
+  // The router runs on this rank's tokens: T/t with sequence parallelism (the dispatcher gathers after it).
+  const scores = x.Tn * E;
   const ops: Op[] = [
-    { name: 'router gating GEMM', term: 'moe', kind: 'gemm', fwd: 2 * x.T * x.h * E, bwd: 4 * x.T * x.h * E, shape: [x.T, E, x.h], kernels: [1, 2], module: 'moe' },
+    { name: 'router gating GEMM', term: 'moe', kind: 'gemm', fwd: 2 * x.Tn * x.h * E, bwd: 4 * x.Tn * x.h * E, shape: [x.Tn, E, x.h], kernels: [1, 2], module: 'moe' },
     { name: 'router softmax, top-k, auxiliary loss (fp32)', term: 'moe', kind: 'copy', fwd: 40 * scores, bwd: 24 * scores, kernels: ROUTER_KERNELS, module: 'moe' },
     { name: 'permute routed tokens', term: 'moe', kind: 'copy', fwd: 4 * routed * x.h, bwd: 6 * routed * x.h, kernels: PERMUTE_KERNELS, module: 'moe' },
   ];
@@ -37,7 +38,7 @@ export function moeOps(x: TimeDims, e: MoeConfig, ep = 1): Op[] {
     ops.push({ ...op, fwd: op.fwd * local, bwd: op.bwd * local, kernels: [op.kernels[0] * local, op.kernels[1] * local], name: `${op.name} (${local} experts${ep > 1 ? `, ${E} over EP = ${ep}` : ''})`, count: local });
   ops.push({ name: 'unpermute (scaled by the router probabilities)', term: 'moe', kind: 'copy', fwd: 8 * routed * x.h, bwd: 8 * routed * x.h, kernels: [4, 4], module: 'moe' });
   if (e.sharedExpertSize) ops.push(...mlpOps(x, 'shared expert', x.T, e.sharedExpertSize, 'moe', 'shared_experts'),
-    { name: 'shared expert output added', term: 'moe', kind: 'copy', fwd: 6 * x.T * x.h, bwd: 0, kernels: [1, 0], module: 'shared_experts' });
+    { name: 'shared expert output added', term: 'moe', kind: 'copy', fwd: 6 * x.Tn * x.h, bwd: 0, kernels: [1, 0], module: 'shared_experts' });
   return ops;
 }
 
@@ -45,16 +46,17 @@ export function moeOps(x: TimeDims, e: MoeConfig, ep = 1): Op[] {
  * The token exchange of one MoE layer, forward and backward, as Megatron-LM's dispatchers run it
  * (token_dispatcher.py; expert tensor parallelism = TP, tokens sequence-parallel: T/t a rank). Each runs
  * twice a pass: the dispatch to the experts and the combine back (backward: the same for the gradients).
- * The alltoall and flex dispatchers send each of a rank's T/t·k routed copies (bf16, h wide) to its
- * expert's EP rank (an all-to-all, (EP−1)/EP of it leaving), then all-gather them over the TP ranks
- * (T·k copies; the combine reduce-scatters them back). The allgather dispatcher (Megatron-LM's default)
- * gathers every TP × EP rank's T/t tokens (EP·T in all) and reduce-scatters the outputs back, over one
- * group spanning both. Nothing at TP = EP = 1. The group spanning TP × EP runs on `links.ep` (groupLinks).
+ * The alltoall dispatcher sends each of a rank's T/t·k routed copies (bf16, h wide) to its expert's EP
+ * rank (an all-to-all, (EP−1)/EP of it leaving), then all-gathers them over the TP ranks (T·k copies; the
+ * combine reduce-scatters them back). The flex dispatcher makes one exchange over the TP × EP group
+ * (as many bytes a rank: (EP·t − 1)/(EP·t) of T·k copies). The allgather dispatcher (Megatron-LM's
+ * default) gathers every TP × EP rank's T/t tokens (EP·T in all) and reduce-scatters the outputs back.
+ * Nothing at TP = EP = 1. A group spanning TP × EP runs on `links.ep` (groupLinks).
  */
 export function moeDispatchMs(x: TimeDims, e: MoeConfig, ep: number, links: { ep: Link; tp: Link }): { fwd: number; bwd: number } {
-  const t = x.t, routed = routedTokens(x, e);
-  const one = e.dispatcher === 'alltoall' || e.dispatcher === 'flex'
-    ? collectiveMs(links.ep, (2 * routed * x.h) / t, ep) + collectiveMs(links.tp, 2 * routed * x.h, t)
+  const t = x.t, copies = 2 * routedTokens(x, e) * x.h;
+  const one = e.dispatcher === 'alltoall' ? collectiveMs(links.ep, copies / t, ep) + collectiveMs(links.tp, copies, t)
+    : e.dispatcher === 'flex' ? collectiveMs(links.ep, copies, t * ep)
     : collectiveMs(links.ep, 2 * ep * x.T * x.h, t * ep);
   return { fwd: 2 * one, bwd: 2 * one };
 }

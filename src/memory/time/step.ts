@@ -83,7 +83,7 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDi
   terms.add('tp-comm', tpMs * scale, `tensor-parallel all-reduce / all-gather / reduce-scatter, exposed (${L.tp.name})`);
   terms.add('cp-comm', cpMs * scale,
     `context-parallel ${x.amp ? "PyTorch context_parallel's" : p.cpCommType ?? 'p2p'} transfers not hidden behind attention (${L.cp.name})`);
-  terms.add('ep-comm', epMs * scale, `MoE tokens to and from the experts over ${ep} expert-parallel × ${x.t} tensor-parallel ranks (${m.moe?.dispatcher ?? 'allgather'} dispatcher, ${L.ep.name}${x.t > 1 && (m.moe?.dispatcher === 'alltoall' || m.moe?.dispatcher === 'flex') ? `; the gather over TP on ${L.tp.name}` : ''})`);
+  terms.add('ep-comm', epMs * scale, `MoE tokens to and from the experts over ${ep} expert-parallel × ${x.t} tensor-parallel ranks (${m.moe?.dispatcher ?? 'allgather'} dispatcher, ${L.ep.name}${x.t > 1 && m.moe?.dispatcher === 'alltoall' ? `; the gather over TP on ${L.tp.name}` : ''})`);
   const backward = Ls * layer.bwd + out.bwd + rcT.fwd + gradMs;
   const gpu = Ls * layer.fwd + out.fwd + backward + comm;
   // SequentialMLP runs each local expert as its own module, forward, backward and when recomputed (moe or full).
