@@ -749,6 +749,11 @@ describe('the page in headless Chromium', () => {
     const bad = await hooks<CpRows>(page, 'cpSchemes');
     expect(bad.rows[3].error).toBe('a2a+p2p sizes must be two whole numbers A,P, each at least 1 (they are x,2)');
     expect(await fieldMarks(page, '#cp-form')).toEqual([{ name: 'cphcp', message: bad.rows[3].error, describedBy: true }]);
+    // Well formed but not this ring's (3 × 2 ranks at R = 8): its row and the field say why.
+    await page.fill('#cp-form input[name=cphcp]', '3,2');
+    const notR = await hooks<CpRows>(page, 'cpSchemes');
+    expect(notR.rows[3].error).toBeDefined();
+    expect(await fieldMarks(page, '#cp-form')).toEqual([{ name: 'cphcp', message: notR.rows[3].error, describedBy: true }]);
     await page.fill('#cp-form input[name=cphcp]', '');
     expect((await hooks<CpRows>(page, 'cpSchemes')).rows[3].error).toBeUndefined();
     expect(await fieldMarks(page, '#cp-form')).toEqual([]);

@@ -711,7 +711,9 @@ async function planRows(req: CpRequest): Promise<CpRow[]> {
       const p = await planScheme(x, def.name, sizes);
       rows.push({ scheme: def.name, sizes: p.hierarchy.join(','), predicted: p.predicted, note });
     } catch (e) {
-      rows.push({ scheme: def.name, sizes: sizes ?? '—', error: pageWords(e), field: e instanceof FieldError ? e.field : null });
+      // A scheme that takes sizes, refused with sizes the user typed: about those sizes (malformed, not R, not dividing the heads).
+      const typed = def.defaultSizes && req.typedSizes ? cpField('cphcp') : null;
+      rows.push({ scheme: def.name, sizes: sizes ?? '—', error: pageWords(e), field: e instanceof FieldError ? e.field : typed });
     }
   }
   return rows;
