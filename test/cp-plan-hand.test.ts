@@ -1,0 +1,108 @@
+/**
+ * The CP planning code without a GPU (the link model, the ring schedule, the scheme registry, the dry run
+ * and plans) by hand where a mutation review (a helper, 2026-12-05: 27 mutations, 17 passed every unit
+ * test before) could change it without a test failing. Every expected value is worked out in its comment.
+ */
+import { describe, expect, it } from 'vitest';
+import { LINKS, StepLike, predict, transferMs } from '../src/cp/plan/linkModel.js';
+import { ringSchedule } from '../src/cp/plan/schedule.js';
+import { dryRun } from '../src/cp/plan/dryRun.js';
+import { planScheme } from '../src/cp/plan/planSchemes.js';
+import { resolveScheme, schemeSizes } from '../src/cp/schemes/registry.js';
+
+const st = (o: Partial<StepLike>): StepLike => ({
+  phase: 'forward', step: 0, rank: 0, flops: 0, computeMs: 0, gpuComputeMs: null, transferBytes: 0, messages: 0, overlapped: true, ...o,
+});
+const perMs = { name: 'x', gbps: 8e-6, latencyUs: 0 }; // 1 byte per ms
+
+describe('link model', () => {
+  it('a measured GPU time wins over the wall-clock compute', () => {
+    // computeMs 10 (host wall clock), gpuComputeMs 4: the step is 4 ms.
+    expect(predict([st({ computeMs: 10, gpuComputeMs: 4 })], 1, perMs).stepMs).toEqual([4]);
+  });
+
+  it('exposed communication is measured from the slowest compute, whichever rank has it', () => {
+    // rank 0: 2 ms, no transfer; rank 1: 6 ms, 9 bytes overlapped (9 ms). Step = 9; exposed = 9 − 6 = 3 (not 9 − 2).
+    const p = predict([st({ rank: 0, computeMs: 2 }), st({ rank: 1, computeMs: 6, transferBytes: 9 })], 2, perMs);
+    expect(p.stepMs).toEqual([9]);
+    expect(p.exposedCommMs).toBe(3);
+  });
+
+  it('the presets: NVLink 450 GB/s, PCIe 5 64 GB/s, NDR 50 GB/s a direction; 2, 3 and 5 µs a message', () => {
+    // 450e9 B · 8 / 3600e9 bit/s = 1 s; 64e9 · 8 / 512e9 = 1 s; 50e9 · 8 / 400e9 = 1 s.
+    expect(transferMs(LINKS['nvlink-h200'], 450e9, 0)).toBeCloseTo(1000, 9);
+    expect(transferMs(LINKS.pcie5, 64e9, 0)).toBeCloseTo(1000, 9);
+    expect(transferMs(LINKS['ib-ndr'], 50e9, 0)).toBeCloseTo(1000, 9);
+    // 1000 messages: 2, 3, 5 ms.
+    expect([LINKS['nvlink-h200'], LINKS.pcie5, LINKS['ib-ndr']].map((l) => transferMs(l, 0, 1000))).toEqual([2, 3, 5]);
+  });
+});
+
+describe('ring schedule', () => {
+  it('imbalance is max / mean of the work per rank', () => {
+    // Causal contiguous N=16, R=4: rank r's queries 4r..4r+3 see i+1 keys each: 16r + 10 → [10, 26, 42, 58], mean 34.
+    const s = ringSchedule(16, 4, 'contiguous', true);
+    expect(s.workPerRank).toEqual([10, 26, 42, 58]);
+    expect(s.imbalance).toBeCloseTo(58 / 34, 12);
+  });
+
+  it('counts the documents', () => {
+    const cu = (...x: number[]) => Int32Array.from(x);
+    const s = ringSchedule(16, 2, 'zigzag', { causal: true, window: [-1, -1], docs: { cuQ: cu(0, 5, 16), cuK: cu(0, 5, 16) } });
+    expect(s.documents).toBe(2);
+  });
+});
+
+describe('registry', () => {
+  const h8 = { Hq: 8, Hkv: 8 };
+  it("a2a+p2p's default: the largest A with 1 < A < R dividing R and both head counts", () => {
+    // R=8, 8 heads: A ∈ {4, 2}, the largest is 4 → '4,2'.
+    expect(schemeSizes('a2a+p2p', 8, h8, undefined)).toEqual({ sizes: '4,2', chosen: true });
+    // 2 K/V heads: 4 does not divide them → '2,4'.
+    expect(schemeSizes('a2a+p2p', 8, { Hq: 8, Hkv: 2 }, undefined)).toEqual({ sizes: '2,4', chosen: true });
+    // R=3: no A with 1 < A < 3 divides 3 (A=1 is p2p, not a default).
+    expect(() => schemeSizes('a2a+p2p', 3, h8, undefined)).toThrow(/at R = 3 there is none/);
+    // Given sizes pass as they are; p2p takes none.
+    expect(schemeSizes('a2a+p2p', 8, h8, '2,4')).toEqual({ sizes: '2,4', chosen: false });
+    expect(schemeSizes('p2p', 4, h8, undefined)).toEqual({ sizes: undefined, chosen: false });
+    expect(() => schemeSizes('p2p', 4, h8, '2,2')).toThrow(/applies only to --cp-comm-type a2a\+p2p/);
+  });
+
+  it('checks the sizes multiply to R and that both head counts split', () => {
+    const shape = { B: 1, Hq: 8, Hkv: 2, Nq: 64, Nk: 64, D: 16 };
+    expect(() => resolveScheme('a2a+p2p', 8, { ...shape, Hkv: 8 }, '2,2')).toThrow(/multiply to 4, not the context-parallel size 8/);
+    // Hq = 8 divides by 4 but Hkv = 2 does not.
+    expect(() => resolveScheme('a2a', 4, shape, undefined)).toThrow(/must both be divisible by 4/);
+    expect(() => resolveScheme('a2a+p2p', 8, shape, '4,2')).toThrow(/must both be divisible by 4/);
+  });
+});
+
+describe('dry run and plans', () => {
+  const shape = { B: 1, Hq: 8, Hkv: 4, Nq: 1024, Nk: 1024, D: 64 };
+  it("p2p's backward moves K/V R − 1 times and the dK/dV sums (fp32) R times", async () => {
+    // R=4, 256 tokens a rank: K+V f16 = 2·4·256·64·2 = 262144 B; dK+dV f32 = 2·4·256·64·4 = 524288 B.
+    // Rank 0: 3 · 262144 + 4 · 524288 = 2883584.
+    const dry = await dryRun({ shape, R: 4, scheme: 'p2p', precision: 'f16', mask: { causal: true } });
+    const bwd0 = dry.steps.filter((s) => s.phase === 'backward' && s.rank === 0).reduce((a, s) => a + s.transferBytes, 0);
+    expect(bwd0).toBe(3 * 262144 + 4 * 524288);
+  });
+
+  it('the default layout is zigzag', async () => {
+    const dry = await dryRun({ shape, R: 4, precision: 'f16', mask: { causal: true }, backward: false });
+    expect(dry.layout).toBe('zigzag');
+  });
+
+  it("a plan's peak is the fullest rank's, and its TFLOP/s are per GPU", async () => {
+    // N = 1001 over 4 contiguous ranks: rank 0 holds 251 tokens, the others 250: peaks differ.
+    const req = { shape: { ...shape, Nq: 1001, Nk: 1001 }, R: 4, mask: { causal: true }, layout: 'contiguous' as const, precision: 'f16' as const, link: LINKS['nvlink-h200'], rate: 100 };
+    const dry = await dryRun({ shape: req.shape, R: 4, layout: 'contiguous', scheme: 'p2p', precision: 'f16', mask: { causal: true } });
+    const peaks = dry.ranks.map((r) => r.peakBytes);
+    expect(Math.max(...peaks)).toBeGreaterThan(Math.min(...peaks));
+    const plan = await planScheme(req, 'p2p');
+    expect(plan.rankPeakBytes).toBe(Math.max(...peaks));
+    // Over 4 GPUs, none faster than the kernel's 100 TFLOP/s.
+    expect(plan.predicted.R).toBe(4);
+    expect(plan.predicted.tflopsPerGpu).toBeGreaterThan(0);
+    expect(plan.predicted.tflopsPerGpu).toBeLessThanOrEqual(100);
+  });
+});
