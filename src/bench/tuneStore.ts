@@ -4,7 +4,7 @@
  * entries in IndexedDB (web/tuneStore.ts).
  */
 import { link, lstat, mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
-import { readFileSync, unlinkSync } from 'node:fs';
+import { readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { homedir, hostname } from 'node:os';
 import { InputError } from '../errors.js';
@@ -86,13 +86,11 @@ function lockHolder(text: string): { host: string; pid: number; token: string } 
 /**
  * The store's lock file (`<store>.lock`, created exclusively, naming its host, process and a token):
  * take() waits for another writer's, takes over a stale one (its process gone on this host, or unreadable
- * and older than STALE_MS), and fails after the wait naming the holder. The lock and the temporary being
- * written (`pending`) go with the process if it ends mid-write (a signal: the CLI exits).
+ * and older than STALE_MS), and fails after the wait naming the holder. The lock goes with the process if it
+ * ends holding it (a signal: the CLI exits).
  */
 class StoreLock {
   readonly lockPath: string;
-  /** The temporary being written under the lock, if any. */
-  pending: string | null = null;
 
   constructor(private readonly path: string, private readonly flag: string, private readonly waitMs: number, private readonly fail: (e: unknown) => InputError) {
     this.lockPath = `${path}.lock`;
@@ -128,11 +126,9 @@ class StoreLock {
     } finally {
       await fh.close();
     }
-    const onExit = () => {
-      if (this.pending) try { unlinkSync(this.pending); } catch { /* gone */ }
-      try { if (readFileSync(this.lockPath, 'utf8') === mine) unlinkSync(this.lockPath); } catch { /* gone */ }
-    };
-    const keep = atExit(onExit);
+    const keep = atExit(() => {
+      if (readFileSync(this.lockPath, 'utf8') === mine) unlinkSync(this.lockPath);
+    });
     return async () => {
       keep();
       // Ours still (a waiter that judged it stale by mistake may have replaced it): removed.
@@ -220,7 +216,8 @@ export async function fileTuneStore(path: string, flag = 'store', writable = tru
       try {
         data = await readStore(path, flag);
         data.entries[entry.key] = entry;
-        const t = (lock.pending = tmp());
+        // The temporary goes at exit too (registered after the lock: removed before it).
+        const t = tmp(), keepTemp = atExit(() => rmSync(t, { force: true }));
         try {
           await writeFile(t, JSON.stringify(data, null, 1));
           await rename(t, path);
@@ -228,7 +225,7 @@ export async function fileTuneStore(path: string, flag = 'store', writable = tru
           await unlink(t).catch(() => {});
           throw fail(e);
         } finally {
-          lock.pending = null;
+          keepTemp();
         }
       } finally {
         await release();
