@@ -505,7 +505,7 @@ function qkvTerms(d: Dims): LayerTerm[] {
   // RoPE (fused or not) makes new Q and K; the fused core (TE's get_qkv_layout finding no packed layout) then
   // makes V contiguous too and saves the three: as many bytes as the QKV output. A checkpointed core keeps
   // its inputs instead: the rotated Q and K, and V, a view that keeps the QKV output alive.
-  if (!d.local) return [T('Q and K after RoPE, V made contiguous (as the fused core saves them)', (2 * sl * b * (h + 2 * hk)) / t, `2·${S}·b·(h + 2·${kv})/t`, core), rotated(checkpoint), qkvOut(checkpoint)];
+  if (!d.local) return [{ ...qkvOut(core), name: 'Q and K after RoPE, V made contiguous (as the fused core saves them)' }, rotated(checkpoint), qkvOut(checkpoint)];
   const saved = d.rope ? [rotated(checkpoint), qkvOut(checkpoint)] : [qkvOut(checkpoint)];
   if (hk === h) return [...saved, ...(d.rope ? [rotated(core), qkvOut(core)] : [qkvOut(core)])];
   return [...saved, T('Q (rotated or reshaped) and K, V repeated to every head', (6 * sl * b * h) / t, `6·${S}·b·h/t`, core)];

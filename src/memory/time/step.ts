@@ -58,8 +58,10 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDi
   const rc = recomputed(p, Ls, ops), rcT = passTimes(rc.ops, prof, rc.layers);
   const L = o.links, cp = x.amp ? torchRingCommMs(x, L.cp, core.fwd, core.bwd) : cpCommMs(x, p, L.cp, core.fwd, core.bwd);
   const full = p.recompute === 'full' ? rc.layers : 0;
+  // Layers whose selectively recomputed module `mod` runs again (with its communication).
+  const again = (mod: string) => (p.recompute === 'selective' && rc.ops.some((op) => op.module === mod) ? rc.layers : 0);
   // The CP transfers run again where the attention core is recomputed on its own (selective core_attn).
-  const coreAgain = p.recompute === 'selective' && rc.ops.some((op) => op.module === 'core_attn') ? rc.layers : 0;
+  const coreAgain = again('core_attn');
   const tensorCount = parameterTensorCount(m, Ls, ep);
   const gradMs = (o.params.perGpu * o.st.gradBytesPerParam) / (prof.bandwidthGBs.copy * 1e6);
   // The MoE token exchange over the EP ranks, again where the MoE layer is recomputed (moe, or full).
@@ -68,7 +70,6 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDi
   // TP's collectives outside the layers (the embedding, the output layer), and the MLP's half of a layer's again where
   // selective recompute re-runs the MLP (its sequence-parallel all-gather and reduce-scatter, or its all-reduce).
   const tpOut = x.amp ? { fwd: 0, bwd: 0 } : tpOutsideMs(x, L.tp);
-  const again = (mod: string) => (p.recompute === 'selective' && rc.ops.some((op) => op.module === mod) ? rc.layers : 0);
   const mlpAgain = again('mlp') + again('shared_experts');
   // A layer's TP collectives: the attention half's, and the MLP half's for a dense MLP or a MoE layer's shared expert
   // (a MoE layer's routed experts exchange their tokens through the dispatcher: ep-comm).
