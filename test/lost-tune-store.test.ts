@@ -5,7 +5,7 @@
  * of another format reads as absent, with a note, never a TypeError.
  */
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileTuneStore } from '../src/bench/tuneStore.js';
@@ -55,6 +55,19 @@ describe('writers at the same time', () => {
     expect(err.message).toMatch(new RegExp(`another process \\(${process.pid} on .*\\) has held its lock .*held\\.json\\.lock .*delete`));
     expect(entries(path)).toEqual([]);
     rmSync(`${path}.lock`);
+  });
+});
+
+describe('temporaries', () => {
+  it('named as the outputs\' are; one a process now gone left is removed by the next set, a live one kept', async () => {
+    const sub = mkdtempSync(join(dir, 'temps-')), path = join(sub, 'tune.json');
+    const gone = 2 ** 22 + 7; // above Linux's largest pid: no such process
+    writeFileSync(join(sub, `.tune.json.${gone}.abc.tmp`), 'left');
+    writeFileSync(join(sub, `.tune.json.${process.pid}.abc.tmp`), 'live');
+    writeFileSync(join(sub, `.other.json.${gone}.abc.tmp`), 'not the store\'s');
+    const s = await fileTuneStore(path);
+    await s.set(entry(key(16)));
+    expect(readdirSync(sub).sort()).toEqual([`.other.json.${gone}.abc.tmp`, `.tune.json.${process.pid}.abc.tmp`, 'tune.json'].sort());
   });
 });
 

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { homedir, hostname } from 'node:os';
 import { InputError } from '../errors.js';
 import { atExit } from '../exit.js';
-import { checkInputFile, MAX_TEXT_BYTES, processAlive } from '../cli/files.js';
+import { checkInputFile, MAX_TEXT_BYTES, processAlive, removeDeadTemps, tempPath } from '../cli/files.js';
 import { resolveTuning, TUNING_PINS } from '../kernels/tuning.js';
 import type { TuneEntry, TuneStore } from './tune.js';
 
@@ -175,8 +175,9 @@ export interface StoreOptions {
  * The JSON store. Read when opened (a bad file is an InputError naming `flag`); an entry that is
  * damaged or of another format is treated as absent, with a note on stderr (a search replaces it).
  * Each set takes the store's lock (`<store>.lock`, created exclusively: several processes may tune
- * at once), reads the store again and adds its entry to what is there, writes a temporary file of
- * its own, renames it over the store and lets the lock go. A lock whose process is gone (on this
+ * at once), removes temporaries a process now gone left beside the store, reads the store again and adds its
+ * entry to what is there, writes a temporary file of its own (named as the outputs' are,
+ * src/cli/files.ts tempPath), renames it over the store and lets the lock go. A lock whose process is gone (on this
  * host), or unreadable and older than 30 s, is taken over; one held longer than the wait is an
  * error naming it. `writable`: check up front that the folder takes files, so that a search is not
  * lost at its end.
@@ -184,7 +185,8 @@ export interface StoreOptions {
 export async function fileTuneStore(path: string, flag = 'store', writable = true, opts: StoreOptions = {}): Promise<TuneStore> {
   let data = await readStore(path, flag);
   const fail = (e: unknown) => new InputError(`--${flag} ${path}: cannot write it (${(e as Error).message}); give another --${flag}`);
-  const tmp = () => `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  // Named as the outputs' temporaries are, so that one a process now gone left is found and removed alike.
+  const tmp = () => tempPath(path, Math.random().toString(36).slice(2) || '0');
   if (writable) {
     try {
       await mkdir(dirname(path), { recursive: true });
@@ -214,6 +216,7 @@ export async function fileTuneStore(path: string, flag = 'store', writable = tru
     set: async (entry) => {
       const release = await lock.take();
       try {
+        await removeDeadTemps([path]);
         data = await readStore(path, flag);
         data.entries[entry.key] = entry;
         // The temporary goes at exit too (registered after the lock: removed before it).

@@ -314,7 +314,7 @@ function writeError(e: unknown, flag: string, path: string): unknown {
 }
 
 /** The temporary a write puts beside `target` before renaming it into place: `.<name>.<pid>.<stamp>.tmp`. */
-function tempPath(target: string, stamp: string): string {
+export function tempPath(target: string, stamp: string): string {
   return join(dirname(target), `.${basename(target)}.${process.pid}.${stamp}.tmp`);
 }
 
@@ -328,7 +328,7 @@ function tempOwner(name: string): { target: string; pid: number } | null {
  * Temporaries an earlier run of a process now gone left beside these targets (a signal that landed while
  * Node's thread created one, after the exit cleanup ran): removed.
  */
-async function removeDeadTemps(paths: readonly string[]): Promise<void> {
+export async function removeDeadTemps(paths: readonly string[]): Promise<void> {
   for (const dir of new Set(paths.map((p) => dirname(p)))) {
     const names = new Set(paths.filter((p) => dirname(p) === dir).map((p) => basename(p)));
     for (const n of await readdir(dir).catch(() => [] as string[])) {
