@@ -390,7 +390,7 @@ function validateMoe(e: MoeConfig, p: ParallelConfig): void {
   const ep = p.expertParallel ?? 1;
   positiveInt('--expert-model-parallel-size', ep, 100_000);
   if (e.numExperts % ep) throw new InputError(`--num-experts ${e.numExperts} is not divisible by --expert-model-parallel-size ${ep}`);
-  const dpcp = p.dataParallel * p.contextParallel;
+  const dpcp = gradientRanks(p).dense;
   if (dpcp % ep) throw new InputError(`Megatron-LM forms the expert-parallel groups inside the DP × CP ranks (expert tensor parallelism being TP): --expert-model-parallel-size ${ep} must divide --data-parallel-size × --context-parallel-size, here ${dpcp}`);
 }
 
@@ -635,6 +635,23 @@ export function stageParameters(m: ModelConfig, p: ParallelConfig, stage: Pipeli
   return { perGpu: rest / tp + experts, experts };
 }
 
+/**
+ * The ranks a gradient is reduced over, which the distributed optimizer also shards its state over: DP·CP
+ * for the dense parameters, DP·CP/EP for the routed experts (Megatron-LM's expert data-parallel group,
+ * expert tensor parallelism being TP).
+ */
+export function gradientRanks(p: ParallelConfig): { dense: number; experts: number } {
+  const dense = p.dataParallel * p.contextParallel;
+  return { dense, experts: dense / (p.expertParallel ?? 1) };
+}
+
+/** Parameters whose optimizer state a GPU holds: all it holds, or with the distributed optimizer its shard of them. */
+export function optimizerShardParameters(p: ParallelConfig, params: { perGpu: number; experts: number }): number {
+  if (!p.distributedOptimizer) return params.perGpu;
+  const r = gradientRanks(p);
+  return (params.perGpu - params.experts) / r.dense + params.experts / r.experts;
+}
+
 /** Parameters of one layer's experts: the routed ones (split over EP ranks) and the shared one; 0 for a dense model. */
 function expertParameters(m: ModelConfig): { routed: number; shared: number } {
   if (!m.moe) return { routed: 0, shared: 0 };
@@ -860,16 +877,13 @@ function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage)
   const peak = ts.reduce<Transient | null>((x, y) => (!x || y.netBytes > x.netBytes ? y : x), null);
   const parameters = parameterCount(m, p.seqLength);
   // the stage's: its layers and the embedding or the output layer; experts are split over EP ranks too (the shared expert is not)
-  const ep = p.expertParallel ?? 1;
   const { perGpu: parametersPerGpu, experts: expertsPerGpu } = stageParameters(m, p, stage);
   const pr = m.paramPrecision === 'amp' ? STACKS['torch-amp'].perParam : m.paramPrecision === 'megatron' ? STACKS.megatron.perParam : d.spec.perParam;
   // The distributed optimizer shards dense parameters' state over the DP·CP ranks, and the experts' over
-  // the expert data-parallel group, DP·CP/EP ranks (Megatron-LM; expert tensor parallelism as TP).
-  const shards = p.distributedOptimizer ? p.dataParallel * p.contextParallel : 1;
-  const expertShards = p.distributedOptimizer ? shards / ep : 1;
+  // the expert data-parallel group, DP·CP/EP ranks (gradientRanks).
   const weightBytes = pr.weight * parametersPerGpu, gradientBytes = pr.gradient * parametersPerGpu;
-  const optimizerBytes = pr.optimizer * ((parametersPerGpu - expertsPerGpu) / shards + expertsPerGpu / expertShards);
-  const gradientBucketBytes = d.spec.ddpGradientBuckets && p.dataParallel * p.contextParallel > 1 ? 4 * parametersPerGpu : 0;
+  const optimizerBytes = pr.optimizer * optimizerShardParameters(p, { perGpu: parametersPerGpu, experts: expertsPerGpu });
+  const gradientBucketBytes = d.spec.ddpGradientBuckets && gradientRanks(p).dense > 1 ? 4 * parametersPerGpu : 0;
   const transientBytes = peak?.netBytes ?? 0;
   return {
     stack: p.stack ?? 'megatron', stage: p.pipelineParallel === 1 ? 'all' : stage, perLayer, perLayerBytes: sum(perLayer), layersHeld: groups.reduce((x, g) => x + g.layers, 0), layerGroups: groups,

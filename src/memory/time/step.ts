@@ -5,7 +5,7 @@
  * passes) added to the GPU's time or overlapped with it as the stack synchronises (TIME_STACKS),
  * plus the profile's fixed time per iteration. `terms` add up to `iterMs`.
  */
-import { stageParameters, validate, type ModelConfig, type ParallelConfig } from '../model.js';
+import { gradientRanks, optimizerShardParameters, stageParameters, validate, type ModelConfig, type ParallelConfig } from '../model.js';
 import { H200, type DeviceProfile } from './devices.js';
 import {
   TIME_STACKS, collectiveMs, cpCommMs, exposedLaunchMs, groupLinks, passTimes, recomputed, resolveFusion, tpHalfMs, tpOutsideMs,
@@ -100,10 +100,10 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDi
  * buckets). The routed experts' gradients over their expert data-parallel group only, DP·CP/EP ranks.
  */
 function dpMs(p: ParallelConfig, o: StepContext, backwardMs: number): number {
-  const n = p.dataParallel * p.contextParallel, { perGpu, experts } = o.params, ep = p.expertParallel ?? 1, link = o.links.dp;
+  const r = gradientRanks(p), { perGpu, experts } = o.params, link = o.links.dp;
   const reduce = (params: number, ranks: number) =>
     p.distributedOptimizer ? collectiveMs(link, 4 * params, ranks) + collectiveMs(link, 2 * params, ranks) : 2 * collectiveMs(link, 4 * params, ranks);
-  const ms = reduce(perGpu - experts, n) + reduce(experts, n / ep);
+  const ms = reduce(perGpu - experts, r.dense) + reduce(experts, r.experts);
   return o.st.dpOverlap ? Math.max(0, ms - backwardMs) : ms;
 }
 
@@ -126,9 +126,8 @@ function pipelineCommMs(m: ModelConfig, p: ParallelConfig, o: StepContext, x: Ti
  * zeroed for every parameter the GPU holds.
  */
 function optimizerMs(p: ParallelConfig, o: StepContext): { ms: number; shard: number } {
-  const ranks = p.dataParallel * p.contextParallel, { perGpu, experts } = o.params, st = o.st;
-  const shard = p.distributedOptimizer ? (perGpu - experts) / ranks + experts / (ranks / (p.expertParallel ?? 1)) : perGpu;
-  const bytes = shard * (st.optimizerBytesPerParam - st.zeroBytesPerParam) + perGpu * st.zeroBytesPerParam;
+  const st = o.st, shard = optimizerShardParameters(p, o.params);
+  const bytes = shard * (st.optimizerBytesPerParam - st.zeroBytesPerParam) + o.params.perGpu * st.zeroBytesPerParam;
   return { ms: bytes / (o.profile.bandwidthGBs.copy * 1e6), shard };
 }
 
@@ -148,7 +147,7 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   const terms = new Terms(), host = o.profile.host;
   const micro = microBatch(m, p, o, x, terms, mb);
   const ppc = pipelineCommMs(m, p, o, x, mb), dp = dpMs(p, o, micro.backward * mb), opt = optimizerMs(p, o);
-  const ranks = p.dataParallel * p.contextParallel;
+  const ranks = gradientRanks(p).dense;
   const kernels = micro.kernels * mb + parameterTensorCount(m, m.numLayers / pp, p.expertParallel ?? 1) * st.optimizerKernelsPerTensor;
   const expertPasses = micro.expertPasses * mb;
   const launches = (kernels * host.launchUs + expertPasses * host.moeExpertUs) / 1e3;
