@@ -5,8 +5,6 @@ import { register as registerTsx } from 'tsx/esm/api';
 
 registerTsx();
 register('./raw-loader.mjs', import.meta.url);
-// Kernel pins (FLASHRING_PATH, …) from the environment the parent passed on, as the CLI reads them.
-const { setProcessTuning, tuningFromEnv } = await import('../src/kernels/tuning.ts');
-setProcessTuning(tuningFromEnv(process.env));
+// Kernel pins come from the parent in the init message (ProcessRingOptions.tuning), not from this environment.
 const { rankProcessMain } = await import('../src/cp/launch/rankProcess.ts');
 rankProcessMain();

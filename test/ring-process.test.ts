@@ -63,6 +63,18 @@ describe('ranks in separate processes: more ranks, layouts, the wrapper, failure
     }
   }, 240_000);
 
+  it("the caller's kernel pins reach every rank's device (as the in-process ring's devices carry theirs), checked before any rank starts", async () => {
+    const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 16, Nk: 16, D: 16 };
+    const x = makeInputs(s, 2);
+    // Pinned to the portable path: every rank reports it (on a GPU with subgroup matrices the default would be those).
+    const scalar = await ringAttentionProcesses(s, x, { ranks: 2, precision: 'f32', tuning: { path: 'scalar' } });
+    expect(scalar.kernels.forward).toBe('scalar');
+    // Pinned to subgroup matrices: they run, or (lavapipe) the ranks refuse; never the default path in silence.
+    const sgmm = await ringAttentionProcesses(s, x, { ranks: 2, precision: 'f32', tuning: { path: 'subgroup-matrix' } }).then((res) => res.kernels.forward, (e: Error) => e.message);
+    expect(sgmm).toMatch(/^subgroup-matrix$|^rank \d: the subgroup-matrix .* cannot run/);
+    await expect(ringAttentionProcesses(s, x, { ranks: 2, tuning: { headGroup: 0 } })).rejects.toThrow(/FLASHRING_HEAD_GROUP='0': give a number of heads/);
+  }, 60_000);
+
   it('a rank process that cannot start rejects naming the rank; bad requests reject before any starts', async () => {
     const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 16, Nk: 16, D: 16 };
     const x = makeInputs(s, 1);

@@ -26,6 +26,7 @@ import { DeviceLostError, FlashringError, InputError, LimitError, NoAdapterError
 import { toHalfArray } from '../../f16.js';
 import { HostTensor } from '../../kernels/attention.js';
 import { Precision } from '../../kernels/precision.js';
+import { KernelTuning, currentProcessTuning, resolveTuning } from '../../kernels/tuning.js';
 import { AttentionShape, ResolvedOptions, resolveOptions } from '../../shape.js';
 import { maskOf } from '../../mask.js';
 import { atExit } from '../../exit.js';
@@ -48,6 +49,8 @@ export interface RankInit {
   scheme: Scheme; hierarchicalSizes?: string | number[]; shards: Segment[][]; backward: boolean;
   /** The folder the ranks exchange bytes through (processComm.ts), or null for bytes in messages. */
   spool: string | null;
+  /** The kernel pins every rank builds with (ProcessRingOptions.tuning, resolved once in the parent). */
+  tuning: Readonly<KernelTuning>;
   /** This rank's rows of each input, one array per segment of its shard. */
   inputs: Partial<Record<InputName, HostTensor[]>>;
 }
@@ -74,6 +77,11 @@ export interface ProcessRingOptions extends RingOptions {
   ranks: number;
   /** Command a rank process runs behind (e.g. ['bash', 'scripts/only-gpu.sh', '{rank}']): '{rank}' is replaced. */
   wrapper?: readonly string[];
+  /**
+   * Kernel pins for every rank's device (default: this process's, tuning.ts): as the in-process ring's
+   * devices carry theirs, so that both modes run the same kernels.
+   */
+  tuning?: KernelTuning;
 }
 
 const WORKER = fileURLToPath(new URL('../../../bin/rank-process.mjs', import.meta.url));
@@ -120,10 +128,11 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   const precision: Precision = !opts.precision || opts.precision === 'auto' ? (half ? 'f16' : 'f32') : opts.precision;
   const names: InputName[] = src.backward ? ['q', 'k', 'v', 'dout'] : ['q', 'k', 'v'];
   // The spool: on /dev/shm (memory) where there is one; removed with whatever a failure left in it.
+  const tuning = resolveTuning(opts.tuning ?? currentProcessTuning());
   const spool = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'flashring-ring-'));
   const inits: RankInit[] = sched.shards.map((segs, rank) => ({
     type: 'init', rank, R, shape: s, base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards: sched.shards,
-    backward: src.backward, spool, inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
+    backward: src.backward, spool, tuning, inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
   }));
   // Removed at exit too, if the process ends mid-ring (a signal, its parent gone: the CLI turns both into an exit).
   const forget = atExit(() => rmSync(spool, { recursive: true, force: true }));

@@ -41,7 +41,7 @@ export function rankProcessMain(): void {
 
 async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, start: Promise<void>, backward: Promise<void>): Promise<void> {
   const gpu = await nodeGPU();
-  const [dev] = await acquireDevices(gpu, 1);
+  const [dev] = await acquireDevices(gpu, 1, { tuning: init.tuning });
   try {
     const p = resolvePrecision(dev, init.precision);
     const sch = resolveScheme(init.scheme, init.R, init.shape, init.hierarchicalSizes);
