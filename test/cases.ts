@@ -3,10 +3,10 @@ import { AttentionShape, AttentionOptions, numel } from '../src/shape.js';
 import { randn, referenceInput, relErr, TOL, freshSeed } from '../src/reference/compare.js';
 import { Precision } from '../src/kernels/precision.js';
 import { HostTensor, toF32 } from '../src/kernels/attention.js';
-import { Documents } from '../src/mask.js';
+import { Documents, MaskRules } from '../src/mask.js';
 import { dryRun } from '../src/cp/plan/dryRun.js';
-import { Layout } from '../src/cp/plan/schedule.js';
-import { StepRecord } from '../src/cp/rank/timeline.js';
+import { Layout, shardLayout } from '../src/cp/plan/schedule.js';
+import { RingTimeline, StepRecord, makeTimeline } from '../src/cp/rank/timeline.js';
 import { Scheme, schemeDef } from '../src/cp/schemes/registry.js';
 
 export const SEED = freshSeed();
@@ -55,6 +55,19 @@ export async function plannedSteps(x: {
   const sizes = schemeDef(x.scheme).defaultSizes ? x.hierarchy : undefined;
   const dry = await dryRun({ shape: x.shape, R: x.R, layout: x.layout, scheme: x.scheme, sizes, mask: { causal: x.causal, window: x.window, docs: x.docs }, precision: x.eb === 2 ? 'f16' : 'f32' });
   return dry.steps;
+}
+
+/**
+ * The timeline a run of the dry-run steps would give (makeTimeline from a dry run's forward steps):
+ * each rank's work as its steps did it, the balance, the shards and the mask's facts. One query and
+ * one K/V head, D = 8, f32.
+ */
+export async function plannedTimeline(N: number, R: number, layout: Layout, rules: MaskRules, scheme: Scheme = 'p2p'): Promise<{ timeline: RingTimeline; steps: StepRecord[] }> {
+  const shape = { B: 1, Hq: 1, Hkv: 1, Nq: N, Nk: N, D: 8 };
+  const dry = await dryRun({ shape, R, layout, scheme, mask: rules, precision: 'f32', backward: false });
+  const facts = { adapters: [], mode: 'one-device' as const, scheme, hierarchy: dry.hierarchy, R, layout, precision: 'f32' as const, shape, ranks: [] };
+  const timeline = makeTimeline(facts, rules, shardLayout(N, R, layout), [{ phase: 'forward', wallMs: 0, steps: dry.steps }]);
+  return { timeline, steps: dry.steps };
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { LINKS, StepLike, predict, transferMs } from '../src/cp/plan/linkModel.js';
-import { ringSchedule } from '../src/cp/plan/schedule.js';
+import { plannedTimeline } from './cases.js';
 import { dryRun } from '../src/cp/plan/dryRun.js';
 import { planScheme } from '../src/cp/plan/planSchemes.js';
 import { resolveScheme, schemeSizes } from '../src/cp/schemes/registry.js';
@@ -38,18 +38,18 @@ describe('link model', () => {
   });
 });
 
-describe('ring schedule', () => {
-  it('imbalance is max / mean of the work per rank', () => {
+describe("a run's timeline: work and balance", () => {
+  it('imbalance is max / mean of the work per rank', async () => {
     // Causal contiguous N=16, R=4: rank r's queries 4r..4r+3 see i+1 keys each: 16r + 10 → [10, 26, 42, 58], mean 34.
-    const s = ringSchedule(16, 4, 'contiguous', true);
-    expect(s.workPerRank).toEqual([10, 26, 42, 58]);
-    expect(s.imbalance).toBeCloseTo(58 / 34, 12);
+    const { timeline } = await plannedTimeline(16, 4, 'contiguous', { causal: true, window: [-1, -1], docs: null });
+    expect(timeline.schedule.workPerRank).toEqual([10, 26, 42, 58]);
+    expect(timeline.schedule.imbalance).toBeCloseTo(58 / 34, 12);
   });
 
-  it('counts the documents', () => {
+  it('counts the documents and names the mask', async () => {
     const cu = (...x: number[]) => Int32Array.from(x);
-    const s = ringSchedule(16, 2, 'zigzag', { causal: true, window: [-1, -1], docs: { cuQ: cu(0, 5, 16), cuK: cu(0, 5, 16) } });
-    expect(s.documents).toBe(2);
+    const { timeline } = await plannedTimeline(16, 2, 'zigzag', { causal: true, window: [3, 0], docs: { cuQ: cu(0, 5, 16), cuK: cu(0, 5, 16) } });
+    expect([timeline.schedule.documents, timeline.schedule.window, timeline.causal]).toEqual([2, [3, 0], true]);
   });
 });
 

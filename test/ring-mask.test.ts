@@ -6,10 +6,10 @@
  */
 import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevices } from './gpu.js';
-import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, plannedSteps } from './cases.js';
+import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, plannedSteps, plannedTimeline } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { ringAttention } from '../src/cp/launch/ringAttention.js';
-import { LAYOUTS, classifyPair, ringSchedule } from '../src/cp/plan/schedule.js';
+import { LAYOUTS, classifyPair, shardLayout } from '../src/cp/plan/schedule.js';
 import { schemeNames } from '../src/cp/schemes/registry.js';
 import { referenceBackward, referenceForward } from '../src/reference/attention.js';
 import { Mask } from '../src/mask.js';
@@ -18,21 +18,23 @@ import { resolveOptions } from '../src/shape.js';
 const cu = (...xs: number[]) => Int32Array.from(xs);
 
 describe('ring schedule under window and document masks (pure)', () => {
-  it('pairs of different documents are skipped; work per rank sums to the visible pairs', () => {
+  it('pairs of different documents are skipped; work per rank sums to the visible pairs', async () => {
     const N = 48;
     const docs = { cuQ: cu(0, 16, 32, 48), cuK: cu(0, 16, 32, 48) };
-    const sched = ringSchedule(N, 3, 'contiguous', { causal: false, window: [-1, -1], docs });
-    // Contiguous: rank r holds document r exactly, so only the diagonal step computes.
-    for (const row of sched.steps) for (const st of row) expect(st.pairs.map((p) => p.kind)).toEqual([st.kvFrom === st.rank ? 'full' : 'skip']);
+    const rules3 = { causal: false, window: [-1, -1] as [number, number], docs };
+    // Contiguous: rank r holds document r exactly, so only its own chunk's pair computes.
+    const shards = shardLayout(N, 3, 'contiguous');
+    for (let r = 0; r < 3; r++) for (let k = 0; k < 3; k++) expect(classifyPair(shards[r][0], shards[k][0], rules3).kind).toBe(k === r ? 'full' : 'skip');
+    expect((await plannedTimeline(N, 3, 'contiguous', rules3)).timeline.schedule.documents).toBe(3);
     for (const layout of LAYOUTS)
       for (const rules of [
         { causal: true, window: [5, 0] as [number, number], docs: { cuQ: cu(0, 7, 7, 8, 30, 48), cuK: cu(0, 7, 7, 8, 30, 48) } },
         { causal: false, window: [3, 2] as [number, number], docs: null },
         { causal: true, window: [-1, -1] as [number, number], docs: { cuQ: cu(0, 1, 20, 48), cuK: cu(0, 1, 20, 48) } },
       ]) {
-        const s = ringSchedule(N, 4, layout, rules);
+        const { timeline } = await plannedTimeline(N, 4, layout, rules);
         const m = new Mask(resolveOptions({ B: 1, Hq: 1, Hkv: 1, Nq: N, Nk: N, D: 8 }, rules), N, N);
-        expect(s.workPerRank.reduce((a, b) => a + b, 0), `${layout} ${JSON.stringify(rules.window)}`).toBe(m.visiblePairs());
+        expect(timeline.schedule.workPerRank.reduce((a, b) => a + b, 0), `${layout} ${JSON.stringify(rules.window)}`).toBe(m.visiblePairs());
       }
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ringSchedule, shardLayout, shardTokens, LAYOUTS, classifyPair, coalesce, pieces } from '../src/cp/plan/schedule.js';
+import { shardLayout, shardTokens, LAYOUTS, classifyPair, coalesce, pieces } from '../src/cp/plan/schedule.js';
+import { plannedTimeline } from './cases.js';
 import { countAtOrBefore, firstAtOrAfter } from '../src/mask.js';
 
 describe('ring schedule', () => {
@@ -63,34 +64,31 @@ describe('ring schedule', () => {
     expect(coalesce(st)).toEqual({ runs: st, at: [[{ run: 0, row0: 0, src0: 0, count: 5 }], [{ run: 1, row0: 0, src0: 0, count: 5 }]] });
   });
 
-  it('step t gives rank r the chunk of rank (r - t) mod R', () => {
-    const s = ringSchedule(12, 3, 'contiguous', false);
-    expect(s.steps.map((row) => row.map((p) => p.kvFrom))).toEqual([[0, 1, 2], [2, 0, 1], [1, 2, 0]]);
+  it("p2p's step t gives rank r the chunk of rank (r - t) mod R (its rank program, dry-run)", async () => {
+    const { steps } = await plannedTimeline(12, 3, 'contiguous', { causal: false, window: [-1, -1], docs: null });
+    const kvFrom = [0, 1, 2].map((t) => [0, 1, 2].map((r) => steps.find((s) => s.step === t && s.rank === r)!.kvFrom));
+    expect(kvFrom).toEqual([[0, 1, 2], [2, 0, 1], [1, 2, 0]]);
   });
 
-  it('visible work adds up to the causal triangle and the full square', () => {
+  it('visible work adds up to the causal triangle and the full square', async () => {
     for (const layout of LAYOUTS) {
       const N = 37;
-      expect(ringSchedule(N, 4, layout, true).workPerRank.reduce((a, b) => a + b)).toBe((N * (N + 1)) / 2);
-      expect(ringSchedule(N, 4, layout, false).workPerRank.reduce((a, b) => a + b)).toBe(N * N);
+      for (const [causal, all] of [[true, (N * (N + 1)) / 2], [false, N * N]] as const) {
+        const { timeline } = await plannedTimeline(N, 4, layout, { causal, window: [-1, -1], docs: null });
+        expect(timeline.schedule.workPerRank.reduce((a, b) => a + b), `${layout} causal=${causal}`).toBe(all);
+      }
     }
   });
 
-  it('causal contiguous: only the diagonal step is masked, chunks from later ranks are skipped', () => {
-    const s = ringSchedule(16, 4, 'contiguous', true);
-    for (const row of s.steps)
-      for (const p of row) {
-        const kind = p.pairs[0].kind;
-        if (p.kvFrom === p.rank) expect(kind).toBe('masked');
-        else if (p.kvFrom < p.rank) expect(kind).toBe('full');
-        else expect(kind).toBe('skip');
-      }
+  it('causal contiguous: only the diagonal pair is masked, chunks of later ranks are skipped', () => {
+    const shards = shardLayout(16, 4, 'contiguous');
+    for (let r = 0; r < 4; r++)
+      for (let k = 0; k < 4; k++) expect(classifyPair(shards[r][0], shards[k][0], true).kind).toBe(k === r ? 'masked' : k < r ? 'full' : 'skip');
   });
 
-  it('zigzag and striped balance causal work; contiguous does not', () => {
-    const c = ringSchedule(1024, 4, 'contiguous', true).imbalance;
-    const z = ringSchedule(1024, 4, 'zigzag', true).imbalance;
-    const st = ringSchedule(1024, 4, 'striped', true).imbalance;
+  it('zigzag and striped balance causal work; contiguous does not', async () => {
+    const rules = { causal: true, window: [-1, -1] as [number, number], docs: null };
+    const [c, z, st] = await Promise.all((['contiguous', 'zigzag', 'striped'] as const).map(async (l) => (await plannedTimeline(1024, 4, l, rules)).timeline.schedule.imbalance));
     expect(c).toBeGreaterThan(1.5);
     expect(z).toBeLessThan(1.01);
     expect(st).toBeLessThan(1.01);

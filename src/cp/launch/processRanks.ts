@@ -37,7 +37,7 @@ import { predict } from '../plan/linkModel.js';
 import { RingKernels, RingOptions, RingResult } from './ringAttention.js';
 import { STEP_TIMEOUT_MS } from './stage.js';
 import { checkRing } from '../plan/dryRun.js';
-import { Layout, Segment, ringSchedule } from '../plan/schedule.js';
+import { Layout, Segment, shardLayout } from '../plan/schedule.js';
 import { Phase, RingTimeline, StepRecord, makeTimeline, withIdle } from '../rank/timeline.js';
 import { Scheme } from '../schemes/registry.js';
 
@@ -119,7 +119,7 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   const { R, layout, sch } = checkRing(s, opts, opts.ranks);
   if (opts.precision !== undefined && !['auto', 'f32', 'f16'].includes(opts.precision)) throw new InputError(`precision must be f32, f16 or auto, got '${opts.precision}'`);
   const base = resolveOptions(s, { ...maskOf(opts), scale: opts.scale });
-  const sched = ringSchedule(s.Nq, R, layout, base);
+  const shards = shardLayout(s.Nq, R, layout);
   const src = hostSource(s, t);
   src.check?.();
   // 'auto' follows the data as in-process, but is decided before any rank has a device: f16
@@ -130,8 +130,8 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   // The spool: on /dev/shm (memory) where there is one; removed with whatever a failure left in it.
   const tuning = resolveTuning(opts.tuning ?? currentProcessTuning());
   const spool = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'flashring-ring-'));
-  const inits: RankInit[] = sched.shards.map((segs, rank) => ({
-    type: 'init', rank, R, shape: s, base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards: sched.shards,
+  const inits: RankInit[] = shards.map((segs, rank) => ({
+    type: 'init', rank, R, shape: s, base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards,
     backward: src.backward, spool, tuning, inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
   }));
   // Removed at exit too, if the process ends mid-ring (a signal, its parent gone: the CLI turns both into an exit).
@@ -139,10 +139,10 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   // A spool that cannot be removed now stays registered (tried again at exit); the ring's own error, if any, is what is thrown.
   const done = await runProcesses(inits, opts, sch.steps).finally(() => rm(spool, { recursive: true, force: true }).then(forget, () => {}));
   const pb: Problem = { shape: s, base, eb: precision === 'f16' ? 2 : 4 };
-  const timeline = assemble(done, pb, sch.scheme, sch.hierarchy, layout, precision, sched, !!opts.causal);
+  const timeline = assemble(done, pb, sch.scheme, sch.hierarchy, layout, precision, shards);
   if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), R, opts.link, opts.computeTflops);
   // The ranks' segments, sent back as host copies, placed as the in-process modes place them.
-  const out = await readAll(s, segmentReader(s, sched.shards, async (r, name, i, offset, bytes) => {
+  const out = await readAll(s, segmentReader(s, shards, async (r, name, i, offset, bytes) => {
     const part = done[r].outputs[name][i];
     return part.subarray(offset / 4, (offset + bytes) / 4);
   }), src.backward);
@@ -244,7 +244,7 @@ function spawnRank(init: RankInit, wrapper: readonly string[], onMessage: (rank:
 
 /** One timeline from the ranks' records: each phase's steps shifted to its earliest start. */
 function assemble(done: RankDone[], pb: Problem, scheme: Scheme, hierarchy: [number, number], layout: Layout, precision: Precision,
-  sched: ReturnType<typeof ringSchedule>, causal: boolean): RingTimeline {
+  shards: Segment[][]): RingTimeline {
   const phases: RingTimeline['phases'] = [];
   for (const phase of ['forward', 'backward'] as Phase[]) {
     const starts = done.map((d) => d.phaseStart[phase]).filter((x): x is number => x !== undefined);
@@ -257,7 +257,7 @@ function assemble(done: RankDone[], pb: Problem, scheme: Scheme, hierarchy: [num
     phases.push({ phase, wallMs: Math.max(...steps.map((r) => r.end)), steps });
   }
   return makeTimeline({
-    adapters: done.map((d) => d.adapter), mode: 'processes', scheme, hierarchy, R: done.length, layout, causal, precision, shape: pb.shape,
+    adapters: done.map((d) => d.adapter), mode: 'processes', scheme, hierarchy, R: done.length, layout, precision, shape: pb.shape,
     ranks: done.map((d) => ({ rank: d.rank, peakBytes: d.memory.peakBytes, liveBytesAfter: d.memory.liveBytes })),
-  }, sched, phases);
+  }, pb.base, shards, phases);
 }

@@ -18,7 +18,7 @@ import { AttentionOptions, AttentionShape, resolveOptions } from '../../shape.js
 import { maskOf } from '../../mask.js';
 import { PrecisionRequest, elemBytes, resolvePrecision, Precision } from '../../kernels/precision.js';
 import { HostTensor } from '../../kernels/attention.js';
-import { Layout, ringSchedule } from '../plan/schedule.js';
+import { Layout, Segment, shardLayout } from '../plan/schedule.js';
 import { InProcessCommunicator, Mutex, deviceCopy, staging } from '../transport/communicator.js';
 import { Problem } from '../schemes/chunks.js';
 import { RowReader, ShardSource, hostSource, readAll, rowReader } from './hostIO.js';
@@ -200,18 +200,18 @@ export async function contextParallel(
   // Documents are over the whole sequence's positions, which every chunk keeps (src/mask.ts).
   const base = resolveOptions(s, { ...maskOf(opts), scale: opts.scale });
   const pb: Problem = { shape: s, base, eb: elemBytes(p) };
-  const sched = ringSchedule(s.Nq, R, st.layout, base);
+  const shards = shardLayout(s.Nq, R, st.layout);
   const rec = new TimelineRecorder(R, st.sch.steps, opts.onStep);
   const ctxs = await makeRanks(st, pb, src.backward, rec);
   const timeoutMs = opts.stepTimeoutMs ?? STEP_TIMEOUT_MS;
   try {
-    const ios = ctxs.map((c) => loadShard(c, pb, sched.shards, src, p));
+    const ios = ctxs.map((c) => loadShard(c, pb, shards, src, p));
     const kept = await runAll(ctxs, rec, timeoutMs, 'forward', (c) => st.sch.program.forward(c, pb, ios[c.index]), st.pipelined);
     if (src.backward) await runAll(ctxs, rec, timeoutMs, 'backward', (c) => st.sch.program.backward(c, pb, ios[c.index], kept[c.index]), st.pipelined);
-    await collect(rowReader(pb.shape, sched.shards, (r) => ctxs[r].dev, ios));
+    await collect(rowReader(pb.shape, shards, (r) => ctxs[r].dev, ios));
     const gpu = await Promise.all(ctxs.map((c) => c.timer.read()));
     for (const c of ctxs) c.free();
-    const timeline = runTimeline(st, pb, sched, rec, ctxs, gpu, !!opts.causal);
+    const timeline = runTimeline(st, pb, shards, rec, ctxs, gpu);
     if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), R, opts.link, opts.computeTflops);
     return { timeline, precision: p, kernels: kernelsOf(ctxs[0].kernels) };
   } finally {
@@ -220,12 +220,12 @@ export async function contextParallel(
 }
 
 function runTimeline(
-  st: Stage, pb: Problem, sched: ReturnType<typeof ringSchedule>, rec: TimelineRecorder, ctxs: RankContext[], gpu: number[][], causal: boolean,
+  st: Stage, pb: Problem, shards: Segment[][], rec: TimelineRecorder, ctxs: RankContext[], gpu: number[][],
 ): RingTimeline {
   for (const r of rec.records) stepGpuTime(r, ctxs[r.rank].dev, gpu[r.rank]);
   return makeTimeline({
     adapters: st.rankDevs.map((d) => adapterName(d.adapter)), mode: st.mode, ...(st.pipelined ? { pipelined: true } : {}), scheme: st.sch.scheme, hierarchy: st.sch.hierarchy,
-    R: st.R, layout: st.layout, causal, precision: st.p, shape: pb.shape,
+    R: st.R, layout: st.layout, precision: st.p, shape: pb.shape,
     ranks: ctxs.map((c) => ({ rank: c.index, peakBytes: c.memory().peakBytes, liveBytesAfter: c.memory().liveBytes })),
-  }, sched, rec.phases());
+  }, pb.base, shards, rec.phases());
 }

@@ -1,9 +1,10 @@
 /**
- * The ring's schedule: pure, no GPU. Which tokens each rank holds (its shard, as segments of
- * global positions), and for each step which K/V chunk each rank holds and, under the mask
- * (src/mask.ts: causal, sliding window, documents), which (Q segment, K/V segment) pairs are
- * full, masked or skipped: a pair skips when no query of it sees a key of it (no document in
- * common, outside the window, or after the queries under causal masking).
+ * The ring's layout: pure, no GPU. Which tokens each rank holds (its shard, as segments of
+ * global positions), and under the mask (src/mask.ts: causal, sliding window, documents) whether
+ * a (Q segment, K/V segment) pair is full, masked or skipped: a pair skips when no query of it
+ * sees a key of it (no document in common, outside the window, or after the queries under causal
+ * masking). Which chunk a rank holds at which step is its scheme's rank program's (src/cp/schemes),
+ * and what the steps did is the dry run's or the run's timeline.
  *
  * Layouts (R ranks, N tokens); every shard is one segment:
  *   contiguous  rank r holds one run of ~N/R tokens
@@ -12,8 +13,6 @@
  *               runs, so a step of the ring is one kernel call, not one per pair of chunks
  *   striped     token i on rank i mod R (positions r, r+R, r+2R, ...)
  * Uneven N needs no padding: shards just differ in length by at most one token per segment.
- *
- * At step t, rank r holds the K/V chunk that started on rank (r − t) mod R.
  */
 import { InputError } from '../../errors.js';
 import { Mask, MaskRules, Positions, positionAt, unmasked } from '../../mask.js';
@@ -64,40 +63,6 @@ export function twoRuns(a: { offset: number; count: number }, b: { offset: numbe
 
 export type PairKind = 'full' | 'masked' | 'skip';
 
-export interface PairPlan {
-  qSeg: number;
-  kSeg: number;
-  kind: PairKind;
-  /** Visible (query, key) pairs: the score entries that count as work. */
-  visible: number;
-}
-
-export interface StepPlan {
-  step: number;
-  rank: number;
-  /** The rank whose K/V chunk this rank holds at this step. */
-  kvFrom: number;
-  pairs: PairPlan[];
-  visible: number;
-}
-
-export interface RingSchedule {
-  N: number;
-  R: number;
-  layout: Layout;
-  causal: boolean;
-  /** Sliding window and documents (none: [-1, -1] and null). */
-  window: [number, number];
-  documents: number;
-  shards: Segment[][];
-  /** steps[t][r] */
-  steps: StepPlan[][];
-  /** Visible score entries per rank over all steps (load balance). */
-  workPerRank: number[];
-  /** max / mean of workPerRank: 1 is perfect balance. */
-  imbalance: number;
-}
-
 /** n split into k near-equal parts (the first n mod k parts one larger). */
 function splitSizes(n: number, k: number): number[] {
   const base = Math.floor(n / k), rem = n % k;
@@ -136,27 +101,6 @@ export function classifyPair(q: Segment, k: Segment, mask: boolean | MaskRules):
   const cls = m.tileClass(0, q.count, 0, k.count);
   const visible = cls === 'skip' ? 0 : m.visiblePairs();
   return { kind: visible === 0 ? 'skip' : cls === 'full' ? 'full' : 'masked', visible };
-}
-
-export function ringSchedule(N: number, R: number, layout: Layout, mask: boolean | MaskRules): RingSchedule {
-  const rules = maskRules(mask);
-  const shards = shardLayout(N, R, layout);
-  const steps: StepPlan[][] = [];
-  for (let t = 0; t < R; t++) {
-    const row: StepPlan[] = [];
-    for (let r = 0; r < R; r++) {
-      const kvFrom = (((r - t) % R) + R) % R;
-      const pairs: PairPlan[] = [];
-      shards[r].forEach((q, qi) =>
-        shards[kvFrom].forEach((k, ki) => pairs.push({ qSeg: qi, kSeg: ki, ...classifyPair(q, k, rules) })),
-      );
-      row.push({ step: t, rank: r, kvFrom, pairs, visible: pairs.reduce((a, p) => a + p.visible, 0) });
-    }
-    steps.push(row);
-  }
-  const workPerRank = Array.from({ length: R }, (_, r) => steps.reduce((a, row) => a + row[r].visible, 0));
-  const mean = workPerRank.reduce((a, b) => a + b, 0) / R;
-  return { N, R, layout, causal: rules.causal, window: rules.window, documents: rules.docs ? rules.docs.cuQ.length - 1 : 0, shards, steps, workPerRank, imbalance: mean > 0 ? Math.max(...workPerRank) / mean : 1 };
 }
 
 /** Where a run of an input segment lands: rows src0 … src0 + count − 1 of it at row row0 of output segment `run`. */

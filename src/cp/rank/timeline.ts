@@ -6,7 +6,8 @@
  */
 import { Precision } from '../../kernels/precision.js';
 import { AttentionShape } from '../../shape.js';
-import { Layout, RingSchedule, Segment } from '../plan/schedule.js';
+import { Layout, Segment } from '../plan/schedule.js';
+import { MaskRules } from '../../mask.js';
 import type { Prediction } from '../plan/linkModel.js';
 import type { Scheme } from '../schemes/registry.js';
 
@@ -178,31 +179,36 @@ export function withIdle<T extends StepRecord>(steps: T[]): T[] {
   return sorted;
 }
 
-/** What a run says about itself besides its steps (every mode fills it alike). */
-export type RunFacts = Pick<RingTimeline, 'adapters' | 'mode' | 'pipelined' | 'scheme' | 'hierarchy' | 'R' | 'layout' | 'causal' | 'precision' | 'shape' | 'ranks'>;
+/** What a run says about itself besides its steps and its mask (every mode fills it alike). */
+export type RunFacts = Pick<RingTimeline, 'adapters' | 'mode' | 'pipelined' | 'scheme' | 'hierarchy' | 'R' | 'layout' | 'precision' | 'shape' | 'ranks'>;
 
-/** The timeline of a run: its facts, the schedule's balance, the phases and their summary. */
-export function makeTimeline(facts: RunFacts, sched: RingSchedule, phases: RingTimeline['phases']): RingTimeline {
-  const work = rankWork(facts, sched, phases);
+/**
+ * The timeline of a run: its facts, its mask (`rules`: causal, window, documents over the whole
+ * sequence) and shards, each rank's work as its forward steps did it and the balance, the phases and
+ * their summary.
+ */
+export function makeTimeline(facts: RunFacts, rules: MaskRules, shards: Segment[][], phases: RingTimeline['phases']): RingTimeline {
+  const work = rankWork(facts, phases);
   const mean = work.reduce((a, b) => a + b, 0) / work.length;
   return {
-    kind: 'flashring.timeline', version: 2, createdAt: new Date().toISOString(), ...facts,
-    schedule: { workPerRank: work.map(Math.round), imbalance: mean > 0 ? Math.max(...work) / mean : 1, shards: sched.shards, window: sched.window, documents: sched.documents },
+    kind: 'flashring.timeline', version: 2, createdAt: new Date().toISOString(), ...facts, causal: rules.causal,
+    schedule: {
+      workPerRank: work.map(Math.round), imbalance: mean > 0 ? Math.max(...work) / mean : 1, shards,
+      window: rules.window, documents: rules.docs ? rules.docs.cuQ.length - 1 : 0,
+    },
     phases, summary: summarize(phases),
   };
 }
 
 /**
  * Each rank's visible scores as its forward steps did them: their FLOPs (4·B·heads·visible·D)
- * over 4·B·Hq·D. The sequence schedule counts a sequence shard against the keys it meets, which
- * is the work of p2p and all_gather but not of a2a (a head shard over the group's tokens); the
- * schedule's count stands where no step recorded work.
+ * over 4·B·Hq·D. For p2p and all_gather that is a sequence shard against the keys it meets; for a2a
+ * a head shard over the group's tokens. No forward step recorded: no work.
  */
-function rankWork(facts: RunFacts, sched: RingSchedule, phases: RingTimeline['phases']): number[] {
+function rankWork(facts: RunFacts, phases: RingTimeline['phases']): number[] {
   const steps = phases.find((ph) => ph.phase === 'forward')?.steps ?? [];
   const per = 4 * facts.shape.B * facts.shape.Hq * facts.shape.D;
-  const work = Array.from({ length: facts.R }, (_, r) => steps.filter((st) => st.rank === r).reduce((a, st) => a + st.flops, 0) / per);
-  return work.some((w) => w > 0) ? work : sched.workPerRank;
+  return Array.from({ length: facts.R }, (_, r) => steps.filter((st) => st.rank === r).reduce((a, st) => a + st.flops, 0) / per);
 }
 
 export function summarize(phases: RingTimeline['phases']): RingTimeline['summary'] {
