@@ -2,7 +2,8 @@
  * Context parallelism with one rank per process (Node only): the mode two identical GPUs need,
  * since a process cannot tell them apart (processComm.ts). The parent spawns R rank processes
  * (bin/rank-process.mjs, optionally behind a wrapper that hides the other GPUs from each, e.g.
- * scripts/only-gpu.sh), hands each its shard, forwards their messages, starts the backward
+ * scripts/only-gpu.sh), hands each its shard, forwards their messages (through the transport's
+ * ProcessLink, src/cp/transport/ipc.ts, which also owns the spool folder), starts the backward
  * once every forward is done, and assembles outputs and one timeline. Each rank process runs
  * the same rank program as the in-process modes over a ProcessCommunicator.
  *
@@ -16,22 +17,19 @@
  */
 import { ChildProcess, StdioOptions, fork } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DAWN_NOISE } from '../../gpu/dawnNoise.mjs';
 import { DeviceLostError, FlashringError, InputError, LimitError, NoAdapterError } from '../../errors.js';
 import { toHalfArray } from '../../f16.js';
 import { HostTensor } from '../../kernels/attention.js';
-import { Precision } from '../../kernels/precision.js';
+import { Precision, elemBytes } from '../../kernels/precision.js';
 import { KernelTuning, currentProcessTuning, resolveTuning } from '../../kernels/tuning.js';
 import { AttentionShape, ResolvedOptions, resolveOptions } from '../../shape.js';
 import { maskOf } from '../../mask.js';
-import { atExit } from '../../exit.js';
 import { Problem } from '../schemes/chunks.js';
 import { DataMessage } from '../transport/processComm.js';
+import { ProcessLink } from '../transport/ipc.js';
 import { InputName, RingInputs, hostSource, readAll, segmentReader } from './hostIO.js';
 import { predict } from '../plan/linkModel.js';
 import { RingKernels, RingOptions, RingResult } from './ringAttention.js';
@@ -127,18 +125,16 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   const half = [t.q, t.k, t.v].every((x) => x instanceof Uint16Array);
   const precision: Precision = !opts.precision || opts.precision === 'auto' ? (half ? 'f16' : 'f32') : opts.precision;
   const names: InputName[] = src.backward ? ['q', 'k', 'v', 'dout'] : ['q', 'k', 'v'];
-  // The spool: on /dev/shm (memory) where there is one; removed with whatever a failure left in it.
   const tuning = resolveTuning(opts.tuning ?? currentProcessTuning());
-  const spool = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'flashring-ring-'));
-  const inits: RankInit[] = shards.map((segs, rank) => ({
-    type: 'init', rank, R, shape: s, base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards,
-    backward: src.backward, spool, tuning, inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
-  }));
-  // Removed at exit too, if the process ends mid-ring (a signal, its parent gone: the CLI turns both into an exit).
-  const forget = atExit(() => rmSync(spool, { recursive: true, force: true }));
-  // A spool that cannot be removed now stays registered (tried again at exit); the ring's own error, if any, is what is thrown.
-  const done = await runProcesses(inits, opts, sch.steps).finally(() => rm(spool, { recursive: true, force: true }).then(forget, () => {}));
-  const pb: Problem = { shape: s, base, eb: precision === 'f16' ? 2 : 4 };
+  const link = await ProcessLink.open();
+  const done = await (async () => {
+    const inits: RankInit[] = shards.map((segs, rank) => ({
+      type: 'init', rank, R, shape: s, base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards,
+      backward: src.backward, spool: link.spool, tuning, inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
+    }));
+    return runProcesses(inits, opts, sch.steps, link);
+  })().finally(() => link.close());
+  const pb: Problem = { shape: s, base, eb: elemBytes(precision) };
   const timeline = assemble(done, pb, sch.scheme, sch.hierarchy, layout, precision, shards);
   if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), R, opts.link, opts.computeTflops);
   // The ranks' segments, sent back as host copies, placed as the in-process modes place them.
@@ -167,7 +163,7 @@ const SETTLE_MS = 2000;
  * ranks start their forward together (after every one has its device and kernels: a rank still
  * compiling would show as its peers' transfer time) and their backward together.
  */
-function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record<Phase, number>): Promise<RankDone[]> {
+function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record<Phase, number>, link: ProcessLink): Promise<RankDone[]> {
   const R = inits.length, timeoutMs = opts.stepTimeoutMs ?? STEP_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
     const results: RankDone[] = [];
@@ -190,7 +186,13 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
     }
     function onMessage(rank: number, m: ToParent) {
       last = performance.now();
-      if (m.type === 'data') tell(kids[m.to], m);
+      if (m.type === 'data') {
+        try {
+          link.route(m);
+        } catch (e) {
+          fail(e as Error);
+        }
+      }
       else if (m.type === 'ready' && ++ready === R) kids.forEach((k) => tell(k, { type: 'start' }));
       else if (m.type === 'step') {
         const key = `${m.phase}:${m.step}`, n = (ended.get(key) ?? 0) + 1;
@@ -218,6 +220,7 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
     }
     try {
       for (const init of inits) kids.push(spawnRank(init, opts.wrapper ?? [], onMessage, fail, () => finished || !!results[init.rank]));
+      link.connect(kids.map((k) => (m) => tell(k, m)));
       kids.forEach((k, r) => tell(k, inits[r]));
     } catch (e) {
       fail(e as Error);

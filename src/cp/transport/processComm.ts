@@ -2,7 +2,7 @@
  * The communicator of a rank that lives in its own process (one GPU per process). Two identical
  * GPUs cannot be told apart inside one process (Dawn gives every requestAdapter() the first
  * adapter of a name, measured on a 2×H200 host: docs/ring.md), so each rank process sees only its own GPU and the
- * ranks talk through the parent process (src/cp/launch/processRanks.ts), which forwards messages:
+ * ranks talk through the parent process, which forwards messages (ipc.ts, the parent's half):
  *   send     the ranges are copied into a mappable staging buffer, mapped, and written to a file
  *            in the run's spool folder (on /dev/shm where there is one: memory, no disk), whose
  *            name is posted; without a spool the bytes travel in the message itself (Node IPC
