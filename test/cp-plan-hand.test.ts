@@ -4,7 +4,7 @@
  * test before) could change it without a test failing. Every expected value is worked out in its comment.
  */
 import { describe, expect, it } from 'vitest';
-import { LINKS, StepLike, predict, transferMs } from '../src/cp/plan/linkModel.js';
+import { LINKS, StepLike, predict, stepParts, transferMs } from '../src/cp/plan/linkModel.js';
 import { plannedTimeline } from './cases.js';
 import { dryRun } from '../src/cp/plan/dryRun.js';
 import { planScheme } from '../src/cp/plan/planSchemes.js';
@@ -26,6 +26,14 @@ describe('link model', () => {
     const p = predict([st({ rank: 0, computeMs: 2 }), st({ rank: 1, computeMs: 6, transferBytes: 9 })], 2, perMs);
     expect(p.stepMs).toEqual([9]);
     expect(p.exposedCommMs).toBe(3);
+  });
+
+  it("a step's parts, which predict and the page's predicted lane both take: compute, transfer, and its own time", () => {
+    // 6 bytes at 1 byte/ms = 6 ms of transfer; measured compute 4 (GPU) over 10 (host): overlapped 6, after it 10.
+    expect(stepParts(st({ computeMs: 10, gpuComputeMs: 4, transferBytes: 6 }), perMs, { source: 'measured' })).toEqual({ compute: 4, transfer: 6, own: 6 });
+    expect(stepParts(st({ computeMs: 10, gpuComputeMs: 4, transferBytes: 6, overlapped: false }), perMs, { source: 'measured' })).toEqual({ compute: 4, transfer: 6, own: 10 });
+    // 3e12 FLOPs of a backward step at 1 TFLOP/s forward / 2 backward: 1500 ms.
+    expect(stepParts(st({ phase: 'backward', flops: 3e12 }), perMs, { source: 'tflops', tflops: { forward: 1, backward: 2 } }).compute).toBe(1500);
   });
 
   it('the presets: NVLink 450 GB/s, PCIe 5 64 GB/s, NDR 50 GB/s a direction; 2, 3 and 5 µs a message', () => {

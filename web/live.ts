@@ -18,7 +18,7 @@ import { FieldError, marksOf, showFieldErrors } from './fields.js';
 import { duration } from './format.js';
 import { ringAttention, RingOptions, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
 import { Layout, LAYOUTS } from '../src/cp/plan/schedule.js';
-import { LINKS, LINK_NAMES, Link, Prediction, resolveLink, transferMs } from '../src/cp/plan/linkModel.js';
+import { LINKS, LINK_NAMES, Link, resolveLink, stepParts } from '../src/cp/plan/linkModel.js';
 import { Scheme, schemeDef, schemeDefs, schemeNames } from '../src/cp/schemes/registry.js';
 import { referenceBackward, referenceForward } from '../src/reference/attention.js';
 import { randn, referenceInput, relErr, TOL } from '../src/reference/compare.js';
@@ -338,15 +338,6 @@ function drawTimeline(tl: RingTimeline): void {
   g.fillText(`${how}: ${total.toFixed(1)} ms · blue compute · orange transfer · grey idle${overlap}`, 70, c.height - 4);
 }
 
-/** A step's compute as the link model takes it: measured (GPU timestamps, else host), or FLOPs at the given rate. */
-function modelCompute(p: Prediction, st: StepRecord): number {
-  if (p.compute?.source === 'tflops') {
-    const r = typeof p.compute.tflops === 'number' ? p.compute.tflops : p.compute.tflops[st.phase];
-    return (st.flops / (r * 1e12)) * 1e3;
-  }
-  return st.gpuComputeMs ?? st.computeMs ?? 0;
-}
-
 /**
  * Predicted (what R GPUs on the link would show): each step lasts its predicted time (its slowest
  * rank); per rank its compute, the modelled transfer beside it (overlapped steps) or after it, idle;
@@ -370,8 +361,9 @@ function drawPredicted(tl: RingTimeline): void {
     ids.forEach((id, i) => {
       const ms = ph.stepMs[i], at = steps.filter((st) => st.step === id);
       for (const st of at) {
-        const cm = modelCompute(p, st), x = transferMs(p.link, st.transferBytes, st.messages), y = top + st.rank * rowH;
-        const xStart = st.overlapped ? 0 : cm, own = st.overlapped ? Math.max(cm, x) : cm + x;
+        // Stored timelines from before the prediction named its compute were timed as measured.
+        const { compute: cm, transfer: x, own } = stepParts(st, p.link, p.compute ?? { source: 'measured' }), y = top + st.rank * rowH;
+        const xStart = st.overlapped ? 0 : cm;
         g.fillStyle = '#1f77b4';
         if (cm > 0) g.fillRect(X(t0), y, W(cm), rowH * 0.5 - 2);
         g.fillStyle = '#ff7f0e';

@@ -75,13 +75,26 @@ export function transferMs(link: Link, bytes: number, messages: number): number 
   return (bytes * 8) / (link.gbps * 1e9) * 1e3 + (messages * link.latencyUs) / 1e3;
 }
 
+/**
+ * One rank's step as the link model times it: its compute (measured: the GPU's timestamps, else the
+ * host's; or its FLOPs at the given rate), its transfer over the link, and the step's own time on it:
+ * the larger of the two where the transfer runs behind the compute, else their sum.
+ */
+export function stepParts(s: StepLike, link: Link, compute: Prediction['compute']): { compute: number; transfer: number; own: number } {
+  const c = compute.source === 'tflops'
+    ? s.flops / ((typeof compute.tflops === 'number' ? compute.tflops : compute.tflops[s.phase]) * 1e12) * 1e3
+    : s.gpuComputeMs ?? s.computeMs;
+  const x = transferMs(link, s.transferBytes, s.messages);
+  return { compute: c, transfer: x, own: s.overlapped ? Math.max(c, x) : c + x };
+}
+
 export function predict(steps: StepLike[], R: number, link: Link, computeTflops?: Rate): Prediction {
   const rate = (p: StepLike['phase']) => (typeof computeTflops === 'number' ? computeTflops : computeTflops?.[p]);
   for (const p of ['forward', 'backward'] as const) {
     const x = rate(p);
     if (computeTflops !== undefined && !(x !== undefined && Number.isFinite(x) && x > 0)) throw new InputError(`--compute-tflops must be a positive number, got ${x}`);
   }
-  const computeOf = (s: StepLike) => (computeTflops ? s.flops / (rate(s.phase)! * 1e12) * 1e3 : s.gpuComputeMs ?? s.computeMs);
+  const compute: Prediction['compute'] = computeTflops ? { source: 'tflops', tflops: computeTflops } : { source: 'measured' };
   const phases: Prediction['phases'] = [];
   for (const phase of ['forward', 'backward'] as const) {
     const mine = steps.filter((s) => s.phase === phase);
@@ -89,14 +102,9 @@ export function predict(steps: StepLike[], R: number, link: Link, computeTflops?
     const ids = [...new Set(mine.map((s) => s.step))].sort((a, b) => a - b);
     let exposed = 0;
     const stepMs = ids.map((id) => {
-      const at = mine.filter((s) => s.step === id);
-      const c = at.map(computeOf);
-      const t = at.map((s, i) => {
-        const x = transferMs(link, s.transferBytes, s.messages);
-        return s.overlapped ? Math.max(c[i], x) : c[i] + x;
-      });
-      const ms = Math.max(...t);
-      exposed += ms - Math.max(...c);
+      const parts = mine.filter((s) => s.step === id).map((s) => stepParts(s, link, compute));
+      const ms = Math.max(...parts.map((x) => x.own));
+      exposed += ms - Math.max(...parts.map((x) => x.compute));
       return ms;
     });
     phases.push({ phase, stepMs, exposedCommMs: exposed });
@@ -106,8 +114,7 @@ export function predict(steps: StepLike[], R: number, link: Link, computeTflops?
   const exposedCommMs = phases.reduce((a, p) => a + p.exposedCommMs, 0);
   const flops = steps.reduce((a, s) => a + s.flops, 0);
   return {
-    link, R, phases, stepMs, totalMs, exposedCommMs,
-    compute: computeTflops ? { source: 'tflops', tflops: computeTflops } : { source: 'measured' },
+    link, R, phases, stepMs, totalMs, exposedCommMs, compute,
     commFraction: totalMs > 0 ? exposedCommMs / totalMs : 0,
     tflopsPerGpu: totalMs > 0 ? flops / R / (totalMs / 1e3) / 1e12 : 0,
   };
