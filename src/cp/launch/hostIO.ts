@@ -113,6 +113,9 @@ export function segmentReader(s: AttentionShape, shards: Segment[][], fetch: Seg
   return Object.assign(read, { order: shards.flatMap((sh) => shardTokens(sh)) });
 }
 
+/** The outputs of a run read back to the host, f32, in [B, H, N, D] (LSE [B, H, N]) order. */
+export type HostOutputs = Awaited<ReturnType<typeof readAll>>;
+
 /** Every output at every position, in global token order. */
 export async function readAll(s: AttentionShape, read: RowReader, backward: boolean) {
   const get = async (name: OutputName) => {

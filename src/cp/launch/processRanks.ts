@@ -21,21 +21,18 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DAWN_NOISE } from '../../gpu/dawnNoise.mjs';
 import { DeviceLostError, FlashringError, InputError, LimitError, NoAdapterError } from '../../errors.js';
-import { toHalfArray } from '../../f16.js';
 import { HostTensor } from '../../kernels/attention.js';
-import { Precision, elemBytes } from '../../kernels/precision.js';
+import { Precision } from '../../kernels/precision.js';
 import { KernelTuning, currentProcessTuning, resolveTuning } from '../../kernels/tuning.js';
-import { AttentionShape, ResolvedOptions, resolveOptions } from '../../shape.js';
-import { maskOf } from '../../mask.js';
+import { AttentionShape, ResolvedOptions } from '../../shape.js';
 import { Problem } from '../schemes/chunks.js';
 import { DataMessage } from '../transport/processComm.js';
 import { ProcessLink } from '../transport/ipc.js';
 import { InputName, RingInputs, hostSource, readAll, segmentReader } from './hostIO.js';
-import { predict } from '../plan/linkModel.js';
 import { RingKernels, RingOptions, RingResult } from './ringAttention.js';
-import { STEP_TIMEOUT_MS } from './stage.js';
+import { STEP_TIMEOUT_MS, predictOn, ringProblem, ringResult } from './stage.js';
 import { checkRing } from '../plan/dryRun.js';
-import { Layout, Segment, shardLayout } from '../plan/schedule.js';
+import { Layout, Segment } from '../plan/schedule.js';
 import { Phase, RingTimeline, StepRecord, makeTimeline, withIdle } from '../rank/timeline.js';
 import { Scheme } from '../schemes/registry.js';
 
@@ -116,34 +113,30 @@ export function gpuPerRankWrapper(R: number, devices = nvidiaDevices()): string[
 export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, opts: ProcessRingOptions): Promise<RingResult> {
   const { R, layout, sch } = checkRing(s, opts, opts.ranks);
   if (opts.precision !== undefined && !['auto', 'f32', 'f16'].includes(opts.precision)) throw new InputError(`precision must be f32, f16 or auto, got '${opts.precision}'`);
-  const base = resolveOptions(s, { ...maskOf(opts), scale: opts.scale });
-  const shards = shardLayout(s.Nq, R, layout);
   const src = hostSource(s, t);
   src.check?.();
   // 'auto' follows the data as in-process, but is decided before any rank has a device: f16
   // inputs on an adapter without shader-f16 are then an error of that rank (pass f32).
   const half = [t.q, t.k, t.v].every((x) => x instanceof Uint16Array);
   const precision: Precision = !opts.precision || opts.precision === 'auto' ? (half ? 'f16' : 'f32') : opts.precision;
+  const { pb, shards } = ringProblem(s, opts, R, layout, precision);
   const names: InputName[] = src.backward ? ['q', 'k', 'v', 'dout'] : ['q', 'k', 'v'];
   const tuning = resolveTuning(opts.tuning ?? currentProcessTuning());
   const link = await ProcessLink.open();
   const done = await (async () => {
     const inits: RankInit[] = shards.map((segs, rank) => ({
-      type: 'init', rank, R, shape: s, base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards,
+      type: 'init', rank, R, shape: s, base: pb.base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards,
       backward: src.backward, spool: link.spool, tuning, inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
     }));
     return runProcesses(inits, opts, sch.steps, link);
   })().finally(() => link.close());
-  const pb: Problem = { shape: s, base, eb: elemBytes(precision) };
-  const timeline = assemble(done, pb, sch.scheme, sch.hierarchy, layout, precision, shards);
-  if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), R, opts.link, opts.computeTflops);
+  const timeline = predictOn(assemble(done, pb, sch.scheme, sch.hierarchy, layout, precision, shards), opts);
   // The ranks' segments, sent back as host copies, placed as the in-process modes place them.
   const out = await readAll(s, segmentReader(s, shards, async (r, name, i, offset, bytes) => {
     const part = done[r].outputs[name][i];
     return part.subarray(offset / 4, (offset + bytes) / 4);
   }), src.backward);
-  const cast = (a: Float32Array): HostTensor => (precision === 'f16' ? toHalfArray(a) : a);
-  return { o: cast(out.o), lse: out.lse, precision, timeline, kernels: done[0].kernels, ...(out.grads ? { dq: cast(out.grads.dq), dk: cast(out.grads.dk), dv: cast(out.grads.dv) } : {}) };
+  return ringResult(out, precision, timeline, done[0].kernels);
 }
 
 /** A rank process's error as the class it had there (the typed errors of errors.ts), naming the rank. */

@@ -13,22 +13,20 @@
  */
 import { DeviceLostError, InputError } from '../../errors.js';
 import { FlashDevice, adapterName, checkDevice } from '../../gpu/device.js';
-import { toHalfArray } from '../../f16.js';
-import { AttentionOptions, AttentionShape, resolveOptions } from '../../shape.js';
-import { maskOf } from '../../mask.js';
-import { PrecisionRequest, elemBytes, resolvePrecision, Precision } from '../../kernels/precision.js';
+import { AttentionOptions, AttentionShape } from '../../shape.js';
+import { PrecisionRequest, resolvePrecision, Precision } from '../../kernels/precision.js';
 import { HostTensor } from '../../kernels/attention.js';
-import { Layout, Segment, shardLayout } from '../plan/schedule.js';
+import { Layout, Segment } from '../plan/schedule.js';
 import { InProcessCommunicator, Mutex, deviceCopy, staging } from '../transport/communicator.js';
 import { Problem } from '../schemes/chunks.js';
-import { RowReader, ShardSource, hostSource, readAll, rowReader } from './hostIO.js';
+import { HostOutputs, RowReader, ShardSource, hostSource, readAll, rowReader } from './hostIO.js';
 import { RankContext, timerIntervals } from '../rank/rank.js';
-import { RingKernels, STEP_TIMEOUT_MS, kernelsOf, rankKernels, stepGpuTime } from './stage.js';
+import { RingKernels, STEP_TIMEOUT_MS, kernelsOf, predictOn, rankKernels, ringProblem, ringResult, stepGpuTime } from './stage.js';
 import { ResolvedScheme, Scheme } from '../schemes/registry.js';
 import { Phase, RingTimeline, StepRecord, TimelineRecorder, makeTimeline } from '../rank/timeline.js';
 import { loadShard } from '../rank/shard.js';
 import { checkRing } from '../plan/dryRun.js';
-import { Link, Rate, predict } from '../plan/linkModel.js';
+import { Link, Rate } from '../plan/linkModel.js';
 
 export type { Phase, RingTimeline, StepRecord, Scheme, RowReader, ShardSource, RingKernels };
 
@@ -179,11 +177,9 @@ export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: R
   // 'auto' follows the data (f16 bits in → f16 where the device has it; f32 in → f32), as the single-device path.
   if ((opts.precision ?? 'auto') === 'auto' && devs.length) opts = { ...opts, precision: resolvePrecision(devs[0], 'auto', [t.q, t.k, t.v]) };
   const src = hostSource(s, t);
-  let out: Awaited<ReturnType<typeof readAll>> | null = null;
+  let out: HostOutputs | null = null;
   const { timeline, precision, kernels } = await contextParallel(devs, s, src, opts, async (read) => void (out = await readAll(s, read, src.backward)));
-  const cast = (a: Float32Array): HostTensor => (precision === 'f16' ? toHalfArray(a) : a);
-  const o = out!;
-  return { o: cast(o.o), lse: o.lse, precision, timeline, kernels, ...(o.grads ? { dq: cast(o.grads.dq), dk: cast(o.grads.dk), dv: cast(o.grads.dv) } : {}) };
+  return ringResult(out!, precision, timeline, kernels);
 }
 
 /**
@@ -197,10 +193,7 @@ export async function contextParallel(
   const st = checkRequest(devs, s, opts);
   src.check?.();
   const { R, p } = st;
-  // Documents are over the whole sequence's positions, which every chunk keeps (src/mask.ts).
-  const base = resolveOptions(s, { ...maskOf(opts), scale: opts.scale });
-  const pb: Problem = { shape: s, base, eb: elemBytes(p) };
-  const shards = shardLayout(s.Nq, R, st.layout);
+  const { pb, shards } = ringProblem(s, opts, R, st.layout, p);
   const rec = new TimelineRecorder(R, st.sch.steps, opts.onStep);
   const ctxs = await makeRanks(st, pb, src.backward, rec);
   const timeoutMs = opts.stepTimeoutMs ?? STEP_TIMEOUT_MS;
@@ -211,8 +204,7 @@ export async function contextParallel(
     await collect(rowReader(pb.shape, shards, (r) => ctxs[r].dev, ios));
     const gpu = await Promise.all(ctxs.map((c) => c.timer.read()));
     for (const c of ctxs) c.free();
-    const timeline = runTimeline(st, pb, shards, rec, ctxs, gpu);
-    if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), R, opts.link, opts.computeTflops);
+    const timeline = predictOn(runTimeline(st, pb, shards, rec, ctxs, gpu), opts);
     return { timeline, precision: p, kernels: kernelsOf(ctxs[0].kernels) };
   } finally {
     for (const c of ctxs) c.free();

@@ -9,12 +9,21 @@ import { DeviceLostError } from '../../errors.js';
 import { FlashBackward } from '../../kernels/flashBackward.js';
 import { FlashForward } from '../../kernels/flashForward.js';
 import { MergeKernel } from '../../kernels/merge.js';
-import { Precision } from '../../kernels/precision.js';
+import { Precision, elemBytes } from '../../kernels/precision.js';
 import { KernelPath } from '../../kernels/pipeline.js';
 import { RankKernels } from '../rank/rank.js';
 import { StepRecord } from '../rank/timeline.js';
 import { storage } from '../../gpu/buffers.js';
-import { resolveOptions } from '../../shape.js';
+import { AttentionShape, resolveOptions } from '../../shape.js';
+import { MaskOptions, maskOf } from '../../mask.js';
+import { toHalfArray } from '../../f16.js';
+import { HostTensor } from '../../kernels/attention.js';
+import { Layout, Segment, shardLayout } from '../plan/schedule.js';
+import { Link, Rate, predict } from '../plan/linkModel.js';
+import { Problem } from '../schemes/chunks.js';
+import { RingTimeline } from '../rank/timeline.js';
+import type { HostOutputs } from './hostIO.js';
+import type { RingResult } from './ringAttention.js';
 
 /**
  * Which kernels ran: tensor cores ('subgroup-matrix') or the portable ones ('scalar'), and why
@@ -115,4 +124,26 @@ export function kernelsOf(k: RankKernels): RingKernels {
 export function stepGpuTime(r: StepRecord & { gpuIntervals: number[] }, dev: FlashDevice, intervals: number[]): void {
   const known = dev.hasTimestamps && r.gpuIntervals.every((k) => k >= 0);
   r.gpuComputeMs = known ? r.gpuIntervals.reduce((a, k) => a + (Number.isNaN(intervals[k]) ? 0 : intervals[k]), 0) : null;
+}
+
+/**
+ * What a run of R ranks starts from, in every launcher: the mask over the whole sequence with the
+ * scale (documents are over the whole sequence's positions, which every chunk keeps: src/mask.ts),
+ * the problem the rank programs take, and each rank's shard.
+ */
+export function ringProblem(s: AttentionShape, opts: MaskOptions & { scale?: number }, R: number, layout: Layout, p: Precision): { pb: Problem; shards: Segment[][] } {
+  const base = resolveOptions(s, { ...maskOf(opts), scale: opts.scale });
+  return { pb: { shape: s, base, eb: elemBytes(p) }, shards: shardLayout(s.Nq, R, layout) };
+}
+
+/** The timeline's prediction on `opts.link` where one is given (what R GPUs on it would show), in every launcher. */
+export function predictOn(timeline: RingTimeline, opts: { link?: Link; computeTflops?: Rate }): RingTimeline {
+  if (opts.link) timeline.predicted = predict(timeline.phases.flatMap((ph) => ph.steps), timeline.R, opts.link, opts.computeTflops);
+  return timeline;
+}
+
+/** A run's result, in every launcher: O and the gradients in the run's precision (f16 bits for f16), LSE in f32. */
+export function ringResult(out: HostOutputs, p: Precision, timeline: RingTimeline, kernels: RingKernels): RingResult {
+  const cast = (a: Float32Array): HostTensor => (p === 'f16' ? toHalfArray(a) : a);
+  return { o: cast(out.o), lse: out.lse, precision: p, timeline, kernels, ...(out.grads ? { dq: cast(out.grads.dq), dk: cast(out.grads.dk), dv: cast(out.grads.dv) } : {}) };
 }
