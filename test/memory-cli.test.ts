@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runMain } from './cli-run.js';
 import { formatBytes, formatCount, formatLayers } from '../src/cli/memory.js';
+import { CP_COMM_TYPES } from '../src/memory/model.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'flashring-memcli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -142,7 +143,7 @@ describe('flashring memory', () => {
   const TERM_CASES = [
     [...TORCH, '--seq-length', '32768', '--context-parallel-size', '2'],
     [...TORCH, '--seq-length', '32768', '--context-parallel-size', '4', '--num-query-groups', '8'],
-    ...(['p2p', 'all_gather', 'a2a'] as const).map((c) => ['--preset', 'seed-32L-4096h', '--seq-length', '131072', '--context-parallel-size', '4', '--tensor-model-parallel-size', '8', '--sequence-parallel', '--cp-comm-type', c]),
+    ...CP_COMM_TYPES.map((c) => ['--preset', 'seed-32L-4096h', '--seq-length', '131072', '--context-parallel-size', '4', '--tensor-model-parallel-size', '8', '--sequence-parallel', '--cp-comm-type', c]),
     ['--preset', 'seed-32L-4096h', '--seq-length', '2048', '--no-use-flash-attn'],
     ['--preset', 'llama3-8b', '--tensor-model-parallel-size', '2', '--sequence-parallel', '--recompute-granularity', 'selective'],
     ['--preset', 'llama3-8b', '--context-parallel-size', '2', '--recompute-granularity', 'full', '--recompute-method', 'uniform', '--recompute-num-layers', '2'],
@@ -255,6 +256,12 @@ describe('flashring memory', () => {
       expect(r.err.split('\n')).toHaveLength(1);
       expect(r.err).toMatch(re);
     });
+
+  it('the CP comm types in memory and advise --help and the refusal of another are CP_COMM_TYPES, the model\'s', async () => {
+    for (const cmd of ['memory', 'advise']) expect((await run([cmd, '--help'])).out).toContain(`--cp-comm-type ${CP_COMM_TYPES.join('|')}`);
+    const r = await run(['memory', '--preset', 'seed-32L-4096h', '--cp-comm-type', 'a2a+p2p']);
+    expect([r.code, r.err.trim()]).toEqual([2, `flashring memory: --cp-comm-type must be ${CP_COMM_TYPES.join(', ')}, got 'a2a+p2p'`]);
+  });
 
   it('--help names the MoE flags', async () => {
     const r = await run(['memory', '--help']);

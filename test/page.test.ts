@@ -20,7 +20,7 @@ import { LINKS } from '../src/cp/plan/linkModel.js';
 import { randn } from '../src/reference/compare.js';
 import { testDevice } from './gpu.js';
 import { spawnSync } from 'node:child_process';
-import { GIB, memoryBreakdown } from '../src/memory/model.js';
+import { CP_COMM_TYPES, GIB, memoryBreakdown } from '../src/memory/model.js';
 import { layoutConfig, layoutTime, recomputeCost } from '../src/memory/advise.js';
 import { MLP_RECOMPUTE_WITH_BIAS } from '../src/memory/untrainable.js';
 
@@ -836,6 +836,8 @@ describe('the page in headless Chromium', () => {
   });
 
   it('the CP comm type selector reaches the memory model (all_gather counts the gathered K/V)', async () => {
+    // the select offers the memory model's CP comm types, in its order
+    expect(await page.$$eval('select[name=cpcomm] option', (os) => os.map((o) => (o as HTMLOptionElement).value))).toEqual([...CP_COMM_TYPES]);
     await page.evaluate(() => { location.hash = 'preset=seed-32L-4096h&vocab=512&lines=4&cpcomm=all_gather'; });
     await page.waitForFunction(() => /all-gathered K\/V/.test(document.getElementById('planner-breakdown')!.textContent ?? ''));
     expect(await page.inputValue('select[name=cpcomm]')).toBe('all_gather');

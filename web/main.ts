@@ -5,8 +5,8 @@
  */
 import Chart from 'chart.js/auto';
 import {
-  DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_RECOMPUTE, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
-  STACKS, megatronSequenceParallel, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps,
+  CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_RECOMPUTE, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
+  STACKS, a2aUnsplit, megatronSequenceParallel, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps,
 } from '../src/memory/model.js';
 import { MemoryChartConfig, breakdownRows, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
@@ -166,7 +166,9 @@ const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'at
 const MODEL_CHECKS = ['swiglu', 'unfused', 'untie', 'nobias'];
 const RC_FIELDS = ['rc', 'rcmethod', 'rcn', ...RECOMPUTE_MODULES.map((m) => `rc_${m}`)];
 const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', dp: '1', vpp: '', distopt: '0', fp32res: '0', flash: '1', fp32: '0', hbm: '80', lines: DEFAULT_LINES_SPEC, seqs: DEFAULT_SEQ_LENGTHS.join(','), cpcomm: 'p2p' };
-const CP_COMM_TYPES = ['p2p', 'all_gather', 'a2a'];
+/** The CP comm type select's options: the memory model's types (CP_COMM_TYPES), each with what it is. */
+const CP_COMM_LABELS: Record<CpCommType, string> = { p2p: 'p2p (ring)', all_gather: 'all_gather', a2a: 'a2a (Ulysses)' };
+for (const t of CP_COMM_TYPES) select('cpcomm').add(new Option(CP_COMM_LABELS[t], t));
 
 function setModelFields(m: ModelConfig): void {
   field('layers').value = String(m.numLayers);
@@ -257,7 +259,7 @@ function loadView(): void {
   for (const k of ['sp', 'flash', 'distopt', 'fp32res']) field(k).checked = v(k) === '1';
   if (q.has('fp32')) field('fp32').checked = q.get('fp32') === '1';
   field('fp32').disabled = false;
-  select('cpcomm').value = CP_COMM_TYPES.includes(v('cpcomm')) ? v('cpcomm') : DEFAULT_VIEW.cpcomm;
+  select('cpcomm').value = (CP_COMM_TYPES as readonly string[]).includes(v('cpcomm')) ? v('cpcomm') : DEFAULT_VIEW.cpcomm;
   const st = q.get('stack');
   setStack(st && st in STACKS ? (st as Stack) : preset.stack ?? 'megatron');
   replayHbm.value = q.get('rhbm') ?? String(SHIPPED_HBM);
@@ -470,10 +472,9 @@ function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; 
   const hbm = readHbm(field('hbm'));
   const lines = readLines(model.numLayers / par.pipelineParallel);
   const seqs = readSeqLengths();
-  const perTp = model.numAttentionHeads / par.tensorParallel, groupsPerTp = (model.numQueryGroups ?? model.numAttentionHeads) / par.tensorParallel;
   for (const l of par.cpCommType === 'a2a' ? lines : []) {
     const cp = l.overrides.contextParallel ?? 1;
-    const what = perTp % cp ? `${perTp} heads` : groupsPerTp % cp ? `${groupsPerTp} K/V groups` : '';
+    const what = a2aUnsplit(model, { tensorParallel: par.tensorParallel, contextParallel: cp });
     if (what) throw new FieldError(`CP comm type a2a splits the ${what} of a TP rank over the CP ranks: line '${l.label}' (CP=${cp}) does not divide them. Choose p2p or all_gather, or other lines.`, select('cpcomm'));
   }
   for (const l of lines) {

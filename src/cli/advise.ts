@@ -5,7 +5,7 @@
  * step time, and why) is src/memory/advise.ts, which the page's advisor panel runs too.
  */
 import { InputError } from '../errors.js';
-import { DEFAULT_VOCAB_SIZE, GIB } from '../memory/model.js';
+import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, GIB } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
 import { candidates, layoutLabel, nothingFits, reasons, skippedLines, type AdviseRequest, type AdviseResult, type Candidate } from '../memory/advise.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
@@ -15,7 +15,7 @@ import { MODEL_OPTS, configFromFlags, joinModuleArgs } from './memory.js';
 export { layoutConfig } from '../memory/advise.js';
 
 const HELP = `usage: flashring advise <model flags of flashring memory> --seq-length S --gpus N [options]
-  Searches TP × CP (× --cp-comm-type p2p|all_gather|a2a) × PP (× virtual stages 1, 2) × recompute
+  Searches TP × CP (× --cp-comm-type ${CP_COMM_TYPES.join('|')}) × PP (× virtual stages 1, 2) × recompute
   (none, selective, selective:core_attn+mlp, full:uniform/1, full:block/N for a quarter, half and
   three quarters of a model chunk's layers: a stage's, or half of it with 2 virtual stages) ×
   distributed optimizer over N GPUs (TP with sequence parallelism, without it only where s/CP does

@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import {
-  DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
+  CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps,
 } from '../memory/model.js';
 import { configFromArgs, parseMegatronLogs, type ParseResult } from '../memory/megatron.js';
@@ -37,7 +37,7 @@ Stack:
 Parallelism and training:
   --seq-length S --micro-batch-size B --tensor-model-parallel-size T --context-parallel-size C
   --pipeline-model-parallel-size P [--num-layers-per-virtual-pipeline-stage K]
-  [--data-parallel-size D] [--sequence-parallel] [--cp-comm-type p2p|all_gather|a2a]
+  [--data-parallel-size D] [--sequence-parallel] [--cp-comm-type ${CP_COMM_TYPES.join('|')}]
   [--global-batch-size G] (with PP > 1: fewer micro batches a step than stages fill the first stage less)
   [--recompute-granularity selective [--recompute-modules core_attn mlp layernorm moe shared_experts]]
   [--recompute-granularity full --recompute-method uniform|block --recompute-num-layers N]
@@ -195,7 +195,7 @@ export function configFromFlags(v: Values, searched = false): { model: ModelConf
     pipelineParallel: pp, virtualStages, dataParallel: int(v, 'data-parallel-size', 1)!,
     sequenceParallel: !!v['sequence-parallel'], flashAttention: !v['no-use-flash-attn'] && impl !== 'local',
     distributedOptimizer: !!v['use-distributed-optimizer'], stack, fp32Residual: !!v['fp32-residual-connection'],
-    cpCommType: oneOf(v, 'cp-comm-type', ['p2p', 'all_gather', 'a2a'] as const), ...recomputeFromFlags(v),
+    cpCommType: oneOf(v, 'cp-comm-type', CP_COMM_TYPES), ...recomputeFromFlags(v),
   };
   const gbs = searched ? undefined : int(v, 'global-batch-size');
   if (gbs !== undefined) {

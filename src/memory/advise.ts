@@ -10,7 +10,7 @@
  * recomputation saves in memory and costs in time, for the page's planner.
  */
 import { InputError } from '../errors.js';
-import { GIB, memoryBreakdown, recomputeSpec, parseRecomputeSpec, type ModelConfig, type ParallelConfig, type CpCommType } from './model.js';
+import { GIB, memoryBreakdown, recomputeSpec, parseRecomputeSpec, type ModelConfig, type ParallelConfig, type CpCommType, CP_COMM_TYPES } from './model.js';
 import { iterationTime } from './time/step.js';
 import type { IterationTime } from './time/iteration.js';
 import { LINKS, type Link } from '../cp/plan/linkModel.js';
@@ -82,7 +82,7 @@ export function candidates(r: AdviseRequest): AdviseResult {
         // Sequence parallelism with TP wherever it splits s/CP over the TP ranks; TP without it where it does not.
         const sp = tp > 1 && Number.isInteger(r.base.seqLength / cp / tp);
         const stageLayers = r.model.numLayers / pp;
-        for (const cpCommType of cp > 1 ? (torch ? (['p2p'] as const) : (['p2p', 'all_gather', 'a2a'] as const)) : [undefined])
+        for (const cpCommType of cp > 1 ? (torch ? (['p2p'] as const) : CP_COMM_TYPES) : [undefined])
           for (const vp of virtualChoices(pp, stageLayers))
             // full recompute's block counts are of a model chunk's layers (L/(PP·VP)), as Megatron-LM applies them
             for (const recompute of recomputeChoices(stageLayers / vp))

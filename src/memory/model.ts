@@ -57,7 +57,12 @@ export type Recompute = 'none' | 'selective' | 'full';
 export type RecomputeModule = 'core_attn' | 'mlp' | 'layernorm' | 'moe' | 'shared_experts';
 export type RecomputeMethod = 'uniform' | 'block';
 export type Stack = 'megatron' | 'torch-amp';
-export type CpCommType = 'p2p' | 'all_gather' | 'a2a';
+/**
+ * Megatron-LM's --cp-comm-type values that the memory and time models count (Transformer Engine's CP
+ * implementations); the ring's own schemes (a2a+p2p among them) are src/cp/schemes/registry.ts.
+ */
+export const CP_COMM_TYPES = ['p2p', 'all_gather', 'a2a'] as const;
+export type CpCommType = typeof CP_COMM_TYPES[number];
 export const RECOMPUTE_MODULES: readonly RecomputeModule[] = ['core_attn', 'mlp', 'layernorm', 'moe', 'shared_experts'];
 /** Modules that exist only in MoE layers. */
 const MOE_MODULES: readonly RecomputeModule[] = ['moe', 'shared_experts'];
@@ -309,7 +314,8 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   if (split) throw new InputError(split);
   if (!['none', 'selective', 'full'].includes(p.recompute)) throw new InputError(`--recompute-granularity must be selective or full, got '${p.recompute}'`);
   if (p.stack !== undefined && !(p.stack in STACKS)) throw new InputError(`--stack must be ${Object.keys(STACKS).join(' or ')}, got '${p.stack}'`);
-  if (p.cpCommType !== undefined && !['p2p', 'all_gather', 'a2a'].includes(p.cpCommType)) throw new InputError(`--cp-comm-type must be p2p, all_gather or a2a, got '${p.cpCommType}'`);
+  if (p.cpCommType !== undefined && !(CP_COMM_TYPES as readonly string[]).includes(p.cpCommType))
+    throw new InputError(`--cp-comm-type must be ${CP_COMM_TYPES.slice(0, -1).join(', ')} or ${CP_COMM_TYPES.at(-1)}, got '${p.cpCommType}'`);
   if (p.stack === 'torch-amp') {
     // The measured PyTorch harness (bench/torchcp): DDP with PyTorch's context-parallel ring, nothing of Megatron-LM's.
     const megatronOnly = [p.tensorParallel > 1 && '--tensor-model-parallel-size', p.pipelineParallel > 1 && '--pipeline-model-parallel-size',
@@ -318,8 +324,8 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   }
   const attention = cpAttentionProblem(p);
   if (attention) throw new InputError(attention);
-  if (p.cpCommType === 'a2a' && ((m.numAttentionHeads / p.tensorParallel) % p.contextParallel || (g / p.tensorParallel) % p.contextParallel))
-    throw new InputError(`--cp-comm-type a2a needs the heads (${m.numAttentionHeads / p.tensorParallel}) and K/V groups (${g / p.tensorParallel}) per tensor-parallel rank divisible by --context-parallel-size ${p.contextParallel}`);
+  const a2a = a2aProblem(m, p);
+  if (a2a) throw new InputError(a2a);
   for (const mod of p.recomputeModules ?? [])
     if (!RECOMPUTE_MODULES.includes(mod)) throw new InputError(`--recompute-modules: unknown module '${mod}' (this model has ${RECOMPUTE_MODULES.join(', ')}; moe_act needs --moe-grouped-gemm, which it does not model)`);
     else if (MOE_MODULES.includes(mod) && !m.moe) throw new InputError(`--recompute-modules ${mod} needs MoE layers (--num-experts)`);
@@ -356,6 +362,23 @@ export function seqSplitProblem(s: number, p: Pick<ParallelConfig, 'contextParal
   if (cp > 1 && s % (2 * cp)) return `Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length ${s} is not divisible by 2·--context-parallel-size = ${2 * cp}`;
   if (p.sequenceParallel && tp > 1 && (s / cp) % tp) return `--sequence-parallel splits each CP rank's s/CP tokens over the TP ranks: --seq-length ${s} / --context-parallel-size ${cp} is not divisible by --tensor-model-parallel-size ${tp}`;
   return null;
+}
+
+/**
+ * What of a tensor-parallel rank's attention --cp-comm-type a2a cannot split over the CP ranks ('4 heads',
+ * '8 K/V groups'), or null: its all-to-all gives each CP rank 1/CP of the rank's heads and of its K/V groups
+ * (Transformer Engine's AttnFuncWithCPAndQKVOA2A).
+ */
+export function a2aUnsplit(m: Pick<ModelConfig, 'numAttentionHeads' | 'numQueryGroups'>, p: Pick<ParallelConfig, 'tensorParallel' | 'contextParallel'>): string | null {
+  const heads = m.numAttentionHeads / p.tensorParallel, groups = (m.numQueryGroups ?? m.numAttentionHeads) / p.tensorParallel;
+  return heads % p.contextParallel ? `${heads} heads` : groups % p.contextParallel ? `${groups} K/V groups` : null;
+}
+
+/** Why Megatron-LM refuses --cp-comm-type a2a with this layout (a2aUnsplit), or null (also for another CP type). */
+export function a2aProblem(m: Pick<ModelConfig, 'numAttentionHeads' | 'numQueryGroups'>, p: Pick<ParallelConfig, 'tensorParallel' | 'contextParallel' | 'cpCommType'>): string | null {
+  if (p.cpCommType !== 'a2a' || !a2aUnsplit(m, p)) return null;
+  const g = m.numQueryGroups ?? m.numAttentionHeads;
+  return `--cp-comm-type a2a needs the heads (${m.numAttentionHeads / p.tensorParallel}) and K/V groups (${g / p.tensorParallel}) per tensor-parallel rank divisible by --context-parallel-size ${p.contextParallel}`;
 }
 
 /**

@@ -12,7 +12,7 @@
  * t tensor-parallel ranks (norms, dropouts and residual adds on T/t tokens with sequence parallelism),
  * E = b·(a/t)·(s/CP)·s attention scores.
  */
-import { DEFAULT_VOCAB_SIZE, ffnWidth, positionEmbedding, type ModelConfig, type ParallelConfig, type RecomputeModule } from '../model.js';
+import { DEFAULT_VOCAB_SIZE, ffnWidth, positionEmbedding, type CpCommType, type ModelConfig, type ParallelConfig, type RecomputeModule } from '../model.js';
 
 export type OpKind = 'gemm' | 'bmm' | 'flash' | 'copy' | 'softmax' | 'dropout' | 'scores';
 /** The unfused attention core's kernels over the scores, priced per score at the profile's in-step rates (devices.ts ScoreRates). */
@@ -62,7 +62,7 @@ export interface TimeDims {
   /** The training stack's op set: Megatron-LM's, or PyTorch autocast over fp32 parameters (torchAmp.ts). */
   amp: boolean;
   /** How CP splits the attention core's calls (PyTorch's ring calls as p2p does). */
-  cpComm: 'p2p' | 'all_gather' | 'a2a';
+  cpComm: CpCommType;
 }
 
 export function timeDims(m: ModelConfig, p: ParallelConfig, fusion: FusionFlags): TimeDims {
