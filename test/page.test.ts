@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS } from '../src/bench/png.js';
+import { CHROMIUM_ARGS, chromiumPath } from '../src/bench/png.js';
 import { ringAttention } from '../src/cp/launch/ringAttention.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
 import { randn } from '../src/reference/compare.js';
@@ -42,7 +42,7 @@ beforeAll(async () => {
   const addr = pv.httpServer.address() as { port: number };
   server = { url: `http://127.0.0.1:${addr.port}/`, close: () => new Promise((r) => pv.httpServer.close(() => r())) };
   const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, '--enable-unsafe-webgpu'] });
+  browser = await chromium.launch({ executablePath: chromiumPath(), args: [...CHROMIUM_ARGS, '--enable-unsafe-webgpu'] });
   page = await browser.newPage({ viewport: { width: 1100, height: 1800 } });
   page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
   page.on('pageerror', (e) => consoleErrors.push(e.message));

@@ -8,7 +8,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { MemoryChartConfig } from '../memory/chart.js';
 
-export const CHROMIUM = process.env.FLASHRING_CHROMIUM ?? '/usr/bin/chromium';
+/** The Chromium to drive: FLASHRING_CHROMIUM, else Debian's (read when a chart is drawn, not at import). */
+export const chromiumPath = (): string => process.env.FLASHRING_CHROMIUM ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 /**
@@ -28,7 +29,8 @@ const DRAW = `function (cfg) {
 
 /** The chart as PNG bytes, or why it could not be drawn (a string). */
 export async function renderChartPng(config: MemoryChartConfig, width = 1000, height = 620): Promise<Uint8Array | string> {
-  if (!existsSync(CHROMIUM)) return `no Chromium at ${CHROMIUM} (install Debian's chromium, or set FLASHRING_CHROMIUM)`;
+  const executablePath = chromiumPath();
+  if (!existsSync(executablePath)) return `no Chromium at ${executablePath} (install Debian's chromium, or set FLASHRING_CHROMIUM)`;
   let chromium: typeof import('playwright-core').chromium;
   try {
     chromium = (await import('playwright-core')).chromium;
@@ -39,7 +41,7 @@ export async function renderChartPng(config: MemoryChartConfig, width = 1000, he
   // chart.js exports only its module entry points; the UMD build sits beside them in dist/.
   const chartJs = await readFile(join(dirname(require.resolve('chart.js')), 'chart.umd.js'), 'utf8');
   // launch() gives a fresh temporary profile each time.
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
   try {
     const page = await browser.newPage({ viewport: { width, height } });
     const errors: string[] = [];

@@ -5,11 +5,10 @@
  * same session on the same GPU) adds flashring/PyTorch ratios. The GEMM ceiling probe is a bench
  * of its own (bench/ceiling/run.ts: `node bench/ceiling/run.mjs`), not part of the product.
  */
-import { robustShaders } from '../gpu/node.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { acquireDevices, adapterName, FlashDevice, withTuning } from '../gpu/device.js';
-import { nodeGPU } from '../gpu/node.js';
+import { nodeGPU, robustShaders } from '../gpu/node.js';
 import { InputError } from '../errors.js';
 import { validateShape } from '../shape.js';
 import { Precision } from '../kernels/precision.js';
@@ -21,7 +20,7 @@ import { fileTuneStore } from './tuneStore.js';
 import { RingRow, ringPoint } from './ring.js';
 import { MEMORY_SWEEP_FILES, memoryPreset, memorySweep } from './memory.js';
 import { CsvRow, measuredRows, parseCsv } from '../memory/csv.js';
-import { numberArg, parseCommand } from '../cli/args.js';
+import { choices, numberArg, nums, one, parseCommand } from '../cli/args.js';
 import { checkInputFile, MAX_TEXT_BYTES, MEMORY_SWEEP_KINDS, OutputPlan } from '../cli/files.js';
 import { progressOnTerminal } from '../cli/progress.js';
 
@@ -49,26 +48,6 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
                         an entry for the point's D, precision and mask; the defaults elsewhere
   --out DIR             results folder (default bench/out)`;
 
-export const list = (s: string | undefined, d: string) => (s ?? d).split(',').map((x) => x.trim()).filter(Boolean);
-export const nums = (s: string | undefined, d: string, name: string, max = 2 ** 31) => {
-  const xs = list(s, d);
-  if (!xs.length) throw new InputError(`--${name} needs at least one value, got '${s}'`);
-  return xs.map((x) => {
-    try {
-      return numberArg(name, x, { integer: true, min: 1, max, what: `a list of positive integers${max < 2 ** 31 ? ` up to ${max}` : ''}` });
-    } catch {
-      throw new InputError(`--${name}: '${x}' is not a positive integer${max < 2 ** 31 ? ` up to ${max}` : ''}`);
-    }
-  });
-};
-/** A comma-separated list whose entries must be among `allowed`. */
-export const choices = <T extends string>(s: string | undefined, d: string, name: string, allowed: readonly T[]): T[] => {
-  const xs = list(s, d);
-  for (const x of xs) if (!allowed.includes(x as T)) throw new InputError(`--${name}: '${x}' is not one of ${allowed.join(', ')}`);
-  if (!xs.length) throw new InputError(`--${name} needs at least one value, got '${s}'`);
-  return xs as T[];
-};
-
 /** Point i of n: a bar rewritten in place on a terminal; in a log or pipe one line when the phase is done (i = n). */
 function progress(label: string, i: number, n: number): void {
   if (!progressOnTerminal()) {
@@ -79,9 +58,6 @@ function progress(label: string, i: number, n: number): void {
   process.stderr.write(`\r[${'#'.repeat(f)}${'.'.repeat(w - f)}] ${i}/${n} ${label.padEnd(60).slice(0, 60)}`);
   if (i === n) process.stderr.write('\n');
 }
-
-/** Whether Dawn's robustness transform was on for the kernels (the `robust` column; src/gpu/node.ts). */
-const ROBUST = robustShaders();
 
 interface PeerRow { pass: string; M?: number; N: number; D: number; H: number; B: number; causal: boolean; dtype: string; backend: string; ms: number; tflops: number }
 
@@ -146,13 +122,6 @@ function checkFlagsApply(v: BenchValues): void {
     if (v[flag as keyof BenchValues] !== undefined && !ok(v)) throw new InputError(`--${flag} ${why}: leave it out or drop the flag that skips it`);
 }
 
-/** A flag that takes one positive integer up to `max`; a list is refused, `sweeps` saying which flags do take one. */
-export function one(s: string | undefined, d: string, name: string, max?: number, sweeps = ''): number {
-  const xs = nums(s, d, name, max);
-  if (xs.length > 1) throw new InputError(`--${name} takes one value, got '${s}'${sweeps}`);
-  return xs[0];
-}
-
 /** What the bench's one-value flags say of a list. */
 const BENCH_SWEEPS = ' (the bench sweeps --N, --D, --precision, --causal, --ring-R, --ring-N and --layouts)';
 
@@ -183,6 +152,8 @@ function benchConfig(values: BenchValues) {
     hbm: numberArg('hbm-gib', values['hbm-gib'] ?? '80', { above: 0, max: 1e6, what: 'a positive number of GiB' }),
     memoryTp: one(values['memory-tp'], '8', 'memory-tp', undefined, BENCH_SWEEPS),
     memoryPreset: memoryPresetName(values['memory-preset']),
+    /** Whether Dawn's robustness transform is on for the kernels (the `robust` column; src/gpu/node.ts). */
+    robust: robustShaders(),
   };
 }
 type BenchConfig = ReturnType<typeof benchConfig>;
@@ -304,7 +275,7 @@ function withPeers(rows: KernelRow[], peers: PeerRow[]) {
 }
 
 /** Writes JSON and CSVs of what `state` holds; called after every point so an interrupted run keeps what it measured. */
-function saver(meta: object, stamp: string, outDir: string, peerFile: string | undefined, plan: OutputPlan, peers: PeerRow[], state: BenchState) {
+function saver(meta: object, stamp: string, outDir: string, robust: boolean, peerFile: string | undefined, plan: OutputPlan, peers: PeerRow[], state: BenchState) {
   return async () => {
     const rows = withPeers(state.kernelRows, peers);
     const json = { ...meta, kernels: rows, ring: state.ringRows, failures: state.failures, peerFile: peerFile ?? null };
@@ -312,7 +283,7 @@ function saver(meta: object, stamp: string, outDir: string, peerFile: string | u
     const rcols = ['R', 'layout', 'N', 'B', 'H', 'D', 'causal', 'precision', 'fwdWallMs', 'bwdWallMs', 'gpuKernelMs', 'unhiddenFraction', 'overlapEfficiency', 'bytesMoved', 'imbalance'] as const;
     await plan.write([
       { path: join(outDir, `bench-${stamp}.json`), data: JSON.stringify(json, null, 1) },
-      { path: join(outDir, `bench-${stamp}-kernels.csv`), data: [cols.join(','), ...rows.map((r) => cols.map((c) => c === 'robust' ? String(ROBUST) : String(r[c] ?? '')).join(','))].join('\n') + '\n' },
+      { path: join(outDir, `bench-${stamp}-kernels.csv`), data: [cols.join(','), ...rows.map((r) => cols.map((c) => c === 'robust' ? String(robust) : String(r[c] ?? '')).join(','))].join('\n') + '\n' },
       { path: join(outDir, `bench-${stamp}-ring.csv`), data: [rcols.join(','), ...state.ringRows.map((r) => rcols.map((c) => String(r[c] ?? '')).join(','))].join('\n') + '\n' },
     ]);
     return rows;
@@ -337,7 +308,7 @@ async function kernelSweep(
   const { Ns, Ds, H, B, reps, causals } = cfg;
   const checks = new Map<string, number>(), devs = new Map<string, FlashDevice>();
   for (const D of Ds) for (const p of precisions) for (const c of causals) {
-    const dev = await tunedDevice(dev0, tuned, { D, precision: p, causal: c, robust: ROBUST });
+    const dev = await tunedDevice(dev0, tuned, { D, precision: p, causal: c, robust: cfg.robust });
     devs.set(`${D}:${p}:${c}`, dev);
     let r: { err: number; ok: boolean };
     try {
@@ -424,7 +395,7 @@ async function benchRun(
   };
   const stamp = meta.createdAt.replace(/[:.]/g, '-');
   const state: BenchState = { kernelRows: [], ringRows: [], failures: [] };
-  const save = saver(meta, stamp, cfg.outDir, values.peer, plan, peers, state);
+  const save = saver(meta, stamp, cfg.outDir, cfg.robust, values.peer, plan, peers, state);
   console.error(`bench on ${meta.adapter}${dev.isCPU ? ' (CPU adapter: timings are not GPU figures)' : ''}`);
   try {
     if (!values['no-kernels']) await kernelSweep(dev, cfg, precisions, state, save, tuned && { store: tuned, file: values.tuned! });

@@ -82,3 +82,32 @@ export function numberArg(flag: string, raw: string, rule: NumberRule): number {
   if (rule.max !== undefined && n > rule.max) throw bad();
   return n;
 }
+
+/** A comma-separated flag's entries (`d` where the flag is absent), trimmed, empty ones dropped. */
+const list = (s: string | undefined, d: string) => (s ?? d).split(',').map((x) => x.trim()).filter(Boolean);
+/** A comma-separated list of positive integers up to `max` (the bench's and tune's sweeps). */
+export const nums = (s: string | undefined, d: string, name: string, max = 2 ** 31) => {
+  const xs = list(s, d);
+  if (!xs.length) throw new InputError(`--${name} needs at least one value, got '${s}'`);
+  return xs.map((x) => {
+    try {
+      return numberArg(name, x, { integer: true, min: 1, max, what: `a list of positive integers${max < 2 ** 31 ? ` up to ${max}` : ''}` });
+    } catch {
+      throw new InputError(`--${name}: '${x}' is not a positive integer${max < 2 ** 31 ? ` up to ${max}` : ''}`);
+    }
+  });
+};
+/** A comma-separated list whose entries must be among `allowed`. */
+export const choices = <T extends string>(s: string | undefined, d: string, name: string, allowed: readonly T[]): T[] => {
+  const xs = list(s, d);
+  for (const x of xs) if (!allowed.includes(x as T)) throw new InputError(`--${name}: '${x}' is not one of ${allowed.join(', ')}`);
+  if (!xs.length) throw new InputError(`--${name} needs at least one value, got '${s}'`);
+  return xs as T[];
+};
+
+/** A flag that takes one positive integer up to `max`; a list is refused, `sweeps` saying which flags do take one. */
+export function one(s: string | undefined, d: string, name: string, max?: number, sweeps = ''): number {
+  const xs = nums(s, d, name, max);
+  if (xs.length > 1) throw new InputError(`--${name} takes one value, got '${s}'${sweeps}`);
+  return xs[0];
+}

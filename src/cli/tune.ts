@@ -6,10 +6,9 @@
 import { InputError } from '../errors.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU, robustShaders } from '../gpu/node.js';
-import { choices, nums, one } from '../bench/run.js';
 import { autotune, checkTuneRequest, showPins, type TuneEntry } from '../bench/tune.js';
 import { defaultStorePath, fileTuneStore } from '../bench/tuneStore.js';
-import { parseCommand } from './args.js';
+import { choices, nums, one, parseCommand } from './args.js';
 
 const HELP = `usage: flashring tune [options]
   Times each tile candidate of the path this adapter takes (forward and backward apart) at one
