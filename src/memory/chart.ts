@@ -91,22 +91,6 @@ export function breakdownRows(b: MemoryBreakdown): BreakdownRow[] {
   return rows;
 }
 
-/** The hover's lines: static terms on one line, each layer group by part, outside terms and the peak transient by name. */
-export function breakdownSummary(b: MemoryBreakdown): string[] {
-  const g = (x: number) => (x / GIB).toFixed(x < 0.095 * GIB && x > 0 ? 3 : 1);
-  const rows = breakdownRows(b);
-  const out = [rows.filter((r) => r.section === 'per parameter').map((r) => `${r.label} ${g(r.bytes)}`).join(', ') + ' GiB'];
-  out.push(`activations ${g(b.activationBytes)} GiB stored + ${g(b.transientBytes)} GiB peak transient`);
-  for (const grp of b.layerGroups) {
-    const mine = rows.filter((r) => r.section === `${grp.label} (${count(grp.layers)})`);
-    out.push(`  ${grp.label} (${count(grp.layers)}): ` + mine.map((r) => `${r.label.replace(/:.*$/, '')} ${g(r.bytes)}`).join(', ') + ' GiB');
-  }
-  for (const r of rows.filter((x) => x.section === 'outside the layers')) out.push(`  ${r.label} ${g(r.bytes)} GiB`);
-  const pk = rows.find((r) => r.section === 'peak transient');
-  if (pk) out.push(`  ${pk.label} ${g(pk.bytes)} GiB`);
-  return out;
-}
-
 export const LINE_COLORS = ['#d62728', '#ff7f0e', '#2ca02c', '#1f77b4', '#9467bd', '#8c564b', '#e377c2', '#17becf'];
 
 export interface ChartPoint {

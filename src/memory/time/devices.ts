@@ -225,5 +225,3 @@ export const H200: DeviceProfile = {
       'CP = 2: bench/results/torchcp-2xh200-2026-11-30 (bench/megatron/timeTable.ts torchRows)',
   },
 };
-
-export const DEVICES: Record<string, DeviceProfile> = { h200: H200 };
