@@ -53,7 +53,7 @@ const MAX_N = 65536, MAX_HEADS = 64, MAX_RANKS = 8;
 const MAX_LIVE_ELEMENTS = 2 ** 24;
 
 /** Reads and checks the form. */
-export function readLiveForm(form: HTMLFormElement): LiveConfig {
+function readLiveForm(form: HTMLFormElement): LiveConfig {
   const field = (n: string) => form.elements.namedItem(n) as HTMLInputElement;
   const whole = (n: string, label: string, lo: number, hi: number) => {
     const raw = field(n).value.trim();
@@ -88,7 +88,7 @@ function readWindow(input: HTMLInputElement, N: number): [number, number] {
 }
 
 /** The mask options of a live run: the window, and documents as cu_seqlens over N tokens. */
-export function liveMask(cfg: Pick<LiveConfig, 'causal' | 'window' | 'docs' | 'N'>): { causal: boolean; window: [number, number]; docs: Documents | null } {
+function liveMask(cfg: Pick<LiveConfig, 'causal' | 'window' | 'docs' | 'N'>): { causal: boolean; window: [number, number]; docs: Documents | null } {
   if (cfg.docs <= 1) return { causal: cfg.causal, window: cfg.window, docs: null };
   const cu = Int32Array.from({ length: cfg.docs + 1 }, (_, d) => Math.floor((d * cfg.N) / cfg.docs));
   return { causal: cfg.causal, window: cfg.window, docs: { cuQ: cu, cuK: cu } };
@@ -134,7 +134,7 @@ function readLink(field: (n: string) => HTMLInputElement): Link {
 }
 
 /** Checks that a parsed JSON file is a ring timeline the page can draw; throws a readable Error. */
-export function checkTimeline(tl: unknown): asserts tl is RingTimeline {
+function checkTimeline(tl: unknown): asserts tl is RingTimeline {
   const t = tl as Record<string, unknown>;
   const num = (x: unknown) => typeof x === 'number' && Number.isFinite(x);
   if (!t || typeof t !== 'object' || Array.isArray(t)) throw new Error('it is not a JSON object');
@@ -430,7 +430,7 @@ function wireStepTips(hooks: Record<string, unknown>): void {
 }
 
 /** Rank 0's step labels per phase, repeats counted: "forward: a2a-in, ring ×2, a2a-out". */
-export function stepLabels(tl: RingTimeline): string {
+function stepLabels(tl: RingTimeline): string {
   return tl.phases.map((ph) => {
     const labels = ph.steps.filter((st) => st.rank === 0).sort((a, b) => a.step - b.step).map((st) => st.label ?? '?');
     const runs: [string, number][] = [];

@@ -173,7 +173,7 @@ const PEER_FIELDS = { pass: 'string', N: 'number', D: 'number', H: 'number', B: 
  * objects, each with the fields withPeers reads (a file that is not one would fail every save of
  * the sweep, and the sweep with it).
  */
-export function peerRows(text: string, path: string): PeerRow[] {
+function peerRows(text: string, path: string): PeerRow[] {
   const bad = (what: string): never => {
     throw new InputError(`--peer ${path}: ${what}; give the JSON bench/peers/torch_sdpa.py writes`);
   };

@@ -87,7 +87,7 @@ export interface AttentionArgs {
   ring: RingArgs | null;
 }
 
-export function parseAttentionArgs(argv: string[]): AttentionArgs | null {
+function parseAttentionArgs(argv: string[]): AttentionArgs | null {
   const { values } = parseCommand('attention', argv, OPTIONS);
   if (values.help) return null;
   for (const k of ['q', 'k', 'v', 'out'] as const) {
@@ -200,7 +200,7 @@ function hostOf(a: NpyArray): HostTensor {
   return a.data instanceof Float64Array ? Float32Array.from(a.data) : a.data;
 }
 
-export function shapeFrom(q: number[], k: number[], v: number[]): AttentionShape {
+function shapeFrom(q: number[], k: number[], v: number[]): AttentionShape {
   const [B, Hq, Nq, D] = q;
   const [Bk, Hkv, Nk, Dk] = k;
   if (k.join() !== v.join()) throw new InputError(`K has shape [${k}] but V has [${v}]; they must match`);

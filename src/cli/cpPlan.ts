@@ -139,7 +139,7 @@ function headsAndDim(v: Values): { H: number; D: number } {
 const MEASURE_HEADS = 16;
 
 /** The heads of the measuring run: at most MEASURE_HEADS query heads, the GQA group kept where it fits. */
-export function measuredHeads(s: AttentionShape): { Hq: number; Hkv: number } {
+function measuredHeads(s: AttentionShape): { Hq: number; Hkv: number } {
   const g = s.Hq / s.Hkv;
   if (g >= MEASURE_HEADS) return { Hq: MEASURE_HEADS, Hkv: 1 };
   const Hkv = Math.min(s.Hkv, Math.floor(MEASURE_HEADS / g));
@@ -147,7 +147,7 @@ export function measuredHeads(s: AttentionShape): { Hq: number; Hkv: number } {
 }
 
 /** Forward and backward TFLOP/s of the kernels on the local adapter: one rank, a short run (causal or not, as asked). */
-export async function measureRate(req: CpPlanRequest): Promise<{ rate: { forward: number; backward: number }; adapter: string; N: number }> {
+async function measureRate(req: CpPlanRequest): Promise<{ rate: { forward: number; backward: number }; adapter: string; N: number }> {
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
     const N = Math.min(req.shape.Nq, dev.isCPU ? 256 : 4096);

@@ -14,7 +14,7 @@ import { currentProcessTuning } from '../kernels/tuning.js';
 import { numberArg, parseCommand } from './args.js';
 
 /** Every distinct adapter Dawn offers (each power preference, and the fallback adapter). */
-export async function listAdapters(): Promise<AdapterSummary[]> {
+async function listAdapters(): Promise<AdapterSummary[]> {
   const gpu = await nodeGPU();
   const seen = new Map<string, AdapterSummary>();
   const tries: GPURequestAdapterOptions[] = [{ powerPreference: 'high-performance' }, { powerPreference: 'low-power' }, { forceFallbackAdapter: true }];
@@ -30,7 +30,7 @@ export async function listAdapters(): Promise<AdapterSummary[]> {
 
 const KEY_LIMITS = ['maxComputeWorkgroupStorageSize', 'maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeInvocationsPerWorkgroup'];
 
-export function formatAdapter(a: AdapterSummary, i: number): string {
+function formatAdapter(a: AdapterSummary, i: number): string {
   const interesting = ['shader-f16', 'subgroups', 'timestamp-query', 'chromium-experimental-subgroup-matrix'];
   const lines = [
     `adapter ${i}: ${adapterName(a)}`,
@@ -79,7 +79,7 @@ export interface SelftestRow extends CheckResult {
 }
 
 /** A small forward+backward per precision, causal and not, against the float64 reference. */
-export async function runSelftest(dev: FlashDevice, seed = freshSeed()): Promise<SelftestRow[]> {
+async function runSelftest(dev: FlashDevice, seed = freshSeed()): Promise<SelftestRow[]> {
   const s: AttentionShape = { B: 1, Hq: 4, Hkv: 2, Nq: 100, Nk: 100, D: 64 };
   const rows: SelftestRow[] = [];
   for (const precision of (dev.hasF16 ? ['f32', 'f16'] : ['f32']) as Precision[])

@@ -12,7 +12,7 @@ import { OutputPlan } from './files.js';
 import { RingArgs } from './ringArgs.js';
 import { progressOnTerminal } from './progress.js';
 
-export function formatTimeline(tl: RingTimeline): string {
+function formatTimeline(tl: RingTimeline): string {
   const lines = [`CP R=${tl.R} ${tl.scheme}${tl.scheme === 'a2a+p2p' ? ` ${tl.hierarchy.join(',')}` : ''} layout=${tl.layout} causal=${tl.causal} ${tl.precision} ${tl.mode} on ${[...new Set(tl.adapters)].join(', ')}`];
   lines.push(`  work per rank (visible scores under the mask): ${tl.schedule.workPerRank.join(', ')}  (imbalance ${tl.schedule.imbalance.toFixed(3)})`);
   for (const ph of tl.phases) {

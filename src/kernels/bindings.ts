@@ -51,7 +51,7 @@ interface Layouts {
 const layoutCache = new WeakMap<GPUDevice, Map<BindingTable, Layouts>>();
 
 /** The bind group layout and pipeline layout of a table on a device (built once per device). */
-export function tableLayouts(device: GPUDevice, table: BindingTable): Layouts {
+function tableLayouts(device: GPUDevice, table: BindingTable): Layouts {
   let map = layoutCache.get(device);
   if (!map) layoutCache.set(device, (map = new Map()));
   let l = map.get(table);

@@ -116,7 +116,7 @@ export function packUniform<X>(fields: readonly UniformField<X>[], x: X): ArrayB
 export const PARAMS_WGSL = wgslStruct('Params', ATTENTION_PARAMS);
 
 /** The attention uniform block (binding 0) for a shape and its options. */
-export function attentionParams(dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, step: RingStep = {}): GPUBuffer {
+function attentionParams(dev: FlashDevice, s: AttentionShape, o: ResolvedOptions, step: RingStep = {}): GPUBuffer {
   const bytes = new Uint8Array(packUniform(ATTENTION_PARAMS, { s, o, accumulate: !!step.accumulate, partial: step.partial, blk0: step.blk0, headGroup: headGroup(s, dev.tuning) }));
   return upload(dev, bytes, 'flashring.params', GPUBufferUsage.UNIFORM);
 }
@@ -137,7 +137,7 @@ export function attentionHeader(
 }
 
 /** The documents buffer (`cu` in shaders/common.wgsl): cu_seqlens_q then cu_seqlens_k, or two zeros. */
-export function documentsBuffer(dev: FlashDevice, o: ResolvedOptions): GPUBuffer {
+function documentsBuffer(dev: FlashDevice, o: ResolvedOptions): GPUBuffer {
   const d = o.docs;
   const data = new Int32Array(d ? d.cuQ.length + d.cuK.length : 2);
   if (d) {
