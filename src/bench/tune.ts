@@ -15,7 +15,7 @@
 import { FlashDevice, withTuning } from '../gpu/device.js';
 import { InputError } from '../errors.js';
 import type { KernelPath } from '../kernels/pipeline.js';
-import type { Precision } from '../kernels/precision.js';
+import { elemBytes, type Precision } from '../kernels/precision.js';
 import { SHADERS } from '../kernels/shaders.js';
 import { PARAMS_WGSL } from '../kernels/params.js';
 import { wgslBindings } from '../kernels/bindings.js';
@@ -150,7 +150,7 @@ export function checkTuneRequest(r: TuneRequest, dev?: FlashDevice): void {
     throw new InputError(`tune: D=${r.D}, N=${r.N}, heads ${r.heads}: ${(e as Error).message}`);
   }
   if (!dev) return;
-  const bytes = r.heads * r.N * r.D * (r.precision === 'f16' ? 2 : 4), lim = dev.device.limits.maxStorageBufferBindingSize;
+  const bytes = r.heads * r.N * r.D * elemBytes(r.precision), lim = dev.device.limits.maxStorageBufferBindingSize;
   if (!tensorFits(dev, bytes)) throw new InputError(`tune: N=${r.N} with ${r.heads} heads at D=${r.D} needs ${(bytes / 2 ** 20).toFixed(0)} MiB per tensor; this device binds at most ${(lim / 2 ** 20).toFixed(0)} MiB: choose a smaller N or fewer heads`);
 }
 

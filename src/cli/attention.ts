@@ -7,7 +7,7 @@ import { parseNpy, parseNpyInt32, NpyArray } from './npy.js';
 import { attentionForward, attentionBackward, checkHalfRange, HostTensor } from '../kernels/attention.js';
 import { AttentionShape, F32_MAX, F32_MIN_NORMAL, validateShape } from '../shape.js';
 import { Documents, checkDocuments } from '../mask.js';
-import { Precision } from '../kernels/precision.js';
+import { Precision, PrecisionRequest, precisionRequest } from '../kernels/precision.js';
 import { numberArg, parseCommand } from './args.js';
 import { checkInputFile, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
 import { OUTPUT_NAMES, RUN_RECORD, devicePrecision, noteStaleOutputs, outputFiles, recordLists } from './outputs.js';
@@ -83,7 +83,7 @@ export interface AttentionArgs {
   /** cu_seqlens files: one for Q and K/V, or one each. */
   cuSeqlens?: { q: string; k: string; same: boolean };
   scale?: number;
-  precision: 'f32' | 'f16' | 'auto';
+  precision: PrecisionRequest;
   ring: RingArgs | null;
 }
 
@@ -95,8 +95,7 @@ function parseAttentionArgs(argv: string[]): AttentionArgs | null {
     if (values[k] === '') throw new InputError(`--${k} must name ${k === 'out' ? 'a folder' : 'a file'}, got ''`);
   }
   if (values.do === '') throw new InputError(`--do must name a file, got ''`);
-  const precision = values.precision ?? 'auto';
-  if (precision !== 'f32' && precision !== 'f16' && precision !== 'auto') throw new InputError(`--precision must be f32, f16 or auto, got '${precision}'`);
+  const precision = precisionRequest(values.precision ?? 'auto', '--precision');
   const scale = values.scale === undefined ? undefined : numberArg('scale', values.scale, { min: F32_MIN_NORMAL, max: F32_MAX, what: `a positive number within float32's range, ${F32_MIN_NORMAL.toPrecision(3)} to ${F32_MAX.toPrecision(3)} (e.g. 0.125)` });
   const window = values.window === undefined ? undefined : parseWindow(values.window);
   const cuSeqlens = parseCuSeqlensFlags(values['cu-seqlens'], values['cu-seqlens-q'], values['cu-seqlens-k']);

@@ -24,9 +24,10 @@ export function upload(dev: FlashDevice, data: ArrayBufferView, label: string, u
   return buf;
 }
 
-/** Copies `bytes` from a GPU buffer back to the host. */
+/** Copies `bytes` from a GPU buffer back to the host (a staging buffer of bufferSize(bytes); nothing to copy for 0). */
 export async function readback(dev: FlashDevice, src: GPUBuffer, bytes: number, srcOffset = 0): Promise<ArrayBuffer> {
-  const size = Math.ceil(bytes / 4) * 4;
+  if (bytes === 0) return new ArrayBuffer(0);
+  const size = bufferSize(bytes);
   const staging = dev.tracker.create({ label: 'flashring.readback', size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   try {
     const enc = dev.device.createCommandEncoder({ label: 'flashring.readback' });

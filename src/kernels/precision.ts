@@ -15,9 +15,18 @@ export type PrecisionRequest = Precision | 'auto';
  */
 export function resolvePrecision(dev: FlashDevice, p: PrecisionRequest = 'auto', inputs: ArrayBufferView[] = []): Precision {
   if (p === 'auto') return inputs.length && inputs.every((x) => x instanceof Uint16Array) && dev.hasF16 ? 'f16' : 'f32';
-  if (p !== 'f32' && p !== 'f16') throw new InputError(`precision must be f32, f16 or auto, got '${p}'`);
+  precisionRequest(p);
   if (p === 'f16' && !dev.hasF16)
     throw new InputError(`precision f16 needs the 'shader-f16' feature, which ${dev.adapter.description || 'this adapter'} does not offer; use f32`);
+  return p;
+}
+
+/**
+ * `p` as a precision a run may ask for (f32, f16 or auto), or an InputError naming it as `name` (the CLI's
+ * '--precision'; the library's 'precision').
+ */
+export function precisionRequest(p: string, name = 'precision'): PrecisionRequest {
+  if (p !== 'f32' && p !== 'f16' && p !== 'auto') throw new InputError(`${name} must be f32, f16 or auto, got '${p}'`);
   return p;
 }
 
