@@ -22,7 +22,7 @@ import { FlashForward } from '../src/kernels/flashForward.js';
 import { FlashBackward } from '../src/kernels/flashBackward.js';
 import { toPrecision } from '../src/kernels/attention.js';
 import { randn } from '../src/reference/compare.js';
-import { AttentionOptions, AttentionShape, resolveOptions } from '../src/shape.js';
+import { AttentionOptions, AttentionShape, attentionPairFlops, resolveOptions } from '../src/shape.js';
 import { Segment, classifyPair, shardLayout } from '../src/cp/plan/schedule.js';
 import { median } from '../src/stats.js';
 
@@ -127,15 +127,15 @@ export async function stepsBench(dev: FlashDevice, N: number, H: number, D: numb
 
 export function stepsTable(res: StepsResult): string {
   // Three significant figures below 100, so a CPU adapter's hundredths of a TFLOP/s do not print as 0.0.
-  const tf = (visible: number, ms: number, f: number) => {
-    const x = (f * 4 * res.H * res.D * visible) / (ms * 1e9);
+  const tf = (visible: number, ms: number, pass: 'fwd' | 'bwd') => {
+    const x = attentionPairFlops(visible, 1, res.H, res.D, pass) / (ms * 1e9);
     return x >= 100 ? x.toFixed(1) : x.toPrecision(3);
   };
   const L = [`p2p zigzag steps: N=${res.N} H=${res.H} D=${res.D} causal f16, kernel ms (median of ${res.reps}); plain = the single-device kernel on a call of the same visible work`,
     'R  step      count  ring fwd   dkdv     dq  | plain fwd   dkdv     dq  | TFLOP/s fwd ring/plain  bwd ring/plain'];
   for (const r of res.rows) {
     const f = (x: number) => x.toFixed(3).padStart(7);
-    L.push(`${String(r.R).padEnd(2)} ${r.kind.padEnd(9)} ${String(r.count).padStart(5)}  ${f(r.ring.fwd)} ${f(r.ring.dkdv)} ${f(r.ring.dq)}  | ${f(r.plain.fwd)} ${f(r.plain.dkdv)} ${f(r.plain.dq)}  | ${tf(r.visible, r.ring.fwd, 1).padStart(6)} / ${tf(r.visible, r.plain.fwd, 1).padEnd(6)}  ${tf(r.visible, r.ring.dkdv + r.ring.dq, 2.5).padStart(6)} / ${tf(r.visible, r.plain.dkdv + r.plain.dq, 2.5)}`);
+    L.push(`${String(r.R).padEnd(2)} ${r.kind.padEnd(9)} ${String(r.count).padStart(5)}  ${f(r.ring.fwd)} ${f(r.ring.dkdv)} ${f(r.ring.dq)}  | ${f(r.plain.fwd)} ${f(r.plain.dkdv)} ${f(r.plain.dq)}  | ${tf(r.visible, r.ring.fwd, 'fwd').padStart(6)} / ${tf(r.visible, r.plain.fwd, 'fwd').padEnd(6)}  ${tf(r.visible, r.ring.dkdv + r.ring.dq, 'bwd').padStart(6)} / ${tf(r.visible, r.plain.dkdv + r.plain.dq, 'bwd')}`);
   }
   L.push('R  summed over the ring: ring steps ms  plain calls ms  R=1 ms  | ring/plain (the ring\'s own cost)  plain/R=1 (short calls)  ring/R=1');
   for (const t of res.totals)

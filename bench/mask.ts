@@ -15,7 +15,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireDevices, FlashDevice } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
-import { AttentionOptions, AttentionShape, resolveOptions } from '../src/shape.js';
+import { AttentionOptions, AttentionShape, attentionPairFlops, resolveOptions } from '../src/shape.js';
 import { KernelPath } from '../src/kernels/pipeline.js';
 import { checkAgainstReference } from '../src/kernels/check.js';
 import { TOL } from '../src/reference/compare.js';
@@ -44,8 +44,8 @@ async function time(dev: FlashDevice, path: KernelPath, s: AttentionShape, opts:
 
 function row(kind: string, path: KernelPath, s: AttentionShape, opts: AttentionOptions, docs: number, [f, b]: [number, number]): Row {
   const pairs = new Mask(resolveOptions(s, opts), s.Nq, s.Nk).visiblePairs();
-  const flops = 4 * s.B * s.Hq * s.D * pairs;
-  return { kind, path, N: s.Nq, docs, fwdMs: f, bwdMs: b, fwdTflops: flops / (f * 1e9), bwdTflops: (2.5 * flops) / (b * 1e9), usPerToken: ((f + b) * 1e3) / (s.Nq * s.B) };
+  const flops = (pass: 'fwd' | 'bwd') => attentionPairFlops(pairs, s.B, s.Hq, s.D, pass);
+  return { kind, path, N: s.Nq, docs, fwdMs: f, bwdMs: b, fwdTflops: flops('fwd') / (f * 1e9), bwdTflops: flops('bwd') / (b * 1e9), usPerToken: ((f + b) * 1e3) / (s.Nq * s.B) };
 }
 
 export async function maskBench(argv: string[]): Promise<number> {

@@ -92,8 +92,17 @@ export function numel(s: AttentionShape, which: 'q' | 'kv' | 'lse'): number {
   return s.B * s.Hq * s.Nq;
 }
 
-/** Forward FLOPs: 4·B·Hq·Nq·Nk·D (two matmuls), halved for causal (square case). */
-export function attentionFlops(s: AttentionShape, causal: boolean, pass: 'fwd' | 'bwd' | 'fwd+bwd' = 'fwd'): number {
-  const f = 4 * s.B * s.Hq * s.Nq * s.Nk * s.D * (causal ? 0.5 : 1);
+/**
+ * FLOPs of attention over `pairs` (query, key) pairs a head, B·H heads, head dim D: the forward's two
+ * matmuls (QKᵀ and PV) are 4·pairs·D a head; the backward's (S again, dP, dV, dQ, dK) 2.5× that;
+ * forward + backward 3.5×. Where a mask hides pairs, `pairs` is those it leaves visible.
+ */
+export function attentionPairFlops(pairs: number, B: number, H: number, D: number, pass: 'fwd' | 'bwd' | 'fwd+bwd' = 'fwd'): number {
+  const f = 4 * B * H * pairs * D;
   return pass === 'fwd' ? f : pass === 'bwd' ? 2.5 * f : 3.5 * f;
+}
+
+/** attentionPairFlops of a whole call: Nq·Nk pairs, halved for causal (square case). */
+export function attentionFlops(s: AttentionShape, causal: boolean, pass: 'fwd' | 'bwd' | 'fwd+bwd' = 'fwd'): number {
+  return attentionPairFlops(s.Nq * s.Nk * (causal ? 0.5 : 1), s.B, s.Hq, s.D, pass);
 }

@@ -22,7 +22,7 @@ import { LINKS, LINK_NAMES, Link, resolveLink, stepParts } from '../src/cp/plan/
 import { Scheme, schemeDef, schemeDefs, schemeNames } from '../src/cp/schemes/registry.js';
 import { referenceBackward, referenceForward } from '../src/reference/attention.js';
 import { randn, referenceInput, relErr, TOL } from '../src/reference/compare.js';
-import { AttentionShape, MAX_HEAD_DIM, numel, resolveOptions } from '../src/shape.js';
+import { AttentionShape, MAX_HEAD_DIM, attentionPairFlops, numel, resolveOptions } from '../src/shape.js';
 import { Documents, Mask } from '../src/mask.js';
 import { toF32 } from '../src/kernels/attention.js';
 import { Precision } from '../src/kernels/precision.js';
@@ -473,7 +473,7 @@ function resultRows(s: AttentionShape, cfg: LiveConfig, res: Awaited<ReturnType<
   const tl = res.timeline, p = tl.predicted!;
   const wall = tl.phases.reduce((a, ph) => a + ph.wallMs, 0);
   const pairs = visiblePairs(s, cfg);
-  const flops = 4 * s.B * s.Hq * pairs * s.D * (cfg.backward ? 3.5 : 1);
+  const flops = attentionPairFlops(pairs, s.B, s.Hq, s.D, cfg.backward ? 'fwd+bwd' : 'fwd');
   const sizes = tl.scheme === 'a2a+p2p' ? ` (a2a groups of ${tl.hierarchy[0]}, a ring of ${tl.hierarchy[1]})` : '';
   const mode = tl.mode === 'one-device' ? `one-device: the ${tl.R} ranks share this GPU, each rank's compute timed alone` : tl.R === 1 ? 'one rank' : tl.mode;
   return [

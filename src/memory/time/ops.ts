@@ -12,6 +12,7 @@
  * t tensor-parallel ranks (norms, dropouts and residual adds on T/t tokens with sequence parallelism),
  * E = b·(a/t)·(s/CP)·s attention scores.
  */
+import { attentionPairFlops } from '../../shape.js';
 import { DEFAULT_VOCAB_SIZE, ffnWidth, positionEmbedding, type CpCommType, type ModelConfig, type ParallelConfig, type RecomputeModule } from '../model.js';
 
 export type OpKind = 'gemm' | 'bmm' | 'flash' | 'copy' | 'softmax' | 'dropout' | 'scores';
@@ -162,9 +163,9 @@ export function coreOps(x: TimeDims): Op[] {
 function flashOps(x: TimeDims): Op[] {
   const R = x.s / x.sl, H = x.b * (x.a / x.t), T = x.sl;
   const call = (name: string, n: number, q: number, k: number, causal: boolean, heads: number): Op => {
-    const flops = 4 * heads * (causal ? q * k - (q * q) / 2 : q * k) * x.d * n;
+    const pairs = (causal ? q * k - (q * q) / 2 : q * k) * n;
     return {
-      name, term: 'attention', kind: 'flash', fwd: flops, bwd: 2.5 * flops, d: x.d, s: q, sk: k, heads, causal,
+      name, term: 'attention', kind: 'flash', fwd: attentionPairFlops(pairs, 1, heads, x.d), bwd: attentionPairFlops(pairs, 1, heads, x.d, 'bwd'), d: x.d, s: q, sk: k, heads, causal,
       backend: x.amp ? 'sdpa' : 'flash', kernels: [n, 2 * n], module: 'core_attn',
     };
   };
