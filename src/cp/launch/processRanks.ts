@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { DAWN_NOISE } from '../../gpu/dawnNoise.mjs';
 import { DeviceLostError, FlashringError, InputError, LimitError, NoAdapterError } from '../../errors.js';
 import { HostTensor } from '../../kernels/attention.js';
-import { Precision } from '../../kernels/precision.js';
+import { Precision, precisionRequest } from '../../kernels/precision.js';
 import { KernelTuning, currentProcessTuning, resolveTuning } from '../../kernels/tuning.js';
 import { AttentionShape, ResolvedOptions } from '../../shape.js';
 import { Problem } from '../schemes/chunks.js';
@@ -112,7 +112,7 @@ export function gpuPerRankWrapper(R: number, devices = nvidiaDevices()): string[
 /** The ring over R rank processes; the same result as ringAttention, with mode 'processes'. */
 export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, opts: ProcessRingOptions): Promise<RingResult> {
   const { R, layout, sch } = checkRing(s, opts, opts.ranks);
-  if (opts.precision !== undefined && !['auto', 'f32', 'f16'].includes(opts.precision)) throw new InputError(`precision must be f32, f16 or auto, got '${opts.precision}'`);
+  if (opts.precision !== undefined) precisionRequest(opts.precision);
   const src = hostSource(s, t);
   src.check?.();
   // 'auto' follows the data as in-process, but is decided before any rank has a device: f16

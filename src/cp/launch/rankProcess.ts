@@ -7,7 +7,7 @@
 import { adapterName, acquireDevices } from '../../gpu/device.js';
 import { readback } from '../../gpu/buffers.js';
 import { nodeGPU, releaseNodeGPU } from '../../gpu/node.js';
-import { resolvePrecision } from '../../kernels/precision.js';
+import { elemBytes, resolvePrecision } from '../../kernels/precision.js';
 import { Problem, RankIO } from '../schemes/chunks.js';
 import { ProcessCommunicator, DataMessage } from '../transport/processComm.js';
 import { FromParent, RankDone, RankInit, ToParent } from './processRanks.js';
@@ -45,7 +45,7 @@ async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, star
   try {
     const p = resolvePrecision(dev, init.precision);
     const sch = resolveScheme(init.scheme, init.R, init.shape, init.hierarchicalSizes);
-    const pb: Problem = { shape: init.shape, base: init.base, eb: p === 'f16' ? 2 : 4 };
+    const pb: Problem = { shape: init.shape, base: init.base, eb: elemBytes(p) };
     const kernels = await rankKernels(dev, init.shape.D, p, init.backward);
     // This process records its own rank's steps only: each one it ends is reported (the parent's onStep).
     const rec = new TimelineRecorder(1, sch.steps, ({ phase, step }) => send({ type: 'step', rank: init.rank, phase, step }));

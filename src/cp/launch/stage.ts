@@ -76,7 +76,7 @@ function warm(d: FlashDevice, k: RankKernels, D: number, p: Precision): Promise<
 export const STEP_TIMEOUT_MS = 120_000;
 
 async function warmOnce(d: FlashDevice, k: RankKernels, D: number, p: Precision): Promise<void> {
-  const eb = p === 'f16' ? 2 : 4;
+  const eb = elemBytes(p);
   const made: GPUBuffer[] = [];
   const mk = (bytes: number, name: string) => (made.push(storage(d, bytes, `warm.${name}`)), made[made.length - 1]);
   const call = (n: number) => ({

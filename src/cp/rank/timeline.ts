@@ -5,7 +5,7 @@
  * link model (./linkModel.ts) turns into the timeline R real GPUs would show.
  */
 import { Precision } from '../../kernels/precision.js';
-import { AttentionShape } from '../../shape.js';
+import { AttentionShape, attentionPairFlops } from '../../shape.js';
 import { Layout, Segment } from '../plan/schedule.js';
 import { MaskRules } from '../../mask.js';
 import type { Prediction } from '../plan/linkModel.js';
@@ -207,7 +207,7 @@ export function makeTimeline(facts: RunFacts, rules: MaskRules, shards: Segment[
  */
 function rankWork(facts: RunFacts, phases: RingTimeline['phases']): number[] {
   const steps = phases.find((ph) => ph.phase === 'forward')?.steps ?? [];
-  const per = 4 * facts.shape.B * facts.shape.Hq * facts.shape.D;
+  const per = attentionPairFlops(1, facts.shape.B, facts.shape.Hq, facts.shape.D);
   return Array.from({ length: facts.R }, (_, r) => steps.filter((st) => st.rank === r).reduce((a, st) => a + st.flops, 0) / per);
 }
 

@@ -8,7 +8,7 @@
  *             after the last step, rows no step gave mass: NaN, merge.wgsl finalize)
  *   backward  dQ += ∂, dK/dV partial += ∂ (Δ = rowsum(dO ∘ O) computed once per Q segment)
  */
-import { AttentionShape, ResolvedOptions } from '../../shape.js';
+import { AttentionShape, ResolvedOptions, attentionPairFlops } from '../../shape.js';
 import { BufRange } from '../transport/communicator.js';
 import { Rank, TimestampFor } from '../rank/rank.js';
 import { Segment, classifyPair } from '../plan/schedule.js';
@@ -62,11 +62,11 @@ export interface Problem {
 const live = (Q: QBlock, kv: KVChunk, base: ResolvedOptions) =>
   Q.segs.flatMap((q) => kv.segs.map((ks, ki) => ({ q, ks, ki, ...classifyPair(q.seg, ks, base) }))).filter((x) => x.kind !== 'skip');
 
-/** Pairs, visible scores and FLOPs (4·B·Hq·visible·D forward; ×2.5 backward) of Q segments against K/V segments. Pure. */
+/** Pairs, visible scores and FLOPs (attentionPairFlops: 4·B·Hq·visible·D forward; ×2.5 backward) of Q segments against K/V segments. Pure. */
 export function work(pb: Pick<Problem, 'shape' | 'base'>, h: Heads, qSegs: Segment[], kSegs: Segment[], backward = false): { pairs: number; visible: number; flops: number } {
   const ps = qSegs.flatMap((q) => kSegs.map((k) => classifyPair(q, k, pb.base))).filter((x) => x.kind !== 'skip');
   const visible = ps.reduce((a, p) => a + p.visible, 0);
-  return { pairs: ps.length, visible, flops: 4 * pb.shape.B * h.Hq * visible * pb.shape.D * (backward ? 2.5 : 1) };
+  return { pairs: ps.length, visible, flops: attentionPairFlops(visible, pb.shape.B, h.Hq, pb.shape.D, backward ? 'bwd' : 'fwd') };
 }
 
 function pairShape(pb: Problem, h: Heads, q: Segment, k: Segment): AttentionShape {
