@@ -73,9 +73,20 @@ export type MaskRules = Pick<MaskSpec, 'causal' | 'window' | 'docs'>;
 /** The mask as options give it, before it is checked (resolveOptions checks and completes it). */
 export interface MaskOptions {
   causal?: boolean;
-  window?: readonly number[];
+  /** Sliding window (left, right) as FlashAttention-2's window_size; -1 = unbounded (default [-1, -1]). */
+  window?: readonly [number, number] | readonly number[];
+  /**
+   * Packed sequences (cu_seqlens_q / cu_seqlens_k, int32, documents + 1 entries): a query sees
+   * only keys of its own document. With default positions the last entries must be Nq and Nk.
+   */
   docs?: Documents | null;
 }
+
+/** The rules of no mask: every key visible to every query. */
+export const noMask = (): MaskRules => ({ causal: false, window: [-1, -1], docs: null });
+
+/** Rules from a boolean (causal or not, nothing else) or as they are. */
+export const maskRules = (m: boolean | MaskRules): MaskRules => (typeof m === 'boolean' ? { ...noMask(), causal: m } : m);
 
 /**
  * The mask of any options object (attention options, a ring's, a form's): the one place that

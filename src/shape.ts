@@ -11,7 +11,7 @@
  * offset defaults to 0 (each document is aligned bottom-right on its own).
  */
 import { InputError } from './errors.js';
-import { Documents, MaskSpec, POS_MAX, Positions, checkDocuments, checkWindow } from './mask.js';
+import { MaskOptions, MaskSpec, POS_MAX, Positions, checkDocuments, checkWindow } from './mask.js';
 
 export type { Positions } from './mask.js';
 
@@ -24,15 +24,8 @@ export interface AttentionShape {
   D: number;
 }
 
-export interface AttentionOptions {
-  causal?: boolean;
-  /** Sliding window (left, right) as FlashAttention-2's window_size; -1 = unbounded (default [-1, -1]). */
-  window?: readonly [number, number] | readonly number[];
-  /**
-   * Packed sequences (cu_seqlens_q / cu_seqlens_k, int32, documents + 1 entries): a query sees
-   * only keys of its own document. With default positions the last entries must be Nq and Nk.
-   */
-  docs?: Documents | null;
+/** The mask (causal, window, documents: src/mask.ts), the scale and the token positions of a call. */
+export interface AttentionOptions extends MaskOptions {
   /** Softmax scale; defaults to 1/sqrt(D). */
   scale?: number;
   qPos?: Positions;

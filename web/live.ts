@@ -23,7 +23,7 @@ import { Scheme, schemeDef, schemeDefs, schemeNames } from '../src/cp/schemes/re
 import { referenceBackward, referenceForward } from '../src/reference/attention.js';
 import { randn, referenceInput, relErr, TOL } from '../src/reference/compare.js';
 import { AttentionShape, MAX_HEAD_DIM, attentionPairFlops, numel, resolveOptions } from '../src/shape.js';
-import { Documents, Mask } from '../src/mask.js';
+import { Mask, MaskRules } from '../src/mask.js';
 import { toF32 } from '../src/kernels/attention.js';
 import { Precision } from '../src/kernels/precision.js';
 
@@ -88,7 +88,7 @@ function readWindow(input: HTMLInputElement, N: number): [number, number] {
 }
 
 /** The mask options of a live run: the window, and documents as cu_seqlens over N tokens. */
-function liveMask(cfg: Pick<LiveConfig, 'causal' | 'window' | 'docs' | 'N'>): { causal: boolean; window: [number, number]; docs: Documents | null } {
+function liveMask(cfg: Pick<LiveConfig, 'causal' | 'window' | 'docs' | 'N'>): MaskRules {
   if (cfg.docs <= 1) return { causal: cfg.causal, window: cfg.window, docs: null };
   const cu = Int32Array.from({ length: cfg.docs + 1 }, (_, d) => Math.floor((d * cfg.N) / cfg.docs));
   return { causal: cfg.causal, window: cfg.window, docs: { cuQ: cu, cuK: cu } };

@@ -15,12 +15,9 @@
  * Uneven N needs no padding: shards just differ in length by at most one token per segment.
  */
 import { InputError } from '../../errors.js';
-import { Mask, MaskRules, Positions, positionAt, unmasked } from '../../mask.js';
+import { Mask, MaskRules, Positions, maskRules, positionAt, unmasked } from '../../mask.js';
 
 export type { MaskRules };
-
-/** A boolean means causal or not, nothing else. */
-export const maskRules = (m: boolean | MaskRules): MaskRules => (typeof m === 'boolean' ? { causal: m, window: [-1, -1], docs: null } : m);
 
 export type Layout = 'contiguous' | 'zigzag' | 'striped';
 export const LAYOUTS: Layout[] = ['contiguous', 'zigzag', 'striped'];

@@ -12,6 +12,7 @@ import { AttentionShape, ResolvedOptions, attentionPairFlops } from '../../shape
 import { BufRange } from '../transport/communicator.js';
 import { Rank, TimestampFor } from '../rank/rank.js';
 import { Segment, classifyPair } from '../plan/schedule.js';
+import { noMask } from '../../mask.js';
 
 /** Heads a block carries (a2a ranks hold a slice of them). */
 export interface Heads {
@@ -76,7 +77,7 @@ function pairShape(pb: Problem, h: Heads, q: Segment, k: Segment): AttentionShap
 /** A full pair runs with no mask at all; a masked one with every rule at the segments' positions. */
 function pairOptions(base: ResolvedOptions, q: Segment, k: Segment, masked: boolean): ResolvedOptions {
   const pos = { qPos: q, kPos: k };
-  return masked ? { ...base, ...pos } : { ...base, ...pos, causal: false, window: [-1, -1], docs: null };
+  return masked ? { ...base, ...pos } : { ...base, ...pos, ...noMask() };
 }
 
 export function encodeForward(ctx: Rank, pb: Problem, enc: GPUCommandEncoder, temps: GPUBuffer[], tw: TimestampFor, Q: QBlock, kv: KVChunk, last = false): void {
