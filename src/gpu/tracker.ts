@@ -1,6 +1,9 @@
 /**
  * Every GPU buffer flashring creates goes through a BufferTracker, so live and peak bytes per
- * device are known at any moment (the ring and the benches report memory from it).
+ * device are known at any moment (the benches' device peak and the tests' leak checks read it). A
+ * ring's timeline reports each rank's own ledger instead (src/cp/rank/rank.ts: the buffers the ring
+ * holds for that rank, without a dispatch's uniform and document buffers or readback staging), which
+ * is what a rank on its own GPU would hold; on one device the tracker's peak is all ranks' together.
  */
 export interface TrackerSnapshot {
   liveBytes: number;

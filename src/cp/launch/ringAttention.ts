@@ -1,9 +1,9 @@
 /**
  * Context-parallel attention: exact attention over one sequence split across R ranks. This file
- * only sets the stage: it checks the request, picks the scheme's rank program (./scheme.ts) and
- * the communicator (one-device or multi-adapter), hands each rank its shard, runs the R rank
+ * only sets the stage: it checks the request, picks the scheme's rank program (schemes/registry.ts)
+ * and the communicator (one-device or multi-adapter), hands each rank its shard, runs the R rank
  * programs (forward, then backward), and gathers the results and the timeline. What a rank does
- * is in its program (p2p.ts, allGather.ts, ulysses.ts); what crosses ranks, in communicator.ts.
+ * is in its program (schemes/p2p.ts, allGather.ts, ulysses.ts); what crosses ranks, in transport/.
  *
  * Modes:
  *   one-device     one FlashDevice, R ranks on it: transfers are device copies and each rank's

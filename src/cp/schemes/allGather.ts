@@ -70,7 +70,7 @@ export const allGather: RankProgram<Gathered> = {
       encodeBackward(ctx, pb, enc, temps, tw, Q, all, part);
     });
     ctx.end(s);
-    // The gathered K/V are done with: freed before the reduce-scatter's buffers exist (memory.ts).
+    // The gathered K/V are done with: freed before the reduce-scatter's buffers exist (the rank's ledger, rank/rank.ts).
     freeChunk(ctx, all);
     await ctx.settle();
     // Reduce-scatter: the rows of rank r's segments of the partial go to rank r, which adds the R
