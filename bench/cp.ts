@@ -30,7 +30,7 @@ import { FlashDevice, acquireDevices, adapterName } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
 import { HostTensor, attentionBackward, attentionForward, toF32, toPrecision } from '../src/kernels/attention.js';
 import { contextParallel, RingOptions, RingTimeline, RowReader, ShardSource } from '../src/cp/launch/ringAttention.js';
-import { checkRing } from '../src/cp/plan/dryRun.js';
+import { checkRing } from '../src/cp/launch/dry.js';
 import { hostSource, readAll } from '../src/cp/launch/hostIO.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
 import { Scheme } from '../src/cp/schemes/registry.js';

@@ -4,7 +4,7 @@ import { randn, referenceInput, relErr, TOL, freshSeed } from '../src/reference/
 import { Precision } from '../src/kernels/precision.js';
 import { HostTensor, toF32 } from '../src/kernels/attention.js';
 import { Documents, MaskRules } from '../src/mask.js';
-import { dryRun } from '../src/cp/plan/dryRun.js';
+import { dryRun } from '../src/cp/launch/dry.js';
 import { Layout, shardLayout } from '../src/cp/plan/schedule.js';
 import { RingTimeline, StepRecord, makeTimeline } from '../src/cp/rank/timeline.js';
 import { Scheme, schemeDef } from '../src/cp/schemes/registry.js';
@@ -45,7 +45,7 @@ export const bits = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, 
 export type { AttentionShape, AttentionOptions };
 
 /**
- * The steps a dry run of the rank programs plans (src/cp/plan/dryRun.ts), from the fields a test
+ * The steps a dry run of the rank programs plans (src/cp/launch/dry.ts), from the fields a test
  * names: the mask, the layout, R, the scheme with its [A, P] (a2a+p2p's sizes), 2- or 4-byte inputs.
  */
 export async function plannedSteps(x: {

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { LINKS, StepLike, predict, stepParts, transferMs } from '../src/cp/plan/linkModel.js';
 import { plannedTimeline } from './cases.js';
-import { dryRun } from '../src/cp/plan/dryRun.js';
-import { planScheme } from '../src/cp/plan/planSchemes.js';
+import { dryRun } from '../src/cp/launch/dry.js';
+import { planScheme } from '../src/cp/launch/planSchemes.js';
 import { resolveScheme, schemeSizes } from '../src/cp/schemes/registry.js';
 
 const st = (o: Partial<StepLike>): StepLike => ({

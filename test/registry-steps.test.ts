@@ -5,7 +5,7 @@
  * otherwise report progress past 100%).
  */
 import { describe, expect, it } from 'vitest';
-import { dryRun } from '../src/cp/plan/dryRun.js';
+import { dryRun } from '../src/cp/launch/dry.js';
 import { resolveScheme, schemeDefs } from '../src/cp/schemes/registry.js';
 import { MaskOptions } from '../src/mask.js';
 

@@ -4,8 +4,8 @@
  * and help, and in the ring flags' checks; unregistered, it is gone from all of them.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { dryRun } from '../src/cp/plan/dryRun.js';
-import { RankProgram } from '../src/cp/schemes/chunks.js';
+import { dryRun } from '../src/cp/launch/dry.js';
+import { RankProgram } from '../src/cp/rank/chunks.js';
 import { p2p } from '../src/cp/schemes/p2p.js';
 import { registerScheme, schemeNames } from '../src/cp/schemes/registry.js';
 import { cpPlanCommand, parseCpPlan, planSchemes } from '../src/cli/cpPlan.js';

@@ -1,13 +1,13 @@
 /**
  * The ring's per-rank peak from the buffer tracker equals the dry run's (the same rank programs
- * on ranks with no device, src/cp/plan/dryRun.ts: what cp-plan and the page plan with), rank by rank, for every scheme (p2p, all_gather, a2a, a2a+p2p), f32 and f16, forward and
+ * on ranks with no device, src/cp/launch/dry.ts: what cp-plan and the page plan with), rank by rank, for every scheme (p2p, all_gather, a2a, a2a+p2p), f32 and f16, forward and
  * forward + backward, zigzag and contiguous, with and without GQA (check() says which runs).
  */
 import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevice } from './gpu.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { ringAttention } from '../src/cp/launch/ringAttention.js';
-import { dryRun } from '../src/cp/plan/dryRun.js';
+import { dryRun } from '../src/cp/launch/dry.js';
 import { Precision } from '../src/kernels/precision.js';
 import { AttentionShape } from '../src/shape.js';
 import { InputError } from '../src/errors.js';

@@ -17,7 +17,7 @@ import { setupAdvisor } from './advise.js';
 import { FieldError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { clip, sig3 } from './format.js';
 import { LINKS, LINK_NAMES, Link, Prediction, resolveLink } from '../src/cp/plan/linkModel.js';
-import { planScheme } from '../src/cp/plan/planSchemes.js';
+import { planScheme } from '../src/cp/launch/planSchemes.js';
 import { validateRing } from '../src/cp/plan/schedule.js';
 import { Scheme, SchemeDef, schemeDefs, schemeSizes } from '../src/cp/schemes/registry.js';
 import { AttentionShape } from '../src/shape.js';
@@ -629,7 +629,7 @@ function dataUrlBlob(url: string): Blob {
   return new Blob([bytes], { type: head.slice(5, head.indexOf(';')) });
 }
 
-// ---------- planner: CP schemes on a link (a dry run of the rank programs, src/cp/plan/planSchemes.ts) ----------
+// ---------- planner: CP schemes on a link (a dry run of the rank programs, src/cp/launch/planSchemes.ts) ----------
 
 const cpForm = $<HTMLFormElement>('cp-form');
 const cpField = (n: string) => cpForm.elements.namedItem(n) as HTMLInputElement;

@@ -1,6 +1,6 @@
 /**
  * `flashring cp-plan`: what a context-parallel node would show, without tensors. The schemes'
- * steps and each rank's peak come from a dry run of their rank programs (src/cp/plan/dryRun.ts), compute comes from `--compute-tflops` or from timing the kernels briefly on the local
+ * steps and each rank's peak come from a dry run of their rank programs (src/cp/launch/dry.ts), compute comes from `--compute-tflops` or from timing the kernels briefly on the local
  * adapter (one rank, forward + backward), and the link model composes the timeline.
  */
 import { InputError } from '../errors.js';
@@ -12,7 +12,7 @@ import { numberArg, parseCommand } from './args.js';
 import { MAX_RANKS } from './ringArgs.js';
 import { formatBytes } from './memory.js';
 import { LINK_NAMES, Link, Rate, resolveLink } from '../cp/plan/linkModel.js';
-import { SchemePlan, planScheme } from '../cp/plan/planSchemes.js';
+import { SchemePlan, planScheme } from '../cp/launch/planSchemes.js';
 import { ringAttention } from '../cp/launch/ringAttention.js';
 import { LAYOUTS, Layout, validateRing } from '../cp/plan/schedule.js';
 import { Scheme, chosenSizesNote, resolveScheme, schemeDef, schemeDefs, schemeNames, schemeSizes } from '../cp/schemes/registry.js';

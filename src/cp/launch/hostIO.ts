@@ -10,7 +10,7 @@ import { Precision } from '../../kernels/precision.js';
 import { readback } from '../../gpu/buffers.js';
 import { HostTensor, toPrecision } from '../../kernels/attention.js';
 import { AttentionShape } from '../../shape.js';
-import { RankIO } from '../schemes/chunks.js';
+import { RankIO } from '../rank/chunks.js';
 import { InputName, ShardInputs } from '../rank/shard.js';
 import { Segment, pieces, shardTokens } from '../plan/schedule.js';
 

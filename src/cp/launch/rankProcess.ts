@@ -8,7 +8,7 @@ import { adapterName, acquireDevices } from '../../gpu/device.js';
 import { readback } from '../../gpu/buffers.js';
 import { nodeGPU, releaseNodeGPU } from '../../gpu/node.js';
 import { elemBytes, resolvePrecision } from '../../kernels/precision.js';
-import { Problem, RankIO } from '../schemes/chunks.js';
+import { Problem, RankIO } from '../rank/chunks.js';
 import { ProcessCommunicator, DataMessage } from '../transport/processComm.js';
 import { FromParent, RankDone, RankInit, ToParent } from './processRanks.js';
 import { RankContext, timerIntervals } from '../rank/rank.js';

@@ -18,14 +18,14 @@ import { PrecisionRequest, resolvePrecision, Precision } from '../../kernels/pre
 import { HostTensor } from '../../kernels/attention.js';
 import { Layout, Segment } from '../plan/schedule.js';
 import { InProcessCommunicator, Mutex, deviceCopy, staging } from '../transport/communicator.js';
-import { Problem } from '../schemes/chunks.js';
+import { Problem } from '../rank/chunks.js';
 import { HostOutputs, RowReader, ShardSource, hostSource, readAll, rowReader } from './hostIO.js';
 import { RankContext, timerIntervals } from '../rank/rank.js';
 import { RingKernels, STEP_TIMEOUT_MS, kernelsOf, predictOn, rankKernels, ringProblem, ringResult, stepGpuTime } from './stage.js';
 import { ResolvedScheme, Scheme } from '../schemes/registry.js';
 import { Phase, RingTimeline, StepRecord, TimelineRecorder, makeTimeline } from '../rank/timeline.js';
 import { loadShard } from '../rank/shard.js';
-import { checkRing } from '../plan/dryRun.js';
+import { checkRing } from './dry.js';
 import { Link, Rate } from '../plan/linkModel.js';
 
 export type { Phase, RingTimeline, StepRecord, Scheme, RowReader, ShardSource, RingKernels };

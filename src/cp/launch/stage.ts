@@ -20,7 +20,7 @@ import { toHalfArray } from '../../f16.js';
 import { HostTensor } from '../../kernels/attention.js';
 import { Layout, Segment, shardLayout } from '../plan/schedule.js';
 import { Link, Rate, predict } from '../plan/linkModel.js';
-import { Problem } from '../schemes/chunks.js';
+import { Problem } from '../rank/chunks.js';
 import { RingTimeline } from '../rank/timeline.js';
 import type { HostOutputs } from './hostIO.js';
 import type { RingResult } from './ringAttention.js';

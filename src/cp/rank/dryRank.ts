@@ -1,7 +1,7 @@
 /**
  * A rank with no device: the rank program runs as it would on a GPU, but its buffers are entries
  * in the ledger (sized as WebGPU sizes them) and its compute encodes nothing. Run over a
- * communicator that moves nothing (src/cp/plan/dryRun.ts), it reports the same steps, FLOPs,
+ * communicator that moves nothing (src/cp/launch/dry.ts), it reports the same steps, FLOPs,
  * bytes and messages as a real run, and the same per-rank peak as the buffer tracker.
  */
 import { bufferSize } from '../../gpu/buffers.js';

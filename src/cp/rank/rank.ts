@@ -9,7 +9,7 @@
  *                (see gpuAlone).
  *   DryRank      (./dryRank.ts) the same program with no device: buffers are entries in the ledger
  *                and compute encodes nothing, so a dry run yields the steps, their FLOPs and bytes,
- *                and each rank's peak (src/cp/plan/dryRun.ts).
+ *                and each rank's peak (src/cp/launch/dry.ts).
  */
 import { FlashDevice, checkDevice } from '../../gpu/device.js';
 import { GpuTimer } from '../../gpu/timer.js';

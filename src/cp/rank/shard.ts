@@ -6,7 +6,7 @@
 import { HostTensor } from '../../kernels/attention.js';
 import { Precision } from '../../kernels/precision.js';
 import { Segment } from '../plan/schedule.js';
-import { Problem, RankIO } from '../schemes/chunks.js';
+import { Problem, RankIO } from './chunks.js';
 import { Rank } from './rank.js';
 
 export type InputName = 'q' | 'k' | 'v' | 'dout';

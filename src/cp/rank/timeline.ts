@@ -9,7 +9,6 @@ import { AttentionShape, attentionPairFlops } from '../../shape.js';
 import { Layout, Segment } from '../plan/schedule.js';
 import { MaskRules } from '../../mask.js';
 import type { Prediction } from '../plan/linkModel.js';
-import type { Scheme } from '../schemes/registry.js';
 
 export type Phase = 'forward' | 'backward';
 
@@ -61,7 +60,8 @@ export interface RingTimeline {
    * GPU time (gpuComputeMs, from timestamps, is that).
    */
   pipelined?: boolean;
-  scheme: Scheme;
+  /** The scheme's name (src/cp/schemes/registry.ts). */
+  scheme: string;
   /** a2a+p2p: [a2a group size, ring size]; others [R] or [R, 1]. */
   hierarchy: [number, number];
   R: number;

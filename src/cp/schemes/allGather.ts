@@ -15,7 +15,7 @@ import { BufRange } from '../transport/communicator.js';
 import {
   GradChunk, KVChunk, Problem, RankIO, RankProgram, allocGrad, allocKV, encodeAdd, encodeBackward, encodeDelta, encodeForward, freeChunk,
   releaseQ, rows, shardQ, work,
-} from './chunks.js';
+} from '../rank/chunks.js';
 import { coalesceMembers } from '../plan/schedule.js';
 
 /** All K/V, as runs (`segs`) of consecutive positions; `from` is this rank. */

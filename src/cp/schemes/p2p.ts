@@ -10,7 +10,7 @@
 import {
   GradChunk, KVChunk, Problem, QBlock, RankIO, RankProgram, allocGrad, allocKV, encodeBackward, encodeDelta, encodeForward,
   freeChunk, gradRanges, kvRanges, maxSegs, releaseQ, shardQ, work,
-} from './chunks.js';
+} from '../rank/chunks.js';
 import { Pending } from '../transport/communicator.js';
 import { Rank } from '../rank/rank.js';
 import { Segment } from '../plan/schedule.js';

@@ -8,7 +8,7 @@
 import { InputError } from '../../errors.js';
 import { AttentionShape } from '../../shape.js';
 import { allGather } from './allGather.js';
-import { RankProgram } from './chunks.js';
+import { RankProgram } from '../rank/chunks.js';
 import { p2p } from './p2p.js';
 import { ulysses } from './ulysses.js';
 

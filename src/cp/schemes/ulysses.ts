@@ -13,7 +13,7 @@
  */
 import {
   GradChunk, Heads, KVChunk, Problem, QBlock, RankIO, RankProgram, allocGrad, freeChunk, releaseQ, rows,
-} from './chunks.js';
+} from '../rank/chunks.js';
 import { Ring, ringBackward, ringForward } from './p2p.js';
 import { Rank } from '../rank/rank.js';
 import { Segment, coalesceMembers } from '../plan/schedule.js';

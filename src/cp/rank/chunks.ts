@@ -10,7 +10,7 @@
  */
 import { AttentionShape, ResolvedOptions, attentionPairFlops } from '../../shape.js';
 import { BufRange } from '../transport/communicator.js';
-import { Rank, TimestampFor } from '../rank/rank.js';
+import { Rank, TimestampFor } from './rank.js';
 import { Segment, classifyPair } from '../plan/schedule.js';
 import { noMask } from '../../mask.js';
 

@@ -1,15 +1,15 @@
 /**
  * A scheme planned for a node the size of which no local run may reach: the dry run's steps
- * (./dryRun.ts) timed by the link model (./linkModel.ts) at a kernel rate, and each rank's peak
+ * (./dry.ts) timed by the link model (../plan/linkModel.ts) at a kernel rate, and each rank's peak
  * bytes. What `flashring cp-plan` prints and the page's CP panel draws.
  */
 import { Precision } from '../../kernels/precision.js';
 import { MaskOptions } from '../../mask.js';
 import { AttentionShape } from '../../shape.js';
 import { Scheme } from '../schemes/registry.js';
-import { dryRun } from './dryRun.js';
-import { Link, Prediction, Rate, predict } from './linkModel.js';
-import { Layout } from './schedule.js';
+import { dryRun } from './dry.js';
+import { Link, Prediction, Rate, predict } from '../plan/linkModel.js';
+import { Layout } from '../plan/schedule.js';
 
 export interface SchemePlanRequest {
   shape: AttentionShape;

@@ -15,10 +15,10 @@ import { DryRank } from '../rank/dryRank.js';
 import { Rank } from '../rank/rank.js';
 import { ShardInputs, loadShard } from '../rank/shard.js';
 import { StepRecord, TimelineRecorder } from '../rank/timeline.js';
-import { Problem } from '../schemes/chunks.js';
+import { Problem } from '../rank/chunks.js';
 import { ResolvedScheme, Scheme, resolveScheme } from '../schemes/registry.js';
 import { Communicator, InProcessCommunicator } from '../transport/communicator.js';
-import { Layout, shardLayout, validateRing } from './schedule.js';
+import { Layout, shardLayout, validateRing } from '../plan/schedule.js';
 
 /** What every ring checks before any work: the shape, R, the layout and the scheme. */
 export function checkRing(s: AttentionShape, opts: { layout?: Layout; scheme?: Scheme; hierarchicalSizes?: string | number[]; qPos?: unknown; kPos?: unknown }, R: number): { R: number; layout: Layout; sch: ResolvedScheme } {
