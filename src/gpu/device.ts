@@ -223,27 +223,25 @@ export function checkDevice(fd: FlashDevice, what: string): void {
   }
 }
 
+const SCOPES: GPUErrorFilter[] = ['validation', 'out-of-memory', 'internal'];
+
 /**
- * Runs `fn` inside validation, out-of-memory and internal error scopes and throws a
- * GPUValidationError naming `label` if any of them caught something.
+ * Runs the synchronous `fn` inside validation, out-of-memory and internal error scopes and pops
+ * them at once, before anything else can run: a device has one stack of scopes, so scopes held
+ * across an `await` would catch (and be popped by) the work of a concurrent build. What `fn`
+ * returns is `value` (a promise it returns is not awaited: async work reports on its own, e.g.
+ * createComputePipelineAsync rejects); `errors` holds the messages the scopes caught.
  */
-export async function withErrorScopes<T>(device: GPUDevice, label: string, fn: () => T | Promise<T>): Promise<T> {
-  device.pushErrorScope('validation');
-  device.pushErrorScope('out-of-memory');
-  device.pushErrorScope('internal');
-  let result: T;
-  let thrown: unknown = null;
+export function captureErrors<T>(device: GPUDevice, fn: () => T): { value: T; errors: Promise<string[]> } {
+  for (const f of SCOPES) device.pushErrorScope(f);
+  let value: T;
+  let pops: Promise<GPUError | null>[];
   try {
-    result = await fn();
-  } catch (e) {
-    thrown = e;
+    value = fn();
+  } finally {
+    pops = SCOPES.map(() => device.popErrorScope());
   }
-  const errors = [];
-  for (let i = 0; i < 3; i++) {
-    const err = await device.popErrorScope();
-    if (err) errors.push(err.message);
-  }
-  if (thrown) throw thrown;
-  if (errors.length) throw new GPUValidationError(label, errors.join('; '));
-  return result!;
+  const errors = Promise.all(pops).then((errs) => errs.filter((e): e is GPUError => !!e).map((e) => e.message));
+  errors.catch(() => {}); // awaited by the caller; unobserved only where fn threw
+  return { value, errors };
 }

@@ -4,7 +4,7 @@
  * tensor-core and the scalar path, and dispatch grids within the per-dimension limit.
  */
 import { InputError, GPUValidationError } from '../errors.js';
-import { FlashDevice, checkDevice, withErrorScopes } from '../gpu/device.js';
+import { FlashDevice, captureErrors, checkDevice } from '../gpu/device.js';
 import { SpecValues } from './specialize.js';
 import { TilePlan } from './tiles.js';
 import type { KernelTuning } from './tuning.js';
@@ -106,24 +106,34 @@ export function cachedKernel<T>(dev: FlashDevice, key: string, build: () => Prom
   return p;
 }
 
-/** Creates a compute pipeline; compile and validation errors become GPUValidationError naming `label`. */
+/**
+ * Creates a compute pipeline; compile and validation errors become GPUValidationError naming
+ * `label`. Only the synchronous create calls run inside error scopes (captureErrors), so builds
+ * running at once on one device each see their own errors.
+ */
 export async function buildPipeline(
   dev: FlashDevice, label: string, code: string, entryPoint = 'main', layout?: GPUPipelineLayout,
 ): Promise<GPUComputePipeline> {
   checkDevice(dev, label);
   const device = dev.device;
-  return withErrorScopes(device, label, async () => {
-    const module = device.createShaderModule({ label: `${label}.module`, code });
-    const info = await module.getCompilationInfo();
-    const errors = info.messages.filter((m) => m.type === 'error');
-    if (errors.length)
-      throw new GPUValidationError(label, errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; '));
-    try {
-      return await device.createComputePipelineAsync({ label, layout: layout ?? 'auto', compute: { module, entryPoint } });
-    } catch (e) {
-      throw new GPUValidationError(label, (e as Error).message);
-    }
-  });
+  const mod = captureErrors(device, () => device.createShaderModule({ label: `${label}.module`, code }));
+  const info = await mod.value.getCompilationInfo();
+  const moduleErrors = await mod.errors;
+  const errors = info.messages.filter((m) => m.type === 'error');
+  if (errors.length)
+    throw new GPUValidationError(label, errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; '));
+  if (moduleErrors.length) throw new GPUValidationError(label, moduleErrors.join('; '));
+  // createComputePipelineAsync rejects (GPUPipelineError) on a validation or internal error.
+  const pipe = captureErrors(device, () => device.createComputePipelineAsync({ label, layout: layout ?? 'auto', compute: { module: mod.value, entryPoint } }));
+  let pipeline: GPUComputePipeline;
+  try {
+    pipeline = await pipe.value;
+  } catch (e) {
+    throw new GPUValidationError(label, (e as Error).message);
+  }
+  const pipelineErrors = await pipe.errors;
+  if (pipelineErrors.length) throw new GPUValidationError(label, pipelineErrors.join('; '));
+  return pipeline;
 }
 
 /** Splits `groups` workgroups over x and y so neither exceeds the per-dimension limit. */
