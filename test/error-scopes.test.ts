@@ -5,9 +5,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { FlashDevice } from '../src/gpu/device.js';
-import { GPUValidationError } from '../src/errors.js';
+import { DeviceLostError, GPUValidationError } from '../src/errors.js';
 import { MergeKernel } from '../src/kernels/merge.js';
 import { buildPipeline } from '../src/kernels/pipeline.js';
+import { warm } from '../src/cp/launch/stage.js';
+import type { RankKernels } from '../src/cp/rank/rank.js';
 
 const later = <T>(v: T) => new Promise<T>((r) => setTimeout(() => r(v), 1));
 
@@ -35,7 +37,7 @@ function fakeDevice(bad: string[]) {
     createPipelineLayout: ({ label }: GPUPipelineLayoutDescriptor) => ({ label }),
   };
   const dev = { index: 0, device, adapter: { vendor: 'fake' }, lostReason: null, uncaptured: [], tuning: {} } as unknown as FlashDevice;
-  return { dev, stack };
+  return { dev, stack, raise };
 }
 
 describe('error scopes with builds running at once on one device', () => {
@@ -58,5 +60,37 @@ describe('error scopes with builds running at once on one device', () => {
     expect(bad.status).toBe('rejected');
     expect((bad as PromiseRejectedResult).reason.label).toBe('bad');
     expect(stack).toHaveLength(0);
+  });
+});
+
+describe("the kernels' warm-up (stage.ts warm)", () => {
+  beforeEach(() => vi.stubGlobal('GPUBufferUsage', { STORAGE: 128, COPY_SRC: 4, COPY_DST: 8 }));
+  afterEach(() => vi.unstubAllGlobals());
+
+  /** A fake device whose submit calls `onSubmit`, and kernels that encode nothing. */
+  function warmRig(onSubmit: (f: ReturnType<typeof fakeDevice>) => void) {
+    const f = fakeDevice([]);
+    const device = f.dev.device as unknown as Record<string, unknown>;
+    device.createCommandEncoder = () => ({ finish: () => ({}) });
+    device.queue = { submit: () => onSubmit(f), onSubmittedWorkDone: () => later(undefined) };
+    (f.dev as { tracker: unknown }).tracker = { create: (d: GPUBufferDescriptor) => ({ ...d }), destroy: () => {} };
+    const nothing = () => {};
+    const k = { fwd: { encode: nothing, built: {} }, merge: { encodeAdd: nothing, encodeFinalize: nothing }, bwd: null } as unknown as RankKernels;
+    return { ...f, k };
+  }
+
+  it('a validation error of its submission rejects the warm-up, naming it (not a later step)', async () => {
+    const { dev, k, stack } = warmRig((f) => f.raise('validation', 'bad bind group'));
+    const err = await warm(dev, k, 64, 'f32').catch((e) => e);
+    expect(err).toBeInstanceOf(GPUValidationError);
+    expect(err.message).toBe('WebGPU error in kernel warm-up: bad bind group');
+    expect(stack).toHaveLength(0);
+  });
+
+  it('a device lost during the warm-up is a DeviceLostError naming it', async () => {
+    const { dev, k } = warmRig((f) => void ((f.dev as { lostReason: string }).lostReason = 'unknown: gone'));
+    const err = await warm(dev, k, 64, 'f32').catch((e) => e);
+    expect(err).toBeInstanceOf(DeviceLostError);
+    expect(err.message).toMatch(/lost \(unknown: gone\) during kernel warm-up/);
   });
 });

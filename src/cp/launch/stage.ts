@@ -4,8 +4,8 @@
  * rank/shard.ts (the shard loaded, the outputs allocated) and the rank program, this is a run's
  * life on one rank; the launchers differ only in where the ranks live and how they meet.
  */
-import { FlashDevice, adapterName } from '../../gpu/device.js';
-import { DeviceLostError } from '../../errors.js';
+import { FlashDevice, adapterName, captureErrors, checkDevice } from '../../gpu/device.js';
+import { DeviceLostError, GPUValidationError } from '../../errors.js';
 import { FlashBackward } from '../../kernels/flashBackward.js';
 import { FlashForward } from '../../kernels/flashForward.js';
 import { MergeKernel } from '../../kernels/merge.js';
@@ -59,7 +59,7 @@ const warmups = new WeakMap<object, Promise<void>>();
  * among them) would otherwise put the compile into the first step's GPU time, and into the link
  * model's prediction made from it (seconds on a CPU against milliseconds of work).
  */
-function warm(d: FlashDevice, k: RankKernels, D: number, p: Precision): Promise<void> {
+export function warm(d: FlashDevice, k: RankKernels, D: number, p: Precision): Promise<void> {
   const key = (k.bwd ?? k.fwd).built;   // a backward run's warm-up covers the forward; a forward-only run after it warms again (harmless)
   let w = warmups.get(key);
   if (!w) {
@@ -75,6 +75,9 @@ function warm(d: FlashDevice, k: RankKernels, D: number, p: Precision): Promise<
 /** How long a step (or the kernels' warm-up) may take before the device counts as hung, unless a run says otherwise. */
 export const STEP_TIMEOUT_MS = 120_000;
 
+/** What a warm-up's errors name. */
+const WARM_UP = 'kernel warm-up';
+
 async function warmOnce(d: FlashDevice, k: RankKernels, D: number, p: Precision): Promise<void> {
   const eb = elemBytes(p);
   const made: GPUBuffer[] = [];
@@ -89,23 +92,30 @@ async function warmOnce(d: FlashDevice, k: RankKernels, D: number, p: Precision)
   const temps: GPUBuffer[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    const enc = d.device.createCommandEncoder({ label: 'rank.warm' });
-    const { s, b } = call(64);
-    const o = resolveOptions(s, {});
-    k.fwd.encode(enc, b, s, o, temps);
-    k.bwd?.encode(enc, b, s, o, temps, { accumulate: true });
-    // The tensor-core backward's staged epilogue, which calls with under 16 gradient rows take (FlashBackward.encode).
-    if (k.bwd?.path === 'subgroup-matrix') {
-      const few = call(8);
-      k.bwd.encode(enc, few.b, few.s, resolveOptions(few.s, {}), temps, { accumulate: true });
-    }
-    k.merge.encodeAdd(enc, b.dq, b.dk, 64, temps);
-    k.merge.encodeFinalize(enc, b.o, b.lse, 64, temps);
-    d.device.queue.submit([enc.finish()]);
+    // Encoded and submitted inside error scopes, checked after the wait: an error here is the
+    // warm-up's, not reported later as a step's.
+    const submitted = captureErrors(d.device, () => {
+      const enc = d.device.createCommandEncoder({ label: 'rank.warm' });
+      const { s, b } = call(64);
+      const o = resolveOptions(s, {});
+      k.fwd.encode(enc, b, s, o, temps);
+      k.bwd?.encode(enc, b, s, o, temps, { accumulate: true });
+      // The tensor-core backward's staged epilogue, which calls with under 16 gradient rows take (FlashBackward.encode).
+      if (k.bwd?.path === 'subgroup-matrix') {
+        const few = call(8);
+        k.bwd.encode(enc, few.b, few.s, resolveOptions(few.s, {}), temps, { accumulate: true });
+      }
+      k.merge.encodeAdd(enc, b.dq, b.dk, 64, temps);
+      k.merge.encodeFinalize(enc, b.o, b.lse, 64, temps);
+      d.device.queue.submit([enc.finish()]);
+    });
     const hung = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new DeviceLostError(`the kernels' first run on ${adapterName(d.adapter)} did not finish within ${STEP_TIMEOUT_MS / 1000} s (a hung device?)`)), STEP_TIMEOUT_MS);
     });
     await Promise.race([d.device.queue.onSubmittedWorkDone(), hung]);
+    const errors = await submitted.errors;
+    checkDevice(d, WARM_UP);
+    if (errors.length) throw new GPUValidationError(WARM_UP, errors.join('; '));
   } finally {
     clearTimeout(timer);
     for (const x of [...made, ...temps]) d.tracker.destroy(x);
