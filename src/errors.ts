@@ -41,3 +41,45 @@ export class DeviceLostError extends FlashringError {
 
 /** A malformed .npy file or an unsupported dtype in one. */
 export class NpyError extends FlashringError {}
+
+/** What of an error crosses a process boundary (a rank process's error, sent to its parent). */
+export interface ErrorFields {
+  name: string;
+  message: string;
+  /** A GPUValidationError's label and the WebGPU message. */
+  label?: string;
+  gpuMessage?: string;
+}
+
+/** An error's fields, to be rebuilt on the other side of a process boundary (rebuildError). */
+export function errorFields(e: unknown): ErrorFields {
+  if (e instanceof GPUValidationError) return { name: e.name, message: e.message, label: e.label, gpuMessage: e.gpuMessage };
+  if (e instanceof Error) return { name: e.name, message: e.message };
+  return { name: typeof e, message: String(e) };
+}
+
+/**
+ * The typed errors by name: how each is rebuilt from its fields (`rank`: a DeviceLostError's).
+ * Every FlashringError class of this file is here (test/errors.test.ts checks).
+ */
+export const ERROR_CLASSES: Readonly<Record<string, (f: ErrorFields, rank?: number) => FlashringError>> = {
+  FlashringError: (f) => new FlashringError(f.message),
+  NoAdapterError: (f) => new NoAdapterError(f.message),
+  InputError: (f) => new InputError(f.message),
+  LimitError: (f) => new LimitError(f.message),
+  GPUValidationError: (f) => new GPUValidationError(f.label ?? 'unknown', f.gpuMessage ?? f.message),
+  DeviceLostError: (f, rank) => new DeviceLostError(f.message, rank),
+  NpyError: (f) => new NpyError(f.message),
+};
+
+/**
+ * The error `f` describes, as the class it had (ERROR_CLASSES), its message prefixed with `where`
+ * (e.g. 'rank 2'); an error of another class (a bug: a TypeError, say) is an internal error.
+ */
+export function rebuildError(f: ErrorFields, where: string, rank?: number): FlashringError {
+  const make = Object.hasOwn(ERROR_CLASSES, f.name) ? ERROR_CLASSES[f.name] : undefined;
+  if (!make) return new FlashringError(`internal error in ${where}: ${f.name}: ${f.message}; please report it with the command`);
+  const e = make(f, rank);
+  e.message = `${where}: ${e.message}`;
+  return e;
+}

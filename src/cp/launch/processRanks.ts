@@ -20,7 +20,7 @@ import { createInterface } from 'node:readline';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DAWN_NOISE } from '../../gpu/dawnNoise.mjs';
-import { DeviceLostError, FlashringError, InputError, LimitError, NoAdapterError } from '../../errors.js';
+import { DeviceLostError, ErrorFields, InputError, rebuildError } from '../../errors.js';
 import { HostTensor } from '../../kernels/attention.js';
 import { Precision, precisionRequest } from '../../kernels/precision.js';
 import { KernelTuning, currentProcessTuning, resolveTuning } from '../../kernels/tuning.js';
@@ -64,7 +64,7 @@ export interface RankDone {
   memory: { peakBytes: number; liveBytes: number };
 }
 
-export type ToParent = DataMessage | RankDone | { type: 'ready' | 'forward-done'; rank: number } | { type: 'error'; rank: number; name: string; message: string }
+export type ToParent = DataMessage | RankDone | { type: 'ready' | 'forward-done'; rank: number } | ({ type: 'error'; rank: number } & ErrorFields)
   | { type: 'step'; rank: number; phase: Phase; step: number };
 export type FromParent = RankInit | DataMessage | { type: 'start' | 'backward' } | { type: 'abort'; why: string };
 
@@ -139,14 +139,9 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   return ringResult(out, precision, timeline, done[0].kernels);
 }
 
-/** A rank process's error as the class it had there (the typed errors of errors.ts), naming the rank. */
-function rankError(rank: number, name: string, message: string): Error {
-  const msg = `rank ${rank}: ${message}`;
-  const typed: Record<string, (m: string) => Error> = {
-    InputError: (m) => new InputError(m), LimitError: (m) => new LimitError(m), NoAdapterError: (m) => new NoAdapterError(m),
-    GPUValidationError: (m) => new FlashringError(m), DeviceLostError: (m) => new DeviceLostError(m, rank),
-  };
-  return (typed[name] ?? ((m: string) => new DeviceLostError(m, rank)))(msg);
+/** A rank process's error as the class it had there (errors.ts's ERROR_CLASSES), naming the rank; any other class is an internal error. */
+export function rankError(rank: number, f: ErrorFields): Error {
+  return rebuildError(f, `rank ${rank}`, rank);
 }
 
 const SETTLE_MS = 2000;
@@ -200,7 +195,7 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
         }
       }
       else if (m.type === 'forward-done' && ++forwardDone === R) kids.forEach((k) => tell(k, { type: 'backward' }));
-      else if (m.type === 'error') fail(rankError(rank, m.name, m.message));
+      else if (m.type === 'error') fail(rankError(rank, m));
       else if (m.type === 'done') {
         results[rank] = m;
         if (results.filter(Boolean).length === R) {

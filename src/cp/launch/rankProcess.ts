@@ -5,6 +5,7 @@
  * backward, and sends back its outputs, steps and memory.
  */
 import { adapterName, acquireDevices } from '../../gpu/device.js';
+import { errorFields } from '../../errors.js';
 import { readback } from '../../gpu/buffers.js';
 import { nodeGPU, releaseNodeGPU } from '../../gpu/node.js';
 import { elemBytes, resolvePrecision } from '../../kernels/precision.js';
@@ -27,9 +28,9 @@ export function rankProcessMain(): void {
   const backward = new Promise<void>((r) => (goBackward = r));
   const start = new Promise<void>((r) => (goStart = r));
   process.on('message', (m: FromParent) => {
-    if (m.type === 'init') run(m, (c) => { comm = c; early.splice(0).forEach((x) => c.deliver(x)); }, start, backward).catch((e: Error) => {
+    if (m.type === 'init') run(m, (c) => { comm = c; early.splice(0).forEach((x) => c.deliver(x)); }, start, backward).catch((e: unknown) => {
       process.exitCode = 1;
-      send({ type: 'error', rank: m.rank, name: e.name, message: e.message }, () => process.connected && process.disconnect());
+      send({ type: 'error', rank: m.rank, ...errorFields(e) }, () => process.connected && process.disconnect());
     });
     else if (m.type === 'data') comm ? comm.deliver(m) : early.push(m);
     else if (m.type === 'start') goStart();

@@ -1,0 +1,48 @@
+/**
+ * Typed errors across the process boundary: what a rank process sends (errorFields, through JSON
+ * as process.send does) rebuilds in the parent (processRanks.ts rankError) as the same class,
+ * naming the rank; a class that is not one of flashring's (a bug) is an internal error, never a
+ * lost device. No process is started.
+ */
+import { describe, expect, it } from 'vitest';
+import * as errors from '../src/errors.js';
+import { DeviceLostError, ERROR_CLASSES, FlashringError, GPUValidationError, InputError, errorFields } from '../src/errors.js';
+import { rankError } from '../src/cp/launch/processRanks.js';
+
+/** As it arrives in the parent. */
+const sent = (e: unknown) => JSON.parse(JSON.stringify(errorFields(e)));
+
+describe('a rank process error in its parent (rankError)', () => {
+  it('a GPUValidationError keeps its class, label and WebGPU message', () => {
+    const e = rankError(1, sent(new GPUValidationError('Merge[D=64].add', 'bad bind group')));
+    expect(e).toBeInstanceOf(GPUValidationError);
+    expect((e as GPUValidationError).label).toBe('Merge[D=64].add');
+    expect((e as GPUValidationError).gpuMessage).toBe('bad bind group');
+    expect(e.message).toBe('rank 1: WebGPU error in Merge[D=64].add: bad bind group');
+    expect(e.name).toBe('GPUValidationError');
+  });
+
+  it('a TypeError (a bug) is an internal error to report, not a lost device', () => {
+    const e = rankError(2, sent(new TypeError("Cannot read properties of undefined (reading 'size')")));
+    expect(e).toBeInstanceOf(FlashringError);
+    expect(e).not.toBeInstanceOf(DeviceLostError);
+    expect(e.message).toBe("internal error in rank 2: TypeError: Cannot read properties of undefined (reading 'size'); please report it with the command");
+  });
+
+  it('InputError and DeviceLostError keep their class; a lost device names its rank', () => {
+    expect(rankError(0, sent(new InputError('bad shape')))).toBeInstanceOf(InputError);
+    const lost = rankError(3, sent(new DeviceLostError('device 0 is lost')));
+    expect(lost).toBeInstanceOf(DeviceLostError);
+    expect((lost as DeviceLostError).rank).toBe(3);
+    expect(lost.message).toBe('rank 3: device 0 is lost');
+  });
+
+  it("every FlashringError class of errors.ts is in ERROR_CLASSES and rebuilds as itself", () => {
+    const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function' && (v === FlashringError || v.prototype instanceof FlashringError));
+    expect(classes.length).toBeGreaterThan(5);
+    for (const [name, cls] of classes) {
+      expect(Object.keys(ERROR_CLASSES), name).toContain(name);
+      expect(rankError(0, { name, message: 'm', label: 'l', gpuMessage: 'g' }).constructor, name).toBe(cls);
+    }
+  });
+});
