@@ -42,6 +42,17 @@ export class DeviceLostError extends FlashringError {
 /** A malformed .npy file or an unsupported dtype in one. */
 export class NpyError extends FlashringError {}
 
+/** A transfer between ranks failed: a spool file cut short, a rank aborted because another failed. */
+export class TransportError extends FlashringError {}
+
+/** A broken invariant of flashring's own code (a bug, not the input): internalError words its message. */
+export class InternalError extends FlashringError {}
+
+/** An InternalError saying what broke (in `where`, e.g. 'rank 2', if given) and to report it. */
+export function internalError(what: string, where?: string): InternalError {
+  return new InternalError(`internal error${where ? ` in ${where}` : ''}: ${what}; please report it with the command`);
+}
+
 /** What of an error crosses a process boundary (a rank process's error, sent to its parent). */
 export interface ErrorFields {
   name: string;
@@ -70,6 +81,8 @@ export const ERROR_CLASSES: Readonly<Record<string, (f: ErrorFields, rank?: numb
   GPUValidationError: (f) => new GPUValidationError(f.label ?? 'unknown', f.gpuMessage ?? f.message),
   DeviceLostError: (f, rank) => new DeviceLostError(f.message, rank),
   NpyError: (f) => new NpyError(f.message),
+  TransportError: (f) => new TransportError(f.message),
+  InternalError: (f) => new InternalError(f.message),
 };
 
 /**
@@ -78,7 +91,7 @@ export const ERROR_CLASSES: Readonly<Record<string, (f: ErrorFields, rank?: numb
  */
 export function rebuildError(f: ErrorFields, where: string, rank?: number): FlashringError {
   const make = Object.hasOwn(ERROR_CLASSES, f.name) ? ERROR_CLASSES[f.name] : undefined;
-  if (!make) return new FlashringError(`internal error in ${where}: ${f.name}: ${f.message}; please report it with the command`);
+  if (!make) return internalError(`${f.name}: ${f.message}`, where);
   const e = make(f, rank);
   e.message = `${where}: ${e.message}`;
   return e;

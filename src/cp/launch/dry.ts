@@ -6,7 +6,7 @@
  * plan what the programs do, not a restatement of it. A new scheme is its rank program plus one
  * registry entry; the dry run needs nothing more.
  */
-import { InputError } from '../../errors.js';
+import { InputError, internalError } from '../../errors.js';
 import { FlashDevice } from '../../gpu/device.js';
 import { Precision, elemBytes } from '../../kernels/precision.js';
 import { MaskOptions } from '../../mask.js';
@@ -59,7 +59,7 @@ export interface DryRun {
 
 /** A dry rank reads no input rows: it only counts their bytes. */
 const NO_ROWS = () => {
-  throw new Error('a dry run reads no inputs');
+  throw internalError('a dry rank asked for input rows (a dry run only counts their bytes)');
 };
 
 export async function dryRun(req: DryRunRequest): Promise<DryRun> {

@@ -5,7 +5,7 @@
  * backward, and sends back its outputs, steps and memory.
  */
 import { adapterName, acquireDevices } from '../../gpu/device.js';
-import { errorFields } from '../../errors.js';
+import { TransportError, errorFields } from '../../errors.js';
 import { readback } from '../../gpu/buffers.js';
 import { nodeGPU, releaseNodeGPU } from '../../gpu/node.js';
 import { elemBytes, resolvePrecision } from '../../kernels/precision.js';
@@ -35,7 +35,7 @@ export function rankProcessMain(): void {
     else if (m.type === 'data') comm ? comm.deliver(m) : early.push(m);
     else if (m.type === 'start') goStart();
     else if (m.type === 'backward') goBackward();
-    else if (m.type === 'abort') comm?.abort(new Error(`aborted: ${m.why}`));
+    else if (m.type === 'abort') comm?.abort(new TransportError(`rank aborted because the run failed elsewhere (${m.why}); that error is the one to act on`));
   });
   process.on('disconnect', () => setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref());
 }

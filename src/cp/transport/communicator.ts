@@ -14,6 +14,7 @@
  * same.
  */
 import { FlashDevice, checkDevice } from '../../gpu/device.js';
+import { TransportError, internalError } from '../../errors.js';
 
 /** A byte range of a GPU buffer. */
 export interface BufRange {
@@ -70,7 +71,7 @@ export const align4 = (n: number) => Math.ceil(n / 4) * 4;
  */
 export async function gpuAlone(dev: FlashDevice, live: () => boolean, what: string): Promise<void> {
   await dev.device.queue.onSubmittedWorkDone();
-  if (!live()) throw new Error(`${what} abandoned: its buffers were freed while it waited for the GPU (the run had already failed)`);
+  if (!live()) throw new TransportError(`${what} abandoned: its buffers were freed while it waited for the GPU (the run had already failed: its first error is the one to act on)`);
 }
 
 /** Several independent async sections run one at a time (one-device mode: ranks measured alone). */
@@ -219,7 +220,7 @@ export class InProcessCommunicator implements Communicator {
       ch = { done, resolve, reject };
       this.channels.set(key, ch);
     }
-    if (ch[side]) throw new Error(`communicator: ${side} ${key} posted twice`);
+    if (ch[side]) throw internalError(`communicator: ${side} ${key} posted twice (a rank program posted the same exchange twice)`);
     ch[side] = items;
     if (ch.send && ch.recv) this.start(from, to, key, ch);
     // The sender's result carries the bytes; the receiver's only the times.
@@ -230,7 +231,7 @@ export class InProcessCommunicator implements Communicator {
     this.channels.delete(key);
     const src = ch.send!, dst = ch.recv!;
     if (src.length !== dst.length || src.some((s, i) => s.bytes !== dst[i].bytes))
-      return ch.reject(new Error(`communicator: ${key} sends ${src.map((s) => s.bytes)} bytes but receives ${dst.map((d) => d.bytes)}`));
+      return ch.reject(internalError(`communicator: ${key} sends ${src.map((s) => s.bytes)} bytes but receives ${dst.map((d) => d.bytes)} (the ranks' programs disagree)`));
     const start = performance.now();
     const self = from === to; // a rank sending to itself moves nothing over a link
     const bytes = self ? 0 : src.reduce((a, s) => a + s.bytes, 0);

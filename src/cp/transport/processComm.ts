@@ -15,8 +15,9 @@
  * sender's result carries the bytes (one message per peer), the receiver's only the times.
  */
 import { open, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { FlashDevice, checkDevice } from '../../gpu/device.js';
+import { TransportError, internalError } from '../../errors.js';
 import { BufRange, Communicator, Pending, TransferResult, align4, deviceCopy, nothing, withStaged } from './communicator.js';
 
 /** Bytes from one rank to another; `parts[i]` fills the receiver's range i. */
@@ -40,7 +41,7 @@ async function unspool(m: DataMessage): Promise<DataMessage> {
   await rm(m.file, { force: true });
   let off = 0;
   const parts = m.bytes.map((b) => data.subarray(off, (off += align4(b))));
-  if (off !== data.byteLength) throw new Error(`communicator: spool file ${m.file} holds ${data.byteLength} bytes, not ${off}`);
+  if (off !== data.byteLength) throw new TransportError(`communicator: spool file ${m.file} holds ${data.byteLength} bytes, not ${off}: cut short, or changed by another process; check that its file system (${dirname(m.file)}) has free space and that nothing else cleans it, then run again`);
   return { ...m, parts, file: undefined };
 }
 
@@ -144,7 +145,7 @@ export class ProcessCommunicator implements Communicator {
 
   private write(dst: BufRange[], m: DataMessage, tag: string): void {
     if (m.bytes.length !== dst.length || m.parts.length !== dst.length || m.bytes.some((b, i) => b !== dst[i].bytes))
-      throw new Error(`communicator: ${m.from}>${m.to}:${tag} sends ${m.bytes} bytes but receives ${dst.map((d) => d.bytes)}`);
+      throw internalError(`communicator: ${m.from}>${m.to}:${tag} sends ${m.bytes} bytes but receives ${dst.map((d) => d.bytes)} (the ranks' programs disagree)`);
     m.parts.forEach((p, i) => this.dev.device.queue.writeBuffer(dst[i].buffer, dst[i].offset ?? 0, p));
   }
 }
