@@ -12,6 +12,9 @@ export class FlashringError extends Error {
 /** No WebGPU adapter could be found (no driver, no Vulkan loader, browser without WebGPU). */
 export class NoAdapterError extends FlashringError {}
 
+/** An adapter refused the device flashring asked for (its features and limits at the adapter's maxima). */
+export class DeviceRequestError extends FlashringError {}
+
 /** Bad input: shapes, dtypes, options. */
 export class InputError extends FlashringError {}
 
@@ -76,6 +79,7 @@ export function errorFields(e: unknown): ErrorFields {
 export const ERROR_CLASSES: Readonly<Record<string, (f: ErrorFields, rank?: number) => FlashringError>> = {
   FlashringError: (f) => new FlashringError(f.message),
   NoAdapterError: (f) => new NoAdapterError(f.message),
+  DeviceRequestError: (f) => new DeviceRequestError(f.message),
   InputError: (f) => new InputError(f.message),
   LimitError: (f) => new LimitError(f.message),
   GPUValidationError: (f) => new GPUValidationError(f.label ?? 'unknown', f.gpuMessage ?? f.message),

@@ -3,7 +3,7 @@
  * (the browser's `navigator.gpu`, or Dawn's from ./node.ts). One device per adapter: several
  * devices (CP ranks) means several `requestAdapter()` calls.
  */
-import { DeviceLostError, GPUValidationError, NoAdapterError } from '../errors.js';
+import { DeviceLostError, DeviceRequestError, GPUValidationError, InputError, NoAdapterError } from '../errors.js';
 import { BufferTracker } from './tracker.js';
 import { KernelTuning, currentProcessTuning, resolveTuning } from '../kernels/tuning.js';
 import { easeDawnPolling } from './dawnPolling.js';
@@ -123,9 +123,28 @@ async function requestAdapter(gpu: GPU, opts: AcquireOptions): Promise<GPUAdapte
   return adapter;
 }
 
+/**
+ * The adapter's device with `desc`'s features and limits (each one the adapter says it has); a
+ * refusal (a driver that offers what it cannot give) is a DeviceRequestError naming the adapter,
+ * what was asked for, and what to do.
+ */
+async function requestDevice(adapter: GPUAdapter, summary: AdapterSummary, desc: GPUDeviceDescriptor): Promise<GPUDevice> {
+  try {
+    return await adapter.requestDevice(desc);
+  } catch (e) {
+    const features = [...(desc.requiredFeatures ?? [])].join(', ') || 'none';
+    const limits = Object.entries(desc.requiredLimits ?? {}).map(([k, v]) => `${k}=${v}`).join(', ');
+    throw new DeviceRequestError(
+      `the adapter ${adapterName(summary)} refused a device with the features and limits it reports (features: ${features}; limits: ${limits}): ` +
+      `${(e as Error).message}. Update its driver (or the browser), or use another adapter (FLASHRING_ADAPTER=<part of its name> in Node; ` +
+      '`flashring info` lists them); from the library, AcquireOptions.disableFeatures leaves a feature off.',
+    );
+  }
+}
+
 /** Acquires `count` devices, each from its own adapter, with every useful feature and limit. */
 export async function acquireDevices(gpu: GPU, count: number, opts: AcquireOptions = {}): Promise<FlashDevice[]> {
-  if (!Number.isInteger(count) || count < 1) throw new RangeError(`device count must be a positive integer, got ${count}`);
+  if (!Number.isInteger(count) || count < 1) throw new InputError(`device count must be a positive integer (one device per CP rank), got ${count}`);
   const out: FlashDevice[] = [];
   const tuning = resolveTuning(opts.tuning ?? currentProcessTuning());
   try {
@@ -147,11 +166,7 @@ async function acquireOne(gpu: GPU, index: number, opts: AcquireOptions): Promis
     const v = (adapter.limits as unknown as Record<string, number>)[k];
     if (typeof v === 'number') requiredLimits[k] = v;
   }
-  const device = await adapter.requestDevice({
-    label: `flashring.device${index}`,
-    requiredFeatures,
-    requiredLimits,
-  });
+  const device = await requestDevice(adapter, summary, { label: `flashring.device${index}`, requiredFeatures, requiredLimits });
   const features = new Set<string>(requiredFeatures);
   const tracker = new BufferTracker(device);
   const lostListeners = new Set<(info: GPUDeviceLostInfo) => void>();
