@@ -176,7 +176,8 @@ export function reasons(r: AdviseRequest, c: Candidate): string[] {
         .sort((x, y) => y.bytes - x.bytes)[0];
       out.push(b.totalBytes > r.hbmGib * GIB * (1 - r.margin) ? `CP=${c.cp}: at CP=1 the same layout needs ${(b.totalBytes / GIB).toFixed(1)} GiB (largest: ${big.name}, ${(big.bytes / GIB).toFixed(1)} GiB)`
         : `CP=${c.cp} is faster than CP=1 here (it fits at CP=1 too: ${(b.totalBytes / GIB).toFixed(1)} GiB)`);
-    } catch {
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;   // a bug, not a layout the model refuses
       out.push(`CP=${c.cp}: CP=1 is not a valid layout here`);
     }
   }

@@ -8,6 +8,7 @@ import { CsvRow } from './csv.js';
 import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, ffnWidth, memoryBreakdown, parseRecomputeSpec, peakActivationBytes, positionEmbedding } from './model.js';
 import { ParseResult, configFromArgs, unmodelledArgs } from './megatron.js';
 import { maxOf } from '../stats.js';
+import { InputError } from '../errors.js';
 
 export interface Comparison {
   row: CsvRow;
@@ -186,12 +187,13 @@ export function setupDiff(x: MeasuredSetup, ref: MeasuredSetup, refName: string)
   return differs(x, ref).map((s) => said(s, x, ref, refName));
 }
 
-/** The model's total for a row under a setup (null when the model cannot take it). */
+/** The model's total for a row under a setup (null when the model cannot take it: an InputError; anything else is a bug and thrown). */
 function totalUnder(row: CsvRow, s: MeasuredSetup): number | null {
   try {
     return memoryBreakdown(s.model, pointConfig(row, s.parallel)).totalBytes;
-  } catch {
-    return null;
+  } catch (e) {
+    if (e instanceof InputError) return null;
+    throw e;
   }
 }
 
