@@ -408,6 +408,25 @@ describe('the page in headless Chromium', () => {
     await p2.close();
   });
 
+  it('a bug (not bad input) under the CP and advisor panels is said there as an internal error and reaches the console', async () => {
+    const p2 = await browser.newPage();
+    const errs: string[] = [];
+    p2.on('pageerror', (e) => errs.push(e.message));
+    await p2.goto(server!.url);
+    await p2.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    // A preset the page does not have: reading the planner's model fails with a TypeError, which no input can cause.
+    await p2.evaluate(() => {
+      const form = document.getElementById('planner-form')!;
+      (form.querySelector('select[name=preset]') as HTMLSelectElement).value = 'no-such-preset';
+      form.querySelector('input[name=hbm]')!.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    const bug = /^Internal error of the page \(please report it, with the page's address\): TypeError: /;
+    for (const id of ['cp-error', 'advisor-error'])
+      await p2.waitForFunction(([i, re]) => new RegExp(re).test(document.getElementById(i)!.textContent ?? ''), [id, bug.source] as const, { timeout: 15_000 });
+    expect(errs.some((m) => /Cannot read properties of undefined/.test(m))).toBe(true);
+    await p2.close();
+  });
+
   type TimelineSteps = { axis(id: string): string[]; at(id: string, phase: string, step: number, rank: number): { x: number; y: number } | null; tip(id: string): string };
   const stepAxis = (p: Page, id: string) => p.evaluate((i) => (window as unknown as { __flashring: { timelineSteps: TimelineSteps } }).__flashring.timelineSteps.axis(i), id);
   /** Moves the mouse onto a step of a rank on a timeline canvas and returns the tooltip it shows. */

@@ -23,7 +23,7 @@ import { candidates, layoutLabel, layoutTime, nothingFits, reasons, recomputeCos
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
-import { FieldError, FieldErrors, marksOf, showFieldErrors, type FieldMark } from './fields.js';
+import { FieldError, FieldErrors, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { duration, sig3 } from './format.js';
 import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
 
@@ -225,15 +225,15 @@ class AdvisorPanel implements Advisor {
     let planner: ReturnType<AdvisorDeps['planner']>, req: PanelRequest;
     try {
       planner = this.d.planner();
-    } catch {
-      this.clear("Fix the planner's fields above first: the advisor searches layouts of their model.");
+    } catch (e) {
+      this.clear(isInputError(e) ? "Fix the planner's fields above first: the advisor searches layouts of their model." : bugWords(e));
       return this.showPending();
     }
     try {
       req = this.readRequest(planner.model, planner.par);
     } catch (e) {
       const words = (x: unknown) => capital(this.d.pageWords(x));
-      this.clear(words(e), marksOf(e, words));
+      this.clear(isInputError(e) ? words(e) : bugWords(e), marksOf(e, words));
       return this.showPending();
     }
     showFieldErrors(this.form, []);
@@ -326,7 +326,7 @@ class AdvisorPanel implements Advisor {
       if (rc) lines.push(`recompute saves ${gib(rc.savedBytes)} GiB and costs ${rc.costMs.toFixed(0)} ms per step (+${(100 * rc.costFraction).toFixed(1)}% against no recompute)`);
       return lines;
     } catch (e) {
-      return [`no predicted step time: ${this.d.pageWords(e)}`];
+      return [`no predicted step time: ${isInputError(e) ? this.d.pageWords(e) : bugWords(e)}`];
     }
   }
 
@@ -337,8 +337,8 @@ class AdvisorPanel implements Advisor {
       if (why) lines.push('not trainable in Megatron-LM (why: under the chart)');
       if (rc) lines.push(`recompute saves ${sig3(rc.savedBytes / GIB)} GiB for +${duration(rc.costMs)} a step (+${(100 * rc.costFraction).toFixed(1)}%)`);
       return lines;
-    } catch {
-      return ['no predicted step time (why: under the chart)'];
+    } catch (e) {
+      return [isInputError(e) ? 'no predicted step time (why: under the chart)' : bugWords(e)];
     }
   }
 }

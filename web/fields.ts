@@ -6,6 +6,8 @@
  * Each call replaces the form's marks, so a field that has become valid loses its mark.
  */
 
+import { InputError } from '../src/errors.js';
+
 /** A value the page cannot take, and the control it is about (none: no one field, e.g. the model's own checks). */
 export class FieldError extends Error {
   constructor(message: string, readonly field: HTMLElement | null = null) {
@@ -18,6 +20,21 @@ export class FieldErrors extends Error {
   constructor(readonly errors: FieldError[]) {
     super(errors[0]?.message ?? 'invalid input');
   }
+}
+
+/** Bad input the page says as such: a field's (FieldError, FieldErrors) or the model's own checks (InputError); anything else is a bug. */
+export function isInputError(e: unknown): boolean {
+  return e instanceof FieldError || e instanceof FieldErrors || e instanceof InputError;
+}
+
+/**
+ * A bug (not bad input) caught where a panel says its errors: the words to say there, and the
+ * error rethrown after this task (`rethrow`), so that the console and the page tests see it with
+ * its stack while the panel still says what happened.
+ */
+export function bugWords(e: unknown, rethrow: (e: unknown) => void = (x) => void setTimeout(() => { throw x; })): string {
+  rethrow(e);
+  return `Internal error of the page (please report it, with the page's address): ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`;
 }
 
 /** What one mark shows: the control and the message beside it. */

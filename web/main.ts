@@ -14,7 +14,7 @@ import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/meg
 import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel } from '../src/memory/compare.js';
 import { setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
-import { FieldError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
+import { FieldError, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { clip, sig3 } from './format.js';
 import { LINKS, LINK_NAMES, Link, Prediction, resolveLink } from '../src/cp/plan/linkModel.js';
 import { planScheme } from '../src/cp/launch/planSchemes.js';
@@ -742,13 +742,13 @@ async function drawCp(gen: number): Promise<void> {
   try {
     model = readModel();
     par = readParallel(model);
-  } catch {
-    return clearCp('Fix the planner\'s fields above first: the panel plans their attention.');
+  } catch (e) {
+    return clearCp(isInputError(e) ? 'Fix the planner\'s fields above first: the panel plans their attention.' : bugWords(e));
   }
   try {
     req = readCpRequest(model, par);
   } catch (e) {
-    return clearCp(sentence(e), marksOf(e, sentence));
+    return clearCp(isInputError(e) ? sentence(e) : bugWords(e), marksOf(e, sentence));
   }
   showFieldErrors(cpForm, []);
   const pending = planCpSchemes(req);
