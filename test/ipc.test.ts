@@ -29,7 +29,7 @@ describe('ProcessLink', () => {
     link.route(a);
     link.route(b);
     expect(got).toEqual([[2, a], [1, b]]);
-    expect(() => link.route(msg(1, 3))).toThrow(/a data message for rank 3 of 3 \('t' from rank 1\)/);
+    expect(() => link.route(msg(1, 3))).toThrow(/internal error in the process link: a data message for rank 3 of 3 \('t' from rank 1\); please report/);
     await link.close();
   });
 });

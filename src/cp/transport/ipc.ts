@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { atExit } from '../../exit.js';
+import { internalError } from '../../errors.js';
 import { DataMessage } from './processComm.js';
 
 export class ProcessLink {
@@ -33,7 +34,7 @@ export class ProcessLink {
   /** A data message from one rank process, to the process of the rank it is for. */
   route(m: DataMessage): void {
     const to = this.peers[m.to];
-    if (!to) throw new Error(`internal error: a data message for rank ${m.to} of ${this.peers.length} ('${m.tag}' from rank ${m.from})`);
+    if (!to) throw internalError(`a data message for rank ${m.to} of ${this.peers.length} ('${m.tag}' from rank ${m.from})`, 'the process link');
     to(m);
   }
 
