@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InputError } from '../src/errors.js';
 import { DEFAULT_PARALLEL, ModelConfig, ParallelConfig } from '../src/memory/model.js';
-import { memoryDiff } from '../src/memory/compare.js';
+import { compareOne, memoryDiff } from '../src/memory/compare.js';
 import { reasons, type AdviseRequest, type Candidate } from '../src/memory/advise.js';
 
 /** What memoryBreakdown throws instead of answering (null: it answers). */
@@ -30,6 +30,18 @@ describe('memoryDiff (compare.ts totalUnder)', () => {
   it('a layout the model refuses (InputError) is no total, as before', () => {
     sabotage.error = new InputError('--tensor-model-parallel-size 3 does not divide the heads');
     expect(memoryDiff(row, setup({ fp32Residual: true }), setup(), 'compared')).toEqual([]);
+  });
+});
+
+describe('compareOne: a measured point against the model', () => {
+  const row = { seq_len: 8192, tp: 1, cp: 1, pp: 1, sp: false, recompute: 'none', micro_batch: 1, activation_gib: null, total_gib: 50, fits: true, source: 'measured: x' };
+  it('a bug in the model is thrown, not said as the row\'s error', () => {
+    sabotage.error = bug();
+    expect(() => compareOne(row, gpt, DEFAULT_PARALLEL, 80)).toThrow(TypeError);
+  });
+  it('a point the model refuses (InputError) is the row\'s error, as before', () => {
+    sabotage.error = new InputError('--tensor-model-parallel-size 3 does not divide the heads');
+    expect(compareOne(row, gpt, DEFAULT_PARALLEL, 80)).toMatchObject({ error: '--tensor-model-parallel-size 3 does not divide the heads', verdict: 'unknown' });
   });
 });
 

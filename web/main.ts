@@ -294,12 +294,12 @@ function positiveWhole(input: HTMLInputElement, label: string, max: number): num
   return v;
 }
 
-/** What `f` returns; an error it throws (the model's own check) said beside `control`. */
+/** What `f` returns; bad input it throws (the model's own check) said beside `control`; a bug passes on as it is. */
 function onField<T>(control: HTMLElement, f: () => T): T {
   try {
     return f();
   } catch (e) {
-    throw e instanceof FieldError ? e : new FieldError(e instanceof Error ? e.message : String(e), control);
+    throw e instanceof FieldError || !isInputError(e) ? e : new FieldError((e as Error).message, control);
   }
 }
 
@@ -509,7 +509,7 @@ const sentence = (e: unknown) => pageWords(e).replace(/^./, (c) => c.toUpperCase
  * drawn from them. `typing`: the advisor searches once the typing pauses (web/advise.ts).
  */
 function clearPlanner(e: unknown, typing = false): void {
-  const message = sentence(e);
+  const message = isInputError(e) ? sentence(e) : bugWords(e);
   $('planner-error').textContent = message;
   showFieldErrors(form, marksOf(e, sentence));
   plannerChart?.destroy();
@@ -907,7 +907,9 @@ function modelWarning(name: string, size: ModelSize | null, own: boolean, log?: 
   try {
     const same = log ? !setupDiff(log.setup, { model: readModel(), parallel: log.setup.parallel }, 'planner').length : !modelDiff(size, readModel(), 'lines').length;
     planner = same ? ' It is the planner\'s model.' : '';
-  } catch { /* the planner's controls are invalid: nothing to say about them */ }
+  } catch (e) {
+    if (!isInputError(e)) throw e; // the planner's controls are invalid: nothing to say about them
+  }
   return `${name} is ${log ? 'another setup than' : 'a different model from'} the lines it is drawn over (${lines}): ${diff.join(', ')}. ` +
     (own ? 'The table predicts it from its own arguments.' : 'Its errors in the table are against the lines\' model.') + planner;
 }

@@ -44,7 +44,8 @@ export function compareOne(row: CsvRow, model: ModelConfig, par: ParallelConfig,
   try {
     b = memoryBreakdown(model, pointConfig(row, par));
   } catch (e) {
-    return { ...base, error: (e as Error).message };
+    if (!(e instanceof InputError)) throw e; // a bug, not a point the model refuses
+    return { ...base, error: e.message };
   }
   const total = b.totalBytes / GIB, act = peakActivationBytes(b) / GIB, hbm = row.hbm_gib ?? hbmGib;
   const fits = total <= hbm;
