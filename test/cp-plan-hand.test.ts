@@ -61,6 +61,21 @@ describe("a run's timeline: work and balance", () => {
   });
 });
 
+describe('plans scale the micro batch', () => {
+  it('a plan at B = 3 is the dry run at B = 3: FLOPs, bytes, messages, peak (planScheme runs B = 1 and scales)', async () => {
+    const cu = (...x: number[]) => Int32Array.from(x);
+    for (const [scheme, sizes] of [['p2p'], ['all_gather'], ['a2a'], ['a2a+p2p', '2,2']] as [string, string?][])
+      for (const mask of [{ causal: true }, { docs: { cuQ: cu(0, 300, 1000), cuK: cu(0, 300, 1000) }, window: [100, 0] }]) {
+        const shape = { B: 3, Hq: 8, Hkv: 4, Nq: 1000, Nk: 1000, D: 64 };
+        const req = { shape, R: 4, layout: 'zigzag' as const, mask, precision: 'f16' as const, link: LINKS['nvlink-h200'], rate: 100 };
+        const plan = await planScheme(req, scheme, sizes);
+        const dry = await dryRun({ shape, R: 4, scheme, sizes, mask, precision: 'f16' });
+        expect(plan.predicted, scheme).toEqual(predict(dry.steps, 4, req.link, req.rate));
+        expect(plan.rankPeakBytes, scheme).toBe(Math.max(...dry.ranks.map((r) => r.peakBytes)));
+      }
+  });
+});
+
 describe('registry', () => {
   const h8 = { Hq: 8, Hkv: 8 };
   it("a2a+p2p's default: the largest A with 1 < A < R dividing R and both head counts", () => {

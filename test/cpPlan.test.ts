@@ -20,6 +20,9 @@ describe('flashring cp-plan', () => {
     const direct = parseCpPlan({ ...plain, 'num-attention-heads': '4', 'hidden-size': '512', 'num-query-groups': '2', 'compute-tflops': '200' });
     expect((await planSchemes(tp, 200)).map((p) => p.predicted)).toEqual((await planSchemes(direct, 200)).map((p) => p.predicted));
     expect(() => parseCpPlan({ ...plain, 'tensor-model-parallel-size': '3' })).toThrow(/--tensor-model-parallel-size 3 must divide the heads \(16\)/);
+    // A plan's cost grows with a GPU's heads: at most 4096 (H/T), up front; the micro batch is scaled, not bounded so.
+    expect(() => parseCpPlan({ ...plain, 'num-attention-heads': '8192', 'hidden-size': String(8192 * 64) })).toThrow(/cp-plan plans at most 4096 query heads a GPU .*got 8192: give fewer heads or a larger --tensor-model-parallel-size/);
+    expect(parseCpPlan({ ...plain, 'num-attention-heads': '8192', 'hidden-size': String(8192 * 64), 'tensor-model-parallel-size': '2' }).shape.Hq).toBe(4096);
     expect(() => parseCpPlan({ ...plain, 'tensor-model-parallel-size': '4', 'num-query-groups': '2' })).toThrow(/K\/V heads \(2\)/);
     expect(() => parseCpPlan({ ...base, 'no-causal': true })).toThrow(/contradict/);
     // hierarchical sizes mean something only for a2a+p2p: refused with another scheme, not ignored

@@ -19,6 +19,9 @@ import { Scheme, chosenSizesNote, resolveScheme, schemeDef, schemeDefs, schemeNa
 import { AttentionShape, numel, validateShape } from '../shape.js';
 
 /** The help (a function: it lists the registry's schemes as they are when asked). */
+/** Query heads a GPU that cp-plan plans at most (the largest models hold 128 or fewer). */
+const MAX_PLAN_HEADS = 4096;
+
 const help = () => `usage: flashring cp-plan --context-parallel-size R --seq-length N (--num-attention-heads H --hidden-size E | --heads H --head-dim D) [options]
   --cp-comm-type T        ${schemeNames().join('|')} (default: every scheme the shape allows)
 ${schemeDefs().map((d) => `                            ${d.name.padEnd(11)} ${d.about}`).join('\n')}
@@ -26,7 +29,7 @@ ${schemeDefs().map((d) => `                            ${d.name.padEnd(11)} ${d.
                           default: the largest A below R that divides R and the heads)
   --layout L              ${LAYOUTS.join('|')} (default zigzag)
   --num-query-groups G    key/value heads (GQA; default H)    --micro-batch-size B (default 1)
-  --tensor-model-parallel-size T   heads and K/V heads per GPU are H/T and G/T (as the page; default 1)
+  --tensor-model-parallel-size T   heads and K/V heads per GPU are H/T and G/T (as the page; default 1; H/T at most ${MAX_PLAN_HEADS})
   --causal | --no-causal  causal attention (default causal, as the page and a GPT's training)
   --precision f16|f32 (default f16)
   --link NAME             ${LINK_NAMES.join('|')} (default nvlink-h200)
@@ -85,6 +88,9 @@ export function parseCpPlan(v: Values): CpPlanRequest {
   if (v.causal && v['no-causal']) throw new InputError('--causal and --no-causal contradict each other: give one');
   const shape: AttentionShape = { B: int(v, 'micro-batch-size', 1), Hq: H / T, Hkv: G / T, Nq: N, Nk: N, D };
   validateShape(shape);
+  // A plan's cost grows with the heads a GPU holds (its transfers list their row ranges; the micro batch is scaled).
+  if (shape.Hq > MAX_PLAN_HEADS)
+    throw new InputError(`cp-plan plans at most ${MAX_PLAN_HEADS} query heads a GPU (heads / --tensor-model-parallel-size), got ${shape.Hq}: give fewer heads or a larger --tensor-model-parallel-size`);
   const layout = (v.layout ?? 'zigzag') as string;
   validateRing(N, R, layout);
   const precision = (v.precision ?? 'f16') as Precision;

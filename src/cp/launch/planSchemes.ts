@@ -30,11 +30,18 @@ export interface SchemePlan {
   rankPeakBytes: number;
 }
 
-/** One scheme's plan (`sizes`: its 'A,P' where it takes them); throws an InputError where the shape cannot take it. */
+/**
+ * One scheme's plan (`sizes`: its 'A,P' where it takes them); throws an InputError where the shape cannot take it.
+ * A rank program's steps are linear in the micro batch: every buffer, transfer and FLOP is per sequence, and the
+ * messages are not (test/cp-plan-hand.test.ts checks it against a dry run at B = 3). So the dry run runs at B = 1
+ * and its bytes and FLOPs are scaled, which keeps a plan's cost (its transfers list B·H row ranges) from growing with B.
+ */
 export async function planScheme(req: SchemePlanRequest, scheme: Scheme, sizes?: string): Promise<SchemePlan> {
-  const dry = await dryRun({ shape: req.shape, R: req.R, layout: req.layout, scheme, sizes, mask: req.mask, precision: req.precision });
+  const B = req.shape.B;
+  const dry = await dryRun({ shape: { ...req.shape, B: 1 }, R: req.R, layout: req.layout, scheme, sizes, mask: req.mask, precision: req.precision });
+  const steps = dry.steps.map((s) => ({ ...s, flops: s.flops * B, transferBytes: s.transferBytes * B }));
   return {
-    scheme, hierarchy: dry.hierarchy, predicted: predict(dry.steps, req.R, req.link, req.rate),
-    rankPeakBytes: Math.max(...dry.ranks.map((r) => r.peakBytes)),
+    scheme, hierarchy: dry.hierarchy, predicted: predict(steps, req.R, req.link, req.rate),
+    rankPeakBytes: B * Math.max(...dry.ranks.map((r) => r.peakBytes)),
   };
 }
