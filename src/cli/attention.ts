@@ -87,7 +87,7 @@ export interface AttentionArgs {
   ring: RingArgs | null;
 }
 
-function parseAttentionArgs(argv: string[]): AttentionArgs | null {
+export function parseAttentionArgs(argv: string[]): AttentionArgs | null {
   const { values } = parseCommand('attention', argv, OPTIONS);
   if (values.help) return null;
   for (const k of ['q', 'k', 'v', 'out'] as const) {
