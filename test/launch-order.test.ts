@@ -7,6 +7,7 @@
  * on the tensor cores where the adapter has them. A probe kernel runs launch_item itself and checks
  * the order it gives (which no comparison of outputs can see).
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it, beforeAll } from 'vitest';
 import { autoF16Path, testDevice, tunedDevice } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, bits } from './cases.js';
@@ -20,8 +21,8 @@ import { Precision } from '../src/kernels/precision.js';
 import { InputError } from '../src/errors.js';
 import { resolveTuning, tuningFromEnv } from '../src/kernels/tuning.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
-import { bindingTable } from '../src/kernels/bindings.js';
-import { ATTENTION_HEADER_BINDINGS } from '../src/kernels/params.js';
+import { bindGroup, bindingTable, pipelineLayout } from '../src/kernels/bindings.js';
+import { ATTENTION_HEADER_BINDINGS, attentionHeader } from '../src/kernels/params.js';
 
 /** The probe's bindings: the header's and the items it writes. */
 const PROBE_BINDINGS = bindingTable('probe', [...ATTENTION_HEADER_BINDINGS, [1, 'items', 'read_write', 'array<vec4<u32>>']]);
@@ -60,27 +61,26 @@ describe('launch order of causal grids: the same bits under every head group', (
    * what each workgroup, in launch order x + X·(y + Y·z), is given.
    */
   async function launchItems(X: number, Y: number, Z: number, G: number, causal = true): Promise<[number, number, number][]> {
-    const probe = `@compute @workgroup_size(1)
-fn probe(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  items[wg.x + nwg.x * (wg.y + nwg.y * wg.z)] = vec4<u32>(launch_item(wg, nwg), 1u);
-}`;
+    const probe = readFileSync(new URL('./fixtures/launch_probe.wgsl', import.meta.url), 'utf8');
     const types = { precision: 'f32', out: 'f32', grad: 'f32' } as const;
     const code = attentionSource(probe, attentionValues(8, { BR: 8, BC: 8, WG: 1, workgroupBytes: 0 }, types, false), PROBE_BINDINGS);
     const d = dev.device;
-    const pipeline = d.createComputePipeline({ layout: 'auto', compute: { module: d.createShaderModule({ code }), entryPoint: 'probe' } });
+    const pipeline = d.createComputePipeline({ layout: pipelineLayout(dev, PROBE_BINDINGS), compute: { module: d.createShaderModule({ code }), entryPoint: 'probe' } });
     const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: 8, Nk: 8, D: 8 };
     const params = upload(dev, new Uint8Array(packUniform(ATTENTION_PARAMS, { s, o: resolveOptions(s, { causal }), accumulate: false, headGroup: G })), 'probe.params', GPUBufferUsage.UNIFORM);
     const out = storage(dev, X * Y * Z * 16, 'probe.items');
+    // The header's documents buffer as every kernel's; its uniform block with this test's head group.
+    const temps: GPUBuffer[] = [];
+    const { cu } = attentionHeader(dev, s, resolveOptions(s, { causal }), temps);
     const enc = d.createCommandEncoder();
     const pass = enc.beginComputePass();
     pass.setPipeline(pipeline);
-    pass.setBindGroup(0, d.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: params } }, { binding: 1, resource: { buffer: out } }] }));
+    pass.setBindGroup(0, bindGroup(dev, PROBE_BINDINGS, { P: params, cu, items: out }));
     pass.dispatchWorkgroups(X, Y, Z);
     pass.end();
     d.queue.submit([enc.finish()]);
     const got = new Uint32Array(await readback(dev, out, X * Y * Z * 16));
-    dev.tracker.destroy(params);
-    dev.tracker.destroy(out);
+    for (const b of [params, out, ...temps]) dev.tracker.destroy(b);
     return Array.from({ length: X * Y * Z }, (_, i) => {
       expect(got[4 * i + 3], `workgroup ${i} ran`).toBe(1);
       return [got[4 * i], got[4 * i + 1], got[4 * i + 2]];

@@ -8,6 +8,7 @@
  * use some of these only on GPUs with subgroup matrices, which the CPU adapter lacks: this is
  * where CI checks them.
  */
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { testDevice } from './gpu.js';
 import { FlashDevice } from '../src/gpu/device.js';
@@ -32,20 +33,7 @@ const L = 5;
 //             8 in_keys(query_span(z, z + 1), x)   dkdv's entry test (rows that see its lane's key)
 //            16 in_keys(key_range(x), z)           the forward's and dq's entry test, once per row
 //   .w  key_range(x).x · 65536 + key_range(x).y    (positions stay below 65536 keys here)
-const PROBE = `@compute @workgroup_size(1)
-fn probe(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let x = wg.x;
-  let len = wg.y + 1u;
-  let z = wg.z;
-  let rsa = rows_seeing_all(z, z + len);
-  let kr = key_range(x);
-  var bits = select(0u, 1u, all_see(shared_keys(x, x + len), z, z + len));
-  bits |= select(0u, 2u, x + len <= P.Nq && x >= rsa.x && x + len <= rsa.y);
-  bits |= select(0u, 4u, visible(x, z));
-  bits |= select(0u, 8u, in_keys(query_span(z, z + 1u), x));
-  bits |= select(0u, 16u, in_keys(kr, z));
-  items[x + nwg.x * (wg.y + nwg.y * z)] = vec4<u32>(class_of(row_keys(x, x + len), z, z + len), tile_class(x, x + len, z, z + len), bits, kr.x * 65536u + kr.y);
-}`;
+const PROBE = readFileSync(new URL('./fixtures/mask_probe.wgsl', import.meta.url), 'utf8');
 
 let dev: FlashDevice;
 let pipeline: GPUComputePipeline;
