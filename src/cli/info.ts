@@ -150,7 +150,7 @@ export async function buildPage(outDir?: string): Promise<InlineConfig> {
 export async function start(argv: string[]): Promise<number> {
   const { values } = parseCommand('start', argv, { 'no-serve': { type: 'boolean' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
   if (values.help) {
-    console.log('usage: flashring start [--no-serve] [--port P]\n  Adapters, GPU self-test, then build the page and serve it on http://localhost:P (default 5173).\n  --no-serve  stop after the self-test (the page is neither built nor served)');
+    console.log('usage: flashring start [--no-serve] [--port P]\n  Adapters, GPU self-test, then build the page and serve it on http://localhost:P (default 5173,\n  or the next free port when 5173 is taken; a port given with --port is that port or an error).\n  --no-serve  stop after the self-test (the page is neither built nor served)');
     return 0;
   }
   const port = values.port === undefined ? 5173 : numberArg('port', values.port, { integer: true, min: 0, max: 65535, what: 'a port number (0..65535)' });
@@ -165,12 +165,13 @@ export async function start(argv: string[]): Promise<number> {
   const vite = await import('vite');
   let server: Awaited<ReturnType<typeof vite.preview>>;
   try {
-    server = await vite.preview({ ...config, logLevel: 'warn', preview: { port, strictPort: false, host: 'localhost' } });
+    server = await vite.preview({ ...config, logLevel: 'warn', preview: { port, strictPort: values.port !== undefined, host: 'localhost' } });
   } catch (e) {
-    throw new FlashringError(`cannot serve the page on port ${port} (${firstLine(e)})`);
+    throw new FlashringError(`cannot serve the page on port ${port} (${firstLine(e)})${values.port !== undefined ? ': give another --port' : ''}`);
   }
   const addr = server.httpServer.address() as { port: number };
-  console.log(`the page is served at http://localhost:${addr.port}/  (Ctrl-C to stop)`);
+  const moved = addr.port !== port ? ` (port ${port} is taken)` : '';
+  console.log(`the page is served at http://localhost:${addr.port}/${moved}  (Ctrl-C to stop)`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => server.httpServer.close(() => resolve()));
     process.once('SIGTERM', () => server.httpServer.close(() => resolve()));
