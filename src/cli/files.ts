@@ -61,7 +61,10 @@ export async function checkInputFile(flag: string, path: string, maxBytes: numbe
 
 /** Pseudo-filesystems nothing should be written into (mkdir there can hang or fail oddly). */
 const SPECIAL = ['/proc', '/sys', '/dev'];
+/** Ordinary folders under them: /dev/shm is a tmpfs where people keep scratch results. */
+const ORDINARY = ['/dev/shm'];
 const under = (p: string, root: string) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
+const isSystemFolder = (real: string) => SPECIAL.some((r) => under(real, r)) && !ORDINARY.some((r) => under(real, r));
 
 /** The nearest existing ancestor of `abs` (itself if it exists), with its stat. */
 async function nearestExisting(flag: string, given: string, abs: string) {
@@ -86,7 +89,7 @@ async function realTarget(flag: string, given: string, abs: string): Promise<{ r
 
 async function checkWritableFolder(flag: string, given: string, folder: string): Promise<void> {
   const real = await realpath(folder);
-  if (SPECIAL.some((r) => under(real, r))) throw new InputError(`${who(flag)} ${given}: ${real} is a system folder; choose an ordinary folder`);
+  if (isSystemFolder(real)) throw new InputError(`${who(flag)} ${given}: ${real} is a system folder; choose an ordinary folder`);
   try {
     await access(folder, constants.W_OK | constants.X_OK);
   } catch {
