@@ -8,12 +8,13 @@
  * Writing: every output path is resolved up front (real paths, through symbolic links) and
  * refused, before any work, when it is an input, lies inside an input's folder, or is another
  * output (or inside one). Outputs are written under temporary names beside their targets and
- * renamed into place when all are written; on any failure, or when the process is ended (a
- * signal, its parent gone), the temporaries and the folders this run created are removed. A full
- * disk, a read-only file system or a refused permission is one line naming the path.
+ * renamed into place when all are written, all or none: each file replaced is kept aside (a hard
+ * link) until every rename is done, and put back if one fails. On any failure, or when the process
+ * is ended (a signal, its parent gone), the temporaries and the folders this run created are
+ * removed. A full disk, a read-only file system or a refused permission is one line naming the path.
  */
-import { access, chmod, constants, mkdir, open, readdir, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
-import { rmdirSync, rmSync, Stats } from 'node:fs';
+import { access, chmod, constants, mkdir, open, readdir, realpath, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { linkSync, lstatSync, renameSync, rmdirSync, rmSync, Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { FlashringError, InputError } from '../errors.js';
 import { atExit } from '../exit.js';
@@ -307,6 +308,11 @@ function removeAtExit(path: string, kind: 'file' | 'dir'): () => void {
 const WRITE_CODES: Record<string, string> = {
   ENOSPC: 'no space left on the device', EDQUOT: 'the disk quota is used up', EROFS: 'the file system is read-only',
   EACCES: 'permission denied', EPERM: 'operation not permitted', EFBIG: 'the file is larger than the file system allows', EIO: 'an I/O error',
+  EISDIR: 'a folder is in the way', ENOTEMPTY: 'a folder is in the way', EBUSY: 'the file is busy (a mount point?)',
+};
+const reasonOf = (e: unknown) => {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  return code && code in WRITE_CODES ? `${WRITE_CODES[code]} (${code})` : (e as Error)?.message ?? String(e);
 };
 
 /** A file-system error while writing `path` (flag `flag`), as one line; other errors unchanged. */
@@ -321,15 +327,20 @@ export function tempPath(target: string, stamp: string): string {
   return join(dirname(target), `.${basename(target)}.${process.pid}.${stamp}.tmp`);
 }
 
-/** The target's name and the writer's pid of a file named as tempPath names temporaries, or null. */
+/** Where a write keeps the file it replaces until all its renames are done: `.<name>.<pid>.<stamp>.kept.tmp`. */
+export function keptPath(target: string, stamp: string): string {
+  return join(dirname(target), `.${basename(target)}.${process.pid}.${stamp}.kept.tmp`);
+}
+
+/** The target's name and the writer's pid of a file named as tempPath names temporaries (or keptPath kept files), or null. */
 function tempOwner(name: string): { target: string; pid: number } | null {
-  const m = /^\.(.+)\.(\d+)\.[0-9a-z]+\.tmp$/.exec(name);
+  const m = /^\.(.+)\.(\d+)\.(?!kept\.tmp$)[0-9a-z]+(?:\.kept)?\.tmp$/.exec(name);
   return m ? { target: m[1], pid: Number(m[2]) } : null;
 }
 
 /**
  * Temporaries an earlier run of a process now gone left beside these targets (a signal that landed while
- * Node's thread created one, after the exit cleanup ran): removed.
+ * Node's thread created one, after the exit cleanup ran; a SIGKILL mid-commit, which leaves kept files): removed.
  */
 export async function removeDeadTemps(paths: readonly string[]): Promise<void> {
   for (const dir of new Set(paths.map((p) => dirname(p)))) {
@@ -356,6 +367,98 @@ async function missingFolders(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (let p = resolve(dir); !(await statOrNull(p)); p = dirname(p)) out.unshift(p);
   return out;
+}
+
+/**
+ * One output's move into place: its temporary, and the file it replaces kept aside (`kept`) until every
+ * output is in place; `moved` where that file itself was moved aside (a file system without hard links).
+ */
+interface Swap { target: string; temp: string; kept: string | null; moved: boolean; replaced: boolean }
+
+/** Keeps the file at `s.target` (a file or a link; nothing, or a folder, is not kept) aside: a hard link, else the file moved aside. */
+function keepAside(s: Swap, stamp: string): void {
+  let st: Stats;
+  try {
+    st = lstatSync(s.target);
+  } catch {
+    return; // nothing there: a new file
+  }
+  if (st.isDirectory()) return; // a folder in the way: its rename fails and nothing was replaced
+  const kept = keptPath(s.target, stamp);
+  try {
+    linkSync(s.target, kept);
+  } catch {
+    renameSync(s.target, kept); // (its failure, EPERM on an immutable file, fails the write before any rename)
+    s.moved = true;
+  }
+  s.kept = kept;
+}
+
+/**
+ * Renames every temporary over its target, all or none: each file replaced is kept aside first; a failed
+ * rename puts back every target already replaced (and removes those new this run), and throws its error.
+ * Synchronous: a signal's handler (an exit) runs before or after the whole commit, never between two
+ * renames. Only SIGKILL or a crash mid-commit leaves some targets new, with the earlier files beside
+ * them as keptPath names, until the next write there removes them (removeDeadTemps).
+ */
+function commit(swaps: Swap[], stamp: string, at: (path: string) => void): void {
+  try {
+    for (const s of swaps) {
+      at(s.target);
+      keepAside(s, stamp);
+    }
+    for (const s of swaps) {
+      at(s.target);
+      renameSync(s.temp, s.target);
+      s.replaced = true;
+    }
+  } catch (e) {
+    const left = putBack(swaps);
+    dropKept(swaps, left);
+    throw left.length ? new PutBackError(left, e) : e;
+  }
+  dropKept(swaps, []);
+}
+
+/** Removes the kept files but those of `left` (they hold a target's earlier content); one that stays is removed by a later write (removeDeadTemps). */
+function dropKept(swaps: Swap[], left: Swap[]): void {
+  for (const s of swaps) {
+    if (!s.kept || left.includes(s)) continue;
+    try {
+      rmSync(s.kept, { force: true });
+    } catch { /* named as a temporary: the next write there removes it */ }
+  }
+}
+
+/** Puts back every target replaced or moved aside (removes a new one); returns those that could not be. */
+function putBack(swaps: Swap[]): Swap[] {
+  const left: Swap[] = [];
+  for (const s of swaps) {
+    if (!s.replaced && !s.moved) continue;
+    try {
+      if (s.kept) renameSync(s.kept, s.target);
+      else rmSync(s.target, { force: true }); // new this run
+      Object.assign(s, { kept: null, moved: false, replaced: false });
+    } catch {
+      left.push(s);
+    }
+  }
+  return left;
+}
+
+/** A failed commit whose put-back failed too: `left` are the targets not as they were. */
+class PutBackError extends Error {
+  constructor(readonly left: Swap[], readonly failure: unknown) {
+    super('put-back failed');
+  }
+}
+
+/** The message of a write that failed at `path` (flag `flag`) and could not put back `left`: which files hold what. */
+function partialWrite(cause: unknown, flag: string, path: string, left: Swap[]): OutputError {
+  const each = left.map((s) => (s.replaced
+    ? `${s.target} holds this run's data${s.kept ? ` (its earlier content is in ${s.kept}: move it back by hand before writing there again)` : ' (it is new)'}`
+    : `${s.target} is missing (its earlier content is in ${s.kept}: move it back by hand before writing there again)`));
+  return new OutputError(`cannot write ${path} (${who(flag)}): ${reasonOf(cause)}; putting back the files it had replaced failed too: ${each.join('; ')}; every other output is as before`);
 }
 
 /** The outputs of one run: checked when made, written all at once by write(). */
@@ -400,8 +503,8 @@ export class OutputPlan {
   }
 
   /**
-   * Writes the files through temporaries and renames them into place; on failure removes the
-   * temporaries and every folder this plan created, and says which path failed.
+   * Writes the files through temporaries and renames them into place, all or none (commit); on failure
+   * removes the temporaries and every folder this plan created, and says which path failed.
    */
   async write(files: readonly { path: string; data: Uint8Array | string }[]): Promise<void> {
     const stamp = Date.now().toString(36);
@@ -419,16 +522,17 @@ export class OutputPlan {
         const old = await statOrNull(files[i].path);
         if (old?.isFile()) await chmod(temps[i], old.mode & 0o7777);
       }
-      for (let i = 0; i < files.length; i++) {
-        at = files[i].path;
-        await rename(temps[i], files[i].path);
-        keeps[i]();
-      }
+      const swaps: Swap[] = files.map((f, i) => ({ target: f.path, temp: temps[i], kept: null, moved: false, replaced: false }));
+      commit(swaps, stamp, (p) => {
+        at = p;
+      });
+      for (const keep of keeps) keep();
       for (const d of this.created) d.keep(); // they hold results now
     } catch (e) {
       await Promise.all(temps.map((t) => rm(t, { force: true })));
       for (const keep of keeps) keep();
       await this.abandon();
+      if (e instanceof PutBackError) throw partialWrite(e.failure, this.flagOf(at), at, e.left);
       throw writeError(e, this.flagOf(at), at);
     }
   }
