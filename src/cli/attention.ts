@@ -1,9 +1,9 @@
 /** `flashring attention`: FlashAttention on .npy tensors. */
-import { readFile } from 'node:fs/promises';
-import { InputError } from '../errors.js';
+import { open, FileHandle } from 'node:fs/promises';
+import { InputError, NpyError } from '../errors.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
-import { parseNpy, parseNpyInt32, NpyArray } from './npy.js';
+import { NpyArray, NpyDtype, NpyHeader, NpyInt32, readNpyData, readNpyHeader } from './npy.js';
 import { attentionForward, attentionBackward, checkHalfRange, HostTensor } from '../kernels/attention.js';
 import { AttentionShape, F32_MAX, F32_MIN_NORMAL, validateShape } from '../shape.js';
 import { Documents, checkDocuments } from '../mask.js';
@@ -130,13 +130,37 @@ function parseCuSeqlensFlags(both?: string, q?: string, k?: string): AttentionAr
   return q !== undefined ? { q, k: k!, same: false } : undefined;
 }
 
-async function readInput(path: string, name: string): Promise<Uint8Array> {
+/** An input opened and its .npy header read and checked (dtype, shape, the file's size); its data not yet read. */
+interface Opened<H> { path: string; file: FileHandle; header: H }
+
+/** A failure to open or read input `name` at `path`, as one line (an NpyError as it is). */
+function cannotRead(e: unknown, name: string, path: string): unknown {
+  if (e instanceof NpyError) return e;
+  const code = (e as NodeJS.ErrnoException).code;
+  return new InputError(`cannot read ${name} from ${path}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message.split('\n')[0]}`);
+}
+
+/**
+ * Opens input `name` at `path` (its handle added to `handles`: the caller closes them) and reads its header
+ * only, by `header` (which checks the data's length by the file's size): nothing of the data is read.
+ */
+async function openInput<H>(path: string, name: string, handles: FileHandle[], header: (f: FileHandle, size: number) => Promise<H>): Promise<Opened<H>> {
   await checkInputFile(name.toLowerCase(), path, MAX_BINARY_BYTES); // before a byte is read: /dev/zero, a FIFO, a folder (flag: --q, --do, --cu-seqlens)
   try {
-    return new Uint8Array(await readFile(path));
+    const file = await open(path, 'r');
+    handles.push(file);
+    return { path, file, header: await header(file, (await file.stat()).size) };
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new InputError(`cannot read ${name} from ${path}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message.split('\n')[0]}`);
+    throw cannotRead(e, name, path);
+  }
+}
+
+/** The data of an opened input, read once (by `read`) into its typed array. */
+async function readInput<H, T>(o: Opened<H>, name: string, read: (f: FileHandle, h: H) => Promise<T>): Promise<T> {
+  try {
+    return await read(o.file, o.header);
+  } catch (e) {
+    throw cannotRead(e, name, o.path);
   }
 }
 
@@ -161,19 +185,29 @@ function planOutputs(a: AttentionArgs): Promise<OutputPlan> {
   ], { force: a.force });
 }
 
-/**
- * The documents of a packed run, checked against the shape: int32, 1-D, from 0, never
- * decreasing, ending at the total lengths, as many for Q as for K/V; B must be 1.
- */
-async function loadDocuments(c: NonNullable<AttentionArgs['cuSeqlens']>, s: AttentionShape): Promise<Documents> {
-  const load = async (path: string, flag: string) => {
-    const a = parseNpyInt32(await readInput(path, flag), path);
-    if (a.shape.length !== 1) throw new InputError(`--${flag} ${path} has shape (${a.shape.join(', ')}); cu_seqlens is 1-D (documents + 1 entries)`);
-    return a.data;
+type CuHeads = { q: Opened<NpyHeader<NpyInt32>>; k: Opened<NpyHeader<NpyInt32>> };
+
+/** The headers of a packed run's cu_seqlens: int32, 1-D; B must be 1. Their data is read by loadDocuments. */
+async function documentHeads(c: NonNullable<AttentionArgs['cuSeqlens']>, s: AttentionShape, handles: FileHandle[]): Promise<CuHeads> {
+  const head = async (path: string, flag: string) => {
+    const o = await openInput(path, flag, handles, (f, size) => readNpyHeader(f, size, path, 'int32'));
+    if (o.header.shape.length !== 1) throw new InputError(`--${flag} ${path} has shape (${o.header.shape.join(', ')}); cu_seqlens is 1-D (documents + 1 entries)`);
+    return o;
   };
-  const cuQ = await load(c.q, c.same ? 'cu-seqlens' : 'cu-seqlens-q');
-  const cuK = c.same ? cuQ : await load(c.k, 'cu-seqlens-k');
+  const q = await head(c.q, c.same ? 'cu-seqlens' : 'cu-seqlens-q');
+  const k = c.same ? q : await head(c.k, 'cu-seqlens-k');
   if (s.B !== 1) throw new InputError(`packed documents use the layout [1, H, total, D]; Q has B=${s.B}`);
+  return { q, k };
+}
+
+/**
+ * The documents of a packed run, checked against the shape: from 0, never decreasing, ending at the
+ * total lengths, as many for Q as for K/V.
+ */
+async function loadDocuments(c: NonNullable<AttentionArgs['cuSeqlens']>, heads: CuHeads, s: AttentionShape): Promise<Documents> {
+  const load = (o: Opened<NpyHeader<NpyInt32>>, flag: string) => readInput(o, flag, (f, h) => readNpyData(f, h, o.path));
+  const cuQ = await load(heads.q, c.same ? 'cu-seqlens' : 'cu-seqlens-q');
+  const cuK = c.same ? cuQ : await load(heads.k, 'cu-seqlens-k');
   const flagOf = (msg: string) => (c.same ? `--cu-seqlens ${c.q}` : msg.startsWith('cu_seqlens_k') ? `--cu-seqlens-k ${c.k}` : `--cu-seqlens-q ${c.q}`);
   try {
     checkDocuments({ cuQ, cuK }, s.Nq, s.Nk);
@@ -184,14 +218,46 @@ async function loadDocuments(c: NonNullable<AttentionArgs['cuSeqlens']>, s: Atte
   return { cuQ, cuK };
 }
 
-async function loadTensor(path: string, name: string): Promise<Tensor> {
-  const bytes = await readInput(path, name);
-  const arr = parseNpy(bytes, path);
-  if (arr.shape.length !== 3 && arr.shape.length !== 4)
-    throw new InputError(`${name} (${path}) has shape (${arr.shape.join(', ')}); expected [B, H, N, D] or [H, N, D]`);
-  if (arr.shape.some((d) => d === 0)) throw new InputError(`${name} (${path}) is empty: shape (${arr.shape.join(', ')})`);
-  const dims = arr.shape.length === 3 ? [1, ...arr.shape] : arr.shape;
-  return { name, path, arr, dims };
+/** A tensor whose header was read and checked ([B, H, N, D] or [H, N, D], nothing empty); its data not yet read. */
+interface TensorHead { name: string; path: string; o: Opened<NpyHeader<NpyDtype>>; dims: number[] }
+
+async function tensorHead(path: string, name: string, handles: FileHandle[]): Promise<TensorHead> {
+  const o = await openInput(path, name, handles, (f, size) => readNpyHeader(f, size, path, 'float'));
+  const shape = o.header.shape;
+  if (shape.length !== 3 && shape.length !== 4)
+    throw new InputError(`${name} (${path}) has shape (${shape.join(', ')}); expected [B, H, N, D] or [H, N, D]`);
+  if (shape.some((d) => d === 0)) throw new InputError(`${name} (${path}) is empty: shape (${shape.join(', ')})`);
+  return { name, path, o, dims: shape.length === 3 ? [1, ...shape] : shape };
+}
+
+async function loadTensor(t: TensorHead): Promise<Tensor> {
+  const data = await readInput(t.o, t.name, (f, h) => readNpyData(f, h, t.path));
+  return { name: t.name, path: t.path, arr: { dtype: t.o.header.dtype, shape: t.o.header.shape, data }, dims: t.dims };
+}
+
+/**
+ * Every input's header read and checked, and the shapes checked against each other and the bounds (the
+ * kernels' head dims, the ring's), before any data is read; then each file's data, read once.
+ */
+async function loadInputs(a: AttentionArgs) {
+  const handles: FileHandle[] = [];
+  try {
+    const heads = await Promise.allSettled([tensorHead(a.files.q, 'Q', handles), tensorHead(a.files.k, 'K', handles), tensorHead(a.files.v, 'V', handles)]);
+    const bad = heads.find((h) => h.status === 'rejected');
+    if (bad) throw bad.reason;
+    const [qh, kh, vh] = heads.map((h) => (h as PromiseFulfilledResult<TensorHead>).value);
+    const s = shapeFrom(qh.dims, kh.dims, vh.dims);
+    validateShape(s); // head dims the kernels take: before any device is acquired
+    const doh = a.files.do !== undefined ? await tensorHead(a.files.do, 'dO', handles) : null;
+    if (doh && doh.dims.join() !== qh.dims.join()) throw new InputError(`dO has shape [${doh.dims}] but Q has [${qh.dims}]; they must match`);
+    const cu = a.cuSeqlens ? await documentHeads(a.cuSeqlens, s, handles) : null;
+    const ring = a.ring ? checkRingArgs(a.ring, s) : null;
+    const [q, k, v, dout] = await Promise.all([qh, kh, vh, doh].map((t) => t && loadTensor(t)));
+    const docs = cu ? await loadDocuments(a.cuSeqlens!, cu, s) : null;
+    return { q: q!, k: k!, v: v!, dout, s, docs, ring };
+  } finally {
+    await Promise.all(handles.map((f) => f.close().catch(() => {})));
+  }
 }
 
 /** f64 arrays become f32; f16 stays raw bits; f32 as is. */
@@ -239,13 +305,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const outputs = await planOutputs(a);
-  const [q, k, v] = await Promise.all([loadTensor(a.files.q, 'Q'), loadTensor(a.files.k, 'K'), loadTensor(a.files.v, 'V')]);
-  const s = shapeFrom(q.dims, k.dims, v.dims);
-  validateShape(s); // head dims the kernels take: before any device is acquired
-  const dout = a.files.do !== undefined ? await loadTensor(a.files.do, 'dO') : null;
-  if (dout && dout.dims.join() !== q.dims.join()) throw new InputError(`dO has shape [${dout.dims}] but Q has [${q.dims}]; they must match`);
-  const docs = a.cuSeqlens ? await loadDocuments(a.cuSeqlens, s) : null;
-  const ring = a.ring ? checkRingArgs(a.ring, s) : null;
+  const { q, k, v, dout, s, docs, ring } = await loadInputs(a);
   const p = requestedPrecision(a.precision, [q, k, v, ...(dout ? [dout] : [])]);
   const t = { q: hostOf(q.arr), k: hostOf(k.arr), v: hostOf(v.arr) };
   // Outputs keep the inputs' rank: [H, N, D] in (every tensor), [H, N, D] out.

@@ -14,53 +14,145 @@ export interface NpyArray {
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
 const BYTES: Record<NpyDtype, number> = { f2: 2, f4: 4, f8: 8 };
 
+/** A little-endian int32 array's dtype (cu_seqlens), as readNpyHeader names it. */
+export type NpyInt32 = 'i4';
+const ELEM: Record<NpyDtype | NpyInt32, number> = { ...BYTES, i4: 4 };
+
+/**
+ * What a .npy header says, checked against the file's size: the dtype, the shape, where the data starts
+ * and how many bytes it holds (exactly what the rest of the file holds).
+ */
+export interface NpyHeader<D extends NpyDtype | NpyInt32 = NpyDtype | NpyInt32> { dtype: D; shape: number[]; dataStart: number; dataBytes: number }
+
+/** The float dtypes read: f2, f4, f8, little-endian (or no order, as '|'). */
+function floatDtype(d: string, name: string): NpyDtype {
+  const m = /^([<>|=])?f([248])$/.exec(d);
+  if (!m) throw new NpyError(`${name}: dtype '${d}' is not supported; use float16, float32 or float64`);
+  if (m[1] === '>') throw new NpyError(`${name}: big-endian data is not supported; save with dtype '<f${m[2]}'`);
+  return `f${m[2]}` as NpyDtype;
+}
+
+function int32Dtype(d: string, name: string): NpyInt32 {
+  if (!/^[<|=]?i4$/.test(d)) throw new NpyError(`${name}: dtype '${d}' is not int32; save it with .astype(np.int32)`);
+  return 'i4';
+}
+
+/** The data bytes of `bytes` an in-memory header describes, as the typed array of its dtype (an aligned copy). */
+function typedOf<D extends NpyDtype | NpyInt32>(h: NpyHeader<D>, bytes: Uint8Array) {
+  const data = bytes.slice(h.dataStart, h.dataStart + h.dataBytes);
+  const count = h.dataBytes / ELEM[h.dtype];
+  if (h.dtype === 'f2') return new Uint16Array(data.buffer, 0, count);
+  if (h.dtype === 'f8') return new Float64Array(data.buffer, 0, count);
+  return h.dtype === 'i4' ? new Int32Array(data.buffer, 0, count) : new Float32Array(data.buffer, 0, count);
+}
+
 /**
  * Parses a whole .npy file. Every defect (wrong magic, a header cut short, unsupported dtype or
  * order, a malformed shape, data shorter or longer than the shape says) is an NpyError naming `name`.
  */
 export function parseNpy(bytes: Uint8Array, name = 'array'): NpyArray {
-  const { descr, shape, data } = readNpy(bytes, name, (d) => {
-    const m = /^([<>|=])?f([248])$/.exec(d);
-    if (!m) throw new NpyError(`${name}: dtype '${d}' is not supported; use float16, float32 or float64`);
-    if (m[1] === '>') throw new NpyError(`${name}: big-endian data is not supported; save with dtype '<f${m[2]}'`);
-    return +m[2];
-  });
-  const dtype = `f${descr.slice(-1)}` as NpyDtype;
-  const count = data.length / BYTES[dtype];
-  const arr = dtype === 'f2' ? new Uint16Array(data.buffer, 0, count) : dtype === 'f4' ? new Float32Array(data.buffer, 0, count) : new Float64Array(data.buffer, 0, count);
-  return { dtype, shape, data: arr };
+  const h = npyHeader(bytes, bytes.length, name, 'float');
+  return { dtype: h.dtype, shape: h.shape, data: typedOf(h, bytes) as NpyArray['data'] };
 }
 
 /** A .npy file of little-endian int32 (cu_seqlens); any other dtype is an NpyError saying so. */
 export function parseNpyInt32(bytes: Uint8Array, name = 'array'): { shape: number[]; data: Int32Array } {
-  const { shape, data } = readNpy(bytes, name, (d) => {
-    if (!/^[<|=]?i4$/.test(d)) throw new NpyError(`${name}: dtype '${d}' is not int32; save it with .astype(np.int32)`);
-    return 4;
-  });
-  return { shape, data: new Int32Array(data.buffer, 0, data.length / 4) };
+  const h = npyHeader(bytes, bytes.length, name, 'int32');
+  return { shape: h.shape, data: typedOf(h, bytes) as Int32Array };
 }
 
-/** The header (dtype checked by `elemBytes`, which returns the element size) and an aligned copy of the data bytes. */
-function readNpy(bytes: Uint8Array, name: string, elemBytes: (descr: string) => number): { descr: string; shape: number[]; data: Uint8Array } {
-  if (bytes.length < 8 || MAGIC.some((b, i) => bytes[i] !== b))
+/**
+ * How many of a file's first bytes its header takes (magic, version, header length, the header), read from at
+ * least its first 12 (or all of a shorter file); where they are no .npy preamble, `head.length` (npyHeader says what is wrong).
+ */
+export function npyHeaderEnd(head: Uint8Array): number {
+  if (head.length < 12 || MAGIC.some((b, i) => head[i] !== b) || head[6] < 1 || head[6] > 3) return head.length;
+  const dv = new DataView(head.buffer, head.byteOffset, head.byteLength);
+  return head[6] === 1 ? 10 + dv.getUint16(8, true) : 12 + dv.getUint32(8, true);
+}
+
+/**
+ * The header of a .npy file of `fileSize` bytes from its first bytes `head` (at least npyHeaderEnd of them, or
+ * the whole file): magic, version, header, dtype (`kind`), and that the file holds exactly the data the shape
+ * needs. Every defect is an NpyError naming `name`. Reads nothing: a file's data is checked by its size.
+ */
+export function npyHeader(head: Uint8Array, fileSize: number, name: string, kind: 'float'): NpyHeader<NpyDtype>;
+export function npyHeader(head: Uint8Array, fileSize: number, name: string, kind: 'int32'): NpyHeader<NpyInt32>;
+export function npyHeader(head: Uint8Array, fileSize: number, name: string, kind: 'float' | 'int32'): NpyHeader {
+  if (fileSize < 8 || head.length < 8 || MAGIC.some((b, i) => head[i] !== b))
     throw new NpyError(`${name}: not a .npy file (missing the \\x93NUMPY magic)`);
-  const major = bytes[6];
-  if (major < 1 || major > 3) throw new NpyError(`${name}: unsupported .npy format version ${major}.${bytes[7]}`);
+  const major = head[6];
+  if (major < 1 || major > 3) throw new NpyError(`${name}: unsupported .npy format version ${major}.${head[7]}`);
   const start = major === 1 ? 10 : 12;
-  if (bytes.length < start) throw new NpyError(`${name}: truncated header: a version ${major} file needs ${start} bytes before its header, the file has ${bytes.length}`);
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (fileSize < start) throw new NpyError(`${name}: truncated header: a version ${major} file needs ${start} bytes before its header, the file has ${fileSize}`);
+  const dv = new DataView(head.buffer, head.byteOffset, head.byteLength);
   const headerLen = major === 1 ? dv.getUint16(8, true) : dv.getUint32(8, true);
-  if (start + headerLen > bytes.length) throw new NpyError(`${name}: truncated header (${headerLen} bytes announced, ${bytes.length - start} present)`);
-  const header = new TextDecoder(major === 3 ? 'utf-8' : 'latin1').decode(bytes.subarray(start, start + headerLen));
+  if (start + headerLen > fileSize) throw new NpyError(`${name}: truncated header (${headerLen} bytes announced, ${fileSize - start} present)`);
+  if (start + headerLen > head.length) throw new RangeError(`npyHeader: ${name}: ${head.length} bytes given of a header ending at ${start + headerLen}`);
+  const header = new TextDecoder(major === 3 ? 'utf-8' : 'latin1').decode(head.subarray(start, start + headerLen));
   const { descr, shape } = parseHeader(header, name);
-  const eb = elemBytes(descr);
+  const dtype = kind === 'float' ? floatDtype(descr, name) : int32Dtype(descr, name);
   const count = shape.reduce((a, b) => a * b, 1);
   const dataStart = start + headerLen;
-  const need = count * eb;
-  const have = bytes.length - dataStart;
+  const need = count * ELEM[dtype];
+  const have = fileSize - dataStart;
   if (have < need) throw new NpyError(`${name}: truncated data: shape (${shape.join(', ')}) needs ${need} bytes, file has ${have}`);
   if (have > need) throw new NpyError(`${name}: ${have - need} unexpected bytes after the data of shape (${shape.join(', ')}) (${need} bytes); the file is damaged or not one array`);
-  return { descr, shape, data: bytes.slice(dataStart, dataStart + need) }; // aligned copy
+  return { dtype, shape, dataStart, dataBytes: need };
+}
+
+/** A file read at positions (a node:fs/promises FileHandle). */
+export interface ReadAt { read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesRead: number }> }
+
+/** The bytes of a file read before its header is known: every header np.save writes fits (a longer one is read whole). */
+export const NPY_HEAD_BYTES = 4096;
+/** The longest header read (np.load itself refuses over 10000 bytes unless told otherwise). */
+const MAX_HEADER_BYTES = 1 << 20;
+/** The most one read asks for (Linux reads at most ~2 GiB at a time). */
+const READ_CHUNK = 1 << 30;
+
+/** Reads `length` bytes at `position` into `into` from `offset`: fewer only where the file ends first. */
+async function readFully(file: ReadAt, into: Uint8Array, offset: number, length: number, position: number): Promise<number> {
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await file.read(into, offset + done, Math.min(length - done, READ_CHUNK), position + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return done;
+}
+
+/**
+ * The header of the .npy file `file` of `size` bytes (its fstat): only the header's bytes are read, and
+ * every check of npyHeader is made (the data's length by the size) before any of the data is read.
+ */
+export async function readNpyHeader(file: ReadAt, size: number, name: string, kind: 'float'): Promise<NpyHeader<NpyDtype>>;
+export async function readNpyHeader(file: ReadAt, size: number, name: string, kind: 'int32'): Promise<NpyHeader<NpyInt32>>;
+export async function readNpyHeader(file: ReadAt, size: number, name: string, kind: 'float' | 'int32'): Promise<NpyHeader> {
+  let head = new Uint8Array(Math.min(size, NPY_HEAD_BYTES));
+  head = head.subarray(0, await readFully(file, head, 0, head.length, 0));
+  const end = npyHeaderEnd(head);
+  if (end > head.length && end <= size) {
+    if (end > MAX_HEADER_BYTES) throw new NpyError(`${name}: its header announces ${end} bytes; at most ${MAX_HEADER_BYTES} are read (np.save writes a few hundred): the file is damaged or not a .npy file`);
+    const whole = new Uint8Array(end);
+    head = whole.subarray(0, await readFully(file, whole, 0, end, 0));
+  }
+  if (head.length < Math.min(size, Math.max(end, 12))) throw new NpyError(`${name}: the file ended while its header was read (it changed while being read?)`);
+  return kind === 'float' ? npyHeader(head, size, name, kind) : npyHeader(head, size, name, kind);
+}
+
+/**
+ * The data a header read by readNpyHeader describes, read once, straight into a typed array of its dtype
+ * (f2 as raw bits in a Uint16Array); a file that ends early (it changed since its header was read) is an NpyError.
+ */
+export async function readNpyData(file: ReadAt, h: NpyHeader<NpyDtype>, name: string): Promise<NpyArray['data']>;
+export async function readNpyData(file: ReadAt, h: NpyHeader<NpyInt32>, name: string): Promise<Int32Array>;
+export async function readNpyData(file: ReadAt, h: NpyHeader, name: string): Promise<NpyArray['data'] | Int32Array> {
+  const count = h.dataBytes / ELEM[h.dtype];
+  const data = h.dtype === 'f2' ? new Uint16Array(count) : h.dtype === 'f8' ? new Float64Array(count) : h.dtype === 'i4' ? new Int32Array(count) : new Float32Array(count);
+  const got = await readFully(file, new Uint8Array(data.buffer), 0, h.dataBytes, h.dataStart);
+  if (got < h.dataBytes) throw new NpyError(`${name}: truncated data: shape (${h.shape.join(', ')}) needs ${h.dataBytes} bytes, the file ended after ${got} (it changed while being read?)`);
+  return data;
 }
 
 /** Largest element count accepted (well past any tensor that fits a device). */
