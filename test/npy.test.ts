@@ -67,6 +67,28 @@ describe('.npy', () => {
     }
   });
 
+  it('refuses a header that gives a key twice (NumPy would read the last) or a key np.save does not write', () => {
+    const f4 = new Uint8Array(new Float32Array([1, 2]).buffer);
+    const cases: [string, RegExp][] = [
+      ["{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'shape': (2,), }", /^x\.npy: the header gives 'shape' twice \(NumPy would read the last, so what the array is is unclear\): the file is damaged; save the array again with np\.save$/],
+      ["{'descr': '<f2', 'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", /the header gives 'descr' twice/],
+      ["{'descr': '<f4', 'fortran_order': True, 'fortran_order': False, 'shape': (2,), }", /the header gives 'fortran_order' twice/],
+      ["{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1, }", /^x\.npy: unknown key 'extra' in the header \(np\.save writes only 'descr', 'fortran_order' and 'shape'\): save the array again with np\.save$/],
+      ["{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } {'shape': (1,)}", /malformed header/],
+      ["{'descr': '<f4' 'fortran_order': False, 'shape': (2,), }", /malformed header/],
+      ["{'descr': <f4, 'fortran_order': False, 'shape': (2,), }", /malformed header/],
+      ["{'descr': '<f4', 'fortran_order': None, 'shape': (2,), }", /malformed header/],
+      ["{'descr': '<f4', 'fortran_order': False, 'shape': [2], }", /malformed header/],
+    ];
+    for (const [h, re] of cases) {
+      expect(() => parseNpy(rawNpy(h, f4), 'x.npy'), h).toThrow(NpyError);
+      expect(() => parseNpy(rawNpy(h, f4), 'x.npy'), h).toThrow(re);
+    }
+    // What literal_eval reads alike: double quotes, any order, no trailing comma.
+    const a = parseNpy(rawNpy('{"shape": (2,), "fortran_order": False, "descr": "<f4"}', f4), 'x.npy');
+    expect([...a.data]).toEqual([1, 2]);
+  });
+
   it('random and damaged bytes give an NpyError, never another exception (seeded)', () => {
     const seed = 20261201;
     let st = seed;

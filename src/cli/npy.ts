@@ -158,13 +158,38 @@ export async function readNpyData(file: ReadAt, h: NpyHeader, name: string): Pro
 /** Largest element count accepted (well past any tensor that fits a device). */
 const MAX_ELEMENTS = 2 ** 40;
 
-/** The header dict: descr, fortran_order False, shape a tuple of integers. */
+/** The keys np.save writes in a header, each once: the only ones read. */
+const HEADER_KEYS = ['descr', 'fortran_order', 'shape'];
+/** One `'key': value,` of the header dict: a quoted key; a quoted string, a tuple or a word (True, 3) as value. */
+const ENTRY = /\s*(?:'([^']*)'|"([^"]*)")\s*:\s*('[^']*'|"[^"]*"|\([^()]*\)|[A-Za-z0-9_.+-]+)\s*(?:,|(?=\s*$))/y;
+
+/**
+ * The entries of the header dict `{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`, key to the
+ * value's text. A key given twice (NumPy's literal_eval would take the last) or one np.save does not write is refused.
+ */
+function headerEntries(header: string, name: string, malformed: () => NpyError): Map<string, string> {
+  const body = header.trim();
+  if (!body.startsWith('{') || !body.endsWith('}')) throw malformed();
+  const inner = body.slice(1, -1), entries = new Map<string, string>();
+  for (ENTRY.lastIndex = 0; inner.slice(ENTRY.lastIndex).trim() !== '';) {
+    const m = ENTRY.exec(inner);
+    if (!m) throw malformed();
+    const key = m[1] ?? m[2];
+    if (entries.has(key)) throw new NpyError(`${name}: the header gives '${key}' twice (NumPy would read the last, so what the array is is unclear): the file is damaged; save the array again with np.save`);
+    if (!HEADER_KEYS.includes(key)) throw new NpyError(`${name}: unknown key '${key}' in the header (np.save writes only 'descr', 'fortran_order' and 'shape'): save the array again with np.save`);
+    entries.set(key, m[3]);
+  }
+  return entries;
+}
+
+/** The header dict: exactly descr (a string), fortran_order (False) and shape (a tuple of integers). */
 function parseHeader(header: string, name: string): { descr: string; shape: number[] } {
-  const descr = /'descr'\s*:\s*'([^']*)'/.exec(header)?.[1];
-  const fortran = /'fortran_order'\s*:\s*(True|False)/.exec(header)?.[1];
-  const shapeText = /'shape'\s*:\s*\(([^)]*)\)/.exec(header)?.[1];
-  if (!header.trimStart().startsWith('{') || descr === undefined || fortran === undefined || shapeText === undefined)
-    throw new NpyError(`${name}: malformed header ${JSON.stringify(header.trim().slice(0, 120))}`);
+  const malformed = () => new NpyError(`${name}: malformed header ${JSON.stringify(header.trim().slice(0, 120))}`);
+  const entries = headerEntries(header, name, malformed);
+  const [d, fortran, t] = HEADER_KEYS.map((k) => entries.get(k));
+  if (d === undefined || !/^('.*'|".*")$/.test(d) || (fortran !== 'True' && fortran !== 'False') || t === undefined || !t.startsWith('('))
+    throw malformed();
+  const descr = d.slice(1, -1), shapeText = t.slice(1, -1);
   if (fortran === 'True') throw new NpyError(`${name}: Fortran-order arrays are not supported; save with np.ascontiguousarray`);
   if (!/^\s*(\d+L?\s*(,\s*\d+L?\s*)*,?)?\s*$/.test(shapeText)) throw new NpyError(`${name}: bad shape (${shapeText}) in header`);
   const shape = shapeText
