@@ -5,7 +5,7 @@
  * of another format reads as absent, with a note, never a TypeError.
  */
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileTuneStore } from '../src/bench/tuneStore.js';
@@ -22,6 +22,35 @@ const entries = (path: string) => Object.keys(JSON.parse(readFileSync(path, 'utf
 describe('the store path', () => {
   it('a device (/dev/zero) is refused before it is read', async () => {
     await expect(fileTuneStore('/dev/zero')).rejects.toThrow(/--store \/dev\/zero is a device, not an ordinary file/);
+  });
+});
+
+describe('a file that is not a store', () => {
+  const msg = (path: string, flag = 'store') => fileTuneStore(path, flag, false).then(() => '', (e) => (e as Error).message);
+
+  it('one the user gave that is something else: says what it is not, asks for another, never to delete it', async () => {
+    const pkg = join(dir, 'package.json'), npy = join(dir, 'q.npy');
+    writeFileSync(pkg, JSON.stringify({ name: 'x', version: '1.0.0' }));
+    writeFileSync(npy, Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]));
+    expect(await msg(pkg)).toMatch(/^--store .*package\.json is not a flashring tune store \(JSON with version 1 and entries\); give another --store$/);
+    expect(await msg(npy, 'tuned')).toMatch(/^--tuned .*q\.npy is not a flashring tune store \(JSON with version 1 and entries\): not JSON \(.*\); give another --tuned$/);
+  });
+
+  it('one that looks like a damaged store of flashring\'s, or the default store: deleting it is suggested', async () => {
+    const cut = join(dir, 'cut.json'), old = join(dir, 'old.json');
+    writeFileSync(cut, '{\n "version": 1,\n "entries": {\n  "a|b": {');
+    writeFileSync(old, JSON.stringify({ version: 2, entries: {} }));
+    expect(await msg(cut)).toMatch(/cut\.json is not a flashring tune store .*: not JSON .*; it looks like a damaged store: delete it \(tune writes a new one\) or give another --store$/);
+    expect(await msg(old, 'tuned')).toMatch(/old\.json is not a flashring tune store .*; it looks like a damaged store: delete it and run flashring tune --store .*old\.json, or give another --tuned$/);
+    const cache = mkdtempSync(join(dir, 'cache-'));
+    vi.stubEnv('XDG_CACHE_HOME', cache);
+    try {
+      mkdirSync(join(cache, 'flashring'));
+      writeFileSync(join(cache, 'flashring', 'tune.json'), 'garbage');
+      expect(await msg(join(cache, 'flashring', 'tune.json'))).toMatch(/tune\.json is not a flashring tune store .*: not JSON .*; it looks like a damaged store: delete it/);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
 

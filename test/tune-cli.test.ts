@@ -55,7 +55,7 @@ describe('flashring tune', () => {
       [['--N', '0'], /^flashring tune: --N: '0' is not a positive integer/],
       [['--reps', '2,3'], /^flashring tune: --reps takes one value, got '2,3'/],
       [['--causal', 'maybe'], /^flashring tune: --causal: 'maybe' is not one of false, true/],
-      [['--store', bad], /^flashring tune: --store .*bad\.json: not a flashring tune store .*delete it or give another --store/],
+      [['--store', bad], /^flashring tune: --store .*bad\.json is not a flashring tune store .*delete it .*or give another --store/],
       [['--D', '12'], /^flashring tune: tune: D=12, N=4096, heads 16: head dim D=12 is not supported/],
       [['--bogus'], /^flashring tune: unknown option '--bogus'/],
     ] as const) {

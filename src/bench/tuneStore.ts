@@ -5,7 +5,7 @@
  */
 import { link, lstat, mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { readFileSync, rmSync, unlinkSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { homedir, hostname } from 'node:os';
 import { InputError } from '../errors.js';
 import { atExit } from '../exit.js';
@@ -18,6 +18,23 @@ export function defaultStorePath(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 interface StoreFile { version: 1; entries: Record<string, unknown> }
+
+/** What a store must be, as the messages say it. */
+const STORE_FORM = 'a flashring tune store (JSON with version 1 and entries)';
+
+/**
+ * What to do about a file that is not a store: deleting it is suggested only where the file is flashring's own
+ * (the default store, or one that looks like a store of flashring's, damaged: a JSON object of version and
+ * entries alone, or text that begins as one); a file the user gave that is something else (a package.json, a .npy) is theirs: another is asked for.
+ */
+function notStoreHint(path: string, flag: string, text: string, data: unknown): string {
+  const ours = resolve(path) === resolve(defaultStorePath()) ||
+    (data !== undefined ? isObject(data) && Object.keys(data).length > 0 && Object.keys(data).every((k) => k === 'version' || k === 'entries')
+      : /^\s*\{\s*"(version"\s*:\s*\d|entries")/.test(text));
+  if (!ours) return `give another --${flag}`;
+  return flag === 'store' ? `it looks like a damaged store: delete it (tune writes a new one) or give another --${flag}`
+    : `it looks like a damaged store: delete it and run flashring tune --store ${path}, or give another --${flag}`;
+}
 
 async function readStore(path: string, flag: string): Promise<StoreFile> {
   // Looked at before a byte is read: a FIFO would block the read past any signal, /dev/zero fill the memory.
@@ -33,10 +50,10 @@ async function readStore(path: string, flag: string): Promise<StoreFile> {
   try {
     data = JSON.parse(text) as StoreFile;
   } catch (e) {
-    throw new InputError(`--${flag} ${path}: not JSON (${(e as Error).message}); delete it or give another --${flag}`);
+    throw new InputError(`--${flag} ${path} is not ${STORE_FORM}: not JSON (${(e as Error).message}); ${notStoreHint(path, flag, text, undefined)}`);
   }
   if (!data || data.version !== 1 || typeof data.entries !== 'object' || data.entries === null || Array.isArray(data.entries))
-    throw new InputError(`--${flag} ${path}: not a flashring tune store (no version 1 and entries); delete it or give another --${flag}`);
+    throw new InputError(`--${flag} ${path} is not ${STORE_FORM}; ${notStoreHint(path, flag, text, data)}`);
   return data;
 }
 
