@@ -54,3 +54,19 @@ describe('tune --precision: checked before the store and its folders', () => {
     expect(existsSync(join(dir, 'nd1'))).toBe(false);
   });
 });
+
+describe('an empty file name: refused up front, as --out \'\' is (a search would be lost at the store\'s rename)', () => {
+  it("tune --store ''", async () => {
+    const e = await refusal(tuneCommand(['--store', '', '--D', '16', '--N', '16', '--precision', 'f32']));
+    expect(e).toBeInstanceOf(InputError);
+    expect(e.message).toBe("--store must name a file, got ''");
+  });
+  for (const flag of ['tuned', 'peer', 'measured'])
+    it(`bench --${flag} ''`, async () => {
+      const out = join(dir, `out-empty-${flag}`);
+      const e = await refusal(benchCommand([`--${flag}`, '', '--out', out]));
+      expect(e).toBeInstanceOf(InputError);
+      expect(e.message).toBe(`--${flag} must name a file, got ''`);
+      expect(existsSync(out)).toBe(false);
+    });
+});

@@ -128,6 +128,8 @@ const BENCH_SWEEPS = ' (the bench sweeps --N, --D, --precision, --causal, --ring
 /** Every flag's value, checked before anything is read, written or acquired. */
 function benchConfig(values: BenchValues) {
   checkFlagsApply(values);
+  // An empty name: one line saying so (as --out '' is refused), not 'no such file' or a lost run.
+  for (const f of ['peer', 'measured', 'tuned'] as const) if (values[f] === '') throw new InputError(`--${f} must name a file, got ''`);
   const q = !!values.quick;
   const ringRs = nums(values['ring-R'], q ? '1,2,4' : '1,2,4,8', 'ring-R', MAX_RANKS);
   const ringNs = nums(values['ring-N'], q ? '256' : '4096,16384', 'ring-N');

@@ -200,6 +200,8 @@ export interface StoreOptions {
  * lost at its end.
  */
 export async function fileTuneStore(path: string, flag = 'store', writable = true, opts: StoreOptions = {}): Promise<TuneStore> {
+  // As an empty --out is (src/cli/files.ts): '' would pass every check up front and fail only at the rename, after the search.
+  if (path === '') throw new InputError(`--${flag} must name a file, got ''`);
   let data = await readStore(path, flag);
   const fail = (e: unknown) => new InputError(`--${flag} ${path}: cannot write it (${(e as Error).message}); give another --${flag}`);
   // Named as the outputs' temporaries are, so that one a process now gone left is found and removed alike.
