@@ -5,7 +5,7 @@
  * of another format reads as absent, with a note, never a TypeError.
  */
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileTuneStore } from '../src/bench/tuneStore.js';
@@ -97,6 +97,24 @@ describe('temporaries', () => {
     const s = await fileTuneStore(path);
     await s.set(entry(key(16)));
     expect(readdirSync(sub).sort()).toEqual([`.other.json.${gone}.abc.tmp`, `.tune.json.${process.pid}.abc.tmp`, 'tune.json'].sort());
+  });
+});
+
+describe('permissions', () => {
+  it('a store written over keeps its mode (a 600 store stays 600); a new one takes the umask\'s', async () => {
+    const path = join(dir, 'private.json');
+    writeFileSync(path, JSON.stringify({ version: 1, entries: {} }));
+    chmodSync(path, 0o600);
+    await (await fileTuneStore(path)).set(entry(key(16)));
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    chmodSync(path, 0o640);
+    await (await fileTuneStore(path)).set(entry(key(32)));
+    expect(statSync(path).mode & 0o777).toBe(0o640);
+    expect(entries(path)).toEqual([key(16), key(32)]);
+    const fresh = join(dir, 'fresh.json');
+    await (await fileTuneStore(fresh)).set(entry(key(16)));
+    const umask = process.umask();
+    expect(statSync(fresh).mode & 0o777).toBe(0o666 & ~umask);
   });
 });
 

@@ -3,7 +3,7 @@
  * $XDG_CACHE_HOME/flashring/tune.json, else ~/.cache/flashring/tune.json; the page keeps its
  * entries in IndexedDB (web/tuneStore.ts).
  */
-import { link, lstat, mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { chmod, link, lstat, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { homedir, hostname } from 'node:os';
@@ -241,7 +241,11 @@ export async function fileTuneStore(path: string, flag = 'store', writable = tru
         // The temporary goes at exit too (registered after the lock: removed before it).
         const t = tmp(), keepTemp = atExit(() => rmSync(t, { force: true }));
         try {
-          await writeFile(t, JSON.stringify(data, null, 1));
+          // The store written over keeps its permissions (a private store stays private; as OutputPlan.write does,
+          // src/cli/files.ts), its temporary private until then.
+          const old = await stat(path).catch(() => null);
+          await writeFile(t, JSON.stringify(data, null, 1), old?.isFile() ? { mode: 0o600 } : {});
+          if (old?.isFile()) await chmod(t, old.mode & 0o7777);
           await rename(t, path);
         } catch (e) {
           await unlink(t).catch(() => {});
