@@ -70,3 +70,13 @@ describe('an empty file name: refused up front, as --out \'\' is (a search would
       expect(existsSync(out)).toBe(false);
     });
 });
+
+describe('bench skipping every sweep', () => {
+  it('--no-kernels --no-ring --no-memory: a usage error, no folder', async () => {
+    const out = join(dir, 'out-nothing');
+    const e = await refusal(benchCommand(['--no-kernels', '--no-ring', '--no-memory', '--out', out]));
+    expect(e).toBeInstanceOf(InputError);
+    expect(e.message).toBe('--no-kernels, --no-ring and --no-memory skip every sweep: leave out at least one of them');
+    expect(existsSync(out)).toBe(false);
+  });
+});

@@ -39,6 +39,9 @@ describe('flashring tune', () => {
     expect(b.code, b.err).toBe(0);
     const csv = readFileSync(join(out, readdirSync(out).find((f) => f.endsWith('-kernels.csv'))!), 'utf8').trim().split('\n').slice(1);
     expect(csv).toHaveLength(6);
+    // --no-ring: no -ring.csv written, none named in the summary.
+    expect(readdirSync(out).filter((f) => f.endsWith('-ring.csv'))).toEqual([]);
+    expect(b.out).toMatch(/^results: .*bench-.*\.json \(\+ -kernels\.csv\)$/m);
     for (const line of csv) expect(line, b.err).toMatch(line.includes(',false,f32,') ? /fwd Br16 Bc8 / : /fwd Br(?!16 Bc8 )/);
     // An entry whose pins the kernels do not take: exit 2 naming --tuned and the file, before any timing (after the device: the key holds the adapter).
     const broken = join(dir, 'broken.json');

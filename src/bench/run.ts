@@ -35,9 +35,9 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --ring-R LIST         ring sizes (default 1,2,4,8; quick 1,2,4)
   --ring-N LIST         ring sequence lengths (default 4096,16384; quick 256)
   --layouts LIST        ring layouts (default contiguous,zigzag,striped)
-  --no-ring             skip the ring sweep
-  --no-kernels          skip the kernel sweep
-  --no-memory           skip the memory sweep (activation_memory.csv/.json/.png)
+  --no-ring             skip the ring sweep (no -ring.csv)
+  --no-kernels          skip the kernel sweep (no -kernels.csv)
+  --no-memory           skip the memory sweep (activation_memory.csv/.json/.png); not all three at once
   --force               write the memory sweep's files over files of those names in --out that are not a bench's own
   --memory-preset P     model of the memory sweep (default seed-32L-4096h)
   --memory-tp T         tensor-parallel size of the memory sweep (default 8, with sequence parallelism)
@@ -118,6 +118,7 @@ const NEEDS: [flag: string, needs: (v: BenchValues) => boolean, why: string][] =
 ];
 
 function checkFlagsApply(v: BenchValues): void {
+  if (v['no-kernels'] && v['no-ring'] && v['no-memory']) throw new InputError('--no-kernels, --no-ring and --no-memory skip every sweep: leave out at least one of them');
   for (const [flag, ok, why] of NEEDS)
     if (v[flag as keyof BenchValues] !== undefined && !ok(v)) throw new InputError(`--${flag} ${why}: leave it out or drop the flag that skips it`);
 }
@@ -276,17 +277,29 @@ function withPeers(rows: KernelRow[], peers: PeerRow[]) {
   });
 }
 
-/** Writes JSON and CSVs of what `state` holds; called after every point so an interrupted run keeps what it measured. */
-function saver(meta: object, stamp: string, outDir: string, robust: boolean, peerFile: string | undefined, plan: OutputPlan, peers: PeerRow[], state: BenchState) {
+/** The sweeps a run makes: a skipped one writes no CSV (and the summary names none). */
+interface Sweeps { kernels: boolean; ring: boolean }
+
+/** The CSV files of the sweeps that run, as the summary names them. */
+const csvSuffixes = (sweeps: Sweeps) => [...(sweeps.kernels ? ['-kernels.csv'] : []), ...(sweeps.ring ? ['-ring.csv'] : [])];
+
+/**
+ * Writes JSON and the CSVs of the sweeps that run, of what `state` holds; called after every point so an interrupted
+ * run keeps what it measured. A run of the memory sweep alone writes none of them (its files are its own).
+ */
+function saver(meta: object, stamp: string, cfg: BenchConfig, sweeps: Sweeps, peerFile: string | undefined, plan: OutputPlan, peers: PeerRow[], state: BenchState) {
   return async () => {
     const rows = withPeers(state.kernelRows, peers);
+    if (!sweeps.kernels && !sweeps.ring) return rows;
     const json = { ...meta, kernels: rows, ring: state.ringRows, failures: state.failures, peerFile: peerFile ?? null };
+    // checkErr: the float64 spot check of the row's (D, precision, causal), made once at a small N, repeated on each of its rows.
     const cols = ['pass', 'B', 'H', 'N', 'D', 'causal', 'precision', 'path', 'tiles', 'robust', 'ms', 'tflops', 'timer', 'checkErr', 'peerBackend', 'peerTflops', 'ratio'] as const;
     const rcols = ['R', 'layout', 'N', 'B', 'H', 'D', 'causal', 'precision', 'fwdWallMs', 'bwdWallMs', 'gpuKernelMs', 'unhiddenFraction', 'overlapEfficiency', 'bytesMoved', 'imbalance'] as const;
+    const file = (suffix: string) => join(cfg.outDir, `bench-${stamp}${suffix}`);
     await plan.write([
-      { path: join(outDir, `bench-${stamp}.json`), data: JSON.stringify(json, null, 1) },
-      { path: join(outDir, `bench-${stamp}-kernels.csv`), data: [cols.join(','), ...rows.map((r) => cols.map((c) => c === 'robust' ? String(robust) : String(r[c] ?? '')).join(','))].join('\n') + '\n' },
-      { path: join(outDir, `bench-${stamp}-ring.csv`), data: [rcols.join(','), ...state.ringRows.map((r) => rcols.map((c) => String(r[c] ?? '')).join(','))].join('\n') + '\n' },
+      { path: file('.json'), data: JSON.stringify(json, null, 1) },
+      ...(sweeps.kernels ? [{ path: file('-kernels.csv'), data: [cols.join(','), ...rows.map((r) => cols.map((c) => c === 'robust' ? String(cfg.robust) : String(r[c] ?? '')).join(','))].join('\n') + '\n' }] : []),
+      ...(sweeps.ring ? [{ path: file('-ring.csv'), data: [rcols.join(','), ...state.ringRows.map((r) => rcols.map((c) => String(r[c] ?? '')).join(','))].join('\n') + '\n' }] : []),
     ]);
     return rows;
   };
@@ -362,9 +375,9 @@ async function ringSweep(
 }
 
 /** The summary on stdout: kernel rows with their peers, ring rows, the memory note, failures, where the results are. */
-function printSummary(title: string, rows: ReturnType<typeof withPeers>, state: BenchState, memoryNote: string, results: string): void {
+function printSummary(title: string, rows: ReturnType<typeof withPeers>, state: BenchState, memoryNote: string, results: string | null, csvs: string[]): void {
   console.log(`\n${title}`);
-  console.log('pass     N      D    causal prec path  ms         TFLOP/s  peer TFLOP/s  ratio');
+  if (rows.length) console.log('pass     N      D    causal prec path  ms         TFLOP/s  peer TFLOP/s  ratio');
   for (const r of rows)
     console.log(`${r.pass.padEnd(8)} ${String(r.N).padEnd(6)} ${String(r.D).padEnd(4)} ${String(r.causal).padEnd(6)} ${r.precision}  ${r.path === 'scalar' ? 'sc ' : 'tc '}  ${r.ms.toFixed(3).padStart(9)}  ${r.tflops.toFixed(3).padStart(7)}  ${r.peerTflops === null ? '     -' : r.peerTflops.toFixed(1).padStart(12)}  ${r.ratio === null ? '-' : r.ratio.toFixed(3)}`);
   if (state.ringRows.length) {
@@ -374,7 +387,7 @@ function printSummary(title: string, rows: ReturnType<typeof withPeers>, state: 
   }
   if (memoryNote) console.log(`\n${memoryNote}`);
   if (state.failures.length) console.log(`\nfailures:\n  ${state.failures.join('\n  ')}`);
-  console.log(`\nresults: ${results} (+ -kernels.csv, -ring.csv)`);
+  if (results) console.log(`\nresults: ${results}${csvs.length ? ` (+ ${csvs.join(', ')})` : ''}`);
 }
 
 async function benchRun(
@@ -397,7 +410,8 @@ async function benchRun(
   };
   const stamp = meta.createdAt.replace(/[:.]/g, '-');
   const state: BenchState = { kernelRows: [], ringRows: [], failures: [] };
-  const save = saver(meta, stamp, cfg.outDir, cfg.robust, values.peer, plan, peers, state);
+  const sweeps: Sweeps = { kernels: !values['no-kernels'], ring: !values['no-ring'] };
+  const save = saver(meta, stamp, cfg, sweeps, values.peer, plan, peers, state);
   console.error(`bench on ${meta.adapter}${dev.isCPU ? ' (CPU adapter: timings are not GPU figures)' : ''}`);
   try {
     if (!values['no-kernels']) await kernelSweep(dev, cfg, precisions, state, save, tuned && { store: tuned, file: values.tuned! });
@@ -407,6 +421,7 @@ async function benchRun(
     for (const d of devs) d.destroy();
   }
   const rows = await save();
-  printSummary(`flashring bench — ${meta.adapter} — ${meta.createdAt}`, rows, state, memoryNote, join(cfg.outDir, `bench-${stamp}.json`));
+  const results = sweeps.kernels || sweeps.ring ? join(cfg.outDir, `bench-${stamp}.json`) : null;
+  printSummary(`flashring bench — ${meta.adapter} — ${meta.createdAt}`, rows, state, memoryNote, results, csvSuffixes(sweeps));
   return state.failures.length ? 1 : 0;
 }
