@@ -34,6 +34,27 @@ describe('flashring (no such command)', () => {
     const v = await run(['--version']);
     expect([v.code, v.out.trim()]).toEqual([0, `flashring ${JSON.parse(readFileSync('package.json', 'utf8')).version}`]);
   });
+  it('--help: the usage on stdout, exit 0; no command: the usage on stderr, exit 2; --version with more: one line, exit 2', async () => {
+    for (const a of ['--help', '-h', 'help']) {
+      const h = await run([a]);
+      expect([h.code, h.err], a).toEqual([0, '']);
+      expect(h.out, a).toMatch(/^usage: flashring <command>/);
+    }
+    const bare = await run([]);
+    expect([bare.code, bare.out]).toEqual([2, '']);
+    expect(bare.err).toMatch(/^usage: flashring <command>/);
+    expect((await run(['--help', 'memory'])).out).toMatch(/^usage: flashring memory/);
+    const v = await run(['--version', '--bogus']);
+    expect([v.code, v.out]).toEqual([2, '']);
+    expect(v.err).toBe("flashring: --version takes nothing after it, got '--bogus' (flashring --version alone prints the version)");
+  });
+  it('every command takes -h as --help', async () => {
+    for (const c of ['info', 'selftest', 'attention', 'memory', 'advise', 'cp-plan', 'replay', 'bench', 'tune', 'notes', 'start']) {
+      const h = await run([c, '-h']), help = await run([c, '--help']);
+      expect([h.code, h.out], c).toEqual([0, help.out]);
+      expect(h.out, c).toMatch(/^usage: /);
+    }
+  });
 });
 
 describe('flashring memory', () => {

@@ -37,16 +37,25 @@ async function version(): Promise<string> {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  // `flashring help CMD` is `flashring CMD --help`.
-  if (argv[0] === 'help' && argv.length > 1) return main([argv[1], '--help', ...argv.slice(2)]);
+  // `flashring help CMD` (and `flashring --help CMD`) is `flashring CMD --help`.
+  if (['help', '--help', '-h'].includes(argv[0]) && argv.length > 1) return main([argv[1], '--help', ...argv.slice(2)]);
   const [cmd, ...rest] = argv;
   if (cmd === '--version' || cmd === '-V') {
+    if (rest.length) {
+      console.error(`flashring: ${cmd} takes nothing after it, got '${rest[0]}' (flashring --version alone prints the version)`);
+      return 2;
+    }
     console.log(`flashring ${await version()}`);
     return 0;
   }
-  if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
+  // Asked for (--help): the usage on stdout, exit 0; no command at all is a mistake: the usage on stderr, exit 2.
+  if (cmd === '--help' || cmd === '-h' || cmd === 'help') {
     console.log(usage());
-    return cmd ? 0 : 2;
+    return 0;
+  }
+  if (!cmd) {
+    console.error(usage());
+    return 2;
   }
   const c = COMMANDS[cmd];
   if (!c) {

@@ -29,7 +29,7 @@ const HELP = `usage: flashring tune [options]
 
 const OPTIONS = {
   D: { type: 'string' }, precision: { type: 'string' }, causal: { type: 'string' }, N: { type: 'string' }, heads: { type: 'string' },
-  reps: { type: 'string' }, fresh: { type: 'boolean' }, store: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' },
+  reps: { type: 'string' }, fresh: { type: 'boolean' }, store: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
 } as const;
 
 const ms2 = (x: [number, number]) => `${x[0].toFixed(3)} / ${x[1].toFixed(3)}`;
