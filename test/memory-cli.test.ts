@@ -95,8 +95,8 @@ describe('flashring memory', () => {
   });
 
   // The text breakdown, checked by hand as a reader would: amounts in B/KiB/MiB/GiB, a wrapped label joined with its amounts.
-  const UNIT: Record<string, number> = { B: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30 };
-  const AMT = String.raw`(-?\d+(?:\.\d+)?) (B|KiB|MiB|GiB)`;
+  const UNIT: Record<string, number> = { B: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30, TiB: 2 ** 40, PiB: 2 ** 50 };
+  const AMT = String.raw`(-?\d+(?:\.\d+)?) (B|KiB|MiB|GiB|TiB|PiB)`;
   const rows = (out: string) => out.split('\n').reduce<string[]>((r, l) => (/^ +-?\d/.test(l) && r.length ? (r[r.length - 1] += ` ${l.trim()}`) : r.push(l), r), []);
   /** Printed amount ≈ bytes, to the two decimals it is printed with. */
   const near = (v: string, u: string, bytes: number) => expect(Math.abs(Number(v) * UNIT[u] - bytes)).toBeLessThanOrEqual(0.0051 * UNIT[u]);
@@ -219,8 +219,11 @@ describe('flashring memory', () => {
     expect(r.out).toMatch(/\n +total \(peak\) +\d+\.\d\d MiB +fits in 80 GiB/);
   });
 
-  it('formats bytes, counts and layer counts', () => {
-    expect([0, 512, 1023.999, 1536, 2 ** 30 * 1.5, 2 ** 30 * 3000].map(formatBytes)).toEqual(['0 B', '512 B', '1.00 KiB', '1.50 KiB', '1.50 GiB', '3000.00 GiB']);
+  it('formats bytes, counts and layer counts', async () => {
+    expect([0, 512, 1023.999, 1536, 2 ** 30 * 1.5, 2 ** 30 * 1000, 2 ** 30 * 3000, 2 ** 50 * 3, 2 ** 60].map(formatBytes))
+      .toEqual(['0 B', '512 B', '1.00 KiB', '1.50 KiB', '1.50 GiB', '1000.00 GiB', '2.93 TiB', '3.00 PiB', '1024.00 PiB']);
+    // In the breakdown: a total no GPU holds in PiB.
+    expect((await run(['memory', '--preset', 'llama3-8b', '--micro-batch-size', '100000'])).out).toMatch(/total \(peak\) +1\.91 PiB +DOES NOT FIT in 80 GiB/);
     expect([999, 3_325_000, 999_960, 7.0034e9].map(formatCount)).toEqual(['999', '3.325 M', '1.000 M', '7.003 B']);
     expect([32, 32.000000000001, 4.375, 30.625].map(formatLayers)).toEqual(['32', '32', '4.375', '30.625']);
   });
