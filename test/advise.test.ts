@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { GIB, memoryBreakdown, PRESETS, DEFAULT_PARALLEL } from '../src/memory/model.js';
 import { iterationTime } from '../src/memory/time/step.js';
 import { layoutConfig } from '../src/cli/advise.js';
-import { skippedLines } from '../src/memory/advise.js';
+import { skippedLines, tokensPerSecondText } from '../src/memory/advise.js';
 
 const run = (args: string[]) => spawnSync('node', ['bin/flashring.mjs', 'advise', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
 const SEED = ['--num-layers', '32', '--hidden-size', '4096', '--num-attention-heads', '32'];
@@ -160,5 +160,12 @@ describe('flashring advise', () => {
       expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(r.stderr).toMatch(msg);
     }
+  });
+});
+
+describe('tokens/s as the CLI and the page print it', () => {
+  it('scaled to K, M, G, T: 371140.2K is 371.1M', () => {
+    expect([0, 999.4, 999.6, 12_345, 999_960, 371_140_200, 2.5e9, 4e12, 5e15].map(tokensPerSecondText))
+      .toEqual(['0 tokens/s', '999 tokens/s', '1.0K tokens/s', '12.3K tokens/s', '1.0M tokens/s', '371.1M tokens/s', '2.5G tokens/s', '4.0T tokens/s', '5000.0T tokens/s']);
   });
 });

@@ -19,7 +19,7 @@
  */
 import type { ModelConfig, ParallelConfig } from '../src/memory/model.js';
 import { GIB } from '../src/memory/model.js';
-import { candidates, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, type AdviseRequest, type AdviseResult } from '../src/memory/advise.js';
+import { candidates, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult } from '../src/memory/advise.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
@@ -320,7 +320,7 @@ class AdvisorPanel implements Advisor {
   timeLines(model: ModelConfig, par: ParallelConfig): string[] {
     try {
       const { t, rc, why } = this.timeFacts(model, par), it = t.time;
-      const lines = [`predicted step ${it.iterMs.toFixed(0)} ms, ${it.tflopsPerGpu.toFixed(0)} TFLOP/s per GPU, ${(it.tokensPerSecond / 1e3).toFixed(1)}K tokens/s, comm ${(100 * it.commFraction).toFixed(1)}%`,
+      const lines = [`predicted step ${it.iterMs.toFixed(0)} ms, ${it.tflopsPerGpu.toFixed(0)} TFLOP/s per GPU, ${tokensPerSecondText(it.tokensPerSecond)}, comm ${(100 * it.commFraction).toFixed(1)}%`,
         `  for a global batch of ${t.globalBatch} on ${t.gpus} GPUs (TP ${par.tensorParallel} × CP ${par.contextParallel} × PP ${par.pipelineParallel} × DP ${par.dataParallel}), ${H200.name} profile, nvlink-h200${t.gpus > 8 ? ' within nodes of 8 GPUs, ib-ndr between them' : ''}`];
       if (why) lines.push(`not trainable: ${this.d.pageWords(why)}`);
       if (rc) lines.push(`recompute saves ${gib(rc.savedBytes)} GiB and costs ${rc.costMs.toFixed(0)} ms per step (+${(100 * rc.costFraction).toFixed(1)}% against no recompute)`);

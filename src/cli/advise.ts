@@ -7,7 +7,7 @@
 import { InputError } from '../errors.js';
 import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, GIB } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
-import { candidates, layoutLabel, nothingFits, reasons, skippedLines, type AdviseRequest, type AdviseResult, type Candidate } from '../memory/advise.js';
+import { candidates, layoutLabel, nothingFits, reasons, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type Candidate } from '../memory/advise.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
 import { MODEL_OPTS, configFromFlags, joinModuleArgs } from './memory.js';
@@ -80,7 +80,7 @@ function print(r: Request, res: AdviseResult): void {
   }
   for (const [i, c] of res.fitting.slice(0, r.top).entries()) {
     console.log(`${i + 1}. ${layoutLabel(c)}: ` +
-      `${c.iterMs.toFixed(0)} ms/step, ${(c.tokensPerSecond / 1e3).toFixed(1)}K tokens/s, ${c.tflopsPerGpu.toFixed(0)} TFLOP/s/GPU, comm ${(100 * c.commFraction).toFixed(0)}%, ${(c.totalBytes / GIB).toFixed(1)} GiB`);
+      `${c.iterMs.toFixed(0)} ms/step, ${tokensPerSecondText(c.tokensPerSecond)}, ${c.tflopsPerGpu.toFixed(0)} TFLOP/s/GPU, comm ${(100 * c.commFraction).toFixed(0)}%, ${(c.totalBytes / GIB).toFixed(1)} GiB`);
     for (const why of reasons(r, c)) console.log(`     ${why}`);
   }
 }

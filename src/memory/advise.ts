@@ -188,6 +188,16 @@ export function reasons(r: AdviseRequest, c: Candidate): string[] {
   return out;
 }
 
+/** Tokens per second, scaled to K, M, G or T (one decimal) where that is at least 1: `371.1M tokens/s`, not `371140.2K`. */
+export function tokensPerSecondText(n: number): string {
+  const units = [[1, ''], [1e3, 'K'], [1e6, 'M'], [1e9, 'G'], [1e12, 'T']] as const;
+  let i = 0;
+  // The largest unit the value reaches, one up where the rounded value would read 1000 (999.96K is 1.0M).
+  while (i + 1 < units.length && Math.abs(n) >= units[i + 1][0]) i++;
+  if (i + 1 < units.length && Math.abs(Number((n / units[i][0]).toFixed(i ? 1 : 0))) >= 1000) i++;
+  return `${(n / units[i][0]).toFixed(i ? 1 : 0)}${units[i][1]} tokens/s`;
+}
+
 /** A layout as the CLI prints it: `TP=2 CP=4 (p2p) PP=1 DP=1 recompute=selective distributed-optimizer`. */
 export function layoutLabel(c: Omit<Candidate, 'time' | 'iterMs' | 'totalBytes' | 'tokensPerSecond' | 'tflopsPerGpu' | 'commFraction'>): string {
   return `TP=${c.tp}${c.tp > 1 && !c.sp ? ' (no SP)' : ''} CP=${c.cp}${c.cpCommType ? ` (${c.cpCommType})` : ''} PP=${c.pp}${c.vp > 1 ? ` VP=${c.vp}` : ''} DP=${c.dp} recompute=${c.recompute}${c.distributedOptimizer ? ' distributed-optimizer' : ''}`;
