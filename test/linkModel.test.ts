@@ -47,6 +47,11 @@ describe('link model', () => {
     expect(() => predict([], 1, LINKS.pcie5, -1)).toThrow(InputError);
     expect(resolveLink('custom', 100, 2)).toEqual({ name: 'custom', gbps: 100, latencyUs: 2 });
   });
+
+  it('--link-gbps within 1 kbit/s to 1 Pbit/s: 1e-300 and 1e300 are refused, the bounds taken', () => {
+    for (const g of [1e-300, 9e-7, 1.1e6, 1e300]) expect(() => resolveLink('custom', g, 1), String(g)).toThrow(/^--link-gbps must be from 0\.000001 to 1000000 \(Gbit\/s per direction: 1 kbit\/s to 1 Pbit\/s\), got /);
+    for (const g of [1e-6, 1e6]) expect(resolveLink('custom', g, 1).gbps).toBe(g);
+  });
 });
 
 describe('planned steps', () => {

@@ -25,7 +25,7 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   --hbm-gib G             GPU memory (default 80)
   --margin F              keep a fraction of the HBM free (default 0.1: fits ≤ 90%)
   --global-batch-size B   sequences per step (default N: one per GPU's share)
-  --link NAME             the link within a node: ${LINK_NAMES.join('|')} (default nvlink-h200); --link-gbps G --link-latency-us U for custom
+  --link NAME             the link within a node: ${LINK_NAMES.join('|')} (default nvlink-h200); --link-gbps G (1e-6 to 1e6 Gbit/s) --link-latency-us U for custom
   --gpus-per-node G       GPUs a node (default 8): a group of ranks (TP, CP, EP, the gradients' DP × CP, the pipeline)
                           whose GPUs span nodes, in Megatron-LM's rank order, runs at the link between them
   --inter-node-link NAME  the link between nodes: ${Object.keys(LINKS).join('|')} (default ib-ndr)

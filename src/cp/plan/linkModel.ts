@@ -26,10 +26,15 @@ export const LINKS: Record<'nvlink-h200' | 'pcie5' | 'ib-ndr', Link> = {
 };
 export const LINK_NAMES = [...Object.keys(LINKS), 'custom'];
 
+/** The custom link's bandwidth bounds (Gbit/s): 1 kbit/s to 1 Pbit/s. */
+export const LINK_GBPS = { min: 1e-6, max: 1e6 } as const;
+
 /** A preset by name (no bandwidth or latency beside it), or 'custom' with both: bandwidth (Gbit/s) and latency (µs). */
 export function resolveLink(name: string, gbps?: number, latencyUs?: number): Link {
   if (name === 'custom') {
     if (gbps === undefined || !Number.isFinite(gbps) || gbps <= 0) throw new InputError(`--link custom needs --link-gbps > 0 (Gbit/s), ${gbps === undefined ? 'none given' : `got ${gbps}`}`);
+    // A bandwidth no link has (1e-300: every transfer takes 1e300 ms) is a typo, not a what-if.
+    if (gbps < LINK_GBPS.min || gbps > LINK_GBPS.max) throw new InputError(`--link-gbps must be from ${LINK_GBPS.min} to ${LINK_GBPS.max} (Gbit/s per direction: 1 kbit/s to 1 Pbit/s), got ${gbps}`);
     if (latencyUs === undefined || !Number.isFinite(latencyUs) || latencyUs < 0) throw new InputError(`--link custom needs --link-latency-us >= 0, ${latencyUs === undefined ? 'none given' : `got ${latencyUs}`}`);
     return { name: 'custom', gbps, latencyUs };
   }
