@@ -42,6 +42,9 @@ describe('flashring tune', () => {
     // --no-ring: no -ring.csv written, none named in the summary.
     expect(readdirSync(out).filter((f) => f.endsWith('-ring.csv'))).toEqual([]);
     expect(b.out).toMatch(/^results: .*bench-.*\.json \(\+ -kernels\.csv\)$/m);
+    // The table names the path whole and says what checkErr is (one spot check per D, precision and mask).
+    expect(b.out).toMatch(/^fwd +64 +16 +false +f32 +scalar +[\d.]+ .* \d\.\de-\d+$/m);
+    expect(b.out).toMatch(/^\* checkErr: the float64 spot check of the row's D, precision and mask, made once at N = 67 \(the same on each of its rows\)$/m);
     for (const line of csv) expect(line, b.err).toMatch(line.includes(',false,f32,') ? /fwd Br16 Bc8 / : /fwd Br(?!16 Bc8 )/);
     // An entry whose pins the kernels do not take: exit 2 naming --tuned and the file, before any timing (after the device: the key holds the adapter).
     const broken = join(dir, 'broken.json');

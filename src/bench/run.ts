@@ -14,7 +14,7 @@ import { validateShape } from '../shape.js';
 import { Precision } from '../kernels/precision.js';
 import { LAYOUTS } from '../cp/plan/schedule.js';
 import { MAX_RANKS } from '../cli/ringArgs.js';
-import { KernelRow, spotCheck, tensorFits, timeKernels } from './kernels.js';
+import { KernelRow, SPOT_CHECK_N, spotCheck, tensorFits, timeKernels } from './kernels.js';
 import { storedTuning, type TuneStore } from './tune.js';
 import { fileTuneStore } from './tuneStore.js';
 import { RingRow, ringPoint } from './ring.js';
@@ -46,7 +46,9 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --peer FILE           PyTorch peer results (bench/peers/torch_sdpa.py) for ratios
   --tuned STORE         kernels with the pins \`flashring tune\` stored in STORE (its JSON store) where it has
                         an entry for the point's D, precision and mask; the defaults elsewhere
-  --out DIR             results folder (default bench/out)`;
+  --out DIR             results folder (default bench/out)
+The -kernels.csv's checkErr (and the table's) is the float64 spot check of each (D, precision, causal), made once at
+N = ${SPOT_CHECK_N} before it is timed (the largest relative error of O, LSE, dQ, dK, dV): the same on each of its rows.`;
 
 /** Point i of n: a bar rewritten in place on a terminal; in a log or pipe one line when the phase is done (i = n). */
 function progress(label: string, i: number, n: number): void {
@@ -374,12 +376,16 @@ async function ringSweep(
   progress('ring done', rjobs.length, rjobs.length);
 }
 
+/** What a row's checkErr is (the CSV column keeps its name: the notes and stored results read it). */
+const CHECK_ERR_WHAT = `the float64 spot check of the row's D, precision and mask, made once at N = ${SPOT_CHECK_N} (the same on each of its rows)`;
+
 /** The summary on stdout: kernel rows with their peers, ring rows, the memory note, failures, where the results are. */
 function printSummary(title: string, rows: ReturnType<typeof withPeers>, state: BenchState, memoryNote: string, results: string | null, csvs: string[]): void {
   console.log(`\n${title}`);
-  if (rows.length) console.log('pass     N      D    causal prec path  ms         TFLOP/s  peer TFLOP/s  ratio');
+  if (rows.length) console.log(`pass     N      D    causal prec path             ms         TFLOP/s  peer TFLOP/s  ratio  checkErr*`);
   for (const r of rows)
-    console.log(`${r.pass.padEnd(8)} ${String(r.N).padEnd(6)} ${String(r.D).padEnd(4)} ${String(r.causal).padEnd(6)} ${r.precision}  ${r.path === 'scalar' ? 'sc ' : 'tc '}  ${r.ms.toFixed(3).padStart(9)}  ${r.tflops.toFixed(3).padStart(7)}  ${r.peerTflops === null ? '     -' : r.peerTflops.toFixed(1).padStart(12)}  ${r.ratio === null ? '-' : r.ratio.toFixed(3)}`);
+    console.log(`${r.pass.padEnd(8)} ${String(r.N).padEnd(6)} ${String(r.D).padEnd(4)} ${String(r.causal).padEnd(6)} ${r.precision}  ${r.path.padEnd(15)}  ${r.ms.toFixed(3).padStart(9)}  ${r.tflops.toFixed(3).padStart(7)}  ${r.peerTflops === null ? '           -' : r.peerTflops.toFixed(1).padStart(12)}  ${(r.ratio === null ? '-' : r.ratio.toFixed(3)).padEnd(5)}  ${r.checkErr.toExponential(1)}`);
+  if (rows.length) console.log(`* checkErr: ${CHECK_ERR_WHAT}`);
   if (state.ringRows.length) {
     console.log('\nring (causal, fwd+bwd)  R layout      N      fwd ms    bwd ms    gpu kernels ms  unhidden  overlap  imbalance');
     for (const r of state.ringRows)
