@@ -321,6 +321,27 @@ describe('flashring memory', () => {
     });
 });
 
+describe('flashring memory: a refusal names where a value it did not get from the user came from', () => {
+  it('a value --preset gave is said as the preset\'s; one the user typed is not', async () => {
+    const small = ['--preset', 'llama3-8b', '--num-layers', '2', '--hidden-size', '256', '--num-attention-heads', '4'];
+    const r = await run(['memory', ...small]);
+    expect([r.code, r.err]).toEqual([2, 'flashring memory: --num-attention-heads 4 is not a multiple of --num-query-groups 8 (from --preset llama3-8b)']);
+    const pp = await run(['memory', '--preset', 'llama3-8b', '--pipeline-model-parallel-size', '5']);
+    expect(pp.err).toBe('flashring memory: --num-layers 32 (from --preset llama3-8b) is not divisible by --pipeline-model-parallel-size 5');
+    const typed = await run(['memory', ...small, '--num-query-groups', '3']);
+    expect(typed.err).toBe('flashring memory: --num-attention-heads 4 is not a multiple of --num-query-groups 3');
+  });
+
+  it('a sweep line the user did not ask for (no --lines) is said as one of the default lines', async () => {
+    const args = ['memory', '--preset', 'llama3-8b', '--seq-lengths', '100'];
+    const r = await run(args);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^flashring memory: default line 'CP=4' \(--lines not given: 1,1:selective:core_attn\+mlp,2,4,4:selective:core_attn\+mlp\): none of the sequence lengths \(100\) splits over CP 4 .*: choose lengths that are multiples of 8, or give --lines$/);
+    const given = await run([...args, '--lines', '1,4']);
+    expect(given.err).toMatch(/^flashring memory: line 'CP=4': none of the sequence lengths \(100\) .*multiples of 8$/);
+  });
+});
+
 describe('flashring memory: flags Megatron-LM sets aside or refuses', () => {
   it('--sequence-parallel at TP = 1 is set aside with a note, as Megatron-LM does (the same memory as without it); at TP = 2 it is kept', async () => {
     const plain = await run(['memory', '--preset', 'seed-32L-4096h', '--json']);

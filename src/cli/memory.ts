@@ -218,8 +218,23 @@ export function configFromFlags(v: Values, searched = false): { model: ModelConf
   if (ep !== undefined && model.moe) par.expertParallel = ep;
   const hbmGib = v['hbm-gib'] === undefined ? 80 : numberArg('hbm-gib', v['hbm-gib'] as string, { above: 0, max: 1e6, what: 'a positive number of GiB' });
   // every contradiction as one line, before anything is written (advise: as a layout with DP a multiple of EP)
-  memoryBreakdown(model, searched ? { ...par, dataParallel: par.expertParallel ?? 1 } : par);
+  try {
+    memoryBreakdown(model, searched ? { ...par, dataParallel: par.expertParallel ?? 1 } : par);
+  } catch (e) {
+    throw fromPreset(e, v);
+  }
   return { model, par, hbmGib, notes };
+}
+
+/**
+ * A model check's refusal with each model flag's value that --preset gave, not the user, said as the preset's
+ * (`--num-query-groups 8 (from --preset llama3-8b)`): the user typed no such flag.
+ */
+function fromPreset(e: unknown, v: Values): unknown {
+  if (!(e instanceof InputError) || v.preset === undefined) return e;
+  let msg = e.message;
+  for (const [, f] of INT_FLAGS) if (v[f] === undefined) msg = msg.replace(new RegExp(`--${f} (\\d+)(?![\\d.])`, 'g'), `--${f} $1 (from --preset ${v.preset})`);
+  return msg === e.message ? e : new InputError(msg);
 }
 
 const BYTE_UNITS = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'] as const;
@@ -311,7 +326,7 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
   // an empty list is refused (numberArg on ''), not taken as the defaults
   const lens = raw !== undefined ? raw.split(',').map((x) => numberArg('seq-lengths', x.trim(), { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' })) : DEFAULT_SEQ_LENGTHS;
   const lines = parseLines(values.lines as string | undefined);
-  const gaps = sweepGaps(par, lens, lines);
+  const gaps = sweepGaps(par, lens, lines, values.lines === undefined);
   const csv = values.csv === undefined ? null : await OutputPlan.make([], [{ flag: 'csv', path: values.csv as string, kind: 'file', ...OUTPUT_KINDS.sweepCsv }], { force: !!values.force });
   const pts = sweep(model, par, lens, lines, hbmGib);
   if (csv) await csv.write([{ path: values.csv as string, data: toCsv(sweepRows(pts, hbmGib)) }]);

@@ -1006,9 +1006,10 @@ export interface SweepGap { line: string; cp: number; lengths: number[]; reason:
  * The sequence lengths each line of a sweep leaves out, which sweep() skips: those it cannot split
  * (seqSplitProblem: 2·CP chunks, and s/CP over the TP ranks with SP), and every length of a CP line where
  * the attention cannot run CP (cpAttentionProblem). A line that could keep some lengths and splits none is
- * refused by name, as is a sweep with no line left; the others' gaps are for the caller to say.
+ * refused by name, as is a sweep with no line left; the others' gaps are for the caller to say. `defaultLines`: the
+ * lines are the default ones, not the user's (the CLI without --lines), and the refusal says so.
  */
-export function sweepGaps(base: ParallelConfig, seqLengths: number[], lines: SweepLine[]): SweepGap[] {
+export function sweepGaps(base: ParallelConfig, seqLengths: number[], lines: SweepLine[], defaultLines = false): SweepGap[] {
   const gaps = lines.map((l): SweepGap => {
     const cfg = { ...base, ...l.overrides };
     const cp = cfg.contextParallel;
@@ -1016,7 +1017,7 @@ export function sweepGaps(base: ParallelConfig, seqLengths: number[], lines: Swe
     if (attention) return { line: l.label, cp, lengths: seqLengths, reason: 'attention', why: attention };
     const lengths = seqLengths.filter((s) => seqSplitProblem(s, cfg) !== null);
     if (lengths.length === seqLengths.length)
-      throw new InputError(`line '${l.label}': none of the sequence lengths (${seqLengths.join(', ')}) splits over CP ${cp}${cfg.sequenceParallel && cfg.tensorParallel > 1 ? ` and TP ${cfg.tensorParallel}` : ''} (${seqSplitProblem(seqLengths[0], cfg)}): choose lengths that are multiples of ${cp > 1 ? 2 * cp : 1}${cfg.sequenceParallel && cfg.tensorParallel > 1 ? `·${cfg.tensorParallel}` : ''}`);
+      throw new InputError(`${defaultLines ? `default line '${l.label}' (--lines not given: ${DEFAULT_LINES_SPEC})` : `line '${l.label}'`}: none of the sequence lengths (${seqLengths.join(', ')}) splits over CP ${cp}${cfg.sequenceParallel && cfg.tensorParallel > 1 ? ` and TP ${cfg.tensorParallel}` : ''} (${seqSplitProblem(seqLengths[0], cfg)}): choose lengths that are multiples of ${cp > 1 ? 2 * cp : 1}${cfg.sequenceParallel && cfg.tensorParallel > 1 ? `·${cfg.tensorParallel}` : ''}${defaultLines ? ', or give --lines' : ''}`);
     return { line: l.label, cp, lengths, reason: 'split', why: lengths.length ? seqSplitProblem(lengths[0], cfg)! : '' };
   });
   const blocked = gaps.filter((g) => g.reason === 'attention');
