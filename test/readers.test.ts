@@ -95,6 +95,13 @@ describe('activation_memory.csv: refused with the line number', () => {
     const ok = parseCsv('seq_len,total_gib,source\n\n4096,1, "a\nb ""c""" \n8192,2,z\n', 'x.csv');
     expect(ok.map((r) => r.source)).toEqual(['a\nb "c"', 'z']);
   });
+  it('a row with fewer fields than the header (a file cut short) is refused with its line; trailing unnamed columns need none', () => {
+    expect(() => parseCsv('seq_len,tp,cp,total_gib,fits,source\n4096,1,1,10,true,a\n8192,1,1,20\n', 'x.csv'))
+      .toThrow(/^x\.csv line 3: 4 fields where the header has 6 \(up to 'source'\): a short row, the file cut short\? Give every column a field \(an empty one for an unknown value\)$/);
+    expect(() => parseCsv('seq_len,total_gib\n4096\n', 'x.csv')).toThrow(/^x\.csv line 2: 1 field where the header has 2/);
+    // Empty fields are fields; a header ending in an unnamed column (a trailing comma) asks for none there.
+    expect(parseCsv('seq_len,total_gib,fits,\n4096,10,\n8192,,false\n', 'x.csv').map((r) => [r.total_gib, r.fits])).toEqual([[10, null], [null, false]]);
+  });
   it('line numbers count blank lines and quoted newlines', () => {
     expect(() => parseCsv('seq_len,total_gib,source\n\n4096,1,"a\nb"\n8192,x,z\n', 'x.csv')).toThrow(/^x\.csv line 5: total_gib 'x' is not a number$/);
   });

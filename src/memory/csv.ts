@@ -112,7 +112,7 @@ const RECOMPUTE = /^(none|selective(:[a-z_]+(\+[a-z_]+)*)?|full:(uniform|block)\
  * named twice in the header, a seq_len missing, a size (seq_len, tp, cp, pp, micro_batch) that is not
  * a positive integer, a number cell that is not a finite number or is negative (a total_gib or
  * hbm_gib of 0 too, a memory above 1 PiB), a boolean (sp, fits) that is not true/false/1/0/yes/no, a
- * recompute that is no recompute setting, and a row that measures nothing (empty total_gib with fits
+ * recompute that is no recompute setting, a row with fewer fields than the header's columns (a file cut short), and a row that measures nothing (empty total_gib with fits
  * not given and no iter_ms or tflops_per_gpu). An empty total_gib is an unknown peak, never an
  * out-of-memory: only fits=false says that.
  */
@@ -128,8 +128,15 @@ export function parseCsv(text: string, name = 'CSV'): CsvRow[] {
   const need = ['seq_len', 'total_gib'];
   const missing = need.filter((c) => !head.includes(c));
   if (missing.length) throw new InputError(`${name}: not an activation_memory.csv: missing column(s) ${missing.join(', ')} (header: ${shown(head.join(', '), 200)})`);
+  // A row with fewer fields than the header's named columns is most often a file cut short: refused, not read with blanks.
+  const named = head.reduce((last, h, i) => (h === '' ? last : i + 1), 0);
   const out: CsvRow[] = [];
-  for (let k = 1; k < rows.length; k++) out.push(csvRow(rows[k].cells, head, rows[k].line, name));
+  for (let k = 1; k < rows.length; k++) {
+    const { cells, line } = rows[k];
+    if (cells.length < named)
+      throw new InputError(`${name} line ${line}: ${cells.length} field${cells.length === 1 ? '' : 's'} where the header has ${named} (up to '${shown(head[named - 1])}'): a short row, the file cut short? Give every column a field (an empty one for an unknown value)`);
+    out.push(csvRow(cells, head, line, name));
+  }
   return out;
 }
 
