@@ -21,7 +21,7 @@ import { RingRow, ringPoint } from './ring.js';
 import { MEMORY_SWEEP_FILES, memoryPreset, memorySweep } from './memory.js';
 import { CsvRow, measuredRows, parseCsv } from '../memory/csv.js';
 import { choices, numberArg, nums, one, parseCommand } from '../cli/args.js';
-import { checkInputFile, MAX_TEXT_BYTES, MEMORY_SWEEP_KINDS, OutputPlan } from '../cli/files.js';
+import { checkInputFile, checkNamed, MAX_TEXT_BYTES, MEMORY_SWEEP_KINDS, OutputPlan } from '../cli/files.js';
 import { progressOnTerminal } from '../cli/progress.js';
 
 const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
@@ -132,7 +132,7 @@ const BENCH_SWEEPS = ' (the bench sweeps --N, --D, --precision, --causal, --ring
 function benchConfig(values: BenchValues) {
   checkFlagsApply(values);
   // An empty name: one line saying so (as --out '' is refused), not 'no such file' or a lost run.
-  for (const f of ['peer', 'measured', 'tuned'] as const) if (values[f] === '') throw new InputError(`--${f} must name a file, got ''`);
+  for (const f of ['peer', 'measured', 'tuned'] as const) checkNamed(f, values[f]);
   const q = !!values.quick;
   const ringRs = nums(values['ring-R'], q ? '1,2,4' : '1,2,4,8', 'ring-R', MAX_RANKS);
   const ringNs = nums(values['ring-N'], q ? '256' : '4096,16384', 'ring-N');

@@ -3,13 +3,13 @@
  * $XDG_CACHE_HOME/flashring/tune.json, else ~/.cache/flashring/tune.json; the page keeps its
  * entries in IndexedDB (web/tuneStore.ts).
  */
-import { chmod, link, lstat, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { homedir, hostname } from 'node:os';
 import { InputError } from '../errors.js';
 import { atExit } from '../exit.js';
-import { checkInputFile, MAX_TEXT_BYTES, processAlive, removeDeadTemps, tempPath } from '../cli/files.js';
+import { checkInputFile, MAX_TEXT_BYTES, processAlive, checkNamed, removeDeadTemps, tempPath, writeTemp } from '../cli/files.js';
 import { resolveTuning, TUNING_PINS } from '../kernels/tuning.js';
 import type { TuneEntry, TuneStore } from './tune.js';
 
@@ -201,7 +201,7 @@ export interface StoreOptions {
  */
 export async function fileTuneStore(path: string, flag = 'store', writable = true, opts: StoreOptions = {}): Promise<TuneStore> {
   // As an empty --out is (src/cli/files.ts): '' would pass every check up front and fail only at the rename, after the search.
-  if (path === '') throw new InputError(`--${flag} must name a file, got ''`);
+  checkNamed(flag, path);
   let data = await readStore(path, flag);
   const fail = (e: unknown) => new InputError(`--${flag} ${path}: cannot write it (${(e as Error).message}); give another --${flag}`);
   // Named as the outputs' temporaries are, so that one a process now gone left is found and removed alike.
@@ -241,11 +241,8 @@ export async function fileTuneStore(path: string, flag = 'store', writable = tru
         // The temporary goes at exit too (registered after the lock: removed before it).
         const t = tmp(), keepTemp = atExit(() => rmSync(t, { force: true }));
         try {
-          // The store written over keeps its permissions (a private store stays private; as OutputPlan.write does,
-          // src/cli/files.ts), its temporary private until then.
-          const old = await stat(path).catch(() => null);
-          await writeFile(t, JSON.stringify(data, null, 1), old?.isFile() ? { mode: 0o600 } : {});
-          if (old?.isFile()) await chmod(t, old.mode & 0o7777);
+          // The store written over keeps its permissions, as the outputs do.
+          await writeTemp(t, path, JSON.stringify(data, null, 1));
           await rename(t, path);
         } catch (e) {
           await unlink(t).catch(() => {});

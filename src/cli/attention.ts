@@ -9,7 +9,7 @@ import { AttentionShape, F32_MAX, F32_MIN_NORMAL, validateShape } from '../shape
 import { Documents, checkDocuments } from '../mask.js';
 import { Precision, PrecisionRequest, precisionRequest } from '../kernels/precision.js';
 import { numberArg, parseCommand } from './args.js';
-import { checkInputFile, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
+import { checkInputFile, checkNamed, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
 import { OUTPUT_NAMES, RUN_RECORD, devicePrecision, noteStaleOutputs, outputFiles, recordLists } from './outputs.js';
 import { RING_OPTIONS, RingArgs, checkRingArgs, parseRingArgs } from './ringArgs.js';
 import { schemeDefs } from '../cp/schemes/registry.js';
@@ -92,9 +92,9 @@ export function parseAttentionArgs(argv: string[]): AttentionArgs | null {
   if (values.help) return null;
   for (const k of ['q', 'k', 'v', 'out'] as const) {
     if (values[k] === undefined) throw new InputError(`--${k} is required (see flashring attention --help)`);
-    if (values[k] === '') throw new InputError(`--${k} must name ${k === 'out' ? 'a folder' : 'a file'}, got ''`);
+    checkNamed(k, values[k], k === 'out' ? 'a folder' : 'a file');
   }
-  if (values.do === '') throw new InputError(`--do must name a file, got ''`);
+  checkNamed('do', values.do);
   const precision = precisionRequest(values.precision ?? 'auto', '--precision');
   const scale = values.scale === undefined ? undefined : numberArg('scale', values.scale, { min: F32_MIN_NORMAL, max: F32_MAX, what: `a positive number within float32's range, ${F32_MIN_NORMAL.toPrecision(3)} to ${F32_MAX.toPrecision(3)} (e.g. 0.125)` });
   const window = values.window === undefined ? undefined : parseWindow(values.window);
@@ -121,7 +121,7 @@ function parseWindow(raw: string): [number, number] {
 
 function parseCuSeqlensFlags(both?: string, q?: string, k?: string): AttentionArgs['cuSeqlens'] {
   for (const [flag, v] of [['cu-seqlens', both], ['cu-seqlens-q', q], ['cu-seqlens-k', k]] as const)
-    if (v === '') throw new InputError(`--${flag} must name a file, got ''`);
+    checkNamed(flag, v);
   if (both !== undefined && (q !== undefined || k !== undefined))
     throw new InputError('--cu-seqlens names the documents of Q and K/V alike; do not also give --cu-seqlens-q/--cu-seqlens-k');
   if ((q === undefined) !== (k === undefined))

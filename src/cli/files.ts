@@ -98,9 +98,14 @@ async function checkWritableFolder(flag: string, given: string, folder: string):
   }
 }
 
+/** An InputError where a path flag was given an empty name ('--FLAG must name a file, got '''), at once, before any work. */
+export function checkNamed(flag: string, v: string | undefined, what: 'a file' | 'a folder' = 'a file'): void {
+  if (v === '') throw new InputError(`${who(flag)} must name ${what}, got ''`);
+}
+
 /** An output folder: an existing writable folder, or a path whose nearest existing ancestor is one. */
 export async function checkOutputDir(flag: string, dir: string): Promise<void> {
-  if (dir === '') throw new InputError(`${who(flag)} must name a folder, got ''`);
+  checkNamed(flag, dir, 'a folder');
   const abs = resolve(dir);
   const { path, st } = await nearestExisting(flag, dir, abs);
   if (!st.isDirectory()) throw new InputError(path === abs ? `${who(flag)} ${dir} exists and is not a folder` : `${who(flag)} ${dir}: ${path} is a file, not a folder`);
@@ -109,7 +114,7 @@ export async function checkOutputDir(flag: string, dir: string): Promise<void> {
 
 /** An output file: not a folder, not under a system folder, in a folder that exists and can be written. */
 async function checkOutputFile(flag: string, file: string): Promise<void> {
-  if (file === '') throw new InputError(`${who(flag)} must name a file, got ''`);
+  checkNamed(flag, file);
   const abs = resolve(file);
   const { path, st } = await nearestExisting(flag, file, abs);
   if (path === abs) {
@@ -322,6 +327,17 @@ function writeError(e: unknown, flag: string, path: string): unknown {
   return new OutputError(`cannot write ${path} (${who(flag)}): ${WRITE_CODES[code]} (${code}); nothing was written`);
 }
 
+/**
+ * Writes `data` to `temp`, the temporary of `target`, with the permissions `target` has where it exists
+ * (a file written over keeps them: a private file stays private, and its temporary is private until then),
+ * else the default ones.
+ */
+export async function writeTemp(temp: string, target: string, data: Uint8Array | string): Promise<void> {
+  const old = await statOrNull(target);
+  await writeFile(temp, data, old?.isFile() ? { mode: 0o600 } : {});
+  if (old?.isFile()) await chmod(temp, old.mode & 0o7777);
+}
+
 /** The temporary a write puts beside `target` before renaming it into place: `.<name>.<pid>.<stamp>.tmp`. */
 export function tempPath(target: string, stamp: string): string {
   return join(dirname(target), `.${basename(target)}.${process.pid}.${stamp}.tmp`);
@@ -517,10 +533,7 @@ export class OutputPlan {
       for (let i = 0; i < files.length; i++) {
         at = files[i].path;
         keeps.push(removeAtExit(temps[i], 'file'));
-        await writeFile(temps[i], files[i].data);
-        // A file written over keeps its permissions (a private file stays private).
-        const old = await statOrNull(files[i].path);
-        if (old?.isFile()) await chmod(temps[i], old.mode & 0o7777);
+        await writeTemp(temps[i], files[i].path, files[i].data);
       }
       const swaps: Swap[] = files.map((f, i) => ({ target: f.path, temp: temps[i], kept: null, moved: false, replaced: false }));
       commit(swaps, stamp, (p) => {
