@@ -246,6 +246,12 @@ const HEAD = 'seq_len,tp,cp,pp,sp,recompute,micro_batch,activation_gib,total_gib
 const row = (o: Partial<CsvRow>): CsvRow => ({ seq_len: 4096, tp: 1, cp: 1, pp: 1, sp: false, recompute: 'none', micro_batch: 1, activation_gib: null, total_gib: 20, fits: true, source: 'model', ...o });
 
 describe('activation_memory.csv by hand', () => {
+  it('a line break inside a quoted field counts as one outside it: LF, CRLF or a CR alone', () => {
+    // The bad row is the file's fourth line whatever the line ends.
+    for (const eol of ['\n', '\r\n', '\r'])
+      expect(() => parseCsv(`seq_len,total_gib,source${eol}4096,1,"a${eol}b"${eol}0,1,x${eol}`, 'm.csv'), JSON.stringify(eol)).toThrow(/line 4/);
+  });
+
   it('toCsv writes integers as they are, other numbers with 6 significant digits, empty cells for unknowns', () => {
     expect(toCsv([row({ activation_gib: 1.23456789, total_gib: 20.5, hbm_gib: 80, iter_ms: 1234.5678 })])).toBe(
       `${HEAD}\n4096,1,1,1,false,none,1,1.23457,20.5000,true,model,,80,1234.57,\n`);

@@ -82,7 +82,8 @@ export function splitCsv(text: string, name: string): { cells: string[]; line: n
         break;
       }
       const inner = text.slice(j + 1, close);
-      for (let k = inner.indexOf('\n'); k >= 0; k = inner.indexOf('\n', k + 1)) line++;
+      // Line breaks inside the field count as outside it: LF, CRLF once, and a CR alone.
+      line += (inner.match(/\r\n|\r|\n/g) ?? []).length;
       f = doubled ? inner.replaceAll('""', '"') : inner;
       // After the closing quote: blanks only, up to a comma or a line break.
       for (j = close + 1; j < n; j++) {
