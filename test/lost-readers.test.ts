@@ -18,7 +18,8 @@ function splitCsvBefore(text: string, name: string): { cells: string[]; line: nu
     if (q) {
       if (c === '"' && text[i + 1] === '"') { f += '"'; i++; }
       else if (c === '"') { q = false; closed = true; }
-      else { if (c === '\n') line++; f += c; }
+      // A line break inside quotes counts as outside them: LF, CRLF once, a CR alone (the CR-only count was fixed since).
+      else { if (c === '\n' || (c === '\r' && text[i + 1] !== '\n')) line++; f += c; }
       continue;
     }
     if (c === ',') { row.push(f); f = ''; closed = false; start = i + 1; continue; }
