@@ -44,6 +44,12 @@ describe('flashring (no such command)', () => {
     expect([bare.code, bare.out]).toEqual([2, '']);
     expect(bare.err).toMatch(/^usage: flashring <command>/);
     expect((await run(['--help', 'memory'])).out).toMatch(/^usage: flashring memory/);
+    // A help word after a help word is the usage (it called itself until the stack ran out).
+    for (const a of [['--help', '--help'], ['help', 'help'], ['help', '-h']]) {
+      const h = await run(a);
+      expect([h.code, h.err], a.join(' ')).toEqual([0, '']);
+      expect(h.out, a.join(' ')).toMatch(/^usage: flashring <command>/);
+    }
     const v = await run(['--version', '--bogus']);
     expect([v.code, v.out]).toEqual([2, '']);
     expect(v.err).toBe("flashring: --version takes nothing after it, got '--bogus' (flashring --version alone prints the version)");

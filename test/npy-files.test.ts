@@ -120,6 +120,8 @@ describe('readNpyHeader and readNpyData', () => {
     const got = await readNpyHeader(reader, bytes.length, 'long.npy', 'float');
     expect([...(await readNpyData(reader, got, 'long.npy'))]).toEqual([1, 2]);
     await expect(readNpyHeader(reader, 4000, 'cut.npy', 'float')).rejects.toThrow(/^cut\.npy: truncated header \(\d+ bytes announced, 3990 present\)$/);
+    // Over 4 KiB and still short of the header it announces: the same words, not 'the file ended while it was read'.
+    await expect(readNpyHeader(reader, 4500, 'cut2.npy', 'float')).rejects.toThrow(/^cut2\.npy: truncated header \(\d+ bytes announced, 4490 present\)$/);
   });
 });
 

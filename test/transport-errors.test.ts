@@ -56,10 +56,32 @@ describe('process communicator', () => {
     expect(e.message).toContain(`check that its file system (${dir}) has free space`);
   });
 
+  it("a spool file that cannot be read (gone, the file system full or cleaned) is a TransportError saying what to do, not an internal error", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'flashring-spool-test-'));
+    dirs.push(dir);
+    const file = join(dir, '1-0-gone');
+    const c = new ProcessCommunicator(2, fakeDev(0), () => {});
+    const p = c.sendRecv(0, 1, [], 1, range(8), 't');
+    c.deliver({ type: 'data', tag: 't', from: 1, to: 0, bytes: [8], parts: [], file });
+    const e = await p.catch((x) => x);
+    expect(e).toBeInstanceOf(TransportError);
+    expect(e.message).toContain(`cannot read the spool file ${file} (ENOENT`);
+    expect(e.message).toContain(`free space in ${dir}`);
+  });
+
   it('a message of another size than the receive is an internal error', async () => {
     const c = new ProcessCommunicator(2, fakeDev(0), () => {});
     const p = c.sendRecv(0, 1, [], 1, range(8), 't');
     c.deliver({ type: 'data', tag: 't', from: 1, to: 0, bytes: [4], parts: [new Uint8Array(4)] });
     await expect(p).rejects.toThrow(InternalError);
+  });
+});
+
+describe('an InternalError at the command line', () => {
+  it('keeps its stack (a bug to report), not one line as a mistake', async () => {
+    const { userMistake } = await import('../src/cli/main.js');
+    const { internalError, TransportError: T } = await import('../src/errors.js');
+    expect(await userMistake(internalError('a broken invariant', 'rank 1'))).toBeNull();
+    expect(await userMistake(new T('the spool is full: free /dev/shm'))).toBe('the spool is full: free /dev/shm');
   });
 });

@@ -362,7 +362,7 @@ function drawPredicted(tl: RingTimeline): void {
       const ms = ph.stepMs[i], at = steps.filter((st) => st.step === id);
       for (const st of at) {
         // Stored timelines from before the prediction named its compute were timed as measured.
-        const { compute: cm, transfer: x, own } = stepParts(st, p.link, p.compute ?? { source: 'measured' }), y = top + st.rank * rowH;
+        const { compute: cm, transfer: x, own } = stepParts({ ...st, computeMs: st.computeMs ?? 0 }, p.link, p.compute ?? { source: 'measured' }), y = top + st.rank * rowH;
         const xStart = st.overlapped ? 0 : cm;
         g.fillStyle = '#1f77b4';
         if (cm > 0) g.fillRect(X(t0), y, W(cm), rowH * 0.5 - 2);

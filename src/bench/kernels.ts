@@ -36,10 +36,10 @@ export interface KernelRow {
   checkErr: number;
 }
 
-/** Max relative error of O, LSE, dQ, dK, dV at a small shape, against float64. */
 /** The spot check's sequence length (B = 1, 2 query heads, 1 K/V head): its error is each row's checkErr. */
 export const SPOT_CHECK_N = 67;
 
+/** Max relative error of O, LSE, dQ, dK, dV at a small shape, against float64. */
 export async function spotCheck(dev: FlashDevice, D: number, p: Precision, causal: boolean): Promise<{ err: number; ok: boolean }> {
   const r = await checkAgainstReference(dev, { B: 1, Hq: 2, Hkv: 1, Nq: SPOT_CHECK_N, Nk: SPOT_CHECK_N, D }, { causal, precision: p, seed: 1 });
   return { err: Math.max(r.errO, r.errLSE, r.errDQ, r.errDK, r.errDV), ok: r.ok };

@@ -18,10 +18,10 @@ import { LAYOUTS, Layout, validateRing } from '../cp/plan/schedule.js';
 import { Scheme, chosenSizesNote, resolveScheme, schemeDef, schemeDefs, schemeNames, schemeSizes } from '../cp/schemes/registry.js';
 import { AttentionShape, numel, validateShape } from '../shape.js';
 
-/** The help (a function: it lists the registry's schemes as they are when asked). */
 /** Query heads a GPU that cp-plan plans at most (the largest models hold 128 or fewer). */
 const MAX_PLAN_HEADS = 4096;
 
+/** The help (a function: it lists the registry's schemes as they are when asked). */
 const help = () => `usage: flashring cp-plan --context-parallel-size R --seq-length N (--num-attention-heads H --hidden-size E | --heads H --head-dim D) [options]
   --cp-comm-type T        ${schemeNames().join('|')} (default: every scheme the shape allows)
 ${schemeDefs().map((d) => `                            ${d.name.padEnd(11)} ${d.about}`).join('\n')}

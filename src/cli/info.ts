@@ -170,7 +170,7 @@ export async function start(argv: string[]): Promise<number> {
     throw new FlashringError(`cannot serve the page on port ${port} (${firstLine(e)})${values.port !== undefined ? ': give another --port' : ''}`);
   }
   const addr = server.httpServer.address() as { port: number };
-  const moved = addr.port !== port ? ` (port ${port} is taken)` : '';
+  const moved = port !== 0 && addr.port !== port ? ` (port ${port} is taken)` : '';
   console.log(`the page is served at http://localhost:${addr.port}/${moved}  (Ctrl-C to stop)`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => server.httpServer.close(() => resolve()));

@@ -2,7 +2,7 @@
  * The `flashring` command. Subcommands: info, selftest, attention, memory, advise, cp-plan, replay, bench, tune, notes, start.
  * Errors flashring raises on purpose print as one line (`flashring: …`) with exit code 2.
  */
-import { FlashringError, NoAdapterError } from '../errors.js';
+import { FlashringError, InternalError, NoAdapterError } from '../errors.js';
 
 type Command = { summary: string; run: (argv: string[]) => Promise<number> };
 
@@ -38,7 +38,8 @@ async function version(): Promise<string> {
 
 export async function main(argv: string[]): Promise<number> {
   // `flashring help CMD` (and `flashring --help CMD`) is `flashring CMD --help`.
-  if (['help', '--help', '-h'].includes(argv[0]) && argv.length > 1) return main([argv[1], '--help', ...argv.slice(2)]);
+  const HELP_WORDS = ['help', '--help', '-h'];
+  if (HELP_WORDS.includes(argv[0]) && argv.length > 1) return HELP_WORDS.includes(argv[1]) ? main([argv[0]]) : main([argv[1], '--help', ...argv.slice(2)]);
   const [cmd, ...rest] = argv;
   if (cmd === '--version' || cmd === '-V') {
     if (rest.length) {
@@ -88,6 +89,7 @@ export async function userMistake(e: unknown): Promise<string | null> {
     const { adapterMismatch } = await import('../gpu/node.js');
     return (await adapterMismatch().catch(() => null)) ?? e.message;
   }
+  if (e instanceof InternalError) return null; // a bug: its stack trace, to report
   if (e instanceof FlashringError) return e.message;
   const err = e as NodeJS.ErrnoException;
   if (typeof err?.code === 'string' && err.code.startsWith('ERR_PARSE_ARGS')) return `${err.message.split('\n')[0]} (see --help)`;

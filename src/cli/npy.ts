@@ -37,13 +37,16 @@ function int32Dtype(d: string, name: string): NpyInt32 {
   return 'i4';
 }
 
+/** A typed array of `count` elements of `dtype` (f2 as raw bits in a Uint16Array): what a .npy's data is read into. */
+function typedArray(dtype: NpyDtype | NpyInt32, count: number): NpyArray['data'] | Int32Array {
+  return dtype === 'f2' ? new Uint16Array(count) : dtype === 'f8' ? new Float64Array(count) : dtype === 'i4' ? new Int32Array(count) : new Float32Array(count);
+}
+
 /** The data bytes of `bytes` an in-memory header describes, as the typed array of its dtype (an aligned copy). */
 function typedOf<D extends NpyDtype | NpyInt32>(h: NpyHeader<D>, bytes: Uint8Array) {
-  const data = bytes.slice(h.dataStart, h.dataStart + h.dataBytes);
-  const count = h.dataBytes / ELEM[h.dtype];
-  if (h.dtype === 'f2') return new Uint16Array(data.buffer, 0, count);
-  if (h.dtype === 'f8') return new Float64Array(data.buffer, 0, count);
-  return h.dtype === 'i4' ? new Int32Array(data.buffer, 0, count) : new Float32Array(data.buffer, 0, count);
+  const data = typedArray(h.dtype, h.dataBytes / ELEM[h.dtype]);
+  new Uint8Array(data.buffer).set(bytes.subarray(h.dataStart, h.dataStart + h.dataBytes));
+  return data;
 }
 
 /**
@@ -65,7 +68,7 @@ export function parseNpyInt32(bytes: Uint8Array, name = 'array'): { shape: numbe
  * How many of a file's first bytes its header takes (magic, version, header length, the header), read from at
  * least its first 12 (or all of a shorter file); where they are no .npy preamble, `head.length` (npyHeader says what is wrong).
  */
-export function npyHeaderEnd(head: Uint8Array): number {
+function npyHeaderEnd(head: Uint8Array): number {
   if (head.length < 12 || MAGIC.some((b, i) => head[i] !== b) || head[6] < 1 || head[6] > 3) return head.length;
   const dv = new DataView(head.buffer, head.byteOffset, head.byteLength);
   return head[6] === 1 ? 10 + dv.getUint16(8, true) : 12 + dv.getUint32(8, true);
@@ -129,15 +132,17 @@ async function readFully(file: ReadAt, into: Uint8Array, offset: number, length:
 export async function readNpyHeader(file: ReadAt, size: number, name: string, kind: 'float'): Promise<NpyHeader<NpyDtype>>;
 export async function readNpyHeader(file: ReadAt, size: number, name: string, kind: 'int32'): Promise<NpyHeader<NpyInt32>>;
 export async function readNpyHeader(file: ReadAt, size: number, name: string, kind: 'float' | 'int32'): Promise<NpyHeader> {
-  let head = new Uint8Array(Math.min(size, NPY_HEAD_BYTES));
-  head = head.subarray(0, await readFully(file, head, 0, head.length, 0));
+  let asked = Math.min(size, NPY_HEAD_BYTES);
+  let head = new Uint8Array(asked);
+  head = head.subarray(0, await readFully(file, head, 0, asked, 0));
   const end = npyHeaderEnd(head);
   if (end > head.length && end <= size) {
     if (end > MAX_HEADER_BYTES) throw new NpyError(`${name}: its header announces ${end} bytes; at most ${MAX_HEADER_BYTES} are read (np.save writes a few hundred): the file is damaged or not a .npy file`);
-    const whole = new Uint8Array(end);
+    const whole = new Uint8Array((asked = end));
     head = whole.subarray(0, await readFully(file, whole, 0, end, 0));
   }
-  if (head.length < Math.min(size, Math.max(end, 12))) throw new NpyError(`${name}: the file ended while its header was read (it changed while being read?)`);
+  // Fewer bytes than asked of a file of this size: it changed. A header announced past the file's end is npyHeader's to say.
+  if (head.length < asked) throw new NpyError(`${name}: the file ended while its header was read (it changed while being read?)`);
   return kind === 'float' ? npyHeader(head, size, name, kind) : npyHeader(head, size, name, kind);
 }
 
@@ -148,8 +153,7 @@ export async function readNpyHeader(file: ReadAt, size: number, name: string, ki
 export async function readNpyData(file: ReadAt, h: NpyHeader<NpyDtype>, name: string): Promise<NpyArray['data']>;
 export async function readNpyData(file: ReadAt, h: NpyHeader<NpyInt32>, name: string): Promise<Int32Array>;
 export async function readNpyData(file: ReadAt, h: NpyHeader, name: string): Promise<NpyArray['data'] | Int32Array> {
-  const count = h.dataBytes / ELEM[h.dtype];
-  const data = h.dtype === 'f2' ? new Uint16Array(count) : h.dtype === 'f8' ? new Float64Array(count) : h.dtype === 'i4' ? new Int32Array(count) : new Float32Array(count);
+  const data = typedArray(h.dtype, h.dataBytes / ELEM[h.dtype]);
   const got = await readFully(file, new Uint8Array(data.buffer), 0, h.dataBytes, h.dataStart);
   if (got < h.dataBytes) throw new NpyError(`${name}: truncated data: shape (${h.shape.join(', ')}) needs ${h.dataBytes} bytes, the file ended after ${got} (it changed while being read?)`);
   return data;

@@ -255,8 +255,9 @@ export function captureErrors<T>(device: GPUDevice, fn: () => T): { value: T; er
     value = fn();
   } finally {
     pops = SCOPES.map(() => device.popErrorScope());
+    // Where fn threw, no caller awaits the pops: observed here, so that a lost device's rejection is not unhandled.
+    for (const p of pops) p.catch(() => {});
   }
   const errors = Promise.all(pops).then((errs) => errs.filter((e): e is GPUError => !!e).map((e) => e.message));
-  errors.catch(() => {}); // awaited by the caller; unobserved only where fn threw
   return { value, errors };
 }

@@ -33,10 +33,20 @@ export interface DataMessage {
   file?: string;
 }
 
+/**
+ * A file-system error on a spool file (ENOSPC where a container's /dev/shm fills, EACCES, …) as a
+ * TransportError saying what to do; anything else as it is.
+ */
+function spoolError(e: unknown, file: string, doing: 'write' | 'read'): unknown {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  if (typeof code !== 'string') return e;
+  return new TransportError(`communicator: cannot ${doing} the spool file ${file} (${code}: ${(e as Error).message}); free space in ${dirname(file)} (a container's /dev/shm is often 64 MiB: docker --shm-size) or run the ring in one process (--cp-mode one-device)`);
+}
+
 /** A message's parts read back from its spool file (then removed), or as they came. */
 async function unspool(m: DataMessage): Promise<DataMessage> {
   if (!m.file) return m;
-  const file = await readFile(m.file);
+  const file = await readFile(m.file).catch((e) => { throw spoolError(e, m.file!, 'read'); });
   const data = new Uint8Array(file.buffer as ArrayBuffer, file.byteOffset, file.byteLength);
   await rm(m.file, { force: true });
   let off = 0;
@@ -112,8 +122,13 @@ export class ProcessCommunicator implements Communicator {
       const m: DataMessage = { type: 'data', tag, from: rank, to, bytes: s.map((x) => x.bytes), parts: staged[i] };
       if (this.spool) {
         m.file = join(this.spool, `${rank}-${to}-${encodeURIComponent(tag)}`);
-        const fh = await open(m.file, 'wx');
-        try { await fh.writev(m.parts); } finally { await fh.close(); }
+        const file = m.file;
+        const fh = await open(file, 'wx').catch((e) => { throw spoolError(e, file, 'write'); });
+        try {
+          await fh.writev(m.parts).catch((e) => { throw spoolError(e, file, 'write'); });
+        } finally {
+          await fh.close();
+        }
         m.parts = [];
       }
       this.post(m);
