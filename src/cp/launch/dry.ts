@@ -7,7 +7,6 @@
  * registry entry; the dry run needs nothing more.
  */
 import { InputError, internalError } from '../../errors.js';
-import { FlashDevice } from '../../gpu/device.js';
 import { Precision, elemBytes } from '../../kernels/precision.js';
 import { MaskOptions } from '../../mask.js';
 import { AttentionShape, resolveOptions, validateShape } from '../../shape.js';
@@ -69,7 +68,7 @@ export async function dryRun(req: DryRunRequest): Promise<DryRun> {
   const shards = shardLayout(req.shape.Nq, R, layout);
   const rec = new TimelineRecorder(R, sch.steps);
   // The communicator pairs every send with its receive (and checks their sizes) and moves nothing.
-  const comm = new InProcessCommunicator(Array.from({ length: R }, () => null as unknown as FlashDevice), async () => {});
+  const comm = InProcessCommunicator.dry(R);
   const ranks = shards.map((_, r) => new DryRank(r, comm, rec));
   const inputs: ShardInputs = { backward, rows: NO_ROWS };
   const ios = ranks.map((c) => loadShard(c, pb, shards, inputs, req.precision));

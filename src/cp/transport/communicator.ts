@@ -170,6 +170,14 @@ export class InProcessCommunicator implements Communicator {
 
   constructor(readonly devices: FlashDevice[], private mover: Mover) {}
 
+  /**
+   * The dry run's communicator (src/cp/launch/dry.ts): R ranks with no device, every send paired with its
+   * receive and their sizes checked, and nothing moved (its mover never touches the devices it is given).
+   */
+  static dry(R: number): InProcessCommunicator {
+    return new InProcessCommunicator(Array.from({ length: R }, () => null as unknown as FlashDevice), async () => {});
+  }
+
   get size(): number {
     return this.devices.length;
   }
