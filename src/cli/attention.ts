@@ -11,6 +11,7 @@ import { Precision, PrecisionRequest, precisionRequest } from '../kernels/precis
 import { numberArg, parseCommand } from './args.js';
 import { checkInputFile, checkNamed, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
 import { OUTPUT_NAMES, RUN_RECORD, devicePrecision, noteStaleOutputs, outputFiles, recordLists } from './outputs.js';
+import { timedPhase } from './progress.js';
 import { RING_OPTIONS, RingArgs, checkRingArgs, parseRingArgs } from './ringArgs.js';
 import { schemeDefs } from '../cp/schemes/registry.js';
 
@@ -320,18 +321,17 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     const precision = devicePrecision(p, a.precision, dev);
     const mask = `causal=${opts.causal}${a.window ? ` window=${a.window.join(',')}` : ''}${docs ? ` documents=${docs.cuQ.length - 1}` : ''}`;
     console.log(`attention ${JSON.stringify(s)} ${mask} on ${adapterName(dev.adapter)}`);
-    const t0 = performance.now();
-    const fwd = await attentionForward(dev, s, t, { ...opts, precision });
-    const t1 = performance.now();
+    // Progress on stderr (a long run on a slow adapter takes minutes): each pass as it starts and ends, then the writing.
+    const { value: fwd, ms: fwdMs } = await timedPhase(`forward (${precision})`, () => attentionForward(dev, s, t, { ...opts, precision }));
     const tensors: Record<string, HostTensor> = { o: fwd.o };
-    let msg = `forward (${fwd.precision}) ${(t1 - t0).toFixed(1)} ms (incl. compiling the kernels, cached by the driver after a first run, upload and readback)`;
+    let msg = `forward (${fwd.precision}) ${fwdMs.toFixed(1)} ms (incl. compiling the kernels, cached by the driver after a first run, upload and readback)`;
     if (dout) {
-      const bwd = await attentionBackward(dev, s, { ...t, o: fwd.o, lse: fwd.lse, dout: hostOf(dout.arr) }, { ...opts, precision });
-      msg += `; backward ${(performance.now() - t1).toFixed(1)} ms`;
+      const { value: bwd, ms } = await timedPhase(`backward (${precision})`, () => attentionBackward(dev, s, { ...t, o: fwd.o, lse: fwd.lse, dout: hostOf(dout.arr) }, { ...opts, precision }));
+      msg += `; backward ${ms.toFixed(1)} ms`;
       Object.assign(tensors, { dq: bwd.dq, dk: bwd.dk, dv: bwd.dv });
     }
     const files = outputFiles(a.out, s, fwd.precision, tensors, fwd.lse, batched);
-    await outputs.write(files);
+    await timedPhase(`writing the outputs into ${a.out}`, () => outputs.write(files));
     console.log(`${msg}; wrote ${files.map((f) => f.path).join(', ')}`); // the result: stdout (notes: stderr)
     noteStaleOutputs(a.out, files);
     return 0;

@@ -1,0 +1,45 @@
+/** Progress on stderr (src/cli/progress.ts): a phase's start and end lines, on a terminal and in a log. */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { timedPhase } from '../src/cli/progress.js';
+
+/** What `f` writes to stderr with FLASHRING_STDERR_TTY set to `tty` (as bin/flashring.mjs sets it for the command). */
+async function stderrOf(tty: '0' | '1', f: () => Promise<unknown>): Promise<string> {
+  const chunks: string[] = [];
+  vi.stubEnv('FLASHRING_STDERR_TTY', tty);
+  const w = vi.spyOn(process.stderr, 'write').mockImplementation((s) => (chunks.push(String(s)), true));
+  try {
+    await f().catch(() => {});
+  } finally {
+    w.mockRestore();
+  }
+  return chunks.join('');
+}
+
+describe('timedPhase', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  it('in a log: a whole line when the phase starts and one when it ends, with its time; no carriage return', async () => {
+    let ms = -1;
+    const err = await stderrOf('0', async () => ({ ms } = await timedPhase('forward (f32)', async () => 7)));
+    expect(err).toMatch(/^ {2}forward \(f32\): started\n {2}forward \(f32\): done in \d+\.\d ms\n$/);
+    expect(ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('on a terminal: the end rewrites the start line in place', async () => {
+    const err = await stderrOf('1', () => timedPhase('backward (f16)', async () => 7));
+    expect(err).toMatch(/^ {2}backward \(f16\)…\r {2}backward \(f16\): done in \d+\.\d ms {3}\n$/);
+  });
+
+  it('returns what the phase returns; a failure ends the open terminal line and is thrown as it is', async () => {
+    vi.stubEnv('FLASHRING_STDERR_TTY', '0');
+    const w = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      expect((await timedPhase('x', async () => 42)).value).toBe(42);
+      await expect(timedPhase('x', async () => { throw new RangeError('boom'); })).rejects.toThrow(RangeError);
+    } finally {
+      w.mockRestore();
+    }
+    const err = await stderrOf('1', () => timedPhase('forward (f32)', async () => { throw new Error('lost'); }));
+    expect(err).toBe('  forward (f32)…\n');
+  });
+});
