@@ -58,8 +58,20 @@ describe('flashring attention with a window and packed documents', () => {
       for (const g of ['dq', 'dk', 'dv'] as const) expect(relErr(load(out, g), refB[g]), g).toBeLessThanOrEqual(TOL.f32.grad);
     });
 
-  it('bad window and cu_seqlens: one line naming it, exit 2, nothing written', async () => {
+  it('int64 cu_seqlens (np.cumsum\'s default) within int32\'s range: the same outputs as int32', async () => {
     writeFileSync(f('cu64.npy'), intNpy(cu, 'i8'));
+    const runs = [];
+    for (const c of ['cu.npy', 'cu64.npy']) {
+      const out = f(`fwd-${c}`);
+      const r = await cli([...base(out), '--causal', '--cu-seqlens', f(c), '--precision', 'f32']);
+      expect(r.code, r.err).toBe(0);
+      runs.push(['o', 'lse'].map((n) => readFileSync(join(out, `${n}.npy`))));
+    }
+    expect(runs[1]).toEqual(runs[0]);
+  });
+
+  it('bad window and cu_seqlens: one line naming it, exit 2, nothing written', async () => {
+    writeFileSync(f('cubig.npy'), intNpy([0, 2 ** 31, 40], 'i8'));
     writeFileSync(f('cu1.npy'), intNpy([1, 17, 30, 40]));
     writeFileSync(f('cudec.npy'), intNpy([0, 17, 10, 40]));
     writeFileSync(f('cushort.npy'), intNpy([0, 17, 39]));
@@ -72,7 +84,7 @@ describe('flashring attention with a window and packed documents', () => {
       [[...base(o), '--window', '3,-5'], /--window right value -5 is below -1/],
       [[...base(o), '--window', '3'], /--window must be two integers L,R .*got '3'/],
       [[...base(o), '--window', '1.5,2'], /--window must be two integers L,R .*got '1\.5,2'/],
-      [[...base(o), '--cu-seqlens', f('cu64.npy')], /cu64\.npy: dtype '<i8' is not int32/],
+      [[...base(o), '--cu-seqlens', f('cubig.npy')], /cubig\.npy: int64 value 2147483648 \(element 1\) is outside int32's range/],
       [[...base(o), '--cu-seqlens', f('cu1.npy')], /--cu-seqlens .*cu1\.npy: cu_seqlens_q must start at 0, got 1/],
       [[...base(o), '--cu-seqlens', f('cudec.npy')], /--cu-seqlens .*cudec\.npy: cu_seqlens_q decreases at entry 2 \(17 then 10\)/],
       [[...base(o), '--cu-seqlens', f('cushort.npy')], /--cu-seqlens .*cushort\.npy: cu_seqlens_q ends at 39 but the sequence has 40 tokens/],

@@ -36,7 +36,21 @@ describe('.npy by hand', () => {
     // Big-endian 0 and 2: read little-endian they would be 0 and 33554432.
     const be = npy(1, "{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }\n", [0, 0, 0, 0, 0, 0, 0, 2]);
     expect(() => parseNpyInt32(be, 'cu.npy')).toThrow("cu.npy: dtype '>i4' is not int32; save it with .astype(np.int32)");
-    expect(() => parseNpyInt32(npy(1, "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }\n", I32_0_2), 'cu.npy')).toThrow(/dtype '<i8' is not int32/);
+    expect(() => parseNpyInt32(npy(1, "{'descr': '<u4', 'fortran_order': False, 'shape': (2,), }\n", I32_0_2), 'cu.npy')).toThrow(/dtype '<u4' is not int32/);
+  });
+
+  it('int64 cu_seqlens (np.cumsum\'s default): read as int32 where every value fits, refused naming the first value that does not', () => {
+    const i8 = (descr: string, values: bigint[]) =>
+      npy(1, `{'descr': '${descr}', 'fortran_order': False, 'shape': (${values.length},), }\n`, [...new Uint8Array(BigInt64Array.from(values).buffer)]);
+    const fits = [0n, 17n, 2n ** 31n - 1n];
+    for (const d of ['<i8', '|i8', 'i8']) {
+      const got = parseNpyInt32(i8(d, fits), 'cu.npy');
+      expect(got.data).toBeInstanceOf(Int32Array);
+      expect(got).toEqual(parseNpyInt32(npy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }\n", [...new Uint8Array(Int32Array.from([0, 17, 2 ** 31 - 1]).buffer)]), 'cu.npy'));
+    }
+    expect(() => parseNpyInt32(i8('<i8', [0n, 17n, 2n ** 31n, 5n]), 'cu.npy')).toThrow("cu.npy: int64 value 2147483648 (element 2) is outside int32's range");
+    expect(() => parseNpyInt32(i8('<i8', [0n, -(2n ** 31n) - 1n]), 'cu.npy')).toThrow(/int64 value -2147483649 \(element 1\) is outside int32's range/);
+    expect(() => parseNpyInt32(i8('>i8', [0n]), 'cu.npy')).toThrow("cu.npy: dtype '>i8' is not int32; save it with .astype(np.int32)");
   });
 
   it("a dtype with more after the size ('<f48', '<f4x') is refused, not read as f8 or f4", () => {

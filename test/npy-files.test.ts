@@ -85,6 +85,21 @@ describe('readNpyHeader and readNpyData', () => {
     }
   });
 
+  it('int64 data read as int32 (cu_seqlens as np.cumsum writes them): the same values; one beyond int32 refused, naming it', async () => {
+    const read = async (name: string, values: bigint[]) => {
+      const path = f(name), bytes = rawNpy('<i8', [values.length], bytesOf(BigInt64Array.from(values)));
+      writeFileSync(path, bytes);
+      const fh = await open(path, 'r');
+      try {
+        return await readNpyData(fh, await readNpyHeader(fh, bytes.length, path, 'int32'), path);
+      } finally {
+        await fh.close();
+      }
+    };
+    expect(await read('i8.npy', [0n, 7n, 2n ** 31n - 1n, -5n])).toEqual(Int32Array.from([0, 7, 2 ** 31 - 1, -5]));
+    await expect(read('i8big.npy', [0n, 7n, 2n ** 31n])).rejects.toThrow(/i8big\.npy: int64 value 2147483648 \(element 2\) is outside int32's range/);
+  });
+
   it('a file whose header claims more data than it has is refused by its size, having read only the header', async () => {
     // 1 GiB claimed, 16 bytes there; and a sparse file of 1.5 GiB one byte short of what its header claims.
     const short = f('short.npy');

@@ -27,7 +27,8 @@ options:
   --window L,R          sliding window as FlashAttention-2's window_size: query i sees keys
                         i-L .. i+R (bottom-right aligned); -1 = unbounded on that side
   --cu-seqlens cu.npy   packed documents ([1, H, total, D]): int32 cumulative lengths, docs+1
-                        entries from 0 to total; a query sees only keys of its own document
+                        entries from 0 to total (int64, np.cumsum's default, is read where every
+                        value fits int32); a query sees only keys of its own document
                         (causal and window apply inside each document)
   --cu-seqlens-q a.npy --cu-seqlens-k b.npy   the same with different Q and K/V document lengths
                         (each document aligned bottom-right, as flash_attn_varlen_func)
@@ -188,7 +189,7 @@ function planOutputs(a: AttentionArgs): Promise<OutputPlan> {
 
 type CuHeads = { q: Opened<NpyHeader<NpyInt32>>; k: Opened<NpyHeader<NpyInt32>> };
 
-/** The headers of a packed run's cu_seqlens: int32, 1-D; B must be 1. Their data is read by loadDocuments. */
+/** The headers of a packed run's cu_seqlens: int32 (or int64, its values checked to fit int32 as its data is read), 1-D; B must be 1. Their data is read by loadDocuments. */
 async function documentHeads(c: NonNullable<AttentionArgs['cuSeqlens']>, s: AttentionShape, handles: FileHandle[]): Promise<CuHeads> {
   const head = async (path: string, flag: string) => {
     const o = await openInput(path, flag, handles, (f, size) => readNpyHeader(f, size, path, 'int32'));

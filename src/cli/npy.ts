@@ -14,9 +14,12 @@ export interface NpyArray {
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
 const BYTES: Record<NpyDtype, number> = { f2: 2, f4: 4, f8: 8 };
 
-/** A little-endian int32 array's dtype (cu_seqlens), as readNpyHeader names it. */
-export type NpyInt32 = 'i4';
-const ELEM: Record<NpyDtype | NpyInt32, number> = { ...BYTES, i4: 4 };
+/**
+ * The dtypes of an array read as int32 (cu_seqlens), as readNpyHeader names them: little-endian int32, or int64
+ * (np.cumsum's default) whose every value fits int32, converted when its data is read.
+ */
+export type NpyInt32 = 'i4' | 'i8';
+const ELEM: Record<NpyDtype | NpyInt32, number> = { ...BYTES, i4: 4, i8: 8 };
 
 /**
  * What a .npy header says, checked against the file's size: the dtype, the shape, where the data starts
@@ -33,13 +36,26 @@ function floatDtype(d: string, name: string): NpyDtype {
 }
 
 function int32Dtype(d: string, name: string): NpyInt32 {
-  if (!/^[<|=]?i4$/.test(d)) throw new NpyError(`${name}: dtype '${d}' is not int32; save it with .astype(np.int32)`);
-  return 'i4';
+  const m = /^[<|=]?i([48])$/.exec(d);
+  if (!m) throw new NpyError(`${name}: dtype '${d}' is not int32; save it with .astype(np.int32)`);
+  return `i${m[1]}` as NpyInt32;
+}
+
+/** int64 data as int32: an NpyError naming the first value outside int32's range (which .astype(np.int32) would wrap). */
+function int32Of(data: BigInt64Array, name: string): Int32Array {
+  const out = new Int32Array(data.length);
+  for (let i = 0; i < data.length; i++) {
+    const x = data[i];
+    if (x > 2147483647n || x < -2147483648n)
+      throw new NpyError(`${name}: int64 value ${x} (element ${i}) is outside int32's range (-2147483648 to 2147483647): cu_seqlens are int32 offsets`);
+    out[i] = Number(x);
+  }
+  return out;
 }
 
 /** A typed array of `count` elements of `dtype` (f2 as raw bits in a Uint16Array): what a .npy's data is read into. */
-function typedArray(dtype: NpyDtype | NpyInt32, count: number): NpyArray['data'] | Int32Array {
-  return dtype === 'f2' ? new Uint16Array(count) : dtype === 'f8' ? new Float64Array(count) : dtype === 'i4' ? new Int32Array(count) : new Float32Array(count);
+function typedArray(dtype: NpyDtype | NpyInt32, count: number): NpyArray['data'] | Int32Array | BigInt64Array {
+  return dtype === 'f2' ? new Uint16Array(count) : dtype === 'f8' ? new Float64Array(count) : dtype === 'i4' ? new Int32Array(count) : dtype === 'i8' ? new BigInt64Array(count) : new Float32Array(count);
 }
 
 /** The data bytes of `bytes` an in-memory header describes, as the typed array of its dtype (an aligned copy). */
@@ -58,10 +74,14 @@ export function parseNpy(bytes: Uint8Array, name = 'array'): NpyArray {
   return { dtype: h.dtype, shape: h.shape, data: typedOf(h, bytes) as NpyArray['data'] };
 }
 
-/** A .npy file of little-endian int32 (cu_seqlens); any other dtype is an NpyError saying so. */
+/**
+ * A .npy file of little-endian int32 (cu_seqlens), or int64 whose values all fit int32 (converted); any other
+ * dtype, or an int64 value outside int32's range, is an NpyError saying so.
+ */
 export function parseNpyInt32(bytes: Uint8Array, name = 'array'): { shape: number[]; data: Int32Array } {
   const h = npyHeader(bytes, bytes.length, name, 'int32');
-  return { shape: h.shape, data: typedOf(h, bytes) as Int32Array };
+  const data = typedOf(h, bytes);
+  return { shape: h.shape, data: data instanceof BigInt64Array ? int32Of(data, name) : (data as Int32Array) };
 }
 
 /**
@@ -148,7 +168,8 @@ export async function readNpyHeader(file: ReadAt, size: number, name: string, ki
 
 /**
  * The data a header read by readNpyHeader describes, read once, straight into a typed array of its dtype
- * (f2 as raw bits in a Uint16Array); a file that ends early (it changed since its header was read) is an NpyError.
+ * (f2 as raw bits in a Uint16Array; i8 converted to int32, an NpyError naming a value outside its range); a file
+ * that ends early (it changed since its header was read) is an NpyError.
  */
 export async function readNpyData(file: ReadAt, h: NpyHeader<NpyDtype>, name: string): Promise<NpyArray['data']>;
 export async function readNpyData(file: ReadAt, h: NpyHeader<NpyInt32>, name: string): Promise<Int32Array>;
@@ -156,7 +177,7 @@ export async function readNpyData(file: ReadAt, h: NpyHeader, name: string): Pro
   const data = typedArray(h.dtype, h.dataBytes / ELEM[h.dtype]);
   const got = await readFully(file, new Uint8Array(data.buffer), 0, h.dataBytes, h.dataStart);
   if (got < h.dataBytes) throw new NpyError(`${name}: truncated data: shape (${h.shape.join(', ')}) needs ${h.dataBytes} bytes, the file ended after ${got} (it changed while being read?)`);
-  return data;
+  return data instanceof BigInt64Array ? int32Of(data, name) : data;
 }
 
 /** Largest element count accepted (well past any tensor that fits a device). */
