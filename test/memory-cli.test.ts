@@ -310,6 +310,7 @@ describe('flashring memory', () => {
     [['--hbm-gib', '-1'], /--hbm-gib must be a positive number of GiB, got '-1'/],
     [['--seq-length', '1e300'], /--seq-length must be a positive integer, got '1e300'|--seq-length 1e\+300 is beyond/],
     [['--lines', '4:full'], /full recompute needs a method/],
+    [['--lines', '1,2,1'], /--lines: '1' is the line '1' again \(.*\): give each line once/],
     [['--tensor-model-parallel-size', '2'], /--stack torch-amp models PyTorch DDP with its context-parallel ring \(the measured harness\): --tensor-model-parallel-size is Megatron-LM's/],
     [['--num-experts', '8'], /--stack torch-amp models PyTorch DDP with its context-parallel ring \(the measured harness\): --num-experts is Megatron-LM's/],
     [['--global-batch-size', '3', '--data-parallel-size', '2'], /--global-batch-size 3 is not divisible by --micro-batch-size 1 × --data-parallel-size 2/],

@@ -233,6 +233,13 @@ describe('context parallelism, pipeline, weights', () => {
     for (const p of pts) expect(p.totalGib * GIB).toBeCloseTo(p.breakdown.totalBytes, 0);
   });
 
+  it('--lines: a line given twice, by any spelling, is refused naming both (it drew one column twice, its CSV rows repeated under one label)', () => {
+    expect(() => parseLines('1,1')).toThrow("--lines: '1' is the line '1' again (");
+    expect(() => parseLines('2, 4:recompute,4:selective:core_attn+mlp')).toThrow(/--lines: '4:selective:core_attn\+mlp' is the line '4:recompute' again \(.*\): give each line once/);
+    expect(() => parseLines('4:none,4')).toThrow(/'4' is the line '4:none' again/);
+    expect(parseLines('1,1:recompute,2').map((l) => l.label)).toHaveLength(3);
+  });
+
   it("CP with Megatron-LM's local (unfused) attention is refused, and a sweep leaves its CP lines out with the reason", () => {
     const local = { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true, flashAttention: false };
     expect(() => memoryBreakdown(m, { ...local, contextParallel: 2 })).toThrow(/only in Transformer Engine's flash or fused attention: unfused attention \(--transformer-impl local, or --no-use-flash-attn\)/);

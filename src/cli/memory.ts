@@ -49,7 +49,7 @@ Output:
   --seq-lengths LIST  sweep lengths (default ${DEFAULT_SEQ_LENGTHS.join(',')})
   --lines LIST        sweep lines as cp[:recompute] items (--lines, --seq-lengths, --csv imply --sweep); recompute is none, selective,
                       selective:core_attn+mlp, full:uniform/N, full:block/N, or 'recompute' for the
-                      default (selective:core_attn+mlp), e.g. 1,1:recompute,2,4,4:full:block/8
+                      default (selective:core_attn+mlp), e.g. 1,1:recompute,2,4,4:full:block/8; each line once
   --csv FILE          write the sweep as activation_memory.csv (an existing FILE only when it is such a CSV of
                       flashring's, its header line; --force overwrites any file)`;
 

@@ -1038,9 +1038,12 @@ export function oomPoints(points: SweepPoint[]): Record<string, number | null> {
 /**
  * Sweep lines from a spec like `1,1:selective:core_attn+mlp,2,4,4:full:block/8`: items
  * cp[:recompute], recompute as `recomputeSpec` writes it. `cp:recompute` alone means the default.
+ * A line given twice (by any spelling: `4:recompute` is `4:selective:core_attn+mlp`) is refused: it
+ * would draw one column twice and repeat its CSV rows under one label.
  */
 export function parseLines(spec: string | undefined): SweepLine[] {
-  return (spec || DEFAULT_LINES_SPEC).split(',').map((item) => {
+  const items = (spec || DEFAULT_LINES_SPEC).split(',');
+  const lines = items.map((item) => {
     const [cp, ...rest] = item.trim().split(':');
     const c = Number(cp);
     if (!/^\d+$/.test(cp) || !Number.isInteger(c) || c < 1 || c > 4096) throw new InputError(`--lines: '${item}' does not start with a context-parallel size (a positive integer)`);
@@ -1048,6 +1051,12 @@ export function parseLines(spec: string | undefined): SweepLine[] {
     const r = parseRecomputeSpec(rc, '--lines');
     return { label: lineLabel(c, recomputeSpec(r)), overrides: { contextParallel: c, ...r } };
   });
+  lines.forEach((l, i) => {
+    const j = lines.findIndex((m) => m.label === l.label);
+    if (j < i)
+      throw new InputError(`--lines: '${items[i].trim()}' is the line '${items[j].trim()}' again (${l.label}): give each line once`);
+  });
+  return lines;
 }
 
 export const DEFAULT_LINES: SweepLine[] = parseLines(DEFAULT_LINES_SPEC);
