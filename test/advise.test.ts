@@ -153,6 +153,7 @@ describe('flashring advise', () => {
       [[...SEED, '--seq-length', '4096', '--gpus', '8', '--link', 'warp'], /unknown link 'warp'/],
       [[...SEED, '--seq-length', '4096', '--gpus', '8', '--inter-node-link', 'warp'], /--inter-node-link must be nvlink-h200, pcie5, ib-ndr, got 'warp'/],
       [[...SEED, '--seq-length', '4096', '--gpus', '8', '--gpus-per-node', '0'], /--gpus-per-node must be a positive integer/],
+      [[...SEED, '--seq-length', '4096', '--gpus', '8', '--gpus-per-node', '3'], /--gpus 8 is not a multiple of --gpus-per-node 3: Megatron-LM \(torchrun\) runs whole nodes; give --gpus 6 or 9/],
       [['--num-layers', '32', '--hidden-size', '4095', '--num-attention-heads', '32', '--seq-length', '4096', '--gpus', '8'], /not divisible/],
     ] as const) {
       const r = run([...args]);

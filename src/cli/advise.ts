@@ -27,7 +27,8 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   --global-batch-size B   sequences per step (default N: one per GPU's share)
   --link NAME             the link within a node: ${LINK_NAMES.join('|')} (default nvlink-h200); --link-gbps G (1e-6 to 1e6 Gbit/s) --link-latency-us U for custom
   --gpus-per-node G       GPUs a node (default 8): a group of ranks (TP, CP, EP, the gradients' DP × CP, the pipeline)
-                          whose GPUs span nodes, in Megatron-LM's rank order, runs at the link between them
+                          whose GPUs span nodes, in Megatron-LM's rank order, runs at the link between them;
+                          beyond one node --gpus is a multiple of it (whole nodes, as torchrun launches them)
   --inter-node-link NAME  the link between nodes: ${Object.keys(LINKS).join('|')} (default ib-ndr)
   --top K                 how many to print (default 5)
   --json                  every fitting candidate: tp, sp, cp, cpCommType, pp, vp, dp, recompute, iterMs, totalBytes, …;
@@ -62,6 +63,11 @@ function request(argv: string[]): Request | null {
   const link = resolveLink(values.link ?? 'nvlink-h200', num('link-gbps'), num('link-latency-us'));
   const top = values.top === undefined ? 5 : numberArg('top', values.top, { integer: true, min: 1, max: 1000, what: 'an integer from 1 to 1000' });
   const gpusPerNode = values['gpus-per-node'] === undefined ? 8 : numberArg('gpus-per-node', values['gpus-per-node'], { integer: true, min: 1, max: 1024, what: 'a positive integer up to 1024' });
+  // Megatron-LM runs under torchrun, which launches the same number of ranks on every node: no partial last node.
+  if (gpus > gpusPerNode && gpus % gpusPerNode !== 0) {
+    const below = gpus - (gpus % gpusPerNode), above = below + gpusPerNode;
+    throw new InputError(`--gpus ${gpus} is not a multiple of --gpus-per-node ${gpusPerNode}: Megatron-LM (torchrun) runs whole nodes; give --gpus ${below} or ${above}, or the GPUs a node really has`);
+  }
   const inter = values['inter-node-link'] ?? 'ib-ndr';
   if (!(inter in LINKS)) throw new InputError(`--inter-node-link must be ${Object.keys(LINKS).join(', ')}, got '${inter}'`);
   return { model, base: par, gpus, hbmGib, margin, gbs, link, interNodeLink: LINKS[inter as keyof typeof LINKS], gpusPerNode, top, json: !!values.json };
