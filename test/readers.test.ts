@@ -86,6 +86,28 @@ describe('Megatron-LM logs: refused with the line number', () => {
   });
 });
 
+describe('Megatron-LM logs: only decimal numbers are read (a log never prints hex)', () => {
+  const refuses = (text: string, re: RegExp) => expect(() => parseMegatronLogs(text, 'x.log')).toThrow(re);
+  it('a hex token where a log prints a number is refused with its line, not read as one (0x1000 was 4096)', () => {
+    const mem = (ma: string) => withLine(A, 25, `[Rank 0] (after 1 iterations) memory (MB) | allocated: 45000.00 | max allocated: ${ma} | reserved: 60000.00 | max reserved: 61000.00`);
+    refuses(mem('0xE290'), /^x\.log line 25: memory max allocated '0xE290' is not a decimal number$/);
+    refuses(mem('0b1111'), /^x\.log line 25: memory max allocated '0b1111' is not a decimal number$/);
+    const it12 = A.split('\n')[37];
+    refuses(withLine(A, 38, it12.replace('9900.0', '0x26AC')), /^x\.log line 38: elapsed time per iteration \(ms\) '0x26AC' is not a decimal number$/);
+    refuses(withLine(A, 23, 'Theoretical memory footprints: weight and optimizer=0x3800 MB, activation=38000.25 MB, total=52336.75 MB'), /^x\.log line 23: theoretical weight and optimizer '0x3800' is not a decimal number$/);
+    refuses(withLine(A, 6, '  global_batch_size ............................... 0x8'), /^x\.log line 6: argument global_batch_size '0x8' is not a positive integer$/);
+    refuses(withLine(A, 6, '  attention_dropout ............................... 0x0'), /^x\.log line 6: argument attention_dropout '0x0' is not a probability/);
+    // Decimal in scientific notation is a log's own form: read.
+    expect(parseMegatronLogs(withLine(A, 38, it12.replace('9900.0', '9.9e3')), 'x.log')[0].iterations.find((r) => r.iteration === 12)!.elapsedMs).toBe(9900);
+  });
+  it("a loss printed as a hex token is no loss (it was read as its leading '0')", () => {
+    const it12 = A.split('\n')[37];
+    const loss = (v: string) => parseMegatronLogs(withLine(A, 38, it12.replace('8.800000E+00', v)), 'x.log')[0].iterations.find((r) => r.iteration === 12)!.loss;
+    expect(loss('8.800000E+00')).toBe(8.8);
+    expect(loss('0x1')).toBeNull();
+  });
+});
+
 describe('activation_memory.csv: refused with the line number', () => {
   it('a quote never closed, a quote inside an unquoted field, text after a closing quote', () => {
     expect(() => parseCsv('seq_len,total_gib,source\n4096,1,ok\n8192,2,"measured: a\n', 'x.csv')).toThrow(/^x\.csv line 3: a quote opened here is never closed \(the file ends inside field 3\)$/);
@@ -101,6 +123,15 @@ describe('activation_memory.csv: refused with the line number', () => {
     expect(() => parseCsv('seq_len,total_gib\n4096\n', 'x.csv')).toThrow(/^x\.csv line 2: 1 field where the header has 2/);
     // Empty fields are fields; a header ending in an unnamed column (a trailing comma) asks for none there.
     expect(parseCsv('seq_len,total_gib,fits,\n4096,10,\n8192,,false\n', 'x.csv').map((r) => [r.total_gib, r.fits])).toEqual([[10, null], [null, false]]);
+  });
+  it('numeric cells are decimal, as on the command line: hex, binary and octal refused with the line; scientific notation read', () => {
+    const csv = (cells: string) => () => parseCsv(`seq_len,tp,total_gib\n4096,1,10\n${cells}\n`, 'x.csv');
+    expect(csv('8192,1,0x10')).toThrow(/^x\.csv line 3: total_gib '0x10' is not a decimal number$/);
+    expect(csv('0x2000,1,10')).toThrow(/^x\.csv line 3: seq_len '0x2000' is not a decimal number$/);
+    expect(csv('8192,0b10,10')).toThrow(/^x\.csv line 3: tp '0b10' is not a decimal number$/);
+    expect(csv('8192,0o2,10')).toThrow(/^x\.csv line 3: tp '0o2' is not a decimal number$/);
+    expect(csv('8192,1,Infinity')).toThrow(/^x\.csv line 3: total_gib 'Infinity' is not a number$/);
+    expect(csv('8.192e3,1,1.5E1')().map((r) => [r.seq_len, r.total_gib])).toEqual([[4096, 10], [8192, 15]]);
   });
   it('line numbers count blank lines and quoted newlines', () => {
     expect(() => parseCsv('seq_len,total_gib,source\n\n4096,1,"a\nb"\n8192,x,z\n', 'x.csv')).toThrow(/^x\.csv line 5: total_gib 'x' is not a number$/);

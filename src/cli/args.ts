@@ -5,6 +5,7 @@
  */
 import { parseArgs, ParseArgsConfig } from 'node:util';
 import { InputError } from '../errors.js';
+import { DECIMAL } from '../decimal.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Config<O extends Options> = { args: string[]; options: O; strict: true; allowPositionals: boolean };
@@ -55,8 +56,6 @@ export function parseCommand<O extends Options>(command: string, argv: string[],
   return rest as ReturnType<typeof parseArgs<Config<O>>>;
 }
 
-/** Plain decimal or scientific notation: no hex, no empty string, no 'Infinity', no spaces. */
-const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 export interface NumberRule {
   integer?: boolean;

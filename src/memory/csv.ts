@@ -6,6 +6,7 @@
  * `measured: <what and where>`. Empty cells are unknown values. Readers ignore unknown columns.
  */
 import { InputError } from '../errors.js';
+import { decimalNumber, nonDecimal } from '../decimal.js';
 import { SweepPoint, recomputeSpec } from './model.js';
 import { MeasuredPoint, shown } from './megatron.js';
 
@@ -149,8 +150,8 @@ function csvRow(r: string[], head: string[], line: number, name: string): CsvRow
   const n = (c: string, o: { positive?: boolean; integer?: boolean; max?: number } = {}) => {
     const s = at(c);
     if (s === '') return null;
-    const x = Number(s);
-    if (!Number.isFinite(x)) bad(`${c} '${shown(s)}' is not a number`);
+    const x = decimalNumber(s); // decimal or scientific, as the command line takes: '0x1000' is not read as 4096
+    if (!Number.isFinite(x)) bad(`${c} '${shown(s)}' is not ${nonDecimal(s) ? 'a decimal number' : 'a number'}`);
     if (o.integer && !(Number.isSafeInteger(x) && x > 0)) bad(`${c} '${shown(s)}' is not a positive integer`);
     if (x < 0 || (o.positive && x === 0)) bad(`${c} '${shown(s)}' is not ${o.positive ? 'positive' : 'a non-negative number'}`);
     if (o.max !== undefined && x > o.max) bad(`${c} ${s} GiB is more than any GPU holds (1 PiB)`);

@@ -15,6 +15,7 @@
  */
 import { InputError } from '../errors.js';
 import { median } from '../stats.js';
+import { decimalNumber, nonDecimal } from '../decimal.js';
 import { DEFAULT_VOCAB_SIZE, RECOMPUTE_MODULES, type ModelConfig, type ParallelConfig, type RecomputeModule } from './model.js';
 
 export interface MegatronArgs {
@@ -74,9 +75,10 @@ export interface ParseResult {
   warnings: string[];
 }
 
+/** A log's number: decimal or scientific only (a log never prints hex; '0x1000' is no number here), null where there is none. */
 const num = (s: string | undefined): number | null => {
   if (s === undefined) return null;
-  const n = Number(s.trim());
+  const n = decimalNumber(s.trim());
   return Number.isFinite(n) ? n : null;
 };
 
@@ -94,7 +96,7 @@ const DUMP_END = { test: (line: string) => line.includes('end of arguments') && 
 const SIZE_ARGS = ['seq_length', 'tensor_model_parallel_size', 'context_parallel_size', 'pipeline_model_parallel_size', 'micro_batch_size',
   'num_layers', 'hidden_size', 'num_attention_heads', 'world_size', 'data_parallel_size', 'expert_model_parallel_size', 'expert_tensor_parallel_size',
   'virtual_pipeline_model_parallel_size', 'num_query_groups', 'ffn_hidden_size', 'vocab_size', 'padded_vocab_size', 'num_experts', 'moe_router_topk',
-  'moe_ffn_hidden_size', 'moe_shared_expert_intermediate_size', 'recompute_num_layers'];
+  'moe_ffn_hidden_size', 'moe_shared_expert_intermediate_size', 'recompute_num_layers', 'global_batch_size'];
 /** Arguments read as True/False: anything else (a damaged 'True') is refused, never read as False. */
 const BOOL_ARGS = ['sequence_parallel', 'use_flash_attn', 'group_query_attention', 'swiglu', 'untie_embeddings_and_output_weights', 'add_bias_linear',
   'bias_swiglu_fusion', 'use_distributed_optimizer', 'fp32_residual_connection'];
@@ -115,7 +117,7 @@ function argProblem(name: string, v: string): string | null {
   if (SIZE_ARGS.includes(name) && !(/^[1-9]\d*$/.test(v) && Number.isSafeInteger(Number(v)))) return 'is not a positive integer';
   if (BOOL_ARGS.includes(name) && v !== 'True' && v !== 'False') return 'is not True or False';
   if (WORD_ARGS[name] && !WORD_ARGS[name].includes(v)) return `is not one of ${WORD_ARGS[name].join(', ')}`;
-  const x = Number(v);
+  const x = decimalNumber(v);
   if ((name === 'attention_dropout' || name === 'hidden_dropout') && !(v.trim() !== '' && x >= 0 && x <= 1)) return 'is not a probability between 0 and 1';
   if (name === 'recompute_modules' && !/^\[\s*('[a-z_]+'(,\s*'[a-z_]+')*)?\s*\]$/.test(v)) return "is not a list of module names (['core_attn', 'mlp'])";
   if (name === 'moe_expert_capacity_factor' && !(v.trim() !== '' && x > 0 && Number.isFinite(x))) return 'is not a positive number';
@@ -223,7 +225,8 @@ function readRun(lines: string[], from: number, to: number, file: string): RunLi
   const refuse: Refuse = (i, what) => { throw new InputError(`${file} line ${i + 1}: ${what}`); };
   const field: Field = (i, s, what, max = Infinity) => {
     if (s === undefined) return null;
-    const x = Number(s);
+    const x = decimalNumber(s); // a log prints decimal: a hex token is no number
+    if (nonDecimal(s)) refuse(i, `${what} '${shown(s)}' is not a decimal number`);
     if (!Number.isFinite(x) || x < 0) refuse(i, `${what} '${shown(s)}' is not a non-negative finite number`);
     if (x > max) refuse(i, `${what} ${s} MB is more than any GPU holds (1 PiB)`);
     return x;
@@ -245,7 +248,7 @@ function readRun(lines: string[], from: number, to: number, file: string): RunLi
         iteration: Number(it[1]), totalIterations: Number(it[2]),
         elapsedMs: field(i, /elapsed time per iteration \(ms\):\s*([^\s|]+)/.exec(line)?.[1], 'elapsed time per iteration (ms)'),
         tflopsPerGpu: field(i, /throughput per GPU \(TFLOP\/s\/GPU\):\s*([^\s|]+)/.exec(line)?.[1], 'throughput per GPU (TFLOP/s/GPU)'),
-        loss: num(/lm loss:\s*([\d.eE+-]+)/.exec(line)?.[1]),
+        loss: num(/lm loss:\s*([^\s|]+)/.exec(line)?.[1]),
       });
       continue;
     }
@@ -357,7 +360,7 @@ const UNMODELLED: [string, (v: string, args: MegatronArgs) => boolean, string][]
   ...(['main_grads_dtype', 'main_params_dtype', 'exp_avg_dtype', 'exp_avg_sq_dtype'] as const).map((n): [string, (v: string) => boolean, string] =>
     [n, (v) => v === 'torch.float32' || v === 'fp32', `--${n.replace(/_/g, '-')}`]),
   ['bf16', (v, a) => v === 'True' || a.fp16 === 'True', 'fp32 training (neither --bf16 nor --fp16)'],
-  ['kv_channels', (v, a) => v === 'None' || Number(v) * Number(a.num_attention_heads) === Number(a.hidden_size), '--kv-channels'],
+  ['kv_channels', (v, a) => v === 'None' || decimalNumber(v) * Number(a.num_attention_heads) === Number(a.hidden_size), '--kv-channels'],
   ['distribute_saved_activations', (v) => v === 'False', '--distribute-saved-activations'],
   // Sharded data parallelism and more optimizer instances change what a GPU holds of the weights and state.
   ['use_torch_fsdp2', (v) => v === 'False', '--use-torch-fsdp2'],
@@ -383,7 +386,7 @@ export function unmodelledArgs(args: MegatronArgs): string[] {
  */
 export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: ParallelConfig; notes: string[] } | { error: string } {
   /** A numeric argument (integer or not), undefined when absent or None. */
-  const int = (k: string) => (args[k] === undefined || args[k] === 'None' ? undefined : Number(args[k]));
+  const int = (k: string) => (args[k] === undefined || args[k] === 'None' ? undefined : decimalNumber(args[k]));
   const bool = (k: string) => args[k] === 'True';
   for (const k of ['num_layers', 'hidden_size', 'num_attention_heads', 'seq_length'])
     if (!Number.isInteger(int(k))) return { error: `the argument dump has no ${k}` };
@@ -392,8 +395,8 @@ export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: P
     numLayers: int('num_layers')!, hiddenSize: int('hidden_size')!, numAttentionHeads: int('num_attention_heads')!,
     numQueryGroups: bool('group_query_attention') ? int('num_query_groups') : undefined, ffnHiddenSize: int('ffn_hidden_size'),
     swiglu: bool('swiglu'), vocabSize: int('padded_vocab_size') ?? int('vocab_size'), untieEmbeddings: bool('untie_embeddings_and_output_weights'),
-    attentionDropout: args.attention_dropout === undefined ? undefined : Number(args.attention_dropout),
-    hiddenDropout: args.hidden_dropout === undefined ? undefined : Number(args.hidden_dropout),
+    attentionDropout: args.attention_dropout === undefined ? undefined : decimalNumber(args.attention_dropout),
+    hiddenDropout: args.hidden_dropout === undefined ? undefined : decimalNumber(args.hidden_dropout),
     positionEmbedding: (['learned_absolute', 'rope', 'none'].includes(args.position_embedding_type) ? args.position_embedding_type : undefined) as ModelConfig['positionEmbedding'],
     biasLinear: args.add_bias_linear === undefined ? undefined : bool('add_bias_linear'), rmsNorm: args.normalization === 'RMSNorm',
     biasActivationFusion: args.bias_swiglu_fusion === undefined ? undefined : bool('bias_swiglu_fusion'),
