@@ -328,6 +328,8 @@ describe('flashring bench options', () => {
     const help = await cli(['bench', '--help']);
     expect(help.code).toBe(0);
     expect(help.out).not.toMatch(/--ceiling\b/);
+    // The default results folder is relative to where the command runs, and the help says so.
+    expect(help.out).toMatch(/--out DIR +results folder \(default bench\/out\), relative to the working folder/);
     for (const flag of [['--ceiling'], ['--ceiling-size=512']]) {
       const moved = await cli(['bench', ...flag, '--no-memory']);
       expect(moved.code).toBe(2);

@@ -46,7 +46,8 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --peer FILE           PyTorch peer results (bench/peers/torch_sdpa.py) for ratios
   --tuned STORE         kernels with the pins \`flashring tune\` stored in STORE (its JSON store) where it has
                         an entry for the point's D, precision and mask; the defaults elsewhere
-  --out DIR             results folder (default bench/out)
+  --out DIR             results folder (default bench/out), relative to the working folder (not the repository:
+                        npm run bench runs in the repository's root, so its results land in its bench/out)
 The -kernels.csv's checkErr (and the table's) is the float64 spot check of each (D, precision, causal), made once at
 N = ${SPOT_CHECK_N} before it is timed (the largest relative error of O, LSE, dQ, dK, dV): the same on each of its rows.`;
 
