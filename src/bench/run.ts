@@ -295,7 +295,7 @@ function saver(meta: object, stamp: string, cfg: BenchConfig, sweeps: Sweeps, pe
     const rows = withPeers(state.kernelRows, peers);
     if (!sweeps.kernels && !sweeps.ring) return rows;
     const json = { ...meta, kernels: rows, ring: state.ringRows, failures: state.failures, peerFile: peerFile ?? null };
-    // checkErr: the float64 spot check of the row's (D, precision, causal), made once at a small N, repeated on each of its rows.
+    // checkErr: CHECK_ERR_WHAT (the same on each row of a D, precision and mask).
     const cols = ['pass', 'B', 'H', 'N', 'D', 'causal', 'precision', 'path', 'tiles', 'robust', 'ms', 'tflops', 'timer', 'checkErr', 'peerBackend', 'peerTflops', 'ratio'] as const;
     const rcols = ['R', 'layout', 'N', 'B', 'H', 'D', 'causal', 'precision', 'fwdWallMs', 'bwdWallMs', 'gpuKernelMs', 'unhiddenFraction', 'overlapEfficiency', 'bytesMoved', 'imbalance'] as const;
     const file = (suffix: string) => join(cfg.outDir, `bench-${stamp}${suffix}`);

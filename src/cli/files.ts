@@ -343,10 +343,8 @@ export function tempPath(target: string, stamp: string): string {
   return join(dirname(target), `.${basename(target)}.${process.pid}.${stamp}.tmp`);
 }
 
-/** Where a write keeps the file it replaces until all its renames are done: `.<name>.<pid>.<stamp>.kept.tmp`. */
-export function keptPath(target: string, stamp: string): string {
-  return join(dirname(target), `.${basename(target)}.${process.pid}.${stamp}.kept.tmp`);
-}
+/** Where a write keeps the file it replaces until all its renames are done: a temporary named `.<name>.<pid>.<stamp>.kept.tmp`. */
+const keptPath = (target: string, stamp: string): string => tempPath(target, `${stamp}.kept`);
 
 /** The target's name and the writer's pid of a file named as tempPath names temporaries (or keptPath kept files), or null. */
 function tempOwner(name: string): { target: string; pid: number } | null {

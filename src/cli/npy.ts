@@ -58,11 +58,15 @@ function typedArray(dtype: NpyDtype | NpyInt32, count: number): NpyArray['data']
   return dtype === 'f2' ? new Uint16Array(count) : dtype === 'f8' ? new Float64Array(count) : dtype === 'i4' ? new Int32Array(count) : dtype === 'i8' ? new BigInt64Array(count) : new Float32Array(count);
 }
 
-/** The data bytes of `bytes` an in-memory header describes, as the typed array of its dtype (an aligned copy). */
-function typedOf<D extends NpyDtype | NpyInt32>(h: NpyHeader<D>, bytes: Uint8Array) {
+/** Data as read: int64 narrowed to int32 (int32Of), anything else as it is. */
+const asRead = (data: ReturnType<typeof typedArray>, name: string): NpyArray['data'] | Int32Array =>
+  data instanceof BigInt64Array ? int32Of(data, name) : data;
+
+/** The data bytes of `bytes` an in-memory header describes, as the typed array of its dtype (an aligned copy; int64 narrowed). */
+function typedOf<D extends NpyDtype | NpyInt32>(h: NpyHeader<D>, bytes: Uint8Array, name: string) {
   const data = typedArray(h.dtype, h.dataBytes / ELEM[h.dtype]);
   new Uint8Array(data.buffer).set(bytes.subarray(h.dataStart, h.dataStart + h.dataBytes));
-  return data;
+  return asRead(data, name);
 }
 
 /**
@@ -71,7 +75,7 @@ function typedOf<D extends NpyDtype | NpyInt32>(h: NpyHeader<D>, bytes: Uint8Arr
  */
 export function parseNpy(bytes: Uint8Array, name = 'array'): NpyArray {
   const h = npyHeader(bytes, bytes.length, name, 'float');
-  return { dtype: h.dtype, shape: h.shape, data: typedOf(h, bytes) as NpyArray['data'] };
+  return { dtype: h.dtype, shape: h.shape, data: typedOf(h, bytes, name) as NpyArray['data'] };
 }
 
 /**
@@ -80,8 +84,7 @@ export function parseNpy(bytes: Uint8Array, name = 'array'): NpyArray {
  */
 export function parseNpyInt32(bytes: Uint8Array, name = 'array'): { shape: number[]; data: Int32Array } {
   const h = npyHeader(bytes, bytes.length, name, 'int32');
-  const data = typedOf(h, bytes);
-  return { shape: h.shape, data: data instanceof BigInt64Array ? int32Of(data, name) : (data as Int32Array) };
+  return { shape: h.shape, data: typedOf(h, bytes, name) as Int32Array };
 }
 
 /**
@@ -177,7 +180,7 @@ export async function readNpyData(file: ReadAt, h: NpyHeader, name: string): Pro
   const data = typedArray(h.dtype, h.dataBytes / ELEM[h.dtype]);
   const got = await readFully(file, new Uint8Array(data.buffer), 0, h.dataBytes, h.dataStart);
   if (got < h.dataBytes) throw new NpyError(`${name}: truncated data: shape (${h.shape.join(', ')}) needs ${h.dataBytes} bytes, the file ended after ${got} (it changed while being read?)`);
-  return data instanceof BigInt64Array ? int32Of(data, name) : data;
+  return asRead(data, name);
 }
 
 /** Largest element count accepted (well past any tensor that fits a device). */
