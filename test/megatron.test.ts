@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseMegatronLog } from '../src/memory/megatron.js';
 import { parseCsv, toCsv, measuredRow, measuredRows, sweepRows } from '../src/memory/csv.js';
-import { DEFAULT_LINES, DEFAULT_PARALLEL, PRESETS, sweep } from '../src/memory/model.js';
+import { DEFAULT_PARALLEL, PRESETS, defaultLines, sweep } from '../src/memory/model.js';
 import { InputError } from '../src/errors.js';
 
 const fx = (n: string) => readFileSync(join(__dirname, 'fixtures/megatron', n), 'utf8');
@@ -65,7 +65,7 @@ describe('Megatron-LM log replay', () => {
 
 describe('activation_memory.csv', () => {
   it('round-trips model sweeps and measured points, quoting sources with commas', () => {
-    const pts = sweep(PRESETS['seed-32L-4096h'].model, { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true }, [4096, 8192], DEFAULT_LINES, 80);
+    const pts = sweep(PRESETS['seed-32L-4096h'].model, { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true }, [4096, 8192], defaultLines(PRESETS['seed-32L-4096h'].model), 80);
     const meas = measuredRow(parseMegatronLog(fx('core_0.10_tp4_cp2_sp.log'), 'a, b.log').point)!;
     const rows = [...sweepRows(pts, 80), meas];
     const back = parseCsv(toCsv(rows));
@@ -87,7 +87,7 @@ describe('activation_memory.csv', () => {
   });
 
   it('replay compares measurements only: the model\'s own rows (source model) are left out, a file of nothing else is refused', () => {
-    const pts = sweep(PRESETS['seed-32L-4096h'].model, { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true }, [4096, 8192], DEFAULT_LINES, 80);
+    const pts = sweep(PRESETS['seed-32L-4096h'].model, { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true }, [4096, 8192], defaultLines(PRESETS['seed-32L-4096h'].model), 80);
     const model = parseCsv(toCsv(sweepRows(pts, 80)), 'export.csv');
     // The page's export and memory --sweep --csv: fits=false there is a prediction, not an OOM that happened.
     expect(() => measuredRows(model, 'export.csv')).toThrow(/export\.csv holds the model's own output \(source 'model'/);

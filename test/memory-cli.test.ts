@@ -343,7 +343,7 @@ describe('flashring memory: a refusal names where a value it did not get from th
     const args = ['memory', '--preset', 'llama3-8b', '--seq-lengths', '100'];
     const r = await run(args);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/^flashring memory: default line 'CP=4' \(--lines not given: 1,1:selective:core_attn\+mlp,2,4,4:selective:core_attn\+mlp\): none of the sequence lengths \(100\) splits over CP 4 .*: choose lengths that are multiples of 8, or give --lines$/);
+    expect(r.err).toMatch(/^flashring memory: default line 'CP=4' \(--lines not given: 1,1:recompute,2,4,4:recompute\): none of the sequence lengths \(100\) splits over CP 4 .*: choose lengths that are multiples of 8, or give --lines$/);
     const given = await run([...args, '--lines', '1,4']);
     expect(given.err).toMatch(/^flashring memory: line 'CP=4': none of the sequence lengths \(100\) .*multiples of 8$/);
   });
@@ -391,11 +391,12 @@ describe('flashring memory: flags Megatron-LM sets aside or refuses', () => {
   });
   it('the sweep marks a line Megatron-LM cannot train with † in its header, and says why under the table; none without linear biases', async () => {
     const sweep = async (...extra: string[]) => (await run(['memory', '--sweep', '--preset', 'seed-32L-4096h', '--seq-lengths', '8192', ...extra])).out.split('\n');
-    const biased = await sweep();
-    expect(biased[1]).toMatch(/CP=1 \+ recompute †.*CP=4 \+ recompute †$/);
+    const biased = await sweep('--lines', '1,1:selective:core_attn+mlp,2,4:recompute,4:selective:core_attn+mlp');
+    expect(biased[1]).toMatch(/CP=1 \+ selective core_attn, mlp †.*CP=4 \+ recompute +CP=4 \+ selective core_attn, mlp †$/);
     expect(biased[1]).not.toMatch(/CP=2 †/);
-    expect(biased.find((l) => l.startsWith('† '))).toMatch(/^† CP=1 \+ recompute and CP=4 \+ recompute: .*cannot train selective recompute of mlp with linear biases/);
-    const plain = await sweep('--disable-bias-linear');
+    expect(biased.find((l) => l.startsWith('† '))).toMatch(/^† CP=1 \+ selective core_attn, mlp and CP=4 \+ selective core_attn, mlp: .*cannot train selective recompute of mlp with linear biases/);
+    expect((await sweep()).join('\n')).not.toMatch(/†/); // the default lines recompute full layers on this model
+    const plain = await sweep('--disable-bias-linear', '--lines', '1,1:selective:core_attn+mlp,4:recompute');
     expect(plain.join('\n')).not.toMatch(/†/);
   });
   it('virtual stages at PP = 1 are refused, as Megatron-LM refuses them (one virtual stage is none, and taken)', async () => {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import {
-  DEFAULT_LINES, DEFAULT_PARALLEL, ModelConfig, PRESETS, ParallelConfig, STACKS, layerTerms, memoryBreakdown, parseLines,
+  DEFAULT_PARALLEL, ModelConfig, defaultLines, defaultRecompute, PRESETS, ParallelConfig, STACKS, layerTerms, memoryBreakdown, parseLines,
   parseRecomputeSpec, peakActivationBytes, recomputeSpec,
 } from '../src/memory/model.js';
 import { parseCsv } from '../src/memory/csv.js';
@@ -158,18 +158,24 @@ describe("Megatron-LM's recompute options", () => {
   it('recompute settings round-trip as one string; lines pick their own', () => {
     for (const sp of ['none', 'selective', 'selective:core_attn+mlp', 'full:uniform/1', 'full:block/8']) expect(recomputeSpec(parseRecomputeSpec(sp))).toBe(sp);
     expect(() => parseRecomputeSpec('full')).toThrow(/needs a method/);
-    const lines = parseLines('1,4:recompute,4:full:block/8,2:selective:layernorm');
+    const llama = PRESETS['llama3-8b'].model;
+    const lines = parseLines('1,4:recompute,4:full:block/8,2:selective:layernorm', llama);
     expect(lines.map((l) => l.label)).toEqual(['CP=1', 'CP=4 + recompute', 'CP=4 + full block/8', 'CP=2 + selective layernorm']);
-    expect(DEFAULT_LINES.map((l) => recomputeSpec({ recompute: 'none', ...l.overrides }))).toEqual(['none', 'selective:core_attn+mlp', 'none', 'none', 'selective:core_attn+mlp']);
+    expect(defaultLines(llama).map((l) => recomputeSpec({ recompute: 'none', ...l.overrides }))).toEqual(['none', 'selective:core_attn+mlp', 'none', 'none', 'selective:core_attn+mlp']);
+    // the alias and its spelling are one line, whichever the model's default is
+    expect(parseLines('4:full:uniform/1', PRESETS['seed-32L-4096h'].model)[0].label).toBe('CP=4 + recompute');
+    expect(parseLines('4:selective:core_attn+mlp', PRESETS['seed-32L-4096h'].model)[0].label).toBe('CP=4 + selective core_attn, mlp');
   });
   it("the plot's default recompute moves memory with FlashAttention (Megatron's default core_attn barely does)", () => {
-    const m = PRESETS['seed-32L-4096h'].model;
-    const base = par({ seqLength: 131072, tensorParallel: 8, sequenceParallel: true, contextParallel: 4 });
-    const t0 = memoryBreakdown(m, base).totalBytes;
-    const core = memoryBreakdown(m, { ...base, recompute: 'selective' }).totalBytes;
-    const dflt = memoryBreakdown(m, { ...base, ...parseRecomputeSpec('selective:core_attn+mlp') }).totalBytes;
-    expect((t0 - core) / t0).toBeLessThan(0.02);
-    expect((t0 - dflt) / t0).toBeGreaterThan(0.2);
+    for (const name of ['seed-32L-4096h', 'llama3-8b']) {
+      const m = PRESETS[name].model;
+      const base = par({ seqLength: 131072, tensorParallel: 8, sequenceParallel: true, contextParallel: 4 });
+      const t0 = memoryBreakdown(m, base).totalBytes;
+      const core = memoryBreakdown(m, { ...base, recompute: 'selective' }).totalBytes;
+      const dflt = memoryBreakdown(m, { ...base, ...parseRecomputeSpec(defaultRecompute(m)) }).totalBytes;
+      expect((t0 - core) / t0).toBeLessThan(0.02);
+      expect((t0 - dflt) / t0).toBeGreaterThan(0.2);
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULT_LINES, DEFAULT_PARALLEL, GIB, ModelConfig, PRESETS, ParallelConfig, layerTerms, memoryBreakdown, oomPoints,
+  DEFAULT_PARALLEL, GIB, defaultLines, ModelConfig, PRESETS, ParallelConfig, layerTerms, memoryBreakdown, oomPoints,
   parameterCount, parseLines, stageMemory, sweep, sweepGaps,
 } from '../src/memory/model.js';
 
@@ -224,9 +224,9 @@ describe('context parallelism, pipeline, weights', () => {
 
   it('sweep: no-CP goes out of memory first, CP=4 lasts longest, recompute never costs memory', () => {
     const base = { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true, flashAttention: true };
-    const pts = sweep(m, base, [4096, 8192, 16384, 32768, 65536, 131072, 262144], DEFAULT_LINES, 80);
+    const pts = sweep(m, base, [4096, 8192, 16384, 32768, 65536, 131072, 262144], defaultLines(m), 80);
     const oom = oomPoints(pts);
-    expect(Object.keys(oom)).toEqual(DEFAULT_LINES.map((l) => l.label));
+    expect(Object.keys(oom)).toEqual(defaultLines(m).map((l) => l.label));
     expect(oom['CP=4']!).toBeGreaterThan(oom['CP=1']!);
     expect(oom['CP=4 + recompute']!).toBeGreaterThanOrEqual(oom['CP=4']!);
     for (const p of pts) expect(p.fits).toBe(p.totalGib <= 80);
@@ -234,10 +234,10 @@ describe('context parallelism, pipeline, weights', () => {
   });
 
   it('--lines: a line given twice, by any spelling, is refused naming both (it drew one column twice, its CSV rows repeated under one label)', () => {
-    expect(() => parseLines('1,1')).toThrow("--lines: '1' is the line '1' again (");
-    expect(() => parseLines('2, 4:recompute,4:selective:core_attn+mlp')).toThrow(/--lines: '4:selective:core_attn\+mlp' is the line '4:recompute' again \(.*\): give each line once/);
-    expect(() => parseLines('4:none,4')).toThrow(/'4' is the line '4:none' again/);
-    expect(parseLines('1,1:recompute,2').map((l) => l.label)).toHaveLength(3);
+    expect(() => parseLines('1,1', m)).toThrow("--lines: '1' is the line '1' again (");
+    expect(() => parseLines('2, 4:recompute,4:full:uniform/1', m)).toThrow(/--lines: '4:full:uniform\/1' is the line '4:recompute' again \(.*\): give each line once/);
+    expect(() => parseLines('4:none,4', m)).toThrow(/'4' is the line '4:none' again/);
+    expect(parseLines('1,1:recompute,2', m).map((l) => l.label)).toHaveLength(3);
   });
 
   it("CP with Megatron-LM's local (unfused) attention is refused, and a sweep leaves its CP lines out with the reason", () => {
@@ -245,11 +245,11 @@ describe('context parallelism, pipeline, weights', () => {
     expect(() => memoryBreakdown(m, { ...local, contextParallel: 2 })).toThrow(/only in Transformer Engine's flash or fused attention: unfused attention \(--transformer-impl local, or --no-use-flash-attn\)/);
     expect(memoryBreakdown(m, { ...local, contextParallel: 2, stack: 'torch-amp', tensorParallel: 1, sequenceParallel: false }).totalBytes).toBeGreaterThan(0);
     const lens = [4096, 8192];
-    const pts = sweep(m, local, lens, DEFAULT_LINES, 80);
-    expect([...new Set(pts.map((p) => p.line))]).toEqual(DEFAULT_LINES.filter((l) => (l.overrides.contextParallel ?? 1) === 1).map((l) => l.label));
-    const gaps = sweepGaps(local, lens, DEFAULT_LINES);
-    expect(gaps.map((g) => [g.line, g.reason, g.lengths])).toEqual(DEFAULT_LINES.filter((l) => (l.overrides.contextParallel ?? 1) > 1).map((l) => [l.label, 'attention', lens]));
-    expect(() => sweepGaps(local, lens, parseLines('2,4'))).toThrow(/no line of the sweep can run: Megatron-LM runs context parallelism only/);
+    const pts = sweep(m, local, lens, defaultLines(m), 80);
+    expect([...new Set(pts.map((p) => p.line))]).toEqual(defaultLines(m).filter((l) => (l.overrides.contextParallel ?? 1) === 1).map((l) => l.label));
+    const gaps = sweepGaps(local, lens, defaultLines(m));
+    expect(gaps.map((g) => [g.line, g.reason, g.lengths])).toEqual(defaultLines(m).filter((l) => (l.overrides.contextParallel ?? 1) > 1).map((l) => [l.label, 'attention', lens]));
+    expect(() => sweepGaps(local, lens, parseLines('2,4', m))).toThrow(/no line of the sweep can run: Megatron-LM runs context parallelism only/);
     // MoE with TP needs sequence parallelism (Megatron-LM's arguments.py).
     const moe = { ...m, moe: { numExperts: 4, routerTopk: 2 } };
     expect(() => memoryBreakdown(moe, { ...DEFAULT_PARALLEL, tensorParallel: 2, sequenceParallel: false })).toThrow(/MoE layers with tensor parallelism only with --sequence-parallel/);
@@ -277,11 +277,11 @@ describe('context parallelism, pipeline, weights', () => {
 describe('sweep lines and the lengths their CP size cannot take', () => {
   it('a line keeps the lengths its CP divides; the gaps are named; a line with none is refused', () => {
     const m = PRESETS['seed-32L-4096h'].model, lens = [4096, 6144, 12288];
-    const lines = parseLines('1,6');
+    const lines = parseLines('1,6', m);
     expect(sweepGaps(DEFAULT_PARALLEL, lens, lines)).toEqual([{ line: 'CP=6', cp: 6, lengths: [4096], reason: 'split',
       why: 'Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length 4096 is not divisible by 2·--context-parallel-size = 12' }]);
     expect(sweep(m, DEFAULT_PARALLEL, lens, lines, 80).filter((p) => p.line === 'CP=6').map((p) => p.config.seqLength)).toEqual([6144, 12288]);
-    expect(() => sweepGaps(DEFAULT_PARALLEL, [4096, 8192], parseLines('1,3'))).toThrow(/line 'CP=3': none of the sequence lengths \(4096, 8192\) splits over CP 3 .*choose lengths that are multiples of 6/);
+    expect(() => sweepGaps(DEFAULT_PARALLEL, [4096, 8192], parseLines('1,3', m))).toThrow(/line 'CP=3': none of the sequence lengths \(4096, 8192\) splits over CP 3 .*choose lengths that are multiples of 6/);
   });
 });
 
@@ -290,11 +290,11 @@ describe('memory chart', () => {
     const { memoryChartConfig, formatTokens } = await import('../src/memory/chart.js');
     const { sweepRows } = await import('../src/memory/csv.js');
     const m = PRESETS['seed-32L-4096h'].model;
-    const pts = sweep(m, { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true }, [4096, 16384, 65536, 262144, 1048576], DEFAULT_LINES, 80);
+    const pts = sweep(m, { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true }, [4096, 16384, 65536, 262144, 1048576], defaultLines(m), 80);
     const measured = [{ seq_len: 32768, tp: 8, cp: 1, pp: 1, sp: false, recompute: 'none', micro_batch: 1, activation_gib: null, total_gib: 61.2, fits: true, source: 'measured: x.log' }];
     const cfg = memoryChartConfig(sweepRows(pts, 80), measured, 80, 't');
     const byLabel = Object.fromEntries(cfg.data.datasets.map((d) => [d.label, d]));
-    for (const l of DEFAULT_LINES) {
+    for (const l of defaultLines(m)) {
       const d = byLabel[l.label];
       const linePts = pts.filter((p) => p.line === l.label);
       const firstOom = linePts.findIndex((p) => !p.fits);

@@ -68,10 +68,13 @@ describe('the page in headless Chromium', () => {
   });
 
   it('the planner draws the five default lines, the HBM limit and OOM markers', async () => {
-    const p = await hooks<{ lines: string[]; oomMarkers: number }>(page, 'planner');
+    const p = await hooks<{ lines: string[]; oomMarkers: number; oom: Record<string, number | null> }>(page, 'planner');
     expect(p.lines.slice(0, 5)).toEqual(['CP=1', 'CP=1 + recompute', 'CP=2', 'CP=4', 'CP=4 + recompute']);
     expect(p.lines).toContain('HBM 80 GiB');
-    expect(p.oomMarkers).toBeGreaterThanOrEqual(5);
+    // a cross on each line that stops fitting before 1M tokens (CP=4 + recompute, full layers on the seed, fits to 1M)
+    const stops = Object.values(p.oom).filter((v) => v !== 1048576).length;
+    expect(stops).toBe(4);
+    expect(p.oomMarkers).toBe(stops);
   });
 
   it('the view lives in the URL: a changed knob survives a reload', async () => {
@@ -116,7 +119,7 @@ describe('the page in headless Chromium', () => {
     const id = e.getAttribute('aria-describedby'), note = id ? document.getElementById(id) : null;
     return { name: (e as HTMLInputElement).name || e.className, message: note?.textContent ?? null, describedBy: !!note && note.classList.contains('field-error') && !!e.closest('label')?.contains(note) };
   }));
-  const plannerOf = (p: Page) => hooks<{ lines: string[]; oom: Record<string, number | null>; error?: string }>(p, 'planner');
+  const plannerOf = (p: Page) => hooks<{ lines: string[]; oom: Record<string, number | null>; notes?: string; error?: string }>(p, 'planner');
   /** A planner field set to a bad value: the page's words (a string: exactly; a pattern: matching), nothing drawn; the old value back clears it. */
   const refusedThenRestored = async (p: Page, sel: string, value: string, want: string | RegExp) => {
     const old = await p.inputValue(sel);
@@ -206,13 +209,25 @@ describe('the page in headless Chromium', () => {
     await page.dispatchEvent('input[name=ffn]', 'input');
   });
 
-  it('the lines default to selective core_attn+mlp as "+ recompute"; the recompute controls rewrite every recomputing line', async () => {
-    expect(await page.inputValue('input[name=lines]')).toBe('1,1:selective:core_attn+mlp,2,4,4:selective:core_attn+mlp');
-    expect(await page.textContent('#recompute-why')).toMatch(/core_attn\+mlp/);
-    expect(await page.isChecked('input[name=rc_core_attn]')).toBe(true);
-    expect(await page.isChecked('input[name=rc_mlp]')).toBe(true);
+  it('the lines default to the model\'s "+ recompute" (full layers on the seed, with linear biases; core_attn+mlp without); the recompute controls rewrite every recomputing line', async () => {
+    expect(await page.inputValue('input[name=lines]')).toBe('1,1:recompute,2,4,4:recompute');
+    expect(await page.textContent('#recompute-why')).toMatch(/core_attn\+mlp, or full layers/);
+    // the seed preset has linear biases: Megatron-LM cannot train the MLP's selective recompute there
+    expect([await page.inputValue('select[name=rc]'), await page.inputValue('select[name=rcmethod]'), await page.inputValue('input[name=rcn]')]).toEqual(['full', 'uniform', '1']);
     const before = await plannerOf(page);
     expect(before.oom['CP=1 + recompute']!).toBeGreaterThan(before.oom['CP=1']!); // it moves memory
+    expect(before.notes).toMatch(/^"\+ recompute" recomputes every layer \(full:uniform\/1\): Megatron-LM cannot train the MLP's selective recompute with this model's linear biases/);
+    expect(before.notes).not.toMatch(/the memory such a step would need/);
+    // without linear biases the same lines recompute core_attn + mlp, and say nothing against it
+    await page.check('input[name=nobias]');
+    expect(await page.inputValue('select[name=rc]')).toBe('selective');
+    expect([await page.isChecked('input[name=rc_core_attn]'), await page.isChecked('input[name=rc_mlp]'), await page.isChecked('input[name=rc_layernorm]')]).toEqual([true, true, false]);
+    const plain = await plannerOf(page);
+    expect(plain.notes).toMatch(/^"\+ recompute" is selective recompute of the attention core and the MLP/);
+    expect(plain.lines.slice(0, 5)).toEqual(['CP=1', 'CP=1 + recompute', 'CP=2', 'CP=4', 'CP=4 + recompute']);
+    expect(plain.oom['CP=1 + recompute']!).toBeGreaterThan(plain.oom['CP=1']!);
+    await page.uncheck('input[name=nobias]');
+    expect(await page.inputValue('select[name=rc]')).toBe('full');
     await page.selectOption('select[name=rc]', 'full');
     await page.selectOption('select[name=rcmethod]', 'block');
     await page.fill('input[name=rcn]', '8');
@@ -230,7 +245,7 @@ describe('the page in headless Chromium', () => {
     // An invalid N typed into the lines never reaches the hidden N field (it keeps the last valid
     // one, 8): choosing full later shows its controls, not an error about a field out of sight.
     await page.fill('input[name=lines]', '1,4:full:uniform/0');
-    await page.fill('input[name=lines]', '1,4:recompute');
+    await page.fill('input[name=lines]', '1,4:selective');
     await page.selectOption('select[name=rc]', 'full');
     expect((await plannerOf(page)).error).toBeUndefined();
     expect([await page.isVisible('input[name=rcn]'), await page.inputValue('input[name=rcn]'), await page.isVisible('input[name=rc_mlp]')]).toEqual([true, '8', false]);
@@ -283,6 +298,7 @@ describe('the page in headless Chromium', () => {
       expect(await fieldMarks(page, '#planner-form')).toEqual([]);
       expect((await plannerOf(page)).lines.length).toBeGreaterThanOrEqual(6);
     }
+    await page.selectOption('select[name=rc]', 'selective'); // the seed's lines recompute full layers: show the modules
     await page.uncheck('input[name=rc_core_attn]');
     await page.uncheck('input[name=rc_mlp]');
     expect(await page.textContent('#planner-error')).toBe('Pick at least one module to recompute (core_attn, mlp, layernorm).');
@@ -1226,7 +1242,7 @@ describe('the page in headless Chromium', () => {
     const tip = await hoverPlanner(page, 'CP=1 + recompute', 131072);
     const { model, par } = configFromFlags({
       preset: 'seed-32L-4096h', 'seq-length': '131072', 'tensor-model-parallel-size': '8', 'sequence-parallel': true, 'cp-comm-type': 'p2p',
-      'recompute-granularity': 'selective', 'recompute-modules': 'core_attn,mlp',
+      'recompute-granularity': 'full', 'recompute-method': 'uniform', 'recompute-num-layers': '1', // the seed's "+ recompute": it has linear biases
     });
     const t = layoutTime(model, par), rc = recomputeCost(model, par)!;
     expect(t.globalBatch).toBe(8); // one sequence per GPU of TP 8

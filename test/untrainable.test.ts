@@ -9,7 +9,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
 import { MLP_RECOMPUTE_WITH_BIAS, untrainable } from '../src/memory/untrainable.js';
-import { DEFAULT_LINES, DEFAULT_PARALLEL, PRESETS, sweep } from '../src/memory/model.js';
+import { DEFAULT_PARALLEL, PRESETS, defaultLines, parseLines, recomputeSpec, sweep } from '../src/memory/model.js';
 import { chartNotes } from '../src/memory/chart.js';
 import { candidates } from '../src/memory/advise.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
@@ -67,13 +67,23 @@ describe('selective recompute of mlp with linear biases', () => {
     expect(JSON.parse(rep.stdout).reports[0].untrainable).toBe(MLP_RECOMPUTE_WITH_BIAS);
   });
 
-  it("the plot's \"+ recompute\" lines (core_attn + mlp) for a model with linear biases are named under the chart and the sweep's table; not without biases", () => {
-    const seed = PRESETS['seed-32L-4096h'].model, par = { ...DEFAULT_PARALLEL, seqLength: 8192 };
-    const note = chartNotes(seed, sweep(seed, par, [8192], DEFAULT_LINES, 80), DEFAULT_LINES);
-    expect(note).toContain(`CP=1 + recompute and CP=4 + recompute: the memory such a step would need; ${MLP_RECOMPUTE_WITH_BIAS}`);
-    expect(chartNotes({ ...seed, biasLinear: false }, sweep({ ...seed, biasLinear: false }, par, [8192], DEFAULT_LINES, 80), DEFAULT_LINES)).not.toContain('cannot train');
-    const out = spawnSync('node', ['bin/flashring.mjs', 'memory', '--preset', 'seed-32L-4096h', '--sweep', '--seq-lengths', '8192'], { encoding: 'utf8' });
+  it("the plot's \"+ recompute\" is core_attn + mlp where Megatron-LM trains it, full layers on a model with linear biases; core_attn + mlp there is named under the chart and the sweep's table", () => {
+    const seed = PRESETS['seed-32L-4096h'].model, plain = { ...seed, biasLinear: false }, par = { ...DEFAULT_PARALLEL, seqLength: 8192 };
+    const specs = (m: typeof seed, stack?: 'torch-amp') => defaultLines(m, stack).map((l) => recomputeSpec({ recompute: 'none', ...l.overrides }));
+    expect(specs(seed)).toEqual(['none', 'full:uniform/1', 'none', 'none', 'full:uniform/1']);
+    expect(specs(plain)).toEqual(['none', 'selective:core_attn+mlp', 'none', 'none', 'selective:core_attn+mlp']);
+    expect(specs(seed, 'torch-amp')[1]).toBe('selective:core_attn+mlp'); // the PyTorch harness recomputes the MLP with its bias
+    expect(specs({ ...seed, moe: { numExperts: 8, routerTopk: 2 } })[1]).toBe('selective:core_attn+mlp'); // MoE layers do not take that path
+    expect(chartNotes(seed, sweep(seed, par, [8192], defaultLines(seed), 80), defaultLines(seed))).not.toContain('the memory such a step would need');
+    const mlp = parseLines('1,4:selective:core_attn+mlp', seed);
+    expect(chartNotes(seed, sweep(seed, par, [8192], mlp, 80), mlp)).toContain(`CP=4 + selective core_attn, mlp: the memory such a step would need; ${MLP_RECOMPUTE_WITH_BIAS}`);
+    const out = spawnSync('node', ['bin/flashring.mjs', 'memory', '--preset', 'seed-32L-4096h', '--sweep', '--seq-lengths', '8192', '--lines', '1,1:recompute,4:selective:core_attn+mlp'], { encoding: 'utf8' });
     expect(out.status).toBe(0);
-    expect(out.stdout).toContain(`† CP=1 + recompute and CP=4 + recompute: the memory such a step would need; ${MLP_RECOMPUTE_WITH_BIAS}`);
+    expect(out.stdout).toMatch(/CP=1 \+ recompute +CP=4 \+ selective core_attn, mlp †\n/);
+    expect(out.stdout).toContain(`† CP=4 + selective core_attn, mlp: the memory such a step would need; ${MLP_RECOMPUTE_WITH_BIAS}`);
+    expect(out.stdout).toContain('note: "+ recompute" recomputes every layer (full:uniform/1): Megatron-LM cannot train the MLP\'s selective recompute with this model\'s linear biases\n');
+    const llama = spawnSync('node', ['bin/flashring.mjs', 'memory', '--preset', 'llama3-8b', '--sweep', '--seq-lengths', '8192'], { encoding: 'utf8' });
+    expect(llama.stdout).toContain('note: "+ recompute" is selective recompute of the attention core and the MLP (selective:core_attn+mlp)\n');
+    expect(chartNotes(plain, sweep(plain, par, [8192], defaultLines(plain), 80), defaultLines(plain))).toMatch(/^"\+ recompute" is selective recompute/);
   });
 });

@@ -5,7 +5,7 @@
  */
 import Chart from 'chart.js/auto';
 import {
-  CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_RECOMPUTE, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
+  CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
   STACKS, a2aUnsplit, megatronSequenceParallel, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps,
 } from '../src/memory/model.js';
 import { MemoryChartConfig, breakdownRows, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
@@ -335,7 +335,20 @@ function specFromControls(changed?: string): string {
 }
 
 const lineItems = () => field('lines').value.split(',').map((x) => x.trim().split(':'));
-const itemRecompute = (rest: string[]) => (rest.join(':') === 'recompute' ? DEFAULT_RECOMPUTE : rest.join(':'));
+/**
+ * What `recompute` in the lines stands for on the model the fields describe (defaultRecompute: full layers
+ * where Megatron-LM cannot train the MLP's checkpoint); while a model field does not read, the planner says
+ * that field's error, and the controls show the selective default meanwhile.
+ */
+function linesDefaultRecompute(): string {
+  try {
+    return defaultRecompute(readModel(), stackSelect.value as Stack);
+  } catch (e) {
+    if (isInputError(e)) return SELECTIVE_RECOMPUTE;
+    throw e;
+  }
+}
+const itemRecompute = (rest: string[]) => (rest.join(':') === 'recompute' ? linesDefaultRecompute() : rest.join(':'));
 
 /** Shows the first recomputing line's setting in the controls. */
 function controlsFromLines(): void {
@@ -438,7 +451,8 @@ function readParallel(model: ModelConfig): ParallelConfig {
   };
 }
 
-function readLines(stageLayers: number): SweepLine[] {
+function readLines(model: ModelConfig, par: ParallelConfig): SweepLine[] {
+  const stageLayers = model.numLayers / par.pipelineParallel;
   const raw = field('lines').value.trim();
   if (!raw) throw new FieldError('Lines: list at least one CP size, e.g. 1,1:recompute,2,4.', field('lines'));
   for (const item of raw.split(',').map((x) => x.trim())) {
@@ -450,7 +464,7 @@ function readLines(stageLayers: number): SweepLine[] {
     if (r.recompute === 'full' && (n < 1 || n > stageLayers))
       throw new FieldError(`Lines: '${item}' recomputes chunks of ${n} layers; that must be from 1 to the ${stageLayers} layers of a pipeline stage (layers ÷ PP).`, field('lines'));
   }
-  return onField(field('lines'), () => parseLines(raw));
+  return onField(field('lines'), () => parseLines(raw, model, par.stack));
 }
 
 /** The sweep's sequence lengths: whole numbers of tokens, each once, at most MAX_SEQS of them (the chart's x axis spans them). */
@@ -470,7 +484,7 @@ function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; 
   const model = readModel();
   const par = readParallel(model);
   const hbm = readHbm(field('hbm'));
-  const lines = readLines(model.numLayers / par.pipelineParallel);
+  const lines = readLines(model, par);
   const seqs = readSeqLengths();
   for (const l of par.cpCommType === 'a2a' ? lines : []) {
     const cp = l.overrides.contextParallel ?? 1;
@@ -545,7 +559,8 @@ function renderPlanner(typing = false): void {
   const details: Breakdowns = new Map(pts.map((p) => [`${p.line}|${p.config.seqLength}`, p]));
   const moe = model.moe ? `, ${model.moe.numExperts} experts (top-${model.moe.routerTopk}${model.moe.sharedExpertSize ? ', shared expert' : ''})` : '';
   const title = `${presetSelect.value}, ${STACKS[par.stack!].label}: ${model.numLayers} layers, h=${model.hiddenSize}, ${model.numAttentionHeads} heads${moe}, TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, PP=${par.pipelineParallel}, DP=${par.dataParallel}${par.distributedOptimizer ? ' + distributed optimizer' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'}`;
-  plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, pageWords(chartNotes(model, pts, lines))), details, (p) => showBreakdown(p, hbm, model), (p) => advisor.timeTip(model, p.config));
+  const notes = pageWords(chartNotes(model, pts, lines));
+  plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, notes), details, (p) => showBreakdown(p, hbm, model), (p) => advisor.timeTip(model, p.config));
   const oom = oomPoints(pts);
   $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + Object.entries(oom).map(([k, v]) => `${k} ${v === null ? 'none' : formatTokens(v)}`).join(' · ') +
     gaps.map((g) => g.reason === 'attention' ? `. ${g.line} has no point: Megatron-LM runs context parallelism only with FlashAttention (Transformer Engine), not with its local attention`
@@ -558,6 +573,7 @@ function renderPlanner(typing = false): void {
     // The model the lines were drawn for, as the tests compare it with flashring memory's flags.
     model: { biasLinear: model.biasLinear ?? true, rmsNorm: model.rmsNorm ?? false },
     lines: plannerChart.data.datasets.map((d) => d.label),
+    notes,
     oomMarkers: plannerChart.data.datasets.reduce((a, d) => {
       const ps = (d as { pointStyle?: unknown }).pointStyle;
       return a + (Array.isArray(ps) ? ps.filter((x) => x === 'crossRot').length : 0);
@@ -852,7 +868,7 @@ function renderReplay(): void {
   $('replay-error').textContent = '';
   showFieldErrors($<HTMLFormElement>('replay-form'), []);
   const { model, par } = replayModel();
-  const pts = sweep(model, par, REPLAY.seqLengths, parseLines(REPLAY.lines), hbm);
+  const pts = sweep(model, par, REPLAY.seqLengths, parseLines(REPLAY.lines, model, par.stack), hbm);
   const details: Breakdowns = new Map(pts.map((p) => [`${p.line}|${p.config.seqLength}`, p]));
   const points: ReplayPoint[] = [...shipped.map((row) => ({ row, origin: row.line ?? 'shipped' })), ...dropped];
   const measured = points.map((p) => p.row);

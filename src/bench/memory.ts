@@ -3,7 +3,7 @@
  * loads) and activation_memory.png (the page's chart, rendered headless).
  */
 import { join } from 'node:path';
-import { DEFAULT_LINES, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, PRESETS, ParallelConfig, STACKS, oomPoints, sweep } from '../memory/model.js';
+import { DEFAULT_PARALLEL, defaultLines, defaultRecompute, DEFAULT_SEQ_LENGTHS, PRESETS, ParallelConfig, STACKS, oomPoints, sweep } from '../memory/model.js';
 import { CsvRow, sweepRows, toCsv } from '../memory/csv.js';
 import { chartNotes, memoryChartConfig } from '../memory/chart.js';
 import { renderChartPng } from './png.js';
@@ -32,11 +32,12 @@ export function memoryPreset(name: string, flag = 'memory-preset'): (typeof PRES
 export async function memorySweep(outDir: string, write: WriteFiles, presetName: string, base: Partial<ParallelConfig>, hbmGib: number, measured: CsvRow[] = []): Promise<MemorySweepResult> {
   const preset = memoryPreset(presetName);
   const par = { ...DEFAULT_PARALLEL, ...(preset.stack ? { stack: preset.stack } : {}), ...base }; // the preset's stack (torchcp: torch-amp)
-  const pts = sweep(preset.model, par, DEFAULT_SEQ_LENGTHS, DEFAULT_LINES, hbmGib);
+  const lines = defaultLines(preset.model, par.stack);
+  const pts = sweep(preset.model, par, DEFAULT_SEQ_LENGTHS, lines, hbmGib);
   const rows = sweepRows(pts, hbmGib);
   const [csv, json, png] = MEMORY_SWEEP_FILES.map((n) => join(outDir, n));
-  const title = `${preset.note}: TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'} — lines: flashring's memory model (${STACKS[par.stack ?? 'megatron'].label} stack; "+ recompute" = selective core_attn + mlp)${measured.length ? '; triangles: measured' : ''}`;
-  const subtitle = chartNotes(preset.model, pts, DEFAULT_LINES);
+  const title = `${preset.note}: TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'} — lines: flashring's memory model (${STACKS[par.stack ?? 'megatron'].label} stack; "+ recompute" = ${defaultRecompute(preset.model, par.stack).replace(':', ' ').replace(/\+/g, ' + ')})${measured.length ? '; triangles: measured' : ''}`;
+  const subtitle = chartNotes(preset.model, pts, lines);
   const config = memoryChartConfig(rows, measured, hbmGib, title, subtitle);
   const image = await renderChartPng(config);
   await write([

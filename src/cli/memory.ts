@@ -8,7 +8,7 @@ import {
 } from '../memory/model.js';
 import { configFromArgs, parseMegatronLogs, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
-import { untrainableNote } from '../memory/chart.js';
+import { recomputeNote, untrainableNote } from '../memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
 import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, predictFromLog } from '../memory/compare.js';
 import { steadyIterMs, WARMUP_ITERATIONS, withIterMs } from '../memory/time/fromLog.js';
@@ -48,8 +48,9 @@ Output:
   --sweep             lines over 4K…1M (default ${DEFAULT_LINES_SPEC})
   --seq-lengths LIST  sweep lengths (default ${DEFAULT_SEQ_LENGTHS.join(',')})
   --lines LIST        sweep lines as cp[:recompute] items (--lines, --seq-lengths, --csv imply --sweep); recompute is none, selective,
-                      selective:core_attn+mlp, full:uniform/N, full:block/N, or 'recompute' for the
-                      default (selective:core_attn+mlp), e.g. 1,1:recompute,2,4,4:full:block/8; each line once
+                      selective:core_attn+mlp, full:uniform/N, full:block/N, or 'recompute' for the model's
+                      default (selective:core_attn+mlp where Megatron-LM can train it; full:uniform/1 on a model
+                      with linear biases, the seed's), e.g. 1,1:recompute,2,4,4:full:block/8; each line once
   --csv FILE          write the sweep as activation_memory.csv (an existing FILE only when it is such a CSV of
                       flashring's, its header line; --force overwrites any file)`;
 
@@ -325,7 +326,7 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
   const raw = values['seq-lengths'] as string | undefined;
   // an empty list is refused (numberArg on ''), not taken as the defaults
   const lens = raw !== undefined ? raw.split(',').map((x) => numberArg('seq-lengths', x.trim(), { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' })) : DEFAULT_SEQ_LENGTHS;
-  const lines = parseLines(values.lines as string | undefined);
+  const lines = parseLines(values.lines as string | undefined, model, par.stack);
   const gaps = sweepGaps(par, lens, lines, values.lines === undefined);
   const csv = values.csv === undefined ? null : await OutputPlan.make([], [{ flag: 'csv', path: values.csv as string, kind: 'file', ...OUTPUT_KINDS.sweepCsv }], { force: !!values.force });
   const pts = sweep(model, par, lens, lines, hbmGib);
@@ -351,6 +352,8 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
     const cfg = { ...par, ...lines.find((l) => l.label === g.line)!.overrides };
     console.log(`'-' under ${g.line}: ${g.lengths.join(', ')} cannot be split over CP ${g.cp}${cfg.sequenceParallel && cfg.tensorParallel > 1 ? ` and TP ${cfg.tensorParallel}` : ''} (${g.why})`);
   }
+  const what = recomputeNote(model, lines, par.stack);
+  if (what) console.log(`note: ${what}`);
   const note = untrainableNote(model, pts);
   if (note) console.log(`${bad.size ? '† ' : 'note: '}${note}`);
   const oom = oomPoints(pts);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError } from '../errors.js';
 import { formatTokens as tok } from '../memory/chart.js';
-import { DEFAULT_RECOMPUTE } from '../memory/model.js';
+import { FULL_RECOMPUTE, SELECTIVE_RECOMPUTE } from '../memory/model.js';
 import { parseCommand } from './args.js';
 import { OutputPlan } from './files.js';
 import { imbalance, kernelFigures, mlpFigures, seedFigures, sourceFiles, torchFigures, type KernelFigures, type MlpFigures, type SeedFigures, type TorchFigures } from './notesData.js';
@@ -110,7 +110,7 @@ const cp2At = (t: TorchFigures, seq: number) => t.rows.find((r) => r.cp === 2 &&
 
 function recompute(t: TorchFigures, m: MlpFigures): string {
   const saved = t.saved.map((s, i) => `${pctFine(s.fraction)}${i ? '' : ' of peak memory'} at CP=${s.cp} and ${tok(s.seq)}`).join(', and ');
-  const modules = DEFAULT_RECOMPUTE.replace(/^selective:/, '').split('+').join(' + ');
+  const modules = SELECTIVE_RECOMPUTE.replace(/^selective:/, '').split('+').join(' + ');
   return `**Selective recomputation.** Recompute the attention core (softmax, dropout) in the backward
 instead of storing it. Without FlashAttention that drops the 5·a·s²·b term and is the big win
 the seed expects (20–30%). With FlashAttention there is almost nothing left to drop. Checkpointing
@@ -120,7 +120,9 @@ removes. What does buy memory with FlashAttention is recomputing the MLP too (Me
 \`--recompute-modules core_attn mlp\`): on ${article(m.layers)} ${m.layers}-layer h=${m.hidden} GPT at ${tok(m.seq)} tokens the peak fell from
 ${f1(m.none)} to ${f1(m.mlp)} GiB, ${pct((m.none - m.mlp) / m.none)} (*measured*, PyTorch harness on one H200,
 ${res(m.folder)}), and full recomputation to ${f1(m.full)} GiB; the memory model
-predicts all three within ${pctFine(m.maxModelError)}. The plot's "+ recompute" lines use ${modules} for that reason.
+predicts all three within ${pctFine(m.maxModelError)}. The plot's "+ recompute" lines use ${modules} for that reason
+where Megatron-LM can train it. On a model with linear biases, the seed's, it cannot (the MLP's checkpoint
+re-enters itself through the output bias: *measured*, 6 of 6 runs on the H200), so there they recompute full layers.
 `;
 }
 
@@ -150,8 +152,7 @@ ${pctFine(t.maxTotalError)} in total and ${pctFine(t.maxActError)} in activation
 bench/results/${t.folder}/activation_memory_measured.csv --compare --preset torchcp-8L-4096h\`.)
 
 *Model* for the seed's model (${s.layers} layers, h=${s.hidden}, TP=${s.tp} + SP, FlashAttention, ${s.hbm} GiB):
-longest fitting sequence ${plain.map(longest).join(', ')}; with selective recomputation of the
-attention core and the MLP, ${withRc.map(longest).join(' and ')} (\`npx flashring memory --sweep --preset
+longest fitting sequence ${plain.map(longest).join(', ')}; with ${s.recompute === FULL_RECOMPUTE ? 'full recomputation of\nevery layer' : 'selective recomputation of the\nattention core and the MLP'}, ${withRc.map(longest).join(' and ')} (\`npx flashring memory --sweep --preset
 seed-32L-4096h --tensor-model-parallel-size ${s.tp} --sequence-parallel\`); plot:
 \`bench/results/${t.folder}/plot/activation_memory.png\` for the measured run, the page's planner for any configuration.
 `;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { InputError } from '../errors.js';
 import { comparePoints, sourceModel, type Comparison } from '../memory/compare.js';
 import { parseCsv, type CsvRow } from '../memory/csv.js';
-import { DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, PRESETS, memoryBreakdown, oomPoints, parseLines, sweep, type ModelConfig } from '../memory/model.js';
+import { DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, GIB, PRESETS, memoryBreakdown, oomPoints, defaultLines, defaultRecompute, sweep, type ModelConfig } from '../memory/model.js';
 import { configFromFlags } from './memory.js';
 
 const R = 'bench/results';
@@ -122,7 +122,7 @@ export interface SeedFigures {
   actNoFlash: number; actFlash: number;
   /** With FlashAttention: activations and total without / with sequence parallelism. */
   actSp: number; totalNoSp: number; totalSp: number;
-  hbm: number; longest: Record<string, number | null>;
+  hbm: number; longest: Record<string, number | null>; recompute: string;
 }
 
 /** The memory model on the seed's preset (Megatron-LM stack) at `seq` tokens and TP = `tp`. */
@@ -130,11 +130,11 @@ export function seedFigures(seq: number, tp: number, hbm: number): SeedFigures {
   const { model } = PRESETS['seed-32L-4096h'];
   const at = (flashAttention: boolean, sequenceParallel: boolean) => memoryBreakdown(model, { ...DEFAULT_PARALLEL, seqLength: seq, tensorParallel: tp, flashAttention, sequenceParallel });
   const [noFa, fa, sp] = [at(false, false), at(true, false), at(true, true)];
-  const pts = sweep(model, { ...DEFAULT_PARALLEL, tensorParallel: tp, sequenceParallel: true }, DEFAULT_SEQ_LENGTHS, parseLines(undefined), hbm);
+  const pts = sweep(model, { ...DEFAULT_PARALLEL, tensorParallel: tp, sequenceParallel: true }, DEFAULT_SEQ_LENGTHS, defaultLines(model), hbm);
   return {
     layers: model.numLayers, hidden: model.hiddenSize, heads: model.numAttentionHeads, seq, tp,
     actNoFlash: noFa.activationBytes / GIB, actFlash: fa.activationBytes / GIB, actSp: sp.activationBytes / GIB,
-    totalNoSp: fa.totalBytes / GIB, totalSp: sp.totalBytes / GIB, hbm, longest: oomPoints(pts),
+    totalNoSp: fa.totalBytes / GIB, totalSp: sp.totalBytes / GIB, hbm, longest: oomPoints(pts), recompute: defaultRecompute(model),
   };
 }
 

@@ -7,7 +7,7 @@
  * drawn as triangles with their source.
  */
 import { CsvRow } from './csv.js';
-import { GIB, MemoryBreakdown, ModelConfig, Part, SweepLine, SweepPoint } from './model.js';
+import { FULL_RECOMPUTE, GIB, MemoryBreakdown, ModelConfig, Part, Stack, SweepLine, SweepPoint, defaultRecompute } from './model.js';
 import { untrainable } from './untrainable.js';
 import { maxOf, minOf } from '../stats.js';
 
@@ -42,8 +42,17 @@ export function untrainableNote(model: ModelConfig, pts: SweepPoint[]): string {
   return `${[...byLine.keys()].join(' and ')}: the memory such a step would need; ${whys.join('; ')}`;
 }
 
-/** The chart's notes (coincident lines, untrainable lines), as one subtitle. */
-export const chartNotes = (model: ModelConfig, pts: SweepPoint[], lines: SweepLine[]): string => [coincidentNote(pts, lines), untrainableNote(model, pts)].filter(Boolean).join('. ');
+/** What the lines labelled "+ recompute" recompute on this model (defaultRecompute), and why; '' when no line is. */
+export function recomputeNote(model: ModelConfig, lines: SweepLine[], stack?: Stack): string {
+  if (!lines.some((l) => l.label.endsWith(' + recompute'))) return '';
+  return defaultRecompute(model, stack) === FULL_RECOMPUTE
+    ? '"+ recompute" recomputes every layer (full:uniform/1): Megatron-LM cannot train the MLP\'s selective recompute with this model\'s linear biases'
+    : '"+ recompute" is selective recompute of the attention core and the MLP (selective:core_attn+mlp)';
+}
+
+/** The chart's notes (what "+ recompute" is, coincident lines, untrainable lines), as one subtitle. */
+export const chartNotes = (model: ModelConfig, pts: SweepPoint[], lines: SweepLine[]): string =>
+  [recomputeNote(model, lines, pts[0]?.config.stack), coincidentNote(pts, lines), untrainableNote(model, pts)].filter(Boolean).join('. ');
 
 /** One row of a point's memory breakdown, as the page's hover and breakdown table show it. */
 export interface BreakdownRow {

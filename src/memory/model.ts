@@ -52,6 +52,7 @@
  * flight; interleaved × (1 + (p−1)/(p·v)); it holds the embedding, not the output layer.
  */
 import { InputError } from '../errors.js';
+import { untrainable } from './untrainable.js';
 
 export type Recompute = 'none' | 'selective' | 'full';
 export type RecomputeModule = 'core_attn' | 'mlp' | 'layernorm' | 'moe' | 'shared_experts';
@@ -957,20 +958,33 @@ export function parseRecomputeSpec(spec: string, where = '--lines'): Pick<Parall
 }
 
 /**
- * The plot's default "+ recompute": selective recompute of the attention core and the MLP
- * (--recompute-granularity selective --recompute-modules core_attn mlp). The seed's commands ask
- * for selective recomputation; with FlashAttention Megatron-LM's default selective (core_attn)
- * stores almost the same (the core keeps its Q, K, V inputs; only the LSE goes), while adding mlp
- * drops the MLP's two 4h-wide activations, about half of a layer's, for one more MLP forward
- * (~10–15% of a step at long context, where attention dominates the FLOPs): the seed's
- * "another 20–30% memory for ~10–15% extra forward time" in spirit.
+ * The plot's "+ recompute" (a line `CP:recompute`), chosen per model and stack:
+ * - selective recompute of the attention core and the MLP (`--recompute-granularity selective
+ *   --recompute-modules core_attn mlp`) where Megatron-LM can train it. The seed's commands ask for
+ *   selective recomputation; with FlashAttention Megatron-LM's default selective (core_attn) stores almost
+ *   the same (the core keeps its Q, K, V inputs; only the LSE goes), while adding mlp drops the MLP's two
+ *   4h-wide activations, about half of a layer's, for one more MLP forward (~10–15% of a step at long
+ *   context, where attention dominates the FLOPs): the seed's "another 20–30% memory for ~10–15% extra
+ *   forward time" in spirit.
+ * - full recompute of every layer (`--recompute-granularity full --recompute-method uniform
+ *   --recompute-num-layers 1`) where it cannot: a Megatron-LM model with linear biases (the seed's) fails
+ *   in the MLP's checkpoint (untrainable.ts), and core_attn alone would draw the line without recompute
+ *   again. Full recompute is the recompute that moves memory and trains there, for one more forward.
  */
-export const DEFAULT_RECOMPUTE = 'selective:core_attn+mlp';
-export const DEFAULT_LINES_SPEC = `1,1:${DEFAULT_RECOMPUTE},2,4,4:${DEFAULT_RECOMPUTE}`;
+export const SELECTIVE_RECOMPUTE = 'selective:core_attn+mlp';
+export const FULL_RECOMPUTE = 'full:uniform/1';
 
-function lineLabel(cp: number, spec: string): string {
+/** What `recompute` in a line stands for on this model and stack (SELECTIVE_RECOMPUTE or FULL_RECOMPUTE). */
+export function defaultRecompute(m: ModelConfig, stack?: Stack): string {
+  const selective = { recompute: 'selective', recomputeModules: ['core_attn', 'mlp'], stack } as ParallelConfig;
+  return untrainable(m, selective) ? FULL_RECOMPUTE : SELECTIVE_RECOMPUTE;
+}
+
+export const DEFAULT_LINES_SPEC = '1,1:recompute,2,4,4:recompute';
+
+function lineLabel(cp: number, spec: string, dflt: string): string {
   if (spec === 'none') return `CP=${cp}`;
-  if (spec === DEFAULT_RECOMPUTE) return `CP=${cp} + recompute`;
+  if (spec === dflt) return `CP=${cp} + recompute`;
   return `CP=${cp} + ${spec.replace(':', ' ').replace(/\+/g, ', ')}`;
 }
 
@@ -1037,29 +1051,32 @@ export function oomPoints(points: SweepPoint[]): Record<string, number | null> {
 
 /**
  * Sweep lines from a spec like `1,1:selective:core_attn+mlp,2,4,4:full:block/8`: items
- * cp[:recompute], recompute as `recomputeSpec` writes it. `cp:recompute` alone means the default.
- * A line given twice (by any spelling: `4:recompute` is `4:selective:core_attn+mlp`) is refused: it
- * would draw one column twice and repeat its CSV rows under one label.
+ * cp[:recompute], recompute as `recomputeSpec` writes it. `cp:recompute` alone means the model's
+ * default (defaultRecompute), labelled "CP=cp + recompute", as is that setting spelled out.
+ * A line given twice (by any spelling: `4:recompute` is `4:selective:core_attn+mlp` on a model without
+ * linear biases) is refused: it would draw one column twice and repeat its CSV rows under one label.
  */
-export function parseLines(spec: string | undefined): SweepLine[] {
+export function parseLines(spec: string | undefined, m: ModelConfig, stack?: Stack): SweepLine[] {
   const items = (spec || DEFAULT_LINES_SPEC).split(',');
+  const dflt = defaultRecompute(m, stack);
   const lines = items.map((item) => {
     const [cp, ...rest] = item.trim().split(':');
     const c = Number(cp);
     if (!/^\d+$/.test(cp) || !Number.isInteger(c) || c < 1 || c > 4096) throw new InputError(`--lines: '${item}' does not start with a context-parallel size (a positive integer)`);
-    const rc = rest.length === 0 ? 'none' : rest.join(':') === 'recompute' ? DEFAULT_RECOMPUTE : rest.join(':');
+    const rc = rest.length === 0 ? 'none' : rest.join(':') === 'recompute' ? dflt : rest.join(':');
     const r = parseRecomputeSpec(rc, '--lines');
-    return { label: lineLabel(c, recomputeSpec(r)), overrides: { contextParallel: c, ...r } };
+    return { label: lineLabel(c, recomputeSpec(r), dflt), overrides: { contextParallel: c, ...r } };
   });
   lines.forEach((l, i) => {
-    const j = lines.findIndex((m) => m.label === l.label);
+    const j = lines.findIndex((x) => x.label === l.label);
     if (j < i)
       throw new InputError(`--lines: '${items[i].trim()}' is the line '${items[j].trim()}' again (${l.label}): give each line once`);
   });
   return lines;
 }
 
-export const DEFAULT_LINES: SweepLine[] = parseLines(DEFAULT_LINES_SPEC);
+/** The default lines (DEFAULT_LINES_SPEC) on this model and stack. */
+export const defaultLines = (m: ModelConfig, stack?: Stack): SweepLine[] => parseLines(DEFAULT_LINES_SPEC, m, stack);
 
 /** Model presets for the planner and the CLI; `stack` is the stack the preset was measured or published with. */
 export const PRESETS: Record<string, { model: ModelConfig; note: string; stack?: Stack }> = {
