@@ -623,8 +623,8 @@ async function deviceMode(c: CpConfig): Promise<number> {
 }
 
 /**
- * `node bench/cp-run.mjs <mode> [options]`: the exit code. --help prints the usage (0); no mode
- * prints it too (2: the defaults are GPU-host sizes, hours on a CPU adapter, so nothing starts
+ * `node bench/cp-run.mjs <mode> [options]`: the exit code. --help prints the usage (stdout, 0); no mode
+ * prints it on stderr (2: the defaults are GPU-host sizes, hours on a CPU adapter, so nothing starts
  * unasked). An ordinary mistake is one line `cp-run [mode]: …` and 2, as the flashring command
  * does; a bug keeps its stack trace.
  */
@@ -633,7 +633,7 @@ export async function cpBench(argv: string[]): Promise<number> {
   let mode: Mode | null = null;
   try {
     const parsed = parseCp(argv);
-    if (!parsed.mode) return (console.log(usage()), 2);
+    if (!parsed.mode) return (console.error(usage()), 2); // a mistake's output goes to stderr, as flashring's
     mode = parsed.mode;
     const c = validate(mode, parsed.values);
     if (mode === 'table') return await tableMode(c.out);

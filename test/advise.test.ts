@@ -122,10 +122,13 @@ describe('flashring advise', () => {
     expect(lines[5]).toBe("and 2 more reasons (--json lists every skipped layout's)");
   });
 
-  it('nothing fits: said plainly, exit 0, the smallest layout named', () => {
+  it('nothing fits: said plainly, the smallest layout named, exit 3 (a script can tell it from a fit, 0, or a mistake, 2); --json too', () => {
     const r = run([...SEED, '--seq-length', '131072', '--gpus', '8', '--hbm-gib', '2']);
-    expect(r.status).toBe(0);
+    expect(r.status).toBe(3);
     expect(r.stdout).toMatch(/nothing fits: the smallest is TP=\d+ CP=\d+ PP=\d+ .* at [\d.]+ GiB/);
+    const j = run([...SEED, '--seq-length', '131072', '--gpus', '8', '--hbm-gib', '2', '--json']);
+    expect([j.status, JSON.parse(j.stdout).candidates]).toEqual([3, []]);
+    expect(run([...SEED, '--seq-length', '8192', '--gpus', '8', '--hbm-gib', '80']).status).toBe(0);
   });
 
   it('beyond one node: the header names both links, TP stays within a node, and groups that span nodes are priced on the link between them', () => {

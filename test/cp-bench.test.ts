@@ -139,11 +139,11 @@ describe('node bench/cp-run.mjs: the command line', () => {
     expect(code).toBe(0);
   });
 
-  it('with no mode prints the usage and exits 2 (the defaults are GPU-host sizes: nothing starts unasked)', async () => {
+  it('with no mode prints the usage on stderr and exits 2 (the defaults are GPU-host sizes: nothing starts unasked)', async () => {
     const r = await cpRun([]);
     expect(r.code).toBe(2);
-    expect(r.out).toMatch(/^usage: /);
-    expect(r.err).toBe('');
+    expect(r.err).toMatch(/^usage: /);
+    expect(r.out).toBe('');
   });
 
   it('an unknown mode, an unknown option or a bad number is one line and exit 2, no stack trace', async () => {

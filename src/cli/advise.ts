@@ -101,8 +101,9 @@ export async function adviseCommand(argv: string[]): Promise<number> {
   if (r.json) {
     const strip = ({ time, ...c }: Candidate) => ({ ...c, why: reasons(r, { ...c, time }), terms: time.terms });
     console.log(JSON.stringify({ model: { ...r.model, vocabSize: r.model.vocabSize ?? DEFAULT_VOCAB_SIZE }, seqLength: r.base.seqLength, gpus: r.gpus, hbmGib: r.hbmGib, margin: r.margin, globalBatchSize: r.gbs, link: r.link, gpusPerNode: r.gpusPerNode, interNodeLink: r.interNodeLink, profile: H200.name, timeChecked: H200.timeChecked ?? null, evaluated: res.all, untrainable: res.untrainable, skipped: res.skipped, candidates: res.fitting.map(strip) }, null, 1));
-    return 0;
-  }
-  print(r, res);
-  return 0;
+  } else print(r, res);
+  return res.fitting.length ? 0 : NOTHING_FITS_EXIT;
 }
+
+/** advise's exit code when no layout fits (its report is printed all the same): a script can tell it from a fit (0), a mistake (2) or a bug (1). */
+export const NOTHING_FITS_EXIT = 3;
