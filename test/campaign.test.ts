@@ -1,12 +1,13 @@
 /**
  * The memory model against the randomized Megatron-LM campaign (bench/results/2026-12-02-megatron-campaign:
- * 48 configurations drawn with seed 33, split build / held-out before any ran): every measured run
- * within 5% of its peak, the median within 2%, in each half; every stored-activation group within 2%
- * of the run's peak against its saved-tensor trace; the results README's table is this computation.
+ * 48 configurations drawn with seed 33, split build / held-out before any ran): each half's largest
+ * and median error as docs/memory.md states them; every stored-activation group within 2% of the
+ * run's peak against its saved-tensor trace; the results README's table is this computation.
  */
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { CAMPAIGN_DIR, campaignRows, campaignTable, summary } from '../bench/megatron/campaignTable.js';
+import { CAMPAIGN_DIR, campaignRows, campaignTable, summary, summaryLine } from '../bench/megatron/campaignTable.js';
+import { expectRounded, expectWithin } from './stated.js';
 import { parseMegatronLog } from '../src/memory/megatron.js';
 import { predictFromLog } from '../src/memory/compare.js';
 
@@ -22,13 +23,22 @@ describe('the Megatron-LM campaign', () => {
     expect(failed[0].failure).toMatch(/recursed \d+ deep/);
   });
 
-  for (const split of ['build', 'heldout'] as const)
-    it(`${split} half: every run within 5% of its measured peak, median within 2%`, () => {
-      for (const r of rows.filter((x) => x.split === split && x.error !== null)) expect(Math.abs(r.error!), `${r.id} ${r.config}`).toBeLessThan(0.05);
+  // The figures docs/memory.md and the results README publish (after 430083b, which changed the GQA
+  // Q/K/V terms having seen both halves; the frozen model's held-out figures, 1.12% and 0.26%, are history).
+  const STATED = { heldout: { within: '0.6', median: '0.11' }, build: { within: '2.31', median: '0.10' } } as const;
+  it('the published figures, recomputed: held-out within 0.6%, median 0.11%; build within 2.31%, median 0.10%', () => {
+    for (const split of ['build', 'heldout'] as const) {
       const s = summary(rows, split);
-      expect(s.runs).toBeGreaterThanOrEqual(20);
-      expect(s.median).toBeLessThan(0.02);
-    });
+      expect(s.runs).toBe(split === 'build' ? 25 : 22);
+      expectWithin(s.maxAbs, STATED[split].within, `${split} largest |error|`);
+      expectRounded(s.median, STATED[split].median, `${split} median |error|`);
+    }
+    const h = STATED.heldout, b = STATED.build;
+    expect(readFileSync('docs/memory.md', 'utf8').replace(/\s+/g, ' ')).toContain(`held-out within ${h.within}%, median ${h.median}%; build within ${b.within}%, median ${b.median}%`);
+    expect(readFileSync('README.md', 'utf8').replace(/\s+/g, ' ')).toContain(`(${h.within}% after a change made having seen both halves)`);
+    const readme = readFileSync(`${CAMPAIGN_DIR}/README.md`, 'utf8');
+    for (const split of ['build', 'heldout'] as const) expect(readme).toContain(summaryLine(rows, split));
+  });
 
   it('term by term: each stored group within 2% of the run\'s peak against its trace (r02: token dropping, counted at its bound)', () => {
     let compared = 0;

@@ -3,6 +3,7 @@
  * peak rule, each against values computed by hand here; and the model against the measured runs
  * shipped in bench/results (PyTorch on H200s; real Megatron-LM on an H200).
  */
+import { expectWithin } from './stated.js';
 import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import {
@@ -180,28 +181,37 @@ describe("Megatron-LM's recompute options", () => {
 });
 
 describe('the model against measured runs (bench/results)', () => {
-  it('PyTorch (--stack torch-amp): every shipped point within 5% total and 10% activations, every OOM verdict right', () => {
-    const files = ['bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv', 'bench/results/memory-h200-2026-12-01/activation_memory_measured.csv'];
-    let n = 0;
-    for (const f of files) {
+  it('PyTorch (--stack torch-amp): the published figures recomputed: 24 points that ran on 2 × H200 (the stack was built on them) within 2.0% total and 3.9% activations, its 4 OOMs called; the 13 on one H200 (models it was not built on) within 0.8%', () => {
+    const files = { fit: 'bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv', other: 'bench/results/memory-h200-2026-12-01/activation_memory_measured.csv' };
+    const seen: Record<string, { points: number; ran: number; total: number; act: number }> = {};
+    for (const [name, f] of Object.entries(files)) {
       const rows = parseCsv(readFileSync(f, 'utf8'), f);
       const groups = new Map<string, typeof rows>();
       for (const r of rows) {
         const key = /GPT (\d+)L h=(\d+) a=(\d+) vocab=(\d+)/.exec(r.source)!.slice(1).join(',');
         groups.set(key, [...(groups.get(key) ?? []), r]);
       }
+      const x = (seen[name] = { points: 0, ran: 0, total: 0, act: 0 });
       for (const [key, rs] of groups) {
         const [L, h, a, V] = key.split(',').map(Number);
         const model: ModelConfig = { numLayers: L, hiddenSize: h, numAttentionHeads: a, vocabSize: V, untieEmbeddings: true, attentionDropout: 0, hiddenDropout: 0, positionEmbedding: 'none' };
         for (const c of comparePoints(rs, model, par({ stack: 'torch-amp' }), 139.8)) {
           expect(c.verdict, `${f} ${key} s=${c.row.seq_len}`).toBe('right');
-          if (c.totalError !== null) expect(Math.abs(c.totalError), `${f} ${key} s=${c.row.seq_len} ${c.row.recompute}`).toBeLessThan(0.05);
-          if (c.activationError !== null) expect(Math.abs(c.activationError), `${f} ${key} s=${c.row.seq_len} ${c.row.recompute}`).toBeLessThan(0.1);
-          n++;
+          x.points++;
+          if (c.totalError !== null) [x.ran, x.total] = [x.ran + 1, Math.max(x.total, Math.abs(c.totalError))];
+          if (c.activationError !== null) x.act = Math.max(x.act, Math.abs(c.activationError));
         }
       }
     }
-    expect(n).toBe(28 + 13);
+    expect([seen.fit.points, seen.fit.ran, seen.other.points, seen.other.ran]).toEqual([28, 24, 13, 13]);
+    expectWithin(seen.fit.total, '2.0', 'torchcp total');
+    expectWithin(seen.fit.act, '3.9', 'torchcp activations');
+    expectWithin(seen.other.total, '0.8', 'memory-h200 total');
+    const doc = readFileSync('docs/memory.md', 'utf8').replace(/\s+/g, ' ');
+    expect(doc).toContain('the 24 points that ran are within 2.0% in total and 3.9% in activations');
+    expect(doc).toContain('all 13 within 0.8% in total');
+    const readme = readFileSync('README.md', 'utf8').replace(/\s+/g, ' ');
+    expect(readme).toContain('the 24 that ran are within 2.0%, and the 4 OOMs are called. On 13 points of three other models (`bench/results/memory-h200-2026-12-01`), within 0.8%');
   });
 
   it('the first round of real Megatron-LM logs (2026-12-01) predict themselves from their own arguments, every run within 5%', () => {

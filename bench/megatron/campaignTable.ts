@@ -60,6 +60,12 @@ export function summary(rows: CampaignRow[], split: 'build' | 'heldout'): { runs
   return { runs: e.length, maxAbs: Math.max(...e), median: median(e) ?? NaN };
 }
 
+/** The summary line the results README prints for a half. */
+export function summaryLine(rows: CampaignRow[], split: 'build' | 'heldout'): string {
+  const x = summary(rows, split);
+  return `${split}: ${x.runs} runs, largest |error| ${(x.maxAbs * 100).toFixed(1)}%, median |error| ${(x.median * 100).toFixed(2)}%`;
+}
+
 export function campaignTable(rows: CampaignRow[]): string {
   const out = ['| run | half | configuration | measured GiB | model GiB | error | worst group (of the peak) |', '|---|---|---|---|---|---|---|'];
   for (const r of rows) {
@@ -72,8 +78,5 @@ export function campaignTable(rows: CampaignRow[]): string {
 if (process.argv[1]?.endsWith('campaignTable.ts')) {
   const rows = campaignRows(process.argv[2]);
   console.log(campaignTable(rows));
-  for (const s of ['build', 'heldout'] as const) {
-    const x = summary(rows, s);
-    console.log(`${s}: ${x.runs} runs, largest |error| ${(x.maxAbs * 100).toFixed(1)}%, median |error| ${(x.median * 100).toFixed(2)}%`);
-  }
+  for (const s of ['build', 'heldout'] as const) console.log(summaryLine(rows, s));
 }

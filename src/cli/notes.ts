@@ -32,6 +32,8 @@ const pct = (x: number) => `${Math.round(x * 100)}%`;
 const pctRange = (lo: number, hi: number) => `${Math.round(lo * 100)}–${pct(hi)}`;
 const article = (n: number) => (/^(8|11|18)/.test(String(n)) ? 'an' : 'a');
 const pctFine = (x: number) => `${(x * 100).toFixed(x < 0.01 ? 2 : 1)}%`;
+/** A largest error as a bound: rounded up at its one decimal. */
+const pctUp = (x: number) => `${(Math.ceil(x * 1000 - 1e-9) / 10).toFixed(1)}%`;
 const res = (folder: string) => `\`bench/results/${folder}\``;
 
 /** The notes' first line: a file that starts with it is a rerun's output, which `--out` may overwrite under any name. */
@@ -147,8 +149,8 @@ ${t.microBatch}, bf16 autocast, HBM ${t.hbm} GiB as PyTorch reports it; ${res(t.
 ${rows.join('\n')}
 
 (The model as first written was ${pctRange(t.first.errMin, t.first.errMax)} low here and called ${called} "fits"
-(\`${t.first.file}\`); now all ${t.points} points are within
-${pctFine(t.maxTotalError)} in total and ${pctFine(t.maxActError)} in activations, with ${t.wrongVerdicts} wrong OOM verdicts: \`npx flashring replay
+(\`${t.first.file}\`); the torch-amp stack was then built on these points (a fit, not held out): ${t.ran} of the ${t.points}
+points ran (the others are the OOMs), all within ${pctUp(t.maxTotalError)} in total and ${pctUp(t.maxActError)} in activations, with ${t.wrongVerdicts} wrong OOM verdicts: \`npx flashring replay
 bench/results/${t.folder}/activation_memory_measured.csv --compare --preset torchcp-8L-4096h\`.)
 
 *Model* for the seed's model (${s.layers} layers, h=${s.hidden}, TP=${s.tp} + SP, FlashAttention, ${s.hbm} GiB):

@@ -148,7 +148,8 @@ export interface TorchFigures {
   lines: TorchLine[]; ddpGib: number;
   /** Peak saved by selective recompute at each CP's longest sequence; its iteration-time cost, smallest and largest. */
   saved: { cp: number; seq: number; fraction: number }[]; costMin: number; costMax: number;
-  points: number; maxTotalError: number; maxActError: number; wrongVerdicts: number;
+  /** Points compared, those that ran (with an error figure); the largest errors are of those. */
+  points: number; ran: number; maxTotalError: number; maxActError: number; wrongVerdicts: number;
   first: { file: string; errMin: number; errMax: number; ooms: number; oomsCalledFits: number };
 }
 
@@ -168,7 +169,7 @@ export function torchFigures(root: string): TorchFigures {
   return {
     folder: folderOf(SOURCES.torchcp), rows, engine, gpus: Math.max(...rows.map((r) => Number(GPU_COUNT.exec(r.source)?.[1] ?? 1))), layers: size.layers!, hidden: size.hidden!, heads: size.heads!, vocab: size.vocab,
     microBatch: rows[0].micro_batch, hbm: rows[0].hbm_gib, lines, ddpGib: ddpBuckets(root), ...recomputeEffect(rows, lines),
-    points: comps.length, maxTotalError: errs((c) => c.totalError), maxActError: errs((c) => c.activationError),
+    points: comps.length, ran: comps.filter((c) => c.totalError !== null).length, maxTotalError: errs((c) => c.totalError), maxActError: errs((c) => c.activationError),
     wrongVerdicts: comps.filter((c) => c.verdict !== 'right').length, first: firstModel(root, rows[0].hbm_gib),
   };
 }
