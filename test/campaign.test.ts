@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { CAMPAIGN_DIR, campaignRows, campaignTable, summary, summaryLine } from '../bench/megatron/campaignTable.js';
+import { CAMPAIGN_DIR, campaignRows, campaignTable, partsTable, summary, summaryLine } from '../bench/megatron/campaignTable.js';
 import { expectRounded, expectWithin } from './stated.js';
 import { parseMegatronLog } from '../src/memory/megatron.js';
 import { predictFromLog } from '../src/memory/compare.js';
@@ -57,6 +57,27 @@ describe('the Megatron-LM campaign', () => {
       expect(r.groups.find((g) => g.group === 'other')?.traced ?? 0, `${r.id}: traced tensors no group takes`).toBe(0);
     }
     expect(compared).toBe(47);
+  });
+
+  it('the peak in parts, every traced run: static, stored and transient each within the bounds docs/memory.md states (dense 0.5% of the peak; MoE static 1.8%, stored 0.5% but r02 2.6%, transient 1.4%)', () => {
+    const traced = rows.filter((r) => r.parts);
+    expect(traced).toHaveLength(47);
+    for (const r of traced) {
+      const [st, sd, tr] = r.parts!.map((p) => Math.abs(p.ofPeak));
+      const why = `${r.id} ${r.config}: ${r.parts!.map((p) => `${p.part} ${(p.ofPeak * 100).toFixed(2)}%`).join(', ')}`;
+      // The parts are of the same peak as the total: they add up to its error.
+      expect(r.parts!.reduce((s, p) => s + p.ofPeak, 0), why).toBeCloseTo(r.error!, 4);
+      expect(st, why).toBeLessThan(r.moe ? 0.018 : 0.005);
+      expect(sd, why).toBeLessThan(r.id === 'r02' ? 0.026 : 0.005);
+      expect(tr, why).toBeLessThan(r.moe ? 0.014 : 0.005);
+    }
+    // r03: a static 1.71% short and a transient 1.36% over cancel to a total of −0.36%
+    const r03 = rows.find((r) => r.id === 'r03')!;
+    expectRounded(r03.parts![0].ofPeak, '-1.71', 'r03 static');
+    expectRounded(r03.parts![2].ofPeak, '1.36', 'r03 transient');
+    expectRounded(r03.error!, '-0.36', 'r03 total');
+    const doc = readFileSync('docs/memory.md', 'utf8');
+    for (const line of partsTable(rows).split('\n')) expect(doc).toContain(`  ${line}\n`);
   });
 
   it("the results README's table is this computation", () => {

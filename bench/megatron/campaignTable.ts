@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { configFromArgs, parseMegatronLog } from '../../src/memory/megatron.js';
 import { predictFromLog } from '../../src/memory/compare.js';
 import { memoryBreakdown, recomputeSpec } from '../../src/memory/model.js';
-import { GroupComparison, MegatronTrace, compareTrace } from '../../src/memory/trace.js';
+import { GroupComparison, MegatronTrace, PartComparison, comparePeakParts, compareTrace } from '../../src/memory/trace.js';
 import { median } from '../../src/stats.js';
 
 export const CAMPAIGN_DIR = 'bench/results/2026-12-02-megatron-campaign';
@@ -24,6 +24,9 @@ export interface CampaignRow {
   /** Why there is no measurement (a failed run), else null. */
   failure: string | null;
   groups: GroupComparison[] | null;
+  /** The peak as static, stored and transient, the model's against the trace's. */
+  parts: PartComparison[] | null;
+  moe: boolean;
 }
 
 interface Drawn { id: string; split: 'build' | 'heldout'; config: Record<string, unknown> & { moe?: { experts: number; topk: number } } }
@@ -47,12 +50,15 @@ export function campaignRows(dir = CAMPAIGN_DIR): CampaignRow[] {
     const nested = (text.match(/random\.py", line \d+, in backward/g) ?? []).length;
     const failure = measured !== null ? null : nested > 100 ? `no measurement: Megatron-LM's checkpoint backward recursed ${nested} deep and ran out of memory in the first step` : 'no measurement';
     const tracePath = `${dir}/runs/${k.id}.trace.json`;
-    const groups = measured !== null && existsSync(tracePath)
-      ? compareTrace(memoryBreakdown(c.model, c.par), JSON.parse(readFileSync(tracePath, 'utf8')) as MegatronTrace, measured * 2 ** 30) : null;
-    return { id: k.id, split: k.split, config, measuredGib: measured, modelGib: p.totalBytes / 2 ** 30, error: p.totalError, failure, groups };
+    const trace = measured !== null && existsSync(tracePath) ? (JSON.parse(readFileSync(tracePath, 'utf8')) as MegatronTrace) : null;
+    const b = memoryBreakdown(c.model, c.par);
+    const groups = trace && compareTrace(b, trace, measured! * 2 ** 30);
+    const parts = trace && comparePeakParts(b, trace, measured! * 2 ** 30);
+    return { id: k.id, split: k.split, config, measuredGib: measured, modelGib: p.totalBytes / 2 ** 30, error: p.totalError, failure, groups, parts, moe: !!k.config.moe };
   });
 }
 
+const pct2 = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(2)}%`;
 const pct = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)}%`;
 
 export function summary(rows: CampaignRow[], split: 'build' | 'heldout'): { runs: number; maxAbs: number; median: number } {
@@ -75,8 +81,21 @@ export function campaignTable(rows: CampaignRow[]): string {
   return out.join('\n');
 }
 
+/** Each part's worst run (model − trace, of the peak), dense and MoE apart: the table docs/memory.md shows. */
+export function partsTable(rows: CampaignRow[]): string {
+  const out = ['| traced runs | static (held between steps) | stored (saved for backward) | transient (the rest of the peak) |', '|---|---|---|---|'];
+  for (const moe of [false, true]) {
+    const rs = rows.filter((r) => r.parts && r.moe === moe);
+    const worst = (i: number) => rs.reduce((w, r) => (Math.abs(r.parts![i].ofPeak) > Math.abs(w.parts![i].ofPeak) ? r : w));
+    const cell = (i: number) => `${pct2(worst(i).parts![i].ofPeak)} (${worst(i).id})`;
+    out.push(`| ${moe ? 'MoE' : 'dense'}, ${rs.length} | ${cell(0)} | ${cell(1)} | ${cell(2)} |`);
+  }
+  return out.join('\n');
+}
+
 if (process.argv[1]?.endsWith('campaignTable.ts')) {
   const rows = campaignRows(process.argv[2]);
   console.log(campaignTable(rows));
   for (const s of ['build', 'heldout'] as const) console.log(summaryLine(rows, s));
+  console.log(`\n${partsTable(rows)}`);
 }

@@ -25,6 +25,9 @@ export interface TraceSaved {
 
 export interface MegatronTrace {
   format: string;
+  /** The iteration whose saved tensors are listed; the allocator's timeline runs through history_iterations. */
+  saved_iteration: number;
+  history_iterations: number;
   saved: TraceSaved[];
   saved_bytes: number;
   max_allocated_bytes: number | null;
@@ -71,6 +74,9 @@ export function termGroup(t: MemoryTerm): TraceGroup {
   return 'other';
 }
 
+/** Terms the model counts among the activations that the allocator holds between steps (the persistent QKᵀ buffer). */
+const betweenSteps = (t: MemoryTerm) => t.name.startsWith('QKᵀ scores buffer');
+
 export interface GroupComparison {
   group: TraceGroup;
   traced: number;
@@ -88,10 +94,37 @@ export function compareTrace(b: MemoryBreakdown, trace: MegatronTrace, peakBytes
   const model = new Map<TraceGroup, number>(), traced = new Map<TraceGroup, number>();
   const add = (m: Map<TraceGroup, number>, g: TraceGroup, x: number) => m.set(g, (m.get(g) ?? 0) + x);
   for (const g of b.layerGroups) for (const t of g.terms) add(model, termGroup(t), t.bytes * g.layers);
-  for (const t of b.outside) if (!t.name.startsWith('QKᵀ scores buffer')) add(model, termGroup(t), t.bytes);
+  for (const t of b.outside) if (!betweenSteps(t)) add(model, termGroup(t), t.bytes);
   for (const x of trace.saved) add(traced, traceGroup(x), x.bytes);
   return TRACE_GROUPS.map((group) => {
     const m = model.get(group) ?? 0, t = traced.get(group) ?? 0;
     return { group, traced: t, model: m, ofPeak: (m - t) / peakBytes };
   }).filter((c) => c.traced || c.model);
+}
+
+export type PeakPart = 'static' | 'stored' | 'transient';
+
+export interface PartComparison {
+  part: PeakPart;
+  model: number;
+  measured: number;
+  /** (model − measured) / the run's measured peak. The three add up to the total's error. */
+  ofPeak: number;
+}
+
+/**
+ * The peak in three parts, the model's beside the run's. Static: what the allocator holds between
+ * steps (allocated when the peak's iteration began), against the model's weights, gradients, optimizer,
+ * buckets, workspaces and the buffers it counts as kept between steps. Stored: what autograd saves
+ * (the trace's saved bytes), against the model's stored activations less those buffers. Transient: the
+ * rest of the peak, against the model's largest transient (net of what is freed at its moment).
+ */
+export function comparePeakParts(b: MemoryBreakdown, trace: MegatronTrace, peakBytes: number): PartComparison[] {
+  const before = trace.iterations.find((i) => i.iteration === trace.history_iterations - 1);
+  if (!before) throw new Error(`trace: no allocation recorded after iteration ${trace.history_iterations - 1}`);
+  const buffers = b.outside.filter(betweenSteps).reduce((s, t) => s + t.bytes, 0);
+  const state = b.weightBytes + b.gradientBytes + b.optimizerBytes + b.gradientBucketBytes + b.workspaceBytes;
+  const measured = { static: before.allocated_bytes, stored: trace.saved_bytes, transient: peakBytes - before.allocated_bytes - trace.saved_bytes };
+  const model = { static: state + buffers, stored: b.activationBytes - buffers, transient: b.transientBytes };
+  return (['static', 'stored', 'transient'] as const).map((part) => ({ part, model: model[part], measured: measured[part], ofPeak: (model[part] - measured[part]) / peakBytes }));
 }
