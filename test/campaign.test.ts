@@ -80,6 +80,13 @@ describe('the Megatron-LM campaign', () => {
     for (const line of partsTable(rows).split('\n')) expect(doc).toContain(`  ${line}\n`);
   });
 
+  it('the held-out MoE runs each no further off than now (|error| rounded up at a tenth of a point)', () => {
+    const NOW: Record<string, number> = { r11: 0.2, r27: 0.1, r40: 0.6, r44: 0.4 };
+    const moe = rows.filter((r) => r.moe && r.split === 'heldout');
+    expect(moe.map((r) => r.id)).toEqual(Object.keys(NOW));
+    for (const r of moe) expect(Math.abs(r.error!) * 100, `${r.id} ${r.config}`).toBeLessThanOrEqual(NOW[r.id]);
+  });
+
   it("the results README's table is this computation", () => {
     const readme = readFileSync(`${CAMPAIGN_DIR}/README.md`, 'utf8');
     for (const line of campaignTable(rows).split('\n')) expect(readme).toContain(line);

@@ -412,6 +412,20 @@ describe('the sixth fresh draw (bench/results/2026-12-03-time-heldout6, seed 360
   });
 });
 
+describe('MoE steps held out (the campaign\'s held-out half, every MoE step of the fresh draws): each no further off than now', () => {
+  // |error| in % as the shipped model gives it (2026-12-06), rounded up at a tenth of a point: a bound on accuracy,
+  // so a change that moves a MoE term (the unpermute's bytes, the router's launches) fails here, not only in replay's text.
+  const NOW: Record<string, number> = {
+    'c-r11': 4.8, 'c-r27': 7.5, 'c-r40': 20.9, 'c-r44': 11.5, 'h1-r02': 33.3, 'h1-r04': 14.1, 'h1-r13': 2.7, 'h1-r14': 11.4, 'h1-r23': 2.4, 'h2-r03': 3.6, 'h2-r06': 22.5,
+    'h2-r08': 1.1, 'h3-r00': 4.0, 'h3-r03': 8.0, 'h4-r02': 0.5, 'h4-r04': 1.5, 'h4-r05': 6.1, 'h4-r06': 0.9, 'h6-r02': 7.2, 'h6-r04': 11.1, 'h6-r05': 10.2,
+  };
+  it('21 MoE steps, each |error| within its bound', () => {
+    const moe = storedRows().filter((r) => /MoE/.test(r.config) && (r.key.startsWith('c-') ? r.split === 'heldout' : true));
+    expect(moe.map((r) => r.key).sort()).toEqual(Object.keys(NOW).sort());
+    for (const r of moe) expect(Math.abs(r.error) * 100, `${r.key} ${r.config}`).toBeLessThanOrEqual(NOW[r.key]);
+  });
+});
+
 describe("the misses run again (bench/results/2026-12-03-time-repeats, selected at 12ed8e1 before any ran): the measurement's or the model's", () => {
   const DR = 'bench/results/2026-12-03-time-repeats';
   type Entry = { id: string; iters: number; first: { why: 'miss' | 'hit'; measuredMs: number; error: number } };
