@@ -29,7 +29,7 @@ import { torchRingCommMs, torchRingOps } from '../src/memory/time/torchAmp.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
 import { DEFAULT_PARALLEL, PRESETS, stageParameters, type ParallelConfig } from '../src/memory/model.js';
 import { median } from '../src/stats.js';
-import { MISS, storedRows } from '../bench/megatron/repeats.js';
+import { MISS, storedRows, supersededRows } from '../bench/megatron/repeats.js';
 
 const rows = timeRows();
 const MOE = new Set(['r02', 'r03', 'r07', 'r11', 'r16', 'r19', 'r27', 'r40', 'r44']);
@@ -767,8 +767,21 @@ describe("the H200 profile's record of how its step times were checked (devices.
     expect(c.latest).toEqual({ draw: 'sixth', runs: e6.length, within15: e6.filter((x) => x < MISS).length, medianPct: pct(median(e6)!) });
   });
   it('every stored timing log, and the CP = 2 steps on 2 × H200, recomputed', () => {
-    const s = storedRows();
+    const s = storedRows(), first = supersededRows();
     expect(c.stored).toEqual({ runs: s.length, within15: s.filter((r) => Math.abs(r.error) < MISS).length });
+    // The first logs that re-runs replaced, counted too: every one of them a miss, so the count of hits stays and the runs grow.
+    expect(first.map((r) => r.id)).toEqual(['r07', 'r11', 'r40']);
+    expect(c.replaced).toEqual({ runs: first.length, within15: first.filter((r) => Math.abs(r.error) < MISS).length });
+    const stated = (n: number, of: number) => `${of - n} of the ${of}`;
+    const doc = (f: string) => readFileSync(f, 'utf8').replace(/\s+/g, ' ');
+    for (const f of ['README.md', 'docs/memory.md']) {
+      expect(doc(f), f).toContain(`${stated(c.stored.within15, c.stored.runs)} stored logs miss`);
+      expect(doc(f), f).toContain(`${stated(c.stored.within15 + c.replaced.within15, c.stored.runs + c.replaced.runs)} counting the ${c.replaced.runs} first logs that re-runs replaced`);
+    }
+    const p = (x: number, d: number) => `${x < 0 ? '−' : '+'}${Math.abs(100 * x).toFixed(d)}%`;
+    const again = first.map((r) => s.find((x) => x.key === `c-${r.id}`)!);
+    expect(doc('docs/memory.md')).toContain(`${first.map((r) => `${r.id} ${p(r.error, 1)}`).join(', ')}, against ${again.map((r) => p(r.error, 1)).join(', ')} re-run`);
+    expect(doc('README.md')).toContain(`(r07, r11, r40: ${first.map((r) => p(r.error, 0)).join(', ')} the first time)`);
     const cp2 = torchRows().filter((r) => / CP2 /.test(r.config));
     expect(cp2.every((r) => r.source.includes('2xh200'))).toBe(true);
     expect([c.multiGpu.runs, c.multiGpu.within15]).toEqual([cp2.length, cp2.filter((r) => Math.abs(r.error) < MISS).length]);

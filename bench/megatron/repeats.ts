@@ -10,7 +10,7 @@
  *     (each entry's `iters`: as many iterations as its first run)
  *   npx tsx bench/megatron/repeats.ts table DIR                             # first measurement, again, model
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { rng } from '../../src/reference/compare.js';
 import { median } from '../../src/stats.js';
 import { DRAW, pct, TIMING_DIR, timeRows, type TimeRow } from './timeTable.js';
@@ -32,6 +32,15 @@ export interface StoredRow extends TimeRow { key: string; set: string }
 /** Every stored timing log against the shipped model, keyed `<tag>-<id>`. */
 export function storedRows(): StoredRow[] {
   return TIMING_SETS.flatMap((s) => timeRows(undefined, s.dir, false, s.draw).map((r) => ({ ...r, key: `${s.tag}-${r.id}`, set: s.dir })));
+}
+
+/**
+ * The first timing logs a re-run replaced (TIMING_DIR/superseded/: r07's 6 iterations, r11's and r40's
+ * 18 before their 38), against the shipped model: stored too, so counted beside storedRows.
+ */
+export function supersededRows(): StoredRow[] {
+  const ids = new Set(readdirSync(`${TIMING_DIR}/superseded`).filter((f) => f.endsWith('.log')).map((f) => f.slice(0, -4)));
+  return timeRows(undefined, TIMING_DIR, true).filter((r) => ids.has(r.id)).map((r) => ({ ...r, key: `c-${r.id}-first`, set: `${TIMING_DIR}/superseded` }));
 }
 
 interface Kept { id: string; split: string; rough_gib: number; config: unknown; flags: string[] }
