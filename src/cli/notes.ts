@@ -124,7 +124,7 @@ ${f1(m.none)} to ${f1(m.mlp)} GiB, ${pct((m.none - m.mlp) / m.none)} (*measured*
 ${res(m.folder)}), and full recomputation to ${f1(m.full)} GiB; the memory model
 predicts all three within ${pctFine(m.maxModelError)}. The plot's "+ recompute" lines use ${modules} for that reason
 where Megatron-LM can train it. On a model with linear biases, the seed's, it cannot (the MLP's checkpoint
-re-enters itself through the output bias: *measured*, 6 of 6 runs on the H200), so there they recompute full layers.
+re-enters itself through the output bias: *measured*, 8 of 8 runs on the H200), so there they recompute full layers.
 `;
 }
 

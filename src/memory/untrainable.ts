@@ -6,10 +6,11 @@
  * parameter, skip_bias_add) through tensor_parallel.checkpoint, and the checkpoint's backward, running
  * autograd over that output again, re-enters itself (megatron/core/tensor_parallel/random.py
  * CheckpointFunction.backward, line 668 in snapshot d98e8a64), recomputing the MLP at each level until
- * the GPU is full. Seen in 6 of 6 such runs, 246-250 levels deep in the first step: r25 of
+ * the GPU is full. Seen in 8 of 8 such runs, 246-250 levels deep in the first step: r25 of
  * bench/results/2026-12-02-megatron-campaign, r07 and r21 of bench/results/2026-12-02-time-heldout
  * and r00 of bench/results/2026-12-02-time-heldout2 recomputing mlp alone, and r24 of the first of
- * those draws and r05 of bench/results/2026-12-03-time-heldout5 recomputing core_attn + mlp (the
+ * those draws, r05 of bench/results/2026-12-03-time-heldout5 and A-s8192 and B-s8192 of
+ * bench/results/memory-h200-2026-12-01/megatron-failed recomputing core_attn + mlp (the
  * rule named r24, r00 and r05 before they ran: the code path is the same); every run recomputing mlp
  * without linear biases trained (r06 r22 r34 r38; r00 r08 r16 r18 r20; r01 of …-heldout5-deep).
  * MoE layers do not recompute through this path (transformer_layer.py sets recompute_mlp only for a
@@ -19,7 +20,7 @@ import type { ModelConfig, ParallelConfig } from './model.js';
 
 export const MLP_RECOMPUTE_WITH_BIAS =
   "Megatron-LM cannot train selective recompute of mlp with linear biases: its checkpoint's backward re-enters itself through the MLP's output bias " +
-  'and recomputes until the GPU is full (6 of 6 runs on the H200, whatever their size); add --disable-bias-linear or recompute core_attn / full layers instead';
+  'and recomputes until the GPU is full (8 of 8 runs on the H200, whatever their size); add --disable-bias-linear or recompute core_attn / full layers instead';
 
 /** Why Megatron-LM cannot train this configuration whatever its memory, or null when nothing is known against it. */
 export function untrainable(m: ModelConfig, p: ParallelConfig): string | null {
