@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { runMain } from './cli-run.js';
 import { formatBytes, formatCount, formatLayers } from '../src/cli/memory.js';
 import { CP_COMM_TYPES } from '../src/memory/model.js';
+import { notTimeData } from '../src/memory/time/fromLog.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'flashring-memcli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -491,7 +492,21 @@ describe('flashring replay', () => {
     expect(r.err).toContain(`${log}: s=8192 TP=1 CP=1 PP=1 SP=false recompute=full:uniform/1 | iter 472.2 ms (median of iterations 15-24) |`);
     expect(r.err.split('\n')).toContain("  step time: model 449.1 ms, measured 483.6 ms (the time model's measure, after the first 2: median of 22 reports, iterations 3-24; the point's iter above is its dataset's window): -7.1%");
     // The same figures as the held-out table (bench/results/2026-12-03-time-heldout6/README.md) and --json's prediction.iterMs.
-    expect(JSON.parse((await run(['replay', log, '--json'])).out).reports[0].prediction.iterMs).toBeCloseTo(449.1, 1);
+    const j = JSON.parse((await run(['replay', log, '--json'])).out).reports[0];
+    expect(j.prediction.iterMs).toBeCloseTo(449.1, 1);
+    expect(j.notTimeData).toBeNull();
+    expect(r.err).not.toContain('not time data');
+  });
+  it('a log of the memory campaign (run under the tracer, up to 8 at once on one GPU) says its step time is not time data: a note on stderr, notTimeData in --json', async () => {
+    const log = 'bench/results/2026-12-02-megatron-campaign/runs/r46.log';
+    const r = await run(['replay', log]);
+    expect(r.code).toBe(0);
+    const lines = r.err.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('  step time: model 92.4 ms, measured 166.9 ms'));
+    expect(lines[at]).toMatch(/: -44\.6%$/);
+    expect(lines[at + 1]).toBe(`  note: ${notTimeData(readFileSync(log, 'utf8'))}`);
+    expect(lines[at + 1]).toMatch(/^  note: not time data: .*up to 8 runs sharing one GPU/);
+    expect(JSON.parse((await run(['replay', log, '--json'])).out).reports[0].notTimeData).toMatch(/^not time data: /);
   });
   it('every flag applies or is refused: model flags on replay need --compare; --csv with --compare writes the points too; an empty --seq-lengths is no list', async () => {
     const log = `${D}/megatron/B-s8192-none.log`;

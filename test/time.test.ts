@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { FIT_RUNS, TERMS_DIR, TIMING_DIR, buildFit, buildFitPoints, launchesOf, outOfMemory, scoreRates, termRuns, timeRows, timeSummary, torchRows } from '../bench/megatron/timeTable.js';
 import { parseMegatronLog } from '../src/memory/megatron.js';
 import { predictFromLog } from '../src/memory/compare.js';
-import { predictTimeFromLog, steadyIterMs } from '../src/memory/time/fromLog.js';
+import { notTimeData, predictTimeFromLog, steadyIterMs } from '../src/memory/time/fromLog.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { bmmTflops, flashTflops, gemmMs } from '../src/memory/time/rates.js';
 import { iterationTime } from '../src/memory/time/step.js';
@@ -29,7 +29,7 @@ import { torchRingCommMs, torchRingOps } from '../src/memory/time/torchAmp.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
 import { DEFAULT_PARALLEL, PRESETS, stageParameters, type ParallelConfig } from '../src/memory/model.js';
 import { median } from '../src/stats.js';
-import { MISS, storedRows, supersededRows } from '../bench/megatron/repeats.js';
+import { MISS, TIMING_SETS, storedRows, supersededRows } from '../bench/megatron/repeats.js';
 
 const rows = timeRows();
 const MOE = new Set(['r02', 'r03', 'r07', 'r11', 'r16', 'r19', 'r27', 'r40', 'r44']);
@@ -499,6 +499,19 @@ describe('logs that are not time data, by name', () => {
     });
     expect(ratios.filter((x) => x > 1.1).length).toBeGreaterThanOrEqual(10);
     expect(Math.max(...ratios)).toBeGreaterThan(1.4);
+    // The rule replay's note uses (notTimeData): it takes every campaign log and no stored timing log.
+    const text = (f: string) => readFileSync(f, 'utf8');
+    const campaignLogs = readdirSync(`${campaign}/runs`).filter((f) => f.endsWith('.log'));
+    expect(campaignLogs).toHaveLength(48);
+    for (const f of campaignLogs) expect(notTimeData(text(`${campaign}/runs/${f}`)), f).toMatch(/^not time data: /);
+    const timing = [...TIMING_SETS.map((s) => `${s.dir}/runs`), `${TIMING_DIR}/superseded`];
+    let n = 0;
+    for (const d of timing)
+      for (const f of readdirSync(d).filter((x) => x.endsWith('.log'))) {
+        expect(notTimeData(text(`${d}/${f}`)), `${d}/${f}`).toBeNull();
+        n++;
+      }
+    expect(n).toBeGreaterThanOrEqual(119);
   });
 
   it('bench/results/memory-h200-2026-12-01/megatron: 10 logs run in waves of 4-5 at once, 3 iterations each (1 after warm-up)', () => {

@@ -11,7 +11,7 @@ import { untrainable } from '../memory/untrainable.js';
 import { recomputeNote, untrainableNote } from '../memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
 import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, predictFromLog } from '../memory/compare.js';
-import { steadyIterMs, WARMUP_ITERATIONS, withIterMs } from '../memory/time/fromLog.js';
+import { notTimeData, steadyIterMs, WARMUP_ITERATIONS, withIterMs } from '../memory/time/fromLog.js';
 import { numberArg, parseCommand } from './args.js';
 import { checkInputFile, inode, MAX_TEXT_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
 
@@ -465,6 +465,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
     throw refusal(e, file);
   }
   const out: FileResult = { rows: [], setups: [], labels: [], reports: [], ok: true };
+  const timeNote = notTimeData(text);
   for (const [k, res] of runs.entries()) {
     const name = runs.length > 1 ? `${file}#${k + 1}` : file;
     const row = measuredRow(res.point, hbmGib ?? undefined);
@@ -478,13 +479,14 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
     for (const w of [...res.warnings, ...(why ? [why] : [])]) console.error(`  note: ${w}`);
     if ('error' in prediction) console.error(`  note: no prediction: ${prediction.error}`);
     else say(`  ${stepTimeLine(res, prediction)}`);
+    if (timeNote && !('error' in prediction)) console.error(`  note: ${timeNote}`);
     if (!row) console.error(`  ${name}: no point (${p.seqLength === null ? 'no sequence length: not a Megatron-LM log with an argument dump, nor a .csv' : 'nothing measured: no memory line, no iteration after warm-up, no out-of-memory'})`);
     if (row) {
       out.rows.push(row);
       out.labels.push(name);
       out.setups.push('error' in c ? null : { model: c.model, parallel: c.par });
     } else out.ok = false;
-    out.reports.push({ file, ...(runs.length > 1 ? { run: k + 1, startLine: res.startLine } : {}), point: p, warnings: res.warnings, untrainable: why, prediction });
+    out.reports.push({ file, ...(runs.length > 1 ? { run: k + 1, startLine: res.startLine } : {}), point: p, warnings: res.warnings, untrainable: why, notTimeData: timeNote, prediction });
   }
   return out;
 }

@@ -88,6 +88,19 @@ export function steadyIterMs(res: ParseResult, warmup = WARMUP_ITERATIONS): { ms
 }
 
 /**
+ * Why a log's step times are not time data, or null. A step run under the saved-tensor tracer
+ * (bench/megatron/trace.py, the command line the log opens with) is a memory run: the 2026-12-02
+ * campaign's runs, the only ones stored, ran that way up to 8 at once on one GPU, and timed alone
+ * the same configurations were up to 61% faster (test/time.test.ts). The one rule replay's note and
+ * the time tests use.
+ */
+export function notTimeData(logText: string): string | null {
+  return /^#[^\n]*\/bench\/megatron\/trace\.py\b/m.test(logText)
+    ? 'not time data: this step ran under the saved-tensor tracer (bench/megatron/trace.py), as the memory campaign ran, up to 8 runs sharing one GPU; its step time says little of the model'
+    : null;
+}
+
+/**
  * A memory prediction of `replay` (compare.ts predictFromLog) with the time model's iteration time
  * beside its totalBytes: iterMs (null with iterMsNote when the time model cannot take the log).
  */
