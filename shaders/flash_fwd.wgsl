@@ -120,7 +120,7 @@ const LK: u32 = {{LK}}u;      // ... for a K or V chunk: ceil(Bc·DC / WG)
 // one chunk) and K chunk c, c < NCH; then A(c) = V chunk c; then the next visited tile's S(0).
 // The same words reach the same places between the same barriers: bitwise the same results.
 const PF: u32 = {{PF}}u;
-const STALE: f32 = 8.0;       // rescale only when the row max grows by more than this (nat. log)
+const STALE: f32 = {{STALE}};       // rescale only when the row max grows by more than this (nat. log)
 
 alias Acc = array<vec4<f32>, RR * DU>;  // one chunk's columns of the invocation's RR rows
 alias Rows = array<vec4<f32>, NG>;       // one f32 per row of the invocation: row rr at [rr / 4][rr % 4]

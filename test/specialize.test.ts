@@ -128,7 +128,7 @@ describe('tile planner', () => {
     const fwd = (tile: string) => pins({ FLASHRING_PORTABLE_FWD: tile });
     const p4 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);
     expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32 });
-    expect(portableValues('fwd', 64, p4)).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1, PK: 0, NPK: 1, PT: 'f32' });
+    expect(portableValues('fwd', 64, p4)).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1, PK: 0, NPK: 1, PT: 'f32', STALE: '8.0' });
     // The prefetch: on GPUs by default where it takes at most PREFETCH_MAX_WORDS registers, never
     // on CPU adapters; a pin wins (and names itself in the plan's line).
     expect(defaultPrefetch(p4, 64, false)).toBe(1);

@@ -13,6 +13,7 @@ import { InputError, LimitError } from '../errors.js';
 import { toHalfArray, fromHalfArray } from '../f16.js';
 import { AttentionOptions, AttentionShape, ResolvedOptions, numel, resolveOptions, validateShape } from '../shape.js';
 import { FlashForward } from './flashForward.js';
+import { needsExactMax } from './stale.js';
 import { FlashBackward } from './flashBackward.js';
 import { KernelPath, PathRequest } from './pipeline.js';
 import { Precision, PrecisionRequest, elemBytes, resolvePrecision } from './precision.js';
@@ -178,7 +179,8 @@ export async function attentionForward(
   dev: FlashDevice, s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, opts: RunOptions = {},
 ): Promise<ForwardOutput> {
   const { p, ro, q, k, v, qPer, kvPer, lsePer, path } = prepare(dev, s, t, opts);
-  const kernel = await FlashForward.create(dev, s.D, { precision: p, out: p, grad: p }, path);
+  // The exact running max where the stale one could overflow O's accumulator (src/kernels/stale.ts).
+  const kernel = await FlashForward.create(dev, s.D, { precision: p, out: p, grad: p }, path, { exactMax: needsExactMax(s.Nk, v) });
   const out = newHost(p, numel(s, 'q'));
   const lse = new Float32Array(numel(s, 'lse'));
   const eb = elemBytes(p);

@@ -30,20 +30,32 @@ export const FORWARD_BINDINGS = bindingTable('FlashForward', [
   [5, 'lse', 'read_write', 'array<f32>'],
 ]);
 
+/** How a forward kernel is built beyond its types and path. */
+export interface ForwardKernelOptions {
+  /** The portable kernel's exact running row max instead of the stale one (src/kernels/stale.ts). Default false. */
+  exactMax?: boolean;
+}
+
 export class FlashForward extends AttentionKernel {
   private constructor(info: KernelInfo, private pipeline: GPUComputePipeline) {
     super(info);
   }
 
-  /** The subgroup-matrix kernel for f16 where it can run, else the portable one (chooseKernel). */
-  static create(dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest = 'auto'): Promise<FlashForward> {
-    return chooseKernel('fwd', dev, D, types, path, (plan, kp) => (kp === 'scalar' ? FlashForward.createScalar : FlashForward.createSgmm)(dev, D, types, plan));
+  /**
+   * The subgroup-matrix kernel for f16 where it can run, else the portable one (chooseKernel).
+   * `exactMax`: the portable kernel keeps the exact running row max (STALE = 0), for V whose
+   * Nk · e^8 · max|V| could pass f32's largest (needsExactMax, src/kernels/stale.ts); default
+   * false, the stale max. The host entries decide it from V; callers on GPU buffers decide it here.
+   */
+  static create(dev: FlashDevice, D: number, types: KernelTypes, path: PathRequest = 'auto', opts: ForwardKernelOptions = {}): Promise<FlashForward> {
+    const exactMax = !!opts.exactMax;
+    return chooseKernel('fwd', dev, D, types, path, (plan, kp) => (kp === 'scalar' ? FlashForward.createScalar(dev, D, types, plan, exactMax) : FlashForward.createSgmm(dev, D, types, plan)));
   }
 
   /** The portable kernel; its O type is also its GT (the forward writes no gradients). */
-  private static createScalar(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan): Promise<FlashForward> {
+  private static createScalar(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan, exactMax: boolean): Promise<FlashForward> {
     const reduce = plan.reduce ?? 'workgroup';
-    const values = attentionValues(D, plan, { ...types, grad: types.out }, !dev.isCPU, portableValues('fwd', D, plan));
+    const values = attentionValues(D, plan, { ...types, grad: types.out }, !dev.isCPU, portableValues('fwd', D, plan, exactMax));
     return cachedKernel(dev, kernelKey(`fwd-scalar-${reduce}`, values), async () => {
       const label = `FlashForward[D=${D},${types.precision}->${types.out},${describePlan(plan)}]`;
       const code = attentionSource(SHADERS.flashFwd[reduce], values, FORWARD_BINDINGS, reduce === 'subgroup' ? ['subgroups'] : []);

@@ -8,6 +8,7 @@ import { FlashDevice } from '../gpu/device.js';
 import { Precision } from './precision.js';
 import type { KernelTuning, PortableProducts } from './tuning.js';
 import { SpecValues } from './specialize.js';
+import { staleValue } from './stale.js';
 
 export interface TilePlan {
   BR: number;
@@ -231,9 +232,10 @@ function rowReduce(subgroupMin: number, TX: number, pin: RowReduce | undefined, 
  * (vec4 columns of O / dQ / dK / dV per invocation and chunk); the forward's RR (query rows per
  * invocation), LOG2TX (subgroup row reduction), PF with LQ, LK (the prefetch and its staging
  * words per invocation), PK and NPK (f16 products or not: the shader's sections) with PT (P~'s
- * element type), the backward's CT (streamed rows).
+ * element type) and STALE (the stale row max's threshold; exactMax: 0, the exact max: stale.ts), the
+ * backward's CT (streamed rows).
  */
-export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): SpecValues {
+export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan, exactMax = false): SpecValues {
   const T = kind === 'bwd' ? plan.streamRows ?? plan.BC : plan.BC;   // rows across which a row's invocations sit
   const DC = (plan.chunk ?? D) / 4;
   const v: SpecValues = { DC, NCH: D / 4 / DC, DU: DC / (T / 4) };
@@ -244,7 +246,7 @@ export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan): 
     v.PF = plan.prefetch ?? 0;
     const { LQ, LK } = stagingWords(plan, D);
     const PK = plan.products === 'f16' ? 1 : 0;
-    Object.assign(v, { LQ, LK, PK, NPK: 1 - PK, PT: PK ? 'f16' : 'f32' });
+    Object.assign(v, { LQ, LK, PK, NPK: 1 - PK, PT: PK ? 'f16' : 'f32', STALE: staleValue(exactMax) });
   }
   return v;
 }

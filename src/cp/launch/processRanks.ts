@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { DAWN_NOISE } from '../../gpu/dawnNoise.mjs';
 import { DeviceLostError, ErrorFields, InputError, rebuildError } from '../../errors.js';
 import { HostTensor } from '../../kernels/attention.js';
+import { needsExactMax } from '../../kernels/stale.js';
 import { Precision, precisionRequest } from '../../kernels/precision.js';
 import { KernelTuning, currentProcessTuning, resolveTuning } from '../../kernels/tuning.js';
 import { AttentionShape, ResolvedOptions } from '../../shape.js';
@@ -48,6 +49,8 @@ export interface RankInit {
   tuning: Readonly<KernelTuning>;
   /** This rank's rows of each input, one array per segment of its shard. */
   inputs: Partial<Record<InputName, HostTensor[]>>;
+  /** The forward's exact running row max (src/kernels/stale.ts), decided by the parent from V. */
+  exactMax: boolean;
 }
 
 /** What a rank process sends back after its backward (or its forward, without one). */
@@ -126,7 +129,7 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   const done = await (async () => {
     const inits: RankInit[] = shards.map((segs, rank) => ({
       type: 'init', rank, R, shape: s, base: pb.base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards,
-      backward: src.backward, spool: link.spool, tuning, inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
+      backward: src.backward, spool: link.spool, tuning, exactMax: opts.exactMax ?? needsExactMax(s.Nk, t.v), inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
     }));
     return runProcesses(inits, opts, sch.steps, link);
   })().finally(() => link.close());

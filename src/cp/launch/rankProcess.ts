@@ -47,7 +47,7 @@ async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, star
     const p = resolvePrecision(dev, init.precision);
     const sch = resolveScheme(init.scheme, init.R, init.shape, init.hierarchicalSizes);
     const pb: Problem = { shape: init.shape, base: init.base, eb: elemBytes(p) };
-    const kernels = await rankKernels(dev, init.shape.D, p, init.backward);
+    const kernels = await rankKernels(dev, init.shape.D, p, init.backward, init.exactMax);
     // This process records its own rank's steps only: each one it ends is reported (the parent's onStep).
     const rec = new TimelineRecorder(1, sch.steps, ({ phase, step }) => send({ type: 'step', rank: init.rank, phase, step }));
     let ctx: RankContext | null = null;

@@ -16,6 +16,7 @@ import { FlashDevice, adapterName, checkDevice } from '../../gpu/device.js';
 import { AttentionOptions, AttentionShape } from '../../shape.js';
 import { PrecisionRequest, resolvePrecision, Precision } from '../../kernels/precision.js';
 import { HostTensor } from '../../kernels/attention.js';
+import { needsExactMax } from '../../kernels/stale.js';
 import { Layout, Segment } from '../plan/schedule.js';
 import { InProcessCommunicator, Mutex, deviceCopy, staging } from '../transport/communicator.js';
 import { Problem } from '../rank/chunks.js';
@@ -58,6 +59,8 @@ export interface RingOptions extends Omit<AttentionOptions, 'qPos' | 'kPos'> {
   pipelined?: boolean;
   /** Called when every rank has finished a step of a phase (progress bars, live views). */
   onStep?: (ev: { phase: Phase; step: number; steps: number }) => void;
+  /** The forward's exact running row max (src/kernels/stale.ts); ringAttention sets it from V where needed. */
+  exactMax?: boolean;
 }
 
 export interface RingResult {
@@ -86,6 +89,7 @@ interface Stage {
   p: Precision;
   sch: ResolvedScheme;
   layout: Layout;
+  exactMax: boolean;
 }
 
 function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions): Stage {
@@ -99,12 +103,12 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions)
   if (opts.pipelined && devs.length > 1) throw new InputError('pipelined runs need one-device mode (R ranks on one device)');
   if (opts.pipelined && !devs[0].hasTimestamps)
     throw new InputError(`pipelined runs time their steps by GPU timestamps, and ${adapterName(devs[0].adapter)} has no timestamp-query: run without pipelined`);
-  return { R, mode, pipelined: !!opts.pipelined, rankDevs: Array.from({ length: R }, (_, r) => devs[devs.length === 1 ? 0 : r]), p, sch, layout };
+  return { R, mode, pipelined: !!opts.pipelined, rankDevs: Array.from({ length: R }, (_, r) => devs[devs.length === 1 ? 0 : r]), p, sch, layout, exactMax: !!opts.exactMax };
 }
 
 /** One context per rank, on its device, with the scheme's communicator. */
 async function makeRanks(st: Stage, pb: Problem, backward: boolean, rec: TimelineRecorder): Promise<RankContext[]> {
-  const kernels = await Promise.all(st.rankDevs.map((d) => rankKernels(d, pb.shape.D, st.p, backward)));
+  const kernels = await Promise.all(st.rankDevs.map((d) => rankKernels(d, pb.shape.D, st.p, backward, st.exactMax)));
   const lock = st.mode === 'one-device' ? new Mutex() : null;
   const ctxs: RankContext[] = [];
   const charge = (dev: FlashDevice, bytes: number) => ctxs.find((c) => c.dev === dev)?.charge(bytes);
@@ -176,6 +180,7 @@ async function runAll(ctxs: RankContext[], rec: TimelineRecorder, timeoutMs: num
 export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: RingInputs, opts: RingOptions = {}): Promise<RingResult> {
   // 'auto' follows the data (f16 bits in → f16 where the device has it; f32 in → f32), as the single-device path.
   if ((opts.precision ?? 'auto') === 'auto' && devs.length) opts = { ...opts, precision: resolvePrecision(devs[0], 'auto', [t.q, t.k, t.v]) };
+  opts = { ...opts, exactMax: opts.exactMax ?? needsExactMax(s.Nk, t.v) };
   const src = hostSource(s, t);
   let out: HostOutputs | null = null;
   const { timeline, precision, kernels } = await contextParallel(devs, s, src, opts, async (read) => void (out = await readAll(s, read, src.backward)));

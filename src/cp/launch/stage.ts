@@ -37,12 +37,15 @@ export interface RingKernels {
   fallbackReason: string | null;
 }
 
-/** A rank's kernels on its device: f32 partial results and gradients, the fastest exact path; run once (warm). */
-export async function rankKernels(d: FlashDevice, D: number, p: Precision, backward: boolean): Promise<RankKernels> {
+/**
+ * A rank's kernels on its device: f32 partial results and gradients, the fastest exact path; run once (warm).
+ * `exactMax`: the forward's exact running row max (src/kernels/stale.ts), for V that needs it.
+ */
+export async function rankKernels(d: FlashDevice, D: number, p: Precision, backward: boolean, exactMax = false): Promise<RankKernels> {
   const types = { precision: p, out: 'f32' as const, grad: 'f32' as const };
   const path = 'auto';   // every mask, as attention.ts: tensor cores for f16 where the adapter has them
   const k: RankKernels = {
-    fwd: await FlashForward.create(d, D, { ...types, merge: true }, path),
+    fwd: await FlashForward.create(d, D, { ...types, merge: true }, path, { exactMax }),
     merge: await MergeKernel.create(d, D),
     bwd: backward ? await FlashBackward.create(d, D, types, path) : null,
   };

@@ -1,0 +1,43 @@
+/**
+ * The portable forward's stale row max (shaders/flash_fwd.wgsl STALE): a row's running max m is
+ * raised only when a tile's max exceeds it by more than STALE (natural log), so its weights
+ * P~ = exp(S − m) reach e^STALE and its f32 accumulator Σ P~ · V reaches Nk · e^STALE · max|V|,
+ * where FlashAttention-2's exact running max (P~ ≤ 1) bounds it by Nk · max|V|. With the default
+ * 8 that is ~2981× less headroom: one key scoring 7.9 above 127 others, all V = 1.5e35, gave
+ * O = +Inf where the exact O is 1.5e35 (an adversarial review, 2026-12-05).
+ *
+ * STALE = 0 is the exact running max. The host entries, which see V, build that variant where
+ * the bound could pass f32's largest (needsExactMax: attentionForward, ringAttention,
+ * ringAttentionProcesses); a caller of FlashForward on GPU buffers asks for it with
+ * `exactMax: true` (default false: the stale max, fewer rescales). The tensor-core forward
+ * (flash_fwd_sgmm.wgsl, TH = 8) is f16-only: there |V| ≤ 65504, and Nk · 2^8 · 65504 passes f32's
+ * largest only beyond 2e31 keys, so it keeps its stale max.
+ */
+import { F32_MAX } from '../shape.js';
+
+/** The stale max's threshold (natural log), as the shader's specialization value. */
+export const STALE_DEFAULT = '8.0';
+/** The exact running max. */
+export const STALE_EXACT = '0.0';
+
+/** STALE's specialization value for a forward built with or without the exact running max. */
+export const staleValue = (exactMax: boolean): string => (exactMax ? STALE_EXACT : STALE_DEFAULT);
+
+/** Largest finite |x| of f32 data (NaN and ±Inf left out: they propagate as they would anyway). */
+function maxFinite(x: Float32Array): number {
+  let m = 0;
+  for (let i = 0; i < x.length; i++) {
+    const a = Math.abs(x[i]);
+    if (a > m && a !== Infinity) m = a;
+  }
+  return m;
+}
+
+/**
+ * Whether the stale max could overflow the f32 accumulator on this V: Nk · e^STALE · max|V|
+ * (with 1% for rounding) beyond f32's largest. f16 data (Uint16Array bits) never can.
+ */
+export function needsExactMax(Nk: number, v: Float32Array | Uint16Array): boolean {
+  if (!(v instanceof Float32Array)) return false;   // f16 bits; anything else is the callers' InputError
+  return Nk * Math.exp(Number(STALE_DEFAULT)) * maxFinite(v) * 1.01 > F32_MAX;
+}

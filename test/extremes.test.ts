@@ -1,0 +1,93 @@
+/**
+ * Inputs at the edges of f32 and of the device's limits (an adversarial numerics review,
+ * 2026-12-05; docs/numerics.md "Ranges"): the stale row max against V near f32's largest, the
+ * grid limit per dispatch dimension, and the documented behaviour where f32 itself runs out.
+ * Small shapes: lavapipe on 2 cores.
+ */
+import { describe, expect, it, beforeAll } from 'vitest';
+import { testDevice } from './gpu.js';
+import { err, TOL } from './cases.js';
+import { FlashDevice } from '../src/gpu/device.js';
+import { FlashForward } from '../src/kernels/flashForward.js';
+import { attentionForward } from '../src/kernels/attention.js';
+import { ringAttention } from '../src/cp/launch/ringAttention.js';
+import { referenceForward } from '../src/reference/attention.js';
+import { AttentionShape, resolveOptions } from '../src/shape.js';
+import { readback, storage, upload } from '../src/gpu/buffers.js';
+import { needsExactMax, STALE_DEFAULT } from '../src/kernels/stale.js';
+import { attentionSource, attentionValues } from '../src/kernels/source.js';
+import { portableValues, PORTABLE_FWD_CANDIDATES, portableTile } from '../src/kernels/tiles.js';
+import { SHADERS } from '../src/kernels/shaders.js';
+import { FORWARD_BINDINGS } from '../src/kernels/flashForward.js';
+
+let dev: FlashDevice;
+beforeAll(async () => {
+  dev = await testDevice();
+});
+
+/** One query (q = e0) against N keys that score 0 but key `spike`, which scores `gap`; every V = vmag. */
+function spikeInputs(N: number, D: number, spike: number, gap: number, vmag: number) {
+  const q = new Float32Array(D);
+  q[0] = 1;
+  const k = new Float32Array(N * D);
+  k[spike * D] = gap;
+  return { q, k, v: new Float32Array(N * D).fill(vmag) };
+}
+
+describe('the stale row max against V near f32\'s largest (shaders/flash_fwd.wgsl STALE, src/kernels/stale.ts)', () => {
+  const D = 8, N = 128;
+  const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: 1, Nk: N, D };
+  const x = spikeInputs(N, D, 100, 7.9, 1.5e35);
+  const ref = referenceForward(s, x.q, x.k, x.v, { scale: 1 });
+
+  it('needsExactMax: Nk · e^8 · max|V| beyond f32, finite values only; f16 never', () => {
+    expect(needsExactMax(N, x.v)).toBe(true);
+    expect(needsExactMax(N, new Float32Array(N * D).fill(1e30))).toBe(false);
+    expect(needsExactMax(N, Float32Array.from([1, Infinity, NaN]))).toBe(false);
+    expect(needsExactMax(1e9, new Uint16Array([0x7bff]))).toBe(false);
+  });
+
+  it('attentionForward: O = 1.5e35 (finite) where the stale max gave +Inf', async () => {
+    const f = await attentionForward(dev, s, x, { scale: 1, precision: 'f32' });
+    expect(err(f.o, ref.o)).toBeLessThanOrEqual(TOL.f32.out);
+    expect(err(f.lse, ref.lse)).toBeLessThanOrEqual(TOL.f32.out);
+  });
+
+  it('the ring (R = 2) likewise', async () => {
+    const s2 = { ...s, Nq: N };
+    const q = new Float32Array(N * D);
+    for (let i = 0; i < N; i++) q[i * D] = 1;
+    const r2 = referenceForward(s2, q, x.k, x.v, { scale: 1 });
+    const f = await ringAttention([dev], s2, { q, k: x.k, v: x.v }, { ranks: 2, scale: 1, precision: 'f32' });
+    expect(err(f.o, r2.o)).toBeLessThanOrEqual(TOL.f32.out);
+  });
+
+  it('on GPU buffers the stale max stays the default (+Inf here, documented); exactMax: true gives the exact O', async () => {
+    const run = async (exactMax?: boolean) => {
+      const fwd = await FlashForward.create(dev, D, { precision: 'f32', out: 'f32', grad: 'f32' }, 'scalar', exactMax === undefined ? {} : { exactMax });
+      const b = { q: upload(dev, x.q, 'q'), k: upload(dev, x.k, 'k'), v: upload(dev, x.v, 'v'), o: storage(dev, D * 4, 'o'), lse: storage(dev, 4, 'lse') };
+      const temps: GPUBuffer[] = [];
+      const enc = dev.device.createCommandEncoder();
+      fwd.encode(enc, b, s, resolveOptions(s, { scale: 1 }), temps);
+      dev.device.queue.submit([enc.finish()]);
+      const o = new Float32Array(await readback(dev, b.o, D * 4));
+      for (const t of [...Object.values(b), ...temps]) dev.tracker.destroy(t);
+      return o;
+    };
+    expect((await run())[0]).toBe(Infinity);
+    expect(err(await run(true), ref.o)).toBeLessThanOrEqual(TOL.f32.out);
+  });
+
+  it('the default shader is today\'s: exactMax changes one line, STALE = 8.0 → 0.0', () => {
+    for (const [BR, BC] of PORTABLE_FWD_CANDIDATES.slice(0, 3)) for (const unroll of [true, false]) {
+      const plan = portableTile('fwd', [BR, BC, undefined], 64, 'f32', 49152, 256, 0);
+      if (typeof plan === 'string') continue;
+      const code = (exact: boolean) =>
+        attentionSource(SHADERS.flashFwd.workgroup, attentionValues(64, plan, { precision: 'f32', out: 'f32', grad: 'f32' }, unroll, portableValues('fwd', 64, plan, exact)), FORWARD_BINDINGS).split('\n');
+      const [a, b] = [code(false), code(true)];
+      const diff = a.flatMap((l, i) => (l === b[i] ? [] : [[l, b[i]]]));
+      expect(a.length).toBe(b.length);
+      expect(diff.map(([l, m]) => [l.split('//')[0].trim(), m.split('//')[0].trim()])).toEqual([[`const STALE: f32 = ${STALE_DEFAULT};`, 'const STALE: f32 = 0.0;']]);
+    }
+  });
+});
