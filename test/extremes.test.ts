@@ -6,12 +6,14 @@
  */
 import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevice } from './gpu.js';
-import { err, TOL } from './cases.js';
+import { err, makeInputs, SEED, TOL } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
-import { attentionForward } from '../src/kernels/attention.js';
+import { attentionBackward, attentionForward } from '../src/kernels/attention.js';
+import { FlashBackward } from '../src/kernels/flashBackward.js';
+import { LimitError } from '../src/errors.js';
 import { ringAttention } from '../src/cp/launch/ringAttention.js';
-import { referenceForward } from '../src/reference/attention.js';
+import { referenceBackward, referenceForward } from '../src/reference/attention.js';
 import { AttentionShape, resolveOptions } from '../src/shape.js';
 import { readback, storage, upload } from '../src/gpu/buffers.js';
 import { needsExactMax, STALE_DEFAULT } from '../src/kernels/stale.js';
@@ -89,5 +91,43 @@ describe('the stale row max against V near f32\'s largest (shaders/flash_fwd.wgs
       expect(a.length).toBe(b.length);
       expect(diff.map(([l, m]) => [l.split('//')[0].trim(), m.split('//')[0].trim()])).toEqual([[`const STALE: f32 = ${STALE_DEFAULT};`, 'const STALE: f32 = 0.0;']]);
     }
+  });
+});
+
+describe('the grid limit per dispatch dimension (planUnits, checkGrid)', () => {
+  const big = 70000;   // beyond 65535, every adapter's maxComputeWorkgroupsPerDimension
+
+  it(`B = ${big} runs in several unit groups, forward and backward, as the reference`, async () => {
+    expect(dev.device.limits.maxComputeWorkgroupsPerDimension).toBeLessThan(big);
+    const s: AttentionShape = { B: big, Hq: 1, Hkv: 1, Nq: 1, Nk: 2, D: 8 };
+    const x = makeInputs(s, SEED);
+    const r = referenceBackward(s, x.q, x.k, x.v, x.dout);
+    const f = await attentionForward(dev, s, x, { precision: 'f32' });
+    const ref = referenceForward(s, x.q, x.k, x.v);
+    expect(err(f.o, ref.o)).toBeLessThanOrEqual(TOL.f32.out);
+    expect(err(f.lse, ref.lse)).toBeLessThanOrEqual(TOL.f32.out);
+    const g = await attentionBackward(dev, s, { ...x, o: f.o, lse: f.lse }, { precision: 'f32' });
+    for (const [a, b] of [[g.dq, r.dq], [g.dk, r.dk], [g.dv, r.dv]] as const) expect(err(a, b)).toBeLessThanOrEqual(TOL.f32.grad);
+  });
+
+  it(`Hq / Hkv = ${big} is one LimitError naming the limit, before any GPU work; so are B or Hq beyond it in the ring`, async () => {
+    const s: AttentionShape = { B: 1, Hq: big, Hkv: 1, Nq: 1, Nk: 1, D: 8 };
+    const x = makeInputs(s, SEED);
+    dev.tracker.resetPeak();
+    for (const call of [() => attentionForward(dev, s, x), () => attentionBackward(dev, s, { ...x, o: x.q, lse: new Float32Array(big) })])
+      await expect(call()).rejects.toThrow(new RegExp(`^${big} query heads in one dispatch need ${big} workgroups.*maxComputeWorkgroupsPerDimension.*split the heads`));
+    expect(dev.tracker.snapshot().largestBuffer).toBe(0);   // no buffer was made
+    for (const rs of [{ ...s, Nq: 2, Nk: 2 }, { ...s, B: big, Hq: 1, Nq: 2, Nk: 2 }]) {
+      const y = makeInputs(rs, SEED);
+      await expect(ringAttention([dev], rs, y, { ranks: 2, layout: 'contiguous' })).rejects.toThrow(LimitError);
+    }
+  });
+
+  it('row blocks beyond the limit: a LimitError that says to split the sequence (the kernels\' own check)', async () => {
+    const fwd = await FlashForward.create(dev, 8, { precision: 'f32', out: 'f32', grad: 'f32' });
+    const bwd = await FlashBackward.create(dev, 8, { precision: 'f32', out: 'f32', grad: 'f32' });
+    const N = 65536 * 256;
+    const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: N, Nk: N, D: 8 };
+    for (const k of [fwd, bwd]) expect(() => k.checkGrid(s)).toThrow(/^blocks of \d+ (query rows|keys) \(N[qk] = 16777216\) need \d+ workgroups.*--cp/);
   });
 });

@@ -86,12 +86,15 @@ interface Unit {
   count: number;
 }
 
-/** Groups of (batch, kv-head) units whose tensors (qPer / kvPer elements a unit) each fit one binding. */
+/**
+ * Groups of (batch, kv-head) units whose tensors (qPer / kvPer elements a unit) each fit one binding,
+ * and whose count, the kernels' batch (their grid's z), fits the device's workgroups per dimension.
+ */
 function planUnits(dev: FlashDevice, s: AttentionShape, qPer: number, kvPer: number, elemBytes: number, cap?: number): Unit[] {
   const max = Math.min(cap ?? Infinity, dev.device.limits.maxStorageBufferBindingSize);
   const G = s.Hq / s.Hkv;
   const perUnit = Math.max(qPer, kvPer) * elemBytes;
-  const per = Math.floor(max / perUnit);
+  const per = Math.min(Math.floor(max / perUnit), dev.device.limits.maxComputeWorkgroupsPerDimension);
   if (per < 1)
     throw new LimitError(
       `one K/V head with its ${G} query head(s) needs ${perUnit} bytes in one binding (Nq=${s.Nq}, Nk=${s.Nk}, D=${s.D}); ` +
@@ -184,7 +187,9 @@ export async function attentionForward(
   const out = newHost(p, numel(s, 'q'));
   const lse = new Float32Array(numel(s, 'lse'));
   const eb = elemBytes(p);
-  for (const u of planUnits(dev, s, qPer, kvPer, eb, opts.maxBindingBytes)) {
+  const units = planUnits(dev, s, qPer, kvPer, eb, opts.maxBindingBytes);
+  kernel.checkGrid(unitShape(s, units[0]));   // rows and heads a dispatch takes, before any upload
+  for (const u of units) {
     const us = unitShape(s, u);
     const bufs = {
       ...uploadQKV(dev, { q, k, v }, u, qPer, kvPer),
@@ -213,7 +218,9 @@ export async function attentionBackward(
   const kernel = await FlashBackward.create(dev, s.D, { precision: p, out: p, grad: p }, path);
   const eb = elemBytes(p);
   const dq = newHost(p, numel(s, 'q')), dk = newHost(p, numel(s, 'kv')), dv = newHost(p, numel(s, 'kv'));
-  for (const u of planUnits(dev, s, qPer, kvPer, eb, opts.maxBindingBytes)) {
+  const units = planUnits(dev, s, qPer, kvPer, eb, opts.maxBindingBytes);
+  kernel.checkGrid(unitShape(s, units[0]));
+  for (const u of units) {
     const us = unitShape(s, u);
     const bufs = {
       ...uploadQKV(dev, { q, k, v }, u, qPer, kvPer),

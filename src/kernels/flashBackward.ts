@@ -13,8 +13,8 @@ import { checkBinding } from '../gpu/buffers.js';
 import { KernelTypes, elemBytes } from './precision.js';
 import { TilePlan, backwardRows, portableValues } from './tiles.js';
 import { oneSpill } from './sgmmTiles.js';
-import { KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, kernelKey } from './pipeline.js';
-import { AttentionKernel, KernelInfo, chooseKernel } from './kernel.js';
+import { GridDim, KernelPath, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, kernelKey } from './pipeline.js';
+import { AttentionKernel, KernelInfo, chooseKernel, passGrid } from './kernel.js';
 import { ATTENTION_HEADER_BINDINGS, attentionHeader } from './params.js';
 import { bindGroup, bindingTable, pipelineLayout } from './bindings.js';
 import { attentionSource, attentionValues } from './source.js';
@@ -124,7 +124,16 @@ export class FlashBackward extends AttentionKernel {
     });
   }
 
+  /** The most row blocks of its passes (Δ's query rows, dK/dV's keys, dQ's query rows), query heads, batch. */
+  gridDims(s: AttentionShape): GridDim[] {
+    const own = backwardRows(this.plan);
+    const blocks = [[s.Nq, PRE_PLAN.WG, 'query rows', 'Nq'], [s.Nk, own.kv, 'keys', 'Nk'], [s.Nq, own.q, 'query rows', 'Nq']] as const;
+    const most = blocks.map(([n, r, rows, N]) => ({ count: Math.ceil(n / r), what: `blocks of ${r} ${rows} (${N} = ${n})` })).reduce((a, b) => (b.count > a.count ? b : a));
+    return passGrid(s, most, s.Hq);
+  }
+
   encode(encoder: GPUCommandEncoder, b: BackwardBuffers, s: AttentionShape, o: ResolvedOptions, temps: GPUBuffer[], eo: BackwardEncodeOptions = {}): void {
+    this.checkGrid(s);
     const st = elemBytes(this.types.precision);
     checkBinding(this.dev, 'Q/dO', numel(s, 'q') * Math.max(st, elemBytes(this.types.out), elemBytes(this.types.grad)));
     checkBinding(this.dev, 'K/V/dK/dV', numel(s, 'kv') * Math.max(st, elemBytes(this.types.grad)));

@@ -8,8 +8,8 @@ import { SHADERS } from './shaders.js';
 import { checkBinding } from '../gpu/buffers.js';
 import { KernelTypes, elemBytes } from './precision.js';
 import { TilePlan, describePlan, portableValues } from './tiles.js';
-import { PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, kernelKey } from './pipeline.js';
-import { AttentionKernel, KernelInfo, chooseKernel } from './kernel.js';
+import { GridDim, PathRequest, buildPipeline, buildSgmmPipelines, cachedKernel, kernelKey } from './pipeline.js';
+import { AttentionKernel, KernelInfo, chooseKernel, passGrid } from './kernel.js';
 import { ATTENTION_HEADER_BINDINGS, attentionHeader } from './params.js';
 import { bindGroup, bindingTable, pipelineLayout } from './bindings.js';
 import { activeBlocks } from './reach.js';
@@ -73,8 +73,13 @@ export class FlashForward extends AttentionKernel {
     });
   }
 
+  /** Row blocks of Br query rows, query heads, batch. */
+  gridDims(s: AttentionShape): GridDim[] {
+    return passGrid(s, { count: Math.ceil(s.Nq / this.plan.BR), what: `blocks of ${this.plan.BR} query rows (Nq = ${s.Nq})` }, s.Hq);
+  }
+
   /**
-   * Checks the binding limits for a shape, then encodes the dispatch. `temps` receives buffers to
+   * Checks the binding and grid limits for a shape, then encodes the dispatch. `temps` receives buffers to
    * free after submit. `ringStep` (ring steps, whose O and LSE start at 0 and −inf, or hold
    * earlier steps' rows): only the row blocks some visible pair reaches are run, rows no key
    * reaches are left as they are, and a row whose visible scores are all −inf is written as a
@@ -93,6 +98,7 @@ export class FlashForward extends AttentionKernel {
     // workgroup memory that types.merge plans for its row weights.
     if (merge && (!ringStep || this.types.out !== 'f32' || (this.path === 'subgroup-matrix' && !this.plan.merge)))
       throw new Error(`FlashForward: merging into O is for ring steps, and needs f32 O (${this.types.out} here) and, on tensor cores, a kernel created with types.merge (an internal error)`);
+    this.checkGrid(s);
     const st = elemBytes(this.types.precision);
     checkBinding(this.dev, 'Q', numel(s, 'q') * st);
     checkBinding(this.dev, 'K/V', numel(s, 'kv') * st);

@@ -7,7 +7,29 @@ import { FlashDevice } from '../gpu/device.js';
 import { KernelTypes } from './precision.js';
 import { TilePlan, planDeviceTiles } from './tiles.js';
 import { planSgmm } from './sgmmTiles.js';
-import { KernelPath, PathRequest, choosePath } from './pipeline.js';
+import { GridDim, KernelPath, PathRequest, checkGrid, choosePath } from './pipeline.js';
+import { AttentionShape } from '../shape.js';
+
+/** What to do where a call's rows, heads or batch pass the grid limit (GridDim.fix). */
+export const GRID_FIX = {
+  rows: 'split the sequence over ranks with the ring (--cp R; ringAttention)',
+  heads: 'split the heads over calls (attentionForward and attentionBackward dispatch one K/V head\'s Hq / Hkv query heads at a time: there give fewer query heads per K/V head)',
+  batch: 'split the batch over calls (attentionForward and attentionBackward do so themselves)',
+};
+
+/** The dimensions every kernel of a call of shape `s` dispatches over whatever its tiles: heads and batch (a ring checks them first). */
+export function shapeGrid(s: AttentionShape): GridDim[] {
+  return passGrid(s, { count: 0, what: 'row blocks' }, s.Hq).slice(1);
+}
+
+/** The dispatch dimensions of a kernel's pass: its row blocks (`blocks`), `heads` heads, the batch. */
+export function passGrid(s: AttentionShape, blocks: { count: number; what: string }, heads: number): GridDim[] {
+  return [
+    { count: blocks.count, what: blocks.what, fix: GRID_FIX.rows },
+    { count: heads, what: `${heads} query heads in one dispatch`, fix: GRID_FIX.heads },
+    { count: s.B, what: `${s.B} batch entries in one dispatch`, fix: GRID_FIX.batch },
+  ];
+}
 
 /** A built attention kernel: device, head dim, element types, its tiles and path. */
 export interface KernelInfo {
@@ -35,6 +57,14 @@ export abstract class AttentionKernel implements KernelInfo {
     this.types = info.types;
     this.plan = info.plan;
     this.path = info.path;
+  }
+
+  /** The dispatch dimensions of a call of shape `s` (checkGrid). */
+  abstract gridDims(s: AttentionShape): GridDim[];
+
+  /** Throws a LimitError where a call of shape `s` would pass the device's workgroups per dimension. */
+  checkGrid(s: AttentionShape): void {
+    checkGrid(this.dev, this.gridDims(s));
   }
 
   /**

@@ -3,7 +3,7 @@
  * per device and kernel key, the subgroup-matrix spelling attempts, the choice between the
  * tensor-core and the scalar path, and dispatch grids within the per-dimension limit.
  */
-import { InputError, GPUValidationError } from '../errors.js';
+import { InputError, GPUValidationError, LimitError } from '../errors.js';
 import { FlashDevice, captureErrors, checkDevice } from '../gpu/device.js';
 import { SpecValues } from './specialize.js';
 import { TilePlan } from './tiles.js';
@@ -141,4 +141,23 @@ export function grid2D(groups: number, maxPerDim: number): [number, number] {
   if (groups <= maxPerDim) return [Math.max(1, groups), 1];
   const y = Math.ceil(groups / maxPerDim);
   return [Math.ceil(groups / y), y];
+}
+
+/** One dimension of a dispatch: its workgroups, what they are, and what to do where they pass the limit. */
+export interface GridDim {
+  count: number;
+  what: string;
+  fix: string;
+}
+
+/**
+ * Throws a LimitError naming the first dimension whose workgroups pass the device's
+ * maxComputeWorkgroupsPerDimension (65535 on every adapter seen), before any GPU work: Dawn would
+ * otherwise reject the dispatch with a validation error at submit.
+ */
+export function checkGrid(dev: FlashDevice, dims: GridDim[]): void {
+  const max = dev.device.limits.maxComputeWorkgroupsPerDimension;
+  const over = dims.find((d) => d.count > max);
+  if (over)
+    throw new LimitError(`${over.what} need ${over.count} workgroups along one dispatch dimension; this device allows ${max} (maxComputeWorkgroupsPerDimension): ${over.fix}`);
 }

@@ -17,6 +17,8 @@ import { AttentionOptions, AttentionShape } from '../../shape.js';
 import { PrecisionRequest, resolvePrecision, Precision } from '../../kernels/precision.js';
 import { HostTensor } from '../../kernels/attention.js';
 import { needsExactMax } from '../../kernels/stale.js';
+import { checkGrid } from '../../kernels/pipeline.js';
+import { shapeGrid } from '../../kernels/kernel.js';
 import { Layout, Segment } from '../plan/schedule.js';
 import { InProcessCommunicator, Mutex, deviceCopy, staging } from '../transport/communicator.js';
 import { Problem } from '../rank/chunks.js';
@@ -99,6 +101,7 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions)
   const p = precisions[0];
   if (precisions.some((x) => x !== p)) throw new InputError(`the ranks' devices resolve to different precisions (${precisions.join(', ')}); pass precision explicitly`);
   for (const d of devs) checkDevice(d, 'ring start');
+  for (const d of devs) checkGrid(d, shapeGrid(s));   // heads and batch per dispatch (each kernel checks its row blocks)
   const mode = devs.length === 1 && R > 1 ? 'one-device' : 'multi-adapter';
   if (opts.pipelined && devs.length > 1) throw new InputError('pipelined runs need one-device mode (R ranks on one device)');
   if (opts.pipelined && !devs[0].hasTimestamps)
