@@ -5,6 +5,9 @@
  * Small shapes: lavapipe on 2 cores.
  */
 import { describe, expect, it, beforeAll } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { testDevice } from './gpu.js';
 import { err, makeInputs, SEED, TOL } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
@@ -21,6 +24,8 @@ import { attentionSource, attentionValues } from '../src/kernels/source.js';
 import { portableValues, PORTABLE_FWD_CANDIDATES, portableTile } from '../src/kernels/tiles.js';
 import { SHADERS } from '../src/kernels/shaders.js';
 import { FORWARD_BINDINGS } from '../src/kernels/flashForward.js';
+import { attentionCommand } from '../src/cli/attention.js';
+import { encodeNpy, parseNpy } from '../src/cli/npy.js';
 
 let dev: FlashDevice;
 beforeAll(async () => {
@@ -129,5 +134,39 @@ describe('the grid limit per dispatch dimension (planUnits, checkGrid)', () => {
     const N = 65536 * 256;
     const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: N, Nk: N, D: 8 };
     for (const k of [fwd, bwd]) expect(() => k.checkGrid(s)).toThrow(/^blocks of \d+ (query rows|keys) \(N[qk] = 16777216\) need \d+ workgroups.*--cp/);
+  });
+});
+
+describe('flashring attention: packed documents with B > 1 (every batch entry the same documents, as the library)', () => {
+  /** An int32 .npy of `values` (encodeNpy writes floats: its header, retyped). */
+  function int32Npy(values: number[]): Uint8Array {
+    const f = Buffer.from(encodeNpy({ dtype: 'f4', shape: [values.length], data: new Float32Array(values.length) }));
+    const header = f.toString('latin1').replace("'descr': '<f4'", "'descr': '<i4'");
+    const headLen = header.indexOf('\n') + 1;
+    return Buffer.concat([Buffer.from(header.slice(0, headLen), 'latin1'), Buffer.from(Int32Array.from(values).buffer)]);
+  }
+
+  it('one device and --cp 2 give the reference\'s O and LSE', async () => {
+    const s: AttentionShape = { B: 2, Hq: 2, Hkv: 1, Nq: 31, Nk: 31, D: 16 };
+    const cu = [0, 4, 4, 19, 31];
+    const x = makeInputs(s, SEED);
+    const dir = mkdtempSync(join(tmpdir(), 'flashring-extremes-'));
+    const dims = (h: number) => [s.B, h, s.Nq, s.D];
+    writeFileSync(join(dir, 'q.npy'), encodeNpy({ dtype: 'f4', shape: dims(s.Hq), data: x.q }));
+    writeFileSync(join(dir, 'k.npy'), encodeNpy({ dtype: 'f4', shape: dims(s.Hkv), data: x.k }));
+    writeFileSync(join(dir, 'v.npy'), encodeNpy({ dtype: 'f4', shape: dims(s.Hkv), data: x.v }));
+    writeFileSync(join(dir, 'cu.npy'), int32Npy(cu));
+    const ref = referenceForward(s, x.q, x.k, x.v, { causal: true, docs: { cuQ: Int32Array.from(cu), cuK: Int32Array.from(cu) } });
+    for (const extra of [[], ['--cp', '2']]) {
+      const out = join(dir, `out${extra.length}`);
+      const files = ['q', 'k', 'v'].flatMap((n) => [`--${n}`, join(dir, `${n}.npy`)]);
+      expect(await attentionCommand([...files, '--cu-seqlens', join(dir, 'cu.npy'), '--causal', '--out', out, ...extra])).toBe(0);
+      const o = parseNpy(readFileSync(join(out, 'o.npy')));
+      const lse = parseNpy(readFileSync(join(out, 'lse.npy')));
+      expect(o.shape).toEqual(dims(s.Hq));
+      expect(err(o.data as Float32Array, ref.o)).toBeLessThanOrEqual(TOL.f32.out);
+      expect(err(lse.data as Float32Array, ref.lse)).toBeLessThanOrEqual(TOL.f32.out);
+    }
+    rmSync(dir, { recursive: true, force: true });
   });
 });

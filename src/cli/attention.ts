@@ -26,7 +26,8 @@ options:
   --causal              causal mask (bottom-right aligned when Nq != Nk)
   --window L,R          sliding window as FlashAttention-2's window_size: query i sees keys
                         i-L .. i+R (bottom-right aligned); -1 = unbounded on that side
-  --cu-seqlens cu.npy   packed documents ([1, H, total, D]): int32 cumulative lengths, docs+1
+  --cu-seqlens cu.npy   packed documents ([1, H, total, D]; with B > 1 every batch entry takes the
+                        same documents): int32 cumulative lengths, docs+1
                         entries from 0 to total (int64, np.cumsum's default, is read where every
                         value fits int32); a query sees only keys of its own document
                         (causal and window apply inside each document)
@@ -189,7 +190,11 @@ function planOutputs(a: AttentionArgs): Promise<OutputPlan> {
 
 type CuHeads = { q: Opened<NpyHeader<NpyInt32>>; k: Opened<NpyHeader<NpyInt32>> };
 
-/** The headers of a packed run's cu_seqlens: int32 (or int64, its values checked to fit int32 as its data is read), 1-D; B must be 1. Their data is read by loadDocuments. */
+/**
+ * The headers of a packed run's cu_seqlens: int32 (or int64, its values checked to fit int32 as its data is
+ * read), 1-D. Any B: every batch entry takes the same documents, as the library and the ring. Their data is
+ * read by loadDocuments.
+ */
 async function documentHeads(c: NonNullable<AttentionArgs['cuSeqlens']>, s: AttentionShape, handles: FileHandle[]): Promise<CuHeads> {
   const head = async (path: string, flag: string) => {
     const o = await openInput(path, flag, handles, (f, size) => readNpyHeader(f, size, path, 'int32'));
@@ -198,7 +203,6 @@ async function documentHeads(c: NonNullable<AttentionArgs['cuSeqlens']>, s: Atte
   };
   const q = await head(c.q, c.same ? 'cu-seqlens' : 'cu-seqlens-q');
   const k = c.same ? q : await head(c.k, 'cu-seqlens-k');
-  if (s.B !== 1) throw new InputError(`packed documents use the layout [1, H, total, D]; Q has B=${s.B}`);
   return { q, k };
 }
 
