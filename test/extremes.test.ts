@@ -170,3 +170,46 @@ describe('flashring attention: packed documents with B > 1 (every batch entry th
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('where f32 itself runs out: the documented behaviour, pinned (docs/numerics.md "Ranges")', () => {
+  const D = 8, N = 4;
+  const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: N, Nk: N, D };
+
+  /** Every query e0; keys `low` score −gap, the others 0; V = 0.5 but V[inf][2] = +Inf. */
+  function underflowCase(gap: number, low: number[], inf: number) {
+    const q = new Float32Array(N * D);
+    for (let i = 0; i < N; i++) q[i * D] = 1;
+    const k = new Float32Array(N * D);
+    for (const j of low) k[j * D] = -gap;
+    const v = new Float32Array(N * D).fill(0.5);
+    v[inf * D + 2] = Infinity;
+    return { q, k, v, ref: referenceForward(s, q, k, v, { scale: 1 }) };
+  }
+  const column = (o: ArrayLike<number>, c: number) => Array.from({ length: N }, (_, i) => o[i * D + c]);
+
+  it('+Inf in V on a key 120 below the row max: NaN where float64 gives +Inf (its weight underflows f32); 50 below: +Inf', async () => {
+    for (const [gap, want] of [[50, Infinity], [120, NaN]]) {
+      const x = underflowCase(gap, [1], 1);
+      const f = await attentionForward(dev, s, x, { scale: 1, precision: 'f32' });
+      expect(column(x.ref.o, 2)).toEqual(Array(N).fill(Infinity));
+      expect(column(f.o, 2)).toEqual(Array(N).fill(want));
+      expect(err(Float32Array.from(column(f.o, 0)), Float64Array.from(column(x.ref.o, 0)))).toBeLessThanOrEqual(TOL.f32.out);
+    }
+  });
+
+  it('the ring\'s merge likewise: a step 120 below the other, with +Inf in its V, gives NaN', async () => {
+    const x = underflowCase(120, [0, 1], 1);
+    const f = await ringAttention([dev], s, x, { ranks: 2, layout: 'contiguous', scale: 1, precision: 'f32' });
+    expect(column(x.ref.o, 2)).toEqual(Array(N).fill(Infinity));
+    expect(column(f.o, 2)).toEqual(Array(N).fill(NaN));
+  });
+
+  it('q · k that overflows f32 before the scale gives NaN rows, though scale · q · k is finite', async () => {
+    const q = new Float32Array(N * D).fill(1e19), k = new Float32Array(N * D).fill(1e19), v = makeInputs(s, SEED).v;
+    const ref = referenceForward(s, q, k, v, { scale: 1e-12 });
+    expect(ref.o.every(Number.isFinite)).toBe(true);
+    const f = await attentionForward(dev, s, { q, k, v }, { scale: 1e-12, precision: 'f32' });
+    expect(Array.from(f.o).every(Number.isNaN)).toBe(true);
+    expect(Array.from(f.lse).every(Number.isNaN)).toBe(true);
+  });
+});
