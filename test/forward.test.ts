@@ -176,6 +176,26 @@ describe('FlashAttention forward vs float64 reference', () => {
     await expect(attentionForward(dev, s, x, { precision: 'f32', maxBindingBytes: 1000 })).rejects.toThrow(LimitError);
   });
 
+  it('with onProgress a pass runs in groups of units, says each, and gives the same bits (forward and backward)', async () => {
+    const s: AttentionShape = { B: 3, Hq: 4, Hkv: 2, Nq: 20, Nk: 20, D: 16 };   // 6 (batch, K/V head) units
+    const x = makeInputs(s, SEED + 19);
+    const whole = await attentionForward(dev, s, x, { precision: 'f32', causal: true });
+    const said: [number, number][] = [];
+    const grouped = await attentionForward(dev, s, x, { precision: 'f32', causal: true, onProgress: (d, t) => said.push([d, t]) });
+    expect(said[0]).toEqual([1, 6]);   // the first group: at most 1/64 of the units, at least one
+    expect(said.at(-1)).toEqual([6, 6]);
+    for (let i = 1; i < said.length; i++) expect(said[i][0]).toBeGreaterThan(said[i - 1][0]);
+    expect(bits(grouped.o)).toEqual(bits(whole.o));
+    expect(bits(grouped.lse)).toEqual(bits(whole.lse));
+    const { attentionBackward } = await import('../src/kernels/attention.js');
+    const t = { ...x, o: whole.o, lse: whole.lse };
+    const bw = await attentionBackward(dev, s, t, { precision: 'f32', causal: true });
+    const bsaid: number[] = [];
+    const bg = await attentionBackward(dev, s, t, { precision: 'f32', causal: true, onProgress: (d) => bsaid.push(d) });
+    expect([bsaid[0], bsaid.at(-1)]).toEqual([1, 6]);
+    for (const k of ['dq', 'dk', 'dv'] as const) expect(bits(bg[k])).toEqual(bits(bw[k]));
+  });
+
   it('no buffer grows faster than N (no N×N scores)', async () => {
     const sizes: number[] = [];
     for (const N of [64, 128, 256]) {

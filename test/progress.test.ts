@@ -27,7 +27,22 @@ describe('timedPhase', () => {
 
   it('on a terminal: the end rewrites the start line in place', async () => {
     const err = await stderrOf('1', () => timedPhase('backward (f16)', async () => 7));
-    expect(err).toMatch(/^ {2}backward \(f16\)…\r {2}backward \(f16\): done in \d+\.\d ms {3}\n$/);
+    expect(err).toMatch(/^ {2}backward \(f16\)…\r {2}backward \(f16\): done in \d+\.\d ms\n$/);
+  });
+
+  it('progress within a phase: on a terminal the line shows it, and the end line covers it; in a log a line a tenth, none at the end', async () => {
+    const steps = async (tick: (d: number, t: number) => void) => { for (const d of [1, 2, 5, 6, 11, 16]) tick(d, 16); };
+    const tty = await stderrOf('1', () => timedPhase('forward (f32)', steps, 'K/V heads'));
+    const shown = tty.split('\r');
+    expect(shown.slice(0, 3)).toEqual(['  forward (f32)…', '  forward (f32)… 6% (1 of 16 K/V heads)', '  forward (f32)… 12% (2 of 16 K/V heads)']);
+    expect(shown[6]).toBe('  forward (f32)… 100% (16 of 16 K/V heads)');
+    expect(shown[7]).toMatch(/^ {2}forward \(f32\): done in \d+\.\d ms +\n$/);
+    expect(shown[7].length - 1).toBeGreaterThanOrEqual(shown[6].length);   // no tail of the progress left on the line
+    const log = await stderrOf('0', () => timedPhase('forward (f32)', steps, 'K/V heads'));
+    expect(log.split('\n').slice(0, -1).map((l) => l.replace(/done in .*/, 'done'))).toEqual([
+      '  forward (f32): started', '  forward (f32): 12% (2 of 16 K/V heads)', '  forward (f32): 31% (5 of 16 K/V heads)',
+      '  forward (f32): 68% (11 of 16 K/V heads)', '  forward (f32): done',   // 6 of 16 is still the third tenth: no line
+    ]);
   });
 
   it('returns what the phase returns; a failure ends the open terminal line and is thrown as it is', async () => {

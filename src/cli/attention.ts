@@ -326,12 +326,14 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     const precision = devicePrecision(p, a.precision, dev);
     const mask = `causal=${opts.causal}${a.window ? ` window=${a.window.join(',')}` : ''}${docs ? ` documents=${docs.cuQ.length - 1}` : ''}`;
     console.log(`attention ${JSON.stringify(s)} ${mask} on ${adapterName(dev.adapter)}`);
-    // Progress on stderr (a long run on a slow adapter takes minutes): each pass as it starts and ends, then the writing.
-    const { value: fwd, ms: fwdMs } = await timedPhase(`forward (${precision})`, () => attentionForward(dev, s, t, { ...opts, precision }));
+    // Progress on stderr (a long run on a slow adapter takes minutes): each pass as it starts, goes (by
+    // K/V heads, in groups of about a second: attention.ts GROUP_MS) and ends, then the writing.
+    const unit = s.B > 1 ? '(batch, K/V head) pairs' : 'K/V heads';
+    const { value: fwd, ms: fwdMs } = await timedPhase(`forward (${precision})`, (onProgress) => attentionForward(dev, s, t, { ...opts, precision, onProgress }), unit);
     const tensors: Record<string, HostTensor> = { o: fwd.o };
     let msg = `forward (${fwd.precision}) ${fwdMs.toFixed(1)} ms (incl. compiling the kernels, cached by the driver after a first run, upload and readback)`;
     if (dout) {
-      const { value: bwd, ms } = await timedPhase(`backward (${precision})`, () => attentionBackward(dev, s, { ...t, o: fwd.o, lse: fwd.lse, dout: hostOf(dout.arr) }, { ...opts, precision }));
+      const { value: bwd, ms } = await timedPhase(`backward (${precision})`, (onProgress) => attentionBackward(dev, s, { ...t, o: fwd.o, lse: fwd.lse, dout: hostOf(dout.arr) }, { ...opts, precision, onProgress }), unit);
       msg += `; backward ${ms.toFixed(1)} ms`;
       Object.assign(tensors, { dq: bwd.dq, dk: bwd.dk, dv: bwd.dv });
     }

@@ -7,25 +7,40 @@
 export const progressOnTerminal = (): boolean =>
   process.env.FLASHRING_STDERR_TTY !== undefined ? process.env.FLASHRING_STDERR_TTY === '1' : !!process.stderr.isTTY;
 
+/** A phase's progress within it: `done` of `total` (of the phase's unit, e.g. K/V heads). */
+export type PhaseTick = (done: number, total: number) => void;
+
 /**
  * A phase of a long run (a forward pass, a backward pass, writing the outputs) on stderr: a line when it
  * starts and one when it ends, with its time. On a terminal the end rewrites the start's line in place;
- * elsewhere each is a whole line (`  forward: started`, `  forward: done in 812.4 ms`). Where `run` fails
- * on a terminal the open line is ended, so the error starts a line of its own. Returns what `run` returns
- * and its milliseconds.
+ * elsewhere each is a whole line (`  forward: started`, `  forward: done in 812.4 ms`). `run` may say how
+ * far it is through its `tick`: on a terminal the line shows it (`  forward… 40% (6 of 16 K/V heads)`);
+ * elsewhere a line each time another tenth is done, before the last. Where `run` fails on a terminal the
+ * open line is ended, so the error starts a line of its own. Returns what `run` returns and its milliseconds.
  */
-export async function timedPhase<T>(what: string, run: () => Promise<T>): Promise<{ value: T; ms: number }> {
+export async function timedPhase<T>(what: string, run: (tick: PhaseTick) => Promise<T>, unit = 'parts'): Promise<{ value: T; ms: number }> {
   const tty = progressOnTerminal();
-  process.stderr.write(tty ? `  ${what}…` : `  ${what}: started\n`);
+  let shown = `  ${what}…`, tenths = 0;
+  process.stderr.write(tty ? shown : `  ${what}: started\n`);
+  const tick: PhaseTick = (done, total) => {
+    const pct = Math.floor((100 * done) / total), line = `  ${what}… ${pct}% (${done} of ${total} ${unit})`;
+    if (tty) {
+      process.stderr.write(`\r${line.padEnd(shown.length)}`);
+      shown = line;
+    } else if (done < total && Math.floor((10 * done) / total) > tenths) {
+      tenths = Math.floor((10 * done) / total);
+      process.stderr.write(`  ${what}: ${pct}% (${done} of ${total} ${unit})\n`);
+    }
+  };
   const t0 = performance.now();
   let value: T;
   try {
-    value = await run();
+    value = await run(tick);
   } catch (e) {
     if (tty) process.stderr.write('\n');
     throw e;
   }
   const ms = performance.now() - t0;
-  process.stderr.write(`${tty ? '\r' : ''}  ${what}: done in ${ms.toFixed(1)} ms${tty ? '   ' : ''}\n`);
+  process.stderr.write(tty ? `\r${`  ${what}: done in ${ms.toFixed(1)} ms`.padEnd(shown.length)}\n` : `  ${what}: done in ${ms.toFixed(1)} ms\n`);
   return { value, ms };
 }

@@ -27,7 +27,18 @@ export interface RunOptions extends AttentionOptions {
   path?: PathRequest;
   /** Cap on bytes per binding used for splitting (default: the device limit). For tests. */
   maxBindingBytes?: number;
+  /**
+   * Progress of a pass: called after each group of (batch, K/V head) units with the units done and
+   * their total. Given, a pass runs in groups of about GROUP_MS each at the pace its first group
+   * measured (a first group of at most 1/64 of the units), so a long pass reports as it goes and no
+   * one submission runs for minutes; a pass of one unit (B·Hkv = 1) is one submission whatever its
+   * length. Without it a pass takes as few submissions as the bindings allow.
+   */
+  onProgress?: (done: number, total: number) => void;
 }
+
+/** How long a group of units should take on the GPU where the caller follows progress (RunOptions.onProgress). */
+export const GROUP_MS = 1000;
 
 export interface ForwardOutput {
   o: HostTensor;
@@ -87,10 +98,11 @@ interface Unit {
 }
 
 /**
- * Groups of (batch, kv-head) units whose tensors (qPer / kvPer elements a unit) each fit one binding,
- * and whose count, the kernels' batch (their grid's z), fits the device's workgroups per dimension.
+ * The most (batch, kv-head) units a group may hold: its tensors (qPer / kvPer elements a unit) each
+ * fit one binding, and its count, the kernels' batch (their grid's z), fits the device's workgroups
+ * per dimension.
  */
-function planUnits(dev: FlashDevice, s: AttentionShape, qPer: number, kvPer: number, elemBytes: number, cap?: number): Unit[] {
+function unitsPerGroup(dev: FlashDevice, s: AttentionShape, qPer: number, kvPer: number, elemBytes: number, cap?: number): number {
   const max = Math.min(cap ?? Infinity, dev.device.limits.maxStorageBufferBindingSize);
   const G = s.Hq / s.Hkv;
   const perUnit = Math.max(qPer, kvPer) * elemBytes;
@@ -100,10 +112,26 @@ function planUnits(dev: FlashDevice, s: AttentionShape, qPer: number, kvPer: num
       `one K/V head with its ${G} query head(s) needs ${perUnit} bytes in one binding (Nq=${s.Nq}, Nk=${s.Nk}, D=${s.D}); ` +
         `this device allows ${max} (maxStorageBufferBindingSize). Split the sequence with the ring (--cp) instead.`,
     );
-  const units = s.B * s.Hkv;
-  const out: Unit[] = [];
-  for (let start = 0; start < units; start += per) out.push({ start, count: Math.min(per, units - start) });
-  return out;
+  return per;
+}
+
+/**
+ * Runs `run` over the B·Hkv units in groups of at most `per`, in order. With `onProgress`, the first
+ * group holds at most 1/64 of the units and each next one as many as take about GROUP_MS at the pace
+ * of the last (the time of `run`: upload, kernels, readback), each followed by onProgress(done, total).
+ */
+async function inGroups(total: number, per: number, run: (u: Unit) => Promise<void>, onProgress?: (done: number, total: number) => void): Promise<void> {
+  let size = onProgress ? Math.min(per, Math.ceil(total / 64)) : per;
+  for (let start = 0; start < total; ) {
+    const count = Math.min(size, total - start);
+    const t0 = performance.now();
+    await run({ start, count });
+    start += count;
+    if (!onProgress) continue;
+    onProgress(start, total);
+    const msPerUnit = Math.max(performance.now() - t0, 1e-3) / count;
+    size = Math.max(1, Math.min(per, Math.floor(GROUP_MS / msPerUnit)));
+  }
 }
 
 /** The shape of a group of units: they behave as a batch of `count` with Hkv = 1. */
@@ -187,9 +215,9 @@ export async function attentionForward(
   const out = newHost(p, numel(s, 'q'));
   const lse = new Float32Array(numel(s, 'lse'));
   const eb = elemBytes(p);
-  const units = planUnits(dev, s, qPer, kvPer, eb, opts.maxBindingBytes);
-  kernel.checkGrid(unitShape(s, units[0]));   // rows and heads a dispatch takes, before any upload
-  for (const u of units) {
+  const per = unitsPerGroup(dev, s, qPer, kvPer, eb, opts.maxBindingBytes);
+  kernel.checkGrid(unitShape(s, { start: 0, count: Math.min(per, s.B * s.Hkv) }));   // rows and heads a dispatch takes, before any upload
+  await inGroups(s.B * s.Hkv, per, async (u) => {
     const us = unitShape(s, u);
     const bufs = {
       ...uploadQKV(dev, { q, k, v }, u, qPer, kvPer),
@@ -200,7 +228,7 @@ export async function attentionForward(
       out.set(asHost(p, await readback(dev, bufs.o, numel(us, 'q') * eb)), u.start * qPer);
       lse.set(new Float32Array(await readback(dev, bufs.lse, numel(us, 'lse') * 4)), u.start * lsePer);
     });
-  }
+  }, opts.onProgress);
   return { o: out, lse, precision: p, path: kernel.path };
 }
 
@@ -218,9 +246,9 @@ export async function attentionBackward(
   const kernel = await FlashBackward.create(dev, s.D, { precision: p, out: p, grad: p }, path);
   const eb = elemBytes(p);
   const dq = newHost(p, numel(s, 'q')), dk = newHost(p, numel(s, 'kv')), dv = newHost(p, numel(s, 'kv'));
-  const units = planUnits(dev, s, qPer, kvPer, eb, opts.maxBindingBytes);
-  kernel.checkGrid(unitShape(s, units[0]));
-  for (const u of units) {
+  const per = unitsPerGroup(dev, s, qPer, kvPer, eb, opts.maxBindingBytes);
+  kernel.checkGrid(unitShape(s, { start: 0, count: Math.min(per, s.B * s.Hkv) }));
+  await inGroups(s.B * s.Hkv, per, async (u) => {
     const us = unitShape(s, u);
     const bufs = {
       ...uploadQKV(dev, { q, k, v }, u, qPer, kvPer),
@@ -237,6 +265,6 @@ export async function attentionBackward(
       dk.set(asHost(p, await readback(dev, bufs.dk, numel(us, 'kv') * eb)), u.start * kvPer);
       dv.set(asHost(p, await readback(dev, bufs.dv, numel(us, 'kv') * eb)), u.start * kvPer);
     });
-  }
+  }, opts.onProgress);
   return { dq, dk, dv, precision: p, path: kernel.path };
 }
