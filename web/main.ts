@@ -6,7 +6,7 @@
 import Chart from 'chart.js/auto';
 import {
   CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
-  STACKS, a2aUnsplit, megatronSequenceParallel, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps,
+  STACKS, a2aUnsplit, megatronSequenceParallel, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../src/memory/model.js';
 import { MemoryChartConfig, breakdownRows, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
@@ -440,12 +440,16 @@ function readParallel(model: ModelConfig): ParallelConfig {
   if (model.numLayers % pp) throw new FieldError(`Layers (${model.numLayers}) must be divisible by PP (${pp}).`, field('pp'));
   const dp = positiveWhole(field('dp'), 'DP', 1_000_000), stage = model.numLayers / pp;
   const perVirtual = optionalWhole(field('vpp'), 'Layers per virtual stage', 100_000, 1, 'a positive whole number (empty: no interleaving)');
-  if (perVirtual && stage % perVirtual) throw new FieldError(`Layers per virtual stage (${perVirtual}) must divide the ${stage} layers of a pipeline stage (layers ÷ PP).`, field('vpp'));
+  // The CLI's check (virtualStagesOf), in the page's words.
+  const virtual = virtualStagesOf(model.numLayers, pp, perVirtual);
+  if (virtual.refused === 'divide') throw new FieldError(`Layers per virtual stage (${perVirtual}) must divide the ${stage} layers of a pipeline stage (layers ÷ PP).`, field('vpp'));
+  if (virtual.refused === 'no-pipeline')
+    throw new FieldError(`Layers per virtual stage (${perVirtual}) makes ${virtual.stages} virtual stages, and Megatron-LM refuses virtual stages without a pipeline: set PP above 1, or leave layers per virtual stage empty.`, field('vpp'));
   const ep = model.moe ? positiveWhole(field('ep'), 'EP', 100_000) : undefined;
   if (ep && model.moe!.numExperts % ep) throw new FieldError(`Experts (${model.moe!.numExperts}) must be divisible by EP (${ep}).`, field('ep'));
   return {
     ...DEFAULT_PARALLEL, microBatchSize: mb, tensorParallel: tp, pipelineParallel: pp, sequenceParallel: megatronSequenceParallel(field('sp').checked, tp),
-    dataParallel: dp, virtualStages: perVirtual ? stage / perVirtual : 1, distributedOptimizer: field('distopt').checked,
+    dataParallel: dp, virtualStages: virtual.stages, distributedOptimizer: field('distopt').checked,
     fp32Residual: field('fp32res').checked, expertParallel: ep,
     flashAttention: field('flash').checked, stack: stackSelect.value as Stack, cpCommType: select('cpcomm').value as ParallelConfig['cpCommType'],
   };

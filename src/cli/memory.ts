@@ -4,7 +4,7 @@ import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import {
   CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
-  RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps,
+  RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../memory/model.js';
 import { configFromArgs, parseMegatronLogs, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
@@ -186,8 +186,8 @@ export function configFromFlags(v: Values, searched = false): { model: ModelConf
   if (impl === 'local' && v['use-flash-attn']) throw new InputError('--transformer-impl local has no FlashAttention (its attention is unfused): drop --use-flash-attn');
   const pp = int(v, 'pipeline-model-parallel-size', 1)!;
   const perVirtual = int(v, 'num-layers-per-virtual-pipeline-stage');
-  const virtualStages = perVirtual ? model.numLayers / (pp * perVirtual) : 1;
-  if (!Number.isInteger(virtualStages) || virtualStages < 1)
+  const virtual = virtualStagesOf(model.numLayers, pp, perVirtual), virtualStages = virtual.stages;
+  if (virtual.refused === 'divide')
     throw new InputError(`--num-layers-per-virtual-pipeline-stage ${perVirtual} does not divide ${model.numLayers} layers over ${pp} stages`);
   const par: ParallelConfig = {
     ...DEFAULT_PARALLEL,
@@ -209,9 +209,8 @@ export function configFromFlags(v: Values, searched = false): { model: ModelConf
     par.sequenceParallel = false;
     notes.push('--sequence-parallel at TP = 1 is set aside: Megatron-LM turns sequence parallelism off without tensor parallelism, and so does the model');
   }
-  // Megatron-LM's interleaved schedule needs a pipeline: more than one virtual stage at PP = 1 stops it
-  // (arguments.py: 'pipeline-model-parallel size should be greater than 1'); one virtual stage is no virtual stage.
-  if (virtualStages > 1 && pp === 1)
+  // Megatron-LM's interleaved schedule needs a pipeline (virtualStagesOf).
+  if (virtual.refused === 'no-pipeline')
     throw new InputError(`--num-layers-per-virtual-pipeline-stage ${perVirtual} makes ${virtualStages} virtual stages, and Megatron-LM refuses virtual stages without a pipeline: add --pipeline-model-parallel-size P > 1 or leave it out`);
   const ep = int(v, 'expert-model-parallel-size');
   // Megatron-LM takes --expert-model-parallel-size 1 on a dense model, and refuses more without --num-experts.

