@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { CHROMIUM_ARGS, chromiumPath } from '../src/bench/png.js';
 import { configFromFlags } from '../src/cli/memory.js';
+import { readFileSync } from 'node:fs';
+import { recomputeCost } from '../src/memory/advise.js';
+import { DEFAULT_PARALLEL, PRESETS, SELECTIVE_RECOMPUTE, parseRecomputeSpec } from '../src/memory/model.js';
 
 let server: { close(): Promise<void>; url: string } | null = null;
 let browser: Browser;
@@ -69,6 +72,21 @@ describe('the planner and replay panels', () => {
     await p.fill('input[name=pp]', '1');
     await p.fill('input[name=vpp]', '32');
     expect(await p.textContent('#planner-error')).toBe('');
+    await p.close();
+  });
+
+  it('the note on "+ recompute" says what the time model says: both forwards again, a cost that grows with the context', async () => {
+    const p = await open();
+    const why = (await p.textContent('#recompute-why'))!.replace(/\s+/g, ' ');
+    expect(why).not.toMatch(/10–15%/);
+    expect(why).toMatch(/the attention core's and the MLP's forwards again .*grows with the context.*hover a point/);
+    for (const doc of ['docs/page.md', 'docs/memory.md', 'src/memory/model.ts']) expect(readFileSync(doc, 'utf8'), doc).not.toMatch(/10–15%/);
+    // The time model: selective core_attn+mlp costs a larger share of the step at 256K than at 4K.
+    const m = { ...PRESETS['seed-32L-4096h'].model, biasLinear: false };
+    const share = (s: number) => {
+      return recomputeCost(m, { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true, seqLength: s, ...parseRecomputeSpec(SELECTIVE_RECOMPUTE, 'x') })!.costFraction;
+    };
+    expect(share(262144)).toBeGreaterThan(share(4096));
     await p.close();
   });
 });

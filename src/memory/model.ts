@@ -977,9 +977,9 @@ export function parseRecomputeSpec(spec: string, where = '--lines'): Pick<Parall
  *   --recompute-modules core_attn mlp`) where Megatron-LM can train it. The seed's commands ask for
  *   selective recomputation; with FlashAttention Megatron-LM's default selective (core_attn) stores almost
  *   the same (the core keeps its Q, K, V inputs; only the LSE goes), while adding mlp drops the MLP's two
- *   4h-wide activations, about half of a layer's, for one more MLP forward (~10–15% of a step at long
- *   context, where attention dominates the FLOPs): the seed's "another 20–30% memory for ~10–15% extra
- *   forward time" in spirit.
+ *   4h-wide activations, about half of a layer's, at the cost of the attention core's and the MLP's
+ *   forwards run again in the backward; the attention core's share grows with the context, so the cost
+ *   does too (the time model's figure: advise.ts's recomputeCost, in the page's tooltips).
  * - full recompute of every layer (`--recompute-granularity full --recompute-method uniform
  *   --recompute-num-layers 1`) where it cannot: a Megatron-LM model with linear biases (the seed's) fails
  *   in the MLP's checkpoint (untrainable.ts), and core_attn alone would draw the line without recompute
