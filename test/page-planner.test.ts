@@ -89,4 +89,41 @@ describe('the planner and replay panels', () => {
     expect(share(262144)).toBeGreaterThan(share(4096));
     await p.close();
   });
+
+  type Axes = { x: number[]; y: number[]; area: { left: number; right: number; top: number; bottom: number } };
+  const axes = (p: Page) => p.evaluate(() => (window as unknown as { __flashring: { plannerChart: { axes(): Axes | null } } }).__flashring.plannerChart.axes());
+  /** A drawn point's position on the canvas (chartArea's pixels), or null. */
+  const pointOnCanvas = (p: Page, label: string, x: number) => p.evaluate(([l, v]) => {
+    const probe = (window as unknown as { __flashring: { plannerChart: { pointAt(l: string, x: number): { x: number; y: number } | null } } }).__flashring.plannerChart;
+    const at = probe.pointAt(l as string, v as number), r = document.getElementById('planner-chart')!.getBoundingClientRect();
+    return at && { x: at.x - r.left, y: at.y - r.top };
+  }, [label, x] as const);
+
+  it('the y axis ends on a round tick; one length stands mid-chart; an HBM no line fits shows every line and says so', async () => {
+    const p = await open('preset=llama3-70b&pp=4&hbm=141');
+    let a = (await axes(p))!;
+    const steps = a.y.slice(1).map((v, i) => v - a.y[i]);
+    expect(new Set(steps).size, `ticks ${a.y}`).toBe(1); // was 0, 50, …, 200, 226: "226" squeezed over "200"
+    await (await p.$('#planner-chart'))!.screenshot({ path: join(out, 'planner-70b-pp4.png') });
+    await p.goto(`${server!.url}#seqs=4096`);
+    await p.waitForFunction(() => (window as unknown as { __flashring: { planner: { lines: string[] } } }).__flashring.planner.lines.length > 0);
+    a = (await axes(p))!;
+    expect(a.x.length).toBeGreaterThanOrEqual(3);
+    const one = (await pointOnCanvas(p, 'CP=1', 4096))!;
+    expect(Math.abs(one.x - (a.area.left + a.area.right) / 2)).toBeLessThan(2);
+    await (await p.$('#planner-chart'))!.screenshot({ path: join(out, 'planner-one-length.png') });
+    await p.goto(`${server!.url}#hbm=0.5`);
+    await p.waitForFunction(() => /HBM 0\.5 GiB/.test((window as unknown as { __flashring: { planner: { lines: string[] } } }).__flashring.planner.lines.join()));
+    a = (await axes(p))!;
+    for (const l of ['CP=1', 'CP=1 + recompute', 'CP=2', 'CP=4', 'CP=4 + recompute']) {
+      const at = (await pointOnCanvas(p, l, 4096))!;
+      expect(at.y, l).toBeGreaterThan(a.area.top);
+      expect(at.y, l).toBeLessThan(a.area.bottom);
+    }
+    const sub = await p.evaluate(() => ((window as unknown as { __flashring: { plannerChart: { subtitle(): string } } }).__flashring.plannerChart.subtitle()));
+    expect(sub).toMatch(/Every line is out of memory from the first length \(4K tokens\): nothing fits in 0\.5 GiB/);
+    expect(sub).not.toMatch(/off the scale/);
+    await (await p.$('#planner-chart'))!.screenshot({ path: join(out, 'planner-hbm-0.5.png') });
+    await p.close();
+  });
 });

@@ -142,6 +142,16 @@ function chartProbe(chart: () => Chart | null) {
       return el ? { x: rect.left + el.x, y: rect.top + el.y } : null;
     },
     tooltip: () => chart()?.tooltip?.body?.flatMap((b) => b.lines) ?? [],
+    /** The subtitle as one line. */
+    subtitle: () => {
+      const t = (chart()?.options.plugins?.subtitle as { text?: string | string[] } | undefined)?.text;
+      return Array.isArray(t) ? t.join(' ') : t ?? '';
+    },
+    /** Each axis's tick values and the plot area's box (canvas pixels). */
+    axes: () => {
+      const c = chart();
+      return c ? { x: c.scales.x.ticks.map((t) => t.value), y: c.scales.y.ticks.map((t) => t.value), area: { ...c.chartArea } } : null;
+    },
     /** The open tooltip's box and body font size (px), and the chart's size. */
     tooltipSize: () => {
       const c = chart(), t = c?.tooltip as unknown as { width: number; height: number; options: { bodyFont: { size: number } } } | undefined;

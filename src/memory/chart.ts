@@ -2,8 +2,8 @@
  * The activation-memory chart as a Chart.js configuration (plain data, no DOM): the page draws
  * it, the bench renders it to PNG headless. y = peak memory per GPU (GiB), x = sequence length
  * (log scale), one line per configuration, the HBM limit across. A line ends at its first point
- * that does not fit, drawn as a cross above the limit (the y axis stops at 1.6 × HBM, so a line
- * that blows past the limit leaves the chart going up: "goes vertical"). Measured points are
+ * that does not fit, drawn as a cross above the limit (the y axis stops near 1.6 × HBM, so a line
+ * that blows past the limit leaves the chart going up: "goes vertical"; yAxis). Measured points are
  * drawn as triangles with their source.
  */
 import { CsvRow } from './csv.js';
@@ -121,7 +121,12 @@ export interface ChartDataset {
   pointStyle: string | string[];
   pointRadius: number | number[];
   borderWidth: number;
+  /** Pixels a dataset may draw beyond the plot area (Chart.js's clip). */
+  clip?: number;
 }
+
+/** A marker at an end of the axes (the first length's out-of-memory cross) drawn whole: the largest marker's radius and its stroke. */
+const MARKER_CLIP = 12;
 
 export interface MemoryChartConfig {
   type: 'line';
@@ -147,6 +152,34 @@ export function wrapText(text: string, width = 140): string[] {
   return out;
 }
 
+/** A round tick step (1, 2, 2.5 or 5 × 10^k) and the axis top it gives, a multiple of it: the lowest top with at most 8 steps. */
+export function niceAxis(want: number): { max: number; step: number } {
+  let best = { max: Infinity, step: 1 };
+  for (let k = Math.floor(Math.log10(want / 8)) - 1; k <= Math.ceil(Math.log10(want)); k++)
+    for (const m of [1, 2, 2.5, 5]) {
+      const step = m * 10 ** k, max = Number((Math.ceil(want / step - 1e-9) * step).toPrecision(12));
+      if (max / step <= 8 && max < best.max) best = { max, step };
+    }
+  return best;
+}
+
+/**
+ * The y axis: 1.6 × HBM, or up to the highest point where points lie above that (a line that starts above HBM
+ * stays in view, with its out-of-memory cross whole), at most 4 × HBM, or more where a line's first point lies
+ * higher (every line shows at least its first point); its top and ticks round (niceAxis). The note says what
+ * lies higher still, and when every line is out of memory from the first length.
+ */
+function yAxis(lines: ChartDataset[], others: ChartDataset[], hbmGib: number, rows: CsvRow[]): { yMax: number; step: number; note: string; offScale: string } {
+  const ys = [...lines, ...others].flatMap((d) => d.data.map((p) => p.y)).filter(Number.isFinite);
+  const firsts = lines.map((d) => d.data[0]?.y).filter((y): y is number => Number.isFinite(y));
+  const cap = Math.max(hbmGib * 4, firsts.length ? maxOf(firsts) * 1.08 : 0);
+  const { max: yMax, step } = niceAxis(Math.max(hbmGib * 1.6, Math.min(ys.length ? maxOf(ys) * 1.08 : 0, cap)));
+  const above = ys.filter((y) => y > yMax).length;
+  const noneFits = lines.length > 0 && lines.every((d) => d.data[0]?.fits === false);
+  const note = noneFits ? `Every line is out of memory from the first length (${formatTokens(minOf(rows.map((r) => r.seq_len)))} tokens): nothing fits in ${hbmGib} GiB` : '';
+  return { yMax, step, note, offScale: above ? `(${above} point${above === 1 ? '' : 's'} above ${yMax} GiB, off the scale)` : '' };
+}
+
 export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: number, title: string, subtitle = ''): MemoryChartConfig {
   const lines = [...new Set(model.map((r) => r.line ?? `CP=${r.cp}${r.recompute && r.recompute !== 'none' ? ` + ${r.recompute}` : ''}`))];
   const datasets: ChartDataset[] = lines.map((label, i) => {
@@ -155,7 +188,7 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
     const shown = firstOom < 0 ? rows : rows.slice(0, firstOom + 1);
     const color = LINE_COLORS[i % LINE_COLORS.length];
     return {
-      label, borderColor: color, backgroundColor: color, showLine: true, borderWidth: 2,
+      label, borderColor: color, backgroundColor: color, showLine: true, borderWidth: 2, clip: MARKER_CLIP,
       borderDash: rows.some((r) => r.recompute && r.recompute !== 'none') ? [6, 3] : undefined,
       data: shown.map((r) => ({ x: r.seq_len, y: r.total_gib ?? NaN, fits: r.fits, source: r.source })),
       pointStyle: shown.map((r) => (r.fits === false ? 'crossRot' : 'circle')),
@@ -163,7 +196,8 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
     };
   });
   const xs = [...model, ...measured].map((r) => r.seq_len);
-  const xMin = minOf(xs), xMax = maxOf(xs);
+  // One length alone: an octave either side, so that its points stand in the middle between ticks.
+  const xMin = minOf(xs) / (minOf(xs) === maxOf(xs) ? 2 : 1), xMax = maxOf(xs) * (minOf(xs) === maxOf(xs) ? 2 : 1);
   datasets.push({
     label: `HBM ${hbmGib} GiB`, borderColor: '#000000', backgroundColor: '#000000', borderDash: [2, 4], showLine: true, borderWidth: 1.5,
     data: [{ x: xMin, y: hbmGib, fits: null, source: 'limit' }, { x: xMax, y: hbmGib, fits: null, source: 'limit' }], pointStyle: 'line', pointRadius: 0,
@@ -175,7 +209,7 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
     const color = LINE_COLORS[(lines.length + i) % LINE_COLORS.length];
     const oom = (r: CsvRow) => r.total_gib === null;
     datasets.push({
-      label: `measured: ${source.replace(/^measured:\s*/, '')}`, borderColor: color, backgroundColor: color, showLine: false, borderWidth: 2,
+      label: `measured: ${source.replace(/^measured:\s*/, '')}`, borderColor: color, backgroundColor: color, showLine: false, borderWidth: 2, clip: MARKER_CLIP,
       data: rows.map((r) => ({
         x: r.seq_len, y: oom(r) ? hbmGib : r.total_gib!, fits: r.fits,
         source: `${r.source} (CP=${r.cp ?? '?'}, TP=${r.tp ?? '?'}, recompute=${r.recompute ?? '?'})${oom(r) ? ': out of memory' : ''}`,
@@ -183,12 +217,8 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
       pointStyle: rows.map((r) => (oom(r) ? 'crossRot' : 'triangle')), pointRadius: rows.map((r) => (oom(r) ? 10 : 7)),
     });
   });
-  // The axis shows 1.6 × HBM, or up to the highest point where points lie above that (a line that starts above
-  // HBM stays in view, with its out-of-memory cross whole), at most 4 × HBM; what lies higher still is said.
-  const ys = datasets.flatMap((d) => (d.data as { y: number }[]).map((p) => p.y)).filter(Number.isFinite);
-  const yMax = Math.ceil(Math.max(hbmGib * 1.6, Math.min(maxOf(ys) * 1.08, hbmGib * 4)));
-  const above = ys.filter((y) => y > yMax).length;
-  if (above) subtitle = `${subtitle ? `${subtitle} ` : ''}(${above} point${above === 1 ? '' : 's'} above ${yMax} GiB, off the scale)`;
+  const { yMax, step, note, offScale } = yAxis(datasets.slice(0, lines.length), datasets.slice(lines.length), hbmGib, model);
+  subtitle = [[subtitle, note].filter(Boolean).join('. '), offScale].filter(Boolean).join(' ');
   return {
     type: 'line',
     data: { datasets },
@@ -202,7 +232,7 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
       },
       scales: {
         x: { type: 'logarithmic', min: xMin, max: xMax, title: { display: true, text: 'sequence length (tokens)' } },
-        y: { type: 'linear', min: 0, max: yMax, title: { display: true, text: 'peak memory per GPU (GiB)' } },
+        y: { type: 'linear', min: 0, max: yMax, ticks: { stepSize: step }, title: { display: true, text: 'peak memory per GPU (GiB)' } },
       },
     },
   };
