@@ -126,4 +126,32 @@ describe('the planner and replay panels', () => {
     await (await p.$('#planner-chart'))!.screenshot({ path: join(out, 'planner-hbm-0.5.png') });
     await p.close();
   });
+
+  it('messages in the fields\' words: a link\'s one limit, lengths no line can take marked on the lengths, a shared link\'s unknown values said', async () => {
+    const p = await open('cplink=custom');
+    for (const [v, ok] of [['1e-9', false], ['2e6', false], ['5e6', false], ['0.000001', true], ['1000000', true]] as const) {
+      await p.fill('#cp-form input[name=cpgbps]', v);
+      await p.waitForFunction(() => !(window as unknown as { __flashring: { busy?: number } }).__flashring.busy);
+      const err = await p.textContent('#cp-error');
+      if (ok) expect(err, v).toBe('');
+      else expect(err, v).toBe(`Link bandwidth (Gbit/s) must be a number from 0.000001 to 1,000,000 (it is ${v}).`);
+    }
+    await p.selectOption('#advisor-form select[name=alink]', 'custom');
+    await p.fill('#advisor-form input[name=agbps]', '1e-9');
+    await p.press('#advisor-form input[name=agbps]', 'Enter');
+    await p.waitForFunction(() => /Link bandwidth/.test(document.getElementById('advisor-error')!.textContent ?? ''));
+    expect(await p.textContent('#advisor-error')).toMatch(/^Link bandwidth \(Gbit\/s\) must be a number from 0\.000001 to 1,000,000 \(it is 1e-9\)\./);
+    await p.close();
+    const q = await open('seqs=1000,3000,5000');
+    const marks = await fieldMarks(q, '#planner-form');
+    expect(marks.map((m) => m.name)).toEqual(['seqs']);
+    expect(marks[0].message).toMatch(/^Sequence lengths: lines 'CP=2', 'CP=4' and 'CP=4 \+ recompute' have no point at any of them\. Line 'CP=2': none of the sequence lengths \(1000, 3000, 5000\) splits over CP 2/);
+    await q.close();
+    const r = await open('preset=nope&stack=xyz&cplink=xyz&alink=xyz&tp=4');
+    expect(await r.textContent('#view-note')).toBe('This link\'s preset=nope, stack=xyz, cplink=xyz, alink=xyz are not values the page knows: set aside, the default shown instead.');
+    expect(await r.inputValue('input[name=tp]')).toBe('4');
+    await r.goto(`${server!.url}#tp=4`);
+    await r.waitForFunction(() => document.getElementById('view-note')!.textContent === '');
+    await r.close();
+  });
 });

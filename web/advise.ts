@@ -22,7 +22,7 @@ import { GIB } from '../src/memory/model.js';
 import { candidates, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult } from '../src/memory/advise.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { untrainable } from '../src/memory/untrainable.js';
-import { LINKS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
+import { LINKS, LINK_GBPS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
 import { FieldError, FieldErrors, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { duration, sig3 } from './format.js';
 import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
@@ -44,7 +44,8 @@ export interface AdvisorDeps {
 }
 
 export interface Advisor {
-  load(q: URLSearchParams): void;
+  /** The panel's fields from the view; returns the values it did not know and set aside ('alink=xyz'). */
+  load(q: URLSearchParams): string[];
   save(q: URLSearchParams): void;
   /** Reads the planner and the panel and searches now (a load, a preset, a changed URL). */
   render(): void;
@@ -130,10 +131,13 @@ class AdvisorPanel implements Advisor {
     (this.form.querySelector('.custom-link') as HTMLElement).hidden = this.linkSelect.value !== 'custom';
   }
 
-  load(q: URLSearchParams): void {
+  /** The panel's fields from the view; returns the values it did not know and set aside ('alink=xyz'). */
+  load(q: URLSearchParams): string[] {
     for (const k of Object.keys(DEFAULTS)) this.input(k).value = q.get(k) ?? DEFAULTS[k];
+    const ignored = q.has('alink') && !LINK_CHOICES.includes(q.get('alink')!) ? [`alink=${q.get('alink')}`] : [];
     if (!LINK_CHOICES.includes(this.linkSelect.value)) this.linkSelect.value = DEFAULTS.alink;
     this.syncLink();
+    return ignored;
   }
 
   save(q: URLSearchParams): void {
@@ -173,7 +177,7 @@ class AdvisorPanel implements Advisor {
 
   private readLink(): Link {
     if (this.linkSelect.value !== 'custom') return resolveLink(this.linkSelect.value);
-    return resolveLink('custom', this.number('agbps', 'Link bandwidth (Gbit/s)', 0, 1e9, 'a positive number', true), this.number('alat', 'Link latency (µs)', 0, 1e9, 'a non-negative number'));
+    return resolveLink('custom', this.number('agbps', 'Link bandwidth (Gbit/s)', LINK_GBPS.min, LINK_GBPS.max, `a number from ${LINK_GBPS.min.toLocaleString('en-US', { maximumFractionDigits: 12 })} to ${LINK_GBPS.max.toLocaleString('en-US')}`), this.number('alat', 'Link latency (µs)', 0, 1e9, 'a non-negative number'));
   }
 
   /** The panel's request; every field checked on its own, so that each wrong one is marked (a FieldErrors, the first's message first). */

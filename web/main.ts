@@ -6,7 +6,7 @@
 import Chart from 'chart.js/auto';
 import {
   CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
-  STACKS, a2aUnsplit, megatronSequenceParallel, Stack, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
+  STACKS, a2aUnsplit, megatronSequenceParallel, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../src/memory/model.js';
 import { MemoryChartConfig, breakdownRows, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
@@ -14,9 +14,10 @@ import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/meg
 import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel } from '../src/memory/compare.js';
 import { setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
+import { InputError } from '../src/errors.js';
 import { FieldError, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { clip, sig3 } from './format.js';
-import { LINKS, LINK_NAMES, Link, Prediction, resolveLink } from '../src/cp/plan/linkModel.js';
+import { LINKS, LINK_GBPS, LINK_NAMES, Link, Prediction, resolveLink } from '../src/cp/plan/linkModel.js';
 import { planScheme } from '../src/cp/launch/planSchemes.js';
 import { validateRing } from '../src/cp/plan/schedule.js';
 import { Scheme, SchemeDef, schemeDefs, schemeSizes } from '../src/cp/schemes/registry.js';
@@ -259,10 +260,17 @@ function loadView(): void {
     delete el.dataset.megatron;
   }
   const v = (k: string) => q.get(k) ?? DEFAULT_VIEW[k];
+  // Values the page does not know are set aside (the defaults shown) and said, not dropped silently.
+  const ignored: string[] = [];
+  const known = (k: string, ok: (x: string) => boolean) => !q.has(k) || ok(q.get(k)!) || !ignored.push(`${k}=${q.get(k)}`);
+  const option = (k: string) => (x: string) => Array.from(select(k).options).some((o) => o.value === x);
+  known('preset', (x) => Object.hasOwn(PRESETS, x));
+  for (const k of ['pos', 'norm', 'cpcomm']) known(k, option(k));
+  known('stack', (x) => Object.hasOwn(STACKS, x));
   presetSelect.value = Object.hasOwn(PRESETS, v('preset')) ? v('preset') : DEFAULT_VIEW.preset;
   const preset = PRESETS[presetSelect.value];
   setModelFields(preset.model);
-  for (const k of MODEL_FIELDS) if (q.has(k)) field(k).value = q.get(k)!;
+  for (const k of MODEL_FIELDS) if (q.has(k) && (!['pos', 'norm'].includes(k) || option(k)(q.get(k)!))) field(k).value = q.get(k)!;
   for (const k of MODEL_CHECKS) if (q.has(k)) field(k).checked = q.get(k) === '1';
   syncModelControls();
   for (const k of ['mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) field(k).value = v(k);
@@ -271,11 +279,14 @@ function loadView(): void {
   field('fp32').disabled = false;
   select('cpcomm').value = (CP_COMM_TYPES as readonly string[]).includes(v('cpcomm')) ? v('cpcomm') : DEFAULT_VIEW.cpcomm;
   const st = q.get('stack');
-  setStack(st && st in STACKS ? (st as Stack) : preset.stack ?? 'megatron');
+  setStack(st && Object.hasOwn(STACKS, st) ? (st as Stack) : preset.stack ?? 'megatron');
   replayHbm.value = q.get('rhbm') ?? String(SHIPPED_HBM);
+  known('cplink', (x) => LINK_NAMES.includes(x));
   loadCpView(q);
-  advisor.load(q);
+  ignored.push(...advisor.load(q));
   controlsFromLines();
+  $('view-note').textContent = ignored.length ? `This link's ${ignored.join(', ')} ${ignored.length === 1 ? 'is not a value' : 'are not values'} the page knows: set aside, the default shown instead.` : '';
+  hooks.ignoredView = ignored;
 }
 
 function saveView(): void {
@@ -515,6 +526,25 @@ function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; 
   return { model, par, hbm, lines, seqs };
 }
 
+/**
+ * The lengths each line has no point at (sweepGaps). Lengths that leave a line no point at all are the
+ * lengths' error, said beside them and naming every such line; a line that cannot run at all is the lines'.
+ */
+function readGaps(par: ParallelConfig, seqs: number[], lines: SweepLine[]): SweepGap[] {
+  const noLength = (e: unknown) => e instanceof InputError && /none of the sequence lengths/.test(e.message);
+  try {
+    return sweepGaps(par, seqs, lines);
+  } catch (e) {
+    if (!noLength(e)) throw isInputError(e) ? new FieldError((e as Error).message, field('lines')) : e;
+    const stuck = lines.filter((l) => {
+      try { sweepGaps(par, seqs, [l]); } catch (x) { return noLength(x); }
+      return false;
+    }).map((l) => `'${l.label}'`);
+    const which = stuck.length === 1 ? `line ${stuck[0]} has` : `lines ${stuck.slice(0, -1).join(', ')} and ${stuck.at(-1)} have`;
+    throw new FieldError(`Sequence lengths: ${which} no point at any of them. ${sentence(e)}.`, field('seqs'));
+  }
+}
+
 // ---------- planner: drawing ----------
 
 let plannerChart: Chart | null = null;
@@ -561,7 +591,7 @@ function renderPlanner(typing = false): void {
   let view, pts: SweepPoint[], gaps: ReturnType<typeof sweepGaps>;
   try {
     const v = (view = readPlanner());
-    gaps = onField(field('lines'), () => sweepGaps(v.par, v.seqs, v.lines));
+    gaps = readGaps(v.par, v.seqs, v.lines);
     pts = sweep(view.model, view.par, view.seqs, view.lines, view.hbm);
   } catch (e) {
     clearPlanner(e, typing);
@@ -682,10 +712,14 @@ function saveCpView(q: URLSearchParams): void {
 
 interface CpRequest { shape: AttentionShape; R: number; causal: boolean; link: Link; tflops: number; typedSizes: string }
 
-/** A positive (or, with `zero`, non-negative) number in a panel field, or a FieldError in the page's words. */
-function cpNumber(n: string, label: string, zero = false): number {
+/** A figure as the page writes a limit: 1,000,000; 0.000001. */
+const limit = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 12 });
+
+/** A positive (or, with `zero`, non-negative) number in a panel field, at most `max` (at least `min`), or a FieldError in the page's words. */
+function cpNumber(n: string, label: string, zero = false, { min, max }: { min?: number; max: number } = { max: 1e7 }): number {
   const raw = cpField(n).value.trim(), v = Number(raw);
-  if (raw === '' || !Number.isFinite(v) || v < 0 || (!zero && v === 0) || v > 1e7) throw new FieldError(`${label} must be a ${zero ? 'non-negative' : 'positive'} number, at most 10,000,000 (it is ${raw === '' ? 'empty or not a number' : raw}).`, cpField(n));
+  const range = min === undefined ? `a ${zero ? 'non-negative' : 'positive'} number, at most ${limit(max)}` : `a number from ${limit(min)} to ${limit(max)}`;
+  if (raw === '' || !Number.isFinite(v) || v < (min ?? 0) || (!zero && v === 0) || v > max) throw new FieldError(`${label} must be ${range} (it is ${raw === '' ? 'empty or not a number' : raw}).`, cpField(n));
   return v;
 }
 
@@ -701,7 +735,7 @@ function readCpRequest(model: ModelConfig, par: ParallelConfig): CpRequest {
   validateRing(N, R, 'zigzag');
   const tp = par.tensorParallel, g = model.numQueryGroups ?? model.numAttentionHeads;
   const shape: AttentionShape = { B: par.microBatchSize, Hq: model.numAttentionHeads / tp, Hkv: g / tp, Nq: N, Nk: N, D: model.hiddenSize / model.numAttentionHeads };
-  const link = cpField('cplink').value === 'custom' ? resolveLink('custom', cpNumber('cpgbps', 'Link bandwidth (Gbit/s)'), cpNumber('cplat', 'Link latency (µs)', true))
+  const link = cpField('cplink').value === 'custom' ? resolveLink('custom', cpNumber('cpgbps', 'Link bandwidth (Gbit/s)', false, LINK_GBPS), cpNumber('cplat', 'Link latency (µs)', true))
     : LINKS[cpField('cplink').value as keyof typeof LINKS];
   const tflops = cpNumber('cptflops', 'Kernel TFLOP/s');
   return { shape, R, causal: cpField('cpcausal').checked, link, tflops, typedSizes: cpField('cphcp').value.trim() };
