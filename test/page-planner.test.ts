@@ -154,4 +154,30 @@ describe('the planner and replay panels', () => {
     await r.waitForFunction(() => document.getElementById('view-note')!.textContent === '');
     await r.close();
   });
+
+  it('"Copy link to this view" says it copied, or shows the link to copy by hand where there is no clipboard', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1100, height: 1800 } });
+    await ctx.grantPermissions(['clipboard-read', 'clipboard-write']);
+    const p = await ctx.newPage();
+    await p.goto(`${server!.url}#tp=4`);
+    await p.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    await p.click('#copy-link');
+    await p.waitForFunction(() => document.getElementById('copy-status')!.textContent !== '');
+    expect(await p.textContent('#copy-status')).toBe('Link copied.');
+    expect(await p.evaluate(() => navigator.clipboard.readText())).toBe(p.url());
+    expect(await p.isHidden('#copy-by-hand')).toBe(true);
+    // A changed view: the old "copied" goes.
+    await p.fill('input[name=tp]', '2');
+    expect(await p.textContent('#copy-status')).toBe('');
+    await ctx.close();
+    const q = await browser.newPage();
+    await q.addInitScript(() => { Object.defineProperty(Navigator.prototype, 'clipboard', { get: () => undefined }); });
+    await q.goto(`${server!.url}#tp=4`);
+    await q.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    await q.click('#copy-link');
+    await q.waitForSelector('#copy-by-hand', { state: 'visible' });
+    expect(await q.inputValue('#copy-by-hand')).toBe(q.url());
+    expect(await q.textContent('#copy-status')).toMatch(/copy the link below by hand/);
+    await q.close();
+  });
 });

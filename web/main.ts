@@ -304,7 +304,11 @@ function saveView(): void {
   }
   saveCpView(q);
   advisor.save(q);
-  if (location.hash !== `#${q}`) history.replaceState(null, '', `#${q}`);
+  if (location.hash === `#${q}`) return;
+  history.replaceState(null, '', `#${q}`);
+  // A link copied (or shown) before is not this view's any more.
+  $('copy-status').textContent = '';
+  $<HTMLInputElement>('copy-by-hand').hidden = true;
 }
 
 /** A whole number from 1 to `max` in a field, or a FieldError in the page's words. */
@@ -663,7 +667,23 @@ $('export-csv').addEventListener('click', () => download('activation_memory.csv'
 $('export-png').addEventListener('click', () => {
   if (plannerChart) download('activation_memory.png', dataUrlBlob(opaque(plannerChart.canvas)));
 });
-$('copy-link').addEventListener('click', () => void navigator.clipboard?.writeText(location.href));
+$('copy-link').addEventListener('click', () => void copyLink());
+
+/** Copies the view's link and says so; where the page may not copy (no clipboard: plain http from another host than localhost, or refused), shows the link to copy by hand. */
+async function copyLink(): Promise<void> {
+  const url = location.href, box = $<HTMLInputElement>('copy-by-hand');
+  box.hidden = true;
+  try {
+    if (!navigator.clipboard) throw new Error('no clipboard');
+    await navigator.clipboard.writeText(url);
+    $('copy-status').textContent = 'Link copied.';
+  } catch {
+    $('copy-status').textContent = 'This browser does not let the page copy here (plain http from a host other than localhost has no clipboard): copy the link below by hand.';
+    Object.assign(box, { value: url, hidden: false });
+    box.focus();
+    box.select();
+  }
+}
 
 function download(name: string, blob: Blob): void {
   const a = document.createElement('a');
