@@ -335,7 +335,8 @@ describe('the page in headless Chromium', () => {
     expect(await page.textContent('#planner-error')).toBe("Sequence lengths must be whole numbers of tokens from 1 to 67,108,864, comma-separated, like 4096,8192,16384 ('lots' is not one).");
     await page.fill('input[name=seqs]', '4096,8192');
     await page.fill('input[name=lines]', '1,3');
-    expect(await page.textContent('#planner-error')).toMatch(/^Line 'CP=3': none of the sequence lengths \(4096, 8192\) splits over CP 3/);
+    // Said on the lengths, naming the line that cannot take them.
+    expect(await page.textContent('#planner-error')).toMatch(/^Sequence lengths: line 'CP=3' has no point at any of them\. Line 'CP=3': none of the sequence lengths \(4096, 8192\) splits over CP 3/);
     await page.fill('input[name=seqs]', '4096,8192,16384,32768,65536,131072,262144,524288,1048576');
     await page.fill('input[name=lines]', '1,1:recompute,2,4,4:recompute');
     expect((await plannerOf(page)).error).toBeUndefined();
@@ -1038,7 +1039,7 @@ describe('the page in headless Chromium', () => {
     expect(await fieldMarks(page, '#advisor-form')).toEqual([]);
     await page.selectOption('#advisor-form select[name=alink]', 'custom');
     await page.fill('#advisor-form input[name=agbps]', '0');
-    expect(await advisorError(page)).toBe('Link bandwidth (Gbit/s) must be a positive number (it is 0).');
+    expect(await advisorError(page)).toBe('Link bandwidth (Gbit/s) must be a number from 0.000001 to 1,000,000 (it is 0).');
     expect((await fieldMarks(page, '#advisor-form')).map((m) => m.name)).toEqual(['agbps']);
     await drawnNothing();
     await page.selectOption('#advisor-form select[name=alink]', 'nvlink-h200');
