@@ -180,4 +180,75 @@ describe('the planner and replay panels', () => {
     expect(await q.textContent('#copy-status')).toMatch(/copy the link below by hand/);
     await q.close();
   });
+
+  type Replay = { rows: { origin: string }[]; files: { name: string; points: number }[] };
+  const replayOf = (p: Page) => hooks<Replay>(p, 'replay');
+  const LOG = join(__dirname, 'fixtures/megatron/core_0.16_tp4_cp2_sp_selective.log');
+  const csv = (rows: number, model = '8L h=4096 a=32 vocab=8192') => 'seq_len,tp,cp,recompute,total_gib,fits,source\n' +
+    Array.from({ length: rows }, (_, i) => `${4096 * (1 + (i % 8))},1,1,none,${(38 + i / 1000).toFixed(3)},true,"measured: elsewhere, GPT ${model}"`).join('\n') + '\n';
+  const drop = async (p: Page, files: string | { name: string; mimeType: string; buffer: Buffer }) => {
+    // Each drop adds a line to the list (or, replacing a file, changes it).
+    const before = await p.textContent('#replay-messages');
+    await p.setInputFiles('#replay-files', files);
+    await p.waitForFunction((k) => document.getElementById('replay-messages')!.textContent !== k, before);
+  };
+
+  it('replay: a file dropped twice is added once, one of the same name replaces it, each has a remove control; the page says files are not kept', async () => {
+    const p = await open();
+    expect((await p.textContent('#replay'))!.replace(/\s+/g, ' ')).toMatch(/Dropped files stay in this tab only: a reload or a shared link does not bring them back/);
+    const base = (await replayOf(p)).rows.length;
+    await drop(p, LOG);
+    await drop(p, LOG);
+    expect((await replayOf(p)).rows.length).toBe(base + 1); // was base + 2: the same row twice
+    expect(await p.$$eval('#replay-messages li', (l) => l.at(-1)!.textContent)).toBe('core_0.16_tp4_cp2_sp_selective.log: already added (the same name and content): nothing added again');
+    await drop(p, { name: 'a.csv', mimeType: 'text/csv', buffer: Buffer.from(csv(1)) });
+    await drop(p, { name: 'a.csv', mimeType: 'text/csv', buffer: Buffer.from(csv(2)) });
+    expect((await replayOf(p)).files).toEqual([{ name: 'core_0.16_tp4_cp2_sp_selective.log', points: 1 }, { name: 'a.csv', points: 2 }]);
+    expect((await replayOf(p)).rows.length).toBe(base + 3);
+    expect(await p.textContent('#replay-messages')).toMatch(/a\.csv: 2 point\(s\) added \(it replaces the file of this name dropped before\)/);
+    expect(await p.textContent('#replay-messages')).not.toMatch(/a\.csv: 1 point/);
+    // Remove the log: its point, its line and its warnings go; focus stays in the panel.
+    const remove = p.getByRole('button', { name: 'remove core_0.16_tp4_cp2_sp_selective.log and its 1 point(s)' });
+    await remove.focus();
+    await p.keyboard.press('Enter');
+    await p.waitForFunction(() => /removed/.test(document.getElementById('replay-status')!.textContent ?? ''));
+    expect((await replayOf(p)).files).toEqual([{ name: 'a.csv', points: 2 }]);
+    expect((await replayOf(p)).rows.length).toBe(base + 2);
+    expect(await p.textContent('#replay-messages')).not.toMatch(/core_0\.16/);
+    expect(await p.textContent('#replay-status')).toBe('core_0.16_tp4_cp2_sp_selective.log removed, with its 1 point(s).');
+    expect(await p.evaluate(() => document.activeElement?.id)).toBe('replay-files');
+    expect(consoleErrors).toEqual([]);
+    await p.close();
+  });
+
+  it('replay: a file over the row limit is refused at once, naming the limit and the CLI that takes it', async () => {
+    const p = await open();
+    const base = (await replayOf(p)).rows.length;
+    const limit = await p.textContent('#replay-limit');
+    expect(limit).toBe('2,000');
+    const t0 = Date.now();
+    await drop(p, { name: 'big.csv', mimeType: 'text/csv', buffer: Buffer.from(csv(20_000)) }); // 14.5 s of a frozen tab before
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(await p.textContent('#replay-messages li.bad')).toBe('big.csv: could not be read — it has 20,000 rows, and the page takes at most 2,000 dropped points in all (2,000 left), as its table and chart hold each one: flashring replay big.csv takes any number');
+    expect((await replayOf(p)).rows.length).toBe(base);
+    // At the limit it is taken, and then no more.
+    await drop(p, { name: 'full.csv', mimeType: 'text/csv', buffer: Buffer.from(csv(2000)) });
+    expect((await replayOf(p)).rows.length).toBe(base + 2000);
+    await drop(p, LOG);
+    expect(await p.$$eval('#replay-messages li', (l) => l.at(-1)!.textContent)).toMatch(/core_0\.16_tp4_cp2_sp_selective\.log: could not be read — it has 1 rows, .*\(0 left\)/);
+    await p.close();
+  });
+
+  it('replay: points of another model are left out of the error summary and labelled in the table', async () => {
+    const p = await open();
+    await drop(p, { name: 'other.csv', mimeType: 'text/csv', buffer: Buffer.from(csv(1, '24L h=2048 a=16 vocab=50257')) });
+    const summary = await p.textContent('#replay-summary');
+    expect(summary).not.toMatch(/dropped point\(s\): largest total error/);
+    expect(summary).toMatch(/; 1 dropped point\(s\) of another model than the lines' left out of these figures/);
+    const cells = await p.$$eval('#replay-table tbody tr', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td')).map((td) => td.textContent)));
+    expect(cells.find((c) => c[0] === 'other.csv')![1]).toBe('the lines: another model');
+    await drop(p, { name: 'same.csv', mimeType: 'text/csv', buffer: Buffer.from(csv(1)) });
+    expect(await p.textContent('#replay-summary')).toMatch(/; 1 dropped point\(s\): largest total error \d+\.\d%.*; 1 dropped point\(s\) of another model/);
+    await p.close();
+  });
 });

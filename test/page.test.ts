@@ -384,6 +384,12 @@ describe('the page in headless Chromium', () => {
   });
 
   it('a dropped log of another model is predicted from its own arguments and says what differs; a CSV of the same model says nothing', async () => {
+    // Where the replay test's drop is still in the tab, removed first (the same file dropped again is not added again).
+    const earlier = page.getByRole('button', { name: /^remove core_0\.16_tp4_cp2_sp_selective\.log / });
+    if (await earlier.count()) {
+      await earlier.click();
+      await page.waitForFunction(() => /removed/.test(document.getElementById('replay-status')!.textContent ?? ''));
+    }
     const warnsBefore = (await page.$$('#replay-messages li.warn')).length;
     await page.setInputFiles('#replay-files', join(__dirname, 'fixtures/megatron/core_0.16_tp4_cp2_sp_selective.log'));
     await page.waitForFunction((n) => document.querySelectorAll('#replay-messages li.warn').length > n, warnsBefore);

@@ -872,13 +872,34 @@ const SHIPPED_HBM = shipped.find((r) => r.hbm_gib)?.hbm_gib ?? 139.8;
 /** The replay's lines: the measured companion model on its stack (PyTorch AMP), as the harness ran it. */
 const REPLAY = { preset: 'torchcp-8L-4096h', lines: '1,1:selective,2,2:selective', seqLengths: [4096, 8192, 16384, 32768, 65536, 131072, 262144] };
 const replayModel = () => ({ model: PRESETS[REPLAY.preset].model, par: { ...DEFAULT_PARALLEL, stack: PRESETS[REPLAY.preset].stack ?? 'megatron' } });
+const shippedPoints = shipped.map((row) => ({ row, origin: row.line ?? 'shipped' }));
 
-/** A measured point and where it came from; a Megatron-LM log is predicted from its own arguments. */
-interface ReplayPoint { row: CsvRow; origin: string; log?: ParseResult }
-const dropped: ReplayPoint[] = [];
+/**
+ * A measured point and where it came from; a Megatron-LM log is predicted from its own arguments. `other`:
+ * a CSV row whose source names another model than the lines' (compared with the lines all the same, and said so).
+ * `cmp`: its comparison at an HBM, kept (a render compares only what is new, or all at a new HBM).
+ */
+interface ReplayPoint { row: CsvRow; origin: string; log?: ParseResult; other?: boolean; cmp?: { hbm: number; c: Comparison } }
+/** A dropped file: its name, a digest of its text (the same file dropped again is refused), its points. */
+interface ReplayFile { name: string; digest: string; points: ReplayPoint[] }
+/** What the list under the drop zone says, in order: a file's line (with its remove control) and its warnings, or a file that gave nothing. */
+interface ReplayNote { text: string; cls: string; title?: string; file?: ReplayFile; head?: boolean }
+const replayFiles: ReplayFile[] = [];
+let replayNotes: ReplayNote[] = [];
+/**
+ * Dropped points the page takes in all: the table lists each and the chart draws each, so more would hold the tab
+ * for seconds (20,000 took 14.5 s). `flashring replay` takes any number.
+ */
+const MAX_DROPPED_POINTS = 2000;
+$('replay-limit').textContent = MAX_DROPPED_POINTS.toLocaleString('en-US');
 let replayChart: Chart | null = null;
 
 function compareReplayPoint(p: ReplayPoint, hbm: number): Comparison {
+  if (p.cmp?.hbm !== hbm) p.cmp = { hbm, c: compareFresh(p, hbm) };
+  return p.cmp.c;
+}
+
+function compareFresh(p: ReplayPoint, hbm: number): Comparison {
   const { model, par } = replayModel();
   if (!p.log) return compareOne(p.row, model, par, hbm);
   const base: Comparison = { row: p.row, modelTotalGib: null, modelActivationGib: null, modelFits: null, totalError: null, activationError: null, verdict: 'unknown' };
@@ -909,14 +930,16 @@ function replayTable(points: ReplayPoint[], cs: Comparison[]): void {
     cs.map((c, i) => {
       const r = c.row, oom = r.total_gib === null && r.fits === false;
       return [
-        points[i].origin, points[i].log ? 'its own arguments' : 'the lines', String(r.seq_len), String(r.tp ?? '?'), String(r.cp ?? '?'), r.recompute ?? '?',
+        points[i].origin, points[i].log ? 'its own arguments' : points[i].other ? 'the lines: another model' : 'the lines', String(r.seq_len), String(r.tp ?? '?'), String(r.cp ?? '?'), r.recompute ?? '?',
         { text: oom ? 'OOM' : gib(r.total_gib), cls: 'num' }, { text: c.error ? '—' : gib(c.modelTotalGib), cls: 'num', title: c.error ? pageWords(c.error) : '' },
         { text: pct(c.totalError), cls: 'num' }, { text: gib(r.activation_gib), cls: 'num' }, { text: gib(c.modelActivationGib), cls: 'num' },
         { text: pct(c.activationError), cls: 'num' }, { text: c.error ? `no prediction: ${pageWords(c.error)}` : c.verdict, cls: c.verdict.startsWith('says') ? 'wrong' : '' },
       ];
     }));
-  const own = cs.filter((_, i) => i >= shipped.length);
-  $('replay-summary').textContent = errorSummary('shipped', cs.slice(0, shipped.length)) + (own.length ? `; ${errorSummary('dropped', own)}` : '') + '.';
+  // A dropped point of another model than the lines' is no check of the model: left out of the figures, and said.
+  const own = cs.filter((_, i) => i >= shipped.length && !points[i].other), other = points.filter((p) => p.other).length;
+  $('replay-summary').textContent = errorSummary('shipped', cs.slice(0, shipped.length)) + (own.length ? `; ${errorSummary('dropped', own)}` : '') +
+    (other ? `; ${other} dropped point(s) of another model than the lines' left out of these figures (the table compares them with the lines' model, as it says)` : '') + '.';
 }
 
 function renderReplay(): void {
@@ -938,7 +961,7 @@ function renderReplay(): void {
   const { model, par } = replayModel();
   const pts = sweep(model, par, REPLAY.seqLengths, parseLines(REPLAY.lines, model, par.stack), hbm);
   const details: Breakdowns = new Map(pts.map((p) => [`${p.line}|${p.config.seqLength}`, p]));
-  const points: ReplayPoint[] = [...shipped.map((row) => ({ row, origin: row.line ?? 'shipped' })), ...dropped];
+  const points: ReplayPoint[] = [...shippedPoints, ...replayFiles.flatMap((f) => f.points)];
   const measured = points.map((p) => p.row);
   const cs = points.map((p) => compareReplayPoint(p, hbm));
   replayTable(points, cs);
@@ -947,6 +970,7 @@ function renderReplay(): void {
   replayChart = drawMemoryChart($<HTMLCanvasElement>('replay-chart'), replayChart, cfg, details);
   hooks.replay = {
     measuredPoints: measured.filter((r) => r.total_gib !== null).length, datasets: replayChart.data.datasets.map((d) => d.label),
+    files: replayFiles.map((f) => ({ name: f.name, points: f.points.length })),
     rows: cs.map((c, i) => ({ origin: points[i].origin, seq: c.row.seq_len, totalError: c.totalError, activationError: c.activationError, verdict: c.verdict, error: c.error })),
   };
 }
@@ -998,36 +1022,101 @@ function modelWarning(name: string, size: ModelSize | null, own: boolean, log?: 
     (own ? 'The table predicts it from its own arguments.' : 'Its errors in the table are against the lines\' model.') + planner;
 }
 
-function message(text: string, cls = '', title = ''): void {
-  const li = Object.assign(document.createElement('li'), { textContent: text, className: cls, title });
-  $('replay-messages').append(li);
+/** A digest of a file's text (its length and FNV-1a, 32 bits): the same file dropped again has the same. */
+function digest(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return `${text.length}:${(h >>> 0).toString(16)}`;
 }
 
-async function addReplayFile(f: File): Promise<void> {
-  const text = await f.text();
-  if (/\.csv$/i.test(f.name)) {
-    const { rows, modelRows } = measuredRows(parseCsv(text, f.name), f.name);
-    for (const row of rows) dropped.push({ row, origin: `${f.name}${row.line ? `: ${row.line}` : ''}` }); // no spread: a large file has more rows than a call takes arguments
-    message(`${f.name}: ${rows.length} point(s) added${modelRows ? `; ${modelRows} row(s) of source 'model' left out (the model's own output, not measurements)` : ''}`);
-    const models = csvModels(rows);
-    for (const size of models.length ? models : [null]) {
-      const w = modelWarning(f.name, size, false);
-      if (w) message(`⚠ ${w}`, 'warn');
-    }
-    return;
+/** A file's points and what to say about it (its first note is its line in the list). */
+type FileRead = { points: ReplayPoint[]; notes: ReplayNote[] };
+
+/** Refused: more points than the page takes (MAX_DROPPED_POINTS, `room` of them left). */
+const tooMany = (name: string, n: number, room: number) => new InputError(`it has ${n.toLocaleString('en-US')} rows, and the page takes at most ` +
+  `${MAX_DROPPED_POINTS.toLocaleString('en-US')} dropped points in all (${room.toLocaleString('en-US')} left), as its table and chart hold each one: flashring replay ${name} takes any number`);
+
+function readCsvFile(name: string, text: string, room: number): FileRead {
+  // Counted before parsing, so that a file far over the limit is refused at once (the 42 MB of 200,000 rows held the tab for minutes).
+  let lines = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && lines <= 2 * room + 2; i = text.indexOf('\n', i + 1)) lines++;
+  if (lines > 2 * room + 2) throw tooMany(name, text.split('\n').filter((l) => l.trim()).length - 1, room);
+  const { rows, modelRows } = measuredRows(parseCsv(text, name), name);
+  if (rows.length > room) throw tooMany(name, rows.length, room);
+  const { model } = replayModel(), bySource = new Map<string, boolean>();
+  const otherModel = (src: string) => {
+    if (!bySource.has(src)) { const m = sourceModel(src); bySource.set(src, !!m && modelDiff(m, model, 'lines').length > 0); }
+    return bySource.get(src)!;
+  };
+  const points = rows.map((row) => ({ row, origin: `${name}${row.line ? `: ${row.line}` : ''}`, other: otherModel(row.source) }));
+  const notes: ReplayNote[] = [{ text: `${name}: ${rows.length} point(s) added${modelRows ? `; ${modelRows} row(s) of source 'model' left out (the model's own output, not measurements)` : ''}`, cls: '' }];
+  const models = csvModels(rows);
+  for (const size of models.length ? models : [null]) {
+    const w = modelWarning(name, size, false);
+    if (w) notes.push({ text: `⚠ ${w}`, cls: 'warn' });
   }
+  return { points, notes };
+}
+
+function readLogFile(name: string, text: string, room: number): FileRead {
   const other = notALog(text);
   if (other) throw new Error(`${other}; replay takes Megatron-LM training logs and activation_memory.csv files`);
-  const res = parseMegatronLog(text, f.name);
+  const res = parseMegatronLog(text, name);
   const row = measuredRow(res.point);
   if (!row) throw new Error(`not a Megatron-LM log with a memory report or an activation_memory.csv (${res.warnings.join('; ')})`);
-  dropped.push({ row, origin: f.name, log: res });
+  if (room < 1) throw tooMany(name, 1, room);
   // What the log lacked or where it broke off is said in the list, not only on hover.
-  message(`${f.name}: 1 point added${res.warnings.length ? ` (${res.warnings.length} note(s) below)` : ''}`);
-  for (const w of res.warnings) message(`⚠ ${f.name}: ${w}`, 'warn');
+  const notes: ReplayNote[] = [{ text: `${name}: 1 point added${res.warnings.length ? ` (${res.warnings.length} note(s) below)` : ''}`, cls: '' }];
+  for (const w of res.warnings) notes.push({ text: `⚠ ${name}: ${w}`, cls: 'warn' });
   const c = configFromArgs(res.args);
-  const w = modelWarning(f.name, logModel(res), true, 'error' in c ? undefined : { row, setup: { model: c.model, parallel: c.par } });
-  if (w) message(`⚠ ${w}`, 'warn');
+  const w = modelWarning(name, logModel(res), true, 'error' in c ? undefined : { row, setup: { model: c.model, parallel: c.par } });
+  if (w) notes.push({ text: `⚠ ${w}`, cls: 'warn' });
+  return { points: [{ row, origin: name, log: res }], notes };
+}
+
+/**
+ * Adds a dropped file's points. The same file again (name and content) is refused; a file of the same name with
+ * other content replaces the one before.
+ */
+async function addReplayFile(f: File): Promise<void> {
+  const text = await f.text(), d = digest(text), same = replayFiles.find((x) => x.name === f.name);
+  if (same?.digest === d) {
+    replayNotes.push({ text: `${f.name}: already added (the same name and content): nothing added again`, cls: 'dup', file: same });
+    return;
+  }
+  const room = MAX_DROPPED_POINTS - replayFiles.reduce((a, x) => a + (x === same ? 0 : x.points.length), 0);
+  const { points, notes } = /\.csv$/i.test(f.name) ? readCsvFile(f.name, text, room) : readLogFile(f.name, text, room);
+  if (same) dropReplayFile(same);
+  const file: ReplayFile = { name: f.name, digest: d, points };
+  replayFiles.push(file);
+  if (same) notes[0].text += ' (it replaces the file of this name dropped before)';
+  notes.forEach((n, i) => replayNotes.push({ ...n, file, head: i === 0 }));
+}
+
+const dropReplayFile = (f: ReplayFile) => {
+  replayFiles.splice(replayFiles.indexOf(f), 1);
+  replayNotes = replayNotes.filter((n) => n.file !== f);
+};
+
+/** The list under the drop zone, drawn once: each file's line with a control that removes it and its points, then its warnings. */
+function renderReplayNotes(): void {
+  $('replay-messages').replaceChildren(...replayNotes.map((n) => {
+    const li = Object.assign(document.createElement('li'), { textContent: n.text, className: n.cls, title: n.title ?? '' });
+    const f = n.file;
+    if (n.head && f) {
+      const b = Object.assign(document.createElement('button'), { type: 'button', textContent: 'remove', className: 'remove' });
+      b.setAttribute('aria-label', `remove ${f.name} and its ${f.points.length} point(s)`);
+      b.addEventListener('click', () => {
+        dropReplayFile(f);
+        $('replay-status').textContent = `${f.name} removed, with its ${f.points.length} point(s).`;
+        renderReplayNotes();
+        renderReplay();
+        $('replay-files').focus(); // the control is gone: keyboard focus stays in the panel
+      });
+      li.append(' ', b);
+    }
+    return li;
+  }));
 }
 
 /** What a dropped file is when it is plainly not a log: JSON (a ring timeline goes on the ring panel) or a .npy array. */
@@ -1044,14 +1133,17 @@ function notALog(text: string): string | null {
   }
 }
 
+/** Reads the files, then draws the list, the table and the chart once. */
 async function addReplayFiles(files: File[]): Promise<void> {
   for (const f of files) {
     try {
       await addReplayFile(f);
     } catch (e) {
-      message(`${f.name}: could not be read — ${pageWords(e)}`, 'bad');
+      replayNotes.push({ text: `${f.name}: could not be read — ${pageWords(e)}`, cls: 'bad' });
     }
   }
+  $('replay-status').textContent = '';
+  renderReplayNotes();
   renderReplay();
 }
 wireDrop($('replay-drop'), $<HTMLInputElement>('replay-files'), (files) => void addReplayFiles(files));

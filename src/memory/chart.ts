@@ -204,7 +204,12 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
   });
   const bySource = new Map<string, CsvRow[]>();
   // Measured points: triangles; runs that went out of memory: a cross on the HBM line.
-  for (const r of measured) if (r.total_gib !== null || r.fits === false) bySource.set(r.source, [...(bySource.get(r.source) ?? []), r]);
+  for (const r of measured) {
+    if (r.total_gib === null && r.fits !== false) continue;
+    const rows = bySource.get(r.source);
+    if (rows) rows.push(r); // not a copy per row: a dropped file of 20,000 rows made that quadratic
+    else bySource.set(r.source, [r]);
+  }
   [...bySource.entries()].forEach(([source, rows], i) => {
     const color = LINE_COLORS[(lines.length + i) % LINE_COLORS.length];
     const oom = (r: CsvRow) => r.total_gib === null;
