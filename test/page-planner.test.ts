@@ -251,4 +251,35 @@ describe('the planner and replay panels', () => {
     expect(await p.textContent('#replay-summary')).toMatch(/; 1 dropped point\(s\): largest total error \d+\.\d%.*; 1 dropped point\(s\) of another model/);
     await p.close();
   });
+
+  it('charts for keyboards and screen readers: a label and a summary, arrow keys pick a point, errors polite not alerts', async () => {
+    const p = await open();
+    expect(await p.$$('[role="alert"]')).toEqual([]);
+    for (const id of ['planner-error', 'cp-error', 'advisor-error', 'replay-error']) expect(await p.getAttribute(`#${id}`, 'aria-live'), id).toBe('polite');
+    for (const [id, summary] of [['planner-chart', 'planner-oom'], ['replay-chart', 'replay-summary']]) {
+      const c = await p.$eval(`#${id}`, (el) => ({ label: el.getAttribute('aria-label'), described: el.getAttribute('aria-describedby'), tab: (el as HTMLElement).tabIndex }));
+      expect(c.label, id).toMatch(/^Chart: .*Peak memory per GPU \(GiB\) against sequence length/);
+      expect(c.described!.split(' '), id).toContain(summary);
+      expect(c.tab, id).toBe(0);
+    }
+    expect(await p.getAttribute('#planner-chart', 'aria-label')).toMatch(/seed-32L-4096h, Megatron-LM: 32 layers/);
+    await p.focus('#planner-chart');
+    const tip = () => p.evaluate(() => (window as unknown as { __flashring: { plannerChart: { tooltip(): string[] } } }).__flashring.plannerChart.tooltip());
+    await p.keyboard.press('ArrowRight');
+    expect(await p.textContent('#planner-chart-point')).toMatch(/^CP=1, 4K tokens: \d/);
+    await p.keyboard.press('ArrowRight');
+    await p.keyboard.press('ArrowDown');
+    const said = (await p.textContent('#planner-chart-point'))!;
+    expect(said).toMatch(/^CP=1 \+ recompute, 8K tokens: .*; weights\+grads\+Adam/);
+    expect((await tip()).join('; ')).toBe(said);
+    expect(await p.textContent('#planner-time')).toMatch(/^CP=1 \+ recompute at 8K tokens: /);
+    await p.keyboard.press('End');
+    expect(await p.textContent('#planner-chart-point')).toMatch(/^CP=1 \+ recompute, 512K tokens: .* — does not fit/); // the line's last point: its cross
+    // The replay chart: its measured points too.
+    await p.focus('#replay-chart');
+    await p.keyboard.press('ArrowUp');
+    await p.keyboard.press('ArrowUp');
+    expect(await p.textContent('#replay-chart-point')).toMatch(/^measured .*tokens: /);
+    await p.close();
+  });
 });

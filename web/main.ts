@@ -106,8 +106,59 @@ function pointTip(label: string, r: TooltipItem['raw'], details: Breakdowns, mor
   return [`measured${setup ? ` ${setup}` : ''}, ${formatTokens(r.x)} tokens: ${amount}`, `on ${clip(measured[1], 60)}`];
 }
 
+/** What the keyboard reads of a drawn chart (set at each draw) and the point it has picked. */
+interface ChartKeys { details: Breakdowns; onPoint?: (p: SweepPoint) => void; more?: (p: SweepPoint) => string[]; at: { ds: number; i: number } | null }
+const chartKeys = new WeakMap<HTMLCanvasElement, ChartKeys>();
+/** Each chart's line that says the point the keyboard picked (cleared, not announced, when the chart is drawn again). */
+const chartLive = new WeakMap<HTMLCanvasElement, HTMLElement>();
+const STEP_KEYS = ['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End'];
+
+/** The point a key moves to from `at` among the charts' pickable datasets `sets` (their indexes, each with its points' x). */
+function stepPoint(key: string, sets: { ds: number; xs: number[] }[], at: ChartKeys['at']): { ds: number; i: number } {
+  const s = sets.findIndex((x) => x.ds === at?.ds);
+  if (!at || s < 0 || at.i >= sets[s].xs.length) return { ds: sets[0].ds, i: 0 };
+  const len = sets[s].xs.length;
+  if (key === 'ArrowLeft' || key === 'ArrowRight' || key === 'Home' || key === 'End')
+    return { ds: at.ds, i: key === 'Home' ? 0 : key === 'End' ? len - 1 : Math.min(len - 1, Math.max(0, at.i + (key === 'ArrowRight' ? 1 : -1))) };
+  // Another line: its point nearest the same length.
+  const next = sets[(s + (key === 'ArrowDown' ? 1 : -1) + sets.length) % sets.length], x = sets[s].xs[at.i];
+  const i = next.xs.reduce((b, v, j) => (Math.abs(Math.log(v / x)) < Math.abs(Math.log(next.xs[b] / x)) ? j : b), 0);
+  return { ds: next.ds, i };
+}
+
+/**
+ * The keyboard's way to a chart's points (hover's alternative): arrow keys on the focused chart pick a point (left
+ * and right along a line, up and down to the next line's point nearest the same length, Home and End a line's ends),
+ * show its tooltip, say its lines in `live` (a polite live region) and, for a model point, show its breakdown as hover does.
+ */
+function chartKeyboard(canvas: HTMLCanvasElement, chart: () => Chart | null, live: HTMLElement): void {
+  canvas.tabIndex = 0;
+  chartLive.set(canvas, live);
+  canvas.addEventListener('keydown', (e) => {
+    const c = chart(), k = chartKeys.get(canvas);
+    if (!c || !k || !STEP_KEYS.includes(e.key)) return;
+    const sets = c.data.datasets.map((d, ds) => ({ ds, xs: (d.data as { x: number; source?: string }[]).filter((p) => p.source !== 'limit').map((p) => p.x) })).filter((x) => x.xs.length);
+    if (!sets.length) return;
+    e.preventDefault();
+    k.at = stepPoint(e.key, sets, k.at);
+    const el = c.getDatasetMeta(k.at.ds).data[k.at.i], active = [{ datasetIndex: k.at.ds, index: k.at.i }];
+    c.setActiveElements(active);
+    c.tooltip?.setActiveElements(active, { x: el.x, y: el.y });
+    c.update();
+    const d = c.data.datasets[k.at.ds], raw = d.data[k.at.i] as TooltipItem['raw'];
+    live.textContent = pointTip(d.label ?? '', raw, k.details, k.more).join('; ');
+    const p = k.details.get(`${d.label}|${raw.x}`);
+    if (p) k.onPoint?.(p);
+  });
+}
+
 function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: MemoryChartConfig, details: Breakdowns, onPoint?: (p: SweepPoint) => void, more?: (p: SweepPoint) => string[]): Chart {
   old?.destroy();
+  chartKeys.set(canvas, { details, onPoint, more, at: null });
+  const live = chartLive.get(canvas);
+  if (live) live.textContent = '';
+  const title = (cfg.options as { plugins: { title: { text: string[] } } }).plugins.title.text.join(' ');
+  canvas.setAttribute('aria-label', `Chart: ${title}. Peak memory per GPU (GiB) against sequence length; the line under it sums it up. Arrow keys step through its points.`);
   const opts = cfg.options as { scales: { x: Record<string, unknown> }; plugins: Record<string, unknown>; onHover?: unknown };
   opts.scales.x.ticks = { callback: (v: number | string) => formatTokens(Number(v)), autoSkip: false };
   opts.scales.x.afterBuildTicks = (axis: { min: number; max: number; ticks: { value: number }[] }) => {
@@ -632,6 +683,7 @@ function renderPlanner(typing = false): void {
   advise(typing);
 }
 hooks.plannerChart = chartProbe(() => plannerChart);
+chartKeyboard($<HTMLCanvasElement>('planner-chart'), () => plannerChart, $('planner-chart-point'));
 
 presetSelect.addEventListener('change', () => {
   setModelFields(PRESETS[presetSelect.value].model);
@@ -975,6 +1027,7 @@ function renderReplay(): void {
   };
 }
 hooks.replayChart = chartProbe(() => replayChart);
+chartKeyboard($<HTMLCanvasElement>('replay-chart'), () => replayChart, $('replay-chart-point'));
 /** Each source of the shipped points and how many it gave ("12 on torch 2.11.0+cu130 single GPU, 1x NVIDIA H200; 16 on …"). */
 const shippedSources = [...new Set(shipped.map((r) => r.source))].map((src) => `${shipped.filter((r) => r.source === src).length} on ${src.replace(/^measured: /, '')}`).join('; ');
 $('replay-about').textContent = `Shipped dataset: ${shipped.length} points (${shipped.filter((r) => r.fits === false).length} out of memory) measured: ${shippedSources}. ` +
