@@ -59,10 +59,20 @@ export interface RingOptions extends Omit<AttentionOptions, 'qPos' | 'kPos'> {
    * Default false: the measured timeline shows each rank's turn on the GPU.
    */
   pipelined?: boolean;
-  /** Called when every rank has finished a step of a phase (progress bars, live views). */
+  /**
+   * Called when every rank has finished a step of a phase (progress bars, live views). One that
+   * throws stops the run as `signal` does, and the run rejects with its error.
+   */
   onStep?: (ev: { phase: Phase; step: number; steps: number }) => void;
   /** The forward's exact running row max (src/kernels/stale.ts); ringAttention sets it from V where needed. */
   exactMax?: boolean;
+  /**
+   * Cancels the run: no rank submits any more work, the work already sent to the GPU (one rank's
+   * compute in one-device mode, which can take seconds at a large N) is waited for, the buffers
+   * are freed, and the run rejects with the signal's reason. The device is then free for another
+   * run, which sees nothing of this one (no late submissions, no errors of its work).
+   */
+  signal?: AbortSignal;
 }
 
 export interface RingResult {
@@ -80,7 +90,7 @@ export interface RingResult {
 export type { RingInputs } from './hostIO.js';
 import type { RingInputs } from './hostIO.js';
 
-/** How long a failed run waits for the other ranks' in-flight work before rejecting. */
+/** How long a run that failed because its device hung waits for the ranks' in-flight work before rejecting (other failures wait up to the step timeout). */
 const SETTLE_MS = 5_000;
 
 interface Stage {
@@ -120,15 +130,25 @@ async function makeRanks(st: Stage, pb: Problem, backward: boolean, rec: Timelin
   return ctxs;
 }
 
+/** What runAll needs of the run besides its ranks and the work: the recorder, the hang watch, pipelining, the caller's signal. */
+interface RunWatch {
+  rec: TimelineRecorder;
+  timeoutMs: number;
+  pipelined: boolean;
+  signal?: AbortSignal;
+}
+
 /**
  * Runs `work` on every rank. Rejects with a DeviceLostError naming the rank as soon as any
- * device is lost, or when no rank finishes a step for `timeoutMs`; on failure the communicator
- * is aborted and the other ranks' in-flight work is given a bounded time to settle. Pipelined,
- * the phase ends when its queued GPU work has (within `timeoutMs` of the last submission), so
- * a hang or a lost device is still caught here, and what the programs freed is free on the GPU.
+ * device is lost, when no rank finishes a step for `timeoutMs`, or with the signal's reason when
+ * the caller aborts; on failure the ranks stop submitting (stopAll) and the work already sent is
+ * waited for before this rejects, so the caller frees nothing a submitted command still uses.
+ * Pipelined, the phase ends when its queued GPU work has (within `timeoutMs` of the last
+ * submission), so a hang or a lost device is still caught here, and what the programs freed is
+ * free on the GPU.
  */
-async function runAll(ctxs: RankContext[], rec: TimelineRecorder, timeoutMs: number, phase: Phase, work: (c: RankContext) => Promise<unknown>, pipelined = false): Promise<unknown[]> {
-  const comm = ctxs[0].comm;
+async function runAll(ctxs: RankContext[], phase: Phase, work: (c: RankContext) => Promise<unknown>, w: RunWatch): Promise<unknown[]> {
+  w.signal?.throwIfAborted();
   const lostError = (c: RankContext, why: string) =>
     new DeviceLostError(`rank ${c.index} (${adapterName(c.dev.adapter)}) lost its device during the ${phase}: ${why}`, c.index);
   const devRanks = [...new Map(ctxs.map((c) => [c.dev, c])).values()];
@@ -140,44 +160,63 @@ async function runAll(ctxs: RankContext[], rec: TimelineRecorder, timeoutMs: num
     unsubscribe = devRanks.map((c) => c.dev.onLost((info) => reject(lostError(c, info.message || info.reason))));
   });
   let timer: ReturnType<typeof setInterval> | undefined;
+  const hang = new DeviceLostError(`no rank finished a ${phase} step within ${w.timeoutMs} ms (a hung device?)`);
   const hung = new Promise<never>((_, reject) => {
-    rec.lastProgress = performance.now();
+    w.rec.lastProgress = performance.now();
     timer = setInterval(() => {
-      if (performance.now() - rec.lastProgress > timeoutMs) reject(new DeviceLostError(`no rank finished a ${phase} step within ${timeoutMs} ms (a hung device?)`));
-    }, Math.min(1000, timeoutMs));
+      if (performance.now() - w.rec.lastProgress > w.timeoutMs) reject(hang);
+    }, Math.min(1000, w.timeoutMs));
   });
-  anyLost.catch(() => {});
-  hung.catch(() => {});
+  const onAbort = () => abortReject(w.signal!.reason);
+  let abortReject!: (e: unknown) => void;
+  const aborted = new Promise<never>((_, reject) => (abortReject = reject));
+  w.signal?.addEventListener('abort', onAbort, { once: true });
+  for (const p of [anyLost, hung, aborted]) p.catch(() => {});
   const drain = async <T>(x: T) => {
-    if (!pipelined) return x;
-    rec.lastProgress = performance.now();
+    if (!w.pipelined) return x;
+    w.rec.lastProgress = performance.now();
     await Promise.all(devRanks.map((c) => c.dev.device.queue.onSubmittedWorkDone()));
     return x;
   };
   const works = ctxs.map((c) => work(c));
   // The first rank to fail (a lost device, a caller's onStep cancelling) ends the phase at once:
   // the others may be waiting for its messages, which would come only at the hang watch.
-  const firstFailure = new Promise<never>((_, reject) => works.forEach((w) => w.catch(reject)));
+  const firstFailure = new Promise<never>((_, reject) => works.forEach((wk) => wk.catch(reject)));
   firstFailure.catch(() => {});
   const all = Promise.allSettled(works).then(drain);
   try {
-    const settled = await Promise.race([all, anyLost, hung, firstFailure]);
+    const settled = await Promise.race([all, anyLost, hung, aborted, firstFailure]);
     return settled.map((x) => (x as PromiseFulfilledResult<unknown>).value);
   } catch (e) {
-    comm.abort(e as Error);
-    // The other ranks, and transfers already started (a copy queued behind the one-device lock),
-    // let go of the buffers before the caller frees them; a hung device gets SETTLE_MS.
-    let settle: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([Promise.all([all, comm.settled()]), new Promise((r) => (settle = setTimeout(r, SETTLE_MS)))]);
-    clearTimeout(settle);
+    await stopAll(ctxs, all, e as Error, e === hang ? SETTLE_MS : w.timeoutMs);
     // A rank's error from its device going away names the rank (its device's lost promise may
     // resolve after the rank's own operation failed, and checkDevice's error names no rank).
     const lost = ctxs.find((c) => c.dev.lostReason);
     throw lost && !(e instanceof DeviceLostError && e.rank !== undefined) ? lostError(lost, lost.dev.lostReason!) : e;
   } finally {
     clearInterval(timer);
+    w.signal?.removeEventListener('abort', onAbort);
     for (const u of unsubscribe) u();
   }
+}
+
+/**
+ * A failed (or cancelled) phase: every rank stops submitting, the exchanges are aborted, and the
+ * work already sent is waited for (the rank programs, transfers already started, such as a copy
+ * queued behind the one-device lock, and the devices' queues), up to `boundMs` (a hung device
+ * never finishes; a rank or copy that comes to submit after that finds its buffers gone and
+ * submits nothing). Only then may the caller free the buffers, and only then does the next run
+ * on the device start: no error of this run's work can land in another's.
+ */
+async function stopAll(ctxs: RankContext[], all: Promise<unknown>, why: Error, boundMs: number): Promise<void> {
+  for (const c of ctxs) c.halt(why);
+  const comm = ctxs[0].comm;
+  comm.abort(why);
+  const queues = [...new Set(ctxs.map((c) => c.dev))].map((d) => d.device.queue.onSubmittedWorkDone().catch(() => {}));
+  let bound: ReturnType<typeof setTimeout> | undefined;
+  const done = Promise.all([all, comm.settled()]).then(() => Promise.all(queues));
+  await Promise.race([done, new Promise((r) => (bound = setTimeout(r, boundMs)))]);
+  clearTimeout(bound);
 }
 
 export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: RingInputs, opts: RingOptions = {}): Promise<RingResult> {
@@ -203,12 +242,14 @@ export async function contextParallel(
   const { R, p } = st;
   const { pb, shards } = ringProblem(s, opts, R, st.layout, p);
   const rec = new TimelineRecorder(R, st.sch.steps, opts.onStep);
+  opts.signal?.throwIfAborted();
   const ctxs = await makeRanks(st, pb, src.backward, rec);
-  const timeoutMs = opts.stepTimeoutMs ?? STEP_TIMEOUT_MS;
+  const w: RunWatch = { rec, timeoutMs: opts.stepTimeoutMs ?? STEP_TIMEOUT_MS, pipelined: st.pipelined, signal: opts.signal };
   try {
     const ios = ctxs.map((c) => loadShard(c, pb, shards, src, p));
-    const kept = await runAll(ctxs, rec, timeoutMs, 'forward', (c) => st.sch.program.forward(c, pb, ios[c.index]), st.pipelined);
-    if (src.backward) await runAll(ctxs, rec, timeoutMs, 'backward', (c) => st.sch.program.backward(c, pb, ios[c.index], kept[c.index]), st.pipelined);
+    const kept = await runAll(ctxs, 'forward', (c) => st.sch.program.forward(c, pb, ios[c.index]), w);
+    if (src.backward) await runAll(ctxs, 'backward', (c) => st.sch.program.backward(c, pb, ios[c.index], kept[c.index]), w);
+    opts.signal?.throwIfAborted();
     await collect(rowReader(pb.shape, shards, (r) => ctxs[r].dev, ios));
     const gpu = await Promise.all(ctxs.map((c) => c.timer.read()));
     for (const c of ctxs) c.free();

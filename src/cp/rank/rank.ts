@@ -118,6 +118,8 @@ export abstract class Rank {
 export class RankContext extends Rank {
   private nextInterval = 0;
   private freed = false;
+  /** Why the run stopped (a rank failed, the caller cancelled): no work of this rank is submitted after it. */
+  private halted: Error | null = null;
   readonly timer: GpuTimer;
 
   constructor(
@@ -141,6 +143,15 @@ export class RankContext extends Rank {
     this.dev.tracker.destroy(b);
   }
 
+  /**
+   * The run stopped: from now on this rank submits nothing (a compute waiting for the one-device
+   * lock or for the GPU rejects with `why` instead), so the work in flight is all there is to wait
+   * for before the buffers are freed.
+   */
+  halt(why: Error): void {
+    this.halted ??= why;
+  }
+
   /** Frees every buffer of this rank (safe on a lost device, safe twice). */
   free(): void {
     this.freed = true;
@@ -151,6 +162,7 @@ export class RankContext extends Rank {
   /** Encodes, submits and waits (pipelined: does not wait); the time counts as the step's compute. */
   async compute(st: OpenStep, label: string, encode: Encode): Promise<void> {
     const run = async () => {
+      if (this.halted) throw this.halted;
       const t0 = performance.now();
       const temps: GPUBuffer[] = [];
       let interval = -1;
@@ -164,7 +176,8 @@ export class RankContext extends Rank {
       try {
         encode(enc, temps, tw);
         const cmd = enc.finish();
-        if (!this.waitForGpu) await gpuAlone(this.dev, () => !this.freed, `rank ${this.index}: step`);
+        if (!this.waitForGpu) await gpuAlone(this.dev, () => !this.freed && !this.halted, `rank ${this.index}: step`);
+        if (this.halted) throw this.halted;
         this.dev.device.queue.submit([cmd]);
         if (this.waitForGpu) await this.dev.device.queue.onSubmittedWorkDone();
       } finally {

@@ -53,8 +53,12 @@ export interface Communicator {
   settled(): Promise<void>;
 }
 
-/** Moves matched ranges from one rank's device to another's; resolves once `to` holds the data. */
-export type Mover = (from: FlashDevice, to: FlashDevice, src: BufRange[], dst: BufRange[]) => Promise<void>;
+/**
+ * Moves matched ranges from one rank's device to another's; resolves once `to` holds the data.
+ * `abortedBy` (the communicator's abort reason, if any) is asked when the move begins (a copy
+ * behind the one-device lock begins when it has the lock): an aborted run's move submits nothing.
+ */
+export type Mover = (from: FlashDevice, to: FlashDevice, src: BufRange[], dst: BufRange[], abortedBy?: () => Error | null) => Promise<void>;
 
 /** Copy and write sizes round up to 4 bytes (WebGPU's copy granularity). */
 export const align4 = (n: number) => Math.ceil(n / 4) * 4;
@@ -71,8 +75,11 @@ export const align4 = (n: number) => Math.ceil(n / 4) * 4;
  */
 export async function gpuAlone(dev: FlashDevice, live: () => boolean, what: string): Promise<void> {
   await dev.device.queue.onSubmittedWorkDone();
-  if (!live()) throw new TransportError(`${what} abandoned: its buffers were freed while it waited for the GPU (the run had already failed: its first error is the one to act on)`);
+  if (!live()) throw abandoned(what);
 }
+
+const abandoned = (what: string) =>
+  new TransportError(`${what} abandoned: its buffers were freed while it waited for the GPU (the run had already failed: its first error is the one to act on)`);
 
 /** Several independent async sections run one at a time (one-device mode: ranks measured alone). */
 export class Mutex {
@@ -96,12 +103,17 @@ export class Mutex {
  * passes.
  */
 export function deviceCopy(lock?: Mutex, wait = true): Mover {
-  return (from, to, src, dst) => {
+  return (from, to, src, dst, abortedBy) => {
     const go = async () => {
+      const stop = abortedBy?.();
+      if (stop) throw stop;
       const enc = from.device.createCommandEncoder({ label: 'comm.copy' });
       src.forEach((s, i) => enc.copyBufferToBuffer(s.buffer, s.offset ?? 0, dst[i].buffer, dst[i].offset ?? 0, align4(s.bytes)));
       const cmd = enc.finish();
-      if (!wait) await gpuAlone(from, () => src.every((s) => from.tracker.has(s.buffer)) && dst.every((d) => to.tracker.has(d.buffer)), 'transfer (copy)');
+      const live = () => src.every((s) => from.tracker.has(s.buffer)) && dst.every((d) => to.tracker.has(d.buffer));
+      if (!wait) await gpuAlone(from, live, 'transfer (copy)');
+      // Waited behind the one-device lock: a run that failed meanwhile and gave up waiting (a hung device) may have freed them.
+      else if (!live()) throw abandoned('transfer (copy)');
       from.device.queue.submit([cmd]);
       if (wait) await from.device.queue.onSubmittedWorkDone();
       checkDevice(from, 'transfer (copy)');
@@ -141,7 +153,9 @@ export async function withStaged<T>(dev: FlashDevice, src: BufRange[], charge: (
 
 /** Staging bytes are charged to the sending rank through `charge` (per-rank memory ledger). */
 export function staging(charge: (dev: FlashDevice, bytes: number) => void = () => {}): Mover {
-  return async (from, to, src, dst) => {
+  return async (from, to, src, dst, abortedBy) => {
+    const stop = abortedBy?.();
+    if (stop) throw stop;
     if (from === to) return deviceCopy()(from, to, src, dst);
     await withStaged(from, src, (b) => charge(from, b), (data, offsets) =>
       dst.forEach((d, i) => to.device.queue.writeBuffer(d.buffer, d.offset ?? 0, data, offsets[i], align4(src[i].bytes))));
@@ -211,7 +225,7 @@ export class InProcessCommunicator implements Communicator {
     if (this.aborted) throw this.aborted;
     if (!src.length) return nothing();
     const start = performance.now();
-    await this.track(this.mover(this.devices[rank], this.devices[rank], src, dst));
+    await this.track(this.mover(this.devices[rank], this.devices[rank], src, dst, () => this.aborted));
     return { bytes: 0, messages: 0, start, end: performance.now() };
   }
 
@@ -243,7 +257,7 @@ export class InProcessCommunicator implements Communicator {
     const start = performance.now();
     const self = from === to; // a rank sending to itself moves nothing over a link
     const bytes = self ? 0 : src.reduce((a, s) => a + s.bytes, 0);
-    this.track(this.mover(this.devices[from], this.devices[to], src, dst)).then(
+    this.track(this.mover(this.devices[from], this.devices[to], src, dst, () => this.aborted)).then(
       () => ch.resolve({ bytes, messages: self ? 0 : 1, start, end: performance.now() }),
       (e) => ch.reject(e),
     );
