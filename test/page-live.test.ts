@@ -78,4 +78,32 @@ describe('the live panel in headless Chromium', () => {
     expect(gpuWarnings.filter((w) => /destroyed/.test(w))).toEqual([]);
     expect(consoleErrors).toEqual([]);
   }, 400_000);
+
+  it('one-device mode: the results give the predicted overlap, labelled so, agreeing with the comm fraction (no measured overlap beside it)', async () => {
+    type Overlap = { source: string; efficiency: number; transferMs: number; exposedMs: number };
+    const run = async (selects: Record<string, string>, fields: Record<string, string> = {}) => {
+      await fill(page, { N: '64', D: '16', H: '2', R: '2', ...fields }, { scheme: 'p2p', precision: 'f32', ...selects });
+      await page.click('#live-run');
+      await liveDone(page);
+      const live = await hooks<Live & { mode: string; overlap: Overlap; predicted: { commFraction: number; totalMs: number } }>(page, 'live');
+      expect(live.failed).toBeUndefined();
+      return { live, text: (await page.textContent('#live-results'))! };
+    };
+    // NVLink: the overlap is the prediction's exposed communication (the comm fraction's) over its modelled transfer.
+    const fast = await run({ link: 'nvlink-h200' });
+    expect(fast.live.mode).toBe('one-device');
+    expect(fast.live.overlap.source).toBe('predicted');
+    expect(fast.text).toMatch(/overlap efficiency, predicted on nvlink-h200[\d.]+% of the modelled transfer hidden behind compute \(exposed [\d.]+ of [\d.]+ ms; not measured: the ranks take turns on this GPU\)/);
+    expect(fast.text).not.toMatch(/unhidden transfer/);
+    expect(fast.live.overlap.exposedMs).toBeCloseTo(fast.live.predicted.commFraction * fast.live.predicted.totalMs, 9);
+    expect(fast.live.overlap.exposedMs).toBeLessThanOrEqual(fast.live.overlap.transferMs + 1e-12);
+    expect(fast.live.overlap.efficiency).toBeCloseTo(1 - fast.live.overlap.exposedMs / fast.live.overlap.transferMs, 9);
+    // A slow link (1 Mbit/s): the transfers show, in both figures.
+    await fill(page, { gbps: '0.001', lat: '5' }, { link: 'custom' });
+    const slow = await run({});
+    expect(slow.live.predicted.commFraction).toBeGreaterThan(0.5);
+    expect(slow.live.overlap.efficiency).toBeLessThan(0.5);
+    expect(slow.text).toMatch(/overlap efficiency, predicted on custom/);
+    await page.selectOption('#live-form select[name=link]', 'nvlink-h200');
+  }, 300_000);
 });
