@@ -106,4 +106,23 @@ describe('the live panel in headless Chromium', () => {
     expect(slow.text).toMatch(/overlap efficiency, predicted on custom/);
     await page.selectOption('#live-form select[name=link]', 'nvlink-h200');
   }, 300_000);
+
+  it('Tune says its candidates in the page\'s words (tile sizes); one too large for workgroup memory is skipped as that, with no advice to change D', async () => {
+    await fill(page, { N: '32', D: '64', H: '1', R: '1' }, { precision: 'f32' });
+    await page.click('#live-tune');
+    // Until a candidate has been timed after at least one was skipped (the largest tiles come first), or three were timed.
+    await page.waitForFunction(() => {
+      const lines = (window as unknown as { __flashring: { tuneLines?: string[] } }).__flashring.tuneLines ?? [];
+      const timed = lines.filter((l) => / ms$/.test(l)).length;
+      return (timed >= 1 && lines.some((l) => /skipped/.test(l))) || timed >= 3;
+    }, null, { timeout: 240_000 });
+    await page.click('#live-cancel');
+    await page.waitForFunction(() => (window as unknown as { __flashring: { tune?: { done?: boolean } } }).__flashring.tune?.done === true, null, { timeout: 240_000 });
+    const lines = await hooks<string[]>(page, 'tuneLines');
+    for (const l of lines) {
+      expect(l).not.toMatch(/FLASHRING_|smaller head dim|\bpins\b/);
+      if (/candidate/.test(l)) expect(l).toMatch(/^(forward|backward) candidate tile \d+×\d+(, (with|no) prefetch)?: ([\d.]+ ms|skipped, too large for this GPU's workgroup memory \(needs \d+ bytes, it has \d+\)|skipped, too many invocations per workgroup for this GPU \(\d+, it takes \d+\))$/);
+    }
+    expect(lines.some((l) => /^forward candidate tile \d+×\d+.*: [\d.]+ ms$/.test(l))).toBe(true);
+  }, 400_000);
 });

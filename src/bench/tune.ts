@@ -179,7 +179,7 @@ async function trials(
       out.push({ trial: { kind, pins, ms: null, error: /; tried [^:]+: (.*)$/.exec(why)?.[1] ?? why }, tuning: c });
     }
     const last = out[out.length - 1].trial;
-    o.progress(`  ${kind} ${pins}: ${last.ms === null ? `skipped (${last.error})` : `${last.ms.toFixed(3)} ms`}`);
+    o.progress(`  ${kind} ${pins}: ${last.ms === null ? `skipped (${last.error})` : `${last.ms.toFixed(3)} ms`}`, { ...last, tuning: c });
   }
   return out;
 }
@@ -208,8 +208,8 @@ const fastest = (xs: { trial: TuneTrial; tuning: KernelTuning }[]) =>
 export interface TuneOptions {
   /** Search even where the store holds the key. */
   fresh?: boolean;
-  /** A line per candidate timed. */
-  progress?: (line: string) => void;
+  /** A line per candidate timed (with the trial and its pins, for callers that say it in their own words). */
+  progress?: (line: string, trial?: TuneTrial & { tuning: KernelTuning }) => void;
   /** The candidates searched (default tuneCandidates; tests search fewer). */
   candidates?: typeof tuneCandidates;
   /**
