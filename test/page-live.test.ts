@@ -125,4 +125,24 @@ describe('the live panel in headless Chromium', () => {
     }
     expect(lines.some((l) => /^forward candidate tile \d+×\d+.*: [\d.]+ ms$/.test(l))).toBe(true);
   }, 400_000);
+
+  it('timelines count steps from 1, as index.html\'s example and the CLI: a file\'s steps 0 and 1 are drawn as step 1 and step 2', async () => {
+    const tl = { kind: 'flashring.timeline', version: 1, R: 2, layout: 'zigzag', adapters: ['x'], summary: { overlapEfficiency: 0.5 },
+      phases: [{ phase: 'forward', wallMs: 10, steps: [0, 1].flatMap((step) => [0, 1].map((rank) => ({ step, rank, label: 'ring', start: step * 5, computeEnd: step * 5 + 3, transferEnd: step * 5 + 4, end: step * 5 + 4, transferMs: 2, idleMs: 1 }))) }] };
+    await page.setInputFiles('#timeline-file', { name: 'steps.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(tl)) });
+    await page.waitForFunction(() => /showing steps\.json/.test(document.getElementById('live-status')!.textContent ?? ''));
+    type Steps = { axis(id: string): string[]; at(id: string, ph: string, st: number, r: number): { x: number; y: number } | null; tip(id: string): string };
+    const steps = (f: string, ...a: unknown[]) => page.evaluate(([fn, args]) => {
+      const t = (window as unknown as { __flashring: { timelineSteps: Record<string, (...x: unknown[]) => unknown> } }).__flashring.timelineSteps;
+      return t[fn as string](...(args as unknown[]));
+    }, [f, a] as const);
+    expect(await steps('axis', 'timeline')).toEqual(['step 1 fwd · ring', 'step 2 fwd · ring']);
+    await page.locator('#timeline').scrollIntoViewIfNeeded();
+    const at = (await steps('at', 'timeline', 'forward', 1, 0)) as ReturnType<Steps['at']>;
+    expect(at).not.toBeNull();
+    await page.mouse.move(at!.x, at!.y);
+    expect(await steps('tip', 'timeline')).toBe('step 2 fwd · ring, rank 0\ncompute 3 ms · transfer 2 ms · idle 1 ms');
+    await page.mouse.move(0, 0);
+    expect((await page.$$eval('#live p.note', (ps) => ps.map((x) => x.textContent ?? ''))).join(' ')).toMatch(/step 3 fwd · ring/);
+  });
 });

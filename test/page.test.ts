@@ -467,9 +467,9 @@ describe('the page in headless Chromium', () => {
     await page.setInputFiles('#timeline-file', { name: 'ring.timeline.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(tl)) });
     await page.waitForFunction(() => /showing ring\.timeline\.json: R=2 zigzag/.test(document.getElementById('live-status')!.textContent ?? ''));
     // Each step named on the chart (its column's label above the rank rows), and its own tooltip per rank.
-    expect(await stepAxis(page, 'timeline')).toEqual(['step 0 fwd', 'step 1 fwd']);
-    expect(await hoverStep(page, 'timeline', 'forward', 1, 1)).toBe('step 1 fwd, rank 1\ncompute 3 ms · transfer 2 ms · idle 1 ms');
-    expect(await hoverStep(page, 'timeline', 'forward', 0, 0)).toBe('step 0 fwd, rank 0\ncompute 3 ms · transfer 2 ms · idle 1 ms');
+    expect(await stepAxis(page, 'timeline')).toEqual(['step 1 fwd', 'step 2 fwd']); // counted from 1 (the file's step 0 is step 1)
+    expect(await hoverStep(page, 'timeline', 'forward', 1, 1)).toBe('step 2 fwd, rank 1\ncompute 3 ms · transfer 2 ms · idle 1 ms');
+    expect(await hoverStep(page, 'timeline', 'forward', 0, 0)).toBe('step 1 fwd, rank 0\ncompute 3 ms · transfer 2 ms · idle 1 ms');
     await page.mouse.move(0, 0);
     await page.setInputFiles('#timeline-file', { name: 'other.json', mimeType: 'application/json', buffer: Buffer.from('{"a":1}') });
     await page.waitForFunction(() => /other\.json could not be read/.test(document.getElementById('live-status')!.textContent ?? ''));
@@ -644,7 +644,7 @@ describe('the page in headless Chromium', () => {
       expect(text).toMatch(want);
     expect(await blankCanvas(page, 'timeline')).toBe(false);
     expect(await blankCanvas(page, 'timeline-predicted')).toBe(false);
-    // Both timelines name their steps on the chart ("step 0 fwd · a2a-in", or as much as the column leaves room for) and in each step's tooltip.
+    // Both timelines name their steps on the chart ("step 1 fwd · a2a-in", or as much as the column leaves room for) and in each step's tooltip.
     for (const id of ['timeline', 'timeline-predicted']) {
       const axis = await stepAxis(page, id);
       expect(axis.length, id).toBeGreaterThanOrEqual(2);
@@ -652,9 +652,9 @@ describe('the page in headless Chromium', () => {
     }
     const t = '[\\d.e+-]+ m?s'; // a duration to three significant digits
     // (A step too short to point at, as the all-to-alls on NVLink, is named with the steps beside it.)
-    expect(await hoverStep(page, 'timeline', 'forward', 0, 0)).toMatch(new RegExp(`^step 0 fwd · a2a-in, rank 0\ncompute ${t} · transfer ${t} · idle ${t}`, 'm'));
-    expect(await hoverStep(page, 'timeline-predicted', 'backward', 0, 1)).toMatch(new RegExp(`^step 0 bwd · [\\w+-]+, rank 1\ncompute ${t} · transfer ${t}( after it| behind it)? · step ${t}$`, 'm'));
-    expect(await hoverStep(page, 'timeline-predicted', 'forward', 1, 0)).toMatch(new RegExp(`^step 1 fwd · [\\w+-]+, rank 0\ncompute ${t} · transfer ${t}( after it| behind it)? · step ${t}$`, 'm'));
+    expect(await hoverStep(page, 'timeline', 'forward', 0, 0)).toMatch(new RegExp(`^step 1 fwd · a2a-in, rank 0\ncompute ${t} · transfer ${t} · idle ${t}`, 'm'));
+    expect(await hoverStep(page, 'timeline-predicted', 'backward', 0, 1)).toMatch(new RegExp(`^step 1 bwd · [\\w+-]+, rank 1\ncompute ${t} · transfer ${t}( after it| behind it)? · step ${t}$`, 'm'));
+    expect(await hoverStep(page, 'timeline-predicted', 'forward', 1, 0)).toMatch(new RegExp(`^step 2 fwd · [\\w+-]+, rank 0\ncompute ${t} · transfer ${t}( after it| behind it)? · step ${t}$`, 'm'));
     await page.mouse.move(0, 0);
     // a2a+p2p with its group sizes, on a custom link.
     await page.selectOption('#live-form select[name=scheme]', 'a2a+p2p');

@@ -208,10 +208,12 @@ interface StepColumn { phase: string; step: number; label: string; x0: number; x
 const drawn = new Map<string, { boxes: StepBox[]; axis: string[] }>();
 
 const PHASE_SHORT: Record<string, string> = { forward: 'fwd', backward: 'bwd' };
+/** A step as people count it, from 1 (as the CLI's progress and timeline table; a timeline file's `step` counts from 0). */
+const shownStep = (step: number) => step + 1;
 
 /** "step 3 fwd · ring, rank 1": which step of which phase, what it does, and whose. */
 const stepTitle = (phase: string, step: number, label: string, rank?: number) =>
-  `step ${step} ${PHASE_SHORT[phase] ?? phase}${label ? ` · ${label}` : ''}${rank === undefined ? '' : `, rank ${rank}`}`;
+  `step ${shownStep(step)} ${PHASE_SHORT[phase] ?? phase}${label ? ` · ${label}` : ''}${rank === undefined ? '' : `, rank ${rank}`}`;
 
 function clearTimeline(): void {
   for (const id of CANVASES) {
@@ -262,7 +264,8 @@ function drawStepAxis(id: string, g: CanvasRenderingContext2D, cols: StepColumn[
     const at = col.x0 + 2, room = Math.min(col.x1, ...later) - at - 2;
     if (at < taken + 4) return;
     const ph = PHASE_SHORT[col.phase] ?? col.phase;
-    const text = [stepTitle(col.phase, col.step, col.label), `step ${col.step} ${ph}`, `${col.step} ${ph}`, String(col.step)].find((t) => g.measureText(t).width <= room);
+    const n = shownStep(col.step);
+    const text = [stepTitle(col.phase, col.step, col.label), `step ${n} ${ph}`, `${n} ${ph}`, String(n)].find((t) => g.measureText(t).width <= room);
     if (!text) return;
     g.fillStyle = '#333';
     g.fillText(text, at, top - 7);

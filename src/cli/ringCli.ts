@@ -12,14 +12,15 @@ import { OutputPlan } from './files.js';
 import { RingArgs } from './ringArgs.js';
 import { progressOnTerminal } from './progress.js';
 
-function formatTimeline(tl: RingTimeline): string {
+/** The CLI's timeline table (steps counted from 1, as its progress line and the page; ranks from 0, as everywhere). */
+export function formatTimeline(tl: RingTimeline): string {
   const lines = [`CP R=${tl.R} ${tl.scheme}${tl.scheme === 'a2a+p2p' ? ` ${tl.hierarchy.join(',')}` : ''} layout=${tl.layout} causal=${tl.causal} ${tl.precision} ${tl.mode} on ${[...new Set(tl.adapters)].join(', ')}`];
   lines.push(`  work per rank (visible scores under the mask): ${tl.schedule.workPerRank.join(', ')}  (imbalance ${tl.schedule.imbalance.toFixed(3)})`);
   for (const ph of tl.phases) {
     lines.push(`  ${ph.phase}: ${ph.wallMs.toFixed(1)} ms wall`);
     lines.push('    step rank what           from  compute(ms)  gpu(ms)  transfer(ms)  bytes       idle(ms)');
     for (const st of ph.steps)
-      lines.push(`    ${String(st.step).padStart(4)} ${String(st.rank).padStart(4)} ${st.label.padEnd(14)} ${String(st.kvFrom).padStart(4)}  ${st.computeMs.toFixed(2).padStart(11)}  ${(st.gpuComputeMs ?? NaN).toFixed(2).padStart(7)}  ${st.transferMs.toFixed(2).padStart(12)}  ${String(st.transferBytes).padStart(10)}  ${st.idleMs.toFixed(2).padStart(8)}`);
+      lines.push(`    ${String(st.step + 1).padStart(4)} ${String(st.rank).padStart(4)} ${st.label.padEnd(14)} ${String(st.kvFrom).padStart(4)}  ${st.computeMs.toFixed(2).padStart(11)}  ${(st.gpuComputeMs ?? NaN).toFixed(2).padStart(7)}  ${st.transferMs.toFixed(2).padStart(12)}  ${String(st.transferBytes).padStart(10)}  ${st.idleMs.toFixed(2).padStart(8)}`);
   }
   const sm = tl.summary;
   lines.push(`  overlap efficiency ${(100 * sm.overlapEfficiency).toFixed(1)}%, unhidden transfer ${(100 * sm.unhiddenFraction).toFixed(1)}% of step time, ${sm.bytesMoved} bytes moved`);

@@ -183,7 +183,7 @@ export class RankContext extends Rank {
       } finally {
         for (const b of temps) this.dev.tracker.destroy(b);
       }
-      checkDevice(this.dev, `rank ${this.index} ${st.phase} step ${st.step} (${label})`);
+      checkDevice(this.dev, `rank ${this.index} ${st.phase} step ${st.step + 1} (${label})`); // steps counted from 1, as the CLI and the page show them
       if (interval >= 0) st.gpuIntervals.push(interval);
       else if (asked) st.gpuIntervals.push(-1);   // timed passes with no interval left: the step's GPU time is unknown
       st.computeMs += performance.now() - t0;
