@@ -145,4 +145,27 @@ describe('the live panel in headless Chromium', () => {
     await page.mouse.move(0, 0);
     expect((await page.$$eval('#live p.note', (ps) => ps.map((x) => x.textContent ?? ''))).join(' ')).toMatch(/step 3 fwd · ring/);
   });
+
+  it('each timeline\'s caption sits right under its drawing (no blank band between them)', async () => {
+    await fill(page, { N: '64', D: '16', H: '2', R: '2', window: '-1,-1', docs: '1' }, { scheme: 'p2p', precision: 'f32', link: 'nvlink-h200' });
+    await page.click('#live-run');
+    await liveDone(page);
+    expect((await hooks<Live>(page, 'live')).failed).toBeUndefined();
+    for (const id of ['timeline', 'timeline-predicted']) {
+      // The tallest run of blank pixel rows between the first and the last drawn row of the canvas.
+      const gap = await page.evaluate((i) => {
+        const c = document.getElementById(i) as HTMLCanvasElement, d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+        const inked = (y: number) => { for (let x = 0; x < c.width; x++) if (d[(y * c.width + x) * 4 + 3]) return true; return false; };
+        const rows = Array.from({ length: c.height }, (_, y) => inked(y));
+        const first = rows.indexOf(true), last = rows.lastIndexOf(true);
+        let best = 0, run = 0;
+        for (let y = first; y <= last; y++) { run = rows[y] ? 0 : run + 1; best = Math.max(best, run); }
+        return { best, blankBelow: c.height - 1 - last, height: c.height };
+      }, id);
+      expect(gap.best, id).toBeLessThan(20);
+      expect(gap.blankBelow, id).toBeLessThan(10);
+    }
+    mkdirSync(out, { recursive: true });
+    await page.locator('#live').screenshot({ path: join(out, 'page-live-timelines.png') });
+  }, 300_000);
 });

@@ -224,17 +224,23 @@ function clearTimeline(): void {
   for (const tip of Array.from(document.querySelectorAll<HTMLElement>('.chart-tip'))) tip.hidden = true;
 }
 
+/** The tallest a timeline canvas gets (many ranks share it); fewer ranks take less (frame). */
+const FRAME_HEIGHT = 220;
+
 /**
  * The canvas cleared, with rank rows of at most 40 px and a time axis from `left` over `totalMs`, its ticks in ms
  * under the rows (each timeline on its own scale: a one-device run's wall time can be ten times its prediction's).
  */
 function frame(id: string, R: number, totalMs: number) {
   const c = $<HTMLCanvasElement>(id);
+  const top = 30, rowH = Math.min(40, (FRAME_HEIGHT - top - 32) / R);
+  // As tall as the rows, the ticks and the caption (drawn at the bottom): no blank band between the drawing and its caption.
+  c.height = Math.ceil(top + R * rowH + 36);
   const g = c.getContext('2d')!;
   g.clearRect(0, 0, c.width, c.height);
   drawn.set(id, { boxes: [], axis: [] });
   g.font = '12px system-ui';
-  const left = 70, w = c.width - left - 10, top = 30, rowH = Math.min(40, (c.height - top - 32) / R), span = totalMs || 1;
+  const left = 70, w = c.width - left - 10, span = totalMs || 1;
   g.fillStyle = '#333';
   for (let r = 0; r < R; r++) g.fillText(`rank ${r}`, 4, top + r * rowH + rowH / 2);
   const X = (ms: number) => left + (ms / span) * w;
