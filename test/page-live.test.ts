@@ -168,4 +168,40 @@ describe('the live panel in headless Chromium', () => {
     mkdirSync(out, { recursive: true });
     await page.locator('#live').screenshot({ path: join(out, 'page-live-timelines.png') });
   }, 300_000);
+
+  it('the live form lives in the URL hash: kept by a reload and a planner edit, followed on a hash edit, bad values refused in the form\'s words', async () => {
+    await fill(page, { N: '512', H: '8', R: '4', window: '128,0', gbps: '100', lat: '3' }, { scheme: 'a2a', link: 'custom', layout: 'striped' });
+    await page.uncheck('#live-form input[name=causal]');
+    const q = () => new URLSearchParams(new URL(page.url()).hash.slice(1));
+    expect(Object.fromEntries(['lN', 'lH', 'lR', 'lwindow', 'lscheme', 'llink', 'lgbps', 'llat', 'llayout', 'lcausal'].map((k) => [k, q().get(k)])))
+      .toEqual({ lN: '512', lH: '8', lR: '4', lwindow: '128,0', lscheme: 'a2a', llink: 'custom', lgbps: '100', llat: '3', llayout: 'striped', lcausal: '0' });
+    // A planner edit rewrites the hash with the live form in it.
+    await page.fill('input[name=tp]', '2');
+    expect(q().get('tp')).toBe('2');
+    expect(q().get('lN')).toBe('512');
+    await page.reload();
+    await ready(page);
+    const value = (n: string) => page.inputValue(`#live-form [name=${n}]`);
+    expect(await Promise.all(['N', 'H', 'R', 'window', 'scheme', 'link', 'gbps', 'layout'].map(value))).toEqual(['512', '8', '4', '128,0', 'a2a', 'custom', '100', 'striped']);
+    expect(await page.isChecked('#live-form input[name=causal]')).toBe(false);
+    expect(await page.isVisible('#live-form input[name=gbps]')).toBe(true); // the custom link's fields shown
+    // Edited in the same tab: followed; bad values marked beside their fields and said in the status line.
+    const edited = q();
+    edited.set('lR', '9');
+    await page.evaluate((h) => { location.hash = h; }, edited.toString());
+    await page.waitForFunction(() => (document.querySelector('#live-form input[name=R]') as HTMLInputElement).value === '9');
+    expect(await page.textContent('#live-status')).toBe('Ranks R must be a whole number from 1 to 8 (it is 9).');
+    expect(await page.getAttribute('#live-form input[name=R]', 'aria-invalid')).toBe('true');
+    edited.set('lR', '4');
+    edited.set('lscheme', 'ring-of-fire');
+    await page.evaluate((h) => { location.hash = h; }, edited.toString());
+    await page.waitForFunction(() => /^Scheme must be one of /.test(document.getElementById('live-status')!.textContent ?? ''));
+    expect(await page.textContent('#live-status')).toBe('Scheme must be one of p2p, all_gather, a2a, a2a+p2p.');
+    // A hash without the live form's keys gives its defaults.
+    await page.evaluate(() => { location.hash = 'tp=1'; });
+    await page.waitForFunction(() => (document.querySelector('#live-form input[name=N]') as HTMLInputElement).value === '256');
+    expect(await Promise.all(['N', 'R', 'scheme', 'link'].map(value))).toEqual(['256', '2', 'p2p', 'nvlink-h200']);
+    expect(await page.isChecked('#live-form input[name=causal]')).toBe(true);
+    expect(consoleErrors).toEqual([]);
+  });
 });

@@ -697,6 +697,47 @@ class LivePanel {
   }
 }
 
+/** The live form's fields in the URL hash, each as `l` + its name ("lN=4096&lscheme=a2a&lcausal=0"). */
+const LIVE_VIEW = ['N', 'D', 'H', 'R', 'layout', 'precision', 'causal', 'window', 'docs', 'backward', 'tuned', 'scheme', 'hcp', 'link', 'gbps', 'lat'];
+const liveField = (n: string) => $<HTMLFormElement>('live-form').elements.namedItem(n) as HTMLInputElement | HTMLSelectElement;
+
+/** Writes the live form into the view's hash parameters (web/main.ts's saveView, and each edit of the form). */
+export function saveLiveView(q: URLSearchParams): void {
+  for (const n of LIVE_VIEW) {
+    const el = liveField(n);
+    q.set(`l${n}`, el instanceof HTMLInputElement && el.type === 'checkbox' ? (el.checked ? '1' : '0') : el.value);
+  }
+}
+
+/**
+ * Reads the live form from the view's hash parameters (a field the hash leaves out takes the page's
+ * default); a bad value is kept in its field and refused there, and in the status line, in the form's
+ * words, as Run would (a select given no option of its own reads as none: "Scheme must be one of …").
+ */
+export function loadLiveView(q: URLSearchParams): void {
+  for (const n of LIVE_VIEW) {
+    const el = liveField(n), v = q.get(`l${n}`);
+    if (el instanceof HTMLSelectElement) el.value = v ?? (Array.from(el.options).find((o) => o.defaultSelected) ?? el.options[0])?.value ?? '';
+    else if (el.type === 'checkbox') el.checked = v === null ? el.defaultChecked : v === '1';
+    else el.value = v ?? el.defaultValue;
+  }
+  const form = $<HTMLFormElement>('live-form');
+  form.dispatchEvent(new Event('change')); // the a2a+p2p sizes and the custom link show where they apply
+  try {
+    checkLiveForm(form);
+  } catch (e) {
+    if (!(e instanceof FieldError)) throw e;
+    $('live-status').textContent = e.message;
+  }
+}
+
+/** Each edit of the live form goes into the URL hash, beside the rest of the view. */
+function saveLiveEdits(): void {
+  const q = new URLSearchParams(location.hash.slice(1));
+  saveLiveView(q);
+  if (location.hash !== `#${q}`) history.replaceState(null, '', `#${q}`);
+}
+
 /** Wires the live panel (form, Run, Tune, Cancel, timeline drop) and reports through `hooks.live`. */
 export function setupLive(hooks: Record<string, unknown>): void {
   const gpu = (navigator as Navigator & { gpu?: GPU }).gpu;
@@ -708,10 +749,12 @@ export function setupLive(hooks: Record<string, unknown>): void {
   wireSchemeFields(p.form);
   // A wrong field is marked as it is typed (Run says it too), its mark gone once it is right.
   p.form.addEventListener('input', () => {
+    saveLiveEdits();
     try {
       checkLiveForm(p.form);
     } catch { /* marked beside its field */ }
   });
+  p.form.addEventListener('change', saveLiveEdits);
   wireStepTips(hooks);
   p.runBtn.addEventListener('click', () => {
     const id = ++p.runId;
@@ -887,7 +930,8 @@ function wireSchemeFields(form: HTMLFormElement): void {
   // The schemes as the registry lists them (src/cp/schemes/registry.ts), each with its one line.
   for (const d of schemeDefs()) el('scheme').add(Object.assign(new Option(d.name, d.name), { title: d.about }));
   const sync = () => {
-    (form.querySelector('.hcp') as HTMLElement).hidden = !schemeDef(el('scheme').value).defaultSizes;
+    const scheme = el('scheme').value; // none where the URL named no scheme of the list (refused in the form's words)
+    (form.querySelector('.hcp') as HTMLElement).hidden = !(schemeNames().includes(scheme as Scheme) && schemeDef(scheme).defaultSizes);
     (form.querySelector('.custom-link') as HTMLElement).hidden = el('link').value !== 'custom';
   };
   form.addEventListener('change', sync);

@@ -12,7 +12,7 @@ import { MemoryChartConfig, breakdownRows, chartNotes, formatTokens, memoryChart
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
 import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
 import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel } from '../src/memory/compare.js';
-import { setupLive } from './live.js';
+import { loadLiveView, saveLiveView, setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
 import { InputError } from '../src/errors.js';
 import { FieldError, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
@@ -335,6 +335,7 @@ function loadView(): void {
   known('cplink', (x) => LINK_NAMES.includes(x));
   loadCpView(q);
   ignored.push(...advisor.load(q));
+  loadLiveView(q);
   controlsFromLines();
   $('view-note').textContent = ignored.length ? `This link's ${ignored.join(', ')} ${ignored.length === 1 ? 'is not a value' : 'are not values'} the page knows: set aside, the default shown instead.` : '';
   hooks.ignoredView = ignored;
@@ -355,6 +356,7 @@ function saveView(): void {
   }
   saveCpView(q);
   advisor.save(q);
+  saveLiveView(q);
   if (location.hash === `#${q}`) return;
   history.replaceState(null, '', `#${q}`);
   // A link copied (or shown) before is not this view's any more.
