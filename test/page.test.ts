@@ -486,7 +486,7 @@ describe('the page in headless Chromium', () => {
     await liveForm(page, { N: '32', D: '16', H: '1', R: '1' }, 'f32');
     await page.click('#live-tune');
     // Cancelled once a candidate has been timed: in the middle of the search, not before it.
-    await page.waitForFunction(() => /^(fwd|bwd) /.test(document.getElementById('live-status')!.textContent ?? ''), null, { timeout: 120_000 });
+    await page.waitForFunction(() => /^(forward|backward) candidate /.test(document.getElementById('live-status')!.textContent ?? ''), null, { timeout: 120_000 });
     expect(await page.isEnabled('#live-cancel')).toBe(true);
     await page.click('#live-cancel');
     await page.waitForFunction(() => (window as unknown as { __flashring: { tune?: { done?: boolean } } }).__flashring.tune?.done === true, null, { timeout: 120_000 });
