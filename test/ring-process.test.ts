@@ -91,5 +91,8 @@ describe('ranks in separate processes: more ranks, layouts, the wrapper, failure
     // (it was an uncaught exception in the parent, and the run went on to succeed).
     class Cancelled extends Error {}
     await expect(ringAttentionProcesses(s, x, { ranks: 2, causal: true, onStep: () => { throw new Cancelled('cancelled'); } })).rejects.toBeInstanceOf(Cancelled);
+    // So does its signal (RingOptions.signal), aborted at the first step's end.
+    const ac = new AbortController();
+    await expect(ringAttentionProcesses(s, x, { ranks: 2, causal: true, signal: ac.signal, onStep: () => ac.abort(new Cancelled('by signal')) })).rejects.toThrow('by signal');
   }, 60_000);
 });

@@ -115,6 +115,7 @@ export function gpuPerRankWrapper(R: number, devices = nvidiaDevices()): string[
 /** The ring over R rank processes; the same result as ringAttention, with mode 'processes'. */
 export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, opts: ProcessRingOptions): Promise<RingResult> {
   const { R, layout, sch } = checkRing(s, opts, opts.ranks);
+  opts.signal?.throwIfAborted();
   if (opts.precision !== undefined) precisionRequest(opts.precision);
   const src = hostSource(s, t);
   src.check?.();
@@ -163,11 +164,15 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
     let ready = 0, forwardDone = 0, finished = false, last = performance.now();
     const tell = (k: ChildProcess, m: object) => { if (k.connected) k.send(m, () => {}); };   // a gone process reports through 'exit'
     const watchdog = setInterval(() => { if (performance.now() - last > timeoutMs) fail(new DeviceLostError(`no rank process sent anything within ${timeoutMs} ms (a hung device?)`)); }, Math.min(1000, timeoutMs));
+    // The caller's cancel (RingOptions.signal) fails the run as a throwing onStep does; each rank's device is its own.
+    const onAbort = () => fail(opts.signal!.reason);
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
     /** Aborts every rank, waits (at most SETTLE_MS) for the processes to end, then kills what is left and rejects. */
     function fail(e: Error) {
       if (finished) return;
       finished = true;
       clearInterval(watchdog);
+      opts.signal?.removeEventListener('abort', onAbort);
       for (const k of kids) { tell(k, { type: 'abort', why: e.message }); if (k.connected) k.disconnect(); }
       const gone = kids.map((k) => (k.exitCode !== null || k.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => k.once('exit', () => r()))));
       Promise.race([Promise.all(gone), new Promise((r) => setTimeout(r, SETTLE_MS).unref())]).then(() => {
@@ -204,6 +209,7 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
         if (results.filter(Boolean).length === R) {
           finished = true;
           clearInterval(watchdog);
+          opts.signal?.removeEventListener('abort', onAbort);
           kids.forEach((k) => k.connected && k.disconnect());
           resolve(results);
         }
@@ -216,6 +222,7 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
     } catch (e) {
       fail(e as Error);
     }
+    if (opts.signal?.aborted) onAbort(); // aborted before the listener was there
   });
 }
 
