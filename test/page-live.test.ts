@@ -9,42 +9,31 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { CHROMIUM_ARGS, chromiumPath } from '../src/bench/png.js';
+import { type PageHarness, collectErrors, hooks, pageReady, startPage } from './page-harness.js';
 
-let server: { close(): Promise<void>; url: string } | null = null;
+let server: PageHarness | null = null;
 let browser: Browser;
 let page: Page;
 const consoleErrors: string[] = [];
 /** WebGPU's validation errors reach Chromium's console as warnings ("… used in submit while destroyed"). */
 const gpuWarnings: string[] = [];
 const out = join(__dirname, '..', 'test-output');
-const DIST = 'test-output/dist-live';
 
 beforeAll(async () => {
-  const vite = await import('vite');
-  await vite.build({ logLevel: 'error', build: { outDir: DIST, emptyOutDir: true } });
-  const pv = await vite.preview({ logLevel: 'error', preview: { port: 0, host: '127.0.0.1' }, build: { outDir: DIST } });
-  const addr = pv.httpServer.address() as { port: number };
-  server = { url: `http://127.0.0.1:${addr.port}/`, close: () => new Promise((r) => pv.httpServer.close(() => r())) };
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({ executablePath: chromiumPath(), args: [...CHROMIUM_ARGS, '--enable-unsafe-webgpu'] });
+  server = await startPage('test-output/dist-live');
+  browser = server.browser;
   page = await browser.newPage({ viewport: { width: 1100, height: 1800 } });
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-    if (m.type() === 'warning' && /destroyed|WebGPU|GPU/i.test(m.text())) gpuWarnings.push(m.text());
-  });
-  page.on('pageerror', (e) => consoleErrors.push(e.message));
+  collectErrors(page, consoleErrors);
+  page.on('console', (m) => { if (m.type() === 'warning' && /destroyed|WebGPU|GPU/i.test(m.text())) gpuWarnings.push(m.text()); });
   await page.goto(server.url);
   await ready(page);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
   await server?.close();
 });
 
-const ready = (p: Page) => p.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true, null, { timeout: 30_000 });
-const hooks = <T>(p: Page, key: string) => p.evaluate((k) => (window as unknown as { __flashring: Record<string, unknown> }).__flashring[k], key) as Promise<T>;
+const ready = pageReady;
 const status = (p: Page) => p.textContent('#live-status');
 const liveDone = (p: Page, timeout = 240_000) =>
   p.waitForFunction(() => (window as unknown as { __flashring: { live?: { done?: boolean } } }).__flashring.live?.done === true, null, { timeout });

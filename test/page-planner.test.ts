@@ -9,43 +9,33 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { CHROMIUM_ARGS, chromiumPath } from '../src/bench/png.js';
+import { type PageHarness, collectErrors, hooks, pageReady, startPage } from './page-harness.js';
 import { configFromFlags } from '../src/cli/memory.js';
 import { readFileSync } from 'node:fs';
 import { recomputeCost } from '../src/memory/advise.js';
 import { DEFAULT_PARALLEL, PRESETS, SELECTIVE_RECOMPUTE, parseRecomputeSpec } from '../src/memory/model.js';
 
-let server: { close(): Promise<void>; url: string } | null = null;
+let server: PageHarness | null = null;
 let browser: Browser;
 const consoleErrors: string[] = [];
 const out = join(__dirname, '..', 'test-output');
 
 beforeAll(async () => {
-  const vite = await import('vite');
-  await vite.build({ logLevel: 'error', build: { outDir: 'test-output/dist-planner', emptyOutDir: true } });
-  const pv = await vite.preview({ logLevel: 'error', preview: { port: 0, host: '127.0.0.1' }, build: { outDir: 'test-output/dist-planner' } });
-  const addr = pv.httpServer.address() as { port: number };
-  server = { url: `http://127.0.0.1:${addr.port}/`, close: () => new Promise((r) => pv.httpServer.close(() => r())) };
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS });
+  server = await startPage('test-output/dist-planner', false);
+  browser = server.browser;
   mkdirSync(out, { recursive: true });
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
   await server?.close();
 });
-
-type Hooks = Record<string, unknown>;
-const hooks = <T>(p: Page, key: string) => p.evaluate((k) => (window as unknown as { __flashring: Hooks }).__flashring[k], key) as Promise<T>;
 
 /** A fresh page at `hash`, ready; console errors collected. */
 async function open(hash = ''): Promise<Page> {
   const p = await browser.newPage({ viewport: { width: 1100, height: 1800 } });
-  p.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-  p.on('pageerror', (e) => consoleErrors.push(e.message));
+  collectErrors(p, consoleErrors);
   await p.goto(`${server!.url}${hash ? `#${hash}` : ''}`);
-  await p.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true, null, { timeout: 30_000 });
+  await pageReady(p);
   return p;
 }
 

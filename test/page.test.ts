@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { CHROMIUM_ARGS, chromiumPath } from '../src/bench/png.js';
+import { type PageHarness, collectErrors, hooks, pageReady, startPage } from './page-harness.js';
 import { ringAttention } from '../src/cp/launch/ringAttention.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
 import { randn } from '../src/reference/compare.js';
@@ -29,29 +29,22 @@ const MLP_RECOMPUTE_WITH_BIAS_PAGE = MLP_RECOMPUTE_WITH_BIAS.replace('add --disa
 import { configFromFlags } from '../src/cli/memory.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 
-let server: { close(): Promise<void>; url: string } | null = null;
+let server: PageHarness | null = null;
 let browser: Browser;
 let page: Page;
 const consoleErrors: string[] = [];
 const out = join(__dirname, '..', 'test-output');
 
 beforeAll(async () => {
-  const vite = await import('vite');
-  await vite.build({ logLevel: 'error', build: { outDir: 'test-output/dist', emptyOutDir: true } });
-  const pv = await vite.preview({ logLevel: 'error', preview: { port: 0, host: '127.0.0.1' }, build: { outDir: 'test-output/dist' } });
-  const addr = pv.httpServer.address() as { port: number };
-  server = { url: `http://127.0.0.1:${addr.port}/`, close: () => new Promise((r) => pv.httpServer.close(() => r())) };
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({ executablePath: chromiumPath(), args: [...CHROMIUM_ARGS, '--enable-unsafe-webgpu'] });
+  server = await startPage('test-output/dist');
+  browser = server.browser;
   page = await browser.newPage({ viewport: { width: 1100, height: 1800 } });
-  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-  page.on('pageerror', (e) => consoleErrors.push(e.message));
+  collectErrors(page, consoleErrors);
   await page.goto(server.url);
-  await page.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true, null, { timeout: 30_000 });
+  await pageReady(page);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
   await server?.close();
 });
 
@@ -60,7 +53,6 @@ async function liveForm(p: Page, fields: Record<string, string>, precision?: 'f3
   for (const [k, v] of Object.entries(fields)) await p.fill(`#live-form input[name=${k}]`, v);
   if (precision) await p.selectOption('#live-form select[name=precision]', precision);
 }
-const hooks = <T>(p: Page, key: string) => p.evaluate((k) => (window as unknown as { __flashring: Record<string, unknown> }).__flashring[k], key) as Promise<T>;
 
 describe('the page in headless Chromium', () => {
   it('loads with no console errors', () => {
@@ -82,7 +74,7 @@ describe('the page in headless Chromium', () => {
     await page.dispatchEvent('input[name=tp]', 'input');
     expect(page.url()).toMatch(/tp=4/);
     await page.reload();
-    await page.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    await pageReady(page);
     expect(await page.inputValue('input[name=tp]')).toBe('4');
     await page.fill('input[name=tp]', '8');
     await page.dispatchEvent('input[name=tp]', 'input');
@@ -176,7 +168,7 @@ describe('the page in headless Chromium', () => {
     expect(await page.isDisabled('input[name=tp]')).toBe(true);
     // A reload keeps what Megatron-LM's fields held (the hash holds them, not the fixed 1).
     await page.reload();
-    await page.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    await pageReady(page);
     expect(await page.inputValue('select[name=stack]')).toBe('torch-amp');
     expect([await page.inputValue('input[name=tp]'), await page.isDisabled('input[name=tp]')]).toEqual(['1', true]);
     expect(page.url()).toMatch(/stack=torch-amp/);
@@ -423,7 +415,7 @@ describe('the page in headless Chromium', () => {
     p2.on('pageerror', (e) => errs.push(e.message));
     await p2.addInitScript(() => { Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined }); });
     await p2.goto(server!.url);
-    await p2.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    await pageReady(p2);
     expect(await p2.textContent('#live-support')).toMatch(/WebGPU is not available.*enable-unsafe-webgpu/);
     expect(await p2.isDisabled('#live-run')).toBe(true);
     expect((await hooks<{ lines: string[] }>(p2, 'planner')).lines.length).toBeGreaterThanOrEqual(6);
@@ -436,7 +428,7 @@ describe('the page in headless Chromium', () => {
     const errs: string[] = [];
     p2.on('pageerror', (e) => errs.push(e.message));
     await p2.goto(server!.url);
-    await p2.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    await pageReady(p2);
     // A preset the page does not have: reading the planner's model fails with a TypeError, which no input can cause.
     await p2.evaluate(() => {
       const form = document.getElementById('planner-form')!;
@@ -779,7 +771,7 @@ describe('the page in headless Chromium', () => {
     const q = new URLSearchParams(await page.evaluate(() => location.hash.slice(1)));
     expect([q.get('cplink'), q.get('cptflops')]).toEqual(['ib-ndr', '150']);
     await page.reload();
-    await page.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    await pageReady(page);
     expect(await hooks<CpRows>(page, 'cpSchemes')).toMatchObject({ link: 'ib-ndr', tflops: 150 });
     // A scheme the heads cannot take says why in its row; a bad field clears the table.
     await page.fill('#cp-form input[name=cpr]', '8');
@@ -987,7 +979,7 @@ describe('the page in headless Chromium', () => {
     const q = new URLSearchParams(await page.evaluate(() => location.hash.slice(1)));
     expect(['agpus', 'ahbm', 'agbs', 'atop', 'alink', 'agbps'].map((k) => q.get(k))).toEqual(['16', '141', '32', '8', 'custom', '800']);
     await page.reload();
-    await page.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    await pageReady(page);
     expect(await page.inputValue('#advisor-form input[name=agbs]')).toBe('32');
     expect(await advisorOf(page)).toMatchObject({ link: 'custom', gbs: 32 });
     await page.evaluate(() => { location.hash = ''; });
@@ -1212,7 +1204,7 @@ describe('the page in headless Chromium', () => {
     const q = new URLSearchParams(await page.evaluate(() => location.hash.slice(1)));
     expect(['dp', 'distopt', 'untie', 'fp32res', 'attdrop', 'hiddrop', 'pos', 'pp', 'vpp', 'flash', 'nobias', 'norm'].map((k) => q.get(k))).toEqual(['4', '1', '1', '1', '0.1', '0', 'rope', '2', '4', '0', '1', 'RMSNorm']);
     await page.reload();
-    await page.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true);
+    await pageReady(page);
     expect([await page.isChecked('input[name=distopt]'), await page.inputValue('select[name=pos]'), await page.inputValue('input[name=vpp]'), await page.isChecked('input[name=nobias]'), await page.inputValue('select[name=norm]')]).toEqual([true, 'rope', '4', true, 'RMSNorm']);
     expect(await breakdownGib(page)).toBe(last);
     // Bad values in the page's words, nothing drawn.

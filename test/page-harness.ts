@@ -1,0 +1,45 @@
+/**
+ * What the page tests share: the page built into a folder of the file's own (so files may run at
+ * once), served by vite preview on a free port, headless Chromium (Debian's, through
+ * playwright-core), and the page's test hooks (window.__flashring).
+ */
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM_ARGS, chromiumPath } from '../src/bench/png.js';
+
+export interface PageHarness {
+  url: string;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/** Builds the page into `outDir`, serves it, and launches Chromium (`webgpu`: with WebGPU on). */
+export async function startPage(outDir: string, webgpu = true): Promise<PageHarness> {
+  const vite = await import('vite');
+  await vite.build({ logLevel: 'error', build: { outDir, emptyOutDir: true } });
+  const pv = await vite.preview({ logLevel: 'error', preview: { port: 0, host: '127.0.0.1' }, build: { outDir } });
+  const addr = pv.httpServer.address() as { port: number };
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: chromiumPath(), args: webgpu ? [...CHROMIUM_ARGS, '--enable-unsafe-webgpu'] : CHROMIUM_ARGS });
+  return {
+    url: `http://127.0.0.1:${addr.port}/`,
+    browser,
+    close: async () => {
+      await browser.close();
+      await new Promise<void>((r) => pv.httpServer.close(() => r()));
+    },
+  };
+}
+
+/** Waits until the page says it is ready (its first view drawn). */
+export const pageReady = (p: Page) =>
+  p.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true, null, { timeout: 30_000 });
+
+/** One of the page's test hooks (window.__flashring[key]). */
+export const hooks = <T>(p: Page, key: string) =>
+  p.evaluate((k) => (window as unknown as { __flashring: Record<string, unknown> }).__flashring[k], key) as Promise<T>;
+
+/** Console errors and uncaught exceptions of `p`, collected into `into`. */
+export function collectErrors(p: Page, into: string[]): void {
+  p.on('console', (m) => { if (m.type() === 'error') into.push(m.text()); });
+  p.on('pageerror', (e) => into.push(e.message));
+}
