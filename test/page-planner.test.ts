@@ -168,7 +168,29 @@ describe('the planner and replay panels', () => {
     await q.waitForSelector('#copy-by-hand', { state: 'visible' });
     expect(await q.inputValue('#copy-by-hand')).toBe(q.url());
     expect(await q.textContent('#copy-status')).toMatch(/copy the link below by hand/);
+    // An edit of the live form changes the view too (its fields are in the hash): the link shown goes.
+    await q.fill('#live-form input[name=N]', '512');
+    await q.dispatchEvent('#live-form input[name=N]', 'input');
+    expect(await q.isHidden('#copy-by-hand')).toBe(true);
+    expect(await q.textContent('#copy-status')).toBe('');
+    expect(new URLSearchParams(new URL(q.url()).hash.slice(1)).get('lN')).toBe('512');
     await q.close();
+  });
+
+  it('a preset switch moves the recompute controls to the new model\'s "+ recompute" (a stale control would rewrite the lines)', async () => {
+    const p = await open('preset=seed-32L-4096h');
+    const controls = async () => [await p.inputValue('select[name=rc]'), await p.inputValue('select[name=rcmethod]'), await p.inputValue('input[name=rcn]')];
+    expect(await controls()).toEqual(['full', 'uniform', '1']);   // the seed has linear biases
+    await p.selectOption('select[name=preset]', 'llama3-8b');
+    expect(await p.inputValue('select[name=rc]')).toBe('selective');
+    expect([await p.isChecked('input[name=rc_core_attn]'), await p.isChecked('input[name=rc_mlp]')]).toEqual([true, true]);
+    // A control changed now rewrites the lines from what they show: selective, not the seed's full recompute.
+    await p.check('input[name=rc_layernorm]');
+    expect(await p.inputValue('input[name=lines]')).toBe('1,1:selective:core_attn+mlp+layernorm,2,4,4:selective:core_attn+mlp+layernorm');
+    await p.fill('input[name=lines]', '1,1:recompute,2,4,4:recompute');
+    await p.selectOption('select[name=preset]', 'seed-32L-4096h');
+    expect(await controls()).toEqual(['full', 'uniform', '1']);
+    await p.close();
   });
 
   type Replay = { rows: { origin: string }[]; files: { name: string; points: number }[] };

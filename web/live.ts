@@ -12,6 +12,7 @@
  * run waits for that, and says so). Results of an earlier run are
  * cleared when a run starts and when it fails. Every message speaks of the form's fields.
  */
+import { replaceViewHash } from './view.js';
 import { acquireDevices, adapterName, FlashDevice, withTuning } from '../src/gpu/device.js';
 import { autotune, storedTuning, type TuneEntry, type TuneTrial } from '../src/bench/tune.js';
 import { HEAD_GROUP_ALL, type KernelTuning } from '../src/kernels/tuning.js';
@@ -735,7 +736,7 @@ export function loadLiveView(q: URLSearchParams): void {
 function saveLiveEdits(): void {
   const q = new URLSearchParams(location.hash.slice(1));
   saveLiveView(q);
-  if (location.hash !== `#${q}`) history.replaceState(null, '', `#${q}`);
+  replaceViewHash(q);
 }
 
 /** Wires the live panel (form, Run, Tune, Cancel, timeline drop) and reports through `hooks.live`. */

@@ -14,6 +14,7 @@ import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/meg
 import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel } from '../src/memory/compare.js';
 import { loadLiveView, saveLiveView, setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
+import { replaceViewHash } from './view.js';
 import { InputError } from '../src/errors.js';
 import { FieldError, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { clip, sig3 } from './format.js';
@@ -357,11 +358,7 @@ function saveView(): void {
   saveCpView(q);
   advisor.save(q);
   saveLiveView(q);
-  if (location.hash === `#${q}`) return;
-  history.replaceState(null, '', `#${q}`);
-  // A link copied (or shown) before is not this view's any more.
-  $('copy-status').textContent = '';
-  $<HTMLInputElement>('copy-by-hand').hidden = true;
+  replaceViewHash(q);
 }
 
 /** A whole number from 1 to `max` in a field, or a FieldError in the page's words. */
@@ -690,6 +687,7 @@ chartKeyboard($<HTMLCanvasElement>('planner-chart'), () => plannerChart, $('plan
 presetSelect.addEventListener('change', () => {
   setModelFields(PRESETS[presetSelect.value].model);
   setStack(PRESETS[presetSelect.value].stack ?? 'megatron');
+  controlsFromLines(); // "recompute" in the lines is the new model's (defaultRecompute): the controls show it
   renderPlanner();
 });
 form.addEventListener('input', (e) => {
