@@ -5,13 +5,15 @@
  * than the old fixed grace period (5 s) to go through. The run must reject only after the work
  * already sent is done, submit nothing after it rejects (a late submission uses buffers it has
  * freed: "used in submit while destroyed", an error that landed in the next run's check), and
- * leave the device clean for the next run.
+ * leave the device clean for the next run. Pipelined and multi-adapter runs likewise: a transfer
+ * that was waiting (for the GPU, for a staging map) when the run was aborted submits and writes
+ * nothing after the abort.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { testDevices } from './gpu.js';
 import { makeInputs, SEED, AttentionShape } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
-import { ringAttention } from '../src/cp/launch/ringAttention.js';
+import { RingOptions, ringAttention } from '../src/cp/launch/ringAttention.js';
 
 const SLOW_MS = 1500;
 const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 64, Nk: 64, D: 16 };
@@ -19,27 +21,54 @@ const x = makeInputs(s, SEED + 7);
 class Cancelled extends Error {}
 
 let one: FlashDevice;
+let two: FlashDevice[];
 beforeAll(async () => {
-  [one] = await testDevices(1);
+  two = await testDevices(2);
+  one = two[0];
   await ringAttention([one], s, x, { ranks: 4, causal: true, precision: 'f32' }); // kernels compiled before the clock matters
+  await ringAttention(two, s, x, { ranks: 2, causal: true, precision: 'f32' });
 });
 
-/** The device's submissions counted, and its completions late by SLOW_MS (undone after each test). */
-function slowGpu(): { submits: () => number } {
-  const queue = one.device.queue, done = queue.onSubmittedWorkDone, submit = queue.submit;
-  let n = 0;
-  queue.onSubmittedWorkDone = () => done.call(queue).then(() => new Promise<undefined>((r) => setTimeout(() => r(undefined), SLOW_MS)));
-  queue.submit = function (cmds: Iterable<GPUCommandBuffer>) {
+/**
+ * The devices' submissions and queue writes counted (with each command buffer's label), and their
+ * completions late by `ms`, staging maps too (undone after each test). `after` holds what was
+ * submitted or written once `mark()` was called.
+ */
+function slowGpu(devs: FlashDevice[] = [one], ms = SLOW_MS): { submits: () => number; mark: () => void; after: string[] } {
+  let n = 0, marked = false;
+  const after: string[] = [];
+  const undo: (() => void)[] = [];
+  const seen = (what: string) => {
     n++;
-    submit.call(queue, cmds);
+    if (marked) after.push(what);
   };
+  const late = <T>(p: Promise<T>) => p.then((v) => new Promise<T>((r) => setTimeout(() => r(v), ms)));
+  const patch = <O extends object, K extends keyof O>(o: O, k: K, f: O[K]) => {
+    const own = Object.prototype.hasOwnProperty.call(o, k), was = o[k];
+    o[k] = f;
+    undo.push(() => (own ? (o[k] = was) : delete o[k]));
+  };
+  const finish = GPUCommandEncoder.prototype.finish, labels = new WeakMap<object, string>();
+  patch(GPUCommandEncoder.prototype, 'finish', function (this: GPUCommandEncoder, d?: GPUCommandBufferDescriptor) {
+    const c = finish.call(this, d);
+    labels.set(c, this.label);
+    return c;
+  });
+  const map = GPUBuffer.prototype.mapAsync;
+  patch(GPUBuffer.prototype, 'mapAsync', function (this: GPUBuffer, ...a: Parameters<GPUBuffer['mapAsync']>) { return late(map.apply(this, a)); });
+  for (const q of new Set(devs.map((d) => d.device.queue))) {
+    const { submit, writeBuffer, onSubmittedWorkDone: done } = q;
+    patch(q, 'onSubmittedWorkDone', () => late(done.call(q)));
+    patch(q, 'submit', (cmds: Iterable<GPUCommandBuffer>) => {
+      for (const c of cmds) seen(labels.get(c) || '?');
+      submit.call(q, cmds);
+    });
+    patch(q, 'writeBuffer', ((...a: Parameters<GPUQueue['writeBuffer']>) => (seen('writeBuffer'), writeBuffer.apply(q, a))) as GPUQueue['writeBuffer']);
+  }
   restore = () => {
-    delete (queue as { submit?: unknown }).submit;
-    delete (queue as { onSubmittedWorkDone?: unknown }).onSubmittedWorkDone;
-    if (queue.submit !== submit) queue.submit = submit;
-    if (queue.onSubmittedWorkDone !== done) queue.onSubmittedWorkDone = done;
+    for (const u of undo.splice(0).reverse()) u();
   };
-  return { submits: () => n };
+  return { submits: () => n, mark: () => void (marked = true), after };
 }
 let restore = () => {};
 afterEach(() => restore());
@@ -87,4 +116,44 @@ describe('cancelling a ring with long steps', () => {
     expect(next.o).toBeDefined();
     expect(one.uncaptured).toEqual([]);
   }, 60_000);
+});
+
+/** Runs the ring, aborting it `delay` ms after every rank has finished the forward's first step (gpu.mark() at the abort); the run's error. */
+function abortedRun(devs: FlashDevice[], opts: RingOptions, delay: number, gpu: { mark: () => void }): Promise<unknown> {
+  const ac = new AbortController();
+  return ringAttention(devs, s, x, {
+    ...opts, signal: ac.signal,
+    onStep: (ev) => { if (ev.phase === 'forward' && ev.step === 0) setTimeout(() => { gpu.mark(); ac.abort(new Cancelled('cancelled')); }, delay); },
+  }).then(() => null, (err) => err);
+}
+
+describe('cancelling while a transfer waits (no submission or write after the abort)', () => {
+  // Each delay lands the abort where, before the fix, one of the run's transfers was waiting and
+  // then went on (found by sweeping the delay at these completion delays; 2 cores, lavapipe).
+  it('pipelined one-device: a copy that waited for the GPU through the abort submits nothing', async () => {
+    expect(one.hasTimestamps).toBe(true);   // lavapipe (Mesa ≥ 25) has timestamp-query: pipelined runs need it
+    for (const delay of [1300, 1700]) {
+      const gpu = slowGpu([one], 1000);
+      const e = await abortedRun([one], { ranks: 4, causal: true, precision: 'f32', pipelined: true }, delay, gpu);
+      expect(e).toBeInstanceOf(Cancelled);
+      expect(one.tracker.snapshot().liveBuffers).toBe(0);
+      await sleep(3000);
+      expect(gpu.after, `abort ${delay} ms after step 1`).toEqual([]);
+      restore();
+    }
+    expect(one.uncaptured).toEqual([]);
+  }, 120_000);
+
+  it('multi-adapter: a staging transfer whose map completes after the abort writes nothing', async () => {
+    const gpu = slowGpu(two, 1000);
+    const e = await abortedRun(two, { ranks: 2, causal: true, precision: 'f32' }, 1500, gpu);
+    expect(e).toBeInstanceOf(Cancelled);
+    for (const d of two) expect(d.tracker.snapshot().liveBuffers).toBe(0);
+    await sleep(3000);
+    expect(gpu.after).toEqual([]);
+    restore();
+    const next = await ringAttention(two, s, x, { ranks: 2, causal: true, precision: 'f32' });
+    expect(next.o).toBeDefined();
+    for (const d of two) expect(d.uncaptured).toEqual([]);
+  }, 120_000);
 });

@@ -203,18 +203,19 @@ async function runAll(ctxs: RankContext[], phase: Phase, work: (c: RankContext) 
 /**
  * A failed (or cancelled) phase: every rank stops submitting, the exchanges are aborted, and the
  * work already sent is waited for (the rank programs, transfers already started, such as a copy
- * queued behind the one-device lock, and the devices' queues), up to `boundMs` (a hung device
- * never finishes; a rank or copy that comes to submit after that finds its buffers gone and
- * submits nothing). Only then may the caller free the buffers, and only then does the next run
- * on the device start: no error of this run's work can land in another's.
+ * queued behind the one-device lock, and then the devices' queues: asked only once the programs
+ * and transfers have settled, so what they submitted last is in what is waited for), up to
+ * `boundMs` (a hung device never finishes; a rank or copy that comes to submit after that finds
+ * its buffers gone and submits nothing). Only then may the caller free the buffers, and only then
+ * does the next run on the device start: no error of this run's work can land in another's.
  */
 async function stopAll(ctxs: RankContext[], all: Promise<unknown>, why: Error, boundMs: number): Promise<void> {
   for (const c of ctxs) c.halt(why);
   const comm = ctxs[0].comm;
   comm.abort(why);
-  const queues = [...new Set(ctxs.map((c) => c.dev))].map((d) => d.device.queue.onSubmittedWorkDone().catch(() => {}));
+  const devs = [...new Set(ctxs.map((c) => c.dev))];
   let bound: ReturnType<typeof setTimeout> | undefined;
-  const done = Promise.all([all, comm.settled()]).then(() => Promise.all(queues));
+  const done = Promise.allSettled([all, comm.settled()]).then(() => Promise.all(devs.map((d) => d.device.queue.onSubmittedWorkDone().catch(() => {}))));
   await Promise.race([done, new Promise((r) => (bound = setTimeout(r, boundMs)))]);
   clearTimeout(bound);
 }

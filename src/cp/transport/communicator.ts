@@ -56,7 +56,9 @@ export interface Communicator {
 /**
  * Moves matched ranges from one rank's device to another's; resolves once `to` holds the data.
  * `abortedBy` (the communicator's abort reason, if any) is asked when the move begins (a copy
- * behind the one-device lock begins when it has the lock): an aborted run's move submits nothing.
+ * behind the one-device lock begins when it has the lock) and again after each wait that comes
+ * before a submission or a write (the GPU, a staging map): an aborted run's move submits nothing
+ * after the abort, so the run's wind-down (stopAll) waits for all there is.
  */
 export type Mover = (from: FlashDevice, to: FlashDevice, src: BufRange[], dst: BufRange[], abortedBy?: () => Error | null) => Promise<void>;
 
@@ -80,6 +82,12 @@ export async function gpuAlone(dev: FlashDevice, live: () => boolean, what: stri
 
 const abandoned = (what: string) =>
   new TransportError(`${what} abandoned: its buffers were freed while it waited for the GPU (the run had already failed: its first error is the one to act on)`);
+
+/** Throws the communicator's abort reason, if it has one. */
+function stopIfAborted(abortedBy?: () => Error | null): void {
+  const stop = abortedBy?.();
+  if (stop) throw stop;
+}
 
 /** Several independent async sections run one at a time (one-device mode: ranks measured alone). */
 export class Mutex {
@@ -105,15 +113,20 @@ export class Mutex {
 export function deviceCopy(lock?: Mutex, wait = true): Mover {
   return (from, to, src, dst, abortedBy) => {
     const go = async () => {
-      const stop = abortedBy?.();
-      if (stop) throw stop;
+      stopIfAborted(abortedBy);
       const enc = from.device.createCommandEncoder({ label: 'comm.copy' });
       src.forEach((s, i) => enc.copyBufferToBuffer(s.buffer, s.offset ?? 0, dst[i].buffer, dst[i].offset ?? 0, align4(s.bytes)));
       const cmd = enc.finish();
-      const live = () => src.every((s) => from.tracker.has(s.buffer)) && dst.every((d) => to.tracker.has(d.buffer));
-      if (!wait) await gpuAlone(from, live, 'transfer (copy)');
-      // Waited behind the one-device lock: a run that failed meanwhile and gave up waiting (a hung device) may have freed them.
-      else if (!live()) throw abandoned('transfer (copy)');
+      // Not aborted, and the buffers still there: a run that failed meanwhile and gave up waiting
+      // (a hung device) may have freed them; one aborted while this waited for the GPU has not
+      // yet (its wind-down waits for this copy), but submits no more.
+      const live = () => !abortedBy?.() && src.every((s) => from.tracker.has(s.buffer)) && dst.every((d) => to.tracker.has(d.buffer));
+      try {
+        if (!wait) await gpuAlone(from, live, 'transfer (copy)');
+        else if (!live()) throw abandoned('transfer (copy)');   // waited behind the one-device lock
+      } catch (e) {
+        throw abortedBy?.() ?? e;
+      }
       from.device.queue.submit([cmd]);
       if (wait) await from.device.queue.onSubmittedWorkDone();
       checkDevice(from, 'transfer (copy)');
@@ -154,11 +167,12 @@ export async function withStaged<T>(dev: FlashDevice, src: BufRange[], charge: (
 /** Staging bytes are charged to the sending rank through `charge` (per-rank memory ledger). */
 export function staging(charge: (dev: FlashDevice, bytes: number) => void = () => {}): Mover {
   return async (from, to, src, dst, abortedBy) => {
-    const stop = abortedBy?.();
-    if (stop) throw stop;
-    if (from === to) return deviceCopy()(from, to, src, dst);
-    await withStaged(from, src, (b) => charge(from, b), (data, offsets) =>
-      dst.forEach((d, i) => to.device.queue.writeBuffer(d.buffer, d.offset ?? 0, data, offsets[i], align4(src[i].bytes))));
+    stopIfAborted(abortedBy);
+    if (from === to) return deviceCopy()(from, to, src, dst, abortedBy);
+    await withStaged(from, src, (b) => charge(from, b), (data, offsets) => {
+      stopIfAborted(abortedBy);   // aborted while the staging buffer mapped: nothing is written
+      dst.forEach((d, i) => to.device.queue.writeBuffer(d.buffer, d.offset ?? 0, data, offsets[i], align4(src[i].bytes)));
+    });
     await to.device.queue.onSubmittedWorkDone();
     checkDevice(to, 'transfer (write)');
   };
