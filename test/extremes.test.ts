@@ -15,11 +15,12 @@ import { FlashForward } from '../src/kernels/flashForward.js';
 import { attentionBackward, attentionForward } from '../src/kernels/attention.js';
 import { FlashBackward } from '../src/kernels/flashBackward.js';
 import { LimitError } from '../src/errors.js';
-import { ringAttention } from '../src/cp/launch/ringAttention.js';
+import { contextParallel, ringAttention, ShardSource } from '../src/cp/launch/ringAttention.js';
+import { hostSource, readAll } from '../src/cp/launch/hostIO.js';
 import { referenceBackward, referenceForward } from '../src/reference/attention.js';
 import { AttentionShape, resolveOptions } from '../src/shape.js';
 import { readback, storage, upload } from '../src/gpu/buffers.js';
-import { needsExactMax, STALE_DEFAULT } from '../src/kernels/stale.js';
+import { maxFinite, needsExactMax, needsExactMaxFor, STALE_DEFAULT } from '../src/kernels/stale.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
 import { portableValues, PORTABLE_FWD_CANDIDATES, portableTile } from '../src/kernels/tiles.js';
 import { SHADERS } from '../src/kernels/shaders.js';
@@ -52,6 +53,11 @@ describe('the stale row max against V near f32\'s largest (shaders/flash_fwd.wgs
     expect(needsExactMax(N, new Float32Array(N * D).fill(1e30))).toBe(false);
     expect(needsExactMax(N, Float32Array.from([1, Infinity, NaN]))).toBe(false);
     expect(needsExactMax(1e9, new Uint16Array([0x7bff]))).toBe(false);
+    // From the largest |V| alone (a ShardSource's vMaxAbs): not known → exact for f32, never for f16.
+    expect(maxFinite(x.v)).toBe(Math.fround(1.5e35));
+    expect(maxFinite(new Uint16Array([0x7c00, 0xfbff, 0x3c00]))).toBe(65504);   // +Inf left out; −65504
+    expect([needsExactMaxFor(N, 1.5e35), needsExactMaxFor(N, 1e30), needsExactMaxFor(N, undefined)]).toEqual([true, false, true]);
+    expect([needsExactMaxFor(N, 1.5e35, true), needsExactMaxFor(N, undefined, true)]).toEqual([false, false]);
   });
 
   it('attentionForward: O = 1.5e35 (finite) where the stale max gave +Inf', async () => {
@@ -67,6 +73,25 @@ describe('the stale row max against V near f32\'s largest (shaders/flash_fwd.wgs
     const r2 = referenceForward(s2, q, x.k, x.v, { scale: 1 });
     const f = await ringAttention([dev], s2, { q, k: x.k, v: x.v }, { ranks: 2, scale: 1, precision: 'f32' });
     expect(err(f.o, r2.o)).toBeLessThanOrEqual(TOL.f32.out);
+  });
+
+  it('contextParallel (ShardSource inputs, as bench/cp.ts calls it) decides from the source\'s vMaxAbs', async () => {
+    const s2 = { ...s, Nq: N };
+    const q = new Float32Array(N * D);
+    for (let i = 0; i < N; i++) q[i * D] = 1;
+    const r2 = referenceForward(s2, q, x.k, x.v, { scale: 1 });
+    const run = async (src: ShardSource, exactMax?: boolean) => {
+      let o!: Float32Array;
+      const opts = { ranks: 2, scale: 1, precision: 'f32' as const, ...(exactMax === undefined ? {} : { exactMax }) };
+      await contextParallel([dev], s2, src, opts, async (read) => void (o = (await readAll(s2, read, false)).o));
+      return o;
+    };
+    const host = hostSource(s2, { q, k: x.k, v: x.v });
+    expect(host.vMaxAbs).toBe(Math.fround(1.5e35));
+    expect(err(await run(host), r2.o)).toBeLessThanOrEqual(TOL.f32.out);
+    const { vMaxAbs: _, ...unsaid } = host;   // an f32 source that does not say: the exact max
+    expect(err(await run(unsaid), r2.o)).toBeLessThanOrEqual(TOL.f32.out);
+    expect(await run(host, false)).toContain(Infinity);   // the stale max, asked for: what the default gave before
   });
 
   it('on GPU buffers the stale max stays the default (+Inf here, documented); exactMax: true gives the exact O', async () => {

@@ -7,13 +7,15 @@
  * O = +Inf where the exact O is 1.5e35 (an adversarial review, 2026-12-05).
  *
  * STALE = 0 is the exact running max. The host entries, which see V, build that variant where
- * the bound could pass f32's largest (needsExactMax: attentionForward, ringAttention,
+ * the bound could pass f32's largest (needsExactMax: attentionForward; the rings through their
+ * ShardSource's vMaxAbs, needsExactMaxFor: ringAttention, contextParallel,
  * ringAttentionProcesses); a caller of FlashForward on GPU buffers asks for it with
  * `exactMax: true` (default false: the stale max, fewer rescales). The tensor-core forward
  * (flash_fwd_sgmm.wgsl, TH = 8) is f16-only: there |V| ≤ 65504, and Nk · 2^8 · 65504 passes f32's
  * largest only beyond 2e31 keys, so it keeps its stale max.
  */
 import { F32_MAX } from '../shape.js';
+import { fromHalfBits } from '../f16.js';
 
 /** The stale max's threshold (natural log), as the shader's specialization value. */
 export const STALE_DEFAULT = '8.0';
@@ -23,8 +25,22 @@ export const STALE_EXACT = '0.0';
 /** STALE's specialization value for a forward built with or without the exact running max. */
 export const staleValue = (exactMax: boolean): string => (exactMax ? STALE_EXACT : STALE_DEFAULT);
 
-/** Largest finite |x| of f32 data (NaN and ±Inf left out: they propagate as they would anyway). */
-function maxFinite(x: Float32Array): number {
+/** f16's largest finite value: no f16 V is larger. */
+export const F16_MAX = 65504;
+
+/**
+ * Largest finite |x| of f32 data, or of f16 data given as Uint16Array bits (NaN and ±Inf left
+ * out: they propagate as they would anyway).
+ */
+export function maxFinite(x: Float32Array | Uint16Array): number {
+  if (!(x instanceof Float32Array)) {
+    let bits = 0;
+    for (let i = 0; i < x.length; i++) {
+      const b = x[i] & 0x7fff;
+      if (b > bits && b < 0x7c00) bits = b;
+    }
+    return fromHalfBits(bits);
+  }
   let m = 0;
   for (let i = 0; i < x.length; i++) {
     const a = Math.abs(x[i]);
@@ -39,5 +55,15 @@ function maxFinite(x: Float32Array): number {
  */
 export function needsExactMax(Nk: number, v: Float32Array | Uint16Array): boolean {
   if (!(v instanceof Float32Array)) return false;   // f16 bits; anything else is the callers' InputError
-  return Nk * Math.exp(Number(STALE_DEFAULT)) * maxFinite(v) * 1.01 > F32_MAX;
+  return needsExactMaxFor(Nk, maxFinite(v));
+}
+
+/**
+ * needsExactMax from what is known of V: `vMaxAbs`, its largest finite |V| (undefined: not known,
+ * so the exact max, unless the kernels read f16: `f16`, where |V| ≤ 65504 and Nk · e^8 · 65504
+ * passes f32's largest only beyond 1.7e27 keys).
+ */
+export function needsExactMaxFor(Nk: number, vMaxAbs: number | undefined, f16 = false): boolean {
+  const m = f16 ? Math.min(vMaxAbs ?? F16_MAX, F16_MAX) : vMaxAbs ?? Infinity;
+  return Nk * Math.exp(Number(STALE_DEFAULT)) * m * 1.01 > F32_MAX;
 }

@@ -9,6 +9,7 @@ import { FlashDevice } from '../../gpu/device.js';
 import { Precision } from '../../kernels/precision.js';
 import { readback } from '../../gpu/buffers.js';
 import { HostTensor, toPrecision } from '../../kernels/attention.js';
+import { maxFinite } from '../../kernels/stale.js';
 import { AttentionShape } from '../../shape.js';
 import { RankIO } from '../rank/chunks.js';
 import { InputName, ShardInputs } from '../rank/shard.js';
@@ -29,6 +30,15 @@ export type OutputName = 'o' | 'lse' | 'dq' | 'dk' | 'dv';
 export interface ShardSource extends ShardInputs {
   /** Throws an InputError if the inputs do not fit the shape (called after the shape is checked). */
   check?(): void;
+  /**
+   * The largest finite |V| among the rows this source gives (NaN and ±Inf left out), said where
+   * the shards are made from host data (hostSource computes it; a generator knows its range). With
+   * RingOptions.exactMax undefined, contextParallel decides the forward's running max from it
+   * (src/kernels/stale.ts needsExactMaxFor: Nk · e^8 · vMaxAbs past f32's largest). Left out: not
+   * known, and an f32 run takes the exact max (never +Inf for lack of it; fewer rescales lost);
+   * an f16 run's |V| ≤ 65504 never needs it.
+   */
+  vMaxAbs?: number;
 }
 
 /** f32 rows of an output at global token positions, [B, H, positions.length, row] (row = D, or 1 for LSE). */
@@ -66,7 +76,11 @@ export function hostSource(s: AttentionShape, t: RingInputs): ShardSource {
     if (!cache.has(key)) cache.set(key, toPrecision(t[name]!, p));
     return cache.get(key)!;
   };
-  return { backward: !!t.dout, check, rows: (name, seg, p) => gather(conv(name, p), B, heads[name], N, D, seg) };
+  return {
+    backward: !!t.dout, check, rows: (name, seg, p) => gather(conv(name, p), B, heads[name], N, D, seg),
+    // A V that is not f32 or f16 data is check's InputError: unknown here.
+    vMaxAbs: t.v instanceof Float32Array || t.v instanceof Uint16Array ? maxFinite(t.v) : undefined,
+  };
 }
 
 /** Reads rows from the ranks' output buffers: per (b, h), one readback per run of consecutive local rows. */

@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { DAWN_NOISE } from '../../gpu/dawnNoise.mjs';
 import { DeviceLostError, ErrorFields, InputError, rebuildError } from '../../errors.js';
 import { HostTensor } from '../../kernels/attention.js';
-import { needsExactMax } from '../../kernels/stale.js';
+import { needsExactMaxFor } from '../../kernels/stale.js';
 import { Precision, precisionRequest } from '../../kernels/precision.js';
 import { KernelTuning, currentProcessTuning, resolveTuning } from '../../kernels/tuning.js';
 import { AttentionShape, ResolvedOptions } from '../../shape.js';
@@ -130,7 +130,7 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   const done = await (async () => {
     const inits: RankInit[] = shards.map((segs, rank) => ({
       type: 'init', rank, R, shape: s, base: pb.base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards,
-      backward: src.backward, spool: link.spool, tuning, exactMax: opts.exactMax ?? needsExactMax(s.Nk, t.v), inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
+      backward: src.backward, spool: link.spool, tuning, exactMax: opts.exactMax ?? needsExactMaxFor(s.Nk, src.vMaxAbs, precision === 'f16'), inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
     }));
     return runProcesses(inits, opts, sch.steps, link);
   })().finally(() => link.close());

@@ -16,7 +16,7 @@ import { FlashDevice, adapterName, checkDevice } from '../../gpu/device.js';
 import { AttentionOptions, AttentionShape } from '../../shape.js';
 import { PrecisionRequest, resolvePrecision, Precision } from '../../kernels/precision.js';
 import { HostTensor } from '../../kernels/attention.js';
-import { needsExactMax } from '../../kernels/stale.js';
+import { needsExactMaxFor } from '../../kernels/stale.js';
 import { checkGrid } from '../../kernels/pipeline.js';
 import { shapeGrid } from '../../kernels/kernel.js';
 import { Layout, Segment } from '../plan/schedule.js';
@@ -64,7 +64,11 @@ export interface RingOptions extends Omit<AttentionOptions, 'qPos' | 'kPos'> {
    * throws stops the run as `signal` does, and the run rejects with its error.
    */
   onStep?: (ev: { phase: Phase; step: number; steps: number }) => void;
-  /** The forward's exact running row max (src/kernels/stale.ts); ringAttention sets it from V where needed. */
+  /**
+   * The forward's exact running row max (src/kernels/stale.ts). Undefined (the default): decided
+   * from the inputs' largest finite |V| (ShardSource.vMaxAbs, which ringAttention's host tensors
+   * give), taken where the stale max could overflow f32, or where an f32 source does not say.
+   */
   exactMax?: boolean;
   /**
    * Cancels the run: no rank submits any more work, the work already sent to the GPU (one rank's
@@ -104,7 +108,7 @@ interface Stage {
   exactMax: boolean;
 }
 
-function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions): Stage {
+function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions, vMaxAbs: number | undefined): Stage {
   const { R, layout, sch } = checkRing(s, opts, opts.ranks ?? devs.length);
   if (devs.length !== 1 && devs.length !== R) throw new InputError(`${R} ranks need one device (one-device mode) or ${R} devices, got ${devs.length}`);
   const precisions = devs.map((d) => resolvePrecision(d, opts.precision));
@@ -116,7 +120,7 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions)
   if (opts.pipelined && devs.length > 1) throw new InputError('pipelined runs need one-device mode (R ranks on one device)');
   if (opts.pipelined && !devs[0].hasTimestamps)
     throw new InputError(`pipelined runs time their steps by GPU timestamps, and ${adapterName(devs[0].adapter)} has no timestamp-query: run without pipelined`);
-  return { R, mode, pipelined: !!opts.pipelined, rankDevs: Array.from({ length: R }, (_, r) => devs[devs.length === 1 ? 0 : r]), p, sch, layout, exactMax: !!opts.exactMax };
+  return { R, mode, pipelined: !!opts.pipelined, rankDevs: Array.from({ length: R }, (_, r) => devs[devs.length === 1 ? 0 : r]), p, sch, layout, exactMax: opts.exactMax ?? needsExactMaxFor(s.Nk, vMaxAbs, p === 'f16') };
 }
 
 /** One context per rank, on its device, with the scheme's communicator. */
@@ -223,7 +227,6 @@ async function stopAll(ctxs: RankContext[], all: Promise<unknown>, why: Error, b
 export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: RingInputs, opts: RingOptions = {}): Promise<RingResult> {
   // 'auto' follows the data (f16 bits in → f16 where the device has it; f32 in → f32), as the single-device path.
   if ((opts.precision ?? 'auto') === 'auto' && devs.length) opts = { ...opts, precision: resolvePrecision(devs[0], 'auto', [t.q, t.k, t.v]) };
-  opts = { ...opts, exactMax: opts.exactMax ?? needsExactMax(s.Nk, t.v) };
   const src = hostSource(s, t);
   let out: HostOutputs | null = null;
   const { timeline, precision, kernels } = await contextParallel(devs, s, src, opts, async (read) => void (out = await readAll(s, read, src.backward)));
@@ -233,12 +236,15 @@ export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: R
 /**
  * The run itself, for inputs that come shard by shard (`ShardSource`: a rank loads only its own
  * rows, so no host holds the whole sequence) and outputs read back through `collect` while the
- * ranks' buffers are alive (all of them, or sampled rows at scale).
+ * ranks' buffers are alive (all of them, or sampled rows at scale). Unless `opts.exactMax` says
+ * otherwise, the forward's running max is decided from `src.vMaxAbs` (the exact max where the
+ * stale one could overflow f32: src/kernels/stale.ts); an f32 source that does not give it runs
+ * the exact max.
  */
 export async function contextParallel(
   devs: FlashDevice[], s: AttentionShape, src: ShardSource, opts: RingOptions, collect: (read: RowReader) => Promise<void>,
 ): Promise<{ timeline: RingTimeline; precision: Precision; kernels: RingKernels }> {
-  const st = checkRequest(devs, s, opts);
+  const st = checkRequest(devs, s, opts, src.vMaxAbs);
   src.check?.();
   const { R, p } = st;
   const { pb, shards } = ringProblem(s, opts, R, st.layout, p);
