@@ -160,6 +160,35 @@ describe('the grid limit per dispatch dimension (planUnits, checkGrid)', () => {
     const s: AttentionShape = { B: 1, Hq: 1, Hkv: 1, Nq: N, Nk: N, D: 8 };
     for (const k of [fwd, bwd]) expect(() => k.checkGrid(s)).toThrow(/^blocks of \d+ (query rows|keys) \(N[qk] = 16777216\) need \d+ workgroups.*--cp/);
   });
+
+  it('the ring\'s row blocks beyond the limit: a LimitError before any GPU work (no buffer, no submission), every scheme', async () => {
+    const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 1024, Nk: 1024, D: 8 };
+    const x = makeInputs(s, SEED);
+    await ringAttention([dev], s, x, { ranks: 2, precision: 'f32' });   // the kernels built and warmed at the device's own limits
+    // Dawn gives no device a limit below the default (65535), so this device says 2: its rows
+    // need more blocks (a segment of 256 rows) while its heads (2) and batch (1) fit.
+    const limits = dev.device.limits, max = 2;
+    const fake = new Proxy(limits, { get: (t, k) => (k === 'maxComputeWorkgroupsPerDimension' ? max : (t as unknown as Record<string | symbol, unknown>)[k]) });
+    let gpuWork = 0;
+    const { createBuffer, queue } = dev.device, submit = queue.submit;
+    const undo: (() => void)[] = [];
+    const patch = (o: object, k: string, value: unknown) => {
+      const was = Object.getOwnPropertyDescriptor(o, k);
+      Object.defineProperty(o, k, { value, configurable: true, writable: true });
+      undo.push(() => (was ? Object.defineProperty(o, k, was) : delete (o as Record<string, unknown>)[k]));
+    };
+    patch(dev.device, 'limits', fake);
+    patch(dev.device, 'createBuffer', (d: GPUBufferDescriptor) => (gpuWork++, createBuffer.call(dev.device, d)));
+    patch(queue, 'submit', (c: GPUCommandBuffer[]) => (gpuWork++, submit.call(queue, c)));
+    try {
+      for (const scheme of ['p2p', 'all_gather', 'a2a'])
+        await expect(ringAttention([dev], s, x, { ranks: 2, precision: 'f32', scheme })).rejects.toThrow(/^blocks of \d+ query rows \(Nq = \d+\) need \d+ workgroups.*this device allows 2 \(maxComputeWorkgroupsPerDimension\)/);
+    } finally {
+      for (const u of undo.reverse()) u();
+    }
+    expect(dev.device.limits.maxComputeWorkgroupsPerDimension).toBeGreaterThan(max);
+    expect(gpuWork).toBe(0);
+  });
 });
 
 describe('flashring attention: packed documents with B > 1 (every batch entry the same documents, as the library)', () => {

@@ -10,14 +10,14 @@ import { InputError, internalError } from '../../errors.js';
 import { Precision, elemBytes } from '../../kernels/precision.js';
 import { MaskOptions } from '../../mask.js';
 import { AttentionShape, resolveOptions, validateShape } from '../../shape.js';
-import { DryRank } from '../rank/dryRank.js';
-import { Rank } from '../rank/rank.js';
+import { DryRank, ShapeRank } from '../rank/dryRank.js';
+import { Rank, RankKernels } from '../rank/rank.js';
 import { ShardInputs, loadShard } from '../rank/shard.js';
 import { StepRecord, TimelineRecorder } from '../rank/timeline.js';
 import { Problem } from '../rank/chunks.js';
 import { ResolvedScheme, Scheme, resolveScheme } from '../schemes/registry.js';
 import { Communicator, InProcessCommunicator } from '../transport/communicator.js';
-import { Layout, shardLayout, validateRing } from '../plan/schedule.js';
+import { Layout, Segment, shardLayout, validateRing } from '../plan/schedule.js';
 
 /** What every ring checks before any work: the shape, R, the layout and the scheme. */
 export function checkRing(s: AttentionShape, opts: { layout?: Layout; scheme?: Scheme; hierarchicalSizes?: string | number[]; qPos?: unknown; kPos?: unknown }, R: number): { R: number; layout: Layout; sch: ResolvedScheme } {
@@ -70,14 +70,42 @@ export async function dryRun(req: DryRunRequest): Promise<DryRun> {
   // The communicator pairs every send with its receive (and checks their sizes) and moves nothing.
   const comm = InProcessCommunicator.dry(R);
   const ranks = shards.map((_, r) => new DryRank(r, comm, rec));
-  const inputs: ShardInputs = { backward, rows: NO_ROWS };
-  const ios = ranks.map((c) => loadShard(c, pb, shards, inputs, req.precision));
-  const kept = await allRanks(comm, ranks, (c) => sch.program.forward(c, pb, ios[c.index]));
-  if (backward) await allRanks(comm, ranks, (c) => sch.program.backward(c, pb, ios[c.index], kept[c.index]));
+  await runDry(comm, ranks, pb, shards, sch, backward, req.precision);
   return {
     scheme: sch.scheme, hierarchy: sch.hierarchy, R, layout,
     steps: rec.phases().flatMap((ph) => ph.steps),
     ranks: ranks.map((c) => ({ rank: c.index, peakBytes: c.memory().peakBytes })),
+  };
+}
+
+/** The rank programs, forward then backward, on dry ranks over a communicator that moves nothing. */
+async function runDry(comm: Communicator, ranks: Rank[], pb: Problem, shards: Segment[][], sch: ResolvedScheme, backward: boolean, p: Precision): Promise<void> {
+  const inputs: ShardInputs = { backward, rows: NO_ROWS };
+  const ios = ranks.map((c) => loadShard(c, pb, shards, inputs, p));
+  const kept = await allRanks(comm, ranks, (c) => sch.program.forward(c, pb, ios[c.index]));
+  if (backward) await allRanks(comm, ranks, (c) => sch.program.backward(c, pb, ios[c.index], kept[c.index]));
+}
+
+/**
+ * Throws the LimitError that a run's first dispatch past its device's workgroups per dimension
+ * would meet (checkGrid), before the run does any GPU work (the kernels' warm-up, the shards'
+ * upload): the rank programs run dry, rank r's kernels (`kernels[r]`) checking the shape of
+ * every pass its program would encode (each pair of Q and K/V segments, as large as the scheme
+ * makes them: a gathered K/V, an a2a group's rows) and encoding nothing.
+ */
+export async function checkGrids(pb: Problem, shards: Segment[][], sch: ResolvedScheme, backward: boolean, p: Precision, kernels: RankKernels[]): Promise<void> {
+  const comm = InProcessCommunicator.dry(shards.length);
+  const rec = new TimelineRecorder(shards.length, sch.steps);
+  await runDry(comm, shards.map((_, r) => new ShapeRank(r, comm, rec, shapesOnly(kernels[r]))), pb, shards, sch, backward, p);
+}
+
+/** Kernels that check each call's grid (a LimitError) and encode nothing. */
+function shapesOnly(k: RankKernels): RankKernels {
+  const check = (kernel: { checkGrid(s: AttentionShape): void }) => (_enc: unknown, _b: unknown, s: AttentionShape) => (kernel.checkGrid(s), { rows: [0, 0] });
+  return {
+    fwd: { encode: check(k.fwd) } as unknown as RankKernels['fwd'],
+    merge: { encodeAdd: () => {}, encodeFinalize: () => {} } as unknown as RankKernels['merge'],   // grid2D splits its rows over two dimensions
+    bwd: k.bwd && ({ encode: check(k.bwd) } as unknown as RankKernels['bwd']),
   };
 }
 

@@ -24,11 +24,11 @@ import { InProcessCommunicator, Mutex, deviceCopy, staging } from '../transport/
 import { Problem } from '../rank/chunks.js';
 import { HostOutputs, RowReader, ShardSource, hostSource, readAll, rowReader } from './hostIO.js';
 import { RankContext, timerIntervals } from '../rank/rank.js';
-import { RingKernels, STEP_TIMEOUT_MS, kernelsOf, predictOn, rankKernels, ringProblem, ringResult, stepGpuTime } from './stage.js';
+import { RingKernels, STEP_TIMEOUT_MS, buildRankKernels, kernelsOf, predictOn, ringProblem, ringResult, stepGpuTime, warm } from './stage.js';
 import { ResolvedScheme, Scheme } from '../schemes/registry.js';
 import { Phase, RingTimeline, StepRecord, TimelineRecorder, makeTimeline } from '../rank/timeline.js';
 import { loadShard } from '../rank/shard.js';
-import { checkRing } from './dry.js';
+import { checkGrids, checkRing } from './dry.js';
 import { Link, Rate } from '../plan/linkModel.js';
 
 export type { Phase, RingTimeline, StepRecord, Scheme, RowReader, ShardSource, RingKernels };
@@ -115,7 +115,7 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions,
   const p = precisions[0];
   if (precisions.some((x) => x !== p)) throw new InputError(`the ranks' devices resolve to different precisions (${precisions.join(', ')}); pass precision explicitly`);
   for (const d of devs) checkDevice(d, 'ring start');
-  for (const d of devs) checkGrid(d, shapeGrid(s));   // heads and batch per dispatch (each kernel checks its row blocks)
+  for (const d of devs) checkGrid(d, shapeGrid(s));   // heads and batch per dispatch (the row blocks: makeRanks, once the kernels are built)
   const mode = devs.length === 1 && R > 1 ? 'one-device' : 'multi-adapter';
   if (opts.pipelined && devs.length > 1) throw new InputError('pipelined runs need one-device mode (R ranks on one device)');
   if (opts.pipelined && !devs[0].hasTimestamps)
@@ -123,9 +123,15 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions,
   return { R, mode, pipelined: !!opts.pipelined, rankDevs: Array.from({ length: R }, (_, r) => devs[devs.length === 1 ? 0 : r]), p, sch, layout, exactMax: opts.exactMax ?? needsExactMaxFor(s.Nk, vMaxAbs, p === 'f16') };
 }
 
-/** One context per rank, on its device, with the scheme's communicator. */
-async function makeRanks(st: Stage, pb: Problem, backward: boolean, rec: TimelineRecorder): Promise<RankContext[]> {
-  const kernels = await Promise.all(st.rankDevs.map((d) => rankKernels(d, pb.shape.D, st.p, backward, st.exactMax)));
+/**
+ * One context per rank, on its device, with the scheme's communicator. Every dispatch the ranks'
+ * programs will make is checked against the devices' grid limits (checkGrids) before the kernels'
+ * warm-up: a LimitError comes before any GPU work.
+ */
+async function makeRanks(st: Stage, pb: Problem, shards: Segment[][], backward: boolean, rec: TimelineRecorder): Promise<RankContext[]> {
+  const kernels = await Promise.all(st.rankDevs.map((d) => buildRankKernels(d, pb.shape.D, st.p, backward, st.exactMax)));
+  await checkGrids(pb, shards, st.sch, backward, st.p, kernels);
+  await Promise.all(st.rankDevs.map((d, r) => warm(d, kernels[r], pb.shape.D, st.p)));
   const lock = st.mode === 'one-device' ? new Mutex() : null;
   const ctxs: RankContext[] = [];
   const charge = (dev: FlashDevice, bytes: number) => ctxs.find((c) => c.dev === dev)?.charge(bytes);
@@ -250,7 +256,7 @@ export async function contextParallel(
   const { pb, shards } = ringProblem(s, opts, R, st.layout, p);
   const rec = new TimelineRecorder(R, st.sch.steps, opts.onStep);
   opts.signal?.throwIfAborted();
-  const ctxs = await makeRanks(st, pb, src.backward, rec);
+  const ctxs = await makeRanks(st, pb, shards, src.backward, rec);
   const w: RunWatch = { rec, timeoutMs: opts.stepTimeoutMs ?? STEP_TIMEOUT_MS, pipelined: st.pipelined, signal: opts.signal };
   try {
     const ios = ctxs.map((c) => loadShard(c, pb, shards, src, p));

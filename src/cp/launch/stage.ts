@@ -38,17 +38,23 @@ export interface RingKernels {
 }
 
 /**
- * A rank's kernels on its device: f32 partial results and gradients, the fastest exact path; run once (warm).
+ * A rank's kernels on its device: f32 partial results and gradients, the fastest exact path; built,
+ * not yet run (warm runs them once; rankKernels does both).
  * `exactMax`: the forward's exact running row max (src/kernels/stale.ts), for V that needs it.
  */
-export async function rankKernels(d: FlashDevice, D: number, p: Precision, backward: boolean, exactMax = false): Promise<RankKernels> {
+export async function buildRankKernels(d: FlashDevice, D: number, p: Precision, backward: boolean, exactMax = false): Promise<RankKernels> {
   const types = { precision: p, out: 'f32' as const, grad: 'f32' as const };
   const path = 'auto';   // every mask, as attention.ts: tensor cores for f16 where the adapter has them
-  const k: RankKernels = {
+  return {
     fwd: await FlashForward.create(d, D, { ...types, merge: true }, path, { exactMax }),
     merge: await MergeKernel.create(d, D),
     bwd: backward ? await FlashBackward.create(d, D, types, path) : null,
   };
+}
+
+/** A rank's kernels, built and run once (warm). */
+export async function rankKernels(d: FlashDevice, D: number, p: Precision, backward: boolean, exactMax = false): Promise<RankKernels> {
+  const k = await buildRankKernels(d, D, p, backward, exactMax);
   await warm(d, k, D, p);
   return k;
 }

@@ -20,8 +20,8 @@ const NO_KERNELS = new Proxy({} as RankKernels, {
 const entry = (bytes: number, label: string) => ({ size: bufferSize(bytes), label }) as unknown as GPUBuffer;
 
 export class DryRank extends Rank {
-  constructor(index: number, comm: Communicator, recorder: TimelineRecorder) {
-    super(index, comm, NO_KERNELS, recorder);
+  constructor(index: number, comm: Communicator, recorder: TimelineRecorder, kernels: RankKernels = NO_KERNELS) {
+    super(index, comm, kernels, recorder);
   }
 
   protected create(bytes: number, label: string): GPUBuffer {
@@ -39,4 +39,19 @@ export class DryRank extends Rank {
   }
 
   async settle(): Promise<void> {}
+}
+
+/** An encoder that records nothing: every method a no-op. */
+const NO_ENCODER = new Proxy({}, { get: () => () => undefined }) as GPUCommandEncoder;
+
+/**
+ * A dry rank whose compute calls the program's encode with an encoder that records nothing: with
+ * kernels that only check the shapes they are given (src/cp/launch/dry.ts checkGrids), every
+ * dispatch a run would make is checked before the run does any GPU work.
+ */
+export class ShapeRank extends DryRank {
+  async compute(st: OpenStep, label: string, encode: Encode): Promise<void> {
+    encode(NO_ENCODER, [], () => undefined);
+    await super.compute(st, label, encode);
+  }
 }
