@@ -193,6 +193,18 @@ describe('the planner and replay panels', () => {
     await p.close();
   });
 
+  it('recompute controls set back to the model\'s default write `recompute` into the lines, which then follow the model', async () => {
+    const p = await open('preset=seed-32L-4096h');
+    await p.fill('input[name=rcn]', '2');
+    expect(await p.inputValue('input[name=lines]')).toBe('1,1:full:uniform/2,2,4,4:full:uniform/2');
+    await p.fill('input[name=rcn]', '1');
+    expect(await p.inputValue('input[name=lines]')).toBe('1,1:recompute,2,4,4:recompute'); // was 1,1:full:uniform/1,…
+    await p.check('input[name=nobias]');
+    expect(await p.inputValue('select[name=rc]')).toBe('selective'); // the model's default now: selective core_attn+mlp
+    expect((await plannerOf(p)).lines.join()).toMatch(/CP=4 \+ recompute/);
+    await p.close();
+  });
+
   type Replay = { rows: { origin: string }[]; files: { name: string; points: number }[] };
   const replayOf = (p: Page) => hooks<Replay>(p, 'replay');
   const LOG = join(__dirname, 'fixtures/megatron/core_0.16_tp4_cp2_sp_selective.log');

@@ -448,8 +448,20 @@ function controlsFromLines(): void {
   $('rc-note').textContent = any ? '' : 'No line recomputes: add one to the lines as CP:recompute.';
 }
 
+/** A recompute setting in one spelling (modules in RECOMPUTE_MODULES' order), to compare two. */
+function canonicalRecompute(spec: string): string {
+  const r = parseRecomputeSpec(spec, 'Lines');
+  if (r.recomputeModules) r.recomputeModules = RECOMPUTE_MODULES.filter((m) => r.recomputeModules!.includes(m));
+  return recomputeSpec(r);
+}
+
+/**
+ * Writes the controls' setting into every recomputing line: as `recompute` where it is the model's
+ * default "+ recompute" (so the lines keep following the model: ticking "no linear biases" moves them).
+ */
 function linesFromControls(changed?: string): void {
-  const spec = specFromControls(changed);
+  const own = specFromControls(changed);
+  const spec = canonicalRecompute(own) === canonicalRecompute(linesDefaultRecompute()) ? 'recompute' : own;
   field('lines').value = lineItems().map(([cp, ...rest]) => (rest.length && rest.join(':') !== 'none' ? `${cp}:${spec}` : [cp, ...rest].join(':'))).join(',');
 }
 
