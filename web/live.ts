@@ -17,11 +17,11 @@ import { acquireDevices, adapterName, FlashDevice, withTuning } from '../src/gpu
 import { autotune, storedTuning, type TuneEntry, type TuneTrial } from '../src/bench/tune.js';
 import { HEAD_GROUP_ALL, type KernelTuning } from '../src/kernels/tuning.js';
 import { idbTuneStore } from './tuneStore.js';
-import { FieldError, marksOf, showFieldErrors } from './fields.js';
+import { FieldError, FieldErrors, marksOf, showFieldErrors } from './fields.js';
 import { duration } from './format.js';
 import { ringAttention, RingOptions, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
 import { Layout, LAYOUTS } from '../src/cp/plan/schedule.js';
-import { LINKS, LINK_NAMES, Link, resolveLink, stepParts } from '../src/cp/plan/linkModel.js';
+import { LINKS, LINK_GBPS, LINK_NAMES, Link, resolveLink, stepParts } from '../src/cp/plan/linkModel.js';
 import { Scheme, schemeDef, schemeDefs, schemeNames } from '../src/cp/schemes/registry.js';
 import { referenceBackward, referenceForward } from '../src/reference/attention.js';
 import { randn, referenceInput, relErr, TOL } from '../src/reference/compare.js';
@@ -55,31 +55,44 @@ const MAX_N = 65536, MAX_HEADS = 64, MAX_RANKS = 8;
  */
 const MAX_LIVE_ELEMENTS = 2 ** 24;
 
-/** Reads and checks the form. */
+/** Reads and checks the form: every wrong field at once (FieldErrors where more than one is). */
 function readLiveForm(form: HTMLFormElement): LiveConfig {
   const field = (n: string) => form.elements.namedItem(n) as HTMLInputElement;
-  const whole = (n: string, label: string, lo: number, hi: number) => {
+  const errors: FieldError[] = [];
+  const read = <T>(f: () => T): T | undefined => {
+    try { return f(); } catch (e) { if (!(e instanceof FieldError)) throw e; errors.push(e); return undefined; }
+  };
+  const whole = (n: string, label: string, lo: number, hi: number) => read(() => {
     const raw = field(n).value.trim();
     const v = Number(raw);
     if (raw === '' || !/^\d+$/.test(raw) || v < lo || v > hi) throw new FieldError(`${label} must be a whole number from ${lo} to ${hi}${raw === '' ? '' : ` (it is ${raw})`}.`, field(n));
     return v;
-  };
+  });
   const N = whole('N', 'Sequence length N', 1, MAX_N);
-  const D = whole('D', 'Head size D', 8, MAX_HEAD_DIM);
-  if (D % 8) throw new FieldError(`Head size D must be a multiple of 8 (it is ${D}).`, field('D'));
+  const D = read(() => {
+    const d = whole('D', 'Head size D', 8, MAX_HEAD_DIM);
+    if (d !== undefined && d % 8) throw new FieldError(`Head size D must be a multiple of 8 (it is ${d}).`, field('D'));
+    return d;
+  });
   const H = whole('H', 'Heads', 1, MAX_HEADS);
   const R = whole('R', 'Ranks R', 1, MAX_RANKS);
-  if (N * H * D > MAX_LIVE_ELEMENTS)
-    throw new FieldError(`N × heads × D is ${(N * H * D).toLocaleString('en-US')}: a live run draws and holds its tensors in this tab, so keep it at most ${MAX_LIVE_ELEMENTS.toLocaleString('en-US')} (e.g. N ${N} with ${Math.max(1, Math.floor(MAX_LIVE_ELEMENTS / (N * D)))} heads at D ${D}); larger runs: flashring attention --cp or the bench.`, field('N'));
-  if (R > N) throw new FieldError(`Ranks R (${R}) cannot exceed the sequence length N (${N}): every rank needs at least one token.`, field('R'));
+  if (N !== undefined && H !== undefined && D !== undefined && N * H * D > MAX_LIVE_ELEMENTS)
+    errors.push(new FieldError(`N × heads × D is ${(N * H * D).toLocaleString('en-US')}: a live run draws and holds its tensors in this tab, so keep it at most ${MAX_LIVE_ELEMENTS.toLocaleString('en-US')} (e.g. N ${N} with ${Math.max(1, Math.floor(MAX_LIVE_ELEMENTS / (N * D)))} heads at D ${D}); larger runs: flashring attention --cp or the bench.`, field('N')));
+  if (R !== undefined && N !== undefined && R > N) errors.push(new FieldError(`Ranks R (${R}) cannot exceed the sequence length N (${N}): every rank needs at least one token.`, field('R')));
   const layout = field('layout').value as Layout;
-  if (!LAYOUTS.includes(layout)) throw new FieldError(`Layout must be one of ${LAYOUTS.join(', ')}.`, field('layout'));
+  if (!LAYOUTS.includes(layout)) errors.push(new FieldError(`Layout must be one of ${LAYOUTS.join(', ')}.`, field('layout')));
   const precision = field('precision').value as Precision;
-  if (precision !== 'f32' && precision !== 'f16') throw new FieldError('Precision must be f32 or f16.', field('precision'));
-  const { scheme, sizes } = readScheme(field, H, R);
-  const docs = whole('docs', 'Documents', 1, N);
-  return { N, D, H, R, layout, precision, causal: field('causal').checked, backward: field('backward').checked, window: readWindow(field('window'), N), docs, scheme, sizes, link: readLink(field), tuned: field('tuned')?.checked ?? false };
+  if (precision !== 'f32' && precision !== 'f16') errors.push(new FieldError('Precision must be f32 or f16.', field('precision')));
+  const sc = read(() => readScheme(field, H, R));
+  const docs = whole('docs', 'Documents', 1, N ?? MAX_N);
+  const window = read(() => readWindow(field('window'), N ?? MAX_N));
+  const link = read(() => readLink(field));
+  if (errors.length) throw errors.length === 1 ? errors[0] : new FieldErrors(errors);
+  return { N: N!, D: D!, H: H!, R: R!, layout, precision, causal: field('causal').checked, backward: field('backward').checked, window: window!, docs: docs!, scheme: sc!.scheme, sizes: sc!.sizes, link: link!, tuned: field('tuned')?.checked ?? false };
 }
+
+/** What a refusal of the form says in the status line: every wrong field's message. */
+export const liveWords = (e: unknown) => (e instanceof FieldErrors ? e.errors.map((x) => x.message).join(' ') : (e as Error).message);
 
 /** "L,R": how many keys before and after its own position a query sees; −1 = unbounded. */
 function readWindow(input: HTMLInputElement, N: number): [number, number] {
@@ -108,10 +121,14 @@ function visiblePairs(s: AttentionShape, cfg: LiveConfig): number {
   return n;
 }
 
-/** The scheme and, for a2a+p2p, its group sizes; a2a needs the heads to divide among the ranks it spans. */
-function readScheme(field: (n: string) => HTMLInputElement, H: number, R: number): { scheme: Scheme; sizes?: [number, number] } {
+/**
+ * The scheme and, for a2a+p2p, its group sizes; a2a needs the heads to divide among the ranks it spans
+ * (not checked while heads or R are themselves wrong: undefined).
+ */
+function readScheme(field: (n: string) => HTMLInputElement, H?: number, R?: number): { scheme: Scheme; sizes?: [number, number] } {
   const scheme = field('scheme').value as Scheme;
   if (!schemeNames().includes(scheme)) throw new FieldError(`Scheme must be one of ${schemeNames().join(', ')}.`, field('scheme'));
+  if (H === undefined || R === undefined) return { scheme };
   if (scheme === 'a2a' && H % R) throw new FieldError(`Scheme a2a (Ulysses) splits the heads over the ranks: heads (${H}) must be divisible by ranks R (${R}).`, field('scheme'));
   if (scheme !== 'a2a+p2p') return { scheme };
   const raw = field('hcp').value.trim();
@@ -133,7 +150,9 @@ function readLink(field: (n: string) => HTMLInputElement): Link {
     if (raw === '' || !Number.isFinite(v) || !ok(v)) throw new FieldError(`${label} must be ${want}${raw === '' ? '' : ` (it is ${raw})`}.`, field(n));
     return v;
   };
-  return resolveLink('custom', num('gbps', 'Link bandwidth (Gbit/s)', (v) => v > 0, 'a positive number'), num('lat', 'Link latency (µs)', (v) => v >= 0, 'zero or more'));
+  // The link model's range (resolveLink refuses any other in the CLI's words).
+  const gbpsWant = `a number from ${LINK_GBPS.min.toLocaleString('en-US', { maximumFractionDigits: 12 })} to ${LINK_GBPS.max.toLocaleString('en-US')}`;
+  return resolveLink('custom', num('gbps', 'Link bandwidth (Gbit/s)', (v) => v >= LINK_GBPS.min && v <= LINK_GBPS.max, gbpsWant), num('lat', 'Link latency (µs)', (v) => v >= 0, 'zero or more'));
 }
 
 /** Checks that a parsed JSON file is a ring timeline the page can draw; throws a readable Error. */
@@ -586,6 +605,21 @@ async function liveRun(
   };
 }
 
+/**
+ * The refusal of the form the status line shows, if it shows one: an edit that makes the form right
+ * clears it, one that leaves it wrong says what is wrong now (not a stale refusal until the next Run).
+ */
+let shownRefusal: string | null = null;
+function sayRefusal(status: HTMLElement, e: unknown): string {
+  return (status.textContent = shownRefusal = liveWords(e));
+}
+/** After an edit: the status line's refusal, if it shows one, follows the form. */
+function followRefusal(status: HTMLElement, e: unknown | null): void {
+  if (shownRefusal === null || status.textContent !== shownRefusal) return;
+  if (e === null) status.textContent = shownRefusal = '';
+  else sayRefusal(status, e);
+}
+
 /** The form read, each wrong field marked beside it and every other mark cleared; throws the FieldError as readLiveForm. */
 function checkLiveForm(form: HTMLFormElement): LiveConfig {
   try {
@@ -655,7 +689,10 @@ class LivePanel {
     try {
       cfg = checkLiveForm(this.form);
     } catch (e) {
-      return this.finish(id, (e as Error).message, { failed: (e as Error).message });
+      const msg = liveWords(e);
+      this.finish(id, msg, { failed: msg });
+      if (id === this.runId) shownRefusal = msg;
+      return;
     }
     this.status.textContent = 'starting…';
     await this.afterPrevious(); // the cancelled run before this one lets go of the device
@@ -712,24 +749,32 @@ export function saveLiveView(q: URLSearchParams): void {
 
 /**
  * Reads the live form from the view's hash parameters (a field the hash leaves out takes the page's
- * default); a bad value is kept in its field and refused there, and in the status line, in the form's
- * words, as Run would (a select given no option of its own reads as none: "Scheme must be one of …").
+ * default); a value the page does not know (a select's option it lacks, a non-number in a number
+ * field) is set aside for the default and returned (`lscheme=xyz`) for the view note to name; a bad
+ * value of a known kind (R 99) is kept in its field and refused there, and in the status line, in
+ * the form's words, as Run would.
  */
-export function loadLiveView(q: URLSearchParams): void {
+export function loadLiveView(q: URLSearchParams): string[] {
+  const ignored: string[] = [];
   for (const n of LIVE_VIEW) {
     const el = liveField(n), v = q.get(`l${n}`);
-    if (el instanceof HTMLSelectElement) el.value = v ?? (Array.from(el.options).find((o) => o.defaultSelected) ?? el.options[0])?.value ?? '';
-    else if (el.type === 'checkbox') el.checked = v === null ? el.defaultChecked : v === '1';
-    else el.value = v ?? el.defaultValue;
+    const unknown = v !== null && (el instanceof HTMLSelectElement ? !Array.from(el.options).some((o) => o.value === v) : el.type === 'number' && (v.trim() === '' || !Number.isFinite(Number(v))));
+    if (unknown) ignored.push(`l${n}=${v}`);
+    const given = unknown ? null : v;
+    if (el instanceof HTMLSelectElement) el.value = given ?? (Array.from(el.options).find((o) => o.defaultSelected) ?? el.options[0])?.value ?? '';
+    else if (el.type === 'checkbox') el.checked = given === null ? el.defaultChecked : given === '1';
+    else el.value = given ?? el.defaultValue;
   }
   const form = $<HTMLFormElement>('live-form');
   form.dispatchEvent(new Event('change')); // the a2a+p2p sizes and the custom link show where they apply
   try {
     checkLiveForm(form);
+    followRefusal($('live-status'), null);
   } catch (e) {
-    if (!(e instanceof FieldError)) throw e;
-    $('live-status').textContent = e.message;
+    if (!(e instanceof FieldError || e instanceof FieldErrors)) throw e;
+    sayRefusal($('live-status'), e);
   }
+  return ignored;
 }
 
 /** Each edit of the live form goes into the URL hash, beside the rest of the view. */
@@ -753,7 +798,10 @@ export function setupLive(hooks: Record<string, unknown>): void {
     saveLiveEdits();
     try {
       checkLiveForm(p.form);
-    } catch { /* marked beside its field */ }
+      followRefusal(p.status, null);
+    } catch (e) {
+      followRefusal(p.status, e); // marked beside its field
+    }
   });
   p.form.addEventListener('change', saveLiveEdits);
   wireStepTips(hooks);
@@ -822,8 +870,9 @@ async function tune(
       hooks.tune = { done: true, cancelled: true };
       return;
     }
-    const msg = err instanceof FieldError ? err.message : `Tuning failed: ${(err as Error).message}`;
-    if (err instanceof FieldError) showFieldErrors(form, marksOf(err));
+    const refused = err instanceof FieldError || err instanceof FieldErrors;
+    const msg = refused ? sayRefusal(status, err) : `Tuning failed: ${(err as Error).message}`;
+    if (refused) showFieldErrors(form, marksOf(err));
     status.textContent = msg;
     hooks.tune = { done: true, failed: msg };
   }

@@ -336,7 +336,7 @@ function loadView(): void {
   known('cplink', (x) => LINK_NAMES.includes(x));
   loadCpView(q);
   ignored.push(...advisor.load(q));
-  loadLiveView(q);
+  ignored.push(...loadLiveView(q));
   controlsFromLines();
   $('view-note').textContent = ignored.length ? `This link's ${ignored.join(', ')} ${ignored.length === 1 ? 'is not a value' : 'are not values'} the page knows: set aside, the default shown instead.` : '';
   hooks.ignoredView = ignored;
