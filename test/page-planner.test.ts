@@ -205,6 +205,30 @@ describe('the planner and replay panels', () => {
     await p.close();
   });
 
+  it('a 390 px window: the page does not scroll sideways (charts scale down, inputs and tables fit); at 1100 px the charts draw as before', async () => {
+    const p = await browser.newPage({ viewport: { width: 390, height: 900 } });
+    collectErrors(p, consoleErrors);
+    await p.goto(server!.url);
+    await pageReady(p);
+    // Every element whose right edge passes the window, for the message.
+    const wider = await p.evaluate(() => Array.from(document.querySelectorAll('body *')).filter((e) => e.getBoundingClientRect().right > 391 && !e.closest('.scroll'))
+      .map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`).slice(0, 12));
+    expect(wider).toEqual([]);
+    expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    for (const id of ['planner-chart', 'replay-chart', 'timeline', 'timeline-predicted']) {
+      const box = (await p.$eval(`#${id}`, (c) => { const r = c.getBoundingClientRect(); return { w: r.width, h: r.height, cw: (c as HTMLCanvasElement).width, ch: (c as HTMLCanvasElement).height }; }));
+      expect(box.w, id).toBeLessThanOrEqual(358);
+      if (box.h) expect(Math.abs(box.w / box.h - box.cw / box.ch), id).toBeLessThan(0.02); // its aspect kept
+    }
+    await p.screenshot({ path: join(out, 'page-390-top.png') });
+    await p.locator('#planner-chart').scrollIntoViewIfNeeded();
+    await p.screenshot({ path: join(out, 'page-390-chart.png') });
+    await p.close();
+    const q = await open();
+    for (const id of ['planner-chart', 'replay-chart']) expect((await q.$eval(`#${id}`, (c) => c.getBoundingClientRect().width)), id).toBe(960);
+    await q.close();
+  });
+
   type Replay = { rows: { origin: string }[]; files: { name: string; points: number }[] };
   const replayOf = (p: Page) => hooks<Replay>(p, 'replay');
   const LOG = join(__dirname, 'fixtures/megatron/core_0.16_tp4_cp2_sp_selective.log');
