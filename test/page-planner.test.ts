@@ -323,6 +323,18 @@ describe('the planner and replay panels', () => {
     expect(await p.textContent('#planner-time')).toMatch(/^CP=1 \+ recompute at 8K tokens: /);
     await p.keyboard.press('End');
     expect(await p.textContent('#planner-chart-point')).toMatch(/^CP=1 \+ recompute, 512K tokens: .* — does not fit/); // the line's last point: its cross
+    // Escape, or focus leaving the chart, hides the tooltip.
+    await p.keyboard.press('Escape');
+    expect(await tip()).toEqual([]);
+    await p.keyboard.press('ArrowLeft');
+    expect((await tip()).length).toBeGreaterThan(0);
+    await p.keyboard.press('Tab');
+    expect(await tip()).toEqual([]);
+    // A freshly drawn chart: End acts on the first press (the first line's last point), not a press to pick a point first.
+    await p.fill('input[name=tp]', '4');
+    await p.focus('#planner-chart');
+    await p.keyboard.press('End');
+    expect(await p.textContent('#planner-chart-point')).toMatch(/^CP=1, 64K tokens: .* — does not fit/); // its last point (was its first, 4K)
     // The replay chart: its measured points too.
     await p.focus('#replay-chart');
     await p.keyboard.press('ArrowUp');

@@ -114,10 +114,17 @@ const chartKeys = new WeakMap<HTMLCanvasElement, ChartKeys>();
 const chartLive = new WeakMap<HTMLCanvasElement, HTMLElement>();
 const STEP_KEYS = ['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End'];
 
-/** The point a key moves to from `at` among the charts' pickable datasets `sets` (their indexes, each with its points' x). */
+/**
+ * The point a key moves to from `at` among the charts' pickable datasets `sets` (their indexes, each with its points' x).
+ * With none picked yet, the first press acts: End and ArrowLeft go to the first line's last point, ArrowUp to the last
+ * line's first, the others to the first line's first.
+ */
 function stepPoint(key: string, sets: { ds: number; xs: number[] }[], at: ChartKeys['at']): { ds: number; i: number } {
   const s = sets.findIndex((x) => x.ds === at?.ds);
-  if (!at || s < 0 || at.i >= sets[s].xs.length) return { ds: sets[0].ds, i: 0 };
+  if (!at || s < 0 || at.i >= sets[s].xs.length) {
+    if (key === 'End' || key === 'ArrowLeft') return { ds: sets[0].ds, i: sets[0].xs.length - 1 };
+    return { ds: (key === 'ArrowUp' ? sets[sets.length - 1] : sets[0]).ds, i: 0 };
+  }
   const len = sets[s].xs.length;
   if (key === 'ArrowLeft' || key === 'ArrowRight' || key === 'Home' || key === 'End')
     return { ds: at.ds, i: key === 'Home' ? 0 : key === 'End' ? len - 1 : Math.min(len - 1, Math.max(0, at.i + (key === 'ArrowRight' ? 1 : -1))) };
@@ -135,7 +142,17 @@ function stepPoint(key: string, sets: { ds: number; xs: number[] }[], at: ChartK
 function chartKeyboard(canvas: HTMLCanvasElement, chart: () => Chart | null, live: HTMLElement): void {
   canvas.tabIndex = 0;
   chartLive.set(canvas, live);
+  // The tooltip the keyboard showed goes when focus leaves the chart, or on Escape (the picked point is kept).
+  const hide = () => {
+    const c = chart();
+    if (!c?.tooltip?.getActiveElements().length) return;
+    c.setActiveElements([]);
+    c.tooltip.setActiveElements([], { x: 0, y: 0 });
+    c.update();
+  };
+  canvas.addEventListener('blur', hide);
   canvas.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') return hide();
     const c = chart(), k = chartKeys.get(canvas);
     if (!c || !k || !STEP_KEYS.includes(e.key)) return;
     const sets = c.data.datasets.map((d, ds) => ({ ds, xs: (d.data as { x: number; source?: string }[]).filter((p) => p.source !== 'limit').map((p) => p.x) })).filter((x) => x.xs.length);
@@ -194,7 +211,8 @@ function chartProbe(chart: () => Chart | null) {
       const rect = c.canvas.getBoundingClientRect();
       return el ? { x: rect.left + el.x, y: rect.top + el.y } : null;
     },
-    tooltip: () => chart()?.tooltip?.body?.flatMap((b) => b.lines) ?? [],
+    /** The tooltip's lines while it shows (none once hidden: its body outlives it). */
+    tooltip: () => (chart()?.tooltip?.getActiveElements().length ? chart()!.tooltip!.body?.flatMap((b) => b.lines) ?? [] : []),
     /** The subtitle as one line. */
     subtitle: () => {
       const t = (chart()?.options.plugins?.subtitle as { text?: string | string[] } | undefined)?.text;
