@@ -324,10 +324,10 @@ class AdvisorPanel implements Advisor {
   timeLines(model: ModelConfig, par: ParallelConfig): string[] {
     try {
       const { t, rc, why } = this.timeFacts(model, par), it = t.time;
-      const lines = [`predicted step ${it.iterMs.toFixed(0)} ms, ${it.tflopsPerGpu.toFixed(0)} TFLOP/s per GPU, ${tokensPerSecondText(it.tokensPerSecond)}, comm ${(100 * it.commFraction).toFixed(1)}%`,
+      const lines = [`predicted step ${duration(it.iterMs)}, ${it.tflopsPerGpu.toFixed(0)} TFLOP/s per GPU, ${tokensPerSecondText(it.tokensPerSecond)}, comm ${(100 * it.commFraction).toFixed(1)}%`,
         `  for a global batch of ${t.globalBatch} on ${t.gpus} GPUs (TP ${par.tensorParallel} × CP ${par.contextParallel} × PP ${par.pipelineParallel} × DP ${par.dataParallel}), ${H200.name} profile, nvlink-h200${t.gpus > 8 ? ' within nodes of 8 GPUs, ib-ndr between them' : ''}`];
       if (why) lines.push(`not trainable: ${this.d.pageWords(why)}`);
-      if (rc) lines.push(`recompute saves ${gib(rc.savedBytes)} GiB and costs ${rc.costMs.toFixed(0)} ms per step (+${(100 * rc.costFraction).toFixed(1)}% against no recompute)`);
+      if (rc) lines.push(`recompute saves ${gib(rc.savedBytes)} GiB and costs ${duration(rc.costMs)} per step (+${(100 * rc.costFraction).toFixed(1)}% against no recompute)`);
       return lines;
     } catch (e) {
       return [`no predicted step time: ${isInputError(e) ? this.d.pageWords(e) : bugWords(e)}`];
