@@ -167,7 +167,7 @@ describe('the planner and replay panels', () => {
     await q.click('#copy-link');
     await q.waitForSelector('#copy-by-hand', { state: 'visible' });
     expect(await q.inputValue('#copy-by-hand')).toBe(q.url());
-    expect(await q.textContent('#copy-status')).toMatch(/copy the link below by hand/);
+    expect(await q.textContent('#copy-status')).toBe('This browser gives the page no clipboard here (plain http from a host other than localhost has none): copy the link below by hand.');
     // An edit of the live form changes the view too (its fields are in the hash): the link shown goes.
     await q.fill('#live-form input[name=N]', '512');
     await q.dispatchEvent('#live-form input[name=N]', 'input');
@@ -175,6 +175,15 @@ describe('the planner and replay panels', () => {
     expect(await q.textContent('#copy-status')).toBe('');
     expect(new URLSearchParams(new URL(q.url()).hash.slice(1)).get('lN')).toBe('512');
     await q.close();
+    // A clipboard that refuses the write: said as that, not as "no clipboard".
+    const r = await browser.newPage();
+    await r.addInitScript(() => { Object.defineProperty(Clipboard.prototype, 'writeText', { value: () => Promise.reject(new DOMException('denied', 'NotAllowedError')) }); });
+    await r.goto(`${server!.url}#tp=4`);
+    await pageReady(r);
+    await r.click('#copy-link');
+    await r.waitForSelector('#copy-by-hand', { state: 'visible' });
+    expect(await r.textContent('#copy-status')).toBe('The browser refused to let the page copy (clipboard permission denied, or the page not focused): copy the link below by hand.');
+    await r.close();
   });
 
   it('a preset switch moves the recompute controls to the new model\'s "+ recompute" (a stale control would rewrite the lines)', async () => {

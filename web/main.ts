@@ -751,20 +751,29 @@ $('export-png').addEventListener('click', () => {
 });
 $('copy-link').addEventListener('click', () => void copyLink());
 
-/** Copies the view's link and says so; where the page may not copy (no clipboard: plain http from another host than localhost, or refused), shows the link to copy by hand. */
+/**
+ * Copies the view's link and says so; where the page may not copy, shows the link to copy by hand, saying
+ * why in that case's words: no clipboard (plain http from a host other than localhost has none), or a
+ * clipboard that refused the write (a permission denied, the page not focused).
+ */
 async function copyLink(): Promise<void> {
   const url = location.href, box = $<HTMLInputElement>('copy-by-hand');
   box.hidden = true;
-  try {
-    if (!navigator.clipboard) throw new Error('no clipboard');
-    await navigator.clipboard.writeText(url);
-    $('copy-status').textContent = 'Link copied.';
-  } catch {
-    $('copy-status').textContent = 'This browser does not let the page copy here (plain http from a host other than localhost has no clipboard): copy the link below by hand.';
-    Object.assign(box, { value: url, hidden: false });
-    box.focus();
-    box.select();
+  let why: string;
+  if (!navigator.clipboard) why = 'This browser gives the page no clipboard here (plain http from a host other than localhost has none)';
+  else {
+    try {
+      await navigator.clipboard.writeText(url);
+      $('copy-status').textContent = 'Link copied.';
+      return;
+    } catch (e) {
+      why = `The browser refused to let the page copy${e instanceof Error && e.name === 'NotAllowedError' ? ' (clipboard permission denied, or the page not focused)' : ''}`;
+    }
   }
+  $('copy-status').textContent = `${why}: copy the link below by hand.`;
+  Object.assign(box, { value: url, hidden: false });
+  box.focus();
+  box.select();
 }
 
 function download(name: string, blob: Blob): void {
