@@ -278,6 +278,24 @@ describe('the planner and replay panels', () => {
     await p.close();
   });
 
+  it('replay: dropped series take colours none of the model lines have, and the legend says they are measured', async () => {
+    const p = await open();
+    for (let i = 0; i < 6; i++) await drop(p, { name: `m${i}.csv`, mimeType: 'text/csv', buffer: Buffer.from(csv(1).replace('elsewhere', `site ${i}`)) });
+    const { datasets, colors } = await hooks<{ datasets: string[]; colors: string[] }>(p, 'replay');
+    const lines = datasets.map((l, i) => ({ l, c: colors[i] })).filter((d) => /^CP=/.test(d.l));
+    const measured = datasets.map((l, i) => ({ l, c: colors[i] })).filter((d) => !/^CP=|^HBM/.test(d.l));
+    expect(lines.length).toBe(4);
+    expect(measured.length).toBe(8); // 2 shipped sources and 6 dropped
+    for (const m of measured) {
+      expect(m.l).toMatch(/^measured: /);
+      expect(lines.map((x) => x.c), m.l).not.toContain(m.c); // was the lines' red, orange, … again from the 3rd dropped source
+    }
+    await (await p.$('#replay-chart'))!.screenshot({ path: join(out, 'replay-colours.png') });
+    const b = (await (await p.$('#replay-chart'))!.boundingBox())!;
+    await p.screenshot({ path: join(out, 'replay-colours-zoom.png'), clip: { x: b.x + 380, y: b.y + 150, width: 300, height: 110 } });
+    await p.close();
+  });
+
   it('replay: a file over the row limit is refused at once, naming the limit and the CLI that takes it', async () => {
     const p = await open();
     const base = (await replayOf(p)).rows.length;

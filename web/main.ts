@@ -1033,6 +1033,22 @@ function replayTable(points: ReplayPoint[], cs: Comparison[]): void {
     (other ? `; ${other} dropped point(s) of another model than the lines' left out of these figures (the table compares them with the lines' model, as it says)` : '') + '.';
 }
 
+/** The measured series' colours: none of the model lines' (LINE_COLORS), dark and muted, so a dropped file's points never pass for a line's. */
+const MEASURED_COLORS = ['#555555', '#bcbd22', '#393b79', '#8c6d31', '#7b4173', '#637939', '#843c39', '#6b6ecf'];
+/** Point shapes the measured series take in turn beside their colour (circles are the lines'; crossRot, out of memory, stays). */
+const MEASURED_SHAPES = ['triangle', 'rect', 'rectRot', 'star'];
+
+/** Gives each measured series (legend "measured: …") a colour and shape of its own, apart from the model lines'. */
+function measuredStyles(cfg: MemoryChartConfig): void {
+  type Ds = { label: string; borderColor: string; backgroundColor: string; pointStyle: string | string[] };
+  const sets = (cfg.data as { datasets: Ds[] }).datasets.filter((d) => d.label.startsWith('measured'));
+  sets.forEach((d, k) => {
+    d.borderColor = d.backgroundColor = MEASURED_COLORS[k % MEASURED_COLORS.length];
+    const shape = MEASURED_SHAPES[(k + Math.floor(k / MEASURED_COLORS.length)) % MEASURED_SHAPES.length]; // a pair repeats after 32
+    if (Array.isArray(d.pointStyle)) d.pointStyle = d.pointStyle.map((x) => (x === 'crossRot' ? x : shape));
+  });
+}
+
 function renderReplay(): void {
   let hbm: number;
   try {
@@ -1057,10 +1073,12 @@ function renderReplay(): void {
   const cs = points.map((p) => compareReplayPoint(p, hbm));
   replayTable(points, cs);
   const cfg = memoryChartConfig(sweepRows(pts, hbm), measured, hbm,
-    `Measured runs (triangles) over the model's lines for ${REPLAY.preset} (${STACKS[par.stack].label} stack)`, errorSummary('shipped', cs.slice(0, shipped.length)));
+    `Measured runs (marks without lines, "measured: …" in the legend) over the model's lines for ${REPLAY.preset} (${STACKS[par.stack].label} stack)`, errorSummary('shipped', cs.slice(0, shipped.length)));
+  measuredStyles(cfg);
   replayChart = drawMemoryChart($<HTMLCanvasElement>('replay-chart'), replayChart, cfg, details);
   hooks.replay = {
     measuredPoints: measured.filter((r) => r.total_gib !== null).length, datasets: replayChart.data.datasets.map((d) => d.label),
+    colors: replayChart.data.datasets.map((d) => d.borderColor),
     files: replayFiles.map((f) => ({ name: f.name, points: f.points.length })),
     rows: cs.map((c, i) => ({ origin: points[i].origin, seq: c.row.seq_len, totalError: c.totalError, activationError: c.activationError, verdict: c.verdict, error: c.error })),
   };
