@@ -262,17 +262,17 @@ describe('the planner and replay panels', () => {
     await drop(p, { name: 'a.csv', mimeType: 'text/csv', buffer: Buffer.from(csv(2)) });
     expect((await replayOf(p)).files).toEqual([{ name: 'core_0.16_tp4_cp2_sp_selective.log', points: 1 }, { name: 'a.csv', points: 2 }]);
     expect((await replayOf(p)).rows.length).toBe(base + 3);
-    expect(await p.textContent('#replay-messages')).toMatch(/a\.csv: 2 point\(s\) added \(it replaces the file of this name dropped before\)/);
+    expect(await p.textContent('#replay-messages')).toMatch(/a\.csv: 2 points added \(it replaces the file of this name dropped before\)/);
     expect(await p.textContent('#replay-messages')).not.toMatch(/a\.csv: 1 point/);
     // Remove the log: its point, its line and its warnings go; focus stays in the panel.
-    const remove = p.getByRole('button', { name: 'remove core_0.16_tp4_cp2_sp_selective.log and its 1 point(s)' });
+    const remove = p.getByRole('button', { name: 'remove core_0.16_tp4_cp2_sp_selective.log and its 1 point' });
     await remove.focus();
     await p.keyboard.press('Enter');
     await p.waitForFunction(() => /removed/.test(document.getElementById('replay-status')!.textContent ?? ''));
     expect((await replayOf(p)).files).toEqual([{ name: 'a.csv', points: 2 }]);
     expect((await replayOf(p)).rows.length).toBe(base + 2);
     expect(await p.textContent('#replay-messages')).not.toMatch(/core_0\.16/);
-    expect(await p.textContent('#replay-status')).toBe('core_0.16_tp4_cp2_sp_selective.log removed, with its 1 point(s).');
+    expect(await p.textContent('#replay-status')).toBe('core_0.16_tp4_cp2_sp_selective.log removed, with its 1 point.');
     expect(await p.evaluate(() => document.activeElement?.id)).toBe('replay-files');
     expect(consoleErrors).toEqual([]);
     await p.close();
@@ -293,6 +293,27 @@ describe('the planner and replay panels', () => {
     await (await p.$('#replay-chart'))!.screenshot({ path: join(out, 'replay-colours.png') });
     const b = (await (await p.$('#replay-chart'))!.boundingBox())!;
     await p.screenshot({ path: join(out, 'replay-colours-zoom.png'), clip: { x: b.x + 380, y: b.y + 150, width: 300, height: 110 } });
+    await p.close();
+  });
+
+  it('replay: a log\'s line counts the notes under it right, in plural words; a .npy is named as a tensor file', async () => {
+    const p = await open();
+    for (const f of ['core_0.4_tp8.log', 'truncated_oom.log', 'core_0.10_tp4_cp2_sp.log']) await drop(p, join(__dirname, 'fixtures/megatron', f));
+    await drop(p, { name: 'x.npy', mimeType: 'application/octet-stream', buffer: Buffer.from([1, 2, 3, 4]) });
+    const items = await p.$$eval('#replay-messages li', (l) => l.map((x) => ({ text: x.textContent ?? '', warn: x.classList.contains('warn') })));
+    let checked = 0;
+    items.forEach((it, i) => {
+      const m = /: 1 point added(?: \((\d+) notes? below\))?/.exec(it.text);
+      if (!m) return;
+      let n = 0;
+      while (items[i + 1 + n]?.warn) n++;
+      expect(Number(m[1] ?? 0), it.text).toBe(n); // was "(3 note(s) below)" over 4
+      if (m[1]) expect(it.text).toMatch(m[1] === '1' ? /\(1 note below\)/ : /\(\d+ notes below\)/);
+      checked += n ? 1 : 0;
+    });
+    expect(checked).toBeGreaterThan(0);
+    expect(items.filter((x) => !x.warn).map((x) => x.text).join('\n')).not.toMatch(/\(s\)/); // the page's own lines (a log's notes are the parser's)
+    expect(items.at(-1)!.text).toBe('x.npy: could not be read — it is a tensor file (a NumPy .npy array), not a log or CSV; replay takes Megatron-LM training logs and activation_memory.csv files');
     await p.close();
   });
 

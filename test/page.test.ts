@@ -99,7 +99,7 @@ describe('the page in headless Chromium', () => {
     await page.setInputFiles('#replay-files', { name: 'q.npy', mimeType: 'application/octet-stream', buffer: Buffer.concat([Buffer.from([0x93]), Buffer.from('NUMPY\x01\x00')]) });
     await page.waitForFunction(() => Array.from(document.querySelectorAll('#replay-messages li.bad')).some((li) => /q\.npy/.test(li.textContent ?? '')));
     const bad = await page.$$eval('#replay-messages li.bad', (lis) => lis.map((li) => li.textContent ?? ''));
-    expect(bad.join('\n')).toMatch(/q\.npy: could not be read — it is a NumPy \.npy array; replay takes/);
+    expect(bad.join('\n')).toMatch(/q\.npy: could not be read — it is a tensor file \(a NumPy \.npy array\), not a log or CSV; replay takes/);
     expect(bad.join('\n')).toMatch(/export\.csv: could not be read — export\.csv holds the model's own output \(source 'model'/);
     expect(bad.join('\n')).toMatch(/t\.json: could not be read — it is a ring timeline \(drop it on the live ring panel's timeline input\); replay takes Megatron-LM training logs and activation_memory\.csv files/);
     const after = await hooks<{ measuredPoints: number }>(page, 'replay');
@@ -394,7 +394,7 @@ describe('the page in headless Chromium', () => {
     expect(own[8]).toMatch(/^[+-]\d+\.\d%$/);
     const same = 'seq_len,tp,cp,recompute,total_gib,fits,source\n8192,1,1,none,38.1,true,"measured: elsewhere, GPT 8L h=4096 a=32 vocab=8192"\n';
     await page.setInputFiles('#replay-files', { name: 'same.csv', mimeType: 'text/csv', buffer: Buffer.from(same) });
-    await page.waitForFunction(() => /same\.csv: 1 point\(s\) added/.test(document.getElementById('replay-messages')!.textContent ?? ''));
+    await page.waitForFunction(() => /same\.csv: 1 point added/.test(document.getElementById('replay-messages')!.textContent ?? ''));
     expect((await page.$$('#replay-messages li.warn')).length).toBe(warnsBefore + 1);
     const other = same.replace('8L h=4096 a=32 vocab=8192', '24L h=2048 a=16 vocab=50257');
     await page.setInputFiles('#replay-files', { name: 'other.csv', mimeType: 'text/csv', buffer: Buffer.from(other) });
@@ -404,7 +404,7 @@ describe('the page in headless Chromium', () => {
     const mixed = same + other.split('\n')[1] + '\n';
     const warnsMixed = (await page.$$('#replay-messages li.warn')).length;
     await page.setInputFiles('#replay-files', { name: 'mixed.csv', mimeType: 'text/csv', buffer: Buffer.from(mixed) });
-    await page.waitForFunction(() => /mixed\.csv: 2 point\(s\) added/.test(document.getElementById('replay-messages')!.textContent ?? ''));
+    await page.waitForFunction(() => /mixed\.csv: 2 points added/.test(document.getElementById('replay-messages')!.textContent ?? ''));
     expect((await page.$$eval('#replay-messages li.warn', (li) => li.map((x) => x.textContent ?? ''))).slice(warnsMixed)).toEqual([expect.stringMatching(/^⚠ mixed\.csv is a different model .*: layers 24 \(lines: 8\)/)]);
     expect(consoleErrors).toEqual([]);
   });

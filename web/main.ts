@@ -1159,7 +1159,7 @@ function readCsvFile(name: string, text: string, room: number): FileRead {
     return bySource.get(src)!;
   };
   const points = rows.map((row) => ({ row, origin: `${name}${row.line ? `: ${row.line}` : ''}`, other: otherModel(row.source) }));
-  const notes: ReplayNote[] = [{ text: `${name}: ${rows.length} point(s) added${modelRows ? `; ${modelRows} row(s) of source 'model' left out (the model's own output, not measurements)` : ''}`, cls: '' }];
+  const notes: ReplayNote[] = [{ text: `${name}: ${count(rows.length, 'point')} added${modelRows ? `; ${count(modelRows, 'row')} of source 'model' left out (the model's own output, not measurements)` : ''}`, cls: '' }];
   const models = csvModels(rows);
   for (const size of models.length ? models : [null]) {
     const w = modelWarning(name, size, false);
@@ -1168,20 +1168,23 @@ function readCsvFile(name: string, text: string, room: number): FileRead {
   return { points, notes };
 }
 
+/** "1 point", "3 points". */
+const count = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
+
 function readLogFile(name: string, text: string, room: number): FileRead {
-  const other = notALog(text);
+  const other = notALog(name, text);
   if (other) throw new Error(`${other}; replay takes Megatron-LM training logs and activation_memory.csv files`);
   const res = parseMegatronLog(text, name);
   const row = measuredRow(res.point);
   if (!row) throw new Error(`not a Megatron-LM log with a memory report or an activation_memory.csv (${res.warnings.join('; ')})`);
   if (room < 1) throw tooMany(name, 1, room);
-  // What the log lacked or where it broke off is said in the list, not only on hover.
-  const notes: ReplayNote[] = [{ text: `${name}: 1 point added${res.warnings.length ? ` (${res.warnings.length} note(s) below)` : ''}`, cls: '' }];
-  for (const w of res.warnings) notes.push({ text: `⚠ ${name}: ${w}`, cls: 'warn' });
+  // What the log lacked or where it broke off is said in the list, not only on hover; the head line counts every note under it.
+  const warns: ReplayNote[] = res.warnings.map((w) => ({ text: `⚠ ${name}: ${w}`, cls: 'warn' }));
   const c = configFromArgs(res.args);
   const w = modelWarning(name, logModel(res), true, 'error' in c ? undefined : { row, setup: { model: c.model, parallel: c.par } });
-  if (w) notes.push({ text: `⚠ ${w}`, cls: 'warn' });
-  return { points: [{ row, origin: name, log: res }], notes };
+  if (w) warns.push({ text: `⚠ ${w}`, cls: 'warn' });
+  const head = { text: `${name}: 1 point added${warns.length ? ` (${count(warns.length, 'note')} below)` : ''}`, cls: '' };
+  return { points: [{ row, origin: name, log: res }], notes: [head, ...warns] };
 }
 
 /**
@@ -1215,10 +1218,10 @@ function renderReplayNotes(): void {
     const f = n.file;
     if (n.head && f) {
       const b = Object.assign(document.createElement('button'), { type: 'button', textContent: 'remove', className: 'remove' });
-      b.setAttribute('aria-label', `remove ${f.name} and its ${f.points.length} point(s)`);
+      b.setAttribute('aria-label', `remove ${f.name} and its ${count(f.points.length, 'point')}`);
       b.addEventListener('click', () => {
         dropReplayFile(f);
-        $('replay-status').textContent = `${f.name} removed, with its ${f.points.length} point(s).`;
+        $('replay-status').textContent = `${f.name} removed, with its ${count(f.points.length, 'point')}.`;
         renderReplayNotes();
         renderReplay();
         $('replay-files').focus(); // the control is gone: keyboard focus stays in the panel
@@ -1229,10 +1232,11 @@ function renderReplayNotes(): void {
   }));
 }
 
-/** What a dropped file is when it is plainly not a log: JSON (a ring timeline goes on the ring panel) or a .npy array. */
-function notALog(text: string): string | null {
-  // File.text() decodes the magic byte 0x93 as U+FFFD.
-  if (/^[\x93\uFFFD]NUMPY/.test(text)) return 'it is a NumPy .npy array';
+/** What a dropped file is when it is plainly not a log: JSON (a ring timeline goes on the ring panel) or a tensor file (.npy, .npz). */
+function notALog(name: string, text: string): string | null {
+  // File.text() decodes the magic byte 0x93 as U+FFFD; a .npz is a zip (PK).
+  if (/^[\x93\uFFFD]NUMPY/.test(text) || /\.npy$/i.test(name)) return 'it is a tensor file (a NumPy .npy array), not a log or CSV';
+  if (/\.npz$/i.test(name)) return 'it is a tensor file (a NumPy .npz archive), not a log or CSV';
   const t = text.trimStart();
   if (!t.startsWith('{') && !t.startsWith('[')) return null;
   try {
