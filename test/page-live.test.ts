@@ -135,6 +135,40 @@ describe('the live panel in headless Chromium', () => {
     expect((await page.$$eval('#live p.note', (ps) => ps.map((x) => x.textContent ?? ''))).join(' ')).toMatch(/step 3 fwd · ring/);
   });
 
+  it('timelines: collapsed until drawn, the last tick label whole, focusable with a label, arrow keys pick a step', async () => {
+    const p = await browser.newPage({ viewport: { width: 1100, height: 1800 } });
+    collectErrors(p, consoleErrors);
+    await p.goto(server!.url);
+    await ready(p);
+    for (const id of ['timeline', 'timeline-predicted']) expect((await p.$eval(`#${id}`, (c) => c.getBoundingClientRect().height)), id).toBe(0); // was 220 px blank each
+    const tl = { kind: 'flashring.timeline', version: 1, R: 2, layout: 'zigzag', adapters: ['x'], summary: { overlapEfficiency: 0.5 },
+      phases: [{ phase: 'forward', wallMs: 3000, steps: [0, 1].flatMap((step) => [0, 1].map((rank) => ({ step, rank, label: 'ring', start: step * 1500, computeEnd: step * 1500 + 1000, transferEnd: step * 1500 + 1400, end: step * 1500 + 1500, transferMs: 400, idleMs: 100 }))) }] };
+    await p.setInputFiles('#timeline-file', { name: 'long.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(tl)) });
+    await p.waitForFunction(() => /showing long\.json/.test(document.getElementById('live-status')!.textContent ?? ''));
+    const c = await p.$eval('#timeline', (el) => ({ h: el.getBoundingClientRect().height, tab: (el as HTMLElement).tabIndex, label: el.getAttribute('aria-label') }));
+    expect(c.h).toBeGreaterThan(50);
+    expect(c.tab).toBe(0);
+    expect(c.label).toMatch(/^Measured ring timeline: 2 rank rows over 3 s/);
+    // The tick labels' band: no ink in the canvas's last 8 columns (the "3000 ms" at the right edge was cut to "300").
+    const inkRight = await p.evaluate(() => {
+      const cv = document.getElementById('timeline') as HTMLCanvasElement, d = cv.getContext('2d')!.getImageData(0, 0, cv.width, cv.height).data;
+      let n = 0;
+      for (let y = cv.height - 33; y < cv.height - 19; y++) for (let x = cv.width - 8; x < cv.width; x++) if (d[(y * cv.width + x) * 4 + 3]) n++;
+      return n;
+    });
+    expect(inkRight).toBe(0);
+    await p.focus('#timeline');
+    const tip = () => p.evaluate(() => (window as unknown as { __flashring: { timelineSteps: { tip(id: string): string } } }).__flashring.timelineSteps.tip('timeline'));
+    await p.keyboard.press('End');
+    expect(await tip()).toMatch(/^step 2 fwd · ring, rank 0\n/);
+    await p.keyboard.press('ArrowDown');
+    expect(await tip()).toMatch(/^step 2 fwd · ring, rank 1\n/);
+    await p.keyboard.press('Escape');
+    expect(await tip()).toBe('');
+    await (await p.$('#timeline'))!.screenshot({ path: join(out, 'timeline-3000ms.png') });
+    await p.close();
+  });
+
   it('each timeline\'s caption sits right under its drawing (no blank band between them)', async () => {
     await fill(page, { N: '64', D: '16', H: '2', R: '2', window: '-1,-1', docs: '1' }, { scheme: 'p2p', precision: 'f32', link: 'nvlink-h200' });
     await page.click('#live-run');

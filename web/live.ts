@@ -235,10 +235,12 @@ const shownStep = (step: number) => step + 1;
 const stepTitle = (phase: string, step: number, label: string, rank?: number) =>
   `step ${shownStep(step)} ${PHASE_SHORT[phase] ?? phase}${label ? ` · ${label}` : ''}${rank === undefined ? '' : `, rank ${rank}`}`;
 
+/** The timelines cleared and collapsed (hidden) until there is something to draw: no blank canvases. */
 function clearTimeline(): void {
   for (const id of CANVASES) {
     const c = $<HTMLCanvasElement>(id);
     c.getContext('2d')!.clearRect(0, 0, c.width, c.height);
+    c.hidden = true;
     drawn.delete(id);
   }
   for (const tip of Array.from(document.querySelectorAll<HTMLElement>('.chart-tip'))) tip.hidden = true;
@@ -256,6 +258,8 @@ function frame(id: string, R: number, totalMs: number) {
   const top = 30, rowH = Math.min(40, (FRAME_HEIGHT - top - 32) / R);
   // As tall as the rows, the ticks and the caption (drawn at the bottom): no blank band between the drawing and its caption.
   c.height = Math.ceil(top + R * rowH + 36);
+  c.hidden = false;
+  c.setAttribute('aria-label', `${id === 'timeline' ? 'Measured' : 'Predicted'} ring timeline: ${R} rank row${R === 1 ? '' : 's'} over ${duration(totalMs)}, each step's compute, transfer and idle. Arrow keys step through the steps.`);
   const g = c.getContext('2d')!;
   g.clearRect(0, 0, c.width, c.height);
   drawn.set(id, { boxes: [], axis: [] });
@@ -269,7 +273,9 @@ function frame(id: string, R: number, totalMs: number) {
   g.fillStyle = '#888';
   for (let t = 0; t <= span + 1e-9; t += step) {
     g.fillRect(X(t), top + R * rowH, 1, 4);
-    g.fillText(`${Number(t.toPrecision(6))} ms`, X(t) + 2, top + R * rowH + 14);
+    // A tick label that would pass the canvas's right edge ends at its tick instead ("3000 ms", not "300").
+    const label = `${Number(t.toPrecision(6))} ms`, lw = g.measureText(label).width;
+    g.fillText(label, X(t) + 2 + lw > c.width - 2 ? X(t) - 2 - lw : X(t) + 2, top + R * rowH + 14);
   }
   return { c, g, left, top, rowH, X, W: (ms: number) => Math.max(1, (ms / span) * w), boxes: drawn.get(id)!.boxes };
 }
@@ -435,6 +441,39 @@ function showStepTip(c: HTMLCanvasElement, tip: HTMLElement, clientX: number, cl
   tip.style.top = `${y + 14}px`;
 }
 
+/** The box a key moves to from `at` (left and right along a rank's row, up and down to the next rank's step nearest in time, Home and End the row's ends). */
+function stepBox(key: string, boxes: StepBox[], at: StepBox | undefined): StepBox | undefined {
+  const ranks = [...new Set(boxes.map((b) => b.rank))].sort((a, b) => a - b);
+  const row = (r: number) => boxes.filter((b) => b.rank === r).sort((a, b) => a.x - b.x);
+  if (!at) return key === 'End' || key === 'ArrowLeft' ? row(ranks[0]).at(-1) : row(key === 'ArrowUp' ? ranks.at(-1)! : ranks[0])[0];
+  const mine = row(at.rank), i = mine.indexOf(at);
+  if (key === 'Home') return mine[0];
+  if (key === 'End') return mine.at(-1);
+  if (key === 'ArrowLeft' || key === 'ArrowRight') return mine[Math.min(mine.length - 1, Math.max(0, i + (key === 'ArrowRight' ? 1 : -1)))];
+  const next = row(ranks[(ranks.indexOf(at.rank) + (key === 'ArrowDown' ? 1 : -1) + ranks.length) % ranks.length]);
+  return next.reduce((b, x) => (Math.abs(x.x - at.x) < Math.abs(b.x - at.x) ? x : b), next[0]);
+}
+
+/** A timeline canvas for the keyboard: focusable, its arrow keys pick a step and show its tooltip; Escape or leaving hides it. */
+function stepKeyboard(c: HTMLCanvasElement, tip: HTMLElement): void {
+  c.tabIndex = 0;
+  c.setAttribute('role', 'img');
+  tip.setAttribute('aria-live', 'polite');
+  let at: StepBox | undefined;
+  c.addEventListener('blur', () => { tip.hidden = true; });
+  c.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') return void (tip.hidden = true);
+    const boxes = drawn.get(c.id)?.boxes ?? [];
+    if (!STEP_KEYS.includes(e.key) || !boxes.length) return;
+    e.preventDefault();
+    at = stepBox(e.key, boxes, at && boxes.includes(at) ? at : undefined);
+    if (!at) return;
+    const r = c.getBoundingClientRect(), k = r.width / c.width;
+    showStepTip(c, tip, r.left + (at.x + at.w / 2) * k, r.top + (at.y + at.h / 2) * k);
+  });
+}
+const STEP_KEYS = ['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End'];
+
 /** Each timeline canvas's step tooltip, and hooks.timelineSteps for the tests (the axis names, a step's place, the tooltip shown). */
 function wireStepTips(hooks: Record<string, unknown>): void {
   const tips = new Map<string, HTMLElement>();
@@ -446,6 +485,7 @@ function wireStepTips(hooks: Record<string, unknown>): void {
     tips.set(id, tip);
     c.addEventListener('mousemove', (e) => showStepTip(c, tip, e.clientX, e.clientY));
     c.addEventListener('mouseleave', () => { tip.hidden = true; });
+    stepKeyboard(c, tip);
   }
   hooks.timelineSteps = {
     axis: (id: string) => drawn.get(id)?.axis ?? [],
