@@ -508,6 +508,16 @@ describe('flashring replay', () => {
     expect(lines[at + 1]).toMatch(/^  note: not time data: .*up to 8 runs sharing one GPU/);
     expect(JSON.parse((await run(['replay', log, '--json'])).out).reports[0].notTimeData).toMatch(/^not time data: /);
   });
+  it('a step time of one iteration after the warm-up (the 2026-12-01 memory runs: 3 iterations) is said to be no time data, in a note and in --json', async () => {
+    const log = `${D}/megatron/A-s4096-none.log`;
+    const r = await run(['replay', log]);
+    expect(r.code).toBe(0);
+    const lines = r.err.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('  step time: model '));
+    expect(lines[at]).toMatch(/median of 1 reports, iterations 3-3/);
+    expect(lines[at + 1]).toBe("  note: not time data: one iteration after the first 2, one step's time rather than a steady median; a step time needs 3 or more (--train-iters 5 or more)");
+    expect(JSON.parse((await run(['replay', log, '--json'])).out).reports[0].notTimeData).toMatch(/^not time data: one iteration after the first 2/);
+  });
   it('every flag applies or is refused: model flags on replay need --compare; --csv with --compare writes the points too; an empty --seq-lengths is no list', async () => {
     const log = `${D}/megatron/B-s8192-none.log`;
     const stray = await run(['replay', log, '--num-layers', '8']);

@@ -464,8 +464,8 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
     throw refusal(e, file);
   }
   const out: FileResult = { rows: [], setups: [], labels: [], reports: [], ok: true };
-  const timeNote = notTimeData(text);
   for (const [k, res] of runs.entries()) {
+    const timeNote = notTimeData(text, res);
     const name = runs.length > 1 ? `${file}#${k + 1}` : file;
     const row = measuredRow(res.point, hbmGib ?? undefined);
     const prediction = withIterMs(predictFromLog(res, hbmGib), res); // + the time model's iterMs (src/memory/time)
