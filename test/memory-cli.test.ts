@@ -514,7 +514,7 @@ describe('flashring replay', () => {
     expect(r.code).toBe(0);
     const lines = r.err.split('\n');
     const at = lines.findIndex((l) => l.startsWith('  step time: model '));
-    expect(lines[at]).toMatch(/median of 1 reports, iterations 3-3/);
+    expect(lines[at]).toMatch(/median of 1 report, iterations 3-3/);
     expect(lines[at + 1]).toBe("  note: not time data: one iteration after the first 2, one step's time rather than a steady median; a step time needs 3 or more (--train-iters 5 or more)");
     expect(JSON.parse((await run(['replay', log, '--json'])).out).reports[0].notTimeData).toMatch(/^not time data: one iteration after the first 2/);
   });

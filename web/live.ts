@@ -457,7 +457,7 @@ function stepBox(key: string, boxes: StepBox[], at: StepBox | undefined): StepBo
 /** A timeline canvas for the keyboard: focusable, its arrow keys pick a step and show its tooltip; Escape or leaving hides it. */
 function stepKeyboard(c: HTMLCanvasElement, tip: HTMLElement): void {
   c.tabIndex = 0;
-  c.setAttribute('role', 'img');
+  c.setAttribute('role', 'group'); // focusable, arrow keys pick a step: not a static image
   tip.setAttribute('aria-live', 'polite');
   let at: StepBox | undefined;
   c.addEventListener('blur', () => { tip.hidden = true; });

@@ -434,10 +434,15 @@ const lineItems = () => field('lines').value.split(',').map((x) => x.trim().spli
  * that field's error, and the controls show the selective default meanwhile.
  */
 function linesDefaultRecompute(): string {
+  return modelDefaultRecompute() ?? SELECTIVE_RECOMPUTE;
+}
+
+/** The model's default "+ recompute" (defaultRecompute), or null while a model field does not read. */
+function modelDefaultRecompute(): string | null {
   try {
     return defaultRecompute(readModel(), stackSelect.value as Stack);
   } catch (e) {
-    if (isInputError(e)) return SELECTIVE_RECOMPUTE;
+    if (isInputError(e)) return null;
     throw e;
   }
 }
@@ -478,8 +483,9 @@ function canonicalRecompute(spec: string): string {
  * default "+ recompute" (so the lines keep following the model: ticking "no linear biases" moves them).
  */
 function linesFromControls(changed?: string): void {
-  const own = specFromControls(changed);
-  const spec = canonicalRecompute(own) === canonicalRecompute(linesDefaultRecompute()) ? 'recompute' : own;
+  const own = specFromControls(changed), dflt = modelDefaultRecompute();
+  // Only where the model reads: `recompute` written against a stand-in default would flip once it does.
+  const spec = dflt !== null && canonicalRecompute(own) === canonicalRecompute(dflt) ? 'recompute' : own;
   field('lines').value = lineItems().map(([cp, ...rest]) => (rest.length && rest.join(':') !== 'none' ? `${cp}:${spec}` : [cp, ...rest].join(':'))).join(',');
 }
 

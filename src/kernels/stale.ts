@@ -61,7 +61,7 @@ export function needsExactMax(Nk: number, v: Float32Array | Uint16Array): boolea
 /**
  * needsExactMax from what is known of V: `vMaxAbs`, its largest finite |V| (undefined: not known,
  * so the exact max, unless the kernels read f16: `f16`, where |V| ≤ 65504 and Nk · e^8 · 65504
- * passes f32's largest only beyond 1.7e27 keys).
+ * passes f32's largest only beyond 1.7e30 keys).
  */
 export function needsExactMaxFor(Nk: number, vMaxAbs: number | undefined, f16 = false): boolean {
   const m = f16 ? Math.min(vMaxAbs ?? F16_MAX, F16_MAX) : vMaxAbs ?? Infinity;

@@ -176,7 +176,8 @@ export class RankContext extends Rank {
       try {
         encode(enc, temps, tw);
         const cmd = enc.finish();
-        if (!this.waitForGpu) await gpuAlone(this.dev, () => !this.freed && !this.halted, `rank ${this.index}: step`);
+        // A halted rank (its run failed or was cancelled) says the run's reason, not that its buffers went.
+        if (!this.waitForGpu) await gpuAlone(this.dev, () => !this.freed && !this.halted, `rank ${this.index}: step`).catch((e) => { throw this.halted ?? e; });
         if (this.halted) throw this.halted;
         this.dev.device.queue.submit([cmd]);
         if (this.waitForGpu) await this.dev.device.queue.onSubmittedWorkDone();
