@@ -29,12 +29,15 @@ beforeAll(async () => {
   await ringAttention(two, s, x, { ranks: 2, causal: true, precision: 'f32' });
 });
 
+/** A transfer's wait, as slowGpu sees it begin: a copy encoded (before it waits for the GPU), or a staging buffer's map asked. */
+type TransferWait = 'comm.copy' | 'comm.staging map';
+
 /**
  * The devices' submissions and queue writes counted (with each command buffer's label), and their
  * completions late by `ms`, staging maps too (undone after each test). `after` holds what was
- * submitted or written once `mark()` was called.
+ * submitted or written once `mark()` was called. `onWait` is told when a transfer begins to wait.
  */
-function slowGpu(devs: FlashDevice[] = [one], ms = SLOW_MS): { submits: () => number; mark: () => void; after: string[] } {
+function slowGpu(devs: FlashDevice[] = [one], ms = SLOW_MS, onWait?: (w: TransferWait) => void): { submits: () => number; mark: () => void; after: string[] } {
   let n = 0, marked = false;
   const after: string[] = [];
   const undo: (() => void)[] = [];
@@ -52,10 +55,14 @@ function slowGpu(devs: FlashDevice[] = [one], ms = SLOW_MS): { submits: () => nu
   patch(GPUCommandEncoder.prototype, 'finish', function (this: GPUCommandEncoder, d?: GPUCommandBufferDescriptor) {
     const c = finish.call(this, d);
     labels.set(c, this.label);
+    if (this.label === 'comm.copy') onWait?.('comm.copy');
     return c;
   });
   const map = GPUBuffer.prototype.mapAsync;
-  patch(GPUBuffer.prototype, 'mapAsync', function (this: GPUBuffer, ...a: Parameters<GPUBuffer['mapAsync']>) { return late(map.apply(this, a)); });
+  patch(GPUBuffer.prototype, 'mapAsync', function (this: GPUBuffer, ...a: Parameters<GPUBuffer['mapAsync']>) {
+    if (this.label === 'comm.staging') onWait?.('comm.staging map');
+    return late(map.apply(this, a));
+  });
   for (const q of new Set(devs.map((d) => d.device.queue))) {
     const { submit, writeBuffer, onSubmittedWorkDone: done } = q;
     patch(q, 'onSubmittedWorkDone', () => late(done.call(q)));
@@ -118,39 +125,49 @@ describe('cancelling a ring with long steps', () => {
   }, 60_000);
 });
 
-/** Runs the ring, aborting it `delay` ms after every rank has finished the forward's first step (gpu.mark() at the abort); the run's error. */
-function abortedRun(devs: FlashDevice[], opts: RingOptions, delay: number, gpu: { mark: () => void }): Promise<unknown> {
+/**
+ * Runs the ring on a slowed GPU (completions and staging maps `ms` late) and aborts it the moment a
+ * transfer of kind `at` begins to wait, once every rank has finished the forward's first step
+ * (gpu.mark() at the abort, so `after` holds what was submitted or written after it). Returns the
+ * run's error, what came after the abort, and whether the abort came at all (a transfer was waiting).
+ */
+async function abortedInWait(devs: FlashDevice[], opts: RingOptions, at: TransferWait, ms = 1000): Promise<{ e: unknown; after: string[]; aborted: boolean }> {
   const ac = new AbortController();
-  return ringAttention(devs, s, x, {
+  let armed = false, aborted = false;
+  const gpu = slowGpu(devs, ms, (w) => {
+    if (!armed || aborted || w !== at) return;
+    aborted = true;
+    // While that transfer waits (its wait is `ms` late); what other ranks submit before then is theirs to.
+    setTimeout(() => { gpu.mark(); ac.abort(new Cancelled('cancelled')); }, 0);
+  });
+  const e = await ringAttention(devs, s, x, {
     ...opts, signal: ac.signal,
-    onStep: (ev) => { if (ev.phase === 'forward' && ev.step === 0) setTimeout(() => { gpu.mark(); ac.abort(new Cancelled('cancelled')); }, delay); },
+    onStep: (ev) => { if (ev.phase === 'forward' && ev.step === 0) armed = true; },
   }).then(() => null, (err) => err);
+  await sleep(3 * ms);   // longer than any wait the transfer was in
+  return { e, after: gpu.after, aborted };
 }
 
 describe('cancelling while a transfer waits (no submission or write after the abort)', () => {
-  // Each delay lands the abort where, before the fix, one of the run's transfers was waiting and
-  // then went on (found by sweeping the delay at these completion delays; 2 cores, lavapipe).
+  // The abort comes the moment a transfer begins to wait (slowGpu's onWait), whatever the machine's
+  // pace: before the fix that transfer went on to submit (a copy) or write (a staging transfer).
   it('pipelined one-device: a copy that waited for the GPU through the abort submits nothing', async () => {
     expect(one.hasTimestamps).toBe(true);   // lavapipe (Mesa ≥ 25) has timestamp-query: pipelined runs need it
-    for (const delay of [1300, 1700]) {
-      const gpu = slowGpu([one], 1000);
-      const e = await abortedRun([one], { ranks: 4, causal: true, precision: 'f32', pipelined: true }, delay, gpu);
-      expect(e).toBeInstanceOf(Cancelled);
-      expect(one.tracker.snapshot().liveBuffers).toBe(0);
-      await sleep(3000);
-      expect(gpu.after, `abort ${delay} ms after step 1`).toEqual([]);
-      restore();
-    }
+    const r = await abortedInWait([one], { ranks: 4, causal: true, precision: 'f32', pipelined: true }, 'comm.copy');
+    expect(r.aborted).toBe(true);   // a copy was waiting when the run was aborted
+    expect(r.e).toBeInstanceOf(Cancelled);
+    expect(one.tracker.snapshot().liveBuffers).toBe(0);
+    expect(r.after).toEqual([]);
+    restore();
     expect(one.uncaptured).toEqual([]);
   }, 120_000);
 
   it('multi-adapter: a staging transfer whose map completes after the abort writes nothing', async () => {
-    const gpu = slowGpu(two, 1000);
-    const e = await abortedRun(two, { ranks: 2, causal: true, precision: 'f32' }, 1500, gpu);
-    expect(e).toBeInstanceOf(Cancelled);
+    const r = await abortedInWait(two, { ranks: 2, causal: true, precision: 'f32' }, 'comm.staging map');
+    expect(r.aborted).toBe(true);   // a staging map was pending when the run was aborted
+    expect(r.e).toBeInstanceOf(Cancelled);
     for (const d of two) expect(d.tracker.snapshot().liveBuffers).toBe(0);
-    await sleep(3000);
-    expect(gpu.after).toEqual([]);
+    expect(r.after).toEqual([]);
     restore();
     const next = await ringAttention(two, s, x, { ranks: 2, causal: true, precision: 'f32' });
     expect(next.o).toBeDefined();
