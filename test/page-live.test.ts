@@ -195,13 +195,13 @@ describe('the live panel in headless Chromium', () => {
   it('the live form: every bad field marked at once, a fixed form clears the refusal, a link\'s unknown values named, a custom link in the link model\'s range', async () => {
     const p = await browser.newPage({ viewport: { width: 1100, height: 1800 } });
     collectErrors(p, consoleErrors);
-    await p.goto(`${server!.url}#lR=99&lD=7&lH=3&lscheme=xyz&llink=foo&lN=abc`);
+    await p.goto(`${server!.url}#lR=99&lD=7&lH=3&lscheme=xyz&llink=foo&lN=abc&lgbps=0x10`);
     await ready(p);
     expect(await p.getAttribute('#live-status', 'aria-live')).toBe('polite');
     const marked = () => p.$$eval('#live-form [aria-invalid="true"]', (els) => els.map((e) => (e as HTMLInputElement).name));
     expect(await marked()).toEqual(['D', 'R']); // was only the first (D)
     expect(await p.textContent('#live-status')).toBe('Head size D must be a whole number from 8 to 256 (it is 7). Ranks R must be a whole number from 1 to 8 (it is 99).');
-    expect(await p.textContent('#view-note')).toBe('This link\'s lN=abc, lscheme=xyz, llink=foo are not values the page knows: set aside, the default shown instead.');
+    expect(await p.textContent('#view-note')).toBe('This link\'s lN=abc, lscheme=xyz, llink=foo, lgbps=0x10 are not values the page knows: set aside, the default shown instead.');
     expect(await Promise.all(['N', 'scheme', 'link'].map((n) => p.inputValue(`#live-form [name=${n}]`)))).toEqual(['256', 'p2p', 'nvlink-h200']);
     // Fixing one field: the status says what is still wrong; fixing the other clears it.
     await p.fill('#live-form input[name=D]', '64');

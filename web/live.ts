@@ -12,6 +12,7 @@
  * run waits for that, and says so). Results of an earlier run are
  * cleared when a run starts and when it fails. Every message speaks of the form's fields.
  */
+import { decimalNumber } from '../src/decimal.js';
 import { replaceViewHash } from './view.js';
 import { acquireDevices, adapterName, FlashDevice, withTuning } from '../src/gpu/device.js';
 import { autotune, storedTuning, type TuneEntry, type TuneTrial } from '../src/bench/tune.js';
@@ -798,7 +799,7 @@ export function loadLiveView(q: URLSearchParams): string[] {
   const ignored: string[] = [];
   for (const n of LIVE_VIEW) {
     const el = liveField(n), v = q.get(`l${n}`);
-    const unknown = v !== null && (el instanceof HTMLSelectElement ? !Array.from(el.options).some((o) => o.value === v) : el.type === 'number' && (v.trim() === '' || !Number.isFinite(Number(v))));
+    const unknown = v !== null && (el instanceof HTMLSelectElement ? !Array.from(el.options).some((o) => o.value === v) : el.type === 'number' && !Number.isFinite(decimalNumber(v.trim())));   // a number field holds decimals only: '0x10' would come back empty
     if (unknown) ignored.push(`l${n}=${v}`);
     const given = unknown ? null : v;
     if (el instanceof HTMLSelectElement) el.value = given ?? (Array.from(el.options).find((o) => o.defaultSelected) ?? el.options[0])?.value ?? '';

@@ -78,8 +78,12 @@ export function hostSource(s: AttentionShape, t: RingInputs): ShardSource {
   };
   return {
     backward: !!t.dout, check, rows: (name, seg, p) => gather(conv(name, p), B, heads[name], N, D, seg),
-    // A V that is not f32 or f16 data is check's InputError: unknown here.
-    vMaxAbs: t.v instanceof Float32Array || t.v instanceof Uint16Array ? maxFinite(t.v) : undefined,
+    // Scanned when asked (a run given exactMax never asks), once. A V that is not f32 or f16 data is check's InputError: unknown here.
+    get vMaxAbs() {
+      const v = t.v instanceof Float32Array || t.v instanceof Uint16Array ? maxFinite(t.v) : undefined;
+      Object.defineProperty(this, 'vMaxAbs', { value: v });
+      return v;
+    },
   };
 }
 

@@ -108,7 +108,7 @@ interface Stage {
   exactMax: boolean;
 }
 
-function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions, vMaxAbs: number | undefined): Stage {
+function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions, vMaxAbs: () => number | undefined): Stage {
   const { R, layout, sch } = checkRing(s, opts, opts.ranks ?? devs.length);
   if (devs.length !== 1 && devs.length !== R) throw new InputError(`${R} ranks need one device (one-device mode) or ${R} devices, got ${devs.length}`);
   const precisions = devs.map((d) => resolvePrecision(d, opts.precision));
@@ -120,7 +120,7 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions,
   if (opts.pipelined && devs.length > 1) throw new InputError('pipelined runs need one-device mode (R ranks on one device)');
   if (opts.pipelined && !devs[0].hasTimestamps)
     throw new InputError(`pipelined runs time their steps by GPU timestamps, and ${adapterName(devs[0].adapter)} has no timestamp-query: run without pipelined`);
-  return { R, mode, pipelined: !!opts.pipelined, rankDevs: Array.from({ length: R }, (_, r) => devs[devs.length === 1 ? 0 : r]), p, sch, layout, exactMax: opts.exactMax ?? needsExactMaxFor(s.Nk, vMaxAbs, p === 'f16') };
+  return { R, mode, pipelined: !!opts.pipelined, rankDevs: Array.from({ length: R }, (_, r) => devs[devs.length === 1 ? 0 : r]), p, sch, layout, exactMax: opts.exactMax ?? needsExactMaxFor(s.Nk, vMaxAbs(), p === 'f16') };
 }
 
 /**
@@ -250,7 +250,7 @@ export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: R
 export async function contextParallel(
   devs: FlashDevice[], s: AttentionShape, src: ShardSource, opts: RingOptions, collect: (read: RowReader) => Promise<void>,
 ): Promise<{ timeline: RingTimeline; precision: Precision; kernels: RingKernels }> {
-  const st = checkRequest(devs, s, opts, src.vMaxAbs);
+  const st = checkRequest(devs, s, opts, () => src.vMaxAbs);   // V scanned only where exactMax is not given
   src.check?.();
   const { R, p } = st;
   const { pb, shards } = ringProblem(s, opts, R, st.layout, p);
