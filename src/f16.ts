@@ -1,5 +1,9 @@
 /** IEEE half-precision conversion (round to nearest, ties to even). */
 const f32 = new Float32Array(1);
+
+/** Largest finite f16 value. */
+export const HALF_MAX = 65504;
+
 const u32 = new Uint32Array(f32.buffer);
 
 export function toHalfBits(x: number): number {

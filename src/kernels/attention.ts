@@ -10,7 +10,7 @@
  */
 import { FlashDevice, checkDevice } from '../gpu/device.js';
 import { InputError, LimitError } from '../errors.js';
-import { toHalfArray, fromHalfArray } from '../f16.js';
+import { HALF_MAX, toHalfArray, fromHalfArray } from '../f16.js';
 import { AttentionOptions, AttentionShape, ResolvedOptions, numel, resolveOptions, validateShape } from '../shape.js';
 import { FlashForward } from './flashForward.js';
 import { needsExactMax } from './stale.js';
@@ -55,8 +55,7 @@ export interface BackwardOutput {
   path: KernelPath;
 }
 
-/** Largest finite f16 value. */
-export const HALF_MAX = 65504;
+export { HALF_MAX };
 
 /** Throws an InputError naming the tensor if a finite value lies beyond f16's range (it would become ±Inf). */
 export function checkHalfRange(name: string, x: ArrayLike<number>): void {

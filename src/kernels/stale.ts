@@ -7,15 +7,15 @@
  * O = +Inf where the exact O is 1.5e35 (an adversarial review, 2026-12-05).
  *
  * STALE = 0 is the exact running max. The host entries, which see V, build that variant where
- * the bound could pass f32's largest (needsExactMax: attentionForward; the rings through their
- * ShardSource's vMaxAbs, needsExactMaxFor: ringAttention, contextParallel,
+ * the bound could pass f32's largest (needsExactMaxFor: attentionForward from its V, needsExactMax;
+ * the rings from their ShardSource's vMaxAbs: ringAttention, contextParallel,
  * ringAttentionProcesses); a caller of FlashForward on GPU buffers asks for it with
  * `exactMax: true` (default false: the stale max, fewer rescales). The tensor-core forward
  * (flash_fwd_sgmm.wgsl, TH = 8) is f16-only: there |V| ≤ 65504, and Nk · 2^8 · 65504 passes f32's
  * largest only beyond 2e31 keys, so it keeps its stale max.
  */
 import { F32_MAX } from '../shape.js';
-import { fromHalfBits } from '../f16.js';
+import { HALF_MAX, fromHalfBits } from '../f16.js';
 
 /** The stale max's threshold (natural log), as the shader's specialization value. */
 export const STALE_DEFAULT = '8.0';
@@ -24,9 +24,6 @@ export const STALE_EXACT = '0.0';
 
 /** STALE's specialization value for a forward built with or without the exact running max. */
 export const staleValue = (exactMax: boolean): string => (exactMax ? STALE_EXACT : STALE_DEFAULT);
-
-/** f16's largest finite value: no f16 V is larger. */
-export const F16_MAX = 65504;
 
 /**
  * Largest finite |x| of f32 data, or of f16 data given as Uint16Array bits (NaN and ±Inf left
@@ -50,20 +47,17 @@ export function maxFinite(x: Float32Array | Uint16Array): number {
 }
 
 /**
- * Whether the stale max could overflow the f32 accumulator on this V: Nk · e^STALE · max|V|
- * (with 1% for rounding) beyond f32's largest. f16 data (Uint16Array bits) never can.
- */
-export function needsExactMax(Nk: number, v: Float32Array | Uint16Array): boolean {
-  if (!(v instanceof Float32Array)) return false;   // f16 bits; anything else is the callers' InputError
-  return needsExactMaxFor(Nk, maxFinite(v));
-}
-
-/**
- * needsExactMax from what is known of V: `vMaxAbs`, its largest finite |V| (undefined: not known,
- * so the exact max, unless the kernels read f16: `f16`, where |V| ≤ 65504 and Nk · e^8 · 65504
- * passes f32's largest only beyond 1.7e30 keys).
+ * Whether the stale max could overflow the f32 accumulator: Nk · e^STALE · max|V| (with 1% for
+ * rounding) beyond f32's largest, from what is known of V: `vMaxAbs`, its largest finite |V|
+ * (undefined: not known, so the exact max, unless the kernels read f16: `f16`, where |V| ≤ 65504
+ * and Nk · e^8 · 65504 passes f32's largest only beyond 1.7e30 keys). The one decision of every
+ * host entry (attentionForward through needsExactMax, the rings from their ShardSource's vMaxAbs).
  */
 export function needsExactMaxFor(Nk: number, vMaxAbs: number | undefined, f16 = false): boolean {
-  const m = f16 ? Math.min(vMaxAbs ?? F16_MAX, F16_MAX) : vMaxAbs ?? Infinity;
+  const m = f16 ? Math.min(vMaxAbs ?? HALF_MAX, HALF_MAX) : vMaxAbs ?? Infinity;
   return Nk * Math.exp(Number(STALE_DEFAULT)) * m * 1.01 > F32_MAX;
 }
+
+/** needsExactMaxFor on host data in the kernels' precision: f32 values (scanned), or f16 bits (|V| ≤ 65504, not scanned). */
+export const needsExactMax = (Nk: number, v: Float32Array | Uint16Array): boolean =>
+  v instanceof Float32Array ? needsExactMaxFor(Nk, maxFinite(v)) : needsExactMaxFor(Nk, undefined, true);
