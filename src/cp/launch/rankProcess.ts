@@ -13,8 +13,7 @@ import { Problem, RankIO } from '../rank/chunks.js';
 import { ProcessCommunicator, DataMessage } from '../transport/processComm.js';
 import { FromParent, RankDone, RankInit, ToParent } from './processRanks.js';
 import { RankContext, timerIntervals } from '../rank/rank.js';
-import { buildRankKernels, kernelsOf, stepGpuTime, warm } from './stage.js';
-import { checkGrids } from './dry.js';
+import { kernelsOf, readyKernels, stepGpuTime } from './stage.js';
 import { loadShard } from '../rank/shard.js';
 import { resolveScheme } from '../schemes/registry.js';
 import { TimelineRecorder } from '../rank/timeline.js';
@@ -48,10 +47,8 @@ async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, star
     const p = resolvePrecision(dev, init.precision);
     const sch = resolveScheme(init.scheme, init.R, init.shape, init.hierarchicalSizes);
     const pb: Problem = { shape: init.shape, base: init.base, eb: elemBytes(p) };
-    const kernels = await buildRankKernels(dev, init.shape.D, p, init.backward, init.exactMax);
-    // Every rank's dispatches on this device's kernels, before any GPU work (as in-process: makeRanks).
-    await checkGrids(pb, init.shards, sch, init.backward, p, init.shards.map(() => kernels));
-    await warm(dev, kernels, init.shape.D, p);
+    // Every rank's dispatches checked on this device's kernels before any GPU work, as in-process.
+    const [kernels] = await readyKernels(init.shards.map(() => dev), pb, init.shards, sch, init.backward, p, init.exactMax);
     // This process records its own rank's steps only: each one it ends is reported (the parent's onStep).
     const rec = new TimelineRecorder(1, sch.steps, ({ phase, step }) => send({ type: 'step', rank: init.rank, phase, step }));
     let ctx: RankContext | null = null;

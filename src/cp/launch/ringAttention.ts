@@ -24,11 +24,11 @@ import { InProcessCommunicator, Mutex, deviceCopy, staging } from '../transport/
 import { Problem } from '../rank/chunks.js';
 import { HostOutputs, RowReader, ShardSource, hostSource, readAll, rowReader } from './hostIO.js';
 import { RankContext, timerIntervals } from '../rank/rank.js';
-import { RingKernels, STEP_TIMEOUT_MS, buildRankKernels, kernelsOf, predictOn, ringProblem, ringResult, stepGpuTime, warm } from './stage.js';
+import { RingKernels, STEP_TIMEOUT_MS, kernelsOf, predictOn, readyKernels, ringProblem, ringResult, stepGpuTime } from './stage.js';
 import { ResolvedScheme, Scheme } from '../schemes/registry.js';
 import { Phase, RingTimeline, StepRecord, TimelineRecorder, makeTimeline } from '../rank/timeline.js';
 import { loadShard } from '../rank/shard.js';
-import { checkGrids, checkRing } from './dry.js';
+import { checkRing } from './dry.js';
 import { Link, Rate } from '../plan/linkModel.js';
 
 export type { Phase, RingTimeline, StepRecord, Scheme, RowReader, ShardSource, RingKernels };
@@ -125,13 +125,11 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions,
 
 /**
  * One context per rank, on its device, with the scheme's communicator. Every dispatch the ranks'
- * programs will make is checked against the devices' grid limits (checkGrids) before the kernels'
- * warm-up: a LimitError comes before any GPU work.
+ * programs will make is checked against the devices' grid limits before the kernels'
+ * warm-up (readyKernels): a LimitError comes before any GPU work.
  */
 async function makeRanks(st: Stage, pb: Problem, shards: Segment[][], backward: boolean, rec: TimelineRecorder): Promise<RankContext[]> {
-  const kernels = await Promise.all(st.rankDevs.map((d) => buildRankKernels(d, pb.shape.D, st.p, backward, st.exactMax)));
-  await checkGrids(pb, shards, st.sch, backward, st.p, kernels);
-  await Promise.all(st.rankDevs.map((d, r) => warm(d, kernels[r], pb.shape.D, st.p)));
+  const kernels = await readyKernels(st.rankDevs, pb, shards, st.sch, backward, st.p, st.exactMax);
   const lock = st.mode === 'one-device' ? new Mutex() : null;
   const ctxs: RankContext[] = [];
   const charge = (dev: FlashDevice, bytes: number) => ctxs.find((c) => c.dev === dev)?.charge(bytes);

@@ -21,6 +21,8 @@ import { HostTensor } from '../../kernels/attention.js';
 import { Layout, Segment, shardLayout } from '../plan/schedule.js';
 import { Link, Rate, predict } from '../plan/linkModel.js';
 import { Problem } from '../rank/chunks.js';
+import { ResolvedScheme } from '../schemes/registry.js';
+import { checkGrids } from './dry.js';
 import { RingTimeline } from '../rank/timeline.js';
 import type { HostOutputs } from './hostIO.js';
 import type { RingResult } from './ringAttention.js';
@@ -50,6 +52,19 @@ export async function buildRankKernels(d: FlashDevice, D: number, p: Precision, 
     merge: await MergeKernel.create(d, D),
     bwd: backward ? await FlashBackward.create(d, D, types, path) : null,
   };
+}
+
+/**
+ * Each rank's kernels on its device (`rankDevs[r]`; ranks sharing a device share its cached kernels),
+ * ready for a run: built, every dispatch the ranks' programs will make checked against the devices'
+ * grid limits (checkGrids: a LimitError before any GPU work), then run once (warm). The in-process
+ * ring's and a rank process's one order.
+ */
+export async function readyKernels(rankDevs: FlashDevice[], pb: Problem, shards: Segment[][], sch: ResolvedScheme, backward: boolean, p: Precision, exactMax: boolean): Promise<RankKernels[]> {
+  const kernels = await Promise.all(rankDevs.map((d) => buildRankKernels(d, pb.shape.D, p, backward, exactMax)));
+  await checkGrids(pb, shards, sch, backward, p, kernels);
+  await Promise.all(rankDevs.map((d, r) => warm(d, kernels[r], pb.shape.D, p)));   // once per kernel (warm's cache)
+  return kernels;
 }
 
 /** A rank's kernels, built and run once (warm). */
