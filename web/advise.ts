@@ -24,7 +24,7 @@ import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, LINK_GBPS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
 import { FieldError, FieldErrors, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
-import { duration, sig3 } from './format.js';
+import { duration, numberFrom, sig3 } from './format.js';
 import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
 
 type Cell = string | { text: string; cls?: string; title?: string };
@@ -177,7 +177,7 @@ class AdvisorPanel implements Advisor {
 
   private readLink(): Link {
     if (this.linkSelect.value !== 'custom') return resolveLink(this.linkSelect.value);
-    return resolveLink('custom', this.number('agbps', 'Link bandwidth (Gbit/s)', LINK_GBPS.min, LINK_GBPS.max, `a number from ${LINK_GBPS.min.toLocaleString('en-US', { maximumFractionDigits: 12 })} to ${LINK_GBPS.max.toLocaleString('en-US')}`), this.number('alat', 'Link latency (µs)', 0, 1e9, 'a non-negative number'));
+    return resolveLink('custom', this.number('agbps', 'Link bandwidth (Gbit/s)', LINK_GBPS.min, LINK_GBPS.max, numberFrom(LINK_GBPS.min, LINK_GBPS.max)), this.number('alat', 'Link latency (µs)', 0, 1e9, 'a non-negative number'));
   }
 
   /** The panel's request; every field checked on its own, so that each wrong one is marked (a FieldErrors, the first's message first). */

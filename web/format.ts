@@ -6,6 +6,12 @@ export const sig3 = (x: number): string => (Number.isFinite(x) ? String(Number(x
 /** A duration in ms, to three significant digits, in ms below a second and in s from there: "412 ms", "67 s". */
 export const duration = (ms: number): string => (Math.abs(ms) >= 1000 ? `${sig3(ms / 1000)} s` : `${sig3(ms)} ms`);
 
+/** A bound as a person writes it: grouped thousands, no exponent (0.000001, 1,000,000). */
+export const bound = (x: number): string => x.toLocaleString('en-US', { maximumFractionDigits: 12 });
+
+/** What a field bounded on both sides takes, in the page's words: "a number from 0.000001 to 1,000,000". */
+export const numberFrom = (min: number, max: number): string => `a number from ${bound(min)} to ${bound(max)}`;
+
 /** `text` cut at `max` characters, at a word where it can, with an ellipsis. */
 export function clip(text: string, max: number): string {
   if (text.length <= max) return text;

@@ -19,7 +19,7 @@ import { autotune, storedTuning, type TuneEntry, type TuneTrial } from '../src/b
 import { HEAD_GROUP_ALL, type KernelTuning } from '../src/kernels/tuning.js';
 import { idbTuneStore } from './tuneStore.js';
 import { FieldError, FieldErrors, marksOf, showFieldErrors } from './fields.js';
-import { duration } from './format.js';
+import { duration, numberFrom } from './format.js';
 import { ringAttention, RingOptions, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
 import { Layout, LAYOUTS } from '../src/cp/plan/schedule.js';
 import { LINKS, LINK_GBPS, LINK_NAMES, Link, resolveLink, stepParts } from '../src/cp/plan/linkModel.js';
@@ -152,8 +152,7 @@ function readLink(field: (n: string) => HTMLInputElement): Link {
     return v;
   };
   // The link model's range (resolveLink refuses any other in the CLI's words).
-  const gbpsWant = `a number from ${LINK_GBPS.min.toLocaleString('en-US', { maximumFractionDigits: 12 })} to ${LINK_GBPS.max.toLocaleString('en-US')}`;
-  return resolveLink('custom', num('gbps', 'Link bandwidth (Gbit/s)', (v) => v >= LINK_GBPS.min && v <= LINK_GBPS.max, gbpsWant), num('lat', 'Link latency (µs)', (v) => v >= 0, 'zero or more'));
+  return resolveLink('custom', num('gbps', 'Link bandwidth (Gbit/s)', (v) => v >= LINK_GBPS.min && v <= LINK_GBPS.max, numberFrom(LINK_GBPS.min, LINK_GBPS.max)), num('lat', 'Link latency (µs)', (v) => v >= 0, 'zero or more'));
 }
 
 /** Checks that a parsed JSON file is a ring timeline the page can draw; throws a readable Error. */

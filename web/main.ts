@@ -17,7 +17,7 @@ import { setupAdvisor } from './advise.js';
 import { replaceViewHash } from './view.js';
 import { InputError } from '../src/errors.js';
 import { FieldError, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
-import { clip, sig3 } from './format.js';
+import { bound, clip, numberFrom, sig3 } from './format.js';
 import { LINKS, LINK_GBPS, LINK_NAMES, Link, Prediction, resolveLink } from '../src/cp/plan/linkModel.js';
 import { planScheme } from '../src/cp/launch/planSchemes.js';
 import { validateRing } from '../src/cp/plan/schedule.js';
@@ -830,12 +830,11 @@ function saveCpView(q: URLSearchParams): void {
 interface CpRequest { shape: AttentionShape; R: number; causal: boolean; link: Link; tflops: number; typedSizes: string }
 
 /** A figure as the page writes a limit: 1,000,000; 0.000001. */
-const limit = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: 12 });
 
 /** A positive (or, with `zero`, non-negative) number in a panel field, at most `max` (at least `min`), or a FieldError in the page's words. */
 function cpNumber(n: string, label: string, zero = false, { min, max }: { min?: number; max: number } = { max: 1e7 }): number {
   const raw = cpField(n).value.trim(), v = Number(raw);
-  const range = min === undefined ? `a ${zero ? 'non-negative' : 'positive'} number, at most ${limit(max)}` : `a number from ${limit(min)} to ${limit(max)}`;
+  const range = min === undefined ? `a ${zero ? 'non-negative' : 'positive'} number, at most ${bound(max)}` : numberFrom(min, max);
   if (raw === '' || !Number.isFinite(v) || v < (min ?? 0) || (!zero && v === 0) || v > max) throw new FieldError(`${label} must be ${range} (it is ${raw === '' ? 'empty or not a number' : raw}).`, cpField(n));
   return v;
 }
