@@ -66,20 +66,22 @@ describe('the stale row max against V near f32\'s largest (shaders/flash_fwd.wgs
     expect(err(f.lse, ref.lse)).toBeLessThanOrEqual(TOL.f32.out);
   });
 
-  it('the ring (R = 2) likewise', async () => {
+  /** The same keys and values with N query rows, each scoring the spike (the rings split the rows), and its float64 reference. */
+  const everyRow = () => {
     const s2 = { ...s, Nq: N };
     const q = new Float32Array(N * D);
     for (let i = 0; i < N; i++) q[i * D] = 1;
-    const r2 = referenceForward(s2, q, x.k, x.v, { scale: 1 });
+    return { s2, q, r2: referenceForward(s2, q, x.k, x.v, { scale: 1 }) };
+  };
+
+  it('the ring (R = 2) likewise', async () => {
+    const { s2, q, r2 } = everyRow();
     const f = await ringAttention([dev], s2, { q, k: x.k, v: x.v }, { ranks: 2, scale: 1, precision: 'f32' });
     expect(err(f.o, r2.o)).toBeLessThanOrEqual(TOL.f32.out);
   });
 
   it('contextParallel (ShardSource inputs, as bench/cp.ts calls it) decides from the source\'s vMaxAbs', async () => {
-    const s2 = { ...s, Nq: N };
-    const q = new Float32Array(N * D);
-    for (let i = 0; i < N; i++) q[i * D] = 1;
-    const r2 = referenceForward(s2, q, x.k, x.v, { scale: 1 });
+    const { s2, q, r2 } = everyRow();
     const run = async (src: ShardSource, exactMax?: boolean) => {
       let o!: Float32Array;
       const opts = { ranks: 2, scale: 1, precision: 'f32' as const, ...(exactMax === undefined ? {} : { exactMax }) };
