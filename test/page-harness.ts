@@ -43,3 +43,16 @@ export function collectErrors(p: Page, into: string[]): void {
   p.on('console', (m) => { if (m.type() === 'error') into.push(m.text()); });
   p.on('pageerror', (e) => into.push(e.message));
 }
+
+/**
+ * A fresh page (1100 × 1800) at the view `hash`, ready, its console errors collected into `errors`;
+ * `watch` sees the page before it loads (more listeners).
+ */
+export async function openPage(h: PageHarness, errors: string[], hash = '', watch?: (p: Page) => void): Promise<Page> {
+  const p = await h.browser.newPage({ viewport: { width: 1100, height: 1800 } });
+  collectErrors(p, errors);
+  watch?.(p);
+  await p.goto(`${h.url}${hash ? `#${hash}` : ''}`);
+  await pageReady(p);
+  return p;
+}

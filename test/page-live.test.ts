@@ -8,11 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { type PageHarness, collectErrors, hooks, pageReady, startPage } from './page-harness.js';
+import type { Page } from 'playwright-core';
+import { type PageHarness, hooks, openPage, pageReady, startPage } from './page-harness.js';
 
 let server: PageHarness | null = null;
-let browser: Browser;
 let page: Page;
 const consoleErrors: string[] = [];
 /** WebGPU's validation errors reach Chromium's console as warnings ("… used in submit while destroyed"). */
@@ -21,12 +20,7 @@ const out = join(__dirname, '..', 'test-output');
 
 beforeAll(async () => {
   server = await startPage('test-output/dist-live');
-  browser = server.browser;
-  page = await browser.newPage({ viewport: { width: 1100, height: 1800 } });
-  collectErrors(page, consoleErrors);
-  page.on('console', (m) => { if (m.type() === 'warning' && /destroyed|WebGPU|GPU/i.test(m.text())) gpuWarnings.push(m.text()); });
-  await page.goto(server.url);
-  await ready(page);
+  page = await openPage(server, consoleErrors, '', (p) => p.on('console', (m) => { if (m.type() === 'warning' && /destroyed|WebGPU|GPU/i.test(m.text())) gpuWarnings.push(m.text()); }));
 }, 120_000);
 
 afterAll(async () => {
@@ -136,10 +130,7 @@ describe('the live panel in headless Chromium', () => {
   });
 
   it('timelines: collapsed until drawn, the last tick label whole, focusable with a label, arrow keys pick a step', async () => {
-    const p = await browser.newPage({ viewport: { width: 1100, height: 1800 } });
-    collectErrors(p, consoleErrors);
-    await p.goto(server!.url);
-    await ready(p);
+    const p = await openPage(server!, consoleErrors);
     for (const id of ['timeline', 'timeline-predicted']) expect((await p.$eval(`#${id}`, (c) => c.getBoundingClientRect().height)), id).toBe(0); // was 220 px blank each
     const tl = { kind: 'flashring.timeline', version: 1, R: 2, layout: 'zigzag', adapters: ['x'], summary: { overlapEfficiency: 0.5 },
       phases: [{ phase: 'forward', wallMs: 3000, steps: [0, 1].flatMap((step) => [0, 1].map((rank) => ({ step, rank, label: 'ring', start: step * 1500, computeEnd: step * 1500 + 1000, transferEnd: step * 1500 + 1400, end: step * 1500 + 1500, transferMs: 400, idleMs: 100 }))) }] };
@@ -193,10 +184,7 @@ describe('the live panel in headless Chromium', () => {
   }, 300_000);
 
   it('the live form: every bad field marked at once, a fixed form clears the refusal, a link\'s unknown values named, a custom link in the link model\'s range', async () => {
-    const p = await browser.newPage({ viewport: { width: 1100, height: 1800 } });
-    collectErrors(p, consoleErrors);
-    await p.goto(`${server!.url}#lR=99&lD=7&lH=3&lscheme=xyz&llink=foo&lN=abc&lgbps=0x10`);
-    await ready(p);
+    const p = await openPage(server!, consoleErrors, 'lR=99&lD=7&lH=3&lscheme=xyz&llink=foo&lN=abc&lgbps=0x10');
     expect(await p.getAttribute('#live-status', 'aria-live')).toBe('polite');
     const marked = () => p.$$eval('#live-form [aria-invalid="true"]', (els) => els.map((e) => (e as HTMLInputElement).name));
     expect(await marked()).toEqual(['D', 'R']); // was only the first (D)

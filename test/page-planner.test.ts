@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { type PageHarness, collectErrors, hooks, pageReady, startPage } from './page-harness.js';
+import { type PageHarness, collectErrors, hooks, openPage, pageReady, startPage } from './page-harness.js';
 import { configFromFlags } from '../src/cli/memory.js';
 import { readFileSync } from 'node:fs';
 import { recomputeCost } from '../src/memory/advise.js';
@@ -31,13 +31,7 @@ afterAll(async () => {
 });
 
 /** A fresh page at `hash`, ready; console errors collected. */
-async function open(hash = ''): Promise<Page> {
-  const p = await browser.newPage({ viewport: { width: 1100, height: 1800 } });
-  collectErrors(p, consoleErrors);
-  await p.goto(`${server!.url}${hash ? `#${hash}` : ''}`);
-  await pageReady(p);
-  return p;
-}
+const open = (hash = ''): Promise<Page> => openPage(server!, consoleErrors, hash);
 
 /** A form's fields marked invalid: each one's name and the message aria-describedby points to. */
 const fieldMarks = (p: Page, form: string) => p.$$eval(`${form} [aria-invalid="true"]`, (els) => els.map((e) => {

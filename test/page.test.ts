@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { type PageHarness, collectErrors, hooks, pageReady, startPage } from './page-harness.js';
+import { type PageHarness, hooks, openPage, pageReady, startPage } from './page-harness.js';
 import { ringAttention } from '../src/cp/launch/ringAttention.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
 import { randn } from '../src/reference/compare.js';
@@ -38,10 +38,7 @@ const out = join(__dirname, '..', 'test-output');
 beforeAll(async () => {
   server = await startPage('test-output/dist');
   browser = server.browser;
-  page = await browser.newPage({ viewport: { width: 1100, height: 1800 } });
-  collectErrors(page, consoleErrors);
-  await page.goto(server.url);
-  await pageReady(page);
+  page = await openPage(server, consoleErrors);
 }, 120_000);
 
 afterAll(async () => {
