@@ -197,7 +197,8 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
   });
   const xs = [...model, ...measured].map((r) => r.seq_len);
   // One length alone: an octave either side, so that its points stand in the middle between ticks.
-  const xMin = minOf(xs) / (minOf(xs) === maxOf(xs) ? 2 : 1), xMax = maxOf(xs) * (minOf(xs) === maxOf(xs) ? 2 : 1);
+  const lo = minOf(xs), hi = maxOf(xs), span = lo === hi ? 2 : 1;
+  const xMin = lo / span, xMax = hi * span;
   datasets.push({
     label: `HBM ${hbmGib} GiB`, borderColor: '#000000', backgroundColor: '#000000', borderDash: [2, 4], showLine: true, borderWidth: 1.5,
     data: [{ x: xMin, y: hbmGib, fits: null, source: 'limit' }, { x: xMax, y: hbmGib, fits: null, source: 'limit' }], pointStyle: 'line', pointRadius: 0,
