@@ -28,6 +28,10 @@ describe('link model', () => {
     // Step 0: nothing beyond the slowest compute (10); step 1: 8 − 3 exposed.
     expect(p.exposedCommMs).toBe(5);
     expect(p.commFraction).toBeCloseTo(5 / 18, 12);
+    // The modelled transfer, each step's longest: 8 + 5 ms; 5 of its 13 ms exposed.
+    expect(p.transferMs).toBe(13);
+    expect(p.overlapEfficiency).toBeCloseTo(1 - 5 / 13, 12);
+    expect(predict([st({ computeMs: 1 })], 1, link).overlapEfficiency).toBe(1);   // nothing to move
   });
 
   it('--compute-tflops replaces measured compute by FLOPs at that rate; per-GPU TFLOP/s follows', () => {

@@ -540,21 +540,6 @@ function kernelsLabel(k: Awaited<ReturnType<typeof ringAttention>>['kernels']): 
   return `${paths}, the fastest exact path this browser offers${k.fallbackReason ? ` (tensor cores not used: ${k.fallbackReason})` : ''}`;
 }
 
-/**
- * The prediction's overlap: the share of the modelled transfer (each step's slowest rank's) hidden
- * behind compute, 1 − exposed / transfer; 1 where nothing crosses the link.
- */
-function predictedOverlap(tl: RingTimeline): { efficiency: number; transferMs: number; exposedMs: number } {
-  const p = tl.predicted!;
-  let transferMs = 0;
-  for (const ph of tl.phases) {
-    for (const id of new Set(ph.steps.map((st) => st.step))) {
-      const parts = ph.steps.filter((st) => st.step === id).map((st) => stepParts({ ...st, computeMs: st.computeMs ?? 0 }, p.link, p.compute ?? { source: 'measured' }).transfer);
-      transferMs += Math.max(0, ...parts);
-    }
-  }
-  return { efficiency: transferMs > 0 ? Math.max(0, 1 - p.exposedCommMs / transferMs) : 1, transferMs, exposedMs: p.exposedCommMs };
-}
 
 /**
  * Overlap efficiency: measured where the ranks ran at once; in one-device mode, where they take turns
@@ -563,9 +548,9 @@ function predictedOverlap(tl: RingTimeline): { efficiency: number; transferMs: n
 function overlapRow(tl: RingTimeline): [string, string] {
   if (tl.mode !== 'one-device' || !tl.predicted)
     return ['overlap efficiency', `${(100 * tl.summary.overlapEfficiency).toFixed(1)}% (unhidden transfer ${(100 * tl.summary.unhiddenFraction).toFixed(1)}% of step time)`];
-  const o = predictedOverlap(tl);
-  return [`overlap efficiency, predicted on ${tl.predicted.link.name}`,
-    `${(100 * o.efficiency).toFixed(1)}% of the modelled transfer hidden behind compute (exposed ${o.exposedMs.toFixed(3)} of ${o.transferMs.toFixed(3)} ms; not measured: the ranks take turns on this GPU)`];
+  const o = tl.predicted;
+  return [`overlap efficiency, predicted on ${o.link.name}`,
+    `${(100 * o.overlapEfficiency).toFixed(1)}% of the modelled transfer hidden behind compute (exposed ${o.exposedCommMs.toFixed(3)} of ${o.transferMs.toFixed(3)} ms; not measured: the ranks take turns on this GPU)`];
 }
 
 function resultRows(s: AttentionShape, cfg: LiveConfig, res: Awaited<ReturnType<typeof ringAttention>>, adapter: string): [string, string][] {
@@ -988,7 +973,7 @@ function runSummary(tl: RingTimeline): Record<string, unknown> {
   const p = tl.predicted!;
   return {
     mode: tl.mode, scheme: tl.scheme, hierarchy: tl.hierarchy, R: tl.R, steps: stepLabels(tl), peakBytes: tl.ranks.map((r) => r.peakBytes),
-    overlap: tl.mode === 'one-device' ? { source: 'predicted', ...predictedOverlap(tl) } : { source: 'measured', efficiency: tl.summary.overlapEfficiency },
+    overlap: tl.mode === 'one-device' ? { source: 'predicted', efficiency: p.overlapEfficiency, transferMs: p.transferMs, exposedMs: p.exposedCommMs } : { source: 'measured', efficiency: tl.summary.overlapEfficiency },
     predicted: { link: p.link.name, stepMs: p.stepMs, totalMs: p.totalMs, commFraction: p.commFraction, tflopsPerGpu: p.tflopsPerGpu },
   };
 }

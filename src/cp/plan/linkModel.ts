@@ -69,6 +69,10 @@ export interface Prediction {
   stepMs: number[];
   totalMs: number;
   exposedCommMs: number;
+  /** The modelled transfer: each step's longest rank transfer, summed over the steps. */
+  transferMs: number;
+  /** Its share hidden behind compute: 1 − exposedCommMs / transferMs (1 with nothing to move). */
+  overlapEfficiency: number;
   commFraction: number;
   tflopsPerGpu: number;
 }
@@ -101,6 +105,7 @@ export function predict(steps: StepLike[], R: number, link: Link, computeTflops?
   }
   const compute: Prediction['compute'] = computeTflops ? { source: 'tflops', tflops: computeTflops } : { source: 'measured' };
   const phases: Prediction['phases'] = [];
+  let moved = 0;
   for (const phase of ['forward', 'backward'] as const) {
     const mine = steps.filter((s) => s.phase === phase);
     if (!mine.length) continue;
@@ -110,6 +115,7 @@ export function predict(steps: StepLike[], R: number, link: Link, computeTflops?
       const parts = mine.filter((s) => s.step === id).map((s) => stepParts(s, link, compute));
       const ms = Math.max(...parts.map((x) => x.own));
       exposed += ms - Math.max(...parts.map((x) => x.compute));
+      moved += Math.max(0, ...parts.map((x) => x.transfer));
       return ms;
     });
     phases.push({ phase, stepMs, exposedCommMs: exposed });
@@ -120,6 +126,7 @@ export function predict(steps: StepLike[], R: number, link: Link, computeTflops?
   const flops = steps.reduce((a, s) => a + s.flops, 0);
   return {
     link, R, phases, stepMs, totalMs, exposedCommMs, compute,
+    transferMs: moved, overlapEfficiency: moved > 0 ? Math.max(0, 1 - exposedCommMs / moved) : 1,
     commFraction: totalMs > 0 ? exposedCommMs / totalMs : 0,
     tflopsPerGpu: totalMs > 0 ? flops / R / (totalMs / 1e3) / 1e12 : 0,
   };
