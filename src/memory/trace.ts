@@ -10,6 +10,7 @@
  * the layer inputs kept by full recompute; the embedding; the output layer and loss.
  */
 import type { MemoryBreakdown, MemoryTerm } from './model.js';
+import { InputError } from '../errors.js';
 
 export interface TraceSaved {
   module: string;
@@ -121,7 +122,7 @@ export interface PartComparison {
  */
 export function comparePeakParts(b: MemoryBreakdown, trace: MegatronTrace, peakBytes: number): PartComparison[] {
   const before = trace.iterations.find((i) => i.iteration === trace.history_iterations - 1);
-  if (!before) throw new Error(`trace: no allocation recorded after iteration ${trace.history_iterations - 1}`);
+  if (!before) throw new InputError(`trace: no allocation recorded after iteration ${trace.history_iterations - 1}: not a trace of bench/megatron/trace.py with its allocator history`);
   const buffers = b.outside.filter(betweenSteps).reduce((s, t) => s + t.bytes, 0);
   const state = b.weightBytes + b.gradientBytes + b.optimizerBytes + b.gradientBucketBytes + b.workspaceBytes;
   const measured = { static: before.allocated_bytes, stored: trace.saved_bytes, transient: peakBytes - before.allocated_bytes - trace.saved_bytes };
