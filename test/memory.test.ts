@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULT_PARALLEL, GIB, defaultLines, ModelConfig, PRESETS, ParallelConfig, layerTerms, memoryBreakdown, oomPoints,
+  DEFAULT_PARALLEL, GIB, NoLengthError, defaultLines, ModelConfig, PRESETS, ParallelConfig, layerTerms, memoryBreakdown, oomPoints,
   parameterCount, parseLines, stageMemory, sweep, sweepGaps,
 } from '../src/memory/model.js';
 
@@ -282,6 +282,11 @@ describe('sweep lines and the lengths their CP size cannot take', () => {
       why: 'Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length 4096 is not divisible by 2·--context-parallel-size = 12' }]);
     expect(sweep(m, DEFAULT_PARALLEL, lens, lines, 80).filter((p) => p.line === 'CP=6').map((p) => p.config.seqLength)).toEqual([6144, 12288]);
     expect(() => sweepGaps(DEFAULT_PARALLEL, [4096, 8192], parseLines('1,3', m))).toThrow(/line 'CP=3': none of the sequence lengths \(4096, 8192\) splits over CP 3 .*choose lengths that are multiples of 6/);
+    // Every such line is listed on the error (the page marks the lengths, naming them all); the message names the first.
+    const e = (() => { try { sweepGaps(DEFAULT_PARALLEL, [4096, 8192], parseLines('1,3,2,5', m)); } catch (x) { return x; } })();
+    expect(e).toBeInstanceOf(NoLengthError);
+    expect((e as NoLengthError).lines).toEqual(['CP=3', 'CP=5']);
+    expect((e as NoLengthError).message).toMatch(/^line 'CP=3': /);
   });
 });
 

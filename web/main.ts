@@ -5,7 +5,7 @@
  */
 import Chart from 'chart.js/auto';
 import {
-  CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
+  CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, NoLengthError, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
   STACKS, a2aUnsplit, megatronSequenceParallel, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../src/memory/model.js';
 import { MemoryChartConfig, breakdownRows, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
@@ -621,15 +621,11 @@ function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; 
  * lengths' error, said beside them and naming every such line; a line that cannot run at all is the lines'.
  */
 function readGaps(par: ParallelConfig, seqs: number[], lines: SweepLine[]): SweepGap[] {
-  const noLength = (e: unknown) => e instanceof InputError && /none of the sequence lengths/.test(e.message);
   try {
     return sweepGaps(par, seqs, lines);
   } catch (e) {
-    if (!noLength(e)) throw isInputError(e) ? new FieldError((e as Error).message, field('lines')) : e;
-    const stuck = lines.filter((l) => {
-      try { sweepGaps(par, seqs, [l]); } catch (x) { return noLength(x); }
-      return false;
-    }).map((l) => `'${l.label}'`);
+    if (!(e instanceof NoLengthError)) throw isInputError(e) ? new FieldError((e as Error).message, field('lines')) : e;
+    const stuck = e.lines.map((l) => `'${l}'`);
     const which = stuck.length === 1 ? `line ${stuck[0]} has` : `lines ${stuck.slice(0, -1).join(', ')} and ${stuck.at(-1)} have`;
     throw new FieldError(`Sequence lengths: ${which} no point at any of them. ${sentence(e)}.`, field('seqs'));
   }

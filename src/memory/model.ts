@@ -1027,6 +1027,13 @@ export function sweep(m: ModelConfig, base: ParallelConfig, seqLengths: number[]
   return out;
 }
 
+/** sweepGaps' refusal of lines that split none of the sequence lengths: the message names the first, `lines` every one. */
+export class NoLengthError extends InputError {
+  constructor(message: string, readonly lines: string[]) {
+    super(message);
+  }
+}
+
 /** Sequence lengths a line of a sweep leaves out, and why: 'split' (seqSplitProblem's, of the first), or 'attention' (every length: cpAttentionProblem's). */
 export interface SweepGap { line: string; cp: number; lengths: number[]; reason: 'split' | 'attention'; why: string }
 
@@ -1044,10 +1051,14 @@ export function sweepGaps(base: ParallelConfig, seqLengths: number[], lines: Swe
     const attention = cpAttentionProblem(cfg);
     if (attention) return { line: l.label, cp, lengths: seqLengths, reason: 'attention', why: attention };
     const lengths = seqLengths.filter((s) => seqSplitProblem(s, cfg) !== null);
-    if (lengths.length === seqLengths.length)
-      throw new InputError(`${defaultLines ? `default line '${l.label}' (--lines not given: ${DEFAULT_LINES_SPEC})` : `line '${l.label}'`}: none of the sequence lengths (${seqLengths.join(', ')}) splits over CP ${cp}${cfg.sequenceParallel && cfg.tensorParallel > 1 ? ` and TP ${cfg.tensorParallel}` : ''} (${seqSplitProblem(seqLengths[0], cfg)}): choose lengths that are multiples of ${cp > 1 ? 2 * cp : 1}${cfg.sequenceParallel && cfg.tensorParallel > 1 ? `·${cfg.tensorParallel}` : ''}${defaultLines ? ', or give --lines' : ''}`);
     return { line: l.label, cp, lengths, reason: 'split', why: lengths.length ? seqSplitProblem(lengths[0], cfg)! : '' };
   });
+  // Lines that split none of the lengths: refused, the first by name and what to choose, every one listed (NoLengthError.lines).
+  const none = gaps.filter((g) => g.reason === 'split' && g.lengths.length === seqLengths.length);
+  if (none.length) {
+    const l = none[0], cfg = { ...base, ...lines.find((x) => x.label === l.line)!.overrides }, cp = l.cp, tp = cfg.sequenceParallel && cfg.tensorParallel > 1;
+    throw new NoLengthError(`${defaultLines ? `default line '${l.line}' (--lines not given: ${DEFAULT_LINES_SPEC})` : `line '${l.line}'`}: none of the sequence lengths (${seqLengths.join(', ')}) splits over CP ${cp}${tp ? ` and TP ${cfg.tensorParallel}` : ''} (${l.why}): choose lengths that are multiples of ${cp > 1 ? 2 * cp : 1}${tp ? `·${cfg.tensorParallel}` : ''}${defaultLines ? ', or give --lines' : ''}`, none.map((g) => g.line));
+  }
   const blocked = gaps.filter((g) => g.reason === 'attention');
   if (blocked.length === lines.length) throw new InputError(`no line of the sweep can run: ${blocked[0].why}`);
   return gaps.filter((g) => g.lengths.length > 0);
