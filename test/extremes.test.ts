@@ -169,29 +169,66 @@ describe('the grid limit per dispatch dimension (planUnits, checkGrid)', () => {
     await ringAttention([dev], s, x, { ranks: 2, precision: 'f32' });   // the kernels built and warmed at the device's own limits
     // Dawn gives no device a limit below the default (65535), so this device says 2: its rows
     // need more blocks (a segment of 256 rows) while its heads (2) and batch (1) fit.
-    const limits = dev.device.limits, max = 2;
-    const fake = new Proxy(limits, { get: (t, k) => (k === 'maxComputeWorkgroupsPerDimension' ? max : (t as unknown as Record<string | symbol, unknown>)[k]) });
-    let gpuWork = 0;
-    const { createBuffer, queue } = dev.device, submit = queue.submit;
-    const undo: (() => void)[] = [];
-    const patch = (o: object, k: string, value: unknown) => {
-      const was = Object.getOwnPropertyDescriptor(o, k);
-      Object.defineProperty(o, k, { value, configurable: true, writable: true });
-      undo.push(() => (was ? Object.defineProperty(o, k, was) : delete (o as Record<string, unknown>)[k]));
-    };
-    patch(dev.device, 'limits', fake);
-    patch(dev.device, 'createBuffer', (d: GPUBufferDescriptor) => (gpuWork++, createBuffer.call(dev.device, d)));
-    patch(queue, 'submit', (c: GPUCommandBuffer[]) => (gpuWork++, submit.call(queue, c)));
-    try {
+    const max = 2;
+    const gpuWork = await withLimits(dev, { maxComputeWorkgroupsPerDimension: max }, async () => {
       for (const scheme of ['p2p', 'all_gather', 'a2a'])
         await expect(ringAttention([dev], s, x, { ranks: 2, precision: 'f32', scheme })).rejects.toThrow(/^blocks of \d+ query rows \(Nq = \d+\) need \d+ workgroups.*this device allows 2 \(maxComputeWorkgroupsPerDimension\)/);
-    } finally {
-      for (const u of undo.reverse()) u();
-    }
+    });
     expect(dev.device.limits.maxComputeWorkgroupsPerDimension).toBeGreaterThan(max);
     expect(gpuWork).toBe(0);
   });
+
+  it('the ring\'s buffers beyond the buffer or binding size: a LimitError naming the buffer before any GPU work, every scheme', async () => {
+    // Zigzag over 2 ranks: each rank's shard is one segment of 512 rows (two runs of 256), so rank
+    // 0's Q buffer (the first buffer its program makes, and the first a pass binds) holds 2 heads ×
+    // 512 rows × 8 × 4 bytes.
+    const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 1024, Nk: 1024, D: 8 };
+    const x = makeInputs(s, SEED);
+    await ringAttention([dev], s, x, { ranks: 2, precision: 'f32' });   // the kernels built and warmed at the device's own limits
+    // a2a's first pass binds its head group's Q instead (1 head × 1024 rows: as many bytes).
+    const q0 = 2 * 512 * 8 * 4, max = q0 - 4;
+    const bound = { p2p: 'q0', all_gather: 'q0', a2a: 'qH0' } as const;
+    for (const [limit, where] of [['maxBufferSize', ''], ['maxStorageBufferBindingSize', ' in one binding']]) {
+      const gpuWork = await withLimits(dev, { [limit]: max }, async () => {
+        for (const scheme of ['p2p', 'all_gather', 'a2a'] as const)
+          await expect(ringAttention([dev], s, x, { ranks: 2, precision: 'f32', scheme })).rejects.toThrow(
+            new RegExp(`^the ring's buffer rank0\\.${where ? bound[scheme] : 'q0'} needs ${q0} bytes${where}; .* allows ${max} \\(${limit}\\): run over more ranks \\(--cp R`));
+      });
+      expect(gpuWork, limit).toBe(0);
+    }
+    // At exactly the Q buffer's size the binding check lets Q pass and stops at the first larger
+    // buffer a pass binds (all_gather's gathered K/V, 1024 rows), still before any GPU work.
+    const gpuWork = await withLimits(dev, { maxStorageBufferBindingSize: q0 }, () =>
+      expect(ringAttention([dev], s, x, { ranks: 2, precision: 'f32', scheme: 'all_gather' })).rejects.toThrow(new RegExp(`^the ring's buffer rank0\\.kvAll\\.k\\d needs ${2 * q0} bytes in one binding`)));
+    expect(gpuWork).toBe(0);
+  });
 });
+
+/**
+ * Runs `fn` with `dev` reporting `limits` in place of its own (Dawn gives no device limits below
+ * the defaults, so the test device says them), counting the buffers made and the submissions
+ * meanwhile: what it returns. Everything is put back after.
+ */
+async function withLimits(dev: FlashDevice, limits: Partial<Record<keyof GPUSupportedLimits, number>>, fn: () => Promise<unknown>): Promise<number> {
+  const fake = new Proxy(dev.device.limits, { get: (t, k) => (k in limits ? limits[k as keyof typeof limits] : (t as unknown as Record<string | symbol, unknown>)[k]) });
+  let gpuWork = 0;
+  const { createBuffer, queue } = dev.device, submit = queue.submit;
+  const undo: (() => void)[] = [];
+  const patch = (o: object, k: string, value: unknown) => {
+    const was = Object.getOwnPropertyDescriptor(o, k);
+    Object.defineProperty(o, k, { value, configurable: true, writable: true });
+    undo.push(() => (was ? Object.defineProperty(o, k, was) : delete (o as Record<string, unknown>)[k]));
+  };
+  patch(dev.device, 'limits', fake);
+  patch(dev.device, 'createBuffer', (d: GPUBufferDescriptor) => (gpuWork++, createBuffer.call(dev.device, d)));
+  patch(queue, 'submit', (c: GPUCommandBuffer[]) => (gpuWork++, submit.call(queue, c)));
+  try {
+    await fn();
+  } finally {
+    for (const u of undo.reverse()) u();
+  }
+  return gpuWork;
+}
 
 describe('flashring attention: packed documents with B > 1 (every batch entry the same documents, as the library)', () => {
   /** An int32 .npy of `values` (encodeNpy writes floats: its header, retyped). */

@@ -6,7 +6,8 @@
  * plan what the programs do, not a restatement of it. A new scheme is its rank program plus one
  * registry entry; the dry run needs nothing more.
  */
-import { InputError, internalError } from '../../errors.js';
+import { InputError, LimitError, internalError } from '../../errors.js';
+import { FlashDevice, adapterName } from '../../gpu/device.js';
 import { Precision, elemBytes } from '../../kernels/precision.js';
 import { MaskOptions } from '../../mask.js';
 import { AttentionShape, resolveOptions, validateShape } from '../../shape.js';
@@ -87,24 +88,47 @@ async function runDry(comm: Communicator, ranks: Rank[], pb: Problem, shards: Se
 }
 
 /**
- * Throws the LimitError that a run's first dispatch past its device's workgroups per dimension
- * would meet (checkGrid), before the run does any GPU work (the kernels' warm-up, the shards'
- * upload): the rank programs run dry, rank r's kernels (`kernels[r]`) checking the shape of
- * every pass its program would encode (each pair of Q and K/V segments, as large as the scheme
- * makes them: a gathered K/V, an a2a group's rows) and encoding nothing.
+ * Throws the LimitError that a run would meet first at its devices' limits, before the run does
+ * any GPU work (the kernels' warm-up, the shards' upload): the rank programs run dry, rank r's
+ * kernels (`kernels[r]`) checking the shape of every pass its program would encode (each pair
+ * of Q and K/V segments, as large as the scheme makes them: a gathered K/V, an a2a group's rows)
+ * against the workgroups per dimension (checkGrid), and every buffer the pass binds against
+ * maxStorageBufferBindingSize (the kernels bind whole buffers), encoding nothing; and every
+ * buffer rank r's program makes (its shard, chunks, scratch) against its device's maxBufferSize.
  */
-export async function checkGrids(pb: Problem, shards: Segment[][], sch: ResolvedScheme, backward: boolean, p: Precision, kernels: RankKernels[]): Promise<void> {
+export async function checkLimits(pb: Problem, shards: Segment[][], sch: ResolvedScheme, backward: boolean, p: Precision, kernels: RankKernels[]): Promise<void> {
   const comm = InProcessCommunicator.dry(shards.length);
   const rec = new TimelineRecorder(shards.length, sch.steps);
-  await runDry(comm, shards.map((_, r) => new ShapeRank(r, comm, rec, shapesOnly(kernels[r]))), pb, shards, sch, backward, p);
+  const ranks = shards.map((_, r) => new ShapeRank(r, comm, rec, shapesOnly(kernels[r]), (b) => checkSize(kernels[r].fwd.dev, b, 'maxBufferSize')));
+  await runDry(comm, ranks, pb, shards, sch, backward, p);
 }
 
-/** Kernels that check each call's grid (a LimitError) and encode nothing. */
+/** What to do where a rank's buffer passes its device's buffer or binding size. */
+const BUFFER_FIX =
+  'run over more ranks (--cp R; ringAttention\'s ranks), which makes every rank\'s shard and the p2p and a2a chunks smaller, ' +
+  'or give a smaller batch or fewer heads (all_gather gathers every rank\'s K/V on each rank, so more ranks do not shrink that: use p2p or a2a)';
+
+/** Throws a LimitError naming buffer `b` (a rank's: its label starts with the rank) where it passes `dev`'s `limit`. */
+function checkSize(dev: FlashDevice, b: GPUBuffer, limit: 'maxBufferSize' | 'maxStorageBufferBindingSize'): void {
+  const max = dev.device.limits[limit];
+  if (b.size <= max) return;
+  const where = limit === 'maxBufferSize' ? '' : ' in one binding';
+  throw new LimitError(`the ring's buffer ${b.label} needs ${b.size} bytes${where}; ${adapterName(dev.adapter)} allows ${max} (${limit}): ${BUFFER_FIX}`);
+}
+
+/** Kernels that check each call's grid and bound buffers (a LimitError) and encode nothing. */
 function shapesOnly(k: RankKernels): RankKernels {
-  const check = (kernel: { checkGrid(s: AttentionShape): void }) => (_enc: unknown, _b: unknown, s: AttentionShape) => (kernel.checkGrid(s), { rows: [0, 0] });
+  const bound = (bufs: Record<string, GPUBuffer | undefined>) => {
+    for (const b of Object.values(bufs)) if (b) checkSize(k.fwd.dev, b, 'maxStorageBufferBindingSize');
+  };
+  const check = (kernel: { checkGrid(s: AttentionShape): void }) => (_enc: unknown, b: Record<string, GPUBuffer>, s: AttentionShape) => (kernel.checkGrid(s), bound(b), { rows: [0, 0] });
   return {
     fwd: { encode: check(k.fwd) } as unknown as RankKernels['fwd'],
-    merge: { encodeAdd: () => {}, encodeFinalize: () => {} } as unknown as RankKernels['merge'],   // grid2D splits its rows over two dimensions
+    // grid2D splits the merge's rows over two dimensions: only its buffers can pass a limit
+    merge: {
+      encodeAdd: (_enc: unknown, acc: GPUBuffer, part: GPUBuffer) => bound({ acc, part }),
+      encodeFinalize: (_enc: unknown, o: GPUBuffer, lse: GPUBuffer) => bound({ o, lse }),
+    } as unknown as RankKernels['merge'],
     bwd: k.bwd && ({ encode: check(k.bwd) } as unknown as RankKernels['bwd']),
   };
 }

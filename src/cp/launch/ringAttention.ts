@@ -125,8 +125,9 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions,
 
 /**
  * One context per rank, on its device, with the scheme's communicator. Every dispatch the ranks'
- * programs will make is checked against the devices' grid limits before the kernels'
- * warm-up (readyKernels): a LimitError comes before any GPU work.
+ * programs will make is checked against the devices' grid limits, and every buffer against the
+ * buffer and binding sizes, before the kernels' warm-up (readyKernels): a LimitError comes before
+ * any GPU work.
  */
 async function makeRanks(st: Stage, pb: Problem, shards: Segment[][], backward: boolean, rec: TimelineRecorder): Promise<RankContext[]> {
   const kernels = await readyKernels(st.rankDevs, pb, shards, st.sch, backward, st.p, st.exactMax);

@@ -22,7 +22,7 @@ import { Layout, Segment, shardLayout } from '../plan/schedule.js';
 import { Link, Rate, predict } from '../plan/linkModel.js';
 import { Problem } from '../rank/chunks.js';
 import { ResolvedScheme } from '../schemes/registry.js';
-import { checkGrids } from './dry.js';
+import { checkLimits } from './dry.js';
 import { RingTimeline } from '../rank/timeline.js';
 import type { HostOutputs } from './hostIO.js';
 import type { RingResult } from './ringAttention.js';
@@ -57,12 +57,13 @@ export async function buildRankKernels(d: FlashDevice, D: number, p: Precision, 
 /**
  * Each rank's kernels on its device (`rankDevs[r]`; ranks sharing a device share its cached kernels),
  * ready for a run: built, every dispatch the ranks' programs will make checked against the devices'
- * grid limits (checkGrids: a LimitError before any GPU work), then run once (warm). The in-process
+ * grid limits, and every buffer they make against the buffer and binding sizes (checkLimits: a
+ * LimitError before any GPU work), then run once (warm). The in-process
  * ring's and a rank process's one order.
  */
 export async function readyKernels(rankDevs: FlashDevice[], pb: Problem, shards: Segment[][], sch: ResolvedScheme, backward: boolean, p: Precision, exactMax: boolean): Promise<RankKernels[]> {
   const kernels = await Promise.all(rankDevs.map((d) => buildRankKernels(d, pb.shape.D, p, backward, exactMax)));
-  await checkGrids(pb, shards, sch, backward, p, kernels);
+  await checkLimits(pb, shards, sch, backward, p, kernels);
   await Promise.all(rankDevs.map((d, r) => warm(d, kernels[r], pb.shape.D, p)));   // once per kernel (warm's cache)
   return kernels;
 }

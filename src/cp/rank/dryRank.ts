@@ -46,10 +46,28 @@ const NO_ENCODER = new Proxy({}, { get: () => () => undefined }) as GPUCommandEn
 
 /**
  * A dry rank whose compute calls the program's encode with an encoder that records nothing: with
- * kernels that only check the shapes they are given (src/cp/launch/dry.ts checkGrids), every
- * dispatch a run would make is checked before the run does any GPU work.
+ * kernels that only check the shapes and buffers they are given (src/cp/launch/dry.ts
+ * checkLimits), every dispatch a run would make is checked before the run does any GPU work.
+ * Every buffer the program makes is handed to `made` as it is made (its size and label), so
+ * its size can be checked too.
  */
 export class ShapeRank extends DryRank {
+  constructor(index: number, comm: Communicator, recorder: TimelineRecorder, kernels: RankKernels, private made: (b: GPUBuffer) => void) {
+    super(index, comm, recorder, kernels);
+  }
+
+  protected create(bytes: number, label: string): GPUBuffer {
+    const b = super.create(bytes, label);
+    this.made(b);
+    return b;
+  }
+
+  protected createFrom(bytes: number, make: () => ArrayBufferView, label: string): GPUBuffer {
+    const b = super.createFrom(bytes, make, label);
+    this.made(b);
+    return b;
+  }
+
   async compute(st: OpenStep, label: string, encode: Encode): Promise<void> {
     encode(NO_ENCODER, [], () => undefined);
     await super.compute(st, label, encode);
