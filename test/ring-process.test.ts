@@ -5,6 +5,10 @@
  * rank's steps.
  */
 import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape } from './cases.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
 import { gpuPerRankWrapper, ringAttentionProcesses } from '../src/cp/launch/processRanks.js';
@@ -95,4 +99,37 @@ describe('ranks in separate processes: more ranks, layouts, the wrapper, failure
     const ac = new AbortController();
     await expect(ringAttentionProcesses(s, x, { ranks: 2, causal: true, signal: ac.signal, onStep: () => ac.abort(new Cancelled('by signal')) })).rejects.toThrow('by signal');
   }, 60_000);
+});
+
+describe('a rank process checks its device\'s limits before any GPU work (rankProcess.ts: readyKernels)', () => {
+  const preload = pathToFileURL(fileURLToPath(new URL('./fixtures/rank-limits.mjs', import.meta.url))).href;
+  /** Each rank behind `env`, which preloads test/fixtures/rank-limits.mjs: its devices report `limits`, its GPU work is logged. */
+  const lowered = (limits: object, log: string) =>
+    ['env', `FLASHRING_TEST_LIMITS=${JSON.stringify(limits)}`, `FLASHRING_TEST_GPU_LOG=${log}`, `NODE_OPTIONS=--import=${preload}`];
+
+  it('row blocks beyond the grid limit, and a buffer beyond the binding size: a LimitError naming the rank, and no rank makes a buffer or submits', async () => {
+    // As test/extremes.test.ts in-process: 2 heads, zigzag over 2 ranks (a segment of 512 rows a rank).
+    // Each rank process checks every rank's program (a dry run of the ring), so either may refuse first, naming rank 0's Q.
+    const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 1024, Nk: 1024, D: 8 };
+    const x = makeInputs(s, SEED + 406);
+    const dir = mkdtempSync(join(tmpdir(), 'flashring-rank-limits-'));
+    try {
+      const log = join(dir, 'gpu.log');
+      // The preload logs a rank's GPU work: at the device's own limits the run makes buffers and submits.
+      writeFileSync(log, '');
+      await ringAttentionProcesses(s, x, { ranks: 2, precision: 'f32', wrapper: lowered({}, log) });
+      expect(readFileSync(log, 'utf8')).toMatch(/^buffer rank0\.q0$(.|\n)*^submit$/m);
+      const cases = [
+        [{ maxComputeWorkgroupsPerDimension: 2 }, /^rank [01]: blocks of \d+ query rows \(Nq = \d+\) need \d+ workgroups.*allows 2 \(maxComputeWorkgroupsPerDimension\)/],
+        [{ maxStorageBufferBindingSize: 2 * 512 * 8 * 4 - 4 }, /^rank [01]: the ring's buffer rank0\.q0 needs 32768 bytes in one binding; .* allows 32764 \(maxStorageBufferBindingSize\)/],
+      ] as const;
+      for (const [limits, refusal] of cases) {
+        writeFileSync(log, '');
+        await expect(ringAttentionProcesses(s, x, { ranks: 2, precision: 'f32', wrapper: lowered(limits, log) })).rejects.toThrow(refusal);
+        expect(readFileSync(log, 'utf8'), JSON.stringify(limits)).toBe('');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
