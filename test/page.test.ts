@@ -28,6 +28,7 @@ import { MLP_RECOMPUTE_WITH_BIAS } from '../src/memory/untrainable.js';
 const MLP_RECOMPUTE_WITH_BIAS_PAGE = MLP_RECOMPUTE_WITH_BIAS.replace('add --disable-bias-linear', "add 'no linear biases'");
 import { configFromFlags } from '../src/cli/memory.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
+import { duration } from '../web/format.js';
 
 let server: PageHarness | null = null;
 let browser: Browser;
@@ -938,7 +939,7 @@ describe('the page in headless Chromium', () => {
     const c0 = cli.candidates[0];
     expect(cells).toHaveLength(5);
     expect(cells[0].slice(0, 13)).toEqual(['1', String(c0.tp), String(c0.cp), c0.cpCommType ?? '—', String(c0.pp), String(c0.dp), c0.recompute, c0.distributedOptimizer ? 'yes' : 'no',
-      c0.iterMs.toFixed(0), c0.tflopsPerGpu.toFixed(0), c0.tokensPerSecond.toFixed(0), (100 * c0.commFraction).toFixed(1), (c0.totalBytes / GIB).toFixed(1)]);
+      duration(c0.iterMs), c0.tflopsPerGpu.toFixed(0), c0.tokensPerSecond.toFixed(0), (100 * c0.commFraction).toFixed(1), (c0.totalBytes / GIB).toFixed(1)]);
     expect(cells[0][13]).toBe(c0.why.join('\n'));
     // The seed's model has linear biases: the layouts recomputing mlp selectively are left out, with the reason (src/memory/untrainable.ts).
     expect(cli.untrainable.map((u) => u.why)).toEqual([MLP_RECOMPUTE_WITH_BIAS]);
@@ -971,7 +972,7 @@ describe('the page in headless Chromium', () => {
     expect((await advisorOf(page)).link).toBe('custom');
     // The table's column names: short, the full one on hover.
     expect(await page.$$eval('#advisor-table th', (ths) => ths.map((th) => [th.textContent, (th as HTMLElement).title]).filter(([, t]) => t))).toEqual([
-      ['scheme', 'CP comm type'], ['dist. opt.', 'distributed optimizer'], ['step ms', 'predicted step time'], ['TFLOP/s per GPU', 'model TFLOP/s per GPU'],
+      ['scheme', 'CP comm type'], ['dist. opt.', 'distributed optimizer'], ['step', 'predicted step time'], ['TFLOP/s per GPU', 'model TFLOP/s per GPU'],
       ['comm %', 'communication not hidden, % of the step'], ['memory GiB', 'predicted peak memory per GPU']]);
     const q = new URLSearchParams(await page.evaluate(() => location.hash.slice(1)));
     expect(['agpus', 'ahbm', 'agbs', 'atop', 'alink', 'agbps'].map((k) => q.get(k))).toEqual(['16', '141', '32', '8', 'custom', '800']);

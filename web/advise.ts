@@ -77,7 +77,7 @@ const el = <T extends HTMLElement>(id: string) => document.getElementById(id) as
 
 /** The table's columns: short names, the full one on hover. */
 const HEAD: Cell[] = ['#', 'TP', 'CP', { text: 'scheme', title: 'CP comm type' }, 'PP', 'DP', 'recompute', { text: 'dist. opt.', title: 'distributed optimizer' },
-  { text: 'step ms', title: 'predicted step time', cls: 'num' }, { text: 'TFLOP/s per GPU', title: 'model TFLOP/s per GPU', cls: 'num' }, { text: 'tokens/s', cls: 'num' },
+  { text: 'step', title: 'predicted step time', cls: 'num' }, { text: 'TFLOP/s per GPU', title: 'model TFLOP/s per GPU', cls: 'num' }, { text: 'tokens/s', cls: 'num' },
   { text: 'comm %', title: 'communication not hidden, % of the step', cls: 'num' }, { text: 'memory GiB', title: 'predicted peak memory per GPU', cls: 'num' }, 'why'];
 
 export function setupAdvisor(d: AdvisorDeps): Advisor {
@@ -308,7 +308,7 @@ class AdvisorPanel implements Advisor {
       HEAD,
       top.map((c, i) => [String(i + 1), c.tp > 1 && !c.sp ? `${c.tp} (no SP)` : String(c.tp), String(c.cp), c.cpCommType ?? '—', c.vp > 1 ? `${c.pp} (VP ${c.vp})` : String(c.pp), String(c.dp),
         { text: c.recompute, cls: 'rc' }, c.distributedOptimizer ? 'yes' : 'no',
-        ...[c.iterMs.toFixed(0), c.tflopsPerGpu.toFixed(0), c.tokensPerSecond.toFixed(0), (100 * c.commFraction).toFixed(1), gib(c.totalBytes)].map((text) => ({ text, cls: 'num' })),
+        ...[duration(c.iterMs), c.tflopsPerGpu.toFixed(0), c.tokensPerSecond.toFixed(0), (100 * c.commFraction).toFixed(1), gib(c.totalBytes)].map((text) => ({ text, cls: 'num' })),
         { text: why[i].join('\n'), cls: 'why', title: layoutLabel(c) }]));
     this.d.hooks.advisor = {
       evaluated: res.all, fit: res.fitting.length, summary, link: r.link.name, gbs: r.gbs, seq, gpus: r.gpus, seqLength: r.base.seqLength,
