@@ -47,12 +47,21 @@ describe('Megatron-LM log replay', () => {
     expect(r.point.iterMs).toBeNull();
     expect(r.point.peakMaxAllocatedGiB).toBeNull();
     const w = r.warnings.join('\n');
-    expect(w).toMatch(/only 6 iteration line\(s\), none after the 10 warm-up/);
+    expect(w).toMatch(/only 6 iteration lines, none after the 10 warm-up/);
     expect(w).toMatch(/no "\[Rank N\]/);
     expect(w).toMatch(/out of memory/);
     const row = measuredRow(r.point)!;
     expect(row.fits).toBe(false);
     expect(row.total_gib).toBeNull();
+  });
+
+  it('the warnings count iterations in the singular for one, the plural for more', () => {
+    const log = fx('truncated_oom.log');
+    const one = log.split('\n').filter((l) => !/iteration\s+[2-9]\//.test(l)).join('\n');   // iteration 1 of 6 alone
+    const warned = (text: string, warmup?: number) => parseMegatronLog(text, 'oom', { warmup }).warnings.filter((w) => w.startsWith('only ')).join('\n');
+    expect(warned(one)).toMatch(/^only 1 iteration line, none after the 10 warm-up iterations:/);
+    expect(warned(log, 5)).toBe('only 1 iteration after warm-up (wanted 10)');
+    expect(warned(log, 4)).toBe('only 2 iterations after warm-up (wanted 10)');
   });
 
   it('garbage in: every field reported missing', () => {

@@ -196,8 +196,8 @@ function parseRun(lines: string[], from: number, to: number, file: string, sourc
   const warnings: string[] = cut ? [cut] : [];
   warnings.push(...missing(run.sawArgs ? args : null, iterations.length > 0, memory.length > 0, run.theoretical !== null, run.oom));
   const win = iterations.filter((r) => r.iteration > warmup).slice(-windowSize);
-  if (iterations.length && !win.length) warnings.push(`only ${iterations.length} iteration line(s), none after the ${warmup} warm-up iterations: the point has no iter time (the step-time line skips fewer warm-up iterations and may still have one)`);
-  else if (win.length && win.length < windowSize) warnings.push(`only ${win.length} iteration(s) after warm-up (wanted ${windowSize})`);
+  if (iterations.length && !win.length) warnings.push(`only ${iterations.length} iteration line${iterations.length === 1 ? '' : 's'}, none after the ${warmup} warm-up iterations: the point has no iter time (the step-time line skips fewer warm-up iterations and may still have one)`);
+  else if (win.length && win.length < windowSize) warnings.push(`only ${win.length} iteration${win.length === 1 ? '' : 's'} after warm-up (wanted ${windowSize})`);
   const iterMs = median(win.map((r) => r.elapsedMs).filter((x): x is number => x !== null));
   const tflops = median(win.map((r) => r.tflopsPerGpu).filter((x): x is number => x !== null));
   if (win.length && tflops === null) warnings.push('no "throughput per GPU" in the iteration lines (run with --log-throughput)');
