@@ -36,8 +36,9 @@ options:
   --scale S             softmax scale, a positive number (default 1/sqrt(D))
   --precision P         f32 | f16 | auto (default auto: the inputs' dtype. float32 in, f32
                         computed and written; float16 in, f16 where the adapter has shader-f16,
-                        else f32 with a note; float64 in, f32 with a note). f16 must be asked
-                        for to round f32 data; a value beyond float16's range is then an error
+                        else f32 with a note; float64 in, f32 with a note, a value beyond
+                        float32's range an error). f16 must be asked for to round f32 data; a
+                        value beyond float16's range is then an error
   --do dO.npy           also run the backward pass; writes dq.npy, dk.npy, dv.npy
   --cp R                run context-parallel over R ranks (same outputs; 1..64, at most N)
   --cp-comm-type T      with --cp: ${schemeDefs().map((d) => d.name).join(' | ')} (default p2p; flashring cp-plan --help says what each does)
@@ -266,9 +267,19 @@ async function loadInputs(a: AttentionArgs) {
   }
 }
 
-/** f64 arrays become f32; f16 stays raw bits; f32 as is. */
-function hostOf(a: NpyArray): HostTensor {
-  return a.data instanceof Float64Array ? Float32Array.from(a.data) : a.data;
+/**
+ * A tensor's data as the kernels take it: f64 becomes f32, where a finite value beyond float32's range is an
+ * InputError naming it (it would become ±Inf, and its rows NaN, as --precision f16 refuses beyond float16's
+ * range); f16 stays raw bits; f32 as is.
+ */
+function hostOf(t: Tensor): HostTensor {
+  const a = t.arr.data;
+  if (!(a instanceof Float64Array)) return a;
+  const out = Float32Array.from(a);
+  for (let i = 0; i < out.length; i++)
+    if (!Number.isFinite(out[i]) && Number.isFinite(a[i]))
+      throw new InputError(`${t.name} (${t.path}) holds ${a[i]} (element ${i}), beyond float32's range (±${F32_MAX.toPrecision(5)}): float64 inputs are computed in f32; rescale the input`);
+  return out;
 }
 
 function shapeFrom(q: number[], k: number[], v: number[]): AttentionShape {
@@ -313,13 +324,14 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const outputs = await planOutputs(a);
   const { q, k, v, dout, s, docs, ring } = await loadInputs(a);
   const p = requestedPrecision(a.precision, [q, k, v, ...(dout ? [dout] : [])]);
-  const t = { q: hostOf(q.arr), k: hostOf(k.arr), v: hostOf(v.arr) };
+  const t = { q: hostOf(q), k: hostOf(k), v: hostOf(v) };
+  const dO = dout ? hostOf(dout) : null;
   // Outputs keep the inputs' rank: [H, N, D] in (every tensor), [H, N, D] out.
   const batched = [q, k, v, ...(dout ? [dout] : [])].some((x) => x.arr.shape.length === 4);
   const opts = { causal: a.causal, scale: a.scale, window: a.window ?? ([-1, -1] as [number, number]), docs };
   if (ring) {
     const { ringCommand } = await import('./ringCli.js');
-    return ringCommand(s, t, dout ? hostOf(dout.arr) : null, { ...opts, precision: p, request: a.precision }, { ...ring, out: a.out, batched }, outputs);
+    return ringCommand(s, t, dO, { ...opts, precision: p, request: a.precision }, { ...ring, out: a.out, batched }, outputs);
   }
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
@@ -332,8 +344,8 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     const { value: fwd, ms: fwdMs } = await timedPhase(`forward (${precision})`, (onProgress) => attentionForward(dev, s, t, { ...opts, precision, onProgress }), unit);
     const tensors: Record<string, HostTensor> = { o: fwd.o };
     let msg = `forward (${fwd.precision}) ${fwdMs.toFixed(1)} ms (incl. compiling the kernels, cached by the driver after a first run, upload and readback)`;
-    if (dout) {
-      const { value: bwd, ms } = await timedPhase(`backward (${precision})`, (onProgress) => attentionBackward(dev, s, { ...t, o: fwd.o, lse: fwd.lse, dout: hostOf(dout.arr) }, { ...opts, precision, onProgress }), unit);
+    if (dO) {
+      const { value: bwd, ms } = await timedPhase(`backward (${precision})`, (onProgress) => attentionBackward(dev, s, { ...t, o: fwd.o, lse: fwd.lse, dout: dO }, { ...opts, precision, onProgress }), unit);
       msg += `; backward ${ms.toFixed(1)} ms`;
       Object.assign(tensors, { dq: bwd.dq, dk: bwd.dk, dv: bwd.dv });
     }

@@ -1,0 +1,43 @@
+/**
+ * `flashring attention`'s checks of what it reads and where it writes, made before any device is asked for
+ * (src/cli/attention.ts, src/cli/files.ts): each case is refused with an InputError, nothing written.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { encodeNpy, NpyArray } from '../src/cli/npy.js';
+import { attentionCommand } from '../src/cli/attention.js';
+import { InputError } from '../src/errors.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'flashring-attention-inputs-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const f = (n: string) => join(dir, n);
+
+/** A [1, 2, 16, 8] tensor file of `dtype` (cos(i)), with `set` applied to its values. */
+function tensor(name: string, dtype: 'f4' | 'f8' = 'f4', set: (x: Float64Array) => void = () => {}): string {
+  const x = Float64Array.from({ length: 256 }, (_, i) => Math.cos(i));
+  set(x);
+  const data = dtype === 'f8' ? x : Float32Array.from(x);
+  writeFileSync(f(name), encodeNpy({ dtype, shape: [1, 2, 16, 8], data } as NpyArray));
+  return f(name);
+}
+
+describe('flashring attention: float64 inputs', () => {
+  it('a finite float64 value beyond float32 range is refused, named, before any device (it would become Inf, its rows NaN)', async () => {
+    const q = tensor('q64.npy', 'f8', (x) => void (x[37] = -1e39));
+    const k = tensor('k.npy');
+    const run = attentionCommand(['--q', q, '--k', k, '--v', k, '--out', f('out64')]);
+    await expect(run).rejects.toThrow(InputError);
+    await expect(run).rejects.toThrow(/^Q \(.*q64\.npy\) holds -1e\+39 \(element 37\), beyond float32's range/);
+    expect(existsSync(f('out64'))).toBe(false);
+  });
+
+  it('values that round to a finite float32, Inf and NaN pass (non-finite data propagates)', async () => {
+    // Q and K are read first: the refusal names V, so their values passed.
+    const q = tensor('q64r.npy', 'f8', (x) => void (x[0] = 3.4028235e38)); // rounds to float32's largest
+    const k = tensor('k64r.npy', 'f8', (x) => x.set([Infinity, NaN, -Infinity], 1));
+    const v = tensor('v64r.npy', 'f8', (x) => void (x[5] = 1e300));
+    await expect(attentionCommand(['--q', q, '--k', k, '--v', v, '--out', f('out64r')])).rejects.toThrow(/^V \(.*v64r\.npy\) holds 1e\+300 \(element 5\)/);
+  });
+});
