@@ -13,7 +13,7 @@
  * is ended (a signal, its parent gone), the temporaries and the folders this run created are
  * removed. A full disk, a read-only file system or a refused permission is one line naming the path.
  */
-import { access, chmod, constants, mkdir, open, readdir, realpath, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, constants, lstat, mkdir, open, readdir, readlink, realpath, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { linkSync, lstatSync, renameSync, rmdirSync, rmSync, Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { FlashringError, InputError } from '../errors.js';
@@ -103,12 +103,26 @@ export function checkNamed(flag: string, v: string | undefined, what: 'a file' |
   if (v === '') throw new InputError(`${who(flag)} must name ${what}, got ''`);
 }
 
-/** An output folder: an existing writable folder, or a path whose nearest existing ancestor is one. */
+/**
+ * The first part of `abs` below its nearest existing ancestor `existing` that is a symbolic link to nothing
+ * (stat finds no such path, lstat a link), with its target; or null. Creating the folder there fails (EEXIST).
+ */
+async function danglingLink(abs: string, existing: string): Promise<{ path: string; target: string } | null> {
+  for (let p = abs; p !== existing && dirname(p) !== p; p = dirname(p)) {
+    const st = await lstat(p).catch(() => null);
+    if (st?.isSymbolicLink()) return { path: p, target: await readlink(p).catch(() => '?') };
+  }
+  return null;
+}
+
+/** An output folder: an existing writable folder, or a path whose nearest existing ancestor is one (and no link to nothing between). */
 export async function checkOutputDir(flag: string, dir: string): Promise<void> {
   checkNamed(flag, dir, 'a folder');
   const abs = resolve(dir);
   const { path, st } = await nearestExisting(flag, dir, abs);
   if (!st.isDirectory()) throw new InputError(path === abs ? `${who(flag)} ${dir} exists and is not a folder` : `${who(flag)} ${dir}: ${path} is a file, not a folder`);
+  const link = await danglingLink(abs, path);
+  if (link) throw new InputError(`${who(flag)} ${dir}: ${link.path} is a symbolic link to ${link.target}, which does not exist, so no folder can be made there: create its target, or give another path`);
   await checkWritableFolder(flag, dir, path);
 }
 
