@@ -231,11 +231,30 @@ async function resolveInputs(inputs: readonly InputPath[]): Promise<Resolved[]> 
   }));
 }
 
+/** The most bytes a file name may have (Linux's NAME_MAX on ext4, xfs, btrfs, tmpfs). */
+const NAME_MAX = 255;
+/**
+ * What the longest name a write puts beside an output adds to its name: its kept file (keptPath,
+ * `.NAME.PID.STAMP.kept.tmp`) at Linux's largest pid (7 digits) and a stamp of 8 (Date.now() in base 36 until 2059).
+ */
+const TEMP_EXTRA = '.'.length + '.4194304'.length + '.'.length + 8 + '.kept.tmp'.length;
+
+/**
+ * An InputError, before any work, where a name with its temporary's would be longer than a file name may be:
+ * the write would fail after the work, ENAMETOOLONG on a temporary the user never named.
+ */
+function checkNameRoom(flag: string, path: string): void {
+  const name = Buffer.byteLength(basename(path));
+  if (name + TEMP_EXTRA > NAME_MAX)
+    throw new InputError(`${who(flag)} ${path}: its name is ${name} bytes, and it is written through a temporary whose name is up to ${TEMP_EXTRA} bytes longer, beyond the ${NAME_MAX} bytes a file name may have: give a name of at most ${NAME_MAX - TEMP_EXTRA} bytes`);
+}
+
 /** Each written path of the targets: a file target itself, a folder target and each name in it. */
 async function resolveOutputs(outputs: readonly OutputTarget[]): Promise<Resolved[]> {
   const out: Resolved[] = [];
   const folders = outputs.filter((o) => o.kind === 'dir').map((o) => resolve(o.path));
   for (const o of outputs) {
+    for (const p of o.kind === 'file' ? [o.path] : o.names.map((n) => join(o.path, n))) checkNameRoom(o.flag, p);
     // A file inside a folder target this run creates: that folder is what is checked.
     if (o.kind === 'file' && !folders.includes(dirname(resolve(o.path)))) await checkOutputFile(o.flag, o.path);
     else if (o.kind === 'file') await checkOutputDir(o.flag, dirname(o.path));
@@ -328,6 +347,7 @@ const WRITE_CODES: Record<string, string> = {
   ENOSPC: 'no space left on the device', EDQUOT: 'the disk quota is used up', EROFS: 'the file system is read-only',
   EACCES: 'permission denied', EPERM: 'operation not permitted', EFBIG: 'the file is larger than the file system allows', EIO: 'an I/O error',
   EISDIR: 'a folder is in the way', ENOTEMPTY: 'a folder is in the way', EBUSY: 'the file is busy (a mount point?)',
+  ENAMETOOLONG: 'a name on the way (or its temporary) is too long',
 };
 const reasonOf = (e: unknown) => {
   const code = (e as NodeJS.ErrnoException)?.code;
