@@ -2,13 +2,24 @@
  * `flashring attention`'s checks of what it reads and where it writes, made before any device is asked for
  * (src/cli/attention.ts, src/cli/files.ts): each case is refused with an InputError, nothing written.
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeNpy, NpyArray } from '../src/cli/npy.js';
 import { attentionCommand } from '../src/cli/attention.js';
 import { InputError } from '../src/errors.js';
+import { checkRoom } from '../src/cli/files.js';
+
+// A file system with 8 KiB free (4 KiB blocks) under any folder named 'smallfs': statfs as a nearly full disk reports it.
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const fsp = await importOriginal<typeof import('node:fs/promises')>();
+  const statfs = (async (path: string, ...rest: unknown[]) => {
+    const st = await (fsp.statfs as (...a: unknown[]) => Promise<import('node:fs').StatsFs>)(path, ...rest);
+    return /smallfs/.test(String(path)) ? { ...st, bsize: 4096, bavail: 2 } : st;
+  }) as typeof fsp.statfs;
+  return { ...fsp, statfs, default: { ...fsp, statfs } };
+});
 
 const dir = mkdtempSync(join(tmpdir(), 'flashring-attention-inputs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -39,5 +50,23 @@ describe('flashring attention: float64 inputs', () => {
     const k = tensor('k64r.npy', 'f8', (x) => x.set([Infinity, NaN, -Infinity], 1));
     const v = tensor('v64r.npy', 'f8', (x) => void (x[5] = 1e300));
     await expect(attentionCommand(['--q', q, '--k', k, '--v', v, '--out', f('out64r')])).rejects.toThrow(/^V \(.*v64r\.npy\) holds 1e\+300 \(element 5\)/);
+  });
+});
+
+describe('flashring attention: room for the outputs', () => {
+  it('checkRoom counts each file in whole blocks against the free space, and refuses what does not fit', async () => {
+    mkdirSync(f('smallfs'));
+    await expect(checkRoom('out', f('smallfs/new/deeper'), [4096, 4096])).resolves.toBeUndefined();
+    await expect(checkRoom('out', f('smallfs/new'), [4096, 4097])).rejects.toThrow(`--out ${f('smallfs/new')}: this run writes 12 KiB there and its file system has 8 KiB free: make room, or give a folder on another disk`);
+    await expect(checkRoom('out', dir, [2 ** 62])).rejects.toThrow(InputError);
+    await expect(checkRoom('out', dir, [1 << 20])).resolves.toBeUndefined();
+  });
+
+  it('outputs larger than the free space are refused before any device (a full disk failed the write after the work)', async () => {
+    const k = tensor('k.npy');
+    const run = attentionCommand(['--q', k, '--k', k, '--v', k, '--do', k, '--out', f('smallfs/run')]);
+    // O, dQ, dK, dV: 1 KiB of data each and a header (a block each), LSE and the record: 6 blocks, 2 free.
+    await expect(run).rejects.toThrow(/--out .*smallfs\/run: this run writes 24 KiB there and its file system has 8 KiB free/);
+    expect(existsSync(f('smallfs/run'))).toBe(false);
   });
 });

@@ -9,8 +9,8 @@ import { AttentionShape, F32_MAX, F32_MIN_NORMAL, validateShape } from '../shape
 import { Documents, checkDocuments } from '../mask.js';
 import { Precision, PrecisionRequest, precisionRequest } from '../kernels/precision.js';
 import { numberArg, parseCommand } from './args.js';
-import { checkInputFile, checkNamed, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
-import { OUTPUT_NAMES, RUN_RECORD, devicePrecision, noteStaleOutputs, outputFiles, recordLists } from './outputs.js';
+import { checkInputFile, checkNamed, checkRoom, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
+import { OUTPUT_NAMES, RUN_RECORD, devicePrecision, noteStaleOutputs, outputSizes, outputFiles, recordLists } from './outputs.js';
 import { timedPhase } from './progress.js';
 import { RING_OPTIONS, RingArgs, checkRingArgs, parseRingArgs } from './ringArgs.js';
 import { schemeDefs } from '../cp/schemes/registry.js';
@@ -324,6 +324,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const outputs = await planOutputs(a);
   const { q, k, v, dout, s, docs, ring } = await loadInputs(a);
   const p = requestedPrecision(a.precision, [q, k, v, ...(dout ? [dout] : [])]);
+  await checkRoom('out', a.out, outputSizes(s, p, !!dout)); // a full disk before the work, not after it
   const t = { q: hostOf(q), k: hostOf(k), v: hostOf(v) };
   const dO = dout ? hostOf(dout) : null;
   // Outputs keep the inputs' rank: [H, N, D] in (every tensor), [H, N, D] out.

@@ -13,7 +13,7 @@
  * is ended (a signal, its parent gone), the temporaries and the folders this run created are
  * removed. A full disk, a read-only file system or a refused permission is one line naming the path.
  */
-import { access, chmod, constants, lstat, mkdir, open, readdir, readlink, realpath, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, constants, lstat, mkdir, open, readdir, readlink, realpath, rm, rmdir, stat, statfs, writeFile } from 'node:fs/promises';
 import { linkSync, lstatSync, renameSync, rmdirSync, rmSync, Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { FlashringError, InputError } from '../errors.js';
@@ -124,6 +124,24 @@ export async function checkOutputDir(flag: string, dir: string): Promise<void> {
   const link = await danglingLink(abs, path);
   if (link) throw new InputError(`${who(flag)} ${dir}: ${link.path} is a symbolic link to ${link.target}, which does not exist, so no folder can be made there: create its target, or give another path`);
   await checkWritableFolder(flag, dir, path);
+}
+
+const sizeOf = (n: number) => (n >= 2 ** 20 ? mib(n) : `${Math.ceil(n / 1024)} KiB`);
+
+/**
+ * An InputError, before any work, where the file system of `dir` (or of the nearest existing folder above
+ * it) has less free space than files of `sizes` bytes take there (each in whole blocks), what the run will
+ * write: the write would fail at the end (ENOSPC), the work lost. Where the file system cannot say (statfs
+ * fails), nothing is refused.
+ */
+export async function checkRoom(flag: string, dir: string, sizes: readonly number[]): Promise<void> {
+  const { path } = await nearestExisting(flag, dir, resolve(dir));
+  const fs = await statfs(path).catch(() => null);
+  if (!fs) return;
+  const block = fs.bsize > 0 ? fs.bsize : 1, free = fs.bavail * fs.bsize;
+  const bytes = sizes.reduce((sum, n) => sum + Math.ceil(n / block) * block, 0);
+  if (free < bytes)
+    throw new InputError(`${who(flag)} ${dir}: this run writes ${sizeOf(bytes)} there and its file system has ${sizeOf(free)} free: make room, or give a folder on another disk`);
 }
 
 /** An output file: not a folder, not under a system folder, in a folder that exists and can be written. */

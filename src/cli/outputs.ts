@@ -43,6 +43,17 @@ function runRecord(dir: string, names: string[], s: AttentionShape, precision: P
   return { path, data: new TextEncoder().encode(JSON.stringify(record, null, 1) + '\n') };
 }
 
+/**
+ * The sizes of the files a run writes into --out (O, LSE and, with the backward, dQ, dK, dV, each with its
+ * header; its record), at `precision`: what the folder's file system needs free (files replaced stay until
+ * the new ones are in).
+ */
+export function outputSizes(s: AttentionShape, precision: Precision, backward: boolean): number[] {
+  const item = precision === 'f16' ? 2 : 4, header = 128, record = 1024;
+  const q = header + s.B * s.Hq * s.Nq * s.D * item, kv = header + s.B * s.Hkv * s.Nk * s.D * item;
+  return [q, header + s.B * s.Hq * s.Nq * 4, ...(backward ? [q, kv, kv] : []), record];
+}
+
 /** f16 asked for by the data on a device without shader-f16: f32, with a note. */
 export function devicePrecision(p: Precision, req: PrecisionRequest, dev: FlashDevice): Precision {
   if (p === 'f16' && req === 'auto' && !dev.hasF16) {
