@@ -20,6 +20,9 @@ import { FlashringError, InputError } from '../errors.js';
 import { atExit } from '../exit.js';
 import { CSV_COLUMNS, REPLAY_SOURCE, parseCsv } from '../memory/csv.js';
 
+/** What an output file holds: text, bytes, or bytes in parts written one after another (a .npy's header and its array's own bytes, not copied into one). */
+export type FileData = Uint8Array | string | readonly Uint8Array[];
+
 /** A write the file system refused (no space, read-only, permission): one line naming the path. */
 export class OutputError extends FlashringError {}
 
@@ -384,7 +387,7 @@ function writeError(e: unknown, flag: string, path: string): unknown {
  * (a file written over keeps them: a private file stays private, and its temporary is private until then),
  * else the default ones.
  */
-export async function writeTemp(temp: string, target: string, data: Uint8Array | string): Promise<void> {
+export async function writeTemp(temp: string, target: string, data: FileData): Promise<void> {
   const old = await statOrNull(target);
   await writeFile(temp, data, old?.isFile() ? { mode: 0o600 } : {});
   if (old?.isFile()) await chmod(temp, old.mode & 0o7777);
@@ -572,7 +575,7 @@ export class OutputPlan {
    * Writes the files through temporaries and renames them into place, all or none (commit); on failure
    * removes the temporaries and every folder this plan created, and says which path failed.
    */
-  async write(files: readonly { path: string; data: Uint8Array | string }[]): Promise<void> {
+  async write(files: readonly { path: string; data: FileData }[]): Promise<void> {
     const stamp = Date.now().toString(36);
     const temps = files.map((f) => tempPath(f.path, stamp));
     const keeps: (() => void)[] = [];

@@ -230,19 +230,31 @@ function parseHeader(header: string, name: string): { descr: string; shape: numb
   return { descr, shape };
 }
 
-export function encodeNpy(arr: NpyArray): Uint8Array {
+/**
+ * A .npy file (version 1.0) of `arr` in two parts: its header (magic, version, length, the dict padded to 64
+ * bytes) and its data, a view of the array's own bytes, not a copy (a run's outputs are written from them).
+ */
+export function npyParts(arr: NpyArray): [Uint8Array, Uint8Array] {
   const count = arr.shape.reduce((a, b) => a * b, 1);
   if (count !== arr.data.length) throw new NpyError(`encodeNpy: shape (${arr.shape.join(', ')}) does not match ${arr.data.length} elements`);
   const shape = arr.shape.length === 1 ? `(${arr.shape[0]},)` : `(${arr.shape.join(', ')})`;
   let header = `{'descr': '<${arr.dtype}', 'fortran_order': False, 'shape': ${shape}, }`;
   const total = 10 + header.length + 1;
   header += ' '.repeat((64 - (total % 64)) % 64) + '\n';
-  const out = new Uint8Array(10 + header.length + arr.data.byteLength);
-  out.set(MAGIC, 0);
-  out[6] = 1;
-  out[7] = 0;
-  new DataView(out.buffer).setUint16(8, header.length, true);
-  for (let i = 0; i < header.length; i++) out[10 + i] = header.charCodeAt(i);
-  out.set(new Uint8Array(arr.data.buffer, arr.data.byteOffset, arr.data.byteLength), 10 + header.length);
+  const head = new Uint8Array(10 + header.length);
+  head.set(MAGIC, 0);
+  head[6] = 1;
+  head[7] = 0;
+  new DataView(head.buffer).setUint16(8, header.length, true);
+  for (let i = 0; i < header.length; i++) head[10 + i] = header.charCodeAt(i);
+  return [head, new Uint8Array(arr.data.buffer, arr.data.byteOffset, arr.data.byteLength)];
+}
+
+/** A .npy file (version 1.0) of `arr`, in one array. */
+export function encodeNpy(arr: NpyArray): Uint8Array {
+  const [head, data] = npyParts(arr);
+  const out = new Uint8Array(head.length + data.length);
+  out.set(head, 0);
+  out.set(data, head.length);
   return out;
 }

@@ -8,7 +8,8 @@ import { FlashDevice, adapterName } from '../gpu/device.js';
 import { HostTensor } from '../kernels/attention.js';
 import { Precision, PrecisionRequest } from '../kernels/precision.js';
 import { AttentionShape } from '../shape.js';
-import { NpyArray, encodeNpy } from './npy.js';
+import { NpyArray, npyParts } from './npy.js';
+import type { FileData } from './files.js';
 
 export const OUTPUT_NAMES = ['o.npy', 'lse.npy', 'dq.npy', 'dk.npy', 'dv.npy'] as const;
 
@@ -76,17 +77,17 @@ export function noteStaleOutputs(dir: string, written: { path: string }[]): void
  */
 export function outputFiles(
   dir: string, s: AttentionShape, precision: Precision, tensors: Record<string, HostTensor>, lse?: Float32Array, batched = true,
-): { path: string; data: Uint8Array }[] {
+): { path: string; data: FileData }[] {
   const dtype = precision === 'f16' ? 'f2' : 'f4';
   const lead = batched ? [s.B] : [];
-  const files = Object.entries(tensors).map(([name, data]) => {
+  const files: { path: string; data: FileData }[] = Object.entries(tensors).map(([name, data]) => {
     const heads = name === 'dk' || name === 'dv' ? s.Hkv : s.Hq;
     const n = name === 'dk' || name === 'dv' ? s.Nk : s.Nq;
     const shape = [...lead, heads, n, s.D];
     const arr: NpyArray = data instanceof Uint16Array ? { dtype: 'f2', shape, data } : { dtype, shape, data };
-    return { path: join(dir, `${name}.npy`), data: encodeNpy(arr) };
+    return { path: join(dir, `${name}.npy`), data: npyParts(arr) };
   });
-  if (lse) files.push({ path: join(dir, 'lse.npy'), data: encodeNpy({ dtype: 'f4', shape: [...lead, s.Hq, s.Nq], data: lse }) });
+  if (lse) files.push({ path: join(dir, 'lse.npy'), data: npyParts({ dtype: 'f4', shape: [...lead, s.Hq, s.Nq], data: lse }) });
   files.push(runRecord(dir, files.map((f) => basename(f.path)), s, precision));
   return files;
 }
