@@ -1,6 +1,6 @@
 /** Progress on stderr (src/cli/progress.ts): a phase's start and end lines, on a terminal and in a log. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { timedPhase } from '../src/cli/progress.js';
+import { ringProgress, timedPhase } from '../src/cli/progress.js';
 
 /** What `f` writes to stderr with FLASHRING_STDERR_TTY set to `tty` (as bin/flashring.mjs sets it for the command). */
 async function stderrOf(tty: '0' | '1', f: () => Promise<unknown>): Promise<string> {
@@ -56,5 +56,37 @@ describe('timedPhase', () => {
     }
     const err = await stderrOf('1', () => timedPhase('forward (f32)', async () => { throw new Error('lost'); }));
     expect(err).toBe('  forward (f32)…\n');
+  });
+});
+
+describe('ringProgress (attention --cp)', () => {
+  afterEach(() => vi.unstubAllEnvs());
+  const eightSteps = (tick: ReturnType<typeof ringProgress>['tick']) => {
+    for (const phase of ['forward', 'backward']) for (let step = 0; step < 8; step++) tick({ phase, step, steps: 8 });
+  };
+
+  it('in a log: a line each time another tenth of a phase is done, not only when the phase ends (a long ring said nothing for a whole phase)', async () => {
+    const log = await stderrOf('0', async () => eightSteps(ringProgress().tick));
+    const lines = log.split('\n').slice(0, -1);
+    expect(lines.slice(0, 8)).toEqual([
+      '  forward: step 1 of 8 done', '  forward: step 2 of 8 done', '  forward: step 3 of 8 done', '  forward: step 4 of 8 done',
+      '  forward: step 5 of 8 done', '  forward: step 6 of 8 done', '  forward: step 7 of 8 done', '  forward: 8 step(s) done',
+    ]);
+    expect(lines[8]).toBe('  backward: step 1 of 8 done'); // counted afresh each phase
+    expect(log).not.toContain('\r');
+    // Many steps: about one line a tenth.
+    const many = await stderrOf('0', async () => { const p = ringProgress(); for (let step = 0; step < 64; step++) p.tick({ phase: 'forward', step, steps: 64 }); });
+    expect(many.split('\n').slice(0, -1)).toHaveLength(10);
+  });
+
+  it('on a terminal: one line rewritten per step, closed by end() however the run ends (an error then starts its own line)', async () => {
+    const tty = await stderrOf('1', async () => {
+      const p = ringProgress();
+      p.tick({ phase: 'forward', step: 0, steps: 2 });
+      p.end(); // as ringCommand does when the ring throws
+      p.end(); // once
+    });
+    expect(tty).toBe('\r  forward step 1/2   \n');
+    expect(await stderrOf('1', async () => ringProgress().end())).toBe(''); // nothing drawn: nothing to close
   });
 });

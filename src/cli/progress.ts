@@ -44,3 +44,35 @@ export async function timedPhase<T>(what: string, run: (tick: PhaseTick) => Prom
   process.stderr.write(tty ? `\r${`  ${what}: done in ${ms.toFixed(1)} ms`.padEnd(shown.length)}\n` : `  ${what}: done in ${ms.toFixed(1)} ms\n`);
   return { value, ms };
 }
+
+/** A ring's step, as its onStep reports it: `step` (from 0) of `steps` in `phase` ended on every rank. */
+export interface RingStep { phase: string; step: number; steps: number }
+
+/**
+ * A ring's progress on stderr (`attention --cp`): on a terminal one line rewritten per step, which `end` closes
+ * (call it however the run ends, so an error starts a line of its own); elsewhere (a log, a pipe) a line each
+ * time another tenth of a phase's steps is done (`  forward: step 3 of 8 done`), and one when its last is.
+ */
+export function ringProgress(): { tick: (p: RingStep) => void; end: () => void } {
+  const tty = progressOnTerminal();
+  let open = false, phaseNow = '', tenths = 0;
+  const tick = ({ phase, step, steps }: RingStep) => {
+    if (tty) {
+      process.stderr.write(`\r  ${phase} step ${step + 1}/${steps}   `);
+      open = true;
+      return;
+    }
+    if (phase !== phaseNow) [phaseNow, tenths] = [phase, 0];
+    const done = step + 1, t = Math.floor((10 * done) / steps);
+    if (done === steps) process.stderr.write(`  ${phase}: ${steps} step(s) done\n`);
+    else if (t > tenths) {
+      tenths = t;
+      process.stderr.write(`  ${phase}: step ${done} of ${steps} done\n`);
+    }
+  };
+  const end = () => {
+    if (open) process.stderr.write('\n');
+    open = false;
+  };
+  return { tick, end };
+}

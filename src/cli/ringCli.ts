@@ -10,7 +10,7 @@ import { AttentionShape } from '../shape.js';
 import { devicePrecision, noteStaleOutputs, outputFiles } from './outputs.js';
 import { OutputPlan } from './files.js';
 import { RingArgs } from './ringArgs.js';
-import { progressOnTerminal } from './progress.js';
+import { ringProgress, timedPhase } from './progress.js';
 
 /** The CLI's timeline table (steps counted from 1, as its progress line and the page; ranks from 0, as everywhere). */
 export function formatTimeline(tl: RingTimeline): string {
@@ -30,17 +30,30 @@ export function formatTimeline(tl: RingTimeline): string {
   return lines.join('\n');
 }
 
-/**
- * Progress on stderr: on a terminal one line rewritten per step; elsewhere (a log, a pipe) one line
- * per phase when its last step is done, so a captured log has no carriage returns.
- */
+type RingCall = { s: AttentionShape; x: { q: HostTensor; k: HostTensor; v: HostTensor; dout?: HostTensor }; common: RingOptions };
 
-function stepProgress(): (p: { phase: string; step: number; steps: number }) => void {
-  const tty = progressOnTerminal();
-  return ({ phase, step, steps }) => {
-    if (tty) process.stderr.write(`\r  ${phase} step ${step + 1}/${steps}   `);
-    else if (step + 1 === steps) process.stderr.write(`  ${phase}: ${steps} step(s) done\n`);
-  };
+/** The ring in the mode asked for: one process per rank, or R ranks on this process's devices. */
+async function runRing({ s, x, common }: RingCall, opts: { precision: Precision; request: PrecisionRequest }, ring: RingArgs): Promise<RingResult> {
+  const { R, mode } = ring;
+  if (mode === 'processes') {
+    // One process per rank (src/cp/launch/processRanks.ts); --gpu-per-rank puts each behind
+    // scripts/only-gpu.sh (rank r sees only GPU r: two identical GPUs need it).
+    const perRank = ring.gpuPerRank ? (nvidiaDevices().length ? ', rank r on GPU r' : ', --gpu-per-rank: this host has no NVIDIA GPU (/dev/nvidia*), so nothing is hidden and the ranks share its adapter') : '';
+    console.log(`context-parallel attention ${JSON.stringify(s)}, ${R} rank process(es) (${ring.scheme})${perRank}`);
+    return ringAttentionProcesses(s, x, { ...common, ranks: R, precision: opts.precision, ...(ring.gpuPerRank ? { wrapper: gpuPerRankWrapper(R) } : {}) });
+  }
+  // One-device mode (the default: Dawn cannot tell identical adapters apart): R ranks share one device.
+  const devs = await acquireDevices(await nodeGPU(), mode === 'one-device' ? 1 : R);
+  try {
+    const precision = devicePrecision(opts.precision, opts.request, devs[0]);
+    console.log(`context-parallel attention ${JSON.stringify(s)}, ${R} rank(s) ${mode} (${ring.scheme}): ${adapterName(devs[0].adapter)}`);
+    // Dawn hands out one adapter however often it is asked: R devices on it share that GPU.
+    if (mode === 'multi-adapter' && R > 1 && new Set(devs.map((d) => adapterName(d.adapter))).size === 1)
+      console.error(`note: the ${R} ranks' devices are on one adapter (${adapterName(devs[0].adapter)}): they share its GPU, so the times are of that sharing; for one GPU per rank use --cp-mode processes --gpu-per-rank`);
+    return await ringAttention(devs, s, x, { ...common, precision, ...(ring.pipelined ? { pipelined: true } : {}) });
+  } finally {
+    for (const d of devs) d.destroy();
+  }
 }
 
 export async function ringCommand(
@@ -48,42 +61,25 @@ export async function ringCommand(
   opts: MaskOptions & { scale?: number; precision: Precision; request: PrecisionRequest },
   ring: RingArgs & { out: string; batched: boolean }, outputs: OutputPlan,
 ): Promise<number> {
-  const { R, layout, mode } = ring;
   const x = { ...t, ...(dout ? { dout } : {}) };
+  const progress = ringProgress();
   const common: RingOptions = {
-    ...maskOf(opts), scale: opts.scale, layout, ranks: R, scheme: ring.scheme,
+    ...maskOf(opts), scale: opts.scale, layout: ring.layout, ranks: ring.R, scheme: ring.scheme,
     ...(ring.hierarchicalSizes !== undefined ? { hierarchicalSizes: ring.hierarchicalSizes } : {}),
     ...(ring.link ? { link: ring.link, computeTflops: ring.computeTflops } : {}),
-    onStep: stepProgress(),
+    onStep: progress.tick,
   };
   let res: RingResult;
-  if (mode === 'processes') {
-    // One process per rank (src/cp/launch/processRanks.ts); --gpu-per-rank puts each behind
-    // scripts/only-gpu.sh (rank r sees only GPU r: two identical GPUs need it).
-    const perRank = ring.gpuPerRank ? (nvidiaDevices().length ? ', rank r on GPU r' : ', --gpu-per-rank: this host has no NVIDIA GPU (/dev/nvidia*), so nothing is hidden and the ranks share its adapter') : '';
-    console.log(`context-parallel attention ${JSON.stringify(s)}, ${R} rank process(es) (${ring.scheme})${perRank}`);
-    res = await ringAttentionProcesses(s, x, { ...common, ranks: R, precision: opts.precision, ...(ring.gpuPerRank ? { wrapper: gpuPerRankWrapper(R) } : {}) });
-  } else {
-    // One-device mode (the default: Dawn cannot tell identical adapters apart): R ranks share one device.
-    const devs = await acquireDevices(await nodeGPU(), mode === 'one-device' ? 1 : R);
-    try {
-      const precision = devicePrecision(opts.precision, opts.request, devs[0]);
-      console.log(`context-parallel attention ${JSON.stringify(s)}, ${R} rank(s) ${mode} (${ring.scheme}): ${adapterName(devs[0].adapter)}`);
-      // Dawn hands out one adapter however often it is asked: R devices on it share that GPU.
-      if (mode === 'multi-adapter' && R > 1 && new Set(devs.map((d) => adapterName(d.adapter))).size === 1)
-        console.error(`note: the ${R} ranks' devices are on one adapter (${adapterName(devs[0].adapter)}): they share its GPU, so the times are of that sharing; for one GPU per rank use --cp-mode processes --gpu-per-rank`);
-      res = await ringAttention(devs, s, x, { ...common, precision, ...(ring.pipelined ? { pipelined: true } : {}) });
-    } finally {
-      for (const d of devs) d.destroy();
-    }
+  try {
+    res = await runRing({ s, x, common }, opts, ring);
+  } finally {
+    progress.end(); // the terminal's step line, however the run ended
   }
-  if (progressOnTerminal()) process.stderr.write('\n');
   const files = outputFiles(ring.out, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, res.lse, ring.batched);
   if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
-  await outputs.write(files);
+  await timedPhase(`writing the outputs into ${ring.out}`, () => outputs.write(files));
   console.log(formatTimeline(res.timeline)); // the result: stdout (progress and notes: stderr)
   console.log(`wrote ${files.map((f) => f.path).join(', ')}`);
   noteStaleOutputs(ring.out, files);
   return 0;
 }
-
