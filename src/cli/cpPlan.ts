@@ -4,6 +4,7 @@
  * adapter (one rank, forward + backward), and the link model composes the timeline.
  */
 import { InputError } from '../errors.js';
+import { POS_MAX } from '../mask.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
 import { Precision } from '../kernels/precision.js';
@@ -81,6 +82,8 @@ export function parseCpPlan(v: Values): CpPlanRequest {
   // The plan walks every rank's steps over every pair of chunks: 64 ranks plan in seconds, 512 took over a minute.
   if (R > MAX_RANKS) throw new InputError(`--context-parallel-size ${R}: cp-plan plans at most ${MAX_RANKS} ranks (as attention --cp runs at most ${MAX_RANKS})`);
   const N = int(v, 'seq-length');
+  // The kernels hold token positions in i32 below POS_MAX (src/mask.ts): said here, not as the ranks' positions.
+  if (N > POS_MAX) throw new InputError(`--seq-length ${N}: at most ${POS_MAX} tokens (2^29: the kernels hold token positions in 32-bit integers)`);
   const { H, D } = headsAndDim(v);
   const G = int(v, 'num-query-groups', H), T = int(v, 'tensor-model-parallel-size', 1);
   // One GPU's attention under tensor parallelism: H/T heads and G/T K/V heads (Megatron-LM requires T to divide both).
