@@ -148,6 +148,8 @@ describe('files: what a command reads', () => {
     writeFileSync(big, Buffer.alloc(3 * 2 ** 20 + 1));
     await expect(checkInputFile('input file', big, 2 * 2 ** 20)).rejects.toThrow(`input file ${big} holds 3 MiB; at most 2 MiB can be read`);
     await expect(checkInputFile('input file', big, 3 * 2 ** 20 + 1)).resolves.toBeUndefined();
+    // Just past the bound, where both round to the same MiB (a 2 GiB array and its .npy header): said in bytes.
+    await expect(checkInputFile('input file', big, 3 * 2 ** 20)).rejects.toThrow(`input file ${big} holds ${3 * 2 ** 20 + 1} bytes; at most ${3 * 2 ** 20} bytes can be read`);
   });
 
   it('a missing file: "no such file", or nothing when `present` (the reader says it)', async () => {

@@ -60,7 +60,11 @@ export async function checkInputFile(flag: string, path: string, maxBytes: numbe
   }
   const kind = kindOf(st);
   if (kind && !(present && st.isDirectory())) throw new InputError(`${who(flag)} ${path} is ${kind}, not an ordinary file: give a file (a pipe or device could be endless)`);
-  if (st.size > maxBytes) throw new InputError(`${who(flag)} ${path} holds ${mib(st.size)}; at most ${mib(maxBytes)} can be read`);
+  if (st.size > maxBytes) {
+    // In bytes where MiB would read the same (2 GiB and a .npy header: 'holds 2048 MiB; at most 2048 MiB').
+    const [has, most] = mib(st.size) === mib(maxBytes) ? [`${st.size} bytes`, `${maxBytes} bytes`] : [mib(st.size), mib(maxBytes)];
+    throw new InputError(`${who(flag)} ${path} holds ${has}; at most ${most} can be read`);
+  }
 }
 
 /** Pseudo-filesystems nothing should be written into (mkdir there can hang or fail oddly). */
