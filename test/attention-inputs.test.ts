@@ -11,11 +11,13 @@ import { attentionCommand } from '../src/cli/attention.js';
 import { InputError } from '../src/errors.js';
 import { checkRoom } from '../src/cli/files.js';
 
-// A file system with 8 KiB free (4 KiB blocks) under any folder named 'smallfs': statfs as a nearly full disk reports it.
+// A file system with 8 KiB free (4 KiB blocks) under any folder named 'smallfs', as statfs reports a nearly full disk;
+// one that gives no sizes under 'nosizefs'.
 vi.mock('node:fs/promises', async (importOriginal) => {
   const fsp = await importOriginal<typeof import('node:fs/promises')>();
   const statfs = (async (path: string, ...rest: unknown[]) => {
     const st = await (fsp.statfs as (...a: unknown[]) => Promise<import('node:fs').StatsFs>)(path, ...rest);
+    if (/nosizefs/.test(String(path))) return { ...st, bsize: 4096, blocks: 0, bfree: 0, bavail: 0 };
     return /smallfs/.test(String(path)) ? { ...st, bsize: 4096, bavail: 2 } : st;
   }) as typeof fsp.statfs;
   return { ...fsp, statfs, default: { ...fsp, statfs } };
@@ -60,6 +62,9 @@ describe('flashring attention: room for the outputs', () => {
     await expect(checkRoom('out', f('smallfs/new'), [4096, 4097])).rejects.toThrow(`--out ${f('smallfs/new')}: this run writes 12 KiB there and its file system has 8 KiB free: make room, or give a folder on another disk`);
     await expect(checkRoom('out', dir, [2 ** 62])).rejects.toThrow(InputError);
     await expect(checkRoom('out', dir, [1 << 20])).resolves.toBeUndefined();
+    // A file system that reports no sizes at all (0 blocks of 0: some FUSE mounts) is not taken as full.
+    mkdirSync(f('nosizefs'));
+    await expect(checkRoom('out', f('nosizefs/x'), [1 << 20])).resolves.toBeUndefined();
   });
 
   it('outputs larger than the free space are refused before any device (a full disk failed the write after the work)', async () => {

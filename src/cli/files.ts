@@ -139,12 +139,12 @@ const sizeOf = (n: number) => (n >= 2 ** 20 ? mib(n) : `${Math.ceil(n / 1024)} K
  * An InputError, before any work, where the file system of `dir` (or of the nearest existing folder above
  * it) has less free space than files of `sizes` bytes take there (each in whole blocks), what the run will
  * write: the write would fail at the end (ENOSPC), the work lost. Where the file system cannot say (statfs
- * fails), nothing is refused.
+ * fails, or it reports no blocks at all), nothing is refused.
  */
 export async function checkRoom(flag: string, dir: string, sizes: readonly number[]): Promise<void> {
   const { path } = await nearestExisting(flag, dir, resolve(dir));
   const fs = await statfs(path).catch(() => null);
-  if (!fs) return;
+  if (!fs || fs.blocks === 0) return; // a file system that gives no sizes (some FUSE mounts report 0 of 0)
   const block = fs.bsize > 0 ? fs.bsize : 1, free = fs.bavail * fs.bsize;
   const bytes = sizes.reduce((sum, n) => sum + Math.ceil(n / block) * block, 0);
   if (free < bytes)
