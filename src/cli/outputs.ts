@@ -64,11 +64,20 @@ export function devicePrecision(p: Precision, req: PrecisionRequest, dev: FlashD
   return p;
 }
 
-/** Outputs of an earlier run left beside this run's (gradients of a run with --do, when this one had none): said, not deleted. */
+/**
+ * Outputs of an earlier run left beside this run's (gradients of a run with --do, when this one had none): said,
+ * not deleted. Those the record just written lists as from earlier runs, so a file of the user's own under such a
+ * name (a reference dq.npy) is not called an earlier run's.
+ */
 export function noteStaleOutputs(dir: string, written: { path: string }[]): void {
   const wrote = new Set(written.map((f) => resolve(f.path)));
-  const stale = OUTPUT_NAMES.map((n) => join(dir, n)).filter((f) => !wrote.has(resolve(f)) && existsSync(f));
-  if (stale.length) console.error(`note: ${dir} also holds ${stale.map((f) => basename(f)).join(', ')} from an earlier run; this run did not write ${stale.length > 1 ? 'them' : 'it'}`);
+  let earlier: unknown = [];
+  try {
+    earlier = (JSON.parse(readFileSync(join(dir, RUN_RECORD), 'utf8')) as { fromEarlierRuns?: unknown }).fromEarlierRuns ?? [];
+  } catch { /* no record to go by: nothing said */ }
+  const listed = Array.isArray(earlier) ? earlier : [];
+  const stale = OUTPUT_NAMES.filter((n) => listed.includes(n) && !wrote.has(resolve(join(dir, n))) && existsSync(join(dir, n)));
+  if (stale.length) console.error(`note: ${dir} also holds ${stale.join(', ')} from an earlier run; this run did not write ${stale.length > 1 ? 'them' : 'it'}`);
 }
 
 /**
