@@ -5,13 +5,13 @@
  * byte by byte, a CSV cell as text), and each test fails on a change of the code that every other unit
  * test let through.
  */
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync, linkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync, linkSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { encodeNpy, parseNpy, parseNpyInt32 } from '../src/cli/npy.js';
 import { NpyError } from '../src/errors.js';
-import { checkInputFile, OUTPUT_KINDS, OutputPlan, type OutputTarget } from '../src/cli/files.js';
+import { checkInputFile, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan, type OutputTarget } from '../src/cli/files.js';
 import { CSV_COLUMNS, measuredRow, parseCsv, toCsv, type CsvRow } from '../src/memory/csv.js';
 import { parseMegatronLog, parseMegatronLogs, type MeasuredPoint } from '../src/memory/megatron.js';
 import { numberArg, parseCommand } from '../src/cli/args.js';
@@ -150,6 +150,14 @@ describe('files: what a command reads', () => {
     await expect(checkInputFile('input file', big, 3 * 2 ** 20 + 1)).resolves.toBeUndefined();
     // Just past the bound, where both round to the same MiB (a 2 GiB array and its .npy header): said in bytes.
     await expect(checkInputFile('input file', big, 3 * 2 ** 20)).rejects.toThrow(`input file ${big} holds ${3 * 2 ** 20 + 1} bytes; at most ${3 * 2 ** 20} bytes can be read`);
+  });
+
+  it('a .npy past the binary bound is refused saying what to do (float16, or parts along the batch or heads)', async () => {
+    const big = join(fresh(), 'q.npy');
+    writeFileSync(big, '');
+    truncateSync(big, MAX_BINARY_BYTES + 129);   // sparse: a 2 GiB f32 array and its header, no disk used
+    await expect(checkInputFile('q', big, MAX_BINARY_BYTES)).rejects.toThrow(
+      `--q ${big} holds 2147483776 bytes; at most 2147483647 bytes can be read: save it in float16 (half the bytes), or split it along the batch or the heads`);
   });
 
   it('a missing file: "no such file", or nothing when `present` (the reader says it)', async () => {

@@ -30,6 +30,8 @@ export class OutputError extends FlashringError {}
 export const MAX_TEXT_BYTES = 0x1fffffe8;
 /** The most a binary input (.npy) may hold: what Node reads into one buffer (2 GiB). */
 export const MAX_BINARY_BYTES = 2 ** 31 - 1;
+/** What to do with a larger .npy: GPUs bind no more in one tensor either (the H200 under Dawn: 2147483644 bytes), so the run needs it in parts. */
+const BINARY_FIX = ': save it in float16 (half the bytes), or split it along the batch or the heads (attention is independent across both) and run each part';
 
 const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
 /** How a message names a flag: `--out`; a positional is given by its name with a space (`input file`). */
@@ -63,7 +65,8 @@ export async function checkInputFile(flag: string, path: string, maxBytes: numbe
   if (st.size > maxBytes) {
     // In bytes where MiB would read the same (2 GiB and a .npy header: 'holds 2048 MiB; at most 2048 MiB').
     const [has, most] = mib(st.size) === mib(maxBytes) ? [`${st.size} bytes`, `${maxBytes} bytes`] : [mib(st.size), mib(maxBytes)];
-    throw new InputError(`${who(flag)} ${path} holds ${has}; at most ${most} can be read`);
+    const fix = maxBytes === MAX_BINARY_BYTES ? BINARY_FIX : '';
+    throw new InputError(`${who(flag)} ${path} holds ${has}; at most ${most} can be read${fix}`);
   }
 }
 
