@@ -570,6 +570,18 @@ describe('the model, term by term', () => {
     expect(sp / ar).toBeCloseTo(10 / 8, 1);
   });
 
+  it("TFLOP/s per GPU is the model's FLOPs over every GPU: a step of the same global batch does the same FLOPs at any PP (the output layer is one stage's)", () => {
+    // Llama-3 8B at 16K on 16 GPUs, global batch 16: FLOPs a step = TFLOP/s/GPU × GPUs × step time.
+    const llama = PRESETS['llama3-8b'].model;
+    const flops = (pp: number) => {
+      const dp = 16 / pp, t = iterationTime(llama, { ...DEFAULT_PARALLEL, seqLength: 16384, pipelineParallel: pp, dataParallel: dp, distributedOptimizer: true }, { microBatches: 16 / dp });
+      return t.tflopsPerGpu * 1e12 * 16 * (t.iterMs / 1e3);
+    };
+    const one = flops(1);
+    // (the output layer counted on every stage gave PP = 16 1.79× PP = 1's FLOPs, and advise's TFLOP/s/GPU as much too high)
+    for (const pp of [2, 4, 8, 16]) expect(flops(pp) / one, `PP = ${pp}`).toBeCloseTo(1, 9);
+  });
+
   it('CP p2p hides the ring behind attention at long sequences; all_gather and a2a expose theirs', () => {
     const cp = { ...base, tensorParallel: 1, sequenceParallel: false, contextParallel: 4, seqLength: 131072 };
     expect(term({ ...cp, cpCommType: 'p2p' }, 'cp-comm')).toBe(0);

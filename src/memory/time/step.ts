@@ -45,6 +45,7 @@ const TERM_WHAT: Record<string, string> = {
   gradients: 'gradients added into the fp32 (main) gradients; autocast weight copies',
 };
 
+/** A micro batch on the busiest stage; `flops` is the model's a GPU (each stage's layers, the output layer over the PP stages). */
 interface Micro { gpu: number; comm: number; backward: number; kernels: number; flops: number; expertPasses: number }
 
 /** What every piece of a step reads: the device, each group's link, the stack, the first stage's parameters a GPU (stageParameters). */
@@ -91,7 +92,8 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDi
   const E = (m.moe?.numExperts ?? 0) / ep;
   return {
     gpu, comm, backward, kernels: Ls * (layer.kf + layer.kb) + out.kf + out.kb + rcT.kf + tensorCount,
-    flops: Ls * flopsOf(ops) + flopsOf(outOps), expertPasses: E * (2 * Ls + moeAgain),
+    // The model's FLOPs a GPU: the output layer is one stage's of PP (as Megatron-LM's throughput per GPU divides the whole model's by every GPU).
+    flops: Ls * flopsOf(ops) + flopsOf(outOps) / p.pipelineParallel, expertPasses: E * (2 * Ls + moeAgain),
   };
 }
 
