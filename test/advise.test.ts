@@ -101,8 +101,21 @@ describe('flashring advise', () => {
   });
 
   it('the same global batch no DP × micro batch divides: the verdict names it, not the model', () => {
-    const text = run([...SEED, '--seq-length', '8192', '--gpus', '8', '--micro-batch-size', '3']).stdout;
-    expect(text).toMatch(/\nno layout of these GPUs can run this model; the most common reason \(\d+ of \d+ skipped\): global batch 8 is not divisible by DP × micro batch 3 \(--global-batch-size sets it\)/);
+    // 12 sequences of micro batches of 3 on 8 GPUs: DP = 1 and 2 divide it, DP = 4 and 8 do not.
+    const o = JSON.parse(run([...SEED, '--seq-length', '8192', '--gpus', '8', '--micro-batch-size', '3', '--global-batch-size', '12', '--json']).stdout);
+    expect(o.candidates.length).toBeGreaterThan(0);
+    expect(o.skipped.map((u: { why: string }) => u.why)).toContain('global batch 12 is not divisible by DP × micro batch 24 (--global-batch-size sets it)');
+  });
+
+  it('a request no layout of the GPUs can meet is a mistake (exit 2, what to give), not "nothing fits" (exit 3): a global batch of no whole micro batches, an EP that does not divide the GPUs', () => {
+    for (const [args, msg] of [
+      [['--micro-batch-size', '3'], "flashring advise: the global batch 8 (advise's default: --gpus, one sequence a GPU) is not a multiple of --micro-batch-size 3, so no data-parallel size divides it into whole micro batches: give --global-batch-size a multiple of 3 (e.g. 24, --gpus × --micro-batch-size)"],
+      [['--micro-batch-size', '16', '--global-batch-size', '40'], 'flashring advise: --global-batch-size 40 is not a multiple of --micro-batch-size 16, so no data-parallel size divides it into whole micro batches: give --global-batch-size a multiple of 16 (e.g. 128, --gpus × --micro-batch-size)'],
+      [['--num-experts', '16', '--expert-model-parallel-size', '16'], 'flashring advise: --expert-model-parallel-size 16 does not divide --gpus 8: Megatron-LM forms the expert-parallel groups inside the DP × CP ranks, which divide the GPUs; give an EP that divides 8, or more GPUs'],
+    ] as const) {
+      const r = run([...SEED, '--seq-length', '8192', '--gpus', '8', ...args]);
+      expect([r.status, r.stdout, r.stderr.trim()], args.join(' ')).toEqual([2, '', msg]);
+    }
   });
 
   it('an MoE model with EP > 1: layouts whose DP × CP EP divides are searched, the rest skipped and said (the base is no layout)', () => {

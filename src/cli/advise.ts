@@ -68,9 +68,24 @@ function request(argv: string[]): Request | null {
     const below = gpus - (gpus % gpusPerNode), above = below + gpusPerNode;
     throw new InputError(`--gpus ${gpus} is not a multiple of --gpus-per-node ${gpusPerNode}: Megatron-LM (torchrun) runs whole nodes; give --gpus ${below} or ${above}, or the GPUs a node really has`);
   }
+  refuseNoLayout(gbs, values['global-batch-size'] !== undefined, par.microBatchSize, gpus, par.expertParallel ?? 1);
   const inter = values['inter-node-link'] ?? 'ib-ndr';
   if (!(inter in LINKS)) throw new InputError(`--inter-node-link must be ${Object.keys(LINKS).join(', ')}, got '${inter}'`);
   return { model, base: par, gpus, hbmGib, margin, gbs, link, interNodeLink: LINKS[inter as keyof typeof LINKS], gpusPerNode, top, json: !!values.json };
+}
+
+/**
+ * What no layout of the GPUs can satisfy, refused as a mistake (exit 2) rather than searched and called nothing
+ * fitting (exit 3): a global batch that is no whole number of micro batches (Megatron-LM needs global batch =
+ * micro batch × DP × micro batches a step), and an EP that does not divide the GPUs (EP divides DP × CP, which divide them).
+ */
+function refuseNoLayout(gbs: number, given: boolean, micro: number, gpus: number, ep: number): void {
+  if (gbs % micro) {
+    const what = given ? `--global-batch-size ${gbs}` : `the global batch ${gbs} (advise's default: --gpus, one sequence a GPU)`;
+    throw new InputError(`${what} is not a multiple of --micro-batch-size ${micro}, so no data-parallel size divides it into whole micro batches: give --global-batch-size a multiple of ${micro} (e.g. ${gpus * micro}, --gpus × --micro-batch-size)`);
+  }
+  if (gpus % ep)
+    throw new InputError(`--expert-model-parallel-size ${ep} does not divide --gpus ${gpus}: Megatron-LM forms the expert-parallel groups inside the DP × CP ranks, which divide the GPUs; give an EP that divides ${gpus}, or more GPUs`);
 }
 
 function print(r: Request, res: AdviseResult): void {
