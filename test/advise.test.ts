@@ -140,7 +140,14 @@ describe('flashring advise', () => {
     expect(r.status).toBe(3);
     expect(r.stdout).toMatch(/nothing fits: the smallest is TP=\d+ CP=\d+ PP=\d+ .* at [\d.]+ GiB/);
     const j = run([...SEED, '--seq-length', '131072', '--gpus', '8', '--hbm-gib', '2', '--json']);
-    expect([j.status, JSON.parse(j.stdout).candidates]).toEqual([3, []]);
+    const o = JSON.parse(j.stdout);
+    expect([j.status, o.candidates]).toEqual([3, []]);
+    // The JSON says what the text says: its line, and the smallest layout with its peak (the one `memory` gives for it).
+    expect(o.nothingFits).toBe(r.stdout.trim().split('\n').at(-1));
+    expect(o.nothingFits).toContain(`at ${(o.smallest.totalBytes / GIB).toFixed(1)} GiB`);
+    expect(o.smallest).toMatchObject({ tp: expect.any(Number), cp: expect.any(Number), pp: expect.any(Number), dp: expect.any(Number), recompute: expect.any(String) });
+    expect(o.smallest.totalBytes).toBeGreaterThan(2 * GIB * 0.9);
+    expect(JSON.parse(run([...SEED, '--seq-length', '8192', '--gpus', '8', '--json']).stdout)).toMatchObject({ nothingFits: null, smallest: null });
     expect(run([...SEED, '--seq-length', '8192', '--gpus', '8', '--hbm-gib', '80']).status).toBe(0);
   });
 

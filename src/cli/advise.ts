@@ -32,7 +32,8 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   --inter-node-link NAME  the link between nodes: ${Object.keys(LINKS).join('|')} (default ib-ndr)
   --top K                 how many to print (default 5)
   --json                  every fitting candidate: tp, sp, cp, cpCommType, pp, vp, dp, recompute, iterMs, totalBytes, …;
-                          the layouts left out (untrainable) and skipped (what the model, the sequence or the batch does not divide, or Megatron-LM refuses), each with why; timeChecked
+                          the layouts left out (untrainable) and skipped (what the model, the sequence or the batch does not divide, or Megatron-LM refuses), each with why; timeChecked;
+                          when none fits (exit 3) nothingFits, the text's last line, and smallest, that layout (else both null)
 Rates: the H200 profile (src/memory/time/devices.ts); --hbm-gib changes the memory only.`;
 
 const OPTS = {
@@ -106,6 +107,21 @@ function print(r: Request, res: AdviseResult): void {
   }
 }
 
+/**
+ * What --json prints: the request, the search's counts and every fitting candidate (with why and its time terms);
+ * when none fits, what the text says too: `nothingFits` (its line) and `smallest` (that layout and its peak).
+ */
+function jsonReport(r: Request, res: AdviseResult): object {
+  const strip = ({ time, ...c }: Candidate) => ({ ...c, why: reasons(r, { ...c, time }), terms: time.terms });
+  const none = !res.fitting.length, s = res.smallest;
+  return {
+    model: { ...r.model, vocabSize: r.model.vocabSize ?? DEFAULT_VOCAB_SIZE }, seqLength: r.base.seqLength, gpus: r.gpus, hbmGib: r.hbmGib, margin: r.margin,
+    globalBatchSize: r.gbs, link: r.link, gpusPerNode: r.gpusPerNode, interNodeLink: r.interNodeLink, profile: H200.name, timeChecked: H200.timeChecked ?? null,
+    evaluated: res.all, untrainable: res.untrainable, skipped: res.skipped, candidates: res.fitting.map(strip),
+    nothingFits: none ? nothingFits(res) : null, smallest: none && s ? strip(s.c) : null,
+  };
+}
+
 export async function adviseCommand(argv: string[]): Promise<number> {
   const r = request(argv);
   if (!r) {
@@ -113,10 +129,8 @@ export async function adviseCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const res = candidates(r);
-  if (r.json) {
-    const strip = ({ time, ...c }: Candidate) => ({ ...c, why: reasons(r, { ...c, time }), terms: time.terms });
-    console.log(JSON.stringify({ model: { ...r.model, vocabSize: r.model.vocabSize ?? DEFAULT_VOCAB_SIZE }, seqLength: r.base.seqLength, gpus: r.gpus, hbmGib: r.hbmGib, margin: r.margin, globalBatchSize: r.gbs, link: r.link, gpusPerNode: r.gpusPerNode, interNodeLink: r.interNodeLink, profile: H200.name, timeChecked: H200.timeChecked ?? null, evaluated: res.all, untrainable: res.untrainable, skipped: res.skipped, candidates: res.fitting.map(strip) }, null, 1));
-  } else print(r, res);
+  if (r.json) console.log(JSON.stringify(jsonReport(r, res), null, 1));
+  else print(r, res);
   return res.fitting.length ? 0 : NOTHING_FITS_EXIT;
 }
 
