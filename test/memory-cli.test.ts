@@ -315,6 +315,12 @@ describe('flashring memory', () => {
     [['--tensor-model-parallel-size', '2'], /--stack torch-amp models PyTorch DDP with its context-parallel ring \(the measured harness\): --tensor-model-parallel-size is Megatron-LM's/],
     [['--num-experts', '8'], /--stack torch-amp models PyTorch DDP with its context-parallel ring \(the measured harness\): --num-experts is Megatron-LM's/],
     [['--global-batch-size', '3', '--data-parallel-size', '2'], /--global-batch-size 3 is not divisible by --micro-batch-size 1 × --data-parallel-size 2/],
+    // What the sweep sets at each point is refused, not ignored (each line had its own CP and recompute, whatever these said).
+    [['--context-parallel-size', '2'], /^flashring memory: --context-parallel-size is set at each point of a sweep \(--seq-lengths gives the lengths, --lines each line's CP and recompute, e\.g\. --lines 1,2,2:selective\): leave --context-parallel-size out$/],
+    [['--recompute-granularity', 'full', '--recompute-method', 'uniform', '--recompute-num-layers', '1'], /--recompute-granularity is set at each point of a sweep/],
+    [['--seq-length', '8192'], /--seq-length is set at each point of a sweep/],
+    [['--lines', ''], /^flashring memory: --lines needs at least one line \(cp\[:recompute\], e\.g\. 1,1:recompute,2,4,4:recompute\), got ''$/],
+    [['--seq-lengths', '4096,8192,4096'], /^flashring memory: --seq-lengths: 4096 is given twice: give each length once$/],
   ];
   for (const [extra, re] of bad)
     it(`refuses ${extra.join(' ')} in one line, exit 2, nothing written`, async () => {

@@ -321,10 +321,28 @@ export async function memoryCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
-async function sweepCommand(values: Values, model: ModelConfig, par: ParallelConfig, hbmGib: number): Promise<number> {
+/** What a sweep sets at each of its points: the length (--seq-lengths) and each line's CP and recompute (--lines). */
+const SWEPT_FLAGS = ['seq-length', 'context-parallel-size', 'recompute-granularity', 'recompute-modules', 'recompute-method', 'recompute-num-layers'];
+
+/**
+ * The sweep's lengths (--seq-lengths, or the defaults), each once. A flag the sweep sets at every point is refused, not
+ * ignored (each line had its own CP and recompute, whatever --context-parallel-size or --recompute-* said), and so is an
+ * empty --lines (not taken as the default lines) or --seq-lengths (not taken as the default lengths).
+ */
+function sweepLengths(values: Values): number[] {
+  const f = SWEPT_FLAGS.find((x) => values[x] !== undefined);
+  if (f) throw new InputError(`--${f} is set at each point of a sweep (--seq-lengths gives the lengths, --lines each line's CP and recompute, e.g. --lines 1,2,2:selective): leave --${f} out`);
+  if (values.lines !== undefined && !(values.lines as string).trim()) throw new InputError(`--lines needs at least one line (cp[:recompute], e.g. ${DEFAULT_LINES_SPEC}), got '${values.lines}'`);
   const raw = values['seq-lengths'] as string | undefined;
-  // an empty list is refused (numberArg on ''), not taken as the defaults
-  const lens = raw !== undefined ? raw.split(',').map((x) => numberArg('seq-lengths', x.trim(), { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' })) : DEFAULT_SEQ_LENGTHS;
+  if (raw === undefined) return DEFAULT_SEQ_LENGTHS;
+  const lens = raw.split(',').map((x) => numberArg('seq-lengths', x.trim(), { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' }));
+  const again = lens.find((s, i) => lens.indexOf(s) < i);
+  if (again !== undefined) throw new InputError(`--seq-lengths: ${again} is given twice: give each length once`);
+  return lens;
+}
+
+async function sweepCommand(values: Values, model: ModelConfig, par: ParallelConfig, hbmGib: number): Promise<number> {
+  const lens = sweepLengths(values);
   const lines = parseLines(values.lines as string | undefined, model, par.stack);
   const gaps = sweepGaps(par, lens, lines, values.lines === undefined);
   const csv = values.csv === undefined ? null : await OutputPlan.make([], [{ flag: 'csv', path: values.csv as string, kind: 'file', ...OUTPUT_KINDS.sweepCsv }], { force: !!values.force });
