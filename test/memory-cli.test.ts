@@ -11,6 +11,7 @@ import { runMain } from './cli-run.js';
 import { formatBytes, formatCount, formatLayers } from '../src/cli/memory.js';
 import { CP_COMM_TYPES } from '../src/memory/model.js';
 import { notTimeData } from '../src/memory/time/fromLog.js';
+import { H200 } from '../src/memory/time/devices.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'flashring-memcli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -333,6 +334,18 @@ describe('flashring memory', () => {
       expect(r.err).toMatch(re);
       expect(existsSync(csv)).toBe(false);
     });
+});
+
+describe("flashring memory and advise --help: an H200's memory is the profile's, as PyTorch measured it", () => {
+  it("--hbm-gib's help gives the H200 profile's 139.8 GiB (the logs' 'total capacity of 139.80 GiB'), not the 141 of its data sheet's GB", async () => {
+    for (const cmd of ['memory', 'advise']) {
+      const h = (await run([cmd, '--help'])).out;
+      const line = h.split('\n').find((l) => l.trimStart().startsWith('--hbm-gib'))!;
+      expect(line, cmd).toContain(`${H200.hbmGib}`);
+      expect(line, cmd).not.toMatch(/\b141\b/);
+    }
+    expect(H200.hbmGib).toBe(139.8);
+  });
 });
 
 describe('flashring memory: a refusal names where a value it did not get from the user came from', () => {

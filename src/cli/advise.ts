@@ -22,7 +22,7 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   not split over the TP ranks); keeps what fits the HBM with a margin (with a pipeline, its first and
   its last stage); ranks by predicted step time for the same global batch.
   --gpus N                GPUs (TP within a node; DP = N / (TP·CP·PP))
-  --hbm-gib G             GPU memory (default 80)
+  --hbm-gib G             GPU memory in GiB (default 80; the H200 whose rates these are has ${H200.hbmGib} as PyTorch reports it)
   --margin F              keep a fraction of the HBM free (default 0.1: fits ≤ 90%)
   --global-batch-size B   sequences per step (default N: one per GPU's share)
   --link NAME             the link within a node: ${LINK_NAMES.join('|')} (default nvlink-h200); --link-gbps G (1e-6 to 1e6 Gbit/s) --link-latency-us U for custom

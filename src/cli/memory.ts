@@ -12,6 +12,7 @@ import { recomputeNote, untrainableNote } from '../memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
 import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, predictFromLog } from '../memory/compare.js';
 import { notTimeData, steadyIterMs, WARMUP_ITERATIONS, withIterMs } from '../memory/time/fromLog.js';
+import { H200 } from '../memory/time/devices.js';
 import { numberArg, parseCommand } from './args.js';
 import { checkInputFile, inode, MAX_TEXT_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
 
@@ -42,7 +43,7 @@ Parallelism and training:
   [--recompute-granularity selective [--recompute-modules core_attn mlp layernorm moe shared_experts]]
   [--recompute-granularity full --recompute-method uniform|block --recompute-num-layers N]
   [--use-flash-attn (default) | --no-use-flash-attn] [--use-distributed-optimizer]
-  --hbm-gib G         GPU memory to compare with (default 80; an H200 has 141)
+  --hbm-gib G         GPU memory to compare with (default 80; an H200 has ${H200.hbmGib}, its total capacity as PyTorch reports it)
 Output:
   --json              machine-readable breakdown (every term named, with its formula)
   --sweep             lines over 4K…1M (default ${DEFAULT_LINES_SPEC})
