@@ -50,6 +50,32 @@ describe('flashring advise', () => {
     expect(withCp.why.join(' ')).toMatch(/at CP=1 the same layout needs [\d.]+ GiB \(largest: /);
   });
 
+  it("what a CP layout says of CP = 1 is true of the CP = 1 layout advise lists: slower or faster by its step time, or that it cannot split the global batch", () => {
+    // Llama-3 8B at 8K on 8 GPUs: CP = 1 fits almost everywhere, and is faster in about half of the CP layouts (every one said 'faster').
+    for (const gbs of ['8', '4']) {
+      const o = JSON.parse(run(['--preset', 'llama3-8b', '--seq-length', '8192', '--gpus', '8', '--global-batch-size', gbs, '--json']).stdout) as { candidates: (Cand & { vp: number })[] };
+      const key = (c: Cand & { vp: number }, dp: number) => [c.tp, c.pp, c.vp, c.recompute, c.distributedOptimizer, dp].join(' ');
+      const cp1 = new Map(o.candidates.filter((c) => c.cp === 1).map((c) => [key(c, c.dp), c]));
+      const said = { slower: 0, faster: 0, batch: 0 };
+      for (const c of o.candidates.filter((x) => x.cp > 1)) {
+        const w = c.why[0], one = cp1.get(key(c, c.dp * c.cp));
+        if (/does not divide the global batch/.test(w)) {
+          expect(one, w).toBeUndefined();
+          expect(Number(gbs) % (c.dp * c.cp)).not.toBe(0);
+          said.batch++;
+        } else if (/ than CP=1 here/.test(w)) {
+          expect(one, w).toBeDefined();
+          expect(w, JSON.stringify(c)).toContain(`${one!.iterMs.toFixed(0)} ms`);
+          expect(w.startsWith(`CP=${c.cp} is ${one!.iterMs < c.iterMs ? 'slower' : 'faster'} than CP=1 here`), w).toBe(true);
+          said[one!.iterMs < c.iterMs ? 'slower' : 'faster']++;
+        }
+      }
+      expect(said.slower, gbs).toBeGreaterThan(0);
+      expect(said.faster, gbs).toBeGreaterThan(0);
+      if (gbs === '4') expect(said.batch).toBeGreaterThan(0);
+    }
+  });
+
   it('a short sequence needs no CP: the fastest layout is CP = 1', () => {
     const r = run(['--preset', 'seed-32L-4096h', '--seq-length', '4096', '--gpus', '8', '--hbm-gib', '80', '--json']);
     const c = (JSON.parse(r.stdout) as { candidates: Cand[] }).candidates[0];

@@ -145,12 +145,16 @@ export function layoutConfig(r: Pick<AdviseRequest, 'base'> & { gbs?: number }, 
   };
 }
 
+/** A layout's step time for the request's global batch (`par`: layoutConfig's, DP of it), on the request's links. */
+const stepTime = (r: AdviseRequest, par: ParallelConfig): IterationTime =>
+  iterationTime(r.model, par, { link: r.link, interNodeLink: r.interNodeLink, gpusPerNode: r.gpusPerNode, microBatches: r.gbs / (par.dataParallel * par.microBatchSize) });
+
 /** A layout (its configuration `par`, layoutConfig's) with its peak and step time, or why the model does not divide it (validate()'s words). */
 function evaluate(r: AdviseRequest, l: Layout, par: ParallelConfig): Candidate | string {
   let totalBytes: number, time: IterationTime;
   try {
     totalBytes = memoryBreakdown(r.model, par).totalBytes;
-    time = iterationTime(r.model, par, { link: r.link, interNodeLink: r.interNodeLink, gpusPerNode: r.gpusPerNode, microBatches: r.gbs / (l.dp * par.microBatchSize) });
+    time = stepTime(r, par);
   } catch (e) {
     if (e instanceof InputError) return e.message;
     throw e;
@@ -164,23 +168,34 @@ function evaluate(r: AdviseRequest, l: Layout, par: ParallelConfig): Candidate |
 const term = (t: IterationTime, name: string) => t.terms.find((x) => x.name === name)?.ms ?? 0;
 const pctOf = (x: number, c: Candidate) => `${((100 * x) / c.iterMs).toFixed(0)}%`;
 
-/** Why this candidate: what CP = 1 would need, what recompute costs, which communication is exposed. */
-export function reasons(r: AdviseRequest, c: Candidate): string[] {
-  const out: string[] = [];
-  if (c.cp > 1) {
-    // (with SP where s splits over the TP ranks at CP = 1, as the search would lay it out)
-    const one = layoutConfig(r, { ...c, cp: 1, dp: c.dp * c.cp, cpCommType: undefined, sp: c.tp > 1 && Number.isInteger(r.base.seqLength / c.tp) });
-    try {
-      const b = memoryBreakdown(r.model, one);
+/**
+ * What CP = 1 would be for this candidate (the same TP, PP, recompute and optimizer, DP × CP data-parallel ranks, with SP
+ * where s splits over the TP ranks, as the search lays it out): what it needs where it does not fit, else whether it is
+ * slower or faster (its step time, as the search computes it) or cannot split the global batch.
+ */
+function cpReason(r: AdviseRequest, c: Candidate): string {
+  const dp = c.dp * c.cp, one = layoutConfig(r, { ...c, cp: 1, dp, cpCommType: undefined, sp: c.tp > 1 && Number.isInteger(r.base.seqLength / c.tp) });
+  const gib = (bytes: number) => `${(bytes / GIB).toFixed(1)} GiB`;
+  try {
+    const b = memoryBreakdown(r.model, one);
+    if (b.totalBytes > r.hbmGib * GIB * (1 - r.margin)) {
       const big = [...b.layerGroups.flatMap((g) => g.terms.map((t) => ({ name: t.name, bytes: t.bytes * g.layers }))), ...b.outside, ...(b.peakTransient ? [{ name: b.peakTransient.name, bytes: b.peakTransient.netBytes }] : [])]
         .sort((x, y) => y.bytes - x.bytes)[0];
-      out.push(b.totalBytes > r.hbmGib * GIB * (1 - r.margin) ? `CP=${c.cp}: at CP=1 the same layout needs ${(b.totalBytes / GIB).toFixed(1)} GiB (largest: ${big.name}, ${(big.bytes / GIB).toFixed(1)} GiB)`
-        : `CP=${c.cp} is faster than CP=1 here (it fits at CP=1 too: ${(b.totalBytes / GIB).toFixed(1)} GiB)`);
-    } catch (e) {
-      if (!(e instanceof InputError)) throw e;   // a bug, not a layout the model refuses
-      out.push(`CP=${c.cp}: CP=1 is not a valid layout here`);
+      return `CP=${c.cp}: at CP=1 the same layout needs ${gib(b.totalBytes)} (largest: ${big.name}, ${gib(big.bytes)})`;
     }
+    if (r.gbs % (dp * one.microBatchSize)) return `CP=${c.cp}: at CP=1 the same layout fits (${gib(b.totalBytes)}), but its DP ${dp} × micro batch ${one.microBatchSize} does not divide the global batch ${r.gbs}`;
+    const ms = stepTime(r, one).iterMs;
+    return ms < c.iterMs ? `CP=${c.cp} is slower than CP=1 here: the same layout at CP=1 fits (${gib(b.totalBytes)}) and takes ${ms.toFixed(0)} ms`
+      : `CP=${c.cp} is faster than CP=1 here (the same layout at CP=1 fits too: ${gib(b.totalBytes)}, ${ms.toFixed(0)} ms)`;
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;   // a bug, not a layout the model refuses
+    return `CP=${c.cp}: CP=1 is not a valid layout here`;
   }
+}
+
+/** Why this candidate: what CP = 1 would need (or how it compares), what recompute costs, which communication is exposed. */
+export function reasons(r: AdviseRequest, c: Candidate): string[] {
+  const out: string[] = c.cp > 1 ? [cpReason(r, c)] : [];
   const rc = term(c.time, 'recompute');
   if (rc > 0) out.push(`recompute ${c.recompute} costs ${rc.toFixed(0)} ms (${pctOf(rc, c)} of the step)`);
   const comm = ['tp-comm', 'cp-comm', 'ep-comm', 'dp-comm', 'pp-comm', 'pipeline-bubble'].map((n) => [n, term(c.time, n)] as const).filter(([, ms]) => ms / c.iterMs > 0.03);
