@@ -76,6 +76,23 @@ describe('flashring advise', () => {
     }
   });
 
+  it('what recompute costs is the step less the same layout without it: the forward run again and the communication and bubble it brings', () => {
+    // Llama-3 8B at 32K on 16 GPUs, every layout fitting (--hbm-gib 1e5) so each has its twin without recompute.
+    const o = JSON.parse(run(['--preset', 'llama3-8b', '--seq-length', '32768', '--gpus', '16', '--hbm-gib', '100000', '--json']).stdout) as { candidates: (Cand & { vp: number })[] };
+    const key = (c: Cand & { vp: number }) => [c.tp, c.cp, c.cpCommType, c.pp, c.vp, c.dp, c.distributedOptimizer].join(' ');
+    const none = new Map(o.candidates.filter((c) => c.recompute === 'none').map((c) => [key(c), c]));
+    let more = 0;
+    for (const c of o.candidates.filter((x) => x.recompute !== 'none')) {
+      const w = c.why.find((x) => x.startsWith('recompute '))!, n = none.get(key(c))!;
+      const m = /^recompute \S+ costs (-?\d+) ms \(\d+% of the step; without it (\d+) ms/.exec(w);
+      expect(m, w).not.toBeNull();
+      expect([Number(m![1]), Number(m![2])], w).toEqual([Math.round(c.iterMs - n.iterMs), Math.round(n.iterMs)]);
+      if (/the forward run again (\d+) ms/.test(w) && c.iterMs - n.iterMs > 1.5 * Number(/the forward run again (\d+) ms/.exec(w)![1])) more++;
+    }
+    // (the forward term alone said 1003 ms for selective at CP = 16 all_gather, whose step is 2330 ms longer than without it)
+    expect(more).toBeGreaterThan(0);
+  });
+
   it('a short sequence needs no CP: the fastest layout is CP = 1', () => {
     const r = run(['--preset', 'seed-32L-4096h', '--seq-length', '4096', '--gpus', '8', '--hbm-gib', '80', '--json']);
     const c = (JSON.parse(r.stdout) as { candidates: Cand[] }).candidates[0];

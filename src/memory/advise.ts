@@ -193,11 +193,20 @@ function cpReason(r: AdviseRequest, c: Candidate): string {
   }
 }
 
+/**
+ * What recompute costs this candidate: its step less the same layout's without recompute (as the search times it), which
+ * is more than the forward run again where it brings communication again (TP, CP) and a longer pipeline bubble.
+ */
+function recomputeReason(r: AdviseRequest, c: Candidate): string {
+  const without = stepTime(r, layoutConfig(r, { ...c, cpCommType: c.cpCommType ?? undefined, recompute: 'none' })).iterMs;
+  const cost = c.iterMs - without, again = term(c.time, 'recompute');
+  return `recompute ${c.recompute} costs ${cost.toFixed(0)} ms (${pctOf(cost, c)} of the step; without it ${without.toFixed(0)} ms${Math.abs(cost - again) >= 0.5 ? `; the forward run again ${again.toFixed(0)} ms of it` : ''})`;
+}
+
 /** Why this candidate: what CP = 1 would need (or how it compares), what recompute costs, which communication is exposed. */
 export function reasons(r: AdviseRequest, c: Candidate): string[] {
   const out: string[] = c.cp > 1 ? [cpReason(r, c)] : [];
-  const rc = term(c.time, 'recompute');
-  if (rc > 0) out.push(`recompute ${c.recompute} costs ${rc.toFixed(0)} ms (${pctOf(rc, c)} of the step)`);
+  if (c.recompute !== 'none') out.push(recomputeReason(r, c));
   const comm = ['tp-comm', 'cp-comm', 'ep-comm', 'dp-comm', 'pp-comm', 'pipeline-bubble'].map((n) => [n, term(c.time, n)] as const).filter(([, ms]) => ms / c.iterMs > 0.03);
   out.push(comm.length ? `not hidden: ${comm.map(([n, ms]) => `${n} ${ms.toFixed(0)} ms (${pctOf(ms, c)})`).join(', ')}` : 'communication hidden or under 3% of the step');
   return out;
