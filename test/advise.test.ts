@@ -9,6 +9,7 @@ import { GIB, memoryBreakdown, PRESETS, DEFAULT_PARALLEL } from '../src/memory/m
 import { iterationTime } from '../src/memory/time/step.js';
 import { layoutConfig } from '../src/cli/advise.js';
 import { skippedLines, tokensPerSecondText } from '../src/memory/advise.js';
+import { runMain } from './cli-run.js';
 
 const run = (args: string[]) => spawnSync('node', ['bin/flashring.mjs', 'advise', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
 const SEED = ['--num-layers', '32', '--hidden-size', '4096', '--num-attention-heads', '32'];
@@ -228,6 +229,29 @@ describe('flashring advise', () => {
       expect(r.stderr).toMatch(msg);
     }
   });
+});
+
+describe("advise --json's memoryArgs: flashring memory with them gives each layout's bytes", () => {
+  // Dense with DP and the distributed optimizer's shards, a pipeline with virtual stages, every recompute kind, MoE with EP, micro batch 2.
+  const cases = [
+    ['--preset', 'llama3-8b', '--seq-length', '32768', '--gpus', '16'],
+    ['--preset', 'gpt3-175b', '--seq-length', '8192', '--gpus', '64', '--global-batch-size', '128', '--hbm-gib', '139.8'],
+    ['--num-layers', '8', '--hidden-size', '2048', '--num-attention-heads', '16', '--num-experts', '8', '--moe-router-topk', '2', '--expert-model-parallel-size', '2', '--disable-bias-linear', '--seq-length', '16384', '--gpus', '16'],
+    ['--preset', 'seed-32L-4096h', '--seq-length', '65536', '--gpus', '8', '--micro-batch-size', '2', '--global-batch-size', '32', '--hbm-gib', '100000'],
+  ];
+  for (const args of cases)
+    it(args.join(' '), async () => {
+      const a = await runMain(['advise', ...args, '--json']);
+      const cands = (JSON.parse(a.out).candidates as (Cand & { vp: number; memoryArgs: string[] })[]);
+      // the fastest, and the first of each kind of layout (VP, recompute, CP type, distributed optimizer)
+      const pick = [...new Map(cands.map((c) => [[c.vp, c.recompute, c.cpCommType, c.distributedOptimizer, c.pp > 1].join(), c])).values()];
+      expect(pick.length).toBeGreaterThan(3);
+      for (const c of [cands[0], ...pick]) {
+        const m = await runMain(['memory', ...c.memoryArgs, '--json']);
+        expect(m.code, m.err).toBe(0);
+        expect(JSON.parse(m.out).totalBytes, c.memoryArgs.join(' ')).toBe(c.totalBytes);
+      }
+    });
 });
 
 describe('tokens/s as the CLI and the page print it', () => {

@@ -5,7 +5,7 @@
  * step time, and why) is src/memory/advise.ts, which the page's advisor panel runs too.
  */
 import { InputError } from '../errors.js';
-import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, GIB } from '../memory/model.js';
+import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, GIB, parseRecomputeSpec } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
 import { candidates, layoutLabel, nothingFits, reasons, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type Candidate } from '../memory/advise.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
@@ -33,7 +33,8 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   --top K                 how many to print (default 5)
   --json                  every fitting candidate: tp, sp, cp, cpCommType, pp, vp, dp, recompute, iterMs, totalBytes, …;
                           the layouts left out (untrainable) and skipped (what the model, the sequence or the batch does not divide, or Megatron-LM refuses), each with why; timeChecked;
-                          when none fits (exit 3) nothingFits, the text's last line, and smallest, that layout (else both null)
+                          when none fits (exit 3) nothingFits, the text's last line, and smallest, that layout (else both null);
+                          each layout's memoryArgs: the flashring memory arguments that give its totalBytes
 Rates: the H200 profile (src/memory/time/devices.ts); --hbm-gib changes the memory only.`;
 
 const OPTS = {
@@ -47,7 +48,32 @@ const SEARCHED = ['tensor-model-parallel-size', 'context-parallel-size', 'pipeli
   'num-layers-per-virtual-pipeline-stage'];
 const NOT_HERE = ['sweep', 'seq-lengths', 'lines', 'csv', 'force', 'compare'];
 
-interface Request extends AdviseRequest { top: number; json: boolean }
+interface Request extends AdviseRequest { top: number; json: boolean; modelArgs: string[] }
+
+/** Flags of advise's own, which `flashring memory` does not take (--global-batch-size is given per candidate, as advise used it). */
+const ADVISE_ONLY = new Set(['gpus', 'margin', 'link', 'link-gbps', 'link-latency-us', 'top', 'gpus-per-node', 'inter-node-link', 'global-batch-size', 'json', 'help']);
+
+/** The model's flags as given (`--recompute-modules`-style lists are refused by advise): `flashring memory` takes them as they are. */
+function modelArgs(values: Record<string, string | boolean | undefined>): string[] {
+  return Object.entries(values).filter(([k, v]) => v !== undefined && v !== false && !ADVISE_ONLY.has(k)).flatMap(([k, v]) => (v === true ? [`--${k}`] : [`--${k}`, String(v)]));
+}
+
+/**
+ * The `flashring memory` arguments of a candidate: the model's flags as given, then the layout's (TP, SP, CP and its
+ * type, PP and virtual stages, DP, recompute, distributed optimizer) and the global batch advise used; their total is the candidate's.
+ */
+export function memoryArgs(r: Pick<Request, 'modelArgs' | 'gbs' | 'model'>, c: Omit<Candidate, 'time'>): string[] {
+  const rc = parseRecomputeSpec(c.recompute), a = [...r.modelArgs];
+  a.push('--tensor-model-parallel-size', `${c.tp}`, '--context-parallel-size', `${c.cp}`, '--pipeline-model-parallel-size', `${c.pp}`, '--data-parallel-size', `${c.dp}`);
+  if (c.sp) a.push('--sequence-parallel');
+  if (c.cpCommType) a.push('--cp-comm-type', c.cpCommType);
+  if (c.vp > 1) a.push('--num-layers-per-virtual-pipeline-stage', `${r.model.numLayers / (c.pp * c.vp)}`);
+  if (c.distributedOptimizer) a.push('--use-distributed-optimizer');
+  if (rc.recompute !== 'none') a.push('--recompute-granularity', rc.recompute);
+  if (rc.recomputeModules) a.push('--recompute-modules', ...rc.recomputeModules);
+  if (rc.recomputeMethod) a.push('--recompute-method', rc.recomputeMethod, '--recompute-num-layers', `${rc.recomputeNumLayers}`);
+  return [...a, '--global-batch-size', `${r.gbs}`];
+}
 
 function request(argv: string[]): Request | null {
   const { values } = parseCommand('advise', joinModuleArgs(argv), OPTS);
@@ -72,7 +98,7 @@ function request(argv: string[]): Request | null {
   refuseNoLayout(gbs, values['global-batch-size'] !== undefined, par.microBatchSize, gpus, par.expertParallel ?? 1);
   const inter = values['inter-node-link'] ?? 'ib-ndr';
   if (!(inter in LINKS)) throw new InputError(`--inter-node-link must be ${Object.keys(LINKS).join(', ')}, got '${inter}'`);
-  return { model, base: par, gpus, hbmGib, margin, gbs, link, interNodeLink: LINKS[inter as keyof typeof LINKS], gpusPerNode, top, json: !!values.json };
+  return { model, base: par, gpus, hbmGib, margin, gbs, link, interNodeLink: LINKS[inter as keyof typeof LINKS], gpusPerNode, top, json: !!values.json, modelArgs: modelArgs(values) };
 }
 
 /**
@@ -112,7 +138,7 @@ function print(r: Request, res: AdviseResult): void {
  * when none fits, what the text says too: `nothingFits` (its line) and `smallest` (that layout and its peak).
  */
 function jsonReport(r: Request, res: AdviseResult): object {
-  const strip = ({ time, ...c }: Candidate) => ({ ...c, why: reasons(r, { ...c, time }), terms: time.terms });
+  const strip = ({ time, ...c }: Candidate) => ({ ...c, why: reasons(r, { ...c, time }), terms: time.terms, memoryArgs: memoryArgs(r, c) });
   const none = !res.fitting.length, s = res.smallest;
   return {
     model: { ...r.model, vocabSize: r.model.vocabSize ?? DEFAULT_VOCAB_SIZE }, seqLength: r.base.seqLength, gpus: r.gpus, hbmGib: r.hbmGib, margin: r.margin,
