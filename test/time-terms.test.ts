@@ -99,11 +99,16 @@ describe('terms by hand that a mutation review found unchecked (2026-12-05)', ()
     const a = flashTflops(H200, 128, 4096, true, 'fwd', 'flash', 32, 16384), b = flashTflops(H200, 128, 8192, true, 'fwd', 'flash', 56);
     expect(a).toBeCloseTo(b, 9);
   });
-  it("TFLOP/s per GPU counts the GEMMs, FlashAttention (causal half) and the output layer: forward + backward by hand", () => {
+  it("TFLOP/s per GPU counts the GEMMs, FlashAttention (causal half) and the output layer: forward + backward by hand, as Megatron-LM logs it", () => {
     const t = iterationTime(seed, { ...DEFAULT_PARALLEL, seqLength: 8192 });
     const T = 8192, h = 4096, V = 128256;
-    const flops = 32 * (3 * 24 * T * h * h + 3.5 * 2 * T * T * h) + 3 * 2 * T * h * V;
+    // Megatron-LM's num_floating_point_operations: every product 3× its forward (the attention core too:
+    // FlashAttention's backward runs 2.5× its forward, but the model's count is 2×), the core over the causal half.
+    const flops = 32 * (3 * 24 * T * h * h + 3 * 2 * T * T * h) + 3 * 2 * T * h * V;
     expect(t.tflopsPerGpu * t.iterMs * 1e9 / flops).toBeCloseTo(1, 9);
+    // The unfused core (--transformer-impl local) multiplies every score, yet counts the same model FLOPs.
+    const local = iterationTime(seed, { ...DEFAULT_PARALLEL, seqLength: 8192, flashAttention: false });
+    expect(local.tflopsPerGpu * local.iterMs * 1e9 / flops).toBeCloseTo(1, 9);
   });
   it("a capacity factor caps the routed tokens below 1 and never raises them", () => {
     const x = timeDims(moeModel, moePar(1), F);

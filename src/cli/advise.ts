@@ -35,7 +35,9 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
                           the layouts left out (untrainable) and skipped (what the model, the sequence or the batch does not divide, or Megatron-LM refuses), each with why; timeChecked;
                           when none fits (exit 3) nothingFits, the text's last line, and smallest, that layout (else both null);
                           each layout's memoryArgs: the flashring memory arguments that give its totalBytes
-Rates: the H200 profile (src/memory/time/devices.ts); --hbm-gib changes the memory only.`;
+Rates: the H200 profile (src/memory/time/devices.ts); --hbm-gib changes the memory only.
+TFLOP/s/GPU counts the model's FLOPs as Megatron-LM logs them (every product 3× its forward, attention over the causal
+half; not what recompute or FlashAttention's backward run again), so it compares with a real run's log.`;
 
 const OPTS = {
   ...MODEL_OPTS, gpus: { type: 'string' }, margin: { type: 'string' }, 'global-batch-size': { type: 'string' }, link: { type: 'string' },

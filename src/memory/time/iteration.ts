@@ -128,7 +128,7 @@ export interface IterationTime {
   hostSerial: boolean;
   /** The host's launch time (kernels and MoE expert passes): overlapped or added as hostSerial says; hostMs is what is not hidden, plus the fixed part. */
   launchMs: number;
-  /** FLOPs of the model (forward + backward, no recompute) per GPU per second. */
+  /** FLOPs of the model (forward + backward, no recompute: Megatron-LM's count, step.ts modelFlops) per GPU per second. */
   tflopsPerGpu: number;
   tokensPerSecond: number;
 }

@@ -22,8 +22,20 @@ export function layerOps(m: ModelConfig, x: TimeDims, ep = 1): Op[] {
 }
 
 const outside = (x: TimeDims) => (x.amp ? ampOutsideOps(x) : outsideOps(x));
-const FLOP_KINDS = new Set(['gemm', 'bmm', 'flash']);
-const flopsOf = (ops: Op[]) => ops.filter((o) => FLOP_KINDS.has(o.kind)).reduce((s, o) => s + o.fwd + o.bwd, 0);
+/**
+ * An op's FLOPs in the model's count, forward + backward, as Megatron-LM counts the throughput it logs
+ * (training.py num_floating_point_operations): every product 3× its forward, and the attention core over
+ * the causal half of the scores. So FlashAttention's backward counts 2× its forward, not the 2.5× it runs
+ * (it computes the scores again), and the unfused core's bmm, which multiplies every score, half of that.
+ * Elementwise ops count nothing.
+ */
+function modelFlops(o: Op): number {
+  if (o.kind === 'gemm') return o.fwd + o.bwd;
+  if (o.kind === 'flash') return 3 * o.fwd;   // the calls' pairs are the causal ones already
+  if (o.kind === 'bmm') return (3 * o.fwd) / 2;   // QKᵀ or PV over every score; the model's are the causal half
+  return 0;
+}
+const flopsOf = (ops: Op[]) => ops.reduce((s, o) => s + modelFlops(o), 0);
 
 class Terms {
   readonly map = new Map<TimeTermName, { ms: number; what: string }>();
