@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { GIB, memoryBreakdown, PRESETS, DEFAULT_PARALLEL } from '../src/memory/model.js';
 import { iterationTime } from '../src/memory/time/step.js';
 import { layoutConfig } from '../src/cli/advise.js';
-import { skippedLines, tokensPerSecondText } from '../src/memory/advise.js';
+import { fitsText, skippedLines, tokensPerSecondText } from '../src/memory/advise.js';
 import { runMain } from './cli-run.js';
 
 const run = (args: string[]) => spawnSync('node', ['bin/flashring.mjs', 'advise', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
@@ -258,5 +258,14 @@ describe('tokens/s as the CLI and the page print it', () => {
   it('scaled to K, M, G, T: 371140.2K is 371.1M', () => {
     expect([0, 999.4, 999.6, 12_345, 999_960, 371_140_200, 2.5e9, 4e12, 5e15].map(tokensPerSecondText))
       .toEqual(['0 tokens/s', '999 tokens/s', '1.0K tokens/s', '12.3K tokens/s', '1.0M tokens/s', '371.1M tokens/s', '2.5G tokens/s', '4.0T tokens/s', '5000.0T tokens/s']);
+  });
+});
+
+describe('the margin as the CLI and the page print it', () => {
+  it('the decimals the share needs, up to two: --margin 0.125 fits ≤ 87.5%, not 88%', () => {
+    expect([0.1, 0.125, 0, 0.9, 0.0125, 1 / 3].map(fitsText)).toEqual(['fits ≤ 90%', 'fits ≤ 87.5%', 'fits ≤ 100%', 'fits ≤ 10%', 'fits ≤ 98.75%', 'fits ≤ 66.67%']);
+    const r = run([...SEED, '--seq-length', '8192', '--gpus', '8', '--margin', '0.125', '--top', '1']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.split('\n')[0]).toContain('8 GPUs × 80 GiB (fits ≤ 87.5%), ');
   });
 });

@@ -981,6 +981,10 @@ describe('the page in headless Chromium', () => {
     await pageReady(page);
     expect(await page.inputValue('#advisor-form input[name=agbs]')).toBe('32');
     expect(await advisorOf(page)).toMatchObject({ link: 'custom', gbs: 32 });
+    // The margin with the decimals it needs: 0.125 keeps 87.5% (not 88%), as advise's header says it.
+    await page.fill('#advisor-form input[name=amargin]', '0.125');
+    await advisorSettled(page);
+    expect(await page.textContent('#advisor-table caption')).toContain(' GiB (fits ≤ 87.5%), ');
     await page.evaluate(() => { location.hash = ''; });
     await page.waitForFunction(() => (document.querySelector('#advisor-form select[name=alink]') as HTMLSelectElement).value === 'nvlink-h200');
     expect(await page.isVisible('#advisor-form input[name=agbps]')).toBe(false);

@@ -19,7 +19,7 @@
  */
 import type { ModelConfig, ParallelConfig } from '../src/memory/model.js';
 import { GIB } from '../src/memory/model.js';
-import { candidates, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult } from '../src/memory/advise.js';
+import { candidates, fitsText, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult } from '../src/memory/advise.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, LINK_GBPS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
@@ -303,7 +303,7 @@ class AdvisorPanel implements Advisor {
     el('advisor-checked').textContent = timeCheckedLines(H200).map((x) => x.trim()).join('\n');
     const why = top.map((c) => reasons(r, c));
     this.d.fillTable(el<HTMLTableElement>('advisor-table'),
-      `${m.numLayers} layers, h=${m.hiddenSize}, ${m.numAttentionHeads} heads at ${r.base.seqLength.toLocaleString('en-US')} tokens on ${r.gpus} GPUs × ${r.hbmGib} GiB (fits ≤ ${(100 * (1 - r.margin)).toFixed(0)}%), ` +
+      `${m.numLayers} layers, h=${m.hiddenSize}, ${m.numAttentionHeads} heads at ${r.base.seqLength.toLocaleString('en-US')} tokens on ${r.gpus} GPUs × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
       `link ${r.link.name}${r.gpus > 8 ? ' within nodes of 8 GPUs, ib-ndr between them' : ''}, global batch ${r.gbs} sequences; rates: ${H200.name} profile. Fastest first, the top ${top.length} of ${res.fitting.length}:`,
       HEAD,
       top.map((c, i) => [String(i + 1), c.tp > 1 && !c.sp ? `${c.tp} (no SP)` : String(c.tp), String(c.cp), c.cpCommType ?? '—', c.vp > 1 ? `${c.pp} (VP ${c.vp})` : String(c.pp), String(c.dp),

@@ -7,7 +7,7 @@
 import { InputError } from '../errors.js';
 import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, GIB, parseRecomputeSpec } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
-import { candidates, layoutLabel, nothingFits, reasons, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type Candidate } from '../memory/advise.js';
+import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type Candidate } from '../memory/advise.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
 import { MODEL_OPTS, configFromFlags, joinModuleArgs } from './memory.js';
@@ -118,7 +118,7 @@ function refuseNoLayout(gbs: number, given: boolean, micro: number, gpus: number
 }
 
 function print(r: Request, res: AdviseResult): void {
-  console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${r.gpus} GPU${r.gpus === 1 ? '' : 's'} × ${r.hbmGib} GiB (fits ≤ ${(100 * (1 - r.margin)).toFixed(0)}%), ` +
+  console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${r.gpus} GPU${r.gpus === 1 ? '' : 's'} × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
     `link ${r.link.name}${r.gpus > (r.gpusPerNode ?? 8) ? ` within nodes of ${r.gpusPerNode ?? 8} GPUs, ${r.interNodeLink?.name ?? 'ib-ndr'} between them` : ''}, global batch ${r.gbs} sequences; rates: ${H200.name} profile`);
   for (const line of timeCheckedLines(H200)) console.log(line);
   console.log(`${res.all} layouts evaluated, ${res.fitting.length} fit`);

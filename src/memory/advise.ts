@@ -212,6 +212,12 @@ export function reasons(r: AdviseRequest, c: Candidate): string[] {
   return out;
 }
 
+/**
+ * The share of the HBM a kept layout may fill, as advise's header and the page's caption say it: 'fits ≤ 90%'
+ * for a margin of 0.1, 'fits ≤ 87.5%' for 0.125: the decimals the percentage needs, up to two.
+ */
+export const fitsText = (margin: number): string => `fits ≤ ${Number((100 * (1 - margin)).toFixed(2))}%`;
+
 /** Tokens per second, scaled to K, M, G or T (one decimal) where that is at least 1: `371.1M tokens/s`, not `371140.2K`. */
 export function tokensPerSecondText(n: number): string {
   const units = [[1, ''], [1e3, 'K'], [1e6, 'M'], [1e9, 'G'], [1e12, 'T']] as const;
