@@ -195,7 +195,7 @@ describe('flashring advise', () => {
     expect(run([...SEED, '--seq-length', '8192', '--gpus', '8', '--hbm-gib', '80']).status).toBe(0);
   });
 
-  it('beyond one node: the header names both links, TP stays within a node, and groups that span nodes are priced on the link between them', () => {
+  it('beyond one node: the header names both links, TP is at most a node\'s GPUs, and groups that span nodes are priced on the link between them', () => {
     const o = JSON.parse(run([...SEED, '--seq-length', '32768', '--gpus', '32', '--hbm-gib', '80', '--gpus-per-node', '4', '--json']).stdout);
     expect(o.gpusPerNode).toBe(4);
     expect(o.interNodeLink.name).toBe('ib-ndr');
@@ -208,6 +208,16 @@ describe('flashring advise', () => {
     expect(shown.some((t) => t.span <= 4)).toBe(true);
     expect(run([...SEED, '--seq-length', '32768', '--gpus', '32', '--gpus-per-node', '4', '--top', '1']).stdout)
       .toMatch(/link nvlink-h200 within nodes of 4 GPUs, ib-ndr between them/);
+  });
+
+  it("TP groups that straddle nodes (TP=4 on nodes of 6 GPUs) run on the inter-node link, and --help says so rather than 'TP within a node'", () => {
+    const o = JSON.parse(run([...SEED, '--seq-length', '32768', '--gpus', '12', '--gpus-per-node', '6', '--json']).stdout);
+    const tpLink = (tp: number) => [...new Set((o.candidates as (Cand & { terms: { name: string; what: string }[] })[])
+      .filter((c) => c.tp === tp).flatMap((c) => c.terms.filter((t) => t.name === 'tp-comm').map((t) => t.what.match(/\((.+)\)$/)?.[1])))];
+    expect([tpLink(2), tpLink(4)]).toEqual([['nvlink-h200'], ['ib-ndr']]);
+    const help = run(['--help']).stdout;
+    expect(help).not.toMatch(/TP within a node/);
+    expect(help).toMatch(/TP groups, in Megatron-LM's rank order,\s+may span nodes \(TP=4 with 6 GPUs a node\): such a group runs at the inter-node link/);
   });
 
   it('bad input: one line, exit 2', () => {

@@ -21,7 +21,8 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   distributed optimizer over N GPUs (TP with sequence parallelism, without it only where s/CP does
   not split over the TP ranks); keeps what fits the HBM with a margin (with a pipeline, its first and
   its last stage); ranks by predicted step time for the same global batch.
-  --gpus N                GPUs (TP within a node; DP = N / (TP·CP·PP))
+  --gpus N                GPUs (TP up to --gpus-per-node; DP = N / (TP·CP·PP)); TP groups, in Megatron-LM's rank order,
+                          may span nodes (TP=4 with 6 GPUs a node): such a group runs at the inter-node link
   --hbm-gib G             GPU memory in GiB (default 80; the H200 whose rates these are has ${H200.hbmGib} as PyTorch reports it)
   --margin F              keep a fraction of the HBM free (default 0.1: fits ≤ 90%)
   --global-batch-size B   sequences per step (default N: one per GPU's share)

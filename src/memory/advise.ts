@@ -46,7 +46,7 @@ export interface AdviseRequest {
   margin: number;
   /** Global batch in sequences (the CLI's default: one per GPU). */
   gbs: number;
-  /** The link within a node; between nodes `interNodeLink` (default InfiniBand NDR), nodes of `gpusPerNode` GPUs (default 8; TP stays within one). */
+  /** The link within a node; between nodes `interNodeLink` (default InfiniBand NDR), nodes of `gpusPerNode` GPUs (default 8; TP at most that, a TP group that spans two nodes priced on the link between them). */
   link: Link; interNodeLink?: Link; gpusPerNode?: number;
 }
 
