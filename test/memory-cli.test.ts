@@ -560,6 +560,11 @@ describe('flashring replay', () => {
     expect(r.code).toBe(2);
     expect((await run(['replay', dir])).code).toBe(2);
   });
+  it('a missing file: one line in the words of the other commands (not a raw ENOENT), exit 2, before any file is read', async () => {
+    const nope = join(dir, 'nope.log');
+    const r = await run(['replay', `${D}/megatron/B-s8192-none.log`, nope]);
+    expect([r.code, r.err.trim(), r.out]).toEqual([2, `flashring replay: input file ${nope}: no such file`, '']);
+  });
   it('a log with 110k memory lines (no stack overflow) and a log cut mid-line (said, not misread)', async () => {
     const args = readFileSync(`${D}/megatron/A-s4096-none.log`, 'utf8').split('\n').filter((l) => !/memory \(MB\)|iteration\s+\d+\//.test(l));
     const mem = Array.from({ length: 110_000 }, (_, k) => `[Rank 0] (after ${k + 1} iterations) memory (MB) | allocated: 1.0 | max allocated: ${k === 5 ? 9999 : 10}.0 | reserved: 1.0 | max reserved: 1.0`);

@@ -47,6 +47,14 @@ function kindOf(st: Stats): string | null {
   return 'not an ordinary file';
 }
 
+/** Why a file cannot be read or looked at, in words: 'no such file', 'permission denied (EACCES)', else `verb (CODE)`. */
+export function readProblem(e: unknown, verb = 'cannot read it'): string {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  const words: Record<string, string> = { ENOENT: 'no such file', ENOTDIR: 'a part of that path is a file, not a folder', EISDIR: 'a folder, not a file' };
+  if (code && code in words) return words[code];
+  return code === 'EACCES' || code === 'EPERM' ? `permission denied (${code})` : `${verb} (${code ?? (e as Error)?.message ?? String(e)})`;
+}
+
 /**
  * Checks that `path` is an ordinary file of at most `maxBytes` before anything reads it. With
  * `present` only what exists is judged (a missing file or a folder is left to the reader's own report).
@@ -56,9 +64,8 @@ export async function checkInputFile(flag: string, path: string, maxBytes: numbe
   try {
     st = await stat(path);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
     if (present) return;
-    throw new InputError(`${who(flag)} ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'ENOTDIR' ? 'a part of that path is a file, not a folder' : `cannot look at it (${code})`}`);
+    throw new InputError(`${who(flag)} ${path}: ${readProblem(e, 'cannot look at it')}`);
   }
   const kind = kindOf(st);
   if (kind && !(present && st.isDirectory())) throw new InputError(`${who(flag)} ${path} is ${kind}, not an ordinary file: give a file (a pipe or device could be endless)`);

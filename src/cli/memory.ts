@@ -14,7 +14,7 @@ import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, pr
 import { notTimeData, steadyIterMs, WARMUP_ITERATIONS, withIterMs } from '../memory/time/fromLog.js';
 import { H200 } from '../memory/time/devices.js';
 import { numberArg, parseCommand } from './args.js';
-import { checkInputFile, inode, MAX_TEXT_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
+import { checkInputFile, inode, MAX_TEXT_BYTES, OUTPUT_KINDS, OutputPlan, readProblem } from './files.js';
 
 const HELP = `usage: flashring memory [options]            per-GPU memory of one configuration
        flashring memory --sweep [options]    the plot's lines over sequence length
@@ -462,8 +462,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    console.error(`${file}: cannot read (${code === 'EISDIR' ? 'a folder, not a file' : code ?? (e as Error).message})`);
+    console.error(`${file}: ${readProblem(e)}`); // gone or locked since checkInputFile looked at it
     return { rows: [], setups: [], labels: [], reports: [{ file, error: 'cannot read' }], ok: false };
   }
   if (/\.csv$/i.test(file)) {
@@ -534,8 +533,8 @@ export async function replayCommand(argv: string[]): Promise<number> {
   for (const n of cfg?.notes ?? []) console.error(`note: ${n}`);
   const own = POINT_FLAGS.filter((f) => values[f as keyof typeof values] !== undefined);
   if (cfg && own.length) console.error(`note: ${own.map((f) => `--${f}`).join(', ')}: each point is compared at what it measured (its sequence, TP, CP, PP, SP, recompute, micro batch); the given value is used only where a point does not say it`);
-  // Every file looked at before any is read (a pipe or device refused), and --csv checked against them.
-  for (const file of positionals) await checkInputFile('input file', file, MAX_TEXT_BYTES, true);
+  // Every file looked at before any is read (a missing file, a folder, a pipe or device refused), and --csv checked against them.
+  for (const file of positionals) await checkInputFile('input file', file, MAX_TEXT_BYTES);
   await refuseTwice(positionals);
   const csv = values.csv === undefined ? null : await OutputPlan.make(positionals.map((path) => ({ flag: 'input file', path })), [{ flag: 'csv', path: values.csv, kind: 'file', ...OUTPUT_KINDS.replayCsv }], { force: !!values.force });
   // The report goes to stdout unless stdout carries the points as CSV (no --csv, no --compare) or the JSON.
