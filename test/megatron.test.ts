@@ -41,6 +41,16 @@ describe('Megatron-LM log replay', () => {
     expect(r.warnings).toEqual([]);
   });
 
+  it('a dump at odds with itself (world_size ≠ TP × CP × PP × DP) and a 0.0 ms iteration are said in the warnings, the values kept', () => {
+    const log = fx('core_0.16_tp4_cp2_sp_selective.log');
+    const w = parseMegatronLog(log.replace(/(data_parallel_size \.+) 1$/m, '$1 2'), 'dp2');
+    expect(w.warnings).toEqual([expect.stringMatching(/^world_size 8 is not TP × CP × PP × DP = 4 × 2 × 1 × 2 = 16: /)]);
+    const noDp = parseMegatronLog(log.replace(/^ {2}data_parallel_size .*\n/m, '').replace(/(world_size \.+) 8$/m, '$1 16'), 'nodp');
+    expect(noDp.warnings).toEqual([expect.stringMatching(/^world_size 16 is not TP × CP × PP × DP = 4 × 2 × 1 × 1 = 8 \(no data_parallel_size in the dump: DP taken as 1\): /)]);
+    const z = parseMegatronLog(log.replace(/elapsed time per iteration \(ms\): 9902\.0/, 'elapsed time per iteration (ms): 0.0'), 'zero');
+    expect(z.warnings).toEqual([expect.stringMatching(/^elapsed time per iteration 0\.0 ms at iteration 2: no step takes no time .* a median that counts it reads low/)]);
+  });
+
   it('a truncated run: reports the OOM and what is missing, invents nothing', () => {
     const r = parseMegatronLog(fx('truncated_oom.log'), 'oom');
     expect(r.point.outOfMemory).toBe(true);

@@ -565,6 +565,23 @@ describe('flashring replay', () => {
     const r = await run(['replay', `${D}/megatron/B-s8192-none.log`, nope]);
     expect([r.code, r.err.trim(), r.out]).toEqual([2, `flashring replay: input file ${nope}: no such file`, '']);
   });
+  it('a dump whose world_size is not TP × CP × PP × DP, and iterations of 0.0 ms: a note each, and no +Infinity% step-time error', async () => {
+    const log = fx('core_0.16_tp4_cp2_sp_selective.log'), world = join(dir, 'world.log'), zero = join(dir, 'zero.log');
+    writeFileSync(world, log.replace(/(world_size \.+) 8$/m, '$1 16'));
+    const w = await run(['replay', world]);
+    expect(w.code).toBe(0);
+    expect(w.err.split('\n')).toContain('  note: world_size 16 is not TP × CP × PP × DP = 4 × 2 × 1 × 1 = 8: Megatron-LM runs exactly that many ranks, ' +
+      'so the dump was edited or is of two runs; the point and the prediction use its TP, CP, PP and DP as given (check the log)');
+    writeFileSync(zero, log.replace(/elapsed time per iteration \(ms\): [\d.]+/g, 'elapsed time per iteration (ms): 0.0'));
+    const z = await run(['replay', zero]);
+    expect(z.code).toBe(0);
+    expect(z.err).toMatch(/^ {2}note: elapsed time per iteration 0\.0 ms at iterations 1, 2, 3, 4, 5 and 15 more: no step takes no time .*: check the log before trusting its times$/m);
+    expect(z.err).toMatch(/^ {2}step time: model [\d.]+ ms; the log's median after the first 2 is 0\.0 ms \(no step takes no time\): no error taken$/m);
+    expect(z.err).not.toMatch(/Infinity/);
+    // the untouched log: neither note
+    const ok = await run(['replay', join(__dirname, 'fixtures/megatron/core_0.16_tp4_cp2_sp_selective.log')]);
+    expect(ok.err).not.toMatch(/world_size|0\.0 ms at iteration/);
+  });
   it('a log with 110k memory lines (no stack overflow) and a log cut mid-line (said, not misread)', async () => {
     const args = readFileSync(`${D}/megatron/A-s4096-none.log`, 'utf8').split('\n').filter((l) => !/memory \(MB\)|iteration\s+\d+\//.test(l));
     const mem = Array.from({ length: 110_000 }, (_, k) => `[Rank 0] (after ${k + 1} iterations) memory (MB) | allocated: 1.0 | max allocated: ${k === 5 ? 9999 : 10}.0 | reserved: 1.0 | max reserved: 1.0`);

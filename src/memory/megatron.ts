@@ -201,6 +201,7 @@ function parseRun(lines: string[], from: number, to: number, file: string, sourc
   const iterMs = median(win.map((r) => r.elapsedMs).filter((x): x is number => x !== null));
   const tflops = median(win.map((r) => r.tflopsPerGpu).filter((x): x is number => x !== null));
   if (win.length && tflops === null) warnings.push('no "throughput per GPU" in the iteration lines (run with --log-throughput)');
+  warnings.push(...worldSizeNotes(args), ...zeroTimeNotes(iterations));
   const int = (k: string) => num(args[k]);
   const bool = (k: string) => (k in args ? args[k] === 'True' : null);
   const rc = args.recompute_granularity;
@@ -291,6 +292,32 @@ function memoryRecord(mem: RegExpExecArray, i: number, field: Field, refuse: Ref
   if (r > mr) refuse(i, `memory reserved ${mem[5]} MB exceeds max reserved ${mem[6]} MB (the peak of reserved)`);
   if (ma === 0) refuse(i, 'memory max allocated is 0 MB: a rank that trained holds at least its weights');
   return { rank: Number(mem[1]), afterIterations: Number(mem[2]), allocatedMiB: a, maxAllocatedMiB: ma, reservedMiB: r, maxReservedMiB: mr };
+}
+
+/**
+ * A dump whose world_size is not TP × CP × PP × DP (Megatron-LM sets data_parallel_size = world_size /
+ * (TP·CP·PP), so a log it wrote always agrees): a dump edited, or pieced from two runs. Said, not refused:
+ * the point and the prediction take the sizes as the dump gives them.
+ */
+function worldSizeNotes(args: MegatronArgs): string[] {
+  const world = num(args.world_size);
+  if (world === null) return [];
+  const size = (k: string) => num(args[k]) ?? 1, dpGiven = num(args.data_parallel_size) !== null;
+  const sizes = [size('tensor_model_parallel_size'), size('context_parallel_size'), size('pipeline_model_parallel_size'), size('data_parallel_size')];
+  const product = sizes.reduce((a, b) => a * b, 1);
+  if (product === world) return [];
+  return [`world_size ${world} is not TP × CP × PP × DP = ${sizes.join(' × ')} = ${product}${dpGiven ? '' : ' (no data_parallel_size in the dump: DP taken as 1)'}: ` +
+    'Megatron-LM runs exactly that many ranks, so the dump was edited or is of two runs; the point and the prediction use its TP, CP, PP and DP as given (check the log)'];
+}
+
+/** Iteration lines that report 0.0 ms per iteration: no step takes no time (a timer that did not run, an edited log), yet a median may count them. */
+function zeroTimeNotes(iterations: IterationRecord[]): string[] {
+  const zero = iterations.filter((r) => r.elapsedMs === 0).map((r) => r.iteration);
+  if (!zero.length) return [];
+  const listed = zero.length > 5 ? `${zero.slice(0, 5).join(', ')} and ${zero.length - 5} more` : zero.join(', ');
+  const one = zero.length === 1;
+  return [`elapsed time per iteration 0.0 ms at iteration${one ? '' : 's'} ${listed}: no step takes no time (a timer that did not run, or an edited log?), ` +
+    `and a median that counts ${one ? 'it' : 'them'} reads low: check the log before trusting its times`];
 }
 
 /** What a log lacks (args null: no argument dump), and whether it ran out of memory, as warnings. */
