@@ -229,7 +229,7 @@ function problems(r: Run, file: string, input: Buffer, out: string | null, mode:
       if (line && (+line[1] < 1 || +line[1] > total)) p.push(`the refusal names line ${line[1]} of a file of ${total} lines`);
       if (out && existsSync(out)) p.push('a refused input wrote --csv');
       if (r.out !== '') p.push('a refused input printed on stdout');
-    } else if (!/^flashring replay: \d+ of \d+ file\(s\) gave no point$/.test(errLines.at(-1)!)) p.push(`exit 2, several lines, the last is not the summary: ${errLines.at(-1)}`);
+    } else if (!/^flashring replay: \d+ of \d+ files? gave no point$/.test(errLines.at(-1)!)) p.push(`exit 2, several lines, the last is not the summary: ${errLines.at(-1)}`);
     return p;
   }
   if (own.length) p.push(`exit 0 with a 'flashring replay:' line: ${own[0]}`);
@@ -336,7 +336,7 @@ describe('what the fuzz suggests, case by case', () => {
     const r = await run(['replay', f, '--json']);
     expect(r.code).toBe(2);
     expect(r.err).toContain(`${f}#1: no point (nothing measured`);
-    expect(r.err.trim().split('\n').at(-1)).toBe('flashring replay: 1 of 1 file(s) gave no point');
+    expect(r.err.trim().split('\n').at(-1)).toBe('flashring replay: 1 of 1 file gave no point');
     expect(JSON.parse(r.out).points).toHaveLength(1);
   });
   it('every LF made CR, or CRLF, and a byte-order mark: read as the plain log (CR ends a line, as in the CSV reader)', async () => {

@@ -301,7 +301,7 @@ describe('activation_memory.csv by hand', () => {
 
   it('a header naming a column twice, or lacking total_gib, is refused', () => {
     expect(() => parseCsv('seq_len,total_gib,TP,tp\n4096,1,1,2\n', 'm.csv')).toThrow("m.csv line 1: column 'tp' is named twice in the header (columns 3 and 4)");
-    expect(() => parseCsv('seq_len,fits\n4096,false\n', 'm.csv')).toThrow('m.csv: not an activation_memory.csv: missing column(s) total_gib');
+    expect(() => parseCsv('seq_len,fits\n4096,false\n', 'm.csv')).toThrow('m.csv: not an activation_memory.csv: missing column total_gib');
   });
 
   it('sizes are positive integers: 0 is refused', () => {

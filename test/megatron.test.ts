@@ -99,7 +99,7 @@ describe('activation_memory.csv', () => {
     expect(parseCsv(seed, 'seed.csv').map((r) => [r.seq_len, r.cp, r.total_gib, r.source])).toEqual([
       [32768, 1, 61.2, 'measured: seed.csv'], [131072, 4, 55, 'measured: seed.csv'],
     ]);
-    expect(() => parseCsv('a,b\n1,2\n', 'x.csv')).toThrow(/missing column\(s\) seq_len, total_gib/);
+    expect(() => parseCsv('a,b\n1,2\n', 'x.csv')).toThrow(/missing columns seq_len, total_gib/);
     expect(() => parseCsv('seq_len,total_gib\n4096,lots\n', 'x.csv')).toThrow(InputError);
     expect(() => parseCsv('seq_len,total_gib\n4096,lots\n', 'x.csv')).toThrow(/line 2: total_gib 'lots'/);
     expect(() => parseCsv('', 'x.csv')).toThrow(/empty/);

@@ -434,7 +434,7 @@ describe('flashring replay', () => {
     const r = await run(['replay', 'bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv', '--compare', '--preset', 'torchcp-8L-4096h', '--hbm-gib', '139.8']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/\| bench\/results\/torchcp-2xh200-2026-11-30\/activation_memory_measured\.csv: CP=2 \| 196608 \| 2 \| none \| OOM \| 1[4-9]\d\.\d \|.*\| right \|/);
-    expect(r.out).toMatch(/28 point\(s\): largest total error \d\.\d%, largest activation error \d\.\d%, 0 wrong OOM verdict/);
+    expect(r.out).toMatch(/28 points: largest total error \d\.\d%, largest activation error \d\.\d%, 0 wrong OOM verdicts$/m);
     expect(r.out + r.err).not.toMatch(/another setup/);
     // With --json, stdout is the JSON alone: the comparison in it, no table before it.
     const j = await run(['replay', 'bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv', '--compare', '--preset', 'torchcp-8L-4096h', '--hbm-gib', '139.8', '--json']);
@@ -447,14 +447,14 @@ describe('flashring replay', () => {
     expect(r.code).toBe(0);
     const notes = r.out.split('\n').filter((l) => l.startsWith('note: ')); // with the table, on stdout
     expect(notes).toHaveLength(2);
-    expect(notes[0]).toMatch(/^note: 2 point\(s\) \(.*activation_memory_measured\.csv: .*\) measured another setup than the one compared, with layers 12 \(compared: 4\), hidden 1024 \(compared: 2048\), heads 8 \(compared: 16\), vocab 50257 \(compared: 32000\):/);
+    expect(notes[0]).toMatch(/^note: 2 points \(.*activation_memory_measured\.csv: .*\) measured another setup than the one compared, with layers 12 \(compared: 4\), hidden 1024 \(compared: 2048\), heads 8 \(compared: 16\), vocab 50257 \(compared: 32000\): their errors are against the wrong model/);
     expect(notes[1]).toMatch(/layers 8 \(compared: 4\), hidden 4096/);
   });
   it('--compare on a log names its model when the compared one is another (the log\'s arguments give it)', async () => {
     const log = 'bench/results/2026-12-02-megatron-campaign/runs/r00.log';
     const r = await run(['replay', log, '--compare', '--preset', 'seed-32L-4096h']);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/^note: 1 point\(s\) \(bench\/results\/2026-12-02-megatron-campaign\/runs\/r00\.log\) measured another setup than the one compared, with --num-layers 11 \(compared: 32\), --hidden-size 1536 \(compared: 4096\), --num-attention-heads 24 \(compared: 32\), /m);
+    expect(r.out).toMatch(/^note: 1 point \(bench\/results\/2026-12-02-megatron-campaign\/runs\/r00\.log\) measured another setup than the one compared, with --num-layers 11 \(compared: 32\), --hidden-size 1536 \(compared: 4096\), --num-attention-heads 24 \(compared: 32\), .*: its error is against the wrong model.*; give --compare those flags to compare it with its own model$/m);
     expect(r.out).toMatch(/^\| bench\/results\/2026-12-02-megatron-campaign\/runs\/r00\.log \| 2048 \|/m); // the table names each log
     const csv = await run(['replay', log]);
     expect(csv.out).toMatch(/measured: Megatron-LM log bench\/results\/2026-12-02-megatron-campaign\/runs\/r00\.log \(11L h=1536 a=24 vocab=146481; peak max allocated over ranks\)/);

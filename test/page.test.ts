@@ -370,7 +370,7 @@ describe('the page in headless Chromium', () => {
     expect(oneRan[11]).toMatch(/^[+-]\d+\.\d%$/);
     expect(oneRan[12]).toBe('right');
     expect(cells.find((c) => c[0] === 'CP=2' && c[2] === '196608')!.slice(6, 9)).toEqual(['OOM', expect.stringMatching(/^\d+\.\d$/), '']);
-    expect(await page.textContent('#replay-summary')).toMatch(/^28 shipped point\(s\): largest total error \d+\.\d%, largest activation error \d+\.\d%, 0 wrong out-of-memory verdict\(s\)[;.]/);
+    expect(await page.textContent('#replay-summary')).toMatch(/^28 shipped points: largest total error \d+\.\d%, largest activation error \d+\.\d%, 0 wrong out-of-memory verdicts[;.]/);
   });
 
   it('a dropped log of another model is predicted from its own arguments and says what differs; a CSV of the same model says nothing', async () => {

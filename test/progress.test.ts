@@ -70,9 +70,10 @@ describe('ringProgress (attention --cp)', () => {
     const lines = log.split('\n').slice(0, -1);
     expect(lines.slice(0, 8)).toEqual([
       '  forward: step 1 of 8 done', '  forward: step 2 of 8 done', '  forward: step 3 of 8 done', '  forward: step 4 of 8 done',
-      '  forward: step 5 of 8 done', '  forward: step 6 of 8 done', '  forward: step 7 of 8 done', '  forward: 8 step(s) done',
+      '  forward: step 5 of 8 done', '  forward: step 6 of 8 done', '  forward: step 7 of 8 done', '  forward: 8 steps done',
     ]);
     expect(lines[8]).toBe('  backward: step 1 of 8 done'); // counted afresh each phase
+    expect(await stderrOf('0', async () => ringProgress().tick({ phase: 'forward', step: 0, steps: 1 }))).toBe('  forward: 1 step done\n'); // not '1 step(s)'
     expect(log).not.toContain('\r');
     // Many steps: about one line a tenth.
     const many = await stderrOf('0', async () => { const p = ringProgress(); for (let step = 0; step < 64; step++) p.tick({ phase: 'forward', step, steps: 64 }); });

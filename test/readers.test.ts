@@ -177,7 +177,7 @@ describe('comparing measured rows', () => {
     expect(comparisonTable([c]).split('\n')[2]).toMatch(/^\|  \| 4096 \| \? \| \? \| \? \| /); // measured total unknown: '?', not OOM
     expect(comparisonTable([c])).not.toContain('| OOM |');
     const many = Array.from({ length: 300_000 }, () => ({ ...c, totalError: 0.01, activationError: 0.02 }));
-    expect(comparisonTable(many)).toContain('300000 point(s): largest total error 1.0%, largest activation error 2.0%');
+    expect(comparisonTable(many)).toContain('300000 points: largest total error 1.0%, largest activation error 2.0%');
   });
 });
 

@@ -13,6 +13,7 @@
  * cleared when a run starts and when it fails. Every message speaks of the form's fields.
  */
 import { decimalNumber } from '../src/decimal.js';
+import { counted } from '../src/plural.js';
 import { replaceViewHash } from './view.js';
 import { acquireDevices, adapterName, FlashDevice, withTuning } from '../src/gpu/device.js';
 import { autotune, storedTuning, type TuneEntry, type TuneTrial } from '../src/bench/tune.js';
@@ -615,7 +616,7 @@ async function liveRun(
   const pins = cfg.tuned ? await storedTuning(dev, store, { D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, robust: true }) : undefined;
   const rdev = pins ? withTuning(dev, { ...dev.tuning, ...pins }) : dev;
   const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3), ...(cfg.backward ? { dout: randn(numel(s, 'q'), 4) } : {}) };
-  say(`running on ${adapterName(dev.adapter)}: ${cfg.R} rank(s), ${cfg.scheme}…`);
+  say(`running on ${adapterName(dev.adapter)}: ${counted(cfg.R, 'rank')}, ${cfg.scheme}…`);
   const res = await ringAttention([rdev], s, x, {
     ranks: cfg.R, scheme: cfg.scheme, hierarchicalSizes: cfg.sizes, link: cfg.link,
     ...liveMask(cfg), layout: cfg.layout, precision: cfg.precision, onStep, signal,

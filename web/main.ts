@@ -16,6 +16,7 @@ import { loadLiveView, saveLiveView, setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
 import { replaceViewHash } from './view.js';
 import { InputError } from '../src/errors.js';
+import { counted } from '../src/plural.js';
 import { FieldError, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { bound, clip, numberFrom, sig3 } from './format.js';
 import { LINKS, LINK_GBPS, LINK_NAMES, Link, Prediction, resolveLink } from '../src/cp/plan/linkModel.js';
@@ -1011,8 +1012,8 @@ function errorSummary(what: string, cs: Comparison[]): string {
     return a.length ? `${(a.reduce((x, y) => Math.max(x, y), 0) * 100).toFixed(1)}%` : '—';
   };
   const wrong = cs.filter((c) => c.verdict.startsWith('says')).length;
-  return `${cs.length} ${what} point(s): largest total error ${worst(cs.map((c) => c.totalError))}, ` +
-    `largest activation error ${worst(cs.map((c) => c.activationError))}, ${wrong} wrong out-of-memory verdict(s)`;
+  return `${counted(cs.length, `${what} point`)}: largest total error ${worst(cs.map((c) => c.totalError))}, ` +
+    `largest activation error ${worst(cs.map((c) => c.activationError))}, ${counted(wrong, 'wrong out-of-memory verdict')}`;
 }
 
 function replayTable(points: ReplayPoint[], cs: Comparison[]): void {
@@ -1031,7 +1032,7 @@ function replayTable(points: ReplayPoint[], cs: Comparison[]): void {
   // A dropped point of another model than the lines' is no check of the model: left out of the figures, and said.
   const own = cs.filter((_, i) => i >= shipped.length && !points[i].other), other = points.filter((p) => p.other).length;
   $('replay-summary').textContent = errorSummary('shipped', cs.slice(0, shipped.length)) + (own.length ? `; ${errorSummary('dropped', own)}` : '') +
-    (other ? `; ${other} dropped point(s) of another model than the lines' left out of these figures (the table compares them with the lines' model, as it says)` : '') + '.';
+    (other ? `; ${counted(other, 'dropped point')} of another model than the lines' left out of these figures (the table compares ${other === 1 ? 'it' : 'them'} with the lines' model, as it says)` : '') + '.';
 }
 
 /** The measured series' colours: none of the model lines' (LINE_COLORS), dark and muted, so a dropped file's points never pass for a line's. */
@@ -1144,7 +1145,7 @@ function digest(text: string): string {
 type FileRead = { points: ReplayPoint[]; notes: ReplayNote[] };
 
 /** Refused: more points than the page takes (MAX_DROPPED_POINTS, `room` of them left). */
-const tooMany = (name: string, n: number, room: number) => new InputError(`it has ${n.toLocaleString('en-US')} rows, and the page takes at most ` +
+const tooMany = (name: string, n: number, room: number) => new InputError(`it has ${count(n, 'row')}, and the page takes at most ` +
   `${MAX_DROPPED_POINTS.toLocaleString('en-US')} dropped points in all (${room.toLocaleString('en-US')} left), as its table and chart hold each one: flashring replay ${name} takes any number`);
 
 function readCsvFile(name: string, text: string, room: number): FileRead {

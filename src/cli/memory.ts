@@ -2,6 +2,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { InputError } from '../errors.js';
+import { counted } from '../plural.js';
 import {
   CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
@@ -473,7 +474,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
     } catch (e) {
       throw refusal(e, file);
     }
-    say(`${file}: ${r.length} row(s)${modelRows ? `; ${modelRows} row(s) of source 'model' left out (the model's own output, not measurements)` : ''}`);
+    say(`${file}: ${counted(r.length, 'row')}${modelRows ? `; ${counted(modelRows, 'row')} of source 'model' left out (the model's own output, not measurements)` : ''}`);
     return { rows: r, setups: r.map(() => null), labels: r.map((x) => `${file}${x.line ? `: ${x.line}` : ''}`), reports: [{ file, rows: r.length, ...(modelRows ? { modelRowsLeftOut: modelRows } : {}) }], ok: true };
   }
   let runs;
@@ -552,10 +553,10 @@ export async function replayCommand(argv: string[]): Promise<number> {
   // fails (exit 2) and, as every failed run, writes nothing.
   if (values.csv !== undefined && !bad) {
     await csv!.write([{ path: values.csv, data: toCsv(rows) }]);
-    say(`wrote ${rows.length} point(s) to ${values.csv}`);
+    say(`wrote ${counted(rows.length, 'point')} to ${values.csv}`);
   } else if (values.csv !== undefined) console.error(`${values.csv} not written: a file gave no point`);
   if (values.json) console.log(JSON.stringify({ points: rows, reports: results.flatMap((r) => r.reports), ...(comparison ? { comparison, notes: caveats } : {}) }, null, 1));
   else if (!cfg && values.csv === undefined && rows.length) process.stdout.write(toCsv(rows)); // nothing at all when no file gave a point
-  if (bad) console.error(`flashring replay: ${bad} of ${positionals.length} file(s) gave no point`);
+  if (bad) console.error(`flashring replay: ${bad} of ${counted(positionals.length, 'file')} gave no point`);
   return bad ? 2 : 0;
 }

@@ -2,6 +2,7 @@
  * Progress on stderr: on a terminal one line rewritten in place; elsewhere (a log, a pipe) whole
  * lines only, so a captured log holds no carriage returns.
  */
+import { counted } from '../plural.js';
 
 /** Whether stderr ends at a terminal. Under bin/flashring.mjs it is a pipe to the parent, which says whether its own is one. */
 export const progressOnTerminal = (): boolean =>
@@ -64,7 +65,7 @@ export function ringProgress(): { tick: (p: RingStep) => void; end: () => void }
     }
     if (phase !== phaseNow) [phaseNow, tenths] = [phase, 0];
     const done = step + 1, t = Math.floor((10 * done) / steps);
-    if (done === steps) process.stderr.write(`  ${phase}: ${steps} step(s) done\n`);
+    if (done === steps) process.stderr.write(`  ${phase}: ${counted(steps, 'step')} done\n`);
     else if (t > tenths) {
       tenths = t;
       process.stderr.write(`  ${phase}: step ${done} of ${steps} done\n`);

@@ -7,6 +7,7 @@ import { Precision, PrecisionRequest } from '../kernels/precision.js';
 import { ringAttention, RingOptions, RingResult, RingTimeline } from '../cp/launch/ringAttention.js';
 import { gpuPerRankWrapper, nvidiaDevices, ringAttentionProcesses } from '../cp/launch/processRanks.js';
 import { AttentionShape } from '../shape.js';
+import { counted } from '../plural.js';
 import { devicePrecision, noteStaleOutputs, outputFiles } from './outputs.js';
 import { OutputPlan } from './files.js';
 import { RingArgs } from './ringArgs.js';
@@ -39,14 +40,14 @@ async function runRing({ s, x, common }: RingCall, opts: { precision: Precision;
     // One process per rank (src/cp/launch/processRanks.ts); --gpu-per-rank puts each behind
     // scripts/only-gpu.sh (rank r sees only GPU r: two identical GPUs need it).
     const perRank = ring.gpuPerRank ? (nvidiaDevices().length ? ', rank r on GPU r' : ', --gpu-per-rank: this host has no NVIDIA GPU (/dev/nvidia*), so nothing is hidden and the ranks share its adapter') : '';
-    console.log(`context-parallel attention ${JSON.stringify(s)}, ${R} rank process(es) (${ring.scheme})${perRank}`);
+    console.log(`context-parallel attention ${JSON.stringify(s)}, ${counted(R, 'rank process', 'rank processes')} (${ring.scheme})${perRank}`);
     return ringAttentionProcesses(s, x, { ...common, ranks: R, precision: opts.precision, ...(ring.gpuPerRank ? { wrapper: gpuPerRankWrapper(R) } : {}) });
   }
   // One-device mode (the default: Dawn cannot tell identical adapters apart): R ranks share one device.
   const devs = await acquireDevices(await nodeGPU(), mode === 'one-device' ? 1 : R);
   try {
     const precision = devicePrecision(opts.precision, opts.request, devs[0]);
-    console.log(`context-parallel attention ${JSON.stringify(s)}, ${R} rank(s) ${mode} (${ring.scheme}): ${adapterName(devs[0].adapter)}`);
+    console.log(`context-parallel attention ${JSON.stringify(s)}, ${counted(R, 'rank')} ${mode} (${ring.scheme}): ${adapterName(devs[0].adapter)}`);
     // Dawn hands out one adapter however often it is asked: R devices on it share that GPU.
     if (mode === 'multi-adapter' && R > 1 && new Set(devs.map((d) => adapterName(d.adapter))).size === 1)
       console.error(`note: the ${R} ranks' devices are on one adapter (${adapterName(devs[0].adapter)}): they share its GPU, so the times are of that sharing; for one GPU per rank use --cp-mode processes --gpu-per-rank`);

@@ -10,6 +10,7 @@
  */
 import { FlashDevice, checkDevice } from '../gpu/device.js';
 import { InputError, LimitError } from '../errors.js';
+import { counted } from '../plural.js';
 import { HALF_MAX, toHalfArray, fromHalfArray } from '../f16.js';
 import { AttentionOptions, AttentionShape, ResolvedOptions, numel, resolveOptions, validateShape } from '../shape.js';
 import { FlashForward } from './flashForward.js';
@@ -108,7 +109,7 @@ function unitsPerGroup(dev: FlashDevice, s: AttentionShape, qPer: number, kvPer:
   const per = Math.min(Math.floor(max / perUnit), dev.device.limits.maxComputeWorkgroupsPerDimension);
   if (per < 1)
     throw new LimitError(
-      `one K/V head with its ${G} query head(s) needs ${perUnit} bytes in one binding (Nq=${s.Nq}, Nk=${s.Nk}, D=${s.D}); ` +
+      `one K/V head with its ${counted(G, 'query head')} needs ${perUnit} bytes in one binding (Nq=${s.Nq}, Nk=${s.Nk}, D=${s.D}); ` +
         `this device allows ${max} (maxStorageBufferBindingSize). Split the sequence with the ring (--cp) instead.`,
     );
   return per;

@@ -9,6 +9,7 @@ import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, ffnWid
 import { ParseResult, configFromArgs, unmodelledArgs } from './megatron.js';
 import { maxOf } from '../stats.js';
 import { InputError } from '../errors.js';
+import { counted } from '../plural.js';
 
 export interface Comparison {
   row: CsvRow;
@@ -245,7 +246,8 @@ export function otherModelNotes(rows: CsvRow[], ref: MeasuredSetup, setups: read
     const lo = Math.min(...shifts), hi = Math.max(...shifts);
     const shift = shifts.length ? `; the compared model's total is ${pct(lo)}${hi !== lo ? ` to ${pct(hi)}` : ''} off the model under the log's own arguments (replay without --compare prints that prediction)` : '';
     const which = names.length ? ` (${names.slice(0, 3).join(', ')}${names.length > 3 ? ` and ${names.length - 3} more` : ''})` : '';
-    return `${n} point(s)${which} measured another setup than the one compared, with ${diff}: their errors are against the wrong model${shift}; give --compare those flags to compare them with their own model`;
+    const [its, it] = n === 1 ? ['its error is', 'it with its'] : ['their errors are', 'them with their'];
+    return `${counted(n, 'point')}${which} measured another setup than the one compared, with ${diff}: ${its} against the wrong model${shift}; give --compare those flags to compare ${it} own model`;
   });
 }
 
@@ -263,6 +265,6 @@ export function comparisonTable(cs: Comparison[], labels: readonly string[] = []
   const aerrs = cs.map((c) => c.activationError).filter((x): x is number => x !== null).map(Math.abs);
   const wrong = cs.filter((c) => c.verdict !== 'right' && c.verdict !== 'unknown').length;
   const largest = (xs: number[]) => (xs.length ? (maxOf(xs) * 100).toFixed(1) + '%' : '-');
-  out.push('', `${cs.length} point(s): largest total error ${largest(errs)}, largest activation error ${largest(aerrs)}, ${wrong} wrong OOM verdict(s)`);
+  out.push('', `${counted(cs.length, 'point')}: largest total error ${largest(errs)}, largest activation error ${largest(aerrs)}, ${counted(wrong, 'wrong OOM verdict')}`);
   return out.join('\n');
 }

@@ -7,6 +7,7 @@
  */
 import { InputError } from '../errors.js';
 import { decimalNumber, nonDecimal } from '../decimal.js';
+import { plural } from '../plural.js';
 import { SweepPoint, recomputeSpec } from './model.js';
 import { MeasuredPoint, shown } from './megatron.js';
 
@@ -129,7 +130,7 @@ export function parseCsv(text: string, name = 'CSV'): CsvRow[] {
   }
   const need = ['seq_len', 'total_gib'];
   const missing = need.filter((c) => !head.includes(c));
-  if (missing.length) throw new InputError(`${name}: not an activation_memory.csv: missing column(s) ${missing.join(', ')} (header: ${shown(head.join(', '), 200)})`);
+  if (missing.length) throw new InputError(`${name}: not an activation_memory.csv: missing ${plural(missing.length, 'column')} ${missing.join(', ')} (header: ${shown(head.join(', '), 200)})`);
   // A row with fewer fields than the header's named columns is most often a file cut short: refused, not read with blanks.
   const named = head.reduce((last, h, i) => (h === '' ? last : i + 1), 0);
   const out: CsvRow[] = [];

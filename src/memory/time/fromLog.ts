@@ -4,6 +4,7 @@
  * (prediction.iterMs) and by the checks against real runs (test/time.test.ts).
  */
 import { median } from '../../stats.js';
+import { counted } from '../../plural.js';
 import { configFromArgs, type MegatronArgs, type ParseResult } from '../megatron.js';
 import { exposedLaunchMs, type IterationTime, type TimeOptions, type TimeTerm } from './iteration.js';
 import { iterationTime } from './step.js';
@@ -52,7 +53,7 @@ export function predictTimeFromLog(res: ParseResult, opts: TimeOptions = {}): It
   if (res.args.create_attention_mask_in_dataloader !== 'True') return t;
   const profile = o.profile ?? H200, samples = (o.microBatches ?? 1) * c.par.microBatchSize;
   const copyMs = (samples * c.par.seqLength ** 2) / (profile.htodGBs * 1e6);
-  const copy = { name: 'mask-copy' as const, ms: copyMs, what: `the data loader's ${samples} bool attention mask(s) copied to the GPU (${profile.htodGBs} GB/s, pinned)` };
+  const copy = { name: 'mask-copy' as const, ms: copyMs, what: `the data loader's ${counted(samples, 'bool attention mask')} copied to the GPU (${profile.htodGBs} GB/s, pinned)` };
   t = withTerm(t, copy, 'gpu');
   if (steadyIterMs(res).iterations <= prefetchedBatches(res.args)) return t;
   const maskGB = (samples * 4 * c.par.seqLength ** 2) / 1e9;

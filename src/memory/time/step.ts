@@ -14,6 +14,7 @@ import {
 import { moeDispatchMs, moeOps } from './moe.js';
 import { attentionOps, mlpOps, outsideOps, parameterTensorCount, residualOps, timeDims, type Op, type TimeDims } from './ops.js';
 import { ampLayerOps, ampOutsideOps, torchRingCommMs } from './torchAmp.js';
+import { counted } from '../../plural.js';
 
 /** Every op of one layer's forward: attention, then the dense MLP or the MoE layer (this rank's E/EP experts), then the residual add (the stack's op set). */
 export function layerOps(m: ModelConfig, x: TimeDims, ep = 1): Op[] {
@@ -93,7 +94,7 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDi
   terms.addPass({ ...layer, byTerm: new Map([...layer.byTerm].map(([k, v]) => [k, v * Ls])) }, scale);
   terms.addPass(out, scale);
   terms.add('gradients', gradMs * scale, TERM_WHAT.gradients);
-  terms.add('recompute', rcT.fwd * scale, `forward run again in backward (${rc.layers} layer(s)${p.recompute === 'selective' ? ', the recomputed modules' : ''})`);
+  terms.add('recompute', rcT.fwd * scale, `forward run again in backward (${counted(rc.layers, 'layer')}${p.recompute === 'selective' ? ', the recomputed modules' : ''})`);
   terms.add('tp-comm', tpMs * scale, `tensor-parallel all-reduce / all-gather / reduce-scatter, exposed (${L.tp.name})`);
   terms.add('cp-comm', cpMs * scale,
     `context-parallel ${x.amp ? "PyTorch context_parallel's" : p.cpCommType ?? 'p2p'} transfers not hidden behind attention (${L.cp.name})`);

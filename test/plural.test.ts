@@ -1,0 +1,50 @@
+/**
+ * Counted nouns in messages (src/plural.ts): '1 point', '3 points', never '1 point(s)'. Every string
+ * and template text in src/, web/ and bin/ is looked at (comments are not), so a new "(s)" is caught.
+ */
+import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { counted, plural } from '../src/plural.js';
+import { comparisonTable } from '../src/memory/compare.js';
+import { iterationTime } from '../src/memory/time/step.js';
+import { DEFAULT_PARALLEL } from '../src/memory/model.js';
+
+/** The text of every string literal and template piece of a source file. */
+function stringsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  if (!/\((?:s|es)\)/.test(text)) return []; // most files: nothing to parse
+  const src = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const out: string[] = [];
+  const visit = (n: ts.Node): void => {
+    if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n) || ts.isTemplateHead(n) || ts.isTemplateMiddle(n) || ts.isTemplateTail(n)) out.push(n.text);
+    n.forEachChild(visit);
+  };
+  visit(src);
+  return out;
+}
+
+const sources = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : /\.(ts|mjs)$/.test(e.name) ? [join(dir, e.name)] : []));
+
+describe('counted nouns', () => {
+  it('singular for one, plural otherwise (an irregular plural given)', () => {
+    expect([0, 1, 2, 0.5].map((n) => counted(n, 'point'))).toEqual(['0 points', '1 point', '2 points', '0.5 points']);
+    expect([counted(1, 'rank process', 'rank processes'), counted(3, 'rank process', 'rank processes')]).toEqual(['1 rank process', '3 rank processes']);
+    expect([plural(1, 'column'), plural(2, 'column')]).toEqual(['column', 'columns']);
+  });
+
+  it('no message in src/, web/ or bin/ writes a plural as "(s)" or "(es)"', () => {
+    const found = ['src', 'web', 'bin'].flatMap(sources).flatMap((f) => stringsOf(f).filter((s) => /\w\((?:s|es)\)/.test(s)).map((s) => `${f}: ${s}`));
+    expect(found).toEqual([]);
+  });
+
+  it('as the messages say them: one point, one wrong verdict, one recomputed layer', () => {
+    const one = comparisonTable([{ row: { seq_len: 4096 }, totalError: 0.01, activationError: 0.02, verdict: 'says fits, ran out of memory', modelTotalGib: 1, modelActivationGib: 1 } as never]);
+    expect(one.split('\n').at(-1)).toBe('1 point: largest total error 1.0%, largest activation error 2.0%, 1 wrong OOM verdict');
+    const model = { numLayers: 4, hiddenSize: 1024, numAttentionHeads: 8 };
+    const rc = (n: number) => iterationTime(model, { ...DEFAULT_PARALLEL, seqLength: 4096, recompute: 'full', recomputeMethod: 'block', recomputeNumLayers: n }).terms.find((t) => t.name === 'recompute')!.what;
+    expect([rc(1), rc(4)]).toEqual(['forward run again in backward (1 layer)', 'forward run again in backward (4 layers)']);
+  });
+});
