@@ -2,23 +2,25 @@
  * `flashring attention`'s checks of what it reads and where it writes, made before any device is asked for
  * (src/cli/attention.ts, src/cli/files.ts): each case is refused with an InputError, nothing written.
  */
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeNpy, NpyArray } from '../src/cli/npy.js';
 import { attentionCommand } from '../src/cli/attention.js';
 import { InputError } from '../src/errors.js';
-import { checkRoom } from '../src/cli/files.js';
+import { checkRoom, sizeOf } from '../src/cli/files.js';
 
-// A file system with 8 KiB free (4 KiB blocks) under any folder named 'smallfs', as statfs reports a nearly full disk;
-// one that gives no sizes under 'nosizefs'.
+// A file system with 8 KiB free (4 KiB blocks) under any folder named 'smallfs', as statfs reports a nearly full disk,
+// and 4 KiB more that only root may fill (ext4's reserved blocks: bfree counts them, bavail not);
+// one that gives no sizes under 'nosizefs'; 200 GiB free, and none for root alone, under 'bigfs'.
 vi.mock('node:fs/promises', async (importOriginal) => {
   const fsp = await importOriginal<typeof import('node:fs/promises')>();
   const statfs = (async (path: string, ...rest: unknown[]) => {
     const st = await (fsp.statfs as (...a: unknown[]) => Promise<import('node:fs').StatsFs>)(path, ...rest);
     if (/nosizefs/.test(String(path))) return { ...st, bsize: 4096, blocks: 0, bfree: 0, bavail: 0 };
-    return /smallfs/.test(String(path)) ? { ...st, bsize: 4096, bavail: 2 } : st;
+    if (/bigfs/.test(String(path))) return { ...st, bsize: 4096, bavail: 200 * 2 ** 18, bfree: 200 * 2 ** 18 };
+    return /smallfs/.test(String(path)) ? { ...st, bsize: 4096, bavail: 2, bfree: 3 } : st;
   }) as typeof fsp.statfs;
   return { ...fsp, statfs, default: { ...fsp, statfs } };
 });
@@ -56,7 +58,12 @@ describe('flashring attention: float64 inputs', () => {
 });
 
 describe('flashring attention: room for the outputs', () => {
+  // The free space depends on who runs: every case below as a user (root's reserved blocks not counted), then as root.
+  const asUser = () => vi.spyOn(process, 'getuid').mockReturnValue(1000);
+  afterEach(() => void vi.restoreAllMocks());
+
   it('checkRoom counts each file in whole blocks against the free space, and refuses what does not fit', async () => {
+    asUser();
     mkdirSync(f('smallfs'));
     await expect(checkRoom('out', f('smallfs/new/deeper'), [4096, 4096])).resolves.toBeUndefined();
     await expect(checkRoom('out', f('smallfs/new'), [4096, 4097])).rejects.toThrow(`--out ${f('smallfs/new')}: this run writes 12 KiB there and its file system has 8 KiB free: make room, or give a folder on another disk`);
@@ -67,7 +74,23 @@ describe('flashring attention: room for the outputs', () => {
     await expect(checkRoom('out', f('nosizefs/x'), [1 << 20])).resolves.toBeUndefined();
   });
 
+  it("root may also fill the blocks kept for root (bfree, not bavail): 12 KiB fit there, 16 KiB do not", async () => {
+    mkdirSync(f('smallfs'), { recursive: true });
+    vi.spyOn(process, 'getuid').mockReturnValue(0);
+    await expect(checkRoom('out', f('smallfs/root'), [4096, 4097])).resolves.toBeUndefined();
+    await expect(checkRoom('out', f('smallfs/root'), [4096, 4096, 4096, 1])).rejects.toThrow(`this run writes 16 KiB there and its file system has 12 KiB free`);
+  });
+
+  it('sizes from 1 GiB are said in GiB (not 204800 MiB)', async () => {
+    asUser();
+    mkdirSync(f('bigfs'));
+    await expect(checkRoom('out', f('bigfs'), [300 * 2 ** 30])).rejects.toThrow(`--out ${f('bigfs')}: this run writes 300.0 GiB there and its file system has 200.0 GiB free`);
+    await expect(checkRoom('out', f('bigfs'), [2 ** 30 - 4096, 200 * 2 ** 30])).rejects.toThrow('this run writes 201.0 GiB there');
+    expect([1023, 2 ** 20, 1023 * 2 ** 20, 2 ** 30, 1.25 * 2 ** 30].map(sizeOf)).toEqual(['1 KiB', '1 MiB', '1023 MiB', '1.0 GiB', '1.3 GiB']);
+  });
+
   it('outputs larger than the free space are refused before any device (a full disk failed the write after the work)', async () => {
+    asUser();
     const k = tensor('k.npy');
     const run = attentionCommand(['--q', k, '--k', k, '--v', k, '--do', k, '--out', f('smallfs/run')]);
     // O, dQ, dK, dV: 1 KiB of data each and a header (a block each), LSE and the record: 6 blocks, 2 free.

@@ -33,7 +33,8 @@ export const MAX_BINARY_BYTES = 2 ** 31 - 1;
 /** What to do with a larger .npy: GPUs bind no more in one tensor either (the H200 under Dawn: 2147483644 bytes), so the run needs it in parts. */
 const BINARY_FIX = ': save it in float16 (half the bytes), or split it along the batch or the heads (attention is independent across both) and run each part';
 
-const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+/** A size as messages give it: KiB below 1 MiB, whole MiB below 1 GiB, GiB with a decimal from there ('200.0 GiB', not '204800 MiB'). */
+export const sizeOf = (n: number) => (n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(1)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(0)} MiB` : `${Math.ceil(n / 1024)} KiB`);
 /** How a message names a flag: `--out`; a positional is given by its name with a space (`input file`). */
 const who = (flag: string) => (flag.includes(' ') ? flag : `--${flag}`);
 const asInput = (flag: string) => (flag.includes(' ') ? flag : `input ${who(flag)}`);
@@ -70,8 +71,8 @@ export async function checkInputFile(flag: string, path: string, maxBytes: numbe
   const kind = kindOf(st);
   if (kind && !(present && st.isDirectory())) throw new InputError(`${who(flag)} ${path} is ${kind}, not an ordinary file: give a file (a pipe or device could be endless)`);
   if (st.size > maxBytes) {
-    // In bytes where MiB would read the same (2 GiB and a .npy header: 'holds 2048 MiB; at most 2048 MiB').
-    const [has, most] = mib(st.size) === mib(maxBytes) ? [`${st.size} bytes`, `${maxBytes} bytes`] : [mib(st.size), mib(maxBytes)];
+    // In bytes where the sizes would read the same (2 GiB and a .npy header: 'holds 2.0 GiB; at most 2.0 GiB').
+    const [has, most] = sizeOf(st.size) === sizeOf(maxBytes) ? [`${st.size} bytes`, `${maxBytes} bytes`] : [sizeOf(st.size), sizeOf(maxBytes)];
     const fix = maxBytes === MAX_BINARY_BYTES ? BINARY_FIX : '';
     throw new InputError(`${who(flag)} ${path} holds ${has}; at most ${most} can be read${fix}`);
   }
@@ -143,19 +144,18 @@ export async function checkOutputDir(flag: string, dir: string): Promise<void> {
   await checkWritableFolder(flag, dir, path);
 }
 
-const sizeOf = (n: number) => (n >= 2 ** 20 ? mib(n) : `${Math.ceil(n / 1024)} KiB`);
-
 /**
  * An InputError, before any work, where the file system of `dir` (or of the nearest existing folder above
  * it) has less free space than files of `sizes` bytes take there (each in whole blocks), what the run will
- * write: the write would fail at the end (ENOSPC), the work lost. Where the file system cannot say (statfs
- * fails, or it reports no blocks at all), nothing is refused.
+ * write: the write would fail at the end (ENOSPC), the work lost. Free space is what this user may fill:
+ * the blocks available to anyone (bavail), and for root also those the file system keeps for root (bfree).
+ * Where the file system cannot say (statfs fails, or it reports no blocks at all), nothing is refused.
  */
 export async function checkRoom(flag: string, dir: string, sizes: readonly number[]): Promise<void> {
   const { path } = await nearestExisting(flag, dir, resolve(dir));
   const fs = await statfs(path).catch(() => null);
   if (!fs || fs.blocks === 0) return; // a file system that gives no sizes (some FUSE mounts report 0 of 0)
-  const block = fs.bsize > 0 ? fs.bsize : 1, free = fs.bavail * fs.bsize;
+  const block = fs.bsize > 0 ? fs.bsize : 1, free = (process.getuid?.() === 0 ? fs.bfree : fs.bavail) * fs.bsize;
   const bytes = sizes.reduce((sum, n) => sum + Math.ceil(n / block) * block, 0);
   if (free < bytes)
     throw new InputError(`${who(flag)} ${dir}: this run writes ${sizeOf(bytes)} there and its file system has ${sizeOf(free)} free: make room, or give a folder on another disk`);
