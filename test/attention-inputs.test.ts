@@ -10,31 +10,41 @@ import { encodeNpy, NpyArray } from '../src/cli/npy.js';
 import { attentionCommand } from '../src/cli/attention.js';
 import { InputError } from '../src/errors.js';
 import { checkRoom, sizeOf } from '../src/cli/files.js';
+import { toHalfArray } from '../src/f16.js';
 
 // A file system with 8 KiB free (4 KiB blocks) under any folder named 'smallfs', as statfs reports a nearly full disk,
 // and 4 KiB more that only root may fill (ext4's reserved blocks: bfree counts them, bavail not);
-// one that gives no sizes under 'nosizefs'; 200 GiB free, and none for root alone, under 'bigfs'.
+// one that gives no sizes under 'nosizefs'; 200 GiB free, and none for root alone, under 'bigfs'; 40 KiB under 'roomfs'.
 vi.mock('node:fs/promises', async (importOriginal) => {
   const fsp = await importOriginal<typeof import('node:fs/promises')>();
   const statfs = (async (path: string, ...rest: unknown[]) => {
     const st = await (fsp.statfs as (...a: unknown[]) => Promise<import('node:fs').StatsFs>)(path, ...rest);
     if (/nosizefs/.test(String(path))) return { ...st, bsize: 4096, blocks: 0, bfree: 0, bavail: 0 };
+    if (/roomfs/.test(String(path))) return { ...st, bsize: 4096, bavail: 10, bfree: 10 };
     if (/bigfs/.test(String(path))) return { ...st, bsize: 4096, bavail: 200 * 2 ** 18, bfree: 200 * 2 ** 18 };
     return /smallfs/.test(String(path)) ? { ...st, bsize: 4096, bavail: 2, bfree: 3 } : st;
   }) as typeof fsp.statfs;
   return { ...fsp, statfs, default: { ...fsp, statfs } };
 });
 
+// A device without shader-f16 (lavapipe has it), and no GPU work: the refusals below come before any.
+vi.mock('../src/gpu/node.js', () => ({ nodeGPU: async () => ({}) }));
+vi.mock('../src/gpu/device.js', async (importOriginal) => {
+  const mod = await importOriginal<typeof import('../src/gpu/device.js')>();
+  const fake = (index: number) => ({ index, hasF16: false, adapter: { description: 'an adapter without shader-f16' }, destroy: () => {} });
+  return { ...mod, acquireDevices: async (_gpu: unknown, n: number) => Array.from({ length: n }, (_, i) => fake(i)) };
+});
+
 const dir = mkdtempSync(join(tmpdir(), 'flashring-attention-inputs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const f = (n: string) => join(dir, n);
 
-/** A [1, 2, 16, 8] tensor file of `dtype` (cos(i)), with `set` applied to its values. */
-function tensor(name: string, dtype: 'f4' | 'f8' = 'f4', set: (x: Float64Array) => void = () => {}): string {
-  const x = Float64Array.from({ length: 256 }, (_, i) => Math.cos(i));
+/** A [1, 2, N, 8] tensor file of `dtype` (cos(i)), with `set` applied to its values. */
+function tensor(name: string, dtype: 'f2' | 'f4' | 'f8' = 'f4', set: (x: Float64Array) => void = () => {}, N = 16): string {
+  const x = Float64Array.from({ length: 16 * N }, (_, i) => Math.cos(i));
   set(x);
-  const data = dtype === 'f8' ? x : Float32Array.from(x);
-  writeFileSync(f(name), encodeNpy({ dtype, shape: [1, 2, 16, 8], data } as NpyArray));
+  const data = dtype === 'f8' ? x : dtype === 'f2' ? toHalfArray(x) : Float32Array.from(x);
+  writeFileSync(f(name), encodeNpy({ dtype, shape: [1, 2, N, 8], data } as NpyArray));
   return f(name);
 }
 
@@ -96,5 +106,31 @@ describe('flashring attention: room for the outputs', () => {
     // O, dQ, dK, dV: 1 KiB of data each and a header (a block each), LSE and the record: 6 blocks, 2 free.
     await expect(run).rejects.toThrow(/--out .*smallfs\/run: this run writes 24 KiB there and its file system has 8 KiB free/);
     expect(existsSync(f('smallfs/run'))).toBe(false);
+  });
+
+  // [1, 2, 512, 8] float16: O 16 KiB (5 blocks with its header), LSE 4 KiB (2), the record (1): 32 KiB, in 40 KiB
+  // free; in float32 O takes 9 blocks: 48 KiB.
+  it('float16 inputs written as float32 (--precision auto, no shader-f16 on the device) are checked at float32 before any GPU work', async () => {
+    asUser();
+    mkdirSync(f('roomfs'));
+    const h = tensor('h.npy', 'f2', undefined, 512);
+    for (const ring of [[], ['--cp', '2'], ['--cp', '2', '--cp-mode', 'multi-adapter']]) {
+      const run = attentionCommand(['--q', h, '--k', h, '--v', h, '--out', f('roomfs/o'), ...ring]);
+      await expect(run, ring.join(' ')).rejects.toThrow(`--out ${f('roomfs/o')}: this run writes 48 KiB there and its file system has 40 KiB free`);
+    }
+    expect(existsSync(f('roomfs/o'))).toBe(false);
+  });
+
+  it("a ring's --timeline counts with --out where both are on one file system (its step records: at least 400 bytes each)", async () => {
+    asUser();
+    mkdirSync(f('roomfs'), { recursive: true });
+    // float32 [1, 2, 448, 8]: O 28 KiB (8 blocks with its header), LSE (1), the record (1): the 40 KiB free, exactly;
+    // the timeline of 2 ranks × 2 p2p forward steps, 1600 bytes at least, is a block more.
+    const k = tensor('k448.npy', 'f4', undefined, 448), tl = f('roomfs/tl.json');
+    const args = ['--q', k, '--k', k, '--v', k, '--out', f('roomfs/o'), '--cp', '2'];
+    await expect(attentionCommand([...args, '--timeline', tl]))
+      .rejects.toThrow(`--out ${f('roomfs/o')} and --timeline ${tl}: this run writes 44 KiB on their file system, which has 40 KiB free: make room, or give folders on another disk`);
+    // Without the timeline the outputs fit: the run goes on (to this file's device without GPU work, which fails otherwise).
+    await expect(attentionCommand(args)).rejects.not.toThrow(/this run writes/);
   });
 });

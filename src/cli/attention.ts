@@ -1,5 +1,6 @@
 /** `flashring attention`: FlashAttention on .npy tensors. */
 import { open, FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { InputError, NpyError } from '../errors.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
@@ -9,11 +10,11 @@ import { AttentionShape, F32_MAX, F32_MIN_NORMAL, validateShape } from '../shape
 import { Documents, checkDocuments } from '../mask.js';
 import { Precision, PrecisionRequest, precisionRequest } from '../kernels/precision.js';
 import { numberArg, parseCommand } from './args.js';
-import { checkInputFile, checkNamed, checkRoom, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan } from './files.js';
-import { OUTPUT_NAMES, RUN_RECORD, devicePrecision, noteStaleOutputs, outputSizes, outputFiles, recordLists } from './outputs.js';
+import { checkInputFile, checkNamed, checkRooms, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan, RoomNeed } from './files.js';
+import { OUTPUT_NAMES, RUN_RECORD, devicePrecision, noteStaleOutputs, outputSizes, outputFiles, recordLists, timelineSize } from './outputs.js';
 import { timedPhase } from './progress.js';
 import { RING_OPTIONS, RingArgs, checkRingArgs, parseRingArgs } from './ringArgs.js';
-import { schemeDefs } from '../cp/schemes/registry.js';
+import { resolveScheme, schemeDefs } from '../cp/schemes/registry.js';
 
 /** The help (a function: it lists the registry's schemes as they are when asked). */
 const help = () => `usage: flashring attention --q q.npy --k k.npy --v v.npy --out DIR [options]
@@ -315,6 +316,19 @@ function requestedPrecision(req: AttentionArgs['precision'], tensors: Tensor[]):
   return 'f32';
 }
 
+/**
+ * What the run writes where, for checkRooms: --out's files at `precision`, and a ring's --timeline (at least its
+ * step records: timelineSize), counted together where both are on one file system.
+ */
+function roomNeeds(a: AttentionArgs, s: AttentionShape, precision: Precision, backward: boolean, ring: RingArgs | null): RoomNeed[] {
+  const needs: RoomNeed[] = [{ flag: 'out', path: a.out, dir: a.out, sizes: outputSizes(s, precision, backward) }];
+  if (ring?.timeline !== undefined) {
+    const steps = resolveScheme(ring.scheme, ring.R, s, ring.hierarchicalSizes).steps;
+    needs.push({ flag: 'timeline', path: ring.timeline, dir: dirname(ring.timeline), sizes: [timelineSize(ring.R, steps, backward)] });
+  }
+  return needs;
+}
+
 export async function attentionCommand(argv: string[]): Promise<number> {
   const a = parseAttentionArgs(argv);
   if (!a) {
@@ -324,7 +338,10 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const outputs = await planOutputs(a);
   const { q, k, v, dout, s, docs, ring } = await loadInputs(a);
   const p = requestedPrecision(a.precision, [q, k, v, ...(dout ? [dout] : [])]);
-  await checkRoom('out', a.out, outputSizes(s, p, !!dout)); // a full disk before the work, not after it
+  // A full disk before the work, not after it; again once the device has said the precision (float16 data
+  // computed in f32 where it has no shader-f16 writes twice the bytes), before any GPU work.
+  const room = (precision: Precision) => checkRooms(roomNeeds(a, s, precision, !!dout, ring));
+  await room(p);
   const t = { q: hostOf(q), k: hostOf(k), v: hostOf(v) };
   const dO = dout ? hostOf(dout) : null;
   // Outputs keep the inputs' rank: [H, N, D] in (every tensor), [H, N, D] out.
@@ -332,11 +349,12 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const opts = { causal: a.causal, scale: a.scale, window: a.window ?? ([-1, -1] as [number, number]), docs };
   if (ring) {
     const { ringCommand } = await import('./ringCli.js');
-    return ringCommand(s, t, dO, { ...opts, precision: p, request: a.precision }, { ...ring, out: a.out, batched }, outputs);
+    return ringCommand(s, t, dO, { ...opts, precision: p, request: a.precision, room }, { ...ring, out: a.out, batched }, outputs);
   }
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
     const precision = devicePrecision(p, a.precision, dev);
+    if (precision !== p) await room(precision);
     const mask = `causal=${opts.causal}${a.window ? ` window=${a.window.join(',')}` : ''}${docs ? ` documents=${docs.cuQ.length - 1}` : ''}`;
     console.log(`attention ${JSON.stringify(s)} ${mask} on ${adapterName(dev.adapter)}`);
     // Progress on stderr (a long run on a slow adapter takes minutes): each pass as it starts, goes (by

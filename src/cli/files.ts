@@ -144,6 +144,9 @@ export async function checkOutputDir(flag: string, dir: string): Promise<void> {
   await checkWritableFolder(flag, dir, path);
 }
 
+/** Files a run will write into one folder: `sizes` in bytes, into `dir` (or the nearest existing folder above it); `path` is how messages name it (the flag's value). */
+export interface RoomNeed { flag: string; path: string; dir: string; sizes: readonly number[] }
+
 /**
  * An InputError, before any work, where the file system of `dir` (or of the nearest existing folder above
  * it) has less free space than files of `sizes` bytes take there (each in whole blocks), what the run will
@@ -151,14 +154,31 @@ export async function checkOutputDir(flag: string, dir: string): Promise<void> {
  * the blocks available to anyone (bavail), and for root also those the file system keeps for root (bfree).
  * Where the file system cannot say (statfs fails, or it reports no blocks at all), nothing is refused.
  */
-export async function checkRoom(flag: string, dir: string, sizes: readonly number[]): Promise<void> {
-  const { path } = await nearestExisting(flag, dir, resolve(dir));
-  const fs = await statfs(path).catch(() => null);
+export function checkRoom(flag: string, dir: string, sizes: readonly number[]): Promise<void> {
+  return checkRooms([{ flag, path: dir, dir, sizes }]);
+}
+
+/** checkRoom for the files of several outputs: those on one file system (one device) counted together against its free space. */
+export async function checkRooms(needs: readonly RoomNeed[]): Promise<void> {
+  const byDevice = new Map<number, { at: string; needs: RoomNeed[] }>();
+  for (const n of needs) {
+    const { path, st } = await nearestExisting(n.flag, n.path, resolve(n.dir));
+    const g = byDevice.get(st.dev) ?? { at: path, needs: [] };
+    g.needs.push(n);
+    byDevice.set(st.dev, g);
+  }
+  for (const g of byDevice.values()) await checkFileSystem(g.at, g.needs);
+}
+
+async function checkFileSystem(at: string, needs: RoomNeed[]): Promise<void> {
+  const fs = await statfs(at).catch(() => null);
   if (!fs || fs.blocks === 0) return; // a file system that gives no sizes (some FUSE mounts report 0 of 0)
   const block = fs.bsize > 0 ? fs.bsize : 1, free = (process.getuid?.() === 0 ? fs.bfree : fs.bavail) * fs.bsize;
-  const bytes = sizes.reduce((sum, n) => sum + Math.ceil(n / block) * block, 0);
-  if (free < bytes)
-    throw new InputError(`${who(flag)} ${dir}: this run writes ${sizeOf(bytes)} there and its file system has ${sizeOf(free)} free: make room, or give a folder on another disk`);
+  const bytes = needs.flatMap((n) => n.sizes).reduce((sum, n) => sum + Math.ceil(n / block) * block, 0);
+  if (free >= bytes) return;
+  const where = needs.map((n) => `${who(n.flag)} ${n.path}`).join(' and ');
+  const fsIs = needs.length > 1 ? `on their file system, which has ${sizeOf(free)} free` : `there and its file system has ${sizeOf(free)} free`;
+  throw new InputError(`${where}: this run writes ${sizeOf(bytes)} ${fsIs}: make room, or give ${needs.length > 1 ? 'folders' : 'a folder'} on another disk`);
 }
 
 /** An output file: not a folder, not under a system folder, in a folder that exists and can be written. */

@@ -34,7 +34,10 @@ export function formatTimeline(tl: RingTimeline): string {
 type RingCall = { s: AttentionShape; x: { q: HostTensor; k: HostTensor; v: HostTensor; dout?: HostTensor }; common: RingOptions };
 
 /** The ring in the mode asked for: one process per rank, or R ranks on this process's devices. */
-async function runRing({ s, x, common }: RingCall, opts: { precision: Precision; request: PrecisionRequest }, ring: RingArgs): Promise<RingResult> {
+/** The precision the run asks for, and the room check (checkRooms) of its outputs at the precision it writes. */
+type RingPrecision = { precision: Precision; request: PrecisionRequest; room?: (p: Precision) => Promise<void> };
+
+async function runRing({ s, x, common }: RingCall, opts: RingPrecision, ring: RingArgs): Promise<RingResult> {
   const { R, mode } = ring;
   if (mode === 'processes') {
     // One process per rank (src/cp/launch/processRanks.ts); --gpu-per-rank puts each behind
@@ -47,6 +50,7 @@ async function runRing({ s, x, common }: RingCall, opts: { precision: Precision;
   const devs = await acquireDevices(await nodeGPU(), mode === 'one-device' ? 1 : R);
   try {
     const precision = devicePrecision(opts.precision, opts.request, devs[0]);
+    if (precision !== opts.precision) await opts.room?.(precision); // f32 written for float16 data: twice the bytes, checked before any GPU work
     console.log(`context-parallel attention ${JSON.stringify(s)}, ${counted(R, 'rank')} ${mode} (${ring.scheme}): ${adapterName(devs[0].adapter)}`);
     // Dawn hands out one adapter however often it is asked: R devices on it share that GPU.
     if (mode === 'multi-adapter' && R > 1 && new Set(devs.map((d) => adapterName(d.adapter))).size === 1)
@@ -59,7 +63,7 @@ async function runRing({ s, x, common }: RingCall, opts: { precision: Precision;
 
 export async function ringCommand(
   s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, dout: HostTensor | null,
-  opts: MaskOptions & { scale?: number; precision: Precision; request: PrecisionRequest },
+  opts: MaskOptions & { scale?: number } & RingPrecision,
   ring: RingArgs & { out: string; batched: boolean }, outputs: OutputPlan,
 ): Promise<number> {
   const x = { ...t, ...(dout ? { dout } : {}) };
