@@ -288,20 +288,28 @@ async function resolveInputs(inputs: readonly InputPath[]): Promise<Resolved[]> 
 
 /** The most bytes a file name may have (Linux's NAME_MAX on ext4, xfs, btrfs, tmpfs). */
 const NAME_MAX = 255;
+
 /**
- * What the longest name a write puts beside an output adds to its name: its kept file (keptPath,
- * `.NAME.PID.STAMP.kept.tmp`) at Linux's largest pid (7 digits) and a stamp of 8 (Date.now() in base 36 until 2059).
+ * What the longest name a write puts beside `path` adds to its name, exactly: its temporary (tempPath,
+ * `.NAME.PID.STAMP.tmp`: this process's pid and a stamp of 8, Date.now() in base 36 until 2059) and, where a file
+ * is there to be replaced, the kept file (keptPath, `.NAME.PID.STAMP.kept.tmp`), 5 bytes longer. A folder there
+ * is not kept (its rename fails, said then).
  */
-const TEMP_EXTRA = '.'.length + '.4194304'.length + '.'.length + 8 + '.kept.tmp'.length;
+async function tempExtra(path: string): Promise<{ extra: number; kept: boolean }> {
+  const st = await lstat(path).catch(() => null), kept = !!st && !st.isDirectory(), stamp = Date.now().toString(36);
+  const longest = kept ? keptPath(path, stamp) : tempPath(path, stamp);
+  return { extra: Buffer.byteLength(basename(longest)) - Buffer.byteLength(basename(path)), kept };
+}
 
 /**
  * An InputError, before any work, where a name with its temporary's would be longer than a file name may be:
  * the write would fail after the work, ENAMETOOLONG on a temporary the user never named.
  */
-function checkNameRoom(flag: string, path: string): void {
-  const name = Buffer.byteLength(basename(path));
-  if (name + TEMP_EXTRA > NAME_MAX)
-    throw new InputError(`${who(flag)} ${path}: its name is ${name} bytes, and it is written through a temporary whose name is up to ${TEMP_EXTRA} bytes longer, beyond the ${NAME_MAX} bytes a file name may have: give a name of at most ${NAME_MAX - TEMP_EXTRA} bytes`);
+async function checkNameRoom(flag: string, path: string): Promise<void> {
+  const name = Buffer.byteLength(basename(path)), { extra, kept } = await tempExtra(path);
+  if (name + extra <= NAME_MAX) return;
+  const why = kept ? 'the file it replaces is kept aside until the write is done under a name' : 'it is written through a temporary whose name is';
+  throw new InputError(`${who(flag)} ${path}: its name is ${name} bytes, and ${why} ${extra} bytes longer, beyond the ${NAME_MAX} bytes a file name may have: give a name of at most ${NAME_MAX - extra} bytes`);
 }
 
 /** Each written path of the targets: a file target itself, a folder target and each name in it. */
@@ -309,7 +317,7 @@ async function resolveOutputs(outputs: readonly OutputTarget[]): Promise<Resolve
   const out: Resolved[] = [];
   const folders = outputs.filter((o) => o.kind === 'dir').map((o) => resolve(o.path));
   for (const o of outputs) {
-    for (const p of o.kind === 'file' ? [o.path] : o.names.map((n) => join(o.path, n))) checkNameRoom(o.flag, p);
+    for (const p of o.kind === 'file' ? [o.path] : o.names.map((n) => join(o.path, n))) await checkNameRoom(o.flag, p);
     // A file inside a folder target this run creates: that folder is what is checked.
     if (o.kind === 'file' && !folders.includes(dirname(resolve(o.path)))) await checkOutputFile(o.flag, o.path);
     else if (o.kind === 'file') await checkOutputDir(o.flag, dirname(o.path));
