@@ -7,7 +7,7 @@
 import { InputError } from '../errors.js';
 import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, GIB, parseRecomputeSpec } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
-import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type Candidate } from '../memory/advise.js';
+import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type Candidate, type Evaluated } from '../memory/advise.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
 import { MODEL_OPTS, configFromFlags, joinModuleArgs } from './memory.js';
@@ -118,7 +118,7 @@ function refuseNoLayout(gbs: number, given: boolean, micro: number, gpus: number
     throw new InputError(`--expert-model-parallel-size ${ep} does not divide --gpus ${gpus}: Megatron-LM forms the expert-parallel groups inside the DP × CP ranks, which divide the GPUs; give an EP that divides ${gpus}, or more GPUs`);
 }
 
-function print(r: Request, res: AdviseResult): void {
+function print(r: Request, res: AdviseResult, seen: Evaluated): void {
   console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${r.gpus} GPU${r.gpus === 1 ? '' : 's'} × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
     `link ${r.link.name}${r.gpus > (r.gpusPerNode ?? 8) ? ` within nodes of ${r.gpusPerNode ?? 8} GPUs, ${r.interNodeLink?.name ?? 'ib-ndr'} between them` : ''}, global batch ${r.gbs} sequences; rates: ${H200.name} profile`);
   for (const line of timeCheckedLines(H200)) console.log(line);
@@ -132,7 +132,7 @@ function print(r: Request, res: AdviseResult): void {
   for (const [i, c] of res.fitting.slice(0, r.top).entries()) {
     console.log(`${i + 1}. ${layoutLabel(c)}: ` +
       `${c.iterMs.toFixed(0)} ms/step, ${tokensPerSecondText(c.tokensPerSecond)}, ${c.tflopsPerGpu.toFixed(0)} TFLOP/s/GPU, comm ${(100 * c.commFraction).toFixed(0)}%, ${(c.totalBytes / GIB).toFixed(1)} GiB`);
-    for (const why of reasons(r, c)) console.log(`     ${why}`);
+    for (const why of reasons(r, c, seen)) console.log(`     ${why}`);
   }
 }
 
@@ -140,8 +140,8 @@ function print(r: Request, res: AdviseResult): void {
  * What --json prints: the request, the search's counts and every fitting candidate (with why and its time terms);
  * when none fits, what the text says too: `nothingFits` (its line) and `smallest` (that layout and its peak).
  */
-function jsonReport(r: Request, res: AdviseResult): object {
-  const strip = ({ time, ...c }: Candidate) => ({ ...c, why: reasons(r, { ...c, time }), terms: time.terms, memoryArgs: memoryArgs(r, c) });
+function jsonReport(r: Request, res: AdviseResult, seen: Evaluated): object {
+  const strip = ({ time, ...c }: Candidate) => ({ ...c, why: reasons(r, { ...c, time }, seen), terms: time.terms, memoryArgs: memoryArgs(r, c) });
   const none = !res.fitting.length, s = res.smallest;
   return {
     model: { ...r.model, vocabSize: r.model.vocabSize ?? DEFAULT_VOCAB_SIZE }, seqLength: r.base.seqLength, gpus: r.gpus, hbmGib: r.hbmGib, margin: r.margin,
@@ -157,9 +157,9 @@ export async function adviseCommand(argv: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  const res = candidates(r);
-  if (r.json) console.log(JSON.stringify(jsonReport(r, res), null, 1));
-  else print(r, res);
+  const seen: Evaluated = new Map(), res = candidates(r, seen);   // reasons() look up the layouts they compare with
+  if (r.json) console.log(JSON.stringify(jsonReport(r, res, seen), null, 1));
+  else print(r, res, seen);
   return res.fitting.length ? 0 : NOTHING_FITS_EXIT;
 }
 

@@ -66,10 +66,22 @@ export interface AdviseResult {
 /** A layout searched; `sp` (default: with TP) is sequence parallelism. */
 export type Layout = { tp: number; sp?: boolean; cp: number; pp: number; vp?: number; dp: number; cpCommType: CpCommType | undefined; recompute: string; distributedOptimizer: boolean };
 
+/**
+ * The layouts a search evaluated that reasons() compares candidates with (those at CP = 1, and those without recompute;
+ * valid for the model, fitting or not, trainable or not), by configuration (parKey): their peak and step time, looked up
+ * rather than computed again. Only these numbers are kept (the rest of a layout that does not fit is let go), and, once
+ * a reason has said it, what a CP = 1 layout that does not fit needs (many candidates share one).
+ */
+export type Evaluated = Map<string, { totalBytes: number; iterMs: number; needs?: string }>;
+
+/** A configuration's searched settings (the rest is the request's base): one key per layout the search makes. */
+const parKey = (p: ParallelConfig) =>
+  `${p.tensorParallel}|${p.sequenceParallel}|${p.contextParallel}|${p.cpCommType ?? ''}|${p.pipelineParallel}|${p.virtualStages}|${p.dataParallel}|${recomputeSpec(p)}|${p.distributedOptimizer}`;
+
 const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filter((d) => n % d === 0);
 
-/** Every layout the GPUs and the model allow (the memory model's validate() decides), evaluated. */
-export function candidates(r: AdviseRequest): AdviseResult {
+/** Every layout the GPUs and the model allow (the memory model's validate() decides), evaluated; each also put in `seen`, where given. */
+export function candidates(r: AdviseRequest, seen?: Evaluated): AdviseResult {
   const out: Candidate[] = [], left = new Map<string, number>(), skipped = new Map<string, number>();
   let all = 0, smallest: { c: Candidate; bytes: number } | null = null;
   // The PyTorch AMP stack (DDP with PyTorch's ring) has no TP, PP, CP types or distributed optimizer: only CP × DP is searched.
@@ -93,6 +105,7 @@ export function candidates(r: AdviseRequest): AdviseResult {
                   skipped.set(c, (skipped.get(c) ?? 0) + 1);
                   continue;
                 }
+                if (seen && (cp === 1 || c.recompute === 'none')) seen.set(parKey(par), { totalBytes: c.totalBytes, iterMs: c.iterMs });
                 const why = untrainable(r.model, par);
                 if (why) {
                   left.set(why, (left.get(why) ?? 0) + 1);
@@ -171,42 +184,56 @@ const pctOf = (x: number, c: Candidate) => `${((100 * x) / c.iterMs).toFixed(0)}
 /**
  * What CP = 1 would be for this candidate (the same TP, PP, recompute and optimizer, DP × CP data-parallel ranks, with SP
  * where s splits over the TP ranks, as the search lays it out): what it needs where it does not fit, else whether it is
- * slower or faster (its step time, as the search computes it) or cannot split the global batch.
+ * slower or faster (its step time, as the search computes it: looked up in `seen` where the search evaluated it) or
+ * cannot split the global batch.
  */
-function cpReason(r: AdviseRequest, c: Candidate): string {
+function cpReason(r: AdviseRequest, c: Candidate, seen?: Evaluated): string {
   const dp = c.dp * c.cp, one = layoutConfig(r, { ...c, cp: 1, dp, cpCommType: undefined, sp: c.tp > 1 && Number.isInteger(r.base.seqLength / c.tp) });
-  const gib = (bytes: number) => `${(bytes / GIB).toFixed(1)} GiB`;
+  const twin = seen?.get(parKey(one));
   try {
-    const b = memoryBreakdown(r.model, one);
-    if (b.totalBytes > r.hbmGib * GIB * (1 - r.margin)) {
-      const big = [...b.layerGroups.flatMap((g) => g.terms.map((t) => ({ name: t.name, bytes: t.bytes * g.layers }))), ...b.outside, ...(b.peakTransient ? [{ name: b.peakTransient.name, bytes: b.peakTransient.netBytes }] : [])]
-        .sort((x, y) => y.bytes - x.bytes)[0];
-      return `CP=${c.cp}: at CP=1 the same layout needs ${gib(b.totalBytes)} (largest: ${big.name}, ${gib(big.bytes)})`;
+    const b = twin ? null : memoryBreakdown(r.model, one), total = twin?.totalBytes ?? b!.totalBytes;
+    if (total > r.hbmGib * GIB * (1 - r.margin)) {
+      const needs = twin ? (twin.needs ??= needsOf(memoryBreakdown(r.model, one))) : needsOf(b!);
+      return `CP=${c.cp}: at CP=1 the same layout needs ${needs}`;
     }
-    if (r.gbs % (dp * one.microBatchSize)) return `CP=${c.cp}: at CP=1 the same layout fits (${gib(b.totalBytes)}), but its DP ${dp} × micro batch ${one.microBatchSize} does not divide the global batch ${r.gbs}`;
-    const ms = stepTime(r, one).iterMs;
-    return ms < c.iterMs ? `CP=${c.cp} is slower than CP=1 here: the same layout at CP=1 fits (${gib(b.totalBytes)}) and takes ${ms.toFixed(0)} ms`
-      : `CP=${c.cp} is faster than CP=1 here (the same layout at CP=1 fits too: ${gib(b.totalBytes)}, ${ms.toFixed(0)} ms)`;
+    if (r.gbs % (dp * one.microBatchSize)) return `CP=${c.cp}: at CP=1 the same layout fits (${gib(total)}), but its DP ${dp} × micro batch ${one.microBatchSize} does not divide the global batch ${r.gbs}`;
+    const ms = twin?.iterMs ?? stepTime(r, one).iterMs;
+    return ms < c.iterMs ? `CP=${c.cp} is slower than CP=1 here: the same layout at CP=1 fits (${gib(total)}) and takes ${ms.toFixed(0)} ms`
+      : `CP=${c.cp} is faster than CP=1 here (the same layout at CP=1 fits too: ${gib(total)}, ${ms.toFixed(0)} ms)`;
   } catch (e) {
     if (!(e instanceof InputError)) throw e;   // a bug, not a layout the model refuses
     return `CP=${c.cp}: CP=1 is not a valid layout here`;
   }
 }
 
+const gib = (bytes: number) => `${(bytes / GIB).toFixed(1)} GiB`;
+
+/** What a layout that does not fit needs (`b`: its breakdown): its peak and its largest term, '131.2 GiB (largest: …, 40.0 GiB)'. */
+function needsOf(b: ReturnType<typeof memoryBreakdown>): string {
+  const big = [...b.layerGroups.flatMap((g) => g.terms.map((t) => ({ name: t.name, bytes: t.bytes * g.layers }))), ...b.outside, ...(b.peakTransient ? [{ name: b.peakTransient.name, bytes: b.peakTransient.netBytes }] : [])]
+    .sort((x, y) => y.bytes - x.bytes)[0];
+  return `${gib(b.totalBytes)} (largest: ${big.name}, ${gib(big.bytes)})`;
+}
+
 /**
- * What recompute costs this candidate: its step less the same layout's without recompute (as the search times it), which
- * is more than the forward run again where it brings communication again (TP, CP) and a longer pipeline bubble.
+ * What recompute costs this candidate: its step less the same layout's without recompute (as the search times it; looked
+ * up in `seen` where the search evaluated it), which is more than the forward run again where it brings communication
+ * again (TP, CP) and a longer pipeline bubble.
  */
-function recomputeReason(r: AdviseRequest, c: Candidate): string {
-  const without = stepTime(r, layoutConfig(r, { ...c, cpCommType: c.cpCommType ?? undefined, recompute: 'none' })).iterMs;
+function recomputeReason(r: AdviseRequest, c: Candidate, seen?: Evaluated): string {
+  const none = layoutConfig(r, { ...c, cpCommType: c.cpCommType ?? undefined, recompute: 'none' });
+  const without = seen?.get(parKey(none))?.iterMs ?? stepTime(r, none).iterMs;
   const cost = c.iterMs - without, again = term(c.time, 'recompute');
   return `recompute ${c.recompute} costs ${cost.toFixed(0)} ms (${pctOf(cost, c)} of the step; without it ${without.toFixed(0)} ms${Math.abs(cost - again) >= 0.5 ? `; the forward run again ${again.toFixed(0)} ms of it` : ''})`;
 }
 
-/** Why this candidate: what CP = 1 would need (or how it compares), what recompute costs, which communication is exposed. */
-export function reasons(r: AdviseRequest, c: Candidate): string[] {
-  const out: string[] = c.cp > 1 ? [cpReason(r, c)] : [];
-  if (c.recompute !== 'none') out.push(recomputeReason(r, c));
+/**
+ * Why this candidate: what CP = 1 would need (or how it compares), what recompute costs, which communication is exposed.
+ * `seen`: the search's layouts (candidates()), whose times the comparisons take rather than compute them again.
+ */
+export function reasons(r: AdviseRequest, c: Candidate, seen?: Evaluated): string[] {
+  const out: string[] = c.cp > 1 ? [cpReason(r, c, seen)] : [];
+  if (c.recompute !== 'none') out.push(recomputeReason(r, c, seen));
   const comm = ['tp-comm', 'cp-comm', 'ep-comm', 'dp-comm', 'pp-comm', 'pipeline-bubble'].map((n) => [n, term(c.time, n)] as const).filter(([, ms]) => ms / c.iterMs > 0.03);
   out.push(comm.length ? `not hidden: ${comm.map(([n, ms]) => `${n} ${ms.toFixed(0)} ms (${pctOf(ms, c)})`).join(', ')}` : 'communication hidden or under 3% of the step');
   return out;

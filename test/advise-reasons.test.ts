@@ -1,0 +1,47 @@
+/**
+ * advise's reasons (src/memory/advise.ts reasons(): how a candidate compares with the same layout at CP = 1 and without
+ * recompute) take those layouts' figures from the search (Evaluated), which timed every one of them already: the same
+ * words as computing them again, and no step time computed again (it made `advise --json` 13-15% slower).
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { DEFAULT_PARALLEL, PRESETS } from '../src/memory/model.js';
+import { LINKS } from '../src/cp/plan/linkModel.js';
+import { candidates, reasons, type AdviseRequest, type Evaluated } from '../src/memory/advise.js';
+import * as step from '../src/memory/time/step.js';
+
+// Every step time the advisor computes, counted.
+const timed = vi.hoisted(() => ({ n: 0 }));
+vi.mock('../src/memory/time/step.js', async (importOriginal) => {
+  const mod = await importOriginal<typeof import('../src/memory/time/step.js')>();
+  return { ...mod, iterationTime: (...a: Parameters<typeof mod.iterationTime>) => (timed.n++, mod.iterationTime(...a)) };
+});
+
+const request = (preset: string, seqLength: number, gpus: number, hbmGib: number, gbs = gpus): AdviseRequest => ({
+  model: PRESETS[preset].model, base: { ...DEFAULT_PARALLEL, seqLength }, gpus, hbmGib, margin: 0.1, gbs,
+  link: LINKS['nvlink-h200'], interNodeLink: LINKS['ib-ndr'], gpusPerNode: 8,
+});
+
+describe("advise's reasons from the search's own figures", () => {
+  // CP that CP = 1 could not fit and CP that it could, recompute whose twin fits and whose does not; a batch DP does not divide.
+  for (const [name, r] of [
+    ['llama3-8b, 128K tokens, 64 GPUs of 139.8 GiB', request('llama3-8b', 131072, 64, 139.8)],
+    ['llama3-70b, 32K tokens, 256 GPUs of 80 GiB, global batch 96', request('llama3-70b', 32768, 256, 80, 96)],
+  ] as const) {
+    it(`${name}: the same words as computed again, and no step time computed again`, () => {
+      const seen: Evaluated = new Map(), res = candidates(r, seen);
+      const kinds = res.fitting.flatMap((c) => reasons(r, c)).map((w) => w.replace(/\d+(\.\d+)?/g, 'N').slice(0, 40));
+      expect(res.fitting.some((c) => c.cp > 1) && res.fitting.some((c) => c.recompute !== 'none')).toBe(true);
+      expect(new Set(kinds).size).toBeGreaterThan(3);
+      timed.n = 0;
+      const looked = res.fitting.map((c) => reasons(r, c, seen));
+      expect(timed.n).toBe(0);
+      expect(looked).toEqual(res.fitting.map((c) => reasons(r, c)));
+      expect(timed.n).toBeGreaterThan(0); // (without the search's figures, they are timed again)
+    });
+  }
+  it('the counter counts (the mock is in place)', () => {
+    timed.n = 0;
+    step.iterationTime(PRESETS['llama3-8b'].model, { ...DEFAULT_PARALLEL, seqLength: 4096 }, { link: LINKS['nvlink-h200'], microBatches: 1 });
+    expect(timed.n).toBe(1);
+  });
+});
