@@ -4,9 +4,9 @@
  * words as computing them again, and no step time computed again (it made `advise --json` 13-15% slower).
  */
 import { describe, expect, it, vi } from 'vitest';
-import { DEFAULT_PARALLEL, PRESETS } from '../src/memory/model.js';
+import { DEFAULT_PARALLEL, GIB, memoryBreakdown, PRESETS } from '../src/memory/model.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
-import { candidates, reasons, type AdviseRequest, type Evaluated } from '../src/memory/advise.js';
+import { candidates, layoutConfig, reasons, type AdviseRequest, type Evaluated } from '../src/memory/advise.js';
 import * as step from '../src/memory/time/step.js';
 
 // Every step time the advisor computes, counted.
@@ -43,5 +43,33 @@ describe("advise's reasons from the search's own figures", () => {
     timed.n = 0;
     step.iterationTime(PRESETS['llama3-8b'].model, { ...DEFAULT_PARALLEL, seqLength: 4096 }, { link: LINKS['nvlink-h200'], microBatches: 1 });
     expect(timed.n).toBe(1);
+  });
+});
+
+describe("advise's reasons, in words that fit the numbers", () => {
+  const r = request('llama3-70b', 32768, 64, 80), res = candidates(r), limit = 0.9 * 80 * GIB;
+  const twinBytes = (c: (typeof res.fitting)[number]) => memoryBreakdown(r.model, layoutConfig(r, { ...c, cpCommType: c.cpCommType ?? undefined, recompute: 'none' })).totalBytes;
+
+  it('recompute whose layout without it does not fit says so, with that peak; where it fits, nothing more', () => {
+    let over = 0, under = 0;
+    for (const c of res.fitting.filter((x) => x.recompute !== 'none').slice(0, 300)) {
+      const w = reasons(r, c).find((x) => x.startsWith('recompute '))!, bytes = twinBytes(c);
+      if (bytes > limit) {
+        over++;
+        expect(w).toMatch(new RegExp(`; without it \\d+ ms \\(does not fit: ${(bytes / GIB).toFixed(1)} GiB\\)`));
+      } else {
+        under++;
+        expect(w).not.toContain('does not fit');
+      }
+    }
+    expect([over > 0, under > 0]).toEqual([true, true]);
+  });
+
+  it("CP > 1 as fast as CP = 1 (the same whole ms) is said so, not 'faster'", () => {
+    const c = res.fitting.find((x) => /^CP=\d+ is faster than CP=1 here/.test(reasons(r, x)[0]))!;
+    const ms = Number(/, (\d+) ms\)$/.exec(reasons(r, c)[0])![1]);
+    expect(reasons(r, { ...c, iterMs: ms + 0.3 })[0]).toBe(reasons(r, c)[0].replace('is faster than', 'is as fast as'));
+    expect(reasons(r, { ...c, iterMs: ms - 0.3 })[0]).toMatch(/^CP=\d+ is as fast as CP=1 here \(the same layout at CP=1 fits too: [\d.]+ GiB, \d+ ms\)$/);
+    expect(reasons(r, { ...c, iterMs: ms + 1 })[0]).toMatch(/is slower than CP=1 here/);
   });
 });

@@ -198,6 +198,8 @@ function cpReason(r: AdviseRequest, c: Candidate, seen?: Evaluated): string {
     }
     if (r.gbs % (dp * one.microBatchSize)) return `CP=${c.cp}: at CP=1 the same layout fits (${gib(total)}), but its DP ${dp} × micro batch ${one.microBatchSize} does not divide the global batch ${r.gbs}`;
     const ms = twin?.iterMs ?? stepTime(r, one).iterMs;
+    // Equal as the step times are printed (whole ms): 'as fast as', not a 'faster' beside the same number.
+    if (ms.toFixed(0) === c.iterMs.toFixed(0)) return `CP=${c.cp} is as fast as CP=1 here (the same layout at CP=1 fits too: ${gib(total)}, ${ms.toFixed(0)} ms)`;
     return ms < c.iterMs ? `CP=${c.cp} is slower than CP=1 here: the same layout at CP=1 fits (${gib(total)}) and takes ${ms.toFixed(0)} ms`
       : `CP=${c.cp} is faster than CP=1 here (the same layout at CP=1 fits too: ${gib(total)}, ${ms.toFixed(0)} ms)`;
   } catch (e) {
@@ -218,13 +220,14 @@ function needsOf(b: ReturnType<typeof memoryBreakdown>): string {
 /**
  * What recompute costs this candidate: its step less the same layout's without recompute (as the search times it; looked
  * up in `seen` where the search evaluated it), which is more than the forward run again where it brings communication
- * again (TP, CP) and a longer pipeline bubble.
+ * again (TP, CP) and a longer pipeline bubble; and where that layout does not fit the HBM, its peak (why recompute).
  */
 function recomputeReason(r: AdviseRequest, c: Candidate, seen?: Evaluated): string {
-  const none = layoutConfig(r, { ...c, cpCommType: c.cpCommType ?? undefined, recompute: 'none' });
-  const without = seen?.get(parKey(none))?.iterMs ?? stepTime(r, none).iterMs;
+  const none = layoutConfig(r, { ...c, cpCommType: c.cpCommType ?? undefined, recompute: 'none' }), twin = seen?.get(parKey(none));
+  const without = twin?.iterMs ?? stepTime(r, none).iterMs, bytes = twin?.totalBytes ?? memoryBreakdown(r.model, none).totalBytes;
+  const fits = bytes <= r.hbmGib * GIB * (1 - r.margin) ? '' : ` (does not fit: ${gib(bytes)})`;
   const cost = c.iterMs - without, again = term(c.time, 'recompute');
-  return `recompute ${c.recompute} costs ${cost.toFixed(0)} ms (${pctOf(cost, c)} of the step; without it ${without.toFixed(0)} ms${Math.abs(cost - again) >= 0.5 ? `; the forward run again ${again.toFixed(0)} ms of it` : ''})`;
+  return `recompute ${c.recompute} costs ${cost.toFixed(0)} ms (${pctOf(cost, c)} of the step; without it ${without.toFixed(0)} ms${fits}${Math.abs(cost - again) >= 0.5 ? `; the forward run again ${again.toFixed(0)} ms of it` : ''})`;
 }
 
 /**
