@@ -152,12 +152,29 @@ describe('files: what a command reads', () => {
     await expect(checkInputFile('input file', big, 3 * 2 ** 20)).rejects.toThrow(`input file ${big} holds ${3 * 2 ** 20 + 1} bytes; at most ${3 * 2 ** 20} bytes can be read`);
   });
 
-  it('a .npy past the binary bound is refused saying what to do (float16, or parts along the batch or heads)', async () => {
-    const big = join(fresh(), 'q.npy');
-    writeFileSync(big, '');
-    truncateSync(big, MAX_BINARY_BYTES + 129);   // sparse: a 2 GiB f32 array and its header, no disk used
-    await expect(checkInputFile('q', big, MAX_BINARY_BYTES)).rejects.toThrow(
-      `--q ${big} holds 2147483776 bytes; at most 2147483647 bytes can be read: save it in float16 (half the bytes), or split it along the batch or the heads`);
+  it('a .npy past the binary bound is refused saying what to do with that file: float16 or parts; parts of a float16 one; a cu_seqlens is no such file', async () => {
+    const d = fresh();
+    /** A sparse .npy (no disk used): a 1.0 header of `descr` and `shape`, padded to 128 bytes, and the array's bytes. */
+    const big = (name: string, descr: string, shape: number[], item: number) => {
+      let h = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
+      h += ' '.repeat(128 - 10 - h.length - 1) + '\n';
+      writeFileSync(join(d, name), npy(1, h));
+      truncateSync(join(d, name), 128 + shape.reduce((a, b) => a * b, item));
+      return join(d, name);
+    };
+    const q = big('q.npy', '<f4', [1, 2, 2 ** 22, 64], 4), h = big('h.npy', '<f2', [4, 2, 2 ** 22, 64], 2), w = big('w.npy', '<f8', [2, 1, 2 ** 22, 64], 8);
+    const small = join(d, 'k.npy');
+    writeFileSync(small, encodeNpy({ dtype: 'f4', shape: [1, 2, 16, 8], data: new Float32Array(256) }));
+    const cu = big('cu.npy', '<i4', [2 ** 29 + 1], 4);
+    const split = 'split it along the batch or the heads (attention is independent across both) and run each part';
+    const said = (...a: string[]) => attentionCommand(['--k', small, '--v', small, '--out', join(d, 'o'), ...a]).then(() => '', (e: Error) => e.message);
+    // (just past the bound: in bytes, where both would read 2.0 GiB)
+    expect(await said('--q', q)).toBe(`--q ${q} holds ${2 ** 31 + 128} bytes; at most ${MAX_BINARY_BYTES} bytes can be read: save it in float16 (half the bytes), or ${split}`);
+    expect(await said('--q', h)).toBe(`--q ${h} holds 4.0 GiB; at most 2.0 GiB can be read: ${split}`);
+    expect(await said('--q', w)).toBe(`--q ${w} holds 4.0 GiB; at most 2.0 GiB can be read: save it in float32 or float16 (a half or a quarter of the bytes: float64 is computed in f32 anyway), or ${split}`);
+    expect(await said('--q', small, '--cu-seqlens', cu)).toBe(`--cu-seqlens ${cu} holds ${2 ** 31 + 132} bytes; at most ${MAX_BINARY_BYTES} bytes can be read: cu_seqlens holds one int32 a document and one more (4 MiB for a million documents), so a file this large is not one: check the path`);
+    // Without a reader's advice (files.ts alone), the bound only.
+    await expect(checkInputFile('q', q, MAX_BINARY_BYTES)).rejects.toThrow(new RegExp(`bytes can be read$`));
   });
 
   it('a missing file: "no such file", or nothing when `present` (the reader says it)', async () => {

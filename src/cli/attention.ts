@@ -150,7 +150,8 @@ function cannotRead(e: unknown, name: string, path: string): unknown {
  * only, by `header` (which checks the data's length by the file's size): nothing of the data is read.
  */
 async function openInput<H>(path: string, name: string, handles: FileHandle[], header: (f: FileHandle, size: number) => Promise<H>): Promise<Opened<H>> {
-  await checkInputFile(name.toLowerCase(), path, MAX_BINARY_BYTES); // before a byte is read: /dev/zero, a FIFO, a folder (flag: --q, --do, --cu-seqlens)
+  // before a byte is read: /dev/zero, a FIFO, a folder (flag: --q, --do, --cu-seqlens)
+  await checkInputFile(name.toLowerCase(), path, MAX_BINARY_BYTES, false, () => tooLargeFix(name.toLowerCase(), path));
   try {
     const file = await open(path, 'r');
     handles.push(file);
@@ -167,6 +168,29 @@ async function readInput<H, T>(o: Opened<H>, name: string, read: (f: FileHandle,
   } catch (e) {
     throw cannotRead(e, name, o.path);
   }
+}
+
+/**
+ * What to do with an input past MAX_BINARY_BYTES (what Node reads into one buffer; GPUs bind no more in one tensor
+ * either, the H200 under Dawn 2147483644 bytes), fit to the file: a tensor in parts along the batch or the heads, or in
+ * fewer bytes where its values are wider than float16 (its header's dtype; a header that cannot be read is taken as
+ * float32's); a cu_seqlens that large is no cu_seqlens.
+ */
+async function tooLargeFix(flag: string, path: string): Promise<string> {
+  if (flag.startsWith('cu-seqlens')) return ': cu_seqlens holds one int32 a document and one more (4 MiB for a million documents), so a file this large is not one: check the path';
+  const split = 'split it along the batch or the heads (attention is independent across both) and run each part';
+  let dtype: NpyDtype | null = null;
+  try {
+    const file = await open(path, 'r');
+    try {
+      dtype = (await readNpyHeader(file, (await file.stat()).size, path, 'float')).dtype;
+    } finally {
+      await file.close();
+    }
+  } catch { /* not a .npy header we read: the general advice */ }
+  if (dtype === 'f2') return `: ${split}`;
+  if (dtype === 'f8') return `: save it in float32 or float16 (a half or a quarter of the bytes: float64 is computed in f32 anyway), or ${split}`;
+  return `: save it in float16 (half the bytes), or ${split}`;
 }
 
 /** Every file this run reads, by flag. */

@@ -30,8 +30,6 @@ export class OutputError extends FlashringError {}
 export const MAX_TEXT_BYTES = 0x1fffffe8;
 /** The most a binary input (.npy) may hold: what Node reads into one buffer (2 GiB). */
 export const MAX_BINARY_BYTES = 2 ** 31 - 1;
-/** What to do with a larger .npy: GPUs bind no more in one tensor either (the H200 under Dawn: 2147483644 bytes), so the run needs it in parts. */
-const BINARY_FIX = ': save it in float16 (half the bytes), or split it along the batch or the heads (attention is independent across both) and run each part';
 
 /** A size as messages give it: KiB below 1 MiB, whole MiB below 1 GiB, GiB with a decimal from there ('200.0 GiB', not '204800 MiB'). */
 export const sizeOf = (n: number) => (n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(1)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(0)} MiB` : `${Math.ceil(n / 1024)} KiB`);
@@ -59,8 +57,10 @@ export function readProblem(e: unknown, verb = 'cannot read it'): string {
 /**
  * Checks that `path` is an ordinary file of at most `maxBytes` before anything reads it. With
  * `present` only what exists is judged (a missing file or a folder is left to the reader's own report).
+ * `fix`: what to do with a file that is too large, fit to it (the reader's words, e.g. attention's for a .npy),
+ * appended to the refusal.
  */
-export async function checkInputFile(flag: string, path: string, maxBytes: number, present = false): Promise<void> {
+export async function checkInputFile(flag: string, path: string, maxBytes: number, present = false, fix?: () => Promise<string>): Promise<void> {
   let st: Stats;
   try {
     st = await stat(path);
@@ -73,8 +73,7 @@ export async function checkInputFile(flag: string, path: string, maxBytes: numbe
   if (st.size > maxBytes) {
     // In bytes where the sizes would read the same (2 GiB and a .npy header: 'holds 2.0 GiB; at most 2.0 GiB').
     const [has, most] = sizeOf(st.size) === sizeOf(maxBytes) ? [`${st.size} bytes`, `${maxBytes} bytes`] : [sizeOf(st.size), sizeOf(maxBytes)];
-    const fix = maxBytes === MAX_BINARY_BYTES ? BINARY_FIX : '';
-    throw new InputError(`${who(flag)} ${path} holds ${has}; at most ${most} can be read${fix}`);
+    throw new InputError(`${who(flag)} ${path} holds ${has}; at most ${most} can be read${fix ? await fix() : ''}`);
   }
 }
 
