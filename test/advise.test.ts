@@ -129,12 +129,15 @@ describe('flashring advise', () => {
     ].sort());
     expect(all(b)).toBe(all(JSON.parse(acceptance.stdout)));
   });
-  it('a pipeline is judged by its larger stage: Llama-3 8B at 128K on two H200s fits nowhere (its last stage holds the logits and the loss)', () => {
-    const o = JSON.parse(run(['--preset', 'llama3-8b', '--seq-length', '131072', '--gpus', '2', '--hbm-gib', '141', '--json']).stdout);
+  it('a pipeline is judged by its larger stage: Llama-3 8B at 128K on two H200s (139.8 GiB each, as PyTorch reports them) fits nowhere (its last stage holds the logits and the loss)', () => {
+    const o = JSON.parse(run(['--preset', 'llama3-8b', '--seq-length', '131072', '--gpus', '2', '--hbm-gib', '139.8', '--json']).stdout);
     expect(o.evaluated).toBeGreaterThan(0);
     expect(o.candidates).toEqual([]);
-    const text = run(['--preset', 'llama3-8b', '--seq-length', '131072', '--gpus', '2', '--hbm-gib', '141']).stdout;
-    expect(text).toMatch(/\nnothing fits: the smallest is TP=2 CP=1 PP=1 DP=1 recompute=full:uniform\/1 at [\d.]+ GiB/);
+    const text = run(['--preset', 'llama3-8b', '--seq-length', '131072', '--gpus', '2', '--hbm-gib', '139.8']).stdout;
+    const m = /\nnothing fits: the smallest is TP=2 CP=1 PP=1 DP=1 recompute=full:uniform\/1 at ([\d.]+) GiB/.exec(text);
+    expect(m, text).not.toBeNull();
+    // Nor would it fit 141 GiB (the data sheet's 141 GB taken as GiB, as the review that found this gave it).
+    expect(Number(m![1])).toBeGreaterThan(0.9 * 141);
   });
 
   it("Megatron-LM's local attention takes no CP: those layouts are skipped with the reason", () => {

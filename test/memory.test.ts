@@ -124,7 +124,8 @@ describe('context parallelism, pipeline, weights', () => {
   });
 
   it('pipeline: the last stage, with the output layer, the logits and the loss, is worked out too, and the peak is the larger stage', () => {
-    // Llama-3 8B at 128K on PP = 2 (an adversarial review: advise said it fit 141 GiB on two GPUs): the last
+    // Llama-3 8B at 128K on PP = 2 (an adversarial review: advise said it fit two H200s, given as --hbm-gib 141, their
+    // data sheet's GB; PyTorch reports 139.8 GiB, fitting even less): the last
     // stage's fp32 cross-entropy logits alone are 4·s·V = 62.6 GiB.
     const l = PRESETS['llama3-8b'].model, V = 128256, h = 4096;
     const par = { ...DEFAULT_PARALLEL, seqLength: 131072, pipelineParallel: 2, virtualStages: 2, recompute: 'full' as const, recomputeMethod: 'uniform' as const, recomputeNumLayers: 1 };
@@ -135,7 +136,7 @@ describe('context parallelism, pipeline, weights', () => {
     expect(r.totalBytes).toBe(last.totalBytes);
     expect(r.otherStage).toEqual({ stage: 'first', totalBytes: first.totalBytes });
     expect(last.totalBytes).toBeGreaterThan(first.totalBytes);
-    expect(last.totalBytes / GIB).toBeGreaterThan(141);
+    expect(last.totalBytes / GIB).toBeGreaterThan(141); // past an H200 (139.8 GiB), and past the 141 the review gave
     // Its parameters: 16 layers, the output layer and the final norm; the first stage's: 16 layers and the embedding.
     const layer = (parameterCount(l, 131072) - 2 * V * h - h) / 32;
     expect(last.parametersPerGpu).toBeCloseTo(16 * layer + V * h + h, 0);
