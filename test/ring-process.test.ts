@@ -101,15 +101,19 @@ describe('ranks in separate processes: more ranks, layouts, the wrapper, failure
   }, 60_000);
 });
 
-describe('a rank process checks its device\'s limits before any GPU work (rankProcess.ts: readyKernels)', () => {
+describe('a rank process checks its own rank against its device\'s limits, and no process does GPU work before every rank has (rankProcess.ts: checkedRankKernels, then proceed)', () => {
   const preload = pathToFileURL(fileURLToPath(new URL('./fixtures/rank-limits.mjs', import.meta.url))).href;
-  /** Each rank behind `env`, which preloads test/fixtures/rank-limits.mjs: its devices report `limits`, its GPU work is logged. */
-  const lowered = (limits: object, log: string) =>
-    ['env', `FLASHRING_TEST_LIMITS=${JSON.stringify(limits)}`, `FLASHRING_TEST_GPU_LOG=${log}`, `NODE_OPTIONS=--import=${preload}`];
+  /**
+   * Each rank behind `env`, which preloads test/fixtures/rank-limits.mjs: its devices report `limits` (only those of
+   * `ranks`, where given), its GPU work is logged.
+   */
+  const lowered = (limits: object, log: string, ranks?: string) =>
+    ['env', `FLASHRING_TEST_LIMITS=${JSON.stringify(limits)}`, `FLASHRING_TEST_GPU_LOG=${log}`, `NODE_OPTIONS=--import=${preload}`,
+      'FLASHRING_TEST_RANK={rank}', ...(ranks !== undefined ? [`FLASHRING_TEST_LIMITS_RANKS=${ranks}`] : [])];
 
   it('row blocks beyond the grid limit, and a buffer beyond the binding size: a LimitError naming the rank, and no rank makes a buffer or submits', async () => {
     // As test/extremes.test.ts in-process: 2 heads, zigzag over 2 ranks (a segment of 512 rows a rank).
-    // Each rank process checks every rank's program (a dry run of the ring), so either may refuse first, naming rank 0's Q.
+    // Each rank process checks its own rank's program on its own device, so either may refuse first, naming its own Q.
     const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 1024, Nk: 1024, D: 8 };
     const x = makeInputs(s, SEED + 406);
     const dir = mkdtempSync(join(tmpdir(), 'flashring-rank-limits-'));
@@ -121,12 +125,21 @@ describe('a rank process checks its device\'s limits before any GPU work (rankPr
       expect(readFileSync(log, 'utf8')).toMatch(/^buffer rank0\.q0$(.|\n)*^submit$/m);
       const cases = [
         [{ maxComputeWorkgroupsPerDimension: 2 }, /^rank [01]: blocks of \d+ query rows \(Nq = \d+\) need \d+ workgroups.*allows 2 \(maxComputeWorkgroupsPerDimension\)/],
-        [{ maxStorageBufferBindingSize: 2 * 512 * 8 * 4 - 4 }, /^rank [01]: the ring's buffer rank0\.q0 needs 32768 bytes in one binding; .* allows 32764 \(maxStorageBufferBindingSize\)/],
+        [{ maxStorageBufferBindingSize: 2 * 512 * 8 * 4 - 4 }, /^rank ([01]): the ring's buffer rank\1\.q0 needs 32768 bytes in one binding; .* allows 32764 \(maxStorageBufferBindingSize\)/],
       ] as const;
       for (const [limits, refusal] of cases) {
         writeFileSync(log, '');
         await expect(ringAttentionProcesses(s, x, { ranks: 2, precision: 'f32', wrapper: lowered(limits, log) })).rejects.toThrow(refusal);
         expect(readFileSync(log, 'utf8'), JSON.stringify(limits)).toBe('');
+      }
+      // One GPU lower than the other: the refusal is of the rank on it, about its own buffer (it read 'rank 1: … rank0.q0',
+      // rank 1's process checking rank 0's program on its own GPU), and the other rank, whose GPU takes its program,
+      // waits for every rank's check: no buffer, no submission in either process.
+      for (const rank of ['0', '1']) {
+        writeFileSync(log, '');
+        const wrapper = lowered({ maxStorageBufferBindingSize: 32764 }, log, rank);
+        await expect(ringAttentionProcesses(s, x, { ranks: 2, precision: 'f32', wrapper })).rejects.toThrow(new RegExp(`^rank ${rank}: the ring's buffer rank${rank}\\.q0 needs 32768 bytes in one binding`));
+        expect(readFileSync(log, 'utf8'), `rank ${rank} lower`).toBe('');
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -95,11 +95,16 @@ async function runDry(comm: Communicator, ranks: Rank[], pb: Problem, shards: Se
  * against the workgroups per dimension (checkGrid), and every buffer the pass binds against
  * maxStorageBufferBindingSize (the kernels bind whole buffers), encoding nothing; and every
  * buffer rank r's program makes (its shard, chunks, scratch) against its device's maxBufferSize.
+ * A rank whose kernels are null runs dry unchecked (its messages pair with the others'): a rank
+ * process checks its own rank only, on its own device, and every other process its own.
  */
-export async function checkLimits(pb: Problem, shards: Segment[][], sch: ResolvedScheme, backward: boolean, p: Precision, kernels: RankKernels[]): Promise<void> {
+export async function checkLimits(pb: Problem, shards: Segment[][], sch: ResolvedScheme, backward: boolean, p: Precision, kernels: (RankKernels | null)[]): Promise<void> {
   const comm = InProcessCommunicator.dry(shards.length);
   const rec = new TimelineRecorder(shards.length, sch.steps);
-  const ranks = shards.map((_, r) => new ShapeRank(r, comm, rec, shapesOnly(kernels[r]), (b) => checkSize(kernels[r].fwd.dev, b, 'maxBufferSize')));
+  const ranks = shards.map((_, r) => {
+    const k = kernels[r];
+    return k ? new ShapeRank(r, comm, rec, shapesOnly(k), (b) => checkSize(k.fwd.dev, b, 'maxBufferSize')) : new DryRank(r, comm, rec);
+  });
   await runDry(comm, ranks, pb, shards, sch, backward, p);
 }
 

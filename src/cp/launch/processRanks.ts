@@ -8,9 +8,12 @@
  * the same rank program as the in-process modes over a ProcessCommunicator.
  *
  * Protocol (Node IPC, 'advanced' serialization, so typed arrays travel as bytes):
- *   parent → rank   init, start (all ranks ready), data (forwarded), backward (all forwards
- *                   done), abort
- *   rank → parent   ready, data, step (one of its steps ended), forward-done, done, error
+ *   parent → rank   init, proceed (all ranks checked), start (all ranks ready), data (forwarded),
+ *                   backward (all forwards done), abort
+ *   rank → parent   checked (its program fits its device's limits: no GPU work yet), ready,
+ *                   data, step (one of its steps ended), forward-done, done, error
+ * A rank checks only its own program, on its own device, and does GPU work only after proceed:
+ * a refusal of any rank ends the run before any process has made a buffer or submitted work.
  * performance.now() has a different origin in each process, so a rank reports each phase's
  * start as timeOrigin + now (wall-clock ms) and its steps relative to it; the parent aligns them.
  * onStep fires when every rank has ended a step, as in-process.
@@ -67,9 +70,9 @@ export interface RankDone {
   memory: { peakBytes: number; liveBytes: number };
 }
 
-export type ToParent = DataMessage | RankDone | { type: 'ready' | 'forward-done'; rank: number } | ({ type: 'error'; rank: number } & ErrorFields)
+export type ToParent = DataMessage | RankDone | { type: 'checked' | 'ready' | 'forward-done'; rank: number } | ({ type: 'error'; rank: number } & ErrorFields)
   | { type: 'step'; rank: number; phase: Phase; step: number };
-export type FromParent = RankInit | DataMessage | { type: 'start' | 'backward' } | { type: 'abort'; why: string };
+export type FromParent = RankInit | DataMessage | { type: 'proceed' | 'start' | 'backward' } | { type: 'abort'; why: string };
 
 export interface ProcessRingOptions extends RingOptions {
   ranks: number;
@@ -161,7 +164,7 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
     const results: RankDone[] = [];
     const ended = new Map<string, number>();   // ranks that ended each (phase, step)
     const kids: ChildProcess[] = [];
-    let ready = 0, forwardDone = 0, finished = false, last = performance.now();
+    let checked = 0, ready = 0, forwardDone = 0, finished = false, last = performance.now();
     const tell = (k: ChildProcess, m: object) => { if (k.connected) k.send(m, () => {}); };   // a gone process reports through 'exit'
     const watchdog = setInterval(() => { if (performance.now() - last > timeoutMs) fail(new DeviceLostError(`no rank process sent anything within ${timeoutMs} ms (a hung device?)`)); }, Math.min(1000, timeoutMs));
     // The caller's cancel (RingOptions.signal) fails the run as a throwing onStep does; each rank's device is its own.
@@ -189,6 +192,7 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
           fail(e as Error);
         }
       }
+      else if (m.type === 'checked' && ++checked === R) kids.forEach((k) => tell(k, { type: 'proceed' }));
       else if (m.type === 'ready' && ++ready === R) kids.forEach((k) => tell(k, { type: 'start' }));
       else if (m.type === 'step') {
         const key = `${m.phase}:${m.step}`, n = (ended.get(key) ?? 0) + 1;

@@ -1,6 +1,8 @@
 /**
  * One rank of a process-per-rank ring (processRanks.ts): run by bin/rank-process.mjs. Acquires
- * the one GPU this process sees, builds the rank's kernels and context over a
+ * the one GPU this process sees, builds the rank's kernels and checks its own program against
+ * that GPU's limits, waits for the parent's word that every rank passed its check (so that no
+ * process does GPU work before another's refusal), builds its context over a
  * ProcessCommunicator, runs its rank program's forward, waits for the parent's word to run the
  * backward, and sends back its outputs, steps and memory.
  */
@@ -13,7 +15,7 @@ import { Problem, RankIO } from '../rank/chunks.js';
 import { ProcessCommunicator, DataMessage } from '../transport/processComm.js';
 import { FromParent, RankDone, RankInit, ToParent } from './processRanks.js';
 import { RankContext, timerIntervals } from '../rank/rank.js';
-import { kernelsOf, readyKernels, stepGpuTime } from './stage.js';
+import { checkedRankKernels, kernelsOf, stepGpuTime, warm } from './stage.js';
 import { loadShard } from '../rank/shard.js';
 import { resolveScheme } from '../schemes/registry.js';
 import { TimelineRecorder } from '../rank/timeline.js';
@@ -24,15 +26,17 @@ const send = (m: ToParent, then?: () => void) => (process.connected ? process.se
 export function rankProcessMain(): void {
   let comm: ProcessCommunicator | null = null;
   const early: DataMessage[] = [];
-  let goBackward!: () => void, goStart!: () => void;
+  let goBackward!: () => void, goStart!: () => void, goProceed!: () => void;
   const backward = new Promise<void>((r) => (goBackward = r));
   const start = new Promise<void>((r) => (goStart = r));
+  const proceed = new Promise<void>((r) => (goProceed = r));
   process.on('message', (m: FromParent) => {
-    if (m.type === 'init') run(m, (c) => { comm = c; early.splice(0).forEach((x) => c.deliver(x)); }, start, backward).catch((e: unknown) => {
+    if (m.type === 'init') run(m, (c) => { comm = c; early.splice(0).forEach((x) => c.deliver(x)); }, { proceed, start, backward }).catch((e: unknown) => {
       process.exitCode = 1;
       send({ type: 'error', rank: m.rank, ...errorFields(e) }, () => process.connected && process.disconnect());
     });
     else if (m.type === 'data') comm ? comm.deliver(m) : early.push(m);
+    else if (m.type === 'proceed') goProceed();
     else if (m.type === 'start') goStart();
     else if (m.type === 'backward') goBackward();
     else if (m.type === 'abort') comm?.abort(new TransportError(`rank aborted because the run failed elsewhere (${m.why}); that error is the one to act on`));
@@ -40,15 +44,22 @@ export function rankProcessMain(): void {
   process.on('disconnect', () => setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref());
 }
 
-async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, start: Promise<void>, backward: Promise<void>): Promise<void> {
+/** The parent's words a rank waits for: every rank checked (proceed), every rank ready (start), every forward done (backward). */
+interface Words { proceed: Promise<void>; start: Promise<void>; backward: Promise<void> }
+
+async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, { proceed, start, backward }: Words): Promise<void> {
   const gpu = await nodeGPU();
   const [dev] = await acquireDevices(gpu, 1, { tuning: init.tuning });
   try {
     const p = resolvePrecision(dev, init.precision);
     const sch = resolveScheme(init.scheme, init.R, init.shape, init.hierarchicalSizes);
     const pb: Problem = { shape: init.shape, base: init.base, eb: elemBytes(p) };
-    // Every rank's dispatches checked on this device's kernels before any GPU work, as in-process.
-    const [kernels] = await readyKernels(init.shards.map(() => dev), pb, init.shards, sch, init.backward, p, init.exactMax);
+    // This rank's dispatches and buffers checked on its own device's limits (a refusal names this rank and its
+    // device); GPU work (the warm-up, the shard's upload) only once every rank's process has passed its own.
+    const kernels = await checkedRankKernels(dev, init.rank, pb, init.shards, sch, init.backward, p, init.exactMax);
+    send({ type: 'checked', rank: init.rank });
+    await proceed;
+    await warm(dev, kernels, pb.shape.D, p);
     // This process records its own rank's steps only: each one it ends is reported (the parent's onStep).
     const rec = new TimelineRecorder(1, sch.steps, ({ phase, step }) => send({ type: 'step', rank: init.rank, phase, step }));
     let ctx: RankContext | null = null;

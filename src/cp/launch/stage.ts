@@ -58,13 +58,24 @@ export async function buildRankKernels(d: FlashDevice, D: number, p: Precision, 
  * Each rank's kernels on its device (`rankDevs[r]`; ranks sharing a device share its cached kernels),
  * ready for a run: built, every dispatch the ranks' programs will make checked against the devices'
  * grid limits, and every buffer they make against the buffer and binding sizes (checkLimits: a
- * LimitError before any GPU work), then run once (warm). The in-process
- * ring's and a rank process's one order.
+ * LimitError before any GPU work), then run once (warm): the in-process ring's order (a rank
+ * process checks its own rank, checkedRankKernels, and warms after every process has).
  */
 export async function readyKernels(rankDevs: FlashDevice[], pb: Problem, shards: Segment[][], sch: ResolvedScheme, backward: boolean, p: Precision, exactMax: boolean): Promise<RankKernels[]> {
   const kernels = await Promise.all(rankDevs.map((d) => buildRankKernels(d, pb.shape.D, p, backward, exactMax)));
   await checkLimits(pb, shards, sch, backward, p, kernels);
   await Promise.all(rankDevs.map((d, r) => warm(d, kernels[r], pb.shape.D, p)));   // once per kernel (warm's cache)
+  return kernels;
+}
+
+/**
+ * Rank `rank`'s kernels on its device `dev`, built, and every dispatch and buffer of its own program
+ * checked against that device's limits (checkLimits, the other ranks run dry unchecked): a rank
+ * process's, which warms them (GPU work) only once every rank's process has passed its own check.
+ */
+export async function checkedRankKernels(dev: FlashDevice, rank: number, pb: Problem, shards: Segment[][], sch: ResolvedScheme, backward: boolean, p: Precision, exactMax: boolean): Promise<RankKernels> {
+  const kernels = await buildRankKernels(dev, pb.shape.D, p, backward, exactMax);
+  await checkLimits(pb, shards, sch, backward, p, shards.map((_, r) => (r === rank ? kernels : null)));
   return kernels;
 }
 
