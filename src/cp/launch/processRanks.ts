@@ -154,6 +154,24 @@ export function rankError(rank: number, f: ErrorFields): Error {
 const SETTLE_MS = 2000;
 
 /**
+ * What the parent does with each rank's 'step': once every rank has ended a (phase, step), the caller's
+ * onStep; one that throws (a Cancel) fails the run (`fail`), as in-process.
+ */
+function stepCounter(R: number, opts: ProcessRingOptions, steps: Record<Phase, number>, fail: (e: Error) => void): (m: { phase: Phase; step: number }) => void {
+  const ended = new Map<string, number>();   // ranks that ended each (phase, step)
+  return (m) => {
+    const key = `${m.phase}:${m.step}`, n = (ended.get(key) ?? 0) + 1;
+    ended.set(key, n);
+    if (n !== R) return;
+    try {
+      opts.onStep?.({ phase: m.phase, step: m.step, steps: steps[m.phase] });
+    } catch (e) {
+      fail(e as Error);
+    }
+  };
+}
+
+/**
  * Spawns the rank processes, forwards their messages, and returns each one's result. The
  * ranks start their forward together (after every one has its device and kernels: a rank still
  * compiling would show as its peers' transfer time) and their backward together.
@@ -162,9 +180,11 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
   const R = inits.length, timeoutMs = opts.stepTimeoutMs ?? STEP_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
     const results: RankDone[] = [];
-    const ended = new Map<string, number>();   // ranks that ended each (phase, step)
+    const stepEnded = stepCounter(R, opts, steps, (e) => fail(e));
     const kids: ChildProcess[] = [];
-    let checked = 0, ready = 0, forwardDone = 0, finished = false, last = performance.now();
+    // The words every rank must say before the parent tells them all the next (checked → proceed, …).
+    const said = { checked: 0, ready: 0, 'forward-done': 0 }, then = { checked: 'proceed', ready: 'start', 'forward-done': 'backward' } as const;
+    let finished = false, last = performance.now();
     const tell = (k: ChildProcess, m: object) => { if (k.connected) k.send(m, () => {}); };   // a gone process reports through 'exit'
     const watchdog = setInterval(() => { if (performance.now() - last > timeoutMs) fail(new DeviceLostError(`no rank process sent anything within ${timeoutMs} ms (a hung device?)`)); }, Math.min(1000, timeoutMs));
     // The caller's cancel (RingOptions.signal) fails the run as a throwing onStep does; each rank's device is its own.
@@ -192,21 +212,11 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
           fail(e as Error);
         }
       }
-      else if (m.type === 'checked' && ++checked === R) kids.forEach((k) => tell(k, { type: 'proceed' }));
-      else if (m.type === 'ready' && ++ready === R) kids.forEach((k) => tell(k, { type: 'start' }));
-      else if (m.type === 'step') {
-        const key = `${m.phase}:${m.step}`, n = (ended.get(key) ?? 0) + 1;
-        ended.set(key, n);
-        // A caller's onStep that throws (a Cancel) fails the run, as in-process.
-        if (n === R) {
-          try {
-            opts.onStep?.({ phase: m.phase, step: m.step, steps: steps[m.phase] });
-          } catch (e) {
-            fail(e as Error);
-          }
-        }
+      else if (m.type === 'checked' || m.type === 'ready' || m.type === 'forward-done') {
+        const w = m.type;
+        if (++said[w] === R) kids.forEach((k) => tell(k, { type: then[w] }));
       }
-      else if (m.type === 'forward-done' && ++forwardDone === R) kids.forEach((k) => tell(k, { type: 'backward' }));
+      else if (m.type === 'step') stepEnded(m);
       else if (m.type === 'error') fail(rankError(rank, m));
       else if (m.type === 'done') {
         results[rank] = m;
