@@ -8,7 +8,7 @@
 #   new    new/ over it: the forward's P~ V, and the backward's sums over keys or rows (dV, dK, dQ), as fma chains;
 #          S (forward) and S, dP (backward) as before, a word's dot() and an add: as fma chains they lost accuracy at
 #          extreme logits on lavapipe (test/backward.test.ts "inputs ×30": 2.25× a plain f32 implementation's error,
-#          where the limit is 1.5× and the shipped kernels give 0.8×; new/ gives 0.75–0.81×);
+#          where the limit is 1.5× and the shipped kernels give 0.8×; new/ gives 0.60–0.87×);
 #   fmaall fmaall/ over it: S and dP as fma chains too (timing only: what that accuracy would buy).
 # new/ and fmaall/ are whole shader files made against the commit that added them: if shaders/ changed since,
 # make them again (the change is in scores/blocks, pv_full and accum_full) before the call.
