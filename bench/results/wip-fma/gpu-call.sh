@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepared 2026-12-05 (11:37 UTC session; tried 12:24–13:53 UTC, no device could be started). One device call,
+# Prepared 2026-12-05 (11:37 UTC session; tried 12:24–14:05 UTC, no device could be started). One device call,
 # from the project root at the commit that added this folder (its shaders unchanged), carry [".gpu"]:
 #   bash .gpu/enter.sh bash bench/results/wip-fma/gpu-call.sh
 # The question: do the portable kernels' inner products run faster as chains of fma into the accumulators
