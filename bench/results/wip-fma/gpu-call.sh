@@ -5,20 +5,21 @@
 # The question: do the portable kernels' inner products run faster as chains of fma into the accumulators
 # (one operation a product) than as a word's dot() plus an add (5 operations for 4 products)?
 #   old    the project tree as it is (the shipped shaders);
-#   new    new/ over it: the forward's P~ V, and the backward's sums over keys or rows (dV, dK, dQ), as fma chains;
+#   new    edits.json's "new" over it (apply.py): the forward's P~ V, and the backward's sums over keys or rows (dV, dK, dQ), as fma chains;
 #          S (forward) and S, dP (backward) as before, a word's dot() and an add: as fma chains they lost accuracy at
 #          extreme logits on lavapipe (test/backward.test.ts "inputs ×30": 2.25× a plain f32 implementation's error,
-#          where the limit is 1.5× and the shipped kernels give 0.8×; new/ gives 0.60–0.87×);
-#   fmaall fmaall/ over it: S and dP as fma chains too (timing only: what that accuracy would buy).
-# new/ and fmaall/ are whole shader files made against the commit that added them: if shaders/ changed since,
-# make them again (the change is in scores/blocks, pv_full and accum_full) before the call.
+#          where the limit is 1.5× and the shipped kernels give 0.8×; new gives 0.60–0.87×);
+#   fmaall its "fmaall" over it: S and dP as fma chains too (timing only: what that accuracy would buy).
+# edits.json holds each variant as text replacements in shaders/ (flash_fwd.wgsl scores and pv_full,
+# flash_bwd_tiles.wgsl blocks and accum_full, and for fmaall a `columns` helper in common.wgsl); apply.py stops
+# if an edit's old text is no longer there once, i.e. if those shaders changed since.
 set -uo pipefail
 O=/tmp/fma; mkdir -p $O; source bench/gpu-lib.sh
 root=$(pwd); W=$root/bench/results/wip-fma
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
 for t in new fmaall; do
   rm -rf /tmp/$t; mkdir -p /tmp/$t; cp -r src shaders bin bench test package.json tsconfig.json vitest.config.* /tmp/$t/ 2>/dev/null
-  cp $W/$t/*.wgsl /tmp/$t/shaders/; ln -sfn $root/node_modules /tmp/$t/node_modules
+  python3 $W/apply.py $t /tmp/$t || exit 1; ln -sfn $root/node_modules /tmp/$t/node_modules
 done
 PYTHONUNBUFFERED=1 timeout 70 python3 bench/peers/torch_sdpa.py --N 16384 --D 64,128 --heads 16 --reps 2 --out $O/peer.json > $O/peer.log 2>&1
 echo "peer $(el)"; pack
