@@ -33,10 +33,10 @@ export function formatTimeline(tl: RingTimeline): string {
 
 type RingCall = { s: AttentionShape; x: { q: HostTensor; k: HostTensor; v: HostTensor; dout?: HostTensor }; common: RingOptions };
 
-/** The ring in the mode asked for: one process per rank, or R ranks on this process's devices. */
 /** The precision the run asks for, and the room check (checkRooms) of its outputs at the precision it writes. */
 type RingPrecision = { precision: Precision; request: PrecisionRequest; room?: (p: Precision) => Promise<void> };
 
+/** The ring in the mode asked for: one process per rank, or R ranks on this process's devices. */
 async function runRing({ s, x, common }: RingCall, opts: RingPrecision, ring: RingArgs): Promise<RingResult> {
   const { R, mode } = ring;
   if (mode === 'processes') {
