@@ -260,7 +260,7 @@ function frame(id: string, R: number, totalMs: number) {
   // As tall as the rows, the ticks and the caption (drawn at the bottom): no blank band between the drawing and its caption.
   c.height = Math.ceil(top + R * rowH + 36);
   c.hidden = false;
-  c.setAttribute('aria-label', `${id === 'timeline' ? 'Measured' : 'Predicted'} ring timeline: ${R} rank row${R === 1 ? '' : 's'} over ${duration(totalMs)}, each step's compute, transfer and idle. Arrow keys step through the steps.`);
+  c.setAttribute('aria-label', `${id === 'timeline' ? 'Measured' : 'Predicted'} ring timeline: ${counted(R, 'rank row')} over ${duration(totalMs)}, each step's compute, transfer and idle. Arrow keys step through the steps.`);
   const g = c.getContext('2d')!;
   g.clearRect(0, 0, c.width, c.height);
   drawn.set(id, { boxes: [], axis: [] });

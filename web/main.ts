@@ -16,7 +16,7 @@ import { loadLiveView, saveLiveView, setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
 import { replaceViewHash } from './view.js';
 import { InputError } from '../src/errors.js';
-import { counted } from '../src/plural.js';
+import { counted, plural } from '../src/plural.js';
 import { FieldError, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { bound, clip, numberFrom, sig3 } from './format.js';
 import { LINKS, LINK_GBPS, LINK_NAMES, Link, Prediction, resolveLink } from '../src/cp/plan/linkModel.js';
@@ -1171,7 +1171,7 @@ function readCsvFile(name: string, text: string, room: number): FileRead {
 }
 
 /** "1 point", "3 points". */
-const count = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
+const count = (n: number, word: string) => `${n.toLocaleString('en-US')} ${plural(n, word)}`;
 
 function readLogFile(name: string, text: string, room: number): FileRead {
   const other = notALog(name, text);

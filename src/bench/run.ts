@@ -23,6 +23,7 @@ import { CsvRow, measuredRows, parseCsv } from '../memory/csv.js';
 import { choices, numberArg, nums, one, parseCommand } from '../cli/args.js';
 import { checkInputFile, checkNamed, MAX_TEXT_BYTES, MEMORY_SWEEP_KINDS, OutputPlan } from '../cli/files.js';
 import { progressOnTerminal } from '../cli/progress.js';
+import { counted } from '../plural.js';
 
 const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --quick               small sizes, about 20 s on a 2-core CPU (lavapipe)
@@ -54,7 +55,7 @@ N = ${SPOT_CHECK_N} before it is timed (the largest relative error of O, LSE, dQ
 /** Point i of n: a bar rewritten in place on a terminal; in a log or pipe one line when the phase is done (i = n). */
 function progress(label: string, i: number, n: number): void {
   if (!progressOnTerminal()) {
-    if (i === n) process.stderr.write(`${label} (${n} point${n === 1 ? '' : 's'})\n`);
+    if (i === n) process.stderr.write(`${label} (${counted(n, 'point')})\n`);
     return;
   }
   const w = 24, f = n ? Math.round((w * i) / n) : w;

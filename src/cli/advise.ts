@@ -11,6 +11,7 @@ import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, 
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
 import { MODEL_OPTS, configFromFlags, joinModuleArgs } from './memory.js';
+import { counted } from '../plural.js';
 
 export { layoutConfig } from '../memory/advise.js';
 
@@ -119,7 +120,7 @@ function refuseNoLayout(gbs: number, given: boolean, micro: number, gpus: number
 }
 
 function print(r: Request, res: AdviseResult, seen: Evaluated): void {
-  console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${r.gpus} GPU${r.gpus === 1 ? '' : 's'} × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
+  console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${counted(r.gpus, 'GPU')} × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
     `link ${r.link.name}${r.gpus > (r.gpusPerNode ?? 8) ? ` within nodes of ${r.gpusPerNode ?? 8} GPUs, ${r.interNodeLink?.name ?? 'ib-ndr'} between them` : ''}, global batch ${r.gbs} sequences; rates: ${H200.name} profile`);
   for (const line of timeCheckedLines(H200)) console.log(line);
   console.log(`${res.all} layouts evaluated, ${res.fitting.length} fit`);

@@ -441,7 +441,7 @@ function stepTimeLine(res: ParseResult, predicted: object): string {
   if (m.ms === null) return `step time: model ${prediction.iterMs.toFixed(1)} ms; the log has no iteration after the first ${WARMUP_ITERATIONS} to compare with`;
   if (m.ms === 0) return `step time: model ${prediction.iterMs.toFixed(1)} ms; the log's median after the first ${WARMUP_ITERATIONS} is 0.0 ms (no step takes no time): no error taken`;
   const err = (100 * (prediction.iterMs - m.ms)) / m.ms;
-  return `step time: model ${prediction.iterMs.toFixed(1)} ms, measured ${m.ms.toFixed(1)} ms (the time model's measure, after the first ${WARMUP_ITERATIONS}: median of ${m.iterations} report${m.iterations === 1 ? '' : 's'}, iterations ${m.from}-${m.to}; the point's iter above is its dataset's window): ${err >= 0 ? '+' : ''}${err.toFixed(1)}%`;
+  return `step time: model ${prediction.iterMs.toFixed(1)} ms, measured ${m.ms.toFixed(1)} ms (the time model's measure, after the first ${WARMUP_ITERATIONS}: median of ${counted(m.iterations, 'report')}, iterations ${m.from}-${m.to}; the point's iter above is its dataset's window): ${err >= 0 ? '+' : ''}${err.toFixed(1)}%`;
 }
 
 /**

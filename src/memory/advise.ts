@@ -15,6 +15,7 @@ import { iterationTime } from './time/step.js';
 import type { IterationTime } from './time/iteration.js';
 import { LINKS, type Link } from '../cp/plan/linkModel.js';
 import { untrainable } from './untrainable.js';
+import { counted } from '../plural.js';
 
 /** The recompute settings searched: none, Megatron-LM's default selective, the plot's "+ recompute", full. */
 export const RECOMPUTE_CHOICES = ['none', 'selective', 'selective:core_attn+mlp', 'full:uniform/1'];
@@ -140,7 +141,7 @@ export function skippedLines(skipped: AdviseResult['skipped'], max = 5): string[
   const lines = [...groups].sort((a, b) => b[1].layouts - a[1].layouts).map(([key, g]) => {
     const [head, tail] = key.split('\u0000');
     const nums = [...new Set(g.values)].sort((a, b) => Number(a) - Number(b)).join(', ');
-    return `${g.layouts} layout${g.layouts === 1 ? '' : 's'} skipped: ${tail === undefined ? head : `${head}${nums}${tail}`}`;
+    return `${counted(g.layouts, 'layout')} skipped: ${tail === undefined ? head : `${head}${nums}${tail}`}`;
   });
   return lines.length > max ? [...lines.slice(0, max), `and ${lines.length - max} more reasons (--json lists every skipped layout's)`] : lines;
 }

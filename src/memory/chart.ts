@@ -10,6 +10,7 @@ import { CsvRow } from './csv.js';
 import { FULL_RECOMPUTE, GIB, MemoryBreakdown, ModelConfig, Part, Stack, SweepLine, SweepPoint, defaultRecompute } from './model.js';
 import { untrainable } from './untrainable.js';
 import { maxOf, minOf } from '../stats.js';
+import { counted } from '../plural.js';
 
 /**
  * A note for lines drawn (within 1%) on top of their twins without recomputation: with
@@ -177,7 +178,7 @@ function yAxis(lines: ChartDataset[], others: ChartDataset[], hbmGib: number, ro
   const above = ys.filter((y) => y > yMax).length;
   const noneFits = lines.length > 0 && lines.every((d) => d.data[0]?.fits === false);
   const note = noneFits ? `Every line is out of memory from the first length (${formatTokens(minOf(rows.map((r) => r.seq_len)))} tokens): nothing fits in ${hbmGib} GiB` : '';
-  return { yMax, step, note, offScale: above ? `(${above} point${above === 1 ? '' : 's'} above ${yMax} GiB, off the scale)` : '' };
+  return { yMax, step, note, offScale: above ? `(${counted(above, 'point')} above ${yMax} GiB, off the scale)` : '' };
 }
 
 export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: number, title: string, subtitle = ''): MemoryChartConfig {

@@ -7,7 +7,7 @@
  */
 import { InputError } from '../errors.js';
 import { decimalNumber, nonDecimal } from '../decimal.js';
-import { plural } from '../plural.js';
+import { counted, plural } from '../plural.js';
 import { SweepPoint, recomputeSpec } from './model.js';
 import { MeasuredPoint, shown } from './megatron.js';
 
@@ -137,7 +137,7 @@ export function parseCsv(text: string, name = 'CSV'): CsvRow[] {
   for (let k = 1; k < rows.length; k++) {
     const { cells, line } = rows[k];
     if (cells.length < named)
-      throw new InputError(`${name} line ${line}: ${cells.length} field${cells.length === 1 ? '' : 's'} where the header has ${named} (up to '${shown(head[named - 1])}'): a short row, the file cut short? Give every column a field (an empty one for an unknown value)`);
+      throw new InputError(`${name} line ${line}: ${counted(cells.length, 'field')} where the header has ${named} (up to '${shown(head[named - 1])}'): a short row, the file cut short? Give every column a field (an empty one for an unknown value)`);
     out.push(csvRow(cells, head, line, name));
   }
   return out;

@@ -17,6 +17,7 @@ import { InputError } from '../errors.js';
 import { median } from '../stats.js';
 import { decimalNumber, nonDecimal } from '../decimal.js';
 import { DEFAULT_VOCAB_SIZE, RECOMPUTE_MODULES, type ModelConfig, type ParallelConfig, type RecomputeModule } from './model.js';
+import { counted, plural } from '../plural.js';
 
 export interface MegatronArgs {
   [name: string]: string;
@@ -196,8 +197,8 @@ function parseRun(lines: string[], from: number, to: number, file: string, sourc
   const warnings: string[] = cut ? [cut] : [];
   warnings.push(...missing(run.sawArgs ? args : null, iterations.length > 0, memory.length > 0, run.theoretical !== null, run.oom));
   const win = iterations.filter((r) => r.iteration > warmup).slice(-windowSize);
-  if (iterations.length && !win.length) warnings.push(`only ${iterations.length} iteration line${iterations.length === 1 ? '' : 's'}, none after the ${warmup} warm-up iterations: the point has no iter time (the step-time line skips fewer warm-up iterations and may still have one)`);
-  else if (win.length && win.length < windowSize) warnings.push(`only ${win.length} iteration${win.length === 1 ? '' : 's'} after warm-up (wanted ${windowSize})`);
+  if (iterations.length && !win.length) warnings.push(`only ${counted(iterations.length, 'iteration line')}, none after the ${warmup} warm-up iterations: the point has no iter time (the step-time line skips fewer warm-up iterations and may still have one)`);
+  else if (win.length && win.length < windowSize) warnings.push(`only ${counted(win.length, 'iteration')} after warm-up (wanted ${windowSize})`);
   const iterMs = median(win.map((r) => r.elapsedMs).filter((x): x is number => x !== null));
   const tflops = median(win.map((r) => r.tflopsPerGpu).filter((x): x is number => x !== null));
   if (win.length && tflops === null) warnings.push('no "throughput per GPU" in the iteration lines (run with --log-throughput)');
@@ -315,9 +316,8 @@ function zeroTimeNotes(iterations: IterationRecord[]): string[] {
   const zero = iterations.filter((r) => r.elapsedMs === 0).map((r) => r.iteration);
   if (!zero.length) return [];
   const listed = zero.length > 5 ? `${zero.slice(0, 5).join(', ')} and ${zero.length - 5} more` : zero.join(', ');
-  const one = zero.length === 1;
-  return [`elapsed time per iteration 0.0 ms at iteration${one ? '' : 's'} ${listed}: no step takes no time (a timer that did not run, or an edited log?), ` +
-    `and a median that counts ${one ? 'it' : 'them'} reads low: check the log before trusting its times`];
+  return [`elapsed time per iteration 0.0 ms at ${plural(zero.length, 'iteration')} ${listed}: no step takes no time (a timer that did not run, or an edited log?), ` +
+    `and a median that counts ${plural(zero.length, 'it', 'them')} reads low: check the log before trusting its times`];
 }
 
 /** What a log lacks (args null: no argument dump), and whether it ran out of memory, as warnings. */
