@@ -180,7 +180,7 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
   const R = inits.length, timeoutMs = opts.stepTimeoutMs ?? STEP_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
     const results: RankDone[] = [];
-    const stepEnded = stepCounter(R, opts, steps, (e) => fail(e));
+    const stepEnded = stepCounter(R, opts, steps, fail);   // fail: declared below, hoisted
     const kids: ChildProcess[] = [];
     // The words every rank must say before the parent tells them all the next (checked → proceed, …).
     const said = { checked: 0, ready: 0, 'forward-done': 0 }, then = { checked: 'proceed', ready: 'start', 'forward-done': 'backward' } as const;
