@@ -3,8 +3,21 @@
 /** A figure to three significant digits, as a plain number: 61.3, 143, 0.052, 1230. */
 export const sig3 = (x: number): string => (Number.isFinite(x) ? String(Number(x.toPrecision(3))) : '?');
 
-/** A duration in ms, to three significant digits, in ms below a second and in s from there: "412 ms", "67 s". */
-export const duration = (ms: number): string => (Math.abs(ms) >= 1000 ? `${sig3(ms / 1000)} s` : `${sig3(ms)} ms`);
+/** x rounded to three significant digits: what a unit is chosen by, so that 999.96 (1000 to three digits) takes the unit above. */
+const round3 = (x: number): number => Number(x.toPrecision(3));
+
+/**
+ * A duration in ms, to three significant digits, in ms below a second and in s from there: "412 ms", "67 s";
+ * one that rounds to 1000 ms is "1 s".
+ */
+export const duration = (ms: number): string => (Math.abs(round3(ms)) >= 1000 ? `${sig3(ms / 1000)} s` : `${sig3(ms)} ms`);
+
+/** FLOP/s to three significant digits in the largest of TFLOP/s, GFLOP/s, MFLOP/s it reaches once rounded (999.96 GFLOP/s is "1.00 TFLOP/s"); MFLOP/s below. */
+export function flopRate(flopsPerSecond: number): string {
+  const units: [number, string][] = [[1e12, 'TFLOP/s'], [1e9, 'GFLOP/s'], [1e6, 'MFLOP/s']];
+  const [div, unit] = units.find(([d]) => Math.abs(round3(flopsPerSecond / d)) >= 1) ?? units[2];
+  return `${(flopsPerSecond / div).toPrecision(3)} ${unit}`;
+}
 
 /** A bound as a person writes it: grouped thousands, no exponent (0.000001, 1,000,000). */
 export const bound = (x: number): string => x.toLocaleString('en-US', { maximumFractionDigits: 12 });

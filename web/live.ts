@@ -20,7 +20,7 @@ import { autotune, storedTuning, type TuneEntry, type TuneTrial } from '../src/b
 import { HEAD_GROUP_ALL, type KernelTuning } from '../src/kernels/tuning.js';
 import { idbTuneStore } from './tuneStore.js';
 import { FieldError, FieldErrors, marksOf, showFieldErrors } from './fields.js';
-import { duration, numberFrom } from './format.js';
+import { duration, flopRate, numberFrom } from './format.js';
 import { ringAttention, RingOptions, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
 import { Layout, LAYOUTS } from '../src/cp/plan/schedule.js';
 import { LINKS, LINK_GBPS, LINK_NAMES, Link, resolveLink, stepParts } from '../src/cp/plan/linkModel.js';
@@ -200,13 +200,6 @@ function checkPrediction(pr: Record<string, unknown>, phases: Record<string, unk
     if (steps.some((st) => !Number.isInteger(st.step) || !num(st.transferBytes) || !num(st.messages) || !num(st.flops)))
       throw new Error(`a ${String(p.phase)} step lacks its step number, flops, transferBytes or messages (the predicted timeline needs them)`);
   }
-}
-
-/** FLOP/s in the unit that keeps 3 significant digits readable. */
-function rate(flopsPerSecond: number): string {
-  const units: [number, string][] = [[1e12, 'TFLOP/s'], [1e9, 'GFLOP/s'], [1e6, 'MFLOP/s']];
-  const [div, unit] = units.find(([d]) => flopsPerSecond >= d) ?? [1e6, 'MFLOP/s'];
-  return `${(flopsPerSecond / div).toPrecision(3)} ${unit}`;
 }
 
 function showResults(rows: [string, string][]): void {
@@ -417,7 +410,7 @@ function drawPredicted(tl: RingTimeline): void {
   g.fillStyle = '#333';
   const src = p.compute?.source === 'tflops' ? 'compute at the given TFLOP/s' : 'measured step compute';
   g.fillText(`predicted on ${p.link.name} (${p.link.gbps} Gbit/s, ${p.link.latencyUs} µs; ${src}): ${p.totalMs.toFixed(2)} ms · comm ${(100 * p.commFraction).toFixed(1)}% · ` +
-    `${rate(p.tflopsPerGpu * 1e12)} per GPU`, 70, c.height - 4);
+    `${flopRate(p.tflopsPerGpu * 1e12)} per GPU`, 70, c.height - 4);
 }
 
 /** Steps narrower than this (px) are hard to point at: the tooltip of a point this near one names it too. */
@@ -566,11 +559,11 @@ function resultRows(s: AttentionShape, cfg: LiveConfig, res: Awaited<ReturnType<
     ['kernels', kernelsLabel(res.kernels)],
     ['mode, scheme', `${tl.mode}, ${tl.scheme}${sizes}, ${tl.layout}, R=${tl.R} (${mode})`],
     ['steps', stepLabels(tl)],
-    ['achieved', `${rate(flops / (wall * 1e-3))} over ${wall.toFixed(1)} ms (ring wall time on this GPU; FLOPs 4·H·D per visible pair, ${pairs} of ${s.Nq * s.Nk} pairs visible${cfg.backward ? ', ×3.5 with the backward' : ''})`],
+    ['achieved', `${flopRate(flops / (wall * 1e-3))} over ${wall.toFixed(1)} ms (ring wall time on this GPU; FLOPs 4·H·D per visible pair, ${pairs} of ${s.Nq * s.Nk} pairs visible${cfg.backward ? ', ×3.5 with the backward' : ''})`],
     overlapRow(tl),
     [`predicted, ${tl.R} GPUs on ${p.link.name}`, `${p.totalMs.toFixed(2)} ms over ${p.stepMs.length} steps (${p.stepMs.map((x) => x.toFixed(2)).join(', ')} ms)`],
     ['comm fraction', `${(100 * p.commFraction).toFixed(1)}% (exposed communication ${p.exposedCommMs.toFixed(3)} ms of ${p.totalMs.toFixed(2)} ms)`],
-    ['TFLOP/s per GPU', `${(p.tflopsPerGpu).toPrecision(3)} (${rate(p.tflopsPerGpu * 1e12)}; this GPU's measured step compute, transfers at ${p.link.gbps} Gbit/s and ${p.link.latencyUs} µs per message)`],
+    ['TFLOP/s per GPU', `${(p.tflopsPerGpu).toPrecision(3)} (${flopRate(p.tflopsPerGpu * 1e12)}; this GPU's measured step compute, transfers at ${p.link.gbps} Gbit/s and ${p.link.latencyUs} µs per message)`],
     ['peak bytes per rank', tl.ranks.map((r) => `${(r.peakBytes / 1024 / 1024).toFixed(2)} MiB`).join(', ')],
     ['work per rank', `${tl.schedule.workPerRank.join(', ')} visible scores (imbalance ${tl.schedule.imbalance.toFixed(3)}: max / mean, under the ${cfg.causal ? 'causal ' : ''}${cfg.window.some((w) => w >= 0) ? `window ${cfg.window.join(',')} ` : ''}${cfg.docs > 1 ? `${cfg.docs}-document ` : ''}mask, ${tl.layout})`],
   ];

@@ -31,8 +31,14 @@ export const MAX_TEXT_BYTES = 0x1fffffe8;
 /** The most a binary input (.npy) may hold: what Node reads into one buffer (2 GiB). */
 export const MAX_BINARY_BYTES = 2 ** 31 - 1;
 
-/** A size as messages give it: KiB below 1 MiB, whole MiB below 1 GiB, GiB with a decimal from there ('200.0 GiB', not '204800 MiB'). */
-export const sizeOf = (n: number) => (n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(1)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(0)} MiB` : `${Math.ceil(n / 1024)} KiB`);
+/**
+ * A size as messages give it: KiB (rounded up) below 1 MiB, whole MiB below 1 GiB, GiB with a decimal from there ('200.0 GiB',
+ * not '204800 MiB'). The unit goes by the rounded figure: 1023.6 MiB is '1.0 GiB', not '1024 MiB'.
+ */
+export function sizeOf(n: number): string {
+  const mib = Math.round(n / 2 ** 20), kib = Math.ceil(n / 1024);
+  return mib >= 1024 ? `${(n / 2 ** 30).toFixed(1)} GiB` : kib >= 1024 ? `${mib} MiB` : `${kib} KiB`;
+}
 /** How a message names a flag: `--out`; a positional is given by its name with a space (`input file`). */
 const who = (flag: string) => (flag.includes(' ') ? flag : `--${flag}`);
 const asInput = (flag: string) => (flag.includes(' ') ? flag : `input ${who(flag)}`);

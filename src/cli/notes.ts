@@ -31,7 +31,8 @@ const x2 = (x: number) => `${x.toFixed(2)}×`;
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const pctRange = (lo: number, hi: number) => `${Math.round(lo * 100)}–${pct(hi)}`;
 const article = (n: number) => (/^(8|11|18)/.test(String(n)) ? 'an' : 'a');
-const pctFine = (x: number) => `${(x * 100).toFixed(x < 0.01 ? 2 : 1)}%`;
+/** A percentage with two decimals below 1%, one from there, chosen on the rounded figure (0.9996% is '1.0%', not '1.00%'). */
+export const pctFine = (x: number) => `${(x * 100).toFixed(Math.abs(Number((x * 100).toFixed(2))) < 1 ? 2 : 1)}%`;
 /** A largest error as a bound: rounded up at its one decimal. */
 const pctUp = (x: number) => `${(Math.ceil(x * 1000 - 1e-9) / 10).toFixed(1)}%`;
 const res = (folder: string) => `\`bench/results/${folder}\``;
