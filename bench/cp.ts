@@ -38,6 +38,7 @@ import { Segment, shardTokens } from '../src/cp/plan/schedule.js';
 import { AttentionShape, MAX_HEAD_DIM, numel, resolveOptions } from '../src/shape.js';
 import { InputError, LimitError } from '../src/errors.js';
 import { userMistake } from '../src/cli/main.js';
+import { counted } from '../src/plural.js';
 import { numberArg, NumberRule, parseCommand } from '../src/cli/args.js';
 import { checkOutputDir } from '../src/cli/files.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
@@ -369,7 +370,7 @@ function table(sw: SweepResult | null, sc: Awaited<ReturnType<typeof scale>> | n
   if (sw?.rows.length) {
     const r0 = sw.rows[0];
     bestRatios(sw.rows);
-    L.push(`one-device sweep: N=${r0.N} H=${r0.H} D=${r0.D} causal f16 zigzag; each point: warm-up (>= 1 s on a GPU), median of ${sw.repeats ?? 1} run(s), each after an R=1 run (paired: median of the neighbours' ratios); predicted on nvlink-h200 from measured step compute`);
+    L.push(`one-device sweep: N=${r0.N} H=${r0.H} D=${r0.D} causal f16 zigzag; each point: warm-up (>= 1 s on a GPU), median of ${counted(sw.repeats ?? 1, 'run')}, each after an R=1 run (paired: median of the neighbours' ratios); predicted on nvlink-h200 from measured step compute`);
     L.push('R  scheme      kernel ms (fwd+bwd)  runs                  vs R=1  paired  best  vs R=1 best  pred ms  comm%  TFLOP/s/GPU  peak MiB/rank  err vs R=1');
     for (const r of sw.rows) {
       const runs = r.kernelMsRuns.map((k) => k?.toFixed(1) ?? 'n/a').join(' ');
