@@ -53,6 +53,7 @@
  */
 import { InputError } from '../errors.js';
 import { untrainable } from './untrainable.js';
+import { counted } from '../plural.js';
 
 export type Recompute = 'none' | 'selective' | 'full';
 export type RecomputeModule = 'core_attn' | 'mlp' | 'layernorm' | 'moe' | 'shared_experts';
@@ -721,7 +722,7 @@ function layerGroups(m: ModelConfig, p: ParallelConfig, d: Dims, inflight: numbe
   const G = (label: string, layers: number, terms: MemoryTerm[]): LayerGroup => ({ label, layers: layers * inflight, terms, bytesPerLayer: sum(terms) });
   if (p.recompute !== 'full') return [G('stored layers', stage, full)];
   const n = Math.min(p.recomputeNumLayers!, chunk), each = v > 1 ? ' of each model chunk' : '';
-  if (p.recomputeMethod === 'uniform') return [G(`chunk inputs (uniform, ${n} layer${n > 1 ? 's' : ''} per chunk)`, Math.ceil(chunk / n) * v, [inputTerm(d)])];
+  if (p.recomputeMethod === 'uniform') return [G(`chunk inputs (uniform, ${counted(n, 'layer')} per chunk)`, Math.ceil(chunk / n) * v, [inputTerm(d)])];
   const recomputedLayers = blockRecomputedLayers(stage, p);
   const groups = [G(`recomputed layers (block, first ${n}${each})`, recomputedLayers, [inputTerm(d)])];
   if (stage > recomputedLayers) groups.push(G('stored layers', stage - recomputedLayers, full));
@@ -859,7 +860,7 @@ function transients(m: ModelConfig, p: ParallelConfig, d: Dims, groups: LayerGro
     // block: its recomputed layers come last in backward, after every stored layer was released.
     const freed = lossAndOutput + (p.recomputeMethod === 'block' && p.pipelineParallel === 1 ? sum(groups.filter((g) => g.label === 'stored layers').map((g) => ({ bytes: g.bytesPerLayer * g.layers }))) : 0);
     // the chunk's last layer: its MLP backward (whole chunk live), then its attention backward (that layer's MLP released)
-    list.push(X({ name: `recomputing one checkpointed chunk (${n} layer${n > 1 ? 's' : ''}) in backward`, part: 'attention', bytes: n * layer + upstream + Math.max(0, scoresGrad - releasedAtCore),
+    list.push(X({ name: `recomputing one checkpointed chunk (${counted(n, 'layer')}) in backward`, part: 'attention', bytes: n * layer + upstream + Math.max(0, scoresGrad - releasedAtCore),
       formula: `${n}·(one stored layer) + ${up}` }, freed));
   }
   return list;
