@@ -27,11 +27,13 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   return { ...fsp, statfs, default: { ...fsp, statfs } };
 });
 
-// A device without shader-f16 (lavapipe has it), and no GPU work: the refusals below come before any.
+// A device without shader-f16 (lavapipe has it), and no GPU work: the refusals below come before any. Its adapter's
+// name (`adapter.description`) a test may change.
+const adapter = vi.hoisted(() => ({ description: 'an adapter without shader-f16' }));
 vi.mock('../src/gpu/node.js', () => ({ nodeGPU: async () => ({}) }));
 vi.mock('../src/gpu/device.js', async (importOriginal) => {
   const mod = await importOriginal<typeof import('../src/gpu/device.js')>();
-  const fake = (index: number) => ({ index, hasF16: false, adapter: { description: 'an adapter without shader-f16' }, destroy: () => {} });
+  const fake = (index: number) => ({ index, hasF16: false, adapter, destroy: () => {} });
   return { ...mod, acquireDevices: async (_gpu: unknown, n: number) => Array.from({ length: n }, (_, i) => fake(i)) };
 });
 
@@ -121,16 +123,34 @@ describe('flashring attention: room for the outputs', () => {
     expect(existsSync(f('roomfs/o'))).toBe(false);
   });
 
-  it("a ring's --timeline counts with --out where both are on one file system (its step records: at least 400 bytes each)", async () => {
+  it("a ring's --timeline counts with --out where both are on one file system (at most timelineBound: its structure, every figure at its widest)", async () => {
     asUser();
     mkdirSync(f('roomfs'), { recursive: true });
     // float32 [1, 2, 448, 8]: O 28 KiB (8 blocks with its header), LSE (1), the record (1): the 40 KiB free, exactly;
-    // the timeline of 2 ranks × 2 p2p forward steps, 1600 bytes at least, is a block more.
+    // the timeline of 2 ranks × 2 p2p forward steps, at most 5 to 8 KiB, is 2 blocks more.
     const k = tensor('k448.npy', 'f4', undefined, 448), tl = f('roomfs/tl.json');
     const args = ['--q', k, '--k', k, '--v', k, '--out', f('roomfs/o'), '--cp', '2'];
     await expect(attentionCommand([...args, '--timeline', tl]))
-      .rejects.toThrow(`--out ${f('roomfs/o')} and --timeline ${tl}: this run writes 44 KiB on their file system, which has 40 KiB free: make room, or give folders on another disk`);
+      .rejects.toThrow(`--out ${f('roomfs/o')} and --timeline ${tl}: this run writes 48 KiB on their file system, which has 40 KiB free: make room, or give folders on another disk`);
     // Without the timeline the outputs fit: the run goes on (to this file's device without GPU work, which fails otherwise).
+    await expect(attentionCommand(args)).rejects.not.toThrow(/this run writes/);
+  });
+
+  it("the --timeline is checked again with its adapter names once the devices are there, before any GPU work", async () => {
+    asUser();
+    mkdirSync(f('roomfs'), { recursive: true });
+    // [1, 2, 16, 8]: O, LSE and the record a block each; the timeline without its names 2 blocks: 20 KiB of 40 free.
+    const k = tensor('k.npy'), tl = f('roomfs/tl2.json');
+    const args = ['--q', k, '--k', k, '--v', k, '--out', f('roomfs/o2'), '--cp', '2', '--timeline', tl];
+    const name = adapter.description;
+    try {
+      adapter.description = 'an adapter whose name runs on '.repeat(400); // 12000 bytes, twice (one a rank): 6 blocks more
+      await expect(attentionCommand(args))
+        .rejects.toThrow(`--out ${f('roomfs/o2')} and --timeline ${tl}: this run writes 44 KiB on their file system, which has 40 KiB free`);
+      expect(existsSync(f('roomfs/o2'))).toBe(false);
+    } finally {
+      adapter.description = name;
+    }
     await expect(attentionCommand(args)).rejects.not.toThrow(/this run writes/);
   });
 });

@@ -13,6 +13,8 @@ import { relErr, TOL } from '../src/reference/compare.js';
 import { makeInputs, SEED } from './cases.js';
 import { fromHalfArray, roundToHalf, toHalfArray } from '../src/f16.js';
 import { gpuPerRankWrapper } from '../src/cp/launch/processRanks.js';
+import { timelineBound } from '../src/cli/timelineBound.js';
+import { resolveScheme } from '../src/cp/schemes/registry.js';
 
 const run = promisify(execFile);
 const BIN = join(__dirname, '..', 'bin', 'flashring.mjs');
@@ -31,6 +33,13 @@ const hasGpusFor = (R: number) => {
     return false;
   }
 };
+
+/** The bound of a p2p --timeline file with the backward, from the run's facts as the file gives them. */
+function writtenBound(file: string): number {
+  const tl = JSON.parse(readFileSync(file, 'utf8'));
+  const { scheme, steps } = resolveScheme('p2p', tl.R, tl.shape);
+  return timelineBound({ R: tl.R, mode: tl.mode, pipelined: false, scheme, layout: tl.layout, precision: tl.precision, shape: tl.shape, steps, backward: true, adapters: tl.adapters });
+}
 
 describe('flashring attention', () => {
   const dir = mkdtempSync(join(tmpdir(), 'flashring-cli-'));
@@ -64,6 +73,8 @@ describe('flashring attention', () => {
       if (extra.length) expect(JSON.parse(readFileSync(join(out, 't.json'), 'utf8')).kind).toBe('flashring.timeline');
       // What a rerun finds there reads as this command's own output, so it may be overwritten (src/cli/files.ts).
       if (extra.length) expect(OUTPUT_KINDS.timeline.looks(readFileSync(join(out, 't.json'), 'latin1'))).toBe(true);
+      // Its size within the bound the room check counted (src/cli/timelineBound.ts), with the adapter names it lists.
+      if (extra.length) expect(readFileSync(join(out, 't.json')).length).toBeLessThanOrEqual(writtenBound(join(out, 't.json')));
       expect(recordLists(readFileSync(join(out, RUN_RECORD), 'utf8'))).toEqual(['o.npy', 'dq.npy', 'dk.npy', 'dv.npy', 'lse.npy']);
       // Results on stdout; stderr (not a terminal here) has no carriage-return progress, one line per finished phase.
       expect(r.out).toMatch(extra.length ? /^CP R=\d .*\n {2}work per rank/m : /^forward \(f32\) .*; wrote .*o\.npy/m);

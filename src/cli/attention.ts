@@ -11,7 +11,8 @@ import { Documents, checkDocuments } from '../mask.js';
 import { Precision, PrecisionRequest, precisionRequest } from '../kernels/precision.js';
 import { numberArg, parseCommand } from './args.js';
 import { checkInputFile, checkNamed, checkRooms, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan, RoomNeed } from './files.js';
-import { OUTPUT_NAMES, RUN_RECORD, devicePrecision, noteStaleOutputs, outputSizes, outputFiles, recordLists, timelineSize } from './outputs.js';
+import { OUTPUT_NAMES, RUN_RECORD, devicePrecision, noteStaleOutputs, outputSizes, outputFiles, recordLists } from './outputs.js';
+import { timelineBound } from './timelineBound.js';
 import { timedPhase } from './progress.js';
 import { RING_OPTIONS, RingArgs, checkRingArgs, parseRingArgs } from './ringArgs.js';
 import { resolveScheme, schemeDefs } from '../cp/schemes/registry.js';
@@ -341,14 +342,18 @@ function requestedPrecision(req: AttentionArgs['precision'], tensors: Tensor[]):
 }
 
 /**
- * What the run writes where, for checkRooms: --out's files at `precision`, and a ring's --timeline (at least its
- * step records: timelineSize), counted together where both are on one file system.
+ * What the run writes where, for checkRooms: --out's files at `precision`, and a ring's --timeline (at most
+ * timelineBound, its ranks' `adapters` names as far as known), counted together where both are on one file system.
  */
-function roomNeeds(a: AttentionArgs, s: AttentionShape, precision: Precision, backward: boolean, ring: RingArgs | null): RoomNeed[] {
+function roomNeeds(a: AttentionArgs, s: AttentionShape, precision: Precision, backward: boolean, ring: RingArgs | null, adapters: string[] = []): RoomNeed[] {
   const needs: RoomNeed[] = [{ flag: 'out', path: a.out, dir: a.out, sizes: outputSizes(s, precision, backward) }];
   if (ring?.timeline !== undefined) {
-    const steps = resolveScheme(ring.scheme, ring.R, s, ring.hierarchicalSizes).steps;
-    needs.push({ flag: 'timeline', path: ring.timeline, dir: dirname(ring.timeline), sizes: [timelineSize(ring.R, steps, backward)] });
+    const { scheme, steps } = resolveScheme(ring.scheme, ring.R, s, ring.hierarchicalSizes);
+    const bound = timelineBound({
+      R: ring.R, mode: ring.mode, pipelined: !!ring.pipelined, scheme, layout: ring.layout, precision, shape: s, steps, backward, adapters,
+      ...(ring.link ? { link: ring.link } : {}), ...(ring.computeTflops !== undefined ? { computeTflops: ring.computeTflops } : {}),
+    });
+    needs.push({ flag: 'timeline', path: ring.timeline, dir: dirname(ring.timeline), sizes: [bound] });
   }
   return needs;
 }
@@ -364,7 +369,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const p = requestedPrecision(a.precision, [q, k, v, ...(dout ? [dout] : [])]);
   // A full disk before the work, not after it; again once the device has said the precision (float16 data
   // computed in f32 where it has no shader-f16 writes twice the bytes), before any GPU work.
-  const room = (precision: Precision) => checkRooms(roomNeeds(a, s, precision, !!dout, ring));
+  const room = (precision: Precision, adapters?: string[]) => checkRooms(roomNeeds(a, s, precision, !!dout, ring, adapters));
   await room(p);
   const t = { q: hostOf(q), k: hostOf(k), v: hostOf(v) };
   const dO = dout ? hostOf(dout) : null;

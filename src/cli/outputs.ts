@@ -55,16 +55,6 @@ export function outputSizes(s: AttentionShape, precision: Precision, backward: b
   return [q, header + s.B * s.Hq * s.Nq * 4, ...(backward ? [q, kv, kv] : []), record];
 }
 
-/**
- * The least a ring's --timeline file takes: each of its step records (every rank's, each step of each phase run,
- * `steps`) is at least 412 bytes as JSON.stringify(…, null, 1) writes it (its 20 fields and their names, every
- * number 0); the rest (the header, the summary, the prediction) is not counted. A bound, not a size: the real
- * file is larger (about 600 bytes a record), but known before the run.
- */
-export function timelineSize(R: number, steps: { forward: number; backward: number }, backward: boolean): number {
-  return R * (steps.forward + (backward ? steps.backward : 0)) * 400;
-}
-
 /** f16 asked for by the data on a device without shader-f16: f32, with a note. */
 export function devicePrecision(p: Precision, req: PrecisionRequest, dev: FlashDevice): Precision {
   if (p === 'f16' && req === 'auto' && !dev.hasF16) {

@@ -33,8 +33,11 @@ export function formatTimeline(tl: RingTimeline): string {
 
 type RingCall = { s: AttentionShape; x: { q: HostTensor; k: HostTensor; v: HostTensor; dout?: HostTensor }; common: RingOptions };
 
-/** The precision the run asks for, and the room check (checkRooms) of its outputs at the precision it writes. */
-type RingPrecision = { precision: Precision; request: PrecisionRequest; room?: (p: Precision) => Promise<void> };
+/**
+ * The precision the run asks for, and the room check (checkRooms) of its outputs at the precision it writes (a
+ * --timeline's with its ranks' adapter names, where known).
+ */
+type RingPrecision = { precision: Precision; request: PrecisionRequest; room?: (p: Precision, adapters?: string[]) => Promise<void> };
 
 /** The ring in the mode asked for: one process per rank, or R ranks on this process's devices. */
 async function runRing({ s, x, common }: RingCall, opts: RingPrecision, ring: RingArgs): Promise<RingResult> {
@@ -50,7 +53,9 @@ async function runRing({ s, x, common }: RingCall, opts: RingPrecision, ring: Ri
   const devs = await acquireDevices(await nodeGPU(), mode === 'one-device' ? 1 : R);
   try {
     const precision = devicePrecision(opts.precision, opts.request, devs[0]);
-    if (precision !== opts.precision) await opts.room?.(precision); // f32 written for float16 data: twice the bytes, checked before any GPU work
+    // Checked again before any GPU work: f32 written for float16 data (twice the bytes); a --timeline with its adapter names.
+    const adapters = Array.from({ length: R }, (_, r) => adapterName(devs[devs.length === 1 ? 0 : r].adapter));
+    if (precision !== opts.precision || ring.timeline !== undefined) await opts.room?.(precision, adapters);
     console.log(`context-parallel attention ${JSON.stringify(s)}, ${counted(R, 'rank')} ${mode} (${ring.scheme}): ${adapterName(devs[0].adapter)}`);
     // Dawn hands out one adapter however often it is asked: R devices on it share that GPU.
     if (mode === 'multi-adapter' && R > 1 && new Set(devs.map((d) => adapterName(d.adapter))).size === 1)

@@ -92,9 +92,13 @@ export interface RingTimeline {
   predicted?: Prediction;
 }
 
+/** Every label a step may have (a rank program's begin takes no other): the --timeline room check bounds a label by the longest. */
+export const STEP_LABELS = ['ring', 'home', 'gather', 'attend', 'reduce-scatter', 'a2a-in', 'a2a-out'] as const;
+export type StepLabel = (typeof STEP_LABELS)[number];
+
 /** What a rank says when it starts a step. */
 export interface StepInfo {
-  label: string;
+  label: StepLabel;
   kvFrom?: number;
   pairs?: number;
   visible?: number;
