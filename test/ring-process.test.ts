@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape } from './cases.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
-import { gpuPerRankWrapper, ringAttentionProcesses } from '../src/cp/launch/processRanks.js';
+import { RankDevice, agreedPrecision, gpuPerRankWrapper, ringAttentionProcesses } from '../src/cp/launch/processRanks.js';
+import { Precision } from '../src/kernels/precision.js';
+import { toHalfArray } from '../src/f16.js';
 import { InputError } from '../src/errors.js';
 
 describe('ranks in separate processes (ProcessCommunicator)', () => {
@@ -104,12 +106,12 @@ describe('ranks in separate processes: more ranks, layouts, the wrapper, failure
 describe('a rank process checks its own rank against its device\'s limits, and no process does GPU work before every rank has (rankProcess.ts: checkedRankKernels, then proceed)', () => {
   const preload = pathToFileURL(fileURLToPath(new URL('./fixtures/rank-limits.mjs', import.meta.url))).href;
   /**
-   * Each rank behind `env`, which preloads test/fixtures/rank-limits.mjs: its devices report `limits` (only those of
-   * `ranks`, where given), its GPU work is logged.
+   * Each rank behind `env`, which preloads test/fixtures/rank-limits.mjs: its devices report `limits` and lack the features
+   * `hide` (only those of `ranks`, where given), its GPU work is logged.
    */
-  const lowered = (limits: object, log: string, ranks?: string) =>
+  const lowered = (limits: object, log: string, ranks?: string, hide?: string) =>
     ['env', `FLASHRING_TEST_LIMITS=${JSON.stringify(limits)}`, `FLASHRING_TEST_GPU_LOG=${log}`, `NODE_OPTIONS=--import=${preload}`,
-      'FLASHRING_TEST_RANK={rank}', ...(ranks !== undefined ? [`FLASHRING_TEST_LIMITS_RANKS=${ranks}`] : [])];
+      'FLASHRING_TEST_RANK={rank}', ...(ranks !== undefined ? [`FLASHRING_TEST_LIMITS_RANKS=${ranks}`] : []), ...(hide ? [`FLASHRING_TEST_HIDE_FEATURES=${hide}`] : [])];
 
   it('row blocks beyond the grid limit, and a buffer beyond the binding size: a LimitError naming the rank, and no rank makes a buffer or submits', async () => {
     // As test/extremes.test.ts in-process: 2 heads, zigzag over 2 ranks (a segment of 512 rows a rank).
@@ -145,4 +147,51 @@ describe('a rank process checks its own rank against its device\'s limits, and n
       rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it("float16 inputs with precision auto where rank 1's adapter lacks shader-f16: every rank runs in f32, as in-process; f16 asked for there is refused, naming rank 1, before any GPU work", async () => {
+    const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 40, Nk: 40, D: 16 };
+    const x = makeInputs(s, SEED + 407);
+    const h = { q: toHalfArray(x.q), k: toHalfArray(x.k), v: toHalfArray(x.v), dout: toHalfArray(x.dout) };
+    const r = refInputs(x, 'f16');   // the float16 inputs' values, exactly
+    const rf = referenceForward(s, r.q, r.k, r.v, { causal: true });
+    const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal: true });
+    const dir = mkdtempSync(join(tmpdir(), 'flashring-rank-f16-'));
+    try {
+      const log = join(dir, 'gpu.log'), wrapper = lowered({}, log, '1', 'shader-f16');
+      writeFileSync(log, '');
+      const agreed: [Precision, boolean[]][] = [];
+      const got = await ringAttentionProcesses(s, h, { ranks: 2, causal: true, wrapper, onPrecision: (p, devs) => void agreed.push([p, devs.map((d) => d.hasF16)]) });
+      expect(agreed).toEqual([['f32', [true, false]]]);
+      expect([got.precision, got.timeline.precision]).toEqual(['f32', 'f32']);
+      expect(got.o).toBeInstanceOf(Float32Array);
+      expect(err(got.o, rf.o)).toBeLessThanOrEqual(TOL.f32.out);
+      expect(err(got.lse, rf.lse)).toBeLessThanOrEqual(TOL.f32.out);
+      for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k]!, rb[k]), k).toBeLessThanOrEqual(TOL.f32.grad);
+      // Asked for f16: refused in the parent once both ranks have said what their adapters offer; neither made a buffer.
+      writeFileSync(log, '');
+      await expect(ringAttentionProcesses(s, h, { ranks: 2, causal: true, precision: 'f16', wrapper }))
+        .rejects.toThrow(/^rank 1: precision f16 needs the 'shader-f16' feature, which its adapter \(.+\) does not offer; use f32, or auto/);
+      expect(readFileSync(log, 'utf8')).toBe('');
+      // Where every rank's adapter has it (lavapipe does), auto still runs the float16 inputs in f16.
+      const all = await ringAttentionProcesses(s, { q: h.q, k: h.k, v: h.v }, { ranks: 2, causal: true, onPrecision: (p, devs) => void agreed.push([p, devs.map((d) => d.hasF16)]) });
+      const f16 = agreed[1][1].every(Boolean);
+      if (!f16) expect(process.env.CI).not.toBe('true');
+      expect(all.precision).toBe(f16 ? 'f16' : 'f32');
+      expect(err(all.o, rf.o)).toBeLessThanOrEqual(f16 ? TOL.f16.out : TOL.f32.out);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
+
+  it('agreedPrecision: one precision for every rank from what each adapter offers', () => {
+    const dev = (rank: number, hasF16: boolean): RankDevice => ({ type: 'device', rank, adapter: `gpu${rank}`, hasF16 });
+    const mixed = [dev(0, true), dev(1, false), dev(2, false)];
+    expect(agreedPrecision('auto', true, [dev(0, true), dev(1, true)])).toBe('f16');
+    expect(agreedPrecision('auto', true, mixed)).toBe('f32');
+    expect(agreedPrecision('auto', false, [dev(0, true)])).toBe('f32');
+    expect(agreedPrecision('f32', true, mixed)).toBe('f32');
+    expect(agreedPrecision('f16', false, [dev(0, true)])).toBe('f16');
+    expect(() => agreedPrecision('f16', true, mixed)).toThrow(InputError);
+    expect(() => agreedPrecision('f16', true, mixed)).toThrow(/^ranks 1, 2: precision f16 needs the 'shader-f16' feature, which their adapters \(gpu1, gpu2\) do not offer; use f32/);
+  });
 });

@@ -8,12 +8,16 @@
  * the same rank program as the in-process modes over a ProcessCommunicator.
  *
  * Protocol (Node IPC, 'advanced' serialization, so typed arrays travel as bytes):
- *   parent → rank   init, proceed (all ranks checked), start (all ranks ready), data (forwarded),
- *                   backward (all forwards done), abort
- *   rank → parent   checked (its program fits its device's limits: no GPU work yet), ready,
- *                   data, step (one of its steps ended), forward-done, done, error
- * A rank checks only its own program, on its own device, and does GPU work only after proceed:
- * a refusal of any rank ends the run before any process has made a buffer or submitted work.
+ *   parent → rank   init, inputs (all ranks' devices known: the precision every rank runs in, and
+ *                   its rows in it), proceed (all ranks checked), start (all ranks ready), data
+ *                   (forwarded), backward (all forwards done), abort
+ *   rank → parent   device (its adapter, and whether it has shader-f16: no GPU work yet), checked
+ *                   (its program fits its device's limits), ready, data, step (one of its steps
+ *                   ended), forward-done, done, error
+ * The ranks agree on one precision before any builds a kernel (agreedPrecision: float16 inputs
+ * with 'auto' run in f16 only where every rank's adapter has shader-f16, else in f32 on all). A
+ * rank checks only its own program, on its own device, and does GPU work only after proceed: a
+ * refusal of any rank ends the run before any process has made a buffer or submitted work.
  * performance.now() has a different origin in each process, so a rank reports each phase's
  * start as timeOrigin + now (wall-clock ms) and its steps relative to it; the parent aligns them.
  * onStep fires when every rank has ended a step, as in-process.
@@ -26,7 +30,8 @@ import { DAWN_NOISE } from '../../gpu/dawnNoise.mjs';
 import { DeviceLostError, ErrorFields, InputError, rebuildError } from '../../errors.js';
 import { HostTensor } from '../../kernels/attention.js';
 import { needsExactMaxFor } from '../../kernels/stale.js';
-import { Precision, precisionRequest } from '../../kernels/precision.js';
+import { Precision, PrecisionRequest, elemBytes, precisionRequest } from '../../kernels/precision.js';
+import { plural } from '../../plural.js';
 import { KernelTuning, currentProcessTuning, resolveTuning } from '../../kernels/tuning.js';
 import { AttentionShape, ResolvedOptions } from '../../shape.js';
 import { Problem } from '../rank/chunks.js';
@@ -40,16 +45,30 @@ import { Layout, Segment } from '../plan/schedule.js';
 import { Phase, RingTimeline, StepRecord, makeTimeline, withIdle } from '../rank/timeline.js';
 import { Scheme } from '../schemes/registry.js';
 
-/** What a rank process needs: the problem, its shard's rows, and how to reach the others. */
+/** What a rank process needs first: the problem and how to reach the others (its rows come once the precision is agreed: RankInputs). */
 export interface RankInit {
   type: 'init';
   rank: number; R: number;
-  shape: AttentionShape; base: ResolvedOptions; precision: Precision;
+  shape: AttentionShape; base: ResolvedOptions;
   scheme: Scheme; hierarchicalSizes?: string | number[]; shards: Segment[][]; backward: boolean;
   /** The folder the ranks exchange bytes through (processComm.ts), or null for bytes in messages. */
   spool: string | null;
   /** The kernel pins every rank builds with (ProcessRingOptions.tuning, resolved once in the parent). */
   tuning: Readonly<KernelTuning>;
+}
+
+/** What a rank process says of its device before any GPU work: its name, and whether it has shader-f16. */
+export interface RankDevice {
+  type: 'device';
+  rank: number;
+  adapter: string;
+  hasF16: boolean;
+}
+
+/** The rest of what a rank needs, once every rank's device is known: the precision all run in, and its rows in it. */
+export interface RankInputs {
+  type: 'inputs';
+  precision: Precision;
   /** This rank's rows of each input, one array per segment of its shard. */
   inputs: Partial<Record<InputName, HostTensor[]>>;
   /** The forward's exact running row max (src/kernels/stale.ts), decided by the parent from V. */
@@ -70,9 +89,9 @@ export interface RankDone {
   memory: { peakBytes: number; liveBytes: number };
 }
 
-export type ToParent = DataMessage | RankDone | { type: 'checked' | 'ready' | 'forward-done'; rank: number } | ({ type: 'error'; rank: number } & ErrorFields)
+export type ToParent = DataMessage | RankDone | RankDevice | { type: 'checked' | 'ready' | 'forward-done'; rank: number } | ({ type: 'error'; rank: number } & ErrorFields)
   | { type: 'step'; rank: number; phase: Phase; step: number };
-export type FromParent = RankInit | DataMessage | { type: 'proceed' | 'start' | 'backward' } | { type: 'abort'; why: string };
+export type FromParent = RankInit | RankInputs | DataMessage | { type: 'proceed' | 'start' | 'backward' } | { type: 'abort'; why: string };
 
 export interface ProcessRingOptions extends RingOptions {
   ranks: number;
@@ -83,6 +102,13 @@ export interface ProcessRingOptions extends RingOptions {
    * devices carry theirs, so that both modes run the same kernels.
    */
   tuning?: KernelTuning;
+  /**
+   * Called once every rank process has its device and the ranks have agreed on `precision` (agreedPrecision:
+   * float16 inputs with 'auto' run in f32 where a rank's adapter has no shader-f16), before any rank does GPU
+   * work; `devices` are what each rank said of its adapter. One that throws (or rejects) fails the run, as
+   * onStep does: the CLI notes the fallback here and checks the room its outputs take at that precision.
+   */
+  onPrecision?: (precision: Precision, devices: readonly RankDevice[]) => void | Promise<void>;
 }
 
 const WORKER = fileURLToPath(new URL('../../../bin/rank-process.mjs', import.meta.url));
@@ -115,29 +141,48 @@ export function gpuPerRankWrapper(R: number, devices = nvidiaDevices()): string[
   return ['bash', ONLY_GPU, '{rank}'];
 }
 
+/**
+ * The one precision every rank runs in, from what each rank said of its adapter: 'auto' is f16 where the
+ * inputs are f16 (`half`) and every rank's adapter has shader-f16, else f32 on every rank (as the in-process
+ * modes fall back for an adapter without it); f16 asked for where a rank's adapter lacks it is an InputError
+ * naming those ranks.
+ */
+export function agreedPrecision(req: PrecisionRequest, half: boolean, devices: readonly RankDevice[]): Precision {
+  const without = devices.filter((d) => !d.hasF16);
+  if (req === 'auto') return half && !without.length ? 'f16' : 'f32';
+  if (req === 'f16' && without.length) {
+    const ranks = without.map((d) => d.rank).join(', '), names = [...new Set(without.map((d) => d.adapter))].join(', ');
+    throw new InputError(`${plural(without.length, 'rank')} ${ranks}: precision f16 needs the 'shader-f16' feature, which ${plural(without.length, 'its adapter', 'their adapters')} (${names}) ${plural(without.length, 'does', 'do')} not offer; ` +
+      'use f32, or auto (f16 where every rank has shader-f16, else f32 on all), or run these ranks on GPUs that have it');
+  }
+  return req;
+}
+
 /** The ring over R rank processes; the same result as ringAttention, with mode 'processes'. */
 export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, opts: ProcessRingOptions): Promise<RingResult> {
   const { R, layout, sch } = checkRing(s, opts, opts.ranks);
   opts.signal?.throwIfAborted();
-  if (opts.precision !== undefined) precisionRequest(opts.precision);
+  const req = opts.precision === undefined ? 'auto' : precisionRequest(opts.precision);
   const src = hostSource(s, t);
   src.check?.();
-  // 'auto' follows the data as in-process, but is decided before any rank has a device: f16
-  // inputs on an adapter without shader-f16 are then an error of that rank (pass f32).
+  // 'auto' follows the data as in-process, decided once every rank has its device (agreedPrecision).
   const half = [t.q, t.k, t.v].every((x) => x instanceof Uint16Array);
-  const precision: Precision = !opts.precision || opts.precision === 'auto' ? (half ? 'f16' : 'f32') : opts.precision;
-  const { pb, shards } = ringProblem(s, opts, R, layout, precision);
+  const { pb, shards } = ringProblem(s, opts, R, layout, 'f32');   // the precision's element size: pb.eb below, once agreed
   const names: InputName[] = src.backward ? ['q', 'k', 'v', 'dout'] : ['q', 'k', 'v'];
   const tuning = resolveTuning(opts.tuning ?? currentProcessTuning());
+  let precision: Precision = 'f32';
+  const agree = async (devices: RankDevice[]): Promise<RankInputs[]> => {
+    precision = agreedPrecision(req, half, devices);
+    await opts.onPrecision?.(precision, devices);
+    const exactMax = opts.exactMax ?? needsExactMaxFor(s.Nk, src.vMaxAbs, precision === 'f16');
+    return shards.map((segs) => ({ type: 'inputs', precision, exactMax, inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])) }));
+  };
   const link = await ProcessLink.open();
-  const done = await (async () => {
-    const inits: RankInit[] = shards.map((segs, rank) => ({
-      type: 'init', rank, R, shape: s, base: pb.base, precision, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards,
-      backward: src.backward, spool: link.spool, tuning, exactMax: opts.exactMax ?? needsExactMaxFor(s.Nk, src.vMaxAbs, precision === 'f16'), inputs: Object.fromEntries(names.map((n) => [n, segs.map((sg) => src.rows(n, sg, precision))])),
-    }));
-    return runProcesses(inits, opts, sch.steps, link);
-  })().finally(() => link.close());
-  const timeline = predictOn(assemble(done, pb, sch.scheme, sch.hierarchy, layout, precision, shards), opts);
+  const inits: RankInit[] = shards.map((_, rank) => ({
+    type: 'init', rank, R, shape: s, base: pb.base, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards, backward: src.backward, spool: link.spool, tuning,
+  }));
+  const done = await runProcesses(inits, agree, opts, sch.steps, link).finally(() => link.close());
+  const timeline = predictOn(assemble(done, { ...pb, eb: elemBytes(precision) }, sch.scheme, sch.hierarchy, layout, precision, shards), opts);
   // The ranks' segments, sent back as host copies, placed as the in-process modes place them.
   const out = await readAll(s, segmentReader(s, shards, async (r, name, i, offset, bytes) => {
     const part = done[r].outputs[name][i];
@@ -172,11 +217,27 @@ function stepCounter(R: number, opts: ProcessRingOptions, steps: Record<Phase, n
 }
 
 /**
- * Spawns the rank processes, forwards their messages, and returns each one's result. The
- * ranks start their forward together (after every one has its device and kernels: a rank still
- * compiling would show as its peers' transfer time) and their backward together.
+ * What the parent does with each rank's 'device': once every rank has said what its adapter offers,
+ * `agree` (the precision, and each rank's rows in it) and each rank its RankInputs (`tell`); a refusal
+ * (f16 asked for where a rank lacks it, the caller's onPrecision) fails the run (`fail`) before any GPU work.
  */
-function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record<Phase, number>, link: ProcessLink): Promise<RankDone[]> {
+function deviceBarrier(R: number, agree: (devices: RankDevice[]) => Promise<RankInputs[]>, tell: (rank: number, m: RankInputs) => void,
+  fail: (e: Error) => void): (m: RankDevice) => void {
+  const devices: RankDevice[] = [];
+  return (m) => {
+    devices[m.rank] = m;
+    if (devices.filter(Boolean).length === R) agree(devices).then((ins) => ins.forEach((x, r) => tell(r, x)), fail);
+  };
+}
+
+/**
+ * Spawns the rank processes, forwards their messages, and returns each one's result. The ranks
+ * agree on a precision once each has its device (deviceBarrier), start their forward together
+ * (after every one has its device and kernels: a rank still compiling would show as its peers'
+ * transfer time) and their backward together.
+ */
+function runProcesses(inits: RankInit[], agree: (devices: RankDevice[]) => Promise<RankInputs[]>, opts: ProcessRingOptions, steps: Record<Phase, number>,
+  link: ProcessLink): Promise<RankDone[]> {
   const R = inits.length, timeoutMs = opts.stepTimeoutMs ?? STEP_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
     const results: RankDone[] = [];
@@ -186,6 +247,8 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
     const said = { checked: 0, ready: 0, 'forward-done': 0 }, then = { checked: 'proceed', ready: 'start', 'forward-done': 'backward' } as const;
     let finished = false, last = performance.now();
     const tell = (k: ChildProcess, m: object) => { if (k.connected) k.send(m, () => {}); };   // a gone process reports through 'exit'
+    // The rows are made once every rank has said what its adapter offers: that time is no rank's silence.
+    const devicesKnown = deviceBarrier(R, agree, (r, m) => { last = performance.now(); if (!finished) tell(kids[r], m); }, fail);
     const watchdog = setInterval(() => { if (performance.now() - last > timeoutMs) fail(new DeviceLostError(`no rank process sent anything within ${timeoutMs} ms (a hung device?)`)); }, Math.min(1000, timeoutMs));
     // The caller's cancel (RingOptions.signal) fails the run as a throwing onStep does; each rank's device is its own.
     const onAbort = () => fail(opts.signal!.reason);
@@ -216,6 +279,7 @@ function runProcesses(inits: RankInit[], opts: ProcessRingOptions, steps: Record
         const w = m.type;
         if (++said[w] === R) kids.forEach((k) => tell(k, { type: then[w] }));
       }
+      else if (m.type === 'device') devicesKnown(m);
       else if (m.type === 'step') stepEnded(m);
       else if (m.type === 'error') fail(rankError(rank, m));
       else if (m.type === 'done') {

@@ -1,6 +1,7 @@
 /**
  * One rank of a process-per-rank ring (processRanks.ts): run by bin/rank-process.mjs. Acquires
- * the one GPU this process sees, builds the rank's kernels and checks its own program against
+ * the one GPU this process sees, says what it offers (shader-f16) and waits for the precision
+ * every rank runs in and its rows in it, builds the rank's kernels and checks its own program against
  * that GPU's limits, waits for the parent's word that every rank passed its check (so that no
  * process does GPU work before another's refusal), builds its context over a
  * ProcessCommunicator, runs its rank program's forward, waits for the parent's word to run the
@@ -13,7 +14,7 @@ import { nodeGPU, releaseNodeGPU } from '../../gpu/node.js';
 import { elemBytes, resolvePrecision } from '../../kernels/precision.js';
 import { Problem, RankIO } from '../rank/chunks.js';
 import { ProcessCommunicator, DataMessage } from '../transport/processComm.js';
-import { FromParent, RankDone, RankInit, ToParent } from './processRanks.js';
+import { FromParent, RankDone, RankInit, RankInputs, ToParent } from './processRanks.js';
 import { RankContext, timerIntervals } from '../rank/rank.js';
 import { checkedRankKernels, kernelsOf, stepGpuTime, warm } from './stage.js';
 import { loadShard } from '../rank/shard.js';
@@ -26,16 +27,18 @@ const send = (m: ToParent, then?: () => void) => (process.connected ? process.se
 export function rankProcessMain(): void {
   let comm: ProcessCommunicator | null = null;
   const early: DataMessage[] = [];
-  let goBackward!: () => void, goStart!: () => void, goProceed!: () => void;
+  let goBackward!: () => void, goStart!: () => void, goProceed!: () => void, goInputs!: (m: RankInputs) => void;
+  const inputs = new Promise<RankInputs>((r) => (goInputs = r));
   const backward = new Promise<void>((r) => (goBackward = r));
   const start = new Promise<void>((r) => (goStart = r));
   const proceed = new Promise<void>((r) => (goProceed = r));
   process.on('message', (m: FromParent) => {
-    if (m.type === 'init') run(m, (c) => { comm = c; early.splice(0).forEach((x) => c.deliver(x)); }, { proceed, start, backward }).catch((e: unknown) => {
+    if (m.type === 'init') run(m, (c) => { comm = c; early.splice(0).forEach((x) => c.deliver(x)); }, { inputs, proceed, start, backward }).catch((e: unknown) => {
       process.exitCode = 1;
       send({ type: 'error', rank: m.rank, ...errorFields(e) }, () => process.connected && process.disconnect());
     });
     else if (m.type === 'data') comm ? comm.deliver(m) : early.push(m);
+    else if (m.type === 'inputs') goInputs(m);
     else if (m.type === 'proceed') goProceed();
     else if (m.type === 'start') goStart();
     else if (m.type === 'backward') goBackward();
@@ -44,19 +47,25 @@ export function rankProcessMain(): void {
   process.on('disconnect', () => setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref());
 }
 
-/** The parent's words a rank waits for: every rank checked (proceed), every rank ready (start), every forward done (backward). */
-interface Words { proceed: Promise<void>; start: Promise<void>; backward: Promise<void> }
+/**
+ * The parent's words a rank waits for: every rank's device known (inputs: the precision and its rows), every rank
+ * checked (proceed), every rank ready (start), every forward done (backward).
+ */
+interface Words { inputs: Promise<RankInputs>; proceed: Promise<void>; start: Promise<void>; backward: Promise<void> }
 
-async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, { proceed, start, backward }: Words): Promise<void> {
+async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, { inputs, proceed, start, backward }: Words): Promise<void> {
   const gpu = await nodeGPU();
   const [dev] = await acquireDevices(gpu, 1, { tuning: init.tuning });
   try {
-    const p = resolvePrecision(dev, init.precision);
+    // The ranks agree on one precision (the parent's agreedPrecision) before any builds a kernel.
+    send({ type: 'device', rank: init.rank, adapter: adapterName(dev.adapter), hasF16: dev.hasF16 });
+    const { precision, exactMax, inputs: rows } = await inputs;
+    const p = resolvePrecision(dev, precision);
     const sch = resolveScheme(init.scheme, init.R, init.shape, init.hierarchicalSizes);
     const pb: Problem = { shape: init.shape, base: init.base, eb: elemBytes(p) };
     // This rank's dispatches and buffers checked on its own device's limits (a refusal names this rank and its
     // device); GPU work (the warm-up, the shard's upload) only once every rank's process has passed its own.
-    const kernels = await checkedRankKernels(dev, init.rank, pb, init.shards, sch, init.backward, p, init.exactMax);
+    const kernels = await checkedRankKernels(dev, init.rank, pb, init.shards, sch, init.backward, p, exactMax);
     send({ type: 'checked', rank: init.rank });
     await proceed;
     await warm(dev, kernels, pb.shape.D, p);
@@ -67,7 +76,7 @@ async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, { pr
     ctx = new RankContext(init.rank, dev, comm, kernels, rec, null, timerIntervals(init.R));
     ready(comm);
     const segs = init.shards[init.rank];
-    const io = loadShard(ctx, pb, init.shards, { backward: init.backward, rows: (name, seg) => init.inputs[name]![segs.indexOf(seg)] }, p);
+    const io = loadShard(ctx, pb, init.shards, { backward: init.backward, rows: (name, seg) => rows[name]![segs.indexOf(seg)] }, p);
     send({ type: 'ready', rank: init.rank });
     await start;
     const kept = await sch.program.forward(ctx, pb, io);
