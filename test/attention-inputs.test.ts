@@ -27,13 +27,18 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   return { ...fsp, statfs, default: { ...fsp, statfs } };
 });
 
-// A device without shader-f16 (lavapipe has it), and no GPU work: the refusals below come before any. Its adapter's
-// name (`adapter.description`) a test may change.
-const adapter = vi.hoisted(() => ({ description: 'an adapter without shader-f16' }));
+// Devices without shader-f16 (lavapipe has it; `devices.withF16` lists those given it), and no GPU work: the refusals
+// below come before any. The adapters' name (`adapter.description`) a test may change.
+const devices = vi.hoisted(() => ({ withF16: [] as number[] }));
+const adapter = vi.hoisted(() => ({ description: '' }));
 vi.mock('../src/gpu/node.js', () => ({ nodeGPU: async () => ({}) }));
 vi.mock('../src/gpu/device.js', async (importOriginal) => {
   const mod = await importOriginal<typeof import('../src/gpu/device.js')>();
-  const fake = (index: number) => ({ index, hasF16: false, adapter, destroy: () => {} });
+  const fake = (index: number) => {
+    const hasF16 = devices.withF16.includes(index);
+    const description = adapter.description || `an adapter ${hasF16 ? 'with' : 'without'} shader-f16`;
+    return { index, hasF16, adapter: { description }, destroy: () => {} };
+  };
   return { ...mod, acquireDevices: async (_gpu: unknown, n: number) => Array.from({ length: n }, (_, i) => fake(i)) };
 });
 
@@ -121,6 +126,19 @@ describe('flashring attention: room for the outputs', () => {
       await expect(run, ring.join(' ')).rejects.toThrow(`--out ${f('roomfs/o')}: this run writes 48 KiB there and its file system has 40 KiB free`);
     }
     expect(existsSync(f('roomfs/o'))).toBe(false);
+  });
+
+  it('multi-adapter: float16 inputs run in f32 where any rank\'s adapter lacks shader-f16, not only the first', async () => {
+    asUser();
+    mkdirSync(f('roomfs'), { recursive: true });
+    const h = tensor('h.npy', 'f2', undefined, 512);
+    devices.withF16 = [0];   // rank 0's adapter has it, rank 1's not: f32 on both, checked at float32 (48 KiB)
+    try {
+      const run = attentionCommand(['--q', h, '--k', h, '--v', h, '--out', f('roomfs/o'), '--cp', '2', '--cp-mode', 'multi-adapter']);
+      await expect(run).rejects.toThrow(`--out ${f('roomfs/o')}: this run writes 48 KiB there and its file system has 40 KiB free`);
+    } finally {
+      devices.withF16 = [];
+    }
   });
 
   it("a ring's --timeline counts with --out where both are on one file system (at most timelineBound: its structure, every figure at its widest)", async () => {

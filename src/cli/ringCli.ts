@@ -52,7 +52,8 @@ async function runRing({ s, x, common }: RingCall, opts: RingPrecision, ring: Ri
   // One-device mode (the default: Dawn cannot tell identical adapters apart): R ranks share one device.
   const devs = await acquireDevices(await nodeGPU(), mode === 'one-device' ? 1 : R);
   try {
-    const precision = devicePrecision(opts.precision, opts.request, devs[0]);
+    // f16 needs every rank's adapter to have shader-f16 (multi-adapter: one each); the note names one without it.
+    const precision = devicePrecision(opts.precision, opts.request, devs.find((d) => !d.hasF16) ?? devs[0]);
     // Checked again before any GPU work: f32 written for float16 data (twice the bytes); a --timeline with its adapter names.
     const adapters = Array.from({ length: R }, (_, r) => adapterName(devs[devs.length === 1 ? 0 : r].adapter));
     if (precision !== opts.precision || ring.timeline !== undefined) await opts.room?.(precision, adapters);
