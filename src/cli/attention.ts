@@ -37,10 +37,11 @@ options:
                         (each document aligned bottom-right, as flash_attn_varlen_func)
   --scale S             softmax scale, a positive number (default 1/sqrt(D))
   --precision P         f32 | f16 | auto (default auto: the inputs' dtype. float32 in, f32
-                        computed and written; float16 in, f16 where the adapter has shader-f16,
-                        else f32 with a note; float64 in, f32 with a note, a value beyond
-                        float32's range an error). f16 must be asked for to round f32 data; a
-                        value beyond float16's range is then an error
+                        computed and written; float16 in, f16 where the adapter (with --cp,
+                        every rank's) has shader-f16, else f32 with a note; float64 in, f32
+                        with a note, a value beyond float32's range an error). f16 must be
+                        asked for to round f32 data; a value beyond float16's range is then
+                        an error
   --do dO.npy           also run the backward pass; writes dq.npy, dk.npy, dv.npy
   --cp R                run context-parallel over R ranks (same outputs; 1..64, at most N)
   --cp-comm-type T      with --cp: ${schemeDefs().map((d) => d.name).join(' | ')} (default p2p; flashring cp-plan --help says what each does)
@@ -368,7 +369,8 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const { q, k, v, dout, s, docs, ring } = await loadInputs(a);
   const p = requestedPrecision(a.precision, [q, k, v, ...(dout ? [dout] : [])]);
   // A full disk before the work, not after it; again once the device has said the precision (float16 data
-  // computed in f32 where it has no shader-f16 writes twice the bytes), before any GPU work.
+  // computed in f32 where it has no shader-f16 writes twice the bytes; with --cp-mode processes, once every
+  // rank process has said what its adapter offers: ringCli.ts ranksPrecision), before any GPU work.
   const room = (precision: Precision, adapters?: string[]) => checkRooms(roomNeeds(a, s, precision, !!dout, ring, adapters));
   await room(p);
   const t = { q: hostOf(q), k: hostOf(k), v: hostOf(v) };

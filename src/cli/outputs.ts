@@ -58,10 +58,15 @@ export function outputSizes(s: AttentionShape, precision: Precision, backward: b
 /** f16 asked for by the data on a device without shader-f16: f32, with a note. */
 export function devicePrecision(p: Precision, req: PrecisionRequest, dev: FlashDevice): Precision {
   if (p === 'f16' && req === 'auto' && !dev.hasF16) {
-    console.error(`note: the inputs are float16 but ${adapterName(dev.adapter)} has no shader-f16; computing in f32 and writing float32`);
+    noteF32(`${adapterName(dev.adapter)} has`);
     return 'f32';
   }
   return p;
+}
+
+/** The note of float16 data computed in f32 for want of shader-f16 (`who`: 'ADAPTER has', 'rank 1 (ADAPTER) has'). */
+export function noteF32(who: string): void {
+  console.error(`note: the inputs are float16 but ${who} no shader-f16; computing in f32 and writing float32`);
 }
 
 /**

@@ -5,10 +5,10 @@ import { nodeGPU } from '../gpu/node.js';
 import { HostTensor } from '../kernels/attention.js';
 import { Precision, PrecisionRequest } from '../kernels/precision.js';
 import { ringAttention, RingOptions, RingResult, RingTimeline } from '../cp/launch/ringAttention.js';
-import { gpuPerRankWrapper, nvidiaDevices, ringAttentionProcesses } from '../cp/launch/processRanks.js';
+import { RankDevice, gpuPerRankWrapper, nvidiaDevices, ringAttentionProcesses } from '../cp/launch/processRanks.js';
 import { AttentionShape } from '../shape.js';
-import { counted } from '../plural.js';
-import { devicePrecision, noteStaleOutputs, outputFiles } from './outputs.js';
+import { counted, plural } from '../plural.js';
+import { devicePrecision, noteF32, noteStaleOutputs, outputFiles } from './outputs.js';
 import { OutputPlan } from './files.js';
 import { RingArgs } from './ringArgs.js';
 import { ringProgress, timedPhase } from './progress.js';
@@ -47,7 +47,9 @@ async function runRing({ s, x, common }: RingCall, opts: RingPrecision, ring: Ri
     // scripts/only-gpu.sh (rank r sees only GPU r: two identical GPUs need it).
     const perRank = ring.gpuPerRank ? (nvidiaDevices().length ? ', rank r on GPU r' : ', --gpu-per-rank: this host has no NVIDIA GPU (/dev/nvidia*), so nothing is hidden and the ranks share its adapter') : '';
     console.log(`context-parallel attention ${JSON.stringify(s)}, ${counted(R, 'rank process', 'rank processes')} (${ring.scheme})${perRank}`);
-    return ringAttentionProcesses(s, x, { ...common, ranks: R, precision: opts.precision, ...(ring.gpuPerRank ? { wrapper: gpuPerRankWrapper(R) } : {}) });
+    // float16 data with --precision auto: f16 where every rank's adapter has shader-f16, else f32 on all (agreedPrecision).
+    const precision = opts.precision === 'f16' && opts.request === 'auto' ? 'auto' : opts.precision;
+    return ringAttentionProcesses(s, x, { ...common, ranks: R, precision, onPrecision: (p, devs) => ranksPrecision(p, devs, opts), ...(ring.gpuPerRank ? { wrapper: gpuPerRankWrapper(R) } : {}) });
   }
   // One-device mode (the default: Dawn cannot tell identical adapters apart): R ranks share one device.
   const devs = await acquireDevices(await nodeGPU(), mode === 'one-device' ? 1 : R);
@@ -65,6 +67,17 @@ async function runRing({ s, x, common }: RingCall, opts: RingPrecision, ring: Ri
   } finally {
     for (const d of devs) d.destroy();
   }
+}
+
+/**
+ * The precision the rank processes agreed on, once each has its device and before any GPU work: where float16 data
+ * runs in f32 (a rank's adapter has no shader-f16), the note the other modes print and the room check at f32.
+ */
+async function ranksPrecision(p: Precision, devs: readonly RankDevice[], opts: RingPrecision): Promise<void> {
+  if (p === opts.precision) return;
+  const without = devs.filter((d) => !d.hasF16);
+  noteF32(`${plural(without.length, 'rank')} ${without.map((d) => d.rank).join(', ')} (${[...new Set(without.map((d) => d.adapter))].join(', ')}) ${plural(without.length, 'has', 'have')}`);
+  await opts.room?.(p); // f32 written for float16 data: twice the bytes
 }
 
 export async function ringCommand(
