@@ -208,8 +208,9 @@ fn y_words(ys: u32, t_: u32, c_: u32) -> array<vec4<f32>, 4> {
   return array<vec4<f32>, 4>(vec4<f32>(SW[yo + t][c]), vec4<f32>(SW[yo + t + TC][c]), vec4<f32>(SW[yo + t + 2u * TC][c]), vec4<f32>(SW[yo + t + 3u * TC][c]));
 }
 
-// acc[rr, u] += Σ_t Σ_cc w[row rr][t].cc · y[row t + TC·cc][col u] over a tile with no hidden pair;
-// y: the streamed chunk C0 (ys = 0) or C1 (ys = 1).
+// acc[rr, u] += Σ_t Σ_cc w[row rr][t].cc · y[row t + TC·cc][col u] over a tile with no hidden pair,
+// as a chain of fma into acc (one operation a product); y: the streamed chunk C0 (ys = 0) or C1 (ys = 1).
+// (S and dP in blocks() keep a word's dot() and an add: flash_fwd.wgsl scores says why.)
 fn accum_full(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, ys: u32, tx: u32, ty_: u32) {
   let ty = ty_ % TR;   // = ty_: its bound made visible (see "Robustness" above)
   for (var t = 0u; t < rt(TC); t++) {
@@ -218,7 +219,8 @@ fn accum_full(acc: ptr<function, Acc>, w: ptr<workgroup, Words>, ys: u32, tx: u3
     {{/loop}}
     {{#loop u < DU}}{
       let y = y_words(ys, t, tx + {{u}}u * TC);
-      {{#loop rr < 4}}(*acc)[{{rr}}u * DU + {{u}}u] += p[{{rr}}u].x * y[0] + p[{{rr}}u].y * y[1] + p[{{rr}}u].z * y[2] + p[{{rr}}u].w * y[3];
+      {{#loop rr < 4}}{ let pr = p[{{rr}}u];
+        (*acc)[{{rr}}u * DU + {{u}}u] = fma(vec4<f32>(pr.w), y[3], fma(vec4<f32>(pr.z), y[2], fma(vec4<f32>(pr.y), y[1], fma(vec4<f32>(pr.x), y[0], (*acc)[{{rr}}u * DU + {{u}}u])))); }
       {{/loop}}
     }
     {{/loop}}

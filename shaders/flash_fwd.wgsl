@@ -303,7 +303,12 @@ fn fetch_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
 }
 
 // The staged chunk's share of the invocation's RR×4 block of Q Kᵀ:
-// s[rr][cc] += Q[ty + TY·rr] · K[tx + TX·cc], word by word, in f32.
+// s[rr][cc] += Q[ty + TY·rr] · K[tx + TX·cc], word by word, in f32: a word's 4 products summed (dot),
+// then added to s. (As one chain of fma into s, a product an operation where this takes 5 for 4, the
+// sum rounds at |s| once a product rather than once a word: at extreme logits, inputs ×30, the
+// backward's gradients, whose S must match this one, came out 2.25× a plain f32 implementation's
+// error against 0.8× (test/backward.test.ts, lavapipe). P~ V and the backward's sums over keys or
+// rows are chains of fma: there the accuracy held.)
 fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
   let tx = tx_ % TX;   // = tx_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
@@ -374,7 +379,7 @@ fn v_words(t_: u32, c_: u32) -> array<vec4<f32>, 4> {
 }
 
 // acc += P~ V (the staged chunk of V) over a tile every row sees entirely: per key word t,
-// the 4 products of P~ and V and their sum, in f32 (4 V words for RR rows).
+// the 4 products of P~ and V as a chain of fma into acc, in f32 (4 V words for RR rows).
 fn pv_full(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
   let tx = tx_ % TX;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
@@ -384,7 +389,8 @@ fn pv_full(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
     {{/loop}}
     {{#loop u < DU}}{
       let v = v_words(t, tx + {{u}}u * TX);
-      {{#loop rr < RR}}(*acc)[{{rr}}u * DU + {{u}}u] += p[{{rr}}u].x * v[0] + p[{{rr}}u].y * v[1] + p[{{rr}}u].z * v[2] + p[{{rr}}u].w * v[3];
+      {{#loop rr < RR}}{ let pr = p[{{rr}}u];
+        (*acc)[{{rr}}u * DU + {{u}}u] = fma(vec4<f32>(pr.w), v[3], fma(vec4<f32>(pr.z), v[2], fma(vec4<f32>(pr.y), v[1], fma(vec4<f32>(pr.x), v[0], (*acc)[{{rr}}u * DU + {{u}}u])))); }
       {{/loop}}
     }
     {{/loop}}
