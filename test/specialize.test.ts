@@ -95,6 +95,18 @@ describe('tile planner', () => {
     expect(() => planTiles('bwd', 256, 'f32', 512)).toThrow(/maxComputeWorkgroupStorageSize/);
   });
 
+  it('a pinned tile that does not fit says to pin a smaller tile or unset the pin, not to shrink the head dim', () => {
+    // FLASHRING_PORTABLE_FWD=128x32 at D = 64 on 32 KiB (lavapipe): 41472 bytes; the default tile fits.
+    const pin = tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32' });
+    expect(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, pin)).toThrow(LimitError);
+    expect(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, pin)).toThrow(/pinned tile 128x32 .*FLASHRING_PORTABLE_FWD.*41472 bytes at chunk 32.*Pin a smaller tile or unset the pin/);
+    expect(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, pin)).not.toThrow(/head dim\./);
+    const bwd = tuningFromEnv({ FLASHRING_PORTABLE_BWD: '64x32' });
+    expect(() => planTiles('bwd', 64, 'f32', 32768, 1024, 8, bwd)).toThrow(/backward's pinned tile 64x32 .*FLASHRING_PORTABLE_BWD/);
+    // unpinned, the head dim is what to change
+    expect(() => planTiles('bwd', 256, 'f32', 512)).toThrow(/Use a smaller head dim\.$/);
+  });
+
   it('counts the forward\'s staged words in the storage type (8-byte vec4<f16>), so f16 takes wider chunks', () => {
     // 49152 bytes, subgroups of 32 (the H200): f32 stages 32 columns at a time, f16 64. f16
     // products (opt-in, with f16 storage) keep P~ in f16 (9216 bytes less) and two words a

@@ -149,10 +149,17 @@ export function planTiles(
     if (typeof plan !== 'string') return plan;
     why.push(plan);
   }
-  throw new LimitError(
-    `the ${kind === 'fwd' ? 'forward' : 'backward'} with head dim ${D} in ${precision} has no tile that fits this device: ` +
-      `${limit} bytes of workgroup memory (maxComputeWorkgroupStorageSize), ${maxWG} invocations; tried ${why.join('; ')}. Use a smaller head dim.`,
-  );
+  const what = kind === 'fwd' ? 'forward' : 'backward';
+  const limits = `${limit} bytes of workgroup memory (maxComputeWorkgroupStorageSize), ${maxWG} invocations`;
+  // A pinned tile that does not fit is the pin's doing, not the head dim's: say which pin and what to do.
+  if (pinned) {
+    const [env, option] = kind === 'fwd' ? ['FLASHRING_PORTABLE_FWD', 'portableForward'] : ['FLASHRING_PORTABLE_BWD', 'portableBackward'];
+    throw new LimitError(
+      `the ${what}'s pinned tile ${pinned[0]}x${pinned[1]} (${env}, or the tuning's ${option}) does not fit this device at head dim ${D} in ${precision}: ` +
+        `${limits}; tried ${why.join('; ')}. Pin a smaller tile or unset the pin (flashring info lists the tiles chosen without one).`,
+    );
+  }
+  throw new LimitError(`the ${what} with head dim ${D} in ${precision} has no tile that fits this device: ${limits}; tried ${why.join('; ')}. Use a smaller head dim.`);
 }
 
 /**
