@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { testDevice } from './gpu.js';
-import { TUNE_MARGIN, autotune, keptPins, showPins, sourceHash, storedTuning, tuneCandidates, tuneKey, type TuneEntry, type TuneStore } from '../src/bench/tune.js';
+import { TUNE_MARGIN, autotune, keptPins, showPins, skipReason, sourceHash, storedTuning, tuneCandidates, tuneKey, type TuneEntry, type TuneStore } from '../src/bench/tune.js';
 import { SGMM_FWD_PIPES, planSgmm } from '../src/kernels/sgmmTiles.js';
-import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../src/kernels/tiles.js';
+import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES, planTiles } from '../src/kernels/tiles.js';
 import { resolveTuning, tuningFromEnv, type KernelTuning } from '../src/kernels/tuning.js';
 import type { FlashDevice } from '../src/gpu/device.js';
 import { InputError } from '../src/errors.js';
@@ -85,6 +85,26 @@ describe('the tensor-core forward pin (FLASHRING_SGMM_FWD)', () => {
   });
 });
 
+describe('a skipped candidate\'s reason', () => {
+  it('is what the tile needs, without the advice to the user (a smaller head dim, another pin) that a search trying every tile has no use for', () => {
+    const pinned = planTilesError('fwd', { FLASHRING_PORTABLE_FWD: '128x32' });
+    expect(skipReason(pinned)).toBe('41472 bytes at chunk 32, 256 invocations');
+    expect(skipReason('the backward with head dim 64 in f32 has no tile that fits this device: 32768 bytes of workgroup memory (maxComputeWorkgroupStorageSize), 256 invocations; tried 64x32: 46592 bytes at chunk 32, 128 invocations. Use a smaller head dim.'))
+      .toBe('46592 bytes at chunk 32, 128 invocations');
+    expect(skipReason('WebGPU error in forward: bad\nmore')).toBe('WebGPU error in forward: bad'); // any other error: its first line
+  });
+});
+
+/** The message planTiles throws for a pinned tile at D = 64 on 32 KiB (lavapipe's limit). */
+function planTilesError(kind: 'fwd' | 'bwd', env: Record<string, string>): string {
+  try {
+    planTiles(kind, 64, 'f32', 32768, 1024, 8, tuningFromEnv(env));
+  } catch (e) {
+    return (e as Error).message;
+  }
+  throw new Error('the pinned tile fitted');
+}
+
 describe('autotune on this device', () => {
   const few = (path: Parameters<typeof tuneCandidates>[0], kind: 'fwd' | 'bwd', D: number) =>
     kind === 'fwd' ? [{ portableForward: { rows: 16, cols: 8 } }, { portableForward: { rows: 4, cols: 4 } }] : [{ portableBackward: { rows: 8, cols: 8 } }, { portableBackward: { rows: 128, cols: 128 } }];
@@ -101,8 +121,9 @@ describe('autotune on this device', () => {
     const big = e.trials.find((t) => t.pins === 'FLASHRING_PORTABLE_BWD=128x128')!;
     expect(big.ms).toBeNull();
     expect(big.error).toMatch(/\S/);
+    expect(big.error).not.toMatch(/smaller|unset/); // why it does not fit, without planTiles' advice to the user
     expect(e.trials.filter((t) => t.ms !== null).every((t) => t.ms! > 0)).toBe(true);
-    expect(lines[0]).toMatch(/^tuning D=16 f32 causal on the scalar path at N=48, 1 heads: defaults/);
+    expect(lines[0]).toMatch(/^tuning D=16 f32 causal on the scalar path at N=48, 1 head: defaults/);
     // A last line says what was not kept, unless both kernels' pins were.
     expect(lines).toHaveLength(1 + 4 + (e.tuning.portableForward && e.tuning.portableBackward ? 0 : 1));
     expect(e.checkErr).toBeLessThan(TOL.f32.grad);

@@ -14,6 +14,7 @@
  */
 import { FlashDevice, withTuning } from '../gpu/device.js';
 import { InputError } from '../errors.js';
+import { counted } from '../plural.js';
 import type { KernelPath } from '../kernels/pipeline.js';
 import { elemBytes, type Precision } from '../kernels/precision.js';
 import { SHADERS } from '../kernels/shaders.js';
@@ -151,7 +152,7 @@ export function checkTuneRequest(r: TuneRequest, dev?: FlashDevice): void {
   }
   if (!dev) return;
   const bytes = r.heads * r.N * r.D * elemBytes(r.precision), lim = dev.device.limits.maxStorageBufferBindingSize;
-  if (!tensorFits(dev, bytes)) throw new InputError(`tune: N=${r.N} with ${r.heads} heads at D=${r.D} needs ${(bytes / 2 ** 20).toFixed(0)} MiB per tensor; this device binds at most ${(lim / 2 ** 20).toFixed(0)} MiB: choose a smaller N or fewer heads`);
+  if (!tensorFits(dev, bytes)) throw new InputError(`tune: N=${r.N} with ${counted(r.heads, 'head')} at D=${r.D} needs ${(bytes / 2 ** 20).toFixed(0)} MiB per tensor; this device binds at most ${(lim / 2 ** 20).toFixed(0)} MiB: choose a smaller N or fewer heads`);
 }
 
 /** [forward, backward] GPU (or host) ms of a tuning at the request's shape (on the search's one set of inputs), and the path it ran on. */
@@ -160,6 +161,16 @@ async function timeWith(dev: FlashDevice, t: KernelTuning, r: TuneRequest, bufs:
   // Warm-up as the bench's (at least 2 runs, on GPUs until a second has passed): a short one let the clock ramp into the defaults' time.
   const res = await timeForwardBackward(d, shapeOf(r), { causal: r.causal }, r.precision, r.reps, [2, 200], undefined, bufs, passes);
   return { ms: res.gpu ?? res.host, path: res.path };
+}
+
+/**
+ * Why a candidate was skipped, from the error its build threw: for a tile that does not fit, only
+ * what it needs (`41472 bytes at chunk 32, 256 invocations`), not planTiles' advice to the user
+ * (a smaller head dim, another pin), which a search that tries every tile has no use for.
+ */
+export function skipReason(message: string): string {
+  const why = message.split('\n')[0];
+  return /; tried [^:]+: ([^.]*)/.exec(why)?.[1] ?? why;
 }
 
 /** Times every candidate of one kernel on `path`; a candidate that does not build, or falls back to another path, is a trial with an error. */
@@ -175,8 +186,7 @@ async function trials(
       const trial: TuneTrial = t.path === path ? { kind, pins, ms: t.ms[kind === 'fwd' ? 0 : 1] } : { kind, pins, ms: null, error: `ran on the ${t.path} path` };
       out.push({ trial, tuning: c });
     } catch (e) {
-      const why = (e as Error).message.split('\n')[0];
-      out.push({ trial: { kind, pins, ms: null, error: /; tried [^:]+: (.*)$/.exec(why)?.[1] ?? why }, tuning: c });
+      out.push({ trial: { kind, pins, ms: null, error: skipReason((e as Error).message) }, tuning: c });
     }
     const last = out[out.length - 1].trial;
     o.progress(`  ${kind} ${pins}: ${last.ms === null ? `skipped (${last.error})` : `${last.ms.toFixed(3)} ms`}`, { ...last, tuning: c });
@@ -243,7 +253,7 @@ export async function autotune(dev: FlashDevice, r: TuneRequest, store?: TuneSto
 async function search(
   dev: FlashDevice, r: TuneRequest, path: KernelPath, key: string, store: TuneStore | undefined, o: SearchOptions, bufs: BenchBuffers,
 ): Promise<TuneEntry & { fromStore: boolean }> {
-  o.progress(`tuning D=${r.D} ${r.precision} ${r.causal ? 'causal' : 'not causal'} on the ${path} path at N=${r.N}, ${r.heads} heads: defaults timed last, beside the chosen pins`);
+  o.progress(`tuning D=${r.D} ${r.precision} ${r.causal ? 'causal' : 'not causal'} on the ${path} path at N=${r.N}, ${counted(r.heads, 'head')}: defaults timed last, beside the chosen pins`);
   const fwd = await trials(dev, path, 'fwd', r, o, bufs);
   const bwd = await trials(dev, path, 'bwd', r, o, bufs);
   const best: [KernelTuning | undefined, KernelTuning | undefined] = [fastest(fwd)?.tuning, fastest(bwd)?.tuning];

@@ -4,6 +4,7 @@
  * that `flashring bench --tuned STORE` reads, and printed as a table (or --json).
  */
 import { InputError } from '../errors.js';
+import { counted } from '../plural.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU, robustShaders } from '../gpu/node.js';
 import { autotune, checkTuneRequest, showPins, type TuneEntry } from '../bench/tune.js';
@@ -57,7 +58,7 @@ export async function tuneCommand(argv: string[]): Promise<number> {
     for (const D of Ds) for (const precision of precisions) for (const causal of causals)
       out.push(await autotune(dev, { robust: robustShaders(), D, precision, causal, N, heads, reps }, store, { fresh: values.fresh, progress: log }));
     const reused = out.filter((e) => e.fromStore && (e.N !== N || e.heads !== heads));
-    if (reused.length && !values.json) log(`${reused.length} entr${reused.length > 1 ? 'ies' : 'y'} from the store, tuned at another N or heads (the table says which): --fresh searches again at N=${N}, ${heads} heads`);
+    if (reused.length && !values.json) log(`${counted(reused.length, 'entry', 'entries')} from the store, tuned at another N or heads (the table says which): --fresh searches again at N=${N}, ${counted(heads, 'head')}`);
     if (values.json) {
       console.log(JSON.stringify(out, null, 1));
       return 0;
