@@ -98,6 +98,21 @@ describe('registry', () => {
     expect(() => resolveScheme('a2a', 4, shape, undefined)).toThrow(/must both be divisible by 4/);
     expect(() => resolveScheme('a2a+p2p', 8, shape, '4,2')).toThrow(/must both be divisible by 4/);
   });
+
+  it('says what runs where the heads do not split: a count dividing both heads, or a scheme that splits the sequence', () => {
+    // Hq 8, Hkv 2: gcd 2, so 2 ranks (or an a2a group of 2) split them; p2p and all_gather take any heads.
+    const shape = { B: 1, Hq: 8, Hkv: 2, Nq: 64, Nk: 64, D: 16 };
+    expect(() => resolveScheme('a2a', 4, shape, undefined)).toThrow(/divisible by 4: a context-parallel size that divides both \(2\) runs a2a; p2p and all_gather split the sequence, not the heads, and take any$/);
+    expect(() => resolveScheme('a2a+p2p', 8, shape, '4,2')).toThrow(/divisible by 4: sizes 2,4 run a2a\+p2p; p2p and all_gather .* take any$/);
+    // Hq 12, Hkv 6 at R = 8: 2 divides both and 8 (3 and 6 do not divide 8).
+    expect(() => resolveScheme('a2a+p2p', 8, { ...shape, Hq: 12, Hkv: 6 }, '4,2')).toThrow(/divisible by 4: sizes 2,4 run a2a\+p2p;/);
+    // Hq 6, Hkv 3 at R = 4: 3 divides both heads but not 4.
+    expect(() => resolveScheme('a2a+p2p', 4, { ...shape, Hq: 6, Hkv: 3 }, '2,2')).toThrow(/divisible by 2: no a2a group between 1 and 4 divides both and 4, so a2a\+p2p cannot run here; p2p and all_gather/);
+    // Hq 6, Hkv 3 at R = 2: only 3 divides both, so no power-of-two count does.
+    expect(() => resolveScheme('a2a', 2, { ...shape, Hq: 6, Hkv: 3 }, undefined)).toThrow(/that divides both \(3\) runs a2a/);
+    // Hq 5, Hkv 1: no count above 1 divides both.
+    expect(() => resolveScheme('a2a', 2, { ...shape, Hq: 5, Hkv: 1 }, undefined)).toThrow(/divisible by 2: no count above 1 divides both, so a2a cannot run here; p2p and all_gather split the sequence, not the heads, and take any$/);
+  });
 });
 
 describe('dry run and plans', () => {

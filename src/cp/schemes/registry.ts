@@ -100,10 +100,22 @@ function sizesRefused(name: string): string {
 export const chosenSizesNote = (name: string, sizes: string, R: number) =>
   `${name} sizes ${sizes} chosen: the largest a2a group below ${R} that divides the heads (--hierarchical-context-parallel-sizes A,P to choose)`;
 
-/** Heads split over A ranks: both head counts must divide. */
-function headsSplit(name: string, A: number, s: Heads): void {
-  if (s.Hq % A !== 0 || s.Hkv % A !== 0)
-    throw new InputError(`${name} splits heads over ${A} ranks: query heads (${s.Hq}) and key/value heads (${s.Hkv}) must both be divisible by ${A}`);
+/**
+ * Heads split over A ranks: both head counts must divide. If not, what does run: for a2a a rank
+ * count dividing both; for a2a+p2p (R given) the sizes A,P whose group A divides both and R.
+ */
+function headsSplit(name: string, A: number, s: Heads, R?: number): void {
+  if (s.Hq % A === 0 && s.Hkv % A === 0) return;
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const g = gcd(s.Hq, s.Hkv);
+  const counts = Array.from({ length: g - 1 }, (_, i) => i + 2).filter((n) => g % n === 0 && (R === undefined || (R % n === 0 && n < R)));
+  const some = R === undefined ? `a context-parallel size that divides both (${counts.join(', ')})` : `sizes ${counts.map((n) => `${n},${R / n}`).join(' or ')}`;
+  const none = R === undefined ? 'no count above 1 divides both' : `no a2a group between 1 and ${R} divides both and ${R}`;
+  const runs = counts.length ? `${some} run${R === undefined ? 's' : ''} ${name}` : `${none}, so ${name} cannot run here`;
+  throw new InputError(
+    `${name} splits heads over ${A} ranks: query heads (${s.Hq}) and key/value heads (${s.Hkv}) must both be divisible by ${A}: ` +
+      `${runs}; p2p and all_gather split the sequence, not the heads, and take any`,
+  );
 }
 
 /**
@@ -139,7 +151,7 @@ registerScheme({
   hierarchy: (R, s, sizes) => {
     if (!sizes) throw new InputError(`a2a+p2p needs hierarchical sizes 'A,P' (a2a group, ring) with A·P = ${R}`);
     if (sizes[0] * sizes[1] !== R) throw new InputError(`a2a+p2p sizes ${sizes.join(',')} multiply to ${sizes[0] * sizes[1]}, not the context-parallel size ${R}`);
-    headsSplit('a2a+p2p', sizes[0], s);
+    headsSplit('a2a+p2p', sizes[0], s, R);
     return sizes;
   },
   defaultSizes: largestGroup,
