@@ -169,6 +169,7 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
     [[...base(f('o1')), '--scale', '1e39'], /--scale must be a positive number within float32's range, 1\.18e-38 to 3\.40e\+38 .*got '1e39'/],
     [[...base(f('o1')), '--scale', '1e-40'], /--scale must be a positive number within float32's range.*got '1e-40'/],
     [[...base(f('o1')), '--causal=yes'], /option '--causal' does not take an argument/],
+    [[...base(f('o1')), '--robust=1'], /option '--robust' does not take an argument: give --robust alone \(or FLASHRING_ROBUST=1\), got '--robust=1'/],
     [[...base(f('o1')), 'stray'], /unexpected argument 'stray'/],
     [[...base(f('o1')), '--cp', '-1'], /--cp must be an integer from 1 to 64 .*got '-1'/],
     [[...base(f('o1')), '--cp', '1000'], /--cp must be an integer from 1 to 64 .*got '1000'/],

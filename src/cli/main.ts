@@ -2,7 +2,7 @@
  * The `flashring` command. Subcommands: info, selftest, attention, memory, advise, cp-plan, replay, bench, tune, notes, start.
  * Errors flashring raises on purpose print as one line (`flashring: …`) with exit code 2.
  */
-import { FlashringError, InternalError, NoAdapterError } from '../errors.js';
+import { FlashringError, InputError, InternalError, NoAdapterError } from '../errors.js';
 
 type Command = { summary: string; run: (argv: string[]) => Promise<number> };
 
@@ -66,6 +66,9 @@ export async function main(argv: string[]): Promise<number> {
   // --robust (any command): keep Dawn's robustness transform, as browsers run the shaders (FLASHRING_ROBUST=1).
   if (rest.includes('--robust')) process.env.FLASHRING_ROBUST = '1';
   try {
+    // --robust=1 would reach the command's parser as an option it does not know: say it is a switch.
+    const valued = rest.find((a) => a.startsWith('--robust='));
+    if (valued) throw new InputError(`option '--robust' does not take an argument: give --robust alone (or FLASHRING_ROBUST=1), got '${valued}'`);
     // Kernel pins (FLASHRING_PATH, FLASHRING_PORTABLE_*, …): read from the environment here only, once.
     const { setProcessTuning, tuningFromEnv } = await import('../kernels/tuning.js');
     setProcessTuning(tuningFromEnv(process.env));
