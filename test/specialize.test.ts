@@ -107,6 +107,17 @@ describe('tile planner', () => {
     expect(() => planTiles('bwd', 256, 'f32', 512)).toThrow(/Use a smaller head dim\.$/);
   });
 
+  it('a pinned chunk that cannot stage the head dim says so, with the chunk, not that the tile does not fit', () => {
+    // 32x32x48 at D = 64: 17920 bytes, well within 32 KiB, but 48 columns do not divide 64; 32x32x8: 8 is no multiple of 32.
+    const at = (pin: string) => () => planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: pin }));
+    expect(at('32x32x48')).toThrow(/^the forward's pinned tile 32x32x48 \(FLASHRING_PORTABLE_FWD, .*\) cannot run at head dim 64: tried 32x32x48: chunk 48 does not divide head dim 64\. Pin a chunk that divides 64 and is a multiple of 32/);
+    expect(at('32x32x8')).toThrow(/tried 32x32x8: chunk 8 is not a multiple of 32 /);
+    expect(at('32x32x48')).not.toThrow(/does not fit|bytes at chunk|smaller tile/);
+    // a pinned chunk that is valid but too large still reads as the size, named with its chunk
+    expect(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32x32' })))
+      .toThrow(/pinned tile 128x32x32 .*does not fit this device.*tried 128x32x32: 41472 bytes at chunk 32, 256 invocations\. Pin a smaller tile/);
+  });
+
   it('counts the forward\'s staged words in the storage type (8-byte vec4<f16>), so f16 takes wider chunks', () => {
     // 49152 bytes, subgroups of 32 (the H200): f32 stages 32 columns at a time, f16 64. f16
     // products (opt-in, with f16 storage) keep P~ in f16 (9216 bytes less) and two words a

@@ -154,8 +154,12 @@ export function planTiles(
   // A pinned tile that does not fit is the pin's doing, not the head dim's: say which pin and what to do.
   if (pinned) {
     const [env, option] = kind === 'fwd' ? ['FLASHRING_PORTABLE_FWD', 'portableForward'] : ['FLASHRING_PORTABLE_BWD', 'portableBackward'];
+    const [A, B, C] = pinned, name = `${A}x${B}${C ? `x${C}` : ''}`, source = `(${env}, or the tuning's ${option})`;
+    // A pinned chunk that cannot stage D with this tile is wrong on every device: say so, not that it does not fit.
+    if (C !== undefined && !chunkFits(D, B, C))
+      throw new LimitError(`the ${what}'s pinned tile ${name} ${source} cannot run at head dim ${D}: tried ${why.join('; ')}. Pin a chunk that divides ${D} and is a multiple of ${B}, leave the chunk out (the widest that fits), or unset the pin.`);
     throw new LimitError(
-      `the ${what}'s pinned tile ${pinned[0]}x${pinned[1]} (${env}, or the tuning's ${option}) does not fit this device at head dim ${D} in ${precision}: ` +
+      `the ${what}'s pinned tile ${name} ${source} does not fit this device at head dim ${D} in ${precision}: ` +
         `${limits}; tried ${why.join('; ')}. Pin a smaller tile or unset the pin (flashring info lists the tiles chosen without one).`,
     );
   }
@@ -176,11 +180,14 @@ export function portableTile(
   const products = kind === 'fwd' && precision === 'f16' ? tuning.portableProducts ?? 'f32' : undefined;
   const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce, products);
   const tried = pinChunk ? [pinChunk] : chunks(D, B);
-  const chunk = tried.find((c) => (D / 4) % (c / 4) === 0 && (c / 4) % (B / 4) === 0 && bytesAt(c) <= limit);
+  const chunk = tried.find((c) => chunkFits(D, B, c) && bytesAt(c) <= limit);
   if (chunk === undefined || WG > maxWG) {
     const c = tried[tried.length - 1];
-    const t = `${A}x${B}`;
-    return c === undefined ? `${t}: ${B / 4} invocations across a row divide no chunk of D/4 = ${D / 4}` : `${t}: ${bytesAt(c)} bytes at chunk ${c}, ${WG} invocations`;
+    const t = `${A}x${B}${pinChunk ? `x${pinChunk}` : ''}`;
+    if (c === undefined) return `${t}: ${B / 4} invocations across a row divide no chunk of D/4 = ${D / 4}`;
+    // A pinned chunk that cannot stage this head dim with this tile: what is wrong with it, not its bytes (which may fit).
+    if (!chunkFits(D, B, c)) return `${t}: chunk ${c} ${(D / 4) % (c / 4) !== 0 ? `does not divide head dim ${D}` : `is not a multiple of ${B} (its ${B / 4} invocations across a row take 4 columns each)`}`;
+    return `${t}: ${bytesAt(c)} bytes at chunk ${c}, ${WG} invocations`;
   }
   const bytes = bytesAt(chunk);
   if (kind === 'bwd') return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk };
@@ -190,6 +197,9 @@ export function portableTile(
     ...(products ? { products } : {}),
   };
 }
+
+/** Whether `c` columns of the head dim D can be a chunk of a tile `B` rows wide: whole chunks of D, each a multiple of the B/4 invocations across a row. */
+const chunkFits = (D: number, B: number, c: number) => (D / 4) % (c / 4) === 0 && (c / 4) % (B / 4) === 0;
 
 /** planTiles with a device's limits, subgroups and tuning. */
 export function planDeviceTiles(kind: 'fwd' | 'bwd', D: number, precision: Precision, dev: FlashDevice): TilePlan {
