@@ -110,6 +110,8 @@ describe('registry', () => {
     expect(() => resolveScheme('a2a+p2p', 4, { ...shape, Hq: 6, Hkv: 3 }, '2,2')).toThrow(/divisible by 2: no a2a group between 1 and 4 divides both and 4, so a2a\+p2p cannot run here; p2p and all_gather/);
     // Hq 6, Hkv 3 at R = 2: only 3 divides both, so no power-of-two count does.
     expect(() => resolveScheme('a2a', 2, { ...shape, Hq: 6, Hkv: 3 }, undefined)).toThrow(/that divides both \(3\) runs a2a/);
+    // Hq 128, Hkv 128 at R = 3 over 16 tokens: 32, 64 and 128 ranks would leave ranks without a token, so only 2 to 16 run.
+    expect(() => resolveScheme('a2a', 3, { ...shape, Hq: 128, Hkv: 128, Nq: 16, Nk: 16 }, undefined)).toThrow(/that divides both \(2, 4, 8, 16\) runs a2a;/);
     // Hq 5, Hkv 1: no count above 1 divides both.
     expect(() => resolveScheme('a2a', 2, { ...shape, Hq: 5, Hkv: 1 }, undefined)).toThrow(/divisible by 2: no count above 1 divides both, so a2a cannot run here; p2p and all_gather split the sequence, not the heads, and take any$/);
   });

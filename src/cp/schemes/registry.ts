@@ -104,11 +104,12 @@ export const chosenSizesNote = (name: string, sizes: string, R: number) =>
  * Heads split over A ranks: both head counts must divide. If not, what does run: for a2a a rank
  * count dividing both; for a2a+p2p (R given) the sizes A,P whose group A divides both and R.
  */
-function headsSplit(name: string, A: number, s: Heads, R?: number): void {
+function headsSplit(name: string, A: number, s: Heads & { Nq?: number }, R?: number): void {
   if (s.Hq % A === 0 && s.Hkv % A === 0) return;
   const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
   const g = gcd(s.Hq, s.Hkv);
-  const counts = Array.from({ length: g - 1 }, (_, i) => i + 2).filter((n) => g % n === 0 && (R === undefined || (R % n === 0 && n < R)));
+  // A count runs only where every rank gets a token (R <= N: validateRing), so none above the sequence (where known) is offered.
+  const counts = Array.from({ length: Math.min(g, s.Nq ?? g) - 1 }, (_, i) => i + 2).filter((n) => g % n === 0 && (R === undefined || (R % n === 0 && n < R)));
   const some = R === undefined ? `a context-parallel size that divides both (${counts.join(', ')})` : `sizes ${counts.map((n) => `${n},${R / n}`).join(' or ')}`;
   const none = R === undefined ? 'no count above 1 divides both' : `no a2a group between 1 and ${R} divides both and ${R}`;
   const runs = counts.length ? `${some} run${R === undefined ? 's' : ''} ${name}` : `${none}, so ${name} cannot run here`;
