@@ -182,8 +182,10 @@ async function checkFileSystem(at: string, needs: RoomNeed[]): Promise<void> {
   const bytes = needs.flatMap((n) => n.sizes).reduce((sum, n) => sum + Math.ceil(n / block) * block, 0);
   if (free >= bytes) return;
   const where = needs.map((n) => `${who(n.flag)} ${n.path}`).join(' and ');
-  const fsIs = needs.length > 1 ? `on their file system, which has ${sizeOf(free)} free` : `there and its file system has ${sizeOf(free)} free`;
-  throw new InputError(`${where}: this run writes ${sizeOf(bytes)} ${fsIs}: make room, or give ${needs.length > 1 ? 'folders' : 'a folder'} on another disk`);
+  // In bytes where the sizes would read the same (1.02 GiB needed, 1023.8 MiB free: 'writes 1.0 GiB … has 1.0 GiB free').
+  const [writes, has] = sizeOf(bytes) === sizeOf(free) ? [`${bytes} bytes`, `${free} bytes`] : [sizeOf(bytes), sizeOf(free)];
+  const fsIs = needs.length > 1 ? `on their file system, which has ${has} free` : `there and its file system has ${has} free`;
+  throw new InputError(`${where}: this run writes ${writes} ${fsIs}: make room, or give ${needs.length > 1 ? 'folders' : 'a folder'} on another disk`);
 }
 
 /** An output file: not a folder, not under a system folder, in a folder that exists and can be written. */
