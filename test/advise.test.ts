@@ -190,11 +190,14 @@ describe('flashring advise', () => {
     const o = JSON.parse(j.stdout);
     expect([j.status, o.candidates]).toEqual([3, []]);
     // The JSON says what the text says: its line, and the smallest layout with its peak (the one `memory` gives for it).
-    expect(o.nothingFits).toBe(r.stdout.trim().split('\n').at(-1));
+    // The verdict is no longer the last line (what would fit follows it, wouldFit's lines); a script has exit 3 and --json's nothingFits.
+    const lines = r.stdout.trim().split('\n'), after = o.wouldFit.lines.length;
+    expect(lines.slice(-after)).toEqual(o.wouldFit.lines);
+    expect(o.nothingFits).toBe(lines.at(-after - 1));
     expect(o.nothingFits).toContain(`at ${(o.smallest.totalBytes / GIB).toFixed(1)} GiB`);
     expect(o.smallest).toMatchObject({ tp: expect.any(Number), cp: expect.any(Number), pp: expect.any(Number), dp: expect.any(Number), recompute: expect.any(String) });
     expect(o.smallest.totalBytes).toBeGreaterThan(2 * GIB * 0.9);
-    expect(JSON.parse(run([...SEED, '--seq-length', '8192', '--gpus', '8', '--json']).stdout)).toMatchObject({ nothingFits: null, smallest: null });
+    expect(JSON.parse(run([...SEED, '--seq-length', '8192', '--gpus', '8', '--json']).stdout)).toMatchObject({ nothingFits: null, smallest: null, wouldFit: null });
     expect(run([...SEED, '--seq-length', '8192', '--gpus', '8', '--hbm-gib', '80']).status).toBe(0);
   });
 

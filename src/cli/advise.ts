@@ -12,6 +12,7 @@ import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
 import { MODEL_OPTS, configFromFlags, joinModuleArgs } from './memory.js';
 import { counted } from '../plural.js';
+import { wouldFit, wouldFitLines, type Remedy, type WouldFit } from '../memory/adviseForward.js';
 
 export { layoutConfig } from '../memory/advise.js';
 
@@ -21,7 +22,9 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   three quarters of a model chunk's layers: a stage's, or half of it with 2 virtual stages) ×
   distributed optimizer over N GPUs (TP with sequence parallelism, without it only where s/CP does
   not split over the TP ranks); keeps what fits the HBM with a margin (with a pipeline, its first and
-  its last stage); ranks by predicted step time for the same global batch.
+  its last stage); ranks by predicted step time for the same global batch. When nothing fits it names the
+  smallest layout, then what would fit, each by the same search run again: the HBM a GPU the smallest needs,
+  more GPUs (doubling, up to 64×), a shorter sequence on these GPUs (halving, down to 1/64).
   --gpus N                GPUs (TP up to --gpus-per-node; DP = N / (TP·CP·PP)); TP groups, in Megatron-LM's rank order,
                           may span nodes (TP=4 with 6 GPUs a node): such a group runs at the inter-node link
   --hbm-gib G             GPU memory in GiB (default 80; the H200 whose rates these are has ${H200.hbmGib} as PyTorch reports it)
@@ -35,7 +38,8 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   --top K                 how many to print (default 5)
   --json                  every fitting candidate: tp, sp, cp, cpCommType, pp, vp, dp, recompute, iterMs, totalBytes, …;
                           the layouts left out (untrainable) and skipped (what the model, the sequence or the batch does not divide, or Megatron-LM refuses), each with why; timeChecked;
-                          when none fits (exit 3) nothingFits, the text's last line, and smallest, that layout (else both null);
+                          when none fits (exit 3) nothingFits, the verdict line, smallest, that layout, and wouldFit (else all null):
+                          hbmGib, gpus, seqLength, each {tried, at, layouts, globalBatch, fastest}, and the text's lines of them;
                           each layout's memoryArgs: the flashring memory arguments that give its totalBytes
 Rates: the H200 profile (src/memory/time/devices.ts); --hbm-gib changes the memory only.
 TFLOP/s/GPU counts the model's FLOPs as Megatron-LM logs them (every product 3× its forward, attention over the causal
@@ -52,7 +56,8 @@ const SEARCHED = ['tensor-model-parallel-size', 'context-parallel-size', 'pipeli
   'num-layers-per-virtual-pipeline-stage'];
 const NOT_HERE = ['sweep', 'seq-lengths', 'lines', 'csv', 'force', 'compare'];
 
-interface Request extends AdviseRequest { top: number; json: boolean; modelArgs: string[] }
+/** batchPerGpu: --global-batch-size not given (one sequence a GPU), so a search on more GPUs takes more. */
+interface Request extends AdviseRequest { top: number; json: boolean; modelArgs: string[]; batchPerGpu: boolean }
 
 /** Flags of advise's own, which `flashring memory` does not take (--global-batch-size is given per candidate, as advise used it). */
 const ADVISE_ONLY = new Set(['gpus', 'margin', 'link', 'link-gbps', 'link-latency-us', 'top', 'gpus-per-node', 'inter-node-link', 'global-batch-size', 'json', 'help']);
@@ -102,7 +107,7 @@ function request(argv: string[]): Request | null {
   refuseNoLayout(gbs, values['global-batch-size'] !== undefined, par.microBatchSize, gpus, par.expertParallel ?? 1);
   const inter = values['inter-node-link'] ?? 'ib-ndr';
   if (!(inter in LINKS)) throw new InputError(`--inter-node-link must be ${Object.keys(LINKS).join(', ')}, got '${inter}'`);
-  return { model, base: par, gpus, hbmGib, margin, gbs, link, interNodeLink: LINKS[inter as keyof typeof LINKS], gpusPerNode, top, json: !!values.json, modelArgs: modelArgs(values) };
+  return { model, base: par, gpus, hbmGib, margin, gbs, link, interNodeLink: LINKS[inter as keyof typeof LINKS], gpusPerNode, top, json: !!values.json, modelArgs: modelArgs(values), batchPerGpu: values['global-batch-size'] === undefined };
 }
 
 /**
@@ -119,7 +124,7 @@ function refuseNoLayout(gbs: number, given: boolean, micro: number, gpus: number
     throw new InputError(`--expert-model-parallel-size ${ep} does not divide --gpus ${gpus}: Megatron-LM forms the expert-parallel groups inside the DP × CP ranks, which divide the GPUs; give an EP that divides ${gpus}, or more GPUs`);
 }
 
-function print(r: Request, res: AdviseResult, seen: Evaluated): void {
+function print(r: Request, res: AdviseResult, seen: Evaluated, w: WouldFit | null): void {
   console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${counted(r.gpus, 'GPU')} × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
     `link ${r.link.name}${r.gpus > (r.gpusPerNode ?? 8) ? ` within nodes of ${r.gpusPerNode ?? 8} GPUs, ${r.interNodeLink?.name ?? 'ib-ndr'} between them` : ''}, global batch ${r.gbs} sequences; rates: ${H200.name} profile`);
   for (const line of timeCheckedLines(H200)) console.log(line);
@@ -128,6 +133,7 @@ function print(r: Request, res: AdviseResult, seen: Evaluated): void {
   for (const line of skippedLines(res.skipped)) console.log(line);
   if (!res.fitting.length) {
     console.log(nothingFits(res));
+    for (const line of w ? wouldFitLines(r, res, w, r.batchPerGpu) : []) console.log(line);
     return;
   }
   for (const [i, c] of res.fitting.slice(0, r.top).entries()) {
@@ -139,9 +145,9 @@ function print(r: Request, res: AdviseResult, seen: Evaluated): void {
 
 /**
  * What --json prints: the request, the search's counts and every fitting candidate (with why and its time terms);
- * when none fits, what the text says too: `nothingFits` (its line) and `smallest` (that layout and its peak).
+ * when none fits, what the text says too: `nothingFits` (its line), `smallest` (that layout and its peak) and `wouldFit` (the searches that follow it).
  */
-function jsonReport(r: Request, res: AdviseResult, seen: Evaluated): object {
+function jsonReport(r: Request, res: AdviseResult, seen: Evaluated, w: WouldFit | null): object {
   const strip = ({ time, ...c }: Candidate) => ({ ...c, why: reasons(r, { ...c, time }, seen), terms: time.terms, memoryArgs: memoryArgs(r, c) });
   const none = !res.fitting.length, s = res.smallest;
   return {
@@ -149,8 +155,12 @@ function jsonReport(r: Request, res: AdviseResult, seen: Evaluated): object {
     globalBatchSize: r.gbs, link: r.link, gpusPerNode: r.gpusPerNode, interNodeLink: r.interNodeLink, profile: H200.name, timeChecked: H200.timeChecked ?? null,
     evaluated: res.all, untrainable: res.untrainable, skipped: res.skipped, candidates: res.fitting.map(strip),
     nothingFits: none ? nothingFits(res) : null, smallest: none && s ? strip(s.c) : null,
+    wouldFit: w && { hbmGib: w.hbmGib && remedyJson(w.hbmGib), gpus: remedyJson(w.gpus), seqLength: remedyJson(w.seqLength), lines: wouldFitLines(r, res, w, r.batchPerGpu) },
   };
 }
+
+/** A change wouldFit() searched, for --json: the fastest layout's settings and figures (not its terms: they are the changed request's). */
+const remedyJson = ({ fastest, ...x }: Remedy) => ({ ...x, fastest: fastest && (({ time: _, ...c }) => c)(fastest) });
 
 export async function adviseCommand(argv: string[]): Promise<number> {
   const r = request(argv);
@@ -159,8 +169,9 @@ export async function adviseCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const seen: Evaluated = new Map(), res = candidates(r, seen);   // reasons() look up the layouts they compare with
-  if (r.json) console.log(JSON.stringify(jsonReport(r, res, seen), null, 1));
-  else print(r, res, seen);
+  const w = res.fitting.length ? null : wouldFit(r, res, r.batchPerGpu);
+  if (r.json) console.log(JSON.stringify(jsonReport(r, res, seen, w), null, 1));
+  else print(r, res, seen, w);
   return res.fitting.length ? 0 : NOTHING_FITS_EXIT;
 }
 

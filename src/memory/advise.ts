@@ -81,8 +81,11 @@ const parKey = (p: ParallelConfig) =>
 
 const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filter((d) => n % d === 0);
 
-/** Every layout the GPUs and the model allow (the memory model's validate() decides), evaluated; each also put in `seen`, where given. */
-export function candidates(r: AdviseRequest, seen?: Evaluated): AdviseResult {
+/**
+ * Every layout the GPUs and the model allow (the memory model's validate() decides), evaluated; each also put in `seen`, where given.
+ * `fitOnly`: a search only for what fits (adviseForward.ts): a layout over the HBM is counted, not timed, and `smallest` is of those that fit.
+ */
+export function candidates(r: AdviseRequest, seen?: Evaluated, fitOnly = false): AdviseResult {
   const out: Candidate[] = [], left = new Map<string, number>(), skipped = new Map<string, number>();
   let all = 0, smallest: { c: Candidate; bytes: number } | null = null;
   // The PyTorch AMP stack (DDP with PyTorch's ring) has no TP, PP, CP types or distributed optimizer: only CP × DP is searched.
@@ -101,18 +104,19 @@ export function candidates(r: AdviseRequest, seen?: Evaluated): AdviseResult {
             for (const recompute of recomputeChoices(stageLayers / vp))
               for (const distributedOptimizer of dp * cp > 1 && !torch ? [false, true] : [false]) {
                 const l = { tp, cp, pp, vp, dp, cpCommType, recompute, distributedOptimizer, sp };
-                const par = layoutConfig(r, l), c = batchWhy ?? evaluate(r, l, par);
+                const par = layoutConfig(r, l), c = batchWhy ?? evaluate(r, l, par, fitOnly);
                 if (typeof c === 'string') {
                   skipped.set(c, (skipped.get(c) ?? 0) + 1);
                   continue;
                 }
-                if (seen && (cp === 1 || c.recompute === 'none')) seen.set(parKey(par), { totalBytes: c.totalBytes, iterMs: c.iterMs });
+                if (seen && typeof c === 'object' && (cp === 1 || c.recompute === 'none')) seen.set(parKey(par), { totalBytes: c.totalBytes, iterMs: c.iterMs });
                 const why = untrainable(r.model, par);
                 if (why) {
                   left.set(why, (left.get(why) ?? 0) + 1);
                   continue;
                 }
                 all++;
+                if (typeof c === 'number') continue;   // fitOnly: over the HBM, not timed
                 if (!smallest || c.totalBytes < smallest.bytes) smallest = { c, bytes: c.totalBytes };
                 if (c.totalBytes <= r.hbmGib * GIB * (1 - r.margin)) out.push(c);
               }
@@ -163,11 +167,15 @@ export function layoutConfig(r: Pick<AdviseRequest, 'base'> & { gbs?: number }, 
 const stepTime = (r: AdviseRequest, par: ParallelConfig): IterationTime =>
   iterationTime(r.model, par, { link: r.link, interNodeLink: r.interNodeLink, gpusPerNode: r.gpusPerNode, microBatches: r.gbs / (par.dataParallel * par.microBatchSize) });
 
-/** A layout (its configuration `par`, layoutConfig's) with its peak and step time, or why the model does not divide it (validate()'s words). */
-function evaluate(r: AdviseRequest, l: Layout, par: ParallelConfig): Candidate | string {
+/**
+ * A layout (its configuration `par`, layoutConfig's) with its peak and step time, or why the model does not divide it (validate()'s words);
+ * `fitOnly`: only its peak (a number) where that is over the HBM.
+ */
+function evaluate(r: AdviseRequest, l: Layout, par: ParallelConfig, fitOnly: boolean): Candidate | string | number {
   let totalBytes: number, time: IterationTime;
   try {
     totalBytes = memoryBreakdown(r.model, par).totalBytes;
+    if (fitOnly && totalBytes > r.hbmGib * GIB * (1 - r.margin)) return totalBytes;
     time = stepTime(r, par);
   } catch (e) {
     if (e instanceof InputError) return e.message;

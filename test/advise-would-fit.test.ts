@@ -1,0 +1,80 @@
+/**
+ * `flashring advise` when nothing fits: after the verdict, what would fit, each change found by the same
+ * search run again, and checked here by advise itself at that value (it fits: exit 0, the same count and
+ * fastest layout) and, for the HBM, just below it (nothing fits: exit 3).
+ */
+import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { GIB } from '../src/memory/model.js';
+import { moreGpus, shorterSequences } from '../src/memory/adviseForward.js';
+
+const run = (args: string[]) => spawnSync('node', ['bin/flashring.mjs', 'advise', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
+const json = (args: string[]) => {
+  const r = run([...args, '--json']);
+  return { status: r.status, o: JSON.parse(r.stdout) };
+};
+// Llama-3 8B at 128K on two H200s: its smallest layout (the last pipeline stage's logits) needs more than 90% of 139.8 GiB.
+const MODEL = ['--preset', 'llama3-8b', '--seq-length', '131072'], LLAMA = [...MODEL, '--hbm-gib', '139.8'];
+const layout = (c: Record<string, unknown>) => ({ tp: c.tp, cp: c.cp, cpCommType: c.cpCommType, pp: c.pp, vp: c.vp, dp: c.dp, recompute: c.recompute, distributedOptimizer: c.distributedOptimizer });
+
+describe('advise: what would fit when nothing does', () => {
+  const r = run([...LLAMA, '--gpus', '2']), { status, o } = json([...LLAMA, '--gpus', '2']), w = o.wouldFit;
+
+  it('the verdict, then one line for each change searched, the same in the text and --json', () => {
+    expect([r.status, status]).toEqual([3, 3]);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines.slice(-4)).toEqual(w.lines);
+    expect(lines.at(-5)).toBe(o.nothingFits);
+    expect(w.lines[0]).toBe('what would fit (the same search again, one thing changed):');
+    expect(w.lines[1]).toMatch(/^ {2}HBM: 146 GiB a GPU \(the smallest layout's 131\.3 GiB, fits ≤ 90%\): 1 layout fits, TP=2 CP=1 PP=1 DP=1 recompute=full:uniform\/1 \(\d+ ms\/step, 131\.3 GiB\)$/);
+    expect(w.lines[2]).toMatch(/^ {2}GPUs: 4 \(doubling from 2: 4; global batch 4 sequences, one sequence a GPU\): \d+ layouts fit, the fastest TP=/);
+    expect(w.lines[3]).toMatch(/^ {2}sequence: 65536 tokens on these GPUs \(halving from 131072: 65536\): \d+ layouts fit, the fastest TP=/);
+  });
+
+  it('the HBM is the least (to 0.1 GiB) at which advise finds a layout: at it one fits, 0.1 GiB less none does', () => {
+    expect(w.hbmGib.at).toBe(Math.ceil((10 * o.smallest.totalBytes) / GIB / 0.9) / 10);
+    const at = json([...MODEL, '--gpus', '2', '--hbm-gib', `${w.hbmGib.at}`]);
+    expect([at.status, at.o.candidates.length]).toEqual([0, w.hbmGib.layouts]);
+    expect(layout(at.o.candidates[0])).toEqual(layout(w.hbmGib.fastest));
+    expect(run([...MODEL, '--gpus', '2', '--hbm-gib', `${(w.hbmGib.at - 0.1).toFixed(1)}`]).status).toBe(3);
+  });
+
+  it('more GPUs and a shorter sequence: advise run at that value keeps the same layouts, the fastest first', () => {
+    const g = json([...LLAMA, '--gpus', `${w.gpus.at}`]);
+    expect([g.status, g.o.globalBatchSize, g.o.candidates.length]).toEqual([0, w.gpus.globalBatch, w.gpus.layouts]);
+    expect(g.o.candidates[0]).toMatchObject({ ...layout(w.gpus.fastest), iterMs: w.gpus.fastest.iterMs, totalBytes: w.gpus.fastest.totalBytes });
+    const s = json([...LLAMA.map((a) => (a === '131072' ? `${w.seqLength.at}` : a)), '--gpus', '2']);
+    expect([s.status, s.o.candidates.length]).toEqual([0, w.seqLength.layouts]);
+    expect(s.o.candidates[0]).toMatchObject({ ...layout(w.seqLength.fastest), iterMs: w.seqLength.fastest.iterMs });
+  });
+
+  it('a global batch given is kept on more GPUs (the default, one sequence a GPU, grows with them)', () => {
+    const b = json([...LLAMA, '--gpus', '2', '--global-batch-size', '8']).o.wouldFit.gpus;
+    expect([b.at, b.globalBatch]).toEqual([4, 8]);
+    expect(w.gpus.globalBatch).toBe(4);
+  });
+
+  it('where no change searched helps, it says how far each went; with no layout at all, no HBM line', () => {
+    // Three heads and three layers on 2 GPUs with one sequence a step and unfused attention: no TP, PP, CP or DP divides it.
+    const x = run(['--num-layers', '3', '--hidden-size', '96', '--num-attention-heads', '3', '--seq-length', '4096', '--gpus', '2', '--global-batch-size', '1', '--transformer-impl', 'local']);
+    expect(x.status).toBe(3);
+    expect(x.stdout.trim().split('\n').slice(-4)).toEqual([
+      expect.stringMatching(/^no layout of these GPUs can run this model/),
+      'what would fit (the same search again, one thing changed):',
+      '  GPUs: nothing fits on up to 128 (doubling from 2: 4, 8, 16, 32, 64, 128)',
+      '  sequence: nothing fits on these GPUs down to 64 tokens (halving from 4096: 2048, 1024, 512, 256, 128, 64)',
+    ]);
+  });
+
+  it('the values searched: GPUs doubling (a whole node where a double is past it), at most 64× and 65536; the sequence halving while whole, at most 6 times', () => {
+    expect(moreGpus(2, 8)).toEqual([4, 8, 16, 32, 64, 128]);
+    expect(moreGpus(6, 8)).toEqual([8, 16, 32, 64, 128, 256]);
+    expect(moreGpus(3, 8)).toEqual([6, 8, 16, 32, 64, 128]);
+    expect(moreGpus(12, 4)).toEqual([24, 48, 96, 192, 384, 768]);
+    expect(moreGpus(16384, 8)).toEqual([32768, 65536]);
+    expect(moreGpus(65536, 8)).toEqual([]);
+    expect(shorterSequences(131072)).toEqual([65536, 32768, 16384, 8192, 4096, 2048]);
+    expect(shorterSequences(24)).toEqual([12, 6, 3]);
+    expect(shorterSequences(1)).toEqual([]);
+  });
+});
