@@ -51,7 +51,7 @@ describe("attention --cp-mode processes with float16 inputs, rank 1's adapter wi
     const r = await run([...inputs, '--out', f('auto')]);
     expect(r.code, r.err).toBe(0);
     expect(r.err).toMatch(/^note: the inputs are float16 but rank 1 \(.+\) has no shader-f16; computing in f32 and writing float32$/m);
-    expect(r.out).toMatch(/^CP R=2 p2p .* f32 processes on /m);
+    expect(r.out).toMatch(/^attention .* causal=true, CP R=2 p2p .* f32 processes on /m);
     const npy = (n: string) => parseNpy(new Uint8Array(readFileSync(join(f('auto'), `${n}.npy`))));
     expect(['o', 'lse', 'dq', 'dk', 'dv'].map((n) => npy(n).dtype)).toEqual(['f4', 'f4', 'f4', 'f4', 'f4']);
     expect(JSON.parse(readFileSync(join(f('auto'), RUN_RECORD), 'utf8')).precision).toBe('f32');

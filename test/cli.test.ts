@@ -77,7 +77,9 @@ describe('flashring attention', () => {
       if (extra.length) expect(readFileSync(join(out, 't.json')).length).toBeLessThanOrEqual(writtenBound(join(out, 't.json')));
       expect(recordLists(readFileSync(join(out, RUN_RECORD), 'utf8'))).toEqual(['o.npy', 'dq.npy', 'dk.npy', 'dv.npy', 'lse.npy']);
       // Results on stdout; stderr (not a terminal here) has no carriage-return progress, one line per finished phase.
-      expect(r.out).toMatch(extra.length ? /^CP R=\d .*\n {2}work per rank/m : /^forward \(f32\) .*; wrote .*o\.npy/m);
+      expect(r.out).toMatch(extra.length ? /^attention \{"B":1,"Hq":2,"Hkv":1,"Nq":40,"Nk":40,"D":16\} causal=true, CP R=\d .*\n {2}work per rank/m : /^forward \(f32\) .*; wrote .*o\.npy/m);
+      // One header, as a single device's run has (the ring's said its shape on a line of its own, then again with its settings).
+      expect(r.out.split('\n').filter((l) => l && !l.startsWith(' ')).map((l) => l.replace(/ .*/, ''))).toEqual(extra.length ? ['attention', 'wrote'] : ['attention', 'forward']);
       expect(r.out).toMatch(/wrote .*o\.npy, .*lse\.npy, .*flashring-run\.json/);
       expect(r.err).not.toContain('\r');
       if (extra.length && !extra.includes('processes')) expect(r.err).toMatch(/^ {2}forward: \d+ steps? done$/m);
@@ -106,7 +108,7 @@ describe('flashring attention', () => {
     const r = await cli(['attention', '--q', join(dir, 'q.npy'), '--k', join(dir, 'kv2.npy'), '--v', join(dir, 'kv2.npy'), '--out', join(dir, 'hier'), '--cp', '4', '--cp-comm-type', 'a2a+p2p']);
     expect(r.code, r.err).toBe(0);
     expect(r.err).toMatch(/^note: a2a\+p2p sizes 2,2 chosen: the largest a2a group below 4 that divides the heads/m);
-    expect(r.out).toMatch(/CP R=4 a2a\+p2p 2,2 /);
+    expect(r.out).toMatch(/^attention .*, CP R=4 a2a\+p2p 2,2 /m);
   });
 
   it('multi-adapter ranks on one adapter are said to share its GPU', async () => {

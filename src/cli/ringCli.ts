@@ -13,9 +13,21 @@ import { OutputPlan } from './files.js';
 import { RingArgs } from './ringArgs.js';
 import { ringProgress, timedPhase } from './progress.js';
 
-/** The CLI's timeline table (steps counted from 1, as its progress line and the page; ranks from 0, as everywhere). */
-export function formatTimeline(tl: RingTimeline): string {
-  const lines = [`CP R=${tl.R} ${tl.scheme}${tl.scheme === 'a2a+p2p' ? ` ${tl.hierarchy.join(',')}` : ''} layout=${tl.layout} causal=${tl.causal} ${tl.precision} ${tl.mode} on ${[...new Set(tl.adapters)].join(', ')}`];
+/**
+ * The run's one header, as a single device's run says it (`attention {shape} causal=… on adapter`) with the ring's
+ * settings: `attention {…} causal=false, CP R=2 p2p layout=zigzag f32 one-device on llvmpipe`. `gpuPerRank`:
+ * processes behind --gpu-per-rank, rank r on GPU r.
+ */
+export function timelineHeader(tl: RingTimeline, gpuPerRank = false): string {
+  const [left, right] = tl.schedule.window ?? [-1, -1], docs = tl.schedule.documents ?? 0;
+  const mask = `causal=${tl.causal}${left !== -1 || right !== -1 ? ` window=${left},${right}` : ''}${docs ? ` documents=${docs}` : ''}`;
+  return `attention ${JSON.stringify(tl.shape)} ${mask}, CP R=${tl.R} ${tl.scheme}${tl.scheme === 'a2a+p2p' ? ` ${tl.hierarchy.join(',')}` : ''} layout=${tl.layout} ${tl.precision} ` +
+    `${tl.mode}${gpuPerRank ? ' (rank r on GPU r)' : ''} on ${[...new Set(tl.adapters)].join(', ')}`;
+}
+
+/** The CLI's timeline table under its header (steps counted from 1, as its progress line and the page; ranks from 0, as everywhere). */
+export function formatTimeline(tl: RingTimeline, gpuPerRank = false): string {
+  const lines = [timelineHeader(tl, gpuPerRank)];
   lines.push(`  work per rank (visible scores under the mask): ${tl.schedule.workPerRank.join(', ')}  (imbalance ${tl.schedule.imbalance.toFixed(3)})`);
   for (const ph of tl.phases) {
     lines.push(`  ${ph.phase}: ${ph.wallMs.toFixed(1)} ms wall`);
@@ -45,8 +57,8 @@ async function runRing({ s, x, common }: RingCall, opts: RingPrecision, ring: Ri
   if (mode === 'processes') {
     // One process per rank (src/cp/launch/processRanks.ts); --gpu-per-rank puts each behind
     // scripts/only-gpu.sh (rank r sees only GPU r: two identical GPUs need it).
-    const perRank = ring.gpuPerRank ? (nvidiaDevices().length ? ', rank r on GPU r' : ', --gpu-per-rank: this host has no NVIDIA GPU (/dev/nvidia*), so nothing is hidden and the ranks share its adapter') : '';
-    console.log(`context-parallel attention ${JSON.stringify(s)}, ${counted(R, 'rank process', 'rank processes')} (${ring.scheme})${perRank}`);
+    if (ring.gpuPerRank && !nvidiaDevices().length)
+      console.error(`note: --gpu-per-rank: this host has no NVIDIA GPU (/dev/nvidia*), so nothing is hidden and the ${counted(R, 'rank process', 'rank processes')} share its adapter`);
     // float16 data with --precision auto: f16 where every rank's adapter has shader-f16, else f32 on all (agreedPrecision).
     const precision = opts.precision === 'f16' && opts.request === 'auto' ? 'auto' : opts.precision;
     return ringAttentionProcesses(s, x, { ...common, ranks: R, precision, onPrecision: (p, devs) => ranksPrecision(p, devs, opts), ...(ring.gpuPerRank ? { wrapper: gpuPerRankWrapper(R) } : {}) });
@@ -59,7 +71,6 @@ async function runRing({ s, x, common }: RingCall, opts: RingPrecision, ring: Ri
     // Checked again before any GPU work: f32 written for float16 data (twice the bytes); a --timeline with its adapter names.
     const adapters = Array.from({ length: R }, (_, r) => adapterName(devs[devs.length === 1 ? 0 : r].adapter));
     if (precision !== opts.precision || ring.timeline !== undefined) await opts.room?.(precision, adapters);
-    console.log(`context-parallel attention ${JSON.stringify(s)}, ${counted(R, 'rank')} ${mode} (${ring.scheme}): ${adapterName(devs[0].adapter)}`);
     // Dawn hands out one adapter however often it is asked: R devices on it share that GPU.
     if (mode === 'multi-adapter' && R > 1 && new Set(devs.map((d) => adapterName(d.adapter))).size === 1)
       console.error(`note: the ${R} ranks' devices are on one adapter (${adapterName(devs[0].adapter)}): they share its GPU, so the times are of that sharing; for one GPU per rank use --cp-mode processes --gpu-per-rank`);
@@ -102,7 +113,8 @@ export async function ringCommand(
   const files = outputFiles(ring.out, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, res.lse, ring.batched);
   if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
   await timedPhase(`writing the outputs into ${ring.out}`, () => outputs.write(files));
-  console.log(formatTimeline(res.timeline)); // the result: stdout (progress and notes: stderr)
+  // The result, under the run's one header: stdout (progress and notes: stderr).
+  console.log(formatTimeline(res.timeline, ring.mode === 'processes' && !!ring.gpuPerRank && nvidiaDevices().length > 0));
   console.log(`wrote ${files.map((f) => f.path).join(', ')}`);
   noteStaleOutputs(ring.out, files);
   return 0;
