@@ -516,6 +516,23 @@ describe('flashring replay', () => {
     expect(j.notTimeData).toBeNull();
     expect(r.err).not.toContain('not time data');
   });
+  it('a run short by design (the campaign: 6 of 6 iterations, all within the point\'s 10 warm-up) is said once on its line, no note; one cut short keeps its note', async () => {
+    const log = 'bench/results/2026-12-02-megatron-campaign/runs/r00.log';
+    const r = await run(['replay', log]);
+    expect(r.code).toBe(0);
+    const lines = r.err.split('\n');
+    expect(lines[0]).toContain(`${log}: s=2048 TP=1 CP=1 PP=1 SP=false recompute=full:block/5 | iter ? (a 6-iteration run, all within the point's 10 warm-up) | ? TFLOP/s/GPU |`);
+    // What it took instead: the step time's iterations, said once on its line; the only note is that it is no time data.
+    expect(lines[1]).toMatch(/^ {2}step time: model [\d.]+ ms, measured [\d.]+ ms \(.*iterations 3-6; /);
+    expect(lines.filter((l) => l.startsWith('  note: '))).toEqual([`  note: ${notTimeData(readFileSync(log, 'utf8'))}`]);
+    expect(JSON.parse((await run(['replay', log, '--json'])).out).reports[0].warnings).toEqual([]);
+    // The same log stopping at iteration 6 of the 100 it was asked for (a killed run): a note, and no "run" said on its line.
+    const cut = join(dir, 'r00-cut.log');
+    writeFileSync(cut, readFileSync(log, 'utf8').replace(/(iteration\s+\d+\/)\s+6 \|/g, '$1     100 |'));
+    const c = await run(['replay', cut]);
+    expect(c.err).toContain('| iter ? | ? TFLOP/s/GPU |');
+    expect(c.err.split('\n')).toContain("  note: the log stops at iteration 6 of the run's 100, within the 10 warm-up iterations: the point has no iter time");
+  });
   it('a log of the memory campaign (run under the tracer, up to 8 at once on one GPU) says its step time is not time data: a note on stderr, notTimeData in --json', async () => {
     const log = 'bench/results/2026-12-02-megatron-campaign/runs/r46.log';
     const r = await run(['replay', log]);

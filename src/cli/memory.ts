@@ -7,7 +7,7 @@ import {
   CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../memory/model.js';
-import { configFromArgs, parseMegatronLogs, type ParseResult } from '../memory/megatron.js';
+import { configFromArgs, lastIteration, parseMegatronLogs, POINT_WARMUP, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
 import { recomputeNote, untrainableNote } from '../memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
@@ -431,6 +431,17 @@ type Say = (line: string) => void;
 const iterationsOf = (w: number[]) => (w.length ? ` (median of iterations ${w[0]}-${w[w.length - 1]})` : '');
 
 /**
+ * A point's iteration time as replay's line says it: its median and the iterations it took, or '?', with why where the
+ * run was shorter than the warm-up by design (it ran all its iterations: a memory run); one cut short has its note.
+ */
+function iterText(res: ParseResult): string {
+  const p = res.point, end = lastIteration(res.iterations);
+  if (p.iterMs !== null) return `${p.iterMs.toFixed(1)} ms${iterationsOf(p.window)}`;
+  if (end && !p.window.length && end.iteration >= end.total) return `? (a ${end.total}-iteration run, all within the point's ${POINT_WARMUP} warm-up)`;
+  return '?';
+}
+
+/**
  * The time model beside the log's steady step, as the time model is judged: the median of every
  * iteration after the first WARMUP_ITERATIONS (the memory point's "iter" is the dataset's window).
  */
@@ -491,7 +502,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
     const prediction = withIterMs(predictFromLog(res, hbmGib), res); // + the time model's iterMs (src/memory/time)
     const p = res.point;
     say(`${name}: s=${p.seqLength ?? '?'} TP=${p.tp ?? '?'} CP=${p.cp ?? '?'} PP=${p.pp ?? '?'} SP=${p.sp ?? '?'} recompute=${p.recompute ?? '?'}` +
-      ` | iter ${p.iterMs === null ? '?' : `${p.iterMs.toFixed(1)} ms${iterationsOf(p.window)}`} | ${p.tflopsPerGpu === null ? '?' : p.tflopsPerGpu.toFixed(1)} TFLOP/s/GPU` +
+      ` | iter ${iterText(res)} | ${p.tflopsPerGpu === null ? '?' : p.tflopsPerGpu.toFixed(1)} TFLOP/s/GPU` +
       ` | peak max allocated ${p.peakMaxAllocatedGiB === null ? '?' : p.peakMaxAllocatedGiB.toFixed(2) + ' GiB'}${p.outOfMemory ? ' | OUT OF MEMORY' : ''}` +
       ('error' in prediction ? '' : ` | model ${(prediction.totalBytes / GIB).toFixed(2)} GiB${prediction.totalError === null ? '' : ` (${pct(prediction.totalError)})`}`));
     const c = configFromArgs(res.args), why = 'error' in c ? null : untrainable(c.model, c.par);

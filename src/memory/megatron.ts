@@ -189,16 +189,40 @@ const ITERATION_LINE = /iteration\s+(\d+)\/\s*(\d+)\s*\|/;
 const MEMORY_LINE = /\[Rank (\d+)\] \(after (\d+) iterations\) memory \(MB\)\s*\|\s*allocated:\s*([^\s|]+)\s*\|\s*max allocated:\s*([^\s|]+)\s*\|\s*reserved:\s*([^\s|]+)\s*\|\s*max reserved:\s*([^\s|]+)/;
 const THEORETICAL_LINE = /Theoretical memory footprints: weight and optimizer=([^\s,]+) MB(?:, activation=([^\s,]+) MB)?(?:, total=([^\s,]+) MB)?/;
 
+/** The iterations a point's iteration time and throughput skip as warm-up, and the most after them it takes the median of (the last ones). */
+export const POINT_WARMUP = 10, POINT_WINDOW = 10;
+
+/** The last iteration a run's lines report and the run's own total (`iteration K/ N`: --train-iters), or null without iteration lines. */
+export function lastIteration(iterations: readonly IterationRecord[]): { iteration: number; total: number } | null {
+  if (!iterations.length) return null;
+  const last = iterations.reduce((a, r) => (r.iteration > a.iteration ? r : a));
+  return { iteration: last.iteration, total: last.totalIterations };
+}
+
+/**
+ * A point's window short of `windowSize` iterations after the warm-up (`taken` of them) as a warning, where it is an
+ * anomaly: the log stops before the run's own total (a killed or failed run, a partial copy). A run that ran all it
+ * was asked for is short by design (the memory runs: --train-iters 3 or 6), no warning: replay's line says what its
+ * point took, and its step time takes the iterations after the time model's shorter warm-up.
+ */
+function shortWindow(iterations: readonly IterationRecord[], taken: number, warmup: number, windowSize: number): string | null {
+  const end = lastIteration(iterations);
+  if (!end || end.iteration >= end.total || taken >= windowSize) return null;
+  const stops = `the log stops at iteration ${end.iteration} of the run's ${end.total}`;
+  return taken ? `${stops}: only ${counted(taken, 'iteration')} after the ${warmup} warm-up (wanted ${windowSize})`
+    : `${stops}, within the ${warmup} warm-up iterations: the point has no iter time`;
+}
+
 /** One run: lines[from, to) of a log; errors name `file line N` (N counted in the whole file). */
 function parseRun(lines: string[], from: number, to: number, file: string, source: string, opts: { warmup?: number; window?: number }, cut: string | null): ParseResult {
-  const warmup = opts.warmup ?? 10, windowSize = opts.window ?? 10;
+  const warmup = opts.warmup ?? POINT_WARMUP, windowSize = opts.window ?? POINT_WINDOW;
   const run = readRun(lines, from, to, file);
   const { args, iterations, memory } = run;
   const warnings: string[] = cut ? [cut] : [];
   warnings.push(...missing(run.sawArgs ? args : null, iterations.length > 0, memory.length > 0, run.theoretical !== null, run.oom));
   const win = iterations.filter((r) => r.iteration > warmup).slice(-windowSize);
-  if (iterations.length && !win.length) warnings.push(`only ${counted(iterations.length, 'iteration line')}, none after the ${warmup} warm-up iterations: the point has no iter time (the step-time line skips fewer warm-up iterations and may still have one)`);
-  else if (win.length && win.length < windowSize) warnings.push(`only ${counted(win.length, 'iteration')} after warm-up (wanted ${windowSize})`);
+  const short = shortWindow(iterations, win.length, warmup, windowSize);
+  if (short) warnings.push(short);
   const iterMs = median(win.map((r) => r.elapsedMs).filter((x): x is number => x !== null));
   const tflops = median(win.map((r) => r.tflopsPerGpu).filter((x): x is number => x !== null));
   if (win.length && tflops === null) warnings.push('no "throughput per GPU" in the iteration lines (run with --log-throughput)');
