@@ -99,4 +99,27 @@ describe('attention --cp-mode processes: the room for the outputs at the precisi
       rmSync(dir, { recursive: true, force: true });
     }
   }, 240_000);
+
+  it("a --timeline is checked again with the adapter names the rank processes report, before any GPU work", async () => {
+    vi.spyOn(process, 'getuid').mockReturnValue(1000);   // root's reserved blocks not counted
+    const dir = mkdtempSync(join(tmpdir(), 'flashring-procs-names-'));
+    const saved = { ...process.env };
+    try {
+      const k = join(dir, 'k.npy'), log = join(dir, 'gpu.log'), out = join(dir, 'roomfs', 'o'), tl = join(dir, 'roomfs', 'tl.json');
+      mkdirSync(join(dir, 'roomfs'));
+      // float32 [1, 2, 16, 8]: O, LSE and the record a block each; the timeline without its names 2 blocks: 20 KiB of 40 free.
+      writeFileSync(k, encodeNpy({ dtype: 'f4', shape: [1, 2, 16, 8], data: Float32Array.from({ length: 256 }, (_, i) => Math.cos(i)) }));
+      writeFileSync(log, '');
+      // Every rank's adapter named 12000 bytes: twice in the file (one a rank), 6 blocks more.
+      Object.assign(process.env, { NODE_OPTIONS: `--import=${preload}`, FLASHRING_TEST_GPU_LOG: log, FLASHRING_TEST_ADAPTER_NAME: 'an adapter whose name runs on '.repeat(400) });
+      const run = attentionCommand(['--q', k, '--k', k, '--v', k, '--out', out, '--cp', '2', '--cp-mode', 'processes', '--timeline', tl]);
+      await expect(run).rejects.toThrow(`--out ${out} and --timeline ${tl}: this run writes 44 KiB on their file system, which has 40 KiB free`);
+      expect(readFileSync(log, 'utf8')).toBe('');
+      expect(existsSync(out)).toBe(false);
+    } finally {
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
 });

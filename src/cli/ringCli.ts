@@ -61,7 +61,7 @@ async function runRing({ s, x, common }: RingCall, opts: RingPrecision, ring: Ri
       console.error(`note: --gpu-per-rank: this host has no NVIDIA GPU (/dev/nvidia*), so nothing is hidden and the ${counted(R, 'rank process', 'rank processes')} share its adapter`);
     // float16 data with --precision auto: f16 where every rank's adapter has shader-f16, else f32 on all (agreedPrecision).
     const precision = opts.precision === 'f16' && opts.request === 'auto' ? 'auto' : opts.precision;
-    return ringAttentionProcesses(s, x, { ...common, ranks: R, precision, onPrecision: (p, devs) => ranksPrecision(p, devs, opts), ...(ring.gpuPerRank ? { wrapper: gpuPerRankWrapper(R) } : {}) });
+    return ringAttentionProcesses(s, x, { ...common, ranks: R, precision, onPrecision: (p, devs) => ranksPrecision(p, devs, opts, ring.timeline !== undefined), ...(ring.gpuPerRank ? { wrapper: gpuPerRankWrapper(R) } : {}) });
   }
   // One-device mode (the default: Dawn cannot tell identical adapters apart): R ranks share one device.
   const devs = await acquireDevices(await nodeGPU(), mode === 'one-device' ? 1 : R);
@@ -82,13 +82,15 @@ async function runRing({ s, x, common }: RingCall, opts: RingPrecision, ring: Ri
 
 /**
  * The precision the rank processes agreed on, once each has its device and before any GPU work: where float16 data
- * runs in f32 (a rank's adapter has no shader-f16), the note the other modes print and the room check at f32.
+ * runs in f32 (a rank's adapter has no shader-f16), the note the other modes print; then the room check again where
+ * that doubles the bytes, or where a --timeline (`timeline`) now has its ranks' adapter names.
  */
-async function ranksPrecision(p: Precision, devs: readonly RankDevice[], opts: RingPrecision): Promise<void> {
-  if (p === opts.precision) return;
-  const without = devs.filter((d) => !d.hasF16);
-  noteF32(`${plural(without.length, 'rank')} ${without.map((d) => d.rank).join(', ')} (${[...new Set(without.map((d) => d.adapter))].join(', ')}) ${plural(without.length, 'has', 'have')}`);
-  await opts.room?.(p); // f32 written for float16 data: twice the bytes
+async function ranksPrecision(p: Precision, devs: readonly RankDevice[], opts: RingPrecision, timeline: boolean): Promise<void> {
+  if (p !== opts.precision) {
+    const without = devs.filter((d) => !d.hasF16);
+    noteF32(`${plural(without.length, 'rank')} ${without.map((d) => d.rank).join(', ')} (${[...new Set(without.map((d) => d.adapter))].join(', ')}) ${plural(without.length, 'has', 'have')}`);
+  }
+  if (p !== opts.precision || timeline) await opts.room?.(p, [...devs].sort((a, b) => a.rank - b.rank).map((d) => d.adapter));
 }
 
 export async function ringCommand(

@@ -6,7 +6,7 @@
  * written with every figure at the widest a number is in JSON and every step's label at the longest a step
  * has (STEP_LABELS), so no run writes more, but for the adapter names: those not known yet count as empty
  * (the CLI checks once before any device, without them, and again with them once its devices are there; in
- * --cp-mode processes each rank process finds its own adapter, so there they are never counted). About 1.5
+ * --cp-mode processes once every rank process has reported its adapter, before any GPU work). About 1.5
  * times the file (test/timeline-bound.test.ts), where the old count (400 bytes a step record) was about 0.6.
  */
 import { Precision } from '../kernels/precision.js';
