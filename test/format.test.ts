@@ -19,6 +19,7 @@ describe('a unit chosen by the rounded figure', () => {
     expect([999.4e9, 999.5e9, 999.96e9, 1e12, 61.3e12].map(flopRate)).toEqual(['999 GFLOP/s', '1.00 TFLOP/s', '1.00 TFLOP/s', '1.00 TFLOP/s', '61.3 TFLOP/s']);
     expect([999.96e6, 999.96e3, 0].map(flopRate)).toEqual(['1.00 GFLOP/s', '1.00 MFLOP/s', '0.00 MFLOP/s']);
     expect([-999.96e9, -2e12].map(flopRate)).toEqual(['-1.00 TFLOP/s', '-2.00 TFLOP/s']);
+    expect([999.96e12, 1.5e15].map(flopRate)).toEqual(['1.00 PFLOP/s', '1.50 PFLOP/s']);   // --compute-tflops 1500 (a predicted ring)
   });
 
   it('sizeOf: 1024 KiB is 1 MiB and 1024 MiB is 1.0 GiB, however they are reached', () => {

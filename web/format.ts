@@ -12,10 +12,10 @@ const round3 = (x: number): number => Number(x.toPrecision(3));
  */
 export const duration = (ms: number): string => (Math.abs(round3(ms)) >= 1000 ? `${sig3(ms / 1000)} s` : `${sig3(ms)} ms`);
 
-/** FLOP/s to three significant digits in the largest of TFLOP/s, GFLOP/s, MFLOP/s it reaches once rounded (999.96 GFLOP/s is "1.00 TFLOP/s"); MFLOP/s below. */
+/** FLOP/s to three significant digits in the largest of PFLOP/s, TFLOP/s, GFLOP/s, MFLOP/s it reaches once rounded (999.96 GFLOP/s is "1.00 TFLOP/s"); MFLOP/s below. */
 export function flopRate(flopsPerSecond: number): string {
-  const units: [number, string][] = [[1e12, 'TFLOP/s'], [1e9, 'GFLOP/s'], [1e6, 'MFLOP/s']];
-  const [div, unit] = units.find(([d]) => Math.abs(round3(flopsPerSecond / d)) >= 1) ?? units[2];
+  const units: [number, string][] = [[1e15, 'PFLOP/s'], [1e12, 'TFLOP/s'], [1e9, 'GFLOP/s'], [1e6, 'MFLOP/s']];
+  const [div, unit] = units.find(([d]) => Math.abs(round3(flopsPerSecond / d)) >= 1) ?? units[units.length - 1];
   return `${(flopsPerSecond / div).toPrecision(3)} ${unit}`;
 }
 

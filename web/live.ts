@@ -942,7 +942,7 @@ function tuneRows(e: TuneEntry, adapter: string): [string, string][] {
   return [
     ['adapter, path', `${adapter}, ${e.path === 'subgroup-matrix' ? 'tensor cores (subgroup matrices)' : 'portable kernels'}`],
     ['defaults', ms(e.defaultMs)],
-    ['tuned', `${ms(e.tunedMs)} (${((e.defaultMs[0] + e.defaultMs[1]) / (e.tunedMs[0] + e.tunedMs[1])).toFixed(3)}× at N=${e.N}, ${e.heads} heads)`],
+    ['tuned', `${ms(e.tunedMs)} (${((e.defaultMs[0] + e.defaultMs[1]) / (e.tunedMs[0] + e.tunedMs[1])).toFixed(3)}× at N=${e.N}, ${counted(e.heads, 'head')})`],
     ['tiles', tilesInWords(e.tuning)],
     ['candidates', `${timed} timed of ${e.trials.length} (the others do not fit this GPU)`],
     ['error vs float64', `${e.checkErr.toExponential(2)} (largest of O, LSE, dQ, dK, dV at a small shape)`],
