@@ -26,7 +26,7 @@ case "${1:-}" in
       if [[ "$keep" == *" $b "* ]] || [ "$b" = README.md ]; then continue; fi
       mv "$d" "$aside/"; n=$((n + 1))
     done
-    echo "moved $n entries of bench/results to $aside (kept: ${keep:+$(echo $keep) }README.md); do not commit until: bash $0 in" ;;
+    echo "moved $n entries of bench/results to $aside (kept: $(echo $keep README.md)); do not commit until: bash $0 in" ;;
   in)
     [ -d "$aside" ] || { echo "nothing aside in $aside" >&2; exit 2; }
     for d in "$aside"/*; do
