@@ -168,7 +168,7 @@ describe('tile planner', () => {
     expect(key(pf1)).not.toBe(key(p4));
     // 256 rows (256 invocations); the limits still apply.
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('256x16x16'))).toMatchObject({ BR: 256, BC: 16, WG: 256, chunk: 16, workgroupBytes: 42240 });
-    expect(() => planTiles('fwd', 64, 'f32', 49152, 64, 32, fwd('128x32x32'))).toThrow(/128x32: .* 256 invocations/);
+    expect(() => planTiles('fwd', 64, 'f32', 49152, 64, 32, fwd('128x32x32'))).toThrow(/128x32x32: .* 256 invocations/);
     // Three numbers: the chunk.
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('64x8x8'))).toMatchObject({ chunk: 8, WG: 32 });
     for (const bad of ['64x32x32x4', '64x32x32x8', '4x4x4x8', '64x32x0', '64x32x', '512x16x16', '64x256x64'])
