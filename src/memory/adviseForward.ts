@@ -3,7 +3,7 @@
  * search again with one thing changed, not estimated: the HBM a GPU (the smallest layout's peak over the
  * share the margin leaves, checked by a search at it), more GPUs (doubling, whole nodes beyond one, with
  * the global batch advise would use there), a shorter sequence on the same GPUs (halving). Each goes only
- * so far (MAX_STEPS) and says what it tried. Pure; used by `flashring advise`.
+ * so far (MAX_STEPS) and says what it tried. Pure; used by `flashring advise` and the page's advisor panel.
  */
 import { candidates, layoutLabel, fitsText, type AdviseRequest, type AdviseResult, type Candidate } from './advise.js';
 import { GIB } from './model.js';
@@ -65,17 +65,26 @@ function firstFit(values: number[], change: (v: number) => AdviseRequest): Remed
 }
 
 /**
+ * wouldFit's three searches, each run only when called: the page's fallback (no worker) runs them one a task,
+ * yielding to its event loop between them. `batchPerGpu`: as wouldFit's.
+ */
+export function wouldFitSearches(r: AdviseRequest, res: AdviseResult, batchPerGpu: boolean): { [K in keyof WouldFit]: () => WouldFit[K] } {
+  // The peaks do not depend on the HBM: the smallest layout's, over the share kept, is the least HBM at which any fits.
+  const hbm = res.smallest ? Math.ceil((10 * res.smallest.bytes) / GIB / (1 - r.margin)) / 10 : null;
+  return {
+    hbmGib: () => (hbm === null ? null : firstFit([hbm], (v) => ({ ...r, hbmGib: v }))),
+    gpus: () => firstFit(moreGpus(r.gpus, r.gpusPerNode ?? 8), (n) => ({ ...r, gpus: n, gbs: batchPerGpu ? (n * r.gbs) / r.gpus : r.gbs })),
+    seqLength: () => firstFit(shorterSequences(r.base.seqLength), (s) => ({ ...r, base: { ...r.base, seqLength: s } })),
+  };
+}
+
+/**
  * What would fit where `res` (candidates(r)) has nothing that does. `batchPerGpu`: the global batch was advise's
  * default (one sequence a GPU), so it grows with the GPUs; else it is the one given, kept.
  */
 export function wouldFit(r: AdviseRequest, res: AdviseResult, batchPerGpu: boolean): WouldFit {
-  // The peaks do not depend on the HBM: the smallest layout's, over the share kept, is the least HBM at which any fits.
-  const hbm = res.smallest ? Math.ceil((10 * res.smallest.bytes) / GIB / (1 - r.margin)) / 10 : null;
-  return {
-    hbmGib: hbm === null ? null : firstFit([hbm], (v) => ({ ...r, hbmGib: v })),
-    gpus: firstFit(moreGpus(r.gpus, r.gpusPerNode ?? 8), (n) => ({ ...r, gpus: n, gbs: batchPerGpu ? (n * r.gbs) / r.gpus : r.gbs })),
-    seqLength: firstFit(shorterSequences(r.base.seqLength), (s) => ({ ...r, base: { ...r.base, seqLength: s } })),
-  };
+  const s = wouldFitSearches(r, res, batchPerGpu);
+  return { hbmGib: s.hbmGib(), gpus: s.gpus(), seqLength: s.seqLength() };
 }
 
 /** '1 layout fits, TP=… (… ms/step, … GiB)', '28 layouts fit, the fastest TP=… (…)'. */
