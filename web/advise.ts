@@ -14,6 +14,12 @@
  * results are drawn, and a worker still busy with an older input is replaced.
  * hooks.advisorState counts the runs (inputs read) and searches for the tests.
  *
+ * When nothing fits, the summary names the smallest layout and then what would fit, as `flashring
+ * advise` prints it (src/memory/adviseForward.ts: the same search again with more HBM, more GPUs, a
+ * shorter sequence; up to a few seconds more): searched only then, after the summary is drawn, in
+ * the worker (its second answer) or, without one, here one search a task; "searching what would
+ * fit…" meanwhile, and a newer input drops it.
+ *
  * timeLines() gives a planner point its predicted step time and what its recomputation costs in
  * full (beside the breakdown), timeTip() the same in a tooltip's few words.
  */
@@ -25,6 +31,7 @@ import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, LINK_GBPS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
 import { FieldError, FieldErrors, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { duration, numberFrom, sig3 } from './format.js';
+import { wouldFitLines, wouldFitSearches, type Remedy, type WouldFit } from '../src/memory/adviseForward.js';
 import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
 
 type Cell = string | { text: string; cls?: string; title?: string };
@@ -65,10 +72,14 @@ const MAX_SEQ = 2 ** 26, MAX_GPUS = 65536;
 /** How long after the last keystroke the search runs. */
 const DEBOUNCE_MS = 300;
 
-interface PanelRequest extends AdviseRequest { top: number }
+/** `batchPerGpu`: the global batch field is empty (one sequence a GPU), so what-would-fit's search on more GPUs takes more, as advise's. */
+interface PanelRequest extends AdviseRequest { top: number; batchPerGpu: boolean }
 
-/** What the tests read: inputs read (runs), searches started, the newest input's number, the one drawn, whether one is waiting. */
-interface AdvisorState { runs: number; searches: number; seq: number; shown: number; pending: boolean }
+/**
+ * What the tests read: inputs read (runs), searches started, the newest input's number, the one drawn, whether one is waiting
+ * (the table stale), and whether what would fit is being searched for the input drawn (nothing fits).
+ */
+interface AdvisorState { runs: number; searches: number; seq: number; shown: number; pending: boolean; wouldFitPending: boolean }
 
 const gib = (bytes: number) => (bytes / GIB).toFixed(1);
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -96,14 +107,16 @@ function startWorker(): Worker | null {
 class AdvisorPanel implements Advisor {
   private readonly form = el<HTMLFormElement>('advisor-form');
   private readonly linkSelect = this.form.elements.namedItem('alink') as HTMLSelectElement;
-  /** The last search's result and its request (without `top`, which only cuts the table). */
-  private cache: { key: string; res: AdviseResult } | null = null;
+  /** The last search's result and its request (without `top`, which only cuts the table); when nothing fits, what would, once searched. */
+  private cache: { key: string; res: AdviseResult; would?: WouldFit } | null = null;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private worker: Worker | null = null;
   private noWorker = false;
   /** The input the worker is searching for (null: idle). */
   private busy: number | null = null;
-  private readonly state: AdvisorState = { runs: 0, searches: 0, seq: 0, shown: 0, pending: false };
+  /** The input whose what-would-fit searches run, in the worker or here (null: none). */
+  private wouldSeq: number | null = null;
+  private readonly state: AdvisorState = { runs: 0, searches: 0, seq: 0, shown: 0, pending: false, wouldFitPending: false };
 
   constructor(private readonly d: AdvisorDeps) {
     for (const [k, l] of Object.entries(LINKS)) this.linkSelect.add(new Option(`${k} (${l.gbps} Gbit/s, ${l.latencyUs} µs)`, k));
@@ -162,10 +175,12 @@ class AdvisorPanel implements Advisor {
 
   /** Whether an input waits for its results: the table dims and the status says so while a search runs. */
   private showPending(): void {
-    this.state.pending = this.timer !== undefined || this.busy !== null;
+    const layouts = this.busy !== null && this.busy !== this.wouldSeq;
+    this.state.pending = this.timer !== undefined || layouts;
+    this.state.wouldFitPending = this.wouldSeq !== null;
     el('advisor-table').parentElement!.classList.toggle('stale', this.state.pending);
-    el('advisor').setAttribute('aria-busy', String(this.state.pending));
-    el('advisor-status').textContent = this.busy !== null ? 'searching…' : '';
+    el('advisor').setAttribute('aria-busy', String(this.state.pending || this.state.wouldFitPending));
+    el('advisor-status').textContent = layouts ? 'searching…' : this.wouldSeq !== null ? 'searching what would fit…' : '';
   }
 
   /** A number in [min, max] in a panel field (`above`: min itself excluded), or a FieldError in the page's words. */
@@ -201,7 +216,7 @@ class AdvisorPanel implements Advisor {
     const top = take(() => d.positiveWhole(input('atop'), 'Show top', 1000));
     const link = take(() => this.readLink());
     if (errors.length) throw new FieldErrors(errors);
-    return { model, base: { ...par, seqLength: seq! }, gpus: gpus!, hbmGib: hbmGib!, margin: margin!, gbs: gbs!, link: link!, top: top! };
+    return { model, base: { ...par, seqLength: seq! }, gpus: gpus!, hbmGib: hbmGib!, margin: margin!, gbs: gbs!, link: link!, top: top!, batchPerGpu: !typed };
   }
 
   private clear(text: string, marks: FieldMark[] = []): void {
@@ -209,6 +224,7 @@ class AdvisorPanel implements Advisor {
     showFieldErrors(this.form, marks);
     el('advisor-error').textContent = text;
     el('advisor-summary').textContent = '';
+    el('advisor-would').textContent = '';
     el('advisor-checked').textContent = '';
     this.d.fillTable(el<HTMLTableElement>('advisor-table'), '', [], []);
     this.d.hooks.advisor = { error: text, evaluated: 0, fit: 0, rows: [], seq: this.state.seq };
@@ -225,6 +241,7 @@ class AdvisorPanel implements Advisor {
       this.worker = null;
       this.busy = null;
     }
+    this.wouldSeq = null;   // (one running here sees the newer input and stops)
     const seq = this.state.seq;
     let planner: ReturnType<AdvisorDeps['planner']>, req: PanelRequest;
     try {
@@ -241,8 +258,9 @@ class AdvisorPanel implements Advisor {
       return this.showPending();
     }
     showFieldErrors(this.form, []);
-    const { top: _, ...search } = req, key = JSON.stringify(search);
-    if (this.cache?.key === key) this.draw(seq, req, this.cache.res);
+    const { top: _, ...search } = req, key = JSON.stringify(search), c = this.cache;
+    // (a result that fits nothing is whole only with what would fit, which a newer input may have cut short)
+    if (c?.key === key && (c.res.fitting.length || c.would)) this.draw(seq, req, c.res, c.would);
     else this.search(seq, req, key);
     this.showPending();
   }
@@ -256,13 +274,7 @@ class AdvisorPanel implements Advisor {
     this.busy = seq;
     w.onmessage = ({ data }: MessageEvent<AdviseAnswer>) => {
       if (data.seq !== this.busy) return;
-      this.busy = null;
-      if ('error' in data) {
-        if (data.seq === this.state.seq) this.clear(capital(this.d.pageWords(data.error)));
-      } else {
-        this.cache = { key, res: data.res };
-        this.draw(data.seq, req, data.res);
-      }
+      this.answer(data, req, key);
       this.showPending();
     };
     // A worker that cannot start (its script refused): this search and the later ones run here.
@@ -273,25 +285,74 @@ class AdvisorPanel implements Advisor {
       this.worker = null;
       if (this.busy !== seq) return;
       this.busy = null;
+      this.wouldSeq = null;
       // Only the newest input is searched here (an older one's result would not be drawn: a newer input's run searches it).
       if (seq === this.state.seq) this.searchHere(seq, req, key);
       this.showPending();
     };
-    const { top: _, ...query } = req;
-    w.postMessage({ seq, req: query } satisfies AdviseQuery);
+    const { top: _, batchPerGpu, ...query } = req;
+    w.postMessage({ seq, req: query, batchPerGpu } satisfies AdviseQuery);
+  }
+
+  /** One of the worker's answers for the input it searches: the layouts (then, when none fits, what would fit follows), or what would fit, or an error. */
+  private answer(data: AdviseAnswer, req: PanelRequest, key: string): void {
+    if ('res' in data) {
+      this.cache = { key, res: data.res };
+      if (data.res.fitting.length) this.busy = null;
+      else this.wouldSeq = data.seq;
+      return this.draw(data.seq, req, data.res);
+    }
+    const would = this.wouldSeq === data.seq;
+    this.busy = this.wouldSeq = null;
+    if ('wouldFit' in data) {
+      if (this.cache?.key === key) this.cache.would = data.wouldFit;
+      return this.drawWouldFit(data.seq, req, this.cache!.res, data.wouldFit);
+    }
+    if (data.seq !== this.state.seq) return;
+    if (would) el('advisor-would').textContent = `What would fit could not be searched: ${this.d.pageWords(data.error)}`;
+    else this.clear(capital(this.d.pageWords(data.error)));
   }
 
   private searchHere(seq: number, req: PanelRequest, key: string): void {
+    let res: AdviseResult;
     try {
-      this.cache = { key, res: candidates(req) };
+      res = candidates(req);
     } catch (e) {
       return this.clear(capital(this.d.pageWords(e)));
     }
-    this.draw(seq, req, this.cache.res);
+    this.cache = { key, res };
+    this.draw(seq, req, res);
+    if (!res.fitting.length) void this.wouldFitHere(seq, req, key, res);
   }
 
-  /** Draws input `seq`'s results, unless a newer input has come since (its own search draws it). */
-  private draw(seq: number, r: PanelRequest, res: AdviseResult): void {
+  /**
+   * What would fit, searched here (no worker): wouldFit's three searches one a task, yielding to the page's events
+   * between them; a newer input stops it (its own run searches).
+   */
+  private async wouldFitHere(seq: number, req: PanelRequest, key: string, res: AdviseResult): Promise<void> {
+    this.wouldSeq = seq;
+    this.showPending();
+    const s = wouldFitSearches(req, res, req.batchPerGpu), got: unknown[] = [];
+    for (const search of [s.hbmGib, s.gpus, s.seqLength]) {
+      await new Promise((go) => setTimeout(go, 0));
+      if (seq !== this.state.seq) return;
+      try {
+        got.push(search());
+      } catch (e) {
+        this.wouldSeq = null;
+        el('advisor-would').textContent = `What would fit could not be searched: ${bugWords(e)}`;
+        return this.showPending();
+      }
+    }
+    const w = { hbmGib: got[0], gpus: got[1], seqLength: got[2] } as WouldFit;
+    this.wouldSeq = null;
+    if (this.cache?.key === key) this.cache.would = w;
+    this.drawWouldFit(seq, req, res, w);
+    this.showPending();
+  }
+
+  /** Draws input `seq`'s results, unless a newer input has come since (its own search draws it); nothing fitting, what would (`would`) or that it is being searched. */
+  private draw(seq: number, r: PanelRequest, res: AdviseResult, would?: WouldFit): void {
     if (seq !== this.state.seq) return;
     this.state.shown = seq;
     el('advisor-error').textContent = '';
@@ -312,8 +373,19 @@ class AdvisorPanel implements Advisor {
         { text: why[i].join('\n'), cls: 'why', title: layoutLabel(c) }]));
     this.d.hooks.advisor = {
       evaluated: res.all, fit: res.fitting.length, summary, link: r.link.name, gbs: r.gbs, seq, gpus: r.gpus, seqLength: r.base.seqLength,
-      rows: top.map(({ time: _, ...c }, i) => ({ ...c, why: why[i] })),
+      rows: top.map(({ time: _, ...c }, i) => ({ ...c, why: why[i] })), wouldFit: null,
     };
+    if (would) this.drawWouldFit(seq, r, res, would);
+    else el('advisor-would').textContent = res.fitting.length ? '' : 'What would fit: searching (the same search again with more HBM, with more GPUs, with a shorter sequence)…';
+  }
+
+  /** What would fit input `seq`, nothing fitting it (`flashring advise`'s lines, in the page's words), unless a newer input has come since. */
+  private drawWouldFit(seq: number, r: PanelRequest, res: AdviseResult, w: WouldFit): void {
+    if (seq !== this.state.seq) return;
+    const lines = wouldFitLines(r, res, w, r.batchPerGpu).map((x) => this.d.pageWords(x.trim()));
+    el('advisor-would').textContent = capital(lines.join('\n'));
+    const brief = (x: Remedy | null) => x && { tried: x.tried, at: x.at, layouts: x.layouts, globalBatch: x.globalBatch, fastest: x.fastest && layoutLabel(x.fastest) };
+    (this.d.hooks.advisor as Record<string, unknown>).wouldFit = { lines, hbmGib: brief(w.hbmGib), gpus: brief(w.gpus), seqLength: brief(w.seqLength) };
   }
 
   /** One layout's step time, what its recompute saves and costs, and why Megatron-LM cannot train it (null: it can): timeLines' and timeTip's facts. */

@@ -1,19 +1,28 @@
 /**
  * The advisor's search off the page's thread: src/memory/advise.ts's candidates() for one request
  * at a time (a few hundred ms for 8 GPUs, seconds for thousands), so that typing stays smooth.
- * Each answer carries its request's sequence number; the panel (web/advise.ts) draws only the
- * newest and replaces a worker still busy with an older one.
+ * When nothing fits, a second answer follows the first: what would fit (src/memory/adviseForward.ts's
+ * wouldFit, as `flashring advise` prints it: the same search again with more HBM, more GPUs, a
+ * shorter sequence; up to a few seconds more). Each answer carries its request's sequence number;
+ * the panel (web/advise.ts) draws only the newest and replaces a worker still busy with an older one.
  */
 import { candidates, type AdviseRequest, type AdviseResult } from '../src/memory/advise.js';
+import { wouldFit, type WouldFit } from '../src/memory/adviseForward.js';
 
-export interface AdviseQuery { seq: number; req: AdviseRequest }
-export type AdviseAnswer = { seq: number; res: AdviseResult } | { seq: number; error: string };
+/** `batchPerGpu`: the global batch is the default, one sequence a GPU (it grows with the GPUs in wouldFit's search). */
+export interface AdviseQuery { seq: number; req: AdviseRequest; batchPerGpu: boolean }
+export type AdviseAnswer =
+  | { seq: number; res: AdviseResult }
+  | { seq: number; wouldFit: WouldFit }
+  | { seq: number; error: string };
 
 const scope = self as unknown as { onmessage: ((e: MessageEvent<AdviseQuery>) => void) | null; postMessage(a: AdviseAnswer): void };
 
-scope.onmessage = ({ data: { seq, req } }) => {
+scope.onmessage = ({ data: { seq, req, batchPerGpu } }) => {
   try {
-    scope.postMessage({ seq, res: candidates(req) });
+    const res = candidates(req);
+    scope.postMessage({ seq, res });
+    if (!res.fitting.length) scope.postMessage({ seq, wouldFit: wouldFit(req, res, batchPerGpu) });
   } catch (e) {
     scope.postMessage({ seq, error: e instanceof Error ? e.message : String(e) });
   }

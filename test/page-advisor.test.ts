@@ -1,0 +1,93 @@
+/**
+ * The advisor panel when nothing fits, in headless Chromium (the harness of page.test.ts, built into a folder of
+ * its own): what would fit, searched after the summary (the page saying so meanwhile) by the functions
+ * `flashring advise` prints it with (src/memory/adviseForward.ts), in the worker or, where no worker starts, on
+ * the page between its events; the same lines and values as wouldFit() gives for the same request.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { type PageHarness, hooks, openPage, startPage } from './page-harness.js';
+import { configFromFlags } from '../src/cli/memory.js';
+import { candidates, layoutLabel, type AdviseRequest } from '../src/memory/advise.js';
+import { wouldFit, wouldFitLines, type Remedy } from '../src/memory/adviseForward.js';
+import { resolveLink } from '../src/cp/plan/linkModel.js';
+
+let server: PageHarness | null = null;
+const consoleErrors: string[] = [];
+
+beforeAll(async () => {
+  server = await startPage('test-output/dist-advisor', false);
+}, 120_000);
+
+afterAll(async () => {
+  await server?.close();
+});
+
+type Brief = { tried: number[]; at: number | null; layouts: number; globalBatch: number | null; fastest: string | null } | null;
+type Would = { lines: string[]; hbmGib: Brief; gpus: Brief; seqLength: Brief };
+type Hook = { fit: number; summary?: string; wouldFit: Would | null };
+
+/** The status line's texts as the page sets them, from its load (a MutationObserver of the test's); `noWorker`: Worker taken away first. */
+const watch = (noWorker: boolean) => (p: Page) => p.addInitScript((noW) => {
+  const w = window as unknown as { statusTexts: string[]; Worker?: unknown };
+  w.statusTexts = [];
+  if (noW) w.Worker = undefined;
+  // From before the page's script runs (its first search may set the line twice in one task): every text set, from the records.
+  new MutationObserver((records) => {
+    for (const r of records)
+      if ((r.target as Element).id === 'advisor-status') w.statusTexts.push(r.addedNodes.length ? r.addedNodes[0].textContent ?? '' : '');
+  }).observe(document, { childList: true, subtree: true });
+}, noWorker);
+
+/** The seed preset at 128K tokens on 8 GPUs of 30 GiB: the smallest layout needs 31.9 GiB; the page's request, in node. */
+function expected() {
+  const { model, par } = configFromFlags({ preset: 'seed-32L-4096h', 'seq-length': '131072' });
+  const r: AdviseRequest = { model, base: par, gpus: 8, hbmGib: 30, margin: 0.1, gbs: 8, link: resolveLink('nvlink-h200') };
+  const res = candidates(r), w = wouldFit(r, res, true);
+  const brief = (x: Remedy | null): Brief => x && { tried: x.tried, at: x.at, layouts: x.layouts, globalBatch: x.globalBatch, fastest: x.fastest && layoutLabel(x.fastest) };
+  return { res, lines: wouldFitLines(r, res, w, true), hbmGib: brief(w.hbmGib), gpus: brief(w.gpus), seqLength: brief(w.seqLength) };
+}
+
+describe('the advisor when nothing fits', () => {
+  const want = expected();
+
+  for (const noWorker of [false, true]) {
+    it(`says what would fit, as wouldFit() finds it for the same request (${noWorker ? 'no worker: on the page, one search a task' : 'in the worker'})`, async () => {
+      expect(want.res.fitting).toEqual([]);
+      // Each change searched finds a layout here (so each line names one).
+      expect([want.hbmGib?.at, want.gpus?.at, want.seqLength?.at]).toEqual([35.5, 16, 65536]);
+      const p = await openPage(server!, consoleErrors, 'ahbm=30', watch(noWorker));
+      await p.waitForFunction(() => (window as unknown as { __flashring: { advisor?: Hook } }).__flashring.advisor?.wouldFit != null, null, { timeout: 120_000 });
+      const a = await hooks<Hook>(p, 'advisor');
+      expect(a.fit).toBe(0);
+      expect(a.summary).toMatch(/^\d+ layouts evaluated, 0 fit: the smallest is TP=8 CP=1 PP=1 DP=1 recompute=full:uniform\/1 at 31\.9 GiB\./);
+      expect(a.wouldFit).toEqual({ lines: want.lines.map((x) => x.trim()), hbmGib: want.hbmGib, gpus: want.gpus, seqLength: want.seqLength });
+      expect(await p.textContent('#advisor-would')).toBe(want.lines.map((x) => x.trim()).join('\n').replace(/^w/, 'W'));
+      // Meanwhile the page said it was searching; now it says nothing, and nothing is pending.
+      const texts = await p.evaluate(() => (window as unknown as { statusTexts: string[] }).statusTexts);
+      expect(texts).toContain('searching what would fit…');
+      expect(await p.textContent('#advisor-status')).toBe('');
+      expect(await hooks<{ wouldFitPending: boolean; pending: boolean }>(p, 'advisorState')).toMatchObject({ wouldFitPending: false, pending: false });
+      expect(await p.getAttribute('#advisor', 'aria-busy')).toBe('false');
+      // A request that fits: no such lines.
+      await p.fill('#advisor-form input[name=ahbm]', '80');
+      await p.waitForFunction(() => (window as unknown as { __flashring: { advisor?: Hook } }).__flashring.advisor!.fit > 0, null, { timeout: 60_000 });
+      expect(await p.textContent('#advisor-would')).toBe('');
+      expect((await hooks<Hook>(p, 'advisor')).wouldFit).toBeNull();
+      await p.close();
+      expect(consoleErrors).toEqual([]);
+    });
+  }
+
+  it('a newer input while what would fit is searched drops that search: only the newest input is drawn', async () => {
+    const p = await openPage(server!, consoleErrors, 'ahbm=30', watch(false));
+    await p.waitForFunction(() => (window as unknown as { __flashring: { advisorState: { wouldFitPending: boolean } } }).__flashring.advisorState.wouldFitPending, null, { timeout: 60_000 });
+    await p.fill('#advisor-form input[name=ahbm]', '80');
+    await p.waitForFunction(() => (window as unknown as { __flashring: { advisor?: Hook } }).__flashring.advisor!.fit > 0, null, { timeout: 60_000 });
+    expect(await hooks<{ wouldFitPending: boolean }>(p, 'advisorState')).toMatchObject({ wouldFitPending: false });
+    expect(await p.textContent('#advisor-would')).toBe('');
+    expect(await p.textContent('#advisor-status')).toBe('');
+    await p.close();
+    expect(consoleErrors).toEqual([]);
+  });
+});
