@@ -74,6 +74,22 @@ describe('the planner and replay panels', () => {
     await p.close();
   });
 
+  it('a recompute that stores more than none (selective core_attn with FlashAttention on Llama-3) says it saves no memory, not "saves -0.3 GiB"', async () => {
+    // The model: with the attention core checkpointed, Q and K after RoPE are kept beside the QKV output.
+    const { model, par } = configFromFlags({ preset: 'llama3-8b', 'tensor-model-parallel-size': '8', 'sequence-parallel': true, 'seq-length': '8192', 'recompute-granularity': 'selective' });
+    const rc = recomputeCost(model, par)!, more = (-rc.savedBytes / 2 ** 30);
+    expect(more).toBeGreaterThan(0.05);
+    const p = await open('preset=llama3-8b&lines=1:selective&seqs=8192');
+    const time = (await p.textContent('#planner-time'))!;
+    expect(time).toContain(`; recompute saves no memory (${more.toFixed(1)} GiB more) and costs `);
+    await p.focus('#planner-chart');
+    await p.keyboard.press('ArrowRight');
+    const tip = await p.evaluate(() => (window as unknown as { __flashring: { plannerChart: { tooltip(): string[] } } }).__flashring.plannerChart.tooltip());
+    expect(tip.at(-1)).toMatch(/^recompute saves no memory \(0\.\d+ GiB more\) for \+[\d.]+ ms a step \(\+[\d.]+%\)$/);
+    expect(`${time} ${tip.join(' ')}`).not.toMatch(/saves -/);
+    await p.close();
+  });
+
   type Axes = { x: number[]; y: number[]; area: { left: number; right: number; top: number; bottom: number } };
   const axes = (p: Page) => p.evaluate(() => (window as unknown as { __flashring: { plannerChart: { axes(): Axes | null } } }).__flashring.plannerChart.axes());
   /** A drawn point's position on the canvas (chartArea's pixels), or null. */
