@@ -90,6 +90,20 @@ describe('the planner and replay panels', () => {
     await p.close();
   });
 
+  it('a box in a shared link is ticked by 1 and cleared by 0: any other value (flash=true) is named and set aside, not read as cleared', async () => {
+    const boxes = (p: Page) => p.evaluate(() => Object.fromEntries(['flash', 'sp', 'distopt', 'swiglu', 'cpcausal', 'causal'].map((n) => [n, (document.querySelector(`input[name=${n}]`) as HTMLInputElement).checked])));
+    const p = await open('flash=true&sp=yes&distopt=on&swiglu=x&cpcausal=2&lcausal=true');
+    expect(await p.textContent('#view-note')).toBe("This link's swiglu=x, sp=yes, flash=true, distopt=on, cpcausal=2, lcausal=true are not values the page knows: set aside, the default shown instead.");
+    // The defaults: FlashAttention, SP, causal on; the distributed optimizer and the seed preset's SwiGLU off.
+    expect(await boxes(p)).toEqual({ flash: true, sp: true, distopt: false, swiglu: false, cpcausal: true, causal: true });
+    // 0 and 1 are read as they are.
+    await p.evaluate(() => { location.hash = 'flash=0&sp=0&distopt=1&swiglu=1&cpcausal=0&lcausal=0'; });
+    await p.waitForFunction(() => !(document.querySelector('input[name=flash]') as HTMLInputElement).checked);
+    expect(await p.textContent('#view-note')).toBe('');
+    expect(await boxes(p)).toEqual({ flash: false, sp: false, distopt: true, swiglu: true, cpcausal: false, causal: false });
+    await p.close();
+  });
+
   type Axes = { x: number[]; y: number[]; area: { left: number; right: number; top: number; bottom: number } };
   const axes = (p: Page) => p.evaluate(() => (window as unknown as { __flashring: { plannerChart: { axes(): Axes | null } } }).__flashring.plannerChart.axes());
   /** A drawn point's position on the canvas (chartArea's pixels), or null. */

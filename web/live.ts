@@ -777,7 +777,9 @@ export function loadLiveView(q: URLSearchParams): string[] {
   const ignored: string[] = [];
   for (const n of LIVE_VIEW) {
     const el = liveField(n), v = q.get(`l${n}`);
-    const unknown = v !== null && (el instanceof HTMLSelectElement ? !Array.from(el.options).some((o) => o.value === v) : el.type === 'number' && !Number.isFinite(decimalNumber(v.trim())));   // a number field holds decimals only: '0x10' would come back empty
+    const unknown = v !== null && (el instanceof HTMLSelectElement ? !Array.from(el.options).some((o) => o.value === v)
+      : el.type === 'checkbox' ? v !== '0' && v !== '1'   // a box is ticked by 1, cleared by 0: 'true' is set aside, not read as cleared
+        : el.type === 'number' && !Number.isFinite(decimalNumber(v.trim())));   // a number field holds decimals only: '0x10' would come back empty
     if (unknown) ignored.push(`l${n}=${v}`);
     const given = unknown ? null : v;
     if (el instanceof HTMLSelectElement) el.value = given ?? (Array.from(el.options).find((o) => o.defaultSelected) ?? el.options[0])?.value ?? '';

@@ -322,6 +322,9 @@ function setStack(stack: Stack): void {
   stackSelect.value = stack;
 }
 
+/** A box's value in the view: 1 (ticked) or 0. */
+const isFlag = (x: string) => x === '0' || x === '1';
+
 function loadView(): void {
   const q = new URLSearchParams(location.hash.slice(1));
   // The view's values come from the hash: none held back for Megatron-LM (setStack holds them again under PyTorch AMP).
@@ -338,15 +341,18 @@ function loadView(): void {
   known('preset', (x) => Object.hasOwn(PRESETS, x));
   for (const k of ['pos', 'norm', 'cpcomm']) known(k, option(k));
   known('stack', (x) => Object.hasOwn(STACKS, x));
+  // A box is ticked by 1 and cleared by 0: anything else ('true', 'yes') is set aside, not read as cleared.
+  const given = (k: string) => (q.has(k) && isFlag(q.get(k)!) ? q.get(k)! : null);
+  for (const k of [...MODEL_CHECKS, 'sp', 'flash', 'distopt', 'fp32res', 'fp32', 'cpcausal']) known(k, isFlag);
   presetSelect.value = Object.hasOwn(PRESETS, v('preset')) ? v('preset') : DEFAULT_VIEW.preset;
   const preset = PRESETS[presetSelect.value];
   setModelFields(preset.model);
   for (const k of MODEL_FIELDS) if (q.has(k) && (!['pos', 'norm'].includes(k) || option(k)(q.get(k)!))) field(k).value = q.get(k)!;
-  for (const k of MODEL_CHECKS) if (q.has(k)) field(k).checked = q.get(k) === '1';
+  for (const k of MODEL_CHECKS) if (given(k) !== null) field(k).checked = given(k) === '1';
   syncModelControls();
   for (const k of ['mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) field(k).value = v(k);
-  for (const k of ['sp', 'flash', 'distopt', 'fp32res']) field(k).checked = v(k) === '1';
-  if (q.has('fp32')) field('fp32').checked = q.get('fp32') === '1';
+  for (const k of ['sp', 'flash', 'distopt', 'fp32res']) field(k).checked = (given(k) ?? DEFAULT_VIEW[k]) === '1';
+  if (given('fp32') !== null) field('fp32').checked = given('fp32') === '1';
   field('fp32').disabled = false;
   select('cpcomm').value = (CP_COMM_TYPES as readonly string[]).includes(v('cpcomm')) ? v('cpcomm') : DEFAULT_VIEW.cpcomm;
   const st = q.get('stack');
@@ -814,7 +820,7 @@ const MAX_PLAN_TOKENS = 2 ** 23;
 function loadCpView(q: URLSearchParams): void {
   for (const k of Object.keys(CP_DEFAULTS)) {
     const v = q.get(k) ?? CP_DEFAULTS[k];
-    if (k === 'cpcausal') cpField(k).checked = v === '1';
+    if (k === 'cpcausal') cpField(k).checked = (isFlag(v) ? v : CP_DEFAULTS[k]) === '1';   // (loadView names a value set aside)
     else cpField(k).value = k === 'cplink' && !LINK_NAMES.includes(v) ? CP_DEFAULTS.cplink : v;
   }
   (cpForm.querySelector('.custom-link') as HTMLElement).hidden = cpField('cplink').value !== 'custom';
