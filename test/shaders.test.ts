@@ -16,7 +16,7 @@ import { CEILING_SHADERS } from '../bench/ceiling/shaders.js';
 
 /** Runs a validation script (bin/validate-shaders.mjs, or the ceiling's bench/ceiling/validate.mjs) and reads its report. */
 function validate(script: string, ...args: string[]): { status: number | null; report: { checked: string[]; errors: string[] } } {
-  const r = spawnSync(process.execPath, [script, ...args], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [script, ...args], { encoding: 'utf8', timeout: 480_000 });
   const line = r.stdout.trim().split('\n').pop() ?? '';
   if (!line.startsWith('{')) throw new Error(`${script} printed no report (status ${r.status}): ${r.stderr.slice(-2000)}`);
   return { status: r.status, report: JSON.parse(line) };
