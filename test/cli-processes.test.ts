@@ -74,52 +74,58 @@ describe("attention --cp-mode processes with float16 inputs, rank 1's adapter wi
   }, 240_000);
 });
 
+/**
+ * `attention` in-process with `setup`'s arguments and environment (which its rank processes inherit), as a user
+ * (root's reserved blocks not counted), an --out under a 'roomfs' folder of 40 KiB free: refused with `refusal`
+ * before any GPU work (no buffer or submission logged) and with nothing written.
+ */
+async function refusedBeforeGpuWork(setup: (dir: string, out: string, log: string) => { env: Record<string, string>; args: string[]; refusal: string }) {
+  vi.spyOn(process, 'getuid').mockReturnValue(1000);
+  const dir = mkdtempSync(join(tmpdir(), 'flashring-procs-room-'));
+  const saved = { ...process.env };
+  try {
+    const log = join(dir, 'gpu.log'), out = join(dir, 'roomfs', 'o');
+    mkdirSync(join(dir, 'roomfs'));
+    writeFileSync(log, '');
+    const { env, args, refusal } = setup(dir, out, log);
+    Object.assign(process.env, env);
+    await expect(attentionCommand(args)).rejects.toThrow(refusal);
+    expect(readFileSync(log, 'utf8')).toBe('');
+    expect(existsSync(out)).toBe(false);
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('attention --cp-mode processes: the room for the outputs at the precision the ranks agree on', () => {
   afterEach(() => void vi.restoreAllMocks());
 
   // [1, 2, 512, 8] float16: O 16 KiB (5 blocks with its header), LSE 4 KiB (2), the record (1): 32 KiB, in 40 KiB
   // free; in float32 O takes 9 blocks: 48 KiB (as test/attention-inputs.test.ts, in the other modes).
   it("float16 inputs computed in f32 (rank 1 without shader-f16) are checked at float32, after the ranks' agreement and before any GPU work", async () => {
-    vi.spyOn(process, 'getuid').mockReturnValue(1000);   // root's reserved blocks not counted
-    const dir = mkdtempSync(join(tmpdir(), 'flashring-procs-room-'));
-    const saved = { ...process.env };
-    try {
-      const h = join(dir, 'h.npy'), log = join(dir, 'gpu.log'), out = join(dir, 'roomfs', 'o');
-      mkdirSync(join(dir, 'roomfs'));
+    await refusedBeforeGpuWork((dir, out, log) => {
+      const h = join(dir, 'h.npy');
       writeFileSync(h, encodeNpy({ dtype: 'f2', shape: [1, 2, 512, 8], data: toHalfArray(Float64Array.from({ length: 8192 }, (_, i) => Math.cos(i))) }));
-      writeFileSync(log, '');
-      Object.assign(process.env, rank1WithoutF16(log));   // the rank processes' environment (forked from this one)
-      const run = attentionCommand(['--q', h, '--k', h, '--v', h, '--out', out, '--cp', '2', '--cp-mode', 'processes']);
-      await expect(run).rejects.toThrow(`--out ${out}: this run writes 48 KiB there and its file system has 40 KiB free`);
-      expect(readFileSync(log, 'utf8')).toBe('');
-      expect(existsSync(out)).toBe(false);
-    } finally {
-      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-      Object.assign(process.env, saved);
-      rmSync(dir, { recursive: true, force: true });
-    }
+      return {
+        env: rank1WithoutF16(log), args: ['--q', h, '--k', h, '--v', h, '--out', out, '--cp', '2', '--cp-mode', 'processes'],
+        refusal: `--out ${out}: this run writes 48 KiB there and its file system has 40 KiB free`,
+      };
+    });
   }, 240_000);
 
   it("a --timeline is checked again with the adapter names the rank processes report, before any GPU work", async () => {
-    vi.spyOn(process, 'getuid').mockReturnValue(1000);   // root's reserved blocks not counted
-    const dir = mkdtempSync(join(tmpdir(), 'flashring-procs-names-'));
-    const saved = { ...process.env };
-    try {
-      const k = join(dir, 'k.npy'), log = join(dir, 'gpu.log'), out = join(dir, 'roomfs', 'o'), tl = join(dir, 'roomfs', 'tl.json');
-      mkdirSync(join(dir, 'roomfs'));
+    await refusedBeforeGpuWork((dir, out, log) => {
       // float32 [1, 2, 16, 8]: O, LSE and the record a block each; the timeline without its names 2 blocks: 20 KiB of 40 free.
+      const k = join(dir, 'k.npy'), tl = join(dir, 'roomfs', 'tl.json');
       writeFileSync(k, encodeNpy({ dtype: 'f4', shape: [1, 2, 16, 8], data: Float32Array.from({ length: 256 }, (_, i) => Math.cos(i)) }));
-      writeFileSync(log, '');
-      // Every rank's adapter named 12000 bytes: twice in the file (one a rank), 6 blocks more.
-      Object.assign(process.env, { NODE_OPTIONS: `--import=${preload}`, FLASHRING_TEST_GPU_LOG: log, FLASHRING_TEST_ADAPTER_NAME: 'an adapter whose name runs on '.repeat(400) });
-      const run = attentionCommand(['--q', k, '--k', k, '--v', k, '--out', out, '--cp', '2', '--cp-mode', 'processes', '--timeline', tl]);
-      await expect(run).rejects.toThrow(`--out ${out} and --timeline ${tl}: this run writes 44 KiB on their file system, which has 40 KiB free`);
-      expect(readFileSync(log, 'utf8')).toBe('');
-      expect(existsSync(out)).toBe(false);
-    } finally {
-      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-      Object.assign(process.env, saved);
-      rmSync(dir, { recursive: true, force: true });
-    }
+      return {
+        // Every rank's adapter named 12000 bytes: twice in the file (one a rank), 6 blocks more.
+        env: { NODE_OPTIONS: `--import=${preload}`, FLASHRING_TEST_GPU_LOG: log, FLASHRING_TEST_ADAPTER_NAME: 'an adapter whose name runs on '.repeat(400) },
+        args: ['--q', k, '--k', k, '--v', k, '--out', out, '--cp', '2', '--cp-mode', 'processes', '--timeline', tl],
+        refusal: `--out ${out} and --timeline ${tl}: this run writes 44 KiB on their file system, which has 40 KiB free`,
+      };
+    });
   }, 240_000);
 });

@@ -57,7 +57,7 @@ describe('the advisor when nothing fits', () => {
       // Each change searched finds a layout here (so each line names one).
       expect([want.hbmGib?.at, want.gpus?.at, want.seqLength?.at]).toEqual([35.5, 16, 65536]);
       const p = await openPage(server!, consoleErrors, 'ahbm=30', watch(noWorker));
-      await p.waitForFunction(() => (window as unknown as { __flashring: { advisor?: Hook } }).__flashring.advisor?.wouldFit != null, null, { timeout: 120_000 });
+      await p.waitForFunction(() => (window as unknown as { __flashring: { advisor?: Hook } }).__flashring.advisor?.wouldFit != null, null, { timeout: 240_000 });
       const a = await hooks<Hook>(p, 'advisor');
       expect(a.fit).toBe(0);
       expect(a.summary).toMatch(/^\d+ layouts evaluated, 0 fit: the smallest is TP=8 CP=1 PP=1 DP=1 recompute=full:uniform\/1 at 31\.9 GiB\./);
@@ -71,7 +71,7 @@ describe('the advisor when nothing fits', () => {
       expect(await p.getAttribute('#advisor', 'aria-busy')).toBe('false');
       // A request that fits: no such lines.
       await p.fill('#advisor-form input[name=ahbm]', '80');
-      await p.waitForFunction(() => (window as unknown as { __flashring: { advisor?: Hook } }).__flashring.advisor!.fit > 0, null, { timeout: 60_000 });
+      await p.waitForFunction(() => (window as unknown as { __flashring: { advisor?: Hook } }).__flashring.advisor!.fit > 0, null, { timeout: 240_000 });
       expect(await p.textContent('#advisor-would')).toBe('');
       expect((await hooks<Hook>(p, 'advisor')).wouldFit).toBeNull();
       await p.close();
@@ -81,9 +81,9 @@ describe('the advisor when nothing fits', () => {
 
   it('a newer input while what would fit is searched drops that search: only the newest input is drawn', async () => {
     const p = await openPage(server!, consoleErrors, 'ahbm=30', watch(false));
-    await p.waitForFunction(() => (window as unknown as { __flashring: { advisorState: { wouldFitPending: boolean } } }).__flashring.advisorState.wouldFitPending, null, { timeout: 60_000 });
+    await p.waitForFunction(() => (window as unknown as { __flashring: { advisorState: { wouldFitPending: boolean } } }).__flashring.advisorState.wouldFitPending, null, { timeout: 240_000 });
     await p.fill('#advisor-form input[name=ahbm]', '80');
-    await p.waitForFunction(() => (window as unknown as { __flashring: { advisor?: Hook } }).__flashring.advisor!.fit > 0, null, { timeout: 60_000 });
+    await p.waitForFunction(() => (window as unknown as { __flashring: { advisor?: Hook } }).__flashring.advisor!.fit > 0, null, { timeout: 240_000 });
     expect(await hooks<{ wouldFitPending: boolean }>(p, 'advisorState')).toMatchObject({ wouldFitPending: false });
     expect(await p.textContent('#advisor-would')).toBe('');
     expect(await p.textContent('#advisor-status')).toBe('');

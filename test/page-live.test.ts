@@ -81,8 +81,9 @@ describe('the live panel in headless Chromium', () => {
     expect(fast.live.overlap.exposedMs).toBeCloseTo(fast.live.predicted.commFraction * fast.live.predicted.totalMs, 9);
     expect(fast.live.overlap.exposedMs).toBeLessThanOrEqual(fast.live.overlap.transferMs + 1e-12);
     expect(fast.live.overlap.efficiency).toBeCloseTo(1 - fast.live.overlap.exposedMs / fast.live.overlap.transferMs, 9);
-    // A slow link (1 Mbit/s): the transfers show, in both figures.
-    await fill(page, { gbps: '0.001', lat: '5' }, { link: 'custom' });
+    // A slow link (10 kbit/s): the transfers show, in both figures. (At 1 Mbit/s the comm fraction was 0.47 once, the
+    // compute measured on a CPU busy with two suites.)
+    await fill(page, { gbps: '0.00001', lat: '5' }, { link: 'custom' });
     const slow = await run({});
     expect(slow.live.predicted.commFraction).toBeGreaterThan(0.5);
     expect(slow.live.overlap.efficiency).toBeLessThan(0.5);
