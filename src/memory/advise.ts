@@ -118,7 +118,7 @@ export function candidates(r: AdviseRequest, seen?: Evaluated, fitOnly = false):
                 all++;
                 if (typeof c === 'number') continue;   // fitOnly: over the HBM, not timed
                 if (!smallest || c.totalBytes < smallest.bytes) smallest = { c, bytes: c.totalBytes };
-                if (c.totalBytes <= r.hbmGib * GIB * (1 - r.margin)) out.push(c);
+                if (fits(r, c.totalBytes)) out.push(c);
               }
       }
   const byCount = (m: Map<string, number>) => [...m].map(([why, layouts]) => ({ why, layouts }));
@@ -175,7 +175,7 @@ function evaluate(r: AdviseRequest, l: Layout, par: ParallelConfig, fitOnly: boo
   let totalBytes: number, time: IterationTime;
   try {
     totalBytes = memoryBreakdown(r.model, par).totalBytes;
-    if (fitOnly && totalBytes > r.hbmGib * GIB * (1 - r.margin)) return totalBytes;
+    if (fitOnly && !fits(r, totalBytes)) return totalBytes;
     time = stepTime(r, par);
   } catch (e) {
     if (e instanceof InputError) return e.message;
@@ -201,7 +201,7 @@ function cpReason(r: AdviseRequest, c: Candidate, seen?: Evaluated): string {
   const twin = seen?.get(parKey(one));
   try {
     const b = twin ? null : memoryBreakdown(r.model, one), total = twin?.totalBytes ?? b!.totalBytes;
-    if (total > r.hbmGib * GIB * (1 - r.margin)) {
+    if (!fits(r, total)) {
       const needs = twin ? (twin.needs ??= needsOf(memoryBreakdown(r.model, one))) : needsOf(b!);
       return `CP=${c.cp}: at CP=1 the same layout needs ${needs}`;
     }
@@ -234,9 +234,9 @@ function needsOf(b: ReturnType<typeof memoryBreakdown>): string {
 function recomputeReason(r: AdviseRequest, c: Candidate, seen?: Evaluated): string {
   const none = layoutConfig(r, { ...c, cpCommType: c.cpCommType ?? undefined, recompute: 'none' }), twin = seen?.get(parKey(none));
   const without = twin?.iterMs ?? stepTime(r, none).iterMs, bytes = twin?.totalBytes ?? memoryBreakdown(r.model, none).totalBytes;
-  const fits = bytes <= r.hbmGib * GIB * (1 - r.margin) ? '' : ` (does not fit: ${gib(bytes)})`;
+  const over = fits(r, bytes) ? '' : ` (does not fit: ${gib(bytes)})`;
   const cost = c.iterMs - without, again = term(c.time, 'recompute');
-  return `recompute ${c.recompute} costs ${cost.toFixed(0)} ms (${pctOf(cost, c)} of the step; without it ${without.toFixed(0)} ms${fits}${Math.abs(cost - again) >= 0.5 ? `; the forward run again ${again.toFixed(0)} ms of it` : ''})`;
+  return `recompute ${c.recompute} costs ${cost.toFixed(0)} ms (${pctOf(cost, c)} of the step; without it ${without.toFixed(0)} ms${over}${Math.abs(cost - again) >= 0.5 ? `; the forward run again ${again.toFixed(0)} ms of it` : ''})`;
 }
 
 /**
@@ -255,6 +255,9 @@ export function reasons(r: AdviseRequest, c: Candidate, seen?: Evaluated): strin
  * The share of the HBM a kept layout may fill, as advise's header and the page's caption say it: 'fits ≤ 90%'
  * for a margin of 0.1, 'fits ≤ 87.5%' for 0.125: the decimals the percentage needs, up to two.
  */
+/** Whether a peak of `bytes` fits a GPU of the request: its HBM less the margin kept (fitsText's words). */
+export const fits = (r: Pick<AdviseRequest, 'hbmGib' | 'margin'>, bytes: number): boolean => bytes <= r.hbmGib * GIB * (1 - r.margin);
+
 export const fitsText = (margin: number): string => `fits ≤ ${Number((100 * (1 - margin)).toFixed(2))}%`;
 
 /** Tokens per second, scaled to K, M, G or T (one decimal) where that is at least 1: `371.1M tokens/s`, not `371140.2K`. */
