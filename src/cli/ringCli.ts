@@ -5,7 +5,7 @@ import { nodeGPU } from '../gpu/node.js';
 import { HostTensor } from '../kernels/attention.js';
 import { Precision, PrecisionRequest } from '../kernels/precision.js';
 import { ringAttention, RingOptions, RingResult, RingTimeline } from '../cp/launch/ringAttention.js';
-import { RankDevice, gpuPerRankWrapper, nvidiaDevices, ringAttentionProcesses } from '../cp/launch/processRanks.js';
+import { RankDevice, gpuPerRankWrapper, nvidiaDevices, ranksNamed, ringAttentionProcesses } from '../cp/launch/processRanks.js';
 import { AttentionShape } from '../shape.js';
 import { counted, plural } from '../plural.js';
 import { devicePrecision, noteF32, noteStaleOutputs, outputFiles } from './outputs.js';
@@ -88,7 +88,7 @@ async function runRing({ s, x, common }: RingCall, opts: RingPrecision, ring: Ri
 async function ranksPrecision(p: Precision, devs: readonly RankDevice[], opts: RingPrecision, timeline: boolean): Promise<void> {
   if (p !== opts.precision) {
     const without = devs.filter((d) => !d.hasF16);
-    noteF32(`${plural(without.length, 'rank')} ${without.map((d) => d.rank).join(', ')} (${[...new Set(without.map((d) => d.adapter))].join(', ')}) ${plural(without.length, 'has', 'have')}`);
+    noteF32(`${ranksNamed(without)} ${plural(without.length, 'has', 'have')}`);
   }
   if (p !== opts.precision || timeline) await opts.room?.(p, [...devs].sort((a, b) => a.rank - b.rank).map((d) => d.adapter));
 }

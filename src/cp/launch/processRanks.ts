@@ -141,6 +141,12 @@ export function gpuPerRankWrapper(R: number, devices = nvidiaDevices()): string[
   return ['bash', ONLY_GPU, '{rank}'];
 }
 
+/** The ranks' `devices` as a message names them: 'rank 1 (llvmpipe)', 'ranks 1, 3 (GPU A, GPU B)', each adapter once. */
+export function ranksNamed(devices: readonly RankDevice[]): string {
+  return `${plural(devices.length, 'rank')} ${devices.map((d) => d.rank).join(', ')} (${adapterNames(devices)})`;
+}
+const adapterNames = (devices: readonly RankDevice[]) => [...new Set(devices.map((d) => d.adapter))].join(', ');
+
 /**
  * The one precision every rank runs in, from what each rank said of its adapter: 'auto' is f16 where the
  * inputs are f16 (`half`) and every rank's adapter has shader-f16, else f32 on every rank (as the in-process
@@ -151,8 +157,7 @@ export function agreedPrecision(req: PrecisionRequest, half: boolean, devices: r
   const without = devices.filter((d) => !d.hasF16);
   if (req === 'auto') return half && !without.length ? 'f16' : 'f32';
   if (req === 'f16' && without.length) {
-    const ranks = without.map((d) => d.rank).join(', '), names = [...new Set(without.map((d) => d.adapter))].join(', ');
-    throw new InputError(`${plural(without.length, 'rank')} ${ranks}: precision f16 needs the 'shader-f16' feature, which ${plural(without.length, 'its adapter', 'their adapters')} (${names}) ${plural(without.length, 'does', 'do')} not offer; ` +
+    throw new InputError(`${plural(without.length, 'rank')} ${without.map((d) => d.rank).join(', ')}: precision f16 needs the 'shader-f16' feature, which ${plural(without.length, 'its adapter', 'their adapters')} (${adapterNames(without)}) ${plural(without.length, 'does', 'do')} not offer; ` +
       'use f32, or auto (f16 where every rank has shader-f16, else f32 on all), or run these ranks on GPUs that have it');
   }
   return req;
