@@ -475,6 +475,9 @@ export const ffnWidth = (m: Pick<ModelConfig, 'ffnHiddenSize' | 'swiglu' | 'hidd
 /** The position embedding where --position-embedding-type is not given: RoPE with SwiGLU, learned otherwise. */
 export const positionEmbedding = (m: ModelConfig) => m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute');
 
+/** The model's norm as Megatron-LM's --normalization names it: what the norm terms are called wherever a person reads them. */
+export const normName = (m: Pick<ModelConfig, 'rmsNorm'>): 'RMSNorm' | 'LayerNorm' => (m.rmsNorm ? 'RMSNorm' : 'LayerNorm');
+
 /**
  * A layer term with what drops it (recomputed modules), whether it is stored after the attention core,
  * and whether the attention core's own backward has released it by the time that backward's gradients
@@ -499,9 +502,10 @@ function allLayerTerms(m: ModelConfig, p: ParallelConfig, d: Dims): LayerTerm[] 
   const hidDrop = (m.hiddenDropout ?? 0.1) > 0;
   const T = (name: string, part: Part, bytes: number, formula: string, afterCore: boolean, drop?: RecomputeModule[], beforeScoresGrad = false): LayerTerm =>
     ({ name, part, bytes, formula, afterCore, drop, beforeScoresGrad });
+  const norm = normName(m);
   const terms: LayerTerm[] = [
     // transformer_layer.py _run_input_layernorm: the norm keeps its input (the residual stream)
-    T('LayerNorm 1 input', 'layernorm', rb * sl * b * h * rep, `${rb}·${S}·b·h${sp}`, false),
+    T(`${norm} 1 input`, 'layernorm', rb * sl * b * h * rep, `${rb}·${S}·b·h${sp}`, false),
     // tensor_parallel/layers.py linear_with_grad_accumulation...: linear_qkv keeps its input
     T('QKV input', 'attention', 2 * sl * b * h * rep, `2·${S}·b·h${sp}`, false, ['layernorm']),
     ...qkvTerms(d),
@@ -514,7 +518,7 @@ function allLayerTerms(m: ModelConfig, p: ParallelConfig, d: Dims): LayerTerm[] 
     terms.push(T('attention output copy (ring merge, reshaped for the projection)', 'attention', (2 * sl * b * h) / t, `2·${S}·b·h/t`, true));
   // fused_bias_dropout.py _bias_dropout_add_func: one boolean mask per dropout
   if (hidDrop) terms.push(T('attention dropout mask', 'attention', sl * b * h * rep, `${S}·b·h${sp}`, true));
-  terms.push(T('LayerNorm 2 input', 'layernorm', rb * sl * b * h * rep, `${rb}·${S}·b·h${sp}`, true));
+  terms.push(T(`${norm} 2 input`, 'layernorm', rb * sl * b * h * rep, `${rb}·${S}·b·h${sp}`, true));
   // A recomputed MLP keeps its checkpoint input as the LayerNorm wrote it; otherwise fc1 keeps its bf16 input.
   const nb = modules(p).some((x) => x === 'mlp' || x === 'moe') ? d.spec.normOutputBytes : 2;
   terms.push(T('MLP input', 'mlp', nb * sl * b * h * rep, `${nb}·${S}·b·h${sp}`, true, ['layernorm']));
@@ -774,7 +778,7 @@ function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] 
     out.push({ name: 'attention mask (boolean, shared by the layers)', part: 'attention', bytes: sl * d.s * b * inFlight, formula: `${ss}·b${k}` });
   }
   if (!d.last) return out; // the first stage of a pipeline has no output layer
-  out.push({ name: 'final LayerNorm input', part: 'output', bytes: rb * sl * b * h * rep, formula: `${rb}·${S}·b·h${sp}` });
+  out.push({ name: `final ${normName(m)} input`, part: 'output', bytes: rb * sl * b * h * rep, formula: `${rb}·${S}·b·h${sp}` });
   out.push({ name: 'output layer input', part: 'output', bytes: (2 * sl * b * h) / (p.sequenceParallel ? t : 1), formula: `2·${S}·b·h${sp}` });
   out.push({ name: spec.ce.storedName, part: 'loss', bytes: (spec.ce.stored * sl * b * V) / t, formula: `${spec.ce.stored}·${S}·b·V/t` });
   return out;

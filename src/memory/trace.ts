@@ -63,14 +63,14 @@ export function traceGroup(x: TraceSaved): TraceGroup {
 /** The group of one model term (by its name). */
 export function termGroup(t: MemoryTerm): TraceGroup {
   const n = t.name;
-  if (/^LayerNorm [12] input$/.test(n)) return 'norm inputs';
+  if (/^(LayerNorm|RMSNorm) [12] input$/.test(n)) return 'norm inputs';
   if (n === 'QKV input' || n === 'projection input') return 'attention linears';
   if (/^Q[ ,]|^RoPE cos|^softmax|attention output copy/.test(n)) return 'attention core';
   if (n.startsWith('attention mask')) return 'attention mask';
   if (/dropout mask$/.test(n) && n !== 'softmax dropout mask' && n !== 'embedding dropout mask') return 'hidden dropout';
   if (n === 'layer input (full recompute)') return 'layer inputs';
   if (n === 'input ids (and labels)' || n === 'embedding dropout mask') return 'embedding';
-  if (n === 'final LayerNorm input' || n === 'output layer input' || /cross-entropy/.test(n)) return 'output and loss';
+  if (/^final (LayerNorm|RMSNorm) input$/.test(n) || n === 'output layer input' || /cross-entropy/.test(n)) return 'output and loss';
   if (t.part === 'mlp') return 'mlp';
   return 'other';
 }
