@@ -6,7 +6,7 @@
 import Chart from 'chart.js/auto';
 import {
   CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, NoLengthError, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
-  STACKS, a2aUnsplit, megatronSequenceParallel, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
+  STACKS, a2aUnsplit, megatronSequenceParallel, normName, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../src/memory/model.js';
 import { MemoryChartConfig, breakdownRows, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
@@ -272,7 +272,7 @@ function setModelFields(m: ModelConfig): void {
   select('pos').value = m.positionEmbedding ?? ''; // '': the model's default (RoPE with SwiGLU, learned otherwise)
   field('untie').checked = !!m.untieEmbeddings;
   field('nobias').checked = m.biasLinear === false;
-  select('norm').value = m.rmsNorm ? 'RMSNorm' : 'LayerNorm';
+  select('norm').value = normName(m);
   field('capacity').value = m.moe?.capacityFactor === undefined ? '' : String(m.moe.capacityFactor);
   field('ep').value = '1';
   syncModelControls();
@@ -649,7 +649,7 @@ function showBreakdown(p: SweepPoint | null, hbm: number, model?: ModelConfig): 
   const stage = b?.otherStage ? `; the pipeline's ${b.stage} stage, the larger: the ${b.otherStage.stage} holds ${(b.otherStage.totalBytes / GIB).toFixed(2)} GiB` : '';
   const title = p ? `${p.line} at ${formatTokens(p.config.seqLength)} tokens: ${p.totalGib.toFixed(2)} GiB per GPU, ${p.fits ? 'fits' : 'does not fit'} in ${hbm} GiB (${STACKS[b!.stack].label} stack${stage}; hover a point for its own)` : '';
   fillTable($<HTMLTableElement>('planner-breakdown'), title, ['part', 'term', 'GiB', 'formula'],
-    b ? breakdownRows(b).map((r) => [r.section, r.label, { text: (r.bytes / GIB).toFixed(3), cls: 'num' }, { text: r.formula, cls: 'formula' }]) : []);
+    b && model ? breakdownRows(b, model).map((r) => [r.section, r.label, { text: (r.bytes / GIB).toFixed(3), cls: 'num' }, { text: r.formula, cls: 'formula' }]) : []);
 }
 
 /** The page's words for an error, capitalized as a sentence. */

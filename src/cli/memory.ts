@@ -4,8 +4,8 @@ import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import { counted } from '../plural.js';
 import {
-  CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
-  RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
+  CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, MemoryTerm, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
+  RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, normName, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../memory/model.js';
 import { configFromArgs, lastIteration, parseMegatronLogs, POINT_WARMUP, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
@@ -271,10 +271,14 @@ export function formatLayers(x: number): string {
   return Math.abs(x - Math.round(x)) < 1e-9 ? String(Math.round(x)) : String(Number(x.toFixed(3)));
 }
 
-/** A term's label: its part, then its name, the part left out when the name already begins with it (no "attention attention …"). */
-function termLabel(t: { part: string; name: string }): string {
+/**
+ * A term's label: its part, then its name, the part left out when the name already begins with it (no "attention attention …").
+ * The part is its key but for the norm's, which is said as the model's norm (LayerNorm or RMSNorm).
+ */
+function termLabel(t: MemoryTerm, model: ModelConfig): string {
+  const part = t.part === 'layernorm' ? normName(model) : t.part;
   const first = t.name.split(' ')[0].toLowerCase();
-  return first === t.part.toLowerCase() ? t.name : `${t.part.padEnd(9)} ${t.name}`;
+  return first === part.toLowerCase() ? t.name : `${part.padEnd(9)} ${t.name}`;
 }
 
 /** A log's name in its points' source: its path from here, normalized (`./a/x.log` and `a/x.log` alike), absolute outside this folder. */
@@ -318,7 +322,7 @@ export async function memoryCommand(argv: string[]): Promise<number> {
     console.log(JSON.stringify({ model, parallel: par, recompute: recomputeSpec(par), hbmGib, ...r, peakActivationBytes: peakActivationBytes(r), fits: r.totalBytes / GIB <= hbmGib, untrainable: why }, null, 1));
     return 0;
   }
-  printBreakdown(r, par, hbmGib);
+  printBreakdown(r, model, par, hbmGib);
   if (why) console.log(`  note: ${why}`);
   return 0;
 }
@@ -385,7 +389,7 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
   return 0;
 }
 
-function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number): void {
+function printBreakdown(r: MemoryBreakdown, model: ModelConfig, par: ParallelConfig, hbmGib: number): void {
   // Two columns: `per layer` (a layer group's terms, whose [formula] is the bytes of one layer) and
   // `total` (what the line adds to the GPU: a layer term's per-layer bytes × the group's layers).
   // A label longer than its column (a long name or formula) gets its own line, whole, and the amounts the next.
@@ -409,10 +413,10 @@ function printBreakdown(r: MemoryBreakdown, par: ParallelConfig, hbmGib: number)
   for (const g of r.layerGroups) {
     const n = formatLayers(g.layers);
     line(`  ${g.label}: ${n} layers (total = ${n} × per layer)`, g.bytesPerLayer * g.layers, g.bytesPerLayer);
-    for (const t of g.terms) line(`    ${termLabel(t)} [${t.formula}]`, t.bytes * g.layers, t.bytes);
+    for (const t of g.terms) line(`    ${termLabel(t, model)} [${t.formula}]`, t.bytes * g.layers, t.bytes);
   }
   console.log('    outside the layers:');
-  for (const t of r.outside) line(`    ${termLabel(t)} [${t.formula}]`, t.bytes);
+  for (const t of r.outside) line(`    ${termLabel(t, model)} [${t.formula}]`, t.bytes);
   console.log('  transients (net of what is freed by their moment; the largest counts):');
   for (const t of r.transients)
     line(`  ${t === r.peakTransient ? '*' : ' '} ${t.name} [${t.formula}]`, t.netBytes, null,

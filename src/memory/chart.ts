@@ -7,7 +7,7 @@
  * drawn as triangles with their source.
  */
 import { CsvRow } from './csv.js';
-import { FULL_RECOMPUTE, GIB, MemoryBreakdown, ModelConfig, Part, Stack, SweepLine, SweepPoint, defaultRecompute } from './model.js';
+import { FULL_RECOMPUTE, GIB, MemoryBreakdown, ModelConfig, Part, Stack, SweepLine, SweepPoint, defaultRecompute, normName } from './model.js';
 import { untrainable } from './untrainable.js';
 import { maxOf, minOf } from '../stats.js';
 import { counted } from '../plural.js';
@@ -64,9 +64,12 @@ export interface BreakdownRow {
   formula: string;
 }
 
-const PART_LABELS: Record<Part, string> = {
-  attention: 'attention', mlp: 'MLP', layernorm: 'LayerNorm', embedding: 'embedding', output: 'output layer', loss: 'loss', weights: 'weights', ring: 'ring buffers',
+const PART_LABELS: Record<Exclude<Part, 'layernorm'>, string> = {
+  attention: 'attention', mlp: 'MLP', embedding: 'embedding', output: 'output layer', loss: 'loss', weights: 'weights', ring: 'ring buffers',
 };
+
+/** A part as the breakdown names it: the norm part after the model's norm (LayerNorm or RMSNorm; its key stays 'layernorm'). */
+const partLabel = (part: Part, model: ModelConfig): string => (part === 'layernorm' ? normName(model) : PART_LABELS[part]);
 
 const count = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
 
@@ -75,7 +78,7 @@ const count = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
  * each layer group's activations by part; the terms outside the layers by name; the peak transient
  * by name (net of what its moment has already freed).
  */
-export function breakdownRows(b: MemoryBreakdown): BreakdownRow[] {
+export function breakdownRows(b: MemoryBreakdown, model: ModelConfig): BreakdownRow[] {
   const P = b.parametersPerGpu;
   const perParam = (bytes: number) => `${+(bytes / P).toFixed(3)} B × ${(P / 1e9).toFixed(3)}e9 parameters per GPU`;
   const rows: BreakdownRow[] = [
@@ -90,7 +93,7 @@ export function breakdownRows(b: MemoryBreakdown): BreakdownRow[] {
     for (const part of parts) {
       const terms = g.terms.filter((t) => t.part === part);
       rows.push({
-        section: `${g.label} (${count(g.layers)})`, label: `${PART_LABELS[part]}: ${terms.map((t) => t.name).join(', ')}`,
+        section: `${g.label} (${count(g.layers)})`, label: `${partLabel(part, model)}: ${terms.map((t) => t.name).join(', ')}`,
         bytes: terms.reduce((x, t) => x + t.bytes, 0) * g.layers, formula: `${count(g.layers)} × (${terms.map((t) => t.formula).join(' + ')})`,
       });
     }

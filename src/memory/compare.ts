@@ -5,7 +5,7 @@
  * `replay --json` and the page's replay panel.
  */
 import { CsvRow } from './csv.js';
-import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, ffnWidth, memoryBreakdown, parseRecomputeSpec, peakActivationBytes, positionEmbedding } from './model.js';
+import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, ffnWidth, memoryBreakdown, normName, parseRecomputeSpec, peakActivationBytes, positionEmbedding } from './model.js';
 import { ParseResult, configFromArgs, unmodelledArgs } from './megatron.js';
 import { maxOf } from '../stats.js';
 import { InputError } from '../errors.js';
@@ -152,7 +152,7 @@ const SETTINGS: Setting[] = [
   { flag: '--untie-embeddings-and-output-weights', show: (m) => given('--untie-embeddings-and-output-weights', !!m.untieEmbeddings), model: ['untieEmbeddings'] },
   { flag: '--position-embedding-type', show: (m) => `--position-embedding-type ${positionEmbedding(m)}`, model: ['positionEmbedding'] },
   { flag: '--disable-bias-linear', show: (m) => given('--disable-bias-linear', m.biasLinear === false), model: ['biasLinear'] },
-  { flag: '--normalization', show: (m) => `--normalization ${m.rmsNorm ? 'RMSNorm' : 'LayerNorm'}`, model: ['rmsNorm'] },
+  { flag: '--normalization', show: (m) => `--normalization ${normName(m)}`, model: ['rmsNorm'] },
   { flag: '--attention-dropout', show: (m) => `--attention-dropout ${m.attentionDropout ?? 0.1}`, model: ['attentionDropout'] },
   { flag: '--hidden-dropout', show: (m) => `--hidden-dropout ${m.hiddenDropout ?? 0.1}`, model: ['hiddenDropout'] },
   { flag: '--no-bias-swiglu-fusion', show: (m) => given('--no-bias-swiglu-fusion', m.biasActivationFusion === false), model: ['biasActivationFusion'] },
