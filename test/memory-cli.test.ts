@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runMain } from './cli-run.js';
 import { formatBytes, formatCount, formatLayers } from '../src/cli/memory.js';
-import { CP_COMM_TYPES } from '../src/memory/model.js';
+import { CP_COMM_TYPES, DEFAULT_PARALLEL, PRESETS, memoryBreakdown } from '../src/memory/model.js';
+import { breakdownRows } from '../src/memory/chart.js';
 import { notTimeData } from '../src/memory/time/fromLog.js';
 import { H200 } from '../src/memory/time/devices.js';
 
@@ -402,6 +403,30 @@ describe('flashring memory: flags Megatron-LM sets aside or refuses', () => {
     expect(llamaFlags.totalBytes).toBe(llama.totalBytes);
     const bad = await run(['memory', '--preset', 'seed-32L-4096h', '--normalization', 'rms']);
     expect([bad.code, bad.err.trim()]).toEqual([2, "flashring memory: --normalization must be LayerNorm or RMSNorm, got 'rms'"]);
+  });
+  it('the norm is named as the model has it wherever a person reads a term: RMSNorm for the Llama presets (never LayerNorm), LayerNorm for GPT', async () => {
+    const FULL = ['--recompute-granularity', 'full', '--recompute-method', 'uniform', '--recompute-num-layers', '1'];
+    const rms = Object.keys(PRESETS).filter((p) => PRESETS[p].model.rmsNorm);
+    expect(rms).toEqual(['llama3-8b', 'llama3-70b']);
+    for (const preset of rms) {
+      const text = (await run(['memory', '--preset', preset])).out, full = (await run(['memory', '--preset', preset, ...FULL])).out;
+      // 'layernorm' may only be a recompute module's name (Megatron-LM's flag value); neither output recomputes it.
+      for (const out of [text, full]) expect(out).not.toMatch(/layernorm/i);
+      expect(text).toMatch(/\n {6}RMSNorm 1 input \[/);
+      expect(text).toMatch(/\n {6}RMSNorm 2 input \[/);
+      expect(full).toMatch(/\n {6}RMSNorm {3}layer input \(full recompute\) \[/);
+      for (const out of [text, full]) expect(out).toMatch(/\n {6}output {4}final RMSNorm input \[/);
+      const model = PRESETS[preset].model;
+      for (const par of [DEFAULT_PARALLEL, { ...DEFAULT_PARALLEL, recompute: 'full' as const, recomputeMethod: 'uniform' as const, recomputeNumLayers: 1 }]) {
+        const rows = breakdownRows(memoryBreakdown(model, par), model);
+        expect(rows.filter((r) => /layernorm/i.test(`${r.section} ${r.label} ${r.formula}`))).toEqual([]);
+        expect(rows.some((r) => r.label.startsWith('RMSNorm: '))).toBe(true);
+      }
+    }
+    const gpt = await run(['memory', '--preset', 'seed-32L-4096h']), gptRms = await run(['memory', '--preset', 'seed-32L-4096h', '--normalization', 'RMSNorm']);
+    expect(gpt.out).toMatch(/\n {6}LayerNorm 1 input \[[^]*\n {6}output {4}final LayerNorm input \[/);
+    expect(gptRms.out).not.toMatch(/LayerNorm/);
+    expect(breakdownRows(memoryBreakdown(PRESETS['seed-32L-4096h'].model, DEFAULT_PARALLEL), PRESETS['seed-32L-4096h'].model).some((r) => r.label.startsWith('LayerNorm: '))).toBe(true);
   });
   it('--swiglu without --ffn-hidden-size takes Megatron-LM\'s width, ⌊(4h·2/3)/64⌋·64 (10880 at h = 4096), not 4h', async () => {
     const total = async (...extra: string[]) => JSON.parse((await run(['memory', '--num-layers', '4', '--hidden-size', '4096', '--num-attention-heads', '32', ...extra, '--json'])).out).totalBytes as number;
