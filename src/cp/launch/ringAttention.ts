@@ -116,7 +116,8 @@ function checkRequest(devs: FlashDevice[], s: AttentionShape, opts: RingOptions,
   if (precisions.some((x) => x !== p)) throw new InputError(`the ranks' devices resolve to different precisions (${precisions.join(', ')}); pass precision explicitly`);
   for (const d of devs) checkDevice(d, 'ring start');
   for (const d of devs) checkGrid(d, shapeGrid(s));   // heads and batch per dispatch (the row blocks: makeRanks, once the kernels are built)
-  const mode = devs.length === 1 && R > 1 ? 'one-device' : 'multi-adapter';
+  // One device is one-device mode at any R: at R = 1 too (one rank, no ring), not multi-adapter.
+  const mode = devs.length === 1 ? 'one-device' : 'multi-adapter';
   if (opts.pipelined && devs.length > 1) throw new InputError('pipelined runs need one-device mode (R ranks on one device)');
   if (opts.pipelined && !devs[0].hasTimestamps)
     throw new InputError(`pipelined runs time their steps by GPU timestamps, and ${adapterName(devs[0].adapter)} has no timestamp-query: run without pipelined`);
