@@ -1,9 +1,9 @@
 /** `flashring cp-plan`: flags, bad input as one line with exit 2, and the JSON it prints. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { flashring } from './cli-run.js';
 import { parseCpPlan, planSchemes } from '../src/cli/cpPlan.js';
 import { InputError } from '../src/errors.js';
-import { checkRingArgs } from '../src/cli/ringArgs.js';
+import { RingArgs, checkRingArgs } from '../src/cli/ringArgs.js';
 
 const cli = flashring('cp-plan');
 
@@ -30,6 +30,21 @@ describe('flashring cp-plan', () => {
     const shape = { B: 1, Hq: 4, Hkv: 4, Nq: 64, Nk: 64, D: 16 };
     expect(() => checkRingArgs({ R: 4, layout: 'zigzag', scheme: 'a2a', hierarchicalSizes: '2,2', mode: 'one-device' }, shape)).toThrow(/applies only to --cp-comm-type a2a\+p2p \(this run is a2a\)/);
     expect(checkRingArgs({ R: 4, layout: 'zigzag', scheme: 'a2a+p2p', hierarchicalSizes: '2,2', mode: 'one-device' }, shape).hierarchicalSizes).toBe('2,2');
+  });
+
+  it('--cp 1 --cp-mode multi-adapter runs as one-device (one rank is one device), with a note; processes and R > 1 keep their mode', () => {
+    const shape = { B: 1, Hq: 4, Hkv: 4, Nq: 64, Nk: 64, D: 16 };
+    const notes: string[] = [];
+    const err = vi.spyOn(console, 'error').mockImplementation((...a) => void notes.push(a.join(' ')));
+    try {
+      const ring = (R: number, mode: RingArgs['mode']) => checkRingArgs({ R, layout: 'zigzag', scheme: 'p2p', mode }, shape).mode;
+      expect(ring(1, 'multi-adapter')).toBe('one-device');
+      expect(notes).toEqual(['note: --cp 1 is one rank on one device (no ring, nothing sent): it runs as --cp-mode one-device, not multi-adapter']);
+      expect([ring(1, 'one-device'), ring(1, 'processes'), ring(2, 'multi-adapter')]).toEqual(['one-device', 'processes', 'multi-adapter']);
+      expect(notes).toHaveLength(1);
+    } finally {
+      err.mockRestore();
+    }
   });
 
   it('reads Megatron-LM shape flags and plans every scheme the shape allows', async () => {

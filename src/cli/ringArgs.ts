@@ -65,7 +65,8 @@ export function parseRingArgs(values: RingValues): RingArgs | null {
 /**
  * What the ring needs of the shape, checked before any device is acquired; a2a+p2p without sizes
  * takes the largest a2a group below R that divides the heads (as cp-plan and the page), said on
- * stderr. Returns the flags as the run takes them.
+ * stderr; one rank asked for as multi-adapter runs on one device, as one-device (the mode the
+ * timeline, its room check and the header then say), with a note. Returns the flags as the run takes them.
  */
 export function checkRingArgs(ring: RingArgs, s: AttentionShape): RingArgs {
   if (s.Nq !== s.Nk) throw new InputError(`--cp splits one sequence: Q has ${s.Nq} tokens but K/V have ${s.Nk}; they must be equal`);
@@ -74,6 +75,8 @@ export function checkRingArgs(ring: RingArgs, s: AttentionShape): RingArgs {
   const { sizes, chosen } = schemeSizes(ring.scheme, ring.R, s, ring.hierarchicalSizes);
   if (chosen) console.error(`note: ${chosenSizesNote(ring.scheme, sizes!, ring.R)}`);
   resolveScheme(ring.scheme, ring.R, s, sizes); // a2a heads, a2a+p2p sizes: before any device
-  return { ...ring, ...(sizes !== undefined ? { hierarchicalSizes: sizes } : {}) };
+  const oneDevice = ring.R === 1 && ring.mode === 'multi-adapter';
+  if (oneDevice) console.error('note: --cp 1 is one rank on one device (no ring, nothing sent): it runs as --cp-mode one-device, not multi-adapter');
+  return { ...ring, ...(oneDevice ? { mode: 'one-device' as const } : {}), ...(sizes !== undefined ? { hierarchicalSizes: sizes } : {}) };
 }
 
