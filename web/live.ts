@@ -22,6 +22,7 @@ import { idbTuneStore } from './tuneStore.js';
 import { FieldError, FieldErrors, marksOf, showFieldErrors } from './fields.js';
 import { duration, flopRate, numberFrom } from './format.js';
 import { ringAttention, RingOptions, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
+import { ONE_RANK } from '../src/cp/rank/timeline.js';
 import { Layout, LAYOUTS } from '../src/cp/plan/schedule.js';
 import { LINKS, LINK_GBPS, LINK_NAMES, Link, resolveLink, stepParts } from '../src/cp/plan/linkModel.js';
 import { Scheme, schemeDef, schemeDefs, schemeNames } from '../src/cp/schemes/registry.js';
@@ -364,8 +365,8 @@ function drawTimeline(tl: RingTimeline): void {
   }
   g.fillStyle = '#333';
   const how = tl.mode !== 'one-device' ? 'measured' : tl.pipelined ? 'measured, one device, pipelined (bars are submissions, not GPU time)'
-    : 'measured, one device: ranks take turns (pale: waiting; overlap: see the prediction)';
-  const overlap = turns ? '' : ` · overlap ${(100 * tl.summary.overlapEfficiency).toFixed(0)}%`;
+    : tl.R === 1 ? `measured, ${ONE_RANK}` : 'measured, one device: ranks take turns (pale: waiting; overlap: see the prediction)';
+  const overlap = turns || tl.R === 1 ? '' : ` · overlap ${(100 * tl.summary.overlapEfficiency).toFixed(0)}%`;
   g.fillText(`${how}: ${total.toFixed(1)} ms · blue compute · orange transfer · grey idle${overlap}`, 70, c.height - 4);
 }
 
@@ -537,9 +538,11 @@ function kernelsLabel(k: Awaited<ReturnType<typeof ringAttention>>['kernels']): 
 
 /**
  * Overlap efficiency: measured where the ranks ran at once; in one-device mode, where they take turns
- * on this GPU and a measured overlap means nothing, the prediction's, labelled so (as the chart's caption).
+ * on this GPU and a measured overlap means nothing, the prediction's, labelled so (as the chart's caption);
+ * none for one rank, which sends nothing.
  */
 function overlapRow(tl: RingTimeline): [string, string] {
+  if (tl.R === 1) return ['overlap efficiency', `none to measure (${ONE_RANK})`];
   if (tl.mode !== 'one-device' || !tl.predicted)
     return ['overlap efficiency', `${(100 * tl.summary.overlapEfficiency).toFixed(1)}% (unhidden transfer ${(100 * tl.summary.unhiddenFraction).toFixed(1)}% of step time)`];
   const o = tl.predicted;
@@ -553,7 +556,7 @@ function resultRows(s: AttentionShape, cfg: LiveConfig, res: Awaited<ReturnType<
   const pairs = visiblePairs(s, cfg);
   const flops = attentionPairFlops(pairs, s.B, s.Hq, s.D, cfg.backward ? 'fwd+bwd' : 'fwd');
   const sizes = tl.scheme === 'a2a+p2p' ? ` (a2a groups of ${tl.hierarchy[0]}, a ring of ${tl.hierarchy[1]})` : '';
-  const mode = tl.mode === 'one-device' ? `one-device: the ${tl.R} ranks share this GPU, each rank's compute timed alone` : tl.R === 1 ? 'one rank' : tl.mode;
+  const mode = tl.R === 1 ? ONE_RANK : tl.mode === 'one-device' ? `one-device: the ${tl.R} ranks share this GPU, each rank's compute timed alone` : tl.mode;
   return [
     ['adapter', `${adapter} (${res.precision})`],
     ['kernels', kernelsLabel(res.kernels)],

@@ -5,6 +5,7 @@ import { nodeGPU } from '../gpu/node.js';
 import { HostTensor } from '../kernels/attention.js';
 import { Precision, PrecisionRequest } from '../kernels/precision.js';
 import { ringAttention, RingOptions, RingResult, RingTimeline } from '../cp/launch/ringAttention.js';
+import { ONE_RANK } from '../cp/rank/timeline.js';
 import { RankDevice, gpuPerRankWrapper, nvidiaDevices, ranksNamed, ringAttentionProcesses } from '../cp/launch/processRanks.js';
 import { AttentionShape } from '../shape.js';
 import { counted, plural } from '../plural.js';
@@ -15,14 +16,15 @@ import { ringProgress, timedPhase } from './progress.js';
 
 /**
  * The run's one header, as a single device's run says it (`attention {shape} causal=… on adapter`) with the ring's
- * settings: `attention {…} causal=false, CP R=2 p2p layout=zigzag f32 one-device on llvmpipe`. `gpuPerRank`:
- * processes behind --gpu-per-rank, rank r on GPU r.
+ * settings: `attention {…} causal=false, CP R=2 p2p layout=zigzag f32 one-device on llvmpipe`; one rank says it
+ * has no ring (ONE_RANK) after its mode. `gpuPerRank`: processes behind --gpu-per-rank, rank r on GPU r.
  */
 export function timelineHeader(tl: RingTimeline, gpuPerRank = false): string {
   const [left, right] = tl.schedule.window ?? [-1, -1], docs = tl.schedule.documents ?? 0;
   const mask = `causal=${tl.causal}${left !== -1 || right !== -1 ? ` window=${left},${right}` : ''}${docs ? ` documents=${docs}` : ''}`;
+  const how = [tl.R === 1 ? ONE_RANK : '', gpuPerRank ? 'rank r on GPU r' : ''].filter(Boolean).join('; ');
   return `attention ${JSON.stringify(tl.shape)} ${mask}, CP R=${tl.R} ${tl.scheme}${tl.scheme === 'a2a+p2p' ? ` ${tl.hierarchy.join(',')}` : ''} layout=${tl.layout} ${tl.precision} ` +
-    `${tl.mode}${gpuPerRank ? ' (rank r on GPU r)' : ''} on ${[...new Set(tl.adapters)].join(', ')}`;
+    `${tl.mode}${how ? ` (${how})` : ''} on ${[...new Set(tl.adapters)].join(', ')}`;
 }
 
 /** The CLI's timeline table under its header (steps counted from 1, as its progress line and the page; ranks from 0, as everywhere). */
@@ -36,7 +38,8 @@ export function formatTimeline(tl: RingTimeline, gpuPerRank = false): string {
       lines.push(`    ${String(st.step + 1).padStart(4)} ${String(st.rank).padStart(4)} ${st.label.padEnd(14)} ${String(st.kvFrom).padStart(4)}  ${st.computeMs.toFixed(2).padStart(11)}  ${(st.gpuComputeMs ?? NaN).toFixed(2).padStart(7)}  ${st.transferMs.toFixed(2).padStart(12)}  ${String(st.transferBytes).padStart(10)}  ${st.idleMs.toFixed(2).padStart(8)}`);
   }
   const sm = tl.summary;
-  lines.push(`  overlap efficiency ${(100 * sm.overlapEfficiency).toFixed(1)}%, unhidden transfer ${(100 * sm.unhiddenFraction).toFixed(1)}% of step time, ${sm.bytesMoved} bytes moved`);
+  lines.push(tl.R === 1 ? '  no transfer to overlap: one rank sends nothing'
+    : `  overlap efficiency ${(100 * sm.overlapEfficiency).toFixed(1)}%, unhidden transfer ${(100 * sm.unhiddenFraction).toFixed(1)}% of step time, ${sm.bytesMoved} bytes moved`);
   lines.push(`  peak bytes per rank: ${tl.ranks.map((r) => r.peakBytes).join(', ')}`);
   const pr = tl.predicted;
   if (pr) lines.push(`  predicted on ${pr.link.name} (${pr.link.gbps} Gbit/s, ${pr.link.latencyUs} µs): ${pr.totalMs.toFixed(3)} ms, comm ${(100 * pr.commFraction).toFixed(1)}%, ${pr.tflopsPerGpu.toPrecision(3)} TFLOP/s per GPU`);

@@ -94,6 +94,12 @@ export interface RingTimeline {
 
 /** Every label a step may have (a rank program's begin takes no other): the --timeline room check bounds a label by the longest. */
 export const STEP_LABELS = ['ring', 'home', 'gather', 'attend', 'reduce-scatter', 'a2a-in', 'a2a-out'] as const;
+
+/**
+ * What a run of one rank is, whatever its mode (one-device, or one rank process): one device, no ring, no
+ * transfer. The CLI's timeline header and the page say it so (a mode alone would describe ranks placed apart).
+ */
+export const ONE_RANK = 'one rank: no ring, nothing sent';
 export type StepLabel = (typeof STEP_LABELS)[number];
 
 /** What a rank says when it starts a step. */
