@@ -7,8 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { GIB, memoryBreakdown, PRESETS, DEFAULT_PARALLEL } from '../src/memory/model.js';
 import { iterationTime } from '../src/memory/time/step.js';
-import { layoutConfig } from '../src/cli/advise.js';
-import { fitsText, skippedLines, tokensPerSecondText } from '../src/memory/advise.js';
+import { CLI_WORDS, layoutConfig } from '../src/cli/advise.js';
+import { candidates, fitsText, nothingFits, skippedLines, tokensPerSecondText } from '../src/memory/advise.js';
+import { PAGE_WORDS } from '../web/advise.js';
+import { resolveLink } from '../src/cp/plan/linkModel.js';
 import { runMain } from './cli-run.js';
 
 const run = (args: string[]) => spawnSync('node', ['bin/flashring.mjs', 'advise', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
@@ -174,12 +176,29 @@ describe('flashring advise', () => {
 
   it('the skipped reasons for a person: one line per reason with its sizes listed, at most five, then how many more', () => {
     const u = (why: string, layouts = 1) => ({ why, layouts });
-    expect(skippedLines([u('--num-layers 30 is not divisible by --pipeline-model-parallel-size 4', 3), u('--num-layers 30 is not divisible by --pipeline-model-parallel-size 7', 2), u('no number here')]))
+    expect(skippedLines([u('--num-layers 30 is not divisible by --pipeline-model-parallel-size 4', 3), u('--num-layers 30 is not divisible by --pipeline-model-parallel-size 7', 2), u('no number here')], CLI_WORDS))
       .toEqual(['5 layouts skipped: --num-layers 30 is not divisible by --pipeline-model-parallel-size 4, 7', '1 layout skipped: no number here']);
     const many = Array.from({ length: 7 }, (_, i) => u(`reason ${String.fromCharCode(97 + i)} 2`, 7 - i));
-    const lines = skippedLines(many);
+    const lines = skippedLines(many, CLI_WORDS);
     expect(lines).toHaveLength(6);
     expect(lines[5]).toBe("and 2 more reasons (--json lists every skipped layout's)");
+    // The page has no --json: it says how many more, and no flag.
+    expect(skippedLines(many, PAGE_WORDS)[5]).toBe('and 2 more reasons');
+  });
+
+  it("a skipped layout's hint is data: the CLI names its flag, the page its own field (the same search, no string replaced)", () => {
+    // Seed model, 8 GPUs, a global batch of 3: DP × micro batch 2, 4, 8 do not divide it.
+    const model = PRESETS['seed-32L-4096h'].model, par = { ...DEFAULT_PARALLEL, seqLength: 8192 };
+    const res = candidates({ model, base: par, gpus: 8, hbmGib: 80, margin: 0.1, gbs: 3, link: resolveLink('nvlink-h200') });
+    const batch = res.skipped.filter((u) => u.hint === 'global-batch');
+    expect(batch.map((u) => u.why).sort()).toEqual([2, 4, 8].map((x) => `global batch 3 is not divisible by DP × micro batch ${x}`));
+    const n = batch.reduce((t, u) => t + u.layouts, 0), text = 'global batch 3 is not divisible by DP × micro batch 2, 4, 8';
+    expect(skippedLines(res.skipped, CLI_WORDS)).toContain(`${n} layouts skipped: ${text} (--global-batch-size sets it)`);
+    expect(skippedLines(res.skipped, PAGE_WORDS)).toContain(`${n} layouts skipped: ${text} (the advisor's global batch sets it)`);
+    // Every layout skipped for it: the verdict names it, in each front end's words.
+    const none = { all: 0, fitting: [], smallest: null, untrainable: [], skipped: [{ why: 'global batch 3 is not divisible by DP × micro batch 2', layouts: 5, hint: 'global-batch' as const }] };
+    expect(nothingFits(none, CLI_WORDS)).toBe('no layout of these GPUs can run this model; the most common reason (5 of 5 skipped): global batch 3 is not divisible by DP × micro batch 2 (--global-batch-size sets it)');
+    expect(nothingFits(none, PAGE_WORDS)).toBe("no layout of these GPUs can run this model; the most common reason (5 of 5 skipped): global batch 3 is not divisible by DP × micro batch 2 (the advisor's global batch sets it)");
   });
 
   it('nothing fits: said plainly, the smallest layout named, exit 3 (a script can tell it from a fit, 0, or a mistake, 2); --json too', () => {

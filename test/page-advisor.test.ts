@@ -10,6 +10,7 @@ import { type PageHarness, hooks, openPage, startPage } from './page-harness.js'
 import { configFromFlags } from '../src/cli/memory.js';
 import { candidates, layoutLabel, type AdviseRequest } from '../src/memory/advise.js';
 import { wouldFit, wouldFitLines, type Remedy } from '../src/memory/adviseForward.js';
+import { PAGE_WORDS } from '../web/advise.js';
 import { resolveLink } from '../src/cp/plan/linkModel.js';
 
 let server: PageHarness | null = null;
@@ -45,7 +46,7 @@ function expected() {
   const r: AdviseRequest = { model, base: par, gpus: 8, hbmGib: 30, margin: 0.1, gbs: 8, link: resolveLink('nvlink-h200') };
   const res = candidates(r), w = wouldFit(r, res, true);
   const brief = (x: Remedy | null): Brief => x && { tried: x.tried, at: x.at, layouts: x.layouts, globalBatch: x.globalBatch, fastest: x.fastest && layoutLabel(x.fastest) };
-  return { res, lines: wouldFitLines(r, res, w, true), hbmGib: brief(w.hbmGib), gpus: brief(w.gpus), seqLength: brief(w.seqLength) };
+  return { res, lines: wouldFitLines(r, res, w, true, PAGE_WORDS), hbmGib: brief(w.hbmGib), gpus: brief(w.gpus), seqLength: brief(w.seqLength) };
 }
 
 describe('the advisor when nothing fits', () => {
@@ -63,6 +64,7 @@ describe('the advisor when nothing fits', () => {
       expect(a.summary).toMatch(/^\d+ layouts evaluated, 0 fit: the smallest is TP=8 CP=1 PP=1 DP=1 recompute=full:uniform\/1 at 31\.9 GiB\./);
       expect(a.wouldFit).toEqual({ lines: want.lines.map((x) => x.trim()), hbmGib: want.hbmGib, gpus: want.gpus, seqLength: want.seqLength });
       expect(await p.textContent('#advisor-would')).toBe(want.lines.map((x) => x.trim()).join('\n').replace(/^w/, 'W'));
+      expect(await p.textContent('#advisor-would')).not.toContain('--');
       // Meanwhile the page said it was searching; now it says nothing, and nothing is pending.
       const texts = await p.evaluate(() => (window as unknown as { statusTexts: string[] }).statusTexts);
       expect(texts).toContain('searching what would fit…');
@@ -78,6 +80,23 @@ describe('the advisor when nothing fits', () => {
       expect(consoleErrors).toEqual([]);
     });
   }
+
+  it("skipped layouts in the page's words: its own global batch for the hint, the planner's words for the model's reasons, no flag and no --json", async () => {
+    // 48 GPUs, a global batch of 6: DP × micro batch 4, 8, … do not divide it, TP 3 and 6 not the heads, …: more than five reasons.
+    const p = await openPage(server!, consoleErrors, 'agpus=48&agbs=6');
+    await p.waitForFunction(() => {
+      const s = (window as unknown as { __flashring: { advisorState: { pending: boolean; shown: number; seq: number } } }).__flashring.advisorState;
+      return !s.pending && s.shown === s.seq;
+    }, null, { timeout: 240_000 });
+    const summary = (await p.textContent('#advisor-summary'))!;
+    expect(summary).toContain(" layouts skipped: global batch 6 is not divisible by DP × micro batch 4, 8, 12, 16, 24, 48 (the advisor's global batch sets it).");
+    expect(summary).toContain(' layouts skipped: heads 32 is not divisible by TP 3, 6.');
+    expect(summary).toMatch(/ and \d+ more reasons\.$/);
+    // (the lines above the table name Megatron-LM's own flag of the runs the times were checked on: a fact of those runs, not a control)
+    for (const id of ['#advisor-summary', '#advisor-table']) expect(await p.textContent(id)).not.toContain('--');
+    await p.close();
+    expect(consoleErrors).toEqual([]);
+  });
 
   it('a newer input while what would fit is searched drops that search: only the newest input is drawn', async () => {
     const p = await openPage(server!, consoleErrors, 'ahbm=30', watch(false));

@@ -25,7 +25,7 @@
  */
 import type { ModelConfig, ParallelConfig } from '../src/memory/model.js';
 import { GIB } from '../src/memory/model.js';
-import { candidates, fitsText, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult } from '../src/memory/advise.js';
+import { candidates, fitsText, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type AdviseWords } from '../src/memory/advise.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, LINK_GBPS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
@@ -65,6 +65,16 @@ export interface Advisor {
   /** The same in a tooltip's few words. */
   timeTip(model: ModelConfig, par: ParallelConfig): string[];
 }
+
+/**
+ * advise's shared lines in the page's words: its fields (the advisor's global batch, GPUs), where the CLI names its flags;
+ * the panel adds the planner's words for the memory model's reasons (main.ts's pageWords).
+ */
+export const PAGE_WORDS: AdviseWords = {
+  hints: { 'global-batch': "the advisor's global batch sets it" },
+  allSkipped: null,
+  gpusAtMost: (gpus) => `${gpus.toLocaleString('en-US')} GPUs is as many as the advisor takes`,
+};
 
 const DEFAULTS: Record<string, string> = { aseq: '131072', agpus: '8', ahbm: '80', amargin: '0.1', agbs: '', atop: '5', alink: 'nvlink-h200', agbps: '800', alat: '5' };
 const LINK_CHOICES = [...Object.keys(LINKS), 'custom'];
@@ -122,8 +132,11 @@ class AdvisorPanel implements Advisor {
   /** The input whose what-would-fit searches run, in the worker or here (null: none). */
   private wouldSeq: number | null = null;
   private readonly state: AdvisorState = { runs: 0, searches: 0, seq: 0, shown: 0, pending: false, wouldFitPending: false };
+  /** advise's shared lines in the page's words, the memory model's reasons in the planner's. */
+  private readonly words: AdviseWords;
 
   constructor(private readonly d: AdvisorDeps) {
+    this.words = { ...PAGE_WORDS, modelWords: d.pageWords };
     for (const [k, l] of Object.entries(LINKS)) this.linkSelect.add(new Option(`${k} (${l.gbps} Gbit/s, ${l.latencyUs} µs)`, k));
     this.linkSelect.add(new Option('custom', 'custom'));
     this.form.addEventListener('input', () => {
@@ -362,9 +375,9 @@ class AdvisorPanel implements Advisor {
     this.state.shown = seq;
     el('advisor-error').textContent = '';
     const top = res.fitting.slice(0, r.top), m = r.model;
-    const summary = `${res.all} layouts evaluated, ${res.fitting.length} fit${res.fitting.length ? '' : `: ${nothingFits(res).replace(/^nothing fits: /, '')}`}.` +
+    const summary = `${res.all} layouts evaluated, ${res.fitting.length} fit${res.fitting.length ? '' : `: ${nothingFits(res, this.words).replace(/^nothing fits: /, '')}`}.` +
       res.untrainable.map((u) => ` ${u.layouts} layouts left out: ${this.d.pageWords(u.why)}.`).join('') +
-      skippedLines(res.skipped).map((x) => ` ${x}.`).join('');
+      skippedLines(res.skipped, this.words).map((x) => ` ${x}.`).join('');
     el('advisor-summary').textContent = summary;
     el('advisor-checked').textContent = timeCheckedLines(H200).map((x) => x.trim()).join('\n');
     const why = top.map((c) => reasons(r, c));
@@ -384,10 +397,10 @@ class AdvisorPanel implements Advisor {
     else el('advisor-would').textContent = res.fitting.length ? '' : 'What would fit: searching (the same search again with more HBM, with more GPUs, with a shorter sequence)…';
   }
 
-  /** What would fit input `seq`, nothing fitting it (`flashring advise`'s lines, in the page's words), unless a newer input has come since. */
+  /** What would fit input `seq`, nothing fitting it (`flashring advise`'s lines, in the page's words: PAGE_WORDS), unless a newer input has come since. */
   private drawWouldFit(seq: number, r: PanelRequest, res: AdviseResult, w: WouldFit): void {
     if (seq !== this.state.seq) return;
-    const lines = wouldFitLines(r, res, w, r.batchPerGpu).map((x) => this.d.pageWords(x.trim()));
+    const lines = wouldFitLines(r, res, w, r.batchPerGpu, this.words).map((x) => x.trim());
     el('advisor-would').textContent = capital(lines.join('\n'));
     const brief = (x: Remedy | null) => x && { tried: x.tried, at: x.at, layouts: x.layouts, globalBatch: x.globalBatch, fastest: x.fastest && layoutLabel(x.fastest) };
     (this.d.hooks.advisor as Record<string, unknown>).wouldFit = { lines, hbmGib: brief(w.hbmGib), gpus: brief(w.gpus), seqLength: brief(w.seqLength) };

@@ -7,7 +7,7 @@
 import { InputError } from '../errors.js';
 import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, GIB, parseRecomputeSpec } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
-import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type Candidate, type Evaluated } from '../memory/advise.js';
+import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, skipText, tokensPerSecondText, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
 import { MODEL_OPTS, configFromFlags, joinModuleArgs } from './memory.js';
@@ -44,6 +44,13 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
 Rates: the H200 profile (src/memory/time/devices.ts); --hbm-gib changes the memory only.
 TFLOP/s/GPU counts the model's FLOPs as Megatron-LM logs them (every product 3× its forward, attention over the causal
 half; not what recompute or FlashAttention's backward run again), so it compares with a real run's log.`;
+
+/** advise's shared lines in the CLI's words: its flags. */
+export const CLI_WORDS: AdviseWords = {
+  hints: { 'global-batch': '--global-batch-size sets it' },
+  allSkipped: "--json lists every skipped layout's",
+  gpusAtMost: (gpus) => `--gpus ${gpus} is as many as advise takes`,
+};
 
 const OPTS = {
   ...MODEL_OPTS, gpus: { type: 'string' }, margin: { type: 'string' }, 'global-batch-size': { type: 'string' }, link: { type: 'string' },
@@ -130,10 +137,10 @@ function print(r: Request, res: AdviseResult, seen: Evaluated, w: WouldFit | nul
   for (const line of timeCheckedLines(H200)) console.log(line);
   console.log(`${res.all} layouts evaluated, ${res.fitting.length} fit`);
   for (const u of res.untrainable) console.log(`${u.layouts} layouts left out: ${u.why}`);
-  for (const line of skippedLines(res.skipped)) console.log(line);
+  for (const line of skippedLines(res.skipped, CLI_WORDS)) console.log(line);
   if (!res.fitting.length) {
-    console.log(nothingFits(res));
-    for (const line of w ? wouldFitLines(r, res, w, r.batchPerGpu) : []) console.log(line);
+    console.log(nothingFits(res, CLI_WORDS));
+    for (const line of w ? wouldFitLines(r, res, w, r.batchPerGpu, CLI_WORDS) : []) console.log(line);
     return;
   }
   for (const [i, c] of res.fitting.slice(0, r.top).entries()) {
@@ -153,9 +160,9 @@ function jsonReport(r: Request, res: AdviseResult, seen: Evaluated, w: WouldFit 
   return {
     model: { ...r.model, vocabSize: r.model.vocabSize ?? DEFAULT_VOCAB_SIZE }, seqLength: r.base.seqLength, gpus: r.gpus, hbmGib: r.hbmGib, margin: r.margin,
     globalBatchSize: r.gbs, link: r.link, gpusPerNode: r.gpusPerNode, interNodeLink: r.interNodeLink, profile: H200.name, timeChecked: H200.timeChecked ?? null,
-    evaluated: res.all, untrainable: res.untrainable, skipped: res.skipped, candidates: res.fitting.map(strip),
-    nothingFits: none ? nothingFits(res) : null, smallest: none && s ? strip(s.c) : null,
-    wouldFit: w && { hbmGib: w.hbmGib && remedyJson(w.hbmGib), gpus: remedyJson(w.gpus), seqLength: remedyJson(w.seqLength), lines: wouldFitLines(r, res, w, r.batchPerGpu) },
+    evaluated: res.all, untrainable: res.untrainable, skipped: res.skipped.map((u) => ({ why: skipText(u, CLI_WORDS), layouts: u.layouts })), candidates: res.fitting.map(strip),
+    nothingFits: none ? nothingFits(res, CLI_WORDS) : null, smallest: none && s ? strip(s.c) : null,
+    wouldFit: w && { hbmGib: w.hbmGib && remedyJson(w.hbmGib), gpus: remedyJson(w.gpus), seqLength: remedyJson(w.seqLength), lines: wouldFitLines(r, res, w, r.batchPerGpu, CLI_WORDS) },
   };
 }
 

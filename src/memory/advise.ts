@@ -61,7 +61,37 @@ export interface AdviseResult {
   /** Valid layouts left out because Megatron-LM cannot train them at any size (untrainable.ts), by reason; not in `all`. */
   untrainable: { why: string; layouts: number }[];
   /** Layouts of the GPUs that the model or the global batch does not divide (heads, groups, layers, the sequence over CP, the batch over DP), by reason, most first; not in `all`. */
-  skipped: { why: string; layouts: number }[];
+  skipped: Skipped[];
+}
+
+/** A setting a skipped layout's reason points to, for each front end to name in its own words (AdviseWords): the global batch. */
+export type SkipHint = 'global-batch';
+
+/**
+ * Layouts skipped for one reason: `why` in the search's words (the memory model's own name Megatron-LM's flags), and where
+ * a setting of advise's own would change it, `hint`: which (the CLI says '--global-batch-size sets it', the page its field).
+ */
+export interface Skipped { why: string; layouts: number; hint?: SkipHint }
+
+/**
+ * How a front end says what advise's shared lines point to (skippedLines, nothingFits, adviseForward.ts's wouldFitLines):
+ * the CLI names its flags (src/cli/advise.ts), the page its fields (web/advise.ts).
+ */
+export interface AdviseWords {
+  /** What sets each hint's setting, said in brackets after the reason: '--global-batch-size sets it'. */
+  hints: Record<SkipHint, string>;
+  /** Where every skipped layout's reason is listed, after 'and 2 more reasons' ('--json lists every skipped layout's'); null: nowhere more. */
+  allSkipped: string | null;
+  /** That `gpus`, the most advise takes, leaves no more to search: '--gpus 65536 is as many as advise takes'. */
+  gpusAtMost: (gpus: number) => string;
+  /** A reason in the memory model's words (which name Megatron-LM's flags) as this front end says it; left out: as it is. */
+  modelWords?: (why: string) => string;
+}
+
+/** A skipped layout's reason in a front end's words (`w`): the model's words as it says them, and what sets the hint's setting. */
+export function skipText(u: Pick<Skipped, 'why' | 'hint'>, w: AdviseWords): string {
+  const why = w.modelWords ? w.modelWords(u.why) : u.why;
+  return u.hint ? `${why} (${w.hints[u.hint]})` : why;
 }
 
 /** A layout searched; `sp` (default: with TP) is sequence parallelism. */
@@ -86,7 +116,7 @@ const divisors = (n: number) => Array.from({ length: n }, (_, i) => i + 1).filte
  * `fitOnly`: a search only for what fits (adviseForward.ts): a layout over the HBM is counted, not timed, and `smallest` is of those that fit.
  */
 export function candidates(r: AdviseRequest, seen?: Evaluated, fitOnly = false): AdviseResult {
-  const out: Candidate[] = [], left = new Map<string, number>(), skipped = new Map<string, number>();
+  const out: Candidate[] = [], left = new Map<string, number>(), skipped = new Map<string, Skipped>();
   let all = 0, smallest: { c: Candidate; bytes: number } | null = null;
   // The PyTorch AMP stack (DDP with PyTorch's ring) has no TP, PP, CP types or distributed optimizer: only CP × DP is searched.
   const torch = r.base.stack === 'torch-amp';
@@ -94,7 +124,7 @@ export function candidates(r: AdviseRequest, seen?: Evaluated, fitOnly = false):
     for (const cp of divisors(r.gpus / tp))
       for (const pp of divisors(r.gpus / (tp * cp)).filter((p) => !torch || p === 1)) {
         const dp = r.gpus / (tp * cp * pp);
-        const batchWhy = r.gbs % (dp * r.base.microBatchSize) ? `global batch ${r.gbs} is not divisible by DP × micro batch ${dp * r.base.microBatchSize} (--global-batch-size sets it)` : null;
+        const batchWhy = r.gbs % (dp * r.base.microBatchSize) ? `global batch ${r.gbs} is not divisible by DP × micro batch ${dp * r.base.microBatchSize}` : null;
         // Sequence parallelism with TP wherever it splits s/CP over the TP ranks; TP without it where it does not.
         const sp = tp > 1 && Number.isInteger(r.base.seqLength / cp / tp);
         const stageLayers = r.model.numLayers / pp;
@@ -106,7 +136,9 @@ export function candidates(r: AdviseRequest, seen?: Evaluated, fitOnly = false):
                 const l = { tp, cp, pp, vp, dp, cpCommType, recompute, distributedOptimizer, sp };
                 const par = layoutConfig(r, l), c = batchWhy ?? evaluate(r, l, par, fitOnly);
                 if (typeof c === 'string') {
-                  skipped.set(c, (skipped.get(c) ?? 0) + 1);
+                  const u = skipped.get(c) ?? { why: c, layouts: 0, ...(batchWhy ? { hint: 'global-batch' as const } : {}) };
+                  u.layouts++;
+                  skipped.set(c, u);
                   continue;
                 }
                 if (seen && typeof c === 'object' && (cp === 1 || c.recompute === 'none')) seen.set(parKey(par), { totalBytes: c.totalBytes, iterMs: c.iterMs });
@@ -124,30 +156,29 @@ export function candidates(r: AdviseRequest, seen?: Evaluated, fitOnly = false):
   const byCount = (m: Map<string, number>) => [...m].map(([why, layouts]) => ({ why, layouts }));
   return {
     all, fitting: out.sort((a, b) => a.iterMs - b.iterMs), smallest, untrainable: byCount(left),
-    skipped: byCount(skipped).sort((a, b) => b.layouts - a.layouts),
+    skipped: [...skipped.values()].sort((a, b) => b.layouts - a.layouts),
   };
 }
 
 /**
- * The skipped layouts for a person: reasons that differ only in their last number (the TP, CP or PP
- * size, the DP × micro batch) as one line with the numbers listed; at most `max` lines, then how many
- * more (the JSON has each).
+ * The skipped layouts for a person, in a front end's words (`w`): reasons that differ only in their last number (the TP, CP
+ * or PP size, the DP × micro batch) as one line with the numbers listed; at most `max` lines, then how many more.
  */
-export function skippedLines(skipped: AdviseResult['skipped'], max = 5): string[] {
-  const groups = new Map<string, { layouts: number; values: string[] }>();
+export function skippedLines(skipped: Skipped[], w: AdviseWords, max = 5): string[] {
+  const groups = new Map<string, { head: string; tail?: string; hint?: SkipHint; layouts: number; values: string[] }>();
   for (const u of skipped) {
-    const m = /^(.*?)(\d+)(\D*)$/.exec(u.why), key = m ? `${m[1]}\u0000${m[3]}` : u.why;
-    const g = groups.get(key) ?? { layouts: 0, values: [] };
+    const m = /^(.*?)(\d+)(\D*)$/.exec(u.why), key = `${m ? `${m[1]}\u0000${m[3]}` : u.why}\u0000${u.hint ?? ''}`;
+    const g = groups.get(key) ?? { head: m ? m[1] : u.why, tail: m?.[3], hint: u.hint, layouts: 0, values: [] };
     g.layouts += u.layouts;
     if (m) g.values.push(m[2]);
     groups.set(key, g);
   }
-  const lines = [...groups].sort((a, b) => b[1].layouts - a[1].layouts).map(([key, g]) => {
-    const [head, tail] = key.split('\u0000');
+  const lines = [...groups.values()].sort((a, b) => b.layouts - a.layouts).map((g) => {
     const nums = [...new Set(g.values)].sort((a, b) => Number(a) - Number(b)).join(', ');
-    return `${counted(g.layouts, 'layout')} skipped: ${tail === undefined ? head : `${head}${nums}${tail}`}`;
+    return `${counted(g.layouts, 'layout')} skipped: ${skipText({ why: g.tail === undefined ? g.head : `${g.head}${nums}${g.tail}`, hint: g.hint }, w)}`;
   });
-  return lines.length > max ? [...lines.slice(0, max), `and ${lines.length - max} more reasons (--json lists every skipped layout's)`] : lines;
+  if (lines.length <= max) return lines;
+  return [...lines.slice(0, max), `and ${lines.length - max} more reasons${w.allSkipped ? ` (${w.allSkipped})` : ''}`];
 }
 
 /**
@@ -275,13 +306,13 @@ export function layoutLabel(c: Omit<Candidate, 'time' | 'iterMs' | 'totalBytes' 
   return `TP=${c.tp}${c.tp > 1 && !c.sp ? ' (no SP)' : ''} CP=${c.cp}${c.cpCommType ? ` (${c.cpCommType})` : ''} PP=${c.pp}${c.vp > 1 ? ` VP=${c.vp}` : ''} DP=${c.dp} recompute=${c.recompute}${c.distributedOptimizer ? ' distributed-optimizer' : ''}`;
 }
 
-/** When nothing fits: the smallest layout and its peak, or that none divides the model. */
-export function nothingFits(res: AdviseResult): string {
+/** When nothing fits: the smallest layout and its peak, or that none divides the model (the most common reason in a front end's words, `w`). */
+export function nothingFits(res: AdviseResult, w: AdviseWords): string {
   const s = res.smallest;
   if (s) return `nothing fits: the smallest is ${layoutLabel(s.c)} at ${(s.bytes / GIB).toFixed(1)} GiB`;
   // Every layout skipped: say the most common reason (the model, the sequence, or the global batch over DP × micro batch).
   const top = res.skipped[0], n = res.skipped.reduce((t, u) => t + u.layouts, 0);
-  return `no layout of these GPUs can run this model${top ? `; the most common reason (${top.layouts} of ${n} skipped): ${top.why}` : ''}`;
+  return `no layout of these GPUs can run this model${top ? `; the most common reason (${top.layouts} of ${n} skipped): ${skipText(top, w)}` : ''}`;
 }
 
 /** The step time of one configuration as advise computes it for that layout, and the global batch it assumes. */

@@ -5,7 +5,7 @@
  * the global batch advise would use there), a shorter sequence on the same GPUs (halving). Each goes only
  * so far (MAX_STEPS) and says what it tried. Pure; used by `flashring advise` and the page's advisor panel.
  */
-import { candidates, layoutLabel, fitsText, type AdviseRequest, type AdviseResult, type Candidate } from './advise.js';
+import { candidates, layoutLabel, fitsText, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate } from './advise.js';
 import { GIB } from './model.js';
 import { counted } from '../plural.js';
 
@@ -91,14 +91,14 @@ export function wouldFit(r: AdviseRequest, res: AdviseResult, batchPerGpu: boole
 const fastestText = (x: Remedy) =>
   `${counted(x.layouts, 'layout')} ${x.layouts === 1 ? 'fits,' : 'fit, the fastest'} ${layoutLabel(x.fastest!)} (${x.fastest!.iterMs.toFixed(0)} ms/step, ${(x.fastest!.totalBytes / GIB).toFixed(1)} GiB)`;
 
-/** The lines advise prints after its verdict when nothing fits: a heading, then one line for each change searched. */
-export function wouldFitLines(r: AdviseRequest, res: AdviseResult, w: WouldFit, batchPerGpu: boolean): string[] {
+/** The lines advise prints after its verdict when nothing fits, in a front end's words (`words`): a heading, then one line for each change searched. */
+export function wouldFitLines(r: AdviseRequest, res: AdviseResult, w: WouldFit, batchPerGpu: boolean, words: AdviseWords): string[] {
   const out = ['what would fit (the same search again, one thing changed):'];
   if (w.hbmGib && res.smallest)
     out.push(w.hbmGib.at === null ? `  HBM: nothing fits ${w.hbmGib.tried[0]} GiB a GPU either, though the smallest layout's peak is ${(res.smallest.bytes / GIB).toFixed(1)} GiB`
       : `  HBM: ${w.hbmGib.at} GiB a GPU (the smallest layout's ${(res.smallest.bytes / GIB).toFixed(1)} GiB, ${fitsText(r.margin)}): ${fastestText(w.hbmGib)}`);
   const g = w.gpus, batch = batchPerGpu ? 'one sequence a GPU' : 'as given';
-  if (!g.tried.length) out.push(`  GPUs: none searched (--gpus ${r.gpus} is as many as advise takes)`);
+  if (!g.tried.length) out.push(`  GPUs: none searched (${words.gpusAtMost(r.gpus)})`);
   else if (g.at === null) out.push(`  GPUs: nothing fits on up to ${g.tried.at(-1)} (doubling from ${r.gpus}: ${g.tried.join(', ')})`);
   else out.push(`  GPUs: ${g.at} (doubling from ${r.gpus}: ${g.tried.join(', ')}; global batch ${g.globalBatch} sequences, ${batch}): ${fastestText(g)}`);
   const s = w.seqLength;
