@@ -6,7 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { GIB } from '../src/memory/model.js';
-import { moreGpus, shorterSequences } from '../src/memory/adviseForward.js';
+import { moreGpus, shorterSequences, wouldFitLines, type WouldFit } from '../src/memory/adviseForward.js';
+import type { AdviseRequest, AdviseResult, Candidate } from '../src/memory/advise.js';
+import { CLI_WORDS } from '../src/cli/advise.js';
+import { PAGE_WORDS } from '../web/advise.js';
+import { configFromFlags } from '../src/cli/memory.js';
+import { resolveLink } from '../src/cp/plan/linkModel.js';
 
 const run = (args: string[]) => spawnSync('node', ['bin/flashring.mjs', 'advise', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
 const json = (args: string[]) => {
@@ -64,6 +69,23 @@ describe('advise: what would fit when nothing does', () => {
       '  GPUs: nothing fits on up to 128 (doubling from 2: 4, 8, 16, 32, 64, 128)',
       '  sequence: nothing fits on these GPUs down to 64 tokens (halving from 4096: 2048, 1024, 512, 256, 128, 64)',
     ]);
+  });
+
+  it("each front end words the lines itself: the CLI its flag and whole ms a step (as all its step times), the page its field and its duration", () => {
+    const { model, par } = configFromFlags({ preset: 'llama3-8b', 'seq-length': '131072' });
+    const r: AdviseRequest = { model, base: par, gpus: 65536, hbmGib: 80, margin: 0.1, gbs: 65536, link: resolveLink('nvlink-h200') };
+    // A layout of an 82.8 s step (made up: the words are what is tested, not the search).
+    const c = { tp: 8, sp: true, cp: 1, cpCommType: null, pp: 1, vp: 1, dp: 8192, recompute: 'none', distributedOptimizer: false, iterMs: 82800, totalBytes: 90 * GIB } as Candidate;
+    const res = { all: 1, fitting: [], smallest: { c, bytes: c.totalBytes }, untrainable: [], skipped: [] } as AdviseResult;
+    const none = { tried: [], at: null, layouts: 0, fastest: null, globalBatch: null };
+    const w: WouldFit = { hbmGib: { tried: [100], at: 100, layouts: 1, fastest: c, globalBatch: 65536 }, gpus: none, seqLength: { ...none, tried: [65536], at: 65536, layouts: 1, fastest: c } };
+    const cli = wouldFitLines(r, res, w, true, CLI_WORDS), page = wouldFitLines(r, res, w, true, PAGE_WORDS);
+    expect(cli[1]).toBe("  HBM: 100 GiB a GPU (the smallest layout's 90.0 GiB, fits ≤ 90%): 1 layout fits, TP=8 CP=1 PP=1 DP=8192 recompute=none (82800 ms/step, 90.0 GiB)");
+    expect(page[1]).toBe("  HBM: 100 GiB a GPU (the smallest layout's 90.0 GiB, fits ≤ 90%): 1 layout fits, TP=8 CP=1 PP=1 DP=8192 recompute=none (82.8 s/step, 90.0 GiB)");
+    expect(cli[2]).toBe('  GPUs: none searched (--gpus 65536 is as many as advise takes)');
+    expect(page[2]).toBe('  GPUs: none searched (65,536 GPUs is as many as the advisor takes)');
+    expect(page[3]).toMatch(/\(82\.8 s\/step, 90\.0 GiB\)$/);
+    expect(page.join('\n')).not.toMatch(/--|ms\/step/);
   });
 
   it('the values searched: GPUs doubling (a whole node where a double is past it), at most 64× and 65536; the sequence halving while whole, at most 6 times', () => {

@@ -11,6 +11,7 @@ import { configFromFlags } from '../src/cli/memory.js';
 import { candidates, layoutLabel, type AdviseRequest } from '../src/memory/advise.js';
 import { wouldFit, wouldFitLines, type Remedy } from '../src/memory/adviseForward.js';
 import { PAGE_WORDS } from '../web/advise.js';
+import { duration } from '../web/format.js';
 import { resolveLink } from '../src/cp/plan/linkModel.js';
 
 let server: PageHarness | null = null;
@@ -46,7 +47,9 @@ function expected() {
   const r: AdviseRequest = { model, base: par, gpus: 8, hbmGib: 30, margin: 0.1, gbs: 8, link: resolveLink('nvlink-h200') };
   const res = candidates(r), w = wouldFit(r, res, true);
   const brief = (x: Remedy | null): Brief => x && { tried: x.tried, at: x.at, layouts: x.layouts, globalBatch: x.globalBatch, fastest: x.fastest && layoutLabel(x.fastest) };
-  return { res, lines: wouldFitLines(r, res, w, true, PAGE_WORDS), hbmGib: brief(w.hbmGib), gpus: brief(w.gpus), seqLength: brief(w.seqLength) };
+  // Each change's fastest step time as the page's table gives it (duration), where the CLI says whole ms.
+  const steps = [w.hbmGib, w.gpus, w.seqLength].map((x) => duration(x!.fastest!.iterMs));
+  return { res, lines: wouldFitLines(r, res, w, true, PAGE_WORDS), hbmGib: brief(w.hbmGib), gpus: brief(w.gpus), seqLength: brief(w.seqLength), steps };
 }
 
 describe('the advisor when nothing fits', () => {
@@ -65,6 +68,8 @@ describe('the advisor when nothing fits', () => {
       expect(a.wouldFit).toEqual({ lines: want.lines.map((x) => x.trim()), hbmGib: want.hbmGib, gpus: want.gpus, seqLength: want.seqLength });
       expect(await p.textContent('#advisor-would')).toBe(want.lines.map((x) => x.trim()).join('\n').replace(/^w/, 'W'));
       expect(await p.textContent('#advisor-would')).not.toContain('--');
+      expect(want.steps.every((t) => / s$/.test(t))).toBe(true);
+      a.wouldFit!.lines.slice(1).forEach((l, i) => expect(l).toContain(`(${want.steps[i]}/step, `));
       // Meanwhile the page said it was searching; now it says nothing, and nothing is pending.
       const texts = await p.evaluate(() => (window as unknown as { statusTexts: string[] }).statusTexts);
       expect(texts).toContain('searching what would fit…');

@@ -67,13 +67,15 @@ export interface Advisor {
 }
 
 /**
- * advise's shared lines in the page's words: its fields (the advisor's global batch, GPUs), where the CLI names its flags;
- * the panel adds the planner's words for the memory model's reasons (main.ts's pageWords).
+ * advise's shared lines in the page's words: its fields (the advisor's global batch, GPUs), where the CLI names its flags, and
+ * step times as the table gives them (duration: '82.8 s/step', where the CLI says '82800 ms/step'); the panel adds the
+ * planner's words for the memory model's reasons (main.ts's pageWords).
  */
 export const PAGE_WORDS: AdviseWords = {
   hints: { 'global-batch': "the advisor's global batch sets it" },
   allSkipped: null,
   gpusAtMost: (gpus) => `${gpus.toLocaleString('en-US')} GPUs is as many as the advisor takes`,
+  stepTime: (ms) => `${duration(ms)}/step`,
 };
 
 const DEFAULTS: Record<string, string> = { aseq: '131072', agpus: '8', ahbm: '80', amargin: '0.1', agbs: '', atop: '5', alink: 'nvlink-h200', agbps: '800', alat: '5' };

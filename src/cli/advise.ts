@@ -45,11 +45,12 @@ Rates: the H200 profile (src/memory/time/devices.ts); --hbm-gib changes the memo
 TFLOP/s/GPU counts the model's FLOPs as Megatron-LM logs them (every product 3× its forward, attention over the causal
 half; not what recompute or FlashAttention's backward run again), so it compares with a real run's log.`;
 
-/** advise's shared lines in the CLI's words: its flags. */
+/** advise's shared lines in the CLI's words: its flags, and step times in whole ms (as every step time it prints). */
 export const CLI_WORDS: AdviseWords = {
   hints: { 'global-batch': '--global-batch-size sets it' },
   allSkipped: "--json lists every skipped layout's",
   gpusAtMost: (gpus) => `--gpus ${gpus} is as many as advise takes`,
+  stepTime: (ms) => `${ms.toFixed(0)} ms/step`,
 };
 
 const OPTS = {
@@ -145,7 +146,7 @@ function print(r: Request, res: AdviseResult, seen: Evaluated, w: WouldFit | nul
   }
   for (const [i, c] of res.fitting.slice(0, r.top).entries()) {
     console.log(`${i + 1}. ${layoutLabel(c)}: ` +
-      `${c.iterMs.toFixed(0)} ms/step, ${tokensPerSecondText(c.tokensPerSecond)}, ${c.tflopsPerGpu.toFixed(0)} TFLOP/s/GPU, comm ${(100 * c.commFraction).toFixed(0)}%, ${(c.totalBytes / GIB).toFixed(1)} GiB`);
+      `${CLI_WORDS.stepTime(c.iterMs)}, ${tokensPerSecondText(c.tokensPerSecond)}, ${c.tflopsPerGpu.toFixed(0)} TFLOP/s/GPU, comm ${(100 * c.commFraction).toFixed(0)}%, ${(c.totalBytes / GIB).toFixed(1)} GiB`);
     for (const why of reasons(r, c, seen)) console.log(`     ${why}`);
   }
 }

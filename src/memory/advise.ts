@@ -84,6 +84,8 @@ export interface AdviseWords {
   allSkipped: string | null;
   /** That `gpus`, the most advise takes, leaves no more to search: '--gpus 65536 is as many as advise takes'. */
   gpusAtMost: (gpus: number) => string;
+  /** A predicted step time: the CLI's '82800 ms/step' (whole ms, as all its step times), the page's '82.8 s/step' (its duration). */
+  stepTime: (ms: number) => string;
   /** A reason in the memory model's words (which name Megatron-LM's flags) as this front end says it; left out: as it is. */
   modelWords?: (why: string) => string;
 }

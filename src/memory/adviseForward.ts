@@ -87,23 +87,23 @@ export function wouldFit(r: AdviseRequest, res: AdviseResult, batchPerGpu: boole
   return { hbmGib: s.hbmGib(), gpus: s.gpus(), seqLength: s.seqLength() };
 }
 
-/** '1 layout fits, TP=… (… ms/step, … GiB)', '28 layouts fit, the fastest TP=… (…)'. */
-const fastestText = (x: Remedy) =>
-  `${counted(x.layouts, 'layout')} ${x.layouts === 1 ? 'fits,' : 'fit, the fastest'} ${layoutLabel(x.fastest!)} (${x.fastest!.iterMs.toFixed(0)} ms/step, ${(x.fastest!.totalBytes / GIB).toFixed(1)} GiB)`;
+/** '1 layout fits, TP=… (… ms/step, … GiB)', '28 layouts fit, the fastest TP=… (…)': the step time in a front end's words. */
+const fastestText = (x: Remedy, words: AdviseWords) =>
+  `${counted(x.layouts, 'layout')} ${x.layouts === 1 ? 'fits,' : 'fit, the fastest'} ${layoutLabel(x.fastest!)} (${words.stepTime(x.fastest!.iterMs)}, ${(x.fastest!.totalBytes / GIB).toFixed(1)} GiB)`;
 
 /** The lines advise prints after its verdict when nothing fits, in a front end's words (`words`): a heading, then one line for each change searched. */
 export function wouldFitLines(r: AdviseRequest, res: AdviseResult, w: WouldFit, batchPerGpu: boolean, words: AdviseWords): string[] {
   const out = ['what would fit (the same search again, one thing changed):'];
   if (w.hbmGib && res.smallest)
     out.push(w.hbmGib.at === null ? `  HBM: nothing fits ${w.hbmGib.tried[0]} GiB a GPU either, though the smallest layout's peak is ${(res.smallest.bytes / GIB).toFixed(1)} GiB`
-      : `  HBM: ${w.hbmGib.at} GiB a GPU (the smallest layout's ${(res.smallest.bytes / GIB).toFixed(1)} GiB, ${fitsText(r.margin)}): ${fastestText(w.hbmGib)}`);
+      : `  HBM: ${w.hbmGib.at} GiB a GPU (the smallest layout's ${(res.smallest.bytes / GIB).toFixed(1)} GiB, ${fitsText(r.margin)}): ${fastestText(w.hbmGib, words)}`);
   const g = w.gpus, batch = batchPerGpu ? 'one sequence a GPU' : 'as given';
   if (!g.tried.length) out.push(`  GPUs: none searched (${words.gpusAtMost(r.gpus)})`);
   else if (g.at === null) out.push(`  GPUs: nothing fits on up to ${g.tried.at(-1)} (doubling from ${r.gpus}: ${g.tried.join(', ')})`);
-  else out.push(`  GPUs: ${g.at} (doubling from ${r.gpus}: ${g.tried.join(', ')}; global batch ${g.globalBatch} sequences, ${batch}): ${fastestText(g)}`);
+  else out.push(`  GPUs: ${g.at} (doubling from ${r.gpus}: ${g.tried.join(', ')}; global batch ${g.globalBatch} sequences, ${batch}): ${fastestText(g, words)}`);
   const s = w.seqLength;
   if (!s.tried.length) out.push(`  sequence: none searched (${r.base.seqLength} tokens does not halve)`);
   else if (s.at === null) out.push(`  sequence: nothing fits on these GPUs down to ${s.tried.at(-1)} tokens (halving from ${r.base.seqLength}: ${s.tried.join(', ')})`);
-  else out.push(`  sequence: ${s.at} tokens on these GPUs (halving from ${r.base.seqLength}: ${s.tried.join(', ')}): ${fastestText(s)}`);
+  else out.push(`  sequence: ${s.at} tokens on these GPUs (halving from ${r.base.seqLength}: ${s.tried.join(', ')}): ${fastestText(s, words)}`);
   return out;
 }
