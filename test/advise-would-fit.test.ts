@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { GIB } from '../src/memory/model.js';
-import { moreGpus, shorterSequences, wouldFitLines, type WouldFit } from '../src/memory/adviseForward.js';
-import type { AdviseRequest, AdviseResult, Candidate } from '../src/memory/advise.js';
+import { moreGpus, shorterSequences, wouldFitLines, wouldFitSearches, type WouldFit } from '../src/memory/adviseForward.js';
+import { candidates, type AdviseRequest, type AdviseResult, type Candidate } from '../src/memory/advise.js';
 import { CLI_WORDS } from '../src/cli/advise.js';
 import { PAGE_WORDS } from '../web/advise.js';
 import { configFromFlags } from '../src/cli/memory.js';
@@ -32,7 +32,7 @@ describe('advise: what would fit when nothing does', () => {
     expect(lines.at(-5)).toBe(o.nothingFits);
     expect(w.lines[0]).toBe('what would fit (the same search again, one thing changed):');
     expect(w.lines[1]).toMatch(/^ {2}HBM: 146 GiB a GPU \(the smallest layout's 131\.3 GiB, fits ≤ 90%\): 1 layout fits, TP=2 CP=1 PP=1 DP=1 recompute=full:uniform\/1 \(\d+ ms\/step, 131\.3 GiB\)$/);
-    expect(w.lines[2]).toMatch(/^ {2}GPUs: 4 \(doubling from 2: 4; global batch 4 sequences, one sequence a GPU\): \d+ layouts fit, the fastest TP=/);
+    expect(w.lines[2]).toMatch(/^ {2}GPUs: 4, the fewest that fits of those searched \(doubling from 2: 4; between 2 and 4, each count in turn: 3; global batch 4 sequences, one sequence a GPU\): \d+ layouts fit, the fastest TP=/);
     expect(w.lines[3]).toMatch(/^ {2}sequence: 65536 tokens on these GPUs \(halving from 131072: 65536\): \d+ layouts fit, the fastest TP=/);
   });
 
@@ -78,7 +78,7 @@ describe('advise: what would fit when nothing does', () => {
     const c = { tp: 8, sp: true, cp: 1, cpCommType: null, pp: 1, vp: 1, dp: 8192, recompute: 'none', distributedOptimizer: false, iterMs: 82800, totalBytes: 90 * GIB } as Candidate;
     const res = { all: 1, fitting: [], smallest: { c, bytes: c.totalBytes }, untrainable: [], skipped: [] } as AdviseResult;
     const none = { tried: [], at: null, layouts: 0, fastest: null, globalBatch: null };
-    const w: WouldFit = { hbmGib: { tried: [100], at: 100, layouts: 1, fastest: c, globalBatch: 65536 }, gpus: none, seqLength: { ...none, tried: [65536], at: 65536, layouts: 1, fastest: c } };
+    const w: WouldFit = { hbmGib: { tried: [100], at: 100, layouts: 1, fastest: c, globalBatch: 65536 }, gpus: { ...none, between: null }, seqLength: { ...none, tried: [65536], at: 65536, layouts: 1, fastest: c } };
     const cli = wouldFitLines(r, res, w, true, CLI_WORDS), page = wouldFitLines(r, res, w, true, PAGE_WORDS);
     expect(cli[1]).toBe("  HBM: 100 GiB a GPU (the smallest layout's 90.0 GiB, fits ≤ 90%): 1 layout fits, TP=8 CP=1 PP=1 DP=8192 recompute=none (82800 ms/step, 90.0 GiB)");
     expect(page[1]).toBe("  HBM: 100 GiB a GPU (the smallest layout's 90.0 GiB, fits ≤ 90%): 1 layout fits, TP=8 CP=1 PP=1 DP=8192 recompute=none (82.8 s/step, 90.0 GiB)");
@@ -86,6 +86,59 @@ describe('advise: what would fit when nothing does', () => {
     expect(page[2]).toBe('  GPUs: none searched (65,536 GPUs is as many as the advisor takes)');
     expect(page[3]).toMatch(/\(82\.8 s\/step, 90\.0 GiB\)$/);
     expect(page.join('\n')).not.toMatch(/--|ms\/step/);
+  });
+
+  it('more GPUs: the fewest that fits, a count between two doublings where one fits there (3 GPUs of 2, 4; 24 of 16, 32), not the doubling above', () => {
+    // 24 heads, 24 layers, 3 × 32768 tokens: TP, PP or CP = 3 divide it. At 40 GiB 2 GPUs peak over 36 GiB, 3 under.
+    const M = ['--num-layers', '24', '--hidden-size', '3072', '--num-attention-heads', '24'], at98 = [...M, '--seq-length', '98304', '--hbm-gib', '40'];
+    const a = json([...at98, '--gpus', '2']);
+    expect(a.status).toBe(3);
+    expect(a.o.wouldFit.gpus).toMatchObject({ tried: [4], at: 3, globalBatch: 3, between: { from: 2, to: 4, counts: 1, searched: [3], notSearched: 0 } });
+    expect(a.o.wouldFit.lines[2]).toMatch(/^ {2}GPUs: 3, the fewest that fits of those searched \(doubling from 2: 4; between 2 and 4, each count in turn: 3; global batch 3 sequences, one sequence a GPU\): 1 layout fits, TP=3 /);
+    // advise itself at 3 GPUs: that layout fits (exit 0).
+    const three = json([...at98, '--gpus', '3']);
+    expect([three.status, three.o.candidates.length]).toEqual([0, a.o.wouldFit.gpus.layouts]);
+    expect(layout(three.o.candidates[0])).toEqual(layout(a.o.wouldFit.gpus.fastest));
+    // Beyond one node only whole nodes are counts advise takes: 8 GPUs of 8 a node, 8× the sequence at 25 GiB: 16 does not fit, 32 does, and 24 is the fewest.
+    const b = json([...M, '--seq-length', '786432', '--hbm-gib', '25', '--gpus', '8']);
+    expect(b.o.wouldFit.gpus).toMatchObject({ tried: [16, 32], at: 24, between: { from: 16, to: 32, counts: 1, searched: [24], notSearched: 0 } });
+    const b24 = json([...M, '--seq-length', '786432', '--hbm-gib', '25', '--gpus', '24']);
+    expect([b24.status, b24.o.candidates.length, layout(b24.o.candidates[0])]).toEqual([0, b.o.wouldFit.gpus.layouts, layout(b.o.wouldFit.gpus.fastest)]);
+  });
+
+  it('more GPUs: a count advise refuses is not searched (one sequence a GPU of micro batches of 2: 3 GPUs is no whole micro batch)', () => {
+    const M = ['--num-layers', '24', '--hidden-size', '3072', '--num-attention-heads', '24', '--seq-length', '98304', '--hbm-gib', '70', '--micro-batch-size', '2'];
+    const { status, o } = json([...M, '--gpus', '2']);
+    expect(status).toBe(3);
+    expect(o.wouldFit.gpus).toMatchObject({ tried: [4], at: 4, between: { from: 2, to: 4, counts: 0, searched: [], notSearched: 0 } });
+    expect(o.wouldFit.lines[2]).toMatch(/^ {2}GPUs: 4, the fewest that fits of those searched \(doubling from 2: 4; none to search between 2 and 4; global batch 4 sequences/);
+    expect(run([...M, '--gpus', '3']).status).toBe(2);
+  });
+
+  it('the searches go in steps, one whole search a step (the page without a worker handles its events between them)', () => {
+    const { model, par } = configFromFlags({ preset: 'llama3-8b', 'seq-length': '131072' });
+    const r: AdviseRequest = { model, base: par, gpus: 2, hbmGib: 139.8, margin: 0.1, gbs: 2, link: resolveLink('nvlink-h200') };
+    const steps = wouldFitSearches(r, candidates(r), true).gpus();
+    let yields = 0, x = steps.next();
+    for (; !x.done; x = steps.next()) yields++;
+    // 4 (the doubling that fits), then 3 (between 2 and 4): two searches, two steps.
+    expect(x.value).toMatchObject({ tried: [4], at: 4, between: { searched: [3] } });
+    expect(yields).toBe(2);
+  });
+
+  it('the GPUs line says what was searched between the doublings: each count in turn, how many of how many, or none', () => {
+    const { model, par } = configFromFlags({ preset: 'llama3-8b', 'seq-length': '131072' });
+    const r: AdviseRequest = { model, base: par, gpus: 1024, hbmGib: 80, margin: 0.1, gbs: 1024, link: resolveLink('nvlink-h200') };
+    const c = { tp: 8, sp: true, cp: 1, cpCommType: null, pp: 1, vp: 1, dp: 8192, recompute: 'none', distributedOptimizer: false, iterMs: 900, totalBytes: 70 * GIB } as Candidate;
+    const res = { all: 1, fitting: [], smallest: null, untrainable: [], skipped: [] } as AdviseResult;
+    const none = { tried: [], at: null, layouts: 0, fastest: null, globalBatch: null };
+    const gpus = (at: number, between: WouldFit['gpus']['between']) =>
+      wouldFitLines(r, res, { hbmGib: null, seqLength: none, gpus: { tried: [2048, 4096], at, layouts: 2, fastest: c, globalBatch: at, between } }, true, CLI_WORDS)[1];
+    // (made up: the line is what is tested, not the search)
+    expect(gpus(3072, { from: 2048, to: 4096, counts: 255, searched: [2560, 3072, 2304, 2816], notSearched: 124 }))
+      .toBe('  GPUs: 3072, the fewest that fits of those searched (doubling from 1024: 2048, 4096; between 2048 and 4096, 4 of its 255 counts: 2304, 2560, 2816, 3072; global batch 3072 sequences, one sequence a GPU): 2 layouts fit, the fastest TP=8 CP=1 PP=1 DP=8192 recompute=none (900 ms/step, 70.0 GiB)');
+    expect(gpus(2064, { from: 2048, to: 4096, counts: 255, searched: [2056, 2064], notSearched: 0 })).toContain(' (doubling from 1024: 2048, 4096; between 2048 and 4096, each count in turn: 2056, 2064; ');
+    expect(gpus(4096, { from: 2048, to: 4096, counts: 0, searched: [], notSearched: 0 })).toContain(' (doubling from 1024: 2048, 4096; none to search between 2048 and 4096; ');
   });
 
   it('the values searched: GPUs doubling (a whole node where a double is past it), at most 64× and 65536; the sequence halving while whole, at most 6 times', () => {

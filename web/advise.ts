@@ -31,7 +31,7 @@ import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, LINK_GBPS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
 import { FieldError, FieldErrors, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { duration, numberFrom, sig3 } from './format.js';
-import { wouldFitLines, wouldFitSearches, type Remedy, type WouldFit } from '../src/memory/adviseForward.js';
+import { MAX_GPUS, wouldFitLines, wouldFitSearches, type Remedy, type Steps, type WouldFit } from '../src/memory/adviseForward.js';
 import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
 
 type Cell = string | { text: string; cls?: string; title?: string };
@@ -80,7 +80,7 @@ export const PAGE_WORDS: AdviseWords = {
 
 const DEFAULTS: Record<string, string> = { aseq: '131072', agpus: '8', ahbm: '80', amargin: '0.1', agbs: '', atop: '5', alink: 'nvlink-h200', agbps: '800', alat: '5' };
 const LINK_CHOICES = [...Object.keys(LINKS), 'custom'];
-const MAX_SEQ = 2 ** 26, MAX_GPUS = 65536;
+const MAX_SEQ = 2 ** 26;
 /** How long after the last keystroke the search runs. */
 const DEBOUNCE_MS = 300;
 
@@ -346,22 +346,26 @@ class AdvisorPanel implements Advisor {
   }
 
   /**
-   * What would fit, searched here (no worker): wouldFit's three searches one a task, yielding to the page's events
-   * between them; a newer input stops it (its own run searches).
+   * What would fit, searched here (no worker): wouldFit's three searches step by step, one whole search a task (Steps),
+   * yielding to the page's events between them; a newer input stops it (its own run searches).
    */
   private async wouldFitHere(seq: number, req: PanelRequest, key: string, res: AdviseResult): Promise<void> {
     this.wouldSeq = seq;
     this.showPending();
     const s = wouldFitSearches(req, res, req.batchPerGpu), got: unknown[] = [];
     for (const search of [s.hbmGib, s.gpus, s.seqLength]) {
-      await new Promise((go) => setTimeout(go, 0));
-      if (seq !== this.state.seq) return;
-      try {
-        got.push(search());
-      } catch (e) {
-        this.wouldSeq = null;
-        el('advisor-would').textContent = `What would fit could not be searched: ${bugWords(e)}`;
-        return this.showPending();
+      const steps: Steps<unknown> = search();
+      for (let x: IteratorResult<void, unknown> | null = null; !x?.done; ) {
+        await new Promise((go) => setTimeout(go, 0));
+        if (seq !== this.state.seq) return;
+        try {
+          x = steps.next();
+        } catch (e) {
+          this.wouldSeq = null;
+          el('advisor-would').textContent = `What would fit could not be searched: ${bugWords(e)}`;
+          return this.showPending();
+        }
+        if (x.done) got.push(x.value);
       }
     }
     const w = { hbmGib: got[0], gpus: got[1], seqLength: got[2] } as WouldFit;
@@ -405,7 +409,7 @@ class AdvisorPanel implements Advisor {
     const lines = wouldFitLines(r, res, w, r.batchPerGpu, this.words).map((x) => x.trim());
     el('advisor-would').textContent = capital(lines.join('\n'));
     const brief = (x: Remedy | null) => x && { tried: x.tried, at: x.at, layouts: x.layouts, globalBatch: x.globalBatch, fastest: x.fastest && layoutLabel(x.fastest) };
-    (this.d.hooks.advisor as Record<string, unknown>).wouldFit = { lines, hbmGib: brief(w.hbmGib), gpus: brief(w.gpus), seqLength: brief(w.seqLength) };
+    (this.d.hooks.advisor as Record<string, unknown>).wouldFit = { lines, hbmGib: brief(w.hbmGib), gpus: { ...brief(w.gpus), between: w.gpus.between }, seqLength: brief(w.seqLength) };
   }
 
   /** One layout's step time, what its recompute saves and costs, and why Megatron-LM cannot train it (null: it can): timeLines' and timeTip's facts. */

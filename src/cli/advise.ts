@@ -7,12 +7,12 @@
 import { InputError } from '../errors.js';
 import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, GIB, parseRecomputeSpec } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
-import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, skipText, tokensPerSecondText, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
+import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, skipText, tokensPerSecondText, wholeNodes, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
 import { MODEL_OPTS, configFromFlags, joinModuleArgs } from './memory.js';
 import { counted } from '../plural.js';
-import { wouldFit, wouldFitLines, type Remedy, type WouldFit } from '../memory/adviseForward.js';
+import { MAX_BETWEEN, wouldFit, wouldFitLines, type Remedy, type WouldFit } from '../memory/adviseForward.js';
 
 export { layoutConfig } from '../memory/advise.js';
 
@@ -24,7 +24,9 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   not split over the TP ranks); keeps what fits the HBM with a margin (with a pipeline, its first and
   its last stage); ranks by predicted step time for the same global batch. When nothing fits it names the
   smallest layout, then what would fit, each by the same search run again: the HBM a GPU the smallest needs,
-  more GPUs (doubling, up to 64×), a shorter sequence on these GPUs (halving, down to 1/64).
+  more GPUs (doubling, up to 64×, then the fewest that fits of the counts advise takes between the last
+  doubling that does not fit and the first that does: every one where they are at most ${MAX_BETWEEN}, else at most ${MAX_BETWEEN}),
+  a shorter sequence on these GPUs (halving, down to 1/64).
   --gpus N                GPUs (TP up to --gpus-per-node; DP = N / (TP·CP·PP)); TP groups, in Megatron-LM's rank order,
                           may span nodes (TP=4 with 6 GPUs a node): such a group runs at the inter-node link
   --hbm-gib G             GPU memory in GiB (default 80; the H200 whose rates these are has ${H200.hbmGib} as PyTorch reports it)
@@ -40,6 +42,8 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
                           the layouts left out (untrainable) and skipped (what the model, the sequence or the batch does not divide, or Megatron-LM refuses), each with why; timeChecked;
                           when none fits (exit 3) nothingFits, the verdict line, smallest, that layout, and wouldFit (else all null):
                           hbmGib, gpus, seqLength, each {tried, at, layouts, globalBatch, fastest}, and the text's lines of them;
+                          gpus also between {from, to, counts, searched, notSearched}: the counts advise takes between the
+                          last doubling that does not fit and the first that does, those searched, and those below at not searched;
                           each layout's memoryArgs: the flashring memory arguments that give its totalBytes
 Rates: the H200 profile (src/memory/time/devices.ts); --hbm-gib changes the memory only.
 TFLOP/s/GPU counts the model's FLOPs as Megatron-LM logs them (every product 3× its forward, attention over the causal
@@ -108,7 +112,7 @@ function request(argv: string[]): Request | null {
   const top = values.top === undefined ? 5 : numberArg('top', values.top, { integer: true, min: 1, max: 1000, what: 'an integer from 1 to 1000' });
   const gpusPerNode = values['gpus-per-node'] === undefined ? 8 : numberArg('gpus-per-node', values['gpus-per-node'], { integer: true, min: 1, max: 1024, what: 'a positive integer up to 1024' });
   // Megatron-LM runs under torchrun, which launches the same number of ranks on every node: no partial last node.
-  if (gpus > gpusPerNode && gpus % gpusPerNode !== 0) {
+  if (!wholeNodes(gpus, gpusPerNode)) {
     const below = gpus - (gpus % gpusPerNode), above = below + gpusPerNode;
     throw new InputError(`--gpus ${gpus} is not a multiple of --gpus-per-node ${gpusPerNode}: Megatron-LM (torchrun) runs whole nodes; give --gpus ${below} or ${above}, or the GPUs a node really has`);
   }

@@ -2,10 +2,12 @@
  * When no layout fits (advise.ts's candidates() kept none): what would, each found by running the same
  * search again with one thing changed, not estimated: the HBM a GPU (the smallest layout's peak over the
  * share the margin leaves, checked by a search at it), more GPUs (doubling, whole nodes beyond one, with
- * the global batch advise would use there), a shorter sequence on the same GPUs (halving). Each goes only
- * so far (MAX_STEPS) and says what it tried. Pure; used by `flashring advise` and the page's advisor panel.
+ * the global batch advise would use there, then the fewest that fits between the last two doublings), a
+ * shorter sequence on the same GPUs (halving). Each goes only so far (MAX_STEPS, MAX_BETWEEN) and says what
+ * it tried. Pure, in steps (Steps); used by `flashring advise` and the page's advisor panel (each with its
+ * own words: AdviseWords).
  */
-import { candidates, layoutLabel, fitsText, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate } from './advise.js';
+import { candidates, layoutLabel, fitsText, wholeNodes, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate } from './advise.js';
 import { GIB } from './model.js';
 import { counted } from '../plural.js';
 
@@ -13,21 +15,41 @@ import { counted } from '../plural.js';
 export const MAX_STEPS = 6;
 /** The most GPUs advise takes (--gpus). */
 export const MAX_GPUS = 65536;
+/**
+ * How many GPU counts between the last doubling that does not fit and the first that does are searched at most, each a
+ * whole search as a doubling's: every one where there are no more (below 8 GPUs, or up to 8 nodes of 8 past 64), else some.
+ */
+export const MAX_BETWEEN = 7;
 
 /** One change searched: the values tried, in order, up to the first at which some layout fits. */
 export interface Remedy {
   tried: number[];
-  /** The first value of `tried` at which a layout fits (null: none did). */
+  /** The first value of `tried` at which a layout fits (null: none did); for the GPUs, the fewest that fits of those searched. */
   at: number | null;
   /** How many layouts fit there, the fastest, and the global batch (sequences) that search used (0 and nulls where none fits). */
   layouts: number; fastest: Candidate | null; globalBatch: number | null;
 }
 
+/** The GPU counts advise takes between the last doubling that did not fit and the first that did, and those searched. */
+export interface Between {
+  /** The last count that did not fit (the request's, or a doubling) and the first doubling that did. */
+  from: number; to: number;
+  /** How many counts advise takes lie between them (takesGpus). */
+  counts: number;
+  /** Those searched, in the order searched (ascending within each pass: fewestBetween). */
+  searched: number[];
+  /** How many of them below the answer (`at`) were not searched: 0, it is the fewest that fits of every count from `from` on. */
+  notSearched: number;
+}
+
+/** More GPUs: the doublings `tried`, then the counts between the last two (`between`, null where no doubling fits); `at` the fewest that fits. */
+export interface GpuRemedy extends Remedy { between: Between | null }
+
 export interface WouldFit {
   /** The HBM a GPU, in GiB rounded up to 0.1, at which the smallest layout fits with the margin (null when no layout divides the model). */
   hbmGib: Remedy | null;
-  /** GPU counts, doubling from the request's (whole nodes of `gpusPerNode` beyond one node). */
-  gpus: Remedy;
+  /** GPU counts, doubling from the request's (whole nodes of `gpusPerNode` beyond one node), then between the last two. */
+  gpus: GpuRemedy;
   /** Sequence lengths on the request's GPUs, halving from the request's. */
   seqLength: Remedy;
 }
@@ -53,27 +75,99 @@ export function shorterSequences(seqLength: number): number[] {
   return out;
 }
 
+/** The request on `gpus` GPUs, with the global batch advise would use there (`batchPerGpu`: one sequence a GPU; else the one given). */
+const onGpus = (r: AdviseRequest, gpus: number, batchPerGpu: boolean): AdviseRequest => ({ ...r, gpus, gbs: batchPerGpu ? (gpus * r.gbs) / r.gpus : r.gbs });
+
+/**
+ * Whether advise takes the request `q`'s GPU count, as it checks its flags (src/cli/advise.ts): at most MAX_GPUS, whole
+ * nodes beyond one, an EP that divides them, and a global batch of whole micro batches.
+ */
+export const takesGpus = (q: AdviseRequest): boolean =>
+  q.gpus <= MAX_GPUS && wholeNodes(q.gpus, q.gpusPerNode ?? 8) && q.gpus % (q.base.expertParallel ?? 1) === 0 && Number.isInteger(q.gbs) && q.gbs % q.base.microBatchSize === 0;
+
+/**
+ * A search in steps: it yields before each whole search (candidates()), so that the page's fallback (no worker) can
+ * handle its events between them; finish() runs one through at once.
+ */
+export type Steps<T> = Generator<void, T, undefined>;
+
+export function finish<T>(steps: Steps<T>): T {
+  for (;;) {
+    const x = steps.next();
+    if (x.done) return x.value;
+  }
+}
+
+/** One search of the request `q` (after a yield): its value `v` with what fits there, or null where nothing does. */
+function* fitAt(q: AdviseRequest, v: number): Steps<Omit<Remedy, 'tried'> | null> {
+  yield;
+  const res = candidates(q, undefined, true);
+  return res.fitting.length ? { at: v, layouts: res.fitting.length, fastest: res.fitting[0], globalBatch: q.gbs } : null;
+}
+
 /** Searches the request changed by `change` at each value in turn, up to the first at which a layout fits. */
-function firstFit(values: number[], change: (v: number) => AdviseRequest): Remedy {
+function* firstFit(values: number[], change: (v: number) => AdviseRequest): Steps<Remedy> {
   const tried: number[] = [];
   for (const v of values) {
     tried.push(v);
-    const q = change(v), res = candidates(q, undefined, true);
-    if (res.fitting.length) return { tried, at: v, layouts: res.fitting.length, fastest: res.fitting[0], globalBatch: q.gbs };
+    const fit = yield* fitAt(change(v), v);
+    if (fit) return { tried, ...fit };
   }
   return { tried, at: null, layouts: 0, fastest: null, globalBatch: null };
 }
 
 /**
- * wouldFit's three searches, each run only when called: the page's fallback (no worker) runs them one a task,
- * yielding to its event loop between them. `batchPerGpu`: as wouldFit's.
+ * The fewest of `counts` (ascending, all above a count that does not fit and below one that does) at which a layout fits,
+ * searching at most MAX_BETWEEN of them: all in turn where the searches left reach, else half the searches left at evenly
+ * spaced counts, in turn; then again between the last that did not fit and the first that did, while searches are left.
+ * What it searched, and the fewest that fits of those (null: none).
  */
-export function wouldFitSearches(r: AdviseRequest, res: AdviseResult, batchPerGpu: boolean): { [K in keyof WouldFit]: () => WouldFit[K] } {
+function* fewestBetween(counts: number[], change: (n: number) => AdviseRequest): Steps<{ searched: number[]; best: Omit<Remedy, 'tried'> | null }> {
+  const searched: number[] = [];
+  let best: Omit<Remedy, 'tried'> | null = null, lo = 0, hi = counts.length;   // counts[lo, hi): unsearched, past the last that did not fit, below the first that did
+  while (lo < hi && searched.length < MAX_BETWEEN) {
+    const left = MAX_BETWEEN - searched.length, start = lo, n = hi - lo, k = n <= left ? n : Math.max(1, Math.floor(left / 2));
+    // k of the n counts, evenly spaced (k = n: every one), in turn up to the first that fits
+    for (let i = 1; i <= k; i++) {
+      const j = start + Math.floor((i * n) / (k + 1)), fit = yield* fitAt(change(counts[j]), counts[j]);
+      searched.push(counts[j]);
+      if (fit) {
+        [best, hi] = [fit, j];
+        break;
+      }
+      lo = j + 1;
+    }
+  }
+  return { searched, best };
+}
+
+/**
+ * More GPUs: the doublings (moreGpus) up to the first at which a layout fits, then, for the fewest that fits, the counts advise
+ * takes (takesGpus) between it and the last that did not (the request's count or a doubling), as fewestBetween searches them.
+ */
+function* fewestGpus(r: AdviseRequest, batchPerGpu: boolean): Steps<GpuRemedy> {
+  const change = (n: number) => onGpus(r, n, batchPerGpu);
+  const up = yield* firstFit(moreGpus(r.gpus, r.gpusPerNode ?? 8), change);
+  if (up.at === null) return { ...up, between: null };
+  const from = up.tried.at(-2) ?? r.gpus, to = up.at;
+  const counts = Array.from({ length: to - from - 1 }, (_, i) => from + 1 + i).filter((n) => takesGpus(change(n)));
+  const { searched, best } = yield* fewestBetween(counts, change), at = best?.at ?? to;
+  const notSearched = counts.filter((n) => n < at && !searched.includes(n)).length;
+  return { ...up, ...best, between: { from, to, counts: counts.length, searched, notSearched } };
+}
+
+/**
+ * wouldFit's three searches, each run only when called and in steps (Steps: one whole search a step), so that the
+ * page's fallback (no worker) yields to its event loop between searches. `batchPerGpu`: as wouldFit's.
+ */
+export function wouldFitSearches(r: AdviseRequest, res: AdviseResult, batchPerGpu: boolean): { [K in keyof WouldFit]: () => Steps<WouldFit[K]> } {
   // The peaks do not depend on the HBM: the smallest layout's, over the share kept, is the least HBM at which any fits.
   const hbm = res.smallest ? Math.ceil((10 * res.smallest.bytes) / GIB / (1 - r.margin)) / 10 : null;
   return {
-    hbmGib: () => (hbm === null ? null : firstFit([hbm], (v) => ({ ...r, hbmGib: v }))),
-    gpus: () => firstFit(moreGpus(r.gpus, r.gpusPerNode ?? 8), (n) => ({ ...r, gpus: n, gbs: batchPerGpu ? (n * r.gbs) / r.gpus : r.gbs })),
+    hbmGib: function* () {
+      return hbm === null ? null : yield* firstFit([hbm], (v) => ({ ...r, hbmGib: v }));
+    },
+    gpus: () => fewestGpus(r, batchPerGpu),
     seqLength: () => firstFit(shorterSequences(r.base.seqLength), (s) => ({ ...r, base: { ...r.base, seqLength: s } })),
   };
 }
@@ -84,12 +178,26 @@ export function wouldFitSearches(r: AdviseRequest, res: AdviseResult, batchPerGp
  */
 export function wouldFit(r: AdviseRequest, res: AdviseResult, batchPerGpu: boolean): WouldFit {
   const s = wouldFitSearches(r, res, batchPerGpu);
-  return { hbmGib: s.hbmGib(), gpus: s.gpus(), seqLength: s.seqLength() };
+  return { hbmGib: finish(s.hbmGib()), gpus: finish(s.gpus()), seqLength: finish(s.seqLength()) };
 }
 
 /** '1 layout fits, TP=… (… ms/step, … GiB)', '28 layouts fit, the fastest TP=… (…)': the step time in a front end's words. */
 const fastestText = (x: Remedy, words: AdviseWords) =>
   `${counted(x.layouts, 'layout')} ${x.layouts === 1 ? 'fits,' : 'fit, the fastest'} ${layoutLabel(x.fastest!)} (${words.stepTime(x.fastest!.iterMs)}, ${(x.fastest!.totalBytes / GIB).toFixed(1)} GiB)`;
+
+/**
+ * The GPUs' line: the fewest that fits of the counts searched, which it lists (the doublings, then those between the last
+ * two: each in turn, or how many of how many there), or how far the doublings went.
+ */
+function gpusLine(r: AdviseRequest, g: GpuRemedy, batchPerGpu: boolean, words: AdviseWords): string {
+  if (!g.tried.length) return `  GPUs: none searched (${words.gpusAtMost(r.gpus)})`;
+  const doubling = `doubling from ${r.gpus}: ${g.tried.join(', ')}`, b = g.between;
+  if (g.at === null || !b) return `  GPUs: nothing fits on up to ${g.tried.at(-1)} (${doubling})`;
+  const list = [...b.searched].sort((x, y) => x - y).join(', ');
+  const between = !b.counts ? `none to search between ${b.from} and ${b.to}`
+    : `between ${b.from} and ${b.to}, ${b.notSearched ? `${b.searched.length} of its ${b.counts} counts` : 'each count in turn'}: ${list}`;
+  return `  GPUs: ${g.at}, the fewest that fits of those searched (${doubling}; ${between}; global batch ${g.globalBatch} sequences, ${batchPerGpu ? 'one sequence a GPU' : 'as given'}): ${fastestText(g, words)}`;
+}
 
 /** The lines advise prints after its verdict when nothing fits, in a front end's words (`words`): a heading, then one line for each change searched. */
 export function wouldFitLines(r: AdviseRequest, res: AdviseResult, w: WouldFit, batchPerGpu: boolean, words: AdviseWords): string[] {
@@ -97,10 +205,7 @@ export function wouldFitLines(r: AdviseRequest, res: AdviseResult, w: WouldFit, 
   if (w.hbmGib && res.smallest)
     out.push(w.hbmGib.at === null ? `  HBM: nothing fits ${w.hbmGib.tried[0]} GiB a GPU either, though the smallest layout's peak is ${(res.smallest.bytes / GIB).toFixed(1)} GiB`
       : `  HBM: ${w.hbmGib.at} GiB a GPU (the smallest layout's ${(res.smallest.bytes / GIB).toFixed(1)} GiB, ${fitsText(r.margin)}): ${fastestText(w.hbmGib, words)}`);
-  const g = w.gpus, batch = batchPerGpu ? 'one sequence a GPU' : 'as given';
-  if (!g.tried.length) out.push(`  GPUs: none searched (${words.gpusAtMost(r.gpus)})`);
-  else if (g.at === null) out.push(`  GPUs: nothing fits on up to ${g.tried.at(-1)} (doubling from ${r.gpus}: ${g.tried.join(', ')})`);
-  else out.push(`  GPUs: ${g.at} (doubling from ${r.gpus}: ${g.tried.join(', ')}; global batch ${g.globalBatch} sequences, ${batch}): ${fastestText(g, words)}`);
+  out.push(gpusLine(r, w.gpus, batchPerGpu, words));
   const s = w.seqLength;
   if (!s.tried.length) out.push(`  sequence: none searched (${r.base.seqLength} tokens does not halve)`);
   else if (s.at === null) out.push(`  sequence: nothing fits on these GPUs down to ${s.tried.at(-1)} tokens (halving from ${r.base.seqLength}: ${s.tried.join(', ')})`);
