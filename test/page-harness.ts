@@ -1,8 +1,10 @@
 /**
- * What the page tests share: the page built into a folder of the file's own (so files may run at
- * once), served by vite preview on a free port, headless Chromium (Debian's, through
- * playwright-core), and the page's test hooks (window.__flashring).
+ * What the page tests share: the page built into a folder of the file's and the process's own (so
+ * files may run at once, and so may two runs of one file in one tree), served by vite preview on a
+ * free port, headless Chromium (Debian's, through playwright-core), and the page's test hooks
+ * (window.__flashring).
  */
+import { rm } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { CHROMIUM_ARGS, chromiumPath } from '../src/bench/png.js';
 
@@ -12,9 +14,13 @@ export interface PageHarness {
   close(): Promise<void>;
 }
 
-/** Builds the page into `outDir`, serves it, and launches Chromium (`webgpu`: with WebGPU on). */
-export async function startPage(outDir: string, webgpu = true): Promise<PageHarness> {
-  const vite = await import('vite');
+/**
+ * Builds the page into `base`-PID, serves it, and launches Chromium (`webgpu`: with WebGPU on); close() removes
+ * the folder. (Into `base` itself, a second run of the same file emptied the folder the first was serving:
+ * its pages then lacked their scripts, or their worker's.)
+ */
+export async function startPage(base: string, webgpu = true): Promise<PageHarness> {
+  const vite = await import('vite'), outDir = `${base}-${process.pid}`;
   await vite.build({ logLevel: 'error', build: { outDir, emptyOutDir: true } });
   const pv = await vite.preview({ logLevel: 'error', preview: { port: 0, host: '127.0.0.1' }, build: { outDir } });
   const addr = pv.httpServer.address() as { port: number };
@@ -26,6 +32,7 @@ export async function startPage(outDir: string, webgpu = true): Promise<PageHarn
     close: async () => {
       await browser.close();
       await new Promise<void>((r) => pv.httpServer.close(() => r()));
+      await rm(outDir, { recursive: true, force: true });
     },
   };
 }
