@@ -284,16 +284,16 @@ export function reasons(r: AdviseRequest, c: Candidate, seen?: Evaluated): strin
   return out;
 }
 
-/**
- * The share of the HBM a kept layout may fill, as advise's header and the page's caption say it: 'fits ≤ 90%'
- * for a margin of 0.1, 'fits ≤ 87.5%' for 0.125: the decimals the percentage needs, up to two.
- */
 /** Whether advise takes `gpus` GPUs in nodes of `perNode`: one node, or whole nodes (Megatron-LM runs under torchrun, which launches as many ranks on every node). */
 export const wholeNodes = (gpus: number, perNode: number): boolean => gpus <= perNode || gpus % perNode === 0;
 
 /** Whether a peak of `bytes` fits a GPU of the request: its HBM less the margin kept (fitsText's words). */
 export const fits = (r: Pick<AdviseRequest, 'hbmGib' | 'margin'>, bytes: number): boolean => bytes <= r.hbmGib * GIB * (1 - r.margin);
 
+/**
+ * The share of the HBM a kept layout may fill, as advise's header and the page's caption say it: 'fits ≤ 90%'
+ * for a margin of 0.1, 'fits ≤ 87.5%' for 0.125: the decimals the percentage needs, up to two.
+ */
 export const fitsText = (margin: number): string => `fits ≤ ${Number((100 * (1 - margin)).toFixed(2))}%`;
 
 /** Tokens per second, scaled to K, M, G or T (one decimal) where that is at least 1: `371.1M tokens/s`, not `371140.2K`. */
