@@ -88,6 +88,17 @@ describe('advise: what would fit when nothing does', () => {
     expect(page.join('\n')).not.toMatch(/--|ms\/step/);
   });
 
+  it('no GPU count searched below the most advise takes: the line says doubling passes it, never that the request is the most', () => {
+    const { model, par } = configFromFlags({ preset: 'llama3-8b', 'seq-length': '131072' });
+    const r: AdviseRequest = { model, base: par, gpus: 40000, hbmGib: 80, margin: 0.1, gbs: 40000, link: resolveLink('nvlink-h200') };
+    expect(moreGpus(40000, 8)).toEqual([]);
+    const res = { all: 1, fitting: [], smallest: null, untrainable: [], skipped: [] } as AdviseResult;
+    const none = { tried: [], at: null, layouts: 0, fastest: null, globalBatch: null };
+    const w: WouldFit = { hbmGib: null, gpus: { ...none, between: null }, seqLength: none };
+    expect(wouldFitLines(r, res, w, true, CLI_WORDS)[1]).toBe('  GPUs: none searched (twice 40000 is past the most: --gpus 65536 is as many as advise takes)');
+    expect(wouldFitLines(r, res, w, true, PAGE_WORDS)[1]).toBe('  GPUs: none searched (twice 40000 is past the most: 65,536 GPUs is as many as the advisor takes)');
+  });
+
   it('more GPUs: the fewest that fits, a count between two doublings where one fits there (3 GPUs of 2, 4; 24 of 16, 32), not the doubling above', () => {
     // 24 heads, 24 layers, 3 × 32768 tokens: TP, PP or CP = 3 divide it. At 40 GiB 2 GPUs peak over 36 GiB, 3 under.
     const M = ['--num-layers', '24', '--hidden-size', '3072', '--num-attention-heads', '24'], at98 = [...M, '--seq-length', '98304', '--hbm-gib', '40'];

@@ -82,7 +82,7 @@ export interface AdviseWords {
   hints: Record<SkipHint, string>;
   /** Where every skipped layout's reason is listed, after 'and 2 more reasons' ('--json lists every skipped layout's'); null: nowhere more. */
   allSkipped: string | null;
-  /** That `gpus`, the most advise takes, leaves no more to search: '--gpus 65536 is as many as advise takes'. */
+  /** That `gpus` (MAX_GPUS) is the most advise takes: '--gpus 65536 is as many as advise takes'. */
   gpusAtMost: (gpus: number) => string;
   /** A predicted step time: the CLI's '82800 ms/step' (whole ms, as all its step times), the page's '82.8 s/step' (its duration). */
   stepTime: (ms: number) => string;

@@ -190,7 +190,8 @@ const fastestText = (x: Remedy, words: AdviseWords) =>
  * two: each in turn, or how many of how many there), or how far the doublings went.
  */
 function gpusLine(r: AdviseRequest, g: GpuRemedy, batchPerGpu: boolean, words: AdviseWords): string {
-  if (!g.tried.length) return `  GPUs: none searched (${words.gpusAtMost(r.gpus)})`;
+  // None searched: twice the request's count is past MAX_GPUS (the request itself is the most only at MAX_GPUS).
+  if (!g.tried.length) return `  GPUs: none searched (${r.gpus < MAX_GPUS ? `twice ${r.gpus} is past the most: ` : ''}${words.gpusAtMost(MAX_GPUS)})`;
   const doubling = `doubling from ${r.gpus}: ${g.tried.join(', ')}`, b = g.between;
   if (g.at === null || !b) return `  GPUs: nothing fits on up to ${g.tried.at(-1)} (${doubling})`;
   const list = [...b.searched].sort((x, y) => x - y).join(', ');
