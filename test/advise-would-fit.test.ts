@@ -99,6 +99,12 @@ describe('advise: what would fit when nothing does', () => {
     expect(wouldFitLines(r, res, w, true, PAGE_WORDS)[1]).toBe('  GPUs: none searched (twice 40000 is past the most: 65,536 GPUs is as many as the advisor takes)');
   });
 
+  it("--help says how the counts between the doublings are searched: every one up to 7, else up to 7 of them, evenly spaced (not 'else at most 7')", () => {
+    const help = run(['--help']).stdout.replace(/\s+/g, ' ');
+    expect(help).toContain('every one where there are at most 7, else up to 7 of them, evenly spaced, then narrowed around the first that fits');
+    expect(help).not.toMatch(/at most 7, else at most 7/);
+  });
+
   it('more GPUs: the fewest that fits, a count between two doublings where one fits there (3 GPUs of 2, 4; 24 of 16, 32), not the doubling above', () => {
     // 24 heads, 24 layers, 3 × 32768 tokens: TP, PP or CP = 3 divide it. At 40 GiB 2 GPUs peak over 36 GiB, 3 under.
     const M = ['--num-layers', '24', '--hidden-size', '3072', '--num-attention-heads', '24'], at98 = [...M, '--seq-length', '98304', '--hbm-gib', '40'];

@@ -25,8 +25,8 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   its last stage); ranks by predicted step time for the same global batch. When nothing fits it names the
   smallest layout, then what would fit, each by the same search run again: the HBM a GPU the smallest needs,
   more GPUs (doubling, up to 64×, then the fewest that fits of the counts advise takes between the last
-  doubling that does not fit and the first that does: every one where they are at most ${MAX_BETWEEN}, else at most ${MAX_BETWEEN}),
-  a shorter sequence on these GPUs (halving, down to 1/64).
+  doubling that does not fit and the first that does: every one where there are at most ${MAX_BETWEEN}, else up to ${MAX_BETWEEN} of
+  them, evenly spaced, then narrowed around the first that fits), a shorter sequence on these GPUs (halving, down to 1/64).
   --gpus N                GPUs (TP up to --gpus-per-node; DP = N / (TP·CP·PP)); TP groups, in Megatron-LM's rank order,
                           may span nodes (TP=4 with 6 GPUs a node): such a group runs at the inter-node link
   --hbm-gib G             GPU memory in GiB (default 80; the H200 whose rates these are has ${H200.hbmGib} as PyTorch reports it)
