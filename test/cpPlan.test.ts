@@ -73,6 +73,10 @@ describe('flashring cp-plan', () => {
     // No group between 1 and R: not planned, with why.
     const two = parseCpPlan({ ...base, 'context-parallel-size': '2' });
     expect(two.skipped).toEqual([{ scheme: 'a2a+p2p', reason: expect.stringMatching(/at R = 2 there is none\. --hierarchical-context-parallel-sizes 1,2 \(the same as --cp-comm-type p2p\)( or 2,1 \(the same as a2a\))? runs it anyway/) }]);
+    // One rank: 1,1 is both p2p and a2a, offered once (not '1,1 (… p2p) or 1,1 (… a2a)').
+    const one = parseCpPlan({ ...base, 'context-parallel-size': '1' }).skipped[0].reason;
+    expect(one).toMatch(/at R = 1 there is none\. --hierarchical-context-parallel-sizes 1,1 \(one rank: the same as p2p and a2a\) runs it anyway;/);
+    expect(one.match(/1,1/g)).toHaveLength(1);
   });
 
   it('plans the bytes of the precision asked: p2p moves (R−1)·2·Hkv·(N/R)·D·(2 bytes f16, 4 f32) per rank forward', async () => {

@@ -129,7 +129,9 @@ function largestGroup(R: number, s: Heads): [number, number] | string {
   const whole = s.Hq % R === 0 && s.Hkv % R === 0;
   const groups = Array.from({ length: Math.max(0, R - 2) }, (_, i) => i + 2).filter((A) => R % A === 0);
   const truly = groups.length ? `head counts divisible by ${groups.join(' or ')} give a true hierarchy at R = ${R}` : `a true hierarchy needs an R with a divisor between 1 and R (4, 6, 8, …)`;
-  const works = `--hierarchical-context-parallel-sizes 1,${R} (the same as --cp-comm-type p2p)${whole ? ` or ${R},1 (the same as a2a)` : ''} runs it anyway; ${truly}`;
+  // One rank: 1,1 is both the ring of one and the a2a group of one, offered once.
+  const sizes = R === 1 ? '1,1 (one rank: the same as p2p and a2a)' : `1,${R} (the same as --cp-comm-type p2p)${whole ? ` or ${R},1 (the same as a2a)` : ''}`;
+  const works = `--hierarchical-context-parallel-sizes ${sizes} runs it anyway; ${truly}`;
   return `a2a+p2p needs an a2a group size A with 1 < A < R that divides R = ${R} and the heads (${s.Hq} query, ${s.Hkv} key/value)` +
     `${R < 4 ? `; at R = ${R} there is none` : '; none does'}. ${works}`;
 }
