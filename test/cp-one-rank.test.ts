@@ -26,6 +26,9 @@ describe('--cp 1: one rank, one device, no ring', () => {
     const text = formatTimeline(timeline);
     expect(text).toMatch(/\n {2}no transfer to overlap: one rank sends nothing\n/);
     expect(text).not.toMatch(/overlap efficiency|multi-adapter/);
+    // all_gather and a2a copy a rank's own K/V even at one rank: that time is said, not hidden behind 'sends nothing'.
+    const copies = formatTimeline({ ...timeline, summary: { ...timeline.summary, unhiddenFraction: 0.34 } });
+    expect(copies).toMatch(/\n {2}no transfer to overlap: one rank sends nothing; copying its own K\/V took 34\.0% of step time\n/);
     // Two ranks keep their words.
     const two = formatTimeline((await plannedTimeline(32, 2, 'zigzag', plain)).timeline);
     expect(two.split('\n')[0]).toMatch(/ CP R=2 p2p layout=zigzag f32 one-device on $/);

@@ -22,7 +22,7 @@ import { idbTuneStore } from './tuneStore.js';
 import { FieldError, FieldErrors, marksOf, showFieldErrors } from './fields.js';
 import { duration, flopRate, numberFrom } from './format.js';
 import { ringAttention, RingOptions, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
-import { ONE_RANK } from '../src/cp/rank/timeline.js';
+import { ONE_RANK, oneRankTransfers } from '../src/cp/rank/timeline.js';
 import { Layout, LAYOUTS } from '../src/cp/plan/schedule.js';
 import { LINKS, LINK_GBPS, LINK_NAMES, Link, resolveLink, stepParts } from '../src/cp/plan/linkModel.js';
 import { Scheme, schemeDef, schemeDefs, schemeNames } from '../src/cp/schemes/registry.js';
@@ -542,7 +542,7 @@ function kernelsLabel(k: Awaited<ReturnType<typeof ringAttention>>['kernels']): 
  * none for one rank, which sends nothing.
  */
 function overlapRow(tl: RingTimeline): [string, string] {
-  if (tl.R === 1) return ['overlap efficiency', `none to measure (${ONE_RANK})`];
+  if (tl.R === 1) return ['overlap efficiency', `none to measure (${oneRankTransfers(tl.summary)})`];
   if (tl.mode !== 'one-device' || !tl.predicted)
     return ['overlap efficiency', `${(100 * tl.summary.overlapEfficiency).toFixed(1)}% (unhidden transfer ${(100 * tl.summary.unhiddenFraction).toFixed(1)}% of step time)`];
   const o = tl.predicted;

@@ -5,7 +5,7 @@ import { nodeGPU } from '../gpu/node.js';
 import { HostTensor } from '../kernels/attention.js';
 import { Precision, PrecisionRequest } from '../kernels/precision.js';
 import { ringAttention, RingOptions, RingResult, RingTimeline } from '../cp/launch/ringAttention.js';
-import { ONE_RANK } from '../cp/rank/timeline.js';
+import { ONE_RANK, oneRankTransfers } from '../cp/rank/timeline.js';
 import { RankDevice, gpuPerRankWrapper, nvidiaDevices, ranksNamed, ringAttentionProcesses } from '../cp/launch/processRanks.js';
 import { AttentionShape } from '../shape.js';
 import { counted, plural } from '../plural.js';
@@ -38,7 +38,7 @@ export function formatTimeline(tl: RingTimeline, gpuPerRank = false): string {
       lines.push(`    ${String(st.step + 1).padStart(4)} ${String(st.rank).padStart(4)} ${st.label.padEnd(14)} ${String(st.kvFrom).padStart(4)}  ${st.computeMs.toFixed(2).padStart(11)}  ${(st.gpuComputeMs ?? NaN).toFixed(2).padStart(7)}  ${st.transferMs.toFixed(2).padStart(12)}  ${String(st.transferBytes).padStart(10)}  ${st.idleMs.toFixed(2).padStart(8)}`);
   }
   const sm = tl.summary;
-  lines.push(tl.R === 1 ? '  no transfer to overlap: one rank sends nothing'
+  lines.push(tl.R === 1 ? `  no transfer to overlap: ${oneRankTransfers(sm)}`
     : `  overlap efficiency ${(100 * sm.overlapEfficiency).toFixed(1)}%, unhidden transfer ${(100 * sm.unhiddenFraction).toFixed(1)}% of step time, ${sm.bytesMoved} bytes moved`);
   lines.push(`  peak bytes per rank: ${tl.ranks.map((r) => r.peakBytes).join(', ')}`);
   const pr = tl.predicted;

@@ -95,12 +95,20 @@ export interface RingTimeline {
 /** Every label a step may have (a rank program's begin takes no other): the --timeline room check bounds a label by the longest. */
 export const STEP_LABELS = ['ring', 'home', 'gather', 'attend', 'reduce-scatter', 'a2a-in', 'a2a-out'] as const;
 
+export type StepLabel = (typeof STEP_LABELS)[number];
+
 /**
  * What a run of one rank is, whatever its mode (one-device, or one rank process): one device, no ring, no
  * transfer. The CLI's timeline header and the page say it so (a mode alone would describe ranks placed apart).
  */
 export const ONE_RANK = 'one rank: no ring, nothing sent';
-export type StepLabel = (typeof STEP_LABELS)[number];
+
+/**
+ * One rank's transfers, as the CLI's summary and the page's overlap row say them: it sends nothing to another rank, but a
+ * scheme may still copy its own K/V (all_gather's gather, a2a's exchange with itself), time the summary counts unhidden.
+ */
+export const oneRankTransfers = (s: Pick<RingTimeline['summary'], 'unhiddenFraction'>): string =>
+  `one rank sends nothing${s.unhiddenFraction > 0 ? `; copying its own K/V took ${(100 * s.unhiddenFraction).toFixed(1)}% of step time` : ''}`;
 
 /** What a rank says when it starts a step. */
 export interface StepInfo {
