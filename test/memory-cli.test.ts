@@ -416,6 +416,10 @@ describe('flashring memory: flags Megatron-LM sets aside or refuses', () => {
       expect(text).toMatch(/\n {6}RMSNorm 2 input \[/);
       expect(full).toMatch(/\n {6}RMSNorm {3}layer input \(full recompute\) \[/);
       for (const out of [text, full]) expect(out).toMatch(/\n {6}output {4}final RMSNorm input \[/);
+      // Recomputing the norm: its transient names the model's norm; 'layernorm' only where the flag's value is echoed (recompute=…).
+      const sel = (await run(['memory', '--preset', preset, '--recompute-granularity', 'selective', '--recompute-modules', 'layernorm', 'mlp'])).out;
+      expect(sel).toMatch(/\n {6}recomputing the RMSNorm and MLP of one layer in backward \[/);
+      expect(sel.split('\n').filter((l) => /layernorm/i.test(l))).toEqual([expect.stringMatching(/ recompute=selective:layernorm\+mlp /)]);
       const model = PRESETS[preset].model;
       for (const par of [DEFAULT_PARALLEL, { ...DEFAULT_PARALLEL, recompute: 'full' as const, recomputeMethod: 'uniform' as const, recomputeNumLayers: 1 }]) {
         const rows = breakdownRows(memoryBreakdown(model, par), model);

@@ -130,7 +130,7 @@ describe("Megatron-LM's local attention at TP > 1 and with a pipeline", () => {
 describe('what each recompute transient has freed at its moment', () => {
   it("the MLP's recompute runs before the last layer's stored terms are freed (M51)", () => {
     const r = memoryBreakdown(gpt, par({ recompute: 'selective', recomputeModules: ['core_attn', 'mlp'] }));
-    expect(term(r.transients, 'recomputing mlp of one layer in backward').freedBytes).toBe(LOSS_AND_OUTPUT);
+    expect(term(r.transients, 'recomputing the MLP of one layer in backward').freedBytes).toBe(LOSS_AND_OUTPUT);
   });
   it("block recompute with a pipeline: the other stages' stored layers are not counted as freed (M29)", () => {
     const p = par({ pipelineParallel: 2, recompute: 'full', recomputeMethod: 'block', recomputeNumLayers: 3 });

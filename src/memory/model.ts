@@ -870,6 +870,10 @@ function transients(m: ModelConfig, p: ParallelConfig, d: Dims, groups: LayerGro
   return list;
 }
 
+/** A recompute module (--recompute-modules' key) as a person reads it: 'layernorm' as the model's norm (RMSNorm or LayerNorm). */
+const moduleWords = (x: RecomputeModule, m: ModelConfig): string =>
+  ({ core_attn: 'attention core', mlp: 'MLP', layernorm: normName(m), moe: 'MoE layer', shared_experts: 'shared experts' })[x];
+
 /** Selective recompute: each recomputed module of the last layer at its own moment in backward. */
 function recomputeTransients(m: ModelConfig, p: ParallelConfig, d: Dims, c: { scoresGrad: number; upstream: number; up: string; lossAndOutput: number; freedAtAttn: number }): Transient[] {
   const X = transient;
@@ -878,7 +882,7 @@ function recomputeTransients(m: ModelConfig, p: ParallelConfig, d: Dims, c: { sc
   const mods = modules(p);
   if (mods.includes('core_attn')) groups.push({ label: 'the attention core', mods: ['core_attn'], core: true });
   const rest = mods.filter((x) => x !== 'core_attn');
-  if (rest.length) groups.push({ label: rest.join(' and '), mods: rest, core: false });
+  if (rest.length) groups.push({ label: `the ${rest.map((x) => moduleWords(x, m)).join(' and ')}`, mods: rest, core: false });
   return groups.map((g) => {
     // the core's dropout terms are released before its scores gradients are live
     const re = all.filter((x) => x.drop?.some((y) => g.mods.includes(y)) && !(g.core && x.beforeScoresGrad));
