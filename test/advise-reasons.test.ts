@@ -6,7 +6,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { DEFAULT_PARALLEL, GIB, memoryBreakdown, PRESETS } from '../src/memory/model.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
-import { candidates, layoutConfig, reasons, type AdviseRequest, type Evaluated } from '../src/memory/advise.js';
+import { candidates, layoutConfig, reasons, wholeMs, type AdviseRequest, type Evaluated } from '../src/memory/advise.js';
+import { duration } from '../web/format.js';
 import * as step from '../src/memory/time/step.js';
 
 // Every step time the advisor computes, counted.
@@ -71,5 +72,20 @@ describe("advise's reasons, in words that fit the numbers", () => {
     expect(reasons(r, { ...c, iterMs: ms + 0.3 })[0]).toBe(reasons(r, c)[0].replace('is faster than', 'is as fast as'));
     expect(reasons(r, { ...c, iterMs: ms - 0.3 })[0]).toMatch(/^CP=\d+ is as fast as CP=1 here \(the same layout at CP=1 fits too: [\d.]+ GiB, \d+ ms\)$/);
     expect(reasons(r, { ...c, iterMs: ms + 1 })[0]).toMatch(/is slower than CP=1 here/);
+  });
+
+  it("in a front end's words: the page's why column gives its durations ('12.3 s'), the CLI whole ms, the same figures", () => {
+    const some = res.fitting.filter((c) => c.cp > 1 && c.recompute !== 'none').slice(0, 20);
+    expect(some.length).toBeGreaterThan(0);
+    for (const c of some) {
+      const cli = reasons(r, c), page = reasons(r, c, undefined, duration);
+      expect(reasons(r, c, undefined, wholeMs)).toEqual(cli);
+      const times = (ws: string[], unit: RegExp) => ws.join(' | ').match(unit) ?? [];
+      // Every CLI time '12345 ms' reads on the page as duration(12345 ± 0.5): the same figure, the page's units.
+      const msFigures = times(cli, /\d+ ms\b/g).map((x) => parseFloat(x)), pageFigures = times(page, /[\d.]+ m?s\b/g);
+      expect(pageFigures.length).toBe(msFigures.length);
+      pageFigures.forEach((x, i) => expect([duration(msFigures[i] - 0.49), duration(msFigures[i] + 0.49), duration(msFigures[i])]).toContain(x));
+      if (c.iterMs >= 1000) expect(page.join(' ')).toMatch(/\d s\b/);
+    }
   });
 });

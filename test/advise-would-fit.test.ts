@@ -91,12 +91,18 @@ describe('advise: what would fit when nothing does', () => {
   it('no GPU count searched below the most advise takes: the line says doubling passes it, never that the request is the most', () => {
     const { model, par } = configFromFlags({ preset: 'llama3-8b', 'seq-length': '131072' });
     const r: AdviseRequest = { model, base: par, gpus: 40000, hbmGib: 80, margin: 0.1, gbs: 40000, link: resolveLink('nvlink-h200') };
-    expect(moreGpus(40000, 8)).toEqual([]);
+    expect(moreGpus(40000, 8)).toEqual([65536]);   // the most advise takes is the last step where a double passes it
+    expect(moreGpus(24576, 8)).toEqual([49152, 65536]);
+    expect(moreGpus(65532, 6)).toEqual([]);   // 65532 is the most in whole nodes of 6
     const res = { all: 1, fitting: [], smallest: null, untrainable: [], skipped: [] } as AdviseResult;
     const none = { tried: [], at: null, layouts: 0, fastest: null, globalBatch: null };
     const w: WouldFit = { hbmGib: null, gpus: { ...none, between: null }, seqLength: none };
-    expect(wouldFitLines(r, res, w, true, CLI_WORDS)[1]).toBe('  GPUs: none searched (twice 40000 is past the most: --gpus 65536 is as many as advise takes)');
-    expect(wouldFitLines(r, res, w, true, PAGE_WORDS)[1]).toBe('  GPUs: none searched (twice 40000 is past the most: 65,536 GPUs is as many as the advisor takes)');
+    const most = { ...r, gpus: 65532, gpusPerNode: 6 };
+    expect(wouldFitLines(most, res, w, true, CLI_WORDS)[1]).toBe('  GPUs: none searched (twice 65532 is past the most: --gpus 65536 is as many as advise takes)');
+    expect(wouldFitLines(most, res, w, true, PAGE_WORDS)[1]).toBe('  GPUs: none searched (twice 65532 is past the most: 65,536 GPUs is as many as the advisor takes)');
+    // Doublings advise would refuse (an EP of 3 divides none of them) are not searched, and the line says why.
+    const ep3 = { ...r, gpus: 8, gpusPerNode: 8, base: { ...r.base, expertParallel: 3 } };
+    expect(wouldFitLines(ep3, res, w, true, CLI_WORDS)[1]).toBe('  GPUs: none searched (advise takes none of 16, 32, 64, 128, 256, 512: each must be whole nodes, a multiple of the EP 3 and of whole micro batches of 1)');
   });
 
   it("--help says how the counts between the doublings are searched: every one up to 7, else up to 7 of them, evenly spaced (not 'else at most 7')", () => {
@@ -154,7 +160,8 @@ describe('advise: what would fit when nothing does', () => {
     // (made up: the line is what is tested, not the search)
     expect(gpus(3072, { from: 2048, to: 4096, counts: 255, searched: [2560, 3072, 2304, 2816], notSearched: 124 }))
       .toBe('  GPUs: 3072, the fewest that fits of those searched (doubling from 1024: 2048, 4096; between 2048 and 4096, 4 of its 255 counts: 2304, 2560, 2816, 3072; global batch 3072 sequences, one sequence a GPU): 2 layouts fit, the fastest TP=8 CP=1 PP=1 DP=8192 recompute=none (900 ms/step, 70.0 GiB)');
-    expect(gpus(2064, { from: 2048, to: 4096, counts: 255, searched: [2056, 2064], notSearched: 0 })).toContain(' (doubling from 1024: 2048, 4096; between 2048 and 4096, each count in turn: 2056, 2064; ');
+    expect(gpus(2064, { from: 2048, to: 4096, counts: 255, searched: [2056, 2064], notSearched: 0 })).toContain(' (doubling from 1024: 2048, 4096; between 2048 and 4096, each count up to 2064 in turn: 2056, 2064; ');
+    expect(gpus(4096, { from: 2048, to: 4096, counts: 2, searched: [2560, 3072], notSearched: 0 })).toContain(' (doubling from 1024: 2048, 4096; between 2048 and 4096, each count in turn: 2560, 3072; ');
     expect(gpus(4096, { from: 2048, to: 4096, counts: 0, searched: [], notSearched: 0 })).toContain(' (doubling from 1024: 2048, 4096; none to search between 2048 and 4096; ');
   });
 

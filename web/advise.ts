@@ -68,14 +68,14 @@ export interface Advisor {
 
 /**
  * advise's shared lines in the page's words: its fields (the advisor's global batch, GPUs), where the CLI names its flags, and
- * step times as the table gives them (duration: '82.8 s/step', where the CLI says '82800 ms/step'); the panel adds the
+ * times as the table gives them (duration: '82.8 s', where the CLI says '82800 ms': the what-would-fit lines and the why column); the panel adds the
  * planner's words for the memory model's reasons (main.ts's pageWords).
  */
 export const PAGE_WORDS: AdviseWords = {
   hints: { 'global-batch': "the advisor's global batch sets it" },
   allSkipped: null,
   gpusAtMost: (gpus) => `${gpus.toLocaleString('en-US')} GPUs is as many as the advisor takes`,
-  stepTime: (ms) => `${duration(ms)}/step`,
+  time: duration,
 };
 
 const DEFAULTS: Record<string, string> = { aseq: '131072', agpus: '8', ahbm: '80', amargin: '0.1', agbs: '', atop: '5', alink: 'nvlink-h200', agbps: '800', alat: '5' };
@@ -386,7 +386,7 @@ class AdvisorPanel implements Advisor {
       skippedLines(res.skipped, this.words).map((x) => ` ${x}.`).join('');
     el('advisor-summary').textContent = summary;
     el('advisor-checked').textContent = timeCheckedLines(H200).map((x) => x.trim()).join('\n');
-    const why = top.map((c) => reasons(r, c));
+    const why = top.map((c) => reasons(r, c, undefined, PAGE_WORDS.time));
     this.d.fillTable(el<HTMLTableElement>('advisor-table'),
       `${m.numLayers} layers, h=${m.hiddenSize}, ${m.numAttentionHeads} heads at ${r.base.seqLength.toLocaleString('en-US')} tokens on ${r.gpus} GPUs × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
       `link ${r.link.name}${r.gpus > 8 ? ' within nodes of 8 GPUs, ib-ndr between them' : ''}, global batch ${r.gbs} sequences; rates: ${H200.name} profile. Fastest first, the top ${top.length} of ${res.fitting.length}:`,

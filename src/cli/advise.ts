@@ -7,7 +7,7 @@
 import { InputError } from '../errors.js';
 import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, GIB, parseRecomputeSpec } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
-import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, skipText, tokensPerSecondText, wholeNodes, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
+import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, skipText, tokensPerSecondText, wholeMs, wholeNodes, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
 import { MODEL_OPTS, configFromFlags, joinModuleArgs } from './memory.js';
@@ -24,7 +24,7 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   not split over the TP ranks); keeps what fits the HBM with a margin (with a pipeline, its first and
   its last stage); ranks by predicted step time for the same global batch. When nothing fits it names the
   smallest layout, then what would fit, each by the same search run again: the HBM a GPU the smallest needs,
-  more GPUs (doubling, up to 64×, then the fewest that fits of the counts advise takes between the last
+  more GPUs (doubling, up to 64× and at most 65536, counts advise takes, then the fewest that fits of the counts advise takes between the last
   doubling that does not fit and the first that does: every one where there are at most ${MAX_BETWEEN}, else up to ${MAX_BETWEEN} of
   them, evenly spaced, then narrowed around the first that fits), a shorter sequence on these GPUs (halving, down to 1/64).
   --gpus N                GPUs (TP up to --gpus-per-node; DP = N / (TP·CP·PP)); TP groups, in Megatron-LM's rank order,
@@ -54,7 +54,7 @@ export const CLI_WORDS: AdviseWords = {
   hints: { 'global-batch': '--global-batch-size sets it' },
   allSkipped: "--json lists every skipped layout's",
   gpusAtMost: (gpus) => `--gpus ${gpus} is as many as advise takes`,
-  stepTime: (ms) => `${ms.toFixed(0)} ms/step`,
+  time: wholeMs,
 };
 
 const OPTS = {
@@ -150,7 +150,7 @@ function print(r: Request, res: AdviseResult, seen: Evaluated, w: WouldFit | nul
   }
   for (const [i, c] of res.fitting.slice(0, r.top).entries()) {
     console.log(`${i + 1}. ${layoutLabel(c)}: ` +
-      `${CLI_WORDS.stepTime(c.iterMs)}, ${tokensPerSecondText(c.tokensPerSecond)}, ${c.tflopsPerGpu.toFixed(0)} TFLOP/s/GPU, comm ${(100 * c.commFraction).toFixed(0)}%, ${(c.totalBytes / GIB).toFixed(1)} GiB`);
+      `${CLI_WORDS.time(c.iterMs)}/step, ${tokensPerSecondText(c.tokensPerSecond)}, ${c.tflopsPerGpu.toFixed(0)} TFLOP/s/GPU, comm ${(100 * c.commFraction).toFixed(0)}%, ${(c.totalBytes / GIB).toFixed(1)} GiB`);
     for (const why of reasons(r, c, seen)) console.log(`     ${why}`);
   }
 }

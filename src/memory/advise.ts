@@ -84,8 +84,8 @@ export interface AdviseWords {
   allSkipped: string | null;
   /** That `gpus` (MAX_GPUS) is the most advise takes: '--gpus 65536 is as many as advise takes'. */
   gpusAtMost: (gpus: number) => string;
-  /** A predicted step time: the CLI's '82800 ms/step' (whole ms, as all its step times), the page's '82.8 s/step' (its duration). */
-  stepTime: (ms: number) => string;
+  /** A predicted time (a step's, a part of it): the CLI's '82800 ms' (wholeMs, as all its step times), the page's '82.8 s' (its duration). */
+  time: (ms: number) => string;
   /** A reason in the memory model's words (which name Megatron-LM's flags) as this front end says it; left out: as it is. */
   modelWords?: (why: string) => string;
 }
@@ -229,7 +229,7 @@ const pctOf = (x: number, c: Candidate) => `${((100 * x) / c.iterMs).toFixed(0)}
  * slower or faster (its step time, as the search computes it: looked up in `seen` where the search evaluated it) or
  * cannot split the global batch.
  */
-function cpReason(r: AdviseRequest, c: Candidate, seen?: Evaluated): string {
+function cpReason(r: AdviseRequest, c: Candidate, seen: Evaluated | undefined, t: AdviseWords['time']): string {
   const dp = c.dp * c.cp, one = layoutConfig(r, { ...c, cp: 1, dp, cpCommType: undefined, sp: c.tp > 1 && Number.isInteger(r.base.seqLength / c.tp) });
   const twin = seen?.get(parKey(one));
   try {
@@ -240,10 +240,10 @@ function cpReason(r: AdviseRequest, c: Candidate, seen?: Evaluated): string {
     }
     if (r.gbs % (dp * one.microBatchSize)) return `CP=${c.cp}: at CP=1 the same layout fits (${gib(total)}), but its DP ${dp} × micro batch ${one.microBatchSize} does not divide the global batch ${r.gbs}`;
     const ms = twin?.iterMs ?? stepTime(r, one).iterMs;
-    // Equal as the step times are printed (whole ms): 'as fast as', not a 'faster' beside the same number.
-    if (ms.toFixed(0) === c.iterMs.toFixed(0)) return `CP=${c.cp} is as fast as CP=1 here (the same layout at CP=1 fits too: ${gib(total)}, ${ms.toFixed(0)} ms)`;
-    return ms < c.iterMs ? `CP=${c.cp} is slower than CP=1 here: the same layout at CP=1 fits (${gib(total)}) and takes ${ms.toFixed(0)} ms`
-      : `CP=${c.cp} is faster than CP=1 here (the same layout at CP=1 fits too: ${gib(total)}, ${ms.toFixed(0)} ms)`;
+    // Equal as the step times are printed (`t`): 'as fast as', not a 'faster' beside the same number.
+    if (t(ms) === t(c.iterMs)) return `CP=${c.cp} is as fast as CP=1 here (the same layout at CP=1 fits too: ${gib(total)}, ${t(ms)})`;
+    return ms < c.iterMs ? `CP=${c.cp} is slower than CP=1 here: the same layout at CP=1 fits (${gib(total)}) and takes ${t(ms)}`
+      : `CP=${c.cp} is faster than CP=1 here (the same layout at CP=1 fits too: ${gib(total)}, ${t(ms)})`;
   } catch (e) {
     if (!(e instanceof InputError)) throw e;   // a bug, not a layout the model refuses
     return `CP=${c.cp}: CP=1 is not a valid layout here`;
@@ -264,25 +264,29 @@ function needsOf(b: ReturnType<typeof memoryBreakdown>): string {
  * up in `seen` where the search evaluated it), which is more than the forward run again where it brings communication
  * again (TP, CP) and a longer pipeline bubble; and where that layout does not fit the HBM, its peak (why recompute).
  */
-function recomputeReason(r: AdviseRequest, c: Candidate, seen?: Evaluated): string {
+function recomputeReason(r: AdviseRequest, c: Candidate, seen: Evaluated | undefined, t: AdviseWords['time']): string {
   const none = layoutConfig(r, { ...c, cpCommType: c.cpCommType ?? undefined, recompute: 'none' }), twin = seen?.get(parKey(none));
   const without = twin?.iterMs ?? stepTime(r, none).iterMs, bytes = twin?.totalBytes ?? memoryBreakdown(r.model, none).totalBytes;
   const over = fits(r, bytes) ? '' : ` (does not fit: ${gib(bytes)})`;
   const cost = c.iterMs - without, again = term(c.time, 'recompute');
-  return `recompute ${c.recompute} costs ${cost.toFixed(0)} ms (${pctOf(cost, c)} of the step; without it ${without.toFixed(0)} ms${over}${Math.abs(cost - again) >= 0.5 ? `; the forward run again ${again.toFixed(0)} ms of it` : ''})`;
+  return `recompute ${c.recompute} costs ${t(cost)} (${pctOf(cost, c)} of the step; without it ${t(without)}${over}${t(cost) !== t(again) ? `; the forward run again ${t(again)} of it` : ''})`;
 }
 
 /**
  * Why this candidate: what CP = 1 would need (or how it compares), what recompute costs, which communication is exposed.
- * `seen`: the search's layouts (candidates()), whose times the comparisons take rather than compute them again.
+ * `seen`: the search's layouts (candidates()), whose times the comparisons take rather than compute them again. `t`: times in
+ * a front end's words (AdviseWords.time; the CLI's whole ms by default).
  */
-export function reasons(r: AdviseRequest, c: Candidate, seen?: Evaluated): string[] {
-  const out: string[] = c.cp > 1 ? [cpReason(r, c, seen)] : [];
-  if (c.recompute !== 'none') out.push(recomputeReason(r, c, seen));
+export function reasons(r: AdviseRequest, c: Candidate, seen?: Evaluated, t: AdviseWords['time'] = wholeMs): string[] {
+  const out: string[] = c.cp > 1 ? [cpReason(r, c, seen, t)] : [];
+  if (c.recompute !== 'none') out.push(recomputeReason(r, c, seen, t));
   const comm = ['tp-comm', 'cp-comm', 'ep-comm', 'dp-comm', 'pp-comm', 'pipeline-bubble'].map((n) => [n, term(c.time, n)] as const).filter(([, ms]) => ms / c.iterMs > 0.03);
-  out.push(comm.length ? `not hidden: ${comm.map(([n, ms]) => `${n} ${ms.toFixed(0)} ms (${pctOf(ms, c)})`).join(', ')}` : 'communication hidden or under 3% of the step');
+  out.push(comm.length ? `not hidden: ${comm.map(([n, ms]) => `${n} ${t(ms)} (${pctOf(ms, c)})`).join(', ')}` : 'communication hidden or under 3% of the step');
   return out;
 }
+
+/** A time as the CLI prints every step time: whole ms ('82800 ms'). */
+export const wholeMs = (ms: number): string => `${ms.toFixed(0)} ms`;
 
 /** Whether advise takes `gpus` GPUs in nodes of `perNode`: one node, or whole nodes (Megatron-LM runs under torchrun, which launches as many ranks on every node). */
 export const wholeNodes = (gpus: number, perNode: number): boolean => gpus <= perNode || gpus % perNode === 0;

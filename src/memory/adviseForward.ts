@@ -56,13 +56,17 @@ export interface WouldFit {
 
 /**
  * The GPU counts searched: each double the last, but one whole node where that is past a node's GPUs (beyond one
- * node --gpus is whole nodes, and so are their doubles); MAX_STEPS of them, none over MAX_GPUS.
+ * node --gpus is whole nodes, and so are their doubles); MAX_STEPS of them, none over MAX_GPUS: where a double would
+ * pass it, the most advise takes (MAX_GPUS in whole nodes) is the last.
  */
 export function moreGpus(gpus: number, perNode: number): number[] {
-  const out: number[] = [];
+  const out: number[] = [], most = MAX_GPUS <= perNode ? MAX_GPUS : MAX_GPUS - (MAX_GPUS % perNode);
   for (let n = gpus, i = 0; i < MAX_STEPS; i++) {
     n = n < perNode ? Math.min(2 * n, perNode) : 2 * n;
-    if (n > MAX_GPUS) break;
+    if (n > MAX_GPUS) {
+      if (most > (out.at(-1) ?? gpus)) out.push(most);
+      break;
+    }
     out.push(n);
   }
   return out;
@@ -147,7 +151,8 @@ function* fewestBetween(counts: number[], change: (n: number) => AdviseRequest):
  */
 function* fewestGpus(r: AdviseRequest, batchPerGpu: boolean): Steps<GpuRemedy> {
   const change = (n: number) => onGpus(r, n, batchPerGpu);
-  const up = yield* firstFit(moreGpus(r.gpus, r.gpusPerNode ?? 8), change);
+  // Only counts advise takes (an EP or micro batch a doubling does not divide would be refused), as between them.
+  const up = yield* firstFit(moreGpus(r.gpus, r.gpusPerNode ?? 8).filter((n) => takesGpus(change(n))), change);
   if (up.at === null) return { ...up, between: null };
   const from = up.tried.at(-2) ?? r.gpus, to = up.at;
   const counts = Array.from({ length: to - from - 1 }, (_, i) => from + 1 + i).filter((n) => takesGpus(change(n)));
@@ -183,7 +188,7 @@ export function wouldFit(r: AdviseRequest, res: AdviseResult, batchPerGpu: boole
 
 /** '1 layout fits, TP=… (… ms/step, … GiB)', '28 layouts fit, the fastest TP=… (…)': the step time in a front end's words. */
 const fastestText = (x: Remedy, words: AdviseWords) =>
-  `${counted(x.layouts, 'layout')} ${x.layouts === 1 ? 'fits,' : 'fit, the fastest'} ${layoutLabel(x.fastest!)} (${words.stepTime(x.fastest!.iterMs)}, ${(x.fastest!.totalBytes / GIB).toFixed(1)} GiB)`;
+  `${counted(x.layouts, 'layout')} ${x.layouts === 1 ? 'fits,' : 'fit, the fastest'} ${layoutLabel(x.fastest!)} (${words.time(x.fastest!.iterMs)}/step, ${(x.fastest!.totalBytes / GIB).toFixed(1)} GiB)`;
 
 /**
  * The GPUs' line: the fewest that fits of the counts searched, which it lists (the doublings, then those between the last
@@ -191,12 +196,17 @@ const fastestText = (x: Remedy, words: AdviseWords) =>
  */
 function gpusLine(r: AdviseRequest, g: GpuRemedy, batchPerGpu: boolean, words: AdviseWords): string {
   // None searched: twice the request's count is past MAX_GPUS (the request itself is the most only at MAX_GPUS).
-  if (!g.tried.length) return `  GPUs: none searched (${r.gpus < MAX_GPUS ? `twice ${r.gpus} is past the most: ` : ''}${words.gpusAtMost(MAX_GPUS)})`;
+  if (!g.tried.length) {
+    const ups = moreGpus(r.gpus, r.gpusPerNode ?? 8);
+    if (ups.length) return `  GPUs: none searched (advise takes none of ${ups.join(', ')}: each must be whole nodes, a multiple of the EP ${r.base.expertParallel ?? 1} and of whole micro batches of ${r.base.microBatchSize})`;
+    return `  GPUs: none searched (${r.gpus < MAX_GPUS ? `twice ${r.gpus} is past the most: ` : ''}${words.gpusAtMost(MAX_GPUS)})`;
+  }
   const doubling = `doubling from ${r.gpus}: ${g.tried.join(', ')}`, b = g.between;
   if (g.at === null || !b) return `  GPUs: nothing fits on up to ${g.tried.at(-1)} (${doubling})`;
   const list = [...b.searched].sort((x, y) => x - y).join(', ');
-  const between = !b.counts ? `none to search between ${b.from} and ${b.to}`
-    : `between ${b.from} and ${b.to}, ${b.notSearched ? `${b.searched.length} of its ${b.counts} counts` : 'each count in turn'}: ${list}`;
+  // Every count searched, or every one up to the answer (those above it need no search), or some of them.
+  const how = b.notSearched ? `${b.searched.length} of its ${b.counts} counts` : b.searched.length === b.counts ? 'each count in turn' : `each count up to ${g.at} in turn`;
+  const between = !b.counts ? `none to search between ${b.from} and ${b.to}` : `between ${b.from} and ${b.to}, ${how}: ${list}`;
   return `  GPUs: ${g.at}, the fewest that fits of those searched (${doubling}; ${between}; global batch ${g.globalBatch} sequences, ${batchPerGpu ? 'one sequence a GPU' : 'as given'}): ${fastestText(g, words)}`;
 }
 
