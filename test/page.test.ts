@@ -917,12 +917,25 @@ describe('the page in headless Chromium', () => {
     expect(r.status, r.stderr).toBe(0);
     return JSON.parse(r.stdout) as { evaluated: number; timeChecked: unknown; untrainable: { why: string; layouts: number }[]; candidates: (AdvisorRow & { terms: unknown })[] };
   };
-  /** The page's row is the CLI's candidate: the layout and the why exactly, the figures to rounding. */
+  /**
+   * The page's why is the CLI's with each time in the page's words: the CLI's whole ms ('8397 ms') as the page's duration
+   * of the same time ('8.4 s'; the CLI's figure is rounded, so duration of it give or take half a ms), the words exactly.
+   */
+  const sameWhy = (page: string[], cli: string[]) => {
+    const TIME = /(\d+(?:\.\d+)?) (ms|s)\b/g, shape = (w: string) => w.replace(TIME, 'T');
+    expect(page.map(shape)).toEqual(cli.map(shape));
+    page.forEach((w, i) => {
+      const cliMs = [...cli[i].matchAll(TIME)].map((m) => Number(m[1])), pageTimes = [...w.matchAll(TIME)].map((m) => m[0]);
+      pageTimes.forEach((x, j) => expect([duration(cliMs[j] - 0.49), duration(cliMs[j]), duration(cliMs[j] + 0.49)]).toContain(x));
+    });
+  };
+  /** The page's row is the CLI's candidate: the layout exactly, the why in the page's words (sameWhy), the figures to rounding. */
   const sameCandidate = (row: AdvisorRow, cli: AdvisorRow) => {
-    const { iterMs, tflopsPerGpu, tokensPerSecond, commFraction, ...layout } = row;
+    const { iterMs, tflopsPerGpu, tokensPerSecond, commFraction, why, ...layout } = row;
     // (terms and memoryArgs are the CLI's JSON's own: the page shows neither)
-    const { iterMs: i, tflopsPerGpu: t, tokensPerSecond: k, commFraction: c, terms: _, memoryArgs: _m, ...want } = cli as AdvisorRow & { terms?: unknown; memoryArgs?: string[] };
+    const { iterMs: i, tflopsPerGpu: t, tokensPerSecond: k, commFraction: c, terms: _, memoryArgs: _m, why: cliWhy, ...want } = cli as AdvisorRow & { terms?: unknown; memoryArgs?: string[] };
     expect(layout).toEqual(want);
+    sameWhy(why, cliWhy);
     for (const [a, b] of [[iterMs, i], [tflopsPerGpu, t], [tokensPerSecond, k], [commFraction, c]]) expect(a).toBeCloseTo(b, 6);
   };
 
@@ -943,7 +956,7 @@ describe('the page in headless Chromium', () => {
     expect(cells).toHaveLength(5);
     expect(cells[0].slice(0, 13)).toEqual(['1', String(c0.tp), String(c0.cp), c0.cpCommType ?? '—', String(c0.pp), String(c0.dp), c0.recompute, c0.distributedOptimizer ? 'yes' : 'no',
       duration(c0.iterMs), c0.tflopsPerGpu.toFixed(0), c0.tokensPerSecond.toFixed(0), (100 * c0.commFraction).toFixed(1), (c0.totalBytes / GIB).toFixed(1)]);
-    expect(cells[0][13]).toBe(c0.why.join('\n'));
+    expect(cells[0][13]).toBe(a.rows[0].why.join('\n'));   // the row's why, which sameCandidate held to the CLI's
     // The seed's model has linear biases: the layouts recomputing mlp selectively are left out, with the reason (src/memory/untrainable.ts).
     expect(cli.untrainable.map((u) => u.why)).toEqual([MLP_RECOMPUTE_WITH_BIAS]);
     // … and how far the step times were checked (the profile's record, as advise prints it and gives it in --json).
