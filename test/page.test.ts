@@ -1011,6 +1011,7 @@ describe('the page in headless Chromium', () => {
       ['aseq', '0', 'Sequence length must be a positive whole number (it is 0).'],
       ['agpus', '0', 'GPUs must be a positive whole number (it is 0).'],
       ['agpus', '100000', 'GPUs can be at most 65,536 (it is 100000).'],
+      ['agpus', '12', 'GPUs (12) must be whole nodes of 8 beyond one node, as Megatron-LM runs them: 8 or 16.'],
       ['ahbm', '-1', 'HBM must be a positive number of GiB, at most 1,000,000 (it is -1).'],
       ['amargin', '2', 'Margin must be a fraction of the HBM kept free, from 0 to 0.9 (it is 2).'],
       ['agbs', '2.5', 'Global batch must be a positive whole number (it is 2.5).'],

@@ -25,7 +25,7 @@
  */
 import type { ModelConfig, ParallelConfig } from '../src/memory/model.js';
 import { GIB } from '../src/memory/model.js';
-import { candidates, fitsText, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type AdviseWords } from '../src/memory/advise.js';
+import { candidates, fitsText, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, tokensPerSecondText, wholeNodes, type AdviseRequest, type AdviseResult, type AdviseWords } from '../src/memory/advise.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, LINK_GBPS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
@@ -81,6 +81,8 @@ export const PAGE_WORDS: AdviseWords = {
 const DEFAULTS: Record<string, string> = { aseq: '131072', agpus: '8', ahbm: '80', amargin: '0.1', agbs: '', atop: '5', alink: 'nvlink-h200', agbps: '800', alat: '5' };
 const LINK_CHOICES = [...Object.keys(LINKS), 'custom'];
 const MAX_SEQ = 2 ** 26;
+/** GPUs a node, as the CLI's --gpus-per-node default (the page has no field for it; the search and the time model take 8 too). */
+const NODE_GPUS = 8;
 /** How long after the last keystroke the search runs. */
 const DEBOUNCE_MS = 300;
 
@@ -227,6 +229,11 @@ class AdvisorPanel implements Advisor {
       }
     };
     const seq = take(() => d.positiveWhole(input('aseq'), 'Sequence length', MAX_SEQ)), gpus = take(() => d.positiveWhole(input('agpus'), 'GPUs', MAX_GPUS));
+    // Megatron-LM runs under torchrun, the same ranks on every node: beyond one node of 8 (the page's nodes, as the CLI's default), whole nodes.
+    if (gpus !== undefined && !wholeNodes(gpus, NODE_GPUS)) {
+      const below = gpus - (gpus % NODE_GPUS);
+      errors.push(new FieldError(`GPUs (${gpus}) must be whole nodes of ${NODE_GPUS} beyond one node, as Megatron-LM runs them: ${below} or ${below + NODE_GPUS}.`, input('agpus')));
+    }
     const hbmGib = take(() => d.readHbm(input('ahbm')));
     const margin = take(() => this.number('amargin', 'Margin', 0, 0.9, 'a fraction of the HBM kept free, from 0 to 0.9'));
     const typed = input('agbs').value.trim() !== '' || input('agbs').validity.badInput;
