@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { GIB } from '../src/memory/model.js';
-import { moreGpus, shorterSequences, wouldFitLines, wouldFitSearches, type WouldFit } from '../src/memory/adviseForward.js';
-import { candidates, type AdviseRequest, type AdviseResult, type Candidate } from '../src/memory/advise.js';
+import { fewestGpus, moreGpus, shorterSequences, wouldFitLines, type WouldFit } from '../src/memory/adviseForward.js';
+import { type AdviseRequest, type AdviseResult, type Candidate } from '../src/memory/advise.js';
 import { CLI_WORDS } from '../src/cli/advise.js';
 import { PAGE_WORDS } from '../web/advise.js';
 import { configFromFlags } from '../src/cli/memory.js';
@@ -141,7 +141,7 @@ describe('advise: what would fit when nothing does', () => {
   it('the searches go in steps, one whole search a step (the page without a worker handles its events between them)', () => {
     const { model, par } = configFromFlags({ preset: 'llama3-8b', 'seq-length': '131072' });
     const r: AdviseRequest = { model, base: par, gpus: 2, hbmGib: 139.8, margin: 0.1, gbs: 2, link: resolveLink('nvlink-h200') };
-    const steps = wouldFitSearches(r, candidates(r), true).gpus();
+    const steps = fewestGpus(r, true);
     let yields = 0, x = steps.next();
     for (; !x.done; x = steps.next()) yields++;
     // 4 (the doubling that fits), then 3 (between 2 and 4): two searches, two steps.

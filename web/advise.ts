@@ -31,7 +31,7 @@ import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, LINK_GBPS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
 import { FieldError, FieldErrors, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { duration, numberFrom, sig3 } from './format.js';
-import { MAX_GPUS, wouldFitLines, wouldFitSearches, type Remedy, type Steps, type WouldFit } from '../src/memory/adviseForward.js';
+import { MAX_GPUS, wouldFitLines, wouldFitSteps, type Remedy, type WouldFit } from '../src/memory/adviseForward.js';
 import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
 
 type Cell = string | { text: string; cls?: string; title?: string };
@@ -359,23 +359,20 @@ class AdvisorPanel implements Advisor {
   private async wouldFitHere(seq: number, req: PanelRequest, key: string, res: AdviseResult): Promise<void> {
     this.wouldSeq = seq;
     this.showPending();
-    const s = wouldFitSearches(req, res, req.batchPerGpu), got: unknown[] = [];
-    for (const search of [s.hbmGib, s.gpus, s.seqLength]) {
-      const steps: Steps<unknown> = search();
-      for (let x: IteratorResult<void, unknown> | null = null; !x?.done; ) {
-        await new Promise((go) => setTimeout(go, 0));
-        if (seq !== this.state.seq) return;
-        try {
-          x = steps.next();
-        } catch (e) {
-          this.wouldSeq = null;
-          el('advisor-would').textContent = `What would fit could not be searched: ${bugWords(e)}`;
-          return this.showPending();
-        }
-        if (x.done) got.push(x.value);
+    const steps = wouldFitSteps(req, res, req.batchPerGpu);
+    let x: IteratorResult<void, WouldFit>;
+    do {
+      await new Promise((go) => setTimeout(go, 0));
+      if (seq !== this.state.seq) return;
+      try {
+        x = steps.next();
+      } catch (e) {
+        this.wouldSeq = null;
+        el('advisor-would').textContent = `What would fit could not be searched: ${bugWords(e)}`;
+        return this.showPending();
       }
-    }
-    const w = { hbmGib: got[0], gpus: got[1], seqLength: got[2] } as WouldFit;
+    } while (!x.done);
+    const w = x.value;
     this.wouldSeq = null;
     if (this.cache?.key === key) this.cache.would = w;
     this.drawWouldFit(seq, req, res, w);

@@ -149,7 +149,7 @@ function* fewestBetween(counts: number[], change: (n: number) => AdviseRequest):
  * More GPUs: the doublings (moreGpus) up to the first at which a layout fits, then, for the fewest that fits, the counts advise
  * takes (takesGpus) between it and the last that did not (the request's count or a doubling), as fewestBetween searches them.
  */
-function* fewestGpus(r: AdviseRequest, batchPerGpu: boolean): Steps<GpuRemedy> {
+export function* fewestGpus(r: AdviseRequest, batchPerGpu: boolean): Steps<GpuRemedy> {
   const change = (n: number) => onGpus(r, n, batchPerGpu);
   // Only counts advise takes (an EP or micro batch a doubling does not divide would be refused), as between them.
   const up = yield* firstFit(moreGpus(r.gpus, r.gpusPerNode ?? 8).filter((n) => takesGpus(change(n))), change);
@@ -162,29 +162,21 @@ function* fewestGpus(r: AdviseRequest, batchPerGpu: boolean): Steps<GpuRemedy> {
 }
 
 /**
- * wouldFit's three searches, each run only when called and in steps (Steps: one whole search a step), so that the
- * page's fallback (no worker) yields to its event loop between searches. `batchPerGpu`: as wouldFit's.
+ * What would fit where `res` (candidates(r)) has nothing that does: its three searches in turn, in steps (Steps: one whole
+ * search a step), so that the page's fallback (no worker) yields to its event loop between searches. `batchPerGpu`: the
+ * global batch was advise's default (one sequence a GPU), so it grows with the GPUs; else it is the one given, kept.
  */
-export function wouldFitSearches(r: AdviseRequest, res: AdviseResult, batchPerGpu: boolean): { [K in keyof WouldFit]: () => Steps<WouldFit[K]> } {
+export function* wouldFitSteps(r: AdviseRequest, res: AdviseResult, batchPerGpu: boolean): Steps<WouldFit> {
   // The peaks do not depend on the HBM: the smallest layout's, over the share kept, is the least HBM at which any fits.
   const hbm = res.smallest ? Math.ceil((10 * res.smallest.bytes) / GIB / (1 - r.margin)) / 10 : null;
-  return {
-    hbmGib: function* () {
-      return hbm === null ? null : yield* firstFit([hbm], (v) => ({ ...r, hbmGib: v }));
-    },
-    gpus: () => fewestGpus(r, batchPerGpu),
-    seqLength: () => firstFit(shorterSequences(r.base.seqLength), (s) => ({ ...r, base: { ...r.base, seqLength: s } })),
-  };
+  const hbmGib = hbm === null ? null : yield* firstFit([hbm], (v) => ({ ...r, hbmGib: v }));
+  const gpus = yield* fewestGpus(r, batchPerGpu);
+  const seqLength = yield* firstFit(shorterSequences(r.base.seqLength), (s) => ({ ...r, base: { ...r.base, seqLength: s } }));
+  return { hbmGib, gpus, seqLength };
 }
 
-/**
- * What would fit where `res` (candidates(r)) has nothing that does. `batchPerGpu`: the global batch was advise's
- * default (one sequence a GPU), so it grows with the GPUs; else it is the one given, kept.
- */
-export function wouldFit(r: AdviseRequest, res: AdviseResult, batchPerGpu: boolean): WouldFit {
-  const s = wouldFitSearches(r, res, batchPerGpu);
-  return { hbmGib: finish(s.hbmGib()), gpus: finish(s.gpus()), seqLength: finish(s.seqLength()) };
-}
+/** wouldFitSteps run through at once (the CLI, the page's worker). */
+export const wouldFit = (r: AdviseRequest, res: AdviseResult, batchPerGpu: boolean): WouldFit => finish(wouldFitSteps(r, res, batchPerGpu));
 
 /** '1 layout fits, TP=… (… ms/step, … GiB)', '28 layouts fit, the fastest TP=… (…)': the step time in a front end's words. */
 const fastestText = (x: Remedy, words: AdviseWords) =>
