@@ -17,7 +17,7 @@
 // K/V tile (from L1/L2, QT = 1), which buys wider workgroups at large D within the same memory
 // (f32 at D = 128: 128×32 tiles, 256 invocations, against 32×32 and 64 with whole rows), or
 // (QT = 0, TilePlan.qRowWords, FLASHRING_PORTABLE_FWD_QROWS=1) Q's whole rows are staged once a
-// workgroup, each chunk in a slot of its own (Qs[r][c][d], QN = NCH slots of QW words), and only K
+// workgroup, chunk c at words c·DC … of its row (QN = NCH; rows of QW = D/4 + 1 words), and only K
 // and V in chunks: a third of the staging of 128×32 at D = 128 for each product, at 64×32 in f32.
 // Either way each S is summed in the same order: bitwise the same O and LSE.
 // Staged words keep the storage type: vec4<ST>, so f16 storage stages 8-byte vec4<f16> words,
@@ -80,7 +80,7 @@
 // Bounds (indices in range by construction, for Dawn without robustness):
 //   workgroup arrays are two-dimensional, [row][word]: every access is Qs[r][d], KVs[r][d] or
 //   Ps[r][t] with r < Br (or Bc), d < DC < CS, t < TX < PS (KVs is Bc×CS words of either type,
-//   CS = DC + 1 in both precisions), and Qs[r][c % QN][d] with d < DC ≤ QW (Qs is Br×QN×QW words);
+//   CS = DC + 1 in both precisions), and Qs[r][(c % QN)·DC + d] with d < DC: < QN·DC < QW (Qs is Br×QW words);
 //   the rows an invocation touches are ty + TY·rr < TY·RR = Br (ty < TY = WG / TX, rr < RR);
 //   private arrays pq[x], pk[x] with x < LQ, LK (constant indices, word e = tid + x·WG fetched
 //   and stashed only where e < Br·DC, Bc·DC); function arrays: s[rr], klo[rr], khi[rr] with
@@ -125,9 +125,8 @@ const LK: u32 = {{LK}}u;      // ... for a K or V chunk: ceil(Bc·DC / WG)
 // The same words reach the same places between the same barriers: bitwise the same results.
 const PF: u32 = {{PF}}u;
 const QT: u32 = {{QT}}u;      // Q's chunks staged again for each K/V tile (1), or once a workgroup (0)
-const QN: u32 = {{QN}}u;      // Q's chunk slots a row: NCH where its rows are kept, else 1
-const QW: u32 = {{QW}}u;      // words a slot: CS, or where rows are kept DC (f32: the 8 invocations a
-                              // 16-byte load serves share one row) or DC + 1 (f16: an 8-byte load serves two rows)
+const QN: u32 = {{QN}}u;      // Q's chunks a staged row holds: NCH where its rows are kept, else 1
+const QW: u32 = QN * DC + 1u; // words a staged row of Q: CS, or D/4 + 1 where rows are kept (padded as CS)
 const STALE: f32 = {{STALE}};       // rescale only when the row max grows by more than this (nat. log)
 
 alias Acc = array<vec4<f32>, RR * DU>;  // one chunk's columns of the invocation's RR rows
@@ -143,7 +142,7 @@ alias Rows = array<vec4<f32>, NG>;       // one f32 per row of the invocation: r
 // scores() reads at once, as 16-byte loads are served 8 lanes at a time and 8-byte loads 16 at a
 // time (32 banks either way). CS is odd wherever TX > 1: TX divides DC, DC divides D/4, and D is
 // a multiple of 8, so DC is even. P~V and the staging touch consecutive words of a row.
-var<workgroup> Qs: array<array<array<vec4<ST>, QW>, QN>, BR>;   // Q: row r, chunk slot c % QN, word d
+var<workgroup> Qs: array<array<vec4<ST>, QW>, BR>;   // Q: row r, word (c % QN)·DC + d of chunk c
 var<workgroup> KVs: array<array<vec4<ST>, CS>, BC>;    // K of the tile, then its V (chunk c)
 var<workgroup> Ps: array<array<vec4<{{PT}}>, PS>, BR>;    // P~: row r, word t = keys t + TX·(0..3) (in f16 where PK)
 {{#for _ < PK}}
@@ -252,7 +251,7 @@ fn kv_word(kv_row0: u32, j0: u32, ch: u32, e: u32, use_v: bool) -> vec4<ST> {
 fn stage_q(q_row0: u32, i0: u32, ch: u32, tid: u32) {
   for (var x = 0u; x < rt(LQ); x++) {
     let e = tid + x * WG;
-    if (e < BR * DC) { Qs[e / DC][ch % QN][e % DC] = q_word(q_row0, i0, ch, e); }
+    if (e < BR * DC) { Qs[e / DC][(ch % QN) * DC + e % DC] = q_word(q_row0, i0, ch, e); }
   }
 }
 
@@ -281,7 +280,7 @@ fn fetch_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
 
 fn stash_q(tid: u32) {
   {{#loop x < LQ}}{ let e = tid + {{x}}u * WG;
-    if (e < BR * DC) { Qs[e / DC][0][e % DC] = pq[{{x}}u]; } }   // QT = 1: one slot
+    if (e < BR * DC) { Qs[e / DC][e % DC] = pq[{{x}}u]; } }   // QT = 1: one chunk
   {{/loop}}
 }
 
@@ -320,12 +319,12 @@ fn fetch_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
 fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32, c_: u32) {
   let tx = tx_ % TX;   // = tx_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
-  let qc = c_ % QN;    // chunk c's slot of Q
+  let qc = (c_ % QN) * DC;   // chunk c's first word in Q's staged rows
   for (var d = 0u; d < rt(DC); d++) {
     var kk = array<vec4<f32>, 4>();
     {{#loop cc < 4}}kk[{{cc}}u] = vec4<f32>(KVs[tx + {{cc}}u * TX][d]);
     {{/loop}}
-    {{#loop rr < RR}}{ let x = vec4<f32>(Qs[ty + {{rr}}u * TY][qc][d]);
+    {{#loop rr < RR}}{ let x = vec4<f32>(Qs[ty + {{rr}}u * TY][qc + d]);
       (*s)[{{rr}}u] += vec4<f32>(dot(x, kk[0]), dot(x, kk[1]), dot(x, kk[2]), dot(x, kk[3])); }
     {{/loop}}
   }
@@ -337,13 +336,13 @@ fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32, c_: u32) {
 fn scores_f16(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32, c_: u32) {
   let tx = tx_ % TX;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
-  let qc = c_ % QN;
+  let qc = (c_ % QN) * DC;
   var h = array<vec2<ST>, RR * 4u>();
   for (var d = 0u; d < rt(DC); d++) {
     var kk = array<vec4<ST>, 4>();
     {{#loop cc < 4}}kk[{{cc}}u] = KVs[tx + {{cc}}u * TX][d];
     {{/loop}}
-    {{#loop rr < RR}}{ let x = Qs[ty + {{rr}}u * TY][qc][d];
+    {{#loop rr < RR}}{ let x = Qs[ty + {{rr}}u * TY][qc + d];
       {{#loop cc < 4}}h[{{rr}}u * 4u + {{cc}}u] = fma(x.zw, kk[{{cc}}u].zw, fma(x.xy, kk[{{cc}}u].xy, h[{{rr}}u * 4u + {{cc}}u]));
       {{/loop}} }
     {{/loop}}

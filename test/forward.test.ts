@@ -131,9 +131,9 @@ describe('FlashAttention forward vs float64 reference', () => {
   });
 
   it("Q's whole rows kept (forwardQRows = 1) give bitwise the O and LSE of Q restaged per tile, and match the reference", async () => {
-    // Four chunks of K/V (Q in four slots a row), Nq != Nk, grouped heads, causal: f32 unpadded slots (with and
-    // without the prefetch, which then holds K/V words only), f16 padded ones, and f16 products (opt-in: the range
-    // check reads Q's maxima per chunk either way).
+    // Four chunks of K/V (four in each staged row of Q), Nq != Nk, grouped heads, causal: f32 (with and without the
+    // prefetch, which then holds K/V words only), f16, and f16 products (opt-in: the range check reads Q's maxima per
+    // chunk either way).
     const cases: [string, AttentionShape, Precision, Record<string, string>][] = [
       ['32x32x32', { B: 1, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 128 }, 'f32', {}],
       ['32x16x16', { B: 2, Hq: 2, Hkv: 1, Nq: 45, Nk: 70, D: 64 }, 'f32', { FLASHRING_PORTABLE_FWD_PREFETCH: '1' }],
