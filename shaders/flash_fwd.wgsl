@@ -14,12 +14,8 @@
 // Chunks: Q, K and V are staged DC vec4 words of the head dim at a time (NCH = D/4/DC chunks):
 // S sums the chunks' products, and each chunk of V feeds its own accumulators. With one chunk
 // (whole rows) Q is staged once per workgroup; with more, Q's chunks are staged again for each
-// K/V tile (from L1/L2, QT = 1), which buys wider workgroups at large D within the same memory
-// (f32 at D = 128: 128×32 tiles, 256 invocations, against 32×32 and 64 with whole rows), or
-// (QT = 0, TilePlan.qRowWords, FLASHRING_PORTABLE_FWD_QROWS=1) Q's whole rows are staged once a
-// workgroup, chunk c at words c·DC … of its row (QN = NCH; rows of QW = D/4 + 1 words), and only K
-// and V in chunks: a third of the staging of 128×32 at D = 128 for each product, at 64×32 in f32.
-// Either way each S is summed in the same order: bitwise the same O and LSE.
+// K/V tile (from L1/L2), which buys wider workgroups at large D within the same memory (f32 at
+// D = 128: 64×32 tiles, 128 invocations, against 32×32 and 64 with whole rows).
 // Staged words keep the storage type: vec4<ST>, so f16 storage stages 8-byte vec4<f16> words,
 // half the workgroup bytes and load bandwidth of f32, and the same memory holds twice the chunk
 // (tiles.ts counts it). With f32 products the inner loops widen each word to f32 right after its
@@ -79,8 +75,8 @@
 //
 // Bounds (indices in range by construction, for Dawn without robustness):
 //   workgroup arrays are two-dimensional, [row][word]: every access is Qs[r][d], KVs[r][d] or
-//   Ps[r][t] with r < Br (or Bc), d < DC < CS, t < TX < PS (KVs is Bc×CS words of either type,
-//   CS = DC + 1 in both precisions), and Qs[r][(c % QN)·DC + d] with d < DC: < QN·DC < QW (Qs is Br×QW words);
+//   Ps[r][t] with r < Br (or Bc), d < DC < CS, t < TX < PS (Qs and KVs are Br×CS and Bc×CS
+//   words of either type; CS = DC + 1 in both precisions);
 //   the rows an invocation touches are ty + TY·rr < TY·RR = Br (ty < TY = WG / TX, rr < RR);
 //   private arrays pq[x], pk[x] with x < LQ, LK (constant indices, word e = tid + x·WG fetched
 //   and stashed only where e < Br·DC, Bc·DC); function arrays: s[rr], klo[rr], khi[rr] with
@@ -124,9 +120,6 @@ const LK: u32 = {{LK}}u;      // ... for a K or V chunk: ceil(Bc·DC / WG)
 // one chunk) and K chunk c, c < NCH; then A(c) = V chunk c; then the next visited tile's S(0).
 // The same words reach the same places between the same barriers: bitwise the same results.
 const PF: u32 = {{PF}}u;
-const QT: u32 = {{QT}}u;      // Q's chunks staged again for each K/V tile (1), or once a workgroup (0)
-const QN: u32 = {{QN}}u;      // Q's chunks a staged row holds: NCH where its rows are kept, else 1
-const QW: u32 = QN * DC + 1u; // words a staged row of Q: CS, or D/4 + 1 where rows are kept (padded as CS)
 const STALE: f32 = {{STALE}};       // rescale only when the row max grows by more than this (nat. log)
 
 alias Acc = array<vec4<f32>, RR * DU>;  // one chunk's columns of the invocation's RR rows
@@ -142,7 +135,7 @@ alias Rows = array<vec4<f32>, NG>;       // one f32 per row of the invocation: r
 // scores() reads at once, as 16-byte loads are served 8 lanes at a time and 8-byte loads 16 at a
 // time (32 banks either way). CS is odd wherever TX > 1: TX divides DC, DC divides D/4, and D is
 // a multiple of 8, so DC is even. P~V and the staging touch consecutive words of a row.
-var<workgroup> Qs: array<array<vec4<ST>, QW>, BR>;   // Q: row r, word (c % QN)·DC + d of chunk c
+var<workgroup> Qs: array<array<vec4<ST>, CS>, BR>;
 var<workgroup> KVs: array<array<vec4<ST>, CS>, BC>;    // K of the tile, then its V (chunk c)
 var<workgroup> Ps: array<array<vec4<{{PT}}>, PS>, BR>;    // P~: row r, word t = keys t + TX·(0..3) (in f16 where PK)
 {{#for _ < PK}}
@@ -251,7 +244,7 @@ fn kv_word(kv_row0: u32, j0: u32, ch: u32, e: u32, use_v: bool) -> vec4<ST> {
 fn stage_q(q_row0: u32, i0: u32, ch: u32, tid: u32) {
   for (var x = 0u; x < rt(LQ); x++) {
     let e = tid + x * WG;
-    if (e < BR * DC) { Qs[e / DC][(ch % QN) * DC + e % DC] = q_word(q_row0, i0, ch, e); }
+    if (e < BR * DC) { Qs[e / DC][e % DC] = q_word(q_row0, i0, ch, e); }
   }
 }
 
@@ -280,7 +273,7 @@ fn fetch_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
 
 fn stash_q(tid: u32) {
   {{#loop x < LQ}}{ let e = tid + {{x}}u * WG;
-    if (e < BR * DC) { Qs[e / DC][e % DC] = pq[{{x}}u]; } }   // QT = 1: one chunk
+    if (e < BR * DC) { Qs[e / DC][e % DC] = pq[{{x}}u]; } }
   {{/loop}}
 }
 
@@ -293,10 +286,10 @@ fn stash_kv(tid: u32) {
 // The staging point S(c) (between its barriers): Q chunk c (with more than one chunk) and K chunk c.
 fn stage_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
   if (PF == 0u) {
-    if (QT == 1u) { stage_q(q_row0, i0, c, tid); }
+    if (NCH > 1u) { stage_q(q_row0, i0, c, tid); }
     stage_kv(kv_row0, j0, c, tid, false);
   } else {
-    if (QT == 1u) { stash_q(tid); }
+    if (NCH > 1u) { stash_q(tid); }
     stash_kv(tid);
   }
   {{#for _ < PK}}note_range(&kmax[c], tid);
@@ -305,7 +298,7 @@ fn stage_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
 
 // PF = 1: the words of S(c) of the tile at j0 into registers.
 fn fetch_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
-  if (QT == 1u) { fetch_q(q_row0, i0, c, tid); }
+  if (NCH > 1u) { fetch_q(q_row0, i0, c, tid); }
   fetch_kv(kv_row0, j0, c, tid, false);
 }
 
@@ -316,15 +309,14 @@ fn fetch_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
 // backward's gradients, whose S must match this one, came out 2.25× a plain f32 implementation's
 // error against 0.8× (test/backward.test.ts, lavapipe). P~ V and the backward's sums over keys or
 // rows are chains of fma: there the accuracy held.)
-fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32, c_: u32) {
+fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
   let tx = tx_ % TX;   // = tx_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
-  let qc = (c_ % QN) * DC;   // chunk c's first word in Q's staged rows
   for (var d = 0u; d < rt(DC); d++) {
     var kk = array<vec4<f32>, 4>();
     {{#loop cc < 4}}kk[{{cc}}u] = vec4<f32>(KVs[tx + {{cc}}u * TX][d]);
     {{/loop}}
-    {{#loop rr < RR}}{ let x = vec4<f32>(Qs[ty + {{rr}}u * TY][qc + d]);
+    {{#loop rr < RR}}{ let x = vec4<f32>(Qs[ty + {{rr}}u * TY][d]);
       (*s)[{{rr}}u] += vec4<f32>(dot(x, kk[0]), dot(x, kk[1]), dot(x, kk[2]), dot(x, kk[3])); }
     {{/loop}}
   }
@@ -333,16 +325,15 @@ fn scores(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32, c_: u32) {
 {{#for _ < PK}}
 // scores() with f16 products (s_in_f16): s[rr][cc] += f32(h.x) + f32(h.y), h the vec2<f16> sums
 // of the chunk's products q.xy·k.xy + q.zw·k.zw over its DC words.
-fn scores_f16(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32, c_: u32) {
+fn scores_f16(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
   let tx = tx_ % TX;   // = tx_, ty_: the bounds made visible (see "Robustness" above)
   let ty = ty_ % TY;
-  let qc = (c_ % QN) * DC;
   var h = array<vec2<ST>, RR * 4u>();
   for (var d = 0u; d < rt(DC); d++) {
     var kk = array<vec4<ST>, 4>();
     {{#loop cc < 4}}kk[{{cc}}u] = KVs[tx + {{cc}}u * TX][d];
     {{/loop}}
-    {{#loop rr < RR}}{ let x = Qs[ty + {{rr}}u * TY][qc + d];
+    {{#loop rr < RR}}{ let x = Qs[ty + {{rr}}u * TY][d];
       {{#loop cc < 4}}h[{{rr}}u * 4u + {{cc}}u] = fma(x.zw, kk[{{cc}}u].zw, fma(x.xy, kk[{{cc}}u].xy, h[{{rr}}u * 4u + {{cc}}u]));
       {{/loop}} }
     {{/loop}}
@@ -364,7 +355,7 @@ fn tile_scores(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, tid: u32, tx: u32, t
     if (PF == 1u) {
       if (c + 1u < NCH) { fetch_s(q_row0, i0, kv_row0, j0, c + 1u, tid); } else { fetch_kv(kv_row0, j0, 0u, tid, true); }
     }
-    {{#for _ < NPK}}scores(&s, tx, ty, c);{{/for}}{{#for _ < PK}}if (s_in_f16(c, qm[c])) { scores_f16(&s, tx, ty, c); } else { scores(&s, tx, ty, c); }{{/for}}
+    {{#for _ < NPK}}scores(&s, tx, ty);{{/for}}{{#for _ < PK}}if (s_in_f16(c, qm[c])) { scores_f16(&s, tx, ty); } else { scores(&s, tx, ty); }{{/for}}
   }
   return s;
 }
@@ -464,7 +455,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   let rb = row_block(g, BR);   // heavy-first
   let tx = tid % TX;
   let ty = tid / TX;
-  if (QT == 0u) { for (var c = 0u; c < rt(NCH); c++) { stage_q(rb.q_row0, rb.i0, c, tid); } }   // Q once a workgroup
+  if (NCH == 1u) { stage_q(rb.q_row0, rb.i0, 0u, tid); }
   {{#for _ < PK}}let qm = q_range(rb.q_row0, rb.i0, tx, ty);{{/for}}
 
   // Keys visible to row ty + TY·rr: klo[rr] <= j < khi[rr] (klo = khi: a masked row).

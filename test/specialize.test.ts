@@ -151,7 +151,7 @@ describe('tile planner', () => {
     const fwd = (tile: string) => pins({ FLASHRING_PORTABLE_FWD: tile });
     const p4 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);
     expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32 });
-    expect(portableValues('fwd', 64, p4)).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, QT: 1, QN: 1, LQ: 4, LK: 1, PK: 0, NPK: 1, PT: 'f32', STALE: '8.0' });
+    expect(portableValues('fwd', 64, p4)).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1, PK: 0, NPK: 1, PT: 'f32', STALE: '8.0' });
     // The prefetch: on GPUs by default where it takes at most PREFETCH_MAX_WORDS registers, never
     // on CPU adapters; a pin wins (and names itself in the plan's line).
     expect(defaultPrefetch(p4, 64, false)).toBe(1);
@@ -166,20 +166,6 @@ describe('tile planner', () => {
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, { forwardPrefetch: 0 }).prefetch).toBe(0);
     const key = (p: typeof p4) => kernelKey('fwd-scalar-subgroup', attentionValues(64, p, { precision: 'f32', out: 'f32', grad: 'f32' }, true, portableValues('fwd', 64, p)));
     expect(key(pf1)).not.toBe(key(p4));
-    // Q's whole rows kept (forwardQRows): at D = 128 in f32, 64×32 fits 48 KiB in 32-column chunks (Q's rows of
-    // 32 + 1 words: 64·33·16 + 32·9·16 + 16·64·9 = 47616 bytes), staged once a workgroup, so the prefetch holds K/V
-    // words only; whole rows (one chunk) need no kept rows and plan none.
-    const qr = planTiles('fwd', 128, 'f32', 49152, 1024, 32, { ...fwd('64x32'), forwardQRows: 1 });
-    expect(qr).toMatchObject({ BR: 64, BC: 32, WG: 128, chunk: 32, qRows: true, workgroupBytes: 47616 });
-    expect(workgroupBytes('fwd', 64, 32, 128, 32, 'f32', 'subgroup', undefined, true)).toBe(47616);
-    expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, fwd('64x32'))).toMatchObject({ chunk: 64, workgroupBytes: 9216 + 96 * 17 * 16 });
-    expect(portableValues('fwd', 128, qr)).toMatchObject({ NCH: 4, QT: 0, QN: 4 });
-    expect(stagingWords(qr, 128)).toEqual({ LQ: 4, LK: 2, prefetchWords: 2 });
-    expect(describePlan(qr)).toBe('Br64 Bc32 WG128 chunk32 subgroup q-rows');
-    expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32, { ...fwd('32x16x16'), forwardQRows: 1 })).toMatchObject({ qRows: true, workgroupBytes: 8 * (32 * 17 + 16 * 5) + 16 * 32 * 5 });
-    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, { ...fwd('64x32'), forwardQRows: 1 }).qRows).toBeUndefined();
-    const key128 = (p: typeof p4) => kernelKey('fwd-scalar-subgroup', attentionValues(128, p, { precision: 'f32', out: 'f32', grad: 'f32' }, true, portableValues('fwd', 128, p)));
-    expect(key128({ ...qr, prefetch: 1 })).not.toBe(key128({ ...qr, qRows: undefined, prefetch: 1 }));
     // 256 rows (256 invocations); the limits still apply.
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('256x16x16'))).toMatchObject({ BR: 256, BC: 16, WG: 256, chunk: 16, workgroupBytes: 42240 });
     expect(() => planTiles('fwd', 64, 'f32', 49152, 64, 32, fwd('128x32x32'))).toThrow(/128x32x32: .* 256 invocations/);

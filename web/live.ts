@@ -910,7 +910,6 @@ const PIN_WORDS: { [K in keyof KernelTuning]-?: (v: NonNullable<KernelTuning[K]>
   portableBackward: (t, k) => `${k('backward')}tile ${t.rows}×${t.cols}${t.chunk ? ` (D in chunks of ${t.chunk})` : ''}`,
   rowReduce: (v) => `row sums through ${v === 'subgroup' ? 'subgroup shuffles' : 'workgroup memory'}`,
   forwardPrefetch: (v) => (v ? 'with prefetch' : 'no prefetch'),
-  forwardQRows: (v) => (v ? "Q's rows staged once" : "Q's chunks staged per tile"),
   portableProducts: (v) => `${v} products`,
   sgmmForward: (t, k) => `${k('forward')}tensor-core tile ${t.subgroups} subgroups × ${t.rows} rows${t.rowBlocks === 2 ? ', 2 row blocks' : ''}${t.dSplit === 2 ? ', D split in 2' : ''}`,
   sgmmBackward: (t, k) => `${k('backward')}tensor-core tile ${t.subgroups} subgroups × ${t.rows} rows`,

@@ -35,8 +35,6 @@ export interface TilePlan {
   pipe?: number;
   /** Tensor-core forward: a group's row blocks take turns through one 16-row S and P block (SBR = 16; sgmmFwdTurns). */
   turns?: boolean;
-  /** Portable forward staging K/V in chunks: Q's whole rows staged once a workgroup, chunk by chunk (QN = NCH), not Q's chunks again for each K/V tile. */
-  qRows?: boolean;
   /** Portable forward: the next staging point's words loaded into registers during this one (PF). */
   prefetch?: 0 | 1;
   /** Portable forward with f16 storage: products in f16 where a chunk's inputs allow it (PK; flash_fwd.wgsl), or f32 products throughout. */
@@ -52,7 +50,7 @@ export const backwardRows = (p: TilePlan) => ({ q: p.rowsPerGroup ?? p.BR, kv: p
 
 export function describePlan(p: TilePlan): string {
   const extra: [string, unknown][] = [['RB', p.rowBlocks], ['DS', p.dSplit && p.dSplit > 1 ? p.dSplit : undefined], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
-    ['pad', p.pad], ['pipe', p.pipe], ['turns', p.turns ? '' : undefined], ['', p.reduce], ['prefetch', p.prefetch], ['', p.products && `${p.products}-products`], ['', p.qRows ? 'q-rows' : undefined]];
+    ['pad', p.pad], ['pipe', p.pipe], ['turns', p.turns ? '' : undefined], ['', p.reduce], ['prefetch', p.prefetch], ['', p.products && `${p.products}-products`]];
   return [`Br${p.BR} Bc${p.BC} WG${p.WG}`, ...extra.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}${v}`)].join(' ');
 }
 
@@ -74,8 +72,6 @@ export const PORTABLE_FWD_RR = 4;
  *   (Br + Bc)·(chunk/4 + 1)·w + 16·Br·(Bc/4 + 1) [+ Br·Bc],   w = 16 (f32) or 8 (f16).
  * With f16 products (`products` 'f16', f16 storage) P~ is kept in f16, 8·Br·(Bc/4 + 1) bytes, and
  * two u32 words per chunk hold the staged K and V maxima: 8·D/chunk bytes more.
- * With Q's whole rows kept (`qRows`, chunk < D) Q takes Br·(D/4 + 1)·w bytes in place of
- * Br·(chunk/4 + 1)·w: its whole rows, padded by a word as the chunks are.
  * Backward: RT resident rows (BR = BC = RT), CT streamed rows, WG = RT·CT/16; two resident and
  * two streamed chunks of `chunk` head-dim columns in the storage type (w bytes a word, as the
  * forward), Pᵀ and dS (RT × CT, f32), and four per-row statistics (4 bytes) of the streamed rows:
@@ -84,13 +80,12 @@ export const PORTABLE_FWD_RR = 4;
  */
 export function workgroupBytes(
   kind: 'fwd' | 'bwd', BR: number, BC: number, D: number, chunk = D, precision: Precision = 'f32', reduce: RowReduce = 'workgroup',
-  products?: PortableProducts, qRows = false,
+  products?: PortableProducts,
 ): number {
   const CS = chunk / 4 + 1;
   const w = precision === 'f16' ? 8 : 16;
   const pk = kind === 'fwd' && precision === 'f16' && products === 'f16';
-  const qWords = qRows && chunk < D ? D / 4 + 1 : CS;
-  if (kind === 'fwd') return w * (BR * qWords + BC * CS) + (pk ? 8 : 16) * BR * (BC / 4 + 1) + (reduce === 'workgroup' ? (BR * BC) : 0) + (pk ? (8 * D) / chunk : 0);
+  if (kind === 'fwd') return w * (BR + BC) * CS + (pk ? 8 : 16) * BR * (BC / 4 + 1) + (reduce === 'workgroup' ? (BR * BC) : 0) + (pk ? (8 * D) / chunk : 0);
   return w * 2 * (BR + BC) * CS + 16 * 2 * BR * (BC / 4 + 1) + 16 * BC;
 }
 
@@ -122,7 +117,6 @@ export type RowReduce = 'subgroup' | 'workgroup';
 
 /** A pinned or candidate tile: rows, rows (Bc or CT), the chunk (undefined: widest that fits). */
 export type PortableTile = [number, number, number | undefined];
-
 
 /** The tile a tuning pins for a portable kernel (portableForward / portableBackward), or null. */
 function pinnedPortable(kind: 'fwd' | 'bwd', tuning: KernelTuning): PortableTile | null {
@@ -184,8 +178,7 @@ export function portableTile(
   const WG = (A / PORTABLE_FWD_RR) * (B / 4);   // the backward's RT·CT/16 likewise
   const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, tuning.rowReduce, false) : undefined;
   const products = kind === 'fwd' && precision === 'f16' ? tuning.portableProducts ?? 'f32' : undefined;
-  const qRows = kind === 'fwd' && tuning.forwardQRows === 1;
-  const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce, products, qRows);
+  const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce, products);
   const tried = pinChunk ? [pinChunk] : chunks(D, B);
   const chunk = tried.find((c) => chunkFits(D, B, c) && bytesAt(c) <= limit);
   if (chunk === undefined || WG > maxWG) {
@@ -202,7 +195,6 @@ export function portableTile(
     BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4, tuning.rowReduce),
     ...(tuning.forwardPrefetch !== undefined ? { prefetch: tuning.forwardPrefetch } : {}),
     ...(products ? { products } : {}),
-    ...(qRows && chunk < D ? { qRows } : {}),
   };
 }
 
@@ -218,16 +210,13 @@ export function planDeviceTiles(kind: 'fwd' | 'bwd', D: number, precision: Preci
 
 /**
  * The portable forward's staging words per invocation: LQ for a Q chunk, LK for a K or V chunk,
- * and the registers its prefetch holds (pk, and pq only where Q is staged per tile: NCH > 1, its rows not kept).
+ * and the registers its prefetch holds (pk, and pq only where Q is staged per tile: NCH > 1).
  */
 export function stagingWords(plan: TilePlan, D: number): { LQ: number; LK: number; prefetchWords: number } {
   const DC = (plan.chunk ?? D) / 4;
   const LQ = Math.ceil((plan.BR * DC) / plan.WG), LK = Math.ceil((plan.BC * DC) / plan.WG);
-  return { LQ, LK, prefetchWords: (qPerTile(plan, D) ? LQ : 0) + LK };
+  return { LQ, LK, prefetchWords: (D / 4 / DC > 1 ? LQ : 0) + LK };
 }
-
-/** Whether the portable forward stages Q's chunks again for each K/V tile (QT): more than one chunk, and Q's rows not kept. */
-const qPerTile = (plan: TilePlan, D: number) => (plan.chunk ?? D) < D && !plan.qRows;
 
 /** Registers (vec4 words) the forward's prefetch may take per invocation by default. */
 export const PREFETCH_MAX_WORDS = 16;
@@ -259,8 +248,7 @@ function rowReduce(subgroupMin: number, TX: number, pin: RowReduce | undefined, 
  * Specialization values of a portable kernel: DC (vec4 words per chunk), NCH (chunks) and DU
  * (vec4 columns of O / dQ / dK / dV per invocation and chunk); the forward's RR (query rows per
  * invocation), LOG2TX (subgroup row reduction), PF with LQ, LK (the prefetch and its staging
- * words per invocation), QT and QN (Q staged per K/V tile, 1 or 0; the chunks a staged row of Q holds:
- * NCH where its rows are kept, qRows, else 1), PK and NPK (f16 products or not: the shader's sections) with PT (P~'s
+ * words per invocation), PK and NPK (f16 products or not: the shader's sections) with PT (P~'s
  * element type) and STALE (the stale row max's threshold; exactMax: 0, the exact max: stale.ts), the
  * backward's CT (streamed rows).
  */
@@ -275,7 +263,6 @@ export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan, e
     v.PF = plan.prefetch ?? 0;
     const { LQ, LK } = stagingWords(plan, D);
     const PK = plan.products === 'f16' ? 1 : 0;
-    Object.assign(v, { QT: qPerTile(plan, D) ? 1 : 0, QN: plan.qRows && DC < D / 4 ? D / 4 / DC : 1 });
     Object.assign(v, { LQ, LK, PK, NPK: 1 - PK, PT: PK ? 'f16' : 'f32', STALE: staleValue(exactMax) });
   }
   return v;

@@ -57,8 +57,6 @@ export interface KernelTuning {
   rowReduce?: RowReduce;
   /** The portable forward's prefetch (FLASHRING_PORTABLE_FWD_PREFETCH = 0 | 1). */
   forwardPrefetch?: 0 | 1;
-  /** Whether the portable forward stages Q's whole rows once a workgroup where it stages K/V in chunks (FLASHRING_PORTABLE_FWD_QROWS = 0, the default: Q's chunks again for each K/V tile, | 1). */
-  forwardQRows?: 0 | 1;
   /** The portable forward's products with f16 storage (FLASHRING_PORTABLE_FWD_PRODUCTS = f32, the default, | f16: in f16 where a chunk's range allows; opt-in). */
   portableProducts?: PortableProducts;
   /** The tensor-core forward's tile (FLASHRING_SGMM_FWD = SGxT[xRB]). */
@@ -163,7 +161,6 @@ export const TUNING_PINS: { [K in keyof KernelTuning]-?: Pin<NonNullable<KernelT
   portableBackward: portableTilePin('bwd'),
   rowReduce: choice('FLASHRING_PORTABLE_REDUCE', ['subgroup', 'workgroup'] as RowReduce[], 'subgroup or workgroup'),
   forwardPrefetch: choice('FLASHRING_PORTABLE_FWD_PREFETCH', [0, 1] as const, '0 or 1'),
-  forwardQRows: choice('FLASHRING_PORTABLE_FWD_QROWS', [0, 1] as const, "0 (Q's chunks staged again for each K/V tile, the default) or 1 (Q's whole rows staged once a workgroup, K/V in chunks)"),
   portableProducts: choice('FLASHRING_PORTABLE_FWD_PRODUCTS', PORTABLE_PRODUCTS, 'f32 (the default) or f16 (with f16 storage, products in f16 where each chunk\'s range allows: faster, not within the f16 contract on inputs whose products cancel; docs/numerics.md)'),
   sgmmForward: sgmmTilePin('fwd'),
   sgmmBackward: sgmmTilePin('bwd'),

@@ -79,18 +79,17 @@ export function* sgmmModules(heads: number[]): Generator<NamedModule> {
 /**
  * The portable forward as a GPU compiles it (unrolled), every candidate tile that fits the H200's
  * limits: subgroups of 32 (subgroup row reduction) or none (workgroup memory), with and without
- * the prefetch, f16 storage with f16 and f32 products, Q's chunks staged per tile or its rows
- * kept where there are chunks (forwardQRows); head dims of one to eight chunks.
+ * the prefetch, f16 storage with f16 and f32 products; head dims of one to eight chunks.
  */
 function* portableModules(heads: number[]): Generator<NamedModule> {
   for (const D of heads.filter((d) => [16, 64, 128, 256].includes(d))) for (const precision of ['f32', 'f16'] as const) {
     const products = precision === 'f16' ? PORTABLE_PRODUCTS : [undefined];
-    for (const [BR, BC] of PORTABLE_FWD_CANDIDATES) for (const subgroupMin of [32, 0]) for (const prefetch of [0, 1] as const) for (const pk of products) for (const rows of [0, 1] as const) {
-      const tile = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin, { forwardQRows: rows, ...(pk ? { portableProducts: pk } : {}) });
-      if (typeof tile === 'string' || (rows === 1 && !tile.qRows)) continue;
+    for (const [BR, BC] of PORTABLE_FWD_CANDIDATES) for (const subgroupMin of [32, 0]) for (const prefetch of [0, 1] as const) for (const pk of products) {
+      const tile = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin, pk ? { portableProducts: pk } : {});
+      if (typeof tile === 'string') continue;
       const plan = { ...tile, prefetch };
       const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan));
-      yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}${pk ? ` products ${pk}` : ''}${rows ? ' q-rows' : ''}`,
+      yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}${pk ? ` products ${pk}` : ''}`,
         attentionSource(SHADERS.flashFwd[plan.reduce!], values, FORWARD_BINDINGS, plan.reduce === 'subgroup' ? ['subgroups'] : [])];
     }
   }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Prepared 2026-12-05 (19:42 UTC session). One device call, from the project root, carry [".gpu"], other results
-# folders set aside (bash bench/results-aside.sh out wip-qrows):
+# Prepared 2026-12-05 (19:42 UTC session). Two device calls, from the project root at abf8a30 (run1/) and d97fa41
+# (run2/), carry [".gpu"], other results folders set aside (bash bench/results-aside.sh out wip-qrows):
 #   bash .gpu/enter.sh bash bench/results/wip-qrows/gpu-call.sh
+# (this folder was wip-qrows; the variant is not kept: qrows-run1.patch and qrows-run2.patch are its code at each call,
+# against 5c7e831). As run 2 ran it, but for this header.
 # The question (issue 37, the portable f32 forward at D = 128, 0.48-0.52x PyTorch's f32): does keeping Q's whole rows
 # in workgroup memory (FLASHRING_PORTABLE_FWD_QROWS=1: Q staged once a workgroup, K/V in chunks) beat restaging Q's
 # chunks for every K/V tile? At D = 128 in f32 the shipped 128x32 tile stages 32-column chunks of Q (4096 words a
@@ -11,7 +13,7 @@
 #   qr64   64x32x32 with Q's rows kept;  pt64  64x32x32 with Q per tile (the same tile as shipped code runs it)
 #   qr32   32x32x32 with Q's rows kept
 # robustness on (browsers; the issue's target) and, for ship and qr64, off. Then the new test on this GPU.
-# Run 1 (run1/, 20:04 UTC, H100, Q in unpadded slots Qs[r][c][d], 46592 bytes): qr64 16.3 TFLOP/s against ship 22.2 and
+# Run 1 (run1/, 19:52 UTC, H100, Q in unpadded slots Qs[r][c][d], 46592 bytes): qr64 16.3 TFLOP/s against ship 22.2 and
 # pt64 21.3. Run 2 (run2/): Q's kept rows as [r][c·DC + d] with one word of padding (D/4 + 1 words, 47616 bytes), as the
 # chunks are padded, in case run 1 lost to bank conflicts between a load's rows; qr32 left out (8.9 in run 1).
 set -uo pipefail
