@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { GIB } from '../src/memory/model.js';
-import { fewestGpus, moreGpus, shorterSequences, wouldFitLines, type WouldFit } from '../src/memory/adviseForward.js';
+import { fewestGpus, gpusRefusal, moreGpus, notWholeNodes, shorterSequences, takesGpus, wouldFitLines, type WouldFit } from '../src/memory/adviseForward.js';
 import { type AdviseRequest, type AdviseResult, type Candidate } from '../src/memory/advise.js';
 import { CLI_WORDS } from '../src/cli/advise.js';
 import { PAGE_WORDS } from '../web/advise.js';
@@ -103,6 +103,20 @@ describe('advise: what would fit when nothing does', () => {
     // Doublings advise would refuse (an EP of 3 divides none of them) are not searched, and the line says why.
     const ep3 = { ...r, gpus: 8, gpusPerNode: 8, base: { ...r.base, expertParallel: 3 } };
     expect(wouldFitLines(ep3, res, w, true, CLI_WORDS)[1]).toBe('  GPUs: none searched (advise takes none of 16, 32, 64, 128, 256, 512: each must be whole nodes, a multiple of the EP 3 and of whole micro batches of 1)');
+  });
+
+  it('gpusRefusal: why advise does not take a GPU count, the first reason in the order the CLI checks its flags, with its data; takesGpus is its null', () => {
+    const q = (gpus: number, gbs: number, microBatchSize: number, expertParallel: number) => ({ gpus, gpusPerNode: 8, gbs, base: { microBatchSize, expertParallel } });
+    expect(gpusRefusal(q(65544, 65544, 1, 1))).toEqual({ why: 'too-many', most: 65536 });
+    expect(gpusRefusal(q(12, 13, 2, 5))).toEqual({ why: 'whole-nodes', perNode: 8, below: 8, above: 16 });
+    expect(gpusRefusal(q(6, 3, 2, 5))).toEqual({ why: 'micro-batch', gbs: 3, micro: 2 });
+    expect(gpusRefusal(q(16, 2.5, 1, 1))).toEqual({ why: 'micro-batch', gbs: 2.5, micro: 1 });
+    expect(gpusRefusal(q(16, 32, 2, 3))).toEqual({ why: 'expert-parallel', ep: 3 });
+    expect(gpusRefusal(q(6, 6, 2, 3))).toBeNull();   // one node: any count up to a node's GPUs
+    expect([notWholeNodes(8, 8), notWholeNodes(24, 8), notWholeNodes(65536, 6)]).toEqual([null, null, { why: 'whole-nodes', perNode: 6, below: 65532, above: 65538 }]);
+    const { model, par } = configFromFlags({ preset: 'llama3-8b', 'seq-length': '4096' });
+    const r: AdviseRequest = { model, base: par, gpus: 24, hbmGib: 80, margin: 0.1, gbs: 24, link: resolveLink('nvlink-h200') };
+    expect([takesGpus(r), takesGpus({ ...r, gpus: 12 }), takesGpus({ ...r, base: { ...par, expertParallel: 16 } })]).toEqual([true, false, false]);
   });
 
   it("--help says how the counts between the doublings are searched: every one up to 7, else up to 7 of them, evenly spaced (not 'else at most 7')", () => {

@@ -25,13 +25,13 @@
  */
 import type { ModelConfig, ParallelConfig } from '../src/memory/model.js';
 import { GIB } from '../src/memory/model.js';
-import { candidates, fitsText, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, tokensPerSecondText, wholeNodes, type AdviseRequest, type AdviseResult, type AdviseWords } from '../src/memory/advise.js';
+import { candidates, fitsText, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type AdviseWords } from '../src/memory/advise.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, LINK_GBPS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
 import { FieldError, FieldErrors, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { duration, numberFrom, sig3 } from './format.js';
-import { MAX_GPUS, wouldFitLines, wouldFitSteps, type Remedy, type WouldFit } from '../src/memory/adviseForward.js';
+import { MAX_GPUS, notWholeMicroBatches, notWholeNodes, wouldFitLines, wouldFitSteps, type Remedy, type WouldFit } from '../src/memory/adviseForward.js';
 import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
 
 type Cell = string | { text: string; cls?: string; title?: string };
@@ -229,17 +229,16 @@ class AdvisorPanel implements Advisor {
       }
     };
     const seq = take(() => d.positiveWhole(input('aseq'), 'Sequence length', MAX_SEQ)), gpus = take(() => d.positiveWhole(input('agpus'), 'GPUs', MAX_GPUS));
-    // Megatron-LM runs under torchrun, the same ranks on every node: beyond one node of 8 (the page's nodes, as the CLI's default), whole nodes.
-    if (gpus !== undefined && !wholeNodes(gpus, NODE_GPUS)) {
-      const below = gpus - (gpus % NODE_GPUS);
-      errors.push(new FieldError(`GPUs (${gpus}) must be whole nodes of ${NODE_GPUS} beyond one node, as Megatron-LM runs them: ${below} or ${below + NODE_GPUS}.`, input('agpus')));
-    }
+    // Two of the reasons advise refuses a GPU count for (gpusRefusal's parts), each marked on its own field, so both are said at once:
+    // beyond one node of 8 (the page's nodes, as the CLI's default), whole nodes; below, a global batch of whole micro batches.
+    const nodes = gpus === undefined ? null : notWholeNodes(gpus, NODE_GPUS);
+    if (nodes) errors.push(new FieldError(`GPUs (${gpus}) must be whole nodes of ${nodes.perNode} beyond one node, as Megatron-LM runs them: ${nodes.below} or ${nodes.above}.`, input('agpus')));
     const hbmGib = take(() => d.readHbm(input('ahbm')));
     const margin = take(() => this.number('amargin', 'Margin', 0, 0.9, 'a fraction of the HBM kept free, from 0 to 0.9'));
     const typed = input('agbs').value.trim() !== '' || input('agbs').validity.badInput;
     const gbs = typed ? take(() => d.positiveWhole(input('agbs'), 'Global batch', 1e7)) : gpus;
-    if (gbs !== undefined && gbs % par.microBatchSize)
-      errors.push(new FieldError(`Global batch (${gbs}) must be a multiple of the planner's micro batch (${par.microBatchSize}).`, typed ? input('agbs') : input('agpus')));
+    const micro = gbs === undefined ? null : notWholeMicroBatches(gbs, par.microBatchSize);
+    if (micro) errors.push(new FieldError(`Global batch (${micro.gbs}) must be a multiple of the planner's micro batch (${micro.micro}).`, typed ? input('agbs') : input('agpus')));
     const top = take(() => d.positiveWhole(input('atop'), 'Show top', 1000));
     const link = take(() => this.readLink());
     if (errors.length) throw new FieldErrors(errors);

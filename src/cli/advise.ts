@@ -7,12 +7,12 @@
 import { InputError } from '../errors.js';
 import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, GIB, parseRecomputeSpec } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
-import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, skipText, tokensPerSecondText, wholeMs, wholeNodes, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
+import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, skipText, tokensPerSecondText, wholeMs, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
 import { MODEL_OPTS, configFromFlags, joinModuleArgs } from './memory.js';
 import { counted } from '../plural.js';
-import { MAX_BETWEEN, wouldFit, wouldFitLines, type Remedy, type WouldFit } from '../memory/adviseForward.js';
+import { MAX_BETWEEN, MAX_GPUS, gpusRefusal, wouldFit, wouldFitLines, type GpusRefusal, type Remedy, type WouldFit } from '../memory/adviseForward.js';
 
 export { layoutConfig } from '../memory/advise.js';
 
@@ -103,7 +103,7 @@ function request(argv: string[]): Request | null {
   for (const f of NOT_HERE) if (values[f as keyof typeof values] !== undefined) throw new InputError(`--${f} belongs to flashring memory, not advise`);
   if (values['seq-length'] === undefined) throw new InputError('--seq-length is required (the sequence length to train at)');
   if (values.gpus === undefined) throw new InputError('--gpus is required (how many GPUs to spread the model over)');
-  const gpus = numberArg('gpus', values.gpus, { integer: true, min: 1, max: 65536, what: 'a positive integer up to 65536' });
+  const gpus = numberArg('gpus', values.gpus, { integer: true, min: 1, max: MAX_GPUS, what: `a positive integer up to ${MAX_GPUS}` });
   const { model, par, hbmGib } = configFromFlags(values, true);
   const margin = values.margin === undefined ? 0.1 : numberArg('margin', values.margin, { min: 0, max: 0.9, what: 'a fraction in [0, 0.9]' });
   const gbs = values['global-batch-size'] === undefined ? gpus : numberArg('global-batch-size', values['global-batch-size'], { integer: true, min: 1, max: 1e7, what: 'a positive integer' });
@@ -111,29 +111,33 @@ function request(argv: string[]): Request | null {
   const link = resolveLink(values.link ?? 'nvlink-h200', num('link-gbps'), num('link-latency-us'));
   const top = values.top === undefined ? 5 : numberArg('top', values.top, { integer: true, min: 1, max: 1000, what: 'an integer from 1 to 1000' });
   const gpusPerNode = values['gpus-per-node'] === undefined ? 8 : numberArg('gpus-per-node', values['gpus-per-node'], { integer: true, min: 1, max: 1024, what: 'a positive integer up to 1024' });
-  // Megatron-LM runs under torchrun, which launches the same number of ranks on every node: no partial last node.
-  if (!wholeNodes(gpus, gpusPerNode)) {
-    const below = gpus - (gpus % gpusPerNode), above = below + gpusPerNode;
-    throw new InputError(`--gpus ${gpus} is not a multiple of --gpus-per-node ${gpusPerNode}: Megatron-LM (torchrun) runs whole nodes; give --gpus ${below} or ${above}, or the GPUs a node really has`);
-  }
-  refuseNoLayout(gbs, values['global-batch-size'] !== undefined, par.microBatchSize, gpus, par.expertParallel ?? 1);
+  const refused = gpusRefusal({ gpus, gpusPerNode, gbs, base: par });
+  if (refused) throw new InputError(refusalText(refused, gpus, values['global-batch-size'] !== undefined));
   const inter = values['inter-node-link'] ?? 'ib-ndr';
   if (!(inter in LINKS)) throw new InputError(`--inter-node-link must be ${Object.keys(LINKS).join(', ')}, got '${inter}'`);
   return { model, base: par, gpus, hbmGib, margin, gbs, link, interNodeLink: LINKS[inter as keyof typeof LINKS], gpusPerNode, top, json: !!values.json, modelArgs: modelArgs(values), batchPerGpu: values['global-batch-size'] === undefined };
 }
 
 /**
- * What no layout of the GPUs can satisfy, refused as a mistake (exit 2) rather than searched and called nothing
- * fitting (exit 3): a global batch that is no whole number of micro batches (Megatron-LM needs global batch =
- * micro batch × DP × micro batches a step), and an EP that does not divide the GPUs (EP divides DP × CP, which divide them).
+ * Why advise does not take --gpus (gpusRefusal), refused as a mistake (exit 2) rather than searched and called nothing
+ * fitting (exit 3): a partial last node (Megatron-LM runs under torchrun, which launches the same number of ranks on every
+ * node), a global batch that is no whole number of micro batches (Megatron-LM needs global batch = micro batch × DP ×
+ * micro batches a step), and an EP that does not divide the GPUs (EP divides DP × CP, which divide them). `given`: the
+ * global batch is --global-batch-size's, not advise's default.
  */
-function refuseNoLayout(gbs: number, given: boolean, micro: number, gpus: number, ep: number): void {
-  if (gbs % micro) {
-    const what = given ? `--global-batch-size ${gbs}` : `the global batch ${gbs} (advise's default: --gpus, one sequence a GPU)`;
-    throw new InputError(`${what} is not a multiple of --micro-batch-size ${micro}, so no data-parallel size divides it into whole micro batches: give --global-batch-size a multiple of ${micro} (e.g. ${gpus * micro}, --gpus × --micro-batch-size)`);
+function refusalText(x: GpusRefusal, gpus: number, given: boolean): string {
+  switch (x.why) {
+    case 'too-many':   // numberArg refuses it first, in its own words
+      return `--gpus ${gpus} is past the most: ${CLI_WORDS.gpusAtMost(x.most)}`;
+    case 'whole-nodes':
+      return `--gpus ${gpus} is not a multiple of --gpus-per-node ${x.perNode}: Megatron-LM (torchrun) runs whole nodes; give --gpus ${x.below} or ${x.above}, or the GPUs a node really has`;
+    case 'micro-batch': {
+      const what = given ? `--global-batch-size ${x.gbs}` : `the global batch ${x.gbs} (advise's default: --gpus, one sequence a GPU)`;
+      return `${what} is not a multiple of --micro-batch-size ${x.micro}, so no data-parallel size divides it into whole micro batches: give --global-batch-size a multiple of ${x.micro} (e.g. ${gpus * x.micro}, --gpus × --micro-batch-size)`;
+    }
+    case 'expert-parallel':
+      return `--expert-model-parallel-size ${x.ep} does not divide --gpus ${gpus}: Megatron-LM forms the expert-parallel groups inside the DP × CP ranks, which divide the GPUs; give an EP that divides ${gpus}, or more GPUs`;
   }
-  if (gpus % ep)
-    throw new InputError(`--expert-model-parallel-size ${ep} does not divide --gpus ${gpus}: Megatron-LM forms the expert-parallel groups inside the DP × CP ranks, which divide the GPUs; give an EP that divides ${gpus}, or more GPUs`);
 }
 
 function print(r: Request, res: AdviseResult, seen: Evaluated, w: WouldFit | null): void {

@@ -288,9 +288,6 @@ export function reasons(r: AdviseRequest, c: Candidate, seen?: Evaluated, t: Adv
 /** A time as the CLI prints every step time: whole ms ('82800 ms'). */
 export const wholeMs = (ms: number): string => `${ms.toFixed(0)} ms`;
 
-/** Whether advise takes `gpus` GPUs in nodes of `perNode`: one node, or whole nodes (Megatron-LM runs under torchrun, which launches as many ranks on every node). */
-export const wholeNodes = (gpus: number, perNode: number): boolean => gpus <= perNode || gpus % perNode === 0;
-
 /** Whether a peak of `bytes` fits a GPU of the request: its HBM less the margin kept (fitsText's words). */
 export const fits = (r: Pick<AdviseRequest, 'hbmGib' | 'margin'>, bytes: number): boolean => bytes <= r.hbmGib * GIB * (1 - r.margin);
 

@@ -7,8 +7,8 @@
  * it tried. Pure, in steps (Steps); used by `flashring advise` and the page's advisor panel (each with its
  * own words: AdviseWords).
  */
-import { candidates, layoutLabel, fitsText, wholeNodes, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate } from './advise.js';
-import { GIB } from './model.js';
+import { candidates, layoutLabel, fitsText, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate } from './advise.js';
+import { GIB, type ParallelConfig } from './model.js';
 import { counted } from '../plural.js';
 
 /** How many doublings of the GPUs, and halvings of the sequence, are searched: up to 64× the GPUs, down to 1/64 of the sequence. */
@@ -60,7 +60,7 @@ export interface WouldFit {
  * pass it, the most advise takes (MAX_GPUS in whole nodes) is the last.
  */
 export function moreGpus(gpus: number, perNode: number): number[] {
-  const out: number[] = [], most = MAX_GPUS <= perNode ? MAX_GPUS : MAX_GPUS - (MAX_GPUS % perNode);
+  const out: number[] = [], most = notWholeNodes(MAX_GPUS, perNode)?.below ?? MAX_GPUS;
   for (let n = gpus, i = 0; i < MAX_STEPS; i++) {
     n = n < perNode ? Math.min(2 * n, perNode) : 2 * n;
     if (n > MAX_GPUS) {
@@ -83,11 +83,46 @@ export function shorterSequences(seqLength: number): number[] {
 const onGpus = (r: AdviseRequest, gpus: number, batchPerGpu: boolean): AdviseRequest => ({ ...r, gpus, gbs: batchPerGpu ? (gpus * r.gbs) / r.gpus : r.gbs });
 
 /**
- * Whether advise takes the request `q`'s GPU count, as it checks its flags (src/cli/advise.ts): at most MAX_GPUS, whole
- * nodes beyond one, an EP that divides them, and a global batch of whole micro batches.
+ * Why advise does not take a GPU count (gpusRefusal), with what each front end's words need: more than MAX_GPUS;
+ * not whole nodes of `perNode` beyond one node (the nearest counts that are: `below` and `above`); a global batch
+ * `gbs` that is no whole number of micro batches of `micro`; an EP that does not divide the GPUs.
  */
-export const takesGpus = (q: AdviseRequest): boolean =>
-  q.gpus <= MAX_GPUS && wholeNodes(q.gpus, q.gpusPerNode ?? 8) && q.gpus % (q.base.expertParallel ?? 1) === 0 && Number.isInteger(q.gbs) && q.gbs % q.base.microBatchSize === 0;
+export type GpusRefusal =
+  | { why: 'too-many'; most: number }
+  | { why: 'whole-nodes'; perNode: number; below: number; above: number }
+  | { why: 'micro-batch'; gbs: number; micro: number }
+  | { why: 'expert-parallel'; ep: number };
+
+/**
+ * `gpus` GPUs in nodes of `perNode` where advise does not take them: more than one node and not whole nodes (Megatron-LM
+ * runs under torchrun, which launches as many ranks on every node), with the nearest whole-node counts below and above
+ * (12 of 8: 8 and 16); null for one node or whole nodes.
+ */
+export function notWholeNodes(gpus: number, perNode: number): Extract<GpusRefusal, { why: 'whole-nodes' }> | null {
+  const below = gpus - (gpus % perNode);
+  return gpus <= perNode || below === gpus ? null : { why: 'whole-nodes', perNode, below, above: below + perNode };
+}
+
+/** A global batch of `gbs` sequences that is no whole number of micro batches of `micro` (Megatron-LM: global batch = micro batch × DP × micro batches a step); else null. */
+export const notWholeMicroBatches = (gbs: number, micro: number): Extract<GpusRefusal, { why: 'micro-batch' }> | null =>
+  Number.isInteger(gbs) && gbs % micro === 0 ? null : { why: 'micro-batch', gbs, micro };
+
+/** What gpusRefusal reads of a request. */
+export type GpusAsked = Pick<AdviseRequest, 'gpus' | 'gpusPerNode' | 'gbs'> & { base: Pick<ParallelConfig, 'microBatchSize' | 'expertParallel'> };
+
+/**
+ * Why advise does not take the request `q`'s GPU count, the first reason in the order the CLI checks its flags
+ * (src/cli/advise.ts, after --gpus' own range): at most MAX_GPUS, whole nodes beyond one, a global batch of whole
+ * micro batches, an EP that divides the GPUs (EP divides DP × CP, which divide them); null where it takes it.
+ */
+export function gpusRefusal(q: GpusAsked): GpusRefusal | null {
+  const ep = q.base.expertParallel ?? 1;
+  if (q.gpus > MAX_GPUS) return { why: 'too-many', most: MAX_GPUS };
+  return notWholeNodes(q.gpus, q.gpusPerNode ?? 8) ?? notWholeMicroBatches(q.gbs, q.base.microBatchSize) ?? (q.gpus % ep ? { why: 'expert-parallel', ep } : null);
+}
+
+/** Whether advise takes the request `q`'s GPU count (gpusRefusal has no reason against it). */
+export const takesGpus = (q: AdviseRequest): boolean => gpusRefusal(q) === null;
 
 /**
  * A search in steps: it yields before each whole search (candidates()), so that the page's fallback (no worker) can
