@@ -103,6 +103,9 @@ describe('advise: what would fit when nothing does', () => {
     // Doublings advise would refuse (an EP of 3 divides none of them) are not searched, and the line says why.
     const ep3 = { ...r, gpus: 8, gpusPerNode: 8, base: { ...r.base, expertParallel: 3 } };
     expect(wouldFitLines(ep3, res, w, true, CLI_WORDS)[1]).toBe('  GPUs: none searched (advise takes none of 16, 32, 64, 128, 256, 512: each must be whole nodes, a multiple of the EP 3 and of whole micro batches of 1)');
+    // The page names the advisor as its other lines do, never the command.
+    expect(wouldFitLines(ep3, res, w, true, PAGE_WORDS)[1]).toBe('  GPUs: none searched (the advisor takes none of 16, 32, 64, 128, 256, 512: each must be whole nodes, a multiple of the EP 3 and of whole micro batches of 1)');
+    for (const q of [most, ep3]) expect(wouldFitLines(q, res, w, true, PAGE_WORDS).join('\n')).not.toMatch(/\badvise takes/);
   });
 
   it('gpusRefusal: why advise does not take a GPU count, the first reason in the order the CLI checks its flags, with its data; takesGpus is its null', () => {

@@ -74,6 +74,7 @@ export interface Advisor {
 export const PAGE_WORDS: AdviseWords = {
   hints: { 'global-batch': "the advisor's global batch sets it" },
   allSkipped: null,
+  advisor: 'the advisor',
   gpusAtMost: (gpus) => `${gpus.toLocaleString('en-US')} GPUs is as many as the advisor takes`,
   time: duration,
 };

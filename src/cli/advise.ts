@@ -53,6 +53,7 @@ half; not what recompute or FlashAttention's backward run again), so it compares
 export const CLI_WORDS: AdviseWords = {
   hints: { 'global-batch': '--global-batch-size sets it' },
   allSkipped: "--json lists every skipped layout's",
+  advisor: 'advise',
   gpusAtMost: (gpus) => `--gpus ${gpus} is as many as advise takes`,
   time: wholeMs,
 };

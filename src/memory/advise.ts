@@ -82,6 +82,8 @@ export interface AdviseWords {
   hints: Record<SkipHint, string>;
   /** Where every skipped layout's reason is listed, after 'and 2 more reasons' ('--json lists every skipped layout's'); null: nowhere more. */
   allSkipped: string | null;
+  /** The advisor as this front end names it in a sentence: 'advise' (the command), 'the advisor' (the page's panel). */
+  advisor: string;
   /** That `gpus` (MAX_GPUS) is the most advise takes: '--gpus 65536 is as many as advise takes'. */
   gpusAtMost: (gpus: number) => string;
   /** A predicted time (a step's, a part of it): the CLI's '82800 ms' (wholeMs, as all its step times), the page's '82.8 s' (its duration). */

@@ -225,7 +225,7 @@ function gpusLine(r: AdviseRequest, g: GpuRemedy, batchPerGpu: boolean, words: A
   // None searched: twice the request's count is past MAX_GPUS (the request itself is the most only at MAX_GPUS).
   if (!g.tried.length) {
     const ups = moreGpus(r.gpus, r.gpusPerNode ?? 8);
-    if (ups.length) return `  GPUs: none searched (advise takes none of ${ups.join(', ')}: each must be whole nodes, a multiple of the EP ${r.base.expertParallel ?? 1} and of whole micro batches of ${r.base.microBatchSize})`;
+    if (ups.length) return `  GPUs: none searched (${words.advisor} takes none of ${ups.join(', ')}: each must be whole nodes, a multiple of the EP ${r.base.expertParallel ?? 1} and of whole micro batches of ${r.base.microBatchSize})`;
     return `  GPUs: none searched (${r.gpus < MAX_GPUS ? `twice ${r.gpus} is past the most: ` : ''}${words.gpusAtMost(MAX_GPUS)})`;
   }
   const doubling = `doubling from ${r.gpus}: ${g.tried.join(', ')}`, b = g.between;
