@@ -1061,6 +1061,18 @@ describe('the page in headless Chromium', () => {
     await drawnNothing();
     await page.selectOption('#advisor-form select[name=alink]', 'nvlink-h200');
     expect(await fieldMarks(page, '#advisor-form')).toEqual([]);
+    // An EP that does not divide the GPUs (the planner's MoE model at EP 16, the advisor's 8 GPUs): refused on the GPUs field, as advise refuses it.
+    await page.fill('input[name=experts]', '16');
+    await page.fill('input[name=ep]', '16');
+    expect(await advisorError(page)).toBe("GPUs (8) must be a multiple of the planner's EP (16): Megatron-LM forms the expert-parallel groups inside the DP × CP ranks, which divide the GPUs.");
+    expect((await fieldMarks(page, '#advisor-form')).map((m) => m.name)).toEqual(['agpus']);
+    await drawnNothing();
+    await page.fill('#advisor-form input[name=agpus]', '16');
+    expect(await advisorError(page)).toBe('');
+    await page.fill('#advisor-form input[name=agpus]', '8');
+    await page.fill('input[name=ep]', '1');
+    await page.fill('input[name=experts]', '0');
+    expect(await advisorError(page)).toBe('');
     // The planner's model is not valid: the panel says to fix it (the planner says what, beside its field).
     await page.fill('input[name=heads]', '30');
     expect(await advisorError(page)).toBe("Fix the planner's fields above first: the advisor searches layouts of their model.");

@@ -31,7 +31,7 @@ import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, LINK_GBPS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
 import { FieldError, FieldErrors, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { duration, numberFrom, sig3 } from './format.js';
-import { MAX_GPUS, notWholeMicroBatches, notWholeNodes, wouldFitLines, wouldFitSteps, type Remedy, type WouldFit } from '../src/memory/adviseForward.js';
+import { MAX_GPUS, notDividedByEp, notWholeMicroBatches, notWholeNodes, wouldFitLines, wouldFitSteps, type Remedy, type WouldFit } from '../src/memory/adviseForward.js';
 import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
 
 type Cell = string | { text: string; cls?: string; title?: string };
@@ -230,10 +230,12 @@ class AdvisorPanel implements Advisor {
       }
     };
     const seq = take(() => d.positiveWhole(input('aseq'), 'Sequence length', MAX_SEQ)), gpus = take(() => d.positiveWhole(input('agpus'), 'GPUs', MAX_GPUS));
-    // Two of the reasons advise refuses a GPU count for (gpusRefusal's parts), each marked on its own field, so both are said at once:
-    // beyond one node of 8 (the page's nodes, as the CLI's default), whole nodes; below, a global batch of whole micro batches.
-    const nodes = gpus === undefined ? null : notWholeNodes(gpus, NODE_GPUS);
+    // The reasons advise refuses a GPU count for (gpusRefusal's parts), each marked on its own field, so that both fields' are said at once:
+    // beyond one node of 8 (the page's nodes, as the CLI's default), whole nodes, and a multiple of the planner's EP; below, a global
+    // batch of whole micro batches.
+    const nodes = gpus === undefined ? null : notWholeNodes(gpus, NODE_GPUS), ep = gpus === undefined ? null : notDividedByEp(gpus, par.expertParallel ?? 1);
     if (nodes) errors.push(new FieldError(`GPUs (${gpus}) must be whole nodes of ${nodes.perNode} beyond one node, as Megatron-LM runs them: ${nodes.below} or ${nodes.above}.`, input('agpus')));
+    else if (ep) errors.push(new FieldError(`GPUs (${gpus}) must be a multiple of the planner's EP (${ep.ep}): Megatron-LM forms the expert-parallel groups inside the DP × CP ranks, which divide the GPUs.`, input('agpus')));
     const hbmGib = take(() => d.readHbm(input('ahbm')));
     const margin = take(() => this.number('amargin', 'Margin', 0, 0.9, 'a fraction of the HBM kept free, from 0 to 0.9'));
     const typed = input('agbs').value.trim() !== '' || input('agbs').validity.badInput;

@@ -107,6 +107,9 @@ export function notWholeNodes(gpus: number, perNode: number): Extract<GpusRefusa
 export const notWholeMicroBatches = (gbs: number, micro: number): Extract<GpusRefusal, { why: 'micro-batch' }> | null =>
   Number.isInteger(gbs) && gbs % micro === 0 ? null : { why: 'micro-batch', gbs, micro };
 
+/** An EP that does not divide `gpus` GPUs (Megatron-LM forms the expert-parallel groups inside the DP × CP ranks, which divide them); else null. */
+export const notDividedByEp = (gpus: number, ep: number): Extract<GpusRefusal, { why: 'expert-parallel' }> | null => (gpus % ep ? { why: 'expert-parallel', ep } : null);
+
 /** What gpusRefusal reads of a request. */
 export type GpusAsked = Pick<AdviseRequest, 'gpus' | 'gpusPerNode' | 'gbs'> & { base: Pick<ParallelConfig, 'microBatchSize' | 'expertParallel'> };
 
@@ -116,9 +119,8 @@ export type GpusAsked = Pick<AdviseRequest, 'gpus' | 'gpusPerNode' | 'gbs'> & { 
  * micro batches, an EP that divides the GPUs (EP divides DP × CP, which divide them); null where it takes it.
  */
 export function gpusRefusal(q: GpusAsked): GpusRefusal | null {
-  const ep = q.base.expertParallel ?? 1;
   if (q.gpus > MAX_GPUS) return { why: 'too-many', most: MAX_GPUS };
-  return notWholeNodes(q.gpus, q.gpusPerNode ?? 8) ?? notWholeMicroBatches(q.gbs, q.base.microBatchSize) ?? (q.gpus % ep ? { why: 'expert-parallel', ep } : null);
+  return notWholeNodes(q.gpus, q.gpusPerNode ?? 8) ?? notWholeMicroBatches(q.gbs, q.base.microBatchSize) ?? notDividedByEp(q.gpus, q.base.expertParallel ?? 1);
 }
 
 /** Whether advise takes the request `q`'s GPU count (gpusRefusal has no reason against it). */
