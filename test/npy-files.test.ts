@@ -161,6 +161,14 @@ describe('flashring attention reads every header before any data', () => {
     for (const p of [q, k2, dO]) expect(reachOf(p), p).toBeLessThanOrEqual(NPY_HEAD_BYTES);
   });
 
+  it('a mismatch with an [H, N, D] file names its shape as the file gives it, and what it is read as', async () => {
+    const [q3, k3, k4] = [tensor('q3.npy', [2, 64, 64]), tensor('k3.npy', [2, 64, 64]), tensor('k4.npy', [2, 2, 64, 64])];
+    const dO = tensor('do4.npy', [2, 2, 64, 64]);
+    await expect(run(q3, k3, k3, '--do', dO)).rejects.toThrow('dO has shape [2,2,64,64] but Q has [2,64,64] ([H, N, D], read as [1,2,64,64]); they must match');
+    await expect(run(q3, k4, k4)).rejects.toThrow('batch mismatch: Q has B=1 (an [H, N, D] file is B = 1), K/V have B=2');
+    await expect(run(k4, k3, k4)).rejects.toThrow('K has shape [2,64,64] ([H, N, D], read as [1,2,64,64]) but V has [2,2,64,64]; they must match');
+  });
+
   it('a truncated Q is refused by its size, its data never read', async () => {
     const good = tensor('q1.npy', [1, 2, 64, 64]);
     const cut = f('qcut.npy');

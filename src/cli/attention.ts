@@ -280,10 +280,10 @@ async function loadInputs(a: AttentionArgs) {
     const bad = heads.find((h) => h.status === 'rejected');
     if (bad) throw bad.reason;
     const [qh, kh, vh] = heads.map((h) => (h as PromiseFulfilledResult<TensorHead>).value);
-    const s = shapeFrom(qh.dims, kh.dims, vh.dims);
+    const s = shapeFrom(qh, kh, vh);
     validateShape(s); // head dims the kernels take: before any device is acquired
     const doh = a.files.do !== undefined ? await tensorHead(a.files.do, 'dO', handles) : null;
-    if (doh && doh.dims.join() !== qh.dims.join()) throw new InputError(`dO has shape [${doh.dims}] but Q has [${qh.dims}]; they must match`);
+    if (doh && doh.dims.join() !== qh.dims.join()) throw new InputError(`dO has shape ${shapeOf(doh)} but Q has ${shapeOf(qh)}; they must match`);
     const cu = a.cuSeqlens ? await documentHeads(a.cuSeqlens, s, handles) : null;
     const ring = a.ring ? checkRingArgs(a.ring, s) : null;
     const [q, k, v, dout] = await Promise.all([qh, kh, vh, doh].map((t) => t && loadTensor(t)));
@@ -309,11 +309,18 @@ function hostOf(t: Tensor): HostTensor {
   return out;
 }
 
-function shapeFrom(q: number[], k: number[], v: number[]): AttentionShape {
-  const [B, Hq, Nq, D] = q;
-  const [Bk, Hkv, Nk, Dk] = k;
-  if (k.join() !== v.join()) throw new InputError(`K has shape [${k}] but V has [${v}]; they must match`);
-  if (Bk !== B) throw new InputError(`batch mismatch: Q has B=${B}, K/V have B=${Bk}`);
+/** A tensor's shape as its file gives it, and, for an [H, N, D] file, the [B, H, N, D] it is read as. */
+function shapeOf(t: TensorHead): string {
+  const given = t.o.header.shape;
+  return given.length === 3 ? `[${given}] ([H, N, D], read as [${t.dims}])` : `[${given}]`;
+}
+
+function shapeFrom(qh: TensorHead, kh: TensorHead, vh: TensorHead): AttentionShape {
+  const [B, Hq, Nq, D] = qh.dims;
+  const [Bk, Hkv, Nk, Dk] = kh.dims;
+  const oneBatch = (t: TensorHead) => (t.o.header.shape.length === 3 ? ' (an [H, N, D] file is B = 1)' : '');
+  if (kh.dims.join() !== vh.dims.join()) throw new InputError(`K has shape ${shapeOf(kh)} but V has ${shapeOf(vh)}; they must match`);
+  if (Bk !== B) throw new InputError(`batch mismatch: Q has B=${B}${oneBatch(qh)}, K/V have B=${Bk}${oneBatch(kh)}`);
   if (Dk !== D) throw new InputError(`head dim mismatch: Q has D=${D}, K/V have D=${Dk}`);
   if (Hq % Hkv !== 0) throw new InputError(`Q has ${Hq} heads, not a multiple of K/V's ${Hkv} (grouped-query attention)`);
   return { B, Hq, Hkv, Nq, Nk, D };
