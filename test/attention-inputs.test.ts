@@ -65,6 +65,20 @@ describe('flashring attention: float64 inputs', () => {
     expect(existsSync(f('out64'))).toBe(false);
   });
 
+  it('a refused float64 input is one line: no note of an f32 run that will not happen before it', async () => {
+    const q = tensor('q64n.npy', 'f8', (x) => void (x[3] = 1e39));
+    const k = tensor('k.npy');
+    const said: string[] = [];
+    const spy = vi.spyOn(console, 'error').mockImplementation((...m: unknown[]) => void said.push(m.join(' ')));
+    try {
+      await expect(attentionCommand(['--q', q, '--k', k, '--v', k, '--out', f('out64n')])).rejects.toThrow(/holds 1e\+39 \(element 3\), beyond float32's range/);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(said).toEqual([]);
+    expect(existsSync(f('out64n'))).toBe(false);
+  });
+
   it('values that round to a finite float32, Inf and NaN pass (non-finite data propagates)', async () => {
     // Q and K are read first: the refusal names V, so their values passed.
     const q = tensor('q64r.npy', 'f8', (x) => void (x[0] = 3.4028235e38)); // rounds to float32's largest

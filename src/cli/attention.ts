@@ -328,25 +328,27 @@ function shapeFrom(qh: TensorHead, kh: TensorHead, vh: TensorHead): AttentionSha
 
 /**
  * The precision before any device is seen: 'auto' is the inputs' dtype (all float16 → f16, else
- * f32); f16 asked for with wider inputs checks each value fits float16. Notes go to stderr.
+ * f32); f16 asked for with wider inputs checks each value fits float16. Its notes are returned, for stderr
+ * once the inputs have passed every check (a refused input is one line, with no note of a run that will not happen).
  */
-function requestedPrecision(req: AttentionArgs['precision'], tensors: Tensor[]): Precision {
+function requestedPrecision(req: AttentionArgs['precision'], tensors: Tensor[]): { precision: Precision; notes: string[] } {
+  const notes: string[] = [];
   const wide = tensors.filter((t) => t.arr.dtype === 'f8');
   if (req === 'f16') {
     for (const t of tensors) if (t.arr.dtype !== 'f2') checkHalfRange(`${t.name} (${t.path})`, t.arr.data);
-    return 'f16';
+    return { precision: 'f16', notes };
   }
-  if (wide.length) console.error(`note: ${wide.map((t) => t.name).join(', ')} ${wide.length > 1 ? 'are' : 'is'} float64; computing in f32 and writing float32`);
-  if (req === 'f32') return 'f32';
+  if (wide.length) notes.push(`note: ${wide.map((t) => t.name).join(', ')} ${wide.length > 1 ? 'are' : 'is'} float64; computing in f32 and writing float32`);
+  if (req === 'f32') return { precision: 'f32', notes };
   const half = tensors.filter((t) => t.arr.dtype === 'f2');
-  if (half.length === tensors.length) return 'f16';
+  if (half.length === tensors.length) return { precision: 'f16', notes };
   // Mixed float16 and wider inputs: the wider data is not rounded unasked, so all of it runs in f32.
   if (half.length) {
     const names = (ts: Tensor[]) => ts.map((t) => t.name).join(', ');
     const rest = tensors.filter((t) => t.arr.dtype !== 'f2');
-    console.error(`note: ${names(half)} ${half.length > 1 ? 'are' : 'is'} float16 but ${names(rest)} ${rest.length > 1 ? 'are' : 'is'} not; computing in f32 and writing float32 (--precision f16 computes in f16)`);
+    notes.push(`note: ${names(half)} ${half.length > 1 ? 'are' : 'is'} float16 but ${names(rest)} ${rest.length > 1 ? 'are' : 'is'} not; computing in f32 and writing float32 (--precision f16 computes in f16)`);
   }
-  return 'f32';
+  return { precision: 'f32', notes };
 }
 
 /**
@@ -374,7 +376,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   }
   const outputs = await planOutputs(a);
   const { q, k, v, dout, s, docs, ring } = await loadInputs(a);
-  const p = requestedPrecision(a.precision, [q, k, v, ...(dout ? [dout] : [])]);
+  const { precision: p, notes } = requestedPrecision(a.precision, [q, k, v, ...(dout ? [dout] : [])]);
   // A full disk before the work, not after it; again once the device has said the precision (float16 data
   // computed in f32 where it has no shader-f16 writes twice the bytes; with --cp-mode processes, once every
   // rank process has said what its adapter offers: ringCli.ts ranksPrecision), before any GPU work.
@@ -382,6 +384,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   await room(p);
   const t = { q: hostOf(q), k: hostOf(k), v: hostOf(v) };
   const dO = dout ? hostOf(dout) : null;
+  for (const n of notes) console.error(n);
   // Outputs keep the inputs' rank: [H, N, D] in (every tensor), [H, N, D] out.
   const batched = [q, k, v, ...(dout ? [dout] : [])].some((x) => x.arr.shape.length === 4);
   const opts = { causal: a.causal, scale: a.scale, window: a.window ?? ([-1, -1] as [number, number]), docs };
