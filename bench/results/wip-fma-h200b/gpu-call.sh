@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepared 2026-12-05 (17:34 UTC session), after ../2026-12-05-fma-third-h100 ran on an H100 (the third call today that
-# asked for the H200 and got an H100; tries at 18:25 and 18:53 UTC ran this and stopped at the check below). One device
+# asked for the H200 and got an H100; tries at 18:25 and 18:53 UTC ran this and stopped at the check below; a try at
+# 20:20 UTC, 19:42 session, found no machine lent). One device
 # call, from the project root, carry [".gpu"], other results folders set aside:
 #   bash bench/results-aside.sh out wip-fma-h200b 2026-12-05-fma-third-h100 2026-12-05-fma-h100
 #   bash .gpu/enter.sh bash bench/results/wip-fma-h200b/gpu-call.sh
