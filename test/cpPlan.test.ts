@@ -99,7 +99,7 @@ describe('flashring cp-plan', () => {
   it('bad input is an InputError naming it', () => {
     const bad: [Record<string, string | boolean>, RegExp][] = [
       [{ link: 'tin-can' }, /unknown link 'tin-can'/],
-      [{ link: 'custom', 'link-gbps': '-5', 'link-latency-us': '1' }, /--link-gbps > 0/],
+      [{ link: 'custom', 'link-gbps': '-5', 'link-latency-us': '1' }, /^--link-gbps must be from 0\.000001 to 1000000 \(Gbit\/s per direction: 1 kbit\/s to 1 Pbit\/s\), got '-5'$/],
       [{ link: 'custom', 'link-latency-us': '1' }, /--link custom needs --link-gbps > 0 \(Gbit\/s\), none given$/],
       [{ 'link-gbps': '100' }, /describe --link custom/],
       [{ 'cp-comm-type': 'a2a', 'num-attention-heads': '6', 'hidden-size': '768' }, /divisible by 4/],
@@ -133,7 +133,7 @@ describe('flashring cp-plan', () => {
     const bad = await cli(['--context-parallel-size', '4', '--seq-length', '64', '--heads', '2', '--head-dim', '16', '--link', 'custom', '--link-gbps=-1', '--link-latency-us', '1']);
     expect(bad.code).toBe(2);
     expect(bad.err.trim().split('\n')).toHaveLength(1);
-    expect(bad.err).toMatch(/--link-gbps > 0/);
+    expect(bad.err).toMatch(/^flashring cp-plan: --link-gbps must be from 0\.000001 to 1000000 \(Gbit\/s per direction: 1 kbit\/s to 1 Pbit\/s\), got '-1'$/m);
   });
 
   it('without --compute-tflops it times the kernels on the local adapter', async () => {

@@ -516,7 +516,7 @@ describe('command-line values by hand', () => {
 
   it('--compute-tflops and --link-gbps are positive; --link-latency-us may be 0', () => {
     expect(() => parseRingArgs({ cp: '2', link: 'pcie5', 'compute-tflops': '0' })).toThrow("--compute-tflops must be a positive number, got '0'");
-    expect(() => parseRingArgs({ cp: '2', link: 'custom', 'link-gbps': '0', 'link-latency-us': '0' })).toThrow("--link-gbps must be a positive number, got '0'");
+    expect(() => parseRingArgs({ cp: '2', link: 'custom', 'link-gbps': '0', 'link-latency-us': '0' })).toThrow("--link-gbps must be from 0.000001 to 1000000 (Gbit/s per direction: 1 kbit/s to 1 Pbit/s), got '0'");
     expect(parseRingArgs({ cp: '2', link: 'custom', 'link-gbps': '100', 'link-latency-us': '0' })!.link).toEqual({ name: 'custom', gbps: 100, latencyUs: 0 });
   });
 });

@@ -46,7 +46,7 @@ describe('link model', () => {
 
   it('bad links and rates are InputErrors naming them', () => {
     expect(() => resolveLink('carrier-pigeon')).toThrow(/unknown link 'carrier-pigeon'/);
-    expect(() => resolveLink('custom', -3, 1)).toThrow(/--link-gbps > 0/);
+    expect(() => resolveLink('custom', -3, 1)).toThrow(/^--link-gbps must be from 0\.000001 to 1000000 .*, got '-3'$/);
     expect(() => resolveLink('custom', 100)).toThrow(/--link-latency-us/);
     expect(() => predict([], 1, LINKS.pcie5, -1)).toThrow(InputError);
     expect(resolveLink('custom', 100, 2)).toEqual({ name: 'custom', gbps: 100, latencyUs: 2 });

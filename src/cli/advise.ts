@@ -32,7 +32,7 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   --hbm-gib G             GPU memory in GiB (default 80; the H200 whose rates these are has ${H200.hbmGib} as PyTorch reports it)
   --margin F              keep a fraction of the HBM free (default 0.1: fits ≤ 90%)
   --global-batch-size B   sequences per step (default N: one per GPU's share)
-  --link NAME             the link within a node: ${LINK_NAMES.join('|')} (default nvlink-h200); --link-gbps G (1e-6 to 1e6 Gbit/s) --link-latency-us U for custom
+  --link NAME             the link within a node: ${LINK_NAMES.join('|')} (default nvlink-h200); --link-gbps G (1e-6 to 1e6 Gbit/s) --link-latency-us U (0 to 1e9 µs) for custom
   --gpus-per-node G       GPUs a node (default 8): a group of ranks (TP, CP, EP, the gradients' DP × CP, the pipeline)
                           whose GPUs span nodes, in Megatron-LM's rank order, runs at the link between them;
                           beyond one node --gpus is a multiple of it (whole nodes, as torchrun launches them)
@@ -108,8 +108,7 @@ function request(argv: string[]): Request | null {
   const { model, par, hbmGib } = configFromFlags(values, true);
   const margin = values.margin === undefined ? 0.1 : numberArg('margin', values.margin, { min: 0, max: 0.9, what: 'a fraction in [0, 0.9]' });
   const gbs = values['global-batch-size'] === undefined ? gpus : numberArg('global-batch-size', values['global-batch-size'], { integer: true, min: 1, max: 1e7, what: 'a positive integer' });
-  const num = (k: 'link-gbps' | 'link-latency-us') => (values[k] === undefined ? undefined : numberArg(k, values[k]!, { min: 0, max: 1e9, what: 'a non-negative number' }));
-  const link = resolveLink(values.link ?? 'nvlink-h200', num('link-gbps'), num('link-latency-us'));
+  const link = resolveLink(values.link ?? 'nvlink-h200', values['link-gbps'], values['link-latency-us']);
   const top = values.top === undefined ? 5 : numberArg('top', values.top, { integer: true, min: 1, max: 1000, what: 'an integer from 1 to 1000' });
   const gpusPerNode = values['gpus-per-node'] === undefined ? 8 : numberArg('gpus-per-node', values['gpus-per-node'], { integer: true, min: 1, max: 1024, what: 'a positive integer up to 1024' });
   const refused = gpusRefusal({ gpus, gpusPerNode, gbs, base: par });

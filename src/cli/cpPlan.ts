@@ -98,7 +98,7 @@ export function parseCpPlan(v: Values): CpPlanRequest {
   validateRing(N, R, layout);
   const precision = (v.precision ?? 'f16') as Precision;
   if (precision !== 'f16' && precision !== 'f32') throw new InputError(`--precision must be f16 or f32, got '${precision}'`);
-  const link = resolveLink((v.link as string | undefined) ?? 'nvlink-h200', num(v, 'link-gbps'), num(v, 'link-latency-us'));
+  const link = resolveLink((v.link as string | undefined) ?? 'nvlink-h200', v['link-gbps'] as string | undefined, v['link-latency-us'] as string | undefined);
   const computeTflops = num(v, 'compute-tflops');
   if (computeTflops !== undefined && !(computeTflops > 0)) throw new InputError(`--compute-tflops must be a positive number, got '${v['compute-tflops']}'`);
   const asked = v['cp-comm-type'] as string | undefined;

@@ -49,9 +49,8 @@ export function parseRingArgs(values: RingValues): RingArgs | null {
   if (mode !== 'one-device' && mode !== 'multi-adapter' && mode !== 'processes') throw new InputError(`--cp-mode must be one-device, multi-adapter or processes, got '${mode}'`);
   if (values['gpu-per-rank'] && mode !== 'processes') throw new InputError('--gpu-per-rank needs --cp-mode processes');
   if (values.pipelined && mode !== 'one-device') throw new InputError('--pipelined needs --cp-mode one-device (the ranks on one GPU)');
-  const pos = (f: 'link-gbps' | 'link-latency-us' | 'compute-tflops', min = 0) =>
-    values[f] === undefined ? undefined : numberArg(f, values[f]!, min > 0 ? { above: 0, what: 'a positive number' } : { min: 0, what: 'a number ≥ 0' });
-  const gbps = pos('link-gbps', 1), lat = pos('link-latency-us'), computeTflops = pos('compute-tflops', 1);
+  const gbps = values['link-gbps'], lat = values['link-latency-us'];
+  const computeTflops = values['compute-tflops'] === undefined ? undefined : numberArg('compute-tflops', values['compute-tflops'], { above: 0, what: 'a positive number' });
   if (values.link === undefined && (gbps !== undefined || lat !== undefined)) throw new InputError('--link-gbps and --link-latency-us go with --link custom (both of them)');
   const link = values.link === undefined ? undefined : resolveLink(values.link, gbps, lat);
   if (computeTflops !== undefined && !link) throw new InputError('--compute-tflops only changes the link model\'s prediction: add --link');

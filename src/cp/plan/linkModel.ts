@@ -8,6 +8,7 @@
  * Exposed communication is what a step takes beyond its slowest compute; the comm fraction is
  * exposed / total; per-GPU TFLOP/s is the work done over R GPUs over the predicted time.
  */
+import { decimalNumber } from '../../decimal.js';
 import { InputError } from '../../errors.js';
 
 export interface Link {
@@ -26,17 +27,32 @@ export const LINKS: Record<'nvlink-h200' | 'pcie5' | 'ib-ndr', Link> = {
 };
 export const LINK_NAMES = [...Object.keys(LINKS), 'custom'];
 
-/** The custom link's bandwidth bounds (Gbit/s): 1 kbit/s to 1 Pbit/s. */
-export const LINK_GBPS = { min: 1e-6, max: 1e6 } as const;
+/** The custom link's bandwidth bounds (Gbit/s): 1 kbit/s to 1 Pbit/s; a bandwidth no link has (1e-300: every transfer takes 1e300 ms) is a typo, not a what-if. */
+export const LINK_GBPS = { min: 1e-6, max: 1e6, what: 'from 0.000001 to 1000000 (Gbit/s per direction: 1 kbit/s to 1 Pbit/s)' } as const;
+/** The custom link's latency bounds (µs per message): beyond 1000 s a step's time overflows to Infinity. */
+export const LINK_LATENCY_US = { min: 0, max: 1e9, what: 'from 0 to 1000000000 (µs per message: up to 1000 s)' } as const;
 
-/** A preset by name (no bandwidth or latency beside it), or 'custom' with both: bandwidth (Gbit/s) and latency (µs). */
-export function resolveLink(name: string, gbps?: number, latencyUs?: number): Link {
+/**
+ * A custom link's figure, as a number or as the command line's text, checked against its bounds;
+ * the one wording of every command (advise, cp-plan, attention --cp) for a bad value.
+ */
+function linkFigure(flag: 'link-gbps' | 'link-latency-us', x: number | string, rule: { min: number; max: number; what: string }): number {
+  const n = typeof x === 'number' ? x : decimalNumber(x);
+  if (!(Number.isFinite(n) && n >= rule.min && n <= rule.max)) throw new InputError(`--${flag} must be ${rule.what}, got '${x}'`);
+  return n;
+}
+
+/**
+ * A preset by name (no bandwidth or latency beside it), or 'custom' with both: bandwidth (Gbit/s)
+ * and latency (µs), numbers or the flags' text (--link-gbps, --link-latency-us). Every command
+ * checks its link flags here, so the same mistake reads the same everywhere.
+ */
+export function resolveLink(name: string, gbps?: number | string, latencyUs?: number | string): Link {
   if (name === 'custom') {
-    if (gbps === undefined || !Number.isFinite(gbps) || gbps <= 0) throw new InputError(`--link custom needs --link-gbps > 0 (Gbit/s), ${gbps === undefined ? 'none given' : `got ${gbps}`}`);
-    // A bandwidth no link has (1e-300: every transfer takes 1e300 ms) is a typo, not a what-if.
-    if (gbps < LINK_GBPS.min || gbps > LINK_GBPS.max) throw new InputError(`--link-gbps must be from ${LINK_GBPS.min} to ${LINK_GBPS.max} (Gbit/s per direction: 1 kbit/s to 1 Pbit/s), got ${gbps}`);
-    if (latencyUs === undefined || !Number.isFinite(latencyUs) || latencyUs < 0) throw new InputError(`--link custom needs --link-latency-us >= 0, ${latencyUs === undefined ? 'none given' : `got ${latencyUs}`}`);
-    return { name: 'custom', gbps, latencyUs };
+    if (gbps === undefined) throw new InputError('--link custom needs --link-gbps > 0 (Gbit/s), none given');
+    const g = linkFigure('link-gbps', gbps, LINK_GBPS);
+    if (latencyUs === undefined) throw new InputError('--link custom needs --link-latency-us >= 0, none given');
+    return { name: 'custom', gbps: g, latencyUs: linkFigure('link-latency-us', latencyUs, LINK_LATENCY_US) };
   }
   const preset = LINKS[name as keyof typeof LINKS];
   if (!preset) throw new InputError(`unknown link '${name}': use ${LINK_NAMES.join(', ')}`);
