@@ -1,6 +1,6 @@
 /** `flashring info`, `flashring selftest`, `flashring start`. */
 import { acquireDevices, adapterName, AdapterSummary, summarizeAdapter, FlashDevice } from '../gpu/device.js';
-import { nodeGPU, robustShaders } from '../gpu/node.js';
+import { nodeGPU, robustSource } from '../gpu/node.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { InlineConfig } from 'vite';
@@ -69,7 +69,8 @@ export async function info(argv: string[]): Promise<number> {
   if (!adapters.length) throw new NoAdapterError('No WebGPU adapter was found. Run `bash scripts/setup-system.sh` as root (Vulkan loader + Mesa lavapipe), or install your GPU\'s Vulkan driver.');
   if (values.json) console.log(JSON.stringify(adapters, null, 2));
   else console.log(adapters.map(formatAdapter).join('\n\n'));
-  if (!values.json) console.log(`\nshader robustness (Dawn's index clamps): ${robustShaders() ? 'on (FLASHRING_ROBUST=1)' : 'off (disable_robustness; FLASHRING_ROBUST=1 keeps it)'}`);
+  const robust = robustSource();
+  if (!values.json) console.log(`\nshader robustness (Dawn's index clamps): ${robust ? `on (${robust})` : 'off (disable_robustness; FLASHRING_ROBUST=1 keeps it)'}`);
   return 0;
 }
 

@@ -64,7 +64,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   // --robust (any command): keep Dawn's robustness transform, as browsers run the shaders (FLASHRING_ROBUST=1).
-  if (rest.includes('--robust')) process.env.FLASHRING_ROBUST = '1';
+  (await import('../gpu/node.js')).setRobustFlag(rest.includes('--robust'));
   try {
     // --robust=1 would reach the command's parser as an option it does not know: say it is a switch.
     const valued = rest.find((a) => a.startsWith('--robust='));

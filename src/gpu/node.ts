@@ -29,6 +29,21 @@ export function robustShaders(): boolean {
   throw new InputError(`FLASHRING_ROBUST='${v}': give 1 (keep Dawn's shader robustness, as browsers run) or 0 (off, the default under Node)`);
 }
 
+/** Whether this run's command line gave --robust (main's setRobustFlag), for saying what turned robustness on. */
+let robustFlag = false;
+
+/** main's record of --robust: it keeps the transform on through FLASHRING_ROBUST=1 (which rank processes inherit). */
+export function setRobustFlag(given: boolean): void {
+  robustFlag = given;
+  if (given) process.env.FLASHRING_ROBUST = '1';
+}
+
+/** What turned the robustness transform on, as a user would give it (--robust or FLASHRING_ROBUST=1); null when off. */
+export function robustSource(): '--robust' | 'FLASHRING_ROBUST=1' | null {
+  if (!robustShaders()) return null;
+  return robustFlag ? '--robust' : 'FLASHRING_ROBUST=1';
+}
+
 /**
  * Dawn's flags: each `enable-dawn-features=` / `disable-dawn-features=` entry replaces an
  * earlier one, so the toggles of every source (ours, FLASHRING_DAWN_FLAGS, extraFlags) are
