@@ -6,7 +6,7 @@ import { FlashringError, InputError, InternalError, NoAdapterError } from '../er
 
 type Command = { summary: string; run: (argv: string[]) => Promise<number> };
 
-const COMMANDS: Record<string, Command> = {
+export const COMMANDS: Record<string, Command> = {
   info: { summary: 'list WebGPU adapters with their features and key limits', run: async (a) => (await import('./info.js')).info(a) },
   selftest: { summary: 'a tiny forward+backward on the GPU, checked against the float64 reference', run: async (a) => (await import('./info.js')).selftest(a) },
   attention: { summary: 'FlashAttention on .npy tensors (forward, --do for backward, --cp for the ring)', run: async (a) => (await import('./attention.js')).attentionCommand(a) },

@@ -14,7 +14,7 @@ import { parseCommand } from './args.js';
 import { OutputPlan } from './files.js';
 import { imbalance, kernelFigures, mlpFigures, seedFigures, sourceFiles, torchFigures, type KernelFigures, type MlpFigures, type SeedFigures, type TorchFigures } from './notesData.js';
 
-const HELP = `usage: flashring notes --out FILE
+const HELP = `usage: flashring notes --out FILE [--force]
   Writes the module's notes (notes_attention.md: FlashAttention, sequence parallelism, context
   parallelism, selective recomputation, the OOM table) from the committed results in bench/results/
   and the memory model: every figure is read or computed when it runs, none is typed in.
