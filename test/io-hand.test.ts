@@ -35,8 +35,14 @@ describe('.npy by hand', () => {
     expect([...parseNpyInt32(npy(1, "{'descr': '|i4', 'fortran_order': False, 'shape': (2,), }\n", I32_0_2)).data]).toEqual([0, 2]);
     // Big-endian 0 and 2: read little-endian they would be 0 and 33554432.
     const be = npy(1, "{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }\n", [0, 0, 0, 0, 0, 0, 0, 2]);
-    expect(() => parseNpyInt32(be, 'cu.npy')).toThrow("cu.npy: dtype '>i4' is not int32; save it with .astype(np.int32)");
+    expect(() => parseNpyInt32(be, 'cu.npy')).toThrow("cu.npy: dtype '>i4' is not int32 or int64 (little-endian; int64 values must fit int32); save it with .astype(np.int32)");
     expect(() => parseNpyInt32(npy(1, "{'descr': '<u4', 'fortran_order': False, 'shape': (2,), }\n", I32_0_2), 'cu.npy')).toThrow(/dtype '<u4' is not int32/);
+  });
+
+  it('float cu_seqlens are refused, saying int32 and int64 are what is read', () => {
+    for (const d of ['<f4', '<f8'])
+      expect(() => parseNpyInt32(npy(1, `{'descr': '${d}', 'fortran_order': False, 'shape': (2,), }\n`, d === '<f4' ? F32_1_2 : [...new Uint8Array(Float64Array.from([0, 2]).buffer)]), 'cu.npy'), d)
+        .toThrow(`cu.npy: dtype '${d}' is not int32 or int64 (little-endian; int64 values must fit int32); save it with .astype(np.int32)`);
   });
 
   it('int64 cu_seqlens (np.cumsum\'s default): read as int32 where every value fits, refused naming the first value that does not', () => {
@@ -50,7 +56,7 @@ describe('.npy by hand', () => {
     }
     expect(() => parseNpyInt32(i8('<i8', [0n, 17n, 2n ** 31n, 5n]), 'cu.npy')).toThrow("cu.npy: int64 value 2147483648 (element 2) is outside int32's range");
     expect(() => parseNpyInt32(i8('<i8', [0n, -(2n ** 31n) - 1n]), 'cu.npy')).toThrow(/int64 value -2147483649 \(element 1\) is outside int32's range/);
-    expect(() => parseNpyInt32(i8('>i8', [0n]), 'cu.npy')).toThrow("cu.npy: dtype '>i8' is not int32; save it with .astype(np.int32)");
+    expect(() => parseNpyInt32(i8('>i8', [0n]), 'cu.npy')).toThrow("cu.npy: dtype '>i8' is not int32 or int64 (little-endian; int64 values must fit int32); save it with .astype(np.int32)");
   });
 
   it("a dtype with more after the size ('<f48', '<f4x') is refused, not read as f8 or f4", () => {

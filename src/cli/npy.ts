@@ -37,7 +37,7 @@ function floatDtype(d: string, name: string): NpyDtype {
 
 function int32Dtype(d: string, name: string): NpyInt32 {
   const m = /^[<|=]?i([48])$/.exec(d);
-  if (!m) throw new NpyError(`${name}: dtype '${d}' is not int32; save it with .astype(np.int32)`);
+  if (!m) throw new NpyError(`${name}: dtype '${d}' is not int32 or int64 (little-endian; int64 values must fit int32); save it with .astype(np.int32)`);
   return `i${m[1]}` as NpyInt32;
 }
 
