@@ -144,6 +144,24 @@ export async function buildPage(outDir?: string): Promise<InlineConfig> {
   return config;
 }
 
+/** Serving on `port` failed (`given`: the user chose it): one line, the same whether found up front or by Vite. */
+const cannotServe = (port: number, e: unknown, given: boolean) =>
+  new FlashringError(`cannot serve the page on port ${port} (${(e as NodeJS.ErrnoException)?.code === 'EADDRINUSE' ? `Port ${port} is already in use` : firstLine(e)})${given ? ': give another --port' : ''}`);
+
+/**
+ * A port given with --port, tried before the self-test and the page build, so that a taken one
+ * fails at once; Vite still binds it strictly later (another program may take it in between).
+ */
+async function portFree(port: number): Promise<void> {
+  const probe = (await import('node:net')).createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ port, host: 'localhost', exclusive: true }, () => probe.close(() => resolve()));
+  }).catch((e) => {
+    throw cannotServe(port, e, true);
+  });
+}
+
 /**
  * The main job: the adapters, the self-test against the float64 reference, then the page built
  * and served on localhost (until Ctrl-C). --no-serve stops after the self-test.
@@ -156,6 +174,7 @@ export async function start(argv: string[]): Promise<number> {
   }
   const port = values.port === undefined ? 5173 : numberArg('port', values.port, { integer: true, min: 0, max: 65535, what: 'a port number (0..65535)' });
   if (values['no-serve'] && values.port !== undefined) throw new InputError('--port has no effect with --no-serve (nothing is served): leave one out');
+  if (values.port !== undefined && port !== 0) await portFree(port);
   const rc = await info([]);
   if (rc) return rc;
   console.log('');
@@ -168,7 +187,7 @@ export async function start(argv: string[]): Promise<number> {
   try {
     server = await vite.preview({ ...config, logLevel: 'warn', preview: { port, strictPort: values.port !== undefined, host: 'localhost' } });
   } catch (e) {
-    throw new FlashringError(`cannot serve the page on port ${port} (${firstLine(e)})${values.port !== undefined ? ': give another --port' : ''}`);
+    throw cannotServe(port, e, values.port !== undefined);
   }
   const addr = server.httpServer.address() as { port: number };
   const moved = port !== 0 && addr.port !== port ? ` (port ${port} is taken)` : '';
