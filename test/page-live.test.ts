@@ -215,6 +215,15 @@ describe('the live panel in headless Chromium', () => {
       expect(await p.textContent('#live-status'), v).toBe(`Link bandwidth (Gbit/s) must be a number from 0.000001 to 1,000,000 (it is ${v}).`);
       expect(await marked(), v).toEqual(['gbps']);
     }
+    // Its latency likewise: the link model's range (above it, the CLI's words came through resolveLink).
+    for (const [v, ok] of [['-1', false], ['2e9', false], ['0', true], ['1000000000', true]] as const) {
+      await p.fill('#live-form input[name=lat]', v);
+      expect(await marked(), v).toEqual(ok ? [] : ['lat']);
+      if (ok) continue;
+      await p.click('#live-run');
+      await p.waitForFunction(() => /^Link latency/.test(document.getElementById('live-status')!.textContent ?? ''));
+      expect(await p.textContent('#live-status'), v).toBe(`Link latency (µs) must be a number from 0 to 1,000,000,000 (it is ${v}).`);
+    }
     expect(consoleErrors).toEqual([]);
     await p.close();
   });

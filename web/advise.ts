@@ -28,7 +28,7 @@ import { GIB } from '../src/memory/model.js';
 import { candidates, fitsText, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type AdviseWords } from '../src/memory/advise.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { untrainable } from '../src/memory/untrainable.js';
-import { LINKS, LINK_GBPS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
+import { LINKS, LINK_GBPS, LINK_LATENCY_US, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
 import { FieldError, FieldErrors, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { duration, numberFrom, sig3 } from './format.js';
 import { MAX_GPUS, notDividedByEp, notWholeMicroBatches, notWholeNodes, wouldFitLines, wouldFitSteps, type Remedy, type WouldFit } from '../src/memory/adviseForward.js';
@@ -215,7 +215,7 @@ class AdvisorPanel implements Advisor {
 
   private readLink(): Link {
     if (this.linkSelect.value !== 'custom') return resolveLink(this.linkSelect.value);
-    return resolveLink('custom', this.number('agbps', 'Link bandwidth (Gbit/s)', LINK_GBPS.min, LINK_GBPS.max, numberFrom(LINK_GBPS.min, LINK_GBPS.max)), this.number('alat', 'Link latency (µs)', 0, 1e9, 'a non-negative number'));
+    return resolveLink('custom', this.number('agbps', 'Link bandwidth (Gbit/s)', LINK_GBPS.min, LINK_GBPS.max, numberFrom(LINK_GBPS.min, LINK_GBPS.max)), this.number('alat', 'Link latency (µs)', LINK_LATENCY_US.min, LINK_LATENCY_US.max, numberFrom(LINK_LATENCY_US.min, LINK_LATENCY_US.max)));
   }
 
   /** The panel's request; every field checked on its own, so that each wrong one is marked (a FieldErrors, the first's message first). */

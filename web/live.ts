@@ -24,7 +24,7 @@ import { duration, flopRate, numberFrom } from './format.js';
 import { ringAttention, RingOptions, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
 import { ONE_RANK, oneRankTransfers } from '../src/cp/rank/timeline.js';
 import { Layout, LAYOUTS } from '../src/cp/plan/schedule.js';
-import { LINKS, LINK_GBPS, LINK_NAMES, Link, resolveLink, stepParts } from '../src/cp/plan/linkModel.js';
+import { LINKS, LINK_GBPS, LINK_LATENCY_US, LINK_NAMES, Link, resolveLink, stepParts } from '../src/cp/plan/linkModel.js';
 import { Scheme, schemeDef, schemeDefs, schemeNames } from '../src/cp/schemes/registry.js';
 import { referenceBackward, referenceForward } from '../src/reference/attention.js';
 import { randn, referenceInput, relErr, TOL } from '../src/reference/compare.js';
@@ -153,8 +153,10 @@ function readLink(field: (n: string) => HTMLInputElement): Link {
     if (raw === '' || !Number.isFinite(v) || !ok(v)) throw new FieldError(`${label} must be ${want}${raw === '' ? '' : ` (it is ${raw})`}.`, field(n));
     return v;
   };
-  // The link model's range (resolveLink refuses any other in the CLI's words).
-  return resolveLink('custom', num('gbps', 'Link bandwidth (Gbit/s)', (v) => v >= LINK_GBPS.min && v <= LINK_GBPS.max, numberFrom(LINK_GBPS.min, LINK_GBPS.max)), num('lat', 'Link latency (µs)', (v) => v >= 0, 'zero or more'));
+  // The link model's ranges, in the page's words (resolveLink refuses any other in the CLI's).
+  const inRange = (r: { min: number; max: number }) => (v: number) => v >= r.min && v <= r.max;
+  return resolveLink('custom', num('gbps', 'Link bandwidth (Gbit/s)', inRange(LINK_GBPS), numberFrom(LINK_GBPS.min, LINK_GBPS.max)),
+    num('lat', 'Link latency (µs)', inRange(LINK_LATENCY_US), numberFrom(LINK_LATENCY_US.min, LINK_LATENCY_US.max)));
 }
 
 /** Checks that a parsed JSON file is a ring timeline the page can draw; throws a readable Error. */
