@@ -337,6 +337,17 @@ describe('flashring memory', () => {
     });
 });
 
+describe('replay\'s --compare, which shares the model flags\' table, given to memory or advise', () => {
+  it('is refused in one line naming the command it belongs to, exit 2 (memory printed its breakdown as if it were not given)', async () => {
+    const m = await run(['memory', '--preset', 'seed-32L-4096h', '--compare']);
+    expect([m.code, m.out]).toEqual([2, '']);
+    expect(m.err).toBe('flashring memory: --compare belongs to flashring replay (the model next to measured points), not memory: flashring replay LOG… --compare <these flags>');
+    const a = await run(['advise', '--preset', 'seed-32L-4096h', '--seq-length', '8192', '--gpus', '8', '--compare']);
+    expect([a.code, a.out]).toEqual([2, '']);
+    expect(a.err).toBe('flashring advise: --compare belongs to flashring replay, not advise');
+  });
+});
+
 describe("flashring memory and advise --help: an H200's memory is the profile's, as PyTorch measured it", () => {
   it("--hbm-gib's help gives the H200 profile's 139.8 GiB (the logs' 'total capacity of 139.80 GiB'), not the 141 of its data sheet's GB", async () => {
     for (const cmd of ['memory', 'advise']) {

@@ -19,7 +19,7 @@ const { COMMANDS } = await import('../src/cli/main.js');
 
 /**
  * Flags a command parses but does not take, said elsewhere: memory's table of model flags holds
- * replay's --compare (memory parses it, advise refuses it).
+ * replay's --compare (memory and advise parse it and refuse it, naming replay).
  */
 const NOT_TAKEN: Record<string, string[]> = { memory: ['compare'], advise: ['compare'] };
 

@@ -312,6 +312,8 @@ export async function memoryCommand(argv: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
+  // --compare shares the flag table (replay's model flags are memory's): here it would do nothing, so it is refused.
+  if (values.compare) throw new InputError('--compare belongs to flashring replay (the model next to measured points), not memory: flashring replay LOG… --compare <these flags>');
   forceNeedsCsv(values);
   const { model, par, hbmGib, notes } = configFromFlags(values);
   for (const n of notes) console.error(`note: ${n}`);
