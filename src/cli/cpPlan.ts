@@ -10,7 +10,7 @@ import { nodeGPU } from '../gpu/node.js';
 import { Precision } from '../kernels/precision.js';
 import { randn } from '../reference/compare.js';
 import { numberArg, parseCommand } from './args.js';
-import { MAX_RANKS } from './ringArgs.js';
+import { COMPUTE_TFLOPS, MAX_RANKS } from './ringArgs.js';
 import { formatBytes } from './memory.js';
 import { LINK_NAMES, Link, Rate, resolveLink } from '../cp/plan/linkModel.js';
 import { SchemePlan, planScheme } from '../cp/launch/planSchemes.js';
@@ -47,12 +47,6 @@ const OPTS = {
 } as const;
 
 type Values = Record<string, string | boolean | undefined>;
-
-/** A number flag (plain decimal or scientific notation, finite), or `d` when it is absent. */
-function num(v: Values, name: string, d?: number): number | undefined {
-  const s = v[name];
-  return s === undefined ? d : numberArg(name, String(s), { what: 'a number' });
-}
 
 /** A required positive integer flag (default `d`), at most 2^31. */
 function int(v: Values, name: string, d?: number): number {
@@ -99,8 +93,7 @@ export function parseCpPlan(v: Values): CpPlanRequest {
   const precision = (v.precision ?? 'f16') as Precision;
   if (precision !== 'f16' && precision !== 'f32') throw new InputError(`--precision must be f16 or f32, got '${precision}'`);
   const link = resolveLink((v.link as string | undefined) ?? 'nvlink-h200', v['link-gbps'] as string | undefined, v['link-latency-us'] as string | undefined);
-  const computeTflops = num(v, 'compute-tflops');
-  if (computeTflops !== undefined && !(computeTflops > 0)) throw new InputError(`--compute-tflops must be a positive number, got '${v['compute-tflops']}'`);
+  const computeTflops = v['compute-tflops'] === undefined ? undefined : numberArg('compute-tflops', String(v['compute-tflops']), COMPUTE_TFLOPS);
   const asked = v['cp-comm-type'] as string | undefined;
   const given = v['hierarchical-context-parallel-sizes'] as string | undefined;
   // Each scheme the shape takes, with its sizes where it takes sizes (given, or its default: the
