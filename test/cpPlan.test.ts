@@ -100,7 +100,7 @@ describe('flashring cp-plan', () => {
     const bad: [Record<string, string | boolean>, RegExp][] = [
       [{ link: 'tin-can' }, /unknown link 'tin-can'/],
       [{ link: 'custom', 'link-gbps': '-5', 'link-latency-us': '1' }, /^--link-gbps must be from 0\.000001 to 1000000 \(Gbit\/s per direction: 1 kbit\/s to 1 Pbit\/s\), got '-5'$/],
-      [{ link: 'custom', 'link-latency-us': '1' }, /--link custom needs --link-gbps > 0 \(Gbit\/s\), none given$/],
+      [{ link: 'custom', 'link-latency-us': '1' }, /^--link custom needs --link-gbps, from 0\.000001 to 1000000 \(Gbit\/s per direction: 1 kbit\/s to 1 Pbit\/s\): none given$/],
       [{ 'link-gbps': '100' }, /describe --link custom/],
       [{ 'cp-comm-type': 'a2a', 'num-attention-heads': '6', 'hidden-size': '768' }, /divisible by 4/],
       [{ 'cp-comm-type': 'a2a+p2p', 'hierarchical-context-parallel-sizes': '2,4' }, /multiply to 8/],

@@ -341,10 +341,16 @@ describe('replay\'s --compare, which shares the model flags\' table, given to me
   it('is refused in one line naming the command it belongs to, exit 2 (memory printed its breakdown as if it were not given)', async () => {
     const m = await run(['memory', '--preset', 'seed-32L-4096h', '--compare']);
     expect([m.code, m.out]).toEqual([2, '']);
-    expect(m.err).toBe('flashring memory: --compare belongs to flashring replay (the model next to measured points), not memory: flashring replay LOG… --compare <these flags>');
+    expect(m.err).toBe('flashring memory: --compare belongs to flashring replay, not memory');
     const a = await run(['advise', '--preset', 'seed-32L-4096h', '--seq-length', '8192', '--gpus', '8', '--compare']);
     expect([a.code, a.out]).toEqual([2, '']);
     expect(a.err).toBe('flashring advise: --compare belongs to flashring replay, not advise');
+    // And the sweep's flags given to replay, with --compare or not (with it they were ignored; without, called model flags).
+    const log = 'bench/results/2026-12-02-megatron-campaign/runs/r01.log';
+    for (const extra of [['--sweep'], ['--seq-lengths', '1,2'], ['--lines', '1,2']]) for (const compare of [[], ['--compare', '--preset', 'seed-32L-4096h']]) {
+      const r = await run(['replay', log, ...compare, ...extra]);
+      expect([r.code, r.out, r.err], extra.join(' ')).toEqual([2, '', `flashring replay: ${extra[0]} belongs to flashring memory --sweep, not replay`]);
+    }
   });
 });
 

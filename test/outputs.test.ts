@@ -103,7 +103,7 @@ describe('one output rule: collisions refused before any work', () => {
     for (let i = 0; i < 2; i++) expect((await cli(['replay', LOG, '--csv', f('measured.csv')])).code).toBe(0);
     await refused(sweep(f('measured.csv')), /--csv .*measured\.csv exists and is not a sweep's points CSV written by flashring/, [f('measured.csv')]);
     // advise writes nothing: --force there is refused, not ignored.
-    await refused(['advise', '--preset', 'seed-32L-4096h', '--force'], /--force belongs to flashring memory --sweep \(or replay\), not advise/);
+    await refused(['advise', '--preset', 'seed-32L-4096h', '--force'], /--force belongs to flashring memory --sweep or replay, not advise/);
   });
   it('replay X.log --csv X.log, and --csv inside a folder of inputs', async () => {
     writeFileSync(f('run.log'), readFileSync(LOG));

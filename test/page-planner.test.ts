@@ -150,6 +150,15 @@ describe('the planner and replay panels', () => {
       if (ok) expect(err, v).toBe('');
       else expect(err, v).toBe(`Link bandwidth (Gbit/s) must be a number from 0.000001 to 1,000,000 (it is ${v}).`);
     }
+    // Its latency: the link model's range, as the advisor's and the live panel's (it stopped at 10,000,000 µs).
+    for (const [v, ok] of [['-1', false], ['2e9', false], ['0', true], ['500000000', true]] as const) {
+      await p.fill('#cp-form input[name=cplat]', v);
+      await p.waitForFunction(() => !(window as unknown as { __flashring: { busy?: number } }).__flashring.busy);
+      const err = await p.textContent('#cp-error');
+      if (ok) expect(err, v).toBe('');
+      else expect(err, v).toBe(`Link latency (µs) must be a number from 0 to 1,000,000,000 (it is ${v}).`);
+    }
+    await p.fill('#cp-form input[name=cplat]', '3');
     await p.selectOption('#advisor-form select[name=alink]', 'custom');
     await p.fill('#advisor-form input[name=agbps]', '1e-9');
     await p.press('#advisor-form input[name=agbps]', 'Enter');

@@ -19,7 +19,7 @@ import { InputError } from '../src/errors.js';
 import { counted, plural } from '../src/plural.js';
 import { FieldError, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { bound, clip, numberFrom, sig3 } from './format.js';
-import { LINKS, LINK_GBPS, LINK_NAMES, Link, Prediction, resolveLink } from '../src/cp/plan/linkModel.js';
+import { LINKS, LINK_GBPS, LINK_LATENCY_US, LINK_NAMES, Link, Prediction, resolveLink } from '../src/cp/plan/linkModel.js';
 import { planScheme } from '../src/cp/launch/planSchemes.js';
 import { validateRing } from '../src/cp/plan/schedule.js';
 import { Scheme, SchemeDef, schemeDefs, schemeSizes } from '../src/cp/schemes/registry.js';
@@ -854,7 +854,7 @@ function readCpRequest(model: ModelConfig, par: ParallelConfig): CpRequest {
   validateRing(N, R, 'zigzag');
   const tp = par.tensorParallel, g = model.numQueryGroups ?? model.numAttentionHeads;
   const shape: AttentionShape = { B: par.microBatchSize, Hq: model.numAttentionHeads / tp, Hkv: g / tp, Nq: N, Nk: N, D: model.hiddenSize / model.numAttentionHeads };
-  const link = cpField('cplink').value === 'custom' ? resolveLink('custom', cpNumber('cpgbps', 'Link bandwidth (Gbit/s)', false, LINK_GBPS), cpNumber('cplat', 'Link latency (µs)', true))
+  const link = cpField('cplink').value === 'custom' ? resolveLink('custom', cpNumber('cpgbps', 'Link bandwidth (Gbit/s)', false, LINK_GBPS), cpNumber('cplat', 'Link latency (µs)', true, LINK_LATENCY_US))
     : LINKS[cpField('cplink').value as keyof typeof LINKS];
   const tflops = cpNumber('cptflops', 'Kernel TFLOP/s');
   return { shape, R, causal: cpField('cpcausal').checked, link, tflops, typedSizes: cpField('cphcp').value.trim() };

@@ -10,7 +10,7 @@ import { H200, timeCheckedLines } from '../memory/time/devices.js';
 import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, skipText, tokensPerSecondText, wholeMs, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
-import { MODEL_OPTS, configFromFlags, joinModuleArgs } from './memory.js';
+import { MODEL_OPTS, configFromFlags, joinModuleArgs, refuseOthers } from './memory.js';
 import { counted } from '../plural.js';
 import { MAX_BETWEEN, MAX_GPUS, gpusRefusal, wouldFit, wouldFitLines, type GpusRefusal, type Remedy, type WouldFit } from '../memory/adviseForward.js';
 
@@ -67,8 +67,8 @@ const OPTS = {
 const SEARCHED = ['tensor-model-parallel-size', 'context-parallel-size', 'pipeline-model-parallel-size', 'data-parallel-size', 'sequence-parallel',
   'cp-comm-type', 'recompute-granularity', 'recompute-modules', 'recompute-method', 'recompute-num-layers', 'use-distributed-optimizer',
   'num-layers-per-virtual-pipeline-stage'];
-/** Flags of other commands that share advise's flag table, and the command each belongs to. */
-const NOT_HERE: [string, string][] = [['sweep', 'memory'], ['seq-lengths', 'memory'], ['lines', 'memory'], ['csv', 'memory --sweep (or replay)'], ['force', 'memory --sweep (or replay)'], ['compare', 'replay']];
+/** Flags of the other commands that share advise's flag table (refuseOthers names where each belongs). */
+const NOT_HERE = ['sweep', 'seq-lengths', 'lines', 'csv', 'force', 'compare'];
 
 /** batchPerGpu: --global-batch-size not given (one sequence a GPU), so a search on more GPUs takes more. */
 interface Request extends AdviseRequest { top: number; json: boolean; modelArgs: string[]; batchPerGpu: boolean }
@@ -102,7 +102,7 @@ function request(argv: string[]): Request | null {
   const { values } = parseCommand('advise', joinModuleArgs(argv), OPTS);
   if (values.help) return null;
   for (const f of SEARCHED) if (values[f as keyof typeof values] !== undefined) throw new InputError(`--${f} is what advise searches: leave it out`);
-  for (const [f, cmd] of NOT_HERE) if (values[f as keyof typeof values] !== undefined) throw new InputError(`--${f} belongs to flashring ${cmd}, not advise`);
+  refuseOthers(values, 'advise', NOT_HERE);
   if (values['seq-length'] === undefined) throw new InputError('--seq-length is required (the sequence length to train at)');
   if (values.gpus === undefined) throw new InputError('--gpus is required (how many GPUs to spread the model over)');
   const gpus = numberArg('gpus', values.gpus, { integer: true, min: 1, max: MAX_GPUS, what: `a positive integer up to ${MAX_GPUS}` });

@@ -306,14 +306,27 @@ function forceNeedsCsv(values: { force?: boolean; csv?: string }): void {
   if (values.force && values.csv === undefined) throw new InputError('--force applies only with --csv (it lets --csv overwrite a file that is not flashring\'s points CSV); add --csv FILE or leave it out');
 }
 
+/**
+ * Flags of the model-flag table (MODEL_OPTS) that belong to one command of those that parse it (memory, replay,
+ * advise), and where each belongs: the others refuse them, naming it, rather than ignore them.
+ */
+const OWNER: Record<string, string> = {
+  sweep: 'memory --sweep', 'seq-lengths': 'memory --sweep', lines: 'memory --sweep',
+  csv: 'memory --sweep or replay', force: 'memory --sweep or replay', compare: 'replay',
+};
+
+/** Refuses each of `flags` given to the command `here`, naming the command it belongs to (OWNER). */
+export function refuseOthers(values: Record<string, unknown>, here: string, flags: string[]): void {
+  for (const f of flags) if (values[f] !== undefined) throw new InputError(`--${f} belongs to flashring ${OWNER[f]}, not ${here}`);
+}
+
 export async function memoryCommand(argv: string[]): Promise<number> {
   const { values } = parseCommand('memory', joinModuleArgs(argv), MODEL_OPTS);
   if (values.help) {
     console.log(HELP);
     return 0;
   }
-  // --compare shares the flag table (replay's model flags are memory's): here it would do nothing, so it is refused.
-  if (values.compare) throw new InputError('--compare belongs to flashring replay (the model next to measured points), not memory: flashring replay LOG… --compare <these flags>');
+  refuseOthers(values, 'memory', ['compare']);   // replay's (its model flags are memory's): here it would do nothing
   forceNeedsCsv(values);
   const { model, par, hbmGib, notes } = configFromFlags(values);
   for (const n of notes) console.error(`note: ${n}`);
@@ -543,6 +556,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const hbm = values['hbm-gib'] === undefined ? null : numberArg('hbm-gib', values['hbm-gib'], { above: 0, max: 1e6, what: 'a positive number of GiB' });
+  refuseOthers(values, 'replay', ['sweep', 'seq-lengths', 'lines']);
   // Model flags mean something only next to the model: without --compare they are refused, not ignored.
   forceNeedsCsv(values);
   const REPLAY_OWN = ['csv', 'force', 'json', 'hbm-gib', 'help', 'compare'];

@@ -30,10 +30,10 @@ export const RING_OPTIONS = {
 } as const;
 type RingValues = { [K in Exclude<keyof typeof RING_OPTIONS, 'gpu-per-rank' | 'pipelined'>]?: string } & { 'gpu-per-rank'?: boolean; pipelined?: boolean };
 
-/** Most ranks a ring may have: each rank is a device, acquired one by one. */
 /** --compute-tflops (attention --cp, cp-plan): the kernels' rate the link model's prediction takes, in TFLOP/s. */
 export const COMPUTE_TFLOPS = { above: 0, what: 'a positive number' } as const;
 
+/** Most ranks a ring may have: each rank is a device, acquired one by one. */
 export const MAX_RANKS = 64;
 
 /** `--cp` and the flags that go with it: null without --cp (and then the others are errors). */

@@ -29,7 +29,7 @@ export const LINK_NAMES = [...Object.keys(LINKS), 'custom'];
 
 /** The custom link's bandwidth bounds (Gbit/s): 1 kbit/s to 1 Pbit/s; a bandwidth no link has (1e-300: every transfer takes 1e300 ms) is a typo, not a what-if. */
 export const LINK_GBPS = { min: 1e-6, max: 1e6, what: 'from 0.000001 to 1000000 (Gbit/s per direction: 1 kbit/s to 1 Pbit/s)' } as const;
-/** The custom link's latency bounds (µs per message): beyond 1000 s a step's time overflows to Infinity. */
+/** The custom link's latency bounds (µs per message): up to 1000 s a message; more is a typo, not a what-if (as LINK_GBPS's bounds). */
 export const LINK_LATENCY_US = { min: 0, max: 1e9, what: 'from 0 to 1000000000 (µs per message: up to 1000 s)' } as const;
 
 /**
@@ -49,9 +49,9 @@ function linkFigure(flag: 'link-gbps' | 'link-latency-us', x: number | string, r
  */
 export function resolveLink(name: string, gbps?: number | string, latencyUs?: number | string): Link {
   if (name === 'custom') {
-    if (gbps === undefined) throw new InputError('--link custom needs --link-gbps > 0 (Gbit/s), none given');
+    if (gbps === undefined) throw new InputError(`--link custom needs --link-gbps, ${LINK_GBPS.what}: none given`);
     const g = linkFigure('link-gbps', gbps, LINK_GBPS);
-    if (latencyUs === undefined) throw new InputError('--link custom needs --link-latency-us >= 0, none given');
+    if (latencyUs === undefined) throw new InputError(`--link custom needs --link-latency-us, ${LINK_LATENCY_US.what}: none given`);
     return { name: 'custom', gbps: g, latencyUs: linkFigure('link-latency-us', latencyUs, LINK_LATENCY_US) };
   }
   const preset = LINKS[name as keyof typeof LINKS];
