@@ -58,9 +58,10 @@ options:
                         times; the measured wall times become submission times)
   --layout L            with --cp: sharding contiguous | zigzag | striped (default zigzag)
   --link L              with --cp: predict the run on R real GPUs joined by nvlink-h200 | pcie5 |
-                        ib-ndr | custom (with both --link-gbps G, per direction in Gbit/s, and
-                        --link-latency-us U); prints the predicted step time, comm fraction and
-                        TFLOP/s per GPU (the per-step timeline goes into --timeline)
+                        ib-ndr | custom (with both --link-gbps G, per direction, 1e-6 to 1e6
+                        Gbit/s, and --link-latency-us U, 0 to 1e9 µs); prints the predicted step
+                        time, comm fraction and TFLOP/s per GPU (the per-step timeline goes into
+                        --timeline)
   --compute-tflops X    with --link: predict with kernels at X TFLOP/s instead of the measured ones
   --timeline FILE       with --cp: write the JSON timeline (measured, and predicted with --link)
   --force               overwrite existing files at the output paths even when they are not this

@@ -34,7 +34,7 @@ ${schemeDefs().map((d) => `                            ${d.name.padEnd(11)} ${d.
   --causal | --no-causal  causal attention (default causal, as the page and a GPT's training)
   --precision f16|f32 (default f16)
   --link NAME             ${LINK_NAMES.join('|')} (default nvlink-h200)
-  --link-gbps G --link-latency-us U   the custom link: bandwidth per direction (Gbit/s) and latency (µs)
+  --link-gbps G --link-latency-us U   the custom link: bandwidth per direction (1e-6 to 1e6 Gbit/s) and latency (0 to 1e9 µs)
   --compute-tflops X      compute at X TFLOP/s (default: time the kernels briefly on this adapter)
   --json                  machine-readable output`;
 
