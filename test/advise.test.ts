@@ -160,7 +160,7 @@ describe('flashring advise', () => {
     for (const [args, msg] of [
       [['--micro-batch-size', '3'], "flashring advise: the global batch 8 (advise's default: --gpus, one sequence a GPU) is not a multiple of --micro-batch-size 3, so no data-parallel size divides it into whole micro batches: give --global-batch-size a multiple of 3 (e.g. 24, --gpus × --micro-batch-size)"],
       [['--micro-batch-size', '16', '--global-batch-size', '40'], 'flashring advise: --global-batch-size 40 is not a multiple of --micro-batch-size 16, so no data-parallel size divides it into whole micro batches: give --global-batch-size a multiple of 16 (e.g. 128, --gpus × --micro-batch-size)'],
-      [['--num-experts', '16', '--expert-model-parallel-size', '16'], 'flashring advise: --expert-model-parallel-size 16 does not divide --gpus 8: Megatron-LM forms the expert-parallel groups inside the DP × CP ranks, which divide the GPUs; give an EP that divides 8, or more GPUs'],
+      [['--num-experts', '16', '--expert-model-parallel-size', '16'], 'flashring advise: --expert-model-parallel-size 16 does not divide --gpus 8: Megatron-LM forms the expert-parallel groups inside the DP × CP ranks (expert tensor parallelism being TP), which divide the GPUs; give an EP that divides 8, or more GPUs'],
     ] as const) {
       const r = run([...SEED, '--seq-length', '8192', '--gpus', '8', ...args]);
       expect([r.status, r.stdout, r.stderr.trim()], args.join(' ')).toEqual([2, '', msg]);

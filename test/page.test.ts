@@ -1064,7 +1064,7 @@ describe('the page in headless Chromium', () => {
     // An EP that does not divide the GPUs (the planner's MoE model at EP 16, the advisor's 8 GPUs): refused on the GPUs field, as advise refuses it.
     await page.fill('input[name=experts]', '16');
     await page.fill('input[name=ep]', '16');
-    expect(await advisorError(page)).toBe("GPUs (8) must be a multiple of the planner's EP (16): Megatron-LM forms the expert-parallel groups inside the DP × CP ranks, which divide the GPUs.");
+    expect(await advisorError(page)).toBe("GPUs (8) must be a multiple of the planner's EP (16): Megatron-LM forms the expert-parallel groups inside the DP × CP ranks (expert tensor parallelism being TP), which divide the GPUs.");
     expect((await fieldMarks(page, '#advisor-form')).map((m) => m.name)).toEqual(['agpus']);
     await drawnNothing();
     await page.fill('#advisor-form input[name=agpus]', '16');

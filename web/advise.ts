@@ -24,7 +24,7 @@
  * full (beside the breakdown), timeTip() the same in a tooltip's few words.
  */
 import type { ModelConfig, ParallelConfig } from '../src/memory/model.js';
-import { GIB } from '../src/memory/model.js';
+import { EP_GROUPS, GIB } from '../src/memory/model.js';
 import { candidates, fitsText, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type AdviseWords } from '../src/memory/advise.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { untrainable } from '../src/memory/untrainable.js';
@@ -235,7 +235,7 @@ class AdvisorPanel implements Advisor {
     // batch of whole micro batches.
     const nodes = gpus === undefined ? null : notWholeNodes(gpus, NODE_GPUS), ep = gpus === undefined ? null : notDividedByEp(gpus, par.expertParallel ?? 1);
     if (nodes) errors.push(new FieldError(`GPUs (${gpus}) must be whole nodes of ${nodes.perNode} beyond one node, as Megatron-LM runs them: ${nodes.below} or ${nodes.above}.`, input('agpus')));
-    else if (ep) errors.push(new FieldError(`GPUs (${gpus}) must be a multiple of the planner's EP (${ep.ep}): Megatron-LM forms the expert-parallel groups inside the DP × CP ranks, which divide the GPUs.`, input('agpus')));
+    else if (ep) errors.push(new FieldError(`GPUs (${gpus}) must be a multiple of the planner's EP (${ep.ep}): ${EP_GROUPS}, which divide the GPUs.`, input('agpus')));
     const hbmGib = take(() => d.readHbm(input('ahbm')));
     const margin = take(() => this.number('amargin', 'Margin', 0, 0.9, 'a fraction of the HBM kept free, from 0 to 0.9'));
     const typed = input('agbs').value.trim() !== '' || input('agbs').validity.badInput;

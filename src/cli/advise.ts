@@ -5,7 +5,7 @@
  * step time, and why) is src/memory/advise.ts, which the page's advisor panel runs too.
  */
 import { InputError } from '../errors.js';
-import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, GIB, parseRecomputeSpec } from '../memory/model.js';
+import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, EP_GROUPS, GIB, parseRecomputeSpec } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
 import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, skipText, tokensPerSecondText, wholeMs, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
@@ -137,7 +137,7 @@ function refusalText(x: GpusRefusal, gpus: number, given: boolean): string {
       return `${what} is not a multiple of --micro-batch-size ${x.micro}, so no data-parallel size divides it into whole micro batches: give --global-batch-size a multiple of ${x.micro} (e.g. ${gpus * x.micro}, --gpus × --micro-batch-size)`;
     }
     case 'expert-parallel':
-      return `--expert-model-parallel-size ${x.ep} does not divide --gpus ${gpus}: Megatron-LM forms the expert-parallel groups inside the DP × CP ranks, which divide the GPUs; give an EP that divides ${gpus}, or more GPUs`;
+      return `--expert-model-parallel-size ${x.ep} does not divide --gpus ${gpus}: ${EP_GROUPS}, which divide the GPUs; give an EP that divides ${gpus}, or more GPUs`;
   }
 }
 

@@ -107,7 +107,7 @@ export function notWholeNodes(gpus: number, perNode: number): Extract<GpusRefusa
 export const notWholeMicroBatches = (gbs: number, micro: number): Extract<GpusRefusal, { why: 'micro-batch' }> | null =>
   Number.isInteger(gbs) && gbs % micro === 0 ? null : { why: 'micro-batch', gbs, micro };
 
-/** An EP that does not divide `gpus` GPUs (Megatron-LM forms the expert-parallel groups inside the DP × CP ranks, which divide them); else null. */
+/** An EP that does not divide `gpus` GPUs (EP_GROUPS: within the DP × CP ranks, which divide them); else null. */
 export const notDividedByEp = (gpus: number, ep: number): Extract<GpusRefusal, { why: 'expert-parallel' }> | null => (gpus % ep ? { why: 'expert-parallel', ep } : null);
 
 /** What gpusRefusal reads of a request. */

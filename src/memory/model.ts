@@ -430,8 +430,11 @@ function validateMoe(e: MoeConfig, p: ParallelConfig): void {
   positiveInt('--expert-model-parallel-size', ep, 100_000);
   if (e.numExperts % ep) throw new InputError(`--num-experts ${e.numExperts} is not divisible by --expert-model-parallel-size ${ep}`);
   const dpcp = gradientRanks(p).dense;
-  if (dpcp % ep) throw new InputError(`Megatron-LM forms the expert-parallel groups inside the DP × CP ranks (expert tensor parallelism being TP): --expert-model-parallel-size ${ep} must divide --data-parallel-size × --context-parallel-size, here ${dpcp}`);
+  if (dpcp % ep) throw new InputError(`${EP_GROUPS}: --expert-model-parallel-size ${ep} must divide --data-parallel-size × --context-parallel-size, here ${dpcp}`);
 }
+
+/** Where Megatron-LM's expert-parallel groups lie, as the model takes it (expert tensor parallelism = TP): the one wording of every refusal of an EP. */
+export const EP_GROUPS = 'Megatron-LM forms the expert-parallel groups inside the DP × CP ranks (expert tensor parallelism being TP)';
 
 /** Sizes shared by the terms (one micro batch, one GPU). */
 interface Dims {
