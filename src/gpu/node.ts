@@ -31,9 +31,19 @@ export function robustShaders(): boolean {
 
 /** Whether this run's command line gave --robust (main's setRobustFlag), for saying what turned robustness on. */
 let robustFlag = false;
+/** FLASHRING_ROBUST as it was before --robust set it (put back when a later command in the same process gives no --robust). */
+let envBefore: string | undefined;
 
-/** main's record of --robust: it keeps the transform on through FLASHRING_ROBUST=1 (which rank processes inherit). */
+/**
+ * main's record of --robust: it keeps the transform on through FLASHRING_ROBUST=1 (which rank processes inherit);
+ * a later command in the same process without it (tests run several) gets the variable back as it was.
+ */
 export function setRobustFlag(given: boolean): void {
+  if (given && !robustFlag) envBefore = process.env.FLASHRING_ROBUST;
+  if (!given && robustFlag) {
+    if (envBefore === undefined) delete process.env.FLASHRING_ROBUST;
+    else process.env.FLASHRING_ROBUST = envBefore;
+  }
   robustFlag = given;
   if (given) process.env.FLASHRING_ROBUST = '1';
 }
