@@ -25,8 +25,9 @@
  */
 import type { ModelConfig, ParallelConfig } from '../src/memory/model.js';
 import { EP_GROUPS, GIB } from '../src/memory/model.js';
-import { candidates, fitsText, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type AdviseWords } from '../src/memory/advise.js';
+import { candidates, fitsText, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, linksText, tokensPerSecondText, type AdviseRequest, type AdviseResult, type AdviseWords } from '../src/memory/advise.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
+import { GPUS_PER_NODE } from '../src/memory/time/iteration.js';
 import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, LINK_GBPS, LINK_LATENCY_US, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
 import { FieldError, FieldErrors, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
@@ -82,8 +83,6 @@ export const PAGE_WORDS: AdviseWords = {
 const DEFAULTS: Record<string, string> = { aseq: '131072', agpus: '8', ahbm: '80', amargin: '0.1', agbs: '', atop: '5', alink: 'nvlink-h200', agbps: '800', alat: '5' };
 const LINK_CHOICES = [...Object.keys(LINKS), 'custom'];
 const MAX_SEQ = 2 ** 26;
-/** GPUs a node, as the CLI's --gpus-per-node default (the page has no field for it; the search and the time model take 8 too). */
-const NODE_GPUS = 8;
 /** How long after the last keystroke the search runs. */
 const DEBOUNCE_MS = 300;
 
@@ -233,7 +232,7 @@ class AdvisorPanel implements Advisor {
     // The reasons advise refuses a GPU count for (gpusRefusal's parts), each marked on its own field, so that both fields' are said at once:
     // beyond one node of 8 (the page's nodes, as the CLI's default), whole nodes, and a multiple of the planner's EP; below, a global
     // batch of whole micro batches.
-    const nodes = gpus === undefined ? null : notWholeNodes(gpus, NODE_GPUS), ep = gpus === undefined ? null : notDividedByEp(gpus, par.expertParallel ?? 1);
+    const nodes = gpus === undefined ? null : notWholeNodes(gpus, GPUS_PER_NODE), ep = gpus === undefined ? null : notDividedByEp(gpus, par.expertParallel ?? 1);
     if (nodes) errors.push(new FieldError(`GPUs (${gpus}) must be whole nodes of ${nodes.perNode} beyond one node, as Megatron-LM runs them: ${nodes.below} or ${nodes.above}.`, input('agpus')));
     else if (ep) errors.push(new FieldError(`GPUs (${gpus}) must be a multiple of the planner's EP (${ep.ep}): ${EP_GROUPS}, which divide the GPUs.`, input('agpus')));
     const hbmGib = take(() => d.readHbm(input('ahbm')));
@@ -395,7 +394,7 @@ class AdvisorPanel implements Advisor {
     const why = top.map((c) => reasons(r, c, undefined, PAGE_WORDS.time));
     this.d.fillTable(el<HTMLTableElement>('advisor-table'),
       `${m.numLayers} layers, h=${m.hiddenSize}, ${m.numAttentionHeads} heads at ${r.base.seqLength.toLocaleString('en-US')} tokens on ${r.gpus} GPUs × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
-      `link ${r.link.name}${r.gpus > 8 ? ' within nodes of 8 GPUs, ib-ndr between them' : ''}, global batch ${r.gbs} sequences; rates: ${H200.name} profile. Fastest first, the top ${top.length} of ${res.fitting.length}:`,
+      `${linksText(r)}, global batch ${r.gbs} sequences; rates: ${H200.name} profile. Fastest first, the top ${top.length} of ${res.fitting.length}:`,
       HEAD,
       top.map((c, i) => [String(i + 1), c.tp > 1 && !c.sp ? `${c.tp} (no SP)` : String(c.tp), String(c.cp), c.cpCommType ?? '—', c.vp > 1 ? `${c.pp} (VP ${c.vp})` : String(c.pp), String(c.dp),
         { text: c.recompute, cls: 'rc' }, c.distributedOptimizer ? 'yes' : 'no',
@@ -427,7 +426,7 @@ class AdvisorPanel implements Advisor {
     try {
       const { t, rc, why } = this.timeFacts(model, par), it = t.time;
       const lines = [`predicted step ${duration(it.iterMs)}, ${it.tflopsPerGpu.toFixed(0)} TFLOP/s per GPU, ${tokensPerSecondText(it.tokensPerSecond)}, comm ${(100 * it.commFraction).toFixed(1)}%`,
-        `  for a global batch of ${t.globalBatch} on ${t.gpus} GPUs (TP ${par.tensorParallel} × CP ${par.contextParallel} × PP ${par.pipelineParallel} × DP ${par.dataParallel}), ${H200.name} profile, nvlink-h200${t.gpus > 8 ? ' within nodes of 8 GPUs, ib-ndr between them' : ''}`];
+        `  for a global batch of ${t.globalBatch} on ${t.gpus} GPUs (TP ${par.tensorParallel} × CP ${par.contextParallel} × PP ${par.pipelineParallel} × DP ${par.dataParallel}), ${H200.name} profile, nvlink-h200${t.gpus > GPUS_PER_NODE ? ` within nodes of ${GPUS_PER_NODE} GPUs, ib-ndr between them` : ''}`];
       if (why) lines.push(`not trainable: ${this.d.pageWords(why)}`);
       if (rc) lines.push(`recompute ${savesText(rc.savedBytes, (x) => x.toFixed(1))} and costs ${duration(rc.costMs)} per step (+${(100 * rc.costFraction).toFixed(1)}% against no recompute)`);
       return lines;

@@ -7,7 +7,8 @@
 import { InputError } from '../errors.js';
 import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, EP_GROUPS, GIB, parseRecomputeSpec } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
-import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, skipText, tokensPerSecondText, wholeMs, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
+import { GPUS_PER_NODE } from '../memory/time/iteration.js';
+import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, skipText, linksText, tokensPerSecondText, wholeMs, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
 import { MODEL_OPTS, configFromFlags, joinModuleArgs, refuseOthers } from './memory.js';
@@ -111,7 +112,7 @@ function request(argv: string[]): Request | null {
   const gbs = values['global-batch-size'] === undefined ? gpus : numberArg('global-batch-size', values['global-batch-size'], { integer: true, min: 1, max: 1e7, what: 'a positive integer' });
   const link = resolveLink(values.link ?? 'nvlink-h200', values['link-gbps'], values['link-latency-us']);
   const top = values.top === undefined ? 5 : numberArg('top', values.top, { integer: true, min: 1, max: 1000, what: 'an integer from 1 to 1000' });
-  const gpusPerNode = values['gpus-per-node'] === undefined ? 8 : numberArg('gpus-per-node', values['gpus-per-node'], { integer: true, min: 1, max: 1024, what: 'a positive integer up to 1024' });
+  const gpusPerNode = values['gpus-per-node'] === undefined ? GPUS_PER_NODE : numberArg('gpus-per-node', values['gpus-per-node'], { integer: true, min: 1, max: 1024, what: 'a positive integer up to 1024' });
   const refused = gpusRefusal({ gpus, gpusPerNode, gbs, base: par });
   if (refused) throw new InputError(refusalText(refused, gpus, values['global-batch-size'] !== undefined));
   const inter = values['inter-node-link'] ?? 'ib-ndr';
@@ -143,7 +144,7 @@ function refusalText(x: GpusRefusal, gpus: number, given: boolean): string {
 
 function print(r: Request, res: AdviseResult, seen: Evaluated, w: WouldFit | null): void {
   console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${counted(r.gpus, 'GPU')} × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
-    `link ${r.link.name}${r.gpus > (r.gpusPerNode ?? 8) ? ` within nodes of ${r.gpusPerNode ?? 8} GPUs, ${r.interNodeLink?.name ?? 'ib-ndr'} between them` : ''}, global batch ${r.gbs} sequences; rates: ${H200.name} profile`);
+    `${linksText(r)}, global batch ${r.gbs} sequences; rates: ${H200.name} profile`);
   for (const line of timeCheckedLines(H200)) console.log(line);
   console.log(`${res.all} layouts evaluated, ${res.fitting.length} fit`);
   for (const u of res.untrainable) console.log(`${u.layouts} layouts left out: ${u.why}`);

@@ -12,7 +12,7 @@
 import { InputError } from '../errors.js';
 import { GIB, memoryBreakdown, recomputeSpec, parseRecomputeSpec, type ModelConfig, type ParallelConfig, type CpCommType, CP_COMM_TYPES } from './model.js';
 import { iterationTime } from './time/step.js';
-import type { IterationTime } from './time/iteration.js';
+import { GPUS_PER_NODE, type IterationTime } from './time/iteration.js';
 import { LINKS, type Link } from '../cp/plan/linkModel.js';
 import { untrainable } from './untrainable.js';
 import { counted } from '../plural.js';
@@ -124,7 +124,7 @@ export function candidates(r: AdviseRequest, seen?: Evaluated, fitOnly = false):
   let all = 0, smallest: { c: Candidate; bytes: number } | null = null;
   // The PyTorch AMP stack (DDP with PyTorch's ring) has no TP, PP, CP types or distributed optimizer: only CP × DP is searched.
   const torch = r.base.stack === 'torch-amp';
-  for (const tp of divisors(r.gpus).filter((t) => t <= (torch ? 1 : r.gpusPerNode ?? 8)))
+  for (const tp of divisors(r.gpus).filter((t) => t <= (torch ? 1 : r.gpusPerNode ?? GPUS_PER_NODE)))
     for (const cp of divisors(r.gpus / tp))
       for (const pp of divisors(r.gpus / (tp * cp)).filter((p) => !torch || p === 1)) {
         const dp = r.gpus / (tp * cp * pp);
@@ -286,6 +286,15 @@ export function reasons(r: AdviseRequest, c: Candidate, seen?: Evaluated, t: Adv
   out.push(comm.length ? `not hidden: ${comm.map(([n, ms]) => `${n} ${t(ms)} (${pctOf(ms, c)})`).join(', ')}` : 'communication hidden or under 3% of the step');
   return out;
 }
+
+/**
+ * The links a request's groups run on, as advise's header and the page's caption say them: 'link nvlink-h200', and beyond one
+ * node ' within nodes of 8 GPUs, ib-ndr between them' (groupLinks' rule: a group that spans nodes runs at the link between them).
+ */
+export const linksText = (r: Pick<AdviseRequest, 'gpus' | 'link' | 'interNodeLink' | 'gpusPerNode'>): string => {
+  const node = r.gpusPerNode ?? GPUS_PER_NODE;
+  return `link ${r.link.name}${r.gpus > node ? ` within nodes of ${node} GPUs, ${r.interNodeLink?.name ?? 'ib-ndr'} between them` : ''}`;
+};
 
 /** A time as the CLI prints every step time: whole ms ('82800 ms'). */
 export const wholeMs = (ms: number): string => `${ms.toFixed(0)} ms`;

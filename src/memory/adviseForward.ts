@@ -9,6 +9,7 @@
  */
 import { candidates, layoutLabel, fitsText, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate } from './advise.js';
 import { GIB, type ParallelConfig } from './model.js';
+import { GPUS_PER_NODE } from './time/iteration.js';
 import { counted } from '../plural.js';
 
 /** How many doublings of the GPUs, and halvings of the sequence, are searched: up to 64× the GPUs, down to 1/64 of the sequence. */
@@ -120,7 +121,7 @@ export type GpusAsked = Pick<AdviseRequest, 'gpus' | 'gpusPerNode' | 'gbs'> & { 
  */
 export function gpusRefusal(q: GpusAsked): GpusRefusal | null {
   if (q.gpus > MAX_GPUS) return { why: 'too-many', most: MAX_GPUS };
-  return notWholeNodes(q.gpus, q.gpusPerNode ?? 8) ?? notWholeMicroBatches(q.gbs, q.base.microBatchSize) ?? notDividedByEp(q.gpus, q.base.expertParallel ?? 1);
+  return notWholeNodes(q.gpus, q.gpusPerNode ?? GPUS_PER_NODE) ?? notWholeMicroBatches(q.gbs, q.base.microBatchSize) ?? notDividedByEp(q.gpus, q.base.expertParallel ?? 1);
 }
 
 /** Whether advise takes the request `q`'s GPU count (gpusRefusal has no reason against it). */
@@ -189,7 +190,7 @@ function* fewestBetween(counts: number[], change: (n: number) => AdviseRequest):
 export function* fewestGpus(r: AdviseRequest, batchPerGpu: boolean): Steps<GpuRemedy> {
   const change = (n: number) => onGpus(r, n, batchPerGpu);
   // Only counts advise takes (an EP or micro batch a doubling does not divide would be refused), as between them.
-  const up = yield* firstFit(moreGpus(r.gpus, r.gpusPerNode ?? 8).filter((n) => takesGpus(change(n))), change);
+  const up = yield* firstFit(moreGpus(r.gpus, r.gpusPerNode ?? GPUS_PER_NODE).filter((n) => takesGpus(change(n))), change);
   if (up.at === null) return { ...up, between: null };
   const from = up.tried.at(-2) ?? r.gpus, to = up.at;
   const counts = Array.from({ length: to - from - 1 }, (_, i) => from + 1 + i).filter((n) => takesGpus(change(n)));
@@ -226,7 +227,7 @@ const fastestText = (x: Remedy, words: AdviseWords) =>
 function gpusLine(r: AdviseRequest, g: GpuRemedy, batchPerGpu: boolean, words: AdviseWords): string {
   // None searched: twice the request's count is past MAX_GPUS (the request itself is the most only at MAX_GPUS).
   if (!g.tried.length) {
-    const ups = moreGpus(r.gpus, r.gpusPerNode ?? 8);
+    const ups = moreGpus(r.gpus, r.gpusPerNode ?? GPUS_PER_NODE);
     if (ups.length) return `  GPUs: none searched (${words.advisor} takes none of ${ups.join(', ')}: each must be whole nodes, a multiple of the EP ${r.base.expertParallel ?? 1} and of whole micro batches of ${r.base.microBatchSize})`;
     return `  GPUs: none searched (${r.gpus < MAX_GPUS ? `twice ${r.gpus} is past the most: ` : ''}${words.gpusAtMost(MAX_GPUS)})`;
   }

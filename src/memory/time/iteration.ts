@@ -78,7 +78,7 @@ export interface TimeOptions {
   link?: Link;
   /** The link between nodes, for a group whose ranks span several (default InfiniBand NDR). */
   interNodeLink?: Link;
-  /** GPUs a node (default 8). */
+  /** GPUs a node (default GPUS_PER_NODE, 8). */
   gpusPerNode?: number;
   fusion?: Partial<FusionFlags>;
   /** Micro batches per iteration per data-parallel rank (global batch / (micro batch · DP)); default 1. */
@@ -88,6 +88,9 @@ export interface TimeOptions {
 /** The link of each group of ranks a step talks over. */
 export interface GroupLinks { tp: Link; cp: Link; ep: Link; dp: Link; pp: Link }
 
+/** GPUs a node where a request does not say (TimeOptions.gpusPerNode, advise's --gpus-per-node, the page's advisor): an HGX node's 8. */
+export const GPUS_PER_NODE = 8;
+
 /**
  * Which link each group talks over: Megatron-LM orders ranks TP first, then CP, then DP (the experts: TP,
  * EP, then their data-parallel ranks), then PP, so a group of size n with stride k spans n·k consecutive
@@ -96,7 +99,7 @@ export interface GroupLinks { tp: Link; cp: Link; ep: Link; dp: Link; pp: Link }
  * link; one that spans nodes runs at the link between them (its ring's slowest hop).
  */
 export function groupLinks(p: Pick<ParallelConfig, 'tensorParallel' | 'contextParallel' | 'dataParallel' | 'pipelineParallel' | 'expertParallel'>, o: Pick<TimeOptions, 'link' | 'interNodeLink' | 'gpusPerNode'>): GroupLinks {
-  const intra = o.link ?? LINKS['nvlink-h200'], inter = o.interNodeLink ?? LINKS['ib-ndr'], node = o.gpusPerNode ?? 8;
+  const intra = o.link ?? LINKS['nvlink-h200'], inter = o.interNodeLink ?? LINKS['ib-ndr'], node = o.gpusPerNode ?? GPUS_PER_NODE;
   const tp = p.tensorParallel, cp = p.contextParallel, dp = p.dataParallel, gpus = tp * cp * dp * p.pipelineParallel;
   // Groups are blocks of `span` consecutive ranks: each inside one node where the whole layout is, or where the
   // span divides the node's GPUs; else some block straddles two nodes, and the step waits for it.
