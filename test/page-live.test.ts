@@ -206,13 +206,13 @@ describe('the live panel in headless Chromium', () => {
     expect(await p.textContent('#live-status')).toBe('');
     // A custom link's bandwidth: the link model's range, in the form's words, beside the field.
     await p.selectOption('#live-form select[name=link]', 'custom');
-    for (const [v, ok] of [['1e-9', false], ['2e6', false], ['0.000001', true], ['1000000', true]] as const) {
+    for (const [v, ok] of [['', false], ['1e-9', false], ['2e6', false], ['0.000001', true], ['1000000', true]] as const) {
       await p.fill('#live-form input[name=gbps]', v);
       expect(await marked(), v).toEqual(ok ? [] : ['gbps']); // marked as typed
       if (ok) continue;
       await p.click('#live-run');
       await p.waitForFunction(() => /^Link bandwidth/.test(document.getElementById('live-status')!.textContent ?? ''));
-      expect(await p.textContent('#live-status'), v).toBe(`Link bandwidth (Gbit/s) must be a number from 0.000001 to 1,000,000 (it is ${v}).`);
+      expect(await p.textContent('#live-status'), v).toBe(`Link bandwidth (Gbit/s) must be a number from 0.000001 to 1,000,000 (it is ${v || 'empty or not a number'}).`);
       expect(await marked(), v).toEqual(['gbps']);
     }
     // Its latency likewise: the link model's range (above it, the CLI's words came through resolveLink).

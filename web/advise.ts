@@ -29,9 +29,9 @@ import { candidates, fitsText, layoutLabel, layoutTime, nothingFits, reasons, re
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { GPUS_PER_NODE } from '../src/memory/time/iteration.js';
 import { untrainable } from '../src/memory/untrainable.js';
-import { LINKS, LINK_GBPS, LINK_LATENCY_US, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
-import { FieldError, FieldErrors, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
-import { duration, numberFrom, sig3 } from './format.js';
+import { LINKS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
+import { FieldError, FieldErrors, bugWords, customLink, fieldNumber, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
+import { duration, sig3 } from './format.js';
 import { MAX_GPUS, notDividedByEp, notWholeMicroBatches, notWholeNodes, wouldFitLines, wouldFitSteps, type Remedy, type WouldFit } from '../src/memory/adviseForward.js';
 import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
 
@@ -205,16 +205,8 @@ class AdvisorPanel implements Advisor {
     el('advisor-status').textContent = layouts ? 'searching…' : this.wouldSeq !== null ? 'searching what would fit…' : '';
   }
 
-  /** A number in [min, max] in a panel field (`above`: min itself excluded), or a FieldError in the page's words. */
-  private number(n: string, label: string, min: number, max: number, what: string, above = false): number {
-    const raw = this.input(n).value.trim(), v = Number(raw);
-    if (raw === '' || !Number.isFinite(v) || v < min || (above && v === min) || v > max) throw new FieldError(`${label} must be ${what} (it is ${raw === '' ? 'empty or not a number' : raw}).`, this.input(n));
-    return v;
-  }
-
   private readLink(): Link {
-    if (this.linkSelect.value !== 'custom') return resolveLink(this.linkSelect.value);
-    return resolveLink('custom', this.number('agbps', 'Link bandwidth (Gbit/s)', LINK_GBPS.min, LINK_GBPS.max, numberFrom(LINK_GBPS.min, LINK_GBPS.max)), this.number('alat', 'Link latency (µs)', LINK_LATENCY_US.min, LINK_LATENCY_US.max, numberFrom(LINK_LATENCY_US.min, LINK_LATENCY_US.max)));
+    return this.linkSelect.value === 'custom' ? customLink(this.input('agbps'), this.input('alat')) : resolveLink(this.linkSelect.value);
   }
 
   /** The panel's request; every field checked on its own, so that each wrong one is marked (a FieldErrors, the first's message first). */
@@ -236,7 +228,7 @@ class AdvisorPanel implements Advisor {
     if (nodes) errors.push(new FieldError(`GPUs (${gpus}) must be whole nodes of ${nodes.perNode} beyond one node, as Megatron-LM runs them: ${nodes.below} or ${nodes.above}.`, input('agpus')));
     else if (ep) errors.push(new FieldError(`GPUs (${gpus}) must be a multiple of the planner's EP (${ep.ep}): ${EP_GROUPS}, which divide the GPUs.`, input('agpus')));
     const hbmGib = take(() => d.readHbm(input('ahbm')));
-    const margin = take(() => this.number('amargin', 'Margin', 0, 0.9, 'a fraction of the HBM kept free, from 0 to 0.9'));
+    const margin = take(() => fieldNumber(input('amargin'), 'Margin', { min: 0, max: 0.9, what: 'a fraction of the HBM kept free, from 0 to 0.9' }));
     const typed = input('agbs').value.trim() !== '' || input('agbs').validity.badInput;
     const gbs = typed ? take(() => d.positiveWhole(input('agbs'), 'Global batch', 1e7)) : gpus;
     const micro = gbs === undefined ? null : notWholeMicroBatches(gbs, par.microBatchSize);

@@ -7,6 +7,8 @@
  */
 
 import { InputError } from '../src/errors.js';
+import { LINK_GBPS, LINK_LATENCY_US, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
+import { numberFrom } from './format.js';
 
 /** A value the page cannot take, and the control it is about (none: no one field, e.g. the model's own checks). */
 export class FieldError extends Error {
@@ -20,6 +22,25 @@ export class FieldErrors extends Error {
   constructor(readonly errors: FieldError[]) {
     super(errors[0]?.message ?? 'invalid input');
   }
+}
+
+/** A field's allowed numbers: [min, max] (`above`: min itself excluded), and how the page says them (default: "a number from min to max"). */
+export interface FieldRange { min: number; max: number; above?: boolean; what?: string }
+
+/** The number in a field, or a FieldError in the page's words: "<label> must be <what> (it is <value>)." */
+export function fieldNumber(input: HTMLInputElement, label: string, { min, max, above = false, what = numberFrom(min, max) }: FieldRange): number {
+  const raw = input.value.trim(), v = Number(raw);
+  if (raw === '' || !Number.isFinite(v) || v < min || (above && v === min) || v > max) {
+    throw new FieldError(`${label} must be ${what} (it is ${raw === '' ? 'empty or not a number' : raw}).`, input);
+  }
+  return v;
+}
+
+/** A custom link from its bandwidth (Gbit/s per direction) and latency (µs) fields, in the link model's ranges (the CLI's link flags take the same). */
+export function customLink(gbps: HTMLInputElement, latencyUs: HTMLInputElement): Link {
+  // The ranges in the page's words ("a number from … to …"), not the CLI's (LINK_GBPS.what).
+  const range = ({ min, max }: FieldRange) => ({ min, max });
+  return resolveLink('custom', fieldNumber(gbps, 'Link bandwidth (Gbit/s)', range(LINK_GBPS)), fieldNumber(latencyUs, 'Link latency (µs)', range(LINK_LATENCY_US)));
 }
 
 /** Bad input the page says as such: a field's (FieldError, FieldErrors) or the model's own checks (InputError); anything else is a bug. */

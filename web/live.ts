@@ -19,12 +19,12 @@ import { acquireDevices, adapterName, FlashDevice, withTuning } from '../src/gpu
 import { autotune, storedTuning, type TuneEntry, type TuneTrial } from '../src/bench/tune.js';
 import { HEAD_GROUP_ALL, type KernelTuning } from '../src/kernels/tuning.js';
 import { idbTuneStore } from './tuneStore.js';
-import { FieldError, FieldErrors, marksOf, showFieldErrors } from './fields.js';
-import { duration, flopRate, numberFrom } from './format.js';
+import { FieldError, FieldErrors, customLink, marksOf, showFieldErrors } from './fields.js';
+import { duration, flopRate } from './format.js';
 import { ringAttention, RingOptions, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
 import { ONE_RANK, oneRankTransfers } from '../src/cp/rank/timeline.js';
 import { Layout, LAYOUTS } from '../src/cp/plan/schedule.js';
-import { LINKS, LINK_GBPS, LINK_LATENCY_US, LINK_NAMES, Link, resolveLink, stepParts } from '../src/cp/plan/linkModel.js';
+import { LINKS, LINK_NAMES, Link, stepParts } from '../src/cp/plan/linkModel.js';
 import { Scheme, schemeDef, schemeDefs, schemeNames } from '../src/cp/schemes/registry.js';
 import { referenceBackward, referenceForward } from '../src/reference/attention.js';
 import { randn, referenceInput, relErr, TOL } from '../src/reference/compare.js';
@@ -148,15 +148,7 @@ function readLink(field: (n: string) => HTMLInputElement): Link {
   const name = field('link').value;
   if (!LINK_NAMES.includes(name)) throw new FieldError(`Link must be one of ${LINK_NAMES.join(', ')}.`, field('link'));
   if (name !== 'custom') return LINKS[name as keyof typeof LINKS];
-  const num = (n: string, label: string, ok: (v: number) => boolean, want: string) => {
-    const raw = field(n).value.trim(), v = Number(raw);
-    if (raw === '' || !Number.isFinite(v) || !ok(v)) throw new FieldError(`${label} must be ${want}${raw === '' ? '' : ` (it is ${raw})`}.`, field(n));
-    return v;
-  };
-  // The link model's ranges, in the page's words (resolveLink refuses any other in the CLI's).
-  const inRange = (r: { min: number; max: number }) => (v: number) => v >= r.min && v <= r.max;
-  return resolveLink('custom', num('gbps', 'Link bandwidth (Gbit/s)', inRange(LINK_GBPS), numberFrom(LINK_GBPS.min, LINK_GBPS.max)),
-    num('lat', 'Link latency (µs)', inRange(LINK_LATENCY_US), numberFrom(LINK_LATENCY_US.min, LINK_LATENCY_US.max)));
+  return customLink(field('gbps'), field('lat'));
 }
 
 /** Checks that a parsed JSON file is a ring timeline the page can draw; throws a readable Error. */

@@ -17,9 +17,9 @@ import { setupAdvisor } from './advise.js';
 import { replaceViewHash } from './view.js';
 import { InputError } from '../src/errors.js';
 import { counted, plural } from '../src/plural.js';
-import { FieldError, bugWords, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
-import { bound, clip, numberFrom, sig3 } from './format.js';
-import { LINKS, LINK_GBPS, LINK_LATENCY_US, LINK_NAMES, Link, Prediction, resolveLink } from '../src/cp/plan/linkModel.js';
+import { FieldError, bugWords, customLink, fieldNumber, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
+import { bound, clip, sig3 } from './format.js';
+import { LINKS, LINK_NAMES, Link, Prediction } from '../src/cp/plan/linkModel.js';
 import { planScheme } from '../src/cp/launch/planSchemes.js';
 import { validateRing } from '../src/cp/plan/schedule.js';
 import { Scheme, SchemeDef, schemeDefs, schemeSizes } from '../src/cp/schemes/registry.js';
@@ -832,16 +832,6 @@ function saveCpView(q: URLSearchParams): void {
 
 interface CpRequest { shape: AttentionShape; R: number; causal: boolean; link: Link; tflops: number; typedSizes: string }
 
-/** A figure as the page writes a limit: 1,000,000; 0.000001. */
-
-/** A positive (or, with `zero`, non-negative) number in a panel field, at most `max` (at least `min`), or a FieldError in the page's words. */
-function cpNumber(n: string, label: string, zero = false, { min, max }: { min?: number; max: number } = { max: 1e7 }): number {
-  const raw = cpField(n).value.trim(), v = Number(raw);
-  const range = min === undefined ? `a ${zero ? 'non-negative' : 'positive'} number, at most ${bound(max)}` : numberFrom(min, max);
-  if (raw === '' || !Number.isFinite(v) || v < (min ?? 0) || (!zero && v === 0) || v > max) throw new FieldError(`${label} must be ${range} (it is ${raw === '' ? 'empty or not a number' : raw}).`, cpField(n));
-  return v;
-}
-
 /**
  * The attention one GPU runs in one of the planner's layers: heads and K/V groups per TP rank
  * (readParallel has checked that TP divides both, as Megatron-LM requires), head dim = hidden ÷
@@ -854,9 +844,9 @@ function readCpRequest(model: ModelConfig, par: ParallelConfig): CpRequest {
   validateRing(N, R, 'zigzag');
   const tp = par.tensorParallel, g = model.numQueryGroups ?? model.numAttentionHeads;
   const shape: AttentionShape = { B: par.microBatchSize, Hq: model.numAttentionHeads / tp, Hkv: g / tp, Nq: N, Nk: N, D: model.hiddenSize / model.numAttentionHeads };
-  const link = cpField('cplink').value === 'custom' ? resolveLink('custom', cpNumber('cpgbps', 'Link bandwidth (Gbit/s)', false, LINK_GBPS), cpNumber('cplat', 'Link latency (µs)', true, LINK_LATENCY_US))
+  const link = cpField('cplink').value === 'custom' ? customLink(cpField('cpgbps'), cpField('cplat'))
     : LINKS[cpField('cplink').value as keyof typeof LINKS];
-  const tflops = cpNumber('cptflops', 'Kernel TFLOP/s');
+  const tflops = fieldNumber(cpField('cptflops'), 'Kernel TFLOP/s', { min: 0, above: true, max: 1e7, what: `a positive number, at most ${bound(1e7)}` });
   return { shape, R, causal: cpField('cpcausal').checked, link, tflops, typedSizes: cpField('cphcp').value.trim() };
 }
 
