@@ -23,18 +23,18 @@ q, k, v = (torch.randn(1, 16, 2048, 128, device='cuda', dtype=torch.float32) for
 with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
     F.scaled_dot_product_attention(q, k, v); torch.cuda.synchronize()
 PY
-  timeout 90 ncu --kernel-name regex:fmha --launch-count 1 --metrics \
+  timeout 60 ncu --kernel-name regex:fmha --launch-count 1 --metrics \
     sm__inst_executed_pipe_tensor.sum,smsp__inst_executed_pipe_fma.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active \
     python3 $O/ncu_probe.py > $O/ncu.log 2>&1
   echo "ncu $(el)"; grep -E "fmha|pipe|ffma|==ERR|==WARN" $O/ncu.log | head -12
 else echo "no ncu on this host" | tee $O/ncu.log; fi
 PYTHONUNBUFFERED=1 timeout 90 python3 bench/peers/torch_sdpa.py --N 16384 --D 64,128 --heads 16 --reps 2 --gemm 8192 --out $O/peer.json > $O/peer.log 2>&1
 echo "peer $(el)"; grep -E "efficient|matmul" $O/peer.log; pack
-timeout 150 node bench/ceiling/run.mjs --reps 3 --peer $O/peer.json --out $O/ceiling > $O/ceiling.log 2>&1
+timeout 100 node bench/ceiling/run.mjs --reps 3 --peer $O/peer.json --out $O/ceiling > $O/ceiling.log 2>&1
 echo "ceiling $(el)"; grep -E "f32|ceiling on" $O/ceiling.log | head -12; pack
-same_call p32 1 f32,f16 FLASHRING_PATH=scalar
+same_call p32 1 f32 FLASHRING_PATH=scalar
 cp "$OUT/all.tgz" "$OUT/units.tgz"
-if grep -q H200 $O/gpu.txt && [ $(( $(date +%s) - t0 )) -lt 300 ]; then
+if grep -q H200 $O/gpu.txt && [ $(( $(date +%s) - t0 )) -lt 280 ]; then
   echo "== H200 and time left: the fma chains' figure (../wip-fma-h200b)"
   bash bench/results/wip-fma-h200b/gpu-call.sh
 else echo "fma figure not run ($(el); $(cat $O/gpu.txt))"; fi
