@@ -355,4 +355,21 @@ describe('flashring bench options', () => {
     const usage = await run(process.execPath, [join(__dirname, '..', 'bench', 'ceiling', 'run.mjs'), '--help']);
     expect(usage.stdout).toMatch(/^usage: node bench\/ceiling\/run.mjs/);
   });
+
+  it("the GEMM ceiling's f32 tilings are set against the peer's f32 matmul (TF32 off), not its f16 one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flashring-ceiling-'));
+    const peer = join(dir, 'peer.json');
+    writeFileSync(peer, JSON.stringify({ kind: 'flashring.peer', results: [
+      { pass: 'gemm', N: 512, dtype: 'float16', tflops: 1000 }, { pass: 'gemm', N: 512, dtype: 'float32', tflops: 0.25 }] }));
+    const r = await run(process.execPath, [join(__dirname, '..', 'bench', 'ceiling', 'run.mjs'), '--quick', '--peer', peer, '--out', join(dir, 'out')]);
+    expect(r.stdout).toMatch(/PyTorch f16 matmul 1000\.0 TFLOP\/s, f32 matmul, TF32 off, 0\.3/);
+    const json = JSON.parse(readFileSync(join(dir, 'out', readdirSync(join(dir, 'out')).find((f) => f.endsWith('.json'))!), 'utf8'));
+    expect(json.peerF32.tflops).toBe(0.25);
+    const f32 = (json.rows as { tiling: string; tflops: number | null }[]).filter((x) => x.tiling.startsWith('f32 ') && x.tflops !== null);
+    expect(f32.length).toBeGreaterThan(0);
+    for (const row of f32) {
+      const line = r.stdout.split('\n').find((l) => l.trim().startsWith(row.tiling))!;
+      expect(Number(/ratio (\S+)/.exec(line)![1]), row.tiling).toBeCloseTo(row.tflops! / 0.25, 3);
+    }
+  }, 120_000);
 });

@@ -22,7 +22,8 @@ const HELP = `usage: node bench/ceiling/run.mjs [options]
   --quick        M = N = K = 512, 3 repeats (a CPU adapter: seconds to minutes)
   --size S       M = N = K (default 8192; a multiple of 256)
   --reps K       timed repeats, median reported (default 10)
-  --peer FILE    PyTorch peer results (bench/peers/torch_sdpa.py --gemm): its f16 matmul for ratios
+  --peer FILE    PyTorch peer results (bench/peers/torch_sdpa.py --gemm): its f16 matmul for the tensor-core
+                 tilings' ratios, its f32 one (TF32 off) for the f32 tilings'
   --out DIR      results folder (default bench/out/ceiling)`;
 
 const OPTIONS = {
@@ -30,24 +31,30 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-interface PeerGemm { pass: string; N: number; tflops: number }
+interface PeerGemm { pass: string; N: number; dtype?: string; tflops: number }
+/** PyTorch's matmuls of the probe's size: f16 (the tensor-core tilings' peer) and f32 with TF32 off (the f32 tilings'). */
+interface PeerGemms { f16?: PeerGemm; f32?: PeerGemm }
 
-/** The PyTorch f16 matmul of the same size in a peer file, if any. */
-async function peerGemm(path: string | undefined, size: number): Promise<PeerGemm | undefined> {
-  if (path === undefined) return undefined;
+/** The PyTorch matmuls of the same size in a peer file (bench/peers/torch_sdpa.py --gemm), if any. */
+async function peerGemms(path: string | undefined, size: number): Promise<PeerGemms> {
+  if (path === undefined) return {};
   try {
-    return (JSON.parse(await readFile(path, 'utf8')).results as PeerGemm[]).find((p) => p.pass === 'gemm' && p.N === size);
+    const gemms = (JSON.parse(await readFile(path, 'utf8')).results as PeerGemm[]).filter((p) => p.pass === 'gemm' && p.N === size);
+    return { f16: gemms.find((p) => (p.dtype ?? 'float16') === 'float16'), f32: gemms.find((p) => p.dtype === 'float32') };
   } catch (e) {
     throw new InputError(`--peer ${path}: cannot read PyTorch peer results (${(e as Error).message})`);
   }
 }
 
-/** The table printed at the end: one line per tiling, with the ratio to PyTorch where a peer is given. */
-function table(rows: CeilingRow[], size: number, adapter: string, peer: PeerGemm | undefined): string {
-  const head = `ceiling on ${adapter}: GEMM ${size}³, plain-WGSL f32 ('f32 …') and f16 on subgroup matrices (f32 accumulation)${peer ? `; PyTorch f16 matmul ${peer.tflops.toFixed(1)} TFLOP/s` : ''}`;
-  const line = (r: CeilingRow) => r.tflops === null
-    ? `  ${r.tiling.padEnd(46)} - (${r.error})`
-    : `  ${r.tiling.padEnd(46)} ${r.tflops.toFixed(1).padStart(7)} TFLOP/s${peer ? `  ratio ${(r.tflops / peer.tflops).toFixed(3)}` : ''}  err ${r.err!.toExponential(1)}`;
+/** The table printed at the end: one line per tiling, with the ratio to PyTorch's matmul of its arithmetic where the peer file has it. */
+function table(rows: CeilingRow[], size: number, adapter: string, peer: PeerGemms): string {
+  const peers = [peer.f16 && `PyTorch f16 matmul ${peer.f16.tflops.toFixed(1)} TFLOP/s`, peer.f32 && `f32 matmul, TF32 off, ${peer.f32.tflops.toFixed(1)}`].filter(Boolean);
+  const head = `ceiling on ${adapter}: GEMM ${size}³, plain-WGSL f32 ('f32 …') and f16 on subgroup matrices (f32 accumulation)${peers.length ? `; ${peers.join(', ')}` : ''}`;
+  const line = (r: CeilingRow) => {
+    if (r.tflops === null) return `  ${r.tiling.padEnd(46)} - (${r.error})`;
+    const p = r.tiling.startsWith('f32 ') ? peer.f32 : peer.f16;
+    return `  ${r.tiling.padEnd(46)} ${r.tflops.toFixed(1).padStart(7)} TFLOP/s${p ? `  ratio ${(r.tflops / p.tflops).toFixed(3)}` : ''}  err ${r.err!.toExponential(1)}`;
+  };
   return [head, ...rows.map(line)].join('\n');
 }
 
@@ -62,7 +69,7 @@ export async function ceilingBench(argv: string[]): Promise<number> {
   const reps = numberArg('reps', values.reps ?? (values.quick ? '3' : '10'), { integer: true, min: 1, max: 10000, what: 'a positive number of repeats' });
   const outDir = values.out ?? 'bench/out/ceiling';
   const plan = await OutputPlan.make(values.peer ? [{ flag: 'peer', path: values.peer }] : [], [{ flag: 'out', path: outDir, kind: 'dir', names: [] }]);
-  const peer = await peerGemm(values.peer, size);
+  const peer = await peerGemms(values.peer, size);
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   const progress = (i: number, n: number, label: string) => process.stderr.write(`\r${i}/${n} ${label.padEnd(60).slice(0, 60)}${i === n ? '\n' : ''}`);
   const rows: CeilingRow[] = [];
@@ -78,7 +85,7 @@ export async function ceilingBench(argv: string[]): Promise<number> {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const cols = ['M', 'N', 'K', 'tiling', 'ms', 'tflops', 'err', 'error'] as const;
   await plan.write([
-    { path: join(outDir, `ceiling-${stamp}.json`), data: JSON.stringify({ kind: 'flashring.ceiling', adapter, command: `node bench/ceiling/run.mjs ${argv.join(' ')}`.trim(), rows, peer: peer ?? null }, null, 1) },
+    { path: join(outDir, `ceiling-${stamp}.json`), data: JSON.stringify({ kind: 'flashring.ceiling', adapter, command: `node bench/ceiling/run.mjs ${argv.join(' ')}`.trim(), rows, peer: peer.f16 ?? null, peerF32: peer.f32 ?? null }, null, 1) },
     { path: join(outDir, `ceiling-${stamp}.csv`), data: [cols.join(','), ...rows.map((r) => cols.map((c) => JSON.stringify(r[c] ?? '')).join(','))].join('\n') + '\n' },
   ]);
   console.log(table(rows, size, adapter, peer));

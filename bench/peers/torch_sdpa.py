@@ -6,7 +6,8 @@ random inputs. FLOPs as flashring: forward 4*B*H*N^2*D (x0.5 causal), backward x
 
   python3 bench/peers/torch_sdpa.py --N 4096,16384 --D 64,128 --heads 16 --gemm 8192 --out peer.json
 
---gemm S adds torch.matmul in f16 at S x S x S (pass 'gemm'), the peer of the GEMM ceiling probe
+--gemm S adds torch.matmul at S x S x S (pass 'gemm') in f16 and in f32 with TF32 off, the peers of the GEMM ceiling probe's
+tensor-core and plain-WGSL f32 tilings
 (`node bench/ceiling/run.mjs --size S --peer peer.json`).
 """
 import argparse, json, statistics, sys, datetime, time
@@ -43,7 +44,7 @@ def main():
     ap.add_argument('--heads', type=int, default=16)
     ap.add_argument('--batch', type=int, default=1)
     ap.add_argument('--reps', type=int, default=10)
-    ap.add_argument('--gemm', type=int, default=0, help='also time an f16 matmul of this size (0: skip)')
+    ap.add_argument('--gemm', type=int, default=0, help='also time f16 and f32 (TF32 off) matmuls of this size (0: skip)')
     ap.add_argument('--out', required=True)
     a = ap.parse_args()
     B, H = a.batch, a.heads
@@ -76,12 +77,19 @@ def main():
                     del q, k, v, g, o
                     torch.cuda.empty_cache()
     if a.gemm:
+        # f16 (the tensor-core GEMM ceiling's peer) and f32 with TF32 off: cuBLAS's f32 GEMM without tensor cores,
+        # the peer of the plain-WGSL f32 GEMM (PyTorch's memory-efficient f32 attention itself uses tensor cores on
+        # compute capability 8.0 and up: docs/performance.md, twenty-eighth step).
         S = a.gemm
-        x, y = (torch.randn(S, S, device='cuda', dtype=torch.float16) for _ in range(2))
-        ms = time_ms(lambda: x @ y, a.reps)
-        rows.append(dict(pass_='gemm', M=S, N=S, K=S, D=0, H=0, B=1, causal=False, dtype='float16', backend='matmul', ms=ms,
-                         tflops=2 * S ** 3 / (ms * 1e-3) / 1e12))
-        print(f'matmul    float16        {S}^3 {rows[-1]["tflops"]:7.1f} TFLOP/s', flush=True)
+        for dtype in (torch.float16, torch.float32):
+            torch.backends.cuda.matmul.allow_tf32 = False
+            x, y = (torch.randn(S, S, device='cuda', dtype=dtype) for _ in range(2))
+            ms = time_ms(lambda: x @ y, a.reps)
+            name = str(dtype).replace('torch.', '')
+            rows.append(dict(pass_='gemm', M=S, N=S, K=S, D=0, H=0, B=1, causal=False, dtype=name, backend='matmul', ms=ms,
+                             tflops=2 * S ** 3 / (ms * 1e-3) / 1e12))
+            print(f'matmul    {name:14s} {S}^3 {rows[-1]["tflops"]:7.1f} TFLOP/s{" (TF32 off)" if dtype == torch.float32 else ""}', flush=True)
+            del x, y
     for r in rows:
         r['pass'] = r.pop('pass_')
     meta = dict(kind='flashring.peer', engine=f'torch {torch.__version__}', gpu=torch.cuda.get_device_name(0),
