@@ -79,7 +79,12 @@ def main():
              gemm_tflops(a.gemm, torch.float16, False, a.reps)]
     for g in gemms:
         print(f"cuBLAS matmul {g['dtype']:8s} tf32={g['tf32']!s:5s} {g['S']}^3: {g['tflops']:6.1f} TFLOP/s", flush=True)
-    names = {d: kernel_names(d) for d in (64, 128)}
+    names = {}
+    for d in (64, 128):
+        try:
+            names[d] = kernel_names(d)
+        except Exception as e:  # the profiler's API moves between versions: say so, keep the rest
+            names[d] = [f'(kernel names not read: {type(e).__name__}: {e})']
     for d, ns in names.items():
         print(f'memory-efficient f32 forward, D={d}: ' + '; '.join(ns), flush=True)
     meta = dict(kind='flashring.f32-units', engine=f'torch {torch.__version__}', gpu=torch.cuda.get_device_name(0),
