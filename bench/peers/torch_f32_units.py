@@ -19,10 +19,11 @@ measures rather than trusts that:
 
   python3 bench/peers/torch_f32_units.py --gemm 8192 --out units.json
 """
-import argparse, datetime, json, sys, time, statistics
+import argparse, datetime, json, sys
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
+from torch_sdpa import time_ms  # the peers' one timing: warm-up, then the median of CUDA-event timings
 
 C = 1.0 + 2.0 ** -11 + 2.0 ** -23  # an f32 number with 24 significant bits
 
@@ -41,16 +42,7 @@ def bit_probe(backend, nk, d, heads=4, nq=256):
 def gemm_tflops(s, dtype, tf32, reps):
     torch.backends.cuda.matmul.allow_tf32 = tf32
     x, y = (torch.randn(s, s, device='cuda', dtype=dtype) for _ in range(2))
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < 1.0:
-        x @ y
-        torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); x @ y; b.record(); torch.cuda.synchronize()
-        out.append(a.elapsed_time(b))
-    ms = statistics.median(out)
+    ms = time_ms(lambda: x @ y, reps)
     torch.backends.cuda.matmul.allow_tf32 = False
     return dict(dtype=str(dtype).replace('torch.', ''), tf32=tf32, S=s, ms=ms, tflops=2 * s ** 3 / (ms * 1e-3) / 1e12)
 
