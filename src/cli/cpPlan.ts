@@ -10,7 +10,7 @@ import { nodeGPU } from '../gpu/node.js';
 import { Precision } from '../kernels/precision.js';
 import { randn } from '../reference/compare.js';
 import { numberArg, parseCommand } from './args.js';
-import { COMPUTE_TFLOPS, MAX_RANKS } from './ringArgs.js';
+import { MAX_RANKS, computeTflopsArg } from './ringArgs.js';
 import { formatBytes } from './memory.js';
 import { LINK_NAMES, Link, Rate, resolveLink } from '../cp/plan/linkModel.js';
 import { SchemePlan, planScheme } from '../cp/launch/planSchemes.js';
@@ -93,7 +93,7 @@ export function parseCpPlan(v: Values): CpPlanRequest {
   const precision = (v.precision ?? 'f16') as Precision;
   if (precision !== 'f16' && precision !== 'f32') throw new InputError(`--precision must be f16 or f32, got '${precision}'`);
   const link = resolveLink((v.link as string | undefined) ?? 'nvlink-h200', v['link-gbps'] as string | undefined, v['link-latency-us'] as string | undefined);
-  const computeTflops = v['compute-tflops'] === undefined ? undefined : numberArg('compute-tflops', String(v['compute-tflops']), COMPUTE_TFLOPS);
+  const computeTflops = computeTflopsArg(v['compute-tflops'] as string | undefined);
   const asked = v['cp-comm-type'] as string | undefined;
   const given = v['hierarchical-context-parallel-sizes'] as string | undefined;
   // Each scheme the shape takes, with its sizes where it takes sizes (given, or its default: the

@@ -30,8 +30,9 @@ export const RING_OPTIONS = {
 } as const;
 type RingValues = { [K in Exclude<keyof typeof RING_OPTIONS, 'gpu-per-rank' | 'pipelined'>]?: string } & { 'gpu-per-rank'?: boolean; pipelined?: boolean };
 
-/** --compute-tflops (attention --cp, cp-plan): the kernels' rate the link model's prediction takes, in TFLOP/s. */
-export const COMPUTE_TFLOPS = { above: 0, what: 'a positive number' } as const;
+/** --compute-tflops (attention --cp, cp-plan): the kernels' rate the link model's prediction takes, in TFLOP/s; undefined where not given. */
+export const computeTflopsArg = (raw: string | undefined): number | undefined =>
+  raw === undefined ? undefined : numberArg('compute-tflops', raw, { above: 0, what: 'a positive number' });
 
 /** Most ranks a ring may have: each rank is a device, acquired one by one. */
 export const MAX_RANKS = 64;
@@ -53,7 +54,7 @@ export function parseRingArgs(values: RingValues): RingArgs | null {
   if (values['gpu-per-rank'] && mode !== 'processes') throw new InputError('--gpu-per-rank needs --cp-mode processes');
   if (values.pipelined && mode !== 'one-device') throw new InputError('--pipelined needs --cp-mode one-device (the ranks on one GPU)');
   const gbps = values['link-gbps'], lat = values['link-latency-us'];
-  const computeTflops = values['compute-tflops'] === undefined ? undefined : numberArg('compute-tflops', values['compute-tflops'], COMPUTE_TFLOPS);
+  const computeTflops = computeTflopsArg(values['compute-tflops']);
   if (values.link === undefined && (gbps !== undefined || lat !== undefined)) throw new InputError('--link-gbps and --link-latency-us go with --link custom (both of them)');
   const link = values.link === undefined ? undefined : resolveLink(values.link, gbps, lat);
   if (computeTflops !== undefined && !link) throw new InputError('--compute-tflops only changes the link model\'s prediction: add --link');
