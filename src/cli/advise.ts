@@ -7,7 +7,7 @@
 import { InputError } from '../errors.js';
 import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, EP_GROUPS, GIB, parseRecomputeSpec } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
-import { GPUS_PER_NODE } from '../memory/time/iteration.js';
+import { GPUS_PER_NODE, INTER_NODE_LINK } from '../memory/time/iteration.js';
 import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, skipText, linksText, tokensPerSecondText, wholeMs, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
@@ -37,7 +37,7 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   --gpus-per-node G       GPUs a node (default 8): a group of ranks (TP, CP, EP, the gradients' DP × CP, the pipeline)
                           whose GPUs span nodes, in Megatron-LM's rank order, runs at the link between them;
                           beyond one node --gpus is a multiple of it (whole nodes, as torchrun launches them)
-  --inter-node-link NAME  the link between nodes: ${Object.keys(LINKS).join('|')} (default ib-ndr)
+  --inter-node-link NAME  the link between nodes: ${Object.keys(LINKS).join('|')} (default ${INTER_NODE_LINK.name})
   --top K                 how many to print (default 5)
   --json                  every fitting candidate: tp, sp, cp, cpCommType, pp, vp, dp, recompute, iterMs, totalBytes, …;
                           the layouts left out (untrainable) and skipped (what the model, the sequence or the batch does not divide, or Megatron-LM refuses), each with why; timeChecked;
@@ -115,7 +115,7 @@ function request(argv: string[]): Request | null {
   const gpusPerNode = values['gpus-per-node'] === undefined ? GPUS_PER_NODE : numberArg('gpus-per-node', values['gpus-per-node'], { integer: true, min: 1, max: 1024, what: 'a positive integer up to 1024' });
   const refused = gpusRefusal({ gpus, gpusPerNode, gbs, base: par });
   if (refused) throw new InputError(refusalText(refused, gpus, values['global-batch-size'] !== undefined));
-  const inter = values['inter-node-link'] ?? 'ib-ndr';
+  const inter = values['inter-node-link'] ?? INTER_NODE_LINK.name;
   if (!(inter in LINKS)) throw new InputError(`--inter-node-link must be ${Object.keys(LINKS).join(', ')}, got '${inter}'`);
   return { model, base: par, gpus, hbmGib, margin, gbs, link, interNodeLink: LINKS[inter as keyof typeof LINKS], gpusPerNode, top, json: !!values.json, modelArgs: modelArgs(values), batchPerGpu: values['global-batch-size'] === undefined };
 }

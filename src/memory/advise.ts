@@ -12,7 +12,7 @@
 import { InputError } from '../errors.js';
 import { GIB, memoryBreakdown, recomputeSpec, parseRecomputeSpec, type ModelConfig, type ParallelConfig, type CpCommType, CP_COMM_TYPES } from './model.js';
 import { iterationTime } from './time/step.js';
-import { GPUS_PER_NODE, type IterationTime } from './time/iteration.js';
+import { GPUS_PER_NODE, INTER_NODE_LINK, type IterationTime } from './time/iteration.js';
 import { LINKS, type Link } from '../cp/plan/linkModel.js';
 import { untrainable } from './untrainable.js';
 import { counted } from '../plural.js';
@@ -293,7 +293,7 @@ export function reasons(r: AdviseRequest, c: Candidate, seen?: Evaluated, t: Adv
  */
 export const linksText = (r: Pick<AdviseRequest, 'gpus' | 'link' | 'interNodeLink' | 'gpusPerNode'>): string => {
   const node = r.gpusPerNode ?? GPUS_PER_NODE;
-  return `link ${r.link.name}${r.gpus > node ? ` within nodes of ${node} GPUs, ${r.interNodeLink?.name ?? 'ib-ndr'} between them` : ''}`;
+  return `link ${r.link.name}${r.gpus > node ? ` within nodes of ${node} GPUs, ${(r.interNodeLink ?? INTER_NODE_LINK).name} between them` : ''}`;
 };
 
 /** A time as the CLI prints every step time: whole ms ('82800 ms'). */

@@ -90,6 +90,8 @@ export interface GroupLinks { tp: Link; cp: Link; ep: Link; dp: Link; pp: Link }
 
 /** GPUs a node where a request does not say (TimeOptions.gpusPerNode, advise's --gpus-per-node, the page's advisor): an HGX node's 8. */
 export const GPUS_PER_NODE = 8;
+/** The link between nodes where a request does not say (TimeOptions.interNodeLink, advise's --inter-node-link): InfiniBand NDR. */
+export const INTER_NODE_LINK = LINKS['ib-ndr'];
 
 /**
  * Which link each group talks over: Megatron-LM orders ranks TP first, then CP, then DP (the experts: TP,
@@ -99,7 +101,7 @@ export const GPUS_PER_NODE = 8;
  * link; one that spans nodes runs at the link between them (its ring's slowest hop).
  */
 export function groupLinks(p: Pick<ParallelConfig, 'tensorParallel' | 'contextParallel' | 'dataParallel' | 'pipelineParallel' | 'expertParallel'>, o: Pick<TimeOptions, 'link' | 'interNodeLink' | 'gpusPerNode'>): GroupLinks {
-  const intra = o.link ?? LINKS['nvlink-h200'], inter = o.interNodeLink ?? LINKS['ib-ndr'], node = o.gpusPerNode ?? GPUS_PER_NODE;
+  const intra = o.link ?? LINKS['nvlink-h200'], inter = o.interNodeLink ?? INTER_NODE_LINK, node = o.gpusPerNode ?? GPUS_PER_NODE;
   const tp = p.tensorParallel, cp = p.contextParallel, dp = p.dataParallel, gpus = tp * cp * dp * p.pipelineParallel;
   // Groups are blocks of `span` consecutive ranks: each inside one node where the whole layout is, or where the
   // span divides the node's GPUs; else some block straddles two nodes, and the step waits for it.
