@@ -6,7 +6,8 @@
 #   el                  seconds since the call began, for the progress lines
 #   pack                $O packed into $OUT/all.tgz (rewritten after each stage, so a cut run returns what finished)
 #   kernel_rows TAG     one line per pass of $O/TAG/*-kernels.csv (the same-call bench: TFLOP/s, × the peer,
-#                       checkErr), printed and appended to $O/table.txt; "TAG FAILED" and its log's tail if none
+#                       checkErr, and the share of cuBLAS's GEMM where the peer file has it), printed and
+#                       appended to $O/table.txt; "TAG FAILED" and its log's tail if none
 #   same_call TAG ROBUST PRECISIONS [VAR=VALUE…]
 #                       the same-call bench (N = 16384, H16, D 64 and 128, causal and not; $O/peer.json, the
 #                       peer, measured first) with Dawn's robustness ROBUST (0 or 1) into $O/TAG, then kernel_rows;
@@ -22,7 +23,8 @@ kernel_rows() {
   local f; f=$(ls "$O/$1"/*-kernels.csv 2>/dev/null | head -1)
   if [ -z "$f" ]; then echo "$1 FAILED" | tee -a "$O/table.txt"; tail -3 "$O/$1.log"; return; fi
   awk -F, -v T="$1" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-    { printf "%-11s %-8s D%-4s causal=%-5s %s %7.2f %s %.3f %s\n", T, $c["pass"], $c["D"], $c["causal"], $c["precision"], $c["tflops"], $c["peerBackend"], $c["ratio"], $c["checkErr"] }' "$f" | tee -a "$O/table.txt"
+    { g = ("gemmShare" in c && $c["gemmShare"] != "") ? sprintf(" gemm %.3f", $c["gemmShare"]) : ""
+      printf "%-11s %-8s D%-4s causal=%-5s %s %7.2f %s %.3f %s%s\n", T, $c["pass"], $c["D"], $c["causal"], $c["precision"], $c["tflops"], $c["peerBackend"], $c["ratio"], $c["checkErr"], g }' "$f" | tee -a "$O/table.txt"
 }
 steps() {
   timeout 90 node bench/cp-run.mjs steps --N 16384 --D "$2" --R "$3" --out "$O/steps$2-$1" 2>&1 | grep -v '^Warning' > "$O/steps$2-$1.log"

@@ -372,4 +372,32 @@ describe('flashring bench options', () => {
       expect(Number(/ratio (\S+)/.exec(line)![1]), row.tiling).toBeCloseTo(row.tflops! / 0.25, 3);
     }
   }, 120_000);
+
+  it("bench's portable rows: their share of the peer's f32 matmul (TF32 off), beside the ratio to the attention peer", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flashring-gemm-share-'));
+    const peer = join(dir, 'peer.json'), out = join(dir, 'out');
+    const shape = { N: 32, D: 16, H: 1, B: 1, causal: false, ms: 1 };
+    writeFileSync(peer, JSON.stringify({ kind: 'flashring.peer', results: [
+      { ...shape, pass: 'fwd', dtype: 'float32', backend: 'efficient', tflops: 2e-4 }, { ...shape, pass: 'fwd', dtype: 'float16', backend: 'flash', tflops: 9 },
+      { pass: 'gemm', N: 512, D: 0, H: 0, B: 1, causal: false, dtype: 'float16', backend: 'matmul', ms: 1, tflops: 1000 },
+      { pass: 'gemm', N: 512, D: 0, H: 0, B: 1, causal: false, dtype: 'float32', backend: 'matmul', ms: 1, tflops: 0.25 }] }));
+    const r = await cli(['bench', '--N', '32', '--D', '16', '--heads', '1', '--batch', '1', '--reps', '1', '--causal', 'false', '--precision', 'f32',
+      '--no-ring', '--no-memory', '--peer', peer, '--out', out], { FLASHRING_PATH: 'scalar' });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/GEMM share: TFLOP\/s over the vendor's GEMM on the same units/);
+    const csv = readFileSync(join(out, readdirSync(out).find((f) => f.endsWith('-kernels.csv'))!), 'utf8').trim().split('\n').map((l) => l.split(','));
+    const col = (name: string) => csv[0].indexOf(name);
+    const rows = csv.slice(1);
+    expect(rows.length).toBeGreaterThan(1);
+    for (const row of rows) {
+      const tflops = Number(row[col('tflops')]);
+      expect(row[col('path')]).toBe('scalar');
+      expect(row[col('gemmPeer')]).toBe('torch-matmul-float32-tf32off-512^3');
+      expect(Number(row[col('gemmTflops')])).toBe(0.25);
+      expect(Number(row[col('gemmShare')])).toBeCloseTo(tflops / 0.25, 6);
+      // Only the forward has an attention peer here (f32 against memory-efficient f32, never FlashAttention-2's f16).
+      if (row[col('pass')] === 'fwd') expect(Number(row[col('ratio')])).toBeCloseTo(tflops / 2e-4, 6);
+      else expect(row[col('ratio')]).toBe('');
+    }
+  }, 120_000);
 });

@@ -270,14 +270,24 @@ async function memoryNoteOf(values: BenchValues, cfg: BenchConfig, plan: OutputP
   return note;
 }
 
-/** The kernel rows with their PyTorch peer (same pass, shape, mask; f16 against FlashAttention-2, f32 against memory-efficient) and the ratio. */
+/**
+ * The kernel rows with their PyTorch peer (same pass, shape, mask; f16 against FlashAttention-2, f32 against
+ * memory-efficient) and the ratio; and, where the peer file holds torch_sdpa.py --gemm's matmuls, the row's share of
+ * the vendor's GEMM on the units the row's path runs on: tensor cores (subgroup matrices) against cuBLAS's f16
+ * matmul, the portable (scalar) path, FMA units only, against cuBLAS's f32 matmul with TF32 off (docs/performance.md,
+ * twenty-eighth step: the memory-efficient f32 peer itself runs on tensor cores).
+ */
 function withPeers(rows: KernelRow[], peers: PeerRow[]) {
   const peerOf = (r: KernelRow) =>
     peers.find((p) => p.pass === r.pass && p.N === r.N && p.D === r.D && p.H === r.H && p.B === r.B && p.causal === r.causal &&
       (r.precision === 'f16' ? p.dtype === 'float16' && p.backend === 'flash' : p.dtype === 'float32' && p.backend === 'efficient'));
+  const gemmOf = (r: KernelRow) => peers.find((p) => p.pass === 'gemm' && p.dtype === (r.path === 'subgroup-matrix' ? 'float16' : 'float32'));
   return rows.map((r) => {
-    const p = peerOf(r);
-    return { ...r, peerBackend: p ? `torch-${p.backend}-${p.dtype}` : '', peerTflops: p?.tflops ?? null, ratio: p ? r.tflops / p.tflops : null };
+    const p = peerOf(r), g = gemmOf(r);
+    return {
+      ...r, peerBackend: p ? `torch-${p.backend}-${p.dtype}` : '', peerTflops: p?.tflops ?? null, ratio: p ? r.tflops / p.tflops : null,
+      gemmPeer: g ? `torch-matmul-${g.dtype}${g.dtype === 'float32' ? '-tf32off' : ''}-${g.N}^3` : '', gemmTflops: g?.tflops ?? null, gemmShare: g ? r.tflops / g.tflops : null,
+    };
   });
 }
 
@@ -297,7 +307,7 @@ function saver(meta: object, stamp: string, cfg: BenchConfig, sweeps: Sweeps, pe
     if (!sweeps.kernels && !sweeps.ring) return rows;
     const json = { ...meta, kernels: rows, ring: state.ringRows, failures: state.failures, peerFile: peerFile ?? null };
     // checkErr: CHECK_ERR_WHAT (the same on each row of a D, precision and mask).
-    const cols = ['pass', 'B', 'H', 'N', 'D', 'causal', 'precision', 'path', 'tiles', 'robust', 'ms', 'tflops', 'timer', 'checkErr', 'peerBackend', 'peerTflops', 'ratio'] as const;
+    const cols = ['pass', 'B', 'H', 'N', 'D', 'causal', 'precision', 'path', 'tiles', 'robust', 'ms', 'tflops', 'timer', 'checkErr', 'peerBackend', 'peerTflops', 'ratio', 'gemmPeer', 'gemmTflops', 'gemmShare'] as const;
     const rcols = ['R', 'layout', 'N', 'B', 'H', 'D', 'causal', 'precision', 'fwdWallMs', 'bwdWallMs', 'gpuKernelMs', 'unhiddenFraction', 'overlapEfficiency', 'bytesMoved', 'imbalance'] as const;
     const file = (suffix: string) => join(cfg.outDir, `bench-${stamp}${suffix}`);
     await plan.write([
@@ -384,10 +394,10 @@ const CHECK_ERR_WHAT = `the float64 spot check of the row's D, precision and mas
 /** The summary on stdout: kernel rows with their peers, ring rows, the memory note, failures, where the results are. */
 function printSummary(title: string, rows: ReturnType<typeof withPeers>, state: BenchState, memoryNote: string, results: string | null, csvs: string[]): void {
   console.log(`\n${title}`);
-  if (rows.length) console.log(`pass     N      D    causal prec path             ms         TFLOP/s  peer TFLOP/s  ratio  checkErr*`);
+  if (rows.length) console.log(`pass     N      D    causal prec path             ms         TFLOP/s  peer TFLOP/s  ratio  GEMM share*  checkErr†`);
   for (const r of rows)
-    console.log(`${r.pass.padEnd(8)} ${String(r.N).padEnd(6)} ${String(r.D).padEnd(4)} ${String(r.causal).padEnd(6)} ${r.precision}  ${r.path.padEnd(15)}  ${r.ms.toFixed(3).padStart(9)}  ${r.tflops.toFixed(3).padStart(7)}  ${r.peerTflops === null ? '           -' : r.peerTflops.toFixed(1).padStart(12)}  ${(r.ratio === null ? '-' : r.ratio.toFixed(3)).padEnd(5)}  ${r.checkErr.toExponential(1)}`);
-  if (rows.length) console.log(`* checkErr: ${CHECK_ERR_WHAT}`);
+    console.log(`${r.pass.padEnd(8)} ${String(r.N).padEnd(6)} ${String(r.D).padEnd(4)} ${String(r.causal).padEnd(6)} ${r.precision}  ${r.path.padEnd(15)}  ${r.ms.toFixed(3).padStart(9)}  ${r.tflops.toFixed(3).padStart(7)}  ${r.peerTflops === null ? '           -' : r.peerTflops.toFixed(1).padStart(12)}  ${(r.ratio === null ? '-' : r.ratio.toFixed(3)).padEnd(5)}  ${(r.gemmShare === null ? '-' : r.gemmShare.toFixed(3)).padEnd(11)}  ${r.checkErr.toExponential(1)}`);
+  if (rows.length) console.log(`* GEMM share: TFLOP/s over the vendor's GEMM on the same units (--peer from torch_sdpa.py --gemm; tensor cores: f16 matmul, portable: f32 matmul, TF32 off)\n† checkErr: ${CHECK_ERR_WHAT}`);
   if (state.ringRows.length) {
     console.log('\nring (causal, fwd+bwd)  R layout      N      fwd ms    bwd ms    gpu kernels ms  unhidden  overlap  imbalance');
     for (const r of state.ringRows)

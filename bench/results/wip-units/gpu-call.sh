@@ -8,7 +8,8 @@
 # names; ncu's instruction counts if the host has ncu), then, in the same call: the peer (torch_sdpa.py with its
 # f16 matmul), our plain-WGSL f32 GEMM ceiling and the portable f32 forward (robustness on). (The fma chains' H200
 # figure, ../wip-fma-h200b, was to follow on an H200; cut when tries from 22:03 UTC on left too little device time.)
-# SLIM=1 (set when little device time was left) skips ncu and the WGSL GEMM ceiling.
+# SLIM=1 (set when little device time was left) skips ncu and the WGSL GEMM ceiling. Since 2026-12-06 the bench's
+# kernel rows carry gemmShare (TFLOP/s over cuBLAS's f32 matmul, TF32 off, for the portable path: peer.json's --gemm).
 set -uo pipefail
 O=/tmp/units; mkdir -p $O; source bench/gpu-lib.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
@@ -33,4 +34,6 @@ echo "peer $(el)"; grep -E "efficient|matmul" $O/peer.log; pack
 [ -n "${SLIM:-}" ] || timeout 100 node bench/ceiling/run.mjs --reps 3 --peer $O/peer.json --out $O/ceiling > $O/ceiling.log 2>&1
 echo "ceiling $(el)"; grep -E "f32|ceiling on" $O/ceiling.log | head -12; pack
 same_call p32 1 f32 FLASHRING_PATH=scalar
+# The portable f16 forward (default f32 products) too, where the call's time allows (the tool's limit: 600 s).
+[ $(( $(date +%s) - t0 )) -lt 430 ] && same_call p16 1 f16 FLASHRING_PATH=scalar
 echo "done $(el)"
