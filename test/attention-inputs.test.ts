@@ -88,6 +88,18 @@ describe('flashring attention: float64 inputs', () => {
   });
 });
 
+describe('flashring attention: an input that is a folder', () => {
+  it("is said as a folder, not as --out lying inside an input folder (every input of attention is a file)", async () => {
+    const data = f('datafolder');
+    mkdirSync(data, { recursive: true });
+    const k = tensor('kfold.npy');
+    const run = attentionCommand(['--q', data, '--k', k, '--v', k, '--out', join(data, 'out')]);
+    await expect(run).rejects.toThrow(InputError);
+    await expect(run).rejects.toThrow(`--q ${data} is a folder, not an ordinary file: give a file (a pipe or device could be endless)`);
+    expect(existsSync(join(data, 'out'))).toBe(false);
+  });
+});
+
 describe('flashring attention: room for the outputs', () => {
   // The free space depends on who runs: every case below as a user (root's reserved blocks not counted), then as root.
   const asUser = () => vi.spyOn(process, 'getuid').mockReturnValue(1000);

@@ -375,6 +375,9 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     console.log(help());
     return 0;
   }
+  // Every input is a file: one that is not (a folder, a pipe) or is missing is said as such before the outputs
+  // are judged against it (`--q data --out data/out` is a folder given as --q, not an output inside an input folder).
+  for (const i of inputsOf(a)) await checkInputFile(i.flag, i.path, MAX_BINARY_BYTES, false, () => tooLargeFix(i.flag, i.path));
   const outputs = await planOutputs(a);
   const { q, k, v, dout, s, docs, ring } = await loadInputs(a);
   const { precision: p, notes } = requestedPrecision(a.precision, [q, k, v, ...(dout ? [dout] : [])]);
