@@ -10,14 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { encodeNpy, parseNpy, parseNpyInt32 } from '../src/cli/npy.js';
-import { NpyError } from '../src/errors.js';
+import { InputError, NpyError } from '../src/errors.js';
 import { checkInputFile, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan, type OutputTarget } from '../src/cli/files.js';
 import { CSV_COLUMNS, measuredRow, parseCsv, toCsv, type CsvRow } from '../src/memory/csv.js';
 import { parseMegatronLog, parseMegatronLogs, type MeasuredPoint } from '../src/memory/megatron.js';
 import { numberArg, parseCommand } from '../src/cli/args.js';
 import { configFromFlags, memoryCommand, replayCommand } from '../src/cli/memory.js';
 import { attentionCommand, parseAttentionArgs } from '../src/cli/attention.js';
-import { parseRingArgs } from '../src/cli/ringArgs.js';
+import { computeTflopsArg, parseRingArgs } from '../src/cli/ringArgs.js';
 
 /** A .npy file: magic, version, header length (2 bytes little-endian in 1.0, 4 in 2.0/3.0), header, data. */
 function npy(version: number, header: string, data: number[] = [], headerBytes?: number[]): Uint8Array {
@@ -524,6 +524,12 @@ describe('command-line values by hand', () => {
     expect(() => parseRingArgs({ cp: '2', link: 'pcie5', 'compute-tflops': '0' })).toThrow("--compute-tflops must be a positive number, got '0'");
     expect(() => parseRingArgs({ cp: '2', link: 'custom', 'link-gbps': '0', 'link-latency-us': '0' })).toThrow("--link-gbps must be from 0.000001 to 1000000 (Gbit/s per direction: 1 kbit/s to 1 Pbit/s), got '0'");
     expect(parseRingArgs({ cp: '2', link: 'custom', 'link-gbps': '100', 'link-latency-us': '0' })!.link).toEqual({ name: 'custom', gbps: 100, latencyUs: 0 });
+  });
+
+  it('--compute-tflops is at most 1e7, as the page takes it (1e300 planned a step of 0.03 ms at 100% comm)', () => {
+    expect(parseRingArgs({ cp: '2', link: 'pcie5', 'compute-tflops': '1e7' })!.computeTflops).toBe(1e7);
+    expect(() => parseRingArgs({ cp: '2', link: 'pcie5', 'compute-tflops': '1e300' })).toThrow("--compute-tflops 1e300: at most 10000000 TFLOP/s a GPU (as the page's Kernel TFLOP/s takes); more is a typo, not a what-if");
+    expect(() => computeTflopsArg('10000001')).toThrow(InputError);
   });
 });
 

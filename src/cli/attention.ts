@@ -62,7 +62,7 @@ options:
                         Gbit/s, and --link-latency-us U, 0 to 1e9 µs); prints the predicted step
                         time, comm fraction and TFLOP/s per GPU (the per-step timeline goes into
                         --timeline)
-  --compute-tflops X    with --link: predict with kernels at X TFLOP/s instead of the measured ones
+  --compute-tflops X    with --link: predict with kernels at X TFLOP/s (up to 1e7) instead of the measured ones
   --timeline FILE       with --cp: write the JSON timeline (measured, and predicted with --link)
   --force               overwrite existing files at the output paths even when they are not this
                         command's earlier output (without it: an existing DIR/o.npy … that

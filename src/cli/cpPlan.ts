@@ -35,7 +35,7 @@ ${schemeDefs().map((d) => `                            ${d.name.padEnd(11)} ${d.
   --precision f16|f32 (default f16)
   --link NAME             ${LINK_NAMES.join('|')} (default nvlink-h200)
   --link-gbps G --link-latency-us U   the custom link: bandwidth per direction (1e-6 to 1e6 Gbit/s) and latency (0 to 1e9 µs)
-  --compute-tflops X      compute at X TFLOP/s (default: time the kernels briefly on this adapter)
+  --compute-tflops X      compute at X TFLOP/s, up to 1e7 (default: time the kernels briefly on this adapter)
   --json                  machine-readable output`;
 
 const OPTS = {

@@ -30,9 +30,16 @@ export const RING_OPTIONS = {
 } as const;
 type RingValues = { [K in Exclude<keyof typeof RING_OPTIONS, 'gpu-per-rank' | 'pipelined'>]?: string } & { 'gpu-per-rank'?: boolean; pipelined?: boolean };
 
+/** The most --compute-tflops takes: the page's Kernel TFLOP/s field's bound (web/main.ts). */
+const MAX_COMPUTE_TFLOPS = 1e7;
+
 /** --compute-tflops (attention --cp, cp-plan): the kernels' rate the link model's prediction takes, in TFLOP/s; undefined where not given. */
-export const computeTflopsArg = (raw: string | undefined): number | undefined =>
-  raw === undefined ? undefined : numberArg('compute-tflops', raw, { above: 0, what: 'a positive number' });
+export function computeTflopsArg(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const x = numberArg('compute-tflops', raw, { above: 0, what: 'a positive number' });
+  if (x > MAX_COMPUTE_TFLOPS) throw new InputError(`--compute-tflops ${raw}: at most ${MAX_COMPUTE_TFLOPS} TFLOP/s a GPU (as the page's Kernel TFLOP/s takes); more is a typo, not a what-if`);
+  return x;
+}
 
 /** Most ranks a ring may have: each rank is a device, acquired one by one. */
 export const MAX_RANKS = 64;
