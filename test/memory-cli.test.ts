@@ -30,6 +30,17 @@ describe('flashring (no such command)', () => {
     expect(r.err.split('\n')).toHaveLength(1);
     expect(r.err).toMatch(/^flashring: unknown command 'frobnicate' \(one of info, .*advise.*; flashring help describes them\)$/);
   });
+  it('--robust before the command is that command with --robust (it said "unknown command \'--robust\'")', async () => {
+    const before = await run(['--robust', 'memory', '--preset', 'llama3-8b', '--json']), after = await run(['memory', '--preset', 'llama3-8b', '--json', '--robust']);
+    expect([before.code, before.err]).toEqual([0, '']);
+    expect(before.out).toBe(after.out);
+    // Alone or before a help word it is no command: one line, exit 2, as before.
+    for (const a of [['--robust'], ['--robust', '--help']]) {
+      const r = await run(a);
+      expect(r.code, a.join(' ')).toBe(2);
+      expect(r.err, a.join(' ')).toMatch(/^flashring: unknown command '--robust'/);
+    }
+  });
   it('`flashring help CMD` is CMD --help; --version prints package.json\'s', async () => {
     const h = await run(['help', 'memory']), direct = await run(['memory', '--help']);
     expect([h.code, h.out]).toEqual([0, direct.out]);

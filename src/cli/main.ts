@@ -40,6 +40,8 @@ export async function main(argv: string[]): Promise<number> {
   // `flashring help CMD` (and `flashring --help CMD`) is `flashring CMD --help`.
   const HELP_WORDS = ['help', '--help', '-h'];
   if (HELP_WORDS.includes(argv[0]) && argv.length > 1) return HELP_WORDS.includes(argv[1]) ? main([argv[0]]) : main([argv[1], '--help', ...argv.slice(2)]);
+  // `flashring --robust CMD …` is `flashring CMD … --robust`: the switch is every command's, wherever it is put.
+  if (argv[0] === '--robust' && argv.length > 1 && Object.hasOwn(COMMANDS, argv[1])) return main([...argv.slice(1), '--robust']);
   const [cmd, ...rest] = argv;
   if (cmd === '--version' || cmd === '-V') {
     if (rest.length) {
