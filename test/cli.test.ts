@@ -317,6 +317,17 @@ describe('flashring output into a reader that stops early', () => {
     expect(err).not.toMatch(/Unhandled|EPIPE|^\s+at /m);
     expect(code).toBe(0);
   });
+
+  it('replay --csv writes its file before its report reaches stdout (`replay … --csv p.csv | head` lost the file)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flashring-replay-head-')), csv = join(dir, 'p.csv');
+    const child = spawn(process.execPath, [BIN, 'replay', join(__dirname, 'fixtures/megatron/core_0.4_tp8.log'), '--csv', csv], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise((res) => child.on('close', res));
+    expect(code, err).toBe(0);
+    expect(readFileSync(csv, 'utf8')).toMatch(/^seq_len,tp,cp,pp,sp,recompute/);
+  });
 });
 
 describe('flashring memory and replay', () => {

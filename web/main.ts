@@ -19,7 +19,7 @@ import { InputError } from '../src/errors.js';
 import { counted, plural } from '../src/plural.js';
 import { FieldError, bugWords, customLink, fieldNumber, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { bound, clip, sig3 } from './format.js';
-import { LINKS, LINK_NAMES, Link, Prediction } from '../src/cp/plan/linkModel.js';
+import { LINKS, LINK_NAMES, Link, MAX_COMPUTE_TFLOPS, Prediction } from '../src/cp/plan/linkModel.js';
 import { planScheme } from '../src/cp/launch/planSchemes.js';
 import { validateRing } from '../src/cp/plan/schedule.js';
 import { Scheme, SchemeDef, schemeDefs, schemeSizes } from '../src/cp/schemes/registry.js';
@@ -846,7 +846,7 @@ function readCpRequest(model: ModelConfig, par: ParallelConfig): CpRequest {
   const shape: AttentionShape = { B: par.microBatchSize, Hq: model.numAttentionHeads / tp, Hkv: g / tp, Nq: N, Nk: N, D: model.hiddenSize / model.numAttentionHeads };
   const link = cpField('cplink').value === 'custom' ? customLink(cpField('cpgbps'), cpField('cplat'))
     : LINKS[cpField('cplink').value as keyof typeof LINKS];
-  const tflops = fieldNumber(cpField('cptflops'), 'Kernel TFLOP/s', { min: 0, above: true, max: 1e7, what: `a positive number, at most ${bound(1e7)}` });
+  const tflops = fieldNumber(cpField('cptflops'), 'Kernel TFLOP/s', { min: 0, above: true, max: MAX_COMPUTE_TFLOPS, what: `a positive number, at most ${bound(MAX_COMPUTE_TFLOPS)}` });
   return { shape, R, causal: cpField('cpcausal').checked, link, tflops, typedSizes: cpField('cphcp').value.trim() };
 }
 

@@ -570,8 +570,11 @@ export async function replayCommand(argv: string[]): Promise<number> {
   for (const file of positionals) await checkInputFile('input file', file, MAX_TEXT_BYTES);
   await refuseTwice(positionals);
   const csv = values.csv === undefined ? null : await OutputPlan.make(positionals.map((path) => ({ flag: 'input file', path })), [{ flag: 'csv', path: values.csv, kind: 'file', ...OUTPUT_KINDS.replayCsv }], { force: !!values.force });
-  // The report goes to stdout unless stdout carries the points as CSV (no --csv, no --compare) or the JSON.
-  const say: Say = values.json || (!cfg && values.csv === undefined) ? (l) => console.error(l) : (l) => console.log(l);
+  // The report goes to stdout unless stdout carries the points as CSV (no --csv, no --compare) or the JSON; held
+  // back until --csv is written, so that a reader who stops early (`| head`, which ends the run) loses no file.
+  const report: string[] = [];
+  const toStdout = !values.json && (!!cfg || values.csv !== undefined);
+  const say: Say = toStdout ? (l) => report.push(l) : (l) => console.error(l);
   const results: FileResult[] = [];
   for (const file of positionals) results.push(await readPoints(file, hbm, say));
   const rows = results.flatMap((r) => r.rows), labels = results.flatMap((r) => r.labels);
@@ -579,13 +582,14 @@ export async function replayCommand(argv: string[]): Promise<number> {
   const comparison = cfg ? comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib) : null;
   // Where a point measured another setup than the compared one: said with the table (in the JSON: `notes`).
   const caveats = cfg ? otherModelNotes(rows, { model: cfg.model, parallel: cfg.par }, results.flatMap((r) => r.setups), labels) : [];
-  if (cfg && !values.json) console.log([comparisonTable(comparison!, labels), ...caveats.map((n) => `note: ${n}`)].join('\n'));
+  if (cfg && !values.json) report.push([comparisonTable(comparison!, labels), ...caveats.map((n) => `note: ${n}`)].join('\n'));
   // With --compare too: the points are written, the table printed. A run where a file gave no point
   // fails (exit 2) and, as every failed run, writes nothing.
   if (values.csv !== undefined && !bad) {
     await csv!.write([{ path: values.csv, data: toCsv(rows) }]);
     say(`wrote ${counted(rows.length, 'point')} to ${values.csv}`);
   } else if (values.csv !== undefined) console.error(`${values.csv} not written: a file gave no point`);
+  for (const l of report) console.log(l);
   if (values.json) console.log(JSON.stringify({ points: rows, reports: results.flatMap((r) => r.reports), ...(comparison ? { comparison, notes: caveats } : {}) }, null, 1));
   else if (!cfg && values.csv === undefined && rows.length) process.stdout.write(toCsv(rows)); // nothing at all when no file gave a point
   if (bad) console.error(`flashring replay: ${bad} of ${counted(positionals.length, 'file')} gave no point`);

@@ -1,7 +1,7 @@
 /** The flags of a context-parallel run (`attention --cp R …`), parsed and checked before any GPU work. */
 import { InputError } from '../errors.js';
 import { LAYOUTS, Layout, validateRing } from '../cp/plan/schedule.js';
-import { Link, resolveLink } from '../cp/plan/linkModel.js';
+import { Link, MAX_COMPUTE_TFLOPS, resolveLink } from '../cp/plan/linkModel.js';
 import { Scheme, chosenSizesNote, resolveScheme, schemeNames, schemeSizes } from '../cp/schemes/registry.js';
 import { AttentionShape } from '../shape.js';
 import { numberArg } from './args.js';
@@ -29,9 +29,6 @@ export const RING_OPTIONS = {
   'link-gbps': { type: 'string' }, 'link-latency-us': { type: 'string' }, 'compute-tflops': { type: 'string' },
 } as const;
 type RingValues = { [K in Exclude<keyof typeof RING_OPTIONS, 'gpu-per-rank' | 'pipelined'>]?: string } & { 'gpu-per-rank'?: boolean; pipelined?: boolean };
-
-/** The most --compute-tflops takes: the page's Kernel TFLOP/s field's bound (web/main.ts). */
-const MAX_COMPUTE_TFLOPS = 1e7;
 
 /** --compute-tflops (attention --cp, cp-plan): the kernels' rate the link model's prediction takes, in TFLOP/s; undefined where not given. */
 export function computeTflopsArg(raw: string | undefined): number | undefined {

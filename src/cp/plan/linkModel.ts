@@ -31,6 +31,8 @@ export const LINK_NAMES = [...Object.keys(LINKS), 'custom'];
 export const LINK_GBPS = { min: 1e-6, max: 1e6, what: 'from 0.000001 to 1000000 (Gbit/s per direction: 1 kbit/s to 1 Pbit/s)' } as const;
 /** The custom link's latency bounds (µs per message): up to 1000 s a message; more is a typo, not a what-if (as LINK_GBPS's bounds). */
 export const LINK_LATENCY_US = { min: 0, max: 1e9, what: 'from 0 to 1000000000 (µs per message: up to 1000 s)' } as const;
+/** The most a planned kernel rate may be (TFLOP/s a GPU; --compute-tflops, the page's Kernel TFLOP/s): ~10⁴ times an H200's; more is a typo, not a what-if. */
+export const MAX_COMPUTE_TFLOPS = 1e7;
 
 /**
  * A custom link's figure, as a number or as the command line's text, checked against its bounds;
