@@ -211,6 +211,9 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
     [['bench', '--out', '/proc/b'], /--out \/proc\/b: \/proc is a system folder/],
     [['replay'], /at least one Megatron-LM log or activation_memory\.csv is required/],
     [['bench', '--D', '64,7'], /--D 7: head dim D=7 is not supported: it must be a multiple of 8, at most 256/],
+    // A stray comma is refused, not dropped (it may stand for a value meant), as memory --seq-lengths refuses it.
+    [['bench', '--N', '64,,128'], /--N 64,,128: entry 2 of 3 is empty \(a stray comma\?\)\n/],
+    [['tune', '--precision', 'f32,'], /--precision f32,: entry 2 of 2 is empty/],
   ];
 
   it('each case: exit 2, exactly one line naming flag and value, no stack trace, no output written', async () => {

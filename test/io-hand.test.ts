@@ -518,6 +518,11 @@ describe('command-line values by hand', () => {
     const base = ['--q', 'q.npy', '--k', 'k.npy', '--v', 'v.npy', '--out', 'o'];
     expect(parseAttentionArgs([...base, '--window', '-1,0'])!.window).toEqual([-1, 0]);
     expect(() => parseAttentionArgs([...base, '--window', '-2,0'])).toThrow("--window left value -2 is below -1 (-1 = unbounded), in '-2,0'");
+    // Written as every integer flag takes them (--cp 1e1, --seq-length 1e3): scientific notation too; not hex, not empty.
+    expect(parseAttentionArgs([...base, '--window', '1e3, 0'])!.window).toEqual([1000, 0]);
+    for (const bad of ['0x10,0', '128,', '1,2,3', '1.5e0,0'])
+      expect(() => parseAttentionArgs([...base, '--window', bad]), bad).toThrow(`--window must be two integers L,R (e.g. 128,0; -1 = unbounded), got '${bad}'`);
+    expect(() => parseAttentionArgs([...base, '--window', '1e400,0'])).toThrow("--window value 1e400 is too large, in '1e400,0'");
   });
 
   it('--compute-tflops and --link-gbps are positive; --link-latency-us may be 0', () => {

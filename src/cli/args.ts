@@ -82,11 +82,22 @@ export function numberArg(flag: string, raw: string, rule: NumberRule): number {
   return n;
 }
 
-/** A comma-separated flag's entries (`d` where the flag is absent), trimmed, empty ones dropped. */
-const list = (s: string | undefined, d: string) => (s ?? d).split(',').map((x) => x.trim()).filter(Boolean);
+/**
+ * A comma-separated flag's entries (`d` where the flag is absent), trimmed; none for an empty value. An empty entry
+ * among others (`64,,128`, `64,`) is refused, as memory --seq-lengths refuses it: a stray comma may stand for a value
+ * the user meant, which dropping it would lose without a word.
+ */
+function list(s: string | undefined, d: string, name: string): string[] {
+  const raw = s ?? d;
+  if (raw.trim() === '') return [];
+  const xs = raw.split(',').map((x) => x.trim());
+  const empty = xs.indexOf('');
+  if (empty >= 0) throw new InputError(`--${name} ${raw}: entry ${empty + 1} of ${xs.length} is empty (a stray comma?)`);
+  return xs;
+}
 /** A comma-separated list of positive integers up to `max` (the bench's and tune's sweeps). */
 export const nums = (s: string | undefined, d: string, name: string, max = 2 ** 31) => {
-  const xs = list(s, d);
+  const xs = list(s, d, name);
   if (!xs.length) throw new InputError(`--${name} needs at least one value, got '${s}'`);
   return xs.map((x) => {
     try {
@@ -98,7 +109,7 @@ export const nums = (s: string | undefined, d: string, name: string, max = 2 ** 
 };
 /** A comma-separated list whose entries must be among `allowed`. */
 export const choices = <T extends string>(s: string | undefined, d: string, name: string, allowed: readonly T[]): T[] => {
-  const xs = list(s, d);
+  const xs = list(s, d, name);
   for (const x of xs) if (!allowed.includes(x as T)) throw new InputError(`--${name}: '${x}' is not one of ${allowed.join(', ')}`);
   if (!xs.length) throw new InputError(`--${name} needs at least one value, got '${s}'`);
   return xs as T[];

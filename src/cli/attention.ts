@@ -10,6 +10,7 @@ import { AttentionShape, F32_MAX, F32_MIN_NORMAL, validateShape } from '../shape
 import { Documents, checkDocuments } from '../mask.js';
 import { Precision, PrecisionRequest, precisionRequest } from '../kernels/precision.js';
 import { numberArg, parseCommand } from './args.js';
+import { DECIMAL } from '../decimal.js';
 import { checkInputFile, checkNamed, checkRooms, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan, RoomNeed } from './files.js';
 import { OUTPUT_NAMES, RUN_RECORD, devicePrecision, noteStaleOutputs, outputSizes, outputFiles, recordLists } from './outputs.js';
 import { timelineBound } from './timelineBound.js';
@@ -115,16 +116,16 @@ export function parseAttentionArgs(argv: string[]): AttentionArgs | null {
   };
 }
 
-/** --window L,R: two integers, each >= -1 (FlashAttention-2's window_size). */
+/** --window L,R: two integers, each >= -1 (FlashAttention-2's window_size), written as every integer flag takes them (DECIMAL: 1e3 too). */
 function parseWindow(raw: string): [number, number] {
-  const m = /^\s*([+-]?\d+)\s*,\s*([+-]?\d+)\s*$/.exec(raw);
-  if (!m) throw new InputError(`--window must be two integers L,R (e.g. 128,0; -1 = unbounded), got '${raw}'`);
-  const w: [number, number] = [Number(m[1]), Number(m[2])];
+  const parts = raw.split(',').map((x) => x.trim());
+  const w = parts.map((x) => (DECIMAL.test(x) ? Number(x) : NaN));
+  if (w.length !== 2 || !w.every((x) => Number.isInteger(x) || Math.abs(x) === Infinity)) throw new InputError(`--window must be two integers L,R (e.g. 128,0; -1 = unbounded), got '${raw}'`);
   w.forEach((x, i) => {
     if (x < -1) throw new InputError(`--window ${i ? 'right' : 'left'} value ${x} is below -1 (-1 = unbounded), in '${raw}'`);
-    if (!Number.isSafeInteger(x)) throw new InputError(`--window value ${m[i + 1]} is too large, in '${raw}'`);
+    if (!Number.isSafeInteger(x)) throw new InputError(`--window value ${parts[i]} is too large, in '${raw}'`);
   });
-  return w;
+  return w as [number, number];
 }
 
 function parseCuSeqlensFlags(both?: string, q?: string, k?: string): AttentionArgs['cuSeqlens'] {
