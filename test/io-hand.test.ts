@@ -498,6 +498,8 @@ describe('command-line values by hand', () => {
   it('memory --seq-lengths: at most 2^31', async () => {
     const flags = ['--num-layers', '2', '--hidden-size', '256', '--num-attention-heads', '4', '--seq-lengths'];
     await expect(memoryCommand([...flags, '2147483649'])).rejects.toThrow("--seq-lengths must be positive integers up to 2^31, got '2147483649'");
+    // A stray comma: the same words as bench's and tune's lists (one reader, src/cli/args.ts list).
+    await expect(memoryCommand([...flags, '4096,,8192'])).rejects.toThrow('--seq-lengths 4096,,8192: entry 2 of 3 is empty (a stray comma?)');
   });
 
   it('replay reads a .CSV (any case) as a CSV', async () => {
@@ -526,14 +528,14 @@ describe('command-line values by hand', () => {
   });
 
   it('--compute-tflops and --link-gbps are positive; --link-latency-us may be 0', () => {
-    expect(() => parseRingArgs({ cp: '2', link: 'pcie5', 'compute-tflops': '0' })).toThrow("--compute-tflops must be a positive number, got '0'");
+    expect(() => parseRingArgs({ cp: '2', link: 'pcie5', 'compute-tflops': '0' })).toThrow("--compute-tflops must be a positive number, at most 10000000 (TFLOP/s a GPU), got '0'");
     expect(() => parseRingArgs({ cp: '2', link: 'custom', 'link-gbps': '0', 'link-latency-us': '0' })).toThrow("--link-gbps must be from 0.000001 to 1000000 (Gbit/s per direction: 1 kbit/s to 1 Pbit/s), got '0'");
     expect(parseRingArgs({ cp: '2', link: 'custom', 'link-gbps': '100', 'link-latency-us': '0' })!.link).toEqual({ name: 'custom', gbps: 100, latencyUs: 0 });
   });
 
   it('--compute-tflops is at most 1e7, as the page takes it (1e300 planned a step of 0.03 ms at 100% comm)', () => {
     expect(parseRingArgs({ cp: '2', link: 'pcie5', 'compute-tflops': '1e7' })!.computeTflops).toBe(1e7);
-    expect(() => parseRingArgs({ cp: '2', link: 'pcie5', 'compute-tflops': '1e300' })).toThrow("--compute-tflops 1e300: at most 10000000 TFLOP/s a GPU (as the page's Kernel TFLOP/s takes); more is a typo, not a what-if");
+    expect(() => parseRingArgs({ cp: '2', link: 'pcie5', 'compute-tflops': '1e300' })).toThrow("--compute-tflops must be a positive number, at most 10000000 (TFLOP/s a GPU), got '1e300'");
     expect(() => computeTflopsArg('10000001')).toThrow(InputError);
   });
 });

@@ -31,9 +31,18 @@ describe('flashring (no such command)', () => {
     expect(r.err).toMatch(/^flashring: unknown command 'frobnicate' \(one of info, .*advise.*; flashring help describes them\)$/);
   });
   it('--robust before the command is that command with --robust (it said "unknown command \'--robust\'")', async () => {
-    const before = await run(['--robust', 'memory', '--preset', 'llama3-8b', '--json']), after = await run(['memory', '--preset', 'llama3-8b', '--json', '--robust']);
+    const env = process.env.FLASHRING_ROBUST;
+    const before = await run(['--robust', 'memory', '--preset', 'llama3-8b', '--json']);
+    // The switch reached main's record of it (FLASHRING_ROBUST=1 until a command without it), not only the output.
+    expect(process.env.FLASHRING_ROBUST).toBe('1');
+    const after = await run(['memory', '--preset', 'llama3-8b', '--json', '--robust']);
+    await run(['memory', '--preset', 'llama3-8b', '--json']);
+    expect(process.env.FLASHRING_ROBUST).toBe(env);
     expect([before.code, before.err]).toEqual([0, '']);
     expect(before.out).toBe(after.out);
+    // Before a word that is no command, that word is named.
+    const unknown = await run(['--robust', 'frobnicate']);
+    expect([unknown.code, unknown.err]).toEqual([2, expect.stringMatching(/^flashring: unknown command 'frobnicate'/)]);
     // Alone or before a help word it is no command: one line, exit 2, as before.
     for (const a of [['--robust'], ['--robust', '--help']]) {
       const r = await run(a);

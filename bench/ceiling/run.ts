@@ -17,6 +17,7 @@ import { InputError } from '../../src/errors.js';
 import { numberArg, parseCommand } from '../../src/cli/args.js';
 import { OutputPlan } from '../../src/cli/files.js';
 import { CeilingRow, gemmCeiling, gemmCeilingF32 } from './ceiling.js';
+import { PeerGemm, PeerGemms, gemmPeers } from '../../src/bench/peerGemm.js';
 
 const HELP = `usage: node bench/ceiling/run.mjs [options]
   --quick        M = N = K = 512, 3 repeats (a CPU adapter: seconds to minutes)
@@ -31,16 +32,11 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-interface PeerGemm { pass: string; N: number; dtype?: string; tflops: number }
-/** PyTorch's matmuls of the probe's size: f16 (the tensor-core tilings' peer) and f32 with TF32 off (the f32 tilings'). */
-interface PeerGemms { f16?: PeerGemm; f32?: PeerGemm }
-
 /** The PyTorch matmuls of the same size in a peer file (bench/peers/torch_sdpa.py --gemm), if any. */
 async function peerGemms(path: string | undefined, size: number): Promise<PeerGemms> {
   if (path === undefined) return {};
   try {
-    const gemms = (JSON.parse(await readFile(path, 'utf8')).results as PeerGemm[]).filter((p) => p.pass === 'gemm' && p.N === size);
-    return { f16: gemms.find((p) => (p.dtype ?? 'float16') === 'float16'), f32: gemms.find((p) => p.dtype === 'float32') };
+    return gemmPeers(JSON.parse(await readFile(path, 'utf8')).results as PeerGemm[], size);
   } catch (e) {
     throw new InputError(`--peer ${path}: cannot read PyTorch peer results (${(e as Error).message})`);
   }

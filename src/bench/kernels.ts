@@ -26,8 +26,9 @@ export interface KernelRow {
   B: number; H: number; N: number; D: number;
   causal: boolean;
   precision: Precision;
-  /** Forward kernel path (the backward is scalar). */
-  path: KernelPath;
+  /** The pass's kernel path: the forward's, the backward's (each chooses its own: FlashBackward.create can fall back to
+   *  the portable kernels where the forward has tensor cores), or for fwd+bwd the two as "fwd+bwd" where they differ. */
+  path: KernelPath | `${KernelPath}+${KernelPath}`;
   /** The forward's and the backward's tile plans (describePlan), e.g. "fwd Br128 Bc32 WG256 RB1 pad8 pipe2 | bwd …". */
   tiles: string;
   ms: number;
@@ -91,7 +92,7 @@ export function benchBuffers(dev: FlashDevice, s: AttentionShape, p: Precision):
 export async function timeForwardBackward(
   dev: FlashDevice, s: AttentionShape, opts: AttentionOptions, p: Precision, reps: number, warm: [number, number], path?: KernelPath, given?: BenchBuffers,
   passes: 'both' | 'fwd' | 'bwd' = 'both',
-): Promise<{ gpu: [number, number] | null; host: [number, number]; path: KernelPath; tiles: string }> {
+): Promise<{ gpu: [number, number] | null; host: [number, number]; path: KernelPath; bwdPath: KernelPath; tiles: string }> {
   const types = { precision: p, out: p, grad: p };
   const fwd = await FlashForward.create(dev, s.D, types, path);
   const bwd = await FlashBackward.create(dev, s.D, types, path);
@@ -122,7 +123,7 @@ export async function timeForwardBackward(
     const gpuOf = (which: number) => (timed.includes(which) ? med(gpu.filter((_, j) => timed[j % timed.length] === which)) : NaN);
     return {
       gpu: useGpu ? [gpuOf(0), gpuOf(1)] : null,
-      host: [med(hostMs[0]), med(hostMs[1])], path: fwd.path, tiles: `fwd ${describePlan(fwd.plan)} | bwd ${describePlan(bwd.plan)}`,
+      host: [med(hostMs[0]), med(hostMs[1])], path: fwd.path, bwdPath: bwd.path, tiles: `fwd ${describePlan(fwd.plan)} | bwd ${describePlan(bwd.plan)}`,
     };
   } finally {
     timer.destroy();
@@ -136,8 +137,9 @@ export async function timeKernels(
 ): Promise<KernelRow[]> {
   const t = await timeForwardBackward(dev, s, { causal }, p, reps, [2, 200]);
   const [fMs, bMs] = t.gpu ?? t.host;
+  const paths = { fwd: t.path, bwd: t.bwdPath, 'fwd+bwd': t.path === t.bwdPath ? t.path : (`${t.path}+${t.bwdPath}` as const) };
   const row = (pass: KernelRow['pass'], ms: number): KernelRow => ({
-    pass, B: s.B, H: s.Hq, N: s.Nq, D: s.D, causal, precision: p, path: t.path, tiles: t.tiles, ms,
+    pass, B: s.B, H: s.Hq, N: s.Nq, D: s.D, causal, precision: p, path: paths[pass], tiles: t.tiles, ms,
     tflops: attentionFlops(s, causal, pass) / (ms * 1e-3) / 1e12, timer: t.gpu ? 'gpu-timestamps' : 'host', checkErr,
   });
   return [row('fwd', fMs), row('bwd', bMs), row('fwd+bwd', fMs + bMs)];

@@ -15,6 +15,7 @@ import { Precision } from '../kernels/precision.js';
 import { LAYOUTS } from '../cp/plan/schedule.js';
 import { MAX_RANKS } from '../cli/ringArgs.js';
 import { KernelRow, SPOT_CHECK_N, spotCheck, tensorFits, timeKernels } from './kernels.js';
+import { gemmPeers } from './peerGemm.js';
 import { storedTuning, type TuneStore } from './tune.js';
 import { fileTuneStore } from './tuneStore.js';
 import { RingRow, ringPoint } from './ring.js';
@@ -44,7 +45,8 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --memory-tp T         tensor-parallel size of the memory sweep (default 8, with sequence parallelism)
   --hbm-gib G           HBM line of the memory plot (default 80)
   --measured FILE       activation_memory.csv of measured points drawn over the model's lines
-  --peer FILE           PyTorch peer results (bench/peers/torch_sdpa.py) for ratios
+  --peer FILE           PyTorch peer results (bench/peers/torch_sdpa.py) for ratios; with its --gemm, each row's
+                        share of cuBLAS's GEMM on the same units too (gemmShare)
   --tuned STORE         kernels with the pins \`flashring tune\` stored in STORE (its JSON store) where it has
                         an entry for the point's D, precision and mask; the defaults elsewhere
   --out DIR             results folder (default bench/out), relative to the working folder (not the repository:
@@ -63,7 +65,7 @@ function progress(label: string, i: number, n: number): void {
   if (i === n) process.stderr.write('\n');
 }
 
-interface PeerRow { pass: string; M?: number; N: number; D: number; H: number; B: number; causal: boolean; dtype: string; backend: string; ms: number; tflops: number }
+export interface PeerRow { pass: string; M?: number; N: number; D: number; H: number; B: number; causal: boolean; dtype: string; backend: string; ms: number; tflops: number }
 
 const BENCH_OPTIONS = {
   quick: { type: 'boolean' }, N: { type: 'string' }, D: { type: 'string' }, heads: { type: 'string' }, batch: { type: 'string' },
@@ -277,16 +279,18 @@ async function memoryNoteOf(values: BenchValues, cfg: BenchConfig, plan: OutputP
  * matmul, the portable (scalar) path, FMA units only, against cuBLAS's f32 matmul with TF32 off (docs/performance.md,
  * twenty-eighth step: the memory-efficient f32 peer itself runs on tensor cores).
  */
-function withPeers(rows: KernelRow[], peers: PeerRow[]) {
+export function withPeers(rows: KernelRow[], peers: PeerRow[]) {
   const peerOf = (r: KernelRow) =>
     peers.find((p) => p.pass === r.pass && p.N === r.N && p.D === r.D && p.H === r.H && p.B === r.B && p.causal === r.causal &&
       (r.precision === 'f16' ? p.dtype === 'float16' && p.backend === 'flash' : p.dtype === 'float32' && p.backend === 'efficient'));
-  const gemmOf = (r: KernelRow) => peers.find((p) => p.pass === 'gemm' && p.dtype === (r.path === 'subgroup-matrix' ? 'float16' : 'float32'));
+  // A fwd+bwd row whose passes ran on different units ("subgroup-matrix+scalar") has no one GEMM to be set against.
+  const gemms = gemmPeers(peers);
+  const gemmOf = (r: KernelRow) => (r.path.includes('+') ? undefined : gemms[r.path === 'subgroup-matrix' ? 'f16' : 'f32']);
   return rows.map((r) => {
     const p = peerOf(r), g = gemmOf(r);
     return {
       ...r, peerBackend: p ? `torch-${p.backend}-${p.dtype}` : '', peerTflops: p?.tflops ?? null, ratio: p ? r.tflops / p.tflops : null,
-      gemmPeer: g ? `torch-matmul-${g.dtype}${g.dtype === 'float32' ? '-tf32off' : ''}-${g.N}^3` : '', gemmTflops: g?.tflops ?? null, gemmShare: g ? r.tflops / g.tflops : null,
+      gemmPeer: g ? `torch-matmul-${g.dtype ?? 'float16'}${g.dtype === 'float32' ? '-tf32off' : ''}-${g.N}^3` : '', gemmTflops: g?.tflops ?? null, gemmShare: g ? r.tflops / g.tflops : null,
     };
   });
 }
@@ -394,10 +398,10 @@ const CHECK_ERR_WHAT = `the float64 spot check of the row's D, precision and mas
 /** The summary on stdout: kernel rows with their peers, ring rows, the memory note, failures, where the results are. */
 function printSummary(title: string, rows: ReturnType<typeof withPeers>, state: BenchState, memoryNote: string, results: string | null, csvs: string[]): void {
   console.log(`\n${title}`);
-  if (rows.length) console.log(`pass     N      D    causal prec path             ms         TFLOP/s  peer TFLOP/s  ratio  GEMM share*  checkErr†`);
+  if (rows.length) console.log(`pass     N      D    causal prec path             ms         TFLOP/s  peer TFLOP/s  ratio  GEMM share†  checkErr*`);
   for (const r of rows)
     console.log(`${r.pass.padEnd(8)} ${String(r.N).padEnd(6)} ${String(r.D).padEnd(4)} ${String(r.causal).padEnd(6)} ${r.precision}  ${r.path.padEnd(15)}  ${r.ms.toFixed(3).padStart(9)}  ${r.tflops.toFixed(3).padStart(7)}  ${r.peerTflops === null ? '           -' : r.peerTflops.toFixed(1).padStart(12)}  ${(r.ratio === null ? '-' : r.ratio.toFixed(3)).padEnd(5)}  ${(r.gemmShare === null ? '-' : r.gemmShare.toFixed(3)).padEnd(11)}  ${r.checkErr.toExponential(1)}`);
-  if (rows.length) console.log(`* GEMM share: TFLOP/s over the vendor's GEMM on the same units (--peer from torch_sdpa.py --gemm; tensor cores: f16 matmul, portable: f32 matmul, TF32 off)\n† checkErr: ${CHECK_ERR_WHAT}`);
+  if (rows.length) console.log(`* checkErr: ${CHECK_ERR_WHAT}\n† GEMM share: TFLOP/s over the vendor's GEMM on the same units (--peer from torch_sdpa.py --gemm; tensor cores: f16 matmul, portable: f32 matmul, TF32 off)`);
   if (state.ringRows.length) {
     console.log('\nring (causal, fwd+bwd)  R layout      N      fwd ms    bwd ms    gpu kernels ms  unhidden  overlap  imbalance');
     for (const r of state.ringRows)

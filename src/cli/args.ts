@@ -84,10 +84,10 @@ export function numberArg(flag: string, raw: string, rule: NumberRule): number {
 
 /**
  * A comma-separated flag's entries (`d` where the flag is absent), trimmed; none for an empty value. An empty entry
- * among others (`64,,128`, `64,`) is refused, as memory --seq-lengths refuses it: a stray comma may stand for a value
- * the user meant, which dropping it would lose without a word.
+ * among others (`64,,128`, `64,`) is refused: a stray comma may stand for a value the user meant, which dropping it
+ * would lose without a word. Read by nums and choices (bench, tune) and memory --seq-lengths.
  */
-function list(s: string | undefined, d: string, name: string): string[] {
+export function list(s: string | undefined, d: string, name: string): string[] {
   const raw = s ?? d;
   if (raw.trim() === '') return [];
   const xs = raw.split(',').map((x) => x.trim());

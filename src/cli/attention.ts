@@ -122,7 +122,7 @@ function parseWindow(raw: string): [number, number] {
   const w = parts.map((x) => (DECIMAL.test(x) ? Number(x) : NaN));
   if (w.length !== 2 || !w.every((x) => Number.isInteger(x) || Math.abs(x) === Infinity)) throw new InputError(`--window must be two integers L,R (e.g. 128,0; -1 = unbounded), got '${raw}'`);
   w.forEach((x, i) => {
-    if (x < -1) throw new InputError(`--window ${i ? 'right' : 'left'} value ${x} is below -1 (-1 = unbounded), in '${raw}'`);
+    if (x < -1) throw new InputError(`--window ${i ? 'right' : 'left'} value ${parts[i]} is below -1 (-1 = unbounded), in '${raw}'`);
     if (!Number.isSafeInteger(x)) throw new InputError(`--window value ${parts[i]} is too large, in '${raw}'`);
   });
   return w as [number, number];
@@ -378,6 +378,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   }
   // Every input is a file: one that is not (a folder, a pipe) or is missing is said as such before the outputs
   // are judged against it (`--q data --out data/out` is a folder given as --q, not an output inside an input folder).
+  // openInput checks each again just before it opens it: a path can change in between, and a FIFO there would hang.
   for (const i of inputsOf(a)) await checkInputFile(i.flag, i.path, MAX_BINARY_BYTES, false, () => tooLargeFix(i.flag, i.path));
   const outputs = await planOutputs(a);
   const { q, k, v, dout, s, docs, ring } = await loadInputs(a);

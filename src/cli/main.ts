@@ -24,7 +24,7 @@ export function usage(): string {
   const w = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
   return [
     'usage: flashring <command> [options] [--robust]   (flashring help <command>, or <command> --help, for its options;',
-    '       --robust keeps Dawn\'s shader robustness transform on, as browsers run it)',
+    '       --robust, after the command or before it, keeps Dawn\'s shader robustness transform on, as browsers run it)',
     '',
     ...Object.entries(COMMANDS).map(([k, c]) => `  ${k.padEnd(w)}  ${c.summary}`),
   ].join('\n');
@@ -41,7 +41,8 @@ export async function main(argv: string[]): Promise<number> {
   const HELP_WORDS = ['help', '--help', '-h'];
   if (HELP_WORDS.includes(argv[0]) && argv.length > 1) return HELP_WORDS.includes(argv[1]) ? main([argv[0]]) : main([argv[1], '--help', ...argv.slice(2)]);
   // `flashring --robust CMD …` is `flashring CMD … --robust`: the switch is every command's, wherever it is put.
-  if (argv[0] === '--robust' && argv.length > 1 && Object.hasOwn(COMMANDS, argv[1])) return main([...argv.slice(1), '--robust']);
+  // A word after it that is no command is named as such ("unknown command 'frobnicate'"), not '--robust'.
+  if (argv[0] === '--robust' && argv.length > 1 && !argv[1].startsWith('-')) return main([...argv.slice(1), '--robust']);
   const [cmd, ...rest] = argv;
   if (cmd === '--version' || cmd === '-V') {
     if (rest.length) {

@@ -31,12 +31,8 @@ export const RING_OPTIONS = {
 type RingValues = { [K in Exclude<keyof typeof RING_OPTIONS, 'gpu-per-rank' | 'pipelined'>]?: string } & { 'gpu-per-rank'?: boolean; pipelined?: boolean };
 
 /** --compute-tflops (attention --cp, cp-plan): the kernels' rate the link model's prediction takes, in TFLOP/s; undefined where not given. */
-export function computeTflopsArg(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const x = numberArg('compute-tflops', raw, { above: 0, what: 'a positive number' });
-  if (x > MAX_COMPUTE_TFLOPS) throw new InputError(`--compute-tflops ${raw}: at most ${MAX_COMPUTE_TFLOPS} TFLOP/s a GPU (as the page's Kernel TFLOP/s takes); more is a typo, not a what-if`);
-  return x;
-}
+export const computeTflopsArg = (raw: string | undefined): number | undefined =>
+  raw === undefined ? undefined : numberArg('compute-tflops', raw, { above: 0, max: MAX_COMPUTE_TFLOPS, what: `a positive number, at most ${MAX_COMPUTE_TFLOPS} (TFLOP/s a GPU)` });
 
 /** Most ranks a ring may have: each rank is a device, acquired one by one. */
 export const MAX_RANKS = 64;
