@@ -69,7 +69,9 @@ forward runs at ${f1(k.fwd[0])} TFLOP/s (D=64) and ${f1(k.fwd[1])} (D=128), forw
 ${f1(k.peerFwd[1])}, ${f1(k.peerFwdBwd[0])} and ${f1(k.peerFwdBwd[1])} for PyTorch's FlashAttention-2 in the same call (${lo.toFixed(2)}–${x2(hi)};
 *measured*, ${k.runs.length > 1 ? `the mean of the runs ${k.runs.map((r) => `\`${r}\``).join(' and ')}` : `${res(k.folder)}, run \`${k.runs[0]}\``}). The portable kernels every browser
 runs (f32, Dawn's robustness on) reach ${f1(k.portable.fwd[0])} / ${f1(k.portable.fwd[1])} TFLOP/s forward at D=64 / 128, ${x2(k.portable.ratio[0])} / ${x2(k.portable.ratio[1])}
-PyTorch's memory-efficient f32 in the same call (*measured*, ${res(k.portable.folder)}).
+PyTorch's memory-efficient f32 in the same call (*measured*, ${res(k.portable.folder)}). That peer's
+forward runs its products on tensor cores (CUTLASS's 3xTF32, three TF32 products for each); against cuBLAS's f32 GEMM
+without them the portable forward reaches ${x2(k.portable.units.gemmShare[0])} / ${x2(k.portable.units.gemmShare[1])} (both *measured* on an H100, ${res(k.portable.units.folder)}).
 The best GEMM found on WebGPU's subgroup matrices reaches ${f1(k.gemm.tflops)} TFLOP/s at ${k.gemm.m}³
 (${res(k.gemm.folder)}) against ${f1(k.matmul.tflops)} for PyTorch's f16 matmul (${x2(k.gemm.tflops / k.matmul.tflops)};
 PyTorch measured in another call, ${res(k.matmul.folder)}).

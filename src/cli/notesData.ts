@@ -21,6 +21,9 @@ export const SOURCES = {
   portableSameFolder: [`${R}/2026-12-05-next-h200/c/p32-r0/bench-2026-12-05T04-20-39-669Z-kernels.csv`, `${R}/2026-12-05-next-h200/c/p32-r1/bench-2026-12-05T04-20-02-322Z-kernels.csv`],
   // The portable f32 forward with robustness on, as browsers run it.
   portable: [`${R}/2026-12-05-next-h200/c/p32-r1/bench-2026-12-05T04-20-02-322Z-kernels.csv`],
+  // The same forward against cuBLAS's f32 GEMM with TF32 off (gemmShare), beside the probe that found the peer above on
+  // tensor cores (2026-12-06, an H100: bench/results/2026-12-06-units-h100).
+  portableUnits: `${R}/2026-12-06-units-h100/call1/p32/bench-2026-12-06T01-27-25-434Z-kernels.csv`,
   gemm: [`${R}/gemm-h200-2026-12-01/bench-2026-12-01T06-23-37-296Z.json`, `${R}/gemm-h200-2026-12-01/bench-2026-12-01T06-35-38-514Z.json`],
   matmulPeer: `${R}/h200-2026-11-30T06-56-same-call-v3b/peer.json`,
   ring: `${R}/h200-2026-11-30T04-31-first/bench-2026-11-30T04-42-43-812Z-ring.csv`,
@@ -66,7 +69,7 @@ export interface KernelFigures {
   /** [D=64, D=128]: flashring (mean of the runs) and the peer in the same call. */
   fwd: number[]; fwdBwd: number[]; peerFwd: number[]; peerFwdBwd: number[]; ratios: number[];
   errF32: number; errF16: number;
-  portable: { folder: string; fwd: number[]; ratio: number[] };
+  portable: { folder: string; fwd: number[]; ratio: number[]; units: { folder: string; gemmShare: number[] } };
   gemm: { folder: string; tflops: number; m: number }; matmul: { folder: string; tflops: number };
 }
 
@@ -92,10 +95,16 @@ export function kernelFigures(root: string): KernelFigures {
 
 /** The portable f32 forward with Dawn's robustness on (as browsers run it), not causal, and its ratio to the peer. */
 function portableFigures(root: string): KernelFigures['portable'] {
-  const rows = SOURCES.portable.flatMap((p) => table(root, p));
-  const at = (d: number) => one(rows.filter((r) => r.pass === 'fwd' && +r.D === d && r.precision === 'f32' && r.robust === 'true' && r.causal === 'false'), `robust f32 fwd D=${d}, not causal`, folderOf(SOURCES.portable[0]));
-  const rs = [at(64), at(128)];
-  return { folder: folderOf(SOURCES.portable[0]), fwd: rs.map((r) => +r.tflops), ratio: rs.map((r) => +r.ratio) };
+  const fwdRows = (rows: Record<string, string>[], file: string) => {
+    const at = (d: number) => one(rows.filter((r) => r.pass === 'fwd' && +r.D === d && r.precision === 'f32' && r.robust === 'true' && r.causal === 'false'), `robust f32 fwd D=${d}, not causal`, file);
+    return [at(64), at(128)];
+  };
+  const rs = fwdRows(SOURCES.portable.flatMap((p) => table(root, p)), folderOf(SOURCES.portable[0]));
+  const units = fwdRows(table(root, SOURCES.portableUnits), SOURCES.portableUnits);
+  return {
+    folder: folderOf(SOURCES.portable[0]), fwd: rs.map((r) => +r.tflops), ratio: rs.map((r) => +r.ratio),
+    units: { folder: folderOf(SOURCES.portableUnits), gemmShare: units.map((r) => +r.gemmShare) },
+  };
 }
 
 function gemmFigures(root: string): Pick<KernelFigures, 'gemm' | 'matmul'> {
