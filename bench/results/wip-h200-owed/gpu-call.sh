@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Prepared 2026-12-06 (00:55 UTC session). One device call, from the project root, carry [".gpu"], other results folders
+# set aside:
+#   bash bench/results-aside.sh out wip-h200-owed 2026-12-06-units-h100 2026-12-05-fma-third-h100 2026-12-05-fma-h100
+#   bash .gpu/enter.sh bash bench/results/wip-h200-owed/gpu-call.sh
+# What only the H200 itself can give (on another card it ends at once): ../2026-12-06-units-h100's probe of PyTorch's
+# memory-efficient f32 (bit probe, cuBLAS's GEMMs, Nsight Compute's tensor instructions), measured there on an H100;
+# then the fma chains' figure (../2026-12-05-fma-third-h100/gpu-call.sh: shipped against the tree before, same call,
+# PyTorch first; then test/nan.test.ts), measured three times on H100s.
+set -uo pipefail
+: "${OUT:?run through the device tool (OUT: its return folder)}"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
+echo "gpu: $(cat "$OUT/gpu.txt")"
+grep -q H200 "$OUT/gpu.txt" || { echo "not an H200: nothing run"; exit 0; }
+mkdir -p "$OUT/units"
+PYTHONUNBUFFERED=1 timeout 90 python3 bench/peers/torch_f32_units.py --gemm 8192 --out "$OUT/units/units.json" > "$OUT/units/units.log" 2>&1
+grep -v Warning "$OUT/units/units.log" | cut -c1-300
+if command -v ncu > /dev/null; then
+  cp bench/results/2026-12-06-units-h100/call1/ncu_probe.py /tmp/ncu_probe.py
+  timeout 45 ncu --kernel-name regex:fmha --launch-count 1 --metrics \
+    sm__inst_executed_pipe_tensor.sum,smsp__inst_executed_pipe_fma.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active \
+    python3 /tmp/ncu_probe.py > "$OUT/units/ncu.log" 2>&1
+  grep -E "fmha|pipe|ffma|==ERR" "$OUT/units/ncu.log" | head -8
+fi
+exec bash bench/results/2026-12-05-fma-third-h100/gpu-call.sh
