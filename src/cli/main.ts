@@ -4,19 +4,20 @@
  */
 import { FlashringError, InputError, InternalError, NoAdapterError } from '../errors.js';
 
-type Command = { summary: string; run: (argv: string[]) => Promise<number> };
+/** `shaders: false`: the command runs no GPU work, so --robust changes nothing there (said in a note). */
+type Command = { summary: string; run: (argv: string[]) => Promise<number>; shaders?: false };
 
 export const COMMANDS: Record<string, Command> = {
   info: { summary: 'list WebGPU adapters with their features and key limits', run: async (a) => (await import('./info.js')).info(a) },
   selftest: { summary: 'a tiny forward+backward on the GPU, checked against the float64 reference', run: async (a) => (await import('./info.js')).selftest(a) },
   attention: { summary: 'FlashAttention on .npy tensors (forward, --do for backward, --cp for the ring)', run: async (a) => (await import('./attention.js')).attentionCommand(a) },
-  memory: { summary: 'per-GPU training memory (Korthikanti et al. model, Megatron-LM flags); --sweep for the plot', run: async (a) => (await import('./memory.js')).memoryCommand(a) },
-  advise: { summary: 'the fastest TP × CP × PP × recompute layouts that fit, by predicted step time', run: async (a) => (await import('./advise.js')).adviseCommand(a) },
+  memory: { summary: 'per-GPU training memory (Korthikanti et al. model, Megatron-LM flags); --sweep for the plot', run: async (a) => (await import('./memory.js')).memoryCommand(a), shaders: false },
+  advise: { summary: 'the fastest TP × CP × PP × recompute layouts that fit, by predicted step time', run: async (a) => (await import('./advise.js')).adviseCommand(a), shaders: false },
   'cp-plan': { summary: 'predicted context-parallel step time, comm fraction and TFLOP/s per scheme for a link', run: async (a) => (await import('./cpPlan.js')).cpPlanCommand(a) },
-  replay: { summary: 'Megatron-LM training logs (or activation_memory.csv) → measured points', run: async (a) => (await import('./memory.js')).replayCommand(a) },
+  replay: { summary: 'Megatron-LM training logs (or activation_memory.csv) → measured points', run: async (a) => (await import('./memory.js')).replayCommand(a), shaders: false },
   bench: { summary: 'headless benchmark: kernel and ring sweeps (JSON/CSV results)', run: async (a) => (await import('../bench/run.js')).benchCommand(a) },
   tune: { summary: 'autotune: time the tile candidates on this adapter, keep the fastest that passes (a JSON store)', run: async (a) => (await import('./tune.js')).tuneCommand(a) },
-  notes: { summary: 'writes notes_attention.md from the committed results and the memory model (--out FILE)', run: async (a) => (await import('./notes.js')).notesCommand(a) },
+  notes: { summary: 'writes notes_attention.md from the committed results and the memory model (--out FILE)', run: async (a) => (await import('./notes.js')).notesCommand(a), shaders: false },
   start: { summary: 'the main job: adapters, the GPU self-test, then the page served on localhost', run: async (a) => (await import('./info.js')).start(a) },
 };
 
@@ -75,6 +76,7 @@ export async function main(argv: string[]): Promise<number> {
     // Kernel pins (FLASHRING_PATH, FLASHRING_PORTABLE_*, …): read from the environment here only, once.
     const { setProcessTuning, tuningFromEnv } = await import('../kernels/tuning.js');
     setProcessTuning(tuningFromEnv(process.env));
+    if (c.shaders === false && rest.includes('--robust')) console.error(`flashring ${cmd}: note: --robust has no effect here (${cmd} runs no shaders)`);
     return await c.run(rest.filter((a) => a !== '--robust'));
   } catch (e) {
     const line = await userMistake(e);
