@@ -7,7 +7,8 @@
 # memory-efficient f32 (bit probe, cuBLAS's GEMMs, Nsight Compute's tensor instructions), measured there on an H100;
 # then the fma chains' figure (../2026-12-05-fma-third-h100/gpu-call.sh: shipped against the tree before, same call,
 # PyTorch first; then test/nan.test.ts), measured three times on H100s.
-# Tries (nvidia-h200): 02:12 and 02:21 UTC on 2026-12-06, no machine started either time; not run yet.
+# Tries (nvidia-h200): 02:12 and 02:21 UTC on 2026-12-06, no machine started either time; 02:47 UTC, an H100 (it
+# stopped at the check below; ../2026-12-06-gpu-suite-h100 used that machine). Not run yet.
 set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
