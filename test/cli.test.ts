@@ -214,6 +214,7 @@ describe('flashring attention: every bad input is one line, exit 2, before any G
     // A stray comma is refused, not dropped (it may stand for a value meant), as memory --seq-lengths refuses it.
     [['bench', '--N', '64,,128'], /--N 64,,128: entry 2 of 3 is empty \(a stray comma\?\)\n/],
     [['tune', '--precision', 'f32,'], /--precision f32,: entry 2 of 2 is empty/],
+    [['bench', '--N', ' '], /--N needs at least one value, got ' '\n/],
   ];
 
   it('each case: exit 2, exactly one line naming flag and value, no stack trace, no output written', async () => {

@@ -500,6 +500,7 @@ describe('command-line values by hand', () => {
     await expect(memoryCommand([...flags, '2147483649'])).rejects.toThrow("--seq-lengths must be positive integers up to 2^31, got '2147483649'");
     // A stray comma: the same words as bench's and tune's lists (one reader, src/cli/args.ts list).
     await expect(memoryCommand([...flags, '4096,,8192'])).rejects.toThrow('--seq-lengths 4096,,8192: entry 2 of 3 is empty (a stray comma?)');
+    await expect(memoryCommand([...flags, ''])).rejects.toThrow("--seq-lengths needs at least one value, got ''");
   });
 
   it('replay reads a .CSV (any case) as a CSV', async () => {

@@ -81,8 +81,8 @@ def main():
         # the peer of the plain-WGSL f32 GEMM (PyTorch's memory-efficient f32 attention itself uses tensor cores on
         # compute capability 8.0 and up: docs/performance.md, twenty-eighth step).
         S = a.gemm
+        torch.backends.cuda.matmul.allow_tf32 = False
         for dtype in (torch.float16, torch.float32):
-            torch.backends.cuda.matmul.allow_tf32 = False
             x, y = (torch.randn(S, S, device='cuda', dtype=dtype) for _ in range(2))
             ms = time_ms(lambda: x @ y, a.reps)
             name = str(dtype).replace('torch.', '')

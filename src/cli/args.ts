@@ -83,35 +83,31 @@ export function numberArg(flag: string, raw: string, rule: NumberRule): number {
 }
 
 /**
- * A comma-separated flag's entries (`d` where the flag is absent), trimmed; none for an empty value. An empty entry
- * among others (`64,,128`, `64,`) is refused: a stray comma may stand for a value the user meant, which dropping it
- * would lose without a word. Read by nums and choices (bench, tune) and memory --seq-lengths.
+ * A comma-separated flag's entries (`d` where the flag is absent), trimmed, at least one. An empty value is refused, and
+ * so is an empty entry among others (`64,,128`, `64,`): a stray comma may stand for a value the user meant, which
+ * dropping it would lose without a word. Read by nums and choices (bench, tune) and memory --seq-lengths.
  */
 export function list(s: string | undefined, d: string, name: string): string[] {
   const raw = s ?? d;
-  if (raw.trim() === '') return [];
+  if (raw.trim() === '') throw new InputError(`--${name} needs at least one value, got '${s}'`);
   const xs = raw.split(',').map((x) => x.trim());
   const empty = xs.indexOf('');
   if (empty >= 0) throw new InputError(`--${name} ${raw}: entry ${empty + 1} of ${xs.length} is empty (a stray comma?)`);
   return xs;
 }
 /** A comma-separated list of positive integers up to `max` (the bench's and tune's sweeps). */
-export const nums = (s: string | undefined, d: string, name: string, max = 2 ** 31) => {
-  const xs = list(s, d, name);
-  if (!xs.length) throw new InputError(`--${name} needs at least one value, got '${s}'`);
-  return xs.map((x) => {
+export const nums = (s: string | undefined, d: string, name: string, max = 2 ** 31) =>
+  list(s, d, name).map((x) => {
     try {
       return numberArg(name, x, { integer: true, min: 1, max, what: `a list of positive integers${max < 2 ** 31 ? ` up to ${max}` : ''}` });
     } catch {
       throw new InputError(`--${name}: '${x}' is not a positive integer${max < 2 ** 31 ? ` up to ${max}` : ''}`);
     }
   });
-};
 /** A comma-separated list whose entries must be among `allowed`. */
 export const choices = <T extends string>(s: string | undefined, d: string, name: string, allowed: readonly T[]): T[] => {
   const xs = list(s, d, name);
   for (const x of xs) if (!allowed.includes(x as T)) throw new InputError(`--${name}: '${x}' is not one of ${allowed.join(', ')}`);
-  if (!xs.length) throw new InputError(`--${name} needs at least one value, got '${s}'`);
   return xs as T[];
 };
 

@@ -356,9 +356,7 @@ function sweepLengths(values: Values): number[] {
   if (values.lines !== undefined && !(values.lines as string).trim()) throw new InputError(`--lines needs at least one line (cp[:recompute], e.g. ${DEFAULT_LINES_SPEC}), got '${values.lines}'`);
   const raw = values['seq-lengths'] as string | undefined;
   if (raw === undefined) return DEFAULT_SEQ_LENGTHS;
-  const entries = list(raw, '', 'seq-lengths');
-  if (!entries.length) throw new InputError(`--seq-lengths needs at least one length, got '${raw}'`);
-  const lens = entries.map((x) => numberArg('seq-lengths', x, { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' }));
+  const lens = list(raw, '', 'seq-lengths').map((x) => numberArg('seq-lengths', x, { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' }));
   const again = lens.find((s, i) => lens.indexOf(s) < i);
   if (again !== undefined) throw new InputError(`--seq-lengths: ${again} is given twice: give each length once`);
   return lens;
