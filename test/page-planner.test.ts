@@ -271,6 +271,34 @@ describe('the planner and replay panels', () => {
     await q.close();
   });
 
+  it('a 390 px window: hovering a point of the scaled-down chart shows that point (Chart.js read the pointer as if the canvas showed at 960 px)', async () => {
+    const p = await browser.newPage({ viewport: { width: 390, height: 900 } });
+    collectErrors(p, consoleErrors);
+    await p.goto(server!.url);
+    await pageReady(p);
+    await p.locator('#planner-chart').scrollIntoViewIfNeeded();
+    type Probe = { pointAt(l: string, x: number): { x: number; y: number } | null; tooltip(): string[] };
+    const tooltip = () => p.evaluate(() => (window as unknown as { __flashring: { plannerChart: Probe } }).__flashring.plannerChart.tooltip());
+    for (const [label, x, tokens] of [['CP=2', 65536, '64K'], ['CP=4 + recompute', 1048576, '1M']] as const) {
+      const { at, box } = await p.evaluate(([l, v]) => {
+        const r = document.getElementById('planner-chart')!.getBoundingClientRect();
+        const probe = (window as unknown as { __flashring: { plannerChart: Probe } }).__flashring.plannerChart;
+        return { at: probe.pointAt(l as string, v as number), box: { left: r.left, right: r.right, bottom: r.bottom } };
+      }, [label, x] as const);
+      expect(at, `${label} at ${x}`).not.toBeNull();
+      // Where the point shows: inside the scaled-down canvas.
+      expect(at!.x).toBeGreaterThan(box.left);
+      expect(at!.x).toBeLessThan(box.right);
+      expect(at!.y).toBeLessThan(box.bottom);
+      await p.mouse.move(0, 0);
+      await p.mouse.move(at!.x, at!.y);
+      await expect.poll(tooltip, { timeout: 5000 }).not.toEqual([]);
+      expect((await tooltip())[0].startsWith(`${label}, ${tokens} tokens:`), (await tooltip())[0]).toBe(true);
+      expect((await p.textContent('#planner-breakdown caption'))!.startsWith(`${label} at ${tokens} tokens:`)).toBe(true);
+    }
+    await p.close();
+  });
+
   type Replay = { rows: { origin: string }[]; files: { name: string; points: number }[] };
   const replayOf = (p: Page) => hooks<Replay>(p, 'replay');
   const LOG = join(__dirname, 'fixtures/megatron/core_0.16_tp4_cp2_sp_selective.log');

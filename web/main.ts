@@ -171,6 +171,22 @@ function chartKeyboard(canvas: HTMLCanvasElement, chart: () => Chart | null, liv
   });
 }
 
+/**
+ * The pointer in the drawing's pixels. The charts are not responsive (they draw at the canvas's own size, 960 px
+ * wide) and a narrow window scales the canvas down with CSS (style.css); Chart.js maps a pointer to the chart as if
+ * the canvas showed at that size, so there hovering hit no point, or another than the one under the pointer.
+ */
+const DRAWN_SCALE = {
+  id: 'drawnScale',
+  beforeEvent(chart: Chart, args: { event: { x: number | null; y: number | null }; inChartArea: boolean }): void {
+    const r = chart.canvas.getBoundingClientRect(), e = args.event;
+    if (!r.width || !r.height || e.x === null || e.y === null || (r.width === chart.width && r.height === chart.height)) return;
+    e.x *= chart.width / r.width;
+    e.y *= chart.height / r.height;
+    args.inChartArea = chart.isPointInArea({ x: e.x, y: e.y });
+  },
+};
+
 function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: MemoryChartConfig, details: Breakdowns, onPoint?: (p: SweepPoint) => void, more?: (p: SweepPoint) => string[]): Chart {
   old?.destroy();
   chartKeys.set(canvas, { details, onPoint, more, at: null });
@@ -197,10 +213,10 @@ function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: Memo
     const p = details.get(`${ds.label}|${(ds.data[el.index] as { x: number }).x}`);
     if (p) onPoint(p);
   };
-  return new Chart(canvas, cfg as never);
+  return new Chart(canvas, { ...cfg, plugins: [DRAWN_SCALE] } as never);
 }
 
-/** Client coordinates of a drawn point, the open tooltip's lines and its size (for the page tests). */
+/** Client coordinates of a drawn point (where the canvas shows scaled down, as scaled), the open tooltip's lines and its size (for the page tests). */
 function chartProbe(chart: () => Chart | null) {
   return {
     pointAt: (label: string, x: number) => {
@@ -210,7 +226,7 @@ function chartProbe(chart: () => Chart | null) {
       const k = (c.data.datasets[i].data as { x: number }[]).findIndex((p) => p.x === x);
       const el = c.getDatasetMeta(i).data[k];
       const rect = c.canvas.getBoundingClientRect();
-      return el ? { x: rect.left + el.x, y: rect.top + el.y } : null;
+      return el ? { x: rect.left + (el.x * rect.width) / c.width, y: rect.top + (el.y * rect.height) / c.height } : null;
     },
     /** The tooltip's lines while it shows (none once hidden: its body outlives it). */
     tooltip: () => (chart()?.tooltip?.getActiveElements().length ? chart()!.tooltip!.body?.flatMap((b) => b.lines) ?? [] : []),
