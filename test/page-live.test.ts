@@ -62,6 +62,28 @@ describe('the live panel in headless Chromium', () => {
     expect(consoleErrors).toEqual([]);
   }, 400_000);
 
+  it('Cancel while the device is being prepared: the status line stays "cancelled" (the cancelled run said "running on …" over it once it had the device)', async () => {
+    const p = await openPage(server!, consoleErrors, 'lN=256&lH=4&lD=64&lR=2');
+    // Every text the status line shows, in order.
+    await p.evaluate(() => {
+      const s = document.getElementById('live-status')!, seen: string[] = ((window as unknown as { statusSeen: string[] }).statusSeen = []);
+      new MutationObserver(() => seen.push(s.textContent ?? '')).observe(s, { childList: true, characterData: true, subtree: true });
+    });
+    await p.click('#live-run');
+    await p.waitForFunction(() => document.getElementById('live-status')!.textContent === 'preparing the device…', null, { timeout: 30_000 });
+    await p.click('#live-cancel');
+    expect(await status(p)).toBe('cancelled');
+    const seenFrom = await p.evaluate(() => (window as unknown as { statusSeen: string[] }).statusSeen.length);
+    // The cancelled run gets its device (a fresh page: its first), reads the stored tiles, draws its inputs and would
+    // start the ring: it said so 4.5 s after the Cancel here (N = 256; the stored tiles' read takes most of it).
+    await p.waitForFunction(() => (window as unknown as { __flashring: { liveDevicesAcquired?: number } }).__flashring.liveDevicesAcquired === 1, null, { timeout: 120_000 });
+    await p.waitForTimeout(12_000);
+    expect(await status(p)).toBe('cancelled');
+    expect(await p.evaluate((n) => (window as unknown as { statusSeen: string[] }).statusSeen.slice(n), seenFrom)).toEqual([]);
+    expect(await p.isDisabled('#live-run')).toBe(false);
+    await p.close();
+  }, 200_000);
+
   it('one-device mode: the results give the predicted overlap, labelled so, agreeing with the comm fraction (no measured overlap beside it)', async () => {
     type Overlap = { source: string; efficiency: number; transferMs: number; exposedMs: number };
     const run = async (selects: Record<string, string>, fields: Record<string, string> = {}) => {

@@ -715,7 +715,8 @@ class LivePanel {
     if (id !== this.runId) return;
     const abort = (this.runAbort = new AbortController());
     try {
-      const say = (text: string) => { this.status.textContent = text; };
+      // A run that no longer speaks for the page (cancelled, or another run or Tune started) says nothing more.
+      const say = (text: string) => { if (id === this.runId) this.status.textContent = text; };
       const onStep: NonNullable<RingOptions['onStep']> = ({ phase, step, steps }) => {
         if (id !== this.runId) throw new Cancelled('cancelled');
         this.progress.value = ((phase === 'backward' ? steps : 0) + step + 1) / ((cfg.backward ? 2 : 1) * steps);
