@@ -84,6 +84,20 @@ describe('the live panel in headless Chromium', () => {
     await p.close();
   }, 200_000);
 
+  it('the live form reads whole numbers in scientific notation, as the planner and the CLI do (it said "must be a whole number from 1 to 65536 (it is 1e3)")', async () => {
+    const p = await openPage(server!, consoleErrors);
+    const marks = () => p.$$eval('#live-form [aria-invalid="true"]', (els) => els.map((e) => `${(e as HTMLInputElement).name}: ${document.getElementById(e.getAttribute('aria-describedby')!)?.textContent}`));
+    await fill(p, { N: '1e3', D: '6.4e1', H: '4E0' });
+    expect(await marks()).toEqual([]);
+    await fill(p, { N: '1e30', D: '6.45e1', H: '2.5' });
+    expect(await marks()).toEqual([
+      'N: Sequence length N must be a whole number from 1 to 65536 (it is 1e30).',
+      'D: Head size D must be a whole number from 8 to 256 (it is 6.45e1).',
+      'H: Heads must be a whole number from 1 to 64 (it is 2.5).',
+    ]);
+    await p.close();
+  }, 60_000);
+
   it('one-device mode: the results give the predicted overlap, labelled so, agreeing with the comm fraction (no measured overlap beside it)', async () => {
     type Overlap = { source: string; efficiency: number; transferMs: number; exposedMs: number };
     const run = async (selects: Record<string, string>, fields: Record<string, string> = {}) => {

@@ -66,9 +66,10 @@ function readLiveForm(form: HTMLFormElement): LiveConfig {
     try { return f(); } catch (e) { if (!(e instanceof FieldError)) throw e; errors.push(e); return undefined; }
   };
   const whole = (n: string, label: string, lo: number, hi: number) => read(() => {
+    // Decimal or scientific notation, as the planner's fields and the CLI read numbers: 1e3 is the whole number 1000.
     const raw = field(n).value.trim();
-    const v = Number(raw);
-    if (raw === '' || !/^\d+$/.test(raw) || v < lo || v > hi) throw new FieldError(`${label} must be a whole number from ${lo} to ${hi}${raw === '' ? '' : ` (it is ${raw})`}.`, field(n));
+    const v = decimalNumber(raw);
+    if (raw === '' || !Number.isInteger(v) || v < lo || v > hi) throw new FieldError(`${label} must be a whole number from ${lo} to ${hi}${raw === '' ? '' : ` (it is ${raw})`}.`, field(n));
     return v;
   });
   const N = whole('N', 'Sequence length N', 1, MAX_N);
