@@ -241,6 +241,11 @@ describe('context parallelism, pipeline, weights', () => {
     expect(parseLines('1,1:recompute,2', m).map((l) => l.label)).toHaveLength(3);
   });
 
+  it('--lines: spaces around an item\'s \':\' are read as around its commas; a bad item is quoted trimmed', () => {
+    expect(parseLines(' 1 , 2 : selective , 4 :full: uniform/1', m)).toEqual(parseLines('1,2:selective,4:full:uniform/1', m));
+    expect(() => parseLines('1, x : selective', m)).toThrow("--lines: 'x : selective' does not start with a context-parallel size");
+  });
+
   it("CP with Megatron-LM's local (unfused) attention is refused, and a sweep leaves its CP lines out with the reason", () => {
     const local = { ...DEFAULT_PARALLEL, tensorParallel: 8, sequenceParallel: true, flashAttention: false };
     expect(() => memoryBreakdown(m, { ...local, contextParallel: 2 })).toThrow(/only in Transformer Engine's flash or fused attention: unfused attention \(--transformer-impl local, or --no-use-flash-attn\)/);

@@ -323,6 +323,12 @@ describe('the page in headless Chromium', () => {
     expect(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('seqs')).toBe('12288, 4096,6144');
     await page.fill('input[name=seqs]', '4096,lots');
     expect(await page.textContent('#planner-error')).toBe("Sequence lengths must be whole numbers of tokens from 1 to 67,108,864, comma-separated, like 4096,8192,16384 ('lots' is not one).");
+    // Numbers as memory --seq-lengths reads them (1e3 is 1000 tokens), and spaces around a line's ':' as around its commas.
+    await page.fill('input[name=seqs]', '1e3,4096');
+    await page.fill('input[name=lines]', ' 1 , 2 : selective ');
+    const q = await plannerOf(page);
+    expect(q.error).toBeUndefined();
+    expect(q.lines.slice(0, 2)).toEqual(['CP=1', 'CP=2 + selective']);
     await page.fill('input[name=seqs]', '4096,8192');
     await page.fill('input[name=lines]', '1,3');
     // Said on the lengths, naming the line that cannot take them.

@@ -6,7 +6,7 @@
 import Chart from 'chart.js/auto';
 import {
   CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, NoLengthError, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
-  STACKS, a2aUnsplit, megatronSequenceParallel, normName, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
+  STACKS, a2aUnsplit, lineParts, megatronSequenceParallel, normName, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../src/memory/model.js';
 import { MemoryChartConfig, breakdownRows, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
@@ -16,6 +16,7 @@ import { loadLiveView, saveLiveView, setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
 import { replaceViewHash } from './view.js';
 import { InputError } from '../src/errors.js';
+import { decimalNumber } from '../src/decimal.js';
 import { counted, plural } from '../src/plural.js';
 import { FieldError, bugWords, customLink, fieldNumber, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { bound, clip, sig3 } from './format.js';
@@ -450,7 +451,7 @@ function specFromControls(changed?: string): string {
   return recomputeSpec({ recompute: 'selective', recomputeModules: mods });
 }
 
-const lineItems = () => field('lines').value.split(',').map((x) => x.trim().split(':'));
+const lineItems = () => field('lines').value.split(',').map(lineParts);
 /**
  * What `recompute` in the lines stands for on the model the fields describe (defaultRecompute: full layers
  * where Megatron-LM cannot train the MLP's checkpoint); while a model field does not read, the planner says
@@ -594,7 +595,7 @@ function readLines(model: ModelConfig, par: ParallelConfig): SweepLine[] {
   const raw = field('lines').value.trim();
   if (!raw) throw new FieldError('Lines: list at least one CP size, e.g. 1,1:recompute,2,4.', field('lines'));
   for (const item of raw.split(',').map((x) => x.trim())) {
-    const [cp, ...rest] = item.split(':');
+    const [cp, ...rest] = lineParts(item);
     if (!/^\d+$/.test(cp) || +cp < 1 || +cp > 4096) throw new FieldError(`Lines: '${item}' must start with a CP size, a whole number from 1 to 4096.`, field('lines'));
     if (!rest.length) continue;
     const r = onField(field('lines'), () => parseRecomputeSpec(itemRecompute(rest), 'Lines'));
@@ -609,11 +610,12 @@ function readLines(model: ModelConfig, par: ParallelConfig): SweepLine[] {
 const MAX_SEQS = 64, MAX_SEQ = 2 ** 26;
 function readSeqLengths(): number[] {
   const raw = field('seqs').value.trim();
+  // Decimal or scientific notation, as memory --seq-lengths reads them: 1e3 is 1000 tokens.
   const items = raw.split(',').map((x) => x.trim());
-  const bad = items.find((x) => !/^\d+$/.test(x) || +x < 1 || +x > MAX_SEQ);
+  const bad = items.find((x) => { const v = decimalNumber(x); return !Number.isInteger(v) || v < 1 || v > MAX_SEQ; });
   if (!raw || bad !== undefined)
     throw new FieldError(`Sequence lengths must be whole numbers of tokens from 1 to ${MAX_SEQ.toLocaleString('en-US')}, comma-separated, like 4096,8192,16384 (${!raw ? 'it is empty' : `'${bad}' is not one`}).`, field('seqs'));
-  const lens = [...new Set(items.map(Number))].sort((a, b) => a - b);
+  const lens = [...new Set(items.map(decimalNumber))].sort((a, b) => a - b);
   if (lens.length > MAX_SEQS) throw new FieldError(`Sequence lengths: at most ${MAX_SEQS} of them (there are ${lens.length}).`, field('seqs'));
   return lens;
 }

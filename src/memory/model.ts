@@ -1093,13 +1093,16 @@ export function oomPoints(points: SweepPoint[]): Record<string, number | null> {
  * A line given twice (by any spelling: `4:recompute` is `4:selective:core_attn+mlp` on a model without
  * linear biases) is refused: it would draw one column twice and repeat its CSV rows under one label.
  */
+/** A lines item's parts, cp[:recompute…], each trimmed: ' 2 : selective' is ['2', 'selective'] (the CLI's --lines and the page's Lines). */
+export const lineParts = (item: string): string[] => item.split(':').map((x) => x.trim());
+
 export function parseLines(spec: string | undefined, m: ModelConfig, stack?: Stack): SweepLine[] {
   const items = (spec || DEFAULT_LINES_SPEC).split(',');
   const dflt = defaultRecompute(m, stack);
   const lines = items.map((item) => {
-    const [cp, ...rest] = item.trim().split(':');
+    const [cp, ...rest] = lineParts(item);
     const c = Number(cp);
-    if (!/^\d+$/.test(cp) || !Number.isInteger(c) || c < 1 || c > 4096) throw new InputError(`--lines: '${item}' does not start with a context-parallel size (a positive integer)`);
+    if (!/^\d+$/.test(cp) || !Number.isInteger(c) || c < 1 || c > 4096) throw new InputError(`--lines: '${item.trim()}' does not start with a context-parallel size (a positive integer)`);
     const rc = rest.length === 0 ? 'none' : rest.join(':') === 'recompute' ? dflt : rest.join(':');
     const r = parseRecomputeSpec(rc, '--lines');
     return { label: lineLabel(c, recomputeSpec(r), dflt), overrides: { contextParallel: c, ...r } };
