@@ -27,6 +27,10 @@ export function timelineHeader(tl: RingTimeline, gpuPerRank = false): string {
     `${tl.mode}${how ? ` (${how})` : ''} on ${[...new Set(tl.adapters)].join(', ')}`;
 }
 
+/** A cell the data may lack: '-' for a null GPU time (no timestamp queries, or no timer interval left) or for kvFrom −1 (a collective: no rank's K/V). */
+const cell = (x: number | null, width: number, digits?: number): string =>
+  (x === null || (digits === undefined && x < 0) ? '-' : digits === undefined ? String(x) : x.toFixed(digits)).padStart(width);
+
 /** The CLI's timeline table under its header (steps counted from 1, as its progress line and the page; ranks from 0, as everywhere). */
 export function formatTimeline(tl: RingTimeline, gpuPerRank = false): string {
   const lines = [timelineHeader(tl, gpuPerRank)];
@@ -35,7 +39,7 @@ export function formatTimeline(tl: RingTimeline, gpuPerRank = false): string {
     lines.push(`  ${ph.phase}: ${ph.wallMs.toFixed(1)} ms wall`);
     lines.push('    step rank what           from  compute(ms)  gpu(ms)  transfer(ms)  bytes       idle(ms)');
     for (const st of ph.steps)
-      lines.push(`    ${String(st.step + 1).padStart(4)} ${String(st.rank).padStart(4)} ${st.label.padEnd(14)} ${String(st.kvFrom).padStart(4)}  ${st.computeMs.toFixed(2).padStart(11)}  ${(st.gpuComputeMs ?? NaN).toFixed(2).padStart(7)}  ${st.transferMs.toFixed(2).padStart(12)}  ${String(st.transferBytes).padStart(10)}  ${st.idleMs.toFixed(2).padStart(8)}`);
+      lines.push(`    ${String(st.step + 1).padStart(4)} ${String(st.rank).padStart(4)} ${st.label.padEnd(14)} ${cell(st.kvFrom, 4)}  ${cell(st.computeMs, 11, 2)}  ${cell(st.gpuComputeMs, 7, 2)}  ${cell(st.transferMs, 12, 2)}  ${String(st.transferBytes).padStart(10)}  ${cell(st.idleMs, 8, 2)}`);
   }
   const sm = tl.summary;
   lines.push(tl.R === 1 ? `  no transfer to overlap: ${oneRankTransfers(sm)}`
