@@ -31,6 +31,33 @@ export function timelineHeader(tl: RingTimeline, gpuPerRank = false): string {
 const cell = (x: number | null, width: number, digits?: number): string =>
   (x === null || (digits === undefined && x < 0) ? '-' : digits === undefined ? String(x) : x.toFixed(digits)).padStart(width);
 
+/** What the table's columns mean, under it (the JSON's fields: kvFrom, computeMs, gpuComputeMs, transferMs, transferBytes, idleMs). */
+export const TIMELINE_COLUMNS = [
+  '  columns (measured on this run\'s adapter): from = the rank whose K/V the step computes with (- for a collective);',
+  '  compute = the step\'s compute in host wall ms, gpu = its kernels\' GPU time from timestamps (- where there is none);',
+  '  transfer = ms until the step\'s transfers were done; bytes = bytes this rank sent; idle = ms it waited for the step\'s slowest rank',
+];
+
+/** The link model's line: what R real GPUs would show, each phase's time, and where its compute times came from. */
+function predictedLine(pr: NonNullable<RingTimeline['predicted']>): string {
+  const src = pr.compute.source === 'tflops' ? `compute at ${typeof pr.compute.tflops === 'number' ? pr.compute.tflops : `${pr.compute.tflops.forward}/${pr.compute.tflops.backward}`} TFLOP/s` : 'the measured step compute';
+  const phases = pr.phases.map((ph) => `${ph.phase} ${ph.stepMs.reduce((a, b) => a + b, 0).toFixed(3)} ms`).join(' + ');
+  return `  predicted on ${pr.link.name} (${pr.link.gbps} Gbit/s, ${pr.link.latencyUs} µs; the link model from ${src}): ` +
+    `${phases}${pr.phases.length > 1 ? ` = ${pr.totalMs.toFixed(3)} ms` : ''}, comm ${(100 * pr.commFraction).toFixed(1)}%, ${pr.tflopsPerGpu.toPrecision(3)} TFLOP/s per GPU`;
+}
+
+/**
+ * The summary: one rank has nothing to overlap; R ranks say their overlap, and in one-device mode, where they take turns
+ * on one GPU and transfers are device copies, a line under it says that this is not what R GPUs would show (as the page).
+ */
+function overlapLines(tl: RingTimeline): string[] {
+  const sm = tl.summary;
+  if (tl.R === 1) return [`  no transfer to overlap: ${oneRankTransfers(sm)}`];
+  const line = `  overlap efficiency ${(100 * sm.overlapEfficiency).toFixed(1)}%, unhidden transfer ${(100 * sm.unhiddenFraction).toFixed(1)}% of step time, ${sm.bytesMoved} bytes moved`;
+  if (tl.mode !== 'one-device') return [line];
+  return [line, `  (one-device: the ${tl.R} ranks take turns on one GPU and their transfers are device copies, so this overlap is not what ${tl.R} GPUs would show; ${tl.predicted ? 'the predicted line below models them' : 'add --link for a prediction'})`];
+}
+
 /** The CLI's timeline table under its header (steps counted from 1, as its progress line and the page; ranks from 0, as everywhere). */
 export function formatTimeline(tl: RingTimeline, gpuPerRank = false): string {
   const lines = [timelineHeader(tl, gpuPerRank)];
@@ -41,12 +68,10 @@ export function formatTimeline(tl: RingTimeline, gpuPerRank = false): string {
     for (const st of ph.steps)
       lines.push(`    ${String(st.step + 1).padStart(4)} ${String(st.rank).padStart(4)} ${st.label.padEnd(14)} ${cell(st.kvFrom, 4)}  ${cell(st.computeMs, 11, 2)}  ${cell(st.gpuComputeMs, 7, 2)}  ${cell(st.transferMs, 12, 2)}  ${String(st.transferBytes).padStart(10)}  ${cell(st.idleMs, 8, 2)}`);
   }
-  const sm = tl.summary;
-  lines.push(tl.R === 1 ? `  no transfer to overlap: ${oneRankTransfers(sm)}`
-    : `  overlap efficiency ${(100 * sm.overlapEfficiency).toFixed(1)}%, unhidden transfer ${(100 * sm.unhiddenFraction).toFixed(1)}% of step time, ${sm.bytesMoved} bytes moved`);
+  if (tl.phases.length) lines.push(...TIMELINE_COLUMNS);
+  lines.push(...overlapLines(tl));
   lines.push(`  peak bytes per rank: ${tl.ranks.map((r) => r.peakBytes).join(', ')}`);
-  const pr = tl.predicted;
-  if (pr) lines.push(`  predicted on ${pr.link.name} (${pr.link.gbps} Gbit/s, ${pr.link.latencyUs} µs): ${pr.totalMs.toFixed(3)} ms, comm ${(100 * pr.commFraction).toFixed(1)}%, ${pr.tflopsPerGpu.toPrecision(3)} TFLOP/s per GPU`);
+  if (tl.predicted) lines.push(predictedLine(tl.predicted));
   return lines.join('\n');
 }
 
