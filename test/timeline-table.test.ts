@@ -62,4 +62,12 @@ describe('the timeline table', () => {
     expect(measured).toMatch(/predicted on pcie5 \(512 Gbit\/s, 3 µs; the link model from the measured step compute\): forward [\d.]+ ms \+ backward [\d.]+ ms = [\d.]+ ms, comm [\d.]+%, \S+ TFLOP\/s per GPU$/);
     expect(measured).not.toMatch(/NaN|undefined/);
   });
+
+  it('a pipelined run says so in its header and phases, where compute is submission time', async () => {
+    const tl = await twoPhases('one-device');
+    const text = formatTimeline({ ...tl, pipelined: true });
+    expect(text.split('\n')[0]).toMatch(/ CP R=4 p2p layout=zigzag f32 one-device pipelined on gpu a$/);
+    expect(text).toMatch(/\n {2}forward: [\d.]+ ms wall \(pipelined: compute spans each step's encoding and submission, not its GPU time, which gpu is\)\n/);
+    expect(formatTimeline(tl)).not.toMatch(/pipelined/);
+  });
 });

@@ -24,7 +24,7 @@ export function timelineHeader(tl: RingTimeline, gpuPerRank = false): string {
   const mask = `causal=${tl.causal}${left !== -1 || right !== -1 ? ` window=${left},${right}` : ''}${docs ? ` documents=${docs}` : ''}`;
   const how = [tl.R === 1 ? ONE_RANK : '', gpuPerRank ? 'rank r on GPU r' : ''].filter(Boolean).join('; ');
   return `attention ${JSON.stringify(tl.shape)} ${mask}, CP R=${tl.R} ${tl.scheme}${tl.scheme === 'a2a+p2p' ? ` ${tl.hierarchy.join(',')}` : ''} layout=${tl.layout} ${tl.precision} ` +
-    `${tl.mode}${how ? ` (${how})` : ''} on ${[...new Set(tl.adapters)].join(', ')}`;
+    `${tl.mode}${tl.pipelined ? ' pipelined' : ''}${how ? ` (${how})` : ''} on ${[...new Set(tl.adapters)].join(', ')}`;
 }
 
 /** A cell the data may lack: '-' for a null GPU time (no timestamp queries, or no timer interval left) or for kvFrom −1 (a collective: no rank's K/V). */
@@ -63,7 +63,7 @@ export function formatTimeline(tl: RingTimeline, gpuPerRank = false): string {
   const lines = [timelineHeader(tl, gpuPerRank)];
   lines.push(`  work per rank (visible scores under the mask): ${tl.schedule.workPerRank.join(', ')}  (imbalance ${tl.schedule.imbalance.toFixed(3)})`);
   for (const ph of tl.phases) {
-    lines.push(`  ${ph.phase}: ${ph.wallMs.toFixed(1)} ms wall`);
+    lines.push(`  ${ph.phase}: ${ph.wallMs.toFixed(1)} ms wall${tl.pipelined ? ' (pipelined: compute spans each step\'s encoding and submission, not its GPU time, which gpu is)' : ''}`);
     lines.push('    step rank what           from  compute(ms)  gpu(ms)  transfer(ms)  bytes       idle(ms)');
     for (const st of ph.steps)
       lines.push(`    ${String(st.step + 1).padStart(4)} ${String(st.rank).padStart(4)} ${st.label.padEnd(14)} ${cell(st.kvFrom, 4)}  ${cell(st.computeMs, 11, 2)}  ${cell(st.gpuComputeMs, 7, 2)}  ${cell(st.transferMs, 12, 2)}  ${String(st.transferBytes).padStart(10)}  ${cell(st.idleMs, 8, 2)}`);
