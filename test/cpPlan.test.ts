@@ -137,6 +137,16 @@ describe('flashring cp-plan', () => {
     expect(bad.err).toMatch(/^flashring cp-plan: --link-gbps must be from 0\.000001 to 1000000 \(Gbit\/s per direction: 1 kbit\/s to 1 Pbit\/s\), got '-1'$/m);
   });
 
+  it('the table says what its columns are and that they are predicted, under the rows and before any scheme not planned', async () => {
+    const r = await cli(['--context-parallel-size', '4', '--seq-length', '256', '--heads', '2', '--head-dim', '16', '--compute-tflops', '100']);
+    expect(r.code, r.err).toBe(0);
+    const lines = r.out.trim().split('\n');
+    const at = lines.findIndex((l) => l.startsWith('columns (predicted by the link model for R GPUs on the link, the attention alone): sizes = '));
+    expect(at).toBeGreaterThan(lines.findIndex((l) => l.startsWith('a2a+p2p    2,2')));
+    expect(lines.slice(at, at + 3).join(' ')).toMatch(/forward, backward = each phase's time in ms; comm% = communication not hidden behind compute, .*TFLOP\/s per GPU = .*buffers = each rank's peak/);
+    expect(at).toBeLessThan(lines.findIndex((l) => l.startsWith('a2a        not planned:')));
+  });
+
   it('without --compute-tflops it times the kernels on the local adapter', async () => {
     const r = await cli(['--context-parallel-size', '2', '--seq-length', '64', '--heads', '2', '--head-dim', '16', '--causal', '--json']);
     expect(r.code, r.err).toBe(0);

@@ -170,6 +170,13 @@ async function measureRate(req: CpPlanRequest): Promise<{ rate: { forward: numbe
   }
 }
 
+/** What cp-plan's columns are, under its table (the JSON's hierarchy, predicted.phases, commFraction, tflopsPerGpu, rankPeakBytes). */
+export const CP_PLAN_COLUMNS = [
+  'columns (predicted by the link model for R GPUs on the link, the attention alone): sizes = the a2a group A and the ring of P groups (A·P = R);',
+  'forward, backward = each phase\'s time in ms; comm% = communication not hidden behind compute, as a share of forward + backward;',
+  'TFLOP/s per GPU = the attention\'s FLOPs a GPU over that time; buffers = each rank\'s peak attention bytes (the dry run\'s ledger, exact)',
+];
+
 /** Every scheme of the request planned by a dry run of its rank programs and timed by the link model. */
 export async function planSchemes(req: CpPlanRequest, rate: Rate): Promise<SchemePlan[]> {
   const x = { shape: req.shape, R: req.R, mask: { causal: req.causal }, layout: req.layout, precision: req.precision, link: req.link, rate };
@@ -199,6 +206,7 @@ export async function cpPlanCommand(argv: string[]): Promise<number> {
     const ph = (name: string) => p.predicted.phases.find((x) => x.phase === name)!.stepMs.reduce((a, b) => a + b, 0);
     console.log(`${p.scheme.padEnd(10)} ${p.hierarchy.join(',').padEnd(5)}  ${ph('forward').toFixed(3).padStart(11)}  ${ph('backward').toFixed(3).padStart(12)}  ${(100 * p.predicted.commFraction).toFixed(1).padStart(5)}  ${p.predicted.tflopsPerGpu.toPrecision(3).padStart(8)}  ${formatBytes(p.rankPeakBytes).padStart(16)}`);
   }
+  if (plans.length) console.log(CP_PLAN_COLUMNS.join('\n'));
   for (const x of req.skipped) console.log(`${x.scheme.padEnd(10)} not planned: ${x.reason}`);
   for (const name of req.schemes) if (req.sizesChosen && schemeDef(name).defaultSizes) console.log(chosenSizesNote(name, req.sizes!, req.R));
   return 0;
