@@ -1,4 +1,4 @@
-/** IEEE half-precision conversion (round to nearest, ties to even). */
+/** IEEE half-precision conversion (round to nearest, ties to even), of any number (float64 included). */
 const f32 = new Float32Array(1);
 
 /** Largest finite f16 value. */
@@ -6,9 +6,17 @@ export const HALF_MAX = 65504;
 
 const u32 = new Uint32Array(f32.buffer);
 
+/**
+ * The half nearest to x, ties to even. x goes through f32 first, which is exact for f32 data; for a
+ * float64 x that f32 rounds onto a midpoint between two halves, the side x lies on decides (rounding
+ * twice would take the even half: 1 + 2^-11 + 2^-40 would give 1, not 1 + 2^-10). Halves and their
+ * midpoints are f32 values, so only there can the two roundings part.
+ */
 export function toHalfBits(x: number): number {
   f32[0] = x;
   const b = u32[0];
+  // At a midpoint: to even where x is on it (x an f32), else up (away from zero) where x lies beyond it.
+  const onMid = f32[0] === x, beyond = Math.abs(x) > Math.abs(f32[0]);
   const sign = (b >>> 16) & 0x8000;
   const exp = (b >>> 23) & 0xff;
   let mant = b & 0x7fffff;
@@ -22,12 +30,12 @@ export function toHalfBits(x: number): number {
     let h = mant >>> shift;
     const rem = mant & ((1 << shift) - 1);
     const half = 1 << (shift - 1);
-    if (rem > half || (rem === half && h & 1)) h++;
+    if (rem > half || (rem === half && (onMid ? h & 1 : beyond))) h++;
     return sign | h;
   }
   let h = (e << 10) | (mant >>> 13);
   const rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem === 0x1000 && h & 1)) h++;
+  if (rem > 0x1000 || (rem === 0x1000 && (onMid ? h & 1 : beyond))) h++;
   return sign | h;
 }
 

@@ -134,6 +134,26 @@ describe('f16 conversion against a nearest-half search', () => {
     expect(miss).toEqual([]);
   });
 
+  it('float64 values round once, not through float32: next to a midpoint the side they lie on decides', () => {
+    // f32 rounds each of these onto a midpoint between two halves; ties-to-even there would take the wrong half.
+    const cases: [number, number][] = [
+      [1 + 2 ** -11 + 2 ** -40, 0x3c01], [1 + 2 ** -11 - 2 ** -40, 0x3c00],      // f32: 1 + 2^-11, the tie (even 0x3C00)
+      [1 + 3 * 2 ** -11 - 2 ** -40, 0x3c01], [1 + 3 * 2 ** -11 + 2 ** -40, 0x3c02],
+      [-(1 + 2 ** -11 + 2 ** -40), 0xbc01],
+      [65520 - 2 ** -20, 0x7bff], [65520 + 2 ** -20, 0x7c00],                     // the top: 65504, or +inf beyond 65520
+      [2 ** -25 + 2 ** -60, 0x0001], [2 ** -25 - 2 ** -60, 0x0000],              // the least subnormal's tie with 0
+      [3 * 2 ** -25 - 2 ** -60, 0x0001], [2 ** -14 - 2 ** -25 - 2 ** -60, 0x03ff],
+    ];
+    for (const [x, want] of cases) {
+      expect(f32(x) !== x, `${x} is not an f32`).toBe(true);
+      expect(toHalfBits(x), `toHalfBits(${x})`).toBe(want);
+    }
+    // And the f32 values themselves (the midpoints) still tie to even.
+    expect(toHalfBits(1 + 2 ** -11)).toBe(0x3c00);
+    expect(toHalfBits(65520)).toBe(0x7c00);
+    expect(Array.from(toHalfArray(Float64Array.from(cases, (c) => c[0])))).toEqual(cases.map((c) => c[1]));
+  });
+
   it('the array forms and roundToHalf are the scalar conversions element by element', () => {
     const x = Float32Array.from([1, -2, 65504, 65520, 2 ** -25, 1.5 * 2 ** -25, -0, 1 + 2 ** -11, 0.1, -7.3e-6, Infinity]);
     const h = toHalfArray(x);

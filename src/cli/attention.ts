@@ -7,6 +7,7 @@ import { nodeGPU } from '../gpu/node.js';
 import { NpyArray, NpyDtype, NpyHeader, NpyInt32, readNpyData, readNpyHeader } from './npy.js';
 import { attentionForward, attentionBackward, checkHalfRange, HostTensor } from '../kernels/attention.js';
 import { AttentionShape, F32_MAX, F32_MIN_NORMAL, validateShape } from '../shape.js';
+import { toHalfArray } from '../f16.js';
 import { Documents, checkDocuments } from '../mask.js';
 import { Precision, PrecisionRequest, precisionRequest } from '../kernels/precision.js';
 import { numberArg, parseCommand } from './args.js';
@@ -299,11 +300,13 @@ async function loadInputs(a: AttentionArgs) {
 /**
  * A tensor's data as the kernels take it: f64 becomes f32, where a finite value beyond float32's range is an
  * InputError naming it (it would become ±Inf, and its rows NaN, as --precision f16 refuses beyond float16's
- * range); f16 stays raw bits; f32 as is.
+ * range), or with precision f16 f16 bits rounded once from the f64 values (through f32 a value near a midpoint
+ * of two halves could round twice; requestedPrecision has checked float16's range); f16 stays raw bits; f32 as is.
  */
-function hostOf(t: Tensor): HostTensor {
+function hostOf(t: Tensor, p: Precision): HostTensor {
   const a = t.arr.data;
   if (!(a instanceof Float64Array)) return a;
+  if (p === 'f16') return toHalfArray(a);
   const out = Float32Array.from(a);
   for (let i = 0; i < out.length; i++)
     if (!Number.isFinite(out[i]) && Number.isFinite(a[i]))
@@ -388,8 +391,8 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   // rank process has said what its adapter offers: ringCli.ts ranksPrecision), before any GPU work.
   const room = (precision: Precision, adapters?: string[]) => checkRooms(roomNeeds(a, s, precision, !!dout, ring, adapters));
   await room(p);
-  const t = { q: hostOf(q), k: hostOf(k), v: hostOf(v) };
-  const dO = dout ? hostOf(dout) : null;
+  const t = { q: hostOf(q, p), k: hostOf(k, p), v: hostOf(v, p) };
+  const dO = dout ? hostOf(dout, p) : null;
   for (const n of notes) console.error(n);
   // Outputs keep the inputs' rank: [H, N, D] in (every tensor), [H, N, D] out.
   const batched = [q, k, v, ...(dout ? [dout] : [])].some((x) => x.arr.shape.length === 4);
