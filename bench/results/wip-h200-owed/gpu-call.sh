@@ -8,7 +8,8 @@
 # then the fma chains' figure (../2026-12-05-fma-third-h100/gpu-call.sh: shipped against the tree before, same call,
 # PyTorch first; then test/nan.test.ts), measured three times on H100s.
 # Tries (nvidia-h200): 02:12 and 02:21 UTC on 2026-12-06, no machine started either time; 02:47 UTC, an H100 (it
-# stopped at the check below; ../2026-12-06-gpu-suite-h100 used that machine). Not run yet.
+# stopped at the check below; ../2026-12-06-gpu-suite-h100 used that machine). In the 03:44 UTC session: 03:48 and 03:59 UTC,
+# no machine started; 04:27 UTC, an H100 (stopped at the check, 5 s). Not run yet.
 set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
