@@ -34,6 +34,11 @@ describe('flashring notes', () => {
     expect(COMMITTED).not.toMatch(/\b61 TFLOP\/s|\b71 TFLOP\/s/);
   });
 
+  it("quotes the scores' terms per GPU under TP, as the model's formulas do (5·a·s²·b/t, not 5·a·s²·b)", () => {
+    expect(COMMITTED).toContain('5·a·s²·b/t');
+    expect(COMMITTED).not.toMatch(/5·a·s²·b(?!\/t)/);
+  });
+
   it('reads every figure from the files it names: a copy of them gives the same notes, a changed file changes them', () => {
     const copy = join(dir, 'repo');
     for (const p of sourceFiles()) {

@@ -60,7 +60,7 @@ sum per query row, so the N×N scores never reach device memory; the backward re
 from the saved log-sum-exp. For the seed's model (${s.layers} layers, h=${s.hidden}, ${s.heads} heads) at ${tok(s.seq)} tokens
 with TP=${s.tp}, the stored activations drop from ${f1(s.actNoFlash)} GiB to ${f1(s.actFlash)} GiB per GPU (*model*, Megatron-LM
 stack, the loss and embedding terms included): the softmax, its dropout mask and dropout output
-(5·a·s²·b bytes per layer) are replaced by a 4-byte LSE per head and token. Without it, nothing
+(5·a·s²·b/t bytes per layer and GPU) are replaced by a 4-byte LSE per head and token. Without it, nothing
 past a few thousand tokens trains. flashring's WebGPU kernels are exact (*measured* on the H200,
 ${k.errFolders.map(res).join(' and ')}: the largest relative error of O, LSE and the
 gradients against the float64 reference, f32 ${k.errF32.toExponential(1)}, f16 ${k.errF16.toExponential(1)}) and keep buffers linear
@@ -117,7 +117,7 @@ function recompute(t: TorchFigures, m: MlpFigures): string {
   const saved = t.saved.map((s, i) => `${pctFine(s.fraction)}${i ? '' : ' of peak memory'} at CP=${s.cp} and ${tok(s.seq)}`).join(', and ');
   const modules = SELECTIVE_RECOMPUTE.replace(/^selective:/, '').split('+').join(' + ');
   return `**Selective recomputation.** Recompute the attention core (softmax, dropout) in the backward
-instead of storing it. Without FlashAttention that drops the 5·a·s²·b term and is the big win
+instead of storing it. Without FlashAttention that drops the 5·a·s²·b/t term and is the big win
 the seed expects (20–30%). With FlashAttention there is almost nothing left to drop. Checkpointing
 the attention core saved ${saved}.
 It cost ${pctRange(t.costMin, t.costMax)} iteration time (*measured*, same runs). The model agrees: the LSE is all it
