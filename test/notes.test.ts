@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { runMain } from './cli-run.js';
 import { notesText } from '../src/cli/notes.js';
-import { SOURCES, sourceFiles } from '../src/cli/notesData.js';
+import { SOURCES, seedFigures, sourceFiles } from '../src/cli/notesData.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const COMMITTED = readFileSync(join(ROOT, 'notes_attention.md'), 'utf8');
@@ -37,6 +37,13 @@ describe('flashring notes', () => {
   it("quotes the scores' terms per GPU under TP, as the model's formulas do (5·a·s²·b/t, not 5·a·s²·b)", () => {
     expect(COMMITTED).toContain('5·a·s²·b/t');
     expect(COMMITTED).not.toMatch(/5·a·s²·b(?!\/t)/);
+  });
+
+  it("says where the seed's model stops fitting without FlashAttention, from the model (not 'a few thousand tokens')", () => {
+    expect(seedFigures(32768, 8, 80).noFlash).toEqual({ longest: 8192, next: 16384 });
+    expect(seedFigures(32768, 8, 30).noFlash).toEqual({ longest: null, next: 4096 });
+    expect(COMMITTED).toContain('Without it, that model fits 8K tokens at TP=8 in 80 GiB and not 16K (*model*)');
+    expect(COMMITTED).not.toContain('a few thousand tokens');
   });
 
   it('reads every figure from the files it names: a copy of them gives the same notes, a changed file changes them', () => {

@@ -60,8 +60,8 @@ sum per query row, so the N×N scores never reach device memory; the backward re
 from the saved log-sum-exp. For the seed's model (${s.layers} layers, h=${s.hidden}, ${s.heads} heads) at ${tok(s.seq)} tokens
 with TP=${s.tp}, the stored activations drop from ${f1(s.actNoFlash)} GiB to ${f1(s.actFlash)} GiB per GPU (*model*, Megatron-LM
 stack, the loss and embedding terms included): the softmax, its dropout mask and dropout output
-(5·a·s²·b/t bytes per layer and GPU) are replaced by a 4-byte LSE per head and token. Without it, nothing
-past a few thousand tokens trains. flashring's WebGPU kernels are exact (*measured* on the H200,
+(5·a·s²·b/t bytes per layer and GPU) are replaced by a 4-byte LSE per head and token.
+Without it, that model ${noFlashReach(s)} (*model*). flashring's WebGPU kernels are exact (*measured* on the H200,
 ${k.errFolders.map(res).join(' and ')}: the largest relative error of O, LSE and the
 gradients against the float64 reference, f32 ${k.errF32.toExponential(1)}, f16 ${k.errF16.toExponential(1)}) and keep buffers linear
 in N (tested), but they are slower: at N=${k.n} (B=${k.b}, H=${k.h}, not causal) the f16 tensor-core
@@ -77,6 +77,14 @@ The best GEMM found on WebGPU's subgroup matrices reaches ${f1(k.gemm.tflops)} T
 PyTorch measured in another call, ${res(k.matmul.folder)}).
 What each kernel version changed and why: \`docs/performance.md\`.
 `;
+}
+
+/** Where the seed's model stops fitting without FlashAttention (TP only), as a clause. */
+function noFlashReach(s: SeedFigures): string {
+  const { longest, next } = s.noFlash;
+  const at = `at TP=${s.tp} in ${s.hbm} GiB`;
+  if (longest === null) return `fits no swept sequence ${at} (the shortest, ${tok(next!)}, does not fit)`;
+  return next === null ? `fits every swept sequence ${at}, up to ${tok(longest)}` : `fits ${tok(longest)} tokens ${at} and not ${tok(next)}`;
 }
 
 function sequenceParallel(s: SeedFigures, t: TorchFigures): string {

@@ -132,6 +132,8 @@ export interface SeedFigures {
   /** With FlashAttention: activations and total without / with sequence parallelism. */
   actSp: number; totalNoSp: number; totalSp: number;
   hbm: number; longest: Record<string, number | null>; recompute: string;
+  /** Without FlashAttention (TP only): the longest swept sequence that fits in hbm, and the next one swept (null: none). */
+  noFlash: { longest: number | null; next: number | null };
 }
 
 /** The memory model on the seed's preset (Megatron-LM stack) at `seq` tokens and TP = `tp`. */
@@ -144,7 +146,16 @@ export function seedFigures(seq: number, tp: number, hbm: number): SeedFigures {
     layers: model.numLayers, hidden: model.hiddenSize, heads: model.numAttentionHeads, seq, tp,
     actNoFlash: noFa.activationBytes / GIB, actFlash: fa.activationBytes / GIB, actSp: sp.activationBytes / GIB,
     totalNoSp: fa.totalBytes / GIB, totalSp: sp.totalBytes / GIB, hbm, longest: oomPoints(pts), recompute: defaultRecompute(model),
-  };
+    noFlash: noFlashReach(model, tp, hbm) };
+}
+
+/** Without FlashAttention at TP = `tp` (no SP): the longest swept sequence that fits in `hbm` GiB, and the next one swept. */
+function noFlashReach(model: ModelConfig, tp: number, hbm: number): SeedFigures['noFlash'] {
+  const fits = (seqLength: number) => memoryBreakdown(model, { ...DEFAULT_PARALLEL, seqLength, tensorParallel: tp, flashAttention: false, sequenceParallel: false }).totalBytes / GIB <= hbm;
+  const lengths = [...DEFAULT_SEQ_LENGTHS].sort((a, b) => a - b);
+  const first = lengths.findIndex((n) => !fits(n));
+  if (first < 0) return { longest: lengths.at(-1)!, next: null };
+  return { longest: first ? lengths[first - 1] : null, next: lengths[first] };
 }
 
 export interface TorchLine {
