@@ -15,15 +15,14 @@ import { configFromFlags } from './memory.js';
 const R = 'bench/results';
 /** Every file the notes read, relative to the repository root. */
 export const SOURCES = {
-  // The newest same-call run of the shipped kernels (2026-12-05, bench/results/2026-12-05-next-h200): the tensor-core
-  // kernels with robustness off (part a, tc-r0), the portable f32 kernels with it off and on (part c, p32-r0, p32-r1).
+  // The tensor-core kernels as they ship, in the newest same-call run on the H200 (2026-12-05,
+  // bench/results/2026-12-05-next-h200, part a, tc-r0: robustness off).
   tensorCores: [`${R}/2026-12-05-next-h200/a/tc-r0/bench-2026-12-05T04-12-28-081Z-kernels.csv`],
-  portableSameFolder: [`${R}/2026-12-05-next-h200/c/p32-r0/bench-2026-12-05T04-20-39-669Z-kernels.csv`, `${R}/2026-12-05-next-h200/c/p32-r1/bench-2026-12-05T04-20-02-322Z-kernels.csv`],
-  // The portable f32 forward with robustness on, as browsers run it.
-  portable: [`${R}/2026-12-05-next-h200/c/p32-r1/bench-2026-12-05T04-20-02-322Z-kernels.csv`],
-  // The same forward against cuBLAS's f32 GEMM with TF32 off (gemmShare), beside the probe that found the peer above on
-  // tensor cores (2026-12-06, an H100: bench/results/2026-12-06-units-h100).
+  // The portable kernels as they ship (fma chains, 32411d4), robustness on as browsers run them, against PyTorch's
+  // memory-efficient f32 in the same call and cuBLAS's f32 GEMM with TF32 off (gemmShare): only measured on an H100
+  // (2026-12-06, bench/results/2026-12-06-units-h100, call 1; f32 and f16 storage).
   portableUnits: `${R}/2026-12-06-units-h100/call1/p32/bench-2026-12-06T01-27-25-434Z-kernels.csv`,
+  portableUnitsF16: `${R}/2026-12-06-units-h100/call1/p16/bench-2026-12-06T01-27-52-502Z-kernels.csv`,
   gemm: [`${R}/gemm-h200-2026-12-01/bench-2026-12-01T06-23-37-296Z.json`, `${R}/gemm-h200-2026-12-01/bench-2026-12-01T06-35-38-514Z.json`],
   matmulPeer: `${R}/h200-2026-11-30T06-56-same-call-v3b/peer.json`,
   ring: `${R}/h200-2026-11-30T04-31-first/bench-2026-11-30T04-42-43-812Z-ring.csv`,
@@ -32,6 +31,9 @@ export const SOURCES = {
   torchcpFirstModel: `${R}/torchcp-2xh200-2026-11-30/model_vs_measured.md`,
   memoryH200: `${R}/memory-h200-2026-12-01/activation_memory_measured.csv`,
 } as const;
+
+/** The bench's float64 spot check (checkErr) runs at this N (src/bench/kernels.ts SPOT_CHECK_N; 67 since 2b7086d, 2026-12-02, before every run read here). */
+export const SPOT_CHECK_N = 67;
 
 export const sourceFiles = (): string[] => Object.values(SOURCES).flat();
 
@@ -64,12 +66,13 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 export interface KernelFigures {
   folder: string; runs: string[]; n: number; b: number; h: number;
-  /** The folders whose float64 checks give errF32 and errF16. */
+  /** The folders whose float64 spot checks (N = 67, before each timed point) give errF32 and errF16. */
   errFolders: string[];
   /** [D=64, D=128]: flashring (mean of the runs) and the peer in the same call. */
   fwd: number[]; fwdBwd: number[]; peerFwd: number[]; peerFwdBwd: number[]; ratios: number[];
   errF32: number; errF16: number;
-  portable: { folder: string; fwd: number[]; ratio: number[]; units: { folder: string; gemmShare: number[] } };
+  /** The portable f32 forward as it ships (an H100): TFLOP/s, × the peer, × cuBLAS's f32 GEMM, at D = 64 and 128. */
+  portable: { folder: string; fwd: number[]; ratio: number[]; gemmShare: number[] };
   gemm: { folder: string; tflops: number; m: number }; matmul: { folder: string; tflops: number };
 }
 
@@ -82,29 +85,24 @@ export function kernelFigures(root: string): KernelFigures {
   const tf = (rs: Record<string, string>[][]) => rs.map((r) => mean(r.map((x) => +x.tflops)));
   const peer = (rs: Record<string, string>[][]) => rs.map((r) => +r[0].peerTflops);
   const first = fwd[0][0];
-  const errs = [...SOURCES.tensorCores, ...SOURCES.portableSameFolder].flatMap((p) => table(root, p));
+  const errFiles = [...SOURCES.tensorCores, SOURCES.portableUnits, SOURCES.portableUnitsF16];
+  const errs = errFiles.flatMap((p) => table(root, p));
   const err = (prec: string) => Math.max(...errs.filter((r) => r.precision === prec).map((r) => +r.checkErr));
   const k = { fwd: tf(fwd), fwdBwd: tf(fb), peerFwd: peer(fwd), peerFwdBwd: peer(fb) };
   return {
     folder: folderOf(SOURCES.tensorCores[0]), runs: SOURCES.tensorCores.map((p) => p.split('/').slice(3, -1).join('/')), n: +first.N, b: +first.B, h: +first.H, ...k,
-    errFolders: [...new Set([...SOURCES.tensorCores, ...SOURCES.portableSameFolder].map(folderOf))],
+    errFolders: [...new Set(errFiles.map(folderOf))],
     ratios: [...k.fwd.map((x, i) => x / k.peerFwd[i]), ...k.fwdBwd.map((x, i) => x / k.peerFwdBwd[i])],
     errF32: err('f32'), errF16: err('f16'), portable: portableFigures(root), ...gemmFigures(root),
   };
 }
 
-/** The portable f32 forward with Dawn's robustness on (as browsers run it), not causal, and its ratio to the peer. */
+/** The portable f32 forward as it ships, Dawn's robustness on (as browsers run it), not causal: its ratios to the peer and to cuBLAS's f32 GEMM. */
 function portableFigures(root: string): KernelFigures['portable'] {
-  const fwdRows = (rows: Record<string, string>[], file: string) => {
-    const at = (d: number) => one(rows.filter((r) => r.pass === 'fwd' && +r.D === d && r.precision === 'f32' && r.robust === 'true' && r.causal === 'false'), `robust f32 fwd D=${d}, not causal`, file);
-    return [at(64), at(128)];
-  };
-  const rs = fwdRows(SOURCES.portable.flatMap((p) => table(root, p)), folderOf(SOURCES.portable[0]));
-  const units = fwdRows(table(root, SOURCES.portableUnits), SOURCES.portableUnits);
-  return {
-    folder: folderOf(SOURCES.portable[0]), fwd: rs.map((r) => +r.tflops), ratio: rs.map((r) => +r.ratio),
-    units: { folder: folderOf(SOURCES.portableUnits), gemmShare: units.map((r) => +r.gemmShare) },
-  };
+  const rows = table(root, SOURCES.portableUnits);
+  const at = (d: number) => one(rows.filter((r) => r.pass === 'fwd' && +r.D === d && r.precision === 'f32' && r.robust === 'true' && r.causal === 'false'), `robust f32 fwd D=${d}, not causal`, SOURCES.portableUnits);
+  const rs = [at(64), at(128)];
+  return { folder: folderOf(SOURCES.portableUnits), fwd: rs.map((r) => +r.tflops), ratio: rs.map((r) => +r.ratio), gemmShare: rs.map((r) => +r.gemmShare) };
 }
 
 function gemmFigures(root: string): Pick<KernelFigures, 'gemm' | 'matmul'> {
