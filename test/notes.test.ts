@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { runMain } from './cli-run.js';
 import { notesText } from '../src/cli/notes.js';
-import { SOURCES, seedFigures, sourceFiles } from '../src/cli/notesData.js';
+import { SOURCES, seedFigures, sourceFiles, torchFigures } from '../src/cli/notesData.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const COMMITTED = readFileSync(join(ROOT, 'notes_attention.md'), 'utf8');
@@ -52,6 +52,14 @@ describe('flashring notes', () => {
     expect(COMMITTED).not.toContain('20.2 / 21.4');
     expect(COMMITTED).toContain('in a spot check at N=67 before each timed point, f32 3.5e-7, f16 3.4e-4');
     expect(SOURCES.portableUnits).toContain('2026-12-06-units-h100');
+  });
+
+  it("does not say the model agrees with selective recompute's measured saving where it does not (CP=2: 2.8% measured, the model's LSE 0.05%)", () => {
+    const cp2 = torchFigures(ROOT).saved.find((x) => x.cp === 2)!;
+    expect(cp2.fraction).toBeGreaterThan(0.02);
+    expect(cp2.model!.fraction).toBeLessThan(0.001);
+    expect(COMMITTED).not.toContain('The model agrees');
+    expect(COMMITTED).toContain('0.05% at CP=2 and 128K, where 2.8% was measured');
   });
 
   it('reads every figure from the files it names: a copy of them gives the same notes, a changed file changes them', () => {

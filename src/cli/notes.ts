@@ -131,6 +131,16 @@ do not shrink with CP; DDP's gradient buckets added ${t.ddpGib.toFixed(2)} GiB p
 
 const cp2At = (t: TorchFigures, seq: number) => t.rows.find((r) => r.cp === 2 && (r.recompute ?? 'none') === 'none' && r.seq_len === seq && r.fits === true) ?? null;
 
+/** What the model says selective recompute of the attention core saves, beside what was measured (agreeing within half a point). */
+function selectiveModel(t: TorchFigures): string {
+  const pts = t.saved.filter((x) => x.model !== null);
+  const agrees = (x: TorchFigures['saved'][number]) => Math.abs(x.model!.fraction - x.fraction) < 0.005;
+  const each = pts.map((x) => `${pctFine(x.model!.fraction)} at CP=${x.cp} and ${tok(x.seq)}${agrees(x) ? ', as measured' : `, where ${pctFine(x.fraction)} was measured`}`);
+  const off = pts.filter((x) => !agrees(x));
+  const miss = off.length ? `: it does not have what the run freed beyond that (it is ${off.map((x) => `${pctFine(Math.abs(x.model!.errorWith))} ${x.model!.errorWith > 0 ? 'high' : 'low'} at CP=${x.cp}`).join(', ')} with recompute)` : '';
+  return `The model removes the LSE alone (*model*: ${each.join(', and ')})${miss}.`;
+}
+
 function recompute(t: TorchFigures, m: MlpFigures): string {
   const saved = t.saved.map((s, i) => `${pctFine(s.fraction)}${i ? '' : ' of peak memory'} at CP=${s.cp} and ${tok(s.seq)}`).join(', and ');
   const modules = SELECTIVE_RECOMPUTE.replace(/^selective:/, '').split('+').join(' + ');
@@ -138,8 +148,9 @@ function recompute(t: TorchFigures, m: MlpFigures): string {
 instead of storing it. Without FlashAttention that drops the 5·a·s²·b/t term and is the big win
 the seed expects (20–30%). With FlashAttention there is almost nothing left to drop. Checkpointing
 the attention core saved ${saved}.
-It cost ${pctRange(t.costMin, t.costMax)} iteration time (*measured*, same runs). The model agrees: the LSE is all it
-removes. What does buy memory with FlashAttention is recomputing the MLP too (Megatron-LM's
+It cost ${pctRange(t.costMin, t.costMax)} iteration time (*measured*, same runs).
+${selectiveModel(t)}
+What does buy memory with FlashAttention is recomputing the MLP too (Megatron-LM's
 \`--recompute-modules core_attn mlp\`): on ${article(m.layers)} ${m.layers}-layer h=${m.hidden} GPT at ${tok(m.seq)} tokens the peak fell from
 ${f1(m.none)} to ${f1(m.mlp)} GiB, ${pct((m.none - m.mlp) / m.none)} (*measured*, PyTorch harness on one H200,
 ${res(m.folder)}), and full recomputation to ${f1(m.full)} GiB; the memory model

@@ -165,7 +165,7 @@ export interface TorchFigures {
   folder: string; rows: CsvRow[]; engine: string; gpus: number; layers: number; hidden: number; heads: number; vocab: number; microBatch: number; hbm: number;
   lines: TorchLine[]; ddpGib: number;
   /** Peak saved by selective recompute at each CP's longest sequence; its iteration-time cost, smallest and largest. */
-  saved: { cp: number; seq: number; fraction: number }[]; costMin: number; costMax: number;
+  saved: { cp: number; seq: number; fraction: number; model: { fraction: number; errorWith: number } | null }[]; costMin: number; costMax: number;
   /** Points compared, those that ran (with an error figure); the largest errors are of those. */
   points: number; ran: number; maxTotalError: number; maxActError: number; wrongVerdicts: number;
   first: { file: string; errMin: number; errMax: number; ooms: number; oomsCalledFits: number };
@@ -213,7 +213,10 @@ function recomputeEffect(rows: CsvRow[], lines: TorchLine[]): Pick<TorchFigures,
   const saved = lines.filter((l) => l.recompute === 'none').map((l) => {
     const sel = find(l.cp, 'selective', l.longest.seq_len);
     if (!sel?.total_gib) throw new InputError(`notes: ${SOURCES.torchcp}: no selective point at CP=${l.cp}, ${l.longest.seq_len}`);
-    return { cp: l.cp, seq: l.longest.seq_len, fraction: (l.longest.total_gib! - sel.total_gib) / l.longest.total_gib! };
+    // The model's saving on the same pair (both lines' longest run at this length), and its error on the selective point.
+    const selLine = lines.find((x) => x.cp === l.cp && x.recompute === 'selective' && x.longest.seq_len === l.longest.seq_len);
+    const model = selLine ? { fraction: (l.modelLongest - selLine.modelLongest) / l.modelLongest, errorWith: selLine.modelLongest / sel.total_gib - 1 } : null;
+    return { cp: l.cp, seq: l.longest.seq_len, fraction: (l.longest.total_gib! - sel.total_gib) / l.longest.total_gib!, model };
   });
   const costs = rows.filter((r) => r.recompute === 'selective' && r.iter_ms).flatMap((r) => {
     const base = find(r.cp ?? 1, 'none', r.seq_len);
