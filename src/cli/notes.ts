@@ -154,9 +154,12 @@ What does buy memory with FlashAttention is recomputing the MLP too (Megatron-LM
 \`--recompute-modules core_attn mlp\`): on ${article(m.layers)} ${m.layers}-layer h=${m.hidden} GPT at ${tok(m.seq)} tokens the peak fell from
 ${f1(m.none)} to ${f1(m.mlp)} GiB, ${pct((m.none - m.mlp) / m.none)} (*measured*, PyTorch harness on one H200,
 ${res(m.folder)}), and full recomputation to ${f1(m.full)} GiB; the memory model
-predicts all three within ${pctFine(m.maxModelError)}. The plot's "+ recompute" lines use ${modules} for that reason
+is within ${pctFine(m.maxModelError)} of all three (*model*; these runs were committed with the model they check,
+so they are not shown to be held out). The activation-memory plot's "+ recompute" lines (\`memory --sweep\`, the
+page's planner) use ${modules} for that reason
 where Megatron-LM can train it. On a model with linear biases, the seed's, it cannot (the MLP's checkpoint
-re-enters itself through the output bias: *measured*, 8 of 8 runs on the H200), so there they recompute full layers.
+re-enters itself through the output bias: *measured*, 8 of 8 Megatron-LM runs on the H200, listed in
+\`src/memory/untrainable.ts\`), so there they recompute full layers.
 `;
 }
 
