@@ -68,6 +68,11 @@ describe('flashring notes', () => {
     expect(COMMITTED).toContain('8 of 8 Megatron-LM runs on the H200, listed in\n`src/memory/untrainable.ts`');
   });
 
+  it("marks a line that fits at the sweep's longest sequence as a lower bound, not the longest that fits", () => {
+    expect(seedFigures(32768, 8, 80).longest['CP=4 + recompute']).toBe(seedFigures(32768, 8, 80).sweepEnd);
+    expect(COMMITTED).toContain("CP=4 1M (the sweep's longest: more may fit)");
+  });
+
   it('reads every figure from the files it names: a copy of them gives the same notes, a changed file changes them', () => {
     const copy = join(dir, 'repo');
     for (const p of sourceFiles()) {

@@ -170,7 +170,8 @@ function oomTable(t: TorchFigures, s: SeedFigures): string {
     const model = l.modelOom === null ? `${f1(l.modelLongest)} GiB` : `${f1(l.modelLongest)} / ${f1(l.modelOom)} GiB${verdict}`;
     return `| ${name} | ${tok(l.longest.seq_len)} (${f1(l.longest.total_gib!)}) | ${l.oom === null ? 'not reached' : tok(l.oom)} | ${model} |`;
   });
-  const longest = (label: string) => `${label.split(' ')[0]} ${s.longest[label] === null || s.longest[label] === undefined ? 'none' : tok(s.longest[label]!)}`;
+  const reach = (n: number | null | undefined) => (n == null ? 'none' : n >= s.sweepEnd ? `${tok(n)} (the sweep's longest: more may fit)` : tok(n));
+  const longest = (label: string) => `${label.split(' ')[0]} ${reach(s.longest[label])}`;
   const plain = Object.keys(s.longest).filter((k) => !k.includes('+'));
   const withRc = Object.keys(s.longest).filter((k) => k.includes('+'));
   const called = t.first.oomsCalledFits === t.first.ooms ? `all ${t.first.ooms} OOMs` : `${t.first.oomsCalledFits} of ${t.first.ooms} OOMs`;
@@ -189,7 +190,7 @@ points ran (the others are the OOMs), all within ${pctUp(t.maxTotalError)} in to
 bench/results/${t.folder}/activation_memory_measured.csv --compare --preset torchcp-8L-4096h\`.)
 
 *Model* for the seed's model (${s.layers} layers, h=${s.hidden}, TP=${s.tp} + SP, FlashAttention, ${s.hbm} GiB):
-longest fitting sequence ${plain.map(longest).join(', ')}; with ${s.recompute === FULL_RECOMPUTE ? 'full recomputation of\nevery layer' : 'selective recomputation of the\nattention core and the MLP'}, ${withRc.map(longest).join(' and ')} (\`npx flashring memory --sweep --preset
+longest fitting of the swept sequences (doubling up to ${tok(s.sweepEnd)}) ${plain.map(longest).join(', ')}; with ${s.recompute === FULL_RECOMPUTE ? 'full recomputation of\nevery layer' : 'selective recomputation of the\nattention core and the MLP'}, ${withRc.map(longest).join(' and ')} (\`npx flashring memory --sweep --preset
 seed-32L-4096h --tensor-model-parallel-size ${s.tp} --sequence-parallel\`); plot:
 \`bench/results/${t.folder}/plot/activation_memory.png\` for the measured run, the page's planner for any configuration.
 `;

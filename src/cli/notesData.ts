@@ -132,6 +132,8 @@ export interface SeedFigures {
   hbm: number; longest: Record<string, number | null>; recompute: string;
   /** Without FlashAttention (TP only): the longest swept sequence that fits in hbm, and the next one swept (null: none). */
   noFlash: { longest: number | null; next: number | null };
+  /** The sweep's longest sequence: a line that fits there may fit longer ones. */
+  sweepEnd: number;
 }
 
 /** The memory model on the seed's preset (Megatron-LM stack) at `seq` tokens and TP = `tp`. */
@@ -144,7 +146,7 @@ export function seedFigures(seq: number, tp: number, hbm: number): SeedFigures {
     layers: model.numLayers, hidden: model.hiddenSize, heads: model.numAttentionHeads, seq, tp,
     actNoFlash: noFa.activationBytes / GIB, actFlash: fa.activationBytes / GIB, actSp: sp.activationBytes / GIB,
     totalNoSp: fa.totalBytes / GIB, totalSp: sp.totalBytes / GIB, hbm, longest: oomPoints(pts), recompute: defaultRecompute(model),
-    noFlash: noFlashReach(model, tp, hbm) };
+    noFlash: noFlashReach(model, tp, hbm), sweepEnd: Math.max(...DEFAULT_SEQ_LENGTHS) };
 }
 
 /** Without FlashAttention at TP = `tp` (no SP): the longest swept sequence that fits in `hbm` GiB, and the next one swept. */
