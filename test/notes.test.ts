@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { runMain } from './cli-run.js';
 import { notesText } from '../src/cli/notes.js';
-import { SOURCES, seedFigures, sourceFiles, torchFigures } from '../src/cli/notesData.js';
+import { SOURCES, imbalance, seedFigures, sourceFiles, torchFigures } from '../src/cli/notesData.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const COMMITTED = readFileSync(join(ROOT, 'notes_attention.md'), 'utf8');
@@ -71,6 +71,14 @@ describe('flashring notes', () => {
   it("marks a line that fits at the sweep's longest sequence as a lower bound, not the longest that fits", () => {
     expect(seedFigures(32768, 8, 80).longest['CP=4 + recompute']).toBe(seedFigures(32768, 8, 80).sweepEnd);
     expect(COMMITTED).toContain("CP=4 1M (the sweep's longest: more may fit)");
+  });
+
+  it("gives the formulas a newcomer needs (online softmax, LSE, Δ, dS, the ring's merge, layouts, Ulysses, memory terms), and its contiguous imbalance 2 − 1/R is what the schedule counted", () => {
+    for (const f of ['LSEᵢ = mᵢ + log ℓᵢ', 'Δ = rowsum(dO ∘ O)', 'dSᵢⱼ = Pᵢⱼ·(dPᵢⱼ − Δᵢ)', 'O = e^(LSE_A − LSE)·O_A + e^(LSE_B − LSE)·O_B',
+      'chunks r and 2R − 1 − r', 'token t to rank t mod R', 'an imbalance (busiest ÷ mean) of 2 − 1/R', 'Ulysses', 's·b·h·(10 + 24/t) + 5·a·s²·b/t']) expect(COMMITTED).toContain(f);
+    const im = imbalance(ROOT);
+    for (const [r, v] of im.contiguous) expect(Math.abs(v - (2 - 1 / r))).toBeLessThan(1e-3);
+    expect(im.balanced.get('zigzag')).toBe(1);
   });
 
   it('reads every figure from the files it names: a copy of them gives the same notes, a changed file changes them', () => {

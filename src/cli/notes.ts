@@ -51,6 +51,7 @@ written. Measurements: kernels and ring on one H200, the portable kernels as the
 PyTorch context parallelism on ${t.gpus}×H200
 (\`bench/results/README.md\` indexes every run). The 8-GPU Megatron-LM sweep of the seed module
 (\`bench/megatron/attention_bench.sh\`) has not been run: no 8-GPU machine was available (issue 10).
+The abbreviations and the formulas behind each paragraph are in the last section.
 `;
 }
 
@@ -117,8 +118,10 @@ function contextParallel(t: TorchFigures, root: string): string {
   const balanced = [...im.balanced].map(([layout, v]) => `${v.toFixed(3)} for ${layout}`).join(' and ');
   const contiguous = [...im.contiguous].map(([r, v]) => `${v.toFixed(3)} at R=${r}`).join(' and ');
   return `**Context parallelism.** The sequence itself is split across ranks; K/V chunks travel around
-a ring and each rank merges its partial (O, LSE) exactly. Zigzag or striped sharding balances
-causal work (schedule imbalance at most ${balanced},
+a ring and each rank merges its partial (O, LSE) exactly; Megatron-LM's other schemes, all_gather
+and a2a (DeepSpeed-Ulysses: the heads split in place of the sequence), run in flashring too (\`docs/ring.md\`).
+Zigzag or striped sharding balances causal work (imbalance, the busiest rank's visible scores over
+the mean: at most ${balanced},
 against ${contiguous} for contiguous: exact counts of visible scores per
 rank from flashring's schedule, which every ring timeline reports; ${res(im.folder)},
 N=${im.n}). With PyTorch's \`context_parallel\` on ${t.gpus}×H200, CP=2 ${grew} the longest trainable sequence
@@ -196,12 +199,65 @@ seed-32L-4096h --tensor-model-parallel-size ${s.tp} --sequence-parallel\`); plot
 `;
 }
 
+/** The formulas the paragraphs rest on, in one notation (static text: no figures). */
+function theMath(): string {
+  return `## The terms and formulas behind the paragraphs
+
+Terms: HBM is the GPU's device memory; TP (t GPUs) splits each layer's weight matrices; SP splits
+what TP leaves whole along the sequence; CP splits the sequence itself over R GPUs ("ranks");
+DDP averages gradients over data-parallel copies; LSE is a query row's log-sum-exp; K/V are the keys
+and values. One head: queries qᵢ, keys kⱼ and values vⱼ are rows of D numbers, τ = 1/√D (the default scale).
+Attention is Sᵢⱼ = τ·qᵢ·kⱼ, Pᵢⱼ = e^(Sᵢⱼ) / Σⱼ' e^(Sᵢⱼ'), Oᵢ = Σⱼ Pᵢⱼ·vⱼ, and the log-sum-exp
+LSEᵢ = log Σⱼ e^(Sᵢⱼ), so that Pᵢⱼ = e^(Sᵢⱼ − LSEᵢ). A causal mask keeps only j ≤ i.
+
+- **FlashAttention's forward.** Each query row keeps a running max mᵢ (from −∞), a running sum ℓᵢ
+  (from 0) and an unnormalised output õᵢ (from 0). For each tile J of keys, with m' = max(mᵢ, max over j ∈ J of Sᵢⱼ):
+  ℓᵢ ← e^(mᵢ − m')·ℓᵢ + Σⱼ∈J e^(Sᵢⱼ − m'), õᵢ ← e^(mᵢ − m')·õᵢ + Σⱼ∈J e^(Sᵢⱼ − m')·vⱼ, mᵢ ← m'.
+  After the last tile Oᵢ = õᵢ / ℓᵢ and LSEᵢ = mᵢ + log ℓᵢ. S and P never reach HBM: the forward writes
+  O and LSE alone, and makes Θ(N²·D²/M) HBM accesses for M words of on-chip memory, against
+  Θ(N·D + N²) for a kernel that stores S (Dao et al. 2022).
+  (Any mᵢ gives the same result, in exact arithmetic; the max only keeps e^(·) from overflowing. flashring's
+  portable forward raises mᵢ only when a tile's max passes it by more than 8: \`docs/numerics.md\`.)
+- **The backward.** Given dO, each tile recomputes Pᵢⱼ = e^(Sᵢⱼ − LSEᵢ) from the saved LSE (no max
+  or sum pass), then dV = Pᵀ·dO, dPᵢⱼ = dOᵢ·vⱼ, dSᵢⱼ = Pᵢⱼ·(dPᵢⱼ − Δᵢ), dQ = τ·dS·K, dK = τ·dSᵀ·Q,
+  where Δᵢ = Σⱼ Pᵢⱼ·dPᵢⱼ = Σ_d dOᵢ_d·Oᵢ_d, i.e. Δ = rowsum(dO ∘ O): one pass over O and dO before the
+  tiles gives it, so no tile needs the other tiles' keys.
+- **The ring's merge.** Two partial results over disjoint key sets A and B, (O_A, LSE_A) and (O_B, LSE_B),
+  each normalised over its own keys, give the result over A ∪ B exactly:
+  LSE = log(e^(LSE_A) + e^(LSE_B)) = max + log(1 + e^(min − max)), O = e^(LSE_A − LSE)·O_A + e^(LSE_B − LSE)·O_B
+  (max and min of LSE_A and LSE_B; flashring merges in the forward's epilogue, \`common.wgsl\` lse_merge). The
+  backward uses the final O and LSE on every step, so each step's P and Δ are the whole sequence's and
+  its pieces of dQ, dK and dV simply add.
+- **Causal load balance.** With R contiguous shards of n = N/R tokens, rank r sees about (r + ½)·n²
+  scores: the busiest (R − ½)·n² against a mean of R·n²/2, an imbalance (busiest ÷ mean) of 2 − 1/R.
+  Zigzag cuts the sequence into 2R chunks of c = N/(2R) and gives rank r chunks r and 2R − 1 − r:
+  every rank sees about 2R·c², imbalance 1. Striped gives token t to rank t mod R: rank r's j-th
+  query sees j·R + r + 1 keys, so ranks differ by less than R keys a query, imbalance 1 + O(R/N).
+- **Ulysses (Megatron-LM's a2a).** In place of passing K/V around, an all-to-all before attention
+  trades the sequence split for a head split: each rank goes from N/R tokens of all heads to all N
+  tokens of 1/R of the heads (R must divide the heads and the K/V heads), runs ordinary FlashAttention,
+  and a second all-to-all brings O back. No merge. Per rank and layer, the forward's p2p ring sends
+  its K/V chunk R − 1 times, 2·(R − 1)·(N/R)·h_kv values (about 2·N·h_kv whatever R; h_kv = K/V heads × D),
+  while the two all-to-alls send about (2·h + 2·h_kv)·(N/R)·(R − 1)/R, which falls as 1/R. a2a+p2p nests
+  them: heads split within groups of A ranks, the ring across the R/A groups.
+- **Activation memory per layer and GPU** (Korthikanti et al. 2022; 16-bit activations, s tokens,
+  micro batch b, hidden h, a heads, t = TP; the model's Megatron-LM stack, \`flashring memory\` prints
+  each term): without FlashAttention s·b·h·(10 + 24/t) + 5·a·s²·b/t; with it s·b·h·(10 + 24/t)
+  + 4·a·s·b/t (the f32 LSE); with SP as well 34·s·b·h/t + 4·a·s·b/t (an MLP of width 4h; 10 counts
+  the two dropout masks, s·b·h each).
+  CP = c puts s/c for s in every term. Selective recompute of the attention core removes the
+  5·a·s²·b/t term without FlashAttention and only the LSE with it; adding the MLP (core_attn + mlp)
+  removes its two inputs of 2·s·b·4h/t each; full recompute keeps each layer's input alone, 2·s·b·h
+  (2·s·b·h/t with SP), and holds one layer's activations again while that layer is recomputed.
+`;
+}
+
 /** The notes, generated from the files under `root` (the repository). */
 export function notesText(root = ROOT): string {
   const seed = seedFigures(SEED.seq, SEED.tp, SEED.hbm);
   const torch = torchFigures(root);
   return [intro(torch), flashAttention(seed, kernelFigures(root)), sequenceParallel(seed, torch), contextParallel(torch, root),
-    recompute(torch, mlpFigures(root)), oomTable(torch, seed)].join('\n');
+    recompute(torch, mlpFigures(root)), oomTable(torch, seed), theMath()].join('\n');
 }
 
 export async function notesCommand(argv: string[]): Promise<number> {
