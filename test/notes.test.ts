@@ -81,6 +81,12 @@ describe('flashring notes', () => {
     expect(im.balanced.get('zigzag')).toBe(1);
   });
 
+  it("says CP=2's longer sequence is of the lengths tried (the true limits lie below the next, which ran out), and what the TFLOP/s figure leaves out", () => {
+    expect(COMMITTED).not.toContain('longest trainable sequence');
+    expect(COMMITTED).toContain('of the lengths tried, from 64K to 128K tokens (the next tried, 96K and 192K, ran out of memory)');
+    expect(COMMITTED).toContain("communication's share of the step was not measured there");
+  });
+
   it('reads every figure from the files it names: a copy of them gives the same notes, a changed file changes them', () => {
     const copy = join(dir, 'repo');
     for (const p of sourceFiles()) {

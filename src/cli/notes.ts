@@ -12,7 +12,7 @@ import { formatTokens as tok } from '../memory/chart.js';
 import { FULL_RECOMPUTE, SELECTIVE_RECOMPUTE } from '../memory/model.js';
 import { parseCommand } from './args.js';
 import { OutputPlan } from './files.js';
-import { SPOT_CHECK_N, imbalance, kernelFigures, mlpFigures, seedFigures, sourceFiles, torchFigures, type KernelFigures, type MlpFigures, type SeedFigures, type TorchFigures } from './notesData.js';
+import { SPOT_CHECK_N, imbalance, kernelFigures, mlpFigures, seedFigures, sourceFiles, torchFigures, type KernelFigures, type MlpFigures, type SeedFigures, type TorchFigures, type TorchLine } from './notesData.js';
 
 const HELP = `usage: flashring notes --out FILE [--force]
   Writes the module's notes (notes_attention.md: FlashAttention, sequence parallelism, context
@@ -124,13 +124,17 @@ Zigzag or striped sharding balances causal work (imbalance, the busiest rank's v
 the mean: at most ${balanced},
 against ${contiguous} for contiguous: exact counts of visible scores per
 rank from flashring's schedule, which every ring timeline reports; ${res(im.folder)},
-N=${im.n}). With PyTorch's \`context_parallel\` on ${t.gpus}×H200, CP=2 ${grew} the longest trainable sequence
-of ${article(t.layers)} ${t.layers}-layer h=${t.hidden} GPT from ${tok(one.longest.seq_len)} to ${tok(two.longest.seq_len)} tokens;
+N=${im.n}). With PyTorch's \`context_parallel\` on ${t.gpus}×H200, CP=2 ${grew} the longest sequence that ran
+of ${article(t.layers)} ${t.layers}-layer h=${t.hidden} GPT, of the lengths tried, from ${tok(one.longest.seq_len)} to ${tok(two.longest.seq_len)} tokens${ooms(one, two)};
 at ${tok(one.longest.seq_len)} the per-GPU peak fell from ${f1(one.longest.total_gib!)} to ${f1(cp2AtOne.total_gib!)} GiB, and throughput held ${cp2AtOne.tflops_per_gpu!.toFixed(0)} of ${one.longest.tflops_per_gpu!.toFixed(0)} TFLOP/s per
-GPU (${pct(cp2AtOne.tflops_per_gpu! / one.longest.tflops_per_gpu!)}) (*measured*, ${res(t.folder)}). Weights and optimizer state
+GPU (${pct(cp2AtOne.tflops_per_gpu! / one.longest.tflops_per_gpu!)}, where the seed asks a healthy CP=4 run to stay within 20% of CP=1) (*measured*, ${res(t.folder)};
+TFLOP/s of model FLOPs; communication's share of the step was not measured there). Weights and optimizer state
 do not shrink with CP; DDP's gradient buckets added ${t.ddpGib.toFixed(2)} GiB per GPU.
 `;
 }
+
+/** The next lengths tried, which ran out of memory, as a parenthesis (empty where a line has none). */
+const ooms = (one: TorchLine, two: TorchLine) => (one.oom !== null && two.oom !== null ? ` (the next tried, ${tok(one.oom)} and ${tok(two.oom)}, ran out of memory)` : '');
 
 const cp2At = (t: TorchFigures, seq: number) => t.rows.find((r) => r.cp === 2 && (r.recompute ?? 'none') === 'none' && r.seq_len === seq && r.fits === true) ?? null;
 
