@@ -87,6 +87,10 @@ describe('flashring notes', () => {
     expect(COMMITTED).toContain("communication's share of the step was not measured there");
   });
 
+  it("gives what recomputing the MLP or every layer cost in iteration time, beside the seed's expectation", () => {
+    expect(COMMITTED).toContain('and full recomputation to 57.5 GiB, for 24% and 25% more\niteration time');
+  });
+
   it('reads every figure from the files it names: a copy of them gives the same notes, a changed file changes them', () => {
     const copy = join(dir, 'repo');
     for (const p of sourceFiles()) {

@@ -160,7 +160,8 @@ ${selectiveModel(t)}
 What does buy memory with FlashAttention is recomputing the MLP too (Megatron-LM's
 \`--recompute-modules core_attn mlp\`): on ${article(m.layers)} ${m.layers}-layer h=${m.hidden} GPT at ${tok(m.seq)} tokens the peak fell from
 ${f1(m.none)} to ${f1(m.mlp)} GiB, ${pct((m.none - m.mlp) / m.none)} (*measured*, PyTorch harness on one H200,
-${res(m.folder)}), and full recomputation to ${f1(m.full)} GiB; the memory model
+${res(m.folder)}), and full recomputation to ${f1(m.full)} GiB${m.costMlp !== null && m.costFull !== null ? `, for ${pct(m.costMlp)} and ${pct(m.costFull)} more
+iteration time (the seed's rough figures: 10–20% more FLOPs for selective, 30–40% for full)` : ''}; the memory model
 is within ${pctFine(m.maxModelError)} of all three (*model*; these runs were committed with the model they check,
 so they are not shown to be held out). The activation-memory plot's "+ recompute" lines (\`memory --sweep\`, the
 page's planner) use ${modules} for that reason

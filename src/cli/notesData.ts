@@ -249,9 +249,16 @@ function firstModel(root: string, hbm: number): TorchFigures['first'] {
 export interface MlpFigures {
   folder: string; layers: number; hidden: number; seq: number;
   none: number; mlp: number; full: number; maxModelError: number;
+  /** Iteration time over none's, less one: core_attn + mlp and full recompute (null where a run has no time). */
+  costMlp: number | null; costFull: number | null;
 }
 
 const MLP = 'selective:core_attn+mlp', FULL = 'full:uniform/1';
+
+const mlpCosts = ([none, mlp, full]: CsvRow[]): Pick<MlpFigures, 'costMlp' | 'costFull'> => {
+  const cost = (r: CsvRow) => (none.iter_ms && r.iter_ms ? r.iter_ms / none.iter_ms - 1 : null);
+  return { costMlp: cost(mlp), costFull: cost(full) };
+};
 
 /** The PyTorch harness on one H200: the model measured with none, core_attn+mlp and full recompute, at its longest common length. */
 export function mlpFigures(root: string): MlpFigures {
@@ -270,6 +277,7 @@ export function mlpFigures(root: string): MlpFigures {
     return {
       folder: folderOf(SOURCES.memoryH200), layers: size.layers!, hidden: size.hidden!, seq,
       none: three[0].total_gib!, mlp: three[1].total_gib!, full: three[2].total_gib!, maxModelError: Math.max(...comps.map((c) => Math.abs(c.totalError!))),
+      ...mlpCosts(three),
     };
   }
   throw new InputError(`notes: ${SOURCES.memoryH200} has no model measured with none, ${MLP} and ${FULL} at one length`);
