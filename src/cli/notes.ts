@@ -248,9 +248,9 @@ LSEᵢ = log Σⱼ e^(Sᵢⱼ), so that Pᵢⱼ = e^(Sᵢⱼ − LSEᵢ). A caus
 - **Activation memory per layer and GPU** (Korthikanti et al. 2022; 16-bit activations, s tokens,
   micro batch b, hidden h, a heads, t = TP; the model's Megatron-LM stack, \`flashring memory\` prints
   each term): without FlashAttention s·b·h·(10 + 24/t) + 5·a·s²·b/t; with it s·b·h·(10 + 24/t)
-  + 4·a·s·b/t (the f32 LSE); with SP as well 34·s·b·h/t + 4·a·s·b/t (an MLP of width 4h; 10 counts
-  the two dropout masks, s·b·h each).
-  CP = c puts s/c for s in every term. Selective recompute of the attention core removes the
+  + 4·a·s·b/t (the f32 LSE); with SP as well 34·s·b·h/t + 4·a·s·b/t (an MLP of width 4h; the 10 is what TP
+  leaves whole: the two norms' inputs, 4, the attention's and the MLP's inputs, 4, and their two dropout masks,
+  s·b·h each). With FlashAttention, CP = c puts s/c for s in every term. Selective recompute of the attention core removes the
   5·a·s²·b/t term without FlashAttention and only the LSE with it; adding the MLP (core_attn + mlp)
   removes its two inputs of 2·s·b·4h/t each; full recompute keeps each layer's input alone, 2·s·b·h
   (2·s·b·h/t with SP), and holds one layer's activations again while that layer is recomputed.
