@@ -91,6 +91,17 @@ describe('flashring notes', () => {
     expect(COMMITTED).toContain('and full recomputation to 57.5 GiB, for 24% and 25% more\niteration time');
   });
 
+  it("gives what the split costs flashring's own ring and FlashAttention-2 (kernel time over one call), each read from its file", () => {
+    const sweep = JSON.parse(readFileSync(join(ROOT, SOURCES.ringSweep), 'utf8')) as { rows: { R: number; scheme: string; layout: string; vsR1: number }[] };
+    const ours = [2, 4, 8].map((R) => sweep.rows.find((r) => r.R === R && r.scheme === 'p2p' && r.layout === 'zigzag')!.vsR1.toFixed(2));
+    const peer = (JSON.parse(readFileSync(join(ROOT, SOURCES.ringPeer), 'utf8')) as { results: { R: number; ratio: number }[] }).results;
+    const theirs = [2, 4, 8].map((R) => peer.find((r) => r.R === R)!.ratio.toFixed(2));
+    const flat = COMMITTED.replace(/\s+/g, ' ');
+    expect(flat).toContain(`sums to ${ours.join(' / ')}× the kernel time of one causal call at R = 2 / 4 / 8`);
+    expect(flat).toContain(`its backward timed alone, ${theirs.join(' / ')}× its own one call`);
+    expect(ours).toEqual(['1.05', '1.12', '1.29']);
+  });
+
   it('reads every figure from the files it names: a copy of them gives the same notes, a changed file changes them', () => {
     const copy = join(dir, 'repo');
     for (const p of sourceFiles()) {

@@ -12,7 +12,7 @@ import { formatTokens as tok } from '../memory/chart.js';
 import { FULL_RECOMPUTE, SELECTIVE_RECOMPUTE } from '../memory/model.js';
 import { parseCommand } from './args.js';
 import { OutputPlan } from './files.js';
-import { SPOT_CHECK_N, imbalance, kernelFigures, mlpFigures, seedFigures, sourceFiles, torchFigures, type KernelFigures, type MlpFigures, type SeedFigures, type TorchFigures, type TorchLine } from './notesData.js';
+import { SPOT_CHECK_N, imbalance, kernelFigures, ringCost, type RingCost, mlpFigures, seedFigures, sourceFiles, torchFigures, type KernelFigures, type MlpFigures, type SeedFigures, type TorchFigures, type TorchLine } from './notesData.js';
 
 const HELP = `usage: flashring notes --out FILE [--force]
   Writes the module's notes (notes_attention.md: FlashAttention, sequence parallelism, context
@@ -130,7 +130,17 @@ at ${tok(one.longest.seq_len)} the per-GPU peak fell from ${f1(one.longest.total
 GPU (${pct(cp2AtOne.tflops_per_gpu! / one.longest.tflops_per_gpu!)}, where the seed asks a healthy CP=4 run to stay within 20% of CP=1) (*measured*, ${res(t.folder)};
 TFLOP/s of model FLOPs; communication's share of the step was not measured there). Weights and optimizer state
 do not shrink with CP; DDP's gradient buckets added ${t.ddpGib.toFixed(2)} GiB per GPU.
+${ringCostText(ringCost(root))}
 `;
+}
+
+/** What the split itself costs flashring's ring and FlashAttention-2, in kernel time over one call. */
+function ringCostText(c: RingCost): string {
+  const rs = c.R.join(' / '), x = (v: number[]) => v.map((r) => r.toFixed(2)).join(' / ');
+  return `What the split itself costs: flashring's p2p zigzag ring with R ranks sharing one H200 sums to ${x(c.ours)}×
+the kernel time of one causal call at R = ${rs} (N=${c.n}, f16, H=${c.h}, D=${c.d}; *measured*, ${res(c.folder)}), the
+ranks' shorter calls costing more per FLOP; FlashAttention-2 on the same calls, its backward timed alone, ${x(c.peer)}× its own one call (*measured*,
+${res(c.peerFolder)}). One GPU taking the ranks in turn measures that cost, not a speedup or the communication.`;
 }
 
 /** The next lengths tried, which ran out of memory, as a parenthesis (empty where a line has none). */

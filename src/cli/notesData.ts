@@ -30,6 +30,10 @@ export const SOURCES = {
   torchcpPoints: `${R}/torchcp-2xh200-2026-11-30/points.jsonl`,
   torchcpFirstModel: `${R}/torchcp-2xh200-2026-11-30/model_vs_measured.md`,
   memoryH200: `${R}/memory-h200-2026-12-01/activation_memory_measured.csv`,
+  // flashring's own p2p zigzag ring, R ranks sharing one H200 (one-device mode): summed kernel time against R = 1
+  // (2026-12-05, the real ring's sweep), and FlashAttention-2 on the same split, its backward timed alone (2026-12-03).
+  ringSweep: `${R}/2026-12-05-next-h200/b/sweep-new/cp-sweep.json`,
+  ringPeer: `${R}/peer-steps-fresh-h200-2026-12-03/peer-steps-fresh.json`,
 } as const;
 
 /** The bench's float64 spot check (checkErr) runs at this N (src/bench/kernels.ts SPOT_CHECK_N; 67 since 2b7086d, 2026-12-02, before every run read here). */
@@ -121,6 +125,21 @@ export function imbalance(root: string): { folder: string; n: number; contiguous
   const balanced = new Map<string, number>();
   for (const r of rows.filter((x) => x.layout !== 'contiguous')) balanced.set(r.layout, Math.max(balanced.get(r.layout) ?? 0, +r.imbalance));
   return { folder: folderOf(SOURCES.ring), n: +rows[0].N, contiguous, balanced };
+}
+
+/** The ring's cost over one call, per R > 1: flashring's p2p sweep (one device) and FlashAttention-2 on the same split. */
+export interface RingCost { folder: string; peerFolder: string; n: number; h: number; d: number; R: number[]; ours: number[]; peer: number[] }
+
+export function ringCost(root: string): RingCost {
+  const sweep = JSON.parse(text(root, SOURCES.ringSweep)) as { rows: { R: number; scheme: string; layout: string; N: number; H: number; D: number; vsR1: number }[] };
+  const rows = sweep.rows.filter((r) => r.scheme === 'p2p' && r.layout === 'zigzag' && r.R > 1).sort((a, b) => a.R - b.R);
+  const peer = (JSON.parse(text(root, SOURCES.ringPeer)) as { results: { N: number; R: number; ratio: number }[] }).results;
+  const at = (r: { R: number; N: number }) => peer.find((x) => x.R === r.R && x.N === r.N);
+  if (!rows.length || rows.some((r) => !at(r))) throw new InputError(`notes: ${SOURCES.ringSweep} and ${SOURCES.ringPeer} lack the same p2p points (R > 1)`);
+  return {
+    folder: folderOf(SOURCES.ringSweep), peerFolder: folderOf(SOURCES.ringPeer), n: rows[0].N, h: rows[0].H, d: rows[0].D,
+    R: rows.map((r) => r.R), ours: rows.map((r) => r.vsR1), peer: rows.map((r) => at(r)!.ratio),
+  };
 }
 
 export interface SeedFigures {
