@@ -140,7 +140,8 @@ function ringCostText(c: RingCost): string {
   return `What the split itself costs: flashring's p2p zigzag ring with R ranks sharing one H200 sums to ${x(c.ours)}×
 the kernel time of one causal call at R = ${rs} (N=${c.n}, f16, H=${c.h}, D=${c.d}; *measured*, ${res(c.folder)}), the
 ranks' shorter calls costing more per FLOP; FlashAttention-2 on the same calls, its backward timed alone, ${x(c.peer)}× its own one call (*measured*,
-${res(c.peerFolder)}). One GPU taking the ranks in turn measures that cost, not a speedup or the communication.`;
+${res(c.peerFolder)}; its one call takes ${c.peerR1Ms.toFixed(1)} ms to our ${c.oursR1Ms.toFixed(1)}, so a fixed cost a call weighs more in its ratio).
+One GPU taking the ranks in turn measures that cost, not a speedup or the communication.`;
 }
 
 /** The next lengths tried, which ran out of memory, as a parenthesis (empty where a line has none). */

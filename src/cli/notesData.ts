@@ -128,17 +128,23 @@ export function imbalance(root: string): { folder: string; n: number; contiguous
 }
 
 /** The ring's cost over one call, per R > 1: flashring's p2p sweep (one device) and FlashAttention-2 on the same split. */
-export interface RingCost { folder: string; peerFolder: string; n: number; h: number; d: number; R: number[]; ours: number[]; peer: number[] }
+export interface RingCost {
+  folder: string; peerFolder: string; n: number; h: number; d: number; R: number[]; ours: number[]; peer: number[];
+  /** One causal call of N (R = 1), forward + backward kernel ms: flashring's, FlashAttention-2's. */
+  oursR1Ms: number; peerR1Ms: number;
+}
 
 export function ringCost(root: string): RingCost {
-  const sweep = JSON.parse(text(root, SOURCES.ringSweep)) as { rows: { R: number; scheme: string; layout: string; N: number; H: number; D: number; vsR1: number }[] };
+  const sweep = JSON.parse(text(root, SOURCES.ringSweep)) as { rows: { R: number; scheme: string; layout: string; N: number; H: number; D: number; vsR1: number; kernelMs: number }[] };
   const rows = sweep.rows.filter((r) => r.scheme === 'p2p' && r.layout === 'zigzag' && r.R > 1).sort((a, b) => a.R - b.R);
-  const peer = (JSON.parse(text(root, SOURCES.ringPeer)) as { results: { N: number; R: number; ratio: number }[] }).results;
+  const peer = (JSON.parse(text(root, SOURCES.ringPeer)) as { results: { N: number; R: number; ratio: number; fwdMs: number; bwdMs: number }[] }).results;
   const at = (r: { R: number; N: number }) => peer.find((x) => x.R === r.R && x.N === r.N);
-  if (!rows.length || rows.some((r) => !at(r))) throw new InputError(`notes: ${SOURCES.ringSweep} and ${SOURCES.ringPeer} lack the same p2p points (R > 1)`);
+  const one = sweep.rows.find((r) => r.scheme === 'p2p' && r.R === 1), peerOne = rows.length ? at({ R: 1, N: rows[0].N }) : undefined;
+  if (!rows.length || rows.some((r) => !at(r)) || !one || !peerOne) throw new InputError(`notes: ${SOURCES.ringSweep} and ${SOURCES.ringPeer} lack the same p2p points (R = 1 and R > 1)`);
   return {
     folder: folderOf(SOURCES.ringSweep), peerFolder: folderOf(SOURCES.ringPeer), n: rows[0].N, h: rows[0].H, d: rows[0].D,
     R: rows.map((r) => r.R), ours: rows.map((r) => r.vsR1), peer: rows.map((r) => at(r)!.ratio),
+    oursR1Ms: one.kernelMs, peerR1Ms: peerOne.fwdMs + peerOne.bwdMs,
   };
 }
 
