@@ -145,6 +145,13 @@ describe('flashring cp-plan', () => {
     expect(at).toBeGreaterThan(lines.findIndex((l) => l.startsWith('a2a+p2p    2,2')));
     expect(lines.slice(at, at + 3).join(' ')).toMatch(/forward, backward = each phase's time in ms; comm% = communication not hidden behind compute, .*TFLOP\/s per GPU = .*buffers = each rank's peak/);
     expect(at).toBeLessThan(lines.findIndex((l) => l.startsWith('a2a        not planned:')));
+    expect(lines[0]).toMatch(/^cp-plan: B=1 H=2 N=256 D=16 /);
+  });
+
+  it("the header names grouped K/V heads in words (it read 'H=4/2')", async () => {
+    const r = await cli(['--context-parallel-size', '2', '--seq-length', '64', '--heads', '4', '--num-query-groups', '2', '--head-dim', '16', '--compute-tflops', '100']);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.split('\n')[0]).toMatch(/^cp-plan: B=1 H=4 \(K\/V heads 2\) N=64 D=16 /);
   });
 
   it('without --compute-tflops it times the kernels on the local adapter', async () => {

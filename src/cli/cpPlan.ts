@@ -199,7 +199,7 @@ export async function cpPlanCommand(argv: string[]): Promise<number> {
   }
   const s = req.shape;
   const r = typeof rate === 'number' ? `${rate}` : `${rate.forward.toPrecision(3)} fwd / ${rate.backward.toPrecision(3)} bwd`;
-  console.log(`cp-plan: B=${s.B} H=${s.Hq}/${s.Hkv} N=${s.Nq} D=${s.D} ${req.causal ? 'causal' : 'full'} ${req.precision}, CP=${req.R} ${req.layout}`);
+  console.log(`cp-plan: B=${s.B} H=${s.Hq}${s.Hkv === s.Hq ? '' : ` (K/V heads ${s.Hkv})`} N=${s.Nq} D=${s.D} ${req.causal ? 'causal' : 'full'} ${req.precision}, CP=${req.R} ${req.layout}`);
   console.log(`link ${req.link.name}: ${req.link.gbps} Gbit/s, ${req.link.latencyUs} µs; compute ${r} TFLOP/s${measured ? ` (measured on ${measured.adapter} at N=${measured.N})` : ''}`);
   console.log('scheme     sizes  forward(ms)  backward(ms)  comm%   TFLOP/s per GPU  attention buffers per rank');
   for (const p of plans) {
