@@ -10,7 +10,8 @@
 # Tries (nvidia-h200): 02:12 and 02:21 UTC on 2026-12-06, no machine started either time; 02:47 UTC, an H100 (it
 # stopped at the check below; ../2026-12-06-gpu-suite-h100 used that machine). In the 03:44 UTC session: 03:48 and 03:59 UTC,
 # no machine started; 04:27 UTC, an H100 (stopped at the check, 5 s); 04:53 and 05:17 no machine, 05:01 and 05:15 refused
-# in the wait; 05:05 an H100 (../2026-12-06-gpu-suite-head-h100 used it). Not run yet.
+# in the wait; 05:05 an H100 (../2026-12-06-gpu-suite-head-h100 used it); 05:29 no machine, 05:40 refused, 05:43 an H100.
+# Not run yet.
 set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
