@@ -1086,6 +1086,9 @@ export function oomPoints(points: SweepPoint[]): Record<string, number | null> {
   return out;
 }
 
+/** A lines item's parts, cp[:recompute…], each trimmed: ' 2 : selective' is ['2', 'selective'] (the CLI's --lines and the page's Lines). */
+export const lineParts = (item: string): string[] => item.split(':').map((x) => x.trim());
+
 /**
  * Sweep lines from a spec like `1,1:selective:core_attn+mlp,2,4,4:full:block/8`: items
  * cp[:recompute], recompute as `recomputeSpec` writes it. `cp:recompute` alone means the model's
@@ -1093,9 +1096,6 @@ export function oomPoints(points: SweepPoint[]): Record<string, number | null> {
  * A line given twice (by any spelling: `4:recompute` is `4:selective:core_attn+mlp` on a model without
  * linear biases) is refused: it would draw one column twice and repeat its CSV rows under one label.
  */
-/** A lines item's parts, cp[:recompute…], each trimmed: ' 2 : selective' is ['2', 'selective'] (the CLI's --lines and the page's Lines). */
-export const lineParts = (item: string): string[] => item.split(':').map((x) => x.trim());
-
 export function parseLines(spec: string | undefined, m: ModelConfig, stack?: Stack): SweepLine[] {
   const items = (spec || DEFAULT_LINES_SPEC).split(',');
   const dflt = defaultRecompute(m, stack);
