@@ -15,8 +15,6 @@ const u32 = new Uint32Array(f32.buffer);
 export function toHalfBits(x: number): number {
   f32[0] = x;
   const b = u32[0];
-  // At a midpoint: to even where x is on it (x an f32), else up (away from zero) where x lies beyond it.
-  const onMid = f32[0] === x, beyond = Math.abs(x) > Math.abs(f32[0]);
   const sign = (b >>> 16) & 0x8000;
   const exp = (b >>> 23) & 0xff;
   let mant = b & 0x7fffff;
@@ -30,13 +28,21 @@ export function toHalfBits(x: number): number {
     let h = mant >>> shift;
     const rem = mant & ((1 << shift) - 1);
     const half = 1 << (shift - 1);
-    if (rem > half || (rem === half && (onMid ? h & 1 : beyond))) h++;
+    if (rem > half || (rem === half && tieUp(x, h))) h++;
     return sign | h;
   }
   let h = (e << 10) | (mant >>> 13);
   const rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem === 0x1000 && (onMid ? h & 1 : beyond))) h++;
+  if (rem > 0x1000 || (rem === 0x1000 && tieUp(x, h))) h++;
   return sign | h;
+}
+
+/**
+ * At an f32 value midway between two halves (f32[0], x's f32 rounding): to even where x is that midpoint, else away
+ * from zero where x lies beyond it. Read only at such a tie, so the common path pays nothing for float64 inputs.
+ */
+function tieUp(x: number, h: number): boolean {
+  return f32[0] === x ? (h & 1) === 1 : Math.abs(x) > Math.abs(f32[0]);
 }
 
 export function fromHalfBits(h: number): number {
