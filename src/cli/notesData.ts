@@ -161,10 +161,14 @@ export interface SeedFigures {
   sweepEnd: number;
 }
 
+/** The memory model's breakdown of `model` at `seqLength` tokens and TP = `tp`, with or without FlashAttention and SP. */
+const breakdownAt = (model: ModelConfig, seqLength: number, tp: number, flashAttention: boolean, sequenceParallel: boolean) =>
+  memoryBreakdown(model, { ...DEFAULT_PARALLEL, seqLength, tensorParallel: tp, flashAttention, sequenceParallel });
+
 /** The memory model on the seed's preset (Megatron-LM stack) at `seq` tokens and TP = `tp`. */
 export function seedFigures(seq: number, tp: number, hbm: number): SeedFigures {
   const { model } = PRESETS['seed-32L-4096h'];
-  const at = (flashAttention: boolean, sequenceParallel: boolean) => memoryBreakdown(model, { ...DEFAULT_PARALLEL, seqLength: seq, tensorParallel: tp, flashAttention, sequenceParallel });
+  const at = (flashAttention: boolean, sequenceParallel: boolean) => breakdownAt(model, seq, tp, flashAttention, sequenceParallel);
   const [noFa, fa, sp] = [at(false, false), at(true, false), at(true, true)];
   const pts = sweep(model, { ...DEFAULT_PARALLEL, tensorParallel: tp, sequenceParallel: true }, DEFAULT_SEQ_LENGTHS, defaultLines(model), hbm);
   return {
@@ -176,7 +180,7 @@ export function seedFigures(seq: number, tp: number, hbm: number): SeedFigures {
 
 /** Without FlashAttention at TP = `tp` (no SP): the longest swept sequence that fits in `hbm` GiB, and the next one swept. */
 function noFlashReach(model: ModelConfig, tp: number, hbm: number): SeedFigures['noFlash'] {
-  const fits = (seqLength: number) => memoryBreakdown(model, { ...DEFAULT_PARALLEL, seqLength, tensorParallel: tp, flashAttention: false, sequenceParallel: false }).totalBytes / GIB <= hbm;
+  const fits = (seqLength: number) => breakdownAt(model, seqLength, tp, false, false).totalBytes / GIB <= hbm;
   const lengths = [...DEFAULT_SEQ_LENGTHS].sort((a, b) => a - b);
   const first = lengths.findIndex((n) => !fits(n));
   if (first < 0) return { longest: lengths.at(-1)!, next: null };
