@@ -188,8 +188,9 @@ describe('portable f32 GEMM (ceiling probe)', () => {
     const a = randn(M * K, Date.now() % 1000), b = randn(K * N, 9 + (Date.now() % 1000));
     const ref = referenceMatmul(Float64Array.from(a), Float64Array.from(b), M, K, N);
     let ran = 0;
+    const kinds = new Set<string>();
     for (const t of GEMM_F32_TILINGS) {
-      const { BM, BN, BK } = gemmF32Tile(t);
+      const { BM, BN, BK, kind } = gemmF32Tile(t);
       if (gemmF32Fits(dev, t) || M % BM || N % BN || K % BK) continue;
       const bufs = {
         dims: upload(dev, new Uint32Array([M, N, K, 0]), 'dims', GPUBufferUsage.UNIFORM),
@@ -202,7 +203,9 @@ describe('portable f32 GEMM (ceiling probe)', () => {
       for (const x of Object.values(bufs)) dev.tracker.destroy(x);
       expect(relErr(c, ref), gemmF32Name(t)).toBeLessThanOrEqual(1e-5);
       ran++;
+      kinds.add(kind);
     }
     expect(ran).toBeGreaterThan(3);
+    expect([...kinds].sort(), 'both kinds (K = 48: an odd count of BK = 16 steps, so both halves of the prefetched buffers)').toEqual(['plain', 'prefetched', 'prefetched-1']);
   });
 });

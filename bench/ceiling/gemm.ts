@@ -142,18 +142,28 @@ function dispatchGemm(
 
 /**
  * The portable ceiling probe (shaders/gemm_f32.wgsl): C = A·B in f32 on plain WGSL, register-
- * tiled. Tilings [TMV, TNV, BK]: a 16×16 workgroup owns a (64·TMV)×(64·TNV) block of C and
- * walks K in steps of BK (BK·16·TMV and BK·16·TNV must be multiples of 256).
+ * tiled. Tilings [TMV, TNV, BK, kind]: a 16×16 workgroup owns a (64·TMV)×(64·TNV) block of C and
+ * walks K in steps of BK (BK·16·TMV and BK·16·TNV must be multiples of 256). Kind 'plain' stages
+ * each step between two barriers; 'prefetched' (shaders/gemm_f32_pf.wgsl) loads the next step's
+ * words into registers before the current step's products and double-buffers workgroup memory;
+ * 'prefetched-1' loads ahead the same way into one buffer (two barriers a step), to tell the two apart.
  */
-export type GemmF32Tiling = [TMV: number, TNV: number, BK: number];
-export const GEMM_F32_TILINGS: GemmF32Tiling[] = [[2, 2, 16], [2, 2, 8], [4, 2, 8], [2, 4, 8], [1, 1, 16], [2, 1, 16], [1, 2, 16]];
-export const gemmF32Tile = ([TMV, TNV, BK]: GemmF32Tiling) => ({ BM: 64 * TMV, BN: 64 * TNV, BK });
-export const gemmF32Name = (t: GemmF32Tiling) => `f32 ${64 * t[0]}x${64 * t[1]} block, BK ${t[2]}`;
+export type GemmF32Kind = 'plain' | 'prefetched' | 'prefetched-1';
+export type GemmF32Tiling = [TMV: number, TNV: number, BK: number, kind?: GemmF32Kind];
+export const GEMM_F32_TILINGS: GemmF32Tiling[] = [
+  [2, 2, 16], [2, 2, 8], [4, 2, 8], [2, 4, 8], [1, 1, 16], [2, 1, 16], [1, 2, 16],
+  [2, 1, 16, 'prefetched'], [1, 2, 16, 'prefetched'], [2, 2, 16, 'prefetched'], [2, 2, 8, 'prefetched'], [1, 1, 16, 'prefetched'], [4, 2, 8, 'prefetched'],
+  [2, 1, 16, 'prefetched-1'], [1, 2, 16, 'prefetched-1'], [4, 2, 8, 'prefetched-1'],
+];
+const F32_KIND_NAME: Record<GemmF32Kind, string> = { plain: '', prefetched: ', prefetched', 'prefetched-1': ', prefetched, one buffer' };
+const F32_HALVES: Record<GemmF32Kind, number> = { plain: 1, prefetched: 2, 'prefetched-1': 1 };
+export const gemmF32Tile = ([TMV, TNV, BK, kind = 'plain']: GemmF32Tiling) => ({ BM: 64 * TMV, BN: 64 * TNV, BK, kind, halves: F32_HALVES[kind] });
+export const gemmF32Name = (t: GemmF32Tiling) => `f32 ${64 * t[0]}x${64 * t[1]} block, BK ${t[2]}${F32_KIND_NAME[t[3] ?? 'plain']}`;
 
 /** Whether an f32 tiling fits the device (workgroup memory, 256 invocations). */
 export function gemmF32Fits(dev: FlashDevice, t: GemmF32Tiling): string | null {
-  const { BM, BN, BK } = gemmF32Tile(t);
-  const bytes = BK * (BM + BN) * 4;
+  const { BM, BN, BK, halves } = gemmF32Tile(t);
+  const bytes = BK * (BM + BN) * 4 * halves;
   const lim = dev.device.limits;
   if (bytes > lim.maxComputeWorkgroupStorageSize) return `needs ${bytes} bytes of workgroup memory (device: ${lim.maxComputeWorkgroupStorageSize})`;
   if (lim.maxComputeInvocationsPerWorkgroup < 256) return `needs 256 invocations (device: ${lim.maxComputeInvocationsPerWorkgroup})`;
@@ -161,7 +171,10 @@ export function gemmF32Fits(dev: FlashDevice, t: GemmF32Tiling): string | null {
 }
 
 export function gemmF32Source(t: GemmF32Tiling): string {
-  return specialize(SHADERS.gemmF32, { TMV: t[0], TNV: t[1], BK: t[2] });
+  const [TMV, TNV, BK] = t;
+  const { kind, halves } = gemmF32Tile(t);
+  if (kind === 'plain') return specialize(SHADERS.gemmF32, { TMV, TNV, BK });
+  return specialize(SHADERS.gemmF32Pf, { TMV, TNV, BK, LA: (TMV * BK) / 16, LB: (TNV * BK) / 16, HALVES: halves });
 }
 
 export async function buildGemmF32(dev: FlashDevice, t: GemmF32Tiling): Promise<GPUComputePipeline> {

@@ -1,6 +1,6 @@
 /**
  * The GEMM ceiling probe, a bench of its own (not part of `flashring bench`, nor of the product):
- *   node bench/ceiling/run.mjs [--quick] [--size S] [--reps K] [--peer FILE] [--out DIR]
+ *   node bench/ceiling/run.mjs [--quick] [--size S] [--reps K] [--peer FILE] [--f32-only] [--out DIR]
  *   (on the GPU host: bash .gpu/enter.sh node bench/ceiling/run.mjs; --help for the options)
  * It times GEMMs over several tilings: a plain-WGSL f32 one (shaders/gemm_f32.wgsl here, the
  * portable attention kernels' yardstick) and, where the device has subgroup matrices,
@@ -25,10 +25,11 @@ const HELP = `usage: node bench/ceiling/run.mjs [options]
   --reps K       timed repeats, median reported (default 10)
   --peer FILE    PyTorch peer results (bench/peers/torch_sdpa.py --gemm): its f16 matmul for the tensor-core
                  tilings' ratios, its f32 one (TF32 off) for the f32 tilings'
+  --f32-only     the plain-WGSL f32 tilings only, not the tensor-core ones
   --out DIR      results folder (default bench/out/ceiling)`;
 
 const OPTIONS = {
-  quick: { type: 'boolean' }, size: { type: 'string' }, reps: { type: 'string' }, peer: { type: 'string' }, out: { type: 'string' },
+  quick: { type: 'boolean' }, 'f32-only': { type: 'boolean' }, size: { type: 'string' }, reps: { type: 'string' }, peer: { type: 'string' }, out: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -72,7 +73,7 @@ export async function ceilingBench(argv: string[]): Promise<number> {
   try {
     // The portable f32 GEMM runs everywhere; the tensor-core one where subgroup matrices exist.
     rows.push(...(await gemmCeilingF32(dev, size, reps, progress)));
-    if (dev.hasSubgroupMatrix) rows.push(...(await gemmCeiling(dev, size, reps, progress)));
+    if (values['f32-only']) { /* asked for the f32 tilings only */ } else if (dev.hasSubgroupMatrix) rows.push(...(await gemmCeiling(dev, size, reps, progress)));
     else console.error('the adapter has no chromium-experimental-subgroup-matrix: the f32 GEMM only');
   } finally {
     dev.destroy();

@@ -5,6 +5,7 @@
  */
 import sgmmCommon from '../../shaders/sgmm_common.wgsl?raw';
 import gemmF32 from './shaders/gemm_f32.wgsl?raw';
+import gemmF32Pf from './shaders/gemm_f32_pf.wgsl?raw';
 import gemmSgmmBody from './shaders/gemm_sgmm.wgsl?raw';
 import gemmTile from './shaders/gemm_tile.wgsl?raw';
 import gemmSgmmDirectBody from './shaders/gemm_sgmm_direct.wgsl?raw';
@@ -25,4 +26,5 @@ export const CEILING_SHADERS = {
   gemmSgmmPaddedVec: `${sgmmCommon}\n${gemmTile}\n${gemmSgmmPaddedBody}\n${gemmStageVec}`,
   gemmSgmmPadded3: `${sgmmCommon}\n${gemmTile}\n${gemmSgmmPadded3Body}`,
   gemmF32,
+  gemmF32Pf,
 } as const;
