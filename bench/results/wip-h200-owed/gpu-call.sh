@@ -11,6 +11,7 @@
 # stopped at the check below; ../2026-12-06-gpu-suite-h100 used that machine). In the 03:44 UTC session: 03:48 and 03:59 UTC,
 # no machine started; 04:27 UTC, an H100 (stopped at the check, 5 s); 04:53 and 05:17 no machine, 05:01 and 05:15 refused
 # in the wait; 05:05 an H100 (../2026-12-06-gpu-suite-head-h100 used it); 05:29 no machine, 05:40 refused, 05:43 an H100.
+# In the 06:34 UTC session: 06:45 UTC, an H100 (stopped at the check, 3 s).
 # Not run yet.
 set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
@@ -27,4 +28,8 @@ if command -v ncu > /dev/null; then
     python3 /tmp/ncu_probe.py > "$OUT/units/ncu.log" 2>&1
   grep -E "fmha|pipe|ffma|==ERR" "$OUT/units/ncu.log" | head -8
 fi
+# The plain-WGSL f32 GEMMs with and without loads ahead (../2026-12-06-gemm-prefetch-h100, an H100: 33.5 -> 38.1 TFLOP/s),
+# on the H200 (added 06:44 UTC, 2026-12-06; cuBLAS's f32 GEMM for the ratio is units.json's).
+timeout 100 node bench/ceiling/run.mjs --f32-only --reps 5 --out "$OUT/ceiling" > "$OUT/ceiling.log" 2>&1
+grep -E "f32" "$OUT/ceiling.log" | grep -v '/16' | head -17
 exec bash bench/results/2026-12-05-fma-third-h100/gpu-call.sh
