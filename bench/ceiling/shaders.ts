@@ -1,11 +1,13 @@
 /**
  * The ceiling probes' WGSL (bench/ceiling/shaders/), imported as text as the product's shaders
  * are (src/kernels/shaders.ts): the tensor-core GEMM variants share the product's
- * sgmm_common.wgsl (matrix types, 16-byte unpacking); the f32 GEMM is plain WGSL.
+ * sgmm_common.wgsl (matrix types, 16-byte unpacking); the f32 GEMMs are plain WGSL, sharing
+ * gemm_f32_common.wgsl (bindings, the register tile's products and stores).
  */
 import sgmmCommon from '../../shaders/sgmm_common.wgsl?raw';
-import gemmF32 from './shaders/gemm_f32.wgsl?raw';
-import gemmF32Pf from './shaders/gemm_f32_pf.wgsl?raw';
+import gemmF32Common from './shaders/gemm_f32_common.wgsl?raw';
+import gemmF32Body from './shaders/gemm_f32.wgsl?raw';
+import gemmF32PfBody from './shaders/gemm_f32_pf.wgsl?raw';
 import gemmSgmmBody from './shaders/gemm_sgmm.wgsl?raw';
 import gemmTile from './shaders/gemm_tile.wgsl?raw';
 import gemmSgmmDirectBody from './shaders/gemm_sgmm_direct.wgsl?raw';
@@ -25,6 +27,6 @@ export const CEILING_SHADERS = {
   gemmSgmmPadded: `${sgmmCommon}\n${gemmTile}\n${gemmSgmmPaddedBody}\n${gemmStageF16}`,
   gemmSgmmPaddedVec: `${sgmmCommon}\n${gemmTile}\n${gemmSgmmPaddedBody}\n${gemmStageVec}`,
   gemmSgmmPadded3: `${sgmmCommon}\n${gemmTile}\n${gemmSgmmPadded3Body}`,
-  gemmF32,
-  gemmF32Pf,
+  gemmF32: `${gemmF32Common}\n${gemmF32Body}`,
+  gemmF32Pf: `${gemmF32Common}\n${gemmF32PfBody}`,
 } as const;
