@@ -5,7 +5,7 @@ import { nodeGPU } from '../gpu/node.js';
 import { HostTensor } from '../kernels/attention.js';
 import { Precision, PrecisionRequest } from '../kernels/precision.js';
 import { ringAttention, RingOptions, RingResult, RingTimeline } from '../cp/launch/ringAttention.js';
-import { ONE_RANK, oneRankTransfers } from '../cp/rank/timeline.js';
+import { ONE_RANK, STEP_LABELS, STEP_MEANINGS, oneRankTransfers } from '../cp/rank/timeline.js';
 import { RankDevice, gpuPerRankWrapper, nvidiaDevices, ranksNamed, ringAttentionProcesses } from '../cp/launch/processRanks.js';
 import { AttentionShape } from '../shape.js';
 import { counted, plural } from '../plural.js';
@@ -31,12 +31,22 @@ export function timelineHeader(tl: RingTimeline, gpuPerRank = false): string {
 const cell = (x: number | null, width: number, digits?: number): string =>
   (x === null || (digits === undefined && x < 0) ? '-' : digits === undefined ? String(x) : x.toFixed(digits)).padStart(width);
 
-/** What the table's columns mean, under it (the JSON's fields: kvFrom, computeMs, gpuComputeMs, transferMs, transferBytes, idleMs). */
-export const TIMELINE_COLUMNS = [
-  '  columns (measured on this run\'s adapter): from = the rank whose K/V the step computes with (- for a collective);',
-  '  compute = the step\'s compute in host wall ms, gpu = its kernels\' GPU time from timestamps (- where there is none);',
-  '  transfer = ms until the step\'s transfers were done; bytes = bytes this rank sent; idle = ms it waited for the step\'s slowest rank',
-];
+/**
+ * What the table's columns mean, under it (the JSON's fields: label, kvFrom, computeMs, gpuComputeMs, transferMs, transferBytes,
+ * idleMs), with what = the label of each step, as STEP_MEANINGS says it, for the labels given (STEP_LABELS' order).
+ */
+export function timelineColumns(labels: readonly string[]): string[] {
+  const what = STEP_LABELS.filter((l) => labels.includes(l)).map((l) => `    ${l} = ${STEP_MEANINGS[l]}`);
+  return [
+    '  columns (measured on this run\'s adapter): from = the rank whose K/V the step computes with (- for a collective);',
+    '  compute = the step\'s compute in host wall ms, gpu = its kernels\' GPU time from timestamps (- where there is none);',
+    `  transfer = ms until the step's transfers were done; bytes = bytes this rank sent; idle = ms it waited for the step's slowest rank${what.length ? ';' : ''}`,
+    ...(what.length ? ['  what = the step, by its label:', ...what] : []),
+  ];
+}
+
+/** The columns with every label said: what docs/ring.md lists (a run's table says the labels it shows). */
+export const TIMELINE_COLUMNS = timelineColumns(STEP_LABELS);
 
 /** The link model's line: what R real GPUs would show, each phase's time, and where its compute times came from. */
 function predictedLine(pr: NonNullable<RingTimeline['predicted']>): string {
@@ -68,7 +78,7 @@ export function formatTimeline(tl: RingTimeline, gpuPerRank = false): string {
     for (const st of ph.steps)
       lines.push(`    ${String(st.step + 1).padStart(4)} ${String(st.rank).padStart(4)} ${st.label.padEnd(14)} ${cell(st.kvFrom, 4)}  ${cell(st.computeMs, 11, 2)}  ${cell(st.gpuComputeMs, 7, 2)}  ${cell(st.transferMs, 12, 2)}  ${String(st.transferBytes).padStart(10)}  ${cell(st.idleMs, 8, 2)}`);
   }
-  if (tl.phases.length) lines.push(...TIMELINE_COLUMNS);
+  if (tl.phases.length) lines.push(...timelineColumns(tl.phases.flatMap((ph) => ph.steps.map((st) => st.label))));
   lines.push(...overlapLines(tl));
   lines.push(`  peak bytes per rank: ${tl.ranks.map((r) => r.peakBytes).join(', ')}`);
   if (tl.predicted) lines.push(predictedLine(tl.predicted));

@@ -16,7 +16,7 @@ export interface StepRecord {
   phase: Phase;
   step: number;
   rank: number;
-  /** What the step does ('ring', 'a2a-in', 'gather', 'home', …). */
+  /** What the step does: one of STEP_LABELS, each said in STEP_MEANINGS. */
   label: string;
   /** The rank whose K/V this rank computes with at this step (−1 when it computes nothing). */
   kvFrom: number;
@@ -93,9 +93,25 @@ export interface RingTimeline {
 }
 
 /** Every label a step may have (a rank program's begin takes no other): the --timeline room check bounds a label by the longest. */
-export const STEP_LABELS = ['ring', 'home', 'gather', 'attend', 'reduce-scatter', 'a2a-in', 'a2a-out'] as const;
+export const STEP_LABELS = ['ring', 'home', 'dkv-back', 'gather', 'attend', 'reduce-scatter', 'a2a-in', 'a2a-out'] as const;
 
 export type StepLabel = (typeof STEP_LABELS)[number];
+
+/**
+ * What a step of each label does, whichever scheme takes it: the CLI says them under its table (src/cli/ringCli.ts
+ * TIMELINE_COLUMNS), docs/ring.md the same. 'ring' and 'home' only where K/V go round a ring of ranks: a ring of one
+ * (a2a, p2p at R = 1) attends what it holds and has no last hop; a2a+p2p's last hop ends at head shards, not home.
+ */
+export const STEP_MEANINGS: Record<StepLabel, string> = {
+  ring: "attention on the K/V chunk in hand while the next arrives from the ring's previous rank (p2p; a2a+p2p: across groups)",
+  home: "the dK/dV sums' last hop, to the ranks whose K/V they are (p2p)",
+  'dkv-back': "a2a+p2p's last hop: the dK/dV sums back to the head shards they started on (a2a-out takes them home)",
+  gather: "every rank's K/V to every rank (all_gather)",
+  attend: "attention on K/V this rank holds, nothing sent (all_gather's gathered K/V; a2a's head shard; one rank)",
+  'reduce-scatter': 'the dK/dV pieces sent to the ranks they belong to and added there (all_gather)',
+  'a2a-in': 'all-to-all from sequence shards to head shards (backward: dO)',
+  'a2a-out': 'all-to-all from head shards back to sequence shards (O and LSE; backward: dQ, dK, dV)',
+};
 
 /**
  * What a run of one rank is, whatever its mode (one-device, or one rank process): one device, no ring, no

@@ -13,6 +13,7 @@ import {
 } from '../rank/chunks.js';
 import { Pending } from '../transport/communicator.js';
 import { Rank } from '../rank/rank.js';
+import { StepLabel } from '../rank/timeline.js';
 import { Segment } from '../plan/schedule.js';
 
 /** A ring: its members in order, this rank's position, and each position's chunk. */
@@ -24,7 +25,20 @@ export interface Ring {
   chunkRank: (pos: number) => number;
   /** Timeline step of the ring's first step (schemes that exchange before the ring start later). */
   first: number;
+  /**
+   * The backward's last hop, which brings each dK/dV sum to the rank its chunk started on: 'home' where that is the
+   * rank's outputs (p2p), 'dkv-back' where it is a head shard that an all-to-all then takes home (a2a+p2p).
+   */
+  lastHop: Extract<StepLabel, 'home' | 'dkv-back'>;
 }
+
+/**
+ * A ring step's label: 'ring' where K/V travel; a ring of one (p2p at R = 1, a2a) only attends the K/V it holds.
+ */
+const stepLabel = (P: number): StepLabel => (P > 1 ? 'ring' : 'attend');
+
+/** Timeline steps of ringBackward: one per position, and the last hop of the sums where there is a ring (P > 1). */
+export const ringBackwardSteps = (P: number): number => (P > 1 ? P + 1 : P);
 
 const around = (g: Ring) => {
   const P = g.members.length;
@@ -38,7 +52,7 @@ export async function ringForward(ctx: Rank, pb: Problem, g: Ring, Q: QBlock, ow
   const spare = P > 1 ? [allocKV(ctx, pb, Q.heads, sizes, 'kvA'), allocKV(ctx, pb, Q.heads, sizes, 'kvB')] : [];
   let cur = own;
   for (let t = 0; t < P; t++) {
-    const st = ctx.begin('forward', g.first + t, { label: 'ring', kvFrom: g.chunkRank(pos(t)), overlapped: true, ...work(pb, Q.heads, Q.segs.map((q) => q.seg), cur.segs) });
+    const st = ctx.begin('forward', g.first + t, { label: stepLabel(P), kvFrom: g.chunkRank(pos(t)), overlapped: true, ...work(pb, Q.heads, Q.segs.map((q) => q.seg), cur.segs) });
     const into = t < P - 1 ? { ...spare[t % 2], from: g.chunkRank(pos(t + 1)), segs: g.chunkSegs(pos(t + 1)) } : null;
     const send = into && ctx.comm.sendRecv(ctx.index, next, kvRanges(pb, Q.heads, cur), prev, kvRanges(pb, Q.heads, into), `fwd.kv.${t}`);
     send?.catch(() => {}); // observed below; a failed compute must not leave it unhandled
@@ -55,7 +69,8 @@ export async function ringForward(ctx: Rank, pb: Problem, g: Ring, Q: QBlock, ow
  * adds onto it in place: at each step dQ runs first, while the sum for the chunk in hand arrives
  * (sent by prev at the end of its step), then dK/dV onto that sum, which goes on to next. So no
  * step clears a scratch sum or runs a separate add, and a rank holds two sums (one being sent
- * while the next arrives); a ring of one sums straight into home.
+ * while the next arrives); a ring of one sums straight into home and records no last hop, which
+ * would move nothing (ringBackwardSteps).
  */
 export async function ringBackward(ctx: Rank, pb: Problem, g: Ring, Q: QBlock, own: KVChunk, home: GradChunk): Promise<void> {
   const { P, next, prev, pos } = around(g);
@@ -66,7 +81,7 @@ export async function ringBackward(ctx: Rank, pb: Problem, g: Ring, Q: QBlock, o
   let cur = own;
   let acc: Pending | null = null; // the running sum for `cur`, into sums[t % 2]
   for (let t = 0; t < P; t++) {
-    const st = ctx.begin('backward', g.first + t, { label: 'ring', kvFrom: g.chunkRank(pos(t)), overlapped: true, ...work(pb, Q.heads, Q.segs.map((q) => q.seg), cur.segs, true) });
+    const st = ctx.begin('backward', g.first + t, { label: stepLabel(P), kvFrom: g.chunkRank(pos(t)), overlapped: true, ...work(pb, Q.heads, Q.segs.map((q) => q.seg), cur.segs, true) });
     const into = t < P - 1 ? { ...spare[t % 2], from: g.chunkRank(pos(t + 1)), segs: g.chunkSegs(pos(t + 1)) } : null;
     const send = into && ctx.comm.sendRecv(ctx.index, next, kvRanges(pb, h, cur), prev, kvRanges(pb, h, into), `bwd.kv.${t}`);
     send?.catch(() => {});
@@ -87,9 +102,11 @@ export async function ringBackward(ctx: Rank, pb: Problem, g: Ring, Q: QBlock, o
     ctx.end(st);
     if (into) cur = into;
   }
-  const st = ctx.begin('backward', g.first + P, { label: 'home', kvFrom: g.chunkRank(g.me) });
-  if (acc) await ctx.wait(st, acc);
-  ctx.end(st);
+  if (acc) {
+    const st = ctx.begin('backward', g.first + P, { label: g.lastHop, kvFrom: g.chunkRank(g.me) });
+    await ctx.wait(st, acc);
+    ctx.end(st);
+  }
   for (const c of [...spare, ...(P > 1 ? sums : [])]) freeChunk(ctx, c);
 }
 
@@ -109,7 +126,7 @@ export const p2p: RankProgram<null> = {
 };
 
 function wholeRing(io: RankIO): Ring {
-  return { members: io.shards.map((_, r) => r), me: io.rank, chunkSegs: (p) => io.shards[p], chunkRank: (p) => p, first: 0 };
+  return { members: io.shards.map((_, r) => r), me: io.rank, chunkSegs: (p) => io.shards[p], chunkRank: (p) => p, first: 0, lastHop: 'home' };
 }
 
 function ownChunk(io: RankIO): KVChunk {

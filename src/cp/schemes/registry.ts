@@ -9,7 +9,7 @@ import { InputError } from '../../errors.js';
 import { AttentionShape } from '../../shape.js';
 import { allGather } from './allGather.js';
 import { RankProgram } from '../rank/chunks.js';
-import { p2p } from './p2p.js';
+import { p2p, ringBackwardSteps } from './p2p.js';
 import { ulysses } from './ulysses.js';
 
 /** A scheme's name (`--cp-comm-type`): one of schemeNames(). */
@@ -138,7 +138,7 @@ function largestGroup(R: number, s: Heads): [number, number] | string {
 
 registerScheme({
   name: 'p2p', about: 'ring: K/V one hop per step behind the compute (ring-flash-attention)',
-  hierarchy: (R) => [1, R], program: () => p2p as RankProgram<unknown>, steps: ([, P]) => ({ forward: P, backward: P + 1 }),
+  hierarchy: (R) => [1, R], program: () => p2p as RankProgram<unknown>, steps: ([, P]) => ({ forward: P, backward: ringBackwardSteps(P) }),
 });
 registerScheme({
   name: 'all_gather', about: 'all K/V gathered once, then one attention (Llama-3, PyTorch)',
@@ -147,7 +147,7 @@ registerScheme({
 registerScheme({
   name: 'a2a', about: 'all-to-all from sequence to head shards (DeepSpeed-Ulysses)',
   hierarchy: (R, s) => (headsSplit('a2a', R, s), [R, 1]),
-  program: ([A]) => ulysses(A) as RankProgram<unknown>, steps: ([, P]) => ({ forward: P + 2, backward: P + 3 }),
+  program: ([A]) => ulysses(A) as RankProgram<unknown>, steps: ([, P]) => ({ forward: P + 2, backward: ringBackwardSteps(P) + 2 }),
 });
 registerScheme({
   name: 'a2a+p2p', about: 'a2a inside groups of A ranks, a ring of P groups (hierarchical)',
@@ -158,5 +158,5 @@ registerScheme({
     return sizes;
   },
   defaultSizes: largestGroup,
-  program: ([A]) => ulysses(A) as RankProgram<unknown>, steps: ([, P]) => ({ forward: P + 2, backward: P + 3 }),
+  program: ([A]) => ulysses(A) as RankProgram<unknown>, steps: ([, P]) => ({ forward: P + 2, backward: ringBackwardSteps(P) + 2 }),
 });

@@ -14,7 +14,7 @@
 import {
   GradChunk, Heads, KVChunk, Problem, QBlock, RankIO, RankProgram, allocGrad, freeChunk, releaseQ, rows,
 } from '../rank/chunks.js';
-import { Ring, ringBackward, ringForward } from './p2p.js';
+import { Ring, ringBackward, ringBackwardSteps, ringForward } from './p2p.js';
 import { Rank } from '../rank/rank.js';
 import { Segment, coalesceMembers } from '../plan/schedule.js';
 
@@ -32,7 +32,7 @@ function place(io: RankIO, A: number) {
   const group = Array.from({ length: A }, (_, i) => g * A + i);
   const groupRuns = (gi: number) => coalesceMembers(io.shards.slice(gi * A, gi * A + A));
   const ring: Ring = {
-    members: Array.from({ length: P }, (_, i) => i * A + a), me: g, first: 1,
+    members: Array.from({ length: P }, (_, i) => i * A + a), me: g, first: 1, lastHop: 'dkv-back',
     chunkSegs: (p) => groupRuns(p).runs, chunkRank: (p) => p * A + a,
   };
   return { group, ring, runs: groupRuns(g) };
@@ -105,7 +105,7 @@ export function ulysses(A: number): RankProgram<Kept> {
       });
       const home: GradChunk = allocGrad(ctx, pb, h, segs.map((s) => s.count), 'dkvH');
       await ringBackward(ctx, pb, ring, Q, own, home);
-      const out = ctx.begin('backward', P + 2, { label: 'a2a-out' });
+      const out = ctx.begin('backward', ring.first + ringBackwardSteps(P), { label: 'a2a-out' });
       await ctx.wait(out, exchange(ctx, pb, io, A, [
         { seq: io.dq, heads: Q.segs.map((s) => s.dq!), H: Hq, rowBytes: D * 4 },
         { seq: io.dk, heads: home.dk, H: Hkv, rowBytes: D * 4 }, { seq: io.dv, heads: home.dv, H: Hkv, rowBytes: D * 4 },
