@@ -6,7 +6,7 @@
  * gives each phase's time, as cp-plan's table does, and where its compute came from (measured, or --compute-tflops).
  */
 import { describe, expect, it } from 'vitest';
-import { formatTimeline } from '../src/cli/ringCli.js';
+import { addingUp, formatTimeline } from '../src/cli/ringCli.js';
 import { dryRun } from '../src/cp/launch/dry.js';
 import { LINKS, predict } from '../src/cp/plan/linkModel.js';
 import { shardLayout } from '../src/cp/plan/schedule.js';
@@ -54,13 +54,55 @@ describe('the timeline table', () => {
     const tl = await twoPhases('one-device');
     const steps = tl.phases.flatMap((ph) => ph.steps);
     const given = predict(steps, 4, LINKS.pcie5, 100);
-    const [fwd, bwd] = given.phases.map((ph) => ph.stepMs.reduce((a, b) => a + b, 0).toFixed(3));
+    // The figures as addingUp writes them (the two tests below hold it to its word).
+    const w = addingUp(given.phases.map((ph) => ph.stepMs.reduce((a, b) => a + b, 0)), given.totalMs);
     const text = formatTimeline({ ...tl, predicted: given });
-    expect(text).toContain(`  predicted on pcie5 (512 Gbit/s, 3 µs; the link model from compute at 100 TFLOP/s): forward ${fwd} ms + backward ${bwd} ms = ${given.totalMs.toFixed(3)} ms, comm `);
+    expect(text).toContain(`  predicted on pcie5 (512 Gbit/s, 3 µs; the link model from compute at 100 TFLOP/s): forward ${w.parts[0]} ms + backward ${w.parts[1]} ms = ${w.total} ms, comm `);
     expect(text).toMatch(/the predicted line below models them\)\n/);
     const measured = formatTimeline({ ...tl, predicted: predict(steps, 4, LINKS.pcie5) });
     expect(measured).toMatch(/predicted on pcie5 \(512 Gbit\/s, 3 µs; the link model from the measured step compute\): forward [\d.]+ ms \+ backward [\d.]+ ms = [\d.]+ ms, comm [\d.]+%, \S+ TFLOP\/s per GPU$/);
     expect(measured).not.toMatch(/NaN|undefined/);
+  });
+
+  /** The predicted line's forward and backward and its total as written, and what follows the total. */
+  const written = (text: string) => {
+    const m = text.match(/: forward ([\d.]+) ms \+ backward ([\d.]+) ms = ([\d.]+) ms(.*?), comm /);
+    expect(m, text).not.toBeNull();
+    return { parts: [m![1], m![2]], total: m![3], after: m![4] };
+  };
+  /** Decimal strings of one number of decimals as whole units of their last digit (exact: no float sums). */
+  const units = (xs: string[]) => {
+    const d = new Set(xs.map((x) => x.split('.')[1]?.length ?? 0));
+    expect(d.size, xs.join(', ')).toBe(1);
+    return xs.map((x) => BigInt(x.replace('.', '')));
+  };
+
+  it("the predicted line's parts add up to its total as written (it read 'forward 0.003 ms + backward 0.009 ms = 0.013 ms')", async () => {
+    const tl = await twoPhases('one-device');
+    const base = predict(tl.phases.flatMap((ph) => ph.steps), 4, LINKS.pcie5, 100);
+    // Phase times whose parts, each rounded to 3 decimals apart, missed the rounded total: 0.0034 + 0.0094 = 0.0128, and the a2a+p2p run's
+    // 1.1094 + 1.0004 = 2.1098 (it read 1.109 + 1.000 = 2.110).
+    for (const [f, b] of [[0.0034, 0.0094], [1.1094, 1.0004], [0.5, 0.25], [12.3456, 0.0001]]) {
+      const pr = { ...base, phases: [{ phase: 'forward' as const, stepMs: [f / 2, f / 2], exposedCommMs: 0 }, { phase: 'backward' as const, stepMs: [b], exposedCommMs: 0 }], totalMs: f + b };
+      const w = written(formatTimeline({ ...tl, predicted: pr }));
+      const [pf, pb, pt] = units([...w.parts, w.total]);
+      expect(pf + pb, `${f} + ${b}: ${w.parts.join(' + ')} = ${w.total}`).toBe(pt);
+      // Each figure is its value rounded (half a unit of the last digit), with at least 3 significant digits.
+      const unit = 10 ** -(w.total.split('.')[1].length);
+      [f, b, f + b].forEach((x, i) => expect(Math.abs(Number([...w.parts, w.total][i]) - x)).toBeLessThanOrEqual(unit / 2 + 1e-12));
+      for (const x of [...w.parts, w.total]) expect(x.replace(/^[0.]+/, '').replace('.', '').length).toBeGreaterThanOrEqual(3);
+      expect(w.after).toBe('');
+    }
+  });
+
+  it('where no number of decimals makes the rounded parts add to the rounded total, the total written is their sum and the unrounded one is said', async () => {
+    const tl = await twoPhases('one-device');
+    const base = predict(tl.phases.flatMap((ph) => ph.steps), 4, LINKS.pcie5, 100);
+    // 1.000444… twice: at 3 to 6 decimals each part rounds down while their sum rounds up.
+    const x = 1 + 4 / 9000;
+    const pr = { ...base, phases: [{ phase: 'forward' as const, stepMs: [x], exposedCommMs: 0 }, { phase: 'backward' as const, stepMs: [x], exposedCommMs: 0 }], totalMs: 2 * x };
+    const w = written(formatTimeline({ ...tl, predicted: pr }));
+    expect(w).toEqual({ parts: ['1.000', '1.000'], total: '2.000', after: ' (the sum of the parts as written; 2.000889 ms before rounding)' });
   });
 
   it('a pipelined run says so in its header and phases, where compute is submission time', async () => {

@@ -48,12 +48,41 @@ export function timelineColumns(labels: readonly string[]): string[] {
 /** The columns with every label said: what docs/ring.md lists (a run's table says the labels it shows). */
 export const TIMELINE_COLUMNS = timelineColumns(STEP_LABELS);
 
+/** More decimals than this would take a figure's whole units past 2^53 (or past what anyone reads). */
+const MAX_DECIMALS = 12;
+
+/**
+ * Non-negative parts and their total written at one number of decimals, so that the parts as written add up to the total
+ * as written (each rounded apart to 3 decimals they read 0.003 + 0.009 = 0.013 for 0.0034 + 0.0094): at least 3 decimals,
+ * and enough for 3 significant digits of the smallest figure above 0, then up to 3 more where the rounded parts miss the
+ * rounded total by a unit. Where none of those counts does it, the total written is the written parts' sum, and `exact`
+ * the total at 3 decimals more.
+ */
+export function addingUp(parts: number[], total: number): { parts: string[]; total: string; exact?: string } {
+  const small = Math.min(...[...parts, total].filter((x) => x > 0));
+  const whole = Math.max(1, Math.ceil(Math.log10(total + 1)));
+  const d0 = Math.min(Math.max(3, Number.isFinite(small) ? 2 - Math.floor(Math.log10(small)) : 3), Math.max(3, MAX_DECIMALS - whole));
+  const at = (d: number) => {
+    const u = 10 ** d, rounded = parts.map((x) => Math.round(x * u));
+    const text = (n: number) => (n / u).toFixed(d);
+    return { parts: rounded.map(text), sum: text(rounded.reduce((a, b) => a + b, 0)), total: text(Math.round(total * u)) };
+  };
+  for (let d = d0; d <= d0 + 3; d++) {
+    const w = at(d);
+    if (w.sum === w.total) return { parts: w.parts, total: w.total };
+  }
+  const w = at(d0);
+  return { parts: w.parts, total: w.sum, exact: total.toFixed(d0 + 3) };
+}
+
 /** The link model's line: what R real GPUs would show, each phase's time, and where its compute times came from. */
 function predictedLine(pr: NonNullable<RingTimeline['predicted']>): string {
   const src = pr.compute.source === 'tflops' ? `compute at ${typeof pr.compute.tflops === 'number' ? pr.compute.tflops : `${pr.compute.tflops.forward}/${pr.compute.tflops.backward}`} TFLOP/s` : 'the measured step compute';
-  const phases = pr.phases.map((ph) => `${ph.phase} ${ph.stepMs.reduce((a, b) => a + b, 0).toFixed(3)} ms`).join(' + ');
+  const w = addingUp(pr.phases.map((ph) => ph.stepMs.reduce((a, b) => a + b, 0)), pr.totalMs);
+  const phases = pr.phases.map((ph, i) => `${ph.phase} ${w.parts[i]} ms`).join(' + ');
+  const total = pr.phases.length > 1 ? ` = ${w.total} ms${w.exact ? ` (the sum of the parts as written; ${w.exact} ms before rounding)` : ''}` : '';
   return `  predicted on ${pr.link.name} (${pr.link.gbps} Gbit/s, ${pr.link.latencyUs} µs; the link model from ${src}): ` +
-    `${phases}${pr.phases.length > 1 ? ` = ${pr.totalMs.toFixed(3)} ms` : ''}, comm ${(100 * pr.commFraction).toFixed(1)}%, ${pr.tflopsPerGpu.toPrecision(3)} TFLOP/s per GPU`;
+    `${phases}${total}, comm ${(100 * pr.commFraction).toFixed(1)}%, ${pr.tflopsPerGpu.toPrecision(3)} TFLOP/s per GPU`;
 }
 
 /**
