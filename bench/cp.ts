@@ -47,6 +47,8 @@ import { randn, relErr } from '../src/reference/compare.js';
 import { median } from '../src/stats.js';
 import { warmUp } from '../src/bench/kernels.js';
 import { procsBench, procsTable } from './cpProcs.js';
+import { RunMeta, adapterLine, aligned, duration, fig } from './cpFormat.js';
+import { formatBytes } from '../src/cli/memory.js';
 import { stepsBench, stepsTable } from './cpSteps.js';
 import { placesBench, placesTable } from './cpPlaces.js';
 
@@ -240,7 +242,7 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
     res.rows[0].vsR1 = r1 === null ? null : 1;
     await save();
     let last = (performance.now() - tBase) / 1e3;
-    console.error(`sweep R=1 (baseline): kernels ${r1?.toFixed(1)} ms (runs ${res.rows[0].kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), ${((performance.now() - t0) / 1e3).toFixed(1)} s so far`);
+    console.error(`sweep R=1 (baseline): kernels ${fig(r1, 1, 'n/a')} ms (runs ${res.rows[0].kernelMsRuns.map((k) => fig(k, 1, 'n/a')).join(', ')}), ${((performance.now() - t0) / 1e3).toFixed(1)} s so far`);
     // Every point not run is named with why, in the table and the JSON (a point missing silently reads as forgotten).
     const skip = (R: number, scheme: Scheme, why: string) => {
       res.skipped.push({ R, scheme, why });
@@ -265,7 +267,7 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
         if (R === 4 && scheme === 'p2p') await writeFile(join(out, `cp-timeline-R${R}-${scheme}.json`), JSON.stringify(pt.kept));
         await save();
         last = (performance.now() - t0) / 1e3 - elapsed;
-        console.error(`sweep R=${R} ${scheme}: kernels ${row.kernelMs?.toFixed(1)} ms (runs ${row.kernelMsRuns.map((k) => k?.toFixed(1)).join(', ')}), paired vs R=1 ${row.vsR1Paired?.toFixed(2)} (${row.pairedRatios.map((x) => x.toFixed(2)).join(', ')}), err ${row.maxErrVsR1.toExponential(2)}, ${last.toFixed(1)} s`);
+        console.error(`sweep R=${R} ${scheme}: kernels ${fig(row.kernelMs, 1, 'n/a')} ms (runs ${row.kernelMsRuns.map((k) => fig(k, 1, 'n/a')).join(', ')}), paired vs R=1 ${fig(row.vsR1Paired, 2, 'n/a')} (${row.pairedRatios.map((x) => fig(x, 2, 'n/a')).join(', ')}), err ${row.maxErrVsR1.toExponential(2)}, ${last.toFixed(1)} s`);
       }
     await save();
     return res;
@@ -311,7 +313,7 @@ async function scale(dev: FlashDevice, N: number, H: number, D: number, R: numbe
   const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };
   const perRank = p2pPeakPerRank(N, R, H, D);
   // That it fits gpuGib is checked before the device starts (checkScaleRun).
-  console.error(`scale: N=${N} H=${H} D=${D} R=${R}: about ${(perRank / GIB).toFixed(2)} GiB per rank, ${(R * perRank / GIB).toFixed(1)} GiB on the device (limit ${gpuGib} GiB)`);
+  console.error(`scale: N=${N} H=${H} D=${D} R=${R}: about ${formatBytes(perRank)} per rank, ${formatBytes(R * perRank)} on the device (limit ${gpuGib} GiB)`);
   const src: ShardSource = {
     backward: true,
     rows: (name, seg, p) => {
@@ -331,7 +333,7 @@ async function scale(dev: FlashDevice, N: number, H: number, D: number, R: numbe
   });
   const wallMs = performance.now() - t0;
   const devicePeak = dev.tracker.snapshot().peakBytes;
-  console.error(`scale: ring done in ${(wallMs / 1e3).toFixed(1)} s; checking sampled rows against the single-device kernel`);
+  console.error(`scale: ring done in ${duration(wallMs)}; checking sampled rows against the single-device kernel`);
   return { s, timeline, wallMs, devicePeak, perRankEstimate: perRank, errors: await checkScale(dev, s, got, qBlocks, kBlocks, head, ROWS) };
 }
 
@@ -365,34 +367,49 @@ async function checkScale(dev: FlashDevice, s: AttentionShape, got: Record<strin
   return errors;
 }
 
-function table(sw: SweepResult | null, sc: Awaited<ReturnType<typeof scale>> | null): string {
-  const L: string[] = [];
-  if (sw?.rows.length) {
-    const r0 = sw.rows[0];
-    bestRatios(sw.rows);
-    L.push(`one-device sweep: N=${r0.N} H=${r0.H} D=${r0.D} causal f16 zigzag; each point: warm-up (>= 1 s on a GPU), median of ${counted(sw.repeats ?? 1, 'run')}, each after an R=1 run (paired: median of the neighbours' ratios); predicted on nvlink-h200 from measured step compute`);
-    L.push('R  scheme      kernel ms (fwd+bwd)  runs                  vs R=1  paired  best  vs R=1 best  pred ms  comm%  TFLOP/s/GPU  peak MiB/rank  err vs R=1');
-    for (const r of sw.rows) {
-      const runs = r.kernelMsRuns.map((k) => k?.toFixed(1) ?? 'n/a').join(' ');
-      L.push(`${String(r.R).padEnd(2)} ${(r.R === 1 ? 'baseline' : r.scheme).padEnd(11)} ${(r.kernelMs?.toFixed(1) ?? 'n/a').padStart(19)}  ${runs.padEnd(20)}  ${(r.vsR1?.toFixed(2) ?? 'n/a').padStart(6)}  ${(r.R === 1 ? '' : r.vsR1Paired?.toFixed(2) ?? 'n/a').padStart(6)}  ${(r.kernelMsBest?.toFixed(1) ?? 'n/a').padStart(4)}  ${(r.vsR1Best?.toFixed(2) ?? 'n/a').padStart(11)}  ${r.predicted.totalMs.toFixed(1).padStart(7)}  ${(100 * r.predicted.commFraction).toFixed(1).padStart(5)}  ${r.predicted.tflopsPerGpu.toPrecision(3).padStart(11)}  ${(r.maxPeakBytesPerRank / 2 ** 20).toFixed(0).padStart(13)}  ${r.maxErrVsR1.toExponential(1)}`);
-    }
-    L.push('R=1 is one rank: the same work under every scheme name, measured once and the baseline (vs R=1) and reference outputs of every scheme.');
-    L.push(`best: a point's fastest run; R=1's is the fastest of all ${r1RunCount(sw.rows)} R=1 runs (its own and those paired with every point), the denominator of vs R=1 best.`);
-    for (const k of sw.skipped ?? []) L.push(`skipped R=${k.R} ${k.scheme}: ${k.why}`);
-    const notAsked = SWEEP_SCHEMES.filter((x) => sw.schemes && !sw.schemes.includes(x));
-    if (notAsked.length) L.push(`not asked (--schemes ${sw.schemes!.join(',')}): ${notAsked.join(', ')}`);
-  }
-  if (sc) {
-    const tl = sc.timeline;
-    const k = (ph: 'forward' | 'backward') => kernelMs(tl, ph);
-    L.push(`scale: N=${sc.s.Nq} H=${sc.s.Hq} D=${sc.s.D} causal f16, R=${tl.R} ${tl.scheme} ${tl.layout} one-device`);
-    L.push(`  wall ${(sc.wallMs / 1e3).toFixed(1)} s (forward ${(tl.phases[0].wallMs / 1e3).toFixed(1)} s, backward ${(tl.phases[1].wallMs / 1e3).toFixed(1)} s); kernels ${((k('forward') ?? NaN) / 1e3).toFixed(1)} + ${((k('backward') ?? NaN) / 1e3).toFixed(1)} s`);
-    L.push(`  peak bytes: device ${(sc.devicePeak / GIB).toFixed(2)} GiB, per rank max ${(Math.max(...tl.ranks.map((r) => r.peakBytes)) / GIB).toFixed(2)} GiB (estimate ${(sc.perRankEstimate / GIB).toFixed(2)})`);
-    const ok = Object.entries(sc.errors).every(([n, e]) => e <= (/^(o|lse)@/.test(n) ? 5e-3 : 2e-2));
-    L.push(`  sampled rows vs single-device kernel (f16: O/LSE <= 5e-3, grads <= 2e-2): ${ok ? 'PASS' : 'FAIL'}: ${Object.entries(sc.errors).map(([n, e]) => `${n} ${e.toExponential(1)}`).join(', ')}`);
-    L.push(`  predicted nvlink-h200: ${(tl.predicted!.totalMs / 1e3).toFixed(1)} s, comm ${(100 * tl.predicted!.commFraction).toFixed(1)}%, ${tl.predicted!.tflopsPerGpu.toPrecision(3)} TFLOP/s per GPU`);
-  }
-  return L.join('\n');
+/** The sweep's table: the adapter, then a row a point, its columns padded to their widest cell (a run's five times, a tiny peak). */
+function sweepTable(sw: SweepResult & RunMeta): string[] {
+  const r0 = sw.rows[0];
+  bestRatios(sw.rows);
+  const head = ['R', 'scheme', 'kernel ms (fwd+bwd)', 'runs', 'vs R=1', 'paired', 'best', 'vs R=1 best', 'pred ms', 'comm%', 'TFLOP/s/GPU', 'peak MiB/rank', 'err vs R=1'];
+  const cells = sw.rows.map((r) => [
+    String(r.R), r.R === 1 ? 'baseline' : r.scheme, fig(r.kernelMs, 1, 'n/a'), r.kernelMsRuns.map((k) => fig(k, 1, 'n/a')).join(' '),
+    fig(r.vsR1, 2, 'n/a'), r.R === 1 ? '-' : fig(r.vsR1Paired, 2, 'n/a'), fig(r.kernelMsBest, 1, 'n/a'), fig(r.vsR1Best, 2, 'n/a'),
+    fig(r.predicted.totalMs, 1), fig(100 * r.predicted.commFraction, 1), r.predicted.tflopsPerGpu.toPrecision(3),
+    // R=1 is paired with nothing, and its outputs are the reference: no error against itself.
+    fig(r.maxPeakBytesPerRank / 2 ** 20, 0), r.R === 1 ? '-' : r.maxErrVsR1.toExponential(1),
+  ]);
+  const L = [adapterLine(sw),
+    `one-device sweep: N=${r0.N} H=${r0.H} D=${r0.D} causal f16 zigzag; each point: warm-up (>= 1 s on a GPU), median of ${counted(sw.repeats ?? 1, 'run')}, each after an R=1 run (paired: median of the neighbours' ratios); predicted on nvlink-h200 from measured step compute`,
+    ...aligned([head, ...cells], [0, 1, 3]).map((l) => l.trimEnd())];
+  L.push('R=1 is one rank: the same work under every scheme name, measured once and the baseline (vs R=1) and reference outputs of every scheme (its paired and err: -); n/a: not measured (no GPU timestamps).');
+  L.push(`best: a point's fastest run; R=1's is the fastest of all ${r1RunCount(sw.rows)} R=1 runs (its own and those paired with every point), the denominator of vs R=1 best.`);
+  for (const k of sw.skipped ?? []) L.push(`skipped R=${k.R} ${k.scheme}: ${k.why}`);
+  const notAsked = SWEEP_SCHEMES.filter((x) => sw.schemes && !sw.schemes.includes(x));
+  if (notAsked.length) L.push(`not asked (--schemes ${sw.schemes!.join(',')}): ${notAsked.join(', ')}`);
+  return L;
+}
+
+type ScaleRun = Awaited<ReturnType<typeof scale>> & RunMeta;
+
+/** The scale run's summary: times in ms below a second, bytes in the unit they fill, '-' for kernel time where there are no timestamps. */
+function scaleTable(sc: ScaleRun): string[] {
+  const tl = sc.timeline;
+  const k = (ph: 'forward' | 'backward') => kernelMs(tl, ph);
+  const timed = k('forward') !== null && k('backward') !== null;
+  const ok = Object.entries(sc.errors).every(([n, e]) => e <= (/^(o|lse)@/.test(n) ? 5e-3 : 2e-2));
+  const p = tl.predicted!;
+  return [adapterLine(sc),
+    `scale: N=${sc.s.Nq} H=${sc.s.Hq} D=${sc.s.D} causal f16, R=${tl.R} ${tl.scheme} ${tl.layout} one-device`,
+    `  wall ${duration(sc.wallMs)} (forward ${duration(tl.phases[0].wallMs)}, backward ${duration(tl.phases[1].wallMs)}); kernels ${duration(k('forward'))} + ${duration(k('backward'))}${timed ? '' : ' (no GPU timestamps)'}`,
+    `  peak bytes: device ${formatBytes(sc.devicePeak)}, per rank max ${formatBytes(Math.max(...tl.ranks.map((r) => r.peakBytes)))} (estimate ${formatBytes(sc.perRankEstimate)})`,
+    `  sampled rows vs single-device kernel (f16: O/LSE <= 5e-3, grads <= 2e-2): ${ok ? 'PASS' : 'FAIL'}: ${Object.entries(sc.errors).map(([n, e]) => `${n} ${e.toExponential(1)}`).join(', ')}`,
+    `  predicted nvlink-h200: ${duration(p.totalMs)}, comm ${fig(100 * p.commFraction, 1)}%, ${p.tflopsPerGpu.toPrecision(3)} TFLOP/s per GPU`];
+}
+
+/** The tables of a sweep and a scale run (either may be absent; `table` mode reads both from --out), each under its adapter. */
+export function table(sw: (SweepResult & RunMeta) | null, sc: ScaleRun | null): string {
+  return [...(sw?.rows.length ? sweepTable(sw) : []), ...(sc ? scaleTable(sc) : [])].join('\n');
 }
 
 type Mode = 'sweep' | 'scale' | 'steps' | 'places' | 'procs' | 'table';
@@ -601,21 +618,21 @@ async function deviceMode(c: CpConfig): Promise<number> {
     const meta = { adapter: adapterName(dev.adapter), date: new Date().toISOString() };
     if (c.mode === 'sweep') {
       const res = await sweep(dev, c.N[0], c.H, c.D, c.R, c.schemes, c.out, c.budgetS, meta);
-      console.log(table(res, null));
+      console.log(table({ ...meta, ...res }, null));
     } else if (c.mode === 'scale') {
       const sc = await scale(dev, c.N[0], c.H, c.D, c.R[0], c.gpuGib);
       await writeFile(join(c.out, 'cp-scale.json'), JSON.stringify({ ...meta, ...sc }, null, 1));
-      console.log(table(null, sc));
+      console.log(table(null, { ...meta, ...sc }));
     } else if (c.mode === 'places') {
-      const res = await placesBench(dev, c.D, c.Hs, c.N, c.reps, (r) => console.error(`places ${r.pass} L=${r.L} W=${r.W}: ${r.ms.toFixed(3)} ms`));
+      const res = await placesBench(dev, c.D, c.Hs, c.N, c.reps, (r) => console.error(`places ${r.pass} L=${r.L} W=${r.W}: ${fig(r.ms, 3)} ms`));
       await writeFile(join(c.out, `cp-places-D${c.D}.json`), JSON.stringify({ ...meta, ...res }, null, 1));
-      console.log(placesTable(res));
+      console.log(placesTable({ ...meta, ...res }));
     } else {
       const [N] = c.N;
       const res = await stepsBench(dev, N, c.H, c.D, c.R, c.reps,
-        (r) => console.error(`steps R=${r.R} ${r.kind}: ring ${(r.ring.fwd + r.ring.dkdv + r.ring.dq).toFixed(3)} ms, plain ${(r.plain.fwd + r.plain.dkdv + r.plain.dq).toFixed(3)} ms`));
+        (r) => console.error(`steps R=${r.R}${r.kind === 'R=1' ? ' (one call)' : ` ${r.kind}`}: ring ${fig(r.ring.fwd + r.ring.dkdv + r.ring.dq, 3)} ms, plain ${fig(r.plain.fwd + r.plain.dkdv + r.plain.dq, 3)} ms`));
       await writeFile(join(c.out, `cp-steps-${N}.json`), JSON.stringify({ ...meta, ...res }, null, 1));
-      console.log(stepsTable(res));
+      console.log(stepsTable({ ...meta, ...res }));
     }
     return 0;
   } finally {

@@ -18,6 +18,7 @@ import { toPrecision } from '../src/kernels/attention.js';
 import { randn } from '../src/reference/compare.js';
 import { AttentionShape, resolveOptions } from '../src/shape.js';
 import { median } from '../src/stats.js';
+import { RunMeta, adapterLine, fig } from './cpFormat.js';
 
 export type PlacesPass = 'fwd' | 'dkdv' | 'dq';
 export interface PlacesRow { pass: PlacesPass; D: number; W: number; L: number; ms: number }
@@ -117,14 +118,14 @@ export function fitLength(pts: { L: number; ms: number }[]): { fixedUs: number; 
 }
 
 /** The table: per pass and length, ms at each W and over the smallest W's (waves show as 1, 2, 3 …), and the places read off it (placesOf). */
-export function placesTable(res: PlacesResult): string {
-  const out = [`places: D=${res.D}, f16, not causal; ${res.tiles}; W workgroups of one length (fwd ${res.rowsFwd} rows, dkdv ${res.keysBwd} keys, dq ${res.rowsBwd} rows), kernel ms (median of ${res.reps})`];
+export function placesTable(res: PlacesResult & RunMeta): string {
+  const out = [adapterLine(res), `places: D=${res.D}, f16, not causal; ${res.tiles}; W workgroups of one length (fwd ${res.rowsFwd} rows, dkdv ${res.keysBwd} keys, dq ${res.rowsBwd} rows), kernel ms (median of ${res.reps})`];
   for (const pass of PASSES)
     for (const L of [...new Set(res.rows.map((r) => r.L))]) {
       const rs = res.rows.filter((r) => r.pass === pass && r.L === L).sort((a, b) => a.W - b.W);
       if (!rs.length) continue;
       const base = rs[0].ms, places = placesOf(rs);
-      out.push(`${pass.padEnd(5)} L=${String(L).padEnd(6)} ${rs.map((r) => `W${r.W} ${r.ms.toFixed(3)} (${(r.ms / base).toFixed(2)})`).join('  ')}  | ${places === null ? 'no step' : `places ${places}`}`);
+      out.push(`${pass.padEnd(5)} L=${String(L).padEnd(6)} ${rs.map((r) => `W${r.W} ${fig(r.ms, 3)} (${fig(r.ms / base, 2)})`).join('  ')}  | ${places === null ? 'no step' : `places ${places}`}`);
     }
   // Time against length at each W (three lengths or more): a workgroup's fixed cost and its cost a row, for the whole call (all its waves).
   for (const pass of PASSES)

@@ -22,20 +22,25 @@ import { hostSource } from '../src/cp/launch/hostIO.js';
 import { gpuPerRankWrapper, ringAttentionProcesses } from '../src/cp/launch/processRanks.js';
 import { Scheme } from '../src/cp/schemes/registry.js';
 import { AttentionShape, numel } from '../src/shape.js';
+import { adapterLine, aligned, fig } from './cpFormat.js';
 
 const REPS = 3;
 
 export interface ProcRow {
   N: number; R: number; scheme: Scheme; wallMs: number; wallRuns: number[];
   perRank: { rank: number; computeMs: number; transferMs: number; idleMs: number }[];
-  commFraction: number; tflopsPerGpu: number; stagingGbps: number;
+  commFraction: number; tflopsPerGpu: number;
+  /** The best step's bytes over its transfer time; null where no bytes went between rank processes (R = 1). */
+  stagingGbps: number | null;
+  /** The ranks' adapters, as the median run's timeline names them. */
+  adapters: string[];
   predicted: { totalMs: number; commFraction: number; tflopsPerGpu: number; link: { gbps: number; latencyUs: number } } | null;
   predictedVsMeasured: number | null;
 }
 
 const wall = (tl: RingTimeline) => tl.phases.reduce((a, ph) => a + ph.wallMs, 0);
 
-function row(N: number, R: number, scheme: Scheme, tls: RingTimeline[]): ProcRow {
+export function procRow(N: number, R: number, scheme: Scheme, tls: RingTimeline[]): ProcRow {
   const order = [...tls].sort((a, b) => wall(a) - wall(b));
   const tl = order[order.length >> 1];
   const steps = tl.phases.flatMap((ph) => ph.steps);
@@ -50,13 +55,13 @@ function row(N: number, R: number, scheme: Scheme, tls: RingTimeline[]): ProcRow
     N, R, scheme, wallMs: wall(tl), wallRuns: tls.map(wall), perRank,
     // FLOPs as the steps count them (4·B·H·visible·D, ×2.5 backward), the link model's measure too.
     commFraction: tl.summary.unhiddenFraction, tflopsPerGpu: steps.reduce((a, st) => a + st.flops, 0) / R / (wall(tl) * 1e-3) / 1e12,
-    stagingGbps: rates.length ? Math.max(...rates) : 0, predicted: null, predictedVsMeasured: null,
+    stagingGbps: rates.length ? Math.max(...rates) : null, adapters: tl.adapters, predicted: null, predictedVsMeasured: null,
   };
 }
 
 /** The one-device run of the same problem, predicted on a link at the measured staging bandwidth. */
-async function predictOneDevice(dev: FlashDevice, s: AttentionShape, x: ReturnType<typeof inputs>, r: ProcRow, latencyUs: number): Promise<void> {
-  const link = { name: 'custom', gbps: r.stagingGbps, latencyUs };
+async function predictOneDevice(dev: FlashDevice, s: AttentionShape, x: ReturnType<typeof inputs>, r: ProcRow, gbps: number, latencyUs: number): Promise<void> {
+  const link = { name: 'custom', gbps, latencyUs };
   const { timeline } = await contextParallel([dev], s, hostSource(s, x), { causal: true, precision: 'f16', layout: 'zigzag', ranks: r.R, scheme: r.scheme, link }, async () => {});
   const p = timeline.predicted!;
   r.predicted = { totalMs: p.totalMs, commFraction: p.commFraction, tflopsPerGpu: p.tflopsPerGpu, link: { gbps: link.gbps, latencyUs } };
@@ -80,9 +85,10 @@ export async function procsBench(Ns: number[], H: number, D: number, R: number, 
       await run();   // warm-up: processes, pipelines, clocks
       const tls: RingTimeline[] = [];
       for (let i = 0; i < REPS; i++) tls.push((await run()).timeline);
-      rows.push(row(N, R, scheme, tls));
+      rows.push(procRow(N, R, scheme, tls));
       await save();
-      console.error(`procs N=${N} R=${R} ${scheme}: wall ${rows.at(-1)!.wallMs.toFixed(1)} ms, comm ${(100 * rows.at(-1)!.commFraction).toFixed(1)}%, staging ${rows.at(-1)!.stagingGbps.toPrecision(3)} Gbit/s`);
+      const r = rows.at(-1)!;
+      console.error(`procs N=${N} R=${R} ${scheme}: wall ${fig(r.wallMs, 1)} ms, comm ${fig(100 * r.commFraction, 1)}%, staging ${r.stagingGbps === null ? 'none (nothing went between rank processes)' : `${r.stagingGbps.toPrecision(3)} Gbit/s`}`);
     }
   }
   // The predictions, after the rank processes are gone (this process's device would share GPU 0).
@@ -91,7 +97,8 @@ export async function procsBench(Ns: number[], H: number, D: number, R: number, 
     for (const N of Ns) {
       const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };
       const x = inputs(s);   // once per N, as for the measured runs
-      for (const r of rows.filter((row) => row.N === N)) await predictOneDevice(dev, s, x, r, latencyUs);
+      // No bandwidth measured (nothing went between rank processes): no link to predict on.
+      for (const r of rows.filter((row) => row.N === N)) if (r.stagingGbps !== null) await predictOneDevice(dev, s, x, r, r.stagingGbps, latencyUs);
     }
     await writeFile(join(out, 'cp-procs.json'), JSON.stringify({ date: new Date().toISOString(), adapter: adapterName(dev.adapter), R, H, D, gpuPerRank, rows }, null, 1));
   } finally {
@@ -100,10 +107,14 @@ export async function procsBench(Ns: number[], H: number, D: number, R: number, 
   return rows;
 }
 
+/** The table under the ranks' adapters: a row a (N, scheme), '-' where no bandwidth was measured and so nothing predicted. */
 export function procsTable(rows: ProcRow[]): string {
-  const lines = ['N        R  scheme       wall ms   comm %  TFLOP/s/GPU  staging Gbit/s  predicted ms  pred/meas  per rank compute/transfer/idle ms'];
-  for (const r of rows)
-    lines.push(`${String(r.N).padEnd(8)} ${r.R}  ${r.scheme.padEnd(11)} ${r.wallMs.toFixed(1).padStart(8)}  ${(100 * r.commFraction).toFixed(1).padStart(6)}  ${r.tflopsPerGpu.toPrecision(3).padStart(11)}  ${r.stagingGbps.toPrecision(3).padStart(14)}  ` +
-      `${(r.predicted?.totalMs.toFixed(1) ?? '-').padStart(12)}  ${(r.predictedVsMeasured?.toFixed(2) ?? '-').padStart(9)}  ${r.perRank.map((p) => `${p.computeMs.toFixed(0)}/${p.transferMs.toFixed(0)}/${p.idleMs.toFixed(0)}`).join('  ')}`);
+  const cells = rows.map((r) => [
+    String(r.N), String(r.R), r.scheme, fig(r.wallMs, 1), fig(100 * r.commFraction, 1), r.tflopsPerGpu.toPrecision(3), r.stagingGbps === null ? '-' : r.stagingGbps.toPrecision(3),
+    fig(r.predicted?.totalMs, 1), fig(r.predictedVsMeasured, 2), r.perRank.map((p) => `${fig(p.computeMs, 0)}/${fig(p.transferMs, 0)}/${fig(p.idleMs, 0)}`).join('  '),
+  ]);
+  const head = ['N', 'R', 'scheme', 'wall ms', 'comm %', 'TFLOP/s/GPU', 'staging Gbit/s', 'predicted ms', 'pred/meas', 'per rank compute/transfer/idle ms'];
+  const lines = [adapterLine(rows.flatMap((r) => r.adapters ?? [])), ...aligned([head, ...cells], [0, 1, 2, 9]).map((l) => l.trimEnd())];
+  if (rows.some((r) => r.stagingGbps === null)) lines.push(`- = no bytes went between rank processes (R=1): no staging bandwidth, so no prediction at it`);
   return lines.join('\n');
 }

@@ -25,6 +25,7 @@ import { randn } from '../src/reference/compare.js';
 import { AttentionOptions, AttentionShape, attentionPairFlops, resolveOptions } from '../src/shape.js';
 import { Segment, classifyPair, shardLayout } from '../src/cp/plan/schedule.js';
 import { median } from '../src/stats.js';
+import { RunMeta, adapterLine, aligned, fig } from './cpFormat.js';
 
 type Pass = 'fwd' | 'dkdv' | 'dq';
 const PASSES: Pass[] = ['fwd', 'dkdv', 'dq'];
@@ -125,21 +126,33 @@ export async function stepsBench(dev: FlashDevice, N: number, H: number, D: numb
   }
 }
 
-export function stepsTable(res: StepsResult): string {
-  // Three significant figures below 100, so a CPU adapter's hundredths of a TFLOP/s do not print as 0.0.
-  const tf = (visible: number, ms: number, pass: 'fwd' | 'bwd') => {
-    const x = attentionPairFlops(visible, 1, res.H, res.D, pass) / (ms * 1e9);
-    return x >= 100 ? x.toFixed(1) : x.toPrecision(3);
-  };
-  const L = [`p2p zigzag steps: N=${res.N} H=${res.H} D=${res.D} causal f16, kernel ms (median of ${res.reps}); plain = the single-device kernel on a call of the same visible work`,
-    'R  step      count  ring fwd   dkdv     dq  | plain fwd   dkdv     dq  | TFLOP/s fwd ring/plain  bwd ring/plain'];
-  for (const r of res.rows) {
-    const f = (x: number) => x.toFixed(3).padStart(7);
-    L.push(`${String(r.R).padEnd(2)} ${r.kind.padEnd(9)} ${String(r.count).padStart(5)}  ${f(r.ring.fwd)} ${f(r.ring.dkdv)} ${f(r.ring.dq)}  | ${f(r.plain.fwd)} ${f(r.plain.dkdv)} ${f(r.plain.dq)}  | ${tf(r.visible, r.ring.fwd, 'fwd').padStart(6)} / ${tf(r.visible, r.plain.fwd, 'fwd').padEnd(6)}  ${tf(r.visible, r.ring.dkdv + r.ring.dq, 'bwd').padStart(6)} / ${tf(r.visible, r.plain.dkdv + r.plain.dq, 'bwd')}`);
-  }
-  L.push('R  summed over the ring: ring steps ms  plain calls ms  R=1 ms  | ring/plain (the ring\'s own cost)  plain/R=1 (short calls)  ring/R=1');
-  for (const t of res.totals)
-    L.push(`${String(t.R).padEnd(2)} ${t.ringMs.toFixed(1).padStart(33)} ${t.plainMs.toFixed(1).padStart(15)} ${t.r1Ms.toFixed(1).padStart(7)}  | ${(t.ringMs / t.plainMs).toFixed(2).padStart(33)} ${(t.plainMs / t.r1Ms).toFixed(2).padStart(24)} ${(t.ringMs / t.r1Ms).toFixed(2).padStart(9)}`);
+/** TFLOP/s at three significant figures below 100, so a CPU adapter's hundredths of a TFLOP/s do not print as 0.0. */
+function tflops(res: StepsResult, visible: number, ms: number, pass: 'fwd' | 'bwd'): string {
+  const x = attentionPairFlops(visible, 1, res.H, res.D, pass) / (ms * 1e9);
+  return x >= 100 ? x.toFixed(1) : x.toPrecision(3);
+}
+
+/** "ring / plain" cells whose slashes line up: each side padded to its widest over the rows. */
+function pairs(xs: [string, string][]): string[] {
+  const a = Math.max(...xs.map(([x]) => x.length)), b = Math.max(...xs.map(([, y]) => y.length));
+  return xs.map(([x, y]) => `${x.padStart(a)} / ${y.padStart(b)}`);
+}
+
+export function stepsTable(res: StepsResult & RunMeta): string {
+  const f = (x: number) => fig(x, 3);
+  const fwd = pairs(res.rows.map((r) => [tflops(res, r.visible, r.ring.fwd, 'fwd'), tflops(res, r.visible, r.plain.fwd, 'fwd')]));
+  const bwd = pairs(res.rows.map((r) => [tflops(res, r.visible, r.ring.dkdv + r.ring.dq, 'bwd'), tflops(res, r.visible, r.plain.dkdv + r.plain.dq, 'bwd')]));
+  const steps = aligned([
+    ['R', 'step', 'count', 'ring fwd', 'dkdv', 'dq', '|', 'plain fwd', 'dkdv', 'dq', '|', 'TFLOP/s fwd ring/plain', 'bwd ring/plain'],
+    ...res.rows.map((r, i) => [String(r.R), r.kind, String(r.count), f(r.ring.fwd), f(r.ring.dkdv), f(r.ring.dq), '|', f(r.plain.fwd), f(r.plain.dkdv), f(r.plain.dq), '|', fwd[i], bwd[i]]),
+  ], [0, 1]);
+  const sums = aligned([
+    ['R', 'summed over the ring: ring steps ms', 'plain calls ms', 'R=1 ms', '|', 'ring/plain (the ring\'s own cost)', 'plain/R=1 (short calls)', 'ring/R=1'],
+    ...res.totals.map((t) => [String(t.R), fig(t.ringMs, 1), fig(t.plainMs, 1), fig(t.r1Ms, 1), '|', fig(t.ringMs / t.plainMs, 2), fig(t.plainMs / t.r1Ms, 2), fig(t.ringMs / t.r1Ms, 2)]),
+  ], [0]);
+  const L = [adapterLine(res),
+    `p2p zigzag steps: N=${res.N} H=${res.H} D=${res.D} causal f16, kernel ms (median of ${res.reps}); plain = the single-device kernel on a call of the same visible work`,
+    ...steps, ...sums].map((l) => l.trimEnd());
   for (const k of res.skipped ?? []) L.push(`skipped R=${k.R} ${k.kind} (${k.count} steps): ${k.why}`);
   return L.join('\n');
 }

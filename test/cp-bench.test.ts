@@ -58,7 +58,11 @@ describe('bench/cp.ts steps', () => {
     if (!dev.hasF16) return expect(process.env.CI).not.toBe('true'); // the steps are f16
     const out = mkdtempSync(join(tmpdir(), 'flashring-cp-'));
     try {
+      const err = vi.spyOn(console, 'error');
       expect(await cpBench(['steps', '--N', '256', '--H', '2', '--D', '16', '--R', '2,4', '--reps', '2', '--out', out])).toBe(0);
+      // Its progress says R = 1's one call once (it read 'steps R=1 R=1: …').
+      expect(err.mock.calls.map((c) => String(c[0])).filter((l) => l.startsWith('steps R=1'))).toEqual([expect.stringMatching(/^steps R=1 \(one call\): ring [\d.]+ ms, plain [\d.]+ ms$/)]);
+      err.mockRestore();
       const res = JSON.parse(readFileSync(join(out, 'cp-steps-256.json'), 'utf8')) as StepsResult;
       expect(res.rows.map((r) => `${r.R} ${r.kind} ${r.count}`)).toEqual(['1 R=1 1', '2 diagonal 2', '2 j<r 1', '2 j>r 1', '4 diagonal 4', '4 j<r 6', '4 j>r 6']);
       // Visible pairs: chunks of c = N/2R tokens; a shard's own chunk pair sees two triangles and a square, other pairs one shard × one chunk.
@@ -234,6 +238,8 @@ describe('bench/cp.ts sweep', () => {
       const r = await cpRun(['sweep', '--N', '64', '--H', '4', '--D', '16', '--R', '1,3', '--schemes', 'a2a,p2p', '--out', out]);
       expect(r.code, r.err).toBe(0);
       expect(r.err).not.toMatch(/Warning: maxDynamic/);
+      // The table opens with the adapter, a CPU one said to be one (its timings are no GPU's figures).
+      expect(r.out.split('\n')[0]).toMatch(dev.isCPU ? /^adapter: .* \(a CPU adapter: its timings are not GPU performance figures\)$/ : /^adapter: (?!.*CPU adapter)/);
       expect(r.out).toMatch(/^skipped R=3 a2a: a2a splits heads over 3 ranks: .* must both be divisible by 3: .* take any$/m);
       const res = JSON.parse(readFileSync(join(out, 'cp-sweep.json'), 'utf8'));
       expect(res.skipped).toEqual([{ R: 3, scheme: 'a2a', why: expect.stringMatching(/divisible by 3/) }]);

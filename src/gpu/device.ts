@@ -225,7 +225,7 @@ export function withTuning(dev: FlashDevice, tuning: KernelTuning): FlashDevice 
   return Object.create(dev, { tuning: { value: resolveTuning(tuning), enumerable: true } }) as FlashDevice;
 }
 
-export function isCpuAdapter(a: AdapterSummary): boolean {
+export function isCpuAdapter(a: Pick<AdapterSummary, 'vendor' | 'architecture' | 'device' | 'description'>): boolean {
   return /llvmpipe|lavapipe|swiftshader|\bcpu\b/i.test([a.vendor, a.architecture, a.device, a.description].join(' '));
 }
 
