@@ -247,6 +247,50 @@ describe('the planner and replay panels', () => {
     await p.close();
   });
 
+  it('the recompute controls live in the URL: a box unticked, the granularity, method and N survive a reload, with a recomputing line or none', async () => {
+    const names = ['rc_core_attn', 'rc_mlp', 'rc_layernorm', 'rc_moe', 'rc_shared_experts'];
+    const controls = (p: Page) => p.evaluate((ns) => ({
+      boxes: ns.map((n) => (document.querySelector(`input[name=${n}]`) as HTMLInputElement).checked),
+      rc: (document.querySelector('select[name=rc]') as HTMLSelectElement).value,
+      method: (document.querySelector('select[name=rcmethod]') as HTMLSelectElement).value,
+      n: (document.querySelector('input[name=rcn]') as HTMLInputElement).value,
+    }), names);
+    const hash = (p: Page) => new URLSearchParams(new URL(p.url()).hash.slice(1));
+    const reload = async (p: Page) => { await p.reload(); await pageReady(p); };
+    // No line recomputes: the controls hold a setting the lines do not (they take it once a line recomputes).
+    const p = await open('preset=llama3-8b&lines=1,2');
+    expect((await controls(p)).boxes).toEqual([true, true, false, false, false]);
+    await p.uncheck('input[name=rc_mlp]');
+    await p.check('input[name=rc_layernorm]');
+    await p.selectOption('select[name=rc]', 'full');
+    await p.selectOption('select[name=rcmethod]', 'block');
+    await p.fill('input[name=rcn]', '4');
+    await p.selectOption('select[name=rc]', 'selective');
+    const before = await controls(p);
+    expect(before).toEqual({ boxes: [true, false, true, false, false], rc: 'selective', method: 'block', n: '4' });
+    expect([hash(p).get('rc_mlp'), hash(p).get('rc_layernorm'), hash(p).get('rcmethod'), hash(p).get('rcn')]).toEqual(['0', '1', 'block', '4']);
+    await reload(p);
+    expect(await controls(p)).toEqual(before); // mlp came back ticked, layernorm unticked, method and N their defaults
+    expect(await p.inputValue('input[name=lines]')).toBe('1,2');
+    await p.close();
+    // Recomputing lines: mlp unticked, then full layers; the modules, hidden now, are kept for a switch back.
+    const q = await open('preset=llama3-8b');
+    await q.uncheck('input[name=rc_mlp]');
+    await q.selectOption('select[name=rc]', 'full');
+    await q.fill('input[name=rcn]', '2');
+    expect(await q.inputValue('input[name=lines]')).toBe('1,1:full:uniform/2,2,4,4:full:uniform/2');
+    await reload(q);
+    expect(await controls(q)).toEqual({ boxes: [true, false, false, false, false], rc: 'full', method: 'uniform', n: '2' });
+    await q.selectOption('select[name=rc]', 'selective');
+    expect(await q.inputValue('input[name=lines]')).toBe('1,1:selective,2,4,4:selective'); // core_attn alone; was 1:recompute (core_attn+mlp): the untick lost
+    // A link without them (an older one) shows the defaults, then what its lines say; a value the page does not know is named.
+    await q.close();
+    const r = await open('preset=llama3-8b&lines=1,2&rc_mlp=yes&rcmethod=xyz');
+    expect(await controls(r)).toEqual({ boxes: [true, true, false, false, false], rc: 'selective', method: 'uniform', n: '1' });
+    expect(await r.textContent('#view-note')).toBe("This link's rcmethod=xyz, rc_mlp=yes are not values the page knows: set aside, the default shown instead.");
+    await r.close();
+  });
+
   it('a 390 px window: the page does not scroll sideways (charts scale down, inputs and tables fit); at 1100 px the charts draw as before', async () => {
     const p = await browser.newPage({ viewport: { width: 390, height: 900 } });
     collectErrors(p, consoleErrors);

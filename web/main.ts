@@ -264,6 +264,11 @@ const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'at
 /** The model's checkboxes (their URL keys are their names, '1' or '0'). */
 const MODEL_CHECKS = ['swiglu', 'unfused', 'untie', 'nobias'];
 const RC_FIELDS = ['rc', 'rcmethod', 'rcn', ...RECOMPUTE_MODULES.map((m) => `rc_${m}`)];
+/**
+ * The recompute controls in a view without them (index.html's own: selective, uniform, N = 1, no module ticked);
+ * the first recomputing line then sets what it says, and with none core_attn + mlp are ticked (controlsFromLines).
+ */
+const RC_DEFAULTS: Record<string, string> = { rc: 'selective', rcmethod: 'uniform', rcn: '1', ...Object.fromEntries(RECOMPUTE_MODULES.map((m) => [`rc_${m}`, '0'])) };
 const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', dp: '1', vpp: '', distopt: '0', fp32res: '0', flash: '1', fp32: '0', hbm: '80', lines: DEFAULT_LINES_SPEC, seqs: DEFAULT_SEQ_LENGTHS.join(','), cpcomm: 'p2p' };
 /** The CP comm type select's options: the memory model's types (CP_COMM_TYPES), each with what it is. */
 const CP_COMM_LABELS: Record<CpCommType, string> = { p2p: 'p2p (ring)', all_gather: 'all_gather', a2a: 'a2a (Ulysses)' };
@@ -376,6 +381,7 @@ function loadView(): void {
   setStack(st && Object.hasOwn(STACKS, st) ? (st as Stack) : preset.stack ?? 'megatron');
   replayHbm.value = q.get('rhbm') ?? String(SHIPPED_HBM);
   known('cplink', (x) => LINK_NAMES.includes(x));
+  ignored.push(...loadRecomputeView(q));
   loadCpView(q);
   ignored.push(...advisor.load(q));
   ignored.push(...loadLiveView(q));
@@ -383,6 +389,28 @@ function loadView(): void {
   $('view-note').textContent = ignored.length ? `This link's ${ignored.join(', ')} ${ignored.length === 1 ? 'is not a value' : 'are not values'} the page knows: set aside, the default shown instead.` : '';
   hooks.ignoredView = ignored;
 }
+
+/**
+ * The recompute controls from the view (each box 1 or 0, as the model's): what they hold beyond the lines
+ * (a module unticked while no line recomputes, or while full recompute hides the modules; N and the method while
+ * selective) comes back with a reload or a link. Returns the values set aside for their defaults, as `key=value`.
+ */
+function loadRecomputeView(q: URLSearchParams): string[] {
+  const ignored: string[] = [];
+  const given = (k: string, ok: (x: string) => boolean) => {
+    const x = q.get(k);
+    if (x !== null && !ok(x)) ignored.push(`${k}=${x}`);
+    return x !== null && ok(x) ? x : RC_DEFAULTS[k];
+  };
+  for (const k of ['rc', 'rcmethod']) select(k).value = given(k, (x) => Array.from(select(k).options).some((o) => o.value === x));
+  field('rcn').value = q.get('rcn') ?? RC_DEFAULTS.rcn;
+  for (const m of RECOMPUTE_MODULES) field(`rc_${m}`).checked = given(`rc_${m}`, isFlag) === '1';
+  return ignored;
+}
+
+const saveRecomputeView = (q: URLSearchParams) => {
+  for (const k of RC_FIELDS) q.set(k, k.startsWith('rc_') ? (field(k).checked ? '1' : '0') : (form.elements.namedItem(k) as HTMLInputElement | HTMLSelectElement).value);
+};
 
 function saveView(): void {
   const q = new URLSearchParams();
@@ -392,6 +420,7 @@ function saveView(): void {
   for (const k of [...MODEL_CHECKS, 'sp', 'flash', 'distopt', 'fp32res', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
   q.set('rhbm', replayHbm.value);
   q.set('cpcomm', select('cpcomm').value);
+  saveRecomputeView(q);
   // Under PyTorch AMP, Megatron-LM's fields keep what they held for Megatron-LM (a reload or a switch back restores it).
   for (const [name] of MEGATRON_ONLY) {
     const held = megatronField(name).dataset.megatron;
@@ -757,6 +786,7 @@ form.addEventListener('input', (e) => {
     try {
       linesFromControls(name);
     } catch (err) {
+      saveView(); // the link keeps what the form shows, as for any field refused
       clearPlanner(err, true);
       return;
     }
