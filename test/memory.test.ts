@@ -317,6 +317,13 @@ describe('memory chart', () => {
     expect(formatTokens(1048576)).toBe('1M');
     expect(formatTokens(131072)).toBe('128K');
   });
+  it('a legend item is a line sample in its line\'s dash, or a measured series\' mark (never its out-of-memory cross)', async () => {
+    const { legendSwatch } = await import('../src/memory/chart.js');
+    expect(legendSwatch({ showLine: true, pointStyle: ['circle', 'crossRot'] })).toEqual({ pointStyle: 'line', lineDash: [] });
+    expect(legendSwatch({ showLine: true, borderDash: [6, 3], pointStyle: ['circle'] })).toEqual({ pointStyle: 'line', lineDash: [6, 3] });
+    expect(legendSwatch({ showLine: false, pointStyle: ['crossRot', 'triangle'] })).toEqual({ pointStyle: 'triangle', lineDash: [] });
+    expect(legendSwatch({ showLine: false, pointStyle: ['crossRot'] })).toEqual({ pointStyle: 'crossRot', lineDash: [] });
+  });
   it('a long title and subtitle are drawn as lines of at most 140 / 160 characters, every word kept (one long line was squeezed over the axis)', async () => {
     const { memoryChartConfig, wrapText } = await import('../src/memory/chart.js');
     const long = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');

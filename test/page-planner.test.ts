@@ -247,6 +247,47 @@ describe('the planner and replay panels', () => {
     await p.close();
   });
 
+  it('the legend shows each line as a line sample in its own dash (not a box with a dashed border), a measured series as its mark', async () => {
+    type Legend = { usePointStyle: boolean; items: { text: string; pointStyle: string; lineDash: number[]; color: string; box: { left: number; top: number; width: number; height: number } }[] };
+    const legendOf = (p: Page, chart: string) => p.evaluate((k) => (window as unknown as { __flashring: Record<string, { legend(): Legend | null }> }).__flashring[k].legend(), chart);
+    const p = await open();
+    const legend = (await legendOf(p, 'plannerChart'))!;
+    expect(legend.usePointStyle).toBe(true);
+    const item = (t: string) => legend.items.find((i) => i.text === t)!;
+        expect([item('CP=1').pointStyle, item('CP=1').lineDash]).toEqual(['line', []]);
+        expect([item('CP=1 + recompute').pointStyle, item('CP=1 + recompute').lineDash]).toEqual(['line', [6, 3]]);
+        expect([item('HBM 80 GiB').pointStyle, item('HBM 80 GiB').lineDash]).toEqual(['line', [2, 4]]);
+    // As drawn: the sample is a line (a few pixel rows of its colour), dashed where its line is; a box was 12 rows, filled.
+    for (const [text, runs] of [['CP=1', 1], ['CP=1 + recompute', 2]] as const) {
+      const { color, box } = item(text);
+      const drawn = await p.evaluate(([c, b]) => {
+        const canvas = document.getElementById('planner-chart') as HTMLCanvasElement, k = canvas.width / canvas.getBoundingClientRect().width;
+        const x0 = Math.round((b.left - 4) * k), y0 = Math.round(b.top * k), w = Math.round(44 * k), h = Math.round(b.height * k);
+        const px = canvas.getContext('2d')!.getImageData(x0, y0, w, h).data;
+        const want = [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16));
+        const hit = (x: number, y: number) => { const o = 4 * (y * w + x); return px[o + 3] > 128 && want.every((v, j) => Math.abs(px[o + j] - v) < 40); };
+        const rows = Array.from({ length: h }, (_, y) => Array.from({ length: w }, (_, x) => hit(x, y)));
+        const inked = rows.map((r) => r.some(Boolean));
+        const count = (r: boolean[]) => r.filter(Boolean).length;
+        const mid = rows.reduce((a, r) => (count(r) > count(a) ? r : a), rows[0] ?? []); // the sample's fullest row
+        const runs = mid.filter((v, x) => v && !mid[x - 1]).length;
+        return { rows: inked.filter(Boolean).length, runs };
+      }, [color, box] as const);
+      expect(drawn.rows, text).toBeGreaterThan(0);
+      expect(drawn.rows, text).toBeLessThanOrEqual(4);
+      expect(drawn.runs, text).toBeGreaterThanOrEqual(runs);
+      if (runs === 1) expect(drawn.runs, text).toBe(1);
+    }
+    await (await p.$('#planner-chart'))!.screenshot({ path: join(out, 'planner-legend.png') });
+    // The replay's measured series: marks, not lines, and no dash.
+    const replay = (await legendOf(p, 'replayChart'))!;
+    const measured = replay.items.filter((i) => i.text.startsWith('measured'));
+    expect(measured.length).toBeGreaterThan(0);
+    for (const m of measured) expect([m.pointStyle === 'line', m.pointStyle === 'crossRot', m.lineDash], m.text).toEqual([false, false, []]);
+    expect(replay.items.filter((i) => !i.text.startsWith('measured')).every((i) => i.pointStyle === 'line')).toBe(true);
+    await p.close();
+  });
+
   it('the recompute controls live in the URL: a box unticked, the granularity, method and N survive a reload, with a recomputing line or none', async () => {
     const names = ['rc_core_attn', 'rc_mlp', 'rc_layernorm', 'rc_moe', 'rc_shared_experts'];
     const controls = (p: Page) => p.evaluate((ns) => ({

@@ -3,12 +3,12 @@
  * measurements, the log parser, the kernels and the ring); this file only reads the controls,
  * checks them in the page's own words, draws and keeps the URL in step (and follows it).
  */
-import Chart from 'chart.js/auto';
+import Chart, { type LegendItem } from 'chart.js/auto';
 import {
   CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, NoLengthError, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
   STACKS, a2aUnsplit, lineParts, megatronSequenceParallel, normName, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../src/memory/model.js';
-import { MemoryChartConfig, breakdownRows, chartNotes, formatTokens, memoryChartConfig } from '../src/memory/chart.js';
+import { ChartDataset, MemoryChartConfig, breakdownRows, chartNotes, formatTokens, legendSwatch, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
 import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
 import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel } from '../src/memory/compare.js';
@@ -188,6 +188,16 @@ const DRAWN_SCALE = {
   },
 };
 
+/**
+ * The legend's items as line samples: each line's colour and dash (solid, or dashed as it is drawn), a measured series'
+ * mark (legendSwatch); Chart.js's own items are boxes with the dash on their border.
+ */
+const LEGEND_LABELS = {
+  usePointStyle: true,
+  generateLabels: (chart: Chart) => Chart.defaults.plugins.legend.labels.generateLabels(chart)
+    .map((item) => ({ ...item, ...legendSwatch(chart.data.datasets[item.datasetIndex!] as unknown as ChartDataset) })),
+};
+
 function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: MemoryChartConfig, details: Breakdowns, onPoint?: (p: SweepPoint) => void, more?: (p: SweepPoint) => string[]): Chart {
   old?.destroy();
   chartKeys.set(canvas, { details, onPoint, more, at: null });
@@ -202,6 +212,7 @@ function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: Memo
     for (let v = axis.min; v <= axis.max; v *= 2) t.push({ value: v });
     axis.ticks = t;
   };
+  opts.plugins.legend = { ...(opts.plugins.legend as object), labels: LEGEND_LABELS };
   opts.plugins.tooltip = {
     ...TOOLTIP_STYLE,
     // No title: the first line names the point, its tokens included.
@@ -240,6 +251,14 @@ function chartProbe(chart: () => Chart | null) {
     axes: () => {
       const c = chart();
       return c ? { x: c.scales.x.ticks.map((t) => t.value), y: c.scales.y.ticks.map((t) => t.value), area: { ...c.chartArea } } : null;
+    },
+    /** The legend's items (text, point style, dash, and the box each takes, canvas pixels) and whether they draw point styles. */
+    legend: () => {
+      const l = chart()?.legend as unknown as { legendItems?: LegendItem[]; legendHitBoxes: { left: number; top: number; width: number; height: number }[]; options: { labels: { usePointStyle?: boolean } } } | undefined;
+      return l?.legendItems ? {
+        usePointStyle: !!l.options.labels.usePointStyle,
+        items: l.legendItems.map((it, i) => ({ text: it.text, pointStyle: it.pointStyle, lineDash: it.lineDash ?? [], color: it.strokeStyle, box: { ...l.legendHitBoxes[i] } })),
+      } : null;
     },
     /** The open tooltip's box and body font size (px), and the chart's size. */
     tooltipSize: () => {

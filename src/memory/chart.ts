@@ -129,6 +129,18 @@ export interface ChartDataset {
   clip?: number;
 }
 
+/**
+ * What a dataset's legend item draws (Chart.js's legend with point styles): a drawn line as a short line in its own
+ * dash (solid, or dashed as the recomputing lines and the HBM limit), marks without a line (a measured series) as
+ * their mark, the first that is not an out-of-memory cross. Chart.js's default item is a box filled with the
+ * line's colour and the dash on its border, which reads as neither.
+ */
+export function legendSwatch(ds: Pick<ChartDataset, 'showLine' | 'borderDash' | 'pointStyle'>): { pointStyle: string; lineDash: number[] } {
+  if (ds.showLine) return { pointStyle: 'line', lineDash: ds.borderDash ?? [] };
+  const marks = Array.isArray(ds.pointStyle) ? ds.pointStyle : [ds.pointStyle];
+  return { pointStyle: marks.find((m) => m !== 'crossRot') ?? marks[0] ?? 'circle', lineDash: [] };
+}
+
 /** A marker at an end of the axes (the first length's out-of-memory cross) drawn whole: the largest marker's radius and its stroke. */
 const MARKER_CLIP = 12;
 
