@@ -334,6 +334,8 @@ describe('memory chart', () => {
       expect(lines.join(' ')).toBe(long);
     }
     expect(wrapText('')).toEqual([]);
+    // Measured another way (the page: pixels in a font), the same breaks at that measure.
+    expect(wrapText('aa bb cc dd', 10, (l) => 2 * l.length)).toEqual(['aa bb', 'cc dd']);
     expect(wrapText('a '.repeat(3) + 'x'.repeat(200))).toEqual(['a a a', 'x'.repeat(200)]); // a word longer than the width keeps a line of its own
   });
 });

@@ -332,7 +332,7 @@ describe('the planner and replay panels', () => {
     await r.close();
   });
 
-  it('a 390 px window: the page does not scroll sideways (charts scale down, inputs and tables fit); at 1100 px the charts draw as before', async () => {
+  it('a 390 px window: the page does not scroll sideways (charts draw at its width, inputs and tables fit); at 1100 px the charts draw as before', async () => {
     const p = await browser.newPage({ viewport: { width: 390, height: 900 } });
     collectErrors(p, consoleErrors);
     await p.goto(server!.url);
@@ -356,7 +356,58 @@ describe('the planner and replay panels', () => {
     await q.close();
   });
 
-  it('a 390 px window: hovering a point of the scaled-down chart shows that point (Chart.js read the pointer as if the canvas showed at 960 px)', async () => {
+  it('a 390 px window: the charts draw at its width, their ticks, legend and titles at 12 CSS px (scaled down from 960 px they were 4.5 px); the PNG export is the full-width image it was', async () => {
+    type Text = { scale: number; xTicks: number; yTicks: number; legend: number; title: number; width: number; height: number };
+    const text = (p: Page, chart: string) => p.evaluate((k) => (window as unknown as { __flashring: Record<string, { text(): Text | null }> }).__flashring[k].text(), chart);
+    const png = async (p: Page) => {
+      const [dl] = await Promise.all([p.waitForEvent('download'), p.click('#export-png')]);
+      const bytes = readFileSync((await dl.path())!);
+      return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20), base64: bytes.toString('base64') };
+    };
+    const wide = await open();
+    const before = await png(wide);
+    expect([before.width, before.height]).toEqual([960, 520]);
+    // The export is what the page at full width shows (the canvas on white), as it was when it copied the canvas.
+    const shown = await wide.evaluate(() => {
+      const canvas = document.getElementById('planner-chart') as HTMLCanvasElement;
+      const c = Object.assign(document.createElement('canvas'), { width: canvas.width, height: canvas.height }), g = c.getContext('2d')!;
+      g.fillStyle = '#ffffff';
+      g.fillRect(0, 0, c.width, c.height);
+      g.drawImage(canvas, 0, 0);
+      return c.toDataURL('image/png').split(',')[1];
+    });
+    expect(before.base64 === shown, 'the export at 1100 px is the chart as shown').toBe(true);
+    await wide.close();
+    for (const deviceScaleFactor of [1, 2]) {
+      const p = await browser.newPage({ viewport: { width: 390, height: 900 }, deviceScaleFactor });
+      collectErrors(p, consoleErrors);
+      await p.goto(server!.url);
+      await pageReady(p);
+      for (const chart of ['plannerChart', 'replayChart']) {
+        const t = (await text(p, chart))!;
+        for (const k of ['xTicks', 'yTicks', 'legend', 'title'] as const) expect(t[k], `${chart} ${k} at ${deviceScaleFactor}x`).toBeGreaterThanOrEqual(10);
+        expect(t.width, chart).toBeLessThanOrEqual(358);
+      }
+      // Drawn at the device's pixels: the canvas holds pixel ratio × its CSS size.
+      const canvas = await p.$eval('#planner-chart', (c) => ({ w: (c as HTMLCanvasElement).width, css: c.getBoundingClientRect().width }));
+      expect(canvas.w).toBe(Math.floor(canvas.css * deviceScaleFactor));
+      await p.locator('#planner-chart').scrollIntoViewIfNeeded();
+      await p.screenshot({ path: join(out, `page-390-chart-${deviceScaleFactor}x.png`) });
+      // The export: the full-width chart, whatever the window (at the device's pixel ratio, as the page's canvas was).
+      const narrow = await png(p);
+      expect([narrow.width, narrow.height]).toEqual([960 * deviceScaleFactor, 520 * deviceScaleFactor]);
+      if (deviceScaleFactor === 1) expect(narrow.base64 === before.base64, 'the export at 390 px is the one at 1100 px').toBe(true);
+      // A window made wider (a phone turned): the charts follow it, up to their 960 px.
+      await p.setViewportSize({ width: 700, height: 900 });
+      await p.waitForFunction(() => (window as unknown as { __flashring: { plannerChart: { text(): { width: number } } } }).__flashring.plannerChart.text().width === 668);
+      expect((await text(p, 'plannerChart'))!.scale).toBe(1);
+      await p.setViewportSize({ width: 1100, height: 900 });
+      await p.waitForFunction(() => (window as unknown as { __flashring: { replayChart: { text(): { width: number } } } }).__flashring.replayChart.text().width === 960);
+      await p.close();
+    }
+  });
+
+  it('a 390 px window: hovering a point of the narrow chart shows that point (Chart.js read the pointer as if the canvas showed at 960 px when CSS scaled it down)', async () => {
     const p = await browser.newPage({ viewport: { width: 390, height: 900 } });
     collectErrors(p, consoleErrors);
     await p.goto(server!.url);

@@ -3,7 +3,8 @@
  * measurements, the log parser, the kernels and the ring); this file only reads the controls,
  * checks them in the page's own words, draws and keeps the URL in step (and follows it).
  */
-import Chart, { type LegendItem } from 'chart.js/auto';
+import Chart, { type FontSpec, type LegendItem } from 'chart.js/auto';
+import { toFont } from 'chart.js/helpers';
 import {
   CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, NoLengthError, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
   STACKS, a2aUnsplit, lineParts, megatronSequenceParallel, normName, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
@@ -15,6 +16,7 @@ import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff
 import { loadLiveView, saveLiveView, setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
 import { replaceViewHash } from './view.js';
+import { clipToWidth, designPng, drawFitted, fitLines } from './chartFit.js';
 import { InputError } from '../src/errors.js';
 import { decimalNumber } from '../src/decimal.js';
 import { counted, plural } from '../src/plural.js';
@@ -173,9 +175,10 @@ function chartKeyboard(canvas: HTMLCanvasElement, chart: () => Chart | null, liv
 }
 
 /**
- * The pointer in the drawing's pixels. The charts are not responsive (they draw at the canvas's own size, 960 px
- * wide) and a narrow window scales the canvas down with CSS (style.css); Chart.js maps a pointer to the chart as if
- * the canvas showed at that size, so there hovering hit no point, or another than the one under the pointer.
+ * The pointer in the drawing's pixels. The charts draw at their container's width (web/chartFit.ts), but a canvas
+ * may show at another size than it draws at: CSS scales it down to its column (style.css) until the chart follows a
+ * narrowed window. Chart.js maps a pointer to the chart as if the canvas showed at its drawn size, so there hovering
+ * hit no point, or another than the one under the pointer.
  */
 const DRAWN_SCALE = {
   id: 'drawnScale',
@@ -194,9 +197,14 @@ const DRAWN_SCALE = {
  */
 const LEGEND_LABELS = {
   usePointStyle: true,
-  generateLabels: (chart: Chart) => Chart.defaults.plugins.legend.labels.generateLabels(chart)
-    .map((item) => ({ ...item, ...legendSwatch(chart.data.datasets[item.datasetIndex!] as unknown as ChartDataset) })),
+  generateLabels: (chart: Chart) => Chart.defaults.plugins.legend.labels.generateLabels(chart).map((item) => {
+    // A label wider than a narrow chart (a measured series' source) is cut to fit: a legend row draws each label on one line.
+    const text = clipToWidth(item.text, chart.width - LEGEND_MARGIN, chart.legend?.options.labels.font as Partial<FontSpec> | undefined);
+    return { ...item, text, ...legendSwatch(chart.data.datasets[item.datasetIndex!] as unknown as ChartDataset) };
+  }),
 };
+/** Room beside a legend label (its sample and padding) and a tooltip's line (its colour box and padding), px. */
+const LEGEND_MARGIN = 48, TOOLTIP_MARGIN = 40;
 
 function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: MemoryChartConfig, details: Breakdowns, onPoint?: (p: SweepPoint) => void, more?: (p: SweepPoint) => string[]): Chart {
   old?.destroy();
@@ -205,6 +213,12 @@ function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: Memo
   if (live) live.textContent = '';
   const title = (cfg.options as { plugins: { title: { text: string[] } } }).plugins.title.text.join(' ');
   canvas.setAttribute('aria-label', `Chart: ${title}. Peak memory per GPU (GiB) against sequence length; the line under it sums it up. Arrow keys step through its points.`);
+  // A fresh copy of the configuration for each chart drawn from it: the page's and the PNG export's (web/chartFit.ts).
+  return drawFitted(canvas, () => pageChartConfig(structuredClone(cfg), details, onPoint, more));
+}
+
+/** A memory chart's configuration (src/memory/chart.ts) with the page's ticks, legend, tooltips and hover. */
+function pageChartConfig(cfg: MemoryChartConfig, details: Breakdowns, onPoint?: (p: SweepPoint) => void, more?: (p: SweepPoint) => string[]) {
   const opts = cfg.options as { scales: { x: Record<string, unknown> }; plugins: Record<string, unknown>; onHover?: unknown };
   opts.scales.x.ticks = { callback: (v: number | string) => formatTokens(Number(v)), autoSkip: false };
   opts.scales.x.afterBuildTicks = (axis: { min: number; max: number; ticks: { value: number }[] }) => {
@@ -215,8 +229,8 @@ function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: Memo
   opts.plugins.legend = { ...(opts.plugins.legend as object), labels: LEGEND_LABELS };
   opts.plugins.tooltip = {
     ...TOOLTIP_STYLE,
-    // No title: the first line names the point, its tokens included.
-    callbacks: { title: () => [], label: (ctx: TooltipItem) => pointTip(ctx.dataset.label, ctx.raw, details, more) },
+    // No title: the first line names the point, its tokens included. A line wider than a narrow chart is broken.
+    callbacks: { title: () => [], label: (ctx: TooltipItem & { chart: Chart }) => fitLines(pointTip(ctx.dataset.label, ctx.raw, details, more), ctx.chart.width - TOOLTIP_MARGIN, TOOLTIP_STYLE.bodyFont) },
   };
   opts.onHover = (_e: unknown, els: { datasetIndex: number; index: number }[], chart: Chart) => {
     const el = els[0];
@@ -225,7 +239,7 @@ function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: Memo
     const p = details.get(`${ds.label}|${(ds.data[el.index] as { x: number }).x}`);
     if (p) onPoint(p);
   };
-  return new Chart(canvas, { ...cfg, plugins: [DRAWN_SCALE] } as never);
+  return { ...cfg, plugins: [DRAWN_SCALE] };
 }
 
 /** Client coordinates of a drawn point (where the canvas shows scaled down, as scaled), the open tooltip's lines and its size (for the page tests). */
@@ -259,6 +273,17 @@ function chartProbe(chart: () => Chart | null) {
         usePointStyle: !!l.options.labels.usePointStyle,
         items: l.legendItems.map((it, i) => ({ text: it.text, pointStyle: it.pointStyle, lineDash: it.lineDash ?? [], color: it.strokeStyle, box: { ...l.legendHitBoxes[i] } })),
       } : null;
+    },
+    /**
+     * The chart's text as it shows, in CSS pixels (Chart.js's font sizes times the scale the canvas shows at): the
+     * ticks', the legend's and the title's, with that scale and the chart's drawn size.
+     */
+    text: () => {
+      const c = chart();
+      if (!c) return null;
+      const k = c.canvas.getBoundingClientRect().width / c.width, size = (f: unknown) => toFont(f as Partial<FontSpec>).size * k;
+      const ticks = (axis: string) => size((c.scales[axis] as unknown as { _resolveTickFontOptions(i: number): FontSpec })._resolveTickFontOptions(0));
+      return { scale: k, xTicks: ticks('x'), yTicks: ticks('y'), legend: size(c.legend?.options.labels.font), title: size(c.options.plugins?.title?.font), width: c.width, height: c.height };
     },
     /** The open tooltip's box and body font size (px), and the chart's size. */
     tooltipSize: () => {
@@ -823,7 +848,7 @@ window.addEventListener('hashchange', () => {
 });
 $('export-csv').addEventListener('click', () => download('activation_memory.csv', new Blob([toCsv(plannerRows)], { type: 'text/csv' })));
 $('export-png').addEventListener('click', () => {
-  if (plannerChart) download('activation_memory.png', dataUrlBlob(opaque(plannerChart.canvas)));
+  if (plannerChart) download('activation_memory.png', dataUrlBlob(designPng(plannerChart)));
 });
 $('copy-link').addEventListener('click', () => void copyLink());
 
@@ -858,16 +883,6 @@ function download(name: string, blob: Blob): void {
   a.download = name;
   a.click();
   setTimeout(() => URL.revokeObjectURL(a.href), 1000);
-}
-
-/** A chart's canvas as a PNG on white (the canvas itself is transparent: a dark viewer would show black on black). */
-function opaque(canvas: HTMLCanvasElement): string {
-  const c = Object.assign(document.createElement('canvas'), { width: canvas.width, height: canvas.height });
-  const g = c.getContext('2d')!;
-  g.fillStyle = '#ffffff';
-  g.fillRect(0, 0, c.width, c.height);
-  g.drawImage(canvas, 0, 0);
-  return c.toDataURL('image/png');
 }
 
 function dataUrlBlob(url: string): Blob {

@@ -157,12 +157,15 @@ export function formatTokens(n: number): string {
   return String(n);
 }
 
-/** Text as lines of at most `width` characters, broken at spaces (Chart.js draws an array as lines; one long line is squeezed over the axis). */
-export function wrapText(text: string, width = 140): string[] {
+/**
+ * Text as lines of at most `width` characters, broken at spaces (Chart.js draws an array as lines; one long line is
+ * squeezed over the axis); with `measure`, lines at most `width` as it measures them (the page: pixels in a font).
+ */
+export function wrapText(text: string, width = 140, measure: (line: string) => number = (line) => line.length): string[] {
   const out: string[] = [];
   for (const word of text.split(/\s+/).filter(Boolean)) {
     const last = out.length ? out[out.length - 1] : null;
-    if (last !== null && last.length + 1 + word.length <= width) out[out.length - 1] = `${last} ${word}`;
+    if (last !== null && measure(`${last} ${word}`) <= width) out[out.length - 1] = `${last} ${word}`;
     else out.push(word);
   }
   return out;
