@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepared 2026-12-06 (06:34 UTC session). One device call, from the project root, carry [".gpu"], other results
-# folders set aside (bash bench/results-aside.sh out wip-head-check):
+# folders set aside (bash bench/results-aside.sh out wip-head-check; this folder was wip-head-check):
 #   bash .gpu/enter.sh bash bench/results/wip-head-check/gpu-call.sh
 # 1. The f32 GEMM probes again after 3bdc668 moved their shared code into functions (gemm_f32_common.wgsl): the same
 #    figures as ../2026-12-06-gemm-prefetch-h100 (plain 33.5, loads ahead 38.1 TFLOP/s on an H100) or not.
