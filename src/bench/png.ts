@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { MemoryChartConfig } from '../memory/chart.js';
+import { MemoryChartConfig, legendSwatch } from '../memory/chart.js';
 
 /** The Chromium to drive: FLASHRING_CHROMIUM, else Debian's (read when a chart is drawn, not at import). */
 export const chromiumPath = (): string => process.env.FLASHRING_CHROMIUM ?? '/usr/bin/chromium';
@@ -14,9 +14,11 @@ export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-background-networking',
 
 /**
  * Browser-side drawing, as text: functions passed to page.evaluate are serialized, and the
- * TypeScript loader adds helpers to them that do not exist in the page.
+ * TypeScript loader adds helpers to them that do not exist in the page. `swatches` are the datasets'
+ * legend samples (legendSwatch, as the page draws them), computed in Node: the configuration travels
+ * as JSON, which carries no generateLabels function, so the one here only reads them.
  */
-const DRAW = `function (cfg) {
+const DRAW = `function (cfg, swatches) {
   var fmt = function (n) { return n >= 1048576 && n % 1048576 === 0 ? n / 1048576 + 'M' : n >= 1024 && n % 1024 === 0 ? n / 1024 + 'K' : String(n); };
   cfg.options.scales.x.ticks = { callback: function (v) { return fmt(v); }, autoSkip: false };
   cfg.options.scales.x.afterBuildTicks = function (axis) {
@@ -24,6 +26,13 @@ const DRAW = `function (cfg) {
     for (var v = axis.min; v <= axis.max; v *= 2) t.push({ value: v });
     axis.ticks = t;
   };
+  var legend = cfg.options.plugins.legend = cfg.options.plugins.legend || {};
+  legend.labels = Object.assign({}, legend.labels, {
+    usePointStyle: true,
+    generateLabels: function (chart) {
+      return Chart.defaults.plugins.legend.labels.generateLabels(chart).map(function (item) { return Object.assign(item, swatches[item.datasetIndex]); });
+    },
+  });
   new Chart(document.getElementById('c').getContext('2d'), cfg);
 }`;
 
@@ -48,7 +57,9 @@ export async function renderChartPng(config: MemoryChartConfig, width = 1000, he
     page.on('pageerror', (e) => errors.push(e.message));
     await page.setContent(`<!doctype html><html><body style="margin:0;background:#fff"><canvas id="c" width="${width}" height="${height}"></canvas></body></html>`);
     await page.addScriptTag({ content: chartJs });
-    await page.evaluate(`(${DRAW})(${JSON.stringify(config)})`);
+    // Each legend item as the page's: a line sample in the line's dash, a measured series' mark (not a box with the dash on its border).
+    const swatches = config.data.datasets.map(legendSwatch);
+    await page.evaluate(`(${DRAW})(${JSON.stringify(config)}, ${JSON.stringify(swatches)})`);
     if (errors.length) throw new Error(`chart rendering failed: ${errors.join('; ')}`);
     return new Uint8Array(await page.locator('#c').screenshot());
   } finally {

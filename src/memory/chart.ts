@@ -133,7 +133,8 @@ export interface ChartDataset {
  * What a dataset's legend item draws (Chart.js's legend with point styles): a drawn line as a short line in its own
  * dash (solid, or dashed as the recomputing lines and the HBM limit), marks without a line (a measured series) as
  * their mark, the first that is not an out-of-memory cross. Chart.js's default item is a box filled with the
- * line's colour and the dash on its border, which reads as neither.
+ * line's colour and the dash on its border, which reads as neither. The page's legend (web/main.ts) and the bench's
+ * PNG (src/bench/png.ts, which computes them here and sends them with the configuration) both draw these.
  */
 export function legendSwatch(ds: Pick<ChartDataset, 'showLine' | 'borderDash' | 'pointStyle'>): { pointStyle: string; lineDash: number[] } {
   if (ds.showLine) return { pointStyle: 'line', lineDash: ds.borderDash ?? [] };
