@@ -2,14 +2,15 @@
  * The live panel of the built page in real headless Chromium (WebGPU on SwiftShader), beyond
  * test/page.test.ts: Cancel then Run on a run with long steps (the next run waits, says so, and
  * sees nothing of the cancelled one), what the results say about overlap in one-device mode, the
- * live form in the URL hash, Tune's words, the step numbering and where each timeline's caption
- * sits. The harness is page.test.ts's (its own build folder, so the two files may run at once).
+ * live form in the URL hash, Tune's words, the step numbering, where each timeline's caption
+ * sits, and the timelines in a phone's window (drawn at its width, their text full size). The
+ * harness is page.test.ts's (its own build folder, so the two files may run at once).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { type PageHarness, hooks, openPage, pageReady, startPage } from './page-harness.js';
+import { type PageHarness, collectErrors, hooks, openPage, pageReady, startPage } from './page-harness.js';
 
 let server: PageHarness | null = null;
 let page: Page;
@@ -36,6 +37,38 @@ async function fill(p: Page, fields: Record<string, string>, selects: Record<str
   for (const [k, v] of Object.entries(fields)) await p.fill(`#live-form input[name=${k}]`, v);
 }
 type Live = { done?: boolean; ok?: boolean; failed?: string; cancelled?: boolean };
+
+/**
+ * The measured timeline's text as it shows: rank 0's label (the leftmost ink of its row, ±12 CSS px about the middle of
+ * its first step's box, up to the blank band before the boxes), its glyphs' height in CSS px, beside "rank 0" drawn in
+ * 10 px system-ui; the canvas's CSS and backing widths; ink in its last 2 CSS px of columns (text cut at the right edge).
+ */
+const timelineText = (p: Page) => p.evaluate(() => {
+  const c = document.getElementById('timeline') as HTMLCanvasElement, r = c.getBoundingClientRect(), dpr = window.devicePixelRatio;
+  const at = (window as unknown as { __flashring: { timelineSteps: { at(...a: unknown[]): { y: number } } } }).__flashring.timelineSteps.at('timeline', 'forward', 0, 0);
+  const tallest = (g: CanvasRenderingContext2D, y0: number, y1: number, xs: (y: number) => boolean) => {
+    let best = 0, run = 0;
+    for (let y = y0; y < y1; y++) best = Math.max(best, (run = xs(y) ? run + 1 : 0));
+    return best;
+  };
+  const g = c.getContext('2d')!, d = g.getImageData(0, 0, c.width, c.height).data, ink = (x: number, y: number) => d[(y * c.width + x) * 4 + 3] > 64;
+  const k = c.height / r.height, y0 = Math.max(0, Math.floor((at.y - r.top - 12) * k)), y1 = Math.min(c.height, Math.ceil((at.y - r.top + 12) * k));
+  const inkedColumn = (x: number) => { for (let y = y0; y < y1; y++) if (ink(x, y)) return true; return false; };
+  let x0 = 0;
+  while (x0 < c.width && !inkedColumn(x0)) x0++;
+  let x1 = x0, blank = 0;
+  for (; x1 < c.width && blank < 10 * dpr; x1++) blank = inkedColumn(x1) ? 0 : blank + 1;
+  const label = tallest(g, y0, y1, (y) => { for (let x = x0; x < x1; x++) if (ink(x, y)) return true; return false; });
+  const ref = Object.assign(document.createElement('canvas'), { width: Math.ceil(80 * dpr), height: Math.ceil(30 * dpr) }).getContext('2d')!;
+  ref.scale(dpr, dpr);
+  ref.font = '10px system-ui';
+  ref.fillText('rank 0', 2, 20);
+  const rd = ref.getImageData(0, 0, ref.canvas.width, ref.canvas.height).data;
+  const ref10 = tallest(ref, 0, ref.canvas.height, (y) => { for (let x = 0; x < ref.canvas.width; x++) if (rd[(y * ref.canvas.width + x) * 4 + 3] > 64) return true; return false; });
+  let inkRight = 0;
+  for (let x = c.width - Math.round((2 * c.width) / r.width); x < c.width; x++) for (let y = 0; y < c.height; y++) if (ink(x, y)) inkRight++;
+  return { ink: label / k, ink10: ref10 / dpr, css: r.width, backing: c.width, inkRight };
+});
 
 describe('the live panel in headless Chromium', () => {
   it('Cancel, then Run: the new run says it waits for the cancelled run\'s step, then runs clean (no error of the cancelled run)', async () => {
@@ -195,6 +228,49 @@ describe('the live panel in headless Chromium', () => {
     expect(await tip()).toBe('');
     await (await p.$('#timeline'))!.screenshot({ path: join(out, 'timeline-3000ms.png') });
     await p.close();
+  });
+
+  it('a 390 px window: the timelines draw at its width and the device\'s pixel ratio, their text as tall as 10 px text (scaled down from 960 px it was under 5 px), nothing cut; wider again, they draw at 960 px', async () => {
+    const tl = { kind: 'flashring.timeline', version: 1, R: 2, layout: 'zigzag', adapters: ['x'], summary: { overlapEfficiency: 0.5 },
+      phases: [{ phase: 'forward', wallMs: 3000, steps: [0, 1].flatMap((step) => [0, 1].map((rank) => ({ step, rank, label: 'ring', start: step * 1500, computeEnd: step * 1500 + 1000, transferEnd: step * 1500 + 1400, end: step * 1500 + 1400, transferMs: 400, idleMs: 100 }))) }] };
+    type Steps = { at(id: string, ph: string, st: number, r: number): { x: number; y: number } | null; tip(id: string): string; caption(id: string): string[] };
+    const steps = (p: Page) => p.evaluate(() => {
+      const t = (window as unknown as { __flashring: { timelineSteps: Steps } }).__flashring.timelineSteps;
+      return { at: t.at('timeline', 'forward', 1, 0), tip: t.tip('timeline'), caption: t.caption?.('timeline') ?? null };
+    });
+    for (const scale of [1, 2]) {
+      const p = await server!.browser.newPage({ viewport: { width: 390, height: 900 }, deviceScaleFactor: scale });
+      collectErrors(p, consoleErrors);
+      await p.goto(server!.url);
+      await pageReady(p);
+      await p.setInputFiles('#timeline-file', { name: 'narrow.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(tl)) });
+      await p.waitForFunction(() => /showing narrow\.json/.test(document.getElementById('live-status')!.textContent ?? ''));
+      // The rank labels' ink: the tallest glyph run of the leftmost text, in CSS px, beside "rank 0" drawn in 10 px.
+      const m = await timelineText(p);
+      expect(m.ink, `${scale}x`).toBeGreaterThanOrEqual(m.ink10);
+      expect(m.ink, `${scale}x`).toBeLessThan(m.ink10 * 1.6);
+      expect(m.css, `${scale}x`).toBeLessThanOrEqual(390 - 32);
+      expect(m.backing, `${scale}x`).toBe(Math.round(m.css * scale)); // sharp: a backing pixel per device pixel
+      expect(m.inkRight, `${scale}x`).toBe(0); // nothing passes the right edge (the caption broken into lines)
+      const narrow = await steps(p);
+      expect(narrow.caption!.length, `${scale}x`).toBeGreaterThan(1);
+      expect(narrow.caption!.join(' ')).toBe('measured: 3000.0 ms · blue compute · orange transfer · grey idle · overlap 50%');
+      // A step's tooltip where its box shows.
+      await p.locator('#timeline').scrollIntoViewIfNeeded();
+      const at = (await steps(p)).at!;
+      await p.mouse.move(at.x, at.y);
+      expect((await steps(p)).tip).toBe('step 2 fwd · ring, rank 0\ncompute 1 s · transfer 400 ms · idle 100 ms');
+      await p.mouse.move(0, 0);
+      await (await p.$('#timeline'))!.screenshot({ path: join(out, `timeline-390px-${scale}x.png`) });
+      // A wider window: drawn again at 960 px, the caption on one line.
+      await p.setViewportSize({ width: 1100, height: 900 });
+      await p.waitForFunction(() => document.getElementById('timeline')!.getBoundingClientRect().width === 960);
+      const wide = await timelineText(p);
+      expect([wide.css, wide.backing]).toEqual([960, 960 * scale]);
+      expect((await steps(p)).caption).toEqual(['measured: 3000.0 ms · blue compute · orange transfer · grey idle · overlap 50%']);
+      await p.close();
+    }
+    expect(consoleErrors).toEqual([]);
   });
 
   it('each timeline\'s caption sits right under its drawing (no blank band between them)', async () => {

@@ -4,7 +4,9 @@
  * text is the size Chart.js gives it (12 px ticks, legend and titles; the tooltips' 11 px) in CSS pixels in any window.
  * (They drew at the design width and CSS scaled them down: in a 390 px window to 37%, their text 4–5 px.) A title or
  * tooltip line too long for a narrow chart is broken into lines that fit, a legend label cut with an ellipsis. The PNG
- * export draws the same chart again at the design size: the image it always was, whatever the window.
+ * export draws the same chart again at the design size: the image it always was, whatever the window. The ring
+ * timelines (web/live.ts, drawn by hand) take the same width (fitWidth), follow it (followWidth) and size their
+ * canvas for the pixel ratio as Chart.js does (fitCanvas).
  */
 import Chart, { type FontSpec } from 'chart.js/auto';
 import { toFont } from 'chart.js/helpers';
@@ -28,8 +30,11 @@ function designSize(canvas: HTMLCanvasElement): Size {
   return d;
 }
 
-/** The width a chart draws at: its container's (the page's column), at most its design width; the design width where the container has none. */
-function fitWidth(canvas: HTMLCanvasElement): number {
+/**
+ * The width a chart draws at, CSS px: its container's (the page's column), at most its design width; the design width
+ * where the container has none. (The timelines, web/live.ts, draw at it too.)
+ */
+export function fitWidth(canvas: HTMLCanvasElement): number {
   const design = designSize(canvas).width, box = Math.floor(canvas.parentElement?.clientWidth ?? 0);
   return box > 0 ? Math.min(design, box) : design;
 }
@@ -87,11 +92,28 @@ export function drawFitted(canvas: HTMLCanvasElement, build: ChartBuild): Chart 
   Object.assign(canvas, { width, height: design.height });
   const chart = new Chart(canvas, { ...cfg, options: { ...cfg.options, maintainAspectRatio: false } } as never);
   builds.set(chart, build);
-  if (!followed.has(canvas) && canvas.parentElement && typeof ResizeObserver !== 'undefined') {
-    followed.add(canvas);
-    new ResizeObserver(() => refit(canvas)).observe(canvas.parentElement);
-  }
+  followWidth(canvas, () => refit(canvas));
   return chart;
+}
+
+/** `redraw` runs when `canvas`'s container changes size (a window resized or turned); set once per canvas. */
+export function followWidth(canvas: HTMLCanvasElement, redraw: () => void): void {
+  if (followed.has(canvas) || !canvas.parentElement || typeof ResizeObserver === 'undefined') return;
+  followed.add(canvas);
+  new ResizeObserver(redraw).observe(canvas.parentElement);
+}
+
+/**
+ * A hand-drawn canvas (the timelines) sized to show at `width` × `height` CSS px and hold a backing pixel per device
+ * pixel, as Chart.js sizes a chart: its context (returned) scaled by the device's pixel ratio draws in CSS px.
+ */
+export function fitCanvas(canvas: HTMLCanvasElement, width: number, height: number): CanvasRenderingContext2D {
+  const k = window.devicePixelRatio || 1;
+  Object.assign(canvas, { width: Math.round(width * k), height: Math.round(height * k) });
+  Object.assign(canvas.style, { width: `${width}px`, height: `${height}px` });
+  const g = canvas.getContext('2d')!;
+  g.setTransform(k, 0, 0, k, 0, 0);
+  return g;
 }
 
 /** The chart on `canvas` at its container's new width (a window resized or turned): resized, its titles broken again (legend and tooltips fit as drawn). */

@@ -21,6 +21,8 @@ import { HEAD_GROUP_ALL, type KernelTuning } from '../src/kernels/tuning.js';
 import { idbTuneStore } from './tuneStore.js';
 import { FieldError, FieldErrors, customLink, marksOf, showFieldErrors } from './fields.js';
 import { duration, flopRate } from './format.js';
+import { fitCanvas, fitWidth, followWidth } from './chartFit.js';
+import { wrapText } from '../src/memory/chart.js';
 import { ringAttention, RingOptions, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
 import { ONE_RANK, oneRankTransfers } from '../src/cp/rank/timeline.js';
 import { Layout, LAYOUTS } from '../src/cp/plan/schedule.js';
@@ -214,8 +216,13 @@ const CANVASES = ['timeline', 'timeline-predicted'];
 interface StepBox { phase: string; step: number; rank: number; x: number; y: number; w: number; h: number; tip: string }
 /** A step's column across the ranks, for the step axis. */
 interface StepColumn { phase: string; step: number; label: string; x0: number; x1: number }
-/** Each timeline canvas as last drawn: its step boxes (the tooltip finds them) and the step names on its axis. */
-const drawn = new Map<string, { boxes: StepBox[]; axis: string[] }>();
+/**
+ * Each timeline canvas as last drawn: its step boxes (the tooltip finds them), the step names on its axis, the width it
+ * drew at (CSS px, its drawing's units) and its caption's lines.
+ */
+const drawn = new Map<string, { boxes: StepBox[]; axis: string[]; width: number; caption: string[] }>();
+/** The timeline shown (a run's or a dropped file's), drawn again when the window's width changes; null when none is. */
+let shown: RingTimeline | null = null;
 
 const PHASE_SHORT: Record<string, string> = { forward: 'fwd', backward: 'bwd' };
 /** A step as people count it, from 1 (as the CLI's progress and timeline table; a timeline file's `step` counts from 0). */
@@ -227,6 +234,7 @@ const stepTitle = (phase: string, step: number, label: string, rank?: number) =>
 
 /** The timelines cleared and collapsed (hidden) until there is something to draw: no blank canvases. */
 function clearTimeline(): void {
+  shown = null;
   for (const id of CANVASES) {
     const c = $<HTMLCanvasElement>(id);
     c.getContext('2d')!.clearRect(0, 0, c.width, c.height);
@@ -236,38 +244,72 @@ function clearTimeline(): void {
   for (const tip of Array.from(document.querySelectorAll<HTMLElement>('.chart-tip'))) tip.hidden = true;
 }
 
-/** The tallest a timeline canvas gets (many ranks share it); fewer ranks take less (frame). */
+/** The tallest a timeline gets (many ranks share it); fewer ranks take less (frame). */
 const FRAME_HEIGHT = 220;
+/** The timelines' text (rank names, ticks, phases, caption; the step names are 11 px), where their time axis begins, and a caption line's height (px). */
+const FONT = '12px system-ui', LEFT = 70, CAPTION_LINE = 15;
 
 /**
- * The canvas cleared, with rank rows of at most 40 px and a time axis from `left` over `totalMs`, its ticks in ms
- * under the rows (each timeline on its own scale: a one-device run's wall time can be ten times its prediction's).
+ * A timeline's caption as drawn: one line from the time axis where it fits there, else (a phone's narrow timeline)
+ * broken into lines from the left edge, each within the width.
  */
-function frame(id: string, R: number, totalMs: number) {
-  const c = $<HTMLCanvasElement>(id);
+function captionLines(g: CanvasRenderingContext2D, caption: string, width: number): { x: number; lines: string[] } {
+  if (g.measureText(caption).width <= width - LEFT - 4) return { x: LEFT, lines: [caption] };
+  return { x: 4, lines: wrapText(caption, width - 8, (l) => g.measureText(l).width) };
+}
+
+/**
+ * The canvas at its container's width (at most index.html's 960 px) and the device's pixel ratio (web/chartFit.ts), so
+ * its text is 12 CSS px in any window (drawn at 960 px, CSS scaled it to 4.5 px in a 390 px window); with rank rows of
+ * at most 40 px, a time axis from LEFT over `totalMs` with its ticks in ms under the rows (each timeline on its own
+ * scale: a one-device run's wall time can be ten times its prediction's), and `caption` at the bottom.
+ */
+function frame(id: string, R: number, totalMs: number, caption: string) {
+  const c = $<HTMLCanvasElement>(id), width = fitWidth(c);
   const top = 30, rowH = Math.min(40, (FRAME_HEIGHT - top - 32) / R);
+  const measure = c.getContext('2d')!;
+  measure.font = FONT;
+  const cap = captionLines(measure, caption, width);
   // As tall as the rows, the ticks and the caption (drawn at the bottom): no blank band between the drawing and its caption.
-  c.height = Math.ceil(top + R * rowH + 36);
+  const height = Math.ceil(top + R * rowH + 36 + (cap.lines.length - 1) * CAPTION_LINE);
+  const g = fitCanvas(c, width, height);
   c.hidden = false;
   c.setAttribute('aria-label', `${id === 'timeline' ? 'Measured' : 'Predicted'} ring timeline: ${counted(R, 'rank row')} over ${duration(totalMs)}, each step's compute, transfer and idle. Arrow keys step through the steps.`);
-  const g = c.getContext('2d')!;
-  g.clearRect(0, 0, c.width, c.height);
-  drawn.set(id, { boxes: [], axis: [] });
-  g.font = '12px system-ui';
-  const left = 70, w = c.width - left - 10, span = totalMs || 1;
+  drawn.set(id, { boxes: [], axis: [], width, caption: cap.lines });
+  g.font = FONT;
+  const w = width - LEFT - 10, span = totalMs || 1;
   g.fillStyle = '#333';
   for (let r = 0; r < R; r++) g.fillText(`rank ${r}`, 4, top + r * rowH + rowH / 2);
-  const X = (ms: number) => left + (ms / span) * w;
-  // Ticks at 1, 2 or 5 × 10^k ms, about six of them.
-  const raw = span / 6, pow = 10 ** Math.floor(Math.log10(raw)), step = [1, 2, 5, 10].map((k) => k * pow).find((x) => x >= raw)!;
+  cap.lines.forEach((line, i) => g.fillText(line, cap.x, height - 4 - (cap.lines.length - 1 - i) * CAPTION_LINE));
+  const X = (ms: number) => LEFT + (ms / span) * w;
+  // Ticks at 1, 2 or 5 × 10^k ms, about one per 80 px (six at most, as at full width).
+  const raw = span / Math.max(2, Math.min(6, Math.floor(w / 80))), pow = 10 ** Math.floor(Math.log10(raw)), step = [1, 2, 5, 10].map((k) => k * pow).find((x) => x >= raw)!;
   g.fillStyle = '#888';
+  let taken = -Infinity; // where the last tick label drawn ends
   for (let t = 0; t <= span + 1e-9; t += step) {
     g.fillRect(X(t), top + R * rowH, 1, 4);
-    // A tick label that would pass the canvas's right edge ends at its tick instead ("3000 ms", not "300").
-    const label = `${Number(t.toPrecision(6))} ms`, lw = g.measureText(label).width;
-    g.fillText(label, X(t) + 2 + lw > c.width - 2 ? X(t) - 2 - lw : X(t) + 2, top + R * rowH + 14);
+    // A tick label that would pass the canvas's right edge ends at its tick instead ("3000 ms", not "300"); one that
+    // would run into the label before it (so ended, on a narrow timeline) is left out.
+    const label = `${Number(t.toPrecision(6))} ms`, lw = g.measureText(label).width, at = X(t) + 2 + lw > width - 2 ? X(t) - 2 - lw : X(t) + 2;
+    if (at < taken + 6) continue;
+    g.fillText(label, at, top + R * rowH + 14);
+    taken = at + lw;
   }
-  return { c, g, left, top, rowH, X, W: (ms: number) => Math.max(1, (ms / span) * w), boxes: drawn.get(id)!.boxes };
+  return { g, top, rowH, X, W: (ms: number) => Math.max(1, (ms / span) * w), boxes: drawn.get(id)!.boxes };
+}
+
+/** Both timelines of `tl` drawn (the measured, and the predicted where it has one); drawn again as the window's width changes. */
+function drawTimelines(tl: RingTimeline): void {
+  shown = tl;
+  drawTimeline(tl);
+  drawPredicted(tl);
+}
+
+/** The timelines drawn again where their container's width changed (a window resized or turned), their tooltips hidden. */
+function refitTimelines(): void {
+  if (!shown || CANVASES.every((id) => !drawn.has(id) || drawn.get(id)!.width === fitWidth($(id)))) return;
+  for (const tip of Array.from(document.querySelectorAll<HTMLElement>('.chart-tip'))) tip.hidden = true;
+  drawTimelines(shown);
 }
 
 /**
@@ -326,8 +368,11 @@ function stepColumns(phase: string, steps: StepRecord[], nums: number[], offset:
  */
 function drawTimeline(tl: RingTimeline): void {
   const total = tl.phases.reduce((a, p) => a + p.wallMs, 0) || 1;
-  const { c, g, top, rowH, X, W, boxes } = frame('timeline', tl.R, total);
   const turns = tl.mode === 'one-device' && !tl.pipelined;
+  const how = tl.mode !== 'one-device' ? 'measured' : tl.pipelined ? 'measured, one device, pipelined (bars are submissions, not GPU time)'
+    : tl.R === 1 ? `measured, ${ONE_RANK}` : 'measured, one device: ranks take turns (pale: waiting; overlap: see the prediction)';
+  const overlap = turns || tl.R === 1 ? '' : ` · overlap ${(100 * tl.summary.overlapEfficiency).toFixed(0)}%`;
+  const { g, top, rowH, X, W, boxes } = frame('timeline', tl.R, total, `${how}: ${total.toFixed(1)} ms · blue compute · orange transfer · grey idle${overlap}`);
   let offset = 0;
   for (const ph of tl.phases) {
     g.fillStyle = '#333';
@@ -358,11 +403,6 @@ function drawTimeline(tl: RingTimeline): void {
     });
     offset += ph.wallMs;
   }
-  g.fillStyle = '#333';
-  const how = tl.mode !== 'one-device' ? 'measured' : tl.pipelined ? 'measured, one device, pipelined (bars are submissions, not GPU time)'
-    : tl.R === 1 ? `measured, ${ONE_RANK}` : 'measured, one device: ranks take turns (pale: waiting; overlap: see the prediction)';
-  const overlap = turns || tl.R === 1 ? '' : ` · overlap ${(100 * tl.summary.overlapEfficiency).toFixed(0)}%`;
-  g.fillText(`${how}: ${total.toFixed(1)} ms · blue compute · orange transfer · grey idle${overlap}`, 70, c.height - 4);
 }
 
 /**
@@ -376,7 +416,10 @@ function drawPredicted(tl: RingTimeline): void {
     drawn.delete('timeline-predicted');
     return void $<HTMLCanvasElement>('timeline-predicted').getContext('2d')!.clearRect(0, 0, 1e4, 1e4);
   }
-  const { c, g, top, rowH, X, W, boxes } = frame('timeline-predicted', tl.R, p.totalMs);
+  const src = p.compute?.source === 'tflops' ? 'compute at the given TFLOP/s' : 'measured step compute';
+  const caption = `predicted on ${p.link.name} (${p.link.gbps} Gbit/s, ${p.link.latencyUs} µs; ${src}): ${p.totalMs.toFixed(2)} ms · comm ${(100 * p.commFraction).toFixed(1)}% · ` +
+    `${flopRate(p.tflopsPerGpu * 1e12)} per GPU`;
+  const { g, top, rowH, X, W, boxes } = frame('timeline-predicted', tl.R, p.totalMs, caption);
   let t0 = 0;
   for (const ph of p.phases) {
     const steps = tl.phases.find((x) => x.phase === ph.phase)?.steps ?? [];
@@ -403,16 +446,15 @@ function drawPredicted(tl: RingTimeline): void {
       t0 += ms;
     });
   }
-  g.fillStyle = '#333';
-  const src = p.compute?.source === 'tflops' ? 'compute at the given TFLOP/s' : 'measured step compute';
-  g.fillText(`predicted on ${p.link.name} (${p.link.gbps} Gbit/s, ${p.link.latencyUs} µs; ${src}): ${p.totalMs.toFixed(2)} ms · comm ${(100 * p.commFraction).toFixed(1)}% · ` +
-    `${flopRate(p.tflopsPerGpu * 1e12)} per GPU`, 70, c.height - 4);
 }
 
 /** Steps narrower than this (px) are hard to point at: the tooltip of a point this near one names it too. */
 const SLIVER = 4;
 
-/** The steps under a point of a timeline canvas (canvas pixels): the one it is on and any sliver beside it, in time order. */
+/** CSS px per px of a timeline's drawing as it shows (1, but where CSS holds the canvas narrower than it drew). */
+const shownScale = (c: HTMLCanvasElement) => c.getBoundingClientRect().width / (drawn.get(c.id)?.width ?? c.width);
+
+/** The steps under a point of a timeline (its drawing's px): the one it is on and any sliver beside it, in time order. */
 function stepsAt(id: string, x: number, y: number): StepBox[] {
   const row = drawn.get(id)?.boxes.filter((b) => y >= b.y && y <= b.y + b.h) ?? [];
   const near = (b: StepBox) => (x >= b.x && x <= b.x + b.w) || (b.w < SLIVER && b.x + b.w >= x - SLIVER && b.x <= x + SLIVER);
@@ -421,8 +463,8 @@ function stepsAt(id: string, x: number, y: number): StepBox[] {
 
 /** The tooltip of the step(s) under the pointer, beside it within the chart, or hidden off every step. */
 function showStepTip(c: HTMLCanvasElement, tip: HTMLElement, clientX: number, clientY: number): void {
-  const r = c.getBoundingClientRect();
-  const hits = stepsAt(c.id, ((clientX - r.left) * c.width) / r.width, ((clientY - r.top) * c.height) / r.height);
+  const r = c.getBoundingClientRect(), k = shownScale(c);
+  const hits = stepsAt(c.id, (clientX - r.left) / k, (clientY - r.top) / k);
   if (!hits.length) return void (tip.hidden = true);
   tip.textContent = hits.map((b) => b.tip).join('\n');
   tip.hidden = false;
@@ -458,7 +500,7 @@ function stepKeyboard(c: HTMLCanvasElement, tip: HTMLElement): void {
     e.preventDefault();
     at = stepBox(e.key, boxes, at && boxes.includes(at) ? at : undefined);
     if (!at) return;
-    const r = c.getBoundingClientRect(), k = r.width / c.width;
+    const r = c.getBoundingClientRect(), k = shownScale(c);
     showStepTip(c, tip, r.left + (at.x + at.w / 2) * k, r.top + (at.y + at.h / 2) * k);
   });
 }
@@ -476,6 +518,7 @@ function wireStepTips(hooks: Record<string, unknown>): void {
     c.addEventListener('mousemove', (e) => showStepTip(c, tip, e.clientX, e.clientY));
     c.addEventListener('mouseleave', () => { tip.hidden = true; });
     stepKeyboard(c, tip);
+    followWidth(c, refitTimelines);
   }
   hooks.timelineSteps = {
     axis: (id: string) => drawn.get(id)?.axis ?? [],
@@ -483,10 +526,12 @@ function wireStepTips(hooks: Record<string, unknown>): void {
     at: (id: string, phase: string, step: number, rank: number) => {
       const b = drawn.get(id)?.boxes.find((x) => x.phase === phase && x.step === step && x.rank === rank), c = $<HTMLCanvasElement>(id);
       if (!b) return null;
-      const r = c.getBoundingClientRect(), k = r.width / c.width;
+      const r = c.getBoundingClientRect(), k = shownScale(c);
       return { x: r.left + (b.x + b.w / 2) * k, y: r.top + (b.y + b.h / 2) * k };
     },
     tip: (id: string) => (tips.get(id)!.hidden ? '' : tips.get(id)!.textContent ?? ''),
+    /** The caption's lines as drawn (one at full width, broken where the timeline is narrow). */
+    caption: (id: string) => drawn.get(id)?.caption ?? [],
   };
 }
 
@@ -724,8 +769,7 @@ class LivePanel {
       };
       const out = await liveRun(cfg, this.pool, this.store, say, onStep, () => id === this.runId, abort.signal);
       showResults(out.rows);
-      drawTimeline(out.timeline);
-      drawPredicted(out.timeline);
+      drawTimelines(out.timeline);
       this.finish(id, 'done', out.live);
     } catch (e) {
       if (e instanceof Cancelled || abort.signal.aborted) return;
@@ -982,8 +1026,7 @@ async function showTimelineFile(f: File, status: HTMLElement, hooks: Record<stri
       throw new Error('it is not JSON');
     }
     checkTimeline(tl);
-    drawTimeline(tl);
-    drawPredicted(tl);
+    drawTimelines(tl);
     const p = tl.predicted;
     const v2 = tl.scheme ? `, ${tl.scheme}${tl.mode ? ` ${tl.mode}` : ''}` : '';
     const pred = p ? `; predicted on ${p.link.name}: ${p.totalMs.toFixed(1)} ms, comm ${(100 * p.commFraction).toFixed(1)}%, ${p.tflopsPerGpu.toPrecision(3)} TFLOP/s per GPU` : '; no predicted timeline in this file';
