@@ -11,8 +11,9 @@
 # stopped at the check below; ../2026-12-06-gpu-suite-h100 used that machine). In the 03:44 UTC session: 03:48 and 03:59 UTC,
 # no machine started; 04:27 UTC, an H100 (stopped at the check, 5 s); 04:53 and 05:17 no machine, 05:01 and 05:15 refused
 # in the wait; 05:05 an H100 (../2026-12-06-gpu-suite-head-h100 used it); 05:29 no machine, 05:40 refused, 05:43 an H100.
-# In the 06:34 UTC session: 06:45 UTC, an H100 (stopped at the check, 3 s).
-# Not run yet.
+# In the 06:34 UTC session: 06:45 UTC, an H100 (stopped at the check, 3 s); 07:16 UTC, the H200: it ran (call/; this folder
+# was wip-h200-owed).
+# Ran once, in full.
 set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
