@@ -46,9 +46,10 @@ describe('flashring notes', () => {
     expect(COMMITTED).not.toContain('a few thousand tokens');
   });
 
-  it('quotes the portable kernels as they ship (fma chains; measured only on an H100) and says where the errors were spot-checked', () => {
+  it('quotes the portable kernels as they ship (fma chains; an H100, and the H200 against its own peer) and says where the errors were spot-checked', () => {
     expect(COMMITTED).toContain('reach 20.9 / 22.0 TFLOP/s forward at D=64 / 128, 0.61× / 0.49×');
-    expect(COMMITTED).toContain('the portable kernels as they\nship have not been measured on the H200');
+    expect(COMMITTED).toMatch(/on the H200 the same\nkernels reach 0\.61× \/ 0\.50× PyTorch's f32 in the same call, `bench\/results\/2026-12-06-h200-owed`/);
+    expect(COMMITTED).not.toContain('have not been measured on the H200');
     expect(COMMITTED).not.toContain('20.2 / 21.4');
     expect(COMMITTED).toContain('in a spot check at N=67 before each timed point, f32 3.5e-7, f16 3.4e-4');
     expect(SOURCES.portableUnits).toContain('2026-12-06-units-h100');

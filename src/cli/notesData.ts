@@ -19,10 +19,12 @@ export const SOURCES = {
   // bench/results/2026-12-05-next-h200, part a, tc-r0: robustness off).
   tensorCores: [`${R}/2026-12-05-next-h200/a/tc-r0/bench-2026-12-05T04-12-28-081Z-kernels.csv`],
   // The portable kernels as they ship (fma chains, 32411d4), robustness on as browsers run them, against PyTorch's
-  // memory-efficient f32 in the same call and cuBLAS's f32 GEMM with TF32 off (gemmShare): only measured on an H100
-  // (2026-12-06, bench/results/2026-12-06-units-h100, call 1; f32 and f16 storage).
+  // memory-efficient f32 in the same call and cuBLAS's f32 GEMM with TF32 off (gemmShare): an H100 (2026-12-06,
+  // bench/results/2026-12-06-units-h100, call 1; f32 and f16 storage); and the same f32 kernels on the H200 against
+  // PyTorch's f32 (2026-12-06, bench/results/2026-12-06-h200-owed: its peer file has no GEMM, so no gemmShare).
   portableUnits: `${R}/2026-12-06-units-h100/call1/p32/bench-2026-12-06T01-27-25-434Z-kernels.csv`,
   portableUnitsF16: `${R}/2026-12-06-units-h100/call1/p16/bench-2026-12-06T01-27-52-502Z-kernels.csv`,
+  portableH200: `${R}/2026-12-06-h200-owed/call/fma/p32-ship/bench-2026-12-06T07-19-55-607Z-kernels.csv`,
   gemm: [`${R}/gemm-h200-2026-12-01/bench-2026-12-01T06-23-37-296Z.json`, `${R}/gemm-h200-2026-12-01/bench-2026-12-01T06-35-38-514Z.json`],
   matmulPeer: `${R}/h200-2026-11-30T06-56-same-call-v3b/peer.json`,
   ring: `${R}/h200-2026-11-30T04-31-first/bench-2026-11-30T04-42-43-812Z-ring.csv`,
@@ -75,8 +77,8 @@ export interface KernelFigures {
   /** [D=64, D=128]: flashring (mean of the runs) and the peer in the same call. */
   fwd: number[]; fwdBwd: number[]; peerFwd: number[]; peerFwdBwd: number[]; ratios: number[];
   errF32: number; errF16: number;
-  /** The portable f32 forward as it ships (an H100): TFLOP/s, × the peer, × cuBLAS's f32 GEMM, at D = 64 and 128. */
-  portable: { folder: string; fwd: number[]; ratio: number[]; gemmShare: number[] };
+  /** The portable f32 forward as it ships (an H100): TFLOP/s, × the peer, × cuBLAS's f32 GEMM, at D = 64 and 128; on the H200: × its peer. */
+  portable: { folder: string; fwd: number[]; ratio: number[]; gemmShare: number[]; h200: { folder: string; ratio: number[] } };
   gemm: { folder: string; tflops: number; m: number }; matmul: { folder: string; tflops: number };
 }
 
@@ -103,10 +105,16 @@ export function kernelFigures(root: string): KernelFigures {
 
 /** The portable f32 forward as it ships, Dawn's robustness on (as browsers run it), not causal: its ratios to the peer and to cuBLAS's f32 GEMM. */
 function portableFigures(root: string): KernelFigures['portable'] {
-  const rows = table(root, SOURCES.portableUnits);
-  const at = (d: number) => one(rows.filter((r) => r.pass === 'fwd' && +r.D === d && r.precision === 'f32' && r.robust === 'true' && r.causal === 'false'), `robust f32 fwd D=${d}, not causal`, SOURCES.portableUnits);
-  const rs = [at(64), at(128)];
-  return { folder: folderOf(SOURCES.portableUnits), fwd: rs.map((r) => +r.tflops), ratio: rs.map((r) => +r.ratio), gemmShare: rs.map((r) => +r.gemmShare) };
+  const forwards = (p: string) => {
+    const rows = table(root, p);
+    const at = (d: number) => one(rows.filter((r) => r.pass === 'fwd' && +r.D === d && r.precision === 'f32' && r.robust === 'true' && r.causal === 'false'), `robust f32 fwd D=${d}, not causal`, p);
+    return [at(64), at(128)];
+  };
+  const rs = forwards(SOURCES.portableUnits), h200 = forwards(SOURCES.portableH200);
+  return {
+    folder: folderOf(SOURCES.portableUnits), fwd: rs.map((r) => +r.tflops), ratio: rs.map((r) => +r.ratio), gemmShare: rs.map((r) => +r.gemmShare),
+    h200: { folder: folderOf(SOURCES.portableH200), ratio: h200.map((r) => +r.ratio) },
+  };
 }
 
 function gemmFigures(root: string): Pick<KernelFigures, 'gemm' | 'matmul'> {
