@@ -104,9 +104,22 @@ describe('the advisor when nothing fits', () => {
   });
 
   it('a newer input while what would fit is searched drops that search: only the newest input is drawn', async () => {
-    const p = await openPage(server!, consoleErrors, 'ahbm=30', watch(false));
-    await p.waitForFunction(() => (window as unknown as { __flashring: { advisorState: { wouldFitPending: boolean } } }).__flashring.advisorState.wouldFitPending, null, { timeout: 240_000 });
-    await p.fill('#advisor-form input[name=ahbm]', '80');
+    // The newer input is typed the moment the status says the search for what would fit began (in the mutation's own
+    // microtask, so before any result of that search can come back): polling for the pending state instead could miss
+    // it on a busy machine, where the whole search ran between two polls and the test waited for a state that had passed.
+    const typeWhileSearching = (p: Page) => p.addInitScript(() => {
+      const w = window as unknown as { typedWhile?: boolean; __flashring?: { advisorState?: { wouldFitPending: boolean } } };
+      new MutationObserver(() => {
+        if (w.typedWhile !== undefined || document.getElementById('advisor-status')?.textContent !== 'searching what would fit…') return;
+        w.typedWhile = w.__flashring?.advisorState?.wouldFitPending === true;
+        const hbm = document.querySelector<HTMLInputElement>('#advisor-form input[name=ahbm]')!;
+        hbm.value = '80';
+        hbm.dispatchEvent(new Event('input', { bubbles: true }));
+      }).observe(document, { childList: true, subtree: true, characterData: true });
+    });
+    const p = await openPage(server!, consoleErrors, 'ahbm=30', (pg) => { watch(false)(pg); void typeWhileSearching(pg); });
+    await p.waitForFunction(() => (window as unknown as { typedWhile?: boolean }).typedWhile !== undefined, null, { timeout: 240_000 });
+    expect(await p.evaluate(() => (window as unknown as { typedWhile?: boolean }).typedWhile), 'typed while the search for what would fit was pending').toBe(true);
     await p.waitForFunction(() => (window as unknown as { __flashring: { advisor?: Hook } }).__flashring.advisor!.fit > 0, null, { timeout: 240_000 });
     expect(await hooks<{ wouldFitPending: boolean }>(p, 'advisorState')).toMatchObject({ wouldFitPending: false });
     expect(await p.textContent('#advisor-would')).toBe('');
