@@ -41,6 +41,12 @@ export async function startPage(base: string, webgpu = true): Promise<PageHarnes
 export const pageReady = (p: Page) =>
   p.waitForFunction(() => (window as unknown as { __flashring?: { ready?: boolean } }).__flashring?.ready === true, null, { timeout: 30_000 });
 
+/**
+ * The view the page holds in its hash, read in the page: page.url() follows history.replaceState a moment late (it
+ * learns of it from a protocol event), so right after an edit it can still show the hash before it.
+ */
+export const viewHash = async (p: Page) => new URLSearchParams(await p.evaluate(() => location.hash.slice(1)));
+
 /** One of the page's test hooks (window.__flashring[key]). */
 export const hooks = <T>(p: Page, key: string) =>
   p.evaluate((k) => (window as unknown as { __flashring: Record<string, unknown> }).__flashring[k], key) as Promise<T>;

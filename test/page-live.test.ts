@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { type PageHarness, collectErrors, hooks, openPage, pageReady, startPage } from './page-harness.js';
+import { type PageHarness, collectErrors, hooks, openPage, pageReady, startPage, viewHash } from './page-harness.js';
 
 let server: PageHarness | null = null;
 let page: Page;
@@ -343,13 +343,14 @@ describe('the live panel in headless Chromium', () => {
   it('the live form lives in the URL hash: kept by a reload and a planner edit, followed on a hash edit, bad values refused in the form\'s words', async () => {
     await fill(page, { N: '512', H: '8', R: '4', window: '128,0', gbps: '100', lat: '3' }, { scheme: 'a2a', link: 'custom', layout: 'striped' });
     await page.uncheck('#live-form input[name=causal]');
-    const q = () => new URLSearchParams(new URL(page.url()).hash.slice(1));
-    expect(Object.fromEntries(['lN', 'lH', 'lR', 'lwindow', 'lscheme', 'llink', 'lgbps', 'llat', 'llayout', 'lcausal'].map((k) => [k, q().get(k)])))
+    const q = () => viewHash(page);
+    const shown = await q();
+    expect(Object.fromEntries(['lN', 'lH', 'lR', 'lwindow', 'lscheme', 'llink', 'lgbps', 'llat', 'llayout', 'lcausal'].map((k) => [k, shown.get(k)])))
       .toEqual({ lN: '512', lH: '8', lR: '4', lwindow: '128,0', lscheme: 'a2a', llink: 'custom', lgbps: '100', llat: '3', llayout: 'striped', lcausal: '0' });
     // A planner edit rewrites the hash with the live form in it.
     await page.fill('input[name=tp]', '2');
-    expect(q().get('tp')).toBe('2');
-    expect(q().get('lN')).toBe('512');
+    expect((await q()).get('tp')).toBe('2');
+    expect((await q()).get('lN')).toBe('512');
     await page.reload();
     await ready(page);
     const value = (n: string) => page.inputValue(`#live-form [name=${n}]`);
@@ -357,7 +358,7 @@ describe('the live panel in headless Chromium', () => {
     expect(await page.isChecked('#live-form input[name=causal]')).toBe(false);
     expect(await page.isVisible('#live-form input[name=gbps]')).toBe(true); // the custom link's fields shown
     // Edited in the same tab: followed; bad values marked beside their fields and said in the status line.
-    const edited = q();
+    const edited = await q();
     edited.set('lR', '9');
     await page.evaluate((h) => { location.hash = h; }, edited.toString());
     await page.waitForFunction(() => (document.querySelector('#live-form input[name=R]') as HTMLInputElement).value === '9');

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { type PageHarness, collectErrors, hooks, openPage, pageReady, startPage } from './page-harness.js';
+import { type PageHarness, collectErrors, hooks, openPage, pageReady, startPage, viewHash } from './page-harness.js';
 import { configFromFlags } from '../src/cli/memory.js';
 import { readFileSync } from 'node:fs';
 import { recomputeCost } from '../src/memory/advise.js';
@@ -206,7 +206,7 @@ describe('the planner and replay panels', () => {
     await q.dispatchEvent('#live-form input[name=N]', 'input');
     expect(await q.isHidden('#copy-by-hand')).toBe(true);
     expect(await q.textContent('#copy-status')).toBe('');
-    expect(new URLSearchParams(new URL(q.url()).hash.slice(1)).get('lN')).toBe('512');
+    expect((await viewHash(q)).get('lN')).toBe('512');
     await q.close();
     // A clipboard that refuses the write: said as that, not as "no clipboard".
     const r = await browser.newPage();
@@ -296,7 +296,6 @@ describe('the planner and replay panels', () => {
       method: (document.querySelector('select[name=rcmethod]') as HTMLSelectElement).value,
       n: (document.querySelector('input[name=rcn]') as HTMLInputElement).value,
     }), names);
-    const hash = (p: Page) => new URLSearchParams(new URL(p.url()).hash.slice(1));
     const reload = async (p: Page) => { await p.reload(); await pageReady(p); };
     // No line recomputes: the controls hold a setting the lines do not (they take it once a line recomputes).
     const p = await open('preset=llama3-8b&lines=1,2');
@@ -309,7 +308,8 @@ describe('the planner and replay panels', () => {
     await p.selectOption('select[name=rc]', 'selective');
     const before = await controls(p);
     expect(before).toEqual({ boxes: [true, false, true, false, false], rc: 'selective', method: 'block', n: '4' });
-    expect([hash(p).get('rc_mlp'), hash(p).get('rc_layernorm'), hash(p).get('rcmethod'), hash(p).get('rcn')]).toEqual(['0', '1', 'block', '4']);
+    const h = await viewHash(p);
+    expect([h.get('rc_mlp'), h.get('rc_layernorm'), h.get('rcmethod'), h.get('rcn')]).toEqual(['0', '1', 'block', '4']);
     await reload(p);
     expect(await controls(p)).toEqual(before); // mlp came back ticked, layernorm unticked, method and N their defaults
     expect(await p.inputValue('input[name=lines]')).toBe('1,2');

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { type PageHarness, hooks, openPage, pageReady, startPage } from './page-harness.js';
+import { type PageHarness, hooks, openPage, pageReady, startPage, viewHash } from './page-harness.js';
 import { ringAttention } from '../src/cp/launch/ringAttention.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
 import { randn } from '../src/reference/compare.js';
@@ -70,7 +70,7 @@ describe('the page in headless Chromium', () => {
   it('the view lives in the URL: a changed knob survives a reload', async () => {
     await page.fill('input[name=tp]', '4');
     await page.dispatchEvent('input[name=tp]', 'input');
-    expect(page.url()).toMatch(/tp=4/);
+    expect((await viewHash(page)).get('tp')).toBe('4');
     await page.reload();
     await pageReady(page);
     expect(await page.inputValue('input[name=tp]')).toBe('4');
@@ -169,7 +169,7 @@ describe('the page in headless Chromium', () => {
     await pageReady(page);
     expect(await page.inputValue('select[name=stack]')).toBe('torch-amp');
     expect([await page.inputValue('input[name=tp]'), await page.isDisabled('input[name=tp]')]).toEqual(['1', true]);
-    expect(page.url()).toMatch(/stack=torch-amp/);
+    expect((await viewHash(page)).get('stack')).toBe('torch-amp');
     expect(await hoverPlanner(page, 'CP=2', 4096)).toMatch(/^CP=2, 4K tokens: [\d.]+ GiB( — does not fit)?\nweights\+grads\+Adam /);
     const ampTable = (await page.textContent('#planner-breakdown'))!;
     expect(ampTable).toMatch(/^CP=2 at 4K tokens: .*PyTorch AMP stack/);
@@ -225,7 +225,7 @@ describe('the page in headless Chromium', () => {
     const full = await plannerOf(page);
     expect(full.error).toBeUndefined();
     expect(full.lines.slice(0, 5)).toEqual(['CP=1', 'CP=1 + full block/8', 'CP=2', 'CP=4', 'CP=4 + full block/8']);
-    expect(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('lines')).toBe('1,1:full:block/8,2,4,4:full:block/8');
+    expect((await viewHash(page)).get('lines')).toBe('1,1:full:block/8,2,4,4:full:block/8');
     // Typing the lines moves the controls.
     await page.fill('input[name=lines]', '2,2:selective:mlp+layernorm');
     expect(await page.inputValue('select[name=rc]')).toBe('selective');
@@ -282,7 +282,7 @@ describe('the page in headless Chromium', () => {
       expect(await page.textContent('#planner-breakdown')).toBe('');
       expect(await page.isDisabled('#export-csv')).toBe(true);
       // The link keeps what the form shows (so a reload shows the same message).
-      expect(new URLSearchParams(new URL(page.url()).hash.slice(1)).get(/name=(\w+)/.exec(sel)![1])).toBe(value);
+      expect((await viewHash(page)).get(/name=(\w+)/.exec(sel)![1])).toBe(value);
       await page.fill(sel, old);
       expect(await page.textContent('#planner-error')).toBe('');
       expect(await fieldMarks(page, '#planner-form')).toEqual([]);
@@ -320,7 +320,7 @@ describe('the page in headless Chromium', () => {
     expect(p.error).toBeUndefined();
     expect(p.lines.slice(0, 2)).toEqual(['CP=1', 'CP=6']);
     expect(await page.textContent('#planner-oom')).toMatch(/CP=6 has no point at 4K: Megatron-LM cannot split them over CP 6 \(2·CP equal chunks/);
-    expect(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('seqs')).toBe('12288, 4096,6144');
+    expect((await viewHash(page)).get('seqs')).toBe('12288, 4096,6144');
     await page.fill('input[name=seqs]', '4096,lots');
     expect(await page.textContent('#planner-error')).toBe("Sequence lengths must be whole numbers of tokens from 1 to 67,108,864, comma-separated, like 4096,8192,16384 ('lots' is not one).");
     // Numbers as memory --seq-lengths reads them (1e3 is 1000 tokens), and spaces around a line's ':' as around its commas.
@@ -773,8 +773,7 @@ describe('the page in headless Chromium', () => {
     ib.rows.forEach((r, i) => expect(r.commFraction!).toBeGreaterThanOrEqual(cp.rows[i].commFraction!));
     expect(ib.rows[0].commFraction!).toBeGreaterThan(cp.rows[0].commFraction!);
     await page.fill('#cp-form input[name=cptflops]', '150');
-    // the page's own location: page.url() follows replaceState a moment late
-    const q = new URLSearchParams(await page.evaluate(() => location.hash.slice(1)));
+    const q = await viewHash(page);
     expect([q.get('cplink'), q.get('cptflops')]).toEqual(['ib-ndr', '150']);
     await page.reload();
     await pageReady(page);
@@ -883,7 +882,7 @@ describe('the page in headless Chromium', () => {
     expect(await page.inputValue('select[name=cpcomm]')).toBe('all_gather');
     await page.selectOption('select[name=cpcomm]', 'p2p');
     expect(await page.textContent('#planner-breakdown')).not.toMatch(/all-gathered/);
-    expect(page.url()).toMatch(/cpcomm=p2p/);
+    expect((await viewHash(page)).get('cpcomm')).toBe('p2p');
     await page.selectOption('select[name=cpcomm]', 'a2a');
     expect(await page.textContent('#planner-error')).toBe('');
     await page.fill('input[name=lines]', '1,8');
