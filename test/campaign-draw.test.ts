@@ -1,0 +1,61 @@
+/**
+ * bench/megatron/campaign.py draw, as docs/memory.md and each results README say it reproduces a draw:
+ * every committed draw.json comes back from its seed, run count, --layers and --seqs (the configurations
+ * kept, their split and the rejections by sequence length), and a range no run fits in still stops with
+ * its line. The draw is plain Python (random.Random), so it needs only python3, no GPU.
+ */
+import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const RESULTS = 'bench/results';
+const hasPython = spawnSync('python3', ['--version']).status === 0;
+
+/** Every committed draw of campaign.py (its generator field), with the folder it is in. */
+function committedDraws(): { dir: string; doc: Record<string, unknown> }[] {
+  return readdirSync(RESULTS)
+    .map((d) => join(RESULTS, d, 'draw.json'))
+    .filter((f) => existsSync(f))
+    .map((f) => ({ dir: f, doc: JSON.parse(readFileSync(f, 'utf8')) as Record<string, unknown> }))
+    .filter(({ doc }) => String(doc.generator ?? '').includes('bench/megatron/campaign.py'));
+}
+
+function draw(args: string[]): { status: number | null; stderr: string; doc?: Record<string, unknown> } {
+  const out = mkdtempSync(join(tmpdir(), 'flashring-draw-'));
+  try {
+    const r = spawnSync('python3', ['bench/megatron/campaign.py', 'draw', ...args, '--out', out], { encoding: 'utf8' });
+    const file = join(out, 'draw.json');
+    return { status: r.status, stderr: r.stderr, ...(existsSync(file) ? { doc: JSON.parse(readFileSync(file, 'utf8')) } : {}) };
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+describe.skipIf(!hasPython)('campaign.py draw (python3)', () => {
+  const draws = committedDraws();
+
+  it('finds the committed draws, the campaign (seed 33, 48 runs) among them', () => {
+    expect(draws.length).toBeGreaterThanOrEqual(8);
+    expect(draws.some(({ doc }) => doc.seed === 33 && doc.runs === 48)).toBe(true);
+  });
+
+  it.each(committedDraws().map(({ dir, doc }) => [dir, doc] as const))('%s comes back from its seed', (_dir, doc) => {
+    const args = ['--seed', String(doc.seed), '--runs', String(doc.runs)];
+    if (Array.isArray(doc.layers)) args.push('--layers', (doc.layers as number[]).join('-'));
+    if (Array.isArray(doc.seqs)) args.push('--seqs', (doc.seqs as number[]).join(','));
+    const r = draw(args);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.doc?.kept).toEqual(doc.kept);
+    expect(r.doc?.rejected_by_seq).toEqual(doc.rejected_by_seq);
+  });
+
+  it('a range no run fits in stops with its line and writes nothing', () => {
+    const r = draw(['--seed', '1', '--runs', '1', '--layers', '1000-1000', '--seqs', '32768']);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/10000 draws in a row at 32768 tokens were all over the 56 GiB budget/);
+    expect(r.doc).toBeUndefined();
+  });
+});
