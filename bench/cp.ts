@@ -257,7 +257,7 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
         }
         const elapsed = (performance.now() - t0) / 1e3;
         if (budgetS !== null && elapsed + 1.5 * last > budgetS) {
-          skip(R, scheme, `would end past the ${budgetS} s budget (${elapsed.toFixed(0)} s used, the last point took ${last.toFixed(1)} s)`);
+          skip(R, scheme, `would end past the ${budgetS} s budget (${duration(elapsed * 1e3)} used, the last point took ${duration(last * 1e3)})`);
           continue;
         }
         const pt = await point(dev, s, src, { ...opts, ranks: R, scheme }, { ...opts, ranks: 1 }, heat);

@@ -230,6 +230,23 @@ describe('bench/cp.ts sweep', () => {
     expect(rows.map((r) => [r.kernelMsBest, r.vsR1Best])).toEqual([[8, 1], [18, 18 / 8]]);
   });
 
+  it('a point past --budget-s is named as skipped with the time used and the last point\'s, in ms below a second (it read "0 s used")', async () => {
+    const [dev] = await testDevices(1);
+    if (!dev.hasF16) return expect(process.env.CI).not.toBe('true'); // the sweep is f16
+    const out = mkdtempSync(join(tmpdir(), 'flashring-cp-'));
+    try {
+      const r = await cpRun(['sweep', '--N', '64', '--H', '4', '--D', '16', '--R', '1,2', '--schemes', 'p2p', '--budget-s', '0.001', '--out', out]);
+      expect(r.code, r.err).toBe(0);
+      const why = /^skipped R=2 p2p: would end past the 0\.001 s budget \((\S+ m?s) used, the last point took (\S+ m?s)\)$/m.exec(r.out);
+      expect(why, r.out).not.toBeNull();
+      for (const t of why!.slice(1)) expect(t).toMatch(/^(?!0 s$|0\.0 s$)\d[\d.e-]* m?s$/);
+      const res = JSON.parse(readFileSync(join(out, 'cp-sweep.json'), 'utf8'));
+      expect(res.skipped).toEqual([{ R: 2, scheme: 'p2p', why: expect.stringMatching(/budget/) }]);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
   it('a tiny sweep through cp-run.mjs: no Dawn warnings; only the --schemes asked; a2a at R=3 with 4 heads named as skipped (table and JSON); R=1 best 1.00', async () => {
     const [dev] = await testDevices(1);
     if (!dev.hasF16) return expect(process.env.CI).not.toBe('true'); // the sweep is f16
