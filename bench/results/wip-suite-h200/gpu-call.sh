@@ -4,7 +4,7 @@
 #   bash .gpu/enter.sh bash bench/results/wip-suite-h200/gpu-call.sh
 # The GPU test suite on the H200 itself, tensor cores required: the shipped portable kernels (fma chains, since
 # 2026-12-05) have passed it only on H100s; on the H200 only test/nan.test.ts (../2026-12-06-h200-owed). Ends at once on
-# any other card. Tries: 07:32, 07:49, 08:10, 08:21 and 08:36 UTC on 2026-12-06, an H100 each time (stopped at the check,
+# any other card. Tries: 07:32, 07:49, 08:10, 08:21, 08:36 and 08:37 UTC on 2026-12-06, an H100 each time (stopped at the check,
 # 3–5 s). Not run.
 set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
