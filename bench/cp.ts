@@ -381,7 +381,7 @@ function sweepTable(sw: SweepResult & RunMeta): string[] {
   ]);
   const L = [adapterLine(sw),
     `one-device sweep: N=${r0.N} H=${r0.H} D=${r0.D} causal f16 zigzag; each point: warm-up (>= 1 s on a GPU), median of ${counted(sw.repeats ?? 1, 'run')}, each after an R=1 run (paired: median of the neighbours' ratios); predicted on nvlink-h200 from measured step compute`,
-    ...aligned([head, ...cells], [0, 1, 3]).map((l) => l.trimEnd())];
+    ...aligned([head, ...cells], [0, 1, 3])];
   L.push('R=1 is one rank: the same work under every scheme name, measured once and the baseline (vs R=1) and reference outputs of every scheme (its paired and err: -); n/a: not measured (no GPU timestamps).');
   L.push(`best: a point's fastest run; R=1's is the fastest of all ${r1RunCount(sw.rows)} R=1 runs (its own and those paired with every point), the denominator of vs R=1 best.`);
   for (const k of sw.skipped ?? []) L.push(`skipped R=${k.R} ${k.scheme}: ${k.why}`);

@@ -114,7 +114,7 @@ export function procsTable(rows: ProcRow[]): string {
     fig(r.predicted?.totalMs, 1), fig(r.predictedVsMeasured, 2), r.perRank.map((p) => `${fig(p.computeMs, 0)}/${fig(p.transferMs, 0)}/${fig(p.idleMs, 0)}`).join('  '),
   ]);
   const head = ['N', 'R', 'scheme', 'wall ms', 'comm %', 'TFLOP/s/GPU', 'staging Gbit/s', 'predicted ms', 'pred/meas', 'per rank compute/transfer/idle ms'];
-  const lines = [adapterLine(rows.flatMap((r) => r.adapters ?? [])), ...aligned([head, ...cells], [0, 1, 2, 9]).map((l) => l.trimEnd())];
+  const lines = [adapterLine(rows.flatMap((r) => r.adapters ?? [])), ...aligned([head, ...cells], [0, 1, 2, 9])];
   if (rows.some((r) => r.stagingGbps === null)) lines.push(`- = no bytes went between rank processes (R=1): no staging bandwidth, so no prediction at it`);
   return lines.join('\n');
 }

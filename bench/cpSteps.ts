@@ -152,7 +152,7 @@ export function stepsTable(res: StepsResult & RunMeta): string {
   ], [0]);
   const L = [adapterLine(res),
     `p2p zigzag steps: N=${res.N} H=${res.H} D=${res.D} causal f16, kernel ms (median of ${res.reps}); plain = the single-device kernel on a call of the same visible work`,
-    ...steps, ...sums].map((l) => l.trimEnd());
+    ...steps, ...sums];
   for (const k of res.skipped ?? []) L.push(`skipped R=${k.R} ${k.kind} (${k.count} steps): ${k.why}`);
   return L.join('\n');
 }
