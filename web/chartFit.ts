@@ -84,13 +84,16 @@ function fitTitles(options: Record<string, unknown>, width: number, design: numb
   }
 }
 
+/** A chart of `cfg` on `canvas` at the canvas's size (not responsive: Chart.js draws at it, times the pixel ratio, and sets its CSS size to it). */
+const chartAtSize = (canvas: HTMLCanvasElement, cfg: ReturnType<ChartBuild>): Chart =>
+  new Chart(canvas, { ...cfg, options: { ...cfg.options, maintainAspectRatio: false } } as never);
+
 /** Draws `build`'s chart on `canvas` at the width it shows at and its design height; it follows its container's width from then on. */
 export function drawFitted(canvas: HTMLCanvasElement, build: ChartBuild): Chart {
   const design = designSize(canvas), width = fitWidth(canvas), cfg = build();
   fitTitles(cfg.options, width, design.width);
-  // Not responsive: Chart.js draws at the canvas's size (times the pixel ratio) and sets its CSS size to it.
   Object.assign(canvas, { width, height: design.height });
-  const chart = new Chart(canvas, { ...cfg, options: { ...cfg.options, maintainAspectRatio: false } } as never);
+  const chart = chartAtSize(canvas, cfg);
   builds.set(chart, build);
   followWidth(canvas, () => refit(canvas));
   return chart;
@@ -138,7 +141,7 @@ export function designPng(chart: Chart): string {
   if (!build) throw new Error('designPng: a chart that drawFitted did not draw');
   const { width, height } = designSize(chart.canvas), cfg = build();
   const canvas = Object.assign(document.createElement('canvas'), { width, height });
-  const copy = new Chart(canvas, { ...cfg, options: { ...cfg.options, maintainAspectRatio: false } } as never);
+  const copy = chartAtSize(canvas, cfg);
   try {
     chart.data.datasets.forEach((_, i) => copy.setDatasetVisibility(i, chart.isDatasetVisible(i)));
     copy.update();
