@@ -147,12 +147,12 @@ export function ringCost(root: string): RingCost {
   const rows = sweep.rows.filter((r) => r.scheme === 'p2p' && r.layout === 'zigzag' && r.R > 1).sort((a, b) => a.R - b.R);
   const peer = (JSON.parse(text(root, SOURCES.ringPeer)) as { results: { N: number; R: number; ratio: number; fwdMs: number; bwdMs: number }[] }).results;
   const at = (r: { R: number; N: number }) => peer.find((x) => x.R === r.R && x.N === r.N);
-  const one = sweep.rows.find((r) => r.scheme === 'p2p' && r.R === 1), peerOne = rows.length ? at({ R: 1, N: rows[0].N }) : undefined;
-  if (!rows.length || rows.some((r) => !at(r)) || !one || !peerOne) throw new InputError(`notes: ${SOURCES.ringSweep} and ${SOURCES.ringPeer} lack the same p2p points (R = 1 and R > 1)`);
+  const oursOne = sweep.rows.find((r) => r.scheme === 'p2p' && r.R === 1), peerOne = rows.length ? at({ R: 1, N: rows[0].N }) : undefined;
+  if (!rows.length || rows.some((r) => !at(r)) || !oursOne || !peerOne) throw new InputError(`notes: ${SOURCES.ringSweep} and ${SOURCES.ringPeer} lack the same p2p points (R = 1 and R > 1)`);
   return {
     folder: folderOf(SOURCES.ringSweep), peerFolder: folderOf(SOURCES.ringPeer), n: rows[0].N, h: rows[0].H, d: rows[0].D,
     R: rows.map((r) => r.R), ours: rows.map((r) => r.vsR1), peer: rows.map((r) => at(r)!.ratio),
-    oursR1Ms: one.kernelMs, peerR1Ms: peerOne.fwdMs + peerOne.bwdMs,
+    oursR1Ms: oursOne.kernelMs, peerR1Ms: peerOne.fwdMs + peerOne.bwdMs,
   };
 }
 
