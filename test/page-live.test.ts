@@ -230,7 +230,7 @@ describe('the live panel in headless Chromium', () => {
     await p.close();
   });
 
-  it('a 390 px window: the timelines draw at its width and the device\'s pixel ratio, their text as tall as 10 px text (scaled down from 960 px it was under 5 px), nothing cut; wider again, they draw at 960 px', async () => {
+  it('a 390 px window: the timelines draw at its width and the device\'s pixel ratio, their text as tall as 10 px text (scaled down from 960 px it was under 5 px), nothing cut; wider again, they draw at 960 px; at another pixel ratio, drawn again for it', async () => {
     const tl = { kind: 'flashring.timeline', version: 1, R: 2, layout: 'zigzag', adapters: ['x'], summary: { overlapEfficiency: 0.5 },
       phases: [{ phase: 'forward', wallMs: 3000, steps: [0, 1].flatMap((step) => [0, 1].map((rank) => ({ step, rank, label: 'ring', start: step * 1500, computeEnd: step * 1500 + 1000, transferEnd: step * 1500 + 1400, end: step * 1500 + 1400, transferMs: 400, idleMs: 100 }))) }] };
     type Steps = { at(id: string, ph: string, st: number, r: number): { x: number; y: number } | null; tip(id: string): string; caption(id: string): string[] };
@@ -240,6 +240,11 @@ describe('the live panel in headless Chromium', () => {
     });
     for (const scale of [1, 2]) {
       const p = await server!.browser.newPage({ viewport: { width: 390, height: 900 }, deviceScaleFactor: scale });
+      // The media queries the page makes on the pixel ratio, kept so that the test can tell them of a change (below).
+      await p.addInitScript(() => {
+        const real = window.matchMedia.bind(window), kept: MediaQueryList[] = [];
+        Object.assign(window, { __ratioQueries: kept, matchMedia: (q: string) => { const m = real(q); if (q.includes('resolution')) kept.push(m); return m; } });
+      });
       collectErrors(p, consoleErrors);
       await p.goto(server!.url);
       await pageReady(p);
@@ -268,6 +273,14 @@ describe('the live panel in headless Chromium', () => {
       const wide = await timelineText(p);
       expect([wide.css, wide.backing]).toEqual([960, 960 * scale]);
       expect((await steps(p)).caption).toEqual(['measured: 3000.0 ms · blue compute · orange transfer · grey idle · overlap 50%']);
+      // Only the pixel ratio changes (a screen of the other density, the same width): drawn again for it, sharp. Headless
+      // Chromium changes the ratio under emulation but tells no media query of it, so the queries the page made for the
+      // ratio are told here, as a browser tells them when a window moves to another screen.
+      const other = 3 - scale, cdp = await p.context().newCDPSession(p);
+      await cdp.send('Emulation.setDeviceMetricsOverride', { width: 1100, height: 900, deviceScaleFactor: other, mobile: false });
+      await p.evaluate(() => { for (const q of [...(window as unknown as { __ratioQueries: MediaQueryList[] }).__ratioQueries]) q.dispatchEvent(new Event('change')); });
+      await p.waitForFunction((k) => window.devicePixelRatio === k && (document.getElementById('timeline') as HTMLCanvasElement).width === 960 * k, other);
+      expect(await timelineText(p).then((x) => [x.css, x.backing])).toEqual([960, 960 * other]);
       await p.close();
     }
     expect(consoleErrors).toEqual([]);

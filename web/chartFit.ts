@@ -6,7 +6,7 @@
  * tooltip line too long for a narrow chart is broken into lines that fit, a legend label cut with an ellipsis. The PNG
  * export draws the same chart again at the design size: the image it always was, whatever the window. The ring
  * timelines (web/live.ts, drawn by hand) take the same width (fitWidth), follow it (followWidth) and size their
- * canvas for the pixel ratio as Chart.js does (fitCanvas).
+ * canvas for the pixel ratio as Chart.js does (fitCanvas), drawn again where the ratio changes (followPixelRatio).
  */
 import Chart, { type FontSpec } from 'chart.js/auto';
 import { toFont } from 'chart.js/helpers';
@@ -106,12 +106,26 @@ export function followWidth(canvas: HTMLCanvasElement, redraw: () => void): void
   new ResizeObserver(redraw).observe(canvas.parentElement);
 }
 
+/** The device's pixel ratio: backing pixels per CSS pixel (1 where the browser gives none). */
+export const pixelRatio = (): number => window.devicePixelRatio || 1;
+
+/**
+ * `redraw` runs each time the device's pixel ratio changes (the window moved to a screen of another density, or the page
+ * zoomed where that leaves its width): a media query at the present ratio, armed again at each change. Chart.js follows
+ * the ratio itself; the hand-drawn timelines need this, as their width may not change.
+ */
+export function followPixelRatio(redraw: () => void): void {
+  if (typeof matchMedia === 'undefined') return;
+  const arm = () => matchMedia(`(resolution: ${pixelRatio()}dppx)`).addEventListener('change', () => { arm(); redraw(); }, { once: true });
+  arm();
+}
+
 /**
  * A hand-drawn canvas (the timelines) sized to show at `width` × `height` CSS px and hold a backing pixel per device
  * pixel, as Chart.js sizes a chart: its context (returned) scaled by the device's pixel ratio draws in CSS px.
  */
 export function fitCanvas(canvas: HTMLCanvasElement, width: number, height: number): CanvasRenderingContext2D {
-  const k = window.devicePixelRatio || 1;
+  const k = pixelRatio();
   Object.assign(canvas, { width: Math.round(width * k), height: Math.round(height * k) });
   Object.assign(canvas.style, { width: `${width}px`, height: `${height}px` });
   const g = canvas.getContext('2d')!;

@@ -21,7 +21,7 @@ import { HEAD_GROUP_ALL, type KernelTuning } from '../src/kernels/tuning.js';
 import { idbTuneStore } from './tuneStore.js';
 import { FieldError, FieldErrors, customLink, marksOf, showFieldErrors } from './fields.js';
 import { duration, flopRate } from './format.js';
-import { fitCanvas, fitWidth, followWidth } from './chartFit.js';
+import { fitCanvas, fitWidth, followPixelRatio, followWidth, pixelRatio } from './chartFit.js';
 import { wrapText } from '../src/memory/chart.js';
 import { ringAttention, RingOptions, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
 import { ONE_RANK, oneRankTransfers } from '../src/cp/rank/timeline.js';
@@ -218,9 +218,9 @@ interface StepBox { phase: string; step: number; rank: number; x: number; y: num
 interface StepColumn { phase: string; step: number; label: string; x0: number; x1: number }
 /**
  * Each timeline canvas as last drawn: its step boxes (the tooltip finds them), the step names on its axis, the width it
- * drew at (CSS px, its drawing's units) and its caption's lines.
+ * drew at (CSS px, its drawing's units), the pixel ratio it drew at (backing pixels per CSS px) and its caption's lines.
  */
-const drawn = new Map<string, { boxes: StepBox[]; axis: string[]; width: number; caption: string[] }>();
+const drawn = new Map<string, { boxes: StepBox[]; axis: string[]; width: number; ratio: number; caption: string[] }>();
 /** The timeline shown (a run's or a dropped file's), drawn again when the window's width changes; null when none is. */
 let shown: RingTimeline | null = null;
 
@@ -275,7 +275,7 @@ function frame(id: string, R: number, totalMs: number, caption: string) {
   const g = fitCanvas(c, width, height);
   c.hidden = false;
   c.setAttribute('aria-label', `${id === 'timeline' ? 'Measured' : 'Predicted'} ring timeline: ${counted(R, 'rank row')} over ${duration(totalMs)}, each step's compute, transfer and idle. Arrow keys step through the steps.`);
-  drawn.set(id, { boxes: [], axis: [], width, caption: cap.lines });
+  drawn.set(id, { boxes: [], axis: [], width, ratio: pixelRatio(), caption: cap.lines });
   g.font = FONT;
   const w = width - LEFT - 10, span = totalMs || 1;
   g.fillStyle = '#333';
@@ -305,9 +305,13 @@ function drawTimelines(tl: RingTimeline): void {
   drawPredicted(tl);
 }
 
-/** The timelines drawn again where their container's width changed (a window resized or turned), their tooltips hidden. */
+/**
+ * The timelines drawn again where their container's width changed (a window resized or turned) or the device's pixel
+ * ratio did (a screen of another density: drawn for the old one, they would be blurred or oversized), tooltips hidden.
+ */
 function refitTimelines(): void {
-  if (!shown || CANVASES.every((id) => !drawn.has(id) || drawn.get(id)!.width === fitWidth($(id)))) return;
+  const same = (id: string) => !drawn.has(id) || (drawn.get(id)!.width === fitWidth($(id)) && drawn.get(id)!.ratio === pixelRatio());
+  if (!shown || CANVASES.every(same)) return;
   for (const tip of Array.from(document.querySelectorAll<HTMLElement>('.chart-tip'))) tip.hidden = true;
   drawTimelines(shown);
 }
@@ -520,6 +524,7 @@ function wireStepTips(hooks: Record<string, unknown>): void {
     stepKeyboard(c, tip);
     followWidth(c, refitTimelines);
   }
+  followPixelRatio(refitTimelines);
   hooks.timelineSteps = {
     axis: (id: string) => drawn.get(id)?.axis ?? [],
     /** Client coordinates of a step's box (the middle of its rank's row). */
