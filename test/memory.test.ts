@@ -339,3 +339,22 @@ describe('memory chart', () => {
     expect(wrapText('a '.repeat(3) + 'x'.repeat(200))).toEqual(['a a a', 'x'.repeat(200)]); // a word longer than the width keeps a line of its own
   });
 });
+
+describe('MLP widths that tensor parallelism cannot split', () => {
+  // Megatron-LM's ColumnParallelLinear/RowParallelLinear divide the MLP width over the TP ranks (divide() asserts it):
+  // a width TP does not divide is refused there, not a fractional 125.125 columns a rank.
+  const m: ModelConfig = { numLayers: 4, hiddenSize: 4096, numAttentionHeads: 32 };
+  const par = { ...DEFAULT_PARALLEL, seqLength: 4096, tensorParallel: 8, sequenceParallel: true };
+  it('the dense MLP width (--ffn-hidden-size) must be divisible by TP', () => {
+    expect(() => memoryBreakdown({ ...m, ffnHiddenSize: 1001 }, par)).toThrow(/^--ffn-hidden-size 1001 is not divisible by --tensor-model-parallel-size 8/);
+    expect(memoryBreakdown({ ...m, ffnHiddenSize: 1000 }, par).totalBytes).toBeGreaterThan(0);
+    expect(memoryBreakdown({ ...m, ffnHiddenSize: 1001 }, { ...par, tensorParallel: 1, sequenceParallel: false }).totalBytes).toBeGreaterThan(0);
+  });
+  it("an expert's and the shared expert's widths (expert tensor parallelism = TP) too", () => {
+    const moe = (o: object) => ({ ...m, moe: { numExperts: 8, routerTopk: 2, ...o } });
+    expect(() => memoryBreakdown(moe({ ffnHiddenSize: 1001 }), par)).toThrow(/^--moe-ffn-hidden-size 1001 is not divisible by --tensor-model-parallel-size 8/);
+    expect(() => memoryBreakdown(moe({ sharedExpertSize: 1001 }), par)).toThrow(/^--moe-shared-expert-intermediate-size 1001 is not divisible by --tensor-model-parallel-size 8/);
+    // With every layer's MLP made of experts of their own width, the dense width is never built.
+    expect(memoryBreakdown({ ...moe({ ffnHiddenSize: 1024 }), ffnHiddenSize: 1001 }, par).totalBytes).toBeGreaterThan(0);
+  });
+});

@@ -347,6 +347,8 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
     else if (MOE_MODULES.includes(mod) && !m.moe) throw new InputError(`--recompute-modules ${mod} needs MoE layers (--num-experts)`);
     else if (mod === 'shared_experts' && !m.moe?.sharedExpertSize) throw new InputError('--recompute-modules shared_experts needs a shared expert (--moe-shared-expert-intermediate-size)');
   if (m.moe) validateMoe(m.moe, p);
+  for (const [w, flag] of tpSplitWidths(m))
+    if (w % p.tensorParallel) throw new InputError(`${flag} is not divisible by --tensor-model-parallel-size ${p.tensorParallel} (Megatron-LM splits the MLP's width over the TP ranks and refuses it)`);
   // megatron/training/arguments.py: "When using MoE and tensor parallelism, sequence parallelism must be used".
   if (m.moe && p.tensorParallel > 1 && !p.sequenceParallel && (p.stack ?? 'megatron') === 'megatron')
     throw new InputError('Megatron-LM trains MoE layers with tensor parallelism only with --sequence-parallel: add it (s/CP must then divide over the TP ranks)');
@@ -365,6 +367,19 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   }
   if (p.recompute !== 'selective' && p.recomputeModules?.length && p.recomputeModules.join() !== 'core_attn')
     throw new InputError(`--recompute-modules ${p.recomputeModules.join(' ')} needs --recompute-granularity selective`);
+}
+
+/**
+ * The MLP widths Megatron-LM splits over the TP ranks (its column- and row-parallel linears divide them), each with
+ * the flag that gives it as a message says it: the dense MLP's, or, where every layer's MLP is experts, the experts' (expert tensor
+ * parallelism = TP) and the shared expert's.
+ */
+function tpSplitWidths(m: ModelConfig): [number, string][] {
+  const f = ffnWidth(m), dense: [number, string] = [f, `--ffn-hidden-size ${f}${m.ffnHiddenSize === undefined ? ' (its default)' : ''}`];
+  if (!m.moe) return [dense];
+  const { ffnHiddenSize: e, sharedExpertSize: sh } = m.moe;
+  const routed: [number, string] = e === undefined ? dense : [e, `--moe-ffn-hidden-size ${e}`];
+  return sh ? [routed, [sh, `--moe-shared-expert-intermediate-size ${sh}`]] : [routed];
 }
 
 /**
