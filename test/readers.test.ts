@@ -124,6 +124,13 @@ describe('activation_memory.csv: refused with the line number', () => {
     // Empty fields are fields; a header ending in an unnamed column (a trailing comma) asks for none there.
     expect(parseCsv('seq_len,total_gib,fits,\n4096,10,\n8192,,false\n', 'x.csv').map((r) => [r.total_gib, r.fits])).toEqual([[10, null], [null, false]]);
   });
+  it('a row with more fields than the header has columns is refused with its line (a decimal comma split a value); empty ones (trailing commas) are not', () => {
+    // '10,5' (a decimal comma) was read as total_gib 10, the 5 dropped: a silent wrong number.
+    expect(() => parseCsv('seq_len,total_gib\n4096,10,5\n', 'x.csv'))
+      .toThrow(/^x\.csv line 2: 3 fields where the header has 2 columns: field 3 \('5'\) has no column/);
+    expect(() => parseCsv('seq_len,tp,total_gib,source\n4096,1,10,a\n8192,1,2,5,b\n', 'x.csv')).toThrow(/^x\.csv line 3: 5 fields where the header has 4 columns: field 5 \('b'\)/);
+    expect(parseCsv('seq_len,total_gib\n4096,10,,\n8192,"20",\n', 'x.csv').map((r) => r.total_gib)).toEqual([10, 20]);
+  });
   it('numeric cells are decimal, as on the command line: hex, binary and octal refused with the line; scientific notation read', () => {
     const csv = (cells: string) => () => parseCsv(`seq_len,tp,total_gib\n4096,1,10\n${cells}\n`, 'x.csv');
     expect(csv('8192,1,0x10')).toThrow(/^x\.csv line 3: total_gib '0x10' is not a decimal number$/);

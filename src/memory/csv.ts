@@ -115,7 +115,8 @@ const RECOMPUTE = /^(none|selective(:[a-z_]+(\+[a-z_]+)*)?|full:(uniform|block)\
  * named twice in the header, a seq_len missing, a size (seq_len, tp, cp, pp, micro_batch) that is not
  * a positive integer, a number cell that is not a finite number or is negative (a total_gib or
  * hbm_gib of 0 too, a memory above 1 PiB), a boolean (sp, fits) that is not true/false/1/0/yes/no, a
- * recompute that is no recompute setting, a row with fewer fields than the header's columns (a file cut short), and a row that measures nothing (empty total_gib with fits
+ * recompute that is no recompute setting, a row with fewer fields than the header's columns (a file cut short) or with a
+ * field beyond them that is not empty (a value split by a comma in it: '10,5' read as 10), and a row that measures nothing (empty total_gib with fits
  * not given and no iter_ms or tflops_per_gpu). An empty total_gib is an unknown peak, never an
  * out-of-memory: only fits=false says that.
  */
@@ -138,6 +139,9 @@ export function parseCsv(text: string, name = 'CSV'): CsvRow[] {
     const { cells, line } = rows[k];
     if (cells.length < named)
       throw new InputError(`${name} line ${line}: ${counted(cells.length, 'field')} where the header has ${named} (up to '${shown(head[named - 1])}'): a short row, the file cut short? Give every column a field (an empty one for an unknown value)`);
+    const extra = cells.findIndex((c, i) => i >= head.length && c.trim() !== '');
+    if (extra >= 0)
+      throw new InputError(`${name} line ${line}: ${cells.length} fields where the header has ${head.length} columns: field ${extra + 1} ('${shown(cells[extra])}') has no column (a comma inside a value, a decimal comma as in '10,5'? Quote the value, write a decimal point, or name the column in the header)`);
     out.push(csvRow(cells, head, line, name));
   }
   return out;
