@@ -423,7 +423,8 @@ describe('Megatron-LM logs by hand', () => {
   });
 
   it('implausible memory lines are refused with their line', () => {
-    const at = (l: string) => () => parseMegatronLog([...dump(ARGS), l].join('\n'), 'r.log');
+    // Each line ends (a log's last line without its line end may be cut off: see 'cut inside its last number' below).
+    const at = (l: string) => () => parseMegatronLog([...dump(ARGS), l].join('\n') + '\n', 'r.log');
     expect(at(mem(0, '-1', '2', '3', '4'))).toThrow("r.log line 9: memory allocated '-1' is not a non-negative finite number");
     expect(at(mem(0, '3', '2', '3', '4'))).toThrow('r.log line 9: memory allocated 3 MB exceeds max allocated 2 MB (the peak of allocated)');
     expect(at(mem(0, '1', '2', '5', '4'))).toThrow('r.log line 9: memory reserved 5 MB exceeds max reserved 4 MB (the peak of reserved)');
@@ -460,6 +461,15 @@ describe('Megatron-LM logs by hand', () => {
     expect(r.memory.length).toBe(1);
     expect(r.point.peakMaxAllocatedGiB).toBe(2);
     expect(r.warnings[0]).toMatch(/^the log ends mid-line: its last line "\[Rank 1\] .*" is cut off and was not used$/);
+  });
+
+  it('a memory line cut inside its last number (max reserved 6100 of 61000.00, below its reserved) is cut off, not a log refused whole', () => {
+    const cut = '[Rank 1] (after 1 iterations) memory (MB) | allocated: 1024 | max allocated: 9999 | reserved: 60000.00 | max reserved: 6100';
+    const r = parseMegatronLog([...dump(ARGS), mem(0, '1024', '2048', '3072', '4096'), cut].join('\n'), 'r.log');
+    expect(r.memory.length).toBe(1);
+    expect(r.warnings[0]).toMatch(/^the log ends mid-line: its last line "\[Rank 1\] .*" is cut off and was not used$/);
+    // The same line inside the log (its line end there) is no cut: refused with its line number, as before.
+    expect(() => parseMegatronLog([...dump(ARGS), cut, mem(0, '1024', '2048', '3072', '4096')].join('\n'), 'r.log')).toThrow(/^r\.log line \d+: memory reserved 60000\.00 MB exceeds max reserved 6100 MB/);
   });
 });
 

@@ -155,7 +155,7 @@ export function parseMegatronLogs(text: string, source: string, opts: { warmup?:
   // with '|') or memory line is not read, and said so, rather than read with a truncated number.
   const last = lines.at(-1) ?? '';
   let cut: string | null = null;
-  if (last.trim() && (/iteration\s+\d+\/\s*\d+\s*\|/.test(last) && !/\|\s*$/.test(last) || /memory \(MB\)/.test(last) && !/max reserved:\s*[\d.]+\s*$/.test(last))) {
+  if (last.trim() && cutOff(last)) {
     lines.pop();
     cut = `the log ends mid-line: its last line "${shown(last)}" is cut off and was not used`;
   }
@@ -170,6 +170,18 @@ export function parseMegatronLogs(text: string, source: string, opts: { warmup?:
     out.push({ ...res, startLine: (starts.length > 1 ? starts[k] : bounds[k]) + 1 });
   }
   return out;
+}
+
+/**
+ * Whether a log's last line, which has no line end, is cut off: an iteration line without its closing '|', a memory
+ * line without a number after 'max reserved:', or with one below its reserved (cut inside it: '61000.00' as '6100').
+ */
+function cutOff(last: string): boolean {
+  if (ITERATION_LINE.test(last)) return !/\|\s*$/.test(last);
+  if (!/memory \(MB\)/.test(last)) return false;
+  if (!/max reserved:\s*[\d.]+\s*$/.test(last)) return true;
+  const mem = MEMORY_LINE.exec(last);
+  return mem !== null && decimalNumber(mem[6]) < decimalNumber(mem[5]);
 }
 
 /** What a run's lines hold: the dump's arguments, iteration and memory lines, the theoretical footprint, an out-of-memory. */
