@@ -160,6 +160,18 @@ describe('autotune on this device', () => {
     expect(lines.length).toBeGreaterThan(n);
   }, 300_000);
 
+  it('a stored entry whose pins the kernels no longer take (hand-edited, an older flashring) is searched again, with a line saying why, and replaced', async () => {
+    const dev = await testDevice({ tuning: { path: 'scalar' } });
+    const store = memoryStore(), lines: string[] = [];
+    const r = { robust: false, D: 16, precision: 'f32' as const, causal: false, N: 32, heads: 1, reps: 1 };
+    const key = tuneKey(dev, 'scalar', r);
+    store.entries.set(key, { key, path: 'scalar', tuning: { portableForward: { rows: 3, cols: 8 } }, defaultMs: [2, 4], tunedMs: [1, 4], N: 32, heads: 1, checkErr: 0, date: '2026-12-02T16:00:00.000Z', trials: [] });
+    const e = await autotune(dev, r, store, { candidates: () => [], progress: (l) => lines.push(l) });
+    expect(e.fromStore).toBe(false);
+    expect(lines[0]).toMatch(/^the stored entry for D=16 f32 not causal holds pins the kernels do not take \(FLASHRING_PORTABLE_FWD='3x8'.*\): searching again$/);
+    expect(store.entries.get(key)?.tuning).toEqual({});
+  }, 120_000);
+
   it('stops between candidates when its signal is aborted, with the signal\'s reason, and stores nothing', async () => {
     const dev = await testDevice({ tuning: { path: 'scalar' } });
     const store = memoryStore(), lines: string[] = [], abort = new AbortController();

@@ -25,7 +25,7 @@ import { FORWARD_BINDINGS } from '../kernels/flashForward.js';
 import { validateShape } from '../shape.js';
 import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS, sgmmCandidates, sgmmFwdCanTurn } from '../kernels/sgmmTiles.js';
 import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../kernels/tiles.js';
-import { PORTABLE_PRODUCTS, TUNING_PINS, type KernelTuning } from '../kernels/tuning.js';
+import { PORTABLE_PRODUCTS, TUNING_PINS, resolveTuning, type KernelTuning } from '../kernels/tuning.js';
 import { FlashForward } from '../kernels/flashForward.js';
 import { benchBuffers, spotCheck, tensorFits, timeForwardBackward, type BenchBuffers } from './kernels.js';
 
@@ -239,13 +239,29 @@ export async function autotune(dev: FlashDevice, r: TuneRequest, store?: TuneSto
   checkTuneRequest(r, dev);
   const o: SearchOptions = { fresh: false, progress: () => {}, candidates: tuneCandidates, ...opts };
   const { path, key } = await defaultKey(dev, r);
-  const kept = o.fresh ? undefined : await store?.get(key);
+  const kept = o.fresh ? undefined : usableEntry(await store?.get(key), r, o.progress);
   if (kept) return { ...kept, fromStore: true };
   const bufs = benchBuffers(dev, shapeOf(r), r.precision);
   try {
     return await search(dev, r, path, key, store, o, bufs);
   } finally {
     for (const b of Object.values(bufs)) dev.tracker.destroy(b);
+  }
+}
+
+/**
+ * A stored entry whose pins the kernels still take (resolveTuning), else undefined with a line saying why: an
+ * entry edited by hand or written by another flashring is searched again (and replaced), never shown as tuned.
+ */
+function usableEntry(e: TuneEntry | undefined, r: TuneRequest, progress: SearchOptions['progress']): TuneEntry | undefined {
+  if (!e) return undefined;
+  try {
+    resolveTuning(e.tuning);
+    return e;
+  } catch (err) {
+    if (!(err instanceof InputError)) throw err;
+    progress(`the stored entry for D=${r.D} ${r.precision} ${r.causal ? 'causal' : 'not causal'} holds pins the kernels do not take (${err.message}): searching again`);
+    return undefined;
   }
 }
 
