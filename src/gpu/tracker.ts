@@ -5,6 +5,8 @@
  * holds for that rank, without a dispatch's uniform and document buffers or readback staging), which
  * is what a rank on its own GPU would hold; on one device the tracker's peak is all ranks' together.
  */
+import { LimitError } from '../errors.js';
+
 export interface TrackerSnapshot {
   liveBytes: number;
   peakBytes: number;
@@ -21,7 +23,15 @@ export class BufferTracker {
 
   constructor(readonly device: GPUDevice) {}
 
+  /**
+   * Makes and counts a buffer. One past the device's maxBufferSize is a LimitError, made and counted never:
+   * the device would make an invalid buffer, report the error uncaptured (later, under another label) and a
+   * tracker count bytes that were never allocated.
+   */
   create(desc: GPUBufferDescriptor): GPUBuffer {
+    const max = this.device.limits.maxBufferSize;
+    if (desc.size > max)
+      throw new LimitError(`buffer ${desc.label ?? '(unlabelled)'} needs ${desc.size} bytes; this device allows ${max} (maxBufferSize): split the work (a smaller batch, fewer heads or shorter sequences per call)`);
     const buf = this.device.createBuffer(desc);
     this.live.set(buf, desc.size);
     this.liveBytes += desc.size;
