@@ -33,6 +33,7 @@ import { LINKS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
 import { FieldError, FieldErrors, bugWords, customLink, fieldNumber, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { duration, sig3 } from './format.js';
 import { MAX_GPUS, notDividedByEp, notWholeMicroBatches, notWholeNodes, wouldFitLines, wouldFitSteps, type Remedy, type WouldFit } from '../src/memory/adviseForward.js';
+import { DEFAULT_MARGIN } from '../src/memory/headroom.js';
 import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
 
 type Cell = string | { text: string; cls?: string; title?: string };
@@ -80,7 +81,7 @@ export const PAGE_WORDS: AdviseWords = {
   time: duration,
 };
 
-const DEFAULTS: Record<string, string> = { aseq: '131072', agpus: '8', ahbm: '80', amargin: '0.1', agbs: '', atop: '5', alink: 'nvlink-h200', agbps: '800', alat: '5' };
+const DEFAULTS: Record<string, string> = { aseq: '131072', agpus: '8', ahbm: '80', amargin: String(DEFAULT_MARGIN), agbs: '', atop: '5', alink: 'nvlink-h200', agbps: '800', alat: '5' };
 const LINK_CHOICES = [...Object.keys(LINKS), 'custom'];
 const MAX_SEQ = 2 ** 26;
 /** How long after the last keystroke the search runs. */

@@ -11,6 +11,7 @@ import {
 } from '../src/memory/model.js';
 import { ChartDataset, MemoryChartConfig, breakdownRows, chartNotes, formatTokens, legendSwatch, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
+import { headroom } from '../src/memory/headroom.js';
 import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
 import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel } from '../src/memory/compare.js';
 import { loadLiveView, saveLiveView, setupLive } from './live.js';
@@ -738,7 +739,8 @@ function showBreakdown(p: SweepPoint | null, hbm: number, model?: ModelConfig): 
   const b = p?.breakdown;
   $('planner-time').textContent = p && model ? `${p.line} at ${formatTokens(p.config.seqLength)} tokens: ${advisor.timeLines(model, p.config).map((l) => l.trim()).join('; ')}.` : '';
   const stage = b?.otherStage ? `; the pipeline's ${b.stage} stage, the larger: the ${b.otherStage.stage} holds ${(b.otherStage.totalBytes / GIB).toFixed(2)} GiB` : '';
-  const title = p ? `${p.line} at ${formatTokens(p.config.seqLength)} tokens: ${p.totalGib.toFixed(2)} GiB per GPU, ${p.fits ? 'fits' : 'does not fit'} in ${hbm} GiB (${STACKS[b!.stack].label} stack${stage}; hover a point for its own)` : '';
+  const h = b && headroom(b.totalBytes, hbm);
+  const title = p && h ? `${p.line} at ${formatTokens(p.config.seqLength)} tokens: ${p.totalGib.toFixed(2)} GiB per GPU, ${h.fits ? 'fits' : 'does not fit'} in ${hbm} GiB, ${h.spare} (${STACKS[b!.stack].label} stack${stage}; hover a point for its own)${h.note ? `. ${sentence(h.note)}` : ''}` : '';
   fillTable($<HTMLTableElement>('planner-breakdown'), title, ['part', 'term', 'GiB', 'formula'],
     b && model ? breakdownRows(b, model).map((r) => [r.section, r.label, { text: (r.bytes / GIB).toFixed(3), cls: 'num' }, { text: r.formula, cls: 'formula' }]) : []);
 }

@@ -9,6 +9,7 @@ import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, EP_GROUPS, GIB, parseRecomputeSpec }
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
 import { GPUS_PER_NODE, INTER_NODE_LINK } from '../memory/time/iteration.js';
 import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, skipText, linksText, tokensPerSecondText, wholeMs, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
+import { DEFAULT_MARGIN } from '../memory/headroom.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
 import { MODEL_OPTS, configFromFlags, joinModuleArgs, refuseOthers } from './memory.js';
@@ -31,7 +32,7 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   --gpus N                GPUs (TP up to --gpus-per-node; DP = N / (TP·CP·PP)); TP groups, in Megatron-LM's rank order,
                           may span nodes (TP=4 with 6 GPUs a node): such a group runs at the inter-node link
   --hbm-gib G             GPU memory in GiB (default 80; the H200 whose rates these are has ${H200.hbmGib} as PyTorch reports it)
-  --margin F              keep a fraction of the HBM free (default 0.1: fits ≤ 90%)
+  --margin F              keep a fraction of the HBM free (default ${DEFAULT_MARGIN}: ${fitsText(DEFAULT_MARGIN)})
   --global-batch-size B   sequences per step (default N: one per GPU's share)
   --link NAME             the link within a node: ${LINK_NAMES.join('|')} (default nvlink-h200); --link-gbps G (1e-6 to 1e6 Gbit/s) --link-latency-us U (0 to 1e9 µs) for custom
   --gpus-per-node G       GPUs a node (default 8): a group of ranks (TP, CP, EP, the gradients' DP × CP, the pipeline)
@@ -108,7 +109,7 @@ function request(argv: string[]): Request | null {
   if (values.gpus === undefined) throw new InputError('--gpus is required (how many GPUs to spread the model over)');
   const gpus = numberArg('gpus', values.gpus, { integer: true, min: 1, max: MAX_GPUS, what: `a positive integer up to ${MAX_GPUS}` });
   const { model, par, hbmGib } = configFromFlags(values, true);
-  const margin = values.margin === undefined ? 0.1 : numberArg('margin', values.margin, { min: 0, max: 0.9, what: 'a fraction in [0, 0.9]' });
+  const margin = values.margin === undefined ? DEFAULT_MARGIN : numberArg('margin', values.margin, { min: 0, max: 0.9, what: 'a fraction in [0, 0.9]' });
   const gbs = values['global-batch-size'] === undefined ? gpus : numberArg('global-batch-size', values['global-batch-size'], { integer: true, min: 1, max: 1e7, what: 'a positive integer' });
   const link = resolveLink(values.link ?? 'nvlink-h200', values['link-gbps'], values['link-latency-us']);
   const top = values.top === undefined ? 5 : numberArg('top', values.top, { integer: true, min: 1, max: 1000, what: 'an integer from 1 to 1000' });

@@ -9,6 +9,7 @@ import {
 } from '../memory/model.js';
 import { configFromArgs, lastIteration, parseMegatronLogs, POINT_WARMUP, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
+import { headroom } from '../memory/headroom.js';
 import { recomputeNote, untrainableNote } from '../memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
 import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, predictFromLog } from '../memory/compare.js';
@@ -334,7 +335,7 @@ export async function memoryCommand(argv: string[]): Promise<number> {
   if (values.sweep || values.csv !== undefined || values.lines !== undefined || values['seq-lengths'] !== undefined) return sweepCommand(values, model, par, hbmGib);
   const r = memoryBreakdown(model, par), why = untrainable(model, par);
   if (values.json) {
-    console.log(JSON.stringify({ model, parallel: par, recompute: recomputeSpec(par), hbmGib, ...r, peakActivationBytes: peakActivationBytes(r), fits: r.totalBytes / GIB <= hbmGib, untrainable: why }, null, 1));
+    console.log(JSON.stringify({ model, parallel: par, recompute: recomputeSpec(par), hbmGib, ...r, peakActivationBytes: peakActivationBytes(r), ...jsonHeadroom(r.totalBytes, hbmGib), untrainable: why }, null, 1));
     return 0;
   }
   printBreakdown(r, model, par, hbmGib);
@@ -436,8 +437,15 @@ function printBreakdown(r: MemoryBreakdown, model: ModelConfig, par: ParallelCon
   for (const t of r.transients)
     line(`  ${t === r.peakTransient ? '*' : ' '} ${t.name} [${t.formula}]`, t.netBytes, null,
       `${t.freedBytes ? `  (${formatBytes(t.bytes)} live, ${formatBytes(Math.min(t.bytes, t.freedBytes))} of stored terms freed by then)` : ''}${t === r.peakTransient ? '  ← peak' : ''}`);
-  const fits = r.totalBytes / GIB <= hbmGib;
-  line('total (peak)', r.totalBytes, null, `  ${fits ? 'fits' : 'DOES NOT FIT'} in ${hbmGib} GiB`);
+  const h = headroom(r.totalBytes, hbmGib);
+  line('total (peak)', r.totalBytes, null, `  ${h.verdict}`);
+  if (h.note) console.log(`  note: ${h.note}`);
+}
+
+/** The verdict's figures in --json: fits (at most the HBM), tight (with less than advise's margin to spare), the spare in GiB. */
+function jsonHeadroom(totalBytes: number, hbmGib: number): { fits: boolean; tight: boolean; spareGib: number } {
+  const { fits, tight, spareGib } = headroom(totalBytes, hbmGib);
+  return { fits, tight, spareGib: Number(spareGib.toFixed(3)) };
 }
 
 /** A file's points, and for each the setup its log's argument dump gives (null for a CSV row or a log without one). */
