@@ -742,3 +742,23 @@ describe('flashring replay', () => {
       expect(existsSync(out)).toBe(false);
     });
 });
+
+describe('replay of a file that is not text', () => {
+  it('a gzip-compressed log, a UTF-16 CSV, a binary file: refused in one line saying what the file is and what to do (exit 2)', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const log = readFileSync('test/fixtures/megatron/core_0.4_tp8.log');
+    const files: [string, Buffer, RegExp][] = [
+      ['run.log.gz', gzipSync(log), /it is gzip-compressed: decompress it first \(gunzip\)/],
+      ['run.log', gzipSync(log), /it is gzip-compressed/],   // named as a log, compressed all the same
+      ['u16.csv', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('seq_len,total_gib\n4096,10\n', 'utf16le')]), /it is UTF-16 text: save it as UTF-8/],
+      ['raw.csv', Buffer.from('seq_len,total_gib\n4096,10\n', 'utf16le'), /it holds NUL bytes/],
+    ];
+    for (const [name, data, re] of files) {
+      const path = join(dir, name);
+      writeFileSync(path, data);
+      const r = await run(['replay', path]);
+      expect([r.code, r.out], name).toEqual([2, '']);
+      expect(r.err, name).toMatch(new RegExp(`^flashring replay: ${path.replace(/[.]/g, '\\.')}: ${re.source}.*replay takes Megatron-LM training logs and activation_memory\\.csv files as text$`));
+    }
+  });
+});

@@ -12,6 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { type PageHarness, collectErrors, hooks, openPage, pageReady, startPage, viewHash } from './page-harness.js';
 import { configFromFlags } from '../src/cli/memory.js';
 import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { recomputeCost } from '../src/memory/advise.js';
 import { DEFAULT_PARALLEL, PRESETS, SELECTIVE_RECOMPUTE, parseRecomputeSpec } from '../src/memory/model.js';
 
@@ -493,7 +494,7 @@ describe('the planner and replay panels', () => {
     await p.close();
   });
 
-  it('replay: a log\'s line counts the notes under it right, in plural words; a .npy is named as a tensor file', async () => {
+  it('replay: a log\'s line counts the notes under it right, in plural words; a .npy is named as a tensor file, a compressed log and a UTF-16 CSV as what they are', async () => {
     const p = await open();
     for (const f of ['core_0.4_tp8.log', 'truncated_oom.log', 'core_0.10_tp4_cp2_sp.log']) await drop(p, join(__dirname, 'fixtures/megatron', f));
     await drop(p, { name: 'x.npy', mimeType: 'application/octet-stream', buffer: Buffer.from([1, 2, 3, 4]) });
@@ -511,6 +512,14 @@ describe('the planner and replay panels', () => {
     expect(checked).toBeGreaterThan(0);
     expect(items.filter((x) => !x.warn).map((x) => x.text).join('\n')).not.toMatch(/\(s\)/); // the page's own lines (a log's notes are the parser's)
     expect(items.at(-1)!.text).toBe('x.npy: could not be read — it is a tensor file (a NumPy .npy array), not a log or CSV; replay takes Megatron-LM training logs and activation_memory.csv files');
+    // A compressed log and a UTF-16 CSV: named for what they are (read as text, the log had no argument dump, the CSV a garbled header).
+    await drop(p, { name: 'run.log', mimeType: 'application/gzip', buffer: gzipSync(readFileSync(join(__dirname, 'fixtures/megatron/core_0.4_tp8.log'))) });
+    await drop(p, { name: 'u16.csv', mimeType: 'text/csv', buffer: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('seq_len,total_gib\n4096,10\n', 'utf16le')]) });
+    const last = await p.$$eval('#replay-messages li', (l) => l.slice(-2).map((x) => x.textContent));
+    expect(last).toEqual([
+      'run.log: could not be read — it is gzip-compressed: decompress it first (gunzip); replay takes Megatron-LM training logs and activation_memory.csv files',
+      'u16.csv: could not be read — it is UTF-16 text: save it as UTF-8; replay takes Megatron-LM training logs and activation_memory.csv files',
+    ]);
     await p.close();
   });
 

@@ -12,6 +12,7 @@ import {
 import { ChartDataset, MemoryChartConfig, breakdownRows, chartNotes, formatTokens, legendSwatch, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
 import { headroom } from '../src/memory/headroom.js';
+import { TEXT_HEAD_BYTES, notText } from '../src/textKind.js';
 import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
 import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel } from '../src/memory/compare.js';
 import { loadLiveView, saveLiveView, setupLive } from './live.js';
@@ -1255,8 +1256,6 @@ function readCsvFile(name: string, text: string, room: number): FileRead {
 const count = (n: number, word: string) => `${n.toLocaleString('en-US')} ${plural(n, word)}`;
 
 function readLogFile(name: string, text: string, room: number): FileRead {
-  const other = notALog(name, text);
-  if (other) throw new Error(`${other}; replay takes Megatron-LM training logs and activation_memory.csv files`);
   const res = parseMegatronLog(text, name);
   const row = measuredRow(res.point);
   if (!row) throw new Error(`not a Megatron-LM log with a memory report or an activation_memory.csv (${res.warnings.join('; ')})`);
@@ -1276,6 +1275,8 @@ function readLogFile(name: string, text: string, room: number): FileRead {
  */
 async function addReplayFile(f: File): Promise<void> {
   const text = await f.text(), d = digest(text), same = replayFiles.find((x) => x.name === f.name);
+  const other = notALog(f.name, text, new Uint8Array(await f.slice(0, TEXT_HEAD_BYTES).arrayBuffer()));
+  if (other) throw new Error(`${other}; replay takes Megatron-LM training logs and activation_memory.csv files`);
   if (same?.digest === d) {
     replayNotes.push({ text: `${f.name}: already added (the same name and content): nothing added again`, cls: 'dup', file: same });
     return;
@@ -1315,11 +1316,17 @@ function renderReplayNotes(): void {
   }));
 }
 
-/** What a dropped file is when it is plainly not a log: JSON (a ring timeline goes on the ring panel) or a tensor file (.npy, .npz). */
-function notALog(name: string, text: string): string | null {
+/**
+ * What a dropped file is when it is plainly not a log or CSV: a tensor file (.npy, .npz), not text at all (compressed,
+ * UTF-16, binary: notText, from its first bytes `head`), or, named other than .csv, JSON (a ring timeline goes on the ring panel).
+ */
+function notALog(name: string, text: string, head: Uint8Array): string | null {
   // File.text() decodes the magic byte 0x93 as U+FFFD; a .npz is a zip (PK).
   if (/^[\x93\uFFFD]NUMPY/.test(text) || /\.npy$/i.test(name)) return 'it is a tensor file (a NumPy .npy array), not a log or CSV';
   if (/\.npz$/i.test(name)) return 'it is a tensor file (a NumPy .npz archive), not a log or CSV';
+  const binary = notText(head);
+  if (binary) return binary;
+  if (/\.csv$/i.test(name)) return null;
   const t = text.trimStart();
   if (!t.startsWith('{') && !t.startsWith('[')) return null;
   try {

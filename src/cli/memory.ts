@@ -10,6 +10,7 @@ import {
 import { configFromArgs, lastIteration, parseMegatronLogs, POINT_WARMUP, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
 import { headroom } from '../memory/headroom.js';
+import { notText } from '../textKind.js';
 import { recomputeNote, untrainableNote } from '../memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
 import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, predictFromLog } from '../memory/compare.js';
@@ -498,13 +499,16 @@ function refusal(e: unknown, file: string): unknown {
  * off, a repeated argument, an impossible value) is thrown, one line naming the file and line.
  */
 async function readPoints(file: string, hbmGib: number | null, say: Say): Promise<FileResult> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(file, 'utf8');
+    bytes = await readFile(file);
   } catch (e) {
     console.error(`${file}: ${readProblem(e)}`); // gone or locked since checkInputFile looked at it
     return { rows: [], setups: [], labels: [], reports: [{ file, error: 'cannot read' }], ok: false };
   }
+  const binary = notText(bytes);
+  if (binary) throw new InputError(`${file}: ${binary}; replay takes Megatron-LM training logs and activation_memory.csv files as text`);
+  const text = bytes.toString('utf8');
   if (/\.csv$/i.test(file)) {
     let r: CsvRow[], modelRows: number;
     try {
