@@ -293,3 +293,11 @@ describe('found by the readers\' fuzz', () => {
     refusesLog(withLine(A, 23, 'Theoretical memory footprints: weight and optimizer=1e12 MB'), /^x\.log line 23: theoretical weight and optimizer 1e12 MB is more than any GPU holds/);
   });
 });
+
+describe('a log without an argument dump', () => {
+  it('predicts nothing and says the dump is missing, not one argument of it', async () => {
+    const { configFromArgs, parseMegatronLog } = await import('../src/memory/megatron.js');
+    expect(configFromArgs(parseMegatronLog('hello\n', 'x.log').args)).toEqual({ error: 'the log has no argument dump (the model and its layout are unknown)' });
+    expect(configFromArgs({ hidden_size: '64' })).toEqual({ error: 'the argument dump has no num_layers' });
+  });
+});

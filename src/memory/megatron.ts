@@ -451,6 +451,7 @@ export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: P
   /** A numeric argument (integer or not), undefined when absent or None. */
   const int = (k: string) => (args[k] === undefined || args[k] === 'None' ? undefined : decimalNumber(args[k]));
   const bool = (k: string) => args[k] === 'True';
+  if (!Object.keys(args).length) return { error: 'the log has no argument dump (the model and its layout are unknown)' };
   for (const k of ['num_layers', 'hidden_size', 'num_attention_heads', 'seq_length'])
     if (!Number.isInteger(int(k))) return { error: `the argument dump has no ${k}` };
   const notes: string[] = [];
