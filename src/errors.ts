@@ -31,6 +31,18 @@ export class GPUValidationError extends FlashringError {
   }
 }
 
+/**
+ * The device ran out of memory (an out-of-memory error the device reported): a GPUValidationError still, for whoever
+ * catches those, whose message says how much flashring held on the device and what to do.
+ */
+export class GPUOutOfMemoryError extends GPUValidationError {
+  constructor(label: string, gpuMessage: string, liveBytes: number) {
+    super(label, gpuMessage);
+    this.message = `the GPU ran out of memory in ${label} (${gpuMessage}), with ${(liveBytes / 2 ** 20).toFixed(1)} MiB of flashring's buffers live on it: ` +
+      'give it less at once (shorter sequences, fewer heads, a smaller batch), or more context-parallel ranks to share it';
+  }
+}
+
 /** A device was lost or destroyed while work was in flight. */
 export class DeviceLostError extends FlashringError {
   constructor(

@@ -3,7 +3,7 @@
  * (the browser's `navigator.gpu`, or Dawn's from ./node.ts). One device per adapter: several
  * devices (CP ranks) means several `requestAdapter()` calls.
  */
-import { DeviceLostError, DeviceRequestError, GPUValidationError, InputError, NoAdapterError } from '../errors.js';
+import { DeviceLostError, DeviceRequestError, GPUOutOfMemoryError, GPUValidationError, InputError, NoAdapterError } from '../errors.js';
 import { BufferTracker } from './tracker.js';
 import { KernelTuning, currentProcessTuning, resolveTuning } from '../kernels/tuning.js';
 import { easeDawnPolling } from './dawnPolling.js';
@@ -58,8 +58,10 @@ export interface FlashDevice {
   robustShaders: boolean;
   /** Set when the device is lost or destroyed; kernels and the ring check it. */
   lostReason: string | null;
-  /** Uncaptured WebGPU errors seen on this device (each is also thrown by the next checkErrors()). */
+  /** Uncaptured WebGPU errors seen on this device (each is also thrown by the next checkDevice()). */
   uncaptured: string[];
+  /** Whether one of them was the device running out of memory (checkDevice then throws GPUOutOfMemoryError). */
+  uncapturedOom: boolean;
   /** The pins of the kernels built on this device (AcquireOptions.tuning, resolved). */
   readonly tuning: Readonly<KernelTuning>;
   /**
@@ -185,6 +187,7 @@ async function acquireOne(gpu: GPU, index: number, opts: AcquireOptions): Promis
     robustShaders: robustShadersOf(gpu),
     lostReason: null,
     uncaptured: [],
+    uncapturedOom: false,
     tuning: opts.tuning ?? currentProcessTuning(),
     onLost(fn) {
       if (lostInfo) {
@@ -212,6 +215,8 @@ async function acquireOne(gpu: GPU, index: number, opts: AcquireOptions): Promis
   if (fd.isCPU) easeDawnPolling(); // Dawn's polling would take a core from the CPU adapter's compiles
   device.onuncapturederror = (ev: GPUUncapturedErrorEvent) => {
     fd.uncaptured.push(ev.error.message);
+    // By the class's name: Node's Dawn binding gives no global GPUOutOfMemoryError to test instanceof against.
+    if (ev.error.constructor?.name === 'GPUOutOfMemoryError') fd.uncapturedOom = true;
   };
   return fd;
 }
@@ -233,8 +238,9 @@ export function isCpuAdapter(a: Pick<AdapterSummary, 'vendor' | 'architecture' |
 export function checkDevice(fd: FlashDevice, what: string): void {
   if (fd.lostReason) throw new DeviceLostError(`device ${fd.index} (${adapterName(fd.adapter)}) is lost (${fd.lostReason}) during ${what}`, fd.index);
   if (fd.uncaptured.length) {
-    const msg = fd.uncaptured.splice(0).join('; ');
-    throw new GPUValidationError(what, msg);
+    const msg = fd.uncaptured.splice(0).join('; '), oom = fd.uncapturedOom;
+    fd.uncapturedOom = false;
+    throw oom ? new GPUOutOfMemoryError(what, msg, fd.tracker.snapshot().liveBytes) : new GPUValidationError(what, msg);
   }
 }
 
