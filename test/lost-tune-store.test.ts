@@ -36,11 +36,13 @@ describe('a file that is not a store', () => {
     expect(await msg(npy, 'tuned')).toMatch(/^--tuned .*q\.npy is not a flashring tune store \(JSON with version 1 and entries\): not JSON \(.*\); give another --tuned$/);
   });
 
-  it('one that looks like a damaged store of flashring\'s, or the default store: deleting it is suggested', async () => {
+  it('one that looks like a damaged store of flashring\'s, or the default store: deleting it is suggested; a later version\'s store is named as one, never to be deleted', async () => {
     const cut = join(dir, 'cut.json'), old = join(dir, 'old.json');
     writeFileSync(cut, '{\n "version": 1,\n "entries": {\n  "a|b": {');
     writeFileSync(old, JSON.stringify({ version: 2, entries: {} }));
     expect(await msg(cut)).toMatch(/cut\.json is not a flashring tune store .*: not JSON .*; it looks like a damaged store: delete it \(tune writes a new one\) or give another --store$/);
+    expect(await msg(old, 'tuned')).toMatch(/^--tuned .*old\.json is a tune store of version 2, written by a newer flashring \(this one reads version 1\): run that flashring, or give another --tuned$/);
+    writeFileSync(old, JSON.stringify({ version: 2, entries: [] }));   // not a store of any version: damaged
     expect(await msg(old, 'tuned')).toMatch(/old\.json is not a flashring tune store .*; it looks like a damaged store: delete it and run flashring tune --store .*old\.json, or give another --tuned$/);
     const cache = mkdtempSync(join(dir, 'cache-'));
     vi.stubEnv('XDG_CACHE_HOME', cache);

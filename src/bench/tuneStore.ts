@@ -52,6 +52,13 @@ async function readStore(path: string, flag: string): Promise<StoreFile> {
   } catch (e) {
     throw new InputError(`--${flag} ${path} is not ${STORE_FORM}: not JSON (${(e as Error).message}); ${notStoreHint(path, flag, text, undefined)}`);
   }
+  // A store in a later format (its version and entries alone, the version above 1): a newer flashring's, whole. This one
+  // cannot read it, and writing over it would lose its entries.
+  const later = isObject(data) && Object.keys(data).every((k) => k === 'version' || k === 'entries') && isObject(data.entries) &&
+    Number.isSafeInteger(data.version) && data.version > 1;
+  const other = later ? data.version : null;
+  if (other !== null)
+    throw new InputError(`--${flag} ${path} is a tune store of version ${other}, written by a newer flashring (this one reads version 1): run that flashring, or give another --${flag}`);
   if (!data || data.version !== 1 || typeof data.entries !== 'object' || data.entries === null || Array.isArray(data.entries))
     throw new InputError(`--${flag} ${path} is not ${STORE_FORM}; ${notStoreHint(path, flag, text, data)}`);
   return data;
