@@ -159,6 +159,8 @@ describe("Megatron-LM's recompute options", () => {
   it('recompute settings round-trip as one string; lines pick their own', () => {
     for (const sp of ['none', 'selective', 'selective:core_attn+mlp', 'full:uniform/1', 'full:block/8']) expect(recomputeSpec(parseRecomputeSpec(sp))).toBe(sp);
     expect(() => parseRecomputeSpec('full')).toThrow(/needs a method/);
+    // A count of 0 is the spec's own error, in its words (it was --recompute-num-layers', a flag nobody typed).
+    expect(() => parseRecomputeSpec('full:block/0')).toThrow("--lines: 'full:block/0': the layer count after the method must be a positive integer (full:block/1 or more)");
     const llama = PRESETS['llama3-8b'].model;
     const lines = parseLines('1,4:recompute,4:full:block/8,2:selective:layernorm', llama);
     expect(lines.map((l) => l.label)).toEqual(['CP=1', 'CP=4 + recompute', 'CP=4 + full block/8', 'CP=2 + selective layernorm']);

@@ -993,6 +993,7 @@ export function parseRecomputeSpec(spec: string, where = '--lines'): Pick<Parall
   if (kind === 'full') {
     const mm = /^(uniform|block)\/(\d+)$/.exec(arg);
     if (!mm) throw new InputError(`${where}: '${spec}': full recompute needs a method and a layer count, e.g. full:uniform/1 or full:block/8 (Megatron-LM refuses full recompute without a method)`);
+    if (Number(mm[2]) < 1) throw new InputError(`${where}: '${spec}': the layer count after the method must be a positive integer (full:${mm[1]}/1 or more)`);
     return { recompute: 'full', recomputeMethod: mm[1] as RecomputeMethod, recomputeNumLayers: Number(mm[2]) };
   }
   throw bad();
