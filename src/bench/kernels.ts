@@ -46,6 +46,12 @@ export async function spotCheck(dev: FlashDevice, D: number, p: Precision, causa
   return { err: Math.max(r.errO, r.errLSE, r.errDQ, r.errDK, r.errDV), ok: r.ok };
 }
 
+/**
+ * The most timed repeats a point may ask for (bench --reps, tune --reps): each repeat of a forward and backward
+ * writes 4 timestamps, and a WebGPU query set holds at most 4096 (a larger one is invalid: every timed pass fails).
+ */
+export const MAX_REPS = 1000;
+
 /** Untimed warm-up before timed repeats on a GPU (milliseconds of host time). */
 const WARM_MS = 1000;
 

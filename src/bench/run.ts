@@ -14,7 +14,7 @@ import { validateShape } from '../shape.js';
 import { Precision } from '../kernels/precision.js';
 import { LAYOUTS } from '../cp/plan/schedule.js';
 import { MAX_RANKS } from '../cli/ringArgs.js';
-import { KernelRow, SPOT_CHECK_N, spotCheck, tensorFits, timeKernels } from './kernels.js';
+import { KernelRow, MAX_REPS, SPOT_CHECK_N, spotCheck, tensorFits, timeKernels } from './kernels.js';
 import { gemmPeers } from './peerGemm.js';
 import { storedTuning, type TuneStore } from './tune.js';
 import { fileTuneStore } from './tuneStore.js';
@@ -153,7 +153,7 @@ function benchConfig(values: BenchValues) {
   return {
     Ns: nums(values.N, q ? '128,256' : '1024,4096,16384', 'N'), Ds,
     H: one(values.heads, q ? '2' : '16', 'heads', undefined, BENCH_SWEEPS), B: one(values.batch, '1', 'batch', undefined, BENCH_SWEEPS),
-    reps: one(values.reps, q ? '3' : '10', 'reps', undefined, BENCH_SWEEPS),
+    reps: one(values.reps, q ? '3' : '10', 'reps', MAX_REPS, BENCH_SWEEPS),
     causals: choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const).map((x) => x === 'true'),
     ringRs, ringNs, layouts: choices(values.layouts, LAYOUTS.join(','), 'layouts', LAYOUTS),
     wanted: values.precision === undefined ? null : choices(values.precision, '', 'precision', ['f32', 'f16'] as const),

@@ -9,6 +9,7 @@ import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU, robustShaders } from '../gpu/node.js';
 import { autotune, checkTuneRequest, showPins, type TuneEntry } from '../bench/tune.js';
 import { defaultStorePath, fileTuneStore } from '../bench/tuneStore.js';
+import { MAX_REPS } from '../bench/kernels.js';
 import { choices, nums, one, parseCommand } from './args.js';
 
 const HELP = `usage: flashring tune [options]
@@ -43,7 +44,7 @@ export async function tuneCommand(argv: string[]): Promise<number> {
   }
   const Ds = nums(values.D, '64,128', 'D', 256);
   const causals = choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const).map((c) => c === 'true');
-  const N = one(values.N, '4096', 'N', 1 << 20), heads = one(values.heads, '16', 'heads', 1024), reps = one(values.reps, '5', 'reps', 1000);
+  const N = one(values.N, '4096', 'N', 1 << 20), heads = one(values.heads, '16', 'heads', 1024), reps = one(values.reps, '5', 'reps', MAX_REPS);
   // Every flag before the store is read or its folder made, and before any device: one line naming what is wrong.
   // The default precision depends on the adapter; a list given is checked here.
   const wanted = values.precision === undefined ? null : choices(values.precision, '', 'precision', ['f32', 'f16'] as const);
