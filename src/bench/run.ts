@@ -21,7 +21,7 @@ import { fileTuneStore } from './tuneStore.js';
 import { RingRow, ringPoint } from './ring.js';
 import { MEMORY_SWEEP_FILES, memoryPreset, memorySweep } from './memory.js';
 import { CsvRow, measuredRows, parseCsv } from '../memory/csv.js';
-import { choices, numberArg, nums, one, parseCommand } from '../cli/args.js';
+import { choices, distinct, numberArg, nums, one, parseCommand } from '../cli/args.js';
 import { checkInputFile, checkNamed, MAX_TEXT_BYTES, MEMORY_SWEEP_KINDS, OutputPlan } from '../cli/files.js';
 import { progressOnTerminal } from '../cli/progress.js';
 import { counted } from '../plural.js';
@@ -138,11 +138,11 @@ function benchConfig(values: BenchValues) {
   // An empty name: one line saying so (as --out '' is refused), not 'no such file' or a lost run.
   for (const f of ['peer', 'measured', 'tuned'] as const) checkNamed(f, values[f]);
   const q = !!values.quick;
-  const ringRs = nums(values['ring-R'], q ? '1,2,4' : '1,2,4,8', 'ring-R', MAX_RANKS);
-  const ringNs = nums(values['ring-N'], q ? '256' : '4096,16384', 'ring-N');
+  const ringRs = distinct('ring-R', nums(values['ring-R'], q ? '1,2,4' : '1,2,4,8', 'ring-R', MAX_RANKS));
+  const ringNs = distinct('ring-N', nums(values['ring-N'], q ? '256' : '4096,16384', 'ring-N'));
   if (!values['no-ring'] && Math.max(...ringRs) > Math.min(...ringNs))
     throw new InputError(`--ring-R ${Math.max(...ringRs)} is more ranks than the ${Math.min(...ringNs)} tokens of --ring-N ${Math.min(...ringNs)}`);
-  const Ds = nums(values.D, q ? '64' : '64,128', 'D');
+  const Ds = distinct('D', nums(values.D, q ? '64' : '64,128', 'D'));
   for (const D of Ds) {
     try {
       validateShape({ B: 1, Hq: 1, Hkv: 1, Nq: 1, Nk: 1, D });
@@ -151,12 +151,12 @@ function benchConfig(values: BenchValues) {
     }
   }
   return {
-    Ns: nums(values.N, q ? '128,256' : '1024,4096,16384', 'N'), Ds,
+    Ns: distinct('N', nums(values.N, q ? '128,256' : '1024,4096,16384', 'N')), Ds,
     H: one(values.heads, q ? '2' : '16', 'heads', undefined, BENCH_SWEEPS), B: one(values.batch, '1', 'batch', undefined, BENCH_SWEEPS),
     reps: one(values.reps, q ? '3' : '10', 'reps', MAX_REPS, BENCH_SWEEPS),
-    causals: choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const).map((x) => x === 'true'),
-    ringRs, ringNs, layouts: choices(values.layouts, LAYOUTS.join(','), 'layouts', LAYOUTS),
-    wanted: values.precision === undefined ? null : choices(values.precision, '', 'precision', ['f32', 'f16'] as const),
+    causals: distinct('causal', choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const)).map((x) => x === 'true'),
+    ringRs, ringNs, layouts: distinct('layouts', choices(values.layouts, LAYOUTS.join(','), 'layouts', LAYOUTS)),
+    wanted: values.precision === undefined ? null : distinct('precision', choices(values.precision, '', 'precision', ['f32', 'f16'] as const)),
     outDir: values.out ?? 'bench/out',
     hbm: numberArg('hbm-gib', values['hbm-gib'] ?? '80', { above: 0, max: 1e6, what: 'a positive number of GiB' }),
     memoryTp: one(values['memory-tp'], '8', 'memory-tp', undefined, BENCH_SWEEPS),

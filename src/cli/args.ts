@@ -111,6 +111,13 @@ export const choices = <T extends string>(s: string | undefined, d: string, name
   return xs as T[];
 };
 
+/** `xs` of a list flag, each at most once: a value given twice (`--N 1024,4096,1024`) is refused, not run twice. */
+export function distinct<T>(name: string, xs: T[]): T[] {
+  const again = xs.find((x, i) => xs.indexOf(x) < i);
+  if (again !== undefined) throw new InputError(`--${name}: ${String(again)} is given twice: give each value once`);
+  return xs;
+}
+
 /** A flag that takes one positive integer up to `max`; a list is refused, `sweeps` saying which flags do take one. */
 export function one(s: string | undefined, d: string, name: string, max?: number, sweeps = ''): number {
   const xs = nums(s, d, name, max);
