@@ -29,10 +29,35 @@ export function memoryPreset(name: string, flag = 'memory-preset'): (typeof PRES
   return PRESETS[name];
 }
 
-export async function memorySweep(outDir: string, write: WriteFiles, presetName: string, base: Partial<ParallelConfig>, hbmGib: number, measured: CsvRow[] = []): Promise<MemorySweepResult> {
+/** The bench's memory sweep at tensor-parallel size `tp`: with sequence parallelism where TP > 1. */
+export const memoryParallel = (tp: number): Partial<ParallelConfig> => ({ tensorParallel: tp, sequenceParallel: tp > 1 });
+
+/** The sweep's model, parallel configuration and lines for a preset and `base`. */
+function sweepSetup(presetName: string, base: Partial<ParallelConfig>) {
   const preset = memoryPreset(presetName);
   const par = { ...DEFAULT_PARALLEL, ...(preset.stack ? { stack: preset.stack } : {}), ...base }; // the preset's stack (torchcp: torch-amp)
-  const lines = defaultLines(preset.model, par.stack);
+  return { preset, par, lines: defaultLines(preset.model, par.stack) };
+}
+
+/**
+ * An InputError naming --memory-tp where the bench's memory sweep at that TP has no point: a TP the preset's model
+ * does not split (its heads), or one that splits none of the sweep's sequence lengths. Such a sweep wrote files
+ * without a row, which the next run into the folder then refused to overwrite.
+ */
+export function checkMemorySweep(presetName: string, tp: number): void {
+  const { preset, par, lines } = sweepSetup(presetName, memoryParallel(tp));
+  const why = (e: unknown) => (e instanceof InputError ? new InputError(`--memory-tp ${tp}: ${e.message} (model of --memory-preset ${presetName})`) : e);
+  let points: number;
+  try {
+    points = sweep(preset.model, par, DEFAULT_SEQ_LENGTHS, lines, 80).length;
+  } catch (e) {
+    throw why(e);
+  }
+  if (!points) throw new InputError(`--memory-tp ${tp}: none of the memory sweep's sequence lengths (${DEFAULT_SEQ_LENGTHS.join(', ')}) splits over TP ${tp} with sequence parallelism: give a power of two`);
+}
+
+export async function memorySweep(outDir: string, write: WriteFiles, presetName: string, base: Partial<ParallelConfig>, hbmGib: number, measured: CsvRow[] = []): Promise<MemorySweepResult> {
+  const { preset, par, lines } = sweepSetup(presetName, base);
   const pts = sweep(preset.model, par, DEFAULT_SEQ_LENGTHS, lines, hbmGib);
   const rows = sweepRows(pts, hbmGib);
   const [csv, json, png] = MEMORY_SWEEP_FILES.map((n) => join(outDir, n));

@@ -19,7 +19,7 @@ import { gemmPeers } from './peerGemm.js';
 import { storedTuning, type TuneStore } from './tune.js';
 import { fileTuneStore } from './tuneStore.js';
 import { RingRow, ringPoint } from './ring.js';
-import { MEMORY_SWEEP_FILES, memoryPreset, memorySweep } from './memory.js';
+import { checkMemorySweep, MEMORY_SWEEP_FILES, memoryParallel, memorySweep } from './memory.js';
 import { CsvRow, measuredRows, parseCsv } from '../memory/csv.js';
 import { choices, distinct, numberArg, nums, one, parseCommand } from '../cli/args.js';
 import { checkInputFile, checkNamed, MAX_TEXT_BYTES, MEMORY_SWEEP_KINDS, OutputPlan } from '../cli/files.js';
@@ -159,19 +159,22 @@ function benchConfig(values: BenchValues) {
     wanted: values.precision === undefined ? null : distinct('precision', choices(values.precision, '', 'precision', ['f32', 'f16'] as const)),
     outDir: values.out ?? 'bench/out',
     hbm: numberArg('hbm-gib', values['hbm-gib'] ?? '80', { above: 0, max: 1e6, what: 'a positive number of GiB' }),
-    memoryTp: one(values['memory-tp'], '8', 'memory-tp', undefined, BENCH_SWEEPS),
-    memoryPreset: memoryPresetName(values['memory-preset']),
+    ...memorySweepOf(values),
     /** Whether Dawn's robustness transform is on for the kernels (the `robust` column; src/gpu/node.ts). */
     robust: robustShaders(),
   };
 }
 type BenchConfig = ReturnType<typeof benchConfig>;
 
-/** The memory sweep's preset, checked with the other flags (an unknown name: one line, before any device). */
-function memoryPresetName(name: string | undefined): string {
-  const preset = name ?? 'seed-32L-4096h';
-  memoryPreset(preset);
-  return preset;
+/**
+ * The memory sweep's preset and TP, checked with the other flags (an unknown preset, a TP the model or the sweep's
+ * lengths do not split: one line, before any device). Not checked where --no-memory skips the sweep.
+ */
+function memorySweepOf(values: BenchValues): { memoryPreset: string; memoryTp: number } {
+  const memoryPreset = values['memory-preset'] ?? 'seed-32L-4096h';
+  const memoryTp = one(values['memory-tp'], '8', 'memory-tp', undefined, BENCH_SWEEPS);
+  if (!values['no-memory']) checkMemorySweep(memoryPreset, memoryTp);
+  return { memoryPreset, memoryTp };
 }
 
 /** The fields of a peer row that withPeers reads, with their types. */
@@ -266,7 +269,7 @@ async function benchDevices(values: BenchValues, cfg: BenchConfig): Promise<{ de
 /** The memory sweep's files and its one-line note ('' when --no-memory skips it). */
 async function memoryNoteOf(values: BenchValues, cfg: BenchConfig, plan: OutputPlan, measured: CsvRow[]): Promise<string> {
   if (values['no-memory']) return '';
-  const m = await memorySweep(cfg.outDir, (f) => plan.write(f), cfg.memoryPreset, { tensorParallel: cfg.memoryTp, sequenceParallel: cfg.memoryTp > 1 }, cfg.hbm, measured);
+  const m = await memorySweep(cfg.outDir, (f) => plan.write(f), cfg.memoryPreset, memoryParallel(cfg.memoryTp), cfg.hbm, measured);
   const note = `memory sweep: ${m.csv}, ${m.json}, ${m.png ?? `no PNG (${m.pngSkipped})`}\n  longest fitting sequence: ${Object.entries(m.oom).map(([k, v]) => `${k} ${v ?? 'none'}`).join('; ')}`;
   console.error('memory sweep done (its files and longest fitting sequences: in the summary)');
   return note;
