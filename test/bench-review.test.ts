@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchCommand } from '../src/bench/run.js';
+import { benchCommand, checkSizes } from '../src/bench/run.js';
+import type { FlashDevice } from '../src/gpu/device.js';
 import { InputError } from '../src/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-review-'));
@@ -34,4 +35,19 @@ describe('bench flags refused before any device, in one line', () => {
       expect(e.message).toMatch(why);
       expect(existsSync(out)).toBe(false);
     });
+});
+
+describe("bench's size check: only the sweeps that run", () => {
+  // A device binding at most 128 MiB (lavapipe's); 70000 heads at N = 16, D = 16 take 70 MiB per f32 tensor.
+  const dev = { device: { limits: { maxStorageBufferBindingSize: 2 ** 27 } }, adapter: { description: 'test adapter' } } as unknown as FlashDevice;
+  const cfg = { B: 1, H: 70000, Ns: [16], Ds: [16], ringNs: [4096], sweeps: { kernels: true, ring: false } } as unknown as Parameters<typeof checkSizes>[1];
+  it('--no-ring: the ring\'s default --ring-N 4096 is not checked (it refused the kernel sweep naming it)', () => {
+    expect(() => checkSizes(dev, cfg, ['f32'])).not.toThrow();
+  });
+  it('--no-kernels: the kernel sweep\'s --N is not checked', () => {
+    expect(() => checkSizes(dev, { ...cfg, Ns: [4096], ringNs: [16], sweeps: { kernels: false, ring: true } }, ['f32'])).not.toThrow();
+  });
+  it('a sweep that runs is checked, its flag named', () => {
+    expect(() => checkSizes(dev, { ...cfg, sweeps: { kernels: true, ring: true } }, ['f32'])).toThrow(/^--batch 1 --heads 70000 --ring-N 4096 --D 16 needs 17500 MiB per tensor/);
+  });
 });

@@ -158,6 +158,7 @@ function benchConfig(values: BenchValues) {
     ringRs, ringNs, layouts: distinct('layouts', choices(values.layouts, LAYOUTS.join(','), 'layouts', LAYOUTS)),
     wanted: values.precision === undefined ? null : distinct('precision', choices(values.precision, '', 'precision', ['f32', 'f16'] as const)),
     outDir: values.out ?? 'bench/out',
+    sweeps: { kernels: !values['no-kernels'], ring: !values['no-ring'] } as Sweeps,
     hbm: numberArg('hbm-gib', values['hbm-gib'] ?? '80', { above: 0, max: 1e6, what: 'a positive number of GiB' }),
     ...memorySweepOf(values),
     /** Whether Dawn's robustness transform is on for the kernels (the `robust` column; src/gpu/node.ts). */
@@ -231,11 +232,12 @@ async function readMeasured(path: string | undefined): Promise<CsvRow[]> {
  * Bytes of one attention call's tensors (Q, K, V, O, dO, dQ, dK, dV, LSE and Δ), checked against
  * the device before any sweep starts: a shape the device cannot bind is refused by name.
  */
-function checkSizes(dev: FlashDevice, cfg: BenchConfig, precisions: Precision[]): void {
+export function checkSizes(dev: FlashDevice, cfg: Pick<BenchConfig, 'B' | 'H' | 'Ns' | 'Ds' | 'ringNs' | 'sweeps'>, precisions: Precision[]): void {
   const eb = precisions.includes('f32') ? 4 : 2;
   const lim = dev.device.limits;
-  const shapes = [...cfg.Ns.map((N) => ({ N, flag: '--N' })), ...cfg.ringNs.map((N) => ({ N, flag: '--ring-N' }))];
-  for (const { N, flag } of shapes) for (const D of cfg.Ds) {
+  // Only the sweeps that run (a skipped one's defaults refused the other), the ring at its one head dim (ringSweep).
+  const shapes = [...(cfg.sweeps.kernels ? cfg.Ns.map((N) => ({ N, flag: '--N', Ds: cfg.Ds })) : []), ...(cfg.sweeps.ring ? cfg.ringNs.map((N) => ({ N, flag: '--ring-N', Ds: cfg.Ds.slice(0, 1) })) : [])];
+  for (const { N, flag, Ds } of shapes) for (const D of Ds) {
     const tensor = cfg.B * cfg.H * N * D * eb;
     if (!tensorFits(dev, tensor))
       throw new InputError(`--batch ${cfg.B} --heads ${cfg.H} ${flag} ${N} --D ${D} needs ${(tensor / 2 ** 20).toFixed(0)} MiB per tensor (8 tensors); ${adapterName(dev.adapter)} binds at most ${(lim.maxStorageBufferBindingSize / 2 ** 20).toFixed(0)} MiB (maxStorageBufferBindingSize): choose smaller sizes`);
@@ -435,7 +437,7 @@ async function benchRun(
   };
   const stamp = meta.createdAt.replace(/[:.]/g, '-');
   const state: BenchState = { kernelRows: [], ringRows: [], failures: [] };
-  const sweeps: Sweeps = { kernels: !values['no-kernels'], ring: !values['no-ring'] };
+  const { sweeps } = cfg;
   const save = saver(meta, stamp, cfg, sweeps, values.peer, plan, peers, state);
   console.error(`bench on ${meta.adapter}${dev.isCPU ? ' (CPU adapter: timings are not GPU figures)' : ''}`);
   try {
