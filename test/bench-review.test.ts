@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchCommand, checkSizes } from '../src/bench/run.js';
+import { benchCommand, checkSizes, ringTable } from '../src/bench/run.js';
+import type { RingRow } from '../src/bench/ring.js';
 import type { FlashDevice } from '../src/gpu/device.js';
 import { InputError } from '../src/errors.js';
 
@@ -49,5 +50,19 @@ describe("bench's size check: only the sweeps that run", () => {
   });
   it('a sweep that runs is checked, its flag named', () => {
     expect(() => checkSizes(dev, { ...cfg, sweeps: { kernels: true, ring: true } }, ['f32'])).toThrow(/^--batch 1 --heads 70000 --ring-N 4096 --D 16 needs 17500 MiB per tensor/);
+  });
+});
+
+describe("bench's ring table", () => {
+  const row = { R: 2, layout: 'zigzag', N: 64, B: 1, H: 1, D: 64, causal: true, precision: 'f32', backward: true, fwdWallMs: 9, bwdWallMs: 20.9, gpuKernelMs: 4, unhiddenFraction: 0.13, overlapEfficiency: 0.75, bytesMoved: 1, peakBytesPerRank: [1, 1], imbalance: 1 } as RingRow;
+  it('a time it has not (no timestamp queries: gpuKernelMs null) reads -, never NaN or 0.0', () => {
+    const lines = ringTable([{ ...row, gpuKernelMs: null, bwdWallMs: null }]);
+    expect(lines.join('\n')).not.toMatch(/NaN|Infinity/);
+    expect(lines[1]).toMatch(/ 9\.0 +- +- +13\.0%/);
+  });
+  it('its columns line up with the header', () => {
+    const [head, line] = ringTable([row]);
+    for (const [col, value] of [['fwd ms', '9.0'], ['bwd ms', '20.9'], ['gpu kernels ms', '4.0']])
+      expect(line.indexOf(value) + value.length).toBe(head.indexOf(col) + col.length);
   });
 });

@@ -400,6 +400,19 @@ async function ringSweep(
 /** What a row's checkErr is (the CSV column keeps its name: the notes and stored results read it). */
 const CHECK_ERR_WHAT = `the float64 spot check of the row's D, precision and mask, made once at N = ${SPOT_CHECK_N} (the same on each of its rows)`;
 
+/**
+ * The ring rows as the summary shows them, under their header, each number right-aligned under its column's name; a
+ * time the run has not ('-': no backward, or no timestamp queries for the kernels' time) is never NaN or 0.0.
+ */
+export function ringTable(rows: RingRow[]): string[] {
+  const ms = (x: number | null, w = 8) => (x === null ? '-' : x.toFixed(1)).padStart(w);
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`.padStart(8);
+  return [
+    `ring (causal, fwd+bwd) ${'R'.padStart(2)} ${'layout'.padEnd(10)} ${'N'.padStart(8)}  ${'fwd ms'.padStart(8)}  ${'bwd ms'.padStart(8)}  gpu kernels ms  unhidden   overlap  imbalance`,
+    ...rows.map((r) => `${' '.repeat(22)} ${String(r.R).padStart(2)} ${r.layout.padEnd(10)} ${String(r.N).padStart(8)}  ${ms(r.fwdWallMs)}  ${ms(r.bwdWallMs)}  ${ms(r.gpuKernelMs, 14)}  ${pct(r.unhiddenFraction)}  ${pct(r.overlapEfficiency)}  ${r.imbalance.toFixed(3).padStart(9)}`),
+  ];
+}
+
 /** The summary on stdout: kernel rows with their peers, ring rows, the memory note, failures, where the results are. */
 function printSummary(title: string, rows: ReturnType<typeof withPeers>, state: BenchState, memoryNote: string, results: string | null, csvs: string[]): void {
   console.log(`\n${title}`);
@@ -407,11 +420,7 @@ function printSummary(title: string, rows: ReturnType<typeof withPeers>, state: 
   for (const r of rows)
     console.log(`${r.pass.padEnd(8)} ${String(r.N).padEnd(6)} ${String(r.D).padEnd(4)} ${String(r.causal).padEnd(6)} ${r.precision}  ${r.path.padEnd(15)}  ${r.ms.toFixed(3).padStart(9)}  ${r.tflops.toFixed(3).padStart(7)}  ${r.peerTflops === null ? '           -' : r.peerTflops.toFixed(1).padStart(12)}  ${(r.ratio === null ? '-' : r.ratio.toFixed(3)).padEnd(5)}  ${(r.gemmShare === null ? '-' : r.gemmShare.toFixed(3)).padEnd(11)}  ${r.checkErr.toExponential(1)}`);
   if (rows.length) console.log(`* checkErr: ${CHECK_ERR_WHAT}\n† GEMM share: TFLOP/s over the vendor's GEMM on the same units (--peer from torch_sdpa.py --gemm; tensor cores: f16 matmul, portable: f32 matmul, TF32 off)`);
-  if (state.ringRows.length) {
-    console.log('\nring (causal, fwd+bwd)  R layout      N      fwd ms    bwd ms    gpu kernels ms  unhidden  overlap  imbalance');
-    for (const r of state.ringRows)
-      console.log(`                        ${r.R} ${r.layout.padEnd(11)} ${String(r.N).padEnd(6)} ${r.fwdWallMs.toFixed(1).padStart(8)}  ${(r.bwdWallMs ?? 0).toFixed(1).padStart(8)}  ${(r.gpuKernelMs ?? NaN).toFixed(1).padStart(14)}  ${(100 * r.unhiddenFraction).toFixed(1).padStart(6)}%  ${(100 * r.overlapEfficiency).toFixed(1).padStart(6)}%  ${r.imbalance.toFixed(3)}`);
-  }
+  if (state.ringRows.length) console.log(`\n${ringTable(state.ringRows).join('\n')}`);
   if (memoryNote) console.log(`\n${memoryNote}`);
   if (state.failures.length) console.log(`\nfailures:\n  ${state.failures.join('\n  ')}`);
   if (results) console.log(`\nresults: ${results}${csvs.length ? ` (+ ${csvs.join(', ')})` : ''}`);
