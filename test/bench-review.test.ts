@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchCommand, checkSizes, ringTable } from '../src/bench/run.js';
+import { benchCommand, benchMeta, checkSizes, ringTable, saver, stoppedNote } from '../src/bench/run.js';
+import type { OutputPlan } from '../src/cli/files.js';
 import type { RingRow } from '../src/bench/ring.js';
 import type { FlashDevice } from '../src/gpu/device.js';
 import { InputError } from '../src/errors.js';
@@ -64,5 +65,33 @@ describe("bench's ring table", () => {
     const [head, line] = ringTable([row]);
     for (const [col, value] of [['fwd ms', '9.0'], ['bwd ms', '20.9'], ['gpu kernels ms', '4.0']])
       expect(line.indexOf(value) + value.length).toBe(head.indexOf(col) + col.length);
+  });
+});
+
+describe("bench's results say what they are", () => {
+  const adapter = { description: 'llvmpipe', vendor: 'mesa', architecture: 'software', device: 'llvmpipe-x' };
+  const dev = { adapter, isCPU: true } as unknown as FlashDevice;
+  const out = join(dir, 'results');
+  const cfg = { outDir: out, robust: true, sweeps: { kernels: true, ring: true } } as unknown as Parameters<typeof saver>[2];
+  it('the adapter a CPU, and robustness on (the CSV had robust, the JSON nothing: the command line loses --robust)', () => {
+    const meta = benchMeta(dev, ['--quick'], cfg, new Date('2026-12-06T00:00:00Z'));
+    expect(meta).toMatchObject({ kind: 'flashring.bench', adapter: 'llvmpipe', cpuAdapter: true, robust: true, command: 'flashring bench --quick' });
+  });
+  it('"complete": false in every save during the sweeps, true only in the last (an interrupted run\'s files said nothing)', async () => {
+    const written: { path: string; data: unknown }[][] = [];
+    const plan = { write: async (files: { path: string; data: unknown }[]) => void written.push(files) } as unknown as OutputPlan;
+    const state = { kernelRows: [], ringRows: [], failures: [] };
+    const save = saver({ kind: 'flashring.bench' }, 'stamp', cfg, undefined, plan, [], state);
+    await save();
+    await save(true);
+    const json = (i: number) => JSON.parse(written[i].find((f) => f.path.endsWith('.json'))!.data as string);
+    expect(json(0).complete).toBe(false);
+    expect(json(1).complete).toBe(true);
+  });
+  it('a run stopped by a signal says what the files it leaves hold', () => {
+    const state = { kernelRows: [{}, {}, {}] as never[], ringRows: [{}] as never[], failures: [] };
+    expect(stoppedNote(state, join(out, 'bench-stamp.json'), { kernels: 12, ring: 6 })).toBe(
+      `bench stopped before its end: ${join(out, 'bench-stamp.json')} (and its CSVs) holds what it finished, 3 of 12 kernel rows and 1 of 6 ring points, with "complete": false`);
+    expect(stoppedNote({ kernelRows: [], ringRows: [], failures: [] }, 'x.json', { kernels: 3, ring: 0 })).toBe('bench stopped before its end: no point finished, no results written');
   });
 });

@@ -25,6 +25,7 @@ import { choices, distinct, numberArg, nums, one, parseCommand } from '../cli/ar
 import { checkInputFile, checkNamed, MAX_TEXT_BYTES, MEMORY_SWEEP_KINDS, OutputPlan } from '../cli/files.js';
 import { progressOnTerminal } from '../cli/progress.js';
 import { counted } from '../plural.js';
+import { atExit } from '../exit.js';
 
 const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --quick               small sizes, about 20 s on a 2-core CPU (lavapipe)
@@ -247,7 +248,7 @@ export function checkSizes(dev: FlashDevice, cfg: Pick<BenchConfig, 'B' | 'H' | 
 type BenchValues = ReturnType<typeof parseBenchArgs>;
 
 /** What a run has measured so far, and what failed. */
-interface BenchState {
+export interface BenchState {
   kernelRows: KernelRow[];
   ringRows: RingRow[];
   failures: string[];
@@ -310,11 +311,13 @@ const csvSuffixes = (sweeps: Sweeps) => [...(sweeps.kernels ? ['-kernels.csv'] :
  * Writes JSON and the CSVs of the sweeps that run, of what `state` holds; called after every point so an interrupted
  * run keeps what it measured. A run of the memory sweep alone writes none of them (its files are its own).
  */
-function saver(meta: object, stamp: string, cfg: BenchConfig, sweeps: Sweeps, peerFile: string | undefined, plan: OutputPlan, peers: PeerRow[], state: BenchState) {
-  return async () => {
+export function saver(meta: object, stamp: string, cfg: Pick<BenchConfig, 'outDir' | 'robust' | 'sweeps'>, peerFile: string | undefined, plan: OutputPlan, peers: PeerRow[], state: BenchState) {
+  const { sweeps } = cfg;
+  // `complete`: false in the saves during the sweeps (what a run stopped by a signal leaves), true in the last.
+  return async (complete = false) => {
     const rows = withPeers(state.kernelRows, peers);
     if (!sweeps.kernels && !sweeps.ring) return rows;
-    const json = { ...meta, kernels: rows, ring: state.ringRows, failures: state.failures, peerFile: peerFile ?? null };
+    const json = { ...meta, complete, kernels: rows, ring: state.ringRows, failures: state.failures, peerFile: peerFile ?? null };
     // checkErr: CHECK_ERR_WHAT (the same on each row of a D, precision and mask).
     const cols = ['pass', 'B', 'H', 'N', 'D', 'causal', 'precision', 'path', 'tiles', 'robust', 'ms', 'tflops', 'timer', 'checkErr', 'peerBackend', 'peerTflops', 'ratio', 'gemmPeer', 'gemmTflops', 'gemmShare'] as const;
     const rcols = ['R', 'layout', 'N', 'B', 'H', 'D', 'causal', 'precision', 'fwdWallMs', 'bwdWallMs', 'gpuKernelMs', 'unhiddenFraction', 'overlapEfficiency', 'bytesMoved', 'imbalance'] as const;
@@ -397,6 +400,28 @@ async function ringSweep(
   progress('ring done', rjobs.length, rjobs.length);
 }
 
+/** What the results say of the adapter (adapterInfo: its vendor, architecture, device); `cpuAdapter`: its figures are no GPU's. */
+export function benchMeta(dev: FlashDevice, argv: string[], cfg: Pick<BenchConfig, 'robust'>, now = new Date()) {
+  return {
+    kind: 'flashring.bench', createdAt: now.toISOString(), adapter: adapterName(dev.adapter), cpuAdapter: dev.isCPU,
+    adapterInfo: { vendor: dev.adapter.vendor, architecture: dev.adapter.architecture, device: dev.adapter.device },
+    // --robust is the command's (main.ts takes it off argv): said here, as the CSV's robust column says it.
+    command: `flashring bench ${argv.join(' ')}`.trim(), robust: cfg.robust, node: process.version,
+    flops: 'forward 4·B·H·N²·D, ×0.5 causal; backward ×2.5; forward+backward ×3.5',
+  };
+}
+
+/** What the adapter's name is followed by in the progress and the summary's title: a CPU's timings are no GPU's. */
+const CPU_NOTE = (dev: FlashDevice) => (dev.isCPU ? ' (CPU adapter: timings are not GPU figures)' : '');
+
+/** The line of a run stopped before its end (a signal): what the files written so far hold, of what was planned. */
+export function stoppedNote(state: BenchState, file: string, planned: { kernels: number; ring: number }): string {
+  const k = state.kernelRows.length, r = state.ringRows.length;
+  if (!k && !r) return 'bench stopped before its end: no point finished, no results written';
+  const held = [...(planned.kernels ? [`${k} of ${planned.kernels} kernel rows`] : []), ...(planned.ring ? [`${r} of ${planned.ring} ring points`] : [])];
+  return `bench stopped before its end: ${file} (and its CSVs) holds what it finished, ${held.join(' and ')}, with "complete": false`;
+}
+
 /** What a row's checkErr is (the CSV column keeps its name: the notes and stored results read it). */
 const CHECK_ERR_WHAT = `the float64 spot check of the row's D, precision and mask, made once at N = ${SPOT_CHECK_N} (the same on each of its rows)`;
 
@@ -438,26 +463,25 @@ async function benchRun(
     for (const d of devs) d.destroy();
     throw e;
   }
-  const meta = {
-    kind: 'flashring.bench', createdAt: new Date().toISOString(), adapter: adapterName(dev.adapter),
-    adapterInfo: { vendor: dev.adapter.vendor, architecture: dev.adapter.architecture, device: dev.adapter.device },
-    command: `flashring bench ${argv.join(' ')}`.trim(), node: process.version,
-    flops: 'forward 4·B·H·N²·D, ×0.5 causal; backward ×2.5; forward+backward ×3.5',
-  };
+  const meta = benchMeta(dev, argv, cfg);
   const stamp = meta.createdAt.replace(/[:.]/g, '-');
   const state: BenchState = { kernelRows: [], ringRows: [], failures: [] };
   const { sweeps } = cfg;
-  const save = saver(meta, stamp, cfg, sweeps, values.peer, plan, peers, state);
-  console.error(`bench on ${meta.adapter}${dev.isCPU ? ' (CPU adapter: timings are not GPU figures)' : ''}`);
+  const save = saver(meta, stamp, cfg, values.peer, plan, peers, state);
+  const results = sweeps.kernels || sweeps.ring ? join(cfg.outDir, `bench-${stamp}.json`) : null;
+  console.error(`bench on ${meta.adapter}${CPU_NOTE(dev)}`);
+  // A signal ends the process as an exit (bin/dawn-noise.mjs): said, with what the files written so far hold.
+  const planned = { kernels: sweeps.kernels ? 3 * cfg.Ns.length * cfg.Ds.length * precisions.length * cfg.causals.length : 0, ring: sweeps.ring ? cfg.ringNs.length * cfg.ringRs.length * cfg.layouts.length : 0 };
+  const stopped = atExit(() => process.stderr.write(`\n${stoppedNote(state, results ?? '', planned)}\n`));
   try {
-    if (!values['no-kernels']) await kernelSweep(dev, cfg, precisions, state, save, tuned && { store: tuned, file: values.tuned! });
+    if (sweeps.kernels) await kernelSweep(dev, cfg, precisions, state, save, tuned && { store: tuned, file: values.tuned! });
     else progress('kernels done', 0, 0);
-    if (!values['no-ring']) await ringSweep(devs, cfg, precisions, state, save, plan, stamp);
+    if (sweeps.ring) await ringSweep(devs, cfg, precisions, state, save, plan, stamp);
   } finally {
+    stopped();
     for (const d of devs) d.destroy();
   }
-  const rows = await save();
-  const results = sweeps.kernels || sweeps.ring ? join(cfg.outDir, `bench-${stamp}.json`) : null;
-  printSummary(`flashring bench — ${meta.adapter} — ${meta.createdAt}`, rows, state, memoryNote, results, csvSuffixes(sweeps));
+  const rows = await save(true);
+  printSummary(`flashring bench — ${meta.adapter}${CPU_NOTE(dev)} — ${meta.createdAt}`, rows, state, memoryNote, results, csvSuffixes(sweeps));
   return state.failures.length ? 1 : 0;
 }
