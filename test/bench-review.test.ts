@@ -2,11 +2,11 @@
  * bench as an ML engineer runs it (review): flags refused before any device in one line, the results files saying
  * what they are (complete or cut short, the adapter a CPU's, robustness), the tables without NaN, progress in a log.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchCommand, benchMeta, checkSizes, ringTable, saver, stoppedNote } from '../src/bench/run.js';
+import { benchCommand, benchMeta, checkSizes, progress, ringTable, saver, stoppedNote } from '../src/bench/run.js';
 import type { OutputPlan } from '../src/cli/files.js';
 import type { RingRow } from '../src/bench/ring.js';
 import type { FlashDevice } from '../src/gpu/device.js';
@@ -93,5 +93,27 @@ describe("bench's results say what they are", () => {
     expect(stoppedNote(state, join(out, 'bench-stamp.json'), { kernels: 12, ring: 6 })).toBe(
       `bench stopped before its end: ${join(out, 'bench-stamp.json')} (and its CSVs) holds what it finished, 3 of 12 kernel rows and 1 of 6 ring points, with "complete": false`);
     expect(stoppedNote({ kernelRows: [], ringRows: [], failures: [] }, 'x.json', { kernels: 3, ring: 0 })).toBe('bench stopped before its end: no point finished, no results written');
+  });
+});
+
+describe("bench's progress in a log (stderr no terminal)", () => {
+  it('a line each time another tenth of a phase is done, naming the next point, and one at its end', () => {
+    const was = process.env.FLASHRING_STDERR_TTY;
+    process.env.FLASHRING_STDERR_TTY = '0';
+    const lines: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => (lines.push(String(s)), true));
+    try {
+      for (let i = 0; i < 20; i++) progress(`kernels N=${i}`, i, 20);
+      progress('kernels done', 20, 20);
+    } finally {
+      spy.mockRestore();
+      if (was === undefined) delete process.env.FLASHRING_STDERR_TTY;
+      else process.env.FLASHRING_STDERR_TTY = was;
+    }
+    // A long sweep in a log said nothing until its phase ended.
+    expect(lines).toHaveLength(10);
+    expect(lines[0]).toBe('  2 of 20 points done; next: kernels N=2\n');
+    expect(lines[9]).toBe('kernels done (20 points)\n');
+    expect(lines.join('')).not.toMatch(/\r/);
   });
 });

@@ -55,10 +55,14 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
 The -kernels.csv's checkErr (and the table's) is the float64 spot check of each (D, precision, causal), made once at
 N = ${SPOT_CHECK_N} before it is timed (the largest relative error of O, LSE, dQ, dK, dV): the same on each of its rows.`;
 
-/** Point i of n: a bar rewritten in place on a terminal; in a log or pipe one line when the phase is done (i = n). */
-function progress(label: string, i: number, n: number): void {
+/**
+ * Point i of n (`label`: the next one, or at i = n the phase's end): a bar rewritten in place on a terminal; in a log or
+ * pipe a line each time another tenth of the phase is done (as timedPhase), naming the next point, and one at its end.
+ */
+export function progress(label: string, i: number, n: number): void {
   if (!progressOnTerminal()) {
     if (i === n) process.stderr.write(`${label} (${counted(n, 'point')})\n`);
+    else if (i > 0 && Math.floor((10 * i) / n) > Math.floor((10 * (i - 1)) / n)) process.stderr.write(`  ${i} of ${n} points done; next: ${label}\n`);
     return;
   }
   const w = 24, f = n ? Math.round((w * i) / n) : w;
@@ -348,7 +352,9 @@ async function kernelSweep(
 ): Promise<void> {
   const { Ns, Ds, H, B, reps, causals } = cfg;
   const checks = new Map<string, number>(), devs = new Map<string, FlashDevice>();
-  for (const D of Ds) for (const p of precisions) for (const c of causals) {
+  const configs = Ds.flatMap((D) => precisions.flatMap((p) => causals.map((c) => ({ D, p, c }))));
+  for (const [i, { D, p, c }] of configs.entries()) {
+    progress(`float64 check D=${D} ${p} causal=${c}`, i, configs.length);
     const dev = await tunedDevice(dev0, tuned, { D, precision: p, causal: c, robust: cfg.robust });
     devs.set(`${D}:${p}:${c}`, dev);
     let r: { err: number; ok: boolean };
@@ -361,6 +367,7 @@ async function kernelSweep(
     if (!r.ok) state.failures.push(`D=${D} ${p} causal=${c}: error ${r.err.toExponential(2)} over tolerance — no speed reported`);
     else checks.set(`${D}:${p}:${c}`, r.err);
   }
+  progress('float64 checks done', configs.length, configs.length);
   const jobs = Ns.flatMap((N) => Ds.flatMap((D) => precisions.flatMap((p) => causals.map((c) => ({ N, D, p, c })))))
     .filter((j) => checks.has(`${j.D}:${j.p}:${j.c}`));
   for (const [i, j] of jobs.entries()) {
