@@ -383,8 +383,8 @@ async function kernelSweep(
   progress('kernels done', jobs.length, jobs.length);
 }
 
-/** The ring sweep (causal, forward and backward, each point's timeline saved); a length that runs out of memory stops the longer ones. */
-async function ringSweep(
+/** The ring sweep (causal, forward and backward, each point's timeline saved); a length that runs out of memory stops the longer ones, each said as skipped. */
+export async function ringSweep(
   devs: FlashDevice[], cfg: BenchConfig, precisions: Precision[], state: BenchState, save: () => Promise<unknown>, plan: OutputPlan, stamp: string,
 ): Promise<void> {
   const { H, B, Ds, ringNs, ringRs, layouts, outDir } = cfg;
@@ -393,7 +393,10 @@ async function ringSweep(
   let stopAt = Infinity;
   for (const [i, j] of rjobs.entries()) {
     progress(`ring N=${j.N} R=${j.R} ${j.layout}`, i, rjobs.length);
-    if (j.N >= stopAt) continue;
+    if (j.N >= stopAt) {
+      state.failures.push(`ring N=${j.N} R=${j.R} ${j.layout}: skipped: N=${stopAt} ran out of memory, so no longer length was run`);
+      continue;
+    }
     try {
       const timeline = join(outDir, 'timelines', `ring-${stamp}-R${j.R}-${j.layout}-N${j.N}.timeline.json`);
       state.ringRows.push(await ringPoint(devs.slice(0, j.R), { B, Hq: H, Hkv: H, Nq: j.N, Nk: j.N, D: Ds[0] }, j.layout, true, rp, true,
