@@ -24,7 +24,7 @@
  * node bench/cp-run.mjs <mode> [options]: `node bench/cp-run.mjs --help` lists each mode's options,
  * their defaults (the GPU host's sizes) and a run small enough for a CPU adapter (usage() below).
  */
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FlashDevice, acquireDevices, adapterName } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
@@ -40,7 +40,7 @@ import { InputError, LimitError } from '../src/errors.js';
 import { userMistake } from '../src/cli/main.js';
 import { counted } from '../src/plural.js';
 import { numberArg, NumberRule, parseCommand } from '../src/cli/args.js';
-import { checkOutputDir } from '../src/cli/files.js';
+import { OUTPUT_KINDS, OutputPlan } from '../src/cli/files.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
 import { storage } from '../src/gpu/buffers.js';
 import { randn, relErr } from '../src/reference/compare.js';
@@ -220,7 +220,7 @@ function sweepRow(R: number, scheme: Scheme, s: AttentionShape, pt: Awaited<Retu
  * that would end past `budgetS` (its estimate: 1.5× the last point's time) is skipped and named,
  * and the JSON is rewritten after every point, so a run cut short still leaves its table.
  */
-async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: number[], schemes: Scheme[], out: string, budgetS: number | null, meta: object): Promise<SweepResult> {
+async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: number[], schemes: Scheme[], write: WriteResult, budgetS: number | null, meta: object): Promise<SweepResult> {
   const t0 = performance.now();
   const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };
   const x = { q: toPrecision(randn(numel(s, 'q'), 1), 'f16'), k: toPrecision(randn(numel(s, 'kv'), 2), 'f16'), v: toPrecision(randn(numel(s, 'kv'), 3), 'f16'), dout: toPrecision(randn(numel(s, 'q'), 4), 'f16') };
@@ -232,7 +232,7 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
     const res: SweepResult = { rows: [], skipped: [], repeats: REPEATS, budgetS, schemes };
     const save = () => {
       bestRatios(res.rows);
-      return writeFile(join(out, 'cp-sweep.json'), JSON.stringify({ ...meta, ...res }, null, 1));
+      return write('cp-sweep.json', result('sweep', { ...meta, ...res }));
     };
     const tBase = performance.now();
     const base = await point(dev, s, src, { ...opts, ranks: 1 }, undefined, heat);
@@ -264,7 +264,7 @@ async function sweep(dev: FlashDevice, N: number, H: number, D: number, Rs: numb
         const errs = (['o', 'lse'] as const).map((n) => relErr(pt.out[n], ref[n])).concat((['dq', 'dk', 'dv'] as const).map((n) => relErr(pt.out.grads![n], ref.grads![n])));
         const row = sweepRow(R, scheme, s, pt, errs, r1);
         res.rows.push(row);
-        if (R === 4 && scheme === 'p2p') await writeFile(join(out, `cp-timeline-R${R}-${scheme}.json`), JSON.stringify(pt.kept));
+        if (R === 4 && scheme === 'p2p') await write(SWEEP_TIMELINE, JSON.stringify(pt.kept));
         await save();
         last = (performance.now() - t0) / 1e3 - elapsed;
         console.error(`sweep R=${R} ${scheme}: kernels ${fig(row.kernelMs, 1, 'n/a')} ms (runs ${row.kernelMsRuns.map((k) => fig(k, 1, 'n/a')).join(', ')}), paired vs R=1 ${fig(row.vsR1Paired, 2, 'n/a')} (${row.pairedRatios.map((x) => fig(x, 2, 'n/a')).join(', ')}), err ${row.maxErrVsR1.toExponential(2)}, ${last.toFixed(1)} s`);
@@ -428,27 +428,27 @@ interface ModeSpec {
 const MODES: Record<Mode, ModeSpec> = {
   sweep: {
     summary: 'R ranks on one device against R=1, per scheme (p2p, all_gather, a2a): kernel ms, paired ratios, link-model prediction',
-    defaults: { N: '16384', H: '16', D: '128', R: '1,2,4,8', schemes: SWEEP_SCHEMES.join(','), 'budget-s': 'none', out: 'bench/out' }, lists: ['R'],
+    defaults: { N: '16384', H: '16', D: '128', R: '1,2,4,8', schemes: SWEEP_SCHEMES.join(','), 'budget-s': 'none', out: 'bench/out', force: 'off' }, lists: ['R'],
     example: 'sweep --N 64 --H 4 --D 16 --R 1,2,4 --out /tmp/cp',
   },
   scale: {
     summary: 'one exact forward+backward at a sequence no host tensor holds, sampled rows checked against the single-device kernel',
-    defaults: { N: '1048576', H: '8', D: '128', R: '8', 'gpu-gib': '139', out: 'bench/out' }, lists: [],
+    defaults: { N: '1048576', H: '8', D: '128', R: '8', 'gpu-gib': '139', out: 'bench/out', force: 'off' }, lists: [],
     example: 'scale --N 1024 --H 2 --D 16 --R 4 --gpu-gib 1 --out /tmp/cp',
   },
   steps: {
     summary: "where p2p's kernel time goes: each kind of zigzag step beside a plain call of the same work, and R=1",
-    defaults: { N: '16384', H: '16', D: '128', R: '2,4,8', reps: '20', out: 'bench/out' }, lists: ['R'],
+    defaults: { N: '16384', H: '16', D: '128', R: '2,4,8', reps: '20', out: 'bench/out', force: 'off' }, lists: ['R'],
     example: 'steps --N 256 --H 2 --D 16 --R 2,4 --reps 2 --out /tmp/cp',
   },
   places: {
     summary: 'how many workgroups of each pass run at once: W workgroups (--H, one per head) of one length (--N keys or rows), not causal',
-    defaults: { N: '2048', H: '66,132,133,198,264,265,330,396,397,528', D: '128', reps: '10', out: 'bench/out' }, lists: ['N', 'H'],
+    defaults: { N: '2048', H: '66,132,133,198,264,265,330,396,397,528', D: '128', reps: '10', out: 'bench/out', force: 'off' }, lists: ['N', 'H'],
     example: 'places --N 64 --H 1,2 --D 16 --reps 2 --out /tmp/cp',
   },
   procs: {
     summary: 'one process per rank: measured timeline, comm fraction, staging bandwidth, the link model at that bandwidth',
-    defaults: { N: '16384,65536,131072', H: '16', D: '128', R: '2', 'latency-us': '10', 'gpu-per-rank': 'off', out: 'bench/out' }, lists: ['N'],
+    defaults: { N: '16384,65536,131072', H: '16', D: '128', R: '2', 'latency-us': '10', 'gpu-per-rank': 'off', out: 'bench/out', force: 'off' }, lists: ['N'],
     example: 'procs --N 256 --H 2 --D 16 --R 2 --out /tmp/cp   (about a minute: every run starts R processes)',
   },
   table: { summary: 'prints the tables of cp-sweep.json and cp-scale.json in --out', defaults: { out: 'bench/out' }, lists: [], example: 'table --out /tmp/cp' },
@@ -466,6 +466,7 @@ const OPTIONS: Record<string, { type: 'string' | 'boolean'; arg: string; help: s
   'latency-us': { type: 'string', arg: 'U', help: "procs: per-message latency of the predicted link" },
   'gpu-per-rank': { type: 'boolean', arg: '', help: 'procs: rank r sees only GPU r (two identical GPUs)' },
   out: { type: 'string', arg: 'dir', help: 'folder for the JSON results (table: where it reads them)' },
+  force: { type: 'boolean', arg: '', help: "overwrite a result file in --out that is not an earlier cp-run's (one that is, is overwritten without it)" },
 };
 
 const HELP_CMD = 'node bench/cp-run.mjs --help';
@@ -502,7 +503,7 @@ function parseCp(argv: string[]): { mode: Mode | null; values: Record<string, st
 
 interface CpConfig {
   mode: Mode; N: number[]; H: number; Hs: number[]; D: number; R: number[]; out: string; schemes: Scheme[];
-  budgetS: number | null; gpuGib: number; reps: number; latencyUs: number; gpuPerRank: boolean;
+  budgetS: number | null; gpuGib: number; reps: number; latencyUs: number; gpuPerRank: boolean; force: boolean;
 }
 
 const RULES: Record<string, NumberRule> = {
@@ -549,7 +550,7 @@ function validate(mode: Mode, values: Record<string, string | boolean | undefine
     if (r > n) throw new InputError(`--R ${r} is more than --N ${n} tokens: every rank needs at least one token`);
   const c: CpConfig = {
     mode, N, H: H[0], Hs: H, D: D[0], R, out: (values.out as string | undefined) ?? spec.defaults.out, budgetS: budget[0] ?? null,
-    gpuGib: gpuGib[0], reps: reps[0], latencyUs: latency[0], gpuPerRank: !!values['gpu-per-rank'],
+    gpuGib: gpuGib[0], reps: reps[0], latencyUs: latency[0], gpuPerRank: !!values['gpu-per-rank'], force: !!values.force,
     schemes: sweepSchemes((values.schemes as string | undefined) ?? SWEEP_SCHEMES.join(',')),
   };
   if (mode === 'scale') checkScaleRun(c);
@@ -598,9 +599,9 @@ async function tableMode(out: string): Promise<number> {
   return 0;
 }
 
-async function procsMode(c: CpConfig): Promise<number> {
+async function procsMode(c: CpConfig, write: WriteResult): Promise<number> {
   const [R] = c.R;
-  const rows = await procsBench(c.N, c.H, c.D, R, c.gpuPerRank, c.latencyUs, c.out);
+  const rows = await procsBench(c.N, c.H, c.D, R, c.gpuPerRank, c.latencyUs, (obj) => write('cp-procs.json', result('procs', obj)));
   console.log(procsTable(rows));
   // bench/cpProcs.ts leaves out what the ring refuses (a2a with heads not divisible by R): named here, with the ring's reason.
   for (const N of c.N)
@@ -612,32 +613,64 @@ async function procsMode(c: CpConfig): Promise<number> {
   return 0;
 }
 
-async function deviceMode(c: CpConfig): Promise<number> {
+async function deviceMode(c: CpConfig, write: WriteResult): Promise<number> {
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
     const meta = { adapter: adapterName(dev.adapter), date: new Date().toISOString() };
     if (c.mode === 'sweep') {
-      const res = await sweep(dev, c.N[0], c.H, c.D, c.R, c.schemes, c.out, c.budgetS, meta);
+      const res = await sweep(dev, c.N[0], c.H, c.D, c.R, c.schemes, write, c.budgetS, meta);
       console.log(table({ ...meta, ...res }, null));
     } else if (c.mode === 'scale') {
       const sc = await scale(dev, c.N[0], c.H, c.D, c.R[0], c.gpuGib);
-      await writeFile(join(c.out, 'cp-scale.json'), JSON.stringify({ ...meta, ...sc }, null, 1));
+      await write('cp-scale.json', result('scale', { ...meta, ...sc }));
       console.log(table(null, { ...meta, ...sc }));
     } else if (c.mode === 'places') {
       const res = await placesBench(dev, c.D, c.Hs, c.N, c.reps, (r) => console.error(`places ${r.pass} L=${r.L} W=${r.W}: ${fig(r.ms, 3)} ms`));
-      await writeFile(join(c.out, `cp-places-D${c.D}.json`), JSON.stringify({ ...meta, ...res }, null, 1));
+      await write(`cp-places-D${c.D}.json`, result('places', { ...meta, ...res }));
       console.log(placesTable({ ...meta, ...res }));
     } else {
       const [N] = c.N;
       const res = await stepsBench(dev, N, c.H, c.D, c.R, c.reps,
         (r) => console.error(`steps R=${r.R}${r.kind === 'R=1' ? ' (one call)' : ` ${r.kind}`}: ring ${fig(r.ring.fwd + r.ring.dkdv + r.ring.dq, 3)} ms, plain ${fig(r.plain.fwd + r.plain.dkdv + r.plain.dq, 3)} ms`));
-      await writeFile(join(c.out, `cp-steps-${N}.json`), JSON.stringify({ ...meta, ...res }, null, 1));
+      await write(`cp-steps-${N}.json`, result('steps', { ...meta, ...res }));
       console.log(stepsTable({ ...meta, ...res }));
     }
     return 0;
   } finally {
     dev.destroy();
   }
+}
+
+/** Writes a result file of --out: its name and text (resultWriter). */
+type WriteResult = (name: string, text: string) => Promise<void>;
+
+/** The timeline the sweep keeps of its R = 4 p2p point. */
+const SWEEP_TIMELINE = 'cp-timeline-R4-p2p.json';
+
+/** A mode's result as written: JSON whose first key names it ("kind": "flashring.cp-MODE"), so a later run knows it for its own. */
+const result = (mode: Mode, obj: object): string => JSON.stringify({ kind: `flashring.cp-${mode}`, ...obj }, null, 1);
+
+/** What an earlier run's result file begins with (result). */
+const CP_RESULT = { what: 'a cp-run result (JSON beginning "kind": "flashring.cp-…")', looks: (h: string) => /^\s*\{\s*"kind"\s*:\s*"flashring\.cp-/.test(h) };
+
+/** The files a mode writes in --out. */
+function resultNames(c: CpConfig): string[] {
+  const names: Record<Exclude<Mode, 'table'>, string[]> = {
+    sweep: ['cp-sweep.json', SWEEP_TIMELINE], scale: ['cp-scale.json'], places: [`cp-places-D${c.D}.json`], steps: [`cp-steps-${c.N[0]}.json`], procs: ['cp-procs.json'],
+  };
+  return names[c.mode as Exclude<Mode, 'table'>];
+}
+
+/**
+ * The writer of a mode's results, checked before any device work: a file of its names in --out is overwritten only
+ * where it is an earlier cp-run's (or with --force); each write goes through a temporary renamed into place, so a
+ * run stopped mid-write leaves the last whole file (src/cli/files.ts OutputPlan). It wrote over any file there.
+ */
+async function resultWriter(c: CpConfig): Promise<WriteResult> {
+  const names = resultNames(c);
+  const kinds = Object.fromEntries(names.map((n) => [n, n === SWEEP_TIMELINE ? OUTPUT_KINDS.timeline : CP_RESULT]));
+  const plan = await OutputPlan.make([], [{ flag: 'out', path: c.out, kind: 'dir', names, kinds }], { force: c.force });
+  return (name, text) => plan.write([{ path: join(c.out, name), data: text }]);
 }
 
 /**
@@ -655,9 +688,8 @@ export async function cpBench(argv: string[]): Promise<number> {
     mode = parsed.mode;
     const c = validate(mode, parsed.values);
     if (mode === 'table') return await tableMode(c.out);
-    await checkOutputDir('out', c.out);
-    await mkdir(c.out, { recursive: true });
-    return await (mode === 'procs' ? procsMode(c) : deviceMode(c));
+    const write = await resultWriter(c);
+    return await (mode === 'procs' ? procsMode(c, write) : deviceMode(c, write));
   } catch (e) {
     const line = await userMistake(e);
     if (line === null) throw e;

@@ -11,8 +11,6 @@
  * mode on this process's adapter, predicted with a custom link at that bandwidth and the
  * per-message latency `--latency-us` (default 10): predicted against measured step time.
  */
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { FlashDevice, acquireDevices, adapterName } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
 import { toPrecision } from '../src/kernels/attention.js';
@@ -72,10 +70,10 @@ function inputs(s: AttentionShape) {
   return { q: toPrecision(randn(numel(s, 'q'), 1), 'f16'), k: toPrecision(randn(numel(s, 'kv'), 2), 'f16'), v: toPrecision(randn(numel(s, 'kv'), 3), 'f16'), dout: toPrecision(randn(numel(s, 'q'), 4), 'f16') };
 }
 
-export async function procsBench(Ns: number[], H: number, D: number, R: number, gpuPerRank: boolean, latencyUs: number, out: string): Promise<ProcRow[]> {
+export async function procsBench(Ns: number[], H: number, D: number, R: number, gpuPerRank: boolean, latencyUs: number, write: (result: object) => Promise<void>): Promise<ProcRow[]> {
   const rows: ProcRow[] = [];
   const wrapper = gpuPerRank ? { wrapper: gpuPerRankWrapper(R) } : {};
-  const save = () => writeFile(join(out, 'cp-procs.json'), JSON.stringify({ date: new Date().toISOString(), R, H, D, gpuPerRank, rows }, null, 1));
+  const save = () => write({ date: new Date().toISOString(), R, H, D, gpuPerRank, rows });
   for (const N of Ns) {
     const s: AttentionShape = { B: 1, Hq: H, Hkv: H, Nq: N, Nk: N, D };
     const x = inputs(s);
@@ -100,7 +98,7 @@ export async function procsBench(Ns: number[], H: number, D: number, R: number, 
       // No bandwidth measured (nothing went between rank processes): no link to predict on.
       for (const r of rows.filter((row) => row.N === N)) if (r.stagingGbps !== null) await predictOneDevice(dev, s, x, r, r.stagingGbps, latencyUs);
     }
-    await writeFile(join(out, 'cp-procs.json'), JSON.stringify({ date: new Date().toISOString(), adapter: adapterName(dev.adapter), R, H, D, gpuPerRank, rows }, null, 1));
+    await write({ date: new Date().toISOString(), adapter: adapterName(dev.adapter), R, H, D, gpuPerRank, rows });
   } finally {
     dev.destroy();
   }

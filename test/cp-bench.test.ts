@@ -10,7 +10,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -36,6 +36,28 @@ describe('bench/cp.ts scale', () => {
 });
 
 describe('bench/cp.ts steps', () => {
+  it("--out's result files: another program's file there is refused before any device, kept as it was; --force overwrites it; an earlier run's is overwritten", async () => {
+    const [dev] = await testDevices(1);
+    if (!dev.hasF16) return expect(process.env.CI).not.toBe('true'); // the steps are f16
+    const out = mkdtempSync(join(tmpdir(), 'flashring-cp-')), file = join(out, 'cp-steps-6.json');
+    const err = vi.spyOn(console, 'error').mockImplementation(() => {}), log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    const args = ['steps', '--N', '6', '--H', '2', '--D', '16', '--R', '4', '--reps', '1', '--out', out];
+    try {
+      writeFileSync(file, '{"mine": 1}');
+      expect(await cpBench(args)).toBe(2);
+      expect(String(err.mock.calls.at(-1)?.[0])).toMatch(/^cp-run steps: --out .*cp-steps-6\.json exists and is not a cp-run result .*pass --force to overwrite it$/);
+      expect(readFileSync(file, 'utf8')).toBe('{"mine": 1}');
+      expect(await cpBench([...args, '--force'])).toBe(0);
+      expect(JSON.parse(readFileSync(file, 'utf8')).kind).toBe('flashring.cp-steps');
+      expect(await cpBench(args)).toBe(0);   // its own result of the run before: overwritten
+      expect(readdirSync(out).sort()).toEqual(['cp-steps-6.json']);   // no temporary left
+    } finally {
+      err.mockRestore();
+      log.mockRestore();
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
   it('a step kind with no visible work (N < 2R) is named as skipped, not dropped silently', async () => {
     const [dev] = await testDevices(1);
     if (!dev.hasF16) return expect(process.env.CI).not.toBe('true'); // the steps are f16
