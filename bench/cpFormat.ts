@@ -1,7 +1,7 @@
 /**
  * What the context-parallel bench's tables (bench/cp.ts, cpSteps.ts, cpPlaces.ts, cpProcs.ts) share: the line that names
  * the adapter (and says where it is a CPU, whose timings are no GPU's performance figures), figures that their decimals
- * would write as 0, values that are absent, and columns padded to their widest cell.
+ * would write as 0, and values that are absent (columns padded to their widest cell: src/table.ts aligned).
  */
 import { isCpuAdapter } from '../src/gpu/device.js';
 
@@ -35,15 +35,4 @@ export function fig(x: number | null | undefined, decimals: number, absent = '-'
 export function duration(ms: number | null | undefined, absent = '-'): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return absent;
   return Math.abs(ms) < 1000 ? `${fig(ms, 1)} ms` : `${fig(ms / 1e3, 1)} s`;
-}
-
-/**
- * Rows of cells (the first the header) as lines whose columns line up: each column padded to its widest cell, to the
- * right where `left` names it, else to the left (numbers), with `gap` between columns; no line ends in spaces (a last
- * column padded to the right writes none).
- */
-export function aligned(rows: string[][], left: readonly number[], gap = '  '): string[] {
-  const n = Math.max(...rows.map((r) => r.length));
-  const width = Array.from({ length: n }, (_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => width.map((w, c) => (left.includes(c) ? (r[c] ?? '').padEnd(w) : (r[c] ?? '').padStart(w))).join(gap).trimEnd());
 }

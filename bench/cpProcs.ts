@@ -20,7 +20,8 @@ import { hostSource } from '../src/cp/launch/hostIO.js';
 import { gpuPerRankWrapper, ringAttentionProcesses } from '../src/cp/launch/processRanks.js';
 import { Scheme } from '../src/cp/schemes/registry.js';
 import { AttentionShape, numel } from '../src/shape.js';
-import { adapterLine, aligned, fig } from './cpFormat.js';
+import { adapterLine, fig } from './cpFormat.js';
+import { aligned } from '../src/table.js';
 
 const REPS = 3;
 

@@ -25,7 +25,8 @@ import { randn } from '../src/reference/compare.js';
 import { AttentionOptions, AttentionShape, attentionPairFlops, resolveOptions } from '../src/shape.js';
 import { Segment, classifyPair, shardLayout } from '../src/cp/plan/schedule.js';
 import { median } from '../src/stats.js';
-import { RunMeta, adapterLine, aligned, fig } from './cpFormat.js';
+import { RunMeta, adapterLine, fig } from './cpFormat.js';
+import { aligned } from '../src/table.js';
 
 type Pass = 'fwd' | 'dkdv' | 'dq';
 const PASSES: Pass[] = ['fwd', 'dkdv', 'dq'];

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchCommand, benchMeta, checkSizes, progress, ringTable, saver, stoppedNote } from '../src/bench/run.js';
+import { benchCommand, benchMeta, checkSizes, kernelTable, progress, ringTable, saver, stoppedNote } from '../src/bench/run.js';
 import type { OutputPlan } from '../src/cli/files.js';
 import type { RingRow } from '../src/bench/ring.js';
 import type { FlashDevice } from '../src/gpu/device.js';
@@ -59,10 +59,19 @@ describe("bench's ring table", () => {
   it('a time it has not (no timestamp queries: gpuKernelMs null) reads -, never NaN or 0.0', () => {
     const lines = ringTable([{ ...row, gpuKernelMs: null, bwdWallMs: null }]);
     expect(lines.join('\n')).not.toMatch(/NaN|Infinity/);
-    expect(lines[1]).toMatch(/ 9\.0 +- +- +13\.0%/);
+    expect(lines[2]).toMatch(/ 9\.0 +- +- +13\.0%/);
+  });
+  it('the kernel table keeps its columns in line past a long path (subgroup-matrix+scalar was padded to 15), the ms under its name', () => {
+    const k = { pass: 'fwd+bwd', N: 4096, D: 128, causal: true, precision: 'f16', ms: 12.5, tflops: 88.123, peerTflops: null, ratio: null, gemmShare: null, checkErr: 2.1e-4 };
+    const lines = kernelTable([{ ...k, path: 'subgroup-matrix+scalar' }, { ...k, pass: 'forward', path: 'scalar', ms: 3.25, peerTflops: 301.4, ratio: 0.292 }] as never);
+    for (const col of ['ms', 'TFLOP/s', 'checkErr*']) {
+      const end = lines[0].indexOf(col) + col.length;
+      expect(lines.slice(1).map((l) => l.slice(0, end).match(/\S+$/)?.[0]), col).toEqual(col === 'ms' ? ['12.500', '3.250'] : col === 'TFLOP/s' ? ['88.123', '88.123'] : ['2.1e-4', '2.1e-4']);
+    }
+    expect(lines[2]).toMatch(/ 301\.4 +0\.292 +- +2\.1e-4$/);
   });
   it('its columns line up with the header', () => {
-    const [head, line] = ringTable([row]);
+    const [, head, line] = ringTable([row]);
     for (const [col, value] of [['fwd ms', '9.0'], ['bwd ms', '20.9'], ['gpu kernels ms', '4.0']])
       expect(line.indexOf(value) + value.length).toBe(head.indexOf(col) + col.length);
   });

@@ -26,6 +26,7 @@ import { checkInputFile, checkNamed, MAX_TEXT_BYTES, MEMORY_SWEEP_KINDS, OutputP
 import { progressOnTerminal } from '../cli/progress.js';
 import { counted } from '../plural.js';
 import { atExit } from '../exit.js';
+import { aligned } from '../table.js';
 
 const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --quick               small sizes, about 20 s on a 2-core CPU (lavapipe)
@@ -435,25 +436,33 @@ export function stoppedNote(state: BenchState, file: string, planned: { kernels:
 /** What a row's checkErr is (the CSV column keeps its name: the notes and stored results read it). */
 const CHECK_ERR_WHAT = `the float64 spot check of the row's D, precision and mask, made once at N = ${SPOT_CHECK_N} (the same on each of its rows)`;
 
+/** A time the run has ('-' where it has none: no backward, or no timestamp queries), at one decimal. */
+const msCell = (x: number | null) => (x === null ? '-' : x.toFixed(1));
+const pctCell = (x: number) => `${(100 * x).toFixed(1)}%`;
+
 /**
- * The ring rows as the summary shows them, under their header, each number right-aligned under its column's name; a
- * time the run has not ('-': no backward, or no timestamp queries for the kernels' time) is never NaN or 0.0.
+ * The ring rows as the summary shows them, under a line naming them: each column as wide as its widest cell, numbers
+ * right-aligned under their names (aligned); a time the run has not is '-', never NaN or 0.0.
  */
 export function ringTable(rows: RingRow[]): string[] {
-  const ms = (x: number | null, w = 8) => (x === null ? '-' : x.toFixed(1)).padStart(w);
-  const pct = (x: number) => `${(100 * x).toFixed(1)}%`.padStart(8);
-  return [
-    `ring (causal, fwd+bwd) ${'R'.padStart(2)} ${'layout'.padEnd(10)} ${'N'.padStart(8)}  ${'fwd ms'.padStart(8)}  ${'bwd ms'.padStart(8)}  gpu kernels ms  unhidden   overlap  imbalance`,
-    ...rows.map((r) => `${' '.repeat(22)} ${String(r.R).padStart(2)} ${r.layout.padEnd(10)} ${String(r.N).padStart(8)}  ${ms(r.fwdWallMs)}  ${ms(r.bwdWallMs)}  ${ms(r.gpuKernelMs, 14)}  ${pct(r.unhiddenFraction)}  ${pct(r.overlapEfficiency)}  ${r.imbalance.toFixed(3).padStart(9)}`),
-  ];
+  const head = ['R', 'layout', 'N', 'fwd ms', 'bwd ms', 'gpu kernels ms', 'unhidden', 'overlap', 'imbalance'];
+  const cells = rows.map((r) => [String(r.R), r.layout, String(r.N), msCell(r.fwdWallMs), msCell(r.bwdWallMs), msCell(r.gpuKernelMs), pctCell(r.unhiddenFraction), pctCell(r.overlapEfficiency), r.imbalance.toFixed(3)]);
+  return ['ring (causal, fwd+bwd)', ...aligned([head, ...cells], [1])];
+}
+
+/** The kernel rows as the summary shows them (aligned: a path of any length keeps the columns after it in line). */
+export function kernelTable(rows: ReturnType<typeof withPeers>): string[] {
+  const head = ['pass', 'N', 'D', 'causal', 'prec', 'path', 'ms', 'TFLOP/s', 'peer TFLOP/s', 'ratio', 'GEMM share†', 'checkErr*'];
+  const fixed = (x: number | null, d: number) => (x === null ? '-' : x.toFixed(d));
+  const cells = rows.map((r) => [r.pass, String(r.N), String(r.D), String(r.causal), r.precision, r.path, r.ms.toFixed(3), r.tflops.toFixed(3),
+    fixed(r.peerTflops, 1), fixed(r.ratio, 3), fixed(r.gemmShare, 3), r.checkErr.toExponential(1)]);
+  return aligned([head, ...cells], [0, 3, 4, 5]);
 }
 
 /** The summary on stdout: kernel rows with their peers, ring rows, the memory note, failures, where the results are. */
 function printSummary(title: string, rows: ReturnType<typeof withPeers>, state: BenchState, memoryNote: string, results: string | null, csvs: string[]): void {
   console.log(`\n${title}`);
-  if (rows.length) console.log(`pass     N      D    causal prec path             ms         TFLOP/s  peer TFLOP/s  ratio  GEMM share†  checkErr*`);
-  for (const r of rows)
-    console.log(`${r.pass.padEnd(8)} ${String(r.N).padEnd(6)} ${String(r.D).padEnd(4)} ${String(r.causal).padEnd(6)} ${r.precision}  ${r.path.padEnd(15)}  ${r.ms.toFixed(3).padStart(9)}  ${r.tflops.toFixed(3).padStart(7)}  ${r.peerTflops === null ? '           -' : r.peerTflops.toFixed(1).padStart(12)}  ${(r.ratio === null ? '-' : r.ratio.toFixed(3)).padEnd(5)}  ${(r.gemmShare === null ? '-' : r.gemmShare.toFixed(3)).padEnd(11)}  ${r.checkErr.toExponential(1)}`);
+  if (rows.length) console.log(kernelTable(rows).join('\n'));
   if (rows.length) console.log(`* checkErr: ${CHECK_ERR_WHAT}\n† GEMM share: TFLOP/s over the vendor's GEMM on the same units (--peer from torch_sdpa.py --gemm; tensor cores: f16 matmul, portable: f32 matmul, TF32 off)`);
   if (state.ringRows.length) console.log(`\n${ringTable(state.ringRows).join('\n')}`);
   if (memoryNote) console.log(`\n${memoryNote}`);
