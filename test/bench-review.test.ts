@@ -28,6 +28,8 @@ describe('bench flags refused before any device, in one line', () => {
     // A value given twice measured the point twice (memory --seq-lengths refuses it).
     ['--N twice', [...TINY.slice(2), '--N', '16,32,16'], /^--N: 16 is given twice: give each value once$/],
     ['--layouts twice', ['--no-kernels', '--no-memory', '--layouts', 'zigzag,zigzag'], /^--layouts: zigzag is given twice: give each value once$/],
+    // Every head of a call is dispatched at once: past the grid's limit each point failed with advice for the library.
+    ['--heads past the grid', [...TINY.filter((x, i, a) => x !== '--heads' && a[i - 1] !== '--heads'), '--heads', '70000'], /^--heads: '70000' is not a positive integer up to 65535$/],
   ];
   for (const [name, argv, why] of cases)
     it(name, async () => {

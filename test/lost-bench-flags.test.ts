@@ -53,6 +53,15 @@ describe('tune --precision: checked before the store and its folders', () => {
     expect(e.message).toBe("--precision: 'bogus' is not one of f32, f16");
     expect(existsSync(join(dir, 'nd1'))).toBe(false);
   });
+  it('a value given twice (--D 64,64, --causal true,true, --precision f32,f32): searched twice before, now refused', async () => {
+    for (const [flag, v] of [['--D', '16,16'], ['--causal', 'true,true'], ['--precision', 'f32,f32']]) {
+      const args = ['--store', join(dir, 'nd1', 't.json'), '--D', '16', '--N', '16', '--precision', 'f32'];
+      const e = await refusal(tuneCommand([...args.filter((x, i, a) => x !== flag && a[i - 1] !== flag), flag, v]));
+      expect(e).toBeInstanceOf(InputError);
+      expect(e.message).toBe(`${flag}: ${v.split(',')[0]} is given twice: give each value once`);
+    }
+    expect(existsSync(join(dir, 'nd1'))).toBe(false);
+  });
 });
 
 describe('an empty file name: refused up front, as --out \'\' is (a search would be lost at the store\'s rename)', () => {

@@ -348,7 +348,7 @@ describe('flashring memory', () => {
     [['--recompute-granularity', 'full', '--recompute-method', 'uniform', '--recompute-num-layers', '1'], /--recompute-granularity is set at each point of a sweep/],
     [['--seq-length', '8192'], /--seq-length is set at each point of a sweep/],
     [['--lines', ''], /^flashring memory: --lines needs at least one line \(cp\[:recompute\], e\.g\. 1,1:recompute,2,4,4:recompute\), got ''$/],
-    [['--seq-lengths', '4096,8192,4096'], /^flashring memory: --seq-lengths: 4096 is given twice: give each length once$/],
+    [['--seq-lengths', '4096,8192,4096'], /^flashring memory: --seq-lengths: 4096 is given twice: give each value once$/],
   ];
   for (const [extra, re] of bad)
     it(`refuses ${extra.join(' ')} in one line, exit 2, nothing written`, async () => {

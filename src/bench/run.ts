@@ -158,7 +158,8 @@ function benchConfig(values: BenchValues) {
   }
   return {
     Ns: distinct('N', nums(values.N, q ? '128,256' : '1024,4096,16384', 'N')), Ds,
-    H: one(values.heads, q ? '2' : '16', 'heads', undefined, BENCH_SWEEPS), B: one(values.batch, '1', 'batch', undefined, BENCH_SWEEPS),
+    // The kernels dispatch every head of a call at once (the grid's y): WebGPU's least maxComputeWorkgroupsPerDimension.
+    H: one(values.heads, q ? '2' : '16', 'heads', 65535, BENCH_SWEEPS), B: one(values.batch, '1', 'batch', undefined, BENCH_SWEEPS),
     reps: one(values.reps, q ? '3' : '10', 'reps', MAX_REPS, BENCH_SWEEPS),
     causals: distinct('causal', choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const)).map((x) => x === 'true'),
     ringRs, ringNs, layouts: distinct('layouts', choices(values.layouts, LAYOUTS.join(','), 'layouts', LAYOUTS)),

@@ -16,7 +16,7 @@ import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '.
 import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, predictFromLog } from '../memory/compare.js';
 import { notTimeData, steadyIterMs, WARMUP_ITERATIONS, withIterMs } from '../memory/time/fromLog.js';
 import { H200 } from '../memory/time/devices.js';
-import { list, numberArg, parseCommand } from './args.js';
+import { distinct, list, numberArg, parseCommand } from './args.js';
 import { checkInputFile, inode, MAX_TEXT_BYTES, OUTPUT_KINDS, OutputPlan, readProblem } from './files.js';
 
 const HELP = `usage: flashring memory [options]            per-GPU memory of one configuration
@@ -358,10 +358,7 @@ function sweepLengths(values: Values): number[] {
   if (values.lines !== undefined && !(values.lines as string).trim()) throw new InputError(`--lines needs at least one line (cp[:recompute], e.g. ${DEFAULT_LINES_SPEC}), got '${values.lines}'`);
   const raw = values['seq-lengths'] as string | undefined;
   if (raw === undefined) return DEFAULT_SEQ_LENGTHS;
-  const lens = list(raw, '', 'seq-lengths').map((x) => numberArg('seq-lengths', x, { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' }));
-  const again = lens.find((s, i) => lens.indexOf(s) < i);
-  if (again !== undefined) throw new InputError(`--seq-lengths: ${again} is given twice: give each length once`);
-  return lens;
+  return distinct('seq-lengths', list(raw, '', 'seq-lengths').map((x) => numberArg('seq-lengths', x, { ...POSITIVE_INT, max: 2 ** 31, what: 'positive integers up to 2^31' })));
 }
 
 async function sweepCommand(values: Values, model: ModelConfig, par: ParallelConfig, hbmGib: number): Promise<number> {

@@ -10,7 +10,7 @@ import { nodeGPU, robustShaders } from '../gpu/node.js';
 import { autotune, checkTuneRequest, showPins, type TuneEntry } from '../bench/tune.js';
 import { defaultStorePath, fileTuneStore } from '../bench/tuneStore.js';
 import { MAX_REPS } from '../bench/kernels.js';
-import { choices, nums, one, parseCommand } from './args.js';
+import { choices, distinct, nums, one, parseCommand } from './args.js';
 
 const HELP = `usage: flashring tune [options]
   Times each tile candidate of the path this adapter takes (forward and backward apart) at one
@@ -42,12 +42,12 @@ export async function tuneCommand(argv: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  const Ds = nums(values.D, '64,128', 'D', 256);
-  const causals = choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const).map((c) => c === 'true');
+  const Ds = distinct('D', nums(values.D, '64,128', 'D', 256));
+  const causals = distinct('causal', choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const)).map((c) => c === 'true');
   const N = one(values.N, '4096', 'N', 1 << 20), heads = one(values.heads, '16', 'heads', 1024), reps = one(values.reps, '5', 'reps', MAX_REPS);
   // Every flag before the store is read or its folder made, and before any device: one line naming what is wrong.
   // The default precision depends on the adapter; a list given is checked here.
-  const wanted = values.precision === undefined ? null : choices(values.precision, '', 'precision', ['f32', 'f16'] as const);
+  const wanted = values.precision === undefined ? null : distinct('precision', choices(values.precision, '', 'precision', ['f32', 'f16'] as const));
   for (const D of Ds) for (const precision of wanted ?? ['f32' as const]) checkTuneRequest({ robust: false, D, precision, causal: false, N, heads, reps });
   const store = await fileTuneStore(values.store ?? defaultStorePath());
   const [dev] = await acquireDevices(await nodeGPU(), 1);
