@@ -391,4 +391,27 @@ describe('the live panel in headless Chromium', () => {
     expect(await page.isChecked('#live-form input[name=causal]')).toBe(true);
     expect(consoleErrors).toEqual([]);
   });
+  it('keyboard: Run, Cancel and Tune hand the focus on to the button that takes over (it fell to the page\'s body, or stayed on a disabled Cancel)', async () => {
+    const p = await openPage(server!, consoleErrors, 'lN=64&lH=1&lD=16&lR=2&lscheme=p2p');
+    const focused = () => p.evaluate(() => document.activeElement?.id ?? '');
+    await p.focus('#live-run');
+    await p.keyboard.press('Enter');
+    expect(await focused()).toBe('live-cancel');
+    await liveDone(p);
+    expect(await focused()).toBe('live-run');
+    await p.keyboard.press('Enter');
+    expect(await focused()).toBe('live-cancel');
+    await p.keyboard.press('Enter');
+    expect(await status(p)).toBe('cancelled');
+    expect(await focused()).toBe('live-run');
+    // Tune: its Cancel turns off while the candidate being timed ends; the focus then goes to Tune, back on.
+    await p.focus('#live-tune');
+    await p.keyboard.press('Enter');
+    expect(await focused()).toBe('live-cancel');
+    await p.waitForFunction(() => /^(forward|backward) candidate /.test(document.getElementById('live-status')!.textContent ?? ''), null, { timeout: 120_000 });
+    await p.keyboard.press('Enter');
+    await p.waitForFunction(() => (window as unknown as { __flashring: { tune?: { done?: boolean } } }).__flashring.tune?.done === true, null, { timeout: 120_000 });
+    expect(await focused()).toBe('live-tune');
+    await p.close();
+  }, 300_000);
 });

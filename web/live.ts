@@ -719,9 +719,25 @@ class LivePanel {
   noAdapter = false;
   /** The Tune search in flight (Cancel aborts it between candidates). */
   tuneAbort: AbortController | undefined;
+  /** The button the focus goes to once it is on again: the focus was on one turned off while it was off (Cancel of a Tune). */
+  focusNext: HTMLButtonElement | null = null;
 
   constructor(readonly gpu: GPU | undefined, readonly hooks: Record<string, unknown>) {
     this.pool = new DevicePool(gpu, hooks, this.form.elements.namedItem('precision') as HTMLElement | null);
+  }
+
+  /**
+   * Turns Run, Tune and Cancel on or off (those `on` names). The focus on one turned off goes on to `next` (a disabled
+   * button drops it to the page's body: a keyboard user lost their place), or, while `next` is off, once it is on again.
+   */
+  setButtons(on: Partial<Record<'run' | 'tune' | 'cancel', boolean>>, next: HTMLButtonElement): void {
+    const btn = { run: this.runBtn, tune: this.tuneBtn, cancel: this.cancelBtn }, at = document.activeElement;
+    const keys = Object.keys(on) as (keyof typeof btn)[];
+    const lost = keys.some((k) => !on[k] && btn[k] === at) || (this.focusNext !== null && (at === document.body || (at as HTMLButtonElement).disabled));
+    for (const k of keys) btn[k].disabled = !on[k];
+    if (!lost) return;
+    this.focusNext = next.disabled ? next : null;
+    if (!next.disabled) next.focus();
   }
 
   /** Starts `work` (a run or Tune) as the one in flight. */
@@ -744,8 +760,7 @@ class LivePanel {
     if (id !== this.runId) return;
     this.status.textContent = text;
     this.hooks.live = { done: true, ...live };
-    this.runBtn.disabled = this.noAdapter;
-    this.cancelBtn.disabled = true;
+    this.setButtons({ run: !this.noAdapter, cancel: false }, this.runBtn);
   }
 
   async run(id: number): Promise<void> {
@@ -789,7 +804,7 @@ class LivePanel {
   /** Cancel during Tune: the search stops after the candidate being timed and stores nothing; Run and Tune come back when it has. */
   cancelTune(): void {
     this.tuneAbort!.abort();
-    this.cancelBtn.disabled = true;
+    this.setButtons({ cancel: false }, this.tuneBtn);
     this.status.textContent = 'cancelling the tuning after the candidate being timed…';
   }
 
@@ -876,8 +891,7 @@ export function setupLive(hooks: Record<string, unknown>): void {
   wireStepTips(hooks);
   p.runBtn.addEventListener('click', () => {
     const id = ++p.runId;
-    p.runBtn.disabled = true;
-    p.cancelBtn.disabled = false;
+    p.setButtons({ run: false, cancel: true }, p.cancelBtn);
     hooks.live = { done: false };
     p.start(p.run(id));
   });
@@ -885,14 +899,12 @@ export function setupLive(hooks: Record<string, unknown>): void {
     ++p.runId; // a run in flight no longer speaks for the page
     p.runAbort?.abort(new Cancelled('cancelled'));
     const abort = (p.tuneAbort = new AbortController());
-    p.runBtn.disabled = p.tuneBtn.disabled = true;
-    p.cancelBtn.disabled = false;
+    p.setButtons({ run: false, tune: false, cancel: true }, p.cancelBtn);
     hooks.tune = { done: false };
     hooks.tuneLines = [];
     p.start(p.afterPrevious().then(() => tune(p.form, p.pool, p.store, p.status, hooks, abort.signal)).finally(() => {
       p.tuneAbort = undefined;
-      p.runBtn.disabled = p.tuneBtn.disabled = p.noAdapter;
-      p.cancelBtn.disabled = true;
+      p.setButtons({ run: !p.noAdapter, tune: !p.noAdapter, cancel: false }, p.tuneBtn);
     }));
   });
   p.cancelBtn.addEventListener('click', (e) => {
