@@ -599,4 +599,11 @@ describe('the planner and replay panels', () => {
     expect(await p.textContent('#replay-chart-point')).toMatch(/^measured .*tokens: /);
     await p.close();
   });
+
+  it('the drop zones\' file inputs are named for what they take (each was a bare "Choose File" button)', async () => {
+    const p = await open();
+    expect(await p.getByRole('button', { name: /Megatron-LM logs or activation_memory\.csv files/ }).count()).toBe(1);
+    expect(await p.getByRole('button', { name: /timeline JSON/ }).count()).toBe(1);
+    await p.close();
+  });
 });
