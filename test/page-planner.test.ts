@@ -606,4 +606,14 @@ describe('the planner and replay panels', () => {
     expect(await p.getByRole('button', { name: /timeline JSON/ }).count()).toBe(1);
     await p.close();
   });
+
+  it('a link\'s keys the page does not know (a misspelt TP=4) are named at the top, not dropped silently', async () => {
+    const p = await open('TP=4&tp=2&foo=1&advisor');
+    expect(await p.textContent('#view-note')).toBe('This link\'s TP=4, foo=1, advisor are not keys of a view the page knows: left out.');
+    expect(await p.inputValue('input[name=tp]')).toBe('2');
+    await p.goto(`${server!.url}#preset=nope&tP=4`);
+    await p.waitForFunction(() => /tP=4/.test(document.getElementById('view-note')!.textContent ?? ''));
+    expect(await p.textContent('#view-note')).toBe('This link\'s preset=nope is not a value the page knows: set aside, the default shown instead. Its tP=4 is not a key of a view the page knows: left out.');
+    await p.close();
+  });
 });

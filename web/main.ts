@@ -432,7 +432,11 @@ function loadView(): void {
   ignored.push(...advisor.load(q));
   ignored.push(...loadLiveView(q));
   controlsFromLines();
-  $('view-note').textContent = ignored.length ? `This link's ${ignored.join(', ')} ${ignored.length === 1 ? 'is not a value' : 'are not values'} the page knows: set aside, the default shown instead.` : '';
+  // Keys no view has (a misspelt TP=4) are left out, and said: a link's setting never vanishes unsaid.
+  const keys = viewParams(), unknown = [...new Set(q.keys())].filter((k) => !keys.has(k)).map((k) => (q.get(k) ? `${k}=${q.get(k)}` : k));
+  const values = ignored.length ? `This link's ${ignored.join(', ')} ${ignored.length === 1 ? 'is not a value' : 'are not values'} the page knows: set aside, the default shown instead.` : '';
+  const keyWords = unknown.length ? `${ignored.length ? 'Its' : "This link's"} ${unknown.join(', ')} ${unknown.length === 1 ? 'is not a key' : 'are not keys'} of a view the page knows: left out.` : '';
+  $('view-note').textContent = [values, keyWords].filter(Boolean).join(' ');
   hooks.ignoredView = ignored;
 }
 
@@ -458,7 +462,8 @@ const saveRecomputeView = (q: URLSearchParams) => {
   for (const k of RC_FIELDS) q.set(k, k.startsWith('rc_') ? (field(k).checked ? '1' : '0') : (form.elements.namedItem(k) as HTMLInputElement | HTMLSelectElement).value);
 };
 
-function saveView(): void {
+/** The whole view (every panel's fields) as the URL hash's parameters. */
+function viewParams(): URLSearchParams {
   const q = new URLSearchParams();
   q.set('preset', presetSelect.value);
   q.set('stack', stackSelect.value);
@@ -475,7 +480,11 @@ function saveView(): void {
   saveCpView(q);
   advisor.save(q);
   saveLiveView(q);
-  replaceViewHash(q);
+  return q;
+}
+
+function saveView(): void {
+  replaceViewHash(viewParams());
 }
 
 /** A whole number from 1 to `max` in a field, or a FieldError in the page's words. */
