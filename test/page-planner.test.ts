@@ -600,6 +600,31 @@ describe('the planner and replay panels', () => {
     await p.close();
   });
 
+  it('each chart\'s numbers as a table (its aria-details): a row per length, a column per series, GiB, what does not fit said in words; none from bad input', async () => {
+    const p = await open();
+    const table = (id: string) => p.$eval(`#${id}`, (c) => {
+      const t = document.getElementById(c.getAttribute('aria-details') ?? '')?.querySelector('table');
+      return t ? { caption: t.caption?.textContent ?? '', head: Array.from(t.tHead?.rows[0]?.cells ?? [], (x) => x.textContent), rows: Array.from(t.tBodies[0]?.rows ?? [], (r) => Array.from(r.cells, (x) => x.textContent)) } : null;
+    });
+    const t = (await table('planner-chart'))!;
+    expect(t.caption).toMatch(/peak memory per GPU \(GiB\).*HBM 80 GiB/i);
+    expect(t.head).toEqual(['tokens', 'CP=1', 'CP=1 + recompute', 'CP=2', 'CP=4', 'CP=4 + recompute']);
+    expect(t.rows.map((r) => r[0])).toEqual(['4K', '8K', '16K', '32K', '64K', '128K', '256K', '512K', '1M']);
+    // The cell is the figure the chart's point says (the keyboard's line), and a point past the HBM says so in words.
+    await p.focus('#planner-chart');
+    await p.keyboard.press('ArrowRight');
+    const said = /^CP=1, 4K tokens: ([\d.]+) GiB/.exec((await p.textContent('#planner-chart-point'))!)![1];
+    expect(t.rows[0][1]).toBe(said);
+    expect(t.rows[5][1]).toMatch(/^[\d.]+ \(does not fit\)$/);
+    const replay = (await table('replay-chart'))!;
+    expect(replay.head.filter((h) => /^measured: /.test(h!)).length).toBeGreaterThan(0);
+    // Two runs of one series at a length (recompute or not) each say their setup; a run out of memory says so.
+    expect(replay.rows.flat().some((c) => /^out of memory \[CP=\d+, TP=\d+, recompute=\w+\], /.test(c!))).toBe(true);
+    await p.fill('input[name=tp]', '0');
+    expect(await table('planner-chart')).toMatchObject({ rows: [] });
+    await p.close();
+  });
+
   it('the drop zones\' file inputs are named for what they take (each was a bare "Choose File" button)', async () => {
     const p = await open();
     expect(await p.getByRole('button', { name: /Megatron-LM logs or activation_memory\.csv files/ }).count()).toBe(1);

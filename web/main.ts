@@ -95,6 +95,9 @@ function memoryTip(b: SweepPoint['breakdown']): string {
     `${other > 0 ? ` · other ${sig3(other / GIB)}` : ''} GiB`;
 }
 
+/** A measured point's setup, from its source ("… (CP=2, TP=1, recompute=none)", maybe ": out of memory" after it). */
+const measuredSetup = (source?: string) => /\(([^()]*)\)(?:: out of memory)?$/.exec(source ?? '')?.[1];
+
 /**
  * A point's tooltip, a few lines: what it is (line or measured setup, tokens, GiB, whether it fits),
  * for a model point its memory in one line and `more`'s (the step time), for a measured one where it
@@ -109,7 +112,7 @@ function pointTip(label: string, r: TooltipItem['raw'], details: Breakdowns, mor
   const measured = /^measured:\s*(.*)$/.exec(label);
   // Neither the model's nor a measured line's: where the point comes from, if it says.
   if (!measured) return [`${label}, ${formatTokens(r.x)} tokens: ${amount}`, ...(r.source && r.source !== 'limit' ? [clip(r.source, 60)] : [])];
-  const setup = /\(([^()]*)\)(?:: out of memory)?$/.exec(r.source ?? '')?.[1];
+  const setup = measuredSetup(r.source);
   return [`measured${setup ? ` ${setup}` : ''}, ${formatTokens(r.x)} tokens: ${amount}`, `on ${clip(measured[1], 60)}`];
 }
 
@@ -208,15 +211,36 @@ const LEGEND_LABELS = {
 /** Room beside a legend label (its sample and padding) and a tooltip's line (its colour box and padding), px. */
 const LEGEND_MARGIN = 48, TOOLTIP_MARGIN = 40;
 
+/**
+ * A chart's numbers as a table, in the element its aria-details names (its text alternative beside the summary line): a
+ * row per sequence length, a column per series (the HBM limit in the caption), each point's GiB and, past the HBM, "does
+ * not fit" in words (a measured run out of memory: "out of memory"). No chart: no rows.
+ */
+function chartTable(canvas: HTMLCanvasElement, chart: Chart | null): void {
+  const table = document.getElementById(canvas.getAttribute('aria-details') ?? '')?.querySelector('table');
+  if (!table) return;
+  const all = (chart?.data.datasets ?? []).map((d) => ({ label: d.label ?? '', pts: d.data as TooltipItem['raw'][] }));
+  const limit = all.find((s) => s.pts.some((p) => p.source === 'limit'))?.label, sets = all.filter((s) => s.label !== limit);
+  const xs = [...new Set(sets.flatMap((s) => s.pts.map((p) => p.x)))].sort((a, b) => a - b);
+  // Several points of a series at one length (measured runs of other setups) each say their setup.
+  const cell = (p: TooltipItem['raw'], many: boolean) => `${p.source?.endsWith(': out of memory') ? 'out of memory' : `${sig3(p.y)}${p.fits === false ? ' (does not fit)' : ''}`}` +
+    `${many && measuredSetup(p.source) ? ` [${measuredSetup(p.source)}]` : ''}`;
+  const at = (pts: TooltipItem['raw'][]) => pts.map((p) => cell(p, pts.length > 1)).join(', ') || '—';
+  fillTable(table, `Peak memory per GPU (GiB) at each sequence length (tokens), as the chart draws it${limit ? `; the limit: ${limit}` : ''}`, ['tokens', ...sets.map((s) => s.label)],
+    xs.map((x) => [formatTokens(x), ...sets.map((s) => ({ text: at(s.pts.filter((p) => p.x === x)), cls: 'num' }))]));
+}
+
 function drawMemoryChart(canvas: HTMLCanvasElement, old: Chart | null, cfg: MemoryChartConfig, details: Breakdowns, onPoint?: (p: SweepPoint) => void, more?: (p: SweepPoint) => string[]): Chart {
   old?.destroy();
   chartKeys.set(canvas, { details, onPoint, more, at: null });
   const live = chartLive.get(canvas);
   if (live) live.textContent = '';
   const title = (cfg.options as { plugins: { title: { text: string[] } } }).plugins.title.text.join(' ');
-  canvas.setAttribute('aria-label', `Chart: ${title}. Peak memory per GPU (GiB) against sequence length; the line under it sums it up. Arrow keys step through its points.`);
+  canvas.setAttribute('aria-label', `Chart: ${title}. Peak memory per GPU (GiB) against sequence length; the line under it sums it up, the table under it gives its points. Arrow keys step through its points.`);
   // A fresh copy of the configuration for each chart drawn from it: the page's and the PNG export's (web/chartFit.ts).
-  return drawFitted(canvas, () => pageChartConfig(structuredClone(cfg), details, onPoint, more));
+  const chart = drawFitted(canvas, () => pageChartConfig(structuredClone(cfg), details, onPoint, more));
+  chartTable(canvas, chart);
+  return chart;
 }
 
 /** A memory chart's configuration (src/memory/chart.ts) with the page's ticks, legend, tooltips and hover. */
@@ -768,6 +792,7 @@ function clearPlanner(e: unknown, typing = false): void {
   showFieldErrors(form, marksOf(e, sentence));
   plannerChart?.destroy();
   plannerChart = null;
+  chartTable($<HTMLCanvasElement>('planner-chart'), null);
   plannerRows = [];
   $('planner-oom').textContent = '';
   showBreakdown(null, 0);
@@ -1150,6 +1175,7 @@ function renderReplay(): void {
     showFieldErrors($<HTMLFormElement>('replay-form'), marksOf(e, pageWords));
     replayChart?.destroy();
     replayChart = null;
+    chartTable($<HTMLCanvasElement>('replay-chart'), null);
     fillTable($<HTMLTableElement>('replay-table'), '', [], []);
     $('replay-summary').textContent = '';
     hooks.replay = { error: pageWords(e), measuredPoints: 0, datasets: [], rows: [] };
