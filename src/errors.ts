@@ -95,6 +95,8 @@ export const ERROR_CLASSES: Readonly<Record<string, (f: ErrorFields, rank?: numb
   InputError: (f) => new InputError(f.message),
   LimitError: (f) => new LimitError(f.message),
   GPUValidationError: (f) => new GPUValidationError(f.label ?? 'unknown', f.gpuMessage ?? f.message),
+  // Its message as the rank wrote it (with the bytes that rank held), not one counted again here.
+  GPUOutOfMemoryError: (f) => Object.assign(new GPUOutOfMemoryError(f.label ?? 'unknown', f.gpuMessage ?? f.message, 0), { message: f.message }),
   DeviceLostError: (f, rank) => new DeviceLostError(f.message, rank),
   NpyError: (f) => new NpyError(f.message),
   TransportError: (f) => new TransportError(f.message),
