@@ -511,15 +511,30 @@ describe('the planner and replay panels', () => {
     });
     expect(checked).toBeGreaterThan(0);
     expect(items.filter((x) => !x.warn).map((x) => x.text).join('\n')).not.toMatch(/\(s\)/); // the page's own lines (a log's notes are the parser's)
-    expect(items.at(-1)!.text).toBe('x.npy: could not be read — it is a tensor file (a NumPy .npy array), not a log or CSV; replay takes Megatron-LM training logs and activation_memory.csv files');
+    expect(items.at(-1)!.text).toBe('x.npy: could not be read — it is a tensor file (a NumPy .npy array), not a log or CSV; replay takes Megatron-LM training logs and activation_memory.csv files dismiss');
+    // While files are read the status line says which (a drop of 2,000 rows takes a second or more), and clears after.
+    await p.evaluate(() => {
+      const seen: string[] = ((window as unknown as { __status: string[] }).__status = []);
+      new MutationObserver(() => seen.push(document.getElementById('replay-status')!.textContent ?? '')).observe(document.getElementById('replay-status')!, { childList: true, characterData: true, subtree: true });
+    });
+    await p.setInputFiles('#replay-files', ['core_0.4_tp8.log', 'truncated_oom.log'].map((f) => join(__dirname, 'fixtures/megatron', f)));
+    await p.waitForFunction(() => (window as unknown as { __status: string[] }).__status.at(-1) === '');
+    expect(await p.evaluate(() => (window as unknown as { __status: string[] }).__status)).toEqual(['reading core_0.4_tp8.log (1 of 2)…', 'reading truncated_oom.log (2 of 2)…', '']);
     // A compressed log and a UTF-16 CSV: named for what they are (read as text, the log had no argument dump, the CSV a garbled header).
     await drop(p, { name: 'run.log', mimeType: 'application/gzip', buffer: gzipSync(readFileSync(join(__dirname, 'fixtures/megatron/core_0.4_tp8.log'))) });
     await drop(p, { name: 'u16.csv', mimeType: 'text/csv', buffer: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('seq_len,total_gib\n4096,10\n', 'utf16le')]) });
-    const last = await p.$$eval('#replay-messages li', (l) => l.slice(-2).map((x) => x.textContent));
+    const last = await p.$$eval('#replay-messages li', (l) => l.slice(-2).map((x) => x.firstChild!.textContent));
     expect(last).toEqual([
       'run.log: could not be read — it is gzip-compressed: decompress it first (gunzip); replay takes Megatron-LM training logs and activation_memory.csv files',
       'u16.csv: could not be read — it is UTF-16 text: save it as UTF-8; replay takes Megatron-LM training logs and activation_memory.csv files',
     ]);
+    // Each such line has a control that takes it off the list (it stayed until a reload); the focus stays in the panel.
+    const lines = async () => p.$$eval('#replay-messages li', (l) => l.map((x) => x.firstChild!.textContent ?? ''));
+    const n = (await lines()).length;
+    await p.click('button[aria-label="dismiss the note that x.npy could not be read"]');
+    expect(await lines()).toHaveLength(n - 1);
+    expect((await lines()).some((t) => t.startsWith('x.npy'))).toBe(false);
+    expect(await p.evaluate(() => [document.activeElement?.id, document.getElementById('replay-status')!.textContent])).toEqual(['replay-files', 'The note on x.npy dismissed.']);
     await p.close();
   });
 
@@ -533,7 +548,7 @@ describe('the planner and replay panels', () => {
     const before = await parses();
     await drop(p, { name: 'big.csv', mimeType: 'text/csv', buffer: Buffer.from(csv(20_000)) });
     expect(await parses()).toBe(before);
-    expect(await p.textContent('#replay-messages li.bad')).toBe('big.csv: could not be read — it has 20,000 rows, and the page takes at most 2,000 dropped points in all (2,000 left), as its table and chart hold each one: flashring replay big.csv takes any number');
+    expect(await p.textContent('#replay-messages li.bad')).toBe('big.csv: could not be read — it has 20,000 rows, and the page takes at most 2,000 dropped points in all (2,000 left), as its table and chart hold each one: flashring replay big.csv takes any number dismiss');
     expect((await replayOf(p)).rows.length).toBe(base);
     // At the limit it is taken, and then no more.
     await drop(p, { name: 'full.csv', mimeType: 'text/csv', buffer: Buffer.from(csv(2000)) });

@@ -1091,7 +1091,8 @@ interface ReplayPoint { row: CsvRow; origin: string; log?: ParseResult; other?: 
 /** A dropped file: its name, a digest of its text (the same file dropped again is refused), its points. */
 interface ReplayFile { name: string; digest: string; points: ReplayPoint[] }
 /** What the list under the drop zone says, in order: a file's line (with its remove control) and its warnings, or a file that gave nothing. */
-interface ReplayNote { text: string; cls: string; title?: string; file?: ReplayFile; head?: boolean }
+/** A line of the replay list: a file's (head), a warning under it, or a file that could not be read (`failed`: its name; a dismiss control). */
+interface ReplayNote { text: string; cls: string; title?: string; file?: ReplayFile; head?: boolean; failed?: string }
 const replayFiles: ReplayFile[] = [];
 let replayNotes: ReplayNote[] = [];
 /**
@@ -1347,8 +1348,22 @@ function renderReplayNotes(): void {
       });
       li.append(' ', b);
     }
+    if (n.failed !== undefined) li.append(' ', dismissButton(n, n.failed));
     return li;
   }));
+}
+
+/** The control that takes a could-not-be-read line off the list (it stayed until a reload); the focus stays in the panel. */
+function dismissButton(n: ReplayNote, name: string): HTMLButtonElement {
+  const b = Object.assign(document.createElement('button'), { type: 'button', textContent: 'dismiss', className: 'remove' });
+  b.setAttribute('aria-label', `dismiss the note that ${name} could not be read`);
+  b.addEventListener('click', () => {
+    replayNotes = replayNotes.filter((x) => x !== n);
+    $('replay-status').textContent = `The note on ${name} dismissed.`;
+    renderReplayNotes();
+    $('replay-files').focus();
+  });
+  return b;
 }
 
 /**
@@ -1374,11 +1389,13 @@ function notALog(name: string, text: string, head: Uint8Array): string | null {
 
 /** Reads the files, then draws the list, the table and the chart once. */
 async function addReplayFiles(files: File[]): Promise<void> {
-  for (const f of files) {
+  for (const [i, f] of files.entries()) {
+    // Said while it reads (a file of 2,000 rows takes a second or more), in the panel's live status line.
+    $('replay-status').textContent = `reading ${f.name}${files.length > 1 ? ` (${i + 1} of ${files.length})` : ''}…`;
     try {
       await addReplayFile(f);
     } catch (e) {
-      replayNotes.push({ text: `${f.name}: could not be read — ${pageWords(e)}`, cls: 'bad' });
+      replayNotes.push({ text: `${f.name}: could not be read — ${pageWords(e)}`, cls: 'bad', failed: f.name });
     }
   }
   $('replay-status').textContent = '';
