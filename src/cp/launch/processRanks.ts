@@ -37,6 +37,7 @@ import { AttentionShape, ResolvedOptions } from '../../shape.js';
 import { Problem } from '../rank/chunks.js';
 import { DataMessage } from '../transport/processComm.js';
 import { ProcessLink } from '../transport/ipc.js';
+import { atExit } from '../../exit.js';
 import { InputName, RingInputs, hostSource, readAll, segmentReader } from './hostIO.js';
 import { RingKernels, RingOptions, RingResult } from './ringAttention.js';
 import { STEP_TIMEOUT_MS, predictOn, ringProblem, ringResult } from './stage.js';
@@ -265,9 +266,9 @@ function runProcesses(inits: RankInit[], agree: (devices: RankDevice[]) => Promi
       clearInterval(watchdog);
       opts.signal?.removeEventListener('abort', onAbort);
       for (const k of kids) { tell(k, { type: 'abort', why: e.message }); if (k.connected) k.disconnect(); }
-      const gone = kids.map((k) => (k.exitCode !== null || k.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => k.once('exit', () => r()))));
+      const gone = kids.map((k) => (!running(k) ? Promise.resolve() : new Promise<void>((r) => k.once('exit', () => r()))));
       Promise.race([Promise.all(gone), new Promise((r) => setTimeout(r, SETTLE_MS).unref())]).then(() => {
-        for (const k of kids) if (k.exitCode === null && k.signalCode === null) k.kill('SIGKILL');
+        for (const k of kids) if (running(k)) k.kill('SIGKILL');
         reject(e);
       });
     }
@@ -300,6 +301,7 @@ function runProcesses(inits: RankInit[], agree: (devices: RankDevice[]) => Promi
     }
     try {
       for (const init of inits) kids.push(spawnRank(init, opts.wrapper ?? [], onMessage, fail, () => finished || !!results[init.rank]));
+      killAtExit(kids);
       link.connect(kids.map((k) => (m) => tell(k, m)));
       kids.forEach((k, r) => tell(k, inits[r]));
     } catch (e) {
@@ -307,6 +309,18 @@ function runProcesses(inits: RankInit[], agree: (devices: RankDevice[]) => Promi
     }
     if (opts.signal?.aborted) onAbort(); // aborted before the listener was there
   });
+}
+
+const running = (k: ChildProcess) => k.exitCode === null && k.signalCode === null;
+
+/**
+ * This process exiting (a signal, its parent gone: the CLI turns both into an exit) kills every rank process still
+ * there: one that listens ends when its channel closes, but a hung one (stuck in a driver call, or stopped) would
+ * outlive the command, holding its GPU. Withdrawn once every one has ended.
+ */
+function killAtExit(kids: ChildProcess[]): void {
+  const forget = atExit(() => { for (const k of kids) if (running(k)) k.kill('SIGKILL'); });
+  for (const k of kids) k.once('exit', () => { if (!kids.some(running)) forget(); });
 }
 
 /** One rank process (behind the wrapper, if any), its stderr passed on without Dawn's noise. */

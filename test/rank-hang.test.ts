@@ -1,0 +1,59 @@
+/**
+ * A rank process that hangs (stopped here with SIGSTOP, as one stuck in a driver call stays): no rank
+ * process outlives the command, however it ends (a signal to the command: src/cp/launch/processRanks.ts killAtExit).
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { encodeNpy } from '../src/cli/npy.js';
+import { BIN } from './cli-run.js';
+import { makeInputs, AttentionShape } from './cases.js';
+
+const preload = pathToFileURL(fileURLToPath(new URL('./fixtures/rank-stop.mjs', import.meta.url))).href;
+const dir = mkdtempSync(join(tmpdir(), 'flashring-rank-hang-'));
+const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 16, Nk: 16, D: 16 };
+
+/** Whether process `pid` still runs (a zombie, ended but not yet reaped, does not). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until `test` holds (polled), at most `ms`; whether it did. */
+async function until(test: () => boolean, ms: number): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) if (test()) return true;
+  return test();
+}
+
+/** The stopped rank's pid, once its file is there (killed at the end whatever the test found). */
+const stoppedPid = (file: string) => Number(readFileSync(file, 'utf8'));
+
+describe('a hung rank process', () => {
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('attention --cp-mode processes ended by SIGTERM leaves no rank process behind, a stopped one included', async () => {
+    const f = (n: string) => join(dir, n);
+    const x = makeInputs(s, 8);
+    for (const n of ['q', 'k', 'v'] as const) writeFileSync(f(`${n}.npy`), encodeNpy({ dtype: 'f4', shape: [2, 16, 16], data: Float32Array.from(x[n]) }));
+    const env = { ...process.env, NODE_OPTIONS: `--import=${preload}`, FLASHRING_TEST_STOP_RANK: '1', FLASHRING_TEST_STOP_FILE: f('cli.pid') };
+    const cmd = spawn(process.execPath, [BIN, 'attention', '--q', f('q.npy'), '--k', f('k.npy'), '--v', f('v.npy'), '--out', f('out'), '--cp', '2', '--cp-mode', 'processes'], { env, stdio: 'ignore' });
+    const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => cmd.on('exit', (code, signal) => r({ code, signal })));
+    expect(await until(() => existsSync(f('cli.pid')) && readFileSync(f('cli.pid'), 'utf8') !== '', 20_000)).toBe(true);
+    const pid = stoppedPid(f('cli.pid'));
+    try {
+      cmd.kill('SIGTERM');
+      const end = await ended;
+      expect(end.signal === 'SIGTERM' || end.code === 143, JSON.stringify(end)).toBe(true);
+      expect(await until(() => !alive(pid), 3000)).toBe(true);
+      expect(existsSync(f('out'))).toBe(false);
+    } finally {
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  }, 30_000);
+});
