@@ -1,6 +1,7 @@
 /**
- * A rank process that hangs (stopped here with SIGSTOP, as one stuck in a driver call stays): no rank
- * process outlives the command, however it ends (a signal to the command: src/cp/launch/processRanks.ts killAtExit).
+ * A rank process that hangs (stopped here with SIGSTOP, as one stuck in a driver call stays): the ring's
+ * watchdog names it (processRanks.ts silentRank), and no rank process outlives the command, however it ends
+ * (its step timeout, or a signal to the command: killAtExit).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
@@ -9,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { encodeNpy } from '../src/cli/npy.js';
+import { ringAttentionProcesses } from '../src/cp/launch/processRanks.js';
+import { DeviceLostError } from '../src/errors.js';
 import { BIN } from './cli-run.js';
 import { makeInputs, AttentionShape } from './cases.js';
 
@@ -36,6 +39,22 @@ const stoppedPid = (file: string) => Number(readFileSync(file, 'utf8'));
 
 describe('a hung rank process', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("the watchdog names the rank that went silent, and the run's end kills it", async () => {
+    const file = join(dir, 'api.pid');
+    const env = ['env', `NODE_OPTIONS=--import=${preload}`, 'FLASHRING_TEST_STOP_RANK=1', `FLASHRING_TEST_STOP_FILE=${file}`];
+    const x = makeInputs(s, 7);
+    const run = ringAttentionProcesses(s, x, { ranks: 2, wrapper: env, stepTimeoutMs: 3000 });
+    await expect(run).rejects.toThrow(/rank 1's process has sent nothing for \d+ s/);
+    await expect(run).rejects.toBeInstanceOf(DeviceLostError);
+    await expect(run).rejects.toMatchObject({ rank: 1 });
+    const pid = stoppedPid(file);
+    try {
+      expect(await until(() => !alive(pid), 3000)).toBe(true);
+    } finally {
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  }, 30_000);
 
   it('attention --cp-mode processes ended by SIGTERM leaves no rank process behind, a stopped one included', async () => {
     const f = (n: string) => join(dir, n);

@@ -251,11 +251,12 @@ function runProcesses(inits: RankInit[], agree: (devices: RankDevice[]) => Promi
     const kids: ChildProcess[] = [];
     // The words every rank must say before the parent tells them all the next (checked → proceed, …).
     const said = { checked: 0, ready: 0, 'forward-done': 0 }, then = { checked: 'proceed', ready: 'start', 'forward-done': 'backward' } as const;
-    let finished = false, last = performance.now();
+    let finished = false;
+    const seen: number[] = inits.map(() => performance.now());   // when each rank last said anything
     const tell = (k: ChildProcess, m: object) => { if (k.connected) k.send(m, () => {}); };   // a gone process reports through 'exit'
     // The rows are made once every rank has said what its adapter offers: that time is no rank's silence.
-    const devicesKnown = deviceBarrier(R, agree, (r, m) => { last = performance.now(); if (!finished) tell(kids[r], m); }, fail);
-    const watchdog = setInterval(() => { if (performance.now() - last > timeoutMs) fail(new DeviceLostError(`no rank process sent anything within ${timeoutMs} ms (a hung device?)`)); }, Math.min(1000, timeoutMs));
+    const devicesKnown = deviceBarrier(R, agree, (r, m) => { seen[r] = performance.now(); if (!finished) tell(kids[r], m); }, fail);
+    const watchdog = setInterval(() => { if (performance.now() - Math.max(...seen) > timeoutMs) fail(silentRank(seen, timeoutMs)); }, Math.min(1000, timeoutMs));
     // The caller's cancel (RingOptions.signal) fails the run as a throwing onStep does; each rank's device is its own.
     const onAbort = () => fail(opts.signal!.reason);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -273,7 +274,7 @@ function runProcesses(inits: RankInit[], agree: (devices: RankDevice[]) => Promi
       });
     }
     function onMessage(rank: number, m: ToParent) {
-      last = performance.now();
+      seen[rank] = performance.now();
       if (m.type === 'data') {
         try {
           link.route(m);
@@ -321,6 +322,17 @@ const running = (k: ChildProcess) => k.exitCode === null && k.signalCode === nul
 function killAtExit(kids: ChildProcess[]): void {
   const forget = atExit(() => { for (const k of kids) if (running(k)) k.kill('SIGKILL'); });
   for (const k of kids) k.once('exit', () => { if (!kids.some(running)) forget(); });
+}
+
+/**
+ * The watchdog's error once no rank has said anything for `timeoutMs`: the ranks wait on each other, so the one
+ * silent longest (`seen`: when each last spoke) is the one that hung, and the others went quiet waiting on it.
+ */
+function silentRank(seen: readonly number[], timeoutMs: number): DeviceLostError {
+  const rank = seen.indexOf(Math.min(...seen)), secs = Math.round((performance.now() - seen[rank]) / 1000);
+  const others = seen.length > 1 ? ', the other ranks waiting on it' : '';
+  return new DeviceLostError(`no rank process sent anything within ${timeoutMs / 1000} s: rank ${rank}'s process has sent nothing for ${secs} s${others} ` +
+    `(a hung device, or a stopped process?); the run was ended: check rank ${rank}'s GPU, then run again`, rank);
 }
 
 /** One rank process (behind the wrapper, if any), its stderr passed on without Dawn's noise. */
