@@ -1,7 +1,8 @@
 /**
  * A rank process that hangs (stopped here with SIGSTOP, as one stuck in a driver call stays): the ring's
  * watchdog names it (processRanks.ts silentRank), and no rank process outlives the command, however it ends
- * (its step timeout, or a signal to the command: killAtExit).
+ * (its step timeout, or a signal to the command: killAtExit); the command's process killed outright, its ranks
+ * remove the spool folder as they end (rankProcess.ts removeSpoolAtExit).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
@@ -35,7 +36,7 @@ async function until(test: () => boolean, ms: number): Promise<boolean> {
 }
 
 /** The stopped rank's pid, once its file is there (killed at the end whatever the test found). */
-const stoppedPid = (file: string) => Number(readFileSync(file, 'utf8'));
+const stoppedPid = (file: string) => Number(readFileSync(file, 'utf8').split('\n')[0]);
 
 describe('a hung rank process', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -73,6 +74,29 @@ describe('a hung rank process', () => {
       expect(existsSync(f('out'))).toBe(false);
     } finally {
       if (alive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  }, 30_000);
+
+  it("the command's process killed (SIGKILL: no exit handler runs) leaves no spool folder: the ranks remove it as they end", async () => {
+    const f = (n: string) => join(dir, n);
+    const x = makeInputs(s, 9);
+    for (const n of ['q', 'k', 'v'] as const) writeFileSync(f(`${n}.npy`), encodeNpy({ dtype: 'f4', shape: [2, 16, 16], data: Float32Array.from(x[n]) }));
+    // In-process (FLASHRING_RAW_STDERR=1): the process SIGKILL ends is the ring's parent.
+    const env = { ...process.env, FLASHRING_RAW_STDERR: '1', NODE_OPTIONS: `--import=${preload}`, FLASHRING_TEST_STOP_RANK: '1', FLASHRING_TEST_STOP_FILE: f('kill.pid') };
+    const cmd = spawn(process.execPath, [BIN, 'attention', '--q', f('q.npy'), '--k', f('k.npy'), '--v', f('v.npy'), '--out', f('out2'), '--cp', '2', '--cp-mode', 'processes'], { env, stdio: 'ignore' });
+    const ended = new Promise<void>((r) => cmd.on('exit', () => r()));
+    expect(await until(() => existsSync(f('kill.pid')) && readFileSync(f('kill.pid'), 'utf8').includes('\n'), 20_000)).toBe(true);
+    const pid = stoppedPid(f('kill.pid')), spool = readFileSync(f('kill.pid'), 'utf8').split('\n')[1];
+    try {
+      expect(existsSync(spool)).toBe(true);
+      cmd.kill('SIGKILL');
+      await ended;
+      process.kill(pid, 'SIGCONT');   // the stopped rank goes on, finds its parent gone and ends
+      expect(await until(() => !alive(pid), 5000)).toBe(true);
+      expect(await until(() => !existsSync(spool), 2000), spool).toBe(true);
+    } finally {
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
+      rmSync(spool, { recursive: true, force: true });
     }
   }, 30_000);
 });

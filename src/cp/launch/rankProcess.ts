@@ -7,7 +7,9 @@
  * ProcessCommunicator, runs its rank program's forward, waits for the parent's word to run the
  * backward, and sends back its outputs, steps and memory.
  */
+import { rmSync } from 'node:fs';
 import { adapterName, acquireDevices } from '../../gpu/device.js';
+import { atExit } from '../../exit.js';
 import { TransportError, errorFields } from '../../errors.js';
 import { readback } from '../../gpu/buffers.js';
 import { nodeGPU, releaseNodeGPU } from '../../gpu/node.js';
@@ -32,11 +34,15 @@ export function rankProcessMain(): void {
   const backward = new Promise<void>((r) => (goBackward = r));
   const start = new Promise<void>((r) => (goStart = r));
   const proceed = new Promise<void>((r) => (goProceed = r));
+  let spool: string | null = null;
   process.on('message', (m: FromParent) => {
-    if (m.type === 'init') run(m, (c) => { comm = c; early.splice(0).forEach((x) => c.deliver(x)); }, { inputs, proceed, start, backward }).catch((e: unknown) => {
-      process.exitCode = 1;
-      send({ type: 'error', rank: m.rank, ...errorFields(e) }, () => process.connected && process.disconnect());
-    });
+    if (m.type === 'init') {
+      spool = m.spool;
+      run(m, (c) => { comm = c; early.splice(0).forEach((x) => c.deliver(x)); }, { inputs, proceed, start, backward }).catch((e: unknown) => {
+        process.exitCode = 1;
+        send({ type: 'error', rank: m.rank, ...errorFields(e) }, () => process.connected && process.disconnect());
+      });
+    }
     else if (m.type === 'data') comm ? comm.deliver(m) : early.push(m);
     else if (m.type === 'inputs') goInputs(m);
     else if (m.type === 'proceed') goProceed();
@@ -44,7 +50,19 @@ export function rankProcessMain(): void {
     else if (m.type === 'backward') goBackward();
     else if (m.type === 'abort') comm?.abort(new TransportError(`rank aborted because the run failed elsewhere (${m.why}); that error is the one to act on`));
   });
-  process.on('disconnect', () => setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref());
+  process.on('disconnect', () => {
+    removeSpoolAtExit(spool);
+    setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref();
+  });
+}
+
+/**
+ * The ring's spool folder (ipc.ts: the parent's) removed when this process exits after its parent let go of it (the
+ * parent's run is over: nothing uses the folder any more) or was gone: a parent killed with SIGKILL runs no exit
+ * handler, and the folder (on /dev/shm: memory) with the files in flight would stay.
+ */
+function removeSpoolAtExit(spool: string | null): void {
+  if (spool) atExit(() => rmSync(spool, { recursive: true, force: true }));
 }
 
 /**

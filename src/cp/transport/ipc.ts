@@ -19,7 +19,8 @@ export class ProcessLink {
 
   /**
    * A spool on /dev/shm (memory) where there is one, else in the temporary folder; removed at exit
-   * too if the process ends mid-ring (a signal, its parent gone: the CLI turns both into an exit).
+   * too if the process ends mid-ring (a signal, its parent gone: the CLI turns both into an exit),
+   * and by each rank process as it ends once this one has let go of it (this one killed: rankProcess.ts).
    */
   static async open(): Promise<ProcessLink> {
     const spool = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'flashring-ring-'));
