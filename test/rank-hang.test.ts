@@ -99,4 +99,14 @@ describe('a hung rank process', () => {
       rmSync(spool, { recursive: true, force: true });
     }
   }, 30_000);
+
+  it('a rank process killed from outside: the run rejects naming the rank and what to do', async () => {
+    const file = join(dir, 'killed.pid');
+    const env = ['env', `NODE_OPTIONS=--import=${preload}`, 'FLASHRING_TEST_STOP_RANK=1', `FLASHRING_TEST_STOP_FILE=${file}`];
+    const run = ringAttentionProcesses(s, makeInputs(s, 10), { ranks: 2, wrapper: env });
+    run.catch(() => {});
+    expect(await until(() => existsSync(file) && readFileSync(file, 'utf8').includes('\n'), 20_000)).toBe(true);
+    process.kill(stoppedPid(file), 'SIGKILL');
+    await expect(run).rejects.toThrow(/^rank 1's process exited \(signal SIGKILL\) before it finished: killed from outside, or by the system \(out of memory\? dmesg says\); run again$/);
+  }, 30_000);
 });

@@ -346,7 +346,10 @@ function spawnRank(init: RankInit, wrapper: readonly string[], onMessage: (rank:
   createInterface({ input: child.stderr! }).on('line', (l) => { if (!DAWN_NOISE.test(l)) process.stderr.write(`[rank ${init.rank}] ${l}\n`); });
   child.on('message', (m: ToParent) => onMessage(init.rank, m));
   child.on('exit', (code, signal) => {
-    if (!over()) fail(new DeviceLostError(`rank ${init.rank}'s process exited (${signal ? `signal ${signal}` : `code ${code}`}) before it finished`, init.rank));
+    // Ended by a signal no one here sent: from outside (kill, the OOM killer); a code: its own lines above say why.
+    const why = signal ? `signal ${signal}) before it finished: killed from outside, or by the system (out of memory? dmesg says); run again`
+      : `code ${code}) before it finished${code ? `; its lines above, marked [rank ${init.rank}], say why` : ''}`;
+    if (!over()) fail(new DeviceLostError(`rank ${init.rank}'s process exited (${why}`, init.rank));
   });
   child.on('error', (e) => fail(new DeviceLostError(`rank ${init.rank}'s process: ${e.message}`, init.rank)));
   return child;
