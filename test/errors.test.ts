@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import * as errors from '../src/errors.js';
-import { DeviceLostError, ERROR_CLASSES, FlashringError, GPUValidationError, InputError, errorFields } from '../src/errors.js';
+import { DeviceLostError, ERROR_CLASSES, FlashringError, GPUOutOfMemoryError, GPUValidationError, InputError, errorFields } from '../src/errors.js';
 import { rankError } from '../src/cp/launch/processRanks.js';
 
 /** As it arrives in the parent. */
@@ -20,6 +20,14 @@ describe('a rank process error in its parent (rankError)', () => {
     expect((e as GPUValidationError).gpuMessage).toBe('bad bind group');
     expect(e.message).toBe('rank 1: WebGPU error in Merge[D=64].add: bad bind group');
     expect(e.name).toBe('GPUValidationError');
+  });
+
+  it('a GPUOutOfMemoryError keeps its class and its message (what flashring held, what to do), not an internal error', () => {
+    const oom = new GPUOutOfMemoryError('Forward[D=64] step 2', 'Out of memory', 3 * 2 ** 20);
+    const e = rankError(1, sent(oom));
+    expect(e).toBeInstanceOf(GPUOutOfMemoryError);
+    expect(e.message).toBe(`rank 1: ${oom.message}`);
+    expect((e as GPUValidationError).label).toBe('Forward[D=64] step 2');
   });
 
   it('a TypeError (a bug) is an internal error to report, not a lost device', () => {
