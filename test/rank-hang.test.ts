@@ -38,6 +38,20 @@ async function until(test: () => boolean, ms: number): Promise<boolean> {
 /** The stopped rank's pid, once its file is there (killed at the end whatever the test found). */
 const stoppedPid = (file: string) => Number(readFileSync(file, 'utf8').split('\n')[0]);
 
+const f = (n: string) => join(dir, n);
+
+/**
+ * `flashring attention --cp 2 --cp-mode processes` on fresh inputs (`seed`) into `out`, its rank 1 stopping itself once
+ * running and writing its pid (and the spool) to `pidFile`; `env` over the test's environment.
+ */
+function attentionStopped(seed: number, out: string, pidFile: string, env: Record<string, string> = {}) {
+  const x = makeInputs(s, seed);
+  for (const n of ['q', 'k', 'v'] as const) writeFileSync(f(`${n}.npy`), encodeNpy({ dtype: 'f4', shape: [2, 16, 16], data: Float32Array.from(x[n]) }));
+  const cmd = spawn(process.execPath, [BIN, 'attention', '--q', f('q.npy'), '--k', f('k.npy'), '--v', f('v.npy'), '--out', f(out), '--cp', '2', '--cp-mode', 'processes'],
+    { env: { ...process.env, NODE_OPTIONS: `--import=${preload}`, FLASHRING_TEST_STOP_RANK: '1', FLASHRING_TEST_STOP_FILE: f(pidFile), ...env }, stdio: 'ignore' });
+  return cmd;
+}
+
 describe('a hung rank process', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -58,11 +72,7 @@ describe('a hung rank process', () => {
   }, 30_000);
 
   it('attention --cp-mode processes ended by SIGTERM leaves no rank process behind, a stopped one included', async () => {
-    const f = (n: string) => join(dir, n);
-    const x = makeInputs(s, 8);
-    for (const n of ['q', 'k', 'v'] as const) writeFileSync(f(`${n}.npy`), encodeNpy({ dtype: 'f4', shape: [2, 16, 16], data: Float32Array.from(x[n]) }));
-    const env = { ...process.env, NODE_OPTIONS: `--import=${preload}`, FLASHRING_TEST_STOP_RANK: '1', FLASHRING_TEST_STOP_FILE: f('cli.pid') };
-    const cmd = spawn(process.execPath, [BIN, 'attention', '--q', f('q.npy'), '--k', f('k.npy'), '--v', f('v.npy'), '--out', f('out'), '--cp', '2', '--cp-mode', 'processes'], { env, stdio: 'ignore' });
+    const cmd = attentionStopped(8, 'out', 'cli.pid');
     const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => cmd.on('exit', (code, signal) => r({ code, signal })));
     expect(await until(() => existsSync(f('cli.pid')) && readFileSync(f('cli.pid'), 'utf8') !== '', 20_000)).toBe(true);
     const pid = stoppedPid(f('cli.pid'));
@@ -78,12 +88,8 @@ describe('a hung rank process', () => {
   }, 30_000);
 
   it("the command's process killed (SIGKILL: no exit handler runs) leaves no spool folder: the ranks remove it as they end", async () => {
-    const f = (n: string) => join(dir, n);
-    const x = makeInputs(s, 9);
-    for (const n of ['q', 'k', 'v'] as const) writeFileSync(f(`${n}.npy`), encodeNpy({ dtype: 'f4', shape: [2, 16, 16], data: Float32Array.from(x[n]) }));
     // In-process (FLASHRING_RAW_STDERR=1): the process SIGKILL ends is the ring's parent.
-    const env = { ...process.env, FLASHRING_RAW_STDERR: '1', NODE_OPTIONS: `--import=${preload}`, FLASHRING_TEST_STOP_RANK: '1', FLASHRING_TEST_STOP_FILE: f('kill.pid') };
-    const cmd = spawn(process.execPath, [BIN, 'attention', '--q', f('q.npy'), '--k', f('k.npy'), '--v', f('v.npy'), '--out', f('out2'), '--cp', '2', '--cp-mode', 'processes'], { env, stdio: 'ignore' });
+    const cmd = attentionStopped(9, 'out2', 'kill.pid', { FLASHRING_RAW_STDERR: '1' });
     const ended = new Promise<void>((r) => cmd.on('exit', () => r()));
     expect(await until(() => existsSync(f('kill.pid')) && readFileSync(f('kill.pid'), 'utf8').includes('\n'), 20_000)).toBe(true);
     const pid = stoppedPid(f('kill.pid')), spool = readFileSync(f('kill.pid'), 'utf8').split('\n')[1];
