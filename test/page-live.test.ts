@@ -259,6 +259,17 @@ describe('the live panel in headless Chromium', () => {
       expect(m.inkRight, `${scale}x`).toBe(0); // nothing passes the right edge (the caption broken into lines)
       const narrow = await steps(p);
       expect(narrow.caption!.length, `${scale}x`).toBeGreaterThan(1);
+      // Every step's figures in text, in the table its canvas's aria-details names (no prediction here: none drawn).
+      const table = (id: string) => p.evaluate((i) => {
+        const d = document.getElementById(i)!;
+        return { hidden: d.hidden, rows: Array.from(d.querySelectorAll('tr')).map((tr) => Array.from(tr.cells).map((c) => c.textContent)) };
+      }, id);
+      expect(await p.getAttribute('#timeline', 'aria-details')).toBe('timeline-steps');
+      expect(await table('timeline-steps')).toEqual({ hidden: false, rows: [
+        ['phase', 'step', 'rank', 'what it does', 'compute', 'transfer', 'idle', 'waited for the device'],
+        ['forward', '1', '0', 'ring', '1 s', '400 ms', '100 ms', '-'], ['forward', '1', '1', 'ring', '1 s', '400 ms', '100 ms', '-'],
+        ['forward', '2', '0', 'ring', '1 s', '400 ms', '100 ms', '-'], ['forward', '2', '1', 'ring', '1 s', '400 ms', '100 ms', '-']] });
+      expect(await table('timeline-predicted-steps')).toEqual({ hidden: true, rows: [] });
       expect(narrow.caption!.join(' ')).toBe('measured: 3000.0 ms · blue compute · orange transfer · grey idle · overlap 50%');
       // A step's tooltip where its box shows.
       await p.locator('#timeline').scrollIntoViewIfNeeded();
@@ -305,6 +316,14 @@ describe('the live panel in headless Chromium', () => {
       expect(gap.best, id).toBeLessThan(20);
       expect(gap.blankBelow, id).toBeLessThan(10);
     }
+    // Both step tables filled: R = 2 ranks' steps of each phase, the predicted one with each step's length.
+    const heads = await page.evaluate(() => ['timeline-steps', 'timeline-predicted-steps'].map((i) => {
+      const d = document.getElementById(i)!;
+      return { hidden: d.hidden, head: Array.from(d.querySelectorAll('th')).map((c) => c.textContent), rows: d.querySelectorAll('tbody tr').length };
+    }));
+    expect(heads.map((h) => [h.hidden, h.head.at(-1)])).toEqual([[false, 'waited for the device'], [false, 'step']]);
+    for (const h of heads) expect(h.rows % 2).toBe(0);
+    expect(heads[0].rows).toBeGreaterThanOrEqual(4);
     mkdirSync(out, { recursive: true });
     await page.locator('#live').screenshot({ path: join(out, 'page-live-timelines.png') });
   }, 300_000);

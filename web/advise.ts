@@ -35,8 +35,8 @@ import { duration, sig3 } from './format.js';
 import { MAX_GPUS, notDividedByEp, notWholeMicroBatches, notWholeNodes, wouldFitLines, wouldFitSteps, type Remedy, type WouldFit } from '../src/memory/adviseForward.js';
 import { DEFAULT_MARGIN } from '../src/memory/headroom.js';
 import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
+import type { Cell } from './table.js';
 
-type Cell = string | { text: string; cls?: string; title?: string };
 
 /** What the panel borrows from main.ts: the planner, the page's words, its table and field helpers. */
 export interface AdvisorDeps {

@@ -21,6 +21,7 @@ import { HEAD_GROUP_ALL, type KernelTuning } from '../src/kernels/tuning.js';
 import { idbTuneStore } from './tuneStore.js';
 import { FieldError, FieldErrors, customLink, marksOf, showFieldErrors } from './fields.js';
 import { duration, flopRate } from './format.js';
+import { fillTable } from './table.js';
 import { fitCanvas, fitWidth, followPixelRatio, followWidth, pixelRatio } from './chartFit.js';
 import { wrapText } from '../src/memory/chart.js';
 import { ringAttention, RingOptions, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
@@ -213,7 +214,7 @@ function showResults(rows: [string, string][]): void {
 const CANVASES = ['timeline', 'timeline-predicted'];
 
 /** One rank's step as drawn: its box on the canvas (canvas pixels) and its tooltip. */
-interface StepBox { phase: string; step: number; rank: number; x: number; y: number; w: number; h: number; tip: string }
+interface StepBox { phase: string; step: number; rank: number; x: number; y: number; w: number; h: number; tip: string; label: string; cells: string[] }
 /** A step's column across the ranks, for the step axis. */
 interface StepColumn { phase: string; step: number; label: string; x0: number; x1: number }
 /**
@@ -240,6 +241,7 @@ function clearTimeline(): void {
     c.getContext('2d')!.clearRect(0, 0, c.width, c.height);
     c.hidden = true;
     drawn.delete(id);
+    stepTable(id);
   }
   for (const tip of Array.from(document.querySelectorAll<HTMLElement>('.chart-tip'))) tip.hidden = true;
 }
@@ -274,7 +276,7 @@ function frame(id: string, R: number, totalMs: number, caption: string) {
   const height = Math.ceil(top + R * rowH + 36 + (cap.lines.length - 1) * CAPTION_LINE);
   const g = fitCanvas(c, width, height);
   c.hidden = false;
-  c.setAttribute('aria-label', `${id === 'timeline' ? 'Measured' : 'Predicted'} ring timeline: ${counted(R, 'rank row')} over ${duration(totalMs)}, each step's compute, transfer and idle. Arrow keys step through the steps.`);
+  c.setAttribute('aria-label', `${id === 'timeline' ? 'Measured' : 'Predicted'} ring timeline: ${counted(R, 'rank row')} over ${duration(totalMs)}, each step's compute, transfer and idle; the table under it gives every step's. Arrow keys step through the steps.`);
   drawn.set(id, { boxes: [], axis: [], width, ratio: pixelRatio(), caption: cap.lines });
   g.font = FONT;
   const w = width - LEFT - 10, span = totalMs || 1;
@@ -298,11 +300,28 @@ function frame(id: string, R: number, totalMs: number, caption: string) {
   return { g, top, rowH, X, W: (ms: number) => Math.max(1, (ms / span) * w), boxes: drawn.get(id)!.boxes };
 }
 
-/** Both timelines of `tl` drawn (the measured, and the predicted where it has one); drawn again as the window's width changes. */
+/** Both timelines of `tl` drawn (the measured, and the predicted where it has one), each with its table of steps; drawn again as the window's width changes. */
 function drawTimelines(tl: RingTimeline): void {
   shown = tl;
   drawTimeline(tl);
   drawPredicted(tl);
+  for (const id of CANVASES) stepTable(id);
+}
+
+/** The figures of each timeline's step table, after its phase, step, rank and what the step does. */
+const STEP_COLUMNS: Record<string, string[]> = { timeline: ['compute', 'transfer', 'idle', 'waited for the device'], 'timeline-predicted': ['compute', 'transfer', 'step'] };
+
+/**
+ * A timeline's steps as a table, in the element its canvas's aria-details names: each rank's step with the figures its
+ * tooltip gives, in text for a screen reader (the canvas gave them only step by step, with the arrow keys). No
+ * timeline drawn there: no rows.
+ */
+function stepTable(id: string): void {
+  const table = document.getElementById($(id).getAttribute('aria-details') ?? '')?.querySelector('table');
+  if (!table) return;
+  const rows = (drawn.get(id)?.boxes ?? []).map((b) => [b.phase, String(shownStep(b.step)), String(b.rank), b.label, ...b.cells.map((text) => ({ text, cls: 'num' }))]);
+  fillTable(table, `${id === 'timeline' ? 'The measured' : 'The predicted'} timeline's steps, one row a rank's step (times in ms or s)`, ['phase', 'step', 'rank', 'what it does', ...STEP_COLUMNS[id]], rows);
+  table.closest('details')!.hidden = !rows.length;   // as its canvas: nothing shown without a timeline
 }
 
 /**
@@ -403,7 +422,8 @@ function drawTimeline(tl: RingTimeline): void {
       const waited = span - busy > 0 ? ` · waited ${duration(span - busy)} for the device` : '';
       const x0 = X(offset + st.start);
       boxes.push({ phase: ph.phase, step: nums[i], rank: st.rank, x: x0, y, w: Math.max(2, X(offset + st.end + st.idleMs) - x0), h: rowH - 4,
-        tip: `${stepTitle(ph.phase, nums[i], st.label ?? '', st.rank)}\ncompute ${duration(busy)} · transfer ${duration(st.transferMs)} · idle ${duration(st.idleMs)}${waited}` });
+        tip: `${stepTitle(ph.phase, nums[i], st.label ?? '', st.rank)}\ncompute ${duration(busy)} · transfer ${duration(st.transferMs)} · idle ${duration(st.idleMs)}${waited}`,
+        label: st.label ?? '', cells: [duration(busy), duration(st.transferMs), duration(st.idleMs), span - busy > 0 ? duration(span - busy) : '-'] });
     });
     offset += ph.wallMs;
   }
@@ -444,8 +464,10 @@ function drawPredicted(tl: RingTimeline): void {
         if (x > 0) g.fillRect(X(t0 + xStart), y + rowH * 0.5, W(x), rowH * 0.5 - 4);
         g.fillStyle = '#ccc';
         if (ms - own > 1e-9) g.fillRect(X(t0 + own), y, W(ms - own), rowH - 4);
+        const xfer = `${duration(x)}${x > 0 ? (st.overlapped ? ' behind it' : ' after it') : ''}`;
         boxes.push({ phase: ph.phase, step: id, rank: st.rank, x: X(t0), y, w: W(ms), h: rowH - 4,
-          tip: `${stepTitle(ph.phase, id, st.label ?? '', st.rank)}\ncompute ${duration(cm)} · transfer ${duration(x)}${x > 0 ? (st.overlapped ? ' behind it' : ' after it') : ''} · step ${duration(ms)}` });
+          tip: `${stepTitle(ph.phase, id, st.label ?? '', st.rank)}\ncompute ${duration(cm)} · transfer ${xfer} · step ${duration(ms)}`,
+          label: st.label ?? '', cells: [duration(cm), xfer, duration(ms)] });
       }
       t0 += ms;
     });

@@ -24,6 +24,7 @@ import { decimalNumber } from '../src/decimal.js';
 import { counted, plural } from '../src/plural.js';
 import { FieldError, bugWords, customLink, fieldNumber, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { bound, clip, sig3 } from './format.js';
+import { fillTable } from './table.js';
 import { LINKS, LINK_NAMES, Link, MAX_COMPUTE_TFLOPS, Prediction } from '../src/cp/plan/linkModel.js';
 import { planScheme } from '../src/cp/launch/planSchemes.js';
 import { validateRing } from '../src/cp/plan/schedule.js';
@@ -52,27 +53,6 @@ function pageWords(e: unknown): string {
     .replace(/--([a-z][a-z0-9-]*)/g, (_, f: string) => FLAG_WORDS[f] ?? f.replace(/-/g, ' '))
     .replace(/must be a positive integer, got/g, 'must be a positive whole number; it is');
   return msg;
-}
-
-type Cell = string | { text: string; cls?: string; title?: string };
-
-/** A table with a caption, a head (a cell with a title: the column's name in full on hover) and rows of cells; no rows: empty. */
-function fillTable(table: HTMLTableElement, caption: string, head: Cell[], rows: Cell[][], rowClass: (i: number) => string = () => ''): void {
-  table.replaceChildren();
-  if (!rows.length) return;
-  table.createCaption().textContent = caption;
-  const hr = table.createTHead().insertRow();
-  for (const h of head) hr.append(Object.assign(document.createElement('th'), typeof h === 'string' ? { textContent: h } : { textContent: h.text, title: h.title ?? '', className: h.cls ?? '' }));
-  const body = table.createTBody();
-  rows.forEach((cells, i) => {
-    const tr = body.insertRow();
-    tr.className = rowClass(i);
-    for (const c of cells) {
-      const td = tr.insertCell();
-      if (typeof c === 'string') td.textContent = c;
-      else Object.assign(td, { textContent: c.text, className: c.cls ?? '', title: c.title ?? '' });
-    }
-  });
 }
 
 // ---------- shared chart helpers ----------
