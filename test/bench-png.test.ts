@@ -2,7 +2,7 @@
  * The bench's PNG chart (src/bench/png.ts: the memory chart drawn in headless Chromium from its JSON configuration):
  * its legend shows each line as the page's does (legendSwatch), a line sample in the line's own dash and a measured
  * series as its mark, where Chart.js's default item is a box filled with the colour, the dash on its border.
- * The PNG is decoded in Chromium (as page.test.ts reads the page's export) and its legend's pixels counted.
+ * The PNG is decoded in Chromium (pngPixels, as page.test.ts reads the page's export) and its legend's pixels counted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { CHROMIUM_ARGS, chromiumPath, renderChartPng } from '../src/bench/png.js';
 import { LINE_COLORS, memoryChartConfig } from '../src/memory/chart.js';
 import type { CsvRow } from '../src/memory/csv.js';
+import { pngPixels } from './page-harness.js';
 
 const out = join(__dirname, '..', 'test-output');
 let browser: Browser;
@@ -35,32 +36,26 @@ const row = (seq: number, recompute: string, gib: number, source = 'model', line
  */
 async function legendSamples(png: Uint8Array, colors: string[]) {
   const page = await browser.newPage();
+  let px: Awaited<ReturnType<typeof pngPixels>>;
   try {
-    return await page.evaluate(async ([b64, cs]) => {
-      const img = new Image();
-      img.src = `data:image/png;base64,${b64}`;
-      await img.decode();
-      const c = Object.assign(document.createElement('canvas'), { width: img.width, height: img.height });
-      const g = c.getContext('2d')!;
-      g.drawImage(img, 0, 0);
-      const px = g.getImageData(0, 0, c.width, c.height).data;
-      return cs.map((color) => {
-        const want = [1, 3, 5].map((i) => parseInt(color.slice(i, i + 2), 16));
-        const hit = (x: number, y: number) => { const o = 4 * (y * c.width + x); return px[o + 3] > 128 && want.every((v, j) => Math.abs(px[o + j] - v) < 40); };
-        const rows = Array.from({ length: c.height }, (_, y) => Array.from({ length: c.width }, (_, x) => hit(x, y)));
-        const count = (r: boolean[]) => r.filter(Boolean).length;
-        const bottom = rows.reduce((last, r, y) => (count(r) > 0 ? y : last), -1);
-        const band = rows.slice(Math.max(0, bottom - 16), bottom + 1).filter((r) => count(r) > 0);
-        const mid = band.reduce((a, r) => (count(r) > count(a) ? r : a), band[0] ?? []);
-        return {
-          bottom, height: c.height, rows: band.length, runs: mid.filter((v, x) => v && !mid[x - 1]).length,
-          topWidth: count(band[0] ?? []), bottomWidth: count(band.at(-1) ?? []),
-        };
-      });
-    }, [Buffer.from(png).toString('base64'), colors] as const);
+    px = await pngPixels(page, png);
   } finally {
     await page.close();
   }
+  const { width, height, data } = px;
+  return colors.map((color) => {
+    const want = [1, 3, 5].map((i) => parseInt(color.slice(i, i + 2), 16));
+    const hit = (x: number, y: number) => { const o = 4 * (y * width + x); return data[o + 3] > 128 && want.every((v, j) => Math.abs(data[o + j] - v) < 40); };
+    const rows = Array.from({ length: height }, (_, y) => Array.from({ length: width }, (_, x) => hit(x, y)));
+    const count = (r: boolean[]) => r.filter(Boolean).length;
+    const bottom = rows.reduce((last, r, y) => (count(r) > 0 ? y : last), -1);
+    const band = rows.slice(Math.max(0, bottom - 16), bottom + 1).filter((r) => count(r) > 0);
+    const mid = band.reduce((a, r) => (count(r) > count(a) ? r : a), band[0] ?? []);
+    return {
+      bottom, height, rows: band.length, runs: mid.filter((v, x) => v && !mid[x - 1]).length,
+      topWidth: count(band[0] ?? []), bottomWidth: count(band.at(-1) ?? []),
+    };
+  });
 }
 
 describe("the bench's PNG chart", () => {

@@ -51,6 +51,24 @@ export const viewHash = async (p: Page) => new URLSearchParams(await p.evaluate(
 export const hooks = <T>(p: Page, key: string) =>
   p.evaluate((k) => (window as unknown as { __flashring: Record<string, unknown> }).__flashring[k], key) as Promise<T>;
 
+/** A PNG's pixels as Chromium decodes them in page `p` (as a browser shows the image): its size and RGBA bytes. */
+export async function pngPixels(p: Page, png: Uint8Array): Promise<{ width: number; height: number; data: Uint8Array }> {
+  const { width, height, b64 } = await p.evaluate(async (src) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${src}`;
+    await img.decode();
+    const c = Object.assign(document.createElement('canvas'), { width: img.width, height: img.height });
+    const g = c.getContext('2d')!;
+    g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    // Back as base64: a fraction of what a list of numbers takes through the protocol.
+    let bin = '';
+    for (let i = 0; i < d.length; i += 0x8000) bin += String.fromCharCode(...d.subarray(i, i + 0x8000));
+    return { width: c.width, height: c.height, b64: btoa(bin) };
+  }, Buffer.from(png).toString('base64'));
+  return { width, height, data: Buffer.from(b64, 'base64') };
+}
+
 /** Console errors and uncaught exceptions of `p`, collected into `into`. */
 export function collectErrors(p: Page, into: string[]): void {
   p.on('console', (m) => { if (m.type() === 'error') into.push(m.text()); });

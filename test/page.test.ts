@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { type PageHarness, hooks, openPage, pageReady, startPage, viewHash } from './page-harness.js';
+import { type PageHarness, hooks, openPage, pageReady, pngPixels, startPage, viewHash } from './page-harness.js';
 import { ringAttention } from '../src/cp/launch/ringAttention.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
 import { randn } from '../src/reference/compare.js';
@@ -300,17 +300,8 @@ describe('the page in headless Chromium', () => {
     expect(await page.isDisabled('#export-csv')).toBe(false);
     // The exported PNG is on white (the canvas is transparent): its corner pixel is opaque white.
     const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-png')]);
-    const png = (await import('node:fs')).readFileSync((await dl.path())!).toString('base64');
-    const corner = await page.evaluate(async (b64) => {
-      const img = new Image();
-      img.src = `data:image/png;base64,${b64}`;
-      await img.decode();
-      const c = Object.assign(document.createElement('canvas'), { width: img.width, height: img.height });
-      const g = c.getContext('2d')!;
-      g.drawImage(img, 0, 0);
-      return Array.from(g.getImageData(0, 0, 1, 1).data);
-    }, png);
-    expect(corner).toEqual([255, 255, 255, 255]);
+    const { data } = await pngPixels(page, (await import('node:fs')).readFileSync((await dl.path())!));
+    expect(Array.from(data.subarray(0, 4))).toEqual([255, 255, 255, 255]);
   });
 
   it('the sequence lengths are a field: the lines are drawn over them, a CP that skips some says where, bad lists are refused', async () => {
