@@ -21,7 +21,7 @@ import { HEAD_GROUP_ALL, type KernelTuning } from '../src/kernels/tuning.js';
 import { idbTuneStore } from './tuneStore.js';
 import { FieldError, FieldErrors, customLink, marksOf, showFieldErrors } from './fields.js';
 import { duration, flopRate } from './format.js';
-import { fillTable } from './table.js';
+import { detailsTable, fillTable } from './table.js';
 import { fitCanvas, fitWidth, followPixelRatio, followWidth, pixelRatio } from './chartFit.js';
 import { wrapText } from '../src/memory/chart.js';
 import { ringAttention, RingOptions, RingTimeline, StepRecord } from '../src/cp/launch/ringAttention.js';
@@ -317,7 +317,7 @@ const STEP_COLUMNS: Record<string, string[]> = { timeline: ['compute', 'transfer
  * timeline drawn there: no rows.
  */
 function stepTable(id: string): void {
-  const table = document.getElementById($(id).getAttribute('aria-details') ?? '')?.querySelector('table');
+  const table = detailsTable($(id));
   if (!table) return;
   const rows = (drawn.get(id)?.boxes ?? []).map((b) => [b.phase, String(shownStep(b.step)), String(b.rank), b.label, ...b.cells.map((text) => ({ text, cls: 'num' }))]);
   fillTable(table, `${id === 'timeline' ? 'The measured' : 'The predicted'} timeline's steps, one row a rank's step (times in ms or s)`, ['phase', 'step', 'rank', 'what it does', ...STEP_COLUMNS[id]], rows);

@@ -12,7 +12,7 @@ import {
 import { ChartDataset, MemoryChartConfig, breakdownRows, chartNotes, formatTokens, legendSwatch, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
 import { headroom } from '../src/memory/headroom.js';
-import { TEXT_HEAD_BYTES, notText } from '../src/textKind.js';
+import { notText } from '../src/textKind.js';
 import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
 import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel } from '../src/memory/compare.js';
 import { loadLiveView, saveLiveView, setupLive } from './live.js';
@@ -24,7 +24,7 @@ import { decimalNumber } from '../src/decimal.js';
 import { counted, plural } from '../src/plural.js';
 import { FieldError, bugWords, customLink, fieldNumber, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { bound, clip, sig3 } from './format.js';
-import { fillTable } from './table.js';
+import { detailsTable, fillTable } from './table.js';
 import { LINKS, LINK_NAMES, Link, MAX_COMPUTE_TFLOPS, Prediction } from '../src/cp/plan/linkModel.js';
 import { planScheme } from '../src/cp/launch/planSchemes.js';
 import { validateRing } from '../src/cp/plan/schedule.js';
@@ -197,14 +197,16 @@ const LEGEND_MARGIN = 48, TOOLTIP_MARGIN = 40;
  * not fit" in words (a measured run out of memory: "out of memory"). No chart: no rows.
  */
 function chartTable(canvas: HTMLCanvasElement, chart: Chart | null): void {
-  const table = document.getElementById(canvas.getAttribute('aria-details') ?? '')?.querySelector('table');
+  const table = detailsTable(canvas);
   if (!table) return;
   const all = (chart?.data.datasets ?? []).map((d) => ({ label: d.label ?? '', pts: d.data as TooltipItem['raw'][] }));
   const limit = all.find((s) => s.pts.some((p) => p.source === 'limit'))?.label, sets = all.filter((s) => s.label !== limit);
   const xs = [...new Set(sets.flatMap((s) => s.pts.map((p) => p.x)))].sort((a, b) => a - b);
   // Several points of a series at one length (measured runs of other setups) each say their setup.
-  const cell = (p: TooltipItem['raw'], many: boolean) => `${p.source?.endsWith(': out of memory') ? 'out of memory' : `${sig3(p.y)}${p.fits === false ? ' (does not fit)' : ''}`}` +
-    `${many && measuredSetup(p.source) ? ` [${measuredSetup(p.source)}]` : ''}`;
+  const cell = (p: TooltipItem['raw'], many: boolean) => {
+    const setup = many ? measuredSetup(p.source) : undefined;
+    return `${p.source?.endsWith(': out of memory') ? 'out of memory' : `${sig3(p.y)}${p.fits === false ? ' (does not fit)' : ''}`}${setup ? ` [${setup}]` : ''}`;
+  };
   const at = (pts: TooltipItem['raw'][]) => pts.map((p) => cell(p, pts.length > 1)).join(', ') || '—';
   fillTable(table, `Peak memory per GPU (GiB) at each sequence length (tokens), as the chart draws it${limit ? `; the limit: ${limit}` : ''}`, ['tokens', ...sets.map((s) => s.label)],
     xs.map((x) => [formatTokens(x), ...sets.map((s) => ({ text: at(s.pts.filter((p) => p.x === x)), cls: 'num' }))]));
@@ -1290,8 +1292,10 @@ function readLogFile(name: string, text: string, room: number): FileRead {
  * other content replaces the one before.
  */
 async function addReplayFile(f: File): Promise<void> {
-  const text = await f.text(), d = digest(text), same = replayFiles.find((x) => x.name === f.name);
-  const other = notALog(f.name, text, new Uint8Array(await f.slice(0, TEXT_HEAD_BYTES).arrayBuffer()));
+  // Read once: its bytes say whether it is text at all (notText), their UTF-8 decoding (as File.text()) is the text.
+  const bytes = new Uint8Array(await f.arrayBuffer()), text = new TextDecoder().decode(bytes);
+  const d = digest(text), same = replayFiles.find((x) => x.name === f.name);
+  const other = notALog(f.name, text, bytes);
   if (other) throw new Error(`${other}; replay takes Megatron-LM training logs and activation_memory.csv files`);
   if (same?.digest === d) {
     replayNotes.push({ text: `${f.name}: already added (the same name and content): nothing added again`, cls: 'dup', file: same });
@@ -1348,7 +1352,7 @@ function dismissButton(n: ReplayNote, name: string): HTMLButtonElement {
 
 /**
  * What a dropped file is when it is plainly not a log or CSV: a tensor file (.npy, .npz), not text at all (compressed,
- * UTF-16, binary: notText, from its first bytes `head`), or, named other than .csv, JSON (a ring timeline goes on the ring panel).
+ * UTF-16, binary: notText, from its bytes `head`), or, named other than .csv, JSON (a ring timeline goes on the ring panel).
  */
 function notALog(name: string, text: string, head: Uint8Array): string | null {
   // File.text() decodes the magic byte 0x93 as U+FFFD; a .npz is a zip (PK).

@@ -21,3 +21,7 @@ export function fillTable(table: HTMLTableElement, caption: string, head: Cell[]
     }
   });
 }
+
+/** The table of the element a canvas's aria-details names (a chart's or a timeline's numbers in text), or null. */
+export const detailsTable = (canvas: HTMLElement): HTMLTableElement | null =>
+  document.getElementById(canvas.getAttribute('aria-details') ?? '')?.querySelector('table') ?? null;
