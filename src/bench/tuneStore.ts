@@ -29,8 +29,7 @@ const STORE_FORM = 'a flashring tune store (JSON with version 1 and entries)';
  */
 function notStoreHint(path: string, flag: string, text: string, data: unknown): string {
   const ours = resolve(path) === resolve(defaultStorePath()) ||
-    (data !== undefined ? isObject(data) && Object.keys(data).length > 0 && Object.keys(data).every((k) => k === 'version' || k === 'entries')
-      : /^\s*\{\s*"(version"\s*:\s*\d|entries")/.test(text));
+    (data !== undefined ? storeShaped(data) : /^\s*\{\s*"(version"\s*:\s*\d|entries")/.test(text));
   if (!ours) return `give another --${flag}`;
   return flag === 'store' ? `it looks like a damaged store: delete it (tune writes a new one) or give another --${flag}`
     : `it looks like a damaged store: delete it and run flashring tune --store ${path}, or give another --${flag}`;
@@ -54,11 +53,8 @@ async function readStore(path: string, flag: string): Promise<StoreFile> {
   }
   // A store in a later format (its version and entries alone, the version above 1): a newer flashring's, whole. This one
   // cannot read it, and writing over it would lose its entries.
-  const later = isObject(data) && Object.keys(data).every((k) => k === 'version' || k === 'entries') && isObject(data.entries) &&
-    Number.isSafeInteger(data.version) && data.version > 1;
-  const other = later ? data.version : null;
-  if (other !== null)
-    throw new InputError(`--${flag} ${path} is a tune store of version ${other}, written by a newer flashring (this one reads version 1): run that flashring, or give another --${flag}`);
+  if (storeShaped(data) && isObject(data.entries) && Number.isSafeInteger(data.version) && data.version > 1)
+    throw new InputError(`--${flag} ${path} is a tune store of version ${data.version}, written by a newer flashring (this one reads version 1): run that flashring, or give another --${flag}`);
   if (!data || data.version !== 1 || typeof data.entries !== 'object' || data.entries === null || Array.isArray(data.entries))
     throw new InputError(`--${flag} ${path} is not ${STORE_FORM}; ${notStoreHint(path, flag, text, data)}`);
   return data;
@@ -66,6 +62,9 @@ async function readStore(path: string, flag: string): Promise<StoreFile> {
 
 const PATHS = ['scalar', 'subgroup-matrix'];
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+/** A JSON object of a store's keys alone (version, entries; at least one): a store of flashring's, whatever it holds. */
+const storeShaped = (data: unknown): data is Record<string, unknown> =>
+  isObject(data) && Object.keys(data).length > 0 && Object.keys(data).every((k) => k === 'version' || k === 'entries');
 const isMsPair = (x: unknown) => Array.isArray(x) && x.length === 2 && x.every((v) => typeof v === 'number' && Number.isFinite(v) && v >= 0);
 const isCount = (x: unknown) => typeof x === 'number' && Number.isSafeInteger(x) && x > 0;
 
