@@ -1,6 +1,6 @@
 /**
  * The bench's PNG chart (src/bench/png.ts: the memory chart drawn in headless Chromium from its JSON configuration):
- * its legend shows each line as the page's does (legendSwatch), a line sample in the line's own dash and a measured
+ * its legend shows each line as the page's does (legendSwatch), a line sample in the line's own dash with its mark and a measured
  * series as its mark, where Chart.js's default item is a box filled with the colour, the dash on its border.
  * The PNG is decoded in Chromium (pngPixels, as page.test.ts reads the page's export) and its legend's pixels counted.
  */
@@ -51,15 +51,18 @@ async function legendSamples(png: Uint8Array, colors: string[]) {
     const bottom = rows.reduce((last, r, y) => (count(r) > 0 ? y : last), -1);
     const band = rows.slice(Math.max(0, bottom - 16), bottom + 1).filter((r) => count(r) > 0);
     const mid = band.reduce((a, r) => (count(r) > count(a) ? r : a), band[0] ?? []);
+    const cols = Array.from({ length: width }, (_, x) => band.filter((r) => r[x]).length), inked = cols.flatMap((c, x) => (c ? [x] : []));
     return {
       bottom, height, rows: band.length, runs: mid.filter((v, x) => v && !mid[x - 1]).length,
       topWidth: count(band[0] ?? []), bottomWidth: count(band.at(-1) ?? []),
+      // A line sample's ends are its line alone; its middle column passes through its mark.
+      endRows: inked.length ? Math.max(cols[inked[0]], cols[inked.at(-1)!]) : 0, midRows: inked.length ? cols[Math.round((inked[0] + inked.at(-1)!) / 2)] : 0,
     };
   });
 }
 
 describe("the bench's PNG chart", () => {
-  it('its legend shows each line as a line sample in its own dash (not a box with a dashed border), a measured series as its mark', async () => {
+  it('its legend shows each line as a line sample in its own dash with its mark (not a box with a dashed border), a measured series as its mark', async () => {
     const seqs = [4096, 8192, 16384, 32768];
     const model = [...seqs.map((s, i) => row(s, 'none', 20 + 10 * i, 'model', 'CP=1')), ...seqs.map((s, i) => row(s, 'selective', 18 + 6 * i, 'model', 'CP=1 + recompute'))];
     const measured = [row(8192, 'none', 31, 'measured: h200'), row(16384, 'none', 41, 'measured: h200')];
@@ -72,10 +75,12 @@ describe("the bench's PNG chart", () => {
     for (const [name, s] of [['solid', solid], ['dashed', dashed], ['measured', measuredMark]] as const) {
       expect(s.bottom, name).toBeGreaterThan(s.height - 40); // in the legend, under the axes
     }
-    // A line sample: a few pixel rows of its colour (a box was 12, filled), in one piece where its line is solid, in dashes where it is dashed.
+    // A line sample: a few pixel rows of its colour at its ends (a box was 12, filled) and its mark in the middle, in one
+    // piece where its line is solid, in dashes where it is dashed.
     for (const [name, s, runs] of [['solid', solid, 1], ['dashed', dashed, 2]] as const) {
-      expect(s.rows, name).toBeGreaterThan(0);
-      expect(s.rows, name).toBeLessThanOrEqual(4);
+      expect(s.endRows, name).toBeGreaterThan(0);
+      expect(s.endRows, name).toBeLessThanOrEqual(4);
+      expect(s.midRows, name).toBeGreaterThanOrEqual(6); // its circle, radius 4
       expect(s.runs, name).toBeGreaterThanOrEqual(runs);
       if (runs === 1) expect(s.runs, name).toBe(1);
     }

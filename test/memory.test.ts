@@ -317,12 +317,29 @@ describe('memory chart', () => {
     expect(formatTokens(1048576)).toBe('1M');
     expect(formatTokens(131072)).toBe('128K');
   });
-  it('a legend item is a line sample in its line\'s dash, or a measured series\' mark (never its out-of-memory cross)', async () => {
+  it('a legend item is a line sample in its line\'s dash with its mark, or a measured series\' mark (never its out-of-memory cross)', async () => {
     const { legendSwatch } = await import('../src/memory/chart.js');
-    expect(legendSwatch({ showLine: true, pointStyle: ['circle', 'crossRot'] })).toEqual({ pointStyle: 'line', lineDash: [] });
-    expect(legendSwatch({ showLine: true, borderDash: [6, 3], pointStyle: ['circle'] })).toEqual({ pointStyle: 'line', lineDash: [6, 3] });
-    expect(legendSwatch({ showLine: false, pointStyle: ['crossRot', 'triangle'] })).toEqual({ pointStyle: 'triangle', lineDash: [] });
-    expect(legendSwatch({ showLine: false, pointStyle: ['crossRot'] })).toEqual({ pointStyle: 'crossRot', lineDash: [] });
+    expect(legendSwatch({ showLine: true, pointStyle: ['crossRot', 'rect'], pointRadius: [9, 4] })).toEqual({ pointStyle: 'line', lineDash: [], mark: 'rect', markRadius: 4 });
+    expect(legendSwatch({ showLine: true, borderDash: [6, 3], pointStyle: ['circle'], pointRadius: 4 })).toEqual({ pointStyle: 'line', lineDash: [6, 3], mark: 'circle', markRadius: 4 });
+    expect(legendSwatch({ showLine: true, borderDash: [2, 4], pointStyle: 'line', pointRadius: 0 })).toEqual({ pointStyle: 'line', lineDash: [2, 4] }); // the HBM limit: no mark
+    // Marks alone: no line sample (Chart.js would stretch the mark to the sample's width), the mark at most 5 px.
+    expect(legendSwatch({ showLine: false, pointStyle: ['crossRot', 'triangle'], pointRadius: [10, 7] })).toEqual({ pointStyle: false, lineDash: [], mark: 'triangle', markRadius: 5 });
+    expect(legendSwatch({ showLine: false, pointStyle: ['crossRot'], pointRadius: [10] })).toEqual({ pointStyle: false, lineDash: [], mark: 'crossRot', markRadius: 5 });
+  });
+  it('the model lines tell apart without colour: a mark per CP size (circle, square, diamond, triangle), a dash where they recompute', async () => {
+    const { memoryChartConfig, LINE_MARKS } = await import('../src/memory/chart.js');
+    const row = (cp: number, recompute: string, seq: number, fits = true): import('../src/memory/csv.js').CsvRow => ({
+      seq_len: seq, tp: 8, cp, pp: 1, sp: true, recompute, micro_batch: 1, activation_gib: 10, total_gib: fits ? 20 : 90, fits, source: 'model',
+    });
+    const model = [8, 4, 2, 1].flatMap((cp) => ['none', 'selective'].flatMap((rc) => [row(cp, rc, 4096), row(cp, rc, 8192, cp > 1)]));
+    const lines = memoryChartConfig(model, [], 80, 't').data.datasets.filter((d) => d.label.startsWith('CP='));
+    const style = (label: string) => { const d = lines.find((x) => x.label === label)!; return [d.pointStyle, d.borderDash ?? []]; };
+    expect(style('CP=1')).toEqual([['circle', 'crossRot'], []]);
+    expect(style('CP=1 + selective')).toEqual([['circle', 'crossRot'], [6, 3]]);
+    expect(style('CP=2')).toEqual([['rect', 'rect'], []]);
+    expect(style('CP=4 + selective')).toEqual([['rectRot', 'rectRot'], [6, 3]]);
+    expect(style('CP=8')).toEqual([['triangle', 'triangle'], []]);
+    expect(LINE_MARKS.slice(0, 4)).toEqual(['circle', 'rect', 'rectRot', 'triangle']);
   });
   it('a long title and subtitle are drawn as lines of at most 140 / 160 characters, every word kept (one long line was squeezed over the axis)', async () => {
     const { memoryChartConfig, wrapText } = await import('../src/memory/chart.js');

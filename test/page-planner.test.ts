@@ -248,17 +248,19 @@ describe('the planner and replay panels', () => {
     await p.close();
   });
 
-  it('the legend shows each line as a line sample in its own dash (not a box with a dashed border), a measured series as its mark', async () => {
-    type Legend = { usePointStyle: boolean; items: { text: string; pointStyle: string; lineDash: number[]; color: string; box: { left: number; top: number; width: number; height: number } }[] };
+  it('the legend shows each line as a line sample in its own dash with its mark (not a box with a dashed border), a measured series as its mark', async () => {
+    type Legend = { usePointStyle: boolean; items: { text: string; pointStyle: string | false; mark: string | null; lineDash: number[]; color: string; box: { left: number; top: number; width: number; height: number } }[] };
     const legendOf = (p: Page, chart: string) => p.evaluate((k) => (window as unknown as { __flashring: Record<string, { legend(): Legend | null }> }).__flashring[k].legend(), chart);
     const p = await open();
     const legend = (await legendOf(p, 'plannerChart'))!;
     expect(legend.usePointStyle).toBe(true);
     const item = (t: string) => legend.items.find((i) => i.text === t)!;
-        expect([item('CP=1').pointStyle, item('CP=1').lineDash]).toEqual(['line', []]);
-        expect([item('CP=1 + recompute').pointStyle, item('CP=1 + recompute').lineDash]).toEqual(['line', [6, 3]]);
-        expect([item('HBM 80 GiB').pointStyle, item('HBM 80 GiB').lineDash]).toEqual(['line', [2, 4]]);
-    // As drawn: the sample is a line (a few pixel rows of its colour), dashed where its line is; a box was 12 rows, filled.
+        expect([item('CP=1').pointStyle, item('CP=1').lineDash, item('CP=1').mark]).toEqual(['line', [], 'circle']);
+        expect([item('CP=1 + recompute').pointStyle, item('CP=1 + recompute').lineDash, item('CP=1 + recompute').mark]).toEqual(['line', [6, 3], 'circle']);
+        expect([item('CP=2').mark, item('CP=4').mark, item('CP=4 + recompute').mark]).toEqual(['rect', 'rectRot', 'rectRot']);
+        expect([item('HBM 80 GiB').pointStyle, item('HBM 80 GiB').lineDash, item('HBM 80 GiB').mark]).toEqual(['line', [2, 4], null]);
+    // As drawn: the sample is a line (a few pixel rows of its colour at its ends) with its mark in the middle, dashed
+    // where its line is; a box was 12 rows, filled.
     for (const [text, runs] of [['CP=1', 1], ['CP=1 + recompute', 2]] as const) {
       const { color, box } = item(text);
       const drawn = await p.evaluate(([c, b]) => {
@@ -272,10 +274,12 @@ describe('the planner and replay panels', () => {
         const count = (r: boolean[]) => r.filter(Boolean).length;
         const mid = rows.reduce((a, r) => (count(r) > count(a) ? r : a), rows[0] ?? []); // the sample's fullest row
         const runs = mid.filter((v, x) => v && !mid[x - 1]).length;
-        return { rows: inked.filter(Boolean).length, runs };
+        const cols = Array.from({ length: w }, (_, x) => rows.filter((r) => r[x]).length), ink = cols.flatMap((c, x) => (c ? [x] : []));
+        return { rows: inked.filter(Boolean).length, runs, endRows: Math.max(cols[ink[0]], cols[ink.at(-1)!]), midRows: cols[Math.round((ink[0] + ink.at(-1)!) / 2)] };
       }, [color, box] as const);
-      expect(drawn.rows, text).toBeGreaterThan(0);
-      expect(drawn.rows, text).toBeLessThanOrEqual(4);
+      expect(drawn.endRows, text).toBeGreaterThan(0);
+      expect(drawn.endRows, text).toBeLessThanOrEqual(4);
+      expect(drawn.midRows, text).toBeGreaterThanOrEqual(6); // its circle (radius 4)
       expect(drawn.runs, text).toBeGreaterThanOrEqual(runs);
       if (runs === 1) expect(drawn.runs, text).toBe(1);
     }
@@ -284,7 +288,7 @@ describe('the planner and replay panels', () => {
     const replay = (await legendOf(p, 'replayChart'))!;
     const measured = replay.items.filter((i) => i.text.startsWith('measured'));
     expect(measured.length).toBeGreaterThan(0);
-    for (const m of measured) expect([m.pointStyle === 'line', m.pointStyle === 'crossRot', m.lineDash], m.text).toEqual([false, false, []]);
+    for (const m of measured) expect([m.pointStyle, m.mark === null || m.mark === 'crossRot', m.lineDash], m.text).toEqual([false, false, []]);
     expect(replay.items.filter((i) => !i.text.startsWith('measured')).every((i) => i.pointStyle === 'line')).toBe(true);
     await p.close();
   });

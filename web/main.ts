@@ -4,12 +4,12 @@
  * checks them in the page's own words, draws and keeps the URL in step (and follows it).
  */
 import Chart, { type FontSpec, type LegendItem } from 'chart.js/auto';
-import { toFont } from 'chart.js/helpers';
+import { drawPoint, toFont } from 'chart.js/helpers';
 import {
   CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, NoLengthError, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
   STACKS, a2aUnsplit, lineParts, megatronSequenceParallel, normName, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../src/memory/model.js';
-import { ChartDataset, MemoryChartConfig, breakdownRows, chartNotes, formatTokens, legendSwatch, memoryChartConfig } from '../src/memory/chart.js';
+import { ChartDataset, LegendChart, MemoryChartConfig, breakdownRows, chartNotes, drawLegendMarks, formatTokens, legendSwatch, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
 import { headroom } from '../src/memory/headroom.js';
 import { notText } from '../src/textKind.js';
@@ -177,17 +177,18 @@ const DRAWN_SCALE = {
 };
 
 /**
- * The legend's items as line samples: each line's colour and dash (solid, or dashed as it is drawn), a measured series'
- * mark (legendSwatch); Chart.js's own items are boxes with the dash on their border.
+ * The legend's items as line samples: each line's colour and dash (solid, or dashed as it is drawn) with its mark on it
+ * (LEGEND_MARKS), a measured series' mark (legendSwatch); Chart.js's own items are boxes with the dash on their border.
  */
 const LEGEND_LABELS = {
-  usePointStyle: true,
   generateLabels: (chart: Chart) => Chart.defaults.plugins.legend.labels.generateLabels(chart).map((item) => {
     // A label wider than a narrow chart (a measured series' source) is cut to fit: a legend row draws each label on one line.
     const text = clipToWidth(item.text, chart.width - LEGEND_MARGIN, chart.legend?.options.labels.font as Partial<FontSpec> | undefined);
     return { ...item, text, ...legendSwatch(chart.data.datasets[item.datasetIndex!] as unknown as ChartDataset) };
   }),
 };
+/** Each line's mark over its legend sample (drawLegendMarks). */
+const LEGEND_MARKS = { id: 'legendMarks', afterDraw: (chart: Chart) => drawLegendMarks(chart as unknown as LegendChart, (ctx, o, x, y) => drawPoint(ctx, o as Parameters<typeof drawPoint>[1], x, y)) };
 /** Room beside a legend label (its sample and padding) and a tooltip's line (its colour box and padding), px. */
 const LEGEND_MARGIN = 48, TOOLTIP_MARGIN = 40;
 
@@ -234,7 +235,8 @@ function pageChartConfig(cfg: MemoryChartConfig, details: Breakdowns, onPoint?: 
     for (let v = axis.min; v <= axis.max; v *= 2) t.push({ value: v });
     axis.ticks = t;
   };
-  opts.plugins.legend = { ...(opts.plugins.legend as object), labels: LEGEND_LABELS };
+  const legend = opts.plugins.legend as { labels?: object };
+  opts.plugins.legend = { ...legend, labels: { ...legend.labels, ...LEGEND_LABELS } };
   opts.plugins.tooltip = {
     ...TOOLTIP_STYLE,
     // No title: the first line names the point, its tokens included. A line wider than a narrow chart is broken.
@@ -247,7 +249,7 @@ function pageChartConfig(cfg: MemoryChartConfig, details: Breakdowns, onPoint?: 
     const p = details.get(`${ds.label}|${(ds.data[el.index] as { x: number }).x}`);
     if (p) onPoint(p);
   };
-  return { ...cfg, plugins: [DRAWN_SCALE] };
+  return { ...cfg, plugins: [DRAWN_SCALE, LEGEND_MARKS] };
 }
 
 /** Client coordinates of a drawn point (where the canvas shows scaled down, as scaled), the open tooltip's lines and its size (for the page tests). */
@@ -279,7 +281,7 @@ function chartProbe(chart: () => Chart | null) {
       const l = chart()?.legend as unknown as { legendItems?: LegendItem[]; legendHitBoxes: { left: number; top: number; width: number; height: number }[]; options: { labels: { usePointStyle?: boolean } } } | undefined;
       return l?.legendItems ? {
         usePointStyle: !!l.options.labels.usePointStyle,
-        items: l.legendItems.map((it, i) => ({ text: it.text, pointStyle: it.pointStyle, lineDash: it.lineDash ?? [], color: it.strokeStyle, box: { ...l.legendHitBoxes[i] } })),
+        items: l.legendItems.map((it, i) => ({ text: it.text, pointStyle: it.pointStyle, mark: (it as { mark?: string }).mark ?? null, lineDash: it.lineDash ?? [], color: it.strokeStyle, box: { ...l.legendHitBoxes[i] } })),
       } : null;
     },
     /**
@@ -1135,7 +1137,7 @@ function replayTable(points: ReplayPoint[], cs: Comparison[]): void {
 
 /** The measured series' colours: none of the model lines' (LINE_COLORS), dark and muted, so a dropped file's points never pass for a line's. */
 const MEASURED_COLORS = ['#555555', '#bcbd22', '#393b79', '#8c6d31', '#7b4173', '#637939', '#843c39', '#6b6ecf'];
-/** Point shapes the measured series take in turn beside their colour (circles are the lines'; crossRot, out of memory, stays). */
+/** Point shapes the measured series take in turn beside their colour (drawn without a line, unlike the model lines' marks; crossRot, out of memory, stays). */
 const MEASURED_SHAPES = ['triangle', 'rect', 'rectRot', 'star'];
 
 /** Gives each measured series (legend "measured: …") a colour and shape of its own, apart from the model lines'. */

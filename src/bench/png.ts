@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { MemoryChartConfig, legendSwatch } from '../memory/chart.js';
+import { MemoryChartConfig, drawLegendMarks, legendSwatch } from '../memory/chart.js';
 
 /** The Chromium to drive: FLASHRING_CHROMIUM, else Debian's (read when a chart is drawn, not at import). */
 export const chromiumPath = (): string => process.env.FLASHRING_CHROMIUM ?? '/usr/bin/chromium';
@@ -19,6 +19,7 @@ export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-background-networking',
  * as JSON, which carries no generateLabels function, so the one here only reads them.
  */
 const DRAW = `function (cfg, swatches) {
+  var __name = function (f) { return f; }; // tsx's keepNames helper, should the serialized hook below carry one
   var fmt = function (n) { return n >= 1048576 && n % 1048576 === 0 ? n / 1048576 + 'M' : n >= 1024 && n % 1024 === 0 ? n / 1024 + 'K' : String(n); };
   cfg.options.scales.x.ticks = { callback: function (v) { return fmt(v); }, autoSkip: false };
   cfg.options.scales.x.afterBuildTicks = function (axis) {
@@ -33,7 +34,8 @@ const DRAW = `function (cfg, swatches) {
       return Chart.defaults.plugins.legend.labels.generateLabels(chart).map(function (item) { return Object.assign(item, swatches[item.datasetIndex]); });
     },
   });
-  new Chart(document.getElementById('c').getContext('2d'), cfg);
+  var marks = { id: 'legendMarks', afterDraw: function (chart) { (${drawLegendMarks.toString()})(chart, Chart.helpers.drawPoint); } };
+  new Chart(document.getElementById('c').getContext('2d'), Object.assign(cfg, { plugins: [marks] }));
 }`;
 
 /** The chart as PNG bytes, or why it could not be drawn (a string). */
@@ -57,7 +59,7 @@ export async function renderChartPng(config: MemoryChartConfig, width = 1000, he
     page.on('pageerror', (e) => errors.push(e.message));
     await page.setContent(`<!doctype html><html><body style="margin:0;background:#fff"><canvas id="c" width="${width}" height="${height}"></canvas></body></html>`);
     await page.addScriptTag({ content: chartJs });
-    // Each legend item as the page's: a line sample in the line's dash, a measured series' mark (not a box with the dash on its border).
+    // Each legend item as the page's: a line sample in the line's dash with its mark, a measured series' mark (not a box with the dash on its border).
     const swatches = config.data.datasets.map(legendSwatch);
     await page.evaluate(`(${DRAW})(${JSON.stringify(config)}, ${JSON.stringify(swatches)})`);
     if (errors.length) throw new Error(`chart rendering failed: ${errors.join('; ')}`);

@@ -105,6 +105,11 @@ export function breakdownRows(b: MemoryBreakdown, model: ModelConfig): Breakdown
 }
 
 export const LINE_COLORS = ['#d62728', '#ff7f0e', '#2ca02c', '#1f77b4', '#9467bd', '#8c564b', '#e377c2', '#17becf'];
+/**
+ * The model lines' point marks, one a CP size in ascending order (CP = 1 circles, 2 squares, 4 diamonds, 8 triangles),
+ * so that lines tell apart without their colours: the CP size by the mark, recomputation by the dash.
+ */
+export const LINE_MARKS = ['circle', 'rect', 'rectRot', 'triangle'];
 
 export interface ChartPoint {
   x: number;
@@ -132,14 +137,61 @@ export interface ChartDataset {
 /**
  * What a dataset's legend item draws (Chart.js's legend with point styles): a drawn line as a short line in its own
  * dash (solid, or dashed as the recomputing lines and the HBM limit), marks without a line (a measured series) as
- * their mark, the first that is not an out-of-memory cross. Chart.js's default item is a box filled with the
- * line's colour and the dash on its border, which reads as neither. The page's legend (web/main.ts) and the bench's
- * PNG (src/bench/png.ts, which computes them here and sends them with the configuration) both draw these.
+ * nothing but their mark; the mark, drawn over the sample's middle by drawLegendMarks, is the points' first that is not
+ * an out-of-memory cross, at most LEGEND_MARK_RADIUS (Chart.js stretches its own marks to the sample's width).
+ * Chart.js's default item is a box filled with the line's colour and the dash on its border, which reads as neither.
+ * The page's legend (web/main.ts) and the bench's PNG (src/bench/png.ts, which computes them here and sends them with
+ * the configuration) both draw these.
  */
-export function legendSwatch(ds: Pick<ChartDataset, 'showLine' | 'borderDash' | 'pointStyle'>): { pointStyle: string; lineDash: number[] } {
-  if (ds.showLine) return { pointStyle: 'line', lineDash: ds.borderDash ?? [] };
+export function legendSwatch(ds: Pick<ChartDataset, 'showLine' | 'borderDash' | 'pointStyle' | 'pointRadius'>): LegendSwatch {
   const marks = Array.isArray(ds.pointStyle) ? ds.pointStyle : [ds.pointStyle];
-  return { pointStyle: marks.find((m) => m !== 'crossRot') ?? marks[0] ?? 'circle', lineDash: [] };
+  const radii = Array.isArray(ds.pointRadius) ? ds.pointRadius : [ds.pointRadius];
+  const k = Math.max(0, marks.findIndex((m) => m !== 'crossRot'));
+  const mark = marks[k] ?? 'circle', radius = Math.min(LEGEND_MARK_RADIUS, radii[k] ?? radii[0] ?? 0);
+  const marked = mark !== 'line' && radius > 0 ? { mark, markRadius: radius } : {};
+  return { pointStyle: ds.showLine ? 'line' : false, lineDash: ds.showLine ? ds.borderDash ?? [] : [], ...marked };
+}
+
+/** The largest mark a legend item draws, px (a measured series' triangle is 7 on the plot): within a legend row. */
+const LEGEND_MARK_RADIUS = 5;
+
+export interface LegendSwatch {
+  /** Chart.js's point style for the item: a line sample, or false (none: the mark alone). */
+  pointStyle: 'line' | false;
+  lineDash: number[];
+  /** The points' mark, drawn over the middle of the item's sample (drawLegendMarks), and its radius. */
+  mark?: string;
+  markRadius?: number;
+}
+
+/** A legend item's sample width (Chart.js's pointStyleWidth), px: room for a dash either side of a line's mark. */
+export const LEGEND_SAMPLE_WIDTH = 30;
+
+/** What drawLegendMarks reads of a Chart.js chart (its legend after layout). */
+export interface LegendChart {
+  ctx: CanvasRenderingContext2D;
+  legend?: { legendItems?: (LegendSwatch & { fillStyle?: unknown; strokeStyle?: unknown })[]; legendHitBoxes: { left: number; top: number; height: number }[]; options: { labels: { pointStyleWidth?: number } } };
+}
+
+/**
+ * Draws each item's point mark over the middle of its legend sample (a Chart.js afterDraw hook: the legend draws one
+ * point style an item, a line's is its line, and it stretches marks to the sample's width). drawPoint is Chart.js's helper. Self-contained, as the bench's PNG
+ * sends its text to the browser (src/bench/png.ts): no names from this module inside, no named inner functions.
+ */
+export function drawLegendMarks(chart: LegendChart, drawPoint: (ctx: CanvasRenderingContext2D, o: { pointStyle: string; radius: number; borderWidth: number; rotation: number }, x: number, y: number) => void): void {
+  const legend = chart.legend, ctx = chart.ctx;
+  if (!legend || !legend.legendItems) return;
+  const width = legend.options.labels.pointStyleWidth || 0;
+  legend.legendItems.forEach(function (item, i) {
+    const box = legend.legendHitBoxes[i];
+    if (!item.mark || !item.markRadius || !box) return;
+    ctx.save();
+    ctx.setLineDash([]);
+    ctx.fillStyle = item.fillStyle as string;
+    ctx.strokeStyle = item.fillStyle as string;
+    drawPoint(ctx, { pointStyle: item.mark, radius: item.markRadius, borderWidth: 1, rotation: 0 }, box.left + width / 2, box.top + box.height / 2);
+    ctx.restore();
+  });
 }
 
 /** A marker at an end of the axes (the first length's out-of-memory cross) drawn whole: the largest marker's radius and its stroke. */
@@ -201,18 +253,20 @@ function yAxis(lines: ChartDataset[], others: ChartDataset[], hbmGib: number, ro
 }
 
 export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: number, title: string, subtitle = ''): MemoryChartConfig {
-  const lines = [...new Set(model.map((r) => r.line ?? `CP=${r.cp}${r.recompute && r.recompute !== 'none' ? ` + ${r.recompute}` : ''}`))];
+  const lineOf = (r: CsvRow) => r.line ?? `CP=${r.cp}${r.recompute && r.recompute !== 'none' ? ` + ${r.recompute}` : ''}`;
+  const lines = [...new Set(model.map(lineOf))];
+  const cps = [...new Set(model.map((r) => r.cp ?? 1))].sort((a, b) => a - b);
   const datasets: ChartDataset[] = lines.map((label, i) => {
-    const rows = model.filter((r) => (r.line ?? '') === label || (!r.line && label.startsWith(`CP=${r.cp}`))).sort((a, b) => a.seq_len - b.seq_len);
+    const rows = model.filter((r) => lineOf(r) === label).sort((a, b) => a.seq_len - b.seq_len);
     const firstOom = rows.findIndex((r) => r.fits === false);
     const shown = firstOom < 0 ? rows : rows.slice(0, firstOom + 1);
-    const color = LINE_COLORS[i % LINE_COLORS.length];
+    const color = LINE_COLORS[i % LINE_COLORS.length], mark = LINE_MARKS[Math.max(0, cps.indexOf(rows[0]?.cp ?? 1)) % LINE_MARKS.length];
     return {
       label, borderColor: color, backgroundColor: color, showLine: true, borderWidth: 2, clip: MARKER_CLIP,
       borderDash: rows.some((r) => r.recompute && r.recompute !== 'none') ? [6, 3] : undefined,
       data: shown.map((r) => ({ x: r.seq_len, y: r.total_gib ?? NaN, fits: r.fits, source: r.source })),
-      pointStyle: shown.map((r) => (r.fits === false ? 'crossRot' : 'circle')),
-      pointRadius: shown.map((r) => (r.fits === false ? 9 : 3)),
+      pointStyle: shown.map((r) => (r.fits === false ? 'crossRot' : mark)),
+      pointRadius: shown.map((r) => (r.fits === false ? 9 : 4)),
     };
   });
   const xs = [...model, ...measured].map((r) => r.seq_len);
@@ -254,7 +308,7 @@ export function memoryChartConfig(model: CsvRow[], measured: CsvRow[], hbmGib: n
       plugins: {
         title: { display: true, text: wrapText(title) },
         subtitle: { display: !!subtitle, text: wrapText(subtitle, 160), padding: { top: 2, bottom: 12 } },
-        legend: { position: 'bottom' },
+        legend: { position: 'bottom', labels: { usePointStyle: true, pointStyleWidth: LEGEND_SAMPLE_WIDTH } },
       },
       scales: {
         x: { type: 'logarithmic', min: xMin, max: xMax, title: { display: true, text: 'sequence length (tokens)' } },
