@@ -169,6 +169,18 @@ describe('flashring attention reads every header before any data', () => {
     await expect(run(k4, k3, k4)).rejects.toThrow('K has shape [2,64,64] ([H, N, D], read as [1,2,64,64]) but V has [2,2,64,64]; they must match');
   });
 
+  it('one --cu-seqlens for Q and K/V of different lengths is refused as such, naming both, before it is read', async () => {
+    // Its last entry cannot be both totals: it was refused as 'cu_seqlens_k ends at 64 but the sequence has 48 tokens', naming a file not given.
+    const [q, k] = [tensor('qcu.npy', [1, 2, 64, 64]), tensor('kcu.npy', [1, 2, 48, 64])];
+    const cu = f('cu.npy');
+    writeFileSync(cu, rawNpy('<i4', [3], bytesOf(Int32Array.from([0, 30, 64]))));
+    await expect(run(q, k, k, '--cu-seqlens', cu)).rejects.toThrow(
+      `--cu-seqlens ${cu} gives Q and K/V the same documents, but Q has 64 tokens and K/V have 48: give each its own, --cu-seqlens-q (ending at 64) and --cu-seqlens-k (ending at 48)`,
+    );
+    expect(reads.filter(([p]) => p === cu)).toEqual([]);
+    for (const p of [q, k]) expect(reachOf(p), p).toBeLessThanOrEqual(NPY_HEAD_BYTES);
+  });
+
   it('a truncated Q is refused by its size, its data never read', async () => {
     const good = tensor('q1.npy', [1, 2, 64, 64]);
     const cut = f('qcut.npy');

@@ -224,9 +224,12 @@ type CuHeads = { q: Opened<NpyHeader<NpyInt32>>; k: Opened<NpyHeader<NpyInt32>> 
 /**
  * The headers of a packed run's cu_seqlens: int32 (or int64, its values checked to fit int32 as its data is
  * read), 1-D. Any B: every batch entry takes the same documents, as the library and the ring. Their data is
- * read by loadDocuments.
+ * read by loadDocuments. One --cu-seqlens for Q and K/V of different lengths is refused first: its last entry
+ * cannot be both totals.
  */
 async function documentHeads(c: NonNullable<AttentionArgs['cuSeqlens']>, s: AttentionShape, handles: FileHandle[]): Promise<CuHeads> {
+  if (c.same && s.Nq !== s.Nk)
+    throw new InputError(`--cu-seqlens ${c.q} gives Q and K/V the same documents, but Q has ${s.Nq} tokens and K/V have ${s.Nk}: give each its own, --cu-seqlens-q (ending at ${s.Nq}) and --cu-seqlens-k (ending at ${s.Nk})`);
   const head = async (path: string, flag: string) => {
     const o = await openInput(path, flag, handles, (f, size) => readNpyHeader(f, size, path, 'int32'));
     if (o.header.shape.length !== 1) throw new InputError(`--${flag} ${path} has shape (${o.header.shape.join(', ')}); cu_seqlens is 1-D (documents + 1 entries)`);
