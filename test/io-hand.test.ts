@@ -158,7 +158,7 @@ describe('files: what a command reads', () => {
     await expect(checkInputFile('input file', big, 3 * 2 ** 20)).rejects.toThrow(`input file ${big} holds ${3 * 2 ** 20 + 1} bytes; at most ${3 * 2 ** 20} bytes can be read`);
   });
 
-  it('a .npy past the binary bound is refused saying what to do with that file: float16 or parts; parts of a float16 one; a cu_seqlens is no such file', async () => {
+  it('a .npy past the binary bound is refused saying what to do with that file: a narrower dtype where it then fits, or parts; parts of a float16 one; no parts of a single head; a cu_seqlens is no such file', async () => {
     const d = fresh();
     /** A sparse .npy (no disk used): a 1.0 header of `descr` and `shape`, padded to 128 bytes, and the array's bytes. */
     const big = (name: string, descr: string, shape: number[], item: number) => {
@@ -177,7 +177,16 @@ describe('files: what a command reads', () => {
     // (just past the bound: in bytes, where both would read 2.0 GiB)
     expect(await said('--q', q)).toBe(`--q ${q} holds ${2 ** 31 + 128} bytes; at most ${MAX_BINARY_BYTES} bytes can be read: save it in float16 (half the bytes), or ${split}`);
     expect(await said('--q', h)).toBe(`--q ${h} holds 4.0 GiB; at most 2.0 GiB can be read: ${split}`);
-    expect(await said('--q', w)).toBe(`--q ${w} holds 4.0 GiB; at most 2.0 GiB can be read: save it in float32 or float16 (a half or a quarter of the bytes: float64 is computed in f32 anyway), or ${split}`);
+    // Its float32 would be 2^31 + 128 bytes, past the bound again: only float16 is said (both were).
+    expect(await said('--q', w)).toBe(`--q ${w} holds 4.0 GiB; at most 2.0 GiB can be read: save it in float16 (a quarter of the bytes: float64 is computed in f32 anyway), or ${split}`);
+    const w3 = big('w3.npy', '<f8', [3, 2 ** 21, 64], 8);
+    expect(await said('--q', w3)).toBe(`--q ${w3} holds 3.0 GiB; at most 2.0 GiB can be read: save it in float32 or float16 (a half or a quarter of the bytes: float64 is computed in f32 anyway), or ${split}`);
+    // One head (B = H = 1): no batch or head to split along (both were said); float16 where it fits, else the sequence is too long.
+    const q1 = big('q1.npy', '<f4', [1, 1, 2 ** 23, 64], 4), h1 = big('h1.npy', '<f2', [1, 2 ** 24, 64], 2);
+    expect(await said('--q', q1)).toBe(`--q ${q1} holds ${2 ** 31 + 128} bytes; at most ${MAX_BINARY_BYTES} bytes can be read: save it in float16 (half the bytes)`);
+    const flat = big('flat.npy', '<f4', [2 ** 29 + 1], 4);
+    expect(await said('--q', flat)).toBe(`--q ${flat} holds ${2 ** 31 + 132} bytes; at most ${MAX_BINARY_BYTES} bytes can be read: its shape (${2 ** 29 + 1}) is no tensor attention takes ([B, H, N, D] or [H, N, D]): check the path`);
+    expect(await said('--q', h1)).toBe(`--q ${h1} holds ${2 ** 31 + 128} bytes; at most ${MAX_BINARY_BYTES} bytes can be read: it is a single head (B = H = 1) of 16777216 tokens at D = 64, past that bound even in float16, and there is no batch or head to split it along: attention cannot read a sequence this long from one file`);
     expect(await said('--q', small, '--cu-seqlens', cu)).toBe(`--cu-seqlens ${cu} holds ${2 ** 31 + 132} bytes; at most ${MAX_BINARY_BYTES} bytes can be read: cu_seqlens holds one int32 a document and one more (4 MiB for a million documents), so a file this large is not one: check the path`);
     // Without a reader's advice (files.ts alone), the bound only.
     await expect(checkInputFile('q', q, MAX_BINARY_BYTES)).rejects.toThrow(new RegExp(`bytes can be read$`));

@@ -177,25 +177,46 @@ async function readInput<H, T>(o: Opened<H>, name: string, read: (f: FileHandle,
 
 /**
  * What to do with an input past MAX_BINARY_BYTES (what Node reads into one buffer; GPUs bind no more in one tensor
- * either, the H200 under Dawn 2147483644 bytes), fit to the file: a tensor in parts along the batch or the heads, or in
- * fewer bytes where its values are wider than float16 (its header's dtype; a header that cannot be read is taken as
- * float32's); a cu_seqlens that large is no cu_seqlens.
+ * either, the H200 under Dawn 2147483644 bytes), fit to the file (tensorFix); a cu_seqlens that large is no cu_seqlens.
  */
 async function tooLargeFix(flag: string, path: string): Promise<string> {
   if (flag.startsWith('cu-seqlens')) return ': cu_seqlens holds one int32 a document and one more (4 MiB for a million documents), so a file this large is not one: check the path';
-  const split = 'split it along the batch or the heads (attention is independent across both) and run each part';
-  let dtype: NpyDtype | null = null;
+  let header: NpyHeader<NpyDtype> | null = null;
   try {
     const file = await open(path, 'r');
     try {
-      dtype = (await readNpyHeader(file, (await file.stat()).size, path, 'float')).dtype;
+      header = await readNpyHeader(file, (await file.stat()).size, path, 'float');
     } finally {
       await file.close();
     }
   } catch { /* not a .npy header we read: the general advice */ }
-  if (dtype === 'f2') return `: ${split}`;
-  if (dtype === 'f8') return `: save it in float32 or float16 (a half or a quarter of the bytes: float64 is computed in f32 anyway), or ${split}`;
-  return `: save it in float16 (half the bytes), or ${split}`;
+  return tensorFix(header);
+}
+
+/** The dtypes a tensor may be saved in, with their bytes an element. */
+const NARROWER = [['float32', 4], ['float16', 2]] as const;
+
+/**
+ * What brings a tensor file of header `h` within MAX_BINARY_BYTES: a narrower dtype where its values are wider than
+ * float16 and the file would then fit (float64 as float32 only where that fits), parts along the batch or the heads
+ * where it has more than one (batch, head); a single head that fits neither way is said to be too long. A header
+ * that could not be read is taken as float32's of several heads; a shape no tensor has is said.
+ */
+function tensorFix(h: NpyHeader<NpyDtype> | null): string {
+  const split = 'split it along the batch or the heads (attention is independent across both) and run each part';
+  if (!h) return `: save it in float16 (half the bytes), or ${split}`;
+  if (h.shape.length !== 3 && h.shape.length !== 4) return `: its shape (${h.shape.join(', ')}) is no tensor attention takes ([B, H, N, D] or [H, N, D]): check the path`;
+  const count = h.shape.reduce((a, b) => a * b, 1), item = h.dataBytes / count;
+  const narrower = NARROWER.filter(([, bytes]) => bytes < item && h.dataStart + count * bytes <= MAX_BINARY_BYTES);
+  // float32 → float16: 'half the bytes'; float64 → 'a half or a quarter of the bytes', or 'a quarter' where float32 would not fit.
+  const fraction = narrower.length === 1 && item === 4 ? 'half the bytes' : `${narrower.map(([, b]) => (item / b === 2 ? 'a half' : 'a quarter')).join(' or ')} of the bytes`;
+  const why = h.dtype === 'f8' ? ': float64 is computed in f32 anyway' : '';
+  const save = narrower.length ? [`save it in ${narrower.map(([name]) => name).join(' or ')} (${fraction}${why})`] : [];
+  const heads = h.shape.slice(0, -2).reduce((a, b) => a * b, 1);
+  const fixes = [...save, ...(heads > 1 ? [split] : [])];
+  if (fixes.length) return `: ${fixes.join(', or ')}`;
+  const [N, D] = h.shape.slice(-2);
+  return `: it is a single head (B = H = 1) of ${N} tokens at D = ${D}, past that bound even in float16, and there is no batch or head to split it along: attention cannot read a sequence this long from one file`;
 }
 
 /** Every file this run reads, by flag. */
