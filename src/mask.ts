@@ -22,6 +22,7 @@
  * [lo(i), hi(i)) (empty: lo = hi), and lo, hi never decrease as i grows (positions increase):
  * a tile's rows are bounded by its first and last row.
  */
+import { counted } from './plural.js';
 import { InputError } from './errors.js';
 
 export interface Positions {
@@ -129,7 +130,7 @@ export function checkDocuments(d: Documents, Nq?: number, Nk?: number): void {
   checkCuSeqlens(d.cuQ, 'cu_seqlens_q', Nq);
   checkCuSeqlens(d.cuK, 'cu_seqlens_k', Nk);
   if (d.cuQ.length !== d.cuK.length)
-    throw new InputError(`cu_seqlens_q has ${d.cuQ.length - 1} documents but cu_seqlens_k ${d.cuK.length - 1}; they must match`);
+    throw new InputError(`cu_seqlens_q has ${counted(d.cuQ.length - 1, 'document')} but cu_seqlens_k ${d.cuK.length - 1}; they must match`);
 }
 
 /** The mask applies no rule at all (every key visible to every query). */

@@ -174,6 +174,11 @@ describe('FlashAttention forward vs float64 reference', () => {
     expect(err(got.o, ref.o)).toBeLessThanOrEqual(TOL.f32.out);
     expect(err(got.lse, ref.lse)).toBeLessThanOrEqual(TOL.f32.out);
     await expect(attentionForward(dev, s, x, { precision: 'f32', maxBindingBytes: 1000 })).rejects.toThrow(LimitError);
+    await expect(attentionForward(dev, s, x, { precision: 'f32', maxBindingBytes: 1000 })).rejects.toThrow('Split the sequence with the ring (--cp) instead.');
+    // Q and K/V of different lengths: the ring takes one length, so it is not offered (it refused what it was told to do).
+    const t: AttentionShape = { ...s, Nk: 20 };
+    await expect(attentionForward(dev, t, makeInputs(t, SEED + 9), { precision: 'f32', maxBindingBytes: 1000 }))
+      .rejects.toThrow('The ring (--cp), which splits a sequence, takes Q and K/V of one length (here 24 and 20): this shape does not run on this device.');
   });
 
   it('with onProgress a pass runs in groups of units, says each, and gives the same bits (forward and backward)', async () => {

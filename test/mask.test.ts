@@ -161,7 +161,7 @@ describe('the mask (src/mask.ts) against the plain rules', () => {
       [{ docs: { cuQ: Int32Array.from([1, 10]), cuK: Int32Array.from([0, 10]) } }, /cu_seqlens_q must start at 0/],
       [{ docs: { cuQ: Int32Array.from([0, 6, 4, 10]), cuK: Int32Array.from([0, 3, 6, 10]) } }, /cu_seqlens_q decreases at entry 2/],
       [{ docs: { cuQ: Int32Array.from([0, 9]), cuK: Int32Array.from([0, 10]) } }, /cu_seqlens_q ends at 9 but the sequence has 10 tokens/],
-      [{ docs: { cuQ: Int32Array.from([0, 10]), cuK: Int32Array.from([0, 5, 10]) } }, /cu_seqlens_q has 1 documents but cu_seqlens_k 2/],
+      [{ docs: { cuQ: Int32Array.from([0, 10]), cuK: Int32Array.from([0, 5, 10]) } }, /cu_seqlens_q has 1 document but cu_seqlens_k 2/],
       [{ docs: { cuQ: Float64Array.from([0, 10]) as unknown as Int32Array, cuK: Int32Array.from([0, 10]) } }, /cu_seqlens_q must be int32/],
     ];
     for (const [o, re] of bad) expect(() => resolveOptions(s, o)).toThrow(re);

@@ -167,6 +167,8 @@ describe('flashring attention reads every header before any data', () => {
     await expect(run(q3, k3, k3, '--do', dO)).rejects.toThrow('dO has shape [2,2,64,64] but Q has [2,64,64] ([H, N, D], read as [1,2,64,64]); they must match');
     await expect(run(q3, k4, k4)).rejects.toThrow('batch mismatch: Q has B=1 (an [H, N, D] file is B = 1), K/V have B=2');
     await expect(run(k4, k3, k4)).rejects.toThrow('K has shape [2,64,64] ([H, N, D], read as [1,2,64,64]) but V has [2,2,64,64]; they must match');
+    // Grouped-query heads: Q's count a multiple of K/V's, said in words that count (it said 'Q has 1 heads').
+    await expect(run(tensor('q1.npy', [1, 64, 64]), k3, k3)).rejects.toThrow("Q has 1 head, not a multiple of K/V's 2 (grouped-query attention)");
   });
 
   it('one --cu-seqlens for Q and K/V of different lengths is refused as such, naming both, before it is read', async () => {

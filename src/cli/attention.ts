@@ -12,6 +12,7 @@ import { Documents, checkDocuments } from '../mask.js';
 import { Precision, PrecisionRequest, precisionRequest } from '../kernels/precision.js';
 import { numberArg, parseCommand } from './args.js';
 import { DECIMAL } from '../decimal.js';
+import { counted } from '../plural.js';
 import { checkInputFile, checkNamed, checkRooms, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan, RoomNeed } from './files.js';
 import { OUTPUT_NAMES, RUN_RECORD, devicePrecision, noteStaleOutputs, outputSizes, outputFiles, recordLists } from './outputs.js';
 import { timelineBound } from './timelineBound.js';
@@ -351,7 +352,7 @@ function shapeFrom(qh: TensorHead, kh: TensorHead, vh: TensorHead): AttentionSha
   if (kh.dims.join() !== vh.dims.join()) throw new InputError(`K has shape ${shapeOf(kh)} but V has ${shapeOf(vh)}; they must match`);
   if (Bk !== B) throw new InputError(`batch mismatch: Q has B=${B}${oneBatch(qh)}, K/V have B=${Bk}${oneBatch(kh)}`);
   if (Dk !== D) throw new InputError(`head dim mismatch: Q has D=${D}, K/V have D=${Dk}`);
-  if (Hq % Hkv !== 0) throw new InputError(`Q has ${Hq} heads, not a multiple of K/V's ${Hkv} (grouped-query attention)`);
+  if (Hq % Hkv !== 0) throw new InputError(`Q has ${counted(Hq, 'head')}, not a multiple of K/V's ${Hkv} (grouped-query attention)`);
   return { B, Hq, Hkv, Nq, Nk, D };
 }
 

@@ -110,7 +110,8 @@ function unitsPerGroup(dev: FlashDevice, s: AttentionShape, qPer: number, kvPer:
   if (per < 1)
     throw new LimitError(
       `one K/V head with its ${counted(G, 'query head')} needs ${perUnit} bytes in one binding (Nq=${s.Nq}, Nk=${s.Nk}, D=${s.D}); ` +
-        `this device allows ${max} (maxStorageBufferBindingSize). Split the sequence with the ring (--cp) instead.`,
+        `this device allows ${max} (maxStorageBufferBindingSize). ` +
+        (s.Nq === s.Nk ? 'Split the sequence with the ring (--cp) instead.' : `The ring (--cp), which splits a sequence, takes Q and K/V of one length (here ${s.Nq} and ${s.Nk}): this shape does not run on this device.`),
     );
   return per;
 }
