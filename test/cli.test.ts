@@ -76,6 +76,11 @@ describe('flashring attention', () => {
       // Its size within the bound the room check counted (src/cli/timelineBound.ts), with the adapter names it lists.
       if (extra.length) expect(readFileSync(join(out, 't.json')).length).toBeLessThanOrEqual(writtenBound(join(out, 't.json')));
       expect(recordLists(readFileSync(join(out, RUN_RECORD), 'utf8'))).toEqual(['o.npy', 'dq.npy', 'dk.npy', 'dv.npy', 'lse.npy']);
+      // The record says what made the arrays: the inputs, the mask, the scale used (1/√16), the ring's settings.
+      const ring = !extra.length ? null : extra.includes('processes') ? { ranks: 2, scheme: 'p2p', layout: 'zigzag', mode: 'processes', gpuPerRank: true } : { ranks: 3, scheme: 'p2p', layout: 'striped', mode: 'one-device' };
+      expect(JSON.parse(readFileSync(join(out, RUN_RECORD), 'utf8')).run).toEqual({
+        inputs: Object.fromEntries(['q', 'k', 'v', 'do'].map((n) => [n, join(dir, `${n}.npy`)])), causal: true, window: null, documents: null, scale: 0.25, precisionRequest: 'f32', ring,
+      });
       // Results on stdout; stderr (not a terminal here) has no carriage-return progress, one line per finished phase.
       expect(r.out).toMatch(extra.length ? /^attention \{"B":1,"Hq":2,"Hkv":1,"Nq":40,"Nk":40,"D":16\} causal=true, CP R=\d .*\n {2}work per rank/m : /^forward \(f32\) .*; wrote .*o\.npy/m);
       // One header, as a single device's run has (the ring's said its shape on a line of its own, then again with its settings).

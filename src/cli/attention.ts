@@ -1,6 +1,6 @@
 /** `flashring attention`: FlashAttention on .npy tensors. */
 import { open, FileHandle } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { InputError, NpyError } from '../errors.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
@@ -14,7 +14,7 @@ import { numberArg, parseCommand } from './args.js';
 import { DECIMAL } from '../decimal.js';
 import { counted } from '../plural.js';
 import { checkInputFile, checkNamed, checkRooms, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan, RoomNeed } from './files.js';
-import { OUTPUT_NAMES, RUN_RECORD, devicePrecision, noteStaleOutputs, outputSizes, outputFiles, recordLists } from './outputs.js';
+import { OUTPUT_NAMES, RUN_RECORD, RunAbout, devicePrecision, noteStaleOutputs, outputSizes, outputFiles, recordLists } from './outputs.js';
 import { timelineBound } from './timelineBound.js';
 import { timedPhase } from './progress.js';
 import { RING_OPTIONS, RingArgs, checkRingArgs, parseRingArgs } from './ringArgs.js';
@@ -382,11 +382,31 @@ function requestedPrecision(req: AttentionArgs['precision'], tensors: Tensor[]):
 }
 
 /**
- * What the run writes where, for checkRooms: --out's files at `precision`, and a ring's --timeline (at most
+ * What made this run's outputs, for its record (RunAbout): the inputs as absolute paths (cu_seqlens files among them),
+ * the mask, the scale the kernels use (1/√D unless --scale), the precision asked for, and the ring's settings.
+ */
+function runAbout(a: AttentionArgs, s: AttentionShape, docs: Documents | null): RunAbout {
+  const cu = a.cuSeqlens ? (a.cuSeqlens.same ? { cuSeqlens: a.cuSeqlens.q } : { cuSeqlensQ: a.cuSeqlens.q, cuSeqlensK: a.cuSeqlens.k }) : {};
+  const paths: Record<string, string | undefined> = { ...a.files, ...cu };
+  const r = a.ring;
+  return {
+    inputs: Object.fromEntries(Object.entries(paths).flatMap(([k, p]) => (p === undefined ? [] : [[k, resolve(p)]]))),
+    causal: a.causal, window: a.window ?? null, documents: docs ? docs.cuQ.length - 1 : null,
+    scale: a.scale ?? 1 / Math.sqrt(s.D), precisionRequest: a.precision,
+    ring: r && {
+      ranks: r.R, scheme: r.scheme, layout: r.layout, mode: r.mode, ...(r.hierarchicalSizes !== undefined ? { hierarchicalSizes: r.hierarchicalSizes } : {}),
+      ...(r.pipelined ? { pipelined: true } : {}), ...(r.gpuPerRank ? { gpuPerRank: true } : {}),
+      ...(r.link ? { link: r.link } : {}), ...(r.computeTflops !== undefined ? { computeTflops: r.computeTflops } : {}),
+    },
+  };
+}
+
+/**
+ * What the run writes where, for checkRooms: --out's files at `precision` (its record with `about`), and a ring's --timeline (at most
  * timelineBound, its ranks' `adapters` names as far as known), counted together where both are on one file system.
  */
-function roomNeeds(a: AttentionArgs, s: AttentionShape, precision: Precision, backward: boolean, ring: RingArgs | null, adapters: string[] = []): RoomNeed[] {
-  const needs: RoomNeed[] = [{ flag: 'out', path: a.out, dir: a.out, sizes: outputSizes(s, precision, backward) }];
+function roomNeeds(a: AttentionArgs, s: AttentionShape, precision: Precision, backward: boolean, ring: RingArgs | null, about: RunAbout, adapters: string[] = []): RoomNeed[] {
+  const needs: RoomNeed[] = [{ flag: 'out', path: a.out, dir: a.out, sizes: outputSizes(s, precision, backward, about) }];
   if (ring?.timeline !== undefined) {
     const { scheme, steps } = resolveScheme(ring.scheme, ring.R, s, ring.hierarchicalSizes);
     const bound = timelineBound({
@@ -414,7 +434,8 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   // A full disk before the work, not after it; again once the device has said the precision (float16 data
   // computed in f32 where it has no shader-f16 writes twice the bytes; with --cp-mode processes, once every
   // rank process has said what its adapter offers: ringCli.ts ranksPrecision), before any GPU work.
-  const room = (precision: Precision, adapters?: string[]) => checkRooms(roomNeeds(a, s, precision, !!dout, ring, adapters));
+  const about = runAbout(a, s, docs);
+  const room = (precision: Precision, adapters?: string[]) => checkRooms(roomNeeds(a, s, precision, !!dout, ring, about, adapters));
   await room(p);
   const t = { q: hostOf(q, p), k: hostOf(k, p), v: hostOf(v, p) };
   const dO = dout ? hostOf(dout, p) : null;
@@ -424,7 +445,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   const opts = { causal: a.causal, scale: a.scale, window: a.window ?? ([-1, -1] as [number, number]), docs };
   if (ring) {
     const { ringCommand } = await import('./ringCli.js');
-    return ringCommand(s, t, dO, { ...opts, precision: p, request: a.precision, room }, { ...ring, out: a.out, batched }, outputs);
+    return ringCommand(s, t, dO, { ...opts, precision: p, request: a.precision, room }, { ...ring, out: a.out, batched, about }, outputs);
   }
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
@@ -443,7 +464,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
       msg += `; backward ${ms.toFixed(1)} ms`;
       Object.assign(tensors, { dq: bwd.dq, dk: bwd.dk, dv: bwd.dv });
     }
-    const files = outputFiles(a.out, s, fwd.precision, tensors, fwd.lse, batched);
+    const files = outputFiles(a.out, s, fwd.precision, tensors, about, fwd.lse, batched);
     await timedPhase(`writing the outputs into ${a.out}`, () => outputs.write(files));
     console.log(`${msg}; wrote ${files.map((f) => f.path).join(', ')}`); // the result: stdout (notes: stderr)
     noteStaleOutputs(a.out, files);

@@ -31,8 +31,23 @@ export function recordLists(text: string): string[] | null {
   }
 }
 
+/**
+ * What produced a run's arrays, as its record keeps it (runAbout, src/cli/attention.ts): the inputs as absolute paths,
+ * the mask, the scale the kernels used, the precision asked for, and the ring's settings (null without --cp), so that
+ * a folder of outputs says how to make it again.
+ */
+export interface RunAbout {
+  inputs: Record<string, string>;
+  causal: boolean;
+  window: [number, number] | null;
+  documents: number | null;
+  scale: number;
+  precisionRequest: string;
+  ring: Record<string, unknown> | null;
+}
+
 /** The record of a run writing `names` into `dir` (plus the arrays an earlier record there lists that remain). */
-function runRecord(dir: string, names: string[], s: AttentionShape, precision: Precision): { path: string; data: Uint8Array } {
+function runRecord(dir: string, names: string[], s: AttentionShape, precision: Precision, about: RunAbout): { path: string; data: Uint8Array } {
   const path = join(dir, RUN_RECORD);
   let earlier: string[] = [];
   try {
@@ -40,7 +55,7 @@ function runRecord(dir: string, names: string[], s: AttentionShape, precision: P
     const st = statSync(path);
     if (st.isFile() && st.size <= 1 << 20) earlier = (recordLists(readFileSync(path, 'utf8')) ?? []).filter((n) => !names.includes(n) && existsSync(join(dir, n)));
   } catch { /* no record yet */ }
-  const record = { kind: RECORD_KIND, version: 1, createdAt: new Date().toISOString(), files: [...names, ...earlier], shape: s, precision, ...(earlier.length ? { fromEarlierRuns: earlier } : {}) };
+  const record = { kind: RECORD_KIND, version: 1, createdAt: new Date().toISOString(), files: [...names, ...earlier], shape: s, precision, run: about, ...(earlier.length ? { fromEarlierRuns: earlier } : {}) };
   return { path, data: new TextEncoder().encode(JSON.stringify(record, null, 1) + '\n') };
 }
 
@@ -49,8 +64,9 @@ function runRecord(dir: string, names: string[], s: AttentionShape, precision: P
  * header; its record), at `precision`: what the folder's file system needs free (files replaced stay until
  * the new ones are in).
  */
-export function outputSizes(s: AttentionShape, precision: Precision, backward: boolean): number[] {
-  const item = precision === 'f16' ? 2 : 4, header = 128, record = 1024;
+export function outputSizes(s: AttentionShape, precision: Precision, backward: boolean, about: RunAbout): number[] {
+  // The record: its lists and shape within 1 KiB, its run description (paths) twice over for the indentation.
+  const item = precision === 'f16' ? 2 : 4, header = 128, record = 1024 + 2 * Buffer.byteLength(JSON.stringify(about));
   const q = header + s.B * s.Hq * s.Nq * s.D * item, kv = header + s.B * s.Hkv * s.Nk * s.D * item;
   return [q, header + s.B * s.Hq * s.Nq * 4, ...(backward ? [q, kv, kv] : []), record];
 }
@@ -90,7 +106,7 @@ export function noteStaleOutputs(dir: string, written: { path: string }[]): void
  * and LSE [B, H, N]; without `batched` (every input was [H, N, D], so B = 1) [H, N, D] and [H, N], as the inputs.
  */
 export function outputFiles(
-  dir: string, s: AttentionShape, precision: Precision, tensors: Record<string, HostTensor>, lse?: Float32Array, batched = true,
+  dir: string, s: AttentionShape, precision: Precision, tensors: Record<string, HostTensor>, about: RunAbout, lse?: Float32Array, batched = true,
 ): { path: string; data: FileData }[] {
   const dtype = precision === 'f16' ? 'f2' : 'f4';
   const lead = batched ? [s.B] : [];
@@ -102,6 +118,6 @@ export function outputFiles(
     return { path: join(dir, `${name}.npy`), data: npyParts(arr) };
   });
   if (lse) files.push({ path: join(dir, 'lse.npy'), data: npyParts({ dtype: 'f4', shape: [...lead, s.Hq, s.Nq], data: lse }) });
-  files.push(runRecord(dir, files.map((f) => basename(f.path)), s, precision));
+  files.push(runRecord(dir, files.map((f) => basename(f.path)), s, precision, about));
   return files;
 }

@@ -9,7 +9,7 @@ import { ONE_RANK, STEP_LABELS, STEP_MEANINGS, oneRankTransfers } from '../cp/ra
 import { RankDevice, gpuPerRankWrapper, nvidiaDevices, ranksNamed, ringAttentionProcesses } from '../cp/launch/processRanks.js';
 import { AttentionShape } from '../shape.js';
 import { counted, plural } from '../plural.js';
-import { devicePrecision, noteF32, noteStaleOutputs, outputFiles } from './outputs.js';
+import { RunAbout, devicePrecision, noteF32, noteStaleOutputs, outputFiles } from './outputs.js';
 import { OutputPlan } from './files.js';
 import { RingArgs } from './ringArgs.js';
 import { ringProgress, timedPhase } from './progress.js';
@@ -167,7 +167,7 @@ async function ranksPrecision(p: Precision, devs: readonly RankDevice[], opts: R
 export async function ringCommand(
   s: AttentionShape, t: { q: HostTensor; k: HostTensor; v: HostTensor }, dout: HostTensor | null,
   opts: MaskOptions & { scale?: number } & RingPrecision,
-  ring: RingArgs & { out: string; batched: boolean }, outputs: OutputPlan,
+  ring: RingArgs & { out: string; batched: boolean; about: RunAbout }, outputs: OutputPlan,
 ): Promise<number> {
   const x = { ...t, ...(dout ? { dout } : {}) };
   const progress = ringProgress();
@@ -183,7 +183,7 @@ export async function ringCommand(
   } finally {
     progress.end(); // the terminal's step line, however the run ended
   }
-  const files = outputFiles(ring.out, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, res.lse, ring.batched);
+  const files = outputFiles(ring.out, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, ring.about, res.lse, ring.batched);
   if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
   await timedPhase(`writing the outputs into ${ring.out}`, () => outputs.write(files));
   // The result, under the run's one header: stdout (progress and notes: stderr).
