@@ -100,12 +100,13 @@ describe('advise: what would fit when nothing does', () => {
     const most = { ...r, gpus: 65532, gpusPerNode: 6 };
     expect(wouldFitLines(most, res, w, true, CLI_WORDS)[1]).toBe('  GPUs: none searched (twice 65532 is past the most: --gpus 65536 is as many as advise takes)');
     expect(wouldFitLines(most, res, w, true, PAGE_WORDS)[1]).toBe('  GPUs: none searched (twice 65532 is past the most: 65,536 GPUs is as many as the advisor takes)');
-    // Doublings advise would refuse (an EP of 3 divides none of them) are not searched, and the line says why.
-    const ep3 = { ...r, gpus: 8, gpusPerNode: 8, base: { ...r.base, expertParallel: 3 } };
-    expect(wouldFitLines(ep3, res, w, true, CLI_WORDS)[1]).toBe('  GPUs: none searched (advise takes none of 16, 32, 64, 128, 256, 512: each must be whole nodes, a multiple of the EP 3 and of whole micro batches of 1)');
+    // No count above the request's that advise takes (an EP of 40000: its next multiple is past 65536): none searched, and the line says why.
+    const ep = { ...r, gpus: 40000, gpusPerNode: 8, base: { ...r.base, expertParallel: 40000 } };
+    expect(moreGpus(40000, 8, (n) => takesGpus({ ...ep, gpus: n, gbs: n }))).toEqual([]);
+    expect(wouldFitLines(ep, res, w, true, CLI_WORDS)[1]).toBe('  GPUs: none searched (advise takes no count above 40000 up to 65536: each must be whole nodes, a multiple of the EP 40000 and of whole micro batches of 1)');
     // The page names the advisor as its other lines do, never the command.
-    expect(wouldFitLines(ep3, res, w, true, PAGE_WORDS)[1]).toBe('  GPUs: none searched (the advisor takes none of 16, 32, 64, 128, 256, 512: each must be whole nodes, a multiple of the EP 3 and of whole micro batches of 1)');
-    for (const q of [most, ep3]) expect(wouldFitLines(q, res, w, true, PAGE_WORDS).join('\n')).not.toMatch(/\badvise takes/);
+    expect(wouldFitLines(ep, res, w, true, PAGE_WORDS)[1]).toBe('  GPUs: none searched (the advisor takes no count above 40000 up to 65536: each must be whole nodes, a multiple of the EP 40000 and of whole micro batches of 1)');
+    for (const q of [most, ep]) expect(wouldFitLines(q, res, w, true, PAGE_WORDS).join('\n')).not.toMatch(/\badvise takes/);
   });
 
   it('gpusRefusal: why advise does not take a GPU count, the first reason in the order the CLI checks its flags, with its data; takesGpus is its null', () => {
@@ -155,6 +156,17 @@ describe('advise: what would fit when nothing does', () => {
     expect(run([...M, '--gpus', '3']).status).toBe(2);
   });
 
+  it('more GPUs with an EP that some doublings are no multiple of: those are rounded up to counts advise takes, so the search goes on past them (it stopped at 6 GPUs, saying nothing fits)', () => {
+    // Llama-3 70B with 6 experts over EP 3 at 8K on 3 GPUs: 8 and 16 GPUs are no multiples of 3; 96 GPUs fit.
+    const args = ['--preset', 'llama3-70b', '--num-experts', '6', '--expert-model-parallel-size', '3', '--seq-length', '8192'];
+    const { status, o } = json([...args, '--gpus', '3']);
+    expect(status).toBe(3);
+    expect(o.wouldFit.gpus).toMatchObject({ tried: [6, 24, 48, 96], at: 96, between: { from: 48, to: 96, counts: 1, searched: [72] } });
+    expect(o.wouldFit.lines[2]).toMatch(/^ {2}GPUs: 96, the fewest that fits of those searched \(doubling from 3, each rounded up to a count advise takes: 6, 24, 48, 96; between 48 and 96, each count in turn: 72; /);
+    const at = json([...args, '--gpus', '96']);
+    expect([at.status, at.o.candidates.length, layout(at.o.candidates[0])]).toEqual([0, o.wouldFit.gpus.layouts, layout(o.wouldFit.gpus.fastest)]);
+  });
+
   it('the searches go in steps, one whole search a step (the page without a worker handles its events between them)', () => {
     const { model, par } = configFromFlags({ preset: 'llama3-8b', 'seq-length': '131072' });
     const r: AdviseRequest = { model, base: par, gpus: 2, hbmGib: 139.8, margin: 0.1, gbs: 2, link: resolveLink('nvlink-h200') };
@@ -189,6 +201,11 @@ describe('advise: what would fit when nothing does', () => {
     expect(moreGpus(12, 4)).toEqual([24, 48, 96, 192, 384, 768]);
     expect(moreGpus(16384, 8)).toEqual([32768, 65536]);
     expect(moreGpus(65536, 8)).toEqual([]);
+    // A doubling advise does not take is rounded up to the next count it does (EP 3 on nodes of 8: 8 and 16 are not
+    // multiples of 3, 24 is), not dropped: dropping them ended the search at 6.
+    const ep3 = (n: number) => n % 3 === 0 && (n <= 8 || n % 8 === 0);
+    expect(moreGpus(3, 8, ep3)).toEqual([6, 24, 48, 96, 192, 384]);
+    expect(moreGpus(40000, 8, ep3)).toEqual([65520]);   // the most advise takes: whole nodes, a multiple of 3
     expect(shorterSequences(131072)).toEqual([65536, 32768, 16384, 8192, 4096, 2048]);
     expect(shorterSequences(24)).toEqual([12, 6, 3]);
     expect(shorterSequences(1)).toEqual([]);

@@ -26,7 +26,7 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   not split over the TP ranks); keeps what fits the HBM with a margin (with a pipeline, its first and
   its last stage); ranks by predicted step time for the same global batch. When nothing fits it names the
   smallest layout, then what would fit, each by the same search run again: the HBM a GPU the smallest needs,
-  more GPUs (doubling, up to 64× and at most 65536, counts advise takes, then the fewest that fits of the counts advise takes between the last
+  more GPUs (six doublings, each rounded up to a count advise takes, at most 65536, then the fewest that fits of the counts advise takes between the last
   doubling that does not fit and the first that does: every one where there are at most ${MAX_BETWEEN}, else up to ${MAX_BETWEEN} of
   them, evenly spaced, then narrowed around the first that fits), a shorter sequence on these GPUs (halving, down to 1/64).
   --gpus N                GPUs (TP up to --gpus-per-node; DP = N / (TP·CP·PP)); TP groups, in Megatron-LM's rank order,

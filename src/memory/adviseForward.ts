@@ -12,7 +12,7 @@ import { GIB, type ParallelConfig } from './model.js';
 import { GPUS_PER_NODE } from './time/iteration.js';
 import { counted } from '../plural.js';
 
-/** How many doublings of the GPUs, and halvings of the sequence, are searched: up to 64× the GPUs, down to 1/64 of the sequence. */
+/** How many doublings of the GPUs (each rounded up to a count advise takes: moreGpus), and halvings of the sequence, are searched: 64× the GPUs or more, down to 1/64 of the sequence. */
 export const MAX_STEPS = 6;
 /** The most GPUs advise takes (--gpus). */
 export const MAX_GPUS = 65536;
@@ -57,15 +57,21 @@ export interface WouldFit {
 
 /**
  * The GPU counts searched: each double the last, but one whole node where that is past a node's GPUs (beyond one
- * node --gpus is whole nodes, and so are their doubles); MAX_STEPS of them, none over MAX_GPUS: where a double would
- * pass it, the most advise takes (MAX_GPUS in whole nodes) is the last.
+ * node --gpus is whole nodes, and so are their doubles), rounded up to the next count `takes` accepts (advise's:
+ * takesGpus; with an EP of 3 on nodes of 8, 3 GPUs double to 6, then 24, 48, …: 8 and 16 are no multiples of 3, and
+ * dropping them, not rounding, ended the search at 6); MAX_STEPS of them, none over MAX_GPUS: where a count would
+ * pass it, the most advise takes (MAX_GPUS in whole nodes, the largest `takes` accepts) is the last.
  */
-export function moreGpus(gpus: number, perNode: number): number[] {
-  const out: number[] = [], most = notWholeNodes(MAX_GPUS, perNode)?.below ?? MAX_GPUS;
+export function moreGpus(gpus: number, perNode: number, takes: (n: number) => boolean = () => true): number[] {
+  const out: number[] = [];
   for (let n = gpus, i = 0; i < MAX_STEPS; i++) {
     n = n < perNode ? Math.min(2 * n, perNode) : 2 * n;
+    while (n <= MAX_GPUS && !takes(n)) n++;
     if (n > MAX_GPUS) {
-      if (most > (out.at(-1) ?? gpus)) out.push(most);
+      let most = notWholeNodes(MAX_GPUS, perNode)?.below ?? MAX_GPUS;
+      const last = out.at(-1) ?? gpus;
+      while (most > last && !takes(most)) most--;
+      if (most > last) out.push(most);
       break;
     }
     out.push(n);
@@ -190,7 +196,7 @@ function* fewestBetween(counts: number[], change: (n: number) => AdviseRequest):
 export function* fewestGpus(r: AdviseRequest, batchPerGpu: boolean): Steps<GpuRemedy> {
   const change = (n: number) => onGpus(r, n, batchPerGpu);
   // Only counts advise takes (an EP or micro batch a doubling does not divide would be refused), as between them.
-  const up = yield* firstFit(moreGpus(r.gpus, r.gpusPerNode ?? GPUS_PER_NODE).filter((n) => takesGpus(change(n))), change);
+  const up = yield* firstFit(moreGpus(r.gpus, r.gpusPerNode ?? GPUS_PER_NODE, (n) => takesGpus(change(n))), change);
   if (up.at === null) return { ...up, between: null };
   const from = up.tried.at(-2) ?? r.gpus, to = up.at;
   const counts = Array.from({ length: to - from - 1 }, (_, i) => from + 1 + i).filter((n) => takesGpus(change(n)));
@@ -225,13 +231,15 @@ const fastestText = (x: Remedy, words: AdviseWords) =>
  * two: each in turn, or how many of how many there), or how far the doublings went.
  */
 function gpusLine(r: AdviseRequest, g: GpuRemedy, batchPerGpu: boolean, words: AdviseWords): string {
-  // None searched: twice the request's count is past MAX_GPUS (the request itself is the most only at MAX_GPUS).
+  // None searched: no count above the request's is one advise takes (moreGpus rounds up to one), or twice it is past MAX_GPUS.
   if (!g.tried.length) {
-    const ups = moreGpus(r.gpus, r.gpusPerNode ?? GPUS_PER_NODE);
-    if (ups.length) return `  GPUs: none searched (${words.advisor} takes none of ${ups.join(', ')}: each must be whole nodes, a multiple of the EP ${r.base.expertParallel ?? 1} and of whole micro batches of ${r.base.microBatchSize})`;
+    if (moreGpus(r.gpus, r.gpusPerNode ?? GPUS_PER_NODE).length)
+      return `  GPUs: none searched (${words.advisor} takes no count above ${r.gpus} up to ${MAX_GPUS}: each must be whole nodes, a multiple of the EP ${r.base.expertParallel ?? 1} and of whole micro batches of ${r.base.microBatchSize})`;
     return `  GPUs: none searched (${r.gpus < MAX_GPUS ? `twice ${r.gpus} is past the most: ` : ''}${words.gpusAtMost(MAX_GPUS)})`;
   }
-  const doubling = `doubling from ${r.gpus}: ${g.tried.join(', ')}`, b = g.between;
+  // Where a doubling was not a count advise takes, the count searched is the next one that is (moreGpus).
+  const rounded = g.tried.some((n, i) => n !== moreGpus(r.gpus, r.gpusPerNode ?? GPUS_PER_NODE)[i]);
+  const doubling = `doubling from ${r.gpus}${rounded ? `, each rounded up to a count ${words.advisor} takes` : ''}: ${g.tried.join(', ')}`, b = g.between;
   if (g.at === null || !b) return `  GPUs: nothing fits on up to ${g.tried.at(-1)} (${doubling})`;
   const list = [...b.searched].sort((x, y) => x - y).join(', ');
   // Every count searched, or every one up to the answer (those above it need no search), or some of them.
