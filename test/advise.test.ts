@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { GIB, memoryBreakdown, PRESETS, DEFAULT_PARALLEL } from '../src/memory/model.js';
 import { iterationTime } from '../src/memory/time/step.js';
 import { CLI_WORDS, layoutConfig } from '../src/cli/advise.js';
-import { candidates, fitsText, nothingFits, skippedLines, tokensPerSecondText } from '../src/memory/advise.js';
+import { candidates, fitsText, nothingFits, sameStepTime, skippedLines, tokensPerSecondText } from '../src/memory/advise.js';
 import { PAGE_WORDS } from '../web/advise.js';
 import { resolveLink } from '../src/cp/plan/linkModel.js';
 import { runMain } from './cli-run.js';
@@ -101,6 +101,20 @@ describe('flashring advise', () => {
     const c = (JSON.parse(r.stdout) as { candidates: Cand[] }).candidates[0];
     expect(c.cp).toBe(1);
     expect(PRESETS['seed-32L-4096h'].model.numLayers).toBe(32);
+  });
+
+  it('layouts whose step times tie (host-bound: 128 tokens) are ranked the smaller peak first, and the text says each tie', () => {
+    // Without the distributed optimizer a layout held 11 GiB more at the same step time, and was ranked first.
+    const args = ['--preset', 'llama3-8b', '--seq-length', '128', '--gpus', '8', '--top', '1000'];
+    const c = (JSON.parse(run([...args, '--json']).stdout) as { candidates: Cand[] }).candidates;
+    const ties = c.flatMap((x, i) => (i > 0 && sameStepTime(x, c[i - 1]) ? [i] : []));
+    expect(ties.length).toBeGreaterThan(50);
+    for (const i of ties) expect(c[i].totalBytes, `${i + 1}.`).toBeGreaterThanOrEqual(c[i - 1].totalBytes);
+    const said = run(args).stdout.split('\n').flatMap((l) => {
+      const m = /^(\d+)\. .*?\/step( \(ties with (\d+)\.\))?, /.exec(l);
+      return m?.[2] ? [[Number(m[1]) - 1, Number(m[3])]] : [];
+    });
+    expect(said).toEqual(ties.map((i) => [i, i]));
   });
 
   it('layouts the model does not divide are counted and said, not dropped silently (an odd length: every CP > 1 layout; TP > 1 runs without SP)', () => {

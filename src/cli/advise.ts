@@ -8,7 +8,7 @@ import { InputError } from '../errors.js';
 import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, EP_GROUPS, GIB, parseRecomputeSpec } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
 import { GPUS_PER_NODE, INTER_NODE_LINK } from '../memory/time/iteration.js';
-import { candidates, fitsText, layoutLabel, nothingFits, reasons, skippedLines, skipText, linksText, tokensPerSecondText, wholeMs, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
+import { candidates, fitsText, layoutLabel, nothingFits, reasons, sameStepTime, skippedLines, skipText, linksText, tokensPerSecondText, wholeMs, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
 import { DEFAULT_MARGIN } from '../memory/headroom.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
@@ -24,7 +24,8 @@ const HELP = `usage: flashring advise <model flags of flashring memory> --seq-le
   three quarters of a model chunk's layers: a stage's, or half of it with 2 virtual stages) ×
   distributed optimizer over N GPUs (TP with sequence parallelism, without it only where s/CP does
   not split over the TP ranks); keeps what fits the HBM with a margin (with a pipeline, its first and
-  its last stage); ranks by predicted step time for the same global batch. When nothing fits it names the
+  its last stage); ranks by predicted step time for the same global batch (a tie, as host-bound steps often are:
+  the smaller peak first, said "(ties with N.)"). When nothing fits it names the
   smallest layout, then what would fit, each by the same search run again: the HBM a GPU the smallest needs,
   more GPUs (six doublings, each rounded up to a count advise takes, at most 65536, then the fewest that fits of the counts advise takes between the last
   doubling that does not fit and the first that does: every one where there are at most ${MAX_BETWEEN}, else up to ${MAX_BETWEEN} of
@@ -156,8 +157,9 @@ function print(r: Request, res: AdviseResult, seen: Evaluated, w: WouldFit | nul
     return;
   }
   for (const [i, c] of res.fitting.slice(0, r.top).entries()) {
+    const tie = i > 0 && sameStepTime(c, res.fitting[i - 1]) ? ` (ties with ${i}.)` : '';
     console.log(`${i + 1}. ${layoutLabel(c)}: ` +
-      `${CLI_WORDS.time(c.iterMs)}/step, ${tokensPerSecondText(c.tokensPerSecond)}, ${c.tflopsPerGpu.toFixed(0)} TFLOP/s/GPU, comm ${(100 * c.commFraction).toFixed(0)}%, ${(c.totalBytes / GIB).toFixed(1)} GiB`);
+      `${CLI_WORDS.time(c.iterMs)}/step${tie}, ${tokensPerSecondText(c.tokensPerSecond)}, ${c.tflopsPerGpu.toFixed(0)} TFLOP/s/GPU, comm ${(100 * c.commFraction).toFixed(0)}%, ${(c.totalBytes / GIB).toFixed(1)} GiB`);
     for (const why of reasons(r, c, seen)) console.log(`     ${why}`);
   }
 }

@@ -54,7 +54,7 @@ export interface AdviseRequest {
 export interface AdviseResult {
   /** Layouts evaluated (valid for the model). */
   all: number;
-  /** Those that fit, fastest first. */
+  /** Those that fit, fastest first; of those whose step times tie, the smaller peak first (byStepTime). */
   fitting: Candidate[];
   /** The layout with the smallest peak, fitting or not (null when no layout divides the model). */
   smallest: { c: Candidate; bytes: number } | null;
@@ -159,10 +159,19 @@ export function candidates(r: AdviseRequest, seen?: Evaluated, fitOnly = false):
       }
   const byCount = (m: Map<string, number>) => [...m].map(([why, layouts]) => ({ why, layouts }));
   return {
-    all, fitting: out.sort((a, b) => a.iterMs - b.iterMs), smallest, untrainable: byCount(left),
+    all, fitting: out.sort(byStepTime), smallest, untrainable: byCount(left),
     skipped: [...skipped.values()].sort((a, b) => b.layouts - a.layouts),
   };
 }
+
+/** A step time to 12 significant digits: two layouts equal in it tie (a host-bound step lasts its launches whatever the layout, up to rounding). */
+const stepKey = (c: Pick<Candidate, 'iterMs'>) => Number(c.iterMs.toPrecision(12));
+
+/** Whether two layouts' predicted step times tie (stepKey). */
+export const sameStepTime = (a: Pick<Candidate, 'iterMs'>, b: Pick<Candidate, 'iterMs'>): boolean => stepKey(a) === stepKey(b);
+
+/** advise's ranking: the faster first, and of two that tie (sameStepTime) the smaller peak: the same step for less memory. */
+export const byStepTime = (a: Candidate, b: Candidate): number => stepKey(a) - stepKey(b) || a.totalBytes - b.totalBytes;
 
 /**
  * The skipped layouts for a person, in a front end's words (`w`): reasons that differ only in their last number (the TP, CP
