@@ -259,6 +259,12 @@ describe('flashring advise', () => {
     expect(help).toMatch(/TP groups, in Megatron-LM's rank order,\s+may span nodes \(TP=4 with 6 GPUs a node\): such a group runs at the inter-node link/);
   });
 
+  it('one of a thing is said as one: a global batch of 1 sequence, 1 layout left out (they read "1 sequences", "1 layouts")', () => {
+    const lines = run(['--num-layers', '2', '--hidden-size', '256', '--num-attention-heads', '4', '--seq-length', '512', '--gpus', '1']).stdout.split('\n');
+    expect(lines[0]).toContain(', global batch 1 sequence; rates: ');
+    expect(lines.filter((l) => l.startsWith('1 layout left out: Megatron-LM cannot train selective recompute of mlp'))).toHaveLength(1);
+  });
+
   it('bad input: one line, exit 2', () => {
     for (const [args, msg] of [
       [[...SEED, '--seq-length', '4096'], /--gpus is required/],

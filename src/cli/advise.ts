@@ -146,10 +146,10 @@ function refusalText(x: GpusRefusal, gpus: number, given: boolean): string {
 
 function print(r: Request, res: AdviseResult, seen: Evaluated, w: WouldFit | null): void {
   console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${counted(r.gpus, 'GPU')} × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
-    `${linksText(r)}, global batch ${r.gbs} sequences; rates: ${H200.name} profile`);
+    `${linksText(r)}, global batch ${counted(r.gbs, 'sequence')}; rates: ${H200.name} profile`);
   for (const line of timeCheckedLines(H200)) console.log(line);
   console.log(`${res.all} layouts evaluated, ${res.fitting.length} fit`);
-  for (const u of res.untrainable) console.log(`${u.layouts} layouts left out: ${u.why}`);
+  for (const u of res.untrainable) console.log(`${counted(u.layouts, 'layout')} left out: ${u.why}`);
   for (const line of skippedLines(res.skipped, CLI_WORDS)) console.log(line);
   if (!res.fitting.length) {
     console.log(nothingFits(res, CLI_WORDS));

@@ -245,7 +245,7 @@ function gpusLine(r: AdviseRequest, g: GpuRemedy, batchPerGpu: boolean, words: A
   // Every count searched, or every one up to the answer (those above it need no search), or some of them.
   const how = b.notSearched ? `${b.searched.length} of its ${b.counts} counts` : b.searched.length === b.counts ? 'each count in turn' : `each count up to ${g.at} in turn`;
   const between = !b.counts ? `none to search between ${b.from} and ${b.to}` : `between ${b.from} and ${b.to}, ${how}: ${list}`;
-  return `  GPUs: ${g.at}, the fewest that fits of those searched (${doubling}; ${between}; global batch ${g.globalBatch} sequences, ${batchPerGpu ? 'one sequence a GPU' : 'as given'}): ${fastestText(g, words)}`;
+  return `  GPUs: ${g.at}, the fewest that fits of those searched (${doubling}; ${between}; global batch ${counted(g.globalBatch!, 'sequence')}, ${batchPerGpu ? 'one sequence a GPU' : 'as given'}): ${fastestText(g, words)}`;
 }
 
 /** The lines advise prints after its verdict when nothing fits, in a front end's words (`words`): a heading, then one line for each change searched. */
