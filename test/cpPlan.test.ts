@@ -154,6 +154,16 @@ describe('flashring cp-plan', () => {
     expect(r.out.split('\n')[0]).toMatch(/^cp-plan: B=1 H=4 \(K\/V heads 2\) N=64 D=16 /);
   });
 
+  it("under --tensor-model-parallel-size the header and the JSON say the heads are one GPU's, of the model's over TP (it read 'H=16' for 32 heads given)", async () => {
+    const args = ['--context-parallel-size', '2', '--seq-length', '64', '--num-attention-heads', '32', '--hidden-size', '512', '--num-query-groups', '8', '--tensor-model-parallel-size', '2', '--compute-tflops', '100'];
+    const r = await cli(args);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.split('\n')[0]).toMatch(/^cp-plan: B=1 H=16 \(K\/V heads 4\) a GPU \(32, K\/V 8 over TP=2\) N=64 D=16 /);
+    const j = JSON.parse((await cli([...args, '--json'])).out);
+    expect([j.shape.Hq, j.shape.Hkv, j.tensorParallel]).toEqual([16, 4, 2]);
+    expect(JSON.parse((await cli([...args.slice(0, -4), '--compute-tflops', '100', '--json'])).out).tensorParallel).toBe(1);
+  });
+
   it('without --compute-tflops it times the kernels on the local adapter', async () => {
     const r = await cli(['--context-parallel-size', '2', '--seq-length', '64', '--heads', '2', '--head-dim', '16', '--causal', '--json']);
     expect(r.code, r.err).toBe(0);

@@ -56,7 +56,10 @@ function int(v: Values, name: string, d?: number): number {
 }
 
 export interface CpPlanRequest {
+  /** One GPU's attention: its heads are the model's over `tensorParallel`. */
   shape: AttentionShape;
+  /** --tensor-model-parallel-size (1 unless given): the heads the shape holds are the model's divided by it. */
+  tensorParallel: number;
   R: number;
   causal: boolean;
   layout: Layout;
@@ -114,7 +117,7 @@ export function parseCpPlan(v: Values): CpPlanRequest {
   }
   const schemes = [...why].filter(([, w]) => w === null).map(([n]) => n);
   const skipped = [...why].filter(([, w]) => w !== null).map(([scheme, reason]) => ({ scheme, reason: reason! }));
-  return { shape, R, causal: !v['no-causal'], layout: layout as Layout, precision, schemes, skipped, sizes, sizesChosen, link, computeTflops };
+  return { shape, tensorParallel: T, R, causal: !v['no-causal'], layout: layout as Layout, precision, schemes, skipped, sizes, sizesChosen, link, computeTflops };
 }
 
 /** The heads and head dim: --heads/--head-dim or Megatron-LM's --num-attention-heads/--hidden-size, consistent where both are given. */
@@ -194,12 +197,14 @@ export async function cpPlanCommand(argv: string[]): Promise<number> {
   const plans = await planSchemes(req, rate);
   const compute = measured ? { source: 'measured', adapter: measured.adapter, N: measured.N, tflops: measured.rate } : { source: 'given', tflops: rate };
   if (values.json) {
-    console.log(JSON.stringify({ kind: 'flashring.cp-plan', version: 1, shape: req.shape, R: req.R, causal: req.causal, layout: req.layout, precision: req.precision, link: req.link, compute, schemes: plans, skipped: req.skipped, ...(req.sizesChosen ? { sizesChosen: req.sizes } : {}) }, null, 1));
+    console.log(JSON.stringify({ kind: 'flashring.cp-plan', version: 1, shape: req.shape, tensorParallel: req.tensorParallel, R: req.R, causal: req.causal, layout: req.layout, precision: req.precision, link: req.link, compute, schemes: plans, skipped: req.skipped, ...(req.sizesChosen ? { sizesChosen: req.sizes } : {}) }, null, 1));
     return 0;
   }
   const s = req.shape;
   const r = typeof rate === 'number' ? `${rate}` : `${rate.forward.toPrecision(3)} fwd / ${rate.backward.toPrecision(3)} bwd`;
-  console.log(`cp-plan: B=${s.B} H=${s.Hq}${s.Hkv === s.Hq ? '' : ` (K/V heads ${s.Hkv})`} N=${s.Nq} D=${s.D} ${req.causal ? 'causal' : 'full'} ${req.precision}, CP=${req.R} ${req.layout}`);
+  // Under TP the heads are one GPU's: said with the model's, which were given.
+  const T = req.tensorParallel, tp = T > 1 ? ` a GPU (${s.Hq * T}${s.Hkv === s.Hq ? '' : `, K/V ${s.Hkv * T}`} over TP=${T})` : '';
+  console.log(`cp-plan: B=${s.B} H=${s.Hq}${s.Hkv === s.Hq ? '' : ` (K/V heads ${s.Hkv})`}${tp} N=${s.Nq} D=${s.D} ${req.causal ? 'causal' : 'full'} ${req.precision}, CP=${req.R} ${req.layout}`);
   console.log(`link ${req.link.name}: ${req.link.gbps} Gbit/s, ${req.link.latencyUs} µs; compute ${r} TFLOP/s${measured ? ` (measured on ${measured.adapter} at N=${measured.N})` : ''}`);
   console.log('scheme     sizes  forward(ms)  backward(ms)  comm%   TFLOP/s per GPU  attention buffers per rank');
   for (const p of plans) {
