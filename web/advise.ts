@@ -25,7 +25,7 @@
  */
 import type { ModelConfig, ParallelConfig } from '../src/memory/model.js';
 import { EP_GROUPS, GIB } from '../src/memory/model.js';
-import { candidates, fitsText, layoutLabel, layoutTime, nothingFits, reasons, recomputeCost, skippedLines, linksText, tokensPerSecondText, type AdviseRequest, type AdviseResult, type AdviseWords } from '../src/memory/advise.js';
+import { candidates, fitsText, layoutLabel, layoutTime, leftOutText, nothingFits, reasons, recomputeCost, setupText, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type AdviseWords } from '../src/memory/advise.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { GPUS_PER_NODE } from '../src/memory/time/iteration.js';
 import { untrainable } from '../src/memory/untrainable.js';
@@ -380,14 +380,14 @@ class AdvisorPanel implements Advisor {
     el('advisor-error').textContent = '';
     const top = res.fitting.slice(0, r.top), m = r.model;
     const summary = `${res.all} layouts evaluated, ${res.fitting.length} fit${res.fitting.length ? '' : `: ${nothingFits(res, this.words).replace(/^nothing fits: /, '')}`}.` +
-      res.untrainable.map((u) => ` ${u.layouts} layouts left out: ${this.d.pageWords(u.why)}.`).join('') +
+      res.untrainable.map((u) => ` ${leftOutText(u, this.d.pageWords)}.`).join('') +
       skippedLines(res.skipped, this.words).map((x) => ` ${x}.`).join('');
     el('advisor-summary').textContent = summary;
     el('advisor-checked').textContent = timeCheckedLines(H200).map((x) => x.trim()).join('\n');
     const why = top.map((c) => reasons(r, c, undefined, PAGE_WORDS.time));
     this.d.fillTable(el<HTMLTableElement>('advisor-table'),
       `${m.numLayers} layers, h=${m.hiddenSize}, ${m.numAttentionHeads} heads at ${r.base.seqLength.toLocaleString('en-US')} tokens on ${r.gpus} GPUs × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
-      `${linksText(r)}, global batch ${r.gbs} sequences; rates: ${H200.name} profile. Fastest first, the top ${top.length} of ${res.fitting.length}:`,
+      `${setupText(r)}. Fastest first, the top ${top.length} of ${res.fitting.length}:`,
       HEAD,
       top.map((c, i) => [String(i + 1), c.tp > 1 && !c.sp ? `${c.tp} (no SP)` : String(c.tp), String(c.cp), c.cpCommType ?? '—', c.vp > 1 ? `${c.pp} (VP ${c.vp})` : String(c.pp), String(c.dp),
         { text: c.recompute, cls: 'rc' }, c.distributedOptimizer ? 'yes' : 'no',

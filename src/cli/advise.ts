@@ -8,7 +8,7 @@ import { InputError } from '../errors.js';
 import { CP_COMM_TYPES, DEFAULT_VOCAB_SIZE, EP_GROUPS, GIB, parseRecomputeSpec } from '../memory/model.js';
 import { H200, timeCheckedLines } from '../memory/time/devices.js';
 import { GPUS_PER_NODE, INTER_NODE_LINK } from '../memory/time/iteration.js';
-import { candidates, fitsText, layoutLabel, nothingFits, reasons, sameStepTime, skippedLines, skipText, linksText, tokensPerSecondText, wholeMs, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
+import { candidates, fitsText, layoutLabel, leftOutText, nothingFits, reasons, sameStepTime, setupText, skippedLines, skipText, tokensPerSecondText, wholeMs, type AdviseRequest, type AdviseResult, type AdviseWords, type Candidate, type Evaluated } from '../memory/advise.js';
 import { DEFAULT_MARGIN } from '../memory/headroom.js';
 import { LINKS, LINK_NAMES, resolveLink } from '../cp/plan/linkModel.js';
 import { numberArg, parseCommand } from './args.js';
@@ -146,10 +146,10 @@ function refusalText(x: GpusRefusal, gpus: number, given: boolean): string {
 
 function print(r: Request, res: AdviseResult, seen: Evaluated, w: WouldFit | null): void {
   console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${counted(r.gpus, 'GPU')} × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
-    `${linksText(r)}, global batch ${counted(r.gbs, 'sequence')}; rates: ${H200.name} profile`);
+    setupText(r));
   for (const line of timeCheckedLines(H200)) console.log(line);
   console.log(`${res.all} layouts evaluated, ${res.fitting.length} fit`);
-  for (const u of res.untrainable) console.log(`${counted(u.layouts, 'layout')} left out: ${u.why}`);
+  for (const u of res.untrainable) console.log(leftOutText(u));
   for (const line of skippedLines(res.skipped, CLI_WORDS)) console.log(line);
   if (!res.fitting.length) {
     console.log(nothingFits(res, CLI_WORDS));

@@ -16,6 +16,7 @@ import { GPUS_PER_NODE, INTER_NODE_LINK, type IterationTime } from './time/itera
 import { LINKS, type Link } from '../cp/plan/linkModel.js';
 import { untrainable } from './untrainable.js';
 import { counted } from '../plural.js';
+import { H200 } from './time/devices.js';
 
 /** The recompute settings searched: none, Megatron-LM's default selective, the plot's "+ recompute", full. */
 export const RECOMPUTE_CHOICES = ['none', 'selective', 'selective:core_attn+mlp', 'full:uniform/1'];
@@ -304,6 +305,16 @@ export const linksText = (r: Pick<AdviseRequest, 'gpus' | 'link' | 'interNodeLin
   const node = r.gpusPerNode ?? GPUS_PER_NODE;
   return `link ${r.link.name}${r.gpus > node ? ` within nodes of ${node} GPUs, ${(r.interNodeLink ?? INTER_NODE_LINK).name} between them` : ''}`;
 };
+
+/**
+ * The end of advise's header and the page's caption: the links, the global batch and the rates ('link nvlink-h200,
+ * global batch 1 sequence; rates: NVIDIA H200 profile').
+ */
+export const setupText = (r: Pick<AdviseRequest, 'gpus' | 'link' | 'interNodeLink' | 'gpusPerNode' | 'gbs'>): string =>
+  `${linksText(r)}, global batch ${counted(r.gbs, 'sequence')}; rates: ${H200.name} profile`;
+
+/** A count of layouts left out, and why, in a front end's words: '1 layout left out: …'. */
+export const leftOutText = (u: { layouts: number; why: string }, words: (why: string) => string = (x) => x): string => `${counted(u.layouts, 'layout')} left out: ${words(u.why)}`;
 
 /** A time as the CLI prints every step time: whole ms ('82800 ms'). */
 export const wholeMs = (ms: number): string => `${ms.toFixed(0)} ms`;
