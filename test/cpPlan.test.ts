@@ -105,14 +105,14 @@ describe('flashring cp-plan', () => {
       [{ 'cp-comm-type': 'a2a', 'num-attention-heads': '6', 'hidden-size': '768' }, /divisible by 4/],
       [{ 'cp-comm-type': 'a2a+p2p', 'hierarchical-context-parallel-sizes': '2,4' }, /multiply to 8/],
       [{ 'cp-comm-type': 'ring' }, /unknown cp-comm-type 'ring'/],
-      [{ 'compute-tflops': '0' }, /--compute-tflops must be a positive/],
+      [{ 'compute-tflops': '0' }, /--compute-tflops must be from 0\.000001 to 10000000/],
       [{ 'context-parallel-size': 'x' }, /--context-parallel-size must be a positive integer up to 2\^31, got 'x'/],
       [{ 'context-parallel-size': '0x4' }, /--context-parallel-size must be a positive integer/],
       [{ 'seq-length': '1e300' }, /--seq-length must be a positive integer up to 2\^31, got '1e300'/],
       // Past the kernels' positions: said as the flag, not as a rank's qPos (it read 'qPos: the last of 1000000000 positions would be …').
       [{ 'seq-length': '1000000000' }, /^--seq-length 1000000000: at most 536870912 tokens \(2\^29: the kernels hold token positions in 32-bit integers\)$/],
-      [{ 'compute-tflops': 'Infinity' }, /--compute-tflops must be a positive number, at most 10000000 \(TFLOP\/s a GPU\), got 'Infinity'/],
-      [{ 'compute-tflops': 'abc' }, /--compute-tflops must be a positive number, at most 10000000 \(TFLOP\/s a GPU\), got 'abc'/],   // as attention --cp words it (computeTflopsArg)
+      [{ 'compute-tflops': 'Infinity' }, /--compute-tflops must be from 0\.000001 to 10000000 \(TFLOP\/s a GPU\), got 'Infinity'/],
+      [{ 'compute-tflops': 'abc' }, /--compute-tflops must be from 0\.000001 to 10000000 \(TFLOP\/s a GPU\), got 'abc'/],   // as attention --cp words it (computeTflopsArg)
       [{ link: 'pcie5', 'link-gbps': '100' }, /'pcie5' is a preset \(512 Gbit\/s, 3 µs\)/],
       [{ 'cp-comm-type': 'a2a+p2p', 'context-parallel-size': '2' }, /at R = 2 there is none/],
       [{ 'num-attention-heads': undefined as unknown as string, 'hidden-size': undefined as unknown as string, heads: '16' }, /give the head dim: --head-dim D, or --hidden-size E/],

@@ -548,15 +548,18 @@ describe('command-line values by hand', () => {
   });
 
   it('--compute-tflops and --link-gbps are positive; --link-latency-us may be 0', () => {
-    expect(() => parseRingArgs({ cp: '2', link: 'pcie5', 'compute-tflops': '0' })).toThrow("--compute-tflops must be a positive number, at most 10000000 (TFLOP/s a GPU), got '0'");
+    expect(() => parseRingArgs({ cp: '2', link: 'pcie5', 'compute-tflops': '0' })).toThrow("--compute-tflops must be from 0.000001 to 10000000 (TFLOP/s a GPU), got '0'");
     expect(() => parseRingArgs({ cp: '2', link: 'custom', 'link-gbps': '0', 'link-latency-us': '0' })).toThrow("--link-gbps must be from 0.000001 to 1000000 (Gbit/s per direction: 1 kbit/s to 1 Pbit/s), got '0'");
     expect(parseRingArgs({ cp: '2', link: 'custom', 'link-gbps': '100', 'link-latency-us': '0' })!.link).toEqual({ name: 'custom', gbps: 100, latencyUs: 0 });
   });
 
   it('--compute-tflops is at most 1e7, as the page takes it (1e300 planned a step of 0.03 ms at 100% comm)', () => {
     expect(parseRingArgs({ cp: '2', link: 'pcie5', 'compute-tflops': '1e7' })!.computeTflops).toBe(1e7);
-    expect(() => parseRingArgs({ cp: '2', link: 'pcie5', 'compute-tflops': '1e300' })).toThrow("--compute-tflops must be a positive number, at most 10000000 (TFLOP/s a GPU), got '1e300'");
+    expect(() => parseRingArgs({ cp: '2', link: 'pcie5', 'compute-tflops': '1e300' })).toThrow("--compute-tflops must be from 0.000001 to 10000000 (TFLOP/s a GPU), got '1e300'");
     expect(() => computeTflopsArg('10000001')).toThrow(InputError);
+    // And at least 1 MFLOP/s: 1e-300 was taken, and every step planned at 1e302 ms.
+    expect(computeTflopsArg('0.000001')).toBe(1e-6);
+    expect(() => computeTflopsArg('1e-300')).toThrow("--compute-tflops must be from 0.000001 to 10000000 (TFLOP/s a GPU), got '1e-300'");
   });
 });
 

@@ -794,7 +794,7 @@ describe('the page in headless Chromium', () => {
     expect(await page.textContent('#cp-error')).toBe('');
     await page.fill('#planner-form input[name=hbm]', '80');
     await page.fill('#cp-form input[name=cptflops]', '0');
-    expect(await page.textContent('#cp-error')).toBe('Kernel TFLOP/s must be a positive number, at most 10,000,000 (it is 0).');
+    expect(await page.textContent('#cp-error')).toBe('Kernel TFLOP/s must be a number from 0.000001 to 10,000,000 (it is 0).');
     expect(await page.$$eval('#cp-schemes tbody tr', (trs) => trs.length)).toBe(0);
     await page.evaluate(() => { location.hash = ''; });
     await page.waitForFunction(() => (window as unknown as { __flashring: { cpSchemes: CpRows } }).__flashring.cpSchemes.link === 'nvlink-h200');

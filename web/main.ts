@@ -23,9 +23,9 @@ import { InputError } from '../src/errors.js';
 import { decimalNumber } from '../src/decimal.js';
 import { counted, plural } from '../src/plural.js';
 import { FieldError, bugWords, customLink, fieldNumber, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
-import { bound, clip, sig3 } from './format.js';
+import { clip, numberFrom, sig3 } from './format.js';
 import { detailsTable, fillTable } from './table.js';
-import { LINKS, LINK_NAMES, Link, MAX_COMPUTE_TFLOPS, Prediction } from '../src/cp/plan/linkModel.js';
+import { COMPUTE_TFLOPS, LINKS, LINK_NAMES, Link, Prediction } from '../src/cp/plan/linkModel.js';
 import { planScheme } from '../src/cp/launch/planSchemes.js';
 import { validateRing } from '../src/cp/plan/schedule.js';
 import { Scheme, SchemeDef, schemeDefs, schemeSizes } from '../src/cp/schemes/registry.js';
@@ -949,7 +949,7 @@ function readCpRequest(model: ModelConfig, par: ParallelConfig): CpRequest {
   const shape: AttentionShape = { B: par.microBatchSize, Hq: model.numAttentionHeads / tp, Hkv: g / tp, Nq: N, Nk: N, D: model.hiddenSize / model.numAttentionHeads };
   const link = cpField('cplink').value === 'custom' ? customLink(cpField('cpgbps'), cpField('cplat'))
     : LINKS[cpField('cplink').value as keyof typeof LINKS];
-  const tflops = fieldNumber(cpField('cptflops'), 'Kernel TFLOP/s', { min: 0, above: true, max: MAX_COMPUTE_TFLOPS, what: `a positive number, at most ${bound(MAX_COMPUTE_TFLOPS)}` });
+  const tflops = fieldNumber(cpField('cptflops'), 'Kernel TFLOP/s', { min: COMPUTE_TFLOPS.min, max: COMPUTE_TFLOPS.max, what: numberFrom(COMPUTE_TFLOPS.min, COMPUTE_TFLOPS.max) });
   return { shape, R, causal: cpField('cpcausal').checked, link, tflops, typedSizes: cpField('cphcp').value.trim() };
 }
 

@@ -1,7 +1,7 @@
 /** The flags of a context-parallel run (`attention --cp R …`), parsed and checked before any GPU work. */
 import { InputError } from '../errors.js';
 import { LAYOUTS, Layout, validateRing } from '../cp/plan/schedule.js';
-import { Link, MAX_COMPUTE_TFLOPS, resolveLink } from '../cp/plan/linkModel.js';
+import { COMPUTE_TFLOPS, Link, resolveLink } from '../cp/plan/linkModel.js';
 import { Scheme, chosenSizesNote, resolveScheme, schemeNames, schemeSizes } from '../cp/schemes/registry.js';
 import { AttentionShape } from '../shape.js';
 import { numberArg } from './args.js';
@@ -32,7 +32,7 @@ type RingValues = { [K in Exclude<keyof typeof RING_OPTIONS, 'gpu-per-rank' | 'p
 
 /** --compute-tflops (attention --cp, cp-plan): the kernels' rate the link model's prediction takes, in TFLOP/s; undefined where not given. */
 export const computeTflopsArg = (raw: string | undefined): number | undefined =>
-  raw === undefined ? undefined : numberArg('compute-tflops', raw, { above: 0, max: MAX_COMPUTE_TFLOPS, what: `a positive number, at most ${MAX_COMPUTE_TFLOPS} (TFLOP/s a GPU)` });
+  raw === undefined ? undefined : numberArg('compute-tflops', raw, { min: COMPUTE_TFLOPS.min, max: COMPUTE_TFLOPS.max, what: COMPUTE_TFLOPS.what });
 
 /** Most ranks a ring may have: each rank is a device, acquired one by one. */
 export const MAX_RANKS = 64;

@@ -31,8 +31,11 @@ export const LINK_NAMES = [...Object.keys(LINKS), 'custom'];
 export const LINK_GBPS = { min: 1e-6, max: 1e6, what: 'from 0.000001 to 1000000 (Gbit/s per direction: 1 kbit/s to 1 Pbit/s)' } as const;
 /** The custom link's latency bounds (µs per message): up to 1000 s a message; more is a typo, not a what-if (as LINK_GBPS's bounds). */
 export const LINK_LATENCY_US = { min: 0, max: 1e9, what: 'from 0 to 1000000000 (µs per message: up to 1000 s)' } as const;
-/** The most a planned kernel rate may be (TFLOP/s a GPU; --compute-tflops, the page's Kernel TFLOP/s): ~10⁴ times an H200's; more is a typo, not a what-if. */
-export const MAX_COMPUTE_TFLOPS = 1e7;
+/**
+ * A planned kernel rate's bounds (TFLOP/s a GPU; --compute-tflops, the page's Kernel TFLOP/s): 1 MFLOP/s to ~10⁴ times an
+ * H200's; beyond either is a typo, not a what-if (1e-300 made every step take 1e302 ms).
+ */
+export const COMPUTE_TFLOPS = { min: 1e-6, max: 1e7, what: 'from 0.000001 to 10000000 (TFLOP/s a GPU)' } as const;
 
 /**
  * A custom link's figure, as a number or as the command line's text, checked against its bounds;
