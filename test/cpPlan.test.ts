@@ -106,6 +106,9 @@ describe('flashring cp-plan', () => {
       [{ 'cp-comm-type': 'a2a+p2p', 'hierarchical-context-parallel-sizes': '2,4' }, /multiply to 8/],
       [{ 'cp-comm-type': 'ring' }, /unknown cp-comm-type 'ring'/],
       [{ 'compute-tflops': '0' }, /--compute-tflops must be from 0\.000001 to 10000000/],
+      // K/V heads that do not divide the heads: named by their flag (it came from the kernels' shape check, 'key/value heads (64)').
+      [{ 'num-query-groups': '64' }, /^--num-query-groups 64 must divide the heads \(16\): each K\/V head serves a whole group of query heads$/],
+      [{ 'compute-tflops': '1e-300' }, /--compute-tflops must be from 0\.000001 to 10000000 \(TFLOP\/s a GPU\), got '1e-300'/],
       [{ 'context-parallel-size': 'x' }, /--context-parallel-size must be a positive integer up to 2\^31, got 'x'/],
       [{ 'context-parallel-size': '0x4' }, /--context-parallel-size must be a positive integer/],
       [{ 'seq-length': '1e300' }, /--seq-length must be a positive integer up to 2\^31, got '1e300'/],

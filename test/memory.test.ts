@@ -267,6 +267,8 @@ describe('context parallelism, pipeline, weights', () => {
     expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1000, contextParallel: 3 })).toThrow(/--seq-length 1000 is not divisible by 2·--context-parallel-size = 6$/);
     // Megatron-LM's splits: 2·CP chunks (1002 = 2 · 501: CP 2 cannot take it), and s/CP over TP with SP.
     expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1002, contextParallel: 2 })).toThrow(/^Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length 1002 is not divisible by 2·--context-parallel-size = 4$/);
+    // The PyTorch stack's ring splits as its head-tail load balancer does, and is named (it was called Megatron-LM's).
+    expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1002, contextParallel: 2, stack: 'torch-amp' })).toThrow(/^PyTorch's context_parallel \(its head-tail load balancing\) splits the sequence into 2·CP chunks, two per CP rank: --seq-length 1002 is not divisible by 2·--context-parallel-size = 4$/);
     expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1001, tensorParallel: 2, sequenceParallel: true })).toThrow(/^--sequence-parallel splits each CP rank's s\/CP tokens over the TP ranks: --seq-length 1001 \/ --context-parallel-size 1 is not divisible by --tensor-model-parallel-size 2$/);
     expect(() => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 65540, contextParallel: 4, tensorParallel: 2, sequenceParallel: true })).toThrow(/2·--context-parallel-size = 8/);
     expect(memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: 1001, tensorParallel: 2, sequenceParallel: false }).totalBytes).toBeGreaterThan(0);

@@ -83,6 +83,7 @@ export function parseCpPlan(v: Values): CpPlanRequest {
   if (N > POS_MAX) throw new InputError(`--seq-length ${N}: at most ${POS_MAX} tokens (2^29: the kernels hold token positions in 32-bit integers)`);
   const { H, D } = headsAndDim(v);
   const G = int(v, 'num-query-groups', H), T = int(v, 'tensor-model-parallel-size', 1);
+  if (H % G) throw new InputError(`--num-query-groups ${G} must divide the heads (${H}): each K/V head serves a whole group of query heads`);
   // One GPU's attention under tensor parallelism: H/T heads and G/T K/V heads (Megatron-LM requires T to divide both).
   if (H % T || G % T) throw new InputError(`--tensor-model-parallel-size ${T} must divide the heads (${H}) and the K/V heads (${G}), as Megatron-LM requires`);
   if (v.causal && v['no-causal']) throw new InputError('--causal and --no-causal contradict each other: give one');

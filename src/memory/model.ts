@@ -383,14 +383,16 @@ function tpSplitWidths(m: ModelConfig): [number, string][] {
 }
 
 /**
- * Why a sequence length cannot be split as Megatron-LM splits it, or null: with CP > 1 every rank takes two
- * of 2·CP equal chunks (get_batch_on_this_cp_rank views the sequence as [2·CP, s/(2·CP)], every CP type), and
- * sequence parallelism splits each rank's s/CP tokens over the TP ranks.
+ * Why a sequence length cannot be split as the stack splits it, or null: with CP > 1 every rank takes two of 2·CP
+ * equal chunks (Megatron-LM's get_batch_on_this_cp_rank views the sequence as [2·CP, s/(2·CP)], every CP type;
+ * PyTorch's context_parallel balances causal attention by its head-tail load balancer, which asserts the same
+ * divisibility), and sequence parallelism splits each rank's s/CP tokens over the TP ranks.
  */
-export function seqSplitProblem(s: number, p: Pick<ParallelConfig, 'contextParallel' | 'tensorParallel' | 'sequenceParallel'>): string | null {
+export function seqSplitProblem(s: number, p: Pick<ParallelConfig, 'contextParallel' | 'tensorParallel' | 'sequenceParallel' | 'stack'>): string | null {
   const cp = p.contextParallel, tp = p.tensorParallel;
+  const who = p.stack === 'torch-amp' ? "PyTorch's context_parallel (its head-tail load balancing)" : 'Megatron-LM';
   // (the number that varies last, so that advise's skipped reasons group: src/memory/advise.ts skippedLines)
-  if (cp > 1 && s % (2 * cp)) return `Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length ${s} is not divisible by 2·--context-parallel-size = ${2 * cp}`;
+  if (cp > 1 && s % (2 * cp)) return `${who} splits the sequence into 2·CP chunks, two per CP rank: --seq-length ${s} is not divisible by 2·--context-parallel-size = ${2 * cp}`;
   if (p.sequenceParallel && tp > 1 && (s / cp) % tp) return `--sequence-parallel splits each CP rank's s/CP tokens over the TP ranks: --seq-length ${s} / --context-parallel-size ${cp} is not divisible by --tensor-model-parallel-size ${tp}`;
   return null;
 }
