@@ -4,7 +4,7 @@
  * written.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runMain } from './cli-run.js';
@@ -502,6 +502,18 @@ describe('flashring memory: flags Megatron-LM sets aside or refuses', () => {
 
 describe('flashring replay', () => {
   const D = 'bench/results/memory-h200-2026-12-01';
+  it("a CSV's rows without a source are named by its path, as a log's are: two runs.csv of two folders stay two sources", async () => {
+    const a = join(dir, 'src-a'), b = join(dir, 'src-b');
+    for (const [d, gib] of [[a, 20], [b, 40]] as const) {
+      mkdirSync(d, { recursive: true });
+      writeFileSync(join(d, 'runs.csv'), `seq_len,total_gib\n4096,${gib}\n`);
+    }
+    const merged = join(dir, 'merged.csv');
+    expect((await run(['replay', join(a, 'runs.csv'), join(b, 'runs.csv'), '--csv', merged])).code).toBe(0);
+    const sources = (await run(['replay', merged, '--json'])).out;
+    // Both were 'measured: runs.csv': one series on the chart, one name in the merged file.
+    expect(JSON.parse(sources).points.map((p: { source: string }) => p.source)).toEqual([`measured: ${join(a, 'runs.csv')}`, `measured: ${join(b, 'runs.csv')}`]);
+  });
   it('--compare: per-point error of total and activations and the OOM verdict', async () => {
     const r = await run(['replay', 'bench/results/torchcp-2xh200-2026-11-30/activation_memory_measured.csv', '--compare', '--preset', 'torchcp-8L-4096h', '--hbm-gib', '139.8']);
     expect(r.code).toBe(0);

@@ -1,6 +1,6 @@
 /** `flashring memory` (the model, flags named like Megatron-LM's) and `flashring replay` (logs → points, compared with the model). */
 import { readFile, stat } from 'node:fs/promises';
-import { basename, isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import { counted } from '../plural.js';
 import {
@@ -481,13 +481,13 @@ function stepTimeLine(res: ParseResult, predicted: object): string {
 }
 
 /**
- * A refusal of a reader (InputError) names the file as the user gave it, in one line (the CSV reader
- * names it by its base name, which a row without a source keeps; the log reader by sourceName).
+ * A refusal of a reader (InputError) names the file as the user gave it, in one line (the readers
+ * name it by sourceName, which a point keeps as its source).
  */
 function refusal(e: unknown, file: string): unknown {
   if (!(e instanceof InputError)) return e;
-  const named = [sourceName(file), basename(file)].find((n) => e.message.startsWith(n));
-  return new InputError(named !== undefined ? file + e.message.slice(named.length) : `${file}: ${e.message}`);
+  const named = sourceName(file);
+  return new InputError(e.message.startsWith(named) ? file + e.message.slice(named.length) : `${file}: ${e.message}`);
 }
 
 /**
@@ -509,7 +509,8 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
   if (/\.csv$/i.test(file)) {
     let r: CsvRow[], modelRows: number;
     try {
-      ({ rows: r, modelRows } = measuredRows(parseCsv(text, basename(file)), basename(file)));
+      // A row without a source is named by the file's path, as a log's point is (two folders' runs.csv apart).
+      ({ rows: r, modelRows } = measuredRows(parseCsv(text, sourceName(file)), sourceName(file)));
     } catch (e) {
       throw refusal(e, file);
     }
