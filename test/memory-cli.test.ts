@@ -39,7 +39,7 @@ describe('flashring (no such command)', () => {
     await run(['memory', '--preset', 'llama3-8b', '--json']);
     expect(process.env.FLASHRING_ROBUST).toBe(env);
     // memory runs no shaders: the switch changes nothing there, and a note says so (either place).
-    const note = 'flashring memory: note: --robust has no effect here (memory runs no shaders)';
+    const note = 'note: --robust has no effect on flashring memory (it runs no shaders)'; // one 'note:' (it read 'flashring memory: note: …')
     expect([before.code, before.err, after.err]).toEqual([0, note, note]);
     expect(before.out).toBe(after.out);
     // Before a word that is no command, that word is named.

@@ -77,7 +77,7 @@ describe('one output rule: collisions refused before any work', () => {
     writeFileSync(f('package.json'), '{ "name": "x" }\n');
     await refused(att(f('o6'), '--cp', '2', '--timeline', f('package.json')), /--timeline .*package\.json exists and is not a flashring timeline/, [f('package.json'), ...inputs], [f('o6')]);
     writeFileSync(f('README.md'), '# my project\n');
-    await refused(['notes', '--out', f('README.md')], /--out .*README\.md exists and is not notes written by flashring/, [f('README.md')]);
+    await refused(['notes', '--out', f('README.md')], /--out .*README\.md exists and is not notes written by flashring \(whose first line is "# Notes: /, [f('README.md')]);
     writeFileSync(f('data.txt'), 'x');
     await refused(['notes', '--out', f('data.txt')], /--out .*data\.txt exists and is not notes written by flashring/, [f('data.txt')]);
     // A file in --out under an output's name that no record of an earlier run lists: a reference o.npy saved

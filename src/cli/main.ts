@@ -76,7 +76,7 @@ export async function main(argv: string[]): Promise<number> {
     // Kernel pins (FLASHRING_PATH, FLASHRING_PORTABLE_*, …): read from the environment here only, once.
     const { setProcessTuning, tuningFromEnv } = await import('../kernels/tuning.js');
     setProcessTuning(tuningFromEnv(process.env));
-    if (c.shaders === false && rest.includes('--robust')) console.error(`flashring ${cmd}: note: --robust has no effect here (${cmd} runs no shaders)`);
+    if (c.shaders === false && rest.includes('--robust')) console.error(`note: --robust has no effect on flashring ${cmd} (it runs no shaders)`);
     return await c.run(rest.filter((a) => a !== '--robust'));
   } catch (e) {
     const line = await userMistake(e);

@@ -284,7 +284,7 @@ export async function notesCommand(argv: string[]): Promise<number> {
   }
   if (values.out === undefined) throw new InputError('--out is required: the file to write the notes to (e.g. --out notes_attention.md)');
   const inputs = sourceFiles().map((p) => ({ flag: 'input file', path: join(ROOT, p) }));
-  const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: values.out, kind: 'file', what: 'notes written by flashring (first line "' + TITLE + '")', looks: (h) => h.startsWith(TITLE) }], { force: values.force });
+  const plan = await OutputPlan.make(inputs, [{ flag: 'out', path: values.out, kind: 'file', what: 'notes written by flashring (whose first line is "' + TITLE + '")', looks: (h) => h.startsWith(TITLE) }], { force: values.force });
   const text = notesText();
   await plan.write([{ path: values.out, data: text }]);
   console.log(`wrote ${values.out} (${text.split('\n').length - 1} lines)`);
