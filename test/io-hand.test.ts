@@ -308,9 +308,10 @@ describe('activation_memory.csv by hand', () => {
       expect(() => parseCsv(`seq_len,total_gib,source${eol}4096,1,"a${eol}b"${eol}0,1,x${eol}`, 'm.csv'), JSON.stringify(eol)).toThrow(/line 4/);
   });
 
-  it('toCsv writes integers as they are, other numbers with 6 significant digits, empty cells for unknowns', () => {
+  it('toCsv writes integers as they are, other numbers with 6 significant digits and no trailing zeros, empty cells for unknowns', () => {
     expect(toCsv([row({ activation_gib: 1.23456789, total_gib: 20.5, hbm_gib: 80, iter_ms: 1234.5678 })])).toBe(
-      `${HEAD}\n4096,1,1,1,false,none,1,1.23457,20.5000,true,model,,80,1234.57,\n`);
+      `${HEAD}\n4096,1,1,1,false,none,1,1.23457,20.5,true,model,,80,1234.57,\n`); // 20.5 beside a whole 80 (it wrote 20.5000)
+    expect(toCsv([row({ activation_gib: 1.5e-7, total_gib: 2.0000001, iter_ms: 0.1 })]).split('\n')[1]).toBe('4096,1,1,1,false,none,1,1.5e-7,2,true,model,,,0.1,');
   });
 
   it('a cell holding a comma, a quote or a line break is quoted, quotes doubled', () => {

@@ -37,12 +37,14 @@ export interface CsvRow {
 
 /**
  * A cell: a fraction to 6 significant digits, or to its whole part where that is longer (an iteration of 1234567.5 ms
- * as 1234568, not 1.23457e+6: no exponent, and no figure of its whole part lost); integers, text and booleans as they are.
+ * as 1234568, not 1.23457e+6: no exponent, and no figure of its whole part lost), without trailing zeros (35.5, not
+ * 35.5000 beside a whole 20); integers, text and booleans as they are.
  */
 function cell(v: unknown): string {
   if (v === null || v === undefined) return '';
   const digits = (x: number) => Math.min(21, Math.max(6, Math.floor(Math.log10(Math.abs(x))) + 1));
-  const s = typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toPrecision(digits(v))) : String(v);
+  const fraction = (x: number) => x.toPrecision(digits(x)).replace(/(\.\d*?)0+(?=$|e)/, '$1').replace(/\.(?=$|e)/, '');
+  const s = typeof v === 'number' ? (Number.isInteger(v) ? String(v) : fraction(v)) : String(v);
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
