@@ -428,6 +428,17 @@ describe('flashring memory: flags Megatron-LM sets aside or refuses', () => {
     expect(tp2.err).not.toMatch(/set aside/);
     expect(JSON.parse(tp2.out).parallel.sequenceParallel).toBe(true);
   });
+  it('--no-bias-swiglu-fusion on a GeLU MLP is taken, as Megatron-LM takes it, with a note that it changes nothing (it was silent); with --swiglu it adds the unfused tensors', async () => {
+    const plain = await run(['memory', '--preset', 'seed-32L-4096h', '--json']);
+    const r = await run(['memory', '--preset', 'seed-32L-4096h', '--no-bias-swiglu-fusion', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.err.split('\n').filter((l) => l.startsWith('note: '))).toEqual(['note: --no-bias-swiglu-fusion changes nothing without --swiglu: the MLP is GeLU, whose kept tensors do not depend on it']);
+    expect(JSON.parse(r.out).totalBytes).toBe(JSON.parse(plain.out).totalBytes);
+    const fused = await run(['memory', '--preset', 'seed-32L-4096h', '--swiglu', '--json']);
+    const unfused = await run(['memory', '--preset', 'seed-32L-4096h', '--swiglu', '--no-bias-swiglu-fusion', '--json']);
+    expect(unfused.err).not.toMatch(/changes nothing/);
+    expect(JSON.parse(unfused.out).totalBytes).toBeGreaterThan(JSON.parse(fused.out).totalBytes);
+  });
   it('--disable-bias-linear and --normalization RMSNorm (Megatron-LM\'s flags; the Llama presets set both): fewer parameters, and selective mlp no longer untrainable', async () => {
     const bytes = async (...extra: string[]) => {
       const r = await run(['memory', '--preset', 'seed-32L-4096h', '--recompute-granularity', 'selective', '--recompute-modules', 'core_attn', 'mlp', ...extra, '--json']);

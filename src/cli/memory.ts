@@ -209,6 +209,8 @@ export function configFromFlags(v: Values, searched = false): { model: ModelConf
     par.numMicrobatches = m;
   }
   const notes: string[] = [];
+  // Megatron-LM takes the flag with a GeLU MLP, where it fuses nothing: said, as it changes no byte.
+  if (model.biasActivationFusion === false && !model.swiglu) notes.push('--no-bias-swiglu-fusion changes nothing without --swiglu: the MLP is GeLU, whose kept tensors do not depend on it');
   if (par.sequenceParallel !== megatronSequenceParallel(par.sequenceParallel, par.tensorParallel)) {
     par.sequenceParallel = false;
     notes.push('--sequence-parallel at TP = 1 is set aside: Megatron-LM turns sequence parallelism off without tensor parallelism, and so does the model');
