@@ -3,12 +3,10 @@
 // bin/flashring.mjs (bin/dawn-noise.mjs: withoutDawnNoise). FLASHRING_RAW_STDERR=1 runs it
 // in-process with Dawn's output untouched.
 import { withoutDawnNoise } from '../bin/dawn-noise.mjs';
+import { registerLoaders } from '../bin/loaders.mjs';
 
 await withoutDawnNoise(import.meta.url, '__FLASHRING_CP_CHILD', async () => {
-  const { register } = await import('node:module');
-  const { register: registerTsx } = await import('tsx/esm/api');
-  registerTsx();
-  register('../bin/raw-loader.mjs', import.meta.url);
+  await registerLoaders('bench/cp-run.mjs');
   const { setProcessTuning, tuningFromEnv } = await import('../src/kernels/tuning.ts');
   setProcessTuning(tuningFromEnv(process.env)); // kernel pins (FLASHRING_PATH, …), as the CLI reads them
   const { cpBench } = await import('./cp.ts');

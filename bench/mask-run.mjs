@@ -1,9 +1,7 @@
 // Runs bench/mask.ts (sliding window and packed documents on the GPU) through tsx, with WGSL `?raw` imports.
-import { register } from 'node:module';
-import { register as registerTsx } from 'tsx/esm/api';
+import { registerLoaders } from '../bin/loaders.mjs';
 
-registerTsx();
-register('../bin/raw-loader.mjs', import.meta.url);
+await registerLoaders('bench/mask-run.mjs');
 const { maskBench } = await import('./mask.ts');
 process.exitCode = await maskBench(process.argv.slice(2));
 (await import('../src/gpu/node.ts')).releaseNodeGPU();

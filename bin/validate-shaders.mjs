@@ -3,11 +3,9 @@
 // unrolled as GPUs compile them, on Dawn's null backend (no GPU needed);
 // prints a JSON report and exits 1 on any error. `--break` removes the uniformity directive
 // first, to show that the check can fail (tensor-core shaders at D = 64 only). Used by test/shaders.test.ts.
-import { register } from 'node:module';
-import { register as registerTsx } from 'tsx/esm/api';
+import { registerLoaders } from './loaders.mjs';
 
-registerTsx();
-register('./raw-loader.mjs', import.meta.url);
+await registerLoaders('bin/validate-shaders.mjs');
 const { validateSgmmShaders } = await import('../src/kernels/validate.ts');
 const broken = process.argv.includes('--break');
 // Broken, one head size is enough to show the check fails (every specialization of it must).

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 
 const REPO = join(__dirname, '..');
 /** What bin/flashring.mjs imports before tsx: the files a clone has without its npm packages. */
-const ENTRY = ['bin/flashring.mjs', 'bin/dawn-noise.mjs', 'bin/raw-loader.mjs', 'src/gpu/dawnNoise.mjs'];
+const ENTRY = ['bin/flashring.mjs', 'bin/dawn-noise.mjs', 'bin/loaders.mjs', 'bin/raw-loader.mjs', 'src/gpu/dawnNoise.mjs', 'bench/cp-run.mjs', 'bench/mask-run.mjs'];
 
 /** A node_modules folder in `dir` or above it, which Node would resolve tsx from. */
 function modulesAbove(dir: string): string | null {
@@ -30,13 +30,16 @@ describe('flashring in a clone without its npm packages', () => {
       mkdirSync(dirname(join(clone, f)), { recursive: true });
       copyFileSync(join(REPO, f), join(clone, f));
     }
-    const r = await promisify(execFile)(process.execPath, [join(clone, 'bin', 'flashring.mjs'), 'info']).then(
-      (x) => ({ code: 0, err: x.stderr }),
-      (e) => ({ code: e.code as number, err: e.stderr as string }),
-    );
-    expect(r.code).toBe(2);
-    expect(r.err.trim().split('\n')).toHaveLength(1);
-    expect(r.err).toMatch(/^flashring: the npm packages are not installed \(no tsx in .*node_modules\): run npm ci in /);
-    expect(r.err).toContain(clone);
+    // The command, and the benches' entry scripts (bin/loaders.mjs, one check for all), each naming itself.
+    for (const [script, who] of [['bin/flashring.mjs', 'flashring'], ['bench/cp-run.mjs', 'bench/cp-run.mjs'], ['bench/mask-run.mjs', 'bench/mask-run.mjs']]) {
+      const r = await promisify(execFile)(process.execPath, [join(clone, script), ...(script.startsWith('bin') ? ['info'] : [])]).then(
+        (x) => ({ code: 0, err: x.stderr }),
+        (e) => ({ code: e.code as number, err: e.stderr as string }),
+      );
+      expect(r.code, script).toBe(2);
+      expect(r.err.trim().split('\n'), script).toHaveLength(1);
+      expect(r.err, script).toMatch(new RegExp(`^${who}: the npm packages are not installed \\(no tsx in .*node_modules\\): run npm ci in `));
+      expect(r.err, script).toContain(clone);
+    }
   });
 });
