@@ -4,11 +4,9 @@
 // SHA-256 of each output's bytes. Used by test/robust.test.ts, once per mode, each in its own
 // process (two Dawn instances in one Vitest worker aborted Dawn 0.6.2: std::system_error).
 // Usage: node test/robust-child.mjs SEED
-import { register } from 'node:module';
-import { register as registerTsx } from 'tsx/esm/api';
+import { registerLoaders } from '../bin/loaders.mjs';
 
-registerTsx();
-register('../bin/raw-loader.mjs', import.meta.url);
+await registerLoaders('test/robust-child.mjs');
 const { runKernels } = await import('./robust-kernels.ts');
 const report = await runKernels(Number(process.argv[2] ?? 1));
 process.stdout.write(JSON.stringify(report) + '\n');

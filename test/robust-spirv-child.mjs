@@ -4,11 +4,9 @@
 // `moved N` (the loop bounds the rt form puts back). Used by test/robust-spirv.test.ts, one
 // process a kernel and form (Dawn writes the dump itself, so one module a process keeps it apart).
 // Usage: node test/robust-spirv-child.mjs fwd|bwd shipped|rt|plain
-import { register } from 'node:module';
-import { register as registerTsx } from 'tsx/esm/api';
+import { registerLoaders } from '../bin/loaders.mjs';
 
-registerTsx();
-register('../bin/raw-loader.mjs', import.meta.url);
+await registerLoaders('test/robust-spirv-child.mjs');
 const { portableSource } = await import('./robust-spirv.ts');
 const { create, globals } = await import('webgpu');
 Object.assign(globalThis, globals);

@@ -1,11 +1,9 @@
 // Runs the GEMM ceiling probe (bench/ceiling/run.ts: `node bench/ceiling/run.mjs --help`) through
 // tsx, with WGSL `?raw` imports; an ordinary mistake is one line and exit code 2, as the flashring
 // command's (src/cli/main.ts userMistake).
-import { register } from 'node:module';
-import { register as registerTsx } from 'tsx/esm/api';
+import { registerLoaders } from '../../bin/loaders.mjs';
 
-registerTsx();
-register('../../bin/raw-loader.mjs', import.meta.url);
+await registerLoaders('bench/ceiling/run.mjs');
 const { ceilingBench } = await import('./run.ts');
 const { userMistake } = await import('../../src/cli/main.ts');
 try {

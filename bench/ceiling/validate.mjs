@@ -2,11 +2,9 @@
 // Validates every tiling of the ceiling's tensor-core GEMM on Dawn's null backend (no GPU
 // needed), as bin/validate-shaders.mjs validates the attention kernels (src/kernels/validate.ts
 // validateModules); prints a JSON report and exits 1 on any error. Used by test/shaders.test.ts.
-import { register } from 'node:module';
-import { register as registerTsx } from 'tsx/esm/api';
+import { registerLoaders } from '../../bin/loaders.mjs';
 
-registerTsx();
-register('../../bin/raw-loader.mjs', import.meta.url);
+await registerLoaders('bench/ceiling/validate.mjs');
 const { validateModules } = await import('../../src/kernels/validate.ts');
 const { GEMM_TILINGS, gemmSource, tilingName } = await import('./gemm.ts');
 const EXT = ['chromium_experimental_subgroup_matrix', 'subgroups'];
