@@ -309,6 +309,12 @@ describe('flashring around the GPU: adapters, Dawn noise, the self-test seed', (
     // The tiles each precision's portable kernels take (f16 where the adapter offers shader-f16: CI's lavapipe does).
     expect(info.out).toMatch(/^ {2}f32 tiles: D=64: fwd Br×Bc \d+×\d+/m);
     if (/shader-f16 yes/.test(info.out)) expect(info.out).toMatch(/^ {2}f16 tiles \(portable kernels\): D=64: fwd Br×Bc \d+×\d+/m);
+    // --json gives the same tiles as data (it left them out): the text's first f32 tile, read back from the JSON.
+    const json = await cli(['info', '--json']);
+    const first = (JSON.parse(json.out) as { tiles: { f32: { D: number; fwd: { Br: number; Bc: number } }[]; f16: unknown[] | null } }[])[0];
+    expect(first.tiles.f32.map((t) => t.D)).toEqual([64, 128, 256]);
+    expect(info.out).toContain(`f32 tiles: D=64: fwd Br×Bc ${first.tiles.f32[0].fwd.Br}×${first.tiles.f32[0].fwd.Bc}`);
+    expect(first.tiles.f16 === null).toBe(!/shader-f16 yes/.test(info.out));
     const st = await cli(['selftest', '--seed', '12345']);
     expect(st.code, st.err).toBe(0);
     expect(st.out).toMatch(/seed 12345\)/);

@@ -40,23 +40,39 @@ function formatAdapter(a: AdapterSummary, i: number): string {
     `  all features: ${a.features.join(' ')}`,
   ];
   if (a.subgroupMatrixConfigs.length) lines.push(`  subgroup matrix configs: ${JSON.stringify(a.subgroupMatrixConfigs)}`);
-  const wg = a.limits.maxComputeWorkgroupStorageSize;
-  const tiles = (p: Precision) => [64, 128, 256].map((D) => {
-    try {
-      const t = currentProcessTuning(), f = planTiles('fwd', D, p, wg, 256, 0, t), b = planTiles('bwd', D, p, wg, 256, 0, t);
-      return `D=${D}: fwd Br×Bc ${f.BR}×${f.BC}${f.chunk && f.chunk < D ? ` (chunk ${f.chunk})` : ''}, bwd ${b.BR}×${b.streamRows} (chunk ${b.chunk})`;
-    } catch (e) {
-      if (e instanceof InputError) throw e; // a bad tuning pin (FLASHRING_PORTABLE_*), not a limit
-      return `D=${D}: does not fit`;
-    }
-  });
-  lines.push(`  f32 tiles: ${tiles('f32').join('; ')}`);
-  if (a.features.includes('shader-f16')) {
-    lines.push(`  f16 tiles (portable kernels): ${tiles('f16').join('; ')}`);
+  const tiles = adapterTiles(a);
+  const text = (ts: HeadTiles[]) => ts.map((t) => (t.fwd && t.bwd
+    ? `D=${t.D}: fwd Br×Bc ${t.fwd.Br}×${t.fwd.Bc}${t.fwd.chunk < t.D ? ` (chunk ${t.fwd.chunk})` : ''}, bwd ${t.bwd.Br}×${t.bwd.Bc} (chunk ${t.bwd.chunk})`
+    : `D=${t.D}: does not fit`));
+  lines.push(`  f32 tiles: ${text(tiles.f32).join('; ')}`);
+  if (tiles.f16) {
+    lines.push(`  f16 tiles (portable kernels): ${text(tiles.f16).join('; ')}`);
     if (a.features.includes('chromium-experimental-subgroup-matrix'))
       lines.push('  f16 on tensor cores (subgroup matrices): tiles planned per device and head dim; the kernels CSV of `flashring bench` names them (its tiles column)');
   }
   return lines.join('\n');
+}
+
+/** One head dim's portable tiles: the forward's Br×Bc and chunk (head-dim columns staged at a time; D for whole rows), the backward's (Bc: its streamed rows); null where they do not fit the adapter. */
+interface HeadTiles {
+  D: number;
+  fwd: { Br: number; Bc: number; chunk: number } | null;
+  bwd: { Br: number; Bc: number; chunk: number } | null;
+}
+
+/** The portable kernels' tiles on an adapter at D = 64, 128, 256, f32 and (with shader-f16) f16: what info prints and --json gives. */
+function adapterTiles(a: AdapterSummary): { f32: HeadTiles[]; f16: HeadTiles[] | null } {
+  const wg = a.limits.maxComputeWorkgroupStorageSize;
+  const tiles = (p: Precision): HeadTiles[] => [64, 128, 256].map((D) => {
+    try {
+      const t = currentProcessTuning(), f = planTiles('fwd', D, p, wg, 256, 0, t), b = planTiles('bwd', D, p, wg, 256, 0, t);
+      return { D, fwd: { Br: f.BR, Bc: f.BC, chunk: f.chunk ?? D }, bwd: { Br: b.BR, Bc: b.streamRows ?? b.BC, chunk: b.chunk ?? D } };
+    } catch (e) {
+      if (e instanceof InputError) throw e; // a bad tuning pin (FLASHRING_PORTABLE_*), not a limit
+      return { D, fwd: null, bwd: null };
+    }
+  });
+  return { f32: tiles('f32'), f16: a.features.includes('shader-f16') ? tiles('f16') : null };
 }
 
 export async function info(argv: string[]): Promise<number> {
@@ -67,7 +83,8 @@ export async function info(argv: string[]): Promise<number> {
   }
   const adapters = await listAdapters();
   if (!adapters.length) throw new NoAdapterError('No WebGPU adapter was found. Run `bash scripts/setup-system.sh` as root (Vulkan loader + Mesa lavapipe), or install your GPU\'s Vulkan driver.');
-  if (values.json) console.log(JSON.stringify(adapters, null, 2));
+  // --json: each adapter with the portable tiles the text lists (tiles.f16 null without shader-f16).
+  if (values.json) console.log(JSON.stringify(adapters.map((a) => ({ ...a, tiles: adapterTiles(a) })), null, 2));
   else console.log(adapters.map(formatAdapter).join('\n\n'));
   const robust = robustSource();
   if (!values.json) console.log(`\nshader robustness (Dawn's index clamps): ${robust ? `on (${robust})` : 'off (disable_robustness; FLASHRING_ROBUST=1 keeps it)'}`);
