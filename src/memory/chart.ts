@@ -175,8 +175,9 @@ export interface LegendChart {
 
 /**
  * Draws each item's point mark over the middle of its legend sample (a Chart.js afterDraw hook: the legend draws one
- * point style an item, a line's is its line, and it stretches marks to the sample's width). drawPoint is Chart.js's helper. Self-contained, as the bench's PNG
- * sends its text to the browser (src/bench/png.ts): no names from this module inside, no named inner functions.
+ * point style an item, a line's is its line, and it stretches marks to the sample's width). drawPoint is Chart.js's
+ * helper. Self-contained, as the bench's PNG sends its text to the browser (src/bench/png.ts): no names from this
+ * module inside, no named inner functions.
  */
 export function drawLegendMarks(chart: LegendChart, drawPoint: (ctx: CanvasRenderingContext2D, o: { pointStyle: string; radius: number; borderWidth: number; rotation: number }, x: number, y: number) => void): void {
   const legend = chart.legend, ctx = chart.ctx;
