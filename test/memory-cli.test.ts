@@ -493,13 +493,22 @@ describe('flashring memory: flags Megatron-LM sets aside or refuses', () => {
     expect(await total()).toBe(await total('--ffn-hidden-size', '16384'));
   });
   it('the sweep marks a line Megatron-LM cannot train with † in its header, and says why under the table; none without linear biases', async () => {
-    const sweep = async (...extra: string[]) => (await run(['memory', '--sweep', '--preset', 'seed-32L-4096h', '--seq-lengths', '8192', ...extra])).out.split('\n');
+    // Each sweep ran and drew its table (an empty stdout would pass every "no †" below).
+    const sweep = async (...extra: string[]) => {
+      const r = await run(['memory', '--sweep', '--preset', 'seed-32L-4096h', '--seq-lengths', '8192', ...extra]);
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toMatch(/^ +8192 +\d/m);
+      return r.out.split('\n');
+    };
     const biased = await sweep('--lines', '1,1:selective:core_attn+mlp,2,4:recompute,4:selective:core_attn+mlp');
     expect(biased[1]).toMatch(/CP=1 \+ selective core_attn, mlp †.*CP=4 \+ recompute +CP=4 \+ selective core_attn, mlp †$/);
     expect(biased[1]).not.toMatch(/CP=2 †/);
     expect(biased.find((l) => l.startsWith('† '))).toMatch(/^† CP=1 \+ selective core_attn, mlp and CP=4 \+ selective core_attn, mlp: .*cannot train selective recompute of mlp with linear biases/);
-    expect((await sweep()).join('\n')).not.toMatch(/†/); // the default lines recompute full layers on this model
+    const byDefault = await sweep();
+    expect(byDefault[1]).toMatch(/^ seq_len +CP=1 +CP=1 \+ recompute +CP=2 +CP=4 +CP=4 \+ recompute$/);
+    expect(byDefault.join('\n')).not.toMatch(/†/); // the default lines recompute full layers on this model
     const plain = await sweep('--disable-bias-linear', '--lines', '1,1:selective:core_attn+mlp,4:recompute');
+    expect(plain[1]).toMatch(/^ seq_len +CP=1 +CP=1 \+ recompute +CP=4 \+ recompute$/);
     expect(plain.join('\n')).not.toMatch(/†/);
   });
   it('virtual stages at PP = 1 are refused, as Megatron-LM refuses them (one virtual stage is none, and taken)', async () => {
