@@ -483,6 +483,8 @@ describe('flashring memory: flags Megatron-LM sets aside or refuses', () => {
     }
     const gpt = await run(['memory', '--preset', 'seed-32L-4096h']), gptRms = await run(['memory', '--preset', 'seed-32L-4096h', '--normalization', 'RMSNorm']);
     expect(gpt.out).toMatch(/\n {6}LayerNorm 1 input \[[^]*\n {6}output {4}final LayerNorm input \[/);
+    expect(gptRms.code, gptRms.err).toBe(0);
+    expect(gptRms.out).toMatch(/\n {6}RMSNorm 1 input \[[^]*\n {6}output {4}final RMSNorm input \[/);
     expect(gptRms.out).not.toMatch(/LayerNorm/);
     expect(breakdownRows(memoryBreakdown(PRESETS['seed-32L-4096h'].model, DEFAULT_PARALLEL), PRESETS['seed-32L-4096h'].model).some((r) => r.label.startsWith('LayerNorm: '))).toBe(true);
   });
@@ -566,6 +568,8 @@ describe('flashring replay', () => {
     const out = join(dir, 'r00.csv');
     expect((await run(['replay', log, '--csv', out])).code).toBe(0);
     const back = await run(['replay', out, '--compare', '--num-layers', '11', '--hidden-size', '1536', '--num-attention-heads', '24', '--vocab-size', '146481']);
+    expect(back.code, back.err).toBe(0);
+    expect(back.out).toMatch(/^\| .*r00\.csv.* \| 2048 \|/m);
     expect(back.out).not.toMatch(/another setup/);
     expect((await run(['replay', out, '--compare', '--num-layers', '11', '--hidden-size', '1536', '--num-attention-heads', '24'])).out).toMatch(/vocab 146481 \(compared: 50257\)/);
     // A file given twice would count its points twice; a point's own sizes win over the compared ones, and that is said.
@@ -701,6 +705,8 @@ describe('flashring replay', () => {
     expect(z.err).not.toMatch(/Infinity/);
     // the untouched log: neither note
     const ok = await run(['replay', join(__dirname, 'fixtures/megatron/core_0.16_tp4_cp2_sp_selective.log')]);
+    expect(ok.code, ok.err).toBe(0);
+    expect(ok.err).toMatch(/^ {2}step time: model [\d.]+ ms, measured [\d.]+ ms /m);
     expect(ok.err).not.toMatch(/world_size|0\.0 ms at iteration/);
   });
   it('a log with 110k memory lines (no stack overflow) and a log cut mid-line (said, not misread)', async () => {
