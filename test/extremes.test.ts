@@ -274,7 +274,8 @@ describe('where f32 itself runs out: the documented behaviour, pinned (docs/nume
     for (let i = 0; i < N; i++) q[i * D] = 1;
     const k = new Float32Array(N * D);
     for (const j of low) k[j * D] = -gap;
-    const v = new Float32Array(N * D).fill(0.5);
+    // V differs key by key, so the finite columns check each key's weight, not only the normalization (a constant V did).
+    const v = Float32Array.from({ length: N * D }, (_, e) => 0.25 + ((Math.floor(e / D) * 7 + (e % D) * 3) % 11) / 10);
     v[inf * D + 2] = Infinity;
     return { q, k, v, ref: referenceForward(s, q, k, v, { scale: 1 }) };
   }
