@@ -98,6 +98,9 @@ describe('the advisor when nothing fits', () => {
     expect(summary).toContain(' layouts skipped: heads 32 is not divisible by TP 3, 6.');
     expect(summary).toMatch(/ and \d+ more reasons\.$/);
     // (the lines above the table name Megatron-LM's own flag of the runs the times were checked on: a fact of those runs, not a control)
+    // The table drawn (its caption and a ranked row), so that 'no flag' is said of a table with content.
+    expect(await p.textContent('#advisor-table')).toMatch(/global batch 6 sequences; rates: .* Fastest first/);
+    expect(await p.locator('#advisor-table tbody tr').count()).toBeGreaterThan(0);
     for (const id of ['#advisor-summary', '#advisor-table']) expect(await p.textContent(id)).not.toContain('--');
     await p.close();
     expect(consoleErrors).toEqual([]);
