@@ -328,6 +328,31 @@ describe('the live panel in headless Chromium', () => {
     await page.locator('#live').screenshot({ path: join(out, 'page-live-timelines.png') });
   }, 300_000);
 
+  it('a run\'s step tables agree: the measured one gives each step\'s GPU time, the compute its prediction takes (it gave only the host\'s time, several times the predicted compute)', async () => {
+    await fill(page, { N: '64', D: '16', H: '2', R: '2', window: '-1,-1', docs: '1' }, { scheme: 'p2p', precision: 'f32', link: 'nvlink-h200' });
+    await page.click('#live-run');
+    await liveDone(page);
+    expect((await hooks<Live>(page, 'live')).failed).toBeUndefined();
+    const table = (id: string) => page.evaluate((i) => Array.from(document.querySelectorAll(`#${i} tr`)).map((tr) => Array.from((tr as HTMLTableRowElement).cells).map((c) => c.textContent ?? '')), id);
+    const [measured, predicted] = [await table('timeline-steps'), await table('timeline-predicted-steps')];
+    // The page's Chromium (SwiftShader) has timestamp queries: every step has its GPU time.
+    expect(measured[0]).toEqual(['phase', 'step', 'rank', 'what it does', 'compute', 'GPU time', 'transfer', 'idle', 'waited for the device']);
+    expect(predicted[0]).toEqual(['phase', 'step', 'rank', 'what it does', 'compute', 'transfer', 'step']);
+    const key = (r: string[]) => r.slice(0, 4).join('|');
+    const predictedCompute = new Map(predicted.slice(1).map((r) => [key(r), r[4]]));
+    expect(measured.length).toBe(predicted.length);
+    for (const r of measured.slice(1)) expect(r[5], key(r)).toBe(predictedCompute.get(key(r)));
+    const caption = await page.evaluate(() => (window as unknown as { __flashring: { timelineSteps: { caption(id: string): string[] } } }).__flashring.timelineSteps.caption('timeline-predicted').join(' '));
+    expect(caption).toMatch(/^predicted on nvlink-h200 \(3600 Gbit\/s, 2 µs; each step's measured GPU time\)/);
+    expect(await page.textContent('#live-results')).toMatch(/TFLOP\/s per GPU[^;]+; each step's measured GPU time on this GPU, transfers at 3600 Gbit\/s/);
+    await page.locator('#timeline').scrollIntoViewIfNeeded();
+    const at = await page.evaluate(() => (window as unknown as { __flashring: { timelineSteps: { at(...a: unknown[]): { x: number; y: number } } } }).__flashring.timelineSteps.at('timeline', 'forward', 0, 1));
+    await page.mouse.move(at.x, at.y);
+    const tip = await page.evaluate(() => (window as unknown as { __flashring: { timelineSteps: { tip(id: string): string } } }).__flashring.timelineSteps.tip('timeline'));
+    expect(tip).toMatch(new RegExp(`^step 1 fwd · ring, rank 1\\ncompute [\\d.]+ m?s \\(GPU ${measured.find((r) => key(r) === 'forward|1|1|ring')![5]}\\) · transfer `));
+    await page.mouse.move(0, 0);
+  }, 300_000);
+
   it('the live form: every bad field marked at once, a fixed form clears the refusal, a link\'s unknown values named, a custom link in the link model\'s range', async () => {
     const p = await openPage(server!, consoleErrors, 'lR=99&lD=7&lH=3&lscheme=xyz&llink=foo&lN=abc&lgbps=0x10');
     expect(await p.getAttribute('#live-status', 'aria-live')).toBe('polite');

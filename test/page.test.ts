@@ -641,7 +641,7 @@ describe('the page in headless Chromium', () => {
     }
     const t = '[\\d.e+-]+ m?s'; // a duration to three significant digits
     // (A step too short to point at, as the all-to-alls on NVLink, is named with the steps beside it.)
-    expect(await hoverStep(page, 'timeline', 'forward', 0, 0)).toMatch(new RegExp(`^step 1 fwd · a2a-in, rank 0\ncompute ${t} · transfer ${t} · idle ${t}`, 'm'));
+    expect(await hoverStep(page, 'timeline', 'forward', 0, 0)).toMatch(new RegExp(`^step 1 fwd · a2a-in, rank 0\ncompute ${t}( \\(GPU ${t}\\))? · transfer ${t} · idle ${t}`, 'm'));
     expect(await hoverStep(page, 'timeline-predicted', 'backward', 0, 1)).toMatch(new RegExp(`^step 1 bwd · [\\w+-]+, rank 1\ncompute ${t} · transfer ${t}( after it| behind it)? · step ${t}$`, 'm'));
     expect(await hoverStep(page, 'timeline-predicted', 'forward', 1, 0)).toMatch(new RegExp(`^step 2 fwd · [\\w+-]+, rank 0\ncompute ${t} · transfer ${t}( after it| behind it)? · step ${t}$`, 'm'));
     await page.mouse.move(0, 0);

@@ -308,8 +308,22 @@ function drawTimelines(tl: RingTimeline): void {
   for (const id of CANVASES) stepTable(id);
 }
 
-/** The figures of each timeline's step table, after its phase, step, rank and what the step does. */
-const STEP_COLUMNS: Record<string, string[]> = { timeline: ['compute', 'transfer', 'idle', 'waited for the device'], 'timeline-predicted': ['compute', 'transfer', 'step'] };
+/** Whether a timeline's steps carry their kernels' GPU time (timestamp queries): what the prediction then takes as their compute. */
+const gpuTimed = (tl: RingTimeline) => tl.phases.some((ph) => ph.steps.some((st) => typeof st.gpuComputeMs === 'number'));
+
+/** What the prediction took as each step's compute, in the caption's and the results' words. */
+function predictedCompute(tl: RingTimeline): string {
+  if (tl.predicted?.compute?.source === 'tflops') return 'compute at the given TFLOP/s';
+  return gpuTimed(tl) ? "each step's measured GPU time" : 'measured step compute';
+}
+
+/**
+ * The figures of a timeline's step table, after its phase, step, rank and what the step does: the measured one's GPU
+ * time where its steps have one (the compute the prediction takes; its compute column is the host's time on the device).
+ */
+const tableColumns = (id: string): string[] => (id === 'timeline'
+  ? ['compute', ...(shown && gpuTimed(shown) ? ['GPU time'] : []), 'transfer', 'idle', 'waited for the device']
+  : ['compute', 'transfer', 'step']);
 
 /**
  * A timeline's steps as a table, in the element its canvas's aria-details names: each rank's step with the figures its
@@ -320,7 +334,7 @@ function stepTable(id: string): void {
   const table = detailsTable($(id));
   if (!table) return;
   const rows = (drawn.get(id)?.boxes ?? []).map((b) => [b.phase, String(shownStep(b.step)), String(b.rank), b.label, ...b.cells.map((text) => ({ text, cls: 'num' }))]);
-  fillTable(table, `${id === 'timeline' ? 'The measured' : 'The predicted'} timeline's steps, one row a rank's step (times in ms or s)`, ['phase', 'step', 'rank', 'what it does', ...STEP_COLUMNS[id]], rows);
+  fillTable(table, `${id === 'timeline' ? 'The measured' : 'The predicted'} timeline's steps, one row a rank's step (times in ms or s)`, ['phase', 'step', 'rank', 'what it does', ...tableColumns(id)], rows);
   table.closest('details')!.hidden = !rows.length;   // as its canvas: nothing shown without a timeline
 }
 
@@ -396,6 +410,7 @@ function drawTimeline(tl: RingTimeline): void {
     : tl.R === 1 ? `measured, ${ONE_RANK}` : 'measured, one device: ranks take turns (pale: waiting; overlap: see the prediction)';
   const overlap = turns || tl.R === 1 ? '' : ` · overlap ${(100 * tl.summary.overlapEfficiency).toFixed(0)}%`;
   const { g, top, rowH, X, W, boxes } = frame('timeline', tl.R, total, `${how}: ${total.toFixed(1)} ms · blue compute · orange transfer · grey idle${overlap}`);
+  const gpu = gpuTimed(tl);
   let offset = 0;
   for (const ph of tl.phases) {
     g.fillStyle = '#333';
@@ -420,10 +435,12 @@ function drawTimeline(tl: RingTimeline): void {
         g.fillRect(X(offset + st.end), y, W(st.idleMs), rowH - 4);
       }
       const waited = span - busy > 0 ? ` · waited ${duration(span - busy)} for the device` : '';
+      // The kernels' GPU time (timestamps), which the prediction takes as the step's compute: host time adds the submission and the wait for the GPU.
+      const gpuMs = typeof st.gpuComputeMs === 'number' ? st.gpuComputeMs : null;
       const x0 = X(offset + st.start);
       boxes.push({ phase: ph.phase, step: nums[i], rank: st.rank, x: x0, y, w: Math.max(2, X(offset + st.end + st.idleMs) - x0), h: rowH - 4,
-        tip: `${stepTitle(ph.phase, nums[i], st.label ?? '', st.rank)}\ncompute ${duration(busy)} · transfer ${duration(st.transferMs)} · idle ${duration(st.idleMs)}${waited}`,
-        label: st.label ?? '', cells: [duration(busy), duration(st.transferMs), duration(st.idleMs), span - busy > 0 ? duration(span - busy) : '-'] });
+        tip: `${stepTitle(ph.phase, nums[i], st.label ?? '', st.rank)}\ncompute ${duration(busy)}${gpuMs === null ? '' : ` (GPU ${duration(gpuMs)})`} · transfer ${duration(st.transferMs)} · idle ${duration(st.idleMs)}${waited}`,
+        label: st.label ?? '', cells: [duration(busy), ...(gpu ? [gpuMs === null ? '-' : duration(gpuMs)] : []), duration(st.transferMs), duration(st.idleMs), span - busy > 0 ? duration(span - busy) : '-'] });
     });
     offset += ph.wallMs;
   }
@@ -440,8 +457,7 @@ function drawPredicted(tl: RingTimeline): void {
     drawn.delete('timeline-predicted');
     return void $<HTMLCanvasElement>('timeline-predicted').getContext('2d')!.clearRect(0, 0, 1e4, 1e4);
   }
-  const src = p.compute?.source === 'tflops' ? 'compute at the given TFLOP/s' : 'measured step compute';
-  const caption = `predicted on ${p.link.name} (${p.link.gbps} Gbit/s, ${p.link.latencyUs} µs; ${src}): ${p.totalMs.toFixed(2)} ms · comm ${(100 * p.commFraction).toFixed(1)}% · ` +
+  const caption = `predicted on ${p.link.name} (${p.link.gbps} Gbit/s, ${p.link.latencyUs} µs; ${predictedCompute(tl)}): ${p.totalMs.toFixed(2)} ms · comm ${(100 * p.commFraction).toFixed(1)}% · ` +
     `${flopRate(p.tflopsPerGpu * 1e12)} per GPU`;
   const { g, top, rowH, X, W, boxes } = frame('timeline-predicted', tl.R, p.totalMs, caption);
   let t0 = 0;
@@ -633,7 +649,7 @@ function resultRows(s: AttentionShape, cfg: LiveConfig, res: Awaited<ReturnType<
     overlapRow(tl),
     [`predicted, ${tl.R} GPUs on ${p.link.name}`, `${p.totalMs.toFixed(2)} ms over ${p.stepMs.length} steps (${p.stepMs.map((x) => x.toFixed(2)).join(', ')} ms)`],
     ['comm fraction', `${(100 * p.commFraction).toFixed(1)}% (exposed communication ${p.exposedCommMs.toFixed(3)} ms of ${p.totalMs.toFixed(2)} ms)`],
-    ['TFLOP/s per GPU', `${(p.tflopsPerGpu).toPrecision(3)} (${flopRate(p.tflopsPerGpu * 1e12)}; this GPU's measured step compute, transfers at ${p.link.gbps} Gbit/s and ${p.link.latencyUs} µs per message)`],
+    ['TFLOP/s per GPU', `${(p.tflopsPerGpu).toPrecision(3)} (${flopRate(p.tflopsPerGpu * 1e12)}; ${predictedCompute(tl)} on this GPU, transfers at ${p.link.gbps} Gbit/s and ${p.link.latencyUs} µs per message)`],
     ['peak bytes per rank', tl.ranks.map((r) => `${(r.peakBytes / 1024 / 1024).toFixed(2)} MiB`).join(', ')],
     ['work per rank', `${tl.schedule.workPerRank.join(', ')} visible scores (imbalance ${tl.schedule.imbalance.toFixed(3)}: max / mean, under the ${cfg.causal ? 'causal ' : ''}${cfg.window.some((w) => w >= 0) ? `window ${cfg.window.join(',')} ` : ''}${cfg.docs > 1 ? `${cfg.docs}-document ` : ''}mask, ${tl.layout})`],
   ];
