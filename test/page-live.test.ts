@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import { formatBytes } from '../src/bytes.js';
 import { type PageHarness, collectErrors, hooks, openPage, pageReady, startPage, viewHash } from './page-harness.js';
 
 let server: PageHarness | null = null;
@@ -351,6 +352,24 @@ describe('the live panel in headless Chromium', () => {
     const tip = await page.evaluate(() => (window as unknown as { __flashring: { timelineSteps: { tip(id: string): string } } }).__flashring.timelineSteps.tip('timeline'));
     expect(tip).toMatch(new RegExp(`^step 1 fwd · ring, rank 1\\ncompute [\\d.]+ m?s \\(GPU ${measured.find((r) => key(r) === 'forward|1|1|ring')![5]}\\) · transfer `));
     await page.mouse.move(0, 0);
+  }, 300_000);
+
+  it('the results give each predicted step and peak as the step table does, in units that show them ("0.00 ms", "0.00 MiB" before), and count one GPU as one', async () => {
+    const rows = () => page.evaluate(() => Object.fromEntries(Array.from(document.querySelectorAll('#live-results tr')).map((tr) => [(tr as HTMLTableRowElement).cells[0].textContent, tr.children[1].textContent])));
+    for (const R of ['2', '1']) {
+      await fill(page, { N: '16', D: '8', H: '1', R, window: '-1,-1', docs: '1' }, { scheme: 'p2p', precision: 'f32', link: 'nvlink-h200' });
+      await page.click('#live-run');
+      await liveDone(page);
+      const live = await hooks<Live & { peakBytes: number[]; predicted: { stepMs: number[] } }>(page, 'live');
+      expect(live.failed).toBeUndefined();
+      const r = await rows();
+      // Each rank's peak in the largest unit it reaches (at N = 16, bytes or KiB, not "0.00 MiB").
+      expect(r['peak bytes per rank'], R).toBe(live.peakBytes.map(formatBytes).join(', '));
+      // The steps as the predicted step table gives each step's length (rank 0's rows, in order).
+      const lengths = await page.evaluate(() => Array.from(document.querySelectorAll('#timeline-predicted-steps tbody tr')).filter((tr) => (tr as HTMLTableRowElement).cells[2].textContent === '0').map((tr) => (tr as HTMLTableRowElement).cells[6].textContent));
+      const head = R === '1' ? 'predicted, 1 GPU on nvlink-h200' : 'predicted, 2 GPUs on nvlink-h200';
+      expect(r[head], R).toMatch(new RegExp(`^[\\d.]+ m?s over ${live.predicted.stepMs.length} steps \\(${lengths.map((l) => l!.replace(/[.]/g, '\\.')).join(', ')}\\)$`));
+    }
   }, 300_000);
 
   it('the live form: every bad field marked at once, a fixed form clears the refusal, a link\'s unknown values named, a custom link in the link model\'s range', async () => {

@@ -14,6 +14,7 @@
  */
 import { decimalNumber } from '../src/decimal.js';
 import { counted } from '../src/plural.js';
+import { formatBytes } from '../src/bytes.js';
 import { replaceViewHash } from './view.js';
 import { acquireDevices, adapterName, FlashDevice, withTuning } from '../src/gpu/device.js';
 import { autotune, storedTuning, type TuneEntry, type TuneTrial } from '../src/bench/tune.js';
@@ -647,10 +648,11 @@ function resultRows(s: AttentionShape, cfg: LiveConfig, res: Awaited<ReturnType<
     ['steps', stepLabels(tl)],
     ['achieved', `${flopRate(flops / (wall * 1e-3))} over ${wall.toFixed(1)} ms (ring wall time on this GPU; FLOPs 4·H·D per visible pair, ${pairs} of ${s.Nq * s.Nk} pairs visible${cfg.backward ? ', ×3.5 with the backward' : ''})`],
     overlapRow(tl),
-    [`predicted, ${tl.R} GPUs on ${p.link.name}`, `${p.totalMs.toFixed(2)} ms over ${p.stepMs.length} steps (${p.stepMs.map((x) => x.toFixed(2)).join(', ')} ms)`],
+    // Each step as its table and tooltip give it (three significant digits: a 2 µs step read "0.00 ms" at two decimals).
+    [`predicted, ${counted(tl.R, 'GPU')} on ${p.link.name}`, `${duration(p.totalMs)} over ${counted(p.stepMs.length, 'step')} (${p.stepMs.map(duration).join(', ')})`],
     ['comm fraction', `${(100 * p.commFraction).toFixed(1)}% (exposed communication ${p.exposedCommMs.toFixed(3)} ms of ${p.totalMs.toFixed(2)} ms)`],
     ['TFLOP/s per GPU', `${(p.tflopsPerGpu).toPrecision(3)} (${flopRate(p.tflopsPerGpu * 1e12)}; ${predictedCompute(tl)} on this GPU, transfers at ${p.link.gbps} Gbit/s and ${p.link.latencyUs} µs per message)`],
-    ['peak bytes per rank', tl.ranks.map((r) => `${(r.peakBytes / 1024 / 1024).toFixed(2)} MiB`).join(', ')],
+    ['peak bytes per rank', tl.ranks.map((r) => formatBytes(r.peakBytes)).join(', ')],   // 776 bytes read "0.00 MiB" 
     ['work per rank', `${tl.schedule.workPerRank.join(', ')} visible scores (imbalance ${tl.schedule.imbalance.toFixed(3)}: max / mean, under the ${cfg.causal ? 'causal ' : ''}${cfg.window.some((w) => w >= 0) ? `window ${cfg.window.join(',')} ` : ''}${cfg.docs > 1 ? `${cfg.docs}-document ` : ''}mask, ${tl.layout})`],
   ];
 }

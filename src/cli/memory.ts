@@ -3,6 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import { counted } from '../plural.js';
+import { formatBytes } from '../bytes.js';
 import {
   CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, MemoryTerm, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, normName, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
@@ -243,19 +244,7 @@ function fromPreset(e: unknown, v: Values): unknown {
   return msg === e.message ? e : new InputError(msg);
 }
 
-const BYTE_UNITS = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'] as const;
-
-/**
- * Bytes in the largest of B, KiB, MiB, GiB, TiB, PiB in which the value (two decimals) is at least 1: small models
- * stay readable, and so do sizes no GPU holds (a micro batch of 100000: 1.91 PiB, not 2001504.92 GiB).
- */
-export function formatBytes(bytes: number): string {
-  for (let i = BYTE_UNITS.length; i >= 1; i--) {
-    const v = (bytes / 1024 ** i).toFixed(2);
-    if (Math.abs(Number(v)) >= 1) return `${v} ${BYTE_UNITS[i - 1]}`;
-  }
-  return `${Number.isInteger(bytes) ? bytes : bytes.toFixed(2)} B`;
-}
+export { formatBytes };
 
 /** A count in K, M or B (thousands, millions, billions), four significant digits; below 1000 as it is. */
 export function formatCount(n: number): string {
