@@ -416,6 +416,27 @@ describe('the live panel in headless Chromium', () => {
     await p.close();
   });
 
+  it('a GPU without shader-f16: f16 is refused beside the field as soon as the adapter is known, and the refusal goes once f32 is chosen (it stayed in the status line)', async () => {
+    const p = await openPage(server!, consoleErrors, 'lN=64&lH=1&lD=16&lR=1&lprecision=f16', (q) => q.addInitScript(() => {
+      const d = Object.getOwnPropertyDescriptor(GPUAdapter.prototype, 'features')!;
+      Object.defineProperty(GPUAdapter.prototype, 'features', { get() { return new Set([...(d.get!.call(this) as Set<string>)].filter((f) => f !== 'shader-f16')); } });
+    }));
+    const marked = () => p.$$eval('#live-form [aria-invalid="true"]', (els) => els.map((e) => `${(e as HTMLSelectElement).name}: ${document.getElementById(e.getAttribute('aria-describedby')!)?.textContent}`));
+    const noF16 = 'This GPU does not offer 16-bit floats to WebGPU (shader-f16): choose precision f32.';
+    await p.waitForFunction(() => document.querySelector('#live-form select[name=precision]')!.getAttribute('aria-invalid') === 'true', null, { timeout: 10_000 });
+    expect(await marked()).toEqual([`precision: ${noF16}`]);
+    await p.click('#live-run');
+    await liveDone(p);
+    expect(await status(p)).toBe(noF16);
+    await p.selectOption('#live-form select[name=precision]', 'f32');
+    expect(await marked()).toEqual([]);
+    expect(await status(p)).toBe('');
+    await p.selectOption('#live-form select[name=precision]', 'f16');
+    expect(await marked()).toEqual([`precision: ${noF16}`]);
+    expect(await status(p)).toBe(noF16);   // the status line's refusal follows the form, as for any field
+    await p.close();
+  });
+
   it('the live form lives in the URL hash: kept by a reload and a planner edit, followed on a hash edit, bad values refused in the form\'s words', async () => {
     await fill(page, { N: '512', H: '8', R: '4', window: '128,0', gbps: '100', lat: '3' }, { scheme: 'a2a', link: 'custom', layout: 'striped' });
     await page.uncheck('#live-form input[name=causal]');

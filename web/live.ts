@@ -62,6 +62,11 @@ const MAX_N = 65536, MAX_HEADS = 64, MAX_RANKS = 8;
  */
 const MAX_LIVE_ELEMENTS = 2 ** 24;
 
+/** Why a run at f16 cannot be had here: the adapter offers no shader-f16. */
+const NO_F16 = 'This GPU does not offer 16-bit floats to WebGPU (shader-f16): choose precision f32.';
+/** The tab's adapter is known to lack shader-f16 (its features at load, or the page's device): the form refuses f16 beside the field. */
+let noF16 = false;
+
 /** Reads and checks the form: every wrong field at once (FieldErrors where more than one is). */
 function readLiveForm(form: HTMLFormElement): LiveConfig {
   const field = (n: string) => form.elements.namedItem(n) as HTMLInputElement;
@@ -91,6 +96,7 @@ function readLiveForm(form: HTMLFormElement): LiveConfig {
   if (!LAYOUTS.includes(layout)) errors.push(new FieldError(`Layout must be one of ${LAYOUTS.join(', ')}.`, field('layout')));
   const precision = field('precision').value as Precision;
   if (precision !== 'f32' && precision !== 'f16') errors.push(new FieldError('Precision must be f32 or f16.', field('precision')));
+  if (precision === 'f16' && noF16) errors.push(new FieldError(NO_F16, field('precision')));
   const sc = read(() => readScheme(field, H, R));
   const docs = whole('docs', 'Documents', 1, N ?? MAX_N);
   const window = read(() => readWindow(field('window'), N ?? MAX_N));
@@ -675,7 +681,8 @@ class DevicePool {
       [this.dev] = await acquireDevices(this.gpu!, 1);
       this.hooks.liveDevicesAcquired = (this.hooks.liveDevicesAcquired as number) + 1;
     }
-    if (precision === 'f16' && !this.dev.hasF16) throw new FieldError('This GPU does not offer 16-bit floats to WebGPU (shader-f16): choose precision f32.', this.precisionField);
+    noF16 = !this.dev.hasF16;
+    if (precision === 'f16' && noF16) throw new FieldError(NO_F16, this.precisionField);
     return this.dev;
   }
 }
@@ -811,10 +818,7 @@ class LivePanel {
     try {
       cfg = checkLiveForm(this.form);
     } catch (e) {
-      const msg = liveWords(e);
-      this.finish(id, msg, { failed: msg });
-      if (id === this.runId) shownRefusal = msg;
-      return;
+      return this.refuse(id, e);
     }
     this.status.textContent = 'starting…';
     await this.afterPrevious(); // the cancelled run before this one lets go of the device
@@ -835,9 +839,29 @@ class LivePanel {
       if (e instanceof Cancelled || abort.signal.aborted) return;
       showResults([]);
       clearTimeline();
-      const msg = e instanceof FieldError ? e.message : `The run failed: ${(e as Error).message}`;
-      if (e instanceof FieldError) showFieldErrors(this.form, marksOf(e));
+      if (e instanceof FieldError) {
+        showFieldErrors(this.form, marksOf(e));
+        return this.refuse(id, e); // the status's refusal then follows the form (f16 refused, then f32 chosen: it stayed)
+      }
+      const msg = `The run failed: ${(e as Error).message}`;
       this.finish(id, msg, { failed: msg });
+    }
+  }
+
+  /** Run `id` refused by the form (or the device's precision): said in the status line, which then follows the form's edits. */
+  refuse(id: number, e: unknown): void {
+    const msg = liveWords(e);
+    this.finish(id, msg, { failed: msg });
+    if (id === this.runId) shownRefusal = msg;
+  }
+
+  /** The adapter lacks shader-f16: precision f16 is refused in the form from now on, at once where it is chosen. */
+  lacksF16(): void {
+    noF16 = true;
+    try {
+      checkLiveForm(this.form);
+    } catch (e) {
+      followRefusal(this.status, e);
     }
   }
 
@@ -915,7 +939,7 @@ export function setupLive(hooks: Record<string, unknown>): void {
   describeSupport(!!gpu);
   p.runBtn.disabled = p.tuneBtn.disabled = !gpu;
   // navigator.gpu can be there with no adapter behind it (or one that fails).
-  void gpu?.requestAdapter().then((a) => { if (!a) p.none(); }, () => p.none());
+  void gpu?.requestAdapter().then((a) => { if (!a) p.none(); else if (!a.features.has('shader-f16')) p.lacksF16(); }, () => p.none());
   wireSchemeFields(p.form);
   // A wrong field is marked as it is typed (Run says it too), its mark gone once it is right.
   p.form.addEventListener('input', () => {
