@@ -487,8 +487,9 @@ describe('the live panel in headless Chromium', () => {
     // before a separate look at the focus, which is then back on Run, rightly.
     expect(await p.evaluate(() => {
       const press = (id: string) => { const b = document.getElementById(id) as HTMLButtonElement; b.focus(); b.click(); return document.activeElement?.id ?? ''; };
-      return [press('live-run'), press('live-cancel')];
-    })).toEqual(['live-cancel', 'live-run']);   // Cancel ends the run at once: the focus is back on Run
+      const tuneOff = () => (document.getElementById('live-tune') as HTMLButtonElement).disabled;
+      return [press('live-run'), tuneOff(), press('live-cancel'), tuneOff()];
+    })).toEqual(['live-cancel', true, 'live-run', false]);   // Tune off while the run goes (it cancelled it unsaid); Cancel ends the run at once: the focus is back on Run
     expect(await status(p)).toBe('cancelled');
     expect(await focused()).toBe('live-run');
     // Tune: its Cancel turns off while the candidate being timed ends; the focus then goes to Tune, back on.

@@ -807,7 +807,7 @@ class LivePanel {
     if (id !== this.runId) return;
     this.status.textContent = text;
     this.hooks.live = { done: true, ...live };
-    this.setButtons({ run: !this.noAdapter, cancel: false }, this.runBtn);
+    this.setButtons({ run: !this.noAdapter, tune: !this.noAdapter, cancel: false }, this.runBtn);
   }
 
   async run(id: number): Promise<void> {
@@ -955,13 +955,13 @@ export function setupLive(hooks: Record<string, unknown>): void {
   wireStepTips(hooks);
   p.runBtn.addEventListener('click', () => {
     const id = ++p.runId;
-    p.setButtons({ run: false, cancel: true }, p.cancelBtn);
+    // Tune is off while a run goes (pressed, it cancelled the run unsaid): Cancel first, then Tune.
+    p.setButtons({ run: false, tune: false, cancel: true }, p.cancelBtn);
     hooks.live = { done: false };
     p.start(p.run(id));
   });
   p.tuneBtn.addEventListener('click', () => {
-    ++p.runId; // a run in flight no longer speaks for the page
-    p.runAbort?.abort(new Cancelled('cancelled'));
+    ++p.runId; // a cancelled run still ending its step no longer speaks for the page (Tune is off while one runs)
     const abort = (p.tuneAbort = new AbortController());
     p.setButtons({ run: false, tune: false, cancel: true }, p.cancelBtn);
     hooks.tune = { done: false };
