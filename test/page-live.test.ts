@@ -369,7 +369,16 @@ describe('the live panel in headless Chromium', () => {
       const lengths = await page.evaluate(() => Array.from(document.querySelectorAll('#timeline-predicted-steps tbody tr')).filter((tr) => (tr as HTMLTableRowElement).cells[2].textContent === '0').map((tr) => (tr as HTMLTableRowElement).cells[6].textContent));
       const head = R === '1' ? 'predicted, 1 GPU on nvlink-h200' : 'predicted, 2 GPUs on nvlink-h200';
       expect(r[head], R).toMatch(new RegExp(`^[\\d.]+ m?s over ${live.predicted.stepMs.length} steps \\(${lengths.map((l) => l!.replace(/[.]/g, '\\.')).join(', ')}\\)$`));
+      // The check's row says its figures are relative errors (‖x − ref‖ / ‖ref‖), each within tolerance.
+      expect(r['relative error vs float64 (‖x − ref‖ / ‖ref‖)'], R).toMatch(/^O \d\.\d\de-\d+, LSE .* — within tolerance$/);
     }
+    // One token: one pair, one score, counted as one ('1 of 1 pairs visible', '1 visible scores' before).
+    await fill(page, { N: '1', D: '8', H: '1', R: '1', window: '-1,-1', docs: '1' }, { scheme: 'p2p', precision: 'f32', link: 'nvlink-h200' });
+    await page.click('#live-run');
+    await liveDone(page);
+    const one = await rows();
+    expect(one.achieved).toMatch(/, 1 of 1 pair visible/);
+    expect(one['work per rank']).toMatch(/^1 visible score \(/);
   }, 300_000);
 
   it('the live form: every bad field marked at once, a fixed form clears the refusal, a link\'s unknown values named, a custom link in the link model\'s range', async () => {

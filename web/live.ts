@@ -13,7 +13,7 @@
  * cleared when a run starts and when it fails. Every message speaks of the form's fields.
  */
 import { decimalNumber } from '../src/decimal.js';
-import { counted } from '../src/plural.js';
+import { counted, plural } from '../src/plural.js';
 import { formatBytes } from '../src/bytes.js';
 import { replaceViewHash } from './view.js';
 import { acquireDevices, adapterName, FlashDevice, withTuning } from '../src/gpu/device.js';
@@ -652,14 +652,14 @@ function resultRows(s: AttentionShape, cfg: LiveConfig, res: Awaited<ReturnType<
     ['kernels', kernelsLabel(res.kernels)],
     ['mode, scheme', `${tl.mode}, ${tl.scheme}${sizes}, ${tl.layout}, R=${tl.R} (${mode})`],
     ['steps', stepLabels(tl)],
-    ['achieved', `${flopRate(flops / (wall * 1e-3))} over ${wall.toFixed(1)} ms (ring wall time on this GPU; FLOPs 4·H·D per visible pair, ${pairs} of ${s.Nq * s.Nk} pairs visible${cfg.backward ? ', ×3.5 with the backward' : ''})`],
+    ['achieved', `${flopRate(flops / (wall * 1e-3))} over ${wall.toFixed(1)} ms (ring wall time on this GPU; FLOPs 4·H·D per visible pair, ${pairs} of ${counted(s.Nq * s.Nk, 'pair')} visible${cfg.backward ? ', ×3.5 with the backward' : ''})`],
     overlapRow(tl),
     // Each step as its table and tooltip give it (three significant digits: a 2 µs step read "0.00 ms" at two decimals).
     [`predicted, ${counted(tl.R, 'GPU')} on ${p.link.name}`, `${duration(p.totalMs)} over ${counted(p.stepMs.length, 'step')} (${p.stepMs.map(duration).join(', ')})`],
     ['comm fraction', `${(100 * p.commFraction).toFixed(1)}% (exposed communication ${p.exposedCommMs.toFixed(3)} ms of ${p.totalMs.toFixed(2)} ms)`],
     ['TFLOP/s per GPU', `${(p.tflopsPerGpu).toPrecision(3)} (${flopRate(p.tflopsPerGpu * 1e12)}; ${predictedCompute(tl)} on this GPU, transfers at ${p.link.gbps} Gbit/s and ${p.link.latencyUs} µs per message)`],
     ['peak bytes per rank', tl.ranks.map((r) => formatBytes(r.peakBytes)).join(', ')],   // 776 bytes read "0.00 MiB" 
-    ['work per rank', `${tl.schedule.workPerRank.join(', ')} visible scores (imbalance ${tl.schedule.imbalance.toFixed(3)}: max / mean, under the ${cfg.causal ? 'causal ' : ''}${cfg.window.some((w) => w >= 0) ? `window ${cfg.window.join(',')} ` : ''}${cfg.docs > 1 ? `${cfg.docs}-document ` : ''}mask, ${tl.layout})`],
+    ['work per rank', `${tl.schedule.workPerRank.join(', ')} visible ${plural(Math.max(...tl.schedule.workPerRank), 'score')} (imbalance ${tl.schedule.imbalance.toFixed(3)}: max / mean, under the ${cfg.causal ? 'causal ' : ''}${cfg.window.some((w) => w >= 0) ? `window ${cfg.window.join(',')} ` : ''}${cfg.docs > 1 ? `${cfg.docs}-document ` : ''}mask, ${tl.layout})`],
   ];
 }
 
@@ -713,7 +713,7 @@ async function liveRun(
   const check = checkRun(s, cfg, x as Record<string, Float32Array>, res);
   const tiles = pins ? `tuned in this browser: ${tilesInWords(pins)}` : cfg.tuned ? 'defaults (Tune has stored no pins for this GPU, D, precision and mask)' : 'defaults';
   return {
-    rows: [...resultRows(s, cfg, res, adapterName(dev.adapter)), ['tiles', tiles], ['error vs float64', check.row]],
+    rows: [...resultRows(s, cfg, res, adapterName(dev.adapter)), ['tiles', tiles], ['relative error vs float64 (‖x − ref‖ / ‖ref‖)', check.row]],
     timeline: res.timeline,
     live: { errors: check.errors, ok: check.ok, precision: res.precision, tuned: !!pins, ...runSummary(res.timeline) },
   };
@@ -843,6 +843,8 @@ class LivePanel {
         showFieldErrors(this.form, marksOf(e));
         return this.refuse(id, e); // the status's refusal then follows the form (f16 refused, then f32 chosen: it stayed)
       }
+      // Not the form's: the GPU's, the tab's memory, or a page bug; its stack goes to the console, as the planner's do.
+      console.error(e);
       const msg = `The run failed: ${(e as Error).message}`;
       this.finish(id, msg, { failed: msg });
     }
@@ -1071,7 +1073,7 @@ function tuneRows(e: TuneEntry, adapter: string): [string, string][] {
     ['tuned', `${ms(e.tunedMs)} (${((e.defaultMs[0] + e.defaultMs[1]) / (e.tunedMs[0] + e.tunedMs[1])).toFixed(3)}× at N=${e.N}, ${counted(e.heads, 'head')})`],
     ['tiles', tilesInWords(e.tuning)],
     ['candidates', `${timed} timed of ${e.trials.length} (the others do not fit this GPU)`],
-    ['error vs float64', `${e.checkErr.toExponential(2)} (largest of O, LSE, dQ, dK, dV at a small shape)`],
+    ['relative error vs float64 (‖x − ref‖ / ‖ref‖)', `${e.checkErr.toExponential(2)} (largest of O, LSE, dQ, dK, dV at a small shape)`],
   ];
 }
 
