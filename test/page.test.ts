@@ -566,6 +566,13 @@ describe('the page in headless Chromium', () => {
     await page.setInputFiles('#timeline-file', { name: 'badstep.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ ...tl, phases: [{ phase: 'forward', wallMs: 1, steps: [{ rank: 5 }] }] })) });
     await page.waitForFunction(() => /badstep\.json could not be read — step 1 of phase 1 lacks a valid rank/.test(document.getElementById('live-status')!.textContent ?? ''));
     expect(await blank(page)).toBe(false);
+    // A one-device file's steps need their time on the device (computeMs): its bars are drawn from it ("NaN ms" before).
+    await page.setInputFiles('#timeline-file', { name: 'turns.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ ...tl, mode: 'one-device' })) });
+    await page.waitForFunction(() => /turns\.json could not be read/.test(document.getElementById('live-status')!.textContent ?? ''));
+    expect(await page.textContent('#live-status')).toBe('turns.json could not be read — step 1 of phase 1 lacks a valid rank or one of start, computeEnd, transferEnd, end, transferMs, idleMs, computeMs');
+    const withCompute = { ...tl, mode: 'one-device', phases: tl.phases.map((ph) => ({ ...ph, steps: ph.steps.map((st) => ({ ...st, computeMs: 2 })) })) };
+    await page.setInputFiles('#timeline-file', { name: 'turns2.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(withCompute)) });
+    await page.waitForFunction(() => /showing turns2\.json: R=1/.test(document.getElementById('live-status')!.textContent ?? ''));
     expect(consoleErrors).toEqual([]);
   });
 

@@ -174,7 +174,8 @@ function checkTimeline(tl: unknown): asserts tl is RingTimeline {
   t.phases.forEach((ph: Record<string, unknown>, i: number) => {
     if (!ph || typeof ph.phase !== 'string' || !num(ph.wallMs) || !Array.isArray(ph.steps)) throw new Error(`phase ${i + 1} lacks its name, wall time or steps`);
     ph.steps.forEach((st: Record<string, unknown>, j: number) => {
-      const fields = ['start', 'computeEnd', 'transferEnd', 'end', 'transferMs', 'idleMs'];
+      // One device's ranks take turns: each step's time on the device (computeMs) is what its bar shows (drawTimeline).
+      const fields = ['start', 'computeEnd', 'transferEnd', 'end', 'transferMs', 'idleMs', ...(t.mode === 'one-device' && !t.pipelined ? ['computeMs'] : [])];
       if (!st || !Number.isInteger(st.rank) || (st.rank as number) < 0 || (st.rank as number) >= (t.R as number) || fields.some((f) => !num(st[f])))
         throw new Error(`step ${j + 1} of phase ${i + 1} lacks a valid rank or one of ${fields.join(', ')}`);
     });
