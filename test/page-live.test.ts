@@ -7,7 +7,7 @@
  * harness is page.test.ts's (its own build folder, so the two files may run at once).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { formatBytes } from '../src/bytes.js';
@@ -352,6 +352,27 @@ describe('the live panel in headless Chromium', () => {
     const tip = await page.evaluate(() => (window as unknown as { __flashring: { timelineSteps: { tip(id: string): string } } }).__flashring.timelineSteps.tip('timeline'));
     expect(tip).toMatch(new RegExp(`^step 1 fwd · ring, rank 1\\ncompute [\\d.]+ m?s \\(GPU ${measured.find((r) => key(r) === 'forward|1|1|ring')![5]}\\) · transfer `));
     await page.mouse.move(0, 0);
+  }, 300_000);
+
+  it('Save timeline gives the run\'s timeline as the JSON the CLI writes, which the panel draws again when dropped (a run could not be kept)', async () => {
+    expect(await page.isDisabled('#timeline-save')).toBe(await page.isHidden('#timeline'));   // nothing drawn, nothing to save
+    await fill(page, { N: '32', D: '8', H: '1', R: '2', window: '-1,-1', docs: '1' }, { scheme: 'p2p', precision: 'f32', link: 'nvlink-h200' });
+    await page.click('#live-run');
+    await liveDone(page);
+    expect((await hooks<Live>(page, 'live')).failed).toBeUndefined();
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#timeline-save')]);
+    expect(dl.suggestedFilename()).toBe('flashring-timeline-R2-p2p.json');
+    const file = join(out, 'live-saved-timeline.json');
+    await dl.saveAs(file);
+    const tl = JSON.parse(readFileSync(file, 'utf8'));
+    expect([tl.kind, tl.R, tl.scheme, tl.phases.map((ph: { phase: string }) => ph.phase)]).toEqual(['flashring.timeline', 2, 'p2p', ['forward', 'backward']]);
+    expect(tl.predicted.link.name).toBe('nvlink-h200');
+    await page.setInputFiles('#timeline-file', file);
+    await page.waitForFunction(() => /^showing live-saved-timeline\.json: R=2 zigzag, p2p one-device/.test(document.getElementById('live-status')!.textContent ?? ''));
+    await page.click('#live-run');   // a new run clears the drawn timeline until it has its own: nothing to save meanwhile
+    expect(await page.isDisabled('#timeline-save')).toBe(true);
+    await liveDone(page);
+    expect(await page.isDisabled('#timeline-save')).toBe(false);
   }, 300_000);
 
   it('the results give each predicted step and peak as the step table does, in units that show them ("0.00 ms", "0.00 MiB" before), and count one GPU as one', async () => {

@@ -16,6 +16,7 @@ import { decimalNumber } from '../src/decimal.js';
 import { counted, plural } from '../src/plural.js';
 import { formatBytes } from '../src/bytes.js';
 import { replaceViewHash } from './view.js';
+import { download } from './download.js';
 import { acquireDevices, adapterName, FlashDevice, withTuning } from '../src/gpu/device.js';
 import { autotune, storedTuning, type TuneEntry, type TuneTrial } from '../src/bench/tune.js';
 import { HEAD_GROUP_ALL, type KernelTuning } from '../src/kernels/tuning.js';
@@ -244,6 +245,7 @@ const stepTitle = (phase: string, step: number, label: string, rank?: number) =>
 /** The timelines cleared and collapsed (hidden) until there is something to draw: no blank canvases. */
 function clearTimeline(): void {
   shown = null;
+  $<HTMLButtonElement>('timeline-save').disabled = true;
   for (const id of CANVASES) {
     const c = $<HTMLCanvasElement>(id);
     c.getContext('2d')!.clearRect(0, 0, c.width, c.height);
@@ -311,6 +313,7 @@ function frame(id: string, R: number, totalMs: number, caption: string) {
 /** Both timelines of `tl` drawn (the measured, and the predicted where it has one), each with its table of steps; drawn again as the window's width changes. */
 function drawTimelines(tl: RingTimeline): void {
   shown = tl;
+  $<HTMLButtonElement>('timeline-save').disabled = false;
   drawTimeline(tl);
   drawPredicted(tl);
   for (const id of CANVASES) stepTable(id);
@@ -986,6 +989,10 @@ export function setupLive(hooks: Record<string, unknown>): void {
     p.finish(id, 'cancelled', { cancelled: true });
   });
   wireFileDrop($('timeline-drop'), $<HTMLInputElement>('timeline-file'), (f) => void showTimelineFile(f, p.status, hooks));
+  // The timeline drawn (a run's or a dropped file's) as the JSON it is: flashring attention --timeline's kind, which this panel reads back.
+  $('timeline-save').addEventListener('click', () => {
+    if (shown) download(`flashring-timeline-R${shown.R}${shown.scheme ? `-${shown.scheme}` : ''}.json`, new Blob([JSON.stringify(shown, null, 1)], { type: 'application/json' }));
+  });
 }
 
 /**

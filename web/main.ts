@@ -25,6 +25,7 @@ import { counted, plural } from '../src/plural.js';
 import { FieldError, bugWords, customLink, fieldNumber, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { clip, numberFrom, sig3 } from './format.js';
 import { detailsTable, fillTable } from './table.js';
+import { download } from './download.js';
 import { COMPUTE_TFLOPS, LINKS, LINK_NAMES, Link, Prediction } from '../src/cp/plan/linkModel.js';
 import { planScheme } from '../src/cp/launch/planSchemes.js';
 import { validateRing } from '../src/cp/plan/schedule.js';
@@ -896,14 +897,6 @@ async function copyLink(): Promise<void> {
   Object.assign(box, { value: url, hidden: false });
   box.focus();
   box.select();
-}
-
-function download(name: string, blob: Blob): void {
-  const a = document.createElement('a');
-  a.href = URL.createObjectURL(blob);
-  a.download = name;
-  a.click();
-  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
 }
 
 function dataUrlBlob(url: string): Blob {
