@@ -369,8 +369,9 @@ describe('the live panel in headless Chromium', () => {
     expect(tl.predicted.link.name).toBe('nvlink-h200');
     await page.setInputFiles('#timeline-file', file);
     await page.waitForFunction(() => /^showing live-saved-timeline\.json: R=2 zigzag, p2p one-device/.test(document.getElementById('live-status')!.textContent ?? ''));
-    await page.click('#live-run');   // a new run clears the drawn timeline until it has its own: nothing to save meanwhile
-    expect(await page.isDisabled('#timeline-save')).toBe(true);
+    // A new run clears the drawn timeline until it has its own: nothing to save meanwhile (read in the click's own task:
+    // a run this small can end before a second round trip to the page).
+    expect(await page.evaluate(() => { (document.getElementById('live-run') as HTMLButtonElement).click(); return (document.getElementById('timeline-save') as HTMLButtonElement).disabled; })).toBe(true);
     await liveDone(page);
     expect(await page.isDisabled('#timeline-save')).toBe(false);
   }, 300_000);
