@@ -10,3 +10,6 @@ export function aligned(rows: string[][], left: readonly number[], gap = '  '): 
   const width = Array.from({ length: n }, (_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
   return rows.map((r) => width.map((w, c) => (left.includes(c) ? (r[c] ?? '').padEnd(w) : (r[c] ?? '').padStart(w))).join(gap).trimEnd());
 }
+
+/** Three significant digits as JavaScript writes the number ('0.000001', '5.12e-7', '1230'): '?' where it is not finite. */
+export const sig3 = (x: number): string => (Number.isFinite(x) ? String(Number(x.toPrecision(3))) : '?');

@@ -32,6 +32,22 @@ describe('flashring cp-plan', () => {
     expect(checkRingArgs({ R: 4, layout: 'zigzag', scheme: 'a2a+p2p', hierarchicalSizes: '2,2', mode: 'one-device' }, shape).hierarchicalSizes).toBe('2,2');
   });
 
+  it('the table lines up whatever its figures: a rate of 1e-6 TFLOP/s (its 10-character cell pushed the column past its header) and one of hundreds', async () => {
+    for (const rate of ['0.000001', '400']) {
+      const r = await cli(['--context-parallel-size', '4', '--seq-length', '4096', '--heads', '8', '--head-dim', '64', '--compute-tflops', rate]);
+      expect(r.code, r.err).toBe(0);
+      const lines = r.out.split('\n');
+      const head = lines.findIndex((l) => l.startsWith('scheme ')), table = lines.slice(head, head + 5);
+      expect(table[0]).toMatch(/^scheme +sizes +forward\(ms\) +backward\(ms\) +comm% +TFLOP\/s per GPU +attention buffers per rank$/);
+      // Each row as long as the header, and its TFLOP/s ending where the header's does (numbers padded on the left).
+      const end = table[0].indexOf('TFLOP/s per GPU') + 'TFLOP/s per GPU'.length;
+      for (const row of table.slice(1)) {
+        expect(row.length, row).toBe(table[0].length);
+        expect(row.slice(0, end), row).toMatch(rate === '400' ? / \d{3}$/ : / 0\.000001$/);
+      }
+    }
+  });
+
   it('--cp 1 --cp-mode multi-adapter runs as one-device (one rank is one device), with a note; processes and R > 1 keep their mode', () => {
     const shape = { B: 1, Hq: 4, Hkv: 4, Nq: 64, Nk: 64, D: 16 };
     const notes: string[] = [];

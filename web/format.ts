@@ -1,7 +1,8 @@
 /** The page's short forms of figures, for tooltips and compact cells. */
 
-/** A figure to three significant digits, as a plain number: 61.3, 143, 0.052, 1230. */
-export const sig3 = (x: number): string => (Number.isFinite(x) ? String(Number(x.toPrecision(3))) : '?');
+import { sig3 } from '../src/table.js';
+
+export { sig3 };
 
 /** x rounded to three significant digits: what a unit is chosen by, so that 999.96 (1000 to three digits) takes the unit above. */
 const round3 = (x: number): number => Number(x.toPrecision(3));

@@ -4,6 +4,7 @@
  * adapter (one rank, forward + backward), and the link model composes the timeline.
  */
 import { InputError } from '../errors.js';
+import { aligned, sig3 } from '../table.js';
 import { POS_MAX } from '../mask.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
 import { nodeGPU } from '../gpu/node.js';
@@ -207,11 +208,10 @@ export async function cpPlanCommand(argv: string[]): Promise<number> {
   const T = req.tensorParallel, tp = T > 1 ? ` a GPU (${s.Hq * T}${s.Hkv === s.Hq ? '' : `, K/V ${s.Hkv * T}`} over TP=${T})` : '';
   console.log(`cp-plan: B=${s.B} H=${s.Hq}${s.Hkv === s.Hq ? '' : ` (K/V heads ${s.Hkv})`}${tp} N=${s.Nq} D=${s.D} ${req.causal ? 'causal' : 'full'} ${req.precision}, CP=${req.R} ${req.layout}`);
   console.log(`link ${req.link.name}: ${req.link.gbps} Gbit/s, ${req.link.latencyUs} µs; compute ${r} TFLOP/s${measured ? ` (measured on ${measured.adapter} at N=${measured.N})` : ''}`);
-  console.log('scheme     sizes  forward(ms)  backward(ms)  comm%   TFLOP/s per GPU  attention buffers per rank');
-  for (const p of plans) {
-    const ph = (name: string) => p.predicted.phases.find((x) => x.phase === name)!.stepMs.reduce((a, b) => a + b, 0);
-    console.log(`${p.scheme.padEnd(10)} ${p.hierarchy.join(',').padEnd(5)}  ${ph('forward').toFixed(3).padStart(11)}  ${ph('backward').toFixed(3).padStart(12)}  ${(100 * p.predicted.commFraction).toFixed(1).padStart(5)}  ${p.predicted.tflopsPerGpu.toPrecision(3).padStart(8)}  ${formatBytes(p.rankPeakBytes).padStart(16)}`);
-  }
+  // One table whatever the figures' widths (a rate of 1e-6 TFLOP/s pushed its column past the header's).
+  const ms = (p: (typeof plans)[number], name: string) => p.predicted.phases.find((x) => x.phase === name)!.stepMs.reduce((a, b) => a + b, 0).toFixed(3);
+  const rows = plans.map((p) => [p.scheme, p.hierarchy.join(','), ms(p, 'forward'), ms(p, 'backward'), (100 * p.predicted.commFraction).toFixed(1), sig3(p.predicted.tflopsPerGpu), formatBytes(p.rankPeakBytes)]);
+  for (const line of aligned([['scheme', 'sizes', 'forward(ms)', 'backward(ms)', 'comm%', 'TFLOP/s per GPU', 'attention buffers per rank'], ...rows], [0, 1])) console.log(line);
   if (plans.length) console.log(CP_PLAN_COLUMNS.join('\n'));
   for (const x of req.skipped) console.log(`${x.scheme.padEnd(10)} not planned: ${x.reason}`);
   for (const name of req.schemes) if (req.sizesChosen && schemeDef(name).defaultSizes) console.log(chosenSizesNote(name, req.sizes!, req.R));
