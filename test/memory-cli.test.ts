@@ -604,6 +604,20 @@ describe('flashring replay', () => {
     expect(same.out + same.err).not.toMatch(/another setup/);
     expect(same.out).toMatch(/largest total error 0\.\d%/);
   });
+  it("--compare's note names a default that follows another setting (query groups the heads, positions SwiGLU): its flags give the log's own prediction", async () => {
+    // r10: 4 heads with 1 query group, SwiGLU with learned positions. Against 1 head, the groups (1) and the positions
+    // (learned: no SwiGLU) matched and were not named, and the note's flags gave 1.6% more than the log's own model.
+    const log = 'bench/results/2026-12-02-megatron-campaign/runs/r10.log';
+    const r = await run(['replay', log, '--compare', '--num-layers', '1', '--hidden-size', '64', '--num-attention-heads', '1']);
+    const note = r.out.split('\n').find((l) => l.startsWith('note: '))!;
+    expect(note).toContain('--num-query-groups 1 (compared: its default, 4 with the flags before)');
+    expect(note).toContain('--position-embedding-type learned_absolute (compared: its default, rope with the flags before)');
+    // The note's flags, as given (a `no --flag` left out), reproduce the log's own prediction exactly, and nothing is said then.
+    const flags = /, with (.*): its error is/.exec(note)![1].replace(/ \(compared: [^()]*\)/g, '').replace(/,? ?no --[a-z-]+/g, '').replace(/,/g, '').split(' ').filter(Boolean);
+    const again = JSON.parse((await run(['replay', log, '--compare', ...flags, '--json'])).out);
+    expect(again.notes).toEqual([]);
+    expect(again.comparison[0].modelTotalGib * 2 ** 30).toBe(again.reports[0].prediction.totalBytes);
+  });
   it('--json: each log with an argument dump predicts itself from its own arguments', async () => {
     const r = await run(['replay', `${D}/megatron/B-s8192-none.log`, '--json', '--hbm-gib', '139.8']);
     expect(r.code).toBe(0);

@@ -171,6 +171,12 @@ describe('memoryDiff and setupDiff', () => {
     expect(memoryDiff(row, setup(), setup({ dataParallel: 4, distributedOptimizer: true, cpCommType: 'a2a' }), 'compared'))
       .toEqual(['no --use-distributed-optimizer (compared: --use-distributed-optimizer)', '--data-parallel-size 1 (compared: 4)']);
   });
+  it('a default that follows another setting is named once that setting is taken from the log (the query groups follow the heads)', () => {
+    // The log: 16 heads, 1 query group; compared: 1 head, groups by default (1). Taking the heads alone left the groups at 16.
+    const log = setup({}, { ...gpt, numQueryGroups: 1 }), ref = setup({}, { ...gpt, numAttentionHeads: 1 });
+    expect(memoryDiff(row, log, ref, 'compared'))
+      .toEqual(['--num-attention-heads 16 (compared: 1)', '--num-query-groups 1 (compared: its default, 16 with the flags before)']);
+  });
   it('a default made explicit is no difference (C4)', () => {
     expect(setupDiff(setup(), setup({}, { ...gpt, numQueryGroups: 16 }), 'compared')).toEqual([]);
   });

@@ -177,16 +177,40 @@ function withSetting(x: MeasuredSetup, ref: MeasuredSetup, s: Setting): Measured
   return { model: { ...x.model, ...pick(ref.model, s.model) }, parallel: { ...x.parallel, ...pick(ref.parallel, s.parallel) } };
 }
 
-const differs = (x: MeasuredSetup, ref: MeasuredSetup) => SETTINGS.filter((s) => s.show(x.model, x.parallel) !== s.show(ref.model, ref.parallel));
-/** "--ffn-hidden-size 5120 (compared: 6144)", "--swiglu (compared: no --swiglu)": the measured setup's flags, the compared value beside. */
-function said(s: Setting, x: MeasuredSetup, ref: MeasuredSetup, refName: string): string {
-  const mine = s.show(x.model, x.parallel), theirs = s.show(ref.model, ref.parallel);
-  return `${mine} (${refName}: ${theirs.startsWith(`${s.flag} `) && mine.startsWith(`${s.flag} `) ? theirs.slice(s.flag.length + 1) : theirs})`;
+/** A setting that differs, and the compared value said beside the measured one (said()). */
+interface Differing { s: Setting; theirs: string; follows: boolean }
+
+/**
+ * The settings in which a measured setup differs from the compared one. A default that follows another setting (the
+ * query groups follow the heads, the position embedding SwiGLU, the FFN width the hidden size) is shown as the compared
+ * setup gives it, and may come to differ only once those settings are taken from the measured setup (the log's 4 heads
+ * with 1 query group against a compared 1 head with the default groups): taken in turn until nothing more differs, so
+ * that the flags named are enough to give the measured setup. Such a one is marked `follows`.
+ */
+function differs(x: MeasuredSetup, ref: MeasuredSetup): Differing[] {
+  const out: Differing[] = [];
+  let r = ref;
+  for (;;) {
+    const more = SETTINGS.filter((s) => !out.some((d) => d.s === s) && s.show(x.model, x.parallel) !== s.show(r.model, r.parallel));
+    if (!more.length) return out;
+    out.push(...more.map((s) => ({ s, theirs: s.show(r.model, r.parallel), follows: r !== ref })));
+    r = more.reduce((acc, s) => withSetting(acc, x, s), r);
+  }
+}
+
+/**
+ * "--ffn-hidden-size 5120 (compared: 6144)", "--swiglu (compared: no --swiglu)": the measured setup's flags, the compared value
+ * beside; a default that follows the settings before it, "--num-query-groups 1 (compared: its default, 4 with the flags before)".
+ */
+function said(d: Differing, x: MeasuredSetup, refName: string): string {
+  const { s, theirs } = d, mine = s.show(x.model, x.parallel);
+  const value = theirs.startsWith(`${s.flag} `) && mine.startsWith(`${s.flag} `) ? theirs.slice(s.flag.length + 1) : theirs;
+  return `${mine} (${refName}: ${d.follows ? `its default, ${value} with the flags before` : value})`;
 }
 
 /** Every setting that differs between a measured setup and the compared one, each as said() says it. */
 export function setupDiff(x: MeasuredSetup, ref: MeasuredSetup, refName: string): string[] {
-  return differs(x, ref).map((s) => said(s, x, ref, refName));
+  return differs(x, ref).map((d) => said(d, x, refName));
 }
 
 /** The model's total for a row under a setup (null when the model cannot take it: an InputError; anything else is a bug and thrown). */
@@ -208,18 +232,19 @@ function totalUnder(row: CsvRow, s: MeasuredSetup): number | null {
 export function memoryDiff(row: CsvRow, setup: MeasuredSetup, ref: MeasuredSetup, refName: string): string[] {
   const own = totalUnder(row, setup);
   if (own === totalUnder(row, ref)) return [];
-  const all = differs(setup, ref), named = all.filter((s) => totalUnder(row, withSetting(setup, ref, s)) !== own);
+  const all = differs(setup, ref), named = all.filter((d) => totalUnder(row, withSetting(setup, ref, d.s)) !== own);
   // The settings named must be enough: the compared setup with them taken from the log gives the log's total.
   // Where they are not (DP and the distributed optimizer move it only together), add those that move the rest.
-  const from = (xs: Setting[]) => totalUnder(row, xs.reduce((x, s) => withSetting(x, setup, s), ref));
+  const from = (xs: Differing[]) => totalUnder(row, xs.reduce((x, d) => withSetting(x, setup, d.s), ref));
   let now = from(named);
   while (now !== own) {
-    const more = all.filter((s) => !named.includes(s) && from([...named, s]) !== now);
+    const more = all.filter((d) => !named.includes(d) && from([...named, d]) !== now);
     if (!more.length) break;
     named.push(...more);
     now = from(named);
   }
-  return (now === own ? named : all).map((s) => said(s, setup, ref, refName));
+  // Said in the order differs() found them: a default that follows other settings after them.
+  return (now === own ? all.filter((d) => named.includes(d)) : all).map((d) => said(d, setup, refName));
 }
 
 /**
