@@ -76,6 +76,22 @@ describe('Megatron-LM log replay', () => {
     expect(parseMegatronLog(log, 'oom', { warmup: 4 }).point.window).toEqual([5, 6]);   // the window taken all the same
   });
 
+  it('a log whose every line a launcher prefixed (torchrun --tee, srun --label, a time stamp) reads as the plain log', () => {
+    // The argument lines were read only from the line's start: a prefixed dump gave no arguments, no point and no prediction.
+    const log = fx('core_0.16_tp4_cp2_sp_selective.log'), plain = parseMegatronLog(log, 'x.log');
+    const prefixes: ((n: number) => string)[] = [() => '[default0]:', () => '0: ', () => '[rank0]: ', (n) => `[2026-01-01 00:00:${String(n % 60).padStart(2, '0')}] `];
+    for (const prefix of prefixes) {
+      const r = parseMegatronLog(log.split('\n').map((l, n) => prefix(n) + l).join('\n'), 'x.log');
+      expect(r.args, prefix(7)).toEqual(plain.args);
+      expect(r.point, prefix(7)).toEqual(plain.point);
+    }
+  });
+
+  it('a dump none of whose lines reads as an argument says so once, not that each argument is missing', () => {
+    const r = parseMegatronLog('---- arguments ----\nseq_length: 4096\nnum_layers: 2\n---- end of arguments ----\n', 'yaml.log');
+    expect(r.warnings.filter((w) => /argument/.test(w))).toEqual(['the argument dump ("---- arguments ----") holds no line read as "  name ....... value": the run configuration is unknown']);
+  });
+
   it('garbage in: every field reported missing', () => {
     const r = parseMegatronLog('hello\nworld\n', 'x.log');
     expect(r.point.seqLength).toBeNull();

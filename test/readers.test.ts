@@ -297,7 +297,7 @@ describe('found by the readers\' fuzz', () => {
 describe('a log without an argument dump', () => {
   it('predicts nothing and says the dump is missing, not one argument of it', async () => {
     const { configFromArgs, parseMegatronLog } = await import('../src/memory/megatron.js');
-    expect(configFromArgs(parseMegatronLog('hello\n', 'x.log').args)).toEqual({ error: 'the log has no argument dump (the model and its layout are unknown)' });
+    expect(configFromArgs(parseMegatronLog('hello\n', 'x.log').args)).toEqual({ error: 'no argument of the log was read: no argument dump, or none of its lines read (the model and its layout are unknown)' });
     expect(configFromArgs({ hidden_size: '64' })).toEqual({ error: 'the argument dump has no num_layers' });
   });
 });

@@ -309,9 +309,13 @@ function readRun(lines: string[], from: number, to: number, file: string): RunLi
   return run;
 }
 
-/** One `  name ....... value` line of a dump into args: refused when it repeats an argument with another value or its value cannot be. */
+/**
+ * One `  name ....... value` line of a dump into args: refused when it repeats an argument with another value or its value
+ * cannot be. The name is found after whatever a launcher or logger puts before each line ('[default0]:' of torchrun --tee,
+ * '0: ' of srun --label, a time stamp): the first word after a blank, or at the line's start, followed by its dots.
+ */
 function readArg(line: string, i: number, args: MegatronArgs, argLine: Map<string, number>, refuse: Refuse): void {
-  const m = /^\s*([A-Za-z_][\w]*) \.+ ?(.*)$/.exec(line);
+  const m = /(?:^|\s)([A-Za-z_]\w*) \.+ ?(.*)$/.exec(line);
   if (!m) return;
   const v = m[2].trim(), first = argLine.get(m[1]);
   if (first !== undefined && args[m[1]] !== v)
@@ -364,8 +368,10 @@ function missing(args: MegatronArgs | null, iterations: boolean, memory: boolean
     ['seq_length', 'sequence length'], ['tensor_model_parallel_size', 'tensor-parallel size'], ['micro_batch_size', 'micro batch size'],
     ['num_layers', 'layers'], ['hidden_size', 'hidden size'], ['num_attention_heads', 'heads'],
   ];
-  if (args) for (const [k, what] of want) if (!(k in args)) w.push(`argument ${k} (${what}) not found in the argument dump`);
-  if (args && !('context_parallel_size' in args)) w.push('argument context_parallel_size not found: a release without context parallelism, taken as CP=1');
+  const none = args !== null && !Object.keys(args).length;
+  if (none) w.push('the argument dump ("---- arguments ----") holds no line read as "  name ....... value": the run configuration is unknown');
+  else if (args) for (const [k, what] of want) if (!(k in args)) w.push(`argument ${k} (${what}) not found in the argument dump`);
+  if (args && !none && !('context_parallel_size' in args)) w.push('argument context_parallel_size not found: a release without context parallelism, taken as CP=1');
   if (!iterations) w.push('no iteration lines found: no iteration time or throughput');
   if (!memory) w.push('no "[Rank N] (after K iterations) memory (MB)" lines found: no measured memory (Megatron prints them with --log-memory-to-tensorboard or at the first log interval)');
   if (!theoretical) w.push('no "Theoretical memory footprints" line found');
@@ -451,7 +457,7 @@ export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: P
   /** A numeric argument (integer or not), undefined when absent or None. */
   const int = (k: string) => (args[k] === undefined || args[k] === 'None' ? undefined : decimalNumber(args[k]));
   const bool = (k: string) => args[k] === 'True';
-  if (!Object.keys(args).length) return { error: 'the log has no argument dump (the model and its layout are unknown)' };
+  if (!Object.keys(args).length) return { error: 'no argument of the log was read: no argument dump, or none of its lines read (the model and its layout are unknown)' };
   for (const k of ['num_layers', 'hidden_size', 'num_attention_heads', 'seq_length'])
     if (!Number.isInteger(int(k))) return { error: `the argument dump has no ${k}` };
   const notes: string[] = [];
