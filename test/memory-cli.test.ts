@@ -604,6 +604,20 @@ describe('flashring replay', () => {
     expect(same.out + same.err).not.toMatch(/another setup/);
     expect(same.out).toMatch(/largest total error 0\.\d%/);
   });
+  it('a log that sets what the model does not take (FP8) is said so, in its note and in --compare\'s table, and given no error', async () => {
+    // r00 as if run with --fp8-format e4m3: the table gave it -0.1% and counted it in the largest error, and no line said why its own prediction had none.
+    const log = join(dir, 'r00-fp8.log');
+    writeFileSync(log, readFileSync('bench/results/2026-12-02-megatron-campaign/runs/r00.log', 'utf8').replace(/^( {2}fp8 \.+) None$/m, '$1 e4m3'));
+    const own = ['--num-layers', '11', '--hidden-size', '1536', '--num-attention-heads', '24', '--ffn-hidden-size', '5120', '--swiglu', '--vocab-size', '146481',
+      '--untie-embeddings-and-output-weights', '--position-embedding-type', 'rope', '--disable-bias-linear', '--attention-dropout', '0', '--no-bias-swiglu-fusion', '--transformer-impl', 'local'];
+    const r = await run(['replay', log, '--compare', ...own]);
+    expect(r.code).toBe(0);
+    expect(r.err).toContain('  note: not modelled: --fp8-format e4m3 (the prediction is not comparable with this run)');
+    expect(r.out).toMatch(/^\| .*r00-fp8\.log \| 2048 \| 1 \| full:block\/5 \| 21\.7 \| 21\.7 \| not comparable \(not modelled: --fp8-format e4m3\) \|  \| 8\.0 \|  \| unknown \|$/m);
+    expect(r.out).toContain('1 point: largest total error -, largest activation error -, 0 wrong OOM verdicts; 1 point not compared (its log sets what the model does not take)');
+    const j = JSON.parse((await run(['replay', log, '--compare', ...own, '--json'])).out).comparison[0];
+    expect([j.totalError, j.verdict, j.notModelled]).toEqual([null, 'unknown', ['--fp8-format e4m3']]);
+  });
   it("--compare's note names a default that follows another setting (query groups the heads, positions SwiGLU): its flags give the log's own prediction", async () => {
     // r10: 4 heads with 1 query group, SwiGLU with learned positions. Against 1 head, the groups (1) and the positions
     // (learned: no SwiGLU) matched and were not named, and the note's flags gave 1.6% more than the log's own model.

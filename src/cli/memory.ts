@@ -8,13 +8,13 @@ import {
   CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, MemoryTerm, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, normName, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../memory/model.js';
-import { configFromArgs, lastIteration, parseMegatronLogs, POINT_WARMUP, type ParseResult } from '../memory/megatron.js';
+import { configFromArgs, lastIteration, parseMegatronLogs, POINT_WARMUP, unmodelledArgs, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
 import { headroom } from '../memory/headroom.js';
 import { notText } from '../textKind.js';
 import { recomputeNote, untrainableNote } from '../memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
-import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, predictFromLog } from '../memory/compare.js';
+import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, predictFromLog, withNotModelled } from '../memory/compare.js';
 import { notTimeData, steadyIterMs, WARMUP_ITERATIONS, withIterMs } from '../memory/time/fromLog.js';
 import { H200 } from '../memory/time/devices.js';
 import { distinct, list, numberArg, parseCommand } from './args.js';
@@ -438,7 +438,7 @@ function jsonHeadroom(totalBytes: number, hbmGib: number): { fits: boolean; tigh
 }
 
 /** A file's points, and for each the setup its log's argument dump gives (null for a CSV row or a log without one). */
-interface FileResult { rows: CsvRow[]; setups: (MeasuredSetup | null)[]; labels: string[]; reports: unknown[]; ok: boolean }
+interface FileResult { rows: CsvRow[]; setups: (MeasuredSetup | null)[]; labels: string[]; reports: unknown[]; ok: boolean; notModelled: string[][] }
 
 /** Where replay's report goes: stdout, unless stdout carries the points (CSV) or the JSON; notes and failures go to stderr. */
 type Say = (line: string) => void;
@@ -492,7 +492,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
     bytes = await readFile(file);
   } catch (e) {
     console.error(`${file}: ${readProblem(e)}`); // gone or locked since checkInputFile looked at it
-    return { rows: [], setups: [], labels: [], reports: [{ file, error: 'cannot read' }], ok: false };
+    return { rows: [], setups: [], labels: [], reports: [{ file, error: 'cannot read' }], ok: false, notModelled: [] };
   }
   const binary = notText(bytes);
   if (binary) throw new InputError(`${file}: ${binary}; replay takes Megatron-LM training logs and activation_memory.csv files as text`);
@@ -506,7 +506,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
       throw refusal(e, file);
     }
     say(`${file}: ${counted(r.length, 'row')}${modelRows ? `; ${counted(modelRows, 'row')} of source 'model' left out (the model's own output, not measurements)` : ''}`);
-    return { rows: r, setups: r.map(() => null), labels: r.map((x) => `${file}${x.line ? `: ${x.line}` : ''}`), reports: [{ file, rows: r.length, ...(modelRows ? { modelRowsLeftOut: modelRows } : {}) }], ok: true };
+    return { rows: r, setups: r.map(() => null), labels: r.map((x) => `${file}${x.line ? `: ${x.line}` : ''}`), reports: [{ file, rows: r.length, ...(modelRows ? { modelRowsLeftOut: modelRows } : {}) }], ok: true, notModelled: r.map(() => []) };
   }
   let runs;
   try {
@@ -514,7 +514,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
   } catch (e) {
     throw refusal(e, file);
   }
-  const out: FileResult = { rows: [], setups: [], labels: [], reports: [], ok: true };
+  const out: FileResult = { rows: [], setups: [], labels: [], reports: [], ok: true, notModelled: [] };
   for (const [k, res] of runs.entries()) {
     const timeNote = notTimeData(text, res);
     const name = runs.length > 1 ? `${file}#${k + 1}` : file;
@@ -527,14 +527,15 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
       ('error' in prediction ? '' : ` | model ${(prediction.totalBytes / GIB).toFixed(2)} GiB${prediction.totalError === null ? '' : ` (${pct(prediction.totalError)})`}`));
     const c = configFromArgs(res.args), why = 'error' in c ? null : untrainable(c.model, c.par);
     for (const w of [...res.warnings, ...(why ? [why] : [])]) console.error(`  note: ${w}`);
-    if ('error' in prediction) console.error(`  note: no prediction: ${prediction.error}`);
-    else say(`  ${stepTimeLine(res, prediction)}`);
+    for (const n of 'error' in prediction ? [`no prediction: ${prediction.error}`] : prediction.notes) console.error(`  note: ${n}`);
+    if (!('error' in prediction)) say(`  ${stepTimeLine(res, prediction)}`);
     if (timeNote && !('error' in prediction)) console.error(`  note: ${timeNote}`);
     if (!row) console.error(`  ${name}: no point (${p.seqLength === null ? 'no sequence length: not a Megatron-LM log with an argument dump, nor a .csv' : 'nothing measured: no memory line, no iteration after warm-up, no out-of-memory'})`);
     if (row) {
       out.rows.push(row);
       out.labels.push(name);
       out.setups.push('error' in c ? null : { model: c.model, parallel: c.par });
+      out.notModelled.push(unmodelledArgs(res.args));
     } else out.ok = false;
     out.reports.push({ file, ...(runs.length > 1 ? { run: k + 1, startLine: res.startLine } : {}), point: p, warnings: res.warnings, untrainable: why, notTimeData: timeNote, prediction });
   }
@@ -580,7 +581,9 @@ export async function replayCommand(argv: string[]): Promise<number> {
   for (const file of positionals) results.push(await readPoints(file, hbm, say));
   const rows = results.flatMap((r) => r.rows), labels = results.flatMap((r) => r.labels);
   const bad = results.filter((r) => !r.ok).length;
-  const comparison = cfg ? comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib) : null;
+  // A point whose log sets what the model does not take (FP8, grouped GEMM, …) keeps its model figures, not an error.
+  const notModelled = results.flatMap((r) => r.notModelled);
+  const comparison = cfg ? comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib).map((c, i) => withNotModelled(c, notModelled[i])) : null;
   // Where a point measured another setup than the compared one: said with the table (in the JSON: `notes`).
   const caveats = cfg ? otherModelNotes(rows, { model: cfg.model, parallel: cfg.par }, results.flatMap((r) => r.setups), labels) : [];
   if (cfg && !values.json) report.push([comparisonTable(comparison!, labels), ...caveats.map((n) => `note: ${n}`)].join('\n'));

@@ -23,6 +23,16 @@ export interface Comparison {
   /** 'right' when the model's fits/does-not-fit matches what happened. */
   verdict: 'right' | 'says it fits, it ran out of memory' | 'says out of memory, it ran' | 'unknown';
   error?: string;
+  /** What the point's log sets that changes memory and the model does not take (flag and value): no error or verdict taken then. */
+  notModelled?: string[];
+}
+
+/**
+ * A comparison of a point whose log sets what the model does not take (unmodelledArgs: FP8, grouped GEMM, …): its
+ * model figures kept, its errors and OOM verdict not taken, the settings named (as the log's own prediction does).
+ */
+export function withNotModelled(c: Comparison, notModelled: readonly string[] | undefined): Comparison {
+  return notModelled?.length ? { ...c, totalError: null, activationError: null, verdict: 'unknown', notModelled: [...notModelled] } : c;
 }
 
 /** The point's configuration over the base flags (sequence, TP, CP, SP, recompute, micro batch): the base's where the row does not say. */
@@ -283,13 +293,16 @@ export function comparisonTable(cs: Comparison[], labels: readonly string[] = []
   for (const [i, c] of cs.entries()) {
     const r = c.row;
     const meas = r.fits === false ? 'OOM' : r.total_gib?.toFixed(1) ?? '?';
-    out.push(`| ${(labels[i] ?? r.line ?? '').replace(/\|/g, '\\|')} | ${r.seq_len} | ${r.cp ?? '?'} | ${r.recompute ?? '?'} | ${meas} | ${c.modelTotalGib?.toFixed(1) ?? `- (${c.error})`} | ${pct(c.totalError)} | ` +
+    const not = c.notModelled ? `not comparable (not modelled: ${c.notModelled.join(' ')})` : null;
+    out.push(`| ${(labels[i] ?? r.line ?? '').replace(/\|/g, '\\|')} | ${r.seq_len} | ${r.cp ?? '?'} | ${r.recompute ?? '?'} | ${meas} | ${c.modelTotalGib?.toFixed(1) ?? `- (${c.error})`} | ${not ?? pct(c.totalError)} | ` +
       `${r.activation_gib?.toFixed(1) ?? ''} | ${c.modelActivationGib?.toFixed(1) ?? ''} | ${pct(c.activationError)} | ${c.verdict} |`);
   }
+  const nots = cs.filter((c) => c.notModelled).length;
   const errs = cs.map((c) => c.totalError).filter((x): x is number => x !== null).map(Math.abs);
   const aerrs = cs.map((c) => c.activationError).filter((x): x is number => x !== null).map(Math.abs);
   const wrong = cs.filter((c) => c.verdict !== 'right' && c.verdict !== 'unknown').length;
   const largest = (xs: number[]) => (xs.length ? (maxOf(xs) * 100).toFixed(1) + '%' : '-');
-  out.push('', `${counted(cs.length, 'point')}: largest total error ${largest(errs)}, largest activation error ${largest(aerrs)}, ${counted(wrong, 'wrong OOM verdict')}`);
+  out.push('', `${counted(cs.length, 'point')}: largest total error ${largest(errs)}, largest activation error ${largest(aerrs)}, ${counted(wrong, 'wrong OOM verdict')}` +
+    `${nots ? `; ${counted(nots, 'point')} not compared (${nots === 1 ? 'its log sets' : 'their logs set'} what the model does not take)` : ''}`);
   return out.join('\n');
 }
