@@ -618,6 +618,16 @@ describe('flashring replay', () => {
     const j = JSON.parse((await run(['replay', log, '--compare', ...own, '--json'])).out).comparison[0];
     expect([j.totalError, j.verdict, j.notModelled]).toEqual([null, 'unknown', ['--fp8-format e4m3']]);
   });
+  it("--compare names each row of a replay's CSV apart (it has no line column: every row was named by the file alone)", async () => {
+    const out = join(dir, 'two-runs.csv');
+    const logs = ['r00', 'r01'].map((r) => `bench/results/2026-12-02-megatron-campaign/runs/${r}.log`);
+    expect((await run(['replay', ...logs, '--csv', out])).code).toBe(0);
+    const r = await run(['replay', out, '--compare', '--num-layers', '11', '--hidden-size', '1536', '--num-attention-heads', '24']);
+    expect(r.code).toBe(0);
+    const rows = r.out.split('\n').filter((l) => /^\| .*two-runs\.csv/.test(l)).map((l) => l.split(' | ')[0]);
+    expect(rows).toEqual([`| ${out}: row 1`, `| ${out}: row 2`]);
+    expect(r.out).toContain(`note: 1 point (${out}: row 2) measured another setup`);
+  });
   it("--compare's note names a default that follows another setting (query groups the heads, positions SwiGLU): its flags give the log's own prediction", async () => {
     // r10: 4 heads with 1 query group, SwiGLU with learned positions. Against 1 head, the groups (1) and the positions
     // (learned: no SwiGLU) matched and were not named, and the note's flags gave 1.6% more than the log's own model.

@@ -498,15 +498,17 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
   if (binary) throw new InputError(`${file}: ${binary}; replay takes Megatron-LM training logs and activation_memory.csv files as text`);
   const text = bytes.toString('utf8');
   if (/\.csv$/i.test(file)) {
-    let r: CsvRow[], modelRows: number;
+    let r: CsvRow[], modelRows: number, all: CsvRow[];
     try {
       // A row without a source is named by the file's path, as a log's point is (two folders' runs.csv apart).
-      ({ rows: r, modelRows } = measuredRows(parseCsv(text, sourceName(file)), sourceName(file)));
+      ({ rows: r, modelRows } = measuredRows(all = parseCsv(text, sourceName(file)), sourceName(file)));
     } catch (e) {
       throw refusal(e, file);
     }
     say(`${file}: ${counted(r.length, 'row')}${modelRows ? `; ${counted(modelRows, 'row')} of source 'model' left out (the model's own output, not measurements)` : ''}`);
-    return { rows: r, setups: r.map(() => null), labels: r.map((x) => `${file}${x.line ? `: ${x.line}` : ''}`), reports: [{ file, rows: r.length, ...(modelRows ? { modelRowsLeftOut: modelRows } : {}) }], ok: true, notModelled: r.map(() => []) };
+    // Each row named by its line column, else as the file's row k (a replay's CSV has no line: its rows were all named by the file alone).
+    const rowOf = new Map(all.map((x, k) => [x, k + 1]));
+    return { rows: r, setups: r.map(() => null), labels: r.map((x) => `${file}: ${x.line ?? `row ${rowOf.get(x)}`}`), reports: [{ file, rows: r.length, ...(modelRows ? { modelRowsLeftOut: modelRows } : {}) }], ok: true, notModelled: r.map(() => []) };
   }
   let runs;
   try {
