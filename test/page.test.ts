@@ -11,7 +11,7 @@
  * saved under test-output/ for people to look at.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { type PageHarness, hooks, openPage, pageReady, pngPixels, startPage, viewHash } from './page-harness.js';
@@ -102,6 +102,15 @@ describe('the page in headless Chromium', () => {
     expect(bad.join('\n')).toMatch(/t\.json: could not be read — it is a ring timeline \(drop it on the live ring panel's timeline input\); replay takes Megatron-LM training logs and activation_memory\.csv files/);
     const after = await hooks<{ measuredPoints: number }>(page, 'replay');
     expect(after.measuredPoints).toBe(before.measuredPoints + 1);
+    // A log that sets what the model does not take (FP8): its model figure shown, no error and no verdict taken, and said
+    // (as replay --compare; the page compared it silently).
+    const fp8 = readFileSync('bench/results/2026-12-02-megatron-campaign/runs/r00.log', 'utf8').replace(/^( {2}fp8 \.+) None$/m, '$1 e4m3');
+    await page.setInputFiles('#replay-files', { name: 'r00-fp8.log', mimeType: 'text/plain', buffer: Buffer.from(fp8) });
+    await page.waitForFunction(() => /not compared/.test(document.getElementById('replay-summary')!.textContent ?? ''));
+    const row = await page.$$eval('#replay-table tr', (trs) => trs.map((tr) => Array.from((tr as HTMLTableRowElement).cells).map((c) => [c.textContent ?? '', c.title])).find((cells) => cells[0][0] === 'r00-fp8.log'));
+    expect(row![8]).toEqual(['not comparable', 'not modelled: --fp8-format e4m3']);
+    expect(row![12][0]).toBe('unknown');
+    expect(await page.textContent('#replay-summary')).toMatch(/dropped points?: .*\(1 point not compared: its log sets what the model does not take\)/);
   });
 
   /** A form's fields marked invalid: each one's name, the message beside it (its label's .field-error) and whether aria-describedby points there. */

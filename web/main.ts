@@ -13,8 +13,8 @@ import { ChartDataset, LegendChart, MemoryChartConfig, breakdownRows, chartNotes
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
 import { headroom } from '../src/memory/headroom.js';
 import { notText } from '../src/textKind.js';
-import { ParseResult, configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
-import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel } from '../src/memory/compare.js';
+import { ParseResult, configFromArgs, parseMegatronLog, unmodelledArgs } from '../src/memory/megatron.js';
+import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel, withNotModelled } from '../src/memory/compare.js';
 import { loadLiveView, saveLiveView, setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
 import { replaceViewHash } from './view.js';
@@ -1092,10 +1092,11 @@ function compareFresh(p: ReplayPoint, hbm: number): Comparison {
   const pr = predictFromLog(p.log, hbm);
   if ('error' in pr) return { ...base, error: pr.error };
   const oom = p.log.point.outOfMemory, ran = oom ? false : pr.measuredGib === null ? null : true;
-  return {
+  // A log that sets what the model does not take (FP8, grouped GEMM, …): its model figures shown, no error or verdict taken (as replay --compare).
+  return withNotModelled({
     ...base, modelTotalGib: pr.totalBytes / GIB, modelActivationGib: pr.activationBytes / GIB, modelFits: pr.fits, totalError: ran ? pr.totalError : null,
     verdict: ran === null || pr.fits === null ? 'unknown' : pr.fits === ran ? 'right' : pr.fits ? 'says it fits, it ran out of memory' : 'says out of memory, it ran',
-  };
+  }, unmodelledArgs(p.log.args));
 }
 
 /** Largest errors and wrong verdicts of some comparisons, in one sentence. */
@@ -1104,9 +1105,10 @@ function errorSummary(what: string, cs: Comparison[]): string {
     const a = xs.filter((x): x is number => x !== null).map(Math.abs);
     return a.length ? `${(a.reduce((x, y) => Math.max(x, y), 0) * 100).toFixed(1)}%` : '—';
   };
-  const wrong = cs.filter((c) => c.verdict.startsWith('says')).length;
+  const wrong = cs.filter((c) => c.verdict.startsWith('says')).length, nots = cs.filter((c) => c.notModelled).length;
   return `${counted(cs.length, `${what} point`)}: largest total error ${worst(cs.map((c) => c.totalError))}, ` +
-    `largest activation error ${worst(cs.map((c) => c.activationError))}, ${counted(wrong, 'wrong out-of-memory verdict')}`;
+    `largest activation error ${worst(cs.map((c) => c.activationError))}, ${counted(wrong, 'wrong out-of-memory verdict')}` +
+    (nots ? ` (${counted(nots, 'point')} not compared: ${nots === 1 ? 'its log sets' : 'their logs set'} what the model does not take)` : '');
 }
 
 function replayTable(points: ReplayPoint[], cs: Comparison[]): void {
@@ -1118,7 +1120,8 @@ function replayTable(points: ReplayPoint[], cs: Comparison[]): void {
       return [
         points[i].origin, points[i].log ? 'its own arguments' : points[i].other ? 'the lines: another model' : 'the lines', String(r.seq_len), String(r.tp ?? '?'), String(r.cp ?? '?'), r.recompute ?? '?',
         { text: oom ? 'OOM' : gib(r.total_gib), cls: 'num' }, { text: c.error ? '—' : gib(c.modelTotalGib), cls: 'num', title: c.error ? pageWords(c.error) : '' },
-        { text: pct(c.totalError), cls: 'num' }, { text: gib(r.activation_gib), cls: 'num' }, { text: gib(c.modelActivationGib), cls: 'num' },
+        { text: c.notModelled ? 'not comparable' : pct(c.totalError), cls: 'num', title: c.notModelled ? `not modelled: ${c.notModelled.join(' ')}` : '' },
+        { text: gib(r.activation_gib), cls: 'num' }, { text: gib(c.modelActivationGib), cls: 'num' },
         { text: pct(c.activationError), cls: 'num' }, { text: c.error ? `no prediction: ${pageWords(c.error)}` : c.verdict, cls: c.verdict.startsWith('says') ? 'wrong' : '' },
       ];
     }));
