@@ -367,6 +367,15 @@ describe('the live panel in headless Chromium', () => {
     const tl = JSON.parse(readFileSync(file, 'utf8'));
     expect([tl.kind, tl.R, tl.scheme, tl.phases.map((ph: { phase: string }) => ph.phase)]).toEqual(['flashring.timeline', 2, 'p2p', ['forward', 'backward']]);
     expect(tl.predicted.link.name).toBe('nvlink-h200');
+    // The progress bar: one increment a step, the backward's at its own count (p2p's backward has a step more than its
+    // forward; the bar jumped where the forward's count was taken for it).
+    const count = (phase: string) => new Set(tl.phases.find((ph: { phase: string }) => ph.phase === phase).steps.map((st: { step: number }) => st.step)).size;
+    const [F, B] = [count('forward'), count('backward')];
+    expect(B).toBe(F + 1);
+    const want = [...Array.from({ length: F }, (_, k) => (k + 1) / (2 * F)), ...Array.from({ length: B }, (_, k) => (F + k + 1) / (F + B))];
+    const got = await hooks<number[]>(page, 'liveProgress');
+    expect(got.length).toBe(want.length);
+    got.forEach((v, i) => expect(v, String(i)).toBeCloseTo(want[i], 12));
     await page.setInputFiles('#timeline-file', file);
     await page.waitForFunction(() => /^showing live-saved-timeline\.json: R=2 zigzag, p2p one-device/.test(document.getElementById('live-status')!.textContent ?? ''));
     // A new run clears the drawn timeline until it has its own: nothing to save meanwhile (read in the click's own task:

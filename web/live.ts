@@ -831,9 +831,16 @@ class LivePanel {
     try {
       // A run that no longer speaks for the page (cancelled, or another run or Tune started) says nothing more.
       const say = (text: string) => { if (id === this.runId) this.status.textContent = text; };
+      // Steps done over all steps: the forward's count is known as it runs, the backward's (p2p: one more, its dK/dV
+      // sent home) once it starts, taken as the forward's until then. p2p at R = 2 (2 + 3 steps) reads 0.25, 0.5, then
+      // 0.6, 0.8, 1; it read 0.67, 0.83, 1 (the backward's count taken for the forward's too).
+      let fwdSteps = 0;
+      const seen: number[] = (this.hooks.liveProgress = []);
       const onStep: NonNullable<RingOptions['onStep']> = ({ phase, step, steps }) => {
         if (id !== this.runId) throw new Cancelled('cancelled');
-        this.progress.value = ((phase === 'backward' ? steps : 0) + step + 1) / ((cfg.backward ? 2 : 1) * steps);
+        if (phase !== 'backward') fwdSteps = steps;
+        const bwdSteps = !cfg.backward ? 0 : phase === 'backward' ? steps : fwdSteps;
+        seen.push((this.progress.value = ((phase === 'backward' ? fwdSteps : 0) + step + 1) / (fwdSteps + bwdSteps)));
       };
       const out = await liveRun(cfg, this.pool, this.store, say, onStep, () => id === this.runId, abort.signal);
       showResults(out.rows);
