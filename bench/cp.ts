@@ -49,7 +49,7 @@ import { warmUp } from '../src/bench/kernels.js';
 import { procsBench, procsTable } from './cpProcs.js';
 import { RunMeta, adapterLine, duration, fig } from './cpFormat.js';
 import { aligned } from '../src/table.js';
-import { formatBytes } from '../src/cli/memory.js';
+import { formatBytes } from '../src/bytes.js';
 import { stepsBench, stepsTable } from './cpSteps.js';
 import { placesBench, placesTable } from './cpPlaces.js';
 

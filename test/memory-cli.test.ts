@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runMain } from './cli-run.js';
-import { formatBytes, formatCount, formatLayers } from '../src/cli/memory.js';
+import { formatCount, formatLayers } from '../src/cli/memory.js';
+import { formatBytes } from '../src/bytes.js';
 import { CP_COMM_TYPES, DEFAULT_PARALLEL, PRESETS, memoryBreakdown } from '../src/memory/model.js';
 import { breakdownRows } from '../src/memory/chart.js';
 import { notTimeData } from '../src/memory/time/fromLog.js';

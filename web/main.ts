@@ -14,7 +14,7 @@ import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '.
 import { headroom } from '../src/memory/headroom.js';
 import { notText } from '../src/textKind.js';
 import { ParseResult, configFromArgs, parseMegatronLog, unmodelledArgs } from '../src/memory/megatron.js';
-import { Comparison, MeasuredSetup, ModelSize, compareOne, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel, withNotModelled } from '../src/memory/compare.js';
+import { Comparison, MeasuredSetup, ModelSize, compareOne, comparisonFigures, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel, withNotModelled } from '../src/memory/compare.js';
 import { loadLiveView, saveLiveView, setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
 import { replaceViewHash } from './view.js';
@@ -1067,8 +1067,10 @@ const shippedPoints = shipped.map((row) => ({ row, origin: row.line ?? 'shipped'
 interface ReplayPoint { row: CsvRow; origin: string; log?: ParseResult; other?: boolean; cmp?: { hbm: number; c: Comparison } }
 /** A dropped file: its name, a digest of its text (the same file dropped again is refused), its points. */
 interface ReplayFile { name: string; digest: string; points: ReplayPoint[] }
-/** What the list under the drop zone says, in order: a file's line (with its remove control) and its warnings, or a file that gave nothing. */
-/** A line of the replay list: a file's (head), a warning under it, or a file that could not be read (`failed`: its name; a dismiss control). */
+/**
+ * What the list under the drop zone says, in order: a file's line (head, with its remove control) and its warnings, or a
+ * file that could not be read (`failed`: its name; a dismiss control).
+ */
 interface ReplayNote { text: string; cls: string; title?: string; file?: ReplayFile; head?: boolean; failed?: string }
 const replayFiles: ReplayFile[] = [];
 let replayNotes: ReplayNote[] = [];
@@ -1099,16 +1101,12 @@ function compareFresh(p: ReplayPoint, hbm: number): Comparison {
   }, unmodelledArgs(p.log.args));
 }
 
-/** Largest errors and wrong verdicts of some comparisons, in one sentence. */
+/** Largest errors and wrong verdicts of some comparisons, in one sentence (comparisonFigures, in the page's words). */
 function errorSummary(what: string, cs: Comparison[]): string {
-  const worst = (xs: (number | null)[]) => {
-    const a = xs.filter((x): x is number => x !== null).map(Math.abs);
-    return a.length ? `${(a.reduce((x, y) => Math.max(x, y), 0) * 100).toFixed(1)}%` : '—';
-  };
-  const wrong = cs.filter((c) => c.verdict.startsWith('says')).length, nots = cs.filter((c) => c.notModelled).length;
-  return `${counted(cs.length, `${what} point`)}: largest total error ${worst(cs.map((c) => c.totalError))}, ` +
-    `largest activation error ${worst(cs.map((c) => c.activationError))}, ${counted(wrong, 'wrong out-of-memory verdict')}` +
-    (nots ? ` (${counted(nots, 'point')} not compared: ${nots === 1 ? 'its log sets' : 'their logs set'} what the model does not take)` : '');
+  const f = comparisonFigures(cs), worst = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(1)}%`);
+  return `${counted(cs.length, `${what} point`)}: largest total error ${worst(f.largestTotal)}, ` +
+    `largest activation error ${worst(f.largestActivation)}, ${counted(f.wrong, 'wrong out-of-memory verdict')}` +
+    (f.notCompared ? ` (${counted(f.notCompared, 'point')} not compared: ${f.notCompared === 1 ? 'its log sets' : 'their logs set'} what the model does not take)` : '');
 }
 
 function replayTable(points: ReplayPoint[], cs: Comparison[]): void {

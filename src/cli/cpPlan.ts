@@ -12,7 +12,7 @@ import { Precision } from '../kernels/precision.js';
 import { randn } from '../reference/compare.js';
 import { numberArg, parseCommand } from './args.js';
 import { MAX_RANKS, computeTflopsArg } from './ringArgs.js';
-import { formatBytes } from './memory.js';
+import { formatBytes } from '../bytes.js';
 import { LINK_NAMES, Link, Rate, resolveLink } from '../cp/plan/linkModel.js';
 import { SchemePlan, planScheme } from '../cp/launch/planSchemes.js';
 import { ringAttention } from '../cp/launch/ringAttention.js';

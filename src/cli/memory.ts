@@ -244,8 +244,6 @@ function fromPreset(e: unknown, v: Values): unknown {
   return msg === e.message ? e : new InputError(msg);
 }
 
-export { formatBytes };
-
 /** A count in K, M or B (thousands, millions, billions), four significant digits; below 1000 as it is. */
 export function formatCount(n: number): string {
   const units = [[1e9, 'B'], [1e6, 'M'], [1e3, 'K']] as const;

@@ -297,12 +297,24 @@ export function comparisonTable(cs: Comparison[], labels: readonly string[] = []
     out.push(`| ${(labels[i] ?? r.line ?? '').replace(/\|/g, '\\|')} | ${r.seq_len} | ${r.cp ?? '?'} | ${r.recompute ?? '?'} | ${meas} | ${c.modelTotalGib?.toFixed(1) ?? `- (${c.error})`} | ${not ?? pct(c.totalError)} | ` +
       `${r.activation_gib?.toFixed(1) ?? ''} | ${c.modelActivationGib?.toFixed(1) ?? ''} | ${pct(c.activationError)} | ${c.verdict} |`);
   }
-  const nots = cs.filter((c) => c.notModelled).length;
-  const errs = cs.map((c) => c.totalError).filter((x): x is number => x !== null).map(Math.abs);
-  const aerrs = cs.map((c) => c.activationError).filter((x): x is number => x !== null).map(Math.abs);
-  const wrong = cs.filter((c) => c.verdict !== 'right' && c.verdict !== 'unknown').length;
-  const largest = (xs: number[]) => (xs.length ? (maxOf(xs) * 100).toFixed(1) + '%' : '-');
-  out.push('', `${counted(cs.length, 'point')}: largest total error ${largest(errs)}, largest activation error ${largest(aerrs)}, ${counted(wrong, 'wrong OOM verdict')}` +
-    `${nots ? `; ${counted(nots, 'point')} not compared (${nots === 1 ? 'its log sets' : 'their logs set'} what the model does not take)` : ''}`);
+  const f = comparisonFigures(cs), largest = (x: number | null) => (x === null ? '-' : (x * 100).toFixed(1) + '%');
+  out.push('', `${counted(cs.length, 'point')}: largest total error ${largest(f.largestTotal)}, largest activation error ${largest(f.largestActivation)}, ${counted(f.wrong, 'wrong OOM verdict')}` +
+    `${f.notCompared ? `; ${counted(f.notCompared, 'point')} not compared (${f.notCompared === 1 ? 'its log sets' : 'their logs set'} what the model does not take)` : ''}`);
   return out.join('\n');
+}
+
+/**
+ * What a set of comparisons sums up to, for replay --compare's line and the page's replay summary, each in its own
+ * words: the largest total and activation errors (absolute; null where none was taken), the wrong out-of-memory
+ * verdicts, and the points not compared (their logs set what the model does not take: withNotModelled).
+ */
+export function comparisonFigures(cs: readonly Comparison[]): { largestTotal: number | null; largestActivation: number | null; wrong: number; notCompared: number } {
+  const largest = (xs: (number | null)[]) => {
+    const a = xs.filter((x): x is number => x !== null).map(Math.abs);
+    return a.length ? maxOf(a) : null;
+  };
+  return {
+    largestTotal: largest(cs.map((c) => c.totalError)), largestActivation: largest(cs.map((c) => c.activationError)),
+    wrong: cs.filter((c) => c.verdict !== 'right' && c.verdict !== 'unknown').length, notCompared: cs.filter((c) => c.notModelled).length,
+  };
 }
