@@ -13,7 +13,7 @@ import { AttentionShape } from '../shape.js';
 /** What to do where a call's rows, heads or batch pass the grid limit (GridDim.fix). */
 export const GRID_FIX = {
   rows: 'split the sequence over ranks with the ring (--cp R; ringAttention)',
-  heads: 'split the heads over calls (attentionForward and attentionBackward dispatch one K/V head\'s Hq / Hkv query heads at a time: there give fewer query heads per K/V head)',
+  heads: 'split the query heads over calls; with grouped K/V heads, repeating each K/V head so it serves fewer query heads gives the same attention in fewer heads a dispatch',
   batch: 'split the batch over calls (attentionForward and attentionBackward do so themselves)',
 };
 
