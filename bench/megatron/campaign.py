@@ -9,7 +9,9 @@ draw: configurations drawn at random (seeded; `random.Random(seed)`) from the sp
 0.1 separately, vocabulary 8K-150K, sequence 2K-32K (in turn), learned / RoPE positions, tied / untied, bias
 on / off, LayerNorm / RMSNorm, the bias-GELU / bias-SwiGLU / bias-dropout fusions on / off, recompute
 none / selective (default and module sets) / full uniform|block with N, MoE with 4-16 experts,
-top-1/2, --moe-ffn-hidden-size, shared experts, dispatcher and capacity factor, micro batch 1-2).
+top-1/2, --moe-ffn-hidden-size, shared experts, dispatcher and capacity factor, micro batch 1-2; with
+--micro-batches LO-HI, LO-HI micro batches a step: --global-batch-size = micro batch x that count, drawn last,
+so a draw without it is the same as before the option).
 One H200 runs several at once, so a draw whose rough size (`rough_gib`, a deliberately generous
 estimate written here, not the model under test) exceeds BUDGET_GIB is drawn again; the number
 of rejected draws per sequence length is kept in the file. Each kept run is assigned 'build' or 'heldout' by the
@@ -50,7 +52,7 @@ def mult(x, m):
     return max(m, int(round(x / m)) * m)
 
 
-def draw_one(rng, seq, layers=(2, 12)):
+def draw_one(rng, seq, layers=(2, 12), micro_batches=(1, 1)):
     c = {}
     c['layers'] = rng.randint(*layers)
     head_dim = rng.choice([64, 128])
@@ -89,13 +91,15 @@ def draw_one(rng, seq, layers=(2, 12)):
         c['recompute'] = {'granularity': 'selective', 'modules': rng.choice(mods)}
     else:
         c['recompute'] = {'granularity': 'full', 'method': rng.choice(['uniform', 'block']), 'layers': rng.randint(1, c['layers'])}
+    if micro_batches[1] > 1:  # drawn last and only when asked: earlier draws' seeds give the same configurations
+        c['micro_batches'] = rng.randint(*micro_batches)
     return c
 
 
 def flags(c):
     f = ['--num-layers', c['layers'], '--hidden-size', c['hidden'], '--num-attention-heads', c['heads'],
          '--ffn-hidden-size', c['ffn'], '--seq-length', c['seq'], '--max-position-embeddings', c['seq'],
-         '--vocab-size', c['vocab'], '--micro-batch-size', c['micro_batch'], '--global-batch-size', c['micro_batch'],
+         '--vocab-size', c['vocab'], '--micro-batch-size', c['micro_batch'], '--global-batch-size', c['micro_batch'] * c.get('micro_batches', 1),
          '--attention-dropout', c['attn_dropout'], '--hidden-dropout', c['hidden_dropout'],
          '--position-embedding-type', c['position'], '--normalization', c['norm']]
     if c['groups']:
@@ -157,19 +161,20 @@ def rough_gib(c):
 def cmd_draw(ns):
     rng = random.Random(ns.seed)
     kept, rejected = [], {}
-    usage = 'campaign.py draw: --layers takes LO-HI (1 <= LO <= HI), --seqs a comma list from %s' % ','.join(map(str, SEQS))
+    usage = 'campaign.py draw: --layers and --micro-batches take LO-HI (1 <= LO <= HI), --seqs a comma list from %s' % ','.join(map(str, SEQS))
     try:
         seqs = tuple(int(x) for x in ns.seqs.split(','))
         layers = tuple(int(x) for x in ns.layers.split('-'))
+        micro = tuple(int(x) for x in ns.micro_batches.split('-'))
     except ValueError:
         sys.exit(usage)
-    if len(layers) != 2 or not 1 <= layers[0] <= layers[1] or any(s not in SEQS for s in seqs):
+    if any(len(r) != 2 or not 1 <= r[0] <= r[1] for r in (layers, micro)) or any(s not in SEQS for s in seqs):
         sys.exit(usage)
     misses = 0  # draws over the budget since the last one kept: all at this turn's sequence length
     while len(kept) < ns.runs:
         # Sequence lengths in turn (2K ... 32K), the rest drawn until the run fits: without the turn,
         # unfused attention's s² scores would reject nearly every long sequence.
-        c = draw_one(rng, seqs[len(kept) % len(seqs)], layers)
+        c = draw_one(rng, seqs[len(kept) % len(seqs)], layers, micro)
         g, budget = rough_gib(c), BUDGET_32K_GIB if c['seq'] >= 32768 else BUDGET_GIB
         if g > budget:
             rejected[c['seq']] = rejected.get(c['seq'], 0) + 1
@@ -185,7 +190,7 @@ def cmd_draw(ns):
         kept.append({'id': c['id'], 'split': c['split'], 'rough_gib': round(g, 1), 'config': c, 'flags': flags(c)})
     os.makedirs(ns.out, exist_ok=True)
     doc = {'seed': ns.seed, 'runs': ns.runs, 'budget_gib': BUDGET_GIB, 'budget_32k_gib': BUDGET_32K_GIB, 'generator': 'random.Random(seed), bench/megatron/campaign.py draw_one',
-           'layers': list(layers), 'seqs': list(seqs),
+           'layers': list(layers), 'seqs': list(seqs), 'micro_batches': list(micro),
            'drawn_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), 'common_flags': COMMON, 'kept': kept, 'rejected_by_seq': rejected}
     with open(os.path.join(ns.out, 'draw.json'), 'w') as fh:
         json.dump(doc, fh, indent=1)
@@ -264,6 +269,7 @@ def main():
     d.add_argument('--out', required=True)
     d.add_argument('--layers', default='2-12', help='LO-HI: the range layer counts are drawn from (default 2-12)')
     d.add_argument('--seqs', default=','.join(map(str, SEQS)), help='sequence lengths taken in turn (default all)')
+    d.add_argument('--micro-batches', default='1-1', help='LO-HI: micro batches a step (gradient accumulation; default 1-1, one)')
     r = sub.add_parser('run')
     r.add_argument('draw')
     r.add_argument('--out', required=True)

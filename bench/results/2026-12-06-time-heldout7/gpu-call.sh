@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The seventh fresh draw for the iteration-time model (seed 3610, 6 configurations, 2-4 micro batches a step),
+# drawn and committed before any of it ran; it judges the shipped model on several micro batches, which no
+# stored run had. The model's profile is the H200's, so on another GPU the draw does not run (exit 3) and
+# waits for an H200. Run from the project root with .mlm/ (Megatron-LM) present:
+#   bash .gpu/enter.sh bash bench/results/2026-12-06-time-heldout7/gpu-call.sh
+set -uo pipefail
+R=$(pwd)/bench/results
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $OUT/gpu.txt 2>&1; date -u +%FT%TZ > $OUT/date.txt
+if ! grep -q H200 $OUT/gpu.txt; then echo "not an H200 ($(cat $OUT/gpu.txt)): the draw waits for one"; exit 3; fi
+python3 bench/megatron/campaign.py run $R/2026-12-06-time-heldout7/draw.json --out /tmp/h7 --lanes 1 --no-trace --iters 24 \
+  --deadline 420 --grace 90 --timeout 240 --ids r04,r02,r03,r01,r00,r05 --pack $OUT/h7.tgz > $OUT/console-h7.log 2>&1
+tail -8 $OUT/console-h7.log
