@@ -1,0 +1,178 @@
+/**
+ * README's measured figures that no other test recomputed, each from the stored files it names: the
+ * tensor-core and portable kernel tables, p2p's ring against one call (and FlashAttention-2's split), what
+ * R = 8 pays (the fixed cost a wave fitted on the places sweeps, and the share of R = 8's excess it accounts
+ * for), and the draw-by-draw record of the time model (each draw's table as judged once, in its results
+ * README: its measured column is what the logs give, its error column is model / measured − 1, and the
+ * counts and medians README and docs/memory.md state are those tables'). CPU only, reads files.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { fitLength, placesOf, type PlacesPass, type PlacesRow } from '../bench/cpPlaces.js';
+import { parseMegatronLog } from '../src/memory/megatron.js';
+import { steadyIterMs } from '../src/memory/time/fromLog.js';
+import { median } from '../src/stats.js';
+
+const RESULTS = 'bench/results';
+const flat = (f: string) => readFileSync(f, 'utf8').replace(/\s+/g, ' ');
+const README = flat('README.md');
+const json = <T>(f: string): T => JSON.parse(readFileSync(`${RESULTS}/${f}`, 'utf8')) as T;
+/** The one bench JSON in a run's folder. */
+const benchOf = <T>(dir: string): T => json<T>(`${dir}/${readdirSync(`${RESULTS}/${dir}`).find((f) => f.endsWith('.json'))}`);
+/** README's table row whose first two cells are `pass` and `D`, from `after` on (the first table after that text). */
+const tableRow = (after: string, pass: string, D: number) => {
+  const text = readFileSync('README.md', 'utf8');
+  return text.slice(text.indexOf(after)).split('\n').find((l) => l.startsWith(`| ${pass} | ${D} |`)) ?? '';
+};
+const range = (xs: number[], d: number) => `${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)}`;
+
+interface Kernel { pass: string; D: number; causal: boolean; tflops: number; ratio: number }
+const PASSES = [['forward', 'fwd'], ['forward+backward', 'fwd+bwd']] as const;
+const at = (ks: Kernel[], pass: string, D: number, causal: boolean) => ks.find((k) => k.pass === pass && k.D === D && k.causal === causal)!;
+
+describe("README's kernel tables are the stored bench runs", () => {
+  it('tensor cores on the H200 (2026-12-05-next-h200, robustness off then on): every cell, and the targets\' ranges', () => {
+    const [off, on] = ['a/tc-r0', 'a/tc-r1'].map((d) => benchOf<{ kernels: Kernel[] }>(`2026-12-05-next-h200/${d}`).kernels);
+    const cell = (k: Kernel) => `${k.tflops.toFixed(1)} (${k.ratio.toFixed(3)}×)`;
+    for (const [name, pass] of PASSES)
+      for (const D of [64, 128]) {
+        const cells = [off, on].flatMap((ks) => [false, true].map((c) => cell(at(ks, pass, D, c))));
+        expect(tableRow('**Tensor-core kernels**', name, D), `${name} D${D}`).toBe(`| ${name} | ${D} | ${cells.join(' | ')} |`);
+      }
+    const ratios = (pass: string) => [off, on].flatMap((ks) => ks.filter((k) => k.pass === pass).map((k) => k.ratio));
+    expect(README).toContain(`**met** at every point (${range(ratios('fwd'), 3)}× on the H200`);
+    expect(README).toContain(`**met** at every point (${range(ratios('fwd+bwd'), 3)}× on the H200`);
+  });
+
+  it("portable kernels on the H200 (2026-12-06-h200-owed): every cell against the call's memory-efficient f32 peer, and the last column over its cuBLAS f32 GEMM as stated (50.6)", () => {
+    const dir = '2026-12-06-h200-owed/call';
+    const [f32, f16] = ['fma/p32-ship', 'fma/p16-ship'].map((d) => benchOf<{ kernels: Kernel[] }>(`${dir}/${d}`).kernels);
+    const peer = json<{ results: (Kernel & { backend: string; dtype: string })[] }>(`${dir}/fma/peer.json`).results.filter((r) => r.backend === 'efficient' && r.dtype === 'float32');
+    const gemm = json<{ gemm: { dtype: string; tf32: boolean; tflops: number }[] }>(`${dir}/units/units.json`).gemm.find((g) => g.dtype === 'float32' && !g.tf32)!.tflops;
+    expect(README).toContain(`cuBLAS's f32 GEMM without tensor cores (${gemm.toFixed(1)} TFLOP/s on the H200`);
+    const stated = Number(gemm.toFixed(1));
+    for (const [name, pass] of PASSES)
+      for (const D of [64, 128]) {
+        const cells = [f32, f16].flatMap((ks) => [false, true].map((c) => {
+          const k = at(ks, pass, D, c);
+          return `${k.tflops.toFixed(2)} (${(k.tflops / at(peer, pass, D, c).tflops).toFixed(3)}×)`;
+        }));
+        const share = [false, true].map((c) => (at(f32, pass, D, c).tflops / stated).toFixed(3)).join(' / ');
+        expect(tableRow('**Portable kernels**', name, D), `${name} D${D}`).toBe(`| ${name} | ${D} | ${cells.join(' | ')} | ${share} |`);
+      }
+  });
+});
+
+describe("README's context parallelism: p2p's ring against one call", () => {
+  it('the real ring (b/sweep-new) and the steps bench (b/steps128-new) of 2026-12-05-next-h200, and the ring against its calls made alone', () => {
+    const sweep = json<{ rows: { R: number; kernelMs: number; vsR1: number }[] }>('2026-12-05-next-h200/b/sweep-new/cp-sweep.json').rows;
+    const r = (R: number) => sweep.find((x) => x.R === R)!;
+    expect(README).toContain(`${[2, 4, 8].map((R) => r(R).vsR1.toFixed(2)).join(' / ')}× at R = 2 / 4 / 8 (R = 1 ${r(1).kernelMs.toFixed(1)} ms, R = 8 ${r(8).kernelMs.toFixed(1)}, medians of 5)`);
+    const steps = json<{ totals: { R: number; ringMs: number; plainMs: number; r1Ms: number }[] }>('2026-12-05-next-h200/b/steps128-new/cp-steps-16384.json').totals;
+    expect(README).toContain(`the steps bench, each pass timed alone back to back, ${steps.map((t) => (t.ringMs / t.r1Ms).toFixed(2)).join(' / ')}×`);
+    expect(README).toContain(`so the ring runs ${range(steps.map((t) => t.ringMs / t.plainMs), 2)}× the same calls made alone on the H200`);
+  });
+
+  it("FlashAttention-2 on the same split (cp-h200-2026-12-01-v6, in-place gradient adds; peer-steps-fresh-h200-2026-12-03, its backward alone) and its call's time", () => {
+    type Peer = { results: { N: number; R: number; ratio: number; fwdMs: number; bwdMs: number }[] };
+    const ratios = (p: Peer) => p.results.filter((x) => x.N === 16384 && x.R > 1).map((x) => x.ratio.toFixed(2)).join(' / ');
+    const v6 = json<Peer>('cp-h200-2026-12-01-v6/1-peer/peer-steps.json'), fresh = json<Peer>('peer-steps-fresh-h200-2026-12-03/peer-steps-fresh.json');
+    expect(README).toContain(`FlashAttention-2 on the same split costs ${ratios(v6)}× its own call`);
+    expect(README).toContain(`with its backward timed alone, ${ratios(fresh)}×`);
+    const one = v6.results.find((x) => x.N === 16384 && x.R === 1)!;
+    expect(README).toContain(`Its call takes ${(one.fwdMs + one.bwdMs).toFixed(1)} ms where ours took`);
+  });
+});
+
+describe('README\'s "What R = 8 pays": the fixed cost a wave, fitted on the places sweeps, and its share of R = 8\'s excess', () => {
+  const PLACES = '2026-12-03-places-h200', SPLIT = ['fwd', 'dkdv', 'dq'] as const;
+  type Places = { rows: PlacesRow[] };
+  /** Each pass's fixed µs a wave: the fit over L at W = 264 (two waves of 132), halved. */
+  const fixed = (f: string) => Object.fromEntries(SPLIT.map((p) => [p, fitLength(json<Places>(f).rows.filter((r) => r.pass === p && r.W === 264))!.fixedUs / 2])) as Record<PlacesPass, number>;
+  const first = fixed(`${PLACES}/len128/cp-places-D128.json`);
+
+  it('132 places at D = 128 in every pass and length (the warm rerun), and 23 / 53 / 34 µs a wave', () => {
+    const rows = json<Places>(`${PLACES}/warm/d128/cp-places-D128.json`).rows;
+    const places = new Set(SPLIT.flatMap((p) => [...new Set(rows.map((r) => r.L))].map((L) => placesOf(rows.filter((r) => r.pass === p && r.L === L).sort((a, b) => a.W - b.W)))));
+    expect([...places]).toEqual([132]);
+    expect(README).toContain(`runs a pass's workgroups 132 at a time, one an SM, and each wave paid a fixed ${SPLIT.map((p) => first[p].toFixed(0)).join(' / ')} µs (forward / dkdv / dq)`);
+  });
+
+  it("by that fit the fixed costs are 77% of R = 8's excess (the ring's passes counted in waves of 132; the excess of 2026-12-03-short-tiles-h200)", () => {
+    // R = 8 over N = 16384, H16: T = 2048 tokens a rank, 128 rows (forward, dq) or keys (dkdv) a workgroup.
+    const H = 16, T = 2048, per = 128, wave = (tokens: number) => Math.ceil((H * Math.ceil(tokens / per)) / 132);
+    const step = (q: number, k: number) => wave(q) * first.fwd + wave(k) * first.dkdv + wave(q) * first.dq;
+    const R = 8, ringUs = R * step(T, T) + ((R * (R - 1)) / 2) * (step(T, T / 2) + step(T / 2, T));
+    const oneUs = ((H * (16384 / per)) / 132) * (first.fwd + first.dkdv + first.dq);
+    const t = json<{ totals: { R: number; ringMs: number; r1Ms: number }[] }>('2026-12-03-short-tiles-h200/steps128-def2/cp-steps-16384.json').totals.find((x) => x.R === 8)!;
+    const share = (ringUs - oneUs) / 1e3 / (t.ringMs - t.r1Ms);
+    expect(README).toContain(`the fixed costs were about ${(100 * share).toFixed(0)}% of R = 8's excess`);
+  });
+
+  it("the direct epilogue brought dkdv's and dq's to about 36 / 22 µs (2026-12-04-direct-epilogue-h200: its two direct runs), the forward's 23 unchanged (22.4–22.6 in all three runs there)", () => {
+    const dir = '2026-12-04-direct-epilogue-h200';
+    const direct = ['places-direct', 'places-direct2'].map((d) => fixed(`${dir}/${d}/cp-places-D128.json`));
+    const fwd = [...direct, fixed(`${dir}/places-staged/cp-places-D128.json`)].map((f) => f.fwd);
+    const bwd = (['dkdv', 'dq'] as const).map((p) => {
+      const xs = direct.map((f) => Math.round(f[p]));
+      expect(new Set(xs).size, p).toBe(1);
+      return xs[0];
+    });
+    expect(README).toContain(`brought them to about ${[Math.round(first.fwd), ...bwd].join(' / ')} µs (the forward ${range(fwd, 1)} there;`);
+  });
+});
+
+/** A judged-once table of a results README: each run's measured ms, model ms and error (%), as stated. */
+interface Judged { id: string; measured: number; model: number; error: number }
+function judgedTables(readme: string): Judged[][] {
+  const tables: Judged[][] = [];
+  let cols: string[] | null = null;
+  for (const line of readFileSync(readme, 'utf8').split('\n')) {
+    const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+    if (cells[0] === 'run' && cells.includes('measured ms')) (cols = cells), tables.push([]);
+    else if (!line.startsWith('|')) cols = null;
+    else if (cols && /^r\d\d$/.test(cells[0]) && /^[\d.]+$/.test(cells[cols.indexOf('measured ms')])) {
+      const col = (name: string) => cells[cols!.findIndex((c) => c.startsWith(name))];
+      tables.at(-1)!.push({ id: cells[0], measured: Number(col('measured ms')), model: Number(col('model ms')), error: Number(col('error').replace('−', '-').replace('%', '')) });
+    }
+  }
+  return tables;
+}
+
+describe('the time model, draw by draw as judged once (each draw\'s results README), as README and docs/memory.md state it', () => {
+  const DRAWS = {
+    first: ['2026-12-02-time-heldout', 0], profiled: ['2026-12-02-time-heldout', 1], second: ['2026-12-02-time-heldout2', 0], third: ['2026-12-02-time-heldout3', 0],
+    fourth: ['2026-12-03-time-heldout4', 0], fifth: ['2026-12-03-time-heldout5', 0], deep: ['2026-12-03-time-heldout5', 1], sixth: ['2026-12-03-time-heldout6', 0],
+  } as const;
+  const runsOf = (name: keyof typeof DRAWS) => `${RESULTS}/${name === 'deep' ? '2026-12-03-time-heldout5-deep' : DRAWS[name][0]}/runs`;
+  const judged = Object.fromEntries(Object.entries(DRAWS).map(([name, [dir, k]]) => [name, judgedTables(`${RESULTS}/${dir}/README.md`)[k]])) as Record<keyof typeof DRAWS, Judged[]>;
+
+  it("each table's measured ms is the log's steady median, and its error is model / measured − 1", () => {
+    for (const [name, rows] of Object.entries(judged) as [keyof typeof DRAWS, Judged[]][]) {
+      expect(rows.length, name).toBeGreaterThan(3);
+      for (const r of rows) {
+        const f = `${runsOf(name)}/${r.id}.log`, ms = steadyIterMs(parseMegatronLog(readFileSync(f, 'utf8'), f)).ms!;
+        expect(ms.toFixed(1), `${name} ${r.id}`).toBe(r.measured.toFixed(1));
+        // The model's column is rounded to 0.1 ms: the error it gives may differ from the stated one by that much.
+        expect(Math.abs(100 * (r.model / ms - 1) - r.error), `${name} ${r.id}`).toBeLessThanOrEqual(0.05 + (100 * 0.05) / ms + 1e-9);
+      }
+    }
+  });
+
+  it('the counts and medians (README\'s "Draw by draw" and "the last three draws"; docs/memory.md\'s draw by draw)', () => {
+    const within = (rs: Judged[]) => `${rs.filter((r) => Math.abs(r.error) < 15).length} of ${rs.length}`;
+    const med = (rs: Judged[], d = 1) => median(rs.map((r) => Math.abs(r.error)))!.toFixed(d);
+    const j = judged, fifth = [...j.fifth, ...j.deep], last = [...j.fourth, ...fifth, ...j.sixth];
+    const pm = (x: number) => `${x < 0 ? '−' : '+'}${Math.abs(x).toFixed(1)}%`;
+    const largest = (rs: Judged[]) => rs.reduce((a, r) => (Math.abs(r.error) > Math.abs(a.error) ? r : a)).error;
+    for (const s of [`${within(last)} runs drawn after the model was frozen, were within 15% (median ${med(last)}%; the sixth draw alone ${med(j.sixth)}%, largest ${pm(largest(last))})`,
+      `Draw by draw: ${within(j.first)} within 15% (median ${med(j.first, 2)}%); ${within(j.profiled)} after a fix found by profiling; ${within(j.second)} (median ${med(j.second)}%) after the host model changed; ${within(j.third)} (median ${med(j.third)}%) on a third draw`,
+      `${within(j.fourth)} (median ${med(j.fourth)}%) on a fourth; ${within(fifth)} (median ${med(j.fifth)}% and ${med(j.deep)}%) on a fifth`, `${within(j.sixth)} (median ${med(j.sixth)}%) on a sixth`])
+      expect(README).toContain(s);
+    const doc = flat('docs/memory.md');
+    for (const s of [`${within(j.first)} within 15%, median |error| ${med(j.first, 2)}%`, `${within(j.profiled)} within 15%, median ${med(j.profiled)}%`, `${within(j.second)} within 15%, median |error| ${med(j.second)}%`,
+      `${within(j.third)} within 15%, median ${med(j.third)}%`, `${within(j.fourth)} within 15%, median ${med(j.fourth)}%, largest ${Math.abs(largest(j.fourth)).toFixed(1)}%`,
+      `${within(fifth)} within 15%**, median |error| ${med(j.fifth)}% and ${med(j.deep)}%, largest ${pm(largest(fifth))}`, `${within(j.sixth)} within 15%**, but with a median |error| of ${med(j.sixth)}% (largest ${pm(largest(j.sixth))})`])
+      expect(doc).toContain(s);
+  });
+});
