@@ -1,6 +1,6 @@
 /**
  * Configurations Megatron-LM cannot train whatever their memory (src/memory/untrainable.ts), against
- * every real Megatron-LM run we have (the campaign, the fresh draws, the first round of 2026-12-01): the rule names exactly the runs whose checkpoint
+ * every real Megatron-LM run stored (each log under bench/results with an argument dump, 265 of them): the rule names exactly the runs whose checkpoint
  * backward recursed until the GPU was full, and none that trained. The tools that plan with the model
  * say so: advise leaves such layouts out (counted, with the reason), memory and replay add a note.
  */
@@ -14,20 +14,23 @@ import { chartNotes } from '../src/memory/chart.js';
 import { candidates } from '../src/memory/advise.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
 
-const DIRS = ['bench/results/2026-12-02-megatron-campaign/runs', 'bench/results/2026-12-02-time-heldout/runs', 'bench/results/2026-12-02-time-heldout2/runs', 'bench/results/2026-12-02-time-heldout3/runs', 'bench/results/2026-12-03-time-heldout4/runs', 'bench/results/2026-12-03-time-heldout5/runs', 'bench/results/2026-12-03-time-heldout5-deep/runs',
-  'bench/results/memory-h200-2026-12-01/megatron', 'bench/results/memory-h200-2026-12-01/megatron-failed'];
+/** Every stored Megatron-LM run: each log under bench/results with an argument dump (campaign, timing, fresh draws, repeats, terms, phases, launch counts, the first round). */
+const RESULTS = 'bench/results';
+const MEGATRON_LOGS = (readdirSync(RESULTS, { recursive: true }) as string[]).filter((f) => f.endsWith('.log')).sort()
+  .filter((f) => readFileSync(`${RESULTS}/${f}`, 'utf8').includes('---- arguments ----'));
 
 function logs() {
-  return DIRS.flatMap((dir) => readdirSync(dir).filter((f) => f.endsWith('.log')).map((f) => {
-    const text = readFileSync(`${dir}/${f}`, 'utf8'), res = parseMegatronLog(text, f), c = configFromArgs(res.args);
-    if ('error' in c) throw new Error(`${dir}/${f}: ${c.error}`);
-    return { name: `${dir.split('/')[2]}/${f}`, trained: res.iterations.length > 0, recursed: (text.match(/random\.py", line 668, in backward/g) ?? []).length, why: untrainable(c.model, c.par) };
-  }));
+  return MEGATRON_LOGS.map((f) => {
+    const text = readFileSync(`${RESULTS}/${f}`, 'utf8'), res = parseMegatronLog(text, f), c = configFromArgs(res.args);
+    if ('error' in c) throw new Error(`${RESULTS}/${f}: ${c.error}`);
+    return { name: f.replace(/\/(runs|megatron-failed)\//, '/'), trained: res.iterations.length > 0, recursed: (text.match(/random\.py", line 668, in backward/g) ?? []).length, why: untrainable(c.model, c.par),
+      mlpWithoutBias: !!c.par.recomputeModules?.includes('mlp') && !c.model.biasLinear };
+  });
 }
 
 describe('selective recompute of mlp with linear biases', () => {
   const all = logs();
-  it('names the eight runs whose checkpoint backward recursed (246-250 levels) and ran out of memory (A and B at 8K of 2026-12-01 and r24 of the first fresh draw, core_attn + mlp, r00 of the second and r05 of the fifth, named before they ran), and none of the 120 that trained', () => {
+  it('names the eight runs whose checkpoint backward recursed (246-250 levels) and ran out of memory (A and B at 8K of 2026-12-01 and r24 of the first fresh draw, core_attn + mlp, r00 of the second and r05 of the fifth, named before they ran), and none of the 254 stored runs that trained; no other run recursed', () => {
     const named = all.filter((r) => r.why !== null);
     expect(named.map((r) => r.name).sort()).toEqual(['2026-12-02-megatron-campaign/r25.log', '2026-12-02-time-heldout/r07.log', '2026-12-02-time-heldout/r21.log', '2026-12-02-time-heldout/r24.log', '2026-12-02-time-heldout2/r00.log', '2026-12-03-time-heldout5/r05.log', 'memory-h200-2026-12-01/A-s8192-sel-core_attn-mlp.log', 'memory-h200-2026-12-01/B-s8192-sel-core_attn-mlp.log'].sort());
     for (const r of named) {
@@ -36,11 +39,17 @@ describe('selective recompute of mlp with linear biases', () => {
       expect(r.recursed, r.name).toBeLessThanOrEqual(250);
     }
     const trained = all.filter((r) => r.trained);
-    expect(trained.length).toBe(120);
+    expect(trained.length).toBe(254);
     expect(named).toHaveLength(8);
+    expect(all.filter((r) => r.recursed > 0 && r.why === null).map((r) => r.name)).toEqual([]);
+    // docs/memory.md: "every run recomputing mlp without biases trained"
+    const plain = all.filter((r) => r.mlpWithoutBias);
+    expect(plain.length).toBeGreaterThan(20);
+    for (const r of plain) expect(r.trained, r.name).toBe(true);
     // the count the tools' note, the notes, the page and the docs state
     for (const [what, text] of [['MLP_RECOMPUTE_WITH_BIAS', MLP_RECOMPUTE_WITH_BIAS], ['src/memory/untrainable.ts', readFileSync('src/memory/untrainable.ts', 'utf8')], ['notes_attention.md', readFileSync('notes_attention.md', 'utf8')], ['index.html', readFileSync('index.html', 'utf8')], ['docs/memory.md', readFileSync('docs/memory.md', 'utf8')]])
       expect(text.replace(/\s+/g, ' '), what).toContain(`${named.length} of ${named.length}`);
+    expect(readFileSync('docs/memory.md', 'utf8').replace(/\s+/g, ' ')).toContain(`(${named.length} of ${named.length} such runs on the H200 recursed 246-250 levels deep`);
     for (const r of trained) expect(r.why, r.name).toBeNull();
   });
 
