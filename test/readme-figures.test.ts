@@ -16,6 +16,8 @@ import { median } from '../src/stats.js';
 const RESULTS = 'bench/results';
 const flat = (f: string) => readFileSync(f, 'utf8').replace(/\s+/g, ' ');
 const README = flat('README.md');
+/** README states `s` (whitespace as flattened); a failure names the figure, not the whole README. */
+const stated = (s: string, text = README, where = 'README') => expect(text.includes(s), `${where} should state: ${s}`).toBe(true);
 const json = <T>(f: string): T => JSON.parse(readFileSync(`${RESULTS}/${f}`, 'utf8')) as T;
 /** The one bench JSON in a run's folder. */
 const benchOf = <T>(dir: string): T => json<T>(`${dir}/${readdirSync(`${RESULTS}/${dir}`).find((f) => f.endsWith('.json'))}`);
@@ -40,8 +42,8 @@ describe("README's kernel tables are the stored bench runs", () => {
         expect(tableRow('**Tensor-core kernels**', name, D), `${name} D${D}`).toBe(`| ${name} | ${D} | ${cells.join(' | ')} |`);
       }
     const ratios = (pass: string) => [off, on].flatMap((ks) => ks.filter((k) => k.pass === pass).map((k) => k.ratio));
-    expect(README).toContain(`**met** at every point (${range(ratios('fwd'), 3)}× on the H200`);
-    expect(README).toContain(`**met** at every point (${range(ratios('fwd+bwd'), 3)}× on the H200`);
+    stated(`**met** at every point (${range(ratios('fwd'), 3)}× on the H200`);
+    stated(`**met** at every point (${range(ratios('fwd+bwd'), 3)}× on the H200`);
   });
 
   it("portable kernels on the H200 (2026-12-06-h200-owed): every cell against the call's memory-efficient f32 peer, and the last column over its cuBLAS f32 GEMM as stated (50.6)", () => {
@@ -49,17 +51,30 @@ describe("README's kernel tables are the stored bench runs", () => {
     const [f32, f16] = ['fma/p32-ship', 'fma/p16-ship'].map((d) => benchOf<{ kernels: Kernel[] }>(`${dir}/${d}`).kernels);
     const peer = json<{ results: (Kernel & { backend: string; dtype: string })[] }>(`${dir}/fma/peer.json`).results.filter((r) => r.backend === 'efficient' && r.dtype === 'float32');
     const gemm = json<{ gemm: { dtype: string; tf32: boolean; tflops: number }[] }>(`${dir}/units/units.json`).gemm.find((g) => g.dtype === 'float32' && !g.tf32)!.tflops;
-    expect(README).toContain(`cuBLAS's f32 GEMM without tensor cores (${gemm.toFixed(1)} TFLOP/s on the H200`);
-    const stated = Number(gemm.toFixed(1));
+    stated(`cuBLAS's f32 GEMM without tensor cores (${gemm.toFixed(1)} TFLOP/s on the H200`);
+    const asStated = Number(gemm.toFixed(1));
     for (const [name, pass] of PASSES)
       for (const D of [64, 128]) {
         const cells = [f32, f16].flatMap((ks) => [false, true].map((c) => {
           const k = at(ks, pass, D, c);
           return `${k.tflops.toFixed(2)} (${(k.tflops / at(peer, pass, D, c).tflops).toFixed(3)}×)`;
         }));
-        const share = [false, true].map((c) => (at(f32, pass, D, c).tflops / stated).toFixed(3)).join(' / ');
+        const share = [false, true].map((c) => (at(f32, pass, D, c).tflops / asStated).toFixed(3)).join(' / ');
         expect(tableRow('**Portable kernels**', name, D), `${name} D${D}`).toBe(`| ${name} | ${D} | ${cells.join(' | ')} | ${share} |`);
       }
+  });
+  it("D = 128's f32 target in other units (2026-12-06-h200-owed): 0.6× and 0.8× the call's peer, against cuBLAS's f32 GEMM and the best plain-WGSL f32 GEMM", () => {
+    const dir = '2026-12-06-h200-owed/call';
+    const peer = json<{ results: (Kernel & { backend: string; dtype: string })[] }>(`${dir}/fma/peer.json`).results.filter((r) => r.backend === 'efficient' && r.dtype === 'float32');
+    const cublas = json<{ gemm: { dtype: string; tf32: boolean; tflops: number }[] }>(`${dir}/units/units.json`).gemm.find((g) => g.dtype === 'float32' && !g.tf32)!.tflops;
+    const wgsl = Math.max(...benchOf<{ rows: { tflops: number }[] }>(`${dir}/ceiling`).rows.map((r) => r.tflops));
+    const f32 = benchOf<{ kernels: Kernel[] }>(`${dir}/fma/p32-ship`).kernels;
+    const p = [false, true].map((c) => at(peer, 'fwd', 128, c).tflops), ours = [false, true].map((c) => at(f32, 'fwd', 128, c).tflops);
+    const asks = p.map((x) => 0.6 * x), f16 = p.map((x) => 0.8 * x);
+    stated(`D = 128's f32 target asks ${range(asks, 1)} TFLOP/s on the H200 (0.6 × the peer's ${p.map((x) => x.toFixed(1)).join(' / ')};`);
+    stated(`${range(asks.map((x) => x / cublas), 2)}× cuBLAS's f32 GEMM and ${range(asks.map((x) => x / wgsl), 2)}× our best plain-WGSL f32 GEMM (${wgsl.toFixed(1)})`);
+    stated(`the f32 forward there is ${range(ours.map((x) => x / wgsl), 2)}× of it`);
+    stated(`would need ${f16.map((x) => x.toFixed(1)).join(' / ')} TFLOP/s with f32 products (0.8 × that peer; derived), ${range(f16.map((x) => x / wgsl), 2)}× that GEMM alone`);
   });
 });
 
@@ -67,20 +82,27 @@ describe("README's context parallelism: p2p's ring against one call", () => {
   it('the real ring (b/sweep-new) and the steps bench (b/steps128-new) of 2026-12-05-next-h200, and the ring against its calls made alone', () => {
     const sweep = json<{ rows: { R: number; kernelMs: number; vsR1: number }[] }>('2026-12-05-next-h200/b/sweep-new/cp-sweep.json').rows;
     const r = (R: number) => sweep.find((x) => x.R === R)!;
-    expect(README).toContain(`${[2, 4, 8].map((R) => r(R).vsR1.toFixed(2)).join(' / ')}× at R = 2 / 4 / 8 (R = 1 ${r(1).kernelMs.toFixed(1)} ms, R = 8 ${r(8).kernelMs.toFixed(1)}, medians of 5)`);
+    stated(`${[2, 4, 8].map((R) => r(R).vsR1.toFixed(2)).join(' / ')}× at R = 2 / 4 / 8 (R = 1 ${r(1).kernelMs.toFixed(1)} ms, R = 8 ${r(8).kernelMs.toFixed(1)}, medians of 5)`);
     const steps = json<{ totals: { R: number; ringMs: number; plainMs: number; r1Ms: number }[] }>('2026-12-05-next-h200/b/steps128-new/cp-steps-16384.json').totals;
-    expect(README).toContain(`the steps bench, each pass timed alone back to back, ${steps.map((t) => (t.ringMs / t.r1Ms).toFixed(2)).join(' / ')}×`);
-    expect(README).toContain(`so the ring runs ${range(steps.map((t) => t.ringMs / t.plainMs), 2)}× the same calls made alone on the H200`);
+    stated(`the steps bench, each pass timed alone back to back, ${steps.map((t) => (t.ringMs / t.r1Ms).toFixed(2)).join(' / ')}×`);
+    stated(`so the ring runs ${range(steps.map((t) => t.ringMs / t.plainMs), 2)}× the same calls made alone on the H200`);
   });
 
   it("FlashAttention-2 on the same split (cp-h200-2026-12-01-v6, in-place gradient adds; peer-steps-fresh-h200-2026-12-03, its backward alone) and its call's time", () => {
     type Peer = { results: { N: number; R: number; ratio: number; fwdMs: number; bwdMs: number }[] };
     const ratios = (p: Peer) => p.results.filter((x) => x.N === 16384 && x.R > 1).map((x) => x.ratio.toFixed(2)).join(' / ');
     const v6 = json<Peer>('cp-h200-2026-12-01-v6/1-peer/peer-steps.json'), fresh = json<Peer>('peer-steps-fresh-h200-2026-12-03/peer-steps-fresh.json');
-    expect(README).toContain(`FlashAttention-2 on the same split costs ${ratios(v6)}× its own call`);
-    expect(README).toContain(`with its backward timed alone, ${ratios(fresh)}×`);
+    stated(`FlashAttention-2 on the same split costs ${ratios(v6)}× its own call`);
+    stated(`with its backward timed alone, ${ratios(fresh)}×`);
     const one = v6.results.find((x) => x.N === 16384 && x.R === 1)!;
-    expect(README).toContain(`Its call takes ${(one.fwdMs + one.bwdMs).toFixed(1)} ms where ours took`);
+    stated(`Its call takes ${(one.fwdMs + one.bwdMs).toFixed(1)} ms where ours took`);
+  });
+  it('the other schemes on the tree of 2026-12-01 (order-h200-2026-12-01, 3-default): a2a, all_gather and p2p against R = 1', () => {
+    const rows = json<{ rows: { R: number; scheme: string; kernelMs: number; vsR1: number; vsR1Best: number }[] }>('order-h200-2026-12-01/3-default/cp/cp-sweep.json').rows;
+    const of = (scheme: string) => [2, 4, 8].map((R) => rows.find((r) => r.R === R && r.scheme === scheme)!);
+    const ratios = (scheme: string) => of(scheme).map((r) => r.vsR1.toFixed(2)).join(' / ');
+    stated(`R = 1 ${rows.find((r) => r.R === 1)!.kernelMs.toFixed(1)} ms then)`);
+    stated(`${ratios('a2a')}× R = 1 (fastest runs ${of('a2a')[2].vsR1Best.toFixed(2)}× at R = 8); all_gather ${ratios('all_gather')}× (p2p was ${ratios('p2p')}× in that call)`);
   });
 });
 
@@ -95,7 +117,7 @@ describe('README\'s "What R = 8 pays": the fixed cost a wave, fitted on the plac
     const rows = json<Places>(`${PLACES}/warm/d128/cp-places-D128.json`).rows;
     const places = new Set(SPLIT.flatMap((p) => [...new Set(rows.map((r) => r.L))].map((L) => placesOf(rows.filter((r) => r.pass === p && r.L === L).sort((a, b) => a.W - b.W)))));
     expect([...places]).toEqual([132]);
-    expect(README).toContain(`runs a pass's workgroups 132 at a time, one an SM, and each wave paid a fixed ${SPLIT.map((p) => first[p].toFixed(0)).join(' / ')} µs (forward / dkdv / dq)`);
+    stated(`runs a pass's workgroups 132 at a time, one an SM, and each wave paid a fixed ${SPLIT.map((p) => first[p].toFixed(0)).join(' / ')} µs (forward / dkdv / dq)`);
   });
 
   it("by that fit the fixed costs are 77% of R = 8's excess (the ring's passes counted in waves of 132; the excess of 2026-12-03-short-tiles-h200)", () => {
@@ -106,7 +128,7 @@ describe('README\'s "What R = 8 pays": the fixed cost a wave, fitted on the plac
     const oneUs = ((H * (16384 / per)) / 132) * (first.fwd + first.dkdv + first.dq);
     const t = json<{ totals: { R: number; ringMs: number; r1Ms: number }[] }>('2026-12-03-short-tiles-h200/steps128-def2/cp-steps-16384.json').totals.find((x) => x.R === 8)!;
     const share = (ringUs - oneUs) / 1e3 / (t.ringMs - t.r1Ms);
-    expect(README).toContain(`the fixed costs were about ${(100 * share).toFixed(0)}% of R = 8's excess`);
+    stated(`the fixed costs were about ${(100 * share).toFixed(0)}% of R = 8's excess`);
   });
 
   it("the direct epilogue brought dkdv's and dq's to about 36 / 22 µs (2026-12-04-direct-epilogue-h200: its two direct runs), the forward's 23 unchanged (22.4–22.6 in all three runs there)", () => {
@@ -118,7 +140,7 @@ describe('README\'s "What R = 8 pays": the fixed cost a wave, fitted on the plac
       expect(new Set(xs).size, p).toBe(1);
       return xs[0];
     });
-    expect(README).toContain(`brought them to about ${[Math.round(first.fwd), ...bwd].join(' / ')} µs (the forward ${range(fwd, 1)} there;`);
+    stated(`brought them to about ${[Math.round(first.fwd), ...bwd].join(' / ')} µs (the forward ${range(fwd, 1)} there;`);
   });
 });
 
@@ -168,11 +190,11 @@ describe('the time model, draw by draw as judged once (each draw\'s results READ
     for (const s of [`${within(last)} runs drawn after the model was frozen, were within 15% (median ${med(last)}%; the sixth draw alone ${med(j.sixth)}%, largest ${pm(largest(last))})`,
       `Draw by draw: ${within(j.first)} within 15% (median ${med(j.first, 2)}%); ${within(j.profiled)} after a fix found by profiling; ${within(j.second)} (median ${med(j.second)}%) after the host model changed; ${within(j.third)} (median ${med(j.third)}%) on a third draw`,
       `${within(j.fourth)} (median ${med(j.fourth)}%) on a fourth; ${within(fifth)} (median ${med(j.fifth)}% and ${med(j.deep)}%) on a fifth`, `${within(j.sixth)} (median ${med(j.sixth)}%) on a sixth`])
-      expect(README).toContain(s);
+      stated(s);
     const doc = flat('docs/memory.md');
     for (const s of [`${within(j.first)} within 15%, median |error| ${med(j.first, 2)}%`, `${within(j.profiled)} within 15%, median ${med(j.profiled)}%`, `${within(j.second)} within 15%, median |error| ${med(j.second)}%`,
       `${within(j.third)} within 15%, median ${med(j.third)}%`, `${within(j.fourth)} within 15%, median ${med(j.fourth)}%, largest ${Math.abs(largest(j.fourth)).toFixed(1)}%`,
       `${within(fifth)} within 15%**, median |error| ${med(j.fifth)}% and ${med(j.deep)}%, largest ${pm(largest(fifth))}`, `${within(j.sixth)} within 15%**, but with a median |error| of ${med(j.sixth)}% (largest ${pm(largest(j.sixth))})`])
-      expect(doc).toContain(s);
+      stated(s, doc, 'docs/memory.md');
   });
 });
