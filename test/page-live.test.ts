@@ -418,7 +418,7 @@ describe('the live panel in headless Chromium', () => {
     const marked = () => p.$$eval('#live-form [aria-invalid="true"]', (els) => els.map((e) => (e as HTMLInputElement).name));
     expect(await marked()).toEqual(['D', 'R']); // was only the first (D)
     expect(await p.textContent('#live-status')).toBe('Head size D must be a whole number from 8 to 256 (it is 7). Ranks R must be a whole number from 1 to 8 (it is 99).');
-    expect(await p.textContent('#view-note')).toBe('This link\'s lN=abc, lscheme=xyz, llink=foo, lgbps=0x10 are not values the page knows: set aside, the default shown instead.');
+    expect(await p.textContent('#view-note')).toBe('This link\'s lN=abc, lscheme=xyz, llink=foo, lgbps=0x10 are not values the page knows: set aside, the defaults shown instead (lN=256, lscheme=p2p, llink=nvlink-h200, lgbps=800). This link\'s lD=7 is refused: Head size D must be a whole number from 8 to 256 (it is 7). This link\'s lR=99 is refused: Ranks R must be a whole number from 1 to 8 (it is 99).');
     expect(await Promise.all(['N', 'scheme', 'link'].map((n) => p.inputValue(`#live-form [name=${n}]`)))).toEqual(['256', 'p2p', 'nvlink-h200']);
     // Fixing one field: the status says what is still wrong; fixing the other clears it.
     await p.fill('#live-form input[name=D]', '64');

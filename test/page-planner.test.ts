@@ -94,7 +94,7 @@ describe('the planner and replay panels', () => {
   it('a box in a shared link is ticked by 1 and cleared by 0: any other value (flash=true) is named and set aside, not read as cleared', async () => {
     const boxes = (p: Page) => p.evaluate(() => Object.fromEntries(['flash', 'sp', 'distopt', 'swiglu', 'cpcausal', 'causal'].map((n) => [n, (document.querySelector(`input[name=${n}]`) as HTMLInputElement).checked])));
     const p = await open('flash=true&sp=yes&distopt=on&swiglu=x&cpcausal=2&lcausal=true');
-    expect(await p.textContent('#view-note')).toBe("This link's swiglu=x, sp=yes, flash=true, distopt=on, cpcausal=2, lcausal=true are not values the page knows: set aside, the default shown instead.");
+    expect(await p.textContent('#view-note')).toBe("This link's swiglu=x, sp=yes, flash=true, distopt=on, cpcausal=2, lcausal=true are not values the page knows: set aside, the defaults shown instead (swiglu=0, sp=1, flash=1, distopt=0, cpcausal=1, lcausal=1).");
     // The defaults: FlashAttention, SP, causal on; the distributed optimizer and the seed preset's SwiGLU off.
     expect(await boxes(p)).toEqual({ flash: true, sp: true, distopt: false, swiglu: false, cpcausal: true, causal: true });
     // 0 and 1 are read as they are.
@@ -172,7 +172,7 @@ describe('the planner and replay panels', () => {
     expect(marks[0].message).toMatch(/^Sequence lengths: lines 'CP=2', 'CP=4' and 'CP=4 \+ recompute' have no point at any of them\. Line 'CP=2': none of the sequence lengths \(1000, 3000, 5000\) splits over CP 2/);
     await q.close();
     const r = await open('preset=nope&stack=xyz&cplink=xyz&alink=xyz&tp=4');
-    expect(await r.textContent('#view-note')).toBe('This link\'s preset=nope, stack=xyz, cplink=xyz, alink=xyz are not values the page knows: set aside, the default shown instead.');
+    expect(await r.textContent('#view-note')).toBe('This link\'s preset=nope, stack=xyz, cplink=xyz, alink=xyz are not values the page knows: set aside, the defaults shown instead (preset=seed-32L-4096h, stack=megatron, cplink=nvlink-h200, alink=nvlink-h200).');
     expect(await r.inputValue('input[name=tp]')).toBe('4');
     await r.goto(`${server!.url}#tp=4`);
     await r.waitForFunction(() => document.getElementById('view-note')!.textContent === '');
@@ -333,7 +333,7 @@ describe('the planner and replay panels', () => {
     await q.close();
     const r = await open('preset=llama3-8b&lines=1,2&rc_mlp=yes&rcmethod=xyz');
     expect(await controls(r)).toEqual({ boxes: [true, true, false, false, false], rc: 'selective', method: 'uniform', n: '1' });
-    expect(await r.textContent('#view-note')).toBe("This link's rcmethod=xyz, rc_mlp=yes are not values the page knows: set aside, the default shown instead.");
+    expect(await r.textContent('#view-note')).toBe("This link's rcmethod=xyz, rc_mlp=yes are not values the page knows: set aside, the defaults shown instead (rcmethod=uniform, rc_mlp=1).");
     await r.close();
   });
 
@@ -657,7 +657,31 @@ describe('the planner and replay panels', () => {
     expect(await p.inputValue('input[name=tp]')).toBe('2');
     await p.goto(`${server!.url}#preset=nope&tP=4`);
     await p.waitForFunction(() => /tP=4/.test(document.getElementById('view-note')!.textContent ?? ''));
-    expect(await p.textContent('#view-note')).toBe('This link\'s preset=nope is not a value the page knows: set aside, the default shown instead. Its tP=4 is not a key of a view the page knows: left out.');
+    expect(await p.textContent('#view-note')).toBe('This link\'s preset=nope is not a value the page knows: set aside, the default shown instead (preset=seed-32L-4096h). Its tP=4 is not a key of a view the page knows: left out.');
+    await p.close();
+  });
+
+  it('a shared link\'s value a field cannot hold (tp=abc) is set aside and named at the top with what shows instead; one the planner refuses (tp=3) is named at the top with why', async () => {
+    // tp=abc: a number field empties it, and the planner said "TP … (it is empty or not a number)" beside an empty TP, the top line nothing.
+    const p = await open('tp=abc&cpr=x&agpus=1e&rcn=two&hbm=80');
+    expect(await p.textContent('#view-note')).toBe("This link's tp=abc, rcn=two, cpr=x, agpus=1e are not values the page knows: set aside, the defaults shown instead (tp=8, rcn=1, cpr=4, agpus=8).");
+    expect(await Promise.all(['tp', 'rcn', 'hbm'].map((n) => p.inputValue(`#planner-form [name=${n}]`)))).toEqual(['8', '1', '80']);
+    expect(await p.textContent('#planner-error')).toBe('');
+    expect((await plannerOf(p)).lines.length).toBeGreaterThan(0);
+    expect((await viewHash(p)).get('tp')).toBe('8');
+    // A number the model refuses stays in its field (the user sees what the link said) and the top line names it with why.
+    await p.evaluate(() => { location.hash = 'tp=3&cpr=0'; });
+    await p.waitForFunction(() => /tp=3/.test(document.getElementById('view-note')!.textContent ?? ''));
+    expect(await p.textContent('#view-note')).toBe("This link's tp=3 is refused: Heads (32) must be divisible by TP (3).");
+    expect(await p.inputValue('#planner-form [name=tp]')).toBe('3');
+    // A refusal of the link's combination, not of a field it gave (heads=12 against the hidden size of the preset): the view's.
+    await p.evaluate(() => { location.hash = 'preset=seed-32L-4096h&heads=12'; });
+    await p.waitForFunction(() => /heads=12/.test(document.getElementById('view-note')!.textContent ?? ''));
+    expect(await p.textContent('#view-note')).toBe("This link's heads=12 is refused: Hidden size (4096) must be divisible by heads (12).");
+    // The CP panel's and the advisor's refusals too.
+    await p.evaluate(() => { location.hash = 'cpr=300&agpus=12'; });
+    await p.waitForFunction(() => /cpr=300/.test(document.getElementById('view-note')!.textContent ?? ''));
+    expect(await p.textContent('#view-note')).toBe("This link's cpr=300 is refused: CP size can be at most 256 (it is 300). This link's agpus=12 is refused: GPUs (12) must be whole nodes of 8 beyond one node, as Megatron-LM runs them: 8 or 16.");
     await p.close();
   });
 });

@@ -36,6 +36,7 @@ import { MAX_GPUS, notDividedByEp, notWholeMicroBatches, notWholeNodes, wouldFit
 import { DEFAULT_MARGIN } from '../src/memory/headroom.js';
 import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
 import type { Cell } from './table.js';
+import { takeLinkValue } from './view.js';
 
 
 /** What the panel borrows from main.ts: the planner, the page's words, its table and field helpers. */
@@ -82,7 +83,6 @@ export const PAGE_WORDS: AdviseWords = {
 };
 
 const DEFAULTS: Record<string, string> = { aseq: '131072', agpus: '8', ahbm: '80', amargin: String(DEFAULT_MARGIN), agbs: '', atop: '5', alink: 'nvlink-h200', agbps: '800', alat: '5' };
-const LINK_CHOICES = [...Object.keys(LINKS), 'custom'];
 const MAX_SEQ = 2 ** 26;
 /** How long after the last keystroke the search runs. */
 const DEBOUNCE_MS = 300;
@@ -169,9 +169,13 @@ class AdvisorPanel implements Advisor {
 
   /** The panel's fields from the view; returns the values it did not know and set aside ('alink=xyz'). */
   load(q: URLSearchParams): string[] {
-    for (const k of Object.keys(DEFAULTS)) this.input(k).value = q.get(k) ?? DEFAULTS[k];
-    const ignored = q.has('alink') && !LINK_CHOICES.includes(q.get('alink')!) ? [`alink=${q.get('alink')}`] : [];
-    if (!LINK_CHOICES.includes(this.linkSelect.value)) this.linkSelect.value = DEFAULTS.alink;
+    // A value a field cannot hold (agpus=abc, which a number field empties; alink=xyz) is set aside: the default shown.
+    const ignored: string[] = [];
+    for (const k of Object.keys(DEFAULTS)) {
+      const v = q.get(k);
+      this.input(k).value = DEFAULTS[k];
+      if (v !== null && !takeLinkValue(this.input(k), v)) ignored.push(`${k}=${v}`);
+    }
     this.syncLink();
     return ignored;
   }

@@ -17,7 +17,7 @@ import { ParseResult, configFromArgs, parseMegatronLog, unmodelledArgs } from '.
 import { Comparison, MeasuredSetup, ModelSize, compareOne, comparisonFigures, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel, withNotModelled } from '../src/memory/compare.js';
 import { loadLiveView, saveLiveView, setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
-import { replaceViewHash } from './view.js';
+import { replaceViewHash, takeLinkValue } from './view.js';
 import { clipToWidth, designPng, drawFitted, fitLines } from './chartFit.js';
 import { InputError } from '../src/errors.js';
 import { decimalNumber } from '../src/decimal.js';
@@ -402,7 +402,8 @@ function setStack(stack: Stack): void {
 /** A box's value in the view: 1 (ticked) or 0. */
 const isFlag = (x: string) => x === '0' || x === '1';
 
-function loadView(): void {
+/** The view from the URL hash into every panel's fields; returns the link's parameters and the keys it set aside. */
+function loadView(): { q: URLSearchParams; setAside: Set<string> } {
   const q = new URLSearchParams(location.hash.slice(1));
   // The view's values come from the hash: none held back for Megatron-LM (setStack holds them again under PyTorch AMP).
   for (const [name] of MEGATRON_ONLY) {
@@ -416,7 +417,7 @@ function loadView(): void {
   const known = (k: string, ok: (x: string) => boolean) => !q.has(k) || ok(q.get(k)!) || !ignored.push(`${k}=${q.get(k)}`);
   const option = (k: string) => (x: string) => Array.from(select(k).options).some((o) => o.value === x);
   known('preset', (x) => Object.hasOwn(PRESETS, x));
-  for (const k of ['pos', 'norm', 'cpcomm']) known(k, option(k));
+  known('cpcomm', option('cpcomm'));
   known('stack', (x) => Object.hasOwn(STACKS, x));
   // A box is ticked by 1 and cleared by 0: anything else ('true', 'yes') is set aside, not read as cleared.
   const given = (k: string) => (q.has(k) && isFlag(q.get(k)!) ? q.get(k)! : null);
@@ -424,29 +425,68 @@ function loadView(): void {
   presetSelect.value = Object.hasOwn(PRESETS, v('preset')) ? v('preset') : DEFAULT_VIEW.preset;
   const preset = PRESETS[presetSelect.value];
   setModelFields(preset.model);
-  for (const k of MODEL_FIELDS) if (q.has(k) && (!['pos', 'norm'].includes(k) || option(k)(q.get(k)!))) field(k).value = q.get(k)!;
+  // A value a field cannot hold (tp=abc, which a number field empties) is set aside too: the preset's or the default shown.
+  const take = (el: HTMLInputElement | HTMLSelectElement, k: string) => known(k, (x) => takeLinkValue(el, x));
+  for (const k of MODEL_FIELDS) take(form.elements.namedItem(k) as HTMLInputElement | HTMLSelectElement, k);
   for (const k of MODEL_CHECKS) if (given(k) !== null) field(k).checked = given(k) === '1';
   syncModelControls();
-  for (const k of ['mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) field(k).value = v(k);
+  for (const k of ['mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) {
+    field(k).value = DEFAULT_VIEW[k];
+    take(field(k), k);
+  }
   for (const k of ['sp', 'flash', 'distopt', 'fp32res']) field(k).checked = (given(k) ?? DEFAULT_VIEW[k]) === '1';
   if (given('fp32') !== null) field('fp32').checked = given('fp32') === '1';
   field('fp32').disabled = false;
   select('cpcomm').value = (CP_COMM_TYPES as readonly string[]).includes(v('cpcomm')) ? v('cpcomm') : DEFAULT_VIEW.cpcomm;
   const st = q.get('stack');
   setStack(st && Object.hasOwn(STACKS, st) ? (st as Stack) : preset.stack ?? 'megatron');
-  replayHbm.value = q.get('rhbm') ?? String(SHIPPED_HBM);
+  replayHbm.value = String(SHIPPED_HBM);
+  known('rhbm', (x) => takeLinkValue(replayHbm, x));
   known('cplink', (x) => LINK_NAMES.includes(x));
   ignored.push(...loadRecomputeView(q));
-  loadCpView(q);
+  ignored.push(...loadCpView(q));
   ignored.push(...advisor.load(q));
   ignored.push(...loadLiveView(q));
   controlsFromLines();
   // Keys no view has (a misspelt TP=4) are left out, and said: a link's setting never vanishes unsaid.
   const keys = viewParams(), unknown = [...new Set(q.keys())].filter((k) => !keys.has(k)).map((k) => (q.get(k) ? `${k}=${q.get(k)}` : k));
-  const values = ignored.length ? `This link's ${ignored.join(', ')} ${ignored.length === 1 ? 'is not a value' : 'are not values'} the page knows: set aside, the default shown instead.` : '';
+  // What shows instead of each: the default, or the preset's (a field the view leaves empty: 'agbs empty').
+  const setAside = new Set(ignored.map((x) => x.slice(0, x.indexOf('='))));
+  const used = [...setAside].map((k) => (keys.get(k) ? `${k}=${keys.get(k)}` : `${k} empty`)).join(', ');
+  const values = ignored.length ? `This link's ${ignored.join(', ')} ${ignored.length === 1 ? 'is not a value' : 'are not values'} the page knows: set aside, ${ignored.length === 1 ? 'the default' : 'the defaults'} shown instead (${used}).` : '';
   const keyWords = unknown.length ? `${ignored.length ? 'Its' : "This link's"} ${unknown.join(', ')} ${unknown.length === 1 ? 'is not a key' : 'are not keys'} of a view the page knows: left out.` : '';
   $('view-note').textContent = [values, keyWords].filter(Boolean).join(' ');
-  hooks.ignoredView = ignored;
+  return { q, setAside };
+}
+
+/**
+ * What the panels refused of a link just drawn, for the top line: each field marked (planner, CP panel, advisor, live
+ * form: its keys are its names after 'l') whose value the link gave, as "This link's tp=3 is refused: <why>"; a refusal
+ * not of one such field (heads=12 against the default TP) as the link's view's. The message beside the field alone was
+ * easy to miss for one opening a shared link.
+ */
+function refusedWords(q: URLSearchParams, setAside: Set<string>): string {
+  const said: string[] = [];
+  for (const [id, prefix] of [['planner-form', ''], ['cp-form', ''], ['advisor-form', ''], ['live-form', 'l']]) {
+    const marked = Array.from(document.querySelectorAll<HTMLInputElement>(`#${id} [aria-invalid="true"]`));
+    for (const el of marked) {
+      const why = document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent ?? '';
+      const k = el.name ? `${prefix}${el.name}` : '', ours = k && q.has(k) && !setAside.has(k);
+      said.push(`${ours ? `This link's ${k}=${q.get(k)}` : "This link's view"} is refused: ${why}`);
+    }
+  }
+  const planner = $('planner-error').textContent;
+  if (planner && !document.querySelector('#planner-form [aria-invalid="true"]')) said.unshift(`This link's view is refused: ${planner}`);
+  return said.join(' ');
+}
+
+/** A link opened (the page loaded, or its hash changed): every panel from it, and the top line says what of it was set aside or refused. */
+function openView(): void {
+  const { q, setAside } = loadView();
+  renderPlanner();
+  renderReplay();
+  const note = $('view-note');
+  note.textContent = [note.textContent, refusedWords(q, setAside)].filter(Boolean).join(' ');
 }
 
 /**
@@ -462,7 +502,9 @@ function loadRecomputeView(q: URLSearchParams): string[] {
     return x !== null && ok(x) ? x : RC_DEFAULTS[k];
   };
   for (const k of ['rc', 'rcmethod']) select(k).value = given(k, (x) => Array.from(select(k).options).some((o) => o.value === x));
-  field('rcn').value = q.get('rcn') ?? RC_DEFAULTS.rcn;
+  field('rcn').value = RC_DEFAULTS.rcn;
+  const n = q.get('rcn');
+  if (n !== null && !takeLinkValue(field('rcn'), n)) ignored.push(`rcn=${n}`);
   for (const m of RECOMPUTE_MODULES) field(`rc_${m}`).checked = given(`rc_${m}`, isFlag) === '1';
   return ignored;
 }
@@ -863,11 +905,7 @@ form.addEventListener('input', (e) => {
 // Enter, or leaving a field (a select's or checkbox's change comes at once): the advisor searches now.
 form.addEventListener('change', () => advisor.flush());
 form.addEventListener('keydown', (e) => { if (e.key === 'Enter') advisor.flush(); });
-window.addEventListener('hashchange', () => {
-  loadView();
-  renderPlanner();
-  renderReplay();
-});
+window.addEventListener('hashchange', openView);
 $('export-csv').addEventListener('click', () => download('activation_memory.csv', new Blob([toCsv(plannerRows)], { type: 'text/csv' })));
 $('export-png').addEventListener('click', () => {
   if (plannerChart) download('activation_memory.png', dataUrlBlob(designPng(plannerChart)));
@@ -913,13 +951,20 @@ const CP_DEFAULTS: Record<string, string> = { cpseq: '131072', cpr: '4', cphcp: 
 /** The dry run walks every rank's steps over every pair of chunks: beyond this a plan takes seconds. */
 const MAX_PLAN_TOKENS = 2 ** 23;
 
-function loadCpView(q: URLSearchParams): void {
+/** The CP panel's fields from the view; returns the values its fields cannot hold (cpr=abc), set aside for their defaults. */
+function loadCpView(q: URLSearchParams): string[] {
+  const ignored: string[] = [];
   for (const k of Object.keys(CP_DEFAULTS)) {
     const v = q.get(k) ?? CP_DEFAULTS[k];
     if (k === 'cpcausal') cpField(k).checked = (isFlag(v) ? v : CP_DEFAULTS[k]) === '1';   // (loadView names a value set aside)
-    else cpField(k).value = k === 'cplink' && !LINK_NAMES.includes(v) ? CP_DEFAULTS.cplink : v;
+    else if (k === 'cplink') cpField(k).value = LINK_NAMES.includes(v) ? v : CP_DEFAULTS.cplink;
+    else {
+      cpField(k).value = CP_DEFAULTS[k];
+      if (!takeLinkValue(cpField(k), v)) ignored.push(`${k}=${v}`);
+    }
   }
   (cpForm.querySelector('.custom-link') as HTMLElement).hidden = cpField('cplink').value !== 'custom';
+  return ignored;
 }
 
 function saveCpView(q: URLSearchParams): void {
@@ -1406,7 +1451,5 @@ const advisor = setupAdvisor({ hooks, planner: () => { const model = readModel()
 
 setupLive(hooks);
 
-loadView();
-renderPlanner();
-renderReplay();
+openView();
 hooks.ready = true;

@@ -10,3 +10,16 @@ export function replaceViewHash(q: URLSearchParams): void {
   if (status) status.textContent = '';
   if (box) box.hidden = true;
 }
+
+/**
+ * Puts a link's value in a control; false, the control keeping what it held, where the control cannot hold it: a
+ * number field empties what is not a number ('abc', '0x10'), a select what is not one of its options. Unchecked,
+ * tp=abc showed as an empty TP, refused as "empty or not a number", and the link's abc was said nowhere.
+ */
+export function takeLinkValue(input: HTMLInputElement | HTMLSelectElement, value: string): boolean {
+  const before = input.value;
+  input.value = value;
+  if (input.value === value) return true;
+  input.value = before;
+  return false;
+}
