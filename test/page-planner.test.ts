@@ -661,6 +661,24 @@ describe('the planner and replay panels', () => {
     await p.close();
   });
 
+  it('the model\'s own refusals (MLP width over TP, MoE with TP but no SP, EP over DP × CP) are said beside the control they are about, not under the form alone', async () => {
+    const p = await open('preset=llama3-8b&ffn=14337&tp=8');
+    const want = "MLP width 14337 is not divisible by TP 8 (Megatron-LM splits the MLP's width over the TP ranks and refuses it)";
+    expect(await p.textContent('#planner-error')).toBe(want);
+    expect(await fieldMarks(p, '#planner-form')).toEqual([{ name: 'ffn', message: want }]);
+    await p.fill('input[name=ffn]', '14336');
+    expect(await fieldMarks(p, '#planner-form')).toEqual([]);
+    await p.fill('input[name=experts]', '8');
+    await p.uncheck('input[name=sp]');
+    expect((await fieldMarks(p, '#planner-form')).map((m) => m.name)).toEqual(['sp']);
+    expect(await p.textContent('#planner-error')).toMatch(/^Megatron-LM trains MoE layers with tensor parallelism only with sequence parallel: add it/);
+    await p.check('input[name=sp]');
+    await p.fill('input[name=dp]', '1');
+    await p.fill('input[name=ep]', '8');
+    expect((await fieldMarks(p, '#planner-form')).map((m) => m.name)).toEqual(['ep']);
+    await p.close();
+  });
+
   it('a shared link\'s value a field cannot hold (tp=abc) is set aside and named at the top with what shows instead; one the planner refuses (tp=3) is named at the top with why', async () => {
     // tp=abc: a number field empties it, and the planner said "TP … (it is empty or not a number)" beside an empty TP, the top line nothing.
     const p = await open('tp=abc&cpr=x&agpus=1e&rcn=two&hbm=80');

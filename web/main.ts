@@ -49,6 +49,27 @@ const FLAG_WORDS: Record<string, string> = {
   'disable-bias-linear': "'no linear biases'", normalization: 'norm',
 };
 
+/**
+ * Megatron-LM flags → the planner's controls, for the model's own refusals (InputErrors naming the flags) that the
+ * page's checks do not make first: the MLP width over TP, MoE with TP and no sequence parallel, EP over DP × CP.
+ */
+const FLAG_FIELDS: Record<string, string> = {
+  'num-layers': 'layers', 'hidden-size': 'hidden', 'num-attention-heads': 'heads', 'num-query-groups': 'groups', 'ffn-hidden-size': 'ffn', 'vocab-size': 'vocab',
+  'attention-dropout': 'attdrop', 'hidden-dropout': 'hiddrop', 'position-embedding-type': 'pos', normalization: 'norm', 'disable-bias-linear': 'nobias',
+  'num-experts': 'experts', 'moe-router-topk': 'topk', 'moe-ffn-hidden-size': 'moeffn', 'moe-shared-expert-intermediate-size': 'shared',
+  'moe-expert-capacity-factor': 'capacity', 'expert-model-parallel-size': 'ep', 'micro-batch-size': 'mb', 'tensor-model-parallel-size': 'tp',
+  'sequence-parallel': 'sp', 'pipeline-model-parallel-size': 'pp', 'num-layers-per-virtual-pipeline-stage': 'vpp', 'data-parallel-size': 'dp',
+  'use-distributed-optimizer': 'distopt', 'fp32-residual-connection': 'fp32res', 'cp-comm-type': 'cpcomm', stack: 'stack', 'seq-length': 'seqs',
+  'context-parallel-size': 'lines', 'recompute-granularity': 'lines', 'recompute-method': 'lines', 'recompute-num-layers': 'lines', 'recompute-modules': 'lines',
+};
+
+/** The model's own refusal of the planner's input, said beside the control of the first flag it names (FLAG_FIELDS); anything else as it is. */
+function onModelField(e: unknown): unknown {
+  if (!(e instanceof InputError)) return e;
+  const name = [...e.message.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => FLAG_FIELDS[m[1]]).find(Boolean);
+  return name ? new FieldError(e.message, form.elements.namedItem(name) as HTMLElement) : e;
+}
+
 function pageWords(e: unknown): string {
   const msg = (e instanceof Error ? e.message : String(e))
     .replace(/--([a-z][a-z0-9-]*)/g, (_, f: string) => FLAG_WORDS[f] ?? f.replace(/-/g, ' '))
@@ -472,11 +493,11 @@ function refusedWords(q: URLSearchParams, setAside: Set<string>): string {
     for (const el of marked) {
       const why = document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent ?? '';
       const k = el.name ? `${prefix}${el.name}` : '', ours = k && q.has(k) && !setAside.has(k);
-      said.push(`${ours ? `This link's ${k}=${q.get(k)}` : "This link's view"} is refused: ${why}`);
+      said.push(`${ours ? `This link's ${k}=${q.get(k)}` : "This link's view"} is refused: ${why.replace(/[^.]$/, '$&.')}`);
     }
   }
   const planner = $('planner-error').textContent;
-  if (planner && !document.querySelector('#planner-form [aria-invalid="true"]')) said.unshift(`This link's view is refused: ${planner}`);
+  if (planner && !document.querySelector('#planner-form [aria-invalid="true"]')) said.unshift(`This link's view is refused: ${planner.replace(/[^.]$/, '$&.')}`);
   return said.join(' ');
 }
 
@@ -842,7 +863,7 @@ function renderPlanner(typing = false): void {
     gaps = readGaps(v.par, v.seqs, v.lines);
     pts = sweep(view.model, view.par, view.seqs, view.lines, view.hbm);
   } catch (e) {
-    clearPlanner(e, typing);
+    clearPlanner(onModelField(e), typing);
     return;
   }
   showFieldErrors(form, []);
