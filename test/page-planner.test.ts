@@ -661,6 +661,20 @@ describe('the planner and replay panels', () => {
     await p.close();
   });
 
+  it('Enter in a form of one field (the replay\'s HBM) does not submit it: the page stayed, its dropped files with it (it reloaded with ?rhbm=…)', async () => {
+    const p = await open();
+    await p.evaluate(() => {
+      const w = window as unknown as { submits: string[] };
+      w.submits = [];
+      for (const f of Array.from(document.forms)) f.addEventListener('submit', (e) => w.submits.push(`${f.id}: ${e.defaultPrevented ? 'prevented' : 'sent'}`));
+    });
+    await p.press('#replay-hbm', 'Enter');
+    await p.waitForFunction(() => (window as unknown as { submits?: string[] }).submits?.length);
+    expect(await p.evaluate(() => (window as unknown as { submits: string[] }).submits)).toEqual(['replay-form: prevented']);
+    expect(await p.evaluate(() => location.search)).toBe('');
+    await p.close();
+  });
+
   it('the model\'s own refusals (MLP width over TP, MoE with TP but no SP, EP over DP × CP) are said beside the control they are about, not under the form alone', async () => {
     const p = await open('preset=llama3-8b&ffn=14337&tp=8');
     const want = "MLP width 14337 is not divisible by TP 8 (Megatron-LM splits the MLP's width over the TP ranks and refuses it)";

@@ -36,6 +36,9 @@ import measuredCsv from './data/activation_memory_measured.csv?raw'; // a copy o
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const hooks: Record<string, unknown> = {};
 (window as unknown as { __flashring: unknown }).__flashring = hooks;
+// The panels' forms are read as they are edited, never sent. A form with one text or number field (the replay's HBM)
+// is submitted by Enter in it: the page reloaded with ?rhbm=… and the dropped files were gone.
+for (const f of Array.from(document.forms)) f.addEventListener('submit', (e) => e.preventDefault());
 
 /** Megatron-LM flag names (the model's own messages) → the page's words, for any message not caught by the page's checks. */
 const FLAG_WORDS: Record<string, string> = {
