@@ -619,6 +619,23 @@ describe('the planner and replay panels', () => {
     await p.close();
   });
 
+  it('a line hidden from the legend is not stepped to by the keyboard (its tooltip showed a point not drawn)', async () => {
+    const p = await open('preset=llama3-8b');
+    type Legend = { items: { text: string; box: { left: number; top: number; width: number; height: number } }[] };
+    const { items } = (await p.evaluate(() => (window as unknown as { __flashring: { plannerChart: { legend(): Legend } } }).__flashring.plannerChart.legend()));
+    const box = items.find((i) => i.text === 'CP=1')!.box;
+    const r = await p.$eval('#planner-chart', (e) => { const b = e.getBoundingClientRect(); return { x: b.left, y: b.top, k: b.width / (e as HTMLCanvasElement).width }; });
+    await p.mouse.click(r.x + (box.left + box.width / 2) * r.k, r.y + (box.top + box.height / 2) * r.k);
+    await p.focus('#planner-chart');
+    await p.keyboard.press('ArrowRight');
+    expect(await p.textContent('#planner-chart-point')).toMatch(/^CP=1 \+ recompute, 4K tokens: /);
+    await p.keyboard.press('ArrowUp');
+    expect(await p.textContent('#planner-chart-point')).toMatch(/^CP=4 \+ recompute, 4K tokens: /);
+    await p.keyboard.press('ArrowDown');
+    expect(await p.textContent('#planner-chart-point')).toMatch(/^CP=1 \+ recompute, 4K tokens: /);
+    await p.close();
+  });
+
   it('each chart\'s numbers as a table (its aria-details): a row per length, a column per series, GiB, what does not fit said in words; none from bad input', async () => {
     const p = await open();
     const table = (id: string) => p.$eval(`#${id}`, (c) => {

@@ -169,7 +169,8 @@ function chartKeyboard(canvas: HTMLCanvasElement, chart: () => Chart | null, liv
     if (e.key === 'Escape') return hide();
     const c = chart(), k = chartKeys.get(canvas);
     if (!c || !k || !STEP_KEYS.includes(e.key)) return;
-    const sets = c.data.datasets.map((d, ds) => ({ ds, xs: (d.data as { x: number; source?: string }[]).filter((p) => p.source !== 'limit').map((p) => p.x) })).filter((x) => x.xs.length);
+    // The lines drawn: one hidden from the legend is not stepped to (its tooltip showed a point not on the chart).
+    const sets = c.data.datasets.map((d, ds) => ({ ds, xs: c.isDatasetVisible(ds) ? (d.data as { x: number; source?: string }[]).filter((p) => p.source !== 'limit').map((p) => p.x) : [] })).filter((x) => x.xs.length);
     if (!sets.length) return;
     e.preventDefault();
     k.at = stepPoint(e.key, sets, k.at);
