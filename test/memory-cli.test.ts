@@ -13,6 +13,7 @@ import { formatBytes } from '../src/bytes.js';
 import { CP_COMM_TYPES, DEFAULT_PARALLEL, PRESETS, memoryBreakdown } from '../src/memory/model.js';
 import { breakdownRows } from '../src/memory/chart.js';
 import { notTimeData } from '../src/memory/time/fromLog.js';
+import { parseMegatronLog } from '../src/memory/megatron.js';
 import { H200 } from '../src/memory/time/devices.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'flashring-memcli-'));
@@ -671,7 +672,7 @@ describe('flashring replay', () => {
     expect(lines[0]).toContain(`${log}: s=2048 TP=1 CP=1 PP=1 SP=false recompute=full:block/5 | iter ? (a 6-iteration run, all within the point's 10 warm-up) | ? TFLOP/s/GPU |`);
     // What it took instead: the step time's iterations, said once on its line; the only note is that it is no time data.
     expect(lines[1]).toMatch(/^ {2}step time: model [\d.]+ ms, measured [\d.]+ ms \(.*iterations 3-6; /);
-    expect(lines.filter((l) => l.startsWith('  note: '))).toEqual([`  note: ${notTimeData(readFileSync(log, 'utf8'))}`]);
+    expect(lines.filter((l) => l.startsWith('  note: '))).toEqual([`  note: ${notTimeData(parseMegatronLog(readFileSync(log, 'utf8'), log))}`]);
     expect(JSON.parse((await run(['replay', log, '--json'])).out).reports[0].warnings).toEqual([]);
     // The same log stopping at iteration 6 of the 100 it was asked for (a killed run): a note, and no "run" said on its line.
     const cut = join(dir, 'r00-cut.log');
@@ -687,7 +688,7 @@ describe('flashring replay', () => {
     const lines = r.err.split('\n');
     const at = lines.findIndex((l) => l.startsWith('  step time: model 92.4 ms, measured 166.9 ms'));
     expect(lines[at]).toMatch(/: -44\.6%$/);
-    expect(lines[at + 1]).toBe(`  note: ${notTimeData(readFileSync(log, 'utf8'))}`);
+    expect(lines[at + 1]).toBe(`  note: ${notTimeData(parseMegatronLog(readFileSync(log, 'utf8'), log))}`);
     expect(lines[at + 1]).toMatch(/^  note: not time data: .*up to 8 runs sharing one GPU/);
     expect(JSON.parse((await run(['replay', log, '--json'])).out).reports[0].notTimeData).toMatch(/^not time data: /);
   });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { parseMegatronLog, parseMegatronLogs } from '../src/memory/megatron.js';
 import { measuredRow, parseCsv, toCsv } from '../src/memory/csv.js';
 import { InputError } from '../src/errors.js';
+import { notTimeData } from '../src/memory/time/fromLog.js';
 
 const fx = (n: string) => readFileSync(join(__dirname, 'fixtures/megatron', n), 'utf8');
 const A = fx('core_0.16_tp4_cp2_sp_selective.log'); // 47 lines, dump at line 2, seq_length at line 14
@@ -31,6 +32,24 @@ describe('Megatron-LM logs: one point per run', () => {
     expect(runs[0].point.recompute).toBe('selective');
     expect(runs[1].point.recompute).toBe('none');
     expect(runs[1].iterations).toEqual(two.iterations);
+  });
+
+  it("each run of a log of several is judged time data or not on its own lines: a traced run does not mark an untimed one, and a run's command line ('# …', above its dump) is its own", () => {
+    // A timing run (pretrain_gpt.py) and a memory campaign run (bench/megatron/trace.py) appended, in both orders.
+    const timed = readFileSync('bench/results/2026-12-02-time-heldout/runs/r00.log', 'utf8');
+    const traced = readFileSync('bench/results/2026-12-02-megatron-campaign/runs/r01.log', 'utf8');
+    for (const [text, tracedRun] of [[timed + traced, 1], [traced + timed, 0]] as const) {
+      const runs = parseMegatronLogs(text, 'both.log');
+      expect(runs).toHaveLength(2);
+      expect(runs.map((r) => r.commands.length)).toEqual([1, 1]);
+      expect(runs[tracedRun].commands[0]).toMatch(/\/bench\/megatron\/trace\.py /);
+      expect(runs[1 - tracedRun].commands[0]).toMatch(/\/pretrain_gpt\.py /);
+      expect(notTimeData(runs[tracedRun])).toMatch(/^not time data: this step ran under the saved-tensor tracer/);
+      expect(notTimeData(runs[1 - tracedRun])).toBeNull();
+      // Each run's point is the one of its log alone.
+      const alone = [timed, traced].map((t) => parseMegatronLog(t, 'x').point);
+      expect(runs.map((r) => ({ ...r.point, source: 'x' }))).toEqual(tracedRun === 1 ? alone : [alone[1], alone[0]]);
+    }
   });
 
   it('parseMegatronLog (one point) refuses a log of several runs by name, with the lines of its dumps', () => {

@@ -516,7 +516,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
   }
   const out: FileResult = { rows: [], setups: [], labels: [], reports: [], ok: true, notModelled: [] };
   for (const [k, res] of runs.entries()) {
-    const timeNote = notTimeData(text, res);
+    const timeNote = notTimeData(res);
     const name = runs.length > 1 ? `${file}#${k + 1}` : file;
     const row = measuredRow(res.point, hbmGib ?? undefined);
     const prediction = withIterMs(predictFromLog(res, hbmGib), res); // + the time model's iterMs (src/memory/time)

@@ -74,6 +74,8 @@ export interface ParseResult {
   memory: MemoryRecord[];
   /** What was looked for and not found, and other things a reader should know. */
   warnings: string[];
+  /** The run's own command lines ('# …', as bench/megatron's scripts open a log with the command that ran it). */
+  commands: string[];
 }
 
 /** A log's number: decimal or scientific only (a log never prints hex; '0x1000' is no number here), null where there is none. */
@@ -137,8 +139,9 @@ export function parseMegatronLog(text: string, source: string, opts: { warmup?: 
 }
 
 /**
- * A log → one result per run. A run begins at its argument dump ("---- arguments ----"); lines
- * before the first dump belong to the first run. With several runs each point's source is named
+ * A log → one result per run. A run begins at its argument dump ("---- arguments ----"), or at the
+ * command line ('# …') that opens it above the dump (runOpening); lines before the first dump belong
+ * to the first run. With several runs each point's source is named
  * `source#k` (k from 1). Refused with the line number (InputError): a dump without its
  * "---- end of arguments ----" (cut inside), an argument given twice in one dump with different
  * values, an argument the point or the model reads whose value cannot be (a size that is not a
@@ -161,7 +164,7 @@ export function parseMegatronLogs(text: string, source: string, opts: { warmup?:
   }
   const starts: number[] = [];
   for (let i = 0; i < lines.length; i++) if (DUMP_START.test(lines[i])) starts.push(i);
-  const bounds = starts.length <= 1 ? [0] : [0, ...starts.slice(1)];
+  const bounds = starts.length <= 1 ? [0] : [0, ...starts.slice(1).map((s, k) => runOpening(lines, starts[k], s))];
   const out: (ParseResult & { startLine: number })[] = [];
   for (let k = 0; k < bounds.length; k++) {
     const to = k + 1 < bounds.length ? bounds[k + 1] : lines.length;
@@ -170,6 +173,25 @@ export function parseMegatronLogs(text: string, source: string, opts: { warmup?:
     out.push({ ...res, startLine: (starts.length > 1 ? starts[k] : bounds[k]) + 1 });
   }
   return out;
+}
+
+/** A line a launcher writes above a run's output: its command line, '# …' (bench/megatron's scripts open each log with one). */
+const COMMAND_LINE = /^#/;
+
+/**
+ * Where the run whose argument dump is at line `dump` begins: at the command line ('# …') that opens it, where one
+ * stands between the previous run's last line read (an iteration, memory, theoretical or out-of-memory line, or the
+ * end of its dump opened at `previous`) and this dump, else at the dump. Runs appended to one file each keep their
+ * own command line, not the run before them.
+ */
+function runOpening(lines: readonly string[], previous: number, dump: number): number {
+  let at = dump;
+  for (let i = dump - 1; i > previous; i--) {
+    const line = lines[i];
+    if (DUMP_END.test(line) || ITERATION_LINE.test(line) || MEMORY_LINE.test(line) || THEORETICAL_LINE.test(line) || OOM_LINE.test(line)) break;
+    if (COMMAND_LINE.test(line)) at = i;
+  }
+  return at;
 }
 
 /**
@@ -192,6 +214,8 @@ interface RunLines {
   memory: MemoryRecord[];
   theoretical: MeasuredPoint['theoretical'];
   oom: boolean;
+  /** The run's command lines ('# …'). */
+  commands: string[];
 }
 type Refuse = (i: number, what: string) => never;
 /** A number of a line: null when absent; refused when negative, not finite or above max. */
@@ -199,6 +223,7 @@ type Field = (i: number, s: string | undefined, what: string, max?: number) => n
 
 const ITERATION_LINE = /iteration\s+(\d+)\/\s*(\d+)\s*\|/;
 const MEMORY_LINE = /\[Rank (\d+)\] \(after (\d+) iterations\) memory \(MB\)\s*\|\s*allocated:\s*([^\s|]+)\s*\|\s*max allocated:\s*([^\s|]+)\s*\|\s*reserved:\s*([^\s|]+)\s*\|\s*max reserved:\s*([^\s|]+)/;
+const OOM_LINE = /CUDA out of memory|OutOfMemoryError/;
 const THEORETICAL_LINE = /Theoretical memory footprints: weight and optimizer=([^\s,]+) MB(?:, activation=([^\s,]+) MB)?(?:, total=([^\s,]+) MB)?/;
 
 /** The iterations a point's iteration time and throughput skip as warm-up, and the most after them it takes the median of (the last ones). */
@@ -255,7 +280,7 @@ function parseRun(lines: string[], from: number, to: number, file: string, sourc
     peakMaxReservedGiB: memory.length ? memory.reduce((x, m) => Math.max(x, m.maxReservedMiB), 0) / 1024 : null,
     theoretical: run.theoretical, outOfMemory: run.oom,
   };
-  return { point, args, iterations, memory, warnings };
+  return { point, args, iterations, memory, warnings, commands: run.commands };
 }
 
 /** The lines of one run read, each kind of line by its pattern; what cannot be is refused with its line number. */
@@ -269,7 +294,7 @@ function readRun(lines: string[], from: number, to: number, file: string): RunLi
     if (x > max) refuse(i, `${what} ${s} MB is more than any GPU holds (1 PiB)`);
     return x;
   };
-  const run: RunLines = { args: {}, sawArgs: false, iterations: [], memory: [], theoretical: null, oom: false };
+  const run: RunLines = { args: {}, sawArgs: false, iterations: [], memory: [], theoretical: null, oom: false, commands: [] };
   const argLine = new Map<string, number>();
   let dumpAt = -1;
   for (let i = from; i < to; i++) {
@@ -300,7 +325,8 @@ function readRun(lines: string[], from: number, to: number, file: string): RunLi
       };
       continue;
     }
-    if (/CUDA out of memory|OutOfMemoryError/.test(line)) run.oom = true;
+    if (OOM_LINE.test(line)) run.oom = true;
+    else if (COMMAND_LINE.test(line)) run.commands.push(line);
   }
   if (dumpAt >= 0) refuse(dumpAt, `the argument dump opened here has no '---- end of arguments ----' (the ${to < lines.length ? 'run' : 'file'} ends at line ${to}): it is cut off`);
   const a = run.args;

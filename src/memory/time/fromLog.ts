@@ -92,18 +92,18 @@ export function steadyIterMs(res: ParseResult, warmup = WARMUP_ITERATIONS): { ms
 export const MIN_TIMED_ITERATIONS = 3;
 
 /**
- * Why a log's step times are not time data, or null. A step run under the saved-tensor tracer
- * (bench/megatron/trace.py, the command line the log opens with) is a memory run: the 2026-12-02
- * campaign's runs, the only ones stored, ran that way up to 8 at once on one GPU, and timed alone
- * the same configurations were up to 61% faster (test/time.test.ts). With the run parsed (`res`),
- * also a step time of fewer than MIN_TIMED_ITERATIONS iterations after the warm-up: one step's
- * time, not a steady median (the 2026-12-01 memory runs: 3 iterations each, 4–5 runs at once).
- * The one rule replay's notes and the time tests use.
+ * Why a run's step times are not time data, or null, from the run's own lines (in a log of several
+ * runs, each is judged apart). A step run under the saved-tensor tracer (bench/megatron/trace.py, in
+ * the command line the run opens with) is a memory run: the 2026-12-02 campaign's runs, the only
+ * ones stored, ran that way up to 8 at once on one GPU, and timed alone the same configurations were
+ * up to 61% faster (test/time.test.ts). Also a step time of fewer than MIN_TIMED_ITERATIONS
+ * iterations after the warm-up: one step's time, not a steady median (the 2026-12-01 memory runs:
+ * 3 iterations each, 4–5 runs at once). The one rule replay's notes and the time tests use.
  */
-export function notTimeData(logText: string, res?: ParseResult): string | null {
-  if (/^#[^\n]*\/bench\/megatron\/trace\.py\b/m.test(logText))
+export function notTimeData(res: ParseResult): string | null {
+  if (res.commands.some((c) => /\/bench\/megatron\/trace\.py\b/.test(c)))
     return 'not time data: this step ran under the saved-tensor tracer (bench/megatron/trace.py), as the memory campaign ran, up to 8 runs sharing one GPU; its step time says little of the model';
-  const n = res ? steadyIterMs(res).iterations : 0;
+  const n = steadyIterMs(res).iterations;
   if (n > 0 && n < MIN_TIMED_ITERATIONS)
     return `not time data: ${n === 1 ? 'one iteration' : `${n} iterations`} after the first ${WARMUP_ITERATIONS}, one step's time rather than a steady median; a step time needs ${MIN_TIMED_ITERATIONS} or more (--train-iters ${WARMUP_ITERATIONS + MIN_TIMED_ITERATIONS} or more)`;
   return null;
