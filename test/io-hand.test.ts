@@ -372,7 +372,7 @@ describe('activation_memory.csv by hand', () => {
     const p: MeasuredPoint = {
       source: 'r.log', seqLength: 4096, tp: 1, cp: 1, pp: 1, sp: false, recompute: 'none', microBatch: 1, numLayers: null, hiddenSize: null, numHeads: null,
       vocabSize: null, worldSize: null, flashAttention: null, iterMs: 100, tflopsPerGpu: null, window: [11], peakMaxAllocatedGiB: null, peakMaxReservedGiB: null,
-      theoretical: null, outOfMemory: false,
+      theoretical: null, outOfMemory: false, outOfMemoryOthers: null,
     };
     expect(measuredRow(p)).toMatchObject({ total_gib: null, fits: null, iter_ms: 100 });
     expect(measuredRow({ ...p, peakMaxAllocatedGiB: 30 })).toMatchObject({ total_gib: 30, fits: true });

@@ -66,6 +66,38 @@ describe('Megatron-LM log replay', () => {
     expect(row.total_gib).toBeNull();
   });
 
+  it("an out-of-memory other processes caused (PyTorch's message: capacity − free − this process) is no verdict on the run: said, and its row has no fits and no peak", () => {
+    const failed = (n: string) => readFileSync(`bench/results/memory-h200-2026-12-01/megatron-failed/${n}.log`, 'utf8');
+    // Beside B's run (pid 3494, 120.65 GiB): this process 18.99 GiB of the 139.80, 8.00 GiB asked for with 141.50 MiB free.
+    const r = parseMegatronLog(failed('A-s16384-none'), 'a');
+    expect(r.point.outOfMemory).toBe(true);
+    expect(r.point.outOfMemoryOthers).toMatchObject({ capacityGiB: 139.8, processGiB: 18.99, requestedGiB: 8, line: 1006 });
+    expect(r.point.outOfMemoryOthers!.otherGiB).toBeCloseTo(139.8 - 141.5 / 1024 - 18.99, 9);
+    expect(r.warnings).toContain("the log reports CUDA out of memory with other processes holding 120.67 GiB of the GPU's 139.80 GiB (this process 18.99 GiB, 8.00 GiB asked for, line 1006): " +
+      "not a verdict on the run's configuration, which is not compared on it");
+    const row = measuredRow(r.point)!;
+    expect([row.fits, row.total_gib]).toEqual([null, null]);
+    expect(row.source).toMatch(/out of memory with other processes holding 120\.67 GiB of the GPU: no verdict\)$/);
+    // Its own out-of-memory (this process held 139.75 of the 139.80 GiB) stays a verdict.
+    const own = parseMegatronLog(readFileSync('bench/results/2026-12-02-time-heldout/runs/r21.log', 'utf8'), 'r21');
+    expect([own.point.outOfMemory, own.point.outOfMemoryOthers]).toEqual([true, null]);
+    expect(measuredRow(own.point)!.fits).toBe(false);
+  });
+
+  it("an out-of-memory is the run's own where one rank's message says so, where others held too little to have covered the allocation, or in PyTorch's older message", () => {
+    const log = fx('truncated_oom.log').replace(/^torch\.OutOfMemoryError: .*$/m, ''); // its own message, without the figures: the run's own
+    const msg = (free: string, mine: string, ask = '2.00 GiB') => `[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate ${ask}. GPU 0 has a total capacity of 79.15 GiB of which ${free} is free. ` +
+      `Including non-PyTorch memory, this process has ${mine} memory in use. Of the allocated memory 50.00 GiB is allocated by PyTorch`;
+    const others = (lines: string[]) => parseMegatronLog(`${log}\n${lines.join('\n')}\n`, 'x').point.outOfMemoryOthers;
+    expect(others([msg('1.05 GiB', '20.00 GiB')])!.otherGiB).toBeCloseTo(58.1, 9);
+    expect(others([msg('1.05 GiB', '20.00 GiB'), msg('10.00 MiB', '79.13 GiB')])).toBeNull(); // a second rank ran out on its own
+    expect(others([msg('1.05 GiB', '77.60 GiB')])).toBeNull(); // 0.50 GiB of others: a CUDA context, not what stopped it
+    expect(others([msg('100.00 MiB', '76.05 GiB', '8.00 GiB')])).toBeNull(); // 3 GiB of others, 8 asked for: it ran out all the same
+    expect(others(['RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity; 20.00 GiB already allocated; 1.05 GiB free; 20.50 GiB reserved in total by PyTorch)'])).toBeNull();
+    // A traceback's echo without the figures changes nothing.
+    expect(others([msg('1.05 GiB', '20.00 GiB'), 'torch.OutOfMemoryError']))!.not.toBeNull();
+  });
+
   it('a short window is a warning where the log stops before the run\'s own total (in the singular for one iteration), not where the run was that short', () => {
     const log = fx('truncated_oom.log'), of100 = log.replace(/(iteration\s+\d+\/)\s+6 \|/g, '$1     100 |');   // iterations 1-6 of 100
     const warned = (text: string, warmup?: number) => parseMegatronLog(text, 'oom', { warmup }).warnings.filter((w) => w.includes('warm-up')).join('\n');

@@ -620,6 +620,22 @@ describe('flashring replay', () => {
     const j = JSON.parse((await run(['replay', log, '--compare', ...own, '--json'])).out).comparison[0];
     expect([j.totalError, j.verdict, j.notModelled]).toEqual([null, 'unknown', ['--fp8-format e4m3']]);
   });
+  it('a log that ran out of memory because other processes held the GPU is no wrong verdict: said on its line, in the table, counted apart, in --json; its point has no fits and no peak', async () => {
+    // A at 16K beside B's run (120.65 GiB): it was counted "says it fits, it ran out of memory"; r21 ran out on its own.
+    const logs = ['bench/results/memory-h200-2026-12-01/megatron-failed/A-s16384-none.log', 'bench/results/2026-12-02-time-heldout/runs/r21.log'];
+    const flags = ['--compare', '--num-layers', '4', '--hidden-size', '1024', '--num-attention-heads', '16', '--hbm-gib', '139.8'];
+    const r = await run(['replay', ...logs, ...flags]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('| OUT OF MEMORY (other processes held 120.67 GiB: not a verdict) |');
+    expect(r.err).toContain("  note: the log reports CUDA out of memory with other processes holding 120.67 GiB of the GPU's 139.80 GiB (this process 18.99 GiB, 8.00 GiB asked for, line 1006)");
+    expect(r.out).toMatch(/^\| .*A-s16384-none\.log \| 16384 \| 1 \| none \| OOM \(other processes\) \| [\d.]+ \|  \|  \| [\d.]+ \|  \| not a verdict \(other processes held 120\.7 GiB\) \|$/m);
+    expect(r.out).toMatch(/^\| .*r21\.log \| .* \| OOM \| .* \| says it fits, it ran out of memory \|$/m);
+    expect(r.out).toContain('2 points: largest total error -, largest activation error -, 1 wrong OOM verdict; 1 point out of memory because other processes held the GPU (not a verdict, not compared)');
+    const j = JSON.parse((await run(['replay', ...logs, ...flags, '--json'])).out);
+    expect(j.comparison.map((c: { verdict: string; othersOom?: { line: number } }) => [c.verdict, c.othersOom?.line ?? null])).toEqual([['unknown', 1006], ['says it fits, it ran out of memory', null]]);
+    expect(j.reports[0].point.outOfMemoryOthers.processGiB).toBe(18.99);
+    expect(j.points[0]).toMatchObject({ fits: null, total_gib: null });
+  });
   it("--compare names each row of a replay's CSV apart (it has no line column: every row was named by the file alone)", async () => {
     const out = join(dir, 'two-runs.csv');
     const logs = ['r00', 'r01'].map((r) => `bench/results/2026-12-02-megatron-campaign/runs/${r}.log`);

@@ -111,6 +111,13 @@ describe('the page in headless Chromium', () => {
     expect(row![8]).toEqual(['not comparable', 'not modelled: --fp8-format e4m3']);
     expect(row![12][0]).toBe('unknown');
     expect(await page.textContent('#replay-summary')).toMatch(/dropped points?: .*\(1 point not compared: its log sets what the model does not take\)/);
+    // A log that ran out of memory because other processes held the GPU (120.65 GiB beside its 18.99): no wrong verdict, counted apart (as replay --compare).
+    const shared = readFileSync('bench/results/memory-h200-2026-12-01/megatron-failed/A-s16384-none.log', 'utf8');
+    await page.setInputFiles('#replay-files', { name: 'A-s16384-none.log', mimeType: 'text/plain', buffer: Buffer.from(shared) });
+    await page.waitForFunction(() => /other processes held the GPU/.test(document.getElementById('replay-summary')!.textContent ?? ''));
+    const oomRow = await page.$$eval('#replay-table tr', (trs) => trs.map((tr) => Array.from((tr as HTMLTableRowElement).cells).map((c) => c.textContent ?? '')).find((cells) => cells[0] === 'A-s16384-none.log'));
+    expect([oomRow![6], oomRow![12]]).toEqual(['OOM (other processes)', 'not a verdict: other processes held 120.7 GiB']);
+    expect(await page.textContent('#replay-summary')).toMatch(/dropped points?: [^;]*0 wrong out-of-memory verdicts .*\(1 point out of memory because other processes held the GPU: not a verdict\)/);
   });
 
   /** A form's fields marked invalid: each one's name, the message beside it (its label's .field-error) and whether aria-describedby points there. */

@@ -14,7 +14,7 @@ import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '.
 import { headroom } from '../src/memory/headroom.js';
 import { notText } from '../src/textKind.js';
 import { ParseResult, configFromArgs, parseMegatronLog, unmodelledArgs } from '../src/memory/megatron.js';
-import { Comparison, MeasuredSetup, ModelSize, compareOne, comparisonFigures, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel, withNotModelled } from '../src/memory/compare.js';
+import { Comparison, MeasuredSetup, ModelSize, compareOne, comparisonFigures, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel, withNotModelled, withOthersOom } from '../src/memory/compare.js';
 import { loadLiveView, saveLiveView, setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
 import { replaceViewHash, takeLinkValue } from './view.js';
@@ -1164,11 +1164,12 @@ function compareFresh(p: ReplayPoint, hbm: number): Comparison {
   const pr = predictFromLog(p.log, hbm);
   if ('error' in pr) return { ...base, error: pr.error };
   const oom = p.log.point.outOfMemory, ran = oom ? false : pr.measuredGib === null ? null : true;
-  // A log that sets what the model does not take (FP8, grouped GEMM, …): its model figures shown, no error or verdict taken (as replay --compare).
-  return withNotModelled({
+  // A log that sets what the model does not take (FP8, grouped GEMM, …), or that ran out of memory because other processes held the
+  // GPU: its model figures shown, no error or verdict taken (as replay --compare).
+  return withOthersOom(withNotModelled({
     ...base, modelTotalGib: pr.totalBytes / GIB, modelActivationGib: pr.activationBytes / GIB, modelFits: pr.fits, totalError: ran ? pr.totalError : null,
     verdict: ran === null || pr.fits === null ? 'unknown' : pr.fits === ran ? 'right' : pr.fits ? 'says it fits, it ran out of memory' : 'says out of memory, it ran',
-  }, unmodelledArgs(p.log.args));
+  }, unmodelledArgs(p.log.args)), p.log.point.outOfMemoryOthers);
 }
 
 /** Largest errors and wrong verdicts of some comparisons, in one sentence (comparisonFigures, in the page's words). */
@@ -1176,7 +1177,8 @@ function errorSummary(what: string, cs: Comparison[]): string {
   const f = comparisonFigures(cs), worst = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(1)}%`);
   return `${counted(cs.length, `${what} point`)}: largest total error ${worst(f.largestTotal)}, ` +
     `largest activation error ${worst(f.largestActivation)}, ${counted(f.wrong, 'wrong out-of-memory verdict')}` +
-    (f.notCompared ? ` (${counted(f.notCompared, 'point')} not compared: ${f.notCompared === 1 ? 'its log sets' : 'their logs set'} what the model does not take)` : '');
+    (f.notCompared ? ` (${counted(f.notCompared, 'point')} not compared: ${f.notCompared === 1 ? 'its log sets' : 'their logs set'} what the model does not take)` : '') +
+    (f.othersOom ? ` (${counted(f.othersOom, 'point')} out of memory because other processes held the GPU: not a verdict)` : '');
 }
 
 function replayTable(points: ReplayPoint[], cs: Comparison[]): void {
@@ -1184,13 +1186,14 @@ function replayTable(points: ReplayPoint[], cs: Comparison[]): void {
   fillTable($<HTMLTableElement>('replay-table'), 'Each measured point against the model (error = (model − measured) / measured)',
     ['point', 'model from', 'seq_len', 'TP', 'CP', 'recompute', 'measured GiB', 'model GiB', 'error', 'measured activations GiB', 'model activations GiB', 'error', 'OOM verdict'],
     cs.map((c, i) => {
-      const r = c.row, oom = r.total_gib === null && r.fits === false;
+      const r = c.row, oom = r.total_gib === null && r.fits === false, others = c.othersOom;
       return [
         points[i].origin, points[i].log ? 'its own arguments' : points[i].other ? 'the lines: another model' : 'the lines', String(r.seq_len), String(r.tp ?? '?'), String(r.cp ?? '?'), r.recompute ?? '?',
-        { text: oom ? 'OOM' : gib(r.total_gib), cls: 'num' }, { text: c.error ? '—' : gib(c.modelTotalGib), cls: 'num', title: c.error ? pageWords(c.error) : '' },
+        { text: others ? 'OOM (other processes)' : oom ? 'OOM' : gib(r.total_gib), cls: 'num' }, { text: c.error ? '—' : gib(c.modelTotalGib), cls: 'num', title: c.error ? pageWords(c.error) : '' },
         { text: c.notModelled ? 'not comparable' : pct(c.totalError), cls: 'num', title: c.notModelled ? `not modelled: ${c.notModelled.join(' ')}` : '' },
         { text: gib(r.activation_gib), cls: 'num' }, { text: gib(c.modelActivationGib), cls: 'num' },
-        { text: pct(c.activationError), cls: 'num' }, { text: c.error ? `no prediction: ${pageWords(c.error)}` : c.verdict, cls: c.verdict.startsWith('says') ? 'wrong' : '' },
+        { text: pct(c.activationError), cls: 'num' },
+        { text: c.error ? `no prediction: ${pageWords(c.error)}` : others ? `not a verdict: other processes held ${others.otherGiB.toFixed(1)} GiB` : c.verdict, cls: c.verdict.startsWith('says') ? 'wrong' : '' },
       ];
     }));
   // A dropped point of another model than the lines' is no check of the model: left out of the figures, and said.

@@ -8,13 +8,13 @@ import {
   CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, MemoryTerm, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, normName, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../memory/model.js';
-import { configFromArgs, lastIteration, parseMegatronLogs, POINT_WARMUP, unmodelledArgs, type ParseResult } from '../memory/megatron.js';
+import { configFromArgs, lastIteration, parseMegatronLogs, POINT_WARMUP, unmodelledArgs, type OthersOom, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
 import { headroom } from '../memory/headroom.js';
 import { notText } from '../textKind.js';
 import { recomputeNote, untrainableNote } from '../memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
-import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, predictFromLog, withNotModelled } from '../memory/compare.js';
+import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, predictFromLog, withNotModelled, withOthersOom } from '../memory/compare.js';
 import { notTimeData, steadyIterMs, WARMUP_ITERATIONS, withIterMs } from '../memory/time/fromLog.js';
 import { H200 } from '../memory/time/devices.js';
 import { distinct, list, numberArg, parseCommand } from './args.js';
@@ -436,7 +436,7 @@ function jsonHeadroom(totalBytes: number, hbmGib: number): { fits: boolean; tigh
 }
 
 /** A file's points, and for each the setup its log's argument dump gives (null for a CSV row or a log without one). */
-interface FileResult { rows: CsvRow[]; setups: (MeasuredSetup | null)[]; labels: string[]; reports: unknown[]; ok: boolean; notModelled: string[][] }
+interface FileResult { rows: CsvRow[]; setups: (MeasuredSetup | null)[]; labels: string[]; reports: unknown[]; ok: boolean; notModelled: string[][]; othersOom: (OthersOom | null)[] }
 
 /** Where replay's report goes: stdout, unless stdout carries the points (CSV) or the JSON; notes and failures go to stderr. */
 type Say = (line: string) => void;
@@ -490,7 +490,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
     bytes = await readFile(file);
   } catch (e) {
     console.error(`${file}: ${readProblem(e)}`); // gone or locked since checkInputFile looked at it
-    return { rows: [], setups: [], labels: [], reports: [{ file, error: 'cannot read' }], ok: false, notModelled: [] };
+    return { rows: [], setups: [], labels: [], reports: [{ file, error: 'cannot read' }], ok: false, notModelled: [], othersOom: [] };
   }
   const binary = notText(bytes);
   if (binary) throw new InputError(`${file}: ${binary}; replay takes Megatron-LM training logs and activation_memory.csv files as text`);
@@ -506,7 +506,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
     say(`${file}: ${counted(r.length, 'row')}${modelRows ? `; ${counted(modelRows, 'row')} of source 'model' left out (the model's own output, not measurements)` : ''}`);
     // Each row named by its line column, else as the file's row k (a replay's CSV has no line: its rows were all named by the file alone).
     const rowOf = new Map(all.map((x, k) => [x, k + 1]));
-    return { rows: r, setups: r.map(() => null), labels: r.map((x) => `${file}: ${x.line ?? `row ${rowOf.get(x)}`}`), reports: [{ file, rows: r.length, ...(modelRows ? { modelRowsLeftOut: modelRows } : {}) }], ok: true, notModelled: r.map(() => []) };
+    return { rows: r, setups: r.map(() => null), labels: r.map((x) => `${file}: ${x.line ?? `row ${rowOf.get(x)}`}`), reports: [{ file, rows: r.length, ...(modelRows ? { modelRowsLeftOut: modelRows } : {}) }], ok: true, notModelled: r.map(() => []), othersOom: r.map(() => null) };
   }
   let runs;
   try {
@@ -514,7 +514,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
   } catch (e) {
     throw refusal(e, file);
   }
-  const out: FileResult = { rows: [], setups: [], labels: [], reports: [], ok: true, notModelled: [] };
+  const out: FileResult = { rows: [], setups: [], labels: [], reports: [], ok: true, notModelled: [], othersOom: [] };
   for (const [k, res] of runs.entries()) {
     const timeNote = notTimeData(res);
     const name = runs.length > 1 ? `${file}#${k + 1}` : file;
@@ -523,7 +523,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
     const p = res.point;
     say(`${name}: s=${p.seqLength ?? '?'} TP=${p.tp ?? '?'} CP=${p.cp ?? '?'} PP=${p.pp ?? '?'} SP=${p.sp ?? '?'} recompute=${p.recompute ?? '?'}` +
       ` | iter ${iterText(res)} | ${p.tflopsPerGpu === null ? '?' : p.tflopsPerGpu.toFixed(1)} TFLOP/s/GPU` +
-      ` | peak max allocated ${p.peakMaxAllocatedGiB === null ? '?' : p.peakMaxAllocatedGiB.toFixed(2) + ' GiB'}${p.outOfMemory ? ' | OUT OF MEMORY' : ''}` +
+      ` | peak max allocated ${p.peakMaxAllocatedGiB === null ? '?' : p.peakMaxAllocatedGiB.toFixed(2) + ' GiB'}${p.outOfMemory ? ` | OUT OF MEMORY${p.outOfMemoryOthers ? ` (other processes held ${p.outOfMemoryOthers.otherGiB.toFixed(2)} GiB: not a verdict)` : ''}` : ''}` +
       ('error' in prediction ? '' : ` | model ${(prediction.totalBytes / GIB).toFixed(2)} GiB${prediction.totalError === null ? '' : ` (${pct(prediction.totalError)})`}`));
     const c = configFromArgs(res.args), why = 'error' in c ? null : untrainable(c.model, c.par);
     for (const w of [...res.warnings, ...(why ? [why] : [])]) console.error(`  note: ${w}`);
@@ -536,6 +536,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
       out.labels.push(name);
       out.setups.push('error' in c ? null : { model: c.model, parallel: c.par });
       out.notModelled.push(unmodelledArgs(res.args));
+      out.othersOom.push(p.outOfMemoryOthers);
     } else out.ok = false;
     out.reports.push({ file, ...(runs.length > 1 ? { run: k + 1, startLine: res.startLine } : {}), point: p, warnings: res.warnings, untrainable: why, notTimeData: timeNote, prediction });
   }
@@ -582,8 +583,9 @@ export async function replayCommand(argv: string[]): Promise<number> {
   const rows = results.flatMap((r) => r.rows), labels = results.flatMap((r) => r.labels);
   const bad = results.filter((r) => !r.ok).length;
   // A point whose log sets what the model does not take (FP8, grouped GEMM, …) keeps its model figures, not an error.
-  const notModelled = results.flatMap((r) => r.notModelled);
-  const comparison = cfg ? comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib).map((c, i) => withNotModelled(c, notModelled[i])) : null;
+  // A point whose log ran out of memory because other processes held the GPU: no verdict, counted apart.
+  const notModelled = results.flatMap((r) => r.notModelled), othersOom = results.flatMap((r) => r.othersOom);
+  const comparison = cfg ? comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib).map((c, i) => withOthersOom(withNotModelled(c, notModelled[i]), othersOom[i])) : null;
   // Where a point measured another setup than the compared one: said with the table (in the JSON: `notes`).
   const caveats = cfg ? otherModelNotes(rows, { model: cfg.model, parallel: cfg.par }, results.flatMap((r) => r.setups), labels) : [];
   if (cfg && !values.json) report.push([comparisonTable(comparison!, labels), ...caveats.map((n) => `note: ${n}`)].join('\n'));

@@ -6,7 +6,7 @@
  */
 import { CsvRow } from './csv.js';
 import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, ffnWidth, memoryBreakdown, normName, parseRecomputeSpec, peakActivationBytes, positionEmbedding } from './model.js';
-import { ParseResult, configFromArgs, unmodelledArgs } from './megatron.js';
+import { OthersOom, ParseResult, configFromArgs, unmodelledArgs } from './megatron.js';
 import { maxOf } from '../stats.js';
 import { InputError } from '../errors.js';
 import { counted } from '../plural.js';
@@ -25,6 +25,8 @@ export interface Comparison {
   error?: string;
   /** What the point's log sets that changes memory and the model does not take (flag and value): no error or verdict taken then. */
   notModelled?: string[];
+  /** The point's log ran out of memory because other processes held the GPU (megatron.ts OthersOom): no error or verdict taken then. */
+  othersOom?: OthersOom;
 }
 
 /**
@@ -33,6 +35,14 @@ export interface Comparison {
  */
 export function withNotModelled(c: Comparison, notModelled: readonly string[] | undefined): Comparison {
   return notModelled?.length ? { ...c, totalError: null, activationError: null, verdict: 'unknown', notModelled: [...notModelled] } : c;
+}
+
+/**
+ * A comparison of a point whose log ran out of memory because other processes held the GPU: its model figures kept, no
+ * error or OOM verdict taken (the run says nothing of its own configuration), the other processes' share kept to say why.
+ */
+export function withOthersOom(c: Comparison, othersOom: OthersOom | null | undefined): Comparison {
+  return othersOom ? { ...c, totalError: null, activationError: null, verdict: 'unknown', othersOom } : c;
 }
 
 /** The point's configuration over the base flags (sequence, TP, CP, SP, recompute, micro batch): the base's where the row does not say. */
@@ -292,23 +302,26 @@ export function comparisonTable(cs: Comparison[], labels: readonly string[] = []
     '|---|---|---|---|---|---|---|---|---|---|---|'];
   for (const [i, c] of cs.entries()) {
     const r = c.row;
-    const meas = r.fits === false ? 'OOM' : r.total_gib?.toFixed(1) ?? '?';
+    const meas = c.othersOom ? 'OOM (other processes)' : r.fits === false ? 'OOM' : r.total_gib?.toFixed(1) ?? '?';
+    const verdict = c.othersOom ? `not a verdict (other processes held ${c.othersOom.otherGiB.toFixed(1)} GiB)` : c.verdict;
     const not = c.notModelled ? `not comparable (not modelled: ${c.notModelled.join(' ')})` : null;
     out.push(`| ${(labels[i] ?? r.line ?? '').replace(/\|/g, '\\|')} | ${r.seq_len} | ${r.cp ?? '?'} | ${r.recompute ?? '?'} | ${meas} | ${c.modelTotalGib?.toFixed(1) ?? `- (${c.error})`} | ${not ?? pct(c.totalError)} | ` +
-      `${r.activation_gib?.toFixed(1) ?? ''} | ${c.modelActivationGib?.toFixed(1) ?? ''} | ${pct(c.activationError)} | ${c.verdict} |`);
+      `${r.activation_gib?.toFixed(1) ?? ''} | ${c.modelActivationGib?.toFixed(1) ?? ''} | ${pct(c.activationError)} | ${verdict} |`);
   }
   const f = comparisonFigures(cs), largest = (x: number | null) => (x === null ? '-' : (x * 100).toFixed(1) + '%');
   out.push('', `${counted(cs.length, 'point')}: largest total error ${largest(f.largestTotal)}, largest activation error ${largest(f.largestActivation)}, ${counted(f.wrong, 'wrong OOM verdict')}` +
-    `${f.notCompared ? `; ${counted(f.notCompared, 'point')} not compared (${f.notCompared === 1 ? 'its log sets' : 'their logs set'} what the model does not take)` : ''}`);
+    `${f.notCompared ? `; ${counted(f.notCompared, 'point')} not compared (${f.notCompared === 1 ? 'its log sets' : 'their logs set'} what the model does not take)` : ''}` +
+    `${f.othersOom ? `; ${counted(f.othersOom, 'point')} out of memory because other processes held the GPU (not a verdict, not compared)` : ''}`);
   return out.join('\n');
 }
 
 /**
  * What a set of comparisons sums up to, for replay --compare's line and the page's replay summary, each in its own
  * words: the largest total and activation errors (absolute; null where none was taken), the wrong out-of-memory
- * verdicts, and the points not compared (their logs set what the model does not take: withNotModelled).
+ * verdicts, the points not compared (their logs set what the model does not take: withNotModelled), and those whose
+ * out-of-memory other processes caused (withOthersOom).
  */
-export function comparisonFigures(cs: readonly Comparison[]): { largestTotal: number | null; largestActivation: number | null; wrong: number; notCompared: number } {
+export function comparisonFigures(cs: readonly Comparison[]): { largestTotal: number | null; largestActivation: number | null; wrong: number; notCompared: number; othersOom: number } {
   const largest = (xs: (number | null)[]) => {
     const a = xs.filter((x): x is number => x !== null).map(Math.abs);
     return a.length ? maxOf(a) : null;
@@ -316,5 +329,6 @@ export function comparisonFigures(cs: readonly Comparison[]): { largestTotal: nu
   return {
     largestTotal: largest(cs.map((c) => c.totalError)), largestActivation: largest(cs.map((c) => c.activationError)),
     wrong: cs.filter((c) => c.verdict !== 'right' && c.verdict !== 'unknown').length, notCompared: cs.filter((c) => c.notModelled).length,
+    othersOom: cs.filter((c) => c.othersOom).length,
   };
 }

@@ -223,10 +223,13 @@ export function measuredRow(p: MeasuredPoint, hbmGib?: number): CsvRow | null {
   if (p.seqLength === null) return null;
   if (p.peakMaxAllocatedGiB === null && !p.outOfMemory && p.iterMs === null && p.tflopsPerGpu === null) return null;
   const size = p.numLayers && p.hiddenSize && p.numHeads ? `${p.numLayers}L h=${p.hiddenSize} a=${p.numHeads}${p.vocabSize ? ` vocab=${p.vocabSize}` : ''}; ` : '';
+  // An out-of-memory other processes caused: neither ran nor out of memory of its own, its peak cut short (empty cells: unknown).
+  const others = p.outOfMemoryOthers;
   return {
     seq_len: p.seqLength, tp: p.tp, cp: p.cp, pp: p.pp, sp: p.sp, recompute: p.recompute, micro_batch: p.microBatch,
-    activation_gib: null, total_gib: p.peakMaxAllocatedGiB, fits: p.outOfMemory ? false : p.peakMaxAllocatedGiB === null ? null : true,
-    source: `${REPLAY_SOURCE}${p.source} (${size}peak max allocated over ranks)`, hbm_gib: hbmGib ?? null,
+    activation_gib: null, total_gib: others ? null : p.peakMaxAllocatedGiB, fits: others ? null : p.outOfMemory ? false : p.peakMaxAllocatedGiB === null ? null : true,
+    source: `${REPLAY_SOURCE}${p.source} (${size}${others ? `out of memory with other processes holding ${others.otherGiB.toFixed(2)} GiB of the GPU: no verdict` : 'peak max allocated over ranks'})`,
+    hbm_gib: hbmGib ?? null,
     iter_ms: p.iterMs, tflops_per_gpu: p.tflopsPerGpu,
   };
 }

@@ -65,7 +65,20 @@ export interface MeasuredPoint {
   peakMaxReservedGiB: number | null;
   theoretical: { weightAndOptimizerMiB: number | null; activationMiB: number | null; totalMiB: number | null } | null;
   outOfMemory: boolean;
+  /**
+   * Where the log's out-of-memory came of other processes on the GPU (outOfMemoryByOthers), what its message says; null
+   * otherwise: the out-of-memory is then the run's own, a verdict on its configuration.
+   */
+  outOfMemoryOthers: OthersOom | null;
 }
+
+/**
+ * An out-of-memory that other processes caused, from PyTorch's message (2.1 and later: "Tried to allocate 2.00 GiB.
+ * GPU 0 has a total capacity of 139.80 GiB of which 1.05 GiB is free. … Including non-PyTorch memory, this process
+ * has 60.12 GiB memory in use."): the other processes' share is capacity − free − this process's use. GiB each; the
+ * log's line (1-based) it was read from.
+ */
+export interface OthersOom { otherGiB: number; capacityGiB: number; freeGiB: number; processGiB: number; requestedGiB: number; line: number }
 
 export interface ParseResult {
   point: MeasuredPoint;
@@ -214,6 +227,8 @@ interface RunLines {
   memory: MemoryRecord[];
   theoretical: MeasuredPoint['theoretical'];
   oom: boolean;
+  /** Its out-of-memory, where every one of its messages that gives the figures says other processes caused it. */
+  othersOom: OthersOom | null;
   /** The run's command lines ('# …'). */
   commands: string[];
 }
@@ -256,7 +271,7 @@ function parseRun(lines: string[], from: number, to: number, file: string, sourc
   const run = readRun(lines, from, to, file);
   const { args, iterations, memory } = run;
   const warnings: string[] = cut ? [cut] : [];
-  warnings.push(...missing(run.sawArgs ? args : null, iterations.length > 0, memory.length > 0, run.theoretical !== null, run.oom));
+  warnings.push(...missing(run.sawArgs ? args : null, iterations.length > 0, memory.length > 0, run.theoretical !== null, run.oom, run.othersOom));
   const win = iterations.filter((r) => r.iteration > warmup).slice(-windowSize);
   const short = shortWindow(iterations, win.length, warmup, windowSize);
   if (short) warnings.push(short);
@@ -278,7 +293,7 @@ function parseRun(lines: string[], from: number, to: number, file: string, sourc
     // A loop, not Math.max(...xs): a long log has more memory lines than the call stack takes arguments.
     peakMaxAllocatedGiB: memory.length ? memory.reduce((x, m) => Math.max(x, m.maxAllocatedMiB), 0) / 1024 : null,
     peakMaxReservedGiB: memory.length ? memory.reduce((x, m) => Math.max(x, m.maxReservedMiB), 0) / 1024 : null,
-    theoretical: run.theoretical, outOfMemory: run.oom,
+    theoretical: run.theoretical, outOfMemory: run.oom, outOfMemoryOthers: run.othersOom,
   };
   return { point, args, iterations, memory, warnings, commands: run.commands };
 }
@@ -294,9 +309,9 @@ function readRun(lines: string[], from: number, to: number, file: string): RunLi
     if (x > max) refuse(i, `${what} ${s} MB is more than any GPU holds (1 PiB)`);
     return x;
   };
-  const run: RunLines = { args: {}, sawArgs: false, iterations: [], memory: [], theoretical: null, oom: false, commands: [] };
+  const run: RunLines = { args: {}, sawArgs: false, iterations: [], memory: [], theoretical: null, oom: false, othersOom: null, commands: [] };
   const argLine = new Map<string, number>();
-  let dumpAt = -1;
+  let dumpAt = -1, ownOom = false;
   for (let i = from; i < to; i++) {
     const line = lines[i];
     if (DUMP_START.test(line)) {
@@ -325,9 +340,14 @@ function readRun(lines: string[], from: number, to: number, file: string): RunLi
       };
       continue;
     }
-    if (OOM_LINE.test(line)) run.oom = true;
-    else if (COMMAND_LINE.test(line)) run.commands.push(line);
+    if (OOM_LINE.test(line)) {
+      run.oom = true;
+      const cause = oomCause(line, i);
+      if (cause === 'own') ownOom = true;
+      else if (cause) run.othersOom ??= cause;
+    } else if (COMMAND_LINE.test(line)) run.commands.push(line);
   }
+  if (ownOom) run.othersOom = null; // one rank (or one retry) out of memory on its own: the run's verdict
   if (dumpAt >= 0) refuse(dumpAt, `the argument dump opened here has no '---- end of arguments ----' (the ${to < lines.length ? 'run' : 'file'} ends at line ${to}): it is cut off`);
   const a = run.args;
   if (a.recompute_granularity === 'full' && !(['uniform', 'block'].includes(a.recompute_method) && /^[1-9]\d*$/.test(a.recompute_num_layers ?? '')))
@@ -377,6 +397,40 @@ function worldSizeNotes(args: MegatronArgs): string[] {
     'Megatron-LM runs exactly that many ranks, so the dump was edited or is of two runs; the point and the prediction use its TP, CP, PP and DP as given (check the log)'];
 }
 
+/**
+ * Other processes' memory at and above which an out-of-memory is theirs: more than a CUDA context of an idle process
+ * (about 0.5 GiB), and enough that, free, it would have covered the allocation that failed.
+ */
+export const OTHERS_OOM_MIN_GIB = 1;
+
+/** A size as PyTorch's format_size prints it ("2.00 GiB", "512.00 KiB", "1000 bytes") in GiB. */
+const sizeGiB = (x: string, unit: string) => decimalNumber(x) / { bytes: 2 ** 30, KiB: 2 ** 20, MiB: 2 ** 10, GiB: 1 }[unit]!;
+const SIZE = String.raw`([\d.]+) (bytes|KiB|MiB|GiB)`;
+const OOM_FIGURES = new RegExp(String.raw`Tried to allocate ${SIZE}\. GPU \d+ has a total capacity of ${SIZE} of which ${SIZE} is free\..*?` +
+  String.raw`Including non-PyTorch memory, this process has ${SIZE} memory in use`);
+
+/**
+ * What caused the out-of-memory a line reports: other processes (their share, from PyTorch 2.1's message, at least
+ * OTHERS_OOM_MIN_GIB and enough to have covered the allocation), 'own' (the message gives the allocation and no such
+ * share: PyTorch's older "(GPU 0; 79.15 GiB total capacity; …)", which does not give this process's memory outside
+ * PyTorch's (its CUDA context, NCCL's buffers), is taken as the run's own), or null (no figures: a traceback's echo).
+ */
+function oomCause(line: string, i: number): OthersOom | 'own' | null {
+  if (!line.includes('Tried to allocate')) return null;
+  const m = OOM_FIGURES.exec(line);
+  if (!m) return 'own';
+  const [requestedGiB, capacityGiB, freeGiB, processGiB] = [1, 3, 5, 7].map((k) => sizeGiB(m[k], m[k + 1]));
+  const otherGiB = capacityGiB - freeGiB - processGiB;
+  if (!(otherGiB >= OTHERS_OOM_MIN_GIB && freeGiB + otherGiB >= requestedGiB)) return 'own';
+  return { otherGiB, capacityGiB, freeGiB, processGiB, requestedGiB, line: i + 1 };
+}
+
+/** "with other processes holding 120.65 GiB of the GPU's 139.80 GiB (…)": why such an out-of-memory is no verdict on the model. */
+export function othersOomText(o: OthersOom): string {
+  return `with other processes holding ${o.otherGiB.toFixed(2)} GiB of the GPU's ${o.capacityGiB.toFixed(2)} GiB (this process ${o.processGiB.toFixed(2)} GiB, ` +
+    `${o.requestedGiB.toFixed(2)} GiB asked for, line ${o.line}): not a verdict on the run's configuration, which is not compared on it`;
+}
+
 /** Iteration lines that report 0.0 ms per iteration: no step takes no time (a timer that did not run, an edited log), yet a median may count them. */
 function zeroTimeNotes(iterations: IterationRecord[]): string[] {
   const zero = iterations.filter((r) => r.elapsedMs === 0).map((r) => r.iteration);
@@ -386,8 +440,8 @@ function zeroTimeNotes(iterations: IterationRecord[]): string[] {
     `and a median that counts ${plural(zero.length, 'it', 'them')} reads low: check the log before trusting its times`];
 }
 
-/** What a log lacks (args null: no argument dump), and whether it ran out of memory, as warnings. */
-function missing(args: MegatronArgs | null, iterations: boolean, memory: boolean, theoretical: boolean, oom: boolean): string[] {
+/** What a log lacks (args null: no argument dump), and whether it ran out of memory (and of what), as warnings. */
+function missing(args: MegatronArgs | null, iterations: boolean, memory: boolean, theoretical: boolean, oom: boolean, others: OthersOom | null): string[] {
   const w: string[] = [];
   if (!args) w.push('no argument dump ("---- arguments ----") found: the run configuration is unknown');
   const want: [string, string][] = [
@@ -401,7 +455,8 @@ function missing(args: MegatronArgs | null, iterations: boolean, memory: boolean
   if (!iterations) w.push('no iteration lines found: no iteration time or throughput');
   if (!memory) w.push('no "[Rank N] (after K iterations) memory (MB)" lines found: no measured memory (Megatron prints them with --log-memory-to-tensorboard or at the first log interval)');
   if (!theoretical) w.push('no "Theoretical memory footprints" line found');
-  if (oom) w.push('the log reports CUDA out of memory');
+  if (others) w.push(`the log reports CUDA out of memory ${othersOomText(others)}`);
+  else if (oom) w.push('the log reports CUDA out of memory');
   return w;
 }
 
