@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseMegatronLog } from '../src/memory/megatron.js';
+import { configFromArgs, parseMegatronLog, unmodelledArgs } from '../src/memory/megatron.js';
 import { parseCsv, toCsv, measuredRow, measuredRows, sweepRows } from '../src/memory/csv.js';
 import { DEFAULT_PARALLEL, PRESETS, defaultLines, sweep } from '../src/memory/model.js';
 import { InputError } from '../src/errors.js';
@@ -96,6 +96,31 @@ describe('Megatron-LM log replay', () => {
     expect(others(['RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity; 20.00 GiB already allocated; 1.05 GiB free; 20.50 GiB reserved in total by PyTorch)'])).toBeNull();
     // A traceback's echo without the figures changes nothing.
     expect(others([msg('1.05 GiB', '20.00 GiB'), 'torch.OutOfMemoryError']))!.not.toBeNull();
+  });
+
+  it("the position embedding is the dump's as Megatron-LM reads it: learned_absolute when it names none (its default, SwiGLU or not, said), the 2023 releases' rotary flags, a bad type refused", () => {
+    // r00: SwiGLU with position_embedding_type rope, and (as every release since 2023 prints it) use_rotary_position_embeddings False beside it.
+    const log = readFileSync('bench/results/2026-12-02-megatron-campaign/runs/r00.log', 'utf8');
+    const type = /^( {2}position_embedding_type \.+) rope$/m;
+    const pe = (text: string) => {
+      const c = configFromArgs(parseMegatronLog(text, 'r00').args);
+      if ('error' in c) throw new Error(c.error);
+      return { pe: c.model.positionEmbedding, notes: c.notes.filter((n) => /position/.test(n)) };
+    };
+    expect(pe(log)).toEqual({ pe: 'rope', notes: [] });
+    // No type in the dump: Megatron-LM ran learned_absolute (the model's own default for SwiGLU is rope).
+    const none = log.replace(type, '').replace(/^ {2}(use_rotary_position_embeddings|add_position_embedding) \.+ \w+$/gm, '');
+    expect(pe(none)).toEqual({ pe: 'learned_absolute', notes: ["no position_embedding_type in the dump: learned_absolute assumed (Megatron-LM's default, whatever --swiglu)"] });
+    // A release before position_embedding_type (2023): --use-rotary-position-embeddings with --no-position-embedding is RoPE; the rotary flag alone kept the learned table too.
+    const old = (rotary: string, table: string) => log.replace(type, '').replace(/(use_rotary_position_embeddings \.+) False/, `$1 ${rotary}`).replace(/(add_position_embedding \.+) True/, `$1 ${table}`);
+    expect(pe(old('True', 'False'))).toEqual({ pe: 'rope', notes: [] });
+    expect(pe(old('False', 'False'))).toEqual({ pe: 'none', notes: [] });
+    expect(pe(old('False', 'True'))).toEqual({ pe: 'learned_absolute', notes: [] });
+    expect(pe(old('True', 'True'))).toEqual({ pe: 'learned_absolute', notes: [expect.stringMatching(/^use_rotary_position_embeddings True with add_position_embedding True: .*learned position table beside the rotary/)] });
+    // Types the model does not take are named as such; YaRN is RoPE; a damaged value is refused with its line.
+    expect(unmodelledArgs(parseMegatronLog(log.replace(type, '$1 relative'), 'r').args)).toEqual(['--position-embedding-type relative']);
+    expect(pe(log.replace(type, '$1 yarn')).pe).toBe('rope');
+    expect(() => parseMegatronLog(log.replace(type, '$1 rotary'), 'r00')).toThrow("r00 line 661: argument position_embedding_type 'rotary' is not one of learned_absolute, rope, yarn, mrope, relative, none");
   });
 
   it('a short window is a warning where the log stops before the run\'s own total (in the singular for one iteration), not where the run was that short', () => {

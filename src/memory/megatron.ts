@@ -115,9 +115,12 @@ const SIZE_ARGS = ['seq_length', 'tensor_model_parallel_size', 'context_parallel
   'moe_ffn_hidden_size', 'moe_shared_expert_intermediate_size', 'recompute_num_layers', 'global_batch_size'];
 /** Arguments read as True/False: anything else (a damaged 'True') is refused, never read as False. */
 const BOOL_ARGS = ['sequence_parallel', 'use_flash_attn', 'group_query_attention', 'swiglu', 'untie_embeddings_and_output_weights', 'add_bias_linear',
-  'bias_swiglu_fusion', 'use_distributed_optimizer', 'fp32_residual_connection'];
+  'bias_swiglu_fusion', 'use_distributed_optimizer', 'fp32_residual_connection', 'use_rotary_position_embeddings', 'add_position_embedding'];
 /** Arguments read from a few words (None aside). */
-const WORD_ARGS: Record<string, string[]> = { recompute_granularity: ['None', 'selective', 'full'], recompute_method: ['None', 'uniform', 'block'] };
+const WORD_ARGS: Record<string, string[]> = {
+  recompute_granularity: ['None', 'selective', 'full'], recompute_method: ['None', 'uniform', 'block'],
+  position_embedding_type: ['learned_absolute', 'rope', 'yarn', 'mrope', 'relative', 'none'],
+};
 /** More memory than any GPU holds (1 PiB, in MiB): a memory line or theoretical size above it cannot be. */
 const MAX_MIB = 2 ** 30;
 
@@ -488,6 +491,7 @@ const UNMODELLED: [string, (v: string, args: MegatronArgs) => boolean, string][]
   ['moe_grouped_gemm', (v) => v === 'False', '--moe-grouped-gemm'],
   ['moe_pad_expert_input_to_capacity', (v) => v === 'False', '--moe-pad-expert-input-to-capacity'],
   ['multi_latent_attention', (v) => v === 'False', '--multi-latent-attention'],
+  ['position_embedding_type', (v) => v !== 'relative' && v !== 'mrope', '--position-embedding-type'],
   ['mtp_num_layers', (v) => v === 'None' || v === '0', '--mtp-num-layers'],
   ['fp8', (v) => v === 'None', '--fp8-format'],
   ['fp4', (v) => v === 'None', '--fp4-format'],
@@ -531,6 +535,25 @@ export function unmodelledArgs(args: MegatronArgs): string[] {
 }
 
 /**
+ * The position embedding a dump ran, as Megatron-LM reads its arguments (never the model's own default, which follows
+ * SwiGLU): position_embedding_type (its default learned_absolute; YaRN is RoPE of other frequencies; mrope and
+ * relative are not modelled (unmodelledArgs), taken as rope and none, neither with a table); in a release before it (2023), use_rotary_position_embeddings and
+ * add_position_embedding (--no-position-embedding), whose learned table with rotary embeddings too is taken as learned
+ * (the table is what weighs), said; neither: learned_absolute, Megatron-LM's default, said in `notes`.
+ */
+function positionFromArgs(args: MegatronArgs, notes: string[]): NonNullable<ModelConfig['positionEmbedding']> {
+  const type = args.position_embedding_type;
+  if (type !== undefined && type !== 'None') return type === 'yarn' || type === 'mrope' ? 'rope' : type === 'relative' ? 'none' : (type as 'learned_absolute' | 'rope' | 'none');
+  const rotary = args.use_rotary_position_embeddings === 'True', table = args.add_position_embedding !== 'False';
+  if (args.use_rotary_position_embeddings === undefined && args.add_position_embedding === undefined) {
+    notes.push("no position_embedding_type in the dump: learned_absolute assumed (Megatron-LM's default, whatever --swiglu)");
+    return 'learned_absolute';
+  }
+  if (rotary && table) notes.push('use_rotary_position_embeddings True with add_position_embedding True: this release keeps a learned position table beside the rotary embeddings; taken as learned_absolute');
+  return table ? 'learned_absolute' : rotary ? 'rope' : 'none';
+}
+
+/**
  * The memory model's configuration from a log's argument dump (stack megatron), so a log predicts
  * itself. Returns null with the reason when the dump lacks what the model needs.
  */
@@ -548,7 +571,7 @@ export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: P
     swiglu: bool('swiglu'), vocabSize: int('padded_vocab_size') ?? int('vocab_size'), untieEmbeddings: bool('untie_embeddings_and_output_weights'),
     attentionDropout: args.attention_dropout === undefined ? undefined : decimalNumber(args.attention_dropout),
     hiddenDropout: args.hidden_dropout === undefined ? undefined : decimalNumber(args.hidden_dropout),
-    positionEmbedding: (['learned_absolute', 'rope', 'none'].includes(args.position_embedding_type) ? args.position_embedding_type : undefined) as ModelConfig['positionEmbedding'],
+    positionEmbedding: positionFromArgs(args, notes),
     biasLinear: args.add_bias_linear === undefined ? undefined : bool('add_bias_linear'), rmsNorm: args.normalization === 'RMSNorm',
     biasActivationFusion: args.bias_swiglu_fusion === undefined ? undefined : bool('bias_swiglu_fusion'),
   };
