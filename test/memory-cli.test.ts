@@ -636,6 +636,19 @@ describe('flashring replay', () => {
     expect(j.reports[0].point.outOfMemoryOthers.processGiB).toBe(18.99);
     expect(j.points[0]).toMatchObject({ fits: null, total_gib: null });
   });
+  it("with --compare or --csv (each log's line on stdout, its notes on stderr) the notes are headed by the point they are about", async () => {
+    // Two campaign runs in one file: stderr held two unnamed 'not time data' notes, the lines they were about on stdout.
+    const two = join(dir, 'two-traced.log');
+    writeFileSync(two, ['r00', 'r05'].map((r) => readFileSync(`bench/results/2026-12-02-megatron-campaign/runs/${r}.log`, 'utf8')).join(''));
+    for (const extra of [['--compare', '--preset', 'llama3-8b'], ['--csv', join(dir, 'two-traced.csv')]]) {
+      const r = await run(['replay', two, ...extra]);
+      expect(r.code, extra[0]).toBe(0);
+      expect(r.err.split('\n').filter((l) => l && !l.startsWith('note: ')).map((l) => l.replace(/^ {2}note: (.{14}).*$/, '  $1')), extra[0])
+        .toEqual([`${two}#1:`, '  not time data:', `${two}#2:`, '  not time data:']);
+    }
+    // Without them, each note follows its log's line on stderr, as before.
+    expect((await run(['replay', two])).err).not.toMatch(/#1:$/m);
+  });
   it("--compare names each row of a replay's CSV apart (it has no line column: every row was named by the file alone)", async () => {
     const out = join(dir, 'two-runs.csv');
     const logs = ['r00', 'r01'].map((r) => `bench/results/2026-12-02-megatron-campaign/runs/${r}.log`);

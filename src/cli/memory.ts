@@ -483,8 +483,9 @@ function refusal(e: unknown, file: string): unknown {
  * One file → its points: a CSV's measured rows, or one point per run of a Megatron-LM log (a log of
  * several runs gives several, named file.log#k). What a reader refuses (bad quoting, a dump cut
  * off, a repeated argument, an impossible value) is thrown, one line naming the file and line.
+ * `apart`: the points' lines go to stdout (the report), away from their notes on stderr, which are then headed by the point's name.
  */
-async function readPoints(file: string, hbmGib: number | null, say: Say): Promise<FileResult> {
+async function readPoints(file: string, hbmGib: number | null, say: Say, apart: boolean): Promise<FileResult> {
   let bytes: Buffer;
   try {
     bytes = await readFile(file);
@@ -526,10 +527,13 @@ async function readPoints(file: string, hbmGib: number | null, say: Say): Promis
       ` | peak max allocated ${p.peakMaxAllocatedGiB === null ? '?' : p.peakMaxAllocatedGiB.toFixed(2) + ' GiB'}${p.outOfMemory ? ` | OUT OF MEMORY${p.outOfMemoryOthers ? ` (other processes held ${p.outOfMemoryOthers.otherGiB.toFixed(2)} GiB: not a verdict)` : ''}` : ''}` +
       ('error' in prediction ? '' : ` | model ${(prediction.totalBytes / GIB).toFixed(2)} GiB${prediction.totalError === null ? '' : ` (${pct(prediction.totalError)})`}`));
     const c = configFromArgs(res.args), why = 'error' in c ? null : untrainable(c.model, c.par);
-    for (const w of [...res.warnings, ...(why ? [why] : [])]) console.error(`  note: ${w}`);
-    for (const n of 'error' in prediction ? [`no prediction: ${prediction.error}`] : prediction.notes) console.error(`  note: ${n}`);
+    // Where the point's line goes to stdout (apart), its notes on stderr are headed by its name, once.
+    let headed = !apart;
+    const note = (n: string) => { if (!headed) console.error(`${name}:`); headed = true; console.error(`  note: ${n}`); };
+    for (const w of [...res.warnings, ...(why ? [why] : [])]) note(w);
+    for (const n of 'error' in prediction ? [`no prediction: ${prediction.error}`] : prediction.notes) note(n);
     if (!('error' in prediction)) say(`  ${stepTimeLine(res, prediction)}`);
-    if (timeNote && !('error' in prediction)) console.error(`  note: ${timeNote}`);
+    if (timeNote && !('error' in prediction)) note(timeNote);
     if (!row) console.error(`  ${name}: no point (${p.seqLength === null ? 'no sequence length: not a Megatron-LM log with an argument dump, nor a .csv' : 'nothing measured: no memory line, no iteration after warm-up, no out-of-memory'})`);
     if (row) {
       out.rows.push(row);
@@ -579,7 +583,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
   const toStdout = !values.json && (!!cfg || values.csv !== undefined);
   const say: Say = toStdout ? (l) => report.push(l) : (l) => console.error(l);
   const results: FileResult[] = [];
-  for (const file of positionals) results.push(await readPoints(file, hbm, say));
+  for (const file of positionals) results.push(await readPoints(file, hbm, say, toStdout));
   const rows = results.flatMap((r) => r.rows), labels = results.flatMap((r) => r.labels);
   const bad = results.filter((r) => !r.ok).length;
   // A point whose log sets what the model does not take (FP8, grouped GEMM, …) keeps its model figures, not an error.
