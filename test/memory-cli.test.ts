@@ -649,6 +649,16 @@ describe('flashring replay', () => {
     // Without them, each note follows its log's line on stderr, as before.
     expect((await run(['replay', two])).err).not.toMatch(/#1:$/m);
   });
+  it("--json's keys are the ones docs/cli.md names", async () => {
+    const two = join(dir, 'two-keys.log');
+    writeFileSync(two, ['r00', 'r05'].map((r) => readFileSync(`bench/results/2026-12-02-megatron-campaign/runs/${r}.log`, 'utf8')).join(''));
+    const j = JSON.parse((await run(['replay', two, '--compare', '--preset', 'llama3-8b', '--json'])).out);
+    const keys = [Object.keys(j), Object.keys(j.reports[0]), Object.keys(j.comparison[0])];
+    expect(keys).toEqual([['points', 'reports', 'comparison', 'notes'], ['file', 'run', 'startLine', 'point', 'warnings', 'untrainable', 'notTimeData', 'prediction'],
+      ['row', 'modelTotalGib', 'modelActivationGib', 'modelFits', 'totalError', 'activationError', 'verdict']]);
+    const doc = readFileSync('docs/cli.md', 'utf8').split('\n').find((l) => l.startsWith('| `replay '))!;
+    for (const k of [...keys.flat(), 'error', 'notModelled', 'othersOom']) expect(doc, k).toContain(`\`${k}\``);
+  });
   it("--compare names each row of a replay's CSV apart (it has no line column: every row was named by the file alone)", async () => {
     const out = join(dir, 'two-runs.csv');
     const logs = ['r00', 'r01'].map((r) => `bench/results/2026-12-02-megatron-campaign/runs/${r}.log`);
