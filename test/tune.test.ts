@@ -124,6 +124,9 @@ describe('autotune on this device', () => {
     expect(big.error).not.toMatch(/smaller|unset/); // why it does not fit, without planTiles' advice to the user
     expect(e.trials.filter((t) => t.ms !== null).every((t) => t.ms! > 0)).toBe(true);
     expect(lines[0]).toMatch(/^tuning D=16 f32 causal on the scalar path at N=48, 1 head: defaults/);
+    // Each candidate's line counted within its kernel's, so a long search says how far it is.
+    expect(lines[1]).toMatch(/^ {2}fwd 1\/2 FLASHRING_PORTABLE_FWD=16x8: /);
+    expect(lines[4]).toMatch(/^ {2}bwd 2\/2 FLASHRING_PORTABLE_BWD=128x128: skipped \(/);
     // A last line says what was not kept, unless both kernels' pins were.
     expect(lines).toHaveLength(1 + 4 + (e.tuning.portableForward && e.tuning.portableBackward ? 0 : 1));
     expect(e.checkErr).toBeLessThan(TOL.f32.grad);

@@ -178,7 +178,8 @@ async function trials(
   dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', r: TuneRequest, o: SearchOptions, bufs: BenchBuffers,
 ): Promise<{ trial: TuneTrial; tuning: KernelTuning }[]> {
   const out: { trial: TuneTrial; tuning: KernelTuning }[] = [];
-  for (const c of o.candidates(path, kind, r.D, r.robust, r.precision, dev.tuning.portableProducts === 'f16')) {
+  const cs = o.candidates(path, kind, r.D, r.robust, r.precision, dev.tuning.portableProducts === 'f16');
+  for (const [i, c] of cs.entries()) {
     o.signal?.throwIfAborted();
     const pins = showPins(c);
     try {
@@ -189,7 +190,8 @@ async function trials(
       out.push({ trial: { kind, pins, ms: null, error: skipReason((e as Error).message) }, tuning: c });
     }
     const last = out[out.length - 1].trial;
-    o.progress(`  ${kind} ${pins}: ${last.ms === null ? `skipped (${last.error})` : `${last.ms.toFixed(3)} ms`}`, { ...last, tuning: c });
+    // Counted (`fwd 3/20`): a search of dozens of candidates says how far it is.
+    o.progress(`  ${kind} ${i + 1}/${cs.length} ${pins}: ${last.ms === null ? `skipped (${last.error})` : `${last.ms.toFixed(3)} ms`}`, { ...last, tuning: c });
   }
   return out;
 }
