@@ -32,6 +32,8 @@ describe('flashring tune', () => {
     const j = await cli(['--D', '16', '--precision', 'f32', '--causal', 'false', '--store', store, '--json']);
     expect(j.code, j.err).toBe(0);
     expect(JSON.parse(j.out)).toEqual([{ ...entry, fromStore: true }]);
+    // --json keeps stdout for the JSON alone; the notes still go to stderr (they were dropped).
+    expect(j.err).toMatch(/1 entry from the store, tuned at another N or heads/);
     expect(JSON.parse(readFileSync(store, 'utf8')).entries[key]).toEqual(entry); // read, not rewritten
     // flashring bench --tuned: the stored pins where the store has the point (checked against float64 first, as every point).
     const out = join(dir, 'bench');
@@ -53,6 +55,18 @@ describe('flashring tune', () => {
     expect(bb.code).toBe(2);
     expect(bb.err).toMatch(/^flashring bench: --tuned .*broken\.json: the entry for D=16 f32 holds pins the kernels do not take \(FLASHRING_PORTABLE_FWD='3x8'.*run flashring tune --fresh/m);
   });
+
+  it('--json: the JSON alone on stdout, the search\'s progress on stderr, each candidate counted', async () => {
+    const store = join(dir, 'fresh.json');
+    const r = await cli(['--D', '16', '--precision', 'f32', '--causal', 'false', '--N', '32', '--heads', '1', '--reps', '1', '--store', store, '--json']);
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/^tuning D=16 f32 not causal on the \S+ path at N=32, 1 head: /m);
+    expect(r.err).toMatch(/^ {2}fwd 1\/\d+ FLASHRING_\w+=\S+/m);
+    expect(r.err).toMatch(/^ {2}bwd 1\/\d+ FLASHRING_\w+=\S+/m);
+    const [e] = JSON.parse(r.out) as (TuneEntry & { fromStore: boolean })[];
+    expect(e.fromStore).toBe(false);
+    expect(Object.keys(JSON.parse(readFileSync(store, 'utf8')).entries)).toEqual([e.key]);
+  }, 300_000);
 
   it('bad input: one line, exit code 2, before any search', async () => {
     const bad = join(dir, 'bad.json');

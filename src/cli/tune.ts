@@ -27,7 +27,7 @@ const HELP = `usage: flashring tune [options]
   --reps K          timed repeats per candidate, median (default 5)
   --fresh           search again even where the store has an entry
   --store FILE      the JSON store (default ${defaultStorePath()})
-  --json            the entries as JSON instead of the table`;
+  --json            the entries as JSON on stdout instead of the table (progress stays on stderr)`;
 
 const OPTIONS = {
   D: { type: 'string' }, precision: { type: 'string' }, causal: { type: 'string' }, N: { type: 'string' }, heads: { type: 'string' },
@@ -55,11 +55,12 @@ export async function tuneCommand(argv: string[]): Promise<number> {
     const precisions = wanted ?? [dev.hasF16 ? ('f16' as const) : ('f32' as const)];
     if (precisions.includes('f16') && !dev.hasF16) throw new InputError(`--precision f16: ${adapterName(dev.adapter)} has no shader-f16; give --precision f32`);
     const out: (TuneEntry & { fromStore: boolean })[] = [];
-    const log = (line: string) => { if (!values.json) process.stderr.write(`${line}\n`); };
+    // Progress and notes on stderr with --json too (the JSON alone on stdout): a search of minutes is not silent.
+    const log = (line: string) => void process.stderr.write(`${line}\n`);
     for (const D of Ds) for (const precision of precisions) for (const causal of causals)
       out.push(await autotune(dev, { robust: robustShaders(), D, precision, causal, N, heads, reps }, store, { fresh: values.fresh, progress: log }));
     const reused = out.filter((e) => e.fromStore && (e.N !== N || e.heads !== heads));
-    if (reused.length && !values.json) log(`${counted(reused.length, 'entry', 'entries')} from the store, tuned at another N or heads (the table says which): --fresh searches again at N=${N}, ${counted(heads, 'head')}`);
+    if (reused.length) log(`${counted(reused.length, 'entry', 'entries')} from the store, tuned at another N or heads (the table says which): --fresh searches again at N=${N}, ${counted(heads, 'head')}`);
     if (values.json) {
       console.log(JSON.stringify(out, null, 1));
       return 0;
