@@ -41,6 +41,8 @@ describe('flashring tune', () => {
     expect(b.code, b.err).toBe(0);
     const csv = readFileSync(join(out, readdirSync(out).find((f) => f.endsWith('-kernels.csv'))!), 'utf8').trim().split('\n').slice(1);
     expect(csv).toHaveLength(6);
+    // The causal point has no entry in the store: said (it ran the defaults; it was silent), the other one not named.
+    expect(b.err).toMatch(/^--tuned .*store\.json has no entry for D=16 f32 causal on this adapter with these kernels \(.*\): those points ran the default tiles; flashring tune --store .*store\.json tunes them$/m);
     // --no-ring: no -ring.csv written, none named in the summary.
     expect(readdirSync(out).filter((f) => f.endsWith('-ring.csv'))).toEqual([]);
     expect(b.out).toMatch(/^results: .*bench-.*\.json \(\+ -kernels\.csv\)$/m);

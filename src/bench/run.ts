@@ -16,7 +16,7 @@ import { LAYOUTS } from '../cp/plan/schedule.js';
 import { MAX_RANKS } from '../cli/ringArgs.js';
 import { KernelRow, MAX_REPS, SPOT_CHECK_N, spotCheck, tensorFits, timeKernels } from './kernels.js';
 import { gemmPeers } from './peerGemm.js';
-import { storedTuning, type TuneStore } from './tune.js';
+import { entryPins, storedEntry, type TuneStore } from './tune.js';
 import { fileTuneStore } from './tuneStore.js';
 import { RingRow, ringPoint } from './ring.js';
 import { checkMemorySweep, MEMORY_SWEEP_FILES, memoryParallel, memorySweep } from './memory.js';
@@ -50,7 +50,8 @@ const HELP = `usage: flashring bench [options]   (npm run bench -- [options])
   --peer FILE           PyTorch peer results (bench/peers/torch_sdpa.py) for ratios; with its --gemm, each row's
                         share of cuBLAS's GEMM on the same units too (gemmShare)
   --tuned STORE         kernels with the pins \`flashring tune\` stored in STORE (its JSON store) where it has
-                        an entry for the point's D, precision and mask; the defaults elsewhere
+                        an entry for the point's D, precision and mask on this adapter with these kernels; the
+                        defaults elsewhere, named in a note on stderr
   --out DIR             results folder (default bench/out), relative to the working folder (not the repository:
                         npm run bench runs in the repository's root, so its results land in its bench/out)
 The -kernels.csv's checkErr (and the table's) is the float64 spot check of each (D, precision, causal), made once at
@@ -337,9 +338,14 @@ export function saver(meta: object, stamp: string, cfg: Pick<BenchConfig, 'outDi
   };
 }
 
-/** The device for a sweep point: with the pins the --tuned store holds for it (an entry whose pins are not pins: one line naming the file), else `dev`. */
-async function tunedDevice(dev: FlashDevice, tuned: { store: TuneStore; file: string } | undefined, r: Parameters<typeof storedTuning>[2]): Promise<FlashDevice> {
-  const pins = tuned && (await storedTuning(dev, tuned.store, r));
+/**
+ * The device for a sweep point: with the pins the --tuned store holds for it (an entry whose pins are not pins: one line naming
+ * the file), else `dev`; a point the store has no entry for is added to `missing` (said once the checks are done).
+ */
+async function tunedDevice(dev: FlashDevice, tuned: { store: TuneStore; file: string } | undefined, r: Parameters<typeof storedEntry>[2], missing: string[]): Promise<FlashDevice> {
+  if (!tuned) return dev;
+  const entry = await storedEntry(dev, tuned.store, r), pins = entryPins(entry);
+  if (!entry) missing.push(`D=${r.D} ${r.precision}${r.causal ? ' causal' : ''}`);
   if (!pins) return dev;
   try {
     return withTuning(dev, { ...dev.tuning, ...pins });
@@ -348,16 +354,24 @@ async function tunedDevice(dev: FlashDevice, tuned: { store: TuneStore; file: st
   }
 }
 
+/**
+ * What --tuned did not tune: the points its store has no entry for on this adapter and these kernels (a store from
+ * another machine, or from a flashring whose kernels have changed since, holds none), which ran the defaults.
+ */
+const untunedNote = (file: string, missing: string[]): string =>
+  `--tuned ${file} has no entry for ${missing.join(', ')} on this adapter with these kernels (entries are per adapter and kernels' hash: ` +
+  `one tuned on another machine or by another flashring is not used): those points ran the default tiles; flashring tune --store ${file} tunes them`;
+
 /** The kernel sweep: each (D, precision, causal) checked against float64 first (correctness first), then timed at every N. */
 async function kernelSweep(
   dev0: FlashDevice, cfg: BenchConfig, precisions: Precision[], state: BenchState, save: () => Promise<unknown>, tuned?: { store: TuneStore; file: string },
 ): Promise<void> {
   const { Ns, Ds, H, B, reps, causals } = cfg;
-  const checks = new Map<string, number>(), devs = new Map<string, FlashDevice>();
+  const checks = new Map<string, number>(), devs = new Map<string, FlashDevice>(), missing: string[] = [];
   const configs = Ds.flatMap((D) => precisions.flatMap((p) => causals.map((c) => ({ D, p, c }))));
   for (const [i, { D, p, c }] of configs.entries()) {
     progress(`float64 check D=${D} ${p} causal=${c}`, i, configs.length);
-    const dev = await tunedDevice(dev0, tuned, { D, precision: p, causal: c, robust: cfg.robust });
+    const dev = await tunedDevice(dev0, tuned, { D, precision: p, causal: c, robust: cfg.robust }, missing);
     devs.set(`${D}:${p}:${c}`, dev);
     let r: { err: number; ok: boolean };
     try {
@@ -370,6 +384,7 @@ async function kernelSweep(
     else checks.set(`${D}:${p}:${c}`, r.err);
   }
   progress('float64 checks done', configs.length, configs.length);
+  if (missing.length) process.stderr.write(`${untunedNote(tuned!.file, missing)}\n`);
   const jobs = Ns.flatMap((N) => Ds.flatMap((D) => precisions.flatMap((p) => causals.map((c) => ({ N, D, p, c })))))
     .filter((j) => checks.has(`${j.D}:${j.p}:${j.c}`));
   for (const [i, j] of jobs.entries()) {

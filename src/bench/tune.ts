@@ -306,6 +306,13 @@ async function search(
  * when it ran the defaults.
  */
 export async function storedTuning(dev: FlashDevice, store: TuneStore, r: Pick<TuneRequest, 'D' | 'precision' | 'causal' | 'robust'>): Promise<KernelTuning | undefined> {
-  const tuning = (await store.get((await defaultKey(dev, r)).key))?.tuning;
-  return tuning && Object.keys(tuning).length ? tuning : undefined;
+  return entryPins(await storedEntry(dev, store, r));
 }
+
+/** The store's entry for a request on this device (its adapter, kernels and default path), or undefined where it has none. */
+export async function storedEntry(dev: FlashDevice, store: TuneStore, r: Pick<TuneRequest, 'D' | 'precision' | 'causal' | 'robust'>): Promise<TuneEntry | undefined> {
+  return store.get((await defaultKey(dev, r)).key);
+}
+
+/** An entry's pins, or undefined where it has none (it kept the defaults). */
+export const entryPins = (e: TuneEntry | undefined): KernelTuning | undefined => (e && Object.keys(e.tuning).length ? e.tuning : undefined);
