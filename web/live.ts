@@ -20,7 +20,7 @@ import { download } from './download.js';
 import { acquireDevices, adapterName, FlashDevice, withTuning } from '../src/gpu/device.js';
 import { autotune, storedTuning, type TuneEntry, type TuneTrial } from '../src/bench/tune.js';
 import { HEAD_GROUP_ALL, type KernelTuning } from '../src/kernels/tuning.js';
-import { idbTuneStore } from './tuneStore.js';
+import { idbTuneStore, keptOrSaid } from './tuneStore.js';
 import { FieldError, FieldErrors, customLink, marksOf, showFieldErrors } from './fields.js';
 import { duration, flopRate } from './format.js';
 import { detailsTable, fillTable } from './table.js';
@@ -705,7 +705,8 @@ async function liveRun(
   const s: AttentionShape = { B: 1, Hq: cfg.H, Hkv: cfg.H, Nq: cfg.N, Nk: cfg.N, D: cfg.D };
   say('preparing the device…');
   const dev = await pool.get(cfg.precision);
-  const pins = cfg.tuned ? await storedTuning(dev, store, { D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, robust: true }) : undefined;
+  const kept = keptOrSaid(store);
+  const pins = cfg.tuned ? await storedTuning(dev, kept, { D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, robust: true }) : undefined;
   const rdev = pins ? withTuning(dev, { ...dev.tuning, ...pins }) : dev;
   const x = { q: randn(numel(s, 'q'), 1), k: randn(numel(s, 'kv'), 2), v: randn(numel(s, 'kv'), 3), ...(cfg.backward ? { dout: randn(numel(s, 'q'), 4) } : {}) };
   say(`running on ${adapterName(dev.adapter)}: ${counted(cfg.R, 'rank')}, ${cfg.scheme}…`);
@@ -715,7 +716,8 @@ async function liveRun(
   });
   if (!wanted()) throw new Cancelled('cancelled');
   const check = checkRun(s, cfg, x as Record<string, Float32Array>, res);
-  const tiles = pins ? `tuned in this browser: ${tilesInWords(pins)}` : cfg.tuned ? 'defaults (Tune has stored no pins for this GPU, D, precision and mask)' : 'defaults';
+  const tiles = pins ? `tuned in this browser: ${tilesInWords(pins)}` : !cfg.tuned ? 'defaults'
+    : kept.failure ? `defaults (this browser keeps no data for the page, so no tuned tiles: ${kept.failure})` : 'defaults (Tune has stored no pins for this GPU, D, precision and mask)';
   return {
     rows: [...resultRows(s, cfg, res, adapterName(dev.adapter)), ['tiles', tiles], ['relative error vs float64 (‖x − ref‖ / ‖ref‖)', check.row]],
     timeline: res.timeline,
@@ -1015,8 +1017,8 @@ async function tune(
   try {
     const cfg = checkLiveForm(form);
     const dev = await pool.get(cfg.precision);
-    const lim = dev.device.limits;
-    const e = await autotune(dev, { robust: true, D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, N: cfg.N, heads: cfg.H, reps: 3 }, store, {
+    const lim = dev.device.limits, kept = keptOrSaid(store);
+    const e = await autotune(dev, { robust: true, D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, N: cfg.N, heads: cfg.H, reps: 3 }, kept, {
       fresh: true, signal, progress: (line, trial) => {
         if (signal.aborted) return;
         status.textContent = trial ? trialWords(trial, lim.maxComputeWorkgroupStorageSize, lim.maxComputeInvocationsPerWorkgroup) : line.trim().replace(/\bpins\b/g, 'tiles');
@@ -1024,8 +1026,9 @@ async function tune(
       },
     });
     showResults(tuneRows(e, adapterName(dev.adapter)));
-    status.textContent = Object.keys(e.tuning).length ? 'tuned: Run uses these tiles while "tuned tiles" is ticked' : 'the defaults were kept (no candidate was 2% faster and exact)';
-    hooks.tune = { done: true, key: e.key, tuning: e.tuning, checkErr: e.checkErr, trials: e.trials.length };
+    status.textContent = kept.failure ? `searched, but not kept: this browser keeps no data for the page (${kept.failure}), so Run cannot use the result`
+      : Object.keys(e.tuning).length ? 'tuned: Run uses these tiles while "tuned tiles" is ticked' : 'the defaults were kept (no candidate was 2% faster and exact)';
+    hooks.tune = { done: true, key: e.key, tuning: e.tuning, checkErr: e.checkErr, trials: e.trials.length, ...(kept.failure ? { notKept: kept.failure } : {}) };
   } catch (err) {
     if (signal.aborted) {
       status.textContent = 'tuning cancelled: nothing stored (Run keeps the tiles stored before, if any)';

@@ -36,3 +36,18 @@ export function idbTuneStore(factory: IDBFactory = indexedDB): TuneStore {
     set: async (entry) => void (await withStore('readwrite', (s) => s.put(entry))),
   };
 }
+
+/**
+ * `store` as Run and Tune use it: where the browser keeps no data for the page (IndexedDB refused: site data blocked,
+ * some private windows), a read finds nothing and a write keeps nothing, and `failure` says why; so a run still runs
+ * (on the default tiles, saying why) and a search is still shown. (They threw: a run with "tuned tiles" ticked, the
+ * default, failed on it, and a whole search was lost at its end.)
+ */
+export function keptOrSaid(store: TuneStore): TuneStore & { failure?: string } {
+  const said = (e: unknown) => { s.failure = e instanceof Error ? `${e.name}: ${e.message}` : String(e); };
+  const s: TuneStore & { failure?: string } = {
+    get: (key) => store.get(key).catch((e) => void said(e)),
+    set: (entry) => store.set(entry).catch(said),
+  };
+  return s;
+}
