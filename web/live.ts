@@ -717,7 +717,9 @@ async function liveRun(
   if (!wanted()) throw new Cancelled('cancelled');
   const check = checkRun(s, cfg, x as Record<string, Float32Array>, res);
   const tiles = pins ? `tuned in this browser: ${tilesInWords(pins)}` : !cfg.tuned ? 'defaults'
-    : kept.failure ? `defaults (this browser keeps no data for the page, so no tuned tiles: ${kept.failure})` : 'defaults (Tune has stored no pins for this GPU, D, precision and mask)';
+    : kept.failure ? `defaults (this browser keeps no data for the page, so no tuned tiles: ${kept.failure})`
+    : kept.damaged ? `defaults (the tiles stored for this GPU, D, precision and mask are damaged or of another flashring: ${kept.damaged}; Tune replaces them)`
+    : 'defaults (Tune has stored no pins for this GPU, D, precision and mask)';
   return {
     rows: [...resultRows(s, cfg, res, adapterName(dev.adapter)), ['tiles', tiles], ['relative error vs float64 (‖x − ref‖ / ‖ref‖)', check.row]],
     timeline: res.timeline,

@@ -4,6 +4,7 @@
  * across visits as the JSON file is under Node (src/bench/tuneStore.ts).
  */
 import type { TuneEntry, TuneStore } from '../src/bench/tune.js';
+import { tuneEntryProblem } from '../src/bench/tuneEntry.js';
 
 const DB = 'flashring';
 const STORE = 'tune';
@@ -41,12 +42,20 @@ export function idbTuneStore(factory: IDBFactory = indexedDB): TuneStore {
  * `store` as Run and Tune use it: where the browser keeps no data for the page (IndexedDB refused: site data blocked,
  * some private windows), a read finds nothing and a write keeps nothing, and `failure` says why; so a run still runs
  * (on the default tiles, saying why) and a search is still shown. (They threw: a run with "tuned tiles" ticked, the
- * default, failed on it, and a whole search was lost at its end.)
+ * default, failed on it, and a whole search was lost at its end.) An entry that is damaged or of another flashring
+ * (tuneEntryProblem, as the Node store checks its file's) reads as none, and `damaged` says why (its pins were taken
+ * unchecked, and a Run failed on them or ran what it did not say).
  */
-export function keptOrSaid(store: TuneStore): TuneStore & { failure?: string } {
+export function keptOrSaid(store: TuneStore): TuneStore & { failure?: string; damaged?: string } {
   const said = (e: unknown) => { s.failure = e instanceof Error ? `${e.name}: ${e.message}` : String(e); };
-  const s: TuneStore & { failure?: string } = {
-    get: (key) => store.get(key).catch((e) => void said(e)),
+  const s: TuneStore & { failure?: string; damaged?: string } = {
+    get: async (key) => {
+      const entry: TuneEntry | undefined = await store.get(key).catch((e) => void said(e));
+      const why = entry === undefined ? null : tuneEntryProblem(key, entry);
+      if (why === null) return entry;
+      s.damaged = why;
+      return undefined;
+    },
     set: (entry) => store.set(entry).catch(said),
   };
   return s;

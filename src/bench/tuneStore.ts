@@ -10,8 +10,8 @@ import { homedir, hostname } from 'node:os';
 import { InputError } from '../errors.js';
 import { atExit } from '../exit.js';
 import { checkInputFile, MAX_TEXT_BYTES, processAlive, checkNamed, removeDeadTemps, tempPath, writeTemp } from '../cli/files.js';
-import { resolveTuning, TUNING_PINS } from '../kernels/tuning.js';
 import type { TuneEntry, TuneStore } from './tune.js';
+import { isObject, tuneEntryProblem } from './tuneEntry.js';
 
 export function defaultStorePath(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'flashring', 'tune.json');
@@ -60,42 +60,9 @@ async function readStore(path: string, flag: string): Promise<StoreFile> {
   return data;
 }
 
-const PATHS = ['scalar', 'subgroup-matrix'];
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 /** A JSON object of a store's keys alone (version, entries; at least one): a store of flashring's, whatever it holds. */
 const storeShaped = (data: unknown): data is Record<string, unknown> =>
   isObject(data) && Object.keys(data).length > 0 && Object.keys(data).every((k) => k === 'version' || k === 'entries');
-const isMsPair = (x: unknown) => Array.isArray(x) && x.length === 2 && x.every((v) => typeof v === 'number' && Number.isFinite(v) && v >= 0);
-const isCount = (x: unknown) => typeof x === 'number' && Number.isSafeInteger(x) && x > 0;
-
-/**
- * What is wrong with a stored entry (damaged by hand, or written by another version of flashring),
- * or null for one every reader can use: each field of TuneEntry with its type, and pins the kernels take.
- */
-export function tuneEntryProblem(key: string, e: unknown): string | null {
-  if (!isObject(e)) return 'not an object';
-  if (e.key !== key) return 'its key field is not the key it is stored under';
-  if (typeof e.path !== 'string' || !PATHS.includes(e.path)) return `path is not one of ${PATHS.join(', ')}`;
-  if (!isObject(e.tuning)) return 'tuning is not an object';
-  const unknown = Object.keys(e.tuning).find((k) => !Object.hasOwn(TUNING_PINS, k));
-  if (unknown !== undefined) return `tuning has '${unknown.slice(0, 40)}', which is no pin`;
-  // Pins of the right form whose values the kernels do not take are the reader's to refuse, by name (bench --tuned:
-  // one line); a value of another type (null for a tile, say) would fail on reading it.
-  try {
-    for (const [k, v] of Object.entries(e.tuning)) (TUNING_PINS[k as keyof typeof TUNING_PINS].show as (x: unknown) => string)(v);
-    resolveTuning(e.tuning);
-  } catch (err) {
-    if (!(err instanceof InputError)) return `its pins are not of the form pins take (${(err as Error).message.split('\n')[0]})`;
-  }
-  for (const k of ['defaultMs', 'tunedMs']) if (!isMsPair(e[k])) return `${k} is not [forward ms, backward ms]`;
-  for (const k of ['N', 'heads']) if (!isCount(e[k])) return `${k} is not a positive integer`;
-  if (typeof e.checkErr !== 'number') return 'checkErr is not a number';
-  if (e.keptDefaults !== undefined && typeof e.keptDefaults !== 'string') return 'keptDefaults is not text';
-  if (typeof e.date !== 'string') return 'date is not text';
-  if (!Array.isArray(e.trials) || !e.trials.every(isObject)) return 'trials is not a list';
-  return null;
-}
-
 /** How long set() waits for another writer's lock, and the age past which a lock no live process holds is stale. */
 const LOCK_WAIT_MS = 20_000;
 const STALE_MS = 30_000;
