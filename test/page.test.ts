@@ -723,7 +723,7 @@ describe('the page in headless Chromium', () => {
       [{ H: '4', R: '4', hcp: '3,1' }, { scheme: 'a2a+p2p' }, /^a2a\+p2p sizes 3,1 multiply to 3, not ranks R \(4\)\.$/],
       [{ hcp: '2,2', gbps: '-1' }, { link: 'custom' }, /^Link bandwidth \(Gbit\/s\) must be a number from 0\.000001 to 1,000,000 \(it is -1\)\.$/],
       // Within every field's range but too big to draw in a tab: refused before any tensor exists.
-      [{ N: '65536', D: '256', H: '64', R: '1', gbps: '100' }, { scheme: 'p2p' }, /^N × heads × D is 1,073,741,824: a live run draws and holds its tensors in this tab, so keep it at most 16,777,216 \(e\.g\. N 65536 with 1 heads at D 256\); larger runs: flashring attention --cp or the bench\.$/],
+      [{ N: '65536', D: '256', H: '64', R: '1', gbps: '100' }, { scheme: 'p2p' }, /^N × heads × D is 1,073,741,824: a live run draws and holds its tensors in this tab, so keep it at most 16,777,216 \(e\.g\. N 65536 with 1 head at D 256\); larger runs: flashring attention --cp or the bench\.$/],
     ];
     for (const [fields, selects, want] of bad) {
       const live = await runLive(page, fields, selects);

@@ -10,7 +10,10 @@ import ts from 'typescript';
 import { counted, plural } from '../src/plural.js';
 import { comparisonTable } from '../src/memory/compare.js';
 import { iterationTime } from '../src/memory/time/step.js';
-import { DEFAULT_PARALLEL } from '../src/memory/model.js';
+import { DEFAULT_PARALLEL, a2aUnsplit, memoryBreakdown } from '../src/memory/model.js';
+import { wouldFitLines, type WouldFit } from '../src/memory/adviseForward.js';
+import { CLI_WORDS } from '../src/cli/advise.js';
+import { resolveLink } from '../src/cp/plan/linkModel.js';
 
 /** The text of every string literal and template piece of a source file. */
 function stringsOf(file: string): string[] {
@@ -48,5 +51,21 @@ describe('counted nouns', () => {
     const model = { numLayers: 4, hiddenSize: 1024, numAttentionHeads: 8 };
     const rc = (n: number) => iterationTime(model, { ...DEFAULT_PARALLEL, seqLength: 4096, recompute: 'full', recomputeMethod: 'block', recomputeNumLayers: n }).terms.find((t) => t.name === 'recompute')!.what;
     expect([rc(1), rc(4)]).toEqual(['forward run again in backward (1 layer)', 'forward run again in backward (4 layers)']);
+  });
+
+  it("the model's counts of one: a TP rank's 1 K/V group, a stage's 1 layer, 1 micro batch a step, 1 token (once '1 K/V groups', '1 layers', …)", () => {
+    // 32 heads, 8 K/V groups over TP 8: one group a TP rank, which CP 2 cannot split.
+    expect(a2aUnsplit({ numAttentionHeads: 32, numQueryGroups: 8 }, { tensorParallel: 8, contextParallel: 2 })).toEqual({ n: 1, what: '1 K/V group' });
+    expect(a2aUnsplit({ numAttentionHeads: 8 }, { tensorParallel: 8, contextParallel: 2 })).toEqual({ n: 1, what: '1 head' });
+    expect(a2aUnsplit({ numAttentionHeads: 32, numQueryGroups: 8 }, { tensorParallel: 2, contextParallel: 8 })).toEqual({ n: 4, what: '4 K/V groups' });
+    const model = { numLayers: 2, hiddenSize: 1024, numAttentionHeads: 8 };
+    expect(() => memoryBreakdown(model, { ...DEFAULT_PARALLEL, seqLength: 4096, pipelineParallel: 2, recompute: 'full', recomputeMethod: 'block', recomputeNumLayers: 2 }))
+      .toThrow(/--recompute-num-layers 2 is more than the 1 layer of a pipeline stage$/);
+    expect(() => memoryBreakdown({ ...model, numLayers: 4 }, { ...DEFAULT_PARALLEL, seqLength: 4096, pipelineParallel: 2, virtualStages: 2, numMicrobatches: 1 }))
+      .toThrow(/: 1 micro batch a step \(/);
+    const none = { tried: [], at: null, layouts: 0, fastest: null, globalBatch: null };
+    const w: WouldFit = { hbmGib: null, gpus: { ...none, between: null }, seqLength: none };
+    const r = { model, base: { ...DEFAULT_PARALLEL, seqLength: 1 }, gpus: 1, hbmGib: 80, margin: 0.1, gbs: 1, link: resolveLink('nvlink-h200') };
+    expect(wouldFitLines(r, { all: 0, fitting: [], smallest: null, untrainable: [], skipped: [] }, w, true, CLI_WORDS).at(-1)).toBe('  sequence: none searched (1 token does not halve)');
   });
 });

@@ -32,6 +32,7 @@ import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
 import { FieldError, FieldErrors, bugWords, customLink, fieldNumber, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { duration, sig3 } from './format.js';
+import { counted } from '../src/plural.js';
 import { MAX_GPUS, notDividedByEp, notWholeMicroBatches, notWholeNodes, wouldFitLines, wouldFitSteps, type Remedy, type WouldFit } from '../src/memory/adviseForward.js';
 import { DEFAULT_MARGIN } from '../src/memory/headroom.js';
 import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
@@ -390,7 +391,7 @@ class AdvisorPanel implements Advisor {
     el('advisor-checked').textContent = timeCheckedLines(H200).map((x) => x.trim()).join('\n');
     const why = top.map((c) => reasons(r, c, undefined, PAGE_WORDS.time));
     this.d.fillTable(el<HTMLTableElement>('advisor-table'),
-      `${m.numLayers} layers, h=${m.hiddenSize}, ${m.numAttentionHeads} heads at ${r.base.seqLength.toLocaleString('en-US')} tokens on ${r.gpus} GPUs × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
+      `${counted(m.numLayers, 'layer')}, h=${m.hiddenSize}, ${counted(m.numAttentionHeads, 'head')} at ${r.base.seqLength.toLocaleString('en-US')} tokens on ${counted(r.gpus, 'GPU')} × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
       `${setupText(r)}. Fastest first, the top ${top.length} of ${res.fitting.length}:`,
       HEAD,
       top.map((c, i) => [String(i + 1), c.tp > 1 && !c.sp ? `${c.tp} (no SP)` : String(c.tp), String(c.cp), c.cpCommType ?? '—', c.vp > 1 ? `${c.pp} (VP ${c.vp})` : String(c.pp), String(c.dp),
@@ -423,7 +424,7 @@ class AdvisorPanel implements Advisor {
     try {
       const { t, rc, why } = this.timeFacts(model, par), it = t.time;
       const lines = [`predicted step ${duration(it.iterMs)}, ${it.tflopsPerGpu.toFixed(0)} TFLOP/s per GPU, ${tokensPerSecondText(it.tokensPerSecond)}, comm ${(100 * it.commFraction).toFixed(1)}%`,
-        `  for a global batch of ${t.globalBatch} on ${t.gpus} GPUs (TP ${par.tensorParallel} × CP ${par.contextParallel} × PP ${par.pipelineParallel} × DP ${par.dataParallel}), ${H200.name} profile, nvlink-h200${t.gpus > GPUS_PER_NODE ? ` within nodes of ${GPUS_PER_NODE} GPUs, ib-ndr between them` : ''}`];
+        `  for a global batch of ${t.globalBatch} on ${counted(t.gpus, 'GPU')} (TP ${par.tensorParallel} × CP ${par.contextParallel} × PP ${par.pipelineParallel} × DP ${par.dataParallel}), ${H200.name} profile, nvlink-h200${t.gpus > GPUS_PER_NODE ? ` within nodes of ${GPUS_PER_NODE} GPUs, ib-ndr between them` : ''}`];
       if (why) lines.push(`not trainable: ${this.d.pageWords(why)}`);
       if (rc) lines.push(`recompute ${savesText(rc.savedBytes, (x) => x.toFixed(1))} and costs ${duration(rc.costMs)} per step (+${(100 * rc.costFraction).toFixed(1)}% against no recompute)`);
       return lines;

@@ -91,7 +91,7 @@ function readLiveForm(form: HTMLFormElement): LiveConfig {
   const H = whole('H', 'Heads', 1, MAX_HEADS);
   const R = whole('R', 'Ranks R', 1, MAX_RANKS);
   if (N !== undefined && H !== undefined && D !== undefined && N * H * D > MAX_LIVE_ELEMENTS)
-    errors.push(new FieldError(`N × heads × D is ${(N * H * D).toLocaleString('en-US')}: a live run draws and holds its tensors in this tab, so keep it at most ${MAX_LIVE_ELEMENTS.toLocaleString('en-US')} (e.g. N ${N} with ${Math.max(1, Math.floor(MAX_LIVE_ELEMENTS / (N * D)))} heads at D ${D}); larger runs: flashring attention --cp or the bench.`, field('N')));
+    errors.push(new FieldError(`N × heads × D is ${(N * H * D).toLocaleString('en-US')}: a live run draws and holds its tensors in this tab, so keep it at most ${MAX_LIVE_ELEMENTS.toLocaleString('en-US')} (e.g. N ${N} with ${counted(Math.max(1, Math.floor(MAX_LIVE_ELEMENTS / (N * D))), 'head')} at D ${D}); larger runs: flashring attention --cp or the bench.`, field('N')));
   if (R !== undefined && N !== undefined && R > N) errors.push(new FieldError(`Ranks R (${R}) cannot exceed the sequence length N (${N}): every rank needs at least one token.`, field('R')));
   const layout = field('layout').value as Layout;
   if (!LAYOUTS.includes(layout)) errors.push(new FieldError(`Layout must be one of ${LAYOUTS.join(', ')}.`, field('layout')));

@@ -737,7 +737,7 @@ function readParallel(model: ModelConfig): ParallelConfig {
   const perVirtual = optionalWhole(field('vpp'), 'Layers per virtual stage', 100_000, 1, 'a positive whole number (empty: no interleaving)');
   // The CLI's check (virtualStagesOf), in the page's words.
   const virtual = virtualStagesOf(model.numLayers, pp, perVirtual);
-  if (virtual.refused === 'divide') throw new FieldError(`Layers per virtual stage (${perVirtual}) must divide the ${stage} layers of a pipeline stage (layers ÷ PP).`, field('vpp'));
+  if (virtual.refused === 'divide') throw new FieldError(`Layers per virtual stage (${perVirtual}) must divide the ${counted(stage, 'layer')} of a pipeline stage (layers ÷ PP).`, field('vpp'));
   if (virtual.refused === 'no-pipeline')
     throw new FieldError(`Layers per virtual stage (${perVirtual}) makes ${virtual.stages} virtual stages, and Megatron-LM refuses virtual stages without a pipeline: set PP above 1, or leave layers per virtual stage empty.`, field('vpp'));
   const ep = model.moe ? positiveWhole(field('ep'), 'EP', 100_000) : undefined;
@@ -761,7 +761,7 @@ function readLines(model: ModelConfig, par: ParallelConfig): SweepLine[] {
     const r = onField(field('lines'), () => parseRecomputeSpec(itemRecompute(rest), 'Lines'));
     const n = r.recomputeNumLayers ?? 1;
     if (r.recompute === 'full' && (n < 1 || n > stageLayers))
-      throw new FieldError(`Lines: '${item}' recomputes chunks of ${n} layers; that must be from 1 to the ${stageLayers} layers of a pipeline stage (layers ÷ PP).`, field('lines'));
+      throw new FieldError(`Lines: '${item}' recomputes chunks of ${n} layers; that must be from 1 to the ${counted(stageLayers, 'layer')} of a pipeline stage (layers ÷ PP).`, field('lines'));
   }
   return onField(field('lines'), () => parseLines(raw, model, par.stack));
 }
@@ -788,8 +788,8 @@ function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; 
   const seqs = readSeqLengths();
   for (const l of par.cpCommType === 'a2a' ? lines : []) {
     const cp = l.overrides.contextParallel ?? 1;
-    const what = a2aUnsplit(model, { tensorParallel: par.tensorParallel, contextParallel: cp });
-    if (what) throw new FieldError(`CP comm type a2a splits the ${what} of a TP rank over the CP ranks: line '${l.label}' (CP=${cp}) does not divide them. Choose p2p or all_gather, or other lines.`, select('cpcomm'));
+    const un = a2aUnsplit(model, { tensorParallel: par.tensorParallel, contextParallel: cp });
+    if (un) throw new FieldError(`CP comm type a2a splits the ${un.what} of a TP rank over the CP ranks: line '${l.label}' (CP=${cp}) does not divide ${plural(un.n, 'it', 'them')}. Choose p2p or all_gather, or other lines.`, select('cpcomm'));
   }
   for (const l of lines) {
     const mods = l.overrides.recomputeModules ?? [];
@@ -874,8 +874,8 @@ function renderPlanner(typing = false): void {
   const { model, par, hbm, lines } = view;
   plannerRows = sweepRows(pts, hbm);
   const details: Breakdowns = new Map(pts.map((p) => [`${p.line}|${p.config.seqLength}`, p]));
-  const moe = model.moe ? `, ${model.moe.numExperts} experts (top-${model.moe.routerTopk}${model.moe.sharedExpertSize ? ', shared expert' : ''})` : '';
-  const title = `${presetSelect.value}, ${STACKS[par.stack!].label}: ${model.numLayers} layers, h=${model.hiddenSize}, ${model.numAttentionHeads} heads${moe}, TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, PP=${par.pipelineParallel}, DP=${par.dataParallel}${par.distributedOptimizer ? ' + distributed optimizer' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'}`;
+  const moe = model.moe ? `, ${counted(model.moe.numExperts, 'expert')} (top-${model.moe.routerTopk}${model.moe.sharedExpertSize ? ', shared expert' : ''})` : '';
+  const title = `${presetSelect.value}, ${STACKS[par.stack!].label}: ${counted(model.numLayers, 'layer')}, h=${model.hiddenSize}, ${counted(model.numAttentionHeads, 'head')}${moe}, TP=${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}, PP=${par.pipelineParallel}, DP=${par.dataParallel}${par.distributedOptimizer ? ' + distributed optimizer' : ''}, micro batch ${par.microBatchSize}, ${par.flashAttention ? 'FlashAttention' : 'no FlashAttention'}`;
   const notes = pageWords(chartNotes(model, pts, lines));
   plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, notes), details, (p) => showBreakdown(p, hbm, model), (p) => advisor.timeTip(model, p.config));
   const oom = oomPoints(pts);
@@ -1099,7 +1099,7 @@ async function drawCp(gen: number): Promise<void> {
   const s = req.shape, l = req.link, chosen = select('cpcomm').value;
   const phaseMs = (p: Prediction, ph: string) => (p.phases.find((x) => x.phase === ph)?.stepMs ?? []).reduce((a, b) => a + b, 0).toFixed(3);
   fillTable($<HTMLTableElement>('cp-schemes'),
-    `CP=${req.R} on ${l.name} (${l.gbps} Gbit/s, ${l.latencyUs} µs per message), compute at ${req.tflops} TFLOP/s: one layer's attention per GPU, B=${s.B}, ${s.Hq} heads (${s.Hkv} K/V), D=${s.D}, N=${s.Nq.toLocaleString('en-US')}${req.causal ? ' causal' : ''}, zigzag, 2-byte Q/K/V`,
+    `CP=${req.R} on ${l.name} (${l.gbps} Gbit/s, ${l.latencyUs} µs per message), compute at ${req.tflops} TFLOP/s: one layer's attention per GPU, B=${s.B}, ${counted(s.Hq, 'head')} (${s.Hkv} K/V), D=${s.D}, N=${s.Nq.toLocaleString('en-US')}${req.causal ? ' causal' : ''}, zigzag, 2-byte Q/K/V`,
     ['scheme', 'sizes A,P', 'forward ms', 'backward ms', 'step ms', 'comm %', 'TFLOP/s per GPU', 'note'],
     rows.map((r) => {
       const p = r.predicted;

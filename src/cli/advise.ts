@@ -145,7 +145,7 @@ function refusalText(x: GpusRefusal, gpus: number, given: boolean): string {
 }
 
 function print(r: Request, res: AdviseResult, seen: Evaluated, w: WouldFit | null): void {
-  console.log(`advise: ${r.model.numLayers} layers, h=${r.model.hiddenSize}, ${r.model.numAttentionHeads} heads, s=${r.base.seqLength}, ${counted(r.gpus, 'GPU')} × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
+  console.log(`advise: ${counted(r.model.numLayers, 'layer')}, h=${r.model.hiddenSize}, ${counted(r.model.numAttentionHeads, 'head')}, s=${r.base.seqLength}, ${counted(r.gpus, 'GPU')} × ${r.hbmGib} GiB (${fitsText(r.margin)}), ` +
     setupText(r));
   for (const line of timeCheckedLines(H200)) console.log(line);
   console.log(`${res.all} layouts evaluated, ${res.fitting.length} fit`);

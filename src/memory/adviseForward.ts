@@ -256,8 +256,8 @@ export function wouldFitLines(r: AdviseRequest, res: AdviseResult, w: WouldFit, 
       : `  HBM: ${w.hbmGib.at} GiB a GPU (the smallest layout's ${(res.smallest.bytes / GIB).toFixed(1)} GiB, ${fitsText(r.margin)}): ${fastestText(w.hbmGib, words)}`);
   out.push(gpusLine(r, w.gpus, batchPerGpu, words));
   const s = w.seqLength;
-  if (!s.tried.length) out.push(`  sequence: none searched (${r.base.seqLength} tokens does not halve)`);
-  else if (s.at === null) out.push(`  sequence: nothing fits on these GPUs down to ${s.tried.at(-1)} tokens (halving from ${r.base.seqLength}: ${s.tried.join(', ')})`);
-  else out.push(`  sequence: ${s.at} tokens on these GPUs (halving from ${r.base.seqLength}: ${s.tried.join(', ')}): ${fastestText(s, words)}`);
+  if (!s.tried.length) out.push(`  sequence: none searched (${counted(r.base.seqLength, 'token')} does not halve)`);
+  else if (s.at === null) out.push(`  sequence: nothing fits on these GPUs down to ${counted(s.tried.at(-1)!, 'token')} (halving from ${r.base.seqLength}: ${s.tried.join(', ')})`);
+  else out.push(`  sequence: ${counted(s.at, 'token')} on these GPUs (halving from ${r.base.seqLength}: ${s.tried.join(', ')}): ${fastestText(s, words)}`);
   return out;
 }

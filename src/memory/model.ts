@@ -324,7 +324,7 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
     positiveInt('micro batches a step (global batch / (micro batch · DP))', p.numMicrobatches, 1e9);
     // The interleaved schedule takes micro batches in groups of PP (schedules.py): a whole number of groups.
     if (p.virtualStages > 1 && p.numMicrobatches % p.pipelineParallel)
-      throw new InputError(`Megatron-LM's interleaved schedule runs micro batches in groups of --pipeline-model-parallel-size: ${p.numMicrobatches} micro batches a step (global batch / (micro batch · DP)) is not a multiple of ${p.pipelineParallel}`);
+      throw new InputError(`Megatron-LM's interleaved schedule runs micro batches in groups of --pipeline-model-parallel-size: ${counted(p.numMicrobatches, 'micro batch', 'micro batches')} a step (global batch / (micro batch · DP)) is not a multiple of ${p.pipelineParallel}`);
   }
   const split = seqSplitProblem(p.seqLength, p);
   if (split) throw new InputError(split);
@@ -360,7 +360,7 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
     // Megatron-LM applies N within each model chunk (TransformerBlock._checkpointed_forward; interleaved, L/(PP·VP) layers,
     // and an N above that recomputes the whole chunk: layerGroups takes the smaller); above a stage's layers it is refused here.
     const stage = m.numLayers / p.pipelineParallel;
-    if (p.recomputeNumLayers > stage) throw new InputError(`--recompute-num-layers ${p.recomputeNumLayers} is more than the ${stage} layers of a pipeline stage`);
+    if (p.recomputeNumLayers > stage) throw new InputError(`--recompute-num-layers ${p.recomputeNumLayers} is more than the ${counted(stage, 'layer')} of a pipeline stage`);
   } else {
     if (p.recomputeMethod) throw new InputError(`--recompute-method ${p.recomputeMethod} needs --recompute-granularity full`);
     if (p.recomputeNumLayers !== undefined) throw new InputError('--recompute-num-layers needs --recompute-granularity full');
@@ -398,13 +398,14 @@ export function seqSplitProblem(s: number, p: Pick<ParallelConfig, 'contextParal
 }
 
 /**
- * What of a tensor-parallel rank's attention --cp-comm-type a2a cannot split over the CP ranks ('4 heads',
- * '8 K/V groups'), or null: its all-to-all gives each CP rank 1/CP of the rank's heads and of its K/V groups
- * (Transformer Engine's AttnFuncWithCPAndQKVOA2A).
+ * What of a tensor-parallel rank's attention --cp-comm-type a2a cannot split over the CP ranks, counted (n) and said
+ * (what: '4 heads', '1 K/V group'), or null: its all-to-all gives each CP rank 1/CP of the rank's heads and of its
+ * K/V groups (Transformer Engine's AttnFuncWithCPAndQKVOA2A).
  */
-export function a2aUnsplit(m: Pick<ModelConfig, 'numAttentionHeads' | 'numQueryGroups'>, p: Pick<ParallelConfig, 'tensorParallel' | 'contextParallel'>): string | null {
+export function a2aUnsplit(m: Pick<ModelConfig, 'numAttentionHeads' | 'numQueryGroups'>, p: Pick<ParallelConfig, 'tensorParallel' | 'contextParallel'>): { n: number; what: string } | null {
   const heads = m.numAttentionHeads / p.tensorParallel, groups = (m.numQueryGroups ?? m.numAttentionHeads) / p.tensorParallel;
-  return heads % p.contextParallel ? `${heads} heads` : groups % p.contextParallel ? `${groups} K/V groups` : null;
+  if (heads % p.contextParallel) return { n: heads, what: counted(heads, 'head') };
+  return groups % p.contextParallel ? { n: groups, what: counted(groups, 'K/V group') } : null;
 }
 
 /** Why Megatron-LM refuses --cp-comm-type a2a with this layout (a2aUnsplit), or null (also for another CP type). */
