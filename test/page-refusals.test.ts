@@ -1,10 +1,13 @@
 /**
  * The page's counts and refusals a review found wanting, in headless Chromium (the harness of page.test.ts, built into a
- * folder of its own): one GPU or head counted as one ('1 GPU', not '1 GPUs').
+ * folder of its own): one GPU or head counted as one ('1 GPU', not '1 GPUs'); the CP panel refusing a sequence length
+ * the stack cannot split into 2·CP chunks, as the planner's lines do.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { type PageHarness, openPage, startPage } from './page-harness.js';
+import { type PageHarness, hooks, openPage, startPage } from './page-harness.js';
+import { configFromFlags } from '../src/cli/memory.js';
+import { sweepGaps, parseLines } from '../src/memory/model.js';
 
 let server: PageHarness | null = null;
 const consoleErrors: string[] = [];
@@ -30,6 +33,11 @@ const settled = (p: Page) => p.waitForFunction(() => {
   return (h.busy ?? 0) === 0 && !!s && !s.pending && !s.wouldFitPending && s.shown === s.seq;
 }, null, { timeout: 60_000 });
 
+/** A form's fields marked invalid: each one's name and the message aria-describedby points to. */
+const fieldMarks = (p: Page, form: string) => p.$$eval(`${form} [aria-invalid="true"]`, (els) => els.map((e) => {
+  const id = e.getAttribute('aria-describedby');
+  return { name: (e as HTMLInputElement).name || e.className, message: (id && document.getElementById(id)?.textContent) ?? null };
+}));
 const text = (p: Page, sel: string) => p.evaluate((s) => document.querySelector(s)?.textContent ?? null, sel);
 
 describe("the page's counts and refusals", () => {
@@ -47,4 +55,35 @@ describe("the page's counts and refusals", () => {
     await q.close();
     expect(consoleErrors).toEqual([]);
   });
+
+  it('the CP panel refuses a sequence length the stack cannot split into 2·CP chunks, in the words the planner refuses it with, naming it at the top', async () => {
+    // The planner refuses the same length for a CP 4 line (seqSplitProblem, through sweepGaps).
+    const { model, par } = configFromFlags({ preset: 'seed-32L-4096h', 'tensor-model-parallel-size': '8', 'sequence-parallel': true, 'seq-length': '131072' });
+    expect(() => sweepGaps(par, [131073], parseLines('4', model, 'megatron'))).toThrow(/Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: --seq-length 131073 is not divisible by 2·--context-parallel-size = 8/);
+    const p = await open('cpseq=131073&cpr=4');
+    const why = 'Megatron-LM splits the sequence into 2·CP chunks, two per CP rank: sequence length 131073 is not divisible by 2·CP = 8: choose a sequence length that is a multiple of 32, or another CP size.';
+    expect(await text(p, '#cp-error')).toBe(why);
+    expect(await fieldMarks(p, '#cp-form')).toEqual([{ name: 'cpseq', message: why }]);
+    expect(await hooks<{ rows: unknown[] }>(p, 'cpSchemes')).toMatchObject({ rows: [] });
+    expect(await text(p, '#view-note')).toBe(`This link's cpseq=131073 is refused: ${why}`);
+    // With sequence parallelism each rank's s/CP tokens go over the TP ranks: 131076 splits into 4 chunks, not its halves over TP 8.
+    const sp = await p.evaluate(() => {
+      const el = document.querySelector<HTMLInputElement>('#cp-form input[name=cpseq]')!, r = document.querySelector<HTMLInputElement>('#cp-form input[name=cpr]')!;
+      r.value = '2';
+      el.value = '131076';
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+      return document.getElementById('cp-error')!.textContent;
+    });
+    expect(sp).toBe('Sequence parallel splits each CP rank\'s s/CP tokens over the TP ranks: sequence length 131076 / CP 2 is not divisible by TP 8: choose a sequence length that is a multiple of 16, or another CP size.');
+    await p.evaluate(() => {
+      const el = document.querySelector<HTMLInputElement>('#cp-form input[name=cpseq]')!;
+      el.value = '131072';
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await settled(p);
+    expect([await text(p, '#cp-error'), (await hooks<{ rows: unknown[] }>(p, 'cpSchemes')).rows.length]).toEqual(['', 4]);
+    await p.close();
+    expect(consoleErrors).toEqual([]);
+  });
+
 });

@@ -7,7 +7,7 @@ import Chart, { type FontSpec, type LegendItem } from 'chart.js/auto';
 import { drawPoint, toFont } from 'chart.js/helpers';
 import {
   CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, NoLengthError, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
-  STACKS, a2aUnsplit, lineParts, megatronSequenceParallel, normName, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
+  STACKS, a2aUnsplit, lineParts, seqSplitProblem, megatronSequenceParallel, normName, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../src/memory/model.js';
 import { ChartDataset, LegendChart, MemoryChartConfig, breakdownRows, chartNotes, drawLegendMarks, formatTokens, legendSwatch, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
@@ -1007,6 +1007,10 @@ function readCpRequest(model: ModelConfig, par: ParallelConfig): CpRequest {
   const N = positiveWhole(cpField('cpseq'), 'Sequence length', 2 ** 24), R = positiveWhole(cpField('cpr'), 'CP size', 256);
   if (N * R > MAX_PLAN_TOKENS) throw new FieldError(`Sequence length × CP size can be at most ${MAX_PLAN_TOKENS.toLocaleString('en-US')} here (it is ${(N * R).toLocaleString('en-US')}): the plan counts every visible score of every rank. flashring cp-plan has no such limit.`, cpField('cpseq'));
   if (R > N) throw new FieldError(`CP size (${R}) cannot exceed the sequence length (${N}).`, cpField('cpr'));
+  // The planner's check of its lines (seqSplitProblem): the stack splits the sequence into 2·CP chunks (and s/CP over TP with SP).
+  const split = seqSplitProblem(N, { ...par, contextParallel: R }), sp = par.sequenceParallel && par.tensorParallel > 1 ? par.tensorParallel : 1;
+  // The lengths that split: multiples of R·lcm(2, TP with SP) (of R·2 without SP, of TP at CP 1).
+  if (split) throw new FieldError(`${sentence(split)}: choose a sequence length that is a multiple of ${R * (R > 1 && sp % 2 ? 2 * sp : sp)}, or another CP size.`, cpField('cpseq'));
   validateRing(N, R, 'zigzag');
   const tp = par.tensorParallel, g = model.numQueryGroups ?? model.numAttentionHeads;
   const shape: AttentionShape = { B: par.microBatchSize, Hq: model.numAttentionHeads / tp, Hkv: g / tp, Nq: N, Nk: N, D: model.hiddenSize / model.numAttentionHeads };
