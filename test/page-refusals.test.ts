@@ -1,7 +1,8 @@
 /**
  * The page's counts and refusals a review found wanting, in headless Chromium (the harness of page.test.ts, built into a
  * folder of its own): one GPU or head counted as one ('1 GPU', not '1 GPUs'); the CP panel refusing a sequence length
- * the stack cannot split into 2·CP chunks, as the planner's lines do.
+ * the stack cannot split into 2·CP chunks, as the planner's lines do; a link's bad a2a+p2p sizes named on the top line
+ * once the panel's asynchronous plan is drawn.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -82,6 +83,15 @@ describe("the page's counts and refusals", () => {
     });
     await settled(p);
     expect([await text(p, '#cp-error'), (await hooks<{ rows: unknown[] }>(p, 'cpSchemes')).rows.length]).toEqual(['', 4]);
+    await p.close();
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it("a link's bad a2a+p2p sizes (cphcp=abc) are named on the top line once the panel's plan is drawn, as the other panels' refused values are", async () => {
+    const p = await open('cphcp=abc');
+    const why = 'a2a+p2p sizes must be two whole numbers A,P, each at least 1 (they are abc)';
+    expect(await fieldMarks(p, '#cp-form')).toEqual([{ name: 'cphcp', message: why }]);
+    expect(await text(p, '#view-note')).toBe(`This link's cphcp=abc is refused: ${why}.`);
     await p.close();
     expect(consoleErrors).toEqual([]);
   });

@@ -505,13 +505,19 @@ function refusedWords(q: URLSearchParams, setAside: Set<string>): string {
   return said.join(' ');
 }
 
-/** A link opened (the page loaded, or its hash changed): every panel from it, and the top line says what of it was set aside or refused. */
+/**
+ * A link opened (the page loaded, or its hash changed): every panel from it, and the top line says what of it was set aside or
+ * refused; again once the CP panel's plan is drawn (asynchronous: a link's cphcp=abc is refused only then), unless the view was edited first.
+ */
 function openView(): void {
   const { q, setAside } = loadView();
   renderPlanner();
   renderReplay();
-  const note = $('view-note');
-  note.textContent = [note.textContent, refusedWords(q, setAside)].filter(Boolean).join(' ');
+  const note = $('view-note'), setAsideWords = note.textContent;
+  const say = () => { note.textContent = [setAsideWords, refusedWords(q, setAside)].filter(Boolean).join(' '); };
+  say();
+  const view = location.hash; // (any edit rewrites it: the view is no longer the link's)
+  onCpDrawn = () => { if (location.hash === view) say(); };
 }
 
 /**
@@ -1073,9 +1079,12 @@ function clearCp(text: string, marks: FieldMark[] = []): void {
 
 /** Renders asked for; only the newest one draws (a plan is asynchronous: an older one may finish later). */
 let cpGeneration = 0;
+/** What runs once the newest render's plan is drawn (openView's top line); a later render drops it. */
+let onCpDrawn: (() => void) | null = null;
 
 function renderCp(): void {
   const gen = ++cpGeneration;
+  onCpDrawn = null;
   hooks.busy = ((hooks.busy as number) ?? 0) + 1;
   void drawCp(gen).finally(() => (hooks.busy = (hooks.busy as number) - 1));
 }
@@ -1100,6 +1109,8 @@ async function drawCp(gen: number): Promise<void> {
   $('cp-error').textContent = '';
   // A row's error about a field (a2a+p2p's typed sizes) is said beside that field too.
   showFieldErrors(cpForm, rows.filter((r) => r.field && r.error).map((r) => ({ field: r.field!, message: r.error! })));
+  onCpDrawn?.();
+  onCpDrawn = null;
   const s = req.shape, l = req.link, chosen = select('cpcomm').value;
   const phaseMs = (p: Prediction, ph: string) => (p.phases.find((x) => x.phase === ph)?.stepMs ?? []).reduce((a, b) => a + b, 0).toFixed(3);
   fillTable($<HTMLTableElement>('cp-schemes'),
