@@ -2,7 +2,8 @@
  * The page's counts and refusals a review found wanting, in headless Chromium (the harness of page.test.ts, built into a
  * folder of its own): one GPU or head counted as one ('1 GPU', not '1 GPUs'); the CP panel refusing a sequence length
  * the stack cannot split into 2·CP chunks, as the planner's lines do; a link's bad a2a+p2p sizes named on the top line
- * once the panel's asynchronous plan is drawn.
+ * once the panel's asynchronous plan is drawn; the advisor's empty global batch (one per GPU) against the planner's micro
+ * batch marked on the global batch, saying what to set.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -92,6 +93,28 @@ describe("the page's counts and refusals", () => {
     const why = 'a2a+p2p sizes must be two whole numbers A,P, each at least 1 (they are abc)';
     expect(await fieldMarks(p, '#cp-form')).toEqual([{ name: 'cphcp', message: why }]);
     expect(await text(p, '#view-note')).toBe(`This link's cphcp=abc is refused: ${why}.`);
+    await p.close();
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it("the planner's micro batch against an empty global batch (one per GPU): the global batch is marked, and told what to set", async () => {
+    const p = await open('mb=3');
+    const why = "Global batch (empty: one sequence a GPU, 8) must be a multiple of the planner's micro batch (3): set one, e.g. 24 (GPUs × micro batch).";
+    expect(await text(p, '#advisor-error')).toBe(why);
+    expect(await fieldMarks(p, '#advisor-form')).toEqual([{ name: 'agbs', message: why }]);
+    // A global batch typed that is no multiple: the same field, the same advice.
+    const typed = await p.evaluate(() => {
+      const el = document.querySelector<HTMLInputElement>('#advisor-form input[name=agbs]')!;
+      el.value = '10';
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+      el.dispatchEvent(new Event('change', { bubbles: true }));
+      return document.getElementById('advisor-error')!.textContent;
+    });
+    expect(typed).toBe("Global batch (10) must be a multiple of the planner's micro batch (3): set one that is, e.g. 24 (GPUs × micro batch).");
+    await p.fill('#advisor-form input[name=agbs]', '24');
+    await p.press('#advisor-form input[name=agbs]', 'Enter');
+    await settled(p);
+    expect([await text(p, '#advisor-error'), await fieldMarks(p, '#advisor-form')]).toEqual(['', []]);
     await p.close();
     expect(consoleErrors).toEqual([]);
   });

@@ -238,7 +238,9 @@ class AdvisorPanel implements Advisor {
     const typed = input('agbs').value.trim() !== '' || input('agbs').validity.badInput;
     const gbs = typed ? take(() => d.positiveWhole(input('agbs'), 'Global batch', 1e7)) : gpus;
     const micro = gbs === undefined ? null : notWholeMicroBatches(gbs, par.microBatchSize);
-    if (micro) errors.push(new FieldError(`Global batch (${micro.gbs}) must be a multiple of the planner's micro batch (${micro.micro}).`, typed ? input('agbs') : input('agpus')));
+    // Empty, the global batch is one sequence a GPU: said as such and marked on the global batch, the field to set (the GPUs can rarely help).
+    if (micro) errors.push(new FieldError(`Global batch (${typed ? micro.gbs : `empty: one sequence a GPU, ${micro.gbs}`}) must be a multiple of the planner's micro batch (${micro.micro}): ` +
+      `set ${typed ? 'one that is' : 'one'}${gpus === undefined ? '' : `, e.g. ${gpus * micro.micro} (GPUs × micro batch)`}.`, input('agbs')));
     const top = take(() => d.positiveWhole(input('atop'), 'Show top', 1000));
     const link = take(() => this.readLink());
     if (errors.length) throw new FieldErrors(errors);
