@@ -3,7 +3,7 @@
  * folder of its own): one GPU or head counted as one ('1 GPU', not '1 GPUs'); the CP panel refusing a sequence length
  * the stack cannot split into 2·CP chunks, as the planner's lines do; a link's bad a2a+p2p sizes named on the top line
  * once the panel's asynchronous plan is drawn; the advisor's empty global batch (one per GPU) against the planner's micro
- * batch marked on the global batch, saying what to set.
+ * batch marked on the global batch, saying what to set; recompute layers N above a stage's layers marked on N as well.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -119,4 +119,22 @@ describe("the page's counts and refusals", () => {
     expect(consoleErrors).toEqual([]);
   });
 
+  it("recompute layers N typed above a stage's layers: marked on N, where it was typed, and on the lines it wrote", async () => {
+    const p = await open('pp=2');   // the seed's 32 layers, 16 a stage; its "+ recompute" is full:uniform/1
+    expect([await p.inputValue('select[name=rc]'), await p.inputValue('input[name=rcn]')]).toEqual(['full', '1']);
+    const marks = await p.evaluate(() => {
+      const el = document.querySelector<HTMLInputElement>('#planner-form input[name=rcn]')!;
+      el.value = '17';
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+      return Array.from(document.querySelectorAll('#planner-form [aria-invalid="true"]')).map((e) => [(e as HTMLInputElement).name, document.getElementById(e.getAttribute('aria-describedby')!)!.textContent]);
+    });
+    const lines = "Lines: '1:full:uniform/17' recomputes chunks of 17 layers; that must be from 1 to the 16 layers of a pipeline stage (layers ÷ PP).";
+    expect(marks).toEqual([['rcn', 'Recompute layers N (17) must be from 1 to the 16 layers of a pipeline stage (layers ÷ PP).'], ['lines', lines]]);
+    expect(await text(p, '#planner-error')).toBe(lines);
+    // Back to a valid N: neither is marked.
+    await p.fill('#planner-form input[name=rcn]', '16');
+    expect([await text(p, '#planner-error'), await fieldMarks(p, '#planner-form')]).toEqual(['', []]);
+    await p.close();
+    expect(consoleErrors).toEqual([]);
+  });
 });

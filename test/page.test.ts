@@ -271,7 +271,8 @@ describe('the page in headless Chromium', () => {
   });
 
   it('a bad knob is refused in the page\'s words, beside the knob and under the form, with nothing drawn from it (MLP width 0 does not "fit")', async () => {
-    const bad: [string, string, RegExp][] = [
+    // (a bad value the recompute controls show as well, N from the lines, is marked there too: `also`, before it in the form)
+    const bad: [string, string, RegExp, { name: string; message: string }?][] = [
       ['input[name=ffn]', '0', /^MLP width must be a positive whole number \(it is 0\)\.$/],
       ['input[name=vocab]', '-5', /^Vocabulary must be a positive whole number \(it is -5\)\.$/],
       ['input[name=heads]', '30', /^Hidden size \(4096\) must be divisible by heads \(30\)\.$/],
@@ -279,17 +280,18 @@ describe('the page in headless Chromium', () => {
       ['input[name=pp]', '5', /^Layers \(32\) must be divisible by PP \(5\)\.$/],
       ['input[name=hbm]', '-1', /^HBM must be a positive number of GiB/],
       ['input[name=lines]', '1,x', /^Lines: 'x' must start with a CP size/],
-      ['input[name=lines]', '1,1:full:uniform/99', /^Lines: '1:full:uniform\/99' recomputes chunks of 99 layers; that must be from 1 to the 32 layers/],
+      ['input[name=lines]', '1,1:full:uniform/99', /^Lines: '1:full:uniform\/99' recomputes chunks of 99 layers; that must be from 1 to the 32 layers/,
+        { name: 'rcn', message: 'Recompute layers N (99) must be from 1 to the 32 layers of a pipeline stage (layers ÷ PP).' }],
       ['input[name=lines]', '1,1:selective:attn', /^Lines: unknown recompute module 'attn'/],
     ];
-    for (const [sel, value, want] of bad) {
+    for (const [sel, value, want, also] of bad) {
       const old = await page.inputValue(sel);
       await page.fill(sel, value);
       const msg = (await page.textContent('#planner-error'))!;
       expect(msg, `${sel}=${value}`).toMatch(want);
       expect(msg).not.toContain('--');
-      // The same message beside the knob (the one it is about), which is marked invalid; no other knob is.
-      expect(await fieldMarks(page, '#planner-form')).toEqual([{ name: /name=(\w+)/.exec(sel)![1], message: msg, describedBy: true }]);
+      // The same message beside the knob (the one it is about), which is marked invalid; no other knob is (but `also`).
+      expect(await fieldMarks(page, '#planner-form')).toEqual([...(also ? [{ ...also, describedBy: true }] : []), { name: /name=(\w+)/.exec(sel)![1], message: msg, describedBy: true }]);
       expect(await page.$eval(`#planner-form ${sel}`, (e) => getComputedStyle(e).outlineColor)).toBe('rgb(176, 0, 32)');
       const p = await plannerOf(page);
       expect(p.lines).toEqual([]);

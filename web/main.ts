@@ -22,7 +22,7 @@ import { clipToWidth, designPng, drawFitted, fitLines } from './chartFit.js';
 import { InputError } from '../src/errors.js';
 import { decimalNumber } from '../src/decimal.js';
 import { counted, plural } from '../src/plural.js';
-import { FieldError, bugWords, customLink, fieldNumber, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
+import { FieldError, FieldErrors, bugWords, customLink, fieldNumber, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { clip, numberFrom, sig3 } from './format.js';
 import { detailsTable, fillTable } from './table.js';
 import { download } from './download.js';
@@ -756,6 +756,17 @@ function readParallel(model: ModelConfig): ParallelConfig {
   };
 }
 
+/**
+ * A line's full recompute in chunks of `n` layers, not from 1 to a stage's: said beside the lines and, where the recompute
+ * controls show that N (typed there, or the line's own), beside N too.
+ */
+function chunkError(item: string, n: number, stageLayers: number): FieldError | FieldErrors {
+  const stage = `the ${counted(stageLayers, 'layer')} of a pipeline stage (layers ÷ PP)`;
+  const lines = new FieldError(`Lines: '${item}' recomputes chunks of ${counted(n, 'layer')}; that must be from 1 to ${stage}.`, field('lines'));
+  if (select('rc').value !== 'full' || Number(field('rcn').value) !== n) return lines;
+  return new FieldErrors([lines, new FieldError(`Recompute layers N (${n}) must be from 1 to ${stage}.`, field('rcn'))]);
+}
+
 function readLines(model: ModelConfig, par: ParallelConfig): SweepLine[] {
   const stageLayers = model.numLayers / par.pipelineParallel;
   const raw = field('lines').value.trim();
@@ -766,8 +777,7 @@ function readLines(model: ModelConfig, par: ParallelConfig): SweepLine[] {
     if (!rest.length) continue;
     const r = onField(field('lines'), () => parseRecomputeSpec(itemRecompute(rest), 'Lines'));
     const n = r.recomputeNumLayers ?? 1;
-    if (r.recompute === 'full' && (n < 1 || n > stageLayers))
-      throw new FieldError(`Lines: '${item}' recomputes chunks of ${n} layers; that must be from 1 to the ${counted(stageLayers, 'layer')} of a pipeline stage (layers ÷ PP).`, field('lines'));
+    if (r.recompute === 'full' && (n < 1 || n > stageLayers)) throw chunkError(item, n, stageLayers);
   }
   return onField(field('lines'), () => parseLines(raw, model, par.stack));
 }
