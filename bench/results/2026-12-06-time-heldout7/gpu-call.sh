@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The seventh fresh draw for the iteration-time model (seed 3610, 6 configurations, 2-4 micro batches a step),
 # drawn and committed before any of it ran; it judges the shipped model on several micro batches, which no
-# stored run had. The model's profile is the H200's, so on another GPU the draw does not run (exit 3) and
-# waits for an H200. Run from the project root with .mlm/ (Megatron-LM) present:
+# stored run had. The time model's profile is the H200's: on another GPU the runs judge the memory model
+# only, their step times kept as that GPU's, not judged. Run from the project root with .mlm/ present:
 #   bash .gpu/enter.sh bash bench/results/2026-12-06-time-heldout7/gpu-call.sh
 set -uo pipefail
 R=$(pwd)/bench/results
