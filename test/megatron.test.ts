@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { configFromArgs, parseMegatronLog, unmodelledArgs } from '../src/memory/megatron.js';
 import { parseCsv, toCsv, measuredRow, measuredRows, sweepRows } from '../src/memory/csv.js';
-import { DEFAULT_PARALLEL, PRESETS, defaultLines, sweep } from '../src/memory/model.js';
+import { DEFAULT_PARALLEL, PRESETS, defaultLines, memoryBreakdown, peakActivationBytes, sweep } from '../src/memory/model.js';
+import { predictTimeFromLog } from '../src/memory/time/fromLog.js';
+import { memoryDiff, setupDiff } from '../src/memory/compare.js';
 import { InputError } from '../src/errors.js';
 
 const fx = (n: string) => readFileSync(join(__dirname, 'fixtures/megatron', n), 'utf8');
@@ -121,6 +123,49 @@ describe('Megatron-LM log replay', () => {
     expect(unmodelledArgs(parseMegatronLog(log.replace(type, '$1 relative'), 'r').args)).toEqual(['--position-embedding-type relative']);
     expect(pe(log.replace(type, '$1 yarn')).pe).toBe('rope');
     expect(() => parseMegatronLog(log.replace(type, '$1 rotary'), 'r00')).toThrow("r00 line 661: argument position_embedding_type 'rotary' is not one of learned_absolute, rope, yarn, mrope, relative, none");
+  });
+
+  it("the learned position table has max_position_embeddings rows, as Megatron-LM sizes it: a stored run's dump at 4 × seq_length predicts 3·s·h more parameters, priced as parameters, in memory and in the optimizer step", () => {
+    // r01: learned_absolute, s = 4096, h = 768, TP = PP = 1, no distributed optimizer (18 B a parameter), max_position_embeddings = seq_length.
+    const log = readFileSync('bench/results/2026-12-02-megatron-campaign/runs/r01.log', 'utf8');
+    const max = /^( {2}max_position_embeddings \.+) 4096$/m;
+    expect(log).toMatch(max);
+    const predict = (text: string) => {
+      const res = parseMegatronLog(text, 'r01'), c = configFromArgs(res.args);
+      if ('error' in c) throw new Error(c.error);
+      const t = predictTimeFromLog(res);
+      if ('error' in t) throw new Error(t.error);
+      return { b: memoryBreakdown(c.model, c.par), notes: c.notes, optimizer: t.terms.find((x) => x.name === 'optimizer')!.what };
+    };
+    const one = predict(log), four = predict(log.replace(max, '$1 16384'));
+    const extra = (16384 - 4096) * 768;
+    expect(four.b.parameters - one.b.parameters).toBe(extra);
+    expect(four.b.parametersPerGpu - one.b.parametersPerGpu).toBe(extra);
+    // bf16 weight, fp32 gradient, fp32 master weight and two Adam moments: 2 + 4 + 12 bytes each; activations untouched.
+    expect([four.b.weightBytes - one.b.weightBytes, four.b.gradientBytes - one.b.gradientBytes, four.b.optimizerBytes - one.b.optimizerBytes]).toEqual([2 * extra, 4 * extra, 12 * extra]);
+    expect(four.b.totalBytes - one.b.totalBytes).toBe(18 * extra);
+    expect(peakActivationBytes(four.b)).toBe(peakActivationBytes(one.b));
+    // The time model's optimizer step runs Adam over the same parameters.
+    const adam = (what: string) => Number(/Adam over ([\d,]+) /.exec(what)![1].replace(/,/g, ''));
+    expect(adam(four.optimizer) - adam(one.optimizer)).toBe(extra);
+    // RoPE has no table: its max_position_embeddings weighs nothing.
+    const rope = (text: string) => predict(text.replace(/^( {2}position_embedding_type \.+) learned_absolute$/m, '$1 rope')).b.totalBytes;
+    expect(rope(log.replace(max, '$1 16384'))).toBe(rope(log));
+    // Below seq_length (which Megatron-LM refuses): an edited dump, said, and the table taken as the sequence's.
+    const short = predict(log.replace(max, '$1 2048'));
+    expect(short.b.totalBytes).toBe(one.b.totalBytes);
+    expect(short.notes).toContain('max_position_embeddings 2048 is less than seq_length 4096: Megatron-LM refuses that, so the dump was edited or is of two runs; the position table is taken as 4096 rows, the least Megatron-LM runs (check the log)');
+    expect(one.notes.filter((n) => /max_position/.test(n))).toEqual([]);
+    // replay --compare names the table where it is the difference, and not where it is the sequence's own (the default).
+    const setup = (text: string) => {
+      const c = configFromArgs(parseMegatronLog(text, 'r01').args);
+      if ('error' in c) throw new Error(c.error);
+      return { model: c.model, parallel: c.par };
+    };
+    const own = setup(log), row = measuredRow(parseMegatronLog(log, 'r01').point)!;
+    const unset = { ...own, model: { ...own.model, maxPositionEmbeddings: undefined } };
+    expect(memoryDiff(row, setup(log.replace(max, '$1 16384')), unset, 'compared')).toEqual(['--max-position-embeddings 16384 (compared: no --max-position-embeddings)']);
+    expect([memoryDiff(row, own, unset, 'compared'), setupDiff(own, unset, 'planner')]).toEqual([[], []]);
   });
 
   it('a short window is a warning where the log stops before the run\'s own total (in the singular for one iteration), not where the run was that short', () => {

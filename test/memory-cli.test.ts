@@ -460,6 +460,40 @@ describe('flashring memory: flags Megatron-LM sets aside or refuses', () => {
     const bad = await run(['memory', '--preset', 'seed-32L-4096h', '--normalization', 'rms']);
     expect([bad.code, bad.err.trim()]).toEqual([2, "flashring memory: --normalization must be LayerNorm or RMSNorm, got 'rms'"]);
   });
+  it('--max-position-embeddings (Megatron-LM\'s): the learned table\'s rows, (max − s)·h parameters more than its default of the sequence\'s; below the sequence refused, as Megatron-LM refuses it', async () => {
+    const GPT = ['memory', '--num-layers', '4', '--hidden-size', '1024', '--num-attention-heads', '16', '--tensor-model-parallel-size', '2'];
+    const json = async (...extra: string[]) => {
+      const r = await run([...GPT, ...extra, '--json']);
+      expect(r.code, r.err).toBe(0);
+      return JSON.parse(r.out);
+    };
+    const base = await json('--seq-length', '8192'), same = await json('--seq-length', '8192', '--max-position-embeddings', '8192');
+    const big = await json('--seq-length', '8192', '--max-position-embeddings', '32768');
+    expect(same.totalBytes).toBe(base.totalBytes);
+    expect(big.parameters - base.parameters).toBe((32768 - 8192) * 1024);
+    expect(big.activationBytes).toBe(base.activationBytes);
+    // RoPE has no table: the flag weighs nothing there (Megatron-LM takes it all the same).
+    expect((await json('--seq-length', '8192', '--position-embedding-type', 'rope', '--max-position-embeddings', '32768')).totalBytes)
+      .toBe((await json('--seq-length', '8192', '--position-embedding-type', 'rope')).totalBytes);
+    // Below the sequence: one line, exit 2, at the point (its default length too), the sweep's longest length, and advise's length.
+    const refused = (max: number, what: string) => `--max-position-embeddings ${max} is less than ${what}: Megatron-LM refuses it (max_position_embeddings must be at least seq_length); ` +
+      `give at least ${/\d+/.exec(what.replace(/^the sweep's longest length, /, ''))![0]}, or leave it out (the table then has a row a position of the sequence)`;
+    for (const [args, msg] of [
+      [['--seq-length', '8192', '--max-position-embeddings', '4096'], `flashring memory: ${refused(4096, '--seq-length 8192')}`],
+      [['--max-position-embeddings', '2048'], `flashring memory: ${refused(2048, '--seq-length 4096')}`],
+      [['--sweep', '--max-position-embeddings', '65536'], `flashring memory: ${refused(65536, "the sweep's longest length, 1048576 (--seq-lengths)")}`],
+      [['--max-position-embeddings', '0'], "flashring memory: --max-position-embeddings must be a positive integer, got '0'"],
+    ] as const) {
+      const r = await run([...GPT, ...args]);
+      expect([r.code, r.err.trim(), r.out], args.join(' ')).toEqual([2, msg, '']);
+    }
+    // A sweep whose lengths the table covers runs; --help names the flag.
+    const sweep = await run([...GPT, '--sweep', '--seq-lengths', '1024,2048', '--max-position-embeddings', '2048', '--json']);
+    expect(sweep.code, sweep.err).toBe(0);
+    expect((await run(['memory', '--help'])).out).toMatch(/--max-position-embeddings N/);
+    const advise = await run(['advise', ...GPT.slice(1, 7), '--seq-length', '8192', '--gpus', '8', '--max-position-embeddings', '4096']);
+    expect([advise.code, advise.err.trim()]).toEqual([2, `flashring advise: ${refused(4096, '--seq-length 8192')}`]);
+  });
   it('the norm is named as the model has it wherever a person reads a term: RMSNorm for the Llama presets (never LayerNorm), LayerNorm for GPT', async () => {
     const FULL = ['--recompute-granularity', 'full', '--recompute-method', 'uniform', '--recompute-num-layers', '1'];
     const rms = Object.keys(PRESETS).filter((p) => PRESETS[p].model.rmsNorm);

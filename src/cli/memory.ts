@@ -6,12 +6,13 @@ import { counted } from '../plural.js';
 import { formatBytes } from '../bytes.js';
 import {
   CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, MemoryTerm, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
-  RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, normName, oomPoints, parseLines, peakActivationBytes, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
+  RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, normName, oomPoints, parseLines, peakActivationBytes, positionTableProblem, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../memory/model.js';
 import { configFromArgs, lastIteration, parseMegatronLogs, POINT_WARMUP, unmodelledArgs, type OthersOom, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
 import { headroom } from '../memory/headroom.js';
 import { notText } from '../textKind.js';
+import { maxOf } from '../stats.js';
 import { recomputeNote, untrainableNote } from '../memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
 import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, predictFromLog, withNotModelled, withOthersOom } from '../memory/compare.js';
@@ -27,6 +28,7 @@ Model (or --preset ${Object.keys(PRESETS).join('|')}):
   [--ffn-hidden-size F (default 4H; with --swiglu ⌊8H/3/64⌋·64, as Megatron-LM)] [--swiglu] [--vocab-size V (default ${DEFAULT_VOCAB_SIZE}, GPT-2's; padded to 128 as Megatron-LM pads)]
   [--untie-embeddings-and-output-weights]
   [--attention-dropout P] [--hidden-dropout P] [--position-embedding-type learned_absolute|rope|none]
+  [--max-position-embeddings N]   rows of the learned position table (default: the sequence length; at least it)
   [--no-bias-swiglu-fusion]   unfused SwiGLU: keeps the SiLU output and the linear half too
   [--disable-bias-linear]     linear layers without biases (Llama-style; default: with)
   [--normalization LayerNorm|RMSNorm]   the norms' parameters: 2h or h (default LayerNorm)
@@ -63,7 +65,7 @@ export const MODEL_OPTS = {
   preset: { type: 'string' }, 'num-layers': { type: 'string' }, 'hidden-size': { type: 'string' }, 'num-attention-heads': { type: 'string' },
   'num-query-groups': { type: 'string' }, 'ffn-hidden-size': { type: 'string' }, swiglu: { type: 'boolean' }, 'vocab-size': { type: 'string' },
   'untie-embeddings-and-output-weights': { type: 'boolean' }, 'attention-dropout': { type: 'string' }, 'hidden-dropout': { type: 'string' },
-  'position-embedding-type': { type: 'string' }, 'no-bias-swiglu-fusion': { type: 'boolean' }, 'num-experts': { type: 'string' },
+  'position-embedding-type': { type: 'string' }, 'max-position-embeddings': { type: 'string' }, 'no-bias-swiglu-fusion': { type: 'boolean' }, 'num-experts': { type: 'string' },
   'disable-bias-linear': { type: 'boolean' }, normalization: { type: 'string' },
   'moe-router-topk': { type: 'string' }, 'moe-ffn-hidden-size': { type: 'string' }, 'moe-shared-expert-intermediate-size': { type: 'string' },
   'moe-expert-capacity-factor': { type: 'string' }, 'moe-token-dispatcher-type': { type: 'string' }, 'expert-model-parallel-size': { type: 'string' },
@@ -83,7 +85,7 @@ type Values = Record<string, string | boolean | undefined>;
 
 const POSITIVE_INT = { integer: true, min: 1, what: 'a positive integer' };
 const INT_FLAGS: [keyof ModelConfig, string][] = [['numLayers', 'num-layers'], ['hiddenSize', 'hidden-size'], ['numAttentionHeads', 'num-attention-heads'],
-  ['numQueryGroups', 'num-query-groups'], ['ffnHiddenSize', 'ffn-hidden-size'], ['vocabSize', 'vocab-size']];
+  ['numQueryGroups', 'num-query-groups'], ['ffnHiddenSize', 'ffn-hidden-size'], ['vocabSize', 'vocab-size'], ['maxPositionEmbeddings', 'max-position-embeddings']];
 
 function int(v: Values, name: string, d?: number): number | undefined {
   const s = v[name];
@@ -224,9 +226,12 @@ export function configFromFlags(v: Values, searched = false): { model: ModelConf
   if (ep !== undefined && ep > 1 && !model.moe) throw new InputError(`--expert-model-parallel-size ${ep} needs --num-experts E (mixture-of-experts layers); without it the model is dense`);
   if (ep !== undefined && model.moe) par.expertParallel = ep;
   const hbmGib = v['hbm-gib'] === undefined ? 80 : numberArg('hbm-gib', v['hbm-gib'] as string, { above: 0, max: 1e6, what: 'a positive number of GiB' });
-  // every contradiction as one line, before anything is written (advise: as a layout with DP a multiple of EP)
+  // every contradiction as one line, before anything is written (advise: as a layout with DP a multiple of EP); the
+  // position table against the sequence only where --seq-length gives it (else at the lengths that run: memory's
+  // default point, a sweep's lengths in sweepCommand, each point replay compares)
+  const checked = v['seq-length'] === undefined ? { ...model, maxPositionEmbeddings: undefined } : model;
   try {
-    memoryBreakdown(model, searched ? { ...par, dataParallel: par.expertParallel ?? 1 } : par);
+    memoryBreakdown(checked, searched ? { ...par, dataParallel: par.expertParallel ?? 1 } : par);
   } catch (e) {
     throw fromPreset(e, v);
   }
@@ -352,6 +357,8 @@ function sweepLengths(values: Values): number[] {
 
 async function sweepCommand(values: Values, model: ModelConfig, par: ParallelConfig, hbmGib: number): Promise<number> {
   const lens = sweepLengths(values);
+  const longest = maxOf(lens), table = positionTableProblem(model, longest, `the sweep's longest length, ${longest} (--seq-lengths)`);
+  if (table) throw new InputError(table);
   const lines = parseLines(values.lines as string | undefined, model, par.stack);
   const gaps = sweepGaps(par, lens, lines, values.lines === undefined);
   const csv = values.csv === undefined ? null : await OutputPlan.make([], [{ flag: 'csv', path: values.csv as string, kind: 'file', ...OUTPUT_KINDS.sweepCsv }], { force: !!values.force });

@@ -5,7 +5,7 @@
  * `replay --json` and the page's replay panel.
  */
 import { CsvRow } from './csv.js';
-import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, ffnWidth, memoryBreakdown, normName, parseRecomputeSpec, peakActivationBytes, positionEmbedding } from './model.js';
+import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, ffnWidth, memoryBreakdown, normName, parseRecomputeSpec, peakActivationBytes, positionEmbedding, positionRows } from './model.js';
 import { OthersOom, ParseResult, configFromArgs, unmodelledArgs } from './megatron.js';
 import { maxOf } from '../stats.js';
 import { InputError } from '../errors.js';
@@ -171,6 +171,8 @@ const SETTINGS: Setting[] = [
   { flag: '--vocab-size', show: (m) => `--vocab-size ${m.vocabSize ?? DEFAULT_VOCAB_SIZE}`, model: ['vocabSize'] },
   { flag: '--untie-embeddings-and-output-weights', show: (m) => given('--untie-embeddings-and-output-weights', !!m.untieEmbeddings), model: ['untieEmbeddings'] },
   { flag: '--position-embedding-type', show: (m) => `--position-embedding-type ${positionEmbedding(m)}`, model: ['positionEmbedding'] },
+  // Said where it changes the table: a learned one of more rows than the setup's sequence (its default, the sequence's own).
+  { flag: '--max-position-embeddings', show: (m, p) => (positionRows(m, p.seqLength) > p.seqLength ? `--max-position-embeddings ${m.maxPositionEmbeddings}` : 'no --max-position-embeddings'), model: ['maxPositionEmbeddings'] },
   { flag: '--disable-bias-linear', show: (m) => given('--disable-bias-linear', m.biasLinear === false), model: ['biasLinear'] },
   { flag: '--normalization', show: (m) => `--normalization ${normName(m)}`, model: ['rmsNorm'] },
   { flag: '--attention-dropout', show: (m) => `--attention-dropout ${m.attentionDropout ?? 0.1}`, model: ['attentionDropout'] },

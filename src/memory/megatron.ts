@@ -112,7 +112,7 @@ const DUMP_END = { test: (line: string) => line.includes('end of arguments') && 
 const SIZE_ARGS = ['seq_length', 'tensor_model_parallel_size', 'context_parallel_size', 'pipeline_model_parallel_size', 'micro_batch_size',
   'num_layers', 'hidden_size', 'num_attention_heads', 'world_size', 'data_parallel_size', 'expert_model_parallel_size', 'expert_tensor_parallel_size',
   'virtual_pipeline_model_parallel_size', 'num_query_groups', 'ffn_hidden_size', 'vocab_size', 'padded_vocab_size', 'num_experts', 'moe_router_topk',
-  'moe_ffn_hidden_size', 'moe_shared_expert_intermediate_size', 'recompute_num_layers', 'global_batch_size'];
+  'moe_ffn_hidden_size', 'moe_shared_expert_intermediate_size', 'recompute_num_layers', 'global_batch_size', 'max_position_embeddings'];
 /** Arguments read as True/False: anything else (a damaged 'True') is refused, never read as False. */
 const BOOL_ARGS = ['sequence_parallel', 'use_flash_attn', 'group_query_attention', 'swiglu', 'untie_embeddings_and_output_weights', 'add_bias_linear',
   'bias_swiglu_fusion', 'use_distributed_optimizer', 'fp32_residual_connection', 'use_rotary_position_embeddings', 'add_position_embedding'];
@@ -554,6 +554,19 @@ function positionFromArgs(args: MegatronArgs, notes: string[]): NonNullable<Mode
 }
 
 /**
+ * The position table's rows a dump gives: max_position_embeddings (Megatron-LM sizes the learned table by it, and
+ * requires it). Below seq_length, which Megatron-LM refuses (arguments.py), the dump was edited: said, and the
+ * table taken as the sequence's rows, as for a dump without it.
+ */
+function positionRowsFromArgs(args: MegatronArgs, notes: string[]): number | undefined {
+  const max = num(args.max_position_embeddings), seq = num(args.seq_length)!;
+  if (max === null || max >= seq) return max ?? undefined;
+  notes.push(`max_position_embeddings ${max} is less than seq_length ${seq}: Megatron-LM refuses that, so the dump was edited or is of two runs; ` +
+    `the position table is taken as ${seq} rows, the least Megatron-LM runs (check the log)`);
+  return undefined;
+}
+
+/**
  * The memory model's configuration from a log's argument dump (stack megatron), so a log predicts
  * itself. Returns null with the reason when the dump lacks what the model needs.
  */
@@ -571,7 +584,7 @@ export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: P
     swiglu: bool('swiglu'), vocabSize: int('padded_vocab_size') ?? int('vocab_size'), untieEmbeddings: bool('untie_embeddings_and_output_weights'),
     attentionDropout: args.attention_dropout === undefined ? undefined : decimalNumber(args.attention_dropout),
     hiddenDropout: args.hidden_dropout === undefined ? undefined : decimalNumber(args.hidden_dropout),
-    positionEmbedding: positionFromArgs(args, notes),
+    positionEmbedding: positionFromArgs(args, notes), maxPositionEmbeddings: positionRowsFromArgs(args, notes),
     biasLinear: args.add_bias_linear === undefined ? undefined : bool('add_bias_linear'), rmsNorm: args.normalization === 'RMSNorm',
     biasActivationFusion: args.bias_swiglu_fusion === undefined ? undefined : bool('bias_swiglu_fusion'),
   };

@@ -100,8 +100,13 @@ export interface ModelConfig {
   untieEmbeddings?: boolean;
   attentionDropout?: number;
   hiddenDropout?: number;
-  /** Megatron-LM's --position-embedding-type: learned_absolute adds seq·h parameters. Default: learned for GPT, rope for SwiGLU models. */
+  /** Megatron-LM's --position-embedding-type: learned_absolute adds a table of positionRows(m, s)·h parameters. Default: learned for GPT, rope for SwiGLU models. */
   positionEmbedding?: 'learned_absolute' | 'rope' | 'none';
+  /**
+   * Megatron-LM's --max-position-embeddings: the learned position table's rows (GPTModel's max_sequence_length), at
+   * least the sequence length (arguments.py asserts it). Default: the sequence length, the least Megatron-LM takes.
+   */
+  maxPositionEmbeddings?: number;
   /** Linear layers with biases (Megatron-LM's --add-bias-linear, the default) and LayerNorm (2h) or RMSNorm (h). */
   biasLinear?: boolean;
   rmsNorm?: boolean;
@@ -306,6 +311,7 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   positiveInt('--num-attention-heads', m.numAttentionHeads, 100_000);
   if (m.ffnHiddenSize !== undefined) positiveInt('--ffn-hidden-size', m.ffnHiddenSize, 10_000_000);
   if (m.vocabSize !== undefined) positiveInt('--vocab-size', m.vocabSize, 100_000_000);
+  if (m.maxPositionEmbeddings !== undefined) positiveInt('--max-position-embeddings', m.maxPositionEmbeddings, 2 ** 31);
   fraction('--attention-dropout', m.attentionDropout);
   fraction('--hidden-dropout', m.hiddenDropout);
   for (const [n, x] of [['--seq-length', p.seqLength], ['--micro-batch-size', p.microBatchSize], ['--tensor-model-parallel-size', p.tensorParallel],
@@ -328,6 +334,8 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   }
   const split = seqSplitProblem(p.seqLength, p);
   if (split) throw new InputError(split);
+  const table = positionTableProblem(m, p.seqLength);
+  if (table) throw new InputError(table);
   if (!['none', 'selective', 'full'].includes(p.recompute)) throw new InputError(`--recompute-granularity must be selective or full, got '${p.recompute}'`);
   if (p.stack !== undefined && !(p.stack in STACKS)) throw new InputError(`--stack must be ${Object.keys(STACKS).join(' or ')}, got '${p.stack}'`);
   if (p.cpCommType !== undefined && !(CP_COMM_TYPES as readonly string[]).includes(p.cpCommType))
@@ -495,6 +503,21 @@ export const ffnWidth = (m: Pick<ModelConfig, 'ffnHiddenSize' | 'swiglu' | 'hidd
 
 /** The position embedding where --position-embedding-type is not given: RoPE with SwiGLU, learned otherwise. */
 export const positionEmbedding = (m: ModelConfig) => m.positionEmbedding ?? (m.swiglu ? 'rope' : 'learned_absolute');
+
+/** Rows of the learned position table at sequence length s: --max-position-embeddings, or s where it is not given; 0 without a learned table. */
+export const positionRows = (m: ModelConfig, s: number) => (positionEmbedding(m) === 'learned_absolute' ? m.maxPositionEmbeddings ?? s : 0);
+
+/**
+ * Why the position table cannot embed a sequence of s tokens, or null: Megatron-LM refuses --max-position-embeddings
+ * below --seq-length (arguments.py, whatever the position embedding), as the learned table has a row a position.
+ * `length` says where s comes from (a sweep's longest length).
+ */
+export function positionTableProblem(m: ModelConfig, s: number, length = `--seq-length ${s}`): string | null {
+  const max = m.maxPositionEmbeddings;
+  return max !== undefined && max < s
+    ? `--max-position-embeddings ${max} is less than ${length}: Megatron-LM refuses it (max_position_embeddings must be at least seq_length); give at least ${s}, or leave it out (the table then has a row a position of the sequence)`
+    : null;
+}
 
 /** The model's norm as Megatron-LM's --normalization names it: what the norm terms are called wherever a person reads them. */
 export const normName = (m: Pick<ModelConfig, 'rmsNorm'>): 'RMSNorm' | 'LayerNorm' => (m.rmsNorm ? 'RMSNorm' : 'LayerNorm');
@@ -675,11 +698,10 @@ function parameterParts(m: ModelConfig, seqLength: number): { layer: number; rou
   const mlp = m.moe ? 0 : (m.swiglu ? 3 : 2) * h * f + bias * ((m.swiglu ? 2 : 1) * f + h);
   const perLayer = attn + mlp + 2 * norm * h + (m.moe ? h * m.moe.numExperts : 0); // two norms (+ the router)
   const vocab = m.vocabSize ?? DEFAULT_VOCAB_SIZE;
-  const pos = positionEmbedding(m);
   const e = expertParameters(m);
   return {
     layer: perLayer + e.shared, routed: e.routed,
-    embedding: vocab * h + (pos === 'learned_absolute' ? seqLength * h : 0), word: vocab * h, output: m.untieEmbeddings ? vocab * h : 0, finalNorm: norm * h,
+    embedding: vocab * h + positionRows(m, seqLength) * h, word: vocab * h, output: m.untieEmbeddings ? vocab * h : 0, finalNorm: norm * h,
   };
 }
 
