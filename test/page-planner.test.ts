@@ -14,7 +14,7 @@ import { configFromFlags } from '../src/cli/memory.js';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { recomputeCost } from '../src/memory/advise.js';
-import { DEFAULT_PARALLEL, PRESETS, SELECTIVE_RECOMPUTE, parseRecomputeSpec } from '../src/memory/model.js';
+import { DEFAULT_PARALLEL, GIB, PRESETS, SELECTIVE_RECOMPUTE, memoryBreakdown, parseRecomputeSpec } from '../src/memory/model.js';
 
 let server: PageHarness | null = null;
 let browser: Browser;
@@ -56,6 +56,34 @@ describe('the planner and replay panels', () => {
     expect((await plannerOf(p)).lines.length).toBeGreaterThan(0);
     await p.fill('input[name=pp]', '1');
     await p.fill('input[name=vpp]', '32');
+    expect(await p.textContent('#planner-error')).toBe('');
+    await p.close();
+  });
+
+  it('max positions (--max-position-embeddings): the learned table\'s rows, the CLI\'s bytes, kept in the link; below the longest length refused beside it, as the CLI refuses it', async () => {
+    const gib = async (p: Page) => Number(/^CP=1 at 4K tokens: ([\d.]+) GiB per GPU/.exec((await p.textContent('#planner-breakdown'))!)![1]);
+    const cli = (max?: string) => {
+      const { model, par } = configFromFlags({ preset: 'seed-32L-4096h', 'seq-length': '4096', 'tensor-model-parallel-size': '8', 'sequence-parallel': true, ...(max ? { 'max-position-embeddings': max } : {}) });
+      return Number((memoryBreakdown(model, par).totalBytes / GIB).toFixed(2));
+    };
+    const p = await open('preset=seed-32L-4096h&lines=1&seqs=4096&tp=8&sp=1');
+    expect(await p.inputValue('input[name=maxpos]')).toBe('');
+    expect(await gib(p)).toBe(cli());
+    await p.fill('input[name=maxpos]', '65536');
+    expect(await gib(p)).toBe(cli('65536'));
+    expect(cli('65536')).toBeGreaterThan(cli());
+    expect((await viewHash(p)).get('maxpos')).toBe('65536');
+    await p.reload();
+    await pageReady(p);
+    expect([await p.inputValue('input[name=maxpos]'), await gib(p)]).toEqual(['65536', cli('65536')]);
+    await p.fill('input[name=seqs]', '4096,131072');
+    const want = 'Max positions 65536 is less than the longest sequence length, 131072: Megatron-LM refuses it (max_position_embeddings must be at least seq_length); give at least 131072, or leave it out (the table then has a row a position of the sequence)';
+    expect(await p.textContent('#planner-error')).toBe(want);
+    expect((await plannerOf(p)).lines).toEqual([]);
+    expect(await fieldMarks(p, '#planner-form')).toEqual([{ name: 'maxpos', message: want }]);
+    await p.fill('input[name=maxpos]', '0');
+    expect(await p.textContent('#planner-error')).toBe('Max positions must be a positive whole number (empty: the sequence length) (it is 0).');
+    await p.fill('input[name=maxpos]', '');
     expect(await p.textContent('#planner-error')).toBe('');
     await p.close();
   });

@@ -7,7 +7,7 @@ import Chart, { type FontSpec, type LegendItem } from 'chart.js/auto';
 import { drawPoint, toFont } from 'chart.js/helpers';
 import {
   CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, NoLengthError, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
-  STACKS, a2aUnsplit, lineParts, seqSplitProblem, megatronSequenceParallel, normName, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
+  STACKS, a2aUnsplit, lineParts, seqSplitProblem, megatronSequenceParallel, normName, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, positionTableProblem, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../src/memory/model.js';
 import { ChartDataset, LegendChart, MemoryChartConfig, breakdownRows, chartNotes, drawLegendMarks, formatTokens, legendSwatch, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
@@ -49,7 +49,7 @@ const FLAG_WORDS: Record<string, string> = {
   'cp-comm-type': 'CP communication', 'attention-dropout': 'attention dropout', 'hidden-dropout': 'hidden dropout',
   'num-experts': 'experts', 'moe-router-topk': 'top-k', 'moe-ffn-hidden-size': 'expert MLP width', 'moe-shared-expert-intermediate-size': 'shared expert width',
   'moe-expert-capacity-factor': 'expert capacity factor', 'moe-token-dispatcher-type': 'token dispatcher', 'expert-model-parallel-size': 'EP',
-  'disable-bias-linear': "'no linear biases'", normalization: 'norm',
+  'disable-bias-linear': "'no linear biases'", normalization: 'norm', 'max-position-embeddings': 'max positions',
 };
 
 /**
@@ -58,7 +58,7 @@ const FLAG_WORDS: Record<string, string> = {
  */
 const FLAG_FIELDS: Record<string, string> = {
   'num-layers': 'layers', 'hidden-size': 'hidden', 'num-attention-heads': 'heads', 'num-query-groups': 'groups', 'ffn-hidden-size': 'ffn', 'vocab-size': 'vocab',
-  'attention-dropout': 'attdrop', 'hidden-dropout': 'hiddrop', 'position-embedding-type': 'pos', normalization: 'norm', 'disable-bias-linear': 'nobias',
+  'attention-dropout': 'attdrop', 'hidden-dropout': 'hiddrop', 'position-embedding-type': 'pos', 'max-position-embeddings': 'maxpos', normalization: 'norm', 'disable-bias-linear': 'nobias',
   'num-experts': 'experts', 'moe-router-topk': 'topk', 'moe-ffn-hidden-size': 'moeffn', 'moe-shared-expert-intermediate-size': 'shared',
   'moe-expert-capacity-factor': 'capacity', 'expert-model-parallel-size': 'ep', 'micro-batch-size': 'mb', 'tensor-model-parallel-size': 'tp',
   'sequence-parallel': 'sp', 'pipeline-model-parallel-size': 'pp', 'num-layers-per-virtual-pipeline-stage': 'vpp', 'data-parallel-size': 'dp',
@@ -340,7 +340,7 @@ const stackSelect = select('stack');
 for (const [k, s] of Object.entries(STACKS)) stackSelect.add(new Option(s.label, k));
 const replayHbm = $<HTMLInputElement>('replay-hbm');
 
-const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'attdrop', 'hiddrop', 'pos', 'norm', 'experts', 'topk', 'moeffn', 'shared', 'capacity', 'ep'];
+const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'attdrop', 'hiddrop', 'pos', 'maxpos', 'norm', 'experts', 'topk', 'moeffn', 'shared', 'capacity', 'ep'];
 /** The model's checkboxes (their URL keys are their names, '1' or '0'). */
 const MODEL_CHECKS = ['swiglu', 'unfused', 'untie', 'nobias'];
 const RC_FIELDS = ['rc', 'rcmethod', 'rcn', ...RECOMPUTE_MODULES.map((m) => `rc_${m}`)];
@@ -372,6 +372,7 @@ function setModelFields(m: ModelConfig): void {
   field('attdrop').value = String(m.attentionDropout ?? 0.1);
   field('hiddrop').value = String(m.hiddenDropout ?? 0.1);
   select('pos').value = m.positionEmbedding ?? ''; // '': the model's default (RoPE with SwiGLU, learned otherwise)
+  field('maxpos').value = m.maxPositionEmbeddings === undefined ? '' : String(m.maxPositionEmbeddings); // '': each sequence length's own
   field('untie').checked = !!m.untieEmbeddings;
   field('nobias').checked = m.biasLinear === false;
   select('norm').value = normName(m);
@@ -692,6 +693,7 @@ function readModel(): ModelConfig {
     ffnHiddenSize: ffn, vocabSize: vocab, swiglu: field('swiglu').checked, moe: readMoe(),
     attentionDropout: probability(field('attdrop'), 'Attention dropout'), hiddenDropout: probability(field('hiddrop'), 'Hidden dropout'),
     positionEmbedding: (select('pos').value || undefined) as ModelConfig['positionEmbedding'], untieEmbeddings: field('untie').checked,
+    maxPositionEmbeddings: optionalWhole(field('maxpos'), 'Max positions', 2 ** 31, 1, 'a positive whole number (empty: the sequence length)'),
     biasActivationFusion: field('swiglu').checked && field('unfused').checked ? false : undefined,
     biasLinear: field('nobias').checked ? false : undefined, rmsNorm: select('norm').value === 'RMSNorm' ? true : undefined,
     paramPrecision: field('fp32').checked && stackSelect.value === 'megatron' ? 'amp' : undefined,
@@ -802,6 +804,9 @@ function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; 
   const hbm = readHbm(field('hbm'));
   const lines = readLines(model, par);
   const seqs = readSeqLengths();
+  // The CLI's sweep check: the table covers the longest length (onModelField puts it beside max positions).
+  const table = positionTableProblem(model, seqs.at(-1)!, `the longest sequence length, ${seqs.at(-1)}`);
+  if (table) throw new InputError(table);
   for (const l of par.cpCommType === 'a2a' ? lines : []) {
     const cp = l.overrides.contextParallel ?? 1;
     const un = a2aUnsplit(model, { tensorParallel: par.tensorParallel, contextParallel: cp });
