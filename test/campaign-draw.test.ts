@@ -1,6 +1,6 @@
 /**
  * bench/megatron/campaign.py draw, as docs/memory.md and each results README say it reproduces a draw:
- * every committed draw.json comes back from its seed, run count, --layers and --seqs (the configurations
+ * every committed draw.json comes back from its seed, run count, --layers, --seqs and --micro-batches (the configurations
  * kept, their split and the rejections by sequence length), and a range no run fits in still stops with
  * its line. The draw is plain Python (random.Random), so it needs only python3, no GPU.
  */
@@ -47,6 +47,7 @@ describe.skipIf(!hasPython && process.env.CI !== 'true')('campaign.py draw (pyth
     const args = ['--seed', String(doc.seed), '--runs', String(doc.runs)];
     if (Array.isArray(doc.layers)) args.push('--layers', (doc.layers as number[]).join('-'));
     if (Array.isArray(doc.seqs)) args.push('--seqs', (doc.seqs as number[]).join(','));
+    if (Array.isArray(doc.micro_batches)) args.push('--micro-batches', (doc.micro_batches as number[]).join('-'));
     const r = draw(args);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);

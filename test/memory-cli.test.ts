@@ -669,6 +669,14 @@ describe('flashring replay', () => {
     expect(j.comparison.map((c: { verdict: string; othersOom?: { line: number } }) => [c.verdict, c.othersOom?.line ?? null])).toEqual([['unknown', 1006], ['says it fits, it ran out of memory', null]]);
     expect(j.reports[0].point.outOfMemoryOthers.processGiB).toBe(18.99);
     expect(j.points[0]).toMatchObject({ fits: null, total_gib: null });
+    // Its CSV leaves the point out, said (a row with neither peak nor fits did not read back: the fuzz found it), and reads back.
+    const csv = join(dir, 'others.csv');
+    const w = await run(['replay', ...logs, '--csv', csv]);
+    expect(w.code).toBe(0);
+    expect(w.err).toMatch(/^1 point left out of the CSV, out of memory because other processes held the GPU \(no measurement of its configuration\): .*A-s16384-none\.log$/m);
+    expect(w.out).toContain(`wrote 1 point to ${csv}`);
+    const back = await run(['replay', csv]);
+    expect(back.code, back.err).toBe(0);
   });
   it("with --compare or --csv (each log's line on stdout, its notes on stderr) the notes are headed by the point they are about", async () => {
     // Two campaign runs in one file: stderr held two unnamed 'not time data' notes, the lines they were about on stdout.

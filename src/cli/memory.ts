@@ -602,13 +602,18 @@ export async function replayCommand(argv: string[]): Promise<number> {
   if (cfg && !values.json) report.push([comparisonTable(comparison!, labels), ...caveats.map((n) => `note: ${n}`)].join('\n'));
   // With --compare too: the points are written, the table printed. A run where a file gave no point
   // fails (exit 2) and, as every failed run, writes nothing.
+  // The CSV leaves out a point whose out-of-memory other processes caused: it measured nothing of its configuration, and
+  // a row with neither a peak nor fits would not read back (one with fits=false would read as its own out-of-memory).
+  const csvRows = rows.filter((_, i) => !othersOom[i]), apart = labels.filter((_, i) => othersOom[i]);
+  if (apart.length && (values.csv !== undefined || (!cfg && !values.json)))
+    console.error(`${counted(apart.length, 'point')} left out of the CSV, out of memory because other processes held the GPU (no measurement of ${apart.length === 1 ? 'its' : 'their'} configuration): ${apart.join(', ')}`);
   if (values.csv !== undefined && !bad) {
-    await csv!.write([{ path: values.csv, data: toCsv(rows) }]);
-    say(`wrote ${counted(rows.length, 'point')} to ${values.csv}`);
+    await csv!.write([{ path: values.csv, data: toCsv(csvRows) }]);
+    say(`wrote ${counted(csvRows.length, 'point')} to ${values.csv}`);
   } else if (values.csv !== undefined) console.error(`${values.csv} not written: a file gave no point`);
   for (const l of report) console.log(l);
   if (values.json) console.log(JSON.stringify({ points: rows, reports: results.flatMap((r) => r.reports), ...(comparison ? { comparison, notes: caveats } : {}) }, null, 1));
-  else if (!cfg && values.csv === undefined && rows.length) process.stdout.write(toCsv(rows)); // nothing at all when no file gave a point
+  else if (!cfg && values.csv === undefined && csvRows.length) process.stdout.write(toCsv(csvRows)); // nothing at all when no file gave a point
   if (bad) console.error(`flashring replay: ${bad} of ${counted(positionals.length, 'file')} gave no point`);
   return bad ? 2 : 0;
 }
