@@ -141,9 +141,11 @@ describe('advise: what would fit when nothing does', () => {
     expect([three.status, three.o.candidates.length]).toEqual([0, a.o.wouldFit.gpus.layouts]);
     expect(layout(three.o.candidates[0])).toEqual(layout(a.o.wouldFit.gpus.fastest));
     // Beyond one node only whole nodes are counts advise takes: 8 GPUs of 8 a node, 8× the sequence at 25 GiB: 16 does not fit, 32 does, and 24 is the fewest.
-    const b = json([...M, '--seq-length', '786432', '--hbm-gib', '25', '--gpus', '8']);
+    // RoPE: a learned table of 786432 positions (2.4 B parameters) is whole on every TP rank and fits nowhere here.
+    const R = [...M, '--position-embedding-type', 'rope', '--seq-length', '786432', '--hbm-gib', '25'];
+    const b = json([...R, '--gpus', '8']);
     expect(b.o.wouldFit.gpus).toMatchObject({ tried: [16, 32], at: 24, between: { from: 16, to: 32, counts: 1, searched: [24], notSearched: 0 } });
-    const b24 = json([...M, '--seq-length', '786432', '--hbm-gib', '25', '--gpus', '24']);
+    const b24 = json([...R, '--gpus', '24']);
     expect([b24.status, b24.o.candidates.length, layout(b24.o.candidates[0])]).toEqual([0, b.o.wouldFit.gpus.layouts, layout(b.o.wouldFit.gpus.fastest)]);
   });
 

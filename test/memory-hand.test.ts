@@ -71,9 +71,12 @@ describe('MoE terms and parameters with TP = 2 and sequence parallelism', () => 
     expect(term(r.perLayer, 'experts: GeLU input').bytes).toBe((2 * s * k * fe) / t);                     // 33554432
     expect(term(r.perLayer, 'experts: output scaled by the router probability').bytes).toBe((2 * s * k * fe) / t);
   });
-  it('routed experts split over TP too (M48)', () => {
+  it('routed experts split over TP too (M48); what every TP rank holds whole is not: norms, the row-parallel output projection\'s bias, the router, the learned position table', () => {
     const r = memoryBreakdown(moe, par({ tensorParallel: t, sequenceParallel: true }));
-    expect(r.parametersPerGpu).toBe(parameterCount(moe, s) / t);
+    // Per layer two LayerNorms (2h each), the attention output's bias (h; the experts have none here), the router (h·E);
+    // the position table (s·h: learned, the GPT default) and the final LayerNorm (2h) once.
+    const whole = L * (4 * h + h + h * E) + s * h + 2 * h;
+    expect(r.parametersPerGpu).toBe((parameterCount(moe, s) - whole) / t + whole);
   });
   it('a capacity factor below 1 bounds the routed tokens; above 1 changes nothing (M8)', () => {
     const permuted = (cf: number) => term(layerTerms({ ...moe, moe: { ...moe.moe!, capacityFactor: cf } }, par()), "permuted tokens (experts' fc1 input)").bytes;

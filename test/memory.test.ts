@@ -187,12 +187,25 @@ describe('context parallelism, pipeline, weights', () => {
     const l = PRESETS['llama3-8b'].model, V = 128256, h = 4096;
     const total = parameterCount(l, 8192), norm = h;   // RMSNorm: one vector
     const layer = (total - 2 * V * h - norm) / 32;
+    // Each TP rank holds a layer's two RMSNorms (h each) whole; no biases, no position table (RoPE).
+    const whole = 2 * h;
     for (const [pp, tp] of [[8, 1], [4, 2]] as const) {
       const r = memoryBreakdown(l, { ...DEFAULT_PARALLEL, seqLength: 8192, pipelineParallel: pp, tensorParallel: tp });
-      expect(r.parametersPerGpu, `PP=${pp} TP=${tp}`).toBeCloseTo(((32 / pp) * layer + V * h) / tp, 0);
+      expect(r.parametersPerGpu, `PP=${pp} TP=${tp}`).toBeCloseTo(((32 / pp) * (layer - whole) + V * h) / tp + (32 / pp) * whole, 0);
     }
     expect(memoryBreakdown(l, { ...DEFAULT_PARALLEL, seqLength: 8192, pipelineParallel: 8 }).parametersPerGpu / 1e9).toBeCloseTo(1.398, 3);
-    expect(memoryBreakdown(l, { ...DEFAULT_PARALLEL, seqLength: 8192, tensorParallel: 2 }).parametersPerGpu).toBeCloseTo(total / 2, 0);
+    const allWhole = 32 * whole + norm;   // and the final norm, on the one stage
+    expect(memoryBreakdown(l, { ...DEFAULT_PARALLEL, seqLength: 8192, tensorParallel: 2 }).parametersPerGpu).toBeCloseTo((total - allWhole) / 2 + allWhole, 0);
+  });
+
+  it('the learned position table is whole on every TP rank (Megatron-LM\'s serial torch.nn.Embedding), the word embedding split', () => {
+    // The seed's GPT (learned positions) at 128K: the table is 131072·4096 = 0.537 B parameters on each of the 8 TP ranks,
+    // not an eighth of them; with RoPE there is none.
+    const gpt = PRESETS['seed-32L-4096h'].model, s = 131072, h = 4096;
+    const at = (m: typeof gpt, tp: number) => memoryBreakdown(m, { ...DEFAULT_PARALLEL, seqLength: s, tensorParallel: tp, sequenceParallel: tp > 1 }).parametersPerGpu;
+    const rope = { ...gpt, positionEmbedding: 'rope' as const };
+    for (const tp of [1, 2, 8]) expect(at(gpt, tp) - at(rope, tp), `TP=${tp}`).toBe(s * h);
+    expect(at({ ...gpt, maxPositionEmbeddings: 2 * s }, 8) - at(rope, 8)).toBe(2 * s * h);
   });
 
   it('MoE: the distributed optimizer shards the experts\' state over DP·CP/EP ranks only; EP must divide DP·CP', () => {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { runMain } from './cli-run.js';
-import { notesText } from '../src/cli/notes.js';
+import { notesText, reachText } from '../src/cli/notes.js';
 import { SOURCES, imbalance, seedFigures, sourceFiles, torchFigures } from '../src/cli/notesData.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -70,8 +70,15 @@ describe('flashring notes', () => {
   });
 
   it("marks a line that fits at the sweep's longest sequence as a lower bound, not the longest that fits", () => {
-    expect(seedFigures(32768, 8, 80).longest['CP=4 + recompute']).toBe(seedFigures(32768, 8, 80).sweepEnd);
-    expect(COMMITTED).toContain("CP=4 1M (the sweep's longest: more may fit)");
+    // At 80 GiB the seed's learned position table (whole on every TP rank: 1M positions are 4.3 B parameters) stops
+    // CP=4 + recompute at 512K; on a 141 GiB GPU it reaches the sweep's end, which is then marked as a lower bound.
+    const at80 = seedFigures(32768, 8, 80), at141 = seedFigures(32768, 8, 141);
+    expect(at80.longest['CP=4 + recompute']).toBe(at80.sweepEnd / 2);
+    expect(COMMITTED).toContain('and CP=4 512K (`npx flashring memory');
+    expect(at141.longest['CP=4 + recompute']).toBe(at141.sweepEnd);
+    expect(reachText(at141.longest['CP=4 + recompute'], at141.sweepEnd)).toBe("1M (the sweep's longest: more may fit)");
+    expect(reachText(at80.longest['CP=4 + recompute'], at80.sweepEnd)).toBe('512K');
+    expect(reachText(null, at80.sweepEnd)).toBe('none');
   });
 
   it("gives the formulas a newcomer needs (online softmax, LSE, Δ, dS, the ring's merge, layouts, Ulysses, memory terms), and its contiguous imbalance 2 − 1/R is what the schedule counted", () => {

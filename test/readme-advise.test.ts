@@ -1,7 +1,7 @@
 /**
  * README's "Advice for the seed's model" section quotes `flashring advise` at five lengths: its table (the fastest
  * layout's step, TFLOP/s/GPU, comm share and peak; the best at TP = 8), TP = 8's and CP's comm shares, and the ranges drawn from it (how much shorter
- * than TP = 8, how much longer recomputing every layer takes). Each figure is computed again here from advise's --json.
+ * than TP = 8, how much longer recomputing every layer takes at 128K, and that at 256K the fastest does). Each figure is computed again here from advise's --json.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -43,7 +43,16 @@ describe("README's advise table and ranges are advise's output", () => {
     expect(README).toContain(`reduce-scatters are ${tp8Comm('8K')}% of its step at 8K and ${tp8Comm('64K')}% at 64K`);
     const cpComm = Math.max(...runs.map(({ c }) => c[0]).filter((b) => b.cp > 1).map((b) => b.commFraction));
     expect(README).toContain(`communication ≤ ${(100 * cpComm).toFixed(1)}% of the step at CP ≥ 2`);
-    const everyLayer = runs.filter(({ seq }) => seq >= 131072).map(({ c }) => c.find((x) => x.recompute === 'full:uniform/1')!.iterMs / c[0].iterMs - 1);
-    expect(README.match(/the fastest layouts that recompute every layer take (\S+) longer/)?.[1]).toBe(pctRange(everyLayer));
+    const every = (label: string) => { const c = runs.find((r) => r.label === label)!.c; return c.find((x) => x.recompute === 'full:uniform/1')!.iterMs / c[0].iterMs - 1; };
+    expect(README.match(/the fastest layout that recomputes every layer takes (\S+) longer; at 256K the fastest recomputes every\s+layer/)?.[1]).toBe(`${Math.round(100 * every('128K'))}%`);
+    expect(every('256K')).toBe(0);
+    expect(runs.find((r) => r.label === '128K')!.c[0].recompute).toBe('full:block/16');
+  }, 60_000);
+
+  it("the page's preset (seed-32L-4096h, vocabulary 128256) at 128K, as README gives it", () => {
+    const r = spawnSync('node', ['bin/flashring.mjs', 'advise', '--preset', 'seed-32L-4096h', '--gpus', '8', '--hbm-gib', '80', '--seq-length', '131072', '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    expect(r.status, r.stderr).toBe(0);
+    const b = (JSON.parse(r.stdout) as { candidates: (Cand & { cpCommType: string })[] }).candidates[0];
+    expect(README).toContain(`(\`--preset seed-32L-4096h\`: at 128K, TP=${b.tp} CP=${b.cp} ${b.cpCommType}, ${secs(b.iterMs)}):`);
   }, 60_000);
 });

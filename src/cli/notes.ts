@@ -182,6 +182,10 @@ re-enters itself through the output bias: *measured*, 8 of 8 Megatron-LM runs on
 `;
 }
 
+/** The longest fitting length of a line (none: null), marked a lower bound where it is the sweep's longest (`end`). */
+export const reachText = (n: number | null | undefined, end: number): string =>
+  n == null ? 'none' : n >= end ? `${tok(n)} (the sweep's longest: more may fit)` : tok(n);
+
 function oomTable(t: TorchFigures, s: SeedFigures): string {
   const rows = t.lines.map((l) => {
     const name = l.recompute === 'none' ? `CP=${l.cp}` : `CP=${l.cp} + ${l.recompute} recompute`;
@@ -189,8 +193,7 @@ function oomTable(t: TorchFigures, s: SeedFigures): string {
     const model = l.modelOom === null ? `${f1(l.modelLongest)} GiB` : `${f1(l.modelLongest)} / ${f1(l.modelOom)} GiB${verdict}`;
     return `| ${name} | ${tok(l.longest.seq_len)} (${f1(l.longest.total_gib!)}) | ${l.oom === null ? 'not reached' : tok(l.oom)} | ${model} |`;
   });
-  const reach = (n: number | null | undefined) => (n == null ? 'none' : n >= s.sweepEnd ? `${tok(n)} (the sweep's longest: more may fit)` : tok(n));
-  const longest = (label: string) => `${label.split(' ')[0]} ${reach(s.longest[label])}`;
+  const longest = (label: string) => `${label.split(' ')[0]} ${reachText(s.longest[label], s.sweepEnd)}`;
   const plain = Object.keys(s.longest).filter((k) => !k.includes('+'));
   const withRc = Object.keys(s.longest).filter((k) => k.includes('+'));
   const called = t.first.oomsCalledFits === t.first.ooms ? `all ${t.first.ooms} OOMs` : `${t.first.oomsCalledFits} of ${t.first.ooms} OOMs`;

@@ -690,7 +690,7 @@ export function parameterCount(m: ModelConfig, seqLength: number): number {
  * router; its routed experts apart), the input embedding (word, and learned positions), the untied
  * output layer, the final norm.
  */
-function parameterParts(m: ModelConfig, seqLength: number): { layer: number; routed: number; embedding: number; word: number; output: number; finalNorm: number } {
+function parameterParts(m: ModelConfig, seqLength: number): { layer: number; whole: number; routed: number; embedding: number; word: number; positions: number; output: number; finalNorm: number } {
   const h = m.hiddenSize, a = m.numAttentionHeads, g = m.numQueryGroups ?? a, f = ffnWidth(m);
   const hk = (h * g) / a;
   const bias = m.biasLinear === false ? 0 : 1, norm = m.rmsNorm ? 1 : 2;
@@ -698,27 +698,33 @@ function parameterParts(m: ModelConfig, seqLength: number): { layer: number; rou
   const mlp = m.moe ? 0 : (m.swiglu ? 3 : 2) * h * f + bias * ((m.swiglu ? 2 : 1) * f + h);
   const perLayer = attn + mlp + 2 * norm * h + (m.moe ? h * m.moe.numExperts : 0); // two norms (+ the router)
   const vocab = m.vocabSize ?? DEFAULT_VOCAB_SIZE;
-  const e = expertParameters(m);
+  const e = expertParameters(m), positions = positionRows(m, seqLength) * h;
   return {
     layer: perLayer + e.shared, routed: e.routed,
-    embedding: vocab * h + positionRows(m, seqLength) * h, word: vocab * h, output: m.untieEmbeddings ? vocab * h : 0, finalNorm: norm * h,
+    // Of a layer's, what every TP rank holds whole: the norms, the row-parallel layers' biases (attention's output
+    // projection, the MLP's second; RowParallelLinear's bias is output-sized), the router (TopKRouter's weight).
+    whole: 2 * norm * h + bias * (h + (m.moe ? 0 : h)) + (m.moe ? h * m.moe.numExperts : 0),
+    embedding: vocab * h + positions, word: vocab * h, positions, output: m.untieEmbeddings ? vocab * h : 0, finalNorm: norm * h,
   };
 }
 
 /**
  * Parameters per GPU on a pipeline stage, and of them the routed experts': its L/PP layers, each over the TP
- * ranks, the routed experts also over the EP ranks; the first stage the input embedding too (Megatron-LM's own
- * estimate counts it so: (layers / PP + embedding) / TP), the last the final norm and the output layer, which
- * with tied embeddings is a copy of the word embedding there (kept in step by an all-reduce); with one stage,
- * everything.
+ * ranks but for what every TP rank holds whole (norms, row-parallel biases, the router), the routed experts
+ * also over the EP ranks; the first stage the input embedding too, the word embedding over the TP ranks and the
+ * learned position table whole on each (LanguageModelEmbedding's "(serial)" torch.nn.Embedding: Megatron-LM's
+ * own estimate, (layers / PP + embedding) / TP, leaves the table out); the last the final norm (whole) and the
+ * output layer, which with tied embeddings is a copy of the word embedding there (kept in step by an
+ * all-reduce); with one stage, everything.
  */
 export function stageParameters(m: ModelConfig, p: ParallelConfig, stage: PipelineStage = 'first'): { perGpu: number; experts: number } {
   const x = parameterParts(m, p.seqLength), pp = p.pipelineParallel, tp = p.tensorParallel;
   const layers = m.numLayers / pp;
   const experts = (layers * x.routed) / (p.expertParallel ?? 1) / tp;
   const first = pp === 1 || stage === 'first', last = pp === 1 || stage === 'last';
-  const rest = layers * x.layer + (first ? x.embedding : 0) + (last ? (pp === 1 ? x.output : x.word) + x.finalNorm : 0);
-  return { perGpu: rest / tp + experts, experts };
+  const split = layers * (x.layer - x.whole) + (first ? x.word : 0) + (last ? (pp === 1 ? x.output : x.word) : 0);
+  const whole = layers * x.whole + (first ? x.positions : 0) + (last ? x.finalNorm : 0);
+  return { perGpu: split / tp + whole + experts, experts };
 }
 
 /**
