@@ -59,12 +59,12 @@ describe('the advisor when nothing fits', () => {
     it(`says what would fit, as wouldFit() finds it for the same request (${noWorker ? 'no worker: on the page, one search a task' : 'in the worker'})`, async () => {
       expect(want.res.fitting).toEqual([]);
       // Each change searched finds a layout here (so each line names one).
-      expect([want.hbmGib?.at, want.gpus?.at, want.seqLength?.at]).toEqual([35.5, 16, 65536]);
+      expect([want.hbmGib?.at, want.gpus?.at, want.seqLength?.at]).toEqual([44.3, 16, 32768]);
       const p = await openPage(server!, consoleErrors, 'ahbm=30', watch(noWorker));
       await p.waitForFunction(() => (window as unknown as { __flashring: { advisor?: Hook } }).__flashring.advisor?.wouldFit != null, null, { timeout: 240_000 });
       const a = await hooks<Hook>(p, 'advisor');
       expect(a.fit).toBe(0);
-      expect(a.summary).toMatch(/^\d+ layouts evaluated, 0 fit: the smallest is TP=8 CP=1 PP=1 DP=1 recompute=full:uniform\/1 at 31\.9 GiB\./);
+      expect(a.summary).toMatch(/^\d+ layouts evaluated, 0 fit: the smallest is TP=8 CP=1 PP=1 DP=1 recompute=full:uniform\/1 at 39\.8 GiB\./);
       expect(a.wouldFit).toEqual({ lines: want.lines.map((x) => x.trim()), hbmGib: want.hbmGib, gpus: want.gpus, seqLength: want.seqLength });
       expect(await p.textContent('#advisor-would')).toBe(want.lines.map((x) => x.trim()).join('\n').replace(/^w/, 'W'));
       expect(await p.textContent('#advisor-would')).not.toContain('--');

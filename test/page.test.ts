@@ -61,9 +61,11 @@ describe('the page in headless Chromium', () => {
     const p = await hooks<{ lines: string[]; oomMarkers: number; oom: Record<string, number | null> }>(page, 'planner');
     expect(p.lines.slice(0, 5)).toEqual(['CP=1', 'CP=1 + recompute', 'CP=2', 'CP=4', 'CP=4 + recompute']);
     expect(p.lines).toContain('HBM 80 GiB');
-    // a cross on each line that stops fitting before 1M tokens (CP=4 + recompute, full layers on the seed, fits to 1M)
+    // a cross on each line that stops fitting before 1M tokens: all five on the seed (its learned position table, whole on
+    // every TP rank, stops even CP=4 + recompute at 512K)
     const stops = Object.values(p.oom).filter((v) => v !== 1048576).length;
-    expect(stops).toBe(4);
+    expect(stops).toBe(5);
+    expect(p.oom['CP=4 + recompute']).toBe(524288);   // its longest that fits
     expect(p.oomMarkers).toBe(stops);
   });
 
