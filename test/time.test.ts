@@ -16,7 +16,8 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { FIT_RUNS, TERMS_DIR, TIMING_DIR, buildFit, buildFitPoints, launchesOf, outOfMemory, scoreRates, termRuns, timeRows, timeSummary, torchRows } from '../bench/megatron/timeTable.js';
-import { parseMegatronLog } from '../src/memory/megatron.js';
+import { configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
+import { MLP_RECOMPUTE_WITH_BIAS, untrainable } from '../src/memory/untrainable.js';
 import { predictFromLog } from '../src/memory/compare.js';
 import { notTimeData, predictTimeFromLog, steadyIterMs } from '../src/memory/time/fromLog.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
@@ -409,6 +410,30 @@ describe('the sixth fresh draw (bench/results/2026-12-03-time-heldout6, seed 360
     });
     for (const e of errs) expect(Math.abs(e)).toBeLessThan(0.02);
     expect(Math.min(...errs)).toBeCloseTo(-0.014, 3);
+  });
+});
+
+describe('the seventh fresh draw (bench/results/2026-12-06-time-heldout7, seed 3610, 2-4 micro batches a step): drawn and committed at d9546d9 before it ran, on an H100', () => {
+  const D7 = 'bench/results/2026-12-06-time-heldout7';
+  it('memory, held out: the five that ran within 2% (−0.2% to +1.7%); r02 out of memory, untrainable as named before it ran', () => {
+    const read = (id: string) => parseMegatronLog(readFileSync(`${D7}/runs/${id}.log`, 'utf8'), id);
+    const errs = ['r00', 'r01', 'r03', 'r04', 'r05'].map((id) => {
+      const res = read(id);
+      expect(Number(res.args.global_batch_size) / Number(res.args.micro_batch_size), id).toBeGreaterThanOrEqual(2);
+      const p = predictFromLog(res, null);
+      if ('error' in p) throw new Error(`${id}: ${p.error}`);
+      return p.totalError!;
+    });
+    for (const e of errs) expect(Math.abs(e)).toBeLessThan(0.02);
+    expect(Math.max(...errs)).toBeCloseTo(0.017, 3);
+    const r02 = read('r02'), c = configFromArgs(r02.args);
+    if ('error' in c) throw new Error(c.error);
+    expect([r02.point.outOfMemory, r02.point.outOfMemoryOthers, r02.iterations.length]).toEqual([true, null, 0]);
+    expect(untrainable(c.model, c.par)).toBe(MLP_RECOMPUTE_WITH_BIAS);
+    expect(readFileSync(`${D7}/gpu.txt`, 'utf8')).toMatch(/^NVIDIA H100/);
+  });
+  it('its H100 step times are in no stored timing set (the profile is the H200\'s)', () => {
+    expect(TIMING_SETS.some((t) => t.dir.includes('heldout7'))).toBe(false);
   });
 });
 
