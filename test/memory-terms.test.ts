@@ -240,7 +240,13 @@ describe("CP comm types as Transformer Engine's code holds them", () => {
     const s = 131072, sl = s / 4, h = 4096, t = 8;
     const ring = (r: ReturnType<typeof at>, moment: string) => r.transients.find((x) => x.part === 'ring' && x.name.startsWith(`last layer's attention ${moment}`))!;
     const upstream = 4 * sl * h / t + 2 * Math.ceil(128256 / 1024) * 1024 * h / t; // bf16 residual + its gradient, sequence parallel; the tied output weight's gradient
-    expect(ring(at(seed, 'p2p'), 'forward').bytes).toBe((4 * h + 4 * h) * s / t);
+    // TE context_parallel.py (d0067d0) AttnFuncWithCPAndKVP2P.forward: CP K/V buffers (p2p_comm_buffers, :1685/:1706) and
+    // CP bf16 outputs (out_per_step, :1672; fp32 only under FP8, :1928) and f32 LSEs of a/t heads, then the merged output
+    // cast back to bf16 (flash_attn_fwd_out_correction_init, :149): (4h + 2h + 4a)·s/t + 2h·s/CP/t. Was (4h + 4h)·s/t,
+    // an fp32 output a step.
+    const a = 32;
+    expect(ring(at(seed, 'p2p'), 'forward').bytes).toBe((4 * h + 2 * h + 4 * a) * s / t + 2 * h * sl / t);
+    expect(ring(at(seed, 'p2p'), 'forward').bytes).toBe(438304768); // 0.09 GiB under the old 536870912
     expect(ring(at(seed, 'p2p'), 'backward').bytes).toBe((16 * h + 2 * h) * sl / t + upstream);
     expect(ring(at(seed, 'all_gather'), 'forward').bytes).toBe(8 * h * s / t);
     expect(ring(at(seed, 'all_gather'), 'backward').bytes).toBe(12 * h * s / t + upstream);

@@ -839,8 +839,11 @@ function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] 
  * forward too. TE keeps for backward the same Q, K, V (local or head-sharded), O and LSE in every
  * scheme, so the schemes differ only here:
  *  - p2p (AttnFuncWithCPAndKVP2P): forward keeps every step's received K/V (p2p_comm_buffers, one per
- *    rank until forward returns: the whole sequence's K and V) and every step's output in fp32
- *    (out_per_step); backward two [2, K+V] send/receive slots (K/V and dK/dV) and a dQ buffer;
+ *    rank until forward returns: the whole sequence's K and V), every step's output in the input's dtype,
+ *    bf16 (out_per_step, context_parallel.py:1672; fp32 only under FP8, :1928) and f32 LSE
+ *    (softmax_lse_per_step), and the merged output, bf16 too (flash_attn_fwd_out_correction_init, :139, casts
+ *    back to out_per_step's dtype; it becomes the projection's input); the causal ring's last rank runs every
+ *    step on its whole local sequence; backward two [2, K+V] send/receive slots (K/V and dK/dV) and a dQ buffer;
  *  - all_gather (AttnFuncWithCPAndKVAllGather): forward gathers K and V (gather_along_first_dim) and
  *    reorders them (index_select: a copy); backward gathers again and zeroes full-sequence dK, dV;
  *  - a2a (AttnFuncWithCPAndQKVOA2A): all-to-all copies of Q, K, V and O (a2a_inputs/a2a_outputs),
@@ -850,7 +853,7 @@ function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] 
 function ringBuffers(p: ParallelConfig, d: Dims, moment: 'forward' | 'backward' = 'backward'): MemoryTerm | null {
   const R = p.contextParallel;
   if (R === 1) return null;
-  const { sl, b, h, hk, t } = d, n = sl * b / t;
+  const { sl, b, h, hk, a, t } = d, n = sl * b / t;
   const kv = hk === h ? 'h' : 'hk';
   if (d.spec.cpRing === 'torch')
     return moment === 'forward' ? null : { name: 'ring attention backward (PyTorch: fp32 dQ/dK/dV, contiguous and all-gathered K/V, dK/dV in flight, step grads)', part: 'ring',
@@ -862,7 +865,7 @@ function ringBuffers(p: ParallelConfig, d: Dims, moment: 'forward' | 'backward' 
   if (p.cpCommType === 'a2a')
     return moment === 'forward' ? T('all-to-all copies of Q/K/V/O (a2a)', (2 * (h + 2 * hk) + 2 * h) * n, `(2(h+2·${kv}) + 2h)·s/CP·b/t`)
       : T('all-to-all copies of Q/K/V/O and their gradients (a2a)', 2 * (2 * (h + 2 * hk) + 2 * h) * n, `2·(2(h+2·${kv}) + 2h)·s/CP·b/t`);
-  return moment === 'forward' ? T('every step\'s K/V and fp32 output (p2p)', (4 * hk + 4 * h) * R * n, `(4·${kv} + 4h)·s·b/t`)
+  return moment === 'forward' ? T('every step\'s K/V, bf16 output and LSE, and the merged output (p2p)', (4 * hk + 2 * h + 4 * a) * R * n + 2 * h * n, `(4·${kv} + 2h + 4a)·s·b/t + 2h·s/CP·b/t`)
     : T('ring K/V and dK/dV slots and dQ (p2p)', (16 * hk + 2 * h) * n, `(16·${kv} + 2h)·s/CP·b/t`);
 }
 
