@@ -8,7 +8,7 @@ import { iterationTime, layerOps } from '../src/memory/time/step.js';
 import { collectiveMs, cpCommMs, groupLinks, recomputed } from '../src/memory/time/iteration.js';
 import { moeDispatchMs, moeOps } from '../src/memory/time/moe.js';
 import { timeDims } from '../src/memory/time/ops.js';
-import { flashTflops } from '../src/memory/time/rates.js';
+import { fitGemm, flashTflops } from '../src/memory/time/rates.js';
 import { H200 } from '../src/memory/time/devices.js';
 import { LINKS } from '../src/cp/plan/linkModel.js';
 import { DEFAULT_PARALLEL, PRESETS, GIB, memoryBreakdown, stageParameters, type ParallelConfig } from '../src/memory/model.js';
@@ -20,6 +20,14 @@ const F = { biasDropout: true, biasActivation: true };
 const term = (t: { terms: { name: string; ms: number }[] }, n: string) => t.terms.find((x) => x.name === n)?.ms ?? 0;
 const moeModel = { numLayers: 32, hiddenSize: 4096, numAttentionHeads: 32, numQueryGroups: 8, swiglu: true, biasLinear: false, ffnHiddenSize: 14336,
   moe: { numExperts: 8, routerTopk: 2, dispatcher: 'alltoall' as const } };
+// The profile's fitted GEMM rate by hand: 2mnk FLOPs at its peak plus the three bf16 matrices at its bytes rate.
+const fit = fitGemm(H200.gemmBf16);
+const g = (m: number, n: number, k: number) => (2 * m * n * k * fit.secondsPerFlop + 2 * (m * k + k * n + m * n) * fit.secondsPerByte) * 1e3;
+/**
+ * The backward GEMMs (dX, dW) of a column-parallel linear of forward [m, n, k], which its own TP collectives run behind:
+ * on L (1 GB/s) every collective outlasts them, so a column's backward hides exactly them.
+ */
+const hidden = ([m, n, k]: readonly number[]) => g(m, k, n) + g(k, n, m);
 const moePar = (ep: number, extra: Partial<ParallelConfig> = {}): ParallelConfig => ({ ...DEFAULT_PARALLEL, seqLength: 32768, dataParallel: 8, expertParallel: ep, distributedOptimizer: true, ...extra });
 
 describe('terms by hand that a mutation review found unchecked (2026-12-05)', () => {
@@ -47,11 +55,12 @@ describe('terms by hand that a mutation review found unchecked (2026-12-05)', ()
     expect(r.layers).toBe(32);
     expect(r.ops.map((o) => o.name)).toEqual(['FlashAttention (causal)']);
   });
-  it("full recompute runs TP's forward collectives again: (32·10 + 32·4 + 4) a step at SP", () => {
+  it("full recompute runs TP's forward collectives again: (32·10 + 32·4 + 5) a step at SP, less what the column-parallel linears' backward GEMMs hide", () => {
     const par: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 8192, tensorParallel: 4, sequenceParallel: true };
     const one = ((3 / 4) * 2 * 8192 * 4096) / 1e6;
     const tp = iterationTime(seed, { ...par, recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 1 }, { link: L });
-    expect(term(tp, 'tp-comm')).toBeCloseTo((32 * 10 + 32 * 4 + 4) * one, 6);
+    const hide = 32 * (hidden([8192, 3072, 4096]) + hidden([8192, 4096, 4096])) + hidden([8192, 128512 / 4, 4096]);
+    expect(term(tp, 'tp-comm')).toBeCloseTo((32 * 10 + 32 * 4 + 5) * one - hide, 6);
   });
   it("full recompute runs CP's forward gathers again: 32·4 instead of 32·3", () => {
     const par: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 32768, contextParallel: 4, cpCommType: 'all_gather' };
@@ -156,12 +165,13 @@ describe('terms by hand that a mutation review found unchecked (2026-12-05)', ()
     expect(moeDispatchMs(x, moeModel.moe, 4, { ep, tp }).fwd).toBeCloseTo(2 * (a2a + gather), 6);
     const all = ((7 / 8) * 4 * 32768 * 2 * 4096) / 1e6;   // 7/8 of EP·T·h·2 bytes over the 8 TP × EP ranks: 939.524096 ms
     expect(moeDispatchMs(x, { ...moeModel.moe, dispatcher: 'allgather' }, 4, { ep, tp })).toEqual({ fwd: 2 * all, bwd: 2 * all });
-    // The step: 32 layers × (2 + 3) collectives of T·h over TP (attention only), 4 outside the layers.
-    const one = ((1 / 2) * 2 * 32768 * 4096) / 1e6;
-    expect(term(iterationTime(moeModel, par, { link: L }), 'tp-comm')).toBeCloseTo((32 * 5 + 4) * one, 6);
-    // A shared expert brings its MLP half back.
+    // The step: 32 layers × (2 + 3) collectives of T·h over TP (attention only), 5 outside the layers, less the QKV's and
+    // the output layer's backward GEMMs (GQA: QKV 4096 + 2·1024 wide over 2 ranks; the default vocabulary 50257 padded to 50432, over 2).
+    const one = ((1 / 2) * 2 * 32768 * 4096) / 1e6, qkv = hidden([32768, 3072, 4096]), out = hidden([32768, 25216, 4096]);
+    expect(term(iterationTime(moeModel, par, { link: L }), 'tp-comm')).toBeCloseTo((32 * 5 + 5) * one - 32 * qkv - out, 6);
+    // A shared expert brings its MLP half back (its fc1: 2·4096 wide, SwiGLU, over 2 ranks).
     const shared = { ...moeModel, moe: { ...moeModel.moe, sharedExpertSize: 4096 } };
-    expect(term(iterationTime(shared, par, { link: L }), 'tp-comm')).toBeCloseTo((32 * 10 + 4) * one, 6);
+    expect(term(iterationTime(shared, par, { link: L }), 'tp-comm')).toBeCloseTo((32 * 10 + 5) * one - 32 * (qkv + hidden([32768, 4096, 4096])) - out, 6);
   });
   it("the flex dispatcher: one exchange over the TP × EP group, as many bytes as alltoall's two steps; the router on this rank's T/t tokens", () => {
     const par = moePar(4, { dataParallel: 4, tensorParallel: 2, sequenceParallel: true });
@@ -176,9 +186,32 @@ describe('terms by hand that a mutation review found unchecked (2026-12-05)', ()
     const shared = { ...moeModel, moe: { ...moeModel.moe, sharedExpertSize: 4096 } };
     const par = (mods?: ('moe' | 'shared_experts')[]) => moePar(4, { dataParallel: 4, tensorParallel: 2, sequenceParallel: true, ...(mods ? { recompute: 'selective' as const, recomputeModules: mods } : {}) });
     const one = ((1 / 2) * 2 * 32768 * 4096) / 1e6;
+    const hide = 32 * (hidden([32768, 3072, 4096]) + hidden([32768, 4096, 4096])) + hidden([32768, 25216, 4096]);
     const t = (mods?: ('moe' | 'shared_experts')[]) => iterationTime(shared, par(mods), { link: L });
-    expect(term(t(), 'tp-comm')).toBeCloseTo((32 * 10 + 4) * one, 6);
-    expect(term(t(['moe']), 'tp-comm')).toBeCloseTo((32 * 12 + 4) * one, 6);   // the shared expert's all-gather and reduce-scatter again
+    expect(term(t(), 'tp-comm')).toBeCloseTo((32 * 10 + 5) * one - hide, 6);
+    expect(term(t(['moe']), 'tp-comm')).toBeCloseTo((32 * 12 + 5) * one - hide, 6);   // the shared expert's all-gather and reduce-scatter again
     expect(term(t(['moe']), 'recompute')).toBeCloseTo(term(t(['moe', 'shared_experts']), 'recompute'), 9);
+  });
+});
+
+describe("the multi-GPU terms against Megatron-LM's code (time-audit, snapshot d98e8a64)", () => {
+  const link = { name: '100GB/s', gbps: 800, latencyUs: 0 };   // ms = bytes / 1e8
+  const T = 8192, h = 4096, Vt = 128512 / 4;   // the vocabulary padded to 128·t, a quarter a rank
+  const one = ((3 / 4) * 2 * T * h) / 1e8;   // one all-gather or reduce-scatter of T·h bf16 over 4 ranks: 0.50331648 ms
+  // [m, n, k] of each column-parallel linear's forward: QKV, fc1, the output layer; backward dX = g(m, k, n), dW = g(k, n, m).
+  const columns = { qkv: [T, (3 * h) / 4, h], fc1: [T, (4 * h) / 4, h], out: [T, Vt, h] } as const;
+  const behind = (comm: number, gemm: number) => Math.max(0, comm - gemm);
+  it("TP with SP: the column-parallel linears' backward all-gather and reduce-scatter run behind their dX and dW GEMMs (layers.py 670-711, async_op=True)", () => {
+    const region = ([m, n, k]: readonly number[]) => 2 * one + one + behind(one, g(m, k, n)) + behind(one, g(k, n, m));
+    const want = 32 * (region(columns.qkv) + region(columns.fc1)) + region(columns.out);
+    const t = iterationTime(seed, { ...DEFAULT_PARALLEL, seqLength: T, tensorParallel: 4, sequenceParallel: true }, { link });
+    expect(term(t, 'tp-comm')).toBeCloseTo(want, 6);
+    expect(want).toBeLessThan((32 * 10 + 4) * one * 0.9);   // the old model: every collective exposed
+  });
+  it("TP without SP: the column's all-reduce of its input gradient runs behind its dW GEMM; the row's all-reduce has an identity backward", () => {
+    const region = ([m, n, k]: readonly number[]) => 2 * one + behind(2 * one, g(k, n, m));
+    const want = 32 * (region(columns.qkv) + region(columns.fc1)) + region(columns.out);
+    const t = iterationTime(seed, { ...DEFAULT_PARALLEL, seqLength: T, tensorParallel: 4 }, { link });
+    expect(term(t, 'tp-comm')).toBeCloseTo(want, 6);
   });
 });

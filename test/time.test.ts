@@ -589,10 +589,13 @@ describe('the model, term by term', () => {
     expect(block4 / full).toBeCloseTo(4 / 32, 6);
   });
 
-  it('TP communication: none at TP = 1; sequence parallelism moves the same bytes in 4 + 6 collectives instead of 2 + 2 all-reduces', () => {
+  it('TP communication: none at TP = 1; sequence parallelism moves the same bytes in 4 + 6 collectives instead of 2 + 2 all-reduces, its backward partly behind the GEMMs', () => {
     expect(term({ ...base, tensorParallel: 1, sequenceParallel: false }, 'tp-comm')).toBe(0);
     const sp = term(base, 'tp-comm'), ar = term({ ...base, sequenceParallel: false }, 'tp-comm');
-    expect(sp / ar).toBeCloseTo(10 / 8, 1);
+    // SP exposes the row-parallel linears' backward all-gather (the all-reduce's backward is an identity); the
+    // column-parallel linears' backward collectives run behind their GEMMs either way (test/time-terms.test.ts by hand).
+    expect(sp).toBeGreaterThan(ar);
+    expect(sp / ar).toBeLessThan(10 / 8 - 0.01);
   });
 
   it("TFLOP/s per GPU is the model's FLOPs over every GPU: a step of the same global batch does the same FLOPs at any PP (the output layer is one stage's)", () => {
@@ -680,14 +683,15 @@ describe('the model, term by term', () => {
     expect(pp(1, { ...seed, untieEmbeddings: true })).toBeCloseTo(sends, 6);
   });
 
-  it("TP's collectives by hand: 4 + 6 a layer with SP, 2 + 2 outside the layers (embedding, output layer), 2 more a layer where selective recompute re-runs the MLP", () => {
+  it("TP's collectives by hand: 2 more a layer where selective recompute re-runs the MLP, none more for the core", () => {
     const link = { name: 'test', gbps: 8, latencyUs: 0 };
     const par: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 8192, tensorParallel: 4, sequenceParallel: true };
     const one = ((3 / 4) * 2 * 8192 * 4096) / 1e6;   // (t−1)/t of T·h bf16
     const tp = (p: ParallelConfig) => iterationTime(PRESETS['seed-32L-4096h'].model, p, { link }).terms.find((t) => t.name === 'tp-comm')!.ms;
-    expect(tp(par)).toBeCloseTo((32 * 10 + 4) * one, 6);
-    expect(tp({ ...par, recompute: 'selective', recomputeModules: ['core_attn', 'mlp'] })).toBeCloseTo((32 * 12 + 4) * one, 6);
-    expect(tp({ ...par, recompute: 'selective', recomputeModules: ['core_attn'] })).toBeCloseTo((32 * 10 + 4) * one, 6);
+    // The step's whole (32·10 + 5 collectives, less what the column-parallel linears' backward GEMMs hide) is checked by
+    // hand in test/time-terms.test.ts; recomputing the MLP adds its two forward collectives a layer, exposed.
+    expect(tp({ ...par, recompute: 'selective', recomputeModules: ['core_attn', 'mlp'] }) - tp(par)).toBeCloseTo(32 * 2 * one, 6);
+    expect(tp({ ...par, recompute: 'selective', recomputeModules: ['core_attn'] })).toBeCloseTo(tp(par), 9);
   });
 
   it("CP's collectives by hand: all_gather moves (R−1) chunks of K/V forward and twice that backward (gathered again, dK/dV reduce-scattered); a2a (R−1)/R of this rank's Q, K, V, O each way", () => {

@@ -12,8 +12,8 @@
  * parallelism all-gather / reduce-scatter, and the all-gather again in backward for the weight
  * gradients) and context parallelism's (p2p: K/V around the ring behind each step's attention;
  * all_gather and a2a: exposed; the PyTorch harness: PyTorch's own ring, torchAmp.ts) go over the link
- * model (src/cp/plan/linkModel.ts), not overlapped with
- * the GEMMs, as Megatron-LM runs without userbuffers. Pipeline: (m + (p−1)/v)/m of m micro batches.
+ * model (src/cp/plan/linkModel.ts): TP's forward ones exposed, as Megatron-LM runs without userbuffers,
+ * the column-parallel linears' backward ones behind their own GEMMs (tpRegionMs). Pipeline: (m + (p−1)/v)/m of m micro batches.
  * Data parallelism (× CP ranks): the fp32 gradients all-reduced (reduce-scatter + all-gather of the
  * bf16 parameters with the distributed optimizer), after the backward (overlap_grad_reduce off).
  * The optimizer: Adam (torch.optim.AdamW's foreach path) over the fp32 main parameters this GPU
@@ -146,14 +146,21 @@ export function opMs(op: Op, pass: 'fwd' | 'bwd', prof: DeviceProfile): number {
   if (work === 0) return 0;
   switch (op.kind) {
     case 'gemm': {
-      const [m, n, k] = op.shape!, c = op.count ?? 1;
-      return c * (pass === 'fwd' ? gemmMs(prof, m, n, k) : gemmMs(prof, m, k, n) + gemmMs(prof, k, n, m));
+      if (pass === 'bwd') { const g = gemmBackwardMs(op, prof); return g.dgrad + g.wgrad; }
+      const [m, n, k] = op.shape!;
+      return (op.count ?? 1) * gemmMs(prof, m, n, k);
     }
     case 'bmm': return work / (bmmTflops(prof, op.d!) * 1e9);
     case 'flash': return work / (flashTflops(prof, op.d!, op.s!, op.causal!, pass, op.backend, op.heads, op.sk) * 1e9);
     case 'scores': return (work / 1e9) * scoreMs(prof, op.rates![pass === 'fwd' ? 0 : 1]!, op.s!);
     default: return work / (prof.bandwidthGBs[op.kind] * 1e6);
   }
+}
+
+/** A gemm op's backward GEMMs apart: the input gradient dX (m×n · n×k) and the weight gradient dW (k×m · m×n). */
+export function gemmBackwardMs(op: Op, prof: DeviceProfile): { dgrad: number; wgrad: number } {
+  const [m, n, k] = op.shape!, c = op.count ?? 1;
+  return { dgrad: c * gemmMs(prof, m, k, n), wgrad: c * gemmMs(prof, k, n, m) };
 }
 
 export function passTimes(ops: Op[], prof: DeviceProfile, times = 1): PassTimes {
@@ -184,28 +191,23 @@ export function collectiveMs(link: Link, bytes: number, n: number): number {
 }
 
 /**
- * Tensor parallelism's exposed collectives per micro batch for one half of a layer (the attention, or a
- * dense MLP), forward and backward: with SP an all-gather in, a reduce-scatter out, and backward their
- * two again plus the all-gather redone for the weight gradients; without SP an all-reduce each way. A
- * MoE layer's MLP half is its dispatcher's (moeDispatchMs).
+ * Tensor parallelism's exposed collectives per micro batch around one column-parallel linear, forward and
+ * backward: a layer's attention half (QKV) or dense MLP / shared expert half (fc1), each closed by a
+ * row-parallel linear, or outside the layers the output layer with the embedding before it. Forward, two
+ * collectives of T·h bf16: with SP the column's all-gather of its input and the row's (or the embedding's)
+ * reduce-scatter; without SP the row's (the embedding's) all-reduce. Backward, with SP the row's all-gather
+ * of its output gradient (the embedding's), exposed, and the column's own, asynchronous (Megatron-LM's
+ * LinearWithGradAccumulationAndAsyncCommunication, CUDA_DEVICE_MAX_CONNECTIONS=1): its input gathered again
+ * behind its input-gradient GEMM and the input gradient reduce-scattered behind its weight-gradient GEMM;
+ * without SP only the column's all-reduce of its input gradient, behind its weight-gradient GEMM (the row's
+ * all-reduce has an identity backward). A MoE layer's routed experts move their tokens through the
+ * dispatcher (moeDispatchMs).
  */
-export function tpHalfMs(x: TimeDims, p: ParallelConfig, link: Link): { fwd: number; bwd: number } {
+export function tpRegionMs(x: TimeDims, p: ParallelConfig, link: Link, column: Op, prof: DeviceProfile): { fwd: number; bwd: number } {
   if (x.t <= 1) return { fwd: 0, bwd: 0 };
-  const one = collectiveMs(link, 2 * x.T * x.h, x.t);
-  return p.sequenceParallel ? { fwd: 2 * one, bwd: 3 * one } : { fwd: 2 * one, bwd: 2 * one };
-}
-
-/**
- * Tensor parallelism's collectives outside the layers, per micro batch: the embedding's (with SP a
- * reduce-scatter into the sequence-parallel region forward and its all-gather backward; without, an
- * all-reduce forward) and the output layer's (with SP an all-gather of the final norm's output forward and a
- * reduce-scatter of its gradient backward; without, an all-reduce of the input gradient backward): two of
- * T·h bf16 each way either way.
- */
-export function tpOutsideMs(x: TimeDims, link: Link): { fwd: number; bwd: number } {
-  if (x.t <= 1) return { fwd: 0, bwd: 0 };
-  const one = collectiveMs(link, 2 * x.T * x.h, x.t);
-  return { fwd: 2 * one, bwd: 2 * one };
+  const one = collectiveMs(link, 2 * x.T * x.h, x.t), g = gemmBackwardMs(column, prof);
+  const behind = (comm: number, gemm: number) => Math.max(0, comm - gemm);
+  return { fwd: 2 * one, bwd: p.sequenceParallel ? one + behind(one, g.dgrad) + behind(one, g.wgrad) : behind(2 * one, g.wgrad) };
 }
 
 /** Context parallelism's exposed transfers per layer per micro batch (attention forward / backward compute given, for p2p's overlap). */

@@ -46,6 +46,12 @@ export interface Op {
   kernels: [number, number];
   /** The recompute module whose checkpoint runs this op's forward again in backward. */
   module?: RecomputeModule;
+  /**
+   * gemm: a column-parallel linear with tensor parallelism's collectives in its backward (QKV, a dense MLP's or shared
+   * expert's fc1, the output layer; not the routed experts', whose tokens the dispatcher moves): they run behind its
+   * own backward GEMMs (iteration.ts tpRegionMs).
+   */
+  tpColumn?: boolean;
 }
 
 /** What the time model reads beyond the memory model's configuration (Megatron-LM's fusion flags). */
@@ -94,7 +100,7 @@ const norm = (name: string, x: TimeDims, module?: RecomputeModule): Op => ew(nam
 /** QKV projection, RoPE (unfused: mul, rotate_half's neg and cat, mul, add, cat per Q and K), Q reshaped with GQA. */
 function qkvOps(x: TimeDims): Op[] {
   const q = (x.T * x.h) / x.t, k = (x.T * x.hk) / x.t, qkv = q + 2 * k;
-  const ops = [linear('QKV projection', 'gemm', x.T, x.h, qkv / x.T)];
+  const ops: Op[] = [{ ...linear('QKV projection', 'gemm', x.T, x.h, qkv / x.T), tpColumn: true }];
   if (x.bias) ops.push(ew('QKV bias add', 'elementwise', qkv, 4, 2, [1, 1]));
   if (x.rope && !x.flash) ops.push(ew('RoPE on Q and K (unfused)', 'elementwise', q + k, 24, 16, [12, 10]));
   if (x.hk < x.h && !x.flash) ops.push(ew('Q reshaped (GQA view copy)', 'elementwise', q, 4, 4, [1, 1]));
@@ -201,7 +207,7 @@ export function residualOps(x: TimeDims, where: string): Op[] {
 /** A dense MLP on n tokens of width w (fc1, activation, fc2): GeLU, or SwiGLU (chunk, SiLU, multiply). */
 export function mlpOps(x: TimeDims, name: string, n: number, w: number, term: OpTerm, module: RecomputeModule): Op[] {
   const fw = (n * w) / x.t;
-  const ops = [linear(`${name} fc1`, term, n, x.h, ((x.swiglu ? 2 : 1) * w) / x.t, module)];
+  const ops: Op[] = [{ ...linear(`${name} fc1`, term, n, x.h, ((x.swiglu ? 2 : 1) * w) / x.t, module), tpColumn: module !== 'moe' }];
   if (x.swiglu) ops.push(x.fusion.biasActivation ? ew(`${name} SwiGLU (fused)`, term, fw, 6, 10, [1, 1], 'copy', module)
     : ew(`${name} SwiGLU (SiLU, offset, multiply)`, term, fw, 14 + (x.bias ? 8 : 0), 26, [3 + (x.bias ? 1 : 0), 4 + (x.bias ? 1 : 0)], 'copy', module));
   else ops.push(x.fusion.biasActivation && x.bias ? ew(`${name} bias-GeLU (fused)`, term, fw, 4, 6, [1, 1], 'copy', module)
@@ -227,7 +233,7 @@ export function outsideOps(x: TimeDims): Op[] {
   const ops = [ew('embedding lookup', 'embedding', x.T * x.h, 2 + (x.learnedPos ? 6 : 0), 8, [1 + (x.learnedPos ? 1 : 0), 6]),
     ew('embedding weight gradient (dense)', 'embedding', (x.V * x.h) / x.t, 0, 2, [0, 1])];
   if (x.hidDrop) ops.push(ew('embedding dropout', 'embedding', th, 5, 5, [1, 1], 'dropout'));
-  ops.push(ew('final norm', 'loss', th, 4, 6, [1, 2]), linear('output layer (logits)', 'loss', x.T, x.h, x.V / x.t),
+  ops.push(ew('final norm', 'loss', th, 4, 6, [1, 2]), { ...linear('output layer (logits)', 'loss', x.T, x.h, x.V / x.t), tpColumn: true },
     ew('cross-entropy (fp32, vocab-parallel)', 'loss', logits, 38, 14, [8, 3]));
   return ops;
 }

@@ -8,7 +8,7 @@
 import { gradientRanks, optimizerShardParameters, stageParameters, validate, type ModelConfig, type ParallelConfig } from '../model.js';
 import { H200, type DeviceProfile } from './devices.js';
 import {
-  TIME_STACKS, collectiveMs, cpCommMs, exposedLaunchMs, groupLinks, passTimes, recomputed, resolveFusion, tpHalfMs, tpOutsideMs,
+  TIME_STACKS, collectiveMs, cpCommMs, exposedLaunchMs, groupLinks, passTimes, recomputed, resolveFusion, tpRegionMs,
   type GroupLinks, type IterationTime, type PassTimes, type StackTime, type TimeOptions, type TimeTerm, type TimeTermName,
 } from './iteration.js';
 import { moeDispatchMs, moeOps } from './moe.js';
@@ -81,14 +81,14 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDi
   // The MoE token exchange over the EP ranks, again where the MoE layer is recomputed (moe, or full).
   const moeAgain = rc.ops.some((op) => op.module === 'moe') ? rc.layers : 0;
   const epc = m.moe && !x.amp ? moeDispatchMs(x, m.moe, ep, L) : { fwd: 0, bwd: 0 };
-  // TP's collectives outside the layers (the embedding, the output layer), and the MLP's half of a layer's again where
-  // selective recompute re-runs the MLP (its sequence-parallel all-gather and reduce-scatter, or its all-reduce).
-  const tpOut = x.amp ? { fwd: 0, bwd: 0 } : tpOutsideMs(x, L.tp);
-  const mlpAgain = again('mlp') + again('shared_experts');
-  // A layer's TP collectives: the attention half's, and the MLP half's for a dense MLP or a MoE layer's shared expert
-  // (a MoE layer's routed experts exchange their tokens through the dispatcher: ep-comm).
-  const half = tpHalfMs(x, p, L.tp), halves = 1 + (!m.moe || m.moe.sharedExpertSize ? 1 : 0);
-  const tpMs = Ls * halves * (half.fwd + half.bwd) + full * halves * half.fwd + mlpAgain * half.fwd + tpOut.fwd + tpOut.bwd;
+  // TP's collectives: a layer's around each column-parallel linear (the attention's QKV; a dense MLP's or a MoE layer's
+  // shared expert's fc1; a MoE layer's routed experts exchange their tokens through the dispatcher: ep-comm), again
+  // forward where full recompute re-runs the layer or selective recompute the MLP; and outside the layers, the
+  // embedding's and the output layer's.
+  const tp = (op: Op) => (x.amp ? { fwd: 0, bwd: 0 } : tpRegionMs(x, p, L.tp, op, prof));
+  const columns = ops.filter((op) => op.tpColumn).map(tp), tpOut = outOps.filter((op) => op.tpColumn).map(tp);
+  const mlpAgain = again('mlp') + again('shared_experts'), fwdOne = columns[0]?.fwd ?? 0;
+  const tpMs = columns.reduce((s, c) => s + Ls * (c.fwd + c.bwd) + full * c.fwd, 0) + mlpAgain * fwdOne + tpOut.reduce((s, c) => s + c.fwd + c.bwd, 0);
   const cpMs = Ls * (cp.fwd + cp.bwd) + (full + coreAgain) * cp.fwd, epMs = Ls * (epc.fwd + epc.bwd) + moeAgain * epc.fwd;
   const comm = tpMs + cpMs + epMs;
   terms.addPass({ ...layer, byTerm: new Map([...layer.byTerm].map(([k, v]) => [k, v * Ls])) }, scale);
