@@ -215,3 +215,15 @@ describe("the multi-GPU terms against Megatron-LM's code (time-audit, snapshot d
     expect(term(t, 'tp-comm')).toBeCloseTo(want, 6);
   });
 });
+
+describe("what Megatron-LM does once a step when there are gradient ranks (time-audit)", () => {
+  it("DP·CP > 1: the gradient buffer is scaled by 1/(DP·CP) before its reduction (param_and_grad_buffer.py 666-667, average_in_collective off): 8 B a parameter held, once a step", () => {
+    const par: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 4096 };
+    const P = stageParameters(seed, par).perGpu, ms = (8 * P) / (H200.bandwidthGBs.copy * 1e6);
+    const grads = (p: ParallelConfig, mb = 1) => term(iterationTime(seed, p, { link: L, microBatches: mb }), 'gradients');
+    expect(grads({ ...par, dataParallel: 2 }) - grads(par)).toBeCloseTo(ms, 9);
+    expect(grads({ ...par, contextParallel: 2 }) - grads(par)).toBeCloseTo(ms, 9);
+    // once a step: four micro batches add four main-gradient accumulations, one scaling
+    expect(grads({ ...par, dataParallel: 2 }, 4) - grads(par, 4)).toBeCloseTo(ms, 9);
+  });
+});

@@ -45,7 +45,7 @@ export interface StackTime {
   moeSerial: boolean;
   /** The data-parallel gradient reduction runs behind the backward (PyTorch DDP's buckets) rather than after it. */
   dpOverlap: boolean;
-  /** Bytes per parameter the gradient reduction's buckets move on the GPU when there are ranks to reduce over (0: the gradients are the buckets). */
+  /** Bytes per parameter the gradient reduction's buckets move on the GPU, once a step, when there are ranks to reduce over (scaling, copies). */
   bucketBytesPerParam: number;
   /** The profile's fixed time per iteration applies (Megatron-LM's logging, timers and checks). */
   fixedHost: boolean;
@@ -57,8 +57,10 @@ export const TIME_STACKS: Record<Stack, StackTime> = {
     // foreach AdamW (torch.optim.AdamW without apex / TE: weight decay 8, first moment 12, second moment 12, sqrt 8,
     // divide 8, add ε 8, update 16 = 72), bias corrections 8, grad norm 4 and clip 8 (local_multi_tensor_l2_norm /
     // _scale), the copy to the bf16 model parameters 6, zeroing the main gradients 4; the DDP hook adds each bf16
-    // gradient into its fp32 main gradient in backward (read 2 + 4, write 4).
-    optimizerBytesPerParam: 102, zeroBytesPerParam: 4, optimizerKernelsPerTensor: 8, gradBytesPerParam: 10, moeSerial: true, dpOverlap: false, bucketBytesPerParam: 0, fixedHost: true,
+    // gradient into its fp32 main gradient in backward (read 2 + 4, write 4). With DP·CP ranks, once a step before the
+    // reduction, DDP scales the fp32 gradient buffer by 1/(DP·CP) in place (average_in_collective off, its default:
+    // param_and_grad_buffer.py start_grad_sync, bucket.grad_data *= gradient_scaling_factor): read 4 + write 4.
+    optimizerBytesPerParam: 102, zeroBytesPerParam: 4, optimizerKernelsPerTensor: 8, gradBytesPerParam: 10, moeSerial: true, dpOverlap: false, bucketBytesPerParam: 8, fixedHost: true,
     note: 'Megatron-LM: the host runs ahead of the GPU through a dense step (max(host, GPU), then its fixed part: the loss and grad-norm checks at the end); ' +
       'a MoE layer reads its token counts on the host (SequentialMLP tokens_per_expert.tolist(), the dispatcher\'s .cpu()), so a MoE step is host + GPU',
   },
