@@ -227,3 +227,11 @@ describe("what Megatron-LM does once a step when there are gradient ranks (time-
     expect(grads({ ...par, dataParallel: 2 }, 4) - grads(par, 4)).toBeCloseTo(ms, 9);
   });
 });
+
+describe('MoE op names (time-audit)', () => {
+  it("one local expert a rank (EP = the expert count) is named in the singular", () => {
+    const names = moeOps(timeDims(moeModel, moePar(8), F), moeModel.moe, 8).map((o) => o.name);
+    expect(names).toContain('experts fc1 (1 expert, 8 over EP = 8)');
+    expect(moeOps(timeDims(moeModel, moePar(1), F), moeModel.moe, 1).map((o) => o.name)).toContain('experts fc1 (8 experts)');
+  });
+});

@@ -16,6 +16,7 @@ import type { Link } from '../../cp/plan/linkModel.js';
 import type { MoeConfig } from '../model.js';
 import { collectiveMs } from './iteration.js';
 import { mlpOps, type Op, type TimeDims } from './ops.js';
+import { counted } from '../../plural.js';
 
 /** Kernels of the router (gating GEMM aside) and of the permutation, forward and backward: small ops, counted from the code path. */
 const ROUTER_KERNELS: [number, number] = [24, 16];
@@ -35,7 +36,7 @@ export function moeOps(x: TimeDims, e: MoeConfig, ep = 1): Op[] {
   ];
   // Each local expert's MLP on its share: routed/(E/EP) tokens (the GEMM fit's bytes term prices their shape).
   for (const op of mlpOps(x, 'experts', routed / local, w, 'moe', 'moe'))
-    ops.push({ ...op, fwd: op.fwd * local, bwd: op.bwd * local, kernels: [op.kernels[0] * local, op.kernels[1] * local], name: `${op.name} (${local} experts${ep > 1 ? `, ${E} over EP = ${ep}` : ''})`, count: local });
+    ops.push({ ...op, fwd: op.fwd * local, bwd: op.bwd * local, kernels: [op.kernels[0] * local, op.kernels[1] * local], name: `${op.name} (${counted(local, 'expert')}${ep > 1 ? `, ${E} over EP = ${ep}` : ''})`, count: local });
   ops.push({ name: 'unpermute (scaled by the router probabilities)', term: 'moe', kind: 'copy', fwd: 8 * routed * x.h, bwd: 8 * routed * x.h, kernels: [4, 4], module: 'moe' });
   if (e.sharedExpertSize) ops.push(...mlpOps(x, 'shared expert', x.T, e.sharedExpertSize, 'moe', 'shared_experts'),
     { name: 'shared expert output added', term: 'moe', kind: 'copy', fwd: 6 * x.Tn * x.h, bwd: 0, kernels: [1, 0], module: 'shared_experts' });
