@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-interface Cand { tp: number; cp: number; recompute: string; iterMs: number; totalBytes: number; tflopsPerGpu: number; commFraction: number }
+interface Cand { tp: number; cp: number; cpCommType: string | null; pp: number; recompute: string; iterMs: number; totalBytes: number; tflopsPerGpu: number; commFraction: number; terms: { name: string; ms: number }[] }
 
 const SEED = ['--num-layers', '32', '--hidden-size', '4096', '--num-attention-heads', '32', '--gpus', '8', '--hbm-gib', '80'];
 const LENGTHS = { '8K': 8192, '32K': 32768, '64K': 65536, '128K': 131072, '256K': 262144 } as const;
@@ -47,6 +47,14 @@ describe("README's advise table and ranges are advise's output", () => {
     expect(README.match(/the fastest layout that recomputes every layer takes (\S+) longer; at 256K the fastest recomputes every\s+layer/)?.[1]).toBe(`${Math.round(100 * every('128K'))}%`);
     expect(every('256K')).toBe(0);
     expect(runs.find((r) => r.label === '128K')!.c[0].recompute).toBe('full:block/16');
+  }, 60_000);
+
+  it('attention priced per call: at 32K, p2p at CP = 8 (TP = 1) and at TP = 2 CP = 2, their attention against their step', () => {
+    const c = runs.find((r) => r.label === '32K')!.c;
+    const at = (tp: number, cp: number) => c.find((x) => x.tp === tp && x.cp === cp && x.cpCommType === 'p2p' && x.pp === 1 && x.recompute === 'none')!;
+    const s1 = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+    const [a, b] = [at(1, 8), at(2, 2)].map((x) => ({ att: s1(x.terms.find((t) => t.name === 'attention')!.ms), step: s1(x.iterMs) }));
+    expect(README.replace(/\s+/g, ' ')).toContain(`TP = 1 (calls of 4K tokens) spends ${a.att} of a ${a.step} step in attention, TP = 2 CP = 2 (16K tokens, 16 heads) ${b.att} of ${b.step}.`);
   }, 60_000);
 
   it("the page's preset (seed-32L-4096h, vocabulary 128256) at 128K, as README gives it", () => {

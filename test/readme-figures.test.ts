@@ -201,7 +201,7 @@ describe('the time model, draw by draw as judged once (each draw\'s results READ
 });
 
 describe("what the allocator reserved beside the peak (RESERVED_OVER_ALLOCATED, which test/headroom.test.ts recomputes from the logs), as README and docs/memory.md state it", () => {
-  it('a median 1.11x in 257 runs; 1.27x at the 90th percentile, 1.69x at most', () => {
+  it('a median 1.11x over the stored runs; 1.27x at the 90th percentile, 1.69x at most', () => {
     const r = RESERVED_OVER_ALLOCATED;
     stated(`Megatron-LM's allocator reserved a median ${r.median.toFixed(2)}× that in ${r.runs} measured runs`);
     stated(`(${r.runs} runs, each distinct log once, 1.8–84.7 GiB allocated) \`max reserved\` was a median **${r.median.toFixed(2)}×** \`max allocated\`, ${r.p90.toFixed(2)}× at the 90th percentile and ${r.max.toFixed(2)}× at most`, flat('docs/memory.md'), 'docs/memory.md');
