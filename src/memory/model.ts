@@ -332,10 +332,8 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
     if (p.virtualStages > 1 && p.numMicrobatches % p.pipelineParallel)
       throw new InputError(`Megatron-LM's interleaved schedule runs micro batches in groups of --pipeline-model-parallel-size: ${counted(p.numMicrobatches, 'micro batch', 'micro batches')} a step (global batch / (micro batch · DP)) is not a multiple of ${p.pipelineParallel}`);
   }
-  const split = seqSplitProblem(p.seqLength, p);
-  if (split) throw new InputError(split);
-  const table = positionTableProblem(m, p.seqLength);
-  if (table) throw new InputError(table);
+  const length = seqSplitProblem(p.seqLength, p) ?? positionTableProblem(m, p.seqLength);   // the sequence splits, and has a position each
+  if (length) throw new InputError(length);
   if (!['none', 'selective', 'full'].includes(p.recompute)) throw new InputError(`--recompute-granularity must be selective or full, got '${p.recompute}'`);
   if (p.stack !== undefined && !(p.stack in STACKS)) throw new InputError(`--stack must be ${Object.keys(STACKS).join(' or ')}, got '${p.stack}'`);
   if (p.cpCommType !== undefined && !(CP_COMM_TYPES as readonly string[]).includes(p.cpCommType))
