@@ -290,7 +290,10 @@ describe('flashring memory', () => {
     const names = (x: { perLayer: { name: string }[] }) => x.perLayer.map((t) => t.name);
     expect(names(all)).toContain('shared expert: gate and up projections');
     expect(names(all)).toContain('experts: SiLU output (unfused SwiGLU)');
-    const rc = JSON.parse((await run([...MOE, '--moe-shared-expert-intermediate-size', '4096', '--recompute-granularity', 'selective', '--recompute-modules', 'moe', 'shared_experts', '--json'])).out);
+    // The seed has linear biases, which Megatron-LM refuses in a shared expert (shared_experts.py): one line, exit 2.
+    const biased = await run([...MOE, '--moe-shared-expert-intermediate-size', '4096']);
+    expect([biased.code, biased.err.trim()]).toEqual([2, expect.stringMatching(/^flashring memory: Megatron-LM refuses a shared expert with linear biases .*add --disable-bias-linear/)]);
+    const rc = JSON.parse((await run([...MOE, '--disable-bias-linear', '--moe-shared-expert-intermediate-size', '4096', '--recompute-granularity', 'selective', '--recompute-modules', 'moe', 'shared_experts', '--json'])).out);
     expect(rc.recompute).toBe('selective:moe+shared_experts');
     expect(names(rc).filter((n) => /router|experts|expert:/.test(n))).toEqual([]);
     expect(rc.perLayerBytes).toBeLessThan(j.perLayerBytes);

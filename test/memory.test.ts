@@ -385,8 +385,15 @@ describe('MLP widths that tensor parallelism cannot split', () => {
   it("an expert's and the shared expert's widths (expert tensor parallelism = TP) too", () => {
     const moe = (o: object) => ({ ...m, moe: { numExperts: 8, routerTopk: 2, ...o } });
     expect(() => memoryBreakdown(moe({ ffnHiddenSize: 1001 }), par)).toThrow(/^--moe-ffn-hidden-size 1001 is not divisible by --tensor-model-parallel-size 8/);
-    expect(() => memoryBreakdown(moe({ sharedExpertSize: 1001 }), par)).toThrow(/^--moe-shared-expert-intermediate-size 1001 is not divisible by --tensor-model-parallel-size 8/);
-    // With every layer's MLP made of experts of their own width, the dense width is never built.
-    expect(memoryBreakdown({ ...moe({ ffnHiddenSize: 1024 }), ffnHiddenSize: 1001 }, par).totalBytes).toBeGreaterThan(0);
+    expect(() => memoryBreakdown({ ...moe({ sharedExpertSize: 1001 }), biasLinear: false }, par)).toThrow(/^--moe-shared-expert-intermediate-size 1001 is not divisible by --tensor-model-parallel-size 8/);
+  });
+  it('a shared expert with linear biases (the default) is refused, as Megatron-LM\'s shared_experts.py asserts; without them it runs', () => {
+    const shared = { ...m, moe: { numExperts: 8, routerTopk: 2, sharedExpertSize: 1024 } };
+    expect(() => memoryBreakdown(shared, par)).toThrow(/^Megatron-LM refuses a shared expert with linear biases .*: add --disable-bias-linear/);
+    expect(memoryBreakdown({ ...shared, biasLinear: false }, par).totalBytes).toBeGreaterThan(0);
+  });
+  it('with every layer\'s MLP made of experts of their own width, the dense width is never built', () => {
+    const moe = { ...m, moe: { numExperts: 8, routerTopk: 2, ffnHiddenSize: 1024 } };
+    expect(memoryBreakdown({ ...moe, ffnHiddenSize: 1001 }, par).totalBytes).toBeGreaterThan(0);
   });
 });

@@ -865,6 +865,9 @@ describe('the page in headless Chromium', () => {
     await page.check('input[name=rc_shared_experts]');
     expect(await page.textContent('#planner-error')).toMatch(/^Line 'CP=1 \+ selective core_attn, mlp, moe, shared_experts' recomputes shared_experts, but this model has no shared expert: set experts and a shared expert width above 0/);
     await page.fill('input[name=shared]', '4096');
+    // The seed has linear biases, which Megatron-LM refuses in a shared expert: said, then taken without them.
+    expect(await page.textContent('#planner-error')).toMatch(/refuses a shared expert with linear biases .*'no linear biases'/);
+    await page.check('input[name=nobias]');
     expect((await plannerOf(page)).error).toBeUndefined();
     await page.uncheck('input[name=rc_shared_experts]');
     // A dense preset clears the MoE fields; the lines still recompute moe: refused in the page's words, no exception.

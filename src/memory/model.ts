@@ -352,7 +352,7 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
     if (!RECOMPUTE_MODULES.includes(mod)) throw new InputError(`--recompute-modules: unknown module '${mod}' (this model has ${RECOMPUTE_MODULES.join(', ')}; moe_act needs --moe-grouped-gemm, which it does not model)`);
     else if (MOE_MODULES.includes(mod) && !m.moe) throw new InputError(`--recompute-modules ${mod} needs MoE layers (--num-experts)`);
     else if (mod === 'shared_experts' && !m.moe?.sharedExpertSize) throw new InputError('--recompute-modules shared_experts needs a shared expert (--moe-shared-expert-intermediate-size)');
-  if (m.moe) validateMoe(m.moe, p);
+  if (m.moe) validateMoe(m.moe, p, m.biasLinear !== false);
   for (const [w, flag] of tpSplitWidths(m))
     if (w % p.tensorParallel) throw new InputError(`${flag} is not divisible by --tensor-model-parallel-size ${p.tensorParallel} (Megatron-LM splits the MLP's width over the TP ranks and refuses it)`);
   // megatron/training/arguments.py: "When using MoE and tensor parallelism, sequence parallelism must be used".
@@ -443,11 +443,14 @@ export const blockRecomputedLayers = (stageLayers: number, p: Pick<ParallelConfi
 export const chunkLayers = (m: Pick<ModelConfig, 'numLayers'>, p: Pick<ParallelConfig, 'pipelineParallel' | 'virtualStages'>): number =>
   m.numLayers / p.pipelineParallel / p.virtualStages;
 
-function validateMoe(e: MoeConfig, p: ParallelConfig): void {
+function validateMoe(e: MoeConfig, p: ParallelConfig, biases: boolean): void {
   positiveInt('--num-experts', e.numExperts, 100_000);
   positiveInt('--moe-router-topk', e.routerTopk, e.numExperts);
   if (e.ffnHiddenSize !== undefined) positiveInt('--moe-ffn-hidden-size', e.ffnHiddenSize, 10_000_000);
   if (e.sharedExpertSize !== undefined) positiveInt('--moe-shared-expert-intermediate-size', e.sharedExpertSize, 10_000_000);
+  // megatron/core/transformer/moe/shared_experts.py: "bias is not supported in the shared experts" (asserted at build).
+  if (e.sharedExpertSize && biases)
+    throw new InputError("Megatron-LM refuses a shared expert with linear biases (shared_experts.py asserts add_bias_linear False): add --disable-bias-linear, or leave out --moe-shared-expert-intermediate-size");
   if (e.capacityFactor !== undefined && !(Number.isFinite(e.capacityFactor) && e.capacityFactor > 0)) throw new InputError(`--moe-expert-capacity-factor must be a positive number, got ${e.capacityFactor}`);
   if (e.dispatcher !== undefined && !['allgather', 'alltoall', 'flex'].includes(e.dispatcher)) throw new InputError(`--moe-token-dispatcher-type must be allgather, alltoall or flex, got '${e.dispatcher}'`);
   const ep = p.expertParallel ?? 1;
