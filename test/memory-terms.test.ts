@@ -248,8 +248,15 @@ describe("CP comm types as Transformer Engine's code holds them", () => {
     expect(ring(at(seed, 'p2p'), 'forward').bytes).toBe((4 * h + 2 * h + 4 * a) * s / t + 2 * h * sl / t);
     expect(ring(at(seed, 'p2p'), 'forward').bytes).toBe(438304768); // 0.09 GiB under the old 536870912
     expect(ring(at(seed, 'p2p'), 'backward').bytes).toBe((16 * h + 2 * h) * sl / t + upstream);
-    expect(ring(at(seed, 'all_gather'), 'forward').bytes).toBe(8 * h * s / t);
-    expect(ring(at(seed, 'all_gather'), 'backward').bytes).toBe(12 * h * s / t + upstream);
+    // AttnFuncWithCPAndKVAllGather (:3079-3098): each index_select's copy replaces its gathered tensor, so three of the four
+    // full-sequence K/V tensors at most (6h·s/t; with the steps' outputs 4h·s/t + 2h·s/CP/t, less here); backward the
+    // zeroed full dK, dV beside them (:3768-3777), 10h·s/t. Were 8 and 12: every gathered tensor and its copy held.
+    expect(ring(at(seed, 'all_gather'), 'forward').bytes).toBe(6 * h * s / t);
+    expect(ring(at(seed, 'all_gather'), 'backward').bytes).toBe(10 * h * s / t + upstream);
+    // With 8 K/V groups (the fewest TP = 8 takes) hk = h/4: the reorder's third tensor and the steps' outputs (2h·s/CP/t)
+    // weigh the same here, 6hk·s = 4hk·s + 2h·s/CP; with fewer groups a step's outputs are the larger.
+    const hk = h / 4;
+    expect(ring(at({ ...seed, numQueryGroups: 8 }, 'all_gather'), 'forward').bytes).toBe(Math.max(6 * hk * s, 4 * hk * s + 2 * h * sl) / t);
     expect(ring(at(seed, 'a2a'), 'forward').bytes).toBe((2 * 3 * h + 2 * h) * sl / t);
     expect(ring(at(seed, 'a2a'), 'backward').bytes).toBe(2 * (2 * 3 * h + 2 * h) * sl / t + upstream);
   });

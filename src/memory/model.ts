@@ -845,8 +845,11 @@ function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] 
  *    (softmax_lse_per_step), and the merged output, bf16 too (flash_attn_fwd_out_correction_init, :139, casts
  *    back to out_per_step's dtype; it becomes the projection's input); the causal ring's last rank runs every
  *    step on its whole local sequence; backward two [2, K+V] send/receive slots (K/V and dK/dV) and a dQ buffer;
- *  - all_gather (AttnFuncWithCPAndKVAllGather): forward gathers K and V (gather_along_first_dim) and
- *    reorders them (index_select: a copy); backward gathers again and zeroes full-sequence dK, dV;
+ *  - all_gather (AttnFuncWithCPAndKVAllGather, TE d0067d0 context_parallel.py:3079-3098): forward gathers K and V
+ *    (gather_along_first_dim) and reorders them (index_select: a copy that replaces the gathered tensor, freed as
+ *    the name is rebound), so at most three of the four full-sequence tensors are live, 6hk·s·b/t, then K and V
+ *    with the two half steps' outputs (out_per_step, bf16); backward zeroes full-sequence dK, dV (:3768-3777),
+ *    gathers and reorders again, and reorders dK, dV at the end: at most five, 10hk·s·b/t;
  *  - a2a (AttnFuncWithCPAndQKVOA2A): all-to-all copies of Q, K, V and O (a2a_inputs/a2a_outputs),
  *    of dO, dQ, dK, dV in backward.
  * Formulas in the local sequence s/CP, or the full s where they hold every rank's tokens.
@@ -860,9 +863,12 @@ function ringBuffers(p: ParallelConfig, d: Dims, moment: 'forward' | 'backward' 
     return moment === 'forward' ? null : { name: 'ring attention backward (PyTorch: fp32 dQ/dK/dV, contiguous and all-gathered K/V, dK/dV in flight, step grads)', part: 'ring',
       bytes: n * (4 * (h + 2 * hk) + 4 * hk + R * 4 * hk + 16 * hk + 2 * (h + 2 * hk)), formula: '(4(h+2hk) + 4hk + 4R·hk + 16hk + 2(h+2hk))·s/CP·b/t' };
   const T = (name: string, bytes: number, formula: string): MemoryTerm => ({ name, part: 'ring', bytes, formula });
-  if (p.cpCommType === 'all_gather')
-    return moment === 'forward' ? T('all-gathered K/V and their reordered copies (all_gather)', 8 * hk * R * n, `8·${kv}·s·b/t`)
-      : T('all-gathered K/V, their reordered copies and full-sequence dK/dV (all_gather)', 12 * hk * R * n, `12·${kv}·s·b/t`);
+  if (p.cpCommType === 'all_gather') {
+    if (moment === 'backward') return T('full-sequence dK/dV and the all-gathered K/V while one is reordered (all_gather)', 10 * hk * R * n, `10·${kv}·s·b/t`);
+    // The larger of the reorder's moment and the steps' (few K/V groups: the half steps' outputs weigh more).
+    return 6 * hk * R >= 4 * hk * R + 2 * h ? T('all-gathered K/V while one is reordered (all_gather)', 6 * hk * R * n, `6·${kv}·s·b/t`)
+      : T('all-gathered K/V and the half steps\' outputs (all_gather)', (4 * hk * R + 2 * h) * n, `(4·${kv}·s + 2h·s/CP)·b/t`);
+  }
   if (p.cpCommType === 'a2a')
     return moment === 'forward' ? T('all-to-all copies of Q/K/V/O (a2a)', (2 * (h + 2 * hk) + 2 * h) * n, `(2(h+2·${kv}) + 2h)·s/CP·b/t`)
       : T('all-to-all copies of Q/K/V/O and their gradients (a2a)', 2 * (2 * (h + 2 * hk) + 2 * h) * n, `2·(2(h+2·${kv}) + 2h)·s/CP·b/t`);
