@@ -248,7 +248,7 @@ describe("CP comm types as Transformer Engine's code holds them", () => {
     expect(ring(at(seed, 'p2p'), 'forward').bytes).toBe((4 * h + 2 * h + 4 * a) * s / t + 2 * h * sl / t);
     expect(ring(at(seed, 'p2p'), 'forward').bytes).toBe(438304768); // 0.09 GiB under the old 536870912
     expect(ring(at(seed, 'p2p'), 'backward').bytes).toBe((16 * h + 2 * h) * sl / t + upstream);
-    // AttnFuncWithCPAndKVAllGather (:3079-3098): each index_select's copy replaces its gathered tensor, so three of the four
+    // AttnFuncWithCPAndKVAllGather (:3215-3230): each index_select's copy replaces its gathered tensor, so three of the four
     // full-sequence K/V tensors at most (6h·s/t; with the steps' outputs 4h·s/t + 2h·s/CP/t, less here); backward the
     // zeroed full dK, dV beside them (:3768-3777), 10h·s/t. Were 8 and 12: every gathered tensor and its copy held.
     expect(ring(at(seed, 'all_gather'), 'forward').bytes).toBe(6 * h * s / t);

@@ -845,11 +845,12 @@ function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] 
  *    (softmax_lse_per_step), and the merged output, bf16 too (flash_attn_fwd_out_correction_init, :139, casts
  *    back to out_per_step's dtype; it becomes the projection's input); the causal ring's last rank runs every
  *    step on its whole local sequence; backward two [2, K+V] send/receive slots (K/V and dK/dV) and a dQ buffer;
- *  - all_gather (AttnFuncWithCPAndKVAllGather, TE d0067d0 context_parallel.py:3079-3098): forward gathers K and V
+ *  - all_gather (AttnFuncWithCPAndKVAllGather, TE d0067d0 context_parallel.py:3215-3230): forward gathers K and V
  *    (gather_along_first_dim) and reorders them (index_select: a copy that replaces the gathered tensor, freed as
  *    the name is rebound), so at most three of the four full-sequence tensors are live, 6hk·s·b/t, then K and V
  *    with the two half steps' outputs (out_per_step, bf16); backward zeroes full-sequence dK, dV (:3768-3777),
- *    gathers and reorders again, and reorders dK, dV at the end: at most five, 10hk·s·b/t;
+ *    gathers and reorders K, V again (:3788-3807) and reorders dK, dV at the end (:4116-4117): at most five,
+ *    10hk·s·b/t;
  *  - a2a (AttnFuncWithCPAndQKVOA2A): all-to-all copies of Q, K, V and O (a2a_inputs/a2a_outputs),
  *    of dO, dQ, dK, dV in backward.
  * Formulas in the local sequence s/CP, or the full s where they hold every rank's tokens.
