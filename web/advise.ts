@@ -37,7 +37,7 @@ import { MAX_GPUS, notDividedByEp, notWholeMicroBatches, notWholeNodes, wouldFit
 import { DEFAULT_MARGIN } from '../src/memory/headroom.js';
 import type { AdviseAnswer, AdviseQuery } from './adviseWorker.js';
 import type { Cell } from './table.js';
-import { takeLinkValue } from './view.js';
+import { linkValue } from './view.js';
 
 
 /** What the panel borrows from main.ts: the planner, the page's words, its table and field helpers. */
@@ -172,11 +172,7 @@ class AdvisorPanel implements Advisor {
   load(q: URLSearchParams): string[] {
     // A value a field cannot hold (agpus=abc, which a number field empties; alink=xyz) is set aside: the default shown.
     const ignored: string[] = [];
-    for (const k of Object.keys(DEFAULTS)) {
-      const v = q.get(k);
-      this.input(k).value = DEFAULTS[k];
-      if (v !== null && !takeLinkValue(this.input(k), v)) ignored.push(`${k}=${v}`);
-    }
+    for (const k of Object.keys(DEFAULTS)) linkValue(this.input(k), q, k, DEFAULTS[k], ignored);
     this.syncLink();
     return ignored;
   }

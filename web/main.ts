@@ -17,7 +17,7 @@ import { ParseResult, configFromArgs, parseMegatronLog, unmodelledArgs } from '.
 import { Comparison, MeasuredSetup, ModelSize, compareOne, comparisonFigures, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel, withNotModelled, withOthersOom } from '../src/memory/compare.js';
 import { loadLiveView, saveLiveView, setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
-import { replaceViewHash, takeLinkValue } from './view.js';
+import { linkValue, replaceViewHash } from './view.js';
 import { clipToWidth, designPng, drawFitted, fitLines } from './chartFit.js';
 import { InputError } from '../src/errors.js';
 import { decimalNumber } from '../src/decimal.js';
@@ -452,22 +452,20 @@ function loadView(): { q: URLSearchParams; setAside: Set<string> } {
   const preset = PRESETS[presetSelect.value];
   setModelFields(preset.model);
   // A value a field cannot hold (tp=abc, which a number field empties) is set aside too: the preset's or the default shown.
-  const take = (el: HTMLInputElement | HTMLSelectElement, k: string) => known(k, (x) => takeLinkValue(el, x));
-  for (const k of MODEL_FIELDS) take(form.elements.namedItem(k) as HTMLInputElement | HTMLSelectElement, k);
+  for (const k of MODEL_FIELDS) {
+    const el = form.elements.namedItem(k) as HTMLInputElement | HTMLSelectElement;
+    linkValue(el, q, k, el.value, ignored);
+  }
   for (const k of MODEL_CHECKS) if (given(k) !== null) field(k).checked = given(k) === '1';
   syncModelControls();
-  for (const k of ['mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) {
-    field(k).value = DEFAULT_VIEW[k];
-    take(field(k), k);
-  }
+  for (const k of ['mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) linkValue(field(k), q, k, DEFAULT_VIEW[k], ignored);
   for (const k of ['sp', 'flash', 'distopt', 'fp32res']) field(k).checked = (given(k) ?? DEFAULT_VIEW[k]) === '1';
   if (given('fp32') !== null) field('fp32').checked = given('fp32') === '1';
   field('fp32').disabled = false;
   select('cpcomm').value = (CP_COMM_TYPES as readonly string[]).includes(v('cpcomm')) ? v('cpcomm') : DEFAULT_VIEW.cpcomm;
   const st = q.get('stack');
   setStack(st && Object.hasOwn(STACKS, st) ? (st as Stack) : preset.stack ?? 'megatron');
-  replayHbm.value = String(SHIPPED_HBM);
-  known('rhbm', (x) => takeLinkValue(replayHbm, x));
+  linkValue(replayHbm, q, 'rhbm', String(SHIPPED_HBM), ignored);
   known('cplink', (x) => LINK_NAMES.includes(x));
   ignored.push(...loadRecomputeView(q));
   ignored.push(...loadCpView(q));
@@ -534,9 +532,7 @@ function loadRecomputeView(q: URLSearchParams): string[] {
     return x !== null && ok(x) ? x : RC_DEFAULTS[k];
   };
   for (const k of ['rc', 'rcmethod']) select(k).value = given(k, (x) => Array.from(select(k).options).some((o) => o.value === x));
-  field('rcn').value = RC_DEFAULTS.rcn;
-  const n = q.get('rcn');
-  if (n !== null && !takeLinkValue(field('rcn'), n)) ignored.push(`rcn=${n}`);
+  linkValue(field('rcn'), q, 'rcn', RC_DEFAULTS.rcn, ignored);
   for (const m of RECOMPUTE_MODULES) field(`rc_${m}`).checked = given(`rc_${m}`, isFlag) === '1';
   return ignored;
 }
@@ -1004,10 +1000,7 @@ function loadCpView(q: URLSearchParams): string[] {
     const v = q.get(k) ?? CP_DEFAULTS[k];
     if (k === 'cpcausal') cpField(k).checked = (isFlag(v) ? v : CP_DEFAULTS[k]) === '1';   // (loadView names a value set aside)
     else if (k === 'cplink') cpField(k).value = LINK_NAMES.includes(v) ? v : CP_DEFAULTS.cplink;
-    else {
-      cpField(k).value = CP_DEFAULTS[k];
-      if (!takeLinkValue(cpField(k), v)) ignored.push(`${k}=${v}`);
-    }
+    else linkValue(cpField(k), q, k, CP_DEFAULTS[k], ignored);
   }
   (cpForm.querySelector('.custom-link') as HTMLElement).hidden = cpField('cplink').value !== 'custom';
   return ignored;

@@ -16,10 +16,21 @@ export function replaceViewHash(q: URLSearchParams): void {
  * number field empties what is not a number ('abc', '0x10'), a select what is not one of its options. Unchecked,
  * tp=abc showed as an empty TP, refused as "empty or not a number", and the link's abc was said nowhere.
  */
-export function takeLinkValue(input: HTMLInputElement | HTMLSelectElement, value: string): boolean {
+function takeLinkValue(input: HTMLInputElement | HTMLSelectElement, value: string): boolean {
   const before = input.value;
   input.value = value;
   if (input.value === value) return true;
   input.value = before;
   return false;
+}
+
+/**
+ * One control from a link: `key`'s value where the link gives one the control can hold (takeLinkValue), else `fallback`;
+ * a value set aside is added to `setAside` as 'key=value', which the page's top line names. Every panel loads its
+ * number fields and selects from a link through it.
+ */
+export function linkValue(input: HTMLInputElement | HTMLSelectElement, q: URLSearchParams, key: string, fallback: string, setAside: string[]): void {
+  input.value = fallback;
+  const v = q.get(key);
+  if (v !== null && !takeLinkValue(input, v)) setAside.push(`${key}=${v}`);
 }
