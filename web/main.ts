@@ -14,7 +14,7 @@ import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '.
 import { headroom } from '../src/memory/headroom.js';
 import { notText } from '../src/textKind.js';
 import { ParseResult, configFromArgs, parseMegatronLog, unmodelledArgs } from '../src/memory/megatron.js';
-import { Comparison, MeasuredSetup, ModelSize, compareOne, comparisonFigures, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel, withNotModelled, withOthersOom } from '../src/memory/compare.js';
+import { Comparison, MeasuredSetup, ModelSize, compareOne, comparisonFigures, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel, withoutVerdict } from '../src/memory/compare.js';
 import { loadLiveView, saveLiveView, setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
 import { linkValue, replaceViewHash } from './view.js';
@@ -1189,10 +1189,10 @@ function compareFresh(p: ReplayPoint, hbm: number): Comparison {
   const oom = p.log.point.outOfMemory, ran = oom ? false : pr.measuredGib === null ? null : true;
   // A log that sets what the model does not take (FP8, grouped GEMM, …), or that ran out of memory because other processes held the
   // GPU: its model figures shown, no error or verdict taken (as replay --compare).
-  return withOthersOom(withNotModelled({
+  return withoutVerdict({
     ...base, modelTotalGib: pr.totalBytes / GIB, modelActivationGib: pr.activationBytes / GIB, modelFits: pr.fits, totalError: ran ? pr.totalError : null,
     verdict: ran === null || pr.fits === null ? 'unknown' : pr.fits === ran ? 'right' : pr.fits ? 'says it fits, it ran out of memory' : 'says out of memory, it ran',
-  }, unmodelledArgs(p.log.args)), p.log.point.outOfMemoryOthers);
+  }, { notModelled: unmodelledArgs(p.log.args), othersOom: p.log.point.outOfMemoryOthers });
 }
 
 /** Largest errors and wrong verdicts of some comparisons, in one sentence (comparisonFigures, in the page's words). */

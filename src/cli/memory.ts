@@ -15,7 +15,7 @@ import { notText } from '../textKind.js';
 import { maxOf } from '../stats.js';
 import { recomputeNote, untrainableNote } from '../memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../memory/csv.js';
-import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, predictFromLog, withNotModelled, withOthersOom } from '../memory/compare.js';
+import { MeasuredSetup, comparePoints, comparisonTable, otherModelNotes, pct, predictFromLog, withoutVerdict } from '../memory/compare.js';
 import { notTimeData, steadyIterMs, WARMUP_ITERATIONS, withIterMs } from '../memory/time/fromLog.js';
 import { H200 } from '../memory/time/devices.js';
 import { distinct, list, numberArg, parseCommand } from './args.js';
@@ -596,7 +596,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
   // A point whose log sets what the model does not take (FP8, grouped GEMM, …) keeps its model figures, not an error.
   // A point whose log ran out of memory because other processes held the GPU: no verdict, counted apart.
   const notModelled = results.flatMap((r) => r.notModelled), othersOom = results.flatMap((r) => r.othersOom);
-  const comparison = cfg ? comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib).map((c, i) => withOthersOom(withNotModelled(c, notModelled[i]), othersOom[i])) : null;
+  const comparison = cfg ? comparePoints(rows, cfg.model, cfg.par, hbm ?? cfg.hbmGib).map((c, i) => withoutVerdict(c, { notModelled: notModelled[i], othersOom: othersOom[i] })) : null;
   // Where a point measured another setup than the compared one: said with the table (in the JSON: `notes`).
   const caveats = cfg ? otherModelNotes(rows, { model: cfg.model, parallel: cfg.par }, results.flatMap((r) => r.setups), labels) : [];
   if (cfg && !values.json) report.push([comparisonTable(comparison!, labels), ...caveats.map((n) => `note: ${n}`)].join('\n'));

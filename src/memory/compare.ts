@@ -30,19 +30,15 @@ export interface Comparison {
 }
 
 /**
- * A comparison of a point whose log sets what the model does not take (unmodelledArgs: FP8, grouped GEMM, …): its
- * model figures kept, its errors and OOM verdict not taken, the settings named (as the log's own prediction does).
+ * A comparison whose point says nothing of the model, its model figures kept and no error or OOM verdict taken: its log
+ * sets what the model does not take (unmodelledArgs: FP8, grouped GEMM, …; the settings named, as the log's own
+ * prediction does), or it ran out of memory because other processes held the GPU (the run says nothing of its own
+ * configuration; their share kept to say why). Replay --compare and the page's replay take every point through it.
  */
-export function withNotModelled(c: Comparison, notModelled: readonly string[] | undefined): Comparison {
-  return notModelled?.length ? { ...c, totalError: null, activationError: null, verdict: 'unknown', notModelled: [...notModelled] } : c;
-}
-
-/**
- * A comparison of a point whose log ran out of memory because other processes held the GPU: its model figures kept, no
- * error or OOM verdict taken (the run says nothing of its own configuration), the other processes' share kept to say why.
- */
-export function withOthersOom(c: Comparison, othersOom: OthersOom | null | undefined): Comparison {
-  return othersOom ? { ...c, totalError: null, activationError: null, verdict: 'unknown', othersOom } : c;
+export function withoutVerdict(c: Comparison, why: { notModelled?: readonly string[]; othersOom?: OthersOom | null }): Comparison {
+  const notModelled = why.notModelled?.length ? [...why.notModelled] : undefined, othersOom = why.othersOom ?? undefined;
+  if (!notModelled && !othersOom) return c;
+  return { ...c, totalError: null, activationError: null, verdict: 'unknown', ...(notModelled ? { notModelled } : {}), ...(othersOom ? { othersOom } : {}) };
 }
 
 /** The point's configuration over the base flags (sequence, TP, CP, SP, recompute, micro batch): the base's where the row does not say. */
@@ -320,8 +316,8 @@ export function comparisonTable(cs: Comparison[], labels: readonly string[] = []
 /**
  * What a set of comparisons sums up to, for replay --compare's line and the page's replay summary, each in its own
  * words: the largest total and activation errors (absolute; null where none was taken), the wrong out-of-memory
- * verdicts, the points not compared (their logs set what the model does not take: withNotModelled), and those whose
- * out-of-memory other processes caused (withOthersOom).
+ * verdicts, the points not compared (their logs set what the model does not take: withoutVerdict), and those whose
+ * out-of-memory other processes caused (withoutVerdict too).
  */
 export function comparisonFigures(cs: readonly Comparison[]): { largestTotal: number | null; largestActivation: number | null; wrong: number; notCompared: number; othersOom: number } {
   const largest = (xs: (number | null)[]) => {
