@@ -257,6 +257,10 @@ describe("CP comm types as Transformer Engine's code holds them", () => {
     // weigh the same here, 6hk·s = 4hk·s + 2h·s/CP; with fewer groups a step's outputs are the larger.
     const hk = h / 4;
     expect(ring(at({ ...seed, numQueryGroups: 8 }, 'all_gather'), 'forward').bytes).toBe(Math.max(6 * hk * s, 4 * hk * s + 2 * h * sl) / t);
+    // 2 groups at TP = 2 (hk = h/16): K/V and the half steps' outputs, 4hk·s + 2h·s/CP, outweigh 6hk·s.
+    const few = memoryBreakdown({ ...seed, numQueryGroups: 2 }, { ...base, tensorParallel: 2, cpCommType: 'all_gather' }), hk2 = h / 16;
+    expect(ring(few, 'forward').bytes).toBe((4 * hk2 * s + 2 * h * sl) / 2);
+    expect(ring(few, 'forward').bytes).toBeGreaterThan(6 * hk2 * s / 2);
     expect(ring(at(seed, 'a2a'), 'forward').bytes).toBe((2 * 3 * h + 2 * h) * sl / t);
     expect(ring(at(seed, 'a2a'), 'backward').bytes).toBe(2 * (2 * 3 * h + 2 * h) * sl / t + upstream);
   });
