@@ -25,10 +25,10 @@ describe('the Megatron-LM campaign', () => {
   });
 
   // The figures docs/memory.md and the results README publish (after 430083b, which changed the GQA
-  // Q/K/V terms having seen both halves; the frozen model's figures, 1.12% and 0.26% held out, are the
+  // Q/K/V terms having seen both halves, and the padded vocabulary's parameters (2026-12-06); the frozen model's figures, 1.12% and 0.26% held out, are the
   // recorded predictions of dd5e3bb, checked in 'the frozen model' below).
-  const STATED = { heldout: { within: '0.6', median: '0.11' }, build: { within: '2.31', median: '0.10' } } as const;
-  it('the published figures, recomputed: held-out within 0.6%, median 0.11%; build within 2.31%, median 0.10%', () => {
+  const STATED = { heldout: { within: '0.5', median: '0.10' }, build: { within: '2.32', median: '0.11' } } as const;
+  it('the published figures, recomputed: held-out within 0.5%, median 0.10%; build within 2.32%, median 0.11%', () => {
     for (const split of ['build', 'heldout'] as const) {
       const s = summary(rows, split);
       expect(s.runs).toBe(split === 'build' ? 25 : 22);
@@ -37,7 +37,7 @@ describe('the Megatron-LM campaign', () => {
     }
     const h = STATED.heldout, b = STATED.build;
     expect(readFileSync('docs/memory.md', 'utf8').replace(/\s+/g, ' ')).toContain(`held-out within ${h.within}%, median ${h.median}%; build within ${b.within}%, median ${b.median}%`);
-    expect(readFileSync('README.md', 'utf8').replace(/\s+/g, ' ')).toContain(`(${h.within}% after a change made having seen both halves)`);
+    expect(readFileSync('README.md', 'utf8').replace(/\s+/g, ' ')).toContain(`(${h.within}% after two changes made having seen both halves)`);
     const readme = readFileSync(`${CAMPAIGN_DIR}/README.md`, 'utf8');
     for (const split of ['build', 'heldout'] as const) expect(readme).toContain(summaryLine(rows, split));
   });
@@ -73,9 +73,9 @@ describe('the Megatron-LM campaign', () => {
       expect(sd, why).toBeLessThan(r.id === 'r02' ? 0.026 : 0.005);
       expect(tr, why).toBeLessThan(r.moe ? 0.014 : 0.005);
     }
-    // r03: a static 1.71% short and a transient 1.36% over cancel to a total of −0.36%
+    // r03: a static 1.70% short and a transient 1.36% over cancel to a total of −0.36%
     const r03 = rows.find((r) => r.id === 'r03')!;
-    expectRounded(r03.parts![0].ofPeak, '-1.71', 'r03 static');
+    expectRounded(r03.parts![0].ofPeak, '-1.70', 'r03 static');
     expectRounded(r03.parts![2].ofPeak, '1.36', 'r03 transient');
     expectRounded(r03.error!, '-0.36', 'r03 total');
     const doc = readFileSync('docs/memory.md', 'utf8');
@@ -83,7 +83,7 @@ describe('the Megatron-LM campaign', () => {
   });
 
   it('the held-out MoE runs each no further off than now (|error| rounded up at a tenth of a point)', () => {
-    const NOW: Record<string, number> = { r11: 0.2, r27: 0.1, r40: 0.6, r44: 0.4 };
+    const NOW: Record<string, number> = { r11: 0.2, r27: 0.1, r40: 0.5, r44: 0.4 };
     const moe = rows.filter((r) => r.moe && r.split === 'heldout');
     expect(moe.map((r) => r.id)).toEqual(Object.keys(NOW));
     for (const r of moe) expect(Math.abs(r.error!) * 100, `${r.id} ${r.config}`).toBeLessThanOrEqual(NOW[r.id]);

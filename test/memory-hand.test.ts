@@ -184,3 +184,18 @@ describe('memoryDiff and setupDiff', () => {
     expect(setupDiff(setup(), setup({}, { ...gpt, numQueryGroups: 16 }), 'compared')).toEqual([]);
   });
 });
+
+describe("the vocabulary's padding in the parameters (Megatron-LM's padded_vocab_size)", () => {
+  it('the word embedding and the output layer have 128·TP-padded rows, as the logits do', () => {
+    // vocab_utils.py calculate_padded_vocab_size pads to a multiple of make_vocab_size_divisible_by (128) × TP, and
+    // gpt_builders.py:89 builds GPTModel (VocabParallelEmbedding, the output ColumnParallelLinear) with padded_vocab_size.
+    // At TP = 8: 50257 → 51200 rows, 49152 stays; untied, two tables of h columns, each over the 8 TP ranks.
+    const at = (vocabSize: number) => memoryBreakdown({ ...gpt, vocabSize }, par({ tensorParallel: 8, sequenceParallel: true }));
+    const [odd, even] = [at(50257), at(49152)];
+    expect(odd.parametersPerGpu - even.parametersPerGpu).toBe(((51200 - 49152) * h * 2) / 8); // 524288 (the model had 1105 rows: 282880)
+    expect(odd.parameters - even.parameters).toBe((51200 - 49152) * h * 2);
+    expect(odd.weightBytes + odd.gradientBytes + odd.optimizerBytes - (even.weightBytes + even.gradientBytes + even.optimizerBytes)).toBe(18 * 524288);
+    // PyTorch's harness does not pad: its rows are the vocabulary's.
+    expect(parameterCount({ ...torch, vocabSize: 50257 }, s, { tensorParallel: 1, stack: 'torch-amp' }) - parameterCount({ ...torch, vocabSize: 49152 }, s, { tensorParallel: 1, stack: 'torch-amp' })).toBe((50257 - 49152) * h * 2);
+  });
+});

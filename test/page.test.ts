@@ -1223,7 +1223,7 @@ describe('the page in headless Chromium', () => {
     const modelOf = async () => (await hooks<{ model: { biasLinear: boolean; rmsNorm: boolean } }>(page, 'planner')).model;
     expect(await modelOf()).toEqual({ biasLinear: true, rmsNorm: false });
     const base = await breakdownGib(page);
-    const moves: [string, () => Promise<void>, 'up' | 'down' | 'same'][] = [
+    const moves: [string, () => Promise<void>, 'up' | 'down' | 'same' | 'not up'][] = [
       ['DP 4 alone (no sharding)', () => page.fill('input[name=dp]', '4'), 'same'],
       ['distributed optimizer over DP 4', () => page.check('input[name=distopt]'), 'down'],
       ['untied embeddings', () => page.check('input[name=untie]'), 'up'],
@@ -1235,9 +1235,9 @@ describe('the page in headless Chromium', () => {
       ['4 layers per virtual stage (interleaved)', () => page.fill('input[name=vpp]', '4'), 'up'],
       ['no FlashAttention: the s² scores stored', () => page.uncheck('input[name=flash]'), 'up'],
       ['attention dropout 0.1 without FlashAttention: its s² mask and output', () => page.fill('input[name=attdrop]', '0.1'), 'up'],
-      // Parameters only, a few MiB here: not seen in GiB to two decimals (the model's fields are checked below).
-      ['no linear biases', () => page.check('input[name=nobias]'), 'same'],
-      ['RMSNorm', () => page.selectOption('select[name=norm]', 'RMSNorm').then(() => undefined), 'same'],
+      // Parameters only, a few MiB here: at most a rounding step in GiB to two decimals (the model's fields are checked below).
+      ['no linear biases', () => page.check('input[name=nobias]'), 'not up'],
+      ['RMSNorm', () => page.selectOption('select[name=norm]', 'RMSNorm').then(() => undefined), 'not up'],
     ];
     let last = base;
     for (const [what, act, dir] of moves) {
@@ -1245,6 +1245,10 @@ describe('the page in headless Chromium', () => {
       expect((await plannerOf(page)).error, what).toBeUndefined();
       const now = await breakdownGib(page);
       if (dir === 'same') expect(now, what).toBe(last);
+      else if (dir === 'not up') {
+        expect(now, `${what}: ${last} → ${now}`).toBeLessThanOrEqual(last);
+        expect(last - now, `${what}: ${last} → ${now}`).toBeLessThan(0.015);
+      }
       else expect(dir === 'up' ? now > last : now < last, `${what}: ${last} → ${now}`).toBe(true);
       last = now;
     }

@@ -25,7 +25,7 @@ const HELP = `usage: flashring memory [options]            per-GPU memory of one
        flashring memory --sweep [options]    the plot's lines over sequence length
 Model (or --preset ${Object.keys(PRESETS).join('|')}):
   --num-layers L --hidden-size H --num-attention-heads A [--num-query-groups G]
-  [--ffn-hidden-size F (default 4H; with --swiglu ⌊8H/3/64⌋·64, as Megatron-LM)] [--swiglu] [--vocab-size V (default ${DEFAULT_VOCAB_SIZE}, GPT-2's; padded to 128 as Megatron-LM pads)]
+  [--ffn-hidden-size F (default 4H; with --swiglu ⌊8H/3/64⌋·64, as Megatron-LM)] [--swiglu] [--vocab-size V (default ${DEFAULT_VOCAB_SIZE}, GPT-2's; padded to a multiple of 128·TP, as Megatron-LM pads it)]
   [--untie-embeddings-and-output-weights]
   [--attention-dropout P] [--hidden-dropout P] [--position-embedding-type learned_absolute|rope|none]
   [--max-position-embeddings N]   rows of the learned position table (default: the sequence length; at least it)

@@ -484,8 +484,7 @@ export type PipelineStage = 'first' | 'last';
 function dims(m: ModelConfig, p: ParallelConfig, stage: PipelineStage = 'first'): Dims {
   const spec = STACKS[p.stack ?? 'megatron'];
   const a = m.numAttentionHeads, h = m.hiddenSize, t = p.tensorParallel;
-  const div = spec.vocabDivisor * t;
-  const V = Math.ceil((m.vocabSize ?? DEFAULT_VOCAB_SIZE) / div) * div;
+  const V = paddedVocab(m, p);
   return {
     s: p.seqLength, sl: p.seqLength / p.contextParallel, b: p.microBatchSize, h, a, hk: (h * (m.numQueryGroups ?? a)) / a,
     f: ffnWidth(m), t, V, rep: p.sequenceParallel ? 1 / t : 1, sp: p.sequenceParallel ? '/t' : '',
@@ -680,25 +679,34 @@ function inputTerm(d: Dims): MemoryTerm {
   return { name: 'layer input (full recompute)', part: 'layernorm', bytes: d.rb * d.sl * d.b * d.h * d.rep, formula: `${d.rb}·s·b·h${d.sp}` };
 }
 
-/** Parameters of the whole model (GPT/Llama-style decoder). */
-export function parameterCount(m: ModelConfig, seqLength: number): number {
-  const x = parameterParts(m, seqLength);
+/**
+ * The vocabulary as the stack sizes the embedding, the output layer and the logits: Megatron-LM pads it to a multiple
+ * of 128·TP (vocab_utils.py calculate_padded_vocab_size; gpt_builders.py builds GPTModel with padded_vocab_size), the
+ * padding rows parameters like the rest; PyTorch's harness does not pad.
+ */
+export function paddedVocab(m: Pick<ModelConfig, 'vocabSize'>, p: Pick<ParallelConfig, 'tensorParallel' | 'stack'>): number {
+  const div = STACKS[p.stack ?? 'megatron'].vocabDivisor * p.tensorParallel;
+  return Math.ceil((m.vocabSize ?? DEFAULT_VOCAB_SIZE) / div) * div;
+}
+
+/** Parameters of the whole model (GPT/Llama-style decoder), the vocabulary padded as the stack pads it at this TP (paddedVocab; default Megatron-LM's at TP = 1). */
+export function parameterCount(m: ModelConfig, seqLength: number, p: Pick<ParallelConfig, 'tensorParallel' | 'stack'> = { tensorParallel: 1 }): number {
+  const x = parameterParts(m, seqLength, paddedVocab(m, p));
   return m.numLayers * (x.layer + x.routed) + x.embedding + x.output + x.finalNorm;
 }
 
 /**
  * The parameters by where they sit: a layer's (its attention, dense MLP or shared expert, norms and
  * router; its routed experts apart), the input embedding (word, and learned positions), the untied
- * output layer, the final norm.
+ * output layer (both of `vocab` rows: paddedVocab), the final norm.
  */
-function parameterParts(m: ModelConfig, seqLength: number): { layer: number; whole: number; routed: number; embedding: number; word: number; positions: number; output: number; finalNorm: number } {
+function parameterParts(m: ModelConfig, seqLength: number, vocab: number): { layer: number; whole: number; routed: number; embedding: number; word: number; positions: number; output: number; finalNorm: number } {
   const h = m.hiddenSize, a = m.numAttentionHeads, g = m.numQueryGroups ?? a, f = ffnWidth(m);
   const hk = (h * g) / a;
   const bias = m.biasLinear === false ? 0 : 1, norm = m.rmsNorm ? 1 : 2;
   const attn = h * h + 2 * h * hk + h * h + bias * (h + 2 * hk + h); // Q, K, V, output (+ biases)
   const mlp = m.moe ? 0 : (m.swiglu ? 3 : 2) * h * f + bias * ((m.swiglu ? 2 : 1) * f + h);
   const perLayer = attn + mlp + 2 * norm * h + (m.moe ? h * m.moe.numExperts : 0); // two norms (+ the router)
-  const vocab = m.vocabSize ?? DEFAULT_VOCAB_SIZE;
   const e = expertParameters(m), positions = positionRows(m, seqLength) * h;
   return {
     layer: perLayer + e.shared, routed: e.routed,
@@ -719,7 +727,7 @@ function parameterParts(m: ModelConfig, seqLength: number): { layer: number; who
  * all-reduce); with one stage, everything.
  */
 export function stageParameters(m: ModelConfig, p: ParallelConfig, stage: PipelineStage = 'first'): { perGpu: number; experts: number } {
-  const x = parameterParts(m, p.seqLength), pp = p.pipelineParallel, tp = p.tensorParallel;
+  const x = parameterParts(m, p.seqLength, paddedVocab(m, p)), pp = p.pipelineParallel, tp = p.tensorParallel;
   const layers = m.numLayers / pp;
   const experts = (layers * x.routed) / (p.expertParallel ?? 1) / tp;
   const first = pp === 1 || stage === 'first', last = pp === 1 || stage === 'last';
@@ -982,7 +990,7 @@ function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage)
   const activationBytes = layerBytes + sum(outside);
   const ts = transients(m, p, d, groups, outside);
   const peak = ts.reduce<Transient | null>((x, y) => (!x || y.netBytes > x.netBytes ? y : x), null);
-  const parameters = parameterCount(m, p.seqLength);
+  const parameters = parameterCount(m, p.seqLength, p);
   // the stage's: its layers and the embedding or the output layer; experts are split over EP ranks too (the shared expert is not)
   const { perGpu: parametersPerGpu, experts: expertsPerGpu } = stageParameters(m, p, stage);
   const pr = m.paramPrecision === 'amp' ? STACKS['torch-amp'].perParam : m.paramPrecision === 'megatron' ? STACKS.megatron.perParam : d.spec.perParam;

@@ -13,7 +13,7 @@
  * E = b·(a/t)·(s/CP)·s attention scores.
  */
 import { attentionPairFlops } from '../../shape.js';
-import { DEFAULT_VOCAB_SIZE, ffnWidth, positionEmbedding, type CpCommType, type ModelConfig, type ParallelConfig, type RecomputeModule } from '../model.js';
+import { ffnWidth, paddedVocab, positionEmbedding, type CpCommType, type ModelConfig, type ParallelConfig, type RecomputeModule } from '../model.js';
 
 export type OpKind = 'gemm' | 'bmm' | 'flash' | 'copy' | 'softmax' | 'dropout' | 'scores';
 /** The unfused attention core's kernels over the scores, priced per score at the profile's in-step rates (devices.ts ScoreRates). */
@@ -74,11 +74,10 @@ export interface TimeDims {
 
 export function timeDims(m: ModelConfig, p: ParallelConfig, fusion: FusionFlags): TimeDims {
   const a = m.numAttentionHeads, h = m.hiddenSize, t = p.tensorParallel, sl = p.seqLength / p.contextParallel, b = p.microBatchSize;
-  const div = (p.stack === 'torch-amp' ? 1 : 128) * t;
   const pos = positionEmbedding(m);
   return {
     T: sl * b, Tn: p.sequenceParallel ? (sl * b) / t : sl * b, h, a, hk: (h * (m.numQueryGroups ?? a)) / a, d: h / a,
-    f: ffnWidth(m), t, V: Math.ceil((m.vocabSize ?? DEFAULT_VOCAB_SIZE) / div) * div, s: p.seqLength, sl, b,
+    f: ffnWidth(m), t, V: paddedVocab(m, p), s: p.seqLength, sl, b,
     flash: p.flashAttention, rope: pos === 'rope', learnedPos: pos === 'learned_absolute', bias: m.biasLinear !== false,
     attnDrop: (m.attentionDropout ?? 0.1) > 0, hidDrop: (m.hiddenDropout ?? 0.1) > 0, swiglu: !!m.swiglu, fusion, amp: p.stack === 'torch-amp',
     cpComm: p.stack === 'torch-amp' ? 'p2p' : p.cpCommType ?? 'p2p',
