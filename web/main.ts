@@ -13,7 +13,7 @@ import { ChartDataset, LegendChart, MemoryChartConfig, breakdownRows, chartNotes
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
 import { headroom } from '../src/memory/headroom.js';
 import { notText } from '../src/textKind.js';
-import { ParseResult, configFromArgs, parseMegatronLog, unmodelledArgs } from '../src/memory/megatron.js';
+import { ParseResult, configFromLog, parseMegatronLog, unmodelledArgs } from '../src/memory/megatron.js';
 import { Comparison, MeasuredSetup, ModelSize, compareOne, comparisonFigures, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel, withoutVerdict } from '../src/memory/compare.js';
 import { loadLiveView, saveLiveView, setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
@@ -62,7 +62,7 @@ const FLAG_FIELDS: Record<string, string> = {
   'num-experts': 'experts', 'moe-router-topk': 'topk', 'moe-ffn-hidden-size': 'moeffn', 'moe-shared-expert-intermediate-size': 'shared',
   'moe-expert-capacity-factor': 'capacity', 'expert-model-parallel-size': 'ep', 'micro-batch-size': 'mb', 'tensor-model-parallel-size': 'tp',
   'sequence-parallel': 'sp', 'pipeline-model-parallel-size': 'pp', 'num-layers-per-virtual-pipeline-stage': 'vpp', 'data-parallel-size': 'dp',
-  'use-distributed-optimizer': 'distopt', 'fp32-residual-connection': 'fp32res', 'cp-comm-type': 'cpcomm', stack: 'stack', 'seq-length': 'seqs',
+  'use-distributed-optimizer': 'distopt', 'fp32-residual-connection': 'fp32res', 'torch-optimizer': 'torchopt', 'cp-comm-type': 'cpcomm', stack: 'stack', 'seq-length': 'seqs',
   'context-parallel-size': 'lines', 'recompute-granularity': 'lines', 'recompute-method': 'lines', 'recompute-num-layers': 'lines', 'recompute-modules': 'lines',
 };
 
@@ -349,7 +349,7 @@ const RC_FIELDS = ['rc', 'rcmethod', 'rcn', ...RECOMPUTE_MODULES.map((m) => `rc_
  * the first recomputing line then sets what it says, and with none core_attn + mlp are ticked (controlsFromLines).
  */
 const RC_DEFAULTS: Record<string, string> = { rc: 'selective', rcmethod: 'uniform', rcn: '1', ...Object.fromEntries(RECOMPUTE_MODULES.map((m) => [`rc_${m}`, '0'])) };
-const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', dp: '1', vpp: '', distopt: '0', fp32res: '0', flash: '1', fp32: '0', hbm: '80', lines: DEFAULT_LINES_SPEC, seqs: DEFAULT_SEQ_LENGTHS.join(','), cpcomm: 'p2p' };
+const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1', tp: '8', sp: '1', pp: '1', dp: '1', vpp: '', distopt: '0', fp32res: '0', torchopt: '0', flash: '1', fp32: '0', hbm: '80', lines: DEFAULT_LINES_SPEC, seqs: DEFAULT_SEQ_LENGTHS.join(','), cpcomm: 'p2p' };
 /** The CP comm type select's options: the memory model's types (CP_COMM_TYPES), each with what it is. */
 const CP_COMM_LABELS: Record<CpCommType, string> = { p2p: 'p2p (ring)', all_gather: 'all_gather', a2a: 'a2a (Ulysses)' };
 for (const t of CP_COMM_TYPES) select('cpcomm').add(new Option(CP_COMM_LABELS[t], t));
@@ -447,7 +447,7 @@ function loadView(): { q: URLSearchParams; setAside: Set<string> } {
   known('stack', (x) => Object.hasOwn(STACKS, x));
   // A box is ticked by 1 and cleared by 0: anything else ('true', 'yes') is set aside, not read as cleared.
   const given = (k: string) => (q.has(k) && isFlag(q.get(k)!) ? q.get(k)! : null);
-  for (const k of [...MODEL_CHECKS, 'sp', 'flash', 'distopt', 'fp32res', 'fp32', 'cpcausal']) known(k, isFlag);
+  for (const k of [...MODEL_CHECKS, 'sp', 'flash', 'distopt', 'fp32res', 'torchopt', 'fp32', 'cpcausal']) known(k, isFlag);
   presetSelect.value = Object.hasOwn(PRESETS, v('preset')) ? v('preset') : DEFAULT_VIEW.preset;
   const preset = PRESETS[presetSelect.value];
   setModelFields(preset.model);
@@ -459,7 +459,7 @@ function loadView(): { q: URLSearchParams; setAside: Set<string> } {
   for (const k of MODEL_CHECKS) if (given(k) !== null) field(k).checked = given(k) === '1';
   syncModelControls();
   for (const k of ['mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) linkValue(field(k), q, k, DEFAULT_VIEW[k], ignored);
-  for (const k of ['sp', 'flash', 'distopt', 'fp32res']) field(k).checked = (given(k) ?? DEFAULT_VIEW[k]) === '1';
+  for (const k of ['sp', 'flash', 'distopt', 'fp32res', 'torchopt']) field(k).checked = (given(k) ?? DEFAULT_VIEW[k]) === '1';
   if (given('fp32') !== null) field('fp32').checked = given('fp32') === '1';
   field('fp32').disabled = false;
   select('cpcomm').value = (CP_COMM_TYPES as readonly string[]).includes(v('cpcomm')) ? v('cpcomm') : DEFAULT_VIEW.cpcomm;
@@ -547,7 +547,7 @@ function viewParams(): URLSearchParams {
   q.set('preset', presetSelect.value);
   q.set('stack', stackSelect.value);
   for (const k of [...MODEL_FIELDS, 'mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) q.set(k, field(k).value);
-  for (const k of [...MODEL_CHECKS, 'sp', 'flash', 'distopt', 'fp32res', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
+  for (const k of [...MODEL_CHECKS, 'sp', 'flash', 'distopt', 'fp32res', 'torchopt', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
   q.set('rhbm', replayHbm.value);
   q.set('cpcomm', select('cpcomm').value);
   saveRecomputeView(q);
@@ -749,7 +749,7 @@ function readParallel(model: ModelConfig): ParallelConfig {
   return {
     ...DEFAULT_PARALLEL, microBatchSize: mb, tensorParallel: tp, pipelineParallel: pp, sequenceParallel: megatronSequenceParallel(field('sp').checked, tp),
     dataParallel: dp, virtualStages: virtual.stages, distributedOptimizer: field('distopt').checked,
-    fp32Residual: field('fp32res').checked, expertParallel: ep,
+    fp32Residual: field('fp32res').checked, torchOptimizer: field('torchopt').checked, expertParallel: ep,
     flashAttention: field('flash').checked, stack: stackSelect.value as Stack, cpCommType: select('cpcomm').value as ParallelConfig['cpCommType'],
   };
 }
@@ -1290,7 +1290,7 @@ replayHbm.addEventListener('input', () => {
 // ---------- replay: dropped files, and whether they are the lines' model ----------
 
 function logModel(res: ParseResult): ModelSize | null {
-  const c = configFromArgs(res.args);
+  const c = configFromLog(res);
   if (!('error' in c)) return { layers: c.model.numLayers, hidden: c.model.hiddenSize, heads: c.model.numAttentionHeads, vocab: c.model.vocabSize };
   const p = res.point;
   return p.numLayers === null && p.hiddenSize === null && p.numHeads === null ? null : { layers: p.numLayers ?? undefined, hidden: p.hiddenSize ?? undefined, heads: p.numHeads ?? undefined };
@@ -1372,7 +1372,7 @@ function readLogFile(name: string, text: string, room: number): FileRead {
   if (room < 1) throw tooMany(name, 1, room);
   // What the log lacked or where it broke off is said in the list, not only on hover; the head line counts every note under it.
   const warns: ReplayNote[] = res.warnings.map((w) => ({ text: `⚠ ${name}: ${w}`, cls: 'warn' }));
-  const c = configFromArgs(res.args);
+  const c = configFromLog(res);
   const w = modelWarning(name, logModel(res), true, 'error' in c ? undefined : { row, setup: { model: c.model, parallel: c.par } });
   if (w) warns.push({ text: `⚠ ${w}`, cls: 'warn' });
   const head = { text: `${name}: 1 point added${warns.length ? ` (${count(warns.length, 'note')} below)` : ''}`, cls: '' };

@@ -8,7 +8,7 @@ import {
   CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, MemoryTerm, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, normName, oomPoints, parseLines, peakActivationBytes, positionTableProblem, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../memory/model.js';
-import { configFromArgs, lastIteration, parseMegatronLogs, POINT_WARMUP, unmodelledArgs, type OthersOom, type ParseResult } from '../memory/megatron.js';
+import { configFromLog, lastIteration, parseMegatronLogs, POINT_WARMUP, unmodelledArgs, type OthersOom, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
 import { headroom } from '../memory/headroom.js';
 import { notText } from '../textKind.js';
@@ -41,6 +41,8 @@ Stack:
                       autocast over fp32 parameters with DDP, as bench/torchcp measures)
   [--fp32-params]     parameters, gradients and Adam in fp32 (16 B/param; implied by torch-amp)
   [--fp32-residual-connection] [--transformer-impl transformer_engine|local] (local: unfused attention)
+  [--torch-optimizer] Megatron-LM without Transformer Engine or Apex: it falls back to torch.optim.AdamW,
+                      whose step holds a 4-byte temporary a parameter (default: a fused Adam, no temporary)
 Parallelism and training:
   --seq-length S --micro-batch-size B --tensor-model-parallel-size T --context-parallel-size C
   --pipeline-model-parallel-size P [--num-layers-per-virtual-pipeline-stage K]
@@ -70,7 +72,7 @@ export const MODEL_OPTS = {
   'moe-router-topk': { type: 'string' }, 'moe-ffn-hidden-size': { type: 'string' }, 'moe-shared-expert-intermediate-size': { type: 'string' },
   'moe-expert-capacity-factor': { type: 'string' }, 'moe-token-dispatcher-type': { type: 'string' }, 'expert-model-parallel-size': { type: 'string' },
   'fp32-params': { type: 'boolean' }, compare: { type: 'boolean' }, stack: { type: 'string' },
-  'fp32-residual-connection': { type: 'boolean' }, 'transformer-impl': { type: 'string' }, 'cp-comm-type': { type: 'string' },
+  'fp32-residual-connection': { type: 'boolean' }, 'torch-optimizer': { type: 'boolean' }, 'transformer-impl': { type: 'string' }, 'cp-comm-type': { type: 'string' },
   'seq-length': { type: 'string' }, 'micro-batch-size': { type: 'string' }, 'tensor-model-parallel-size': { type: 'string' },
   'context-parallel-size': { type: 'string' }, 'pipeline-model-parallel-size': { type: 'string' },
   'num-layers-per-virtual-pipeline-stage': { type: 'string' }, 'data-parallel-size': { type: 'string' }, 'global-batch-size': { type: 'string' },
@@ -203,6 +205,7 @@ export function configFromFlags(v: Values, searched = false): { model: ModelConf
     pipelineParallel: pp, virtualStages, dataParallel: int(v, 'data-parallel-size', 1)!,
     sequenceParallel: !!v['sequence-parallel'], flashAttention: !v['no-use-flash-attn'] && impl !== 'local',
     distributedOptimizer: !!v['use-distributed-optimizer'], stack, fp32Residual: !!v['fp32-residual-connection'],
+    torchOptimizer: !!v['torch-optimizer'],
     cpCommType: oneOf(v, 'cp-comm-type', CP_COMM_TYPES), ...recomputeFromFlags(v),
   };
   const gbs = searched ? undefined : int(v, 'global-batch-size');
@@ -533,7 +536,7 @@ async function readPoints(file: string, hbmGib: number | null, say: Say, apart: 
       ` | iter ${iterText(res)} | ${p.tflopsPerGpu === null ? '?' : p.tflopsPerGpu.toFixed(1)} TFLOP/s/GPU` +
       ` | peak max allocated ${p.peakMaxAllocatedGiB === null ? '?' : p.peakMaxAllocatedGiB.toFixed(2) + ' GiB'}${p.outOfMemory ? ` | OUT OF MEMORY${p.outOfMemoryOthers ? ` (other processes held ${p.outOfMemoryOthers.otherGiB.toFixed(2)} GiB: not a verdict)` : ''}` : ''}` +
       ('error' in prediction ? '' : ` | model ${(prediction.totalBytes / GIB).toFixed(2)} GiB${prediction.totalError === null ? '' : ` (${pct(prediction.totalError)})`}`));
-    const c = configFromArgs(res.args), why = 'error' in c ? null : untrainable(c.model, c.par);
+    const c = configFromLog(res), why = 'error' in c ? null : untrainable(c.model, c.par);
     // Where the point's line goes to stdout (apart), its notes on stderr are headed by its name, once.
     let headed = !apart;
     const note = (n: string) => { if (!headed) console.error(`${name}:`); headed = true; console.error(`  note: ${n}`); };

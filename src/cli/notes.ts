@@ -177,7 +177,7 @@ is within ${pctFine(m.maxModelError)} of all three (*model*; these runs were com
 so they are not shown to be held out). The activation-memory plot's "+ recompute" lines (\`memory --sweep\`, the
 page's planner) use ${modules} for that reason
 where Megatron-LM can train it. On a model with linear biases, the seed's, it cannot (the MLP's checkpoint
-re-enters itself through the output bias: *measured*, 9 of 9 Megatron-LM runs on an H200 or H100, listed in
+re-enters itself through the output bias: *measured*, 10 of 10 Megatron-LM runs on an H200 or H100, listed in
 \`src/memory/untrainable.ts\`), so there they recompute full layers.
 `;
 }

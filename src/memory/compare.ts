@@ -6,7 +6,7 @@
  */
 import { CsvRow } from './csv.js';
 import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, ffnWidth, memoryBreakdown, normName, parseRecomputeSpec, peakActivationBytes, positionEmbedding, positionRows } from './model.js';
-import { OthersOom, ParseResult, configFromArgs, unmodelledArgs } from './megatron.js';
+import { OthersOom, ParseResult, configFromLog, unmodelledArgs } from './megatron.js';
 import { maxOf } from '../stats.js';
 import { InputError } from '../errors.js';
 import { counted } from '../plural.js';
@@ -94,7 +94,7 @@ export interface LogPrediction {
 }
 
 export function predictFromLog(res: ParseResult, hbmGib: number | null): LogPrediction | { error: string } {
-  const c = configFromArgs(res.args);
+  const c = configFromLog(res);
   if ('error' in c) return c;
   const notModelled = unmodelledArgs(res.args);
   let b;
@@ -183,6 +183,7 @@ const SETTINGS: Setting[] = [
   { flag: '--num-layers-per-virtual-pipeline-stage', show: (m, p) => (p.virtualStages > 1 ? `--num-layers-per-virtual-pipeline-stage ${m.numLayers}/(PP·${p.virtualStages})` : 'no --num-layers-per-virtual-pipeline-stage'), parallel: ['virtualStages'] },
   { flag: '--cp-comm-type', show: (_, p) => `--cp-comm-type ${p.cpCommType ?? 'p2p'}`, parallel: ['cpCommType'] },
   { flag: '--fp32-residual-connection', show: (_, p) => given('--fp32-residual-connection', !!p.fp32Residual), parallel: ['fp32Residual'] },
+  { flag: '--torch-optimizer', show: (_, p) => given('--torch-optimizer', !!p.torchOptimizer), parallel: ['torchOptimizer'] },
   { flag: '--expert-model-parallel-size', show: (_, p) => `--expert-model-parallel-size ${p.expertParallel ?? 1}`, parallel: ['expertParallel'] },
   // The micro batches a step (with a pipeline: how many are in flight), said as the count the global batch gives: the
   // global batch alone would hide it where the two setups' micro batch or DP differ (a point's micro batch is its own).

@@ -89,6 +89,8 @@ export interface ParseResult {
   warnings: string[];
   /** The run's own command lines ('# …', as bench/megatron's scripts open a log with the command that ran it). */
   commands: string[];
+  /** Megatron-LM said it fell back to PyTorch's optimizers (no Transformer Engine or Apex: torch.optim.AdamW). */
+  torchOptimizer?: boolean;
 }
 
 /** A log's number: decimal or scientific only (a log never prints hex; '0x1000' is no number here), null where there is none. */
@@ -230,6 +232,8 @@ interface RunLines {
   memory: MemoryRecord[];
   theoretical: MeasuredPoint['theoretical'];
   oom: boolean;
+  /** The line "… Falling back to Torch optimizers." (megatron/core/optimizer/__init__.py, a warning at import). */
+  torchOptimizer: boolean;
   /** Its out-of-memory, where every one of its messages that gives the figures says other processes caused it. */
   othersOom: OthersOom | null;
   /** The run's command lines ('# …'). */
@@ -242,6 +246,7 @@ type Field = (i: number, s: string | undefined, what: string, max?: number) => n
 const ITERATION_LINE = /iteration\s+(\d+)\/\s*(\d+)\s*\|/;
 const MEMORY_LINE = /\[Rank (\d+)\] \(after (\d+) iterations\) memory \(MB\)\s*\|\s*allocated:\s*([^\s|]+)\s*\|\s*max allocated:\s*([^\s|]+)\s*\|\s*reserved:\s*([^\s|]+)\s*\|\s*max reserved:\s*([^\s|]+)/;
 const OOM_LINE = /CUDA out of memory|OutOfMemoryError/;
+const TORCH_OPTIMIZER_LINE = /Falling back to Torch optimizers/;
 const THEORETICAL_LINE = /Theoretical memory footprints: weight and optimizer=([^\s,]+) MB(?:, activation=([^\s,]+) MB)?(?:, total=([^\s,]+) MB)?/;
 
 /** The iterations a point's iteration time and throughput skip as warm-up, and the most after them it takes the median of (the last ones). */
@@ -298,7 +303,7 @@ function parseRun(lines: string[], from: number, to: number, file: string, sourc
     peakMaxReservedGiB: memory.length ? memory.reduce((x, m) => Math.max(x, m.maxReservedMiB), 0) / 1024 : null,
     theoretical: run.theoretical, outOfMemory: run.oom, outOfMemoryOthers: run.othersOom,
   };
-  return { point, args, iterations, memory, warnings, commands: run.commands };
+  return { point, args, iterations, memory, warnings, commands: run.commands, torchOptimizer: run.torchOptimizer };
 }
 
 /** The lines of one run read, each kind of line by its pattern; what cannot be is refused with its line number. */
@@ -312,7 +317,7 @@ function readRun(lines: string[], from: number, to: number, file: string): RunLi
     if (x > max) refuse(i, `${what} ${s} MB is more than any GPU holds (1 PiB)`);
     return x;
   };
-  const run: RunLines = { args: {}, sawArgs: false, iterations: [], memory: [], theoretical: null, oom: false, othersOom: null, commands: [] };
+  const run: RunLines = { args: {}, sawArgs: false, iterations: [], memory: [], theoretical: null, oom: false, othersOom: null, commands: [], torchOptimizer: false };
   const argLine = new Map<string, number>();
   let dumpAt = -1, ownOom = false;
   for (let i = from; i < to; i++) {
@@ -349,6 +354,7 @@ function readRun(lines: string[], from: number, to: number, file: string): RunLi
       if (cause === 'own') ownOom = true;
       else if (cause) run.othersOom ??= cause;
     } else if (COMMAND_LINE.test(line)) run.commands.push(line);
+    else if (TORCH_OPTIMIZER_LINE.test(line)) run.torchOptimizer = true;
   }
   if (ownOom) run.othersOom = null; // one rank (or one retry) out of memory on its own: the run's verdict
   if (dumpAt >= 0) refuse(dumpAt, `the argument dump opened here has no '---- end of arguments ----' (the ${to < lines.length ? 'run' : 'file'} ends at line ${to}): it is cut off`);
@@ -564,6 +570,15 @@ function positionRowsFromArgs(args: MegatronArgs, notes: string[]): number | und
   notes.push(`max_position_embeddings ${max} is less than seq_length ${seq}: Megatron-LM refuses that, so the dump was edited or is of two runs; ` +
     `the position table is taken as ${seq} rows, the least Megatron-LM runs (check the log)`);
   return undefined;
+}
+
+/**
+ * A run's model and parallel setup from its log: its argument dump (configFromArgs), and what the dump does not say
+ * but the log does: the optimizer PyTorch's (torchOptimizer) where Megatron-LM fell back to it.
+ */
+export function configFromLog(res: Pick<ParseResult, 'args' | 'torchOptimizer'>): ReturnType<typeof configFromArgs> {
+  const c = configFromArgs(res.args);
+  return 'error' in c || !res.torchOptimizer ? c : { ...c, par: { ...c.par, torchOptimizer: true } };
 }
 
 /**

@@ -142,6 +142,13 @@ export interface ParallelConfig {
   cpCommType?: CpCommType;
   /** Megatron-LM's --fp32-residual-connection: the residual stream in fp32. */
   fp32Residual?: boolean;
+  /**
+   * The optimizer is PyTorch's torch.optim.AdamW, not a fused Adam: Megatron-LM falls back to it where neither
+   * Transformer Engine nor Apex is installed (megatron/core/optimizer/__init__.py; its log says "Falling back to Torch
+   * optimizers"). Its foreach step holds one fp32 temporary a parameter (optimizerStepTransient). Default false: TE's
+   * or Apex's FusedAdam, as NVIDIA's containers have; PyTorch's harness (stack torch-amp) steps AdamW(fused=True).
+   */
+  torchOptimizer?: boolean;
   /** Megatron-LM's --expert-model-parallel-size: experts split over EP ranks (default 1). */
   expertParallel?: number;
   /**
@@ -159,6 +166,8 @@ export interface MemoryTerm {
   bytes: number;
   /** How the bytes are computed, in the symbols of the header comment. */
   formula: string;
+  /** Kept from one step to the next (allocated between steps, as a persistent buffer), though counted with the activations. */
+  betweenSteps?: boolean;
 }
 
 export interface Transient extends MemoryTerm {
@@ -831,7 +840,7 @@ function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] 
     out.push({ name: 'autocast bf16 weight copies (held until backward)', part: 'weights', bytes: 2 * heldMatmulParamsPerGpu(m, p, d), formula: '2·(weight-matrix parameters per GPU not recomputed)' });
   if (d.local) {
     // megatron/core/utils.py get_tensor (GlobalMemoryBuffer): baddbmm writes QKᵀ into one buffer kept between steps
-    out.push({ name: 'QKᵀ scores buffer (unfused attention, kept between steps)', part: 'attention', bytes: (2 * d.a * sl * d.s * b) / t, formula: `2·a·${ss}·b/t` });
+    out.push({ name: 'QKᵀ scores buffer (unfused attention, kept between steps)', part: 'attention', bytes: (2 * d.a * sl * d.s * b) / t, formula: `2·a·${ss}·b/t`, betweenSteps: true });
     // transformer/utils.py attention_mask_func: masked_fill keeps the data loader's boolean [b,1,s,s] mask, one storage for all layers
     out.push({ name: 'attention mask (boolean, shared by the layers)', part: 'attention', bytes: sl * d.s * b * inFlight, formula: `${ss}·b${k}` });
   }
@@ -979,6 +988,22 @@ export function stageMemory(m: ModelConfig, p: ParallelConfig, stage: PipelineSt
   return stageBreakdown(m, p, stage);
 }
 
+/**
+ * The optimizer step of torch.optim.AdamW (torch/optim/adam.py _multi_tensor_adam, its default on CUDA): with every
+ * activation released, `exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs)` makes one fp32 temporary for each
+ * parameter of a param group at once, 4 bytes a parameter the optimizer steps on this GPU (its shard with the
+ * distributed optimizer). Megatron-LM's groups are the weight-decayed parameters and the rest (biases and norms, 1-D:
+ * stepped apart, a fraction of a percent), so the largest group is counted whole. Measured: the eighth held-out draw's r00
+ * (643.4 M parameters, full recompute) peaked 2454.0 MiB above its memory between steps, 4 bytes × its 643.3 M
+ * weight-decayed parameters to the MiB (bench/results/2026-12-06-time-heldout8). What outlives the step: the QKᵀ buffer
+ * kept between steps (unfused attention).
+ */
+function optimizerStepTransient(stepped: number, outside: MemoryTerm[], activationBytes: number): Transient {
+  const kept = sum(outside.filter((o) => o.betweenSteps));
+  return transient({ name: "optimizer step: torch.optim.AdamW's foreach temporary (Megatron-LM without Transformer Engine or Apex)", part: 'weights',
+    bytes: 4 * stepped, formula: '4·(parameters the optimizer steps per GPU)' }, activationBytes - kept);
+}
+
 /** One stage's breakdown; without a pipeline the one stage is both first and last ('all'), whichever is asked. */
 function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage): MemoryBreakdown {
   const d = dims(m, p, stage);
@@ -988,16 +1013,17 @@ function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage)
   const outside = outsideTerms(m, p, d);
   const layerBytes = groups.reduce((x, g) => x + g.bytesPerLayer * g.layers, 0);
   const activationBytes = layerBytes + sum(outside);
-  const ts = transients(m, p, d, groups, outside);
-  const peak = ts.reduce<Transient | null>((x, y) => (!x || y.netBytes > x.netBytes ? y : x), null);
   const parameters = parameterCount(m, p.seqLength, p);
   // the stage's: its layers and the embedding or the output layer; experts are split over EP ranks too (the shared expert is not)
   const { perGpu: parametersPerGpu, experts: expertsPerGpu } = stageParameters(m, p, stage);
+  const stepped = optimizerShardParameters(p, { perGpu: parametersPerGpu, experts: expertsPerGpu });
+  const ts = [...transients(m, p, d, groups, outside), ...(p.torchOptimizer ? [optimizerStepTransient(stepped, outside, activationBytes)] : [])];
+  const peak = ts.reduce<Transient | null>((x, y) => (!x || y.netBytes > x.netBytes ? y : x), null);
   const pr = m.paramPrecision === 'amp' ? STACKS['torch-amp'].perParam : m.paramPrecision === 'megatron' ? STACKS.megatron.perParam : d.spec.perParam;
   // The distributed optimizer shards dense parameters' state over the DP·CP ranks, and the experts' over
   // the expert data-parallel group, DP·CP/EP ranks (gradientRanks).
   const weightBytes = pr.weight * parametersPerGpu, gradientBytes = pr.gradient * parametersPerGpu;
-  const optimizerBytes = pr.optimizer * optimizerShardParameters(p, { perGpu: parametersPerGpu, experts: expertsPerGpu });
+  const optimizerBytes = pr.optimizer * stepped;
   const gradientBucketBytes = d.spec.ddpGradientBuckets && gradientRanks(p).dense > 1 ? 4 * parametersPerGpu : 0;
   const transientBytes = peak?.netBytes ?? 0;
   return {

@@ -6,8 +6,9 @@
  * parameter, skip_bias_add) through tensor_parallel.checkpoint, and the checkpoint's backward, running
  * autograd over that output again, re-enters itself (megatron/core/tensor_parallel/random.py
  * CheckpointFunction.backward, line 668 in snapshot d98e8a64), recomputing the MLP at each level until
- * the GPU is full. Seen in 9 of 9 such runs, 246-250 levels deep in the first step on the H200 (139.8 GiB), 220 on
- * an H100 (79.2 GiB: r02 of bench/results/2026-12-06-time-heldout7, core_attn + mlp, named before it ran): r25 of
+ * the GPU is full. Seen in 10 of 10 such runs, 246-250 levels deep in the first step on the H200 (139.8 GiB), 220 and
+ * 249 on an H100 (79.2 GiB: r02 of bench/results/2026-12-06-time-heldout7, core_attn + mlp, and r03 of
+ * bench/results/2026-12-06-time-heldout8, core_attn + mlp, each named before it ran): r25 of
  * bench/results/2026-12-02-megatron-campaign, r07 and r21 of bench/results/2026-12-02-time-heldout
  * and r00 of bench/results/2026-12-02-time-heldout2 recomputing mlp alone, and r24 of the first of
  * those draws, r05 of bench/results/2026-12-03-time-heldout5 and A-s8192 and B-s8192 of
@@ -21,7 +22,7 @@ import type { ModelConfig, ParallelConfig } from './model.js';
 
 export const MLP_RECOMPUTE_WITH_BIAS =
   "Megatron-LM cannot train selective recompute of mlp with linear biases: its checkpoint's backward re-enters itself through the MLP's output bias " +
-  'and recomputes until the GPU is full (9 of 9 runs on an H200 or H100, whatever their size); add --disable-bias-linear or recompute core_attn / full layers instead';
+  'and recomputes until the GPU is full (10 of 10 runs on an H200 or H100, whatever their size); add --disable-bias-linear or recompute core_attn / full layers instead';
 
 /** Why Megatron-LM cannot train this configuration whatever its memory, or null when nothing is known against it. */
 export function untrainable(m: ModelConfig, p: ParallelConfig): string | null {

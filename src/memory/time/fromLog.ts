@@ -5,7 +5,7 @@
  */
 import { median } from '../../stats.js';
 import { counted } from '../../plural.js';
-import { configFromArgs, type MegatronArgs, type ParseResult } from '../megatron.js';
+import { configFromLog, type MegatronArgs, type ParseResult } from '../megatron.js';
 import { exposedLaunchMs, type IterationTime, type TimeOptions, type TimeTerm } from './iteration.js';
 import { iterationTime } from './step.js';
 import { H200 } from './devices.js';
@@ -41,7 +41,7 @@ const prefetchedBatches = (args: MegatronArgs) => {
  * holds ready runs at the loader's pace (term 'data-loader'); a shorter one never waits.
  */
 export function predictTimeFromLog(res: ParseResult, opts: TimeOptions = {}): IterationTime | { error: string } {
-  const c = configFromArgs(res.args);
+  const c = configFromLog(res);
   if ('error' in c) return c;
   const o = { ...timeOptionsFromArgs(res.args), ...opts };
   let t: IterationTime;
