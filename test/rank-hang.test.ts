@@ -2,10 +2,11 @@
  * A rank process that hangs (stopped here with SIGSTOP, as one stuck in a driver call stays): the ring's
  * watchdog names it (processRanks.ts silentRank), and no rank process outlives the command, however it ends
  * (its step timeout, or a signal to the command: killAtExit); the command's process killed outright, its ranks
- * remove the spool folder as they end (rankProcess.ts removeSpoolAtExit).
+ * remove the spool folder as they end (rankProcess.ts removeSpoolAtExit), and one whose main thread is blocked
+ * (as in a synchronous driver call) is ended by its watchdog thread (rankProcess.ts watchParent).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import { BIN } from './cli-run.js';
 import { makeInputs, AttentionShape } from './cases.js';
 
 const preload = pathToFileURL(fileURLToPath(new URL('./fixtures/rank-stop.mjs', import.meta.url))).href;
+const ringParent = fileURLToPath(new URL('./fixtures/ring-parent.mjs', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'flashring-rank-hang-'));
 const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 16, Nk: 16, D: 16 };
 
@@ -41,15 +43,43 @@ const stoppedPid = (file: string) => Number(readFileSync(file, 'utf8').split('\n
 const f = (n: string) => join(dir, n);
 
 /**
- * `flashring attention --cp 2 --cp-mode processes` on fresh inputs (`seed`) into `out`, its rank 1 stopping itself once
- * running and writing its pid (and the spool) to `pidFile`; `env` over the test's environment.
+ * `flashring attention --cp <cp> --cp-mode processes` on fresh inputs (`seed`) into `out`, its rank 1 (or
+ * FLASHRING_TEST_STOP_RANK) stopping itself once running and writing its pid (and the spool) to `pidFile`; `env`
+ * over the test's environment.
  */
-function attentionStopped(seed: number, out: string, pidFile: string, env: Record<string, string> = {}) {
+function attentionStopped(seed: number, out: string, pidFile: string, env: Record<string, string> = {}, cp = 2) {
   const x = makeInputs(s, seed);
   for (const n of ['q', 'k', 'v'] as const) writeFileSync(f(`${n}.npy`), encodeNpy({ dtype: 'f4', shape: [2, 16, 16], data: Float32Array.from(x[n]) }));
-  const cmd = spawn(process.execPath, [BIN, 'attention', '--q', f('q.npy'), '--k', f('k.npy'), '--v', f('v.npy'), '--out', f(out), '--cp', '2', '--cp-mode', 'processes'],
+  const cmd = spawn(process.execPath, [BIN, 'attention', '--q', f('q.npy'), '--k', f('k.npy'), '--v', f('v.npy'), '--out', f(out), '--cp', String(cp), '--cp-mode', 'processes'],
     { env: { ...process.env, NODE_OPTIONS: `--import=${preload}`, FLASHRING_TEST_STOP_RANK: '1', FLASHRING_TEST_STOP_FILE: f(pidFile), ...env }, stdio: 'ignore' });
   return cmd;
+}
+
+/** The environment that blocks rank `rank`'s main thread once its checks are done, its pid and spool in `file`. */
+function blocked(rank: number, file: string): Record<string, string> {
+  return { NODE_OPTIONS: `--import=${preload}`, FLASHRING_TEST_STOP_RANK: String(rank), FLASHRING_TEST_STOP_FILE: f(file), FLASHRING_TEST_STOP_AT: 'proceed', FLASHRING_TEST_STOP_HOW: 'block' };
+}
+
+/**
+ * `parent` (a ring's parent process) killed with SIGKILL once the rank whose pid and spool are in `file` has blocked:
+ * that rank, alive until then, has ended within 5 s, and the spool is gone.
+ */
+async function orphanEnds(parent: ChildProcess, file: string): Promise<void> {
+  const ended = new Promise<void>((r) => parent.on('exit', () => r()));
+  expect(await until(() => existsSync(f(file)) && readFileSync(f(file), 'utf8').includes('\n'), 20_000)).toBe(true);
+  const pid = stoppedPid(f(file)), spool = readFileSync(f(file), 'utf8').split('\n')[1];
+  try {
+    expect(existsSync(spool)).toBe(true);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(alive(pid), 'the blocked rank runs on while its parent lives').toBe(true);
+    parent.kill('SIGKILL');
+    await ended;
+    expect(await until(() => !alive(pid), 5000), `the blocked rank's process ${pid} still there`).toBe(true);
+    expect(await until(() => !existsSync(spool), 2000), spool).toBe(true);
+  } finally {
+    if (alive(pid)) process.kill(pid, 'SIGKILL');
+    rmSync(spool, { recursive: true, force: true });
+  }
 }
 
 describe('a hung rank process', () => {
@@ -105,6 +135,21 @@ describe('a hung rank process', () => {
       rmSync(spool, { recursive: true, force: true });
     }
   }, 30_000);
+
+  // Its main thread blocked (as in a synchronous driver call that never returns), the rank never sees its channel
+  // close: its watchdog thread (rankProcess.ts watchParent) sees the parent gone, removes the spool and ends it.
+  // At --cp 1 the blocked rank is the only one, so the spool's removal is its watchdog's alone.
+  it.each([1, 2])("the command's process killed (SIGKILL) while a rank's main thread is blocked (--cp %i): that rank ends within seconds, no spool left", async (cp) => {
+    const file = `block${cp}.pid`, env = blocked(cp - 1, file);
+    await orphanEnds(attentionStopped(11 + cp, `out-block${cp}`, file, { FLASHRING_RAW_STDERR: '1', ...env }, cp), file);
+  }, 40_000);
+
+  it("a blocked rank behind a wrapper that stays its parent (the API's wrapper) ends once the ring's parent is killed", async () => {
+    const file = 'wrapped.pid', env = { ...process.env, ...blocked(0, file) };
+    // bash runs the rank process as its child and waits (a command after it: no exec), so the rank keeps its parent.
+    const wrapper = ['bash', '-c', '"$0" "$@"; exit $?'];
+    await orphanEnds(spawn(process.execPath, [ringParent, JSON.stringify(s), '1', ...wrapper], { env, stdio: 'ignore' }), file);
+  }, 40_000);
 
   it('a rank process killed from outside: the run rejects naming the rank and what to do', async () => {
     const file = join(dir, 'killed.pid');

@@ -56,6 +56,8 @@ export interface RankInit {
   spool: string | null;
   /** The kernel pins every rank builds with (ProcessRingOptions.tuning, resolved once in the parent). */
   tuning: Readonly<KernelTuning>;
+  /** The parent's pid: a rank whose parent is gone ends itself, even one stuck in a driver call (rankProcess.ts watchParent). */
+  parent: number;
 }
 
 /** What a rank process says of its device before any GPU work: its name, and whether it has shader-f16. */
@@ -186,6 +188,7 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   const link = await ProcessLink.open();
   const inits: RankInit[] = shards.map((_, rank) => ({
     type: 'init', rank, R, shape: s, base: pb.base, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards, backward: src.backward, spool: link.spool, tuning,
+    parent: process.pid,
   }));
   const done = await runProcesses(inits, agree, opts, sch.steps, link).finally(() => link.close());
   const timeline = predictOn(assemble(done, { ...pb, eb: elemBytes(precision) }, sch.scheme, sch.hierarchy, layout, precision, shards), opts);

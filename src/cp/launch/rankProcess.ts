@@ -5,9 +5,11 @@
  * that GPU's limits, waits for the parent's word that every rank passed its check (so that no
  * process does GPU work before another's refusal), builds its context over a
  * ProcessCommunicator, runs its rank program's forward, waits for the parent's word to run the
- * backward, and sends back its outputs, steps and memory.
+ * backward, and sends back its outputs, steps and memory. A watchdog thread ends it should its parent die while
+ * its main thread is stuck (watchParent).
  */
 import { rmSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { adapterName, acquireDevices } from '../../gpu/device.js';
 import { atExit } from '../../exit.js';
 import { TransportError, errorFields } from '../../errors.js';
@@ -38,6 +40,7 @@ export function rankProcessMain(): void {
   process.on('message', (m: FromParent) => {
     if (m.type === 'init') {
       spool = m.spool;
+      watchParent(m.parent, m.spool);
       run(m, (c) => { comm = c; early.splice(0).forEach((x) => c.deliver(x)); }, { inputs, proceed, start, backward }).catch((e: unknown) => {
         process.exitCode = 1;
         send({ type: 'error', rank: m.rank, ...errorFields(e) }, () => process.connected && process.disconnect());
@@ -63,6 +66,23 @@ export function rankProcessMain(): void {
  */
 function removeSpoolAtExit(spool: string | null): void {
   if (spool) atExit(() => rmSync(spool, { recursive: true, force: true }));
+}
+
+/** How often the watchdog thread (parentWatch.mjs) looks whether the parent is still there. */
+const PARENT_POLL_MS = 1000;
+
+/**
+ * The watchdog for a parent killed outright (SIGKILL, the OOM killer) while this process's main thread is stuck in a
+ * synchronous driver call, and so never sees the channel close ('disconnect' above): a worker thread, running on its
+ * own event loop, that removes the spool folder and ends the process once the parent (pid `parent`) is gone
+ * (parentWatch.mjs). Unref'd: it never keeps a rank that has ended its work alive. One that cannot start is said
+ * (a line) and the run goes on without it.
+ */
+function watchParent(parent: number, spool: string | null): void {
+  const w = new Worker(new URL('./parentWatch.mjs', import.meta.url), { workerData: { parent, spool, pollMs: PARENT_POLL_MS } });
+  // Its lines reach the user marked [rank r] (processRanks.ts spawnRank).
+  w.on('error', (e) => process.stderr.write(`the watchdog on the parent process stopped (${e.message}); should the command be killed outright while this rank hangs, end process ${process.pid} yourself\n`));
+  w.unref();
 }
 
 /**
