@@ -127,6 +127,8 @@ describe('damaged or old-format entries', () => {
     const bad: Record<string, unknown> = {
       [key(16)]: noDefaults, [key(32)]: 5, [key(48)]: { ...entry(key(48)), date: null }, [key(64)]: { ...entry(key(64)), tuning: { bogusPin: 1 } },
       [key(80)]: { ...entry(key(80)), tuning: { headGroup: -3, portableForward: null } }, [key(96)]: { ...entry(key(96)), key: 'another' }, [key(112)]: { ...entry(key(112)), N: '16' },
+      // A time of 0 is no measurement (the table divided by it: a speed-up of Infinity×).
+      [key(144)]: { ...entry(key(144)), tunedMs: [0, 2] }, [key(160)]: { ...entry(key(160)), defaultMs: [1, -2] },
     };
     writeFileSync(path, JSON.stringify({ version: 1, entries: { ...bad, [key(128)]: entry(key(128)) } }));
     let err = '';
@@ -143,7 +145,7 @@ describe('damaged or old-format entries', () => {
     }
     const notes = err.trim().split('\n');
     expect(notes).toHaveLength(Object.keys(bad).length);
-    expect(notes[0]).toMatch(/--store .*damaged\.json: the entry for D16 f32 full is damaged or of another flashring \(defaultMs is not \[forward ms, backward ms\]\): treated as absent/);
+    expect(notes[0]).toMatch(/--store .*damaged\.json: the entry for D16 f32 full is damaged or of another flashring \(defaultMs is not \[forward ms, backward ms\], each a time above 0\): treated as absent/);
     expect(entries(path)).toHaveLength(Object.keys(bad).length + 1);
   });
 });

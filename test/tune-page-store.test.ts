@@ -24,6 +24,9 @@ describe('keptOrSaid', () => {
     for (const [entry, why] of [
       [{ ...GOOD, tuning: { FLASHRING_NO_SUCH_PIN: 1 } }, /FLASHRING_NO_SUCH_PIN', which is no pin/],
       [{ ...GOOD, tunedMs: 'fast' }, /tunedMs is not \[forward ms, backward ms\]/],
+      // A time of 0, below 0 or not finite is no measurement (IndexedDB keeps Infinity and NaN, which JSON cannot).
+      ...[[0, 4.25], [1.5, 0], [-1, 4.25], [Infinity, 4.25], [1.5, NaN]].map((ms) => [{ ...GOOD, tunedMs: ms }, /^tunedMs is not \[forward ms, backward ms\], each a time above 0$/] as const),
+      [{ ...GOOD, defaultMs: [0, 0] }, /^defaultMs is not \[forward ms, backward ms\], each a time above 0$/],
       [{ ...GOOD, key: 'another' }, /key field is not the key/],
       [null, /not an object/],
     ] as const) {

@@ -7,7 +7,8 @@ import { resolveTuning, TUNING_PINS } from '../kernels/tuning.js';
 
 const PATHS = ['scalar', 'subgroup-matrix'];
 export const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
-const isMsPair = (x: unknown) => Array.isArray(x) && x.length === 2 && x.every((v) => typeof v === 'number' && Number.isFinite(v) && v >= 0);
+/** A timing: finite and above 0 (0, a negative or a non-finite time is no measurement; the table divides by it). */
+const isMsPair = (x: unknown) => Array.isArray(x) && x.length === 2 && x.every((v) => typeof v === 'number' && Number.isFinite(v) && v > 0);
 const isCount = (x: unknown) => typeof x === 'number' && Number.isSafeInteger(x) && x > 0;
 
 /**
@@ -29,7 +30,7 @@ export function tuneEntryProblem(key: string, e: unknown): string | null {
   } catch (err) {
     if (!(err instanceof InputError)) return `its pins are not of the form pins take (${(err as Error).message.split('\n')[0]})`;
   }
-  for (const k of ['defaultMs', 'tunedMs']) if (!isMsPair(e[k])) return `${k} is not [forward ms, backward ms]`;
+  for (const k of ['defaultMs', 'tunedMs']) if (!isMsPair(e[k])) return `${k} is not [forward ms, backward ms], each a time above 0`;
   for (const k of ['N', 'heads']) if (!isCount(e[k])) return `${k} is not a positive integer`;
   if (typeof e.checkErr !== 'number') return 'checkErr is not a number';
   if (e.keptDefaults !== undefined && typeof e.keptDefaults !== 'string') return 'keptDefaults is not text';
