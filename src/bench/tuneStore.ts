@@ -156,6 +156,27 @@ class StoreLock {
   }
 }
 
+const writeFailure = (path: string, flag: string) => (e: unknown) =>
+  new InputError(`--${flag} ${path}: cannot write it (${(e as Error).message}); give another --${flag}`);
+/** A temporary beside the store, named as the outputs' temporaries are, so that one a process now gone left is found and removed alike. */
+const storeTemp = (path: string) => tempPath(path, Math.random().toString(36).slice(2) || '0');
+
+/**
+ * That the store's folder takes files (made where it is missing), so that a search is not lost at its end: an InputError
+ * naming `flag` where it does not. The folder is made here only: a caller that may still refuse (tune, before its
+ * device's checks) opens the store with `writable` false and calls this once nothing is refused.
+ */
+export async function checkStoreWritable(path: string, flag = 'store'): Promise<void> {
+  try {
+    await mkdir(dirname(path), { recursive: true });
+    const t = storeTemp(path);
+    await writeFile(t, '');
+    await unlink(t);
+  } catch (e) {
+    throw writeFailure(path, flag)(e);
+  }
+}
+
 export interface StoreOptions {
   /** How long set() waits for another writer's lock (ms); default 20 s. */
   lockWaitMs?: number;
@@ -169,26 +190,15 @@ export interface StoreOptions {
  * entry to what is there, writes a temporary file of its own (named as the outputs' are,
  * src/cli/files.ts tempPath), renames it over the store and lets the lock go. A lock whose process is gone (on this
  * host), or unreadable and older than 30 s, is taken over; one held longer than the wait is an
- * error naming it. `writable`: check up front that the folder takes files, so that a search is not
- * lost at its end.
+ * error naming it. `writable`: check up front that the folder takes files (checkStoreWritable), so that a
+ * search is not lost at its end.
  */
 export async function fileTuneStore(path: string, flag = 'store', writable = true, opts: StoreOptions = {}): Promise<TuneStore> {
   // As an empty --out is (src/cli/files.ts): '' would pass every check up front and fail only at the rename, after the search.
   checkNamed(flag, path);
   let data = await readStore(path, flag);
-  const fail = (e: unknown) => new InputError(`--${flag} ${path}: cannot write it (${(e as Error).message}); give another --${flag}`);
-  // Named as the outputs' temporaries are, so that one a process now gone left is found and removed alike.
-  const tmp = () => tempPath(path, Math.random().toString(36).slice(2) || '0');
-  if (writable) {
-    try {
-      await mkdir(dirname(path), { recursive: true });
-      const t = tmp();
-      await writeFile(t, '');
-      await unlink(t);
-    } catch (e) {
-      throw fail(e);
-    }
-  }
+  const fail = writeFailure(path, flag);
+  if (writable) await checkStoreWritable(path, flag);
   const noted = new Set<string>();
   const lock = new StoreLock(path, flag, opts.lockWaitMs ?? LOCK_WAIT_MS, fail);
 
@@ -212,7 +222,7 @@ export async function fileTuneStore(path: string, flag = 'store', writable = tru
         data = await readStore(path, flag);
         data.entries[entry.key] = entry;
         // The temporary goes at exit too (registered after the lock: removed before it).
-        const t = tmp(), keepTemp = atExit(() => rmSync(t, { force: true }));
+        const t = storeTemp(path), keepTemp = atExit(() => rmSync(t, { force: true }));
         try {
           // The store written over keeps its permissions, as the outputs do.
           await writeTemp(t, path, JSON.stringify(data, null, 1));

@@ -5,10 +5,11 @@
  */
 import { InputError } from '../errors.js';
 import { counted } from '../plural.js';
-import { acquireDevices, adapterName } from '../gpu/device.js';
+import { acquireDevices, adapterName, type FlashDevice } from '../gpu/device.js';
+import type { Precision } from '../kernels/precision.js';
 import { nodeGPU, robustShaders } from '../gpu/node.js';
 import { autotune, checkTuneRequest, showPins, type TuneEntry } from '../bench/tune.js';
-import { defaultStorePath, fileTuneStore } from '../bench/tuneStore.js';
+import { checkStoreWritable, defaultStorePath, fileTuneStore } from '../bench/tuneStore.js';
 import { MAX_REPS } from '../bench/kernels.js';
 import { choices, distinct, nums, one, parseCommand } from './args.js';
 
@@ -45,15 +46,22 @@ export async function tuneCommand(argv: string[]): Promise<number> {
   const Ds = distinct('D', nums(values.D, '64,128', 'D', 256));
   const causals = distinct('causal', choices(values.causal, 'false,true', 'causal', ['false', 'true'] as const)).map((c) => c === 'true');
   const N = one(values.N, '4096', 'N', 1 << 20), heads = one(values.heads, '16', 'heads', 1024), reps = one(values.reps, '5', 'reps', MAX_REPS);
-  // Every flag before the store is read or its folder made, and before any device: one line naming what is wrong.
+  // Every flag before the store is read, and before any device: one line naming what is wrong.
   // The default precision depends on the adapter; a list given is checked here.
   const wanted = values.precision === undefined ? null : distinct('precision', choices(values.precision, '', 'precision', ['f32', 'f16'] as const));
-  for (const D of Ds) for (const precision of wanted ?? ['f32' as const]) checkTuneRequest({ robust: false, D, precision, causal: false, N, heads, reps });
-  const store = await fileTuneStore(values.store ?? defaultStorePath());
+  const check = (precisions: readonly Precision[], dev?: FlashDevice) => {
+    for (const D of Ds) for (const precision of precisions) checkTuneRequest({ robust: false, D, precision, causal: false, N, heads, reps }, dev);
+  };
+  check(wanted ?? ['f32']);
+  const path = values.store ?? defaultStorePath();
+  // Read and checked here; its folder is made only once the device has refused nothing (a refused run leaves nothing on disk).
+  const store = await fileTuneStore(path, 'store', false);
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
     const precisions = wanted ?? [dev.hasF16 ? ('f16' as const) : ('f32' as const)];
     if (precisions.includes('f16') && !dev.hasF16) throw new InputError(`--precision f16: ${adapterName(dev.adapter)} has no shader-f16; give --precision f32`);
+    check(precisions, dev);
+    await checkStoreWritable(path);
     const out: (TuneEntry & { fromStore: boolean })[] = [];
     // Progress and notes on stderr with --json too (the JSON alone on stdout): a search of minutes is not silent.
     const log = (line: string) => void process.stderr.write(`${line}\n`);
@@ -65,17 +73,22 @@ export async function tuneCommand(argv: string[]): Promise<number> {
       console.log(JSON.stringify(out, null, 1));
       return 0;
     }
-    console.log(`\n${adapterName(dev.adapter)}, store ${values.store ?? defaultStorePath()}`);
-    console.log('| D | precision | causal | path | N | default fwd / bwd ms | tuned fwd / bwd ms | speed-up | pins | checkErr | from |');
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|');
-    for (const e of out) {
-      const [D, precision, mask] = e.key.split('|').slice(-3);
-      const up = (e.defaultMs[0] + e.defaultMs[1]) / (e.tunedMs[0] + e.tunedMs[1]);
-      const pins = e.keptDefaults ? `(defaults: ${e.keptDefaults})` : showPins(e.tuning);
-      console.log(`| ${D.slice(1)} | ${precision} | ${mask === 'causal'} | ${e.path} | ${e.N} | ${ms2(e.defaultMs)} | ${ms2(e.tunedMs)} | ${up.toFixed(3)}× | ${pins} | ${e.checkErr.toExponential(1)} | ${e.fromStore ? `store (${e.date.slice(0, 10)})` : 'search'} |`);
-    }
+    printTable(out, `${adapterName(dev.adapter)}, store ${path}`);
     return 0;
   } finally {
     dev.destroy();
+  }
+}
+
+/** The entries as a table on stdout, under `title` (the adapter and the store). */
+function printTable(out: (TuneEntry & { fromStore: boolean })[], title: string): void {
+  console.log(`\n${title}`);
+  console.log('| D | precision | causal | path | N | default fwd / bwd ms | tuned fwd / bwd ms | speed-up | pins | checkErr | from |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const e of out) {
+    const [D, precision, mask] = e.key.split('|').slice(-3);
+    const up = (e.defaultMs[0] + e.defaultMs[1]) / (e.tunedMs[0] + e.tunedMs[1]);
+    const pins = e.keptDefaults ? `(defaults: ${e.keptDefaults})` : showPins(e.tuning);
+    console.log(`| ${D.slice(1)} | ${precision} | ${mask === 'causal'} | ${e.path} | ${e.N} | ${ms2(e.defaultMs)} | ${ms2(e.tunedMs)} | ${up.toFixed(3)}× | ${pins} | ${e.checkErr.toExponential(1)} | ${e.fromStore ? `store (${e.date.slice(0, 10)})` : 'search'} |`);
   }
 }
