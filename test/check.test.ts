@@ -147,7 +147,7 @@ describe('the gate where it is used', () => {
     const entries: TuneEntry[] = [], lines: string[] = [];
     const few = (_p: unknown, kind: 'fwd' | 'bwd') => (kind === 'fwd' ? [{ portableForward: { rows: 16, cols: 8 } }] : [{ portableBackward: { rows: 8, cols: 8 } }]);
     const e = await autotune(dev, { robust: false, D: 16, precision: 'f32', causal: true, N: 48, heads: 1, reps: 1 },
-      { get: async () => undefined, set: async (x) => void entries.push(x) }, { candidates: few, fresh: true, progress: (l) => lines.push(l) });
+      { get: async () => undefined, set: async (x) => (entries.push(x), 0) }, { candidates: few, fresh: true, progress: (l) => lines.push(l) });
     expect(e.keptDefaults).toMatch(/^the kept pins failed the float64 check \(\d\.\d\de-\d+\)$/);
     expect(e.tuning).toEqual({});
     expect(lines.at(-1)).toBe(`  kept the defaults: ${e.keptDefaults}`);

@@ -89,6 +89,22 @@ describe('writers at the same time', () => {
   });
 });
 
+describe('dropping entries as it writes', () => {
+  it('set drops every other entry its rule names (read at the set, under the lock), never the one it writes, and says how many', async () => {
+    const path = join(dir, 'drop.json');
+    const seen: string[] = [];
+    await (await fileTuneStore(path)).set(entry(key(16)));
+    await (await fileTuneStore(path)).set(entry(key(32)));
+    const other = await fileTuneStore(path);   // opened before the entries below: set reads the file again
+    await (await fileTuneStore(path)).set(entry(key(48)));
+    expect(await (await fileTuneStore(path)).set(entry(key(64)))).toBe(0);   // no rule: all kept
+    const dropped = await other.set(entry(key(16)), (k) => (seen.push(k), k !== key(32)));
+    expect(dropped).toBe(2);
+    expect(seen.sort()).toEqual([key(32), key(48), key(64)].sort());
+    expect(entries(path).sort()).toEqual([key(16), key(32)].sort());
+  });
+});
+
 describe('temporaries', () => {
   it('named as the outputs\' are; one a process now gone left is removed by the next set, a live one kept', async () => {
     const sub = mkdtempSync(join(dir, 'temps-')), path = join(sub, 'tune.json');

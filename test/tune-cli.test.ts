@@ -58,8 +58,15 @@ describe('flashring tune', () => {
     expect(bb.err).toMatch(/^flashring bench: --tuned .*broken\.json: the entry for D=16 f32 holds pins the kernels do not take \(FLASHRING_PORTABLE_FWD='3x8'.*run flashring tune --fresh/m);
   });
 
-  it('--json: the JSON alone on stdout, the search\'s progress on stderr, each candidate counted', async () => {
+  it('--json: the JSON alone on stdout, the search\'s progress on stderr, each candidate counted; the store written drops what this flashring can never use on this adapter', async () => {
     const store = join(dir, 'fresh.json');
+    // This adapter's entries: one under an older kernels' hash and one damaged (dropped), one sound (kept); another adapter's, kept.
+    const dev = await testDevice();
+    const mine = tuneKey(dev, 'scalar', { D: 32, precision: 'f32', causal: true, robust: false }), old = mine.replace(/\|shaders [0-9a-f]+\|/, '|shaders 0badc0de|');
+    const other = `Another vendor|arch|device|another GPU|${old.split('|').slice(4).join('|')}`;
+    const at = (key: string, more: Partial<TuneEntry> = {}): TuneEntry => ({ key, path: 'scalar', tuning: {}, defaultMs: [2, 4], tunedMs: [2, 4], N: 64, heads: 2, checkErr: 3e-7, date: '2026-12-02T16:00:00.000Z', trials: [], ...more });
+    const damaged = mine.replace('|causal', '|full');
+    writeFileSync(store, JSON.stringify({ version: 1, entries: { [mine]: at(mine), [old]: at(old), [damaged]: at(damaged, { tunedMs: [0, 4] }), [other]: at(other) } }));
     const r = await cli(['--D', '16', '--precision', 'f32', '--causal', 'false', '--N', '32', '--heads', '1', '--reps', '1', '--store', store, '--json']);
     expect(r.code, r.err).toBe(0);
     expect(r.err).toMatch(/^tuning D=16 f32 not causal on the \S+ path at N=32, 1 head: /m);
@@ -67,7 +74,8 @@ describe('flashring tune', () => {
     expect(r.err).toMatch(/^ {2}bwd 1\/\d+ FLASHRING_\w+=\S+/m);
     const [e] = JSON.parse(r.out) as (TuneEntry & { fromStore: boolean })[];
     expect(e.fromStore).toBe(false);
-    expect(Object.keys(JSON.parse(readFileSync(store, 'utf8')).entries)).toEqual([e.key]);
+    expect(Object.keys(JSON.parse(readFileSync(store, 'utf8')).entries).sort()).toEqual([mine, other, e.key].sort());
+    expect(r.err).toMatch(/^dropped 2 entries of this adapter from the store that this flashring can never use \(another kernels' hash, or damaged\); other adapters' entries kept$/m);
   }, 300_000);
 
   it('bad input: one line, exit code 2, before any search', async () => {

@@ -11,7 +11,7 @@ const GOOD: TuneEntry = {
   key: KEY, path: 'scalar', tuning: {}, defaultMs: [1.5, 4.25], tunedMs: [1.5, 4.25], N: 256, heads: 2, checkErr: 1e-7,
   date: '2026-12-06T15:00:00Z', trials: [],
 } as unknown as TuneEntry;
-const holding = (entry: unknown): TuneStore => ({ get: async () => entry as TuneEntry, set: async () => undefined });
+const holding = (entry: unknown): TuneStore => ({ get: async () => entry as TuneEntry, set: async () => 0 });
 
 describe('keptOrSaid', () => {
   it('passes a sound entry through, and none as none', async () => {

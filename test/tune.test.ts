@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { testDevice } from './gpu.js';
-import { TUNE_MARGIN, autotune, keptPins, showPins, skipReason, sourceHash, storedTuning, tuneCandidates, tuneKey, type TuneEntry, type TuneStore } from '../src/bench/tune.js';
+import { TUNE_MARGIN, autotune, keptPins, showPins, skipReason, sourceHash, storedTuning, tuneCandidates, tuneKey, unusableOn, type TuneEntry, type TuneStore } from '../src/bench/tune.js';
 import { SGMM_FWD_PIPES, planSgmm } from '../src/kernels/sgmmTiles.js';
 import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES, planTiles } from '../src/kernels/tiles.js';
 import { resolveTuning, tuningFromEnv, type KernelTuning } from '../src/kernels/tuning.js';
@@ -18,7 +18,7 @@ import { TOL } from '../src/reference/compare.js';
 
 function memoryStore(): TuneStore & { entries: Map<string, TuneEntry>; gets: number } {
   const entries = new Map<string, TuneEntry>();
-  const s = { entries, gets: 0, get: async (k: string) => { s.gets++; return entries.get(k); }, set: async (e: TuneEntry) => void entries.set(e.key, e) };
+  const s = { entries, gets: 0, get: async (k: string) => { s.gets++; return entries.get(k); }, set: async (e: TuneEntry) => (entries.set(e.key, e), 0) };
   return s;
 }
 
@@ -192,6 +192,25 @@ describe('autotune on this device', () => {
     expect(lines.filter((l) => /^ {2}(fwd|bwd) /.test(l))).toHaveLength(1);
     expect(store.entries.size).toBe(0);
   }, 120_000);
+
+  it('unusableOn: this adapter\'s entries under another kernels\' hash, damaged or with pins the kernels do not take; never another adapter\'s', async () => {
+    const dev = await testDevice({ tuning: { path: 'scalar' } });
+    const unusable = unusableOn(dev);
+    const r = { robust: false, D: 16, precision: 'f32' as const, causal: false };
+    const key = tuneKey(dev, 'scalar', r), old = key.replace(`|shaders ${sourceHash()}|`, '|shaders 0badc0de|');
+    const other = `Another vendor|another arch|a device|another GPU|${old.split('|').slice(4).join('|')}`;
+    const at = (k: string, more: Partial<TuneEntry> = {}): TuneEntry => ({ key: k, path: 'scalar', tuning: {}, defaultMs: [2, 4], tunedMs: [1, 4], N: 32, heads: 1, checkErr: 0, date: '2026-12-02T16:00:00.000Z', trials: [], ...more });
+    expect(old).not.toBe(key);
+    expect(unusable(key, at(key))).toBe(false);
+    expect(unusable(tuneKey(dev, 'scalar', { ...r, robust: true, D: 32 }), at(tuneKey(dev, 'scalar', { ...r, robust: true, D: 32 })))).toBe(false);
+    expect(unusable(old, at(old))).toBe(true);
+    expect(unusable(key, at(key, { tunedMs: [0, 4] }))).toBe(true);
+    expect(unusable(key, at(key, { tuning: { portableForward: { rows: 3, cols: 8 } } }))).toBe(true);
+    expect(unusable(key, 'not an entry')).toBe(true);
+    // Another adapter's (another GPU reading the same store, with its own flashring): kept whatever it holds.
+    expect(unusable(other, at(other))).toBe(false);
+    expect(unusable(other, 'not an entry')).toBe(false);
+  });
 
   it('keptPins: each kernel decided apart, at the 2% margin, with the reason for the one not kept', () => {
     const fwd: KernelTuning = { sgmmForwardPipe: 0 }, bwd: KernelTuning = { sgmmBackward: { subgroups: 4, rows: 16 } };

@@ -22,19 +22,42 @@ function openDb(factory: IDBFactory): Promise<IDBDatabase> {
   return request(r);
 }
 
+/**
+ * Puts `entry` and deletes every other entry `unusable` names, in one transaction; resolves with how many were
+ * deleted once it has committed.
+ */
+function putDropping(tx: IDBTransaction, entry: TuneEntry, unusable?: (key: string, entry: unknown) => boolean): Promise<number> {
+  const s = tx.objectStore(STORE);
+  let dropped = 0;
+  s.put(entry);
+  if (unusable) {
+    const c = s.openCursor();
+    c.onsuccess = () => {
+      const at = c.result;
+      if (!at) return;
+      if (at.key !== entry.key && unusable(String(at.key), at.value)) (at.delete(), dropped++);
+      at.continue();
+    };
+  }
+  return new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve(dropped);
+    tx.onerror = tx.onabort = () => reject(tx.error ?? new Error('IndexedDB transaction failed'));
+  });
+}
+
 /** The page's store; each call opens the database and closes it again (another tab may hold it). */
 export function idbTuneStore(factory: IDBFactory = indexedDB): TuneStore {
-  const withStore = async <T>(mode: IDBTransactionMode, f: (s: IDBObjectStore) => IDBRequest<T>): Promise<T> => {
+  const withDb = async <T>(f: (db: IDBDatabase) => Promise<T>): Promise<T> => {
     const db = await openDb(factory);
     try {
-      return await request(f(db.transaction(STORE, mode).objectStore(STORE)));
+      return await f(db);
     } finally {
       db.close();
     }
   };
   return {
-    get: async (key) => (await withStore('readonly', (s) => s.get(key))) as TuneEntry | undefined,
-    set: async (entry) => void (await withStore('readwrite', (s) => s.put(entry))),
+    get: (key) => withDb((db) => request(db.transaction(STORE, 'readonly').objectStore(STORE).get(key)) as Promise<TuneEntry | undefined>),
+    set: (entry, unusable) => withDb((db) => putDropping(db.transaction(STORE, 'readwrite'), entry, unusable)),
   };
 }
 
@@ -56,7 +79,7 @@ export function keptOrSaid(store: TuneStore): TuneStore & { failure?: string; da
       s.damaged = why;
       return undefined;
     },
-    set: (entry) => store.set(entry).catch(said),
+    set: (entry, unusable) => store.set(entry, unusable).catch((e) => (said(e), 0)),
   };
   return s;
 }

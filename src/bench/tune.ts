@@ -27,6 +27,7 @@ import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS, sgmmCandidates, sgmmFwdCan
 import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../kernels/tiles.js';
 import { PORTABLE_PRODUCTS, TUNING_PINS, resolveTuning, type KernelTuning } from '../kernels/tuning.js';
 import { FlashForward } from '../kernels/flashForward.js';
+import { tuneEntryProblem } from './tuneEntry.js';
 import { benchBuffers, spotCheck, tensorFits, timeForwardBackward, type BenchBuffers } from './kernels.js';
 
 export interface TuneRequest {
@@ -71,7 +72,11 @@ export interface TuneEntry {
 
 export interface TuneStore {
   get(key: string): Promise<TuneEntry | undefined>;
-  set(entry: TuneEntry): Promise<void>;
+  /**
+   * Stores `entry` (in place of any under its key) and drops every other entry `unusable` names (autotune: unusableOn);
+   * returns how many were dropped.
+   */
+  set(entry: TuneEntry, unusable?: (key: string, entry: unknown) => boolean): Promise<number>;
 }
 
 /**
@@ -98,9 +103,32 @@ function fnv1a(): string {
  * precision and mask).
  */
 export function tuneKey(dev: FlashDevice, path: KernelPath, r: Pick<TuneRequest, 'D' | 'precision' | 'causal' | 'robust'>): string {
-  const a = dev.adapter;
   const pins = Object.keys(dev.tuning).length ? showPins(dev.tuning) : 'no pins';
-  return [a.vendor, a.architecture, a.device, a.description, `shaders ${sourceHash()}`, r.robust ? 'robust' : 'unchecked', pins, path, `D${r.D}`, r.precision, r.causal ? 'causal' : 'full'].join('|');
+  return [adapterOf(dev), `shaders ${sourceHash()}`, r.robust ? 'robust' : 'unchecked', pins, path, `D${r.D}`, r.precision, r.causal ? 'causal' : 'full'].join('|');
+}
+
+/** A store key's first part: the adapter's vendor, architecture, device and description. */
+const adapterOf = (dev: FlashDevice) => [dev.adapter.vendor, dev.adapter.architecture, dev.adapter.device, dev.adapter.description].join('|');
+
+/**
+ * The entries a store holds that this flashring can never use on this device's adapter, which autotune drops when it
+ * writes the store: those of this adapter (tuneKey's first part) under another kernels' hash (an older or newer
+ * flashring's kernels: tuneKey never asks for them), or damaged (tuneEntryProblem), or holding pins the kernels do not
+ * take (resolveTuning), which every reader treats as absent. Entries of other adapters are kept whatever they hold:
+ * another GPU, and another flashring, may read the same store.
+ */
+export function unusableOn(dev: FlashDevice): (key: string, entry: unknown) => boolean {
+  const adapter = `${adapterOf(dev)}|shaders `, current = `${adapter}${sourceHash()}|`;
+  return (key, e) => key.startsWith(adapter) && (!key.startsWith(current) || tuneEntryProblem(key, e) !== null || !takesPins((e as TuneEntry).tuning));
+}
+
+function takesPins(t: KernelTuning): boolean {
+  try {
+    resolveTuning(t);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The path a request's kernels take on this device by default, and its store key. */
@@ -296,7 +324,8 @@ async function search(
     date: new Date().toISOString(), trials: [...fwd, ...bwd].map((x) => x.trial),
   };
   o.signal?.throwIfAborted(); // a search cancelled during its last timings stores nothing
-  await store?.set(entry);
+  const dropped = (await store?.set(entry, unusableOn(dev))) ?? 0;
+  if (dropped) o.progress(`dropped ${counted(dropped, 'entry', 'entries')} of this adapter from the store that this flashring can never use (another kernels' hash, or damaged); other adapters' entries kept`);
   return { ...entry, fromStore: false };
 }
 

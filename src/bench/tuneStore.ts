@@ -215,11 +215,13 @@ export async function fileTuneStore(path: string, flag = 'store', writable = tru
       }
       return undefined;
     },
-    set: async (entry) => {
+    set: async (entry, unusable) => {
       const release = await lock.take();
       try {
         await removeDeadTemps([path]);
         data = await readStore(path, flag);
+        const dropped = unusable ? Object.keys(data.entries).filter((k) => k !== entry.key && unusable(k, data.entries[k])) : [];
+        for (const k of dropped) delete data.entries[k];
         data.entries[entry.key] = entry;
         // The temporary goes at exit too (registered after the lock: removed before it).
         const t = storeTemp(path), keepTemp = atExit(() => rmSync(t, { force: true }));
@@ -233,6 +235,7 @@ export async function fileTuneStore(path: string, flag = 'store', writable = tru
         } finally {
           keepTemp();
         }
+        return dropped.length;
       } finally {
         await release();
       }

@@ -18,8 +18,10 @@ const HELP = `usage: flashring tune [options]
   shape, keeps each kernel's fastest pins where that kernel ran 2% faster than its defaults timed
   beside them and what is kept passes the float64 check, and stores them per (adapter, kernels'
   hash, robustness, pins, path, D, precision, mask); a stored entry is reused (and says so when
-  tuned at another shape) unless --fresh. The portable forward's f16 products (faster, not within
-  the f16 contract on every input) are candidates only with FLASHRING_PORTABLE_FWD_PRODUCTS=f16.
+  tuned at another shape) unless --fresh. A search writing the store drops this adapter's entries
+  this flashring can never use (another kernels' hash, damaged); other adapters' are kept. The
+  portable forward's f16 products (faster, not within the f16 contract on every input) are
+  candidates only with FLASHRING_PORTABLE_FWD_PRODUCTS=f16.
   --D LIST          head dims (default 64,128)
   --precision LIST  f32,f16 (default: f16 where the adapter has it, else f32)
   --causal LIST     false,true (default both)
