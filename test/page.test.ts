@@ -505,8 +505,25 @@ describe('the page in headless Chromium', () => {
     expect(await page.isEnabled('#live-cancel')).toBe(false);
   }, 300_000);
 
-  it('Tune tiles: a search in the tab, kept in IndexedDB, that Run then uses', async () => {
+  it('Tune tiles: a search in the tab, kept in IndexedDB, that Run then uses; it drops this adapter\'s entries of other kernels, not another adapter\'s', async () => {
     await liveForm(page, { N: '32', D: '16', H: '1', R: '1' }, 'f32');
+    // An entry of this adapter under another kernels' hash (dropped when Tune stores), and another adapter's (kept).
+    const keys = await page.evaluate(async () => {
+      const i = (await navigator.gpu.requestAdapter())!.info, rest = 'shaders 0badc0de|robust|no pins|scalar|D16|f32|full';
+      const old = [i.vendor, i.architecture, i.device, i.description, rest].join('|'), other = `Another vendor|arch|device|another GPU|${rest}`;
+      const entry = (key: string) => ({ key, path: 'scalar', tuning: {}, defaultMs: [2, 4], tunedMs: [2, 4], N: 64, heads: 2, checkErr: 3e-7, date: '2026-12-02T16:00:00.000Z', trials: [] });
+      await new Promise<void>((resolve, reject) => {
+        const r = indexedDB.open('flashring', 1);
+        r.onerror = () => reject(r.error);
+        r.onupgradeneeded = () => r.result.createObjectStore('tune', { keyPath: 'key' }); // as the page's store (web/tuneStore.ts), where no run made it yet
+        r.onsuccess = () => {
+          const tx = r.result.transaction('tune', 'readwrite');
+          for (const k of [old, other]) tx.objectStore('tune').put(entry(k));
+          tx.oncomplete = () => { r.result.close(); resolve(); };
+        };
+      });
+      return { old, other };
+    });
     await page.click('#live-tune');
     await page.waitForFunction(() => (window as unknown as { __flashring: { tune?: { done?: boolean } } }).__flashring.tune?.done === true, null, { timeout: 280_000 });
     const t = await hooks<{ failed?: string; key?: string; tuning?: Record<string, unknown>; checkErr?: number; trials?: number }>(page, 'tune');
@@ -520,6 +537,13 @@ describe('the page in headless Chromium', () => {
       r.onsuccess = () => { const g = r.result.transaction('tune').objectStore('tune').get(key); g.onsuccess = () => { resolve(g.result); r.result.close(); }; };
     }), t.key!);
     expect(stored).toMatchObject({ key: t.key, tuning: t.tuning });
+    const all = await page.evaluate(() => new Promise<string[]>((resolve, reject) => {
+      const r = indexedDB.open('flashring', 1);
+      r.onerror = () => reject(r.error);
+      r.onsuccess = () => { const g = r.result.transaction('tune').objectStore('tune').getAllKeys(); g.onsuccess = () => { resolve(g.result.map(String)); r.result.close(); }; };
+    }));
+    expect(all).toContain(keys.other);
+    expect(all).not.toContain(keys.old);
     await page.click('#live-run');
     await liveDone(page);
     const live = await hooks<{ ok?: boolean; tuned?: boolean; failed?: string }>(page, 'live');
