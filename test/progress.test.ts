@@ -1,6 +1,6 @@
 /** Progress on stderr (src/cli/progress.ts): a phase's start and end lines, on a terminal and in a log. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ringProgress, timedPhase } from '../src/cli/progress.js';
+import { progressLines, ringProgress, timedPhase } from '../src/cli/progress.js';
 
 /** What `f` writes to stderr with FLASHRING_STDERR_TTY set to `tty` (as bin/flashring.mjs sets it for the command). */
 async function stderrOf(tty: '0' | '1', f: () => Promise<unknown>): Promise<string> {
@@ -89,5 +89,36 @@ describe('ringProgress (attention --cp)', () => {
     });
     expect(tty).toBe('\r  forward step 1/2   \n');
     expect(await stderrOf('1', async () => ringProgress().end())).toBe(''); // nothing drawn: nothing to close
+  });
+});
+
+describe('progressLines (tune\'s candidates)', () => {
+  afterEach(() => vi.unstubAllEnvs());
+  const draw = (p: ReturnType<typeof progressLines>) => {
+    p.line('tuning D=16');
+    p.over('  fwd 1/2 FLASHRING_PORTABLE_FWD=16x8: 0.171 ms');
+    p.over('  fwd 2/2 FLASHRING_PORTABLE_FWD=4x4: skipped (too large)');
+    p.over('  bwd 1/1 X: 1.000 ms');
+    p.line('  kept the defaults');
+    p.over('  fwd 1/1 Y: 2.000 ms');
+    p.end();
+    p.end();
+  };
+
+  it('on a terminal: the lines drawn over are one line rewritten in place, padded over a longer one; a whole line and end() close it, once', async () => {
+    const tty = await stderrOf('1', async () => draw(progressLines()));
+    expect(tty).toBe('tuning D=16\n' +
+      '\r  fwd 1/2 FLASHRING_PORTABLE_FWD=16x8: 0.171 ms' +
+      '\r  fwd 2/2 FLASHRING_PORTABLE_FWD=4x4: skipped (too large)' +
+      `\r${'  bwd 1/1 X: 1.000 ms'.padEnd('  fwd 2/2 FLASHRING_PORTABLE_FWD=4x4: skipped (too large)'.length)}\n` +
+      '  kept the defaults\n' +
+      '\r  fwd 1/1 Y: 2.000 ms\n');
+    expect(await stderrOf('1', async () => progressLines().end())).toBe(''); // nothing drawn: nothing to close
+  });
+
+  it('in a log: every line whole, no carriage return', async () => {
+    expect(await stderrOf('0', async () => draw(progressLines()))).toBe([
+      'tuning D=16', '  fwd 1/2 FLASHRING_PORTABLE_FWD=16x8: 0.171 ms', '  fwd 2/2 FLASHRING_PORTABLE_FWD=4x4: skipped (too large)',
+      '  bwd 1/1 X: 1.000 ms', '  kept the defaults', '  fwd 1/1 Y: 2.000 ms', ''].join('\n'));
   });
 });

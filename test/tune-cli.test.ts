@@ -2,7 +2,7 @@
  * `flashring tune`: its store (a JSON file; an entry is reused), its table and --json, and bad
  * input in one line with exit code 2. The search itself: test/tune.test.ts.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,6 +76,25 @@ describe('flashring tune', () => {
     expect(e.fromStore).toBe(false);
     expect(Object.keys(JSON.parse(readFileSync(store, 'utf8')).entries).sort()).toEqual([mine, other, e.key].sort());
     expect(r.err).toMatch(/^dropped 2 entries of this adapter from the store that this flashring can never use \(another kernels' hash, or damaged\); other adapters' entries kept$/m);
+  }, 300_000);
+
+  it('on a terminal: the candidates are one progress line drawn over (\\r), ended before the next whole line', async () => {
+    // In-process (FLASHRING_RAW_STDERR=1), told its stderr is a terminal as bin/flashring.mjs tells its child.
+    vi.stubEnv('FLASHRING_RAW_STDERR', '1');
+    vi.stubEnv('FLASHRING_STDERR_TTY', '1');
+    try {
+      const r = await cli(['--D', '16', '--precision', 'f32', '--causal', 'false', '--N', '32', '--heads', '1', '--reps', '1', '--store', join(dir, 'tty.json'), '--json']);
+      expect(r.code, r.err).toBe(0);
+      const err = r.err.split('\n').filter((l) => !l.startsWith('Warning')).join('\n');
+      expect(err).toMatch(/^tuning D=16 f32 not causal on the \S+ path at N=32, 1 head: [^\r]*\n\r {2}fwd 1\/\d+ /m);
+      expect(err).toMatch(/\r {2}fwd 2\/\d+ FLASHRING_\w+=\S+/);
+      expect(err).toMatch(/\r {2}bwd 1\/\d+ FLASHRING_\w+=\S+/);
+      expect(err).not.toMatch(/\n {2}(fwd|bwd) \d/);   // no candidate on a line of its own
+      expect(err.endsWith('\n'), err).toBe(true);   // the drawn line ended
+      expect(JSON.parse(r.out)).toHaveLength(1);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   }, 300_000);
 
   it('bad input: one line, exit code 2, before any search', async () => {

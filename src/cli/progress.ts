@@ -46,6 +46,33 @@ export async function timedPhase<T>(what: string, run: (tick: PhaseTick) => Prom
   return { value, ms };
 }
 
+/**
+ * Progress lines on stderr, some of which a terminal draws over: on a terminal `over` rewrites one line in place (`\r`,
+ * padded over what it showed) and `line` ends that line and writes a whole one; elsewhere (a log, a pipe) each is a
+ * whole line. `end` ends a drawn line (call it however the run ends, so that an error or what follows on stdout starts
+ * a line of its own); once, and nothing where none is drawn.
+ */
+export function progressLines(): { over: (text: string) => void; line: (text: string) => void; end: () => void } {
+  const tty = progressOnTerminal();
+  let drawn: string | null = null;
+  const end = () => {
+    if (drawn !== null) process.stderr.write('\n');
+    drawn = null;
+  };
+  return {
+    over: (text) => {
+      if (!tty) return void process.stderr.write(`${text}\n`);
+      process.stderr.write(`\r${text.padEnd(drawn?.length ?? 0)}`);
+      drawn = text;
+    },
+    line: (text) => {
+      end();
+      process.stderr.write(`${text}\n`);
+    },
+    end,
+  };
+}
+
 /** A ring's step, as its onStep reports it: `step` (from 0) of `steps` in `phase` ended on every rank. */
 export interface RingStep { phase: string; step: number; steps: number }
 
@@ -55,14 +82,10 @@ export interface RingStep { phase: string; step: number; steps: number }
  * time another tenth of a phase's steps is done (`  forward: step 3 of 8 done`), and one when its last is.
  */
 export function ringProgress(): { tick: (p: RingStep) => void; end: () => void } {
-  const tty = progressOnTerminal();
-  let open = false, phaseNow = '', tenths = 0;
+  const tty = progressOnTerminal(), lines = progressLines();
+  let phaseNow = '', tenths = 0;
   const tick = ({ phase, step, steps }: RingStep) => {
-    if (tty) {
-      process.stderr.write(`\r  ${phase} step ${step + 1}/${steps}   `);
-      open = true;
-      return;
-    }
+    if (tty) return lines.over(`  ${phase} step ${step + 1}/${steps}   `);
     if (phase !== phaseNow) [phaseNow, tenths] = [phase, 0];
     const done = step + 1, t = Math.floor((10 * done) / steps);
     if (done === steps) process.stderr.write(`  ${phase}: ${counted(steps, 'step')} done\n`);
@@ -71,9 +94,5 @@ export function ringProgress(): { tick: (p: RingStep) => void; end: () => void }
       process.stderr.write(`  ${phase}: step ${done} of ${steps} done\n`);
     }
   };
-  const end = () => {
-    if (open) process.stderr.write('\n');
-    open = false;
-  };
-  return { tick, end };
+  return { tick, end: lines.end };
 }

@@ -12,6 +12,7 @@ import { autotune, checkTuneRequest, showPins, type TuneEntry } from '../bench/t
 import { checkStoreWritable, defaultStorePath, fileTuneStore } from '../bench/tuneStore.js';
 import { MAX_REPS } from '../bench/kernels.js';
 import { choices, distinct, nums, one, parseCommand } from './args.js';
+import { progressLines } from './progress.js';
 
 const HELP = `usage: flashring tune [options]
   Times each tile candidate of the path this adapter takes (forward and backward apart) at one
@@ -59,18 +60,23 @@ export async function tuneCommand(argv: string[]): Promise<number> {
   // Read and checked here; its folder is made only once the device has refused nothing (a refused run leaves nothing on disk).
   const store = await fileTuneStore(path, 'store', false);
   const [dev] = await acquireDevices(await nodeGPU(), 1);
+  const shown = progressLines();
   try {
     const precisions = wanted ?? [dev.hasF16 ? ('f16' as const) : ('f32' as const)];
     if (precisions.includes('f16') && !dev.hasF16) throw new InputError(`--precision f16: ${adapterName(dev.adapter)} has no shader-f16; give --precision f32`);
     check(precisions, dev);
     await checkStoreWritable(path);
     const out: (TuneEntry & { fromStore: boolean })[] = [];
-    // Progress and notes on stderr with --json too (the JSON alone on stdout): a search of minutes is not silent.
-    const log = (line: string) => void process.stderr.write(`${line}\n`);
-    for (const D of Ds) for (const precision of precisions) for (const causal of causals)
-      out.push(await autotune(dev, { robust: robustShaders(), D, precision, causal, N, heads, reps }, store, { fresh: values.fresh, progress: log }));
+    // Progress and notes on stderr with --json too (the JSON alone on stdout): a search of minutes is not silent. On a
+    // terminal the candidates' lines are one line drawn over, ended after each search (the store's notes write whole
+    // lines of their own); elsewhere (a log) one line each.
+    const progress = (line: string, trial?: unknown) => (trial ? shown.over(line) : shown.line(line));
+    for (const D of Ds) for (const precision of precisions) for (const causal of causals) {
+      out.push(await autotune(dev, { robust: robustShaders(), D, precision, causal, N, heads, reps }, store, { fresh: values.fresh, progress }));
+      shown.end();
+    }
     const reused = out.filter((e) => e.fromStore && (e.N !== N || e.heads !== heads));
-    if (reused.length) log(`${counted(reused.length, 'entry', 'entries')} from the store, tuned at another N or heads (the table says which): --fresh searches again at N=${N}, ${counted(heads, 'head')}`);
+    if (reused.length) shown.line(`${counted(reused.length, 'entry', 'entries')} from the store, tuned at another N or heads (the table says which): --fresh searches again at N=${N}, ${counted(heads, 'head')}`);
     if (values.json) {
       console.log(JSON.stringify(out, null, 1));
       return 0;
@@ -78,6 +84,7 @@ export async function tuneCommand(argv: string[]): Promise<number> {
     printTable(out, `${adapterName(dev.adapter)}, store ${path}`);
     return 0;
   } finally {
+    shown.end();
     dev.destroy();
   }
 }
