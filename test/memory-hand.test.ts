@@ -71,12 +71,19 @@ describe('MoE terms and parameters with TP = 2 and sequence parallelism', () => 
     expect(term(r.perLayer, 'experts: GeLU input').bytes).toBe((2 * s * k * fe) / t);                     // 33554432
     expect(term(r.perLayer, 'experts: output scaled by the router probability').bytes).toBe((2 * s * k * fe) / t);
   });
-  it('routed experts split over TP too (M48); what every TP rank holds whole is not: norms, the row-parallel output projection\'s bias, the router, the learned position table', () => {
+  it('routed experts split over TP too (M48); what every TP rank holds whole is not: norms, the row-parallel biases, the router, the learned position table', () => {
     const r = memoryBreakdown(moe, par({ tensorParallel: t, sequenceParallel: true }));
-    // Per layer two LayerNorms (2h each), the attention output's bias (h; the experts have none here), the router (h·E);
-    // the position table (s·h: learned, the GPT default) and the final LayerNorm (2h) once.
-    const whole = L * (4 * h + h + h * E) + s * h + 2 * h;
+    // Per layer two LayerNorms (2h each), the attention output's bias (h), the router's weight and bias ((h + 1)·E),
+    // each routed expert's fc2 bias (h: RowParallelLinear's, output-sized); the position table (s·h: learned, the
+    // GPT default) and the final LayerNorm (2h) once.
+    const whole = L * (4 * h + h + (h + 1) * E + E * h) + s * h + 2 * h;
     expect(r.parametersPerGpu).toBe((parameterCount(moe, s) - whole) / t + whole);
+  });
+  it("add_bias_linear gives the router a bias of E (router.py:67) and each routed expert fc1's and fc2's (mlp.py:225, :247)", () => {
+    const biases = (x: ModelConfig) => parameterCount(x, s) - parameterCount({ ...x, biasLinear: false }, s);
+    // a layer: attention's Q, K, V and output biases 4h, the router's E, each expert's fc1 f_e (2·f_e with SwiGLU) and fc2 h
+    expect(biases(moe)).toBe(L * (4 * h + E + E * (fe + h)));
+    expect(biases({ ...moe, swiglu: true })).toBe(L * (4 * h + E + E * (2 * fe + h)));
   });
   it('a capacity factor below 1 bounds the routed tokens; above 1 changes nothing (M8)', () => {
     const permuted = (cf: number) => term(layerTerms({ ...moe, moe: { ...moe.moe!, capacityFactor: cf } }, par()), "permuted tokens (experts' fc1 input)").bytes;
@@ -91,7 +98,7 @@ describe('MoE terms and parameters with TP = 2 and sequence parallelism', () => 
     expect(names(['shared_experts']).filter((n) => n.startsWith('shared expert: '))).toEqual([]);
   });
   it("distributed optimizer: experts over DP·CP/EP (M18); without it nothing is sharded (M43)", () => {
-    const X = (L * E * 2 * h * fe) / 2; // routed experts per GPU at EP = 2: 8 layers · 4 · 2h·f_e / 2 = 67108864
+    const X = (L * E * (2 * h * fe + fe + h)) / 2; // routed experts per GPU at EP = 2: 8 layers · 4 · (2h·f_e + f_e + h) / 2 = 67158016
     const d = memoryBreakdown(moe, par({ dataParallel: 4, contextParallel: 2, expertParallel: 2, distributedOptimizer: true }));
     expect(d.optimizerBytes).toBeCloseTo(12 * ((d.parametersPerGpu - X) / 8 + X / 4), 0);
     const n = memoryBreakdown(moe, par({ dataParallel: 2, expertParallel: 2 }));

@@ -709,27 +709,42 @@ export function parameterCount(m: ModelConfig, seqLength: number, p: Pick<Parall
  * router; its routed experts apart), the input embedding (word, and learned positions), the untied
  * output layer (both of `vocab` rows: paddedVocab), the final norm.
  */
-function parameterParts(m: ModelConfig, seqLength: number, vocab: number): { layer: number; whole: number; routed: number; embedding: number; word: number; positions: number; output: number; finalNorm: number } {
+function parameterParts(m: ModelConfig, seqLength: number, vocab: number): { layer: number; whole: number; routed: number; routedWhole: number; embedding: number; word: number; positions: number; output: number; finalNorm: number } {
   const h = m.hiddenSize, a = m.numAttentionHeads, g = m.numQueryGroups ?? a, f = ffnWidth(m);
   const hk = (h * g) / a;
-  const bias = m.biasLinear === false ? 0 : 1, norm = m.rmsNorm ? 1 : 2;
+  const bias = linearBias(m), norm = m.rmsNorm ? 1 : 2;
   const attn = h * h + 2 * h * hk + h * h + bias * (h + 2 * hk + h); // Q, K, V, output (+ biases)
-  const mlp = m.moe ? 0 : (m.swiglu ? 3 : 2) * h * f + bias * ((m.swiglu ? 2 : 1) * f + h);
-  const perLayer = attn + mlp + 2 * norm * h + (m.moe ? h * m.moe.numExperts : 0); // two norms (+ the router)
+  const mlp = m.moe ? 0 : mlpParameters(m, f).all;
+  // TopKRouter (moe/router.py:64-72): a weight of E·h and, under add_bias_linear, a bias of E.
+  const router = m.moe ? (h + bias) * m.moe.numExperts : 0;
+  const perLayer = attn + mlp + 2 * norm * h + router; // two norms (+ the router)
   const e = expertParameters(m), positions = positionRows(m, seqLength) * h;
   return {
-    layer: perLayer + e.shared, routed: e.routed,
+    layer: perLayer + e.shared, routed: e.routed, routedWhole: e.routedWhole,
     // Of a layer's, what every TP rank holds whole: the norms, the row-parallel layers' biases (attention's output
-    // projection, the MLP's second; RowParallelLinear's bias is output-sized), the router (TopKRouter's weight).
-    whole: 2 * norm * h + bias * (h + (m.moe ? 0 : h)) + (m.moe ? h * m.moe.numExperts : 0),
+    // projection, the MLP's second; RowParallelLinear's bias is output-sized), the router (TopKRouter's weight and bias).
+    whole: 2 * norm * h + bias * h + (m.moe ? router : mlpParameters(m, f).whole),
     embedding: vocab * h + positions, word: vocab * h, positions, output: m.untieEmbeddings ? vocab * h : 0, finalNorm: norm * h,
   };
+}
+
+/** 1 where Megatron-LM's linear layers have biases (--add-bias-linear, its default), else 0. */
+const linearBias = (m: ModelConfig): number => (m.biasLinear === false ? 0 : 1);
+
+/**
+ * One MLP of width f (mlp.py:220-250: fc1 and fc2 built with bias=add_bias_linear; a dense MLP, a routed expert
+ * of SequentialMLP or TEGroupedMLP, experts.py:223, :246): its weights and biases, and of them what every TP rank
+ * holds whole, fc2's output-sized bias (RowParallelLinear, tensor_parallel/layers.py:1484).
+ */
+function mlpParameters(m: ModelConfig, f: number): { all: number; whole: number } {
+  const h = m.hiddenSize, bias = linearBias(m);
+  return { all: (m.swiglu ? 3 : 2) * h * f + bias * ((m.swiglu ? 2 : 1) * f + h), whole: bias * h };
 }
 
 /**
  * Parameters per GPU on a pipeline stage, and of them the routed experts': its L/PP layers, each over the TP
  * ranks but for what every TP rank holds whole (norms, row-parallel biases, the router), the routed experts
- * also over the EP ranks; the first stage the input embedding too, the word embedding over the TP ranks and the
+ * (but their fc2 biases, whole on each TP rank) also over the EP ranks; the first stage the input embedding too, the word embedding over the TP ranks and the
  * learned position table whole on each (LanguageModelEmbedding's "(serial)" torch.nn.Embedding: Megatron-LM's
  * own estimate, (layers / PP + embedding) / TP, leaves the table out); the last the final norm (whole) and the
  * output layer, which with tied embeddings is a copy of the word embedding there (kept in step by an
@@ -738,7 +753,7 @@ function parameterParts(m: ModelConfig, seqLength: number, vocab: number): { lay
 export function stageParameters(m: ModelConfig, p: ParallelConfig, stage: PipelineStage = 'first'): { perGpu: number; experts: number } {
   const x = parameterParts(m, p.seqLength, paddedVocab(m, p)), pp = p.pipelineParallel, tp = p.tensorParallel;
   const layers = m.numLayers / pp;
-  const experts = (layers * x.routed) / (p.expertParallel ?? 1) / tp;
+  const experts = (layers * ((x.routed - x.routedWhole) / tp + x.routedWhole)) / (p.expertParallel ?? 1);
   const first = pp === 1 || stage === 'first', last = pp === 1 || stage === 'last';
   const split = layers * (x.layer - x.whole) + (first ? x.word : 0) + (last ? (pp === 1 ? x.output : x.word) : 0);
   const whole = layers * x.whole + (first ? x.positions : 0) + (last ? x.finalNorm : 0);
@@ -762,11 +777,14 @@ export function optimizerShardParameters(p: ParallelConfig, params: { perGpu: nu
   return (params.perGpu - params.experts) / r.dense + params.experts / r.experts;
 }
 
-/** Parameters of one layer's experts: the routed ones (split over EP ranks) and the shared one; 0 for a dense model. */
-function expertParameters(m: ModelConfig): { routed: number; shared: number } {
-  if (!m.moe) return { routed: 0, shared: 0 };
-  const w = (m.swiglu ? 3 : 2) * m.hiddenSize;
-  return { routed: m.moe.numExperts * w * (m.moe.ffnHiddenSize ?? ffnWidth(m)), shared: w * (m.moe.sharedExpertSize ?? 0) };
+/**
+ * Parameters of one layer's experts: the routed ones (split over EP ranks), with biases under add_bias_linear, and of
+ * them the fc2 biases every TP rank holds whole; the shared one (biases refused, validateMoe); 0 for a dense model.
+ */
+function expertParameters(m: ModelConfig): { routed: number; routedWhole: number; shared: number } {
+  if (!m.moe) return { routed: 0, routedWhole: 0, shared: 0 };
+  const E = m.moe.numExperts, one = mlpParameters(m, m.moe.ffnHiddenSize ?? ffnWidth(m));
+  return { routed: E * one.all, routedWhole: E * one.whole, shared: (m.swiglu ? 3 : 2) * m.hiddenSize * (m.moe.sharedExpertSize ?? 0) };
 }
 
 /**
