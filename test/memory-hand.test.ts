@@ -9,6 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PARALLEL, ModelConfig, ParallelConfig, layerTerms, memoryBreakdown, parameterCount, stageMemory } from '../src/memory/model.js';
 import { memoryDiff, setupDiff } from '../src/memory/compare.js';
+import { termGroup } from '../src/memory/trace.js';
 
 const gpt: ModelConfig = { numLayers: 8, hiddenSize: 1024, numAttentionHeads: 16, vocabSize: 32000, untieEmbeddings: true };
 /** The torch-amp harness's model shape (no dropout, no position embedding). */
@@ -111,6 +112,20 @@ describe('pipeline stages: micro batches in flight outside the layers', () => {
   it("1F1B's last stage holds one micro batch's labels (M22), interleaved PP of them (M19)", () => {
     expect(term(stageMemory(gpt, par({ pipelineParallel: 4 }), 'last').outside, labels).bytes).toBe(8 * s);
     expect(term(stageMemory(gpt, par({ pipelineParallel: 4, virtualStages: 2 }), 'last').outside, labels).bytes).toBe(8 * s * 4);
+  });
+});
+
+describe('the input ids a TP rank keeps for the embedding backward', () => {
+  const masked = 'masked input ids (int64) and out-of-range mask (bool) of the vocab-parallel embedding';
+  const outside = (o: Partial<ParallelConfig>) => stageMemory(gpt, par(o), 'first').outside;
+  it('TP > 1: the masked int64 ids and the bool mask (tensor_parallel/layers.py:344-347, :362, :365), 9 B a token per micro batch in flight, whole under SP', () => {
+    expect(term(outside({ tensorParallel: 2 }), masked).bytes).toBe(9 * s);
+    expect(termGroup(term(outside({ tensorParallel: 2 }), masked))).toBe('embedding'); // compared with a trace's embedding saves
+    expect(term(outside({ tensorParallel: 4, sequenceParallel: true, contextParallel: 2 }), masked).bytes).toBe((9 * s) / 2);
+    expect(term(outside({ tensorParallel: 2, pipelineParallel: 4 }), masked).bytes).toBe(9 * s * 4);
+  });
+  it('TP = 1: F.embedding saves the ids themselves, no copy', () => {
+    expect(outside({}).map((x) => x.name)).not.toContain(masked);
   });
 });
 

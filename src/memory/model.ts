@@ -846,6 +846,9 @@ function layersInFlight(p: ParallelConfig, stage: PipelineStage): number {
   return microBatchesInFlight(p, stage);
 }
 
+/** The vocab-parallel embedding's copies of the ids at TP > 1 (outsideTerms). */
+export const MASKED_IDS = 'masked input ids (int64) and out-of-range mask (bool) of the vocab-parallel embedding';
+
 /** Terms outside the transformer layers, as theoretical_memory_usage.py names them (the first stage's and the last's). */
 function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] {
   const { sl, b, h, V, t, rep, sp, rb, spec, S, ss } = d, pp = p.pipelineParallel;
@@ -853,6 +856,11 @@ function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] 
   const inFlight = microBatchesInFlight(p, d.first ? 'first' : 'last'), k = !d.first && inFlight === 1 ? '' : inFlight < pp ? '·m' : '·p';
   const ids = d.first ? 'input ids (and labels)' : "labels and loss mask (the last stage's batch)";
   const out: MemoryTerm[] = [{ name: ids, part: d.first ? 'embedding' : 'loss', bytes: spec.idsBytes * sl * b * inFlight, formula: `${spec.idsBytes}·${S}·b${k}` }];
+  // tensor_parallel/layers.py:344-347, :362, :365 (VocabParallelEmbedding at TP > 1, which the torch-amp stack refuses):
+  // the ids shifted into the rank's vocabulary range (int64, saved by F.embedding) and the out-of-range mask (bool,
+  // saved by the index_put_ that zeroes those rows), both until the embedding's backward; at TP = 1 F.embedding
+  // saves the ids themselves.
+  if (d.first && t > 1) out.push({ name: MASKED_IDS, part: 'embedding', bytes: 9 * sl * b * inFlight, formula: `9·${S}·b${k}` });
   if (d.first && (m.hiddenDropout ?? 0.1) > 0) out.push({ name: 'embedding dropout mask', part: 'embedding', bytes: sl * b * h * rep * inFlight, formula: `${S}·b·h${k}${sp}` });
   if (spec.autocastWeightCopies)
     out.push({ name: 'autocast bf16 weight copies (held until backward)', part: 'weights', bytes: 2 * heldMatmulParamsPerGpu(m, p, d), formula: '2·(weight-matrix parameters per GPU not recomputed)' });

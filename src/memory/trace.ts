@@ -9,7 +9,7 @@
  * attention mask; the hidden-dropout masks; the MLP or MoE layer (its input, the experts, the router);
  * the layer inputs kept by full recompute; the embedding; the output layer and loss.
  */
-import type { MemoryBreakdown, MemoryTerm } from './model.js';
+import { MASKED_IDS, type MemoryBreakdown, type MemoryTerm } from './model.js';
 import { InputError } from '../errors.js';
 
 export interface TraceSaved {
@@ -69,7 +69,7 @@ export function termGroup(t: MemoryTerm): TraceGroup {
   if (n.startsWith('attention mask')) return 'attention mask';
   if (/dropout mask$/.test(n) && n !== 'softmax dropout mask' && n !== 'embedding dropout mask') return 'hidden dropout';
   if (n === 'layer input (full recompute)') return 'layer inputs';
-  if (n === 'input ids (and labels)' || n === 'embedding dropout mask') return 'embedding';
+  if (n === 'input ids (and labels)' || n === MASKED_IDS || n === 'embedding dropout mask') return 'embedding';
   if (/^final (LayerNorm|RMSNorm) input$/.test(n) || n === 'output layer input' || /cross-entropy/.test(n)) return 'output and loss';
   if (t.part === 'mlp') return 'mlp';
   return 'other';
