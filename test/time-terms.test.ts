@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { iterationTime, layerOps } from '../src/memory/time/step.js';
-import { collectiveMs, cpCommMs, groupLinks, recomputed } from '../src/memory/time/iteration.js';
+import { allReduceMs, collectiveMs, cpCommMs, crossEntropyAllReducesMs, groupLinks, recomputed } from '../src/memory/time/iteration.js';
 import { moeDispatchMs, moeOps } from '../src/memory/time/moe.js';
 import { timeDims } from '../src/memory/time/ops.js';
 import { fitGemm, flashTflops } from '../src/memory/time/rates.js';
@@ -29,6 +29,13 @@ const g = (m: number, n: number, k: number) => (2 * m * n * k * fit.secondsPerFl
  */
 const hidden = ([m, n, k]: readonly number[]) => g(m, k, n) + g(k, n, m);
 const moePar = (ep: number, extra: Partial<ParallelConfig> = {}): ParallelConfig => ({ ...DEFAULT_PARALLEL, seqLength: 32768, dataParallel: 8, expertParallel: ep, distributedOptimizer: true, ...extra });
+/**
+ * TP's small all-reduces at `bytesPerMs` bytes a ms without latency: the cross-entropy's three of T fp32 values a micro
+ * batch, and with SP once a step the fp32 gradients of `replicated` parameters; an all-reduce is 2·(t−1)/t of its bytes.
+ */
+const tpSmall = (T: number, t: number, bytesPerMs: number, replicated = 0) => (2 * ((t - 1) / t) * (3 * 4 * T + 4 * replicated)) / bytesPerMs;
+/** The seed's parameters every TP rank holds whole: a layer's two LayerNorms (4h) and row-parallel biases (2h), 32 layers, the final LayerNorm (2h). */
+const SEED_REPLICATED = 32 * 6 * 4096 + 2 * 4096; // 794624
 
 describe('terms by hand that a mutation review found unchecked (2026-12-05)', () => {
   it("a collective over n ranks pays n − 1 messages' latency: 6 ms of bytes + 3 × 1 ms", () => {
@@ -60,7 +67,7 @@ describe('terms by hand that a mutation review found unchecked (2026-12-05)', ()
     const one = ((3 / 4) * 2 * 8192 * 4096) / 1e6;
     const tp = iterationTime(seed, { ...par, recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 1 }, { link: L });
     const hide = 32 * (hidden([8192, 3072, 4096]) + hidden([8192, 4096, 4096])) + hidden([8192, 128512 / 4, 4096]);
-    expect(term(tp, 'tp-comm')).toBeCloseTo((32 * 10 + 32 * 4 + 5) * one - hide, 6);
+    expect(term(tp, 'tp-comm')).toBeCloseTo((32 * 10 + 32 * 4 + 5) * one - hide + tpSmall(8192, 4, 1e6, SEED_REPLICATED), 6);
   });
   it("full recompute runs CP's forward gathers again: 32·4 instead of 32·3", () => {
     const par: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 32768, contextParallel: 4, cpCommType: 'all_gather' };
@@ -168,10 +175,12 @@ describe('terms by hand that a mutation review found unchecked (2026-12-05)', ()
     // The step: 32 layers × (2 + 3) collectives of T·h over TP (attention only), 5 outside the layers, less the QKV's and
     // the output layer's backward GEMMs (GQA: QKV 4096 + 2·1024 wide over 2 ranks; the default vocabulary 50257 padded to 50432, over 2).
     const one = ((1 / 2) * 2 * 32768 * 4096) / 1e6, qkv = hidden([32768, 3072, 4096]), out = hidden([32768, 25216, 4096]);
-    expect(term(iterationTime(moeModel, par, { link: L }), 'tp-comm')).toBeCloseTo((32 * 5 + 5) * one - 32 * qkv - out, 6);
+    // With SP, the cross-entropy's all-reduces and the replicated gradients: a layer's two LayerNorms (4h) and router (h·E), the final LayerNorm.
+    const small = tpSmall(32768, 2, 1e6, 32 * (4 * 4096 + 4096 * 8) + 2 * 4096);   // 0.393216 + 6.324224 ms
+    expect(term(iterationTime(moeModel, par, { link: L }), 'tp-comm')).toBeCloseTo((32 * 5 + 5) * one - 32 * qkv - out + small, 6);
     // A shared expert brings its MLP half back (its fc1: 2·4096 wide, SwiGLU, over 2 ranks).
     const shared = { ...moeModel, moe: { ...moeModel.moe, sharedExpertSize: 4096 } };
-    expect(term(iterationTime(shared, par, { link: L }), 'tp-comm')).toBeCloseTo((32 * 10 + 5) * one - 32 * (qkv + hidden([32768, 4096, 4096])) - out, 6);
+    expect(term(iterationTime(shared, par, { link: L }), 'tp-comm')).toBeCloseTo((32 * 10 + 5) * one - 32 * (qkv + hidden([32768, 4096, 4096])) - out + small, 6);
   });
   it("the flex dispatcher: one exchange over the TP × EP group, as many bytes as alltoall's two steps; the router on this rank's T/t tokens", () => {
     const par = moePar(4, { dataParallel: 4, tensorParallel: 2, sequenceParallel: true });
@@ -186,7 +195,7 @@ describe('terms by hand that a mutation review found unchecked (2026-12-05)', ()
     const shared = { ...moeModel, moe: { ...moeModel.moe, sharedExpertSize: 4096 } };
     const par = (mods?: ('moe' | 'shared_experts')[]) => moePar(4, { dataParallel: 4, tensorParallel: 2, sequenceParallel: true, ...(mods ? { recompute: 'selective' as const, recomputeModules: mods } : {}) });
     const one = ((1 / 2) * 2 * 32768 * 4096) / 1e6;
-    const hide = 32 * (hidden([32768, 3072, 4096]) + hidden([32768, 4096, 4096])) + hidden([32768, 25216, 4096]);
+    const hide = 32 * (hidden([32768, 3072, 4096]) + hidden([32768, 4096, 4096])) + hidden([32768, 25216, 4096]) - tpSmall(32768, 2, 1e6, 32 * (4 * 4096 + 4096 * 8) + 2 * 4096);
     const t = (mods?: ('moe' | 'shared_experts')[]) => iterationTime(shared, par(mods), { link: L });
     expect(term(t(), 'tp-comm')).toBeCloseTo((32 * 10 + 5) * one - hide, 6);
     expect(term(t(['moe']), 'tp-comm')).toBeCloseTo((32 * 12 + 5) * one - hide, 6);   // the shared expert's all-gather and reduce-scatter again
@@ -203,16 +212,40 @@ describe("the multi-GPU terms against Megatron-LM's code (time-audit, snapshot d
   const behind = (comm: number, gemm: number) => Math.max(0, comm - gemm);
   it("TP with SP: the column-parallel linears' backward all-gather and reduce-scatter run behind their dX and dW GEMMs (layers.py 670-711, async_op=True)", () => {
     const region = ([m, n, k]: readonly number[]) => 2 * one + one + behind(one, g(m, k, n)) + behind(one, g(k, n, m));
-    const want = 32 * (region(columns.qkv) + region(columns.fc1)) + region(columns.out);
+    const want = 32 * (region(columns.qkv) + region(columns.fc1)) + region(columns.out) + tpSmall(T, 4, 1e8, SEED_REPLICATED);
     const t = iterationTime(seed, { ...DEFAULT_PARALLEL, seqLength: T, tensorParallel: 4, sequenceParallel: true }, { link });
     expect(term(t, 'tp-comm')).toBeCloseTo(want, 6);
     expect(want).toBeLessThan((32 * 10 + 4) * one * 0.9);   // the old model: every collective exposed
   });
   it("TP without SP: the column's all-reduce of its input gradient runs behind its dW GEMM; the row's all-reduce has an identity backward", () => {
     const region = ([m, n, k]: readonly number[]) => 2 * one + behind(2 * one, g(k, n, m));
-    const want = 32 * (region(columns.qkv) + region(columns.fc1)) + region(columns.out);
+    const want = 32 * (region(columns.qkv) + region(columns.fc1)) + region(columns.out) + tpSmall(T, 4, 1e8);   // no replicated gradients without SP
     const t = iterationTime(seed, { ...DEFAULT_PARALLEL, seqLength: T, tensorParallel: 4 }, { link });
     expect(term(t, 'tp-comm')).toBeCloseTo(want, 6);
+  });
+});
+
+describe("TP's small all-reduces (cross_entropy.py:130, :146, :150; finalize_model_grads.py:416-476, called at :661)", () => {
+  const lat = { name: 'lat', gbps: 8, latencyUs: 1000 };   // 1 GB/s and 1 ms a message
+  it('the cross-entropy: three all-reduces of T fp32 values over t ranks, each 2(t − 1) messages: latency plus bytes', () => {
+    const x = timeDims(seed, { ...DEFAULT_PARALLEL, seqLength: 8192, tensorParallel: 4, sequenceParallel: true }, F);
+    expect(crossEntropyAllReducesMs(x, lat)).toBeCloseTo(3 * (2 * (3 / 4) * 4 * 8192 / 1e6 + 2 * 3), 9);   // 0.147456 ms of bytes + 18 ms of latency
+    expect(allReduceMs(lat, 4e6, 4)).toBeCloseTo(2 * (3 + 3), 9);
+    expect(crossEntropyAllReducesMs(timeDims(seed, { ...DEFAULT_PARALLEL, seqLength: 8192 }, F), lat)).toBe(0);   // TP = 1: no collective
+  });
+  it("sequence parallelism's replicated parameters: the norms, row-parallel biases and router whole on each TP rank, the routed experts' fc2 biases over EP, the final norm on the last stage, not the position table", () => {
+    const tp4 = { ...DEFAULT_PARALLEL, seqLength: 8192, tensorParallel: 4, sequenceParallel: true };
+    expect(stageParameters(seed, tp4).replicated).toBe(SEED_REPLICATED);
+    expect(stageParameters(seed, { ...tp4, pipelineParallel: 2 }, 'first').replicated).toBe(16 * 6 * 4096);
+    expect(stageParameters(seed, { ...tp4, pipelineParallel: 2 }, 'last').replicated).toBe(16 * 6 * 4096 + 2 * 4096);
+    // with linear biases and 8 experts at EP = 2: the router's (h + 1)·E, each of the 4 local experts' fc2 bias h
+    const moe = { ...seed, moe: { numExperts: 8, routerTopk: 2 } };
+    expect(stageParameters(moe, { ...tp4, dataParallel: 2, expertParallel: 2 }).replicated).toBe(32 * (4 * 4096 + 4096 + 4097 * 8 + 4 * 4096) + 2 * 4096);
+  });
+  it("the step's tp-comm says so (its amounts: the SP and no-SP tests below)", () => {
+    const what = (sp: boolean) => iterationTime(seed, { ...DEFAULT_PARALLEL, seqLength: 8192, tensorParallel: 4, sequenceParallel: sp }, { link: lat }).terms.find((t) => t.name === 'tp-comm')!.what;
+    expect(what(true)).toContain("the cross-entropy's all-reduces; with sequence parallelism, once a step, the replicated parameters' gradients (lat)");
+    expect(what(false)).toContain("the cross-entropy's all-reduces (lat)");
   });
 });
 

@@ -748,16 +748,20 @@ function mlpParameters(m: ModelConfig, f: number): { all: number; whole: number 
  * learned position table whole on each (LanguageModelEmbedding's "(serial)" torch.nn.Embedding: Megatron-LM's
  * own estimate, (layers / PP + embedding) / TP, leaves the table out); the last the final norm (whole) and the
  * output layer, which with tied embeddings is a copy of the word embedding there (kept in step by an
- * all-reduce); with one stage, everything.
+ * all-reduce); with one stage, everything. `replicated`: of them, those every TP rank holds whole that Megatron-LM
+ * marks `sequence_parallel` (norms, fused_layer_norm.py:119-120; row-parallel biases, tensor_parallel/layers.py:1499;
+ * the router, moe/router.py:85-88; not the position table), whose gradients sequence parallelism all-reduces over
+ * the TP ranks once a step (distributed/finalize_model_grads.py:416-476).
  */
-export function stageParameters(m: ModelConfig, p: ParallelConfig, stage: PipelineStage = 'first'): { perGpu: number; experts: number } {
+export function stageParameters(m: ModelConfig, p: ParallelConfig, stage: PipelineStage = 'first'): { perGpu: number; experts: number; replicated: number } {
   const x = parameterParts(m, p.seqLength, paddedVocab(m, p)), pp = p.pipelineParallel, tp = p.tensorParallel;
   const layers = m.numLayers / pp;
-  const experts = (layers * ((x.routed - x.routedWhole) / tp + x.routedWhole)) / (p.expertParallel ?? 1);
+  const ep = p.expertParallel ?? 1, experts = (layers * ((x.routed - x.routedWhole) / tp + x.routedWhole)) / ep;
   const first = pp === 1 || stage === 'first', last = pp === 1 || stage === 'last';
   const split = layers * (x.layer - x.whole) + (first ? x.word : 0) + (last ? (pp === 1 ? x.output : x.word) : 0);
+  const replicated = layers * (x.whole + x.routedWhole / ep) + (last ? x.finalNorm : 0);
   const whole = layers * x.whole + (first ? x.positions : 0) + (last ? x.finalNorm : 0);
-  return { perGpu: split / tp + whole + experts, experts };
+  return { perGpu: split / tp + whole + experts, experts, replicated };
 }
 
 /**

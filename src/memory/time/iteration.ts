@@ -192,6 +192,16 @@ export function collectiveMs(link: Link, bytes: number, n: number): number {
   return n <= 1 ? 0 : transferMs(link, ((n - 1) / n) * bytes, n - 1);
 }
 
+/** An all-reduce over n ranks of `bytes`: a reduce-scatter and an all-gather (collectiveMs each), latency and bytes. */
+export const allReduceMs = (link: Link, bytes: number, n: number): number => 2 * collectiveMs(link, bytes, n);
+
+/**
+ * The vocab-parallel cross-entropy's all-reduces over the TP ranks, per micro batch, forward only (Megatron-LM
+ * tensor_parallel/cross_entropy.py:130 the logits' max, :146 the predicted logit, :150 the sum of exponentials):
+ * three of one fp32 value a token, T tokens (the whole local sequence: the output layer's input is gathered under SP).
+ */
+export const crossEntropyAllReducesMs = (x: TimeDims, link: Link): number => 3 * allReduceMs(link, 4 * x.T, x.t);
+
 /**
  * Tensor parallelism's exposed collectives per micro batch around one column-parallel linear, forward and
  * backward: a layer's attention half (QKV) or dense MLP / shared expert half (fc1), each closed by a

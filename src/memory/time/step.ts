@@ -8,7 +8,7 @@
 import { gradientRanks, optimizerShardParameters, stageParameters, validate, type ModelConfig, type ParallelConfig } from '../model.js';
 import { H200, type DeviceProfile } from './devices.js';
 import {
-  TIME_STACKS, collectiveMs, cpCommMs, exposedLaunchMs, groupLinks, passTimes, recomputed, resolveFusion, tpRegionMs,
+  TIME_STACKS, allReduceMs, collectiveMs, crossEntropyAllReducesMs, cpCommMs, exposedLaunchMs, groupLinks, passTimes, recomputed, resolveFusion, tpRegionMs,
   type GroupLinks, type IterationTime, type PassTimes, type StackTime, type TimeOptions, type TimeTerm, type TimeTermName,
 } from './iteration.js';
 import { moeDispatchMs, moeOps } from './moe.js';
@@ -62,7 +62,7 @@ const TERM_WHAT: Record<string, string> = {
 interface Micro { gpu: number; comm: number; backward: number; kernels: number; flops: number; expertPasses: number }
 
 /** What every piece of a step reads: the device, each group's link, the stack, the first stage's parameters a GPU (stageParameters). */
-interface StepContext { profile: DeviceProfile; links: GroupLinks; st: StackTime; params: { perGpu: number; experts: number } }
+interface StepContext { profile: DeviceProfile; links: GroupLinks; st: StackTime; params: { perGpu: number; experts: number; replicated: number } }
 
 /** A micro batch's forward and backward on the first (busiest) stage: GPU time, kernels launched, exposed communication. */
 function microBatch(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDims, terms: Terms, scale: number): Micro {
@@ -84,18 +84,19 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDi
   // TP's collectives: a layer's around each column-parallel linear (the attention's QKV; a dense MLP's or a MoE layer's
   // shared expert's fc1; a MoE layer's routed experts exchange their tokens through the dispatcher: ep-comm), again
   // forward where full recompute re-runs the layer or selective recompute the MLP; and outside the layers, the
-  // embedding's and the output layer's.
+  // embedding's and the output layer's, and the vocab-parallel cross-entropy's three small all-reduces.
   const tp = (op: Op) => (x.amp ? { fwd: 0, bwd: 0 } : tpRegionMs(x, p, L.tp, op, prof));
   const columns = ops.filter((op) => op.tpColumn).map(tp), tpOut = outOps.filter((op) => op.tpColumn).map(tp);
   const mlpAgain = again('mlp') + again('shared_experts'), fwdOne = columns[0]?.fwd ?? 0;
-  const tpMs = columns.reduce((s, c) => s + Ls * (c.fwd + c.bwd) + full * c.fwd, 0) + mlpAgain * fwdOne + tpOut.reduce((s, c) => s + c.fwd + c.bwd, 0);
+  const tpMs = columns.reduce((s, c) => s + Ls * (c.fwd + c.bwd) + full * c.fwd, 0) + mlpAgain * fwdOne + tpOut.reduce((s, c) => s + c.fwd + c.bwd, 0) +
+    (x.amp ? 0 : crossEntropyAllReducesMs(x, L.tp));
   const cpMs = Ls * (cp.fwd + cp.bwd) + (full + coreAgain) * cp.fwd, epMs = Ls * (epc.fwd + epc.bwd) + moeAgain * epc.fwd;
   const comm = tpMs + cpMs + epMs;
   terms.addPass({ ...layer, byTerm: new Map([...layer.byTerm].map(([k, v]) => [k, v * Ls])) }, scale);
   terms.addPass(out, scale);
   terms.add('gradients', gradMs * scale, TERM_WHAT.gradients);
   terms.add('recompute', rcT.fwd * scale, `forward run again in backward (${counted(rc.layers, 'layer')}${p.recompute === 'selective' ? ', the recomputed modules' : ''})`);
-  terms.add('tp-comm', tpMs * scale, `tensor-parallel all-reduce / all-gather / reduce-scatter, exposed (${L.tp.name})`);
+  terms.add('tp-comm', tpMs * scale, `tensor-parallel all-reduce / all-gather / reduce-scatter, exposed; the cross-entropy's all-reduces${p.sequenceParallel ? '; with sequence parallelism, once a step, the replicated parameters\' gradients' : ''} (${L.tp.name})`);
   terms.add('cp-comm', cpMs * scale,
     `context-parallel ${x.amp ? "PyTorch context_parallel's" : p.cpCommType ?? 'p2p'} transfers not hidden behind attention (${L.cp.name})`);
   terms.add('ep-comm', epMs * scale, `MoE tokens to and from the experts over ${ep} expert-parallel × ${x.t} tensor-parallel ranks (${m.moe?.dispatcher ?? 'allgather'} dispatcher, ${L.ep.name}${x.t > 1 && m.moe?.dispatcher === 'alltoall' ? `; the gather over TP on ${L.tp.name}` : ''})`);
@@ -117,7 +118,7 @@ function microBatch(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDi
 function dpMs(p: ParallelConfig, o: StepContext, backwardMs: number): number {
   const r = gradientRanks(p), { perGpu, experts } = o.params, link = o.links.dp;
   const reduce = (params: number, ranks: number) =>
-    p.distributedOptimizer ? collectiveMs(link, 4 * params, ranks) + collectiveMs(link, 2 * params, ranks) : 2 * collectiveMs(link, 4 * params, ranks);
+    p.distributedOptimizer ? collectiveMs(link, 4 * params, ranks) + collectiveMs(link, 2 * params, ranks) : allReduceMs(link, 4 * params, ranks);
   const ms = reduce(perGpu - experts, r.dense) + reduce(experts, r.experts);
   return o.st.dpOverlap ? Math.max(0, ms - backwardMs) : ms;
 }
@@ -131,7 +132,7 @@ function dpMs(p: ParallelConfig, o: StepContext, backwardMs: number): number {
 function pipelineCommMs(m: ModelConfig, p: ParallelConfig, o: StepContext, x: TimeDims, mb: number): { ms: number; what: string } {
   if (p.pipelineParallel <= 1) return { ms: 0, what: '' };
   const sends = 2 * mb * p.virtualStages * collectiveMs(o.links.pp, 2 * 2 * x.Tn * x.h, 2);
-  const tied = m.untieEmbeddings ? 0 : 2 * collectiveMs(o.links.pp, (4 * x.V * x.h) / x.t, 2); // an all-reduce: reduce-scatter + all-gather
+  const tied = m.untieEmbeddings ? 0 : allReduceMs(o.links.pp, (4 * x.V * x.h) / x.t, 2);
   return { ms: sends + tied, what: `activations and their gradients between stages${tied ? ", the tied embedding's gradient all-reduced between the first and last" : ''} (${o.links.pp.name})` };
 }
 
@@ -162,13 +163,17 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   const terms = new Terms(), host = o.profile.host;
   const micro = microBatch(m, p, o, x, terms, mb);
   const ppc = pipelineCommMs(m, p, o, x, mb), dp = dpMs(p, o, micro.backward * mb), opt = optimizerMs(p, o);
+  // Sequence parallelism: the fp32 gradients of what every TP rank holds whole, coalesced into one all-reduce over the
+  // TP ranks after the data-parallel reduction, exposed (finalize_model_grads.py:416-476).
+  const spGrads = p.sequenceParallel && !x.amp ? allReduceMs(o.links.tp, 4 * o.params.replicated, x.t) : 0;
   const ranks = gradientRanks(p).dense;
   const kernels = micro.kernels * mb + parameterTensorCount(m, m.numLayers / pp, p.expertParallel ?? 1) * st.optimizerKernelsPerTensor;
   const expertPasses = micro.expertPasses * mb;
   const launches = (kernels * host.launchUs + expertPasses * host.moeExpertUs) / 1e3;
   const buckets = ranks > 1 ? (o.params.perGpu * st.bucketBytesPerParam) / (o.profile.bandwidthGBs.copy * 1e6) : 0;
-  const gpuMs = micro.gpu * (mb + bubble) + ppc.ms + dp + opt.ms + buckets;
+  const gpuMs = micro.gpu * (mb + bubble) + ppc.ms + dp + spGrads + opt.ms + buckets;
   terms.add('gradients', buckets, TERM_WHAT.gradients);
+  terms.add('tp-comm', spGrads, `with sequence parallelism, the replicated parameters' gradients all-reduced over the TP ranks (${o.links.tp.name})`);
   terms.add('pipeline-bubble', micro.gpu * bubble, `pipeline fill and drain: (p − 1)/v = ${bubble.toFixed(2)} micro batches idle`);
   terms.add('pp-comm', ppc.ms, ppc.what);
   terms.add('dp-comm', dp, `gradients reduced over ${ranks} data-parallel × context-parallel ranks${p.distributedOptimizer ? ', parameters gathered' : ''} (${o.links.dp.name})`);
@@ -179,7 +184,7 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   const hostMs = exposedLaunchMs(serial, launches, gpuMs) + (st.fixedHost ? host.iterationMs : 0);
   terms.add('host', hostMs, `${Math.round(kernels)} kernel launches at ${host.launchUs} µs${expertPasses ? `, ${expertPasses} expert module passes at ${host.moeExpertUs} µs` : ''}` +
     `${st.fixedHost ? `, ${host.iterationMs} ms per iteration` : ''} (${serial ? 'added to the GPU time' : 'beyond the GPU time'})`);
-  const list = terms.list(), iterMs = gpuMs + hostMs, comm = micro.comm * mb + ppc.ms + dp;
+  const list = terms.list(), iterMs = gpuMs + hostMs, comm = micro.comm * mb + ppc.ms + dp + spGrads;
   return {
     iterMs, terms: list, gpuMs, hostMs, commMs: comm, commFraction: comm / iterMs, kernels, expertPasses, hostSerial: serial, launchMs: launches,
     tflopsPerGpu: (micro.flops * mb) / (iterMs * 1e9), tokensPerSecond: (p.seqLength * p.microBatchSize * mb * p.dataParallel) / (iterMs / 1e3),
