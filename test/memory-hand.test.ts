@@ -22,7 +22,7 @@ const term = <T extends { name: string; bytes: number }>(ts: T[], name: string):
 };
 const s = 8192, h = 1024, a = 16, V = 32000, L = 8, sh = s * h;
 /** Final LayerNorm input 2sh + output layer input 2sh + fp32 softmax 4sV (Megatron-LM, t = 1, untied). */
-const LOSS_AND_OUTPUT = 2 * sh + 2 * sh + 4 * s * V; // 1082130432
+const LOSS_AND_OUTPUT = 2 * sh + 2 * sh + 4 * s * V + 9 * s; // the cross-entropy's saved masked target and mask: 9·s·b
 
 describe('torch-amp stack terms', () => {
   it('CP = 1 stores the attention output once (M4: copy without CP)', () => {

@@ -243,7 +243,7 @@ export interface StackSpec {
    * Cross-entropy: bytes per logit stored for backward, written at its backward, and alive beside
    * the stored ones while the loss is computed at the end of forward.
    */
-  ce: { stored: number; transient: number; forward: number; storedName: string; transientName: string; forwardName: string };
+  ce: { stored: number; transient: number; forward: number; storedName: string; transientName: string; forwardName: string; savedTarget: number };
   /** Vocabulary padded to a multiple of this × t (Megatron-LM's --make-vocab-size-divisible-by 128). */
   vocabDivisor: number;
   /** Unfused attention writes QKᵀ into a persistent global buffer (Megatron-LM's GlobalMemoryBuffer, 'mpu'). */
@@ -264,13 +264,13 @@ export const STACKS: Record<Stack, StackSpec> = {
   megatron: {
     label: 'Megatron-LM', note: 'bf16 parameters with fp32 main gradients, master weights and Adam (18 B/param); vocab-parallel cross-entropy',
     perParam: { weight: 2, gradient: 4, optimizer: 12 }, residualBytes: 2, autocastWeightCopies: false, normOutputBytes: 2, ddpGradientBuckets: false,
-    idsBytes: 8, ce: { stored: 4, transient: 2, forward: 2, storedName: 'cross-entropy fp32 softmax (vocab-parallel)', transientName: 'cross-entropy backward: bf16 logits gradient', forwardName: 'end of forward: bf16 logits beside the fp32 softmax' },
+    idsBytes: 8, ce: { stored: 4, transient: 2, forward: 2, storedName: 'cross-entropy fp32 softmax (vocab-parallel)', transientName: 'cross-entropy backward: bf16 logits gradient', forwardName: 'end of forward: bf16 logits beside the fp32 softmax', savedTarget: 9 },
     vocabDivisor: 128, unfusedScoresBuffer: true, cpRing: 'megatron', cpStoresOutputTwice: false, tiedGradientHeld: true, workspaceBytes: 2 * 32 * 2 ** 20,
   },
   'torch-amp': {
     label: 'PyTorch AMP', note: 'bf16 autocast over fp32 parameters and AdamW (16 B/param), DDP, F.cross_entropy(logits.float()) (bench/torchcp)',
     perParam: { weight: 4, gradient: 4, optimizer: 8 }, residualBytes: 4, autocastWeightCopies: true, normOutputBytes: 4, ddpGradientBuckets: true,
-    idsBytes: 16, ce: { stored: 4, transient: 8, forward: 6, storedName: 'cross-entropy fp32 log-softmax', transientName: 'cross-entropy backward: two fp32 gradients', forwardName: "end of forward: bf16 logits and their fp32 copy, and autocast's cached copies of recomputed weights" },
+    idsBytes: 16, ce: { stored: 4, transient: 8, forward: 6, storedName: 'cross-entropy fp32 log-softmax', transientName: 'cross-entropy backward: two fp32 gradients', forwardName: "end of forward: bf16 logits and their fp32 copy, and autocast's cached copies of recomputed weights", savedTarget: 0 },
     vocabDivisor: 1, unfusedScoresBuffer: false, cpRing: 'torch', cpStoresOutputTwice: true, tiedGradientHeld: false, workspaceBytes: 0,
   },
 };
@@ -878,6 +878,10 @@ function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] 
   out.push({ name: `final ${normName(m)} input`, part: 'output', bytes: rb * sl * b * h * rep, formula: `${rb}·${S}·b·h${sp}` });
   out.push({ name: 'output layer input', part: 'output', bytes: (2 * sl * b * h) / (p.sequenceParallel ? t : 1), formula: `2·${S}·b·h${sp}` });
   out.push({ name: spec.ce.storedName, part: 'loss', bytes: (spec.ce.stored * sl * b * V) / t, formula: `${spec.ce.stored}·${S}·b·V/t` });
+  // tensor_parallel/cross_entropy.py:45-46, :181: the target shifted into the rank's vocabulary range (int64) and its
+  // out-of-range mask (bool), saved for the loss's backward at every TP (the campaign's traces: cross_entropy.py:233)
+  if (spec.ce.savedTarget)
+    out.push({ name: 'cross-entropy masked target (int64) and mask (bool)', part: 'loss', bytes: spec.ce.savedTarget * sl * b, formula: `${spec.ce.savedTarget}·${S}·b` });
   return out;
 }
 
