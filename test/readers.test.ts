@@ -52,6 +52,18 @@ describe('Megatron-LM logs: one point per run', () => {
     }
   });
 
+  it("a run's 'Falling back to Torch optimizers' (written at import, above its dump) is its own, not the run before it's", () => {
+    // Runs appended without command lines: the second's warning stands after the first's last iteration.
+    const warning = '/mlm/megatron/core/optimizer/__init__.py:25: UserWarning: Transformer Engine and Apex are not installed. Falling back to Torch optimizers.\n  warnings.warn(\n';
+    const runs = parseMegatronLogs(A + warning + B, 'two.log');
+    expect(runs.map((r) => r.torchOptimizer)).toEqual([false, true]);
+    expect(runs.map((r) => r.startLine)).toEqual([2, 51]);
+    expect(parseMegatronLogs(warning + A + B, 'two.log').map((r) => r.torchOptimizer)).toEqual([true, false]);
+    // With its command line above the warning, the run opens at the command line.
+    const withCommand = parseMegatronLogs(`${A}# torchrun pretrain_gpt.py\n${warning}${B}`, 'two.log');
+    expect(withCommand.map((r) => [r.torchOptimizer, r.commands])).toEqual([[false, []], [true, ['# torchrun pretrain_gpt.py']]]);
+  });
+
   it('parseMegatronLog (one point) refuses a log of several runs by name, with the lines of its dumps', () => {
     expect(() => parseMegatronLog(A + B, 'two.log')).toThrow(InputError);
     expect(() => parseMegatronLog(A + B, 'two.log')).toThrow(/^two\.log holds 2 runs \(argument dumps at lines 2, 49\), not one: split it into one file per run$/);

@@ -158,7 +158,7 @@ export function parseMegatronLog(text: string, source: string, opts: { warmup?: 
 
 /**
  * A log → one result per run. A run begins at its argument dump ("---- arguments ----"), or at the
- * command line ('# …') that opens it above the dump (runOpening); lines before the first dump belong
+ * command line ('# …') or the optimizer fallback warning that opens it above the dump (runOpening); lines before the first dump belong
  * to the first run. With several runs each point's source is named
  * `source#k` (k from 1). Refused with the line number (InputError): a dump without its
  * "---- end of arguments ----" (cut inside), an argument given twice in one dump with different
@@ -197,17 +197,18 @@ export function parseMegatronLogs(text: string, source: string, opts: { warmup?:
 const COMMAND_LINE = /^#/;
 
 /**
- * Where the run whose argument dump is at line `dump` begins: at the command line ('# …') that opens it, where one
- * stands between the previous run's last line read (an iteration, memory, theoretical or out-of-memory line, or the
+ * Where the run whose argument dump is at line `dump` begins: at the command line ('# …') that opens it, or at the
+ * line Megatron-LM writes at import, before its dump, that it fell back to PyTorch's optimizers, whichever of them is
+ * first between the previous run's last line read (an iteration, memory, theoretical or out-of-memory line, or the
  * end of its dump opened at `previous`) and this dump, else at the dump. Runs appended to one file each keep their
- * own command line, not the run before them.
+ * own command line and optimizer, not the run before them.
  */
 function runOpening(lines: readonly string[], previous: number, dump: number): number {
   let at = dump;
   for (let i = dump - 1; i > previous; i--) {
     const line = lines[i];
     if (DUMP_END.test(line) || ITERATION_LINE.test(line) || MEMORY_LINE.test(line) || THEORETICAL_LINE.test(line) || OOM_LINE.test(line)) break;
-    if (COMMAND_LINE.test(line)) at = i;
+    if (COMMAND_LINE.test(line) || TORCH_OPTIMIZER_LINE.test(line)) at = i;
   }
   return at;
 }
