@@ -925,3 +925,35 @@ describe('replay of a file that is not text', () => {
     }
   });
 });
+
+describe("--torch-optimizer: torch.optim.AdamW's step, from the flag or from a log's 'Falling back to Torch optimizers'", () => {
+  const R00 = 'bench/results/2026-12-06-time-heldout8/runs/r00.log';
+  // r00's own arguments as flashring memory's flags (its log's command line), without the optimizer
+  const FLAGS = ['--num-layers', '3', '--hidden-size', '3072', '--num-attention-heads', '24', '--ffn-hidden-size', '12288', '--seq-length', '2048',
+    '--max-position-embeddings', '2048', '--vocab-size', '56820', '--micro-batch-size', '1', '--attention-dropout', '0.0', '--hidden-dropout', '0.0',
+    '--normalization', 'RMSNorm', '--num-query-groups', '2', '--untie-embeddings-and-output-weights', '--recompute-granularity', 'full',
+    '--recompute-method', 'uniform', '--recompute-num-layers', '1', '--transformer-impl', 'local', '--global-batch-size', '3'];
+  it('replay reads it from the log (r00 of the eighth draw: −0.0%, not −11.4%); --compare without the flag names it, with it agrees', async () => {
+    expect((await run(['replay', R00])).err).toMatch(/peak max allocated 13\.44 GiB \| model 13\.43 GiB \(-0\.0%\)/);
+    const without = await run(['replay', R00, '--compare', ...FLAGS]);
+    expect(without.out).toMatch(/\| 13\.4 \| 11\.9 \| -11\.4% \|/);
+    expect(without.out + without.err).toMatch(/with --torch-optimizer \(compared: no --torch-optimizer\)/);
+    const withIt = await run(['replay', R00, '--compare', ...FLAGS, '--torch-optimizer']);
+    expect(withIt.out).toMatch(/\| 13\.4 \| 13\.4 \| -0\.0% \|/);
+    expect(withIt.out + withIt.err).not.toMatch(/another setup/);
+  });
+  it('memory and memory --sweep count it as the peak where the flag is given', async () => {
+    const json = async (extra: string[]) => JSON.parse((await run(['memory', ...FLAGS.slice(0, -2), '--json', ...extra])).out);
+    const [off, on] = [await json([]), await json(['--torch-optimizer'])];
+    expect(on.peakTransient.name).toMatch(/^optimizer step: torch\.optim\.AdamW's foreach temporary/);
+    expect(on.peakTransient.bytes).toBe(4 * on.parametersPerGpu);
+    expect(on.totalBytes - off.totalBytes).toBeGreaterThan(1.5e9);
+    // the sweep's line (its own sequence and recompute): r00's, as the CSV says it
+    const sweep = async (extra: string[]) => {
+      const r = await run(['memory', ...FLAGS.slice(0, 6), '--vocab-size', '56820', '--micro-batch-size', '1', '--sweep', '--seq-lengths', '2048', '--lines', '1:full:uniform/1', '--csv', join(dir, `opt${extra.length}.csv`), '--force', ...extra]);
+      expect(r.code, r.err).toBe(0);
+      return Number(readFileSync(join(dir, `opt${extra.length}.csv`), 'utf8').split('\n')[1].split(',')[8]);
+    };
+    expect(await sweep(['--torch-optimizer'])).toBeGreaterThan((await sweep([])) + 1);
+  });
+});

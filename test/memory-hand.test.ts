@@ -221,3 +221,42 @@ describe("the vocabulary's padding in the parameters (Megatron-LM's padded_vocab
     expect(parameterCount({ ...torch, vocabSize: 50257 }, s, { tensorParallel: 1, stack: 'torch-amp' }) - parameterCount({ ...torch, vocabSize: 49152 }, s, { tensorParallel: 1, stack: 'torch-amp' })).toBe((50257 - 49152) * h * 2);
   });
 });
+
+describe("torch.optim.AdamW's optimizer step (torchOptimizer: Megatron-LM without Transformer Engine or Apex)", () => {
+  const STEP = "optimizer step: torch.optim.AdamW's foreach temporary (Megatron-LM without Transformer Engine or Apex)";
+  const step = (m: ModelConfig, o: Partial<ParallelConfig>, stage?: 'first' | 'last') => {
+    const b = stage ? stageMemory(m, par({ torchOptimizer: true, ...o }), stage) : memoryBreakdown(m, par({ torchOptimizer: true, ...o }));
+    return { b, t: term(b.transients, STEP) };
+  };
+  it('off by default (a fused Adam): no such transient', () => {
+    expect(memoryBreakdown(gpt, par()).transients.map((x) => x.name)).not.toContain(STEP);
+  });
+  it('4 B a parameter the GPU steps, with every stored activation released by then', () => {
+    const { b, t } = step(gpt, { seqLength: 1024 });
+    expect(t.bytes).toBe(4 * b.parametersPerGpu);
+    expect(t.freedBytes).toBe(b.activationBytes);
+    // at 1K the step is the peak: the state between steps and the temporary, not the activations
+    expect(b.peakTransient?.name).toBe(STEP);
+    expect(b.totalBytes).toBe(b.weightBytes + b.gradientBytes + b.optimizerBytes + b.workspaceBytes + 4 * b.parametersPerGpu);
+  });
+  it("unfused attention's QKᵀ buffer outlives the step: it is not freed by then", () => {
+    const { b, t } = step(gpt, { seqLength: 1024, flashAttention: false });
+    expect(t.freedBytes).toBe(b.activationBytes - 2 * a * 1024 * 1024);
+  });
+  it("the distributed optimizer steps its shard only: dense over DP·CP, the experts over DP·CP/EP", () => {
+    const { b, t } = step(gpt, { seqLength: 1024, dataParallel: 4, contextParallel: 2, distributedOptimizer: true });
+    expect(t.bytes).toBeCloseTo((4 * b.parametersPerGpu) / 8, 3);
+    expect(t.bytes).toBeCloseTo(b.optimizerBytes / 3, 3);   // 12 B of fp32 state a stepped parameter
+  });
+  it('each pipeline stage steps its own parameters (the last with the output layer), and the larger stage is the peak', () => {
+    const first = step(gpt, { seqLength: 1024, pipelineParallel: 2 }, 'first'), last = step(gpt, { seqLength: 1024, pipelineParallel: 2 }, 'last');
+    expect(first.t.bytes).toBe(4 * first.b.parametersPerGpu);
+    expect(last.t.bytes).toBe(4 * last.b.parametersPerGpu);
+    expect(memoryBreakdown(gpt, par({ seqLength: 1024, pipelineParallel: 2, torchOptimizer: true })).totalBytes).toBe(Math.max(first.b.totalBytes, last.b.totalBytes));
+  });
+  it('the PyTorch AMP stack takes it too where asked: its fp32 parameters, 4 B each', () => {
+    const { b, t } = step(torch, { seqLength: 1024, stack: 'torch-amp' });
+    expect(t.bytes).toBe(4 * b.parametersPerGpu);
+    expect(t.freedBytes).toBe(b.activationBytes);
+  });
+});
