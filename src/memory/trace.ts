@@ -75,8 +75,8 @@ export function termGroup(t: MemoryTerm): TraceGroup {
   return 'other';
 }
 
-/** Terms the model counts among the activations that the allocator holds between steps (the persistent QKᵀ buffer). */
-const betweenSteps = (t: MemoryTerm) => t.name.startsWith('QKᵀ scores buffer');
+/** Terms the model counts among the activations that the allocator holds between steps (the persistent QKᵀ buffer): the model marks them (MemoryTerm.betweenSteps). */
+const betweenSteps = (t: MemoryTerm) => t.betweenSteps === true;
 
 export interface GroupComparison {
   group: TraceGroup;
