@@ -6,7 +6,7 @@
  *   npx tsx bench/megatron/campaignTable.ts [DIR]     # prints the markdown table and the summary
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { configFromArgs, parseMegatronLog } from '../../src/memory/megatron.js';
+import { configFromLog, parseMegatronLog } from '../../src/memory/megatron.js';
 import { predictFromLog } from '../../src/memory/compare.js';
 import { memoryBreakdown, recomputeSpec } from '../../src/memory/model.js';
 import { GroupComparison, MegatronTrace, PartComparison, comparePeakParts, compareTrace } from '../../src/memory/trace.js';
@@ -41,7 +41,7 @@ export function campaignRows(dir = CAMPAIGN_DIR): CampaignRow[] {
   return draw.kept.map((k) => {
     const text = readFileSync(`${dir}/runs/${k.id}.log`, 'utf8');
     const res = parseMegatronLog(text, k.id);
-    const c = configFromArgs(res.args);
+    const c = configFromLog(res);
     if ('error' in c) throw new Error(`${k.id}: ${c.error}`);
     const config = describe(k.config, recomputeSpec(c.par));
     const p = predictFromLog(res, null);
