@@ -1252,6 +1252,8 @@ describe('the page in headless Chromium', () => {
       ['distributed optimizer over DP 4', () => page.check('input[name=distopt]'), 'down'],
       ['untied embeddings', () => page.check('input[name=untie]'), 'up'],
       ['fp32 residual', () => page.check('input[name=fp32res]'), 'up'],
+      // torch AdamW's step: 4 B a parameter of this GPU's shard, below the activations it follows here
+      ['torch AdamW', () => page.check('input[name=torchopt]'), 'same'],
       ['attention dropout 0 (FlashAttention stores no mask anyway)', () => page.fill('input[name=attdrop]', '0'), 'same'],
       ['hidden dropout 0: no dropout masks', () => page.fill('input[name=hiddrop]', '0'), 'down'],
       ['rope: no learned position table', () => page.selectOption('select[name=pos]', 'rope').then(() => undefined), 'down'],
@@ -1279,7 +1281,7 @@ describe('the page in headless Chromium', () => {
     // The same settings as flashring memory's flags (src/cli/memory.ts configFromFlags): the same bytes.
     const { model, par } = configFromFlags({
       preset: 'seed-32L-4096h', 'seq-length': '4096', 'tensor-model-parallel-size': '8', 'sequence-parallel': true, 'pipeline-model-parallel-size': '2',
-      'num-layers-per-virtual-pipeline-stage': '4', 'data-parallel-size': '4', 'use-distributed-optimizer': true, 'fp32-residual-connection': true,
+      'num-layers-per-virtual-pipeline-stage': '4', 'data-parallel-size': '4', 'use-distributed-optimizer': true, 'fp32-residual-connection': true, 'torch-optimizer': true,
       'untie-embeddings-and-output-weights': true, 'attention-dropout': '0.1', 'hidden-dropout': '0', 'position-embedding-type': 'rope', 'no-use-flash-attn': true,
       'disable-bias-linear': true, normalization: 'RMSNorm',
     });
@@ -1287,10 +1289,10 @@ describe('the page in headless Chromium', () => {
     expect(await modelOf()).toEqual({ biasLinear: model.biasLinear, rmsNorm: model.rmsNorm });
     expect(await modelOf()).toEqual({ biasLinear: false, rmsNorm: true });
     const q = new URLSearchParams(await page.evaluate(() => location.hash.slice(1)));
-    expect(['dp', 'distopt', 'untie', 'fp32res', 'attdrop', 'hiddrop', 'pos', 'pp', 'vpp', 'flash', 'nobias', 'norm'].map((k) => q.get(k))).toEqual(['4', '1', '1', '1', '0.1', '0', 'rope', '2', '4', '0', '1', 'RMSNorm']);
+    expect(['dp', 'distopt', 'untie', 'fp32res', 'torchopt', 'attdrop', 'hiddrop', 'pos', 'pp', 'vpp', 'flash', 'nobias', 'norm'].map((k) => q.get(k))).toEqual(['4', '1', '1', '1', '1', '0.1', '0', 'rope', '2', '4', '0', '1', 'RMSNorm']);
     await page.reload();
     await pageReady(page);
-    expect([await page.isChecked('input[name=distopt]'), await page.inputValue('select[name=pos]'), await page.inputValue('input[name=vpp]'), await page.isChecked('input[name=nobias]'), await page.inputValue('select[name=norm]')]).toEqual([true, 'rope', '4', true, 'RMSNorm']);
+    expect([await page.isChecked('input[name=distopt]'), await page.isChecked('input[name=torchopt]'), await page.inputValue('select[name=pos]'), await page.inputValue('input[name=vpp]'), await page.isChecked('input[name=nobias]'), await page.inputValue('select[name=norm]')]).toEqual([true, true, 'rope', '4', true, 'RMSNorm']);
     expect(await breakdownGib(page)).toBe(last);
     // Bad values in the page's words, nothing drawn.
     for (const [sel, value, want] of [
@@ -1315,7 +1317,7 @@ describe('the page in headless Chromium', () => {
     expect(new URLSearchParams(await page.evaluate(() => location.hash.slice(1))).get('capacity')).toBe('1');
     await page.evaluate(() => { location.hash = ''; });
     await page.waitForFunction(() => (document.querySelector('input[name=dp]') as HTMLInputElement).value === '1');
-    expect([await page.isChecked('input[name=distopt]'), await page.inputValue('select[name=pos]'), await page.inputValue('input[name=experts]')]).toEqual([false, '', '0']);
+    expect([await page.isChecked('input[name=distopt]'), await page.isChecked('input[name=torchopt]'), await page.inputValue('select[name=pos]'), await page.inputValue('input[name=experts]')]).toEqual([false, false, '', '0']);
     expect(consoleErrors).toEqual([]);
   });
 
