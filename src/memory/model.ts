@@ -1027,7 +1027,10 @@ export function stageMemory(m: ModelConfig, p: ParallelConfig, stage: PipelineSt
  * activation released, `exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs)` makes one fp32 temporary for each
  * parameter of a param group at once, 4 bytes a parameter the optimizer steps on this GPU (its shard with the
  * distributed optimizer). Megatron-LM's groups are the weight-decayed parameters and the rest (biases and norms, 1-D:
- * stepped apart, a fraction of a percent), so the largest group is counted whole. Measured: the eighth held-out draw's r00
+ * stepped apart, a fraction of a percent), so the largest group is counted whole. Routed experts go to an optimizer of
+ * their own only where their parameters are marked `allreduce = False`, which Transformer Engine's layers do and the
+ * local implementation's do not (the only one there is without TE): the fourth fresh draw's r05 (MoE, local) peaked
+ * 4 bytes × all its 1068.3 M parameters above its memory between steps, to 0.2%. Measured: the eighth held-out draw's r00
  * (643.4 M parameters, full recompute) peaked 2454.0 MiB above its memory between steps, 4 bytes × its 643.3 M
  * weight-decayed parameters to the MiB (bench/results/2026-12-06-time-heldout8). What outlives the step: the QKᵀ buffer
  * kept between steps (unfused attention).
