@@ -1035,9 +1035,10 @@ export function stageMemory(m: ModelConfig, p: ParallelConfig, stage: PipelineSt
  * weight-decayed parameters to the MiB (bench/results/2026-12-06-time-heldout8). What outlives the step: the QKᵀ buffer
  * kept between steps (unfused attention).
  */
-function optimizerStepTransient(stepped: number, outside: MemoryTerm[], activationBytes: number): Transient {
+function optimizerStepTransient(stepped: number, outside: MemoryTerm[], activationBytes: number, stack: Stack): Transient {
   const kept = sum(outside.filter((o) => o.betweenSteps));
-  return transient({ name: "optimizer step: torch.optim.AdamW's foreach temporary (Megatron-LM without Transformer Engine or Apex)", part: 'weights',
+  const why = stack === 'megatron' ? ' (Megatron-LM without Transformer Engine or Apex)' : ' (not fused)';
+  return transient({ name: `optimizer step: torch.optim.AdamW's foreach temporary${why}`, part: 'weights',
     bytes: 4 * stepped, formula: '4·(parameters the optimizer steps per GPU)' }, activationBytes - kept);
 }
 
@@ -1054,7 +1055,7 @@ function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage)
   // the stage's: its layers and the embedding or the output layer; experts are split over EP ranks too (the shared expert is not)
   const { perGpu: parametersPerGpu, experts: expertsPerGpu } = stageParameters(m, p, stage);
   const stepped = optimizerShardParameters(p, { perGpu: parametersPerGpu, experts: expertsPerGpu });
-  const ts = [...transients(m, p, d, groups, outside), ...(p.torchOptimizer ? [optimizerStepTransient(stepped, outside, activationBytes)] : [])];
+  const ts = [...transients(m, p, d, groups, outside), ...(p.torchOptimizer ? [optimizerStepTransient(stepped, outside, activationBytes, p.stack ?? 'megatron')] : [])];
   const peak = ts.reduce<Transient | null>((x, y) => (!x || y.netBytes > x.netBytes ? y : x), null);
   const pr = m.paramPrecision === 'amp' ? STACKS['torch-amp'].perParam : m.paramPrecision === 'megatron' ? STACKS.megatron.perParam : d.spec.perParam;
   // The distributed optimizer shards dense parameters' state over the DP·CP ranks, and the experts' over
