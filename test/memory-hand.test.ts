@@ -7,6 +7,8 @@
  * s = 8192, h = 1024, a = 16, V = 32000, L = 8, b = 1.
  */
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { configFromLog, parseMegatronLog } from '../src/memory/megatron.js';
 import { DEFAULT_PARALLEL, ModelConfig, ParallelConfig, layerTerms, memoryBreakdown, parameterCount, stageMemory } from '../src/memory/model.js';
 import { memoryDiff, setupDiff } from '../src/memory/compare.js';
 import { termGroup } from '../src/memory/trace.js';
@@ -258,5 +260,22 @@ describe("torch.optim.AdamW's optimizer step (torchOptimizer: Megatron-LM withou
     const { b, t } = step(torch, { seqLength: 1024, stack: 'torch-amp' });
     expect(t.bytes).toBe(4 * b.parametersPerGpu);
     expect(t.freedBytes).toBe(b.activationBytes);
+  });
+});
+
+describe("where the eighth draw's r00 peaks, traced (bench/results/2026-12-06-heldout8-followup)", () => {
+  it("in the optimizer step, with three micro batches and one: Adam's moments made there (8 B a parameter) and the foreach temporary (4 B a weight-decayed one)", () => {
+    for (const id of ['r00', 'r00-mb1']) {
+      const t = JSON.parse(readFileSync(`bench/results/2026-12-06-heldout8-followup/runs/${id}.trace.json`, 'utf8'));
+      expect(t.history.peak_frames[0], id).toBe('megatron/core/optimizer/optimizer.py:786 step_with_ready_grads');
+      const at = t.history.live_at_peak.find((x: { site: string }) => x.site === 'megatron/core/optimizer/optimizer.py:786 step_with_ready_grads');
+      // its parameters (the log's count, the model's too), of them 3 layers × (QKV 3072 + 2·256, projection 3072, MLP
+      // 12288 + 3072 biases; two RMSNorms of 3072) + the final norm = 87,552 biases and norm weights, stepped apart
+      const res = parseMegatronLog(readFileSync(`bench/results/2026-12-06-heldout8-followup/runs/${id}.log`, 'utf8'), id), c = configFromLog(res);
+      if ('error' in c) throw new Error(c.error);
+      const P = parameterCount(c.model, c.par.seqLength, c.par), noDecay = 3 * (3072 + 2 * 256 + 3072 + 12288 + 3072 + 2 * 3072) + 3072;
+      expect([P, noDecay, c.par.torchOptimizer]).toEqual([643388928, 87552, true]);
+      expect(at.bytes, id).toBe(8 * P + 4 * (P - noDecay));
+    }
   });
 });

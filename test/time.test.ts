@@ -437,6 +437,32 @@ describe('the seventh fresh draw (bench/results/2026-12-06-time-heldout7, seed 3
   });
 });
 
+describe('several micro batches a step, on an H100 (bench/results/2026-12-06-heldout8-followup: the eighth draw\'s r05 and r01 again with one micro batch)', () => {
+  const step = (f: string) => {
+    const res = parseMegatronLog(readFileSync(f, 'utf8'), f), t = predictTimeFromLog(res);
+    if ('error' in t) throw new Error(`${f}: ${t.error}`);
+    return { measured: steadyIterMs(res).ms!, model: t.iterMs, m: Number(res.args.global_batch_size) / Number(res.args.micro_batch_size) };
+  };
+  const pairs = (['r05', 'r01'] as const).map((id) => ({ id, one: step(`bench/results/2026-12-06-heldout8-followup/runs/${id}-mb1.log`), many: step(`bench/results/2026-12-06-time-heldout8/runs/${id}.log`) }));
+  it("what advise says (timeChecked.microBatches): with one micro batch within 13%; each one past the first costs 1.7-3.4× the model's", () => {
+    const ratios = pairs.map(({ id, one, many }) => {
+      expect([one.m, many.m > 1], id).toEqual([1, true]);
+      expect(Math.abs(one.model - one.measured) / one.measured, id).toBeLessThan(0.13);
+      // each micro batch past the first, measured and modelled
+      const measured = (many.measured - one.measured) / (many.m - 1), model = (many.model - one.model) / (many.m - 1);
+      return { id, measured, model, ratio: measured / model };
+    });
+    expect(ratios.map((r) => [Math.round(r.measured), Math.round(r.model)])).toEqual([[41, 12], [210, 124]]);
+    expect(ratios.map((r) => r.ratio.toFixed(1))).toEqual(['3.4', '1.7']);
+    expect(H200.timeChecked!.microBatches!.found).toContain('1.7-3.4×');
+    expect(H200.timeChecked!.microBatches!.found).toContain('(41 ms against 12; 210 against 124)');
+  });
+  it('the H100 runs are in no stored timing set (the profile is the H200\'s)', () => {
+    expect(TIMING_SETS.some((t) => /heldout8/.test(t.dir))).toBe(false);
+    expect(readFileSync('bench/results/2026-12-06-heldout8-followup/gpu.txt', 'utf8')).toMatch(/^NVIDIA H100/);
+  });
+});
+
 describe('MoE steps held out (the campaign\'s held-out half, every MoE step of the fresh draws): each no further off than now', () => {
   // |error| in % as the shipped model gives it (2026-12-05), rounded up at a tenth of a point: a bound on accuracy,
   // so a change that moves a MoE term (the unpermute's bytes, the router's launches) fails here, not only in replay's text.
@@ -848,7 +874,9 @@ describe("the H200 profile's record of how its step times were checked (devices.
     expect(r.split('\n').slice(1, 1 + lines.length)).toEqual(lines);
     expect(lines[0]).toMatch(/^step times checked: 23 of 23 runs drawn after the model was frozen \(the fourth to sixth fresh draws\) within 15%, median 4.8%, largest 12.2% \(the sixth alone: 6 of 6, median 10.6%\)/);
     expect(lines[1]).toContain('(unfused attention), 2K-32K tokens, one micro batch');
-    expect(lines[3]).toMatch(/^  not checked: Megatron-LM's tensor-, context-, pipeline- and data-parallel communication/);
+    expect(lines[3]).toMatch(/^  several micro batches a step, on an H100 .*: each micro batch past the first costs 1\.7-3\.4× what the model gives it/);
+    expect(lines[4]).toMatch(/^  not checked: Megatron-LM's tensor-, context-, pipeline- and data-parallel communication/);
+    expect(lines[4]).not.toContain('micro batches');
     expect(timeCheckedLines({ ...H200, timeChecked: undefined })).toEqual([`step times: the NVIDIA H200 profile's have not been checked against real training steps`]);
   });
 });

@@ -116,6 +116,8 @@ export interface TimeChecked {
   scope: string;
   /** Steps on several GPUs (not held out): what they were, how many, how many within 15%, what the misses were. */
   multiGpu: { what: string; runs: number; within15: number; misses: string };
+  /** Steps of several micro batches: where they ran, and what they found. */
+  microBatches?: { what: string; found: string };
   /** What no real step has checked. */
   unchecked: string;
   source: string;
@@ -132,6 +134,7 @@ export function timeCheckedLines(p: DeviceProfile): string[] {
       `(${c.stored.within15 + c.replaced.within15} of ${c.stored.runs + c.replaced.runs} counting the ${c.replaced.runs} first logs that re-runs replaced)`,
     `  on ${c.scope}`,
     `  ${m.what}: ${m.within15} of ${m.runs} within 15% (not held out; ${m.misses})`,
+    ...(c.microBatches ? [`  ${c.microBatches.what}: ${c.microBatches.found}`] : []),
     `  not checked: ${c.unchecked}`,
   ];
 }
@@ -225,7 +228,14 @@ export const H200: DeviceProfile = {
     replaced: { runs: 3, within15: 0 },
     scope: 'one H200: Megatron-LM --transformer-impl local (unfused attention), 2K-32K tokens, one micro batch of 1 or 2 sequences, TP = CP = PP = DP = 1',
     multiGpu: { what: "on 2 × H200, PyTorch's context-parallel ring at CP = 2", runs: 14, within15: 10, misses: 'the model predicts 18-34% too little time at 4K and 8K' },
-    unchecked: "Megatron-LM's tensor-, context-, pipeline- and data-parallel communication (the link model's), FlashAttention inside a Megatron-LM step, several micro batches",
+    // bench/results/2026-12-06-heldout8-followup (an H100): r05 40.2 ms with one micro batch, 122.8 with three (model 35.0,
+    // 59.3); r01 248.5 with one, 877.6 with four (model 224.0, 595.6). Per micro batch past the first: 41.3 against 12.2 ms,
+    // 209.7 against 123.9.
+    microBatches: {
+      what: 'several micro batches a step, on an H100 (not this profile\'s GPU: the seventh and eighth fresh draws, two of them again with one)',
+      found: 'each micro batch past the first costs 1.7-3.4× what the model gives it (41 ms against 12; 210 against 124), where the same runs with one micro batch are within 13%: a step of several micro batches takes longer than predicted',
+    },
+    unchecked: "Megatron-LM's tensor-, context-, pipeline- and data-parallel communication (the link model's), FlashAttention inside a Megatron-LM step",
     source: 'bench/results/2026-12-03-time-heldout4, -heldout5, -heldout5-deep, -heldout6; every stored log: bench/megatron/repeats.ts TIMING_SETS; ' +
       'CP = 2: bench/results/torchcp-2xh200-2026-11-30 (bench/megatron/timeTable.ts torchRows)',
   },
