@@ -228,12 +228,13 @@ export const H200: DeviceProfile = {
     replaced: { runs: 3, within15: 0 },
     scope: 'one H200: Megatron-LM --transformer-impl local (unfused attention), 2K-32K tokens, one micro batch of 1 or 2 sequences, TP = CP = PP = DP = 1',
     multiGpu: { what: "on 2 × H200, PyTorch's context-parallel ring at CP = 2", runs: 14, within15: 10, misses: 'the model predicts 18-34% too little time at 4K and 8K' },
-    // bench/results/2026-12-06-heldout8-followup (an H100): r05 40.2 ms with one micro batch, 122.8 with three (model 35.0,
-    // 59.3); r01 248.5 with one, 877.6 with four (model 224.0, 595.6). Per micro batch past the first: 41.3 against 12.2 ms,
-    // 209.7 against 123.9.
+    // Each pair on an H100, one micro batch and several (measured / model ms): the eighth draw's r05 40.2 / 35.0 and
+    // 122.8 / 59.3 (3 micro batches), r01 248.5 / 224.0 and 877.6 / 595.6 (4; bench/results/2026-12-06-heldout8-followup);
+    // the ninth's r00 51.9 / 35.7 and 114.9 / 57.3 (3), r01 56.7 / 45.6 and 159.4 / 103.8 (3; …-time-heldout9). Per micro
+    // batch past the first: 41.3 / 12.2, 209.7 / 123.9, 31.5 / 10.8, 51.4 / 29.1 ms.
     microBatches: {
-      what: 'several micro batches a step, on an H100 (not this profile\'s GPU: the seventh and eighth fresh draws, two of them again with one)',
-      found: 'each micro batch past the first costs 1.7-3.4× what the model gives it (41 ms against 12; 210 against 124), where the same runs with one micro batch are within 13%: a step of several micro batches takes longer than predicted',
+      what: 'several micro batches a step, on an H100 (not this profile\'s GPU: the seventh to ninth fresh draws, four of their runs again with one)',
+      found: 'each micro batch past the first costs 1.7-3.4× what the model gives it (41 ms against 12; 210 against 124), where the same runs with one micro batch are 10-31% slower than predicted: a step of several micro batches takes longer than predicted',
     },
     unchecked: "Megatron-LM's tensor-, context-, pipeline- and data-parallel communication (the link model's), FlashAttention inside a Megatron-LM step",
     source: 'bench/results/2026-12-03-time-heldout4, -heldout5, -heldout5-deep, -heldout6; every stored log: bench/megatron/repeats.ts TIMING_SETS; ' +
