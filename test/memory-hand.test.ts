@@ -7,8 +7,9 @@
  * s = 8192, h = 1024, a = 16, V = 32000, L = 8, b = 1.
  */
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { configFromLog, parseMegatronLog } from '../src/memory/megatron.js';
+import { readFileSync, readdirSync } from 'node:fs';
+import { configFromLog, parseMegatronLog, parseMegatronLogs } from '../src/memory/megatron.js';
+import { predictFromLog } from '../src/memory/compare.js';
 import { DEFAULT_PARALLEL, ModelConfig, ParallelConfig, layerTerms, memoryBreakdown, parameterCount, stageMemory } from '../src/memory/model.js';
 import { memoryDiff, setupDiff } from '../src/memory/compare.js';
 import { termGroup } from '../src/memory/trace.js';
@@ -277,5 +278,27 @@ describe("where the eighth draw's r00 peaks, traced (bench/results/2026-12-06-he
       expect([P, noDecay, c.par.torchOptimizer]).toEqual([643388928, 87552, true]);
       expect(at.bytes, id).toBe(8 * P + 4 * (P - noDecay));
     }
+  });
+});
+
+describe('the optimizer-step transient over every stored Megatron-LM run (docs/memory.md: of 285, five move)', () => {
+  it('moves r00 of the eighth draw and its two traced runs, r05 of the fourth and the fifth\'s deep r00, each toward its peak', () => {
+    const R = 'bench/results', moved: string[] = [];
+    let runs = 0;
+    for (const f of (readdirSync(R, { recursive: true }) as string[]).filter((x) => x.endsWith('.log')).sort()) {
+      const text = readFileSync(`${R}/${f}`, 'utf8');
+      if (!text.includes('---- arguments ----')) continue;
+      for (const res of parseMegatronLogs(text, f)) {
+        const a = predictFromLog(res, null), b = predictFromLog({ ...res, torchOptimizer: false }, null);
+        if ('error' in a || 'error' in b) continue;
+        runs++;
+        if (a.totalBytes === b.totalBytes) continue;
+        moved.push(f);
+        expect(Math.abs(a.totalError!), f).toBeLessThan(Math.abs(b.totalError!));
+      }
+    }
+    expect(runs).toBe(285);
+    expect(moved).toEqual(['2026-12-03-time-heldout4/runs/r05.log', '2026-12-03-time-heldout5-deep/runs/r00.log', '2026-12-06-heldout8-followup/runs/r00-mb1.log',
+      '2026-12-06-heldout8-followup/runs/r00.log', '2026-12-06-time-heldout8/runs/r00.log']);
   });
 });
