@@ -55,9 +55,12 @@ function attentionStopped(seed: number, out: string, pidFile: string, env: Recor
   return cmd;
 }
 
-/** The environment that blocks rank `rank`'s main thread once its checks are done, its pid and spool in `file`. */
-function blocked(rank: number, file: string): Record<string, string> {
-  return { NODE_OPTIONS: `--import=${preload}`, FLASHRING_TEST_STOP_RANK: String(rank), FLASHRING_TEST_STOP_FILE: f(file), FLASHRING_TEST_STOP_AT: 'proceed', FLASHRING_TEST_STOP_HOW: 'block' };
+/**
+ * The environment that blocks rank `rank`'s main thread on the parent's message `at` (by default once its checks are
+ * done; 'init': before its own handler sees the first message), its pid and spool in `file`.
+ */
+function blocked(rank: number, file: string, at = 'proceed'): Record<string, string> {
+  return { NODE_OPTIONS: `--import=${preload}`, FLASHRING_TEST_STOP_RANK: String(rank), FLASHRING_TEST_STOP_FILE: f(file), FLASHRING_TEST_STOP_AT: at, FLASHRING_TEST_STOP_HOW: 'block' };
 }
 
 /**
@@ -142,6 +145,13 @@ describe('a hung rank process', () => {
   it.each([1, 2])("the command's process killed (SIGKILL) while a rank's main thread is blocked (--cp %i): that rank ends within seconds, no spool left", async (cp) => {
     const file = `block${cp}.pid`, env = blocked(cp - 1, file);
     await orphanEnds(attentionStopped(11 + cp, `out-block${cp}`, file, { FLASHRING_RAW_STDERR: '1', ...env }, cp), file);
+  }, 40_000);
+
+  // The earliest a rank can block: on its first message, before its own handler runs (the watchdog must already be
+  // there: it starts with the process, not with the init message).
+  it("the command's process killed (SIGKILL) while a rank's main thread blocked on its init message: that rank ends too", async () => {
+    const file = 'block-init.pid', env = blocked(0, file, 'init');
+    await orphanEnds(attentionStopped(14, 'out-block-init', file, { FLASHRING_RAW_STDERR: '1', ...env }, 1), file);
   }, 40_000);
 
   it("a blocked rank behind a wrapper that stays its parent (the API's wrapper) ends once the ring's parent is killed", async () => {

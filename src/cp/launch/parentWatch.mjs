@@ -3,9 +3,10 @@
 // never sees the IPC channel close. Plain JavaScript: it needs none of the loaders, and runs before they would.
 // Once the parent (the command, pid `parent`) is gone it removes the ring's spool folder (created by that parent
 // for its ranks, used by nothing once it is gone: what the rank's exit handler would remove) and ends the whole
-// process with SIGKILL (`process.exit` here would end only this thread). One timer, every `pollMs`.
+// process with SIGKILL (`process.exit` here would end only this thread). One timer, every `pollMs`; once it is set,
+// the thread says so (a message: the rank does no GPU work before).
 import { rmSync } from 'node:fs';
-import { workerData } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 
 const { parent, spool, pollMs } = workerData;
 // A child of the parent itself (no wrapper, or one that execs) is reparented the moment the parent ends: exact even
@@ -28,3 +29,4 @@ setInterval(() => {
   if (spool) rmSync(spool, { recursive: true, force: true });
   process.kill(process.pid, 'SIGKILL');
 }, pollMs);
+parentPort.postMessage('watching');

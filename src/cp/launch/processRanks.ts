@@ -56,8 +56,6 @@ export interface RankInit {
   spool: string | null;
   /** The kernel pins every rank builds with (ProcessRingOptions.tuning, resolved once in the parent). */
   tuning: Readonly<KernelTuning>;
-  /** The parent's pid: a rank whose parent is gone ends itself, even one stuck in a driver call (rankProcess.ts watchParent). */
-  parent: number;
 }
 
 /** What a rank process says of its device before any GPU work: its name, and whether it has shader-f16. */
@@ -188,7 +186,6 @@ export async function ringAttentionProcesses(s: AttentionShape, t: RingInputs, o
   const link = await ProcessLink.open();
   const inits: RankInit[] = shards.map((_, rank) => ({
     type: 'init', rank, R, shape: s, base: pb.base, scheme: sch.scheme, hierarchicalSizes: opts.hierarchicalSizes, shards, backward: src.backward, spool: link.spool, tuning,
-    parent: process.pid,
   }));
   const done = await runProcesses(inits, agree, opts, sch.steps, link).finally(() => link.close());
   const timeline = predictOn(assemble(done, { ...pb, eb: elemBytes(precision) }, sch.scheme, sch.hierarchy, layout, precision, shards), opts);
@@ -338,13 +335,18 @@ function silentRank(seen: readonly number[], timeoutMs: number): DeviceLostError
     `(a hung device, or a stopped process?); the run was ended: check rank ${rank}'s GPU, then run again`, rank);
 }
 
-/** One rank process (behind the wrapper, if any), its stderr passed on without Dawn's noise. */
+/**
+ * One rank process (behind the wrapper, if any), its stderr passed on without Dawn's noise. Its arguments, this
+ * process's pid and the spool folder (or ''), are what its watchdog on this process needs (rankProcess.ts
+ * watchParent): given at its start, not in the init message, it watches from before its first message.
+ */
 function spawnRank(init: RankInit, wrapper: readonly string[], onMessage: (rank: number, m: ToParent) => void, fail: (e: Error) => void, over: () => boolean): ChildProcess {
   const wrap = wrapper.map((a) => a.replace('{rank}', String(init.rank)));
   const stdio: StdioOptions = ['inherit', 'inherit', 'pipe', 'ipc'];
+  const args = [String(process.pid), init.spool ?? ''];
   const child = wrap.length
-    ? fork(WORKER, [], { serialization: 'advanced', stdio, execPath: wrap[0], execArgv: [...wrap.slice(1), process.execPath] })
-    : fork(WORKER, [], { serialization: 'advanced', stdio });
+    ? fork(WORKER, args, { serialization: 'advanced', stdio, execPath: wrap[0], execArgv: [...wrap.slice(1), process.execPath] })
+    : fork(WORKER, args, { serialization: 'advanced', stdio });
   // Dawn's two lines per adapter on some drivers (as bin/flashring.mjs drops them); the rest passes.
   createInterface({ input: child.stderr! }).on('line', (l) => { if (!DAWN_NOISE.test(l)) process.stderr.write(`[rank ${init.rank}] ${l}\n`); });
   child.on('message', (m: ToParent) => onMessage(init.rank, m));

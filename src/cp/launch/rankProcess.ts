@@ -12,7 +12,7 @@ import { rmSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { adapterName, acquireDevices } from '../../gpu/device.js';
 import { atExit } from '../../exit.js';
-import { TransportError, errorFields } from '../../errors.js';
+import { InternalError, TransportError, errorFields } from '../../errors.js';
 import { readback } from '../../gpu/buffers.js';
 import { nodeGPU, releaseNodeGPU } from '../../gpu/node.js';
 import { elemBytes, resolvePrecision } from '../../kernels/precision.js';
@@ -29,6 +29,9 @@ import { TimelineRecorder } from '../rank/timeline.js';
 const send = (m: ToParent, then?: () => void) => (process.connected ? process.send!(m, () => then?.()) : then?.());
 
 export function rankProcessMain(): void {
+  // From its start, before any message: a rank that blocks on its first one is watched too (watchParent).
+  const { parent, spool } = spawnArgs(process.argv.slice(2));
+  const watching = watchParent(parent, spool);
   let comm: ProcessCommunicator | null = null;
   const early: DataMessage[] = [];
   let goBackward!: () => void, goStart!: () => void, goProceed!: () => void, goInputs!: (m: RankInputs) => void;
@@ -36,12 +39,9 @@ export function rankProcessMain(): void {
   const backward = new Promise<void>((r) => (goBackward = r));
   const start = new Promise<void>((r) => (goStart = r));
   const proceed = new Promise<void>((r) => (goProceed = r));
-  let spool: string | null = null;
   process.on('message', (m: FromParent) => {
     if (m.type === 'init') {
-      spool = m.spool;
-      watchParent(m.parent, m.spool);
-      run(m, (c) => { comm = c; early.splice(0).forEach((x) => c.deliver(x)); }, { inputs, proceed, start, backward }).catch((e: unknown) => {
+      run(m, watching, (c) => { comm = c; early.splice(0).forEach((x) => c.deliver(x)); }, { inputs, proceed, start, backward }).catch((e: unknown) => {
         process.exitCode = 1;
         send({ type: 'error', rank: m.rank, ...errorFields(e) }, () => process.connected && process.disconnect());
       });
@@ -60,6 +60,19 @@ export function rankProcessMain(): void {
 }
 
 /**
+ * The arguments processRanks.ts spawnRank gives a rank process: the parent's pid and the spool folder ('' for none).
+ * Throws an InternalError for anything else: this program is the ring's, not one to run by hand.
+ */
+export function spawnArgs(argv: readonly string[]): { parent: number; spool: string | null } {
+  const [pid, spool] = argv;
+  if (argv.length !== 2 || !/^[1-9]\d*$/.test(pid)) {
+    throw new InternalError(`a rank process takes its parent's pid and the spool folder as its arguments, got ${JSON.stringify(argv)}: ` +
+      'it is started by a ring in process mode (flashring … --cp-mode processes), not by hand');
+  }
+  return { parent: Number(pid), spool: spool || null };
+}
+
+/**
  * The ring's spool folder (ipc.ts: the parent's) removed when this process exits after its parent let go of it (the
  * parent's run is over: nothing uses the folder any more) or was gone: a parent killed with SIGKILL runs no exit
  * handler, and the folder (on /dev/shm: memory) with the files in flight would stay.
@@ -75,14 +88,22 @@ const PARENT_POLL_MS = 1000;
  * The watchdog for a parent killed outright (SIGKILL, the OOM killer) while this process's main thread is stuck in a
  * synchronous driver call, and so never sees the channel close ('disconnect' above): a worker thread, running on its
  * own event loop, that removes the spool folder and ends the process once the parent (pid `parent`) is gone
- * (parentWatch.mjs). Unref'd: it never keeps a rank that has ended its work alive. One that cannot start is said
- * (a line) and the run goes on without it.
+ * (parentWatch.mjs). Started with the process; settles once the thread is watching (run waits for that before any GPU
+ * work: a thread not yet running when the main thread blocks might never be) or has failed. Unref'd: it never keeps a
+ * rank that has ended its work alive. One that cannot start is said (a line) and the run goes on without it.
  */
-function watchParent(parent: number, spool: string | null): void {
+function watchParent(parent: number, spool: string | null): Promise<void> {
   const w = new Worker(new URL('./parentWatch.mjs', import.meta.url), { workerData: { parent, spool, pollMs: PARENT_POLL_MS } });
-  // Its lines reach the user marked [rank r] (processRanks.ts spawnRank).
-  w.on('error', (e) => process.stderr.write(`the watchdog on the parent process stopped (${e.message}); should the command be killed outright while this rank hangs, end process ${process.pid} yourself\n`));
   w.unref();
+  return new Promise((watching) => {
+    w.once('message', () => watching());
+    // Its lines reach the user marked [rank r] (processRanks.ts spawnRank).
+    w.on('error', (e) => {
+      process.stderr.write(`the watchdog on the parent process stopped (${e.message}); should the command be killed outright while this rank hangs, end process ${process.pid} yourself\n`);
+      watching();
+    });
+    w.once('exit', () => watching());
+  });
 }
 
 /**
@@ -91,7 +112,8 @@ function watchParent(parent: number, spool: string | null): void {
  */
 interface Words { inputs: Promise<RankInputs>; proceed: Promise<void>; start: Promise<void>; backward: Promise<void> }
 
-async function run(init: RankInit, ready: (c: ProcessCommunicator) => void, { inputs, proceed, start, backward }: Words): Promise<void> {
+async function run(init: RankInit, watching: Promise<void>, ready: (c: ProcessCommunicator) => void, { inputs, proceed, start, backward }: Words): Promise<void> {
+  await watching;
   const gpu = await nodeGPU();
   const [dev] = await acquireDevices(gpu, 1, { tuning: init.tuning });
   try {
