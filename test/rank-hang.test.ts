@@ -42,6 +42,9 @@ const stoppedPid = (file: string) => Number(readFileSync(file, 'utf8').split('\n
 
 const f = (n: string) => join(dir, n);
 
+/** A wrapper that stays the rank process's parent (the API's wrapper): bash runs it as its child and waits (a command after it: no exec). */
+const WRAPPER = ['bash', '-c', '"$0" "$@"; exit $?'];
+
 /**
  * `flashring attention --cp <cp> --cp-mode processes` on fresh inputs (`seed`) into `out`, its rank 1 (or
  * FLASHRING_TEST_STOP_RANK) stopping itself once running and writing its pid (and the spool) to `pidFile`; `env`
@@ -63,20 +66,27 @@ function blocked(rank: number, file: string, at = 'proceed'): Record<string, str
   return { NODE_OPTIONS: `--import=${preload}`, FLASHRING_TEST_STOP_RANK: String(rank), FLASHRING_TEST_STOP_FILE: f(file), FLASHRING_TEST_STOP_AT: at, FLASHRING_TEST_STOP_HOW: 'block' };
 }
 
-/**
- * `parent` (a ring's parent process) killed with SIGKILL once the rank whose pid and spool are in `file` has blocked:
- * that rank, alive until then, has ended within 5 s, and the spool is gone.
- */
-async function orphanEnds(parent: ChildProcess, file: string): Promise<void> {
+/** `parent` killed with SIGKILL, once it has ended. */
+function killed(parent: ChildProcess): () => Promise<void> {
   const ended = new Promise<void>((r) => parent.on('exit', () => r()));
+  return () => {
+    parent.kill('SIGKILL');
+    return ended;
+  };
+}
+
+/**
+ * A ring's parent process ended by `kill` once the rank whose pid and spool are in `file` has blocked: that rank, alive
+ * until then, has ended within 5 s, and the spool is gone.
+ */
+async function orphanEnds(kill: () => Promise<void>, file: string): Promise<void> {
   expect(await until(() => existsSync(f(file)) && readFileSync(f(file), 'utf8').includes('\n'), 20_000)).toBe(true);
   const pid = stoppedPid(f(file)), spool = readFileSync(f(file), 'utf8').split('\n')[1];
   try {
     expect(existsSync(spool)).toBe(true);
     await new Promise((r) => setTimeout(r, 1500));
     expect(alive(pid), 'the blocked rank runs on while its parent lives').toBe(true);
-    parent.kill('SIGKILL');
-    await ended;
+    await kill();
     expect(await until(() => !alive(pid), 5000), `the blocked rank's process ${pid} still there`).toBe(true);
     expect(await until(() => !existsSync(spool), 2000), spool).toBe(true);
   } finally {
@@ -144,21 +154,36 @@ describe('a hung rank process', () => {
   // At --cp 1 the blocked rank is the only one, so the spool's removal is its watchdog's alone.
   it.each([1, 2])("the command's process killed (SIGKILL) while a rank's main thread is blocked (--cp %i): that rank ends within seconds, no spool left", async (cp) => {
     const file = `block${cp}.pid`, env = blocked(cp - 1, file);
-    await orphanEnds(attentionStopped(11 + cp, `out-block${cp}`, file, { FLASHRING_RAW_STDERR: '1', ...env }, cp), file);
+    await orphanEnds(killed(attentionStopped(11 + cp, `out-block${cp}`, file, { FLASHRING_RAW_STDERR: '1', ...env }, cp)), file);
   }, 40_000);
 
   // The earliest a rank can block: on its first message, before its own handler runs (the watchdog must already be
   // there: it starts with the process, not with the init message).
   it("the command's process killed (SIGKILL) while a rank's main thread blocked on its init message: that rank ends too", async () => {
     const file = 'block-init.pid', env = blocked(0, file, 'init');
-    await orphanEnds(attentionStopped(14, 'out-block-init', file, { FLASHRING_RAW_STDERR: '1', ...env }, 1), file);
+    await orphanEnds(killed(attentionStopped(14, 'out-block-init', file, { FLASHRING_RAW_STDERR: '1', ...env }, 1)), file);
   }, 40_000);
 
   it("a blocked rank behind a wrapper that stays its parent (the API's wrapper) ends once the ring's parent is killed", async () => {
     const file = 'wrapped.pid', env = { ...process.env, ...blocked(0, file) };
-    // bash runs the rank process as its child and waits (a command after it: no exec), so the rank keeps its parent.
-    const wrapper = ['bash', '-c', '"$0" "$@"; exit $?'];
-    await orphanEnds(spawn(process.execPath, [ringParent, JSON.stringify(s), '1', ...wrapper], { env, stdio: 'ignore' }), file);
+    await orphanEnds(killed(spawn(process.execPath, [ringParent, JSON.stringify(s), '1', ...WRAPPER], { env, stdio: 'ignore' })), file);
+  }, 40_000);
+
+  it('a blocked rank behind a wrapper ends once the ring\'s parent is killed, though that parent stays a zombie (never reaped)', async () => {
+    const file = 'zombie.pid', env = { ...process.env, ...blocked(0, file) }, parentPid = f('zombie-parent.pid');
+    // sh starts the ring's parent in the background and becomes sleep, which never reaps it: killed, it stays a zombie,
+    // which process.kill(pid, 0) finds there.
+    const holder = spawn('sh', ['-c', '"$@" & echo $! > "$0"; exec sleep 60', parentPid, process.execPath, ringParent, JSON.stringify(s), '1', ...WRAPPER],
+      { env, stdio: 'ignore' });
+    try {
+      await orphanEnds(async () => {
+        const pid = Number(readFileSync(parentPid, 'utf8'));
+        process.kill(pid, 'SIGKILL');
+        expect(await until(() => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z'), 5000), 'the parent a zombie').toBe(true);
+      }, file);
+    } finally {
+      holder.kill('SIGKILL');
+    }
   }, 40_000);
 
   it('a rank process killed from outside: the run rejects naming the rank and what to do', async () => {
