@@ -21,6 +21,9 @@ export class InputError extends FlashringError {}
 /** The request does not fit a device limit (workgroup memory, binding size...). */
 export class LimitError extends FlashringError {}
 
+/** A timing that is no measurement (0, negative or not finite): a timer coarser than the work timed, or a broken one. */
+export class MeasurementError extends FlashringError {}
+
 /** A WebGPU validation or out-of-memory error caught by an error scope. */
 export class GPUValidationError extends FlashringError {
   constructor(
@@ -94,6 +97,7 @@ export const ERROR_CLASSES: Readonly<Record<string, (f: ErrorFields, rank?: numb
   DeviceRequestError: (f) => new DeviceRequestError(f.message),
   InputError: (f) => new InputError(f.message),
   LimitError: (f) => new LimitError(f.message),
+  MeasurementError: (f) => new MeasurementError(f.message),
   GPUValidationError: (f) => new GPUValidationError(f.label ?? 'unknown', f.gpuMessage ?? f.message),
   // Its message as the rank wrote it (with the bytes that rank held), not one counted again here.
   GPUOutOfMemoryError: (f) => Object.assign(new GPUOutOfMemoryError(f.label ?? 'unknown', f.gpuMessage ?? f.message, 0), { message: f.message }),

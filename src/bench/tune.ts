@@ -13,7 +13,7 @@
  * check (bench/kernels.ts spotCheck); otherwise the defaults stay (the entry says why).
  */
 import { FlashDevice, withTuning } from '../gpu/device.js';
-import { InputError } from '../errors.js';
+import { InputError, MeasurementError } from '../errors.js';
 import { counted } from '../plural.js';
 import type { KernelPath } from '../kernels/pipeline.js';
 import { elemBytes, type Precision } from '../kernels/precision.js';
@@ -27,7 +27,7 @@ import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS, sgmmCandidates, sgmmFwdCan
 import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../kernels/tiles.js';
 import { PORTABLE_PRODUCTS, TUNING_PINS, resolveTuning, type KernelTuning } from '../kernels/tuning.js';
 import { FlashForward } from '../kernels/flashForward.js';
-import { tuneEntryProblem } from './tuneEntry.js';
+import { isTime, tuneEntryProblem } from './tuneEntry.js';
 import { benchBuffers, spotCheck, tensorFits, timeForwardBackward, type BenchBuffers } from './kernels.js';
 
 export interface TuneRequest {
@@ -318,6 +318,7 @@ async function search(
   if (why) o.progress(`  kept the defaults: ${why}`);
   else if (k.notFaster.length) o.progress(`  kept the ${KERNEL_NAMES[k.kept[0] ? 0 : 1]}'s pins only: ${k.notFaster.join('; ')}`);
   const tunedMs: [number, number] = why ? again.ms : [k.kept[0] ? chosen.ms[0] : again.ms[0], k.kept[1] ? chosen.ms[1] : again.ms[1]];
+  checkTimes(r, again.ms, tunedMs);
   const entry: TuneEntry = {
     key, path, tuning: why ? {} : k.tuning, defaultMs: again.ms, tunedMs, N: r.N, heads: r.heads,
     checkErr: why && !before ? (await spotCheck(dev, r.D, r.precision, r.causal)).err : check.err, ...(why ? { keptDefaults: why } : {}),
@@ -327,6 +328,18 @@ async function search(
   const dropped = (await store?.set(entry, unusableOn(dev))) ?? 0;
   if (dropped) o.progress(`dropped ${counted(dropped, 'entry', 'entries')} of this adapter from the store that this flashring can never use (another kernels' hash, or damaged); other adapters' entries kept`);
   return { ...entry, fromStore: false };
+}
+
+/**
+ * Refuses a search whose defaults' or tuned times are no measurement (0, negative or not finite: a timer coarser than
+ * the runs, or a broken one) before it is stored: every reader refuses such an entry (tuneEntryProblem), so it would be
+ * read back as absent and searched again on every run.
+ */
+function checkTimes(r: TuneRequest, defaultMs: [number, number], tunedMs: [number, number]): void {
+  if ([...defaultMs, ...tunedMs].every(isTime)) return;
+  throw new MeasurementError(`tune: D=${r.D} ${r.precision} ${r.causal ? 'causal' : 'not causal'} at N=${r.N}, ${counted(r.heads, 'head')}: the timer gave ` +
+    `the defaults ${defaultMs.join(' / ')} ms and the tuned pins ${tunedMs.join(' / ')} ms (forward / backward), and only a finite time above 0 ` +
+    "is a measurement: nothing stored; time a larger N or more heads, so that each run lasts longer than the timer's resolution");
 }
 
 /**

@@ -8,7 +8,8 @@ import { resolveTuning, TUNING_PINS } from '../kernels/tuning.js';
 const PATHS = ['scalar', 'subgroup-matrix'];
 export const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 /** A timing: finite and above 0 (0, a negative or a non-finite time is no measurement; the table divides by it). */
-const isMsPair = (x: unknown) => Array.isArray(x) && x.length === 2 && x.every((v) => typeof v === 'number' && Number.isFinite(v) && v > 0);
+export const isTime = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0;
+const isMsPair = (x: unknown) => Array.isArray(x) && x.length === 2 && x.every(isTime);
 const isCount = (x: unknown) => typeof x === 'number' && Number.isSafeInteger(x) && x > 0;
 
 /**
