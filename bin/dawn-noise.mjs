@@ -42,8 +42,12 @@ export async function withoutDawnNoise(entryUrl, childFlag, work) {
   }
   // The IPC channel is the child's lifeline: it closes when this process ends, SIGKILL included.
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(entryUrl), ...process.argv.slice(2)], {
-    // The child's stderr is this pipe: whether ours is a terminal is passed on (progress drawn with \r only there).
-    env: { ...process.env, [childFlag]: '1', FLASHRING_STDERR_TTY: process.stderr.isTTY ? '1' : '0' },
+    // The child's stderr is this pipe: whether ours is a terminal is passed on (progress drawn with \r only there), and
+    // its width (a line drawn over is cut to it: one that wraps is redrawn only in its last row); none inherited.
+    env: {
+      ...process.env, [childFlag]: '1', FLASHRING_STDERR_TTY: process.stderr.isTTY ? '1' : '0',
+      FLASHRING_STDERR_COLUMNS: process.stderr.isTTY && process.stderr.columns ? String(process.stderr.columns) : '',
+    },
     stdio: ['inherit', 'inherit', 'pipe', 'ipc'],
   });
   // Our stderr read by something that stops early (`2>&1 >/dev/null | head`): stop the child

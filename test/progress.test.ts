@@ -122,3 +122,32 @@ describe('progressLines (tune\'s candidates)', () => {
       '  bwd 1/1 X: 1.000 ms', '  kept the defaults', '  fwd 1/1 Y: 2.000 ms', ''].join('\n'));
   });
 });
+
+describe('progressLines on a narrow terminal', () => {
+  afterEach(() => vi.unstubAllEnvs());
+  const long = '  fwd 12/40 FLASHRING_SGMM_FWD=8x32x1 FLASHRING_SGMM_FWD_PIPE=1: 0.171 ms';
+
+  it('a line drawn over is cut to the width the parent passes, with an ellipsis, the last column left free (a wrapped line is redrawn only in its last row)', async () => {
+    vi.stubEnv('FLASHRING_STDERR_COLUMNS', '30');
+    const tty = await stderrOf('1', async () => {
+      const p = progressLines();
+      p.over(long);
+      p.over('  bwd 1/1 X: 1.000 ms');
+      p.line(long);   // a whole line is never cut: it is not drawn over
+      p.over('exactly twenty-nine columns..');
+      p.end();
+    });
+    const cut = `${long.slice(0, 28)}…`;
+    expect(cut).toHaveLength(29);
+    expect(tty).toBe(`\r${cut}\r${'  bwd 1/1 X: 1.000 ms'.padEnd(29)}\n${long}\n\rexactly twenty-nine columns..\n`);
+  });
+
+  it('in a log, or with no width known, nothing is cut', async () => {
+    vi.stubEnv('FLASHRING_STDERR_COLUMNS', '30');
+    expect(await stderrOf('0', async () => progressLines().over(long))).toBe(`${long}\n`);
+    for (const columns of ['', 'wide', '0']) {
+      vi.stubEnv('FLASHRING_STDERR_COLUMNS', columns);
+      expect(await stderrOf('1', async () => { const p = progressLines(); p.over(long); p.end(); }), columns).toBe(`\r${long}\n`);
+    }
+  });
+});

@@ -8,6 +8,24 @@ import { counted } from '../plural.js';
 export const progressOnTerminal = (): boolean =>
   process.env.FLASHRING_STDERR_TTY !== undefined ? process.env.FLASHRING_STDERR_TTY === '1' : !!process.stderr.isTTY;
 
+/**
+ * The width of the terminal stderr ends at, or null where none is known. Under bin/flashring.mjs the parent passes its
+ * own (FLASHRING_STDERR_COLUMNS, with FLASHRING_STDERR_TTY); in-process, stderr's.
+ */
+export function progressColumns(): number | null {
+  const columns = process.env.FLASHRING_STDERR_TTY !== undefined ? Number(process.env.FLASHRING_STDERR_COLUMNS || NaN) : process.stderr.columns;
+  return Number.isSafeInteger(columns) && columns > 1 ? columns : null;
+}
+
+/**
+ * A line to draw over on a terminal `columns` wide (null: not known), cut with an ellipsis to leave the last column free:
+ * `\r` goes back to the start of the cursor's row only, so a line that wraps is redrawn in its last row alone.
+ */
+export function fitLine(text: string, columns: number | null): string {
+  const chars = Array.from(text);
+  return columns === null || chars.length < columns ? text : `${chars.slice(0, columns - 2).join('')}…`;
+}
+
 /** A phase's progress within it: `done` of `total` (of the phase's unit, e.g. K/V heads). */
 export type PhaseTick = (done: number, total: number) => void;
 
@@ -48,7 +66,7 @@ export async function timedPhase<T>(what: string, run: (tick: PhaseTick) => Prom
 
 /**
  * Progress lines on stderr, some of which a terminal draws over: on a terminal `over` rewrites one line in place (`\r`,
- * padded over what it showed) and `line` ends that line and writes a whole one; elsewhere (a log, a pipe) each is a
+ * padded over what it showed, cut to the terminal's width: fitLine) and `line` ends that line and writes a whole one; elsewhere (a log, a pipe) each is a
  * whole line. `end` ends a drawn line (call it however the run ends, so that an error or what follows on stdout starts
  * a line of its own); once, and nothing where none is drawn.
  */
@@ -62,8 +80,9 @@ export function progressLines(): { over: (text: string) => void; line: (text: st
   return {
     over: (text) => {
       if (!tty) return void process.stderr.write(`${text}\n`);
-      process.stderr.write(`\r${text.padEnd(drawn?.length ?? 0)}`);
-      drawn = text;
+      const shown = fitLine(text, progressColumns());
+      process.stderr.write(`\r${shown.padEnd(drawn?.length ?? 0)}`);
+      drawn = shown;
     },
     line: (text) => {
       end();
