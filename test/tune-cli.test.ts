@@ -75,7 +75,7 @@ describe('flashring tune', () => {
     const [e] = JSON.parse(r.out) as (TuneEntry & { fromStore: boolean })[];
     expect(e.fromStore).toBe(false);
     expect(Object.keys(JSON.parse(readFileSync(store, 'utf8')).entries).sort()).toEqual([mine, other, e.key].sort());
-    expect(r.err).toMatch(/^dropped 2 entries of this adapter from the store that this flashring can never use \(another kernels' hash, or damaged\); other adapters' entries kept$/m);
+    expect(r.err).toMatch(/^dropped 2 entries of this adapter from the store that this flashring can never use \(another kernels' hash, damaged, or pins the kernels do not take\); other adapters' entries kept$/m);
   }, 300_000);
 
   it('on a terminal: the candidates are one progress line drawn over (\\r), ended before the next whole line', async () => {
@@ -119,6 +119,8 @@ describe('flashring tune', () => {
     const h = await cli(['--help']);
     expect(h.code).toBe(0);
     for (const f of ['--D', '--precision', '--causal', '--N', '--heads', '--reps', '--fresh', '--store', '--json']) expect(h.out).toContain(f);
+    // The entries a search drops, as docs/cli.md and the note on stderr name them: pins the kernels do not take too.
+    expect(h.out.replace(/\s+/g, ' ')).toContain("drops this adapter's entries this flashring can never use (another kernels' hash, damaged, or pins the kernels do not take);");
     expect(defaultStorePath({ XDG_CACHE_HOME: '/x' })).toBe('/x/flashring/tune.json');
     expect(defaultStorePath({ HOME: '/h' })).toMatch(/\.cache\/flashring\/tune\.json$/);
   });

@@ -117,6 +117,9 @@ const adapterOf = (dev: FlashDevice) => [dev.adapter.vendor, dev.adapter.archite
  * take (resolveTuning), which every reader treats as absent. Entries of other adapters are kept whatever they hold:
  * another GPU, and another flashring, may read the same store.
  */
+/** The entries unusableOn names, in the words `tune --help` and the search's note on the entries dropped use. */
+export const UNUSABLE_ENTRIES = "another kernels' hash, damaged, or pins the kernels do not take";
+
 export function unusableOn(dev: FlashDevice): (key: string, entry: unknown) => boolean {
   const adapter = `${adapterOf(dev)}|shaders `, current = `${adapter}${sourceHash()}|`;
   return (key, e) => key.startsWith(adapter) && (!key.startsWith(current) || tuneEntryProblem(key, e) !== null || !takesPins((e as TuneEntry).tuning));
@@ -326,7 +329,7 @@ async function search(
   };
   o.signal?.throwIfAborted(); // a search cancelled during its last timings stores nothing
   const dropped = (await store?.set(entry, unusableOn(dev))) ?? 0;
-  if (dropped) o.progress(`dropped ${counted(dropped, 'entry', 'entries')} of this adapter from the store that this flashring can never use (another kernels' hash, or damaged); other adapters' entries kept`);
+  if (dropped) o.progress(`dropped ${counted(dropped, 'entry', 'entries')} of this adapter from the store that this flashring can never use (${UNUSABLE_ENTRIES}); other adapters' entries kept`);
   return { ...entry, fromStore: false };
 }
 

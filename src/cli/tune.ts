@@ -8,7 +8,7 @@ import { counted } from '../plural.js';
 import { acquireDevices, adapterName, type FlashDevice } from '../gpu/device.js';
 import type { Precision } from '../kernels/precision.js';
 import { nodeGPU, robustShaders } from '../gpu/node.js';
-import { autotune, checkTuneRequest, showPins, type TuneEntry } from '../bench/tune.js';
+import { UNUSABLE_ENTRIES, autotune, checkTuneRequest, showPins, type TuneEntry } from '../bench/tune.js';
 import { checkStoreWritable, defaultStorePath, fileTuneStore } from '../bench/tuneStore.js';
 import { MAX_REPS } from '../bench/kernels.js';
 import { choices, distinct, nums, one, parseCommand } from './args.js';
@@ -20,9 +20,9 @@ const HELP = `usage: flashring tune [options]
   beside them and what is kept passes the float64 check, and stores them per (adapter, kernels'
   hash, robustness, pins, path, D, precision, mask); a stored entry is reused (and says so when
   tuned at another shape) unless --fresh. A search writing the store drops this adapter's entries
-  this flashring can never use (another kernels' hash, damaged); other adapters' are kept. The
-  portable forward's f16 products (faster, not within the f16 contract on every input) are
-  candidates only with FLASHRING_PORTABLE_FWD_PRODUCTS=f16.
+  this flashring can never use (${UNUSABLE_ENTRIES});
+  other adapters' are kept. The portable forward's f16 products (faster, not within the f16
+  contract on every input) are candidates only with FLASHRING_PORTABLE_FWD_PRODUCTS=f16.
   --D LIST          head dims (default 64,128)
   --precision LIST  f32,f16 (default: f16 where the adapter has it, else f32)
   --causal LIST     false,true (default both)
