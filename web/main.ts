@@ -307,7 +307,7 @@ function chartProbe(chart: () => Chart | null) {
       const l = chart()?.legend as unknown as { legendItems?: LegendItem[]; legendHitBoxes: { left: number; top: number; width: number; height: number }[]; options: { labels: { usePointStyle?: boolean } } } | undefined;
       return l?.legendItems ? {
         usePointStyle: !!l.options.labels.usePointStyle,
-        items: l.legendItems.map((it, i) => ({ text: it.text, pointStyle: it.pointStyle, mark: (it as { mark?: string }).mark ?? null, lineDash: it.lineDash ?? [], color: it.strokeStyle, box: { ...l.legendHitBoxes[i] } })),
+        items: l.legendItems.map((it, i) => ({ text: it.text, hidden: !!it.hidden, pointStyle: it.pointStyle, mark: (it as { mark?: string }).mark ?? null, lineDash: it.lineDash ?? [], color: it.strokeStyle, box: { ...l.legendHitBoxes[i] } })),
       } : null;
     },
     /**
