@@ -27,13 +27,13 @@ describe('timedPhase', () => {
 
   it('on a terminal: the end rewrites the start line in place', async () => {
     const err = await stderrOf('1', () => timedPhase('backward (f16)', async () => 7));
-    expect(err).toMatch(/^ {2}backward \(f16\)…\r {2}backward \(f16\): done in \d+\.\d ms\n$/);
+    expect(err).toMatch(/^\r {2}backward \(f16\)…\r {2}backward \(f16\): done in \d+\.\d ms\n$/);
   });
 
   it('progress within a phase: on a terminal the line shows it, and the end line covers it; in a log a line a tenth, none at the end', async () => {
     const steps = async (tick: (d: number, t: number) => void) => { for (const d of [1, 2, 5, 6, 11, 16]) tick(d, 16); };
     const tty = await stderrOf('1', () => timedPhase('forward (f32)', steps, 'K/V heads'));
-    const shown = tty.split('\r');
+    const shown = tty.split('\r').slice(1);   // each drawn line starts with \r (progressLines)
     expect(shown.slice(0, 3)).toEqual(['  forward (f32)…', '  forward (f32)… 6% (1 of 16 K/V heads)', '  forward (f32)… 12% (2 of 16 K/V heads)']);
     expect(shown[6]).toBe('  forward (f32)… 100% (16 of 16 K/V heads)');
     expect(shown[7]).toMatch(/^ {2}forward \(f32\): done in \d+\.\d ms +\n$/);
@@ -55,7 +55,15 @@ describe('timedPhase', () => {
       w.mockRestore();
     }
     const err = await stderrOf('1', () => timedPhase('forward (f32)', async () => { throw new Error('lost'); }));
-    expect(err).toBe('  forward (f32)…\n');
+    expect(err).toBe('\r  forward (f32)…\n');
+  });
+
+  it('on a terminal each drawn line is cut to its width (FLASHRING_STDERR_COLUMNS, as the parent passes it), the last column left free', async () => {
+    vi.stubEnv('FLASHRING_STDERR_COLUMNS', '24');
+    const steps = async (tick: (d: number, t: number) => void) => { tick(3, 16); };
+    const shown = (await stderrOf('1', () => timedPhase('forward (f32)', steps, 'K/V heads'))).split('\r').slice(1).map((x) => x.trimEnd());
+    expect(shown[1]).toBe('  forward (f32)… 18% (…');
+    for (const x of shown) expect(Array.from(x).length).toBeLessThan(24);
   });
 });
 

@@ -38,17 +38,15 @@ export type PhaseTick = (done: number, total: number) => void;
  * open line is ended, so the error starts a line of its own. Returns what `run` returns and its milliseconds.
  */
 export async function timedPhase<T>(what: string, run: (tick: PhaseTick) => Promise<T>, unit = 'parts'): Promise<{ value: T; ms: number }> {
-  const tty = progressOnTerminal();
-  let shown = `  ${what}…`, tenths = 0;
-  process.stderr.write(tty ? shown : `  ${what}: started\n`);
+  const tty = progressOnTerminal(), lines = progressLines();   // on a terminal: drawn over, cut to its width
+  let tenths = 0;
+  lines.over(tty ? `  ${what}…` : `  ${what}: started`);
   const tick: PhaseTick = (done, total) => {
-    const pct = Math.floor((100 * done) / total), line = `  ${what}… ${pct}% (${done} of ${total} ${unit})`;
-    if (tty) {
-      process.stderr.write(`\r${line.padEnd(shown.length)}`);
-      shown = line;
-    } else if (done < total && Math.floor((10 * done) / total) > tenths) {
+    const pct = Math.floor((100 * done) / total), of = `${pct}% (${done} of ${total} ${unit})`;
+    if (tty) lines.over(`  ${what}… ${of}`);
+    else if (done < total && Math.floor((10 * done) / total) > tenths) {
       tenths = Math.floor((10 * done) / total);
-      process.stderr.write(`  ${what}: ${pct}% (${done} of ${total} ${unit})\n`);
+      lines.over(`  ${what}: ${of}`);
     }
   };
   const t0 = performance.now();
@@ -56,11 +54,12 @@ export async function timedPhase<T>(what: string, run: (tick: PhaseTick) => Prom
   try {
     value = await run(tick);
   } catch (e) {
-    if (tty) process.stderr.write('\n');
+    lines.end();
     throw e;
   }
   const ms = performance.now() - t0;
-  process.stderr.write(tty ? `\r${`  ${what}: done in ${ms.toFixed(1)} ms`.padEnd(shown.length)}\n` : `  ${what}: done in ${ms.toFixed(1)} ms\n`);
+  lines.over(`  ${what}: done in ${ms.toFixed(1)} ms`);
+  lines.end();
   return { value, ms };
 }
 
