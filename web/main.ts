@@ -343,6 +343,9 @@ const replayHbm = $<HTMLInputElement>('replay-hbm');
 const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'attdrop', 'hiddrop', 'pos', 'maxpos', 'norm', 'experts', 'topk', 'moeffn', 'shared', 'capacity', 'ep'];
 /** The model's checkboxes (their URL keys are their names, '1' or '0'). */
 const MODEL_CHECKS = ['swiglu', 'unfused', 'untie', 'nobias'];
+/** The planner's parallel and stack settings in a link: its fields, and its boxes ticked by default as DEFAULT_VIEW says ('fp32' apart: the stack sets it). */
+const PARALLEL_FIELDS = ['mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs'];
+const PARALLEL_CHECKS = ['sp', 'flash', 'distopt', 'fp32res', 'torchopt'];
 const RC_FIELDS = ['rc', 'rcmethod', 'rcn', ...RECOMPUTE_MODULES.map((m) => `rc_${m}`)];
 /**
  * The recompute controls in a view without them (index.html's own: selective, uniform, N = 1, no module ticked);
@@ -447,7 +450,7 @@ function loadView(): { q: URLSearchParams; setAside: Set<string> } {
   known('stack', (x) => Object.hasOwn(STACKS, x));
   // A box is ticked by 1 and cleared by 0: anything else ('true', 'yes') is set aside, not read as cleared.
   const given = (k: string) => (q.has(k) && isFlag(q.get(k)!) ? q.get(k)! : null);
-  for (const k of [...MODEL_CHECKS, 'sp', 'flash', 'distopt', 'fp32res', 'torchopt', 'fp32', 'cpcausal']) known(k, isFlag);
+  for (const k of [...MODEL_CHECKS, ...PARALLEL_CHECKS, 'fp32', 'cpcausal']) known(k, isFlag);
   presetSelect.value = Object.hasOwn(PRESETS, v('preset')) ? v('preset') : DEFAULT_VIEW.preset;
   const preset = PRESETS[presetSelect.value];
   setModelFields(preset.model);
@@ -458,8 +461,8 @@ function loadView(): { q: URLSearchParams; setAside: Set<string> } {
   }
   for (const k of MODEL_CHECKS) if (given(k) !== null) field(k).checked = given(k) === '1';
   syncModelControls();
-  for (const k of ['mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) linkValue(field(k), q, k, DEFAULT_VIEW[k], ignored);
-  for (const k of ['sp', 'flash', 'distopt', 'fp32res', 'torchopt']) field(k).checked = (given(k) ?? DEFAULT_VIEW[k]) === '1';
+  for (const k of PARALLEL_FIELDS) linkValue(field(k), q, k, DEFAULT_VIEW[k], ignored);
+  for (const k of PARALLEL_CHECKS) field(k).checked = (given(k) ?? DEFAULT_VIEW[k]) === '1';
   if (given('fp32') !== null) field('fp32').checked = given('fp32') === '1';
   field('fp32').disabled = false;
   select('cpcomm').value = (CP_COMM_TYPES as readonly string[]).includes(v('cpcomm')) ? v('cpcomm') : DEFAULT_VIEW.cpcomm;
@@ -546,8 +549,8 @@ function viewParams(): URLSearchParams {
   const q = new URLSearchParams();
   q.set('preset', presetSelect.value);
   q.set('stack', stackSelect.value);
-  for (const k of [...MODEL_FIELDS, 'mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs']) q.set(k, field(k).value);
-  for (const k of [...MODEL_CHECKS, 'sp', 'flash', 'distopt', 'fp32res', 'torchopt', 'fp32']) q.set(k, field(k).checked ? '1' : '0');
+  for (const k of [...MODEL_FIELDS, ...PARALLEL_FIELDS]) q.set(k, field(k).value);
+  for (const k of [...MODEL_CHECKS, ...PARALLEL_CHECKS, 'fp32']) q.set(k, field(k).checked ? '1' : '0');
   q.set('rhbm', replayHbm.value);
   q.set('cpcomm', select('cpcomm').value);
   saveRecomputeView(q);
