@@ -110,6 +110,9 @@ export function tuneKey(dev: FlashDevice, path: KernelPath, r: Pick<TuneRequest,
 /** A store key's first part: the adapter's vendor, architecture, device and description. */
 const adapterOf = (dev: FlashDevice) => [dev.adapter.vendor, dev.adapter.architecture, dev.adapter.device, dev.adapter.description].join('|');
 
+/** The entries unusableOn names, in the words `tune --help` and the search's note on the entries dropped use. */
+export const UNUSABLE_ENTRIES = "another kernels' hash, damaged, or pins the kernels do not take";
+
 /**
  * The entries a store holds that this flashring can never use on this device's adapter, which autotune drops when it
  * writes the store: those of this adapter (tuneKey's first part) under another kernels' hash (an older or newer
@@ -117,9 +120,6 @@ const adapterOf = (dev: FlashDevice) => [dev.adapter.vendor, dev.adapter.archite
  * take (resolveTuning), which every reader treats as absent. Entries of other adapters are kept whatever they hold:
  * another GPU, and another flashring, may read the same store.
  */
-/** The entries unusableOn names, in the words `tune --help` and the search's note on the entries dropped use. */
-export const UNUSABLE_ENTRIES = "another kernels' hash, damaged, or pins the kernels do not take";
-
 export function unusableOn(dev: FlashDevice): (key: string, entry: unknown) => boolean {
   const adapter = `${adapterOf(dev)}|shaders `, current = `${adapter}${sourceHash()}|`;
   return (key, e) => key.startsWith(adapter) && (!key.startsWith(current) || tuneEntryProblem(key, e) !== null || !takesPins((e as TuneEntry).tuning));

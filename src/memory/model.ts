@@ -714,7 +714,8 @@ function parameterParts(m: ModelConfig, seqLength: number, vocab: number): { lay
   const hk = (h * g) / a;
   const bias = linearBias(m), norm = m.rmsNorm ? 1 : 2;
   const attn = h * h + 2 * h * hk + h * h + bias * (h + 2 * hk + h); // Q, K, V, output (+ biases)
-  const mlp = m.moe ? 0 : mlpParameters(m, f).all;
+  const dense = mlpParameters(m, f);   // a dense model's MLP (none in a MoE layer)
+  const mlp = m.moe ? 0 : dense.all;
   // TopKRouter (moe/router.py:64-72): a weight of E·h and, under add_bias_linear, a bias of E.
   const router = m.moe ? (h + bias) * m.moe.numExperts : 0;
   const perLayer = attn + mlp + 2 * norm * h + router; // two norms (+ the router)
@@ -723,7 +724,7 @@ function parameterParts(m: ModelConfig, seqLength: number, vocab: number): { lay
     layer: perLayer + e.shared, routed: e.routed, routedWhole: e.routedWhole,
     // Of a layer's, what every TP rank holds whole: the norms, the row-parallel layers' biases (attention's output
     // projection, the MLP's second; RowParallelLinear's bias is output-sized), the router (TopKRouter's weight and bias).
-    whole: 2 * norm * h + bias * h + (m.moe ? router : mlpParameters(m, f).whole),
+    whole: 2 * norm * h + bias * h + (m.moe ? router : dense.whole),
     embedding: vocab * h + positions, word: vocab * h, positions, output: m.untieEmbeddings ? vocab * h : 0, finalNorm: norm * h,
   };
 }
