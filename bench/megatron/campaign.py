@@ -198,6 +198,22 @@ def cmd_draw(ns):
     print('kept %d (build %d, heldout %d), rejected as too large: %s' % (len(kept), splits.count('build'), splits.count('heldout'), rejected))
 
 
+def cmd_twins(ns):
+    """The draw's runs, each followed by its twin with one micro batch a step (id + '-mb1'): a pair measures what
+    each micro batch past the first costs, apart from what every step costs once."""
+    doc = json.load(open(ns.draw))
+    runs = []
+    for k in doc['kept']:
+        runs.append(k)
+        c = dict(k['config'], micro_batches=1)
+        if k['config'].get('micro_batches', 1) > 1:
+            runs.append(dict(k, id=k['id'] + '-mb1', config=c, flags=flags(c)))
+    doc = dict(doc, kept=runs, derived_from='%s: each run as drawn and again with one micro batch a step (-mb1)' % os.path.basename(ns.draw))
+    with open(ns.out, 'w') as fh:
+        json.dump(doc, fh, indent=1)
+    print('%d runs (%d twins) in %s' % (len(runs), sum(1 for r in runs if r['id'].endswith('-mb1')), ns.out))
+
+
 def pack(src_dir, archive):
     """src_dir as one .tar.gz at archive, written beside and renamed: the device tool returns few files a call,
     and a call cut short keeps the runs packed so far."""
@@ -270,6 +286,9 @@ def main():
     d.add_argument('--layers', default='2-12', help='LO-HI: the range layer counts are drawn from (default 2-12)')
     d.add_argument('--seqs', default=','.join(map(str, SEQS)), help='sequence lengths taken in turn (default all)')
     d.add_argument('--micro-batches', default='1-1', help='LO-HI: micro batches a step (gradient accumulation; default 1-1, one)')
+    t = sub.add_parser('twins', help="draw.json's runs, each again with one micro batch a step (-mb1), as one runs file")
+    t.add_argument('draw')
+    t.add_argument('--out', required=True)
     r = sub.add_parser('run')
     r.add_argument('draw')
     r.add_argument('--out', required=True)
@@ -282,7 +301,7 @@ def main():
     r.add_argument('--no-trace', action='store_true', help='plain pretrain_gpt.py (for iteration times: run with --lanes 1)')
     r.add_argument('--pack', default='', help='after each run, OUT/runs as one .tar.gz at this path (the device tool returns 8 files a call)')
     ns = ap.parse_args()
-    (cmd_draw if ns.cmd == 'draw' else cmd_run)(ns)
+    {'draw': cmd_draw, 'twins': cmd_twins, 'run': cmd_run}[ns.cmd](ns)
 
 
 if __name__ == '__main__':
