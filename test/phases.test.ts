@@ -8,7 +8,10 @@
  * forward-backward, where the model hides them under max(host, GPU)).
  */
 import { describe, expect, it } from 'vitest';
-import { normClipMs, optLaunches, phaseRows } from '../bench/megatron/phasesTable.js';
+import { microBatchLaunch, normClipMs, optLaunches, phaseRows } from '../bench/megatron/phasesTable.js';
+import { H200 } from '../src/memory/time/devices.js';
+import { iterationTime } from '../src/memory/time/step.js';
+import { DEFAULT_PARALLEL, PRESETS, type ModelConfig } from '../src/memory/model.js';
 import { GROUPS, HOST_BOUND as HOST_BOUND_AT, launchRows, usPerLaunch, type LaunchRow } from '../bench/megatron/launchTable.js';
 import { median } from '../src/stats.js';
 
@@ -119,5 +122,31 @@ describe('the forward-backward kernel by kernel (bench/results/2026-12-03-launch
     expect(Math.min(...us)).toBeGreaterThan(59);
     expect(Math.max(...us)).toBeLessThan(98);
     expect(Math.max(...us) / Math.min(...us)).toBeGreaterThan(1.6);
+  });
+});
+
+describe("the host's time a micro batch (the profile's microBatchLaunchUs): measured, not fitted", () => {
+  it('the forward-backward host ms over the kernels the model counts there, in the eight dense steps host-bound in it: 72.9-126.6 µs, median 90.9 (the profile\'s figure)', () => {
+    const u = microBatchLaunch();
+    expect(u.runs.map((r) => r.id)).toEqual([...HOST_BOUND, 'r10', 'r15', 'r41', 'r45']);
+    expect(Math.min(...u.runs.map((r) => r.us))).toBeCloseTo(72.9, 1);
+    expect(Math.max(...u.runs.map((r) => r.us))).toBeCloseTo(126.6, 1);
+    expect(H200.host.microBatchLaunchUs).toBe(Number(u.us.toFixed(1)));
+  });
+
+  it("a dense step's micro batches past the first are priced at it, the first at the fitted launch cost; a MoE step's all at the fitted one", () => {
+    const host = H200.host, t = (m: ModelConfig, mb: number) => iterationTime(m, { ...DEFAULT_PARALLEL, seqLength: 2048 }, { microBatches: mb });
+    // what one more micro batch adds: its kernels (thousands) and the host's launch ms
+    const more = (m: ModelConfig, mb: number) => ({ kernels: (t(m, mb + 1).kernels - t(m, mb).kernels) / 1e3, ms: t(m, mb + 1).launchMs - t(m, mb).launchMs });
+    const dense = PRESETS['seed-32L-4096h'].model, d1 = more(dense, 1), d2 = more(dense, 2);
+    expect(d1.kernels).toBeGreaterThan(0.1);
+    expect(d1.ms).toBeCloseTo(d1.kernels * host.microBatchLaunchUs, 6);
+    expect(d2.ms).toBeCloseTo(d1.ms, 6);
+    expect(t(dense, 1).launchMs).toBeGreaterThan(d1.kernels * host.launchUs);
+    const moe: ModelConfig = { ...dense, moe: { numExperts: 8, routerTopk: 2, dispatcher: 'alltoall' } };
+    const m1 = more(moe, 1), m2 = more(moe, 2);
+    expect(t(moe, 1).hostSerial).toBe(true);
+    expect(m1.ms).toBeCloseTo(m1.kernels * host.launchUs, 6); // moeExpertUs is 0
+    expect(m2.ms).toBeCloseTo(m1.ms, 6);
   });
 });

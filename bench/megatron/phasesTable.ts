@@ -10,6 +10,8 @@ import { configFromArgs, parseMegatronLog } from '../../src/memory/megatron.js';
 import { predictTimeFromLog } from '../../src/memory/time/fromLog.js';
 import { TIME_STACKS } from '../../src/memory/time/iteration.js';
 import { parameterTensorCount } from '../../src/memory/time/ops.js';
+import { median } from '../../src/stats.js';
+import { HOST_BOUND, LAUNCH_DIR } from './launchTable.js';
 
 export const PHASES_DIR = 'bench/results/2026-12-03-time-phases/ph2';
 
@@ -17,6 +19,7 @@ interface Phase { hostMs?: number; gpuSpanMs?: number; gpuBusyMs?: number; idleM
 
 export interface PhaseRow {
   id: string;
+  moe: boolean;
   /** Parameter tensors (the optimizer's per-tensor loops run over them). */
   tensors: number;
   /** Steps of the CUDA-event window (no profiler), host clock from one train_step call to the next. */
@@ -38,7 +41,7 @@ export function phaseRows(dir = PHASES_DIR): PhaseRow[] {
     const tensors = parameterTensorCount(c.model);
     const optGpuMs = p.terms.find((x) => x.name === 'optimizer')!.ms, optKernels = tensors * TIME_STACKS.megatron.optimizerKernelsPerTensor;
     return {
-      id, tensors, stepMs: ph.events.stepMs, events: ph.events.phases, profiled: ph.profiled.phases,
+      id, moe: !!c.model.moe, tensors, stepMs: ph.events.stepMs, events: ph.events.phases, profiled: ph.profiled.phases,
       model: { fbGpuMs: p.gpuMs - optGpuMs, fbKernels: p.kernels - optKernels, optGpuMs, optKernels, iterMs: p.iterMs },
     };
   });
@@ -49,6 +52,18 @@ export const optLaunches = (r: PhaseRow) => ['opt.norm', 'opt.clip', 'opt.update
 /** Host ms of the optimizer's per-tensor loops (gradient norm and clip), CUDA-event window. */
 export const normClipMs = (r: PhaseRow) => (r.events['opt.norm']?.hostMs ?? 0) + (r.events['opt.clip']?.hostMs ?? 0);
 
+/**
+ * The host's time per kernel of a micro batch (the profile's microBatchLaunchUs): the forward-backward's host
+ * ms over the kernels the model counts in it, in the dense steps host-bound there (host ms ≥ HOST_BOUND × the
+ * GPU's busy ms) of both phase studies, their median. A MoE step's host waits for the GPU inside its layers,
+ * and a GPU-bound step's host time is the GPU's: neither measures the host.
+ */
+export function microBatchLaunch(dirs = [PHASES_DIR, LAUNCH_DIR]): { us: number; runs: { id: string; us: number }[] } {
+  const runs = dirs.flatMap((d) => phaseRows(d)).filter((r) => !r.moe && r.events.fb.hostMs! >= HOST_BOUND * r.profiled.fb.gpuBusyMs!)
+    .map((r) => ({ id: r.id, us: (1e3 * r.events.fb.hostMs!) / r.model.fbKernels }));
+  return { us: median(runs.map((r) => r.us))!, runs };
+}
+
 if (process.argv[1]?.endsWith('phasesTable.ts')) {
   const rows = phaseRows(process.argv[2]);
   const f = (x: number, d = 1) => x.toFixed(d);
@@ -58,4 +73,7 @@ if (process.argv[1]?.endsWith('phasesTable.ts')) {
     const e = r.events, p = r.profiled, med = [...r.stepMs].sort((a, b) => a - b)[r.stepMs.length >> 1];
     console.log(`| ${r.id} | ${r.tensors} | ${f(med)} | ${f(e.fb.hostMs!)} | ${f(p.fb.gpuBusyMs!)} / ${f(r.model.fbGpuMs)} | ${f(p.fb.launches!, 0)} / ${f(r.model.fbKernels, 0)} | ${f((1e3 * e.fb.hostMs!) / p.fb.launches!, 0)} | ${f(normClipMs(r))} (${f((1e3 * normClipMs(r)) / r.tensors, 0)}) | ${f(e['opt.update'].hostMs!)} / ${f(e['opt.update'].gpuSpanMs!)} / ${f(r.model.optGpuMs)} | ${f(e.post.hostMs!)} | ${f(e.between.hostMs! + e.zero.hostMs!)} | ${f(optLaunches(r), 0)} / ${f(r.model.optKernels, 0)} |`);
   }
+  const u = microBatchLaunch();
+  console.log(`\nµs of host a kernel the model counts in a micro batch (fb host ms / model fb kernels; dense, host-bound; both phase studies): ` +
+    `median ${f(u.us)} over ${u.runs.map((r) => `${r.id} ${f(r.us)}`).join(', ')}`);
 }

@@ -78,7 +78,7 @@ export const FIT_RUNS = ['r01', 'r02', 'r06', 'r07', 'r09', 'r10', 'r15', 'r16',
 export function buildFitPoints(profile: DeviceProfile = H200): HostFitPoint[] {
   // The data loader's wait is a floor (the step's time or the loader's, the larger), not a sum: the
   // figures are fitted without it, on steps it does not bind.
-  const zero: DeviceProfile = { ...profile, loaderMaskMsPerGB: 0, host: { ...profile.host, launchUs: 0, iterationMs: 0, moeExpertUs: 0 } };
+  const zero: DeviceProfile = { ...profile, loaderMaskMsPerGB: 0, host: { ...profile.host, launchUs: 0, iterationMs: 0, moeExpertUs: 0, microBatchLaunchUs: 0 } };
   return timeRows(zero, TIMING_DIR, true).filter((r) => FIT_RUNS.includes(r.id)).map((r) => ({
     id: r.id, gpuMs: r.predicted.iterMs, kernels: r.predicted.kernels, expertPasses: r.predicted.expertPasses, serial: r.predicted.hostSerial, measuredMs: r.measuredMs,
   }));

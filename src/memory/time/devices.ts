@@ -79,9 +79,12 @@ export interface DeviceProfile {
    * eager PyTorch step (Python dispatch, autograd, launch), iterationMs the fixed time per training
    * iteration outside the kernels (scheduling, logging, the synchronisations of the optimizer step),
    * moeExpertUs the host time per expert module pass of a MoE layer (SequentialMLP's loop, its
-   * host reads of token counts).
+   * host reads of token counts). microBatchLaunchUs is measured, not fitted: the host's time per kernel
+   * of each micro batch past the first. The fit prices a step of one micro batch, its fixed part holding
+   * much of that micro batch's host time; a further micro batch brings its own host time and no more of
+   * the fixed part.
    */
-  host: { launchUs: number; iterationMs: number; moeExpertUs: number; note: string };
+  host: { launchUs: number; iterationMs: number; moeExpertUs: number; microBatchLaunchUs: number; note: string };
   /**
    * Megatron-LM's data loader building the [b, 1, s, s] float32 attention mask of every sample
    * (GPTDataset, `create_attention_mask_in_dataloader`, the default): ms per GB of mask, the time
@@ -196,7 +199,13 @@ export const H200: DeviceProfile = {
   ],
   bandwidthGBs: { copy: 4233.9, softmax: 1284.3, dropout: 3027.9 },
   // Fitted on the 19 build-half runs of bench/results/2026-12-02-megatron-timing (npx tsx bench/megatron/timeTable.ts prints the fit).
-  host: { launchUs: 34.99, iterationMs: 15.62, moeExpertUs: 0, note: 'fitted on the build half of the 2026-12-02 campaign, Megatron-LM local (eager PyTorch)' },
+  // microBatchLaunchUs: the forward-backward's host ms over the kernels the model counts there, median of the 8 dense
+  // steps host-bound in it (bench/results/2026-12-03-time-phases/ph2 and 2026-12-03-launch-counts/runs, phases.py's
+  // CUDA-event window; bench/megatron/phasesTable.ts microBatchLaunch prints them): 72.9-126.6 µs.
+  host: {
+    launchUs: 34.99, iterationMs: 15.62, moeExpertUs: 0, microBatchLaunchUs: 90.9,
+    note: 'fitted on the build half of the 2026-12-02 campaign, Megatron-LM local (eager PyTorch); micro batches past the first: measured phase by phase',
+  },
   // Measured as a term, not fitted: run r39 (s = 32768, b = 1: a 4.295 GB mask) with and without
   // --no-create-attention-mask-in-dataloader, 10 iterations each, --timing-log-level 2 (2026-12-02
   // 14:16-14:21 UTC, bench/results/2026-12-02-megatron-timing/terms): 456.0 ms per iteration with the
@@ -229,12 +238,14 @@ export const H200: DeviceProfile = {
     scope: 'one H200: Megatron-LM --transformer-impl local (unfused attention), 2K-32K tokens, one micro batch of 1 or 2 sequences, TP = CP = PP = DP = 1',
     multiGpu: { what: "on 2 × H200, PyTorch's context-parallel ring at CP = 2", runs: 14, within15: 10, misses: 'the model predicts 18-34% too little time at 4K and 8K' },
     // Each pair on an H100, one micro batch and several (measured / model ms): the eighth draw's r05 40.2 / 35.0 and
-    // 122.8 / 59.3 (3 micro batches), r01 248.5 / 224.0 and 877.6 / 595.6 (4; bench/results/2026-12-06-heldout8-followup);
-    // the ninth's r00 51.9 / 35.7 and 114.9 / 57.3 (3), r01 56.7 / 45.6 and 159.4 / 103.8 (3; …-time-heldout9). Per micro
-    // batch past the first: 41.3 / 12.2, 209.7 / 123.9, 31.5 / 10.8, 51.4 / 29.1 ms.
+    // 122.8 / 98.1 (3 micro batches), r01 (MoE) 248.5 / 224.0 and 877.6 / 595.6 (4; bench/results/2026-12-06-heldout8-followup);
+    // the ninth's r00 51.9 / 35.7 and 114.9 / 91.8 (3), r01 56.7 / 45.6 and 159.4 / 126.0 (3; …-time-heldout9). Per micro
+    // batch past the first: 41.3 / 31.5, 209.7 / 123.9, 31.5 / 28.1, 51.4 / 40.2 ms. Before the dense steps' later micro
+    // batches were priced at microBatchLaunchUs (measured on the H200, phase by phase), their model figures were 12.2,
+    // 10.8 and 29.1 ms: 1.7-3.4× too little.
     microBatches: {
-      what: 'several micro batches a step, on an H100 (not this profile\'s GPU: the seventh to ninth fresh draws, four of their runs again with one)',
-      found: 'each micro batch past the first costs 1.7-3.4× what the model gives it (41 ms against 12; 210 against 124), where the same runs with one micro batch are 10-31% slower than predicted: a step of several micro batches takes longer than predicted',
+      what: 'several micro batches a step, on an H100 (not this profile\'s GPU: the eighth and ninth fresh draws, four of their runs again with one)',
+      found: 'each dense micro batch past the first costs 1.1-1.3× what the model gives it (41 ms against 32; 32 against 28), as the same runs with one micro batch are 10-31% slower than predicted (this host is slower than the H200\'s); the MoE one 1.7× (210 ms against 124): a MoE step of several micro batches takes longer than predicted',
     },
     unchecked: "Megatron-LM's tensor-, context-, pipeline- and data-parallel communication (the link model's), FlashAttention inside a Megatron-LM step",
     source: 'bench/results/2026-12-03-time-heldout4, -heldout5, -heldout5-deep, -heldout6; every stored log: bench/megatron/repeats.ts TIMING_SETS; ' +

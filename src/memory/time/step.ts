@@ -169,7 +169,12 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   const ranks = gradientRanks(p).dense;
   const kernels = micro.kernels * mb + parameterTensorCount(m, m.numLayers / pp, p.expertParallel ?? 1) * st.optimizerKernelsPerTensor;
   const expertPasses = micro.expertPasses * mb;
-  const launches = (kernels * host.launchUs + expertPasses * host.moeExpertUs) / 1e3;
+  // A dense step's micro batches past the first: their kernels at the measured microBatchLaunchUs, not the fitted launchUs
+  // (the fit's fixed part holds the rest of the first's host time). A MoE step's host waits for the GPU in its layers
+  // (serial): it keeps the fitted cost, which no measurement of its own host time replaces.
+  const serial = st.moeSerial && !!m.moe, laterMb = serial ? 0 : mb - 1;
+  const laterUs = laterMb * micro.kernels * (host.microBatchLaunchUs - host.launchUs);
+  const launches = (kernels * host.launchUs + laterUs + expertPasses * host.moeExpertUs) / 1e3;
   const buckets = ranks > 1 ? (o.params.perGpu * st.bucketBytesPerParam) / (o.profile.bandwidthGBs.copy * 1e6) : 0;
   const gpuMs = micro.gpu * (mb + bubble) + ppc.ms + dp + spGrads + opt.ms + buckets;
   terms.add('gradients', buckets, TERM_WHAT.gradients);
@@ -180,9 +185,9 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   const n = (v: number) => Math.round(v).toLocaleString('en-US');
   terms.add('optimizer', opt.ms, `Adam over ${n(opt.shard)} fp32 parameters, ${st.optimizerBytesPerParam - st.zeroBytesPerParam} B each, ` +
     `and the gradient buffer zeroed, ${st.zeroBytesPerParam} B each of ${n(o.params.perGpu)}`);
-  const serial = st.moeSerial && !!m.moe;
   const hostMs = exposedLaunchMs(serial, launches, gpuMs) + (st.fixedHost ? host.iterationMs : 0);
-  terms.add('host', hostMs, `${Math.round(kernels)} kernel launches at ${host.launchUs} µs${expertPasses ? `, ${expertPasses} expert module passes at ${host.moeExpertUs} µs` : ''}` +
+  const later = laterMb > 0 ? ` (${Math.round(laterMb * micro.kernels)} of them, the micro batches past the first, at ${host.microBatchLaunchUs} µs)` : '';
+  terms.add('host', hostMs, `${Math.round(kernels)} kernel launches at ${host.launchUs} µs${later}${expertPasses ? `, ${expertPasses} expert module passes at ${host.moeExpertUs} µs` : ''}` +
     `${st.fixedHost ? `, ${host.iterationMs} ms per iteration` : ''} (${serial ? 'added to the GPU time' : 'beyond the GPU time'})`);
   const list = terms.list(), iterMs = gpuMs + hostMs, comm = micro.comm * mb + ppc.ms + dp + spGrads;
   return {
