@@ -1092,7 +1092,7 @@ function tuneRows(e: TuneEntry, adapter: string): [string, string][] {
     ['defaults', ms(e.defaultMs)],
     ['tuned', `${ms(e.tunedMs)} (${((e.defaultMs[0] + e.defaultMs[1]) / (e.tunedMs[0] + e.tunedMs[1])).toFixed(3)}× at N=${e.N}, ${counted(e.heads, 'head')})`],
     ['tiles', tilesInWords(e.tuning)],
-    ['candidates', `${timed} timed of ${e.trials.length} (the others do not fit this GPU)`],
+    ['candidates', `${timed} timed of ${e.trials.length} (the others did not fit this GPU, ran on another path or gave no time)`],
     ['relative error vs float64 (‖x − ref‖ / ‖ref‖)', `${e.checkErr.toExponential(2)} (largest of O, LSE, dQ, dK, dV at a small shape)`],
   ];
 }

@@ -7,7 +7,9 @@
  * The candidates are data: each is a KernelTuning pin of one kernel (the forward's tile and
  * variants, or the backward's tile) on the path the device takes by default. Each candidate that
  * builds is timed at the request's shape on one set of inputs (its own pass only: forward, or
- * backward after one forward, GPU timestamps). The fastest forward and the fastest backward are
+ * backward after one forward, GPU timestamps); a candidate whose timer gave no time (0, negative or not finite) is
+ * no candidate (its trial says why), and a kernel none of whose candidates gave one stops the search (MeasurementError).
+ * The fastest forward and the fastest backward are
  * then timed together beside the defaults; each kernel's pins are kept only where that kernel ran
  * TUNE_MARGIN faster than its defaults (keptPins), and what is kept only if it passes the float64
  * check (bench/kernels.ts spotCheck); otherwise the defaults stay (the entry says why).
@@ -204,7 +206,24 @@ export function skipReason(message: string): string {
   return /; tried [^:]+: ([^.]*)/.exec(why)?.[1] ?? why;
 }
 
-/** Times every candidate of one kernel on `path`; a candidate that does not build, or falls back to another path, is a trial with an error. */
+/** Why a trial's time is no candidate's (UNTIMED_TAIL: 0, negative or not finite: a timer that failed), or null for a time. */
+function untimedReason(ms: number): string | null {
+  return isTime(ms) ? null : `time ${ms} ms${UNTIMED_TAIL}`;
+}
+const UNTIMED_TAIL = ': not timed';
+const isUntimed = (t: TuneTrial) => t.error?.endsWith(UNTIMED_TAIL) === true;
+
+/** A candidate's trial from what its timing gave: a time, or (another path, no time) no time and why. */
+function trialOf(kind: 'fwd' | 'bwd', pins: string, path: KernelPath, t: { ms: [number, number]; path: KernelPath }): TuneTrial {
+  if (t.path !== path) return { kind, pins, ms: null, error: `ran on the ${t.path} path` };
+  const ms = t.ms[kind === 'fwd' ? 0 : 1], untimed = untimedReason(ms);
+  return untimed === null ? { kind, pins, ms } : { kind, pins, ms: null, error: untimed };
+}
+
+/**
+ * Times every candidate of one kernel on `path`; a candidate that does not build, falls back to another path or gives no
+ * time (untimedReason) is a trial with an error, never ranked. Where some ran but none gave a time, a MeasurementError.
+ */
 async function trials(
   dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', r: TuneRequest, o: SearchOptions, bufs: BenchBuffers,
 ): Promise<{ trial: TuneTrial; tuning: KernelTuning }[]> {
@@ -214,9 +233,7 @@ async function trials(
     o.signal?.throwIfAborted();
     const pins = showPins(c);
     try {
-      const t = await timeWith(dev, { ...c, path }, r, bufs, kind);
-      const trial: TuneTrial = t.path === path ? { kind, pins, ms: t.ms[kind === 'fwd' ? 0 : 1] } : { kind, pins, ms: null, error: `ran on the ${t.path} path` };
-      out.push({ trial, tuning: c });
+      out.push({ trial: trialOf(kind, pins, path, await timeWith(dev, { ...c, path }, r, bufs, kind)), tuning: c });
     } catch (e) {
       out.push({ trial: { kind, pins, ms: null, error: skipReason((e as Error).message) }, tuning: c });
     }
@@ -224,8 +241,27 @@ async function trials(
     // Counted (`fwd 3/20`): a search of dozens of candidates says how far it is.
     o.progress(`  ${kind} ${i + 1}/${cs.length} ${pins}: ${last.ms === null ? `skipped (${last.error})` : `${last.ms.toFixed(3)} ms`}`, { ...last, tuning: c });
   }
+  checkTrials(r, kind, out.map((x) => x.trial), o.progress);
   return out;
 }
+
+/**
+ * After a kernel's trials: the candidates whose timer gave no time said in a whole line (on a terminal the trials' lines
+ * are drawn over); where none gave a time and some gave no time, a MeasurementError (nothing is ranked on a broken timer).
+ */
+function checkTrials(r: TuneRequest, kind: 'fwd' | 'bwd', ts: TuneTrial[], progress: SearchOptions['progress']): void {
+  const untimed = ts.filter(isUntimed);
+  if (!untimed.length) return;
+  const said = `${untimed.length} of ${counted(ts.length, `${kind} candidate`)} gave no time (${[...new Set(untimed.map((t) => t.error!.slice(0, -UNTIMED_TAIL.length)))].join(', ')})`;
+  if (ts.some((t) => t.ms !== null)) return progress(`  ${said}: not ranked`);
+  throw new MeasurementError(`tune: ${requestWords(r)}: ${said} and none gave one, so no ${KERNEL_NAMES[kind === 'fwd' ? 0 : 1]} candidate can be ranked: ` +
+    `nothing stored; ${LONGER_RUNS}`);
+}
+
+/** A request in the search's messages. */
+const requestWords = (r: TuneRequest) => `D=${r.D} ${r.precision} ${r.causal ? 'causal' : 'not causal'} at N=${r.N}, ${counted(r.heads, 'head')}`;
+/** What to do about a timer that gives no time. */
+const LONGER_RUNS = "time a larger N or more heads, so that each run lasts longer than the timer's resolution";
 
 /** How much faster a kernel's chosen pins must be than its defaults, timed one after the other, to be kept (run-to-run noise on the H200: ~2%). */
 export const TUNE_MARGIN = 0.02;
@@ -246,7 +282,7 @@ export function keptPins(best: [KernelTuning | undefined, KernelTuning | undefin
 }
 
 const fastest = (xs: { trial: TuneTrial; tuning: KernelTuning }[]) =>
-  xs.filter((x) => x.trial.ms !== null).sort((a, b) => a.trial.ms! - b.trial.ms!)[0];
+  xs.filter((x) => isTime(x.trial.ms)).sort((a, b) => a.trial.ms! - b.trial.ms!)[0];
 
 export interface TuneOptions {
   /** Search even where the store holds the key. */
@@ -340,9 +376,9 @@ async function search(
  */
 function checkTimes(r: TuneRequest, defaultMs: [number, number], tunedMs: [number, number]): void {
   if ([...defaultMs, ...tunedMs].every(isTime)) return;
-  throw new MeasurementError(`tune: D=${r.D} ${r.precision} ${r.causal ? 'causal' : 'not causal'} at N=${r.N}, ${counted(r.heads, 'head')}: the timer gave ` +
+  throw new MeasurementError(`tune: ${requestWords(r)}: the timer gave ` +
     `the defaults ${defaultMs.join(' / ')} ms and the tuned pins ${tunedMs.join(' / ')} ms (forward / backward), and only a finite time above 0 ` +
-    "is a measurement: nothing stored; time a larger N or more heads, so that each run lasts longer than the timer's resolution");
+    `is a measurement: nothing stored; ${LONGER_RUNS}`);
 }
 
 /**
