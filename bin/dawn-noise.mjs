@@ -27,8 +27,15 @@ function endWithParent() {
   if (process.channel) {
     process.channel.unref(); // the lifeline must not keep the process alive on its own
     process.on('disconnect', () => process.exit(process.exitCode || 1));
+    // The parent's terminal resized: its new width, read by each line drawn over (src/cli/progress.ts progressColumns).
+    process.on('message', (m) => {
+      if (typeof m?.stderrColumns === 'string') process.env.FLASHRING_STDERR_COLUMNS = m.stderrColumns;
+    });
   }
 }
+
+/** The width of this process's stderr as the child is told it: its columns on a terminal, else '' (none). */
+const stderrColumns = () => (process.stderr.isTTY && process.stderr.columns ? String(process.stderr.columns) : '');
 
 export async function withoutDawnNoise(entryUrl, childFlag, work) {
   if (process.env[childFlag] === '1' || process.env.FLASHRING_RAW_STDERR === '1') {
@@ -44,12 +51,14 @@ export async function withoutDawnNoise(entryUrl, childFlag, work) {
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(entryUrl), ...process.argv.slice(2)], {
     // The child's stderr is this pipe: whether ours is a terminal is passed on (progress drawn with \r only there), and
     // its width (a line drawn over is cut to it: one that wraps is redrawn only in its last row); none inherited.
-    env: {
-      ...process.env, [childFlag]: '1', FLASHRING_STDERR_TTY: process.stderr.isTTY ? '1' : '0',
-      FLASHRING_STDERR_COLUMNS: process.stderr.isTTY && process.stderr.columns ? String(process.stderr.columns) : '',
-    },
+    env: { ...process.env, [childFlag]: '1', FLASHRING_STDERR_TTY: process.stderr.isTTY ? '1' : '0', FLASHRING_STDERR_COLUMNS: stderrColumns() },
     stdio: ['inherit', 'inherit', 'pipe', 'ipc'],
   });
+  // And its width again each time the terminal is resized (a long run's window made narrower or wider), over the lifeline.
+  const passWidth = () => {
+    if (child.connected) child.send({ stderrColumns: stderrColumns() }, () => {}); // gone meanwhile: nothing to tell
+  };
+  process.stderr.on('resize', passWidth);
   // Our stderr read by something that stops early (`2>&1 >/dev/null | head`): stop the child
   // quietly, as a closed stdout does in it.
   process.stderr.on('error', (e) => {
@@ -77,6 +86,7 @@ export async function withoutDawnNoise(entryUrl, childFlag, work) {
     }
   });
   child.on('close', (code, signal) => {
+    process.stderr.off('resize', passWidth);
     if (pending && !DAWN_NOISE.test(pending)) process.stderr.write(pending);
     const end = told && (signal || code === 128 + SIGNALS[told] || code > 128) ? told : signal;
     if (end) {

@@ -150,6 +150,46 @@ describe('progressLines on a narrow terminal', () => {
     expect(tty).toBe(`\r${cut}\r${'  bwd 1/1 X: 1.000 ms'.padEnd(29)}\n${long}\n\rexactly twenty-nine columns..\n`);
   });
 
+  it('the width is read at each draw: a window resized during a run is followed, and a line is padded over the last no wider than the window now is', async () => {
+    const short = '  bwd 1/1 X: 1.000 ms';
+    const tty = await stderrOf('1', async () => {
+      const p = progressLines();
+      vi.stubEnv('FLASHRING_STDERR_COLUMNS', '80');   // as the parent sets it again on each resize (bin/dawn-noise.mjs)
+      p.over(long);
+      vi.stubEnv('FLASHRING_STDERR_COLUMNS', '30');   // narrower: cut to 29, and padded to 29, not to the long line's length (it would wrap)
+      p.over(short);
+      p.over(long);
+      vi.stubEnv('FLASHRING_STDERR_COLUMNS', '100');  // wider again: the long line whole
+      p.over(long);
+      p.end();
+    });
+    expect(long.length).toBeLessThan(79);
+    expect(tty).toBe(`\r${long}\r${short.padEnd(29)}\r${long.slice(0, 28)}…\r${long}\n`);
+  });
+
+  it('in-process (no parent: FLASHRING_STDERR_TTY unset), a terminal stderr whose columns change between draws is followed too', async () => {
+    let columns = 80;
+    const had = Object.getOwnPropertyDescriptors(process.stderr);
+    Object.defineProperties(process.stderr, { isTTY: { value: true, configurable: true }, columns: { get: () => columns, configurable: true } });
+    const chunks: string[] = [];
+    vi.stubEnv('FLASHRING_STDERR_TTY', undefined);
+    const w = vi.spyOn(process.stderr, 'write').mockImplementation((x) => (chunks.push(String(x)), true));
+    try {
+      const p = progressLines();
+      p.over(long);
+      columns = 30;
+      p.over(long);
+      p.end();
+    } finally {
+      w.mockRestore();
+      for (const k of ['isTTY', 'columns'] as const) {
+        if (had[k]) Object.defineProperty(process.stderr, k, had[k]);
+        else delete (process.stderr as unknown as Record<string, unknown>)[k];
+      }
+    }
+    expect(chunks.join('')).toBe(`\r${long}\r${long.slice(0, 28)}…\n`);
+  });
+
   it('in a log, or with no width known, nothing is cut', async () => {
     vi.stubEnv('FLASHRING_STDERR_COLUMNS', '30');
     expect(await stderrOf('0', async () => progressLines().over(long))).toBe(`${long}\n`);

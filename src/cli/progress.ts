@@ -9,8 +9,9 @@ export const progressOnTerminal = (): boolean =>
   process.env.FLASHRING_STDERR_TTY !== undefined ? process.env.FLASHRING_STDERR_TTY === '1' : !!process.stderr.isTTY;
 
 /**
- * The width of the terminal stderr ends at, or null where none is known. Under bin/flashring.mjs the parent passes its
- * own (FLASHRING_STDERR_COLUMNS, with FLASHRING_STDERR_TTY); in-process, stderr's.
+ * The width of the terminal stderr ends at now, or null where none is known: read at each call, so a window resized during
+ * a run is followed. Under bin/flashring.mjs the parent passes its own (FLASHRING_STDERR_COLUMNS, with FLASHRING_STDERR_TTY;
+ * set again on each resize: bin/dawn-noise.mjs); in-process, stderr's (kept current by Node on a terminal).
  */
 export function progressColumns(): number | null {
   const columns = process.env.FLASHRING_STDERR_TTY !== undefined ? Number(process.env.FLASHRING_STDERR_COLUMNS || NaN) : process.stderr.columns;
@@ -65,7 +66,7 @@ export async function timedPhase<T>(what: string, run: (tick: PhaseTick) => Prom
 
 /**
  * Progress lines on stderr, some of which a terminal draws over: on a terminal `over` rewrites one line in place (`\r`,
- * padded over what it showed, cut to the terminal's width: fitLine) and `line` ends that line and writes a whole one; elsewhere (a log, a pipe) each is a
+ * padded over what it showed, cut to the terminal's width as it is at that draw: fitLine, progressColumns) and `line` ends that line and writes a whole one; elsewhere (a log, a pipe) each is a
  * whole line. `end` ends a drawn line (call it however the run ends, so that an error or what follows on stdout starts
  * a line of its own); once, and nothing where none is drawn.
  */
@@ -79,8 +80,10 @@ export function progressLines(): { over: (text: string) => void; line: (text: st
   return {
     over: (text) => {
       if (!tty) return void process.stderr.write(`${text}\n`);
-      const shown = fitLine(text, progressColumns());
-      process.stderr.write(`\r${shown.padEnd(drawn?.length ?? 0)}`);
+      // The width read at each draw (a window resized during a long run): cut to it, and padded over what was drawn no
+      // further than it (a line drawn at a wider width, padded to its length, would wrap).
+      const columns = progressColumns(), shown = fitLine(text, columns);
+      process.stderr.write(`\r${shown.padEnd(Math.min(drawn?.length ?? 0, columns === null ? Infinity : columns - 1))}`);
       drawn = shown;
     },
     line: (text) => {
