@@ -4,8 +4,9 @@
 // since cannot mislead it. Behind a wrapper that stays between them the parent's pid is asked after: on Linux its
 // /proc/<pid>/stat, whose state tells a zombie (ended, not yet reaped by its own parent) and whose start time, taken
 // now, a pid reused since; elsewhere (no /proc, or the parent not seen there) process.kill(parent, 0), which both
-// mislead.
-import { readFileSync } from 'node:fs';
+// mislead. endOnceParentGone is what a watch does with that test: the thread's (parentWatch.mjs) and, where that thread
+// is not running, the rank's main thread's (rankProcess.ts watchParent).
+import { readFileSync, rmSync } from 'node:fs';
 
 /** Field 3 (state) and field 22 (start time, clock ticks since boot) of /proc/<pid>/stat's `text`, or null. */
 export function statFields(text) {
@@ -50,5 +51,23 @@ export function parentGone(parent, self = process, read = readStat) {
       return signalGone(parent);
     }
     return !now || now.state === 'Z' || now.state === 'X' || now.start !== born;
+  };
+}
+
+/**
+ * One look of a watch on the parent (pid `parent`): once it is gone, removes the ring's spool folder (`spool`, or null;
+ * created by that parent for its ranks, used by nothing once it is gone: what the rank's exit handler would remove)
+ * and ends the whole process with SIGKILL (`process.exit` on a worker thread would end only that thread), the folder's
+ * removal failing or not. Call it every poll.
+ */
+export function endOnceParentGone(parent, spool) {
+  const gone = parentGone(parent);
+  return () => {
+    if (!gone()) return;
+    try {
+      if (spool) rmSync(spool, { recursive: true, force: true });
+    } finally {
+      process.kill(process.pid, 'SIGKILL');
+    }
   };
 }
