@@ -3,21 +3,25 @@
  * watchdog names it (processRanks.ts silentRank), and no rank process outlives the command, however it ends
  * (its step timeout, or a signal to the command: killAtExit); the command's process killed outright, its ranks
  * remove the spool folder as they end (rankProcess.ts removeSpoolAtExit), and one whose main thread is blocked
- * (as in a synchronous driver call) is ended by its watchdog thread (rankProcess.ts watchParent).
+ * (as in a synchronous driver call) is ended by its watchdog thread (rankProcess.ts watchParent). Should that thread
+ * not run (test/fixtures/watchdog-swap.mjs breaks it), the rank says so once and watches from its main thread.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { encodeNpy } from '../src/cli/npy.js';
 import { ringAttentionProcesses } from '../src/cp/launch/processRanks.js';
+import { WATCH_START_MS } from '../src/cp/launch/rankProcess.js';
 import { DeviceLostError } from '../src/errors.js';
 import { BIN } from './cli-run.js';
 import { makeInputs, AttentionShape } from './cases.js';
 
 const preload = pathToFileURL(fileURLToPath(new URL('./fixtures/rank-stop.mjs', import.meta.url))).href;
+const swap = pathToFileURL(fileURLToPath(new URL('./fixtures/watchdog-swap.mjs', import.meta.url))).href;
 const ringParent = fileURLToPath(new URL('./fixtures/ring-parent.mjs', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'flashring-rank-hang-'));
 const s: AttentionShape = { B: 1, Hq: 2, Hkv: 2, Nq: 16, Nk: 16, D: 16 };
@@ -64,6 +68,14 @@ function attentionStopped(seed: number, out: string, pidFile: string, env: Recor
  */
 function blocked(rank: number, file: string, at = 'proceed'): Record<string, string> {
   return { NODE_OPTIONS: `--import=${preload}`, FLASHRING_TEST_STOP_RANK: String(rank), FLASHRING_TEST_STOP_FILE: f(file), FLASHRING_TEST_STOP_AT: at, FLASHRING_TEST_STOP_HOW: 'block' };
+}
+
+/**
+ * `env` (its NODE_OPTIONS preloading rank-stop.mjs or none) with every rank's watchdog thread failing as `how` says
+ * (test/fixtures/watchdog-swap.mjs: throw, silent, exit, missing).
+ */
+function brokenWatchdog(how: string, env: Record<string, string> = {}): Record<string, string> {
+  return { ...env, FLASHRING_TEST_WATCHDOG: how, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --import=${swap}`.trim() };
 }
 
 /** `parent` killed with SIGKILL, once it has ended. */
@@ -184,6 +196,34 @@ describe('a hung rank process', () => {
     } finally {
       holder.kill('SIGKILL');
     }
+  }, 40_000);
+
+  // The watchdog thread not running (its module failing at load, not there, never saying it watches, or ending): the
+  // ring runs on, the rank saying once, marked with its rank, that it watches from its main thread instead, and why.
+  it.each([
+    ['throw', /failed \(the stand-in watchdog fails at load\)/],
+    ['missing', /failed \(Cannot find module '.*no-such-watchdog\.mjs'/],
+    ['silent', new RegExp(`did not say it was watching within ${WATCH_START_MS / 1000} s`)],
+    ['exit', /ended \(code 0\)/],
+  ])('a watchdog thread that does not run (%s): the command runs to its end, its rank saying once that its main thread watches', async (how, why) => {
+    const x = makeInputs(s, 20);
+    for (const n of ['q', 'k', 'v'] as const) writeFileSync(f(`w${how}-${n}.npy`), encodeNpy({ dtype: 'f4', shape: [2, 16, 16], data: Float32Array.from(x[n]) }));
+    const args = ['attention', ...['q', 'k', 'v'].flatMap((n) => [`--${n}`, f(`w${how}-${n}.npy`)]), '--out', f(`w${how}-out`), '--cp', '1', '--cp-mode', 'processes'];
+    const r = await promisify(execFile)(process.execPath, [BIN, ...args], { timeout: 60_000, env: { ...process.env, ...brokenWatchdog(how) } })
+      .then((o) => ({ code: 0, err: o.stderr }), (e) => ({ code: e.code as number, err: e.stderr as string }));
+    expect(r.code, r.err).toBe(0);
+    expect(existsSync(f(`w${how}-out`))).toBe(true);
+    const said = r.err.split('\n').filter((l) => /watchdog thread/.test(l));
+    expect(said, r.err).toHaveLength(1);
+    expect(said[0]).toMatch(/^\[rank 0\] the watchdog thread on the parent process /);
+    expect(said[0]).toMatch(why);
+    expect(said[0]).toMatch(/watching it from the main thread instead, .* end process \d+ yourself$/);
+  }, 60_000);
+
+  // The main thread's watch alone (the rank deaf to its channel's close): its parent killed, the rank still ends.
+  it("a watchdog thread that fails at load: a rank deaf to its channel's close still ends once the command's process is killed", async () => {
+    const file = 'deaf.pid', env = brokenWatchdog('throw', { ...blocked(0, file), FLASHRING_TEST_STOP_HOW: 'deaf' });
+    await orphanEnds(killed(attentionStopped(21, 'out-deaf', file, { FLASHRING_RAW_STDERR: '1', ...env }, 1)), file);
   }, 40_000);
 
   it('a rank process killed from outside: the run rejects naming the rank and what to do', async () => {

@@ -6,7 +6,7 @@
  * process does GPU work before another's refusal), builds its context over a
  * ProcessCommunicator, runs its rank program's forward, waits for the parent's word to run the
  * backward, and sends back its outputs, steps and memory. A watchdog thread ends it should its parent die while
- * its main thread is stuck (watchParent).
+ * its main thread is stuck (watchParent); should that thread not run, its main thread watches instead (mainThreadWatch).
  */
 import { rmSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
@@ -22,6 +22,7 @@ import { FromParent, RankDone, RankInit, RankInputs, ToParent } from './processR
 import { RankContext, timerIntervals } from '../rank/rank.js';
 import { checkedRankKernels, kernelsOf, stepGpuTime, warm } from './stage.js';
 import { loadShard } from '../rank/shard.js';
+import { endOnceParentGone } from './parentGone.mjs';
 import { resolveScheme } from '../schemes/registry.js';
 import { TimelineRecorder } from '../rank/timeline.js';
 
@@ -81,29 +82,63 @@ function removeSpoolAtExit(spool: string | null): void {
   if (spool) atExit(() => rmSync(spool, { recursive: true, force: true }));
 }
 
-/** How often the watchdog thread (parentWatch.mjs) looks whether the parent is still there. */
+/** How often a watch (the watchdog thread's, parentWatch.mjs, or the main thread's fallback) looks whether the parent is still there. */
 const PARENT_POLL_MS = 1000;
+
+/**
+ * How long the watchdog thread has to say it is watching before the rank watches from its main thread instead (a
+ * plain-JavaScript thread says so within milliseconds; a slow start costs one line, the thread still watching once up).
+ */
+export const WATCH_START_MS = 5000;
 
 /**
  * The watchdog for a parent killed outright (SIGKILL, the OOM killer) while this process's main thread is stuck in a
  * synchronous driver call, and so never sees the channel close ('disconnect' above): a worker thread, running on its
  * own event loop, that removes the spool folder and ends the process once the parent (pid `parent`) is gone
  * (parentWatch.mjs). Started with the process; settles once the thread is watching (run waits for that before any GPU
- * work: a thread not yet running when the main thread blocks might never be) or has failed. Unref'd: it never keeps a
- * rank that has ended its work alive. One that cannot start is said (a line) and the run goes on without it.
+ * work: a thread not yet running when the main thread blocks might never be) or, failing that, once the main thread
+ * watches instead (mainThreadWatch): the thread failed (its module unreadable, an error at load or later), ended, or
+ * did not say it was watching within WATCH_START_MS. Unref'd: it never keeps a rank that has ended its work alive.
  */
 function watchParent(parent: number, spool: string | null): Promise<void> {
-  const w = new Worker(new URL('./parentWatch.mjs', import.meta.url), { workerData: { parent, spool, pollMs: PARENT_POLL_MS } });
+  const fallBack = mainThreadWatch(parent, spool);
+  let w: Worker;
+  try {
+    w = new Worker(new URL('./parentWatch.mjs', import.meta.url), { workerData: { parent, spool, pollMs: PARENT_POLL_MS } });
+  } catch (e) {
+    fallBack(`could not start (${(e as Error).message})`);
+    return Promise.resolve();
+  }
   w.unref();
   return new Promise((watching) => {
-    w.once('message', () => watching());
-    // Its lines reach the user marked [rank r] (processRanks.ts spawnRank).
-    w.on('error', (e) => {
-      process.stderr.write(`the watchdog on the parent process stopped (${e.message}); should the command be killed outright while this rank hangs, end process ${process.pid} yourself\n`);
+    const settle = (why?: string) => {
+      clearTimeout(late);
+      if (why) fallBack(why);
       watching();
-    });
-    w.once('exit', () => watching());
+    };
+    const late = setTimeout(() => settle(`did not say it was watching within ${WATCH_START_MS / 1000} s`), WATCH_START_MS).unref();
+    w.once('message', () => settle());
+    w.on('error', (e) => settle(`failed (${e.message.split('\n')[0]})`));
+    w.once('exit', (code) => settle(`ended (code ${code})`));
   });
+}
+
+/**
+ * The fallback should the watchdog thread not be running (watchParent): `(why) => void`, whose first call says so (a
+ * line on stderr, which reaches the user marked [rank r]: processRanks.ts spawnRank) and from then on looks, on this
+ * process's main thread, every PARENT_POLL_MS, whether the parent is gone, as the thread would (endOnceParentGone).
+ * The rank runs on (a ring on a machine whose worker threads misbehave still runs), but this watch, like the channel's
+ * close, cannot act while the main thread is stuck in a driver call: the line says which process to end by hand then.
+ */
+function mainThreadWatch(parent: number, spool: string | null): (why: string) => void {
+  let on = false;
+  return (why) => {
+    if (on) return;
+    on = true;
+    process.stderr.write(`the watchdog thread on the parent process ${why}; watching it from the main thread instead, which cannot while this rank ` +
+      `is stuck in a driver call: should the command be killed outright while this rank hangs, end process ${process.pid} yourself\n`);
+    setInterval(endOnceParentGone(parent, spool), PARENT_POLL_MS).unref();
+  };
 }
 
 /**
