@@ -55,6 +55,21 @@ describe.skipIf(!hasPython && process.env.CI !== 'true')('campaign.py draw (pyth
     expect(r.doc?.rejected_by_seq).toEqual(doc.rejected_by_seq);
   });
 
+  // campaign.py twins: each run again with one micro batch a step (-mb1), as the ninth and tenth draws' runs.json were written.
+  it.each(['2026-12-06-time-heldout9', '2026-12-06-time-heldout10'])('%s/runs.json comes back from its draw.json (campaign.py twins)', (d) => {
+    const out = mkdtempSync(join(tmpdir(), 'flashring-twins-'));
+    try {
+      const r = spawnSync('python3', ['bench/megatron/campaign.py', 'twins', join(RESULTS, d, 'draw.json'), '--out', join(out, 'runs.json')], { encoding: 'utf8' });
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toMatch(/^8 runs \(4 twins\)/);
+      const made = JSON.parse(readFileSync(join(out, 'runs.json'), 'utf8')), committed = JSON.parse(readFileSync(join(RESULTS, d, 'runs.json'), 'utf8'));
+      expect(made.kept.map((k: { id: string; flags: unknown }) => [k.id, k.flags])).toEqual(committed.kept.map((k: { id: string; flags: unknown }) => [k.id, k.flags]));
+      expect(made.kept.filter((k: { id: string }) => k.id.endsWith('-mb1')).every((k: { flags: string[] }) => k.flags[k.flags.indexOf('--global-batch-size') + 1] === k.flags[k.flags.indexOf('--micro-batch-size') + 1])).toBe(true);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
   it('a range no run fits in stops with its line and writes nothing', () => {
     const r = draw(['--seed', '1', '--runs', '1', '--layers', '1000-1000', '--seqs', '32768']);
     expect(r.status).toBe(1);

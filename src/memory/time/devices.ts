@@ -239,13 +239,15 @@ export const H200: DeviceProfile = {
     multiGpu: { what: "on 2 × H200, PyTorch's context-parallel ring at CP = 2", runs: 14, within15: 10, misses: 'the model predicts 18-34% too little time at 4K and 8K' },
     // Each pair on an H100, one micro batch and several (measured / model ms): the eighth draw's r05 40.2 / 35.0 and
     // 122.8 / 98.1 (3 micro batches), r01 (MoE) 248.5 / 224.0 and 877.6 / 595.6 (4; bench/results/2026-12-06-heldout8-followup);
-    // the ninth's r00 51.9 / 35.7 and 114.9 / 91.8 (3), r01 56.7 / 45.6 and 159.4 / 126.0 (3; …-time-heldout9). Per micro
-    // batch past the first: 41.3 / 31.5, 209.7 / 123.9, 31.5 / 28.1, 51.4 / 40.2 ms. Before the dense steps' later micro
-    // batches were priced at microBatchLaunchUs (measured on the H200, phase by phase), their model figures were 12.2,
-    // 10.8 and 29.1 ms: 1.7-3.4× too little.
+    // the ninth's r00 51.9 / 35.7 and 114.9 / 91.8 (3), r01 56.7 / 45.6 and 159.4 / 126.0 (3; …-time-heldout9); the tenth's
+    // r00 120.1 / 107.1 and 266.9 / 239.8 (3), r01 71.7 / 64.3 and 203.3 / 169.5 (4), r02 499.6 / 441.1 and 979.6 / 862.1 (2),
+    // r03 111.2 / 77.5 and 207.1 / 211.4 (3; …-time-heldout10, run after the change below). Per micro batch past the first:
+    // 41.3 / 31.5, 209.7 / 123.9, 31.5 / 28.1, 51.4 / 40.2, 73.4 / 66.3, 43.9 / 35.1, 480.0 / 421.0, 48.0 / 66.9 ms. Before
+    // the dense steps' later micro batches were priced at microBatchLaunchUs (measured on the H200, phase by phase), the
+    // first three dense pairs' model figures were 12.2, 10.8 and 29.1 ms (1.7-3.4× too little), the tenth's r03 49.3.
     microBatches: {
-      what: 'several micro batches a step, on an H100 (not this profile\'s GPU: the eighth and ninth fresh draws, four of their runs again with one)',
-      found: 'each dense micro batch past the first costs 1.1-1.3× what the model gives it (41 ms against 32; 32 against 28), as the same runs with one micro batch are 10-31% slower than predicted (this host is slower than the H200\'s); the MoE one 1.7× (210 ms against 124): a MoE step of several micro batches takes longer than predicted',
+      what: 'several micro batches a step, on H100s (not this profile\'s GPU: the eighth to tenth fresh draws, eight of their runs again with one)',
+      found: 'each dense micro batch past the first costs 0.7-1.3× what the model gives it (41 ms against 32; 48 against 67), as the same runs with one micro batch are 10-31% slower than predicted (an H100 against the H200\'s profile); the MoE one 1.7× (210 ms against 124): a MoE step of several micro batches takes longer than predicted',
     },
     unchecked: "Megatron-LM's tensor-, context-, pipeline- and data-parallel communication (the link model's), FlashAttention inside a Megatron-LM step",
     source: 'bench/results/2026-12-03-time-heldout4, -heldout5, -heldout5-deep, -heldout6; every stored log: bench/megatron/repeats.ts TIMING_SETS; ' +
