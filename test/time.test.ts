@@ -15,7 +15,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { FIT_RUNS, TERMS_DIR, TIMING_DIR, buildFit, buildFitPoints, launchesOf, outOfMemory, scoreRates, termRuns, timeRows, timeSummary, torchRows } from '../bench/megatron/timeTable.js';
+import { FIT_RUNS, TERMS_DIR, TIMING_DIR, buildFit, buildFitPoints, freshRows, launchesOf, outOfMemory, scoreRates, termRuns, timeRows, timeSummary, torchRows } from '../bench/megatron/timeTable.js';
 import { configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
 import { MLP_RECOMPUTE_WITH_BIAS, untrainable } from '../src/memory/untrainable.js';
 import { predictFromLog } from '../src/memory/compare.js';
@@ -475,6 +475,12 @@ describe('several micro batches a step, on H100s (the eighth draw\'s r05 and r01
   it('the H100 runs are in no stored timing set (the profile is the H200\'s)', () => {
     expect(TIMING_SETS.some((t) => /heldout(8|9|10)/.test(t.dir))).toBe(false);
     for (const d of ['heldout8-followup', 'time-heldout8', 'time-heldout9', 'time-heldout10']) expect(readFileSync(`${R}${d}/gpu.txt`, 'utf8')).toMatch(/^NVIDIA H100/);
+  });
+  it('timeTable.ts --fresh takes a draw with twins (its runs.json names the -mb1 runs draw.json does not): the tenth draw\'s eight rows, as its README gives them', () => {
+    const rows = freshRows(`${R}time-heldout10`);
+    expect(rows.map((r) => r.id)).toEqual(['r00', 'r00-mb1', 'r01', 'r01-mb1', 'r02', 'r02-mb1', 'r03', 'r03-mb1']);
+    expect(rows.map((r) => (100 * r.error).toFixed(1))).toEqual(['-10.2', '-10.8', '-16.7', '-10.3', '-12.0', '-11.7', '2.0', '-30.3']);
+    expect(freshRows(`${R}time-heldout9`).map((r) => r.id)).toEqual(['r00', 'r00-mb1', 'r01', 'r01-mb1']);
   });
 });
 

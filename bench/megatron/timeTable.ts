@@ -220,9 +220,18 @@ export function scoreRates(samples = scoreSamples()): Omit<ScoreRates, 'source'>
 /** The harness's recompute names as the memory model's settings (bench/torchcp/to_csv.py). */
 const TORCH_RECOMPUTE: Record<string, string> = { none: 'none', selective: 'selective', attn_mlp: 'selective:core_attn+mlp', full: 'full:uniform/1' };
 
-/** A fresh draw's runs (DIR/draw.json, DIR/runs) against the shipped model: the table, what ran out of memory, the summary. */
+/**
+ * The runs list of a fresh draw: DIR/runs.json where campaign.py twins wrote one (the draw's runs and each again with
+ * one micro batch a step, `-mb1`, which draw.json does not name), else DIR/draw.json.
+ */
+export const freshDrawFile = (dir: string): string => (existsSync(`${dir}/runs.json`) ? `${dir}/runs.json` : `${dir}/draw.json`);
+
+/** A fresh draw's runs (DIR/draw.json or its twins' runs.json, DIR/runs) against the shipped model. */
+export const freshRows = (dir: string): TimeRow[] => timeRows(H200, dir, false, freshDrawFile(dir));
+
+/** A fresh draw's runs against the shipped model: the table, what ran out of memory, the summary. */
 function printFresh(dir: string): void {
-  const rows = timeRows(H200, dir, false, `${dir}/draw.json`), e = rows.map((r) => Math.abs(r.error));
+  const rows = freshRows(dir), e = rows.map((r) => Math.abs(r.error));
   console.log(timeTable(rows).replace('| run | half |', '| run | (draw split) |') + '\n');
   console.log(`out of memory: ${outOfMemory(dir).join(' ') || 'none'}`);
   console.log(`${rows.length} runs: ${rows.filter((r) => Math.abs(r.error) < 0.15).length} within 15%, median |error| ${(100 * median(e)!).toFixed(2)}%, largest ${(100 * Math.max(...e)).toFixed(1)}%`);
