@@ -149,4 +149,26 @@ describe("the host's time a micro batch (the profile's microBatchLaunchUs): meas
     expect(m1.ms).toBeCloseTo(m1.kernels * host.launchUs, 6); // moeExpertUs is 0
     expect(m2.ms).toBeCloseTo(m1.ms, 6);
   });
+
+  it("a host-bound pipeline's fill and drain cost host time too: (p − 1)/v micro batches of it, so virtual stages shorten a host-bound step as they do a GPU-bound one", () => {
+    // 8 layers of h1024 at 2K over PP = 2: host-bound (its launches outlast its GPU time).
+    const small: ModelConfig = { ...PRESETS['seed-32L-4096h'].model, numLayers: 8, hiddenSize: 1024, numAttentionHeads: 8 };
+    const t = (m: ModelConfig, mb: number, vp = 1) => iterationTime(m, { ...DEFAULT_PARALLEL, seqLength: 2048, pipelineParallel: 2, virtualStages: vp }, { microBatches: mb });
+    const two = t(small, 2), three = t(small, 3), perMb = three.launchMs - two.launchMs;   // a micro batch's host ms past the first
+    const k = three.kernels - two.kernels;   // a micro batch's kernels
+    expect(perMb).toBeCloseTo((k * H200.host.microBatchLaunchUs) / 1e3, 6);
+    expect(two.launchMs).toBeGreaterThan(two.gpuMs);
+    // the first micro batch and the optimizer at the fitted cost, the second at perMb, and (p − 1)/v = 1 micro batch of fill and drain
+    const hostBound = (x: typeof two) => x.iterMs - H200.host.iterationMs;
+    expect(hostBound(two)).toBeCloseTo(((two.kernels - k) * H200.host.launchUs) / 1e3 + perMb + perMb, 6);
+    expect(hostBound(two) - hostBound(t(small, 2, 2))).toBeCloseTo(perMb / 2, 6);
+    expect(two.terms.find((x) => x.name === 'host')!.what).toContain("the pipeline's fill and drain: 1.00 micro batches of host time");
+    // a MoE step (host + GPU): its fill and drain at the fitted launch cost, beside the GPU's
+    const moe: ModelConfig = { ...small, moe: { numExperts: 4, routerTopk: 2, dispatcher: 'alltoall' } };
+    const m2 = t(moe, 2), m2v = t(moe, 2, 2), hostMb = t(moe, 3).launchMs - m2.launchMs;
+    expect(m2.hostSerial).toBe(true);
+    expect(hostMb).toBeCloseTo((((t(moe, 3).kernels - m2.kernels) * H200.host.launchUs) / 1e3), 6);
+    expect(m2.launchMs - m2v.launchMs).toBeCloseTo(hostMb / 2, 6);
+    expect(m2.iterMs - m2v.iterMs).toBeCloseTo(m2.gpuMs - m2v.gpuMs + hostMb / 2, 6);
+  });
 });

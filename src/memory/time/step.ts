@@ -174,7 +174,10 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   // (serial): it keeps the fitted cost, which no measurement of its own host time replaces.
   const serial = st.moeSerial && !!m.moe, laterMb = serial ? 0 : mb - 1;
   const laterUs = laterMb * micro.kernels * (host.microBatchLaunchUs - host.launchUs);
-  const launches = (kernels * host.launchUs + laterUs + expertPasses * host.moeExpertUs) / 1e3;
+  // A pipeline's fill and drain wait on the other stages' hosts as much as on their GPUs: where the host binds, each stage
+  // idles (p − 1)/v micro batches of host time (a micro batch's, at the cost its later micro batches are priced at).
+  const bubbleUs = bubble * (micro.kernels * (serial ? host.launchUs : host.microBatchLaunchUs) + micro.expertPasses * host.moeExpertUs);
+  const launches = (kernels * host.launchUs + laterUs + bubbleUs + expertPasses * host.moeExpertUs) / 1e3;
   const buckets = ranks > 1 ? (o.params.perGpu * st.bucketBytesPerParam) / (o.profile.bandwidthGBs.copy * 1e6) : 0;
   const gpuMs = micro.gpu * (mb + bubble) + ppc.ms + dp + spGrads + opt.ms + buckets;
   terms.add('gradients', buckets, TERM_WHAT.gradients);
@@ -187,7 +190,8 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
     `and the gradient buffer zeroed, ${st.zeroBytesPerParam} B each of ${n(o.params.perGpu)}`);
   const hostMs = exposedLaunchMs(serial, launches, gpuMs) + (st.fixedHost ? host.iterationMs : 0);
   const later = laterMb > 0 ? ` (${Math.round(laterMb * micro.kernels)} of them, the micro batches past the first, at ${host.microBatchLaunchUs} µs)` : '';
-  terms.add('host', hostMs, `${Math.round(kernels)} kernel launches at ${host.launchUs} µs${later}${expertPasses ? `, ${expertPasses} expert module passes at ${host.moeExpertUs} µs` : ''}` +
+  const fill = bubble > 0 ? `, the pipeline's fill and drain: ${bubble.toFixed(2)} micro batches of host time (${(bubbleUs / 1e3).toFixed(1)} ms)` : '';
+  terms.add('host', hostMs, `${Math.round(kernels)} kernel launches at ${host.launchUs} µs${later}${expertPasses ? `, ${expertPasses} expert module passes at ${host.moeExpertUs} µs` : ''}${fill}` +
     `${st.fixedHost ? `, ${host.iterationMs} ms per iteration` : ''} (${serial ? 'added to the GPU time' : 'beyond the GPU time'})`);
   const list = terms.list(), iterMs = gpuMs + hostMs, comm = micro.comm * mb + ppc.ms + dp + spGrads;
   return {
