@@ -464,6 +464,32 @@ describe('several micro batches a step, on H100s (the eighth draw\'s r05 and r01
     expect(H200.timeChecked!.microBatches!.found).toContain('0.7-1.3× what the model gives it (41 ms against 32; 48 against 67)');
     expect(H200.timeChecked!.microBatches!.found).toContain('the MoE one 1.7× (210 ms against 124)');
   });
+  it("the README's words on the change: before it, the first three dense pairs' micro batches got 1.8-3.4× too little; per counted kernel the tenth's r03 took 60 µs, the ninth's r00 102 and the eighth's r05 119", () => {
+    const before = { ...H200, host: { ...H200.host, microBatchLaunchUs: H200.host.launchUs } };
+    const at = (f: string, profile = H200) => {
+      const t = predictTimeFromLog(parseMegatronLog(readFileSync(f, 'utf8'), f), { profile });
+      if ('error' in t) throw new Error(t.error);
+      return t;
+    };
+    const files = (id: string) => {
+      const [d, r] = id.split('-'), one = d === '8' ? `${R}heldout8-followup/runs/${r}-mb1.log` : `${R}time-heldout${d}/runs/${r}-mb1.log`;
+      return { one, many: `${R}time-heldout${d}/runs/${r}.log` };
+    };
+    const old = ['8-r05', '9-r00', '9-r01'].map((id) => {
+      const p = pairs.find((x) => x.id === id)!, f = files(id);
+      return (p.many.measured - p.one.measured) / (at(f.many, before).iterMs - at(f.one, before).iterMs);
+    });
+    const words = `${Math.min(...old).toFixed(1)}–${Math.max(...old).toFixed(1)}× too little time in the first three dense pairs`;
+    expect(words).toBe('1.8–3.4× too little time in the first three dense pairs');
+    expect(readFileSync('README.md', 'utf8').replace(/\s+/g, ' ')).toContain(words);
+    const usPerKernel = ['10-r03', '9-r00', '8-r05'].map((id) => {
+      const p = pairs.find((x) => x.id === id)!, f = files(id);
+      return Math.round((1e3 * (p.many.measured - p.one.measured)) / (at(f.many).kernels - at(f.one).kernels));
+    });
+    expect(usPerKernel).toEqual([60, 102, 119]);
+    expect(readFileSync('README.md', 'utf8').replace(/\s+/g, ' ')).toContain('(60 µs a counted kernel on that host, where two earlier pairs took 102 and 119 µs)');
+    expect(readFileSync(`${R}time-heldout10/README.md`, 'utf8').replace(/\s+/g, ' ')).toContain("the ninth draw's r00 took 102 µs and the eighth's r05 119 µs on H100s");
+  });
   it('memory, held out: the ninth draw\'s two runs and the tenth\'s four, each with its one-micro-batch twin, within 0.5% (−0.3% to +0.5%)', () => {
     const runs = [...['r00', 'r01'].map((id) => `time-heldout9/runs/${id}`), ...['r00', 'r01', 'r02', 'r03'].map((id) => `time-heldout10/runs/${id}`)];
     for (const id of runs.flatMap((r) => [r, `${r}-mb1`])) {

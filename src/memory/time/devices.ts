@@ -244,7 +244,7 @@ export const H200: DeviceProfile = {
     // r03 111.2 / 77.5 and 207.1 / 211.4 (3; …-time-heldout10, run after the change below). Per micro batch past the first:
     // 41.3 / 31.5, 209.7 / 123.9, 31.5 / 28.1, 51.4 / 40.2, 73.4 / 66.3, 43.9 / 35.1, 480.0 / 421.0, 48.0 / 66.9 ms. Before
     // the dense steps' later micro batches were priced at microBatchLaunchUs (measured on the H200, phase by phase), the
-    // first three dense pairs' model figures were 12.2, 10.8 and 29.1 ms (1.7-3.4× too little), the tenth's r03 49.3.
+    // first three dense pairs' model figures were 12.1, 10.8 and 29.1 ms (1.8-3.4× too little), the tenth's r03 49.3.
     microBatches: {
       what: 'several micro batches a step, on H100s (not this profile\'s GPU: the eighth to tenth fresh draws, eight of their runs again with one)',
       found: 'each dense micro batch past the first costs 0.7-1.3× what the model gives it (41 ms against 32; 48 against 67), as the same runs with one micro batch are 10-31% slower than predicted (an H100 against the H200\'s profile); the MoE one 1.7× (210 ms against 124): a MoE step of several micro batches takes longer than predicted',
