@@ -148,6 +148,11 @@ describe("the host's time a micro batch (the profile's microBatchLaunchUs): meas
     expect(t(moe, 1).hostSerial).toBe(true);
     expect(m1.ms).toBeCloseTo(m1.kernels * host.launchUs, 6); // moeExpertUs is 0
     expect(m2.ms).toBeCloseTo(m1.ms, 6);
+    // The PyTorch harness's stack has no fixed part a step to have held a micro batch's host time: the fitted cost throughout.
+    const torch = (mb: number) => iterationTime(dense, { ...DEFAULT_PARALLEL, seqLength: 2048, stack: 'torch-amp' }, { microBatches: mb });
+    const tk = (torch(2).kernels - torch(1).kernels) / 1e3;
+    expect(tk).toBeGreaterThan(0.1);
+    expect(torch(2).launchMs - torch(1).launchMs).toBeCloseTo(tk * host.launchUs, 6);
   });
 
   it("a host-bound pipeline's fill and drain cost host time too: (p − 1)/v micro batches of it, so virtual stages shorten a host-bound step as they do a GPU-bound one", () => {

@@ -169,14 +169,15 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   const ranks = gradientRanks(p).dense;
   const kernels = micro.kernels * mb + parameterTensorCount(m, m.numLayers / pp, p.expertParallel ?? 1) * st.optimizerKernelsPerTensor;
   const expertPasses = micro.expertPasses * mb;
-  // A dense step's micro batches past the first: their kernels at the measured microBatchLaunchUs, not the fitted launchUs
-  // (the fit's fixed part holds the rest of the first's host time). A MoE step's host waits for the GPU in its layers
-  // (serial): it keeps the fitted cost, which no measurement of its own host time replaces.
-  const serial = st.moeSerial && !!m.moe, laterMb = serial ? 0 : mb - 1;
-  const laterUs = laterMb * micro.kernels * (host.microBatchLaunchUs - host.launchUs);
+  // A dense Megatron-LM step's micro batches past the first: their kernels at the measured microBatchLaunchUs, not the
+  // fitted launchUs (the fit's fixed part holds the rest of the first's host time). A MoE step's host waits for the GPU in
+  // its layers (serial): it keeps the fitted cost, which no measurement of its own host time replaces; so does a stack
+  // with no fixed part a step (the PyTorch harness: nothing of a micro batch's host time was left to one).
+  const serial = st.moeSerial && !!m.moe, mbUs = serial || !st.fixedHost ? host.launchUs : host.microBatchLaunchUs;
+  const laterMb = mbUs === host.launchUs ? 0 : mb - 1, laterUs = laterMb * micro.kernels * (mbUs - host.launchUs);
   // A pipeline's fill and drain wait on the other stages' hosts as much as on their GPUs: where the host binds, each stage
   // idles (p − 1)/v micro batches of host time (a micro batch's, at the cost its later micro batches are priced at).
-  const bubbleUs = bubble * (micro.kernels * (serial ? host.launchUs : host.microBatchLaunchUs) + micro.expertPasses * host.moeExpertUs);
+  const bubbleUs = bubble * (micro.kernels * mbUs + micro.expertPasses * host.moeExpertUs);
   const launches = (kernels * host.launchUs + laterUs + bubbleUs + expertPasses * host.moeExpertUs) / 1e3;
   const buckets = ranks > 1 ? (o.params.perGpu * st.bucketBytesPerParam) / (o.profile.bandwidthGBs.copy * 1e6) : 0;
   const gpuMs = micro.gpu * (mb + bubble) + ppc.ms + dp + spGrads + opt.ms + buckets;
