@@ -89,6 +89,12 @@ describe('fitted on the build half only', () => {
     expect(Math.abs(f.moeExpertUs - H200.host.moeExpertUs)).toBeLessThan(1);
     expect(Math.abs(f.iterationMs / H200.host.iterationMs - 1)).toBeLessThan(0.01);
   });
+  it('every fitted run has one micro batch a step: the fit prices every kernel at launchUs, so a run of several fitted there would count its later micro batches twice (microBatchLaunchUs adds to them)', () => {
+    for (const id of FIT_RUNS) {
+      const args = parseMegatronLog(readFileSync(`${TIMING_DIR}/runs/${id}.log`, 'utf8'), id).args;
+      expect(Number(args.global_batch_size), id).toBe(Number(args.micro_batch_size) * Number(args.data_parallel_size ?? 1));
+    }
+  });
 });
 
 describe('Megatron-LM runs alone on the H200 (bench/results/2026-12-02-megatron-timing)', () => {
