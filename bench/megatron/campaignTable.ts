@@ -33,7 +33,9 @@ interface Drawn { id: string; split: 'build' | 'heldout'; config: Record<string,
 
 export function describe(c: Drawn['config'], rc: string): string {
   const moe = c.moe ? ` MoE ${c.moe.experts}×top-${c.moe.topk}` : '';
-  return `L${c.layers} h${c.hidden} a${c.heads}${c.groups ? ` g${c.groups}` : ''} ${c.swiglu ? 'SwiGLU' : 'GeLU'}${moe} s${c.seq} b${c.micro_batch} ${rc}`;
+  // b: sequences a micro batch, ×m: micro batches a step where more than one (a draw's pair of runs differs only there)
+  const m = Number(c.micro_batches ?? 1) > 1 ? `×${c.micro_batches}` : '';
+  return `L${c.layers} h${c.hidden} a${c.heads}${c.groups ? ` g${c.groups}` : ''} ${c.swiglu ? 'SwiGLU' : 'GeLU'}${moe} s${c.seq} b${c.micro_batch}${m} ${rc}`;
 }
 
 export function campaignRows(dir = CAMPAIGN_DIR): CampaignRow[] {
