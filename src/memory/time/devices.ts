@@ -249,7 +249,7 @@ export const H200: DeviceProfile = {
       what: 'several micro batches a step, on H100s (not this profile\'s GPU: the eighth to tenth fresh draws, eight of their runs again with one)',
       found: 'each dense micro batch past the first costs 0.7-1.3× what the model gives it (41 ms against 32; 48 against 67), as the same runs with one micro batch are 10-31% slower than predicted (an H100 against the H200\'s profile); the MoE one 1.7× (210 ms against 124): a MoE step of several micro batches takes longer than predicted',
     },
-    unchecked: "Megatron-LM's tensor-, context-, pipeline- and data-parallel communication (the link model's), FlashAttention inside a Megatron-LM step",
+    unchecked: "Megatron-LM's tensor-, context-, pipeline- and data-parallel communication (the link model's), a pipeline's fill and drain (on the GPU, and on the host where it binds), FlashAttention inside a Megatron-LM step",
     source: 'bench/results/2026-12-03-time-heldout4, -heldout5, -heldout5-deep, -heldout6; every stored log: bench/megatron/repeats.ts TIMING_SETS; ' +
       'CP = 2: bench/results/torchcp-2xh200-2026-11-30 (bench/megatron/timeTable.ts torchRows)',
   },
