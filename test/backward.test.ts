@@ -35,6 +35,21 @@ async function run(s: AttentionShape, opts: AttentionOptions, p: Precision, seed
 }
 
 /**
+ * Infinity unless x is non-finite exactly where `exact` is (NaN for NaN, the same infinity); else the relative norm of x's
+ * other values against `given`'s (finite there too, or Infinity).
+ */
+function placedErr(x: HostTensor, exact: Float64Array, given: Float64Array): number {
+  const xs = toF32(x), got: number[] = [], want: number[] = [];
+  for (let i = 0; i < exact.length; i++) {
+    if (Number.isFinite(exact[i])) {
+      got.push(xs[i]);
+      want.push(given[i]);
+    } else if (!(xs[i] === exact[i] || (Number.isNaN(xs[i]) && Number.isNaN(exact[i])))) return Infinity;
+  }
+  return err(Float32Array.from(got), Float64Array.from(want));
+}
+
+/**
  * The relative norm of the contract; where the exact gradient is identically zero (one visible
  * key: the softmax is constant, so dQ = dK = 0) it is undefined, and the error is measured
  * against the scale of the same backward's dV instead: ‖x‖ / ‖dV_ref‖.
@@ -117,10 +132,15 @@ describe('FlashAttention backward vs float64 reference', () => {
       for (const [p, path] of paths) {
         if (path !== 'scalar') continue;
         const r = refInputs(x, p);
-        const ref = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal });
         const fwd = await attentionForward(dev, s, x, { causal, precision: p });
+        const ref = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal });
+        // The finite values against the reference of the backward's own inputs (Δ from O as the forward stored it): the
+        // finite part of a gradient here can be one key's row (an Inf in k, causal: every row of dK but the last can be
+        // NaN), where dS = P(dP − Δ) cancels. Seed 53477219 gave dK[28] 1.43× the exact one at f16: the exact backward of
+        // the f16-stored O. The non-finite values are the exact reference's, each in its place.
+        const given = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal }, toF32(fwd.o));
         const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { causal, precision: p, path });
-        for (const g of ['dq', 'dk', 'dv'] as const) expect(err(got[g], ref[g]), `${g} ${p} ${t}=${bad} causal=${causal}`).toBeLessThanOrEqual(TOL[p].grad);
+        for (const g of ['dq', 'dk', 'dv'] as const) expect(placedErr(got[g], ref[g], given[g]), `${g} ${p} ${t}=${bad} causal=${causal}`).toBeLessThanOrEqual(TOL[p].grad);
         expect([...ref.dq, ...ref.dk, ...ref.dv].some((y) => !Number.isFinite(y)), 'the case reaches a gradient').toBe(true);
       }
     }

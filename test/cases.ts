@@ -9,8 +9,15 @@ import { Layout, shardLayout } from '../src/cp/plan/schedule.js';
 import { RingTimeline, StepRecord, makeTimeline } from '../src/cp/rank/timeline.js';
 import { Scheme, schemeDef } from '../src/cp/schemes/registry.js';
 
-export const SEED = freshSeed();
-console.log(`numeric tests seed ${SEED} (fresh each run)`);
+/** Fresh each run; FLASHRING_TEST_SEED=<the printed seed> runs a failing draw again. */
+export const SEED = seedFromEnv(process.env.FLASHRING_TEST_SEED) ?? freshSeed();
+console.log(`numeric tests seed ${SEED} (${process.env.FLASHRING_TEST_SEED ? 'FLASHRING_TEST_SEED' : 'fresh each run; FLASHRING_TEST_SEED=<it> repeats it'})`);
+
+function seedFromEnv(v: string | undefined): number | null {
+  if (v === undefined || v === '') return null;
+  if (!/^\d+$/.test(v) || Number(v) > 0xffffffff) throw new Error(`FLASHRING_TEST_SEED='${v}': give the seed a run printed (a whole number below 2^32)`);
+  return Number(v);
+}
 
 export interface Inputs {
   q: Float32Array;

@@ -65,6 +65,20 @@ describe('float64 reference attention', () => {
     for (let x = 0; x < 8; x++) expect(o[8 + x]).toBeCloseTo(v[x], 14);
   });
 
+  it('Δ from a given O (the backward of its own inputs): the exact O gives the exact gradients; a perturbed O moves dQ and dK by P ∘ (−δΔ) only, dV not at all', () => {
+    const s = { B: 1, Hq: 2, Hkv: 1, Nq: 5, Nk: 5, D: 8 };
+    const { q, k, v, g } = inputs(s, seed + 40);
+    const exact = referenceBackward(s, q, k, v, g, { causal: true }), { o } = referenceForward(s, q, k, v, { causal: true });
+    const same = referenceBackward(s, q, k, v, g, { causal: true }, o);
+    for (const x of ['dq', 'dk', 'dv'] as const) expect(relErr(same[x], exact[x]), x).toBeLessThan(1e-13);
+    const moved = Float64Array.from(o, (y, i) => (i === 3 * 8 + 2 ? y + 1e-3 : y)); // row 3, column 2 of the first head
+    const off = referenceBackward(s, q, k, v, g, { causal: true }, moved);
+    expect(relErr(off.dv, exact.dv)).toBeLessThan(1e-13);
+    expect(relErr(off.dq, exact.dq)).toBeGreaterThan(1e-6);
+    // Only row 3's Δ moved: dQ of every other row as before.
+    for (let i = 0; i < s.Hq * s.Nq; i++) if (i !== 3) for (let d = 0; d < 8; d++) expect(off.dq[i * 8 + d]).toBeCloseTo(exact.dq[i * 8 + d], 14);
+  });
+
   const grid: [string, AttentionShape, AttentionOptions][] = [
     ['plain', { B: 1, Hq: 1, Hkv: 1, Nq: 4, Nk: 5, D: 8 }, {}],
     ['causal GQA', { B: 2, Hq: 4, Hkv: 2, Nq: 5, Nk: 5, D: 8 }, { causal: true }],

@@ -105,10 +105,13 @@ export function referenceForward(
  * Gradients of a loss L given dO = ∂L/∂O:
  * P = exp(S - LSE), dV = Pᵀ dO, dP = dO Vᵀ, Δ_i = Σ_j P_ij dP_ij, dS = P ∘ (dP - Δ),
  * dQ = scale · dS K, dK = scale · dSᵀ Q (dK, dV summed over the query heads of a group).
+ * `givenO`: Δ_i = Σ_d dO_id O_id from this O instead (the forward's output as a backward kernel is handed it, stored
+ * in its precision: FlashAttention's preprocessing), the exact backward of those inputs. Where dP_ij ≈ Δ_i, dS cancels,
+ * and O's rounding to f16 moves the gradient more than the f16 contract allows (test/backward.test.ts, NaN and Inf).
  */
 export function referenceBackward(
   s: AttentionShape, q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>,
-  dout: ArrayLike<number>, opts: AttentionOptions = {},
+  dout: ArrayLike<number>, opts: AttentionOptions = {}, givenO?: ArrayLike<number>,
 ): BackwardResult {
   validateShape(s);
   const o = resolveOptions(s, opts);
@@ -131,6 +134,10 @@ export function referenceBackward(
       for (let d = 0; d < s.D; d++) acc += dout[r * s.D + d] * v[vb + d];
       dp[j] = acc;
       delta += p * acc;
+    }
+    if (givenO) {
+      delta = 0;
+      for (let d = 0; d < s.D; d++) delta += dout[r * s.D + d] * givenO[r * s.D + d];
     }
     for (let j = 0; j < s.Nk; j++) {
       if (!vis[j]) continue;
