@@ -85,7 +85,8 @@ describe('checkAgainstReference', () => {
       // The reference on the values the kernels read: f16 inputs rounded to half.
       const ref = (a: unknown) => (precision === 'f16' ? roundToHalf(a as Float32Array) : f64(a));
       const rf = referenceForward(s, ref(x.q), ref(x.k), ref(x.v), { causal: true });
-      const rb = referenceBackward(s, ref(x.q), ref(x.k), ref(x.v), ref(dout), { causal: true });
+      // The backward's reference of its own inputs: O as the forward returned it among them (Δ from that O).
+      const rb = referenceBackward(s, ref(x.q), ref(x.k), ref(x.v), ref(dout), { causal: true }, f64(fw.o));
       const mine = {
         errO: relErr(f64(fw.o), rf.o), errLSE: relErr(f64(fw.lse), rf.lse),
         errDQ: relErr(f64(bw.dq), rb.dq), errDK: relErr(f64(bw.dk), rb.dk), errDV: relErr(f64(bw.dv), rb.dv),

@@ -29,8 +29,9 @@ export async function checkAgainstReference(
   const dout = randn(numel(s, 'q'), seed + 3);
   const f = (a: Float32Array) => referenceInput(a, precision);
   const rf = referenceForward(s, f(x.q), f(x.k), f(x.v), mask);
-  const rb = referenceBackward(s, f(x.q), f(x.k), f(x.v), f(dout), mask);
   const fw = await attentionForward(dev, s, x, { ...mask, precision, path });
+  // The backward against the float64 backward of its own inputs, O as the forward stored it among them (docs/numerics.md).
+  const rb = referenceBackward(s, f(x.q), f(x.k), f(x.v), f(dout), mask, toF32(fw.o));
   const bw = await attentionBackward(dev, s, { ...x, o: fw.o, lse: fw.lse, dout }, { ...mask, precision, path });
   const r = {
     errO: relErr(toF32(fw.o), rf.o), errLSE: relErr(fw.lse, rf.lse),
