@@ -173,8 +173,8 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   // fitted launchUs (the fit's fixed part holds the rest of the first's host time). A MoE step's host waits for the GPU in
   // its layers (serial): it keeps the fitted cost, which no measurement of its own host time replaces; so does a stack
   // with no fixed part a step (the PyTorch harness: nothing of a micro batch's host time was left to one).
-  const serial = st.moeSerial && !!m.moe, mbUs = serial || !st.fixedHost ? host.launchUs : host.microBatchLaunchUs;
-  const laterMb = mbUs === host.launchUs ? 0 : mb - 1, laterUs = laterMb * micro.kernels * (mbUs - host.launchUs);
+  const serial = st.moeSerial && !!m.moe, measured = !serial && st.fixedHost;
+  const mbUs = measured ? host.microBatchLaunchUs : host.launchUs, laterUs = (mb - 1) * micro.kernels * (mbUs - host.launchUs);
   // A pipeline's fill and drain wait on the other stages' hosts as much as on their GPUs: where the host binds, each stage
   // idles (p − 1)/v micro batches of host time (a micro batch's, at the cost its later micro batches are priced at).
   const bubbleUs = bubble * (micro.kernels * mbUs + micro.expertPasses * host.moeExpertUs);
@@ -190,7 +190,7 @@ export function iterationTime(m: ModelConfig, p: ParallelConfig, opts: TimeOptio
   terms.add('optimizer', opt.ms, `Adam over ${n(opt.shard)} fp32 parameters, ${st.optimizerBytesPerParam - st.zeroBytesPerParam} B each, ` +
     `and the gradient buffer zeroed, ${st.zeroBytesPerParam} B each of ${n(o.params.perGpu)}`);
   const hostMs = exposedLaunchMs(serial, launches, gpuMs) + (st.fixedHost ? host.iterationMs : 0);
-  const later = laterMb > 0 ? ` (${Math.round(laterMb * micro.kernels)} of them, the micro batches past the first, at ${host.microBatchLaunchUs} µs)` : '';
+  const later = measured && mb > 1 ? ` (${Math.round((mb - 1) * micro.kernels)} of them, the micro batches past the first, at ${host.microBatchLaunchUs} µs)` : '';
   const fill = bubble > 0 ? `, the pipeline's fill and drain: ${bubble.toFixed(2)} micro batches of host time (${(bubbleUs / 1e3).toFixed(1)} ms)` : '';
   terms.add('host', hostMs, `${Math.round(kernels)} kernel launches at ${host.launchUs} µs${later}${expertPasses ? `, ${expertPasses} expert module passes at ${host.moeExpertUs} µs` : ''}${fill}` +
     `${st.fixedHost ? `, ${host.iterationMs} ms per iteration` : ''} (${serial ? 'added to the GPU time' : 'beyond the GPU time'})`);
