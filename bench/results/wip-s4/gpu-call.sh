@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Prepared 2026-12-06 23:05 UTC (the day's fourth session). One device call from the project root, carry
+# [".gpu", ".mlm"], other results folders aside (bash bench/results-aside.sh out wip-s4 2026-12-06-time-heldout10
+# 2026-12-06-time-heldout9), any single-GPU kind:
+#   bash .gpu/enter.sh bash bench/results/wip-s4/gpu-call.sh
+# On an H200 (the time profile's GPU): the tenth draw's eight runs (four configurations with 2-4 micro batches a
+# step and their one-micro-batch twins), which judge a7f0358's micro-batch pricing; unchanged since, and no figure
+# changed after the H100's times were read. Then, in the time left, the rank-process tests (the watchdog changed
+# since the last GPU suite, cb8b16c) and the GPU suite.
+# On another card the draw judges nothing (the profile is the H200's), so: the GPU suite with tensor cores required
+# (numbers against float64 on this card) and the rank-process tests, at this tree.
+set -uo pipefail
+: "${OUT:?run through the device tool (OUT: its return folder)}"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1; date -u +%FT%TZ > "$OUT/date.txt"
+echo "gpu: $(cat "$OUT/gpu.txt")"
+RANK_TESTS="test/rank-hang.test.ts test/parent-gone.test.ts test/ring-process.test.ts test/cli-processes.test.ts test/cli.test.ts"
+left() { echo $((575 - SECONDS)); }
+if grep -q H200 "$OUT/gpu.txt"; then
+  H10=$(pwd)/bench/results/2026-12-06-time-heldout10
+  python3 bench/megatron/campaign.py run "$H10/runs.json" --out /tmp/h10b --lanes 1 --no-trace --iters 24 --deadline 360 \
+    --grace 60 --timeout 150 --ids r03,r03-mb1,r01,r01-mb1,r00,r00-mb1,r02,r02-mb1 --pack "$OUT/h10-h200.tgz" \
+    > "$OUT/console-h10-h200.log" 2>&1
+  echo "draw rc=$? at ${SECONDS}s"; grep -E "exit|done" "$OUT/console-h10-h200.log" | tail -10
+  [ "$(left)" -gt 60 ] && { timeout "$(left)" vitest run $RANK_TESTS > "$OUT/rank.log" 2>&1; echo "rank rc=$? at ${SECONDS}s"; }
+  [ "$(left)" -gt 200 ] && { FLASHRING_REQUIRE_TENSOR_CORES=1 timeout "$(left)" vitest run --project gpu > "$OUT/gpu-tc.log" 2>&1; echo "gpu rc=$? at ${SECONDS}s"; }
+else
+  FLASHRING_REQUIRE_TENSOR_CORES=1 timeout 330 vitest run --project gpu > "$OUT/gpu-tc.log" 2>&1; echo "gpu rc=$? at ${SECONDS}s"
+  timeout "$(left)" vitest run $RANK_TESTS > "$OUT/rank.log" 2>&1; echo "rank rc=$? at ${SECONDS}s"
+fi
+for f in gpu-tc rank; do [ -f "$OUT/$f.log" ] || continue; echo "== $f"
+  sed 's/\x1b\[[0-9;]*m//g' "$OUT/$f.log" | grep -E "Test Files|Tests  |^ +×|FAIL|Duration" | cut -c1-200 | head -20; done
