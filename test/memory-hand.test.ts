@@ -89,6 +89,24 @@ describe('MoE terms and parameters with TP = 2 and sequence parallelism', () => 
     expect(biases(moe)).toBe(L * (4 * h + E + E * (fe + h)));
     expect(biases({ ...moe, swiglu: true })).toBe(L * (4 * h + E + E * (2 * fe + h)));
   });
+  it("--moe-router-enable-expert-bias, read from a log's dump: each router's expert_bias (fp32) and tokens-per-expert counts (bf16 after Float16Module), each a 512-byte block at least, kept between steps (router.py TopKRouter)", () => {
+    // r11 of the campaign: 16 experts, 3 MoE layers, no expert bias; its dump with the flag (and the sigmoid score function it needs) turned on
+    const log = readFileSync('bench/results/2026-12-02-megatron-campaign/runs/r11.log', 'utf8');
+    const on = log.replace(/^( {2}moe_router_enable_expert_bias \.+) False$/m, '$1 True').replace(/^( {2}moe_router_score_function \.+) softmax$/m, '$1 sigmoid');
+    expect(on).not.toBe(log);
+    const predict = (text: string) => predictFromLog(parseMegatronLog(text, 'r11'), null) as { totalBytes: number; model: ModelConfig };
+    const [off, with_] = [predict(log), predict(on)];
+    expect(off.model.moe!.expertBias).toBeUndefined();
+    expect(with_.model.moe!.expertBias).toBe(true);
+    // 4·16 = 64 and 2·16 = 32 bytes, each in a 512-byte block, in each of 3 layers
+    expect(with_.totalBytes - off.totalBytes).toBe(3 * (512 + 512));
+    const many: ModelConfig = { ...moe, moe: { ...moe.moe!, numExperts: 256, expertBias: true } };
+    const r = memoryBreakdown(many, par({ pipelineParallel: 2 }));
+    const t = term(r.outside, 'router expert bias (fp32) and tokens per expert (bf16), kept between steps');
+    expect(t.bytes).toBe((L / 2) * (1024 + 512)); // 4·256 = 1024 and 2·256 = 512 bytes a layer, L/p layers on a stage
+    expect(t.betweenSteps).toBe(true);
+    expect(t.formula).toBe('(4·E + 2·E bytes, each at least a 512-byte block)·L/p');
+  });
   it('a capacity factor below 1 bounds the routed tokens; above 1 changes nothing (M8)', () => {
     const permuted = (cf: number) => term(layerTerms({ ...moe, moe: { ...moe.moe!, capacityFactor: cf } }, par()), "permuted tokens (experts' fc1 input)").bytes;
     expect(permuted(0.5)).toBe(2 * s * k * 0.5 * h); // 16777216

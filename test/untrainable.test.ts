@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
-import { MLP_RECOMPUTE_WITH_BIAS, untrainable } from '../src/memory/untrainable.js';
+import { MLP_RECOMPUTE_WITH_BIAS, MOE_EXPERT_BIASES, mlpRecomputeWithBias, untrainable } from '../src/memory/untrainable.js';
 import { DEFAULT_PARALLEL, PRESETS, defaultLines, parseLines, recomputeSpec, sweep } from '../src/memory/model.js';
 import { chartNotes } from '../src/memory/chart.js';
 import { candidates } from '../src/memory/advise.js';
@@ -63,8 +63,22 @@ describe('selective recompute of mlp with linear biases', () => {
     expect(untrainable({ ...m, biasLinear: true }, { ...p, recomputeModules: ['core_attn'] })).toBeNull();
     expect(untrainable({ ...m, biasLinear: true }, { ...p, stack: 'torch-amp' })).toBeNull();
     // MoE layers do not recompute their MLP through the checkpoint (recompute_mlp is for a dense MLP only).
-    expect(untrainable({ ...m, biasLinear: true, moe: { numExperts: 8, routerTopk: 2 } }, p)).toBeNull();
+    expect(mlpRecomputeWithBias({ ...m, biasLinear: true, moe: { numExperts: 8, routerTopk: 2 } }, p)).toBeNull();
     expect(untrainable({ ...m, biasLinear: true }, { ...p, recompute: 'full', recomputeMethod: 'uniform', recomputeNumLayers: 1, recomputeModules: undefined })).toBeNull();
+  });
+
+  it('routed experts with linear biases: untrainable but at EP > 1, TP 1 with SwiGLU unfused (read from mlp.py, fused_bias_swiglu.py, mappings.py; not run)', () => {
+    const m = { ...PRESETS['seed-32L-4096h'].model, biasLinear: true, moe: { numExperts: 8, routerTopk: 2 } }, p = { ...DEFAULT_PARALLEL, seqLength: 8192 };
+    const swiglu = { ...m, swiglu: true };
+    expect(untrainable(m, p)).toBe(MOE_EXPERT_BIASES);                                                    // one GPU: fc2's bias added in place
+    expect(untrainable({ ...swiglu, biasActivationFusion: false }, p)).toBe(MOE_EXPERT_BIASES);           // unfused, still EP = 1
+    expect(untrainable(swiglu, { ...p, expertParallel: 2 })).toBe(MOE_EXPERT_BIASES);                     // fused SwiGLU refuses a bias
+    expect(untrainable({ ...swiglu, biasActivationFusion: false }, { ...p, expertParallel: 2, tensorParallel: 2 })).toBe(MOE_EXPERT_BIASES); // ETP must be 1
+    expect(untrainable({ ...swiglu, biasActivationFusion: false }, { ...p, expertParallel: 2 })).toBeNull();
+    expect(untrainable({ ...m, biasLinear: false }, p)).toBeNull();
+    expect(untrainable(m, { ...p, stack: 'torch-amp' })).toBeNull();
+    // every stored MoE log is bias-free and trained: the rule names none of them
+    expect(logs().filter((r) => r.why === MOE_EXPERT_BIASES)).toEqual([]);
   });
 
   it('advise leaves those layouts out and counts them; memory --json and replay say why', () => {

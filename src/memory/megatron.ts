@@ -117,7 +117,8 @@ const SIZE_ARGS = ['seq_length', 'tensor_model_parallel_size', 'context_parallel
   'moe_ffn_hidden_size', 'moe_shared_expert_intermediate_size', 'recompute_num_layers', 'global_batch_size', 'max_position_embeddings'];
 /** Arguments read as True/False: anything else (a damaged 'True') is refused, never read as False. */
 const BOOL_ARGS = ['sequence_parallel', 'use_flash_attn', 'group_query_attention', 'swiglu', 'untie_embeddings_and_output_weights', 'add_bias_linear',
-  'bias_swiglu_fusion', 'use_distributed_optimizer', 'fp32_residual_connection', 'use_rotary_position_embeddings', 'add_position_embedding'];
+  'bias_swiglu_fusion', 'use_distributed_optimizer', 'fp32_residual_connection', 'use_rotary_position_embeddings', 'add_position_embedding',
+  'moe_router_enable_expert_bias'];
 /** Arguments read from a few words (None aside). */
 const WORD_ARGS: Record<string, string[]> = {
   recompute_granularity: ['None', 'selective', 'full'], recompute_method: ['None', 'uniform', 'block'],
@@ -610,6 +611,7 @@ export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: P
       numExperts: experts, routerTopk: int('moe_router_topk') ?? 2, ffnHiddenSize: int('moe_ffn_hidden_size'),
       sharedExpertSize: int('moe_shared_expert_intermediate_size'), capacityFactor: int('moe_expert_capacity_factor'),
       dispatcher: (args.moe_token_dispatcher_type ?? 'allgather') as NonNullable<ModelConfig['moe']>['dispatcher'],
+      ...(bool('moe_router_enable_expert_bias') ? { expertBias: true } : {}),
     };
   }
   if (model.vocabSize === undefined) notes.push(`no vocab_size in the dump: ${DEFAULT_VOCAB_SIZE} assumed`);

@@ -52,7 +52,7 @@
  * flight; interleaved × (1 + (p−1)/(p·v)); it holds the embedding, not the output layer.
  */
 import { InputError } from '../errors.js';
-import { untrainable } from './untrainable.js';
+import { mlpRecomputeWithBias } from './untrainable.js';
 import { counted } from '../plural.js';
 
 export type Recompute = 'none' | 'selective' | 'full';
@@ -85,6 +85,11 @@ export interface MoeConfig {
   /** Tokens an expert takes at most, as a multiple of its even share (token dropping); none = no limit. */
   capacityFactor?: number;
   dispatcher?: MoeDispatcher;
+  /**
+   * Megatron-LM's --moe-router-enable-expert-bias (aux-loss-free balancing; it requires --moe-router-score-function
+   * sigmoid or sqrtsoftplus): each router keeps two buffers of E between steps (routerExpertBiasTerm).
+   */
+  expertBias?: boolean;
 }
 
 export interface ModelConfig {
@@ -875,6 +880,7 @@ function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] 
     // transformer/utils.py attention_mask_func: masked_fill keeps the data loader's boolean [b,1,s,s] mask, one storage for all layers
     out.push({ name: 'attention mask (boolean, shared by the layers)', part: 'attention', bytes: sl * d.s * b * inFlight, formula: `${ss}·b${k}` });
   }
+  if (m.moe?.expertBias) out.push(routerExpertBiasTerm(m.moe.numExperts, m.numLayers / pp, pp > 1 ? 'L/p' : 'L'));
   if (!d.last) return out; // the first stage of a pipeline has no output layer
   out.push({ name: `final ${normName(m)} input`, part: 'output', bytes: rb * sl * b * h * rep, formula: `${rb}·${S}·b·h${sp}` });
   out.push({ name: 'output layer input', part: 'output', bytes: (2 * sl * b * h) / (p.sequenceParallel ? t : 1), formula: `2·${S}·b·h${sp}` });
@@ -884,6 +890,22 @@ function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] 
   if (spec.ce.savedTarget)
     out.push({ name: 'cross-entropy masked target (int64) and mask (bool)', part: 'loss', bytes: spec.ce.savedTarget * sl * b, formula: `${spec.ce.savedTarget}·${S}·b` });
   return out;
+}
+
+/** Bytes PyTorch's CUDA caching allocator hands out for a tensor of `bytes`: blocks of 512 bytes at least (kMinBlockSize). */
+const allocatorBytes = (bytes: number): number => Math.ceil(bytes / 512) * 512;
+
+/**
+ * --moe-router-enable-expert-bias: TopKRouter (moe/router.py) registers two buffers of E, `expert_bias` (fp32,
+ * persistent) and `local_tokens_per_expert` (fp32, not persistent), on the GPU in each of the stage's MoE layers.
+ * Float16Module (transformer/module.py, convert_module_to_dtype_except_fp32_marked) casts every floating buffer to
+ * bf16; the router's forward (_maintain_float32_expert_bias) casts expert_bias back to fp32, the token counts stay
+ * bf16. Each is its own allocation, so each takes at least a 512-byte block. They live between steps; what the
+ * update (distributed/finalize_model_grads.py _update_router_expert_bias) stacks once a step is L·E values, never a peak.
+ */
+function routerExpertBiasTerm(E: number, layers: number, perStage: string): MemoryTerm {
+  return { name: 'router expert bias (fp32) and tokens per expert (bf16), kept between steps', part: 'weights',
+    bytes: layers * (allocatorBytes(4 * E) + allocatorBytes(2 * E)), formula: `(4·E + 2·E bytes, each at least a 512-byte block)·${perStage}`, betweenSteps: true };
 }
 
 /**
@@ -1133,8 +1155,7 @@ export const FULL_RECOMPUTE = 'full:uniform/1';
 
 /** What `recompute` in a line stands for on this model and stack (SELECTIVE_RECOMPUTE or FULL_RECOMPUTE). */
 export function defaultRecompute(m: ModelConfig, stack?: Stack): string {
-  const selective = { recompute: 'selective', recomputeModules: ['core_attn', 'mlp'], stack } as ParallelConfig;
-  return untrainable(m, selective) ? FULL_RECOMPUTE : SELECTIVE_RECOMPUTE;
+  return mlpRecomputeWithBias(m, { recompute: 'selective', recomputeModules: ['core_attn', 'mlp'], stack }) ? FULL_RECOMPUTE : SELECTIVE_RECOMPUTE;
 }
 
 export const DEFAULT_LINES_SPEC = '1,1:recompute,2,4,4:recompute';
