@@ -48,6 +48,8 @@ describe.skipIf(!hasPython && process.env.CI !== 'true')('campaign.py draw (pyth
     if (Array.isArray(doc.layers)) args.push('--layers', (doc.layers as number[]).join('-'));
     if (Array.isArray(doc.seqs)) args.push('--seqs', (doc.seqs as number[]).join(','));
     if (Array.isArray(doc.micro_batches)) args.push('--micro-batches', (doc.micro_batches as number[]).join('-'));
+    if (doc.moe_share !== undefined) args.push('--moe-share', String(doc.moe_share));
+    if (doc.moe_extras) args.push('--moe-extras');
     const r = draw(args);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
@@ -68,6 +70,31 @@ describe.skipIf(!hasPython && process.env.CI !== 'true')('campaign.py draw (pyth
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
+  });
+
+  it('--moe-extras draws, for MoE runs only, linear biases (never beside a shared expert, always with the bias activation unfused) and the router expert bias with sigmoid scores; --moe-share 1 draws MoE only; the default draw is untouched by either', () => {
+    const plain = draw(['--seed', '7', '--runs', '20', '--seqs', '2048,4096']), extras = draw(['--seed', '7', '--runs', '20', '--seqs', '2048,4096', '--moe-share', '1', '--moe-extras']);
+    expect(extras.stderr).toBe('');
+    type Kept = { config: { bias: boolean; bias_act_fusion: boolean; swiglu: boolean; moe?: { shared: number | null; topk: number; expert_bias?: boolean } }; flags: string[] };
+    const kept = extras.doc!.kept as Kept[];
+    expect(kept.every((k) => k.config.moe)).toBe(true);
+    expect(extras.doc!.moe_extras).toBe(true);
+    expect(extras.doc!.moe_share).toBe(1);
+    expect(plain.doc!.moe_extras).toBeUndefined();
+    expect((plain.doc!.kept as Kept[]).every((k) => k.config.moe?.expert_bias === undefined)).toBe(true);
+    for (const k of kept) {
+      const f = k.flags, on = (x: string) => f.includes(x);
+      expect(on('--disable-bias-linear')).toBe(!k.config.bias);
+      if (k.config.bias) expect(k.config.moe!.shared, 'no shared expert with biases').toBeNull();
+      if (k.config.bias) expect(on(k.config.swiglu ? '--no-bias-swiglu-fusion' : '--no-bias-gelu-fusion')).toBe(true);
+      expect(on('--moe-router-enable-expert-bias')).toBe(!!k.config.moe!.expert_bias);
+      if (k.config.moe!.expert_bias) expect(f[f.indexOf('--moe-router-score-function') + 1]).toBe('sigmoid');
+      else expect(on('--moe-router-score-function')).toBe(false);
+      expect(on('--moe-router-pre-softmax')).toBe(k.config.moe!.topk === 1 && !k.config.moe!.expert_bias);
+    }
+    for (const what of [(k: Kept) => k.config.bias, (k: Kept) => !k.config.bias, (k: Kept) => k.config.moe!.expert_bias, (k: Kept) => !k.config.moe!.expert_bias])
+      expect(kept.some(what)).toBe(true);
+    expect(draw(['--seed', '1', '--runs', '1', '--moe-share', '1.5']).stderr).toMatch(/--moe-share takes a chance from 0 to 1/);
   });
 
   it('a range no run fits in stops with its line and writes nothing', () => {

@@ -11,7 +11,12 @@ on / off, LayerNorm / RMSNorm, the bias-GELU / bias-SwiGLU / bias-dropout fusion
 none / selective (default and module sets) / full uniform|block with N, MoE with 4-16 experts,
 top-1/2, --moe-ffn-hidden-size, shared experts, dispatcher and capacity factor, micro batch 1-2; with
 --micro-batches LO-HI, LO-HI micro batches a step: --global-batch-size = micro batch x that count, drawn last,
-so a draw without it is the same as before the option).
+so a draw without it is the same as before the option; --moe-share P, the chance a run is MoE, 0.3 by default;
+--moe-extras, for MoE runs only and drawn after all else: linear biases on / off where there is no shared expert
+(Megatron-LM refuses a shared expert with biases), with the bias activation unfused (its experts' fused one refuses a
+bias), and the router's expert bias on / off (--moe-router-enable-expert-bias, which Megatron-LM's TransformerConfig
+accepts only with --moe-router-score-function sigmoid or sqrtsoftplus: sigmoid here). Without these two options a
+draw is the same as before them).
 One H200 runs several at once, so a draw whose rough size (`rough_gib`, a deliberately generous
 estimate written here, not the model under test) exceeds BUDGET_GIB is drawn again; the number
 of rejected draws per sequence length is kept in the file. Each kept run is assigned 'build' or 'heldout' by the
@@ -52,7 +57,7 @@ def mult(x, m):
     return max(m, int(round(x / m)) * m)
 
 
-def draw_one(rng, seq, layers=(2, 12), micro_batches=(1, 1)):
+def draw_one(rng, seq, layers=(2, 12), micro_batches=(1, 1), moe_share=0.3, moe_extras=False):
     c = {}
     c['layers'] = rng.randint(*layers)
     head_dim = rng.choice([64, 128])
@@ -70,7 +75,7 @@ def draw_one(rng, seq, layers=(2, 12), micro_batches=(1, 1)):
     c['untie'] = rng.random() < 0.5
     c['norm'] = rng.choice(['LayerNorm', 'RMSNorm'])
     c['micro_batch'] = rng.choice([1, 2])
-    moe = rng.random() < 0.3
+    moe = rng.random() < moe_share
     c['bias'] = False if moe else rng.random() < 0.5
     c['bias_act_fusion'] = rng.random() < 0.25
     c['bias_dropout_fusion'] = rng.random() < 0.25
@@ -93,7 +98,20 @@ def draw_one(rng, seq, layers=(2, 12), micro_batches=(1, 1)):
         c['recompute'] = {'granularity': 'full', 'method': rng.choice(['uniform', 'block']), 'layers': rng.randint(1, c['layers'])}
     if micro_batches[1] > 1:  # drawn last and only when asked: earlier draws' seeds give the same configurations
         c['micro_batches'] = rng.randint(*micro_batches)
+    if moe_extras and moe:  # drawn after all else and only when asked, as micro_batches
+        draw_moe_extras(rng, c)
     return c
+
+
+def draw_moe_extras(rng, c):
+    """--moe-extras: linear biases (not with a shared expert: shared_experts.py asserts add_bias_linear False) with the
+    bias activation unfused (experts' fused weighted SwiGLU raises NotImplementedError on a bias, GeLU's path ValueError),
+    and the router's expert bias (TransformerConfig: sigmoid or sqrtsoftplus scores only)."""
+    if not c['moe']['shared']:
+        c['bias'] = rng.random() < 0.5
+        if c['bias']:
+            c['bias_act_fusion'] = False
+    c['moe']['expert_bias'] = rng.random() < 0.5
 
 
 def flags(c):
@@ -118,8 +136,10 @@ def flags(c):
     if m:
         f += ['--num-experts', m['experts'], '--moe-router-topk', m['topk'], '--moe-ffn-hidden-size', m['ffn'],
               '--moe-token-dispatcher-type', m['dispatcher'], '--moe-aux-loss-coeff', '0.01']
-        if m['topk'] == 1:
-            f += ['--moe-router-pre-softmax']  # Megatron-LM refuses top-1 without it
+        if m.get('expert_bias'):
+            f += ['--moe-router-enable-expert-bias', '--moe-router-score-function', 'sigmoid']
+        elif m['topk'] == 1:
+            f += ['--moe-router-pre-softmax']  # Megatron-LM refuses top-1 with softmax scores without it
         if m['shared']:
             f += ['--moe-shared-expert-intermediate-size', m['shared']]
         if m.get('capacity'):
@@ -170,11 +190,13 @@ def cmd_draw(ns):
         sys.exit(usage)
     if any(len(r) != 2 or not 1 <= r[0] <= r[1] for r in (layers, micro)) or any(s not in SEQS for s in seqs):
         sys.exit(usage)
+    if not 0 <= ns.moe_share <= 1:
+        sys.exit('campaign.py draw: --moe-share takes a chance from 0 to 1, got %s' % ns.moe_share)
     misses = 0  # draws over the budget since the last one kept: all at this turn's sequence length
     while len(kept) < ns.runs:
         # Sequence lengths in turn (2K ... 32K), the rest drawn until the run fits: without the turn,
         # unfused attention's s² scores would reject nearly every long sequence.
-        c = draw_one(rng, seqs[len(kept) % len(seqs)], layers, micro)
+        c = draw_one(rng, seqs[len(kept) % len(seqs)], layers, micro, ns.moe_share, ns.moe_extras)
         g, budget = rough_gib(c), BUDGET_32K_GIB if c['seq'] >= 32768 else BUDGET_GIB
         if g > budget:
             rejected[c['seq']] = rejected.get(c['seq'], 0) + 1
@@ -191,6 +213,7 @@ def cmd_draw(ns):
     os.makedirs(ns.out, exist_ok=True)
     doc = {'seed': ns.seed, 'runs': ns.runs, 'budget_gib': BUDGET_GIB, 'budget_32k_gib': BUDGET_32K_GIB, 'generator': 'random.Random(seed), bench/megatron/campaign.py draw_one',
            'layers': list(layers), 'seqs': list(seqs), 'micro_batches': list(micro),
+           **({'moe_share': ns.moe_share} if ns.moe_share != 0.3 else {}), **({'moe_extras': True} if ns.moe_extras else {}),
            'drawn_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), 'common_flags': COMMON, 'kept': kept, 'rejected_by_seq': rejected}
     with open(os.path.join(ns.out, 'draw.json'), 'w') as fh:
         json.dump(doc, fh, indent=1)
@@ -286,6 +309,8 @@ def main():
     d.add_argument('--layers', default='2-12', help='LO-HI: the range layer counts are drawn from (default 2-12)')
     d.add_argument('--seqs', default=','.join(map(str, SEQS)), help='sequence lengths taken in turn (default all)')
     d.add_argument('--micro-batches', default='1-1', help='LO-HI: micro batches a step (gradient accumulation; default 1-1, one)')
+    d.add_argument('--moe-share', type=float, default=0.3, help='the chance a run is MoE, 0 to 1 (default 0.3)')
+    d.add_argument('--moe-extras', action='store_true', help='MoE runs only: draw linear biases and the router expert bias on / off')
     t = sub.add_parser('twins', help="draw.json's runs, each again with one micro batch a step (-mb1), as one runs file")
     t.add_argument('draw')
     t.add_argument('--out', required=True)
