@@ -15,9 +15,13 @@ import type { KernelTuning } from '../src/kernels/tuning.js';
  * (`trial`) of each candidate timed alone in its own pass, by its pins (1 ms where not named; the other pass NaN: not timed).
  */
 const times: { defaults: readonly number[]; pinned: readonly number[]; trial: Record<string, number> } = { defaults: [2, 4], pinned: [1, 2], trial: {} };
+/** Candidates whose build throws, by their pins, with the message it throws. */
+const built: { fails: Record<string, string> } = { fails: {} };
 function fakeHost(d: FlashDevice, passes: string): readonly number[] {
   if (passes === 'both') return d.tuning.portableForward ? times.pinned : times.defaults;
   const pin = passes === 'fwd' ? { portableForward: d.tuning.portableForward } : { portableBackward: d.tuning.portableBackward };
+  const fails = built.fails[showPins(pin)];
+  if (fails !== undefined) throw new Error(fails);
   const ms = times.trial[showPins(pin)] ?? 1;
   return passes === 'fwd' ? [ms, NaN] : [NaN, ms];
 }
@@ -97,6 +101,21 @@ describe('autotune with a timer that gives a candidate no time', () => {
     await expect(run).rejects.toThrow(/^tune: D=16 f32 not causal at N=32, 1 head: 2 of 2 fwd candidates gave no time \(time 0 ms, time NaN ms\) and none gave one, so no forward candidate can be ranked: nothing stored; time a larger N or more heads, so that each run lasts longer than the timer's resolution$/);
     expect(store.entries).toEqual([]);
     expect(lines.some((l) => l.includes('bwd'))).toBe(false);
+  });
+
+  it('a candidate whose build error ends in the untimed words is no timer failure: no line says it gave no time', async () => {
+    // The reason is data, not read back from the trial's text: a build error of any wording stays a build error.
+    Object.assign(times, { defaults: [2, 4], pinned: [1, 2], trial: { [showPins(A)]: 1.5 } });
+    built.fails = { [showPins(B)]: 'the driver said: not timed' };
+    const lines: string[] = [];
+    try {
+      const e = await autotune(dev, request, memoryStore(), { candidates: two, progress: (l) => lines.push(l) });
+      expect(e.trials[1]).toEqual({ kind: 'fwd', pins: showPins(B), ms: null, error: 'the driver said: not timed' });
+      expect(lines).toContain(`  fwd 2/2 ${showPins(B)}: skipped (the driver said: not timed)`);
+      expect(lines.filter((l) => l.includes('gave no time'))).toEqual([]);
+    } finally {
+      built.fails = {};
+    }
   });
 
   it('candidates that did not build are no timer failure: the defaults are kept, as before', async () => {

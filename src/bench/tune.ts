@@ -206,34 +206,41 @@ export function skipReason(message: string): string {
   return /; tried [^:]+: ([^.]*)/.exec(why)?.[1] ?? why;
 }
 
-/** Why a trial's time is no candidate's (UNTIMED_TAIL: 0, negative or not finite: a timer that failed), or null for a time. */
-function untimedReason(ms: number): string | null {
-  return isTime(ms) ? null : `time ${ms} ms${UNTIMED_TAIL}`;
+/**
+ * A candidate's trial and pins, and where its timer gave no time (0, negative or not finite: a timer that failed) what
+ * it gave: checkTrials says it from this figure, never from the trial's text (a build error may read alike). Not stored
+ * in the entry: JSON holds no NaN.
+ */
+interface Tried {
+  trial: TuneTrial;
+  tuning: KernelTuning;
+  timerGave?: number;
 }
-const UNTIMED_TAIL = ': not timed';
-const isUntimed = (t: TuneTrial) => t.error?.endsWith(UNTIMED_TAIL) === true;
+
+/** What a timer that gave no time gave, in the trial's error and checkTrials' line. */
+const timerWords = (ms: number) => `time ${ms} ms`;
 
 /** A candidate's trial from what its timing gave: a time, or (another path, no time) no time and why. */
-function trialOf(kind: 'fwd' | 'bwd', pins: string, path: KernelPath, t: { ms: [number, number]; path: KernelPath }): TuneTrial {
-  if (t.path !== path) return { kind, pins, ms: null, error: `ran on the ${t.path} path` };
-  const ms = t.ms[kind === 'fwd' ? 0 : 1], untimed = untimedReason(ms);
-  return untimed === null ? { kind, pins, ms } : { kind, pins, ms: null, error: untimed };
+function trialOf(kind: 'fwd' | 'bwd', pins: string, tuning: KernelTuning, path: KernelPath, t: { ms: [number, number]; path: KernelPath }): Tried {
+  if (t.path !== path) return { trial: { kind, pins, ms: null, error: `ran on the ${t.path} path` }, tuning };
+  const ms = t.ms[kind === 'fwd' ? 0 : 1];
+  return isTime(ms) ? { trial: { kind, pins, ms }, tuning } : { trial: { kind, pins, ms: null, error: `${timerWords(ms)}: not timed` }, tuning, timerGave: ms };
 }
 
 /**
  * Times every candidate of one kernel on `path`; a candidate that does not build, falls back to another path or gives no
- * time (untimedReason) is a trial with an error, never ranked. Where some ran but none gave a time, a MeasurementError.
+ * time (trialOf) is a trial with an error, never ranked. Where some ran but none gave a time, a MeasurementError.
  */
 async function trials(
   dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', r: TuneRequest, o: SearchOptions, bufs: BenchBuffers,
-): Promise<{ trial: TuneTrial; tuning: KernelTuning }[]> {
-  const out: { trial: TuneTrial; tuning: KernelTuning }[] = [];
+): Promise<Tried[]> {
+  const out: Tried[] = [];
   const cs = o.candidates(path, kind, r.D, r.robust, r.precision, dev.tuning.portableProducts === 'f16');
   for (const [i, c] of cs.entries()) {
     o.signal?.throwIfAborted();
     const pins = showPins(c);
     try {
-      out.push({ trial: trialOf(kind, pins, path, await timeWith(dev, { ...c, path }, r, bufs, kind)), tuning: c });
+      out.push(trialOf(kind, pins, c, path, await timeWith(dev, { ...c, path }, r, bufs, kind)));
     } catch (e) {
       out.push({ trial: { kind, pins, ms: null, error: skipReason((e as Error).message) }, tuning: c });
     }
@@ -241,7 +248,7 @@ async function trials(
     // Counted (`fwd 3/20`): a search of dozens of candidates says how far it is.
     o.progress(`  ${kind} ${i + 1}/${cs.length} ${pins}: ${last.ms === null ? `skipped (${last.error})` : `${last.ms.toFixed(3)} ms`}`, { ...last, tuning: c });
   }
-  checkTrials(r, kind, out.map((x) => x.trial), o.progress);
+  checkTrials(r, kind, out, o.progress);
   return out;
 }
 
@@ -249,11 +256,11 @@ async function trials(
  * After a kernel's trials: the candidates whose timer gave no time said in a whole line (on a terminal the trials' lines
  * are drawn over); where none gave a time and some gave no time, a MeasurementError (nothing is ranked on a broken timer).
  */
-function checkTrials(r: TuneRequest, kind: 'fwd' | 'bwd', ts: TuneTrial[], progress: SearchOptions['progress']): void {
-  const untimed = ts.filter(isUntimed);
-  if (!untimed.length) return;
-  const said = `${untimed.length} of ${counted(ts.length, `${kind} candidate`)} gave no time (${[...new Set(untimed.map((t) => t.error!.slice(0, -UNTIMED_TAIL.length)))].join(', ')})`;
-  if (ts.some((t) => t.ms !== null)) return progress(`  ${said}: not ranked`);
+function checkTrials(r: TuneRequest, kind: 'fwd' | 'bwd', ts: Tried[], progress: SearchOptions['progress']): void {
+  const gave = ts.flatMap((t) => (t.timerGave === undefined ? [] : [timerWords(t.timerGave)]));
+  if (!gave.length) return;
+  const said = `${gave.length} of ${counted(ts.length, `${kind} candidate`)} gave no time (${[...new Set(gave)].join(', ')})`;
+  if (ts.some((t) => t.trial.ms !== null)) return progress(`  ${said}: not ranked`);
   throw new MeasurementError(`tune: ${requestWords(r)}: ${said} and none gave one, so no ${KERNEL_NAMES[kind === 'fwd' ? 0 : 1]} candidate can be ranked: ` +
     `nothing stored; ${LONGER_RUNS}`);
 }
@@ -281,7 +288,7 @@ export function keptPins(best: [KernelTuning | undefined, KernelTuning | undefin
   return { tuning: { ...(kept[0] ? best[0] : {}), ...(kept[1] ? best[1] : {}) }, kept, notFaster };
 }
 
-const fastest = (xs: { trial: TuneTrial; tuning: KernelTuning }[]) =>
+const fastest = (xs: Tried[]) =>
   xs.filter((x) => isTime(x.trial.ms)).sort((a, b) => a.trial.ms! - b.trial.ms!)[0];
 
 export interface TuneOptions {
