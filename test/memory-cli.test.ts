@@ -653,7 +653,7 @@ describe('flashring replay', () => {
     const r = await run(['replay', log, '--compare', ...own]);
     expect(r.code).toBe(0);
     expect(r.err).toContain('  note: not modelled: --fp8-format e4m3 (the prediction is not comparable with this run)');
-    expect(r.out).toMatch(/^\| .*r00-fp8\.log \| 2048 \| 1 \| full:block\/5 \| 21\.7 \| 21\.7 \| not comparable \(not modelled: --fp8-format e4m3\) \|  \| 8\.0 \|  \| unknown \|$/m);
+    expect(r.out).toMatch(/^\| .*r00-fp8\.log \| 2048 \| 1 \| full:block\/5 \| 21\.7 \| 21\.7 \| not comparable \(not modelled: --fp8-format e4m3\) \|  \| 8\.0 \|  \| 0\.0 \| unknown \|$/m);
     expect(r.out).toContain('1 point: largest total error -, largest activation error -, 0 wrong OOM verdicts; 1 point not compared (its log sets what the model does not take)');
     const j = JSON.parse((await run(['replay', log, '--compare', ...own, '--json'])).out).comparison[0];
     expect([j.totalError, j.verdict, j.notModelled]).toEqual([null, 'unknown', ['--fp8-format e4m3']]);
@@ -666,7 +666,7 @@ describe('flashring replay', () => {
     expect(r.code).toBe(0);
     expect(r.out).toContain('| OUT OF MEMORY (other processes held 120.67 GiB: not a verdict) |');
     expect(r.err).toContain("  note: the log reports CUDA out of memory with other processes holding 120.67 GiB of the GPU's 139.80 GiB (this process 18.99 GiB, 8.00 GiB asked for, line 1006)");
-    expect(r.out).toMatch(/^\| .*A-s16384-none\.log \| 16384 \| 1 \| none \| OOM \(other processes\) \| [\d.]+ \|  \|  \| [\d.]+ \|  \| not a verdict \(other processes held 120\.7 GiB\) \|$/m);
+    expect(r.out).toMatch(/^\| .*A-s16384-none\.log \| 16384 \| 1 \| none \| OOM \(other processes\) \| [\d.]+ \|  \|  \| [\d.]+ \|  \| 0\.0 \| not a verdict \(other processes held 120\.7 GiB\) \|$/m);
     expect(r.out).toMatch(/^\| .*r21\.log \| .* \| OOM \| .* \| says it fits, it ran out of memory \|$/m);
     expect(r.out).toContain('2 points: largest total error -, largest activation error -, 1 wrong OOM verdict; 1 point out of memory because other processes held the GPU (not a verdict, not compared)');
     const j = JSON.parse((await run(['replay', ...logs, ...flags, '--json'])).out);
@@ -701,7 +701,7 @@ describe('flashring replay', () => {
     const j = JSON.parse((await run(['replay', two, '--compare', '--preset', 'llama3-8b', '--json'])).out);
     const keys = [Object.keys(j), Object.keys(j.reports[0]), Object.keys(j.comparison[0])];
     expect(keys).toEqual([['points', 'reports', 'comparison', 'notes'], ['file', 'run', 'startLine', 'point', 'warnings', 'untrainable', 'notTimeData', 'prediction'],
-      ['row', 'modelTotalGib', 'modelActivationGib', 'modelFits', 'totalError', 'activationError', 'verdict']]);
+      ['row', 'modelTotalGib', 'modelActivationGib', 'modelOptimizerStepGib', 'modelFits', 'totalError', 'activationError', 'verdict']]);
     const doc = readFileSync('docs/cli.md', 'utf8').split('\n').find((l) => l.startsWith('| `replay '))!;
     for (const k of [...keys.flat(), 'error', 'notModelled', 'othersOom']) expect(doc, k).toContain(`\`${k}\``);
   });
@@ -940,6 +940,10 @@ describe("--torch-optimizer: torch.optim.AdamW's step, from the flag or from a l
     expect(without.out + without.err).toMatch(/with --torch-optimizer \(compared: no --torch-optimizer\)/);
     const withIt = await run(['replay', R00, '--compare', ...FLAGS, '--torch-optimizer']);
     expect(withIt.out).toMatch(/\| 13\.4 \| 13\.4 \| -0\.0% \|/);
+    // the temporary in its own column, not in the activations' (those as without it)
+    expect(withIt.out).toMatch(/\| model activation GiB \| error \| model optimizer step GiB \| OOM verdict \|/);
+    expect(withIt.out).toMatch(/\| 13\.4 \| 13\.4 \| -0\.0% \|  \| 1\.1 \|  \| 2\.4 \| right \|/);
+    expect(without.out).toMatch(/\| 13\.4 \| 11\.9 \| -11\.4% \|  \| 1\.1 \|  \| 0\.0 \| right \|/);
     expect(withIt.out + withIt.err).not.toMatch(/another setup/);
   });
   it('memory and memory --sweep count it as the peak where the flag is given', async () => {

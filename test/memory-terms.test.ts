@@ -8,11 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import {
   DEFAULT_PARALLEL, ModelConfig, defaultLines, defaultRecompute, PRESETS, ParallelConfig, STACKS, layerTerms, memoryBreakdown, parseLines,
-  parseRecomputeSpec, peakActivationBytes, recomputeSpec,
+  optimizerStepBytes, parseRecomputeSpec, peakActivationBytes, recomputeSpec,
 } from '../src/memory/model.js';
 import { parseCsv } from '../src/memory/csv.js';
 import { comparePoints, memoryDiff } from '../src/memory/compare.js';
-import { configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
+import { configFromArgs, configFromLog, parseMegatronLog } from '../src/memory/megatron.js';
 import { predictFromLog } from '../src/memory/compare.js';
 
 const gpt: ModelConfig = { numLayers: 8, hiddenSize: 1024, numAttentionHeads: 16, vocabSize: 32000, untieEmbeddings: true };
@@ -50,6 +50,25 @@ describe('terms outside the layers (Megatron-LM stack)', () => {
     expect(r.totalBytes).toBe(r.weightBytes + r.gradientBytes + r.optimizerBytes + r.gradientBucketBytes + r.workspaceBytes + r.activationBytes + largest);
     expect(r.workspaceBytes).toBe(64 * 2 ** 20);
     expect(peakActivationBytes(r)).toBe(r.activationBytes + largest);
+  });
+});
+
+describe("the optimizer step's temporary (--torch-optimizer) is optimizer memory, not activation", () => {
+  it('where it is the peak (r00 of the eighth held-out draw): the activations as without it, the temporary apart and in the total', () => {
+    const R00 = 'bench/results/2026-12-06-time-heldout8/runs/r00.log';
+    const res = parseMegatronLog(readFileSync(R00, 'utf8'), R00);
+    expect(res.torchOptimizer).toBe(true);
+    const c = configFromLog(res);
+    if ('error' in c) throw new Error(c.error);
+    const on = memoryBreakdown(c.model, c.par), off = memoryBreakdown(c.model, { ...c.par, torchOptimizer: false });
+    expect(on.totalBytes - off.totalBytes).toBeGreaterThan(1.5e9);
+    expect(peakActivationBytes(on)).toBe(peakActivationBytes(off));
+    expect(on.peakTransient).toBe(on.optimizerStep);
+    expect(optimizerStepBytes(on)).toBe(4 * on.parametersPerGpu);
+    expect(optimizerStepBytes(off)).toBe(0);
+    const [withIt, without] = [res, { ...res, torchOptimizer: false }].map((x) => predictFromLog(x, null));
+    expect(withIt).toMatchObject({ activationBytes: peakActivationBytes(off), optimizerStepBytes: 4 * on.parametersPerGpu });
+    expect(without).toMatchObject({ activationBytes: peakActivationBytes(off), optimizerStepBytes: 0 });
   });
 });
 

@@ -14,7 +14,7 @@ import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '.
 import { headroom } from '../src/memory/headroom.js';
 import { notText } from '../src/textKind.js';
 import { ParseResult, configFromLog, parseMegatronLog, unmodelledArgs } from '../src/memory/megatron.js';
-import { Comparison, MeasuredSetup, ModelSize, compareOne, comparisonFigures, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel, withoutVerdict } from '../src/memory/compare.js';
+import { Comparison, MeasuredSetup, ModelSize, compareOne, comparisonFigures, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel, unmodelledComparison, withoutVerdict } from '../src/memory/compare.js';
 import { loadLiveView, saveLiveView, setupLive } from './live.js';
 import { setupAdvisor } from './advise.js';
 import { linkValue, replaceViewHash } from './view.js';
@@ -1186,14 +1186,14 @@ function compareReplayPoint(p: ReplayPoint, hbm: number): Comparison {
 function compareFresh(p: ReplayPoint, hbm: number): Comparison {
   const { model, par } = replayModel();
   if (!p.log) return compareOne(p.row, model, par, hbm);
-  const base: Comparison = { row: p.row, modelTotalGib: null, modelActivationGib: null, modelFits: null, totalError: null, activationError: null, verdict: 'unknown' };
+  const base = unmodelledComparison(p.row);
   const pr = predictFromLog(p.log, hbm);
   if ('error' in pr) return { ...base, error: pr.error };
   const oom = p.log.point.outOfMemory, ran = oom ? false : pr.measuredGib === null ? null : true;
   // A log that sets what the model does not take (FP8, grouped GEMM, …), or that ran out of memory because other processes held the
   // GPU: its model figures shown, no error or verdict taken (as replay --compare).
   return withoutVerdict({
-    ...base, modelTotalGib: pr.totalBytes / GIB, modelActivationGib: pr.activationBytes / GIB, modelFits: pr.fits, totalError: ran ? pr.totalError : null,
+    ...base, modelTotalGib: pr.totalBytes / GIB, modelActivationGib: pr.activationBytes / GIB, modelOptimizerStepGib: pr.optimizerStepBytes / GIB, modelFits: pr.fits, totalError: ran ? pr.totalError : null,
     verdict: ran === null || pr.fits === null ? 'unknown' : pr.fits === ran ? 'right' : pr.fits ? 'says it fits, it ran out of memory' : 'says out of memory, it ran',
   }, { notModelled: unmodelledArgs(p.log.args), othersOom: p.log.point.outOfMemoryOthers });
 }
@@ -1210,7 +1210,7 @@ function errorSummary(what: string, cs: Comparison[]): string {
 function replayTable(points: ReplayPoint[], cs: Comparison[]): void {
   const gib = (x: number | null | undefined) => (x === null || x === undefined ? '' : x.toFixed(1));
   fillTable($<HTMLTableElement>('replay-table'), 'Each measured point against the model (error = (model − measured) / measured)',
-    ['point', 'model from', 'seq_len', 'TP', 'CP', 'recompute', 'measured GiB', 'model GiB', 'error', 'measured activations GiB', 'model activations GiB', 'error', 'OOM verdict'],
+    ['point', 'model from', 'seq_len', 'TP', 'CP', 'recompute', 'measured GiB', 'model GiB', 'error', 'measured activations GiB', 'model activations GiB', 'error', 'model optimizer step GiB', 'OOM verdict'],
     cs.map((c, i) => {
       const r = c.row, oom = r.total_gib === null && r.fits === false, others = c.othersOom;
       return [
@@ -1218,7 +1218,7 @@ function replayTable(points: ReplayPoint[], cs: Comparison[]): void {
         { text: others ? 'OOM (other processes)' : oom ? 'OOM' : gib(r.total_gib), cls: 'num' }, { text: c.error ? '—' : gib(c.modelTotalGib), cls: 'num', title: c.error ? pageWords(c.error) : '' },
         { text: c.notModelled ? 'not comparable' : pct(c.totalError), cls: 'num', title: c.notModelled ? `not modelled: ${c.notModelled.join(' ')}` : '' },
         { text: gib(r.activation_gib), cls: 'num' }, { text: gib(c.modelActivationGib), cls: 'num' },
-        { text: pct(c.activationError), cls: 'num' },
+        { text: pct(c.activationError), cls: 'num' }, { text: gib(c.modelOptimizerStepGib), cls: 'num' },
         { text: c.error ? `no prediction: ${pageWords(c.error)}` : others ? `not a verdict: other processes held ${others.otherGiB.toFixed(1)} GiB` : c.verdict, cls: c.verdict.startsWith('says') ? 'wrong' : '' },
       ];
     }));

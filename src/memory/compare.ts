@@ -5,7 +5,7 @@
  * `replay --json` and the page's replay panel.
  */
 import { CsvRow } from './csv.js';
-import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, ffnWidth, memoryBreakdown, normName, parseRecomputeSpec, peakActivationBytes, positionEmbedding, positionRows } from './model.js';
+import { DEFAULT_VOCAB_SIZE, GIB, ModelConfig, MoeConfig, ParallelConfig, ffnWidth, memoryBreakdown, normName, optimizerStepBytes, parseRecomputeSpec, peakActivationBytes, positionEmbedding, positionRows } from './model.js';
 import { OthersOom, ParseResult, configFromLog, unmodelledArgs } from './megatron.js';
 import { maxOf } from '../stats.js';
 import { InputError } from '../errors.js';
@@ -15,7 +15,10 @@ export interface Comparison {
   row: CsvRow;
   /** null when the model cannot take the point's configuration (the reason in `error`). */
   modelTotalGib: number | null;
+  /** The activations' peak (peakActivationBytes): the optimizer step's temporary is no activation, and is said apart. */
   modelActivationGib: number | null;
+  /** The optimizer step's temporary (--torch-optimizer, optimizerStepBytes; 0 for a fused Adam): optimizer memory, in the total. */
+  modelOptimizerStepGib: number | null;
   modelFits: boolean | null;
   /** (model − measured) / measured; null without a measured value. */
   totalError: number | null;
@@ -53,10 +56,14 @@ export function pointConfig(row: CsvRow, base: ParallelConfig): ParallelConfig {
   };
 }
 
+/** A point's comparison before the model's figures: none taken yet. */
+export const unmodelledComparison = (row: CsvRow): Comparison =>
+  ({ row, modelTotalGib: null, modelActivationGib: null, modelOptimizerStepGib: null, modelFits: null, totalError: null, activationError: null, verdict: 'unknown' });
+
 export function compareOne(row: CsvRow, model: ModelConfig, par: ParallelConfig, hbmGib: number): Comparison {
   // ran: out of memory only where the row says so (fits false); an empty total is an unknown peak
   const ran = row.fits === false ? false : row.total_gib !== null ? true : row.fits;
-  const base: Comparison = { row, modelTotalGib: null, modelActivationGib: null, modelFits: null, totalError: null, activationError: null, verdict: 'unknown' };
+  const base = unmodelledComparison(row);
   let b;
   try {
     b = memoryBreakdown(model, pointConfig(row, par));
@@ -69,7 +76,7 @@ export function compareOne(row: CsvRow, model: ModelConfig, par: ParallelConfig,
   const err = (m: number, x: number | null | undefined) => (x === null || x === undefined || x === 0 ? null : (m - x) / x);
   const known = ran !== null;
   return {
-    ...base, modelTotalGib: total, modelActivationGib: act, modelFits: fits,
+    ...base, modelTotalGib: total, modelActivationGib: act, modelOptimizerStepGib: optimizerStepBytes(b) / GIB, modelFits: fits,
     totalError: ran ? err(total, row.total_gib) : null, activationError: ran ? err(act, row.activation_gib) : null,
     verdict: !known ? 'unknown' : fits === ran ? 'right' : fits ? 'says it fits, it ran out of memory' : 'says out of memory, it ran',
   };
@@ -84,7 +91,10 @@ export interface LogPrediction {
   model: ModelConfig;
   parallel: ParallelConfig;
   totalBytes: number;
+  /** The activations' peak (peakActivationBytes), without the optimizer step's temporary. */
   activationBytes: number;
+  /** The optimizer step's temporary (optimizerStepBytes; 0 for a fused Adam). */
+  optimizerStepBytes: number;
   fits: boolean | null;
   measuredGib: number | null;
   totalError: number | null;
@@ -107,7 +117,7 @@ export function predictFromLog(res: ParseResult, hbmGib: number | null): LogPred
   const measured = res.point.peakMaxAllocatedGiB;
   const notes = notModelled.length ? [...c.notes, `not modelled: ${notModelled.join(' ')} (the prediction is not comparable with this run)`] : c.notes;
   return {
-    model: c.model, parallel: c.par, totalBytes: b.totalBytes, activationBytes: peakActivationBytes(b),
+    model: c.model, parallel: c.par, totalBytes: b.totalBytes, activationBytes: peakActivationBytes(b), optimizerStepBytes: optimizerStepBytes(b),
     fits: hbmGib === null ? null : b.totalBytes / GIB <= hbmGib, measuredGib: measured,
     totalError: measured === null || notModelled.length ? null : (b.totalBytes / GIB - measured) / measured, notes, notModelled,
   };
@@ -297,15 +307,15 @@ export function otherModelNotes(rows: CsvRow[], ref: MeasuredSetup, setups: read
 
 /** Markdown table of comparisons (the CLI's --compare); `labels` name each point (its file, or file: line), else its CSV line. */
 export function comparisonTable(cs: Comparison[], labels: readonly string[] = []): string {
-  const out = ['| point | seq_len | CP | recompute | measured total GiB | model total GiB | error | measured activation GiB | model activation GiB | error | OOM verdict |',
-    '|---|---|---|---|---|---|---|---|---|---|---|'];
+  const out = ['| point | seq_len | CP | recompute | measured total GiB | model total GiB | error | measured activation GiB | model activation GiB | error | model optimizer step GiB | OOM verdict |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|'];
   for (const [i, c] of cs.entries()) {
     const r = c.row;
     const meas = c.othersOom ? 'OOM (other processes)' : r.fits === false ? 'OOM' : r.total_gib?.toFixed(1) ?? '?';
     const verdict = c.othersOom ? `not a verdict (other processes held ${c.othersOom.otherGiB.toFixed(1)} GiB)` : c.verdict;
     const not = c.notModelled ? `not comparable (not modelled: ${c.notModelled.join(' ')})` : null;
     out.push(`| ${(labels[i] ?? r.line ?? '').replace(/\|/g, '\\|')} | ${r.seq_len} | ${r.cp ?? '?'} | ${r.recompute ?? '?'} | ${meas} | ${c.modelTotalGib?.toFixed(1) ?? `- (${c.error})`} | ${not ?? pct(c.totalError)} | ` +
-      `${r.activation_gib?.toFixed(1) ?? ''} | ${c.modelActivationGib?.toFixed(1) ?? ''} | ${pct(c.activationError)} | ${verdict} |`);
+      `${r.activation_gib?.toFixed(1) ?? ''} | ${c.modelActivationGib?.toFixed(1) ?? ''} | ${pct(c.activationError)} | ${c.modelOptimizerStepGib?.toFixed(1) ?? ''} | ${verdict} |`);
   }
   const f = comparisonFigures(cs), largest = (x: number | null) => (x === null ? '-' : (x * 100).toFixed(1) + '%');
   out.push('', `${counted(cs.length, 'point')}: largest total error ${largest(f.largestTotal)}, largest activation error ${largest(f.largestActivation)}, ${counted(f.wrong, 'wrong OOM verdict')}` +

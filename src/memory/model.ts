@@ -214,6 +214,11 @@ export interface MemoryBreakdown {
   transientBytes: number;
   /** Ring buffers of context parallelism (part of the transients; 0 without CP). */
   ringBufferBytes: number;
+  /**
+   * The optimizer step's temporary (--torch-optimizer: torch.optim.AdamW's foreach step), one of the transients, or null
+   * (a fused Adam has none). Optimizer memory, no activation: it is live once every activation is released.
+   */
+  optimizerStep: Transient | null;
   parameters: number;
   parametersPerGpu: number;
   weightBytes: number;
@@ -1078,7 +1083,8 @@ function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage)
   // the stage's: its layers and the embedding or the output layer; experts are split over EP ranks too (the shared expert is not)
   const { perGpu: parametersPerGpu, experts: expertsPerGpu } = stageParameters(m, p, stage);
   const stepped = optimizerShardParameters(p, { perGpu: parametersPerGpu, experts: expertsPerGpu });
-  const ts = [...transients(m, p, d, groups, outside), ...(p.torchOptimizer ? [optimizerStepTransient(stepped, outside, activationBytes, p.stack ?? 'megatron')] : [])];
+  const optimizerStep = p.torchOptimizer ? optimizerStepTransient(stepped, outside, activationBytes, p.stack ?? 'megatron') : null;
+  const ts = [...transients(m, p, d, groups, outside), ...(optimizerStep ? [optimizerStep] : [])];
   const peak = ts.reduce<Transient | null>((x, y) => (!x || y.netBytes > x.netBytes ? y : x), null);
   const pr = m.paramPrecision === 'amp' ? STACKS['torch-amp'].perParam : m.paramPrecision === 'megatron' ? STACKS.megatron.perParam : d.spec.perParam;
   // The distributed optimizer shards dense parameters' state over the DP·CP ranks, and the experts' over
@@ -1089,17 +1095,24 @@ function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage)
   const transientBytes = peak?.netBytes ?? 0;
   return {
     stack: p.stack ?? 'megatron', stage: p.pipelineParallel === 1 ? 'all' : stage, perLayer, perLayerBytes: sum(perLayer), layersHeld: groups.reduce((x, g) => x + g.layers, 0), layerGroups: groups,
-    outside, transients: ts, peakTransient: peak, activationBytes, transientBytes, ringBufferBytes: ringBuffers(p, d)?.bytes ?? 0,
+    outside, transients: ts, peakTransient: peak, activationBytes, transientBytes, ringBufferBytes: ringBuffers(p, d)?.bytes ?? 0, optimizerStep,
     parameters, parametersPerGpu, weightBytes, gradientBytes, optimizerBytes, gradientBucketBytes, weightBytesPerParam: pr.weight,
     workspaceBytes: d.spec.workspaceBytes,
     totalBytes: weightBytes + gradientBytes + optimizerBytes + gradientBucketBytes + d.spec.workspaceBytes + activationBytes + transientBytes,
   };
 }
 
-/** Activation bytes as a measurement reports them: the peak minus weights, gradients, optimizer and buckets. */
+/**
+ * The activations' peak: the stored activations and the largest transient of theirs (net of what its moment has freed),
+ * as a measurement of the peak minus weights, gradients, optimizer and buckets reports them. The optimizer step's
+ * temporary (optimizerStep) is no activation, whether or not it is the step's peak: optimizerStepBytes says it apart.
+ */
 export function peakActivationBytes(r: MemoryBreakdown): number {
-  return r.activationBytes + r.transientBytes;
+  return r.activationBytes + Math.max(0, ...r.transients.filter((t) => t !== r.optimizerStep).map((t) => t.netBytes));
 }
+
+/** Bytes of the optimizer step's temporary (torch.optim.AdamW's foreach step, --torch-optimizer); 0 for a fused Adam. */
+export const optimizerStepBytes = (r: MemoryBreakdown): number => r.optimizerStep?.bytes ?? 0;
 
 /** A line of the memory plot: a parallel configuration whose sequence length is swept. */
 export interface SweepLine {
