@@ -102,6 +102,17 @@ describe("the page's counts and refusals", () => {
     const why = "Global batch (empty: one sequence a GPU, 8) must be a multiple of the planner's micro batch (3): set one, e.g. 24 (GPUs × micro batch).";
     expect(await text(p, '#advisor-error')).toBe(why);
     expect(await fieldMarks(p, '#advisor-form')).toEqual([{ name: 'agbs', message: why }]);
+    // The top line names the field refused and its value (the link gives none) and what to do, not only "the link's view".
+    expect(await text(p, '#view-note')).toBe(`This link's view is refused at the advisor's global batch, agbs empty (the link does not give it): ${why} ` +
+      "Set the advisor's global batch to a value it takes (the link then keeps it as agbs), or change what it is checked against.");
+    // A link's global batch the field cannot hold is set aside, and the value shown in its place is the one refused.
+    const setAside = await p.evaluate(() => new Promise<string>((done) => {
+      addEventListener('hashchange', () => setTimeout(() => done(document.getElementById('view-note')!.textContent ?? '')), { once: true });
+      location.hash = 'mb=3&agbs=abc';
+    }));
+    expect(setAside).toBe("This link's agbs=abc is not a value the page knows: set aside, the default shown instead (agbs empty). " +
+      `This link's view is refused at the advisor's global batch, agbs empty (the default shown for the link's agbs=abc): ${why} ` +
+      "Set the advisor's global batch to a value it takes (the link then keeps it as agbs), or change what it is checked against.");
     // A global batch typed that is no multiple: the same field, the same advice.
     const typed = await p.evaluate(() => {
       const el = document.querySelector<HTMLInputElement>('#advisor-form input[name=agbs]')!;

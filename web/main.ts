@@ -479,32 +479,57 @@ function loadView(): { q: URLSearchParams; setAside: Set<string> } {
   const keys = viewParams(), unknown = [...new Set(q.keys())].filter((k) => !keys.has(k)).map((k) => (q.get(k) ? `${k}=${q.get(k)}` : k));
   // What shows instead of each: the default, or the preset's (a field the view leaves empty: 'agbs empty').
   const setAside = new Set(ignored.map((x) => x.slice(0, x.indexOf('='))));
-  const used = [...setAside].map((k) => (keys.get(k) ? `${k}=${keys.get(k)}` : `${k} empty`)).join(', ');
+  const used = [...setAside].map((k) => keyValueWords(k, keys.get(k))).join(', ');
   const values = ignored.length ? `This link's ${ignored.join(', ')} ${ignored.length === 1 ? 'is not a value' : 'are not values'} the page knows: set aside, ${ignored.length === 1 ? 'the default' : 'the defaults'} shown instead (${used}).` : '';
   const keyWords = unknown.length ? `${ignored.length ? 'Its' : "This link's"} ${unknown.join(', ')} ${unknown.length === 1 ? 'is not a key' : 'are not keys'} of a view the page knows: left out.` : '';
   $('view-note').textContent = [values, keyWords].filter(Boolean).join(' ');
   return { q, setAside };
 }
 
+/** A view key's value as the top line says it: 'tp=8', or 'agbs empty' (a field the view leaves empty). */
+const keyValueWords = (k: string, v: string | null | undefined) => (v ? `${k}=${v}` : `${k} empty`);
+
+/** The forms whose marked fields the top line names: each one's key prefix (the live form's keys are its names after 'l') and owner's words. */
+const MARKED_FORMS = [['planner-form', '', "the planner's"], ['cp-form', '', "the CP panel's"], ['advisor-form', '', "the advisor's"], ['live-form', 'l', "the live form's"]] as const;
+
+/** A marked control's name as its label shows it ('global batch': the label's text before the control), else null. */
+function labelWords(el: HTMLElement): string | null {
+  const label = el.closest('label'), nodes = label ? Array.from(label.childNodes) : [];
+  const before = nodes.slice(0, nodes.findIndex((n) => n === el || n.contains(el))).map((n) => n.textContent ?? '').join('').trim();
+  return before || null;
+}
+
 /**
  * What the panels refused of a link just drawn, for the top line: each field marked (planner, CP panel, advisor, live
- * form: its keys are its names after 'l') whose value the link gave, as "This link's tp=3 is refused: <why>"; a refusal
- * not of one such field (heads=12 against the default TP) as the link's view's. The message beside the field alone was
- * easy to miss for one opening a shared link.
+ * form) whose value the link gave, as "This link's tp=3 is refused: <why>"; a field whose value the link did not give
+ * (or gave one set aside), named with its panel, label and value, and what to do (the planner's micro batch against
+ * the advisor's empty global batch); a refusal of no field (heads=12 against the default TP) as the link's view's.
+ * The message beside the field alone was easy to miss for one opening a shared link.
  */
 function refusedWords(q: URLSearchParams, setAside: Set<string>): string {
   const said: string[] = [];
-  for (const [id, prefix] of [['planner-form', ''], ['cp-form', ''], ['advisor-form', ''], ['live-form', 'l']]) {
+  for (const [id, prefix, owner] of MARKED_FORMS) {
     const marked = Array.from(document.querySelectorAll<HTMLInputElement>(`#${id} [aria-invalid="true"]`));
     for (const el of marked) {
-      const why = document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent ?? '';
-      const k = el.name ? `${prefix}${el.name}` : '', ours = k && q.has(k) && !setAside.has(k);
-      said.push(`${ours ? `This link's ${k}=${q.get(k)}` : "This link's view"} is refused: ${why.replace(/[^.]$/, '$&.')}`);
+      const why = (document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent ?? '').replace(/[^.]$/, '$&.');
+      const k = el.name ? `${prefix}${el.name}` : '', label = labelWords(el);
+      if (k && q.has(k) && !setAside.has(k)) said.push(`This link's ${k}=${q.get(k)} is refused: ${why}`);
+      else if (k && label) said.push(notTheLinks(`${owner} ${label}`, keyValueWords(k, el.value), setAside.has(k) ? keyValueWords(k, q.get(k)) : null, k, why));
+      else said.push(`This link's view is refused: ${why}`);
     }
   }
   const planner = $('planner-error').textContent;
   if (planner && !document.querySelector('#planner-form [aria-invalid="true"]')) said.unshift(`This link's view is refused: ${planner.replace(/[^.]$/, '$&.')}`);
   return said.join(' ');
+}
+
+/**
+ * A refused field whose value is not the link's (`field`: its owner and label; `shown`: its key and value): where, the
+ * value, why the link did not give it (none, or `setAside`, the link's value the field could not hold), why, and what to do.
+ */
+function notTheLinks(field: string, shown: string, setAside: string | null, k: string, why: string): string {
+  return `This link's view is refused at ${field}, ${shown} (${setAside ? `the default shown for the link's ${setAside}` : 'the link does not give it'}): ${why} ` +
+    `Set ${field} to a value it takes (the link then keeps it as ${k}), or change what it is checked against.`;
 }
 
 /**
