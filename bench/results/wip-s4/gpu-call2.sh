@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Prepared 2026-12-06 23:40 UTC, after gpu-call.sh ran on an H100 (23:28 UTC: the MoE-extras draw's five runs, the rank
+# tests, the ninth draw's MoE r03 and its phase timings). One device call from the project root, carry [".gpu", ".mlm"],
+# other results folders aside (bash bench/results-aside.sh out wip-s4 2026-12-06-time-heldout10 2026-12-06-time-heldout9),
+# any single-GPU kind:
+#   bash .gpu/enter.sh bash bench/results/wip-s4/gpu-call2.sh
+# On an H200: the tenth draw's eight runs (the judgment gpu-call.sh describes), then the MoE runs below in the time left.
+# On another card: the ninth draw's MoE runs not yet run (r03-mb1, r02, r02-mb1; held out for memory, never run), then
+# the forward-backward's phases of r03-mb1 and r02 (terms: GPU busy, host waits, launches), as r03's at 23:28 UTC.
+set -uo pipefail
+: "${OUT:?run through the device tool (OUT: its return folder)}"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1; date -u +%FT%TZ > "$OUT/date.txt"
+echo "gpu: $(cat "$OUT/gpu.txt")"
+left() { echo $((575 - SECONDS)); }
+H9=$(pwd)/bench/results/2026-12-06-time-heldout9
+moe() {
+  local dl=$(( $(left) - ${1:-150} ))
+  [ "$dl" -gt 30 ] || { echo "moe: no time"; return; }
+  python3 bench/megatron/campaign.py run "$H9/runs.json" --out /tmp/h9c --lanes 1 --no-trace --iters 24 --deadline "$dl" \
+    --grace 40 --timeout 120 --ids r03-mb1,r02,r02-mb1 --pack "$OUT/h9-moe2.tgz" > "$OUT/console-h9-moe2.log" 2>&1
+  echo "moe rc=$? at ${SECONDS}s"; grep -E "exit|done" "$OUT/console-h9-moe2.log" | tail -6
+}
+phases() {
+  [ "$(left)" -gt 80 ] || { echo "phases: no time"; return; }
+  (cd bench/megatron && timeout $(( $(left) - 5 )) python3 terms.py "$H9/runs.json" --out /tmp/ph9n --ids r03-mb1,r02 --iters 14 \
+    --tag ph --phases --timeout 90 --pack "$OUT/ph9-moe2.tgz" > "$OUT/console-ph-moe2.log" 2>&1; echo "phases rc=$? at ${SECONDS}s")
+}
+if grep -q H200 "$OUT/gpu.txt"; then
+  H10=$(pwd)/bench/results/2026-12-06-time-heldout10
+  python3 bench/megatron/campaign.py run "$H10/runs.json" --out /tmp/h10b --lanes 1 --no-trace --iters 24 --deadline 360 \
+    --grace 60 --timeout 150 --ids r03,r03-mb1,r01,r01-mb1,r00,r00-mb1,r02,r02-mb1 --pack "$OUT/h10-h200.tgz" \
+    > "$OUT/console-h10-h200.log" 2>&1
+  echo "draw rc=$? at ${SECONDS}s"; grep -E "exit|done" "$OUT/console-h10-h200.log" | tail -10
+  moe 40
+else
+  moe 170; phases
+fi
