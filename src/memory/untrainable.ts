@@ -18,7 +18,10 @@
  * MoE layers do not recompute through this path (transformer_layer.py sets recompute_mlp only for a
  * dense MLP).
  *
- * Routed experts with linear biases (MOE_EXPERT_BIASES): read from Megatron-LM's code, not yet run. Each routed expert
+ * Routed experts with linear biases (MOE_EXPERT_BIASES): read from Megatron-LM's code, then run: r00 and r02 of
+ * bench/results/2026-12-07-moe-extras (one GPU, the activation unfused, named before they ran) stopped in their first
+ * forward with the RuntimeError below, from mlp.py's in-place add (an H100, 2026-12-06); the fused paths and the ETP
+ * refusal are read, not run. Each routed expert
  * is an MLP (transformer/mlp.py) called with its tokens' router probabilities (per_token_scale; experts.py SequentialMLP):
  *  - with the fused bias activation (--bias-swiglu-fusion / --bias-gelu-fusion, the defaults), SwiGLU's
  *    weighted_bias_swiglu_impl raises NotImplementedError on a bias (fusions/fused_bias_swiglu.py) and GeLU's path
@@ -37,7 +40,7 @@ import type { ModelConfig, ParallelConfig } from './model.js';
 export const MOE_EXPERT_BIASES =
   "Megatron-LM cannot train routed experts with linear biases but split over EP ranks at TP 1 with the bias activation unfused: its experts' fused bias " +
   "activation refuses a bias, and without EP fc2's bias is added in place to a tensor PyTorch forbids changing in place (read from its code: mlp.py, " +
-  'fused_bias_swiglu.py, tensor_parallel/mappings.py; not yet run); add --disable-bias-linear, or use --expert-model-parallel-size 2 or more with --no-bias-swiglu-fusion at TP 1';
+  'fused_bias_swiglu.py, tensor_parallel/mappings.py; the unfused case on one GPU stopped so in 2 of 2 runs named before they ran); add --disable-bias-linear, or use --expert-model-parallel-size 2 or more with --no-bias-swiglu-fusion at TP 1';
 
 export const MLP_RECOMPUTE_WITH_BIAS =
   "Megatron-LM cannot train selective recompute of mlp with linear biases: its checkpoint's backward re-enters itself through the MLP's output bias " +

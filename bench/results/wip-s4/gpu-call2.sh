@@ -11,7 +11,8 @@ set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1; date -u +%FT%TZ > "$OUT/date.txt"
 echo "gpu: $(cat "$OUT/gpu.txt")"
-left() { echo $((575 - SECONDS)); }
+LIMIT=${LIMIT:-575}  # seconds this call may use (the device time left may be less than the 600 s a call)
+left() { echo $((LIMIT - SECONDS)); }
 H9=$(pwd)/bench/results/2026-12-06-time-heldout9
 moe() {
   local dl=$(( $(left) - ${1:-150} ))
