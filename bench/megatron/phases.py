@@ -22,7 +22,9 @@ Two measurements:
   one train_step call to the next.
 - `profiled` (iterations 10-12 under torch.profiler, phases as record_function ranges; the
   profiler slows the host, so its times are upper bounds): per phase the GPU's busy time of the work
-  launched in it, its launches and synchronising runtime calls, and idleMs: each interval in which
+  launched in it, its launches and the runtime calls that may wait for the GPU (`waits`, `waitMs`: synchronise
+  calls and every cudaMemcpy / cudaMemcpyAsync, device-to-device copies included, which do not wait), of them the
+  synchronise calls alone (`syncs`, `syncMs`: cudaStreamSynchronize, cudaEventSynchronize, cudaDeviceSynchronize), and idleMs: each interval in which
   the GPU ran nothing, charged to the phase whose launch ended it (the phase the GPU waited for);
   `kernels`: every kernel, copy and memset by name, under the phase that launched it.
 Writes one JSON to FLASHRING_PHASES (with `incomplete` saying why, if the run stopped before both windows).
@@ -40,6 +42,7 @@ from kernels import LAUNCHES, WAITS, trace_summary  # noqa: E402  (bench/megatro
 TIMED = (4, 9)        # [first, end) iterations with CUDA events (before the profiler: after it the host stays slower)
 PROFILED = (10, 13)   # [first, end) iterations under the profiler
 OUT = os.environ.get('FLASHRING_PHASES', 'phases.json')
+SYNCS = ('cudaStreamSynchronize', 'cudaEventSynchronize', 'cudaDeviceSynchronize')   # the WAITS that always wait
 # ChainedOptimizer's parts (get_megatron_optimizer always returns one); a single optimizer's clip_grad_norm
 # would hold clip_grad_by_total_norm_fp32 (opt.clip) inside it, so it is not wrapped.
 OPT_PARTS = {'prepare_grads': 'opt.prepare', 'get_grad_norm': 'opt.norm', 'count_zeros': 'opt.zeros', 'step_with_ready_grads': 'opt.update'}
@@ -110,7 +113,7 @@ def profiled_summary(trace_path, steps):
     ranges = [(e['ts'], e['ts'] + e['dur'], e['name'][6:]) for e in events if e.get('cat') == 'user_annotation' and e.get('name', '').startswith('phase:')]
     device = sorted((e for e in events if e.get('cat') in ('kernel', 'gpu_memcpy', 'gpu_memset')), key=lambda e: e['ts'])
     out, launched = {}, {}
-    row = lambda n: out.setdefault(n, {'gpuBusyMs': 0.0, 'idleMs': 0.0, 'launches': 0, 'waits': 0, 'waitMs': 0.0})
+    row = lambda n: out.setdefault(n, {'gpuBusyMs': 0.0, 'idleMs': 0.0, 'launches': 0, 'waits': 0, 'waitMs': 0.0, 'syncs': 0, 'syncMs': 0.0})
     for e in (e for e in events if e.get('cat') in ('cuda_runtime', 'cuda_driver')):
         phase = innermost(ranges, e['ts'])
         if 'correlation' in e.get('args', {}):
@@ -120,6 +123,9 @@ def profiled_summary(trace_path, steps):
         if e['name'] in WAITS:
             p['waits'] += 1
             p['waitMs'] += e['dur'] / 1e3
+        if e['name'] in SYNCS:
+            p['syncs'] += 1
+            p['syncMs'] += e['dur'] / 1e3
     end, names = None, {}
     for e in device:
         phase = launched.get(e.get('args', {}).get('correlation'), 'unknown')
