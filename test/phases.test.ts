@@ -8,12 +8,15 @@
  * forward-backward, where the model hides them under max(host, GPU)).
  */
 import { describe, expect, it } from 'vitest';
-import { microBatchLaunch, normClipMs, optLaunches, phaseRows } from '../bench/megatron/phasesTable.js';
+import { microBatchLaunch, moeHostTerms, normClipMs, optLaunches, phaseRows } from '../bench/megatron/phasesTable.js';
 import { H200 } from '../src/memory/time/devices.js';
 import { iterationTime } from '../src/memory/time/step.js';
 import { DEFAULT_PARALLEL, PRESETS, type ModelConfig } from '../src/memory/model.js';
 import { GROUPS, HOST_BOUND as HOST_BOUND_AT, launchRows, usPerLaunch, type LaunchRow } from '../bench/megatron/launchTable.js';
 import { median } from '../src/stats.js';
+import { readFileSync } from 'node:fs';
+import { configFromArgs, parseMegatronLog } from '../src/memory/megatron.js';
+import { predictTimeFromLog, steadyIterMs, timeOptionsFromArgs } from '../src/memory/time/fromLog.js';
 
 const rows = phaseRows();
 const row = (id: string) => rows.find((r) => r.id === id)!;
@@ -199,5 +202,52 @@ describe('several micro batches phase by phase (an H100: bench/results/2026-12-0
       expect(Math.abs(p.gpuRatio - 1), d).toBeLessThan(0.03);
       expect(Math.abs(p.stepPerMb / p.fbPerMb - 1), d).toBeLessThan(0.05);
     }
+  });
+});
+
+describe("a MoE step's host, term by term (docs/memory.md: the H200's four MoE phase timings, one micro batch each, and the ninth draw's r03 on an H100)", () => {
+  const terms = moeHostTerms(), by = (id: string) => terms.find((t) => t.id === id)!;
+  it("the forward-backward's synchronise calls are the code's: 2 a micro batch (the loss's isnan/isinf) + 2 (DDP's check_grads) + 1 a MoE layer's forward with alltoall (its d2h_event), 2 with allgather (.cpu(), masked_select)", () => {
+    // the MoE layers' forwards: L a micro batch, and again those whose MoE layer is recomputed (r40: full:block/2; r03: selective core_attn+moe)
+    const expected = { r11: 2 + 2 + 1 * 3, r16: 2 + 2 + 1 * 8, r40: 2 + 2 + 2 * (4 + 2), r03: 2 * 2 + 2 + 1 * (5 * 2 + 5 * 2) };
+    expect(Object.fromEntries(Object.keys(expected).map((id) => [id, by(id).syncs]))).toEqual(expected);
+    // phases.py's 'waits' are mostly cudaMemcpyAsync calls: r03's 647 a step are 621 copies (545 device-to-device) and 26 syncs
+    const r03 = phaseRows('bench/results/2026-12-06-time-heldout9/phases')[0];
+    expect([r03.profiled.fb.waits, r03.fbCopies]).toEqual([647, 621]);
+  });
+  it('the host waits 0.1-1.4 ms a sync on the H200, 11.5 on the H100 (r03, 16K tokens: 69% of its GPU busy time); outside the waits, 71-163 µs a launch', () => {
+    const perSync = (id: string) => by(id).waitMs / by(id).syncs!;
+    expect(['r40', 'r16', 'r11', 'r03'].map((id) => perSync(id).toFixed(2))).toEqual(['0.08', '0.58', '1.35', '11.50']);
+    expect((by('r03').waitMs / by('r03').gpuBusyMs).toFixed(2)).toBe('0.69');
+    const h200 = ['c-r40', 'r11', 'r16', 'r40'].map((id) => Math.round(by(id).usPerLaunch));
+    expect(h200).toEqual([73, 163, 79, 71]);
+    expect(Math.round(by('r03').usPerLaunch)).toBe(153);
+  });
+  it("what a serial model would price a MoE micro batch's counted kernel at (fb host beyond the GPU busy time) spreads 63-144 µs over the H200's steady steps: no one figure; h1-r02's window is not steady", () => {
+    const steady = terms.filter((t) => t.steady && t.id !== 'r03').map((t) => Math.round(t.usBeyondGpu));
+    expect(steady).toEqual([87, 144, 63, 84]);
+    expect(by('h1-r02').steady).toBe(false);
+    expect(terms.filter((t) => t.microBatches > 1).map((t) => t.id)).toEqual(['r03']);
+  });
+  it("docs/memory.md's table gives each steady run's figures", () => {
+    const doc = readFileSync('docs/memory.md', 'utf8'), f = (x: number, d = 1) => x.toFixed(d);
+    for (const t of terms.filter((x) => x.steady))
+      expect(doc, t.id).toContain(`| ${t.layers} × ${t.microBatches} | ${f(t.launches, 0)} / ${f(t.modelKernels, 0)} | ${t.syncs === null ? '–' : t.syncs} | ${f(t.waitMs)} | ${f(t.fbHostMs)} | ${f(t.gpuBusyMs)} | ${f(t.usPerLaunch, 0)} | ${f(t.usBeyondGpu, 0)} |`);
+  });
+});
+
+describe("that per-kernel price for MoE micro batches past the first, tried and not shipped (docs/memory.md)", () => {
+  it("priced at the H200's median (86 µs), the H100's MoE steps of several micro batches go from −22%, +12%, +28%, −36%, −32%, −44% to +15%, +61%, +34%, −16%, +17%, −35%", () => {
+    const us = median(moeHostTerms().filter((t) => t.steady && t.id !== 'r03').map((t) => t.usBeyondGpu))!;
+    expect(us.toFixed(1)).toBe('85.7');
+    const runs = ['time-heldout7/runs/r00', 'time-heldout7/runs/r01', 'time-heldout7/runs/r04', 'time-heldout7/runs/r05', 'time-heldout8/runs/r01', 'time-heldout9/runs/r03'];
+    const moved = runs.map((r) => {
+      const log = parseMegatronLog(readFileSync(`bench/results/2026-12-06-${r}.log`, 'utf8'), r), c = configFromArgs(log.args), t = predictTimeFromLog(log);
+      if ('error' in c || 'error' in t) throw new Error(r);
+      const mb = timeOptionsFromArgs(log.args).microBatches!, k = iterationTime(c.model, c.par, { microBatches: 2 }).kernels - iterationTime(c.model, c.par).kernels;
+      const measured = steadyIterMs(log).ms!, priced = t.iterMs + ((mb - 1) * k * (us - H200.host.launchUs)) / 1e3;
+      return [Math.round(100 * (t.iterMs / measured - 1)), Math.round(100 * (priced / measured - 1))];
+    });
+    expect(moved).toEqual([[-22, 15], [12, 61], [28, 34], [-36, -16], [-32, 17], [-44, -35]]);
   });
 });

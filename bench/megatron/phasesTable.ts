@@ -15,11 +15,16 @@ import { HOST_BOUND, LAUNCH_DIR } from './launchTable.js';
 
 export const PHASES_DIR = 'bench/results/2026-12-03-time-phases/ph2';
 
-interface Phase { hostMs?: number; gpuSpanMs?: number; gpuBusyMs?: number; idleMs?: number; launches?: number; waits?: number }
+interface Phase { hostMs?: number; gpuSpanMs?: number; gpuBusyMs?: number; idleMs?: number; launches?: number; waits?: number; waitMs?: number; syncs?: number }
 
 export interface PhaseRow {
   id: string;
   moe: boolean;
+  layers: number;
+  /** Micro batches a step (global batch over micro batch). */
+  microBatches: number;
+  /** cudaMemcpy calls in the forward-backward (its kernels by name, where phases.py recorded them): phases.py counts each among its waits. */
+  fbCopies?: number;
   /** Parameter tensors (the optimizer's per-tensor loops run over them). */
   tensors: number;
   /** Steps of the CUDA-event window (no profiler), host clock from one train_step call to the next. */
@@ -40,8 +45,10 @@ export function phaseRows(dir = PHASES_DIR): PhaseRow[] {
     if ('error' in p) throw new Error(`${id}: ${p.error}`);
     const tensors = parameterTensorCount(c.model);
     const optGpuMs = p.terms.find((x) => x.name === 'optimizer')!.ms, optKernels = tensors * TIME_STACKS.megatron.optimizerKernelsPerTensor;
+    const names: Record<string, number> | undefined = ph.profiled.kernels?.fb;
     return {
-      id, moe: !!c.model.moe, tensors, stepMs: ph.events.stepMs, events: ph.events.phases, profiled: ph.profiled.phases,
+      id, moe: !!c.model.moe, layers: c.model.numLayers, microBatches: Number(log.args.global_batch_size) / Number(log.args.micro_batch_size), tensors,
+      fbCopies: names && Object.entries(names).filter(([n]) => n.startsWith('Memcpy')).reduce((s, [, k]) => s + k, 0), stepMs: ph.events.stepMs, events: ph.events.phases, profiled: ph.profiled.phases,
       model: { fbGpuMs: p.gpuMs - optGpuMs, fbKernels: p.kernels - optKernels, optGpuMs, optKernels, iterMs: p.iterMs },
     };
   });
@@ -64,6 +71,44 @@ export function microBatchLaunch(dirs = [PHASES_DIR, LAUNCH_DIR]): { us: number;
   return { us: median(runs.map((r) => r.us))!, runs };
 }
 
+/** Every folder of stored phase timings that holds a MoE step: the H200's (both phase studies) and the ninth draw's (an H100). */
+export const MOE_PHASE_DIRS = [PHASES_DIR, LAUNCH_DIR, 'bench/results/2026-12-06-time-heldout9/phases'];
+
+export interface MoeHostTerms {
+  id: string;
+  layers: number;
+  microBatches: number;
+  /** Kernel launches in the forward-backward (profiler) and the model's count there. */
+  launches: number;
+  modelKernels: number;
+  /** Synchronise calls in the forward-backward: `syncs` where phases.py counted them, else its waits less the memcpy calls its kernels list holds; null where neither can be told. */
+  syncs: number | null;
+  /** Host ms blocked in the calls that may wait (profiled: the GPU's queue the host waited out). */
+  waitMs: number;
+  /** The forward-backward's host ms (CUDA-event window; a mean, not a median), the GPU's busy ms in it (profiled). */
+  fbHostMs: number;
+  gpuBusyMs: number;
+  /** Host µs a launch outside the waits: (fb host − waitMs) / launches. */
+  usPerLaunch: number;
+  /** µs a kernel the model counts of the forward-backward's host ms beyond the GPU's busy ms: what a serial model prices a micro batch's kernel at. */
+  usBeyondGpu: number;
+  /** No step of the event window took twice the median (h1-r02's holds a 1.7 s one: its fb host mean is not a steady figure). */
+  steady: boolean;
+}
+
+/** A MoE step's host, term by term, from its phase timings (bench/megatron/phases.py): per run, what docs/memory.md's table gives. */
+export function moeHostTerms(dirs = MOE_PHASE_DIRS): MoeHostTerms[] {
+  return dirs.flatMap((dir) => phaseRows(dir).filter((r) => r.moe).map((r) => {
+    const fb = r.profiled.fb, e = r.events.fb;
+    return {
+      id: r.id, layers: r.layers, microBatches: r.microBatches,
+      launches: fb.launches!, modelKernels: r.model.fbKernels, syncs: fb.syncs ?? (r.fbCopies === undefined ? null : fb.waits! - r.fbCopies), waitMs: fb.waitMs!,
+      fbHostMs: e.hostMs!, gpuBusyMs: fb.gpuBusyMs!, usPerLaunch: (1e3 * (e.hostMs! - fb.waitMs!)) / fb.launches!, usBeyondGpu: (1e3 * (e.hostMs! - fb.gpuBusyMs!)) / r.model.fbKernels,
+      steady: Math.max(...r.stepMs) < 2 * median(r.stepMs)!,
+    };
+  }));
+}
+
 if (process.argv[1]?.endsWith('phasesTable.ts')) {
   const rows = phaseRows(process.argv[2]);
   const f = (x: number, d = 1) => x.toFixed(d);
@@ -76,4 +121,8 @@ if (process.argv[1]?.endsWith('phasesTable.ts')) {
   const u = microBatchLaunch();
   console.log(`\nµs of host a kernel the model counts in a micro batch (fb host ms / model fb kernels; dense, host-bound; both phase studies): ` +
     `median ${f(u.us)} over ${u.runs.map((r) => `${r.id} ${f(r.us)}`).join(', ')}`);
+  console.log('\n| MoE run | layers × micro batches | fb launches / model | syncs | host ms waiting (profiled) | fb host ms | GPU busy ms | host µs a launch outside the waits | µs a counted kernel beyond the GPU |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const t of moeHostTerms())
+    console.log(`| ${t.id}${t.steady ? '' : ' (not steady)'} | ${t.layers} × ${t.microBatches} | ${f(t.launches, 0)} / ${f(t.modelKernels, 0)} | ${t.syncs === null ? '–' : f(t.syncs, 0)} | ${f(t.waitMs)} | ${f(t.fbHostMs)} | ${f(t.gpuBusyMs)} | ${f(t.usPerLaunch, 0)} | ${f(t.usBeyondGpu, 0)} |`);
 }
