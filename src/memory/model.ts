@@ -595,7 +595,8 @@ function allLayerTerms(m: ModelConfig, p: ParallelConfig, d: Dims): LayerTerm[] 
  * new Q and K (rope_utils.py). The local core (dot_product_attention.py) keeps for baddbmm/bmm Q
  * reshaped and, with fewer K/V heads than heads, K and V repeated to every head (repeat_interleave):
  * then linear_qkv's output is not kept. A recomputed core's checkpoint (attention.py
- * _checkpointed_attention_forward) keeps its inputs instead: the rotated Q and K and the QKV output,
+ * _checkpointed_attention_forward) keeps its inputs instead: the rotated Q and K (or, without RoPE, Q's
+ * reshaped copy where it is one) and the QKV output,
  * under FlashAttention too (the same checkpoint; read from Megatron-LM's and TE's code, not measured:
  * every stored run has local attention).
  */
@@ -612,7 +613,13 @@ function qkvTerms(d: Dims): LayerTerm[] {
   // makes V contiguous too and saves the three: as many bytes as the QKV output. A checkpointed core keeps
   // its inputs instead: the rotated Q and K, and V, a view that keeps the QKV output alive.
   if (!d.local) return [{ ...qkvOut(core), name: 'Q and K after RoPE, V made contiguous (as the fused core saves them)' }, rotated(checkpoint), qkvOut(checkpoint)];
-  const saved = d.rope ? [rotated(checkpoint), qkvOut(checkpoint)] : [qkvOut(checkpoint)];
+  // attention.py get_query_key_value_tensors: Q is sliced from the [s, b, g/t, (a/g + 2)·h/a] QKV output and reshaped
+  // to [s, b, a/t, h/a], a copy when a rank holds more than one group of more than one head. RoPE's Q is new anyway
+  // (and RoPE saves no input); without it the checkpoint keeps the copy beside the QKV output (the MoE-extras draw's
+  // r04, traced: 8 MiB a layer at attention.py:1918).
+  const groupsPerRank = (hk * d.a) / h / t;
+  const qCopy = !d.rope && hk < h && groupsPerRank > 1 ? [T('Q reshaped from the grouped QKV output (a copy)', (2 * sl * b * h) / t, `2·${S}·b·h/t`, checkpoint)] : [];
+  const saved = d.rope ? [rotated(checkpoint), qkvOut(checkpoint)] : [qkvOut(checkpoint), ...qCopy];
   if (hk === h) return [...saved, ...(d.rope ? [rotated(core), qkvOut(core)] : [qkvOut(core)])];
   return [...saved, T('Q (rotated or reshaped) and K, V repeated to every head', (6 * sl * b * h) / t, `6·${S}·b·h/t`, core)];
 }

@@ -1,0 +1,51 @@
+/**
+ * The memory model's stored terms against the saved-tensor traces of the MoE-extras draw
+ * (bench/results/2026-12-07-moe-extras, one H100): what a checkpointed attention core keeps (r04),
+ * term by term, as src/memory/trace.ts groups them.
+ */
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { configFromLog, parseMegatronLog } from '../src/memory/megatron.js';
+import { DEFAULT_PARALLEL, ModelConfig, ParallelConfig, layerTerms, memoryBreakdown } from '../src/memory/model.js';
+import { MegatronTrace, compareTrace } from '../src/memory/trace.js';
+
+const DIR = 'bench/results/2026-12-07-moe-extras/runs';
+
+/** A traced run: its breakdown from its own log's argument dump, its trace and its measured peak (bytes). */
+function traced(id: string) {
+  const res = parseMegatronLog(readFileSync(`${DIR}/${id}.log`, 'utf8'), id);
+  const c = configFromLog(res);
+  if ('error' in c) throw new Error(`${id}: ${c.error}`);
+  const trace = JSON.parse(readFileSync(`${DIR}/${id}.trace.json`, 'utf8')) as MegatronTrace;
+  return { b: memoryBreakdown(c.model, c.par), trace, peak: res.point.peakMaxAllocatedGiB! * 2 ** 30 };
+}
+
+const COPY = 'Q reshaped from the grouped QKV output (a copy)';
+
+describe("a recomputed attention core's Q copy (grouped-query attention, no RoPE: attention.py get_query_key_value_tensors)", () => {
+  it("r04 (a16 g4, learned positions, core_attn recomputed): the attention core's saved bytes are the trace's, the copy 2·s·b·h a layer", () => {
+    const { b, trace, peak } = traced('r04');
+    const core = compareTrace(b, trace, peak).find((g) => g.group === 'attention core')!;
+    // the checkpoint's three inputs a layer: Q [4096,1,16,64] (the copy) and K, V [4096,1,4,64] (views of the QKV output)
+    expect(core.traced).toBe(6 * (2 * 4096 * 1024 + 2 * 4096 * (1024 + 2 * 256)));
+    expect(core.model).toBe(core.traced);
+    // live at the peak, one copy a layer, allocated where Q is reshaped
+    const live = (trace.history as { live_at_peak: { site: string; bytes: number; count: number }[] }).live_at_peak
+      .find((x) => x.site === 'megatron/core/transformer/attention.py:1918 get_query_key_value_tensors')!;
+    expect(live).toMatchObject({ bytes: 6 * 2 * 4096 * 1024, count: 6 });
+    expect(b.perLayer.find((t) => t.name === COPY)?.bytes).toBe(2 * 4096 * 1024);
+  });
+
+  it('only where the reshape copies and the checkpoint keeps it: not with RoPE, all heads their own K/V, one group a TP rank, or the core stored', () => {
+    const m: ModelConfig = { numLayers: 2, hiddenSize: 1024, numAttentionHeads: 16, numQueryGroups: 4, vocabSize: 32000, positionEmbedding: 'learned_absolute' };
+    const p: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 4096, flashAttention: false, recompute: 'selective', recomputeModules: ['core_attn'] }; // Megatron-LM's local core
+    const has = (mm: ModelConfig, pp: ParallelConfig) => layerTerms(mm, pp).some((t) => t.name === COPY);
+    expect(has(m, p)).toBe(true);
+    expect(has(m, { ...p, tensorParallel: 2, sequenceParallel: true })).toBe(true); // 2 groups a rank
+    expect(has(m, { ...p, tensorParallel: 4, sequenceParallel: true })).toBe(false); // 1 group a rank: a view
+    expect(has({ ...m, positionEmbedding: 'rope' }, p)).toBe(false);
+    expect(has({ ...m, numQueryGroups: 16 }, p)).toBe(false);
+    expect(has({ ...m, numQueryGroups: 1 }, p)).toBe(false);
+    expect(has(m, { ...p, recompute: 'none' })).toBe(false);
+  });
+});
