@@ -2,8 +2,9 @@ import { describe, expect, it, beforeAll } from 'vitest';
 import { testDevice } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
-import { attentionForward, attentionBackward, HostTensor, toF32 } from '../src/kernels/attention.js';
+import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
 import { referenceBackward } from '../src/reference/attention.js';
+import { gradReference, gradErr } from './gradRef.js';
 import { KernelPath } from '../src/kernels/pipeline.js';
 import { Precision } from '../src/kernels/precision.js';
 
@@ -24,38 +25,17 @@ async function run(s: AttentionShape, opts: AttentionOptions, p: Precision, seed
   const x = makeInputs(s, seed, inScale);
   const r = refInputs(x, p);
   const fwd = await attentionForward(dev, s, x, { ...opts, precision: p });
-  // The reference of the backward's own inputs, O as the forward stored it among them (Δ = rowsum(dO ∘ O), as the kernel
-  // and FlashAttention take it): at f16 with large logits, O's rounding alone moved dQ and dK 2.2e-2 from the exact
-  // gradients in 1 of 250 draws (makeInputs seed 1058, the large-logits case: 2e-4 from this reference; docs/numerics.md).
-  const ref = referenceBackward(s, r.q, r.k, r.v, r.dout, opts, toF32(fwd.o));
+  const tag = `${p}/${path} ${JSON.stringify(s)} ${JSON.stringify(opts)}`;
+  // The reference of the backward's own inputs, O as the forward stored it among them (gradRef.ts): at f16 with large
+  // logits, O's rounding alone moved dQ and dK 2.2e-2 from the exact gradients in 1 of 250 draws (makeInputs seed
+  // 1058, the large-logits case: 2e-4 from this reference; docs/numerics.md).
+  const ref = gradReference(s, r, opts, fwd.o, p, tag);
   const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { ...opts, precision: p, path });
   // Where the subgroup-matrix tiles do not fit (large D), 'auto' would fall back; asked for explicitly, it must be that path.
   expect(got.path).toBe(path);
   const tol = TOL[p].grad;
-  const tag = `${p}/${path} ${JSON.stringify(s)} ${JSON.stringify(opts)}`;
   for (const k of ['dq', 'dk', 'dv'] as const) expect(gradErr(got[k], ref[k], ref.dv), `${k} ${tag}`).toBeLessThanOrEqual(tol);
   return { got, ref, x, fwd };
-}
-
-/**
- * The contract's relative norm (relErr) against `exact` where it is non-finite (x must be too, NaN for NaN, the same
- * infinity) and against `given` elsewhere.
- */
-function placedErr(x: HostTensor, exact: Float64Array, given: Float64Array): number {
-  return err(x, exact.map((y, i) => (Number.isFinite(y) ? given[i] : y)));
-}
-
-/**
- * The relative norm of the contract; where the exact gradient is identically zero (one visible
- * key: the softmax is constant, so dQ = dK = 0) it is undefined, and the error is measured
- * against the scale of the same backward's dV instead: ‖x‖ / ‖dV_ref‖.
- */
-function gradErr(x: HostTensor, ref: Float64Array, scaleRef: Float64Array): number {
-  const norm = (a: ArrayLike<number>) => Math.sqrt(Array.from(a).reduce((t, v) => t + v * v, 0));
-  if (norm(ref) > 0) return err(x, ref);
-  const xs = toF32(x);
-  if (!xs.every(Number.isFinite)) return Infinity;
-  return norm(xs) / norm(scaleRef);
 }
 
 /**
@@ -129,14 +109,14 @@ describe('FlashAttention backward vs float64 reference', () => {
         if (path !== 'scalar') continue;
         const r = refInputs(x, p);
         const fwd = await attentionForward(dev, s, x, { causal, precision: p });
-        const ref = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal });
+        const tag = `${p} ${t}=${bad} causal=${causal}`;
         // The finite values against the reference of the backward's own inputs (Δ from O as the forward stored it): the
         // finite part of a gradient here can be one key's row (an Inf in k, causal: every row of dK but the last can be
         // NaN), where dS = P(dP − Δ) cancels. Seed 53477219 gave dK[28] 1.43× the exact one at f16: the exact backward of
-        // the f16-stored O. The non-finite values are the exact reference's, each in its place.
-        const given = referenceBackward(s, r.q, r.k, r.v, r.dout, { causal }, toF32(fwd.o));
+        // the f16-stored O. The non-finite values are the exact reference's, each in its place (gradRef.ts).
+        const ref = gradReference(s, r, { causal }, fwd.o, p, tag);
         const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { causal, precision: p, path });
-        for (const g of ['dq', 'dk', 'dv'] as const) expect(placedErr(got[g], ref[g], given[g]), `${g} ${p} ${t}=${bad} causal=${causal}`).toBeLessThanOrEqual(TOL[p].grad);
+        for (const g of ['dq', 'dk', 'dv'] as const) expect(err(got[g], ref[g]), `${g} ${tag}`).toBeLessThanOrEqual(TOL[p].grad);
         expect([...ref.dq, ...ref.dk, ...ref.dv].some((y) => !Number.isFinite(y)), 'the case reaches a gradient').toBe(true);
       }
     }
