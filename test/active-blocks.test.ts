@@ -13,7 +13,8 @@ import { FlashBackward } from '../src/kernels/flashBackward.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
 import { activeBlocks } from '../src/kernels/reach.js';
 import { attentionForward, toF32, toPrecision } from '../src/kernels/attention.js';
-import { referenceBackward, referenceForward } from '../src/reference/attention.js';
+import { referenceForward } from '../src/reference/attention.js';
+import { gradReference } from './gradRef.js';
 import { storage, upload, readback } from '../src/gpu/buffers.js';
 import { AttentionOptions, numel, resolveOptions } from '../src/shape.js';
 import { Precision } from '../src/kernels/precision.js';
@@ -55,8 +56,9 @@ describe('accumulating backward steps dispatch only the blocks a visible pair re
     for (const [p, path] of kernelPaths()) {
       const x = makeInputs(s, SEED + 77);
       const r = refInputs(x, p);
-      const ref = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
       const f = await attentionForward(dev, s, x, { ...opts, precision: p });
+      // Against the backward of its own inputs, the forward's O (checked there) among them (gradRef.ts).
+      const ref = gradReference(s, r, opts, f.o, p, `${p} ${path}`);
       const bwd = await FlashBackward.create(dev, s.D, { precision: p, out: 'f32', grad: 'f32' }, path);
       expect(bwd.path).toBe(path);
       const held = { dq: randn(numel(s, 'q'), SEED + 1), dk: randn(numel(s, 'kv'), SEED + 2), dv: randn(numel(s, 'kv'), SEED + 3) };

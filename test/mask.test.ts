@@ -8,8 +8,9 @@ import { describe, expect, it, beforeAll } from 'vitest';
 import { autoF16Path, testDevice } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, AttentionOptions } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
-import { attentionForward, attentionBackward, HostTensor, toF32 } from '../src/kernels/attention.js';
-import { referenceBackward, referenceForward } from '../src/reference/attention.js';
+import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
+import { referenceForward } from '../src/reference/attention.js';
+import { gradReference, gradErr } from './gradRef.js';
 import { KernelPath } from '../src/kernels/pipeline.js';
 import { Precision } from '../src/kernels/precision.js';
 import { rng } from '../src/reference/compare.js';
@@ -179,14 +180,6 @@ beforeAll(async () => {
   console.log(`mask tests on ${dev.adapter.description}: ${precisions.join(', ')} portable${tensorCores ? ', f16 subgroup-matrix' : ''}`);
 });
 
-/** ‖x − ref‖/‖ref‖, or, where the exact gradient is zero (one visible key per row), ‖x‖/‖dV_ref‖. */
-function gradErr(x: HostTensor, ref: Float64Array, scaleRef: Float64Array): number {
-  const norm = (a: ArrayLike<number>) => Math.sqrt(Array.from(a).reduce((t, v) => t + v * v, 0));
-  if (norm(ref) > 0) return err(x, ref);
-  const xs = toF32(x);
-  return xs.every(Number.isFinite) ? norm(xs) / norm(scaleRef) : Infinity;
-}
-
 /**
  * Forward (and backward) under a mask; `path` unset is 'auto': tensor cores for f16 where the
  * adapter has them and the head dim is a multiple of 16, as without a mask.
@@ -202,7 +195,7 @@ async function checkBoth(s: AttentionShape, opts: AttentionOptions, p: Precision
   expect(err(fwd.o, ref.o), `O ${tag}`).toBeLessThanOrEqual(TOL[p].out);
   expect(err(fwd.lse, ref.lse), `LSE ${tag}`).toBeLessThanOrEqual(TOL[p].out);
   if (!backward) return;
-  const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
+  const rb = gradReference(s, r, opts, fwd.o, p, tag);
   const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { ...opts, precision: p, path });
   expect(got.path).toBe(expected);
   for (const k of ['dq', 'dk', 'dv'] as const) expect(gradErr(got[k], rb[k], rb.dv), `${k} ${tag}`).toBeLessThanOrEqual(TOL[p].grad);
@@ -260,11 +253,11 @@ describe('portable kernels under every mask kind vs the float64 reference (forwa
       x.v[50 * 16 + 7] = Infinity;   // key 50 (document 3): rows 50..56 see it
       const r = refInputs(x, p);
       const ref = referenceForward(s, r.q, r.k, r.v, opts);
-      const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
       expect(ref.o.some(Number.isNaN) && ref.o.some(Number.isFinite), 'the case reaches some rows, not all').toBe(true);
       const f = await attentionForward(dev, s, x, { ...opts, precision: p });
       expect(err(f.o, ref.o), `O ${p}`).toBeLessThanOrEqual(TOL[p].out);
       expect(err(f.lse, ref.lse), `LSE ${p}`).toBeLessThanOrEqual(TOL[p].out);
+      const rb = gradReference(s, r, opts, f.o, p, p);
       const b = await attentionBackward(dev, s, { ...x, o: f.o, lse: f.lse }, { ...opts, precision: p });
       for (const g of ['dq', 'dk', 'dv'] as const) expect(err(b[g], rb[g]), `${g} ${p}`).toBeLessThanOrEqual(TOL[p].grad);
     }

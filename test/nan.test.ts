@@ -18,6 +18,7 @@ import { KernelPath } from '../src/kernels/pipeline.js';
 import { ringAttention } from '../src/cp/launch/ringAttention.js';
 import { LAYOUTS } from '../src/cp/plan/schedule.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
+import { gradReference } from './gradRef.js';
 import { randn } from '../src/reference/compare.js';
 import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS } from '../src/kernels/sgmmTiles.js';
 
@@ -226,12 +227,12 @@ describe('NaN on the tensor-core path (subgroup matrices, f16)', () => {
         const x = poisoned(s, SEED + at, which, at, value);
         const r = refInputs(x, 'f16');
         const rf = referenceForward(s, r.q, r.k, r.v, opts);
-        const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
         const path = 'subgroup-matrix';
         const fwd = await attentionForward(dev, s, x, { ...opts, precision: 'f16', path });
         const tag = `${what} causal=${causal}`;
         expect(err(fwd.o, rf.o), `O ${tag}`).toBeLessThanOrEqual(TOL.f16.out);
         expect(err(fwd.lse, rf.lse), `LSE ${tag}`).toBeLessThanOrEqual(TOL.f16.out);
+        const rb = gradReference(s, r, opts, fwd.o, 'f16', tag);   // the backward's own inputs, this O among them
         const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { ...opts, precision: 'f16', path });
         for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), `${k} ${tag}`).toBeLessThanOrEqual(TOL.f16.grad);
       });
@@ -254,9 +255,9 @@ describe('the tensor-core backward: a non-finite value in a full tile, partial t
       const x = poisoned(s, SEED + at, which, at);
       const r = refInputs(x, 'f16');
       const rf = referenceForward(s, r.q, r.k, r.v, opts);
-      const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
       const fwd = await attentionForward(dev, s, x, { ...opts, precision: 'f16', path: 'subgroup-matrix' });
       expect(err(fwd.o, rf.o), `O NaN in ${what}`).toBeLessThanOrEqual(TOL.f16.out);
+      const rb = gradReference(s, r, opts, fwd.o, 'f16', `NaN in ${what}`);   // the backward's own inputs, this O among them
       const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, { ...opts, precision: 'f16', path: 'subgroup-matrix' });
       for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), `${k} NaN in ${what}`).toBeLessThanOrEqual(TOL.f16.grad);
       // Causal: the poison reaches only part of the gradients (of dQ alone where it is in K), so a
@@ -275,13 +276,14 @@ describe('the tensor-core backward: a non-finite value in a full tile, partial t
     const x = poisoned(s, SEED + 250, 'dout', 150 * 64 + 9);
     x.dout[250 * 64 + 20] = NaN;
     const r = refInputs(x, 'f16');
-    const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
+    const exact = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
     // The case's premise, checked on every machine: the reference is finite and NaN where the comment says.
-    expect(Number.isFinite(rb.dv[10 * 64 + 20]) && Number.isNaN(rb.dv[100 * 64 + 20]), 'the reference: dV[10][20] finite, dV[100][20] NaN').toBe(true);
+    expect(Number.isFinite(exact.dv[10 * 64 + 20]) && Number.isNaN(exact.dv[100 * 64 + 20]), 'the reference: dV[10][20] finite, dV[100][20] NaN').toBe(true);
     if (!devs[0].hasF16 || !devs[0].hasSubgroupMatrix) ctx.skip();
     const dev = await tunedDevice({ sgmmBackward: { subgroups: 8, rows: 16 } });
     const p = { ...opts, precision: 'f16' as const, path: 'subgroup-matrix' as const };
     const fwd = await attentionForward(dev, s, x, p);
+    const rb = gradReference(s, r, opts, fwd.o, 'f16');   // the backward's own inputs, this O (checked there) among them
     const got = await attentionBackward(dev, s, { ...x, o: fwd.o, lse: fwd.lse }, p);
     for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k], rb[k]), k).toBeLessThanOrEqual(TOL.f16.grad);
   });
@@ -371,9 +373,9 @@ describe('the tensor-core backward against float64 with a NaN in a masked tile',
         const opts: AttentionOptions = { causal: true, window: [40, 0] };
         const x = which ? poisoned(s, SEED + D + SG, which, (150 + 70) * D + 3) : makeInputs(s, SEED + D + SG);
         const r = refInputs(x, 'f16');
-        const rb = referenceBackward(s, r.q, r.k, r.v, r.dout, opts);
         const p = { ...opts, precision: 'f16' as const, path: 'subgroup-matrix' as const };
         const fwd = await attentionForward(await tunedDevice({ sgmmBackward: { subgroups: SG, rows: T } }), s, x, p);
+        const rb = gradReference(s, r, opts, fwd.o, 'f16', what);   // the backward's own inputs, this O (checked there) among them
         // Both kernels with one spill block a subgroup and with two (sgmmDqSpill, sgmmKvSpill): the same arithmetic
         // in the same order, so the same bits.
         const outs = [];
