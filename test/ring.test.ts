@@ -2,7 +2,7 @@ import { describe, expect, it, beforeAll, vi } from 'vitest';
 import { autoF16Path, testDevices, tunedDevice } from './gpu.js';
 import { makeInputs, refInputs, err, TOL, SEED, AttentionShape, plannedSteps } from './cases.js';
 import { FlashDevice } from '../src/gpu/device.js';
-import { ringAttention, RingOptions, RingResult } from '../src/cp/launch/ringAttention.js';
+import { ringAttention, ringAttentionWithBackwardO, RingOptions, RingResult } from '../src/cp/launch/ringAttention.js';
 import { LAYOUTS } from '../src/cp/plan/schedule.js';
 import { InProcessCommunicator, deviceCopy } from '../src/cp/transport/communicator.js';
 import { RankContext, RankKernels } from '../src/cp/rank/rank.js';
@@ -14,6 +14,7 @@ import { MergeKernel } from '../src/kernels/merge.js';
 import { schemeNames, Scheme } from '../src/cp/schemes/registry.js';
 import { attentionForward, attentionBackward } from '../src/kernels/attention.js';
 import { referenceForward, referenceBackward } from '../src/reference/attention.js';
+import { gradReference } from './gradRef.js';
 import { DeviceLostError, InputError } from '../src/errors.js';
 import { acquireDevices } from '../src/gpu/device.js';
 import { nodeGPU } from '../src/gpu/node.js';
@@ -103,9 +104,10 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
     const x = makeInputs(g, SEED + 99);
     const r = refInputs(x, 'f16');
     const rf = referenceForward(g, r.q, r.k, r.v, { causal: true });
-    const rb = referenceBackward(g, r.q, r.k, r.v, r.dout, { causal: true });
     for (const opts of [{ scheme: 'p2p' as const }, { scheme: 'a2a+p2p' as const, hierarchicalSizes: '2,2' }]) {
-      const got = await ringAttention([one], g, x, { causal: true, layout: 'zigzag', precision: 'f16', ranks: 4, ...opts });
+      const { result: got, backwardO } = await ringAttentionWithBackwardO([one], g, x, { causal: true, layout: 'zigzag', precision: 'f16', ranks: 4, ...opts });
+      // The gradients against the backward of the ranks' own inputs: O as they kept it (f32), checked there (gradRef.ts).
+      const rb = gradReference(g, r, { causal: true }, backwardO, 'f16', opts.scheme);
       // The ranks take the fastest exact path and say which (tensor cores where the adapter has them).
       const path = autoF16Path(one);
       // A reason only where 'auto' fell back (not where the tuning asked for the portable kernels).
@@ -130,10 +132,10 @@ describe('context parallelism: every scheme x layout vs float64 reference and th
       const x = makeInputs(g, SEED + 98);
       const r = refInputs(x, 'f16');
       const rf = referenceForward(g, r.q, r.k, r.v, { causal: true });
-      const rb = referenceBackward(g, r.q, r.k, r.v, r.dout, { causal: true });
       for (const dev of [one, staged]) {
-        const got = await ringAttention([dev], g, x, { causal: true, layout: 'zigzag', precision: 'f16', ranks: 2, scheme: 'p2p' });
+        const { result: got, backwardO } = await ringAttentionWithBackwardO([dev], g, x, { causal: true, layout: 'zigzag', precision: 'f16', ranks: 2, scheme: 'p2p' });
         const what = `${g.Nq}x${g.D} ${dev.tuning.sgmmEpilogue ?? 'direct'}`;
+        const rb = gradReference(g, r, { causal: true }, backwardO, 'f16', what);   // as in the test above
         expect(got.kernels.backward, what).toBe('subgroup-matrix');
         expect(err(got.o, rf.o), what).toBeLessThanOrEqual(TOL.f16.out);
         for (const k of ['dq', 'dk', 'dv'] as const) expect(err(got[k]!, rb[k]), `${what} ${k}`).toBeLessThanOrEqual(TOL.f16.grad);

@@ -231,12 +231,23 @@ async function stopAll(ctxs: RankContext[], all: Promise<unknown>, why: Error, b
 }
 
 export async function ringAttention(devs: FlashDevice[], s: AttentionShape, t: RingInputs, opts: RingOptions = {}): Promise<RingResult> {
+  return (await ringAttentionWithBackwardO(devs, s, t, opts)).result;
+}
+
+/**
+ * ringAttention, and O as the ranks' backward took it besides: f32 at either precision (the ranks keep the merged O
+ * in f32 and take Δ = rowsum(dO ∘ O) from it), where the result's O at f16 is its rounding. A reference of the
+ * backward's own inputs needs this O (test/gradRef.ts, docs/numerics.md).
+ */
+export async function ringAttentionWithBackwardO(
+  devs: FlashDevice[], s: AttentionShape, t: RingInputs, opts: RingOptions = {},
+): Promise<{ result: RingResult; backwardO: Float32Array }> {
   // 'auto' follows the data (f16 bits in → f16 where the device has it; f32 in → f32), as the single-device path.
   if ((opts.precision ?? 'auto') === 'auto' && devs.length) opts = { ...opts, precision: resolvePrecision(devs[0], 'auto', [t.q, t.k, t.v]) };
   const src = hostSource(s, t);
   let out: HostOutputs | null = null;
   const { timeline, precision, kernels } = await contextParallel(devs, s, src, opts, async (read) => void (out = await readAll(s, read, src.backward)));
-  return ringResult(out!, precision, timeline, kernels);
+  return { result: ringResult(out!, precision, timeline, kernels), backwardO: out!.o };
 }
 
 /**
