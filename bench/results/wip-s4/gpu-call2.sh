@@ -4,9 +4,10 @@
 # other results folders aside (bash bench/results-aside.sh out wip-s4 2026-12-06-time-heldout10 2026-12-06-time-heldout9),
 # any single-GPU kind:
 #   bash .gpu/enter.sh bash bench/results/wip-s4/gpu-call2.sh
-# On an H200: the tenth draw's eight runs (the judgment gpu-call.sh describes), then the MoE runs below in the time left.
-# On another card: the ninth draw's MoE runs not yet run (r03-mb1, r02, r02-mb1; held out for memory, never run), then
-# the forward-backward's phases of r03-mb1 and r02 (terms: GPU busy, host waits, launches), as r03's at 23:28 UTC.
+# On an H200: the tenth draw's eight runs (the judgment gpu-call.sh describes), then the test files whose gradient
+# references changed since (CHANGED), tensor cores required.
+# On another card: the GPU suite with tensor cores required (the tests' gradient references changed: test/gradRef.ts),
+# then in the time left the ninth draw's MoE runs not yet run (r03-mb1, r02, r02-mb1; held out for memory).
 set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1; date -u +%FT%TZ > "$OUT/date.txt"
@@ -14,6 +15,9 @@ echo "gpu: $(cat "$OUT/gpu.txt")"
 LIMIT=${LIMIT:-575}  # seconds this call may use (the device time left may be less than the 600 s a call)
 left() { echo $((LIMIT - SECONDS)); }
 H9=$(pwd)/bench/results/2026-12-06-time-heldout9
+# The test files whose gradient references changed (f28b611..7a48faf: test/gradRef.ts), tensor-core tests among them,
+# which lavapipe cannot run.
+CHANGED="test/nan.test.ts test/active-blocks.test.ts test/ring.test.ts test/ring-nomass.test.ts test/mask.test.ts test/backward.test.ts test/unrolled.test.ts"
 moe() {
   local dl=$(( $(left) - ${1:-150} ))
   [ "$dl" -gt 30 ] || { echo "moe: no time"; return; }
@@ -32,7 +36,9 @@ if grep -q H200 "$OUT/gpu.txt"; then
     --grace 60 --timeout 150 --ids r03,r03-mb1,r01,r01-mb1,r00,r00-mb1,r02,r02-mb1 --pack "$OUT/h10-h200.tgz" \
     > "$OUT/console-h10-h200.log" 2>&1
   echo "draw rc=$? at ${SECONDS}s"; grep -E "exit|done" "$OUT/console-h10-h200.log" | tail -10
-  moe 40
+  [ "$(left)" -gt 40 ] && { FLASHRING_REQUIRE_TENSOR_CORES=1 timeout "$(left)" vitest run --project gpu $CHANGED > "$OUT/gpu-tc.log" 2>&1; echo "changed tests rc=$? at ${SECONDS}s"; }
 else
-  moe 170; phases
+  FLASHRING_REQUIRE_TENSOR_CORES=1 timeout 300 vitest run --project gpu > "$OUT/gpu-tc.log" 2>&1; echo "gpu rc=$? at ${SECONDS}s"
+  moe 60
 fi
+[ -f "$OUT/gpu-tc.log" ] && sed 's/\x1b\[[0-9;]*m//g' "$OUT/gpu-tc.log" | grep -E "Test Files|Tests  |^ +×|FAIL|Duration" | cut -c1-200 | head -20
