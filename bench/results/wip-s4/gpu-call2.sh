@@ -25,14 +25,9 @@ moe() {
     --grace 40 --timeout 120 --ids r03-mb1,r02,r02-mb1 --pack "$OUT/h9-moe2.tgz" > "$OUT/console-h9-moe2.log" 2>&1
   echo "moe rc=$? at ${SECONDS}s"; grep -E "exit|done" "$OUT/console-h9-moe2.log" | tail -6
 }
-phases() {
-  [ "$(left)" -gt 80 ] || { echo "phases: no time"; return; }
-  (cd bench/megatron && timeout $(( $(left) - 5 )) python3 terms.py "$H9/runs.json" --out /tmp/ph9n --ids r03-mb1,r02 --iters 14 \
-    --tag ph --phases --timeout 90 --pack "$OUT/ph9-moe2.tgz" > "$OUT/console-ph-moe2.log" 2>&1; echo "phases rc=$? at ${SECONDS}s")
-}
 if grep -q H200 "$OUT/gpu.txt"; then
   H10=$(pwd)/bench/results/2026-12-06-time-heldout10
-  python3 bench/megatron/campaign.py run "$H10/runs.json" --out /tmp/h10b --lanes 1 --no-trace --iters 24 --deadline 360 \
+  python3 bench/megatron/campaign.py run "$H10/runs.json" --out /tmp/h10b --lanes 1 --no-trace --iters 24 --deadline "$(( $(left) - 170 ))" \
     --grace 60 --timeout 150 --ids r03,r03-mb1,r01,r01-mb1,r00,r00-mb1,r02,r02-mb1 --pack "$OUT/h10-h200.tgz" \
     > "$OUT/console-h10-h200.log" 2>&1
   echo "draw rc=$? at ${SECONDS}s"; grep -E "exit|done" "$OUT/console-h10-h200.log" | tail -10
