@@ -2,7 +2,7 @@
 # Prepared 2026-12-07 00:12 UTC with about 265 s of the session's device time left: the test files whose gradient
 # references changed (f28b611..7a48faf: test/gradRef.ts; tensor-core tests among them, which lavapipe cannot run),
 # tensor cores required, on whatever card comes. From the project root, carry [".gpu"], results aside:
-#   LIMIT=<s> bash .gpu/enter.sh bash bench/results/wip-s4/gpu-call3.sh
+#   LIMIT=<s> bash .gpu/enter.sh bash bench/results/2026-12-06-late-calls/gpu-call3.sh
 set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1; date -u +%FT%TZ > "$OUT/date.txt"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Prepared 2026-12-06 23:05 UTC (the day's fourth session). One device call from the project root, carry
-# [".gpu", ".mlm"], other results folders aside (bash bench/results-aside.sh out wip-s4 2026-12-06-time-heldout10
+# [".gpu", ".mlm"], other results folders aside (bash bench/results-aside.sh out 2026-12-06-late-calls 2026-12-06-time-heldout10
 # 2026-12-06-time-heldout9 2026-12-07-moe-extras), any single-GPU kind:
-#   bash .gpu/enter.sh bash bench/results/wip-s4/gpu-call.sh
+#   bash .gpu/enter.sh bash bench/results/2026-12-06-late-calls/gpu-call.sh
 # On an H200 (the time profile's GPU): the tenth draw's eight runs (four configurations with 2-4 micro batches a
 # step and their one-micro-batch twins), which judge a7f0358's micro-batch pricing; unchanged since, and no figure
 # changed after the H100's times were read. Then, in the time left, the rank-process tests (the watchdog changed

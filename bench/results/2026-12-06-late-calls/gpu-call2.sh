@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Prepared 2026-12-06 23:40 UTC, after gpu-call.sh ran on an H100 (23:28 UTC: the MoE-extras draw's five runs, the rank
 # tests, the ninth draw's MoE r03 and its phase timings). One device call from the project root, carry [".gpu", ".mlm"],
-# other results folders aside (bash bench/results-aside.sh out wip-s4 2026-12-06-time-heldout10 2026-12-06-time-heldout9),
+# other results folders aside (bash bench/results-aside.sh out 2026-12-06-late-calls 2026-12-06-time-heldout10 2026-12-06-time-heldout9),
 # any single-GPU kind:
-#   bash .gpu/enter.sh bash bench/results/wip-s4/gpu-call2.sh
+#   bash .gpu/enter.sh bash bench/results/2026-12-06-late-calls/gpu-call2.sh
 # On an H200: the tenth draw's eight runs (the judgment gpu-call.sh describes), then the test files whose gradient
 # references changed since (CHANGED), tensor cores required.
 # On another card: the GPU suite with tensor cores required (the tests' gradient references changed: test/gradRef.ts),
