@@ -18,8 +18,39 @@ export class DeviceRequestError extends FlashringError {}
 /** Bad input: shapes, dtypes, options. */
 export class InputError extends FlashringError {}
 
-/** The request does not fit a device limit (workgroup memory, binding size...). */
-export class LimitError extends FlashringError {}
+/**
+ * What a kernel tile needs of a device whose limits refuse it: workgroup memory at the narrowest chunk of the head dim
+ * it may stage (its pinned chunk, if any) and invocations, beside the device's figures (maxComputeWorkgroupStorageSize,
+ * maxComputeInvocationsPerWorkgroup).
+ */
+export interface TileNeed {
+  bytes: number;
+  chunk: number;
+  invocations: number;
+  maxBytes: number;
+  maxInvocations: number;
+}
+
+/** A kernel tile that cannot run: the tile as its pin spells it ('128x32'), why in words, and where it was the device's limits, what it needs. */
+export interface TileMiss {
+  tile: string;
+  why: string;
+  need?: TileNeed;
+}
+
+/**
+ * The request does not fit a device limit (workgroup memory, binding size...). `tried`: where no kernel tile fits the
+ * device, each tile tried and why, as data for callers that say it in their own words (tune's skipped candidates), never
+ * to be read back out of the message; empty otherwise.
+ */
+export class LimitError extends FlashringError {
+  constructor(
+    message: string,
+    readonly tried: readonly TileMiss[] = [],
+  ) {
+    super(message);
+  }
+}
 
 /** A timing that is no measurement (0, negative or not finite): a timer coarser than the work timed, or a broken one. */
 export class MeasurementError extends FlashringError {}

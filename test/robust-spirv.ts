@@ -24,7 +24,7 @@ export function throughRt(code: string): [string, number] {
 
 function plan(kind: 'fwd' | 'bwd'): TilePlan {
   const p = portableTile(kind, [16, 16, undefined], D, 'f32', 16384, 256, 0);
-  if (typeof p === 'string') throw new Error(p);
+  if ('why' in p) throw new Error(`${p.tile}: ${p.why}`);
   return kind === 'fwd' ? { ...p, prefetch: 0 } : p;
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { constantBounds, rtCalls, specialize } from '../src/kernels/specialize.js';
-import { PORTABLE_FWD_RR, planTiles, portableValues, workgroupBytes, describePlan, defaultPrefetch, stagingWords } from '../src/kernels/tiles.js';
+import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_RR, planTiles, portableValues, workgroupBytes, describePlan, defaultPrefetch, stagingWords } from '../src/kernels/tiles.js';
 import { attentionSource, attentionValues } from '../src/kernels/source.js';
 import { FORWARD_BINDINGS } from '../src/kernels/flashForward.js';
 import { BACKWARD_BINDINGS } from '../src/kernels/flashBackward.js';
@@ -116,6 +116,26 @@ describe('tile planner', () => {
     // a pinned chunk that is valid but too large still reads as the size, named with its chunk
     expect(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32x32' })))
       .toThrow(/pinned tile 128x32x32 .*does not fit this device.*tried 128x32x32: 41472 bytes at chunk 32, 256 invocations\. Pin a smaller tile/);
+  });
+
+  it('a tile that does not fit carries each tile tried, why, and what it needs against the device\'s figures, as data (the message unchanged)', () => {
+    const err = (f: () => unknown) => { try { f(); } catch (e) { return e as LimitError; } throw new Error('it fitted'); };
+    const pinned = err(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32' })));
+    expect(pinned.message).toBe("the forward's pinned tile 128x32 (FLASHRING_PORTABLE_FWD, or the tuning's portableForward) does not fit this device at head dim 64 in f32: " +
+      '32768 bytes of workgroup memory (maxComputeWorkgroupStorageSize), 1024 invocations; tried 128x32: 41472 bytes at chunk 32, 256 invocations. ' +
+      'Pin a smaller tile or unset the pin (flashring info lists the tiles chosen without one).');
+    expect(pinned.tried).toEqual([{ tile: '128x32', why: '41472 bytes at chunk 32, 256 invocations', need: { bytes: 41472, chunk: 32, invocations: 256, maxBytes: 32768, maxInvocations: 1024 } }]);
+    // too many invocations, the bytes within the limit: the figures say which limit refused it
+    const wide = err(() => planTiles('fwd', 64, 'f32', 49152, 128, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32' })));
+    expect(wide.tried[0].need).toEqual({ bytes: 41472, chunk: 32, invocations: 256, maxBytes: 49152, maxInvocations: 128 });
+    // unpinned: every candidate, in order, in the message as in the data
+    const none = err(() => planTiles('bwd', 16, 'f32', 512));
+    expect(none.tried.map((t) => t.tile)).toEqual(PORTABLE_BWD_CANDIDATES.map(([a, b]) => `${a}x${b}`));
+    expect(none.message).toBe(`the backward with head dim 16 in f32 has no tile that fits this device: 512 bytes of workgroup memory (maxComputeWorkgroupStorageSize), 256 invocations; tried ${none.tried.map((t) => `${t.tile}: ${t.why}`).join('; ')}. Use a smaller head dim.`);
+    expect(none.tried[0]).toEqual({ tile: '64x32', why: '8 invocations across a row divide no chunk of D/4 = 4' }); // no chunk, whatever the device: no figures
+    expect(none.tried.at(-1)).toEqual({ tile: '4x4', why: '832 bytes at chunk 4, 1 invocations', need: { bytes: 832, chunk: 4, invocations: 1, maxBytes: 512, maxInvocations: 256 } });
+    // a pinned chunk wrong on every device is no limit of this one's: nothing tried against it
+    expect(err(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '32x32x48' }))).tried).toEqual([]);
   });
 
   it('counts the forward\'s staged words in the storage type (8-byte vec4<f16>), so f16 takes wider chunks', () => {

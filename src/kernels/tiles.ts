@@ -3,7 +3,7 @@
  * workgroup-memory and invocation limits, and the pins of a KernelTuning (tuning.ts). The
  * tensor-core kernels' planning is in sgmmTiles.ts.
  */
-import { InputError, LimitError } from '../errors.js';
+import { InputError, LimitError, type TileMiss, type TileNeed } from '../errors.js';
 import { FlashDevice } from '../gpu/device.js';
 import { Precision } from './precision.js';
 import type { KernelTuning, PortableProducts } from './tuning.js';
@@ -143,12 +143,13 @@ export function planTiles(
 ): TilePlan {
   const pinned = pinnedPortable(kind, tuning);
   const candidates: PortableTile[] = pinned ? [pinned] : (kind === 'fwd' ? PORTABLE_FWD_CANDIDATES : PORTABLE_BWD_CANDIDATES).map(([A, B]) => [A, B, undefined]);
-  const why: string[] = [];
+  const misses: TileMiss[] = [];
   for (const tile of candidates) {
     const plan = portableTile(kind, tile, D, precision, limit, maxWG, subgroupMin, tuning);
-    if (typeof plan !== 'string') return plan;
-    why.push(plan);
+    if (!('why' in plan)) return plan;
+    misses.push(plan);
   }
+  const tried = misses.map((m) => `${m.tile}: ${m.why}`).join('; ');
   const what = kind === 'fwd' ? 'forward' : 'backward';
   const limits = `${limit} bytes of workgroup memory (maxComputeWorkgroupStorageSize), ${maxWG} invocations`;
   // A pinned tile that does not fit is the pin's doing, not the head dim's: say which pin and what to do.
@@ -157,24 +158,25 @@ export function planTiles(
     const [A, B, C] = pinned, name = `${A}x${B}${C ? `x${C}` : ''}`, source = `(${env}, or the tuning's ${option})`;
     // A pinned chunk that cannot stage D with this tile is wrong on every device: say so, not that it does not fit.
     if (C !== undefined && !chunkFits(D, B, C))
-      throw new LimitError(`the ${what}'s pinned tile ${name} ${source} cannot run at head dim ${D}: tried ${why.join('; ')}. Pin a chunk that divides ${D} and is a multiple of ${B}, leave the chunk out (the widest that fits), or unset the pin.`);
+      throw new LimitError(`the ${what}'s pinned tile ${name} ${source} cannot run at head dim ${D}: tried ${tried}. Pin a chunk that divides ${D} and is a multiple of ${B}, leave the chunk out (the widest that fits), or unset the pin.`);
     throw new LimitError(
       `the ${what}'s pinned tile ${name} ${source} does not fit this device at head dim ${D} in ${precision}: ` +
-        `${limits}; tried ${why.join('; ')}. Pin a smaller tile or unset the pin (flashring info lists the tiles chosen without one).`,
+        `${limits}; tried ${tried}. Pin a smaller tile or unset the pin (flashring info lists the tiles chosen without one).`,
+      misses,
     );
   }
-  throw new LimitError(`the ${what} with head dim ${D} in ${precision} has no tile that fits this device: ${limits}; tried ${why.join('; ')}. Use a smaller head dim.`);
+  throw new LimitError(`the ${what} with head dim ${D} in ${precision} has no tile that fits this device: ${limits}; tried ${tried}. Use a smaller head dim.`, misses);
 }
 
 /**
  * One tile of a portable kernel (rows, rows, chunk or undefined for the widest that fits)
- * planned against the limits of planTiles, or why it does not fit; the forward's variants as
- * `tuning` pins them.
+ * planned against the limits of planTiles, or why it does not fit (with what it needs where the
+ * limits refuse it); the forward's variants as `tuning` pins them.
  */
 export function portableTile(
   kind: 'fwd' | 'bwd', [A, B, pinChunk]: PortableTile, D: number, precision: Precision, limit: number, maxWG = 256, subgroupMin = 0,
   tuning: KernelTuning = {},
-): TilePlan | string {
+): TilePlan | TileMiss {
   const WG = (A / PORTABLE_FWD_RR) * (B / 4);   // the backward's RT·CT/16 likewise
   const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, tuning.rowReduce, false) : undefined;
   const products = kind === 'fwd' && precision === 'f16' ? tuning.portableProducts ?? 'f32' : undefined;
@@ -183,11 +185,12 @@ export function portableTile(
   const chunk = tried.find((c) => chunkFits(D, B, c) && bytesAt(c) <= limit);
   if (chunk === undefined || WG > maxWG) {
     const c = tried[tried.length - 1];
-    const t = `${A}x${B}${pinChunk ? `x${pinChunk}` : ''}`;
-    if (c === undefined) return `${t}: ${B / 4} invocations across a row divide no chunk of D/4 = ${D / 4}`;
+    const tile = `${A}x${B}${pinChunk ? `x${pinChunk}` : ''}`;
+    if (c === undefined) return { tile, why: `${B / 4} invocations across a row divide no chunk of D/4 = ${D / 4}` };
     // A pinned chunk that cannot stage this head dim with this tile: what is wrong with it, not its bytes (which may fit).
-    if (!chunkFits(D, B, c)) return `${t}: chunk ${c} ${(D / 4) % (c / 4) !== 0 ? `does not divide head dim ${D}` : `is not a multiple of ${B} (its ${B / 4} invocations across a row take 4 columns each)`}`;
-    return `${t}: ${bytesAt(c)} bytes at chunk ${c}, ${WG} invocations`;
+    if (!chunkFits(D, B, c)) return { tile, why: `chunk ${c} ${(D / 4) % (c / 4) !== 0 ? `does not divide head dim ${D}` : `is not a multiple of ${B} (its ${B / 4} invocations across a row take 4 columns each)`}` };
+    const need: TileNeed = { bytes: bytesAt(c), chunk: c, invocations: WG, maxBytes: limit, maxInvocations: maxWG };
+    return { tile, why: `${need.bytes} bytes at chunk ${c}, ${WG} invocations`, need };
   }
   const bytes = bytesAt(chunk);
   if (kind === 'bwd') return { BR: A, BC: A, WG, workgroupBytes: bytes, streamRows: B, chunk };

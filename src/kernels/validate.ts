@@ -86,7 +86,7 @@ function* portableModules(heads: number[]): Generator<NamedModule> {
     const products = precision === 'f16' ? PORTABLE_PRODUCTS : [undefined];
     for (const [BR, BC] of PORTABLE_FWD_CANDIDATES) for (const subgroupMin of [32, 0]) for (const prefetch of [0, 1] as const) for (const pk of products) {
       const tile = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin, pk ? { portableProducts: pk } : {});
-      if (typeof tile === 'string') continue;
+      if ('why' in tile) continue;
       const plan = { ...tile, prefetch };
       const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan));
       yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}${pk ? ` products ${pk}` : ''}`,
