@@ -7,12 +7,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { testDevice } from './gpu.js';
-import { TUNE_MARGIN, autotune, keptPins, showPins, skipReason, sourceHash, storedTuning, tuneCandidates, tuneKey, unusableOn, type TuneEntry, type TuneStore } from '../src/bench/tune.js';
+import { TUNE_MARGIN, autotune, keptPins, showPins, skipped, sourceHash, storedTuning, tuneCandidates, tuneKey, unusableOn, type TuneEntry, type TuneStore } from '../src/bench/tune.js';
 import { SGMM_FWD_PIPES, planSgmm } from '../src/kernels/sgmmTiles.js';
 import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES, planTiles } from '../src/kernels/tiles.js';
 import { resolveTuning, tuningFromEnv, type KernelTuning } from '../src/kernels/tuning.js';
 import type { FlashDevice } from '../src/gpu/device.js';
-import { InputError } from '../src/errors.js';
+import { InputError, LimitError } from '../src/errors.js';
 import { withTuning } from '../src/gpu/device.js';
 import { TOL } from '../src/reference/compare.js';
 
@@ -85,25 +85,37 @@ describe('the tensor-core forward pin (FLASHRING_SGMM_FWD)', () => {
   });
 });
 
-describe('a skipped candidate\'s reason', () => {
+describe('a skipped candidate\'s trial', () => {
+  const need = { bytes: 41472, chunk: 32, invocations: 256, maxBytes: 32768, maxInvocations: 1024 };
   it('is what the tile needs, without the advice to the user (a smaller head dim, another pin) that a search trying every tile has no use for', () => {
-    const pinned = planTilesError('fwd', { FLASHRING_PORTABLE_FWD: '128x32' });
-    expect(skipReason(pinned)).toBe('41472 bytes at chunk 32, 256 invocations');
-    expect(skipReason('the backward with head dim 64 in f32 has no tile that fits this device: 32768 bytes of workgroup memory (maxComputeWorkgroupStorageSize), 256 invocations; tried 64x32: 46592 bytes at chunk 32, 128 invocations. Use a smaller head dim.'))
-      .toBe('46592 bytes at chunk 32, 128 invocations');
-    expect(skipReason('WebGPU error in forward: bad\nmore')).toBe('WebGPU error in forward: bad'); // any other error: its first line
+    const e = planTilesError('fwd', { FLASHRING_PORTABLE_FWD: '128x32' });
+    expect(skipped('fwd', 'P', e)).toEqual({ kind: 'fwd', pins: 'P', ms: null, error: '41472 bytes at chunk 32, 256 invocations', need });
+    expect(skipped('bwd', 'P', planTilesError('bwd', { FLASHRING_PORTABLE_BWD: '64x32' })))
+      .toEqual({ kind: 'bwd', pins: 'P', ms: null, error: '46592 bytes at chunk 32, 128 invocations', need: { ...need, bytes: 46592, invocations: 128 } });
+    // several tiles tried (an unpinned plan): each named with why
+    expect(skipped('bwd', 'P', catching(() => planTiles('bwd', 256, 'f32', 512))).error).toMatch(/^64x32: 46592 bytes at chunk 32, 128 invocations; 32x32: 28160 bytes /);
+    expect(skipped('fwd', 'P', new Error('WebGPU error in forward: bad\nmore'))).toEqual({ kind: 'fwd', pins: 'P', ms: null, error: 'WebGPU error in forward: bad' }); // any other error: its first line
+  });
+
+  it('is read from the error\'s data, not its text: a message worded otherwise keeps the figures, and one that only reads alike is no tile\'s', () => {
+    const reworded = new LimitError('the tile is too big for this GPU (see above)', [{ tile: '128x32', why: '41472 bytes at chunk 32, 256 invocations', need }]);
+    expect(skipped('fwd', 'P', reworded)).toMatchObject({ error: '41472 bytes at chunk 32, 256 invocations', need });
+    const alike = new InputError('the store is damaged; tried tune.json: 3 entries unreadable. Remove the file');
+    expect(skipped('fwd', 'P', alike)).toEqual({ kind: 'fwd', pins: 'P', ms: null, error: alike.message });
   });
 });
 
-/** The message planTiles throws for a pinned tile at D = 64 on 32 KiB (lavapipe's limit). */
-function planTilesError(kind: 'fwd' | 'bwd', env: Record<string, string>): string {
+function catching(f: () => unknown): unknown {
   try {
-    planTiles(kind, 64, 'f32', 32768, 1024, 8, tuningFromEnv(env));
+    f();
   } catch (e) {
-    return (e as Error).message;
+    return e;
   }
-  throw new Error('the pinned tile fitted');
+  throw new Error('it did not throw');
 }
+
+/** The error planTiles throws for a pinned tile at D = 64 on 32 KiB (lavapipe's limit). */
+const planTilesError = (kind: 'fwd' | 'bwd', env: Record<string, string>) => catching(() => planTiles(kind, 64, 'f32', 32768, 1024, 8, tuningFromEnv(env)));
 
 describe('autotune on this device', () => {
   const few = (path: Parameters<typeof tuneCandidates>[0], kind: 'fwd' | 'bwd', D: number) =>
@@ -122,6 +134,7 @@ describe('autotune on this device', () => {
     expect(big.ms).toBeNull();
     expect(big.error).toMatch(/\S/);
     expect(big.error).not.toMatch(/smaller|unset/); // why it does not fit, without planTiles' advice to the user
+    expect(big.need).toBeUndefined(); // no chunk of D = 16 takes its 32 invocations across a row: no limit of the device's, so no figures against one
     expect(e.trials.filter((t) => t.ms !== null).every((t) => t.ms! > 0)).toBe(true);
     expect(lines[0]).toMatch(/^tuning D=16 f32 causal on the scalar path at N=48, 1 head: defaults/);
     // Each candidate's line counted within its kernel's, so a long search says how far it is.

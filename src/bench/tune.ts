@@ -15,7 +15,7 @@
  * check (bench/kernels.ts spotCheck); otherwise the defaults stay (the entry says why).
  */
 import { FlashDevice, withTuning } from '../gpu/device.js';
-import { InputError, MeasurementError } from '../errors.js';
+import { InputError, LimitError, MeasurementError, type TileNeed } from '../errors.js';
 import { counted } from '../plural.js';
 import type { KernelPath } from '../kernels/pipeline.js';
 import { elemBytes, type Precision } from '../kernels/precision.js';
@@ -26,7 +26,7 @@ import { BACKWARD_BINDINGS, PREPROCESS_BINDINGS } from '../kernels/flashBackward
 import { FORWARD_BINDINGS } from '../kernels/flashForward.js';
 import { validateShape } from '../shape.js';
 import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS, sgmmCandidates, sgmmFwdCanTurn } from '../kernels/sgmmTiles.js';
-import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES } from '../kernels/tiles.js';
+import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES, missWords } from '../kernels/tiles.js';
 import { PORTABLE_PRODUCTS, TUNING_PINS, resolveTuning, type KernelTuning } from '../kernels/tuning.js';
 import { FlashForward } from '../kernels/flashForward.js';
 import { isTime, tuneEntryProblem } from './tuneEntry.js';
@@ -45,12 +45,17 @@ export interface TuneRequest {
   reps: number;
 }
 
-/** One candidate's timing: its pins as their variables spell them, or why it did not run. */
+/**
+ * One candidate's timing: its pins as their variables spell them, or why it did not run; where its tile does not fit
+ * the device, what it needs against the device's figures (`need`: absent in entries stored before it, and for any
+ * other reason).
+ */
 export interface TuneTrial {
   kind: 'fwd' | 'bwd';
   pins: string;
   ms: number | null;
   error?: string;
+  need?: TileNeed;
 }
 
 /** What a store keeps per key: the chosen pins, and how they compared with the defaults. */
@@ -197,13 +202,15 @@ async function timeWith(dev: FlashDevice, t: KernelTuning, r: TuneRequest, bufs:
 }
 
 /**
- * Why a candidate was skipped, from the error its build threw: for a tile that does not fit, only
- * what it needs (`41472 bytes at chunk 32, 256 invocations`), not planTiles' advice to the user
- * (a smaller head dim, another pin), which a search that tries every tile has no use for.
+ * A skipped candidate's trial from the error its build threw: for a tile that does not fit (a LimitError's `tried`,
+ * never its text), only why (`41472 bytes at chunk 32, 256 invocations`) and what it needs, not planTiles' advice to the
+ * user (a smaller head dim, another pin), which a search that tries every tile has no use for; any other error, its first line.
  */
-export function skipReason(message: string): string {
-  const why = message.split('\n')[0];
-  return /; tried [^:]+: ([^.]*)/.exec(why)?.[1] ?? why;
+export function skipped(kind: 'fwd' | 'bwd', pins: string, e: unknown): TuneTrial {
+  const tried = e instanceof LimitError ? e.tried : [];
+  if (tried.length === 1) return { kind, pins, ms: null, error: tried[0].why, ...(tried[0].need ? { need: tried[0].need } : {}) };
+  const error = tried.length ? missWords(tried) : (e instanceof Error ? e.message : String(e)).split('\n')[0];
+  return { kind, pins, ms: null, error };
 }
 
 /**
@@ -242,7 +249,7 @@ async function trials(
     try {
       out.push(trialOf(kind, pins, c, path, await timeWith(dev, { ...c, path }, r, bufs, kind)));
     } catch (e) {
-      out.push({ trial: { kind, pins, ms: null, error: skipReason((e as Error).message) }, tuning: c });
+      out.push({ trial: skipped(kind, pins, e), tuning: c });
     }
     const last = out[out.length - 1].trial;
     // Counted (`fwd 3/20`): a search of dozens of candidates says how far it is.

@@ -149,7 +149,7 @@ export function planTiles(
     if (!('why' in plan)) return plan;
     misses.push(plan);
   }
-  const tried = misses.map((m) => `${m.tile}: ${m.why}`).join('; ');
+  const tried = missWords(misses);
   const what = kind === 'fwd' ? 'forward' : 'backward';
   const limits = `${limit} bytes of workgroup memory (maxComputeWorkgroupStorageSize), ${maxWG} invocations`;
   // A pinned tile that does not fit is the pin's doing, not the head dim's: say which pin and what to do.
@@ -167,6 +167,9 @@ export function planTiles(
   }
   throw new LimitError(`the ${what} with head dim ${D} in ${precision} has no tile that fits this device: ${limits}; tried ${tried}. Use a smaller head dim.`, misses);
 }
+
+/** Tiles that cannot run, each with why ('128x32: 41472 bytes at chunk 32, 256 invocations; 64x32: …'). */
+export const missWords = (misses: readonly TileMiss[]) => misses.map((m) => `${m.tile}: ${m.why}`).join('; ');
 
 /**
  * One tile of a portable kernel (rows, rows, chunk or undefined for the widest that fits)
