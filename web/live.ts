@@ -18,8 +18,8 @@ import { formatBytes } from '../src/bytes.js';
 import { replaceViewHash } from './view.js';
 import { download } from './download.js';
 import { acquireDevices, adapterName, FlashDevice, withTuning } from '../src/gpu/device.js';
-import { autotune, storedTuning, type TuneEntry, type TuneTrial } from '../src/bench/tune.js';
-import { HEAD_GROUP_ALL, type KernelTuning } from '../src/kernels/tuning.js';
+import { autotune, storedTuning, type TuneEntry } from '../src/bench/tune.js';
+import { tilesInWords, trialWords } from './tuneWords.js';
 import { idbTuneStore, keptOrSaid } from './tuneStore.js';
 import { FieldError, FieldErrors, customLink, marksOf, showFieldErrors } from './fields.js';
 import { duration, flopRate } from './format.js';
@@ -1019,11 +1019,11 @@ async function tune(
   try {
     const cfg = checkLiveForm(form);
     const dev = await pool.get(cfg.precision);
-    const lim = dev.device.limits, kept = keptOrSaid(store);
+    const kept = keptOrSaid(store);
     const e = await autotune(dev, { robust: true, D: cfg.D, precision: cfg.precision, causal: liveMask(cfg).causal, N: cfg.N, heads: cfg.H, reps: 3 }, kept, {
       fresh: true, signal, progress: (line, trial) => {
         if (signal.aborted) return;
-        status.textContent = trial ? trialWords(trial, lim.maxComputeWorkgroupStorageSize, lim.maxComputeInvocationsPerWorkgroup) : line.trim().replace(/\bpins\b/g, 'tiles');
+        status.textContent = trial ? trialWords(trial) : line.trim().replace(/\bpins\b/g, 'tiles');
         (hooks.tuneLines as string[] | undefined)?.push(status.textContent);
       },
     });
@@ -1043,45 +1043,6 @@ async function tune(
     status.textContent = msg;
     hooks.tune = { done: true, failed: msg };
   }
-}
-
-/** Each kernel pin in the page's words: tile sizes, and what a variant does. */
-const PIN_WORDS: { [K in keyof KernelTuning]-?: (v: NonNullable<KernelTuning[K]>, kernel: (name: string) => string) => string } = {
-  path: (v) => `path ${v}`,
-  headGroup: (g) => (g === HEAD_GROUP_ALL ? 'all heads at once' : `heads ${g} at a time`),
-  portableForward: (t, k) => `${k('forward')}tile ${t.rows}×${t.cols}${t.chunk ? ` (D in chunks of ${t.chunk})` : ''}`,
-  portableBackward: (t, k) => `${k('backward')}tile ${t.rows}×${t.cols}${t.chunk ? ` (D in chunks of ${t.chunk})` : ''}`,
-  rowReduce: (v) => `row sums through ${v === 'subgroup' ? 'subgroup shuffles' : 'workgroup memory'}`,
-  forwardPrefetch: (v) => (v ? 'with prefetch' : 'no prefetch'),
-  portableProducts: (v) => `${v} products`,
-  sgmmForward: (t, k) => `${k('forward')}tensor-core tile ${t.subgroups} subgroups × ${t.rows} rows${t.rowBlocks === 2 ? ', 2 row blocks' : ''}${t.dSplit === 2 ? ', D split in 2' : ''}`,
-  sgmmBackward: (t, k) => `${k('backward')}tensor-core tile ${t.subgroups} subgroups × ${t.rows} rows`,
-  sgmmPad: (v) => (v ? 'padded rows' : 'unpadded rows'),
-  sgmmForwardPipe: (v) => (v ? 'K/V staged behind the softmax' : 'K/V staged before the products'),
-  sgmmForwardTurns: (v) => (v ? 'row blocks take turns' : 'row blocks at once'),
-  sgmmDqSpill: (v) => `dQ's blocks ${v === 'one' ? 'one at a time' : 'at once'}`,
-  sgmmKvSpill: (v) => `dK/dV's blocks ${v === 'one' ? 'one at a time' : 'at once'}`,
-  sgmmEpilogue: (v) => `gradients stored ${v === 'direct' ? 'directly' : 'through workgroup memory'}`,
-};
-
-/** A tuning in the page's words ("forward tile 64×32, with prefetch"; `named` false: "tile 64×32", one kernel's); the defaults where it pins nothing. */
-function tilesInWords(t: KernelTuning, named = true): string {
-  const kernel = (name: string) => (named ? `${name} ` : '');
-  const parts = (Object.keys(t) as (keyof KernelTuning)[]).filter((k) => t[k] !== undefined).map((k) => (PIN_WORDS[k] as (v: unknown, n: typeof kernel) => string)(t[k], kernel));
-  return parts.join(', ') || 'the defaults';
-}
-
-/**
- * One Tune candidate in the page's words: its tiles and time, or why it was skipped: a tile too large
- * for this GPU's workgroup memory (or invocations) is said as that, with no advice (the next candidate may fit).
- */
-function trialWords(t: TuneTrial & { tuning: KernelTuning }, wgBytes: number, wgInvocations: number): string {
-  const head = `${t.kind === 'fwd' ? 'forward' : 'backward'} candidate ${tilesInWords(t.tuning, false)}`;
-  if (t.ms !== null) return `${head}: ${t.ms.toFixed(3)} ms`;
-  const m = /(\d+) bytes at chunk \d+, (\d+) invocations/.exec(t.error ?? '');
-  if (m && +m[1] > wgBytes) return `${head}: skipped, too large for this GPU's workgroup memory (needs ${m[1]} bytes, it has ${wgBytes})`;
-  if (m && +m[2] > wgInvocations) return `${head}: skipped, too many invocations per workgroup for this GPU (${m[2]}, it takes ${wgInvocations})`;
-  return `${head}: skipped (${(t.error ?? 'it did not run').replace(/\s*Use a smaller head dim\.?$/, '')})`;
 }
 
 function tuneRows(e: TuneEntry, adapter: string): [string, string][] {

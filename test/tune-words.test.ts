@@ -1,0 +1,35 @@
+/**
+ * Tune's candidates in the page's words (web/tuneWords.ts): a tile the GPU's limits refuse is said from the figures its
+ * trial carries (TuneTrial.need, from planTiles' LimitError), never from its error's text.
+ */
+import { describe, expect, it } from 'vitest';
+import { trialWords } from '../web/tuneWords.js';
+import { skipped } from '../src/bench/tune.js';
+import { planTiles } from '../src/kernels/tiles.js';
+import { tuningFromEnv, type KernelTuning } from '../src/kernels/tuning.js';
+
+const tuning: KernelTuning = { portableForward: { rows: 128, cols: 32 }, forwardPrefetch: 0 };
+const need = { bytes: 41472, chunk: 32, invocations: 256, maxBytes: 32768, maxInvocations: 1024 };
+
+describe("a Tune candidate in the page's words", () => {
+  it("a tile planTiles refuses on this GPU's limits is said as that, with the figures (too large, or too many invocations)", () => {
+    let e: unknown;
+    try {
+      planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32' }));
+    } catch (err) {
+      e = err;
+    }
+    expect(trialWords({ ...skipped('fwd', 'P', e), tuning }))
+      .toBe("forward candidate tile 128×32, no prefetch: skipped, too large for this GPU's workgroup memory (needs 41472 bytes, it has 32768)");
+    expect(trialWords({ kind: 'fwd', pins: 'P', ms: null, error: 'x', need: { ...need, maxBytes: 49152, maxInvocations: 128 }, tuning }))
+      .toBe('forward candidate tile 128×32, no prefetch: skipped, too many invocations per workgroup for this GPU (256, it takes 128)');
+    expect(trialWords({ kind: 'bwd', pins: 'P', ms: 0.5, tuning: { portableBackward: { rows: 64, cols: 32 } } })).toBe('backward candidate tile 64×32: 0.500 ms');
+  });
+
+  it("reads the figures, not the error's text: a reworded error keeps them, and one that only reads alike (no figures) is said as it is", () => {
+    expect(trialWords({ kind: 'fwd', pins: 'P', ms: null, error: 'does not fit', need, tuning }))
+      .toBe("forward candidate tile 128×32, no prefetch: skipped, too large for this GPU's workgroup memory (needs 41472 bytes, it has 32768)");
+    const alike = 'WebGPU error in forward: 99999 bytes at chunk 4, 2048 invocations in the driver log';
+    expect(trialWords({ kind: 'fwd', pins: 'P', ms: null, error: alike, tuning })).toBe(`forward candidate tile 128×32, no prefetch: skipped (${alike})`);
+  });
+});
