@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { configFromLog, parseMegatronLog, parseMegatronLogs } from '../src/memory/megatron.js';
 import { predictFromLog } from '../src/memory/compare.js';
-import { DEFAULT_PARALLEL, ModelConfig, ParallelConfig, layerTerms, memoryBreakdown, parameterCount, stageMemory } from '../src/memory/model.js';
+import { DEFAULT_PARALLEL, EXPERTS_UNSCALED, ModelConfig, ParallelConfig, layerTerms, memoryBreakdown, parameterCount, stageMemory } from '../src/memory/model.js';
 import { memoryDiff, setupDiff } from '../src/memory/compare.js';
 import { termGroup } from '../src/memory/trace.js';
 
@@ -73,7 +73,7 @@ describe('MoE terms and parameters with TP = 2 and sequence parallelism', () => 
     expect(term(r.perLayer, 'router scores (fp32, top-k and auxiliary loss)').bytes).toBe((8 * s * E) / t); // 131072
     expect(term(r.perLayer, "permuted tokens (experts' fc1 input)").bytes).toBe(2 * s * k * h);          // 33554432
     expect(term(r.perLayer, 'experts: GeLU input').bytes).toBe((2 * s * k * fe) / t);                     // 33554432
-    expect(term(r.perLayer, 'experts: output scaled by the router probability').bytes).toBe((2 * s * k * fe) / t);
+    expect(term(r.perLayer, EXPERTS_UNSCALED).bytes).toBe((2 * s * k * fe) / t);                       // GeLU: never fused with a scale
   });
   it('routed experts split over TP too (M48); what every TP rank holds whole is not: norms, the row-parallel biases, the router, the learned position table', () => {
     const r = memoryBreakdown(moe, par({ tensorParallel: t, sequenceParallel: true }));

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { configFromLog, parseMegatronLog } from '../src/memory/megatron.js';
-import { DEFAULT_PARALLEL, ModelConfig, ParallelConfig, layerTerms, memoryBreakdown } from '../src/memory/model.js';
+import { DEFAULT_PARALLEL, EXPERTS_UNSCALED, ModelConfig, ParallelConfig, layerTerms, memoryBreakdown } from '../src/memory/model.js';
 import { MegatronTrace, compareTrace } from '../src/memory/trace.js';
 
 const DIR = 'bench/results/2026-12-07-moe-extras/runs';
@@ -47,5 +47,40 @@ describe("a recomputed attention core's Q copy (grouped-query attention, no RoPE
     expect(has({ ...m, numQueryGroups: 16 }, p)).toBe(false);
     expect(has({ ...m, numQueryGroups: 1 }, p)).toBe(false);
     expect(has(m, { ...p, recompute: 'none' })).toBe(false);
+  });
+});
+
+/** A traced run of any stored folder: its breakdown and its trace's saved entries of the routed experts (their modules). */
+function experts(path: string) {
+  const res = parseMegatronLog(readFileSync(`${path}.log`, 'utf8'), path);
+  const c = configFromLog(res);
+  if ('error' in c) throw new Error(`${path}: ${c.error}`);
+  const trace = JSON.parse(readFileSync(`${path}.trace.json`, 'utf8')) as MegatronTrace;
+  const saved = trace.saved.filter((x) => /\.mlp\.experts\./.test(x.module));
+  const terms = layerTerms(c.model, c.par).filter((t) => t.name.startsWith('experts: ') || t.name === "permuted tokens (experts' fc1 input)");
+  return { model: c.model, saved, traced: saved.reduce((s, x) => s + x.bytes, 0), counted: c.model.numLayers * terms.reduce((s, t) => s + t.bytes, 0), names: terms.map((t) => t.name) };
+}
+
+describe("the routed experts' scaling by the router probability (mlp.py per_token_scale)", () => {
+  const CAMPAIGN = 'bench/results/2026-12-02-megatron-campaign/runs';
+  it('fused SwiGLU (r05 of the MoE-extras draw): weighted_bias_swiglu_impl scales inside its kernel, no scaled copy is kept, and the model counts none', () => {
+    const r = experts(`${DIR}/r05`);
+    expect(r.model.swiglu && r.model.biasActivationFusion).toBe(true);
+    expect(r.saved.some((x) => x.site.startsWith('megatron/core/fusions/fused_bias_swiglu.py:335 weighted_bias_swiglu_impl'))).toBe(true);
+    expect(r.saved.some((x) => x.site.startsWith('megatron/core/transformer/mlp.py'))).toBe(false);
+    expect(r.names).not.toContain(EXPERTS_UNSCALED);
+    // fc1's input, the fused kernel's input (gate and up) and fc2's input, 3 layers of 8192 tokens; the trace's one more
+    // is the kernel's saved probabilities ([T, 1] bf16, 16 KiB a layer), which the model leaves out
+    expect(r.traced - r.counted).toBe(3 * 2 * 8192);
+  });
+  it('unfused (SwiGLU with --no-bias-swiglu-fusion, GeLU): the product keeps the activation output (mlp.py:340) beside fc2 input, and the model counts it', () => {
+    for (const id of ['r27', 'r44', 'r11', 'r16']) {
+      const r = experts(`${CAMPAIGN}/${id}`);
+      expect(r.model.swiglu ? r.model.biasActivationFusion : false, id).toBe(false);
+      expect(r.saved.some((x) => x.site.startsWith('megatron/core/transformer/mlp.py:340')), id).toBe(true);
+      expect(r.names, id).toContain(EXPERTS_UNSCALED);
+      // within the probabilities the trace keeps beside ([T·k, 1]) and the routed tokens' rounding
+      expect(Math.abs(r.traced - r.counted) / r.counted, id).toBeLessThan(0.003);
+    }
   });
 });

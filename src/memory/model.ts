@@ -638,6 +638,11 @@ function coreTerms(m: ModelConfig, p: ParallelConfig, d: Dims): LayerTerm[] {
   return out;
 }
 
+/** What the routed experts' product with the router probability keeps where it is not fused into the activation (moeTerms). */
+export const EXPERTS_UNSCALED = 'experts: activation output, kept by its scaling by the router probability (unfused)';
+/** SwiGLU with Megatron-LM's bias activation fusion (--bias-swiglu-fusion, the default). */
+const fusedSwiglu = (m: ModelConfig) => !!m.swiglu && m.biasActivationFusion !== false;
+
 /**
  * An MLP of width w over n tokens (mlp.py): GeLU keeps fc1's output and fc2's input (2 + 2 bytes per
  * element); SwiGLU keeps fc1's output (gate and up, 4), when not fused the SiLU output and the
@@ -648,7 +653,7 @@ function mlpTerms(m: ModelConfig, d: Dims, n: number, nf: string, w: string, wid
   if (!m.swiglu) return [T('GeLU input', 2), T('second linear input', 2)];
   const out = [T('gate and up projections', 4)];
   // mlp.py glu (unfused): the product keeps the SiLU output and x_linear + glu_linear_offset (a new tensor)
-  if (m.biasActivationFusion === false) out.push(T('SiLU output (unfused SwiGLU)', 2), T('linear half plus offset (unfused SwiGLU)', 2));
+  if (!fusedSwiglu(m)) out.push(T('SiLU output (unfused SwiGLU)', 2), T('linear half plus offset (unfused SwiGLU)', 2));
   out.push(T('second linear input', 2));
   return out;
 }
@@ -656,8 +661,12 @@ function mlpTerms(m: ModelConfig, d: Dims, n: number, nf: string, w: string, wid
 /**
  * A MoE layer (megatron/core/transformer/moe): the router keeps its input and fp32 scores; the
  * permuted tokens (k per token, at most the capacity) feed the experts, each an MLP of width f_e
- * whose output is scaled by the router probability (experts.py / mlp.py, kept); a shared expert is
- * an MLP over every token.
+ * whose activation output is scaled by the router probability (mlp.py per_token_scale, experts.py
+ * TEGroupedMLP alike); a shared expert is an MLP over every token. Unfused (GeLU, which Megatron-LM
+ * never fuses with a scale, or --no-bias-swiglu-fusion) the product keeps the activation output beside
+ * fc2's input, the scaled copy; the fused SwiGLU (weighted_bias_swiglu_impl, fusions/fused_bias_swiglu.py)
+ * scales inside its kernel and keeps only its input and the probabilities (the MoE-extras r05 trace:
+ * fused_bias_swiglu.py:335, no mlp.py:340).
  */
 function moeTerms(m: ModelConfig, e: MoeConfig, p: ParallelConfig, d: Dims): LayerTerm[] {
   const { sl, b, h, S } = d;
@@ -670,8 +679,8 @@ function moeTerms(m: ModelConfig, e: MoeConfig, p: ParallelConfig, d: Dims): Lay
     T('router scores (fp32, top-k and auxiliary loss)', 8 * sl * b * E * d.rep, `8·${S}·b·E${d.sp}`),
     T('permuted tokens (experts\' fc1 input)', 2 * routed * h, `2·${S}·b·k·h`),
     ...mlpTerms(m, d, routed, `${S}·b·k`, 'f_e', fe, ['moe'], 'experts: '),
-    T('experts: output scaled by the router probability', (2 * routed * fe) / d.t, `2·${S}·b·k·f_e/t`),
   ];
+  if (!fusedSwiglu(m)) out.push(T(EXPERTS_UNSCALED, (2 * routed * fe) / d.t, `2·${S}·b·k·f_e/t`));
   if (e.sharedExpertSize) out.push(...mlpTerms(m, d, sl * b, `${S}·b`, 'f_s', e.sharedExpertSize, ['moe', 'shared_experts'], 'shared expert: '));
   return out;
 }
