@@ -13,6 +13,7 @@ import { formatBytes } from '../src/bytes.js';
 import { CP_COMM_TYPES, DEFAULT_PARALLEL, PRESETS, memoryBreakdown } from '../src/memory/model.js';
 import { breakdownRows } from '../src/memory/chart.js';
 import { notTimeData } from '../src/memory/time/fromLog.js';
+import { MOE_EXPERT_BIASES } from '../src/memory/untrainable.js';
 import { parseMegatronLog } from '../src/memory/megatron.js';
 import { H200 } from '../src/memory/time/devices.js';
 
@@ -331,7 +332,7 @@ describe('flashring memory', () => {
   it('--help names the MoE flags', async () => {
     const r = await run(['memory', '--help']);
     for (const f of ['--num-experts', '--moe-router-topk', '--moe-ffn-hidden-size', '--moe-shared-expert-intermediate-size', '--moe-expert-capacity-factor',
-      '--moe-token-dispatcher-type', '--expert-model-parallel-size', '--no-bias-swiglu-fusion', 'moe shared_experts']) expect(r.out).toContain(f);
+      '--moe-token-dispatcher-type', '--expert-model-parallel-size', '--no-bias-swiglu-fusion', '--no-bias-gelu-fusion', 'moe shared_experts']) expect(r.out).toContain(f);
   });
 
   const bad: [string[], RegExp][] = [
@@ -444,6 +445,20 @@ describe('flashring memory: flags Megatron-LM sets aside or refuses', () => {
     const unfused = await run(['memory', '--preset', 'seed-32L-4096h', '--swiglu', '--no-bias-swiglu-fusion', '--json']);
     expect(unfused.err).not.toMatch(/changes nothing/);
     expect(JSON.parse(unfused.out).totalBytes).toBeGreaterThan(JSON.parse(fused.out).totalBytes);
+    expect(JSON.parse(r.out).model.biasActivationFusion).toBeUndefined(); // the GeLU reads its own flag, not SwiGLU's
+  });
+  it("--no-bias-gelu-fusion (Megatron-LM's): the GeLU's fusion, which routed experts with linear biases need off to train (at EP > 1, TP 1); noted where it changes nothing", async () => {
+    const MOE = ['memory', '--preset', 'seed-32L-4096h', '--num-experts', '8', '--expert-model-parallel-size', '2', '--data-parallel-size', '2', '--json'];
+    const fused = await run(MOE), unfused = await run([...MOE, '--no-bias-gelu-fusion']);
+    expect([fused.code, unfused.code]).toEqual([0, 0]);
+    expect(JSON.parse(fused.out).untrainable).toBe(MOE_EXPERT_BIASES);
+    expect(JSON.parse(unfused.out).untrainable).toBeNull();
+    expect(JSON.parse(unfused.out).model.biasActivationFusion).toBe(false);
+    expect(JSON.parse(unfused.out).totalBytes).toBe(JSON.parse(fused.out).totalBytes); // GeLU keeps the same tensors either way
+    expect(unfused.err).not.toMatch(/^note: .*fusion/m);
+    const notes = async (...extra: string[]) => (await run(['memory', '--preset', 'seed-32L-4096h', ...extra, '--json'])).err.split('\n').filter((l) => l.startsWith('note: '));
+    expect(await notes('--swiglu', '--no-bias-gelu-fusion')).toEqual(["note: --no-bias-gelu-fusion changes nothing with --swiglu: Megatron-LM's SwiGLU reads --no-bias-swiglu-fusion"]);
+    expect(await notes('--disable-bias-linear', '--no-bias-gelu-fusion')).toEqual(['note: --no-bias-gelu-fusion changes nothing with --disable-bias-linear: Megatron-LM fuses GeLU only with its bias, and turns the fusion off without one']);
   });
   it('--disable-bias-linear and --normalization RMSNorm (Megatron-LM\'s flags; the Llama presets set both): fewer parameters, and selective mlp no longer untrainable', async () => {
     const bytes = async (...extra: string[]) => {

@@ -88,6 +88,26 @@ describe('selective recompute of mlp with linear biases', () => {
     }
   });
 
+  it("GeLU follows its own fusion flag (bias_gelu_fusion, as argument_utils.py gives it to the experts): fused, mlp.py's per_token_scale path raises ValueError at any EP; unfused, EP > 1 at TP 1 trains as SwiGLU's does", () => {
+    const m = { ...PRESETS['seed-32L-4096h'].model, biasLinear: true, moe: { numExperts: 8, routerTopk: 2 } }, ep2 = { ...DEFAULT_PARALLEL, seqLength: 8192, expertParallel: 2 };
+    expect(untrainable(m, ep2)).toBe(MOE_EXPERT_BIASES);                                        // fused, the default
+    expect(untrainable({ ...m, biasActivationFusion: false }, ep2)).toBeNull();                 // --no-bias-gelu-fusion
+    expect(untrainable({ ...m, biasActivationFusion: false }, { ...ep2, expertParallel: 1 })).toBe(MOE_EXPERT_BIASES);
+    // replay reads the GeLU flag from the dump: the MoE-extras r00 (GeLU, linear biases, --no-bias-gelu-fusion, bias_swiglu_fusion True)
+    // at EP 2 has the path; with bias_gelu_fusion True it has none
+    const log = readFileSync(`${RESULTS}/2026-12-07-moe-extras/runs/r00.log`, 'utf8');
+    const at = (text: string) => {
+      const c = configFromArgs(parseMegatronLog(text, 'r00').args);
+      if ('error' in c) throw new Error(c.error);
+      return { fused: c.model.biasActivationFusion, why: untrainable(c.model, { ...c.par, expertParallel: 2, dataParallel: 2 }) };
+    };
+    expect(log).toMatch(/^ {2}bias_swiglu_fusion \.+ True$/m);
+    expect(at(log)).toEqual({ fused: false, why: null });
+    const fused = log.replace(/^( {2}bias_gelu_fusion \.+) False$/m, '$1 True');
+    expect(fused).not.toBe(log);
+    expect(at(fused)).toEqual({ fused: true, why: MOE_EXPERT_BIASES });
+  });
+
   it('advise leaves those layouts out and counts them; memory --json and replay say why', () => {
     const model = { ...PRESETS['seed-32L-4096h'].model, biasLinear: true };
     const req = { model, base: { ...DEFAULT_PARALLEL, seqLength: 32768 }, gpus: 8, hbmGib: 80, margin: 0.1, gbs: 8, link: LINKS['nvlink-h200'] };

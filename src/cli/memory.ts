@@ -29,7 +29,10 @@ Model (or --preset ${Object.keys(PRESETS).join('|')}):
   [--untie-embeddings-and-output-weights]
   [--attention-dropout P] [--hidden-dropout P] [--position-embedding-type learned_absolute|rope|none]
   [--max-position-embeddings N]   rows of the learned position table (default: the sequence length; at least it)
-  [--no-bias-swiglu-fusion]   unfused SwiGLU: keeps the SiLU output and the linear half too
+  [--no-bias-swiglu-fusion]   unfused SwiGLU: keeps the SiLU output and the linear half too (routed experts: and
+                      the activation output that the router probability scales)
+  [--no-bias-gelu-fusion]     unfused GeLU (Megatron-LM's, on without linear biases): keeps the same tensors, but
+                      routed experts with linear biases train only so (EP > 1 at TP 1)
   [--disable-bias-linear]     linear layers without biases (Llama-style; default: with)
   [--normalization LayerNorm|RMSNorm]   the norms' parameters: 2h or h (default LayerNorm)
 Mixture of experts (every layer's MLP; the other --moe-* flags need --num-experts):
@@ -67,7 +70,7 @@ export const MODEL_OPTS = {
   preset: { type: 'string' }, 'num-layers': { type: 'string' }, 'hidden-size': { type: 'string' }, 'num-attention-heads': { type: 'string' },
   'num-query-groups': { type: 'string' }, 'ffn-hidden-size': { type: 'string' }, swiglu: { type: 'boolean' }, 'vocab-size': { type: 'string' },
   'untie-embeddings-and-output-weights': { type: 'boolean' }, 'attention-dropout': { type: 'string' }, 'hidden-dropout': { type: 'string' },
-  'position-embedding-type': { type: 'string' }, 'max-position-embeddings': { type: 'string' }, 'no-bias-swiglu-fusion': { type: 'boolean' }, 'num-experts': { type: 'string' },
+  'position-embedding-type': { type: 'string' }, 'max-position-embeddings': { type: 'string' }, 'no-bias-swiglu-fusion': { type: 'boolean' }, 'no-bias-gelu-fusion': { type: 'boolean' }, 'num-experts': { type: 'string' },
   'disable-bias-linear': { type: 'boolean' }, normalization: { type: 'string' },
   'moe-router-topk': { type: 'string' }, 'moe-ffn-hidden-size': { type: 'string' }, 'moe-shared-expert-intermediate-size': { type: 'string' },
   'moe-expert-capacity-factor': { type: 'string' }, 'moe-token-dispatcher-type': { type: 'string' }, 'expert-model-parallel-size': { type: 'string' },
@@ -129,7 +132,8 @@ function modelFromFlags(v: Values): { model: ModelConfig; presetStack?: Stack } 
   }
   if (v['fp32-params']) model.paramPrecision = 'amp';
   if (v['untie-embeddings-and-output-weights']) model.untieEmbeddings = true;
-  if (v['no-bias-swiglu-fusion']) model.biasActivationFusion = false;
+  // Megatron-LM's bias_activation_fusion: the SwiGLU flag with SwiGLU, the GeLU one with GeLU (argument_utils.py); the other is noted (fusionNotes)
+  if (v[model.swiglu ? 'no-bias-swiglu-fusion' : 'no-bias-gelu-fusion']) model.biasActivationFusion = false;
   if (v['disable-bias-linear']) model.biasLinear = false;
   if (v.normalization !== undefined) {
     const n = v.normalization as string;
@@ -178,6 +182,18 @@ function recomputeFromFlags(v: Values): Pick<ParallelConfig, 'recompute' | 'reco
 }
 
 /**
+ * A fusion flag that changes nothing, said (Megatron-LM takes each and reads only the activation's: argument_utils.py):
+ * the SwiGLU one with GeLU, the GeLU one with SwiGLU or without linear biases (arguments.py turns it off then).
+ */
+function fusionNotes(v: Values, model: ModelConfig): string[] {
+  const notes: string[] = [];
+  if (v['no-bias-swiglu-fusion'] && !model.swiglu) notes.push('--no-bias-swiglu-fusion changes nothing without --swiglu: the MLP is GeLU, whose kept tensors do not depend on it');
+  if (v['no-bias-gelu-fusion'] && model.swiglu) notes.push("--no-bias-gelu-fusion changes nothing with --swiglu: Megatron-LM's SwiGLU reads --no-bias-swiglu-fusion");
+  else if (v['no-bias-gelu-fusion'] && model.biasLinear === false) notes.push('--no-bias-gelu-fusion changes nothing with --disable-bias-linear: Megatron-LM fuses GeLU only with its bias, and turns the fusion off without one');
+  return notes;
+}
+
+/**
  * The model and parallel configuration of a command's flags, as Megatron-LM would run them: what it
  * refuses is refused (virtual stages without a pipeline), what it sets aside is set aside with a note
  * (--sequence-parallel at TP = 1: arguments.py, "Disabling sequence parallelism because tensor model
@@ -214,9 +230,7 @@ export function configFromFlags(v: Values, searched = false): { model: ModelConf
     if (!Number.isInteger(m)) throw new InputError(`--global-batch-size ${gbs} is not divisible by --micro-batch-size ${par.microBatchSize} × --data-parallel-size ${par.dataParallel}`);
     par.numMicrobatches = m;
   }
-  const notes: string[] = [];
-  // Megatron-LM takes the flag with a GeLU MLP, where it fuses nothing: said, as it changes no byte.
-  if (model.biasActivationFusion === false && !model.swiglu) notes.push('--no-bias-swiglu-fusion changes nothing without --swiglu: the MLP is GeLU, whose kept tensors do not depend on it');
+  const notes = fusionNotes(v, model);
   if (par.sequenceParallel !== megatronSequenceParallel(par.sequenceParallel, par.tensorParallel)) {
     par.sequenceParallel = false;
     notes.push('--sequence-parallel at TP = 1 is set aside: Megatron-LM turns sequence parallelism off without tensor parallelism, and so does the model');

@@ -183,7 +183,8 @@ const SETTINGS: Setting[] = [
   { flag: '--normalization', show: (m) => `--normalization ${normName(m)}`, model: ['rmsNorm'] },
   { flag: '--attention-dropout', show: (m) => `--attention-dropout ${m.attentionDropout ?? 0.1}`, model: ['attentionDropout'] },
   { flag: '--hidden-dropout', show: (m) => `--hidden-dropout ${m.hiddenDropout ?? 0.1}`, model: ['hiddenDropout'] },
-  { flag: '--no-bias-swiglu-fusion', show: (m) => given('--no-bias-swiglu-fusion', m.biasActivationFusion === false), model: ['biasActivationFusion'] },
+  // Megatron-LM's bias_activation_fusion, said as the flag the activation reads
+  { flag: '--no-bias-swiglu-fusion', show: (m) => given(m.swiglu ? '--no-bias-swiglu-fusion' : '--no-bias-gelu-fusion', m.biasActivationFusion === false), model: ['biasActivationFusion'] },
   { flag: '--num-experts', show: (m) => moeFlags(m.moe), model: ['moe'] },
   { flag: '--fp32-params', show: (m) => given('--fp32-params', m.paramPrecision === 'amp'), model: ['paramPrecision'] },
   { flag: '--stack', show: (_, p) => `--stack ${p.stack ?? 'megatron'}`, parallel: ['stack'] },

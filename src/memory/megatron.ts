@@ -117,7 +117,7 @@ const SIZE_ARGS = ['seq_length', 'tensor_model_parallel_size', 'context_parallel
   'moe_ffn_hidden_size', 'moe_shared_expert_intermediate_size', 'recompute_num_layers', 'global_batch_size', 'max_position_embeddings'];
 /** Arguments read as True/False: anything else (a damaged 'True') is refused, never read as False. */
 const BOOL_ARGS = ['sequence_parallel', 'use_flash_attn', 'group_query_attention', 'swiglu', 'untie_embeddings_and_output_weights', 'add_bias_linear',
-  'bias_swiglu_fusion', 'use_distributed_optimizer', 'fp32_residual_connection', 'use_rotary_position_embeddings', 'add_position_embedding',
+  'bias_swiglu_fusion', 'bias_gelu_fusion', 'use_distributed_optimizer', 'fp32_residual_connection', 'use_rotary_position_embeddings', 'add_position_embedding',
   'moe_router_enable_expert_bias'];
 /** Arguments read from a few words (None aside). */
 const WORD_ARGS: Record<string, string[]> = {
@@ -575,6 +575,16 @@ function positionRowsFromArgs(args: MegatronArgs, notes: string[]): number | und
 }
 
 /**
+ * Megatron-LM's bias_activation_fusion from a dump, as argument_utils.py sets it: bias_swiglu_fusion with SwiGLU,
+ * bias_gelu_fusion with GeLU (as the dump prints it: arguments.py has turned it off where linear biases are); undefined
+ * where the dump lacks it.
+ */
+export function activationFusionFromArgs(args: MegatronArgs): boolean | undefined {
+  const v = args.swiglu === 'True' ? args.bias_swiglu_fusion : args.bias_gelu_fusion;
+  return v === undefined ? undefined : v === 'True';
+}
+
+/**
  * A run's model and parallel setup from its log: its argument dump (configFromArgs), and what the dump does not say
  * but the log does: the optimizer PyTorch's (torchOptimizer) where Megatron-LM fell back to it.
  */
@@ -603,7 +613,7 @@ export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: P
     hiddenDropout: args.hidden_dropout === undefined ? undefined : decimalNumber(args.hidden_dropout),
     positionEmbedding: positionFromArgs(args, notes), maxPositionEmbeddings: positionRowsFromArgs(args, notes),
     biasLinear: args.add_bias_linear === undefined ? undefined : bool('add_bias_linear'), rmsNorm: args.normalization === 'RMSNorm',
-    biasActivationFusion: args.bias_swiglu_fusion === undefined ? undefined : bool('bias_swiglu_fusion'),
+    biasActivationFusion: activationFusionFromArgs(args),
   };
   const experts = int('num_experts');
   if (experts) {

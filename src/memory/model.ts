@@ -117,7 +117,13 @@ export interface ModelConfig {
   rmsNorm?: boolean;
   /** Mixture-of-experts layers (none: dense). */
   moe?: MoeConfig;
-  /** Megatron-LM's --bias-swiglu-fusion (default on): the fused SwiGLU keeps only its input; unfused, its SiLU output and offset linear half too. */
+  /**
+   * Megatron-LM's bias_activation_fusion (default on), as argument_utils.py sets it: --no-bias-swiglu-fusion turns it
+   * off with SwiGLU, --no-bias-gelu-fusion with GeLU (arguments.py turns that one off without linear biases). The fused
+   * SwiGLU keeps only its input, unfused its SiLU output and offset linear half too, and routed experts keep their
+   * activation output for the router probability's scaling only unfused (moeTerms); GeLU keeps the same either way,
+   * but routed experts refuse it fused (untrainable.ts).
+   */
   biasActivationFusion?: boolean;
   /** Parameter precision: 'megatron' (bf16 params, fp32 grads + master + Adam: 18 B/param) or 'amp' (fp32 params, grads, Adam: 16 B/param). Default: the stack's. */
   paramPrecision?: 'megatron' | 'amp';

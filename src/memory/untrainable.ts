@@ -32,15 +32,16 @@
  *    explicit_expert_comm is off): PyTorch forbids changing such a view in place (RuntimeError, "This view was created
  *    inside a custom Function (or because an input was returned as-is)");
  *  - expert TP above 1 with biases is refused by TransformerConfig ("Bias in Moe is only supported when ETP==1").
- * So on one GPU (EP = 1) no MoE model with linear biases trains; with EP > 1, TP = 1 and the activation unfused the
- * code path exists. The model holds no GeLU fusion flag, so the fused GeLU case is named only at EP = 1.
+ * So on one GPU (EP = 1) no MoE model with linear biases trains; with EP > 1, TP = 1 and the activation unfused
+ * (--no-bias-swiglu-fusion, or --no-bias-gelu-fusion with GeLU: ModelConfig.biasActivationFusion holds whichever the
+ * activation reads) the code path exists.
  */
 import type { ModelConfig, ParallelConfig } from './model.js';
 
 export const MOE_EXPERT_BIASES =
   "Megatron-LM cannot train routed experts with linear biases but split over EP ranks at TP 1 with the bias activation unfused: its experts' fused bias " +
   "activation refuses a bias, and without EP fc2's bias is added in place to a tensor PyTorch forbids changing in place (read from its code: mlp.py, " +
-  'fused_bias_swiglu.py, tensor_parallel/mappings.py; the unfused case on one GPU stopped so in 2 of 2 runs named before they ran); add --disable-bias-linear, or use --expert-model-parallel-size 2 or more with --no-bias-swiglu-fusion at TP 1';
+  'fused_bias_swiglu.py, tensor_parallel/mappings.py; the unfused case on one GPU stopped so in 2 of 2 runs named before they ran); add --disable-bias-linear, or use --expert-model-parallel-size 2 or more with --no-bias-swiglu-fusion (GeLU: --no-bias-gelu-fusion) at TP 1';
 
 export const MLP_RECOMPUTE_WITH_BIAS =
   "Megatron-LM cannot train selective recompute of mlp with linear biases: its checkpoint's backward re-enters itself through the MLP's output bias " +
@@ -51,11 +52,11 @@ export function untrainable(m: ModelConfig, p: ParallelConfig): string | null {
   return moeExpertBiases(m, p) ?? mlpRecomputeWithBias(m, p);
 }
 
-/** MOE_EXPERT_BIASES where it applies: Megatron-LM's stack, MoE with linear biases, unless EP > 1 at TP 1 with SwiGLU unfused. */
+/** MOE_EXPERT_BIASES where it applies: Megatron-LM's stack, MoE with linear biases, unless EP > 1 at TP 1 with the activation (SwiGLU or GeLU) unfused. */
 function moeExpertBiases(m: ModelConfig, p: ParallelConfig): string | null {
   if ((p.stack ?? 'megatron') !== 'megatron' || !m.moe || m.biasLinear === false) return null;
   const splitExperts = (p.expertParallel ?? 1) > 1 && (p.tensorParallel ?? 1) === 1;
-  return splitExperts && !(m.swiglu && m.biasActivationFusion !== false) ? null : MOE_EXPERT_BIASES;
+  return splitExperts && m.biasActivationFusion === false ? null : MOE_EXPERT_BIASES;
 }
 
 /** MLP_RECOMPUTE_WITH_BIAS where it applies (a dense model's selective recompute of mlp with linear biases), else null. */

@@ -5,7 +5,7 @@
  */
 import { median } from '../../stats.js';
 import { counted } from '../../plural.js';
-import { configFromLog, type MegatronArgs, type ParseResult } from '../megatron.js';
+import { activationFusionFromArgs, configFromLog, type MegatronArgs, type ParseResult } from '../megatron.js';
 import { exposedLaunchMs, type IterationTime, type TimeOptions, type TimeTerm } from './iteration.js';
 import { iterationTime } from './step.js';
 import { H200 } from './devices.js';
@@ -15,12 +15,10 @@ export const WARMUP_ITERATIONS = 2;
 
 /** What the time model reads of a dump beyond the memory model's configuration: the fusion flags and the micro batches per iteration. */
 export function timeOptionsFromArgs(args: MegatronArgs): TimeOptions {
-  const swiglu = args.swiglu === 'True';
-  const act = swiglu ? args.bias_swiglu_fusion : args.bias_gelu_fusion;
   const num = (k: string) => (args[k] === undefined || args[k] === 'None' ? undefined : Number(args[k]));
   const gbs = num('global_batch_size'), mbs = num('micro_batch_size') ?? 1, dp = num('data_parallel_size') ?? 1;
   return {
-    fusion: { biasDropout: args.bias_dropout_fusion === undefined ? undefined : args.bias_dropout_fusion === 'True', biasActivation: act === undefined ? undefined : act === 'True' },
+    fusion: { biasDropout: args.bias_dropout_fusion === undefined ? undefined : args.bias_dropout_fusion === 'True', biasActivation: activationFusionFromArgs(args) },
     microBatches: gbs ? Math.max(1, Math.round(gbs / (mbs * dp))) : 1,
   };
 }
