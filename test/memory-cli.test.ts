@@ -329,10 +329,43 @@ describe('flashring memory', () => {
     expect([r.code, r.err.trim()]).toEqual([2, `flashring memory: --cp-comm-type must be ${CP_COMM_TYPES.join(', ')}, got 'a2a+p2p'`]);
   });
 
+  it("--moe-router-enable-expert-bias: the routers' two buffers of E; Megatron-LM's requirement of a sigmoid or sqrtsoftplus score function, refused otherwise in one line (memory, advise); replay --compare names it", async () => {
+    const MOE = ['--preset', 'seed-32L-4096h', '--disable-bias-linear', '--num-experts', '8'];
+    const REFUSED = 'Megatron-LM refuses --moe-router-enable-expert-bias with the softmax score function (TransformerConfig): add --moe-router-score-function sigmoid (or sqrtsoftplus), or leave out --moe-router-enable-expert-bias';
+    for (const cmd of ['memory', 'advise']) {
+      const r = await run([cmd, ...MOE, '--moe-router-enable-expert-bias', '--seq-length', '8192', '--gpus', '8'].filter((x, i, a) => cmd === 'advise' || (x !== '--gpus' && a[i - 1] !== '--gpus')));
+      expect([r.code, r.err.trim()], cmd).toEqual([2, `flashring ${cmd}: ${REFUSED}`]);
+    }
+    const softmax = await run(['memory', ...MOE, '--moe-router-score-function', 'softmax', '--moe-router-enable-expert-bias']);
+    expect([softmax.code, softmax.err.trim()]).toEqual([2, `flashring memory: ${REFUSED}`]);
+    const plain = JSON.parse((await run(['memory', ...MOE, '--json'])).out);
+    for (const f of ['sigmoid', 'sqrtsoftplus']) {
+      const j = JSON.parse((await run(['memory', ...MOE, '--moe-router-score-function', f, '--moe-router-enable-expert-bias', '--json'])).out);
+      expect(j.model.moe).toEqual({ numExperts: 8, routerTopk: 2, scoreFunction: f, expertBias: true });
+      expect(j.totalBytes - plain.totalBytes).toBe(32 * (512 + 512)); // 4·8 and 2·8 bytes, each a 512-byte block, in 32 layers
+    }
+    const dense = await run(['memory', '--preset', 'seed-32L-4096h', '--moe-router-enable-expert-bias']);
+    expect([dense.code, dense.err.trim()]).toEqual([2, 'flashring memory: --moe-router-enable-expert-bias needs --num-experts E (mixture-of-experts layers); without it the model is dense']);
+    const bad = await run(['memory', ...MOE, '--moe-router-score-function', 'tanh']);
+    expect([bad.code, bad.err.trim()]).toEqual([2, "flashring memory: --moe-router-score-function must be softmax, sigmoid, sqrtsoftplus, got 'tanh'"]);
+    // r05 of the MoE-extras draw (sigmoid, the expert bias) compared without the bias: named with the MoE settings
+    const R05 = ['--transformer-impl', 'local', '--num-layers', '3', '--hidden-size', '512', '--num-attention-heads', '8', '--ffn-hidden-size', '2048', '--seq-length', '8192',
+      '--vocab-size', '30891', '--attention-dropout', '0', '--hidden-dropout', '0', '--position-embedding-type', 'learned_absolute', '--swiglu', '--disable-bias-linear',
+      '--num-experts', '8', '--moe-router-topk', '1', '--moe-ffn-hidden-size', '512', '--moe-token-dispatcher-type', 'alltoall', '--moe-shared-expert-intermediate-size', '704',
+      '--torch-optimizer', '--global-batch-size', '1'];
+    const log = 'bench/results/2026-12-07-moe-extras/runs/r05.log';
+    const without = await run(['replay', log, '--compare', ...R05]);
+    expect(without.out + without.err).toContain('--moe-token-dispatcher-type alltoall --moe-router-score-function sigmoid --moe-router-enable-expert-bias (compared: 8 --moe-router-topk 1');
+    const withBias = await run(['replay', log, '--compare', ...R05, '--moe-router-score-function', 'sigmoid', '--moe-router-enable-expert-bias']);
+    expect(withBias.code).toBe(0);
+    expect(withBias.out + withBias.err).not.toMatch(/measured another setup/);
+  });
+
   it('--help names the MoE flags', async () => {
     const r = await run(['memory', '--help']);
     for (const f of ['--num-experts', '--moe-router-topk', '--moe-ffn-hidden-size', '--moe-shared-expert-intermediate-size', '--moe-expert-capacity-factor',
-      '--moe-token-dispatcher-type', '--expert-model-parallel-size', '--no-bias-swiglu-fusion', '--no-bias-gelu-fusion', 'moe shared_experts']) expect(r.out).toContain(f);
+      '--moe-token-dispatcher-type', '--expert-model-parallel-size', '--no-bias-swiglu-fusion', '--no-bias-gelu-fusion', 'moe shared_experts',
+      '--moe-router-score-function softmax|sigmoid|sqrtsoftplus', '--moe-router-enable-expert-bias']) expect(r.out).toContain(f);
   });
 
   const bad: [string[], RegExp][] = [

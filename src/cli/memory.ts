@@ -5,7 +5,7 @@ import { InputError } from '../errors.js';
 import { counted } from '../plural.js';
 import { formatBytes } from '../bytes.js';
 import {
-  CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MemoryBreakdown, MemoryTerm, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
+  CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MOE_SCORE_FUNCTIONS, MemoryBreakdown, MemoryTerm, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, normName, oomPoints, parseLines, peakActivationBytes, positionTableProblem, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../memory/model.js';
 import { configFromLog, lastIteration, parseMegatronLogs, POINT_WARMUP, unmodelledArgs, type OthersOom, type ParseResult } from '../memory/megatron.js';
@@ -39,6 +39,8 @@ Mixture of experts (every layer's MLP; the other --moe-* flags need --num-expert
   [--num-experts E --moe-router-topk K (default 2)] [--moe-ffn-hidden-size F (default the MLP width)]
   [--moe-shared-expert-intermediate-size F] [--moe-expert-capacity-factor X (default no dropping)]
   [--moe-token-dispatcher-type allgather|alltoall|flex] [--expert-model-parallel-size EP]
+  [--moe-router-score-function softmax|sigmoid|sqrtsoftplus (default softmax; the router's scores counted alike)]
+  [--moe-router-enable-expert-bias]   aux-loss-free balancing: two buffers of E a layer (needs sigmoid or sqrtsoftplus)
 Stack:
   --stack megatron|torch-amp   what the training stack keeps (default megatron; torch-amp is PyTorch
                       autocast over fp32 parameters with DDP, as bench/torchcp measures)
@@ -74,6 +76,7 @@ export const MODEL_OPTS = {
   'disable-bias-linear': { type: 'boolean' }, normalization: { type: 'string' },
   'moe-router-topk': { type: 'string' }, 'moe-ffn-hidden-size': { type: 'string' }, 'moe-shared-expert-intermediate-size': { type: 'string' },
   'moe-expert-capacity-factor': { type: 'string' }, 'moe-token-dispatcher-type': { type: 'string' }, 'expert-model-parallel-size': { type: 'string' },
+  'moe-router-score-function': { type: 'string' }, 'moe-router-enable-expert-bias': { type: 'boolean' },
   'fp32-params': { type: 'boolean' }, compare: { type: 'boolean' }, stack: { type: 'string' },
   'fp32-residual-connection': { type: 'boolean' }, 'torch-optimizer': { type: 'boolean' }, 'transformer-impl': { type: 'string' }, 'cp-comm-type': { type: 'string' },
   'seq-length': { type: 'string' }, 'micro-batch-size': { type: 'string' }, 'tensor-model-parallel-size': { type: 'string' },
@@ -146,7 +149,8 @@ function modelFromFlags(v: Values): { model: ModelConfig; presetStack?: Stack } 
 }
 
 /** The --moe-* flags, which mean something only with --num-experts (Megatron-LM's default top-k is 2). */
-const MOE_FLAGS = ['moe-router-topk', 'moe-ffn-hidden-size', 'moe-shared-expert-intermediate-size', 'moe-expert-capacity-factor', 'moe-token-dispatcher-type'];
+const MOE_FLAGS = ['moe-router-topk', 'moe-ffn-hidden-size', 'moe-shared-expert-intermediate-size', 'moe-expert-capacity-factor', 'moe-token-dispatcher-type',
+  'moe-router-score-function', 'moe-router-enable-expert-bias'];
 
 function moeFromFlags(v: Values): MoeConfig | undefined {
   if (v['num-experts'] === undefined) {
@@ -162,6 +166,10 @@ function moeFromFlags(v: Values): MoeConfig | undefined {
     moe.capacityFactor = numberArg('moe-expert-capacity-factor', v['moe-expert-capacity-factor'] as string, { above: 0, max: 1e6, what: 'a positive number' });
   const dispatcher = oneOf(v, 'moe-token-dispatcher-type', ['allgather', 'alltoall', 'flex'] as const);
   if (dispatcher) moe.dispatcher = dispatcher;
+  // the expert bias's requirement of a score function is the model's refusal (validate), as replay's
+  const score = oneOf(v, 'moe-router-score-function', MOE_SCORE_FUNCTIONS);
+  if (score && score !== 'softmax') moe.scoreFunction = score;
+  if (v['moe-router-enable-expert-bias']) moe.expertBias = true;
   return moe;
 }
 

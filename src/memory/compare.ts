@@ -158,7 +158,8 @@ const given = (flag: string, on: boolean) => (on ? flag : `no ${flag}`);
 const moeFlags = (e: MoeConfig | undefined) => (e
   ? `--num-experts ${e.numExperts} --moe-router-topk ${e.routerTopk}${e.ffnHiddenSize ? ` --moe-ffn-hidden-size ${e.ffnHiddenSize}` : ''}` +
     `${e.sharedExpertSize ? ` --moe-shared-expert-intermediate-size ${e.sharedExpertSize}` : ''}${e.capacityFactor ? ` --moe-expert-capacity-factor ${e.capacityFactor}` : ''}` +
-    `${e.dispatcher ? ` --moe-token-dispatcher-type ${e.dispatcher}` : ''}`
+    `${e.dispatcher ? ` --moe-token-dispatcher-type ${e.dispatcher}` : ''}${e.scoreFunction ? ` --moe-router-score-function ${e.scoreFunction}` : ''}` +
+    `${e.expertBias ? ' --moe-router-enable-expert-bias' : ''}`
   : 'no --num-experts (dense)');
 
 /**

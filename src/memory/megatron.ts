@@ -16,7 +16,7 @@
 import { InputError } from '../errors.js';
 import { median } from '../stats.js';
 import { decimalNumber, nonDecimal } from '../decimal.js';
-import { DEFAULT_VOCAB_SIZE, RECOMPUTE_MODULES, type ModelConfig, type ParallelConfig, type RecomputeModule } from './model.js';
+import { DEFAULT_VOCAB_SIZE, MOE_SCORE_FUNCTIONS, RECOMPUTE_MODULES, type ModelConfig, type MoeScoreFunction, type ParallelConfig, type RecomputeModule } from './model.js';
 import { counted, plural } from '../plural.js';
 
 export interface MegatronArgs {
@@ -123,6 +123,7 @@ const BOOL_ARGS = ['sequence_parallel', 'use_flash_attn', 'group_query_attention
 const WORD_ARGS: Record<string, string[]> = {
   recompute_granularity: ['None', 'selective', 'full'], recompute_method: ['None', 'uniform', 'block'],
   position_embedding_type: ['learned_absolute', 'rope', 'yarn', 'mrope', 'relative', 'none'],
+  moe_router_score_function: [...MOE_SCORE_FUNCTIONS],
 };
 /** More memory than any GPU holds (1 PiB, in MiB): a memory line or theoretical size above it cannot be. */
 const MAX_MIB = 2 ** 30;
@@ -621,6 +622,8 @@ export function configFromArgs(args: MegatronArgs): { model: ModelConfig; par: P
       numExperts: experts, routerTopk: int('moe_router_topk') ?? 2, ffnHiddenSize: int('moe_ffn_hidden_size'),
       sharedExpertSize: int('moe_shared_expert_intermediate_size'), capacityFactor: int('moe_expert_capacity_factor'),
       dispatcher: (args.moe_token_dispatcher_type ?? 'allgather') as NonNullable<ModelConfig['moe']>['dispatcher'],
+      // the score function where it is not the default (softmax), for the expert bias's requirement (validate)
+      ...(args.moe_router_score_function && args.moe_router_score_function !== 'softmax' ? { scoreFunction: args.moe_router_score_function as MoeScoreFunction } : {}),
       ...(bool('moe_router_enable_expert_bias') ? { expertBias: true } : {}),
     };
   }

@@ -69,11 +69,14 @@ export const RECOMPUTE_MODULES: readonly RecomputeModule[] = ['core_attn', 'mlp'
 /** Modules that exist only in MoE layers. */
 const MOE_MODULES: readonly RecomputeModule[] = ['moe', 'shared_experts'];
 export type MoeDispatcher = 'allgather' | 'alltoall' | 'flex';
+/** Megatron-LM's --moe-router-score-function values (TransformerConfig.moe_router_score_function). */
+export const MOE_SCORE_FUNCTIONS = ['softmax', 'sigmoid', 'sqrtsoftplus'] as const;
+export type MoeScoreFunction = typeof MOE_SCORE_FUNCTIONS[number];
 
 /**
  * Mixture of experts, as Megatron-LM's flags say it (every layer's MLP replaced: --moe-layer-freq 1):
  * --num-experts, --moe-router-topk, --moe-ffn-hidden-size, --moe-shared-expert-intermediate-size,
- * --moe-expert-capacity-factor, --moe-token-dispatcher-type.
+ * --moe-expert-capacity-factor, --moe-token-dispatcher-type, --moe-router-score-function, --moe-router-enable-expert-bias.
  */
 export interface MoeConfig {
   numExperts: number;
@@ -86,8 +89,14 @@ export interface MoeConfig {
   capacityFactor?: number;
   dispatcher?: MoeDispatcher;
   /**
+   * Megatron-LM's --moe-router-score-function (default softmax). The router term is the same for each (sigmoid keeps
+   * one fp32 s·b·E tensor as the pre-softmax path keeps the softmax's; sqrtsoftplus is counted as sigmoid: docs/memory.md);
+   * held for expertBias's requirement.
+   */
+  scoreFunction?: MoeScoreFunction;
+  /**
    * Megatron-LM's --moe-router-enable-expert-bias (aux-loss-free balancing; it requires --moe-router-score-function
-   * sigmoid or sqrtsoftplus): each router keeps two buffers of E between steps (routerExpertBiasTerm).
+   * sigmoid or sqrtsoftplus, as validate refuses otherwise): each router keeps two buffers of E between steps (routerExpertBiasTerm).
    */
   expertBias?: boolean;
 }
@@ -478,6 +487,11 @@ function validateMoe(e: MoeConfig, p: ParallelConfig, biases: boolean): void {
     throw new InputError("Megatron-LM refuses a shared expert with linear biases (shared_experts.py asserts add_bias_linear False): add --disable-bias-linear, or leave out --moe-shared-expert-intermediate-size");
   if (e.capacityFactor !== undefined && !(Number.isFinite(e.capacityFactor) && e.capacityFactor > 0)) throw new InputError(`--moe-expert-capacity-factor must be a positive number, got ${e.capacityFactor}`);
   if (e.dispatcher !== undefined && !['allgather', 'alltoall', 'flex'].includes(e.dispatcher)) throw new InputError(`--moe-token-dispatcher-type must be allgather, alltoall or flex, got '${e.dispatcher}'`);
+  const score = e.scoreFunction ?? 'softmax';
+  if (!MOE_SCORE_FUNCTIONS.includes(score)) throw new InputError(`--moe-router-score-function must be ${MOE_SCORE_FUNCTIONS.join(', ')}, got '${score}'`);
+  // transformer_config.py: "Expert bias for aux-loss-free routing only supports 'sigmoid' and 'sqrtsoftplus' score functions"
+  if (e.expertBias && score === 'softmax')
+    throw new InputError('Megatron-LM refuses --moe-router-enable-expert-bias with the softmax score function (TransformerConfig): add --moe-router-score-function sigmoid (or sqrtsoftplus), or leave out --moe-router-enable-expert-bias');
   const ep = p.expertParallel ?? 1;
   positiveInt('--expert-model-parallel-size', ep, 100_000);
   if (e.numExperts % ep) throw new InputError(`--num-experts ${e.numExperts} is not divisible by --expert-model-parallel-size ${ep}`);
