@@ -7,7 +7,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { configFromArgs, parseMegatronLog } from '../../src/memory/megatron.js';
-import { predictTimeFromLog } from '../../src/memory/time/fromLog.js';
+import { predictTimeFromLog, timeOptionsFromArgs } from '../../src/memory/time/fromLog.js';
 import { TIME_STACKS } from '../../src/memory/time/iteration.js';
 import { parameterTensorCount } from '../../src/memory/time/ops.js';
 import { median } from '../../src/stats.js';
@@ -21,7 +21,7 @@ export interface PhaseRow {
   id: string;
   moe: boolean;
   layers: number;
-  /** Micro batches a step (global batch over micro batch). */
+  /** Micro batches a step, as the time model reads them (timeOptionsFromArgs: global batch over micro batch × data-parallel size). */
   microBatches: number;
   /** cudaMemcpy calls in the forward-backward (its kernels by name, where phases.py recorded them): phases.py counts each among its waits. */
   fbCopies?: number;
@@ -47,7 +47,7 @@ export function phaseRows(dir = PHASES_DIR): PhaseRow[] {
     const optGpuMs = p.terms.find((x) => x.name === 'optimizer')!.ms, optKernels = tensors * TIME_STACKS.megatron.optimizerKernelsPerTensor;
     const names: Record<string, number> | undefined = ph.profiled.kernels?.fb;
     return {
-      id, moe: !!c.model.moe, layers: c.model.numLayers, microBatches: Number(log.args.global_batch_size) / Number(log.args.micro_batch_size), tensors,
+      id, moe: !!c.model.moe, layers: c.model.numLayers, microBatches: timeOptionsFromArgs(log.args).microBatches ?? 1, tensors,
       fbCopies: names && Object.entries(names).filter(([n]) => n.startsWith('Memcpy')).reduce((s, [, k]) => s + k, 0), stepMs: ph.events.stepMs, events: ph.events.phases, profiled: ph.profiled.phases,
       model: { fbGpuMs: p.gpuMs - optGpuMs, fbKernels: p.kernels - optKernels, optGpuMs, optKernels, iterMs: p.iterMs },
     };
