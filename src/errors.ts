@@ -20,8 +20,8 @@ export class InputError extends FlashringError {}
 
 /**
  * What a kernel tile needs of a device whose limits refuse it: workgroup memory at the narrowest chunk of the head dim
- * it may stage (its pinned chunk, if any) and invocations, beside the device's figures (maxComputeWorkgroupStorageSize,
- * maxComputeInvocationsPerWorkgroup).
+ * it may stage (its pinned chunk, if any; a tensor-core tile stages whole rows: the head dim) and invocations, beside
+ * the device's figures (maxComputeWorkgroupStorageSize, maxComputeInvocationsPerWorkgroup).
  */
 export interface TileNeed {
   bytes: number;
@@ -31,7 +31,10 @@ export interface TileNeed {
   maxInvocations: number;
 }
 
-/** A kernel tile that cannot run: the tile as its pin spells it ('128x32'), why in words, and where it was the device's limits, what it needs. */
+/**
+ * A kernel tile that cannot run: the tile as its pin spells it ('128x32'; a tensor-core tile '4x16x2', its backward's
+ * '4x16'), why in words, and where it was the device's limits, what it needs.
+ */
 export interface TileMiss {
   tile: string;
   why: string;
@@ -40,7 +43,7 @@ export interface TileMiss {
 
 /**
  * The request does not fit a device limit (workgroup memory, binding size...). `tried`: where no kernel tile fits the
- * device, each tile tried and why, as data for callers that say it in their own words (tune's skipped candidates), never
+ * device (portable: tiles.ts planTiles; tensor-core: sgmmTiles.ts planSgmm), each tile tried and why, as data for callers that say it in their own words (tune's skipped candidates), never
  * to be read back out of the message; empty otherwise.
  */
 export class LimitError extends FlashringError {

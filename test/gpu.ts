@@ -23,7 +23,7 @@ export const SUITE_TUNING: Readonly<KernelTuning> = tuningFromEnv(process.env);
  * device's tuning pins the portable kernels (path 'scalar').
  */
 export const autoF16Path = (dev: FlashDevice): 'subgroup-matrix' | 'scalar' =>
-  dev.hasF16 && typeof planSgmm(dev, 16, 'f16') !== 'string' && dev.tuning.path !== 'scalar' ? 'subgroup-matrix' : 'scalar';
+  dev.hasF16 && !('why' in planSgmm(dev, 16, 'f16')) && dev.tuning.path !== 'scalar' ? 'subgroup-matrix' : 'scalar';
 
 export const ALLOW_NO_GPU = process.env.FLASHRING_ALLOW_NO_GPU === '1' && process.env.CI !== 'true';
 

@@ -80,8 +80,8 @@ describe('the tensor-core forward pin (FLASHRING_SGMM_FWD)', () => {
     expect(planSgmm(h200({}, true), 128, 'f16')).toMatchObject({ BR: 128, BC: 32, WG: 256, dSplit: 1 });
     expect(planSgmm(h200({}), 64, 'f16')).toMatchObject({ BR: 128, BC: 16, WG: 128, rowBlocks: 2, dSplit: 1 });
     const pinned = h200(tuningFromEnv({ FLASHRING_SGMM_FWD: '16x32x1x2' }));
-    expect(planSgmm(pinned, 48, 'f16')).toMatch(/^head dim 48 is not a multiple of 32, which the forward's D split 2 ways needs/);
-    expect(planSgmm(pinned, 256, 'f16')).toMatch(/^head dim 256 needs 63008 bytes/);
+    expect(planSgmm(pinned, 48, 'f16')).toMatchObject({ tried: [{ tile: '16x32x1x2', why: "head dim 48 is not a multiple of 32, which the forward's D split 2 ways needs" }] });
+    expect(planSgmm(pinned, 256, 'f16')).toMatchObject({ why: expect.stringMatching(/^the pinned tile 16x32x1x2 .* does not fit this device at head dim 256/), tried: [{ need: { bytes: 63008, maxBytes: 49152 } }] });
   });
 });
 

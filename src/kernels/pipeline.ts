@@ -7,6 +7,7 @@ import { InputError, GPUValidationError, LimitError } from '../errors.js';
 import { FlashDevice, captureErrors, checkDevice } from '../gpu/device.js';
 import { SpecValues } from './specialize.js';
 import { TilePlan } from './tiles.js';
+import type { SgmmRefusal } from './sgmmTiles.js';
 import type { KernelTuning } from './tuning.js';
 
 /** Kernel paths: scalar math everywhere, or subgroup matrices (tensor cores) for f16. */
@@ -16,11 +17,13 @@ export type PathRequest = KernelPath | 'auto';
 /**
  * Picks a kernel path: 'auto' (or the path the device's tuning pins) takes the subgroup-matrix
  * kernels where they can run and falls back to the scalar ones with the reason; an explicit
- * 'subgroup-matrix' request that cannot run is an error naming why.
+ * 'subgroup-matrix' request that cannot run is an error naming why, before any pipeline is made: a
+ * LimitError with each tile tried (LimitError.tried) where no tile runs, an InputError where the
+ * adapter cannot run the kernels at all.
  */
 export async function choosePath<K>(
   path: PathRequest, tuning: KernelTuning, what: string,
-  sgmmPlan: () => TilePlan | string,
+  sgmmPlan: () => TilePlan | SgmmRefusal,
   buildSgmm: (plan: TilePlan) => Promise<K>,
   buildScalar: (fallbackReason: string | null) => Promise<K>,
 ): Promise<K> {
@@ -28,9 +31,12 @@ export async function choosePath<K>(
   if (!['auto', 'scalar', 'subgroup-matrix'].includes(path)) throw new InputError(`kernel path must be auto, scalar or subgroup-matrix, got '${path}'`);
   if (path === 'scalar') return buildScalar(null);
   const plan = sgmmPlan();
-  if (typeof plan === 'string') {
-    if (path === 'subgroup-matrix') throw new InputError(`the subgroup-matrix ${what} cannot run: ${plan}`);
-    return buildScalar(plan);
+  if ('why' in plan) {
+    const message = `the subgroup-matrix ${what} cannot run: ${plan.why}`;
+    // Tiles the device cannot run: a LimitError with each tile's figures (tune's skipped candidates read them, not
+    // this text); an adapter without what the kernels use at all: the request's error.
+    if (path === 'subgroup-matrix') throw plan.tried.length ? new LimitError(message, plan.tried) : new InputError(message);
+    return buildScalar(plan.why);
   }
   try {
     return await buildSgmm(plan);

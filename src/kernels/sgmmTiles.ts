@@ -2,9 +2,10 @@
  * Tile planning of the tensor-core (subgroup-matrix) kernels: workgroup memory, the measured
  * candidates, the pins of a KernelTuning (sgmm*), and whether the adapter can run them at all.
  */
+import type { TileMiss, TileNeed } from '../errors.js';
 import { FlashDevice } from '../gpu/device.js';
 import { Precision } from './precision.js';
-import { TilePlan } from './tiles.js';
+import { TilePlan, missWords } from './tiles.js';
 
 /**
  * Halves of padding per row of the tensor-core kernels' workgroup tiles (f32 score rows get
@@ -215,28 +216,76 @@ function sgmmUnsupported(dev: FlashDevice, D: number, precision: Precision): str
 }
 
 /**
- * Tiles for a subgroup-matrix kernel (the first candidate that fits, or the device's tuning's pin), or a
- * reason it cannot run; `merge`: a ring's forward, with its merge weights counted.
+ * Why the tensor-core kernels do not take a head dim on a device: `why` in words (on the auto path, the portable
+ * kernels' fallback reason), and where tiles were tried, each and why it cannot run (`tried`: with what it needs where
+ * the device's limits refuse it, the shape of the portable planner's misses); empty where the adapter cannot run the
+ * kernels at all (sgmmUnsupported).
  */
-export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind: 'fwd' | 'bwd' = 'fwd', merge = false): TilePlan | string {
+export interface SgmmRefusal {
+  why: string;
+  tried: readonly TileMiss[];
+}
+
+/** The device's limits a tensor-core tile is planned against: maxComputeWorkgroupStorageSize, maxComputeInvocationsPerWorkgroup. */
+interface SgmmLimits {
+  maxBytes: number;
+  maxInvocations: number;
+}
+
+/** A tensor-core tile as its pin spells it (FLASHRING_SGMM_FWD / _BWD): SGxTxRB[xDS] for the forward, SGxT for the backward. */
+const sgmmTileName = (kind: 'fwd' | 'bwd', [SG, T, RB = 1, DS = 1]: SgmmTile) => (kind === 'bwd' ? `${SG}x${T}` : `${SG}x${T}x${RB}${DS > 1 ? `x${DS}` : ''}`);
+
+/**
+ * A tensor-core tile's plan at head dim D if it can run, else why not: a D split that does not cut D and its T rows
+ * into whole 16-column blocks (on no device), a backward with more rows a tile than invocations (no pin gives one),
+ * or the device's workgroup memory or invocations, with what the tile needs (its rows staged whole: chunk D).
+ */
+function sgmmTile(kind: 'fwd' | 'bwd', tile: SgmmTile, D: number, plan: TilePlan, lim: SgmmLimits): TilePlan | TileMiss {
+  const [, T, , DS = 1] = tile, name = sgmmTileName(kind, tile);
+  if (!dSplitWhole(D, T, DS)) {
+    const what = D % (16 * DS) !== 0 ? `head dim ${D} is` : `tile rows ${T} are`;
+    return { tile: name, why: `${what} not a multiple of ${16 * DS}, which the forward's D split ${DS} ways needs` };
+  }
+  // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).
+  if (kind === 'bwd' && plan.BR > plan.WG) return { tile: name, why: `its ${plan.BR} rows a tile take one invocation each to load LSE and Δ; it has ${plan.WG}` };
+  if (plan.workgroupBytes <= lim.maxBytes && plan.WG <= lim.maxInvocations) return plan;
+  const need: TileNeed = { bytes: plan.workgroupBytes, chunk: D, invocations: plan.WG, maxBytes: lim.maxBytes, maxInvocations: lim.maxInvocations };
+  return { tile: name, why: `${need.bytes} bytes, ${need.invocations} invocations`, need };
+}
+
+/** Why no tensor-core tile runs, and what to do: each tile tried (`misses`) against the device's limits; a pinned one names its pin. */
+function refusalWords(kind: 'fwd' | 'bwd', D: number, pinned: SgmmTile | null, lim: SgmmLimits, misses: readonly TileMiss[]): string {
+  const what = kind === 'fwd' ? 'forward' : 'backward', tried = missWords(misses);
+  const limits = `${lim.maxBytes} bytes of workgroup memory (maxComputeWorkgroupStorageSize), ${lim.maxInvocations} invocations (maxComputeInvocationsPerWorkgroup)`;
+  if (!pinned) return `head dim ${D} has no tensor-core ${what} tile that fits this device: ${limits}; tried ${tried}. Use a smaller head dim`;
+  const [env, option] = kind === 'fwd' ? ['FLASHRING_SGMM_FWD', 'sgmmForward'] : ['FLASHRING_SGMM_BWD', 'sgmmBackward'];
+  const pin = `the pinned tile ${sgmmTileName(kind, pinned)} (${env}, or the tuning's ${option})`;
+  // A tile that cannot run at this head dim on any device is the pin's shape, not the device's limits.
+  if (!misses.some((m) => m.need)) return `${pin} cannot run at head dim ${D}: tried ${tried}. Pin another tile or unset the pin`;
+  return `${pin} does not fit this device at head dim ${D}: ${limits}; tried ${tried}. Pin a smaller tile or unset the pin`;
+}
+
+/**
+ * Tiles for a subgroup-matrix kernel (the first candidate that fits, or the device's tuning's pin), or why it cannot
+ * run, with each tile tried (SgmmRefusal), before any pipeline is made; `merge`: a ring's forward, with its merge
+ * weights counted.
+ */
+export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind: 'fwd' | 'bwd' = 'fwd', merge = false): TilePlan | SgmmRefusal {
   const unsupported = sgmmUnsupported(dev, D, precision);
-  if (unsupported) return unsupported;
-  const limit = dev.device.limits.maxComputeWorkgroupStorageSize;
+  if (unsupported) return { why: unsupported, tried: [] };
+  const { maxComputeWorkgroupStorageSize: maxBytes, maxComputeInvocationsPerWorkgroup: maxInvocations } = dev.device.limits;
   const t = dev.tuning;
   const pin = kind === 'fwd' ? t.sgmmForward : t.sgmmBackward;
   const pinned: SgmmTile | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1, pin.dSplit ?? 1] : null;
-  const candidates = pinned ? [pinned] : sgmmCandidates(kind, D, dev.robustShaders);
-  const maxWG = dev.device.limits.maxComputeInvocationsPerWorkgroup;
-  const planOf = (SG: number, T: number, RB: number, DS = 1) => sgmmTilePlan(kind, SG, T, D, RB, {
-    pad: t.sgmmPad, pipe: t.sgmmForwardPipe, DS, merge, turnPin: t.sgmmForwardTurns, robust: dev.robustShaders, dqSpill: t.sgmmDqSpill, kvSpill: t.sgmmKvSpill,
-  });
-  for (const [SG, T, RB, DS = 1] of candidates) {
-    const plan = planOf(SG, T, RB, DS);
-    // The backward loads a Q tile's LSE and Δ with one invocation per row (Br ≤ WG).
-    if (plan.workgroupBytes <= limit && plan.WG <= maxWG && (kind === 'fwd' || plan.BR <= plan.WG) && dSplitWhole(D, T, DS)) return plan;
+  const o: SgmmPlanOptions = {
+    pad: t.sgmmPad, pipe: t.sgmmForwardPipe, merge, turnPin: t.sgmmForwardTurns, robust: dev.robustShaders, dqSpill: t.sgmmDqSpill, kvSpill: t.sgmmKvSpill,
+  };
+  const misses: TileMiss[] = [];
+  for (const tile of pinned ? [pinned] : sgmmCandidates(kind, D, dev.robustShaders)) {
+    const [SG, T, RB, DS = 1] = tile;
+    const got = sgmmTile(kind, tile, D, sgmmTilePlan(kind, SG, T, D, RB, { ...o, DS }), { maxBytes, maxInvocations });
+    if (!('why' in got)) return got;
+    misses.push(got);
   }
-  const [SG, T, RB, DS = 1] = pinned ?? [1, 16, 1];
-  const plan = planOf(SG, T, RB, DS);
-  if (D % (16 * DS) !== 0) return `head dim ${D} is not a multiple of ${16 * DS}, which the forward's D split ${DS} ways needs (${SG} subgroups, tile ${T})`;
-  return `head dim ${D} needs ${plan.workgroupBytes} bytes of workgroup memory and ${plan.WG} invocations for the ${kind === 'fwd' ? 'forward' : 'backward'} (${SG} subgroups, tile ${T}${RB > 1 ? `, ${RB} row blocks` : ''}${DS > 1 ? `, D split ${DS} ways` : ''}); the device allows ${limit} bytes and ${maxWG} invocations`;
+  return { why: refusalWords(kind, D, pinned, { maxBytes, maxInvocations }, misses), tried: misses };
 }
