@@ -8,7 +8,10 @@
 import { describe, expect, it } from 'vitest';
 import { testDevice } from './gpu.js';
 import { TUNE_MARGIN, autotune, keptPins, showPins, skipped, sourceHash, storedTuning, tuneCandidates, tuneKey, unusableOn, type TuneEntry, type TuneStore } from '../src/bench/tune.js';
-import { SGMM_FWD_PIPES, planSgmm } from '../src/kernels/sgmmTiles.js';
+import { SGMM_FWD_PIPES, SGMM_PAD, planSgmm, sgmmBwdWorkgroupBytes, sgmmFwdTurns, sgmmWorkgroupBytes } from '../src/kernels/sgmmTiles.js';
+import { FlashForward } from '../src/kernels/flashForward.js';
+import { FlashBackward } from '../src/kernels/flashBackward.js';
+import { createCalls, sgmmDevice } from './sgmm-device.js';
 import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES, planTiles } from '../src/kernels/tiles.js';
 import { resolveTuning, tuningFromEnv, type KernelTuning } from '../src/kernels/tuning.js';
 import type { FlashDevice } from '../src/gpu/device.js';
@@ -102,6 +105,28 @@ describe('a skipped candidate\'s trial', () => {
     expect(skipped('fwd', 'P', reworded)).toMatchObject({ error: '41472 bytes at chunk 32, 256 invocations', need });
     const alike = new InputError('the store is damaged; tried tune.json: 3 entries unreadable. Remove the file');
     expect(skipped('fwd', 'P', alike)).toEqual({ kind: 'fwd', pins: 'P', ms: null, error: alike.message });
+  });
+});
+
+describe("a tensor-core candidate the device's limits refuse", () => {
+  it('is a skipped trial holding what its tile needs (the byte formulas, 32 invocations a subgroup), from the kernel\'s refusal before any pipeline', async () => {
+    const dev = sgmmDevice(4096, 1024), D = 64, f16 = { precision: 'f16', out: 'f16', grad: 'f16' } as const;
+    const create = (kind: 'fwd' | 'bwd', d: FlashDevice) => (kind === 'fwd' ? FlashForward.create(d, D, f16) : FlashBackward.create(d, D, f16));
+    for (const kind of ['fwd', 'bwd'] as const) {
+      for (const c of tuneCandidates('subgroup-matrix', kind, D)) {
+        // As the search times a candidate (tune.ts timeWith): the device with the candidate's pins, on the path searched.
+        const e = await create(kind, withTuning(dev, { ...dev.tuning, ...c, path: 'subgroup-matrix' })).then(() => new Error('it built'), (x: unknown) => x);
+        const f = c.sgmmForward, b = c.sgmmBackward;
+        const bytes = f
+          ? sgmmWorkgroupBytes(f.subgroups, f.rows, D, f.rowBlocks, SGMM_PAD, f.dSplit, false, sgmmFwdTurns(f.rowBlocks ?? 1, f.dSplit ?? 1, f.rows, c.sgmmForwardTurns))
+          : sgmmBwdWorkgroupBytes(b!.subgroups, b!.rows, D, SGMM_PAD, c.sgmmDqSpill === 'one', c.sgmmKvSpill === 'one');
+        const invocations = 32 * (f ?? b)!.subgroups;
+        expect(skipped(kind, showPins(c), e), showPins(c)).toEqual({
+          kind, pins: showPins(c), ms: null, error: `${bytes} bytes, ${invocations} invocations`, need: { bytes, chunk: D, invocations, maxBytes: 4096, maxInvocations: 1024 },
+        });
+      }
+    }
+    expect(createCalls(dev)).toBe(0);
   });
 });
 

@@ -203,8 +203,9 @@ async function timeWith(dev: FlashDevice, t: KernelTuning, r: TuneRequest, bufs:
 
 /**
  * A skipped candidate's trial from the error its build threw: for a tile that does not fit (a LimitError's `tried`,
- * never its text), only why (`41472 bytes at chunk 32, 256 invocations`) and what it needs, not planTiles' advice to the
- * user (a smaller head dim, another pin), which a search that tries every tile has no use for; any other error, its first line.
+ * never its text), only why (`41472 bytes at chunk 32, 256 invocations`; a tensor-core tile's `13344 bytes, 128
+ * invocations`) and what it needs, not planTiles' or planSgmm's advice to the user (a smaller head dim, another pin),
+ * which a search that tries every tile has no use for; any other error, its first line.
  */
 export function skipped(kind: 'fwd' | 'bwd', pins: string, e: unknown): TuneTrial {
   const tried = e instanceof LimitError ? e.tried : [];
