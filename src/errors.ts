@@ -21,7 +21,8 @@ export class InputError extends FlashringError {}
 /**
  * What a kernel tile needs of a device whose limits refuse it: workgroup memory at the narrowest chunk of the head dim
  * it may stage (its pinned chunk, if any; a tensor-core tile stages whole rows: the head dim) and invocations, beside
- * the device's figures (maxComputeWorkgroupStorageSize, maxComputeInvocationsPerWorkgroup).
+ * the device's figures (maxComputeWorkgroupStorageSize; the smaller of maxComputeInvocationsPerWorkgroup and
+ * maxComputeWorkgroupSizeX, src/gpu/device.ts maxWorkgroupInvocations).
  */
 export interface TileNeed {
   bytes: number;

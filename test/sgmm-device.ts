@@ -1,7 +1,7 @@
 /**
  * A fake FlashDevice for the tensor-core planner (src/kernels/sgmmTiles.ts planSgmm): an adapter with subgroup
  * matrices and subgroups of 32, as far as the planner reads one, with the workgroup-memory and invocation limits a
- * test gives. Its GPUDevice's create calls are spies, so a test can tell that no pipeline was made; it runs no kernel.
+ * test gives (the workgroup's X size as large as its invocations unless given). Its GPUDevice's create calls are spies, so a test can tell that no pipeline was made; it runs no kernel.
  */
 import { vi } from 'vitest';
 import type { FlashDevice } from '../src/gpu/device.js';
@@ -10,9 +10,9 @@ import { resolveTuning, type KernelTuning } from '../src/kernels/tuning.js';
 /** The GPUDevice calls a kernel build would make first: none may be made for a tile the planner refuses. */
 export const CREATE_CALLS = ['createShaderModule', 'createComputePipeline', 'createComputePipelineAsync', 'createBindGroupLayout', 'createPipelineLayout'] as const;
 
-export function sgmmDevice(maxBytes: number, maxInvocations: number, tuning: KernelTuning = {}): FlashDevice {
+export function sgmmDevice(maxBytes: number, maxInvocations: number, tuning: KernelTuning = {}, maxSizeX = maxInvocations): FlashDevice {
   const device = {
-    limits: { maxComputeWorkgroupStorageSize: maxBytes, maxComputeInvocationsPerWorkgroup: maxInvocations },
+    limits: { maxComputeWorkgroupStorageSize: maxBytes, maxComputeInvocationsPerWorkgroup: maxInvocations, maxComputeWorkgroupSizeX: maxSizeX },
     ...Object.fromEntries(CREATE_CALLS.map((c) => [c, vi.fn()])),
   };
   return {

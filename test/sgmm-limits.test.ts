@@ -9,7 +9,7 @@ import { LimitError, type TileMiss } from '../src/errors.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
 import { FlashBackward } from '../src/kernels/flashBackward.js';
 import { choosePath } from '../src/kernels/pipeline.js';
-import { describePlan, type TilePlan } from '../src/kernels/tiles.js';
+import { describePlan, planDeviceTiles, type TilePlan } from '../src/kernels/tiles.js';
 import { SGMM_PAD, oneSpill, planSgmm, type SgmmRefusal, sgmmBwdWorkgroupBytes, sgmmCandidates, sgmmFwdTurns, sgmmWorkgroupBytes } from '../src/kernels/sgmmTiles.js';
 import { tuningFromEnv } from '../src/kernels/tuning.js';
 import { createCalls, sgmmDevice } from './sgmm-device.js';
@@ -57,6 +57,28 @@ describe('a tensor-core forward tile the device refuses', () => {
       { tile: '8x32x1', why: `${bytes} bytes, 256 invocations`, need: { bytes, chunk: 128, invocations: 256, maxBytes: 1 << 20, maxInvocations: 128 } },
     ]);
     expect(createCalls(dev)).toBe(0);
+  });
+
+  it('a workgroup X size below the invocations: the kernels\' one-dimensional workgroups are bounded by it too', async () => {
+    const dev = sgmmDevice(1 << 20, 1024, tuningFromEnv({ FLASHRING_SGMM_FWD: '8x32x1' }), 128);
+    const bytes = sgmmWorkgroupBytes(8, 32, 128, 1);
+    const e = await rejection(FlashForward.create(dev, 128, F16, 'subgroup-matrix'));
+    expect(missesOf(e)).toEqual([
+      { tile: '8x32x1', why: `${bytes} bytes, 256 invocations`, need: { bytes, chunk: 128, invocations: 256, maxBytes: 1 << 20, maxInvocations: 128 } },
+    ]);
+    expect(String(e)).toContain('maxComputeWorkgroupSizeX');
+    expect(createCalls(dev)).toBe(0);
+    // The same tile where the X size allows it plans (the forward is then built, on a fake device that runs nothing).
+    expect('why' in planSgmm(sgmmDevice(1 << 20, 1024, tuningFromEnv({ FLASHRING_SGMM_FWD: '8x32x1' })), 128, 'f16')).toBe(false);
+  });
+
+  it('the portable planner takes the workgroup X size as a bound as well', () => {
+    const free = planDeviceTiles('fwd', 64, 'f32', sgmmDevice(1 << 20, 1024));
+    const bound = free.WG - 1, dev = sgmmDevice(1 << 20, 1024, {}, bound);
+    let got: TilePlan | LimitError;
+    try { got = planDeviceTiles('fwd', 64, 'f32', dev); } catch (e) { got = e as LimitError; }
+    if (got instanceof LimitError) expect(got.tried.every((m) => m.need?.maxInvocations === bound)).toBe(true);
+    else expect(got.WG).toBeLessThanOrEqual(bound);
   });
 
   it('unpinned, none fits: every candidate tried, in its order, each with what it needs', () => {

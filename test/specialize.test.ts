@@ -122,7 +122,7 @@ describe('tile planner', () => {
     const err = (f: () => unknown) => { try { f(); } catch (e) { return e as LimitError; } throw new Error('it fitted'); };
     const pinned = err(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32' })));
     expect(pinned.message).toBe("the forward's pinned tile 128x32 (FLASHRING_PORTABLE_FWD, or the tuning's portableForward) does not fit this device at head dim 64 in f32: " +
-      '32768 bytes of workgroup memory (maxComputeWorkgroupStorageSize), 1024 invocations; tried 128x32: 41472 bytes at chunk 32, 256 invocations. ' +
+      '32768 bytes of workgroup memory (maxComputeWorkgroupStorageSize), 1024 invocations (maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX); tried 128x32: 41472 bytes at chunk 32, 256 invocations. ' +
       'Pin a smaller tile or unset the pin (flashring info lists the tiles chosen without one).');
     expect(pinned.tried).toEqual([{ tile: '128x32', why: '41472 bytes at chunk 32, 256 invocations', need: { bytes: 41472, chunk: 32, invocations: 256, maxBytes: 32768, maxInvocations: 1024 } }]);
     // too many invocations, the bytes within the limit: the figures say which limit refused it
@@ -131,7 +131,7 @@ describe('tile planner', () => {
     // unpinned: every candidate, in order, in the message as in the data
     const none = err(() => planTiles('bwd', 16, 'f32', 512));
     expect(none.tried.map((t) => t.tile)).toEqual(PORTABLE_BWD_CANDIDATES.map(([a, b]) => `${a}x${b}`));
-    expect(none.message).toBe(`the backward with head dim 16 in f32 has no tile that fits this device: 512 bytes of workgroup memory (maxComputeWorkgroupStorageSize), 256 invocations; tried ${none.tried.map((t) => `${t.tile}: ${t.why}`).join('; ')}. Use a smaller head dim.`);
+    expect(none.message).toBe(`the backward with head dim 16 in f32 has no tile that fits this device: 512 bytes of workgroup memory (maxComputeWorkgroupStorageSize), 256 invocations (maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX); tried ${none.tried.map((t) => `${t.tile}: ${t.why}`).join('; ')}. Use a smaller head dim.`);
     expect(none.tried[0]).toEqual({ tile: '64x32', why: '8 invocations across a row divide no chunk of D/4 = 4' }); // no chunk, whatever the device: no figures
     expect(none.tried.at(-1)).toEqual({ tile: '4x4', why: '832 bytes at chunk 4, 1 invocations', need: { bytes: 832, chunk: 4, invocations: 1, maxBytes: 512, maxInvocations: 256 } });
     // a pinned chunk wrong on every device is no limit of this one's: nothing tried against it

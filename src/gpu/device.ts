@@ -82,6 +82,16 @@ export interface AcquireOptions {
   tuning?: KernelTuning;
 }
 
+/**
+ * The most invocations a kernel's workgroup may have: every kernel declares a one-dimensional @workgroup_size(WG), so
+ * both maxComputeInvocationsPerWorkgroup and maxComputeWorkgroupSizeX bound WG (WebGPU's defaults 256 and 256; an
+ * adapter may allow more invocations than its X size). A limits object without the X size (a planner's fake) gives
+ * the first alone.
+ */
+export function maxWorkgroupInvocations(limits: Pick<GPUSupportedLimits, 'maxComputeInvocationsPerWorkgroup'> & Partial<Pick<GPUSupportedLimits, 'maxComputeWorkgroupSizeX'>>): number {
+  return Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX ?? Infinity);
+}
+
 export function summarizeAdapter(adapter: GPUAdapter): AdapterSummary {
   const info = adapter.info as GPUAdapterInfo & { subgroupMatrixConfigs?: unknown[] };
   const limits: Record<string, number> = {};

@@ -3,7 +3,7 @@
  * candidates, the pins of a KernelTuning (sgmm*), and whether the adapter can run them at all.
  */
 import type { TileMiss, TileNeed } from '../errors.js';
-import { FlashDevice } from '../gpu/device.js';
+import { FlashDevice, maxWorkgroupInvocations } from '../gpu/device.js';
 import { Precision } from './precision.js';
 import { TilePlan, missWords } from './tiles.js';
 
@@ -226,7 +226,7 @@ export interface SgmmRefusal {
   tried: readonly TileMiss[];
 }
 
-/** The device's limits a tensor-core tile is planned against: maxComputeWorkgroupStorageSize, maxComputeInvocationsPerWorkgroup. */
+/** The device's limits a tensor-core tile is planned against: maxComputeWorkgroupStorageSize, and maxWorkgroupInvocations (src/gpu/device.ts). */
 interface SgmmLimits {
   maxBytes: number;
   maxInvocations: number;
@@ -256,7 +256,7 @@ function sgmmTile(kind: 'fwd' | 'bwd', tile: SgmmTile, D: number, plan: TilePlan
 /** Why no tensor-core tile runs, and what to do: each tile tried (`misses`) against the device's limits; a pinned one names its pin. */
 function refusalWords(kind: 'fwd' | 'bwd', D: number, pinned: SgmmTile | null, lim: SgmmLimits, misses: readonly TileMiss[]): string {
   const what = kind === 'fwd' ? 'forward' : 'backward', tried = missWords(misses);
-  const limits = `${lim.maxBytes} bytes of workgroup memory (maxComputeWorkgroupStorageSize), ${lim.maxInvocations} invocations (maxComputeInvocationsPerWorkgroup)`;
+  const limits = `${lim.maxBytes} bytes of workgroup memory (maxComputeWorkgroupStorageSize), ${lim.maxInvocations} invocations (maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX)`;
   if (!pinned) return `head dim ${D} has no tensor-core ${what} tile that fits this device: ${limits}; tried ${tried}. Use a smaller head dim`;
   const [env, option] = kind === 'fwd' ? ['FLASHRING_SGMM_FWD', 'sgmmForward'] : ['FLASHRING_SGMM_BWD', 'sgmmBackward'];
   const pin = `the pinned tile ${sgmmTileName(kind, pinned)} (${env}, or the tuning's ${option})`;
@@ -273,7 +273,7 @@ function refusalWords(kind: 'fwd' | 'bwd', D: number, pinned: SgmmTile | null, l
 export function planSgmm(dev: FlashDevice, D: number, precision: Precision, kind: 'fwd' | 'bwd' = 'fwd', merge = false): TilePlan | SgmmRefusal {
   const unsupported = sgmmUnsupported(dev, D, precision);
   if (unsupported) return { why: unsupported, tried: [] };
-  const { maxComputeWorkgroupStorageSize: maxBytes, maxComputeInvocationsPerWorkgroup: maxInvocations } = dev.device.limits;
+  const maxBytes = dev.device.limits.maxComputeWorkgroupStorageSize, maxInvocations = maxWorkgroupInvocations(dev.device.limits);
   const t = dev.tuning;
   const pin = kind === 'fwd' ? t.sgmmForward : t.sgmmBackward;
   const pinned: SgmmTile | null = pin ? [pin.subgroups, pin.rows, pin.rowBlocks ?? 1, pin.dSplit ?? 1] : null;

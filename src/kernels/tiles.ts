@@ -4,7 +4,7 @@
  * tensor-core kernels' planning is in sgmmTiles.ts.
  */
 import { InputError, LimitError, type TileMiss, type TileNeed } from '../errors.js';
-import { FlashDevice } from '../gpu/device.js';
+import { FlashDevice, maxWorkgroupInvocations } from '../gpu/device.js';
 import { Precision } from './precision.js';
 import type { KernelTuning, PortableProducts } from './tuning.js';
 import { SpecValues } from './specialize.js';
@@ -151,7 +151,7 @@ export function planTiles(
   }
   const tried = missWords(misses);
   const what = kind === 'fwd' ? 'forward' : 'backward';
-  const limits = `${limit} bytes of workgroup memory (maxComputeWorkgroupStorageSize), ${maxWG} invocations`;
+  const limits = `${limit} bytes of workgroup memory (maxComputeWorkgroupStorageSize), ${maxWG} invocations (maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX)`;
   // A pinned tile that does not fit is the pin's doing, not the head dim's: say which pin and what to do.
   if (pinned) {
     const [env, option] = kind === 'fwd' ? ['FLASHRING_PORTABLE_FWD', 'portableForward'] : ['FLASHRING_PORTABLE_BWD', 'portableBackward'];
@@ -210,7 +210,7 @@ const chunkFits = (D: number, B: number, c: number) => (D / 4) % (c / 4) === 0 &
 /** planTiles with a device's limits, subgroups and tuning. */
 export function planDeviceTiles(kind: 'fwd' | 'bwd', D: number, precision: Precision, dev: FlashDevice): TilePlan {
   const lim = dev.device.limits;
-  const plan = planTiles(kind, D, precision, lim.maxComputeWorkgroupStorageSize, lim.maxComputeInvocationsPerWorkgroup, dev.hasSubgroups ? dev.adapter.subgroupMinSize : 0, dev.tuning);
+  const plan = planTiles(kind, D, precision, lim.maxComputeWorkgroupStorageSize, maxWorkgroupInvocations(lim), dev.hasSubgroups ? dev.adapter.subgroupMinSize : 0, dev.tuning);
   return kind === 'fwd' && plan.prefetch === undefined ? { ...plan, prefetch: defaultPrefetch(plan, D, dev.isCPU) } : plan;
 }
 
