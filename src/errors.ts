@@ -15,8 +15,18 @@ export class NoAdapterError extends FlashringError {}
 /** An adapter refused the device flashring asked for (its features and limits at the adapter's maxima). */
 export class DeviceRequestError extends FlashringError {}
 
-/** Bad input: shapes, dtypes, options. */
-export class InputError extends FlashringError {}
+/**
+ * Bad input: shapes, dtypes, options. `flags`: the command-line flags its message names ('--ffn-hidden-size', as the
+ * memory model's refusals name Megatron-LM's), each once in the order named, as data for callers that point at their own
+ * controls (the page's form: web/main.ts onModelField), never to be read back out of the message; empty where none is given.
+ */
+export class InputError extends FlashringError {
+  readonly flags: readonly string[];
+  constructor(message: string, { flags = [] }: { flags?: readonly string[] } = {}) {
+    super(message);
+    this.flags = flags;
+  }
+}
 
 /**
  * What a kernel tile needs of a device whose limits refuse it: workgroup memory at the narrowest chunk of the head dim
@@ -113,11 +123,14 @@ export interface ErrorFields {
   /** A GPUValidationError's label and the WebGPU message. */
   label?: string;
   gpuMessage?: string;
+  /** An InputError's flags (none: it named none). */
+  flags?: string[];
 }
 
 /** An error's fields, to be rebuilt on the other side of a process boundary (rebuildError). */
 export function errorFields(e: unknown): ErrorFields {
   if (e instanceof GPUValidationError) return { name: e.name, message: e.message, label: e.label, gpuMessage: e.gpuMessage };
+  if (e instanceof InputError && e.flags.length) return { name: e.name, message: e.message, flags: [...e.flags] };
   if (e instanceof Error) return { name: e.name, message: e.message };
   return { name: typeof e, message: String(e) };
 }
@@ -130,7 +143,7 @@ export const ERROR_CLASSES: Readonly<Record<string, (f: ErrorFields, rank?: numb
   FlashringError: (f) => new FlashringError(f.message),
   NoAdapterError: (f) => new NoAdapterError(f.message),
   DeviceRequestError: (f) => new DeviceRequestError(f.message),
-  InputError: (f) => new InputError(f.message),
+  InputError: (f) => new InputError(f.message, { flags: f.flags }),
   LimitError: (f) => new LimitError(f.message),
   MeasurementError: (f) => new MeasurementError(f.message),
   GPUValidationError: (f) => new GPUValidationError(f.label ?? 'unknown', f.gpuMessage ?? f.message),

@@ -45,6 +45,15 @@ describe('a rank process error in its parent (rankError)', () => {
     expect(lost.message).toBe('rank 3: device 0 is lost');
   });
 
+  it("an InputError keeps the flags it names (InputError.flags), which a form marks its control by; one without any has none", () => {
+    const refused = new InputError('--num-experts 8 is not divisible by --expert-model-parallel-size 3', { flags: ['--num-experts', '--expert-model-parallel-size'] });
+    const e = rankError(2, sent(refused));
+    expect(e).toBeInstanceOf(InputError);
+    expect((e as InputError).flags).toEqual(['--num-experts', '--expert-model-parallel-size']);
+    expect(e.message).toBe(`rank 2: ${refused.message}`);
+    expect((rankError(0, sent(new InputError('bad shape'))) as InputError).flags).toEqual([]);
+  });
+
   it("every FlashringError class of errors.ts is in ERROR_CLASSES and rebuilds as itself", () => {
     const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function' && (v === FlashringError || v.prototype instanceof FlashringError));
     expect(classes.length).toBeGreaterThan(5);
