@@ -329,13 +329,17 @@ export const DEFAULT_PARALLEL: ParallelConfig = {
   dataParallel: 1, sequenceParallel: false, recompute: 'none', flashAttention: true, distributedOptimizer: false,
 };
 
-function positiveInt(name: string, x: number, max = 2 ** 40): void {
-  if (!Number.isInteger(x) || x < 1) throw new InputError(`${name} must be a positive integer, got ${x}`);
-  if (x > max) throw new InputError(`${name} ${x} is beyond what the model handles (at most ${max})`);
+/** The model's refusal: an InputError whose message names `flags` (InputError.flags: what a form marks), each once, in its order. */
+const refusal = (message: string, ...flags: string[]): InputError => new InputError(message, { flags });
+
+/** `name`: the flag the message names, or words naming no flag (then `flags` is []). */
+function positiveInt(name: string, x: number, max = 2 ** 40, flags: string[] = [name]): void {
+  if (!Number.isInteger(x) || x < 1) throw refusal(`${name} must be a positive integer, got ${x}`, ...flags);
+  if (x > max) throw refusal(`${name} ${x} is beyond what the model handles (at most ${max})`, ...flags);
 }
 
-function fraction(name: string, x: number | undefined): void {
-  if (x !== undefined && !(Number.isFinite(x) && x >= 0 && x < 1)) throw new InputError(`${name} must be a probability in [0, 1), got ${x}`);
+function fraction(flag: string, x: number | undefined): void {
+  if (x !== undefined && !(Number.isFinite(x) && x >= 0 && x < 1)) throw refusal(`${flag} must be a probability in [0, 1), got ${x}`, flag);
 }
 
 /** Checks every input of the model; throws InputError naming the Megatron-LM flag. */
@@ -349,77 +353,83 @@ export function validate(m: ModelConfig, p: ParallelConfig): void {
   fraction('--attention-dropout', m.attentionDropout);
   fraction('--hidden-dropout', m.hiddenDropout);
   for (const [n, x] of [['--seq-length', p.seqLength], ['--micro-batch-size', p.microBatchSize], ['--tensor-model-parallel-size', p.tensorParallel],
-    ['--context-parallel-size', p.contextParallel], ['--pipeline-model-parallel-size', p.pipelineParallel], ['--data-parallel-size', p.dataParallel],
-    ['virtual pipeline stages', p.virtualStages]] as const) positiveInt(n, x, n === '--seq-length' ? 2 ** 31 : 1_000_000);
+    ['--context-parallel-size', p.contextParallel], ['--pipeline-model-parallel-size', p.pipelineParallel], ['--data-parallel-size', p.dataParallel]] as const)
+    positiveInt(n, x, n === '--seq-length' ? 2 ** 31 : 1_000_000);
+  positiveInt('virtual pipeline stages', p.virtualStages, 1_000_000, []);
   const g = m.numQueryGroups ?? m.numAttentionHeads;
   positiveInt('--num-query-groups', g);
-  if (m.hiddenSize % m.numAttentionHeads) throw new InputError(`--hidden-size ${m.hiddenSize} is not divisible by --num-attention-heads ${m.numAttentionHeads}`);
-  if (m.numAttentionHeads % g) throw new InputError(`--num-attention-heads ${m.numAttentionHeads} is not a multiple of --num-query-groups ${g}`);
-  if (m.numAttentionHeads % p.tensorParallel) throw new InputError(`--num-attention-heads ${m.numAttentionHeads} is not divisible by --tensor-model-parallel-size ${p.tensorParallel}`);
-  if (g % p.tensorParallel) throw new InputError(`--num-query-groups ${g} is not divisible by --tensor-model-parallel-size ${p.tensorParallel} (Megatron-LM refuses it)`);
-  if (m.numLayers % p.pipelineParallel) throw new InputError(`--num-layers ${m.numLayers} is not divisible by --pipeline-model-parallel-size ${p.pipelineParallel}`);
+  if (m.hiddenSize % m.numAttentionHeads) throw refusal(`--hidden-size ${m.hiddenSize} is not divisible by --num-attention-heads ${m.numAttentionHeads}`, '--hidden-size', '--num-attention-heads');
+  if (m.numAttentionHeads % g) throw refusal(`--num-attention-heads ${m.numAttentionHeads} is not a multiple of --num-query-groups ${g}`, '--num-attention-heads', '--num-query-groups');
+  if (m.numAttentionHeads % p.tensorParallel) throw refusal(`--num-attention-heads ${m.numAttentionHeads} is not divisible by --tensor-model-parallel-size ${p.tensorParallel}`, '--num-attention-heads', '--tensor-model-parallel-size');
+  if (g % p.tensorParallel) throw refusal(`--num-query-groups ${g} is not divisible by --tensor-model-parallel-size ${p.tensorParallel} (Megatron-LM refuses it)`, '--num-query-groups', '--tensor-model-parallel-size');
+  if (m.numLayers % p.pipelineParallel) throw refusal(`--num-layers ${m.numLayers} is not divisible by --pipeline-model-parallel-size ${p.pipelineParallel}`, '--num-layers', '--pipeline-model-parallel-size');
   if (m.numLayers % (p.pipelineParallel * p.virtualStages))
-    throw new InputError(`--num-layers ${m.numLayers} is not divisible by --pipeline-model-parallel-size ${p.pipelineParallel} × ${p.virtualStages} virtual stages`);
+    throw refusal(`--num-layers ${m.numLayers} is not divisible by --pipeline-model-parallel-size ${p.pipelineParallel} × ${p.virtualStages} virtual stages`, '--num-layers', '--pipeline-model-parallel-size');
   if (p.numMicrobatches !== undefined) {
-    positiveInt('micro batches a step (global batch / (micro batch · DP))', p.numMicrobatches, 1e9);
+    positiveInt('micro batches a step (global batch / (micro batch · DP))', p.numMicrobatches, 1e9, []);
     // The interleaved schedule takes micro batches in groups of PP (schedules.py): a whole number of groups.
     if (p.virtualStages > 1 && p.numMicrobatches % p.pipelineParallel)
-      throw new InputError(`Megatron-LM's interleaved schedule runs micro batches in groups of --pipeline-model-parallel-size: ${counted(p.numMicrobatches, 'micro batch', 'micro batches')} a step (global batch / (micro batch · DP)) is not a multiple of ${p.pipelineParallel}`);
+      throw refusal(`Megatron-LM's interleaved schedule runs micro batches in groups of --pipeline-model-parallel-size: ${counted(p.numMicrobatches, 'micro batch', 'micro batches')} a step (global batch / (micro batch · DP)) is not a multiple of ${p.pipelineParallel}`, '--pipeline-model-parallel-size');
   }
-  const length = seqSplitProblem(p.seqLength, p) ?? positionTableProblem(m, p.seqLength);   // the sequence splits, and has a position each
-  if (length) throw new InputError(length);
-  if (!['none', 'selective', 'full'].includes(p.recompute)) throw new InputError(`--recompute-granularity must be selective or full, got '${p.recompute}'`);
-  if (p.stack !== undefined && !(p.stack in STACKS)) throw new InputError(`--stack must be ${Object.keys(STACKS).join(' or ')}, got '${p.stack}'`);
+  const length = seqSplitRefusal(p.seqLength, p) ?? positionTableRefusal(m, p.seqLength);   // the sequence splits, and has a position each
+  if (length) throw length;
+  if (!['none', 'selective', 'full'].includes(p.recompute)) throw refusal(`--recompute-granularity must be selective or full, got '${p.recompute}'`, '--recompute-granularity');
+  if (p.stack !== undefined && !(p.stack in STACKS)) throw refusal(`--stack must be ${Object.keys(STACKS).join(' or ')}, got '${p.stack}'`, '--stack');
   if (p.cpCommType !== undefined && !(CP_COMM_TYPES as readonly string[]).includes(p.cpCommType))
-    throw new InputError(`--cp-comm-type must be ${CP_COMM_TYPES.slice(0, -1).join(', ')} or ${CP_COMM_TYPES.at(-1)}, got '${p.cpCommType}'`);
-  if (p.stack === 'torch-amp') {
-    // The measured PyTorch harness (bench/torchcp): DDP with PyTorch's context-parallel ring, nothing of Megatron-LM's.
-    const megatronOnly = [p.tensorParallel > 1 && '--tensor-model-parallel-size', p.pipelineParallel > 1 && '--pipeline-model-parallel-size',
-      p.cpCommType !== undefined && p.cpCommType !== 'p2p' && '--cp-comm-type', p.distributedOptimizer && '--use-distributed-optimizer', (p.expertParallel ?? 1) > 1 && '--expert-model-parallel-size', m.moe && '--num-experts'].filter(Boolean);
-    if (megatronOnly.length) throw new InputError(`--stack torch-amp models PyTorch DDP with its context-parallel ring (the measured harness): ${megatronOnly.join(', ')} ${megatronOnly.length > 1 ? 'are' : 'is'} Megatron-LM's; leave ${megatronOnly.length > 1 ? 'them' : 'it'} out or use --stack megatron`);
-  }
-  const attention = cpAttentionProblem(p);
-  if (attention) throw new InputError(attention);
-  const a2a = a2aProblem(m, p);
-  if (a2a) throw new InputError(a2a);
+    throw refusal(`--cp-comm-type must be ${CP_COMM_TYPES.slice(0, -1).join(', ')} or ${CP_COMM_TYPES.at(-1)}, got '${p.cpCommType}'`, '--cp-comm-type');
+  if (p.stack === 'torch-amp') torchAmpRefusal(m, p);
+  const attention = cpAttentionRefusal(p) ?? a2aRefusal(m, p);
+  if (attention) throw attention;
   for (const mod of p.recomputeModules ?? [])
-    if (!RECOMPUTE_MODULES.includes(mod)) throw new InputError(`--recompute-modules: unknown module '${mod}' (this model has ${RECOMPUTE_MODULES.join(', ')}; moe_act needs --moe-grouped-gemm, which it does not model)`);
-    else if (MOE_MODULES.includes(mod) && !m.moe) throw new InputError(`--recompute-modules ${mod} needs MoE layers (--num-experts)`);
-    else if (mod === 'shared_experts' && !m.moe?.sharedExpertSize) throw new InputError('--recompute-modules shared_experts needs a shared expert (--moe-shared-expert-intermediate-size)');
+    if (!RECOMPUTE_MODULES.includes(mod)) throw refusal(`--recompute-modules: unknown module '${mod}' (this model has ${RECOMPUTE_MODULES.join(', ')}; moe_act needs --moe-grouped-gemm, which it does not model)`, '--recompute-modules', '--moe-grouped-gemm');
+    else if (MOE_MODULES.includes(mod) && !m.moe) throw refusal(`--recompute-modules ${mod} needs MoE layers (--num-experts)`, '--recompute-modules', '--num-experts');
+    else if (mod === 'shared_experts' && !m.moe?.sharedExpertSize) throw refusal('--recompute-modules shared_experts needs a shared expert (--moe-shared-expert-intermediate-size)', '--recompute-modules', '--moe-shared-expert-intermediate-size');
   if (m.moe) validateMoe(m.moe, p, m.biasLinear !== false);
-  for (const [w, flag] of tpSplitWidths(m))
-    if (w % p.tensorParallel) throw new InputError(`${flag} is not divisible by --tensor-model-parallel-size ${p.tensorParallel} (Megatron-LM splits the MLP's width over the TP ranks and refuses it)`);
+  for (const [w, words, flag] of tpSplitWidths(m))
+    if (w % p.tensorParallel) throw refusal(`${words} is not divisible by --tensor-model-parallel-size ${p.tensorParallel} (Megatron-LM splits the MLP's width over the TP ranks and refuses it)`, flag, '--tensor-model-parallel-size');
   // megatron/training/arguments.py: "When using MoE and tensor parallelism, sequence parallelism must be used".
   if (m.moe && p.tensorParallel > 1 && !p.sequenceParallel && (p.stack ?? 'megatron') === 'megatron')
-    throw new InputError('Megatron-LM trains MoE layers with tensor parallelism only with --sequence-parallel: add it (s/CP must then divide over the TP ranks)');
+    throw refusal('Megatron-LM trains MoE layers with tensor parallelism only with --sequence-parallel: add it (s/CP must then divide over the TP ranks)', '--sequence-parallel');
+  validateRecompute(m, p);
+}
+
+/** The PyTorch AMP stack's refusal of Megatron-LM's own settings (the measured harness, bench/torchcp: DDP with PyTorch's context-parallel ring). */
+function torchAmpRefusal(m: ModelConfig, p: ParallelConfig): void {
+  const megatronOnly = [p.tensorParallel > 1 && '--tensor-model-parallel-size', p.pipelineParallel > 1 && '--pipeline-model-parallel-size',
+    p.cpCommType !== undefined && p.cpCommType !== 'p2p' && '--cp-comm-type', p.distributedOptimizer && '--use-distributed-optimizer', (p.expertParallel ?? 1) > 1 && '--expert-model-parallel-size', m.moe && '--num-experts'].filter((x): x is string => !!x);
+  if (megatronOnly.length) throw refusal(`--stack torch-amp models PyTorch DDP with its context-parallel ring (the measured harness): ${megatronOnly.join(', ')} ${megatronOnly.length > 1 ? 'are' : 'is'} Megatron-LM's; leave ${megatronOnly.length > 1 ? 'them' : 'it'} out or use --stack megatron`, '--stack', ...megatronOnly);
+}
+
+/** The recompute settings' checks (validate's): full with a method and N within a stage, the others only where they mean something. */
+function validateRecompute(m: ModelConfig, p: ParallelConfig): void {
   if (p.recompute === 'full') {
-    if (!p.recomputeMethod) throw new InputError('--recompute-granularity full needs --recompute-method uniform or block (Megatron-LM refuses it without one)');
-    if (!['uniform', 'block'].includes(p.recomputeMethod)) throw new InputError(`--recompute-method must be uniform or block, got '${p.recomputeMethod}'`);
-    if (p.recomputeNumLayers === undefined) throw new InputError('--recompute-granularity full needs --recompute-num-layers N');
+    if (!p.recomputeMethod) throw refusal('--recompute-granularity full needs --recompute-method uniform or block (Megatron-LM refuses it without one)', '--recompute-granularity', '--recompute-method');
+    if (!['uniform', 'block'].includes(p.recomputeMethod)) throw refusal(`--recompute-method must be uniform or block, got '${p.recomputeMethod}'`, '--recompute-method');
+    if (p.recomputeNumLayers === undefined) throw refusal('--recompute-granularity full needs --recompute-num-layers N', '--recompute-granularity', '--recompute-num-layers');
     positiveInt('--recompute-num-layers', p.recomputeNumLayers);
     // Megatron-LM applies N within each model chunk (TransformerBlock._checkpointed_forward; interleaved, L/(PP·VP) layers,
     // and an N above that recomputes the whole chunk: layerGroups takes the smaller); above a stage's layers it is refused here.
     const stage = m.numLayers / p.pipelineParallel;
-    if (p.recomputeNumLayers > stage) throw new InputError(`--recompute-num-layers ${p.recomputeNumLayers} is more than the ${counted(stage, 'layer')} of a pipeline stage`);
+    if (p.recomputeNumLayers > stage) throw refusal(`--recompute-num-layers ${p.recomputeNumLayers} is more than the ${counted(stage, 'layer')} of a pipeline stage`, '--recompute-num-layers');
   } else {
-    if (p.recomputeMethod) throw new InputError(`--recompute-method ${p.recomputeMethod} needs --recompute-granularity full`);
-    if (p.recomputeNumLayers !== undefined) throw new InputError('--recompute-num-layers needs --recompute-granularity full');
+    if (p.recomputeMethod) throw refusal(`--recompute-method ${p.recomputeMethod} needs --recompute-granularity full`, '--recompute-method', '--recompute-granularity');
+    if (p.recomputeNumLayers !== undefined) throw refusal('--recompute-num-layers needs --recompute-granularity full', '--recompute-num-layers', '--recompute-granularity');
   }
   if (p.recompute !== 'selective' && p.recomputeModules?.length && p.recomputeModules.join() !== 'core_attn')
-    throw new InputError(`--recompute-modules ${p.recomputeModules.join(' ')} needs --recompute-granularity selective`);
+    throw refusal(`--recompute-modules ${p.recomputeModules.join(' ')} needs --recompute-granularity selective`, '--recompute-modules', '--recompute-granularity');
 }
 
 /**
  * The MLP widths Megatron-LM splits over the TP ranks (its column- and row-parallel linears divide them), each with
- * the flag that gives it as a message says it: the dense MLP's, or, where every layer's MLP is experts, the experts' (expert tensor
- * parallelism = TP) and the shared expert's.
+ * the flag that gives it as a message says it, and that flag: the dense MLP's, or, where every layer's MLP is experts, the
+ * experts' (expert tensor parallelism = TP) and the shared expert's.
  */
-function tpSplitWidths(m: ModelConfig): [number, string][] {
-  const f = ffnWidth(m), dense: [number, string] = [f, `--ffn-hidden-size ${f}${m.ffnHiddenSize === undefined ? ' (its default)' : ''}`];
+function tpSplitWidths(m: ModelConfig): [width: number, words: string, flag: string][] {
+  const f = ffnWidth(m), dense: [number, string, string] = [f, `--ffn-hidden-size ${f}${m.ffnHiddenSize === undefined ? ' (its default)' : ''}`, '--ffn-hidden-size'];
   if (!m.moe) return [dense];
   const { ffnHiddenSize: e, sharedExpertSize: sh } = m.moe;
-  const routed: [number, string] = e === undefined ? dense : [e, `--moe-ffn-hidden-size ${e}`];
-  return sh ? [routed, [sh, `--moe-shared-expert-intermediate-size ${sh}`]] : [routed];
+  const routed: [number, string, string] = e === undefined ? dense : [e, `--moe-ffn-hidden-size ${e}`, '--moe-ffn-hidden-size'];
+  return sh ? [routed, [sh, `--moe-shared-expert-intermediate-size ${sh}`, '--moe-shared-expert-intermediate-size']] : [routed];
 }
 
 /**
@@ -428,12 +438,17 @@ function tpSplitWidths(m: ModelConfig): [number, string][] {
  * PyTorch's context_parallel balances causal attention by its head-tail load balancer, which asserts the same
  * divisibility), and sequence parallelism splits each rank's s/CP tokens over the TP ranks.
  */
-export function seqSplitProblem(s: number, p: Pick<ParallelConfig, 'contextParallel' | 'tensorParallel' | 'sequenceParallel' | 'stack'>): string | null {
+export const seqSplitProblem = (s: number, p: SplitParallel): string | null => seqSplitRefusal(s, p)?.message ?? null;
+type SplitParallel = Pick<ParallelConfig, 'contextParallel' | 'tensorParallel' | 'sequenceParallel' | 'stack'>;
+
+/** seqSplitProblem's refusal, its flags with it. */
+function seqSplitRefusal(s: number, p: SplitParallel): InputError | null {
   const cp = p.contextParallel, tp = p.tensorParallel;
   const who = p.stack === 'torch-amp' ? "PyTorch's context_parallel (its head-tail load balancing)" : 'Megatron-LM';
   // (the number that varies last, so that advise's skipped reasons group: src/memory/advise.ts skippedLines)
-  if (cp > 1 && s % (2 * cp)) return `${who} splits the sequence into 2·CP chunks, two per CP rank: --seq-length ${s} is not divisible by 2·--context-parallel-size = ${2 * cp}`;
-  if (p.sequenceParallel && tp > 1 && (s / cp) % tp) return `--sequence-parallel splits each CP rank's s/CP tokens over the TP ranks: --seq-length ${s} / --context-parallel-size ${cp} is not divisible by --tensor-model-parallel-size ${tp}`;
+  if (cp > 1 && s % (2 * cp)) return refusal(`${who} splits the sequence into 2·CP chunks, two per CP rank: --seq-length ${s} is not divisible by 2·--context-parallel-size = ${2 * cp}`, '--seq-length', '--context-parallel-size');
+  if (p.sequenceParallel && tp > 1 && (s / cp) % tp)
+    return refusal(`--sequence-parallel splits each CP rank's s/CP tokens over the TP ranks: --seq-length ${s} / --context-parallel-size ${cp} is not divisible by --tensor-model-parallel-size ${tp}`, '--sequence-parallel', '--seq-length', '--context-parallel-size', '--tensor-model-parallel-size');
   return null;
 }
 
@@ -449,10 +464,16 @@ export function a2aUnsplit(m: Pick<ModelConfig, 'numAttentionHeads' | 'numQueryG
 }
 
 /** Why Megatron-LM refuses --cp-comm-type a2a with this layout (a2aUnsplit), or null (also for another CP type). */
-export function a2aProblem(m: Pick<ModelConfig, 'numAttentionHeads' | 'numQueryGroups'>, p: Pick<ParallelConfig, 'tensorParallel' | 'contextParallel' | 'cpCommType'>): string | null {
+export const a2aProblem = (m: A2aModel, p: A2aParallel): string | null => a2aRefusal(m, p)?.message ?? null;
+type A2aModel = Pick<ModelConfig, 'numAttentionHeads' | 'numQueryGroups'>;
+type A2aParallel = Pick<ParallelConfig, 'tensorParallel' | 'contextParallel' | 'cpCommType'>;
+
+/** a2aProblem's refusal, its flags with it. */
+function a2aRefusal(m: A2aModel, p: A2aParallel): InputError | null {
   if (p.cpCommType !== 'a2a' || !a2aUnsplit(m, p)) return null;
   const g = m.numQueryGroups ?? m.numAttentionHeads;
-  return `--cp-comm-type a2a needs the heads (${m.numAttentionHeads / p.tensorParallel}) and K/V groups (${g / p.tensorParallel}) per tensor-parallel rank divisible by --context-parallel-size ${p.contextParallel}`;
+  return refusal(`--cp-comm-type a2a needs the heads (${m.numAttentionHeads / p.tensorParallel}) and K/V groups (${g / p.tensorParallel}) per tensor-parallel rank divisible by --context-parallel-size ${p.contextParallel}`,
+    '--cp-comm-type', '--context-parallel-size');
 }
 
 /**
@@ -460,9 +481,14 @@ export function a2aProblem(m: Pick<ModelConfig, 'numAttentionHeads' | 'numQueryG
  * context_parallel_size == 1 (megatron/core/transformer/dot_product_attention.py); CP runs only in Transformer
  * Engine's attention.
  */
-export function cpAttentionProblem(p: Pick<ParallelConfig, 'contextParallel' | 'flashAttention' | 'stack'>): string | null {
+export const cpAttentionProblem = (p: AttentionParallel): string | null => cpAttentionRefusal(p)?.message ?? null;
+type AttentionParallel = Pick<ParallelConfig, 'contextParallel' | 'flashAttention' | 'stack'>;
+
+/** cpAttentionProblem's refusal, its flags with it. */
+function cpAttentionRefusal(p: AttentionParallel): InputError | null {
   return p.contextParallel > 1 && !p.flashAttention && (p.stack ?? 'megatron') === 'megatron'
-    ? "Megatron-LM runs context parallelism only in Transformer Engine's flash or fused attention: unfused attention (--transformer-impl local, or --no-use-flash-attn) refuses --context-parallel-size > 1; use FlashAttention (--transformer-impl transformer_engine, without --no-use-flash-attn)"
+    ? refusal("Megatron-LM runs context parallelism only in Transformer Engine's flash or fused attention: unfused attention (--transformer-impl local, or --no-use-flash-attn) refuses --context-parallel-size > 1; use FlashAttention (--transformer-impl transformer_engine, without --no-use-flash-attn)",
+      '--transformer-impl', '--no-use-flash-attn', '--context-parallel-size')
     : null;
 }
 
@@ -484,19 +510,22 @@ function validateMoe(e: MoeConfig, p: ParallelConfig, biases: boolean): void {
   if (e.sharedExpertSize !== undefined) positiveInt('--moe-shared-expert-intermediate-size', e.sharedExpertSize, 10_000_000);
   // megatron/core/transformer/moe/shared_experts.py: "bias is not supported in the shared experts" (asserted at build).
   if (e.sharedExpertSize && biases)
-    throw new InputError("Megatron-LM refuses a shared expert with linear biases (shared_experts.py asserts add_bias_linear False): add --disable-bias-linear, or leave out --moe-shared-expert-intermediate-size");
-  if (e.capacityFactor !== undefined && !(Number.isFinite(e.capacityFactor) && e.capacityFactor > 0)) throw new InputError(`--moe-expert-capacity-factor must be a positive number, got ${e.capacityFactor}`);
-  if (e.dispatcher !== undefined && !['allgather', 'alltoall', 'flex'].includes(e.dispatcher)) throw new InputError(`--moe-token-dispatcher-type must be allgather, alltoall or flex, got '${e.dispatcher}'`);
+    throw refusal("Megatron-LM refuses a shared expert with linear biases (shared_experts.py asserts add_bias_linear False): add --disable-bias-linear, or leave out --moe-shared-expert-intermediate-size",
+      '--disable-bias-linear', '--moe-shared-expert-intermediate-size');
+  if (e.capacityFactor !== undefined && !(Number.isFinite(e.capacityFactor) && e.capacityFactor > 0)) throw refusal(`--moe-expert-capacity-factor must be a positive number, got ${e.capacityFactor}`, '--moe-expert-capacity-factor');
+  if (e.dispatcher !== undefined && !['allgather', 'alltoall', 'flex'].includes(e.dispatcher)) throw refusal(`--moe-token-dispatcher-type must be allgather, alltoall or flex, got '${e.dispatcher}'`, '--moe-token-dispatcher-type');
   const score = e.scoreFunction ?? 'softmax';
-  if (!MOE_SCORE_FUNCTIONS.includes(score)) throw new InputError(`--moe-router-score-function must be ${MOE_SCORE_FUNCTIONS.join(', ')}, got '${score}'`);
+  if (!MOE_SCORE_FUNCTIONS.includes(score)) throw refusal(`--moe-router-score-function must be ${MOE_SCORE_FUNCTIONS.join(', ')}, got '${score}'`, '--moe-router-score-function');
   // transformer_config.py: "Expert bias for aux-loss-free routing only supports 'sigmoid' and 'sqrtsoftplus' score functions"
   if (e.expertBias && score === 'softmax')
-    throw new InputError('Megatron-LM refuses --moe-router-enable-expert-bias with the softmax score function (TransformerConfig): add --moe-router-score-function sigmoid (or sqrtsoftplus), or leave out --moe-router-enable-expert-bias');
+    throw refusal('Megatron-LM refuses --moe-router-enable-expert-bias with the softmax score function (TransformerConfig): add --moe-router-score-function sigmoid (or sqrtsoftplus), or leave out --moe-router-enable-expert-bias',
+      '--moe-router-enable-expert-bias', '--moe-router-score-function');
   const ep = p.expertParallel ?? 1;
   positiveInt('--expert-model-parallel-size', ep, 100_000);
-  if (e.numExperts % ep) throw new InputError(`--num-experts ${e.numExperts} is not divisible by --expert-model-parallel-size ${ep}`);
+  if (e.numExperts % ep) throw refusal(`--num-experts ${e.numExperts} is not divisible by --expert-model-parallel-size ${ep}`, '--num-experts', '--expert-model-parallel-size');
   const dpcp = gradientRanks(p).dense;
-  if (dpcp % ep) throw new InputError(`${EP_GROUPS}: --expert-model-parallel-size ${ep} must divide --data-parallel-size × --context-parallel-size, here ${dpcp}`);
+  if (dpcp % ep)
+    throw refusal(`${EP_GROUPS}: --expert-model-parallel-size ${ep} must divide --data-parallel-size × --context-parallel-size, here ${dpcp}`, '--expert-model-parallel-size', '--data-parallel-size', '--context-parallel-size');
 }
 
 /** Where Megatron-LM's expert-parallel groups lie, as the model takes it (expert tensor parallelism = TP): the one wording of every refusal of an EP. */
@@ -551,10 +580,15 @@ export const positionRows = (m: ModelConfig, s: number) => (positionEmbedding(m)
  * below --seq-length (arguments.py, whatever the position embedding), as the learned table has a row a position.
  * `length` says where s comes from (a sweep's longest length).
  */
-export function positionTableProblem(m: ModelConfig, s: number, length = `--seq-length ${s}`): string | null {
+export const positionTableProblem = (m: ModelConfig, s: number, length?: string): string | null =>
+  positionTableRefusal(m, s, length === undefined ? undefined : { words: length, flags: [] })?.message ?? null;
+
+/** positionTableProblem's refusal, its flags with it: `length`'s words and the flags they name (default: --seq-length s). */
+export function positionTableRefusal(m: ModelConfig, s: number, length = { words: `--seq-length ${s}`, flags: ['--seq-length'] }): InputError | null {
   const max = m.maxPositionEmbeddings;
   return max !== undefined && max < s
-    ? `--max-position-embeddings ${max} is less than ${length}: Megatron-LM refuses it (max_position_embeddings must be at least seq_length); give at least ${s}, or leave it out (the table then has a row a position of the sequence)`
+    ? refusal(`--max-position-embeddings ${max} is less than ${length.words}: Megatron-LM refuses it (max_position_embeddings must be at least seq_length); give at least ${s}, or leave it out (the table then has a row a position of the sequence)`,
+      '--max-position-embeddings', ...length.flags)
     : null;
 }
 
@@ -1166,23 +1200,27 @@ export function recomputeSpec(p: Pick<ParallelConfig, 'recompute' | 'recomputeMo
   return 'none';
 }
 
-export function parseRecomputeSpec(spec: string, where = '--lines'): Pick<ParallelConfig, 'recompute' | 'recomputeModules' | 'recomputeMethod' | 'recomputeNumLayers'> {
+/** The flag of the lines (the CLI's --lines): parseRecomputeSpec's and parseLines' default `where`. */
+const LINES_FLAG = '--lines';
+
+/** A recompute setting as recomputeSpec writes it; refused naming `where` (the flag or field it came from: its refusals' flags where it is LINES_FLAG). */
+export function parseRecomputeSpec(spec: string, where = LINES_FLAG): Pick<ParallelConfig, 'recompute' | 'recomputeModules' | 'recomputeMethod' | 'recomputeNumLayers'> {
   const [kind, arg] = [spec.split(':')[0], spec.split(':').slice(1).join(':')];
-  const bad = () => new InputError(`${where}: '${spec}' is not a recompute setting (none, selective, selective:core_attn+mlp, full:uniform/N, full:block/N)`);
+  const bad = (what: string) => refusal(`${where}: ${what}`, ...(where === LINES_FLAG ? [LINES_FLAG] : []));
   if (kind === 'none' && !arg) return { recompute: 'none' };
   if (kind === 'selective') {
     if (!arg) return { recompute: 'selective', recomputeModules: ['core_attn'] };
     const mods = arg.split('+');
-    for (const x of mods) if (!RECOMPUTE_MODULES.includes(x as RecomputeModule)) throw new InputError(`${where}: unknown recompute module '${x}' in '${spec}' (${RECOMPUTE_MODULES.join(', ')})`);
+    for (const x of mods) if (!RECOMPUTE_MODULES.includes(x as RecomputeModule)) throw bad(`unknown recompute module '${x}' in '${spec}' (${RECOMPUTE_MODULES.join(', ')})`);
     return { recompute: 'selective', recomputeModules: mods as RecomputeModule[] };
   }
   if (kind === 'full') {
     const mm = /^(uniform|block)\/(\d+)$/.exec(arg);
-    if (!mm) throw new InputError(`${where}: '${spec}': full recompute needs a method and a layer count, e.g. full:uniform/1 or full:block/8 (Megatron-LM refuses full recompute without a method)`);
-    if (Number(mm[2]) < 1) throw new InputError(`${where}: '${spec}': the layer count after the method must be a positive integer (full:${mm[1]}/1 or more)`);
+    if (!mm) throw bad(`'${spec}': full recompute needs a method and a layer count, e.g. full:uniform/1 or full:block/8 (Megatron-LM refuses full recompute without a method)`);
+    if (Number(mm[2]) < 1) throw bad(`'${spec}': the layer count after the method must be a positive integer (full:${mm[1]}/1 or more)`);
     return { recompute: 'full', recomputeMethod: mm[1] as RecomputeMethod, recomputeNumLayers: Number(mm[2]) };
   }
-  throw bad();
+  throw bad(`'${spec}' is not a recompute setting (none, selective, selective:core_attn+mlp, full:uniform/N, full:block/N)`);
 }
 
 /**
@@ -1242,8 +1280,8 @@ export function sweep(m: ModelConfig, base: ParallelConfig, seqLengths: number[]
 
 /** sweepGaps' refusal of lines that split none of the sequence lengths: the message names the first, `lines` every one. */
 export class NoLengthError extends InputError {
-  constructor(message: string, readonly lines: string[]) {
-    super(message);
+  constructor(message: string, readonly lines: string[], flags: readonly string[] = []) {
+    super(message, { flags });
   }
 }
 
@@ -1270,10 +1308,15 @@ export function sweepGaps(base: ParallelConfig, seqLengths: number[], lines: Swe
   const none = gaps.filter((g) => g.reason === 'split' && g.lengths.length === seqLengths.length);
   if (none.length) {
     const l = none[0], cfg = { ...base, ...lines.find((x) => x.label === l.line)!.overrides }, cp = l.cp, tp = cfg.sequenceParallel && cfg.tensorParallel > 1;
-    throw new NoLengthError(`${defaultLines ? `default line '${l.line}' (--lines not given: ${DEFAULT_LINES_SPEC})` : `line '${l.line}'`}: none of the sequence lengths (${seqLengths.join(', ')}) splits over CP ${cp}${tp ? ` and TP ${cfg.tensorParallel}` : ''} (${l.why}): choose lengths that are multiples of ${cp > 1 ? 2 * cp : 1}${tp ? `·${cfg.tensorParallel}` : ''}${defaultLines ? ', or give --lines' : ''}`, none.map((g) => g.line));
+    const why = seqSplitRefusal(l.lengths[0], cfg)!;
+    throw new NoLengthError(`${defaultLines ? `default line '${l.line}' (${LINES_FLAG} not given: ${DEFAULT_LINES_SPEC})` : `line '${l.line}'`}: none of the sequence lengths (${seqLengths.join(', ')}) splits over CP ${cp}${tp ? ` and TP ${cfg.tensorParallel}` : ''} (${why.message}): choose lengths that are multiples of ${cp > 1 ? 2 * cp : 1}${tp ? `·${cfg.tensorParallel}` : ''}${defaultLines ? `, or give ${LINES_FLAG}` : ''}`,
+      none.map((g) => g.line), [...(defaultLines ? [LINES_FLAG] : []), ...why.flags]);
   }
   const blocked = gaps.filter((g) => g.reason === 'attention');
-  if (blocked.length === lines.length) throw new InputError(`no line of the sweep can run: ${blocked[0].why}`);
+  if (blocked.length === lines.length) {
+    const why = cpAttentionRefusal({ ...base, ...lines[0].overrides })!;
+    throw refusal(`no line of the sweep can run: ${why.message}`, ...why.flags);
+  }
   return gaps.filter((g) => g.lengths.length > 0);
 }
 
@@ -1303,15 +1346,15 @@ export function parseLines(spec: string | undefined, m: ModelConfig, stack?: Sta
   const lines = items.map((item) => {
     const [cp, ...rest] = lineParts(item);
     const c = Number(cp);
-    if (!/^\d+$/.test(cp) || !Number.isInteger(c) || c < 1 || c > 4096) throw new InputError(`--lines: '${item.trim()}' does not start with a context-parallel size (a positive integer)`);
+    if (!/^\d+$/.test(cp) || !Number.isInteger(c) || c < 1 || c > 4096) throw refusal(`${LINES_FLAG}: '${item.trim()}' does not start with a context-parallel size (a positive integer)`, LINES_FLAG);
     const rc = rest.length === 0 ? 'none' : rest.join(':') === 'recompute' ? dflt : rest.join(':');
-    const r = parseRecomputeSpec(rc, '--lines');
+    const r = parseRecomputeSpec(rc, LINES_FLAG);
     return { label: lineLabel(c, recomputeSpec(r), dflt), overrides: { contextParallel: c, ...r } };
   });
   lines.forEach((l, i) => {
     const j = lines.findIndex((x) => x.label === l.label);
     if (j < i)
-      throw new InputError(`--lines: '${items[i].trim()}' is the line '${items[j].trim()}' again (${l.label}): give each line once`);
+      throw refusal(`${LINES_FLAG}: '${items[i].trim()}' is the line '${items[j].trim()}' again (${l.label}): give each line once`, LINES_FLAG);
   });
   return lines;
 }
