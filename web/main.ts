@@ -7,7 +7,7 @@ import Chart, { type FontSpec, type LegendItem } from 'chart.js/auto';
 import { drawPoint, toFont } from 'chart.js/helpers';
 import {
   CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, NoLengthError, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
-  STACKS, a2aUnsplit, lineParts, seqSplitProblem, megatronSequenceParallel, normName, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, positionTableProblem, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
+  STACKS, a2aUnsplit, lineParts, seqSplitProblem, megatronSequenceParallel, normName, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, positionTableRefusal, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../src/memory/model.js';
 import { ChartDataset, LegendChart, MemoryChartConfig, breakdownRows, chartNotes, drawLegendMarks, formatTokens, legendSwatch, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
@@ -53,23 +53,23 @@ const FLAG_WORDS: Record<string, string> = {
 };
 
 /**
- * Megatron-LM flags → the planner's controls, for the model's own refusals (InputErrors naming the flags) that the
+ * Megatron-LM flags (as InputError.flags holds them) → the planner's controls, for the model's own refusals that the
  * page's checks do not make first: the MLP width over TP, MoE with TP and no sequence parallel, EP over DP × CP.
  */
 const FLAG_FIELDS: Record<string, string> = {
-  'num-layers': 'layers', 'hidden-size': 'hidden', 'num-attention-heads': 'heads', 'num-query-groups': 'groups', 'ffn-hidden-size': 'ffn', 'vocab-size': 'vocab',
-  'attention-dropout': 'attdrop', 'hidden-dropout': 'hiddrop', 'position-embedding-type': 'pos', 'max-position-embeddings': 'maxpos', normalization: 'norm', 'disable-bias-linear': 'nobias',
-  'num-experts': 'experts', 'moe-router-topk': 'topk', 'moe-ffn-hidden-size': 'moeffn', 'moe-shared-expert-intermediate-size': 'shared',
-  'moe-expert-capacity-factor': 'capacity', 'expert-model-parallel-size': 'ep', 'micro-batch-size': 'mb', 'tensor-model-parallel-size': 'tp',
-  'sequence-parallel': 'sp', 'pipeline-model-parallel-size': 'pp', 'num-layers-per-virtual-pipeline-stage': 'vpp', 'data-parallel-size': 'dp',
-  'use-distributed-optimizer': 'distopt', 'fp32-residual-connection': 'fp32res', 'torch-optimizer': 'torchopt', 'cp-comm-type': 'cpcomm', stack: 'stack', 'seq-length': 'seqs',
-  'context-parallel-size': 'lines', 'recompute-granularity': 'lines', 'recompute-method': 'lines', 'recompute-num-layers': 'lines', 'recompute-modules': 'lines',
+  '--num-layers': 'layers', '--hidden-size': 'hidden', '--num-attention-heads': 'heads', '--num-query-groups': 'groups', '--ffn-hidden-size': 'ffn', '--vocab-size': 'vocab',
+  '--attention-dropout': 'attdrop', '--hidden-dropout': 'hiddrop', '--position-embedding-type': 'pos', '--max-position-embeddings': 'maxpos', '--normalization': 'norm', '--disable-bias-linear': 'nobias',
+  '--num-experts': 'experts', '--moe-router-topk': 'topk', '--moe-ffn-hidden-size': 'moeffn', '--moe-shared-expert-intermediate-size': 'shared',
+  '--moe-expert-capacity-factor': 'capacity', '--expert-model-parallel-size': 'ep', '--micro-batch-size': 'mb', '--tensor-model-parallel-size': 'tp',
+  '--sequence-parallel': 'sp', '--pipeline-model-parallel-size': 'pp', '--num-layers-per-virtual-pipeline-stage': 'vpp', '--data-parallel-size': 'dp',
+  '--use-distributed-optimizer': 'distopt', '--fp32-residual-connection': 'fp32res', '--torch-optimizer': 'torchopt', '--cp-comm-type': 'cpcomm', '--stack': 'stack', '--seq-length': 'seqs',
+  '--context-parallel-size': 'lines', '--recompute-granularity': 'lines', '--recompute-method': 'lines', '--recompute-num-layers': 'lines', '--recompute-modules': 'lines',
 };
 
-/** The model's own refusal of the planner's input, said beside the control of the first flag it names (FLAG_FIELDS); anything else as it is. */
+/** The model's own refusal of the planner's input, said beside the control of the first of its flags the planner has (FLAG_FIELDS); anything else as it is. */
 function onModelField(e: unknown): unknown {
   if (!(e instanceof InputError)) return e;
-  const name = [...e.message.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => FLAG_FIELDS[m[1]]).find(Boolean);
+  const name = e.flags.map((f) => (Object.hasOwn(FLAG_FIELDS, f) ? FLAG_FIELDS[f] : undefined)).find(Boolean);
   return name ? new FieldError(e.message, form.elements.namedItem(name) as HTMLElement) : e;
 }
 
@@ -829,8 +829,8 @@ function readPlanner(): { model: ModelConfig; par: ParallelConfig; hbm: number; 
   const lines = readLines(model, par);
   const seqs = readSeqLengths();
   // The CLI's sweep check: the table covers the longest length (onModelField puts it beside max positions).
-  const table = positionTableProblem(model, seqs.at(-1)!, `the longest sequence length, ${seqs.at(-1)}`);
-  if (table) throw new InputError(table);
+  const table = positionTableRefusal(model, seqs.at(-1)!, { words: `the longest sequence length, ${seqs.at(-1)}`, flags: [] });
+  if (table) throw table;
   for (const l of par.cpCommType === 'a2a' ? lines : []) {
     const cp = l.overrides.contextParallel ?? 1;
     const un = a2aUnsplit(model, { tensorParallel: par.tensorParallel, contextParallel: cp });
