@@ -13,7 +13,9 @@ import { type PageHarness, collectErrors, hooks, openPage, pageReady, startPage,
 import { configFromFlags } from '../src/cli/memory.js';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { recomputeCost } from '../src/memory/advise.js';
+import { layoutTime, recomputeCost } from '../src/memory/advise.js';
+import { MOE_EXPERT_BIASES, untrainable } from '../src/memory/untrainable.js';
+import { duration } from '../web/format.js';
 import { DEFAULT_PARALLEL, GIB, PRESETS, SELECTIVE_RECOMPUTE, memoryBreakdown, parseRecomputeSpec } from '../src/memory/model.js';
 
 let server: PageHarness | null = null;
@@ -39,7 +41,7 @@ const fieldMarks = (p: Page, form: string) => p.$$eval(`${form} [aria-invalid="t
   const id = e.getAttribute('aria-describedby');
   return { name: (e as HTMLInputElement).name || e.className, message: (id && document.getElementById(id)?.textContent) ?? null };
 }));
-const plannerOf = (p: Page) => hooks<{ lines: string[]; error?: string }>(p, 'planner');
+const plannerOf = (p: Page) => hooks<{ lines: string[]; error?: string; notes?: string }>(p, 'planner');
 
 describe('the planner and replay panels', () => {
   it('virtual stages without a pipeline are refused beside their field, as the CLI refuses them', async () => {
@@ -738,6 +740,85 @@ describe('the planner and replay panels', () => {
     await p.fill('input[name=ep]', '8');
     expect((await fieldMarks(p, '#planner-form')).map((m) => m.name)).toEqual(['ep']);
     await p.close();
+  });
+
+  it("unfused GeLU, the router's score function and the expert bias: each gives flashring memory's bytes and step time for the same flags, kept in the link", async () => {
+    const p = await open('preset=seed-32L-4096h&lines=1&seqs=4096');
+    const bytes = async () => (await hooks<{ totalBytes: Record<string, number> }>(p, 'planner')).totalBytes['CP=1|4096'];
+    const step = async () => /predicted step ([^,]+),/.exec((await p.textContent('#planner-time'))!)?.[1];
+    /** flashring memory's flags so far (src/cli/memory.ts configFromFlags): the page's figures against the model's for them. */
+    const cli: Record<string, string | boolean> = { preset: 'seed-32L-4096h', 'seq-length': '4096', 'tensor-model-parallel-size': '8', 'sequence-parallel': true };
+    const asCli = async (more: Record<string, string | boolean>) => {
+      Object.assign(cli, more);
+      const { model, par } = configFromFlags(cli);
+      expect((await plannerOf(p)).error, JSON.stringify(more)).toBeUndefined();
+      expect(await bytes(), JSON.stringify(more)).toBe(memoryBreakdown(model, par).totalBytes);
+      expect(await step(), JSON.stringify(more)).toBe(duration(layoutTime(model, par).time.iterMs));
+      return { model, par };
+    };
+    // The seed is GeLU with linear biases: unfused, the same tensors kept (the same bytes) and a slower step, as the CLI's.
+    expect([await p.isDisabled('input[name=unfused]'), await p.isDisabled('input[name=unfusedgelu]')]).toEqual([true, false]);
+    await asCli({});
+    const fused = [await bytes(), await step()];
+    await p.check('input[name=unfusedgelu]');
+    await asCli({ 'no-bias-gelu-fusion': true });
+    expect(await bytes()).toBe(fused[0]);
+    expect(await step()).not.toBe(fused[1]);
+    // MoE with linear biases: untrainable fused; at TP 1 with EP 2 the unfused GeLU has a path, and the page's note goes as the CLI's does.
+    expect([await p.isDisabled('select[name=score]'), await p.isDisabled('input[name=expertbias]')]).toEqual([true, true]);
+    await p.fill('input[name=experts]', '8');
+    await p.fill('input[name=tp]', '1');
+    await p.fill('input[name=dp]', '2');
+    await p.fill('input[name=ep]', '2');
+    const moe = await asCli({ 'num-experts': '8', 'tensor-model-parallel-size': '1', 'data-parallel-size': '2', 'expert-model-parallel-size': '2' });
+    expect(untrainable(moe.model, moe.par)).toBeNull();
+    expect((await plannerOf(p)).notes).not.toMatch(/cannot train routed experts/);
+    await p.uncheck('input[name=unfusedgelu]');
+    delete cli['no-bias-gelu-fusion'];
+    const fusedMoe = await asCli({});
+    expect(untrainable(fusedMoe.model, fusedMoe.par)).toBe(MOE_EXPERT_BIASES);
+    expect((await plannerOf(p)).notes).toMatch(/cannot train routed experts with linear biases/);
+    // The score function: the router keeps as much for each (the same bytes); the expert bias adds its buffers (kilobytes).
+    const softmax = await bytes();
+    await p.selectOption('select[name=score]', 'sigmoid');
+    await asCli({ 'moe-router-score-function': 'sigmoid' });
+    expect(await bytes()).toBe(softmax);
+    await p.check('input[name=expertbias]');
+    await asCli({ 'moe-router-enable-expert-bias': true });
+    expect(await bytes()).toBeGreaterThan(softmax);
+    expect(await p.textContent('#planner-breakdown')).toContain('router expert bias (fp32) and tokens per expert (bf16)');
+    const q = await viewHash(p);
+    expect(['unfusedgelu', 'score', 'expertbias'].map((k) => q.get(k))).toEqual(['0', 'sigmoid', '1']);
+    await p.reload();
+    await pageReady(p);
+    expect([await p.isChecked('input[name=unfusedgelu]'), await p.inputValue('select[name=score]'), await p.isChecked('input[name=expertbias]')]).toEqual([false, 'sigmoid', true]);
+    expect(await bytes()).toBe(memoryBreakdown(configFromFlags(cli).model, configFromFlags(cli).par).totalBytes);
+    // SwiGLU reads its own box: the GeLU one is greyed.
+    await p.check('input[name=swiglu]');
+    expect([await p.isDisabled('input[name=unfused]'), await p.isDisabled('input[name=unfusedgelu]')]).toEqual([false, true]);
+    await p.close();
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('the expert bias with the softmax score function is refused beside the expert bias, as the model (and so the CLI) refuses it', async () => {
+    const flags = { preset: 'seed-32L-4096h', 'seq-length': '4096', 'tensor-model-parallel-size': '8', 'sequence-parallel': true, 'disable-bias-linear': true, 'num-experts': '8', 'moe-router-enable-expert-bias': true };
+    expect(() => configFromFlags(flags)).toThrow("Megatron-LM refuses --moe-router-enable-expert-bias with the softmax score function (TransformerConfig): add --moe-router-score-function sigmoid (or sqrtsoftplus), or leave out --moe-router-enable-expert-bias");
+    const p = await open('preset=seed-32L-4096h&lines=1&seqs=4096&nobias=1&experts=8&score=sqrtsoftplus&expertbias=1');
+    expect(await p.textContent('#planner-error')).toBe('');
+    expect((await plannerOf(p)).lines).toEqual(['CP=1', 'HBM 80 GiB']);
+    await p.selectOption('select[name=score]', 'softmax');
+    const want = "Megatron-LM refuses 'expert bias' with the softmax score function (TransformerConfig): add score function sigmoid (or sqrtsoftplus), or leave out 'expert bias'";
+    expect(await p.textContent('#planner-error')).toBe(want);
+    expect(await fieldMarks(p, '#planner-form')).toEqual([{ name: 'expertbias', message: want }]);
+    expect((await plannerOf(p)).lines).toEqual([]);
+    // A link that asks for it: refused at the top with the link's key.
+    await p.evaluate(() => { location.hash = 'preset=seed-32L-4096h&lines=1&seqs=4096&nobias=1&experts=8&expertbias=1'; });
+    await p.waitForFunction(() => /expertbias=1/.test(document.getElementById('view-note')!.textContent ?? ''));
+    expect(await p.textContent('#view-note')).toBe(`This link's expertbias=1 is refused: ${want}.`);
+    await p.uncheck('input[name=expertbias]');
+    expect([await p.textContent('#planner-error'), await fieldMarks(p, '#planner-form')]).toEqual(['', []]);
+    await p.close();
+    expect(consoleErrors).toEqual([]);
   });
 
   it('a shared link\'s value a field cannot hold (tp=abc) is set aside and named at the top with what shows instead; one the planner refuses (tp=3) is named at the top with why', async () => {

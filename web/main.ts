@@ -6,7 +6,7 @@
 import Chart, { type FontSpec, type LegendItem } from 'chart.js/auto';
 import { drawPoint, toFont } from 'chart.js/helpers';
 import {
-  CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, NoLengthError, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MoeConfig, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
+  CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, NoLengthError, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MOE_SCORE_FUNCTIONS, MoeConfig, MoeScoreFunction, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
   STACKS, a2aUnsplit, lineParts, seqSplitProblem, megatronSequenceParallel, normName, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, positionTableRefusal, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../src/memory/model.js';
 import { ChartDataset, LegendChart, MemoryChartConfig, breakdownRows, chartNotes, drawLegendMarks, formatTokens, legendSwatch, memoryChartConfig } from '../src/memory/chart.js';
@@ -50,6 +50,7 @@ const FLAG_WORDS: Record<string, string> = {
   'num-experts': 'experts', 'moe-router-topk': 'top-k', 'moe-ffn-hidden-size': 'expert MLP width', 'moe-shared-expert-intermediate-size': 'shared expert width',
   'moe-expert-capacity-factor': 'expert capacity factor', 'moe-token-dispatcher-type': 'token dispatcher', 'expert-model-parallel-size': 'EP',
   'disable-bias-linear': "'no linear biases'", normalization: 'norm', 'max-position-embeddings': 'max positions',
+  'no-bias-swiglu-fusion': "'unfused SwiGLU'", 'no-bias-gelu-fusion': "'unfused GeLU'", 'moe-router-score-function': 'score function', 'moe-router-enable-expert-bias': "'expert bias'",
 };
 
 /**
@@ -59,8 +60,9 @@ const FLAG_WORDS: Record<string, string> = {
 const FLAG_FIELDS: Record<string, string> = {
   '--num-layers': 'layers', '--hidden-size': 'hidden', '--num-attention-heads': 'heads', '--num-query-groups': 'groups', '--ffn-hidden-size': 'ffn', '--vocab-size': 'vocab',
   '--attention-dropout': 'attdrop', '--hidden-dropout': 'hiddrop', '--position-embedding-type': 'pos', '--max-position-embeddings': 'maxpos', '--normalization': 'norm', '--disable-bias-linear': 'nobias',
+  '--no-bias-swiglu-fusion': 'unfused', '--no-bias-gelu-fusion': 'unfusedgelu',
   '--num-experts': 'experts', '--moe-router-topk': 'topk', '--moe-ffn-hidden-size': 'moeffn', '--moe-shared-expert-intermediate-size': 'shared',
-  '--moe-expert-capacity-factor': 'capacity', '--expert-model-parallel-size': 'ep', '--micro-batch-size': 'mb', '--tensor-model-parallel-size': 'tp',
+  '--moe-expert-capacity-factor': 'capacity', '--moe-router-score-function': 'score', '--moe-router-enable-expert-bias': 'expertbias', '--expert-model-parallel-size': 'ep', '--micro-batch-size': 'mb', '--tensor-model-parallel-size': 'tp',
   '--sequence-parallel': 'sp', '--pipeline-model-parallel-size': 'pp', '--num-layers-per-virtual-pipeline-stage': 'vpp', '--data-parallel-size': 'dp',
   '--use-distributed-optimizer': 'distopt', '--fp32-residual-connection': 'fp32res', '--torch-optimizer': 'torchopt', '--cp-comm-type': 'cpcomm', '--stack': 'stack', '--seq-length': 'seqs',
   '--context-parallel-size': 'lines', '--recompute-granularity': 'lines', '--recompute-method': 'lines', '--recompute-num-layers': 'lines', '--recompute-modules': 'lines',
@@ -340,9 +342,11 @@ const stackSelect = select('stack');
 for (const [k, s] of Object.entries(STACKS)) stackSelect.add(new Option(s.label, k));
 const replayHbm = $<HTMLInputElement>('replay-hbm');
 
-const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'attdrop', 'hiddrop', 'pos', 'maxpos', 'norm', 'experts', 'topk', 'moeffn', 'shared', 'capacity', 'ep'];
+const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'attdrop', 'hiddrop', 'pos', 'maxpos', 'norm', 'experts', 'topk', 'moeffn', 'shared', 'capacity', 'score', 'ep'];
 /** The model's checkboxes (their URL keys are their names, '1' or '0'). */
-const MODEL_CHECKS = ['swiglu', 'unfused', 'untie', 'nobias'];
+const MODEL_CHECKS = ['swiglu', 'unfused', 'unfusedgelu', 'untie', 'nobias', 'expertbias'];
+/** The MoE controls besides the experts: greyed, and not read, on a dense model. */
+const MOE_CONTROLS = ['topk', 'moeffn', 'shared', 'capacity', 'score', 'expertbias', 'ep'];
 /** The planner's parallel and stack settings in a link: its fields, and its boxes ticked by default as DEFAULT_VIEW says ('fp32' apart: the stack sets it). */
 const PARALLEL_FIELDS = ['mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs'];
 const PARALLEL_CHECKS = ['sp', 'flash', 'distopt', 'fp32res', 'torchopt'];
@@ -356,6 +360,7 @@ const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1'
 /** The CP comm type select's options: the memory model's types (CP_COMM_TYPES), each with what it is. */
 const CP_COMM_LABELS: Record<CpCommType, string> = { p2p: 'p2p (ring)', all_gather: 'all_gather', a2a: 'a2a (Ulysses)' };
 for (const t of CP_COMM_TYPES) select('cpcomm').add(new Option(CP_COMM_LABELS[t], t));
+for (const f of MOE_SCORE_FUNCTIONS) select('score').add(new Option(f, f));
 
 function setModelFields(m: ModelConfig): void {
   field('layers').value = String(m.numLayers);
@@ -371,7 +376,8 @@ function setModelFields(m: ModelConfig): void {
   field('topk').value = m.moe ? String(m.moe.routerTopk) : '';
   field('moeffn').value = m.moe?.ffnHiddenSize === undefined ? '' : String(m.moe.ffnHiddenSize);
   field('shared').value = String(m.moe?.sharedExpertSize ?? 0);
-  field('unfused').checked = m.biasActivationFusion === false;
+  field('unfused').checked = !!m.swiglu && m.biasActivationFusion === false;
+  field('unfusedgelu').checked = !m.swiglu && m.biasActivationFusion === false;
   field('attdrop').value = String(m.attentionDropout ?? 0.1);
   field('hiddrop').value = String(m.hiddenDropout ?? 0.1);
   select('pos').value = m.positionEmbedding ?? ''; // '': the model's default (RoPE with SwiGLU, learned otherwise)
@@ -380,16 +386,19 @@ function setModelFields(m: ModelConfig): void {
   field('nobias').checked = m.biasLinear === false;
   select('norm').value = normName(m);
   field('capacity').value = m.moe?.capacityFactor === undefined ? '' : String(m.moe.capacityFactor);
+  select('score').value = m.moe?.scoreFunction ?? 'softmax';
+  field('expertbias').checked = !!m.moe?.expertBias;
   field('ep').value = '1';
   syncModelControls();
 }
 
-/** The MoE fields mean something only with experts, unfused SwiGLU only with SwiGLU: otherwise they are greyed. */
+/** The MoE fields mean something only with experts, unfused SwiGLU only with SwiGLU, unfused GeLU only without: otherwise they are greyed. */
 function syncModelControls(): void {
   const moe = Number(field('experts').value) > 0;
-  for (const k of ['topk', 'moeffn', 'shared', 'capacity', 'ep']) field(k).disabled = !moe;
+  for (const k of MOE_CONTROLS) field(k).disabled = !moe;
   field('moeffn').placeholder = field('ffn').value;
   field('unfused').disabled = !field('swiglu').checked;
+  field('unfusedgelu').disabled = field('swiglu').checked;
 }
 
 /** SwiGLU toggled: an MLP width at the other setting's default follows to this one's (4h, or ⌊(4h·2/3)/64⌋·64 as Megatron-LM); a width typed in stays. */
@@ -718,7 +727,8 @@ function readModel(): ModelConfig {
     attentionDropout: probability(field('attdrop'), 'Attention dropout'), hiddenDropout: probability(field('hiddrop'), 'Hidden dropout'),
     positionEmbedding: (select('pos').value || undefined) as ModelConfig['positionEmbedding'], untieEmbeddings: field('untie').checked,
     maxPositionEmbeddings: optionalWhole(field('maxpos'), 'Max positions', 2 ** 31, 1, 'a positive whole number (empty: the sequence length)'),
-    biasActivationFusion: field('swiglu').checked && field('unfused').checked ? false : undefined,
+    // Megatron-LM's bias_activation_fusion: the SwiGLU box with SwiGLU, the GeLU one with GeLU (configFromFlags reads the flags so)
+    biasActivationFusion: field(field('swiglu').checked ? 'unfused' : 'unfusedgelu').checked ? false : undefined,
     biasLinear: field('nobias').checked ? false : undefined, rmsNorm: select('norm').value === 'RMSNorm' ? true : undefined,
     paramPrecision: field('fp32').checked && stackSelect.value === 'megatron' ? 'amp' : undefined,
   };
@@ -756,6 +766,10 @@ function readMoe(): MoeConfig | undefined {
   if ((cap !== '' || field('capacity').validity.badInput) && !(cap !== '' && Number.isFinite(c) && c > 0 && c <= 1e6))
     throw new FieldError(`Capacity factor must be a positive number, at most 1,000,000 (empty: no token dropping) (it is ${cap === '' ? 'not a number' : cap}).`, field('capacity'));
   if (cap !== '') moe.capacityFactor = c;
+  // As configFromFlags sets them; the expert bias with softmax is the model's refusal (validate), said beside the expert bias (onModelField).
+  const score = select('score').value as MoeScoreFunction;
+  if (score !== 'softmax') moe.scoreFunction = score;
+  if (field('expertbias').checked) moe.expertBias = true;
   return moe;
 }
 
@@ -934,6 +948,8 @@ function renderPlanner(typing = false): void {
   hooks.planner = {
     // The model the lines were drawn for, as the tests compare it with flashring memory's flags.
     model: { biasLinear: model.biasLinear ?? true, rmsNorm: model.rmsNorm ?? false },
+    // Each point's total in bytes ('CP=1|4096': line and length), as the tests compare it with flashring memory's (GiB to two places hide kilobytes).
+    totalBytes: Object.fromEntries(pts.map((p) => [`${p.line}|${p.config.seqLength}`, p.breakdown.totalBytes])),
     lines: plannerChart.data.datasets.map((d) => d.label),
     notes,
     oomMarkers: plannerChart.data.datasets.reduce((a, d) => {
