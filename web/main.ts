@@ -55,7 +55,8 @@ const FLAG_WORDS: Record<string, string> = {
 
 /**
  * Megatron-LM flags (as InputError.flags holds them) → the planner's controls, for the model's own refusals that the
- * page's checks do not make first: the MLP width over TP, MoE with TP and no sequence parallel, EP over DP × CP.
+ * page's checks do not make first: the MLP width over TP, MoE with TP and no sequence parallel, EP over DP × CP, the
+ * expert bias with the softmax score function.
  */
 const FLAG_FIELDS: Record<string, string> = {
   '--num-layers': 'layers', '--hidden-size': 'hidden', '--num-attention-heads': 'heads', '--num-query-groups': 'groups', '--ffn-hidden-size': 'ffn', '--vocab-size': 'vocab',
@@ -727,7 +728,7 @@ function readModel(): ModelConfig {
     attentionDropout: probability(field('attdrop'), 'Attention dropout'), hiddenDropout: probability(field('hiddrop'), 'Hidden dropout'),
     positionEmbedding: (select('pos').value || undefined) as ModelConfig['positionEmbedding'], untieEmbeddings: field('untie').checked,
     maxPositionEmbeddings: optionalWhole(field('maxpos'), 'Max positions', 2 ** 31, 1, 'a positive whole number (empty: the sequence length)'),
-    // Megatron-LM's bias_activation_fusion: the SwiGLU box with SwiGLU, the GeLU one with GeLU (configFromFlags reads the flags so)
+    // Megatron-LM's bias_activation_fusion: the SwiGLU box with SwiGLU, the GeLU one with GeLU, as configFromFlags reads the flags (src/cli/memory.ts:139)
     biasActivationFusion: field(field('swiglu').checked ? 'unfused' : 'unfusedgelu').checked ? false : undefined,
     biasLinear: field('nobias').checked ? false : undefined, rmsNorm: select('norm').value === 'RMSNorm' ? true : undefined,
     paramPrecision: field('fp32').checked && stackSelect.value === 'megatron' ? 'amp' : undefined,
@@ -766,7 +767,7 @@ function readMoe(): MoeConfig | undefined {
   if ((cap !== '' || field('capacity').validity.badInput) && !(cap !== '' && Number.isFinite(c) && c > 0 && c <= 1e6))
     throw new FieldError(`Capacity factor must be a positive number, at most 1,000,000 (empty: no token dropping) (it is ${cap === '' ? 'not a number' : cap}).`, field('capacity'));
   if (cap !== '') moe.capacityFactor = c;
-  // As configFromFlags sets them; the expert bias with softmax is the model's refusal (validate), said beside the expert bias (onModelField).
+  // As configFromFlags sets them (src/cli/memory.ts:171-172); the expert bias with softmax is the model's refusal (validate), said beside the expert bias (onModelField).
   const score = select('score').value as MoeScoreFunction;
   if (score !== 'softmax') moe.scoreFunction = score;
   if (field('expertbias').checked) moe.expertBias = true;
