@@ -125,12 +125,15 @@ export interface ErrorFields {
   gpuMessage?: string;
   /** An InputError's flags (none: it named none). */
   flags?: string[];
+  /** A LimitError's tiles tried (none: it tried none). */
+  tried?: TileMiss[];
 }
 
 /** An error's fields, to be rebuilt on the other side of a process boundary (rebuildError). */
 export function errorFields(e: unknown): ErrorFields {
   if (e instanceof GPUValidationError) return { name: e.name, message: e.message, label: e.label, gpuMessage: e.gpuMessage };
   if (e instanceof InputError && e.flags.length) return { name: e.name, message: e.message, flags: [...e.flags] };
+  if (e instanceof LimitError && e.tried.length) return { name: e.name, message: e.message, tried: e.tried.map((m) => ({ ...m, ...(m.need ? { need: { ...m.need } } : {}) })) };
   if (e instanceof Error) return { name: e.name, message: e.message };
   return { name: typeof e, message: String(e) };
 }
@@ -144,7 +147,7 @@ export const ERROR_CLASSES: Readonly<Record<string, (f: ErrorFields, rank?: numb
   NoAdapterError: (f) => new NoAdapterError(f.message),
   DeviceRequestError: (f) => new DeviceRequestError(f.message),
   InputError: (f) => new InputError(f.message, { flags: f.flags }),
-  LimitError: (f) => new LimitError(f.message),
+  LimitError: (f) => new LimitError(f.message, f.tried),
   MeasurementError: (f) => new MeasurementError(f.message),
   GPUValidationError: (f) => new GPUValidationError(f.label ?? 'unknown', f.gpuMessage ?? f.message),
   // Its message as the rank wrote it (with the bytes that rank held), not one counted again here.

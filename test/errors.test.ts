@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import * as errors from '../src/errors.js';
-import { DeviceLostError, ERROR_CLASSES, FlashringError, GPUOutOfMemoryError, GPUValidationError, InputError, errorFields } from '../src/errors.js';
+import { DeviceLostError, ERROR_CLASSES, FlashringError, GPUOutOfMemoryError, GPUValidationError, InputError, LimitError, errorFields } from '../src/errors.js';
 import { rankError } from '../src/cp/launch/processRanks.js';
 
 /** As it arrives in the parent. */
@@ -52,6 +52,15 @@ describe('a rank process error in its parent (rankError)', () => {
     expect((e as InputError).flags).toEqual(['--num-experts', '--expert-model-parallel-size']);
     expect(e.message).toBe(`rank 2: ${refused.message}`);
     expect((rankError(0, sent(new InputError('bad shape'))) as InputError).flags).toEqual([]);
+  });
+
+  it("a LimitError keeps the tiles it tried (LimitError.tried), with what each needs; one that tried none has none", () => {
+    const need = { bytes: 41472, chunk: 32, invocations: 256, maxBytes: 32768, maxInvocations: 1024 };
+    const tried = [{ tile: '128x32', why: '41472 bytes at chunk 32, 256 invocations', need }, { tile: '64x32', why: 'chunk 24 does not divide head dim 64' }];
+    const e = rankError(1, sent(new LimitError('no tile fits', tried)));
+    expect(e).toBeInstanceOf(LimitError);
+    expect((e as LimitError).tried).toEqual(tried);
+    expect((rankError(0, sent(new LimitError('buffer too large'))) as LimitError).tried).toEqual([]);
   });
 
   it("every FlashringError class of errors.ts is in ERROR_CLASSES and rebuilds as itself", () => {
