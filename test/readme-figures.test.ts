@@ -32,10 +32,16 @@ const range = (xs: number[], d: number) => `${Math.min(...xs).toFixed(d)}–${Ma
 interface Kernel { pass: string; D: number; causal: boolean; tflops: number; ratio: number }
 const PASSES = [['forward', 'fwd'], ['forward+backward', 'fwd+bwd']] as const;
 const at = (ks: Kernel[], pass: string, D: number, causal: boolean) => ks.find((k) => k.pass === pass && k.D === D && k.causal === causal)!;
+/** The kernel rows of a run's bench JSON. */
+const kernelsOf = (dir: string) => benchOf<{ kernels: Kernel[] }>(dir).kernels;
+/** PyTorch's memory-efficient f32 attention rows of a peer file (bench/peers/torch_sdpa.py): the portable kernels' peer. */
+const memEfficientF32 = (f: string) => json<{ results: (Kernel & { backend: string; dtype: string })[] }>(f).results.filter((r) => r.backend === 'efficient' && r.dtype === 'float32');
+/** cuBLAS's f32 GEMM with TF32 off (TFLOP/s) in a units file (bench/peers/torch_f32_units.py). */
+const cublasF32 = (f: string) => json<{ gemm: { dtype: string; tf32: boolean; tflops: number }[] }>(f).gemm.find((g) => g.dtype === 'float32' && !g.tf32)!.tflops;
 
 describe("README's kernel tables are the stored bench runs", () => {
   it('tensor cores on the H200 (2026-12-05-next-h200, robustness off then on): every cell, and the targets\' ranges', () => {
-    const [off, on] = ['a/tc-r0', 'a/tc-r1'].map((d) => benchOf<{ kernels: Kernel[] }>(`2026-12-05-next-h200/${d}`).kernels);
+    const [off, on] = ['a/tc-r0', 'a/tc-r1'].map((d) => kernelsOf(`2026-12-05-next-h200/${d}`));
     const cell = (k: Kernel) => `${k.tflops.toFixed(1)} (${k.ratio.toFixed(3)}×)`;
     for (const [name, pass] of PASSES)
       for (const D of [64, 128]) {
@@ -49,9 +55,8 @@ describe("README's kernel tables are the stored bench runs", () => {
 
   it("portable kernels on the H200 (2026-12-06-h200-owed): every cell against the call's memory-efficient f32 peer, and the last column over its cuBLAS f32 GEMM as stated (50.6)", () => {
     const dir = '2026-12-06-h200-owed/call';
-    const [f32, f16] = ['fma/p32-ship', 'fma/p16-ship'].map((d) => benchOf<{ kernels: Kernel[] }>(`${dir}/${d}`).kernels);
-    const peer = json<{ results: (Kernel & { backend: string; dtype: string })[] }>(`${dir}/fma/peer.json`).results.filter((r) => r.backend === 'efficient' && r.dtype === 'float32');
-    const gemm = json<{ gemm: { dtype: string; tf32: boolean; tflops: number }[] }>(`${dir}/units/units.json`).gemm.find((g) => g.dtype === 'float32' && !g.tf32)!.tflops;
+    const [f32, f16] = ['fma/p32-ship', 'fma/p16-ship'].map((d) => kernelsOf(`${dir}/${d}`));
+    const peer = memEfficientF32(`${dir}/fma/peer.json`), gemm = cublasF32(`${dir}/units/units.json`);
     stated(`cuBLAS's f32 GEMM without tensor cores (${gemm.toFixed(1)} TFLOP/s on the H200`);
     const asStated = Number(gemm.toFixed(1));
     for (const [name, pass] of PASSES)
@@ -66,10 +71,9 @@ describe("README's kernel tables are the stored bench runs", () => {
   });
   it("D = 128's f32 target in other units (2026-12-06-h200-owed): 0.6× and 0.8× the call's peer, against cuBLAS's f32 GEMM and the best plain-WGSL f32 GEMM", () => {
     const dir = '2026-12-06-h200-owed/call';
-    const peer = json<{ results: (Kernel & { backend: string; dtype: string })[] }>(`${dir}/fma/peer.json`).results.filter((r) => r.backend === 'efficient' && r.dtype === 'float32');
-    const cublas = json<{ gemm: { dtype: string; tf32: boolean; tflops: number }[] }>(`${dir}/units/units.json`).gemm.find((g) => g.dtype === 'float32' && !g.tf32)!.tflops;
+    const peer = memEfficientF32(`${dir}/fma/peer.json`), cublas = cublasF32(`${dir}/units/units.json`);
     const wgsl = Math.max(...benchOf<{ rows: { tflops: number }[] }>(`${dir}/ceiling`).rows.map((r) => r.tflops));
-    const f32 = benchOf<{ kernels: Kernel[] }>(`${dir}/fma/p32-ship`).kernels;
+    const f32 = kernelsOf(`${dir}/fma/p32-ship`);
     const p = [false, true].map((c) => at(peer, 'fwd', 128, c).tflops), ours = [false, true].map((c) => at(f32, 'fwd', 128, c).tflops);
     const asks = p.map((x) => 0.6 * x), f16 = p.map((x) => 0.8 * x);
     stated(`D = 128's f32 target asks ${range(asks, 1)} TFLOP/s on the H200 (0.6 × the peer's ${p.map((x) => x.toFixed(1)).join(' / ')};`);
