@@ -13,6 +13,7 @@ import { parseMegatronLog } from '../src/memory/megatron.js';
 import { steadyIterMs } from '../src/memory/time/fromLog.js';
 import { median } from '../src/stats.js';
 import { RESERVED_OVER_ALLOCATED } from '../src/memory/headroom.js';
+import { gemmPeers, type PeerGemm } from '../src/bench/peerGemm.js';
 
 const RESULTS = 'bench/results';
 const flat = (f: string) => readFileSync(f, 'utf8').replace(/\s+/g, ' ');
@@ -29,9 +30,11 @@ const tableRow = (after: string, pass: string, D: number) => {
 };
 const range = (xs: number[], d: number) => `${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)}`;
 
-interface Kernel { pass: string; D: number; causal: boolean; tflops: number; ratio: number }
+interface Kernel { pass: string; D: number; causal: boolean; tflops: number; ratio: number; precision?: string }
 const PASSES = [['forward', 'fwd'], ['forward+backward', 'fwd+bwd']] as const;
 const at = (ks: Kernel[], pass: string, D: number, causal: boolean) => ks.find((k) => k.pass === pass && k.D === D && k.causal === causal)!;
+/** The same pass, D, mask and precision. */
+const samePoint = (a: Kernel, b: Kernel) => a.pass === b.pass && a.D === b.D && a.causal === b.causal && a.precision === b.precision;
 /** The kernel rows of a run's bench JSON. */
 const kernelsOf = (dir: string) => benchOf<{ kernels: Kernel[] }>(dir).kernels;
 /** PyTorch's memory-efficient f32 attention rows of a peer file (bench/peers/torch_sdpa.py): the portable kernels' peer. */
@@ -80,6 +83,89 @@ describe("README's kernel tables are the stored bench runs", () => {
     stated(`${range(asks.map((x) => x / cublas), 2)}× cuBLAS's f32 GEMM and ${range(asks.map((x) => x / wgsl), 2)}× our best plain-WGSL f32 GEMM (${wgsl.toFixed(1)})`);
     stated(`the f32 forward there is ${range(ours.map((x) => x / wgsl), 2)}× of it`);
     stated(`would need ${f16.map((x) => x.toFixed(1)).join(' / ')} TFLOP/s with f32 products (0.8 × that peer; derived), ${range(f16.map((x) => x / wgsl), 2)}× that GEMM alone`);
+  });
+});
+
+/** Each `pass` row of `ks`, in order, over the peer's TFLOP/s at the same point. */
+const overPeer = (ks: Kernel[], peer: Kernel[], pass: string) => ks.filter((k) => k.pass === pass).map((k) => k.tflops / at(peer, pass, k.D, k.causal).tflops);
+/** Percent, at `d` decimals. */
+const pct = (x: number, d = 0) => (100 * x).toFixed(d);
+/** The smallest bound at `d` decimals that `x` (a fraction) stays within: how "within 2%" is written. */
+const within = (x: number, d = 0) => (Math.ceil(100 * x * 10 ** d - 1e-9) / 10 ** d).toFixed(d);
+
+const H100_UNITS = '2026-12-06-units-h100';
+/** The f32 GEMM probes (bench/ceiling) with loads ahead, on H100s and the H200, and cuBLAS's f32 GEMM of the same call where one was measured. */
+const CEILINGS = [
+  ['2026-12-06-gemm-prefetch-h100/call1/ceiling', 'H100'], ['2026-12-06-gemm-prefetch-h100/call1/ceiling2', 'H100'], ['2026-12-06-gemm-prefetch-h100/call2/ceiling1', 'H100'],
+  ['2026-12-06-gemm-prefetch-h100/call2/ceiling2', 'H100'], ['2026-12-06-head-check-h100/ceiling', 'H100'], ['2026-12-06-h200-owed/call/ceiling', 'H200'],
+] as const;
+type Ceiling = { rows: { tiling: string; tflops: number }[]; peerF32: { tflops: number } | null };
+/**
+ * A ceiling run's cuBLAS f32: its own peer file's; for the H200's call, run without one, the call's units file as README
+ * and that folder's README state it (50.6, rounded: the share they give, 0.753, is over 50.6; over 50.589 it is 0.7535).
+ */
+const ceilingCublas = (dir: string, c: Ceiling) =>
+  c.peerF32?.tflops ?? (dir.startsWith('2026-12-06-h200-owed') ? Number(cublasF32('2026-12-06-h200-owed/call/units/units.json').toFixed(1)) : undefined);
+
+describe("README's kernel figures beside the tables: an H100's, the opt-in f16 products, the GEMMs, the robustness transform's cost", () => {
+  it("tensor cores on an H100 (2026-12-06-units-h100 call 2, call 1's peer): × FlashAttention-2 and × cuBLAS's f16 GEMM at the eight points, FlashAttention-2's own share", () => {
+    const ks = ['t16', 't16r'].flatMap((d) => kernelsOf(`${H100_UNITS}/call2/${d}`));
+    const peer = json<{ results: (PeerGemm & Kernel & { backend: string })[] }>(`${H100_UNITS}/call1/peer.json`).results;
+    const f16Gemm = gemmPeers(peer).f16!.tflops, fa2 = peer.filter((r) => r.backend === 'flash' && r.pass === 'fwd').map((r) => r.tflops / f16Gemm);
+    const ratios = (pass: string) => range(ks.filter((k) => k.pass === pass).map((k) => k.ratio), 3);
+    const shares = (pass: string) => range(ks.filter((k) => k.pass === pass).map((k) => k.tflops / f16Gemm), 2);
+    stated(`forward ${ratios('fwd')}×, forward+backward ${ratios('fwd+bwd')}× at the same eight points, which is ${shares('fwd')}× and ${shares('fwd+bwd')}× of cuBLAS's f16 GEMM (FlashAttention-2's forward: ${range(fa2, 2)}× of it)`);
+  });
+
+  it('the opt-in f16 products on the H200 before the fma chains (2026-12-05-next-h200 a/pk16-r1, × part a\'s memory-efficient f32)', () => {
+    const ks = kernelsOf('2026-12-05-next-h200/a/pk16-r1'), peer = memEfficientF32('2026-12-05-next-h200/a/peer.json');
+    const fwd = (D: number, causal: boolean) => at(ks, 'fwd', D, causal), x = (D: number, causal: boolean) => (fwd(D, causal).tflops / at(peer, 'fwd', D, causal).tflops).toFixed(2);
+    stated(`${fwd(64, false).tflops.toFixed(1)} / ${fwd(128, false).tflops.toFixed(1)} TFLOP/s at D = 64 / 128, **${x(64, false)}× / ${x(128, false)}×** (causal ${x(64, true)}×, ${x(128, true)}×; on the H200, before the fma chains`);
+  });
+
+  it("the portable kernels on an H100 (2026-12-06-units-h100 call 1) against the H200's table (2026-12-06-h200-owed): the f32 forward's figures, how far apart the rows and the peers were", () => {
+    const h200 = ['p32-ship', 'p16-ship'].map((d) => kernelsOf(`2026-12-06-h200-owed/call/fma/${d}`)), h100 = ['p32', 'p16'].map((d) => kernelsOf(`${H100_UNITS}/call1/${d}`));
+    const apart = (a: Kernel[], b: Kernel[], passes: string[]) => a.filter((k) => passes.includes(k.pass)).map((k) => Math.abs(at(b, k.pass, k.D, k.causal).tflops / k.tflops - 1));
+    const f32Fwd = apart(h200[0], h100[0], ['fwd']), others = [...apart(h200[0], h100[0], ['fwd+bwd']), ...apart(h200[1], h100[1], ['fwd', 'fwd+bwd'])];
+    const peers = apart(memEfficientF32('2026-12-06-h200-owed/call/fma/peer.json'), memEfficientF32(`${H100_UNITS}/call1/peer.json`), ['fwd']);
+    const peer = memEfficientF32(`${H100_UNITS}/call1/peer.json`), fwd = h100[0].filter((k) => k.pass === 'fwd');
+    stated(`An H100 read the same f32 forward TFLOP/s to ${within(Math.max(...f32Fwd), 1)}% that morning (the other rows within ${within(Math.max(...others))}%), its PyTorch f32 forward ${pct(Math.min(...peers), 1)}–${pct(Math.max(...peers))}% apart`);
+    stated(`f32 forward ${fwd.map((k) => k.tflops.toFixed(2)).join(' / ')} TFLOP/s, ${overPeer(h100[0], peer, 'fwd').map((x) => x.toFixed(3)).join(' / ')}×)`);
+  });
+
+  it("cuBLAS's f32 GEMM on H100s (2026-12-06-units-h100, -gemm-prefetch-h100) and the best plain-WGSL f32 GEMM, with loads ahead and before (-gemm-prefetch-h100, -head-check-h100, -h200-owed)", () => {
+    const h100Cublas = [cublasF32(`${H100_UNITS}/call1/units.json`), ...[`${H100_UNITS}/call1`, '2026-12-06-gemm-prefetch-h100/call1', '2026-12-06-gemm-prefetch-h100/call2']
+      .map((d) => gemmPeers(json<{ results: PeerGemm[] }>(`${d}/peer.json`).results).f32!.tflops)];
+    stated(`the column is derived; ${range(h100Cublas, 1)} on H100s)`);
+    const runs = CEILINGS.map(([dir, machine]) => ({ dir, machine, c: benchOf<Ceiling>(dir) }));
+    const best = (m: string) => Math.max(...runs.filter((r) => r.machine === m).flatMap((r) => r.c.rows.map((x) => x.tflops)));
+    expect(best('H100').toFixed(1)).toBe(best('H200').toFixed(1));
+    // The share: each run that has the one-buffer tiling (the best) and a cuBLAS f32 of its call.
+    const shares = runs.flatMap(({ dir, c }) => {
+      const oneBuffer = c.rows.filter((x) => x.tiling.includes('one buffer')).map((x) => x.tflops), cublas = ceilingCublas(dir, c);
+      return oneBuffer.length && cublas ? [Math.max(...oneBuffer) / cublas] : [];
+    });
+    const plain = runs.map(({ c }) => Math.max(...c.rows.filter((x) => !x.tiling.includes('prefetched')).map((x) => x.tflops)));
+    stated(`Our own best plain-WGSL f32 GEMM reaches ${best('H200').toFixed(1)} TFLOP/s on both, ${range(shares, 3)}× of it, once it loads each K step ahead (${range(plain, 1)} before;`);
+  });
+
+  it('the best tensor-core GEMM through WebGPU (gemm-h200-2026-12-01: its two bench JSONs\' ceiling rows at 8192³)', () => {
+    const dir = `${RESULTS}/gemm-h200-2026-12-01`;
+    const rows = readdirSync(dir).filter((f) => f.endsWith('.json')).flatMap((f) => json<{ ceiling: { M: number; N: number; K: number; tflops: number }[] }>(`gemm-h200-2026-12-01/${f}`).ceiling);
+    expect(rows.every((r) => r.M === 8192 && r.N === 8192 && r.K === 8192)).toBe(true);
+    stated(`The best tensor-core GEMM found through WebGPU reaches ${Math.max(...rows.map((r) => r.tflops)).toFixed(1)} TFLOP/s at 8192³ on the H200`);
+  });
+
+  it("the robustness transform's cost to the f32 kernels (2026-12-04-robust-bounds-h200: both robust runs against the run without), and before (b9eb1d2's)", () => {
+    const dir = '2026-12-04-robust-bounds-h200';
+    /** 1 − robust on / robust off at each point of the run without the transform (f32), both robust runs. */
+    const cost = (tree: string, pass: string) => {
+      const off = kernelsOf(`${dir}/${tree}-r0`).filter((k) => k.pass === pass);
+      return ['r1', 'r1b'].flatMap((r) => off.map((o) => 1 - kernelsOf(`${dir}/${tree}-${r}`).find((k) => samePoint(k, o))!.tflops / o.tflops));
+    };
+    const span = (xs: number[]) => `${pct(Math.min(...xs))}–${pct(Math.max(...xs))}%`;
+    stated(`The robustness transform cost these f32 kernels at most ${pct(Math.max(...['fwd', 'bwd', 'fwd+bwd'].flatMap((p) => cost('new', p))), 1)}% (2026-12-04, before the fma chains)`);
+    stated(`Before, it cost ${span(cost('old', 'fwd'))} on the forward and ${span(cost('old', 'bwd'))} on the backward.`);
   });
 });
 
