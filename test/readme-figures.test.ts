@@ -1,8 +1,9 @@
 /**
  * README's measured figures that no other test recomputed, each from the stored files it names: the
- * tensor-core and portable kernel tables, p2p's ring against one call (and FlashAttention-2's split), what
- * R = 8 pays (the fixed cost a wave fitted on the places sweeps, and the share of R = 8's excess it accounts
- * for), and the draw-by-draw record of the time model (each draw's table as judged once, in its results
+ * tensor-core and portable kernel tables and the figures beside them (an H100's, the opt-in f16 products, the
+ * GEMMs they are set against, the robustness transform's cost), issue 37's targets table, the scale run,
+ * p2p's ring against one call (and FlashAttention-2's split), what R = 8 pays (the fixed cost a wave fitted on the
+ * places sweeps, and the share of R = 8's excess it accounts for), and the draw-by-draw record of the time model (each draw's table as judged once, in its results
  * README: its measured column is what the logs give, its error column is model / measured − 1, and the
  * counts and medians README and docs/memory.md state are those tables'). CPU only, reads files.
  */
@@ -29,6 +30,18 @@ const tableRow = (after: string, pass: string, D: number) => {
   return text.slice(text.indexOf(after)).split('\n').find((l) => l.startsWith(`| ${pass} | ${D} |`)) ?? '';
 };
 const range = (xs: number[], d: number) => `${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)}`;
+/** A vitest log's summary as "passed of all" (its "Tests  N passed (T)" line, colours stripped; a failure or skip in it matches nothing). */
+const suiteCounts = (f: string) => {
+  const m = readFileSync(`${RESULTS}/${f}`, 'utf8').replace(/\x1b\[[0-9;]*m/g, '').match(/^\s*Tests\s+(\d+) passed \((\d+)\)\s*$/m);
+  return m ? `${m[1]} of ${m[2]}` : `no summary of passed tests in ${f}`;
+};
+
+/** The real ring's sweep (bench/cp-run.mjs sweep): summed kernel ms a configuration, and against R = 1 (median, fastest). */
+const sweepOf = (f: string) => json<{ rows: { R: number; scheme: string; kernelMs: number; vsR1: number; vsR1Best: number }[] }>(f).rows;
+/** The steps bench's totals (bench/cp-run.mjs steps): the ring's steps, the same calls made alone, and R = 1's one call, ms. */
+const stepsOf = (f: string) => json<{ totals: { R: number; ringMs: number; plainMs: number; r1Ms: number }[] }>(f).totals;
+const NEXT_SWEEP = '2026-12-05-next-h200/b/sweep-new/cp-sweep.json', NEXT_STEPS = '2026-12-05-next-h200/b/steps128-new/cp-steps-16384.json';
+const H100_STEPS = '2026-12-06-units-h100/call2/steps128-new/cp-steps-16384.json';
 
 interface Kernel { pass: string; D: number; causal: boolean; tflops: number; ratio: number; precision?: string }
 const PASSES = [['forward', 'fwd'], ['forward+backward', 'fwd+bwd']] as const;
@@ -42,8 +55,12 @@ const memEfficientF32 = (f: string) => json<{ results: (Kernel & { backend: stri
 /** cuBLAS's f32 GEMM with TF32 off (TFLOP/s) in a units file (bench/peers/torch_f32_units.py). */
 const cublasF32 = (f: string) => json<{ gemm: { dtype: string; tf32: boolean; tflops: number }[] }>(f).gemm.find((g) => g.dtype === 'float32' && !g.tf32)!.tflops;
 
+const H100_UNITS = '2026-12-06-units-h100';
+/** The shipped portable f32 forward on H100s and its call's peer: the units call, the fma call, the fma check (twice). */
+const H100_F32_RUNS = [[`${H100_UNITS}/call1`, 'p32'], ['2026-12-05-fma-h100', 'p32-new'], ['2026-12-05-fma-check-h100', 'p32-ship'], ['2026-12-05-fma-check-h100', 'p32-ship2']] as const;
+
 describe("README's kernel tables are the stored bench runs", () => {
-  it('tensor cores on the H200 (2026-12-05-next-h200, robustness off then on): every cell, and the targets\' ranges', () => {
+  it('tensor cores on the H200 (2026-12-05-next-h200, robustness off then on): every cell', () => {
     const [off, on] = ['a/tc-r0', 'a/tc-r1'].map((d) => kernelsOf(`2026-12-05-next-h200/${d}`));
     const cell = (k: Kernel) => `${k.tflops.toFixed(1)} (${k.ratio.toFixed(3)}×)`;
     for (const [name, pass] of PASSES)
@@ -51,9 +68,6 @@ describe("README's kernel tables are the stored bench runs", () => {
         const cells = [off, on].flatMap((ks) => [false, true].map((c) => cell(at(ks, pass, D, c))));
         expect(tableRow('**Tensor-core kernels**', name, D), `${name} D${D}`).toBe(`| ${name} | ${D} | ${cells.join(' | ')} |`);
       }
-    const ratios = (pass: string) => [off, on].flatMap((ks) => ks.filter((k) => k.pass === pass).map((k) => k.ratio));
-    stated(`**met** at every point (${range(ratios('fwd'), 3)}× on the H200`);
-    stated(`**met** at every point (${range(ratios('fwd+bwd'), 3)}× on the H200`);
   });
 
   it("portable kernels on the H200 (2026-12-06-h200-owed): every cell against the call's memory-efficient f32 peer, and the last column over its cuBLAS f32 GEMM as stated (50.6)", () => {
@@ -72,28 +86,34 @@ describe("README's kernel tables are the stored bench runs", () => {
         expect(tableRow('**Portable kernels**', name, D), `${name} D${D}`).toBe(`| ${name} | ${D} | ${cells.join(' | ')} | ${share} |`);
       }
   });
-  it("D = 128's f32 target in other units (2026-12-06-h200-owed): 0.6× and 0.8× the call's peer, against cuBLAS's f32 GEMM and the best plain-WGSL f32 GEMM", () => {
+  it("D = 128's f32 target in other units (2026-12-06-h200-owed; the H100's peer of 2026-12-06-units-h100 call 1): 0.6× and 0.8× the call's peer, against cuBLAS's f32 GEMM and the best plain-WGSL f32 GEMM", () => {
     const dir = '2026-12-06-h200-owed/call';
     const peer = memEfficientF32(`${dir}/fma/peer.json`), cublas = cublasF32(`${dir}/units/units.json`);
     const wgsl = Math.max(...benchOf<{ rows: { tflops: number }[] }>(`${dir}/ceiling`).rows.map((r) => r.tflops));
     const f32 = kernelsOf(`${dir}/fma/p32-ship`);
     const p = [false, true].map((c) => at(peer, 'fwd', 128, c).tflops), ours = [false, true].map((c) => at(f32, 'fwd', 128, c).tflops);
     const asks = p.map((x) => 0.6 * x), f16 = p.map((x) => 0.8 * x);
-    stated(`D = 128's f32 target asks ${range(asks, 1)} TFLOP/s on the H200 (0.6 × the peer's ${p.map((x) => x.toFixed(1)).join(' / ')};`);
+    const asksH100 = [false, true].map((c) => 0.6 * at(memEfficientF32(`${H100_UNITS}/call1/peer.json`), 'fwd', 128, c).tflops);
+    stated(`D = 128's f32 target asks ${range(asks, 1)} TFLOP/s on the H200 (0.6 × the peer's ${p.map((x) => x.toFixed(1)).join(' / ')}; ${range(asksH100, 1)} on the H100)`);
     stated(`${range(asks.map((x) => x / cublas), 2)}× cuBLAS's f32 GEMM and ${range(asks.map((x) => x / wgsl), 2)}× our best plain-WGSL f32 GEMM (${wgsl.toFixed(1)})`);
     stated(`the f32 forward there is ${range(ours.map((x) => x / wgsl), 2)}× of it`);
     stated(`would need ${f16.map((x) => x.toFixed(1)).join(' / ')} TFLOP/s with f32 products (0.8 × that peer; derived), ${range(f16.map((x) => x / wgsl), 2)}× that GEMM alone`);
   });
 });
 
-/** Each `pass` row of `ks`, in order, over the peer's TFLOP/s at the same point. */
-const overPeer = (ks: Kernel[], peer: Kernel[], pass: string) => ks.filter((k) => k.pass === pass).map((k) => k.tflops / at(peer, pass, k.D, k.causal).tflops);
+/** The points README lists a pass's figures at, in its order: D = 64, 64 causal, 128, 128 causal. */
+const POINTS = [[64, false], [64, true], [128, false], [128, true]] as const;
+/** `pass` at each of POINTS: TFLOP/s over the peer's at the same point. */
+const overPeer = (ks: Kernel[], peer: Kernel[], pass: string) => POINTS.map(([D, c]) => at(ks, pass, D, c).tflops / at(peer, pass, D, c).tflops);
+/** The opt-in f16 products' run (FLASHRING_PORTABLE_FWD_PRODUCTS=f16) on the H200 before the fma chains. */
+const OPT_IN_F16 = '2026-12-05-next-h200/a/pk16-r1';
+/** Its forward over part a's memory-efficient f32 at each of POINTS, as README prints them (2 decimals). */
+const optInF16Ratios = () => overPeer(kernelsOf(OPT_IN_F16), memEfficientF32('2026-12-05-next-h200/a/peer.json'), 'fwd').map((x) => x.toFixed(2));
 /** Percent, at `d` decimals. */
 const pct = (x: number, d = 0) => (100 * x).toFixed(d);
 /** The smallest bound at `d` decimals that `x` (a fraction) stays within: how "within 2%" is written. */
 const within = (x: number, d = 0) => (Math.ceil(100 * x * 10 ** d - 1e-9) / 10 ** d).toFixed(d);
 
-const H100_UNITS = '2026-12-06-units-h100';
 /** The f32 GEMM probes (bench/ceiling) with loads ahead, on H100s and the H200, and cuBLAS's f32 GEMM of the same call where one was measured. */
 const CEILINGS = [
   ['2026-12-06-gemm-prefetch-h100/call1/ceiling', 'H100'], ['2026-12-06-gemm-prefetch-h100/call1/ceiling2', 'H100'], ['2026-12-06-gemm-prefetch-h100/call2/ceiling1', 'H100'],
@@ -118,9 +138,8 @@ describe("README's kernel figures beside the tables: an H100's, the opt-in f16 p
   });
 
   it('the opt-in f16 products on the H200 before the fma chains (2026-12-05-next-h200 a/pk16-r1, × part a\'s memory-efficient f32)', () => {
-    const ks = kernelsOf('2026-12-05-next-h200/a/pk16-r1'), peer = memEfficientF32('2026-12-05-next-h200/a/peer.json');
-    const fwd = (D: number, causal: boolean) => at(ks, 'fwd', D, causal), x = (D: number, causal: boolean) => (fwd(D, causal).tflops / at(peer, 'fwd', D, causal).tflops).toFixed(2);
-    stated(`${fwd(64, false).tflops.toFixed(1)} / ${fwd(128, false).tflops.toFixed(1)} TFLOP/s at D = 64 / 128, **${x(64, false)}× / ${x(128, false)}×** (causal ${x(64, true)}×, ${x(128, true)}×; on the H200, before the fma chains`);
+    const fwd = (D: number) => at(kernelsOf(OPT_IN_F16), 'fwd', D, false).tflops.toFixed(1), x = optInF16Ratios();
+    stated(`${fwd(64)} / ${fwd(128)} TFLOP/s at D = 64 / 128, **${x[0]}× / ${x[2]}×** (causal ${x[1]}×, ${x[3]}×; on the H200, before the fma chains`);
   });
 
   it("the portable kernels on an H100 (2026-12-06-units-h100 call 1) against the H200's table (2026-12-06-h200-owed): the f32 forward's figures, how far apart the rows and the peers were", () => {
@@ -128,7 +147,7 @@ describe("README's kernel figures beside the tables: an H100's, the opt-in f16 p
     const apart = (a: Kernel[], b: Kernel[], passes: string[]) => a.filter((k) => passes.includes(k.pass)).map((k) => Math.abs(at(b, k.pass, k.D, k.causal).tflops / k.tflops - 1));
     const f32Fwd = apart(h200[0], h100[0], ['fwd']), others = [...apart(h200[0], h100[0], ['fwd+bwd']), ...apart(h200[1], h100[1], ['fwd', 'fwd+bwd'])];
     const peers = apart(memEfficientF32('2026-12-06-h200-owed/call/fma/peer.json'), memEfficientF32(`${H100_UNITS}/call1/peer.json`), ['fwd']);
-    const peer = memEfficientF32(`${H100_UNITS}/call1/peer.json`), fwd = h100[0].filter((k) => k.pass === 'fwd');
+    const peer = memEfficientF32(`${H100_UNITS}/call1/peer.json`), fwd = POINTS.map(([D, c]) => at(h100[0], 'fwd', D, c));
     stated(`An H100 read the same f32 forward TFLOP/s to ${within(Math.max(...f32Fwd), 1)}% that morning (the other rows within ${within(Math.max(...others))}%), its PyTorch f32 forward ${pct(Math.min(...peers), 1)}–${pct(Math.max(...peers))}% apart`);
     stated(`f32 forward ${fwd.map((k) => k.tflops.toFixed(2)).join(' / ')} TFLOP/s, ${overPeer(h100[0], peer, 'fwd').map((x) => x.toFixed(3)).join(' / ')}×)`);
   });
@@ -169,14 +188,54 @@ describe("README's kernel figures beside the tables: an H100's, the opt-in f16 p
   });
 });
 
+describe("README's issue 37 targets table: each standing's figures, on the H200 and on H100s", () => {
+  const ratios = (ks: Kernel[], pass: string) => range(ks.filter((k) => k.pass === pass).map((k) => k.ratio), 3);
+  const x3 = (xs: number[]) => xs.map((x) => x.toFixed(3));
+
+  it('the tensor-core rows: every point on the H200 (2026-12-05-next-h200 part a) and an H100 (2026-12-06-units-h100 call 2), robustness off and on', () => {
+    const h200 = ['a/tc-r0', 'a/tc-r1'].flatMap((d) => kernelsOf(`2026-12-05-next-h200/${d}`)), h100 = ['t16', 't16r'].flatMap((d) => kernelsOf(`${H100_UNITS}/call2/${d}`));
+    stated(`| tensor-core forward ≥ 0.33× FlashAttention-2 | **met** at every point (${ratios(h200, 'fwd')}× on the H200, ${ratios(h100, 'fwd')}× on an H100) |`);
+    stated(`| tensor-core forward+backward ≥ 0.25× | **met** at every point (${ratios(h200, 'fwd+bwd')}× on the H200, ${ratios(h100, 'fwd+bwd')}× on an H100) |`);
+    stated(`(the tensor-core shaders as they ship; ${suiteCounts('2026-12-05-next-h200/a/tests.log')} kernel tests passed there with tensor cores required)`);
+  });
+
+  it('the portable rows: the H200 table (2026-12-06-h200-owed), the shipped f32 forward on H100s (units, fma, fma-check), the f16 one on an H100, the opt-in f16 products', () => {
+    const h200 = ['p32-ship', 'p16-ship'].map((d) => overPeer(kernelsOf(`2026-12-06-h200-owed/call/fma/${d}`), memEfficientF32('2026-12-06-h200-owed/call/fma/peer.json'), 'fwd'));
+    const onH100 = (dir: string, run: string) => overPeer(kernelsOf(`${dir}/${run}`), memEfficientF32(`${dir}/peer.json`), 'fwd');
+    const h100 = H100_F32_RUNS.map(([dir, run]) => onH100(dir, run)), col = (i: number) => h100.map((xs) => xs[i]);   // the i-th of POINTS
+    stated(`**met at D = 64**: ${h200[0][0].toFixed(3)}× (causal ${h200[0][1].toFixed(3)}×) on the H200 above; ${range(col(0), 3)}× (causal ${range(col(1), 3)}×) on H100s`);
+    stated(`**not at D = 128**: ${h200[0][2].toFixed(3)}× (causal ${h200[0][3].toFixed(3)}×) on the H200, ${range([...col(2), ...col(3)], 2)}× on H100s |`);
+    const [f16, f16H100] = [x3(h200[1]), x3(onH100(`${H100_UNITS}/call1`, 'p16'))];
+    const opt = optInF16Ratios();
+    stated(`**not met** with its default f32 products: ${f16[0]}× / ${f16[1]}× at D = 64, ${f16[2]}× / ${f16[3]}× at D = 128 on the H200 above (${f16H100.join(' / ')}× on an H100); met at D = 64 only with the opt-in f16 products (${opt[0]}×, causal ${opt[1]}×, on the H200 before the fma chains) |`);
+  });
+
+  it("the ring row: p2p's steps bench and real ring on the H200 (2026-12-05-next-h200 part b), the steps bench on an H100 (2026-12-06-units-h100 call 2)", () => {
+    const at48 = (xs: { R: number; v: number }[]) => [4, 8].map((R) => xs.find((x) => x.R === R)!.v.toFixed(2)).join(' / ');
+    const steps = (f: string) => at48(stepsOf(f).map((t) => ({ R: t.R, v: t.ringMs / t.r1Ms }))), ring = at48(sweepOf(NEXT_SWEEP).map((r) => ({ R: r.R, v: r.vsR1 })));
+    stated(`**not met**: ${steps(NEXT_STEPS)}× on the H200 (steps bench; the real ring ${ring}×), ${steps(H100_STEPS)}× on an H100 (steps bench, \`2026-12-06-units-h100\`) |`);
+  });
+
+  it("the exactness row: the GPU suite on the H200 with tensor cores required (2026-12-06-suite-h200/gpu-tc.log)", () => {
+    stated(`the whole GPU suite with tensor cores required, ${suiteCounts('2026-12-06-suite-h200/gpu-tc.log')} on the H200 at ab2d5ff`);
+  });
+});
+
 describe("README's context parallelism: p2p's ring against one call", () => {
   it('the real ring (b/sweep-new) and the steps bench (b/steps128-new) of 2026-12-05-next-h200, and the ring against its calls made alone', () => {
-    const sweep = json<{ rows: { R: number; kernelMs: number; vsR1: number }[] }>('2026-12-05-next-h200/b/sweep-new/cp-sweep.json').rows;
+    const sweep = sweepOf(NEXT_SWEEP);
     const r = (R: number) => sweep.find((x) => x.R === R)!;
     stated(`${[2, 4, 8].map((R) => r(R).vsR1.toFixed(2)).join(' / ')}× at R = 2 / 4 / 8 (R = 1 ${r(1).kernelMs.toFixed(1)} ms, R = 8 ${r(8).kernelMs.toFixed(1)}, medians of 5)`);
-    const steps = json<{ totals: { R: number; ringMs: number; plainMs: number; r1Ms: number }[] }>('2026-12-05-next-h200/b/steps128-new/cp-steps-16384.json').totals;
+    const steps = stepsOf(NEXT_STEPS), alone = (f: string) => range(stepsOf(f).map((t) => t.ringMs / t.plainMs), 2);
     stated(`the steps bench, each pass timed alone back to back, ${steps.map((t) => (t.ringMs / t.r1Ms).toFixed(2)).join(' / ')}×`);
-    stated(`so the ring runs ${range(steps.map((t) => t.ringMs / t.plainMs), 2)}× the same calls made alone on the H200`);
+    stated(`so the ring runs ${alone(NEXT_STEPS)}× the same calls made alone on the H200 (\`bench/results/2026-12-05-next-h200\`, \`b/steps128-new.log\`; ${alone(H100_STEPS)}× on an H100, \`2026-12-06-units-h100\` call 2)`);
+  });
+
+  it('the scale run (cp-h200-2026-12-01-v5, 3-cp-h200/cp-scale.json): N = 1,048,576 over R = 8 on one H200, its wall time and each rank\'s peak', () => {
+    const scale = json<{ s: { Nq: number }; wallMs: number; timeline: { R: number; ranks: { peakBytes: number }[] } }>('cp-h200-2026-12-01-v5/3-cp-h200/cp-scale.json');
+    expect([scale.s.Nq, scale.timeline.R, scale.timeline.ranks.length]).toEqual([1048576, 8, 8]);
+    const gib = Math.max(...scale.timeline.ranks.map((r) => r.peakBytes)) / 2 ** 30;
+    stated(`exact forward+backward at N = 1,048,576 tokens over R = 8 ranks sharing one H200 in ${(scale.wallMs / 1000).toFixed(0)} s, ${gib.toFixed(2)} GiB per rank`);
   });
 
   it("FlashAttention-2 on the same split (cp-h200-2026-12-01-v6, in-place gradient adds; peer-steps-fresh-h200-2026-12-03, its backward alone) and its call's time", () => {
@@ -186,10 +245,15 @@ describe("README's context parallelism: p2p's ring against one call", () => {
     stated(`FlashAttention-2 on the same split costs ${ratios(v6)}× its own call`);
     stated(`with its backward timed alone, ${ratios(fresh)}×`);
     const one = v6.results.find((x) => x.N === 16384 && x.R === 1)!;
-    stated(`Its call takes ${(one.fwdMs + one.bwdMs).toFixed(1)} ms where ours took`);
+    // Ours: the steps bench of the same day (v6 part 2, the default tiles), R = 1's forward and its backward (dK/dV, dQ);
+    // since: the real ring's R = 1 in the two calls after the stats change.
+    type Steps = { rows: { R: number; ring: { fwd: number; dkdv: number; dq: number } }[]; totals: { r1Ms: number }[] };
+    const v6Steps = json<Steps>('cp-h200-2026-12-01-v6/2-tiles/steps-default/cp-steps-16384.json'), ours = v6Steps.rows.find((x) => x.R === 1)!.ring;
+    const since = ['2026-12-04-stats-h200/sweep/cp-sweep.json', NEXT_SWEEP].map((f) => sweepOf(f).find((x) => x.R === 1)!.kernelMs);
+    stated(`Its call takes ${(one.fwdMs + one.bwdMs).toFixed(1)} ms where ours took ${v6Steps.totals[0].r1Ms.toFixed(1)} in that call (${ours.fwd.toFixed(2)} + ${(ours.dkdv + ours.dq).toFixed(2)}, forward + backward) and ${range(since, 1)} since`);
   });
   it('the other schemes on the tree of 2026-12-01 (order-h200-2026-12-01, 3-default): a2a, all_gather and p2p against R = 1', () => {
-    const rows = json<{ rows: { R: number; scheme: string; kernelMs: number; vsR1: number; vsR1Best: number }[] }>('order-h200-2026-12-01/3-default/cp/cp-sweep.json').rows;
+    const rows = sweepOf('order-h200-2026-12-01/3-default/cp/cp-sweep.json');
     const of = (scheme: string) => [2, 4, 8].map((R) => rows.find((r) => r.R === R && r.scheme === scheme)!);
     const ratios = (scheme: string) => of(scheme).map((r) => r.vsR1.toFixed(2)).join(' / ');
     stated(`R = 1 ${rows.find((r) => r.R === 1)!.kernelMs.toFixed(1)} ms then)`);
@@ -217,7 +281,7 @@ describe('README\'s "What R = 8 pays": the fixed cost a wave, fitted on the plac
     const step = (q: number, k: number) => wave(q) * first.fwd + wave(k) * first.dkdv + wave(q) * first.dq;
     const R = 8, ringUs = R * step(T, T) + ((R * (R - 1)) / 2) * (step(T, T / 2) + step(T / 2, T));
     const oneUs = ((H * (16384 / per)) / 132) * (first.fwd + first.dkdv + first.dq);
-    const t = json<{ totals: { R: number; ringMs: number; r1Ms: number }[] }>('2026-12-03-short-tiles-h200/steps128-def2/cp-steps-16384.json').totals.find((x) => x.R === 8)!;
+    const t = stepsOf('2026-12-03-short-tiles-h200/steps128-def2/cp-steps-16384.json').find((x) => x.R === 8)!;
     const share = (ringUs - oneUs) / 1e3 / (t.ringMs - t.r1Ms);
     stated(`the fixed costs were about ${(100 * share).toFixed(0)}% of R = 8's excess`);
   });
