@@ -5,12 +5,14 @@
  * p2p's ring against one call (and FlashAttention-2's split), what R = 8 pays (the fixed cost a wave fitted on the
  * places sweeps, and the share of R = 8's excess it accounts for), and the draw-by-draw record of the time model (each draw's table as judged once, in its results
  * README: its measured column is what the logs give, its error column is model / measured − 1, and the
- * counts and medians README and docs/memory.md state are those tables'). CPU only, reads files.
+ * counts and medians README and docs/memory.md state are those tables'), and the memory model's draws on H100s (the
+ * judged tables of their READMEs the same way; the shipped model's replay where README says "since"). CPU only, reads files.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fitLength, placesOf, type PlacesPass, type PlacesRow } from '../bench/cpPlaces.js';
 import { parseMegatronLog } from '../src/memory/megatron.js';
+import { predictFromLog } from '../src/memory/compare.js';
 import { steadyIterMs } from '../src/memory/time/fromLog.js';
 import { median } from '../src/stats.js';
 import { RESERVED_OVER_ALLOCATED } from '../src/memory/headroom.js';
@@ -299,18 +301,23 @@ describe('README\'s "What R = 8 pays": the fixed cost a wave, fitted on the plac
   });
 });
 
-/** A judged-once table of a results README: each run's measured ms, model ms and error (%), as stated. */
+/** A judged-once table of a results README: each run's measured and model figure (ms, or GiB) and error (%), as stated. */
 interface Judged { id: string; measured: number; model: number; error: number }
-function judgedTables(readme: string): Judged[][] {
+/**
+ * A results README's judged tables in `unit` ('ms': the time model's, "measured ms | model ms | error"; 'GiB': the
+ * memory model's, "measured peak GiB | model GiB | error" or "measured max allocated (GiB) | model (GiB) | error"):
+ * the rows of runs with a measured figure (not those that ran out of memory).
+ */
+function judgedTables(readme: string, unit: 'ms' | 'GiB' = 'ms'): Judged[][] {
   const tables: Judged[][] = [];
   let cols: string[] | null = null;
   for (const line of readFileSync(readme, 'utf8').split('\n')) {
     const cells = line.split('|').slice(1, -1).map((c) => c.trim());
-    if (cells[0] === 'run' && cells.includes('measured ms')) (cols = cells), tables.push([]);
+    const col = (name: string) => cells[cols!.findIndex((c) => c.startsWith(name))];
+    if (cells[0] === 'run' && cells.some((c) => c.startsWith('measured') && c.includes(unit))) (cols = cells), tables.push([]);
     else if (!line.startsWith('|')) cols = null;
-    else if (cols && /^r\d\d$/.test(cells[0]) && /^[\d.]+$/.test(cells[cols.indexOf('measured ms')])) {
-      const col = (name: string) => cells[cols!.findIndex((c) => c.startsWith(name))];
-      tables.at(-1)!.push({ id: cells[0], measured: Number(col('measured ms')), model: Number(col('model ms')), error: Number(col('error').replace('−', '-').replace('%', '')) });
+    else if (cols && /^r\d\d$/.test(cells[0]) && /^[\d.]+$/.test(col('measured'))) {
+      tables.at(-1)!.push({ id: cells[0], measured: Number(col('measured')), model: Number(col('model')), error: Number(col('error').replace(/\*/g, '').replace('−', '-').replace('%', '')) });
     }
   }
   return tables;
@@ -359,5 +366,60 @@ describe("what the allocator reserved beside the peak (RESERVED_OVER_ALLOCATED, 
     const r = RESERVED_OVER_ALLOCATED;
     stated(`Megatron-LM's allocator reserved a median ${r.median.toFixed(2)}× that in ${r.runs} measured runs`);
     stated(`(${r.runs} runs, each distinct log once, 1.8–84.7 GiB allocated) \`max reserved\` was a median **${r.median.toFixed(2)}×** \`max allocated\`, ${r.p90.toFixed(2)}× at the 90th percentile and ${r.max.toFixed(2)}× at most`, flat('docs/memory.md'), 'docs/memory.md');
+  });
+});
+
+describe("README's memory model on the H100 draws (2026-12-06-time-heldout7 to -10, 2026-12-07-moe-extras): the judged tables of their READMEs, and the shipped model's replay where README says since", () => {
+  const COUNT = ['no', 'one', 'two', 'three', 'four', 'five', 'six'];
+  const signed = (pctValue: number) => `${pctValue < 0 ? '−' : '+'}${Math.abs(pctValue).toFixed(1)}%`;
+  const logOf = (dir: string, id: string) => {
+    const f = `${RESULTS}/${dir}/runs/${id}.log`;
+    return parseMegatronLog(readFileSync(f, 'utf8'), f);
+  };
+  /** The shipped model's error on a run's peak, percent (flashring replay). */
+  const replay = (dir: string, id: string) => {
+    const p = predictFromLog(logOf(dir, id), null);
+    if ('error' in p) throw new Error(`${dir} ${id}: ${p.error}`);
+    return 100 * p.totalError!;
+  };
+  const judged = (dir: string) => judgedTables(`${RESULTS}/${dir}/README.md`, 'GiB')[0];
+  const JUDGED = ['2026-12-06-time-heldout7', '2026-12-06-time-heldout8', '2026-12-07-moe-extras'];
+
+  it("each judged table's measured GiB is its log's peak, and its error is model / measured − 1", () => {
+    for (const dir of JUDGED) {
+      expect(judged(dir).length, dir).toBeGreaterThan(2);
+      for (const r of judged(dir)) {
+        expect(logOf(dir, r.id).point.peakMaxAllocatedGiB!.toFixed(2), `${dir} ${r.id}`).toBe(r.measured.toFixed(2));
+        expect(Math.abs(100 * (r.model / r.measured - 1) - r.error), `${dir} ${r.id}`).toBeLessThanOrEqual(0.05 + (100 * 0.005) / r.measured + 1e-9);
+      }
+    }
+  });
+
+  it('the seventh draw (judged): the runs that trained, their micro batches a step and their range', () => {
+    const rows = judged(JUDGED[0]), args = rows.map((r) => logOf(JUDGED[0], r.id).args);
+    const mbs = args.map((a) => Number(a.global_batch_size) / Number(a.micro_batch_size)), moe = args.filter((a) => a.num_experts !== undefined && a.num_experts !== 'None').length;
+    stated(`the ${COUNT[rows.length]} runs that trained (${Math.min(...mbs)} to ${Math.max(...mbs)} micro batches each, ${COUNT[moe]} MoE) are within 2% of their peaks (${signed(Math.min(...rows.map((r) => r.error)))} to ${signed(Math.max(...rows.map((r) => r.error)))})`);
+    expect(rows.every((r) => Math.abs(r.error) <= 2)).toBe(true);
+  });
+
+  it("the eighth draw (judged): four of five within 0.5% and r00 low; r00's step temporary from its log's memory lines; r00 replayed since", () => {
+    const rows = judged(JUDGED[1]), r00 = rows.find((r) => r.id === 'r00')!, near = rows.filter((r) => Math.abs(r.error) <= 0.5);
+    stated(`${COUNT[near.length]} of ${COUNT[rows.length]} within 0.5%, the sixth untrainable as named, and **r00 ${Math.abs(r00.error).toFixed(1)}% ${r00.error < 0 ? 'low' : 'high'}**`);
+    const last = logOf(JUDGED[1], 'r00').memory.at(-1)!;
+    stated(`whose foreach step holds a 4-byte temporary a parameter (${(last.maxAllocatedMiB - last.allocatedMiB).toFixed(1)} MiB for r00's`);
+    stated(`r00 is then ${signed(replay(JUDGED[1], 'r00'))}, no longer held out`);
+  });
+
+  it('the ninth and tenth draws (judged in their READMEs\' prose; the shipped model replays the same figures): each configuration with several micro batches and with one, and the ninth\'s MoE r03 since', () => {
+    const runs = [['2026-12-06-time-heldout9', ['r00', 'r00-mb1', 'r01', 'r01-mb1']], ['2026-12-06-time-heldout10', ['r00', 'r00-mb1', 'r01', 'r01-mb1', 'r02', 'r02-mb1', 'r03', 'r03-mb1']]] as const;
+    const errs = runs.flatMap(([dir, ids]) => ids.map((id) => replay(dir, id)));
+    const within = errs.filter((e) => Math.abs(Number(e.toFixed(1))) <= 0.5).length, pairs = errs.length / 2;
+    stated(`${COUNT[pairs]} configurations, each run with several micro batches and with one: ${within} of ${errs.length} within 0.5% (${signed(Math.min(...errs))} to ${signed(Math.max(...errs))}); the ninth's MoE r03 since, ${signed(replay('2026-12-06-time-heldout9', 'r03'))}.`);
+  });
+
+  it('the MoE extras (judged), and r04 and r05 replayed since', () => {
+    const rows = judged(JUDGED[2]);
+    stated(`${rows.map((r) => r.id).join(', ')} within 2% (${rows.map((r) => signed(r.error)).join(', ')}; r04 ${signed(replay(JUDGED[2], 'r04'))} since its trace`);
+    stated(`r05 ${signed(replay(JUDGED[2], 'r05'))} since its trace showed`);
   });
 });
