@@ -31,6 +31,8 @@ const tableRow = (after: string, pass: string, D: number) => {
   const text = readFileSync('README.md', 'utf8');
   return text.slice(text.indexOf(after)).split('\n').find((l) => l.startsWith(`| ${pass} | ${D} |`)) ?? '';
 };
+/** A small count as README writes it in words. */
+const COUNT = ['no', 'one', 'two', 'three', 'four', 'five', 'six'];
 const range = (xs: number[], d: number) => `${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)}`;
 /** A vitest log's summary as "passed of all" (its "Tests  N passed (T)" line, colours stripped; a failure or skip in it matches nothing). */
 const suiteCounts = (f: string) => {
@@ -129,13 +131,15 @@ type Ceiling = { rows: { tiling: string; tflops: number }[]; peerF32: { tflops: 
 const ceilingCublas = (dir: string, c: Ceiling) =>
   c.peerF32?.tflops ?? (dir.startsWith('2026-12-06-h200-owed') ? Number(cublasF32('2026-12-06-h200-owed/call/units/units.json').toFixed(1)) : undefined);
 
-describe("README's kernel figures beside the tables: an H100's, the opt-in f16 products, the GEMMs, the robustness transform's cost", () => {
+describe("README's kernel figures beside the tables: an H100's, the opt-in f16 products, the robustness transform's cost", () => {
   it("tensor cores on an H100 (2026-12-06-units-h100 call 2, call 1's peer): × FlashAttention-2 and × cuBLAS's f16 GEMM at the eight points, FlashAttention-2's own share", () => {
     const ks = ['t16', 't16r'].flatMap((d) => kernelsOf(`${H100_UNITS}/call2/${d}`));
     const peer = json<{ results: (PeerGemm & Kernel & { backend: string })[] }>(`${H100_UNITS}/call1/peer.json`).results;
     const f16Gemm = gemmPeers(peer).f16!.tflops, fa2 = peer.filter((r) => r.backend === 'flash' && r.pass === 'fwd').map((r) => r.tflops / f16Gemm);
     const ratios = (pass: string) => range(ks.filter((k) => k.pass === pass).map((k) => k.ratio), 3);
     const shares = (pass: string) => range(ks.filter((k) => k.pass === pass).map((k) => k.tflops / f16Gemm), 2);
+    const minutes = (Date.parse(readFileSync(`${RESULTS}/${H100_UNITS}/call2/date.txt`, 'utf8').trim()) - Date.parse(json<{ createdAt: string }>(`${H100_UNITS}/call1/peer.json`).createdAt)) / 60e3;
+    stated(`against call 1's peer on the same machine ${COUNT[Math.round(minutes)]} minutes earlier)`);
     stated(`forward ${ratios('fwd')}×, forward+backward ${ratios('fwd+bwd')}× at the same eight points, which is ${shares('fwd')}× and ${shares('fwd+bwd')}× of cuBLAS's f16 GEMM (FlashAttention-2's forward: ${range(fa2, 2)}× of it)`);
   });
 
@@ -152,6 +156,35 @@ describe("README's kernel figures beside the tables: an H100's, the opt-in f16 p
     const peer = memEfficientF32(`${H100_UNITS}/call1/peer.json`), fwd = POINTS.map(([D, c]) => at(h100[0], 'fwd', D, c));
     stated(`An H100 read the same f32 forward TFLOP/s to ${within(Math.max(...f32Fwd), 1)}% that morning (the other rows within ${within(Math.max(...others))}%), its PyTorch f32 forward ${pct(Math.min(...peers), 1)}–${pct(Math.max(...peers))}% apart`);
     stated(`f32 forward ${fwd.map((k) => k.tflops.toFixed(2)).join(' / ')} TFLOP/s, ${overPeer(h100[0], peer, 'fwd').map((x) => x.toFixed(3)).join(' / ')}×)`);
+  });
+
+  it("the robustness transform's cost to the f32 kernels (2026-12-04-robust-bounds-h200: both robust runs against the run without), and before (b9eb1d2's)", () => {
+    const dir = '2026-12-04-robust-bounds-h200';
+    /** 1 − robust on / robust off at each point of the run without the transform (f32), both robust runs. */
+    const cost = (tree: string, pass: string) => {
+      const off = kernelsOf(`${dir}/${tree}-r0`).filter((k) => k.pass === pass);
+      return ['r1', 'r1b'].flatMap((r) => off.map((o) => 1 - kernelsOf(`${dir}/${tree}-${r}`).find((k) => samePoint(k, o))!.tflops / o.tflops));
+    };
+    const span = (xs: number[]) => `${pct(Math.min(...xs))}–${pct(Math.max(...xs))}%`;
+    stated(`The robustness transform cost these f32 kernels at most ${pct(Math.max(...['fwd', 'bwd', 'fwd+bwd'].flatMap((p) => cost('new', p))), 1)}% (2026-12-04, before the fma chains)`);
+    stated(`Before, it cost ${span(cost('old', 'fwd'))} on the forward and ${span(cost('old', 'bwd'))} on the backward.`);
+  });
+});
+
+describe("README's peers of the portable and tensor-core kernels: the peer's forward on tensor cores, cuBLAS's GEMMs, the best WGSL GEMMs", () => {
+  it("the peer's forward on tensor cores: the bit probe (units.json) and Nsight Compute's count (ncu.log over ncu_probe.py's shape) on the H100 (units-h100 call 1) and the H200 (h200-owed)", () => {
+    const units = [`${H100_UNITS}/call1`, '2026-12-06-h200-owed/call/units'];
+    type Probe = { backend: string; exactShare: number; ulpsMin: number; ulpsMax: number };
+    const probes = units.flatMap((d) => json<{ bitProbe: Probe[] }>(`${d}/units.json`).bitProbe);
+    const ulps = [...new Set(probes.filter((p) => p.backend === 'EFFICIENT_ATTENTION').flatMap((p) => [p.ulpsMin, p.ulpsMax]))];
+    expect(probes.filter((p) => p.backend === 'MATH').every((p) => p.exactShare === 1)).toBe(true);
+    expect(ulps.length).toBe(1);
+    stated(`a bit probe gives O ${COUNT[Math.abs(ulps[0])]} unit in the last place ${ulps[0] < 0 ? 'low' : 'high'} where f32 arithmetic is exact`);
+    // The probe's shape (B, H, N, D), and an m16n8k8 TF32 MMA's 2048 FLOPs: MMAs over products, on each machine.
+    const [B, H, N, D] = /randn\((\d+), (\d+), (\d+), (\d+),/.exec(readFileSync(`${RESULTS}/${H100_UNITS}/call1/ncu_probe.py`, 'utf8'))!.slice(1).map(Number);
+    const perProduct = units.map((d) => Number(/sm__inst_executed_pipe_tensor\.sum\s+inst\s+([\d,]+)/.exec(readFileSync(`${RESULTS}/${d}/ncu.log`, 'utf8'))![1].replace(/,/g, '')) * 2048 / (4 * B * H * N * N * D));
+    expect(new Set(perProduct).size).toBe(1);
+    stated(`Nsight Compute counts exactly ${COUNT[perProduct[0]]} TF32 MMAs a product at D = ${D} (measured on the H100 and on the H200)`);
   });
 
   it("cuBLAS's f32 GEMM on H100s (2026-12-06-units-h100, -gemm-prefetch-h100) and the best plain-WGSL f32 GEMM, with loads ahead and before (-gemm-prefetch-h100, -head-check-h100, -h200-owed)", () => {
@@ -175,18 +208,6 @@ describe("README's kernel figures beside the tables: an H100's, the opt-in f16 p
     const rows = readdirSync(dir).filter((f) => f.endsWith('.json')).flatMap((f) => json<{ ceiling: { M: number; N: number; K: number; tflops: number }[] }>(`gemm-h200-2026-12-01/${f}`).ceiling);
     expect(rows.every((r) => r.M === 8192 && r.N === 8192 && r.K === 8192)).toBe(true);
     stated(`The best tensor-core GEMM found through WebGPU reaches ${Math.max(...rows.map((r) => r.tflops)).toFixed(1)} TFLOP/s at 8192³ on the H200`);
-  });
-
-  it("the robustness transform's cost to the f32 kernels (2026-12-04-robust-bounds-h200: both robust runs against the run without), and before (b9eb1d2's)", () => {
-    const dir = '2026-12-04-robust-bounds-h200';
-    /** 1 − robust on / robust off at each point of the run without the transform (f32), both robust runs. */
-    const cost = (tree: string, pass: string) => {
-      const off = kernelsOf(`${dir}/${tree}-r0`).filter((k) => k.pass === pass);
-      return ['r1', 'r1b'].flatMap((r) => off.map((o) => 1 - kernelsOf(`${dir}/${tree}-${r}`).find((k) => samePoint(k, o))!.tflops / o.tflops));
-    };
-    const span = (xs: number[]) => `${pct(Math.min(...xs))}–${pct(Math.max(...xs))}%`;
-    stated(`The robustness transform cost these f32 kernels at most ${pct(Math.max(...['fwd', 'bwd', 'fwd+bwd'].flatMap((p) => cost('new', p))), 1)}% (2026-12-04, before the fma chains)`);
-    stated(`Before, it cost ${span(cost('old', 'fwd'))} on the forward and ${span(cost('old', 'bwd'))} on the backward.`);
   });
 });
 
@@ -370,7 +391,6 @@ describe("what the allocator reserved beside the peak (RESERVED_OVER_ALLOCATED, 
 });
 
 describe("README's memory model on the H100 draws (2026-12-06-time-heldout7 to -10, 2026-12-07-moe-extras): the judged tables of their READMEs, and the shipped model's replay where README says since", () => {
-  const COUNT = ['no', 'one', 'two', 'three', 'four', 'five', 'six'];
   const signed = (pctValue: number) => `${pctValue < 0 ? '−' : '+'}${Math.abs(pctValue).toFixed(1)}%`;
   const logOf = (dir: string, id: string) => {
     const f = `${RESULTS}/${dir}/runs/${id}.log`;
