@@ -246,9 +246,11 @@ describe("README's issue 37 targets table: each standing's figures, on the H200 
 
 describe("README's context parallelism: p2p's ring against one call", () => {
   it('the real ring (b/sweep-new) and the steps bench (b/steps128-new) of 2026-12-05-next-h200, and the ring against its calls made alone', () => {
-    const sweep = sweepOf(NEXT_SWEEP);
+    const { rows: sweep, repeats } = json<{ rows: (ReturnType<typeof sweepOf>[number] & { N: number; H: number; D: number; layout: string; kernelMsRuns: number[] })[]; repeats: number }>(NEXT_SWEEP);
     const r = (R: number) => sweep.find((x) => x.R === R)!;
-    stated(`${[2, 4, 8].map((R) => r(R).vsR1.toFixed(2)).join(' / ')}× at R = 2 / 4 / 8 (R = 1 ${r(1).kernelMs.toFixed(1)} ms, R = 8 ${r(8).kernelMs.toFixed(1)}, medians of 5)`);
+    expect(sweep.map((x) => [x.scheme, x.layout, x.kernelMsRuns.length, x.kernelMs])).toEqual(sweep.map((x) => ['p2p', 'zigzag', repeats, median(x.kernelMsRuns)]));
+    stated(`**p2p's zigzag ring against one causal call of N** (N = ${r(1).N}, f16, H${r(1).H}, D${r(1).D}, summed kernel time; on the H200`);
+    stated(`${[2, 4, 8].map((R) => r(R).vsR1.toFixed(2)).join(' / ')}× at R = 2 / 4 / 8 (R = 1 ${r(1).kernelMs.toFixed(1)} ms, R = 8 ${r(8).kernelMs.toFixed(1)}, medians of ${repeats})`);
     const steps = stepsOf(NEXT_STEPS), alone = (f: string) => range(stepsOf(f).map((t) => t.ringMs / t.plainMs), 2);
     stated(`the steps bench, each pass timed alone back to back, ${steps.map((t) => (t.ringMs / t.r1Ms).toFixed(2)).join(' / ')}×`);
     stated(`so the ring runs ${alone(NEXT_STEPS)}× the same calls made alone on the H200 (\`bench/results/2026-12-05-next-h200\`, \`b/steps128-new.log\`; ${alone(H100_STEPS)}× on an H100, \`2026-12-06-units-h100\` call 2)`);
