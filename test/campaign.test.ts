@@ -25,11 +25,12 @@ describe('the Megatron-LM campaign', () => {
   });
 
   // The figures docs/memory.md and the results README publish (after 430083b, which changed the GQA
-  // Q/K/V terms having seen both halves, the padded vocabulary's parameters (2026-12-06) and a recomputed core's Q copy with
-  // GQA and no RoPE (2026-12-07, from another draw's trace); the frozen model's figures, 1.12% and 0.26% held out, are the
-  // recorded predictions of dd5e3bb, checked in 'the frozen model' below).
-  const STATED = { heldout: { within: '0.5', median: '0.08' }, build: { within: '2.32', median: '0.11' } } as const;
-  it('the published figures, recomputed: held-out within 0.5%, median 0.08%; build within 2.32%, median 0.11%', () => {
+  // Q/K/V terms having seen both halves, the padded vocabulary's parameters (2026-12-06), a recomputed core's Q copy with
+  // GQA and no RoPE (2026-12-07, from another draw's trace) and a MoE layer's input counted once (2026-12-07, from
+  // Megatron-LM's source: r40's −0.5% → −0.7% is now the held-out largest, r02's +2.3% → +1.5% the build's); the frozen
+  // model's figures, 1.12% and 0.26% held out, are the recorded predictions of dd5e3bb, checked in 'the frozen model' below).
+  const STATED = { heldout: { within: '0.8', median: '0.08' }, build: { within: '1.55', median: '0.11' } } as const;
+  it('the published figures, recomputed: held-out within 0.8%, median 0.08%; build within 1.55%, median 0.11%', () => {
     for (const split of ['build', 'heldout'] as const) {
       const s = summary(rows, split);
       expect(s.runs).toBe(split === 'build' ? 25 : 22);
@@ -38,7 +39,7 @@ describe('the Megatron-LM campaign', () => {
     }
     const h = STATED.heldout, b = STATED.build;
     expect(readFileSync('docs/memory.md', 'utf8').replace(/\s+/g, ' ')).toContain(`held-out within ${h.within}%, median ${h.median}%; build within ${b.within}%, median ${b.median}%`);
-    expect(readFileSync('README.md', 'utf8').replace(/\s+/g, ' ')).toContain(`(${h.within}% after three changes made having seen both halves)`);
+    expect(readFileSync('README.md', 'utf8').replace(/\s+/g, ' ')).toContain(`(${h.within}% after four changes made having seen both halves)`);
     const readme = readFileSync(`${CAMPAIGN_DIR}/README.md`, 'utf8');
     for (const split of ['build', 'heldout'] as const) expect(readme).toContain(summaryLine(rows, split));
   });
@@ -48,21 +49,16 @@ describe('the Megatron-LM campaign', () => {
     for (const r of rows) {
       if (!r.groups) continue;
       compared++;
-      for (const g of r.groups) {
-        // r02 drops tokens (capacity factor 1.0): the model counts every routed token, the bound; the run kept about half
-        if (r.id === 'r02' && g.group === 'mlp') {
-          expect(g.model).toBeGreaterThan(g.traced);
-          expect(g.ofPeak).toBeLessThan(0.03);
-          continue;
-        }
-        expect(Math.abs(g.ofPeak), `${r.id} ${g.group}: model ${g.model} traced ${g.traced}`).toBeLessThan(0.02);
-      }
+      for (const g of r.groups) expect(Math.abs(g.ofPeak), `${r.id} ${g.group}: model ${g.model} traced ${g.traced}`).toBeLessThan(0.02);
       expect(r.groups.find((g) => g.group === 'other')?.traced ?? 0, `${r.id}: traced tensors no group takes`).toBe(0);
     }
     expect(compared).toBe(47);
+    // r02 drops tokens (capacity factor 1.0): the model counts every routed token, the bound; the run kept about half
+    const r02 = rows.find((r) => r.id === 'r02')!.groups!.find((g) => g.group === 'mlp')!;
+    expect(r02.model).toBeGreaterThan(r02.traced);
   });
 
-  it('the peak in parts, every traced run: static, stored and transient each within the bounds docs/memory.md states (dense 0.5% of the peak; MoE static 1.8%, stored 0.5% but r02 2.6%, transient 1.4%)', () => {
+  it('the peak in parts, every traced run: static, stored and transient each within the bounds docs/memory.md states (dense 0.5% of the peak; MoE static 1.8%, stored 0.5% but r02 1.8%, transient 1.4%)', () => {
     const traced = rows.filter((r) => r.parts);
     expect(traced).toHaveLength(47);
     for (const r of traced) {
@@ -71,7 +67,7 @@ describe('the Megatron-LM campaign', () => {
       // The parts are of the same peak as the total: they add up to its error.
       expect(r.parts!.reduce((s, p) => s + p.ofPeak, 0), why).toBeCloseTo(r.error!, 4);
       expect(st, why).toBeLessThan(r.moe ? 0.018 : 0.005);
-      expect(sd, why).toBeLessThan(r.id === 'r02' ? 0.026 : 0.005);
+      expect(sd, why).toBeLessThan(r.id === 'r02' ? 0.018 : 0.005);
       expect(tr, why).toBeLessThan(r.moe ? 0.014 : 0.005);
     }
     // r03: a static 1.70% short and a transient 1.36% over cancel to a total of −0.36%
@@ -84,7 +80,10 @@ describe('the Megatron-LM campaign', () => {
   });
 
   it('the held-out MoE runs each no further off than now (|error| rounded up at a tenth of a point)', () => {
-    const NOW: Record<string, number> = { r11: 0.2, r27: 0.1, r40: 0.5, r44: 0.4 };
+    // Since a MoE layer's input is counted once (2026-12-07, moe_utils.py:1382): r11 +0.11% → −0.07%, r44 +0.36% → +0.15%;
+    // r27 +0.04% → −0.15% and r40 −0.50% → −0.71%: their stored MoE groups are now the traces' and what is left is their
+    // memory between steps (r40's 15 MiB short of a 1.8 GiB peak, as the dense runs are short by up to 22 MiB).
+    const NOW: Record<string, number> = { r11: 0.1, r27: 0.2, r40: 0.8, r44: 0.2 };
     const moe = rows.filter((r) => r.moe && r.split === 'heldout');
     expect(moe.map((r) => r.id)).toEqual(Object.keys(NOW));
     for (const r of moe) expect(Math.abs(r.error!) * 100, `${r.id} ${r.config}`).toBeLessThanOrEqual(NOW[r.id]);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { runMain } from './cli-run.js';
 import { formatCount, formatLayers } from '../src/cli/memory.js';
 import { formatBytes } from '../src/bytes.js';
-import { CP_COMM_TYPES, DEFAULT_PARALLEL, PRESETS, memoryBreakdown } from '../src/memory/model.js';
+import { CP_COMM_TYPES, DEFAULT_PARALLEL, PRESETS, ROUTER_INPUT, memoryBreakdown } from '../src/memory/model.js';
 import { breakdownRows } from '../src/memory/chart.js';
 import { notTimeData } from '../src/memory/time/fromLog.js';
 import { MOE_EXPERT_BIASES } from '../src/memory/untrainable.js';
@@ -272,7 +272,7 @@ describe('flashring memory', () => {
     const MOE = [...SEED, '--num-experts', '8', '--moe-router-topk', '2'];
     const dense = await run(SEED), moe = await run(MOE);
     expect(moe.code).toBe(0);
-    for (const name of ['router input [2·s·b·h]', 'router scores (fp32, top-k and auxiliary loss) [8·s·b·E]', "permuted tokens (experts' fc1 input) [2·s·b·k·h]",
+    for (const name of ['router input (the MoE layer input) [2·s·b·h]', 'router scores (fp32, top-k and auxiliary loss) [8·s·b·E]', "permuted tokens (experts' fc1 input) [2·s·b·k·h]",
       'experts: GeLU input [2·s·b·k·f_e/t]', 'experts: second linear input [2·s·b·k·f_e/t]']) expect(moe.out).toContain(name);
     expect(dense.out).not.toContain('router input');
     const total = (out: string) => out.match(/\n +total \(peak\) +(\S+ \S+)/)![1];
@@ -297,7 +297,8 @@ describe('flashring memory', () => {
     expect([biased.code, biased.err.trim()]).toEqual([2, expect.stringMatching(/^flashring memory: Megatron-LM refuses a shared expert with linear biases .*add --disable-bias-linear/)]);
     const rc = JSON.parse((await run([...MOE, '--disable-bias-linear', '--moe-shared-expert-intermediate-size', '4096', '--recompute-granularity', 'selective', '--recompute-modules', 'moe', 'shared_experts', '--json'])).out);
     expect(rc.recompute).toBe('selective:moe+shared_experts');
-    expect(names(rc).filter((n) => /router|experts|expert:/.test(n))).toEqual([]);
+    // what the moe checkpoint keeps: the layer's input, the tensor the router and the shared expert would keep (moe_utils.py:1382)
+    expect(names(rc).filter((n) => /router|experts|expert:/.test(n))).toEqual([ROUTER_INPUT]);
     expect(rc.perLayerBytes).toBeLessThan(j.perLayerBytes);
   });
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import { configFromLog, parseMegatronLog, parseMegatronLogs } from '../src/memory/megatron.js';
 import { predictFromLog } from '../src/memory/compare.js';
-import { DEFAULT_PARALLEL, EXPERTS_UNSCALED, ModelConfig, ParallelConfig, layerTerms, memoryBreakdown, parameterCount, stageMemory } from '../src/memory/model.js';
+import { DEFAULT_PARALLEL, EXPERTS_UNSCALED, ModelConfig, ParallelConfig, ROUTER_INPUT, layerTerms, memoryBreakdown, parameterCount, stageMemory } from '../src/memory/model.js';
 import { memoryDiff, setupDiff } from '../src/memory/compare.js';
 import { termGroup } from '../src/memory/trace.js';
 
@@ -69,7 +69,7 @@ describe('MoE terms and parameters with TP = 2 and sequence parallelism', () => 
   const k = 2, E = 4, fe = 2048, t = 2;
   it('router over the SP shard, permuted tokens whole, experts over TP (M7, M9, M10, M44)', () => {
     const r = memoryBreakdown(moe, par({ tensorParallel: t, sequenceParallel: true }));
-    expect(term(r.perLayer, 'router input').bytes).toBe((2 * sh) / t);                                    // 8388608
+    expect(term(r.perLayer, ROUTER_INPUT).bytes).toBe((2 * sh) / t);                                    // 8388608
     expect(term(r.perLayer, 'router scores (fp32, top-k and auxiliary loss)').bytes).toBe((8 * s * E) / t); // 131072
     expect(term(r.perLayer, "permuted tokens (experts' fc1 input)").bytes).toBe(2 * s * k * h);          // 33554432
     expect(term(r.perLayer, 'experts: GeLU input').bytes).toBe((2 * s * k * fe) / t);                     // 33554432

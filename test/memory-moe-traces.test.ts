@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { configFromLog, parseMegatronLog } from '../src/memory/megatron.js';
-import { DEFAULT_PARALLEL, EXPERTS_UNSCALED, ModelConfig, ParallelConfig, layerTerms, memoryBreakdown } from '../src/memory/model.js';
+import { DEFAULT_PARALLEL, EXPERTS_UNSCALED, ModelConfig, ParallelConfig, ROUTER_INPUT, layerTerms, memoryBreakdown } from '../src/memory/model.js';
 import { MegatronTrace, compareTrace } from '../src/memory/trace.js';
 
 const DIR = 'bench/results/2026-12-07-moe-extras/runs';
@@ -81,6 +81,38 @@ describe("the routed experts' scaling by the router probability (mlp.py per_toke
       expect(r.names, id).toContain(EXPERTS_UNSCALED);
       // within the probabilities the trace keeps beside ([T·k, 1]) and the routed tokens' rounding
       expect(Math.abs(r.traced - r.counted) / r.counted, id).toBeLessThan(0.003);
+    }
+  });
+});
+
+describe("a MoE layer's input is one tensor: the router's, a shared expert's and a moe checkpoint's (moe_utils.py:1382)", () => {
+  it('counted once, as the router input: a MoE layer keeps its input, the router scores, the permuted tokens and the experts (by hand)', () => {
+    const s = 4096, h = 1024, E = 4, k = 2, fe = 2048;
+    const m: ModelConfig = { numLayers: 2, hiddenSize: h, numAttentionHeads: 16, vocabSize: 32000, hiddenDropout: 0, biasLinear: false, moe: { numExperts: E, routerTopk: k, ffnHiddenSize: fe } };
+    const p: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: s, flashAttention: false };
+    const mlp = layerTerms(m, p).filter((t) => t.part === 'mlp');
+    expect(mlp.map((t) => t.name)).toEqual([ROUTER_INPUT, 'router scores (fp32, top-k and auxiliary loss)', "permuted tokens (experts' fc1 input)",
+      'experts: GeLU input', 'experts: second linear input', EXPERTS_UNSCALED]);
+    // the layer's bf16 input 2·s·h, the fp32 scores 8·s·E, the k copies of each token 2·s·k·h, and the GeLU experts'
+    // fc1 output, fc2 input and the unscaled activation output, 2·s·k·f_e each
+    expect(mlp.reduce((x, t) => x + t.bytes, 0)).toBe(2 * s * h + 8 * s * E + 2 * s * k * h + 3 * 2 * s * k * fe);
+    // recomputing the MoE layer keeps that one tensor as the checkpoint's input
+    const moe = layerTerms(m, { ...p, recompute: 'selective', recomputeModules: ['moe'] }).filter((t) => t.part === 'mlp');
+    expect(moe.map((t) => [t.name, t.bytes])).toEqual([[ROUTER_INPUT, 2 * s * h]]);
+  });
+  it("the traced MoE runs that store their MoE layers and drop no token: the model's MoE group is the trace's within 0.05% of the peak", () => {
+    const CAMPAIGN = 'bench/results/2026-12-02-megatron-campaign/runs';
+    for (const path of [`${CAMPAIGN}/r11`, `${CAMPAIGN}/r16`, `${CAMPAIGN}/r27`, `${CAMPAIGN}/r44`, `${DIR}/r05`]) {
+      const res = parseMegatronLog(readFileSync(`${path}.log`, 'utf8'), path);
+      const c = configFromLog(res);
+      if ('error' in c) throw new Error(`${path}: ${c.error}`);
+      expect(c.model.moe?.capacityFactor, path).toBeUndefined();
+      const trace = JSON.parse(readFileSync(`${path}.trace.json`, 'utf8')) as MegatronTrace;
+      // the router saves the layer input (moe_utils.py:1460 router_gating_linear, or shared with the shared expert's checkpoint)
+      expect(trace.saved.some((x) => x.module.endsWith('.mlp.router') && x.site.includes('router_gating_linear')), path).toBe(true);
+      const g = compareTrace(memoryBreakdown(c.model, c.par), trace, res.point.peakMaxAllocatedGiB! * 2 ** 30).find((x) => x.group === 'mlp')!;
+      // what is left: the router's top-k indices and the dispatcher's permutation indices (int64, not counted)
+      expect(Math.abs(g.ofPeak), `${path}: model ${g.model}, traced ${g.traced}`).toBeLessThan(0.0005);
     }
   });
 });

@@ -422,7 +422,7 @@ describe('the sixth fresh draw (bench/results/2026-12-03-time-heldout6, seed 360
 
 describe('the seventh fresh draw (bench/results/2026-12-06-time-heldout7, seed 3610, 2-4 micro batches a step): drawn and committed at d9546d9 before it ran, on an H100', () => {
   const D7 = 'bench/results/2026-12-06-time-heldout7';
-  it('memory, held out: the five that ran within 2% (−0.2% to +1.7%); r02 out of memory, untrainable as named before it ran', () => {
+  it('memory, held out: the five that ran within 2% (−0.2% to +1.7% then; −0.3% to +1.0% since a MoE layer\'s input is counted once); r02 out of memory, untrainable as named before it ran', () => {
     const read = (id: string) => parseMegatronLog(readFileSync(`${D7}/runs/${id}.log`, 'utf8'), id);
     const errs = ['r00', 'r01', 'r03', 'r04', 'r05'].map((id) => {
       const res = read(id);
@@ -432,7 +432,10 @@ describe('the seventh fresh draw (bench/results/2026-12-06-time-heldout7, seed 3
       return p.totalError!;
     });
     for (const e of errs) expect(Math.abs(e)).toBeLessThan(0.02);
-    expect(Math.max(...errs)).toBeCloseTo(0.017, 3);
+    // held out, the model of d9546d9 gave −0.2% to +1.7%; r01 (MoE, stored) +1.7% → +1.0% and r05 −0.2% → −0.3% once
+    // the MoE layer's input was counted once (2026-12-07, moe_utils.py:1382)
+    expect(Math.max(...errs)).toBeCloseTo(0.010, 3);
+    expect(Math.min(...errs)).toBeCloseTo(-0.003, 3);
     const r02 = read('r02'), c = configFromArgs(r02.args);
     if ('error' in c) throw new Error(c.error);
     expect([r02.point.outOfMemory, r02.point.outOfMemoryOthers, r02.iterations.length]).toEqual([true, null, 0]);

@@ -636,9 +636,14 @@ function allLayerTerms(m: ModelConfig, p: ParallelConfig, d: Dims): LayerTerm[] 
   // fused_bias_dropout.py _bias_dropout_add_func: one boolean mask per dropout
   if (hidDrop) terms.push(T('attention dropout mask', 'attention', sl * b * h * rep, `${S}·b·h${sp}`, true));
   terms.push(T(`${norm} 2 input`, 'layernorm', rb * sl * b * h * rep, `${rb}·${S}·b·h${sp}`, true));
-  // A recomputed MLP keeps its checkpoint input as the LayerNorm wrote it; otherwise fc1 keeps its bf16 input.
+  // A recomputed MLP keeps its checkpoint input as the LayerNorm wrote it; otherwise fc1 keeps its bf16 input. In a MoE
+  // layer the router saves that same tensor (moe/moe_utils.py:1382, router_gating_linear's save_for_backward(inp); the
+  // router's forward passes its input on as it is), and so do a shared expert's fc1 and the moe or shared_experts
+  // checkpoint: one storage, counted once, as the router's input; the experts' tokens are the dispatcher's new tensor
+  // (moe_utils.py permute: index_select), counted apart (moeTerms). Until 2026-12-07 the model counted the MoE layer's
+  // input twice, as the MLP's input and as the router's.
   const nb = modules(p).some((x) => x === 'mlp' || x === 'moe') ? d.spec.normOutputBytes : 2;
-  terms.push(T('MLP input', 'mlp', nb * sl * b * h * rep, `${nb}·${S}·b·h${sp}`, true, ['layernorm']));
+  terms.push(T(m.moe ? ROUTER_INPUT : 'MLP input', 'mlp', nb * sl * b * h * rep, `${nb}·${S}·b·h${sp}`, true, ['layernorm']));
   terms.push(...(m.moe ? moeTerms(m, m.moe, p, d) : mlpTerms(m, d, sl * b, `${S}·b`, 'f', d.f, ['mlp'])));
   if (hidDrop) terms.push(T('MLP dropout mask', 'mlp', sl * b * h * rep, `${S}·b·h${sp}`, true));
   return terms;
@@ -692,6 +697,8 @@ function coreTerms(m: ModelConfig, p: ParallelConfig, d: Dims): LayerTerm[] {
   return out;
 }
 
+/** A MoE layer's input, the pre-MLP norm's output: what its router, a shared expert's fc1 and a moe checkpoint keep (allLayerTerms). */
+export const ROUTER_INPUT = 'router input (the MoE layer input)';
 /** What the routed experts' product with the router probability keeps where it is not fused into the activation (moeTerms). */
 export const EXPERTS_UNSCALED = 'experts: activation output, kept by its scaling by the router probability (unfused)';
 /** SwiGLU with Megatron-LM's bias activation fusion (--bias-swiglu-fusion, the default). */
@@ -713,7 +720,8 @@ function mlpTerms(m: ModelConfig, d: Dims, n: number, nf: string, w: string, wid
 }
 
 /**
- * A MoE layer (megatron/core/transformer/moe): the router keeps its input and fp32 scores; the
+ * A MoE layer (megatron/core/transformer/moe): the router keeps its fp32 scores (its input is the layer's, counted
+ * once in allLayerTerms as ROUTER_INPUT); the
  * permuted tokens (k per token, at most the capacity) feed the experts, each an MLP of width f_e
  * whose activation output is scaled by the router probability (mlp.py per_token_scale, experts.py
  * TEGroupedMLP alike); a shared expert is an MLP over every token. Unfused (GeLU, which Megatron-LM
@@ -728,8 +736,7 @@ function moeTerms(m: ModelConfig, e: MoeConfig, p: ParallelConfig, d: Dims): Lay
   const routed = sl * b * k * Math.min(1, e.capacityFactor ?? 1);
   const T = (name: string, bytes: number, formula: string): LayerTerm => ({ name, part: 'mlp', bytes, formula, afterCore: true, drop: ['moe'] });
   const out = [
-    // with sequence parallelism the router sees its rank's shard of the tokens
-    T('router input', 2 * sl * b * h * d.rep, `2·${S}·b·h${d.sp}`),
+    // the router's input is the layer's (allLayerTerms); with sequence parallelism the router sees its rank's shard of the tokens
     T('router scores (fp32, top-k and auxiliary loss)', 8 * sl * b * E * d.rep, `8·${S}·b·E${d.sp}`),
     T('permuted tokens (experts\' fc1 input)', 2 * routed * h, `2·${S}·b·k·h`),
     ...mlpTerms(m, d, routed, `${S}·b·k`, 'f_e', fe, ['moe'], 'experts: '),
