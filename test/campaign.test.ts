@@ -26,11 +26,13 @@ describe('the Megatron-LM campaign', () => {
 
   // The figures docs/memory.md and the results README publish (after 430083b, which changed the GQA
   // Q/K/V terms having seen both halves, the padded vocabulary's parameters (2026-12-06), a recomputed core's Q copy with
-  // GQA and no RoPE (2026-12-07, from another draw's trace) and a MoE layer's input counted once (2026-12-07, from
-  // Megatron-LM's source: r40's −0.5% → −0.7% is now the held-out largest, r02's +2.3% → +1.5% the build's); the frozen
+  // GQA and no RoPE (2026-12-07, from another draw's trace), a MoE layer's input counted once (2026-12-07, from
+  // Megatron-LM's source: r40's −0.5% → −0.7% is now the held-out largest, r02's +2.3% → +1.5% the build's) and what a
+  // recomputed MoE layer holds from backward to its next forward (2026-12-07, Megatron-LM's source; r03 −0.36% → −0.09%,
+  // the build median 0.11% → 0.10%); the frozen
   // model's figures, 1.12% and 0.26% held out, are the recorded predictions of dd5e3bb, checked in 'the frozen model' below).
-  const STATED = { heldout: { within: '0.8', median: '0.08' }, build: { within: '1.55', median: '0.11' } } as const;
-  it('the published figures, recomputed: held-out within 0.8%, median 0.08%; build within 1.55%, median 0.11%', () => {
+  const STATED = { heldout: { within: '0.8', median: '0.08' }, build: { within: '1.55', median: '0.10' } } as const;
+  it('the published figures, recomputed: held-out within 0.8%, median 0.08%; build within 1.55%, median 0.10%', () => {
     for (const split of ['build', 'heldout'] as const) {
       const s = summary(rows, split);
       expect(s.runs).toBe(split === 'build' ? 25 : 22);
@@ -39,7 +41,7 @@ describe('the Megatron-LM campaign', () => {
     }
     const h = STATED.heldout, b = STATED.build;
     expect(readFileSync('docs/memory.md', 'utf8').replace(/\s+/g, ' ')).toContain(`held-out within ${h.within}%, median ${h.median}%; build within ${b.within}%, median ${b.median}%`);
-    expect(readFileSync('README.md', 'utf8').replace(/\s+/g, ' ')).toContain(`(${h.within}% after four changes made having seen both halves)`);
+    expect(readFileSync('README.md', 'utf8').replace(/\s+/g, ' ')).toContain(`(${h.within}% after five changes made having seen both halves)`);
     const readme = readFileSync(`${CAMPAIGN_DIR}/README.md`, 'utf8');
     for (const split of ['build', 'heldout'] as const) expect(readme).toContain(summaryLine(rows, split));
   });
@@ -58,7 +60,7 @@ describe('the Megatron-LM campaign', () => {
     expect(r02.model).toBeGreaterThan(r02.traced);
   });
 
-  it('the peak in parts, every traced run: static, stored and transient each within the bounds docs/memory.md states (dense 0.5% of the peak; MoE static 1.8%, stored 0.5% but r02 1.8%, transient 1.4%)', () => {
+  it('the peak in parts, every traced run: static, stored and transient each within the bounds docs/memory.md states (dense 0.5% of the peak; MoE static 0.85%, stored 0.5% but r02 1.8%, transient 0.35%)', () => {
     const traced = rows.filter((r) => r.parts);
     expect(traced).toHaveLength(47);
     for (const r of traced) {
@@ -66,15 +68,16 @@ describe('the Megatron-LM campaign', () => {
       const why = `${r.id} ${r.config}: ${r.parts!.map((p) => `${p.part} ${(p.ofPeak * 100).toFixed(2)}%`).join(', ')}`;
       // The parts are of the same peak as the total: they add up to its error.
       expect(r.parts!.reduce((s, p) => s + p.ofPeak, 0), why).toBeCloseTo(r.error!, 4);
-      expect(st, why).toBeLessThan(r.moe ? 0.018 : 0.005);
+      expect(st, why).toBeLessThan(r.moe ? 0.0085 : 0.005);
       expect(sd, why).toBeLessThan(r.id === 'r02' ? 0.018 : 0.005);
-      expect(tr, why).toBeLessThan(r.moe ? 0.014 : 0.005);
+      expect(tr, why).toBeLessThan(r.moe ? 0.0035 : 0.005);
     }
-    // r03: a static 1.70% short and a transient 1.36% over cancel to a total of −0.36%
+    // r03: until the model counted what its MoE checkpoints hold from backward to the next forward (2026-12-07), a static
+    // 1.70% short and a transient 1.36% over cancelled to a total of −0.36%; now each part is the trace's
     const r03 = rows.find((r) => r.id === 'r03')!;
-    expectRounded(r03.parts![0].ofPeak, '-1.70', 'r03 static');
-    expectRounded(r03.parts![2].ofPeak, '1.36', 'r03 transient');
-    expectRounded(r03.error!, '-0.36', 'r03 total');
+    expectRounded(r03.parts![0].ofPeak, '-0.08', 'r03 static');
+    expectRounded(r03.parts![2].ofPeak, '0.00', 'r03 transient');
+    expectRounded(r03.error!, '-0.09', 'r03 total');
     const doc = readFileSync('docs/memory.md', 'utf8');
     for (const line of partsTable(rows).split('\n')) expect(doc).toContain(`  ${line}\n`);
   });

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { configFromLog, parseMegatronLog } from '../src/memory/megatron.js';
 import { DEFAULT_PARALLEL, EXPERTS_UNSCALED, ModelConfig, ParallelConfig, ROUTER_INPUT, layerTerms, memoryBreakdown } from '../src/memory/model.js';
-import { MegatronTrace, compareTrace } from '../src/memory/trace.js';
+import { MegatronTrace, PartComparison, comparePeakParts, compareTrace } from '../src/memory/trace.js';
+import { campaignRows } from '../bench/megatron/campaignTable.js';
 
 const DIR = 'bench/results/2026-12-07-moe-extras/runs';
 
@@ -113,6 +114,61 @@ describe("a MoE layer's input is one tensor: the router's, a shared expert's and
       const g = compareTrace(memoryBreakdown(c.model, c.par), trace, res.point.peakMaxAllocatedGiB! * 2 ** 30).find((x) => x.group === 'mlp')!;
       // what is left: the router's top-k indices and the dispatcher's permutation indices (int64, not counted)
       expect(Math.abs(g.ofPeak), `${path}: model ${g.model}, traced ${g.traced}`).toBeLessThan(0.0005);
+    }
+  });
+});
+
+describe("what a checkpoint that recomputes a MoE layer holds from its backward to the layer's next forward (random.py:657-669, token_dispatcher.py:331, :642)", () => {
+  // r03's configuration of the campaign, by hand: 6 layers, h 512, s 16384, b 2, 4 experts top-1, allgather, core_attn and moe recomputed
+  const s = 16384, b = 2, h = 512;
+  const m: ModelConfig = { numLayers: 6, hiddenSize: h, numAttentionHeads: 4, numQueryGroups: 2, ffnHiddenSize: 1280, vocabSize: 18715, swiglu: true, biasLinear: false,
+    biasActivationFusion: false, hiddenDropout: 0, attentionDropout: 0, positionEmbedding: 'rope', moe: { numExperts: 4, routerTopk: 1, ffnHiddenSize: 640, dispatcher: 'allgather' } };
+  const p: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: s, microBatchSize: b, flashAttention: false, recompute: 'selective', recomputeModules: ['core_attn', 'moe'] };
+  const transient = (x: ReturnType<typeof memoryBreakdown>, name: RegExp) => x.transients.find((t) => name.test(t.name))!;
+  it("between steps each MoE checkpoint's input (the pre-MLP norm's bf16 output, s·b × h) and its gradient; in backward, those whose backward has run", () => {
+    const input = 2 * s * b * h; // 32 MiB
+    const r = memoryBreakdown(m, p);
+    expect(r.heldAfterBackward?.bytes).toBe(6 * 2 * input); // 384 MiB
+    // the last layer's attention core is recomputed after that layer's MoE checkpoint ran its backward
+    expect(transient(r, /^recomputing the attention core/).heldBytes).toBe(2 * input);
+    expect(transient(r, /^last layer's attention backward/).heldBytes).toBe(2 * input);
+    // the MoE layer's own recomputation comes first, and the forward's end and the loss come after every next forward
+    for (const name of [/^recomputing the MoE layer/, /^end of forward/, /^cross-entropy backward/]) expect(transient(r, name).heldBytes, String(name)).toBeUndefined();
+    // in the optimizer step all of them (--torch-optimizer, as a Megatron-LM run without TE or Apex)
+    expect(memoryBreakdown(m, { ...p, torchOptimizer: true }).optimizerStep?.heldBytes).toBe(6 * 2 * input);
+    // no checkpoint of a MoE layer, no leftover: the layer's input is no leaf (nor in a shared expert's checkpoint)
+    expect(memoryBreakdown(m, { ...p, recomputeModules: ['core_attn'] }).heldAfterBackward).toBeNull();
+    expect(memoryBreakdown({ ...m, moe: { ...m.moe!, sharedExpertSize: 512 } }, { ...p, recomputeModules: ['shared_experts'] }).heldAfterBackward).toBeNull();
+    expect(memoryBreakdown({ ...m, moe: undefined }, { ...p, recomputeModules: ['core_attn'] }).heldAfterBackward).toBeNull();
+  });
+  it('full recompute: one checkpoint a chunk, its input the chunk input; the last chunk recomputed in backward has the gradients of those before beside it', () => {
+    const input = 2 * s * b * h;
+    const full = (method: 'uniform' | 'block', n: number) => memoryBreakdown(m, { ...p, recompute: 'full', recomputeModules: undefined, recomputeMethod: method, recomputeNumLayers: n });
+    const uniform = full('uniform', 2);
+    expect(uniform.heldAfterBackward?.bytes).toBe(3 * 2 * input); // ⌈6/2⌉ chunks
+    expect(transient(uniform, /^recomputing one checkpointed chunk/).heldBytes).toBe(2 * input);
+    const block = full('block', 4);
+    expect(block.heldAfterBackward?.bytes).toBe(4 * 2 * input);
+    expect(transient(block, /^recomputing one checkpointed chunk/).heldBytes).toBe(3 * input);
+    // one chunk: nothing recomputed before it
+    expect(transient(full('uniform', 6), /^recomputing one checkpointed chunk/).heldBytes).toBeUndefined();
+  });
+  it('the traced runs that recompute their MoE layers hold between steps what the dense runs do besides it: the static part as close as theirs, and the transient within 0.2% of the peak', () => {
+    const rows = campaignRows();
+    const shortBy = (parts: PartComparison[]) => Math.abs(parts[0].model - parts[0].measured);
+    const dense = Math.max(...rows.filter((r) => !r.moe && r.parts).map((r) => shortBy(r.parts!))); // 22.1 MiB (r20)
+    const CAMPAIGN = 'bench/results/2026-12-02-megatron-campaign/runs';
+    for (const path of [`${CAMPAIGN}/r03`, `${CAMPAIGN}/r07`, `${CAMPAIGN}/r40`, `${DIR}/r01`, `${DIR}/r04`]) {
+      const res = parseMegatronLog(readFileSync(`${path}.log`, 'utf8'), path);
+      const c = configFromLog(res);
+      if ('error' in c) throw new Error(`${path}: ${c.error}`);
+      const trace = JSON.parse(readFileSync(`${path}.trace.json`, 'utf8')) as MegatronTrace, peak = res.point.peakMaxAllocatedGiB! * 2 ** 30;
+      const b = memoryBreakdown(c.model, c.par);
+      expect(b.heldAfterBackward, path).not.toBeNull();
+      const parts = comparePeakParts(b, trace, peak);
+      const why = `${path}: ${parts.map((x) => `${x.part} ${((x.model - x.measured) / 2 ** 20).toFixed(1)} MiB`).join(', ')}`;
+      expect(shortBy(parts), why).toBeLessThanOrEqual(dense);
+      expect(Math.abs(parts[2].ofPeak), why).toBeLessThan(0.002);
     }
   });
 });

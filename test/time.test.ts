@@ -409,14 +409,18 @@ describe('the sixth fresh draw (bench/results/2026-12-03-time-heldout6, seed 360
     expect(rows.filter((r) => Math.abs(r.error) > 0.1).map((r) => r.id)).toEqual(['r00', 'r01', 'r04', 'r05']);
     expect(outOfMemory(D6)).toEqual([]);
   });
-  it('the memory model on the same six held-out logs: every peak within 2% (−1.4% to 0.0%)', () => {
+  it('the memory model on the same six held-out logs: every peak within 2% (−1.4% to 0.0% then; −0.8% to +0.0% since the MoE checkpoints\' leftovers are counted)', () => {
     const errs = ['r00', 'r01', 'r02', 'r03', 'r04', 'r05'].map((id) => {
       const p = predictFromLog(parseMegatronLog(readFileSync(`${D6}/runs/${id}.log`, 'utf8'), id), null);
       if ('error' in p) throw new Error(`${id}: ${p.error}`);
       return p.totalError!;
     });
     for (const e of errs) expect(Math.abs(e)).toBeLessThan(0.02);
-    expect(Math.min(...errs)).toBeCloseTo(-0.014, 3);
+    // held out, −1.4% (r02: MoE, full recompute of 10 one-layer chunks) to 0.0%; since 2026-12-07 r02 is +0.0% (beside its
+    // last chunk recomputed, the 9 chunks before hold their inputs' gradients, 24 MiB each: checkpointLeftover), and r05
+    // (block/5 of 8, its 3 stored MoE layers' input once, moe_utils.py:1382) −0.7% → −0.8% the lowest
+    expect(Math.min(...errs)).toBeCloseTo(-0.008, 3);
+    expect(Math.max(...errs)).toBeCloseTo(0.000, 3);
   });
 });
 

@@ -453,9 +453,12 @@ function printBreakdown(r: MemoryBreakdown, model: ModelConfig, par: ParallelCon
   console.log('    outside the layers:');
   for (const t of r.outside) line(`    ${termLabel(t, model)} [${t.formula}]`, t.bytes);
   console.log('  transients (net of what is freed by their moment; the largest counts):');
-  for (const t of r.transients)
+  for (const t of r.transients) {
     line(`  ${t === r.peakTransient ? '*' : ' '} ${t.name} [${t.formula}]`, t.netBytes, null,
       `${t.freedBytes ? `  (${formatBytes(t.bytes)} live, ${formatBytes(Math.min(t.bytes, t.freedBytes))} of stored terms freed by then)` : ''}${t === r.peakTransient ? '  ← peak' : ''}`);
+    if (t.heldBytes) console.log(`      with, held then: ${formatBytes(t.heldBytes)} [${t.heldFormula}]`);
+  }
+  if (r.heldAfterBackward) line(`  held between steps, not stored: ${r.heldAfterBackward.name} [${r.heldAfterBackward.formula}]`, r.heldAfterBackward.bytes);
   const h = headroom(r.totalBytes, hbmGib);
   line('total (peak)', r.totalBytes, null, `  ${h.verdict}`);
   if (h.note) console.log(`  note: ${h.note}`);

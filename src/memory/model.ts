@@ -42,7 +42,10 @@
  *
  * Peak = static (weights, gradients, optimizer, gradient buckets) + stored activations + the
  * largest transient, each transient counted net of the stored activations already released at its
- * moment (e.g. the last layer's attention backward runs after the loss and the last MLP are freed).
+ * moment (e.g. the last layer's attention backward runs after the loss and the last MLP are freed),
+ * with what is held then that no stored term counts: a recomputed MoE layer's checkpoint input and
+ * its gradient, which the token dispatcher's graph keeps from that checkpoint's backward to the
+ * layer's next forward (checkpointLeftover; between steps all of them, heldAfterBackward).
  *
  * Context parallelism (cp ranks): every sequence-proportional term uses the local s/cp; without
  * FlashAttention the stored scores of the local queries cover all keys, (s/cp)·s per head. Ring
@@ -193,7 +196,10 @@ export interface MemoryTerm {
 export interface Transient extends MemoryTerm {
   /** Stored activation bytes already released when this transient is live. */
   freedBytes: number;
-  /** bytes − freedBytes (what it adds to the stored activations at its moment). */
+  /** Bytes live at its moment that no stored term counts: MoE checkpoints' inputs and gradients held after their backward (checkpointLeftover). */
+  heldBytes?: number;
+  heldFormula?: string;
+  /** bytes + heldBytes − freedBytes (what it adds to the stored activations at its moment). */
   netBytes: number;
 }
 
@@ -227,6 +233,11 @@ export interface MemoryBreakdown {
   activationBytes: number;
   /** Net bytes of the largest transient (the ring buffers when that is the largest). */
   transientBytes: number;
+  /**
+   * Held between steps beside the weights and what betweenSteps terms count, but live at a transient's moment only as its
+   * heldBytes say: MoE checkpoints' inputs and their gradients (checkpointLeftover); null where none.
+   */
+  heldAfterBackward: MemoryTerm | null;
   /** Ring buffers of context parallelism (part of the transients; 0 without CP). */
   ringBufferBytes: number;
   /**
@@ -776,6 +787,59 @@ function inputTerm(d: Dims): MemoryTerm {
 }
 
 /**
+ * What a checkpoint that recomputes a MoE layer leaves behind after its backward, until that layer's next forward: the
+ * checkpoint's input and the input's gradient. Megatron-LM's checkpoint recomputes from detached copies of its saved
+ * inputs (tensor_parallel/random.py:657, torch.utils.checkpoint.detach_variable: leaves that require grad and share the
+ * saved input's storage), backpropagates into them (random.py:668) and reads their `.grad` (random.py:669), which stays
+ * on the leaf. The token dispatcher keeps on itself a tensor made from the router's probabilities (allgather:
+ * `self.local_probs`, moe/token_dispatcher.py:331; alltoall: `self.probs`, token_dispatcher.py:642), whose autograd graph
+ * runs back through the router (moe_utils.py:1382, on the checkpoint's input) to the leaf's AccumulateGrad node, which
+ * holds the leaf and so its `.grad`. The layer's next forward runs under no_grad inside the checkpoint (random.py:616) and
+ * replaces the attribute with a tensor without a graph: then both are freed. So between steps (and in the optimizer
+ * step) every such checkpoint holds its input and that input's gradient; in backward, each one whose backward has run.
+ * One checkpoint a MoE layer with --recompute-modules moe (moe_layer.py:699, around the MoE layer, its input the pre-MLP
+ * norm's output), one a checkpointed chunk with full recompute (recompute.py:142, its input the chunk's input; every
+ * layer here is a MoE layer). Without a checkpoint the layer's input is no leaf, and the graph, its saved tensors freed
+ * by the backward, holds nothing of size. Not counted: what the dispatcher keeps besides (the routing map, bool, and the
+ * probabilities, fp32, a token × E or a token × k; the int64 permutation indices, a token × k: under 0.1% of every stored
+ * run's peak).
+ */
+interface CheckpointLeftover {
+  /** Checkpoints of the stage whose recomputation runs a MoE layer. */
+  checkpoints: number;
+  /** How checkpoints is counted, as a formula writes it. */
+  count: string;
+  /** Bytes of one checkpoint's input (its gradient is as many). */
+  inputBytes: number;
+  input: string;
+  /** One checkpoint a MoE layer (--recompute-modules moe): the last layer's backward has run it before that layer's attention backward. */
+  perLayer: boolean;
+  /** The stage's last layer is in such a checkpoint: its leftover lives until that layer's MoE forward. */
+  lastLayer: boolean;
+}
+
+function checkpointLeftover(m: ModelConfig, p: ParallelConfig, d: Dims): CheckpointLeftover | null {
+  if (!m.moe) return null;
+  const stage = m.numLayers / p.pipelineParallel, L = p.pipelineParallel > 1 ? 'L/p' : 'L';
+  if (modules(p).includes('moe')) {
+    const nb = d.spec.normOutputBytes;
+    return { checkpoints: stage, count: L, inputBytes: nb * d.sl * d.b * d.h * d.rep, input: `${nb}·${d.S}·b·h${d.sp}`, perLayer: true, lastLayer: true };
+  }
+  if (p.recompute !== 'full') return null;
+  const chunk = chunkLayers(m, p), n = Math.min(p.recomputeNumLayers!, chunk), v = p.virtualStages;
+  const uniform = p.recomputeMethod === 'uniform';
+  const input = inputTerm(d);
+  return { checkpoints: uniform ? Math.ceil(chunk / n) * v : blockRecomputedLayers(stage, p), count: uniform ? `⌈${L}/${n}⌉` : `${n}`,
+    inputBytes: input.bytes, input: input.formula, perLayer: false, lastLayer: uniform || n === chunk };
+}
+
+/** What checkpointLeftover says is held between steps, as a term (null where nothing is). */
+function heldAfterBackwardTerm(lo: CheckpointLeftover | null): MemoryTerm | null {
+  return lo && { name: "MoE checkpoints' inputs and their gradients, held by the token dispatcher's graph from backward to the next forward", part: 'mlp',
+    bytes: lo.checkpoints * 2 * lo.inputBytes, formula: `2·${lo.input}·${lo.count}`, betweenSteps: true };
+}
+
+/**
  * The vocabulary as the stack sizes the embedding, the output layer and the logits: Megatron-LM pads it to a multiple
  * of 128·TP (vocab_utils.py calculate_padded_vocab_size; gpt_builders.py builds GPTModel with padded_vocab_size), the
  * padding rows parameters like the rest; PyTorch's harness does not pad.
@@ -1033,8 +1097,9 @@ function ringBuffers(p: ParallelConfig, d: Dims, moment: 'forward' | 'backward' 
     : T('ring K/V and dK/dV slots and dQ (p2p)', (16 * hk + 2 * h) * n, `(16·${kv} + 2h)·s/CP·b/t`);
 }
 
-/** A transient term at its moment, net of the stored bytes already released then. */
-const transient = (term: MemoryTerm, freedBytes: number): Transient => ({ ...term, freedBytes, netBytes: Math.max(0, term.bytes - freedBytes) });
+/** A transient term at its moment, net of the stored bytes already released then, with what is held then that no stored term counts. */
+const transient = (term: MemoryTerm, freedBytes: number, held?: { bytes: number; formula: string }): Transient =>
+  ({ ...term, freedBytes, ...(held?.bytes ? { heldBytes: held.bytes, heldFormula: held.formula } : {}), netBytes: Math.max(0, term.bytes + (held?.bytes ?? 0) - freedBytes) });
 
 /** Transients, each with the stored bytes already released at its moment. */
 function transients(m: ModelConfig, p: ParallelConfig, d: Dims, groups: LayerGroup[], outside: MemoryTerm[]): Transient[] {
@@ -1056,6 +1121,10 @@ function transients(m: ModelConfig, p: ParallelConfig, d: Dims, groups: LayerGro
   const last = groups[groups.length - 1];
   const lastStored = last.label === 'stored layers' ? keptTerms(m, p, d).filter((x) => x.afterCore || x.beforeScoresGrad) : [];
   const freedAtAttn = lossAndOutput + sum(lastStored);
+  // Held by MoE checkpoints (checkpointLeftover): at the last layer's attention backward, with --recompute-modules moe, that
+  // layer's MoE checkpoint has run its backward: its input (which freedAtAttn counts as released) and its gradient.
+  const lo = checkpointLeftover(m, p, d);
+  const heldAtAttn = lo?.perLayer ? { bytes: 2 * lo.inputBytes, formula: `2·${lo.input} (the last layer's MoE checkpoint: its input and gradient)` } : undefined;
   // upstream gradients of the residual stream, and a tied output weight's gradient held from the output layer's backward on
   const tied = spec.tiedGradientHeld && !m.untieEmbeddings && p.pipelineParallel === 1 ? (2 * V * h) / t : 0;
   const upstream = (rb + 2) * sl * b * h * rep + tied;
@@ -1069,19 +1138,23 @@ function transients(m: ModelConfig, p: ParallelConfig, d: Dims, groups: LayerGro
   // gradients (and a tied output weight's gradient) beside every stored layer, which can pass the loss's
   // transient at short sequences.
   if (ring || scoresGrad || upstream > freedAtAttn) list.push(X({ name: `last layer's attention backward${ring ? `: ${ring.name}` : scoresGrad ? ' (unfused)' : ''}`, part: ring ? 'ring' : 'attention',
-    bytes: (ring?.bytes ?? 0) + scoresGrad + upstream, formula: `${ring ? ring.formula + ' + ' : ''}${up}` }, freedAtAttn));
+    bytes: (ring?.bytes ?? 0) + scoresGrad + upstream, formula: `${ring ? ring.formula + ' + ' : ''}${up}` }, freedAtAttn, heldAtAttn));
   // The last layer's attention forward: the loss, the output layer and that layer's MLP do not exist yet.
   const ringFwd = ringBuffers(p, d, 'forward');
-  if (ringFwd) list.push(X({ ...ringFwd, name: `last layer's attention forward: ${ringFwd.name}` }, freedAtAttn));
-  list.push(...recomputeTransients(m, p, d, { scoresGrad, upstream, up, lossAndOutput, freedAtAttn }));
+  // the last layer's (or its chunk's) checkpoint leftover of the step before lives until that layer's MoE forward
+  const heldBefore = lo?.lastLayer ? { bytes: 2 * lo.inputBytes, formula: `2·${lo.input} (the last MoE checkpoint's input and gradient, of the step before)` } : undefined;
+  if (ringFwd) list.push(X({ ...ringFwd, name: `last layer's attention forward: ${ringFwd.name}` }, freedAtAttn, heldBefore));
+  list.push(...recomputeTransients(m, p, d, { scoresGrad, upstream, up, lossAndOutput, freedAtAttn, heldAtAttn }));
   if (p.recompute === 'full') {
     const layer = sum(full);
     const n = p.recomputeMethod === 'uniform' ? p.recomputeNumLayers! : 1;
     // block: its recomputed layers come last in backward, after every stored layer was released.
     const freed = lossAndOutput + (p.recomputeMethod === 'block' && p.pipelineParallel === 1 ? sum(groups.filter((g) => g.label === 'stored layers').map((g) => ({ bytes: g.bytesPerLayer * g.layers }))) : 0);
     // the chunk's last layer: its MLP backward (whole chunk live), then its attention backward (that layer's MLP released)
+    // the last chunk recomputed: the gradients of the inputs of those before, held by MoE checkpoints (their inputs are stored terms still)
+    const grads = lo && lo.checkpoints > 1 ? { bytes: (lo.checkpoints - 1) * lo.inputBytes, formula: `(${lo.count} − 1)·${lo.input} (the MoE chunks recomputed before: their inputs' gradients)` } : undefined;
     list.push(X({ name: `recomputing one checkpointed chunk (${counted(n, 'layer')}) in backward`, part: 'attention', bytes: n * layer + upstream + Math.max(0, scoresGrad - releasedAtCore),
-      formula: `${n}·(one stored layer) + ${up}` }, freed));
+      formula: `${n}·(one stored layer) + ${up}` }, freed, grads));
   }
   return list;
 }
@@ -1091,7 +1164,7 @@ const moduleWords = (x: RecomputeModule, m: ModelConfig): string =>
   ({ core_attn: 'attention core', mlp: 'MLP', layernorm: normName(m), moe: 'MoE layer', shared_experts: 'shared experts' })[x];
 
 /** Selective recompute: each recomputed module of the last layer at its own moment in backward. */
-function recomputeTransients(m: ModelConfig, p: ParallelConfig, d: Dims, c: { scoresGrad: number; upstream: number; up: string; lossAndOutput: number; freedAtAttn: number }): Transient[] {
+function recomputeTransients(m: ModelConfig, p: ParallelConfig, d: Dims, c: { scoresGrad: number; upstream: number; up: string; lossAndOutput: number; freedAtAttn: number; heldAtAttn?: { bytes: number; formula: string } }): Transient[] {
   const X = transient;
   const all = allLayerTerms(m, p, d);
   const groups: { label: string; mods: RecomputeModule[]; core: boolean }[] = [];
@@ -1104,7 +1177,7 @@ function recomputeTransients(m: ModelConfig, p: ParallelConfig, d: Dims, c: { sc
     const re = all.filter((x) => x.drop?.some((y) => g.mods.includes(y)) && !(g.core && x.beforeScoresGrad));
     const grad = g.core ? c.scoresGrad + c.upstream : c.upstream;
     return X({ name: `recomputing ${g.label} of one layer in backward`, part: g.core ? 'attention' : 'mlp', bytes: sum(re) + grad,
-      formula: `${re.map((x) => x.formula).join(' + ')} + ${c.up}` }, g.core ? c.freedAtAttn : c.lossAndOutput);
+      formula: `${re.map((x) => x.formula).join(' + ')} + ${c.up}` }, g.core ? c.freedAtAttn : c.lossAndOutput, g.core ? c.heldAtAttn : undefined);
   });
 }
 
@@ -1138,13 +1211,13 @@ export function stageMemory(m: ModelConfig, p: ParallelConfig, stage: PipelineSt
  * 4 bytes × all its 1068.3 M parameters above its memory between steps, to 0.2%. Measured: the eighth held-out draw's r00
  * (643.4 M parameters, full recompute) peaked 2454.0 MiB above its memory between steps, 4 bytes × its 643.3 M
  * weight-decayed parameters to the MiB (bench/results/2026-12-06-time-heldout8). What outlives the step: the QKᵀ buffer
- * kept between steps (unfused attention).
+ * kept between steps (unfused attention) and what MoE checkpoints hold until the next forward (checkpointLeftover).
  */
-function optimizerStepTransient(stepped: number, outside: MemoryTerm[], activationBytes: number, stack: Stack): Transient {
+function optimizerStepTransient(stepped: number, outside: MemoryTerm[], activationBytes: number, stack: Stack, held: MemoryTerm | null): Transient {
   const kept = sum(outside.filter((o) => o.betweenSteps));
   const why = stack === 'megatron' ? ' (Megatron-LM without Transformer Engine or Apex)' : ' (not fused)';
   return transient({ name: `optimizer step: torch.optim.AdamW's foreach temporary${why}`, part: 'weights',
-    bytes: 4 * stepped, formula: '4·(parameters the optimizer steps per GPU)' }, activationBytes - kept);
+    bytes: 4 * stepped, formula: '4·(parameters the optimizer steps per GPU)' }, activationBytes - kept, held ? { bytes: held.bytes, formula: `${held.formula} (MoE checkpoints' inputs and gradients)` } : undefined);
 }
 
 /** One stage's breakdown; without a pipeline the one stage is both first and last ('all'), whichever is asked. */
@@ -1160,7 +1233,8 @@ function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage)
   // the stage's: its layers and the embedding or the output layer; experts are split over EP ranks too (the shared expert is not)
   const { perGpu: parametersPerGpu, experts: expertsPerGpu } = stageParameters(m, p, stage);
   const stepped = optimizerShardParameters(p, { perGpu: parametersPerGpu, experts: expertsPerGpu });
-  const optimizerStep = p.torchOptimizer ? optimizerStepTransient(stepped, outside, activationBytes, p.stack ?? 'megatron') : null;
+  const heldAfterBackward = heldAfterBackwardTerm(checkpointLeftover(m, p, d));
+  const optimizerStep = p.torchOptimizer ? optimizerStepTransient(stepped, outside, activationBytes, p.stack ?? 'megatron', heldAfterBackward) : null;
   const ts = [...transients(m, p, d, groups, outside), ...(optimizerStep ? [optimizerStep] : [])];
   const peak = ts.reduce<Transient | null>((x, y) => (!x || y.netBytes > x.netBytes ? y : x), null);
   const pr = m.paramPrecision === 'amp' ? STACKS['torch-amp'].perParam : m.paramPrecision === 'megatron' ? STACKS.megatron.perParam : d.spec.perParam;
@@ -1172,7 +1246,7 @@ function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage)
   const transientBytes = peak?.netBytes ?? 0;
   return {
     stack: p.stack ?? 'megatron', stage: p.pipelineParallel === 1 ? 'all' : stage, perLayer, perLayerBytes: sum(perLayer), layersHeld: groups.reduce((x, g) => x + g.layers, 0), layerGroups: groups,
-    outside, transients: ts, peakTransient: peak, activationBytes, transientBytes, ringBufferBytes: ringBuffers(p, d)?.bytes ?? 0, optimizerStep,
+    outside, transients: ts, peakTransient: peak, activationBytes, transientBytes, heldAfterBackward, ringBufferBytes: ringBuffers(p, d)?.bytes ?? 0, optimizerStep,
     parameters, parametersPerGpu, weightBytes, gradientBytes, optimizerBytes, gradientBucketBytes, weightBytesPerParam: pr.weight,
     workspaceBytes: d.spec.workspaceBytes,
     totalBytes: weightBytes + gradientBytes + optimizerBytes + gradientBucketBytes + d.spec.workspaceBytes + activationBytes + transientBytes,

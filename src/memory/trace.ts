@@ -116,9 +116,10 @@ export interface PartComparison {
 /**
  * The peak in three parts, the model's beside the run's. Static: what the allocator holds between
  * steps (allocated when the peak's iteration began), against the model's weights, gradients, optimizer,
- * buckets, workspaces and the buffers it counts as kept between steps. Stored: what autograd saves
- * (the trace's saved bytes), against the model's stored activations less those buffers. Transient: the
- * rest of the peak, against the model's largest transient (net of what is freed at its moment).
+ * buckets, workspaces, the buffers it counts as kept between steps and what MoE checkpoints hold until the
+ * next forward (heldAfterBackward). Stored: what autograd saves (the trace's saved bytes), against the
+ * model's stored activations less those buffers. Transient: the rest of the peak, against the model's
+ * largest transient (net of what is freed at its moment) less what MoE checkpoints hold between steps.
  */
 export function comparePeakParts(b: MemoryBreakdown, trace: MegatronTrace, peakBytes: number): PartComparison[] {
   const before = trace.iterations.find((i) => i.iteration === trace.history_iterations - 1);
@@ -126,6 +127,9 @@ export function comparePeakParts(b: MemoryBreakdown, trace: MegatronTrace, peakB
   const buffers = b.outside.filter(betweenSteps).reduce((s, t) => s + t.bytes, 0);
   const state = b.weightBytes + b.gradientBytes + b.optimizerBytes + b.gradientBucketBytes + b.workspaceBytes;
   const measured = { static: before.allocated_bytes, stored: trace.saved_bytes, transient: peakBytes - before.allocated_bytes - trace.saved_bytes };
-  const model = { static: state + buffers, stored: b.activationBytes - buffers, transient: b.transientBytes };
+  // What MoE checkpoints hold from backward to the next forward is static as the trace measures it (allocated between
+  // steps), and, as in the run, the transient is the peak less that: only what its moment holds of it counts there.
+  const held = b.heldAfterBackward?.bytes ?? 0;
+  const model = { static: state + buffers + held, stored: b.activationBytes - buffers, transient: b.transientBytes - held };
   return (['static', 'stored', 'transient'] as const).map((part) => ({ part, model: model[part], measured: measured[part], ofPeak: (model[part] - measured[part]) / peakBytes }));
 }
