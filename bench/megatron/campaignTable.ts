@@ -3,7 +3,8 @@
  * model from its own log's argument dump, beside its measured peak (max allocated), and its trace
  * compared group by group (src/memory/trace.ts).
  *
- *   npx tsx bench/megatron/campaignTable.ts [DIR]     # prints the markdown table and the summary
+ *   npx tsx bench/megatron/campaignTable.ts [DIR] [--runs]     # prints the markdown table and the summary
+ *                                                             # (--runs: each traced run's parts as well)
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { configFromLog, parseMegatronLog } from '../../src/memory/megatron.js';
@@ -41,7 +42,10 @@ export function describe(c: Drawn['config'], rc: string): string {
 export function campaignRows(dir = CAMPAIGN_DIR): CampaignRow[] {
   const draw = JSON.parse(readFileSync(`${dir}/draw.json`, 'utf8')) as { kept: Drawn[] };
   return draw.kept.map((k) => {
-    const text = readFileSync(`${dir}/runs/${k.id}.log`, 'utf8');
+    const log = `${dir}/runs/${k.id}.log`;
+    // A run the call did not start (a deadline): its row says so, from the draw alone.
+    if (!existsSync(log)) return { id: k.id, split: k.split, config: describe(k.config, 'recompute as drawn'), measuredGib: null, modelGib: null, error: null, failure: 'not run', groups: null, parts: null, moe: !!k.config.moe };
+    const text = readFileSync(log, 'utf8');
     const res = parseMegatronLog(text, k.id);
     const c = configFromLog(res);
     if ('error' in c) throw new Error(`${k.id}: ${c.error}`);
@@ -83,11 +87,19 @@ export function campaignTable(rows: CampaignRow[]): string {
   return out.join('\n');
 }
 
+/** Each traced run's parts, model − trace as a share of its peak (static, stored, transient): a draw's terms judged run by run. */
+export function runPartsTable(rows: CampaignRow[]): string {
+  const out = ['| run | static (held between steps) | stored (saved for backward) | transient (the rest of the peak) |', '|---|---|---|---|'];
+  for (const r of rows) if (r.parts) out.push(`| ${r.id} | ${r.parts.map((x) => pct2(x.ofPeak)).join(' | ')} |`);
+  return out.join('\n');
+}
+
 /** Each part's worst run (model − trace, of the peak), dense and MoE apart: the table docs/memory.md shows. */
 export function partsTable(rows: CampaignRow[]): string {
   const out = ['| traced runs | static (held between steps) | stored (saved for backward) | transient (the rest of the peak) |', '|---|---|---|---|'];
   for (const moe of [false, true]) {
     const rs = rows.filter((r) => r.parts && r.moe === moe);
+    if (!rs.length) continue;   // a draw of MoE runs alone, or dense alone
     const worst = (i: number) => rs.reduce((w, r) => (Math.abs(r.parts![i].ofPeak) > Math.abs(w.parts![i].ofPeak) ? r : w));
     const cell = (i: number) => `${pct2(worst(i).parts![i].ofPeak)} (${worst(i).id})`;
     out.push(`| ${moe ? 'MoE' : 'dense'}, ${rs.length} | ${cell(0)} | ${cell(1)} | ${cell(2)} |`);
@@ -100,4 +112,5 @@ if (process.argv[1]?.endsWith('campaignTable.ts')) {
   console.log(campaignTable(rows));
   for (const s of ['build', 'heldout'] as const) console.log(summaryLine(rows, s));
   console.log(`\n${partsTable(rows)}`);
+  if (process.argv.includes('--runs')) console.log(`\n${runPartsTable(rows)}`);
 }

@@ -114,6 +114,19 @@ export interface PartComparison {
 }
 
 /**
+ * The model's peak in the parts a trace measures: static (allocated between steps: weights, gradients, optimizer,
+ * buckets, workspaces, the buffers kept between steps and what MoE checkpoints hold from backward to the next forward),
+ * stored (the activations saved for backward but those buffers) and transient (the rest of the peak: its transient
+ * less what the checkpoints hold, which the run's allocated-between-steps already has).
+ */
+export function modelPeakParts(b: MemoryBreakdown): { static: number; stored: number; transient: number } {
+  const buffers = b.outside.filter(betweenSteps).reduce((s, t) => s + t.bytes, 0);
+  const state = b.weightBytes + b.gradientBytes + b.optimizerBytes + b.gradientBucketBytes + b.workspaceBytes;
+  const held = b.heldAfterBackward?.bytes ?? 0;
+  return { static: state + buffers + held, stored: b.activationBytes - buffers, transient: b.transientBytes - held };
+}
+
+/**
  * The peak in three parts, the model's beside the run's. Static: what the allocator holds between
  * steps (allocated when the peak's iteration began), against the model's weights, gradients, optimizer,
  * buckets, workspaces, the buffers it counts as kept between steps and what MoE checkpoints hold until the
@@ -124,12 +137,7 @@ export interface PartComparison {
 export function comparePeakParts(b: MemoryBreakdown, trace: MegatronTrace, peakBytes: number): PartComparison[] {
   const before = trace.iterations.find((i) => i.iteration === trace.history_iterations - 1);
   if (!before) throw new InputError(`trace: no allocation recorded after iteration ${trace.history_iterations - 1}: not a trace of bench/megatron/trace.py with its allocator history`);
-  const buffers = b.outside.filter(betweenSteps).reduce((s, t) => s + t.bytes, 0);
-  const state = b.weightBytes + b.gradientBytes + b.optimizerBytes + b.gradientBucketBytes + b.workspaceBytes;
   const measured = { static: before.allocated_bytes, stored: trace.saved_bytes, transient: peakBytes - before.allocated_bytes - trace.saved_bytes };
-  // What MoE checkpoints hold from backward to the next forward is static as the trace measures it (allocated between
-  // steps), and, as in the run, the transient is the peak less that: only what its moment holds of it counts there.
-  const held = b.heldAfterBackward?.bytes ?? 0;
-  const model = { static: state + buffers + held, stored: b.activationBytes - buffers, transient: b.transientBytes - held };
+  const model = modelPeakParts(b);
   return (['static', 'stored', 'transient'] as const).map((part) => ({ part, model: model[part], measured: measured[part], ofPeak: (model[part] - measured[part]) / peakBytes }));
 }

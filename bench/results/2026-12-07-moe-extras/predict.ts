@@ -1,7 +1,8 @@
 /**
  * The memory model's prediction of each run of this draw, written before any of it ran, from the model's own code:
  * each run's Megatron-LM flags (draw.json's common_flags and flags) read as the argument dump Megatron-LM would print
- * (a flag's name with '_' for '-'; add_bias_linear and bias_swiglu_fusion True unless turned off; `--no-X` X False, `--disable-bias-linear` add_bias_linear False, a flag alone True,
+ * (a flag's name with '_' for '-'; add_bias_linear, bias_swiglu_fusion and bias_gelu_fusion True unless turned off, the last
+ * off without linear biases as Megatron-LM's validation turns it; `--no-X` X False, `--disable-bias-linear` add_bias_linear False, a flag alone True,
  * several values a Python list), then configFromArgs, with PyTorch's AdamW as every run here had it (no Transformer
  * Engine or Apex on the host: "Falling back to Torch optimizers"), memoryBreakdown and untrainable. The reading is checked
  * first on two earlier draws that ran: each of their logs' dumps gives the model and layout their flags give here.
@@ -26,7 +27,7 @@ interface Draw { common_flags: string[]; kept: Kept[] }
  * defaults for the switches the model reads that are on unless a flag turns them off.
  */
 export function argsFromFlags(flags: string[]): MegatronArgs {
-  const args: MegatronArgs = { add_bias_linear: 'True', bias_swiglu_fusion: 'True' };
+  const args: MegatronArgs = { add_bias_linear: 'True', bias_swiglu_fusion: 'True', bias_gelu_fusion: 'True' };
   for (let i = 0; i < flags.length; i++) {
     if (!flags[i].startsWith('--')) throw new Error(`${flags[i]}: a value without its flag`);
     const name = flags[i].slice(2).replace(/-/g, '_'), vals: string[] = [];
@@ -36,10 +37,12 @@ export function argsFromFlags(flags: string[]): MegatronArgs {
     else if (name.startsWith('no_')) args[name.slice(3)] = 'False';
     else args[name] = 'True';
   }
+  // Megatron-LM turns the bias-GeLU fusion off without linear biases (training/arguments.py:1604-1606), as its dump shows.
+  if (args.add_bias_linear === 'False') args.bias_gelu_fusion = 'False';
   return args;
 }
 
-function config(flags: string[]) {
+export function config(flags: string[]) {
   const args = argsFromFlags(flags), c = configFromArgs(args);
   if ('error' in c) throw new Error(c.error);
   const unmodelled = unmodelledArgs(args);
@@ -48,7 +51,7 @@ function config(flags: string[]) {
 }
 
 /** Each logged run of an earlier draw: its flags read here give the model and layout its own dump gives. */
-function checkReading(dir: string): void {
+export function checkReading(dir: string): void {
   const draw = JSON.parse(readFileSync(`${dir}/draw.json`, 'utf8')) as Draw;
   for (const k of draw.kept) {
     const res = parseMegatronLog(readFileSync(`${dir}/runs/${k.id}.log`, 'utf8'), k.id), fromLog = configFromLog(res);
@@ -75,4 +78,4 @@ function main(): void {
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
-if (process.argv[1]?.endsWith('predict.ts')) main();
+if (process.argv[1]?.endsWith('2026-12-07-moe-extras/predict.ts')) main();
