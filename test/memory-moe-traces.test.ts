@@ -172,3 +172,36 @@ describe("what a checkpoint that recomputes a MoE layer holds from its backward 
     }
   });
 });
+
+describe('the MoE held-out draw (bench/results/2026-12-07-moe-held, seed 3640: predicted before it ran)', () => {
+  const rows = campaignRows('bench/results/2026-12-07-moe-held');
+  const predicted = new Map(readFileSync('bench/results/2026-12-07-moe-held/predicted.csv', 'utf8').trim().split('\n').slice(1)
+    .map((l) => [l.split(',')[0], Number(l.split('",')[1].split(',')[0])] as const));
+
+  it('the model predicts today what the folder recorded before the runs (the frozen figures are the judged ones)', () => {
+    for (const r of rows) expect(Math.round(r.modelGib! * 2 ** 30), r.id).toBe(predicted.get(r.id));
+  });
+
+  it('totals within 2% of every peak; the static part (with the held bytes) within 0.5% of every peak', () => {
+    expect(rows.map((r) => r.id)).toEqual(['r00', 'r01', 'r02', 'r03', 'r04', 'r05']);
+    for (const r of rows) {
+      expect(Math.abs(r.error!), r.id).toBeLessThan(0.02);
+      expect(Math.abs(r.parts!.find((p) => p.part === 'static')!.ofPeak), r.id).toBeLessThan(0.005);
+    }
+  });
+
+  it('stored and transient are measured only where the trace saved one micro batch (savedIsOneMicroBatch), there within 0.5%', () => {
+    const one = rows.filter((r) => r.parts!.length === 3).map((r) => r.id);
+    expect(one).toEqual(['r02', 'r05']);   // the runs of one micro batch a step; the others' traces span two
+    for (const r of rows.filter((x) => one.includes(x.id))) for (const p of r.parts!) expect(Math.abs(p.ofPeak), `${r.id} ${p.part}`).toBeLessThan(0.005);
+  });
+
+  it("without the held bytes, the static part of the three that hold them would be off by more than the criterion", () => {
+    for (const r of rows.filter((x) => ['r00', 'r01', 'r05'].includes(x.id))) {
+      const c = configFromLog(parseMegatronLog(readFileSync(`bench/results/2026-12-07-moe-held/runs/${r.id}.log`, 'utf8'), r.id));
+      if ('error' in c) throw new Error(c.error);
+      const held = memoryBreakdown(c.model, c.par).heldAfterBackward!.bytes, s = r.parts!.find((p) => p.part === 'static')!;
+      expect(Math.abs(s.ofPeak - held / (r.measuredGib! * 2 ** 30)), r.id).toBeGreaterThan(0.015);
+    }
+  });
+});

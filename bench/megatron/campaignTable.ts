@@ -64,6 +64,7 @@ export function campaignRows(dir = CAMPAIGN_DIR): CampaignRow[] {
   });
 }
 
+const PARTS = ['static', 'stored', 'transient'] as const;
 const pct2 = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(2)}%`;
 const pct = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)}%`;
 
@@ -90,7 +91,8 @@ export function campaignTable(rows: CampaignRow[]): string {
 /** Each traced run's parts, model − trace as a share of its peak (static, stored, transient): a draw's terms judged run by run. */
 export function runPartsTable(rows: CampaignRow[]): string {
   const out = ['| run | static (held between steps) | stored (saved for backward) | transient (the rest of the peak) |', '|---|---|---|---|'];
-  for (const r of rows) if (r.parts) out.push(`| ${r.id} | ${r.parts.map((x) => pct2(x.ofPeak)).join(' | ')} |`);
+  const cell = (r: CampaignRow, part: PartComparison['part']) => { const x = r.parts!.find((p) => p.part === part); return x ? pct2(x.ofPeak) : 'not measured (saved tensors of every micro batch)'; };
+  for (const r of rows) if (r.parts) out.push(`| ${r.id} | ${PARTS.map((part) => cell(r, part)).join(' | ')} |`);
   return out.join('\n');
 }
 
@@ -100,9 +102,13 @@ export function partsTable(rows: CampaignRow[]): string {
   for (const moe of [false, true]) {
     const rs = rows.filter((r) => r.parts && r.moe === moe);
     if (!rs.length) continue;   // a draw of MoE runs alone, or dense alone
-    const worst = (i: number) => rs.reduce((w, r) => (Math.abs(r.parts![i].ofPeak) > Math.abs(w.parts![i].ofPeak) ? r : w));
-    const cell = (i: number) => `${pct2(worst(i).parts![i].ofPeak)} (${worst(i).id})`;
-    out.push(`| ${moe ? 'MoE' : 'dense'}, ${rs.length} | ${cell(0)} | ${cell(1)} | ${cell(2)} |`);
+    // Each part's worst run among those whose trace measures it (comparePeakParts: a trace of several micro batches, the static part alone).
+    const cell = (part: PartComparison['part']) => {
+      const has = rs.flatMap((r) => r.parts!.filter((p) => p.part === part).map((p) => ({ id: r.id, ofPeak: p.ofPeak })));
+      const w = has.reduce((a, x) => (Math.abs(x.ofPeak) > Math.abs(a.ofPeak) ? x : a));
+      return `${pct2(w.ofPeak)} (${w.id}${has.length < rs.length ? `; ${has.length} of ${rs.length}` : ''})`;
+    };
+    out.push(`| ${moe ? 'MoE' : 'dense'}, ${rs.length} | ${PARTS.map(cell).join(' | ')} |`);
   }
   return out.join('\n');
 }

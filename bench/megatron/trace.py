@@ -6,8 +6,8 @@
 (run from the Megatron-LM source folder, as pretrain_gpt.py itself; recipe in
 ../shared/PLATFORM.md and bench/megatron/campaign.py).
 
-1. Saved tensors (torch.autograd.graph.saved_tensors_hooks), during the forward of iteration
-   FLASHRING_TRACE_SAVED_ITER (default 2): every tensor autograd keeps for backward, with the
+1. Saved tensors (torch.autograd.graph.saved_tensors_hooks), during the forward of the first micro batch of iteration
+   FLASHRING_TRACE_SAVED_ITER (default 2; 'saved_scope' in the JSON; before 2026-12-07 every micro batch's): every tensor autograd keeps for backward, with the
    module that was running (its name with layer and expert indices as '*'), the Megatron-LM line
    that saved it (innermost frame under megatron/), dtype, shape and the bytes of its storage.
    A storage saved twice counts once (at the first site); parameters and gradient buffers are
@@ -174,6 +174,7 @@ def _write():
                       'shared': e['shared'], 'shapes': e['shapes'], 'layers': len(e['layers'])})
     doc = {
         'format': 'flashring-megatron-trace/1', 'args': state['args'], 'saved_iteration': SAVED_ITER,
+        'saved_scope': 'first micro batch',
         'history_iterations': HISTORY_ITERS, 'iterations': state['iterations'],
         'max_allocated_bytes': torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None,
         'saved': saved, 'saved_bytes': sum(x['bytes'] for x in saved), 'history': state['history'],
@@ -183,6 +184,27 @@ def _write():
     with open(tmp, 'w') as f:
         json.dump(doc, f, indent=1)
     os.replace(tmp, OUT)
+
+
+def _first_micro_batch(args, kwargs):
+    """train_step's arguments with its forward_step_func (the first) recording saved tensors during its first call of the
+    step only: the step's first micro batch. Later micro batches' tensors never live beside the first's (each is freed
+    by its backward), and storages the allocator reuses would count once and the others twice."""
+    calls = [0]
+
+    def once(real_fwd):
+        def forward_step(*a, **k):
+            calls[0] += 1
+            state['recording'] = calls[0] == 1
+            try:
+                return real_fwd(*a, **k)
+            finally:
+                state['recording'] = False
+                state['module_stack'].clear()
+        return forward_step
+    if 'forward_step_func' in kwargs:
+        return args, dict(kwargs, forward_step_func=once(kwargs['forward_step_func']))
+    return (once(args[0]),) + tuple(args[1:]), kwargs
 
 
 def _wrap_train_step(real):
@@ -198,9 +220,9 @@ def _wrap_train_step(real):
             except Exception as ex:
                 state['errors'].append('prepare: %r' % ex)
                 record = False
-        state['recording'] = record
         try:
             if record:
+                args, kwargs = _first_micro_batch(args, kwargs)
                 with torch.autograd.graph.saved_tensors_hooks(_pack, _unpack):
                     out = real(*args, **kwargs)
             else:

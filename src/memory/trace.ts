@@ -35,7 +35,28 @@ export interface MegatronTrace {
   history: { peak_bytes: number; peak_frames: string[]; live_at_peak: { site: string; bytes: number; count: number }[] } | { error: string } | null;
   iterations: { iteration: number; allocated_bytes: number; max_allocated_bytes: number }[];
   errors: string[];
+  /** What the saved tensors are of: 'first micro batch' (bench/megatron/trace.py since 2026-12-07); absent in older traces, whose saved tensors are of every forward of the step. */
+  saved_scope?: string;
+  /** The command line the run was given (its flags). */
+  args?: string[];
 }
+
+/** Micro batches a step of a traced run, from its flags: the global batch over the micro batch (one GPU: no data parallelism). */
+export function tracedMicroBatches(trace: Pick<MegatronTrace, 'args'>): number {
+  const flag = (name: string) => { const i = trace.args?.indexOf(name) ?? -1; return i >= 0 ? Number(trace.args![i + 1]) : NaN; };
+  const n = flag('--global-batch-size') / flag('--micro-batch-size');
+  return Number.isInteger(n) && n > 0 ? n : 1;
+}
+
+/**
+ * Whether a trace's saved tensors are one micro batch's, which the model's stored part is: recorded so since 2026-12-07
+ * (saved_scope), or a step of one micro batch. Older traces of steps with several recorded every micro batch's forward,
+ * each storage once, so micro batches whose blocks the allocator reused counted once and the others twice: the MoE
+ * held-out draw's r04 (2 micro batches, 6 layers) lists 12 saved inputs of each layer norm, 6620 MiB where the model's
+ * one micro batch stores 5628 (bench/results/2026-12-07-moe-held). Their stored and transient parts measure nothing.
+ */
+export const savedIsOneMicroBatch = (trace: Pick<MegatronTrace, 'args' | 'saved_scope'>) =>
+  trace.saved_scope === 'first micro batch' || tracedMicroBatches(trace) === 1;
 
 export const TRACE_GROUPS = ['norm inputs', 'attention linears', 'attention core', 'attention mask', 'hidden dropout', 'mlp', 'layer inputs', 'embedding', 'output and loss', 'other'] as const;
 export type TraceGroup = (typeof TRACE_GROUPS)[number];
@@ -139,5 +160,7 @@ export function comparePeakParts(b: MemoryBreakdown, trace: MegatronTrace, peakB
   if (!before) throw new InputError(`trace: no allocation recorded after iteration ${trace.history_iterations - 1}: not a trace of bench/megatron/trace.py with its allocator history`);
   const measured = { static: before.allocated_bytes, stored: trace.saved_bytes, transient: peakBytes - before.allocated_bytes - trace.saved_bytes };
   const model = modelPeakParts(b);
-  return (['static', 'stored', 'transient'] as const).map((part) => ({ part, model: model[part], measured: measured[part], ofPeak: (model[part] - measured[part]) / peakBytes }));
+  // A trace whose saved tensors span several micro batches (savedIsOneMicroBatch) measures the static part alone.
+  const parts = savedIsOneMicroBatch(trace) ? (['static', 'stored', 'transient'] as const) : (['static'] as const);
+  return parts.map((part) => ({ part, model: model[part], measured: measured[part], ofPeak: (model[part] - measured[part]) / peakBytes }));
 }

@@ -1,0 +1,41 @@
+/**
+ * bench/megatron/trace.py records saved tensors during the first micro batch of its iteration only (saved_scope 'first
+ * micro batch'): a step's later micro batches never hold theirs beside the first's, and before 2026-12-07 they were
+ * counted too (bench/results/2026-12-07-moe-held: r04's 12 saved inputs of each of 6 layer norms). Run with a stand-in
+ * `torch` module (trace.py needs torch only inside its recorders), so python3 alone runs it, no GPU.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const hasPython = spawnSync('python3', ['--version']).status === 0;
+
+// A train_step that runs its forward_step_func once a micro batch, as Megatron-LM's forward_backward_func does, and
+// reports whether trace.py's recorder was on in each.
+const SCRIPT = `
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location('mtrace', 'bench/megatron/trace.py')
+T = importlib.util.module_from_spec(spec); spec.loader.exec_module(T)
+def fake_train_step(forward_step_func, data_iterator, model, *rest, micro_batches=3):
+    return [forward_step_func(data_iterator, model) for _ in range(micro_batches)]
+seen = lambda *a, **k: T.state['recording']
+out = {}
+a, k = T._first_micro_batch((seen, None, 'model'), {})
+out['positional'] = fake_train_step(*a, **k)
+a, k = T._first_micro_batch((), {'forward_step_func': seen, 'data_iterator': None, 'model': 'model'})
+out['keyword'] = fake_train_step(**k)
+out['after'] = T.state['recording']
+print(json.dumps(out))
+`;
+
+describe.skipIf(!hasPython && process.env.CI !== 'true')('trace.py: saved tensors of the first micro batch (python3)', () => {
+  it('records during the first forward_step of the step only, its forward_step_func given by position or by name', () => {
+    const stub = mkdtempSync(join(tmpdir(), 'torch-stub-'));
+    writeFileSync(join(stub, 'torch.py'), '# a stand-in: trace.py uses torch only inside its recorders\n');
+    const r = spawnSync('python3', ['-c', SCRIPT], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: stub } });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ positional: [true, false, false], keyword: [true, false, false], after: false });
+  });
+});
