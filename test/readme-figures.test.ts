@@ -12,6 +12,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fitLength, placesOf, type PlacesPass, type PlacesRow } from '../bench/cpPlaces.js';
 import { parseMegatronLog } from '../src/memory/megatron.js';
+import { campaignRows } from '../bench/megatron/campaignTable.js';
 import { predictFromLog } from '../src/memory/compare.js';
 import { steadyIterMs } from '../src/memory/time/fromLog.js';
 import { median } from '../src/stats.js';
@@ -442,6 +443,13 @@ describe("README's memory model on the H100 draws (2026-12-06-time-heldout7 to -
     // r03's held-out figure as its README recorded it when it ran; the shipped model's replay of it since.
     const ran = /\*\*Memory, held out\*\*: [0-9.]+ GiB measured, [0-9.]+ model \(([−+][0-9.]+%)\)/.exec(readFileSync(`${RESULTS}/2026-12-06-time-heldout9/README.md`, 'utf8'))![1];
     stated(`the ninth's MoE r03 since: ${ran} when it ran, ${signed(replay('2026-12-06-time-heldout9', 'r03'))} with the model since`);
+  });
+
+  it('the MoE held-out draw (judged at the model it was predicted with, which today\'s reproduces: test/memory-moe-traces): its count and range, and the static part within 0.5%', () => {
+    const rows = campaignRows('bench/results/2026-12-07-moe-held'), errs = rows.map((r) => 100 * r.error!);
+    const within = errs.filter((e) => Math.abs(e) <= 2).length;
+    stated(`(\`bench/results/2026-12-07-moe-held\`, ${COUNT[rows.length]} MoE runs drawn and predicted before they ran; an H100): ${within} of ${rows.length} within 2% (${signed(Math.min(...errs))} to ${signed(Math.max(...errs))})`);
+    expect(rows.every((r) => Math.abs(r.parts!.find((p) => p.part === 'static')!.ofPeak) <= 0.005)).toBe(true);
   });
 
   it('the MoE extras (judged), and r04 and r05 replayed since', () => {
