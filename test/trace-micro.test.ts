@@ -19,8 +19,12 @@ import importlib.util, json, sys
 spec = importlib.util.spec_from_file_location('mtrace', 'bench/megatron/trace.py')
 T = importlib.util.module_from_spec(spec); spec.loader.exec_module(T)
 def fake_train_step(forward_step_func, data_iterator, model, *rest, micro_batches=3):
-    return [forward_step_func(data_iterator, model) for _ in range(micro_batches)]
-seen = lambda *a, **k: T.state['recording']
+    seen = []
+    for _ in range(micro_batches):
+        output, loss_func = forward_step_func(data_iterator, model)   # as schedules.py forward_step, then its loss
+        seen.append([output, loss_func(), T.state['recording']])
+    return seen
+seen = lambda *a, **k: (T.state['recording'], lambda: T.state['recording'])
 out = {}
 a, k = T._first_micro_batch((seen, None, 'model'), {})
 out['positional'] = fake_train_step(*a, **k)
@@ -31,11 +35,13 @@ print(json.dumps(out))
 `;
 
 describe.skipIf(!hasPython && process.env.CI !== 'true')('trace.py: saved tensors of the first micro batch (python3)', () => {
-  it('records during the first forward_step of the step only, its forward_step_func given by position or by name', () => {
+  it('records during the first forward_step of the step and its loss function only, its forward_step_func given by position or by name', () => {
     const stub = mkdtempSync(join(tmpdir(), 'torch-stub-'));
     writeFileSync(join(stub, 'torch.py'), '# a stand-in: trace.py uses torch only inside its recorders\n');
     const r = spawnSync('python3', ['-c', SCRIPT], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: stub } });
     expect(r.status, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ positional: [true, false, false], keyword: [true, false, false], after: false });
+    // each micro batch: [recording in its forward, in its loss function, between them and after]
+    const first = [[true, true, false], [false, false, false], [false, false, false]];
+    expect(JSON.parse(r.stdout)).toEqual({ positional: first, keyword: first, after: false });
   });
 });

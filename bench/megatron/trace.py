@@ -192,15 +192,25 @@ def _first_micro_batch(args, kwargs):
     by its backward), and storages the allocator reuses would count once and the others twice."""
     calls = [0]
 
-    def once(real_fwd):
-        def forward_step(*a, **k):
-            calls[0] += 1
-            state['recording'] = calls[0] == 1
+    def recorded(fn, first):
+        def run(*a, **k):
+            state['recording'] = first
             try:
-                return real_fwd(*a, **k)
+                return fn(*a, **k)
             finally:
                 state['recording'] = False
                 state['module_stack'].clear()
+        return run
+
+    def once(real_fwd):
+        def forward_step(*a, **k):
+            calls[0] += 1
+            out = recorded(real_fwd, calls[0] == 1)(*a, **k)
+            # (output, loss_func): the schedule calls the loss function after the forward (schedules.py:333); the first
+            # micro batch's records too
+            if isinstance(out, tuple) and len(out) == 2 and callable(out[1]):
+                return out[0], recorded(out[1], calls[0] == 1)
+            return out
         return forward_step
     if 'forward_step_func' in kwargs:
         return args, dict(kwargs, forward_step_func=once(kwargs['forward_step_func']))
