@@ -116,7 +116,7 @@ export function internalError(what: string, where?: string): InternalError {
   return new InternalError(`internal error${where ? ` in ${where}` : ''}: ${what}; please report it with the command`);
 }
 
-/** What of an error crosses a process boundary (a rank process's error, sent to its parent). */
+/** What of an error crosses a process boundary (a rank process's error, sent to its parent; the page's advisor worker's, to the page). */
 export interface ErrorFields {
   name: string;
   message: string;
@@ -129,12 +129,24 @@ export interface ErrorFields {
   tried?: TileMiss[];
 }
 
+/**
+ * Each class of this file by its name as written here (ERROR_CLASSES' keys): errorFields names an error by its class, not
+ * by `e.name`, which a minifier renames with the class (new.target.name): in the page's bundle an InputError from the
+ * advisor's worker was named 't' and rebuilt as an internal error.
+ */
+const CLASS_NAMES = new Map<unknown, string>([
+  [FlashringError, 'FlashringError'], [NoAdapterError, 'NoAdapterError'], [DeviceRequestError, 'DeviceRequestError'], [InputError, 'InputError'],
+  [LimitError, 'LimitError'], [MeasurementError, 'MeasurementError'], [GPUValidationError, 'GPUValidationError'], [GPUOutOfMemoryError, 'GPUOutOfMemoryError'],
+  [DeviceLostError, 'DeviceLostError'], [NpyError, 'NpyError'], [TransportError, 'TransportError'], [InternalError, 'InternalError'],
+]);
+
 /** An error's fields, to be rebuilt on the other side of a process boundary (rebuildError). */
 export function errorFields(e: unknown): ErrorFields {
-  if (e instanceof GPUValidationError) return { name: e.name, message: e.message, label: e.label, gpuMessage: e.gpuMessage };
-  if (e instanceof InputError && e.flags.length) return { name: e.name, message: e.message, flags: [...e.flags] };
-  if (e instanceof LimitError && e.tried.length) return { name: e.name, message: e.message, tried: e.tried.map((m) => ({ ...m, ...(m.need ? { need: { ...m.need } } : {}) })) };
-  if (e instanceof Error) return { name: e.name, message: e.message };
+  const name = (x: Error) => CLASS_NAMES.get(x.constructor) ?? x.name;
+  if (e instanceof GPUValidationError) return { name: name(e), message: e.message, label: e.label, gpuMessage: e.gpuMessage };
+  if (e instanceof InputError && e.flags.length) return { name: name(e), message: e.message, flags: [...e.flags] };
+  if (e instanceof LimitError && e.tried.length) return { name: name(e), message: e.message, tried: e.tried.map((m) => ({ ...m, ...(m.need ? { need: { ...m.need } } : {}) })) };
+  if (e instanceof Error) return { name: name(e), message: e.message };
   return { name: typeof e, message: String(e) };
 }
 
@@ -160,12 +172,13 @@ export const ERROR_CLASSES: Readonly<Record<string, (f: ErrorFields, rank?: numb
 
 /**
  * The error `f` describes, as the class it had (ERROR_CLASSES), its message prefixed with `where`
- * (e.g. 'rank 2'); an error of another class (a bug: a TypeError, say) is an internal error.
+ * (e.g. 'rank 2'; none: its message as it was, where the other side is no place to name, as the page's
+ * advisor worker); an error of another class (a bug: a TypeError, say) is an internal error.
  */
-export function rebuildError(f: ErrorFields, where: string, rank?: number): FlashringError {
+export function rebuildError(f: ErrorFields, where?: string, rank?: number): FlashringError {
   const make = Object.hasOwn(ERROR_CLASSES, f.name) ? ERROR_CLASSES[f.name] : undefined;
   if (!make) return internalError(`${f.name}: ${f.message}`, where);
   const e = make(f, rank);
-  e.message = `${where}: ${e.message}`;
+  if (where) e.message = `${where}: ${e.message}`;
   return e;
 }

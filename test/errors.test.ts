@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import * as errors from '../src/errors.js';
-import { DeviceLostError, ERROR_CLASSES, FlashringError, GPUOutOfMemoryError, GPUValidationError, InputError, LimitError, errorFields } from '../src/errors.js';
+import { DeviceLostError, ERROR_CLASSES, FlashringError, GPUOutOfMemoryError, GPUValidationError, InputError, LimitError, errorFields, rebuildError } from '../src/errors.js';
 import { rankError } from '../src/cp/launch/processRanks.js';
 
 /** As it arrives in the parent. */
@@ -70,5 +70,17 @@ describe('a rank process error in its parent (rankError)', () => {
       expect(Object.keys(ERROR_CLASSES), name).toContain(name);
       expect(rankError(0, { name, message: 'm', label: 'l', gpuMessage: 'g' }).constructor, name).toBe(cls);
     }
+  });
+
+  it("an error crosses named by its class, not by its name, which a minifier renames with the class (the page's bundle)", () => {
+    const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function' && (v === FlashringError || v.prototype instanceof FlashringError));
+    for (const [name, cls] of classes) {
+      // As the page's bundle makes it: the class's name (new.target.name) minified to 't'.
+      const e = Object.assign(Object.create((cls as typeof FlashringError).prototype) as FlashringError, { name: 't', message: 'm', flags: ['--x'], tried: [] });
+      expect(errorFields(e).name, name).toBe(name);
+    }
+    const refusal = Object.assign(new InputError('refused', { flags: ['--num-layers'] }), { name: 't' });
+    const back = rebuildError(sent(refusal));
+    expect([back.constructor, back.message, (back as InputError).flags]).toEqual([InputError, 'refused', ['--num-layers']]);
   });
 });
