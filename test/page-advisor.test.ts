@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { type PageHarness, hooks, openPage, startPage } from './page-harness.js';
 import { configFromFlags } from '../src/cli/memory.js';
-import { candidates, layoutLabel, type AdviseRequest } from '../src/memory/advise.js';
+import { candidates, layoutLabel, requestRefusal, type AdviseRequest } from '../src/memory/advise.js';
+import { InputError } from '../src/errors.js';
 import { wouldFit, wouldFitLines, type Remedy } from '../src/memory/adviseForward.js';
 import { PAGE_WORDS } from '../web/advise.js';
 import { duration } from '../web/format.js';
@@ -127,6 +128,72 @@ describe('the advisor when nothing fits', () => {
     expect(await hooks<{ wouldFitPending: boolean }>(p, 'advisorState')).toMatchObject({ wouldFitPending: false });
     expect(await p.textContent('#advisor-would')).toBe('');
     expect(await p.textContent('#advisor-status')).toBe('');
+    await p.close();
+    expect(consoleErrors).toEqual([]);
+  });
+});
+
+describe("the advisor when the model refuses the request itself, whatever the layout", () => {
+  /** A form's fields marked invalid: each one's name and the message aria-describedby points to. */
+  const fieldMarks = (p: Page, form: string) => p.$$eval(`${form} [aria-invalid="true"]`, (els) => els.map((e) => {
+    const id = e.getAttribute('aria-describedby');
+    return { name: (e as HTMLInputElement).name, message: (id && document.getElementById(id)?.textContent) ?? null };
+  }));
+  /** Until the newest input is drawn and nothing is searched for it any more. */
+  const settled = (p: Page) => p.waitForFunction(() => {
+    const s = (window as unknown as { __flashring: { advisorState: { pending: boolean; wouldFitPending: boolean; shown: number; seq: number } } }).__flashring.advisorState;
+    return !s.pending && !s.wouldFitPending && s.shown === s.seq;
+  }, null, { timeout: 240_000 });
+  type Refused = { error?: string; field?: string; evaluated: number; fit: number; rows: unknown[] };
+  const flags = { preset: 'seed-32L-4096h', 'seq-length': '131072', 'tensor-model-parallel-size': '8', 'sequence-parallel': true, 'disable-bias-linear': true, 'num-experts': '8' };
+
+  it('the search finds it as the model throws it: every layout refused for it, an InputError with its flags (requestRefusal)', () => {
+    const cli = "Megatron-LM refuses --moe-router-enable-expert-bias with the softmax score function (TransformerConfig): add --moe-router-score-function sigmoid (or sqrtsoftplus), or leave out --moe-router-enable-expert-bias";
+    expect(() => configFromFlags({ ...flags, 'moe-router-enable-expert-bias': true })).toThrow(cli);
+    const { model, par } = configFromFlags({ ...flags, 'moe-router-score-function': 'sigmoid', 'moe-router-enable-expert-bias': true });
+    const r = (scoreFunction?: 'sigmoid'): AdviseRequest => ({ model: { ...model, moe: { ...model.moe!, scoreFunction } }, base: par, gpus: 8, hbmGib: 80, margin: 0.1, gbs: 8, link: resolveLink('nvlink-h200') });
+    const res = candidates(r()), refused = requestRefusal(res);
+    expect([res.all, res.skipped.length]).toEqual([0, 1]);
+    expect(refused).toBeInstanceOf(InputError);
+    expect([refused!.message, refused!.flags]).toEqual([cli, ['--moe-router-enable-expert-bias', '--moe-router-score-function']]);
+    // Layouts that differ (evaluated, or skipped for reasons of their own): no refusal of the request.
+    expect(requestRefusal(candidates(r('sigmoid')))).toBeNull();
+    expect(requestRefusal(candidates({ ...r('sigmoid'), gpus: 48, gbs: 6 }))).toBeNull();
+  });
+
+  for (const noWorker of [false, true]) {
+    it(`the expert bias with softmax: said once, as the planner's, whose control the planner marks; nothing searched for what would fit (${noWorker ? 'no worker' : 'in the worker'})`, async () => {
+      const p = await openPage(server!, consoleErrors, 'preset=seed-32L-4096h&lines=1&seqs=4096&nobias=1&experts=8&expertbias=1', watch(noWorker));
+      await settled(p);
+      const want = "Megatron-LM refuses 'expert bias' with the softmax score function (TransformerConfig): add score function sigmoid (or sqrtsoftplus), or leave out 'expert bias'";
+      expect(await fieldMarks(p, '#planner-form')).toEqual([{ name: 'expertbias', message: want }]);
+      expect(await p.textContent('#advisor-error')).toBe(`Fix the planner's fields above first: ${want}`);
+      expect((await p.textContent('#advisor'))!.split("refuses 'expert bias'").length - 1, 'said once in the panel').toBe(1);
+      expect([await p.textContent('#advisor-summary'), await p.textContent('#advisor-would')]).toEqual(['', '']);
+      expect(await hooks<Refused>(p, 'advisor')).toMatchObject({ field: 'expertbias', evaluated: 0, fit: 0, rows: [] });
+      expect(await fieldMarks(p, '#advisor-form')).toEqual([]);
+      // The score function it takes: the advisor searches and draws layouts again (none fits these 8 GPUs of 80 GiB).
+      await p.selectOption('select[name=score]', 'sigmoid');
+      await p.waitForFunction(() => (window as unknown as { __flashring: { advisor?: Refused } }).__flashring.advisor!.evaluated > 0, null, { timeout: 240_000 });
+      expect([await p.textContent('#advisor-error'), (await hooks<Refused>(p, 'advisor')).field]).toEqual(['', undefined]);
+      await p.close();
+      expect(consoleErrors).toEqual([]);
+    });
+  }
+
+  it("the position table shorter than the advisor's sequence: said beside the advisor's sequence length, the planner's lengths fitting it", async () => {
+    const p = await openPage(server!, consoleErrors, 'preset=seed-32L-4096h&maxpos=4096&seqs=4096&aseq=131072');
+    await settled(p);
+    const want = 'Max positions 4096 is less than sequence length 131072: Megatron-LM refuses it (max_position_embeddings must be at least seq_length); give at least 131072, or leave it out (the table then has a row a position of the sequence)';
+    expect(await p.textContent('#planner-error')).toBe('');
+    expect(await fieldMarks(p, '#advisor-form')).toEqual([{ name: 'aseq', message: want }]);
+    expect(await p.textContent('#advisor-error')).toBe(want);
+    expect([await p.textContent('#advisor-summary'), await p.textContent('#advisor-would')]).toEqual(['', '']);
+    expect(await hooks<Refused>(p, 'advisor')).toMatchObject({ field: 'aseq', fit: 0 });
+    await p.fill('#advisor-form input[name=aseq]', '4096');
+    await p.press('#advisor-form input[name=aseq]', 'Enter');
+    await p.waitForFunction(() => (window as unknown as { __flashring: { advisor?: Refused } }).__flashring.advisor!.fit > 0, null, { timeout: 240_000 });
+    expect(await fieldMarks(p, '#advisor-form')).toEqual([]);
     await p.close();
     expect(consoleErrors).toEqual([]);
   });

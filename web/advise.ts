@@ -20,12 +20,19 @@
  * the worker (its second answer) or, without one, here one search a task; "searching what would
  * fit…" meanwhile, and a newer input drops it.
  *
+ * When the model refuses the request itself, whatever the layout (src/memory/advise.ts requestRefusal: every layout
+ * refused for one reason, as the expert bias with the softmax score function), the panel says that refusal once,
+ * beside its control (the panel's sequence length, else the planner's, which the planner marks as it refuses it too),
+ * not as every layout's reason, and searches nothing for what would fit. The worker's errors cross as their fields
+ * (src/errors.ts errorFields, rebuildError), so that such a refusal stays an InputError with its flags.
+ *
  * timeLines() gives a planner point its predicted step time and what its recomputation costs in
  * full (beside the breakdown), timeTip() the same in a tooltip's few words.
  */
 import type { ModelConfig, ParallelConfig } from '../src/memory/model.js';
 import { EP_GROUPS, GIB } from '../src/memory/model.js';
-import { candidates, fitsText, layoutLabel, layoutTime, leftOutText, nothingFits, reasons, recomputeCost, setupText, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type AdviseWords } from '../src/memory/advise.js';
+import { candidates, fitsText, layoutLabel, layoutTime, leftOutText, nothingFits, reasons, recomputeCost, requestRefusal, setupText, skippedLines, tokensPerSecondText, type AdviseRequest, type AdviseResult, type AdviseWords } from '../src/memory/advise.js';
+import { InputError, rebuildError } from '../src/errors.js';
 import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { GPUS_PER_NODE } from '../src/memory/time/iteration.js';
 import { untrainable } from '../src/memory/untrainable.js';
@@ -46,6 +53,8 @@ export interface AdvisorDeps {
   /** The planner's model and parallel settings (throws, in the page's words, when its fields are not valid). */
   planner: () => { model: ModelConfig; par: ParallelConfig };
   pageWords: (e: unknown) => string;
+  /** The model's refusal as a FieldError naming the planner's control of its first flag that the planner has (main.ts onModelField); else `e` as it is. */
+  onModelField: (e: unknown) => unknown;
   fillTable: (table: HTMLTableElement, caption: string, head: Cell[], rows: Cell[][]) => void;
   /** Field readers: each throws a FieldError naming its input. */
   positiveWhole: (input: HTMLInputElement, label: string, max: number) => number;
@@ -85,6 +94,8 @@ export const PAGE_WORDS: AdviseWords = {
 
 const DEFAULTS: Record<string, string> = { aseq: '131072', agpus: '8', ahbm: '80', amargin: String(DEFAULT_MARGIN), agbs: '', atop: '5', alink: 'nvlink-h200', agbps: '800', alat: '5' };
 const MAX_SEQ = 2 ** 26;
+/** The panel's own controls for the memory model's flags (InputError.flags): the sequence length it searches at. */
+const OWN_FLAGS: Record<string, string> = { '--seq-length': 'aseq' };
 /** How long after the last keystroke the search runs. */
 const DEBOUNCE_MS = 300;
 
@@ -243,7 +254,8 @@ class AdvisorPanel implements Advisor {
     return { model, base: { ...par, seqLength: seq! }, gpus: gpus!, hbmGib: hbmGib!, margin: margin!, gbs: gbs!, link: link!, top: top!, batchPerGpu: !typed };
   }
 
-  private clear(text: string, marks: FieldMark[] = []): void {
+  /** Nothing drawn, `text` said (`marks`: beside the panel's controls; `field`: the control, the panel's or the planner's, a refusal is about). */
+  private clear(text: string, marks: FieldMark[] = [], field?: string): void {
     this.state.shown = this.state.seq;
     showFieldErrors(this.form, marks);
     el('advisor-error').textContent = text;
@@ -251,7 +263,20 @@ class AdvisorPanel implements Advisor {
     el('advisor-would').textContent = '';
     el('advisor-checked').textContent = '';
     this.d.fillTable(el<HTMLTableElement>('advisor-table'), '', [], []);
-    this.d.hooks.advisor = { error: text, evaluated: 0, fit: 0, rows: [], seq: this.state.seq };
+    this.d.hooks.advisor = { error: text, evaluated: 0, fit: 0, rows: [], seq: this.state.seq, ...(field ? { field } : {}) };
+  }
+
+  /**
+   * The search's error for the newest input, said once: the model's refusal (an InputError: the request's own, requestRefusal)
+   * beside the control of its flags, the panel's own first (OWN_FLAGS), else named as the planner's, whose control the planner
+   * marks (main.ts onModelField: the planner refuses the same model); anything else as a bug.
+   */
+  private refused(e: unknown): void {
+    if (!(e instanceof InputError)) return this.clear(bugWords(e));
+    const words = capital(this.d.pageWords(e)), own = e.flags.map((f) => (Object.hasOwn(OWN_FLAGS, f) ? OWN_FLAGS[f] : undefined)).find(Boolean);
+    if (own) return this.clear(words, [{ field: this.input(own), message: words }], own);
+    const planner = this.d.onModelField(e), field = planner instanceof FieldError ? (planner.field as HTMLInputElement | null)?.name : undefined;
+    this.clear(field ? `Fix the planner's fields above first: ${words}` : words, [], field);
   }
 
   /** Reads the planner and the panel for the newest input and searches (again only when they changed); bad input clears the panel and says why. */
@@ -333,16 +358,19 @@ class AdvisorPanel implements Advisor {
       return this.drawWouldFit(data.seq, req, this.cache!.res, data.wouldFit);
     }
     if (data.seq !== this.state.seq) return;
-    if (would) el('advisor-would').textContent = `What would fit could not be searched: ${this.d.pageWords(data.error)}`;
-    else this.clear(capital(this.d.pageWords(data.error)));
+    const e = rebuildError(data.error);
+    if (would) el('advisor-would').textContent = `What would fit could not be searched: ${isInputError(e) ? this.d.pageWords(e) : bugWords(e)}`;
+    else this.refused(e);
   }
 
   private searchHere(seq: number, req: PanelRequest, key: string): void {
     let res: AdviseResult;
     try {
       res = candidates(req);
+      const refused = requestRefusal(res);
+      if (refused) throw refused;
     } catch (e) {
-      return this.clear(capital(this.d.pageWords(e)));
+      return this.refused(e);
     }
     this.cache = { key, res };
     this.draw(seq, req, res);

@@ -69,7 +69,10 @@ const FLAG_FIELDS: Record<string, string> = {
   '--context-parallel-size': 'lines', '--recompute-granularity': 'lines', '--recompute-method': 'lines', '--recompute-num-layers': 'lines', '--recompute-modules': 'lines',
 };
 
-/** The model's own refusal of the planner's input, said beside the control of the first of its flags the planner has (FLAG_FIELDS); anything else as it is. */
+/**
+ * The model's own refusal of the planner's input, said beside the control of the first of its flags the planner has (FLAG_FIELDS); anything else as it is.
+ * The advisor (web/advise.ts) names by it the planner's control of a refusal of its whole request.
+ */
 function onModelField(e: unknown): unknown {
   if (!(e instanceof InputError)) return e;
   const name = e.flags.map((f) => (Object.hasOwn(FLAG_FIELDS, f) ? FLAG_FIELDS[f] : undefined)).find(Boolean);
@@ -1541,7 +1544,7 @@ function wireDrop(zone: HTMLElement, input: HTMLInputElement, onFiles: (f: File[
 
 // ---------- advisor (web/advise.ts: src/memory/advise.ts's search over the planner's model) ----------
 
-const advisor = setupAdvisor({ hooks, planner: () => { const model = readModel(); return { model, par: readParallel(model) }; }, pageWords, fillTable, positiveWhole, readHbm, saveView });
+const advisor = setupAdvisor({ hooks, planner: () => { const model = readModel(); return { model, par: readParallel(model) }; }, pageWords, onModelField, fillTable, positiveWhole, readHbm, saveView });
 
 // ---------- live run (web/live.ts) ----------
 

@@ -72,7 +72,11 @@ export type SkipHint = 'global-batch';
  * Layouts skipped for one reason: `why` in the search's words (the memory model's own name Megatron-LM's flags), and where
  * a setting of advise's own would change it, `hint`: which (the CLI says '--global-batch-size sets it', the page its field).
  */
-export interface Skipped { why: string; layouts: number; hint?: SkipHint }
+export interface Skipped {
+  why: string; layouts: number; hint?: SkipHint;
+  /** The memory model's refusal's flags (InputError.flags), as data for a front end that points at its own controls (requestRefusal); absent for the global batch's reason. */
+  flags?: string[];
+}
 
 /**
  * How a front end says what advise's shared lines point to (skippedLines, nothingFits, adviseForward.ts's wouldFitLines):
@@ -140,10 +144,11 @@ export function candidates(r: AdviseRequest, seen?: Evaluated, fitOnly = false):
               for (const distributedOptimizer of dp * cp > 1 && !torch ? [false, true] : [false]) {
                 const l = { tp, cp, pp, vp, dp, cpCommType, recompute, distributedOptimizer, sp };
                 const par = layoutConfig(r, l), c = batchWhy ?? evaluate(r, l, par, fitOnly);
-                if (typeof c === 'string') {
-                  const u = skipped.get(c) ?? { why: c, layouts: 0, ...(batchWhy ? { hint: 'global-batch' as const } : {}) };
+                if (typeof c === 'string' || c instanceof InputError) {
+                  const why = typeof c === 'string' ? c : c.message;
+                  const u = skipped.get(why) ?? { why, layouts: 0, ...(typeof c === 'string' ? { hint: 'global-batch' as const } : { flags: [...c.flags] }) };
                   u.layouts++;
-                  skipped.set(c, u);
+                  skipped.set(why, u);
                   continue;
                 }
                 if (seen && typeof c === 'object' && (cp === 1 || c.recompute === 'none')) seen.set(parKey(par), { totalBytes: c.totalBytes, iterMs: c.iterMs });
@@ -163,6 +168,19 @@ export function candidates(r: AdviseRequest, seen?: Evaluated, fitOnly = false):
     all, fitting: out.sort(byStepTime), smallest, untrainable: byCount(left),
     skipped: [...skipped.values()].sort((a, b) => b.layouts - a.layouts),
   };
+}
+
+/**
+ * The memory model's refusal of the request itself, whatever the layout: every layout of the search (`res`) skipped for one
+ * and the same refusal (none evaluated, none left out as untrainable, the global batch's reason not among them: the expert
+ * bias with the softmax score function, a position table shorter than the sequence). As the InputError the model threw,
+ * its flags with it, for a front end to say once beside its control (the page's advisor: web/advise.ts) rather than
+ * as every layout's reason; null where the layouts differ (some evaluated, or skipped for other reasons).
+ */
+export function requestRefusal(res: AdviseResult): InputError | null {
+  const [u, ...others] = res.skipped;
+  if (!u || others.length || res.all || res.untrainable.length || u.hint || !u.flags) return null;
+  return new InputError(u.why, { flags: u.flags });
 }
 
 /** A step time to 12 significant digits: two layouts equal in it tie (a host-bound step lasts its launches whatever the layout, up to rounding). */
@@ -213,17 +231,17 @@ const stepTime = (r: AdviseRequest, par: ParallelConfig): IterationTime =>
   iterationTime(r.model, par, { link: r.link, interNodeLink: r.interNodeLink, gpusPerNode: r.gpusPerNode, microBatches: r.gbs / (par.dataParallel * par.microBatchSize) });
 
 /**
- * A layout (its configuration `par`, layoutConfig's) with its peak and step time, or why the model does not divide it (validate()'s words);
+ * A layout (its configuration `par`, layoutConfig's) with its peak and step time, or the model's refusal of it (validate()'s InputError);
  * `fitOnly`: only its peak (a number) where that is over the HBM.
  */
-function evaluate(r: AdviseRequest, l: Layout, par: ParallelConfig, fitOnly: boolean): Candidate | string | number {
+function evaluate(r: AdviseRequest, l: Layout, par: ParallelConfig, fitOnly: boolean): Candidate | InputError | number {
   let totalBytes: number, time: IterationTime;
   try {
     totalBytes = memoryBreakdown(r.model, par).totalBytes;
     if (fitOnly && !fits(r, totalBytes)) return totalBytes;
     time = stepTime(r, par);
   } catch (e) {
-    if (e instanceof InputError) return e.message;
+    if (e instanceof InputError) return e;
     throw e;
   }
   return {
