@@ -5,7 +5,7 @@ import { InputError } from '../errors.js';
 import { counted } from '../plural.js';
 import { formatBytes } from '../bytes.js';
 import {
-  CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MOE_SCORE_FUNCTIONS, MemoryBreakdown, MemoryTerm, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
+  CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MOE_DISPATCHERS, MOE_SCORE_FUNCTIONS, MemoryBreakdown, MemoryTerm, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
   RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, normName, oomPoints, parseLines, peakActivationBytes, positionTableProblem, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../memory/model.js';
 import { configFromLog, lastIteration, parseMegatronLogs, POINT_WARMUP, unmodelledArgs, type OthersOom, type ParseResult } from '../memory/megatron.js';
@@ -164,7 +164,7 @@ function moeFromFlags(v: Values): MoeConfig | undefined {
   if (v['moe-shared-expert-intermediate-size'] !== undefined) moe.sharedExpertSize = int(v, 'moe-shared-expert-intermediate-size');
   if (v['moe-expert-capacity-factor'] !== undefined)
     moe.capacityFactor = numberArg('moe-expert-capacity-factor', v['moe-expert-capacity-factor'] as string, { above: 0, max: 1e6, what: 'a positive number' });
-  const dispatcher = oneOf(v, 'moe-token-dispatcher-type', ['allgather', 'alltoall', 'flex'] as const);
+  const dispatcher = oneOf(v, 'moe-token-dispatcher-type', MOE_DISPATCHERS);
   if (dispatcher) moe.dispatcher = dispatcher;
   // the expert bias's requirement of a score function is the model's refusal (validate), as replay's
   const score = oneOf(v, 'moe-router-score-function', MOE_SCORE_FUNCTIONS);

@@ -71,7 +71,14 @@ export type CpCommType = typeof CP_COMM_TYPES[number];
 export const RECOMPUTE_MODULES: readonly RecomputeModule[] = ['core_attn', 'mlp', 'layernorm', 'moe', 'shared_experts'];
 /** Modules that exist only in MoE layers. */
 const MOE_MODULES: readonly RecomputeModule[] = ['moe', 'shared_experts'];
-export type MoeDispatcher = 'allgather' | 'alltoall' | 'flex';
+/**
+ * Megatron-LM's --moe-token-dispatcher-type values, its default first: TransformerConfig.moe_token_dispatcher_type
+ * (megatron/core/transformer/transformer_config.py:891, default "allgather"), the flag made from that field
+ * (megatron/training/arguments.py:2373, ArgumentGroupFactory(TransformerConfig)). The memory is the same for each; the step time's
+ * expert-parallel exchange is priced by it (time/moe.ts moeDispatchMs).
+ */
+export const MOE_DISPATCHERS = ['allgather', 'alltoall', 'flex'] as const;
+export type MoeDispatcher = typeof MOE_DISPATCHERS[number];
 /** Megatron-LM's --moe-router-score-function values (TransformerConfig.moe_router_score_function). */
 export const MOE_SCORE_FUNCTIONS = ['softmax', 'sigmoid', 'sqrtsoftplus'] as const;
 export type MoeScoreFunction = typeof MOE_SCORE_FUNCTIONS[number];
@@ -524,7 +531,7 @@ function validateMoe(e: MoeConfig, p: ParallelConfig, biases: boolean): void {
     throw refusal("Megatron-LM refuses a shared expert with linear biases (shared_experts.py asserts add_bias_linear False): add --disable-bias-linear, or leave out --moe-shared-expert-intermediate-size",
       '--disable-bias-linear', '--moe-shared-expert-intermediate-size');
   if (e.capacityFactor !== undefined && !(Number.isFinite(e.capacityFactor) && e.capacityFactor > 0)) throw refusal(`--moe-expert-capacity-factor must be a positive number, got ${e.capacityFactor}`, '--moe-expert-capacity-factor');
-  if (e.dispatcher !== undefined && !['allgather', 'alltoall', 'flex'].includes(e.dispatcher)) throw refusal(`--moe-token-dispatcher-type must be allgather, alltoall or flex, got '${e.dispatcher}'`, '--moe-token-dispatcher-type');
+  if (e.dispatcher !== undefined && !MOE_DISPATCHERS.includes(e.dispatcher)) throw refusal(`--moe-token-dispatcher-type must be allgather, alltoall or flex, got '${e.dispatcher}'`, '--moe-token-dispatcher-type');
   const score = e.scoreFunction ?? 'softmax';
   if (!MOE_SCORE_FUNCTIONS.includes(score)) throw refusal(`--moe-router-score-function must be ${MOE_SCORE_FUNCTIONS.join(', ')}, got '${score}'`, '--moe-router-score-function');
   // transformer_config.py: "Expert bias for aux-loss-free routing only supports 'sigmoid' and 'sqrtsoftplus' score functions"
