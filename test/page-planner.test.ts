@@ -800,6 +800,41 @@ describe('the planner and replay panels', () => {
     expect(consoleErrors).toEqual([]);
   });
 
+  it("the token dispatcher (--moe-token-dispatcher-type): Megatron-LM's default first, greyed on a dense model, each giving flashring memory's step time for the same flags, kept in the link", async () => {
+    const p = await open('preset=seed-32L-4096h&lines=1&seqs=4096&nobias=1&dp=4&ep=4');
+    const step = async () => /predicted step ([^,]+),/.exec((await p.textContent('#planner-time'))!)?.[1];
+    expect([await p.isDisabled('select[name=dispatcher]'), await p.inputValue('select[name=dispatcher]')]).toEqual([true, 'allgather']);
+    await p.fill('input[name=experts]', '8');
+    expect(await p.isDisabled('select[name=dispatcher]')).toBe(false);
+    const cli = { preset: 'seed-32L-4096h', 'seq-length': '4096', 'tensor-model-parallel-size': '8', 'sequence-parallel': true, 'disable-bias-linear': true,
+      'num-experts': '8', 'data-parallel-size': '4', 'expert-model-parallel-size': '4' };
+    const steps: Record<string, string | undefined> = {};
+    // Megatron-LM's default, allgather (TransformerConfig.moe_token_dispatcher_type, transformer_config.py:891): the CLI without the flag.
+    expect(await step()).toBe(duration(layoutTime(configFromFlags(cli).model, configFromFlags(cli).par).time.iterMs));
+    for (const d of ['alltoall', 'flex', 'allgather']) {
+      await p.selectOption('select[name=dispatcher]', d);
+      const { model, par } = configFromFlags({ ...cli, 'moe-token-dispatcher-type': d });
+      expect((await plannerOf(p)).error, d).toBeUndefined();
+      expect(await hooks<{ totalBytes: Record<string, number> }>(p, 'planner').then((x) => x.totalBytes['CP=1|4096']), d).toBe(memoryBreakdown(model, par).totalBytes);
+      steps[d] = await step();
+      expect(steps[d], d).toBe(duration(layoutTime(model, par).time.iterMs));
+    }
+    // At EP 4 and TP 8 the three exchanges differ, and the page says each.
+    expect(new Set(Object.values(steps)).size).toBe(3);
+    await p.selectOption('select[name=dispatcher]', 'flex');
+    expect((await viewHash(p)).get('dispatcher')).toBe('flex');
+    await p.reload();
+    await pageReady(p);
+    expect([await p.inputValue('select[name=dispatcher]'), await step()]).toEqual(['flex', steps.flex]);
+    // A value it does not have is set aside for the default, and said.
+    await p.evaluate(() => { location.hash = 'preset=seed-32L-4096h&lines=1&seqs=4096&nobias=1&experts=8&dp=4&ep=4&dispatcher=deepep'; });
+    await p.waitForFunction(() => /dispatcher=deepep/.test(document.getElementById('view-note')!.textContent ?? ''));
+    expect(await p.textContent('#view-note')).toContain("This link's dispatcher=deepep is not a value the page knows: set aside, the default shown instead (dispatcher=allgather).");
+    expect([await p.inputValue('select[name=dispatcher]'), await step()]).toEqual(['allgather', steps.allgather]);
+    await p.close();
+    expect(consoleErrors).toEqual([]);
+  });
+
   it('the expert bias with the softmax score function is refused beside the expert bias, as the model (and so the CLI) refuses it', async () => {
     const flags = { preset: 'seed-32L-4096h', 'seq-length': '4096', 'tensor-model-parallel-size': '8', 'sequence-parallel': true, 'disable-bias-linear': true, 'num-experts': '8', 'moe-router-enable-expert-bias': true };
     expect(() => configFromFlags(flags)).toThrow("Megatron-LM refuses --moe-router-enable-expert-bias with the softmax score function (TransformerConfig): add --moe-router-score-function sigmoid (or sqrtsoftplus), or leave out --moe-router-enable-expert-bias");

@@ -6,7 +6,7 @@
 import Chart, { type FontSpec, type LegendItem } from 'chart.js/auto';
 import { drawPoint, toFont } from 'chart.js/helpers';
 import {
-  CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, NoLengthError, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MOE_SCORE_FUNCTIONS, MoeConfig, MoeScoreFunction, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
+  CP_COMM_TYPES, CpCommType, DEFAULT_LINES_SPEC, NoLengthError, DEFAULT_PARALLEL, defaultRecompute, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, ffnWidth, ModelConfig, SELECTIVE_RECOMPUTE, MOE_DISPATCHERS, MOE_SCORE_FUNCTIONS, MoeConfig, MoeDispatcher, MoeScoreFunction, PRESETS, ParallelConfig, RECOMPUTE_MODULES,
   STACKS, a2aUnsplit, lineParts, seqSplitProblem, megatronSequenceParallel, normName, Stack, SweepGap, SweepLine, SweepPoint, oomPoints, parseLines, parseRecomputeSpec, positionTableRefusal, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
 } from '../src/memory/model.js';
 import { ChartDataset, LegendChart, MemoryChartConfig, breakdownRows, chartNotes, drawLegendMarks, formatTokens, legendSwatch, memoryChartConfig } from '../src/memory/chart.js';
@@ -63,7 +63,7 @@ const FLAG_FIELDS: Record<string, string> = {
   '--attention-dropout': 'attdrop', '--hidden-dropout': 'hiddrop', '--position-embedding-type': 'pos', '--max-position-embeddings': 'maxpos', '--normalization': 'norm', '--disable-bias-linear': 'nobias',
   '--no-bias-swiglu-fusion': 'unfused', '--no-bias-gelu-fusion': 'unfusedgelu',
   '--num-experts': 'experts', '--moe-router-topk': 'topk', '--moe-ffn-hidden-size': 'moeffn', '--moe-shared-expert-intermediate-size': 'shared',
-  '--moe-expert-capacity-factor': 'capacity', '--moe-router-score-function': 'score', '--moe-router-enable-expert-bias': 'expertbias', '--expert-model-parallel-size': 'ep', '--micro-batch-size': 'mb', '--tensor-model-parallel-size': 'tp',
+  '--moe-expert-capacity-factor': 'capacity', '--moe-router-score-function': 'score', '--moe-router-enable-expert-bias': 'expertbias', '--moe-token-dispatcher-type': 'dispatcher', '--expert-model-parallel-size': 'ep', '--micro-batch-size': 'mb', '--tensor-model-parallel-size': 'tp',
   '--sequence-parallel': 'sp', '--pipeline-model-parallel-size': 'pp', '--num-layers-per-virtual-pipeline-stage': 'vpp', '--data-parallel-size': 'dp',
   '--use-distributed-optimizer': 'distopt', '--fp32-residual-connection': 'fp32res', '--torch-optimizer': 'torchopt', '--cp-comm-type': 'cpcomm', '--stack': 'stack', '--seq-length': 'seqs',
   '--context-parallel-size': 'lines', '--recompute-granularity': 'lines', '--recompute-method': 'lines', '--recompute-num-layers': 'lines', '--recompute-modules': 'lines',
@@ -346,11 +346,11 @@ const stackSelect = select('stack');
 for (const [k, s] of Object.entries(STACKS)) stackSelect.add(new Option(s.label, k));
 const replayHbm = $<HTMLInputElement>('replay-hbm');
 
-const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'attdrop', 'hiddrop', 'pos', 'maxpos', 'norm', 'experts', 'topk', 'moeffn', 'shared', 'capacity', 'score', 'ep'];
+const MODEL_FIELDS = ['layers', 'hidden', 'heads', 'groups', 'ffn', 'vocab', 'attdrop', 'hiddrop', 'pos', 'maxpos', 'norm', 'experts', 'topk', 'moeffn', 'shared', 'capacity', 'score', 'dispatcher', 'ep'];
 /** The model's checkboxes (their URL keys are their names, '1' or '0'). */
 const MODEL_CHECKS = ['swiglu', 'unfused', 'unfusedgelu', 'untie', 'nobias', 'expertbias'];
 /** The MoE controls besides the experts: greyed, and not read, on a dense model. */
-const MOE_CONTROLS = ['topk', 'moeffn', 'shared', 'capacity', 'score', 'expertbias', 'ep'];
+const MOE_CONTROLS = ['topk', 'moeffn', 'shared', 'capacity', 'score', 'expertbias', 'dispatcher', 'ep'];
 /** The planner's parallel and stack settings in a link: its fields, and its boxes ticked by default as DEFAULT_VIEW says ('fp32' apart: the stack sets it). */
 const PARALLEL_FIELDS = ['mb', 'tp', 'pp', 'dp', 'vpp', 'hbm', 'lines', 'seqs'];
 const PARALLEL_CHECKS = ['sp', 'flash', 'distopt', 'fp32res', 'torchopt'];
@@ -365,6 +365,7 @@ const DEFAULT_VIEW: Record<string, string> = { preset: 'seed-32L-4096h', mb: '1'
 const CP_COMM_LABELS: Record<CpCommType, string> = { p2p: 'p2p (ring)', all_gather: 'all_gather', a2a: 'a2a (Ulysses)' };
 for (const t of CP_COMM_TYPES) select('cpcomm').add(new Option(CP_COMM_LABELS[t], t));
 for (const f of MOE_SCORE_FUNCTIONS) select('score').add(new Option(f, f));
+for (const d of MOE_DISPATCHERS) select('dispatcher').add(new Option(d, d));
 
 function setModelFields(m: ModelConfig): void {
   field('layers').value = String(m.numLayers);
@@ -392,6 +393,7 @@ function setModelFields(m: ModelConfig): void {
   field('capacity').value = m.moe?.capacityFactor === undefined ? '' : String(m.moe.capacityFactor);
   select('score').value = m.moe?.scoreFunction ?? 'softmax';
   field('expertbias').checked = !!m.moe?.expertBias;
+  select('dispatcher').value = m.moe?.dispatcher ?? MOE_DISPATCHERS[0];   // Megatron-LM's default, allgather (model.ts MOE_DISPATCHERS)
   field('ep').value = '1';
   syncModelControls();
 }
@@ -770,10 +772,12 @@ function readMoe(): MoeConfig | undefined {
   if ((cap !== '' || field('capacity').validity.badInput) && !(cap !== '' && Number.isFinite(c) && c > 0 && c <= 1e6))
     throw new FieldError(`Capacity factor must be a positive number, at most 1,000,000 (empty: no token dropping) (it is ${cap === '' ? 'not a number' : cap}).`, field('capacity'));
   if (cap !== '') moe.capacityFactor = c;
-  // As configFromFlags sets them (src/cli/memory.ts:171-172); the expert bias with softmax is the model's refusal (validate), said beside the expert bias (onModelField).
+  // As configFromFlags sets them (src/cli/memory.ts:167-173); the expert bias with softmax is the model's refusal (validate), said beside the expert bias (onModelField).
   const score = select('score').value as MoeScoreFunction;
   if (score !== 'softmax') moe.scoreFunction = score;
   if (field('expertbias').checked) moe.expertBias = true;
+  const dispatcher = select('dispatcher').value as MoeDispatcher;
+  if (dispatcher !== MOE_DISPATCHERS[0]) moe.dispatcher = dispatcher;
   return moe;
 }
 
