@@ -2,7 +2,9 @@
  * The advisor panel when nothing fits, in headless Chromium (the harness of page.test.ts, built into a folder of
  * its own): what would fit, searched after the summary (the page saying so meanwhile) by the functions
  * `flashring advise` prints it with (src/memory/adviseForward.ts), in the worker or, where no worker starts, on
- * the page between its events; the same lines and values as wouldFit() gives for the same request.
+ * the page between its events; the same lines and values as wouldFit() gives for the same request. And when the
+ * model refuses the request itself, whatever the layout (requestRefusal): that refusal said once, beside its control,
+ * carried from the worker as the InputError it is (its flags with it), with no search for what would fit.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
