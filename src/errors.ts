@@ -5,7 +5,9 @@
 export class FlashringError extends Error {
   constructor(message: string) {
     super(message);
-    this.name = new.target.name;
+    // Its class's name as written in the source (CLASS_NAMES; a class outside this file sets its own `name`): new.target.name
+    // alone is what a minifier renamed it to ('t' in the page's bundle), which the page's words would show.
+    this.name = CLASS_NAMES.get(new.target) ?? new.target.name;
   }
 }
 
@@ -142,7 +144,11 @@ const CLASS_NAMES = new Map<unknown, string>([
 
 /** An error's fields, to be rebuilt on the other side of a process boundary (rebuildError). */
 export function errorFields(e: unknown): ErrorFields {
-  const name = (x: Error) => CLASS_NAMES.get(x.constructor) ?? x.name;
+  // The nearest class of this file (a subclass elsewhere, e.g. NoLengthError, crosses as the InputError it is).
+  const name = (x: Error) => {
+    for (let c: unknown = x.constructor; c; c = Object.getPrototypeOf(c)) { const n = CLASS_NAMES.get(c); if (n) return n; }
+    return x.name;
+  };
   if (e instanceof GPUValidationError) return { name: name(e), message: e.message, label: e.label, gpuMessage: e.gpuMessage };
   if (e instanceof InputError && e.flags.length) return { name: name(e), message: e.message, flags: [...e.flags] };
   if (e instanceof LimitError && e.tried.length) return { name: name(e), message: e.message, tried: e.tried.map((m) => ({ ...m, ...(m.need ? { need: { ...m.need } } : {}) })) };

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import * as errors from '../src/errors.js';
 import { DeviceLostError, ERROR_CLASSES, FlashringError, GPUOutOfMemoryError, GPUValidationError, InputError, LimitError, errorFields, rebuildError } from '../src/errors.js';
 import { rankError } from '../src/cp/launch/processRanks.js';
+import { NoLengthError } from '../src/memory/model.js';
 
 /** As it arrives in the parent. */
 const sent = (e: unknown) => JSON.parse(JSON.stringify(errorFields(e)));
@@ -82,5 +83,16 @@ describe('a rank process error in its parent (rankError)', () => {
     const refusal = Object.assign(new InputError('refused', { flags: ['--num-layers'] }), { name: 't' });
     const back = rebuildError(sent(refusal));
     expect([back.constructor, back.message, (back as InputError).flags]).toEqual([InputError, 'refused', ['--num-layers']]);
+  });
+
+  it("an error's name is its class's as written, even where a minifier renamed the class; a subclass elsewhere crosses as the class of this file it is", () => {
+    // A class renamed as a minifier renames it: `class t extends InputError {}` is what the bundle holds for a subclass.
+    const Minified = { t: class extends InputError {} }.t;
+    expect(Minified.name).toBe('t');
+    expect(new InputError('x').name).toBe('InputError');
+    expect(new NoLengthError('no length', ['CP=2']).name).toBe('NoLengthError');
+    const back = rebuildError(sent(new NoLengthError('no length', ['CP=2'], ['--seq-length'])));
+    expect([back.constructor, back.message, (back as InputError).flags]).toEqual([InputError, 'no length', ['--seq-length']]);
+    expect(errorFields(new Minified('m')).name).toBe('InputError');
   });
 });

@@ -24,7 +24,9 @@ import { CSV_COLUMNS, REPLAY_SOURCE, parseCsv } from '../memory/csv.js';
 export type FileData = Uint8Array | string | readonly Uint8Array[];
 
 /** A write the file system refused (no space, read-only, permission): one line naming the path. */
-export class OutputError extends FlashringError {}
+export class OutputError extends FlashringError {
+  override name = 'OutputError';   // not the minified class name (FlashringError's constructor)
+}
 
 /** The most a text input (a log, a CSV) may hold: the longest string Node makes (~512 MiB). */
 export const MAX_TEXT_BYTES = 0x1fffffe8;

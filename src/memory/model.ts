@@ -1368,6 +1368,7 @@ export function sweep(m: ModelConfig, base: ParallelConfig, seqLengths: number[]
 
 /** sweepGaps' refusal of lines that split none of the sequence lengths: the message names the first, `lines` every one. */
 export class NoLengthError extends InputError {
+  override name = 'NoLengthError';   // not the minified class name (FlashringError's constructor)
   constructor(message: string, readonly lines: string[], flags: readonly string[] = []) {
     super(message, { flags });
   }
