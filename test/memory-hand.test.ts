@@ -255,13 +255,18 @@ describe("torch.optim.AdamW's optimizer step (torchOptimizer: Megatron-LM withou
   it('off by default (a fused Adam): no such transient', () => {
     expect(memoryBreakdown(gpt, par()).transients.map((x) => x.name)).not.toContain(STEP);
   });
-  it('4 B a parameter the GPU steps, with every stored activation released by then', () => {
+  // Megatron-LM's undecayed group (optimizer/__init__.py:114-118: biases and 1-D parameters), gpt's a layer: two LayerNorms
+  // (weight and bias, 2h each), QKV's and the output projection's biases (3h + h), fc1's and fc2's (4h + h); the final norm, 2h.
+  const h = gpt.hiddenSize, layerUndecayed = 2 * 2 * h + (3 * h + h) + (4 * h + h), finalNorm = 2 * h;
+  const UNDECAYED = gpt.numLayers * layerUndecayed + finalNorm;   // 108,544
+  it('4 B a weight-decayed parameter the GPU steps (the larger of AdamW\'s two groups, stepped one after the other), with every stored activation released by then', () => {
     const { b, t } = step(gpt, { seqLength: 1024 });
-    expect(t.bytes).toBe(4 * b.parametersPerGpu);
+    expect(UNDECAYED).toBe(108_544);
+    expect(t.bytes).toBe(4 * (b.parametersPerGpu - UNDECAYED));
     expect(t.freedBytes).toBe(b.activationBytes);
     // at 1K the step is the peak: the state between steps and the temporary, not the activations
     expect(b.peakTransient?.name).toBe(STEP);
-    expect(b.totalBytes).toBe(b.weightBytes + b.gradientBytes + b.optimizerBytes + b.workspaceBytes + 4 * b.parametersPerGpu);
+    expect(b.totalBytes).toBe(b.weightBytes + b.gradientBytes + b.optimizerBytes + b.workspaceBytes + 4 * (b.parametersPerGpu - UNDECAYED));
   });
   it("unfused attention's QKᵀ buffer outlives the step: it is not freed by then", () => {
     const { b, t } = step(gpt, { seqLength: 1024, flashAttention: false });
@@ -269,16 +274,16 @@ describe("torch.optim.AdamW's optimizer step (torchOptimizer: Megatron-LM withou
   });
   it("the distributed optimizer steps its shard only: dense over DP·CP, the experts over DP·CP/EP", () => {
     const { b, t } = step(gpt, { seqLength: 1024, dataParallel: 4, contextParallel: 2, distributedOptimizer: true });
-    expect(t.bytes).toBeCloseTo((4 * b.parametersPerGpu) / 8, 3);
-    expect(t.bytes).toBeCloseTo(b.optimizerBytes / 3, 3);   // 12 B of fp32 state a stepped parameter
+    expect(t.bytes).toBeCloseTo((4 * (b.parametersPerGpu - UNDECAYED)) / 8, 3);
+    expect(t.bytes).toBeCloseTo((b.optimizerBytes - 12 * (UNDECAYED / 8)) / 3, 3);   // 12 B of fp32 state a stepped parameter
   });
   it('each pipeline stage steps its own parameters (the last with the output layer), and the larger stage is the peak', () => {
     const first = step(gpt, { seqLength: 1024, pipelineParallel: 2 }, 'first'), last = step(gpt, { seqLength: 1024, pipelineParallel: 2 }, 'last');
-    expect(first.t.bytes).toBe(4 * first.b.parametersPerGpu);
-    expect(last.t.bytes).toBe(4 * last.b.parametersPerGpu);
+    expect(first.t.bytes).toBe(4 * (first.b.parametersPerGpu - (gpt.numLayers / 2) * layerUndecayed));
+    expect(last.t.bytes).toBe(4 * (last.b.parametersPerGpu - (gpt.numLayers / 2) * layerUndecayed - finalNorm));
     expect(memoryBreakdown(gpt, par({ seqLength: 1024, pipelineParallel: 2, torchOptimizer: true })).totalBytes).toBe(Math.max(first.b.totalBytes, last.b.totalBytes));
   });
-  it('the PyTorch AMP stack takes it too where asked: its fp32 parameters, 4 B each', () => {
+  it('the PyTorch AMP stack takes it too where asked: its fp32 parameters, 4 B each, all in its one group (cp_memory.py:166)', () => {
     const { b, t } = step(torch, { seqLength: 1024, stack: 'torch-amp' });
     expect(t.bytes).toBe(4 * b.parametersPerGpu);
     expect(t.freedBytes).toBe(b.activationBytes);

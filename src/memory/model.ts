@@ -944,6 +944,23 @@ export function optimizerShardParameters(p: ParallelConfig, params: { perGpu: nu
  * Parameters of one layer's experts: the routed ones (split over EP ranks), with biases under add_bias_linear, and of
  * them the fc2 biases every TP rank holds whole; the shared one (biases refused, validateMoe); 0 for a dense model.
  */
+/**
+ * Of a stage's parameters per GPU (stageParameters), those Megatron-LM does not weight-decay, and of them the routed
+ * experts': every 1-D parameter and every bias (optimizer/__init__.py:114-118: `*.bias` or len(shape) == 1), that is the
+ * norms (whole on each TP rank), the linear biases (column-parallel ones split over the TP ranks: QKV and fc1;
+ * row-parallel ones whole: the output projection's and fc2's), the router's bias, and the final norm on the last stage.
+ * Their AdamW group is stepped apart from the weight-decayed one (optimizerStepTransient).
+ */
+export function undecayedParameters(m: ModelConfig, p: ParallelConfig, stage: PipelineStage = 'first'): { perGpu: number; experts: number } {
+  const h = m.hiddenSize, a = m.numAttentionHeads, hk = (h * (m.numQueryGroups ?? a)) / a, tp = p.tensorParallel, ep = p.expertParallel ?? 1;
+  const bias = linearBias(m), norm = m.rmsNorm ? 1 : 2, fc1 = (w: number) => (m.swiglu ? 2 : 1) * w;
+  const mlpBiases = (w: number) => bias * (fc1(w) / tp + h);
+  const layer = 2 * norm * h + bias * ((h + 2 * hk) / tp + h) + (m.moe ? bias * m.moe.numExperts : mlpBiases(ffnWidth(m)));
+  const expertsPerLayer = m.moe ? (m.moe.numExperts / ep) * mlpBiases(m.moe.ffnHiddenSize ?? ffnWidth(m)) : 0;
+  const layers = m.numLayers / p.pipelineParallel, last = p.pipelineParallel === 1 || stage === 'last';
+  return { perGpu: layers * (layer + expertsPerLayer) + (last ? norm * h : 0), experts: layers * expertsPerLayer };
+}
+
 function expertParameters(m: ModelConfig): { routed: number; routedWhole: number; shared: number } {
   if (!m.moe) return { routed: 0, routedWhole: 0, shared: 0 };
   const E = m.moe.numExperts, one = mlpParameters(m, m.moe.ffnHiddenSize ?? ffnWidth(m));
@@ -1211,8 +1228,9 @@ export function stageMemory(m: ModelConfig, p: ParallelConfig, stage: PipelineSt
  * The optimizer step of torch.optim.AdamW (torch/optim/adam.py _multi_tensor_adam, its default on CUDA): with every
  * activation released, `exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs)` makes one fp32 temporary for each
  * parameter of a param group at once, 4 bytes a parameter the optimizer steps on this GPU (its shard with the
- * distributed optimizer). Megatron-LM's groups are the weight-decayed parameters and the rest (biases and norms, 1-D:
- * stepped apart, a fraction of a percent), so the largest group is counted whole. Routed experts go to an optimizer of
+ * distributed optimizer) of the group being stepped. Megatron-LM's groups are the weight-decayed parameters and the rest
+ * (biases and 1-D parameters, undecayedParameters: a fraction of a percent), stepped one after the other, so the larger
+ * group is counted (until 2026-12-07 every parameter was: 0.3 MiB more on the eighth draw's r00). Routed experts go to an optimizer of
  * their own only where their parameters are marked `allreduce = False`, which Transformer Engine's layers do and the
  * local implementation's do not (the only one there is without TE): the fourth fresh draw's r05 (MoE, local) peaked
  * 4 bytes × all its 1068.3 M parameters above its memory between steps, to 0.2%. Measured: the eighth held-out draw's r00
@@ -1224,7 +1242,7 @@ function optimizerStepTransient(stepped: number, outside: MemoryTerm[], activati
   const kept = sum(outside.filter((o) => o.betweenSteps));
   const why = stack === 'megatron' ? ' (Megatron-LM without Transformer Engine or Apex)' : ' (not fused)';
   return transient({ name: `optimizer step: torch.optim.AdamW's foreach temporary${why}`, part: 'weights',
-    bytes: 4 * stepped, formula: '4·(parameters the optimizer steps per GPU)' }, activationBytes - kept, held ? { bytes: held.bytes, formula: `${held.formula} (MoE checkpoints' inputs and gradients)` } : undefined);
+    bytes: 4 * stepped, formula: '4·(weight-decayed parameters the optimizer steps per GPU: the larger of its two groups)' }, activationBytes - kept, held ? { bytes: held.bytes, formula: `${held.formula} (MoE checkpoints' inputs and gradients)` } : undefined);
 }
 
 /** One stage's breakdown; without a pipeline the one stage is both first and last ('all'), whichever is asked. */
@@ -1241,7 +1259,11 @@ function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage)
   const { perGpu: parametersPerGpu, experts: expertsPerGpu } = stageParameters(m, p, stage);
   const stepped = optimizerShardParameters(p, { perGpu: parametersPerGpu, experts: expertsPerGpu });
   const heldAfterBackward = heldAfterBackwardTerm(checkpointLeftover(m, p, d));
-  const optimizerStep = p.torchOptimizer ? optimizerStepTransient(stepped, outside, activationBytes, p.stack ?? 'megatron', heldAfterBackward) : null;
+  // AdamW steps its param groups one after another: Megatron-LM's are the weight-decayed and the rest (undecayedParameters),
+  // each sharded as the whole is; the PyTorch harness's one group holds every parameter (bench/torchcp/cp_memory.py:166).
+  const undecayed = (p.stack ?? 'megatron') === 'megatron' ? optimizerShardParameters(p, undecayedParameters(m, p, stage)) : 0;
+  const largestGroup = Math.max(stepped - undecayed, undecayed);
+  const optimizerStep = p.torchOptimizer ? optimizerStepTransient(largestGroup, outside, activationBytes, p.stack ?? 'megatron', heldAfterBackward) : null;
   const ts = [...transients(m, p, d, groups, outside), ...(optimizerStep ? [optimizerStep] : [])];
   const peak = ts.reduce<Transient | null>((x, y) => (!x || y.netBytes > x.netBytes ? y : x), null);
   const pr = m.paramPrecision === 'amp' ? STACKS['torch-amp'].perParam : m.paramPrecision === 'megatron' ? STACKS.megatron.perParam : d.spec.perParam;
