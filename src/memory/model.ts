@@ -867,11 +867,12 @@ export function parameterCount(m: ModelConfig, seqLength: number, p: Pick<Parall
  * router; its routed experts apart), the input embedding (word, and learned positions), the untied
  * output layer (both of `vocab` rows: paddedVocab), the final norm.
  */
-function parameterParts(m: ModelConfig, seqLength: number, vocab: number): { layer: number; whole: number; routed: number; routedWhole: number; embedding: number; word: number; positions: number; output: number; finalNorm: number } {
+function parameterParts(m: ModelConfig, seqLength: number, vocab: number): ParameterParts {
   const h = m.hiddenSize, a = m.numAttentionHeads, g = m.numQueryGroups ?? a, f = ffnWidth(m);
   const hk = (h * g) / a;
   const bias = linearBias(m), norm = m.rmsNorm ? 1 : 2;
-  const attn = h * h + 2 * h * hk + h * h + bias * (h + 2 * hk + h); // Q, K, V, output (+ biases)
+  const qkvBias = bias * (h + 2 * hk), projBias = bias * h;
+  const attn = h * h + 2 * h * hk + h * h + qkvBias + projBias; // Q, K, V, output (+ biases)
   const dense = mlpParameters(m, f);   // a dense model's MLP (none in a MoE layer)
   const mlp = m.moe ? 0 : dense.all;
   // TopKRouter (moe/router.py:64-72): a weight of E·h and, under add_bias_linear, a bias of E.
@@ -882,9 +883,20 @@ function parameterParts(m: ModelConfig, seqLength: number, vocab: number): { lay
     layer: perLayer + e.shared, routed: e.routed, routedWhole: e.routedWhole,
     // Of a layer's, what every TP rank holds whole: the norms, the row-parallel layers' biases (attention's output
     // projection, the MLP's second; RowParallelLinear's bias is output-sized), the router (TopKRouter's weight and bias).
-    whole: 2 * norm * h + bias * h + (m.moe ? router : dense.whole),
+    whole: 2 * norm * h + projBias + (m.moe ? router : dense.whole),
+    // Of them, the biases and 1-D parameters (undecayedParameters): split over the TP ranks, the column-parallel layers'
+    // biases (QKV, fc1); whole, the norms, the row-parallel biases and the router's bias (its weight is 2-D).
+    undecayed: { split: qkvBias + (m.moe ? 0 : dense.bias - dense.whole), whole: 2 * norm * h + projBias + (m.moe ? bias * m.moe.numExperts : dense.whole) },
+    routedUndecayed: { split: e.routedBias - e.routedWhole, whole: e.routedWhole },
     embedding: vocab * h + positions, word: vocab * h, positions, output: m.untieEmbeddings ? vocab * h : 0, finalNorm: norm * h,
   };
+}
+
+/** parameterParts': a layer's (and of it what each TP rank holds whole), the routed experts', the embeddings', the final norm's; of a layer's and the experts', the biases and 1-D parameters apart. */
+interface ParameterParts {
+  layer: number; whole: number; routed: number; routedWhole: number;
+  undecayed: { split: number; whole: number }; routedUndecayed: { split: number; whole: number };
+  embedding: number; word: number; positions: number; output: number; finalNorm: number;
 }
 
 /** 1 where Megatron-LM's linear layers have biases (--add-bias-linear, its default), else 0. */
@@ -895,9 +907,9 @@ const linearBias = (m: ModelConfig): number => (m.biasLinear === false ? 0 : 1);
  * of SequentialMLP or TEGroupedMLP, experts.py:223, :246): its weights and biases, and of them what every TP rank
  * holds whole, fc2's output-sized bias (RowParallelLinear, tensor_parallel/layers.py:1484).
  */
-function mlpParameters(m: ModelConfig, f: number): { all: number; whole: number } {
-  const h = m.hiddenSize, bias = linearBias(m);
-  return { all: (m.swiglu ? 3 : 2) * h * f + bias * ((m.swiglu ? 2 : 1) * f + h), whole: bias * h };
+function mlpParameters(m: ModelConfig, f: number): { all: number; whole: number; bias: number } {
+  const h = m.hiddenSize, bias = linearBias(m) * ((m.swiglu ? 2 : 1) * f + h);   // fc1's and fc2's
+  return { all: (m.swiglu ? 3 : 2) * h * f + bias, whole: linearBias(m) * h, bias };
 }
 
 /**
@@ -941,30 +953,28 @@ export function optimizerShardParameters(p: ParallelConfig, params: { perGpu: nu
 }
 
 /**
- * Parameters of one layer's experts: the routed ones (split over EP ranks), with biases under add_bias_linear, and of
- * them the fc2 biases every TP rank holds whole; the shared one (biases refused, validateMoe); 0 for a dense model.
- */
-/**
  * Of a stage's parameters per GPU (stageParameters), those Megatron-LM does not weight-decay, and of them the routed
  * experts': every 1-D parameter and every bias (optimizer/__init__.py:114-118: `*.bias` or len(shape) == 1), that is the
  * norms (whole on each TP rank), the linear biases (column-parallel ones split over the TP ranks: QKV and fc1;
- * row-parallel ones whole: the output projection's and fc2's), the router's bias, and the final norm on the last stage.
- * Their AdamW group is stepped apart from the weight-decayed one (optimizerStepTransient).
+ * row-parallel ones whole: the output projection's and fc2's), the router's bias, and the final norm on the last stage
+ * (parameterParts' `undecayed`, split as stageParameters splits the rest). Their AdamW group is stepped apart from the
+ * weight-decayed one (optimizerStepTransient).
  */
 export function undecayedParameters(m: ModelConfig, p: ParallelConfig, stage: PipelineStage = 'first'): { perGpu: number; experts: number } {
-  const h = m.hiddenSize, a = m.numAttentionHeads, hk = (h * (m.numQueryGroups ?? a)) / a, tp = p.tensorParallel, ep = p.expertParallel ?? 1;
-  const bias = linearBias(m), norm = m.rmsNorm ? 1 : 2, fc1 = (w: number) => (m.swiglu ? 2 : 1) * w;
-  const mlpBiases = (w: number) => bias * (fc1(w) / tp + h);
-  const layer = 2 * norm * h + bias * ((h + 2 * hk) / tp + h) + (m.moe ? bias * m.moe.numExperts : mlpBiases(ffnWidth(m)));
-  const expertsPerLayer = m.moe ? (m.moe.numExperts / ep) * mlpBiases(m.moe.ffnHiddenSize ?? ffnWidth(m)) : 0;
+  const x = parameterParts(m, p.seqLength, paddedVocab(m, p)), tp = p.tensorParallel, ep = p.expertParallel ?? 1;
   const layers = m.numLayers / p.pipelineParallel, last = p.pipelineParallel === 1 || stage === 'last';
-  return { perGpu: layers * (layer + expertsPerLayer) + (last ? norm * h : 0), experts: layers * expertsPerLayer };
+  const experts = (layers * (x.routedUndecayed.split / tp + x.routedUndecayed.whole)) / ep;
+  return { perGpu: layers * (x.undecayed.split / tp + x.undecayed.whole) + experts + (last ? x.finalNorm : 0), experts };
 }
 
-function expertParameters(m: ModelConfig): { routed: number; routedWhole: number; shared: number } {
-  if (!m.moe) return { routed: 0, routedWhole: 0, shared: 0 };
+/**
+ * Parameters of one layer's experts: the routed ones (split over EP ranks), with biases under add_bias_linear, and of
+ * them the fc2 biases every TP rank holds whole; the shared one (biases refused, validateMoe); 0 for a dense model.
+ */
+function expertParameters(m: ModelConfig): { routed: number; routedWhole: number; routedBias: number; shared: number } {
+  if (!m.moe) return { routed: 0, routedWhole: 0, routedBias: 0, shared: 0 };
   const E = m.moe.numExperts, one = mlpParameters(m, m.moe.ffnHiddenSize ?? ffnWidth(m));
-  return { routed: E * one.all, routedWhole: E * one.whole, shared: (m.swiglu ? 3 : 2) * m.hiddenSize * (m.moe.sharedExpertSize ?? 0) };
+  return { routed: E * one.all, routedWhole: E * one.whole, routedBias: E * one.bias, shared: (m.swiglu ? 3 : 2) * m.hiddenSize * (m.moe.sharedExpertSize ?? 0) };
 }
 
 /**
@@ -1245,6 +1255,17 @@ function optimizerStepTransient(stepped: number, outside: MemoryTerm[], activati
     bytes: 4 * stepped, formula: '4·(weight-decayed parameters the optimizer steps per GPU: the larger of its two groups)' }, activationBytes - kept, held ? { bytes: held.bytes, formula: `${held.formula} (MoE checkpoints' inputs and gradients)` } : undefined);
 }
 
+/**
+ * The parameters of AdamW's larger param group on this GPU, of the `stepped` it steps: its groups are stepped one after
+ * another, Megatron-LM's the weight-decayed and the rest (undecayedParameters), each sharded as the whole is; the PyTorch
+ * harness's one group holds every parameter (bench/torchcp/cp_memory.py:166).
+ */
+function largestAdamGroup(m: ModelConfig, p: ParallelConfig, stage: PipelineStage, stepped: number): number {
+  if ((p.stack ?? 'megatron') !== 'megatron') return stepped;
+  const undecayed = optimizerShardParameters(p, undecayedParameters(m, p, stage));
+  return Math.max(stepped - undecayed, undecayed);
+}
+
 /** One stage's breakdown; without a pipeline the one stage is both first and last ('all'), whichever is asked. */
 function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage): MemoryBreakdown {
   const d = dims(m, p, stage);
@@ -1259,11 +1280,7 @@ function stageBreakdown(m: ModelConfig, p: ParallelConfig, stage: PipelineStage)
   const { perGpu: parametersPerGpu, experts: expertsPerGpu } = stageParameters(m, p, stage);
   const stepped = optimizerShardParameters(p, { perGpu: parametersPerGpu, experts: expertsPerGpu });
   const heldAfterBackward = heldAfterBackwardTerm(checkpointLeftover(m, p, d));
-  // AdamW steps its param groups one after another: Megatron-LM's are the weight-decayed and the rest (undecayedParameters),
-  // each sharded as the whole is; the PyTorch harness's one group holds every parameter (bench/torchcp/cp_memory.py:166).
-  const undecayed = (p.stack ?? 'megatron') === 'megatron' ? optimizerShardParameters(p, undecayedParameters(m, p, stage)) : 0;
-  const largestGroup = Math.max(stepped - undecayed, undecayed);
-  const optimizerStep = p.torchOptimizer ? optimizerStepTransient(largestGroup, outside, activationBytes, p.stack ?? 'megatron', heldAfterBackward) : null;
+  const optimizerStep = p.torchOptimizer ? optimizerStepTransient(largestAdamGroup(m, p, stage, stepped), outside, activationBytes, p.stack ?? 'megatron', heldAfterBackward) : null;
   const ts = [...transients(m, p, d, groups, outside), ...(optimizerStep ? [optimizerStep] : [])];
   const peak = ts.reduce<Transient | null>((x, y) => (!x || y.netBytes > x.netBytes ? y : x), null);
   const pr = m.paramPrecision === 'amp' ? STACKS['torch-amp'].perParam : m.paramPrecision === 'megatron' ? STACKS.megatron.perParam : d.spec.perParam;
