@@ -5,7 +5,7 @@
 import type { TileMiss, TileNeed } from '../errors.js';
 import { FlashDevice, maxWorkgroupInvocations } from '../gpu/device.js';
 import { Precision } from './precision.js';
-import { TilePlan, missWords } from './tiles.js';
+import { TilePlan, limitWords, missWords } from './tiles.js';
 
 /**
  * Halves of padding per row of the tensor-core kernels' workgroup tiles (f32 score rows get
@@ -256,7 +256,7 @@ function sgmmTile(kind: 'fwd' | 'bwd', tile: SgmmTile, D: number, plan: TilePlan
 /** Why no tensor-core tile runs, and what to do: each tile tried (`misses`) against the device's limits; a pinned one names its pin. */
 function refusalWords(kind: 'fwd' | 'bwd', D: number, pinned: SgmmTile | null, lim: SgmmLimits, misses: readonly TileMiss[]): string {
   const what = kind === 'fwd' ? 'forward' : 'backward', tried = missWords(misses);
-  const limits = `${lim.maxBytes} bytes of workgroup memory (maxComputeWorkgroupStorageSize), ${lim.maxInvocations} invocations (maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX)`;
+  const limits = limitWords(lim.maxBytes, lim.maxInvocations);
   if (!pinned) return `head dim ${D} has no tensor-core ${what} tile that fits this device: ${limits}; tried ${tried}. Use a smaller head dim`;
   const [env, option] = kind === 'fwd' ? ['FLASHRING_SGMM_FWD', 'sgmmForward'] : ['FLASHRING_SGMM_BWD', 'sgmmBackward'];
   const pin = `the pinned tile ${sgmmTileName(kind, pinned)} (${env}, or the tuning's ${option})`;

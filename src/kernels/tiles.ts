@@ -151,7 +151,7 @@ export function planTiles(
   }
   const tried = missWords(misses);
   const what = kind === 'fwd' ? 'forward' : 'backward';
-  const limits = `${limit} bytes of workgroup memory (maxComputeWorkgroupStorageSize), ${maxWG} invocations (maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX)`;
+  const limits = limitWords(limit, maxWG);
   // A pinned tile that does not fit is the pin's doing, not the head dim's: say which pin and what to do.
   if (pinned) {
     const [env, option] = kind === 'fwd' ? ['FLASHRING_PORTABLE_FWD', 'portableForward'] : ['FLASHRING_PORTABLE_BWD', 'portableBackward'];
@@ -167,6 +167,10 @@ export function planTiles(
   }
   throw new LimitError(`the ${what} with head dim ${D} in ${precision} has no tile that fits this device: ${limits}; tried ${tried}. Use a smaller head dim.`, misses);
 }
+
+/** The device's limits a kernel tile is planned against, as the planners' refusals say them (portable and tensor-core alike). */
+export const limitWords = (maxBytes: number, maxInvocations: number) =>
+  `${maxBytes} bytes of workgroup memory (maxComputeWorkgroupStorageSize), ${maxInvocations} invocations (maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX)`;
 
 /** Tiles that cannot run, each with why ('128x32: 41472 bytes at chunk 32, 256 invocations; 64x32: …'). */
 export const missWords = (misses: readonly TileMiss[]) => misses.map((m) => `${m.tile}: ${m.why}`).join('; ');
