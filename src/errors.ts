@@ -136,11 +136,10 @@ export interface ErrorFields {
  * by `e.name`, which a minifier renames with the class (new.target.name): in the page's bundle an InputError from the
  * advisor's worker was named 't' and rebuilt as an internal error.
  */
-const CLASS_NAMES = new Map<unknown, string>([
-  [FlashringError, 'FlashringError'], [NoAdapterError, 'NoAdapterError'], [DeviceRequestError, 'DeviceRequestError'], [InputError, 'InputError'],
-  [LimitError, 'LimitError'], [MeasurementError, 'MeasurementError'], [GPUValidationError, 'GPUValidationError'], [GPUOutOfMemoryError, 'GPUOutOfMemoryError'],
-  [DeviceLostError, 'DeviceLostError'], [NpyError, 'NpyError'], [TransportError, 'TransportError'], [InternalError, 'InternalError'],
-]);
+const CLASS_NAMES = new Map<unknown, string>(Object.entries({   // (an object's keys survive minification; its values' names do not)
+  FlashringError, NoAdapterError, DeviceRequestError, InputError, LimitError, MeasurementError, GPUValidationError, GPUOutOfMemoryError,
+  DeviceLostError, NpyError, TransportError, InternalError,
+}).map(([name, cls]) => [cls, name]));
 
 /** An error's fields, to be rebuilt on the other side of a process boundary (rebuildError). */
 export function errorFields(e: unknown): ErrorFields {
