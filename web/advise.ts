@@ -37,7 +37,7 @@ import { H200, timeCheckedLines } from '../src/memory/time/devices.js';
 import { GPUS_PER_NODE } from '../src/memory/time/iteration.js';
 import { untrainable } from '../src/memory/untrainable.js';
 import { LINKS, resolveLink, type Link } from '../src/cp/plan/linkModel.js';
-import { FieldError, FieldErrors, bugWords, customLink, fieldNumber, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
+import { FieldError, FieldErrors, bugWords, customLink, fieldNumber, flagField, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { duration, sig3 } from './format.js';
 import { counted } from '../src/plural.js';
 import { MAX_GPUS, notDividedByEp, notWholeMicroBatches, notWholeNodes, wouldFitLines, wouldFitSteps, type Remedy, type WouldFit } from '../src/memory/adviseForward.js';
@@ -273,7 +273,7 @@ class AdvisorPanel implements Advisor {
    */
   private refused(e: unknown): void {
     if (!(e instanceof InputError)) return this.clear(bugWords(e));
-    const words = capital(this.d.pageWords(e)), own = e.flags.map((f) => (Object.hasOwn(OWN_FLAGS, f) ? OWN_FLAGS[f] : undefined)).find(Boolean);
+    const words = capital(this.d.pageWords(e)), own = flagField(e.flags, OWN_FLAGS);
     if (own) return this.clear(words, [{ field: this.input(own), message: words }], own);
     const planner = this.d.onModelField(e), field = planner instanceof FieldError ? (planner.field as HTMLInputElement | null)?.name : undefined;
     this.clear(field ? `Fix the planner's fields above first: ${words}` : words, [], field);

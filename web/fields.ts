@@ -43,6 +43,10 @@ export function customLink(gbps: HTMLInputElement, latencyUs: HTMLInputElement):
   return resolveLink('custom', fieldNumber(gbps, 'Link bandwidth (Gbit/s)', range(LINK_GBPS)), fieldNumber(latencyUs, 'Link latency (µs)', range(LINK_LATENCY_US)));
 }
 
+/** The control (its name) of the first of a refusal's flags (InputError.flags) that a form has, by its flag → control table; undefined where none. */
+export const flagField = (flags: readonly string[], fields: Readonly<Record<string, string>>): string | undefined =>
+  flags.map((f) => (Object.hasOwn(fields, f) ? fields[f] : undefined)).find(Boolean);
+
 /** Bad input the page says as such: a field's (FieldError, FieldErrors) or the model's own checks (InputError); anything else is a bug. */
 export function isInputError(e: unknown): boolean {
   return e instanceof FieldError || e instanceof FieldErrors || e instanceof InputError;

@@ -22,7 +22,7 @@ import { clipToWidth, designPng, drawFitted, fitLines } from './chartFit.js';
 import { InputError } from '../src/errors.js';
 import { decimalNumber } from '../src/decimal.js';
 import { counted, plural } from '../src/plural.js';
-import { FieldError, FieldErrors, bugWords, customLink, fieldNumber, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
+import { FieldError, FieldErrors, bugWords, customLink, fieldNumber, flagField, isInputError, marksOf, showFieldErrors, type FieldMark } from './fields.js';
 import { clip, numberFrom, sig3 } from './format.js';
 import { detailsTable, fillTable } from './table.js';
 import { download } from './download.js';
@@ -75,7 +75,7 @@ const FLAG_FIELDS: Record<string, string> = {
  */
 function onModelField(e: unknown): unknown {
   if (!(e instanceof InputError)) return e;
-  const name = e.flags.map((f) => (Object.hasOwn(FLAG_FIELDS, f) ? FLAG_FIELDS[f] : undefined)).find(Boolean);
+  const name = flagField(e.flags, FLAG_FIELDS);
   return name ? new FieldError(e.message, form.elements.namedItem(name) as HTMLElement) : e;
 }
 
