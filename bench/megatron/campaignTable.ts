@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { configFromLog, parseMegatronLog } from '../../src/memory/megatron.js';
 import { predictFromLog } from '../../src/memory/compare.js';
 import { memoryBreakdown, recomputeSpec } from '../../src/memory/model.js';
-import { GroupComparison, MegatronTrace, PartComparison, comparePeakParts, compareTrace } from '../../src/memory/trace.js';
+import { GroupComparison, MegatronTrace, PEAK_PARTS, PartComparison, comparePeakParts, compareTrace } from '../../src/memory/trace.js';
 import { median } from '../../src/stats.js';
 
 export const CAMPAIGN_DIR = 'bench/results/2026-12-02-megatron-campaign';
@@ -64,7 +64,8 @@ export function campaignRows(dir = CAMPAIGN_DIR): CampaignRow[] {
   });
 }
 
-const PARTS = ['static', 'stored', 'transient'] as const;
+/** The part tables' heads of PEAK_PARTS, in their order. */
+const PART_HEADS = 'static (held between steps) | stored (saved for backward) | transient (the rest of the peak) |';
 const pct2 = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(2)}%`;
 const pct = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)}%`;
 
@@ -90,15 +91,15 @@ export function campaignTable(rows: CampaignRow[]): string {
 
 /** Each traced run's parts, model − trace as a share of its peak (static, stored, transient): a draw's terms judged run by run. */
 export function runPartsTable(rows: CampaignRow[]): string {
-  const out = ['| run | static (held between steps) | stored (saved for backward) | transient (the rest of the peak) |', '|---|---|---|---|'];
+  const out = [`| run | ${PART_HEADS}`, '|---|---|---|---|'];
   const cell = (r: CampaignRow, part: PartComparison['part']) => { const x = r.parts!.find((p) => p.part === part); return x ? pct2(x.ofPeak) : 'not measured (saved tensors of every micro batch)'; };
-  for (const r of rows) if (r.parts) out.push(`| ${r.id} | ${PARTS.map((part) => cell(r, part)).join(' | ')} |`);
+  for (const r of rows) if (r.parts) out.push(`| ${r.id} | ${PEAK_PARTS.map((part) => cell(r, part)).join(' | ')} |`);
   return out.join('\n');
 }
 
 /** Each part's worst run (model − trace, of the peak), dense and MoE apart: the table docs/memory.md shows. */
 export function partsTable(rows: CampaignRow[]): string {
-  const out = ['| traced runs | static (held between steps) | stored (saved for backward) | transient (the rest of the peak) |', '|---|---|---|---|'];
+  const out = [`| traced runs | ${PART_HEADS}`, '|---|---|---|---|'];
   for (const moe of [false, true]) {
     const rs = rows.filter((r) => r.parts && r.moe === moe);
     if (!rs.length) continue;   // a draw of MoE runs alone, or dense alone
@@ -108,7 +109,7 @@ export function partsTable(rows: CampaignRow[]): string {
       const w = has.reduce((a, x) => (Math.abs(x.ofPeak) > Math.abs(a.ofPeak) ? x : a));
       return `${pct2(w.ofPeak)} (${w.id}${has.length < rs.length ? `; ${has.length} of ${rs.length}` : ''})`;
     };
-    out.push(`| ${moe ? 'MoE' : 'dense'}, ${rs.length} | ${PARTS.map(cell).join(' | ')} |`);
+    out.push(`| ${moe ? 'MoE' : 'dense'}, ${rs.length} | ${PEAK_PARTS.map(cell).join(' | ')} |`);
   }
   return out.join('\n');
 }

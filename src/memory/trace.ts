@@ -124,7 +124,9 @@ export function compareTrace(b: MemoryBreakdown, trace: MegatronTrace, peakBytes
   }).filter((c) => c.traced || c.model);
 }
 
-export type PeakPart = 'static' | 'stored' | 'transient';
+/** The parts of a peak a trace measures, in the order tables give them. */
+export const PEAK_PARTS = ['static', 'stored', 'transient'] as const;
+export type PeakPart = (typeof PEAK_PARTS)[number];
 
 export interface PartComparison {
   part: PeakPart;
@@ -140,7 +142,7 @@ export interface PartComparison {
  * stored (the activations saved for backward but those buffers) and transient (the rest of the peak: its transient
  * less what the checkpoints hold, which the run's allocated-between-steps already has).
  */
-export function modelPeakParts(b: MemoryBreakdown): { static: number; stored: number; transient: number } {
+export function modelPeakParts(b: MemoryBreakdown): Record<PeakPart, number> {
   const buffers = b.outside.filter(betweenSteps).reduce((s, t) => s + t.bytes, 0);
   const state = b.weightBytes + b.gradientBytes + b.optimizerBytes + b.gradientBucketBytes + b.workspaceBytes;
   const held = b.heldAfterBackward?.bytes ?? 0;
@@ -161,6 +163,6 @@ export function comparePeakParts(b: MemoryBreakdown, trace: MegatronTrace, peakB
   const measured = { static: before.allocated_bytes, stored: trace.saved_bytes, transient: peakBytes - before.allocated_bytes - trace.saved_bytes };
   const model = modelPeakParts(b);
   // A trace whose saved tensors span several micro batches (savedIsOneMicroBatch) measures the static part alone.
-  const parts = savedIsOneMicroBatch(trace) ? (['static', 'stored', 'transient'] as const) : (['static'] as const);
+  const parts = savedIsOneMicroBatch(trace) ? PEAK_PARTS : (['static'] as const);
   return parts.map((part) => ({ part, model: model[part], measured: measured[part], ofPeak: (model[part] - measured[part]) / peakBytes }));
 }
