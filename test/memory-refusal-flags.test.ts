@@ -9,6 +9,7 @@ import { InputError } from '../src/errors.js';
 import {
   DEFAULT_PARALLEL, ModelConfig, MoeConfig, NoLengthError, ParallelConfig, memoryBreakdown, parseLines, parseRecomputeSpec, positionTableRefusal, sweepGaps,
 } from '../src/memory/model.js';
+import { thrown } from './thrown.js';
 
 const gpt: ModelConfig = { numLayers: 8, hiddenSize: 1024, numAttentionHeads: 16, vocabSize: 32000 };
 const base: ParallelConfig = { ...DEFAULT_PARALLEL, seqLength: 8192 };
@@ -20,15 +21,6 @@ const moePar = (p: Partial<ParallelConfig> = {}): ParallelConfig => ({ ...base, 
 /** The --flags a message names, each once, in its order: what its flags must be. */
 const named = (message: string) => [...new Set([...message.matchAll(/--([a-z][a-z0-9-]*)/g)].map((x) => `--${x[1]}`))];
 
-/** What `f` throws (it must throw). */
-function thrown(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('no refusal');
-}
 
 const breakdown = (m: Partial<ModelConfig>, p: Partial<ParallelConfig> = {}) => () => memoryBreakdown({ ...gpt, ...m }, { ...base, ...p });
 const moeBreakdown = (e: Partial<MoeConfig>, p: Partial<ParallelConfig> = {}, m: Partial<ModelConfig> = {}) => () => memoryBreakdown(moeModel(e, m), moePar(p));

@@ -9,6 +9,7 @@ import { SHADERS } from '../src/kernels/shaders.js';
 import { InputError, LimitError } from '../src/errors.js';
 import { toHalfBits, fromHalfBits } from '../src/f16.js';
 import { tuningFromEnv } from '../src/kernels/tuning.js';
+import { thrown } from './thrown.js';
 
 /** A tuning as the pins' variables spell it (FLASHRING_PORTABLE_*), passed as options: the environment is left alone. */
 const pins = (env: Record<string, string>) => tuningFromEnv(env);
@@ -119,7 +120,7 @@ describe('tile planner', () => {
   });
 
   it('a tile that does not fit carries each tile tried, why, and what it needs against the device\'s figures, as data (the message unchanged)', () => {
-    const err = (f: () => unknown) => { try { f(); } catch (e) { return e as LimitError; } throw new Error('it fitted'); };
+    const err = (f: () => unknown) => thrown(f) as LimitError;
     const pinned = err(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32' })));
     expect(pinned.message).toBe("the forward's pinned tile 128x32 (FLASHRING_PORTABLE_FWD, or the tuning's portableForward) does not fit this device at head dim 64 in f32: " +
       '32768 bytes of workgroup memory (maxComputeWorkgroupStorageSize), 1024 invocations (maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX); tried 128x32: 41472 bytes at chunk 32, 256 invocations. ' +

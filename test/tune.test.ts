@@ -18,6 +18,7 @@ import type { FlashDevice } from '../src/gpu/device.js';
 import { InputError, LimitError } from '../src/errors.js';
 import { withTuning } from '../src/gpu/device.js';
 import { TOL } from '../src/reference/compare.js';
+import { thrown } from './thrown.js';
 
 function memoryStore(): TuneStore & { entries: Map<string, TuneEntry>; gets: number } {
   const entries = new Map<string, TuneEntry>();
@@ -96,7 +97,7 @@ describe('a skipped candidate\'s trial', () => {
     expect(skipped('bwd', 'P', planTilesError('bwd', { FLASHRING_PORTABLE_BWD: '64x32' })))
       .toEqual({ kind: 'bwd', pins: 'P', ms: null, error: '46592 bytes at chunk 32, 128 invocations', need: { ...need, bytes: 46592, invocations: 128 } });
     // several tiles tried (an unpinned plan): each named with why
-    expect(skipped('bwd', 'P', catching(() => planTiles('bwd', 256, 'f32', 512))).error).toMatch(/^64x32: 46592 bytes at chunk 32, 128 invocations; 32x32: 28160 bytes /);
+    expect(skipped('bwd', 'P', thrown(() => planTiles('bwd', 256, 'f32', 512))).error).toMatch(/^64x32: 46592 bytes at chunk 32, 128 invocations; 32x32: 28160 bytes /);
     expect(skipped('fwd', 'P', new Error('WebGPU error in forward: bad\nmore'))).toEqual({ kind: 'fwd', pins: 'P', ms: null, error: 'WebGPU error in forward: bad' }); // any other error: its first line
   });
 
@@ -130,17 +131,9 @@ describe("a tensor-core candidate the device's limits refuse", () => {
   });
 });
 
-function catching(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('it did not throw');
-}
 
 /** The error planTiles throws for a pinned tile at D = 64 on 32 KiB (lavapipe's limit). */
-const planTilesError = (kind: 'fwd' | 'bwd', env: Record<string, string>) => catching(() => planTiles(kind, 64, 'f32', 32768, 1024, 8, tuningFromEnv(env)));
+const planTilesError = (kind: 'fwd' | 'bwd', env: Record<string, string>) => thrown(() => planTiles(kind, 64, 'f32', 32768, 1024, 8, tuningFromEnv(env)));
 
 describe('autotune on this device', () => {
   const few = (path: Parameters<typeof tuneCandidates>[0], kind: 'fwd' | 'bwd', D: number) =>
