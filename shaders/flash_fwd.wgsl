@@ -76,7 +76,8 @@
 // Bounds (indices in range by construction, for Dawn without robustness):
 //   workgroup arrays are two-dimensional, [row][word]: every access is Qs[r][d], KVs[r][d] or
 //   Ps[r][t] with r < Br (or Bc), d < DC < CS, t < TX < PS (Qs and KVs are Br×CS and Bc×CS
-//   words of either type; CS = DC + 1 in both precisions);
+//   words of either type; CS = DC + 1 in both precisions; where P~ shares Qs, Qs[r][t] with
+//   t < PS ≤ QW and Qs is Br×QW);
 //   the rows an invocation touches are ty + TY·rr < TY·RR = Br (ty < TY = WG / TX, rr < RR);
 //   private arrays pq[x], pk[x] with x < LQ, LK (constant indices, word e = tid + x·WG fetched
 //   and stashed only where e < Br·DC, Bc·DC); function arrays: s[rr], klo[rr], khi[rr] with
@@ -135,9 +136,18 @@ alias Rows = array<vec4<f32>, NG>;       // one f32 per row of the invocation: r
 // scores() reads at once, as 16-byte loads are served 8 lanes at a time and 8-byte loads 16 at a
 // time (32 banks either way). CS is odd wherever TX > 1: TX divides DC, DC divides D/4, and D is
 // a multiple of 8, so DC is even. P~V and the staging touch consecutive words of a row.
-var<workgroup> Qs: array<array<vec4<ST>, CS>, BR>;
-var<workgroup> KVs: array<array<vec4<ST>, CS>, BC>;    // K of the tile, then its V (chunk c)
-var<workgroup> Ps: array<array<vec4<{{PT}}>, PS>, BR>;    // P~: row r, word t = keys t + TX·(0..3) (in f16 where PK)
+// P~ (row r, word t = keys t + TX·(0..3); in f16 where PK) has its own array, Ps, or (QP = 1) shares Qs:
+// where Q is staged again for every tile (NCH > 1) and P~ has Q's word type (f32 storage, or f16
+// with f16 products), Q's last chunk is read before P~ is written (a barrier more a tile) and P~'s
+// readers are done before the next tile's first Q chunk (its first barrier), so one array holds
+// both, rows of QW = max(CS, PS) words. The bytes saved let twice the chunk fit (f32 at D = 128:
+// 64 columns a chunk in 48 KiB, against 32), half the staging points and barriers a tile; Q's and
+// K's words reach S in the same order whatever the chunk, so O and LSE are bitwise the same.
+// The value PV names P~'s array (Ps or Qs).
+{{#for _ < NQP}}var<workgroup> Qs: array<array<vec4<ST>, CS>, BR>;
+var<workgroup> Ps: array<array<vec4<{{PT}}>, PS>, BR>;
+{{/for}}{{#for _ < QP}}var<workgroup> Qs: array<array<vec4<ST>, {{QW}}>, BR>;   // Q's chunk, then P~ (QP: vec4<{{PT}}> is vec4<ST>)
+{{/for}}var<workgroup> KVs: array<array<vec4<ST>, CS>, BC>;    // K of the tile, then its V (chunk c)
 {{#for _ < PK}}
 // f16 products: their limits (above), and the staged K and V chunks' maxima: the f16 bits of
 // max |x| (u16 order is float order for non-negative halves, and NaN's bits exceed +Inf's), gathered per
@@ -385,7 +395,7 @@ fn pv_full(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
   let ty = ty_ % TY;
   for (var t = 0u; t < rt(TX); t++) {
     var p = array<vec4<f32>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = {{#for _ < NPK}}Ps[ty + {{rr}}u * TY][t]{{/for}}{{#for _ < PK}}p_read(Ps[ty + {{rr}}u * TY][t]){{/for}};
+    {{#loop rr < RR}}p[{{rr}}u] = {{#for _ < NPK}}{{PV}}[ty + {{rr}}u * TY][t]{{/for}}{{#for _ < PK}}p_read({{PV}}[ty + {{rr}}u * TY][t]){{/for}};
     {{/loop}}
     {{#loop u < DU}}{
       let v = v_words(t, tx + {{u}}u * TX);
@@ -407,7 +417,7 @@ fn pv_masked(acc: ptr<function, Acc>, tx_: u32, ty_: u32, j0: u32, klo: array<u3
     let keys = vec4<u32>(j0 + t) + vec4<u32>(0u, TX, 2u * TX, 3u * TX);
     var p = array<vec4<f32>, RR>();
     var w = array<vec4<bool>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = {{#for _ < NPK}}Ps[ty + {{rr}}u * TY][t]{{/for}}{{#for _ < PK}}p_read(Ps[ty + {{rr}}u * TY][t]){{/for}};
+    {{#loop rr < RR}}p[{{rr}}u] = {{#for _ < NPK}}{{PV}}[ty + {{rr}}u * TY][t]{{/for}}{{#for _ < PK}}p_read({{PV}}[ty + {{rr}}u * TY][t]){{/for}};
     w[{{rr}}u] = (keys >= vec4<u32>(klo[{{rr}}u])) & (keys < vec4<u32>(khi[{{rr}}u]));
     {{/loop}}
     {{#loop u < DU}}{
@@ -436,7 +446,7 @@ fn pv_full_f16(acc: ptr<function, Acc>, tx_: u32, ty_: u32) {
   var h = array<vec4<ST>, RR * DU>();
   for (var t = 0u; t < rt(TX); t++) {
     var p = array<vec4<ST>, RR>();
-    {{#loop rr < RR}}p[{{rr}}u] = Ps[ty + {{rr}}u * TY][t];
+    {{#loop rr < RR}}p[{{rr}}u] = {{PV}}[ty + {{rr}}u * TY][t];
     {{/loop}}
     {{#loop u < DU}}{
       let v = v_words_h(t, tx + {{u}}u * TX);
@@ -503,9 +513,10 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
     var dmax = vec4<f32>(NEG_BIG);
     {{#for g < RR/4}}dmax = max(dmax, mt[{{g}}u] - m[{{g}}u]);
     {{/for}}let pmax = exp2(max(max(dmax.x, dmax.y), max(dmax.z, dmax.w)) * LOG2E);{{/for}}
-    {{#loop rr < RR}}{ let p = exp2((s[{{rr}}u] - vec4<f32>(m[{{rr}}u / 4u][{{rr}}u % 4u])) * LOG2E);
+    {{#for _ < QP}}workgroupBarrier();   // P~ shares Qs (QP): every invocation's last reads of Q's chunk are done
+    {{/for}}{{#loop rr < RR}}{ let p = exp2((s[{{rr}}u] - vec4<f32>(m[{{rr}}u / 4u][{{rr}}u % 4u])) * LOG2E);
       rs[{{rr}}u / 4u][{{rr}}u % 4u] = (p.x + p.y) + (p.z + p.w);
-      Ps[ty + {{rr}}u * TY][tx] = {{#for _ < NPK}}p{{/for}}{{#for _ < PK}}p_f16(p){{/for}};
+      {{PV}}[ty + {{rr}}u * TY][tx] = {{#for _ < NPK}}p{{/for}}{{#for _ < PK}}p_f16(p){{/for}};
       let a = alpha[{{rr}}u / 4u][{{rr}}u % 4u];
       {{#loop c < NCH}}{{#loop u < DU}}acc[{{c}}u][{{rr}}u * DU + {{u}}u] *= a;
       {{/loop}}{{/loop}}

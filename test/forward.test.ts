@@ -8,6 +8,7 @@ import { KernelPath } from '../src/kernels/pipeline.js';
 import { Precision } from '../src/kernels/precision.js';
 import { InputError, LimitError } from '../src/errors.js';
 import { tuningFromEnv } from '../src/kernels/tuning.js';
+import { planDeviceTiles } from '../src/kernels/tiles.js';
 
 let dev: FlashDevice;
 /** The portable kernels with pins, spelled as the pins' variables (FLASHRING_PORTABLE_*) spell them, on a device of their own. */
@@ -128,6 +129,32 @@ describe('FlashAttention forward vs float64 reference', () => {
     }
     expect(() => tuningFromEnv({ FLASHRING_PORTABLE_FWD_PREFETCH: '2' })).toThrow(InputError);
     await expect(tunedDevice({ forwardPrefetch: 2 as 0 })).rejects.toThrow(/FLASHRING_PORTABLE_FWD_PREFETCH='2'/);
+  });
+
+  it('P~ in Q\'s workgroup array (sharedP) gives bitwise the O and LSE of its own array, and matches the reference', async () => {
+    // Four chunks (Q staged every tile; Nq != Nk, grouped heads, causal) with and without the prefetch; f16 storage with
+    // f16 products (P~ in f16, Q's word type); and D = 128 as planned here, where 64-column chunks fit lavapipe's 32 KiB
+    // only shared (the default), against 32-column chunks unshared: a window and documents (masked and skipped tiles).
+    const docs = { cuQ: new Int32Array([0, 37, 90, 100]), cuK: new Int32Array([0, 37, 90, 100]) };
+    const cases: [AttentionShape, AttentionOptions, Precision, Record<string, string>][] = [
+      [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, 'f32', { FLASHRING_PORTABLE_FWD: '32x16x16' }],
+      [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, 'f32', { FLASHRING_PORTABLE_FWD: '32x16x16', FLASHRING_PORTABLE_FWD_PREFETCH: '1' }],
+      [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, 'f16', { FLASHRING_PORTABLE_FWD: '32x16x16', FLASHRING_PORTABLE_FWD_PRODUCTS: 'f16' }],
+      [{ B: 1, Hq: 2, Hkv: 1, Nq: 100, Nk: 100, D: 128 }, { causal: true, window: [40, 0], docs }, 'f32', {}],
+    ];
+    for (const [s, o, p, pin] of cases) {
+      if (p === 'f16' && !dev.hasF16) continue;
+      const out: { o: HostTensor; lse: Float32Array }[] = [];
+      for (const shared of ['0', s.D === 128 ? '' : '1']) {
+        const on = await portable({ ...pin, FLASHRING_PORTABLE_FWD_SHARED_P: shared });
+        expect(planDeviceTiles('fwd', s.D, p, on).sharedP, `shared '${shared}' D=${s.D}`).toBe(shared === '0' ? undefined : true);
+        out.push((await check(s, o, p, SEED + 81 + s.D, 1, 'scalar', on)).got);
+      }
+      const tag = `${p} D=${s.D} ${JSON.stringify(pin)}`;
+      expect(bits(out[1].o).equals(bits(out[0].o)), `O ${tag}`).toBe(true);
+      expect(bits(out[1].lse).equals(bits(out[0].lse)), `LSE ${tag}`).toBe(true);
+    }
+    expect(() => tuningFromEnv({ FLASHRING_PORTABLE_FWD_SHARED_P: 'yes' })).toThrow(InputError);
   });
 
   it('pinned tiles, both row reductions: rows and keys past the tile, rows with no key', async () => {

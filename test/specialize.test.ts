@@ -78,7 +78,18 @@ describe('tile planner', () => {
   it('picks the largest tile that fits workgroup memory, and says when nothing fits', () => {
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32, reduce: 'subgroup' });
     expect(planTiles('fwd', 64, 'f32', 49152, 64, 32)).toMatchObject({ BR: 32, BC: 32, chunk: 64 }); // 64 invocations: whole rows
-    expect(planTiles('fwd', 256, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 32 }); // eight chunks
+    // Above D = 64, P~ shares Q's array (Q staged every tile): twice the chunk fits, half the staging points a tile.
+    expect(planTiles('fwd', 256, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, sharedP: true }); // four chunks
+    expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, sharedP: true, workgroupBytes: 43520 });
+    expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, pins({ FLASHRING_PORTABLE_FWD_SHARED_P: '0' }))).toMatchObject({ chunk: 32, workgroupBytes: 41472 });
+    expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, pins({ FLASHRING_PORTABLE_FWD_SHARED_P: '0' })).sharedP).toBeUndefined();
+    // Not where it would buy no wider chunk (at D = 64 the next is whole rows, Q staged once), nor a tile that does not
+    // fit unshared (on 32 KiB 128×32 fits only shared: 64×32 is taken, as before), unless pinned.
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32).sharedP).toBeUndefined();
+    expect(planTiles('fwd', 64, 'f32', 32768, 1024, 32)).toMatchObject({ BR: 64, BC: 32, chunk: 32 });
+    expect(planTiles('fwd', 64, 'f32', 32768, 1024, 32, pins({ FLASHRING_PORTABLE_FWD_SHARED_P: '1' }))).toMatchObject({ BR: 128, BC: 32, chunk: 32, sharedP: true, workgroupBytes: 23040 });
+    // f16 storage with f32 products keeps P~ in f32: a type of its own, never shared.
+    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, pins({ FLASHRING_PORTABLE_FWD_SHARED_P: '1' })).sharedP).toBeUndefined();
     expect(planTiles('fwd', 64, 'f32', 16384, 256)).toMatchObject({ BR: 32, BC: 32, chunk: 32, reduce: 'workgroup' }); // 16 KiB: two chunks
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 4)).toMatchObject({ reduce: 'workgroup' }); // subgroups smaller than a row block
     expect(planTiles('fwd', 8, 'f32', 49152, 1024, 32)).toMatchObject({ BC: 8 }); // Bc/4 must divide D/4
@@ -154,14 +165,16 @@ describe('tile planner', () => {
     expect(workgroupBytes('fwd', 128, 32, 64, 32, 'f32', 'workgroup')).toBe(45568); // + one word per invocation
     // The count is the shader's: the workgroup arrays of the specialized source, summed (pinned
     // tiles too: the workgroup row reduction holds one word per invocation, Br·Bc bytes).
-    for (const [D, precision, limit, sg, tile, products] of [[64, 'f16', 49152, 32, '', ''], [128, 'f16', 49152, 0, '', ''], [64, 'f32', 49152, 32, '', ''], [128, 'f32', 16384, 0, '', ''], [32, 'f16', 32768, 8, '', ''],
-      [64, 'f32', 49152, 0, '128x32x32', ''], [128, 'f16', 49152, 32, '64x64x64', 'f16'], [64, 'f32', 32768, 0, '16x8x32', ''], [128, 'f16', 49152, 0, '', 'f16'], [256, 'f16', 49152, 32, '', 'f16'], [64, 'f16', 49152, 32, '', 'f16']] as const) {
-      const plan = planTiles('fwd', D, precision, limit, 1024, sg, pins({ FLASHRING_PORTABLE_FWD: tile, FLASHRING_PORTABLE_FWD_PRODUCTS: products }));
+    for (const [D, precision, limit, sg, tile, products, shared] of [[64, 'f16', 49152, 32, '', ''], [128, 'f16', 49152, 0, '', ''], [64, 'f32', 49152, 32, '', ''], [128, 'f32', 16384, 0, '', ''], [32, 'f16', 32768, 8, '', ''],
+      [64, 'f32', 49152, 0, '128x32x32', ''], [128, 'f16', 49152, 32, '64x64x64', 'f16'], [64, 'f32', 32768, 0, '16x8x32', ''], [128, 'f16', 49152, 0, '', 'f16'], [256, 'f16', 49152, 32, '', 'f16'], [64, 'f16', 49152, 32, '', 'f16'],
+      // P~ in Q's array (sharedP): by default (f32 above D = 64), and pinned (f16 products; a P~ row wider than Q's chunk).
+      [128, 'f32', 49152, 32, '', ''], [256, 'f32', 49152, 0, '', ''], [128, 'f16', 49152, 32, '', 'f16', '1'], [128, 'f32', 32768, 0, '64x32x32', '', '1']] as const) {
+      const plan = planTiles('fwd', D, precision, limit, 1024, sg, pins({ FLASHRING_PORTABLE_FWD: tile, FLASHRING_PORTABLE_FWD_PRODUCTS: products, FLASHRING_PORTABLE_FWD_SHARED_P: shared ?? '' }));
       const extra = portableValues('fwd', D, plan);
       for (const unroll of [true, false]) {
         const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, extra);
         const src = attentionSource(SHADERS.flashFwd[plan.reduce!], values, FORWARD_BINDINGS, plan.reduce === 'subgroup' ? ['subgroups'] : []);
-        expect([...src.matchAll(/var<workgroup>/g)].length).toBe((plan.reduce === 'workgroup' ? 4 : 3) + (plan.products === 'f16' ? 2 : 0));
+        expect([...src.matchAll(/var<workgroup>/g)].length).toBe((plan.reduce === 'workgroup' ? 4 : 3) + (plan.products === 'f16' ? 2 : 0) - (plan.sharedP ? 1 : 0));
         expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${plan.reduce} ${tile} ${products}`).toBe(plan.workgroupBytes);
         expect(src).toContain(`const RR: u32 = ${PORTABLE_FWD_RR}u;`);
       }
@@ -172,7 +185,8 @@ describe('tile planner', () => {
     const fwd = (tile: string) => pins({ FLASHRING_PORTABLE_FWD: tile });
     const p4 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);
     expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32 });
-    expect(portableValues('fwd', 64, p4)).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1, PK: 0, NPK: 1, PT: 'f32', STALE: '8.0' });
+    expect(portableValues('fwd', 64, p4)).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1, PK: 0, NPK: 1, PT: 'f32', STALE: '8.0', QP: 0, NQP: 1, PV: 'Ps' });
+    expect(portableValues('fwd', 64, { ...p4, sharedP: true })).toMatchObject({ QP: 1, NQP: 0, PV: 'Qs', QW: 9 });   // max(CS, PS) = max(8 + 1, 8 + 1)
     // The prefetch: on GPUs by default where it takes at most PREFETCH_MAX_WORDS registers, never
     // on CPU adapters; a pin wins (and names itself in the plan's line).
     expect(defaultPrefetch(p4, 64, false)).toBe(1);

@@ -39,6 +39,8 @@ export interface TilePlan {
   prefetch?: 0 | 1;
   /** Portable forward with f16 storage: products in f16 where a chunk's inputs allow it (PK; flash_fwd.wgsl), or f32 products throughout. */
   products?: PortableProducts;
+  /** Portable forward: P~ shares Q's workgroup array (QP; flash_fwd.wgsl), where Q is staged again every tile. */
+  sharedP?: boolean;
 }
 
 /**
@@ -50,7 +52,7 @@ export const backwardRows = (p: TilePlan) => ({ q: p.rowsPerGroup ?? p.BR, kv: p
 
 export function describePlan(p: TilePlan): string {
   const extra: [string, unknown][] = [['RB', p.rowBlocks], ['DS', p.dSplit && p.dSplit > 1 ? p.dSplit : undefined], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
-    ['pad', p.pad], ['pipe', p.pipe], ['turns', p.turns ? '' : undefined], ['', p.reduce], ['prefetch', p.prefetch], ['', p.products && `${p.products}-products`]];
+    ['pad', p.pad], ['pipe', p.pipe], ['turns', p.turns ? '' : undefined], ['', p.reduce], ['prefetch', p.prefetch], ['', p.products && `${p.products}-products`], ['', p.sharedP && 'shared-P']];
   return [`Br${p.BR} Bc${p.BC} WG${p.WG}`, ...extra.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}${v}`)].join(' ');
 }
 
@@ -80,12 +82,15 @@ export const PORTABLE_FWD_RR = 4;
  */
 export function workgroupBytes(
   kind: 'fwd' | 'bwd', BR: number, BC: number, D: number, chunk = D, precision: Precision = 'f32', reduce: RowReduce = 'workgroup',
-  products?: PortableProducts,
+  products?: PortableProducts, sharedP = false,
 ): number {
   const CS = chunk / 4 + 1;
   const w = precision === 'f16' ? 8 : 16;
   const pk = kind === 'fwd' && precision === 'f16' && products === 'f16';
-  if (kind === 'fwd') return w * (BR + BC) * CS + (pk ? 8 : 16) * BR * (BC / 4 + 1) + (reduce === 'workgroup' ? (BR * BC) : 0) + (pk ? (8 * D) / chunk : 0);
+  if (kind === 'fwd') {
+    const q = w * BR * CS, p = (pk ? 8 : 16) * BR * (BC / 4 + 1);
+    return w * BC * CS + (sharedP ? Math.max(q, p) : q + p) + (reduce === 'workgroup' ? (BR * BC) : 0) + (pk ? (8 * D) / chunk : 0);
+  }
   return w * 2 * (BR + BC) * CS + 16 * 2 * BR * (BC / 4 + 1) + 16 * BC;
 }
 
@@ -187,8 +192,12 @@ export function portableTile(
   const WG = (A / PORTABLE_FWD_RR) * (B / 4);   // the backward's RT·CT/16 likewise
   const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, tuning.rowReduce, false) : undefined;
   const products = kind === 'fwd' && precision === 'f16' ? tuning.portableProducts ?? 'f32' : undefined;
-  const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce, products);
   const tried = pinChunk ? [pinChunk] : chunks(D, B);
+  const plainBytes = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce, products);
+  const fitsPlain = tried.some((c) => chunkFits(D, B, c) && plainBytes(c) <= limit);
+  const sharedAt = (c: number) => kind === 'fwd' && sharesP(D, c, precision, products, tuning.forwardSharedP)
+    && (tuning.forwardSharedP === 1 || (fitsPlain && plainBytes(c) > limit));
+  const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce, products, sharedAt(c));
   const chunk = tried.find((c) => chunkFits(D, B, c) && bytesAt(c) <= limit);
   if (chunk === undefined || WG > maxWG) {
     const c = tried[tried.length - 1];
@@ -205,7 +214,19 @@ export function portableTile(
     BR: A, BC: B, WG, workgroupBytes: bytes, chunk, reduce: rowReduce(subgroupMin, B / 4, tuning.rowReduce),
     ...(tuning.forwardPrefetch !== undefined ? { prefetch: tuning.forwardPrefetch } : {}),
     ...(products ? { products } : {}),
+    ...(sharedAt(chunk) ? { sharedP: true } : {}),
   };
+}
+
+/**
+ * Whether the portable forward's P~ may share Q's workgroup array at this chunk (flash_fwd.wgsl QP): Q staged again
+ * every tile (a chunk narrower than D) and P~ in Q's word type (f32 storage, or f16 storage with f16 products), unless
+ * `pin` is 0. Where the pin is left out it shares only where the chunk does not fit otherwise, in a tile that fits
+ * without sharing at a narrower chunk (portableTile): sharing buys a wider chunk, never the same one at a barrier more a
+ * tile, and never a tile the candidates' order would not take without it (that order was measured unshared).
+ */
+export function sharesP(D: number, chunk: number, precision: Precision, products: PortableProducts | undefined, pin?: 0 | 1): boolean {
+  return pin !== 0 && chunk < D && (precision === 'f32' || products === 'f16');
 }
 
 /** Whether `c` columns of the head dim D can be a chunk of a tile `B` rows wide: whole chunks of D, each a multiple of the B/4 invocations across a row. */
@@ -259,7 +280,8 @@ function rowReduce(subgroupMin: number, TX: number, pin: RowReduce | undefined, 
  * (vec4 columns of O / dQ / dK / dV per invocation and chunk); the forward's RR (query rows per
  * invocation), LOG2TX (subgroup row reduction), PF with LQ, LK (the prefetch and its staging
  * words per invocation), PK and NPK (f16 products or not: the shader's sections) with PT (P~'s
- * element type) and STALE (the stale row max's threshold; exactMax: 0, the exact max: stale.ts), the
+ * element type), QP, NQP, PV and QW (P~ in Qs, rows of QW words, or in Ps: sharesP) and STALE (the stale row max's
+ * threshold; exactMax: 0, the exact max: stale.ts), the
  * backward's CT (streamed rows).
  */
 export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan, exactMax = false): SpecValues {
@@ -273,7 +295,9 @@ export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan, e
     v.PF = plan.prefetch ?? 0;
     const { LQ, LK } = stagingWords(plan, D);
     const PK = plan.products === 'f16' ? 1 : 0;
-    Object.assign(v, { LQ, LK, PK, NPK: 1 - PK, PT: PK ? 'f16' : 'f32', STALE: staleValue(exactMax) });
+    const QP = plan.sharedP ? 1 : 0;
+    Object.assign(v, { LQ, LK, PK, NPK: 1 - PK, PT: PK ? 'f16' : 'f32', STALE: staleValue(exactMax), QP, NQP: 1 - QP, PV: QP ? 'Qs' : 'Ps' });
+    if (QP) v.QW = Math.max(DC + 1, T / 4 + 1);   // the rows of Qs, which P~ shares
   }
   return v;
 }
