@@ -31,7 +31,7 @@ describe('advise: what would fit when nothing does', () => {
     expect(lines.slice(-4)).toEqual(w.lines);
     expect(lines.at(-5)).toBe(o.nothingFits);
     expect(w.lines[0]).toBe('what would fit (the same search again, one thing changed):');
-    expect(w.lines[1]).toMatch(/^ {2}HBM: 146 GiB a GPU \(the smallest layout's 131\.3 GiB, fits ≤ 90%\): 1 layout fits, TP=2 CP=1 PP=1 DP=1 recompute=full:uniform\/1 \(\d+ ms\/step, 131\.3 GiB\)$/);
+    expect(w.lines[1]).toMatch(/^ {2}HBM: 146\.1 GiB a GPU \(the smallest layout's 131\.4 GiB, fits ≤ 90%\): 1 layout fits, TP=2 CP=1 PP=1 DP=1 recompute=full:uniform\/1 \(\d+ ms\/step, 131\.4 GiB\)$/);
     expect(w.lines[2]).toMatch(/^ {2}GPUs: 4, the fewest that fits of those searched \(doubling from 2: 4; between 2 and 4, each count in turn: 3; global batch 4 sequences, one sequence a GPU\): \d+ layouts fit, the fastest TP=/);
     expect(w.lines[3]).toMatch(/^ {2}sequence: 65536 tokens on these GPUs \(halving from 131072: 65536\): \d+ layouts fit, the fastest TP=/);
   });

@@ -446,7 +446,7 @@ describe("README's memory model on the H100 draws (2026-12-06-time-heldout7 to -
     stated(`the ninth's MoE r03 since: ${ran} when it ran, ${signed(replay('2026-12-06-time-heldout9', 'r03'))} with the model since`);
   });
 
-  it('the MoE held-out draw (judged at the model it was predicted with, which today\'s reproduces: test/memory-moe-traces): its count and range, and the static part within 0.5%', () => {
+  it('the MoE held-out draw (judged at the model it was predicted with, which today\'s reproduces but for the terms counted since: test/memory-moe-traces): its count and range, and the static part within 0.5%', () => {
     const rows = campaignRows('bench/results/2026-12-07-moe-held'), errs = rows.map((r) => 100 * r.error!);
     const within = errs.filter((e) => Math.abs(e) <= 2).length;
     stated(`(\`bench/results/2026-12-07-moe-held\`, ${COUNT[rows.length]} MoE runs drawn and predicted before they ran; an H100): ${within} of ${rows.length} within 2% (${signed(Math.min(...errs))} to ${signed(Math.max(...errs))})`);

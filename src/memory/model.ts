@@ -301,6 +301,8 @@ export interface StackSpec {
   tiedGradientHeld: boolean;
   /** Library workspaces the caching allocator holds (cuBLAS: 32 MiB per handle on Hopper, one for forward and one for the autograd thread). */
   workspaceBytes: number;
+  /** RoPE's table cached from one step to the next (Megatron-LM's RotaryEmbedding.forward under lru_cache: ropeTableTerm); PyTorch's harness has no RoPE. */
+  ropeTableCached: boolean;
 }
 
 export const STACKS: Record<Stack, StackSpec> = {
@@ -309,12 +311,14 @@ export const STACKS: Record<Stack, StackSpec> = {
     perParam: { weight: 2, gradient: 4, optimizer: 12 }, residualBytes: 2, autocastWeightCopies: false, normOutputBytes: 2, ddpGradientBuckets: false,
     idsBytes: 8, ce: { stored: 4, transient: 2, forward: 2, storedName: 'cross-entropy fp32 softmax (vocab-parallel)', transientName: 'cross-entropy backward: bf16 logits gradient', forwardName: 'end of forward: bf16 logits beside the fp32 softmax', savedTarget: 9 },
     vocabDivisor: 128, unfusedScoresBuffer: true, cpRing: 'megatron', cpStoresOutputTwice: false, tiedGradientHeld: true, workspaceBytes: 2 * 32 * 2 ** 20,
+    ropeTableCached: true,
   },
   'torch-amp': {
     label: 'PyTorch AMP', note: 'bf16 autocast over fp32 parameters and AdamW (16 B/param), DDP, F.cross_entropy(logits.float()) (bench/torchcp)',
     perParam: { weight: 4, gradient: 4, optimizer: 8 }, residualBytes: 4, autocastWeightCopies: true, normOutputBytes: 4, ddpGradientBuckets: true,
     idsBytes: 16, ce: { stored: 4, transient: 8, forward: 6, storedName: 'cross-entropy fp32 log-softmax', transientName: 'cross-entropy backward: two fp32 gradients', forwardName: "end of forward: bf16 logits and their fp32 copy, and autocast's cached copies of recomputed weights", savedTarget: 0 },
     vocabDivisor: 1, unfusedScoresBuffer: false, cpRing: 'torch', cpStoresOutputTwice: true, tiedGradientHeld: false, workspaceBytes: 0,
+    ropeTableCached: false,
   },
 };
 
@@ -1060,6 +1064,7 @@ function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] 
     // transformer/utils.py attention_mask_func: masked_fill keeps the data loader's boolean [b,1,s,s] mask, one storage for all layers
     out.push({ name: 'attention mask (boolean, shared by the layers)', part: 'attention', bytes: sl * d.s * b * inFlight, formula: `${ss}·b${k}` });
   }
+  if (d.rope && spec.ropeTableCached) out.push(ropeTableTerm(p, d));
   if (m.moe?.expertBias) out.push(routerExpertBiasTerm(m.moe.numExperts, m.numLayers / pp, pp > 1 ? 'L/p' : 'L'));
   if (!d.last) return out; // the first stage of a pipeline has no output layer
   out.push({ name: `final ${normName(m)} input`, part: 'output', bytes: rb * sl * b * h * rep, formula: `${rb}·${S}·b·h${sp}` });
@@ -1087,6 +1092,40 @@ function routerExpertBiasTerm(E: number, layers: number, perStage: string): Memo
   return { name: 'router expert bias (fp32) and tokens per expert (bf16), kept between steps', part: 'weights',
     bytes: layers * (allocatorBytes(4 * E) + allocatorBytes(2 * E)), formula: `(4·E + 2·E bytes, each at least a 512-byte block)·${perStage}`, betweenSteps: true };
 }
+
+/** The term of RoPE's cached table (ropeTableTerm). */
+export const ROPE_TABLE = "RoPE's table (fp32, lru-cached) and its inverse frequencies, kept between steps";
+
+/**
+ * RoPE's table, which Megatron-LM computes once and keeps for the whole run (snapshot d98e8a64,
+ * megatron/core/models/common/embeddings/rotary_pos_embedding.py): RotaryEmbedding.forward is wrapped in
+ * functools.lru_cache (:177, maxsize 32, keyed on the module and its arguments), so the tensor it returns for the
+ * run's one sequence length stays referenced by the cache from the first forward on. That tensor is get_emb's
+ * (:168): the positions' outer product with the inverse frequencies, fp32 (inv_freq is a plain fp32 attribute,
+ * :79-81, not a buffer the bf16 module casts), concatenated with itself (or stacked and viewed where
+ * --rotary-interleaved: the same bytes), [s, 1, 1, kv_channels], and kv_channels is h/a (replay refuses another
+ * --kv-channels); --rotary-percent below 1 would shrink it (the model takes 1.0, every stored run's); --use-rope-scaling
+ * changes the frequencies only (:83-84). The sequence it covers is the whole s (get_rotary_seq_len, :299-302, undoes SP's
+ * split); with CP > 1, get_pos_emb_on_this_cp_rank (rope_utils.py:48-70, index_select) makes the rank's s/CP rows a
+ * new tensor and the cache keeps that one. Beside it inv_freq itself, h/(2a) fp32 (:79-81), a 512-byte block. Each
+ * model chunk (GPTModel, gpt_model.py:183-194) has its own RotaryEmbedding, so an interleaved stage keeps v of each (read
+ * from the code: no stored run has a pipeline). Every pipeline stage makes it (gpt_model.py:412-420, for its layers).
+ * It is not the local path's cos and sin (rope_utils.py:142-143, new bf16 tensors each layer saves, a stored term) nor
+ * what TE's fused RoPE saves (this very tensor, no copy); a full-recompute checkpoint saves it too (the campaign's traces
+ * list it at random.py:687 under `decoder`), the same storage, allocated before the step. The traces show it live at
+ * the peak of every RoPE run, 4·s·(h/a) bytes at rotary_pos_embedding.py:168 and 2·(h/a) at :79
+ * (test/memory-traces-kept.test.ts). YaRN (taken as RoPE) caches its table alike (yarn_rotary_pos_embedding.py:159); its
+ * cos/sin buffers of --yarn-original-max-position-embeddings rows (:98-100) are not counted.
+ */
+function ropeTableTerm(p: ParallelConfig, d: Dims): MemoryTerm {
+  const v = p.virtualStages, table = allocatorBytes(4 * d.sl * d.dh), inv = allocatorBytes(2 * d.dh);
+  const formula = `${blocks(4 * d.sl * d.dh, `4·${d.S}·(h/a)`)} + ${inv === 512 ? '512 (a block for the inverse frequencies)' : blocks(2 * d.dh, '2·(h/a)')}`;
+  return { name: ROPE_TABLE, part: 'embedding',
+    bytes: v * (table + inv), formula: v > 1 ? `(${formula})·${v} (model chunks)` : formula, betweenSteps: true };
+}
+
+/** A tensor of `bytes` as the allocator holds it, in words: its formula where it fills whole 512-byte blocks, else rounded up to them (allocatorBytes). */
+const blocks = (bytes: number, formula: string): string => (bytes % 512 === 0 ? formula : `⌈${formula}/512⌉·512`);
 
 /**
  * Buffers of context parallelism live during one layer's attention backward (bytes for one micro
