@@ -29,11 +29,12 @@ describe('the Megatron-LM campaign', () => {
   // GQA and no RoPE (2026-12-07, from another draw's trace), a MoE layer's input counted once (2026-12-07, from
   // Megatron-LM's source: r40's −0.5% → −0.7% is now the held-out largest, r02's +2.3% → +1.5% the build's) and what a
   // recomputed MoE layer holds from backward to its next forward (2026-12-07, Megatron-LM's source; r03 −0.36% → −0.09%,
-  // the build median 0.11% → 0.10%), and RoPE's cached table (2026-12-07, Megatron-LM's source and every trace: r40
-  // −0.71% → −0.69%, the medians 0.08% → 0.07% held out and 0.10% → 0.09% build); the frozen
+  // the build median 0.11% → 0.10%), and RoPE's cached table and what the token dispatcher keeps on itself between steps
+  // (2026-12-07, Megatron-LM's source and every trace: r40 −0.71% → −0.66%, r02 +1.54% → +1.59%, the medians 0.08% → 0.07%
+  // held out and 0.10% → 0.09% build); the frozen
   // model's figures, 1.12% and 0.26% held out, are the recorded predictions of dd5e3bb, checked in 'the frozen model' below).
-  const STATED = { heldout: { within: '0.7', median: '0.07' }, build: { within: '1.55', median: '0.09' } } as const;
-  it('the published figures, recomputed: held-out within 0.7%, median 0.07%; build within 1.55%, median 0.09%', () => {
+  const STATED = { heldout: { within: '0.7', median: '0.07' }, build: { within: '1.59', median: '0.09' } } as const;
+  it('the published figures, recomputed: held-out within 0.7%, median 0.07%; build within 1.59%, median 0.09%', () => {
     for (const split of ['build', 'heldout'] as const) {
       const s = summary(rows, split);
       expect(s.runs).toBe(split === 'build' ? 25 : 22);
@@ -42,7 +43,7 @@ describe('the Megatron-LM campaign', () => {
     }
     const h = STATED.heldout, b = STATED.build;
     expect(readFileSync('docs/memory.md', 'utf8').replace(/\s+/g, ' ')).toContain(`held-out within ${h.within}%, median ${h.median}%; build within ${b.within}%, median ${b.median}%`);
-    expect(readFileSync('README.md', 'utf8').replace(/\s+/g, ' ')).toContain(`(${h.within}% after six changes made having seen both halves)`);
+    expect(readFileSync('README.md', 'utf8').replace(/\s+/g, ' ')).toContain(`(${h.within}% after seven changes made having seen both halves)`);
     const readme = readFileSync(`${CAMPAIGN_DIR}/README.md`, 'utf8');
     for (const split of ['build', 'heldout'] as const) expect(readme).toContain(summaryLine(rows, split));
   });
@@ -61,7 +62,7 @@ describe('the Megatron-LM campaign', () => {
     expect(r02.model).toBeGreaterThan(r02.traced);
   });
 
-  it('the peak in parts, every traced run: static, stored and transient each within the bounds docs/memory.md states (dense 0.5% of the peak; MoE static 0.85%, stored 0.5% but r02 1.8%, transient 0.35%)', () => {
+  it('the peak in parts, every traced run: static, stored and transient each within the bounds docs/memory.md states (dense 0.5% of the peak; MoE static 0.8%, stored 0.5% but r02 1.8%, transient 0.35%)', () => {
     const traced = rows.filter((r) => r.parts);
     expect(traced).toHaveLength(47);
     for (const r of traced) {
@@ -69,17 +70,17 @@ describe('the Megatron-LM campaign', () => {
       const why = `${r.id} ${r.config}: ${r.parts!.map((p) => `${p.part} ${(p.ofPeak * 100).toFixed(2)}%`).join(', ')}`;
       // The parts are of the same peak as the total: they add up to its error.
       expect(r.parts!.reduce((s, p) => s + p.ofPeak, 0), why).toBeCloseTo(r.error!, 4);
-      expect(st, why).toBeLessThan(r.moe ? 0.0085 : 0.005);
+      expect(st, why).toBeLessThan(r.moe ? 0.008 : 0.005);
       expect(sd, why).toBeLessThan(r.id === 'r02' ? 0.018 : 0.005);
       expect(tr, why).toBeLessThan(r.moe ? 0.0035 : 0.005);
     }
     // r03: until the model counted what its MoE checkpoints hold from backward to the next forward (2026-12-07), a static
     // 1.70% short and a transient 1.36% over cancelled to a total of −0.36%; now each part is the trace's (static −0.08%
-    // until RoPE's table was counted, 2026-12-07: 8 MiB of its 18 MiB shortfall)
+    // until RoPE's table and what the dispatcher keeps were counted, 2026-12-07: 10.6 MiB of its 18 MiB shortfall)
     const r03 = rows.find((r) => r.id === 'r03')!;
-    expectRounded(r03.parts![0].ofPeak, '-0.04', 'r03 static');
+    expectRounded(r03.parts![0].ofPeak, '-0.03', 'r03 static');
     expectRounded(r03.parts![2].ofPeak, '0.00', 'r03 transient');
-    expectRounded(r03.error!, '-0.05', 'r03 total');
+    expectRounded(r03.error!, '-0.04', 'r03 total');
     const doc = readFileSync('docs/memory.md', 'utf8');
     for (const line of partsTable(rows).split('\n')) expect(doc).toContain(`  ${line}\n`);
   });
@@ -87,8 +88,8 @@ describe('the Megatron-LM campaign', () => {
   it('the held-out MoE runs each no further off than now (|error| rounded up at a tenth of a point)', () => {
     // Since a MoE layer's input is counted once (2026-12-07, moe_utils.py:1382): r11 +0.11% → −0.07%, r44 +0.36% → +0.15%;
     // r27 +0.04% → −0.15% and r40 −0.50% → −0.71%: their stored MoE groups are now the traces' and what is left is their
-    // memory between steps (r40's 15 MiB short of a 1.8 GiB peak, as the dense runs are short by up to 22 MiB; since
-    // RoPE's table is counted, −0.71% → −0.69%, and r44 +0.15% → +0.18%).
+    // memory between steps (r40's 15 MiB short of a 1.8 GiB peak, as the dense runs are short by up to 22 MiB; 14 MiB
+    // since RoPE's table and the dispatcher's tensors are counted, −0.71% → −0.66%, and r44 +0.15% → +0.19%).
     const NOW: Record<string, number> = { r11: 0.1, r27: 0.2, r40: 0.7, r44: 0.2 };
     const moe = rows.filter((r) => r.moe && r.split === 'heldout');
     expect(moe.map((r) => r.id)).toEqual(Object.keys(NOW));

@@ -811,9 +811,8 @@ function inputTerm(d: Dims): MemoryTerm {
  * One checkpoint a MoE layer with --recompute-modules moe (moe_layer.py:699, around the MoE layer, its input the pre-MLP
  * norm's output), one a checkpointed chunk with full recompute (recompute.py:142, its input the chunk's input; every
  * layer here is a MoE layer). Without a checkpoint the layer's input is no leaf, and the graph, its saved tensors freed
- * by the backward, holds nothing of size. Not counted: what the dispatcher keeps besides (the routing map, bool, and the
- * probabilities, fp32, a token × E or a token × k; the int64 permutation indices, a token × k: under 0.1% of every stored
- * run's peak).
+ * by the backward, holds nothing of size. What the dispatcher keeps besides (the routing map, the probabilities and the
+ * permutation indices themselves) is held with or without a checkpoint: dispatcherKeepsTerm.
  */
 interface CheckpointLeftover {
   /** Checkpoints of the stage whose recomputation runs a MoE layer. */
@@ -1066,6 +1065,8 @@ function outsideTerms(m: ModelConfig, p: ParallelConfig, d: Dims): MemoryTerm[] 
   }
   if (d.rope && spec.ropeTableCached) out.push(ropeTableTerm(p, d));
   if (m.moe?.expertBias) out.push(routerExpertBiasTerm(m.moe.numExperts, m.numLayers / pp, pp > 1 ? 'L/p' : 'L'));
+  const keeps = m.moe ? dispatcherKeepsTerm(m.moe, p, d, m.numLayers / pp, pp > 1 ? 'L/p' : 'L') : null;
+  if (keeps) out.push(keeps);
   if (!d.last) return out; // the first stage of a pipeline has no output layer
   out.push({ name: `final ${normName(m)} input`, part: 'output', bytes: rb * sl * b * h * rep, formula: `${rb}·${S}·b·h${sp}` });
   out.push({ name: 'output layer input', part: 'output', bytes: (2 * sl * b * h) / (p.sequenceParallel ? t : 1), formula: `2·${S}·b·h${sp}` });
@@ -1095,6 +1096,8 @@ function routerExpertBiasTerm(E: number, layers: number, perStage: string): Memo
 
 /** The term of RoPE's cached table (ropeTableTerm). */
 export const ROPE_TABLE = "RoPE's table (fp32, lru-cached) and its inverse frequencies, kept between steps";
+/** The start of the term of what the token dispatcher keeps on itself (dispatcherKeepsTerm; its dispatcher follows). */
+export const DISPATCHER_KEEPS = "token dispatcher's routing map, probabilities and permutation indices";
 
 /**
  * RoPE's table, which Megatron-LM computes once and keeps for the whole run (snapshot d98e8a64,
@@ -1122,6 +1125,43 @@ function ropeTableTerm(p: ParallelConfig, d: Dims): MemoryTerm {
   const formula = `${blocks(4 * d.sl * d.dh, `4·${d.S}·(h/a)`)} + ${inv === 512 ? '512 (a block for the inverse frequencies)' : blocks(2 * d.dh, '2·(h/a)')}`;
   return { name: ROPE_TABLE, part: 'embedding',
     bytes: v * (table + inv), formula: v > 1 ? `(${formula})·${v} (model chunks)` : formula, betweenSteps: true };
+}
+
+/**
+ * What Megatron-LM's token dispatcher keeps on itself from a MoE layer's forward until the same layer's next forward
+ * replaces it (megatron/core/transformer/moe/token_dispatcher.py, d98e8a64), one set a layer of the stage whatever the
+ * micro batches in flight (a checkpoint's recomputation replaces the first forward's). The router makes, per token of
+ * the rank, its probabilities over the E experts in the logits' dtype (moe_utils.py:954: bf16, --moe-router-dtype unset,
+ * as in every stored run) and its boolean routing map (:955); permute keeps the routed tokens' source rows as int64
+ * (sorted_indices, moe_utils.py:475). Each is its own allocation, at least a 512-byte block:
+ *  - allgather: local_map (:312), the routing map gathered over TP·EP (:290; with SP s/t·b·TP·EP = s·b·EP tokens) over the
+ *    rank's E/EP experts, s·b·E bools (at EP = 1 the slice is the whole map, no copy; :334 frees the gathered one);
+ *    local_probs (:331, masked_select: the probabilities of the tokens routed to the rank's experts, T·k at EP = 1) and
+ *    reversed_local_input_permutation_mapping (:322, as many int64). At EP > 1 how many tokens the rank's experts take
+ *    depends on the routing: counted at the balanced share, s·b·k, as moeTerms counts the permuted tokens. The gathered
+ *    tokens themselves go into Megatron-LM's GlobalMemoryBuffer (:299-301, use_global_buffer; mappings.py:142), kept
+ *    between steps and shared with the QKᵀ scores' buffer: not counted here (read, not run: no stored run gathers);
+ *  - alltoall: probs (:642, the rank's own tokens, s·b/t with SP, × E), routing_map (:643) and
+ *    reversed_local_input_permutation_mapping (:665-671, T·k int64). The splits it keeps at TP or EP > 1 (:563-590) are
+ *    moved to the host (:938-951).
+ * With a capacity factor the router's token dropping makes the map and the probabilities anew, of the same shapes
+ * (moe_utils.py:1079-1080), and fewer tokens are routed: counted at the bound, T·k·min(1, cf), as moeTerms counts them.
+ * With --moe-permute-fusion TE's row_id_map takes the indices' place (not held by the model: every stored run has it off).
+ * flex (DeepEP, HybridEP) keeps its backend's handles and buffers: not read, not counted (null).
+ * The traces (test/memory-traces-kept.test.ts) show each at its line, live at the peak.
+ */
+function dispatcherKeepsTerm(e: MoeConfig, p: ParallelConfig, d: Dims, layers: number, perStage: string): MemoryTerm | null {
+  const kind = e.dispatcher ?? 'allgather';
+  if (kind === 'flex') return null;
+  const E = e.numExperts, cf = Math.min(1, e.capacityFactor ?? 1), ag = kind === 'allgather';
+  // allgather: every token of the sequence (gathered over TP·EP, E/EP experts a rank); alltoall: the rank's own (s·b/t with SP)
+  const T = ag ? d.sl * d.b : d.sl * d.b * d.rep, routed = T * e.routerTopk * cf;
+  const S = `${d.S}·b${ag ? '' : d.sp}`, k = cf < 1 ? 'k·cf' : 'k';
+  const map = [T * E, `${S}·E`] as const, probs = ag ? [2 * routed, `2·${S}·${k}`] as const : [2 * T * E, `2·${S}·E`] as const;
+  const parts = ag ? [map, probs, [8 * routed, `8·${S}·${k}`] as const] : [probs, map, [8 * routed, `8·${S}·${k}`] as const];
+  const bytes = parts.reduce((x, [b]) => x + allocatorBytes(b), 0);
+  return { name: `${DISPATCHER_KEEPS} (${kind}), kept until the layer's next forward`, part: 'mlp',
+    bytes: layers * bytes, formula: `(${parts.map(([b, f]) => blocks(b, f)).join(' + ')})·${perStage}`, betweenSteps: true };
 }
 
 /** A tensor of `bytes` as the allocator holds it, in words: its formula where it fills whole 512-byte blocks, else rounded up to them (allocatorBytes). */

@@ -98,7 +98,7 @@ export function termGroup(t: MemoryTerm): TraceGroup {
 
 /**
  * Terms the model counts among the activations that the allocator holds between steps (the persistent QKᵀ buffer, RoPE's
- * cached table): the model marks them (MemoryTerm.betweenSteps). A full-recompute
+ * cached table, what the token dispatcher keeps): the model marks them (MemoryTerm.betweenSteps). A full-recompute
  * checkpoint saves RoPE's table too (traceGroup: the attention core), so such a trace's saved bytes list that static
  * storage as well, and its measured transient is short by as much (16 MiB at 32K: r09).
  */
