@@ -122,6 +122,13 @@ describe('Megatron-LM log replay', () => {
     // Types the model does not take are named as such; YaRN is RoPE; a damaged value is refused with its line.
     expect(unmodelledArgs(parseMegatronLog(log.replace(type, '$1 relative'), 'r').args)).toEqual(['--position-embedding-type relative']);
     expect(pe(log.replace(type, '$1 yarn')).pe).toBe('rope');
+    // What sizes RoPE's cached table and the token dispatcher's kept tensors, at values the model does not take: named.
+    expect(unmodelledArgs(parseMegatronLog(log, 'r').args)).toEqual([]);
+    const set = (name: string, v: string) => log.replace(new RegExp(`^( {2}${name} \\.+) \\S+$`, 'm'), `$1 ${v}`);
+    expect(unmodelledArgs(parseMegatronLog(set('rotary_percent', '0.5'), 'r').args)).toEqual(['--rotary-percent 0.5']);
+    expect(unmodelledArgs(parseMegatronLog(set('rotary_percent', '1.00'), 'r').args)).toEqual([]);
+    expect(unmodelledArgs(parseMegatronLog(set('moe_router_dtype', 'fp32'), 'r').args)).toEqual(['--moe-router-dtype fp32']);
+    expect(unmodelledArgs(parseMegatronLog(set('moe_permute_fusion', 'True'), 'r').args)).toEqual(['--moe-permute-fusion']);
     expect(() => parseMegatronLog(log.replace(type, '$1 rotary'), 'r00')).toThrow("r00 line 661: argument position_embedding_type 'rotary' is not one of learned_absolute, rope, yarn, mrope, relative, none");
   });
 

@@ -516,6 +516,11 @@ const UNMODELLED: [string, (v: string, args: MegatronArgs) => boolean, string][]
   ['expert_tensor_parallel_size', (v, a) => v === 'None' || v === (a.tensor_model_parallel_size ?? '1'), '--expert-tensor-parallel-size'],
   ['hybrid_override_pattern', (v) => v === 'None', '--hybrid-override-pattern'],
   ['heterogeneous_layers_config_path', (v) => v === 'None', '--heterogeneous-layers-config-path'],
+  // RoPE's cached table is counted at the whole head (4·s·h/a: ropeTableTerm), the token dispatcher's kept probabilities
+  // in the logits' dtype and its permutation unfused (dispatcherKeepsTerm): 1.0, None and False in every stored run.
+  ['rotary_percent', (v) => decimalNumber(v) === 1, '--rotary-percent'],
+  ['moe_router_dtype', (v) => v === 'None', '--moe-router-dtype'],
+  ['moe_permute_fusion', (v) => v === 'False', '--moe-permute-fusion'],
   // The optimizer and number formats: the model holds Adam's two fp32 moments and fp32 master weights and
   // gradients, bf16 or fp16 parameters and activations, and heads of h/a channels.
   ['optimizer', (v) => v === 'adam', '--optimizer'],
