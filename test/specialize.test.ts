@@ -78,18 +78,25 @@ describe('tile planner', () => {
   it('picks the largest tile that fits workgroup memory, and says when nothing fits', () => {
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32, reduce: 'subgroup' });
     expect(planTiles('fwd', 64, 'f32', 49152, 64, 32)).toMatchObject({ BR: 32, BC: 32, chunk: 64 }); // 64 invocations: whole rows
-    // Above D = 64, P~ shares Q's array (Q staged every tile): twice the chunk fits, half the staging points a tile.
-    expect(planTiles('fwd', 256, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, sharedP: true }); // four chunks
-    expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, sharedP: true, workgroupBytes: 43520 });
-    expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, pins({ FLASHRING_PORTABLE_FWD_SHARED_P: '0' }))).toMatchObject({ chunk: 32, workgroupBytes: 41472 });
-    expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, pins({ FLASHRING_PORTABLE_FWD_SHARED_P: '0' })).sharedP).toBeUndefined();
-    // Not where it would buy no wider chunk (at D = 64 the next is whole rows, Q staged once), nor a tile that does not
-    // fit unshared (on 32 KiB 128×32 fits only shared: 64×32 is taken, as before), unless pinned.
-    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32).sharedP).toBeUndefined();
+    // P~ in Q's array (Q staged every tile), pinned: twice the chunk fits above D = 64, half the staging points a tile;
+    // by default (its speed unmeasured) and pinned 0, P~ keeps its own array.
+    const shared = pins({ FLASHRING_PORTABLE_FWD_SHARED_P: '1' });
+    expect(planTiles('fwd', 256, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 32 }); // eight chunks
+    expect(planTiles('fwd', 256, 'f32', 49152, 1024, 32, shared)).toMatchObject({ BR: 128, BC: 32, chunk: 64, sharedP: true }); // four
+    expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, shared)).toMatchObject({ BR: 128, BC: 32, chunk: 64, sharedP: true, workgroupBytes: 43520 });
+    for (const pin of [{}, pins({ FLASHRING_PORTABLE_FWD_SHARED_P: '0' })]) {
+      expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, pin)).toMatchObject({ chunk: 32, workgroupBytes: 41472 });
+      expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, pin).sharedP).toBeUndefined();
+    }
+    // Whole rows (Q staged once) are never shared: at D = 64 the pin takes the next chunk, shared; on 32 KiB it makes
+    // 128×32 fit (64×32 without it).
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, shared)).toMatchObject({ chunk: 32, sharedP: true, workgroupBytes: 23040 });
     expect(planTiles('fwd', 64, 'f32', 32768, 1024, 32)).toMatchObject({ BR: 64, BC: 32, chunk: 32 });
-    expect(planTiles('fwd', 64, 'f32', 32768, 1024, 32, pins({ FLASHRING_PORTABLE_FWD_SHARED_P: '1' }))).toMatchObject({ BR: 128, BC: 32, chunk: 32, sharedP: true, workgroupBytes: 23040 });
+    expect(planTiles('fwd', 64, 'f32', 32768, 1024, 32, shared)).toMatchObject({ BR: 128, BC: 32, chunk: 32, sharedP: true, workgroupBytes: 23040 });
+    expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32, { portableProducts: 'f16', forwardSharedP: 1 })).toMatchObject({ chunk: 64 });   // whole rows
+    expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32, { portableProducts: 'f16', forwardSharedP: 1 }).sharedP).toBeUndefined();
     // f16 storage with f32 products keeps P~ in f32: a type of its own, never shared.
-    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, pins({ FLASHRING_PORTABLE_FWD_SHARED_P: '1' })).sharedP).toBeUndefined();
+    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, shared).sharedP).toBeUndefined();
     expect(planTiles('fwd', 64, 'f32', 16384, 256)).toMatchObject({ BR: 32, BC: 32, chunk: 32, reduce: 'workgroup' }); // 16 KiB: two chunks
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 4)).toMatchObject({ reduce: 'workgroup' }); // subgroups smaller than a row block
     expect(planTiles('fwd', 8, 'f32', 49152, 1024, 32)).toMatchObject({ BC: 8 }); // Bc/4 must divide D/4
@@ -167,8 +174,8 @@ describe('tile planner', () => {
     // tiles too: the workgroup row reduction holds one word per invocation, Br·Bc bytes).
     for (const [D, precision, limit, sg, tile, products, shared] of [[64, 'f16', 49152, 32, '', ''], [128, 'f16', 49152, 0, '', ''], [64, 'f32', 49152, 32, '', ''], [128, 'f32', 16384, 0, '', ''], [32, 'f16', 32768, 8, '', ''],
       [64, 'f32', 49152, 0, '128x32x32', ''], [128, 'f16', 49152, 32, '64x64x64', 'f16'], [64, 'f32', 32768, 0, '16x8x32', ''], [128, 'f16', 49152, 0, '', 'f16'], [256, 'f16', 49152, 32, '', 'f16'], [64, 'f16', 49152, 32, '', 'f16'],
-      // P~ in Q's array (sharedP): by default (f32 above D = 64), and pinned (f16 products; a P~ row wider than Q's chunk).
-      [128, 'f32', 49152, 32, '', ''], [256, 'f32', 49152, 0, '', ''], [128, 'f16', 49152, 32, '', 'f16', '1'], [128, 'f32', 32768, 0, '64x32x32', '', '1']] as const) {
+      // P~ in Q's array (sharedP, pinned): f32, f16 products, a P~ row wider than Q's chunk.
+      [128, 'f32', 49152, 32, '', '', '1'], [256, 'f32', 49152, 0, '', '', '1'], [128, 'f16', 49152, 32, '', 'f16', '1'], [128, 'f32', 32768, 0, '64x32x32', '', '1']] as const) {
       const plan = planTiles('fwd', D, precision, limit, 1024, sg, pins({ FLASHRING_PORTABLE_FWD: tile, FLASHRING_PORTABLE_FWD_PRODUCTS: products, FLASHRING_PORTABLE_FWD_SHARED_P: shared ?? '' }));
       const extra = portableValues('fwd', D, plan);
       for (const unroll of [true, false]) {

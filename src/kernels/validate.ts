@@ -15,7 +15,7 @@ import { FORWARD_BINDINGS } from './flashForward.js';
 import { hasDirectEpilogue, sgmmBackwardSource, spillValues } from './flashBackward.js';
 import { SGMM_FWD_PIPES, dSplitWhole, sgmmCandidates, sgmmFwdCanTurn, sgmmTilePlan } from './sgmmTiles.js';
 import { SHADERS } from './shaders.js';
-import { PORTABLE_FWD_CANDIDATES, portableTile, portableValues, sharesP } from './tiles.js';
+import { PORTABLE_FWD_CANDIDATES, portableTile, portableValues } from './tiles.js';
 import { PORTABLE_PRODUCTS } from './tuning.js';
 
 /** maxComputeWorkgroupStorageSize of the H200 (and of most desktop GPUs). */
@@ -87,10 +87,9 @@ function* portableModules(heads: number[]): Generator<NamedModule> {
     for (const [BR, BC] of PORTABLE_FWD_CANDIDATES) for (const subgroupMin of [32, 0]) for (const prefetch of [0, 1] as const) for (const pk of products) {
       const plain = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin, pk ? { portableProducts: pk } : {});
       if ('why' in plain) continue;
-      // The default plan, and P~ in Q's array pinned where the default keeps it apart (and Q is staged every tile).
-      const shared = sharesP(D, plain.chunk ?? D, precision, pk) && !plain.sharedP
-        ? portableTile('fwd', [BR, BC, plain.chunk], D, precision, LIMIT, 256, subgroupMin, { ...(pk ? { portableProducts: pk } : {}), forwardSharedP: 1 }) : null;
-      for (const tile of shared && !('why' in shared) ? [plain, shared] : [plain]) {
+      // The default plan, and P~ in Q's array pinned (the widest chunk that fits so), where Q is staged every tile and P~ has Q's type.
+      const shared = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin, { ...(pk ? { portableProducts: pk } : {}), forwardSharedP: 1 });
+      for (const tile of !('why' in shared) && shared.sharedP ? [plain, shared] : [plain]) {
         const plan = { ...tile, prefetch };
         const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan));
         yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}${pk ? ` products ${pk}` : ''}${plan.sharedP ? ' shared P' : ''}`,
