@@ -222,7 +222,7 @@ export function portableTile(
  * D = 128 on 48 KiB: 64 columns against 32), but its speed has not been measured on a GPU yet (docs/performance.md,
  * thirty-ninth step), so no default takes it.
  */
-export function sharesP(D: number, chunk: number, precision: Precision, products: PortableProducts | undefined): boolean {
+function sharesP(D: number, chunk: number, precision: Precision, products: PortableProducts | undefined): boolean {
   return chunk < D && (precision === 'f32' || products === 'f16');
 }
 
