@@ -1158,7 +1158,8 @@ function dispatcherKeepsTerm(e: MoeConfig, p: ParallelConfig, d: Dims, layers: n
   const T = ag ? d.sl * d.b : d.sl * d.b * d.rep, routed = T * e.routerTopk * cf;
   const S = `${d.S}·b${ag ? '' : d.sp}`, k = cf < 1 ? 'k·cf' : 'k';
   const map = [T * E, `${S}·E`] as const, probs = ag ? [2 * routed, `2·${S}·${k}`] as const : [2 * T * E, `2·${S}·E`] as const;
-  const parts = ag ? [map, probs, [8 * routed, `8·${S}·${k}`] as const] : [probs, map, [8 * routed, `8·${S}·${k}`] as const];
+  const indices = [8 * routed, `8·${S}·${k}`] as const;
+  const parts = ag ? [map, probs, indices] : [probs, map, indices];   // in the order the dispatcher's code keeps them
   const bytes = parts.reduce((x, [b]) => x + allocatorBytes(b), 0);
   return { name: `${DISPATCHER_KEEPS} (${kind}), kept until the layer's next forward`, part: 'mlp',
     bytes: layers * bytes, formula: `(${parts.map(([b, f]) => blocks(b, f)).join(' + ')})·${perStage}`, betweenSteps: true };
