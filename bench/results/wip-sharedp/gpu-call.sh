@@ -8,7 +8,8 @@
 # O and LSE are bitwise the same either way (test/forward.test.ts "sharedP", run here first on this GPU).
 #   new   FLASHRING_PORTABLE_FWD_SHARED_P=1 (P~ in Q's array, 64-column chunks);
 #   old   the default (the kernels as before this change);
-# new and old twice each, alternating, robustness on (as browsers run), the peer (PyTorch's f32 memory-efficient) first.
+# new and old twice each, alternating, robustness on (as browsers run), the peer (PyTorch's f32 memory-efficient) first;
+# then 64×64 in 64-column chunks with P~ in Q's array (34,816 bytes; without sharing it needs 52,224, so no plan had it).
 set -uo pipefail
 O=/tmp/sharedp; mkdir -p $O; source bench/gpu-lib.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
@@ -21,6 +22,7 @@ SC_D=128 same_call p32-new1 1 f32 FLASHRING_PATH=scalar FLASHRING_PORTABLE_FWD_S
 SC_D=128 same_call p32-old1 1 f32 FLASHRING_PATH=scalar
 SC_D=128 same_call p32-new2 1 f32 FLASHRING_PATH=scalar FLASHRING_PORTABLE_FWD_SHARED_P=1
 SC_D=128 same_call p32-old2 1 f32 FLASHRING_PATH=scalar
+SC_D=128 same_call p32-s64x64 1 f32 FLASHRING_PATH=scalar FLASHRING_PORTABLE_FWD_SHARED_P=1 FLASHRING_PORTABLE_FWD=64x64x64
 awk -F, 'FNR > 1 && $1 == "fwd" { print FILENAME ": D" $5 " " $9 }' $O/p32-new1/*-kernels.csv $O/p32-old1/*-kernels.csv 2>/dev/null | sed "s|$O/||" | head -6
 echo "== portable f32 forward, robustness on: TFLOP/s (x peer)"
 grep " fwd " $O/table.txt | sort -k3,4 -k1,1
