@@ -42,6 +42,9 @@ describe('tensor-core shaders', () => {
         for (const shared of ['', ' shared P'].filter((x) => x === '' || p === 'f32' || (D === 128 && products === ' products f16')))
           expect(has(`portable forward D=${D} ${p} 128x32x`, ` ${reduce} prefetch ${pf}${products}${shared}`), `D=${D} ${p} ${reduce} prefetch ${pf}${products}${shared}`).toBe(true);
     expect(has('portable forward D=128 f32 128x32x64 ', ' shared P'), 'f32 at D = 128, pinned: 64-column chunks, shared').toBe(true);
+    // 64×64 in f32 at D = 128 fits only with P~ in Q's array (34,816 bytes against 52,224): that plan alone.
+    expect(report.checked.filter((c) => c.startsWith('portable forward D=128 f32 64x64x')).every((c) => c.endsWith(' shared P'))).toBe(true);
+    expect(has('portable forward D=128 f32 64x64x64 ', ' shared P')).toBe(true);
   });
   it('every tiling of the ceiling GEMM probe (bench/ceiling) validates on the null backend', () => {
     const { status, report } = validate('bench/ceiling/validate.mjs');

@@ -28,12 +28,18 @@ function memoryStore(): TuneStore & { entries: Map<string, TuneEntry>; gets: num
 
 describe('autotune candidates (data)', () => {
   it("are the kernels' own lists: every portable tile with and without the prefetch, every tensor-core tile in each step order (taking turns and not where it can), the backward's with one spill block and two", () => {
-    expect(tuneCandidates('scalar', 'fwd', 64)).toHaveLength(2 * PORTABLE_FWD_CANDIDATES.length);
-    // With f16 storage the portable forward's products too (f16 where the range allows, or f32), only where the user opted in.
-    expect(tuneCandidates('scalar', 'fwd', 64, false, 'f16')).toEqual(tuneCandidates('scalar', 'fwd', 64));
+    // f32: each tile with and without the prefetch, P~ in Q's array and apart.
+    const f32 = tuneCandidates('scalar', 'fwd', 64);
+    expect(f32).toHaveLength(4 * PORTABLE_FWD_CANDIDATES.length);
+    expect(f32.filter((t) => t.forwardSharedP === 1)).toHaveLength(2 * PORTABLE_FWD_CANDIDATES.length);
+    // With f16 storage the portable forward's products too (f16 where the range allows, or f32), only where the user opted in;
+    // P~ shares Q's array only with f16 products (Q's word type).
+    const plain16 = tuneCandidates('scalar', 'fwd', 64, false, 'f16');
+    expect(plain16).toEqual(f32.filter((t) => t.forwardSharedP === undefined));
     const f16 = tuneCandidates('scalar', 'fwd', 64, false, 'f16', true);
-    expect(f16).toHaveLength(4 * PORTABLE_FWD_CANDIDATES.length);
+    expect(f16).toHaveLength(6 * PORTABLE_FWD_CANDIDATES.length);
     expect(new Set(f16.map((t) => t.portableProducts))).toEqual(new Set(['f16', 'f32']));
+    expect(f16.filter((t) => t.forwardSharedP === 1).every((t) => t.portableProducts === 'f16')).toBe(true);
     for (const t of f16) expect(() => resolveTuning(t)).not.toThrow();
     expect(tuneCandidates('scalar', 'bwd', 64).map((t) => t.portableBackward)).toEqual(PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ rows, cols })));
     const fwd64 = tuneCandidates('subgroup-matrix', 'fwd', 64), fwd128 = tuneCandidates('subgroup-matrix', 'fwd', 128);

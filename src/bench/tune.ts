@@ -26,8 +26,8 @@ import { BACKWARD_BINDINGS, PREPROCESS_BINDINGS } from '../kernels/flashBackward
 import { FORWARD_BINDINGS } from '../kernels/flashForward.js';
 import { validateShape } from '../shape.js';
 import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS, sgmmCandidates, sgmmFwdCanTurn } from '../kernels/sgmmTiles.js';
-import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES, missWords } from '../kernels/tiles.js';
-import { PORTABLE_PRODUCTS, TUNING_PINS, resolveTuning, type KernelTuning } from '../kernels/tuning.js';
+import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES, missWords, planDeviceTiles } from '../kernels/tiles.js';
+import { PORTABLE_PRODUCTS, TUNING_PINS, resolveTuning, type KernelTuning, type PortableProducts } from '../kernels/tuning.js';
 import { FlashForward } from '../kernels/flashForward.js';
 import { isTime, tuneEntryProblem } from './tuneEntry.js';
 import { benchBuffers, spotCheck, tensorFits, timeForwardBackward, type BenchBuffers } from './kernels.js';
@@ -158,7 +158,8 @@ export function showPins(t: KernelTuning): string {
  * tensor-core forward's tiles in each step order, and taking turns or not where they can; its backward's tiles
  * with one spill block a subgroup or two (both kernels alike); the portable forward's tiles with and without the
  * prefetch, and with f16 storage and `f16Products` (the user's FLASHRING_PORTABLE_FWD_PRODUCTS=f16: they are never
- * chosen for a user who did not ask for them, docs/numerics.md) its f16 or f32 products.
+ * chosen for a user who did not ask for them, docs/numerics.md) its f16 or f32 products, each with P~ in Q's array
+ * pinned and not where P~ has Q's word type (a pin that shares nothing on the device is not timed: sharesNothing).
  */
 export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number, robust = false, precision: Precision = 'f32', f16Products = false): KernelTuning[] {
   if (path === 'subgroup-matrix') {
@@ -169,8 +170,20 @@ export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number,
   }
   if (kind === 'bwd') return PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ portableBackward: { rows, cols } }));
   const products = precision === 'f16' && f16Products ? PORTABLE_PRODUCTS : [undefined];
-  return PORTABLE_FWD_CANDIDATES.flatMap(([rows, cols]) => ([0, 1] as const).flatMap((forwardPrefetch) => products.map((p) =>
-    ({ portableForward: { rows, cols }, forwardPrefetch, ...(p ? { portableProducts: p } : {}) }))));
+  // P~ in Q's array (forwardSharedP) where P~ can have Q's word type: f32, or f16 storage with f16 products.
+  const sharing = (p: PortableProducts | undefined) => (precision === 'f32' || p === 'f16' ? [0, 1] as const : [0] as const);
+  return PORTABLE_FWD_CANDIDATES.flatMap(([rows, cols]) => ([0, 1] as const).flatMap((forwardPrefetch) => products.flatMap((p) => sharing(p).map((shared) =>
+    ({ portableForward: { rows, cols }, forwardPrefetch, ...(p ? { portableProducts: p } : {}), ...(shared ? { forwardSharedP: shared } : {}) })))));
+}
+
+/**
+ * Why a candidate that pins P~ in Q's array is not timed: where the device's plan shares nothing (Q staged once, in
+ * whole rows, or P~ of another word type) it would be the same kernel as its unpinned twin, timed beside it.
+ */
+function sharesNothing(dev: FlashDevice, c: KernelTuning, r: TuneRequest): string | undefined {
+  if (c.forwardSharedP !== 1) return undefined;
+  const plan = planDeviceTiles('fwd', r.D, r.precision, withTuning(dev, { ...dev.tuning, ...c }));
+  return plan.sharedP ? undefined : `P~ shares no array at ${plan.BR}x${plan.BC}x${plan.chunk} (Q staged once): the same kernel as without the pin`;
 }
 
 const shapeOf = (r: Pick<TuneRequest, 'D' | 'N' | 'heads'>) => ({ B: 1, Hq: r.heads, Hkv: r.heads, Nq: r.N, Nk: r.N, D: r.D });
@@ -248,7 +261,9 @@ async function trials(
     o.signal?.throwIfAborted();
     const pins = showPins(c);
     try {
-      out.push(trialOf(kind, pins, c, path, await timeWith(dev, { ...c, path }, r, bufs, kind)));
+      const same = sharesNothing(dev, c, r);
+      if (same) out.push({ trial: { kind, pins, ms: null, error: same }, tuning: c });
+      else out.push(trialOf(kind, pins, c, path, await timeWith(dev, { ...c, path }, r, bufs, kind)));
     } catch (e) {
       out.push({ trial: skipped(kind, pins, e), tuning: c });
     }

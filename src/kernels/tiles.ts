@@ -111,9 +111,12 @@ export function workgroupBytes(
  * measured for f16 yet (FLASHRING_PORTABLE_FWD pins any of these). The backward with f16
  * storage stages 8-byte words too: 64×32 in whole rows at D = 64 and in 64-column chunks at
  * D = 128 (45056 bytes), against 32-column chunks (46592) for f32 and for f16 before.
+ * 64×64 follows 64×32, so no default takes it where 64×32 fits (it needs more bytes and invocations at any chunk,
+ * its chunks being multiples of 64): it is there for autotune and pins, with f16 storage or with P~ in Q's array
+ * (f32 at D = 128: 34,816 bytes in 64-column chunks; 52,224 with P~ apart).
  */
 export const PORTABLE_FWD_CANDIDATES: [number, number][] = [
-  [128, 32], [64, 32], [32, 32], [64, 16], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4],
+  [128, 32], [64, 32], [64, 64], [32, 32], [64, 16], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4],
 ];
 export const PORTABLE_BWD_CANDIDATES: [number, number][] = [[64, 32], [32, 32], [32, 16], [16, 16], [16, 8], [8, 8], [8, 4], [4, 4]];
 

@@ -15,7 +15,7 @@ import { FORWARD_BINDINGS } from './flashForward.js';
 import { hasDirectEpilogue, sgmmBackwardSource, spillValues } from './flashBackward.js';
 import { SGMM_FWD_PIPES, dSplitWhole, sgmmCandidates, sgmmFwdCanTurn, sgmmTilePlan } from './sgmmTiles.js';
 import { SHADERS } from './shaders.js';
-import { PORTABLE_FWD_CANDIDATES, portableTile, portableValues } from './tiles.js';
+import { PORTABLE_FWD_CANDIDATES, portableTile, portableValues, type TilePlan } from './tiles.js';
 import { PORTABLE_PRODUCTS } from './tuning.js';
 
 /** maxComputeWorkgroupStorageSize of the H200 (and of most desktop GPUs). */
@@ -86,10 +86,11 @@ function* portableModules(heads: number[]): Generator<NamedModule> {
     const products = precision === 'f16' ? PORTABLE_PRODUCTS : [undefined];
     for (const [BR, BC] of PORTABLE_FWD_CANDIDATES) for (const subgroupMin of [32, 0]) for (const prefetch of [0, 1] as const) for (const pk of products) {
       const plain = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin, pk ? { portableProducts: pk } : {});
-      if ('why' in plain) continue;
-      // The default plan, and P~ in Q's array pinned (the widest chunk that fits so), where Q is staged every tile and P~ has Q's type.
+      // The default plan, and P~ in Q's array pinned (the widest chunk that fits so), where Q is staged every tile and P~
+      // has Q's type; a tile may fit only so (f32 64×64 at D = 128).
       const shared = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin, { ...(pk ? { portableProducts: pk } : {}), forwardSharedP: 1 });
-      for (const tile of !('why' in shared) && shared.sharedP ? [plain, shared] : [plain]) {
+      const tiles = [plain, shared].filter((t, i): t is TilePlan => !('why' in t) && (i === 0 || t.sharedP === true));
+      for (const tile of tiles) {
         const plan = { ...tile, prefetch };
         const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan));
         yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}${pk ? ` products ${pk}` : ''}${plan.sharedP ? ' shared P' : ''}`,
