@@ -114,6 +114,17 @@ describe('tile planner', () => {
     expect(() => planTiles('bwd', 256, 'f32', 512)).toThrow(/maxComputeWorkgroupStorageSize/);
   });
 
+  it('64×64 (a candidate for autotune and pins) is no default anywhere: 64×32 ahead of it fits wherever it does', () => {
+    let seen = 0;
+    for (const D of [16, 32, 64, 128, 256]) for (const p of ['f32', 'f16'] as const) for (const limit of [8192, 16384, 32768, 49152, 65536, 98304])
+      for (const maxWG of [128, 256, 1024]) for (const sub of [0, 32]) for (const t of [{}, { forwardSharedP: 1 as const }, { portableProducts: 'f16' as const, forwardSharedP: 1 as const }]) {
+        let plan;
+        try { plan = planTiles('fwd', D, p, limit, maxWG, sub, t); } catch { continue; }
+        seen++;
+        expect([plan.BR, plan.BC], `D=${D} ${p} ${limit} ${maxWG} ${JSON.stringify(t)}`).not.toEqual([64, 64]);
+      }
+    expect(seen).toBeGreaterThan(500);
+  });
   it('a pinned tile that does not fit says to pin a smaller tile or unset the pin, not to shrink the head dim', () => {
     // FLASHRING_PORTABLE_FWD=128x32 at D = 64 on 32 KiB (lavapipe): 41472 bytes; the default tile fits.
     const pin = tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32' });
