@@ -26,3 +26,7 @@ SC_D=128 same_call p32-s64x64 1 f32 FLASHRING_PATH=scalar FLASHRING_PORTABLE_FWD
 awk -F, 'FNR > 1 && $1 == "fwd" { print FILENAME ": D" $5 " " $9 }' $O/p32-new1/*-kernels.csv $O/p32-old1/*-kernels.csv 2>/dev/null | sed "s|$O/||" | head -6
 echo "== portable f32 forward, robustness on: TFLOP/s (x peer)"
 grep " fwd " $O/table.txt | sort -k3,4 -k1,1
+# Autotune at D = 128, f32, not causal, robustness on, on the portable path: does the search (P~ in Q's array among its
+# candidates since 2f017e2) pick it at its own shape (N = 4096)?
+FLASHRING_ROBUST=1 FLASHRING_PATH=scalar timeout 170 node bin/flashring.mjs tune --D 128 --precision f32 --causal false --store $O/tune.json > $O/tune.log 2>&1
+echo "tune $(el)"; grep -v "^  fwd\|^  bwd" $O/tune.log | tail -8; pack
