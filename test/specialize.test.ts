@@ -78,20 +78,23 @@ describe('tile planner', () => {
   it('picks the largest tile that fits workgroup memory, and says when nothing fits', () => {
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32, reduce: 'subgroup' });
     expect(planTiles('fwd', 64, 'f32', 49152, 64, 32)).toMatchObject({ BR: 32, BC: 32, chunk: 64 }); // 64 invocations: whole rows
-    // P~ in Q's array (Q staged every tile), pinned: twice the chunk fits above D = 64, half the staging points a tile;
-    // by default (its speed unmeasured) and pinned 0, P~ keeps its own array.
-    const shared = pins({ FLASHRING_PORTABLE_FWD_SHARED_P: '1' });
-    expect(planTiles('fwd', 256, 'f32', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 32 }); // eight chunks
-    expect(planTiles('fwd', 256, 'f32', 49152, 1024, 32, shared)).toMatchObject({ BR: 128, BC: 32, chunk: 64, sharedP: true }); // four
-    expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, shared)).toMatchObject({ BR: 128, BC: 32, chunk: 64, sharedP: true, workgroupBytes: 43520 });
-    for (const pin of [{}, pins({ FLASHRING_PORTABLE_FWD_SHARED_P: '0' })]) {
-      expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, pin)).toMatchObject({ chunk: 32, workgroupBytes: 41472 });
-      expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, pin).sharedP).toBeUndefined();
+    // P~ in Q's array (Q staged every tile): twice the chunk fits above D = 64, half the staging points a tile. By default
+    // only where that widens the chunk of a tile that fits unshared; pinned 1 wherever it can, pinned 0 nowhere.
+    const shared = pins({ FLASHRING_PORTABLE_FWD_SHARED_P: '1' }), apart = pins({ FLASHRING_PORTABLE_FWD_SHARED_P: '0' });
+    for (const pin of [{}, shared]) {
+      expect(planTiles('fwd', 256, 'f32', 49152, 1024, 32, pin)).toMatchObject({ BR: 128, BC: 32, chunk: 64, sharedP: true }); // four chunks
+      expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, pin)).toMatchObject({ BR: 128, BC: 32, chunk: 64, sharedP: true, workgroupBytes: 43520 });
     }
-    // Whole rows (Q staged once) are never shared: at D = 64 the pin takes the next chunk, shared; on 32 KiB it makes
-    // 128×32 fit (64×32 without it).
+    expect(planTiles('fwd', 256, 'f32', 49152, 1024, 32, apart)).toMatchObject({ BR: 128, BC: 32, chunk: 32 }); // eight
+    expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, apart)).toMatchObject({ chunk: 32, workgroupBytes: 41472 });
+    expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, apart).sharedP).toBeUndefined();
+    // Whole rows (Q staged once) are never shared: at D = 64 the pin takes the next chunk, shared (the default keeps
+    // whole rows, P~ apart); on 32 KiB it makes 128×32 fit, which the default does not take (64×32: 128×32 fits unshared
+    // at no chunk).
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, shared)).toMatchObject({ chunk: 32, sharedP: true, workgroupBytes: 23040 });
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32).sharedP).toBeUndefined();
     expect(planTiles('fwd', 64, 'f32', 32768, 1024, 32)).toMatchObject({ BR: 64, BC: 32, chunk: 32 });
+    expect(planTiles('fwd', 64, 'f32', 32768, 1024, 32).sharedP).toBeUndefined();
     expect(planTiles('fwd', 64, 'f32', 32768, 1024, 32, shared)).toMatchObject({ BR: 128, BC: 32, chunk: 32, sharedP: true, workgroupBytes: 23040 });
     expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32, { portableProducts: 'f16', forwardSharedP: 1 })).toMatchObject({ chunk: 64 });   // whole rows
     expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32, { portableProducts: 'f16', forwardSharedP: 1 }).sharedP).toBeUndefined();

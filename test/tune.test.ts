@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { testDevice } from './gpu.js';
-import { TUNE_MARGIN, autotune, keptPins, showPins, skipped, sourceHash, storedTuning, tuneCandidates, tuneKey, unusableOn, type TuneEntry, type TuneStore } from '../src/bench/tune.js';
+import { TUNE_MARGIN, TUNE_PRUNE, autotune, pruned, keptPins, showPins, skipped, sourceHash, storedTuning, tuneCandidates, tuneKey, unusableOn, type TuneEntry, type TuneStore } from '../src/bench/tune.js';
 import { SGMM_FWD_PIPES, SGMM_PAD, planSgmm, sgmmBwdWorkgroupBytes, sgmmFwdTurns, sgmmWorkgroupBytes } from '../src/kernels/sgmmTiles.js';
 import { FlashForward } from '../src/kernels/flashForward.js';
 import { FlashBackward } from '../src/kernels/flashBackward.js';
@@ -35,11 +35,11 @@ describe('autotune candidates (data)', () => {
     // With f16 storage the portable forward's products too (f16 where the range allows, or f32), only where the user opted in;
     // P~ shares Q's array only with f16 products (Q's word type).
     const plain16 = tuneCandidates('scalar', 'fwd', 64, false, 'f16');
-    expect(plain16).toEqual(f32.filter((t) => t.forwardSharedP === undefined));
+    expect(plain16).toEqual(f32.filter((t) => t.forwardSharedP === 0).map(({ forwardSharedP: _, ...t }) => t));
     const f16 = tuneCandidates('scalar', 'fwd', 64, false, 'f16', true);
     expect(f16).toHaveLength(6 * PORTABLE_FWD_CANDIDATES.length);
     expect(new Set(f16.map((t) => t.portableProducts))).toEqual(new Set(['f16', 'f32']));
-    expect(f16.filter((t) => t.forwardSharedP === 1).every((t) => t.portableProducts === 'f16')).toBe(true);
+    expect(f16.filter((t) => t.forwardSharedP !== undefined).every((t) => t.portableProducts === 'f16')).toBe(true);
     for (const t of f16) expect(() => resolveTuning(t)).not.toThrow();
     expect(tuneCandidates('scalar', 'bwd', 64).map((t) => t.portableBackward)).toEqual(PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ rows, cols })));
     const fwd64 = tuneCandidates('subgroup-matrix', 'fwd', 64), fwd128 = tuneCandidates('subgroup-matrix', 'fwd', 128);
@@ -144,6 +144,13 @@ const planTilesError = (kind: 'fwd' | 'bwd', env: Record<string, string>) => thr
 describe('autotune on this device', () => {
   const few = (path: Parameters<typeof tuneCandidates>[0], kind: 'fwd' | 'bwd', D: number) =>
     kind === 'fwd' ? [{ portableForward: { rows: 16, cols: 8 } }, { portableForward: { rows: 4, cols: 4 } }] : [{ portableBackward: { rows: 8, cols: 8 } }, { portableBackward: { rows: 128, cols: 128 } }];
+  it('a candidate whose probing run takes over TUNE_PRUNE× the fastest so far is not timed further, and says why', () => {
+    expect(TUNE_PRUNE).toBe(3);
+    expect(pruned(18, 6)).toBeUndefined();   // at the bound: timed
+    expect(pruned(18.01, 6)).toBe('18.010 ms in one run, over 3× the fastest candidate so far (6.000 ms): not timed further');
+    expect(pruned(1678.037, 5.797)).toMatch(/^1678\.037 ms in one run, over 3× the fastest candidate so far \(5\.797 ms\)/);
+    for (const ms of [NaN, 0, -1, Infinity]) expect(pruned(ms, 6), String(ms)).toBeUndefined();   // no time: trialOf says so when timed
+  });
   it('searches, keeps a pair that passes the float64 check and is not slower, stores it, and reuses it', async () => {
     const dev = await testDevice({ tuning: { path: 'scalar' } });
     const store = memoryStore(), lines: string[] = [];

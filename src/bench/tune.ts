@@ -159,7 +159,7 @@ export function showPins(t: KernelTuning): string {
  * with one spill block a subgroup or two (both kernels alike); the portable forward's tiles with and without the
  * prefetch, and with f16 storage and `f16Products` (the user's FLASHRING_PORTABLE_FWD_PRODUCTS=f16: they are never
  * chosen for a user who did not ask for them, docs/numerics.md) its f16 or f32 products, each with P~ in Q's array
- * pinned and not where P~ has Q's word type (a pin that shares nothing on the device is not timed: sharesNothing).
+ * pinned on and off where P~ has Q's word type (a pin on that shares nothing on the device is not timed: sharesNothing).
  */
 export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number, robust = false, precision: Precision = 'f32', f16Products = false): KernelTuning[] {
   if (path === 'subgroup-matrix') {
@@ -171,9 +171,9 @@ export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number,
   if (kind === 'bwd') return PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ portableBackward: { rows, cols } }));
   const products = precision === 'f16' && f16Products ? PORTABLE_PRODUCTS : [undefined];
   // P~ in Q's array (forwardSharedP) where P~ can have Q's word type: f32, or f16 storage with f16 products.
-  const sharing = (p: PortableProducts | undefined) => (precision === 'f32' || p === 'f16' ? [0, 1] as const : [0] as const);
+  const sharing = (p: PortableProducts | undefined) => (precision === 'f32' || p === 'f16' ? [0, 1] as const : [undefined]);
   return PORTABLE_FWD_CANDIDATES.flatMap(([rows, cols]) => ([0, 1] as const).flatMap((forwardPrefetch) => products.flatMap((p) => sharing(p).map((shared) =>
-    ({ portableForward: { rows, cols }, forwardPrefetch, ...(p ? { portableProducts: p } : {}), ...(shared ? { forwardSharedP: shared } : {}) })))));
+    ({ portableForward: { rows, cols }, forwardPrefetch, ...(p ? { portableProducts: p } : {}), ...(shared === undefined ? {} : { forwardSharedP: shared }) })))));
 }
 
 /**
@@ -183,7 +183,7 @@ export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number,
 function sharesNothing(dev: FlashDevice, c: KernelTuning, r: TuneRequest): string | undefined {
   if (c.forwardSharedP !== 1) return undefined;
   const plan = planDeviceTiles('fwd', r.D, r.precision, withTuning(dev, { ...dev.tuning, ...c }));
-  return plan.sharedP ? undefined : `P~ shares no array at ${plan.BR}x${plan.BC}x${plan.chunk} (Q staged once): the same kernel as without the pin`;
+  return plan.sharedP ? undefined : `P~ can share no array here (Q staged once, in whole rows of ${r.D}): the same kernel as with P~ apart`;
 }
 
 const shapeOf = (r: Pick<TuneRequest, 'D' | 'N' | 'heads'>) => ({ B: 1, Hq: r.heads, Hkv: r.heads, Nq: r.N, Nk: r.N, D: r.D });
@@ -206,11 +206,17 @@ export function checkTuneRequest(r: TuneRequest, dev?: FlashDevice): void {
   if (!tensorFits(dev, bytes)) throw new InputError(`tune: N=${r.N} with ${counted(r.heads, 'head')} at D=${r.D} needs ${(bytes / 2 ** 20).toFixed(0)} MiB per tensor; this device binds at most ${(lim / 2 ** 20).toFixed(0)} MiB: choose a smaller N or fewer heads`);
 }
 
-/** [forward, backward] GPU (or host) ms of a tuning at the request's shape (on the search's one set of inputs), and the path it ran on. */
-async function timeWith(dev: FlashDevice, t: KernelTuning, r: TuneRequest, bufs: BenchBuffers, passes: 'both' | 'fwd' | 'bwd' = 'both'): Promise<{ ms: [number, number]; path: KernelPath }> {
+/**
+ * [forward, backward] GPU (or host) ms of a tuning at the request's shape (on the search's one set of inputs), and the
+ * path it ran on; `probe`: one run after one warm-up run (trials: is it worth timing?).
+ */
+async function timeWith(
+  dev: FlashDevice, t: KernelTuning, r: TuneRequest, bufs: BenchBuffers, passes: 'both' | 'fwd' | 'bwd' = 'both', probe = false,
+): Promise<{ ms: [number, number]; path: KernelPath }> {
   const d = withTuning(dev, { ...dev.tuning, ...t });
   // Warm-up as the bench's (at least 2 runs, on GPUs until a second has passed): a short one let the clock ramp into the defaults' time.
-  const res = await timeForwardBackward(d, shapeOf(r), { causal: r.causal }, r.precision, r.reps, [2, 200], undefined, bufs, passes);
+  const [reps, warm]: [number, [number, number]] = probe ? [1, [1, 0]] : [r.reps, [2, 200]];
+  const res = await timeForwardBackward(d, shapeOf(r), { causal: r.causal }, r.precision, reps, warm, undefined, bufs, passes);
   return { ms: res.gpu ?? res.host, path: res.path };
 }
 
@@ -249,21 +255,50 @@ function trialOf(kind: 'fwd' | 'bwd', pins: string, tuning: KernelTuning, path: 
 }
 
 /**
- * Times every candidate of one kernel on `path`; a candidate that does not build, falls back to another path or gives no
- * time (trialOf) is a trial with an error, never ranked. Where some ran but none gave a time, a MeasurementError.
+ * A candidate whose one probing run (timeWith's probe) took more than TUNE_PRUNE times the fastest candidate timed
+ * before it is not timed further (its trial says so): the small tiles at D = 128 took 0.1–1.7 s a run on an H100
+ * where the fastest took 6 ms, and timing each whole (warm-up for a second, then the repeats) kept a search minutes
+ * on what could never be chosen (bench/results/2026-12-07-sharedp-h100).
+ */
+export const TUNE_PRUNE = 3;
+
+/** Why a candidate is not timed further after its probe (ms), or undefined: within TUNE_PRUNE of the fastest so far. */
+export function pruned(ms: number, best: number): string | undefined {
+  return isTime(ms) && ms > TUNE_PRUNE * best
+    ? `${ms.toFixed(3)} ms in one run, over ${TUNE_PRUNE}× the fastest candidate so far (${best.toFixed(3)} ms): not timed further` : undefined;
+}
+
+/** One candidate's trial: not timed where it shares nothing (sharesNothing) or its probe is pruned, else timed. */
+async function trial(dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', c: KernelTuning, r: TuneRequest, bufs: BenchBuffers, best: number): Promise<Tried> {
+  const pins = showPins(c);
+  const same = sharesNothing(dev, c, r);
+  if (same) return { trial: { kind, pins, ms: null, error: same }, tuning: c };
+  if (Number.isFinite(best)) {
+    const p = await timeWith(dev, { ...c, path }, r, bufs, kind, true);
+    const why = p.path === path ? pruned(p.ms[kind === 'fwd' ? 0 : 1], best) : undefined;
+    if (why) return { trial: { kind, pins, ms: null, error: why }, tuning: c };
+  }
+  return trialOf(kind, pins, c, path, await timeWith(dev, { ...c, path }, r, bufs, kind));
+}
+
+/**
+ * Times every candidate of one kernel on `path`; a candidate that does not build, falls back to another path, gives no
+ * time (trialOf) or is pruned is a trial with an error, never ranked. Where some ran but none gave a time, a
+ * MeasurementError.
  */
 async function trials(
   dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', r: TuneRequest, o: SearchOptions, bufs: BenchBuffers,
 ): Promise<Tried[]> {
   const out: Tried[] = [];
   const cs = o.candidates(path, kind, r.D, r.robust, r.precision, dev.tuning.portableProducts === 'f16');
+  let best = Infinity;
   for (const [i, c] of cs.entries()) {
     o.signal?.throwIfAborted();
     const pins = showPins(c);
     try {
-      const same = sharesNothing(dev, c, r);
-      if (same) out.push({ trial: { kind, pins, ms: null, error: same }, tuning: c });
-      else out.push(trialOf(kind, pins, c, path, await timeWith(dev, { ...c, path }, r, bufs, kind)));
+      out.push(await trial(dev, path, kind, c, r, bufs, best));
+      const ms = out[out.length - 1].trial.ms;
+      if (ms !== null) best = Math.min(best, ms);
     } catch (e) {
       out.push({ trial: skipped(kind, pins, e), tuning: c });
     }

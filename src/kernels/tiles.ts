@@ -196,7 +196,10 @@ export function portableTile(
   const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, tuning.rowReduce, false) : undefined;
   const products = kind === 'fwd' && precision === 'f16' ? tuning.portableProducts ?? 'f32' : undefined;
   const tried = pinChunk ? [pinChunk] : chunks(D, B);
-  const sharedAt = (c: number) => kind === 'fwd' && tuning.forwardSharedP === 1 && sharesP(D, c, precision, products);
+  const plainBytes = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce, products);
+  const fitsPlain = tried.some((c) => chunkFits(D, B, c) && plainBytes(c) <= limit);
+  const sharedAt = (c: number) => kind === 'fwd' && tuning.forwardSharedP !== 0 && sharesP(D, c, precision, products)
+    && (tuning.forwardSharedP === 1 || (fitsPlain && plainBytes(c) > limit));
   const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce, products, sharedAt(c));
   const chunk = tried.find((c) => chunkFits(D, B, c) && bytesAt(c) <= limit);
   if (chunk === undefined || WG > maxWG) {
@@ -220,10 +223,11 @@ export function portableTile(
 
 /**
  * Whether the portable forward's P~ can share Q's workgroup array at this chunk (flash_fwd.wgsl QP): Q staged again
- * every tile (a chunk narrower than D) and P~ in Q's word type (f32 storage, or f16 storage with f16 products). Only
- * where pinned (FLASHRING_PORTABLE_FWD_SHARED_P=1, portableTile): the bytes it saves let a wider chunk fit (f32 at
- * D = 128 on 48 KiB: 64 columns against 32), but its speed has not been measured on a GPU yet (docs/performance.md,
- * thirty-ninth step), so no default takes it.
+ * every tile (a chunk narrower than D) and P~ in Q's word type (f32 storage, or f16 storage with f16 products).
+ * portableTile shares by default only where the chunk does not fit otherwise, in a tile that fits unshared at a
+ * narrower chunk: sharing buys a wider chunk (f32 at D = 128 on 48 KiB: 64 columns against 32, 6–9% faster on an H100,
+ * docs/performance.md fortieth step), never the same chunk at a barrier more a tile, and never a tile the candidates'
+ * order would not take unshared. FLASHRING_PORTABLE_FWD_SHARED_P=1 shares wherever it can, 0 nowhere.
  */
 function sharesP(D: number, chunk: number, precision: Precision, products: PortableProducts | undefined): boolean {
   return chunk < D && (precision === 'f32' || products === 'f16');

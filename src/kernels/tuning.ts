@@ -163,7 +163,7 @@ export const TUNING_PINS: { [K in keyof KernelTuning]-?: Pin<NonNullable<KernelT
   portableBackward: portableTilePin('bwd'),
   rowReduce: choice('FLASHRING_PORTABLE_REDUCE', ['subgroup', 'workgroup'] as RowReduce[], 'subgroup or workgroup'),
   forwardPrefetch: choice('FLASHRING_PORTABLE_FWD_PREFETCH', [0, 1] as const, '0 or 1'),
-  forwardSharedP: choice('FLASHRING_PORTABLE_FWD_SHARED_P', [0, 1] as const, '0 (P~ in its own workgroup array, the default) or 1 (P~ in Q\'s wherever Q is staged every tile and P~ has Q\'s word type, so that a wider chunk may fit)'),
+  forwardSharedP: choice('FLASHRING_PORTABLE_FWD_SHARED_P', [0, 1] as const, '0 (P~ in its own workgroup array) or 1 (P~ in Q\'s wherever Q is staged every tile and P~ has Q\'s word type); unset, P~ shares Q\'s array only where that lets a wider chunk fit'),
   portableProducts: choice('FLASHRING_PORTABLE_FWD_PRODUCTS', PORTABLE_PRODUCTS, 'f32 (the default) or f16 (with f16 storage, products in f16 where each chunk\'s range allows: faster, not within the f16 contract on inputs whose products cancel; docs/numerics.md)'),
   sgmmForward: sgmmTilePin('fwd'),
   sgmmBackward: sgmmTilePin('bwd'),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepared 2026-12-07 (04:22 UTC session). One device call from the project root, carry [".gpu"]:
-#   bash .gpu/enter.sh bash bench/results/wip-sharedp/gpu-call.sh
+#   bash .gpu/enter.sh bash bench/results/2026-12-07-sharedp-h100/gpu-call.sh
 # The question: does the portable forward at D = 128 in f32 run faster with P~ in Q's workgroup array (tiles.ts
 # sharesP, flash_fwd.wgsl QP; FLASHRING_PORTABLE_FWD_SHARED_P=1), which lets 64-column chunks fit 48 KiB (two staging
 # points a tile's S and two for V, against four and four, a barrier more for P~), than with P~ apart and 32-column
