@@ -156,7 +156,9 @@ export function modelPeakParts(b: MemoryBreakdown): Record<PeakPart, number> {
 
 /**
  * The peak in three parts, the model's beside the run's. Static: what the allocator holds between
- * steps (allocated when the peak's iteration began), against the model's weights, gradients, optimizer,
+ * steps (allocated when the peak's iteration began; in its blocks, each request rounded up to 512 bytes and a large
+ * block left whole where 1 MiB or less would remain, which the model's bytes leave out: up to 34 MiB of a traced run's,
+ * test/memory-traces-kept.test.ts), against the model's weights, gradients, optimizer,
  * buckets, workspaces, the buffers it counts as kept between steps and what MoE checkpoints hold until the
  * next forward (heldAfterBackward). Stored: what autograd saves (the trace's saved bytes), against the
  * model's stored activations less those buffers. Transient: the rest of the peak, against the model's
