@@ -85,12 +85,14 @@ function* portableModules(heads: number[]): Generator<NamedModule> {
   for (const D of heads.filter((d) => [16, 64, 128, 256].includes(d))) for (const precision of ['f32', 'f16'] as const) {
     const products = precision === 'f16' ? PORTABLE_PRODUCTS : [undefined];
     for (const [BR, BC] of PORTABLE_FWD_CANDIDATES) for (const subgroupMin of [32, 0]) for (const prefetch of [0, 1] as const) for (const pk of products) {
-      const plain = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin, pk ? { portableProducts: pk } : {});
-      // The default plan, and P~ in Q's array pinned (the widest chunk that fits so), where Q is staged every tile and P~
-      // has Q's type; a tile may fit only so (f32 64×64 at D = 128).
-      const shared = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin, { ...(pk ? { portableProducts: pk } : {}), forwardSharedP: 1 });
-      const tiles = [plain, shared].filter((t, i): t is TilePlan => !('why' in t) && (i === 0 || t.sharedP === true));
-      for (const tile of tiles) {
+      // The default plan, P~ in Q's array pinned (the widest chunk that fits so, where Q is staged every tile and P~ has
+      // Q's type; a tile may fit only so: f32 64×64 at D = 128) and P~ apart pinned: each distinct plan once.
+      const tiles = new Map<string, TilePlan>();
+      for (const sharedP of [undefined, 1, 0] as const) {
+        const t = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin, { ...(pk ? { portableProducts: pk } : {}), ...(sharedP === undefined ? {} : { forwardSharedP: sharedP }) });
+        if (!('why' in t)) tiles.set(`${t.chunk} ${t.sharedP === true}`, t);
+      }
+      for (const tile of tiles.values()) {
         const plan = { ...tile, prefetch };
         const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan));
         yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}${pk ? ` products ${pk}` : ''}${plan.sharedP ? ' shared P' : ''}`,
