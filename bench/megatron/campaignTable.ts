@@ -5,8 +5,12 @@
  *
  *   npx tsx bench/megatron/campaignTable.ts [DIR] [--runs]     # prints the markdown table and the summary
  *                                                             # (--runs: each traced run's parts as well)
+ *
+ * DIR is a draw's folder (its draw.json and runs/), or a folder inside one holding some of its runs run again (runs/
+ * alone: the draw above's draw.json; the runs it lacks read 'not run').
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { configFromLog, parseMegatronLog } from '../../src/memory/megatron.js';
 import { predictFromLog } from '../../src/memory/compare.js';
 import { memoryBreakdown, recomputeSpec } from '../../src/memory/model.js';
@@ -39,8 +43,19 @@ export function describe(c: Drawn['config'], rc: string): string {
   return `L${c.layers} h${c.hidden} a${c.heads}${c.groups ? ` g${c.groups}` : ''} ${c.swiglu ? 'SwiGLU' : 'GeLU'}${moe} s${c.seq} b${c.micro_batch}${m} ${rc}`;
 }
 
+/**
+ * The draw a folder's runs are of: its own draw.json, or, for a folder inside a draw that holds some of its runs run
+ * again (e.g. bench/results/2026-12-07-moe-held/retrace-h100, no draw.json of its own), the draw's.
+ */
+function drawOf(dir: string): { kept: Drawn[] } {
+  const own = `${dir}/draw.json`, parent = `${dirname(dir)}/draw.json`;
+  if (!existsSync(own) && !existsSync(parent)) throw new Error(`${dir}: no draw.json there nor in the folder above (a draw's folder, or a folder of its runs run again inside it)`);
+  return JSON.parse(readFileSync(existsSync(own) ? own : parent, 'utf8')) as { kept: Drawn[] };
+}
+
+/** Each run of the draw, from `dir`/runs (a run not there: 'not run'). */
 export function campaignRows(dir = CAMPAIGN_DIR): CampaignRow[] {
-  const draw = JSON.parse(readFileSync(`${dir}/draw.json`, 'utf8')) as { kept: Drawn[] };
+  const draw = drawOf(dir);
   return draw.kept.map((k) => {
     const log = `${dir}/runs/${k.id}.log`;
     // A run the call did not start (a deadline): its row says so, from the draw alone.
