@@ -47,7 +47,7 @@ describe('headroom', () => {
     expect(headroom(72 * GIB + 1, 80).tight).toBe(true);
     const tight = at(77.5);
     expect(tight).toMatchObject({ fits: true, tight: true, spare: 'tight: 2.5 GiB (3.1%) spare', verdict: 'fits in 80 GiB, tight: 2.5 GiB (3.1%) spare' });
-    expect(tight.note).toMatch(/^under 10% of the HBM is spare .* median 1\.11× .* in 298 measured runs, the CUDA context besides: this peak may not run$/);
+    expect(tight.note).toMatch(/^under 10% of the HBM is spare .* median 1\.11× .* in 302 measured runs, the CUDA context besides: this peak may not run$/);
     expect(at(80)).toMatchObject({ fits: true, tight: true });
     expect(headroom(80 * GIB + 1, 80)).toMatchObject({ fits: false, tight: false, spare: '0.0 GiB over', verdict: 'DOES NOT FIT in 80 GiB (0.0 GiB over)', note: null });
     expect(at(92.25).verdict).toBe('DOES NOT FIT in 80 GiB (12.3 GiB over)');

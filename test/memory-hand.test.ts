@@ -307,7 +307,7 @@ describe("where the eighth draw's r00 peaks, traced (bench/results/2026-12-06-he
   });
 });
 
-describe('the optimizer-step transient over every stored Megatron-LM run (docs/memory.md: of 310, five move)', () => {
+describe('the optimizer-step transient over every stored Megatron-LM run (docs/memory.md: of 314, five move)', () => {
   it('moves r00 of the eighth draw and its two traced runs, r05 of the fourth and the fifth\'s deep r00, each toward its peak', () => {
     const R = 'bench/results', moved: string[] = [];
     let runs = 0;
@@ -323,7 +323,7 @@ describe('the optimizer-step transient over every stored Megatron-LM run (docs/m
         expect(Math.abs(a.totalError!), f).toBeLessThan(Math.abs(b.totalError!));
       }
     }
-    expect(runs).toBe(310);
+    expect(runs).toBe(314);
     expect(moved).toEqual(['2026-12-03-time-heldout4/runs/r05.log', '2026-12-03-time-heldout5-deep/runs/r00.log', '2026-12-06-heldout8-followup/runs/r00-mb1.log',
       '2026-12-06-heldout8-followup/runs/r00.log', '2026-12-06-time-heldout8/runs/r00.log']);
   });
