@@ -45,3 +45,27 @@ describe.skipIf(!hasPython && process.env.CI !== 'true')('trace.py: saved tensor
     expect(JSON.parse(r.stdout)).toEqual({ positional: first, keyword: first, after: false });
   });
 });
+
+// The allocator history's site of an allocation: frames innermost first, as torch.cuda.memory._snapshot gives them. The
+// batch as pretrain_gpt.py's get_batch makes it, under forward_step_func, which _first_micro_batch wraps (trace.py's own
+// frame, under bench/megatron/), called from schedules.py:515.
+const SITES = `
+import importlib.util, json, os
+spec = importlib.util.spec_from_file_location('mtrace', 'bench/megatron/trace.py')
+T = importlib.util.module_from_spec(spec); spec.loader.exec_module(T)
+mlm = '/opt/Megatron-LM/'
+frames = [{'filename': mlm + 'pretrain_gpt.py', 'line': 120, 'name': 'get_batch'}, {'filename': mlm + 'pretrain_gpt.py', 'line': 160, 'name': 'forward_step'},
+          {'filename': os.path.relpath(T.ME), 'line': 199, 'name': 'run'}, {'filename': mlm + 'megatron/core/pipeline_parallel/schedules.py', 'line': 515, 'name': 'forward_step'}]
+print(json.dumps([T._site_from_frames(frames), T._site_from_frames(frames[2:3])]))
+`;
+
+describe.skipIf(!hasPython && process.env.CI !== 'true')("trace.py: the allocator history's sites pass over its own frames (python3)", () => {
+  it("an allocation under the first micro batch's wrapper reads as schedules.py's line, not trace.py's (it lives under bench/megatron/)", () => {
+    const stub = mkdtempSync(join(tmpdir(), 'torch-stub-'));
+    writeFileSync(join(stub, 'torch.py'), '# a stand-in: trace.py uses torch only inside its recorders\n');
+    const r = spawnSync('python3', ['-c', SITES], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: stub } });
+    expect(r.status, r.stderr).toBe(0);
+    // a stack of trace.py's frames alone: no site ('?', as an empty stack)
+    expect(JSON.parse(r.stdout)).toEqual(['megatron/core/pipeline_parallel/schedules.py:515 forward_step', '?']);
+  });
+});

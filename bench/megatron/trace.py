@@ -43,7 +43,11 @@ state = {
 
 
 def _site_from_frames(frames):
-    """The innermost Megatron-LM frame as 'megatron/...py:LINE function' (frames innermost first)."""
+    """The innermost Megatron-LM frame as 'megatron/...py:LINE function' (frames innermost first). This file's own frames
+    are passed over: it lives under bench/megatron/, and its first micro batch's wrapper (_first_micro_batch) would
+    otherwise stand for schedules.py's lines in the allocator history (the MoE held-out re-traces of 2026-12-07 read
+    'megatron/trace.py:199 run' for the batch and the loss's scalars)."""
+    frames = [f for f in frames if os.path.abspath(f['filename']) != ME]
     for f in frames:
         fn = f['filename']
         i = fn.find('/megatron/')
@@ -155,7 +159,7 @@ def _history_summary():
     peak_frames = []
     if peak_i >= 0:
         for f in events[peak_i].get('frames') or []:
-            if '/megatron/' in f['filename'] or 'pretrain_gpt' in f['filename']:
+            if os.path.abspath(f['filename']) != ME and ('/megatron/' in f['filename'] or 'pretrain_gpt' in f['filename']):
                 fn = f['filename']
                 peak_frames.append('%s:%d %s' % (fn[fn.find('megatron/'):] if 'megatron/' in fn else os.path.basename(fn), f['line'], f['name']))
     return {
