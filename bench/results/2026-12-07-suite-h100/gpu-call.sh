@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Prepared 2026-12-07 (07:17 UTC session), after P~ in Q's array became the portable forward's default where it widens
+# the chunk (07f0309). One device call from the project root, carry [".gpu", ".mlm"], other results folders aside:
+#   bash bench/results-aside.sh out wip-next 2026-12-07-moe-time
+#   LIMIT=<s> bash .gpu/enter.sh bash bench/results/wip-next/gpu-call.sh
+# Any card: the whole GPU suite with tensor cores required (the new default's first GPU suite; the forward's plans at
+# D = 128 in f32 changed). On an H200 then: issue 37's portable rows on its own machine (the same-call bench, D = 64 and
+# 128, f32 and f16 storage, robustness on, PyTorch first), and in the time left the MoE time draw's first pairs
+# (../2026-12-07-moe-time/gpu-call-h200.sh short).
+set -uo pipefail
+: "${OUT:?run through the device tool (OUT: its return folder)}"
+O=/tmp/next; mkdir -p $O; source bench/gpu-lib.sh
+LIMIT=${LIMIT:-570}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
+cp $O/gpu.txt $O/date.txt $OUT/
+echo "gpu: $(cat $O/gpu.txt) at $(date -u +%T)"
+FLASHRING_REQUIRE_TENSOR_CORES=1 timeout 260 vitest run --project gpu > $O/gpu-tc.log 2>&1; echo "gpu suite rc=$? $(el)"
+sed 's/\x1b\[[0-9;]*m//g' $O/gpu-tc.log | grep -E "Test Files|Tests  |^ +×|FAIL|Duration" | cut -c1-200 | head -12; pack
+grep -q H200 $O/gpu.txt || exit 0
+PYTHONUNBUFFERED=1 timeout 90 python3 bench/peers/torch_sdpa.py --N 16384 --D 64,128 --heads 16 --reps 2 --out $O/peer.json > $O/peer.log 2>&1
+echo "peer $(el)"; pack
+same_call p32 1 f32 FLASHRING_PATH=scalar
+same_call p16 1 f16 FLASHRING_PATH=scalar
+echo "== portable forward, robustness on: TFLOP/s (x PyTorch's memory-efficient f32)"; grep " fwd " $O/table.txt
+left=$((LIMIT - SECONDS - 20))
+[ "$left" -gt 200 ] && timeout "$left" bash bench/results/2026-12-07-moe-time/gpu-call-h200.sh short || echo "moe time: no time ($left s)"
