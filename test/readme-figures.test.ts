@@ -253,6 +253,7 @@ describe("README's issue 37 targets table: each standing's figures, on the H200 
   it("the exactness row: the GPU suite on the H200 with tensor cores required (2026-12-06-suite-h200/gpu-tc.log)", () => {
     stated(`the whole GPU suite with tensor cores required, ${suiteCounts('2026-12-06-suite-h200/gpu-tc.log')} on the H200 at ab2d5ff`);
     stated(`${suiteCounts('2026-12-07-calls/gpu-tc.log')} on an H100 at 26e0b37 (\`2026-12-07-calls\``);
+    stated(`${suiteCounts('2026-12-07-suite-h100/gpu-tc.log')} on an H100 at 5038d86 (\`2026-12-07-suite-h100\`: P~ in Q's array by default)`);
   });
 });
 
