@@ -208,14 +208,15 @@ export function checkTuneRequest(r: TuneRequest, dev?: FlashDevice): void {
 
 /**
  * [forward, backward] GPU (or host) ms of a tuning at the request's shape (on the search's one set of inputs), and the
- * path it ran on; `probe`: one run after one warm-up run (trials: is it worth timing?).
+ * path it ran on; `probe`: one run, no warm-up (trials: is it worth timing? Its pipelines are built before it, so its
+ * GPU time holds no compile; a cold clock reads it slow, by less than TUNE_PRUNE's margin).
  */
 async function timeWith(
   dev: FlashDevice, t: KernelTuning, r: TuneRequest, bufs: BenchBuffers, passes: 'both' | 'fwd' | 'bwd' = 'both', probe = false,
 ): Promise<{ ms: [number, number]; path: KernelPath }> {
   const d = withTuning(dev, { ...dev.tuning, ...t });
   // Warm-up as the bench's (at least 2 runs, on GPUs until a second has passed): a short one let the clock ramp into the defaults' time.
-  const [reps, warm]: [number, [number, number]] = probe ? [1, [1, 0]] : [r.reps, [2, 200]];
+  const [reps, warm]: [number, [number, number]] = probe ? [1, [0, 0]] : [r.reps, [2, 200]];
   const res = await timeForwardBackward(d, shapeOf(r), { causal: r.causal }, r.precision, reps, warm, undefined, bufs, passes);
   return { ms: res.gpu ?? res.host, path: res.path };
 }
@@ -256,9 +257,9 @@ function trialOf(kind: 'fwd' | 'bwd', pins: string, tuning: KernelTuning, path: 
 
 /**
  * A candidate whose one probing run (timeWith's probe) took more than TUNE_PRUNE times the fastest candidate timed
- * before it is not timed further (its trial says so): the small tiles at D = 128 took 0.1–1.7 s a run on an H100
- * where the fastest took 6 ms, and timing each whole (warm-up for a second, then the repeats) kept a search minutes
- * on what could never be chosen (bench/results/2026-12-07-sharedp-h100).
+ * before it is not timed further (its trial says so): the small tiles at D = 128 took 0.03–5 s a run on an H100
+ * where the fastest took 6 ms, and timing each whole (warm-up for a second, then the repeats) kept a search a minute
+ * or more on what could never be chosen (bench/results/2026-12-07-sharedp-h100).
  */
 export const TUNE_PRUNE = 3;
 
