@@ -88,9 +88,25 @@ describe('tile planner', () => {
     expect(planTiles('fwd', 256, 'f32', 49152, 1024, 32, apart)).toMatchObject({ BR: 128, BC: 32, chunk: 32 }); // eight
     expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, apart)).toMatchObject({ chunk: 32, workgroupBytes: 41472 });
     expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, apart).sharedP).toBeUndefined();
+    // A pinned tile shares by default where its chunk needs it (the default's own plan pinned), also where it fits only
+    // shared; pinned apart, the refusal says that pin is why.
+    const tile = (t: string, more = {}) => pins({ FLASHRING_PORTABLE_FWD: t, ...more });
+    expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, tile('128x32x64'))).toMatchObject({ chunk: 64, sharedP: true, workgroupBytes: 43520 });
+    expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, tile('64x64'))).toMatchObject({ BR: 64, BC: 64, chunk: 64, sharedP: true, workgroupBytes: 34816 });
+    expect(planTiles('fwd', 128, 'f32', 49152, 1024, 32, tile('128x32x32')).sharedP).toBeUndefined();   // fits apart: the same chunk, no barrier more
+    expect((thrown(() => planTiles('fwd', 128, 'f32', 49152, 1024, 32, tile('64x64', { FLASHRING_PORTABLE_FWD_SHARED_P: '0' }))) as Error).message)
+      .toMatch(/52224 bytes at chunk 64.*It fits with P~ in Q's workgroup array: unset FLASHRING_PORTABLE_FWD_SHARED_P=0/);
+    expect((thrown(() => planTiles('fwd', 128, 'f32', 32768, 1024, 32, tile('128x32x64', { FLASHRING_PORTABLE_FWD_SHARED_P: '0' }))) as Error).message).not.toMatch(/It fits with P~/);   // 43520 shared: no fit either way
+    // Never where the wider chunk would turn the default prefetch off (more than PREFETCH_MAX_WORDS registers) while the
+    // narrower one keeps it: f16 storage with f16 products at D = 256 keeps 64-column chunks apart (128 shared: 20 words).
+    const pk = { portableProducts: 'f16' as const };
+    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, pk)).toMatchObject({ chunk: 64 });
+    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, pk).sharedP).toBeUndefined();
+    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, { ...pk, forwardSharedP: 1 })).toMatchObject({ chunk: 128, sharedP: true });
+    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, { ...pk, forwardPrefetch: 0 })).toMatchObject({ chunk: 128, sharedP: true });   // the prefetch pinned off: nothing to lose
     // Whole rows (Q staged once) are never shared: at D = 64 the pin takes the next chunk, shared (the default keeps
-    // whole rows, P~ apart); on 32 KiB it makes 128×32 fit, which the default does not take (64×32: 128×32 fits unshared
-    // at no chunk).
+    // 32-column chunks apart, which fit); on 32 KiB it makes 128×32 fit, which the default does not take (64×32:
+    // 128×32 fits apart at no chunk).
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, shared)).toMatchObject({ chunk: 32, sharedP: true, workgroupBytes: 23040 });
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32).sharedP).toBeUndefined();
     expect(planTiles('fwd', 64, 'f32', 32768, 1024, 32)).toMatchObject({ BR: 64, BC: 32, chunk: 32 });
@@ -129,8 +145,8 @@ describe('tile planner', () => {
     expect(seen).toBeGreaterThan(500);
   });
   it('a pinned tile that does not fit says to pin a smaller tile or unset the pin, not to shrink the head dim', () => {
-    // FLASHRING_PORTABLE_FWD=128x32 at D = 64 on 32 KiB (lavapipe): 41472 bytes; the default tile fits.
-    const pin = tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32' });
+    // FLASHRING_PORTABLE_FWD=128x32 at D = 64 on 32 KiB (lavapipe) with P~ apart: 41472 bytes; the default tile fits.
+    const pin = tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32', FLASHRING_PORTABLE_FWD_SHARED_P: '0' });
     expect(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, pin)).toThrow(LimitError);
     expect(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, pin)).toThrow(/pinned tile 128x32 .*FLASHRING_PORTABLE_FWD.*41472 bytes at chunk 32.*Pin a smaller tile or unset the pin/);
     expect(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, pin)).not.toThrow(/head dim\./);
@@ -147,16 +163,20 @@ describe('tile planner', () => {
     expect(at('32x32x8')).toThrow(/tried 32x32x8: chunk 8 is not a multiple of 32 /);
     expect(at('32x32x48')).not.toThrow(/does not fit|bytes at chunk|smaller tile/);
     // a pinned chunk that is valid but too large still reads as the size, named with its chunk
-    expect(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32x32' })))
+    expect(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32x32', FLASHRING_PORTABLE_FWD_SHARED_P: '0' })))
       .toThrow(/pinned tile 128x32x32 .*does not fit this device.*tried 128x32x32: 41472 bytes at chunk 32, 256 invocations\. Pin a smaller tile/);
   });
 
   it('a tile that does not fit carries each tile tried, why, and what it needs against the device\'s figures, as data (the message unchanged)', () => {
     const err = (f: () => unknown) => thrown(f) as LimitError;
-    const pinned = err(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32' })));
+    // (P~ apart pinned: shared, the pinned tile fits; the message says so.)
+    const pinned = err(() => planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32', FLASHRING_PORTABLE_FWD_SHARED_P: '0' })));
     expect(pinned.message).toBe("the forward's pinned tile 128x32 (FLASHRING_PORTABLE_FWD, or the tuning's portableForward) does not fit this device at head dim 64 in f32: " +
       '32768 bytes of workgroup memory (maxComputeWorkgroupStorageSize), 1024 invocations (maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX); tried 128x32: 41472 bytes at chunk 32, 256 invocations. ' +
-      'Pin a smaller tile or unset the pin (flashring info lists the tiles chosen without one).');
+      'Pin a smaller tile or unset the pin (flashring info lists the tiles chosen without one). ' +
+      "It fits with P~ in Q's workgroup array: unset FLASHRING_PORTABLE_FWD_SHARED_P=0 (or the tuning's forwardSharedP).");
+    // Unset, the same pin fits shared (23040 bytes).
+    expect(planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32' }))).toMatchObject({ BR: 128, chunk: 32, sharedP: true, workgroupBytes: 23040 });
     expect(pinned.tried).toEqual([{ tile: '128x32', why: '41472 bytes at chunk 32, 256 invocations', need: { bytes: 41472, chunk: 32, invocations: 256, maxBytes: 32768, maxInvocations: 1024 } }]);
     // too many invocations, the bytes within the limit: the figures say which limit refused it
     const wide = err(() => planTiles('fwd', 64, 'f32', 49152, 128, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32' })));

@@ -19,7 +19,7 @@ describe("a Tune candidate in the page's words", () => {
   it("a tile planTiles refuses on this GPU's limits is said as that, with the figures (too large, or too many invocations)", () => {
     let e: unknown;
     try {
-      planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32' }));
+      planTiles('fwd', 64, 'f32', 32768, 1024, 8, tuningFromEnv({ FLASHRING_PORTABLE_FWD: '128x32', FLASHRING_PORTABLE_FWD_SHARED_P: '0' }));   // P~ apart: 41472 bytes
     } catch (err) {
       e = err;
     }

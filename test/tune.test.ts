@@ -98,7 +98,7 @@ describe('the tensor-core forward pin (FLASHRING_SGMM_FWD)', () => {
 describe('a skipped candidate\'s trial', () => {
   const need = { bytes: 41472, chunk: 32, invocations: 256, maxBytes: 32768, maxInvocations: 1024 };
   it('is what the tile needs, without the advice to the user (a smaller head dim, another pin) that a search trying every tile has no use for', () => {
-    const e = planTilesError('fwd', { FLASHRING_PORTABLE_FWD: '128x32' });
+    const e = planTilesError('fwd', { FLASHRING_PORTABLE_FWD: '128x32', FLASHRING_PORTABLE_FWD_SHARED_P: '0' });
     expect(skipped('fwd', 'P', e)).toEqual({ kind: 'fwd', pins: 'P', ms: null, error: '41472 bytes at chunk 32, 256 invocations', need });
     expect(skipped('bwd', 'P', planTilesError('bwd', { FLASHRING_PORTABLE_BWD: '64x32' })))
       .toEqual({ kind: 'bwd', pins: 'P', ms: null, error: '46592 bytes at chunk 32, 128 invocations', need: { ...need, bytes: 46592, invocations: 128 } });

@@ -1015,7 +1015,7 @@ async function tune(
 ): Promise<void> {
   showResults([]);
   clearTimeline();
-  status.textContent = 'tuning: preparing the device… (a search of every tile candidate; Cancel stops it and stores nothing)';
+  status.textContent = 'tuning: preparing the device… (a search of the tile candidates; Cancel stops it and stores nothing)';
   try {
     const cfg = checkLiveForm(form);
     const dev = await pool.get(cfg.precision);
@@ -1053,7 +1053,7 @@ function tuneRows(e: TuneEntry, adapter: string): [string, string][] {
     ['defaults', ms(e.defaultMs)],
     ['tuned', `${ms(e.tunedMs)} (${((e.defaultMs[0] + e.defaultMs[1]) / (e.tunedMs[0] + e.tunedMs[1])).toFixed(3)}× at N=${e.N}, ${counted(e.heads, 'head')})`],
     ['tiles', tilesInWords(e.tuning)],
-    ['candidates', `${timed} timed of ${e.trials.length} (the others did not fit this GPU, ran on another path or gave no time)`],
+    ['candidates', `${timed} timed of ${e.trials.length} (the others did not fit this GPU, ran on another path, gave no time, ran once over 3× the fastest, or were the same kernel as another)`],
     ['relative error vs float64 (‖x − ref‖ / ‖ref‖)', `${e.checkErr.toExponential(2)} (largest of O, LSE, dQ, dK, dV at a small shape)`],
   ];
 }

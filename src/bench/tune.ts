@@ -26,7 +26,7 @@ import { BACKWARD_BINDINGS, PREPROCESS_BINDINGS } from '../kernels/flashBackward
 import { FORWARD_BINDINGS } from '../kernels/flashForward.js';
 import { validateShape } from '../shape.js';
 import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS, sgmmCandidates, sgmmFwdCanTurn } from '../kernels/sgmmTiles.js';
-import { PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES, missWords, planDeviceTiles } from '../kernels/tiles.js';
+import { PLAN_POLICY, PORTABLE_BWD_CANDIDATES, PORTABLE_FWD_CANDIDATES, missWords, planDeviceTiles } from '../kernels/tiles.js';
 import { PORTABLE_PRODUCTS, TUNING_PINS, resolveTuning, type KernelTuning, type PortableProducts } from '../kernels/tuning.js';
 import { FlashForward } from '../kernels/flashForward.js';
 import { isTime, tuneEntryProblem } from './tuneEntry.js';
@@ -88,7 +88,8 @@ export interface TuneStore {
 
 /**
  * FNV-1a of what the kernels are made of: the WGSL files, the generated uniform block and binding
- * tables, and the candidate lists; a change to any makes earlier entries stale.
+ * tables, the candidate lists with the variants autotune expands them into (tuneCandidates), and the planners'
+ * default rules (PLAN_POLICY: a stored pin may leave a variant to them); a change to any makes earlier entries stale.
  */
 export function sourceHash(): string {
   return (hashOnce ??= fnv1a());
@@ -98,7 +99,8 @@ let hashOnce: string | undefined;
 function fnv1a(): string {
   let h = 0x811c9dc5;
   const text = JSON.stringify([SHADERS, PARAMS_WGSL, [FORWARD_BINDINGS, BACKWARD_BINDINGS, PREPROCESS_BINDINGS].map(wgslBindings),
-    PORTABLE_FWD_CANDIDATES, PORTABLE_BWD_CANDIDATES, [64, 128, 256].map((D) => [sgmmCandidates('fwd', D), sgmmCandidates('bwd', D)])]);
+    PORTABLE_FWD_CANDIDATES, PORTABLE_BWD_CANDIDATES, [64, 128, 256].map((D) => [sgmmCandidates('fwd', D), sgmmCandidates('bwd', D)]),
+    (['f32', 'f16'] as const).map((p) => tuneCandidates('scalar', 'fwd', 128, false, p, true)), PLAN_POLICY]);
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
   return h.toString(16).padStart(8, '0');
 }
@@ -276,14 +278,15 @@ async function trial(dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', c:
   if (same) return { trial: { kind, pins, ms: null, error: same }, tuning: c };
   if (Number.isFinite(best)) {
     const p = await timeWith(dev, { ...c, path }, r, bufs, kind, true);
-    const why = p.path === path ? pruned(p.ms[kind === 'fwd' ? 0 : 1], best) : undefined;
+    if (p.path !== path) return trialOf(kind, pins, c, path, p);   // another path: no candidate, said so without timing it whole
+    const why = pruned(p.ms[kind === 'fwd' ? 0 : 1], best);
     if (why) return { trial: { kind, pins, ms: null, error: why }, tuning: c };
   }
   return trialOf(kind, pins, c, path, await timeWith(dev, { ...c, path }, r, bufs, kind));
 }
 
 /**
- * Times every candidate of one kernel on `path`; a candidate that does not build, falls back to another path, gives no
+ * Times the candidates of one kernel on `path` (trial: each pruned or timed); a candidate that does not build, falls back to another path, gives no
  * time (trialOf) or is pruned is a trial with an error, never ranked. Where some ran but none gave a time, a
  * MeasurementError.
  */

@@ -16,8 +16,9 @@ import { progressLines } from './progress.js';
 
 const HELP = `usage: flashring tune [options]
   Times each tile candidate of the path this adapter takes (forward and backward apart) at one
-  shape, keeps each kernel's fastest pins where that kernel ran 2% faster than its defaults timed
-  beside them and what is kept passes the float64 check, and stores them per (adapter, kernels'
+  shape (one whose single run takes over 3x the fastest so far is not timed further), keeps each
+  kernel's fastest pins where that kernel ran 2% faster than its defaults timed beside them and
+  what is kept passes the float64 check, and stores them per (adapter, kernels'
   hash, robustness, pins, path, D, precision, mask); a stored entry is reused (and says so when
   tuned at another shape) unless --fresh. A search writing the store drops this adapter's entries
   this flashring can never use (${UNUSABLE_ENTRIES});
@@ -28,7 +29,7 @@ const HELP = `usage: flashring tune [options]
   --causal LIST     false,true (default both)
   --N N             sequence length timed (default 4096)
   --heads H         heads timed, batch 1 (default 16)
-  --reps K          timed repeats per candidate, median (default 5)
+  --reps K          timed repeats per candidate timed whole, median (default 5)
   --fresh           search again even where the store has an entry
   --store FILE      the JSON store (default ${defaultStorePath()})
   --json            the entries as JSON on stdout instead of the table (progress stays on stderr)`;

@@ -167,9 +167,12 @@ export function planTiles(
     // A pinned chunk that cannot stage D with this tile is wrong on every device: say so, not that it does not fit.
     if (C !== undefined && !chunkFits(D, B, C))
       throw new LimitError(`the ${what}'s pinned tile ${name} ${source} cannot run at head dim ${D}: tried ${tried}. Pin a chunk that divides ${D} and is a multiple of ${B}, leave the chunk out (the widest that fits), or unset the pin.`);
+    // P~ kept apart by a pin where sharing Q's array would let the pinned tile fit: say that pin is what refuses it.
+    const sharedFits = kind === 'fwd' && tuning.forwardSharedP === 0 && !('why' in portableTile(kind, pinned, D, precision, limit, maxWG, subgroupMin, { ...tuning, forwardSharedP: 1 }));
+    const apart = sharedFits ? ' It fits with P~ in Q\'s workgroup array: unset FLASHRING_PORTABLE_FWD_SHARED_P=0 (or the tuning\'s forwardSharedP).' : '';
     throw new LimitError(
       `the ${what}'s pinned tile ${name} ${source} does not fit this device at head dim ${D} in ${precision}: ` +
-        `${limits}; tried ${tried}. Pin a smaller tile or unset the pin (flashring info lists the tiles chosen without one).`,
+        `${limits}; tried ${tried}. Pin a smaller tile or unset the pin (flashring info lists the tiles chosen without one).${apart}`,
       misses,
     );
   }
@@ -196,10 +199,7 @@ export function portableTile(
   const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, tuning.rowReduce, false) : undefined;
   const products = kind === 'fwd' && precision === 'f16' ? tuning.portableProducts ?? 'f32' : undefined;
   const tried = pinChunk ? [pinChunk] : chunks(D, B);
-  const plainBytes = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce, products);
-  const fitsPlain = tried.some((c) => chunkFits(D, B, c) && plainBytes(c) <= limit);
-  const sharedAt = (c: number) => kind === 'fwd' && tuning.forwardSharedP !== 0 && sharesP(D, c, precision, products)
-    && (tuning.forwardSharedP === 1 || (fitsPlain && plainBytes(c) > limit));
+  const sharedAt = kind === 'fwd' ? shareRule([A, B, pinChunk], WG, D, precision, products, limit, reduce!, tuning) : () => false;
   const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce, products, sharedAt(c));
   const chunk = tried.find((c) => chunkFits(D, B, c) && bytesAt(c) <= limit);
   if (chunk === undefined || WG > maxWG) {
@@ -222,12 +222,43 @@ export function portableTile(
 }
 
 /**
+ * The version of the portable planner's default rules where a tuning leaves a variant unpinned (shareRule,
+ * defaultPrefetch): autotune's store hash reads it (src/bench/tune.ts sourceHash), so a stored pin is searched again
+ * when the plan it would give changes. 2: P~ shares Q's array where that widens the chunk (2026-12-07).
+ */
+export const PLAN_POLICY = 2;
+
+/**
+ * At which chunks the portable forward's P~ shares Q's array (portableTile). Pinned 1: wherever it can (sharesP); 0:
+ * nowhere. Unset: only where chunk c does not fit with P~ apart and sharing there keeps what was measured faster
+ * (docs/performance.md, fortieth step: f32, D = 128, 48 KiB, 128×32, 64-column chunks against 32, the prefetch on):
+ * - a tile of the candidate list only if it fits apart at some chunk (the list's order was measured apart), a tile the
+ *   user pinned (FLASHRING_PORTABLE_FWD) also where it fits only shared;
+ * - never where the wider chunk's prefetch would pass PREFETCH_MAX_WORDS while the chunk that fits apart keeps it
+ *   (defaultPrefetch would turn off a prefetch measured +21% at D = 128), unless the prefetch is pinned.
+ */
+function shareRule(
+  [A, B, pinChunk]: PortableTile, WG: number, D: number, precision: Precision, products: PortableProducts | undefined, limit: number,
+  reduce: RowReduce, tuning: KernelTuning,
+): (c: number) => boolean {
+  const pin = tuning.forwardSharedP;
+  if (pin === 0) return () => false;
+  if (pin === 1) return (c) => sharesP(D, c, precision, products);
+  const apartBytes = (c: number) => workgroupBytes('fwd', A, B, D, c, precision, reduce, products);
+  const apart = (pinChunk ? [pinChunk] : chunks(D, B)).find((c) => chunkFits(D, B, c) && apartBytes(c) <= limit);
+  const pinnedTile = tuning.portableForward !== undefined;
+  const words = (c: number) => stagingWords({ BR: A, BC: B, WG, chunk: c, workgroupBytes: 0 }, D).prefetchWords;
+  const keepsPrefetch = (c: number) => tuning.forwardPrefetch !== undefined || apart === undefined
+    || words(c) <= PREFETCH_MAX_WORDS || words(apart) > PREFETCH_MAX_WORDS;
+  return (c) => sharesP(D, c, precision, products) && apartBytes(c) > limit && (apart !== undefined || pinnedTile) && keepsPrefetch(c);
+}
+
+/**
  * Whether the portable forward's P~ can share Q's workgroup array at this chunk (flash_fwd.wgsl QP): Q staged again
  * every tile (a chunk narrower than D) and P~ in Q's word type (f32 storage, or f16 storage with f16 products).
- * portableTile shares by default only where the chunk does not fit otherwise, in a tile that fits unshared at a
- * narrower chunk: sharing buys a wider chunk (f32 at D = 128 on 48 KiB: 64 columns against 32, 6–9% faster on an H100,
- * docs/performance.md fortieth step), never the same chunk at a barrier more a tile, and never a tile the candidates'
- * order would not take unshared. FLASHRING_PORTABLE_FWD_SHARED_P=1 shares wherever it can, 0 nowhere.
+ * By default only where a chunk does not fit otherwise (shareRule): sharing buys a wider chunk (f32 at D = 128 on
+ * 48 KiB: 64 columns against 32, 6.5–8.8% faster on an H100, docs/performance.md fortieth step), never the same chunk
+ * at a barrier more a tile. FLASHRING_PORTABLE_FWD_SHARED_P=1 shares wherever it can, 0 nowhere.
  */
 function sharesP(D: number, chunk: number, precision: Precision, products: PortableProducts | undefined): boolean {
   return chunk < D && (precision === 'f32' || products === 'f16');
