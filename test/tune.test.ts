@@ -167,6 +167,7 @@ describe('autotune on this device', () => {
     expect(big.error).not.toMatch(/smaller|unset/); // why it does not fit, without planTiles' advice to the user
     expect(big.need).toBeUndefined(); // no chunk of D = 16 takes its 32 invocations across a row: no limit of the device's, so no figures against one
     expect(e.trials.filter((t) => t.ms !== null).every((t) => t.ms! > 0)).toBe(true);
+    expect(e.trials.filter((t) => /in one run/.test(t.error ?? ''))).toEqual([]);   // no pruning on a CPU adapter (its single runs are noise)
     expect(lines[0]).toMatch(/^tuning D=16 f32 causal on the scalar path at N=48, 1 head: defaults/);
     // Each candidate's line counted within its kernel's, so a long search says how far it is.
     expect(lines[1]).toMatch(/^ {2}fwd 1\/2 FLASHRING_PORTABLE_FWD=16x8: /);
@@ -270,6 +271,10 @@ describe('autotune on this device', () => {
     expect(keptPins([fwd, bwd], [10, 10], [9.8, 9.81]).kept).toEqual([true, false]);
     // A kernel without candidates has nothing to keep and nothing to explain.
     expect(keptPins([undefined, bwd], [10, 10], [5, 9])).toEqual({ tuning: bwd, kept: [false, true], notFaster: [] });
+    // Pins whose plan is the defaults' own (the same kernel timed twice): never kept, however the two timings differ.
+    const same = keptPins([fwd, bwd], [10, 10], [7, 9], [true, false]);
+    expect(same.tuning).toEqual(bwd);
+    expect(same.notFaster).toEqual(["the forward's FLASHRING_SGMM_FWD_PIPE=0 7.000 ms against its defaults' 10.000, the defaults' own kernel"]);
   });
 
   it('withTuning: the same device with other pins, its state read through', async () => {

@@ -209,18 +209,18 @@ export function checkTuneRequest(r: TuneRequest, dev?: FlashDevice): void {
 }
 
 /**
- * [forward, backward] GPU (or host) ms of a tuning at the request's shape (on the search's one set of inputs), and the
- * path it ran on; `probe`: one run, no warm-up (trials: is it worth timing? Its pipelines are built before it, so its
- * GPU time holds no compile; a cold clock reads it slow, by less than TUNE_PRUNE's margin).
+ * [forward, backward] GPU (or host) ms of a tuning at the request's shape (on the search's one set of inputs), the path
+ * it ran on and its kernels' plans (`fwd … | bwd …`, describePlan); `probe`: one run after one warm-up run (trials: is
+ * it worth timing? The warm-up run takes whatever a driver compiles at a pipeline's first dispatch).
  */
 async function timeWith(
   dev: FlashDevice, t: KernelTuning, r: TuneRequest, bufs: BenchBuffers, passes: 'both' | 'fwd' | 'bwd' = 'both', probe = false,
-): Promise<{ ms: [number, number]; path: KernelPath }> {
+): Promise<{ ms: [number, number]; path: KernelPath; tiles: string }> {
   const d = withTuning(dev, { ...dev.tuning, ...t });
   // Warm-up as the bench's (at least 2 runs, on GPUs until a second has passed): a short one let the clock ramp into the defaults' time.
-  const [reps, warm]: [number, [number, number]] = probe ? [1, [0, 0]] : [r.reps, [2, 200]];
+  const [reps, warm]: [number, [number, number]] = probe ? [1, [1, 0]] : [r.reps, [2, 200]];
   const res = await timeForwardBackward(d, shapeOf(r), { causal: r.causal }, r.precision, reps, warm, undefined, bufs, passes);
-  return { ms: res.gpu ?? res.host, path: res.path };
+  return { ms: res.gpu ?? res.host, path: res.path, tiles: res.tiles };
 }
 
 /**
@@ -258,8 +258,9 @@ function trialOf(kind: 'fwd' | 'bwd', pins: string, tuning: KernelTuning, path: 
 }
 
 /**
- * A candidate whose one probing run (timeWith's probe) took more than TUNE_PRUNE times the fastest candidate timed
- * before it is not timed further (its trial says so): the small tiles at D = 128 took 0.03–5 s a run on an H100
+ * On a GPU, a candidate whose one probing run (timeWith's probe) took more than TUNE_PRUNE times the fastest candidate
+ * timed before it is not timed further (its trial says so; not on CPU adapters, where one run reads 3–8× a warm
+ * median on lavapipe, so pruning would drop candidates by noise): the small tiles at D = 128 took 0.03–5 s a run on an H100
  * where the fastest took 6 ms, and timing each whole (warm-up for a second, then the repeats) kept a search a minute
  * or more on what could never be chosen (bench/results/2026-12-07-sharedp-h100).
  */
@@ -276,7 +277,7 @@ async function trial(dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', c:
   const pins = showPins(c);
   const same = sharesNothing(dev, c, r);
   if (same) return { trial: { kind, pins, ms: null, error: same }, tuning: c };
-  if (Number.isFinite(best)) {
+  if (Number.isFinite(best) && !dev.isCPU) {
     const p = await timeWith(dev, { ...c, path }, r, bufs, kind, true);
     if (p.path !== path) return trialOf(kind, pins, c, path, p);   // another path: no candidate, said so without timing it whole
     const why = pruned(p.ms[kind === 'fwd' ? 0 : 1], best);
@@ -339,16 +340,25 @@ const KERNEL_NAMES = ['forward', 'backward'] as const;
 
 /**
  * Which of the fastest candidates to keep: each kernel's (forward, backward) where, timed together
- * beside the defaults, that kernel ran TUNE_MARGIN faster than its defaults; and for each one not
- * kept, why. (Kept per kernel: on the H200 a forward 7.8% faster was lost inside a pair 1.9% faster,
- * bench/results/2026-12-04-tc-tune-h200.)
+ * beside the defaults, that kernel ran TUNE_MARGIN faster than its defaults and is not the defaults' own
+ * kernel (`same`: its plan is theirs, so any difference is noise); and for each one not kept, why. (Kept per
+ * kernel: on the H200 a forward 7.8% faster was lost inside a pair 1.9% faster, bench/results/2026-12-04-tc-tune-h200.)
  */
-export function keptPins(best: [KernelTuning | undefined, KernelTuning | undefined], defaultMs: [number, number], chosenMs: [number, number]): { tuning: KernelTuning; kept: [boolean, boolean]; notFaster: string[] } {
-  const kept = [0, 1].map((k) => best[k] !== undefined && chosenMs[k] <= (1 - TUNE_MARGIN) * defaultMs[k]) as [boolean, boolean];
+export function keptPins(
+  best: [KernelTuning | undefined, KernelTuning | undefined], defaultMs: [number, number], chosenMs: [number, number], same: [boolean, boolean] = [false, false],
+): { tuning: KernelTuning; kept: [boolean, boolean]; notFaster: string[] } {
+  const kept = [0, 1].map((k) => best[k] !== undefined && !same[k] && chosenMs[k] <= (1 - TUNE_MARGIN) * defaultMs[k]) as [boolean, boolean];
   const notFaster = [0, 1].filter((k) => best[k] !== undefined && !kept[k])
-    .map((k) => `the ${KERNEL_NAMES[k]}'s ${showPins(best[k]!) || 'defaults'} ${chosenMs[k].toFixed(3)} ms against its defaults' ${defaultMs[k].toFixed(3)}, not ${100 * TUNE_MARGIN}% faster`);
+    .map((k) => `the ${KERNEL_NAMES[k]}'s ${showPins(best[k]!) || 'defaults'} ${chosenMs[k].toFixed(3)} ms against its defaults' ${defaultMs[k].toFixed(3)}, ` +
+      (same[k] ? 'the defaults\' own kernel' : `not ${100 * TUNE_MARGIN}% faster`));
   return { tuning: { ...(kept[0] ? best[0] : {}), ...(kept[1] ? best[1] : {}) }, kept, notFaster };
 }
+
+/** Whether each kernel (forward, backward) of two timings' plans (timeWith's `tiles`) is the same kernel. */
+const samePlans = (a: string, b: string): [boolean, boolean] => {
+  const [fa, ba] = a.split(' | '), [fb, bb] = b.split(' | ');
+  return [fa === fb, ba === bb];
+};
 
 const fastest = (xs: Tried[]) =>
   xs.filter((x) => isTime(x.trial.ms)).sort((a, b) => a.trial.ms! - b.trial.ms!)[0];
@@ -415,7 +425,7 @@ async function search(
   o.signal?.throwIfAborted();
   // The defaults and the chosen pins timed one after the other, so that both meet the same clock.
   const again = await timeWith(dev, {}, r, bufs), chosen = await timeWith(dev, pick, r, bufs);
-  const k = keptPins(best, again.ms, chosen.ms);
+  const k = keptPins(best, again.ms, chosen.ms, samePlans(again.tiles, chosen.tiles));
   // Why the defaults stay before any check; else the kept pins are checked (one float64 spot check either way,
   // of what the entry keeps, unless the kept pins fail it: then the defaults' too).
   const before = !Object.keys(pick).length ? 'no candidate ran'
