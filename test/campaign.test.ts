@@ -5,7 +5,10 @@
  * run's peak against its saved-tensor trace; the results README's table is this computation.
  */
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { InputError } from '../src/errors.js';
 import { CAMPAIGN_DIR, campaignRows, campaignTable, partsTable, summary, summaryLine } from '../bench/megatron/campaignTable.js';
 import { expectRounded, expectWithin } from './stated.js';
 import { parseMegatronLog } from '../src/memory/megatron.js';
@@ -38,8 +41,8 @@ describe('the Megatron-LM campaign', () => {
     for (const split of ['build', 'heldout'] as const) {
       const s = summary(rows, split);
       expect(s.runs).toBe(split === 'build' ? 25 : 22);
-      expectWithin(s.maxAbs, STATED[split].within, `${split} largest |error|`);
-      expectRounded(s.median, STATED[split].median, `${split} median |error|`);
+      expectWithin(s.maxAbs!, STATED[split].within, `${split} largest |error|`);
+      expectRounded(s.median!, STATED[split].median, `${split} median |error|`);
     }
     const h = STATED.heldout, b = STATED.build;
     expect(readFileSync('docs/memory.md', 'utf8').replace(/\s+/g, ' ')).toContain(`held-out within ${h.within}%, median ${h.median}%; build within ${b.within}%, median ${b.median}%`);
@@ -132,6 +135,47 @@ describe('the Megatron-LM campaign', () => {
       expect(q.notModelled, flag).toEqual([flag]);
       expect(q.totalError, flag).toBeNull();
     }
+  });
+});
+
+describe("the folder campaignTable is given: a draw's, or a folder of its runs run again (runs/ of its own)", () => {
+  const HELD = 'bench/results/2026-12-07-moe-held';
+  it("a draw's runs/ itself, or a folder that is not there: refused, naming both kinds of folder, not six rows of 'not run'", () => {
+    for (const dir of [`${HELD}/runs`, `${HELD}/retrace-h10`]) {
+      expect(() => campaignRows(dir), dir).toThrow(InputError);
+      expect(() => campaignRows(dir), dir).toThrow(`${dir}: neither a draw.json nor a runs/ folder there; pass a draw's folder`);
+    }
+  });
+  it('the fallback to the draw above only where runs/ is a folder; runs/ with no draw.json above is refused', () => {
+    const root = mkdtempSync(`${tmpdir()}/campaign-`);
+    try {
+      copyFileSync(`${HELD}/draw.json`, `${root}/draw.json`);
+      mkdirSync(`${root}/file`);
+      writeFileSync(`${root}/file/runs`, '');   // runs, but a file
+      expect(() => campaignRows(`${root}/file`)).toThrow('neither a draw.json nor a runs/ folder');
+      mkdirSync(`${root}/again/runs`, { recursive: true });
+      const rows = campaignRows(`${root}/again`);
+      expect(rows.map((r) => r.failure)).toEqual(Array(6).fill('not run'));
+      mkdirSync(`${root}/again/deeper/runs`, { recursive: true });   // the folder above has no draw.json
+      expect(() => campaignRows(`${root}/again/deeper`)).toThrow(`${root}/again/deeper: runs/ but no draw.json there nor in the folder above`);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+  it("a half with no run measured says so: no -Infinity or NaN (the re-traces are two of each half; an empty runs/ none)", () => {
+    const none = campaignRows(HELD).map((r) => ({ ...r, error: null, measuredGib: null, failure: 'not run' }));
+    for (const split of ['build', 'heldout'] as const) {
+      expect(summary(none, split)).toEqual({ runs: 0, maxAbs: null, median: null });
+      expect(summaryLine(none, split)).toBe(`${split}: 0 runs, no run measured`);
+    }
+    const some = campaignRows(`${HELD}/retrace-h100`);
+    for (const split of ['build', 'heldout'] as const) expect(summaryLine(some, split)).toMatch(new RegExp(`^${split}: 2 runs, largest \\|error\\| \\d+\\.\\d%, median \\|error\\| \\d+\\.\\d\\d%$`));
+  });
+  it('the command line: a refused folder is one line on stderr and exit status 1, no stack and no table', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/megatron/campaignTable.ts', `${HELD}/runs`], { encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim()).toBe(`InputError: ${HELD}/runs: neither a draw.json nor a runs/ folder there; pass a draw's folder (its draw.json and runs/, e.g. ${HELD}) or a folder of its runs run again inside it (runs/ of its own, e.g. ${HELD}/retrace-h100)`);
   });
 });
 

@@ -7,15 +7,16 @@
  *                                                             # (--runs: each traced run's parts as well)
  *
  * DIR is a draw's folder (its draw.json and runs/), or a folder inside one holding some of its runs run again (runs/
- * alone: the draw above's draw.json; the runs it lacks read 'not run').
+ * alone: the draw above's draw.json; the runs it lacks read 'not run'). A folder with neither is refused (InputError).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { configFromLog, parseMegatronLog } from '../../src/memory/megatron.js';
 import { predictFromLog } from '../../src/memory/compare.js';
 import { memoryBreakdown, recomputeSpec } from '../../src/memory/model.js';
 import { GroupComparison, MegatronTrace, PEAK_PARTS, PartComparison, comparePeakParts, compareTrace } from '../../src/memory/trace.js';
 import { median } from '../../src/stats.js';
+import { InputError } from '../../src/errors.js';
 
 export const CAMPAIGN_DIR = 'bench/results/2026-12-02-megatron-campaign';
 
@@ -45,13 +46,19 @@ export function describe(c: Drawn['config'], rc: string): string {
 
 /**
  * The draw a folder's runs are of: its own draw.json, or, for a folder inside a draw that holds some of its runs run
- * again (e.g. bench/results/2026-12-07-moe-held/retrace-h100, no draw.json of its own), the draw's.
+ * again (e.g. bench/results/2026-12-07-moe-held/retrace-h100: runs/ of its own, no draw.json), the draw's. A folder with
+ * neither (a mistyped one, or a draw's runs/ itself) is refused: the draw above would read every run 'not run'.
  */
 function drawOf(dir: string): { kept: Drawn[] } {
   const own = `${dir}/draw.json`, parent = `${dirname(dir)}/draw.json`;
-  if (!existsSync(own) && !existsSync(parent)) throw new Error(`${dir}: no draw.json there nor in the folder above (a draw's folder, or a folder of its runs run again inside it)`);
-  return JSON.parse(readFileSync(existsSync(own) ? own : parent, 'utf8')) as { kept: Drawn[] };
+  const pass = "pass a draw's folder (its draw.json and runs/, e.g. bench/results/2026-12-07-moe-held) or a folder of its runs run again inside it (runs/ of its own, e.g. bench/results/2026-12-07-moe-held/retrace-h100)";
+  if (existsSync(own)) return JSON.parse(readFileSync(own, 'utf8')) as { kept: Drawn[] };
+  if (!isDir(`${dir}/runs`)) throw new InputError(`${dir}: neither a draw.json nor a runs/ folder there; ${pass}`);
+  if (!existsSync(parent)) throw new InputError(`${dir}: runs/ but no draw.json there nor in the folder above; ${pass}`);
+  return JSON.parse(readFileSync(parent, 'utf8')) as { kept: Drawn[] };
 }
+
+const isDir = (path: string) => existsSync(path) && statSync(path).isDirectory();
 
 /** Each run of the draw, from `dir`/runs (a run not there: 'not run'). */
 export function campaignRows(dir = CAMPAIGN_DIR): CampaignRow[] {
@@ -84,14 +91,16 @@ const PART_HEADS = 'static (held between steps) | stored (saved for backward) | 
 const pct2 = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(2)}%`;
 const pct = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)}%`;
 
-export function summary(rows: CampaignRow[], split: 'build' | 'heldout'): { runs: number; maxAbs: number; median: number } {
+/** A half's measured runs and their largest and median |error|; both null where no run of the half was measured. */
+export function summary(rows: CampaignRow[], split: 'build' | 'heldout'): { runs: number; maxAbs: number | null; median: number | null } {
   const e = rows.filter((r) => r.split === split && r.error !== null).map((r) => Math.abs(r.error!));
-  return { runs: e.length, maxAbs: Math.max(...e), median: median(e) ?? NaN };
+  return { runs: e.length, maxAbs: e.length ? Math.max(...e) : null, median: median(e) };
 }
 
-/** The summary line the results README prints for a half. */
+/** The summary line the results README prints for a half ('no run measured' where none was: a folder of re-runs of the other half). */
 export function summaryLine(rows: CampaignRow[], split: 'build' | 'heldout'): string {
   const x = summary(rows, split);
+  if (x.maxAbs === null || x.median === null) return `${split}: ${x.runs} runs, no run measured`;
   return `${split}: ${x.runs} runs, largest |error| ${(x.maxAbs * 100).toFixed(1)}%, median |error| ${(x.median * 100).toFixed(2)}%`;
 }
 
@@ -130,9 +139,15 @@ export function partsTable(rows: CampaignRow[]): string {
 }
 
 if (process.argv[1]?.endsWith('campaignTable.ts')) {
-  const rows = campaignRows(process.argv[2]);
-  console.log(campaignTable(rows));
-  for (const s of ['build', 'heldout'] as const) console.log(summaryLine(rows, s));
-  console.log(`\n${partsTable(rows)}`);
-  if (process.argv.includes('--runs')) console.log(`\n${runPartsTable(rows)}`);
+  try {
+    const rows = campaignRows(process.argv[2]);
+    console.log(campaignTable(rows));
+    for (const s of ['build', 'heldout'] as const) console.log(summaryLine(rows, s));
+    console.log(`\n${partsTable(rows)}`);
+    if (process.argv.includes('--runs')) console.log(`\n${runPartsTable(rows)}`);
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    console.error(`${e.name}: ${e.message}`);
+    process.exitCode = 1;
+  }
 }
