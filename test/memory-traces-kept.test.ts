@@ -33,6 +33,10 @@ const shortId = (path: string) => `${path.split('/')[2].replace(/^\d{4}-\d\d-\d\
 /** What the trace lists live at its peak as allocated at `site` (a Megatron-LM line), or undefined. */
 const live = (t: MegatronTrace, site: string) => (t.history as { live_at_peak: { site: string; bytes: number; count: number }[] }).live_at_peak.find((x) => x.site.startsWith(site));
 const term = (b: ReturnType<typeof memoryBreakdown>, name: string) => b.outside.find((t) => t.name.startsWith(name));
+/** A text flattened, whitespace collapsed (a comment's leading stars too), and a figure as `text` states it. */
+const flat = (path: string) => readFileSync(path, 'utf8').replace(/\n\s*\*/g, ' ').replace(/\s+/g, ' ');
+const DOC = flat('docs/memory.md');
+const stated = (s: string, text = DOC, where = 'docs/memory.md') => expect(text.includes(s), `${where} should state: ${s}`).toBe(true);
 
 describe("RoPE's table, which RotaryEmbedding.forward's lru_cache keeps for the whole run (rotary_pos_embedding.py:168, :177)", () => {
   const m: ModelConfig = { numLayers: 4, hiddenSize: 2048, numAttentionHeads: 16, vocabSize: 32000, swiglu: true, positionEmbedding: 'rope' };
@@ -171,18 +175,37 @@ describe("what the static part is still short by: the caching allocator's blocks
   const overhead = (t: MegatronTrace) => Math.max(...t.iterations.filter((i) => i.iteration <= t.history_iterations).map((i) => i.max_allocated_bytes))
     - (t.history as { peak_bytes: number }).peak_bytes;
   const parts = runs.map((r) => { const s = comparePeakParts(r.b, r.trace, r.peak)[0]; return { ...r, short: s.measured - s.model, gap: overhead(r.trace) }; });
-  /** The elements of each bf16 weight matrix (TP = 1): the word embedding (and the untied output layer), each layer's QKV, projection and MLP (or experts and shared expert). */
-  const weightMatrices = (m: ModelConfig, V: number): number[] => {
+  type Matrix = { name: string; elements: number };
+  /**
+   * Each bf16 weight matrix (TP = 1), named, with its elements: the word embedding (and the untied output layer), each
+   * layer's QKV, projection and MLP (fc1, fc2; a MoE layer's 'expert fc1', 'expert fc2' each expert and 'shared fc1', 'shared fc2').
+   */
+  const weightMatrices = (m: ModelConfig, V: number): Matrix[] => {
     const h = m.hiddenSize, a = m.numAttentionHeads, g = m.numQueryGroups ?? a, f = m.ffnHiddenSize ?? 4 * h, sw = m.swiglu ? 2 : 1, e = m.moe;
-    const mlp = (w: number) => [sw * w * h, w * h];
-    const ffn = e ? [...Array<number[]>(e.numExperts).fill(mlp(e.ffnHiddenSize ?? f)).flat(), ...(e.sharedExpertSize ? mlp(e.sharedExpertSize) : [])] : mlp(f);
-    const layer = [(h + (2 * g * h) / a) * h, h * h, ...ffn];
-    return [V * h, ...(m.untieEmbeddings ? [V * h] : []), ...Array<number[]>(m.numLayers).fill(layer).flat()];
+    const mlp = (w: number, of = ''): Matrix[] => [{ name: `${of}fc1`, elements: sw * w * h }, { name: `${of}fc2`, elements: w * h }];
+    const ffn = e ? [...Array<Matrix[]>(e.numExperts).fill(mlp(e.ffnHiddenSize ?? f, 'expert ')).flat(), ...(e.sharedExpertSize ? mlp(e.sharedExpertSize, 'shared ') : [])] : mlp(f);
+    const layer = [{ name: 'QKV', elements: (h + (2 * g * h) / a) * h }, { name: 'projection', elements: h * h }, ...ffn];
+    const embedding = { name: 'embedding', elements: V * h };
+    return [embedding, ...(m.untieEmbeddings ? [{ ...embedding, name: 'output layer' }] : []), ...Array<Matrix[]>(m.numLayers).fill(layer).flat()];
   };
+  /** What a bf16 matrix's block holds beyond its bytes where it took a fresh segment: 2 MiB-rounded, not split with 1 MiB or less left (10 MiB or more). */
+  const unsplit = (bytes: number) => { const r = Math.ceil(bytes / 2 ** 21) * 2 ** 21 - bytes; return bytes >= 10 * MiB && r <= MiB ? r : 0; };
+  /** A run's bf16 matrices left whole in their blocks: each with its bytes and the remainder its block holds. */
+  const unsplitOf = (r: (typeof parts)[number]) => weightMatrices(r.model, paddedVocab(r.model, r.par))
+    .map((w) => ({ name: w.name, bytes: 2 * w.elements, rem: unsplit(2 * w.elements) })).filter((w) => w.rem > 0);
+  const run = (id: string) => parts.find((x) => shortId(x.path) === id)!;
+  /** MiB as the doc writes a size: exact (the sizes here are binary fractions: 25.5, 3.875, 1.6875). */
+  const exact = (bytes: number) => String(bytes / MiB);
+  const mib = (bytes: number, digits = 1) => (bytes / MiB).toFixed(digits);
+  const WORDS: Record<number, string> = { 1: 'a', 2: 'two', 3: 'three', 4: 'four', 11: 'eleven' };
+  const MOE3 = ['megatron-campaign r16', 'moe-held r00', 'moe-held r03'];
+  /** The runs whose shortfall is their unsplit remainders and the scalars' blocks, to the byte. */
+  const EXACT_RUNS = ['megatron-campaign r15', 'megatron-campaign r41', 'heldout8-followup r00', 'heldout8-followup r00-mb1', 'moe-extras r01'];
 
   it('every static tensor live at the peak is the model\'s to the byte: weights, main gradients, master weights with Adam\'s moments, the QKᵀ buffer (the runs whose peak is not in the first optimizer step)', () => {
     const checked = parts.filter((r) => !(r.trace.history as { peak_frames: string[] }).peak_frames[0]?.includes('optimizer.py') && !r.model.moe?.expertBias);
     expect(checked.length).toBe(54); // not the held-out 8 r00 twice (their peak is the first step's Adam moments) nor the two with an expert bias
+    stated(`the ${checked.length} runs whose peak is not in the first optimizer step and that have no expert bias`);
     for (const r of checked) {
       const t = r.trace, qk = term(r.b, 'QKᵀ scores buffer')!;
       // the bf16 weights Megatron-LM's layers make (tensor_parallel/layers.py __init__), those Float16Module casts (module.py:472: norms,
@@ -220,6 +243,7 @@ describe("what the static part is still short by: the caching allocator's blocks
       if (r.gap - r.short <= blocks) within++;
     }
     expect(within).toBe(30);
+    stated(`in ${within} of the ${parts.length} it is exactly that`);
     // the dense run short by the most, and the three MoE runs short by 30–34 MiB: the peak's overhead is larger still
     for (const id of ['megatron-campaign r20', 'megatron-campaign r16', 'moe-held r00', 'moe-held r03']) {
       const r = parts.find((x) => shortId(x.path) === id)!;
@@ -228,16 +252,88 @@ describe("what the static part is still short by: the caching allocator's blocks
   });
 
   it('where each weight matrix of 10 MiB or more took a fresh segment (2 MiB-rounded, not split with 1 MiB or less left), those remainders and the scalars\' blocks are the whole shortfall, to the byte', () => {
-    const unsplit = (bytes: number) => { const r = Math.ceil(bytes / 2 ** 21) * 2 ** 21 - bytes; return bytes >= 10 * MiB && r <= MiB ? r : 0; };
-    const exact = ['megatron-campaign r15', 'megatron-campaign r41', 'heldout8-followup r00', 'heldout8-followup r00-mb1', 'moe-extras r01'];
     for (const r of parts) {
-      const bf16 = weightMatrices(r.model, paddedVocab(r.model, r.par)).reduce((s, n) => s + unsplit(2 * n), 0);
+      const bf16 = unsplitOf(r).reduce((s, w) => s + w.rem, 0);
       // training.py:1728 (the start time), optimizer.py:702 (the unit loss scale), training.py:3243 (the last step's loss, and this
       // one's, returned), training.py:3308 (the loss summed for the log), timers.py:151 (the barrier's byte); a MoE run also
       // initialize.py:138 (the aux loss scale), moe_logging.py:122 (the per-layer tracker), moe_logging.py:349 (its logged sum)
       const kept = 512 * (r.model.moe ? 9 : 6);
-      if (exact.includes(shortId(r.path))) expect(r.short, r.path).toBe(bf16 + kept);
+      if (EXACT_RUNS.includes(shortId(r.path))) expect(r.short, r.path).toBe(bf16 + kept);
       else expect(r.short, r.path).toBeGreaterThan(bf16 + kept);
     }
+  });
+  it("docs/memory.md's shortfalls and overheads, computed: up to 34 MiB static (src/memory/trace.ts too), the three MoE runs', r20's, r40's share of its peak", () => {
+    const most = parts.reduce((x, y) => (y.short > x.short ? y : x));
+    expect(shortId(most.path)).toBe('moe-held r00');
+    stated(`up to ${mib(most.short, 0)} MiB of a traced run's static part`);
+    stated(`up to ${mib(most.short, 0)} MiB of a traced run's,`, flat('src/memory/trace.ts'), 'src/memory/trace.ts');
+    const [r16, r00, r03] = MOE3.map(run), r20 = run('megatron-campaign r20'), moe = [r16, r00, r03].map((r) => r.short);
+    stated(`runs without RoPE are short by up to ${mib(r20.short)} MiB (r20), and three MoE runs by ${mib(Math.min(...moe), 0)}–${mib(Math.max(...moe), 0)} MiB (r16 ${mib(r16.short)}, the MoE held-out r00 ${mib(r00.short)} and r03 ${mib(r03.short)})`);
+    // the allocator's overhead at the peak: max allocated (the history's iterations) less the history's peak of requested bytes
+    stated(`at its peak the allocator counts ${mib(r20.gap)} MiB beyond the tensors' bytes`);
+    stated(`at their peaks the allocator counts ${mib(r16.gap)}, ${mib(r00.gap)} and ${mib(r03.gap)} MiB beyond the tensors' bytes`);
+    // the largest share of a peak: the overhead at the peak, and the static part's shortfall (both r40, the smallest peak traced)
+    const share = (f: (r: (typeof parts)[number]) => number) => parts.reduce((x, y) => (f(y) / y.peak > f(x) / x.peak ? y : x));
+    const atPeak = share((r) => r.gap), inStatic = share((r) => r.short);
+    expect([shortId(atPeak.path), shortId(inStatic.path)]).toEqual(['megatron-campaign r40', 'megatron-campaign r40']);
+    const r40 = atPeak, pct = (x: number) => (100 * x / r40.peak).toFixed(2);
+    stated(`at most ${pct(r40.gap)}% of a traced peak (r40: ${mib(r40.gap)} MiB of ${(r40.peak / 2 ** 30).toFixed(1)} GiB at its peak; ${mib(r40.short)} MiB, ${pct(r40.short)}%, in its static part)`);
+  });
+
+  it("docs/memory.md's unsplit remainders, computed from each run's matrices: r15, r41, the held-out 8 r00 (and its copy), the MoE-extras r01, r20", () => {
+    /** The run's unsplit matrices by name, each name's matrices of one size: its count, bytes and remainder; and their remainders in all. */
+    const groups = (id: string) => {
+      const u = unsplitOf(run(id)), names = [...new Set(u.map((w) => w.name))];
+      const g = Object.fromEntries(names.map((n) => {
+        const ws = u.filter((w) => w.name === n);
+        expect(new Set(ws.map((w) => w.bytes)).size, `${id} ${n}`).toBe(1);
+        return [n, { count: ws.length, bytes: ws[0].bytes, rem: ws[0].rem }];
+      }));
+      return { names, g, rem: exact(u.reduce((s, w) => s + w.rem, 0)) };
+    };
+    const r15 = groups('megatron-campaign r15'), r41 = groups('megatron-campaign r41'), h8 = groups('heldout8-followup r00'), x01 = groups('moe-extras r01');
+    expect([r15.names, r41.names, h8.names, x01.names]).toEqual([['fc1'], ['embedding', 'output layer'], ['embedding', 'output layer', 'QKV'], ['embedding']]);
+    expect(groups('heldout8-followup r00-mb1')).toEqual(h8);
+    const f = r15.g.fc1, e = r41.g.embedding, q = h8.g.QKV;
+    expect(r41.g['output layer']).toEqual(e);
+    expect(h8.g['output layer']).toEqual(h8.g.embedding);
+    stated(`r15 ${r15.rem} MiB (${WORDS[f.count]} ${exact(f.bytes)} MiB fc1 weights in ${exact(f.bytes + f.rem)} MiB blocks)`);
+    stated(`r41 ${r41.rem} MiB (the word embedding and output layer, ${exact(e.bytes)} MiB each, in ${exact(e.bytes + e.rem)})`);
+    stated(`the held-out 8 r00 (and its one-micro-batch copy) ${h8.rem} MiB (${WORDS[q.count]} ${exact(q.bytes)} MiB QKV weights, ${WORDS[2]} ${exact(h8.g.embedding.bytes)} MiB embeddings)`);
+    stated(`the MoE-extras r01 ${x01.rem} MiB (${WORDS[x01.g.embedding.count]} ${exact(x01.g.embedding.bytes)} MiB embedding)`);
+    stated(`in the other ${parts.length - EXACT_RUNS.length} those remainders are less than the shortfall`);
+    // r20: its fc1 weights left whole, and the sizes of the fp32 copies (4 bytes an element) of its layers' matrices
+    const r20 = groups('megatron-campaign r20'), fc1 = r20.g.fc1;
+    expect(r20.names).toEqual(['fc1']);
+    const m = run('megatron-campaign r20'), w = weightMatrices(m.model, paddedVocab(m.model, m.par)), fp32 = (n: string) => exact(4 * w.find((x) => x.name === n)!.elements);
+    expect(fc1.count).toBe(m.model.numLayers);
+    stated(`r20's ${mib(m.short)} MiB: its ${WORDS[fc1.count]} ${exact(fc1.bytes)} MiB fc1 weights in ${exact(fc1.bytes + fc1.rem)} MiB blocks (${r20.rem} MiB)`);
+    stated(`moments in the first step; QKV ${fp32('QKV')} MiB, fc1 ${fp32('fc1')} MiB, fc2 ${fp32('fc2')} MiB)`);
+  });
+
+  it("docs/memory.md's expert weights of the three MoE runs, computed from their configurations: 96–198 of 1.3–6.75 MiB, from the 20 MiB segments; each with three fp32 copies at the peak", () => {
+    const of = (id: string) => {
+      const r = run(id), w = weightMatrices(r.model, paddedVocab(r.model, r.par));
+      const sizes = (p: string) => [...new Set(w.filter((x) => x.name.startsWith(p)).map((x) => 2 * x.elements))].sort((a, b) => a - b);
+      return { r, w, experts: w.filter((x) => x.name.startsWith('expert ')).length, shared: w.filter((x) => x.name.startsWith('shared ')).length, sizes: sizes('expert '), sharedSizes: sizes('shared ') };
+    };
+    const [r16, r00, r03] = MOE3.map(of), say = (s: number[]) => s.map(exact).join(' and ');
+    expect(r00.shared).toBe(0);
+    stated(`(r16 ${r16.experts} of ${say(r16.sizes)} MiB and ${r16.shared} shared of ${say(r16.sharedSizes)}, the held-out r00 ${r00.experts} of ${say(r00.sizes)}, r03 ${r03.experts} of ${say(r03.sizes)} and ${r03.shared} shared of ${say(r03.sharedSizes)};`);
+    const counts = [r16, r00, r03].map((x) => x.experts + x.shared), all = [r16, r00, r03].flatMap((x) => [...x.sizes, ...x.sharedSizes]);
+    const lo = Math.min(...all), hi = Math.max(...all);
+    // 1–10 MiB requests are carved from 20 MiB segments (CUDACachingAllocator.cpp); the smallest written to a tenth, rounded down
+    expect(lo).toBeGreaterThan(MiB);
+    expect(hi).toBeLessThanOrEqual(10 * MiB);
+    stated(`The three MoE runs hold ${Math.min(...counts)}–${Math.max(...counts)} expert weights of ${(Math.floor((10 * lo) / MiB) / 10).toFixed(1)}–${exact(hi)} MiB each`);
+    // with the fp32 copies: at each peak, a parameter's bf16 weight, its master weight (optimizer.py:1012) and Adam's two moments
+    // (:786), as the sites' counts say (a count a parameter, not a weight by weight: the experts' among them by their bytes, above)
+    const times = [r16, r00, r03].map((x) => {
+      const n = (site: string) => live(x.r.trace, `megatron/core/optimizer/optimizer.py:${site}`)!.count, masters = n('1012 __init__');
+      expect(masters, x.r.path).toBeGreaterThanOrEqual(x.w.length);
+      return 1 + (masters + n('786 step_with_ready_grads')) / masters;
+    });
+    expect(new Set(times).size).toBe(1);
+    stated(`${WORDS[times[0]]} times as many with the fp32 copies`);
   });
 });
