@@ -16,7 +16,7 @@ import { progressLines } from './progress.js';
 
 const HELP = `usage: flashring tune [options]
   Times each tile candidate of the path this adapter takes (forward and backward apart) at one
-  shape (one whose single run takes over 3x the fastest so far is not timed further), keeps each
+  shape (on a GPU one whose single run takes over 3x the fastest so far is not timed further), keeps each
   kernel's fastest pins where that kernel ran 2% faster than its defaults timed beside them and
   what is kept passes the float64 check, and stores them per (adapter, kernels'
   hash, robustness, pins, path, D, precision, mask); a stored entry is reused (and says so when
