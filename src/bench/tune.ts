@@ -417,7 +417,10 @@ function usableEntry(e: TuneEntry | undefined, r: TuneRequest, progress: SearchO
 async function search(
   dev: FlashDevice, r: TuneRequest, path: KernelPath, key: string, store: TuneStore | undefined, o: SearchOptions, bufs: BenchBuffers,
 ): Promise<TuneEntry & { fromStore: boolean }> {
-  o.progress(`tuning D=${r.D} ${r.precision} ${r.causal ? 'causal' : 'not causal'} on the ${path} path at N=${r.N}, ${counted(r.heads, 'head')}: defaults timed last, beside the chosen pins`);
+  // On a CPU adapter the first candidate's line can be minutes away (lavapipe compiles each kernel at its first
+  // dispatch): the header says so, so that a quiet terminal is not read as a hang.
+  const slow = dev.isCPU ? '; on this CPU adapter each candidate\'s kernels compile as it is first run, seconds to minutes each' : '';
+  o.progress(`tuning D=${r.D} ${r.precision} ${r.causal ? 'causal' : 'not causal'} on the ${path} path at N=${r.N}, ${counted(r.heads, 'head')}: defaults timed last, beside the chosen pins${slow}`);
   const fwd = await trials(dev, path, 'fwd', r, o, bufs);
   const bwd = await trials(dev, path, 'bwd', r, o, bufs);
   const best: [KernelTuning | undefined, KernelTuning | undefined] = [fastest(fwd)?.tuning, fastest(bwd)?.tuning];
