@@ -96,6 +96,26 @@ describe('flashring advise', () => {
     expect(more).toBeGreaterThan(0);
   });
 
+  it("the communication note agrees with the line's comm %: where each kind is 3% or less but their sum is not, it says each kind and names them (the newcomer's Llama-3 8B at 32K on 8 GPUs)", () => {
+    const o = run(['--num-layers', '32', '--hidden-size', '4096', '--num-attention-heads', '32', '--num-query-groups', '8', '--swiglu', '--disable-bias-linear',
+      '--normalization', 'RMSNorm', '--position-embedding-type', 'rope', '--vocab-size', '32000', '--seq-length', '32768', '--gpus', '8', '--json']);
+    type Term = { name: string; ms: number };
+    const cands = (JSON.parse(o.stdout) as { candidates: (Cand & { commFraction: number; terms: Term[] })[] }).candidates;
+    const comm = ['tp-comm', 'cp-comm', 'ep-comm', 'dp-comm', 'pp-comm', 'pipeline-bubble'];
+    const under = cands.filter((c) => c.commFraction > 0.03 && c.terms.every((t) => !comm.includes(t.name) || t.ms / c.iterMs <= 0.03));
+    expect(under.length).toBeGreaterThan(0);
+    for (const c of under) {
+      const note = c.why[c.why.length - 1], named = c.terms.filter((t) => comm.includes(t.name) && t.ms > 0).map((t) => t.name);
+      expect(note).toMatch(/^each kind of communication 3% of the step or less: /);
+      expect(named.every((n) => note.includes(`${n} `)), note).toBe(true);
+      // The kinds' whole ms add up to the comm % the line gives, to their rounding.
+      const sum = [...note.matchAll(/([a-z]+)-comm (\d+) ms \(/g)].reduce((t, m) => t + Number(m[2]), 0);
+      expect(Math.abs(sum - c.commFraction * c.iterMs), note).toBeLessThan(named.length);
+    }
+    const text = run(['--preset', 'llama3-8b', '--seq-length', '32768', '--gpus', '8']).stdout;
+    expect(text).not.toContain('under 3% of the step');
+  });
+
   it('a short sequence needs no CP: the fastest layout is CP = 1', () => {
     const r = run(['--preset', 'seed-32L-4096h', '--seq-length', '4096', '--gpus', '8', '--hbm-gib', '80', '--json']);
     const c = (JSON.parse(r.stdout) as { candidates: Cand[] }).candidates[0];

@@ -153,6 +153,13 @@ describe('terms by hand that a mutation review found unchecked (2026-12-05)', ()
       totalBytes: 0, tokensPerSecond: 0, tflopsPerGpu: 0, commFraction: 0, time: { terms: [{ name: 'tp-comm', ms: 5, what: '' }, { name: 'dp-comm', ms: 2, what: '' }] } } as unknown as Candidate;
     expect(reasons(req(8192), c)).toEqual(['not hidden: tp-comm 5 ms (5%)']);
   });
+  it("advise: communication each kind 3% or less is said so, each kind named (their sum, the line's comm %, may pass 3%); none exposed is hidden", () => {
+    const at = (terms: { name: string; ms: number }[]) => ({ tp: 1, sp: false, cp: 1, cpCommType: null, pp: 1, vp: 1, dp: 8, recompute: 'none', distributedOptimizer: false, iterMs: 100,
+      totalBytes: 0, tokensPerSecond: 0, tflopsPerGpu: 0, commFraction: 0, time: { terms: terms.map((x) => ({ ...x, what: '' })) } }) as unknown as Candidate;
+    expect(reasons(req(8192), at([{ name: 'tp-comm', ms: 2.4 }, { name: 'cp-comm', ms: 1 }, { name: 'dp-comm', ms: 0.6 }, { name: 'pp-comm', ms: 0 }])))
+      .toEqual(['each kind of communication 3% of the step or less: tp-comm 2 ms (2%), cp-comm 1 ms (1%), dp-comm 1 ms (1%)']);
+    expect(reasons(req(8192), at([{ name: 'tp-comm', ms: 0 }, { name: 'attention', ms: 50 }]))).toEqual(['communication hidden']);
+  });
   it("advise: the CP = 1 layout a CP row is compared with keeps the GPUs (DP × CP)", () => {
     const r = req(32768, { hbmGib: 80 });
     const c = { tp: 1, sp: false, cp: 2, cpCommType: 'p2p', pp: 1, vp: 1, dp: 1, recompute: 'none', distributedOptimizer: true, iterMs: 100, totalBytes: 0, tokensPerSecond: 0, tflopsPerGpu: 0, commFraction: 0, time: { terms: [] } } as unknown as Candidate;

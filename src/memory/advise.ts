@@ -310,9 +310,24 @@ function recomputeReason(r: AdviseRequest, c: Candidate, seen: Evaluated | undef
 export function reasons(r: AdviseRequest, c: Candidate, seen?: Evaluated, t: AdviseWords['time'] = wholeMs): string[] {
   const out: string[] = c.cp > 1 ? [cpReason(r, c, seen, t)] : [];
   if (c.recompute !== 'none') out.push(recomputeReason(r, c, seen, t));
-  const comm = ['tp-comm', 'cp-comm', 'ep-comm', 'dp-comm', 'pp-comm', 'pipeline-bubble'].map((n) => [n, term(c.time, n)] as const).filter(([, ms]) => ms / c.iterMs > 0.03);
-  out.push(comm.length ? `not hidden: ${comm.map(([n, ms]) => `${n} ${t(ms)} (${pctOf(ms, c)})`).join(', ')}` : 'communication hidden or under 3% of the step');
+  out.push(commReason(c, t));
   return out;
+}
+
+/** The kinds of communication (and the pipeline's fill and drain) a step may leave exposed, as its terms name them. */
+const COMM_TERMS = ['tp-comm', 'cp-comm', 'ep-comm', 'dp-comm', 'pp-comm', 'pipeline-bubble'] as const;
+
+/**
+ * Which communication is not hidden: each kind over 3% of the step ('not hidden: tp-comm 5 ms (5%)'); else, where some is
+ * exposed, that each kind is 3% of the step or less, naming them, as they add up to the layout's comm %, which may pass 3%
+ * ('each kind of communication 3% of the step or less: tp-comm 118 ms (2%), …'); else that it is all hidden.
+ */
+function commReason(c: Candidate, t: AdviseWords['time']): string {
+  const kinds = COMM_TERMS.map((n) => [n, term(c.time, n)] as const).filter(([, ms]) => ms > 0);
+  const said = (list: typeof kinds) => list.map(([n, ms]) => `${n} ${t(ms)} (${pctOf(ms, c)})`).join(', ');
+  const over = kinds.filter(([, ms]) => ms / c.iterMs > 0.03);
+  if (over.length) return `not hidden: ${said(over)}`;
+  return kinds.length ? `each kind of communication 3% of the step or less: ${said(kinds)}` : 'communication hidden';
 }
 
 /**
