@@ -16,6 +16,7 @@ import { counted } from '../plural.js';
 import { checkInputFile, checkNamed, checkRooms, InputPath, MAX_BINARY_BYTES, OUTPUT_KINDS, OutputPlan, RoomNeed } from './files.js';
 import { OUTPUT_NAMES, RUN_RECORD, RunAbout, devicePrecision, noteStaleOutputs, outputSizes, outputFiles, recordLists } from './outputs.js';
 import { timelineBound } from './timelineBound.js';
+import { countNonFinite, inputNote, NonFinite, outputBadRows, outputNote } from './nonFinite.js';
 import { timedPhase } from './progress.js';
 import { RING_OPTIONS, RingArgs, checkRingArgs, parseRingArgs } from './ringArgs.js';
 import { resolveScheme, schemeDefs } from '../cp/schemes/registry.js';
@@ -81,7 +82,8 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-interface Tensor { name: string; path: string; arr: NpyArray; dims: number[] }
+/** An input read: its data, and its NaN and ±Inf counted as it was read (inputNote says them). */
+interface Tensor { name: string; path: string; arr: NpyArray; dims: number[]; nonFinite: NonFinite }
 
 /** The command line, every value checked (nothing read or written yet). */
 export interface AttentionArgs {
@@ -294,7 +296,7 @@ async function tensorHead(path: string, name: string, handles: FileHandle[]): Pr
 
 async function loadTensor(t: TensorHead): Promise<Tensor> {
   const data = await readInput(t.o, t.name, (f, h) => readNpyData(f, h, t.path));
-  return { name: t.name, path: t.path, arr: { dtype: t.o.header.dtype, shape: t.o.header.shape, data }, dims: t.dims };
+  return { name: t.name, path: t.path, arr: { dtype: t.o.header.dtype, shape: t.o.header.shape, data }, dims: t.dims, nonFinite: countNonFinite(data) };
 }
 
 /**
@@ -439,7 +441,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
   await room(p);
   const t = { q: hostOf(q, p), k: hostOf(k, p), v: hostOf(v, p) };
   const dO = dout ? hostOf(dout, p) : null;
-  for (const n of notes) console.error(n);
+  for (const n of [...notes, ...[q, k, v, ...(dout ? [dout] : [])].map((x) => inputNote(x.name, x.path, x.nonFinite, x.arr.data.length))]) if (n) console.error(n);
   // Outputs keep the inputs' rank: [H, N, D] in (every tensor), [H, N, D] out.
   const batched = [q, k, v, ...(dout ? [dout] : [])].some((x) => x.arr.shape.length === 4);
   const opts = { causal: a.causal, scale: a.scale, window: a.window ?? ([-1, -1] as [number, number]), docs };
@@ -468,6 +470,8 @@ export async function attentionCommand(argv: string[]): Promise<number> {
     await timedPhase(`writing the outputs into ${a.out}`, () => outputs.write(files));
     console.log(`${msg}; wrote ${files.map((f) => f.path).join(', ')}`); // the result: stdout (notes: stderr)
     noteStaleOutputs(a.out, files);
+    const bad = outputNote(outputBadRows(tensors, s.D, fwd.lse));
+    if (bad) console.error(bad);
     return 0;
   } finally {
     dev.destroy();

@@ -13,6 +13,7 @@ import { RunAbout, devicePrecision, noteF32, noteStaleOutputs, outputFiles } fro
 import { OutputPlan } from './files.js';
 import { RingArgs } from './ringArgs.js';
 import { ringProgress, timedPhase } from './progress.js';
+import { outputBadRows, outputNote } from './nonFinite.js';
 
 /**
  * The run's one header, as a single device's run says it (`attention {shape} causal=… on adapter`) with the ring's
@@ -183,12 +184,15 @@ export async function ringCommand(
   } finally {
     progress.end(); // the terminal's step line, however the run ended
   }
-  const files = outputFiles(ring.out, s, res.precision, { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) }, ring.about, res.lse, ring.batched);
+  const tensors = { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) };
+  const files = outputFiles(ring.out, s, res.precision, tensors, ring.about, res.lse, ring.batched);
   if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
   await timedPhase(`writing the outputs into ${ring.out}`, () => outputs.write(files));
   // The result, under the run's one header: stdout (progress and notes: stderr).
   console.log(formatTimeline(res.timeline, ring.mode === 'processes' && !!ring.gpuPerRank && nvidiaDevices().length > 0));
   console.log(`wrote ${files.map((f) => f.path).join(', ')}`);
   noteStaleOutputs(ring.out, files);
+  const bad = outputNote(outputBadRows(tensors, s.D, res.lse));
+  if (bad) console.error(bad);
   return 0;
 }
