@@ -298,7 +298,7 @@ describe("files: telling a command's own earlier output", () => {
   });
 });
 
-const HEAD = 'seq_len,tp,cp,pp,sp,recompute,micro_batch,activation_gib,total_gib,fits,source,line,hbm_gib,iter_ms,tflops_per_gpu';
+const HEAD = 'seq_len,tp,cp,pp,sp,recompute,micro_batch,activation_gib,total_gib,fits,source,line,hbm_gib,iter_ms,tflops_per_gpu,tight';
 const row = (o: Partial<CsvRow>): CsvRow => ({ seq_len: 4096, tp: 1, cp: 1, pp: 1, sp: false, recompute: 'none', micro_batch: 1, activation_gib: null, total_gib: 20, fits: true, source: 'model', ...o });
 
 describe('activation_memory.csv by hand', () => {
@@ -310,13 +310,13 @@ describe('activation_memory.csv by hand', () => {
 
   it('toCsv writes integers as they are, other numbers with 6 significant digits and no trailing zeros, empty cells for unknowns', () => {
     expect(toCsv([row({ activation_gib: 1.23456789, total_gib: 20.5, hbm_gib: 80, iter_ms: 1234.5678 })])).toBe(
-      `${HEAD}\n4096,1,1,1,false,none,1,1.23457,20.5,true,model,,80,1234.57,\n`); // 20.5 beside a whole 80 (it wrote 20.5000)
-    expect(toCsv([row({ activation_gib: 1.5e-7, total_gib: 2.0000001, iter_ms: 0.1 })]).split('\n')[1]).toBe('4096,1,1,1,false,none,1,1.5e-7,2,true,model,,,0.1,');
+      `${HEAD}\n4096,1,1,1,false,none,1,1.23457,20.5,true,model,,80,1234.57,,\n`); // 20.5 beside a whole 80 (it wrote 20.5000)
+    expect(toCsv([row({ activation_gib: 1.5e-7, total_gib: 2.0000001, iter_ms: 0.1 })]).split('\n')[1]).toBe('4096,1,1,1,false,none,1,1.5e-7,2,true,model,,,0.1,,');
   });
 
   it('a cell holding a comma, a quote or a line break is quoted, quotes doubled', () => {
-    expect(toCsv([row({ source: 'measured: a,b' })]).split('\n')[1]).toBe('4096,1,1,1,false,none,1,,20,true,"measured: a,b",,,,');
-    expect(toCsv([row({ source: 'say "x"' })]).split('\n')[1]).toBe('4096,1,1,1,false,none,1,,20,true,"say ""x""",,,,');
+    expect(toCsv([row({ source: 'measured: a,b' })]).split('\n')[1]).toBe('4096,1,1,1,false,none,1,,20,true,"measured: a,b",,,,,');
+    expect(toCsv([row({ source: 'say "x"' })]).split('\n')[1]).toBe('4096,1,1,1,false,none,1,,20,true,"say ""x""",,,,,');
     const back = parseCsv(toCsv([row({ source: 'measured: a,b\nc' })]));
     expect(back[0].source).toBe('measured: a,b\nc');
   });

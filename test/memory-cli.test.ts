@@ -104,6 +104,39 @@ describe('flashring memory', () => {
     expect(m.perLayer.map((t: { name: string }) => t.name)).not.toContain('GeLU input');
   });
 
+  it("the sweep marks a tight point '~' as the single point judges it (headroom), and the longest fitting line says which lengths are only tight; --json and --csv carry tight", async () => {
+    // The newcomer's sweep: CP=2 at 8192 (77.4 GiB of 80) showed no mark and was called the longest fitting, where the single
+    // point says 'tight … this peak may not run' and advise (fits ≤ 90%) rejects it.
+    const base = ['memory', '--preset', 'llama3-8b', '--tensor-model-parallel-size', '2', '--sequence-parallel'];
+    const sweepArgs = [...base, '--sweep', '--lines', '1,2,4:recompute', '--seq-lengths', '8192,32768,131072'];
+    const r = await run(sweepArgs);
+    expect(r.code).toBe(0);
+    const rows = r.out.split('\n').filter((l) => /^ +\d+ /.test(l)).map((l) => l.trim().split(/ +/));
+    const at = (s: number, col: number) => rows.find((x) => x[0] === String(s))![col];
+    // Each cell's mark is the single point's verdict.
+    const single = async (cp: string, s: number, extra: string[] = []) => JSON.parse((await run([...base, '--context-parallel-size', cp, '--seq-length', String(s), ...extra, '--json'])).out) as { fits: boolean; tight: boolean };
+    const recompute = ['--recompute-granularity', 'selective', '--recompute-modules', 'core_attn', 'mlp'];
+    for (const [s, col, cp, extra] of [[8192, 2, '2', []], [8192, 3, '4', recompute], [32768, 3, '4', recompute], [32768, 2, '2', []]] as const) {
+      const h = await single(cp, s, [...extra]), cell = at(s, col);
+      expect(cell.slice(-1) === '~' ? 'tight' : cell.endsWith('!') ? 'over' : 'fits', `${cp} ${s} ${cell}`).toBe(!h.fits ? 'over' : h.tight ? 'tight' : 'fits');
+    }
+    expect(at(8192, 2)).toBe('77.4~');
+    expect(r.out).toContain("longest fitting sequence: CP=1: none; CP=2: 8192 (tight; with 10% of the HBM spare: none); CP=4 + recompute: 32768 (tight; with 10% of the HBM spare: 8192)");
+    expect(r.out).toMatch(/^note: '~' = tight: under 10% of the HBM is spare .* such peaks may not run$/m);
+    const j = JSON.parse((await run([...sweepArgs, '--json'])).out) as { points: { line: string; seqLength: number; fits: boolean; tight: boolean }[] };
+    expect(j.points.filter((p) => p.tight).map((p) => `${p.line}|${p.seqLength}`)).toEqual(['CP=2|8192', 'CP=4 + recompute|32768']);
+    expect(j.points.every((p) => !p.tight || p.fits)).toBe(true);
+    const csv = join(dir, 'tight.csv');
+    expect((await run([...sweepArgs, '--csv', csv])).code).toBe(0);
+    const lines = readFileSync(csv, 'utf8').trim().split('\n'), head = lines[0].split(',');
+    const tightRows = lines.slice(1).map((l) => l.split(',')).filter((c) => c[head.indexOf('tight')] === 'true').map((c) => `${c[head.indexOf('line')]}|${c[0]}`);
+    expect(tightRows).toEqual(['CP=2|8192', 'CP=4 + recompute|32768']);
+    // A sweep with no tight point says nothing of it.
+    const roomy = await run([...base, '--sweep', '--lines', '4:recompute', '--seq-lengths', '8192']);
+    expect(roomy.out).toMatch(/^longest fitting sequence: CP=4 \+ recompute: 8192$/m);
+    expect(roomy.out).not.toMatch(/~ |tight;|'~' = tight:/);
+  });
+
   it('labels fp32 weights as fp32', async () => {
     const r = await run(['memory', ...TORCH, '--seq-length', '4096']);
     expect(r.out).toMatch(/weights \(fp32\)/);

@@ -6,11 +6,11 @@ import { counted } from '../plural.js';
 import { formatBytes } from '../bytes.js';
 import {
   CP_COMM_TYPES, DEFAULT_LINES_SPEC, DEFAULT_PARALLEL, DEFAULT_SEQ_LENGTHS, DEFAULT_VOCAB_SIZE, GIB, MOE_DISPATCHERS, MOE_SCORE_FUNCTIONS, MemoryBreakdown, MemoryTerm, ModelConfig, MoeConfig, PRESETS, ParallelConfig,
-  RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, normName, oomPoints, parseLines, peakActivationBytes, positionTableProblem, recomputeSpec, sweep, sweepGaps, virtualStagesOf,
+  RecomputeModule, STACKS, Stack, megatronSequenceParallel, memoryBreakdown, normName, oomPoints, parseLines, peakActivationBytes, positionTableProblem, recomputeSpec, sweep, sweepGaps, type SweepLine, type SweepPoint, virtualStagesOf,
 } from '../memory/model.js';
 import { configFromLog, lastIteration, parseMegatronLogs, POINT_WARMUP, unmodelledArgs, type OthersOom, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
-import { headroom } from '../memory/headroom.js';
+import { DEFAULT_MARGIN, headroom, tightWhy } from '../memory/headroom.js';
 import { notText } from '../textKind.js';
 import { maxOf } from '../stats.js';
 import { recomputeNote, untrainableNote } from '../memory/chart.js';
@@ -390,18 +390,11 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
   const pts = sweep(model, par, lens, lines, hbmGib);
   if (csv) await csv.write([{ path: values.csv as string, data: toCsv(sweepRows(pts, hbmGib)) }]);
   if (values.json) {
-    console.log(JSON.stringify({ model, base: par, hbmGib, points: pts.map((p) => ({ line: p.line, seqLength: p.config.seqLength, recompute: recomputeSpec(p.config), totalGib: p.totalGib, activationGib: p.activationGib, fits: p.fits })) }, null, 1));
+    const tight = (p: SweepPoint) => headroom(p.breakdown.totalBytes, hbmGib).tight;
+    console.log(JSON.stringify({ model, base: par, hbmGib, points: pts.map((p) => ({ line: p.line, seqLength: p.config.seqLength, recompute: recomputeSpec(p.config), totalGib: p.totalGib, activationGib: p.activationGib, fits: p.fits, tight: tight(p) })) }, null, 1));
     return 0;
   }
-  console.log(`per-GPU peak memory (GiB), ${STACKS[par.stack ?? 'megatron'].label} stack, HBM ${hbmGib} GiB; '!' = does not fit`);
-  // A line Megatron-LM cannot train is marked † in its header; the note under the table says why.
-  const bad = new Set(pts.filter((p) => untrainable(model, p.config)).map((p) => p.line));
-  console.log(['seq_len'.padStart(8), ...lines.map((l) => `${l.label}${bad.has(l.label) ? ' †' : ''}`.padStart(22))].join(' '));
-  for (const s of lens)
-    console.log([String(s).padStart(8), ...lines.map((l) => {
-      const p = pts.find((x) => x.line === l.label && x.config.seqLength === s);
-      return (p ? `${p.totalGib.toFixed(1)}${p.fits ? ' ' : '!'}` : '-').padStart(22);
-    })].join(' '));
+  printSweepTable(pts, lens, lines, hbmGib, par, model);
   for (const g of gaps) {
     if (g.reason === 'attention') {
       console.log(`'-' under ${g.line}: every length (${g.why})`);
@@ -413,15 +406,49 @@ async function sweepCommand(values: Values, model: ModelConfig, par: ParallelCon
   const what = recomputeNote(model, lines, par.stack);
   if (what) console.log(`note: ${what}`);
   const note = untrainableNote(model, pts);
-  if (note) console.log(`${bad.size ? '† ' : 'note: '}${note}`);
+  if (note) console.log(`${pts.some((p) => untrainable(model, p.config)) ? '† ' : 'note: '}${note}`);   // † as the table's header marks such a line
   const oom = oomPoints(pts);
-  console.log(`longest fitting sequence: ${Object.entries(oom).map(([k, v]) => `${k}: ${v ?? 'none'}`).join('; ')}`);
+  console.log(longestText(pts, hbmGib));
+  if (pts.some((p) => headroom(p.breakdown.totalBytes, hbmGib).tight)) console.log(`note: '~' = tight: ${tightWhy()}: such peaks may not run`);
   if (Object.values(oom).every((v) => v === null)) {
     const tp = par.tensorParallel < 8 || !par.sequenceParallel ? `--tensor-model-parallel-size with --sequence-parallel divides the weights and activations (the seed's commands use TP = 8 with SP); ` : '';
     console.log(`note: no line fits in ${hbmGib} GiB at any length here (TP = ${par.tensorParallel}${par.sequenceParallel ? ' + SP' : ''}): ${tp}flashring advise searches TP × CP × PP × recompute for layouts that fit`);
   }
   if (values.csv !== undefined) console.log(`wrote ${values.csv}`);
   return 0;
+}
+
+/**
+ * The sweep's table: a row a length, a column a line, each point's peak marked as `flashring memory` judges that point alone
+ * (headroom()): '!' does not fit, '~' fits but tight (under advise's margin spare), '-' no point.
+ */
+function printSweepTable(pts: SweepPoint[], lens: number[], lines: SweepLine[], hbmGib: number, par: ParallelConfig, model: ModelConfig): void {
+  console.log(`per-GPU peak memory (GiB), ${STACKS[par.stack ?? 'megatron'].label} stack, HBM ${hbmGib} GiB; '!' = does not fit, '~' = tight (fits, under ${100 * DEFAULT_MARGIN}% of the HBM spare)`);
+  // A line Megatron-LM cannot train is marked † in its header; the note under the table says why.
+  const bad = new Set(pts.filter((p) => untrainable(model, p.config)).map((p) => p.line));
+  console.log(['seq_len'.padStart(8), ...lines.map((l) => `${l.label}${bad.has(l.label) ? ' †' : ''}`.padStart(22))].join(' '));
+  const mark = (p: SweepPoint) => {
+    const h = headroom(p.breakdown.totalBytes, hbmGib);
+    return !h.fits ? '!' : h.tight ? '~' : ' ';
+  };
+  for (const s of lens)
+    console.log([String(s).padStart(8), ...lines.map((l) => {
+      const p = pts.find((x) => x.line === l.label && x.config.seqLength === s);
+      return (p ? `${p.totalGib.toFixed(1)}${mark(p)}` : '-').padStart(22);
+    })].join(' '));
+}
+
+/**
+ * The sweep's last line: each line's longest length that fits, and where that one is tight (headroom()), the longest with
+ * advise's margin spare: 'longest fitting sequence: CP=1: none; CP=2: 8192 (tight; with 10% of the HBM spare: none)'.
+ */
+function longestText(pts: SweepPoint[], hbmGib: number): string {
+  const all = oomPoints(pts), roomy = oomPoints(pts.filter((p) => !headroom(p.breakdown.totalBytes, hbmGib).tight));
+  const each = Object.entries(all).map(([k, v]) => {
+    const r = roomy[k] ?? null;
+    return `${k}: ${v ?? 'none'}${v !== null && r !== v ? ` (tight; with ${100 * DEFAULT_MARGIN}% of the HBM spare: ${r ?? 'none'})` : ''}`;
+  });
+  return `longest fitting sequence: ${each.join('; ')}`;
 }
 
 function printBreakdown(r: MemoryBreakdown, model: ModelConfig, par: ParallelConfig, hbmGib: number): void {

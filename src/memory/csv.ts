@@ -2,7 +2,8 @@
  * activation_memory.csv: the schema the sweep writes, the replay writes and the page reads.
  *   seq_len, tp, cp, pp, sp, recompute, micro_batch, activation_gib, total_gib, fits, source
  * (recompute: none | selective | selective:core_attn+mlp | full:uniform/N | full:block/N)
- * plus optional columns line, hbm_gib, iter_ms, tflops_per_gpu. `source` is `model` or
+ * plus optional columns line, hbm_gib, iter_ms, tflops_per_gpu, tight (a model row that fits with less than advise's
+ * margin of hbm_gib to spare: headroom.ts, as `flashring memory` judges one point). `source` is `model` or
  * `measured: <what and where>`. Empty cells are unknown values. Readers ignore unknown columns.
  */
 import { InputError } from '../errors.js';
@@ -10,12 +11,13 @@ import { decimalNumber, nonDecimal } from '../decimal.js';
 import { counted, plural } from '../plural.js';
 import { SweepPoint, recomputeSpec } from './model.js';
 import { MeasuredPoint, shown } from './megatron.js';
+import { headroom } from './headroom.js';
 
 /** How the source of a row replay reads from a Megatron-LM log begins (src/cli/files.ts tells a replay's CSV by it). */
 export const REPLAY_SOURCE = 'measured: Megatron-LM log ';
 
 export const CSV_COLUMNS = ['seq_len', 'tp', 'cp', 'pp', 'sp', 'recompute', 'micro_batch', 'activation_gib', 'total_gib', 'fits', 'source'] as const;
-export const CSV_EXTRA = ['line', 'hbm_gib', 'iter_ms', 'tflops_per_gpu'] as const;
+export const CSV_EXTRA = ['line', 'hbm_gib', 'iter_ms', 'tflops_per_gpu', 'tight'] as const;
 
 export interface CsvRow {
   seq_len: number;
@@ -33,6 +35,8 @@ export interface CsvRow {
   hbm_gib?: number | null;
   iter_ms?: number | null;
   tflops_per_gpu?: number | null;
+  /** The model's point fits, with less than advise's margin of hbm_gib spare (headroom()); empty for a measured row. */
+  tight?: boolean | null;
 }
 
 /**
@@ -184,7 +188,7 @@ function csvRow(r: string[], head: string[], line: number, name: string): CsvRow
     seq_len: n('seq_len', size)!, tp: n('tp', size), cp: n('cp', size), pp: n('pp', size), sp: b('sp'), recompute, micro_batch: n('micro_batch', size),
     activation_gib: n('activation_gib', { max: MAX_GIB }), total_gib: n('total_gib', { positive: true, max: MAX_GIB }),
     fits: b('fits'), source: at('source') || `measured: ${name}`, line: at('line') || undefined,
-    hbm_gib: n('hbm_gib', { positive: true }), iter_ms: n('iter_ms'), tflops_per_gpu: n('tflops_per_gpu'),
+    hbm_gib: n('hbm_gib', { positive: true }), iter_ms: n('iter_ms'), tflops_per_gpu: n('tflops_per_gpu'), ...(head.includes('tight') ? { tight: b('tight') } : {}),
   };
   if (row.total_gib === null && row.fits === null && row.iter_ms === null && row.tflops_per_gpu === null)
     bad('total_gib is empty and fits is not given: the row measures nothing (an empty total_gib is an unknown peak, not an out-of-memory; write fits=false for a run that ran out of memory)');
@@ -205,11 +209,13 @@ export function measuredRows(rows: CsvRow[], name = 'CSV'): { rows: CsvRow[]; mo
   return { rows: measured, modelRows: rows.length - measured.length };
 }
 
+/** A sweep's points as rows, each with `tight` as the single point's verdict gives it (headroom()). */
 export function sweepRows(points: SweepPoint[], hbmGib: number): CsvRow[] {
   return points.map((p) => ({
     seq_len: p.config.seqLength, tp: p.config.tensorParallel, cp: p.config.contextParallel, pp: p.config.pipelineParallel,
     sp: p.config.sequenceParallel, recompute: recomputeSpec(p.config), micro_batch: p.config.microBatchSize,
     activation_gib: p.activationGib, total_gib: p.totalGib, fits: p.fits, source: 'model', line: p.line, hbm_gib: hbmGib,
+    tight: headroom(p.breakdown.totalBytes, hbmGib).tight,
   }));
 }
 

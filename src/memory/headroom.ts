@@ -35,13 +35,17 @@ export interface Headroom {
 /** A peak of `totalBytes` against `hbmGib`, with `margin` (a fraction of the HBM) as the spare below which it is tight. */
 export function headroom(totalBytes: number, hbmGib: number, margin = DEFAULT_MARGIN): Headroom {
   const spareGib = hbmGib - totalBytes / GIB, fits = spareGib >= 0, tight = fits && spareGib < margin * hbmGib;
-  const gib = `${Math.abs(spareGib).toFixed(1)} GiB`, r = RESERVED_OVER_ALLOCATED;
+  const gib = `${Math.abs(spareGib).toFixed(1)} GiB`;
   const spare = !fits ? `${gib} over` : tight ? `tight: ${gib} (${((100 * spareGib) / hbmGib).toFixed(1)}%) spare` : `${gib} spare`;
   const verdict = `${fits ? 'fits' : 'DOES NOT FIT'} in ${hbmGib} GiB${tight ? `, ${spare}` : ` (${spare})`}`;
-  const note = tight
-    ? `under ${100 * margin}% of the HBM is spare (advise keeps that much free): the model counts allocated bytes, and Megatron-LM's ` +
-      `allocator reserved a median ${r.median.toFixed(2)}× its peak allocated (${r.p90.toFixed(2)}× at the 90th percentile, ${r.max.toFixed(2)}× at most) ` +
-      `in ${r.runs} measured runs, the CUDA context besides: this peak may not run`
-    : null;
+  const note = tight ? `${tightWhy(margin)}: this peak may not run` : null;
   return { fits, tight, spareGib, spare, verdict, note };
+}
+
+/** Why a tight peak may not run, before what that says of it ('this peak may not run'; the sweep: 'such peaks'). */
+export function tightWhy(margin = DEFAULT_MARGIN): string {
+  const r = RESERVED_OVER_ALLOCATED;
+  return `under ${100 * margin}% of the HBM is spare (advise keeps that much free): the model counts allocated bytes, and Megatron-LM's ` +
+    `allocator reserved a median ${r.median.toFixed(2)}× its peak allocated (${r.p90.toFixed(2)}× at the 90th percentile, ${r.max.toFixed(2)}× at most) ` +
+    `in ${r.runs} measured runs, the CUDA context besides`;
 }
