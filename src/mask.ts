@@ -125,12 +125,15 @@ export function checkCuSeqlens(cu: ArrayLike<number>, name: string, total?: numb
     throw new InputError(`${name} ends at ${cu[cu.length - 1]} but the sequence has ${total} tokens; the last entry must be the total length`);
 }
 
-/** Checks a pair of cu_seqlens against the packed lengths (Nq, Nk when given). */
-export function checkDocuments(d: Documents, Nq?: number, Nk?: number): void {
-  checkCuSeqlens(d.cuQ, 'cu_seqlens_q', Nq);
-  checkCuSeqlens(d.cuK, 'cu_seqlens_k', Nk);
+/**
+ * Checks a pair of cu_seqlens against the packed lengths (Nq, Nk when given), each named in an error as `names` says
+ * (the CLI's one --cu-seqlens for both: 'cu_seqlens', not a `_q` the user did not give).
+ */
+export function checkDocuments(d: Documents, Nq?: number, Nk?: number, names = { q: 'cu_seqlens_q', k: 'cu_seqlens_k' }): void {
+  checkCuSeqlens(d.cuQ, names.q, Nq);
+  checkCuSeqlens(d.cuK, names.k, Nk);
   if (d.cuQ.length !== d.cuK.length)
-    throw new InputError(`cu_seqlens_q has ${counted(d.cuQ.length - 1, 'document')} but cu_seqlens_k ${d.cuK.length - 1}; they must match`);
+    throw new InputError(`${names.q} has ${counted(d.cuQ.length - 1, 'document')} but ${names.k} ${d.cuK.length - 1}; they must match`);
 }
 
 /** The mask applies no rule at all (every key visible to every query). */

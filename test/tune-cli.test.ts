@@ -105,7 +105,8 @@ describe('flashring tune', () => {
       [['--reps', '2,3'], /^flashring tune: --reps takes one value, got '2,3'/],
       [['--causal', 'maybe'], /^flashring tune: --causal: 'maybe' is not one of false, true/],
       [['--store', bad], /^flashring tune: --store .*bad\.json is not a flashring tune store .*delete it .*or give another --store/],
-      [['--D', '12'], /^flashring tune: tune: D=12, N=4096, heads 16: head dim D=12 is not supported/],
+      [['--D', '12'], /^flashring tune: D=12, N=4096, heads 16: head dim D=12 is not supported/],   // not 'tune: tune: D=12' (the error's own prefix dropped)
+      [['--D', '7'], /^flashring tune: D=7, N=4096, heads 16: head dim D=7 is not supported: it must be a multiple of 8, at most 256$/],
       [['--bogus'], /^flashring tune: unknown option '--bogus'/],
     ] as const) {
       const r = await cli([...args]);
@@ -113,6 +114,15 @@ describe('flashring tune', () => {
       expect(r.err.split('\n').filter((l) => l && !l.startsWith('Warning')), args.join(' ')).toHaveLength(1);
       expect(r.err.split('\n').find((l) => l.startsWith('flashring')), args.join(' ')).toMatch(msg);
     }
+  });
+
+  it("an error's own command prefix is said once, whichever command (tune's library errors, notes' data errors): nothing else of the line is cut", async () => {
+    const { mistakeLine } = await import('../src/cli/main.js');
+    expect(mistakeLine('tune', 'tune: D=7, N=4096, heads 16: head dim D=7 is not supported')).toBe('flashring tune: D=7, N=4096, heads 16: head dim D=7 is not supported');
+    expect(mistakeLine('notes', 'notes: cannot read bench/results/x.csv (ENOENT)')).toBe('flashring notes: cannot read bench/results/x.csv (ENOENT)');
+    // Another command's name, or the command's name without ': ', is part of the message.
+    expect(mistakeLine('bench', 'tune: D=7')).toBe('flashring bench: tune: D=7');
+    expect(mistakeLine('tune', 'tuned pins are stale')).toBe('flashring tune: tuned pins are stale');
   });
 
   it('--help names the store and every option', async () => {

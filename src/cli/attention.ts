@@ -274,7 +274,8 @@ async function loadDocuments(c: NonNullable<AttentionArgs['cuSeqlens']>, heads: 
   const cuK = c.same ? cuQ : await load(heads.k, 'cu-seqlens-k');
   const flagOf = (msg: string) => (c.same ? `--cu-seqlens ${c.q}` : msg.startsWith('cu_seqlens_k') ? `--cu-seqlens-k ${c.k}` : `--cu-seqlens-q ${c.q}`);
   try {
-    checkDocuments({ cuQ, cuK }, s.Nq, s.Nk);
+    // One file for Q and K/V (documentHeads refused Nq ≠ Nk): named as the flag given, not as its Q side.
+    checkDocuments({ cuQ, cuK }, s.Nq, s.Nk, c.same ? { q: 'cu_seqlens', k: 'cu_seqlens' } : undefined);
   } catch (e) {
     if (e instanceof InputError) throw new InputError(`${flagOf(e.message)}: ${e.message}`);
     throw e;

@@ -81,11 +81,20 @@ export async function main(argv: string[]): Promise<number> {
   } catch (e) {
     const line = await userMistake(e);
     if (line === null) throw e;
-    console.error(`flashring ${cmd}: ${line}`);
+    console.error(mistakeLine(cmd, line));
     return 2;
   } finally {
     (await import('../gpu/node.js')).releaseNodeGPU();
   }
+}
+
+/**
+ * An ordinary mistake as the command prints it, 'flashring tune: D=7, …': an error's own 'tune: ' (the library's errors
+ * name what refused them, for the page and other callers) dropped where the command's prefix says it already (it read
+ * 'flashring tune: tune: D=7, …'; notes' 'notes: ' likewise).
+ */
+export function mistakeLine(cmd: string, line: string): string {
+  return `flashring ${cmd}: ${line.startsWith(`${cmd}: `) ? line.slice(cmd.length + 2) : line}`;
 }
 
 /**
