@@ -87,9 +87,14 @@ describe('flashring attention', () => {
       expect(recordLists(readFileSync(join(out, RUN_RECORD), 'utf8'))).toEqual(['o.npy', 'dq.npy', 'dk.npy', 'dv.npy', 'lse.npy']);
       // The record says what made the arrays: the inputs, the mask, the scale used (1/√16), the ring's settings.
       const ring = !extra.length ? null : extra.includes('processes') ? { ranks: 2, scheme: 'p2p', layout: 'zigzag', mode: 'processes', gpuPerRank: true } : { ranks: 3, scheme: 'p2p', layout: 'striped', mode: 'one-device' };
-      expect(JSON.parse(readFileSync(join(out, RUN_RECORD), 'utf8')).run).toEqual({
+      const record = JSON.parse(readFileSync(join(out, RUN_RECORD), 'utf8'));
+      expect(record.run).toEqual({
         inputs: Object.fromEntries(['q', 'k', 'v', 'do'].map((n) => [n, join(dir, `${n}.npy`)])), causal: true, window: null, documents: null, scale: 0.25, precisionRequest: 'f32', ring,
       });
+      // And what it ran on, under bench's JSON's names: the adapter its header names, and Dawn's robustness transform (off here).
+      expect(Object.keys(record)).toEqual(['kind', 'version', 'createdAt', 'files', 'shape', 'precision', 'adapter', 'robust', 'run']);
+      expect(record.adapter).toBe(/^attention .* on (.*)$/m.exec(r.out)![1]);
+      expect(record.robust).toBe(process.env.FLASHRING_ROBUST === '1');
       // Results on stdout; stderr (not a terminal here) has no carriage-return progress, one line per finished phase.
       expect(r.out).toMatch(extra.length ? /^attention \{"B":1,"Hq":2,"Hkv":1,"Nq":40,"Nk":40,"D":16\} causal=true, CP R=\d .*\n {2}work per rank/m : /^forward \(f32\) .*; wrote .*o\.npy/m);
       // One header, as a single device's run has (the ring's said its shape on a line of its own, then again with its settings).
@@ -115,6 +120,18 @@ describe('flashring attention', () => {
     // The record keeps listing the earlier gradients, so a third run with --do may overwrite them.
     expect(JSON.parse(readFileSync(join(out, RUN_RECORD), 'utf8'))).toMatchObject({ files: ['o.npy', 'lse.npy', 'dq.npy', 'dk.npy', 'dv.npy'], fromEarlierRuns: ['dq.npy', 'dk.npy', 'dv.npy'] });
     expect((await cli([...args, '--do', join(dir, 'do.npy')])).code).toBe(0);
+  });
+
+  it("the run record says Dawn's robustness transform was on (robust: true) where --robust or FLASHRING_ROBUST=1 asked for it, as bench's JSON", async () => {
+    const args = ['attention', '--q', join(dir, 'q.npy'), '--k', join(dir, 'k.npy'), '--v', join(dir, 'v.npy'), '--precision', 'f32'];
+    for (const [how, extra, env] of [['--robust', ['--robust'], {}], ['FLASHRING_ROBUST=1', [], { FLASHRING_ROBUST: '1' }], ['neither', [], { FLASHRING_ROBUST: '0' }]] as const) {
+      const out = join(dir, `robust-${how.length}`);
+      const r = await cli([...args, '--out', out, ...extra], env);
+      expect(r.code, r.err).toBe(0);
+      const record = JSON.parse(readFileSync(join(out, RUN_RECORD), 'utf8'));
+      expect([how, record.robust], r.err).toEqual([how, how !== 'neither']);
+      expect(record.adapter).toBe(/^attention .* on (.*)$/m.exec(r.out)![1]);
+    }
   });
 
   it('a2a+p2p without sizes takes the largest a2a group below R that divides the heads, and says so', async () => {

@@ -13,6 +13,7 @@ import { RUN_RECORD, outputFiles } from '../src/cli/outputs.js';
 
 /** A run's description for its record (the command's own: runAbout in src/cli/attention.ts). */
 const ABOUT = { inputs: {}, causal: false, window: null, documents: null, scale: 0.125, precisionRequest: 'f32', ring: null };
+const RAN = { precision: 'f32' as const, adapter: 'test adapter', robust: false };
 
 const dir = mkdtempSync(join(tmpdir(), 'flashring-copies-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,7 +24,7 @@ describe('output arrays are not copied to be written', () => {
   const o = t(256, 1), dq = t(256, 2), dk = t(256, 3), dv = t(256, 4), lse = t(32, 5);
 
   it('each .npy is its header and a view of its own array', () => {
-    const files = outputFiles(dir, s, 'f32', { o, dq, dk, dv }, ABOUT, lse);
+    const files = outputFiles(dir, s, RAN, { o, dq, dk, dv }, ABOUT, lse);
     for (const [name, arr] of [['o', o], ['dq', dq], ['dk', dk], ['dv', dv], ['lse', lse]] as const) {
       const data = files.find((f) => f.path === join(dir, `${name}.npy`))!.data;
       expect(Array.isArray(data), name).toBe(true);
@@ -34,7 +35,7 @@ describe('output arrays are not copied to be written', () => {
   });
 
   it('what is written is the same .npy, byte for byte, as encodeNpy makes', async () => {
-    const files = outputFiles(join(dir, 'run'), s, 'f32', { o, dq, dk, dv }, ABOUT, lse);
+    const files = outputFiles(join(dir, 'run'), s, RAN, { o, dq, dk, dv }, ABOUT, lse);
     const plan = await OutputPlan.make([], [{ flag: 'out', path: join(dir, 'run'), kind: 'dir', names: ['o.npy', 'lse.npy', 'dq.npy', 'dk.npy', 'dv.npy', RUN_RECORD] }]);
     await plan.write(files);
     const shapes = { o: [1, 4, 8, 8], dq: [1, 4, 8, 8], dk: [1, 2, 16, 8], dv: [1, 2, 16, 8], lse: [1, 4, 8] };

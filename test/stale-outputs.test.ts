@@ -11,6 +11,7 @@ import { OUTPUT_NAMES, RUN_RECORD, noteStaleOutputs, outputFiles } from '../src/
 
 /** A run's description for its record (the command's own: runAbout in src/cli/attention.ts). */
 const ABOUT = { inputs: {}, causal: false, window: null, documents: null, scale: 0.125, precisionRequest: 'f32', ring: null };
+const RAN = { precision: 'f32' as const, adapter: 'test adapter', robust: false };
 
 const dir = mkdtempSync(join(tmpdir(), 'flashring-stale-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,7 +20,7 @@ const s = { B: 1, Hq: 1, Hkv: 1, Nq: 2, Nk: 2, D: 8 };
 const x = () => new Float32Array(16);
 /** A run writing `tensors` into `out` as the command does, and the notes it prints. */
 async function run(out: string, tensors: Record<string, Float32Array>): Promise<string[]> {
-  const files = outputFiles(out, s, 'f32', tensors, ABOUT, new Float32Array(2));
+  const files = outputFiles(out, s, RAN, tensors, ABOUT, new Float32Array(2));
   const plan = await OutputPlan.make([], [{ flag: 'out', path: out, kind: 'dir', names: [...OUTPUT_NAMES, RUN_RECORD], manifest: { name: RUN_RECORD, lists: () => [...OUTPUT_NAMES] } }], { force: true });
   await plan.write(files);
   const notes: string[] = [];

@@ -3,7 +3,7 @@ import { open, FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { InputError, NpyError } from '../errors.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
-import { nodeGPU } from '../gpu/node.js';
+import { nodeGPU, robustShaders } from '../gpu/node.js';
 import { NpyArray, NpyDtype, NpyHeader, NpyInt32, readNpyData, readNpyHeader } from './npy.js';
 import { attentionForward, attentionBackward, checkHalfRange, HostTensor } from '../kernels/attention.js';
 import { AttentionShape, F32_MAX, F32_MIN_NORMAL, validateShape } from '../shape.js';
@@ -467,7 +467,7 @@ export async function attentionCommand(argv: string[]): Promise<number> {
       msg += `; backward ${ms.toFixed(1)} ms`;
       Object.assign(tensors, { dq: bwd.dq, dk: bwd.dk, dv: bwd.dv });
     }
-    const files = outputFiles(a.out, s, fwd.precision, tensors, about, fwd.lse, batched);
+    const files = outputFiles(a.out, s, { precision: fwd.precision, adapter: adapterName(dev.adapter), robust: robustShaders() }, tensors, about, fwd.lse, batched);
     await timedPhase(`writing the outputs into ${a.out}`, () => outputs.write(files));
     console.log(`${msg}; wrote ${files.map((f) => f.path).join(', ')}`); // the result: stdout (notes: stderr)
     noteStaleOutputs(a.out, files);

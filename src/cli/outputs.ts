@@ -15,7 +15,8 @@ export const OUTPUT_NAMES = ['o.npy', 'lse.npy', 'dq.npy', 'dk.npy', 'dv.npy'] a
 
 /**
  * The record a run leaves in --out beside its arrays (`kind: "flashring.attention-run"`): what it
- * wrote (and what earlier runs wrote there that is still there), the shape and precision. A later
+ * wrote (and what earlier runs wrote there that is still there), the shape and precision, the adapter and whether
+ * Dawn's robustness transform was on (RanOn), and what made the arrays (RunAbout). A later
  * run overwrites only the arrays it lists (src/cli/files.ts Manifest).
  */
 export const RUN_RECORD = 'flashring-run.json';
@@ -46,8 +47,14 @@ export interface RunAbout {
   ring: Record<string, unknown> | null;
 }
 
+/**
+ * What a run computed on, for its record, under bench's JSON's names: the precision, the `adapter` (its name; a ring's, each
+ * distinct rank adapter's, as the timeline's header) and `robust` (Dawn's robustness transform on: --robust or FLASHRING_ROBUST=1).
+ */
+export interface RanOn { precision: Precision; adapter: string; robust: boolean }
+
 /** The record of a run writing `names` into `dir` (plus the arrays an earlier record there lists that remain). */
-function runRecord(dir: string, names: string[], s: AttentionShape, precision: Precision, about: RunAbout): { path: string; data: Uint8Array } {
+function runRecord(dir: string, names: string[], s: AttentionShape, ran: RanOn, about: RunAbout): { path: string; data: Uint8Array } {
   const path = join(dir, RUN_RECORD);
   let earlier: string[] = [];
   try {
@@ -55,7 +62,10 @@ function runRecord(dir: string, names: string[], s: AttentionShape, precision: P
     const st = statSync(path);
     if (st.isFile() && st.size <= 1 << 20) earlier = (recordLists(readFileSync(path, 'utf8')) ?? []).filter((n) => !names.includes(n) && existsSync(join(dir, n)));
   } catch { /* no record yet */ }
-  const record = { kind: RECORD_KIND, version: 1, createdAt: new Date().toISOString(), files: [...names, ...earlier], shape: s, precision, run: about, ...(earlier.length ? { fromEarlierRuns: earlier } : {}) };
+  const record = {
+    kind: RECORD_KIND, version: 1, createdAt: new Date().toISOString(), files: [...names, ...earlier], shape: s, precision: ran.precision,
+    adapter: ran.adapter, robust: ran.robust, run: about, ...(earlier.length ? { fromEarlierRuns: earlier } : {}),
+  };
   return { path, data: new TextEncoder().encode(JSON.stringify(record, null, 1) + '\n') };
 }
 
@@ -65,8 +75,8 @@ function runRecord(dir: string, names: string[], s: AttentionShape, precision: P
  * the new ones are in).
  */
 export function outputSizes(s: AttentionShape, precision: Precision, backward: boolean, about: RunAbout): number[] {
-  // The record: its lists and shape within 1 KiB, its run description (paths) twice over for the indentation.
-  const item = precision === 'f16' ? 2 : 4, header = 128, record = 1024 + 2 * Buffer.byteLength(JSON.stringify(about));
+  // The record: its lists, shape and adapter's name within 2 KiB, its run description (paths) twice over for the indentation.
+  const item = precision === 'f16' ? 2 : 4, header = 128, record = 2048 + 2 * Buffer.byteLength(JSON.stringify(about));
   const q = header + s.B * s.Hq * s.Nq * s.D * item, kv = header + s.B * s.Hkv * s.Nk * s.D * item;
   return [q, header + s.B * s.Hq * s.Nq * 4, ...(backward ? [q, kv, kv] : []), record];
 }
@@ -103,12 +113,13 @@ export function noteStaleOutputs(dir: string, written: { path: string }[]): void
 
 /**
  * The .npy files of a run's outputs (f16 bits as float16, f32 as float32; LSE always float32), [B, H, N, D]
- * and LSE [B, H, N]; without `batched` (every input was [H, N, D], so B = 1) [H, N, D] and [H, N], as the inputs.
+ * and LSE [B, H, N]; without `batched` (every input was [H, N, D], so B = 1) [H, N, D] and [H, N], as the inputs;
+ * and the run's record, with what it ran on (`ran`).
  */
 export function outputFiles(
-  dir: string, s: AttentionShape, precision: Precision, tensors: Record<string, HostTensor>, about: RunAbout, lse?: Float32Array, batched = true,
+  dir: string, s: AttentionShape, ran: RanOn, tensors: Record<string, HostTensor>, about: RunAbout, lse?: Float32Array, batched = true,
 ): { path: string; data: FileData }[] {
-  const dtype = precision === 'f16' ? 'f2' : 'f4';
+  const dtype = ran.precision === 'f16' ? 'f2' : 'f4';
   const lead = batched ? [s.B] : [];
   const files: { path: string; data: FileData }[] = Object.entries(tensors).map(([name, data]) => {
     const heads = name === 'dk' || name === 'dv' ? s.Hkv : s.Hq;
@@ -118,6 +129,6 @@ export function outputFiles(
     return { path: join(dir, `${name}.npy`), data: npyParts(arr) };
   });
   if (lse) files.push({ path: join(dir, 'lse.npy'), data: npyParts({ dtype: 'f4', shape: [...lead, s.Hq, s.Nq], data: lse }) });
-  files.push(runRecord(dir, files.map((f) => basename(f.path)), s, precision, about));
+  files.push(runRecord(dir, files.map((f) => basename(f.path)), s, ran, about));
   return files;
 }

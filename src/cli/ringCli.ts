@@ -1,7 +1,7 @@
 /** `flashring attention --cp R`: the same outputs as a single device, through the ring. */
 import { MaskOptions, maskOf } from '../mask.js';
 import { acquireDevices, adapterName } from '../gpu/device.js';
-import { nodeGPU } from '../gpu/node.js';
+import { nodeGPU, robustShaders } from '../gpu/node.js';
 import { HostTensor } from '../kernels/attention.js';
 import { Precision, PrecisionRequest } from '../kernels/precision.js';
 import { ringAttention, RingOptions, RingResult, RingTimeline } from '../cp/launch/ringAttention.js';
@@ -185,7 +185,9 @@ export async function ringCommand(
     progress.end(); // the terminal's step line, however the run ended
   }
   const tensors = { o: res.o, ...(res.dq ? { dq: res.dq, dk: res.dk!, dv: res.dv! } : {}) };
-  const files = outputFiles(ring.out, s, res.precision, tensors, ring.about, res.lse, ring.batched);
+  // The ranks' adapters as the header names them (one-device: one; processes, multi-adapter: each distinct one).
+  const ran = { precision: res.precision, adapter: [...new Set(res.timeline.adapters)].join(', '), robust: robustShaders() };
+  const files = outputFiles(ring.out, s, ran, tensors, ring.about, res.lse, ring.batched);
   if (ring.timeline !== undefined) files.push({ path: ring.timeline, data: new TextEncoder().encode(JSON.stringify(res.timeline, null, 1)) });
   await timedPhase(`writing the outputs into ${ring.out}`, () => outputs.write(files));
   // The result, under the run's one header: stdout (progress and notes: stderr).
