@@ -1038,7 +1038,8 @@ async function tune(
       return;
     }
     const refused = err instanceof FieldError || err instanceof FieldErrors;
-    const msg = refused ? sayRefusal(status, err) : `Tuning failed: ${(err as Error).message}`;
+    // The library's messages start with their command ('tune: D=7, …'): said once here, as the CLI says it once.
+    const msg = refused ? sayRefusal(status, err) : `Tuning failed: ${(err as Error).message.replace(/^tune: /, '')}`;
     if (refused) showFieldErrors(form, marksOf(err));
     status.textContent = msg;
     hooks.tune = { done: true, failed: msg };
