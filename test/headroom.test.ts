@@ -6,9 +6,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MARGIN, RESERVED_OVER_ALLOCATED, headroom } from '../src/memory/headroom.js';
+import { DEFAULT_MARGIN, RESERVED_OVER_ALLOCATED, headroom, longestFitting } from '../src/memory/headroom.js';
 import { parseMegatronLogs } from '../src/memory/megatron.js';
-import { GIB } from '../src/memory/model.js';
+import { GIB, type SweepPoint } from '../src/memory/model.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -16,6 +16,18 @@ const ROOT = join(import.meta.dirname, '..');
 function logs(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.log')).map((f) => join(ROOT, dir, f)).sort();
 }
+
+describe('longestFitting (the CLI sweep\'s last line and the page planner\'s)', () => {
+  // Points of two lines on 80 GiB: a tight peak (75 GiB: under 10% spare) fits but is not roomy.
+  const pt = (line: string, seqLength: number, gib: number) => ({ line, config: { seqLength }, fits: gib <= 80, breakdown: { totalBytes: gib * GIB } }) as unknown as SweepPoint;
+  const pts = [pt('CP=1', 4096, 60), pt('CP=1', 8192, 75), pt('CP=1', 16384, 95), pt('CP=2', 4096, 90), pt('CP=4', 4096, 30), pt('CP=4', 8192, 50)];
+  it('each line\'s longest that fits, and the longest with the margin spare (null: none)', () => {
+    expect(longestFitting(pts, 80)).toEqual([
+      { line: 'CP=1', longest: 8192, roomy: 4096 }, { line: 'CP=2', longest: null, roomy: null }, { line: 'CP=4', longest: 8192, roomy: 8192 },
+    ]);
+    expect(longestFitting(pts, 80, 0.01).map((x) => x.roomy)).toEqual([8192, null, 8192]);   // a 1% margin: 75 of 80 GiB is roomy
+  });
+});
 
 describe('headroom', () => {
   it('RESERVED_OVER_ALLOCATED is what the committed logs give: each distinct log once, every run with both peaks', () => {

@@ -11,7 +11,7 @@ import {
 } from '../src/memory/model.js';
 import { ChartDataset, LegendChart, MemoryChartConfig, breakdownRows, chartNotes, drawLegendMarks, formatTokens, legendSwatch, memoryChartConfig } from '../src/memory/chart.js';
 import { CsvRow, measuredRow, measuredRows, parseCsv, sweepRows, toCsv } from '../src/memory/csv.js';
-import { headroom } from '../src/memory/headroom.js';
+import { DEFAULT_MARGIN, headroom, longestFitting } from '../src/memory/headroom.js';
 import { notText } from '../src/textKind.js';
 import { ParseResult, configFromLog, parseMegatronLog, unmodelledArgs } from '../src/memory/megatron.js';
 import { Comparison, MeasuredSetup, ModelSize, compareOne, comparisonFigures, memoryDiff, modelDiff, pct, predictFromLog, setupDiff, sourceModel, unmodelledComparison, withoutVerdict } from '../src/memory/compare.js';
@@ -946,7 +946,9 @@ function renderPlanner(typing = false): void {
   const notes = pageWords(chartNotes(model, pts, lines));
   plannerChart = drawMemoryChart($<HTMLCanvasElement>('planner-chart'), plannerChart, memoryChartConfig(plannerRows, [], hbm, title, notes), details, (p) => showBreakdown(p, hbm, model), (p) => advisor.timeTip(model, p.config));
   const oom = oomPoints(pts);
-  $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + Object.entries(oom).map(([k, v]) => `${k} ${v === null ? 'none' : formatTokens(v)}`).join(' · ') +
+  // Where the longest that fits is tight (it may not run: headroom()), the longest with advise's margin spare too.
+  const tight = (v: number | null, r: number | null) => (v !== null && r !== v ? ` (tight; with ${100 * DEFAULT_MARGIN}% spare: ${r === null ? 'none' : formatTokens(r)})` : '');
+  $('planner-oom').textContent = `Longest sequence that fits in ${hbm} GiB: ` + longestFitting(pts, hbm).map(({ line, longest: v, roomy: r }) => `${line} ${v === null ? 'none' : formatTokens(v)}${tight(v, r)}`).join(' · ') +
     gaps.map((g) => g.reason === 'attention' ? `. ${g.line} has no point: Megatron-LM runs context parallelism only with FlashAttention (Transformer Engine), not with its local attention`
       : `. ${g.line} has no point at ${g.lengths.map(formatTokens).join(', ')}: Megatron-LM cannot split them over CP ${g.cp} (2·CP equal chunks${par.sequenceParallel && par.tensorParallel > 1 ? ', and s/CP over TP with SP' : ''})`).join('');
   $('planner-error').textContent = '';

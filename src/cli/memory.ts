@@ -10,7 +10,7 @@ import {
 } from '../memory/model.js';
 import { configFromLog, lastIteration, parseMegatronLogs, POINT_WARMUP, unmodelledArgs, type OthersOom, type ParseResult } from '../memory/megatron.js';
 import { untrainable } from '../memory/untrainable.js';
-import { DEFAULT_MARGIN, headroom, tightWhy } from '../memory/headroom.js';
+import { DEFAULT_MARGIN, headroom, longestFitting, tightWhy } from '../memory/headroom.js';
 import { notText } from '../textKind.js';
 import { maxOf } from '../stats.js';
 import { recomputeNote, untrainableNote } from '../memory/chart.js';
@@ -443,11 +443,8 @@ function printSweepTable(pts: SweepPoint[], lens: number[], lines: SweepLine[], 
  * advise's margin spare: 'longest fitting sequence: CP=1: none; CP=2: 8192 (tight; with 10% of the HBM spare: none)'.
  */
 function longestText(pts: SweepPoint[], hbmGib: number): string {
-  const all = oomPoints(pts), roomy = oomPoints(pts.filter((p) => !headroom(p.breakdown.totalBytes, hbmGib).tight));
-  const each = Object.entries(all).map(([k, v]) => {
-    const r = roomy[k] ?? null;
-    return `${k}: ${v ?? 'none'}${v !== null && r !== v ? ` (tight; with ${100 * DEFAULT_MARGIN}% of the HBM spare: ${r ?? 'none'})` : ''}`;
-  });
+  const each = longestFitting(pts, hbmGib).map(({ line, longest: v, roomy: r }) =>
+    `${line}: ${v ?? 'none'}${v !== null && r !== v ? ` (tight; with ${100 * DEFAULT_MARGIN}% of the HBM spare: ${r ?? 'none'})` : ''}`);
   return `longest fitting sequence: ${each.join('; ')}`;
 }
 

@@ -5,7 +5,7 @@
  * peak just under the HBM is not a run that fits, and the verdict says where the spare is below the margin that
  * `flashring advise` keeps (DEFAULT_MARGIN), with what the measured runs reserved beside what they allocated.
  */
-import { GIB } from './model.js';
+import { GIB, oomPoints, type SweepPoint } from './model.js';
 
 /** The share of the HBM `advise` keeps free by default (its --margin; the page's advisor too): fits ≤ 90%. */
 export const DEFAULT_MARGIN = 0.1;
@@ -48,4 +48,13 @@ export function tightWhy(margin = DEFAULT_MARGIN): string {
   return `under ${100 * margin}% of the HBM is spare (advise keeps that much free): the model counts allocated bytes, and Megatron-LM's ` +
     `allocator reserved a median ${r.median.toFixed(2)}× its peak allocated (${r.p90.toFixed(2)}× at the 90th percentile, ${r.max.toFixed(2)}× at most) ` +
     `in ${r.runs} measured runs, the CUDA context besides`;
+}
+
+/**
+ * Each sweep line's longest length that fits (oomPoints), and where that one is tight (headroom()), the longest with
+ * `margin` of the HBM spare (null: none): the CLI's sweep line and the page's planner say both.
+ */
+export function longestFitting(pts: SweepPoint[], hbmGib: number, margin = DEFAULT_MARGIN): { line: string; longest: number | null; roomy: number | null }[] {
+  const all = oomPoints(pts), roomy = oomPoints(pts.filter((p) => !headroom(p.breakdown.totalBytes, hbmGib, margin).tight));
+  return Object.entries(all).map(([line, longest]) => ({ line, longest, roomy: roomy[line] ?? null }));
 }
