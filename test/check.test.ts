@@ -62,7 +62,9 @@ vi.mock('../src/bench/kernels.js', async (importOriginal) => {
       if (!ctl.fakeTimes) return m.timeForwardBackward(...a);
       const t = a[0].tuning as { portableForward?: unknown; portableBackward?: unknown };
       const ms: [number, number] = [t.portableForward ? 1 : 10, t.portableBackward ? 1 : 10];
-      return { gpu: null, host: ms, path: 'scalar' as const, tiles: '' };
+      // Plans that differ where pinned (autotune keeps no pins whose plan is the defaults' own).
+      const tiles = `fwd ${t.portableForward ? 'pinned' : 'default'} | bwd ${t.portableBackward ? 'pinned' : 'default'}`;
+      return { gpu: null, host: ms, path: 'scalar' as const, tiles };
     },
   };
 });

@@ -157,7 +157,7 @@ describe('terms by hand that a mutation review found unchecked (2026-12-05)', ()
     const at = (terms: { name: string; ms: number }[]) => ({ tp: 1, sp: false, cp: 1, cpCommType: null, pp: 1, vp: 1, dp: 8, recompute: 'none', distributedOptimizer: false, iterMs: 100,
       totalBytes: 0, tokensPerSecond: 0, tflopsPerGpu: 0, commFraction: 0, time: { terms: terms.map((x) => ({ ...x, what: '' })) } }) as unknown as Candidate;
     expect(reasons(req(8192), at([{ name: 'tp-comm', ms: 2.4 }, { name: 'cp-comm', ms: 1 }, { name: 'dp-comm', ms: 0.6 }, { name: 'pp-comm', ms: 0 }])))
-      .toEqual(['each kind of communication 3% of the step or less: tp-comm 2 ms (2%), cp-comm 1 ms (1%), dp-comm 1 ms (1%)']);
+      .toEqual(['each kind of communication 3% of the step or less: tp-comm 2%, cp-comm 1%, dp-comm 1%']);
     expect(reasons(req(8192), at([{ name: 'tp-comm', ms: 0 }, { name: 'attention', ms: 50 }]))).toEqual(['communication hidden']);
   });
   it("advise: the CP = 1 layout a CP row is compared with keeps the GPUs (DP × CP)", () => {

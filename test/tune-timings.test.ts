@@ -31,7 +31,11 @@ vi.mock('../src/bench/kernels.js', async (importOriginal) => ({
   benchBuffers: () => ({}),
   tensorFits: () => true,
   spotCheck: async () => ({ ok: true, err: 1e-7 }),
-  timeForwardBackward: async (d: FlashDevice, ...rest: unknown[]) => ({ gpu: null, host: fakeHost(d, (rest[7] as string | undefined) ?? 'both'), path: 'scalar' }),
+  // Plans named by the pins (autotune keeps no pins whose plan is the defaults' own).
+  timeForwardBackward: async (d: FlashDevice, ...rest: unknown[]) => ({
+    gpu: null, host: fakeHost(d, (rest[7] as string | undefined) ?? 'both'), path: 'scalar',
+    tiles: `fwd ${JSON.stringify(d.tuning.portableForward ?? null)} | bwd ${JSON.stringify(d.tuning.portableBackward ?? null)}`,
+  }),
 }));
 vi.mock('../src/kernels/flashForward.js', async (importOriginal) => {
   const mod = await importOriginal<typeof import('../src/kernels/flashForward.js')>();

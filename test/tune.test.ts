@@ -170,7 +170,7 @@ describe('autotune on this device', () => {
     expect(e.trials.filter((t) => /in one run/.test(t.error ?? ''))).toEqual([]);   // no pruning on a CPU adapter (its single runs are noise)
     expect(lines[0]).toMatch(/^tuning D=16 f32 causal on the scalar path at N=48, 1 head: defaults/);
     // On a CPU adapter the header says why the first candidate's line may be long in coming.
-    expect(lines[0].endsWith("; on this CPU adapter each candidate's kernels compile as it is first run, seconds to minutes each")).toBe(dev.isCPU);
+    expect(lines[0].endsWith('; on this CPU adapter each kernel compiles as it first runs, seconds to minutes each')).toBe(dev.isCPU);
     // Each candidate's line counted within its kernel's, so a long search says how far it is.
     expect(lines[1]).toMatch(/^ {2}fwd 1\/2 FLASHRING_PORTABLE_FWD=16x8: /);
     expect(lines[4]).toMatch(/^ {2}bwd 2\/2 FLASHRING_PORTABLE_BWD=128x128: skipped \(/);

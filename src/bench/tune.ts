@@ -419,7 +419,7 @@ async function search(
 ): Promise<TuneEntry & { fromStore: boolean }> {
   // On a CPU adapter the first candidate's line can be minutes away (lavapipe compiles each kernel at its first
   // dispatch): the header says so, so that a quiet terminal is not read as a hang.
-  const slow = dev.isCPU ? '; on this CPU adapter each candidate\'s kernels compile as it is first run, seconds to minutes each' : '';
+  const slow = dev.isCPU ? '; on this CPU adapter each kernel compiles as it first runs, seconds to minutes each' : '';
   o.progress(`tuning D=${r.D} ${r.precision} ${r.causal ? 'causal' : 'not causal'} on the ${path} path at N=${r.N}, ${counted(r.heads, 'head')}: defaults timed last, beside the chosen pins${slow}`);
   const fwd = await trials(dev, path, 'fwd', r, o, bufs);
   const bwd = await trials(dev, path, 'bwd', r, o, bufs);

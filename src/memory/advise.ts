@@ -320,14 +320,15 @@ const COMM_TERMS = ['tp-comm', 'cp-comm', 'ep-comm', 'dp-comm', 'pp-comm', 'pipe
 /**
  * Which communication is not hidden: each kind over 3% of the step ('not hidden: tp-comm 5 ms (5%)'); else, where some is
  * exposed, that each kind is 3% of the step or less, naming them, as they add up to the layout's comm %, which may pass 3%
- * ('each kind of communication 3% of the step or less: tp-comm 118 ms (2%), …'); else that it is all hidden.
+ * ('each kind of communication 3% of the step or less: tp-comm 2%, cp-comm 1%, dp-comm 1%', shares alone: small times
+ * would read to a tenth of a ms on the page and to whole ms in the CLI); else that it is all hidden.
  */
 function commReason(c: Candidate, t: AdviseWords['time']): string {
   const kinds = COMM_TERMS.map((n) => [n, term(c.time, n)] as const).filter(([, ms]) => ms > 0);
   const said = (list: typeof kinds) => list.map(([n, ms]) => `${n} ${t(ms)} (${pctOf(ms, c)})`).join(', ');
   const over = kinds.filter(([, ms]) => ms / c.iterMs > 0.03);
   if (over.length) return `not hidden: ${said(over)}`;
-  return kinds.length ? `each kind of communication 3% of the step or less: ${said(kinds)}` : 'communication hidden';
+  return kinds.length ? `each kind of communication 3% of the step or less: ${kinds.map(([n, ms]) => `${n} ${pctOf(ms, c)}`).join(', ')}` : 'communication hidden';
 }
 
 /**
