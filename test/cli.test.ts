@@ -347,6 +347,9 @@ describe('flashring around the GPU: adapters, Dawn noise, the self-test seed', (
     expect(first.tiles.f32.map((t) => t.D)).toEqual([64, 128, 256]);
     expect(info.out).toContain(`f32 tiles: D=64: fwd Br×Bc ${first.tiles.f32[0].fwd.Br}×${first.tiles.f32[0].fwd.Bc}`);
     expect(first.tiles.f16 === null).toBe(!f16);
+    // Where the forward's P~ shares Q's workgroup array (D = 128 on lavapipe's 32 KiB: 64-column chunks), the text says so.
+    const at128 = (first.tiles.f32[1] as unknown as { fwd: { chunk: number; sharedP: boolean } }).fwd;
+    expect(info.out.includes(`(chunk ${at128.chunk}, P~ in Q's array)`)).toBe(at128.sharedP);
     const st = await cli(['selftest', '--seed', '12345']);
     expect(st.code, st.err).toBe(0);
     expect(st.out).toMatch(/seed 12345\)/);

@@ -42,7 +42,7 @@ function formatAdapter(a: AdapterSummary, i: number): string {
   if (a.subgroupMatrixConfigs.length) lines.push(`  subgroup matrix configs: ${JSON.stringify(a.subgroupMatrixConfigs)}`);
   const tiles = adapterTiles(a);
   const text = (ts: HeadTiles[]) => ts.map((t) => (t.fwd && t.bwd
-    ? `D=${t.D}: fwd Br×Bc ${t.fwd.Br}×${t.fwd.Bc}${t.fwd.chunk < t.D ? ` (chunk ${t.fwd.chunk})` : ''}, bwd ${t.bwd.Br}×${t.bwd.Bc} (chunk ${t.bwd.chunk})`
+    ? `D=${t.D}: fwd Br×Bc ${t.fwd.Br}×${t.fwd.Bc}${t.fwd.chunk < t.D ? ` (chunk ${t.fwd.chunk}${t.fwd.sharedP ? ', P~ in Q\'s array' : ''})` : ''}, bwd ${t.bwd.Br}×${t.bwd.Bc} (chunk ${t.bwd.chunk})`
     : `D=${t.D}: does not fit`));
   lines.push(`  f32 tiles: ${text(tiles.f32).join('; ')}`);
   if (tiles.f16) {
@@ -53,10 +53,14 @@ function formatAdapter(a: AdapterSummary, i: number): string {
   return lines.join('\n');
 }
 
-/** One head dim's portable tiles: the forward's Br×Bc and chunk (head-dim columns staged at a time; D for whole rows), the backward's (Bc: its streamed rows); null where they do not fit the adapter. */
+/**
+ * One head dim's portable tiles: the forward's Br×Bc and chunk (head-dim columns staged at a time; D for whole rows) and
+ * whether its P~ shares Q's workgroup array (tiles.ts shareRule), the backward's (Bc: its streamed rows); null where they
+ * do not fit the adapter.
+ */
 interface HeadTiles {
   D: number;
-  fwd: { Br: number; Bc: number; chunk: number } | null;
+  fwd: { Br: number; Bc: number; chunk: number; sharedP: boolean } | null;
   bwd: { Br: number; Bc: number; chunk: number } | null;
 }
 
@@ -66,7 +70,7 @@ function adapterTiles(a: AdapterSummary): { f32: HeadTiles[]; f16: HeadTiles[] |
   const tiles = (p: Precision): HeadTiles[] => [64, 128, 256].map((D) => {
     try {
       const t = currentProcessTuning(), f = planTiles('fwd', D, p, wg, 256, 0, t), b = planTiles('bwd', D, p, wg, 256, 0, t);
-      return { D, fwd: { Br: f.BR, Bc: f.BC, chunk: f.chunk ?? D }, bwd: { Br: b.BR, Bc: b.streamRows ?? b.BC, chunk: b.chunk ?? D } };
+      return { D, fwd: { Br: f.BR, Bc: f.BC, chunk: f.chunk ?? D, sharedP: f.sharedP === true }, bwd: { Br: b.BR, Bc: b.streamRows ?? b.BC, chunk: b.chunk ?? D } };
     } catch (e) {
       if (e instanceof InputError) throw e; // a bad tuning pin (FLASHRING_PORTABLE_*), not a limit
       return { D, fwd: null, bwd: null };
