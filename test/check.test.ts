@@ -63,8 +63,8 @@ vi.mock('../src/bench/kernels.js', async (importOriginal) => {
       const t = a[0].tuning as { portableForward?: unknown; portableBackward?: unknown };
       const ms: [number, number] = [t.portableForward ? 1 : 10, t.portableBackward ? 1 : 10];
       // Plans that differ where pinned (autotune keeps no pins whose plan is the defaults' own).
-      const tiles = `fwd ${t.portableForward ? 'pinned' : 'default'} | bwd ${t.portableBackward ? 'pinned' : 'default'}`;
-      return { gpu: null, host: ms, path: 'scalar' as const, tiles };
+      const plans: [string, string] = [t.portableForward ? 'pinned' : 'default', t.portableBackward ? 'pinned' : 'default'];
+      return { gpu: null, host: ms, path: 'scalar' as const, bwdPath: 'scalar' as const, plans };
     },
   };
 });

@@ -34,7 +34,7 @@ vi.mock('../src/bench/kernels.js', async (importOriginal) => ({
   // Plans named by the pins (autotune keeps no pins whose plan is the defaults' own).
   timeForwardBackward: async (d: FlashDevice, ...rest: unknown[]) => ({
     gpu: null, host: fakeHost(d, (rest[7] as string | undefined) ?? 'both'), path: 'scalar',
-    tiles: `fwd ${JSON.stringify(d.tuning.portableForward ?? null)} | bwd ${JSON.stringify(d.tuning.portableBackward ?? null)}`,
+    plans: [JSON.stringify(d.tuning.portableForward ?? null), JSON.stringify(d.tuning.portableBackward ?? null)],
   }),
 }));
 vi.mock('../src/kernels/flashForward.js', async (importOriginal) => {

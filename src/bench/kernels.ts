@@ -98,7 +98,7 @@ export function benchBuffers(dev: FlashDevice, s: AttentionShape, p: Precision):
 export async function timeForwardBackward(
   dev: FlashDevice, s: AttentionShape, opts: AttentionOptions, p: Precision, reps: number, warm: [number, number], path?: KernelPath, given?: BenchBuffers,
   passes: 'both' | 'fwd' | 'bwd' = 'both',
-): Promise<{ gpu: [number, number] | null; host: [number, number]; path: KernelPath; bwdPath: KernelPath; tiles: string }> {
+): Promise<{ gpu: [number, number] | null; host: [number, number]; path: KernelPath; bwdPath: KernelPath; plans: [string, string] }> {
   const types = { precision: p, out: p, grad: p };
   const fwd = await FlashForward.create(dev, s.D, types, path);
   const bwd = await FlashBackward.create(dev, s.D, types, path);
@@ -129,7 +129,7 @@ export async function timeForwardBackward(
     const gpuOf = (which: number) => (timed.includes(which) ? med(gpu.filter((_, j) => timed[j % timed.length] === which)) : NaN);
     return {
       gpu: useGpu ? [gpuOf(0), gpuOf(1)] : null,
-      host: [med(hostMs[0]), med(hostMs[1])], path: fwd.path, bwdPath: bwd.path, tiles: `fwd ${describePlan(fwd.plan)} | bwd ${describePlan(bwd.plan)}`,
+      host: [med(hostMs[0]), med(hostMs[1])], path: fwd.path, bwdPath: bwd.path, plans: [describePlan(fwd.plan), describePlan(bwd.plan)],
     };
   } finally {
     timer.destroy();
@@ -145,7 +145,7 @@ export async function timeKernels(
   const [fMs, bMs] = t.gpu ?? t.host;
   const paths = { fwd: t.path, bwd: t.bwdPath, 'fwd+bwd': t.path === t.bwdPath ? t.path : (`${t.path}+${t.bwdPath}` as const) };
   const row = (pass: KernelRow['pass'], ms: number): KernelRow => ({
-    pass, B: s.B, H: s.Hq, N: s.Nq, D: s.D, causal, precision: p, path: paths[pass], tiles: t.tiles, ms,
+    pass, B: s.B, H: s.Hq, N: s.Nq, D: s.D, causal, precision: p, path: paths[pass], tiles: `fwd ${t.plans[0]} | bwd ${t.plans[1]}`, ms,
     tflops: attentionFlops(s, causal, pass) / (ms * 1e-3) / 1e12, timer: t.gpu ? 'gpu-timestamps' : 'host', checkErr,
   });
   return [row('fwd', fMs), row('bwd', bMs), row('fwd+bwd', fMs + bMs)];

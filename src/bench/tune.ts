@@ -210,17 +210,17 @@ export function checkTuneRequest(r: TuneRequest, dev?: FlashDevice): void {
 
 /**
  * [forward, backward] GPU (or host) ms of a tuning at the request's shape (on the search's one set of inputs), the path
- * it ran on and its kernels' plans (`fwd … | bwd …`, describePlan); `probe`: one run after one warm-up run (trials: is
+ * it ran on and its kernels' plans ([forward, backward], describePlan); `probe`: one run after one warm-up run (trials: is
  * it worth timing? The warm-up run takes whatever a driver compiles at a pipeline's first dispatch).
  */
 async function timeWith(
   dev: FlashDevice, t: KernelTuning, r: TuneRequest, bufs: BenchBuffers, passes: 'both' | 'fwd' | 'bwd' = 'both', probe = false,
-): Promise<{ ms: [number, number]; path: KernelPath; tiles: string }> {
+): Promise<{ ms: [number, number]; path: KernelPath; plans: [string, string] }> {
   const d = withTuning(dev, { ...dev.tuning, ...t });
   // Warm-up as the bench's (at least 2 runs, on GPUs until a second has passed): a short one let the clock ramp into the defaults' time.
   const [reps, warm]: [number, [number, number]] = probe ? [1, [1, 0]] : [r.reps, [2, 200]];
   const res = await timeForwardBackward(d, shapeOf(r), { causal: r.causal }, r.precision, reps, warm, undefined, bufs, passes);
-  return { ms: res.gpu ?? res.host, path: res.path, tiles: res.tiles };
+  return { ms: res.gpu ?? res.host, path: res.path, plans: res.plans };
 }
 
 /**
@@ -273,8 +273,9 @@ export function pruned(ms: number, best: number): string | undefined {
 }
 
 /** One candidate's trial: not timed where it shares nothing (sharesNothing) or its probe is pruned, else timed. */
-async function trial(dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', c: KernelTuning, r: TuneRequest, bufs: BenchBuffers, best: number): Promise<Tried> {
-  const pins = showPins(c);
+async function trial(
+  dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', c: KernelTuning, pins: string, r: TuneRequest, bufs: BenchBuffers, best: number,
+): Promise<Tried> {
   const same = sharesNothing(dev, c, r);
   if (same) return { trial: { kind, pins, ms: null, error: same }, tuning: c };
   if (Number.isFinite(best) && !dev.isCPU) {
@@ -301,7 +302,7 @@ async function trials(
     o.signal?.throwIfAborted();
     const pins = showPins(c);
     try {
-      out.push(await trial(dev, path, kind, c, r, bufs, best));
+      out.push(await trial(dev, path, kind, c, pins, r, bufs, best));
       const ms = out[out.length - 1].trial.ms;
       if (ms !== null) best = Math.min(best, ms);
     } catch (e) {
@@ -354,11 +355,8 @@ export function keptPins(
   return { tuning: { ...(kept[0] ? best[0] : {}), ...(kept[1] ? best[1] : {}) }, kept, notFaster };
 }
 
-/** Whether each kernel (forward, backward) of two timings' plans (timeWith's `tiles`) is the same kernel. */
-const samePlans = (a: string, b: string): [boolean, boolean] => {
-  const [fa, ba] = a.split(' | '), [fb, bb] = b.split(' | ');
-  return [fa === fb, ba === bb];
-};
+/** Whether each kernel (forward, backward) of two timings' plans (timeWith's `plans`) is the same kernel. */
+const samePlans = (a: [string, string], b: [string, string]): [boolean, boolean] => [a[0] === b[0], a[1] === b[1]];
 
 const fastest = (xs: Tried[]) =>
   xs.filter((x) => isTime(x.trial.ms)).sort((a, b) => a.trial.ms! - b.trial.ms!)[0];
@@ -428,7 +426,7 @@ async function search(
   o.signal?.throwIfAborted();
   // The defaults and the chosen pins timed one after the other, so that both meet the same clock.
   const again = await timeWith(dev, {}, r, bufs), chosen = await timeWith(dev, pick, r, bufs);
-  const k = keptPins(best, again.ms, chosen.ms, samePlans(again.tiles, chosen.tiles));
+  const k = keptPins(best, again.ms, chosen.ms, samePlans(again.plans, chosen.plans));
   // Why the defaults stay before any check; else the kept pins are checked (one float64 spot check either way,
   // of what the entry keeps, unless the kept pins fail it: then the defaults' too).
   const before = !Object.keys(pick).length ? 'no candidate ran'
