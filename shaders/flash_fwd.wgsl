@@ -117,7 +117,8 @@ const LK: u32 = {{LK}}u;      // ... for a K or V chunk: ceil(Bc·DC / WG)
 // memory between its two barriers, where every invocation waits for them; 1 issues the loads of
 // the next staging point right after the current one's second barrier, into registers (pk: LK
 // words; pq: LQ more where Q is staged per tile, NCH > 1), so that their latency passes behind the products, and only stores them at the
-// next staging point. The staging points of a tile, in order: S(c) = Q chunk c (with more than
+// next staging point; 2 does so for K and V only, and loads Q's chunks between their barriers
+// (the same rows every tile: L1 serves them), so that pq's registers are free during the products. The staging points of a tile, in order: S(c) = Q chunk c (with more than
 // one chunk) and K chunk c, c < NCH; then A(c) = V chunk c; then the next visited tile's S(0).
 // The same words reach the same places between the same barriers: bitwise the same results.
 const PF: u32 = {{PF}}u;
@@ -250,7 +251,7 @@ fn kv_word(kv_row0: u32, j0: u32, ch: u32, e: u32, use_v: bool) -> vec4<ST> {
   return t;
 }
 
-// Chunk ch of Q (rows i0 ..) into Qs, and of K or V (rows j0 ..) into KVs, at once (PF = 0).
+// Chunk ch of Q (rows i0 ..) into Qs, and of K or V (rows j0 ..) into KVs, at once (PF = 0; Q also where PF = 2).
 fn stage_q(q_row0: u32, i0: u32, ch: u32, tid: u32) {
   for (var x = 0u; x < rt(LQ); x++) {
     let e = tid + x * WG;
@@ -265,7 +266,7 @@ fn stage_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
   }
 }
 
-// PF = 1: the same words into registers (global loads only), and from there into Qs / KVs.
+// PF = 1 or 2: the same words into registers (global loads only), and from there into Qs / KVs.
 var<private> pq: array<vec4<ST>, LQ>;
 var<private> pk: array<vec4<ST>, LK>;
 
@@ -299,16 +300,16 @@ fn stage_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
     if (NCH > 1u) { stage_q(q_row0, i0, c, tid); }
     stage_kv(kv_row0, j0, c, tid, false);
   } else {
-    if (NCH > 1u) { stash_q(tid); }
+    if (NCH > 1u) { if (PF == 2u) { stage_q(q_row0, i0, c, tid); } else { stash_q(tid); } }
     stash_kv(tid);
   }
   {{#for _ < PK}}note_range(&kmax[c], tid);
   if (c == 0u) { clear_ranges(&vmax, tid); }{{/for}}
 }
 
-// PF = 1: the words of S(c) of the tile at j0 into registers.
+// PF = 1: the words of S(c) of the tile at j0 into registers (PF = 2: K's only).
 fn fetch_s(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, c: u32, tid: u32) {
-  if (NCH > 1u) { fetch_q(q_row0, i0, c, tid); }
+  if (NCH > 1u && PF == 1u) { fetch_q(q_row0, i0, c, tid); }
   fetch_kv(kv_row0, j0, c, tid, false);
 }
 
@@ -355,14 +356,14 @@ fn scores_f16(s: ptr<function, array<vec4<f32>, RR>>, tx_: u32, ty_: u32) {
 }
 {{/for}}
 // The invocation's RR×4 block of Q Kᵀ over the K/V tile at j0 (the sum over the chunks).
-// PF = 1: after S(c)'s second barrier the registers take S(c + 1), or A(0) after the last.
+// PF = 1 or 2: after S(c)'s second barrier the registers take S(c + 1), or A(0) after the last.
 fn tile_scores(q_row0: u32, i0: u32, kv_row0: u32, j0: u32, tid: u32, tx: u32, ty: u32{{#for _ < PK}}, qm: array<u32, NCH>{{/for}}) -> array<vec4<f32>, RR> {
   var s = array<vec4<f32>, RR>();
   for (var c = 0u; c < rt(NCH); c++) {
     workgroupBarrier();   // the previous chunk's (or tile's) readers of Qs, KVs and P~ are done
     stage_s(q_row0, i0, kv_row0, j0, c, tid);
     workgroupBarrier();
-    if (PF == 1u) {
+    if (PF != 0u) {
       if (c + 1u < NCH) { fetch_s(q_row0, i0, kv_row0, j0, c + 1u, tid); } else { fetch_kv(kv_row0, j0, 0u, tid, true); }
     }
     {{#for _ < NPK}}scores(&s, tx, ty);{{/for}}{{#for _ < PK}}if (s_in_f16(c, qm[c])) { scores_f16(&s, tx, ty); } else { scores(&s, tx, ty); }{{/for}}
@@ -488,7 +489,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
   // The tiles visited: t_first … t_end−1 but the skipped ones, each found one ahead (the prefetch
   // loads the next one's first staging point during this one's last).
   var cur = next_tile(t_first, t_end, rows);
-  if (PF == 1u && cur.x < t_end) { fetch_s(rb.q_row0, rb.i0, rb.kv_row0, cur.x * BC, 0u, tid); }
+  if (PF != 0u && cur.x < t_end) { fetch_s(rb.q_row0, rb.i0, rb.kv_row0, cur.x * BC, 0u, tid); }
   loop {
     if (cur.x >= t_end) { break; }
     let j0 = cur.x * BC;
@@ -530,7 +531,7 @@ fn main(g: Grid, @builtin(local_invocation_index) tid: u32) {
       {{#for _ < PK}}note_range(&vmax[{{c}}u], tid);
       if ({{c}}u == 0u) { clear_ranges(&kmax, tid); }{{/for}}
       workgroupBarrier();
-      if (PF == 1u) {   // A(c + 1), or the next visited tile's S(0)
+      if (PF != 0u) {   // A(c + 1), or the next visited tile's S(0)
         if ({{c}}u + 1u < NCH) { fetch_kv(rb.kv_row0, j0, {{c}}u + 1u, tid, true); }
         else if (nxt.x < t_end) { fetch_s(rb.q_row0, rb.i0, rb.kv_row0, nxt.x * BC, 0u, tid); }
       }

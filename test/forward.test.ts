@@ -106,7 +106,7 @@ describe('FlashAttention forward vs float64 reference', () => {
     }
   });
 
-  it('the prefetch (forwardPrefetch = 1) gives bitwise the O and LSE of none, and matches the reference', async () => {
+  it('the prefetch (forwardPrefetch = 1, and 2: K and V only) gives bitwise the O and LSE of none, and matches the reference', async () => {
     // A chunked tile (four chunks: Q restaged per tile, several A(c); Nq != Nk, grouped heads) and,
     // at D = 16, one chunk with tiles skipped inside the range (documents: the next visited tile is
     // found past them). Each variant is a cold compile on a CPU adapter: two cases, two variants.
@@ -123,22 +123,25 @@ describe('FlashAttention forward vs float64 reference', () => {
     for (const tile of ['32x16x16']) for (const [s, o, p] of cases) {
       if (p === 'f16' && !dev.hasF16) continue;
       const out: { o: HostTensor; lse: Float32Array }[] = [];
-      for (const pf of ['0', '1']) out.push((await check(s, o, p, SEED + 71 + s.D, 1, 'scalar', await portable({ FLASHRING_PORTABLE_FWD: tile, FLASHRING_PORTABLE_FWD_PREFETCH: pf, FLASHRING_PORTABLE_FWD_PRODUCTS: p === 'f16' ? 'f16' : undefined }))).got);
-      expect(bits(out[1].o).equals(bits(out[0].o)), `O ${p} D=${s.D} tile '${tile}'`).toBe(true);
-      expect(bits(out[1].lse).equals(bits(out[0].lse)), `LSE ${p} D=${s.D} tile '${tile}'`).toBe(true);
+      for (const pf of ['0', '1', '2']) out.push((await check(s, o, p, SEED + 71 + s.D, 1, 'scalar', await portable({ FLASHRING_PORTABLE_FWD: tile, FLASHRING_PORTABLE_FWD_PREFETCH: pf, FLASHRING_PORTABLE_FWD_PRODUCTS: p === 'f16' ? 'f16' : undefined }))).got);
+      for (const k of [1, 2]) {
+        expect(bits(out[k].o).equals(bits(out[0].o)), `O ${p} D=${s.D} tile '${tile}' prefetch ${k}`).toBe(true);
+        expect(bits(out[k].lse).equals(bits(out[0].lse)), `LSE ${p} D=${s.D} tile '${tile}' prefetch ${k}`).toBe(true);
+      }
     }
-    expect(() => tuningFromEnv({ FLASHRING_PORTABLE_FWD_PREFETCH: '2' })).toThrow(InputError);
-    await expect(tunedDevice({ forwardPrefetch: 2 as 0 })).rejects.toThrow(/FLASHRING_PORTABLE_FWD_PREFETCH='2'/);
+    expect(() => tuningFromEnv({ FLASHRING_PORTABLE_FWD_PREFETCH: '3' })).toThrow(InputError);
+    await expect(tunedDevice({ forwardPrefetch: 3 as 0 })).rejects.toThrow(/FLASHRING_PORTABLE_FWD_PREFETCH='3'/);
   });
 
   it('P~ in Q\'s workgroup array (sharedP) gives bitwise the O and LSE of its own array, and matches the reference', async () => {
-    // Four chunks (Q staged every tile; Nq != Nk, grouped heads, causal) with and without the prefetch; f16 storage with
+    // Four chunks (Q staged every tile; Nq != Nk, grouped heads, causal) without the prefetch and with both kinds; f16 storage with
     // f16 products (P~ in f16, Q's word type); and D = 128 as planned here, where 64-column chunks fit lavapipe's 32 KiB
     // only shared, against 32-column chunks unshared: a window and documents (masked and skipped tiles).
     const docs = { cuQ: new Int32Array([0, 37, 90, 100]), cuK: new Int32Array([0, 37, 90, 100]) };
     const cases: [AttentionShape, AttentionOptions, Precision, Record<string, string>][] = [
       [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, 'f32', { FLASHRING_PORTABLE_FWD: '32x16x16' }],
       [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, 'f32', { FLASHRING_PORTABLE_FWD: '32x16x16', FLASHRING_PORTABLE_FWD_PREFETCH: '1' }],
+      [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, 'f32', { FLASHRING_PORTABLE_FWD: '32x16x16', FLASHRING_PORTABLE_FWD_PREFETCH: '2' }],
       [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, 'f16', { FLASHRING_PORTABLE_FWD: '32x16x16', FLASHRING_PORTABLE_FWD_PRODUCTS: 'f16' }],
       [{ B: 1, Hq: 2, Hkv: 1, Nq: 100, Nk: 100, D: 128 }, { causal: true, window: [40, 0], docs }, 'f32', {}],
     ];

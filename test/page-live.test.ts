@@ -177,7 +177,7 @@ describe('the live panel in headless Chromium', () => {
       expect(l).not.toMatch(/FLASHRING_|smaller head dim|\bpins\b/);
       // Skipped as too large, as too many invocations, as sharing nothing (the same kernel as another candidate) or as
       // pruned (its one run over 3× the fastest so far).
-      if (/candidate/.test(l)) expect(l).toMatch(/^(forward|backward) candidate tile \d+×\d+(, (with|no) prefetch)?(, P~ in (Q's workgroup memory|workgroup memory of its own))?: ([\d.]+ ms|skipped, too large for this GPU's workgroup memory \(needs \d+ bytes, it has \d+\)|skipped, too many invocations per workgroup for this GPU \(\d+, it takes \d+\)|skipped \(P~ can share no array here \(Q staged once, in whole rows of \d+\): the same kernel as with P~ apart\)|skipped \([\d.]+ ms in one run, over 3× the fastest candidate so far \([\d.]+ ms\): not timed further\))$/);
+      if (/candidate/.test(l)) expect(l).toMatch(/^(forward|backward) candidate tile \d+×\d+(, (with|no) prefetch( of K and V only)?)?(, P~ in (Q's workgroup memory|workgroup memory of its own))?: ([\d.]+ ms|skipped, too large for this GPU's workgroup memory \(needs \d+ bytes, it has \d+\)|skipped, too many invocations per workgroup for this GPU \(\d+, it takes \d+\)|skipped \(P~ can share no array here \(Q staged once, in whole rows of \d+\): the same kernel as with P~ apart\)|skipped \(Q staged once here \(whole rows of \d+\): the prefetch of K and V only is the same kernel as prefetch 1\)|skipped \([\d.]+ ms in one run, over 3× the fastest candidate so far \([\d.]+ ms\): not timed further\))$/);
     }
     expect(lines.some((l) => /^forward candidate tile \d+×\d+.*: [\d.]+ ms$/.test(l))).toBe(true);
   }, 400_000);

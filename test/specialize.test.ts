@@ -98,12 +98,21 @@ describe('tile planner', () => {
       .toMatch(/52224 bytes at chunk 64.*It fits with P~ in Q's workgroup array: unset FLASHRING_PORTABLE_FWD_SHARED_P=0/);
     expect((thrown(() => planTiles('fwd', 128, 'f32', 32768, 1024, 32, tile('128x32x64', { FLASHRING_PORTABLE_FWD_SHARED_P: '0' }))) as Error).message).not.toMatch(/It fits with P~/);   // 43520 shared: no fit either way
     // Never where the wider chunk would turn the default prefetch off (more than PREFETCH_MAX_WORDS registers) while the
-    // narrower one keeps it: f16 storage with f16 products at D = 256 keeps 64-column chunks apart (128 shared: 20 words).
+    // narrower one keeps it. With the default prefetch of K and V only where Q is staged per tile, no tile does so: f16
+    // storage with f16 products at D = 256 shares at 128 columns (K's 4 words; with Q's too it would be 20, and it kept
+    // 64-column chunks apart before), and over every tile a user can pin, no default plan loses the prefetch by sharing.
     const pk = { portableProducts: 'f16' as const };
-    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, pk)).toMatchObject({ chunk: 64 });
-    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, pk).sharedP).toBeUndefined();
-    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, { ...pk, forwardSharedP: 1 })).toMatchObject({ chunk: 128, sharedP: true });
-    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, { ...pk, forwardPrefetch: 0 })).toMatchObject({ chunk: 128, sharedP: true });   // the prefetch pinned off: nothing to lose
+    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, pk)).toMatchObject({ chunk: 128, sharedP: true });
+    expect(defaultPrefetch(planTiles('fwd', 256, 'f16', 49152, 1024, 32, pk), 256, false)).toBe(2);
+    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, { ...pk, forwardSharedP: 0 })).toMatchObject({ chunk: 64 });
+    const sizes = [4, 8, 16, 32, 64, 128];
+    for (const limit of [16384, 32768, 49152, 65536]) for (const D of [64, 128, 192, 256]) for (const [p, t] of [['f32', {}], ['f16', {}], ['f16', pk]] as const)
+      for (const rows of [...sizes, 256]) for (const cols of sizes) {
+        const pin = { ...t, portableForward: { rows, cols } };
+        const plan = (x: object) => { try { return planTiles('fwd', D, p, limit, 256, 32, { ...pin, ...x }); } catch { return undefined; } };
+        const byDefault = plan({}), apart = plan({ forwardSharedP: 0 });
+        if (byDefault?.sharedP && apart) expect(defaultPrefetch(byDefault, D, false) > 0 || defaultPrefetch(apart, D, false) === 0, `${limit} D${D} ${p} ${rows}x${cols}`).toBe(true);
+      }
     // Whole rows (Q staged once) are never shared: at D = 64 the pin takes the next chunk, shared (the default keeps
     // 32-column chunks apart, which fit); on 32 KiB it makes 128×32 fit, which the default does not take (64×32:
     // 128×32 fits apart at no chunk).
@@ -228,20 +237,26 @@ describe('tile planner', () => {
     expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32 });
     expect(portableValues('fwd', 64, p4)).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1, PK: 0, NPK: 1, PT: 'f32', STALE: '8.0', QP: 0, NQP: 1, PV: 'Ps' });
     expect(portableValues('fwd', 64, { ...p4, sharedP: true })).toMatchObject({ QP: 1, NQP: 0, PV: 'Qs', QW: 9 });   // max(CS, PS) = max(8 + 1, 8 + 1)
-    // The prefetch: on GPUs by default where it takes at most PREFETCH_MAX_WORDS registers, never
-    // on CPU adapters; a pin wins (and names itself in the plan's line).
-    expect(defaultPrefetch(p4, 64, false)).toBe(1);
+    // The prefetch: on GPUs by default where it takes at most PREFETCH_MAX_WORDS registers, of K and V only (2) where
+    // Q is staged per tile (p4: two chunks), never on CPU adapters; a pin wins (and names itself in the plan's line).
+    expect(defaultPrefetch(p4, 64, false)).toBe(2);
+    expect(defaultPrefetch({ ...p4, chunk: 64 }, 64, false)).toBe(1);   // whole rows: Q staged once, 1 and 2 the same kernel
     expect(defaultPrefetch(p4, 64, true)).toBe(0);
-    expect(defaultPrefetch({ ...p4, WG: 16 }, 64, false)).toBe(0);   // 128·8/16 = 64 words: too many registers
+    expect(defaultPrefetch({ ...p4, WG: 8 }, 64, false)).toBe(0);   // K's 32·8/8 = 32 words: too many registers
+    expect(defaultPrefetch({ ...p4, WG: 16 }, 64, false)).toBe(2);   // K's 16 words (Q's 64 more would be too many for 1)
+    expect(defaultPrefetch({ ...p4, WG: 16, chunk: 64 }, 64, false)).toBe(0);   // whole rows: K's 32 words
     // Registers held: K/V words, and Q's only where Q is staged per tile (more than one chunk).
     expect(stagingWords(p4, 64)).toEqual({ LQ: 4, LK: 1, prefetchWords: 5 });
     expect(stagingWords({ ...p4, chunk: 64 }, 64)).toEqual({ LQ: 8, LK: 2, prefetchWords: 2 });
-    const pf1 = { ...p4, prefetch: defaultPrefetch(p4, 64, false) };
+    const pf1 = { ...p4, prefetch: 1 as const }, pf2 = { ...p4, prefetch: defaultPrefetch(p4, 64, false) };
     expect(portableValues('fwd', 64, pf1)).toMatchObject({ PF: 1 });
+    expect(portableValues('fwd', 64, pf2)).toMatchObject({ PF: 2 });
     expect(describePlan(pf1)).toBe('Br128 Bc32 WG256 chunk32 subgroup prefetch1');
+    expect(describePlan(pf2)).toBe('Br128 Bc32 WG256 chunk32 subgroup prefetch2');
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, { forwardPrefetch: 0 }).prefetch).toBe(0);
+    expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, { forwardPrefetch: 2 }).prefetch).toBe(2);
     const key = (p: typeof p4) => kernelKey('fwd-scalar-subgroup', attentionValues(64, p, { precision: 'f32', out: 'f32', grad: 'f32' }, true, portableValues('fwd', 64, p)));
-    expect(key(pf1)).not.toBe(key(p4));
+    expect(new Set([key(p4), key(pf1), key(pf2)]).size).toBe(3);
     // 256 rows (256 invocations); the limits still apply.
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('256x16x16'))).toMatchObject({ BR: 256, BC: 16, WG: 256, chunk: 16, workgroupBytes: 42240 });
     expect(() => planTiles('fwd', 64, 'f32', 49152, 64, 32, fwd('128x32x32'))).toThrow(/128x32x32: .* 256 invocations/);

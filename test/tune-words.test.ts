@@ -28,6 +28,8 @@ describe("a Tune candidate in the page's words", () => {
     expect(trialWords({ kind: 'fwd', pins: 'P', ms: null, error: 'x', need: { ...need, maxBytes: 49152, maxInvocations: 128 }, tuning }))
       .toBe('forward candidate tile 128×32, no prefetch: skipped, too many invocations per workgroup for this GPU (256, it takes 128)');
     expect(trialWords({ kind: 'bwd', pins: 'P', ms: 0.5, tuning: { portableBackward: { rows: 64, cols: 32 } } })).toBe('backward candidate tile 64×32: 0.500 ms');
+    for (const [pf, words] of [[1, 'with prefetch'], [2, 'with prefetch of K and V only']] as const)
+      expect(trialWords({ kind: 'fwd', pins: 'P', ms: 0.5, tuning: { ...tuning, forwardPrefetch: pf } })).toBe(`forward candidate tile 128×32, ${words}: 0.500 ms`);
   });
 
   it('a tensor-core tile the limits refuse is said the same way, from the figures its kernel\'s refusal carries', async () => {

@@ -27,17 +27,18 @@ function memoryStore(): TuneStore & { entries: Map<string, TuneEntry>; gets: num
 }
 
 describe('autotune candidates (data)', () => {
-  it("are the kernels' own lists: every portable tile with and without the prefetch, every tensor-core tile in each step order (taking turns and not where it can), the backward's with one spill block and two", () => {
-    // f32: each tile with and without the prefetch, P~ in Q's array and apart.
+  it("are the kernels' own lists: every portable tile without the prefetch, with it and with it of K and V only, every tensor-core tile in each step order (taking turns and not where it can), the backward's with one spill block and two", () => {
+    // f32: each tile without the prefetch, with it and with it of K and V only, P~ in Q's array and apart.
     const f32 = tuneCandidates('scalar', 'fwd', 64);
-    expect(f32).toHaveLength(4 * PORTABLE_FWD_CANDIDATES.length);
-    expect(f32.filter((t) => t.forwardSharedP === 1)).toHaveLength(2 * PORTABLE_FWD_CANDIDATES.length);
+    expect(f32).toHaveLength(6 * PORTABLE_FWD_CANDIDATES.length);
+    expect(f32.filter((t) => t.forwardSharedP === 1)).toHaveLength(3 * PORTABLE_FWD_CANDIDATES.length);
+    expect(new Set(f32.map((t) => t.forwardPrefetch))).toEqual(new Set([0, 1, 2]));
     // With f16 storage the portable forward's products too (f16 where the range allows, or f32), only where the user opted in;
     // P~ shares Q's array only with f16 products (Q's word type).
     const plain16 = tuneCandidates('scalar', 'fwd', 64, false, 'f16');
     expect(plain16).toEqual(f32.filter((t) => t.forwardSharedP === 0).map(({ forwardSharedP: _, ...t }) => t));
     const f16 = tuneCandidates('scalar', 'fwd', 64, false, 'f16', true);
-    expect(f16).toHaveLength(6 * PORTABLE_FWD_CANDIDATES.length);
+    expect(f16).toHaveLength(9 * PORTABLE_FWD_CANDIDATES.length);
     expect(new Set(f16.map((t) => t.portableProducts))).toEqual(new Set(['f16', 'f32']));
     expect(f16.filter((t) => t.forwardSharedP !== undefined).every((t) => t.portableProducts === 'f16')).toBe(true);
     for (const t of f16) expect(() => resolveTuning(t)).not.toThrow();
@@ -220,6 +221,19 @@ describe('autotune on this device', () => {
     expect(e.fromStore).toBe(false);
     expect(lines[0]).toMatch(/^the stored entry for D=16 f32 not causal holds pins the kernels do not take \(FLASHRING_PORTABLE_FWD='3x8'.*\): searching again$/);
     expect(store.entries.get(key)?.tuning).toEqual({});
+  }, 120_000);
+
+  it('does not time a candidate whose kernel is a twin\'s: P~ shared or the prefetch of K and V only where Q is staged once', async () => {
+    const dev = await testDevice({ tuning: { path: 'scalar' } });
+    const r = { robust: false, D: 16, precision: 'f32' as const, causal: false, N: 32, heads: 1, reps: 1 };
+    const tile = { portableForward: { rows: 16, cols: 8 } };   // at D = 16: whole rows, one chunk
+    const twins: KernelTuning[] = [{ ...tile, forwardPrefetch: 2 }, { ...tile, forwardSharedP: 1 }, { ...tile, forwardPrefetch: 1 }];
+    const e = await autotune(dev, r, memoryStore(), { candidates: (_p, kind) => (kind === 'fwd' ? twins : []) });
+    expect(e.trials.map((t) => [t.pins, t.error ?? 'timed'])).toEqual([
+      ['FLASHRING_PORTABLE_FWD=16x8 FLASHRING_PORTABLE_FWD_PREFETCH=2', 'Q staged once here (whole rows of 16): the prefetch of K and V only is the same kernel as prefetch 1'],
+      ['FLASHRING_PORTABLE_FWD=16x8 FLASHRING_PORTABLE_FWD_SHARED_P=1', 'P~ can share no array here (Q staged once, in whole rows of 16): the same kernel as with P~ apart'],
+      ['FLASHRING_PORTABLE_FWD=16x8 FLASHRING_PORTABLE_FWD_PREFETCH=1', 'timed'],
+    ]);
   }, 120_000);
 
   it('stops between candidates when its signal is aborted, with the signal\'s reason, and stores nothing', async () => {

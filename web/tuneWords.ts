@@ -9,7 +9,7 @@ const PIN_WORDS: { [K in keyof KernelTuning]-?: (v: NonNullable<KernelTuning[K]>
   portableForward: (t, k) => `${k('forward')}tile ${t.rows}×${t.cols}${t.chunk ? ` (D in chunks of ${t.chunk})` : ''}`,
   portableBackward: (t, k) => `${k('backward')}tile ${t.rows}×${t.cols}${t.chunk ? ` (D in chunks of ${t.chunk})` : ''}`,
   rowReduce: (v) => `row sums through ${v === 'subgroup' ? 'subgroup shuffles' : 'workgroup memory'}`,
-  forwardPrefetch: (v) => (v ? 'with prefetch' : 'no prefetch'),
+  forwardPrefetch: (v) => (v === 2 ? 'with prefetch of K and V only' : v ? 'with prefetch' : 'no prefetch'),
   forwardSharedP: (v) => (v ? 'P~ in Q\'s workgroup memory' : 'P~ in workgroup memory of its own'),
   portableProducts: (v) => `${v} products`,
   sgmmForward: (t, k) => `${k('forward')}tensor-core tile ${t.subgroups} subgroups × ${t.rows} rows${t.rowBlocks === 2 ? ', 2 row blocks' : ''}${t.dSplit === 2 ? ', D split in 2' : ''}`,

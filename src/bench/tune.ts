@@ -158,10 +158,10 @@ export function showPins(t: KernelTuning): string {
 /**
  * The candidates of one kernel on a path, as pins (data: the kernels' own candidate lists and variants): the
  * tensor-core forward's tiles in each step order, and taking turns or not where they can; its backward's tiles
- * with one spill block a subgroup or two (both kernels alike); the portable forward's tiles with and without the
- * prefetch, and with f16 storage and `f16Products` (the user's FLASHRING_PORTABLE_FWD_PRODUCTS=f16: they are never
+ * with one spill block a subgroup or two (both kernels alike); the portable forward's tiles without the prefetch,
+ * with it and with it for K and V only (not timed where Q is staged once: sameKernel), and with f16 storage and `f16Products` (the user's FLASHRING_PORTABLE_FWD_PRODUCTS=f16: they are never
  * chosen for a user who did not ask for them, docs/numerics.md) its f16 or f32 products, each with P~ in Q's array
- * pinned on and off where P~ has Q's word type (a pin on that shares nothing on the device is not timed: sharesNothing).
+ * pinned on and off where P~ has Q's word type (a pin on that shares nothing on the device is not timed: sameKernel).
  */
 export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number, robust = false, precision: Precision = 'f32', f16Products = false): KernelTuning[] {
   if (path === 'subgroup-matrix') {
@@ -174,18 +174,21 @@ export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number,
   const products = precision === 'f16' && f16Products ? PORTABLE_PRODUCTS : [undefined];
   // P~ in Q's array (forwardSharedP) where P~ can have Q's word type: f32, or f16 storage with f16 products.
   const sharing = (p: PortableProducts | undefined) => (precision === 'f32' || p === 'f16' ? [0, 1] as const : [undefined]);
-  return PORTABLE_FWD_CANDIDATES.flatMap(([rows, cols]) => ([0, 1] as const).flatMap((forwardPrefetch) => products.flatMap((p) => sharing(p).map((shared) =>
+  return PORTABLE_FWD_CANDIDATES.flatMap(([rows, cols]) => ([0, 1, 2] as const).flatMap((forwardPrefetch) => products.flatMap((p) => sharing(p).map((shared) =>
     ({ portableForward: { rows, cols }, forwardPrefetch, ...(p ? { portableProducts: p } : {}), ...(shared === undefined ? {} : { forwardSharedP: shared }) })))));
 }
 
 /**
- * Why a candidate that pins P~ in Q's array is not timed: where the device's plan shares nothing (Q staged once, in
- * whole rows, or P~ of another word type) it would be the same kernel as its unpinned twin, timed beside it.
+ * Why a candidate is not timed where the device's plan makes it the same kernel as a twin timed beside it: P~ in Q's
+ * array pinned where the plan shares nothing (Q staged once, in whole rows, or P~ of another word type), or the
+ * prefetch of K and V only where Q is staged once (nothing of Q to leave out).
  */
-function sharesNothing(dev: FlashDevice, c: KernelTuning, r: TuneRequest): string | undefined {
-  if (c.forwardSharedP !== 1) return undefined;
+function sameKernel(dev: FlashDevice, c: KernelTuning, r: TuneRequest): string | undefined {
+  if (c.forwardSharedP !== 1 && c.forwardPrefetch !== 2) return undefined;
   const plan = planDeviceTiles('fwd', r.D, r.precision, withTuning(dev, { ...dev.tuning, ...c }));
-  return plan.sharedP ? undefined : `P~ can share no array here (Q staged once, in whole rows of ${r.D}): the same kernel as with P~ apart`;
+  if (c.forwardSharedP === 1 && !plan.sharedP) return `P~ can share no array here (Q staged once, in whole rows of ${r.D}): the same kernel as with P~ apart`;
+  if (c.forwardPrefetch === 2 && plan.chunk === r.D) return `Q staged once here (whole rows of ${r.D}): the prefetch of K and V only is the same kernel as prefetch 1`;
+  return undefined;
 }
 
 const shapeOf = (r: Pick<TuneRequest, 'D' | 'N' | 'heads'>) => ({ B: 1, Hq: r.heads, Hkv: r.heads, Nq: r.N, Nk: r.N, D: r.D });
@@ -272,11 +275,11 @@ export function pruned(ms: number, best: number): string | undefined {
     ? `${ms.toFixed(3)} ms in one run, over ${TUNE_PRUNE}× the fastest candidate so far (${best.toFixed(3)} ms): not timed further` : undefined;
 }
 
-/** One candidate's trial: not timed where it shares nothing (sharesNothing) or its probe is pruned, else timed. */
+/** One candidate's trial: not timed where it is a twin's kernel (sameKernel) or its probe is pruned, else timed. */
 async function trial(
   dev: FlashDevice, path: KernelPath, kind: 'fwd' | 'bwd', c: KernelTuning, pins: string, r: TuneRequest, bufs: BenchBuffers, best: number,
 ): Promise<Tried> {
-  const same = sharesNothing(dev, c, r);
+  const same = sameKernel(dev, c, r);
   if (same) return { trial: { kind, pins, ms: null, error: same }, tuning: c };
   if (Number.isFinite(best) && !dev.isCPU) {
     const p = await timeWith(dev, { ...c, path }, r, bufs, kind, true);

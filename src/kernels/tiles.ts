@@ -35,8 +35,8 @@ export interface TilePlan {
   pipe?: number;
   /** Tensor-core forward: a group's row blocks take turns through one 16-row S and P block (SBR = 16; sgmmFwdTurns). */
   turns?: boolean;
-  /** Portable forward: the next staging point's words loaded into registers during this one (PF). */
-  prefetch?: 0 | 1;
+  /** Portable forward: the next staging point's words loaded into registers during this one (PF; Prefetch). */
+  prefetch?: Prefetch;
   /** Portable forward with f16 storage: products in f16 where a chunk's inputs allow it (PK; flash_fwd.wgsl), or f32 products throughout. */
   products?: PortableProducts;
   /** Portable forward: P~ shares Q's workgroup array (QP; flash_fwd.wgsl), where Q is staged again every tile. */
@@ -224,9 +224,10 @@ export function portableTile(
 /**
  * The version of the portable planner's default rules where a tuning leaves a variant unpinned (shareRule,
  * defaultPrefetch): autotune's store hash reads it (src/bench/tune.ts sourceHash), so a stored pin is searched again
- * when the plan it would give changes. 2: P~ shares Q's array where that widens the chunk (2026-12-07).
+ * when the plan it would give changes. 2: P~ shares Q's array where that widens the chunk (2026-12-07); 3: the default
+ * prefetch is of K and V only where Q is staged per tile (2026-12-07).
  */
-export const PLAN_POLICY = 2;
+export const PLAN_POLICY = 3;
 
 /**
  * At which chunks the portable forward's P~ shares Q's array (portableTile). Pinned 1: wherever it can (sharesP); 0:
@@ -247,7 +248,7 @@ function shareRule(
   const apartBytes = (c: number) => workgroupBytes('fwd', A, B, D, c, precision, reduce, products);
   const apart = (pinChunk ? [pinChunk] : chunks(D, B)).find((c) => chunkFits(D, B, c) && apartBytes(c) <= limit);
   const pinnedTile = tuning.portableForward !== undefined;
-  const words = (c: number) => stagingWords({ BR: A, BC: B, WG, chunk: c, workgroupBytes: 0 }, D).prefetchWords;
+  const words = (c: number) => defaultPrefetchWords({ BR: A, BC: B, WG, chunk: c, workgroupBytes: 0 }, D);
   const keepsPrefetch = (c: number) => tuning.forwardPrefetch !== undefined || apart === undefined
     || words(c) <= PREFETCH_MAX_WORDS || words(apart) > PREFETCH_MAX_WORDS;
   return (c) => sharesP(D, c, precision, products) && apartBytes(c) > limit && (apart !== undefined || pinnedTile) && keepsPrefetch(c);
@@ -275,8 +276,17 @@ export function planDeviceTiles(kind: 'fwd' | 'bwd', D: number, precision: Preci
 }
 
 /**
- * The portable forward's staging words per invocation: LQ for a Q chunk, LK for a K or V chunk,
- * and the registers its prefetch holds (pk, and pq only where Q is staged per tile: NCH > 1).
+ * The portable forward's prefetch (flash_fwd.wgsl PF): 0 loads each staging point's words between its barriers; 1 loads
+ * the next staging point's words into registers during this one: Q's chunk (where Q is staged per tile) and K's or V's;
+ * 2 only K's and V's, Q's chunks between their barriers (they are the same rows every tile, so L1 serves them), which
+ * frees pq's registers during the products: at D = 128 in f32 (128×32, 64-column chunks) 6.4–7.5% faster than 1 on an
+ * H100 (docs/performance.md, forty-first step). Where Q is staged once (whole rows), 1 and 2 are the same kernel.
+ */
+export type Prefetch = 0 | 1 | 2;
+
+/**
+ * The portable forward's staging words per invocation: LQ for a Q chunk, LK for a K or V chunk, and the registers
+ * its prefetch holds with mode 1 (pk, and pq where Q is staged per tile: NCH > 1); mode 2 holds LK (pk only).
  */
 export function stagingWords(plan: TilePlan, D: number): { LQ: number; LK: number; prefetchWords: number } {
   const DC = (plan.chunk ?? D) / 4;
@@ -290,12 +300,21 @@ export const PREFETCH_MAX_WORDS = 16;
 /**
  * The forward's prefetch where the tuning does not pin it (forwardPrefetch): on GPUs where it
  * needs at most PREFETCH_MAX_WORDS registers (the H200 measured it faster everywhere: f32 +5% /
- * +21% at D = 64 / 128, +13% / +34% with robustness on; bench/results/h200-2026-12-01-fwd-prefetch);
+ * +21% at D = 64 / 128, +13% / +34% with robustness on; bench/results/h200-2026-12-01-fwd-prefetch),
+ * of K and V only (2) where Q is staged per tile (Q's chunks from L1 between their barriers: +6.4–7.5% at D = 128
+ * in f32 on an H100 against both, docs/performance.md forty-first step), else 1 (Q staged once: the same kernel);
  * not on CPU adapters (no latency to hide, and lavapipe compiles its register arrays slowly: a
  * small tile's forward took 41 s against 2.5 s), nor where it would take more registers than that.
  */
-export function defaultPrefetch(plan: TilePlan, D: number, cpu: boolean): 0 | 1 {
-  return !cpu && stagingWords(plan, D).prefetchWords <= PREFETCH_MAX_WORDS ? 1 : 0;
+export function defaultPrefetch(plan: TilePlan, D: number, cpu: boolean): Prefetch {
+  const words = defaultPrefetchWords(plan, D);
+  return cpu || words > PREFETCH_MAX_WORDS ? 0 : (plan.chunk ?? D) < D ? 2 : 1;
+}
+
+/** The registers (vec4 words) defaultPrefetch's kind of prefetch holds: K's or V's words, and Q's only where Q is staged once. */
+function defaultPrefetchWords(plan: TilePlan, D: number): number {
+  const { LK, prefetchWords } = stagingWords(plan, D);
+  return (plan.chunk ?? D) < D ? LK : prefetchWords;
 }
 
 /**

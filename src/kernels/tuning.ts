@@ -13,7 +13,7 @@
  */
 import { InputError } from '../errors.js';
 import type { PathRequest } from './pipeline.js';
-import type { RowReduce } from './tiles.js';
+import type { Prefetch, RowReduce } from './tiles.js';
 import { SGMM_FWD_PIPES, SGMM_FWD_TURNS, SGMM_SPILLS, type SgmmForwardPipe, type SgmmSpill } from './sgmmTiles.js';
 
 /**
@@ -55,8 +55,8 @@ export interface KernelTuning {
   portableBackward?: PortableTilePin;
   /** The portable forward's row reduction (FLASHRING_PORTABLE_REDUCE). */
   rowReduce?: RowReduce;
-  /** The portable forward's prefetch (FLASHRING_PORTABLE_FWD_PREFETCH = 0 | 1). */
-  forwardPrefetch?: 0 | 1;
+  /** The portable forward's prefetch (FLASHRING_PORTABLE_FWD_PREFETCH = 0 none | 1 Q's chunks and K, V | 2 K and V only; tiles.ts Prefetch). */
+  forwardPrefetch?: Prefetch;
   /** Whether the portable forward's P~ shares Q's workgroup array (FLASHRING_PORTABLE_FWD_SHARED_P = 0 | 1; tiles.ts sharesP). */
   forwardSharedP?: 0 | 1;
   /** The portable forward's products with f16 storage (FLASHRING_PORTABLE_FWD_PRODUCTS = f32, the default, | f16: in f16 where a chunk's range allows; opt-in). */
@@ -162,7 +162,7 @@ export const TUNING_PINS: { [K in keyof KernelTuning]-?: Pin<NonNullable<KernelT
   portableForward: portableTilePin('fwd'),
   portableBackward: portableTilePin('bwd'),
   rowReduce: choice('FLASHRING_PORTABLE_REDUCE', ['subgroup', 'workgroup'] as RowReduce[], 'subgroup or workgroup'),
-  forwardPrefetch: choice('FLASHRING_PORTABLE_FWD_PREFETCH', [0, 1] as const, '0 or 1'),
+  forwardPrefetch: choice('FLASHRING_PORTABLE_FWD_PREFETCH', [0, 1, 2] as const, '0 (none), 1 (Q\'s chunks, K and V) or 2 (K and V only)'),
   forwardSharedP: choice('FLASHRING_PORTABLE_FWD_SHARED_P', [0, 1] as const, '0 (P~ in its own workgroup array) or 1 (P~ in Q\'s wherever Q is staged every tile and P~ has Q\'s word type); unset, P~ shares Q\'s array only where that lets a wider chunk fit'),
   portableProducts: choice('FLASHRING_PORTABLE_FWD_PRODUCTS', PORTABLE_PRODUCTS, 'f32 (the default) or f16 (with f16 storage, products in f16 where each chunk\'s range allows: faster, not within the f16 contract on inputs whose products cancel; docs/numerics.md)'),
   sgmmForward: sgmmTilePin('fwd'),

@@ -79,12 +79,12 @@ export function* sgmmModules(heads: number[]): Generator<NamedModule> {
 /**
  * The portable forward as a GPU compiles it (unrolled), every candidate tile that fits the H200's
  * limits: subgroups of 32 (subgroup row reduction) or none (workgroup memory), with and without
- * the prefetch, f16 storage with f16 and f32 products, P~ in Q's array or its own; head dims of one to eight chunks.
+ * the prefetch (of K and V only too, where Q is staged per tile), f16 storage with f16 and f32 products, P~ in Q's array or its own; head dims of one to eight chunks.
  */
 function* portableModules(heads: number[]): Generator<NamedModule> {
   for (const D of heads.filter((d) => [16, 64, 128, 256].includes(d))) for (const precision of ['f32', 'f16'] as const) {
     const products = precision === 'f16' ? PORTABLE_PRODUCTS : [undefined];
-    for (const [BR, BC] of PORTABLE_FWD_CANDIDATES) for (const subgroupMin of [32, 0]) for (const prefetch of [0, 1] as const) for (const pk of products) {
+    for (const [BR, BC] of PORTABLE_FWD_CANDIDATES) for (const subgroupMin of [32, 0]) for (const prefetch of [0, 1, 2] as const) for (const pk of products) {
       // The default plan, P~ in Q's array pinned (the widest chunk that fits so, where Q is staged every tile and P~ has
       // Q's type; a tile may fit only so: f32 64×64 at D = 128) and P~ apart pinned: each distinct plan once.
       const tiles = new Map<string, TilePlan>();
@@ -93,6 +93,7 @@ function* portableModules(heads: number[]): Generator<NamedModule> {
         if (!('why' in t)) tiles.set(`${t.chunk} ${t.sharedP === true}`, t);
       }
       for (const tile of tiles.values()) {
+        if (prefetch === 2 && tile.chunk === D) continue;   // Q staged once: the same kernel as prefetch 1
         const plan = { ...tile, prefetch };
         const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan));
         yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}${pk ? ` products ${pk}` : ''}${plan.sharedP ? ' shared P' : ''}`,
