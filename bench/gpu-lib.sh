@@ -3,6 +3,7 @@
 # earlier calls defined the same functions inline), from the project root (they run bin/flashring.mjs and
 # bench/cp-run.mjs by relative path). Needs O (the call's scratch folder) and OUT (the device tool's return
 # folder), checked when sourced, and sets t0.
+#   card                the card and the date into $O and $OUT (gpu.txt, date.txt), and a line saying them
 #   el                  seconds since the call began, for the progress lines
 #   pack                $O packed into $OUT/all.tgz (rewritten after each stage, so a cut run returns what finished)
 #   kernel_rows TAG     one line per pass of $O/TAG/*-kernels.csv (the same-call bench: TFLOP/s, × the peer,
@@ -18,6 +19,10 @@
 : "${O:?gpu-lib.sh needs O, the call's scratch folder}" "${OUT:?gpu-lib.sh needs OUT, the device tool's return folder}"
 t0=$(date +%s)
 el() { echo "$(( $(date +%s) - t0 )) s"; }
+card() {
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$O/gpu.txt" 2>&1; date -u +%FT%TZ > "$O/date.txt"
+  cp "$O/gpu.txt" "$O/date.txt" "$OUT/"; echo "gpu: $(cat "$O/gpu.txt") at $(date -u +%T)"
+}
 pack() { tar czf "$OUT/all.tgz" -C "$O" . ; }
 kernel_rows() {
   local f; f=$(ls "$O/$1"/*-kernels.csv 2>/dev/null | head -1)

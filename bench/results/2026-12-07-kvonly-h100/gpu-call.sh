@@ -9,7 +9,7 @@
 #    and N = 4224 there are 132 workgroups (one an SM of the H100/H200's 132), at 8448 264, at 16896 528, each with N/32
 #    tiles: if a second workgroup fits an SM, the 132-workgroup point reads lower than the others; if one only, all
 #    alike. For the default, the prefetch off (FLASHRING_PORTABLE_FWD_PREFETCH=0) and kvonly (below).
-# 2. Two edits of flash_fwd.wgsl (edits.json, made by make_edits.py; apply.py writes one into a copy of the tree),
+# 2. Two edits of flash_fwd.wgsl (edits.json, made by make_edits.py; bench/apply-edits.py writes one into a copy of the tree),
 #    each bitwise the same O and LSE:
 #      norescale  acc *= alpha only where one of the invocation's rows moved its (stale) max (64 products a tile else);
 #      kvonly     the prefetch loads K and V ahead, Q's chunks between their barriers (its 32 registers freed);
@@ -25,7 +25,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>
 echo "gpu: $(cat $O/gpu.txt) at $(date -u +%T)"
 for t in norescale kvonly both; do
   rm -rf /tmp/$t; mkdir -p /tmp/$t; cp -r src shaders bin bench test package.json tsconfig.json vitest.config.* /tmp/$t/ 2>/dev/null
-  python3 $W/apply.py $t /tmp/$t || exit 1; ln -sfn $root/node_modules /tmp/$t/node_modules
+  python3 bench/apply-edits.py $W/edits.json $t /tmp/$t || exit 1; ln -sfn $root/node_modules /tmp/$t/node_modules
 done
 (cd /tmp/both && timeout 100 vitest run test/forward.test.ts > $O/tests-both.log 2>&1)
 echo "tests (both) $(el)"; sed 's/\x1b\[[0-9;]*m//g' $O/tests-both.log | grep -E "Test Files|Tests  |^ +×" | cut -c1-200 | head -8; pack

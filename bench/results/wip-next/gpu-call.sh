@@ -11,9 +11,7 @@ set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
 O=/tmp/next; mkdir -p $O; source bench/gpu-lib.sh
 LIMIT=${LIMIT:-570}
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $O/gpu.txt 2>&1; date -u +%FT%TZ > $O/date.txt
-cp $O/gpu.txt $O/date.txt $OUT/
-echo "gpu: $(cat $O/gpu.txt) at $(date -u +%T)"
+card
 grep -q H200 $O/gpu.txt || { echo "not an H200: nothing run (the suite ran on an H100: ../2026-12-07-suite-h100)"; exit 0; }
 PYTHONUNBUFFERED=1 timeout 90 python3 bench/peers/torch_sdpa.py --N 16384 --D 64,128 --heads 16 --reps 2 --out $O/peer.json > $O/peer.log 2>&1
 echo "peer $(el)"; pack
