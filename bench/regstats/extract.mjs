@@ -6,7 +6,7 @@
 // Usage: node bench/regstats/extract.mjs LOG OUTDIR
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 
-const FAMILY = [['tile_scores', 'flash_fwd'], ['fn dkdv', 'flash_bwd'], ['subgroup_matrix', 'tensor-core'], ['fn merge', 'merge']];
+const FAMILY = [['tile_scores', 'flash_fwd'], ['fn dkdv', 'flash_bwd'], ['subgroup_matrix', 'tensor-core'], ['fn preprocess(', 'flash_bwd_pre'], ['fn finalize(', 'merge']];
 const CONSTS = ['D', 'BR', 'BC', 'WG', 'RR', 'DC', 'NCH', 'PF', 'LQ', 'LK', 'DU'];
 
 /** The kernel a WGSL dump specializes: family and constants. */
@@ -27,17 +27,20 @@ function layout(asm) {
     if (set.get(m[1]) !== 0) throw new Error(`${m[1]}: descriptor set ${set.get(m[1])}, regstats handles set 0 only`);
     kinds[binding.get(m[1])] = m[2] === 'Uniform' ? 'U' : 'S';
   }
-  if (kinds.some((k) => k === undefined) || kinds.length !== [...kinds].length) throw new Error('bindings with gaps: regstats needs 0..n-1');
+  if (kinds.includes(undefined)) throw new Error('bindings with gaps: regstats needs 0..n-1');
   return kinds.join('');
 }
 
 const [log, outDir] = process.argv.slice(2);
 if (!log || !outDir) { console.error('usage: node bench/regstats/extract.mjs LOG OUTDIR'); process.exit(2); }
 mkdirSync(outDir, { recursive: true });
+// Dawn may print a module's SPIR-V after the next module's WGSL: each SPIR-V goes with the latest WGSL dumped so far
+// whose workgroup size (WG) is its LocalSize, and says so where none is (`wgslOf`: "unmatched").
+const seen = [];
 let n = 0;
 for (const part of readFileSync(log, 'utf8').split('// Dumped WGSL:').slice(1)) {
   const [wgsl, ...dumps] = part.split('/* Dumped SPIRV disassembly */');
-  const info = describe(wgsl);
+  seen.push(describe(wgsl));
   for (const d of dumps) {
     // spirv-as of Debian bookworm (SPIRV-Tools 2023.1) does not know maximal reconvergence: dropped (it orders how
     // diverged invocations meet again, not what registers hold).
@@ -48,6 +51,9 @@ for (const part of readFileSync(log, 'utf8').split('// Dumped WGSL:').slice(1)) 
     const file = `${outDir}/m${String(n++).padStart(2, '0')}.spvasm`;
     writeFileSync(file, asm + '\n');
     const entry = /OpEntryPoint GLCompute %\w+ "(\w+)"/.exec(asm)?.[1];
-    console.log(JSON.stringify({ file, entry, layout: layout(asm), ...info }));
+    const size = Number(/OpExecutionMode %\w+ LocalSize (\d+) 1 1/.exec(asm)?.[1]);
+    const info = [...seen].reverse().find((w) => w.consts.WG === size || (w.consts.WG === undefined && w === seen[seen.length - 1]));
+    const version = /^; Version: (\d+\.\d+)/m.exec(asm)?.[1] ?? '1.0';
+    console.log(JSON.stringify({ file, entry, layout: layout(asm), version, localSize: size, ...(info ?? { family: 'unmatched' }) }));
   }
 }

@@ -3,7 +3,8 @@
 // profiler reaches its Vulkan kernels here, so this builds each module as a plain Vulkan compute pipeline with the
 // driver the bench runs on. The SPIR-V comes from Dawn's own dump (bench/regstats/run.sh).
 // Build: bash bench/regstats/build.sh (needs libvulkan-dev; links the loader at run time only).
-// Usage: regstats ENTRY LAYOUT FILE.spv   LAYOUT: the module's bindings in descriptor set 0 in binding order, U (uniform
+// Usage: regstats ENTRY LAYOUT FILE.spv [ROBUST]   ROBUST 1 (default): Vulkan's robustBufferAccess on, as Dawn enables
+// it with robustness on; 0: off, as without (robustBufferAccess2 is never enabled). LAYOUT: the module's bindings in descriptor set 0 in binding order, U (uniform
 // buffer) or S (storage buffer), e.g. USSSSSS (bench/regstats/extract.mjs prints it for each dumped module).
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@ static unsigned char *slurp(const char *path, size_t *n) {
   return b;
 }
 
-static VkDevice open_device(VkInstance *inst, char *name, size_t name_len) {
+static VkDevice open_device(VkInstance *inst, char *name, size_t name_len, int robust) {
   VkApplicationInfo app = { VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "regstats", 1, NULL, 0, VK_API_VERSION_1_3 };
   VkInstanceCreateInfo ici = { VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app, 0, NULL, 0, NULL };
   VkResult r = vkCreateInstance(&ici, NULL, inst);
@@ -40,7 +41,8 @@ static VkDevice open_device(VkInstance *inst, char *name, size_t name_len) {
   VkPhysicalDeviceVulkan12Features f12 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f13 };
   VkPhysicalDeviceVulkan11Features f11 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &f12 };
   VkPhysicalDeviceFeatures2 f2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f11 };
-  vkGetPhysicalDeviceFeatures2(pd, &f2);   // enable all the device has
+  vkGetPhysicalDeviceFeatures2(pd, &f2);   // enable all the device has, robustness only as Dawn would
+  if (!robust) { f2.features.robustBufferAccess = VK_FALSE; f13.robustImageAccess = VK_FALSE; }
   if (!pe.pipelineExecutableInfo) { fprintf(stderr, "regstats: %s has no pipelineExecutableInfo (VK_KHR_pipeline_executable_properties)\n", name); exit(3); }
   const char *ext[] = { "VK_KHR_pipeline_executable_properties" };
   VkDeviceCreateInfo dci = { VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f2, 0, 1, &q, 0, NULL, 1, ext, NULL };
@@ -103,9 +105,9 @@ static void stats(VkDevice dev, const char *entry, const char *layout, const cha
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) { fprintf(stderr, "usage: regstats ENTRY LAYOUT FILE.spv\n"); return 2; }
+  if (argc != 4 && !(argc == 5 && (!strcmp(argv[4], "0") || !strcmp(argv[4], "1")))) { fprintf(stderr, "usage: regstats ENTRY LAYOUT FILE.spv [ROBUST: 0 or 1]\n"); return 2; }
   VkInstance inst; char name[256];
-  VkDevice dev = open_device(&inst, name, sizeof name);
+  VkDevice dev = open_device(&inst, name, sizeof name, argc == 5 ? argv[4][0] == '1' : 1);
   fprintf(stderr, "regstats: %s\n", name);
   stats(dev, argv[1], argv[2], argv[3]);
   vkDestroyDevice(dev, NULL); vkDestroyInstance(inst, NULL);

@@ -4,7 +4,9 @@
 # runs once at N = 16384, B1 H1, D = ${RS_D:-128}, f32, not causal, with Dawn dumping every module's WGSL and SPIR-V (the VAR=VALUE
 # pins set the plan, e.g. FLASHRING_PORTABLE_FWD_PREFETCH=0); each SPIR-V module is assembled again (.regstats/spirv-as)
 # and built as a plain Vulkan pipeline (.regstats/regstats), whose statistics go to OUTDIR/TAG.jsonl, one line a module
-# with the kernel's family and constants. Needs bench/regstats/build.sh's .regstats/ carried.
+# with the kernel's family and constants. Needs bench/regstats/build.sh's .regstats/ carried. Not quite Dawn's own pipeline:
+# maximal reconvergence is dropped (extract.mjs), and Vulkan's robustBufferAccess follows FLASHRING_ROBUST as Dawn sets it
+# (robustBufferAccess2 is never enabled); the statistics are the driver's compile of the same SPIR-V otherwise.
 set -uo pipefail
 tag=$1 out=$2; shift 2
 mkdir -p "$out/$tag"; R=$(pwd)/.regstats
@@ -15,10 +17,10 @@ node bench/regstats/extract.mjs "$out/$tag/dawn.log" "$out/$tag" > "$out/$tag/mo
 xz -f "$out/$tag/dawn.log"
 : > "$out/$tag.jsonl"
 while IFS= read -r line; do
-  f=$(node -e 'const m = JSON.parse(process.argv[1]); console.log(m.file, m.entry, m.layout)' "$line")
+  f=$(node -e 'const m = JSON.parse(process.argv[1]); console.log(m.file, m.entry, m.layout, m.version)' "$line")
   set -- $f
-  LD_LIBRARY_PATH=$R/lib $R/spirv-as --target-env spv1.4 "$1" -o "${1%.spvasm}.spv" 2> "${1%.spvasm}.err" || { echo "$tag: spirv-as failed on $1: $(head -2 ${1%.spvasm}.err)"; continue; }
-  s=$($R/regstats "$2" "$3" "${1%.spvasm}.spv" 2> "${1%.spvasm}.err") || { echo "$tag: regstats failed on $1: $(head -2 ${1%.spvasm}.err)"; continue; }
+  LD_LIBRARY_PATH=$R/lib $R/spirv-as --target-env "spv$4" "$1" -o "${1%.spvasm}.spv" 2> "${1%.spvasm}.err" || { echo "$tag: spirv-as failed on $1: $(head -2 ${1%.spvasm}.err)"; continue; }
+  s=$($R/regstats "$2" "$3" "${1%.spvasm}.spv" "${FLASHRING_ROBUST:-1}" 2> "${1%.spvasm}.err") || { echo "$tag: regstats failed on $1: $(head -2 ${1%.spvasm}.err)"; continue; }
   node -e 'const m = JSON.parse(process.argv[1]); for (const s of process.argv[2].split("\n").filter(Boolean)) console.log(JSON.stringify({ tag: process.argv[3], ...m, stats: JSON.parse(s) }))' "$line" "$s" "$tag" >> "$out/$tag.jsonl"
 done < "$out/$tag/modules.jsonl"
 node -e '
