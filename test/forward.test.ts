@@ -109,7 +109,7 @@ describe('FlashAttention forward vs float64 reference', () => {
   it('the prefetch (forwardPrefetch = 1, and 2: K and V only) gives bitwise the O and LSE of none, and matches the reference', async () => {
     // A chunked tile (four chunks: Q restaged per tile, several A(c); Nq != Nk, grouped heads) and,
     // at D = 16, one chunk with tiles skipped inside the range (documents: the next visited tile is
-    // found past them). Each variant is a cold compile on a CPU adapter: two cases, two variants.
+    // found past them). Each variant is a cold compile on a CPU adapter: four cases, three variants.
     const docs = { cuQ: new Int32Array([0, 37, 90, 150]), cuK: new Int32Array([0, 37, 90, 150]) };
     const cases: [AttentionShape, AttentionOptions, Precision][] = [
       [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, 'f32'],

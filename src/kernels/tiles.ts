@@ -248,7 +248,7 @@ function shareRule(
   const apartBytes = (c: number) => workgroupBytes('fwd', A, B, D, c, precision, reduce, products);
   const apart = (pinChunk ? [pinChunk] : chunks(D, B)).find((c) => chunkFits(D, B, c) && apartBytes(c) <= limit);
   const pinnedTile = tuning.portableForward !== undefined;
-  const words = (c: number) => defaultPrefetchWords({ BR: A, BC: B, WG, chunk: c, workgroupBytes: 0 }, D);
+  const words = (c: number) => stagingWords({ BR: A, BC: B, WG, chunk: c, workgroupBytes: 0 }, D).LK;   // defaultPrefetch's registers
   const keepsPrefetch = (c: number) => tuning.forwardPrefetch !== undefined || apart === undefined
     || words(c) <= PREFETCH_MAX_WORDS || words(apart) > PREFETCH_MAX_WORDS;
   return (c) => sharesP(D, c, precision, products) && apartBytes(c) > limit && (apart !== undefined || pinnedTile) && keepsPrefetch(c);
@@ -279,8 +279,9 @@ export function planDeviceTiles(kind: 'fwd' | 'bwd', D: number, precision: Preci
  * The portable forward's prefetch (flash_fwd.wgsl PF): 0 loads each staging point's words between its barriers; 1 loads
  * the next staging point's words into registers during this one: Q's chunk (where Q is staged per tile) and K's or V's;
  * 2 only K's and V's, Q's chunks between their barriers (they are the same rows every tile, so L1 serves them), which
- * frees pq's registers during the products: at D = 128 in f32 (128×32, 64-column chunks) 6.4–7.5% faster than 1 on an
- * H100 (docs/performance.md, forty-first step). Where Q is staged once (whole rows), 1 and 2 are the same kernel.
+ * frees pq's registers during the products: at D = 128 in f32 (128×32, 64-column chunks) 6.4–7.5% faster than 1 and
+ * 4.3–6.8% faster than 0 on an H100 (docs/performance.md, forty-first step). Where Q is staged once (whole rows), 1 and
+ * 2 are the same kernel.
  */
 export type Prefetch = 0 | 1 | 2;
 
@@ -301,20 +302,14 @@ export const PREFETCH_MAX_WORDS = 16;
  * The forward's prefetch where the tuning does not pin it (forwardPrefetch): on GPUs where it
  * needs at most PREFETCH_MAX_WORDS registers (the H200 measured it faster everywhere: f32 +5% /
  * +21% at D = 64 / 128, +13% / +34% with robustness on; bench/results/h200-2026-12-01-fwd-prefetch),
- * of K and V only (2) where Q is staged per tile (Q's chunks from L1 between their barriers: +6.4–7.5% at D = 128
- * in f32 on an H100 against both, docs/performance.md forty-first step), else 1 (Q staged once: the same kernel);
+ * of K and V only (2) where Q is staged per tile (Q's chunks from L1 between their barriers: at D = 128 in f32 on an
+ * H100 +6.4–7.5% against 1, +4.3–6.8% against 0; docs/performance.md forty-first step), else 1 (Q staged once: the
+ * same kernel), so the registers it takes are K's or V's words (LK) either way;
  * not on CPU adapters (no latency to hide, and lavapipe compiles its register arrays slowly: a
  * small tile's forward took 41 s against 2.5 s), nor where it would take more registers than that.
  */
 export function defaultPrefetch(plan: TilePlan, D: number, cpu: boolean): Prefetch {
-  const words = defaultPrefetchWords(plan, D);
-  return cpu || words > PREFETCH_MAX_WORDS ? 0 : (plan.chunk ?? D) < D ? 2 : 1;
-}
-
-/** The registers (vec4 words) defaultPrefetch's kind of prefetch holds: K's or V's words, and Q's only where Q is staged once. */
-function defaultPrefetchWords(plan: TilePlan, D: number): number {
-  const { LK, prefetchWords } = stagingWords(plan, D);
-  return (plan.chunk ?? D) < D ? LK : prefetchWords;
+  return cpu || stagingWords(plan, D).LK > PREFETCH_MAX_WORDS ? 0 : (plan.chunk ?? D) < D ? 2 : 1;
 }
 
 /**

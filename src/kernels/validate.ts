@@ -2,7 +2,7 @@
  * Compiles every tensor-core (subgroup-matrix) specialization the planner can pick, for head
  * dims 16…256 and f16/f32 outputs, on Dawn's null backend, which offers subgroup matrices and
  * validates WGSL fully without a GPU; and the portable forward's candidate tiles (both row
- * reductions, with and without the prefetch) in the unrolled form GPUs run, which lavapipe's
+ * reductions, without the prefetch, with it and with it of K and V only) in the unrolled form GPUs run, which lavapipe's
  * tests never compile (CPU adapters keep loops rolled). Returns the errors (none when all
  * compile). Run in its own process by `node bin/validate-shaders.mjs` (Dawn aborted when run
  * inside a Vitest worker); validateModules checks any other list of modules the same way (the
