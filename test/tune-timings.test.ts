@@ -92,7 +92,8 @@ describe('autotune with a timer that gives a candidate no time', () => {
       { kind: 'fwd', pins: showPins(A), ms: null, error: `time ${bad} ms: not timed` },
       { kind: 'fwd', pins: showPins(B), ms: 1.5 },
     ]);
-    expect(lines).toContain(`  fwd 1/2 ${showPins(A)}: skipped (time ${bad} ms: not timed)`);
+    // It ran (a timer that gave no time), so its line says the seconds it took; a build that failed did not (below).
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^  fwd 1/2 ${showPins(A)}: skipped \\(time ${bad} ms: not timed, \\d+\\.\\d s with its build and runs\\)$`)));
     expect(lines).toContain(`  1 of 2 fwd candidates gave no time (time ${bad} ms): not ranked`);
     expect(store.entries).toHaveLength(1);
   });

@@ -173,7 +173,7 @@ describe('autotune on this device', () => {
     // On a CPU adapter the header says why the first candidate's line may be long in coming.
     expect(lines[0].endsWith('; on this CPU adapter each kernel compiles as it first runs, seconds to minutes each')).toBe(dev.isCPU);
     // Each candidate's line counted within its kernel's, so a long search says how far it is.
-    expect(lines[1]).toMatch(/^ {2}fwd 1\/2 FLASHRING_PORTABLE_FWD=16x8: /);
+    expect(lines[1]).toMatch(/^ {2}fwd 1\/2 FLASHRING_PORTABLE_FWD=16x8: [\d.]+ ms, \d+\.\d s with its build and runs$/);
     expect(lines[4]).toMatch(/^ {2}bwd 2\/2 FLASHRING_PORTABLE_BWD=128x128: skipped \(/);
     // A last line says what was not kept, unless both kernels' pins were.
     expect(lines).toHaveLength(1 + 4 + (e.tuning.portableForward && e.tuning.portableBackward ? 0 : 1));

@@ -248,6 +248,8 @@ interface Tried {
   trial: TuneTrial;
   tuning: KernelTuning;
   timerGave?: number;
+  /** Whether it ran on the device (built and timed, or probed): its progress line then says the seconds it took. */
+  ran?: boolean;
 }
 
 /** What a timer that gave no time gave, in the trial's error and checkTrials' line. */
@@ -283,11 +285,11 @@ async function trial(
   if (same) return { trial: { kind, pins, ms: null, error: same }, tuning: c };
   if (Number.isFinite(best) && !dev.isCPU) {
     const p = await timeWith(dev, { ...c, path }, r, bufs, kind, true);
-    if (p.path !== path) return trialOf(kind, pins, c, path, p);   // another path: no candidate, said so without timing it whole
+    if (p.path !== path) return { ...trialOf(kind, pins, c, path, p), ran: true };   // another path: no candidate, said so without timing it whole
     const why = pruned(p.ms[kind === 'fwd' ? 0 : 1], best);
-    if (why) return { trial: { kind, pins, ms: null, error: why }, tuning: c };
+    if (why) return { trial: { kind, pins, ms: null, error: why }, tuning: c, ran: true };
   }
-  return trialOf(kind, pins, c, path, await timeWith(dev, { ...c, path }, r, bufs, kind));
+  return { ...trialOf(kind, pins, c, path, await timeWith(dev, { ...c, path }, r, bufs, kind)), ran: true };
 }
 
 /**
@@ -303,7 +305,7 @@ async function trials(
   let best = Infinity;
   for (const [i, c] of cs.entries()) {
     o.signal?.throwIfAborted();
-    const pins = showPins(c);
+    const pins = showPins(c), t0 = performance.now();
     try {
       out.push(await trial(dev, path, kind, c, pins, r, bufs, best));
       const ms = out[out.length - 1].trial.ms;
@@ -311,9 +313,11 @@ async function trials(
     } catch (e) {
       out.push({ trial: skipped(kind, pins, e), tuning: c });
     }
-    const last = out[out.length - 1].trial;
-    // Counted (`fwd 3/20`): a search of dozens of candidates says how far it is.
-    o.progress(`  ${kind} ${i + 1}/${cs.length} ${pins}: ${last.ms === null ? `skipped (${last.error})` : `${last.ms.toFixed(3)} ms`}`, { ...last, tuning: c });
+    const { trial: last, ran } = out[out.length - 1];
+    // Counted (`fwd 3/20`): a search of dozens of candidates says how far it is; one that ran, the seconds it took (its
+    // pipelines' builds, its first dispatch's compile and its runs: where a long search's time goes, against its ms).
+    const took = ran ? `, ${((performance.now() - t0) / 1000).toFixed(1)} s with its build and runs` : '';
+    o.progress(`  ${kind} ${i + 1}/${cs.length} ${pins}: ${last.ms === null ? `skipped (${last.error}${took})` : `${last.ms.toFixed(3)} ms${took}`}`, { ...last, tuning: c });
   }
   checkTrials(r, kind, out, o.progress);
   return out;
