@@ -118,7 +118,7 @@ const LK: u32 = {{LK}}u;      // ... for a K or V chunk: ceil(Bc·DC / WG)
 // the next staging point right after the current one's second barrier, into registers (pk: LK
 // words; pq: LQ more where Q is staged per tile, NCH > 1), so that their latency passes behind the products, and only stores them at the
 // next staging point; 2 does so for K and V only, and loads Q's chunks between their barriers
-// (the same rows every tile: L1 serves them), so that pq's registers are free during the products. The staging points of a tile, in order: S(c) = Q chunk c (with more than
+// (the same rows every tile: L1 serves them), so that Q's words are not held through the products. The staging points of a tile, in order: S(c) = Q chunk c (with more than
 // one chunk) and K chunk c, c < NCH; then A(c) = V chunk c; then the next visited tile's S(0).
 // The same words reach the same places between the same barriers: bitwise the same results.
 const PF: u32 = {{PF}}u;

@@ -278,10 +278,11 @@ export function planDeviceTiles(kind: 'fwd' | 'bwd', D: number, precision: Preci
 /**
  * The portable forward's prefetch (flash_fwd.wgsl PF): 0 loads each staging point's words between its barriers; 1 loads
  * the next staging point's words into registers during this one: Q's chunk (where Q is staged per tile) and K's or V's;
- * 2 only K's and V's, Q's chunks between their barriers (they are the same rows every tile, so L1 serves them), which
- * frees pq's registers during the products: at D = 128 in f32 (128×32, 64-column chunks) 6.4–7.5% faster than 1 and
- * 4.3–6.8% faster than 0 on an H100 (docs/performance.md, forty-first step). Where Q is staged once (whole rows), 1 and
- * 2 are the same kernel.
+ * 2 only K's and V's, Q's chunks between their barriers (they are the same rows every tile, so L1 serves them), so
+ * that Q's words are not held through the products: in f32 on an H100, 7.0–8.4% faster than 1 at D = 64 and 128 as
+ * shipped, and 4.3–6.8% faster than 0 at D = 128 as an edit (docs/performance.md, forty-first step; the driver gives
+ * both 255 registers an invocation, prefetch 2's code 10% smaller). Where Q is staged once (whole rows), 1 and 2 are
+ * the same kernel.
  */
 export type Prefetch = 0 | 1 | 2;
 
@@ -302,9 +303,9 @@ export const PREFETCH_MAX_WORDS = 16;
  * The forward's prefetch where the tuning does not pin it (forwardPrefetch): on GPUs where it
  * needs at most PREFETCH_MAX_WORDS registers (the H200 measured it faster everywhere: f32 +5% /
  * +21% at D = 64 / 128, +13% / +34% with robustness on; bench/results/h200-2026-12-01-fwd-prefetch),
- * of K and V only (2) where Q is staged per tile (Q's chunks from L1 between their barriers: at D = 128 in f32 on an
- * H100 +6.4–7.5% against 1, +4.3–6.8% against 0; docs/performance.md forty-first step), else 1 (Q staged once: the
- * same kernel), so the registers it takes are K's or V's words (LK) either way;
+ * of K and V only (2) where Q is staged per tile (Q's chunks from L1 between their barriers: in f32 on an H100
+ * +7.0–8.4% against 1 at D = 64 and 128; Prefetch), else 1 (Q staged once: the same kernel), so the registers it
+ * takes are K's or V's words (LK) either way;
  * not on CPU adapters (no latency to hide, and lavapipe compiles its register arrays slowly: a
  * small tile's forward took 41 s against 2.5 s), nor where it would take more registers than that.
  */
