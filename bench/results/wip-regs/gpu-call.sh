@@ -6,30 +6,38 @@
 # What ../2026-12-07-kvpf-h100 left: the portable forward takes 255 registers an invocation (one 256-invocation
 # workgroup an SM), and its call's limit cut f16 storage and P~ apart with prefetch 2. In order of need, each stage
 # while LIMIT leaves it time:
-# 1. the driver's statistics of the forward at D = 128 in f32 for 64×32 and 64×64 (128 invocations: two workgroups an SM
-#    at up to 255 registers), prefetch 0, and D = 64's default (bench/regstats/run.sh);
-# 2. the same-call bench (robustness on, PyTorch first): f16 storage, the default against prefetch 1; f32 at D = 128 with
-#    P~ apart, 2 against 1; f32 64×32 and 64×64 pinned at D = 128;
+# 1. the driver's statistics of the forward at D = 128 in f32: the edit `ranges` (make_edits.py: the rows' key ranges
+#    taken only in masked tiles and at the end, not held through every tile; forward, mask and NaN tests 70 of 70 on
+#    lavapipe with it, validate-shaders clean), 64×32 and 64×64 (128 invocations: two workgroups an SM at up to 255
+#    registers), prefetch 0, and D = 64's default (bench/regstats/run.sh);
+# 2. the same-call bench (robustness on, PyTorch first): `ranges` against the tree at D = 64 and 128 (twice); f16
+#    storage, the default against prefetch 1; f32 at D = 128 with P~ apart, 2 against 1; 64×32 and 64×64 at D = 128;
 # 3. autotune at D = 128 in f32 (its candidates now say the seconds each took with its build and runs).
 set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
 O=/tmp/regs; mkdir -p $O; source bench/gpu-lib.sh
 LIMIT=${LIMIT:-560}
 card
+root=$(pwd); rm -rf /tmp/ranges; mkdir -p /tmp/ranges; cp -r src shaders bin bench test package.json tsconfig.json vitest.config.* /tmp/ranges/ 2>/dev/null
+python3 bench/apply-edits.py bench/results/wip-regs/edits.json ranges /tmp/ranges || exit 1; ln -sfn $root/node_modules /tmp/ranges/node_modules; ln -sfn $root/.regstats /tmp/ranges/.regstats
 have() { [ $((LIMIT - SECONDS)) -gt "$1" ] || { echo "skipped past the limit: $2"; false; }; }   # seconds left for the next stage?
 rs() { FLASHRING_PATH=scalar RS_D=$2 timeout 60 bash bench/regstats/run.sh "$1" $O/regstats "${@:3}" 2>&1 | tee -a $O/regstats.txt | cut -c1-300; }
+(cd /tmp/ranges && rs d128-ranges 128)
 have 60 regstats && { rs d128-64x32 128 FLASHRING_PORTABLE_FWD=64x32; rs d128-64x64 128 FLASHRING_PORTABLE_FWD=64x64; }
 have 60 regstats && { rs d128-pf0 128 FLASHRING_PORTABLE_FWD_PREFETCH=0; rs d64-new 64; }
 pack
 PYTHONUNBUFFERED=1 timeout 90 python3 bench/peers/torch_sdpa.py --N 16384 --D 64,128 --heads 16 --reps 2 --out $O/peer.json > $O/peer.log 2>&1
 echo "peer $(el)"; pack
+same_call p32-tree1 1 f32 FLASHRING_PATH=scalar
+(cd /tmp/ranges && same_call p32-ranges1 1 f32 FLASHRING_PATH=scalar)
+have 90 again && same_call p32-tree2 1 f32 FLASHRING_PATH=scalar
+have 90 again && (cd /tmp/ranges && same_call p32-ranges2 1 f32 FLASHRING_PATH=scalar)
 have 90 p16 && same_call p16-new 1 f16 FLASHRING_PATH=scalar
 have 90 p16 && same_call p16-pf1 1 f16 FLASHRING_PATH=scalar FLASHRING_PORTABLE_FWD_PREFETCH=1
 have 60 apart && SC_D=128 same_call apart-new 1 f32 FLASHRING_PATH=scalar FLASHRING_PORTABLE_FWD_SHARED_P=0
 have 60 apart && SC_D=128 same_call apart-pf1 1 f32 FLASHRING_PATH=scalar FLASHRING_PORTABLE_FWD_SHARED_P=0 FLASHRING_PORTABLE_FWD_PREFETCH=1
 have 60 tiles && SC_D=128 same_call t64x32 1 f32 FLASHRING_PATH=scalar FLASHRING_PORTABLE_FWD=64x32
 have 60 tiles && SC_D=128 same_call t64x64 1 f32 FLASHRING_PATH=scalar FLASHRING_PORTABLE_FWD=64x64
-have 60 default && SC_D=128 same_call p32-new 1 f32 FLASHRING_PATH=scalar
 echo "== portable forward, robustness on: TFLOP/s (x PyTorch's memory-efficient f32)"; grep " fwd " $O/table.txt; pack
 left=$((LIMIT - SECONDS - 10))
 [ "$left" -gt 60 ] && FLASHRING_ROBUST=1 FLASHRING_PATH=scalar timeout "$left" node bin/flashring.mjs tune --D 128 --precision f32 --causal false --store $O/tune.json > $O/tune.log 2>&1
