@@ -12,6 +12,13 @@ import { describe, expect, it } from 'vitest';
 
 const hasPython = spawnSync('python3', ['--version']).status === 0;
 
+/** A Python script run with a stand-in torch module on its path (trace.py uses torch only inside its recorders). */
+function withTorchStub(script: string) {
+  const stub = mkdtempSync(join(tmpdir(), 'torch-stub-'));
+  writeFileSync(join(stub, 'torch.py'), '# a stand-in: trace.py uses torch only inside its recorders\n');
+  return spawnSync('python3', ['-c', script], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: stub } });
+}
+
 // A train_step that runs its forward_step_func once a micro batch, as Megatron-LM's forward_backward_func does, and
 // reports whether trace.py's recorder was on in each.
 const SCRIPT = `
@@ -36,9 +43,7 @@ print(json.dumps(out))
 
 describe.skipIf(!hasPython && process.env.CI !== 'true')('trace.py: saved tensors of the first micro batch (python3)', () => {
   it('records during the first forward_step of the step and its loss function only, its forward_step_func given by position or by name', () => {
-    const stub = mkdtempSync(join(tmpdir(), 'torch-stub-'));
-    writeFileSync(join(stub, 'torch.py'), '# a stand-in: trace.py uses torch only inside its recorders\n');
-    const r = spawnSync('python3', ['-c', SCRIPT], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: stub } });
+    const r = withTorchStub(SCRIPT);
     expect(r.status, r.stderr).toBe(0);
     // each micro batch: [recording in its forward, in its loss function, between them and after]
     const first = [[true, true, false], [false, false, false], [false, false, false]];
@@ -61,9 +66,7 @@ print(json.dumps([T._site_from_frames(frames), T._site_from_frames(frames[2:3])]
 
 describe.skipIf(!hasPython && process.env.CI !== 'true')("trace.py: the allocator history's sites pass over its own frames (python3)", () => {
   it("an allocation under the first micro batch's wrapper reads as schedules.py's line, not trace.py's (it lives under bench/megatron/)", () => {
-    const stub = mkdtempSync(join(tmpdir(), 'torch-stub-'));
-    writeFileSync(join(stub, 'torch.py'), '# a stand-in: trace.py uses torch only inside its recorders\n');
-    const r = spawnSync('python3', ['-c', SITES], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: stub } });
+    const r = withTorchStub(SITES);
     expect(r.status, r.stderr).toBe(0);
     // a stack of trace.py's frames alone: no site ('?', as an empty stack)
     expect(JSON.parse(r.stdout)).toEqual(['megatron/core/pipeline_parallel/schedules.py:515 forward_step', '?']);
