@@ -5,6 +5,10 @@
 # folder), checked when sourced, and sets t0.
 #   card                the card and the date into $O and $OUT (gpu.txt, date.txt), and a line saying them
 #   el                  seconds since the call began, for the progress lines
+#   have S STAGE        whether the script's LIMIT (s) leaves more than S seconds for STAGE (false, and a line saying it
+#                       was skipped, where not)
+#   peer [DS]           PyTorch's SDPA at N = 16384, H16 (head dims DS, default 64,128) into $O/peer.json: the same-call
+#                       bench's peer (bench/peers/torch_sdpa.py), measured first
 #   pack                $O packed into $OUT/all.tgz (rewritten after each stage, so a cut run returns what finished)
 #   kernel_rows TAG     one line per pass of $O/TAG/*-kernels.csv (the same-call bench: TFLOP/s, × the peer,
 #                       checkErr, and the share of cuBLAS's GEMM where the peer file has it), printed and
@@ -19,6 +23,11 @@
 : "${O:?gpu-lib.sh needs O, the call's scratch folder}" "${OUT:?gpu-lib.sh needs OUT, the device tool's return folder}"
 t0=$(date +%s)
 el() { echo "$(( $(date +%s) - t0 )) s"; }
+have() { [ $((LIMIT - SECONDS)) -gt "$1" ] || { echo "skipped past the limit: $2"; false; }; }
+peer() {
+  PYTHONUNBUFFERED=1 timeout 90 python3 bench/peers/torch_sdpa.py --N 16384 --D "${1:-64,128}" --heads 16 --reps 2 --out "$O/peer.json" > "$O/peer.log" 2>&1
+  echo "peer $(el)"; pack
+}
 card() {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$O/gpu.txt" 2>&1; date -u +%FT%TZ > "$O/date.txt"
   cp "$O/gpu.txt" "$O/date.txt" "$OUT/"; echo "gpu: $(cat "$O/gpu.txt") at $(date -u +%T)"

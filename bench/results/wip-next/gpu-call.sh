@@ -13,8 +13,7 @@ O=/tmp/next; mkdir -p $O; source bench/gpu-lib.sh
 LIMIT=${LIMIT:-570}
 card
 grep -q H200 $O/gpu.txt || { echo "not an H200: nothing run (the suite ran on an H100: ../2026-12-07-suite-h100)"; exit 0; }
-PYTHONUNBUFFERED=1 timeout 90 python3 bench/peers/torch_sdpa.py --N 16384 --D 64,128 --heads 16 --reps 2 --out $O/peer.json > $O/peer.log 2>&1
-echo "peer $(el)"; pack
+peer
 same_call p32 1 f32 FLASHRING_PATH=scalar
 same_call p16 1 f16 FLASHRING_PATH=scalar
 echo "== portable forward, robustness on: TFLOP/s (x PyTorch's memory-efficient f32)"; grep " fwd " $O/table.txt

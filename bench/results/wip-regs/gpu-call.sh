@@ -20,14 +20,12 @@ LIMIT=${LIMIT:-560}
 card
 root=$(pwd); rm -rf /tmp/ranges; mkdir -p /tmp/ranges; cp -r src shaders bin bench test package.json tsconfig.json vitest.config.* /tmp/ranges/ 2>/dev/null
 python3 bench/apply-edits.py bench/results/wip-regs/edits.json ranges /tmp/ranges || exit 1; ln -sfn $root/node_modules /tmp/ranges/node_modules; ln -sfn $root/.regstats /tmp/ranges/.regstats
-have() { [ $((LIMIT - SECONDS)) -gt "$1" ] || { echo "skipped past the limit: $2"; false; }; }   # seconds left for the next stage?
 rs() { FLASHRING_PATH=scalar RS_D=$2 timeout 60 bash bench/regstats/run.sh "$1" $O/regstats "${@:3}" 2>&1 | tee -a $O/regstats.txt | cut -c1-300; }
 (cd /tmp/ranges && rs d128-ranges 128)
 have 60 regstats && { rs d128-64x32 128 FLASHRING_PORTABLE_FWD=64x32; rs d128-64x64 128 FLASHRING_PORTABLE_FWD=64x64; }
 have 60 regstats && { rs d128-pf0 128 FLASHRING_PORTABLE_FWD_PREFETCH=0; rs d64-new 64; }
 pack
-PYTHONUNBUFFERED=1 timeout 90 python3 bench/peers/torch_sdpa.py --N 16384 --D 64,128 --heads 16 --reps 2 --out $O/peer.json > $O/peer.log 2>&1
-echo "peer $(el)"; pack
+peer
 same_call p32-tree1 1 f32 FLASHRING_PATH=scalar
 (cd /tmp/ranges && same_call p32-ranges1 1 f32 FLASHRING_PATH=scalar)
 have 90 again && same_call p32-tree2 1 f32 FLASHRING_PATH=scalar
