@@ -14,7 +14,14 @@ variants:
           4 operations a word and score for 16 more registers instead of 48 (lanes, measured on an H100: the forward
           +8% at D = 64, flat at D = 128, the backward 3–5% slower with 255 registers and a spill at D = 128). From
           lanes2.patch. On lavapipe the inputs ×30 ratio 0.83 (tree 0.75–0.79); forward, backward, extremes, mask,
-          NaN, f16, f16-products, robust-spirv and shaders tests pass (130 of 130 run)."""
+          NaN, f16, f16-products, robust-spirv and shaders tests pass (130 of 130 run).
+Two ablations, for timing only (their O and LSE are wrong: the bench's checkErr says so, and their copy of
+src/bench/run.ts times them anyway): what the forward's
+latency between barriers costs at D = 128, where fewer registers and fewer operations did not help (lanes-h100):
+  nobar   the forward's tile loop without its workgroup barriers (two a staging point, one before P~ where it shares
+          Q's array): every invocation runs on without waiting for the others;
+  noq     Q's chunks never staged in the tile loop where they are staged per tile with prefetch 2 (S reads whatever
+          Q's array holds): the cost of loading Q's chunks again every tile."""
 import json, pathlib, re, subprocess
 here = pathlib.Path(__file__).parent
 F = 'shaders/flash_fwd.wgsl'
@@ -76,7 +83,33 @@ def from_patch(patch):
     return out
 
 
-variants = {'ranges': ranges}
+E = []
+edit("""    workgroupBarrier();   // the previous chunk's (or tile's) readers of Qs, KVs and P~ are done
+    stage_s(q_row0, i0, kv_row0, j0, c, tid);
+    workgroupBarrier();
+""", """    stage_s(q_row0, i0, kv_row0, j0, c, tid);
+""")
+edit("""    {{#for _ < QP}}workgroupBarrier();   // P~ shares Qs (QP): every invocation's last reads of Q's chunk are done
+    {{/for}}""", """    """)
+edit("""      workgroupBarrier();   // every S is computed (KVs free) and P~ is written; chunk c-1's readers are done
+      if (PF == 0u) { stage_kv(rb.kv_row0, j0, {{c}}u, tid, true); } else { stash_kv(tid); }""",
+     """      if (PF == 0u) { stage_kv(rb.kv_row0, j0, {{c}}u, tid, true); } else { stash_kv(tid); }""")
+edit("""      if ({{c}}u == 0u) { clear_ranges(&kmax, tid); }{{/for}}
+      workgroupBarrier();
+""", """      if ({{c}}u == 0u) { clear_ranges(&kmax, tid); }{{/for}}
+""")
+nobar = E
+E = []
+edit("""    if (NCH > 1u) { if (PF == 2u) { stage_q(q_row0, i0, c, tid); } else { stash_q(tid); } }""",
+     """    if (NCH > 1u) { if (PF == 2u) { } else { stash_q(tid); } }""")
+noq = E
+# The bench times no configuration whose float64 spot check fails; the ablations' copies time theirs anyway.
+timed_anyway = {'file': 'src/bench/run.ts',
+                'old': """    if (!r.ok) state.failures.push(`D=${D} ${p} causal=${c}: error ${r.err.toExponential(2)} over tolerance — no speed reported`);
+    else checks.set(`${D}:${p}:${c}`, r.err);""",
+                'new': """    if (!r.ok) state.failures.push(`D=${D} ${p} causal=${c}: error ${r.err.toExponential(2)} over tolerance (an ablation: timed anyway)`);
+    checks.set(`${D}:${p}:${c}`, r.err);"""}
+variants = {'ranges': ranges, 'nobar': nobar + [timed_anyway], 'noq': noq + [timed_anyway]}
 for name in ('lanes', 'lanes2'):
     variants[name] = from_patch((here / f'{name}.patch').read_text(encoding='utf-8'))
 (here / 'edits.json').write_text(json.dumps(variants, indent=1), encoding='utf-8')
