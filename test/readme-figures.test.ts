@@ -61,23 +61,27 @@ const memEfficientF32 = (f: string) => json<{ results: (Kernel & { backend: stri
 const cublasF32 = (f: string) => json<{ gemm: { dtype: string; tf32: boolean; tflops: number }[] }>(f).gemm.find((g) => g.dtype === 'float32' && !g.tf32)!.tflops;
 
 const H100_UNITS = '2026-12-06-units-h100';
+/** A run's forward over the memory-efficient f32 of its call (the folder `call` holding the run and peer.json), at each of POINTS. */
+const fwdOverPeer = (call: string, run: string) => overPeer(kernelsOf(`${call}/${run}`), memEfficientF32(`${call}/peer.json`), 'fwd');
+/** The same at D = 128 alone, [not causal, causal] (runs that timed that head dim only, or calls that compared only it). */
+const fwd128OverPeer = (call: string, run: string) => [false, true].map((c) => at(kernelsOf(`${call}/${run}`), 'fwd', 128, c).tflops / at(memEfficientF32(`${call}/peer.json`), 'fwd', 128, c).tflops);
 /** P~ in Q's array against P~ apart (the default before), alternated in one call on an H100: the f32 forward at D = 128. */
 const SHARED_P = '2026-12-07-sharedp-h100/call';
 /** [not causal, causal] of a run there over its call's memory-efficient f32. */
-const sharedRun = (run: string) => [false, true].map((c) => at(kernelsOf(`${SHARED_P}/${run}`), 'fwd', 128, c).tflops / at(memEfficientF32(`${SHARED_P}/peer.json`), 'fwd', 128, c).tflops);
+const sharedRun = (run: string) => fwd128OverPeer(SHARED_P, run);
 /** A range as README writes it: one figure where both ends round alike. */
 const span = (xs: number[], d: number) => (Math.min(...xs).toFixed(d) === Math.max(...xs).toFixed(d) ? Math.min(...xs).toFixed(d) : range(xs, d));
 /** How much faster each shared run was than the run after it (new1/old1, new2/old2), at both masks, in percent. */
 const sharedGain = () => `${range([1, 2].flatMap((i) => sharedRun(`p32-new${i}`).map((x, c) => 100 * (x / sharedRun(`p32-old${i}`)[c] - 1))), 1)}%`;
 /** The prefetch of K and V only (kvonly, the default since) against the tree before it (old1, old2), one call on an H100: the f32 forward at D = 128. */
 const KVONLY = '2026-12-07-kvonly-h100/call';
-const kvRun = (run: string) => [false, true].map((c) => at(kernelsOf(`${KVONLY}/${run}`), 'fwd', 128, c).tflops / at(memEfficientF32(`${KVONLY}/peer.json`), 'fwd', 128, c).tflops);
+const kvRun = (run: string) => fwd128OverPeer(KVONLY, run);
 /** The prefetch of K and V only as shipped (p32-new1) against prefetch 1 (p32-pf1a), one call on an H100: [D64, D64 causal, D128, D128 causal] over its peer. */
 const KVPF = '2026-12-07-kvpf-h100/call';
-const kvpfRun = (run: string) => overPeer(kernelsOf(`${KVPF}/${run}`), memEfficientF32(`${KVPF}/peer.json`), 'fwd');
+const kvpfRun = (run: string) => fwdOverPeer(KVPF, run);
 /** S in lanes, the key ranges and two tiles against the tree (p32-tree1, p32-tree2), one call on an H100: the tree's [D64, D64 causal, D128, D128 causal] over its peer. */
 const LANES = '2026-12-07-lanes-h100/call';
-const lanesRun = (run: string) => overPeer(kernelsOf(`${LANES}/${run}`), memEfficientF32(`${LANES}/peer.json`), 'fwd');
+const lanesRun = (run: string) => fwdOverPeer(LANES, run);
 /** kvonly's gain over the mean of old1 and old2 at each mask, in percent, as a range. */
 const kvGain = () => `${range([0, 1].map((c) => 100 * (kvRun('kvonly')[c] / ((kvRun('old1')[c] + kvRun('old2')[c]) / 2) - 1)), 1)}%`;
 /** The shipped portable f32 forward on H100s and its call's peer: the units call, the fma call, the fma check (twice). */
@@ -243,22 +247,21 @@ describe("README's issue 37 targets table: each standing's figures, on the H200 
   });
 
   it('the portable rows: the H200 table (2026-12-06-h200-owed), the shipped f32 forward on H100s (units, fma, fma-check), the f16 one on an H100, the opt-in f16 products', () => {
-    const h200 = ['p32-ship', 'p16-ship'].map((d) => overPeer(kernelsOf(`2026-12-06-h200-owed/call/fma/${d}`), memEfficientF32('2026-12-06-h200-owed/call/fma/peer.json'), 'fwd'));
-    const onH100 = (dir: string, run: string) => overPeer(kernelsOf(`${dir}/${run}`), memEfficientF32(`${dir}/peer.json`), 'fwd');
-    const h100 = H100_F32_RUNS.map(([dir, run]) => onH100(dir, run)), col = (i: number) => h100.map((xs) => xs[i]);   // the i-th of POINTS
+    const h200 = ['p32-ship', 'p16-ship'].map((d) => fwdOverPeer('2026-12-06-h200-owed/call/fma', d));
+    const h100 = H100_F32_RUNS.map(([dir, run]) => fwdOverPeer(dir, run)), col = (i: number) => h100.map((xs) => xs[i]);   // the i-th of POINTS
     const [ship, pf1, tree] = [kvpfRun('p32-new1'), kvpfRun('p32-pf1a'), lanesRun('p32-tree1')];
     // The later call's tree read the same twice; none of its variants reached 0.6× at D = 128, and both tiles were slower than the tree.
     expect(lanesRun('p32-tree2').map((x) => x.toFixed(3))).toEqual(tree.map((x) => x.toFixed(3)));
     for (const run of ['p32-lanes1', 'p32-lanes2', 'p32-ranges1', 'p32-ranges2'])
       lanesRun(run).slice(2).forEach((x) => expect(x, `${run} D = 128`).toBeLessThan(0.6));
-    const tiles = ['t64x32', 't64x64'].map((run) => [false, true].map((c) => at(kernelsOf(`${LANES}/${run}`), 'fwd', 128, c).tflops / at(memEfficientF32(`${LANES}/peer.json`), 'fwd', 128, c).tflops));
+    const tiles = ['t64x32', 't64x64'].map((run) => fwd128OverPeer(LANES, run));
     tiles.forEach((xs) => xs.forEach((x, c) => expect(x).toBeLessThan(tree[2 + c])));
     stated(`**met at D = 64**: ${ship[0].toFixed(3)}× (causal ${ship[1].toFixed(3)}×) on an H100 with the prefetch of K and V only, the default since (${pf1[0].toFixed(3)}× / ${pf1[1].toFixed(3)}× with the prefetch before it, same call: \`2026-12-07-kvpf-h100\`), ${tree[0].toFixed(3)}× / ${tree[1].toFixed(3)}× in a later call (\`2026-12-07-lanes-h100\`); before it ${h200[0][0].toFixed(3)}× (causal ${h200[0][1].toFixed(3)}×) on the H200 above, ${range(col(0), 3)}× (causal ${range(col(1), 3)}×) on H100s`);
     const [shared, apart] = [['p32-new1', 'p32-new2'], ['p32-old1', 'p32-old2']].map((runs) => runs.map(sharedRun));
     const mask = (xs: number[][], c: number) => span(xs.map((x) => x[c]), 3);
     const [kv, old] = [kvRun('kvonly'), [kvRun('old1'), kvRun('old2')]];
     stated(`**not at D = 128**: ${ship[2].toFixed(3)}× (causal ${ship[3].toFixed(3)}×) on an H100 with it (${pf1[2].toFixed(3)}× / ${pf1[3].toFixed(3)}× before it, same call; as an edit of the kernel ${kv[0].toFixed(3)}× / ${kv[1].toFixed(3)}×, ${kvGain()} faster than the ${mask(old, 0)}× / ${mask(old, 1)}× of the tree in its call: \`2026-12-07-kvonly-h100\`); ${tree[2].toFixed(3)}× / ${tree[3].toFixed(3)}× in a later call, where neither edit tried (S in lanes, the key ranges in masked tiles) nor the 64×32 and 64×64 tiles reached 0.6× (\`2026-12-07-lanes-h100\`); before it, P~ sharing Q's workgroup array: ${mask(shared, 0)}× (causal ${mask(shared, 1)}×), ${sharedGain()} faster than the ${mask(apart, 0)}× / ${mask(apart, 1)}× before that (\`2026-12-07-sharedp-h100\`); ${h200[0][2].toFixed(3)}× (causal ${h200[0][3].toFixed(3)}×) on the H200 before both |`);
-    const [f16, f16H100] = [x3(h200[1]), x3(onH100(`${H100_UNITS}/call1`, 'p16'))];
+    const [f16, f16H100] = [x3(h200[1]), x3(fwdOverPeer(`${H100_UNITS}/call1`, 'p16'))];
     const opt = optInF16Ratios();
     stated(`**not met** with its default f32 products: ${f16[0]}× / ${f16[1]}× at D = 64, ${f16[2]}× / ${f16[3]}× at D = 128 on the H200 above (${f16H100.join(' / ')}× on an H100); met at D = 64 only with the opt-in f16 products (${opt[0]}×, causal ${opt[1]}×, on the H200 before the fma chains) |`);
   });
