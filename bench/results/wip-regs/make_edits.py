@@ -18,12 +18,22 @@ src/bench/run.ts times them anyway: timed-anyway.patch): what the forward's late
   nobar   the forward's tile loop without its workgroup barriers (two a staging point, one before P~ where it shares
           Q's array): every invocation runs on without waiting for the others;
   noq     Q's chunks never staged in the tile loop where they are staged per tile with prefetch 2 (S reads whatever
-          Q's array holds): the cost of loading Q's chunks again every tile."""
+          Q's array holds): the cost of loading Q's chunks again every tile.
+Measured (../2026-12-07-ablate-h100): lanes2 within ±1% of the tree forward, backward 0.2–1.6% slower; nobar +8.8–9.8%,
+noq +4.1–4.3% at D = 128. So two edits of the barriers and Q's loads, exact (bitwise the tree's O and LSE):
+  abar    where P~ shares Q's array (QP), A(0) without its first barrier: the barrier before P~'s writes already saw
+          every read of S's last chunk (K's included), so V's chunk 0 may be stashed and P~ written behind it, and
+          A(0)'s second barrier makes both visible (one barrier of nine a tile at D = 128 f32);
+  qearly  prefetch 2: Q's chunk c loaded into registers just before S(c)'s first barrier and stored after it, where it
+          was loaded between the two barriers, so that its loads pass while the workgroup gathers (held only there,
+          not through the products);
+  bq      both."""
 import json, pathlib, re
 
 here = pathlib.Path(__file__).parent
 # Each variant and the patches it applies, in order.
-PATCHES = {'ranges': ['ranges'], 'lanes': ['lanes'], 'lanes2': ['lanes2'], 'nobar': ['nobar', 'timed-anyway'], 'noq': ['noq', 'timed-anyway']}
+PATCHES = {'ranges': ['ranges'], 'lanes': ['lanes'], 'lanes2': ['lanes2'], 'nobar': ['nobar', 'timed-anyway'], 'noq': ['noq', 'timed-anyway'],
+           'abar': ['abar'], 'qearly': ['qearly'], 'bq': ['abar', 'qearly']}
 
 
 def from_patch(patch):
