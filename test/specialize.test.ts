@@ -245,6 +245,15 @@ describe('tile planner', () => {
     expect(defaultPrefetch({ ...p4, WG: 8 }, 64, false)).toBe(0);   // K's 32·8/8 = 32 words: too many registers
     expect(defaultPrefetch({ ...p4, WG: 16 }, 64, false)).toBe(2);   // K's 16 words (Q's 64 more would be too many for 1)
     expect(defaultPrefetch({ ...p4, WG: 16, chunk: 64 }, 64, false)).toBe(0);   // whole rows: K's 32 words
+    // f16 storage with f32 products (its default): Q's chunks too (1) where Q's and K's words fit, else as f32.
+    const h128 = planTiles('fwd', 128, 'f16', 49152, 1024, 32);
+    expect(h128).toMatchObject({ BR: 128, BC: 32, chunk: 64, products: 'f32' });
+    expect(stagingWords(h128, 128).prefetchWords).toBe(10);
+    expect(defaultPrefetch(h128, 128, false)).toBe(1);
+    expect(defaultPrefetch(h128, 128, true)).toBe(0);
+    expect(defaultPrefetch({ ...h128, products: 'f16' }, 128, false)).toBe(2);   // f16 products keep K and V only
+    expect(defaultPrefetch({ ...h128, WG: 64 }, 128, false)).toBe(2);   // Q's 32 words and K's 8: K's only
+    expect(defaultPrefetch({ ...h128, WG: 16 }, 128, false)).toBe(0);   // K's 32 words: none
     // Registers held: K/V words, and Q's only where Q is staged per tile (more than one chunk).
     expect(stagingWords(p4, 64)).toEqual({ LQ: 4, LK: 1, prefetchWords: 5 });
     expect(stagingWords({ ...p4, chunk: 64 }, 64)).toEqual({ LQ: 8, LK: 2, prefetchWords: 2 });

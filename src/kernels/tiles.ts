@@ -225,9 +225,10 @@ export function portableTile(
  * The version of the portable planner's default rules where a tuning leaves a variant unpinned (shareRule,
  * defaultPrefetch): autotune's store hash reads it (src/bench/tune.ts sourceHash), so a stored pin is searched again
  * when the plan it would give changes. 2: P~ shares Q's array where that widens the chunk (2026-12-07); 3: the default
- * prefetch is of K and V only where Q is staged per tile (2026-12-07).
+ * prefetch is of K and V only where Q is staged per tile (2026-12-07); 4: but of Q's chunks too for f16 storage with f32
+ * products where their words fit (2026-12-07).
  */
-export const PLAN_POLICY = 3;
+export const PLAN_POLICY = 4;
 
 /**
  * At which chunks the portable forward's P~ shares Q's array (portableTile). Pinned 1: wherever it can (sharesP); 0:
@@ -305,12 +306,17 @@ export const PREFETCH_MAX_WORDS = 16;
  * +21% at D = 64 / 128, +13% / +34% with robustness on; bench/results/h200-2026-12-01-fwd-prefetch),
  * of K and V only (2) where Q is staged per tile (Q's chunks from L1 between their barriers: in f32 on an H100
  * +7.0–8.4% against 1 at D = 64 and 128; Prefetch), else 1 (Q staged once: the same kernel), so the registers it
- * takes are K's or V's words (LK) either way;
+ * takes are K's or V's words (LK) either way; but 1 for f16 storage with f32 products (the default) where Q's words
+ * and K's together fit PREFETCH_MAX_WORDS: an f16 word takes half an f32 word's registers, and at D = 128 (128×32,
+ * 64-column chunks: 8 + 2 words) 1 measured 3.3–3.5% faster than 2 on an H100 (docs/performance.md, forty-third
+ * step; the same kernel at D = 64, whole rows); f16 products (opt-in) keep 2, unmeasured;
  * not on CPU adapters (no latency to hide, and lavapipe compiles its register arrays slowly: a
  * small tile's forward took 41 s against 2.5 s), nor where it would take more registers than that.
  */
 export function defaultPrefetch(plan: TilePlan, D: number, cpu: boolean): Prefetch {
-  return cpu || stagingWords(plan, D).LK > PREFETCH_MAX_WORDS ? 0 : (plan.chunk ?? D) < D ? 2 : 1;
+  const { LK, prefetchWords } = stagingWords(plan, D);
+  if (cpu || LK > PREFETCH_MAX_WORDS) return 0;
+  return (plan.chunk ?? D) < D && !(plan.products === 'f32' && prefetchWords <= PREFETCH_MAX_WORDS) ? 2 : 1;
 }
 
 /**
