@@ -10,7 +10,9 @@
 # 1. the tree, then abar, qearly and bq (make_edits.py: exact edits of the barriers and Q's loads), each once;
 # 2. f16 storage: the new default (prefetch 1) against prefetch 2, pinned;
 # 3. bq's forward tests on this GPU (test/forward.test.ts, with tensor cores required where the card has them);
-# 4. the tree and the three edits again, in the same order.
+# 4. the whole GPU suite at the tree (tensor cores required): owed since the prefetch of K and V only became the f32
+#    default (4229ed8; only test/forward.test.ts has run with it), and now f16's prefetch 1;
+# 5. the tree and the three edits again, in the same order.
 set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
 O=/tmp/bar; mkdir -p $O; source bench/gpu-lib.sh
@@ -34,5 +36,6 @@ round 1
 have 50 f16 && same_call h16-pf1 1 f16 FLASHRING_PATH=scalar
 have 50 f16 && same_call h16-pf2 1 f16 FLASHRING_PATH=scalar FLASHRING_PORTABLE_FWD_PREFETCH=2
 have 130 tests && (cd /tmp/v-bq && timeout $((LIMIT - SECONDS - 100)) vitest run test/forward.test.ts > $O/bq-tests.log 2>&1; echo "bq tests $(el): $(grep -E "Tests " $O/bq-tests.log | tail -1)"); pack
+have 250 suite && { FLASHRING_REQUIRE_TENSOR_CORES=1 timeout 240 vitest run --project gpu > $O/gpu-tc.log 2>&1; echo "gpu suite rc=$? $(el): $(grep -E "Tests " $O/gpu-tc.log | tail -1)"; pack; }
 have 30 again && round 2
 echo "== D = 128, robustness on: TFLOP/s (x PyTorch's memory-efficient f32)"; grep -E " fwd " $O/table.txt | cut -c1-80; pack
