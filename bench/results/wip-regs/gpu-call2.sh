@@ -7,12 +7,13 @@
 # was 8.8–9.8% faster, without Q's loads every tile 4.1–4.3% (timing only); f16 storage with prefetch 1 3.3–3.5% faster
 # than the default 2 (now the default for f16 storage with f32 products: src/kernels/tiles.ts defaultPrefetch). Here,
 # at D = 128 only, each stage while LIMIT leaves it time:
-# 1. the tree, then abar, qearly and bq (make_edits.py: exact edits of the barriers and Q's loads), each once;
-# 2. f16 storage: the new default (prefetch 1) against prefetch 2, pinned;
-# 3. bq's forward tests on this GPU (test/forward.test.ts, with tensor cores required where the card has them);
+# 1. the tree and bq (both edits), then bq's forward tests on this GPU (test/forward.test.ts, tensor cores required
+#    where the card has them): what shipping bq needs, first, for a short call;
+# 2. abar and qearly alone;
+# 3. f16 storage: the new default (prefetch 1) against prefetch 2, pinned;
 # 4. the whole GPU suite at the tree (tensor cores required): owed since the prefetch of K and V only became the f32
 #    default (4229ed8; only test/forward.test.ts has run with it), and now f16's prefetch 1;
-# 5. the tree and the three edits again, in the same order.
+# 5. the tree and the three edits again.
 set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
 O=/tmp/bar; mkdir -p $O; source bench/gpu-lib.sh
@@ -28,14 +29,13 @@ variant() {
 variant abar || exit 1; variant qearly || exit 1; variant bq || exit 1
 peer 128
 export SC_D=128
-round() {
-  same_call tree$1 1 f32 FLASHRING_PATH=scalar
-  for v in abar qearly bq; do have 30 "$v$1" && (cd /tmp/v-$v && same_call $v$1 1 f32 FLASHRING_PATH=scalar); done
-}
-round 1
+run_v() { have 30 "$1$2" && (cd /tmp/v-$1 && same_call $1$2 1 f32 FLASHRING_PATH=scalar); }
+same_call tree1 1 f32 FLASHRING_PATH=scalar
+run_v bq 1
+have 75 tests && (cd /tmp/v-bq && FLASHRING_REQUIRE_TENSOR_CORES=1 timeout $((LIMIT - SECONDS - 10)) vitest run test/forward.test.ts > $O/bq-tests.log 2>&1; echo "bq tests $(el): $(grep -E "Tests " $O/bq-tests.log | tail -1)"); pack
+run_v abar 1; run_v qearly 1
 have 50 f16 && same_call h16-pf1 1 f16 FLASHRING_PATH=scalar
 have 50 f16 && same_call h16-pf2 1 f16 FLASHRING_PATH=scalar FLASHRING_PORTABLE_FWD_PREFETCH=2
-have 130 tests && (cd /tmp/v-bq && timeout $((LIMIT - SECONDS - 100)) vitest run test/forward.test.ts > $O/bq-tests.log 2>&1; echo "bq tests $(el): $(grep -E "Tests " $O/bq-tests.log | tail -1)"); pack
 have 250 suite && { FLASHRING_REQUIRE_TENSOR_CORES=1 timeout 240 vitest run --project gpu > $O/gpu-tc.log 2>&1; echo "gpu suite rc=$? $(el): $(grep -E "Tests " $O/gpu-tc.log | tail -1)"; pack; }
-have 30 again && round 2
+have 30 again && same_call tree2 1 f32 FLASHRING_PATH=scalar; for v in bq abar qearly; do run_v $v 2; done
 echo "== D = 128, robustness on: TFLOP/s (x PyTorch's memory-efficient f32)"; grep -E " fwd " $O/table.txt | cut -c1-80; pack
