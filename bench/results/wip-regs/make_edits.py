@@ -27,7 +27,9 @@ noq +4.1–4.3% at D = 128. So two edits of the barriers and Q's loads, exact (b
   qearly  prefetch 2: Q's chunk c loaded into registers just before S(c)'s first barrier and stored after it, where it
           was loaded between the two barriers, so that its loads pass while the workgroup gathers (held only there,
           not through the products);
-  bq      both."""
+  bq      both.
+Measured (../2026-12-07-bar-h100, one run each against the tree): abar −1.3% / −1.6%, qearly 0.0% / −0.1%, bq −0.1% /
+−0.4% (within the run's spread); bq's forward tests passed on the GPU (29 of 29). None shipped."""
 import json, pathlib, re
 
 here = pathlib.Path(__file__).parent
