@@ -29,13 +29,20 @@ noq +4.1–4.3% at D = 128. So two edits of the barriers and Q's loads, exact (b
           not through the products);
   bq      both.
 Measured (../2026-12-07-bar-h100, one run each against the tree): abar −1.3% / −1.6%, qearly 0.0% / −0.1%, bq −0.1% /
-−0.4% (within the run's spread); bq's forward tests passed on the GPU (29 of 29). None shipped."""
+−0.4% (within the run's spread); bq's forward tests passed on the GPU (29 of 29). None shipped. So the staging itself:
+  qg      a pin, FLASHRING_PORTABLE_FWD_QG=1 (tuning forwardQGlobal, plan qGlobal, shader QG): Q never staged; S's loop
+          reads each invocation's RR rows from global memory (the same rows every tile: L1 serves them; rows past Nq
+          read as row Nq − 1, whose scores no one keeps). Workgroup memory holds only K/V and P~ (35,328 bytes at
+          D = 128 in f32), so K/V in whole rows there: 4 barriers a tile where Q's 64-column chunks take 9, and no Q
+          restaged (noq's +4.0–4.3%). Bitwise the tree's O and LSE (Q's and K's words reach S in the same order):
+          test/forward.test.ts's new case on lavapipe, 6 cases (masks, windows, documents, GQA, Nq != Nk, prefetch
+          0/1/2, f16 storage), passes. Not with f16 products (their scores_f16 stages Q; the pin is ignored there)."""
 import json, pathlib, re
 
 here = pathlib.Path(__file__).parent
 # Each variant and the patches it applies, in order.
 PATCHES = {'ranges': ['ranges'], 'lanes': ['lanes'], 'lanes2': ['lanes2'], 'nobar': ['nobar', 'timed-anyway'], 'noq': ['noq', 'timed-anyway'],
-           'abar': ['abar'], 'qearly': ['qearly'], 'bq': ['abar', 'qearly']}
+           'abar': ['abar'], 'qearly': ['qearly'], 'bq': ['abar', 'qearly'], 'qg': ['qg']}
 
 
 def from_patch(patch):
