@@ -20,6 +20,8 @@
 #   steps TAG D RS      p2p's steps at N = 16384 and head dim D for ranks RS (e.g. 2,4,8) into $O/stepsD-TAG.log,
 #                       the ring totals printed
 #   r1_table            each $O/steps*.log's R = 1 line (forward, dkdv, dq ms), printed and written to $O/r1.txt
+#   variant EDITS NAME  a copy of the tree at /tmp/v-NAME with the edit NAME of the edits file EDITS
+#                       (bench/apply-edits.py) applied, node_modules linked: run a bench or tests there with (cd …)
 : "${O:?gpu-lib.sh needs O, the call's scratch folder}" "${OUT:?gpu-lib.sh needs OUT, the device tool's return folder}"
 t0=$(date +%s)
 el() { echo "$(( $(date +%s) - t0 )) s"; }
@@ -55,4 +57,10 @@ r1_table() {
   for f in "$O"/steps*.log; do
     awk -v T="$(basename "$f" .log)" '$1 == 1 && $2 == "R=1" { r1 = sprintf("%s %s %s", $4, $5, $6) } END { printf "%-16s %s\n", T, r1 }' "$f"
   done | tee "$O/r1.txt"
+}
+variant() {
+  rm -rf "/tmp/v-$2"; mkdir -p "/tmp/v-$2"
+  cp -r src shaders bin bench test web package.json tsconfig.json vitest.config.* "/tmp/v-$2/" 2>/dev/null
+  python3 bench/apply-edits.py "$1" "$2" "/tmp/v-$2" || return 1
+  ln -sfn "$(pwd)/node_modules" "/tmp/v-$2/node_modules"
 }

@@ -18,14 +18,7 @@ set -uo pipefail
 O=/tmp/qg; mkdir -p $O; source bench/gpu-lib.sh
 LIMIT=${LIMIT:-560}
 card
-root=$(pwd)
-# variant NAME: a copy of the tree at /tmp/v-NAME with the edit NAME of edits.json applied
-variant() {
-  rm -rf /tmp/v-$1; mkdir -p /tmp/v-$1; cp -r src shaders bin bench test web package.json tsconfig.json vitest.config.* /tmp/v-$1/ 2>/dev/null
-  python3 bench/apply-edits.py bench/results/wip-regs/edits.json $1 /tmp/v-$1 || return 1
-  ln -sfn $root/node_modules /tmp/v-$1/node_modules
-}
-variant qg || exit 1
+variant bench/results/wip-regs/edits.json qg || exit 1
 peer
 qg() { (cd /tmp/v-qg && same_call "$@" FLASHRING_PORTABLE_FWD_QG=1); }
 same_call tree1 1 f32 FLASHRING_PATH=scalar
