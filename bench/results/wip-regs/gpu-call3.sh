@@ -12,7 +12,8 @@
 # 2. qg's forward tests on this GPU (test/forward.test.ts, its new case included);
 # 3. f16 storage at D = 128: the default since 2026-12-07 (prefetch 1) against prefetch 2 pinned, once more, and qg;
 # 4. the whole GPU suite at the tree (tensor cores required): owed since the prefetch of K and V only became the f32
-#    default (4229ed8), and f16's prefetch 1 (only test/forward.test.ts has run with either).
+#    default (4229ed8), and f16's prefetch 1 (only test/forward.test.ts has run with either);
+# 5. robustness off at D = 128, the tree and qg (the cost of the bounds on qg's global reads).
 set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
 O=/tmp/qg; mkdir -p $O; source bench/gpu-lib.sh
@@ -32,4 +33,8 @@ have 30 f16 && same_call h16-pf2 1 f16 FLASHRING_PATH=scalar FLASHRING_PORTABLE_
 have 30 f16 && qg qg16 1 f16 FLASHRING_PATH=scalar
 unset SC_D
 have 250 suite && { FLASHRING_REQUIRE_TENSOR_CORES=1 timeout 240 vitest run --project gpu > $O/gpu-tc.log 2>&1; echo "gpu suite rc=$? $(el): $(grep -E "Tests " $O/gpu-tc.log | tail -1)"; pack; }
-echo "== robustness on: TFLOP/s (x PyTorch's memory-efficient f32)"; grep -E " fwd " $O/table.txt | cut -c1-80; pack
+# 5. robustness off at D = 128, the tree and qg: what the clamp on qg's global Q reads costs (Dawn's robustness bounds
+#    each read of a runtime-sized array; Q's words from workgroup memory need none).
+have 30 r0 && SC_D=128 same_call tree-r0 0 f32 FLASHRING_PATH=scalar
+have 30 r0 && SC_D=128 qg qg-r0 0 f32 FLASHRING_PATH=scalar
+echo "== TFLOP/s (x PyTorch's memory-efficient f32); robustness on but the -r0 runs"; grep -E " fwd " $O/table.txt | cut -c1-80; pack
