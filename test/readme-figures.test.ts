@@ -71,8 +71,10 @@ const SHARED_P = '2026-12-07-sharedp-h100/call';
 const sharedRun = (run: string) => fwd128OverPeer(SHARED_P, run);
 /** A range as README writes it: one figure where both ends round alike. */
 const span = (xs: number[], d: number) => (Math.min(...xs).toFixed(d) === Math.max(...xs).toFixed(d) ? Math.min(...xs).toFixed(d) : range(xs, d));
+/** How much faster a run read than the run it is set against, in percent. */
+const gainPct = (x: number, base: number) => 100 * (x / base - 1);
 /** How much faster each shared run was than the run after it (new1/old1, new2/old2), at both masks, in percent. */
-const sharedGain = () => `${range([1, 2].flatMap((i) => sharedRun(`p32-new${i}`).map((x, c) => 100 * (x / sharedRun(`p32-old${i}`)[c] - 1))), 1)}%`;
+const sharedGain = () => `${range([1, 2].flatMap((i) => sharedRun(`p32-new${i}`).map((x, c) => gainPct(x, sharedRun(`p32-old${i}`)[c]))), 1)}%`;
 /** The prefetch of K and V only (kvonly, the default since) against the tree before it (old1, old2), one call on an H100: the f32 forward at D = 128. */
 const KVONLY = '2026-12-07-kvonly-h100/call';
 const kvRun = (run: string) => fwd128OverPeer(KVONLY, run);
@@ -85,7 +87,7 @@ const lanesRun = (run: string) => fwdOverPeer(LANES, run);
 /** lanes2, two ablations at D = 128 (nobar, noq: timing only) and f16 storage's prefetch against the tree (p32-tree1, p32-tree2), one call on an H100. */
 const ABLATE = '2026-12-07-ablate-h100/call';
 /** kvonly's gain over the mean of old1 and old2 at each mask, in percent, as a range. */
-const kvGain = () => `${range([0, 1].map((c) => 100 * (kvRun('kvonly')[c] / ((kvRun('old1')[c] + kvRun('old2')[c]) / 2) - 1)), 1)}%`;
+const kvGain = () => `${range([0, 1].map((c) => gainPct(kvRun('kvonly')[c], (kvRun('old1')[c] + kvRun('old2')[c]) / 2)), 1)}%`;
 /** The shipped portable f32 forward on H100s and its call's peer: the units call, the fma call, the fma check (twice). */
 const H100_F32_RUNS = [[`${H100_UNITS}/call1`, 'p32'], ['2026-12-05-fma-h100', 'p32-new'], ['2026-12-05-fma-check-h100', 'p32-ship'], ['2026-12-05-fma-check-h100', 'p32-ship2']] as const;
 
@@ -270,7 +272,7 @@ describe("README's issue 37 targets table: each standing's figures, on the H200 
     const opt = optInF16Ratios();
     // f16 storage at D = 128 with prefetch 1 (p16-pf1, its default since) against 2 (p16-new, the default then), same call.
     const [h1, h2] = ['p16-pf1', 'p16-new'].map((run) => fwd128OverPeer(ABLATE, run));
-    const f16at128 = `at D = 128 ${x3(h1).join('× / ')}× on an H100 with prefetch 1, its default since, ${range(h1.map((x, c) => 100 * (x / h2[c] - 1)), 1)}% faster than the ${x3(h2).join('× / ')}× of prefetch 2 in the same call (\`2026-12-07-ablate-h100\`)`;
+    const f16at128 = `at D = 128 ${x3(h1).join('× / ')}× on an H100 with prefetch 1, its default since, ${range(h1.map((x, c) => gainPct(x, h2[c])), 1)}% faster than the ${x3(h2).join('× / ')}× of prefetch 2 in the same call (\`2026-12-07-ablate-h100\`)`;
     stated(`**not met** with its default f32 products: ${f16[0]}× / ${f16[1]}× at D = 64, ${f16[2]}× / ${f16[3]}× at D = 128 on the H200 above (${f16H100.join(' / ')}× on an H100); ${f16at128}; met at D = 64 only with the opt-in f16 products (${opt[0]}×, causal ${opt[1]}×, on the H200 before the fma chains) |`);
   });
 
