@@ -1,5 +1,7 @@
 """Writes edits.json (text replacements; bench/apply-edits.py applies one variant) from the unified diffs here, each
-git diff -U4 of the tree at 3f7baf3 (shaders unchanged since) with the variant in it (ranges.patch, lanes.patch, ...):
+git diff -U4 of the tree with the variant in it (ranges.patch, lanes.patch, ...): ranges, lanes, lanes2, nobar and noq
+against 3f7baf3, abar and qearly against 4cd4140 (the same shaders), qg against 8a885bc (tiles.ts with f16's prefetch 1).
+apply-edits.py stops where a hunk's old text no longer occurs exactly once.
   ranges  the rows' visible key ranges (klo, khi: 8 registers held through every tile) taken only where a tile is masked
           and at the end (row_ranges); full tiles skip the score mask (every key visible to every row below Nq).
           Bitwise the same O and LSE as the tree. Measured: 5.7–6.4% slower (../2026-12-07-lanes-h100).
@@ -20,7 +22,7 @@ src/bench/run.ts times them anyway: timed-anyway.patch): what the forward's late
   noq     Q's chunks never staged in the tile loop where they are staged per tile with prefetch 2 (S reads whatever
           Q's array holds): the cost of loading Q's chunks again every tile.
 Measured (../2026-12-07-ablate-h100): lanes2 within ±1% of the tree forward, backward 0.2–1.6% slower; nobar +8.8–9.8%,
-noq +4.1–4.3% at D = 128. So two edits of the barriers and Q's loads, exact (bitwise the tree's O and LSE):
+noq +4.0–4.3% at D = 128. So two edits of the barriers and Q's loads, exact (bitwise the tree's O and LSE):
   abar    where P~ shares Q's array (QP), A(0) without its first barrier: the barrier before P~'s writes already saw
           every read of S's last chunk (K's included), so V's chunk 0 may be stashed and P~ written behind it, and
           A(0)'s second barrier makes both visible (one barrier of nine a tile at D = 128 f32);
