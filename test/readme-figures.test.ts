@@ -86,6 +86,8 @@ const LANES = '2026-12-07-lanes-h100/call';
 const lanesRun = (run: string) => fwdOverPeer(LANES, run);
 /** lanes2, two ablations at D = 128 (nobar, noq: timing only) and f16 storage's prefetch against the tree (p32-tree1, p32-tree2), one call on an H100. */
 const ABLATE = '2026-12-07-ablate-h100/call';
+/** qg (Q read from global memory) and f16 storage's prefetch against the tree (tree1, tree2), one call on an H100; its gpu-tc.log the whole GPU suite at 596e865. */
+const QG = '2026-12-07-qg-h100/call';
 /** kvonly's gain over the mean of old1 and old2 at each mask, in percent, as a range. */
 const kvGain = () => `${range([0, 1].map((c) => gainPct(kvRun('kvonly')[c], (kvRun('old1')[c] + kvRun('old2')[c]) / 2)), 1)}%`;
 /** The shipped portable f32 forward on H100s and its call's peer: the units call, the fma call, the fma check (twice). */
@@ -267,13 +269,21 @@ describe("README's issue 37 targets table: each standing's figures, on the H200 
     // The third call: its tree twice, and the forward with no barriers (timing only) at D = 128.
     const [abl1, abl2, nobar] = [fwdOverPeer(ABLATE, 'p32-tree1'), fwdOverPeer(ABLATE, 'p32-tree2'), fwd128OverPeer(ABLATE, 'abl-nobar')];
     const third = `${span([abl1[2], abl2[2]], 3)}× / ${span([abl1[3], abl2[3]], 3)}× in a third, where the forward with no barriers at all (an ablation, timing only) read ${x3(nobar).join('× / ')}× (\`2026-12-07-ablate-h100\`)`;
-    stated(`**not at D = 128**: ${ship[2].toFixed(3)}× (causal ${ship[3].toFixed(3)}×) on an H100 with it (${pf1[2].toFixed(3)}× / ${pf1[3].toFixed(3)}× before it, same call; as an edit of the kernel ${kv[0].toFixed(3)}× / ${kv[1].toFixed(3)}×, ${kvGain()} faster than the ${mask(old, 0)}× / ${mask(old, 1)}× of the tree in its call: \`2026-12-07-kvonly-h100\`); ${tree[2].toFixed(3)}× / ${tree[3].toFixed(3)}× in a later call, where neither edit tried (S in lanes, the key ranges in masked tiles) nor the 64×32 and 64×64 tiles reached 0.6× (\`2026-12-07-lanes-h100\`); ${third}; before it, P~ sharing Q's workgroup array: ${mask(shared, 0)}× (causal ${mask(shared, 1)}×), ${sharedGain()} faster than the ${mask(apart, 0)}× / ${mask(apart, 1)}× before that (\`2026-12-07-sharedp-h100\`); ${h200[0][2].toFixed(3)}× (causal ${h200[0][3].toFixed(3)}×) on the H200 before both |`);
+    // The fourth call: its tree twice, and qg (Q read from global memory) after each, slower at every point.
+    const [qt1, qt2, qg1, qg2] = ['tree1', 'tree2', 'qg1', 'qg2'].map((run) => fwdOverPeer(QG, run));
+    const qgLoss = [[qg1, qt1], [qg2, qt2]].flatMap(([q, t]) => [2, 3].map((c) => -gainPct(q[c], t[c])));
+    qgLoss.forEach((x) => expect(x).toBeGreaterThan(0));
+    const fourth = `${span([qt1[2], qt2[2]], 3)}× / ${span([qt1[3], qt2[3]], 3)}× in a fourth, where Q read from global memory in S's loop (\`qg\`: K/V in whole rows, four barriers a tile for nine) was ${range(qgLoss, 1)}% slower (\`2026-12-07-qg-h100\`)`;
+    stated(`**not at D = 128**: ${ship[2].toFixed(3)}× (causal ${ship[3].toFixed(3)}×) on an H100 with it (${pf1[2].toFixed(3)}× / ${pf1[3].toFixed(3)}× before it, same call; as an edit of the kernel ${kv[0].toFixed(3)}× / ${kv[1].toFixed(3)}×, ${kvGain()} faster than the ${mask(old, 0)}× / ${mask(old, 1)}× of the tree in its call: \`2026-12-07-kvonly-h100\`); ${tree[2].toFixed(3)}× / ${tree[3].toFixed(3)}× in a later call, where neither edit tried (S in lanes, the key ranges in masked tiles) nor the 64×32 and 64×64 tiles reached 0.6× (\`2026-12-07-lanes-h100\`); ${third}; ${fourth}; before it, P~ sharing Q's workgroup array: ${mask(shared, 0)}× (causal ${mask(shared, 1)}×), ${sharedGain()} faster than the ${mask(apart, 0)}× / ${mask(apart, 1)}× before that (\`2026-12-07-sharedp-h100\`); ${h200[0][2].toFixed(3)}× (causal ${h200[0][3].toFixed(3)}×) on the H200 before both |`);
     const [f16, f16H100] = [x3(h200[1]), x3(fwdOverPeer(`${H100_UNITS}/call1`, 'p16'))];
     const opt = optInF16Ratios();
     // f16 storage at D = 128 with prefetch 1 (p16-pf1, its default since) against 2 (p16-new, the default then), same call.
     const [h1, h2] = ['p16-pf1', 'p16-new'].map((run) => fwd128OverPeer(ABLATE, run));
     const f16at128 = `at D = 128 ${x3(h1).join('× / ')}× on an H100 with prefetch 1, its default since, ${range(h1.map((x, c) => gainPct(x, h2[c])), 1)}% faster than the ${x3(h2).join('× / ')}× of prefetch 2 in the same call (\`2026-12-07-ablate-h100\`)`;
-    stated(`**not met** with its default f32 products: ${f16[0]}× / ${f16[1]}× at D = 64, ${f16[2]}× / ${f16[3]}× at D = 128 on the H200 above (${f16H100.join(' / ')}× on an H100); ${f16at128}; met at D = 64 only with the opt-in f16 products (${opt[0]}×, causal ${opt[1]}×, on the H200 before the fma chains) |`);
+    // Again in the fourth call: h16-pf1 (the default) against h16-pf2 (prefetch 2 pinned).
+    const [g1, g2] = ['h16-pf1', 'h16-pf2'].map((run) => fwd128OverPeer(QG, run));
+    const again = `, and ${x3(g1).join('× / ')}×, ${range(g1.map((x, c) => gainPct(x, g2[c])), 1)}% faster than prefetch 2, in a second call (\`2026-12-07-qg-h100\`)`;
+    stated(`**not met** with its default f32 products: ${f16[0]}× / ${f16[1]}× at D = 64, ${f16[2]}× / ${f16[3]}× at D = 128 on the H200 above (${f16H100.join(' / ')}× on an H100); ${f16at128}${again}; met at D = 64 only with the opt-in f16 products (${opt[0]}×, causal ${opt[1]}×, on the H200 before the fma chains) |`);
   });
 
   it("the ring row: p2p's steps bench and real ring on the H200 (2026-12-05-next-h200 part b), the steps bench on an H100 (2026-12-06-units-h100 call 2)", () => {
@@ -286,7 +296,7 @@ describe("README's issue 37 targets table: each standing's figures, on the H200 
     stated(`the whole GPU suite with tensor cores required, ${suiteCounts('2026-12-06-suite-h200/gpu-tc.log')} on the H200 at ab2d5ff`);
     stated(`${suiteCounts('2026-12-07-calls/gpu-tc.log')} on an H100 at 26e0b37 (\`2026-12-07-calls\``);
     stated(`${suiteCounts('2026-12-07-suite-h100/gpu-tc.log')} on an H100 at 5038d86 (\`2026-12-07-suite-h100\`: P~ in Q's array by default)`);
-    stated(`with the prefetch of K and V only by default (4229ed8), test/forward.test.ts ${suiteCounts('2026-12-07-kvpf-h100/call/tests.log')} on an H100 (\`2026-12-07-kvpf-h100\`; the rest of the GPU suite not yet run with it)`);
+    stated(`with the prefetch of K and V only by default (4229ed8), test/forward.test.ts ${suiteCounts('2026-12-07-kvpf-h100/call/tests.log')} on an H100 (\`2026-12-07-kvpf-h100\`); the whole GPU suite with it and f16 storage's prefetch 1, ${suiteCounts(`${QG}/gpu-tc.log`)} on an H100 at 596e865 (\`2026-12-07-qg-h100\`)`);
   });
 });
 
