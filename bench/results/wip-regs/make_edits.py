@@ -38,7 +38,10 @@ Measured (../2026-12-07-bar-h100, one run each against the tree): abar −1.3% /
           D = 128 in f32), so K/V in whole rows there: 4 barriers a tile where Q's 64-column chunks take 9, and no Q
           restaged (noq's +4.0–4.3%). Bitwise the tree's O and LSE (Q's and K's words reach S in the same order):
           test/forward.test.ts's new case on lavapipe, 6 cases (masks, windows, documents, GQA, Nq != Nk, prefetch
-          0/1/2, f16 storage), passes. Not with f16 products (their scores_f16 stages Q; the pin is ignored there)."""
+          0/1/2, f16 storage), passes. Not with f16 products (their scores_f16 stages Q; the pin is ignored there).
+Measured (../2026-12-07-qg-h100, twice against the tree): qg −7.8% to −8.6% at D = 128, −3.8% to −5.7% at D = 64, the
+same with robustness off; its forward tests passed on the GPU (30 of 30). Not shipped: each of S's products then waits
+on an L1 load where workgroup memory served it."""
 import json, pathlib, re
 
 here = pathlib.Path(__file__).parent
