@@ -20,7 +20,8 @@
 // half the workgroup bytes and load bandwidth of f32, and the same memory holds twice the chunk
 // (tiles.ts counts it). With f32 products the inner loops widen each word to f32 right after its
 // load from workgroup memory: f32 products and sums, exactly as if the inputs had been converted
-// to f32 when staged.
+// to f32 when staged; FLASHRING_PORTABLE_FWD_WIDE=1 does convert them then (WT = f32: twice the
+// bytes, planned as f32's, no conversion at each read; bitwise the same O and LSE).
 // f16 products (PK = 1: f16 storage unless FLASHRING_PORTABLE_FWD_PRODUCTS=f32 pins f32): where
 // a chunk's inputs allow it, its products are summed in f16 and only each sum is widened to f32.
 //   S: each lane's two f16 sums per score (vec2<f16> fma over the chunk's words: 2·DC products
@@ -99,6 +100,10 @@
 // Storage words (the bindings: FORWARD_BINDINGS, src/kernels/flashForward.ts): Q, K, V and O in
 // vec4s of their element types.
 alias IW = vec4<ST>;
+// The staged words' element type: ST, or f32 (f16 storage with f32 products, FLASHRING_PORTABLE_FWD_WIDE=1: each word
+// widened once as it is staged, twice the workgroup bytes, no conversion at each read; the same values, so bitwise the
+// same O and LSE).
+alias WT = {{WT}};
 alias OW = vec4<OT>;
 
 const TX: u32 = BC / 4u;      // invocations across a K/V tile's keys (4 keys each)
@@ -145,10 +150,10 @@ alias Rows = array<vec4<f32>, NG>;       // one f32 per row of the invocation: r
 // 64 columns a chunk in 48 KiB, against 32), half the staging points and barriers a tile; Q's and
 // K's words reach S in the same order whatever the chunk, so O and LSE are bitwise the same.
 // The value PV names P~'s array (Ps or Qs).
-{{#for _ < NQP}}var<workgroup> Qs: array<array<vec4<ST>, CS>, BR>;
+{{#for _ < NQP}}var<workgroup> Qs: array<array<vec4<WT>, CS>, BR>;
 var<workgroup> Ps: array<array<vec4<{{PT}}>, PS>, BR>;
-{{/for}}{{#for _ < QP}}var<workgroup> Qs: array<array<vec4<ST>, {{QW}}>, BR>;   // Q's chunk, then P~ (QP: vec4<{{PT}}> is vec4<ST>)
-{{/for}}var<workgroup> KVs: array<array<vec4<ST>, CS>, BC>;    // K of the tile, then its V (chunk c)
+{{/for}}{{#for _ < QP}}var<workgroup> Qs: array<array<vec4<WT>, {{QW}}>, BR>;   // Q's chunk, then P~ (QP: vec4<{{PT}}> is vec4<WT>)
+{{/for}}var<workgroup> KVs: array<array<vec4<WT>, CS>, BC>;    // K of the tile, then its V (chunk c)
 {{#for _ < PK}}
 // f16 products: their limits (above), and the staged K and V chunks' maxima: the f16 bits of
 // max |x| (u16 order is float order for non-negative halves, and NaN's bits exceed +Inf's), gathered per
@@ -255,14 +260,14 @@ fn kv_word(kv_row0: u32, j0: u32, ch: u32, e: u32, use_v: bool) -> vec4<ST> {
 fn stage_q(q_row0: u32, i0: u32, ch: u32, tid: u32) {
   for (var x = 0u; x < rt(LQ); x++) {
     let e = tid + x * WG;
-    if (e < BR * DC) { Qs[e / DC][e % DC] = q_word(q_row0, i0, ch, e); }
+    if (e < BR * DC) { Qs[e / DC][e % DC] = vec4<WT>(q_word(q_row0, i0, ch, e)); }
   }
 }
 
 fn stage_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
   for (var x = 0u; x < rt(LK); x++) {
     let e = tid + x * WG;
-    if (e < BC * DC) { KVs[e / DC][e % DC] = kv_word(kv_row0, j0, ch, e, use_v);{{#for _ < PK}} staged_max = max(staged_max, word_bits(KVs[e / DC][e % DC]));{{/for}} }
+    if (e < BC * DC) { KVs[e / DC][e % DC] = vec4<WT>(kv_word(kv_row0, j0, ch, e, use_v));{{#for _ < PK}} staged_max = max(staged_max, word_bits(KVs[e / DC][e % DC]));{{/for}} }
   }
 }
 
@@ -284,13 +289,13 @@ fn fetch_kv(kv_row0: u32, j0: u32, ch: u32, tid: u32, use_v: bool) {
 
 fn stash_q(tid: u32) {
   {{#loop x < LQ}}{ let e = tid + {{x}}u * WG;
-    if (e < BR * DC) { Qs[e / DC][e % DC] = pq[{{x}}u]; } }
+    if (e < BR * DC) { Qs[e / DC][e % DC] = vec4<WT>(pq[{{x}}u]); } }
   {{/loop}}
 }
 
 fn stash_kv(tid: u32) {
   {{#loop x < LK}}{ let e = tid + {{x}}u * WG;
-    if (e < BC * DC) { KVs[e / DC][e % DC] = pk[{{x}}u];{{#for _ < PK}} staged_max = max(staged_max, word_bits(pk[{{x}}u]));{{/for}} } }
+    if (e < BC * DC) { KVs[e / DC][e % DC] = vec4<WT>(pk[{{x}}u]);{{#for _ < PK}} staged_max = max(staged_max, word_bits(pk[{{x}}u]));{{/for}} } }
   {{/loop}}
 }
 

@@ -160,6 +160,40 @@ describe('FlashAttention forward vs float64 reference', () => {
     expect(() => tuningFromEnv({ FLASHRING_PORTABLE_FWD_SHARED_P: 'yes' })).toThrow(InputError);
   });
 
+  it('f16 words widened to f32 as staged (forwardWideStage) give bitwise the O and LSE of f16 words staged, and match the reference', async () => {
+    if (!dev.hasF16) return;
+    // f16 storage with f32 products (the default): chunks staged every tile with each prefetch, grouped heads, Nq != Nk;
+    // whole rows; D = 128 as planned here, with a window and documents, and with P~ in Q's array (which f16 words staged
+    // as f16 cannot share).
+    const docs = { cuQ: new Int32Array([0, 37, 90, 100]), cuK: new Int32Array([0, 37, 90, 100]) };
+    const cases: [AttentionShape, AttentionOptions, Record<string, string>][] = [
+      [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, { FLASHRING_PORTABLE_FWD: '32x16x16', FLASHRING_PORTABLE_FWD_PREFETCH: '0' }],
+      [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, { FLASHRING_PORTABLE_FWD: '32x16x16', FLASHRING_PORTABLE_FWD_PREFETCH: '1' }],
+      [{ B: 2, Hq: 4, Hkv: 2, Nq: 75, Nk: 61, D: 64 }, { causal: true }, { FLASHRING_PORTABLE_FWD: '32x16x16', FLASHRING_PORTABLE_FWD_PREFETCH: '2' }],
+      [{ B: 1, Hq: 2, Hkv: 1, Nq: 100, Nk: 100, D: 16 }, { causal: true, docs }, {}],
+      [{ B: 1, Hq: 2, Hkv: 1, Nq: 100, Nk: 100, D: 128 }, { causal: true, window: [40, 0], docs }, {}],
+      [{ B: 1, Hq: 2, Hkv: 1, Nq: 100, Nk: 100, D: 128 }, { window: [30, 30] }, { FLASHRING_PORTABLE_FWD: '32x16x64', FLASHRING_PORTABLE_FWD_SHARED_P: '1', FLASHRING_PORTABLE_FWD_PREFETCH: '1' }],
+    ];
+    for (const [s, o, pin] of cases) {
+      const out: { o: HostTensor; lse: Float32Array }[] = [];
+      for (const wide of ['0', '1']) {
+        const on = await portable({ ...pin, FLASHRING_PORTABLE_FWD_WIDE: wide });
+        const plan = planDeviceTiles('fwd', s.D, 'f16', on);
+        expect(plan.wideStage, `wide '${wide}' D=${s.D}`).toBe(wide === '0' ? undefined : true);
+        if (pin.FLASHRING_PORTABLE_FWD_SHARED_P === '1') expect(plan.sharedP, `shared, wide '${wide}'`).toBe(wide === '0' ? undefined : true);
+        out.push((await check(s, o, 'f16', SEED + 95 + s.D, 1, 'scalar', on)).got);
+      }
+      const tag = `D=${s.D} ${JSON.stringify(pin)}`;
+      expect(bits(out[1].o).equals(bits(out[0].o)), `O ${tag}`).toBe(true);
+      expect(bits(out[1].lse).equals(bits(out[0].lse)), `LSE ${tag}`).toBe(true);
+    }
+    // Ignored where there is nothing to widen (f32 storage) or the products read f16 words (f16 products).
+    const on = await portable({ FLASHRING_PORTABLE_FWD_WIDE: '1' }), pk = await portable({ FLASHRING_PORTABLE_FWD_WIDE: '1', FLASHRING_PORTABLE_FWD_PRODUCTS: 'f16' });
+    expect(planDeviceTiles('fwd', 64, 'f32', on).wideStage).toBeUndefined();
+    expect(planDeviceTiles('fwd', 64, 'f16', pk).wideStage).toBeUndefined();
+    expect(() => tuningFromEnv({ FLASHRING_PORTABLE_FWD_WIDE: '2' })).toThrow(InputError);
+  });
+
   it('pinned tiles, both row reductions: rows and keys past the tile, rows with no key', async () => {
     // Row reduction, Br×Bc×chunk, precision, shape, causal. N is no multiple of Br or Bc (rows
     // and keys past the end); Nq > Nk under the causal mask leaves the first Nq − Nk rows with no

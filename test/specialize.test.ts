@@ -235,7 +235,15 @@ describe('tile planner', () => {
     const fwd = (tile: string) => pins({ FLASHRING_PORTABLE_FWD: tile });
     const p4 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);
     expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32 });
-    expect(portableValues('fwd', 64, p4)).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1, PK: 0, NPK: 1, PT: 'f32', STALE: '8.0', QP: 0, NQP: 1, PV: 'Ps' });
+    expect(portableValues('fwd', 64, p4)).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1, PK: 0, NPK: 1, PT: 'f32', STALE: '8.0', QP: 0, NQP: 1, PV: 'Ps', WT: 'ST' });
+    expect(portableValues('fwd', 64, { ...p4, wideStage: true })).toMatchObject({ WT: 'f32' });
+    // f16 words widened as staged (a pin): workgroup memory planned as f32's (D = 128 on 48 KiB: 64-column chunks with P~
+    // in Q's array), f16 storage's prefetch rule; f16 staged: 64-column chunks, P~ apart (8-byte words).
+    const wide = planTiles('fwd', 128, 'f16', 49152, 1024, 32, pins({ FLASHRING_PORTABLE_FWD_WIDE: '1' })), f32 = planTiles('fwd', 128, 'f32', 49152, 1024, 32);
+    expect(wide).toMatchObject({ chunk: 64, sharedP: true, wideStage: true, workgroupBytes: f32.workgroupBytes, products: 'f32' });
+    expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32)).toMatchObject({ chunk: 64, workgroupBytes: 40192 });
+    expect(describePlan(wide)).toMatch(/shared-P f32-staged$/);
+    expect([defaultPrefetch(wide, 128, false), defaultPrefetch(f32, 128, false)]).toEqual([1, 2]);
     expect(portableValues('fwd', 64, { ...p4, sharedP: true })).toMatchObject({ QP: 1, NQP: 0, PV: 'Qs', QW: 9 });   // max(CS, PS) = max(8 + 1, 8 + 1)
     // The prefetch: on GPUs by default where it takes at most PREFETCH_MAX_WORDS registers, of K and V only (2) where
     // Q is staged per tile (p4: two chunks), never on CPU adapters; a pin wins (and names itself in the plan's line).

@@ -11,6 +11,7 @@ const PIN_WORDS: { [K in keyof KernelTuning]-?: (v: NonNullable<KernelTuning[K]>
   rowReduce: (v) => `row sums through ${v === 'subgroup' ? 'subgroup shuffles' : 'workgroup memory'}`,
   forwardPrefetch: (v) => (v === 2 ? 'with prefetch of K and V only' : v ? 'with prefetch' : 'no prefetch'),
   forwardSharedP: (v) => (v ? 'P~ in Q\'s workgroup memory' : 'P~ in workgroup memory of its own'),
+  forwardWideStage: (v) => (v ? 'f16 words widened to f32 as staged' : 'f16 words staged as f16'),
   portableProducts: (v) => `${v} products`,
   sgmmForward: (t, k) => `${k('forward')}tensor-core tile ${t.subgroups} subgroups × ${t.rows} rows${t.rowBlocks === 2 ? ', 2 row blocks' : ''}${t.dSplit === 2 ? ', D split in 2' : ''}`,
   sgmmBackward: (t, k) => `${k('backward')}tensor-core tile ${t.subgroups} subgroups × ${t.rows} rows`,

@@ -41,6 +41,8 @@ export interface TilePlan {
   products?: PortableProducts;
   /** Portable forward: P~ shares Q's workgroup array (QP; flash_fwd.wgsl), where Q is staged again every tile. */
   sharedP?: boolean;
+  /** Portable forward with f16 storage and f32 products: Q, K and V widened to f32 as they are staged (WT; flash_fwd.wgsl), not at each read. */
+  wideStage?: boolean;
 }
 
 /**
@@ -52,7 +54,7 @@ export const backwardRows = (p: TilePlan) => ({ q: p.rowsPerGroup ?? p.BR, kv: p
 
 export function describePlan(p: TilePlan): string {
   const extra: [string, unknown][] = [['RB', p.rowBlocks], ['DS', p.dSplit && p.dSplit > 1 ? p.dSplit : undefined], ['rows', p.rowsPerGroup], ['CT', p.streamRows], ['chunk', p.chunk],
-    ['pad', p.pad], ['pipe', p.pipe], ['turns', p.turns ? '' : undefined], ['', p.reduce], ['prefetch', p.prefetch], ['', p.products && `${p.products}-products`], ['', p.sharedP && 'shared-P']];
+    ['pad', p.pad], ['pipe', p.pipe], ['turns', p.turns ? '' : undefined], ['', p.reduce], ['prefetch', p.prefetch], ['', p.products && `${p.products}-products`], ['', p.sharedP && 'shared-P'], ['', p.wideStage && 'f32-staged']];
   return [`Br${p.BR} Bc${p.BC} WG${p.WG}`, ...extra.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}${v}`)].join(' ');
 }
 
@@ -199,8 +201,11 @@ export function portableTile(
   const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, tuning.rowReduce, false) : undefined;
   const products = kind === 'fwd' && precision === 'f16' ? tuning.portableProducts ?? 'f32' : undefined;
   const tried = pinChunk ? [pinChunk] : chunks(D, B);
-  const sharedAt = kind === 'fwd' ? shareRule([A, B, pinChunk], WG, D, precision, products, limit, reduce!, tuning) : () => false;
-  const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, precision, reduce, products, sharedAt(c));
+  // f16 storage with f32 products, staged as f32 (FLASHRING_PORTABLE_FWD_WIDE=1): workgroup memory planned as for f32.
+  const wide = kind === 'fwd' && products === 'f32' && tuning.forwardWideStage === 1;
+  const staged = wide ? 'f32' : precision;
+  const sharedAt = kind === 'fwd' ? shareRule([A, B, pinChunk], WG, D, staged, products, limit, reduce!, tuning) : () => false;
+  const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, staged, reduce, products, sharedAt(c));
   const chunk = tried.find((c) => chunkFits(D, B, c) && bytesAt(c) <= limit);
   if (chunk === undefined || WG > maxWG) {
     const c = tried[tried.length - 1];
@@ -218,6 +223,7 @@ export function portableTile(
     ...(tuning.forwardPrefetch !== undefined ? { prefetch: tuning.forwardPrefetch } : {}),
     ...(products ? { products } : {}),
     ...(sharedAt(chunk) ? { sharedP: true } : {}),
+    ...(wide ? { wideStage: true } : {}),
   };
 }
 
@@ -336,7 +342,8 @@ function rowReduce(subgroupMin: number, TX: number, pin: RowReduce | undefined, 
  * (vec4 columns of O / dQ / dK / dV per invocation and chunk); the forward's RR (query rows per
  * invocation), LOG2TX (subgroup row reduction), PF with LQ, LK (the prefetch and its staging
  * words per invocation), PK and NPK (f16 products or not: the shader's sections) with PT (P~'s
- * element type), QP, NQP, PV and QW (P~ in Qs, rows of QW words, or in Ps: sharesP) and STALE (the stale row max's
+ * element type), QP, NQP, PV and QW (P~ in Qs, rows of QW words, or in Ps: sharesP), WT (the staged words' element type: ST,
+ * or f32 where wideStage) and STALE (the stale row max's
  * threshold; exactMax: 0, the exact max: stale.ts), the
  * backward's CT (streamed rows).
  */
@@ -352,7 +359,7 @@ export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan, e
     const { LQ, LK } = stagingWords(plan, D);
     const PK = plan.products === 'f16' ? 1 : 0;
     const QP = plan.sharedP ? 1 : 0;
-    Object.assign(v, { LQ, LK, PK, NPK: 1 - PK, PT: PK ? 'f16' : 'f32', STALE: staleValue(exactMax), QP, NQP: 1 - QP, PV: QP ? 'Qs' : 'Ps' });
+    Object.assign(v, { LQ, LK, PK, NPK: 1 - PK, PT: PK ? 'f16' : 'f32', STALE: staleValue(exactMax), QP, NQP: 1 - QP, PV: QP ? 'Qs' : 'Ps', WT: plan.wideStage ? 'f32' : 'ST' });
     if (QP) v.QW = Math.max(DC + 1, T / 4 + 1);   // the rows of Qs, which P~ shares
   }
   return v;

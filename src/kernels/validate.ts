@@ -79,7 +79,8 @@ export function* sgmmModules(heads: number[]): Generator<NamedModule> {
 /**
  * The portable forward as a GPU compiles it (unrolled), every candidate tile that fits the H200's
  * limits: subgroups of 32 (subgroup row reduction) or none (workgroup memory), with and without
- * the prefetch (of K and V only too, where Q is staged per tile), f16 storage with f16 and f32 products, P~ in Q's array or its own; head dims of one to eight chunks.
+ * the prefetch (of K and V only too, where Q is staged per tile), f16 storage with f16 and f32 products (f16 words staged as
+ * f16 or widened to f32), P~ in Q's array or its own; head dims of one to eight chunks.
  */
 function* portableModules(heads: number[]): Generator<NamedModule> {
   for (const D of heads.filter((d) => [16, 64, 128, 256].includes(d))) for (const precision of ['f32', 'f16'] as const) {
@@ -88,15 +89,18 @@ function* portableModules(heads: number[]): Generator<NamedModule> {
       // The default plan, P~ in Q's array pinned (the widest chunk that fits so, where Q is staged every tile and P~ has
       // Q's type; a tile may fit only so: f32 64×64 at D = 128) and P~ apart pinned: each distinct plan once.
       const tiles = new Map<string, TilePlan>();
-      for (const sharedP of [undefined, 1, 0] as const) {
-        const t = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin, { ...(pk ? { portableProducts: pk } : {}), ...(sharedP === undefined ? {} : { forwardSharedP: sharedP }) });
-        if (!('why' in t)) tiles.set(`${t.chunk} ${t.sharedP === true}`, t);
+      // With f16 storage and f32 products, also the words widened as staged (forwardWideStage).
+      for (const sharedP of [undefined, 1, 0] as const) for (const wide of pk === 'f32' ? [undefined, 1] as const : [undefined]) {
+        const t = portableTile('fwd', [BR, BC, undefined], D, precision, LIMIT, 256, subgroupMin, {
+          ...(pk ? { portableProducts: pk } : {}), ...(sharedP === undefined ? {} : { forwardSharedP: sharedP }), ...(wide ? { forwardWideStage: wide } : {}),
+        });
+        if (!('why' in t)) tiles.set(`${t.chunk} ${t.sharedP === true} ${t.wideStage === true}`, t);
       }
       for (const tile of tiles.values()) {
         if (prefetch === 2 && tile.chunk === D) continue;   // Q staged once: the same kernel as prefetch 1
         const plan = { ...tile, prefetch };
         const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan));
-        yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}${pk ? ` products ${pk}` : ''}${plan.sharedP ? ' shared P' : ''}`,
+        yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}${pk ? ` products ${pk}` : ''}${plan.sharedP ? ' shared P' : ''}${plan.wideStage ? ' widened as staged' : ''}`,
           attentionSource(SHADERS.flashFwd[plan.reduce!], values, FORWARD_BINDINGS, plan.reduce === 'subgroup' ? ['subgroups'] : [])];
       }
     }
