@@ -123,8 +123,10 @@ describe('tile planner', () => {
     expect(planTiles('fwd', 64, 'f32', 32768, 1024, 32, shared)).toMatchObject({ BR: 128, BC: 32, chunk: 32, sharedP: true, workgroupBytes: 23040 });
     expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32, { portableProducts: 'f16', forwardSharedP: 1 })).toMatchObject({ chunk: 64 });   // whole rows
     expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32, { portableProducts: 'f16', forwardSharedP: 1 }).sharedP).toBeUndefined();
-    // f16 storage with f32 products keeps P~ in f32: a type of its own, never shared.
-    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, shared).sharedP).toBeUndefined();
+    // f16 storage with f32 products keeps P~ in f32: a type of its own, never shared with f16 words; with the words
+    // widened to f32 as staged (the default there), shared.
+    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, { ...shared, forwardWideStage: 0 }).sharedP).toBeUndefined();
+    expect(planTiles('fwd', 256, 'f16', 49152, 1024, 32, shared).sharedP).toBe(true);
     expect(planTiles('fwd', 64, 'f32', 16384, 256)).toMatchObject({ BR: 32, BC: 32, chunk: 32, reduce: 'workgroup' }); // 16 KiB: two chunks
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 4)).toMatchObject({ reduce: 'workgroup' }); // subgroups smaller than a row block
     expect(planTiles('fwd', 8, 'f32', 49152, 1024, 32)).toMatchObject({ BC: 8 }); // Bc/4 must divide D/4
@@ -208,7 +210,7 @@ describe('tile planner', () => {
     const f16p = { portableProducts: 'f16' } as const;
     expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32, f16p)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 30984, products: 'f16' }); // whole rows
     expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32, f16p)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 30992 });
-    expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192, products: 'f32' });
+    expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32, { forwardWideStage: 0 })).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192, products: 'f32' });
     expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32)).toMatchObject({ BR: 128, BC: 32, chunk: 64, workgroupBytes: 40192, products: 'f32' }); // whole rows
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32).products).toBeUndefined();
     expect(workgroupBytes('fwd', 128, 32, 64, 64, 'f32', 'subgroup')).toBe(61952);
@@ -237,13 +239,23 @@ describe('tile planner', () => {
     expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32 });
     expect(portableValues('fwd', 64, p4)).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1, PK: 0, NPK: 1, PT: 'f32', STALE: '8.0', QP: 0, NQP: 1, PV: 'Ps', WT: 'ST' });
     expect(portableValues('fwd', 64, { ...p4, wideStage: true })).toMatchObject({ WT: 'f32' });
-    // f16 words widened as staged (a pin): workgroup memory planned as f32's (D = 128 on 48 KiB: 64-column chunks with P~
-    // in Q's array), f16 storage's prefetch rule; f16 staged: 64-column chunks, P~ apart (8-byte words).
-    const wide = planTiles('fwd', 128, 'f16', 49152, 1024, 32, pins({ FLASHRING_PORTABLE_FWD_WIDE: '1' })), f32 = planTiles('fwd', 128, 'f32', 49152, 1024, 32);
+    // f16 words widened as staged: workgroup memory planned as f32's (D = 128 on 48 KiB: 64-column chunks with P~ in Q's
+    // array), f16 storage's prefetch rule; pinned off, 64-column chunks too, P~ apart (8-byte words). By default (wideRule)
+    // where Q is staged every tile and the chunk stays: D = 128 and 256 on 48 KiB; not D = 64 (f16 words: whole rows,
+    // f32 words: 32-column chunks), nor where f32 words would narrow the chunk (D = 128 on 32 KiB), nor with f16 products.
+    const f16At = (D: number, limit: number, env: Record<string, string> = {}) => planTiles('fwd', D, 'f16', limit, 1024, 32, pins(env));
+    const wide = f16At(128, 49152), f32 = planTiles('fwd', 128, 'f32', 49152, 1024, 32);
     expect(wide).toMatchObject({ chunk: 64, sharedP: true, wideStage: true, workgroupBytes: f32.workgroupBytes, products: 'f32' });
-    expect(planTiles('fwd', 128, 'f16', 49152, 1024, 32)).toMatchObject({ chunk: 64, workgroupBytes: 40192 });
+    expect(f16At(128, 49152, { FLASHRING_PORTABLE_FWD_WIDE: '1' })).toEqual(wide);
+    const own = f16At(128, 49152, { FLASHRING_PORTABLE_FWD_WIDE: '0' });
+    expect([own.chunk, own.workgroupBytes, own.wideStage, own.sharedP]).toEqual([64, 40192, undefined, undefined]);
     expect(describePlan(wide)).toMatch(/shared-P f32-staged$/);
     expect([defaultPrefetch(wide, 128, false), defaultPrefetch(f32, 128, false)]).toEqual([1, 2]);
+    expect(f16At(256, 49152)).toMatchObject({ chunk: 64, wideStage: true });
+    expect([f16At(64, 49152).chunk, f16At(64, 49152).wideStage]).toEqual([64, undefined]);
+    expect(f16At(64, 49152, { FLASHRING_PORTABLE_FWD_WIDE: '1' })).toMatchObject({ chunk: 32, wideStage: true });
+    expect([f16At(128, 32768).chunk, f16At(128, 32768).wideStage]).toEqual([32, undefined]);
+    expect(f16At(128, 49152, { FLASHRING_PORTABLE_FWD_PRODUCTS: 'f16' }).wideStage).toBeUndefined();
     expect(portableValues('fwd', 64, { ...p4, sharedP: true })).toMatchObject({ QP: 1, NQP: 0, PV: 'Qs', QW: 9 });   // max(CS, PS) = max(8 + 1, 8 + 1)
     // The prefetch: on GPUs by default where it takes at most PREFETCH_MAX_WORDS registers, of K and V only (2) where
     // Q is staged per tile (p4: two chunks), never on CPU adapters; a pin wins (and names itself in the plan's line).

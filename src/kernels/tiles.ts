@@ -41,7 +41,7 @@ export interface TilePlan {
   products?: PortableProducts;
   /** Portable forward: P~ shares Q's workgroup array (QP; flash_fwd.wgsl), where Q is staged again every tile. */
   sharedP?: boolean;
-  /** Portable forward with f16 storage and f32 products: Q, K and V widened to f32 as they are staged (WT; flash_fwd.wgsl), not at each read. */
+  /** Portable forward with f16 storage and f32 products: Q, K and V widened to f32 as they are staged (WT; flash_fwd.wgsl), not at each read (wideRule). */
   wideStage?: boolean;
 }
 
@@ -201,12 +201,15 @@ export function portableTile(
   const reduce = kind === 'fwd' ? rowReduce(subgroupMin, B / 4, tuning.rowReduce, false) : undefined;
   const products = kind === 'fwd' && precision === 'f16' ? tuning.portableProducts ?? 'f32' : undefined;
   const tried = pinChunk ? [pinChunk] : chunks(D, B);
-  // f16 storage with f32 products, staged as f32 (FLASHRING_PORTABLE_FWD_WIDE=1): workgroup memory planned as for f32.
-  const wide = kind === 'fwd' && products === 'f32' && tuning.forwardWideStage === 1;
-  const staged = wide ? 'f32' : precision;
-  const sharedAt = kind === 'fwd' ? shareRule([A, B, pinChunk], WG, D, staged, products, limit, reduce!, tuning) : () => false;
-  const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, staged, reduce, products, sharedAt(c));
-  const chunk = tried.find((c) => chunkFits(D, B, c) && bytesAt(c) <= limit);
+  // The staged words' type: the storage's, or f32 for f16 storage with f32 products where widened as staged (wideRule).
+  const stagedAs = (staged: Precision) => {
+    const sharedAt = kind === 'fwd' ? shareRule([A, B, pinChunk], WG, D, staged, products, limit, reduce!, tuning) : () => false;
+    const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, staged, reduce, products, sharedAt(c));
+    return { sharedAt, bytesAt, chunk: tried.find((c) => chunkFits(D, B, c) && bytesAt(c) <= limit) };
+  };
+  const own = stagedAs(precision);
+  const wide = kind === 'fwd' && products === 'f32' && wideRule(tuning.forwardWideStage, D, own.chunk, () => stagedAs('f32').chunk);
+  const { sharedAt, bytesAt, chunk } = wide ? stagedAs('f32') : own;
   if (chunk === undefined || WG > maxWG) {
     const c = tried[tried.length - 1];
     const tile = `${A}x${B}${pinChunk ? `x${pinChunk}` : ''}`;
@@ -232,9 +235,22 @@ export function portableTile(
  * defaultPrefetch): autotune's store hash reads it (src/bench/tune.ts sourceHash), so a stored pin is searched again
  * when the plan it would give changes. 2: P~ shares Q's array where that widens the chunk (2026-12-07); 3: the default
  * prefetch is of K and V only where Q is staged per tile (2026-12-07); 4: but of Q's chunks too for f16 storage with f32
- * products where their words fit (2026-12-07).
+ * products where their words fit (2026-12-07); 5: f16 storage with f32 products widens its words as staged where the
+ * chunk stays (wideRule, 2026-12-07).
  */
-export const PLAN_POLICY = 4;
+export const PLAN_POLICY = 5;
+
+/**
+ * Whether the portable forward with f16 storage and f32 products widens its words to f32 as they are staged
+ * (portableTile; flash_fwd.wgsl WT). Pinned 1: always; 0: never. Unset: where Q is staged every tile as f16 words (a
+ * chunk narrower than D) and f32 words stage the same chunk, so that nothing but the words' type changes: at D = 128 on
+ * 48 KiB (64-column chunks either way) 3.3–4.6% faster on an H100; at D = 64 it would cost Q's whole rows (32-column
+ * chunks against 64), measured 2.5–4.2% slower (docs/performance.md, forty-fourth step).
+ */
+function wideRule(pin: 0 | 1 | undefined, D: number, ownChunk: number | undefined, wideChunk: () => number | undefined): boolean {
+  if (pin !== undefined) return pin === 1;
+  return ownChunk !== undefined && ownChunk < D && wideChunk() === ownChunk;
+}
 
 /**
  * At which chunks the portable forward's P~ shares Q's array (portableTile). Pinned 1: wherever it can (sharesP); 0:

@@ -59,7 +59,7 @@ export interface KernelTuning {
   forwardPrefetch?: Prefetch;
   /** Whether the portable forward's P~ shares Q's workgroup array (FLASHRING_PORTABLE_FWD_SHARED_P = 0 | 1; tiles.ts sharesP). */
   forwardSharedP?: 0 | 1;
-  /** The portable forward with f16 storage and f32 products: Q, K and V widened to f32 as staged (FLASHRING_PORTABLE_FWD_WIDE = 0 | 1; tiles.ts wideStage). */
+  /** The portable forward with f16 storage and f32 products: Q, K and V widened to f32 as staged (FLASHRING_PORTABLE_FWD_WIDE = 0 | 1; unset: tiles.ts wideRule). */
   forwardWideStage?: 0 | 1;
   /** The portable forward's products with f16 storage (FLASHRING_PORTABLE_FWD_PRODUCTS = f32, the default, | f16: in f16 where a chunk's range allows; opt-in). */
   portableProducts?: PortableProducts;
@@ -166,7 +166,7 @@ export const TUNING_PINS: { [K in keyof KernelTuning]-?: Pin<NonNullable<KernelT
   rowReduce: choice('FLASHRING_PORTABLE_REDUCE', ['subgroup', 'workgroup'] as RowReduce[], 'subgroup or workgroup'),
   forwardPrefetch: choice('FLASHRING_PORTABLE_FWD_PREFETCH', [0, 1, 2] as const, '0 (none), 1 (Q\'s chunks, K and V) or 2 (K and V only)'),
   forwardSharedP: choice('FLASHRING_PORTABLE_FWD_SHARED_P', [0, 1] as const, '0 (P~ in its own workgroup array) or 1 (P~ in Q\'s wherever Q is staged every tile and P~ has Q\'s word type); unset, P~ shares Q\'s array only where that lets a wider chunk fit'),
-  forwardWideStage: choice('FLASHRING_PORTABLE_FWD_WIDE', [0, 1] as const, '0 (f16 words staged as f16 and widened at each read) or 1 (widened to f32 as staged: twice the workgroup bytes, no conversion in the products); only with f16 storage and f32 products'),
+  forwardWideStage: choice('FLASHRING_PORTABLE_FWD_WIDE', [0, 1] as const, '0 (f16 words staged as f16 and widened at each read) or 1 (widened to f32 as staged: twice the workgroup bytes, no conversion in the products); only with f16 storage and f32 products; unset, widened where Q is staged every tile and the chunk stays'),
   portableProducts: choice('FLASHRING_PORTABLE_FWD_PRODUCTS', PORTABLE_PRODUCTS, 'f32 (the default) or f16 (with f16 storage, products in f16 where each chunk\'s range allows: faster, not within the f16 contract on inputs whose products cancel; docs/numerics.md)'),
   sgmmForward: sgmmTilePin('fwd'),
   sgmmBackward: sgmmTilePin('bwd'),
