@@ -88,6 +88,8 @@ const lanesRun = (run: string) => fwdOverPeer(LANES, run);
 const ABLATE = '2026-12-07-ablate-h100/call';
 /** qg (Q read from global memory) and f16 storage's prefetch against the tree (tree1, tree2), one call on an H100; its gpu-tc.log the whole GPU suite at 596e865. */
 const QG = '2026-12-07-qg-h100/call';
+/** f16 storage's words widened as staged (w16a, w16b) against staged as f16 (t16a, t16b), one call on an H100. */
+const WIDE = '2026-12-07-wide-h100/call';
 /** kvonly's gain over the mean of old1 and old2 at each mask, in percent, as a range. */
 const kvGain = () => `${range([0, 1].map((c) => gainPct(kvRun('kvonly')[c], (kvRun('old1')[c] + kvRun('old2')[c]) / 2)), 1)}%`;
 /** The shipped portable f32 forward on H100s and its call's peer: the units call, the fma call, the fma check (twice). */
@@ -283,7 +285,10 @@ describe("README's issue 37 targets table: each standing's figures, on the H200 
     // Again in the fourth call: h16-pf1 (the default) against h16-pf2 (prefetch 2 pinned).
     const [g1, g2] = ['h16-pf1', 'h16-pf2'].map((run) => fwd128OverPeer(QG, run));
     const again = `, and ${x3(g1).join('× / ')}×, ${range(g1.map((x, c) => gainPct(x, g2[c])), 1)}% faster than prefetch 2, in a second call (\`2026-12-07-qg-h100\`)`;
-    stated(`**not met** with its default f32 products: ${f16[0]}× / ${f16[1]}× at D = 64, ${f16[2]}× / ${f16[3]}× at D = 128 on the H200 above (${f16H100.join(' / ')}× on an H100); ${f16at128}${again}; met at D = 64 only with the opt-in f16 products (${opt[0]}×, causal ${opt[1]}×, on the H200 before the fma chains) |`);
+    // The fifth call: f16 words widened as staged (w16a, w16b) against staged as f16 (t16a, t16b), each after its own.
+    const [t16, w16] = [['t16a', 't16b'], ['w16a', 'w16b']].map((runs) => runs.map((run) => fwd128OverPeer(WIDE, run)));
+    const widened = `; with its words widened to f32 as staged, the default at D = 128 since, ${span(w16.map((x) => x[0]), 3)}× / ${span(w16.map((x) => x[1]), 3)}×, ${range(w16.flatMap((x, i) => x.map((y, c) => gainPct(y, t16[i][c]))), 1)}% faster than staged as f16 in the same call (\`2026-12-07-wide-h100\`)`;
+    stated(`**not met** with its default f32 products: ${f16[0]}× / ${f16[1]}× at D = 64, ${f16[2]}× / ${f16[3]}× at D = 128 on the H200 above (${f16H100.join(' / ')}× on an H100); ${f16at128}${again}${widened}; met at D = 64 only with the opt-in f16 products (${opt[0]}×, causal ${opt[1]}×, on the H200 before the fma chains) |`);
   });
 
   it("the ring row: p2p's steps bench and real ring on the H200 (2026-12-05-next-h200 part b), the steps bench on an H100 (2026-12-06-units-h100 call 2)", () => {
