@@ -33,14 +33,18 @@ describe('autotune candidates (data)', () => {
     expect(f32).toHaveLength(6 * PORTABLE_FWD_CANDIDATES.length);
     expect(f32.filter((t) => t.forwardSharedP === 1)).toHaveLength(3 * PORTABLE_FWD_CANDIDATES.length);
     expect(new Set(f32.map((t) => t.forwardPrefetch))).toEqual(new Set([0, 1, 2]));
-    // With f16 storage the portable forward's products too (f16 where the range allows, or f32), only where the user opted in;
-    // P~ shares Q's array only with f16 products (Q's word type).
+    // With f16 storage and f32 products, its words staged as f16 or widened to f32; P~ shares Q's array only where P~ has
+    // Q's word type (widened words, or f16 products). The products too (f16 where the range allows, or f32), only where
+    // the user opted in.
     const plain16 = tuneCandidates('scalar', 'fwd', 64, false, 'f16');
-    expect(plain16).toEqual(f32.filter((t) => t.forwardSharedP === 0).map(({ forwardSharedP: _, ...t }) => t));
+    expect(plain16).toHaveLength(9 * PORTABLE_FWD_CANDIDATES.length);
+    expect(plain16.filter((t) => t.forwardWideStage === 0)).toEqual(f32.filter((t) => t.forwardSharedP === 0).map(({ forwardSharedP: _, ...t }) => ({ ...t, forwardWideStage: 0 })));
+    expect(plain16.filter((t) => t.forwardWideStage === 1)).toEqual(f32.map((t) => ({ ...t, forwardWideStage: 1 })));
     const f16 = tuneCandidates('scalar', 'fwd', 64, false, 'f16', true);
-    expect(f16).toHaveLength(9 * PORTABLE_FWD_CANDIDATES.length);
+    expect(f16).toHaveLength(15 * PORTABLE_FWD_CANDIDATES.length);
     expect(new Set(f16.map((t) => t.portableProducts))).toEqual(new Set(['f16', 'f32']));
-    expect(f16.filter((t) => t.forwardSharedP !== undefined).every((t) => t.portableProducts === 'f16')).toBe(true);
+    expect(f16.filter((t) => t.forwardSharedP !== undefined).every((t) => t.portableProducts === 'f16' || t.forwardWideStage === 1)).toBe(true);
+    expect(f16.filter((t) => t.forwardWideStage !== undefined).every((t) => t.portableProducts === 'f32')).toBe(true);
     for (const t of f16) expect(() => resolveTuning(t)).not.toThrow();
     expect(tuneCandidates('scalar', 'bwd', 64).map((t) => t.portableBackward)).toEqual(PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ rows, cols })));
     const fwd64 = tuneCandidates('subgroup-matrix', 'fwd', 64), fwd128 = tuneCandidates('subgroup-matrix', 'fwd', 128);

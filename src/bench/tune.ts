@@ -160,8 +160,9 @@ export function showPins(t: KernelTuning): string {
  * tensor-core forward's tiles in each step order, and taking turns or not where they can; its backward's tiles
  * with one spill block a subgroup or two (both kernels alike); the portable forward's tiles without the prefetch,
  * with it and with it for K and V only (not timed where Q is staged once: sameKernel), and with f16 storage and `f16Products` (the user's FLASHRING_PORTABLE_FWD_PRODUCTS=f16: they are never
- * chosen for a user who did not ask for them, docs/numerics.md) its f16 or f32 products, each with P~ in Q's array
- * pinned on and off where P~ has Q's word type (a pin on that shares nothing on the device is not timed: sameKernel).
+ * chosen for a user who did not ask for them, docs/numerics.md) its f16 or f32 products, with f32 products its words
+ * staged as f16 or widened to f32, each with P~ in Q's array pinned on and off where P~ has Q's word type (a pin on
+ * that shares nothing on the device is not timed: sameKernel).
  */
 export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number, robust = false, precision: Precision = 'f32', f16Products = false): KernelTuning[] {
   if (path === 'subgroup-matrix') {
@@ -172,10 +173,12 @@ export function tuneCandidates(path: KernelPath, kind: 'fwd' | 'bwd', D: number,
   }
   if (kind === 'bwd') return PORTABLE_BWD_CANDIDATES.map(([rows, cols]) => ({ portableBackward: { rows, cols } }));
   const products = precision === 'f16' && f16Products ? PORTABLE_PRODUCTS : [undefined];
-  // P~ in Q's array (forwardSharedP) where P~ can have Q's word type: f32, or f16 storage with f16 products.
-  const sharing = (p: PortableProducts | undefined) => (precision === 'f32' || p === 'f16' ? [0, 1] as const : [undefined]);
-  return PORTABLE_FWD_CANDIDATES.flatMap(([rows, cols]) => ([0, 1, 2] as const).flatMap((forwardPrefetch) => products.flatMap((p) => sharing(p).map((shared) =>
-    ({ portableForward: { rows, cols }, forwardPrefetch, ...(p ? { portableProducts: p } : {}), ...(shared === undefined ? {} : { forwardSharedP: shared }) })))));
+  // f16 storage with f32 products: its words staged as f16 or widened to f32 (forwardWideStage).
+  const widths = (p: PortableProducts | undefined) => (precision === 'f16' && p !== 'f16' ? [0, 1] as const : [undefined]);
+  // P~ in Q's array (forwardSharedP) where P~ can have Q's word type: f32 or widened words, or f16 storage with f16 products.
+  const sharing = (p: PortableProducts | undefined, wide: 0 | 1 | undefined) => (precision === 'f32' || p === 'f16' || wide === 1 ? [0, 1] as const : [undefined]);
+  return PORTABLE_FWD_CANDIDATES.flatMap(([rows, cols]) => ([0, 1, 2] as const).flatMap((forwardPrefetch) => products.flatMap((p) => widths(p).flatMap((wide) => sharing(p, wide).map((shared) =>
+    ({ portableForward: { rows, cols }, forwardPrefetch, ...(p ? { portableProducts: p } : {}), ...(wide === undefined ? {} : { forwardWideStage: wide }), ...(shared === undefined ? {} : { forwardSharedP: shared }) }))))));
 }
 
 /**
