@@ -97,6 +97,12 @@ describe('tile planner', () => {
     expect((thrown(() => planTiles('fwd', 128, 'f32', 49152, 1024, 32, tile('64x64', { FLASHRING_PORTABLE_FWD_SHARED_P: '0' }))) as Error).message)
       .toMatch(/52224 bytes at chunk 64.*It fits with P~ in Q's workgroup array: unset FLASHRING_PORTABLE_FWD_SHARED_P=0/);
     expect((thrown(() => planTiles('fwd', 128, 'f32', 32768, 1024, 32, tile('128x32x64', { FLASHRING_PORTABLE_FWD_SHARED_P: '0' }))) as Error).message).not.toMatch(/It fits with P~/);   // 43520 shared: no fit either way
+    // f16 words widened as staged by a pin where the pinned tile fits only staged as f16 (D = 64, whole rows: 40192 bytes
+    // as f16, 61952 widened): the refusal says that pin is why; where neither fits (32 KiB), it does not.
+    expect(planTiles('fwd', 64, 'f16', 49152, 1024, 32, tile('128x32x64'))).toMatchObject({ chunk: 64, workgroupBytes: 40192 });
+    expect((thrown(() => planTiles('fwd', 64, 'f16', 49152, 1024, 32, tile('128x32x64', { FLASHRING_PORTABLE_FWD_WIDE: '1' }))) as Error).message)
+      .toMatch(/61952 bytes at chunk 64.*It fits with f16 words staged as f16: unset FLASHRING_PORTABLE_FWD_WIDE=1/);
+    expect((thrown(() => planTiles('fwd', 64, 'f16', 32768, 1024, 32, tile('128x32x64', { FLASHRING_PORTABLE_FWD_WIDE: '1' }))) as Error).message).not.toMatch(/It fits with f16/);
     // Never where the wider chunk would turn the default prefetch off (more than PREFETCH_MAX_WORDS registers) while the
     // narrower one keeps it. With the default prefetch of K and V only where Q is staged per tile, no tile does so: f16
     // storage with f16 products at D = 256 shares at 128 columns (K's 4 words; with Q's too it would be 20, and it kept

@@ -172,9 +172,12 @@ export function planTiles(
     // P~ kept apart by a pin where sharing Q's array would let the pinned tile fit: say that pin is what refuses it.
     const sharedFits = kind === 'fwd' && tuning.forwardSharedP === 0 && !('why' in portableTile(kind, pinned, D, precision, limit, maxWG, subgroupMin, { ...tuning, forwardSharedP: 1 }));
     const apart = sharedFits ? ' It fits with P~ in Q\'s workgroup array: unset FLASHRING_PORTABLE_FWD_SHARED_P=0 (or the tuning\'s forwardSharedP).' : '';
+    // f16 words widened as staged by a pin where staged as f16 the pinned tile fits: say that pin is what refuses it.
+    const narrowFits = kind === 'fwd' && tuning.forwardWideStage === 1 && !('why' in portableTile(kind, pinned, D, precision, limit, maxWG, subgroupMin, { ...tuning, forwardWideStage: 0 }));
+    const narrow = narrowFits ? ' It fits with f16 words staged as f16: unset FLASHRING_PORTABLE_FWD_WIDE=1 (or the tuning\'s forwardWideStage).' : '';
     throw new LimitError(
       `the ${what}'s pinned tile ${name} ${source} does not fit this device at head dim ${D} in ${precision}: ` +
-        `${limits}; tried ${tried}. Pin a smaller tile or unset the pin (flashring info lists the tiles chosen without one).${apart}`,
+        `${limits}; tried ${tried}. Pin a smaller tile or unset the pin (flashring info lists the tiles chosen without one).${apart}${narrow}`,
       misses,
     );
   }
