@@ -170,11 +170,10 @@ export function planTiles(
     if (C !== undefined && !chunkFits(D, B, C))
       throw new LimitError(`the ${what}'s pinned tile ${name} ${source} cannot run at head dim ${D}: tried ${tried}. Pin a chunk that divides ${D} and is a multiple of ${B}, leave the chunk out (the widest that fits), or unset the pin.`);
     // P~ kept apart by a pin where sharing Q's array would let the pinned tile fit: say that pin is what refuses it.
-    const sharedFits = kind === 'fwd' && tuning.forwardSharedP === 0 && !('why' in portableTile(kind, pinned, D, precision, limit, maxWG, subgroupMin, { ...tuning, forwardSharedP: 1 }));
-    const apart = sharedFits ? ' It fits with P~ in Q\'s workgroup array: unset FLASHRING_PORTABLE_FWD_SHARED_P=0 (or the tuning\'s forwardSharedP).' : '';
+    const fitsWith = (other: KernelTuning) => kind === 'fwd' && !('why' in portableTile(kind, pinned, D, precision, limit, maxWG, subgroupMin, { ...tuning, ...other }));
+    const apart = tuning.forwardSharedP === 0 && fitsWith({ forwardSharedP: 1 }) ? ' It fits with P~ in Q\'s workgroup array: unset FLASHRING_PORTABLE_FWD_SHARED_P=0 (or the tuning\'s forwardSharedP).' : '';
     // f16 words widened as staged by a pin where staged as f16 the pinned tile fits: say that pin is what refuses it.
-    const narrowFits = kind === 'fwd' && tuning.forwardWideStage === 1 && !('why' in portableTile(kind, pinned, D, precision, limit, maxWG, subgroupMin, { ...tuning, forwardWideStage: 0 }));
-    const narrow = narrowFits ? ' It fits with f16 words staged as f16: unset FLASHRING_PORTABLE_FWD_WIDE=1 (or the tuning\'s forwardWideStage).' : '';
+    const narrow = tuning.forwardWideStage === 1 && fitsWith({ forwardWideStage: 0 }) ? ' It fits with f16 words staged as f16: unset FLASHRING_PORTABLE_FWD_WIDE=1 (or the tuning\'s forwardWideStage).' : '';
     throw new LimitError(
       `the ${what}'s pinned tile ${name} ${source} does not fit this device at head dim ${D} in ${precision}: ` +
         `${limits}; tried ${tried}. Pin a smaller tile or unset the pin (flashring info lists the tiles chosen without one).${apart}${narrow}`,
@@ -210,9 +209,9 @@ export function portableTile(
     const bytesAt = (c: number) => workgroupBytes(kind, A, B, D, c, staged, reduce, products, sharedAt(c));
     return { sharedAt, bytesAt, chunk: tried.find((c) => chunkFits(D, B, c) && bytesAt(c) <= limit) };
   };
-  const own = stagedAs(precision);
-  const wide = kind === 'fwd' && products === 'f32' && wideRule(tuning.forwardWideStage, D, own.chunk, () => stagedAs('f32').chunk);
-  const { sharedAt, bytesAt, chunk } = wide ? stagedAs('f32') : own;
+  const own = stagedAs(precision), widened = kind === 'fwd' && products === 'f32' ? stagedAs('f32') : undefined;
+  const wide = widened !== undefined && wideRule(tuning.forwardWideStage, D, own.chunk, widened.chunk);
+  const { sharedAt, bytesAt, chunk } = wide ? widened : own;
   if (chunk === undefined || WG > maxWG) {
     const c = tried[tried.length - 1];
     const tile = `${A}x${B}${pinChunk ? `x${pinChunk}` : ''}`;
@@ -250,9 +249,9 @@ export const PLAN_POLICY = 5;
  * 48 KiB (64-column chunks either way) 3.3–4.6% faster on an H100; at D = 64 it would cost Q's whole rows (32-column
  * chunks against 64), measured 2.5–4.2% slower (docs/performance.md, forty-fourth step).
  */
-function wideRule(pin: 0 | 1 | undefined, D: number, ownChunk: number | undefined, wideChunk: () => number | undefined): boolean {
+function wideRule(pin: 0 | 1 | undefined, D: number, ownChunk: number | undefined, wideChunk: number | undefined): boolean {
   if (pin !== undefined) return pin === 1;
-  return ownChunk !== undefined && ownChunk < D && wideChunk() === ownChunk;
+  return ownChunk !== undefined && ownChunk < D && wideChunk === ownChunk;
 }
 
 /**
