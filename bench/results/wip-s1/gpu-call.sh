@@ -11,7 +11,8 @@
 #    suspect. Variants (edits.json, make_edits.py; the same bits): u32w reads each f16 word as a u32 pair and
 #    bitcasts it, u32p also holds the prefetched words as raw pairs. The driver's statistics (bench/regstats) of the
 #    f32 and f16 forwards at D = 128 and of both variants.
-# 3. The same-call bench, f16 storage, robustness on, D = 64 and 128: the tree, u32w, u32p, the tree again.
+# 3. The same-call bench, f16 storage, robustness on, D = 64 and 128: the tree, u32w, u32p, the tree again (before 2's
+#    statistics), then f32 storage.
 # 4. On an H200 instead of 2–3's bench: issue 37's portable rows on its own machine (f32 and f16 storage).
 set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
@@ -21,12 +22,6 @@ card
 have 250 suite && { FLASHRING_REQUIRE_TENSOR_CORES=1 timeout 300 vitest run --project gpu > $O/gpu-tc.log 2>&1; echo "gpu suite rc=$? $(el): $(grep -E "Test Files |Tests " $O/gpu-tc.log | tail -2 | tr '\n' ' ')"; pack; }
 variant bench/results/wip-s1/edits.json u32w && variant bench/results/wip-s1/edits.json u32p || exit 1
 for v in u32w u32p; do ln -sfn "$(pwd)/.regstats" /tmp/v-$v/.regstats; done
-rs() { FLASHRING_PATH=scalar RS_D=$2 RS_PREC=$3 timeout 60 bash bench/regstats/run.sh "$1" $O/regstats "${@:4}" 2>&1 | grep flash_fwd | tee -a $O/regstats.txt | cut -c1-260; }
-if [ -x .regstats/regstats ]; then
-  have 60 regstats && { rs f32-d128 128 f32; rs f16-d128 128 f16; }
-  have 40 regstats && { (cd /tmp/v-u32w && O=$O rs u32w-d128 128 f16); (cd /tmp/v-u32p && O=$O rs u32p-d128 128 f16); }
-  echo "regstats $(el)"; pack
-else echo "no .regstats (bash bench/regstats/build.sh, and carry it)"; fi
 if grep -q H200 $O/gpu.txt; then
   have 60 peer && peer
   have 60 rows && same_call p32 1 f32 FLASHRING_PATH=scalar
@@ -37,6 +32,12 @@ else
   have 50 u32w && (cd /tmp/v-u32w && same_call u32w 1 f16 FLASHRING_PATH=scalar)
   have 50 u32p && (cd /tmp/v-u32p && same_call u32p 1 f16 FLASHRING_PATH=scalar)
   have 50 t16 && same_call t16b 1 f16 FLASHRING_PATH=scalar
-  have 50 f32 && same_call f32 1 f32 FLASHRING_PATH=scalar
 fi
+rs() { FLASHRING_PATH=scalar RS_D=$2 RS_PREC=$3 timeout 60 bash bench/regstats/run.sh "$1" $O/regstats "${@:4}" 2>&1 | grep flash_fwd | tee -a $O/regstats.txt | cut -c1-260; }
+if [ -x .regstats/regstats ]; then
+  have 60 regstats && { rs f32-d128 128 f32; rs f16-d128 128 f16; }
+  have 40 regstats && { (cd /tmp/v-u32w && O=$O rs u32w-d128 128 f16); (cd /tmp/v-u32p && O=$O rs u32p-d128 128 f16); }
+  echo "regstats $(el)"; pack
+else echo "no .regstats (bash bench/regstats/build.sh, and carry it)"; fi
+grep -q H200 $O/gpu.txt || { have 50 f32 && same_call f32 1 f32 FLASHRING_PATH=scalar; }
 echo "== forward TFLOP/s (x PyTorch's memory-efficient f32)"; grep -E " fwd " $O/table.txt | cut -c1-80; pack
