@@ -97,9 +97,12 @@
 // robustness off the change measured f32 0.4–1.1% slower, f16's forward faster
 // (bench/results/2026-12-04-robust-off-h200).
 
-// Storage words (the bindings: FORWARD_BINDINGS, src/kernels/flashForward.ts): Q, K, V and O in
-// vec4s of their element types.
-alias IW = vec4<ST>;
+// Storage words (the bindings: FORWARD_BINDINGS, src/kernels/flashForward.ts): O in vec4s of its element type; Q, K
+// and V as IW (tiles.ts portableValues): f32 storage's vec4<f32>, and f16 storage's four halves as a pair of u32,
+// which h4 bitcasts to vec4<f16> as each word is read: the same bits as vec4<f16> words, and on an H100 the forward
+// 3.2–6.7% faster than with them (bench/results/2026-12-07-u32-h100).
+alias IW = {{IW}};
+fn h4(x: IW) -> vec4<ST> { return bitcast<vec4<ST>>(x); }
 // The staged words' element type: ST, or f32 (f16 storage with f32 products, FLASHRING_PORTABLE_FWD_WIDE=1: each word
 // widened once as it is staged, twice the workgroup bytes, no conversion at each read; the same values, so bitwise the
 // same O and LSE).
@@ -204,7 +207,7 @@ fn q_range(q_row0: u32, i0: u32, tx: u32, ty: u32) -> array<u32, NCH> {
     let i = i0 + ty + rr * TY;
     if (i < P.Nq) {
       for (var c = 0u; c < rt(NCH); c++) {
-        for (var d = tx % RANGE_STRIDE; d < DC; d += RANGE_STRIDE) { qm[c] = max(qm[c], word_bits(q[(q_row0 + i) * D4 + c * DC + d])); }
+        for (var d = tx % RANGE_STRIDE; d < DC; d += RANGE_STRIDE) { qm[c] = max(qm[c], word_bits(h4(q[(q_row0 + i) * D4 + c * DC + d]))); }
       }
     }
   }
@@ -243,7 +246,7 @@ fn v_in_f16(c: u32, pmax: f32) -> bool {
 // past Nq), and of the K (use_v false) or V rows j0 .. j0+Bc (zeros past Nk).
 fn q_word(q_row0: u32, i0: u32, ch: u32, e: u32) -> vec4<ST> {
   var t = vec4<ST>();
-  if (i0 + e / DC < P.Nq) { t = q[(q_row0 + i0 + e / DC) * D4 + ch * DC + e % DC]; }
+  if (i0 + e / DC < P.Nq) { t = h4(q[(q_row0 + i0 + e / DC) * D4 + ch * DC + e % DC]); }
   return t;
 }
 
@@ -251,7 +254,7 @@ fn kv_word(kv_row0: u32, j0: u32, ch: u32, e: u32, use_v: bool) -> vec4<ST> {
   var t = vec4<ST>();
   if (j0 + e / DC < P.Nk) {
     let g = (kv_row0 + j0 + e / DC) * D4 + ch * DC + e % DC;
-    if (use_v) { t = v[g]; } else { t = k[g]; }
+    if (use_v) { t = h4(v[g]); } else { t = h4(k[g]); }
   }
   return t;
 }

@@ -117,7 +117,7 @@ describe('the stale row max against V near f32\'s largest (shaders/flash_fwd.wgs
       const plan = portableTile('fwd', [BR, BC, undefined], 64, 'f32', 49152, 256, 0);
       if ('why' in plan) continue;
       const code = (exact: boolean) =>
-        attentionSource(SHADERS.flashFwd.workgroup, attentionValues(64, plan, { precision: 'f32', out: 'f32', grad: 'f32' }, unroll, portableValues('fwd', 64, plan, exact)), FORWARD_BINDINGS).split('\n');
+        attentionSource(SHADERS.flashFwd.workgroup, attentionValues(64, plan, { precision: 'f32', out: 'f32', grad: 'f32' }, unroll, portableValues('fwd', 64, plan, 'f32', exact)), FORWARD_BINDINGS).split('\n');
       const [a, b] = [code(false), code(true)];
       const diff = a.flatMap((l, i) => (l === b[i] ? [] : [[l, b[i]]]));
       expect(a.length).toBe(b.length);

@@ -31,7 +31,7 @@ function plan(kind: 'fwd' | 'bwd'): TilePlan {
 /** The kernel's source in the given form and its entry points. */
 export function portableSource(kind: 'fwd' | 'bwd', form: Form): { code: string; entries: string[]; moved: number } {
   const p = plan(kind);
-  const values = attentionValues(D, p, types, true, portableValues(kind, D, p));
+  const values = attentionValues(D, p, types, true, portableValues(kind, D, p, types.precision));
   const code = kind === 'fwd'
     ? attentionSource(SHADERS.flashFwd[p.reduce!], values, FORWARD_BINDINGS)
     : attentionSource(SHADERS.flashBwd, values, BACKWARD_BINDINGS);

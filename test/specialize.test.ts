@@ -47,7 +47,7 @@ describe('specializer', () => {
     // The portable kernels as GPUs get them: no call left; as CPU adapters get them: every bound through it.
     for (const unroll of [true, false]) {
       const plan = planTiles('fwd', 64, 'f32', 32768, 256, 32);
-      const code = attentionSource(SHADERS.flashFwd[plan.reduce!], attentionValues(64, plan, { precision: 'f32', out: 'f32', grad: 'f32' }, unroll, portableValues('fwd', 64, plan)), FORWARD_BINDINGS, ['subgroups']);
+      const code = attentionSource(SHADERS.flashFwd[plan.reduce!], attentionValues(64, plan, { precision: 'f32', out: 'f32', grad: 'f32' }, unroll, portableValues('fwd', 64, plan, 'f32')), FORWARD_BINDINGS, ['subgroups']);
       const calls = rtCalls(code);
       if (unroll) expect(calls).toEqual([]); else expect(calls.length).toBeGreaterThan(4);
     }
@@ -228,7 +228,7 @@ describe('tile planner', () => {
       // P~ in Q's array (sharedP, pinned): f32, f16 products, a P~ row wider than Q's chunk.
       [128, 'f32', 49152, 32, '', '', '1'], [256, 'f32', 49152, 0, '', '', '1'], [128, 'f16', 49152, 32, '', 'f16', '1'], [128, 'f32', 32768, 0, '64x32x32', '', '1']] as const) {
       const plan = planTiles('fwd', D, precision, limit, 1024, sg, pins({ FLASHRING_PORTABLE_FWD: tile, FLASHRING_PORTABLE_FWD_PRODUCTS: products, FLASHRING_PORTABLE_FWD_SHARED_P: shared ?? '' }));
-      const extra = portableValues('fwd', D, plan);
+      const extra = portableValues('fwd', D, plan, precision);
       for (const unroll of [true, false]) {
         const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, extra);
         const src = attentionSource(SHADERS.flashFwd[plan.reduce!], values, FORWARD_BINDINGS, plan.reduce === 'subgroup' ? ['subgroups'] : []);
@@ -243,8 +243,10 @@ describe('tile planner', () => {
     const fwd = (tile: string) => pins({ FLASHRING_PORTABLE_FWD: tile });
     const p4 = planTiles('fwd', 64, 'f32', 49152, 1024, 32);
     expect(p4).toMatchObject({ BR: 128, BC: 32, WG: 256, chunk: 32 });
-    expect(portableValues('fwd', 64, p4)).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1, PK: 0, NPK: 1, PT: 'f32', STALE: '8.0', QP: 0, NQP: 1, PV: 'Ps', WT: 'ST' });
-    expect(portableValues('fwd', 64, { ...p4, wideStage: true })).toMatchObject({ WT: 'f32' });
+    expect(portableValues('fwd', 64, p4, 'f32')).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1, PK: 0, NPK: 1, PT: 'f32', STALE: '8.0', IW: 'vec4<f32>', QP: 0, NQP: 1, PV: 'Ps', WT: 'ST' });
+    // f16 storage's words: a pair of u32 each (flash_fwd.wgsl h4), the same 8 bytes as a vec4<f16>.
+    expect(portableValues('fwd', 64, p4, 'f16')).toMatchObject({ IW: 'vec2<u32>' });
+    expect(portableValues('fwd', 64, { ...p4, wideStage: true }, 'f16')).toMatchObject({ WT: 'f32' });
     // f16 words widened as staged: workgroup memory planned as f32's (D = 128 on 48 KiB: 64-column chunks with P~ in Q's
     // array), f16 storage's prefetch rule; pinned off, 64-column chunks too, P~ apart (8-byte words). By default (wideRule)
     // where Q is staged every tile and the chunk stays: D = 128 and 256 on 48 KiB; not D = 64 (f16 words: whole rows,
@@ -262,7 +264,7 @@ describe('tile planner', () => {
     expect(f16At(64, 49152, { FLASHRING_PORTABLE_FWD_WIDE: '1' })).toMatchObject({ chunk: 32, wideStage: true });
     expect([f16At(128, 32768).chunk, f16At(128, 32768).wideStage]).toEqual([32, undefined]);
     expect(f16At(128, 49152, { FLASHRING_PORTABLE_FWD_PRODUCTS: 'f16' }).wideStage).toBeUndefined();
-    expect(portableValues('fwd', 64, { ...p4, sharedP: true })).toMatchObject({ QP: 1, NQP: 0, PV: 'Qs', QW: 9 });   // max(CS, PS) = max(8 + 1, 8 + 1)
+    expect(portableValues('fwd', 64, { ...p4, sharedP: true }, 'f32')).toMatchObject({ QP: 1, NQP: 0, PV: 'Qs', QW: 9 });   // max(CS, PS) = max(8 + 1, 8 + 1)
     // The prefetch: on GPUs by default where it takes at most PREFETCH_MAX_WORDS registers, of K and V only (2) where
     // Q is staged per tile (p4: two chunks), never on CPU adapters; a pin wins (and names itself in the plan's line).
     expect(defaultPrefetch(p4, 64, false)).toBe(2);
@@ -284,13 +286,13 @@ describe('tile planner', () => {
     expect(stagingWords(p4, 64)).toEqual({ LQ: 4, LK: 1, prefetchWords: 5 });
     expect(stagingWords({ ...p4, chunk: 64 }, 64)).toEqual({ LQ: 8, LK: 2, prefetchWords: 2 });
     const pf1 = { ...p4, prefetch: 1 as const }, pf2 = { ...p4, prefetch: defaultPrefetch(p4, 64, false) };
-    expect(portableValues('fwd', 64, pf1)).toMatchObject({ PF: 1 });
-    expect(portableValues('fwd', 64, pf2)).toMatchObject({ PF: 2 });
+    expect(portableValues('fwd', 64, pf1, 'f32')).toMatchObject({ PF: 1 });
+    expect(portableValues('fwd', 64, pf2, 'f32')).toMatchObject({ PF: 2 });
     expect(describePlan(pf1)).toBe('Br128 Bc32 WG256 chunk32 subgroup prefetch1');
     expect(describePlan(pf2)).toBe('Br128 Bc32 WG256 chunk32 subgroup prefetch2');
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, { forwardPrefetch: 0 }).prefetch).toBe(0);
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, { forwardPrefetch: 2 }).prefetch).toBe(2);
-    const key = (p: typeof p4) => kernelKey('fwd-scalar-subgroup', attentionValues(64, p, { precision: 'f32', out: 'f32', grad: 'f32' }, true, portableValues('fwd', 64, p)));
+    const key = (p: typeof p4) => kernelKey('fwd-scalar-subgroup', attentionValues(64, p, { precision: 'f32', out: 'f32', grad: 'f32' }, true, portableValues('fwd', 64, p, 'f32')));
     expect(new Set([key(p4), key(pf1), key(pf2)]).size).toBe(3);
     // 256 rows (256 invocations); the limits still apply.
     expect(planTiles('fwd', 64, 'f32', 49152, 1024, 32, fwd('256x16x16'))).toMatchObject({ BR: 256, BC: 16, WG: 256, chunk: 16, workgroupBytes: 42240 });
@@ -368,13 +370,13 @@ describe('portable backward tiles', () => {
       [256, 'f16', 49152, '32x16x32'], [80, 'f32', 49152, ''], [32, 'f16', 16384, ''], [64, 'f32', 49152, '8x4x4']] as const;
     for (const [D, precision, limit, tile] of cases) for (const unroll of [true, false]) {
       const plan = planTiles('bwd', D, precision, limit, 1024, 0, pins({ FLASHRING_PORTABLE_BWD: tile }));
-      const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, portableValues('bwd', D, plan));
+      const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, unroll, portableValues('bwd', D, plan, precision));
       const src = attentionSource(SHADERS.flashBwd, values, BACKWARD_BINDINGS);
       expect([...src.matchAll(/var<workgroup>/g)].length).toBe(7);
       expect(declaredWorkgroupBytes(src), `D=${D} ${precision} ${limit} ${tile}`).toBe(plan.workgroupBytes);
       expect(src).toContain(`alias ST = ${precision};`);
     }
-    expect(portableValues('bwd', 64, planTiles('bwd', 64, 'f32', 49152, 1024))).toMatchObject({ CT: 32, DC: 8, NCH: 2, DU: 1 });
+    expect(portableValues('bwd', 64, planTiles('bwd', 64, 'f32', 49152, 1024), 'f32')).toMatchObject({ CT: 32, DC: 8, NCH: 2, DU: 1 });
   });
 });
 

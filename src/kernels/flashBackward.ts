@@ -104,7 +104,7 @@ export class FlashBackward extends AttentionKernel {
   private static build(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan, path: KernelPath): Promise<FlashBackward> {
     const scalar = path === 'scalar';
     // The tensor-core kernels' spills are values, so that they are in the cache key.
-    const values = attentionValues(D, plan, types, scalar ? !dev.isCPU : true, scalar ? portableValues('bwd', D, plan) : spillValues(oneSpill('dq', D, dev.tuning.sgmmDqSpill), oneSpill('dkdv', D, dev.tuning.sgmmKvSpill)));
+    const values = attentionValues(D, plan, types, scalar ? !dev.isCPU : true, scalar ? portableValues('bwd', D, plan, types.precision) : spillValues(oneSpill('dq', D, dev.tuning.sgmmDqSpill), oneSpill('dkdv', D, dev.tuning.sgmmKvSpill)));
     const direct = !scalar && hasDirectEpilogue(types) && dev.tuning.sgmmEpilogue !== 'staged';
     // The preprocess's values follow from D, the types and the device: the key need not name them.
     return cachedKernel(dev, kernelKey(`bwd-${path}${direct ? '-direct' : ''}`, values), async () => {

@@ -55,7 +55,7 @@ export class FlashForward extends AttentionKernel {
   /** The portable kernel; its O type is also its GT (the forward writes no gradients). */
   private static createScalar(dev: FlashDevice, D: number, types: KernelTypes, plan: TilePlan, exactMax: boolean): Promise<FlashForward> {
     const reduce = plan.reduce ?? 'workgroup';
-    const values = attentionValues(D, plan, { ...types, grad: types.out }, !dev.isCPU, portableValues('fwd', D, plan, exactMax));
+    const values = attentionValues(D, plan, { ...types, grad: types.out }, !dev.isCPU, portableValues('fwd', D, plan, types.precision, exactMax));
     return cachedKernel(dev, kernelKey(`fwd-scalar-${reduce}`, values), async () => {
       const label = `FlashForward[D=${D},${types.precision}->${types.out},${describePlan(plan)}]`;
       const code = attentionSource(SHADERS.flashFwd[reduce], values, FORWARD_BINDINGS, reduce === 'subgroup' ? ['subgroups'] : []);

@@ -361,11 +361,12 @@ function rowReduce(subgroupMin: number, TX: number, pin: RowReduce | undefined, 
  * invocation), LOG2TX (subgroup row reduction), PF with LQ, LK (the prefetch and its staging
  * words per invocation), PK and NPK (f16 products or not: the shader's sections) with PT (P~'s
  * element type), QP, NQP, PV and QW (P~ in Qs, rows of QW words, or in Ps: sharesP), WT (the staged words' element type: ST,
- * or f32 where wideStage) and STALE (the stale row max's
+ * or f32 where wideStage), IW (Q's, K's and V's storage words: vec4<f32>, or for f16 storage `precision` a pair of u32,
+ * bitcast as read: measured faster than vec4<f16> words) and STALE (the stale row max's
  * threshold; exactMax: 0, the exact max: stale.ts), the
  * backward's CT (streamed rows).
  */
-export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan, exactMax = false): SpecValues {
+export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan, precision: Precision, exactMax = false): SpecValues {
   const T = kind === 'bwd' ? plan.streamRows ?? plan.BC : plan.BC;   // rows across which a row's invocations sit
   const DC = (plan.chunk ?? D) / 4;
   const v: SpecValues = { DC, NCH: D / 4 / DC, DU: DC / (T / 4) };
@@ -377,7 +378,7 @@ export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan, e
     const { LQ, LK } = stagingWords(plan, D);
     const PK = plan.products === 'f16' ? 1 : 0;
     const QP = plan.sharedP ? 1 : 0;
-    Object.assign(v, { LQ, LK, PK, NPK: 1 - PK, PT: PK ? 'f16' : 'f32', STALE: staleValue(exactMax), QP, NQP: 1 - QP, PV: QP ? 'Qs' : 'Ps', WT: plan.wideStage ? 'f32' : 'ST' });
+    Object.assign(v, { LQ, LK, PK, NPK: 1 - PK, PT: PK ? 'f16' : 'f32', STALE: staleValue(exactMax), IW: precision === 'f16' ? 'vec2<u32>' : 'vec4<f32>', QP, NQP: 1 - QP, PV: QP ? 'Qs' : 'Ps', WT: plan.wideStage ? 'f32' : 'ST' });
     if (QP) v.QW = Math.max(DC + 1, T / 4 + 1);   // the rows of Qs, which P~ shares
   }
   return v;

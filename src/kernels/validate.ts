@@ -99,7 +99,7 @@ function* portableModules(heads: number[]): Generator<NamedModule> {
       for (const tile of tiles.values()) {
         if (prefetch === 2 && tile.chunk === D) continue;   // Q staged once: the same kernel as prefetch 1
         const plan = { ...tile, prefetch };
-        const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan));
+        const values = attentionValues(D, plan, { precision, out: precision, grad: precision }, true, portableValues('fwd', D, plan, precision));
         yield [`portable forward D=${D} ${precision} ${BR}x${BC}x${plan.chunk} ${plan.reduce} prefetch ${prefetch}${pk ? ` products ${pk}` : ''}${plan.sharedP ? ' shared P' : ''}${plan.wideStage ? ' widened as staged' : ''}`,
           attentionSource(SHADERS.flashFwd[plan.reduce!], values, FORWARD_BINDINGS, plan.reduce === 'subgroup' ? ['subgroups'] : [])];
       }
