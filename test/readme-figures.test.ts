@@ -90,6 +90,8 @@ const ABLATE = '2026-12-07-ablate-h100/call';
 const QG = '2026-12-07-qg-h100/call';
 /** f16 storage's words widened as staged (w16a, w16b) against staged as f16 (t16a, t16b), one call on an H100. */
 const WIDE = '2026-12-07-wide-h100/call';
+/** f16 storage's words read as u32 pairs (u32w, shipped) against the tree (t16a, t16b), one call on an H100. */
+const U32 = '2026-12-07-u32-h100/call';
 /** kvonly's gain over the mean of old1 and old2 at each mask, in percent, as a range. */
 const kvGain = () => `${range([0, 1].map((c) => gainPct(kvRun('kvonly')[c], (kvRun('old1')[c] + kvRun('old2')[c]) / 2)), 1)}%`;
 /** The shipped portable f32 forward on H100s and its call's peer: the units call, the fma call, the fma check (twice). */
@@ -288,7 +290,12 @@ describe("README's issue 37 targets table: each standing's figures, on the H200 
     // The fifth call: f16 words widened as staged (w16a, w16b) against staged as f16 (t16a, t16b), each after its own.
     const [t16, w16] = [['t16a', 't16b'], ['w16a', 'w16b']].map((runs) => runs.map((run) => fwd128OverPeer(WIDE, run)));
     const widened = `; with its words widened to f32 as staged, the default at D = 128 since, ${span(w16.map((x) => x[0]), 3)}× / ${span(w16.map((x) => x[1]), 3)}×, ${range(w16.flatMap((x, i) => x.map((y, c) => gainPct(y, t16[i][c]))), 1)}% faster than staged as f16 in the same call (\`2026-12-07-wide-h100\`)`;
-    stated(`**not met** with its default f32 products: ${f16[0]}× / ${f16[1]}× at D = 64, ${f16[2]}× / ${f16[3]}× at D = 128 on the H200 above (${f16H100.join(' / ')}× on an H100); ${f16at128}${again}${widened}; met at D = 64 only with the opt-in f16 products (${opt[0]}×, causal ${opt[1]}×, on the H200 before the fma chains) |`);
+    // The sixth call: the words read as u32 pairs (u32w) against the tree before (t16a, t16b), faster at every point.
+    const [u32, ta, tb] = ['u32w', 't16a', 't16b'].map((run) => fwdOverPeer(U32, run));
+    const u32Gain = [ta, tb].flatMap((tr) => u32.map((x, c) => gainPct(x, tr[c])));
+    u32Gain.forEach((g) => expect(g).toBeGreaterThan(0));
+    const pairs = `; with its Q, K and V words read as u32 pairs, the default since, ${x3(u32.slice(0, 2)).join('× / ')}× at D = 64 and ${x3(u32.slice(2)).join('× / ')}× at D = 128, ${range(u32Gain, 1)}% faster than the tree in the same call (\`2026-12-07-u32-h100\`)`;
+    stated(`**not met** with its default f32 products: ${f16[0]}× / ${f16[1]}× at D = 64, ${f16[2]}× / ${f16[3]}× at D = 128 on the H200 above (${f16H100.join(' / ')}× on an H100); ${f16at128}${again}${widened}${pairs}; met at D = 64 only with the opt-in f16 products (${opt[0]}×, causal ${opt[1]}×, on the H200 before the fma chains) |`);
   });
 
   it("the ring row: p2p's steps bench and real ring on the H200 (2026-12-05-next-h200 part b), the steps bench on an H100 (2026-12-06-units-h100 call 2)", () => {

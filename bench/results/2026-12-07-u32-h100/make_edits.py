@@ -4,7 +4,7 @@ storage only (the edited shader reads every Q, K and V word as two u32; f32 stor
 so bitwise the same O and LSE.
 - u32w: q_word and kv_word load vec2<u32> and bitcast it to vec4<f16> at once (the prefetch registers hold f16).
 - u32p: as u32w, but the prefetch registers (pq, pk) hold the raw u32 pairs, bitcast where they are staged.
-Usage: python3 bench/results/wip-s1/make_edits.py (from the project root)."""
+Usage: python3 bench/results/2026-12-07-u32-h100/make_edits.py (from the project root)."""
 import json, pathlib
 
 F = 'shaders/flash_fwd.wgsl'
@@ -34,5 +34,5 @@ for name, edits in (('u32w', u32w), ('u32p', u32p)):
     for old, _ in edits:
         assert text.count(old) == 1, (name, old)
     out[name] = [{'file': F, 'old': o, 'new': n} for o, n in edits]
-pathlib.Path('bench/results/wip-s1/edits.json').write_text(json.dumps(out, indent=1) + '\n', encoding='utf-8')
+pathlib.Path('bench/results/2026-12-07-u32-h100/edits.json').write_text(json.dumps(out, indent=1) + '\n', encoding='utf-8')
 print('wrote', ', '.join(out))
