@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Prepared 2026-12-07 (21:00 UTC session) for the next device call on any card, from the project root with carry
+# [".gpu"] and the other results aside:
+#   bash bench/results-aside.sh out wip-bwd32
+#   LIMIT=<s> bash .gpu/enter.sh bash bench/results/wip-bwd32/gpu-call.sh
+# 1. The whole GPU suite with tensor cores required, owed since f16 storage's forward words are widened as staged
+#    (ce1b81e) and read as u32 pairs (3d7cf67): neither has run through it (the same checkErr at every bench point on
+#    an H100 only: ../2026-12-07-wide-h100, ../2026-12-07-u32-h100).
+# 2. The portable backward with f16 storage's words read as u32 pairs (b32, edits.json): the same-call bench, f16
+#    storage, robustness on, D = 64 and 128: the tree, b32, the tree, b32 (the backward and forward+backward rows;
+#    the forward is the same kernel in both).
+set -uo pipefail
+: "${OUT:?run through the device tool (OUT: its return folder)}"
+O=/tmp/b32; mkdir -p $O; source bench/gpu-lib.sh
+LIMIT=${LIMIT:-570}
+card
+have 250 suite && { FLASHRING_REQUIRE_TENSOR_CORES=1 timeout 300 vitest run --project gpu > $O/gpu-tc.log 2>&1; echo "gpu suite rc=$? $(el): $(grep -E "Test Files |Tests " $O/gpu-tc.log | tail -2 | tr '\n' ' ')"; pack; }
+variant bench/results/wip-bwd32/edits.json b32 || exit 1
+have 60 peer && peer
+have 50 t16 && same_call t16a 1 f16 FLASHRING_PATH=scalar
+have 50 b32 && (cd /tmp/v-b32 && same_call b32a 1 f16 FLASHRING_PATH=scalar)
+have 50 t16 && same_call t16b 1 f16 FLASHRING_PATH=scalar
+have 50 b32 && (cd /tmp/v-b32 && same_call b32b 1 f16 FLASHRING_PATH=scalar)
+echo "== backward TFLOP/s"; grep -E " bwd " $O/table.txt | cut -c1-80; pack
