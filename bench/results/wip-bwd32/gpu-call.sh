@@ -9,6 +9,8 @@
 # 2. The portable backward with f16 storage's words read as u32 pairs (b32, edits.json): the same-call bench, f16
 #    storage, robustness on, D = 64 and 128: the tree, b32, the tree, b32 (the backward and forward+backward rows;
 #    the forward is the same kernel in both).
+# 3. f32 storage's forward at HEAD, once: since 3d7cf67 its SPIR-V calls h4 (the identity) where it read Q, K and V
+#    directly; the f32 figures of ../2026-12-07-u32-h100 ran before that change.
 set -uo pipefail
 : "${OUT:?run through the device tool (OUT: its return folder)}"
 O=/tmp/b32; mkdir -p $O; source bench/gpu-lib.sh
@@ -21,4 +23,5 @@ have 50 t16 && same_call t16a 1 f16 FLASHRING_PATH=scalar
 have 50 b32 && (cd /tmp/v-b32 && same_call b32a 1 f16 FLASHRING_PATH=scalar)
 have 50 t16 && same_call t16b 1 f16 FLASHRING_PATH=scalar
 have 50 b32 && (cd /tmp/v-b32 && same_call b32b 1 f16 FLASHRING_PATH=scalar)
+have 50 f32 && same_call f32 1 f32 FLASHRING_PATH=scalar
 echo "== backward TFLOP/s"; grep -E " bwd " $O/table.txt | cut -c1-80; pack
