@@ -24,4 +24,8 @@ have 50 b32 && (cd /tmp/v-b32 && same_call b32a 1 f16 FLASHRING_PATH=scalar)
 have 50 t16 && same_call t16b 1 f16 FLASHRING_PATH=scalar
 have 50 b32 && (cd /tmp/v-b32 && same_call b32b 1 f16 FLASHRING_PATH=scalar)
 have 50 f32 && same_call f32 1 f32 FLASHRING_PATH=scalar
-echo "== backward TFLOP/s"; grep -E " bwd " $O/table.txt | cut -c1-80; pack
+# 4. (added 2026-12-07 23:58 UTC, for what time is left) f16 storage's forward at D = 128: widened by unpack2x16float
+#    straight from the u32 pairs (unp, ../wip-unp/edits.json), and with prefetch 2 (K and V only, f32's default).
+variant bench/results/wip-unp/edits.json unp && have 35 unp && (cd /tmp/v-unp && SC_D=128 same_call unp 1 f16 FLASHRING_PATH=scalar)
+have 35 pf2 && SC_D=128 same_call pf2 1 f16 FLASHRING_PATH=scalar FLASHRING_PORTABLE_FWD_PREFETCH=2
+echo "== backward TFLOP/s"; grep -E " bwd " $O/table.txt | cut -c1-80; echo "== forward D128 f16"; grep -E " fwd +D128 .* f16 " $O/table.txt | cut -c1-80; pack

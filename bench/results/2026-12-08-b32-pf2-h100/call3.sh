@@ -1,0 +1,3 @@
+# The third command (00:15:44 UTC), on the same warm machine, as passed to the device tool (carry [".gpu"], the same
+# tree as call2.sh): robustness off at D = 64 and 128, and on at D = 64, the tree against prefetch 2.
+export LIMIT=280 O=/tmp/pf2c; mkdir -p $O; bash .gpu/enter.sh bash -c 'source bench/gpu-lib.sh; card; peer; same_call t16r0 0 f16 FLASHRING_PATH=scalar; same_call pf2r0 0 f16 FLASHRING_PATH=scalar FLASHRING_PORTABLE_FWD_PREFETCH=2; SC_D=64 same_call pf2r1 1 f16 FLASHRING_PATH=scalar FLASHRING_PORTABLE_FWD_PREFETCH=2; SC_D=64 same_call t16r1 1 f16 FLASHRING_PATH=scalar; grep -E " fwd " $O/table.txt; grep -h -o "fwd Br[^|]*" $O/*/*-kernels.csv | sort | uniq -c; tail -4 $O/peer.log'
