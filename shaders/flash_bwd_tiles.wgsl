@@ -55,9 +55,12 @@
 // bounds (tx_ % TC, ty_ % TR, t_ % TC, c_ % DC, the streamed chunk as 0 or 1), the same values,
 // so that Tint proves them in range and clamps none of their workgroup reads.
 
-// Storage words (the bindings: BACKWARD_BINDINGS, src/kernels/flashBackward.ts): Q, K, V, dO and
-// dQ, dK, dV in vec4s of their element types.
-alias IW = vec4<ST>;
+// Storage words (the bindings: BACKWARD_BINDINGS, src/kernels/flashBackward.ts): dQ, dK, dV in vec4s of their element
+// type; Q, K, V and dO as IW (tiles.ts portableValues), as in flash_fwd.wgsl: f32 storage's vec4<f32>, and f16
+// storage's four halves as a pair of u32, which h4 bitcasts to vec4<f16> as each word is read: the same bits as
+// vec4<f16> words, and on an H100 the backward 0.5–4.2% faster than with them (bench/results/2026-12-08-b32-pf2-h100).
+alias IW = {{IW}};
+fn h4(x: IW) -> vec4<ST> { return bitcast<vec4<ST>>(x); }
 alias GW = vec4<GT>;
 
 const RT: u32 = BR;           // resident rows per workgroup (BR = BC)
@@ -100,9 +103,9 @@ fn chunk_word(queries: bool, second: bool, row0: u32, n0: u32, n_rows: u32, c: u
   if (n0 + r < n_rows) {
     let g = (row0 + n0 + r) * D4 + c * DC + e % DC;
     if (queries) {
-      if (second) { a = dout[g]; } else { a = q[g]; }
+      if (second) { a = h4(dout[g]); } else { a = h4(q[g]); }
     } else {
-      if (second) { a = v[g]; } else { a = k[g]; }
+      if (second) { a = h4(v[g]); } else { a = h4(k[g]); }
     }
   }
   return a;

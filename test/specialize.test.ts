@@ -246,6 +246,9 @@ describe('tile planner', () => {
     expect(portableValues('fwd', 64, p4, 'f32')).toEqual({ DC: 8, NCH: 2, DU: 1, RR: 4, LOG2TX: 3, PF: 0, LQ: 4, LK: 1, PK: 0, NPK: 1, PT: 'f32', STALE: '8.0', IW: 'vec4<f32>', QP: 0, NQP: 1, PV: 'Ps', WT: 'ST' });
     // f16 storage's words: a pair of u32 each (flash_fwd.wgsl h4), the same 8 bytes as a vec4<f16>.
     expect(portableValues('fwd', 64, p4, 'f16')).toMatchObject({ IW: 'vec2<u32>' });
+    // The portable backward reads its Q, K, V and dO words the same way (flash_bwd_tiles.wgsl h4).
+    const b4 = planTiles('bwd', 64, 'f16', 49152, 1024, 32);
+    expect([portableValues('bwd', 64, b4, 'f16').IW, portableValues('bwd', 64, b4, 'f32').IW]).toEqual(['vec2<u32>', 'vec4<f32>']);
     expect(portableValues('fwd', 64, { ...p4, wideStage: true }, 'f16')).toMatchObject({ WT: 'f32' });
     // f16 words widened as staged: workgroup memory planned as f32's (D = 128 on 48 KiB: 64-column chunks with P~ in Q's
     // array), f16 storage's prefetch rule; pinned off, 64-column chunks too, P~ apart (8-byte words). By default (wideRule)
@@ -258,7 +261,8 @@ describe('tile planner', () => {
     const own = f16At(128, 49152, { FLASHRING_PORTABLE_FWD_WIDE: '0' });
     expect([own.chunk, own.workgroupBytes, own.wideStage, own.sharedP]).toEqual([64, 40192, undefined, undefined]);
     expect(describePlan(wide)).toMatch(/shared-P f32-staged$/);
-    expect([defaultPrefetch(wide, 128, false), defaultPrefetch(f32, 128, false)]).toEqual([1, 2]);
+    // The prefetch of K and V only (2) for the widened words, as for f32's; Q's chunks too (1) for f16 words staged as f16.
+    expect([defaultPrefetch(wide, 128, false), defaultPrefetch(f32, 128, false), defaultPrefetch(own, 128, false)]).toEqual([2, 2, 1]);
     expect(f16At(256, 49152)).toMatchObject({ chunk: 64, wideStage: true });
     expect([f16At(64, 49152).chunk, f16At(64, 49152).wideStage]).toEqual([64, undefined]);
     expect(f16At(64, 49152, { FLASHRING_PORTABLE_FWD_WIDE: '1' })).toMatchObject({ chunk: 32, wideStage: true });
@@ -273,11 +277,14 @@ describe('tile planner', () => {
     expect(defaultPrefetch({ ...p4, WG: 8 }, 64, false)).toBe(0);   // K's 32·8/8 = 32 words: too many registers
     expect(defaultPrefetch({ ...p4, WG: 16 }, 64, false)).toBe(2);   // K's 16 words (Q's 64 more would be too many for 1)
     expect(defaultPrefetch({ ...p4, WG: 16, chunk: 64 }, 64, false)).toBe(0);   // whole rows: K's 32 words
-    // f16 storage with f32 products (its default): Q's chunks too (1) where Q's and K's words fit, else as f32.
-    const h128 = planTiles('fwd', 128, 'f16', 49152, 1024, 32);
+    // f16 storage with f32 products (its default) staged as f16 words (pinned so; widened by default at D = 128): Q's
+    // chunks too (1) where Q's and K's words fit, else as f32; widened as staged, as f32 (2).
+    const h128 = planTiles('fwd', 128, 'f16', 49152, 1024, 32, pins({ FLASHRING_PORTABLE_FWD_WIDE: '0' }));
     expect(h128).toMatchObject({ BR: 128, BC: 32, chunk: 64, products: 'f32' });
+    expect(h128.wideStage).toBeUndefined();
     expect(stagingWords(h128, 128).prefetchWords).toBe(10);
     expect(defaultPrefetch(h128, 128, false)).toBe(1);
+    expect(defaultPrefetch({ ...h128, wideStage: true }, 128, false)).toBe(2);
     expect(defaultPrefetch(h128, 128, true)).toBe(0);
     expect(defaultPrefetch({ ...h128, products: 'f16' }, 128, false)).toBe(2);   // f16 products keep K and V only
     expect(defaultPrefetch({ ...h128, WG: 64 }, 128, false)).toBe(2);   // Q's 32 words and K's 8: K's only

@@ -238,9 +238,9 @@ export function portableTile(
  * when the plan it would give changes. 2: P~ shares Q's array where that widens the chunk (2026-12-07); 3: the default
  * prefetch is of K and V only where Q is staged per tile (2026-12-07); 4: but of Q's chunks too for f16 storage with f32
  * products where their words fit (2026-12-07); 5: f16 storage with f32 products widens its words as staged where the
- * chunk stays (wideRule, 2026-12-07).
+ * chunk stays (wideRule, 2026-12-07); 6: widened so, its prefetch is of K and V only, as f32's (2026-12-08).
  */
-export const PLAN_POLICY = 5;
+export const PLAN_POLICY = 6;
 
 /**
  * Whether the portable forward with f16 storage and f32 products widens its words to f32 as they are staged
@@ -330,17 +330,21 @@ export const PREFETCH_MAX_WORDS = 16;
  * +21% at D = 64 / 128, +13% / +34% with robustness on; bench/results/h200-2026-12-01-fwd-prefetch),
  * of K and V only (2) where Q is staged per tile (Q's chunks from L1 between their barriers: in f32 on an H100
  * +7.0–8.4% against 1 at D = 64 and 128; Prefetch), else 1 (Q staged once: the same kernel), so the registers it
- * takes are K's or V's words (LK) either way; but 1 for f16 storage with f32 products (the default) where Q's words
- * and K's together fit PREFETCH_MAX_WORDS: an f16 word takes half an f32 word's registers, and at D = 128 (128×32,
- * 64-column chunks: 8 + 2 words) 1 measured 3.3–3.5% faster than 2 on an H100 (docs/performance.md, forty-third
- * step; the same kernel at D = 64, whole rows); f16 products (opt-in) keep 2, unmeasured;
+ * takes are K's or V's words (LK) either way; but 1 for f16 storage with f32 products staged as f16 words (not
+ * wideStage) where Q's words and K's together fit PREFETCH_MAX_WORDS: an f16 word takes half an f32 word's registers,
+ * and at D = 128 (128×32, 64-column chunks: 8 + 2 words), staged so, 1 measured 3.3–3.5% faster than 2 on an H100
+ * (docs/performance.md, forty-third step; the same kernel at D = 64, whole rows). Widened as staged (wideStage, the
+ * default at D = 128 since the forty-fourth step) and read as u32 pairs, f16 storage takes 2 as f32 does: 7.2–8.8%
+ * faster than 1 with robustness on, 4.0–4.2% off (the forty-sixth step, bench/results/2026-12-08-b32-pf2-h100).
+ * f16 products (opt-in) keep 2, unmeasured;
  * not on CPU adapters (no latency to hide, and lavapipe compiles its register arrays slowly: a
  * small tile's forward took 41 s against 2.5 s), nor where it would take more registers than that.
  */
 export function defaultPrefetch(plan: TilePlan, D: number, cpu: boolean): Prefetch {
   const { LK, prefetchWords } = stagingWords(plan, D);
   if (cpu || LK > PREFETCH_MAX_WORDS) return 0;
-  return (plan.chunk ?? D) < D && !(plan.products === 'f32' && prefetchWords <= PREFETCH_MAX_WORDS) ? 2 : 1;
+  const f16Staged = plan.products === 'f32' && !plan.wideStage && prefetchWords <= PREFETCH_MAX_WORDS;
+  return (plan.chunk ?? D) < D && !f16Staged ? 2 : 1;
 }
 
 /**
@@ -361,16 +365,17 @@ function rowReduce(subgroupMin: number, TX: number, pin: RowReduce | undefined, 
  * invocation), LOG2TX (subgroup row reduction), PF with LQ, LK (the prefetch and its staging
  * words per invocation), PK and NPK (f16 products or not: the shader's sections) with PT (P~'s
  * element type), QP, NQP, PV and QW (P~ in Qs, rows of QW words, or in Ps: sharesP), WT (the staged words' element type: ST,
- * or f32 where wideStage), IW (Q's, K's and V's storage words: vec4<f32>, or for f16 storage `precision` a pair of u32,
- * bitcast as read: measured faster than vec4<f16> words) and STALE (the stale row max's
- * threshold; exactMax: 0, the exact max: stale.ts), the
- * backward's CT (streamed rows).
+ * or f32 where wideStage) and STALE (the stale row max's threshold; exactMax: 0, the exact max: stale.ts); the
+ * backward's CT (streamed rows); and both kinds' IW (Q's, K's, V's and the backward's dO storage words: vec4<f32>, or
+ * for f16 storage `precision` a pair of u32, bitcast as read: measured faster than vec4<f16> words, the forward
+ * 3.2–6.7% and the backward 0.5–4.2% on an H100).
  */
 export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan, precision: Precision, exactMax = false): SpecValues {
   const T = kind === 'bwd' ? plan.streamRows ?? plan.BC : plan.BC;   // rows across which a row's invocations sit
   const DC = (plan.chunk ?? D) / 4;
   const v: SpecValues = { DC, NCH: D / 4 / DC, DU: DC / (T / 4) };
   if (kind === 'bwd') v.CT = T;
+  v.IW = precision === 'f16' ? 'vec2<u32>' : 'vec4<f32>';
   if (kind === 'fwd') {
     v.RR = PORTABLE_FWD_RR;
     if (plan.reduce === 'subgroup') v.LOG2TX = Math.log2(T / 4);
@@ -378,7 +383,7 @@ export function portableValues(kind: 'fwd' | 'bwd', D: number, plan: TilePlan, p
     const { LQ, LK } = stagingWords(plan, D);
     const PK = plan.products === 'f16' ? 1 : 0;
     const QP = plan.sharedP ? 1 : 0;
-    Object.assign(v, { LQ, LK, PK, NPK: 1 - PK, PT: PK ? 'f16' : 'f32', STALE: staleValue(exactMax), IW: precision === 'f16' ? 'vec2<u32>' : 'vec4<f32>', QP, NQP: 1 - QP, PV: QP ? 'Qs' : 'Ps', WT: plan.wideStage ? 'f32' : 'ST' });
+    Object.assign(v, { LQ, LK, PK, NPK: 1 - PK, PT: PK ? 'f16' : 'f32', STALE: staleValue(exactMax), QP, NQP: 1 - QP, PV: QP ? 'Qs' : 'Ps', WT: plan.wideStage ? 'f32' : 'ST' });
     if (QP) v.QW = Math.max(DC + 1, T / 4 + 1);   // the rows of Qs, which P~ shares
   }
   return v;
