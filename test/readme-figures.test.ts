@@ -48,7 +48,7 @@ const stepsOf = (f: string) => json<{ totals: { R: number; ringMs: number; plain
 const NEXT_SWEEP = '2026-12-05-next-h200/b/sweep-new/cp-sweep.json', NEXT_STEPS = '2026-12-05-next-h200/b/steps128-new/cp-steps-16384.json';
 const H100_STEPS = '2026-12-06-units-h100/call2/steps128-new/cp-steps-16384.json';
 
-interface Kernel { pass: string; D: number; causal: boolean; tflops: number; ratio: number; precision?: string }
+interface Kernel { pass: string; D: number; causal: boolean; tflops: number; ratio: number; precision?: string; checkErr?: number }
 const PASSES = [['forward', 'fwd'], ['forward+backward', 'fwd+bwd']] as const;
 const at = (ks: Kernel[], pass: string, D: number, causal: boolean) => ks.find((k) => k.pass === pass && k.D === D && k.causal === causal)!;
 /** The same pass, D, mask and precision. */
@@ -92,6 +92,8 @@ const QG = '2026-12-07-qg-h100/call';
 const WIDE = '2026-12-07-wide-h100/call';
 /** f16 storage's words read as u32 pairs (u32w, shipped) against the tree (t16a, t16b), one call on an H100. */
 const U32 = '2026-12-07-u32-h100/call';
+/** Three commands on one H100: the GPU suite at 20ac8dc and the backward's u32 words (call1); f16 storage's prefetch 2 (pf2) against the tree (t16a, t16b) at D = 128 (call2); the same with robustness off (call3). */
+const B32 = '2026-12-08-b32-pf2-h100';
 /** kvonly's gain over the mean of old1 and old2 at each mask, in percent, as a range. */
 const kvGain = () => `${range([0, 1].map((c) => gainPct(kvRun('kvonly')[c], (kvRun('old1')[c] + kvRun('old2')[c]) / 2)), 1)}%`;
 /** The shipped portable f32 forward on H100s and its call's peer: the units call, the fma call, the fma check (twice). */
@@ -283,7 +285,7 @@ describe("README's issue 37 targets table: each standing's figures, on the H200 
     const opt = optInF16Ratios();
     // f16 storage at D = 128 with prefetch 1 (p16-pf1, its default since) against 2 (p16-new, the default then), same call.
     const [h1, h2] = ['p16-pf1', 'p16-new'].map((run) => fwd128OverPeer(ABLATE, run));
-    const f16at128 = `at D = 128 ${x3(h1).join('× / ')}× on an H100 with prefetch 1, its default since, ${range(h1.map((x, c) => gainPct(x, h2[c])), 1)}% faster than the ${x3(h2).join('× / ')}× of prefetch 2 in the same call (\`2026-12-07-ablate-h100\`)`;
+    const f16at128 = `at D = 128 ${x3(h1).join('× / ')}× on an H100 with prefetch 1, its default then, ${range(h1.map((x, c) => gainPct(x, h2[c])), 1)}% faster than the ${x3(h2).join('× / ')}× of prefetch 2 in the same call (\`2026-12-07-ablate-h100\`)`;
     // Again in the fourth call: h16-pf1 (the default) against h16-pf2 (prefetch 2 pinned).
     const [g1, g2] = ['h16-pf1', 'h16-pf2'].map((run) => fwd128OverPeer(QG, run));
     const again = `, and ${x3(g1).join('× / ')}×, ${range(g1.map((x, c) => gainPct(x, g2[c])), 1)}% faster than prefetch 2, in a second call (\`2026-12-07-qg-h100\`)`;
@@ -295,7 +297,12 @@ describe("README's issue 37 targets table: each standing's figures, on the H200 
     const u32Gain = [ta, tb].flatMap((tr) => u32.map((x, c) => gainPct(x, tr[c])));
     u32Gain.forEach((g) => expect(g).toBeGreaterThan(0));
     const pairs = `; with its Q, K and V words read as u32 pairs, the default since, ${x3(u32.slice(0, 2)).join('× / ')}× at D = 64 and ${x3(u32.slice(2)).join('× / ')}× at D = 128, ${range(u32Gain, 1)}% faster than the tree in the same call (\`2026-12-07-u32-h100\`)`;
-    stated(`**not met** with its default f32 products: ${f16[0]}× / ${f16[1]}× at D = 64, ${f16[2]}× / ${f16[3]}× at D = 128 on the H200 above (${f16H100.join(' / ')}× on an H100); ${f16at128}${again}${widened}${pairs}; met at D = 64 only with the opt-in f16 products (${opt[0]}×, causal ${opt[1]}×, on the H200 before the fma chains) |`);
+    // The seventh: prefetch 2 (pf2, the default since) against the tree (prefetch 1) at D = 128, faster at both masks against both.
+    const [pf2, pa, pb] = ['pf2', 't16a', 't16b'].map((run) => fwd128OverPeer(`${B32}/call2`, run));
+    const pf2Gain = [pa, pb].flatMap((tr) => pf2.map((x, c) => gainPct(x, tr[c])));
+    pf2Gain.forEach((g) => expect(g).toBeGreaterThan(0));
+    const pf2Text = `; with f32's prefetch of K and V only, the default since, ${x3(pf2).join('× / ')}× at D = 128, ${range(pf2Gain, 1)}% faster than prefetch 1 in the same call (\`${B32}\`)`;
+    stated(`**not met** with its default f32 products: ${f16[0]}× / ${f16[1]}× at D = 64, ${f16[2]}× / ${f16[3]}× at D = 128 on the H200 above (${f16H100.join(' / ')}× on an H100); ${f16at128}${again}${widened}${pairs}${pf2Text}; met at D = 64 only with the opt-in f16 products (${opt[0]}×, causal ${opt[1]}×, on the H200 before the fma chains) |`);
   });
 
   it("the ring row: p2p's steps bench and real ring on the H200 (2026-12-05-next-h200 part b), the steps bench on an H100 (2026-12-06-units-h100 call 2)", () => {
@@ -308,6 +315,13 @@ describe("README's issue 37 targets table: each standing's figures, on the H200 
     stated(`the whole GPU suite with tensor cores required, ${suiteCounts('2026-12-06-suite-h200/gpu-tc.log')} on the H200 at ab2d5ff`);
     stated(`${suiteCounts('2026-12-07-calls/gpu-tc.log')} on an H100 at 26e0b37 (\`2026-12-07-calls\``);
     stated(`${suiteCounts('2026-12-07-suite-h100/gpu-tc.log')} on an H100 at 5038d86 (\`2026-12-07-suite-h100\`: P~ in Q's array by default)`);
+    stated(`read as u32 pairs (3d7cf67), ${suiteCounts(`${B32}/call1/gpu-tc.log`)} on an H100 at 20ac8dc (\`${B32}\`); with the portable backward's words read as u32 pairs and f16 storage's prefetch 2 by default, ${suiteCounts('2026-12-08-suite-h100/call/gpu-tc.log')} on an H100 at 81df569 (\`2026-12-08-suite-h100\`)`);
+    // The backward's u32 words (b32a, b32b) against the tree (t16a, t16b): faster at every point, the same checkErr.
+    const bwdOf = (run: string) => kernelsOf(`${B32}/call1/${run}`).filter((k) => k.pass === 'bwd');
+    for (const [b, t] of [['b32a', 't16a'], ['b32b', 't16b']]) bwdOf(b).forEach((k, i) => {
+      expect(k.tflops).toBeGreaterThan(bwdOf(t)[i].tflops);
+      expect(k.checkErr).toBe(bwdOf(t)[i].checkErr);
+    });
     stated(`with the prefetch of K and V only by default (4229ed8), test/forward.test.ts ${suiteCounts('2026-12-07-kvpf-h100/call/tests.log')} on an H100 (\`2026-12-07-kvpf-h100\`); the whole GPU suite with it and f16 storage's prefetch 1, ${suiteCounts(`${QG}/gpu-tc.log`)} on an H100 at 596e865 (\`2026-12-07-qg-h100\`)`);
   });
 });
