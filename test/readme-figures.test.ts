@@ -283,10 +283,10 @@ describe("README's issue 37 targets table: each standing's figures, on the H200 
     stated(`**not at D = 128**: ${ship[2].toFixed(3)}× (causal ${ship[3].toFixed(3)}×) on an H100 with it (${pf1[2].toFixed(3)}× / ${pf1[3].toFixed(3)}× before it, same call; as an edit of the kernel ${kv[0].toFixed(3)}× / ${kv[1].toFixed(3)}×, ${kvGain()} faster than the ${mask(old, 0)}× / ${mask(old, 1)}× of the tree in its call: \`2026-12-07-kvonly-h100\`); ${tree[2].toFixed(3)}× / ${tree[3].toFixed(3)}× in a later call, where neither edit tried (S in lanes, the key ranges in masked tiles) nor the 64×32 and 64×64 tiles reached 0.6× (\`2026-12-07-lanes-h100\`); ${third}; ${fourth}; before it, P~ sharing Q's workgroup array: ${mask(shared, 0)}× (causal ${mask(shared, 1)}×), ${sharedGain()} faster than the ${mask(apart, 0)}× / ${mask(apart, 1)}× before that (\`2026-12-07-sharedp-h100\`); ${h200[0][2].toFixed(3)}× (causal ${h200[0][3].toFixed(3)}×) on the H200 before both |`);
     const [f16, f16H100] = [x3(h200[1]), x3(fwdOverPeer(`${H100_UNITS}/call1`, 'p16'))];
     const opt = optInF16Ratios();
-    // f16 storage at D = 128 with prefetch 1 (p16-pf1, its default since) against 2 (p16-new, the default then), same call.
+    // f16 storage at D = 128 with prefetch 1 (p16-pf1, its default from then to 2026-12-08) against 2 (p16-new, the default then), same call.
     const [h1, h2] = ['p16-pf1', 'p16-new'].map((run) => fwd128OverPeer(ABLATE, run));
     const f16at128 = `at D = 128 ${x3(h1).join('× / ')}× on an H100 with prefetch 1, its default then, ${range(h1.map((x, c) => gainPct(x, h2[c])), 1)}% faster than the ${x3(h2).join('× / ')}× of prefetch 2 in the same call (\`2026-12-07-ablate-h100\`)`;
-    // Again in the fourth call: h16-pf1 (the default) against h16-pf2 (prefetch 2 pinned).
+    // Again in the fourth call: h16-pf1 (the default then) against h16-pf2 (prefetch 2 pinned).
     const [g1, g2] = ['h16-pf1', 'h16-pf2'].map((run) => fwd128OverPeer(QG, run));
     const again = `, and ${x3(g1).join('× / ')}×, ${range(g1.map((x, c) => gainPct(x, g2[c])), 1)}% faster than prefetch 2, in a second call (\`2026-12-07-qg-h100\`)`;
     // The fifth call: f16 words widened as staged (w16a, w16b) against staged as f16 (t16a, t16b), each after its own.
@@ -316,8 +316,8 @@ describe("README's issue 37 targets table: each standing's figures, on the H200 
     stated(`${suiteCounts('2026-12-07-calls/gpu-tc.log')} on an H100 at 26e0b37 (\`2026-12-07-calls\``);
     stated(`${suiteCounts('2026-12-07-suite-h100/gpu-tc.log')} on an H100 at 5038d86 (\`2026-12-07-suite-h100\`: P~ in Q's array by default)`);
     stated(`read as u32 pairs (3d7cf67), ${suiteCounts(`${B32}/call1/gpu-tc.log`)} on an H100 at 20ac8dc (\`${B32}\`); with the portable backward's words read as u32 pairs and f16 storage's prefetch 2 by default, ${suiteCounts('2026-12-08-suite-h100/call/gpu-tc.log')} on an H100 at 81df569 (\`2026-12-08-suite-h100\`)`);
-    // The backward's u32 words (b32a, b32b) against the tree (t16a, t16b): faster at every point, the same checkErr.
-    const bwdOf = (run: string) => kernelsOf(`${B32}/call1/${run}`).filter((k) => k.pass === 'bwd');
+    // The backward's u32 words (b32a, b32b) against the tree (t16a, t16b), at each of POINTS: faster, the same checkErr.
+    const bwdOf = (run: string) => POINTS.map(([D, c]) => at(kernelsOf(`${B32}/call1/${run}`), 'bwd', D, c));
     for (const [b, t] of [['b32a', 't16a'], ['b32b', 't16b']]) bwdOf(b).forEach((k, i) => {
       expect(k.tflops).toBeGreaterThan(bwdOf(t)[i].tflops);
       expect(k.checkErr).toBe(bwdOf(t)[i].checkErr);

@@ -335,7 +335,8 @@ export const PREFETCH_MAX_WORDS = 16;
  * and at D = 128 (128×32, 64-column chunks: 8 + 2 words), staged so, 1 measured 3.3–3.5% faster than 2 on an H100
  * (docs/performance.md, forty-third step; the same kernel at D = 64, whole rows). Widened as staged (wideStage, the
  * default at D = 128 since the forty-fourth step) and read as u32 pairs, f16 storage takes 2 as f32 does: 7.2–8.8%
- * faster than 1 with robustness on, 4.0–4.2% off (the forty-sixth step, bench/results/2026-12-08-b32-pf2-h100).
+ * faster than 1 with robustness on, 4.0–4.2% off (the forty-sixth step, bench/results/2026-12-08-b32-pf2-h100; measured
+ * there only: the rule gives 2 wherever the words are widened, by default at D = 256 too, or pinned).
  * f16 products (opt-in) keep 2, unmeasured;
  * not on CPU adapters (no latency to hide, and lavapipe compiles its register arrays slowly: a
  * small tile's forward took 41 s against 2.5 s), nor where it would take more registers than that.
