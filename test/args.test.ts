@@ -1,11 +1,26 @@
 /** Command-line parsing and output writing shared by the commands (src/cli/args.ts). */
 import { describe, expect, it } from 'vitest';
-import { numberArg, parseCommand } from '../src/cli/args.js';
+import { nearestOption, numberArg, parseCommand } from '../src/cli/args.js';
 import { InputError } from '../src/errors.js';
 
 const OPTS = { scale: { type: 'string' }, causal: { type: 'boolean' } } as const;
 
 describe('parseCommand', () => {
+  it('names the option a mistyped flag most likely meant, and none where no option is near or two are as near', () => {
+    const mistake = (argv: string[]) => { try { parseCommand('t', argv, OPTS); } catch (e) { return (e as Error).message; } return 'no error'; };
+    expect(mistake(['--casual'])).toBe("unknown option '--casual': did you mean --causal? (see flashring t --help)");
+    expect(mistake(['--Scale', '2'])).toBe("unknown option '--Scale': did you mean --scale? (see flashring t --help)");
+    expect(mistake(['--bogus'])).toBe("unknown option '--bogus' (see flashring t --help)");
+    expect(nearestOption('head', ['heads', 'batch'])).toBe('heads');
+    expect(nearestOption('n', ['N', 'D'])).toBe('N');
+    expect(nearestOption('x', ['N', 'D'])).toBeUndefined();   // one letter off a one-letter name: too far to guess
+    expect(nearestOption('causel', ['causal', 'causex'])).toBeUndefined();   // two as near
+    expect(nearestOption('preicsion', ['precision'])).toBe('precision');   // a swap is one edit
+    expect(nearestOption('memroy-preset', ['memory-preset', 'memory-tp'])).toBe('memory-preset');
+    expect(nearestOption('outt', ['out', 'force'])).toBe('out');
+    expect(nearestOption('sequence', ['seq-length'])).toBeUndefined();
+  });
+
   it('takes a negative number after a string flag as its value, and --flag=value', () => {
     expect(parseCommand('t', ['--scale', '-0.125'], OPTS).values.scale).toBe('-0.125');
     expect(parseCommand('t', ['--scale', '-.5', '--causal'], OPTS).values).toEqual({ scale: '-.5', causal: true });

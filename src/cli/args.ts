@@ -44,7 +44,8 @@ export function parseCommand<O extends Options>(command: string, argv: string[],
     // Node's messages start with a capital; every message of ours starts lowercase.
     const lower = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
     const msg = ambiguous ? `${ambiguous[1]} needs a value (to give one starting with '-', write ${ambiguous[1]}=VALUE)` : lower(unknown ? unknown[0] : first);
-    throw new InputError(`${msg} (see ${help})`);
+    const near = unknown ? nearestOption(/^Unknown option '--([^'=]+)/.exec(first)?.[1], Object.keys(options)) : undefined;
+    throw new InputError(`${msg}${near ? `: did you mean --${near}?` : ''} (see ${help})`);
   }
   const seen = new Set<string>();
   for (const t of parsed.tokens) {
@@ -56,6 +57,31 @@ export function parseCommand<O extends Options>(command: string, argv: string[],
   return rest as ReturnType<typeof parseArgs<Config<O>>>;
 }
 
+
+/**
+ * The option a mistyped long flag most likely meant (`casual` → `causal`, `head` → `heads`, `n` → `N`): the one at
+ * the least edit distance (insertions, deletions, substitutions and swaps of two neighbours, case ignored), if that
+ * is at most 2 and under half the typed name's length, and no other option is as near; else none.
+ */
+export function nearestOption(typed: string | undefined, names: string[]): string | undefined {
+  if (!typed) return undefined;
+  const t = typed.toLowerCase();
+  const scored = names.map((n) => ({ n, d: editDistance(t, n.toLowerCase()) })).sort((a, b) => a.d - b.d);
+  const [best, next] = scored;
+  if (!best || best.d > 2 || best.d * 2 >= t.length || (next && next.d === best.d)) return undefined;
+  return best.n;
+}
+
+/** Optimal string alignment distance: Levenshtein's with a swap of two neighbouring letters as one edit. */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.length][b.length];
+}
 
 export interface NumberRule {
   integer?: boolean;
