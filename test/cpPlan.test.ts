@@ -1,7 +1,7 @@
 /** `flashring cp-plan`: flags, bad input as one line with exit 2, and the JSON it prints. */
 import { describe, expect, it, vi } from 'vitest';
 import { flashring } from './cli-run.js';
-import { parseCpPlan, planSchemes } from '../src/cli/cpPlan.js';
+import { CPU_RATE_NOTE, parseCpPlan, planSchemes } from '../src/cli/cpPlan.js';
 import { InputError } from '../src/errors.js';
 import { RingArgs, checkRingArgs } from '../src/cli/ringArgs.js';
 
@@ -183,12 +183,20 @@ describe('flashring cp-plan', () => {
     expect(JSON.parse((await cli([...args.slice(0, -4), '--compute-tflops', '100', '--json'])).out).tensorParallel).toBe(1);
   });
 
-  it('without --compute-tflops it times the kernels on the local adapter', async () => {
-    const r = await cli(['--context-parallel-size', '2', '--seq-length', '64', '--heads', '2', '--head-dim', '16', '--causal', '--json']);
+  it('without --compute-tflops it times the kernels on the local adapter, and says so where that is a CPU', async () => {
+    const args = ['--context-parallel-size', '2', '--seq-length', '64', '--heads', '2', '--head-dim', '16', '--causal'];
+    const r = await cli([...args, '--json']);
     expect(r.code, r.err).toBe(0);
     const j = JSON.parse(r.out);
     expect(j.compute.source).toBe('measured');
     expect(j.compute.tflops.forward).toBeGreaterThan(0);
     expect(j.compute.tflops.backward).toBeGreaterThan(0);
+    // The table's second line names the adapter; on a CPU one (the tests' lavapipe) the third says its times are its own.
+    const t = await cli(args);
+    expect(t.code, t.err).toBe(0);
+    const lines = t.out.split('\n');
+    expect(lines[1]).toMatch(/ \(measured on .+ at N=64\)$/);
+    expect(lines[2] === CPU_RATE_NOTE).toBe(/llvmpipe|lavapipe|swiftshader/i.test(lines[1]));
+    expect((await cli([...args, '--compute-tflops', '100'])).out).not.toContain(CPU_RATE_NOTE);
   });
 });

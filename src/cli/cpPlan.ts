@@ -154,7 +154,7 @@ function measuredHeads(s: AttentionShape): { Hq: number; Hkv: number } {
 }
 
 /** Forward and backward TFLOP/s of the kernels on the local adapter: one rank, a short run (causal or not, as asked). */
-async function measureRate(req: CpPlanRequest): Promise<{ rate: { forward: number; backward: number }; adapter: string; N: number }> {
+async function measureRate(req: CpPlanRequest): Promise<{ rate: { forward: number; backward: number }; adapter: string; N: number; cpu: boolean }> {
   const [dev] = await acquireDevices(await nodeGPU(), 1);
   try {
     const N = Math.min(req.shape.Nq, dev.isCPU ? 256 : 4096);
@@ -169,11 +169,14 @@ async function measureRate(req: CpPlanRequest): Promise<{ rate: { forward: numbe
       const ms = steps.reduce((a, st) => a + (st.gpuComputeMs ?? st.computeMs), 0);
       return steps.reduce((a, st) => a + st.flops, 0) / (ms / 1e3) / 1e12;
     };
-    return { rate: { forward: rate('forward'), backward: rate('backward') }, adapter: adapterName(dev.adapter), N };
+    return { rate: { forward: rate('forward'), backward: rate('backward') }, adapter: adapterName(dev.adapter), N, cpu: dev.isCPU };
   } finally {
     dev.destroy();
   }
 }
+
+/** Said under the header where the rate was measured on a CPU adapter, whose times read as a GPU's would be thousands of times off. */
+export const CPU_RATE_NOTE = 'note: that adapter is a CPU (lavapipe or the like), so the times below are its own; to plan for a GPU, give --compute-tflops X (its attention TFLOP/s)';
 
 /** What cp-plan's columns are, under its table (the JSON's hierarchy, predicted.phases, commFraction, tflopsPerGpu, rankPeakBytes). */
 export const CP_PLAN_COLUMNS = [
@@ -208,6 +211,7 @@ export async function cpPlanCommand(argv: string[]): Promise<number> {
   const T = req.tensorParallel, tp = T > 1 ? ` a GPU (${s.Hq * T}${s.Hkv === s.Hq ? '' : `, K/V ${s.Hkv * T}`} over TP=${T})` : '';
   console.log(`cp-plan: B=${s.B} H=${s.Hq}${s.Hkv === s.Hq ? '' : ` (K/V heads ${s.Hkv})`}${tp} N=${s.Nq} D=${s.D} ${req.causal ? 'causal' : 'full'} ${req.precision}, CP=${req.R} ${req.layout}`);
   console.log(`link ${req.link.name}: ${req.link.gbps} Gbit/s, ${req.link.latencyUs} µs; compute ${r} TFLOP/s${measured ? ` (measured on ${measured.adapter} at N=${measured.N})` : ''}`);
+  if (measured?.cpu) console.log(CPU_RATE_NOTE);
   // One table whatever the figures' widths (a rate of 1e-6 TFLOP/s pushed its column past the header's).
   const ms = (p: (typeof plans)[number], name: string) => p.predicted.phases.find((x) => x.phase === name)!.stepMs.reduce((a, b) => a + b, 0).toFixed(3);
   const rows = plans.map((p) => [p.scheme, p.hierarchy.join(','), ms(p, 'forward'), ms(p, 'backward'), (100 * p.predicted.commFraction).toFixed(1), sig3(p.predicted.tflopsPerGpu), formatBytes(p.rankPeakBytes)]);
