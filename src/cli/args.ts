@@ -40,11 +40,12 @@ export function parseCommand<O extends Options>(command: string, argv: string[],
     const first = (e as Error).message.split('\n')[0];
     const ambiguous = /^Option '(--?[\w-]+)' argument is ambiguous/.exec(first);
     // With positionals allowed parseArgs adds how to pass '--bogus' as one: the flag is what was meant.
-    const unknown = /^Unknown option '[^']+'/.exec(first);
+    // Its long name (group 1), for the option it most likely meant.
+    const unknown = /^Unknown option '(?:--([^'=]+)[^']*|[^']+)'/.exec(first);
     // Node's messages start with a capital; every message of ours starts lowercase.
     const lower = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
     const msg = ambiguous ? `${ambiguous[1]} needs a value (to give one starting with '-', write ${ambiguous[1]}=VALUE)` : lower(unknown ? unknown[0] : first);
-    const near = unknown ? nearestOption(/^Unknown option '--([^'=]+)/.exec(first)?.[1], Object.keys(options)) : undefined;
+    const near = nearestOption(unknown?.[1], Object.keys(options));
     throw new InputError(`${msg}${near ? `: did you mean --${near}?` : ''} (see ${help})`);
   }
   const seen = new Set<string>();
